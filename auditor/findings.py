@@ -1,0 +1,71 @@
+"""The one Finding type that every stage (static, trace, execute) produces and every emitter reads."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Iterable
+
+CATEGORIES = (
+    "device", "distributed", "precision", "apex", "attention", "kernel",
+    "third_party", "operator", "fusion", "performance",
+)
+SEVERITIES = ("error", "warning", "info")
+SEVERITY_RANK = {"error": 3, "warning": 2, "info": 1}
+EFFORTS = ("auto", "low", "medium", "high")
+FIX_APPLICABILITY = ("safe", "unsafe", "none")
+SOURCES = ("static", "trace", "execute")
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    code: str                 # rule code, e.g. NPU001
+    name: str                 # kebab-case rule name
+    category: str             # one of CATEGORIES
+    severity: str             # error | warning | info
+    effort: str               # auto | low | medium | high
+    path: str                 # relative to the scanned root, '/' separated
+    line: int                 # 1-based
+    col: int                  # 1-based
+    end_line: int
+    end_col: int
+    message: str
+    substitution: str | None  # what to use instead, or None
+    fix: str                  # safe | unsafe | none
+    source: str               # static | trace | execute
+    symbol: str               # qualified API, aten op, env var or literal value matched
+    fingerprint: str = ""     # filled by assign_fingerprints()
+    data: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.col, self.code, self.symbol, self.source)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        if not d["data"]:
+            del d["data"]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Finding":
+        return cls(**{**d, "data": d.get("data") or {}})
+
+
+def assign_fingerprints(findings: Iterable[Finding]) -> list[Finding]:
+    """Sort findings and give each a fingerprint that survives edits which move lines.
+
+    The fingerprint hashes path + code + symbol + the occurrence index of that triple in the file,
+    so inserting or deleting unrelated lines above a finding does not change it.
+    """
+    out: list[Finding] = []
+    seen: dict[tuple[str, str, str], int] = {}
+    for f in sorted(findings, key=Finding.sort_key):
+        key = (f.path, f.code, f.symbol)
+        index = seen.get(key, 0)
+        seen[key] = index + 1
+        digest = hashlib.sha1(f"{f.path}\0{f.code}\0{f.symbol}\0{index}".encode()).hexdigest()[:16]
+        out.append(replace(f, fingerprint=digest))
+    return out
+
+
+def at_or_above(severity: str, level: str) -> bool:
+    return SEVERITY_RANK[severity] >= SEVERITY_RANK[level]
