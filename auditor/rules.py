@@ -1,0 +1,188 @@
+"""The rule catalogue: rules are data in rules/*.yaml (one file per family), loaded and validated here.
+
+The schema is documented in rules/README.md. Every rule carries its own examples, which run as tests
+(tests/test_rule_examples.py) and are shown by `audit explain`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from auditor.data import rules_dir
+from auditor.findings import CATEGORIES, EFFORTS, FIX_APPLICABILITY, SEVERITIES
+
+MATCHER_KINDS = ("qualname", "method", "attribute", "string", "env", "import", "file", "coverage")
+CODE_RE = re.compile(r"^NPU\d{3}$")
+NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+# Code policy (DESIGN.md §3): the hundreds digit says the family of problem.
+CODE_CATEGORIES = {
+    "0": {"device"}, "1": {"distributed"}, "2": {"precision"},
+    "3": {"kernel", "attention", "apex"}, "4": {"third_party"}, "5": {"operator"},
+    "6": {"fusion"}, "7": {"performance"}, "9": set(CATEGORIES),
+}
+
+
+class RuleError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class SymbolDetail:
+    """Per-symbol overrides of a rule: a torch.cuda API and its torch.npu twin, an env var and its HCCL name."""
+    substitution: str | None = None
+    message: str | None = None
+    severity: Any = None          # str or {product: severity}
+    fix: str | None = None
+    replace: str | None = None    # the replacement a codemod writes (qualified name, string value, env name)
+    effort: str | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    category: str
+    severity: Any                 # "warning" or {"default": "info", "910a": "error", ...}
+    effort: str
+    fix: str
+    message: str
+    substitution: str | None
+    match: dict[str, tuple[str, ...]]
+    when: dict[str, Any]
+    symbols: dict[str, SymbolDetail]
+    replace: str | None
+    doc: dict[str, str]
+    examples_flag: tuple[str, ...]
+    examples_ok: tuple[str, ...]
+    family: str
+    default_on: bool = True
+    source_note: str | None = None   # where the mapping data came from (script, table)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def severity_for(self, product: str, symbol: str | None = None) -> str:
+        sev = self.severity
+        if symbol is not None and symbol in self.symbols and self.symbols[symbol].severity is not None:
+            sev = self.symbols[symbol].severity
+        if isinstance(sev, dict):
+            return sev.get(product, sev["default"])
+        return sev
+
+    def detail(self, symbol: str) -> SymbolDetail | None:
+        return self.symbols.get(symbol)
+
+
+def _as_tuple(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, (list, tuple)):
+        return tuple(str(v) for v in value)
+    return (str(value),)
+
+
+def _check_severity(sev: Any, where: str) -> None:
+    values = sev.values() if isinstance(sev, dict) else [sev]
+    if isinstance(sev, dict) and "default" not in sev:
+        raise RuleError(f"{where}: a per-product severity needs a 'default'")
+    for v in values:
+        if v not in SEVERITIES:
+            raise RuleError(f"{where}: severity {v!r} is not one of {SEVERITIES}")
+
+
+def _parse_rule(raw: dict[str, Any], family: str, where: str) -> Rule:
+    for key in ("code", "name", "category", "severity", "effort", "message", "match", "doc"):
+        if key not in raw:
+            raise RuleError(f"{where}: missing '{key}'")
+    code, name, category = raw["code"], raw["name"], raw["category"]
+    where = f"{where} {code}"
+    if not CODE_RE.match(code):
+        raise RuleError(f"{where}: code must look like NPU123")
+    if not NAME_RE.match(name):
+        raise RuleError(f"{where}: name {name!r} must be kebab-case")
+    if category not in CATEGORIES:
+        raise RuleError(f"{where}: category {category!r} is not one of {CATEGORIES}")
+    if category not in CODE_CATEGORIES[code[3]]:
+        raise RuleError(f"{where}: category {category} does not fit the code policy for {code[:4]}xx")
+    _check_severity(raw["severity"], where)
+    if raw["effort"] not in EFFORTS:
+        raise RuleError(f"{where}: effort must be one of {EFFORTS}")
+    fix = raw.get("fix", "none")
+    if fix not in FIX_APPLICABILITY:
+        raise RuleError(f"{where}: fix must be one of {FIX_APPLICABILITY}")
+    match: dict[str, tuple[str, ...]] = {}
+    for item in raw["match"]:
+        if not isinstance(item, dict) or len(item) != 1:
+            raise RuleError(f"{where}: each match entry is one mapping like '- qualname: [...]'")
+        (kind, values), = item.items()
+        if kind not in MATCHER_KINDS:
+            raise RuleError(f"{where}: unknown matcher {kind!r}; known: {MATCHER_KINDS}")
+        match[kind] = match.get(kind, ()) + _as_tuple(values)
+    symbols: dict[str, SymbolDetail] = {}
+    for sym, det in (raw.get("symbols") or {}).items():
+        det = det or {}
+        unknown = set(det) - set(SymbolDetail.__dataclass_fields__)
+        if unknown:
+            raise RuleError(f"{where}: symbol {sym}: unknown keys {sorted(unknown)}")
+        if det.get("severity") is not None:
+            _check_severity(det["severity"], f"{where} {sym}")
+        if det.get("fix") is not None and det["fix"] not in FIX_APPLICABILITY:
+            raise RuleError(f"{where} {sym}: bad fix {det['fix']!r}")
+        symbols[str(sym)] = SymbolDetail(**det)
+    doc = raw["doc"]
+    for key in ("what", "why", "use_instead"):
+        if not doc.get(key):
+            raise RuleError(f"{where}: doc needs '{key}'")
+    examples = raw.get("examples") or {}
+    known = {"code", "name", "category", "severity", "effort", "fix", "message", "substitution", "match",
+             "when", "symbols", "replace", "doc", "examples", "default_on", "source_note", "extra"}
+    unknown = set(raw) - known
+    if unknown:
+        raise RuleError(f"{where}: unknown keys {sorted(unknown)}")
+    return Rule(
+        code=code, name=name, category=category, severity=raw["severity"], effort=raw["effort"], fix=fix,
+        message=raw["message"].strip(), substitution=(raw.get("substitution") or None),
+        match=match, when=raw.get("when") or {}, symbols=symbols, replace=raw.get("replace"),
+        doc={k: str(v).strip() for k, v in doc.items()},
+        examples_flag=_as_tuple(examples.get("flag")), examples_ok=_as_tuple(examples.get("ok")),
+        family=family, default_on=bool(raw.get("default_on", True)), source_note=raw.get("source_note"),
+        extra=raw.get("extra") or {},
+    )
+
+
+def load_rules_from(folder: Path) -> tuple[Rule, ...]:
+    rules: list[Rule] = []
+    seen_codes: dict[str, str] = {}
+    seen_names: dict[str, str] = {}
+    for path in sorted(folder.glob("*.yaml")):
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        family = doc.get("family", path.stem)
+        for i, raw in enumerate(doc.get("rules") or []):
+            rule = _parse_rule(raw, family, f"{path.name}[{i}]")
+            if rule.code in seen_codes:
+                raise RuleError(f"{path.name}: code {rule.code} already used in {seen_codes[rule.code]}")
+            if rule.name in seen_names:
+                raise RuleError(f"{path.name}: name {rule.name} already used in {seen_names[rule.name]}")
+            seen_codes[rule.code] = seen_names[rule.name] = path.name
+            rules.append(rule)
+    return tuple(sorted(rules, key=lambda r: r.code))
+
+
+@lru_cache(maxsize=None)
+def load_rules() -> tuple[Rule, ...]:
+    return load_rules_from(rules_dir())
+
+
+def rules_by_code() -> dict[str, Rule]:
+    return {r.code: r for r in load_rules()}
+
+
+def find_rule(code_or_name: str) -> Rule | None:
+    key = code_or_name.strip()
+    for r in load_rules():
+        if r.code == key.upper() or r.name == key.lower():
+            return r
+    return None
