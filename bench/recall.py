@@ -1,0 +1,453 @@
+#!/usr/bin/env python3
+"""Recall bench for the rule catalogue: real code bases, hand-labelled lines, one score table.
+
+    python bench/recall.py fetch            download the pinned releases (bench/corpus/sources.json)
+                                            into bench/_corpus/ and unpack them
+    python bench/recall.py check            verify every labels file against the unpacked corpus
+                                            (file sha256 and the text of each labelled line)
+    python bench/recall.py run [--json]     audit the sampled files and score the findings against
+                                            the labels: recall per category, false hits, unlabelled hits
+    python bench/recall.py run --findings F score an existing `audit --format json` document instead
+    python bench/recall.py fill LABELS...   write sha256 and line texts into labels files (labelling aid)
+
+Scoring: a labelled line is found when any finding starts on it (finding.line); it is found in the
+right category when one of those findings has the labelled category. Lines labelled `none` (comments,
+docstrings, log/exception messages that mention CUDA/NCCL/...) must carry no finding: each finding on
+one is a false hit. Flagged lines with no label are listed for a human to review (a label omission or a
+false positive). Exit status: 0 after a score (whatever the numbers), 2 on usage or corpus errors.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+BENCH = Path(__file__).resolve().parent
+SOURCES_FILE = BENCH / "corpus" / "sources.json"
+LABELS_DIR = BENCH / "corpus" / "labels"
+CORPUS_DIR = BENCH / "_corpus"
+ARCHIVES_DIR = CORPUS_DIR / "_archives"
+
+# DESIGN.md §3: the categories a static audit of source lines can label. `operator`, `fusion` and
+# `performance` come mostly from tracing and are not labelled here.
+CATEGORIES = ("device", "distributed", "precision", "apex", "attention", "kernel", "third_party")
+NOT_FLAGGED = "none"
+
+
+class BenchError(Exception):
+    """A usage or corpus problem: printed as one clear message, exit status 2."""
+
+
+# --------------------------------------------------------------------------- corpus
+
+
+def load_sources() -> list[dict]:
+    try:
+        return json.loads(SOURCES_FILE.read_text())["sources"]
+    except (OSError, ValueError, KeyError) as e:
+        raise BenchError(f"cannot read {SOURCES_FILE}: {e}") from e
+
+
+def source_dir(name: str, version: str) -> Path:
+    return CORPUS_DIR / f"{name}-{version}"
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def unpack(archive: Path, dest: Path) -> None:
+    tmp = dest.with_name(dest.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    if archive.name.endswith(".whl") or archive.name.endswith(".zip"):
+        with zipfile.ZipFile(archive) as zf:
+            for member in zf.namelist():   # refuse paths that escape the target folder
+                if member.startswith("/") or ".." in Path(member).parts:
+                    raise BenchError(f"{archive.name}: unsafe member path {member!r}")
+            zf.extractall(tmp)
+    else:
+        with tarfile.open(archive) as tf:
+            tf.extractall(tmp, filter="data")
+    shutil.rmtree(dest, ignore_errors=True)
+    tmp.rename(dest)
+
+
+def cmd_fetch(args: argparse.Namespace) -> int:
+    ARCHIVES_DIR.mkdir(parents=True, exist_ok=True)
+    for src in load_sources():
+        name, version, archive_name = src["name"], src["version"], src["archive"]
+        archive = ARCHIVES_DIR / archive_name
+        if not archive.exists():
+            cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-d", str(ARCHIVES_DIR),
+                   f"{name}=={version}"]
+            cmd += (["--only-binary=:all:"] if src["kind"] == "wheel"
+                    else ["--no-binary=:all:", "--no-build-isolation"])
+            print(f"fetch {name}=={version} ({src['kind']})", flush=True)
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0 or not archive.exists():
+                tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+                raise BenchError(f"pip download {name}=={version} failed: {' | '.join(tail)}")
+        digest = sha256_of(archive)
+        if digest != src["sha256"]:
+            raise BenchError(f"{archive_name}: sha256 {digest} does not match the recipe "
+                             f"({src['sha256']}); the registry served a different file")
+        dest = source_dir(name, version)
+        if not dest.exists() or args.force:
+            unpack(archive, dest)
+        print(f"ok    {name}=={version} -> {dest.relative_to(BENCH.parent)}")
+    return 0
+
+
+# --------------------------------------------------------------------------- labels
+
+
+@dataclass
+class LabelledLine:
+    line: int
+    categories: tuple[str, ...]   # empty tuple = `none` (must not be flagged)
+    note: str
+    text: str
+
+
+@dataclass
+class LabelledFile:
+    labels_path: Path
+    package: str
+    version: str
+    path: str                      # inside the unpacked archive
+    sha256: str
+    lines: dict[int, LabelledLine] = field(default_factory=dict)
+
+    @property
+    def corpus_file(self) -> Path:
+        return source_dir(self.package, self.version) / self.path
+
+    @property
+    def key(self) -> str:          # where the file sits in the audited tree, and in reports
+        return f"{self.package}/{self.path}"
+
+
+def parse_labels(path: Path) -> LabelledFile:
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as e:
+        raise BenchError(f"{path}: cannot read labels: {e}") from e
+    if not isinstance(doc, dict):
+        raise BenchError(f"{path}: expected a mapping with package, version, path, sha256, lines")
+    missing = [k for k in ("package", "version", "path", "lines") if k not in doc]
+    if missing:
+        raise BenchError(f"{path}: missing keys {missing}")
+    lf = LabelledFile(path, str(doc["package"]), str(doc["version"]), str(doc["path"]),
+                      str(doc.get("sha256") or ""))
+    for i, entry in enumerate(doc["lines"] or []):
+        where = f"{path}: lines[{i}]"
+        if not isinstance(entry, dict) or "line" not in entry or "category" not in entry:
+            raise BenchError(f"{where}: each entry needs line and category")
+        cats = entry["category"]
+        cats = [cats] if isinstance(cats, str) else list(cats)
+        for c in cats:
+            if c not in CATEGORIES and c != NOT_FLAGGED:
+                raise BenchError(f"{where}: unknown category {c!r} (use one of "
+                                 f"{', '.join(CATEGORIES)} or {NOT_FLAGGED})")
+        if NOT_FLAGGED in cats and len(cats) > 1:
+            raise BenchError(f"{where}: {NOT_FLAGGED!r} cannot be combined with a category")
+        n = int(entry["line"])
+        if n in lf.lines:
+            raise BenchError(f"{where}: line {n} labelled twice")
+        lf.lines[n] = LabelledLine(n, tuple(c for c in cats if c != NOT_FLAGGED),
+                                   str(entry.get("note") or ""), str(entry.get("text") or ""))
+    return lf
+
+
+def load_all_labels() -> list[LabelledFile]:
+    files = sorted(LABELS_DIR.glob("*.yaml"))
+    if not files:
+        raise BenchError(f"no labels files in {LABELS_DIR}")
+    return [parse_labels(p) for p in files]
+
+
+def check_against_corpus(lf: LabelledFile) -> list[str]:
+    """Problems that make the labels of one file unusable: missing file, other bytes, moved lines."""
+    f = lf.corpus_file
+    if not f.exists():
+        return [f"{lf.key}: not in the corpus ({f}); run `python bench/recall.py fetch`"]
+    problems = []
+    if lf.sha256 and sha256_of(f) != lf.sha256:
+        problems.append(f"{lf.key}: sha256 differs from the labels ({lf.labels_path.name})")
+    text = f.read_text(errors="replace").splitlines()
+    for ll in lf.lines.values():
+        if ll.line > len(text):
+            problems.append(f"{lf.key}:{ll.line}: past the end of the file ({len(text)} lines)")
+        elif text[ll.line - 1].strip() != ll.text:
+            problems.append(f"{lf.key}:{ll.line}: text drifted: labels say {ll.text!r}, "
+                            f"file has {text[ll.line - 1].strip()!r}")
+    return problems
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    labels = load_all_labels()
+    problems = [p for lf in labels for p in check_against_corpus(lf)]
+    for p in problems:
+        print(p)
+    n_lines = sum(len(lf.lines) for lf in labels)
+    packages = {lf.package for lf in labels}
+    print(f"{len(labels)} files from {len(packages)} code bases, {n_lines} labelled lines, "
+          f"{len(problems)} problems")
+    return 2 if problems else 0
+
+
+def cmd_fill(args: argparse.Namespace) -> int:
+    """Write sha256 and each labelled line's stripped text from the corpus into labels files."""
+    for p in args.labels:
+        path = Path(p)
+        lf = parse_labels(path)
+        if not lf.corpus_file.exists():
+            raise BenchError(f"{lf.key}: not in the corpus; run fetch first")
+        text = lf.corpus_file.read_text(errors="replace").splitlines()
+        doc = yaml.safe_load(path.read_text())
+        doc["sha256"] = sha256_of(lf.corpus_file)
+        for entry in doc["lines"]:
+            n = int(entry["line"])
+            if n > len(text):
+                raise BenchError(f"{path}: line {n} is past the end of {lf.key}")
+            entry["text"] = text[n - 1].strip()
+        doc["lines"] = sorted(doc["lines"], key=lambda e: int(e["line"]))
+        dump_labels(path, doc)
+        print(f"filled {path.name}: {len(doc['lines'])} lines")
+    return 0
+
+
+def dump_labels(path: Path, doc: dict) -> None:
+    head = {k: doc[k] for k in ("package", "version", "archive", "path", "sha256") if k in doc}
+    out = [yaml.safe_dump(head, sort_keys=False, width=1000).rstrip(), "lines:"]
+    for e in doc["lines"]:
+        item = {"line": int(e["line"]), "category": e["category"], "note": e.get("note", ""),
+                "text": e.get("text", "")}
+        flow = yaml.safe_dump(item, default_flow_style=True, sort_keys=False, width=10000).strip()
+        out.append(f"  - {flow}")
+    path.write_text("\n".join(out) + "\n")
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def findings_by_line(doc: dict) -> dict[tuple[str, int], list[dict]]:
+    if not isinstance(doc, dict) or not isinstance(doc.get("findings"), list):
+        raise BenchError("the audit output is not a JSON object with a 'findings' list")
+    out: dict[tuple[str, int], list[dict]] = {}
+    for f in doc["findings"]:
+        try:
+            key = (str(f["path"]).replace("\\", "/").removeprefix("./"), int(f["line"]))
+        except (KeyError, TypeError, ValueError) as e:
+            raise BenchError(f"a finding lacks path/line: {f!r}") from e
+        out.setdefault(key, []).append(f)
+    return out
+
+
+def score(labels: list[LabelledFile], doc: dict) -> dict:
+    """Compare findings with labels. Pure: no file access beyond what `labels` carries."""
+    by_line = findings_by_line(doc)
+    per_cat = {c: {"labelled": 0, "found": 0, "right_category": 0} for c in CATEGORIES}
+    misses: dict[str, list[dict]] = {c: [] for c in CATEGORIES}
+    wrong_category: list[dict] = []
+    false_hits: list[dict] = []
+    unlabelled: list[dict] = []
+    must_not_flag = 0
+    known_keys = {lf.key for lf in labels}
+    for lf in labels:
+        for ll in lf.lines.values():
+            hits = by_line.get((lf.key, ll.line), [])
+            where = {"file": lf.key, "line": ll.line, "text": ll.text, "note": ll.note}
+            if not ll.categories:
+                must_not_flag += 1
+                if hits:
+                    false_hits.append({**where, "codes": sorted({h.get("code", "?") for h in hits})})
+                continue
+            hit_cats = {h.get("category") for h in hits}
+            for c in ll.categories:
+                row = per_cat[c]
+                row["labelled"] += 1
+                if hits:
+                    row["found"] += 1
+                    if c in hit_cats:
+                        row["right_category"] += 1
+                    else:
+                        wrong_category.append({**where, "category": c,
+                                               "found_as": sorted(x for x in hit_cats if x)})
+                else:
+                    misses[c].append(where)
+    labelled_lines = {(lf.key, n) for lf in labels for n in lf.lines}
+    for (path, line), hits in sorted(by_line.items()):
+        if path in known_keys and (path, line) not in labelled_lines:
+            unlabelled.append({"file": path, "line": line,
+                               "codes": sorted({h.get("code", "?") for h in hits}),
+                               "categories": sorted({h.get("category", "?") for h in hits})})
+    total = {k: sum(r[k] for r in per_cat.values()) for k in ("labelled", "found", "right_category")}
+    for row in [*per_cat.values(), total]:
+        row["recall"] = pct(row["found"], row["labelled"])
+        row["recall_right_category"] = pct(row["right_category"], row["labelled"])
+    return {
+        "files": len(labels),
+        "code_bases": len({lf.package for lf in labels}),
+        "per_category": per_cat,
+        "total": total,
+        "must_not_flag_lines": must_not_flag,
+        "false_hits": false_hits,
+        "false_hit_rate": pct(len(false_hits), must_not_flag),
+        "misses": misses,
+        "wrong_category": wrong_category,
+        "unlabelled_flagged": unlabelled,
+        "audit_errors": doc.get("errors") or [],
+    }
+
+
+def pct(num: int, den: int) -> float | None:
+    return round(100.0 * num / den, 1) if den else None
+
+
+def fmt_pct(v: float | None) -> str:
+    return "  -  " if v is None else f"{v:5.1f}%"
+
+
+def add_texts(result: dict, labels: list[LabelledFile]) -> None:
+    """Give each unlabelled flagged line its source text, so a reviewer can judge it in place."""
+    files = {lf.key: lf.corpus_file for lf in labels}
+    cache: dict[str, list[str]] = {}
+    for u in result["unlabelled_flagged"]:
+        f = files[u["file"]]
+        if u["file"] not in cache:
+            cache[u["file"]] = f.read_text(errors="replace").splitlines() if f.exists() else []
+        lines = cache[u["file"]]
+        u["text"] = lines[u["line"] - 1].strip() if 0 < u["line"] <= len(lines) else ""
+
+
+def print_table(r: dict) -> None:
+    print(f"recall bench: {r['files']} files from {r['code_bases']} code bases")
+    print(f"{'category':<12} {'labelled':>8} {'found':>6} {'recall':>7} {'right cat':>9} {'recall':>7}")
+    for c, row in [*r["per_category"].items(), ("TOTAL", r["total"])]:
+        print(f"{c:<12} {row['labelled']:>8} {row['found']:>6} {fmt_pct(row['recall']):>7} "
+              f"{row['right_category']:>9} {fmt_pct(row['recall_right_category']):>7}")
+    print(f"must-not-flag lines: {r['must_not_flag_lines']}, false hits: {len(r['false_hits'])} "
+          f"({fmt_pct(r['false_hit_rate']).strip()})")
+    print(f"unlabelled flagged lines (review: label omission or false positive): "
+          f"{len(r['unlabelled_flagged'])}")
+    for c, items in r["misses"].items():
+        if items:
+            print(f"\nmissed [{c}] ({len(items)}):")
+            for m in items:
+                print(f"  {m['file']}:{m['line']}: {m['text']}    # {m['note']}")
+    if r["wrong_category"]:
+        print(f"\nfound in another category ({len(r['wrong_category'])}):")
+        for m in r["wrong_category"]:
+            print(f"  {m['file']}:{m['line']}: labelled {m['category']}, found as "
+                  f"{','.join(m['found_as']) or '?'}: {m['text']}")
+    if r["false_hits"]:
+        print(f"\nfalse hits on must-not-flag lines ({len(r['false_hits'])}):")
+        for m in r["false_hits"]:
+            print(f"  {m['file']}:{m['line']}: {','.join(m['codes'])}: {m['text']}")
+    if r["unlabelled_flagged"]:
+        print(f"\nunlabelled flagged lines ({len(r['unlabelled_flagged'])}):")
+        for m in r["unlabelled_flagged"]:
+            print(f"  {m['file']}:{m['line']}: {','.join(m['codes'])} "
+                  f"({','.join(m['categories'])}): {m.get('text', '')}")
+    if r["audit_errors"]:
+        print(f"\naudit reported {len(r['audit_errors'])} file errors:")
+        for e in r["audit_errors"]:
+            print(f"  {e}")
+
+
+def run_audit(labels: list[LabelledFile], audit_cmd: list[str], extra: list[str]) -> dict:
+    """Copy the sampled files into one temporary tree (<package>/<path>) and audit it once.
+
+    A temporary tree outside the repository keeps any [tool.*] config of this repository out of
+    the measurement, and one process is much faster than one per file.
+    """
+    with tempfile.TemporaryDirectory(prefix="npu-audit-recall-") as tmp:
+        root = Path(tmp)
+        for lf in labels:
+            dest = root / lf.key
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(lf.corpus_file, dest)
+        cmd = [*audit_cmd, str(root), "--format", "json", "--fail-on", "never", *extra]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=root)
+        except OSError as e:
+            raise BenchError(f"cannot run {audit_cmd[0]!r}: {e}") from e
+        try:
+            return json.loads(proc.stdout)
+        except ValueError as e:
+            err = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+            raise BenchError(f"`{' '.join(cmd)}` exited {proc.returncode} without a JSON "
+                             f"document: {' | '.join(err)}") from e
+
+
+def default_audit_cmd() -> list[str]:
+    exe = Path(sys.executable).with_name("audit")
+    if exe.exists():
+        return [str(exe)]
+    found = shutil.which("audit")
+    return [found] if found else [sys.executable, "-m", "auditor.cli"]
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    labels = load_all_labels()
+    problems = [p for lf in labels for p in check_against_corpus(lf)]
+    if problems:
+        raise BenchError("the labels do not match the corpus:\n  " + "\n  ".join(problems))
+    if args.findings:
+        try:
+            doc = json.loads(Path(args.findings).read_text())
+        except (OSError, ValueError) as e:
+            raise BenchError(f"cannot read findings {args.findings}: {e}") from e
+    else:
+        audit_cmd = args.audit.split() if args.audit else default_audit_cmd()
+        extra = ["--target", args.target] if args.target else []
+        doc = run_audit(labels, audit_cmd, extra)
+    result = score(labels, doc)
+    add_texts(result, labels)
+    if args.json:
+        json.dump(result, sys.stdout, indent=2)
+        print()
+    else:
+        print_table(result)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="bench/recall.py", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    f = sub.add_parser("fetch", help="download and unpack the pinned releases")
+    f.add_argument("--force", action="store_true", help="unpack again even if present")
+    sub.add_parser("check", help="verify labels against the corpus")
+    r = sub.add_parser("run", help="audit the sampled files and print the recall table")
+    r.add_argument("--json", action="store_true", help="print the result as JSON")
+    r.add_argument("--findings", metavar="FILE",
+                   help="score this `audit --format json` output instead of running audit "
+                        "(paths must be <package>/<path inside the archive>)")
+    r.add_argument("--audit", metavar="CMD", help="audit command (default: the venv's `audit`)")
+    r.add_argument("--target", help="passed to audit as --target")
+    fl = sub.add_parser("fill", help="write sha256 and line texts into labels files")
+    fl.add_argument("labels", nargs="+")
+    args = ap.parse_args(argv)
+    handler = {"fetch": cmd_fetch, "check": cmd_check, "run": cmd_run, "fill": cmd_fill}[args.cmd]
+    try:
+        return handler(args)
+    except BenchError as e:
+        print(f"recall.py: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
