@@ -1,0 +1,126 @@
+"""Run user code in a child process with a time limit.
+
+The child is started with the multiprocessing *spawn* context (a fresh interpreter: no state shared
+with the auditor, safe with threads), so `func` must be a module-level function and `kwargs` and the
+result picklable. The child's stdout is sent to stderr so user prints never corrupt machine output
+(JSON, SARIF) on the parent's stdout.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import site
+import sys
+import sysconfig
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+_AUDITOR_DIR = str(Path(__file__).resolve().parent)
+# The standard library and installed packages (torch, transformers ...): never the user's frames.
+_LIBRARY_DIRS = tuple(sorted({os.path.realpath(p) for key in ("stdlib", "platstdlib", "purelib", "platlib")
+                              if (p := sysconfig.get_paths().get(key))}
+                             | {os.path.realpath(p) for p in site.getsitepackages()}))
+
+
+class SandboxError(Exception):
+    """User code failed in the child: kind is 'timeout', 'user-exception' or 'crash'."""
+
+    def __init__(self, kind: str, message: str, user_traceback: str = "",
+                 exc_type: str = "", line: tuple[str, int] | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.user_traceback = user_traceback
+        self.exc_type = exc_type
+        self.line = line  # (file, line) of the innermost user frame, when there is one
+
+    def __str__(self) -> str:
+        if self.user_traceback:
+            return f"{self.message}\n{self.user_traceback}"
+        return self.message
+
+
+def is_user_frame(filename: str) -> bool:
+    """A frame in the user's code: not the auditor, not the standard library or installed packages."""
+    if filename.startswith("<"):
+        return False
+    real = os.path.realpath(filename)
+    if real.startswith(_AUDITOR_DIR + os.sep):
+        return False
+    return not any(real.startswith(d + os.sep) for d in _LIBRARY_DIRS)
+
+
+def format_user_traceback(exc: BaseException) -> tuple[str, tuple[str, int] | None]:
+    """The exception's traceback restricted to user frames, in the usual Python layout."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if is_user_frame(f.filename)]
+    lines = ["Traceback (most recent call last):\n"] + traceback.format_list(frames) if frames else []
+    lines += traceback.format_exception_only(type(exc), exc)
+    innermost = (frames[-1].filename, frames[-1].lineno or 0) if frames else None
+    return "".join(lines).rstrip("\n"), innermost
+
+
+def _child_main(conn, func: Callable, kwargs: dict) -> None:
+    os.dup2(2, 1)  # user prints go to stderr
+    sys.stdout = sys.stderr
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        result = func(**kwargs)
+    except BaseException as exc:  # noqa: BLE001 - everything the user's code raises is reported
+        user_tb, where = format_user_traceback(exc)
+        message = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        payload = ("error", type(exc).__name__, message, user_tb, where)
+        # Our own errors that are meant for the user (EntryError) keep their message without a traceback.
+        if getattr(exc, "user_facing", False) or type(exc).__name__ == "EntryError":
+            payload = ("error", type(exc).__name__, str(exc), "", None)
+        conn.send(payload)
+    else:
+        try:
+            conn.send(("ok", result))
+        except Exception as exc:  # noqa: BLE001 - an unpicklable result is our bug, say so plainly
+            conn.send(("error", type(exc).__name__, f"result could not be sent back: {exc}", "", None))
+    finally:
+        conn.close()
+
+
+def run_in_child(func: Callable, kwargs: dict, timeout: float) -> Any:
+    """Call func(**kwargs) in a spawned child; return its result or raise SandboxError."""
+    ctx = mp.get_context("spawn")
+    parent_conn, child_conn = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child_main, args=(child_conn, func, kwargs), daemon=True)
+    proc.start()
+    child_conn.close()
+    try:
+        if not parent_conn.poll(timeout):
+            raise SandboxError("timeout", f"user code did not finish within {timeout:g} s and was stopped "
+                                          "(raise the limit with --timeout)")
+        try:
+            message = parent_conn.recv()
+        except (EOFError, OSError):
+            proc.join(5)
+            raise SandboxError("crash", _crash_message(proc.exitcode)) from None
+    finally:
+        parent_conn.close()
+        if proc.is_alive():
+            proc.terminate()
+            proc.join(5)
+            if proc.is_alive():
+                proc.kill()
+        proc.join(5)
+    if message[0] == "ok":
+        return message[1]
+    _, exc_type, text, user_tb, where = message
+    raise SandboxError("user-exception", text, user_tb, exc_type, where)
+
+
+def _crash_message(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        import signal
+
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        hint = " (out of memory?)" if name == "SIGKILL" else ""
+        return f"the child process running user code was killed by {name}{hint}"
+    return f"the child process running user code exited with status {exitcode} before returning a result"
