@@ -3,10 +3,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from auditor.findings import CATEGORIES, EFFORTS, SEVERITIES, Finding
 from auditor.target import Target
+
+if TYPE_CHECKING:
+    from auditor.rules import Rule
 
 FORMATS = ("console", "concise", "json", "sarif", "github", "markdown", "csv")
 
@@ -63,3 +66,52 @@ class Report:
             "inline_suppressed": self.inline_suppressed,
             "duration_s": round(self.duration_s, 3),
         }
+
+
+class FormatError(ValueError):
+    """An output format name we do not know; the CLI turns it into exit 2."""
+
+
+def emit(report: Report, fmt: str, stream: TextIO, *, rules: "dict[str, Rule] | None" = None,
+         color: bool | None = None, statistics: bool = False, width: int | None = None) -> None:
+    """Write the report to stream in one of FORMATS.
+
+    statistics=True writes the per-rule counts instead (JSON when fmt is 'json', else text), like
+    `ruff --statistics`. rules (code -> Rule) gives SARIF its help text; when None the installed
+    catalogue is used if it loads. color=None colours only a terminal stream.
+    """
+    if fmt not in FORMATS:
+        raise FormatError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if statistics:
+        from auditor.report.statistics import render_statistics
+
+        render_statistics(report, stream, "json" if fmt == "json" else "text")
+        return
+    if fmt == "console":
+        from auditor.report import console
+
+        console.write(report, stream, color=color, width=width)
+    elif fmt == "sarif":
+        from auditor.report import sarif
+
+        sarif.write(report, stream, rules if rules is not None else _catalogue())
+    else:
+        import importlib
+
+        module = importlib.import_module(f"auditor.report.{_MODULES.get(fmt, fmt)}")
+        module.write(report, stream)
+
+
+_MODULES = {"json": "json_format", "csv": "csv_format"}
+
+
+def _catalogue() -> "dict[str, Rule]":
+    import yaml
+
+    from auditor.rules import RuleError, rules_by_code
+
+    try:
+        return rules_by_code()
+    except (RuleError, OSError, ValueError, yaml.YAMLError):
+        # A broken catalogue must not cost the user their report; rules then come from the findings.
+        return {}

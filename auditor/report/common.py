@@ -1,0 +1,174 @@
+"""Helpers every output format shares: source lines, file locations, orderings and labels."""
+from __future__ import annotations
+
+import io
+import os
+import tokenize
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
+
+from auditor import TOOL_NAME, __version__
+from auditor.findings import Finding
+
+if TYPE_CHECKING:
+    from auditor.report import Report
+
+INFORMATION_URI = "https://pypi.org/project/npu-audit/"
+
+# Manual work first: the order a porting plan is read in.
+EFFORT_ORDER = ("high", "medium", "low", "auto")
+EFFORT_LABELS = {
+    "auto": "mechanical: `audit fix` rewrites it",
+    "low": "a local edit (rename, flag, env var)",
+    "medium": "an API change that needs checking",
+    "high": "re-engineering (kernels, attention, third-party libraries)",
+}
+FIX_LABELS = {"safe": "safe fix", "unsafe": "unsafe fix (review the diff)", "none": "manual"}
+
+# Past this many characters a source line is cut on screen (minified or generated code).
+MAX_SHOWN_LINE = 240
+
+
+def is_fixable(finding: Finding) -> bool:
+    return finding.fix in ("safe", "unsafe")
+
+
+def one_line(text: str) -> str:
+    """A message on one line, for formats that are read line by line."""
+    return " ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
+def tool_info(report: "Report") -> dict[str, Any]:
+    target = report.target
+    return {
+        "name": TOOL_NAME,
+        "version": __version__,
+        "target": ({**target.to_dict(), "description": target.describe()} if target is not None else None),
+    }
+
+
+def root_dir(report: "Report") -> Path:
+    """The folder that finding paths are relative to: the root itself, or its parent when it is one file."""
+    root = Path(report.root)
+    return root.parent if root.is_file() else root
+
+
+def finding_file(report: "Report", path: str) -> Path:
+    root = Path(report.root)
+    if root.is_file() and path in ("", root.name):
+        return root
+    return root_dir(report) / path
+
+
+def repository_base(report: "Report") -> Path:
+    """The folder that CI tools resolve paths against.
+
+    GitHub (annotations and code scanning) resolves relative paths against the checkout, which is the
+    working directory of a CI step; when the scanned root lies inside the working directory we make paths
+    relative to it (`audit src/` then reports `src/model.py`), otherwise relative to the scanned root.
+    """
+    base = root_dir(report).resolve()
+    cwd = Path.cwd().resolve()
+    if base == cwd or cwd in base.parents:
+        return cwd
+    return base
+
+
+def relative_uri(report: "Report", path: str, base: Path) -> str:
+    """A '/' separated path of a finding's file relative to base (the finding path if that fails)."""
+    full = finding_file(report, path).resolve()
+    try:
+        return full.relative_to(base).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
+
+
+class SourceLines:
+    """Reads each file once, honouring PEP 263 coding cookies; missing or unreadable files give None."""
+
+    def __init__(self, report: "Report"):
+        self._report = report
+        self._cache: dict[str, list[str] | None] = {}
+
+    def lines(self, path: str) -> list[str] | None:
+        if path not in self._cache:
+            self._cache[path] = self._read(finding_file(self._report, path))
+        return self._cache[path]
+
+    def line(self, path: str, number: int) -> str | None:
+        lines = self.lines(path)
+        if lines is None or not 1 <= number <= len(lines):
+            return None
+        return lines[number - 1]
+
+    @staticmethod
+    def _read(file: Path) -> list[str] | None:
+        try:
+            raw = file.read_bytes()
+        except (OSError, ValueError):
+            return None
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+        except (SyntaxError, LookupError):
+            encoding = "utf-8"
+        text = raw.decode(encoding, errors="replace")
+        return text.splitlines()
+
+
+def group_by_path(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
+    grouped: dict[str, list[Finding]] = {}
+    for f in findings:
+        grouped.setdefault(f.path, []).append(f)
+    return dict(sorted(grouped.items()))
+
+
+def table_rows(value: Any) -> tuple[list[str], list[list[Any]]] | None:
+    """Column headers and rows of an extra report section, or None when it is not table-shaped.
+
+    Accepted shapes: a list of dicts (one row each), a dict of dicts (the key becomes the first column)
+    and a flat dict (key / value rows).
+    """
+    if isinstance(value, list) and value and all(isinstance(row, dict) for row in value):
+        keys = _union_keys(value)
+        return [str(k) for k in keys], [[row.get(k) for k in keys] for row in value]
+    if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
+        keys = _union_keys(value.values())
+        return ["name", *(str(k) for k in keys)], [[name, *(row.get(k) for k in keys)]
+                                                   for name, row in value.items()]
+    if isinstance(value, dict) and value:
+        return ["key", "value"], [[k, v] for k, v in value.items()]
+    return None
+
+
+def _union_keys(rows: Iterable[dict]) -> list[Any]:
+    keys: dict[Any, None] = {}
+    for row in rows:
+        keys.update(dict.fromkeys(row))
+    return list(keys)
+
+
+def cell_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(cell_text(v) for v in value)
+    return str(value)
+
+
+def stream_is_terminal(stream: Any) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty()) if isatty is not None else False
+    except (OSError, ValueError):
+        return False
+
+
+def wants_color(stream: Any, color: bool | None) -> bool:
+    """color=None: colour only on a terminal, and never when NO_COLOR is set (no-color.org)."""
+    if color is not None:
+        return color
+    if os.environ.get("NO_COLOR"):
+        return False
+    return stream_is_terminal(stream)

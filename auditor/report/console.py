@@ -1,0 +1,177 @@
+"""`--format console` (the default): a readable report for a person at a terminal.
+
+Findings grouped by file, each with its source line, a caret under the matched code, the substitution
+and the rule code (`[*]` marks what `audit fix` can do); then a summary by category, severity and
+effort, the mechanical share, files that could not be audited and any extra tables. When the stream is
+not a terminal (CI logs, a pipe) there is no colour and tables are drawn in plain ASCII.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TextIO
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from auditor.findings import CATEGORIES, SEVERITIES, Finding
+from auditor.report.common import (EFFORT_LABELS, EFFORT_ORDER, MAX_SHOWN_LINE, SourceLines, cell_text,
+                                   group_by_path, is_fixable, stream_is_terminal, table_rows, tool_info,
+                                   wants_color)
+
+if TYPE_CHECKING:
+    from auditor.report import Report
+
+SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+# Wide enough that a log line is not cut mid-finding; a terminal reports its own width.
+LOG_WIDTH = 120
+
+
+def _console(stream: TextIO, color: bool, width: int | None) -> Console:
+    terminal = stream_is_terminal(stream)
+    return Console(
+        file=stream, width=width or (None if terminal else LOG_WIDTH),
+        force_terminal=color, no_color=not color, color_system="auto" if color else None,
+        highlight=False, emoji=False, markup=False, soft_wrap=False, legacy_windows=False,
+    )
+
+
+def _source_snippet(line: str, f: Finding, gutter: str, bar: str) -> list[Text]:
+    shown = line.replace("\t", "    ")
+    start = len(line[: max(f.col - 1, 0)].replace("\t", "    "))
+    if f.end_line == f.line and f.end_col > f.col:
+        length = len(line[f.col - 1: f.end_col - 1].replace("\t", "    "))
+    else:
+        length = max(len(shown.rstrip()) - start, 1)
+    if len(shown) > MAX_SHOWN_LINE:
+        shown = shown[:MAX_SHOWN_LINE] + "..."
+    if start >= MAX_SHOWN_LINE:
+        return [Text.assemble((f"{gutter} {bar} ", "dim"), shown)]
+    length = max(min(length, MAX_SHOWN_LINE - start), 1)
+    pad = " " * len(gutter)
+    return [Text.assemble((f"{gutter} {bar} ", "dim"), shown),
+            Text.assemble((f"{pad} {bar} ", "dim"), " " * start, ("^" * length, SEVERITY_STYLES[f.severity]))]
+
+
+def _finding(f: Finding, sources: SourceLines, bar: str) -> list[Text]:
+    head = Text("  ")
+    head.append(f"{f.path}:{f.line}:{f.col}", "bold")
+    head.append("  ")
+    head.append(f"{f.code}", SEVERITY_STYLES[f.severity])
+    head.append(" [*]" if is_fixable(f) else "", "green")
+    head.append(f"  {f.severity}  ", SEVERITY_STYLES[f.severity])
+    message = [part.rstrip() for part in f.message.splitlines()] or [""]
+    head.append(message[0])
+    out = [head, *(Text("      " + rest) for rest in message[1:])]
+    line = sources.line(f.path, f.line)
+    if line is not None:
+        out += [Text("      ") + t for t in _source_snippet(line, f, str(f.line), bar)]
+    tail = Text("      ")
+    if f.substitution:
+        tail.append("use instead: ", "green")
+        tail.append(f.substitution, "bold green")
+        tail.append("  ")
+    tail.append(f"({f.name}, {f.category}, effort {f.effort}"
+                f"{', ' + f.fix + ' fix' if is_fixable(f) else ''}"
+                f"{', from ' + f.source if f.source != 'static' else ''})", "dim")
+    out.append(tail)
+    return out
+
+
+def _summary_tables(report: "Report", table_box: box.Box | None) -> list[Table]:
+    s = report.summary()
+    by_cat = Table(title="Findings by category", box=table_box, title_justify="left")
+    by_cat.add_column("category")
+    for col in (*SEVERITIES, "fixable", "total"):
+        by_cat.add_column(col, justify="right")
+    for cat in CATEGORIES:
+        items = [f for f in report.findings if f.category == cat]
+        if items:
+            by_cat.add_row(cat, *(str(sum(f.severity == sev for f in items)) for sev in SEVERITIES),
+                           str(sum(is_fixable(f) for f in items)), str(len(items)))
+    by_cat.add_row("all", *(str(s["by_severity"][sev]) for sev in SEVERITIES),
+                   str(s["fixable"]["safe"] + s["fixable"]["unsafe"]), str(s["total"]), style="bold")
+
+    by_effort = Table(title="Effort", box=table_box, title_justify="left")
+    by_effort.add_column("effort")
+    by_effort.add_column("findings", justify="right")
+    by_effort.add_column("share", justify="right")
+    by_effort.add_column("meaning")
+    for effort in EFFORT_ORDER:
+        n = s["by_effort"][effort]
+        by_effort.add_row(effort, str(n), f"{100.0 * n / s['total']:.1f}%" if s["total"] else "-",
+                          EFFORT_LABELS[effort])
+    return [by_cat, by_effort]
+
+
+def _section_table(name: str, value: object, table_box: box.Box | None) -> Table | Text:
+    shaped = table_rows(value)
+    if shaped is None:
+        return Text(f"{name}: {cell_text(value)}")
+    columns, rows = shaped
+    table = Table(title=name, box=table_box, title_justify="left")
+    for c in columns:
+        table.add_column(c, overflow="fold")
+    for row in rows:
+        table.add_row(*(cell_text(v) for v in row))
+    return table
+
+
+def write(report: "Report", stream: TextIO, *, color: bool | None = None, width: int | None = None) -> None:
+    color = wants_color(stream, color)
+    console = _console(stream, color, width)
+    fancy = color and stream_is_terminal(stream)
+    table_box = box.ROUNDED if fancy else box.ASCII
+    bar = "│" if fancy else "|"
+    info = tool_info(report)
+    summary = report.summary()
+
+    header = Text()
+    header.append(f"{info['name']} {info['version']}", "bold")
+    header.append(f"  target: {info['target']['description'] if info['target'] else 'not set'}")
+    console.print(header)
+    console.print(Text(f"{report.root}: {summary['files_scanned']} files, {summary['lines_scanned']} lines "
+                       f"in {summary['duration_s']:.2f} s", "dim"))
+    console.print()
+
+    sources = SourceLines(report)
+    for path, findings in group_by_path(report.findings).items():
+        title = Text(path, "bold underline")
+        title.append(f"  {len(findings)} finding{'s' * (len(findings) != 1)}", "dim")
+        console.print(title)
+        for f in findings:
+            for text in _finding(f, sources, bar):
+                console.print(text, soft_wrap=True)
+        console.print()
+
+    if report.errors:
+        console.print(Text(f"Could not audit {len(report.errors)} file{'s' * (len(report.errors) != 1)}:",
+                           "bold red"))
+        for e in report.errors:
+            console.print(Text(f"  {e.one_line()}"), soft_wrap=True)
+        console.print()
+
+    for name, value in report.sections.items():
+        console.print(_section_table(str(name), value, table_box))
+        console.print()
+
+    if not report.findings:
+        console.print(Text("No findings: nothing in the audited code needs to change for the target.", "green"))
+    else:
+        for table in _summary_tables(report, table_box):
+            console.print(table)
+            console.print()
+        mech = summary["fixable"]["safe"] + summary["fixable"]["unsafe"]
+        line = Text()
+        line.append(f"Mechanical: {summary['mechanical_percent']}%", "bold green")
+        line.append(f" ({mech} of {summary['total']} findings: {summary['fixable']['safe']} safe, "
+                    f"{summary['fixable']['unsafe']} unsafe fixes by `audit fix`, marked [*]); "
+                    f"{summary['fixable']['none']} manual.")
+        console.print(line)
+    suppressed = []
+    if report.inline_suppressed:
+        suppressed.append(f"{report.inline_suppressed} by inline comments")
+    if report.baseline_suppressed:
+        suppressed.append(f"{report.baseline_suppressed} by the baseline")
+    if suppressed:
+        console.print(Text("Suppressed: " + ", ".join(suppressed) + ".", "dim"))

@@ -1,0 +1,118 @@
+"""`--format markdown`: a porting task list to paste into a tracker.
+
+A header with the totals, then the manual work as `- [ ]` checkboxes grouped by file and effort
+(high first), then the items `audit fix` does, then files that could not be audited and extra tables.
+"""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Iterable, TextIO
+
+from auditor.findings import Finding
+from auditor.report.common import (EFFORT_LABELS, EFFORT_ORDER, cell_text, group_by_path, is_fixable,
+                                   table_rows, tool_info)
+
+if TYPE_CHECKING:
+    from auditor.report import Report
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|])")
+
+
+def escape(text: str) -> str:
+    """Markdown-escape free text so an API name like `__init__` or `a[0]` prints as written."""
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def code_span(text: str) -> str:
+    text = " ".join(text.split())
+    fence = "``" if "`" in text else "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _item(f: Finding) -> str:
+    lines = [part.strip() for part in f.message.splitlines() if part.strip()] or [""]
+    head = f"- [ ] L{f.line} {code_span(f.code)} {escape(lines[0])}"
+    # Continuation lines are indented so that they stay inside the list item.
+    out = [head, *(f"  {escape(rest)}" for rest in lines[1:])]
+    if f.substitution:
+        out.append(f"  Use instead: {code_span(f.substitution)}")
+    if f.fix == "unsafe":
+        out.append("  (unsafe fix: review the diff)")
+    return "\n".join(out)
+
+
+def _by_effort(findings: Iterable[Finding]) -> list[tuple[str, list[Finding]]]:
+    buckets = {e: [] for e in EFFORT_ORDER}
+    for f in findings:
+        buckets[f.effort].append(f)
+    return [(e, items) for e, items in buckets.items() if items]
+
+
+def _totals(report: "Report") -> list[str]:
+    s = report.summary()
+    info = tool_info(report)
+    out = ["# Porting task list: CUDA to Ascend NPU", ""]
+    if info["target"]:
+        out.append(f"Target: {escape(info['target']['description'])}  ")
+    out.append(f"Audited by {info['name']} {info['version']}: {s['files_scanned']} files, "
+               f"{s['lines_scanned']} lines.")
+    out += ["", "| Findings | Files with findings | Mechanical (`audit fix`) | Manual | Errors |",
+            "| ---: | ---: | ---: | ---: | ---: |",
+            f"| {s['total']} | {s['files_with_findings']} | {s['fixable']['safe'] + s['fixable']['unsafe']} "
+            f"({s['mechanical_percent']}%) | {s['fixable']['none']} | {s['errors']} |", "",
+            "| Effort | Findings | Meaning |", "| --- | ---: | --- |"]
+    out += [f"| {e} | {s['by_effort'][e]} | {EFFORT_LABELS[e]} |" for e in EFFORT_ORDER]
+    out.append("")
+    if s["by_category"]:
+        out.append("By category: " + ", ".join(f"{c} {n}" for c, n in s["by_category"].items()) + ".")
+        out.append("")
+    return out
+
+
+def _task_list(title: str, findings: list[Finding], by_effort: bool) -> list[str]:
+    if not findings:
+        return []
+    out = [f"## {title} ({len(findings)})", ""]
+    for path, items in group_by_path(findings).items():
+        out += [f"### {code_span(path)}", ""]
+        if by_effort:
+            for effort, group in _by_effort(items):
+                out += [f"#### {effort} effort ({len(group)})", ""]
+                out += [_item(f) for f in group]
+                out.append("")
+        else:
+            out += [_item(f) for f in items]
+            out.append("")
+    return out
+
+
+def _table(columns: list[str], rows: list[list[object]]) -> list[str]:
+    def cell(value: object) -> str:
+        return escape(" ".join(cell_text(value).split()))
+
+    return [
+        "| " + " | ".join(cell(c) for c in columns) + " |",
+        "|" + " --- |" * len(columns),
+        *("| " + " | ".join(cell(v) for v in row) + " |" for row in rows),
+        "",
+    ]
+
+
+def write(report: "Report", stream: TextIO) -> None:
+    manual = [f for f in report.findings if not is_fixable(f)]
+    fixable = [f for f in report.findings if is_fixable(f)]
+    out = _totals(report)
+    if not report.findings:
+        out += ["Nothing to port: no findings.", ""]
+    out += _task_list("Manual work", manual, by_effort=True)
+    out += _task_list("Done by `audit fix`", fixable, by_effort=False)
+    if report.errors:
+        out += [f"## Files that could not be audited ({len(report.errors)})", ""]
+        out += [f"- [ ] {escape(e.one_line())}" for e in report.errors]
+        out.append("")
+    for name, value in report.sections.items():
+        shaped = table_rows(value)
+        if shaped:
+            out += [f"## {escape(str(name))}", "", *_table(*shaped)]
+    stream.write("\n".join(out).rstrip("\n") + "\n")
