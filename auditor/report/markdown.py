@@ -18,9 +18,16 @@ if TYPE_CHECKING:
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|])")
 
 
+_CODE_SPAN = re.compile(r"(`[^`\n]+`)")
+
+
 def escape(text: str) -> str:
-    """Markdown-escape free text so an API name like `__init__` or `a[0]` prints as written."""
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    """Markdown-escape free text so an API name like __init__ or a[0] prints as written.
+
+    Code spans that rule messages write on purpose (`.cuda()`) are kept as they are.
+    """
+    parts = _CODE_SPAN.split(text)
+    return "".join(part if i % 2 else _MD_SPECIAL.sub(r"\\\1", part) for i, part in enumerate(parts))
 
 
 def code_span(text: str) -> str:
