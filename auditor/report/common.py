@@ -5,7 +5,7 @@ import io
 import os
 import tokenize
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from auditor import TOOL_NAME, __version__
 from auditor.findings import Finding
@@ -74,13 +74,23 @@ def repository_base(report: "Report") -> Path:
     return base
 
 
-def relative_uri(report: "Report", path: str, base: Path) -> str:
-    """A '/' separated path of a finding's file relative to base (the finding path if that fails)."""
-    full = finding_file(report, path).resolve()
-    try:
-        return full.relative_to(base).as_posix()
-    except ValueError:
-        return Path(path).as_posix()
+def relative_uris(report: "Report", base: Path) -> Callable[[str], str]:
+    """A function from a finding path to its '/' separated path relative to base, resolved once per path.
+
+    A file outside base keeps the finding's own path.
+    """
+    cache: dict[str, str] = {}
+
+    def uri(path: str) -> str:
+        if path not in cache:
+            full = finding_file(report, path).resolve()
+            try:
+                cache[path] = full.relative_to(base).as_posix()
+            except ValueError:
+                cache[path] = Path(path).as_posix()
+        return cache[path]
+
+    return uri
 
 
 class SourceLines:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
-from auditor.report.common import relative_uri, repository_base
+from auditor.report.common import relative_uris, repository_base
 
 if TYPE_CHECKING:
     from auditor.report import Report
@@ -30,13 +30,13 @@ def command(kind: str, message: str, **properties: object) -> str:
 
 
 def write(report: "Report", stream: TextIO) -> None:
-    base = repository_base(report)
+    uri = relative_uris(report, repository_base(report))
     for f in report.findings:
         message = f.message if not f.substitution else f"{f.message}\nUse instead: {f.substitution}"
-        location = {"file": relative_uri(report, f.path, base), "line": f.line, "col": f.col}
+        location = {"file": uri(f.path), "line": f.line, "col": f.col}
         if f.end_line >= f.line:
             location.update(endLine=f.end_line, endColumn=f.end_col)
         stream.write(command(COMMANDS[f.severity], message, **location, title=f"{f.code} {f.name}") + "\n")
     for e in report.errors:
-        stream.write(command("error", f"{e.kind}: {e.message}", file=relative_uri(report, e.path, base),
+        stream.write(command("error", f"{e.kind}: {e.message}", file=uri(e.path),
                              line=e.line, title="npu-audit could not audit this file") + "\n")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from auditor import TOOL_NAME, __version__
 from auditor.findings import Finding
-from auditor.report.common import INFORMATION_URI, relative_uri, repository_base
+from auditor.report.common import INFORMATION_URI, relative_uris, repository_base
 
 if TYPE_CHECKING:
     from auditor.report import Report
@@ -69,8 +69,8 @@ def _region(f: Finding) -> dict[str, int] | None:
     return region
 
 
-def _location(report: "Report", path: str, base: Path, region: dict[str, int] | None) -> dict[str, Any]:
-    physical: dict[str, Any] = {"artifactLocation": {"uri": relative_uri(report, path, base), "uriBaseId": BASE_ID}}
+def _location(uri: str, region: dict[str, int] | None) -> dict[str, Any]:
+    physical: dict[str, Any] = {"artifactLocation": {"uri": uri, "uriBaseId": BASE_ID}}
     if region:
         physical["region"] = region
     return {"physicalLocation": physical}
@@ -79,6 +79,7 @@ def _location(report: "Report", path: str, base: Path, region: dict[str, int] | 
 def document(report: "Report", rules: "dict[str, Rule] | None" = None, base: Path | None = None) -> dict[str, Any]:
     rules = rules or {}
     base = (base or repository_base(report)).resolve()
+    uri = relative_uris(report, base)
     product = report.target.product if report.target is not None else None
     first_of: dict[str, Finding] = {}
     for f in report.findings:
@@ -93,7 +94,7 @@ def document(report: "Report", rules: "dict[str, Rule] | None" = None, base: Pat
             "ruleIndex": index[f.code],
             "level": LEVELS[f.severity],
             "message": {"text": text},
-            "locations": [_location(report, f.path, base, _region(f))],
+            "locations": [_location(uri(f.path), _region(f))],
             "properties": {"category": f.category, "effort": f.effort, "fix": f.fix,
                            "source": f.source, "symbol": f.symbol, "substitution": f.substitution},
         }
@@ -116,8 +117,7 @@ def document(report: "Report", rules: "dict[str, Rule] | None" = None, base: Pat
             "toolExecutionNotifications": [{
                 "level": "error",
                 "message": {"text": f"{e.kind}: {e.message}"},
-                "locations": [_location(report, e.path, base,
-                                        {"startLine": e.line} if e.line and e.line > 0 else None)],
+                "locations": [_location(uri(e.path), {"startLine": e.line} if e.line and e.line > 0 else None)],
             } for e in report.errors],
         }],
     }
