@@ -1,0 +1,147 @@
+"""Rules compiled into lookup structures the visitor can query in O(1), plus the trigger words used by
+the prefilter: a file or statement containing none of them cannot produce a finding and is not parsed."""
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+
+from auditor.rules import Rule
+
+WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _pattern_regex(pattern: str) -> re.Pattern[str]:
+    """'cuda:<int>' -> digits, '*' -> anything (including a hole from an f-string), else literal."""
+    out = []
+    for piece in re.split(r"(<int>|\*)", pattern):
+        if piece == "<int>":
+            out.append(r"(?:\d+|\x00)")
+        elif piece == "*":
+            out.append(r".*")
+        else:
+            out.append(re.escape(piece))
+    return re.compile("^" + "".join(out) + r"\Z", re.S)
+
+
+def _literal_words(pattern: str) -> set[str]:
+    return set(WORD_RE.findall(re.sub(r"<int>|\*", " ", pattern)))
+
+
+@dataclass
+class QualMatch:
+    rule: Rule
+    pattern: str     # the rule pattern that matched
+    score: int       # higher = more specific
+
+
+@dataclass
+class CompiledRules:
+    rules: tuple[Rule, ...]
+    exact: dict[str, list[Rule]] = field(default_factory=dict)          # qualified name -> rules
+    methods: dict[str, list[Rule]] = field(default_factory=dict)
+    attributes: dict[str, list[Rule]] = field(default_factory=dict)
+    strings: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
+    env_exact: dict[str, list[Rule]] = field(default_factory=dict)
+    env_prefixes: list[tuple[str, Rule]] = field(default_factory=list)
+    imports: list[tuple[str, Rule]] = field(default_factory=list)       # module prefix -> rule
+    files: list[tuple[str, Rule]] = field(default_factory=list)
+    coverage_rules: list[Rule] = field(default_factory=list)
+    trigger_words: set[str] = field(default_factory=set)
+    trigger_prefix_re: re.Pattern[str] | None = None
+    env_in_text_re: re.Pattern[str] | None = None
+
+    @classmethod
+    def build(cls, rules: tuple[Rule, ...], extra_exact: dict[str, Rule] | None = None) -> "CompiledRules":
+        c = cls(rules=rules)
+        words: set[str] = set()
+        prefix_words: list[str] = []
+        for rule in rules:
+            for kind, values in rule.match.items():
+                for v in values:
+                    if kind == "qualname":
+                        base = v[:-2] if v.endswith(".*") else v
+                        c.exact.setdefault(base, []).append(rule)
+                        words.add(base.rsplit(".", 1)[-1])
+                    elif kind == "method":
+                        c.methods.setdefault(v, []).append(rule)
+                        words.add(v)
+                    elif kind == "attribute":
+                        c.attributes.setdefault(v, []).append(rule)
+                        words.add(v)
+                    elif kind == "string":
+                        c.strings.append((_pattern_regex(v), v, rule))
+                        lit = _literal_words(v)
+                        if not lit:
+                            raise ValueError(f"{rule.code}: string pattern {v!r} has no literal word to prefilter on")
+                        words |= lit
+                    elif kind == "env":
+                        if v.endswith("*"):
+                            c.env_prefixes.append((v[:-1], rule))
+                            prefix_words.append(v[:-1])
+                        else:
+                            c.env_exact.setdefault(v, []).append(rule)
+                            words.add(v)
+                    elif kind == "import":
+                        c.imports.append((v, rule))
+                        words |= set(v.split("."))
+                    elif kind == "file":
+                        c.files.append((v, rule))
+                    elif kind == "coverage":
+                        c.coverage_rules.append(rule)
+        for name, rule in (extra_exact or {}).items():
+            c.exact.setdefault(name, []).append(rule)
+            words.add(name.rsplit(".", 1)[-1])
+        c.trigger_words = words
+        if prefix_words:
+            alt = "|".join(re.escape(p) for p in sorted(set(prefix_words), key=len, reverse=True))
+            c.trigger_prefix_re = re.compile(r"\b(?:" + alt + ")")
+        env_names = sorted(c.env_exact, key=len, reverse=True)
+        env_alts = [re.escape(n) for n in env_names] + [re.escape(p) + r"[A-Z0-9_]+" for p, _ in c.env_prefixes]
+        if env_alts:
+            # 'CUDA_VISIBLE_DEVICES=0 python ...' inside a shell command string
+            c.env_in_text_re = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(env_alts) + r")=")
+        return c
+
+    # -- queries ---------------------------------------------------------------------------------
+
+    def match_qualname(self, qualname: str) -> QualMatch | None:
+        """Most specific rule for a qualified name: the rule for the name itself, else for its nearest
+        ancestor ('torch.cuda.*' registers 'torch.cuda', which covers 'torch.cuda.foo.bar')."""
+        name = qualname
+        while True:
+            rules = self.exact.get(name)
+            if rules:
+                return QualMatch(rules[0], name, len(name))
+            cut = name.rfind(".")
+            if cut <= 0:
+                return None
+            name = name[:cut]
+
+    def match_string(self, value: str) -> tuple[Rule, str] | None:
+        for regex, pattern, rule in self.strings:
+            if regex.match(value):
+                return rule, pattern
+        return None
+
+    def match_env(self, name: str) -> Rule | None:
+        rules = self.env_exact.get(name)
+        if rules:
+            return rules[0]
+        best = None
+        for prefix, rule in self.env_prefixes:
+            if name.startswith(prefix) and len(name) > len(prefix) and (best is None or len(prefix) > len(best[0])):
+                best = (prefix, rule)
+        return best[1] if best else None
+
+    def match_import(self, module: str) -> Rule | None:
+        for prefix, rule in self.imports:
+            if module == prefix or module.startswith(prefix + "."):
+                return rule
+        return None
+
+    def match_file(self, name: str) -> Rule | None:
+        for pattern, rule in self.files:
+            if fnmatch.fnmatch(name, pattern):
+                return rule
+        return None

@@ -1,0 +1,118 @@
+"""What a file binds, read with the fast `ast` parser before any libcst work: import aliases
+(`import torch.cuda as tc`, `from apex.optimizers import FusedAdam as FA`, imports inside functions and
+try/except blocks), module-level aliases of imported modules (`amp = torch.cuda.amp`), and names bound to
+strings (`BACKEND = "nccl"`, `DEV = f"cuda:{rank}"`) so that constants can be followed to where they are used."""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+HOLE = "\x00"   # stands for an unknown part of a folded string (an f-string field, a variable)
+
+
+@dataclass
+class FileContext:
+    aliases: dict[str, str] = field(default_factory=dict)          # local name -> qualified name
+    constants: dict[str, set[str]] = field(default_factory=dict)   # name -> possible string values
+
+    def resolve(self, dotted: str) -> str | None:
+        head, _, rest = dotted.partition(".")
+        target = self.aliases.get(head)
+        if target is None:
+            return None
+        return f"{target}.{rest}" if rest else target
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def fold_ast(node: ast.AST, constants: dict[str, set[str]]) -> set[str] | None:
+    """Possible string values of an expression, or None when it is not a string we can follow."""
+    if isinstance(node, ast.Constant):
+        return {node.value} if isinstance(node.value, str) else None
+    if isinstance(node, ast.JoinedStr):
+        out = ""
+        for part in node.values:
+            if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                out += part.value
+            else:
+                out += HOLE
+        return {out}
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left = fold_ast(node.left, constants)
+        right = fold_ast(node.right, constants)
+        if left is None and right is None:
+            return None
+        return {a + b for a in (left or {HOLE}) for b in (right or {HOLE})}
+    if isinstance(node, ast.IfExp):
+        a, b = fold_ast(node.body, constants), fold_ast(node.orelse, constants)
+        if a is None and b is None:
+            return None
+        return (a or set()) | (b or set())
+    if isinstance(node, ast.Name) and node.id in constants:
+        return constants[node.id]
+    return None
+
+
+def _stmts(body: list[ast.stmt]):
+    """Every statement, descending into compound statements but not into expressions."""
+    for stmt in body:
+        yield stmt
+        for name in ("body", "orelse", "finalbody"):
+            sub = getattr(stmt, name, None)
+            if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
+                yield from _stmts(sub)
+        for handler in getattr(stmt, "handlers", ()) or ():
+            yield from _stmts(handler.body)
+        for case in getattr(stmt, "cases", ()) or ():
+            yield from _stmts(case.body)
+
+
+def build_context(tree: ast.Module) -> FileContext:
+    ctx = FileContext()
+    assigns: list[ast.Assign] = []
+    top_level = {id(s) for s in tree.body}
+    for stmt in _stmts(tree.body):
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname:
+                    ctx.aliases[alias.asname] = alias.name
+                else:
+                    head = alias.name.split(".", 1)[0]
+                    ctx.aliases[head] = head
+        elif isinstance(stmt, ast.ImportFrom):
+            if stmt.level or not stmt.module:
+                continue  # relative imports bind project-local modules
+            for alias in stmt.names:
+                if alias.name == "*":
+                    continue
+                ctx.aliases[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            assigns.append(stmt)
+    # Two rounds so that `DEV = BASE + ":0"` after `BASE = "cuda"` folds, whatever the order of files' code.
+    for _ in range(2):
+        for stmt in assigns:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if len(targets) != 1 or not isinstance(targets[0], ast.Name):
+                continue
+            name = targets[0].id
+            value = stmt.value
+            dotted = _dotted(value)
+            if dotted is not None:
+                resolved = ctx.resolve(dotted)
+                # only module-level `amp = torch.cuda.amp`: a local `dtype = torch.bfloat16` is a value, not an alias
+                if resolved is not None and name not in ctx.aliases and id(stmt) in top_level:
+                    ctx.aliases[name] = resolved      # `amp = torch.cuda.amp`
+                continue
+            folded = fold_ast(value, ctx.constants)
+            if folded is not None:
+                ctx.constants.setdefault(name, set()).update(folded)
+    return ctx

@@ -1,0 +1,241 @@
+"""Per-file analysis: read and decode, prefilter on trigger words, locate the statements that can match
+with the fast `ast` parser, and run the libcst visitor only on those statements.
+
+Cost model (see bench/bench_speed.py): libcst parsing plus position metadata dominates, so we pay it only
+for the statements that contain a trigger word; a file without any trigger word is not parsed by libcst.
+"""
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from auditor.findings import Finding
+from auditor.report import FileError
+from auditor.rules import Rule
+from auditor.static.compiled import WORD_RE, CompiledRules
+from auditor.static.context import FileContext, build_context
+from auditor.static.visitor import MatchVisitor, RawHit
+
+MAX_FILE_BYTES = 8 * 1024 * 1024
+# A def or class longer than this is searched statement by statement rather than parsed whole.
+_DESCEND_LINES = 25
+SUPPRESS_RE = re.compile(r"#\s*npu-audit:\s*ignore(?:\[([A-Za-z0-9_,\s-]*)\])?")
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    error: FileError | None = None
+    lines: int = 0
+    suppressed: int = 0
+
+
+def decode_source(data: bytes) -> str:
+    """Decode honouring a PEP 263 coding cookie and a UTF-8 BOM; raises UnicodeDecodeError / SyntaxError."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    text = data.decode(encoding)
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def looks_binary(data: bytes) -> bool:
+    return b"\x00" in data[:8192]
+
+
+def _fmt(template: str | None, **values: str | None) -> str | None:
+    if template is None:
+        return None
+    for key, value in values.items():
+        template = template.replace("{" + key + "}", value if value is not None else "")
+    return template
+
+
+class StaticEngine:
+    """Holds the compiled rules; analyze one file at a time (cheap to create once per worker process)."""
+
+    def __init__(self, rules: tuple[Rule, ...], product: str = "a2",
+                 coverage_apis: dict[str, dict] | None = None, max_bytes: int = MAX_FILE_BYTES) -> None:
+        self.product = product
+        self.max_bytes = max_bytes
+        extra: dict[str, Rule] = {}
+        cov_rules = [r for r in rules if "coverage" in r.match]
+        if cov_rules and coverage_apis:
+            from dataclasses import replace
+
+            from auditor.rules import SymbolDetail
+
+            base = cov_rules[0]
+            rule = replace(base, symbols={
+                name: SymbolDetail(message=info.get("message"), substitution=info.get("substitution"))
+                for name, info in coverage_apis.items()})
+            extra = {name: rule for name in coverage_apis}
+        self.compiled = CompiledRules.build(rules, extra_exact=extra)
+
+    # -- entry points --------------------------------------------------------------------------
+
+    def analyze_path(self, path: Path, rel: str) -> FileResult:
+        try:
+            size = path.stat().st_size
+            if size > self.max_bytes:
+                return FileResult(rel, error=FileError(
+                    rel, "too-large", f"{size / 1e6:.1f} MB is over the {self.max_bytes / 1e6:.0f} MB limit; "
+                    "not audited (raise it with --max-file-size)"))
+            data = path.read_bytes()
+        except OSError as exc:
+            return FileResult(rel, error=FileError(rel, "unreadable", exc.strerror or str(exc)))
+        return self.analyze_bytes(data, rel)
+
+    def analyze_bytes(self, data: bytes, rel: str) -> FileResult:
+        try:
+            return self._analyze(data, rel)
+        except RecursionError:
+            return FileResult(rel, error=FileError(rel, "syntax", "nesting too deep to parse"))
+        except Exception as exc:  # noqa: BLE001 - one bad file never stops the audit of the others
+            return FileResult(rel, error=FileError(rel, "internal", f"{type(exc).__name__}: {exc}"))
+
+    # -- the pass ------------------------------------------------------------------------------
+
+    def _analyze(self, data: bytes, rel: str) -> FileResult:
+        name = rel.rsplit("/", 1)[-1]
+        file_rule = self.compiled.match_file(name)
+        if not name.endswith((".py", ".pyw")):
+            result = FileResult(rel, lines=data.count(b"\n"))
+            if file_rule is not None:
+                result.findings.append(self._finding(RawHit(file_rule, None, name), rel, 1, 1, 1, 1))  # type: ignore[arg-type]
+            return result
+        if looks_binary(data):
+            return FileResult(rel, error=FileError(rel, "binary", "binary content (NUL bytes) in a .py file"))
+        try:
+            text = decode_source(data)
+        except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
+            return FileResult(rel, error=FileError(rel, "encoding", f"cannot decode: {exc}"))
+        result = FileResult(rel, lines=text.count("\n") + (0 if text.endswith("\n") or not text else 1))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                tree = ast.parse(text, filename=rel)
+            except SyntaxError as exc:
+                result.error = FileError(rel, "syntax", exc.msg or "invalid syntax", exc.lineno)
+                return result
+            except ValueError as exc:
+                result.error = FileError(rel, "syntax", str(exc))
+                return result
+        c = self.compiled
+        words = set(WORD_RE.findall(text))
+        if not (words & c.trigger_words) and not (c.trigger_prefix_re and c.trigger_prefix_re.search(text)):
+            return result
+        ctx = build_context(tree)
+        triggers = self._file_triggers(ctx)
+        lines = text.splitlines(keepends=True)
+        hits: list[tuple[RawHit, int, int, int, int]] = []
+        for start, end, indented in self._slices(tree.body, lines, triggers):
+            hits.extend(self._match_slice(lines, start, end, indented, ctx))
+        seen = set()
+        for hit, line, col, end_line, end_col in hits:
+            key = (hit.rule.code, line, col, hit.symbol)
+            if key in seen:
+                continue
+            seen.add(key)
+            if self._suppressed(lines, line, end_line, hit.rule.code):
+                result.suppressed += 1
+                continue
+            result.findings.append(self._finding(hit, rel, line, col, end_line, end_col))
+        result.findings.sort(key=Finding.sort_key)
+        return result
+
+    def _file_triggers(self, ctx: FileContext) -> set[str]:
+        """Trigger words plus this file's names that stand for something a rule matches (`tc` for torch.cuda)."""
+        c = self.compiled
+        triggers = set(c.trigger_words)
+        for local, qual in ctx.aliases.items():
+            if c.match_qualname(qual) is not None or c.match_import(qual) is not None:
+                triggers.add(local)
+        for local, values in ctx.constants.items():
+            if any(c.match_string(v) or c.match_env(v) for v in values):
+                triggers.add(local)
+        return triggers
+
+    def _relevant(self, lines: list[str], start: int, end: int, triggers: set[str]) -> bool:
+        text = "".join(lines[start - 1:end])
+        if not set(WORD_RE.findall(text)).isdisjoint(triggers):
+            return True
+        rx = self.compiled.trigger_prefix_re
+        return bool(rx and rx.search(text))
+
+    def _slices(self, body: list[ast.stmt], lines: list[str], triggers: set[str], depth: int = 0):
+        """(first line, last line, indented) of each statement worth parsing, descending into long defs."""
+        for stmt in body:
+            start = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+            end = stmt.end_lineno or stmt.lineno
+            if not self._relevant(lines, start, end, triggers):
+                continue
+            if (isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and depth < 3
+                    and end - start > _DESCEND_LINES and stmt.body):
+                header_end = stmt.body[0].lineno - 1
+                if header_end >= start and self._relevant(lines, start, header_end, triggers):
+                    yield start, end, depth > 0
+                    continue
+                yield from self._slices(stmt.body, lines, triggers, depth + 1)
+                continue
+            yield start, end, depth > 0
+
+    def _match_slice(self, lines: list[str], start: int, end: int, indented: bool, ctx: FileContext):
+        chunk = "".join(lines[start - 1:end])
+        if not chunk.endswith("\n"):
+            chunk += "\n"
+        offset = start - 1
+        if indented:
+            chunk = "if 1:\n" + chunk     # keeps the original columns of an indented block
+            offset -= 1
+        try:
+            module = cst.parse_module(chunk)
+        except cst.ParserSyntaxError:
+            return []
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        visitor = MatchVisitor(self.compiled, ctx)
+        wrapper.visit(visitor)
+        if not visitor.hits:
+            return []
+        positions = wrapper.resolve(PositionProvider)
+        out = []
+        for hit in visitor.hits:
+            pos = positions[hit.node]
+            end_pos = positions[hit.end_node].end if hit.end_node is not None else pos.end
+            out.append((hit, pos.start.line + offset, pos.start.column + 1, end_pos.line + offset, end_pos.column + 1))
+        return out
+
+    @staticmethod
+    def _suppressed(lines: list[str], line: int, end_line: int, code: str) -> bool:
+        for n in {line, end_line}:
+            if 1 <= n <= len(lines) and "npu-audit" in lines[n - 1]:
+                m = SUPPRESS_RE.search(lines[n - 1])
+                if m and (m.group(1) is None or code in {c.strip().upper() for c in m.group(1).split(",")}):
+                    return True
+        return False
+
+    def _finding(self, hit: RawHit, rel: str, line: int, col: int, end_line: int, end_col: int) -> Finding:
+        rule = hit.rule
+        detail = rule.detail(hit.symbol) or (rule.detail(hit.value) if hit.value else None)
+        via = f" (via {hit.via})" if hit.via else ""
+        replace_with = (detail.replace if detail and detail.replace else rule.replace)
+        fields = dict(symbol=hit.symbol, value=hit.value, replace=replace_with)
+        message = _fmt(detail.message if detail and detail.message else rule.message, **fields) + via
+        substitution = _fmt(detail.substitution if detail and detail.substitution else rule.substitution, **fields)
+        fix = detail.fix if detail and detail.fix else rule.fix
+        if hit.via and fix == "safe":
+            fix = "none"   # the value is defined elsewhere: the fix belongs at the definition
+        return Finding(
+            code=rule.code, name=rule.name, category=rule.category,
+            severity=rule.severity_for(self.product, hit.symbol),
+            effort=detail.effort if detail and detail.effort else rule.effort,
+            path=rel, line=line, col=col, end_line=end_line, end_col=end_col,
+            message=message, substitution=substitution, fix=fix, source="static", symbol=hit.symbol,
+        )

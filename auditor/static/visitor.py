@@ -1,0 +1,398 @@
+"""The one generic libcst visitor: every rule kind in rules/ is matched here, by qualified name (through
+imports and aliases), method or attribute name, folded string value, or environment variable name."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from auditor.rules import Rule
+from auditor.static.compiled import CompiledRules
+from auditor.static.context import HOLE, FileContext
+
+# Calls whose string arguments are messages for humans, never device or backend values.
+_MESSAGE_FUNCS = re.compile(
+    r"(?:^|_)(?:print|log|logs|warn|warning|warnings|info|debug|error|exception|critical|fatal|echo|secho|"
+    r"write|assert\w*|fail|skip\w*)(?:_|$)|(?:Error|Exception|Warning)$"
+)
+_MESSAGE_QUAL_PREFIXES = ("logging.", "warnings.", "loguru.", "click.")
+_PERCENT_SPEC = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]")
+_FORMAT_FIELD = re.compile(r"\{[^{}]*\}")
+
+
+def dotted(node: cst.CSTNode) -> str | None:
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+@dataclass(slots=True)
+class RawHit:
+    """A match before it becomes a Finding: the engine adds paths, lines and rule text."""
+    rule: Rule
+    node: cst.CSTNode
+    symbol: str
+    value: str | None = None
+    via: str | None = None
+    end_node: cst.CSTNode | None = None
+
+
+class MatchVisitor(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, compiled: CompiledRules, ctx: FileContext) -> None:
+        super().__init__()
+        self.c = compiled
+        self.ctx = ctx
+        self.hits: list[RawHit] = []
+        self._handled: set[int] = set()   # ids of nodes already matched (or binding names)
+        self._in_message = 0
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _hit(self, rule: Rule, node: cst.CSTNode, symbol: str, **kw) -> None:
+        self.hits.append(RawHit(rule, node, symbol, **kw))
+
+    def _qual(self, node: cst.CSTNode) -> str | None:
+        d = dotted(node)
+        return self.ctx.resolve(d) if d is not None else None
+
+    def fold(self, node: cst.CSTNode, follow_names: bool = False) -> set[str] | None:
+        """Possible string values of an expression; unknown parts become HOLE."""
+        if isinstance(node, cst.SimpleString):
+            prefix = node.prefix.lower()
+            if "b" in prefix:
+                return None
+            try:
+                value = node.evaluated_value
+            except Exception:  # noqa: BLE001 - malformed escapes: fall back to the raw text
+                value = node.raw_value
+            return {value} if isinstance(value, str) else None
+        if isinstance(node, cst.ConcatenatedString):
+            left, right = self.fold(node.left), self.fold(node.right)
+            if left is None or right is None:
+                return None
+            return {a + b for a in left for b in right}
+        if isinstance(node, cst.FormattedString):
+            out = ""
+            for part in node.parts:
+                out += part.value if isinstance(part, cst.FormattedStringText) else HOLE
+            return {out}
+        if isinstance(node, cst.BinaryOperation):
+            if isinstance(node.operator, cst.Add):
+                left, right = self.fold(node.left, True), self.fold(node.right, True)
+                if left is None and right is None:
+                    return None
+                return {a + b for a in (left or {HOLE}) for b in (right or {HOLE})}
+            if isinstance(node.operator, cst.Modulo):
+                left = self.fold(node.left, True)
+                if left is None:
+                    return None
+                return {_PERCENT_SPEC.sub(HOLE, v) for v in left}
+            return None
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "format":
+            base = self.fold(node.func.value)
+            if base is None:
+                return None
+            return {_FORMAT_FIELD.sub(HOLE, v) for v in base}
+        if isinstance(node, cst.IfExp):
+            a, b = self.fold(node.body, follow_names), self.fold(node.orelse, follow_names)
+            if a is None and b is None:
+                return None
+            return (a or set()) | (b or set())
+        if follow_names and isinstance(node, cst.Name) and node.value in self.ctx.constants:
+            return self.ctx.constants[node.value]
+        return None
+
+    def _match_values(self, node: cst.CSTNode, values: set[str], via: str | None = None) -> None:
+        """String rules and env rules against every possible value of a string expression."""
+        for value in sorted(values):
+            m = self.c.match_string(value)
+            if m is not None:
+                rule, pattern = m
+                self._hit(rule, node, value.replace(HOLE, "{…}"), value=pattern, via=via)
+                continue
+            rule = self.c.match_env(value)
+            if rule is not None:
+                self._hit(rule, node, value, via=via)
+                continue
+            if self.c.env_in_text_re is not None and via is None:
+                for name in dict.fromkeys(self.c.env_in_text_re.findall(value)):
+                    rule = self.c.match_env(name)
+                    if rule is not None:
+                        self._hit(rule, node, name)
+
+    def _is_message_call(self, func: cst.CSTNode, qual: str | None) -> bool:
+        if qual is not None and qual.startswith(_MESSAGE_QUAL_PREFIXES):
+            return True
+        if isinstance(func, cst.Name):
+            last = func.value
+        elif isinstance(func, cst.Attribute):
+            last = func.attr.value
+        else:
+            return False
+        if qual is not None and qual.startswith(("torch.", "apex.", "os.", "subprocess.")):
+            return False
+        return bool(_MESSAGE_FUNCS.search(last))
+
+    def _arg(self, call: cst.Call, pos: int | None, kw: str | None) -> cst.Arg | None:
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if kw is not None:
+            for a in call.args:
+                if a.keyword is not None and a.keyword.value == kw:
+                    return a
+        if pos is not None and pos < len(positional):
+            return positional[pos]
+        return None
+
+    def _arg_values(self, node: cst.CSTNode) -> set[str]:
+        folded = self.fold(node, True)
+        if folded:
+            return folded
+        if isinstance(node, cst.Integer):
+            return {node.value}
+        if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+            return {node.value}
+        q = self._qual(node)
+        if q is not None:
+            return {q}
+        d = dotted(node)
+        return {d} if d else set()
+
+    def _when_ok(self, rule: Rule, call: cst.Call | None) -> bool:
+        if not rule.when:
+            return True
+        if call is None:
+            return False
+        missing = rule.when.get("missing_arg")
+        if missing and self._arg(call, missing.get("pos"), missing.get("kw")) is not None:
+            return False
+        cond = rule.when.get("arg")
+        if cond:
+            arg = self._arg(call, cond.get("pos"), cond.get("kw"))
+            if arg is None:
+                return False
+            wanted = {str(v) for v in cond.get("values", [])}
+            if wanted and not (self._arg_values(arg.value) & wanted):
+                return False
+        return True
+
+    def _match_reference(self, node: cst.CSTNode, qual: str, call: cst.Call | None) -> bool:
+        """A resolved qualified name (call, attribute, decorator, base, imported name)."""
+        m = self.c.match_qualname(qual)
+        if m is None:
+            return False
+        if self._when_ok(m.rule, call):
+            self._hit(m.rule, node, qual, end_node=call)
+        return True
+
+    # -- statements ----------------------------------------------------------------------------
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        # A bare string statement is a docstring or a comment-like literal: never a finding.
+        if len(node.body) == 1 and isinstance(node.body[0], cst.Expr) and isinstance(
+            node.body[0].value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+        ):
+            return False
+        return True
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        for alias in node.names:
+            name = dotted(alias.name)
+            if name is None:
+                continue
+            if not self._match_reference(alias, name, None):
+                rule = self.c.match_import(name)
+                if rule is not None:
+                    self._hit(rule, alias, name)
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if node.relative or node.module is None:
+            return False
+        module = dotted(node.module)
+        if module is None:
+            return False
+        if isinstance(node.names, cst.ImportStar):
+            if not self._match_reference(node.module, module, None):
+                rule = self.c.match_import(module)
+                if rule is not None:
+                    self._hit(rule, node.module, module)
+            return False
+        for alias in node.names:
+            qual = f"{module}.{dotted(alias.name)}"
+            if not self._match_reference(alias, qual, None):
+                rule = self.c.match_import(module)
+                if rule is not None:
+                    self._hit(rule, alias, qual)
+        return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self._handled.add(id(node.name))
+        return True
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self._handled.add(id(node.name))
+        return True
+
+    def visit_Param(self, node: cst.Param) -> bool:
+        self._handled.add(id(node.name))
+        return True
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        if node.keyword is not None:
+            self._handled.add(id(node.keyword))
+        return True
+
+    def visit_Raise(self, node: cst.Raise) -> bool:
+        self._in_message += 1
+        return True
+
+    def leave_Raise(self, original_node: cst.Raise) -> None:
+        self._in_message -= 1
+
+    def visit_Assert(self, node: cst.Assert) -> bool:
+        node.test.visit(self)
+        if node.msg is not None:
+            self._in_message += 1
+            node.msg.visit(self)
+            self._in_message -= 1
+        return False
+
+    # -- expressions ---------------------------------------------------------------------------
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "format" and isinstance(func.value, _STRING_NODES):
+            if not self._in_message:
+                values = self.fold(node)
+                if values:
+                    self._match_values(node, values)
+            for arg in node.args:
+                arg.visit(self)
+            return False
+        qual = self._qual(func)
+        if qual is not None and self._match_reference(func, qual, node):
+            pass                      # a resolved chain holds no other code to visit
+        elif isinstance(func, cst.Attribute) and func.attr.value in self.c.methods:
+            rule = self.c.methods[func.attr.value][0]
+            if self._when_ok(rule, node):
+                self._hit(rule, func.attr, func.attr.value, end_node=node)
+            func.value.visit(self)    # the receiver may hold code: `torch.randn(3).cuda()`
+        else:
+            func.visit(self)
+        message = self._is_message_call(func, qual)
+        env_kw = qual == "dict" or dotted(func) == "dict" or (
+            isinstance(func, cst.Attribute) and func.attr.value in ("update", "setdefault"))
+        for arg in node.args:
+            if arg.keyword is not None and env_kw:
+                rule = self.c.match_env(arg.keyword.value)
+                if rule is not None:
+                    self._hit(rule, arg.keyword, arg.keyword.value)
+            value = arg.value
+            if not message and isinstance(value, cst.Name) and value.value in self.ctx.constants \
+                    and value.value not in self.ctx.aliases:
+                self._match_values(value, self.ctx.constants[value.value], via=value.value)
+            if message:
+                self._in_message += 1
+            arg.visit(self)
+            if message:
+                self._in_message -= 1
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if id(node) in self._handled:
+            return False
+        d = dotted(node)
+        if d is None:
+            self._handled.add(id(node.attr))
+            rules = self.c.attributes.get(node.attr.value)
+            if rules:
+                self._hit(rules[0], node.attr, node.attr.value)
+            return True
+        qual = self.ctx.resolve(d)
+        if qual is not None and self._match_reference(node, qual, None):
+            return False
+        rules = self.c.attributes.get(node.attr.value)
+        if rules:
+            self._hit(rules[0], node.attr, node.attr.value)
+        return False
+
+    def visit_Name(self, node: cst.Name) -> bool:
+        if id(node) in self._handled:
+            return False
+        qual = self.ctx.aliases.get(node.value)
+        if qual is not None:
+            self._match_reference(node, qual, None)
+        return False
+
+    def visit_Comparison(self, node: cst.Comparison) -> bool:
+        sides = [node.left] + [t.comparator for t in node.comparisons]
+        for side in sides:
+            if isinstance(side, cst.Name) and side.value in self.ctx.constants and side.value not in self.ctx.aliases:
+                self._match_values(side, self.ctx.constants[side.value], via=side.value)
+        return True
+
+    def _visit_string(self, node: cst.BaseExpression) -> bool:
+        if self._in_message:
+            return False
+        values = self.fold(node)
+        if values:
+            self._match_values(node, values)
+        if isinstance(node, cst.FormattedString):
+            for part in node.parts:
+                if isinstance(part, cst.FormattedStringExpression):
+                    part.expression.visit(self)
+        elif isinstance(node, cst.ConcatenatedString):
+            for side in (node.left, node.right):
+                if isinstance(side, cst.FormattedString):
+                    for part in side.parts:
+                        if isinstance(part, cst.FormattedStringExpression):
+                            part.expression.visit(self)
+        return False
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> bool:
+        return self._visit_string(node)
+
+    def visit_ConcatenatedString(self, node: cst.ConcatenatedString) -> bool:
+        return self._visit_string(node)
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> bool:
+        return self._visit_string(node)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> bool:
+        if not _stringy(node):
+            return True
+        if self._in_message:
+            return False
+        values = self.fold(node)
+        if values and any(v.replace(HOLE, "") for v in values):
+            self._match_values(node, values)
+        _visit_code_operands(node, self)
+        return False
+
+
+_STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+
+
+def _stringy(node: cst.CSTNode) -> bool:
+    if isinstance(node, _STRING_NODES):
+        return True
+    return isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Modulo)) and (
+        _stringy(node.left) or (isinstance(node.operator, cst.Add) and _stringy(node.right)))
+
+
+def _visit_code_operands(node: cst.BinaryOperation, visitor: MatchVisitor) -> None:
+    """Visit the non-string operands of a folded string expression (`"cuda:" + str(torch.cuda.current_device())`)."""
+    for side in (node.left, node.right):
+        if isinstance(side, cst.BinaryOperation) and _stringy(side):
+            _visit_code_operands(side, visitor)
+        elif not isinstance(side, _STRING_NODES):
+            side.visit(visitor)
