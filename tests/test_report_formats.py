@@ -467,3 +467,18 @@ def test_sarif_schema_check_is_real(project):
     doc["runs"][0]["results"][0]["level"] = "info"  # not a SARIF level: the schema must reject it
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft4Validator(schema).validate(doc)
+
+
+def test_nested_sections_render_as_several_tables(project):
+    trace = {"entry": "train.py:build_model", "wall_s": 3.21, "fake": True,
+             "models": [{"name": "gpt2", "params": 124_439_808, "aten_ops": 143, "unsupported": ["aten::foo"]}],
+             "ops": {"aten::mm": {"calls": 96, "supported": True}}}
+    report = make_report(project, sections={"trace": trace, "notes": "ran on CPU fake tensors"})
+    out = render(report, "console", color=False)
+    assert re.search(r"\| entry +\| train\.py:build_model +\|", out) and re.search(r"\| fake +\| yes +\|", out)
+    assert "trace: models" in out and re.search(r"\| gpt2 +\| 124439808 +\| 143 +\| aten::foo +\|", out)
+    assert "trace: ops" in out and re.search(r"\| aten::mm +\| 96 +\| yes +\|", out)
+    assert "ran on CPU fake tensors" in out
+    md = render(report, "markdown")
+    assert "## trace: models\n\n| name | params | aten\\_ops | unsupported |" in md
+    assert "| aten::mm | 96 | yes |" in md

@@ -132,22 +132,34 @@ def group_by_path(findings: Iterable[Finding]) -> dict[str, list[Finding]]:
     return dict(sorted(grouped.items()))
 
 
-def table_rows(value: Any) -> tuple[list[str], list[list[Any]]] | None:
-    """Column headers and rows of an extra report section, or None when it is not table-shaped.
+def section_tables(name: str, value: Any) -> list[tuple[str, list[str], list[list[Any]]]]:
+    """The tables of an extra report section ('trace', 'execute', ...), whatever its shape.
 
-    Accepted shapes: a list of dicts (one row each), a dict of dicts (the key becomes the first column)
-    and a flat dict (key / value rows).
+    A list of dicts is one table (a row each); a dict of dicts is one table whose first column is the
+    key; a dict mixing scalars and nested tables gives a key / value table of the scalars, then one
+    table per nested part titled 'name: key'. Anything else is a one-cell table.
     """
     if isinstance(value, list) and value and all(isinstance(row, dict) for row in value):
         keys = _union_keys(value)
-        return [str(k) for k in keys], [[row.get(k) for k in keys] for row in value]
+        return [(name, [str(k) for k in keys], [[row.get(k) for k in keys] for row in value])]
     if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
         keys = _union_keys(value.values())
-        return ["name", *(str(k) for k in keys)], [[name, *(row.get(k) for k in keys)]
-                                                   for name, row in value.items()]
+        return [(name, ["name", *(str(k) for k in keys)],
+                 [[key, *(row.get(k) for k in keys)] for key, row in value.items()])]
     if isinstance(value, dict) and value:
-        return ["key", "value"], [[k, v] for k, v in value.items()]
-    return None
+        nested = {k: v for k, v in value.items() if _is_table(v)}
+        scalars = [[k, v] for k, v in value.items() if k not in nested]
+        tables = [(name, ["key", "value"], scalars)] if scalars else []
+        for key, part in nested.items():
+            tables += section_tables(f"{name}: {key}", part)
+        return tables
+    return [(name, [name], [[value]])]
+
+
+def _is_table(value: Any) -> bool:
+    if isinstance(value, list):
+        return bool(value) and all(isinstance(row, dict) for row in value)
+    return isinstance(value, dict) and bool(value)
 
 
 def _union_keys(rows: Iterable[dict]) -> list[Any]:
@@ -160,10 +172,14 @@ def _union_keys(rows: Iterable[dict]) -> list[Any]:
 def cell_text(value: Any) -> str:
     if value is None:
         return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:.4g}"
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple, set)):
         return ", ".join(cell_text(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={cell_text(v)}" for k, v in value.items())
     return str(value)
 
 

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from auditor.findings import CATEGORIES, SEVERITIES, Finding
 from auditor.report.common import (EFFORT_LABELS, EFFORT_ORDER, MAX_SHOWN_LINE, SourceLines, cell_text,
-                                   group_by_path, is_fixable, stream_is_terminal, table_rows, tool_info,
+                                   group_by_path, is_fixable, section_tables, stream_is_terminal, tool_info,
                                    wants_color)
 
 if TYPE_CHECKING:
@@ -104,17 +104,16 @@ def _summary_tables(report: "Report", table_box: box.Box | None) -> list[Table]:
     return [by_cat, by_effort]
 
 
-def _section_table(name: str, value: object, table_box: box.Box | None) -> Table | Text:
-    shaped = table_rows(value)
-    if shaped is None:
-        return Text(f"{name}: {cell_text(value)}")
-    columns, rows = shaped
-    table = Table(title=name, box=table_box, title_justify="left")
-    for c in columns:
-        table.add_column(c, overflow="fold")
-    for row in rows:
-        table.add_row(*(cell_text(v) for v in row))
-    return table
+def _section_tables(name: str, value: object, table_box: box.Box | None) -> list[Table]:
+    tables = []
+    for title, columns, rows in section_tables(name, value):
+        table = Table(title=title, box=table_box, title_justify="left")
+        for c in columns:
+            table.add_column(c, overflow="fold")
+        for row in rows:
+            table.add_row(*(cell_text(v) for v in row))
+        tables.append(table)
+    return tables
 
 
 def write(report: "Report", stream: TextIO, *, color: bool | None = None, width: int | None = None) -> None:
@@ -153,8 +152,9 @@ def write(report: "Report", stream: TextIO, *, color: bool | None = None, width:
         console.print()
 
     for name, value in report.sections.items():
-        console.print(_section_table(str(name), value, table_box))
-        console.print()
+        for table in _section_tables(str(name), value, table_box):
+            console.print(table)
+            console.print()
 
     if not report.findings:
         console.print(Text("No findings: nothing in the audited code needs to change for the target.", "green"))

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Iterable, TextIO
 
 from auditor.findings import Finding
 from auditor.report.common import (EFFORT_LABELS, EFFORT_ORDER, cell_text, group_by_path, is_fixable,
-                                   table_rows, tool_info)
+                                   section_tables, tool_info)
 
 if TYPE_CHECKING:
     from auditor.report import Report
@@ -119,7 +119,6 @@ def write(report: "Report", stream: TextIO) -> None:
         out += [f"- [ ] {escape(e.one_line())}" for e in report.errors]
         out.append("")
     for name, value in report.sections.items():
-        shaped = table_rows(value)
-        if shaped:
-            out += [f"## {escape(str(name))}", "", *_table(*shaped)]
+        for title, columns, rows in section_tables(str(name), value):
+            out += [f"## {escape(title)}", "", *_table(columns, rows)]
     stream.write("\n".join(out).rstrip("\n") + "\n")
