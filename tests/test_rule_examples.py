@@ -1,0 +1,50 @@
+"""Fixit's habit: every rule's own examples are its tests. `flag` examples must produce a finding with the
+rule's code; `ok` examples must not. The whole catalogue is loaded, so rules that overlap are tested together."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from auditor.rules import load_rules
+from auditor.static import StaticEngine
+
+RULES = load_rules()
+ENGINE = StaticEngine(RULES)
+
+
+def _cases(kind: str):
+    for rule in RULES:
+        for i, example in enumerate(getattr(rule, f"examples_{kind}")):
+            yield pytest.param(rule, example, id=f"{rule.code}-{rule.name}-{kind}{i}")
+
+
+def _codes(example: str, name: str = "example.py") -> list[str]:
+    result = ENGINE.analyze_bytes(textwrap.dedent(example).encode(), name)
+    assert result.error is None, f"example does not parse: {result.error}"
+    return [f.code for f in result.findings]
+
+
+@pytest.mark.parametrize("rule,example", list(_cases("flag")))
+def test_flag_examples_are_flagged(rule, example):
+    name = "kernel.cu" if "file" in rule.match and not rule.match.keys() - {"file"} else "example.py"
+    if name.endswith(".cu"):
+        result = ENGINE.analyze_bytes(example.encode(), name)
+        assert rule.code in [f.code for f in result.findings]
+        return
+    assert rule.code in _codes(example), f"{rule.code} did not flag:\n{example}"
+
+
+@pytest.mark.parametrize("rule,example", list(_cases("ok")))
+def test_ok_examples_are_not_flagged(rule, example):
+    assert rule.code not in _codes(example), f"{rule.code} flagged:\n{example}"
+
+
+def test_every_default_rule_has_examples_and_docs():
+    for rule in RULES:
+        if "coverage" in rule.match:
+            continue  # fed by the coverage tables; tested in tests/test_static_coverage.py
+        assert rule.examples_flag, f"{rule.code} has no flag examples"
+        assert rule.examples_ok, f"{rule.code} has no ok examples"
+        assert rule.substitution or all(d.substitution for d in rule.symbols.values()), \
+            f"{rule.code} gives no substitution"
