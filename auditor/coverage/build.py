@@ -1,0 +1,141 @@
+"""Build the coverage tables in op_tables/ from the Ascend snapshots in ../shared/ascend/.
+
+    python -m auditor.coverage.build [--ascend-dir DIR] [--out DIR]
+
+Deterministic: the same sources and the same installed torch give byte-identical files.
+Needs torch (the composite-kernel registry); the query side (auditor.coverage) does not.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from auditor.coverage import build_aten, build_docs, build_extra
+
+SCHEMA = 1
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_ASCEND_DIR = REPO_ROOT.parent / "shared" / "ascend"
+DEFAULT_OUT = REPO_ROOT / "op_tables"
+
+
+class BuildError(Exception):
+    """Missing or unreadable sources; main() prints it without a traceback."""
+
+
+def write_json(path: Path, data) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    path.write_text(text + "\n", encoding="utf-8")
+
+
+def api_doc_for_line(line: str, doc_versions: list[str]) -> str:
+    """The support list that answers for a torch_npu line: the newest page set whose torch version is
+    not newer than the line, else the oldest one (lines older than every page set)."""
+    def key(v: str) -> tuple[int, int]:
+        major, minor = v.lstrip("v").split(".")[:2]
+        return int(major), int(minor)
+
+    older = [v for v in doc_versions if key(v) <= key(line)]
+    return older[-1] if older else doc_versions[0]
+
+
+def split_op_plugin(rows: list[dict], registry: dict[str, dict]) -> tuple[dict[str, dict], dict[str, dict]]:
+    """op-plugin entries -> (aten overloads, torch_npu custom ops), merging repeated entries."""
+    aten: dict[str, dict] = {}
+    custom: dict[str, dict] = {}
+    for row in rows:
+        is_aten = row["section"] in build_aten.ATEN_SECTIONS or row["op"] in registry
+        table = aten if is_aten else custom
+        merged = table.setdefault(row["op"], {"kernels": {}, "sources": []})
+        for kind, lines in row["kernels"].items():
+            merged["kernels"][kind] = sorted(set(merged["kernels"].get(kind, [])) | set(lines),
+                                             key=lambda v: tuple(int(x) for x in v.lstrip("v").split(".")))
+        merged["sources"].append(row["source"])
+    for table in (aten, custom):
+        for row in table.values():
+            row["source"] = "; ".join(row.pop("sources"))
+    return aten, custom
+
+
+def build(ascend_dir: Path | str = DEFAULT_ASCEND_DIR, out_dir: Path | str = DEFAULT_OUT) -> dict[str, int]:
+    """Write every table; returns the number of rows per file (what `audit tables build` prints)."""
+    ascend_dir, out_dir = Path(ascend_dir), Path(out_dir)
+    if not (ascend_dir / build_aten.OP_PLUGIN_YAML).is_file():
+        raise BuildError(f"{ascend_dir} does not hold the Ascend snapshots "
+                         f"({build_aten.OP_PLUGIN_YAML} is missing); pass --ascend-dir")
+    try:
+        import torch  # noqa: F401
+    except ImportError as exc:
+        raise BuildError("building the tables needs torch installed (pip install npu-audit[trace])") from exc
+
+    lines, op_rows = build_aten.read_op_plugin(ascend_dir)
+    torch_version, registry = build_aten.torch_registry()
+    aten_npu, custom_npu = split_op_plugin(op_rows, registry)
+    counts: dict[str, int] = {}
+
+    aten = build_aten.aten_table(lines, aten_npu, registry, torch_version)
+    write_json(out_dir / "aten.json", aten)
+    counts["aten.json"] = aten["count"]
+
+    docs = build_docs.doc_sets(ascend_dir)
+    if not docs:
+        raise BuildError(f"no pytorch_X-Y-Z folders under {ascend_dir / build_docs.NATIVE_API_DIR}")
+    api_sets = []
+    for version, folder in docs:
+        apis = build_docs.parse_native_api(ascend_dir, folder)
+        api_sets.append((version, apis))
+        write_json(out_dir / "api" / f"torch-{version}.json", {
+            "schema": SCHEMA, "torch_version": version,
+            "source": folder.relative_to(ascend_dir).as_posix(), "apis": apis})
+        counts[f"api/torch-{version}.json"] = len(apis)
+
+    extra = build_extra.build_all(ascend_dir, lines, custom_npu, build_aten.read_deprecated(ascend_dir),
+                                   api_sets)
+    for name, table in extra.items():
+        write_json(out_dir / f"{name}.json", table)
+        counts[f"{name}.json"] = table["count"]
+
+    doc_versions = [v for v, _ in docs]
+    write_json(out_dir / "index.json", {
+        "schema": SCHEMA,
+        "generated_by": "python -m auditor.coverage.build",
+        "lines": lines,
+        "torch_version": torch_version,
+        "api_docs": {line: api_doc_for_line(line, doc_versions) for line in lines},
+        "approximations": [
+            f"Composite kernels come from the dispatcher of the installed torch {torch_version}, used for "
+            "every torch_npu line: an op that became composite in a later PyTorch may read as composite "
+            "for an older line.",
+            "CompositeExplicitAutogradNonFunctional counts as covered only when the out= overload with the "
+            "same arguments has an NPU kernel or a composite kernel on that line.",
+            "Python API support per line uses the nearest native_api support list not newer than the line "
+            f"(lists exist for torch {', '.join(doc_versions)}); lines older than {doc_versions[0]} use "
+            f"the {doc_versions[0]} list.",
+            "The native_api lists have columns for Atlas A2, Atlas A3 and Ascend 950DT only; 910A and "
+            "310P answers for Python APIs are 'unverified' unless a restriction names them.",
+        ],
+        "files": dict(sorted(counts.items())),
+    })
+    return counts
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m auditor.coverage.build", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ascend-dir", default=str(DEFAULT_ASCEND_DIR),
+                        help="the Ascend snapshots (default: ../shared/ascend next to the repository)")
+    parser.add_argument("--out", default=str(DEFAULT_OUT), help="where to write the tables (default: op_tables/)")
+    args = parser.parse_args(argv)
+    try:
+        counts = build(args.ascend_dir, args.out)
+    except (BuildError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for name, n in sorted(counts.items()):
+        print(f"{name}: {n} rows")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
