@@ -482,3 +482,14 @@ def test_nested_sections_render_as_several_tables(project):
     md = render(report, "markdown")
     assert "## trace: models\n\n| name | params | aten\\_ops | unsupported |" in md
     assert "| aten::mm | 96 | yes |" in md
+
+
+def test_markdown_keeps_prose_substitutions_readable(tmp_path):
+    f = Finding(code="NPU001", name="cuda-tensor-method", category="device", severity="warning", effort="auto",
+                path="train.py", line=10, col=35, end_line=10, end_col=41, message="`.cuda()` moves to a CUDA device",
+                substitution="`.npu()` (after `import torch_npu`), or `.to(device)` with a device_id chosen once",
+                fix="safe", source="static", symbol="cuda")
+    md = render(Report(root=str(tmp_path), target=None, findings=[f], files_scanned=1, lines_scanned=13), "markdown")
+    assert ("  Use instead: `.npu()` (after `import torch_npu`), or `.to(device)` with a device\\_id chosen once\n"
+            in md)
+    assert "Audited by npu-audit " in md and ": 1 file, 13 lines." in md

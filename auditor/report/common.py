@@ -29,6 +29,10 @@ FIX_LABELS = {"safe": "safe fix", "unsafe": "unsafe fix (review the diff)", "non
 MAX_SHOWN_LINE = 240
 
 
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' * (count != 1)}"
+
+
 def is_fixable(finding: Finding) -> bool:
     return finding.fix in ("safe", "unsafe")
 

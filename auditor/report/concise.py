@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
-from auditor.report.common import is_fixable, one_line
+from auditor.report.common import is_fixable, one_line, plural
 
 if TYPE_CHECKING:
     from auditor.report import Report
@@ -25,8 +25,7 @@ def _closing_line(report: "Report") -> str:
     else:
         files = len({f.path for f in report.findings})
         fixable = sum(1 for f in report.findings if is_fixable(f))
-        text = (f"Found {total} finding{'s' * (total != 1)} in {files} file{'s' * (files != 1)}"
-                f" ({fixable} fixable with `audit fix`).")
+        text = f"Found {plural(total, 'finding')} in {plural(files, 'file')} ({fixable} fixable with `audit fix`)."
     if report.errors:
-        text += f" {len(report.errors)} file{'s' * (len(report.errors) != 1)} could not be audited."
+        text += f" {plural(len(report.errors), 'file')} could not be audited."
     return text + "\n"

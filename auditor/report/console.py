@@ -16,7 +16,7 @@ from rich.text import Text
 
 from auditor.findings import CATEGORIES, SEVERITIES, Finding
 from auditor.report.common import (EFFORT_LABELS, EFFORT_ORDER, MAX_SHOWN_LINE, SourceLines, cell_text,
-                                   group_by_path, is_fixable, section_tables, stream_is_terminal, tool_info,
+                                   group_by_path, is_fixable, plural, section_tables, stream_is_terminal, tool_info,
                                    wants_color)
 
 if TYPE_CHECKING:
@@ -129,14 +129,14 @@ def write(report: "Report", stream: TextIO, *, color: bool | None = None, width:
     header.append(f"{info['name']} {info['version']}", "bold")
     header.append(f"  target: {info['target']['description'] if info['target'] else 'not set'}")
     console.print(header)
-    console.print(Text(f"{report.root}: {summary['files_scanned']} files, {summary['lines_scanned']} lines "
-                       f"in {summary['duration_s']:.2f} s", "dim"))
+    scanned = f"{plural(summary['files_scanned'], 'file')}, {plural(summary['lines_scanned'], 'line')}"
+    console.print(Text(f"{report.root}: {scanned} in {summary['duration_s']:.2f} s", "dim"))
     console.print()
 
     sources = SourceLines(report)
     for path, findings in group_by_path(report.findings).items():
         title = Text(path, "bold underline")
-        title.append(f"  {len(findings)} finding{'s' * (len(findings) != 1)}", "dim")
+        title.append(f"  {plural(len(findings), 'finding')}", "dim")
         lines = [title]
         for f in findings:
             lines += _finding(f, sources, bar)
@@ -145,7 +145,7 @@ def write(report: "Report", stream: TextIO, *, color: bool | None = None, width:
         console.print()
 
     if report.errors:
-        console.print(Text(f"Could not audit {len(report.errors)} file{'s' * (len(report.errors) != 1)}:",
+        console.print(Text(f"Could not audit {plural(len(report.errors), 'file')}:",
                            "bold red"))
         for e in report.errors:
             console.print(Text(f"  {e.one_line()}"), soft_wrap=True)

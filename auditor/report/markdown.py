@@ -9,7 +9,7 @@ import re
 from typing import TYPE_CHECKING, Iterable, TextIO
 
 from auditor.findings import Finding
-from auditor.report.common import (EFFORT_LABELS, EFFORT_ORDER, cell_text, group_by_path, is_fixable,
+from auditor.report.common import (EFFORT_LABELS, EFFORT_ORDER, cell_text, group_by_path, is_fixable, plural,
                                    section_tables, tool_info)
 
 if TYPE_CHECKING:
@@ -37,13 +37,18 @@ def code_span(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+def _substitution(text: str) -> str:
+    """A bare API becomes a code span; a sentence that already marks its code with backticks stays prose."""
+    return escape(" ".join(text.split())) if "`" in text else code_span(text)
+
+
 def _item(f: Finding) -> str:
     lines = [part.strip() for part in f.message.splitlines() if part.strip()] or [""]
     head = f"- [ ] L{f.line} {code_span(f.code)} {escape(lines[0])}"
     # Continuation lines are indented so that they stay inside the list item.
     out = [head, *(f"  {escape(rest)}" for rest in lines[1:])]
     if f.substitution:
-        out.append(f"  Use instead: {code_span(f.substitution)}")
+        out.append(f"  Use instead: {_substitution(f.substitution)}")
     if f.fix == "unsafe":
         out.append("  (unsafe fix: review the diff)")
     return "\n".join(out)
@@ -62,8 +67,8 @@ def _totals(report: "Report") -> list[str]:
     out = ["# Porting task list: CUDA to Ascend NPU", ""]
     if info["target"]:
         out.append(f"Target: {escape(info['target']['description'])}  ")
-    out.append(f"Audited by {info['name']} {info['version']}: {s['files_scanned']} files, "
-               f"{s['lines_scanned']} lines.")
+    out.append(f"Audited by {info['name']} {info['version']}: {plural(s['files_scanned'], 'file')}, "
+               f"{plural(s['lines_scanned'], 'line')}.")
     out += ["", "| Findings | Files with findings | Mechanical (`audit fix`) | Manual | Errors |",
             "| ---: | ---: | ---: | ---: | ---: |",
             f"| {s['total']} | {s['files_with_findings']} | {s['fixable']['safe'] + s['fixable']['unsafe']} "
