@@ -112,7 +112,16 @@ class MatchVisitor(cst.CSTVisitor):
         return None
 
     def _match_values(self, node: cst.CSTNode, values: set[str], via: str | None = None) -> None:
-        """String rules and env rules against every possible value of a string expression."""
+        """String rules and env rules against every possible value of a string expression. A name that
+        may hold several matching values (`device = f"cuda:{r}"` ... `device = "cuda"`) is reported once."""
+        if via is not None:
+            fired: set[str] = set()
+            for value in sorted(values):
+                m = self.c.match_string(value) or ((self.c.match_env(value), value) if self.c.match_env(value) else None)
+                if m is not None and m[0].code not in fired:
+                    fired.add(m[0].code)
+                    self._hit(m[0], node, value.replace(HOLE, "{…}"), value=m[1], via=via)
+            return
         for value in sorted(values):
             m = self.c.match_string(value)
             if m is not None:
