@@ -243,29 +243,37 @@ def dump_labels(path: Path, doc: dict) -> None:
 # --------------------------------------------------------------------------- scoring
 
 
-def findings_by_line(doc: dict) -> dict[tuple[str, int], list[dict]]:
+def findings_by_line(doc: dict, known_keys: set[str]) -> dict[tuple[str, int], list[dict]]:
+    """Group findings by (sampled-file key, line).
+
+    Paths are relative to the audited root (<package>/<path>); a path audited from elsewhere
+    (absolute, or under a parent folder) is mapped to the sampled file it ends with.
+    """
     if not isinstance(doc, dict) or not isinstance(doc.get("findings"), list):
         raise BenchError("the audit output is not a JSON object with a 'findings' list")
     out: dict[tuple[str, int], list[dict]] = {}
     for f in doc["findings"]:
         try:
-            key = (str(f["path"]).replace("\\", "/").removeprefix("./"), int(f["line"]))
+            path = str(f["path"]).replace("\\", "/").removeprefix("./")
+            line = int(f["line"])
         except (KeyError, TypeError, ValueError) as e:
             raise BenchError(f"a finding lacks path/line: {f!r}") from e
-        out.setdefault(key, []).append(f)
+        if path not in known_keys:
+            path = next((k for k in known_keys if path.endswith("/" + k)), path)
+        out.setdefault((path, line), []).append(f)
     return out
 
 
 def score(labels: list[LabelledFile], doc: dict) -> dict:
     """Compare findings with labels. Pure: no file access beyond what `labels` carries."""
-    by_line = findings_by_line(doc)
+    known_keys = {lf.key for lf in labels}
+    by_line = findings_by_line(doc, known_keys)
     per_cat = {c: {"labelled": 0, "found": 0, "right_category": 0} for c in CATEGORIES}
     misses: dict[str, list[dict]] = {c: [] for c in CATEGORIES}
     wrong_category: list[dict] = []
     false_hits: list[dict] = []
     unlabelled: list[dict] = []
     must_not_flag = 0
-    known_keys = {lf.key for lf in labels}
     for lf in labels:
         for ll in lf.lines.values():
             hits = by_line.get((lf.key, ll.line), [])

@@ -172,3 +172,12 @@ def test_shipped_labels_match_the_corpus_when_fetched():
     if not all(lf.corpus_file.exists() for lf in labels):
         pytest.skip("corpus not fetched (python bench/recall.py fetch)")
     assert [p for lf in labels for p in recall.check_against_corpus(lf)] == []
+
+
+def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
+    labels = recall.load_all_labels()
+    doc = {"findings": [finding(9, "precision", path="/tmp/elsewhere/" + KEY),
+                        finding(6, "device", path="./" + KEY)]}
+    r = recall.score(labels, doc)
+    assert r["per_category"]["precision"]["found"] == 1
+    assert r["per_category"]["device"]["found"] == 1
