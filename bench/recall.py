@@ -8,6 +8,7 @@
     python bench/recall.py run [--json]     audit the sampled files and score the findings against
                                             the labels: recall per category, false hits, unlabelled hits
     python bench/recall.py run --findings F score an existing `audit --format json` document instead
+    python bench/recall.py run -- ARGS...   pass ARGS to audit (e.g. -- --product 910a --torch-npu v2.7)
     python bench/recall.py fill LABELS...   write sha256 and line texts into labels files (labelling aid)
 
 Scoring: a labelled line is found when any finding starts on it (finding.line); it is found in the
@@ -421,7 +422,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise BenchError(f"cannot read findings {args.findings}: {e}") from e
     else:
         audit_cmd = args.audit.split() if args.audit else default_audit_cmd()
-        extra = ["--target", args.target] if args.target else []
+        extra = [a for a in args.audit_args if a != "--"]
         doc = run_audit(labels, audit_cmd, extra)
     result = score(labels, doc)
     add_texts(result, labels)
@@ -445,7 +446,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="score this `audit --format json` output instead of running audit "
                         "(paths must be <package>/<path inside the archive>)")
     r.add_argument("--audit", metavar="CMD", help="audit command (default: the venv's `audit`)")
-    r.add_argument("--target", help="passed to audit as --target")
+    r.add_argument("audit_args", nargs=argparse.REMAINDER,
+                   help="after `--`: extra arguments for audit, e.g. -- --product 910a")
     fl = sub.add_parser("fill", help="write sha256 and line texts into labels files")
     fl.add_argument("labels", nargs="+")
     args = ap.parse_args(argv)
