@@ -1,0 +1,400 @@
+"""`audit --trace`: what one real training step executes, judged against the target's coverage.
+
+The user's model is built and stepped (forward, backward, optimizer) in a child process on fake
+tensors (auditor.trace.record); this process only judges the plain records that come back, against
+auditor.coverage, and turns gaps and fusion opportunities into findings (source 'trace').
+
+Codes: NPU550-NPU554 operator coverage, NPU650-NPU654 fusion (static rules use the lower codes).
+"""
+from __future__ import annotations
+
+import ast
+import os
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from auditor.findings import Finding
+from auditor.report import FileError
+from auditor.target import Target
+
+DEFAULT_TIMEOUT = 300.0
+
+# code -> (name, category, severity, effort)
+RULES = {
+    "NPU550": ("trace-op-cpu-fallback", "operator", "warning", "medium"),
+    "NPU551": ("trace-op-partial", "operator", "info", "low"),
+    "NPU552": ("trace-dtype-unsupported", "operator", "error", "medium"),
+    "NPU553": ("trace-api-unsupported", "operator", "error", "medium"),
+    "NPU650": ("trace-fusion-rms-norm", "fusion", "info", "low"),
+    "NPU651": ("trace-fusion-rotary", "fusion", "info", "low"),
+    "NPU652": ("trace-fusion-swiglu", "fusion", "info", "low"),
+    "NPU653": ("trace-fusion-attention", "fusion", "warning", "medium"),
+    "NPU654": ("trace-fusion-optimizer", "fusion", "info", "low"),
+}
+FUSION_CODES = {"rms_norm": "NPU650", "rotary": "NPU651", "swiglu": "NPU652", "attention": "NPU653"}
+FUSION_APIS = {"rms_norm": "torch_npu.npu_rms_norm", "rotary": "torch_npu.npu_rotary_mul",
+               "swiglu": "torch_npu.npu_swiglu", "attention": "torch_npu.npu_fusion_attention"}
+
+
+def trace_findings(source: Path | None, *, root: Path, entry: str | None, hf_config: Path | None,
+                   amp: str | None, timeout: float, target: Target) -> tuple[list[Finding], list[FileError], dict]:
+    """Trace one training step of the entry's model in a child process and judge what it ran."""
+    from auditor.entry import EntryError, load_hf_config_dict
+    from auditor.sandbox import SandboxError, run_in_child
+    from auditor.trace.record import trace_step
+
+    place = _Placer(Path(root), Path(source) if source else None, Path(hf_config) if hf_config else None, entry)
+    if amp not in (None, "bf16", "fp16"):
+        return [], [FileError(place.error_path, "trace", f"--amp must be bf16 or fp16, not {amp!r}")], {}
+    if hf_config is not None:
+        try:
+            load_hf_config_dict(Path(hf_config))  # a bad file is a clear error without starting a child
+        except EntryError as exc:
+            return [], [FileError(place.error_path, "trace", str(exc))], {}
+    kwargs = {"source": str(source) if source else None, "entry": entry,
+              "hf_config": str(hf_config) if hf_config else None, "amp": amp}
+    try:
+        result = run_in_child(trace_step, kwargs, timeout)
+    except SandboxError as exc:
+        line = None
+        if exc.line and place.source and Path(exc.line[0]).resolve() == place.source.resolve():
+            line = exc.line[1]
+        message = exc.message if not exc.user_traceback else f"{exc.message}\n{exc.user_traceback}"
+        if exc.kind != "user-exception":
+            message = f"{exc.kind}: {message}"
+        return [], [FileError(place.error_path, "trace", message, line)], {}
+    return judge(result, target, place)
+
+
+@dataclass
+class _Placer:
+    """Turns frames from the child into (path, line) relative to the scanned root."""
+    root: Path
+    source: Path | None
+    hf_config: Path | None
+    entry: str | None
+
+    @property
+    def base(self) -> Path:
+        return self.root if self.root.is_dir() else self.root.parent
+
+    def relative(self, file: str | Path) -> str:
+        path = Path(file).resolve()
+        try:
+            return path.relative_to(self.base.resolve()).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    @property
+    def error_path(self) -> str:
+        return self.relative(self.source or self.hf_config or self.root)
+
+    def fallback(self) -> tuple[str, int]:
+        """Where findings without a user frame go: the entry function, or line 1 of the config."""
+        if self.source is not None and self.source.is_file() and not (self.entry and ":" in self.entry):
+            return self.relative(self.source), _def_line(self.source, self.entry or "audit_entry")
+        return self.error_path, 1
+
+    def place(self, frame: tuple | None) -> tuple[str, int, str | None]:
+        """(path, line, library location) for a frame: user frames as they are; library frames go to
+        the fallback with the library line kept for the message."""
+        if frame and frame[2]:
+            return self.relative(frame[0]), frame[1], None
+        path, line = self.fallback()
+        library = None
+        if frame:
+            text = Path(frame[0]).as_posix()
+            text = text.split("site-packages/", 1)[-1].split("dist-packages/", 1)[-1]
+            library = f"{text}:{frame[1]}"
+        return path, line, library
+
+
+def _def_line(path: Path, name: str) -> int:
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return 1
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return node.lineno
+    return 1
+
+
+def collapse_module(path: str) -> str:
+    """'M.model.layers.17.mlp' -> 'M.model.layers.*.mlp': one row for every repeated block."""
+    return re.sub(r"\.\d+(?=\.|$)", ".*", path)
+
+
+def _finding(code: str, path: str, line: int, message: str, symbol: str, substitution: str | None,
+             data: dict, severity: str | None = None) -> Finding:
+    name, category, default_severity, effort = RULES[code]
+    return Finding(code=code, name=name, category=category, severity=severity or default_severity, effort=effort,
+                   path=path, line=line, col=1, end_line=line, end_col=1, message=message,
+                   substitution=substitution, fix="none", source="trace", symbol=symbol, data=data)
+
+
+def _where(modules: set[str], library: str | None) -> str:
+    shown = sorted({collapse_module(m) for m in modules if m})
+    text = f" in {', '.join(shown[:3])}{' ...' if len(shown) > 3 else ''}" if shown else ""
+    return text + (f" (at {library})" if library else "")
+
+
+def judge(result: dict, target: Target, place: _Placer) -> tuple[list[Finding], list[FileError], dict]:
+    """Findings and the per-model table from the child's records."""
+    from auditor.coverage import Coverage
+    from auditor.trace.backend_ops import user_level_op
+
+    cov = Coverage.load(target)
+    findings: list[Finding] = []
+
+    # aggregate per (judged op, location): count, modules, dtypes, phases, backend ops seen
+    groups: dict[tuple, dict] = {}
+    op_kinds: dict[str, str] = {}
+    dtypes_seen: set[str] = set()
+    for rec in result["aten"]:
+        op = rec["op"]
+        if rec["bookkeeping"]:
+            continue
+        judged, api = user_level_op(op)
+        dtypes_seen.update(rec["dtypes"])
+        path, line, library = place.place(rec["frame"])
+        key = (judged, path, line)
+        group = groups.setdefault(key, {"count": 0, "modules": set(), "dtypes": set(), "phases": set(),
+                                        "backend_ops": set(), "apis": set(), "library": library})
+        group["count"] += rec["count"]
+        group["modules"].add(rec["module"])
+        group["dtypes"].update(rec["dtypes"])
+        group["phases"].add(rec["phase"])
+        if judged != op:
+            group["backend_ops"].add(op)
+        if api or rec["api"]:
+            group["apis"].add(api or rec["api"])
+
+    answers = {}
+    for (op, path, line), group in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0])):
+        answer = answers.get(op) or answers.setdefault(op, cov.aten(op))
+        op_kinds[op] = _kind(answer)
+        data = {"count": group["count"], "modules": sorted({collapse_module(m) for m in group["modules"] if m}),
+                "dtypes": sorted(group["dtypes"]), "phases": sorted(group["phases"]),
+                "apis": sorted(group["apis"]), "via": answer.via, "coverage_source": answer.source}
+        if group["backend_ops"]:
+            data["backend_ops"] = sorted(group["backend_ops"])
+        if group["library"]:
+            data["library_line"] = group["library"]
+        called = f" (from {', '.join(sorted(group['apis']))})" if group["apis"] else ""
+        where = _where(group["modules"], group["library"])
+        times = f"{group['count']} call{'s' * (group['count'] != 1)}"
+        phases = "/".join(p for p in ("forward", "backward", "optimizer") if p in group["phases"])
+        if answer.kind == "unknown":
+            continue  # not an op torch knows under this name (prim, custom namespaces): nothing to judge
+        if answer.supported is False:
+            findings.append(_finding(
+                "NPU550", path, line,
+                f"aten::{op}{called} has no NPU kernel in torch_npu {target.torch_npu} and runs on the CPU "
+                f"({answer.via}): {times} in the {phases}{where}, dtypes {', '.join(data['dtypes']) or '-'}. "
+                f"{answer.notes}", f"aten::{op}", answer.substitute, data))
+        elif answer.supported == "partial":
+            findings.append(_finding(
+                "NPU551", path, line, f"aten::{op}{called} is only partly covered in torch_npu "
+                f"{target.torch_npu} ({answer.via}): {times}{where}. {answer.notes}",
+                f"aten::{op}", answer.substitute, data))
+        lacking = [d for d in sorted(group["dtypes"]) if _dtype_lacking(cov, d)]
+        if lacking:
+            findings.append(_finding(
+                "NPU552", path, line,
+                f"aten::{op}{called} runs in {', '.join(lacking)}, which {target.describe()} does not support: "
+                f"{times} in the {phases}{where}", f"aten::{op}",
+                "float16 or float32 on this product (or a product that has the dtype)", data))
+
+    findings += _api_findings(result, cov, target, place)
+    findings += _fusion_findings(result, cov, target, place)
+    findings += _optimizer_findings(result, cov, target, place)
+
+    kinds = defaultdict(int)
+    for kind in op_kinds.values():
+        kinds[kind] += 1
+    row = {
+        "model": result["label"] or result["model_class"],
+        "class": result["model_class"],
+        "parameters": _human(result["parameters"]),
+        "step FLOPs": _human(result["flops"]),
+        "ops seen": len(op_kinds),
+        "native": kinds["native"],
+        "composite": kinds["composite"],
+        "fallback": kinds["fallback"],
+        "dtypes": ", ".join(sorted(dtypes_seen)),
+        "loss": result["loss"],
+        "optimizer": result["optimizer"]["class"].rsplit(".", 1)[-1],
+        "trace s": round(result["seconds"]["build"] + result["seconds"]["step"], 2),
+    }
+    if result["approximations"]:
+        row["approximated"] = ", ".join(f"{k} x{v}" for k, v in sorted(result["approximations"].items()))
+    table = {"title": f"Traced training step (fake tensors) for {target.describe()}", "rows": [row]}
+    return findings, [], table
+
+
+def _kind(answer) -> str:
+    if answer.supported is True:
+        return "composite" if answer.via.startswith("composite") else "native"
+    if answer.supported == "partial":
+        return "partial"
+    return "fallback" if answer.kind != "unknown" else "unknown"
+
+
+def _dtype_lacking(cov, dtype: str) -> bool:
+    answer = cov.dtype_answer(dtype)
+    return answer.kind == "dtype" and answer.supported is False
+
+
+def _human(n: int) -> str:
+    for unit, size in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if n >= size:
+            return f"{n / size:.2f}{unit}"
+    return str(n)
+
+
+def _api_findings(result: dict, cov, target: Target, place: _Placer) -> list[Finding]:
+    """Python APIs the target's support list marks unsupported on the product (per call site)."""
+    groups: dict[tuple, dict] = {}
+    for rec in result["api"]:
+        answer = cov.api(rec["qualname"])
+        if answer is None or answer.supported is not False:
+            continue
+        path, line, library = place.place(rec["frame"])
+        group = groups.setdefault((rec["qualname"], path, line), {"count": 0, "modules": set(),
+                                                                   "dtypes": set(), "library": library,
+                                                                   "answer": answer})
+        group["count"] += rec["count"]
+        group["modules"].add(rec["module"])
+        group["dtypes"].update(rec["dtypes"])
+    out = []
+    for (qualname, path, line), group in sorted(groups.items(), key=lambda kv: kv[0][1:]):
+        answer = group["answer"]
+        out.append(_finding(
+            "NPU553", path, line,
+            f"{qualname} is marked unsupported on {target.describe()} by the support list ({answer.via}): "
+            f"{group['count']} call(s){_where(group['modules'], group['library'])}. {answer.notes}".strip(),
+            qualname, answer.substitute,
+            {"count": group["count"], "modules": sorted({collapse_module(m) for m in group["modules"] if m}),
+             "dtypes": sorted(group["dtypes"]), "coverage_source": answer.source}))
+    return out
+
+
+def _fusion_call(pattern: str, detail: dict) -> str:
+    """How to call the fused API at this site, from what the graph showed."""
+    if pattern == "rms_norm":
+        eps = detail.get("eps")
+        return (f"torch_npu.npu_rms_norm(x, weight, epsilon={eps if eps is not None else 1e-6})[0]"
+                + ("" if detail.get("weight") else " (no weight in this code: pass torch.ones(hidden))"))
+    if pattern == "rotary":
+        return ("torch_npu.npu_rotary_mul(x, cos, sin) in place of x * cos + rotate_half(x) * sin "
+                "(x, cos, sin as 4-D tensors; cos/sin broadcast over batch and heads)")
+    if pattern == "swiglu":
+        if detail.get("one_tensor"):
+            return "torch_npu.npu_swiglu(x, dim=-1) on the tensor that is split into [gate, up]"
+        return ("torch_npu.npu_swiglu(torch.cat([gate, up], dim=-1), dim=-1); order [gate, up] "
+                "(fuse the two projections into one weight to avoid the cat)")
+    if pattern == "attention":
+        shape = detail.get("query_shape")
+        layout, heads = "BNSD", "N"
+        if shape and len(shape) == 4:
+            heads = str(shape[1])
+        elif shape and len(shape) == 3:
+            layout = "BSH"
+        scale = detail.get("scale")
+        mask = ", atten_mask=<bool mask, True = masked>, sparse_mode=0" if detail.get("masked") else ""
+        return (f"torch_npu.npu_fusion_attention(q, k, v, head_num={heads}, input_layout=\"{layout}\", "
+                f"scale={round(scale, 6) if isinstance(scale, float) else 'head_dim ** -0.5'}{mask}, "
+                "keep_prob=1 - dropout_p)[0], or torch.nn.functional.scaled_dot_product_attention")
+    return ""
+
+
+def _fusion_limits(answer) -> str:
+    if answer is None:
+        return ""
+    products = [p for p, ok in answer.products.items() if ok is True]
+    parts = []
+    floats = [d for d in answer.dtypes if d.startswith(("float", "bfloat"))]
+    if floats:
+        parts.append("dtypes " + ", ".join(floats))
+    if products:
+        parts.append("products " + ", ".join(products))
+    return "; ".join(parts)
+
+
+def _fusion_source(cov, api: str) -> str:
+    for pattern in cov.fusion_patterns():
+        if pattern.get("fused_api") == api:
+            return pattern.get("source", "")
+    return ""
+
+
+def _fusion_findings(result: dict, cov, target: Target, place: _Placer) -> list[Finding]:
+    out = []
+    describe = {"rms_norm": "hand-written RMSNorm (x * rsqrt(mean(x^2) + eps))",
+                "rotary": "rotate_half rotary embedding (x * cos + rotate_half(x) * sin)",
+                "swiglu": "SwiGLU written as silu(gate) * up",
+                "attention": "attention written as matmul -> softmax -> matmul"}
+    for match in result["fusions"]:
+        pattern = match["pattern"]
+        api = FUSION_APIS[pattern]
+        answer = cov.custom_op(api)
+        if answer is not None and answer.supported is False:
+            continue  # the fused API does not exist for this target: nothing to suggest
+        path, line, library = place.place(match["frame"])
+        limits = _fusion_limits(answer)
+        call = _fusion_call(pattern, match["detail"])
+        data = {"count": match["count"], "modules": sorted({collapse_module(m) for m in match["modules"]}),
+                "detail": match["detail"], "fused_api": api, "pattern_source": _fusion_source(cov, api)}
+        if answer is not None:
+            data["api_source"] = answer.source
+        if library:
+            data["library_line"] = library
+        note = ""
+        if answer is not None and answer.supported == "partial":
+            note = f" ({answer.via})"
+        out.append(_finding(
+            FUSION_CODES[pattern], path, line,
+            f"{describe[pattern]}, {match['count']} time(s){_where(set(match['modules']), library)}: "
+            f"{api}{note} does it in one kernel. Call: {call}."
+            + (f" Limits: {limits}." if limits else ""), api, call, data))
+    return out
+
+
+def _optimizer_findings(result: dict, cov, target: Target, place: _Placer) -> list[Finding]:
+    opt = result["optimizer"]
+    short = opt["class"].rsplit(".", 1)[-1]
+    if not opt["given"] or opt["defaults"].get("fused"):
+        return []  # the trace's own default AdamW is not the user's code
+    fused_api = next((p["fused_api"] for p in cov.fusion_patterns()
+                      if p.get("family") == "Optimizer" and p.get("ops") == [f"{short}.step"]), None)
+    if fused_api is None:
+        return []
+    answer = cov.custom_op(fused_api)
+    if answer is not None and answer.supported is False:
+        return []
+    options = [f"{fused_api}(params, ...)"]
+    native_fused = {"AdamW": "_fused_adamw_", "Adam": "_fused_adam_", "SGD": "_fused_sgd_"}.get(short)
+    if native_fused and cov.aten(native_fused).supported is True:
+        options.append(f"torch.optim.{short}(params, ..., fused=True) (aten::{native_fused} has an NPU kernel "
+                       f"in torch_npu {target.torch_npu})")
+    site = opt["site"]
+    if site:
+        path, line, library = place.place(site)
+    else:
+        (path, line), library = place.fallback(), None
+    limits = _fusion_limits(answer)
+    return [_finding(
+        "NPU654", path, line,
+        f"the optimizer is {opt['class']} without fused=True: a per-parameter loop of small kernels on the NPU. "
+        f"Use {' or '.join(options)}." + (f" Limits: {limits}." if limits else ""),
+        fused_api, options[0],
+        {"optimizer": opt["class"], "pattern_source": _fusion_source(cov, fused_api),
+         **({"api_source": answer.source} if answer is not None else {})},
+        severity="info")]
+
+
+__all__ = ["DEFAULT_TIMEOUT", "RULES", "trace_findings", "judge"]

@@ -1,0 +1,387 @@
+"""Child-process side of the tracer: run one training step on fake tensors and record what it executes.
+
+Two recorders sit on the mode stacks while the step runs under FakeTensorMode:
+
+* ``ApiRecorder`` (TorchFunctionMode) sees the Python-level calls: torch.*, torch.nn.functional.*,
+  Tensor methods. It finds the first frame in model code, and remembers which call produced each
+  autograd node so that backward ops can be attributed to the forward line that caused them.
+* ``AtenRecorder`` (TorchDispatchMode) sees every aten overload with its dtypes, counts it against the
+  current call site, and during the forward builds an aten-level torch.fx graph (one node per op,
+  edges by tensor identity) on which auditor.trace.fusion matches subgraphs.
+
+Everything returned is plain data (dicts, tuples, ints), so it crosses the process boundary by pickle.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.fx
+from torch._subclasses.fake_tensor import (DataDependentOutputException, DynamicOutputShapeException,
+                                           FakeTensorMode)
+from torch.overrides import TorchFunctionMode, resolve_name
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from auditor.entry import EntrySpec, resolve_entry
+from auditor.sandbox import is_user_frame
+
+_TORCH_DIR = os.path.realpath(os.path.dirname(torch.__file__))
+_AUDITOR_DIR = os.path.realpath(os.path.dirname(os.path.dirname(__file__)))
+
+# Ops that only move metadata around; they are counted but never judged or shown as findings.
+BOOKKEEPING = frozenset({
+    "detach", "alias", "lift_fresh", "lift_fresh_copy", "_local_scalar_dense", "sym_size", "sym_stride",
+    "sym_numel", "sym_storage_offset", "_assert_async", "_assert_scalar", "_functionalize_sync",
+    "set_", "resize_", "is_same_size", "_has_compatible_shallow_copy_type", "_version",
+})
+# Python-level calls that never reach an aten op worth judging (shape queries, dunder protocol).
+_API_SKIP_SUFFIXES = (".__get__", ".__set__", ".__len__", ".__iter__", ".__format__", ".__repr__",
+                      ".__bool__", ".__index__", ".__hash__", ".__reduce_ex__", ".__deepcopy__")
+
+
+def is_bookkeeping(func: torch._ops.OpOverload) -> bool:
+    namespace = func.namespace
+    if namespace != "aten":
+        return True
+    return func.is_view or func._opname in BOOKKEEPING
+
+
+def op_key(func: torch._ops.OpOverload) -> str:
+    """The coverage tables' spelling: 'mm', 'add.Tensor' (the default overload has no suffix)."""
+    overload = func._overloadname
+    return func._opname if overload == "default" else f"{func._opname}.{overload}"
+
+
+@lru_cache(maxsize=4096)
+def frame_kind(filename: str) -> str:
+    """'user' (the user's files), 'model' (library model code such as transformers) or 'skip'."""
+    real = os.path.realpath(filename) if not filename.startswith("<") else filename
+    if filename.startswith("<") or real.startswith(_TORCH_DIR + os.sep) or real.startswith(_AUDITOR_DIR + os.sep):
+        return "skip"
+    if is_user_frame(filename):
+        return "user"
+    if "site-packages" in real or "dist-packages" in real:
+        return "model"
+    return "skip"  # the standard library
+
+
+def model_frame(depth: int = 2) -> tuple[str, int, bool] | None:
+    """(file, line, is_user) of the innermost frame in model code: the user's, else a library's."""
+    frame = sys._getframe(depth)
+    library = None
+    while frame is not None:
+        kind = frame_kind(frame.f_code.co_filename)
+        if kind == "user":
+            return frame.f_code.co_filename, frame.f_lineno, True
+        if kind == "model" and library is None:
+            library = (frame.f_code.co_filename, frame.f_lineno, False)
+        frame = frame.f_back
+    return library
+
+
+@dataclass
+class Site:
+    module: str                                # dotted module path, '' outside any module
+    frame: tuple[str, int, bool] | None        # (file, line, is_user)
+    api: str                                   # the Python-level call, '' when unknown
+
+
+@dataclass
+class Recording:
+    phase: str = "forward"
+    module_stack: list[str] = field(default_factory=list)
+    module_names: dict[int, str] = field(default_factory=dict)
+    current: Site | None = None                     # the Python call being executed
+    node_sites: dict[Any, Site] = field(default_factory=dict)  # autograd node -> forward site
+    aten: Counter = field(default_factory=Counter)  # (op, dtypes, phase, module, frame, api) -> count
+    api: Counter = field(default_factory=Counter)   # (qualname, dtypes, module, frame) -> count
+    approximations: Counter = field(default_factory=Counter)
+    graph: torch.fx.Graph = field(default_factory=torch.fx.Graph)
+    tensor_nodes: dict[int, tuple[torch.fx.Node, Any]] = field(default_factory=dict)
+    aten_calls: int = 0
+    bookkeeping: set = field(default_factory=set)   # op keys that are views / metadata only
+
+    def module_path(self) -> str:
+        return self.module_stack[-1] if self.module_stack else ""
+
+
+def _dtypes(args, kwargs) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for value in torch.utils._pytree.tree_leaves((args, kwargs)):
+        if isinstance(value, torch.Tensor):
+            seen[str(value.dtype).replace("torch.", "")] = None
+    return tuple(seen)
+
+
+class ApiRecorder(TorchFunctionMode):
+    def __init__(self, rec: Recording):
+        super().__init__()
+        self.rec = rec
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = _api_name(func)
+        if name is None or self.rec.current is not None or self.rec.phase != "forward":
+            # backward ops are attributed through their autograd node; optimizer ops to the step
+            return func(*args, **kwargs)
+        rec = self.rec
+        site = Site(rec.module_path(), model_frame(2), name)
+        before = rec.aten_calls
+        rec.current = site
+        try:
+            out = func(*args, **kwargs)
+        finally:
+            rec.current = None
+        if rec.aten_calls != before:
+            rec.api[(name, _dtypes(args, kwargs), site.module, site.frame)] += 1
+        self._remember_nodes(out, site)
+        return out
+
+    def _remember_nodes(self, out, site: Site) -> None:
+        """Map the autograd nodes this call created to its site (walking into composite decompositions)."""
+        pending = [t.grad_fn for t in torch.utils._pytree.tree_leaves(out)
+                   if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+        sites = self.rec.node_sites
+        while pending:
+            node = pending.pop()
+            if node is None or node in sites or type(node).__name__ == "AccumulateGrad":
+                continue
+            sites[node] = site
+            pending.extend(fn for fn, _ in node.next_functions)
+
+
+@lru_cache(maxsize=4096)
+def _resolve(func) -> str | None:
+    try:
+        name = resolve_name(func)
+    except Exception:  # noqa: BLE001 - some C callables have no resolvable name
+        name = None
+    return name
+
+
+def _api_name(func) -> str | None:
+    try:
+        name = _resolve(func)
+    except TypeError:  # unhashable callable
+        name = resolve_name(func)
+    if name is None or name.endswith(_API_SKIP_SUFFIXES):
+        return None
+    return name
+
+
+class AtenRecorder(TorchDispatchMode):
+    def __init__(self, rec: Recording):
+        super().__init__()
+        self.rec = rec
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = self._run(func, args, kwargs)
+        rec = self.rec
+        if func.namespace == "prim":
+            return out
+        rec.aten_calls += 1
+        site = self._site()
+        if is_bookkeeping(func):
+            rec.bookkeeping.add(op_key(func))
+        rec.aten[(op_key(func), _dtypes(args, kwargs), rec.phase, site.module, site.frame, site.api)] += 1
+        if rec.phase == "forward":
+            self._add_node(func, args, kwargs, out, site)
+        return out
+
+    def _site(self) -> Site:
+        rec = self.rec
+        if rec.current is not None:
+            return rec.current
+        if rec.phase == "backward":
+            node = torch._C._current_autograd_node()
+            if node is not None and node in rec.node_sites:
+                return rec.node_sites[node]
+            return Site("", None, "")
+        return Site(rec.module_path(), model_frame(3), "")
+
+    def _run(self, func, args, kwargs):
+        """Run the op on fake tensors; data-dependent results get a stand-in so the step can go on."""
+        try:
+            return func(*args, **kwargs)
+        except DynamicOutputShapeException:
+            # nonzero / masked_select / unique: the size depends on values fake tensors do not have.
+            # Use the upper bound (every element selected): the op sequence is right, FLOPs an overestimate.
+            self.rec.approximations[op_key(func)] += 1
+            x = args[0]
+            if func._opname in ("nonzero", "argwhere"):
+                return torch.empty((x.numel(), x.dim()), dtype=torch.long, device=x.device)
+            if func._opname == "masked_select":
+                return torch.empty((x.numel(),), dtype=x.dtype, device=x.device)
+            raise
+        except DataDependentOutputException:
+            # .item() / if tensor: no value exists; False / 1 / 1.0 keep most control flow on its common path.
+            self.rec.approximations[op_key(func)] += 1
+            x = args[0]
+            if x.dtype == torch.bool:
+                return False
+            return 1 if not x.dtype.is_floating_point else 1.0
+
+    def _add_node(self, func, args, kwargs, out, site: Site) -> None:
+        rec = self.rec
+
+        def as_arg(value):
+            if isinstance(value, torch.Tensor):
+                known = rec.tensor_nodes.get(id(value))
+                if known is not None and known[1] is value:
+                    return known[0]
+                placeholder = rec.graph.placeholder(f"t{len(rec.tensor_nodes)}")
+                placeholder.meta.update(shape=tuple(value.shape), dtype=value.dtype)
+                rec.tensor_nodes[id(value)] = (placeholder, value)
+                return placeholder
+            return value
+
+        node_args = torch.utils._pytree.tree_map(as_arg, args)
+        node_kwargs = torch.utils._pytree.tree_map(as_arg, kwargs)
+        node = rec.graph.call_function(func, tuple(node_args), dict(node_kwargs))
+        first = out[0] if isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor) else out
+        node.meta.update(module=site.module, frame=site.frame, api=site.api,
+                         shape=tuple(first.shape) if isinstance(first, torch.Tensor) else None,
+                         dtype=first.dtype if isinstance(first, torch.Tensor) else None)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        for index, value in enumerate(outs):
+            if not isinstance(value, torch.Tensor):
+                continue
+            target = node
+            if len(outs) > 1:
+                target = rec.graph.call_function(_getitem, (node, index))
+                target.meta.update(node.meta, shape=tuple(value.shape), dtype=value.dtype)
+            rec.tensor_nodes[id(value)] = (target, value)
+
+
+def _getitem(value, index):
+    return value[index]
+
+
+def _install_module_hooks(rec: Recording, model: torch.nn.Module):
+    root = type(model).__name__
+    for name, module in model.named_modules():
+        rec.module_names[id(module)] = f"{root}.{name}" if name else root
+
+    def pre(module, _args):
+        rec.module_stack.append(rec.module_names.get(id(module), type(module).__name__))
+
+    def post(module, _args, _out):
+        if rec.module_stack:
+            rec.module_stack.pop()
+
+    from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+
+    return [register_module_forward_pre_hook(pre), register_module_forward_hook(post, always_call=True)]
+
+
+def stand_in_loss(output) -> torch.Tensor:
+    """No loss function and a non-scalar output: sum the means of every floating tensor it holds."""
+    tensors = [t for t in torch.utils._pytree.tree_leaves(output if not hasattr(output, "to_tuple")
+                                                           else output.to_tuple())
+               if isinstance(t, torch.Tensor) and t.is_floating_point()]
+    if not tensors:
+        raise TypeError("the model output holds no floating-point tensor to reduce into a loss; "
+                        "return a loss_fn from the entry function")
+    return sum(t.float().mean() for t in tensors)
+
+
+def _loss(spec: EntrySpec, output) -> tuple[torch.Tensor, str]:
+    if isinstance(output, torch.Tensor) and output.numel() == 1 and output.is_floating_point():
+        return output.reshape(()), "model output"
+    if spec.loss_fn is not None:
+        return spec.loss_fn(output), "loss_fn"
+    return stand_in_loss(output), "stand-in (mean of outputs)"
+
+
+def _code_site(obj) -> tuple[str, int, bool] | None:
+    code = getattr(obj, "__code__", None)
+    if code is None:
+        return None
+    kind = frame_kind(code.co_filename)
+    return (code.co_filename, code.co_firstlineno, kind == "user") if kind != "skip" else None
+
+
+def trace_step(source: str | None, entry: str | None, hf_config: str | None, amp: str | None) -> dict:
+    """Build the model under FakeTensorMode and record one forward + backward + optimizer step."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    started = time.perf_counter()
+    factory = resolve_entry(Path(source) if source else None, entry, Path(hf_config) if hf_config else None)
+    fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
+    rec = Recording()
+    with fake_mode:
+        spec = factory()
+        model = spec.model
+        model.train()
+        params = [p for p in model.parameters() if p.requires_grad]
+        n_params = sum(p.numel() for p in model.parameters())
+        built = time.perf_counter()
+        hooks = _install_module_hooks(rec, model)
+        flops = FlopCounterMode(display=False, depth=0)
+        loss_source = ""
+        try:
+            with flops, AtenRecorder(rec), ApiRecorder(rec):
+                autocast = (torch.autocast("cpu", dtype=getattr(torch, {"bf16": "bfloat16", "fp16": "float16"}[amp]))
+                            if amp else _nullcontext())
+                with autocast:
+                    output = model(*spec.args, **spec.kwargs)
+                    loss, loss_source = _loss(spec, output)
+                if not (isinstance(loss, torch.Tensor) and loss.numel() == 1):
+                    raise TypeError(f"the loss must be a scalar tensor, got {type(loss).__name__} "
+                                    f"{tuple(getattr(loss, 'shape', ()))}")
+                rec.phase = "backward"
+                loss.backward()
+                rec.phase = "optimizer"
+                optimizer = (spec.optimizer_factory or torch.optim.AdamW)(params)
+                rec.current = Site("", None, f"{type(optimizer).__module__}.{type(optimizer).__name__}.step")
+                try:
+                    optimizer.step()
+                finally:
+                    rec.current = None
+        finally:
+            for handle in hooks:
+                handle.remove()
+    finished = time.perf_counter()
+    from auditor.trace.fusion import match_fusions  # the graph matchers need only the graph
+
+    fusions = match_fusions(rec.graph)
+    return {
+        "label": spec.label,
+        "model_class": type(model).__name__,
+        "parameters": n_params,
+        "trainable_parameters": sum(p.numel() for p in params),
+        "flops": int(flops.get_total_flops()),
+        "loss": loss_source,
+        "amp": amp or "",
+        "aten": [dict(op=op, dtypes=list(dt), phase=ph, module=mod, frame=fr, api=api, count=n,
+                      bookkeeping=op in rec.bookkeeping)
+                 for (op, dt, ph, mod, fr, api), n in rec.aten.items()],
+        "api": [dict(qualname=q, dtypes=list(dt), module=mod, frame=fr, count=n)
+                for (q, dt, mod, fr), n in rec.api.items()],
+        "fusions": fusions,
+        "optimizer": {
+            "class": f"{type(optimizer).__module__}.{type(optimizer).__name__}",
+            "defaults": {k: v for k, v in optimizer.defaults.items() if k in ("fused", "foreach")},
+            "given": spec.optimizer_factory is not None,
+            "site": _code_site(spec.optimizer_factory) if spec.optimizer_factory else None,
+        },
+        "approximations": dict(rec.approximations),
+        "graph_nodes": len(rec.graph.nodes),
+        "seconds": {"build": round(built - started, 3), "step": round(finished - built, 3)},
+    }
+
+
+class _nullcontext:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
