@@ -116,9 +116,14 @@ class Coverage:
         table = _table("aten.json")
         row = table["ops"][key]
         line = self.target.torch_npu
-        kernels = [k for k in ("op_api", "acl_op", "dvm") if _in_ranges(line, row.get("npu", {}).get(k, []))]
+        kernels = [k for k in ("op_api", "acl_op", "dvm", "torch_npu") if _in_ranges(line, row.get("npu", {}).get(k, []))]
         if kernels:
-            return True, f"npu kernel ({kernels[0]})", f"kernels on {line}: {', '.join(kernels)}", row["source"]
+            notes = f"kernels on {line}: {', '.join(kernels)}"
+            if row.get("missing_in_wheels"):
+                notes += (f"; but the torch_npu {', '.join(row['missing_in_wheels'])} wheel does not register it "
+                          "(op-plugin ranges follow the newest branch state)")
+            source = row["source"] if kernels[0] != "torch_npu" else row["wheel_source"]
+            return True, f"npu kernel ({kernels[0]})", notes, source
         elsewhere = "; ".join(f"{k}: {_ranges_text(r)}" for k, r in row.get("npu", {}).items() if r)
         other = f"NPU kernel only on other lines ({elsewhere}). " if elsewhere else ""
         composite = row.get("composite", [])

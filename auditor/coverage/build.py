@@ -18,6 +18,7 @@ SCHEMA = 1
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_ASCEND_DIR = REPO_ROOT.parent / "shared" / "ascend"
 DEFAULT_OUT = REPO_ROOT / "op_tables"
+WHEEL_DATA = REPO_ROOT / "op_tables" / "wheel_data"  # written by op_tables/crosscheck_wheel.py (network)
 
 
 class BuildError(Exception):
@@ -75,7 +76,8 @@ def build(ascend_dir: Path | str = DEFAULT_ASCEND_DIR, out_dir: Path | str = DEF
     aten_npu, custom_npu = split_op_plugin(op_rows, registry)
     counts: dict[str, int] = {}
 
-    aten = build_aten.aten_table(lines, aten_npu, registry, torch_version)
+    aten = build_aten.aten_table(lines, aten_npu, registry, torch_version,
+                                 build_aten.read_wheel_extracts(WHEEL_DATA))
     write_json(out_dir / "aten.json", aten)
     counts["aten.json"] = aten["count"]
 

@@ -135,16 +135,68 @@ def to_ranges(covered: list[str], all_lines: list[str]) -> list[list[str]]:
     return runs
 
 
+def read_wheel_extracts(folder: Path) -> list[dict]:
+    """The op lists op_tables/crosscheck_wheel.py extracted from torch_npu wheels, oldest first."""
+    import json
+
+    extracts = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("torch_npu-*.json"))]
+    return sorted(extracts, key=lambda d: tuple(int(x) for x in re.findall(r"\d+", d["release"])))
+
+
+def extract_for_line(line: str, extracts: list[dict], all_lines: list[str]) -> dict | None:
+    """The wheel that speaks for a line: its own release, else the nearest older one, else the oldest newer one."""
+    if not extracts:
+        return None
+    own = [e for e in extracts if e["line"] == line]
+    if own:
+        return own[-1]
+    idx = all_lines.index(line)
+    older = [e for e in extracts if e["line"] in all_lines and all_lines.index(e["line"]) < idx]
+    return older[-1] if older else extracts[0]
+
+
+def wheel_kernels(all_lines: list[str], npu_rows: dict[str, dict], extracts: list[dict],
+                  names: set[str]) -> tuple[dict[str, dict], dict[str, list[str]]]:
+    """aten overloads a wheel registers for the NPU that op_plugin_functions.yaml does not list for the
+    line (torch_npu's own kernels: view, empty, copy_, _fused_adam_ ...), and op-plugin kernels a
+    line's own wheel lacks."""
+    extra: dict[str, dict] = {}
+    missing: dict[str, list[str]] = {}
+    for line in all_lines:
+        ext = extract_for_line(line, extracts, all_lines)
+        if ext is None:
+            continue
+        listed = {op for op, row in npu_rows.items() if any(line in v for v in row["kernels"].values())}
+        for op in ext["registered_ops"]:
+            if op in names and op not in listed:
+                row = extra.setdefault(op, {"lines": [], "releases": []})
+                row["lines"].append(line)
+                if ext["release"] not in row["releases"]:
+                    row["releases"].append(ext["release"])
+        if ext["line"] == line:
+            for op in sorted(listed - set(ext["registered_ops"])):
+                missing.setdefault(op, []).append(ext["release"])
+    return extra, missing
+
+
 def aten_table(all_lines: list[str], npu_rows: dict[str, dict], registry: dict[str, dict],
-               torch_version: str) -> dict:
+               torch_version: str, extracts: list[dict] | None = None) -> dict:
     """One row per aten overload: NPU kernels as line ranges (with the yaml entry as source), and the
     composite kernels the installed torch registers.  auditor.coverage.aten resolves a line from it."""
     ops: dict[str, dict] = {}
+    extra, missing = wheel_kernels(all_lines, npu_rows, extracts or [], set(npu_rows) | set(registry))
     for op in sorted(set(npu_rows) | set(registry)):
         row: dict = {}
         if op in npu_rows:
             row["npu"] = {k: to_ranges(v, all_lines) for k, v in npu_rows[op]["kernels"].items()}
             row["source"] = npu_rows[op]["source"]
+        if op in extra:
+            row.setdefault("npu", {})["torch_npu"] = to_ranges(extra[op]["lines"], all_lines)
+            row["wheel_source"] = ("registered in torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml of the "
+                                   f"torch_npu {', '.join(extra[op]['releases'])} wheel(s) "
+                                   "(op_tables/wheel_data/; lines without their own wheel use the nearest one)")
+        if op in missing:
+            row["missing_in_wheels"] = missing[op]
         if op in registry:
             row.update({k: v for k, v in registry[op].items() if v or k == "out"})
             if not registry[op]["composite"]:
