@@ -158,6 +158,9 @@ class StaticEngine:
         for local, qual in ctx.aliases.items():
             if c.match_qualname(qual) is not None or c.match_import(qual) is not None:
                 triggers.add(local)
+        for local, decorators in ctx.decorated.items():
+            if c.match_launch(decorators) is not None:
+                triggers.add(local)   # `kernel[grid](...)` lines name no rule word
         for local, values in ctx.constants.items():
             if any(c.match_string(v) or c.match_env(v) for v in values):
                 triggers.add(local)
@@ -225,7 +228,11 @@ class StaticEngine:
         rule = hit.rule
         detail = rule.detail(hit.symbol) or (rule.detail(hit.value) if hit.value else None)
         via = f" (via {hit.via})" if hit.via else ""
-        replace_with = (detail.replace if detail and detail.replace else rule.replace)
+        replace_with = detail.replace if detail and detail.replace else rule.replace
+        if replace_with and not (detail and detail.replace) and hit.value and "." in hit.symbol \
+                and hit.symbol.startswith(hit.value + "."):
+            # a module-wide rule: torch.cuda -> torch.npu turns torch.cuda.synchronize into torch.npu.synchronize
+            replace_with = replace_with + hit.symbol[len(hit.value):]
         fields = dict(symbol=hit.symbol, value=hit.value, replace=replace_with)
         message = _fmt(detail.message if detail and detail.message else rule.message, **fields) + via
         substitution = _fmt(detail.substitution if detail and detail.substitution else rule.substitution, **fields)

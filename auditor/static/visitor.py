@@ -199,7 +199,7 @@ class MatchVisitor(cst.CSTVisitor):
         if m is None:
             return False
         if self._when_ok(m.rule, call):
-            self._hit(m.rule, node, qual, end_node=call)
+            self._hit(m.rule, node, qual, value=m.pattern, end_node=call)
         return True
 
     # -- statements ----------------------------------------------------------------------------
@@ -287,6 +287,12 @@ class MatchVisitor(cst.CSTVisitor):
             for arg in node.args:
                 arg.visit(self)
             return False
+        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name) \
+                and func.value.value in self.ctx.decorated:
+            m = self.c.match_launch(self.ctx.decorated[func.value.value])
+            if m is not None and self._when_ok(m.rule, node):
+                self._hit(m.rule, func, m.pattern + "[]" if not m.pattern.endswith("[]") else m.pattern,
+                          value=func.value.value, end_node=node)
         qual = self._qual(func)
         if qual is not None and self._match_reference(func, qual, node):
             pass                      # a resolved chain holds no other code to visit

@@ -1,0 +1,141 @@
+"""Bad input never stops the audit: each bad file is reported under errors, the others are audited,
+the exit code follows the findings, and no traceback reaches the user."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from auditor.cli import main
+from auditor.rules import load_rules
+from auditor.static import StaticEngine
+
+GOOD = "import torch\nmodel = Net().cuda()\n"
+
+
+def audit_json(capsys, *args: str) -> tuple[int, dict]:
+    code = main([*args, "--format", "json", "--no-cache", "--jobs", "1"])
+    out = capsys.readouterr().out
+    return code, json.loads(out)
+
+
+@pytest.fixture
+def tree(tmp_path):
+    (tmp_path / "good.py").write_text(GOOD)
+    return tmp_path
+
+
+def _errors_by_path(doc):
+    return {line.split(":", 1)[0]: line for line in doc["errors"]}
+
+
+def test_syntax_error_is_reported_and_others_audited(tree, capsys):
+    (tree / "broken.py").write_text("def f(:\n    pass\n")
+    code, doc = audit_json(capsys, str(tree), "--fail-on", "warning")
+    assert code == 1                              # good.py's finding still fails the build
+    assert [f["path"] for f in doc["findings"]] == ["good.py"]
+    assert "syntax" in _errors_by_path(doc)["broken.py"]
+
+
+def test_non_utf8_without_cookie_is_an_error_with_cookie_is_audited(tree, capsys):
+    (tree / "latin_bad.py").write_bytes("x = 'caf\xe9'\nm = m.cuda()\n".encode("latin-1"))
+    (tree / "latin_ok.py").write_bytes("# -*- coding: latin-1 -*-\nx = 'caf\xe9'\nm = m.cuda()\n".encode("latin-1"))
+    code, doc = audit_json(capsys, str(tree))
+    paths = {f["path"] for f in doc["findings"]}
+    assert "latin_ok.py" in paths and "latin_bad.py" not in paths
+    assert "encoding" in _errors_by_path(doc)["latin_bad.py"]
+
+
+def test_binary_and_empty_files(tree, capsys):
+    (tree / "blob.py").write_bytes(b"\x7fELF\x00\x00\x01\x02" * 100)
+    (tree / "empty.py").write_bytes(b"")
+    code, doc = audit_json(capsys, str(tree))
+    errs = _errors_by_path(doc)
+    assert "binary" in errs["blob.py"]
+    assert "empty.py" not in errs
+    assert doc["summary"]["files_scanned"] == 3
+
+
+def test_fifty_thousand_line_file_is_audited(tree, capsys):
+    body = "".join(f"x{i} = {i}\n" for i in range(50_000)) + "y = t.cuda()\n"
+    (tree / "huge.py").write_text(body)
+    code, doc = audit_json(capsys, str(tree / "huge.py"))
+    assert [f["line"] for f in doc["findings"]] == [50_001]
+    assert doc["errors"] == []
+
+
+def test_file_over_the_size_limit_is_reported(tree, capsys):
+    (tree / "big.py").write_text("# padding\n" * 200_000)
+    code, doc = audit_json(capsys, str(tree), "--max-file-size", "1")
+    assert "too-large" in _errors_by_path(doc)["big.py"]
+
+
+def test_symlink_loop_and_broken_link(tree, capsys):
+    sub = tree / "pkg"
+    sub.mkdir()
+    (sub / "mod.py").write_text(GOOD)
+    os.symlink("..", sub / "loop")                  # pkg/loop -> tree: a cycle
+    os.symlink("missing.py", tree / "dangling.py")
+    code, doc = audit_json(capsys, str(tree))
+    errs = _errors_by_path(doc)
+    assert any("symlink-loop" in e for e in errs.values())
+    assert "unreadable" in errs["dangling.py"]
+    assert sorted({f["path"] for f in doc["findings"]}) == ["good.py", "pkg/mod.py"]
+
+
+def test_unreadable_file(tree, capsys, monkeypatch):
+    (tree / "secret.py").write_text(GOOD)
+    real_read = type(tree).read_bytes
+
+    def deny(self):
+        if self.name == "secret.py":
+            raise PermissionError(13, "Permission denied")
+        return real_read(self)
+    monkeypatch.setattr(type(tree), "read_bytes", deny)
+    code, doc = audit_json(capsys, str(tree))
+    assert "Permission denied" in _errors_by_path(doc)["secret.py"]
+    assert {f["path"] for f in doc["findings"]} == {"good.py"}
+
+
+def test_missing_path_and_bad_flag_exit_2(tmp_path, capsys):
+    assert main([str(tmp_path / "nope.py")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert main([str(tmp_path), "--format", "xml"]) == 2
+    assert main([str(tmp_path), "--product", "h100"]) == 2
+    assert "unknown Ascend product" in capsys.readouterr().err
+
+
+def test_no_traceback_from_the_command_line(tmp_path):
+    (tmp_path / "bad.py").write_bytes(b"\xff\xfe\x00garbage(((")
+    proc = subprocess.run([sys.executable, "-m", "auditor.cli", str(tmp_path), "--no-cache"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+ENGINE = StaticEngine(load_rules())
+FRAGMENTS = [
+    "import torch\n", "import torch.cuda as tc\n", "from torch import cuda\n", "x = y.cuda()\n",
+    'd = f"cuda:{r}"\n', "tc.synchronize()\n", "def f(a):\n    return a\n", "class C:\n    pass\n",
+    "if x:\n", "    pass\n", '"""doc cuda"""\n', "os.environ['NCCL_DEBUG'] = 'INFO'\n", "(", ")", ":", "\t",
+    "lambda: cuda\n", "@torch.cuda.amp.custom_fwd\n", "'''", '"', "\\\n", "async def g():\n    await h()\n",
+]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=25))
+def test_fuzz_mutated_sources_never_raise(parts):
+    result = ENGINE.analyze_bytes("".join(parts).encode(), "fuzz.py")
+    assert result.error is None or result.error.kind in ("syntax", "encoding")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=400))
+def test_fuzz_random_bytes_never_raise(data):
+    result = ENGINE.analyze_bytes(data, "random.py")
+    assert result.error is None or result.error.kind in ("syntax", "encoding", "binary")

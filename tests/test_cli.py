@@ -1,0 +1,148 @@
+"""The command line as CI uses it: exit codes, config in pyproject.toml, baseline, select/ignore,
+the cache and the process pool giving identical results, explain and rules."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from auditor.cli import main
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "gpt_train.py"
+
+
+def audit(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def as_json(capsys, *args: str) -> tuple[int, dict]:
+    code, out, _ = audit(capsys, *args, "--format", "json", "--no-cache")
+    return code, json.loads(out)
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "train.py").write_text(
+        "import torch\nimport torch.distributed as dist\n"
+        "dist.init_process_group(backend='nccl')\nmodel = Net().cuda()\ntorch.cuda.synchronize()\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_x.py").write_text("x = y.cuda()\n")
+    return tmp_path
+
+
+def test_fail_on_levels(project, capsys):
+    assert as_json(capsys, str(project), "--fail-on", "never")[0] == 0
+    code, doc = as_json(capsys, str(project), "--fail-on", "warning")
+    assert code == 1 and doc["summary"]["by_severity"]["warning"] > 0
+    clean = project / "clean.py"
+    clean.write_text("import os\n")
+    assert as_json(capsys, str(clean), "--fail-on", "info")[0] == 0
+
+
+def test_json_contract(project, capsys):
+    _, doc = as_json(capsys, str(project))
+    assert set(doc) >= {"tool", "findings", "errors", "summary"}
+    fields = {"code", "name", "category", "severity", "effort", "path", "line", "col", "end_line", "end_col",
+              "message", "substitution", "fix", "source", "symbol", "fingerprint"}
+    for f in doc["findings"]:
+        assert fields <= set(f)
+        assert f["source"] == "static" and len(f["fingerprint"]) == 16
+    assert doc["tool"]["target"]["product"] == "a2"
+
+
+def test_select_ignore_and_per_file_ignores_from_pyproject(project, capsys):
+    (project / "pyproject.toml").write_text(
+        '[tool.npu-audit]\nignore = ["NPU002"]\nper-file-ignores = { "tests/*" = ["device"] }\n')
+    _, doc = as_json(capsys, str(project))
+    codes = {f["code"] for f in doc["findings"]}
+    assert "NPU002" not in codes and "NPU001" in codes
+    assert all(not f["path"].startswith("tests/") for f in doc["findings"])
+    _, doc = as_json(capsys, str(project), "--select", "NPU002")   # the flag replaces the config's select
+    assert {f["code"] for f in doc["findings"]} == set()            # ...but config ignore still applies
+    assert main([str(project), "--config", str(project / "none.toml")]) == 2
+
+
+def test_bad_config_is_a_usage_error(project, capsys):
+    (project / "pyproject.toml").write_text('[tool.npu-audit]\nselekt = ["NPU0"]\n')
+    code, _, err = audit(capsys, str(project))
+    assert code == 2 and "unknown keys" in err
+
+
+def test_target_from_pyproject(project, capsys):
+    (project / "pyproject.toml").write_text('[tool.npu-audit]\nproduct = "910b"\ntorch-npu = "2.5.1"\n')
+    _, doc = as_json(capsys, str(project))
+    assert doc["tool"]["target"]["torch_npu"] == "v2.5" and doc["tool"]["target"]["product"] == "a2"
+
+
+def test_baseline_reports_only_new_findings(project, capsys, tmp_path):
+    baseline = tmp_path / "baseline.json"
+    code, _, err = audit(capsys, str(project), "--write-baseline", str(baseline), "--no-cache")
+    assert code == 0 and baseline.exists()
+    code, doc = as_json(capsys, str(project), "--baseline", str(baseline), "--fail-on", "info")
+    assert code == 0 and doc["findings"] == []
+    # Lines moved and a new finding added: only the new one is reported.
+    src = (project / "train.py").read_text()
+    (project / "train.py").write_text("# a new header comment\n\n" + src + "torch.cuda.empty_cache()\n")
+    code, doc = as_json(capsys, str(project), "--baseline", str(baseline), "--fail-on", "info")
+    assert code == 1
+    assert [f["symbol"] for f in doc["findings"]] == ["torch.cuda.empty_cache"]
+    assert doc["summary"]["baseline_suppressed"] > 0
+
+
+def test_cache_and_workers_give_identical_results(tmp_path, capsys):
+    tree = tmp_path / "repo"
+    tree.mkdir()
+    for i in range(40):                                   # enough files for the pool to start
+        shutil.copy(EXAMPLE, tree / f"train_{i}.py")
+    cache = tmp_path / "cache"
+
+    def findings(*flags):
+        code, out, _ = audit(capsys, str(tree), "--format", "json", *flags)
+        return json.loads(out)["findings"]
+
+    cold_serial = findings("--no-cache", "--jobs", "1")
+    cold_pool = findings("--no-cache", "--jobs", "2")
+    fill = findings("--cache-dir", str(cache))
+    warm = findings("--cache-dir", str(cache))
+    assert cold_serial == cold_pool == fill == warm
+    assert len(cold_serial) > 40
+    assert list(cache.glob("results-*.json"))
+    # an edited file is re-analysed, the others come from the cache
+    (tree / "train_0.py").write_text("x = y.cuda()\n")
+    after = findings("--cache-dir", str(cache))
+    assert [f for f in after if f["path"] == "train_0.py"][0]["line"] == 1
+
+
+def test_output_file_and_formats(project, capsys, tmp_path):
+    for fmt in ("console", "concise", "json", "sarif", "github", "markdown", "csv"):
+        out = tmp_path / f"report.{fmt}"
+        code = main([str(project), "--format", fmt, "--output", str(out), "--no-cache", "--fail-on", "never"])
+        assert code == 0 and out.read_text().strip(), fmt
+    text = (tmp_path / "report.concise").read_text()
+    assert "train.py:4:" in text and "NPU001" in text
+
+
+def test_statistics(project, capsys):
+    code, out, _ = audit(capsys, str(project), "--statistics", "--no-cache", "--fail-on", "never")
+    assert "NPU001" in out and "NPU002" in out
+
+
+def test_explain_and_rules(capsys):
+    code, out, _ = audit(capsys, "explain", "NPU001")
+    assert code == 0 and "## Why it matters on Ascend" in out and ".cuda()" in out
+    code, out, _ = audit(capsys, "explain", "cuda-tensor-method")
+    assert code == 0
+    assert audit(capsys, "explain", "NPU999")[0] == 2
+    code, out, _ = audit(capsys, "rules", "--format", "json")
+    rules = json.loads(out)
+    assert code == 0 and {"NPU001", "NPU501"} <= {r["code"] for r in rules}
+
+
+def test_example_audit_finds_every_family_it_contains(capsys):
+    code, doc = as_json(capsys, str(EXAMPLE), "--fail-on", "never")
+    assert doc["summary"]["total"] >= 15
+    assert doc["errors"] == []
