@@ -39,6 +39,7 @@ class QualMatch:
 class CompiledRules:
     rules: tuple[Rule, ...]
     exact: dict[str, list[Rule]] = field(default_factory=dict)          # qualified name -> rules
+    excluded: set[str] = field(default_factory=set)   # '!torch.ops.aten.*': names no rule reports
     methods: dict[str, list[Rule]] = field(default_factory=dict)
     attributes: dict[str, list[Rule]] = field(default_factory=dict)
     strings: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
@@ -61,6 +62,9 @@ class CompiledRules:
                 for v in values:
                     if kind == "qualname":
                         base = v[:-2] if v.endswith(".*") else v
+                        if base.startswith("!"):
+                            c.excluded.add(base[1:])
+                            continue
                         c.exact.setdefault(base, []).append(rule)
                         words.add(base.rsplit(".", 1)[-1])
                     elif kind == "method":
@@ -110,6 +114,8 @@ class CompiledRules:
         ancestor ('torch.cuda.*' registers 'torch.cuda', which covers 'torch.cuda.foo.bar')."""
         name = qualname
         while True:
+            if name in self.excluded:
+                return None
             rules = self.exact.get(name)
             if rules:
                 return QualMatch(rules[0], name, len(name))
@@ -117,6 +123,15 @@ class CompiledRules:
             if cut <= 0:
                 return None
             name = name[:cut]
+
+    def match_launch(self, decorators: list[str]) -> tuple[str, QualMatch] | None:
+        """A launch `kernel[grid](...)` of a local function decorated with D is matched as the name `D[]`
+        (so `triton.jit[]` for Triton, `numba.cuda.jit[]` for Numba; walking up, `triton` covers both)."""
+        for qual in decorators:
+            m = self.match_qualname(qual + "[]")
+            if m is not None:
+                return qual + "[]", m
+        return None
 
     def match_string(self, value: str) -> tuple[Rule, str] | None:
         for regex, pattern, rule in self.strings:

@@ -13,6 +13,8 @@ HOLE = "\x00"   # stands for an unknown part of a folded string (an f-string fie
 @dataclass
 class FileContext:
     aliases: dict[str, str] = field(default_factory=dict)          # local name -> qualified name
+    # local function -> qualified names of its decorators, innermost first (`@triton.jit` -> triton.jit)
+    decorated: dict[str, list[str]] = field(default_factory=dict)
     constants: dict[str, set[str]] = field(default_factory=dict)   # name -> possible string values
 
     def resolve(self, dotted: str) -> str | None:
@@ -79,6 +81,7 @@ def _stmts(body: list[ast.stmt]):
 def build_context(tree: ast.Module) -> FileContext:
     ctx = FileContext()
     assigns: list[ast.Assign] = []
+    decorated: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     top_level = {id(s) for s in tree.body}
     for stmt in _stmts(tree.body):
         if isinstance(stmt, ast.Import):
@@ -97,6 +100,8 @@ def build_context(tree: ast.Module) -> FileContext:
                 ctx.aliases[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             assigns.append(stmt)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.decorator_list:
+            decorated.append(stmt)
     # Two rounds so that `DEV = BASE + ":0"` after `BASE = "cuda"` folds, whatever the order of files' code.
     for _ in range(2):
         for stmt in assigns:
@@ -115,4 +120,13 @@ def build_context(tree: ast.Module) -> FileContext:
             folded = fold_ast(value, ctx.constants)
             if folded is not None:
                 ctx.constants.setdefault(name, set()).update(folded)
+    for func in decorated:
+        quals = []
+        for dec in reversed(func.decorator_list):
+            d = _dotted(dec.func if isinstance(dec, ast.Call) else dec)
+            q = ctx.resolve(d) if d is not None else None
+            if q is not None:
+                quals.append(q)
+        if quals:
+            ctx.decorated[func.name] = quals
     return ctx

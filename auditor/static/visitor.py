@@ -289,10 +289,9 @@ class MatchVisitor(cst.CSTVisitor):
             return False
         if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name) \
                 and func.value.value in self.ctx.decorated:
-            m = self.c.match_launch(self.ctx.decorated[func.value.value])
-            if m is not None and self._when_ok(m.rule, node):
-                self._hit(m.rule, func, m.pattern + "[]" if not m.pattern.endswith("[]") else m.pattern,
-                          value=func.value.value, end_node=node)
+            launch = self.c.match_launch(self.ctx.decorated[func.value.value])
+            if launch is not None and self._when_ok(launch[1].rule, node):
+                self._hit(launch[1].rule, func, launch[0], value=func.value.value, end_node=node)
         qual = self._qual(func)
         if qual is not None and self._match_reference(func, qual, node):
             pass                      # a resolved chain holds no other code to visit
