@@ -13,6 +13,7 @@ import site
 import sys
 import sysconfig
 import traceback
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable
 
@@ -88,7 +89,8 @@ def run_in_child(func: Callable, kwargs: dict, timeout: float) -> Any:
     ctx = mp.get_context("spawn")
     parent_conn, child_conn = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child_main, args=(child_conn, func, kwargs), daemon=True)
-    proc.start()
+    with _main_not_reimported():
+        proc.start()
     child_conn.close()
     try:
         if not parent_conn.poll(timeout):
@@ -111,6 +113,26 @@ def run_in_child(func: Callable, kwargs: dict, timeout: float) -> Any:
         return message[1]
     _, exc_type, text, user_tb, where = message
     raise SandboxError("user-exception", text, user_tb, exc_type, where)
+
+
+@contextmanager
+def _main_not_reimported():
+    """Keep spawn from re-running the parent's __main__ in the child.
+
+    `func` lives in an importable module, so the child never needs __main__; re-running it would
+    execute a script's top level again (and fail outright without an `if __name__ == "__main__"` guard).
+    """
+    main = sys.modules.get("__main__")
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if main is not None and k in main.__dict__}
+    try:
+        if main is not None:
+            main.__dict__.pop("__file__", None)
+            main.__dict__["__spec__"] = None
+        yield
+    finally:
+        if main is not None:
+            main.__dict__.pop("__spec__", None)
+            main.__dict__.update(saved)
 
 
 def _crash_message(exitcode: int | None) -> str:

@@ -136,10 +136,36 @@ def _finding(code: str, path: str, line: int, message: str, symbol: str, substit
                    substitution=substitution, fix="none", source="trace", symbol=symbol, data=data)
 
 
-def _where(modules: set[str], library: str | None) -> str:
+def _where(modules: set[str], libraries: set[str] | None = None) -> str:
     shown = sorted({collapse_module(m) for m in modules if m})
     text = f" in {', '.join(shown[:3])}{' ...' if len(shown) > 3 else ''}" if shown else ""
-    return text + (f" (at {library})" if library else "")
+    libs = sorted(libraries or ())
+    if libs:
+        text += f" (at {', '.join(libs[:3])}{' ...' if len(libs) > 3 else ''})"
+    return text
+
+
+def _times(count: int) -> str:
+    return f"{count} call{'s' * (count != 1)}"
+
+
+def _new_group() -> dict:
+    return {"count": 0, "modules": set(), "dtypes": set(), "phases": set(), "backend_ops": set(),
+            "apis": set(), "libraries": set(), "ops": set()}
+
+
+def _group_data(group: dict) -> dict:
+    data = {"count": group["count"], "modules": sorted({collapse_module(m) for m in group["modules"] if m}),
+            "dtypes": sorted(group["dtypes"]), "phases": sorted(group["phases"]), "apis": sorted(group["apis"])}
+    if group["backend_ops"]:
+        data["backend_ops"] = sorted(group["backend_ops"])
+    if group["libraries"]:
+        data["library_lines"] = sorted(group["libraries"])
+    return data
+
+
+def _phases(group: dict) -> str:
+    return "/".join(p for p in ("forward", "backward", "optimizer") if p in group["phases"])
 
 
 def judge(result: dict, target: Target, place: _Placer) -> tuple[list[Finding], list[FileError], dict]:
@@ -150,64 +176,63 @@ def judge(result: dict, target: Target, place: _Placer) -> tuple[list[Finding], 
     cov = Coverage.load(target)
     findings: list[Finding] = []
 
-    # aggregate per (judged op, location): count, modules, dtypes, phases, backend ops seen
-    groups: dict[tuple, dict] = {}
-    op_kinds: dict[str, str] = {}
+    # Aggregate per (judged op, line) and per (dtype, line): counts, modules, dtypes, phases.
+    by_op: dict[tuple, dict] = {}
+    by_dtype: dict[tuple, dict] = {}
     dtypes_seen: set[str] = set()
     for rec in result["aten"]:
-        op = rec["op"]
         if rec["bookkeeping"]:
             continue
+        op = rec["op"]
         judged, api = user_level_op(op)
         dtypes_seen.update(rec["dtypes"])
         path, line, library = place.place(rec["frame"])
-        key = (judged, path, line)
-        group = groups.setdefault(key, {"count": 0, "modules": set(), "dtypes": set(), "phases": set(),
-                                        "backend_ops": set(), "apis": set(), "library": library})
-        group["count"] += rec["count"]
-        group["modules"].add(rec["module"])
-        group["dtypes"].update(rec["dtypes"])
-        group["phases"].add(rec["phase"])
-        if judged != op:
-            group["backend_ops"].add(op)
-        if api or rec["api"]:
-            group["apis"].add(api or rec["api"])
+        groups = [by_op.setdefault((judged, path, line), _new_group())]
+        groups += [by_dtype.setdefault((d, path, line), _new_group()) for d in rec["dtypes"]]
+        for group in groups:
+            group["count"] += rec["count"]
+            group["modules"].add(rec["module"])
+            group["dtypes"].update(rec["dtypes"])
+            group["phases"].add(rec["phase"])
+            group["ops"].add(judged)
+            if judged != op:
+                group["backend_ops"].add(op)
+            if api or rec["api"]:
+                group["apis"].add(api or rec["api"])
+            if library:
+                group["libraries"].add(library)
 
-    answers = {}
-    for (op, path, line), group in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0])):
-        answer = answers.get(op) or answers.setdefault(op, cov.aten(op))
-        op_kinds[op] = _kind(answer)
-        data = {"count": group["count"], "modules": sorted({collapse_module(m) for m in group["modules"] if m}),
-                "dtypes": sorted(group["dtypes"]), "phases": sorted(group["phases"]),
-                "apis": sorted(group["apis"]), "via": answer.via, "coverage_source": answer.source}
-        if group["backend_ops"]:
-            data["backend_ops"] = sorted(group["backend_ops"])
-        if group["library"]:
-            data["library_line"] = group["library"]
+    answers = {op: cov.aten(op) for op in {key[0] for key in by_op}}
+    op_kinds = {op: _kind(answer) for op, answer in answers.items()}
+    for (op, path, line), group in sorted(by_op.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0])):
+        answer = answers[op]
+        if answer.kind == "unknown" or answer.supported is True:
+            continue  # unknown: not an aten op torch knows under this name, nothing to judge
+        data = {**_group_data(group), "via": answer.via, "coverage_source": answer.source}
         called = f" (from {', '.join(sorted(group['apis']))})" if group["apis"] else ""
-        where = _where(group["modules"], group["library"])
-        times = f"{group['count']} call{'s' * (group['count'] != 1)}"
-        phases = "/".join(p for p in ("forward", "backward", "optimizer") if p in group["phases"])
-        if answer.kind == "unknown":
-            continue  # not an op torch knows under this name (prim, custom namespaces): nothing to judge
+        facts = (f"{_times(group['count'])} in the {_phases(group)}{_where(group['modules'], group['libraries'])}, "
+                 f"dtypes {', '.join(data['dtypes']) or '-'}")
         if answer.supported is False:
             findings.append(_finding(
                 "NPU550", path, line,
                 f"aten::{op}{called} has no NPU kernel in torch_npu {target.torch_npu} and runs on the CPU "
-                f"({answer.via}): {times} in the {phases}{where}, dtypes {', '.join(data['dtypes']) or '-'}. "
-                f"{answer.notes}", f"aten::{op}", answer.substitute, data))
-        elif answer.supported == "partial":
+                f"({answer.via}): {facts}. {answer.notes}", f"aten::{op}", answer.substitute, data))
+        else:
             findings.append(_finding(
                 "NPU551", path, line, f"aten::{op}{called} is only partly covered in torch_npu "
-                f"{target.torch_npu} ({answer.via}): {times}{where}. {answer.notes}",
-                f"aten::{op}", answer.substitute, data))
-        lacking = [d for d in sorted(group["dtypes"]) if _dtype_lacking(cov, d)]
-        if lacking:
-            findings.append(_finding(
-                "NPU552", path, line,
-                f"aten::{op}{called} runs in {', '.join(lacking)}, which {target.describe()} does not support: "
-                f"{times} in the {phases}{where}", f"aten::{op}",
-                "float16 or float32 on this product (or a product that has the dtype)", data))
+                f"{target.torch_npu} ({answer.via}): {facts}. {answer.notes}", f"aten::{op}", answer.substitute, data))
+    for (dtype, path, line), group in sorted(by_dtype.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0])):
+        answer = cov.dtype_answer(dtype)
+        if answer.kind != "dtype" or answer.supported is not False:
+            continue
+        ops = sorted(group["ops"])
+        data = {**_group_data(group), "ops": ops, "coverage_source": answer.source}
+        findings.append(_finding(
+            "NPU552", path, line,
+            f"{dtype} is not supported on {target.describe()}, and the step runs {len(ops)} op(s) in it here "
+            f"({', '.join(ops[:8])}{' ...' if len(ops) > 8 else ''}): {_times(group['count'])} in the "
+            f"{_phases(group)}{_where(group['modules'], group['libraries'])}. {answer.notes}",
+            dtype, "float16 (with loss scaling) or float32 on this product", data))
 
     findings += _api_findings(result, cov, target, place)
     findings += _fusion_findings(result, cov, target, place)
@@ -230,6 +255,8 @@ def judge(result: dict, target: Target, place: _Placer) -> tuple[list[Finding], 
         "optimizer": result["optimizer"]["class"].rsplit(".", 1)[-1],
         "trace s": round(result["seconds"]["build"] + result["seconds"]["step"], 2),
     }
+    if kinds["partial"]:
+        row["partial"] = kinds["partial"]
     if result["approximations"]:
         row["approximated"] = ", ".join(f"{k} x{v}" for k, v in sorted(result["approximations"].items()))
     table = {"title": f"Traced training step (fake tensors) for {target.describe()}", "rows": [row]}
@@ -265,8 +292,10 @@ def _api_findings(result: dict, cov, target: Target, place: _Placer) -> list[Fin
             continue
         path, line, library = place.place(rec["frame"])
         group = groups.setdefault((rec["qualname"], path, line), {"count": 0, "modules": set(),
-                                                                   "dtypes": set(), "library": library,
+                                                                   "dtypes": set(), "libraries": set(),
                                                                    "answer": answer})
+        if library:
+            group["libraries"].add(library)
         group["count"] += rec["count"]
         group["modules"].add(rec["module"])
         group["dtypes"].update(rec["dtypes"])
@@ -276,7 +305,7 @@ def _api_findings(result: dict, cov, target: Target, place: _Placer) -> list[Fin
         out.append(_finding(
             "NPU553", path, line,
             f"{qualname} is marked unsupported on {target.describe()} by the support list ({answer.via}): "
-            f"{group['count']} call(s){_where(group['modules'], group['library'])}. {answer.notes}".strip(),
+            f"{group['count']} call(s){_where(group['modules'], group['libraries'])}. {answer.notes}".strip(),
             qualname, answer.substitute,
             {"count": group["count"], "modules": sorted({collapse_module(m) for m in group["modules"] if m}),
              "dtypes": sorted(group["dtypes"]), "coverage_source": answer.source}))
@@ -333,34 +362,40 @@ def _fusion_source(cov, api: str) -> str:
 
 
 def _fusion_findings(result: dict, cov, target: Target, place: _Placer) -> list[Finding]:
-    out = []
     describe = {"rms_norm": "hand-written RMSNorm (x * rsqrt(mean(x^2) + eps))",
                 "rotary": "rotate_half rotary embedding (x * cos + rotate_half(x) * sin)",
                 "swiglu": "SwiGLU written as silu(gate) * up",
                 "attention": "attention written as matmul -> softmax -> matmul"}
+    # Matches whose frames land on the same reported line (library code of an --hf-config model) merge.
+    merged: dict[tuple, dict] = {}
     for match in result["fusions"]:
-        pattern = match["pattern"]
+        path, line, library = place.place(match["frame"])
+        key = (match["pattern"], path, line)
+        group = merged.setdefault(key, {"count": 0, "modules": set(), "libraries": set(), "detail": match["detail"]})
+        group["count"] += match["count"]
+        group["modules"].update(match["modules"])
+        if library:
+            group["libraries"].add(library)
+    out = []
+    for (pattern, path, line), group in sorted(merged.items(), key=lambda kv: kv[0][1:]):
         api = FUSION_APIS[pattern]
         answer = cov.custom_op(api)
         if answer is not None and answer.supported is False:
             continue  # the fused API does not exist for this target: nothing to suggest
-        path, line, library = place.place(match["frame"])
         limits = _fusion_limits(answer)
-        call = _fusion_call(pattern, match["detail"])
-        data = {"count": match["count"], "modules": sorted({collapse_module(m) for m in match["modules"]}),
-                "detail": match["detail"], "fused_api": api, "pattern_source": _fusion_source(cov, api)}
+        call = _fusion_call(pattern, group["detail"])
+        data = {"count": group["count"], "modules": sorted({collapse_module(m) for m in group["modules"]}),
+                "detail": group["detail"], "fused_api": api, "pattern_source": _fusion_source(cov, api)}
         if answer is not None:
             data["api_source"] = answer.source
-        if library:
-            data["library_line"] = library
-        note = ""
-        if answer is not None and answer.supported == "partial":
-            note = f" ({answer.via})"
+        if group["libraries"]:
+            data["library_lines"] = sorted(group["libraries"])
+        note = f" ({answer.via})" if answer is not None and answer.supported == "partial" else ""
         out.append(_finding(
             FUSION_CODES[pattern], path, line,
-            f"{describe[pattern]}, {match['count']} time(s){_where(set(match['modules']), library)}: "
-            f"{api}{note} does it in one kernel. Call: {call}."
-            + (f" Limits: {limits}." if limits else ""), api, call, data))
+            f"{describe[pattern]}, {group['count']} time(s){_where(group['modules'], group['libraries'])}: "
+            f"{api}{note} does it in one kernel. Call: {call}." + (f" Limits: {limits}." if limits else ""),
+            api, call, data))
     return out
 
 
