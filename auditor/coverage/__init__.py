@@ -119,8 +119,9 @@ class Coverage:
         kernels = [k for k in ("op_api", "acl_op", "dvm", "torch_npu") if _in_ranges(line, row.get("npu", {}).get(k, []))]
         if kernels:
             notes = f"kernels on {line}: {', '.join(kernels)}"
-            if row.get("missing_in_wheels"):
-                notes += (f"; but the torch_npu {', '.join(row['missing_in_wheels'])} wheel does not register it "
+            release = row.get("missing_in_wheels", {}).get(line)
+            if release:
+                notes += (f"; but the torch_npu {release} wheel does not register it "
                           "(op-plugin ranges follow the newest branch state)")
             source = row["source"] if kernels[0] != "torch_npu" else row["wheel_source"]
             return True, f"npu kernel ({kernels[0]})", notes, source

@@ -123,20 +123,24 @@ def build(ascend_dir: Path | str = DEFAULT_ASCEND_DIR, out_dir: Path | str = DEF
     return counts
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m auditor.coverage.build", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ascend-dir", default=str(DEFAULT_ASCEND_DIR),
-                        help="the Ascend snapshots (default: ../shared/ascend next to the repository)")
-    parser.add_argument("--out", default=str(DEFAULT_OUT), help="where to write the tables (default: op_tables/)")
-    args = parser.parse_args(argv)
+def build_cli(args: argparse.Namespace) -> int:
+    """`audit tables build` and `python -m auditor.coverage.build`: exit 0, or 2 with a message."""
     try:
-        counts = build(args.ascend_dir, args.out)
-    except (BuildError, ValueError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        counts = build(getattr(args, "ascend_dir", None) or DEFAULT_ASCEND_DIR, getattr(args, "out", None) or DEFAULT_OUT)
+    except (BuildError, ValueError, OSError, KeyError) as exc:
+        print(f"error: cannot build the coverage tables: {exc}", file=sys.stderr)
         return 2
     for name, n in sorted(counts.items()):
         print(f"{name}: {n} rows")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m auditor.coverage.build", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ascend-dir", type=Path, default=DEFAULT_ASCEND_DIR,
+                        help="the Ascend snapshots (default: ../shared/ascend next to the repository)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where to write the tables (default: op_tables/)")
+    return build_cli(parser.parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -156,18 +156,21 @@ def extract_for_line(line: str, extracts: list[dict], all_lines: list[str]) -> d
 
 
 def wheel_kernels(all_lines: list[str], npu_rows: dict[str, dict], extracts: list[dict],
-                  names: set[str]) -> tuple[dict[str, dict], dict[str, list[str]]]:
+                  names: set[str]) -> tuple[dict[str, dict], dict[str, dict[str, str]]]:
     """aten overloads a wheel registers for the NPU that op_plugin_functions.yaml does not list for the
     line (torch_npu's own kernels: view, empty, copy_, _fused_adam_ ...), and op-plugin kernels a
     line's own wheel lacks."""
     extra: dict[str, dict] = {}
-    missing: dict[str, list[str]] = {}
+    missing: dict[str, dict[str, str]] = {}
     for line in all_lines:
         ext = extract_for_line(line, extracts, all_lines)
         if ext is None:
             continue
         listed = {op for op, row in npu_rows.items() if any(line in v for v in row["kernels"].values())}
-        for op in ext["registered_ops"]:
+        # a line's own wheel speaks for everything it registers; another release only for torch_npu's
+        # core kernels (npu_native_functions.yaml: views, empty, copy_ ...), which every release has
+        from_wheel = ext["registered_ops"] if ext["line"] == line else ext["core_ops"]
+        for op in from_wheel:
             if op in names and op not in listed:
                 row = extra.setdefault(op, {"lines": [], "releases": []})
                 row["lines"].append(line)
@@ -175,7 +178,7 @@ def wheel_kernels(all_lines: list[str], npu_rows: dict[str, dict], extracts: lis
                     row["releases"].append(ext["release"])
         if ext["line"] == line:
             for op in sorted(listed - set(ext["registered_ops"])):
-                missing.setdefault(op, []).append(ext["release"])
+                missing.setdefault(op, {})[line] = ext["release"]
     return extra, missing
 
 
@@ -194,7 +197,7 @@ def aten_table(all_lines: list[str], npu_rows: dict[str, dict], registry: dict[s
             row.setdefault("npu", {})["torch_npu"] = to_ranges(extra[op]["lines"], all_lines)
             row["wheel_source"] = ("registered in torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml of the "
                                    f"torch_npu {', '.join(extra[op]['releases'])} wheel(s) "
-                                   "(op_tables/wheel_data/; lines without their own wheel use the nearest one)")
+                                   "(op_tables/wheel_data/; lines without their own wheel take only the core kernels of the nearest one)")
         if op in missing:
             row["missing_in_wheels"] = missing[op]
         if op in registry:

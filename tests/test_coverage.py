@@ -1,0 +1,324 @@
+"""Queries against the committed coverage tables (op_tables/).
+
+Each spot check names the source line it checks; paths are relative to ../shared/ascend/ unless
+they start with DESIGN.md or a wheel name.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import time
+
+import pytest
+
+from auditor.coverage import ANSWER_KEYS, Coverage, available_lines, lookup, normalize_aten
+from auditor.coverage import ops_cmd
+from auditor.target import PRODUCTS, Target, resolve_target
+
+NEWEST = "v2.15"
+LINES_CHECKED = ("v2.1", "v2.5", "v2.7", "v2.12", "v2.13", NEWEST)
+
+
+def cov(line: str = NEWEST, product: str = "a2") -> Coverage:
+    return Coverage.load(Target(line, product))
+
+
+# ---- lines, loading ---------------------------------------------------------------------------------
+
+def test_available_lines_come_from_op_plugin_all_version():
+    # op-plugin/config/op_plugin_functions.yaml:1  all_version: [v2.1, ..., v2.15]
+    assert available_lines() == [f"v2.{i}" for i in range(1, 16)]
+    assert resolve_target("2.5.1", "910b") == Target("v2.5", "a2")
+
+
+def test_load_is_cached_and_fast():
+    start = time.perf_counter()
+    c = Coverage.load(Target("v2.9", "a3"))
+    c.aten("add.Tensor")
+    c.api("torch.linalg.norm")
+    elapsed = time.perf_counter() - start
+    assert Coverage.load(Target("v2.9", "a3")) is c
+    assert elapsed < 0.5  # < 0.3 s on an idle machine; this box is shared
+
+
+@pytest.mark.parametrize("spelling", ["aten::split.Tensor", "split.Tensor", "aten.split.Tensor",
+                                      "torch.ops.aten.split.Tensor"])
+def test_aten_spellings_normalize(spelling):
+    assert normalize_aten(spelling) == "split.Tensor"
+    assert cov().aten(spelling).kind == "aten"
+
+
+def test_default_overload_spellings():
+    assert normalize_aten("aten.lgamma.default") == "lgamma"
+    assert cov().aten("aten.lgamma.default").via == cov().aten("lgamma").via
+
+
+# ---- aten: version ranges -----------------------------------------------------------------------------
+
+def test_op_only_from_v2_5():
+    # op-plugin/config/op_plugin_functions.yaml:5564  _thnn_fused_gru_cell  op_api: [v2.5, newest]
+    assert cov("v2.4").aten("_thnn_fused_gru_cell").via != "npu kernel (op_api)"
+    answer = cov("v2.5").aten("_thnn_fused_gru_cell")
+    assert answer.supported is True and answer.via == "npu kernel (op_api)"
+    assert "op_plugin_functions.yaml:5564" in answer.source
+
+
+def test_op_only_from_v2_7():
+    # op-plugin/config/op_plugin_functions.yaml:5579  _scaled_mm  op_api: [ v2.7, newest ]
+    before = cov("v2.6").aten("aten::_scaled_mm")
+    assert before.supported is False and before.via == "cpu fallback"
+    assert "v2.7..v2.15" in before.notes
+    after = cov("v2.7").aten("aten::_scaled_mm")
+    assert after.via == "npu kernel (op_api)" and "op_plugin_functions.yaml:5579" in after.source
+
+
+def test_op_ending_at_v2_12():
+    # op-plugin/config/op_plugin_functions.yaml:1155  argsort.dimname  acl_op/op_api: [v2.1, v2.12]
+    assert cov("v2.12").aten("argsort.dimname").via == "npu kernel (op_api)"
+    gone = cov("v2.13").aten("argsort.dimname")
+    assert gone.supported is False and gone.via == "absent"   # named-tensor overloads left torch 2.13
+
+
+# ---- aten: composite rule -----------------------------------------------------------------------------
+
+def test_composite_implicit_runs_anywhere():
+    # torch 2.13.0 dispatcher: aten::einsum has a CompositeImplicitAutograd kernel (no NPU registration)
+    answer = cov("v2.1", "310p").aten("einsum")
+    assert answer.supported is True and answer.via == "composite (CompositeImplicitAutograd)"
+
+
+def test_nonfunctional_with_missing_out_variant_falls_back():
+    # aten::lgamma is CompositeExplicitAutogradNonFunctional; lgamma.out is not in op_plugin_functions.yaml
+    for line in LINES_CHECKED:
+        answer = cov(line).aten("lgamma")
+        assert answer.supported is False and answer.via == "cpu fallback"
+        assert "lgamma.out" in answer.notes
+
+
+def test_nonfunctional_follows_its_out_variant_across_lines():
+    # op-plugin/config/op_plugin_functions.yaml:5598  bitwise_left_shift.Tensor_out  op_api: [v2.7, newest];
+    # aten::bitwise_left_shift.Tensor is CompositeExplicitAutogradNonFunctional and calls it
+    old = cov("v2.6").aten("aten::bitwise_left_shift.Tensor")
+    assert old.supported is False and "bitwise_left_shift.Tensor_out" in old.notes
+    new = cov("v2.7").aten("aten::bitwise_left_shift.Tensor")
+    assert new.supported is True and new.via == "composite (CompositeExplicitAutogradNonFunctional)"
+    assert "op_plugin_functions.yaml:5598" in new.source
+
+
+def test_linalg_eig_falls_back_to_cpu():
+    # aten::linalg_eig: not in op_plugin_functions.yaml, no composite kernel in torch 2.13.0
+    answer = lookup("aten::linalg_eig", Target("v2.1", "a2"))
+    assert answer.kind == "aten" and answer.supported is False and answer.via == "cpu fallback"
+
+
+def test_torch_npu_core_kernels_from_wheels():
+    # torch_npu-2.14.0 wheel: torch_npu/csrc/aten/npu_native_functions.yaml  supported: - view
+    answer = cov("v2.14").aten("view")
+    assert answer.supported is True and answer.via == "npu kernel (torch_npu)"
+    assert "2.14.0" in answer.source
+
+
+def test_base_name_aggregates_overloads():
+    answer = cov().aten("bitwise_left_shift")
+    assert answer.kind == "aten" and answer.supported in (True, "partial")
+    assert "overloads covered" in answer.via
+
+
+# ---- Python APIs -------------------------------------------------------------------------------------
+
+def test_api_support_per_product_and_dtypes():
+    # pytorch/docs/native_api/pytorch_2-13-0/torch-linalg.md:41-57  torch.linalg.cholesky: A2 ✔ A3 ✔ 950DT ✘,
+    # "`input`仅支持fp32"
+    a2 = cov("v2.13", "a2").api("torch.linalg.cholesky")
+    assert a2.supported is True and a2.dtypes == ["float32"]
+    assert "torch-linalg.md:45" in a2.source
+    assert cov("v2.13", "950").api("torch.linalg.cholesky").supported is False
+    assert a2.products == {"a2": True, "a3": True, "950": False, "910a": "unverified", "310p": "unverified"}
+
+
+def test_api_product_scoped_dtypes():
+    # pytorch/docs/native_api/pytorch_2-13-0/torch-Tensor.md:612-613  addcdiv_: A2/A3 bf16,fp16,fp32,fp64;
+    # Atlas 训练系列产品 (910A) fp16,fp32,fp64
+    assert cov("v2.13", "a2").api("torch.Tensor.addcdiv_").dtypes == ["bfloat16", "float16", "float32", "float64"]
+    assert cov("v2.13", "910a").api("torch.Tensor.addcdiv_").dtypes == ["float16", "float32", "float64"]
+
+
+def test_vmap_unsupported_everywhere_listed():
+    # pytorch/docs/native_api/pytorch_2-13-0/torch-func.md:134-144  torch.func.vmap: ✘ ✘ ✘
+    for product in ("a2", "a3", "950"):
+        answer = lookup("torch.func.vmap", Target(NEWEST, product))
+        assert answer.kind == "api" and answer.supported is False
+    assert "torch.func.vmap" in cov(NEWEST, "a2").unsupported_apis()
+
+
+def test_sdpa_partial_dtype_parse_keeps_raw_text():
+    # pytorch/docs/native_api/pytorch_2-13-0/torch-nn-functional.md:556  "`query`、`key`、`value`仅支持bf16、fp16和fp32"
+    answer = lookup("torch.nn.functional.scaled_dot_product_attention", Target(NEWEST, "a2"))
+    assert answer.supported is True and answer.dtypes == ["bfloat16", "float16", "float32"]
+    assert "仅支持bf16、fp16和fp32" in answer.notes
+    assert lookup("torch.nn.functional.scaled_dot_product_attention", Target(NEWEST, "950")).supported is False
+
+
+def test_old_lines_use_the_2_7_1_list():
+    assert cov("v2.1").api("torch.linalg.cholesky").source.startswith("pytorch/docs/native_api/pytorch_2-7-1/")
+
+
+def test_api_not_in_list_answers_from_aten():
+    answer = lookup("torch.linalg.eig", Target(NEWEST, "a2"))
+    assert answer.kind == "api" and answer.supported is False and "aten::linalg_eig" in answer.notes
+
+
+def test_unverified_products_are_partial_and_never_listed_as_unsupported():
+    assert cov(NEWEST, "910a").unsupported_apis() == {}
+    assert cov(NEWEST, "310p").api("torch.linalg.norm").supported == "partial"
+
+
+# ---- collectives ---------------------------------------------------------------------------------------
+
+def test_world_size_limits():
+    # pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:531  `world_size`不支持3，5，6，7
+    answer = cov("v2.7").collective("torch.distributed.all_gather_into_tensor")
+    assert answer.supported == "partial" and "world_size 3, 5, 6, 7 unsupported" in answer.notes
+    assert "torch-distributed.md:518" in answer.source
+
+
+def test_collective_missing_from_newest_list_uses_older_list():
+    # all_gather_into_tensor is absent from pytorch_2-13-0/torch-distributed.md
+    answer = cov(NEWEST).collective("all_gather_into_tensor")
+    assert "pytorch_2-12-0" in answer.source and "answered from the 2.12.0 list" in answer.source
+
+
+def test_gather_compatible_mode_and_design_note():
+    # pytorch_2-13-0/torch-distributed.md:680-704 (use_compatible_impl); DESIGN.md:103 (gather unsupported)
+    answer = lookup("torch.distributed.gather", Target(NEWEST, "a3"))
+    assert answer.kind == "collective" and answer.supported == "partial"
+    assert "use_compatible_impl" in answer.notes and "DESIGN.md:103" in answer.source
+
+
+@pytest.mark.parametrize("spelling,supported,via", [
+    ("ReduceOp.BAND", False, "raises"), ("torch.distributed.ReduceOp.BXOR", False, "raises"),
+    ("AVG", "partial", "emulated"), ("dist.ReduceOp.PREMUL_SUM", "partial", "emulated"),
+    ("ReduceOp.SUM", True, "hccl")])
+def test_reduce_ops(spelling, supported, via):
+    # DESIGN.md:103  "ReduceOp BAND/BOR/BXOR raise; AVG and PREMUL_SUM are emulated"
+    answer = cov().collective(spelling)
+    assert (answer.supported, answer.via) == (supported, via)
+
+
+def test_reduce_dtypes_fp64_only_on_950():
+    # DESIGN.md:104-105  "... bf16 (fp64 and uint64 only on Ascend 950)"
+    assert "float64" not in cov(NEWEST, "a2").collective("SUM").dtypes
+    assert "float64" in cov(NEWEST, "950").collective("SUM").dtypes
+
+
+# ---- custom ops, env vars, dtypes, fusion --------------------------------------------------------------
+
+def test_custom_op_products_dtypes_and_range():
+    # op-plugin/docs/custom_APIs/torch_npu/（beta）torch_npu-npu_rms_norm.md:5-10  A3 A2 推理 训练 √;
+    # its dtype tables: A2/A3 bfloat16/float16/float32, 推理/训练 float16/float32
+    a2 = cov(NEWEST, "a2").custom_op("torch_npu.npu_rms_norm")
+    assert a2.supported is True and a2.dtypes == ["bfloat16", "float16", "float32"]
+    assert cov("v2.1", "910a").custom_op("npu_rms_norm").dtypes == ["float16", "float32"]
+    assert cov(NEWEST, "950").custom_op("torch_npu.npu_rms_norm").supported is False
+
+
+def test_fusion_attention_layouts_and_products():
+    # op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_fusion_attention.md:5-8  Ascend 950DT √, Atlas A2 √
+    answer = cov(NEWEST, "a2").custom_op("torch_npu.npu_fusion_attention")
+    assert answer.supported is True
+    assert {"BSH", "SBH", "BSND", "BNSD", "TND"} <= set(answer.notes.split("layouts: ")[1].split("\n")[0].split(", "))
+    assert answer.products["310p"] is False
+
+
+def test_env_counterparts():
+    # DESIGN.md:107  "NCCL_BUFFSIZE (bytes) -> HCCL_BUFFSIZE (MB)", "TORCH_NCCL_* -> TORCH_HCCL_*"
+    answer = lookup("NCCL_BUFFSIZE", Target(NEWEST, "a2"))
+    assert answer.kind == "env" and answer.substitute == "HCCL_BUFFSIZE" and "MB" in answer.notes
+    wait = lookup("TORCH_NCCL_BLOCKING_WAIT", Target(NEWEST, "a2"))
+    assert wait.substitute == "TORCH_HCCL_BLOCKING_WAIT"
+    assert "TORCH_HCCL_BLOCKING_WAIT.md" in wait.source
+    ib = cov().env_var("NCCL_IB_TIMEOUT")
+    assert ib.substitute == "HCCL_RDMA_TIMEOUT"
+
+
+def test_env_page_default_and_unit():
+    # pytorch/docs/environment_variable/collective_communication/P2P_HCCL_BUFFSIZE.md:10  "单位为MB，默认配置为20。"
+    answer = cov().env_var("P2P_HCCL_BUFFSIZE")
+    assert answer.supported is True and "default: 20" in answer.notes and "unit: MB" in answer.notes
+    assert cov().env_var("NOT_A_REAL_VARIABLE") is None
+
+
+@pytest.mark.parametrize("product,bf16,fp8", [("a2", True, False), ("a3", True, False), ("950", True, True),
+                                              ("910a", False, False), ("310p", False, False)])
+def test_product_dtypes(product, bf16, fp8):
+    # DESIGN.md:112  "910A and 310P have no bf16; A2 and A3 have bf16; fp8 needs Ascend 950"
+    c = cov(NEWEST, product)
+    assert c.dtype_supported("bf16") is bf16 and c.dtype_supported("torch.bfloat16") is bf16
+    assert c.dtype_supported("float8_e4m3fn") is fp8
+    assert c.dtype_supported("float32") is True
+
+
+def test_fusion_patterns_have_sources():
+    # msprof-analyze/rules/timeline_fusion_ops.yaml:44-51  npu_rms_norm: "(pow){0,1}-(mean){0,1}-(add){0,1}-rsqrt-mul-(type_as){0,1}"
+    patterns = cov().fusion_patterns()
+    rms = [p for p in patterns if p["fused_api"] == "torch_npu.npu_rms_norm"]
+    assert rms and rms[0]["ops"] == ["pow", "mean", "add", "rsqrt", "mul", "type_as"]
+    assert rms[0]["source"].startswith("msprof-analyze/rules/timeline_fusion_ops.yaml:44")
+    assert all(p["source"] for p in patterns)
+
+
+# ---- lookup across lines and products ------------------------------------------------------------------
+
+@pytest.mark.parametrize("line", LINES_CHECKED)
+@pytest.mark.parametrize("product", PRODUCTS)
+def test_lookup_every_kind_on_every_target(line, product):
+    target = Target(line, product)
+    for symbol, kind in (("aten::split.Tensor", "aten"), ("aten::linalg_eig", "aten"),
+                         ("torch.linalg.norm", "api"),
+                         ("torch.nn.functional.scaled_dot_product_attention", "api"),
+                         ("torch.distributed.all_reduce", "collective"), ("torch.distributed.gather", "collective"),
+                         ("torch_npu.npu_rotary_mul", "custom_op"), ("CUDA_VISIBLE_DEVICES", "env")):
+        answer = lookup(symbol, target)
+        assert answer.kind == kind, (symbol, answer)
+        assert answer.supported in (True, False, "partial")
+        assert set(answer.products) == set(PRODUCTS)
+        assert answer.source
+        assert list(answer.to_dict()) == list(ANSWER_KEYS)
+
+
+def test_unknown_symbol_is_an_answer_not_a_crash():
+    for symbol in ("nonsense", "aten::no_such_op", "torch.no_such_module.fn", "", "torch_npu.npu_nothing"):
+        answer = lookup(symbol, Target(NEWEST, "a2"))
+        assert answer.kind == "unknown" and answer.supported is False
+
+
+# ---- audit ops --------------------------------------------------------------------------------------
+
+def _ops_args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    ops_cmd.add_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def test_ops_json_output():
+    out = io.StringIO()
+    rc = ops_cmd.run(_ops_args("aten::split.Tensor", "torch.func.vmap", "torch.distributed.gather", "bf16",
+                               "--format", "json"), Target("v2.1", "910a"), stream=out)
+    data = json.loads(out.getvalue())
+    assert rc == 0 and [d["kind"] for d in data] == ["aten", "api", "collective", "dtype"]
+    assert all(list(d) == list(ANSWER_KEYS) for d in data)
+    assert data[3]["supported"] is False  # no bf16 on 910A
+
+
+def test_ops_text_output_names_target_and_source():
+    out = io.StringIO()
+    rc = ops_cmd.run(_ops_args("torch.linalg.cholesky"), Target("v2.13", "950"), stream=out)
+    text = out.getvalue()
+    assert rc == 0 and "v2.13" in text and "torch-linalg.md" in text and "no" in text
+
+
+def test_ops_all_unknown_exits_2():
+    out = io.StringIO()
+    assert ops_cmd.run(_ops_args("nonsense", "--format", "json"), Target(NEWEST, "a2"), stream=out) == 2
+    assert json.loads(out.getvalue())[0]["kind"] == "unknown"
