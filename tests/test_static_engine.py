@@ -216,3 +216,22 @@ def test_findings_are_sorted_and_deterministic():
     b = run(src)
     assert a == b
     assert a == sorted(a, key=lambda f: f.sort_key())
+
+
+def test_function_local_constants_do_not_leak_into_other_functions():
+    src = """
+    import torch
+
+    def device_type():
+        device = "cuda"
+        return device
+
+    def make(device):
+        return torch.zeros(3, device=device)
+
+    def local():
+        device = "cuda:0"
+        return torch.zeros(3, device=device)
+    """
+    via = [(f.line, f.symbol) for f in run(src) if "(via" in f.message]
+    assert via == [(13, "cuda:0")]

@@ -15,7 +15,17 @@ class FileContext:
     aliases: dict[str, str] = field(default_factory=dict)          # local name -> qualified name
     # local function -> qualified names of its decorators, innermost first (`@triton.jit` -> triton.jit)
     decorated: dict[str, list[str]] = field(default_factory=dict)
-    constants: dict[str, set[str]] = field(default_factory=dict)   # name -> possible string values
+    constants: dict[str, set[str]] = field(default_factory=dict)   # name -> possible string values, any scope
+    # where each binding is visible: (first line, last line, values); module level spans the whole file
+    scopes: dict[str, list[tuple[int, int, frozenset[str]]]] = field(default_factory=dict)
+
+    def visible_values(self, name: str, line: int) -> set[str]:
+        """Values `name` may hold at `line`: module-level bindings plus those of the enclosing function."""
+        out: set[str] = set()
+        for first, last, values in self.scopes.get(name, ()):
+            if first <= line <= last:
+                out |= values
+        return out
 
     def resolve(self, dotted: str) -> str | None:
         head, _, rest = dotted.partition(".")
@@ -64,26 +74,33 @@ def fold_ast(node: ast.AST, constants: dict[str, set[str]]) -> set[str] | None:
     return None
 
 
-def _stmts(body: list[ast.stmt]):
-    """Every statement, descending into compound statements but not into expressions."""
+_WHOLE_FILE = (1, 1 << 30)
+
+
+def _stmts(body: list[ast.stmt], scope: tuple[int, int] = _WHOLE_FILE):
+    """(statement, scope) for every statement, descending into compound statements but not expressions;
+    scope is the line span of the enclosing function, or the whole file."""
     for stmt in body:
-        yield stmt
+        yield stmt, scope
+        inner = scope
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            inner = (stmt.lineno, stmt.end_lineno or stmt.lineno)
         for name in ("body", "orelse", "finalbody"):
             sub = getattr(stmt, name, None)
             if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
-                yield from _stmts(sub)
+                yield from _stmts(sub, inner)
         for handler in getattr(stmt, "handlers", ()) or ():
-            yield from _stmts(handler.body)
+            yield from _stmts(handler.body, inner)
         for case in getattr(stmt, "cases", ()) or ():
-            yield from _stmts(case.body)
+            yield from _stmts(case.body, inner)
 
 
 def build_context(tree: ast.Module) -> FileContext:
     ctx = FileContext()
-    assigns: list[ast.Assign] = []
+    assigns: list[tuple[ast.Assign | ast.AnnAssign, tuple[int, int]]] = []
     decorated: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     top_level = {id(s) for s in tree.body}
-    for stmt in _stmts(tree.body):
+    for stmt, scope in _stmts(tree.body):
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 if alias.asname:
@@ -99,12 +116,12 @@ def build_context(tree: ast.Module) -> FileContext:
                     continue
                 ctx.aliases[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
-            assigns.append(stmt)
+            assigns.append((stmt, scope))
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.decorator_list:
             decorated.append(stmt)
     # Two rounds so that `DEV = BASE + ":0"` after `BASE = "cuda"` folds, whatever the order of files' code.
-    for _ in range(2):
-        for stmt in assigns:
+    for round_ in range(2):
+        for stmt, scope in assigns:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             if len(targets) != 1 or not isinstance(targets[0], ast.Name):
                 continue
@@ -120,6 +137,8 @@ def build_context(tree: ast.Module) -> FileContext:
             folded = fold_ast(value, ctx.constants)
             if folded is not None:
                 ctx.constants.setdefault(name, set()).update(folded)
+                if round_ == 1:
+                    ctx.scopes.setdefault(name, []).append((*scope, frozenset(folded)))
     for func in decorated:
         quals = []
         for dec in reversed(func.decorator_list):

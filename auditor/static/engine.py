@@ -21,7 +21,7 @@ from auditor.findings import Finding
 from auditor.report import FileError
 from auditor.rules import Rule
 from auditor.static.compiled import WORD_RE, CompiledRules
-from auditor.static.context import FileContext, build_context
+from auditor.static.context import HOLE, FileContext, build_context
 from auditor.static.visitor import MatchVisitor, RawHit
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -140,6 +140,11 @@ class StaticEngine:
             hits.extend(self._match_slice(lines, start, end, indented, ctx))
         seen = set()
         for hit, line, col, end_line, end_col in hits:
+            if hit.via is not None:
+                value = self._visible_value(ctx, hit, line)
+                if value is None:
+                    continue
+                hit.symbol = value
             key = (hit.rule.code, line, col, hit.symbol)
             if key in seen:
                 continue
@@ -214,6 +219,16 @@ class StaticEngine:
             end_pos = positions[hit.end_node].end if hit.end_node is not None else pos.end
             out.append((hit, pos.start.line + offset, pos.start.column + 1, end_pos.line + offset, end_pos.column + 1))
         return out
+
+    def _visible_value(self, ctx: FileContext, hit: RawHit, line: int) -> str | None:
+        """A constant followed to a use counts only where its binding is in scope (function locals stay
+        local); returns the value in scope that the hit's rule matches."""
+        c = self.compiled
+        for value in sorted(ctx.visible_values(hit.via, line)):
+            m = c.match_string(value)
+            if (m is not None and m[0] is hit.rule) or c.match_env(value) is hit.rule:
+                return value.replace(HOLE, "{…}")
+        return None
 
     @staticmethod
     def _suppressed(lines: list[str], line: int, end_line: int, code: str) -> bool:
