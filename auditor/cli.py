@@ -333,8 +333,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     handler = {"check": cmd_check, "explain": cmd_explain, "rules": cmd_rules, "ops": cmd_ops,
                "fix": cmd_fix, "tables": cmd_tables}[args.command]
+    from auditor.rules import RuleError
+
     try:
         return handler(args)
+    except RuleError as exc:
+        print(f"audit: error: the rule catalogue is invalid: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except UsageError as exc:
         print(f"audit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
