@@ -260,4 +260,5 @@ class StaticEngine:
             effort=detail.effort if detail and detail.effort else rule.effort,
             path=rel, line=line, col=col, end_line=end_line, end_col=end_col,
             message=message, substitution=substitution, fix=fix, source="static", symbol=hit.symbol,
+            data={"replace": replace_with} if replace_with and fix != "none" else {},   # what `audit fix` writes
         )
