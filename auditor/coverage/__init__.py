@@ -357,7 +357,7 @@ class Coverage:
         if var is not None:
             products = {p: (p in var["products"]) if var["products"] else "unverified" for p in PRODUCTS}
             state = products[self.target.product]
-            notes = [var["meaning"]]
+            notes = [var.get("meaning_en", ""), var["meaning"]]
             for label, value in (("default", var.get("default")), ("unit", var.get("unit")),
                                  ("advice", var.get("advice")), ("NCCL/CUDA counterpart",
                                                                   ", ".join(var.get("cuda_counterparts", []))),
@@ -403,10 +403,16 @@ class Coverage:
                           notes="no product restriction recorded for this dtype; per-op limits still apply",
                           source=_table("products.json")["source"])
         row = rows[self.target.product]
+        examples = f", e.g. {', '.join(row['evidence'][:3])}" if row["evidence"] else ""
+        if row["supported"]:
+            notes = f"{row['evidence_count']} API entries list {family} for this product{examples}"
+        elif not row["evidence"]:
+            notes = f"no Ascend page lists {family} for {self.target.product}"
+        else:
+            notes = f"{self.target.product} has no {family}; the per-API dtype lists that mention it anyway " \
+                    f"({row['evidence_count']}{examples}) do not scope it by product"
         return Answer(symbol=raw, kind="dtype", supported=row["supported"], via=f"product profile {self.target.product}",
-                      products={p: r["supported"] for p, r in rows.items()}, dtypes=[name],
-                      notes=f"{row['evidence_count']} source entries list {family} for this product"
-                      + (f", e.g. {', '.join(row['evidence'][:3])}" if row["evidence"] else ""),
+                      products={p: r["supported"] for p, r in rows.items()}, dtypes=[name], notes=notes,
                       source=row["source"])
 
     def dtype_supported(self, dtype: str) -> bool:

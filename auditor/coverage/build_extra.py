@@ -273,8 +273,7 @@ def build_env(ascend_dir: Path) -> dict:
                                           "unit": None, "products": [], "category": "msprof-analyze",
                                           "source": ""})
         row["advice"] = " ".join(str(item.get("suggest", "")).split())
-        if not row["meaning"]:
-            row["meaning"] = " ".join(str(item.get("desc", "")).split())
+        row["meaning_en"] = " ".join(str(item.get("desc", "")).split())
         row["source"] = "; ".join(s for s in (row["source"], f"{ENV_INFO_YAML} ({name})") if s)
 
     # CUDA / NCCL counterparts: the pages state none, DESIGN.md §4 lists them; parsed, not retyped.
@@ -349,14 +348,14 @@ def build_products(ascend_dir: Path, custom_ops: dict, api_sets: list[tuple[str,
         for product, dtypes in op["dtypes"].items():
             for d in dtypes:
                 key = "float8" if d.startswith("float8") or d == "hifloat8" else d
-                if key in evidence:
+                if key in evidence and name not in evidence[key][product]:
                     evidence[key][product].append(name)
     version, apis = api_sets[-1]
     for name, entry in sorted(apis.items()):
         for r in entry["restrictions"]:
             for product in (r["products"] or [p for p, ok in entry["products"].items() if ok]):
                 for d in r["dtypes"]:
-                    if d in ("bfloat16", "float64"):
+                    if d in ("bfloat16", "float64") and name not in evidence[d][product]:
                         evidence[d][product].append(name)
 
     profiles = {}
