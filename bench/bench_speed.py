@@ -228,6 +228,7 @@ def _tree_rss_kb(root: int) -> tuple[int, int]:
 @dataclass
 class Run:
     seconds: float
+    cpu_s: float
     returncode: int
     rss_max_mb: float
     rss_sum_mb: float
@@ -262,7 +263,7 @@ def run_measured(cmd: list[str], cwd: Path | None = None) -> Run:
     out.seek(0)
     err.seek(0)
     rss_max_mb = usage.ru_maxrss / 1024
-    return Run(seconds=seconds, returncode=proc.returncode, rss_max_mb=rss_max_mb,
+    return Run(seconds=seconds, cpu_s=usage.ru_utime + usage.ru_stime, returncode=proc.returncode, rss_max_mb=rss_max_mb,
                rss_sum_mb=max(peak["sum"] / 1024, rss_max_mb), processes=max(peak["procs"], 1),
                stdout=out.read(), stderr=err.read())
 
@@ -280,10 +281,13 @@ class Measurement:
     files: int
     lines: int
     seconds: list[float] = field(default_factory=list)
+    cpu_s: list[float] = field(default_factory=list)
     rss_max_mb: list[float] = field(default_factory=list)
     rss_sum_mb: list[float] = field(default_factory=list)
     processes: int = 0
     findings: int | None = None
+    reported_files: int | None = None
+    reported_lines: int | None = None
     files_checked: int | None = None
     error: str | None = None
     note: str | None = None
@@ -300,60 +304,71 @@ class Measurement:
     def as_json(self) -> dict:
         data = asdict(self)
         data["median_s"] = self.median_s
+        data["median_cpu_s"] = statistics.median(self.cpu_s) if self.cpu_s else None
         data["lines_per_s"] = self.lines_per_s
         data["peak_rss_max_mb"] = max(self.rss_max_mb, default=None)
         data["peak_rss_sum_mb"] = max(self.rss_sum_mb, default=None)
         return data
 
 
-def audit_exe() -> Path | None:
+def audit_command(audit_src: Path | None) -> list[str] | None:
+    """The command that runs `audit`: the installed script, or a source checkout's auditor.cli (so a
+    bench can time a committed snapshot while the working tree is being edited)."""
+    if audit_src is not None:
+        return [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+                "from auditor.cli import main; sys.exit(main())", str(audit_src)]
     candidate = Path(sys.executable).parent / "audit"
     if candidate.exists():
-        return candidate
+        return [str(candidate)]
     found = shutil.which("audit")
-    return Path(found) if found else None
+    return [found] if found else None
 
 
-def _findings_of(run: Run) -> tuple[int | None, list | None, str | None]:
+def _report_of(run: Run) -> tuple[dict | None, str | None]:
     try:
         doc = json.loads(run.stdout)
     except ValueError:
         tail = (run.stderr or run.stdout).decode(errors="replace").strip().splitlines()[-1:]
-        return None, None, f"rc={run.returncode}, no JSON on stdout: {' '.join(tail)}"
-    findings = doc.get("findings", [])
-    return len(findings), findings, None
+        return None, f"rc={run.returncode}, no JSON on stdout: {' '.join(tail)}"
+    if not isinstance(doc, dict) or not isinstance(doc.get("findings"), list):
+        return None, f"rc={run.returncode}, JSON without a findings list"
+    return doc, None
 
 
 def _finding_key(f: dict) -> tuple:
     return (f.get("path"), f.get("line"), f.get("col"), f.get("code"), f.get("symbol"), f.get("fingerprint"))
 
 
-def bench_audit(tree: str, root: Path, size: TreeSize, repeat: int, jobs: int | None,
+def bench_audit(audit: list[str] | None, tree: str, root: Path, size: TreeSize, repeat: int, jobs: int | None,
                 results: list[Measurement], reference: dict[str, list]) -> None:
     """Cold (--no-cache), cache fill and warm for one tree and one --jobs setting."""
-    exe = audit_exe()
     jobs_label = str(jobs) if jobs else f"default ({os.cpu_count()})"
-    base = [str(exe), str(root), "--format", "json", "--fail-on", "never"]
+    base = (audit or []) + [str(root), "--format", "json", "--fail-on", "never"]
     if jobs:
         base += ["--jobs", str(jobs)]
     cold = Measurement(tree, "audit", "cold --no-cache", jobs_label, size.files, size.lines)
     fill = Measurement(tree, "audit", "cache fill", jobs_label, size.files, size.lines)
     warm = Measurement(tree, "audit", "warm cache", jobs_label, size.files, size.lines)
     results.extend([cold, fill, warm])
-    if exe is None:
+    if audit is None:
         cold.error = fill.error = warm.error = "`audit` is not installed in this venv"
         return
 
     def record(m: Measurement, run: Run) -> None:
-        count, findings, error = _findings_of(run)
-        if error:
+        doc, error = _report_of(run)
+        if doc is None:
             m.error = error
             return
+        findings = doc["findings"]
+        summary = doc.get("summary") or {}
+        m.reported_files = summary.get("files_scanned")
+        m.reported_lines = summary.get("lines_scanned")
         m.seconds.append(run.seconds)
+        m.cpu_s.append(run.cpu_s)
         m.rss_max_mb.append(run.rss_max_mb)
         m.rss_sum_mb.append(run.rss_sum_mb)
         m.processes = max(m.processes, run.processes)
-        m.findings = count
+        m.findings = len(findings)
         keys = sorted(_finding_key(f) for f in findings)
         ref = reference.setdefault(tree, keys)
         if keys != ref:
@@ -382,6 +397,7 @@ def bench_torchfix(tree: str, root: Path, size: TreeSize, repeat: int, results: 
             m.error = f"torchfix rc={run.returncode}: {run.stderr.decode(errors='replace').strip()[-300:]}"
             return
         m.seconds.append(run.seconds)
+        m.cpu_s.append(run.cpu_s)
         m.rss_max_mb.append(run.rss_max_mb)
         m.rss_sum_mb.append(run.rss_sum_mb)
         m.processes = max(m.processes, run.processes)
@@ -421,22 +437,25 @@ def ratios(results: list[Measurement]) -> list[dict]:
 
 
 def print_table(meta: dict, results: list[Measurement]) -> None:
-    headers = ["tree", "tool", "mode", "jobs", "files", "lines", "seconds med (min-max)", "lines/s",
+    headers = ["tree", "tool", "mode", "jobs", "files", "lines", "seconds med (min-max)", "CPU s", "lines/s",
                "RSS max MB", "RSS sum MB", "procs", "findings"]
     rows = []
     for m in results:
         if m.error:
             rows.append([m.tree, m.tool, m.mode, m.jobs, str(m.files), f"{m.lines:,}", "error: " + m.error[:70],
-                         "", "", "", "", ""])
+                         "", "", "", "", "", ""])
             continue
         rows.append([m.tree, m.tool, m.mode, m.jobs, str(m.files), f"{m.lines:,}", _spread(m.seconds),
+                     f"{statistics.median(m.cpu_s):.1f}",
                      f"{m.lines_per_s:,.0f}" if m.lines_per_s else "-",
                      f"{max(m.rss_max_mb):.0f}" if m.rss_max_mb else "-",
                      f"{max(m.rss_sum_mb):.0f}" if m.rss_sum_mb else "-",
                      str(m.processes or "-"), "-" if m.findings is None else str(m.findings)])
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
     print(f"npu-audit speed bench: {meta['cpu_count']} CPUs, load average {meta['loadavg_start']} at start, "
-          f"{meta['repeat']} repeat(s), python {meta['python']}")
+          f"{meta['loadavg_end']} at end; {meta['repeat']} repeat(s); python {meta['python']}")
+    print("seconds = wall clock; CPU s = user+system of the whole process tree; lines/s from the median wall time;"
+          " RSS max = largest process, RSS sum = sampled peak of the tree")
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths)))
     print("  ".join("-" * w for w in widths))
     for r in rows:
@@ -444,6 +463,9 @@ def print_table(meta: dict, results: list[Measurement]) -> None:
     for m in results:
         if m.note:
             print(f"note: {m.tree} / {m.tool} / {m.mode}: {m.note}")
+        if m.reported_lines is not None and (m.reported_files, m.reported_lines) != (m.files, m.lines):
+            print(f"note: {m.tree} / {m.tool} / {m.mode}: audit reports {m.reported_files} files, "
+                  f"{m.reported_lines:,} lines scanned (.py/.cu files after its default excludes)")
     print()
     for r in ratios(results):
         print(f"ratio  {r['tree']:<28} {r['what']:<42} {r['ratio']:.1f}x")
@@ -458,12 +480,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="repetitions of each measurement (default 3)")
     parser.add_argument("--only", action="append", choices=sorted(PINNED),
                         help="bench only this tree (repeatable); default all pinned trees")
+    parser.add_argument("--no-trees", action="store_true", help="skip the whole trees (only the TorchFix subset)")
     parser.add_argument("--jobs1", action="store_true", help="also time every tree with --jobs 1")
     parser.add_argument("--subset-lines", type=int, default=SUBSET_LINES,
                         help=f"lines of {SUBSET_TREE} in the TorchFix comparison subset (default {SUBSET_LINES})")
     parser.add_argument("--torchfix-repeat", type=int, default=1,
                         help="repetitions of the TorchFix run (default 1: it takes about two minutes)")
     parser.add_argument("--no-torchfix", action="store_true", help="skip the TorchFix comparison")
+    parser.add_argument("--audit-src", type=Path, metavar="DIR",
+                        help="run auditor.cli from this source checkout (e.g. a `git archive HEAD` export) "
+                             "instead of the installed `audit`")
     parser.add_argument("--json", action="store_true", help="print the results as one JSON document")
     args = parser.parse_args(argv)
     if args.repeat < 1:
@@ -473,10 +499,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.subset_lines < 1:
         parser.error("--subset-lines must be at least 1")
 
-    names = args.only or list(PINNED)
+    if args.audit_src is not None and not (args.audit_src / "auditor" / "cli.py").is_file():
+        parser.error(f"--audit-src {args.audit_src}: no auditor/cli.py there")
+    audit = audit_command(args.audit_src)
+    names = [] if args.no_trees else (args.only or list(PINNED))
     meta = {"cpu_count": os.cpu_count(), "loadavg_start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
             "repeat": args.repeat, "python": sys.version.split()[0], "pinned": {n: PINNED[n] for n in names},
-            "torchfix": TORCHFIX_VERSION, "audit": str(audit_exe()) if audit_exe() else None}
+            "torchfix": TORCHFIX_VERSION, "audit": " ".join(audit) if audit else None}
     results: list[Measurement] = []
     reference: dict[str, list] = {}
     try:
@@ -485,16 +514,16 @@ def main(argv: list[str] | None = None) -> int:
             root = unpack(name, version, download(name, version))
             size = measure_size(root)
             label = f"{name}-{version}"
-            bench_audit(label, root, size, args.repeat, None, results, reference)
+            bench_audit(audit, label, root, size, args.repeat, None, results, reference)
             if args.jobs1:
-                bench_audit(label, root, size, args.repeat, 1, results, reference)
+                bench_audit(audit, label, root, size, args.repeat, 1, results, reference)
         if not args.no_torchfix:
             version = PINNED[SUBSET_TREE]
             source = unpack(SUBSET_TREE, version, download(SUBSET_TREE, version))
             subset = make_subset(source, args.subset_lines)
             size = measure_size(subset)
             label = f"{SUBSET_TREE}-{version} first {size.lines // 1000}k lines"
-            bench_audit(label, subset, size, args.repeat, 1, results, reference)
+            bench_audit(audit, label, subset, size, args.repeat, 1, results, reference)
             bench_torchfix(label, subset, size, args.torchfix_repeat, results)
     except BenchError as exc:
         print(f"bench_speed: {exc}", file=sys.stderr)
