@@ -1,0 +1,171 @@
+"""Compare a reduced-precision result with its fp32/fp64 golden and give a verdict.
+
+Metrics follow msprobe's accuracy checker (mindstudio-probe, msprobe/pytorch/api_accuracy_checker:
+compare/algorithm.py, compare/compare.py, precision_standard/standard_config.py), read from the 26.2.0
+wheel:
+
+* cosine similarity of the two tensors, each scaled by its own max |x| first; <= 0.99 is an error;
+* max absolute error; < 0.001 passes;
+* relative error |c - g| / (|g| + eps), with eps = 2^-8 for bf16 (msprobe's BFLOAT16_EPS) and the golden
+  dtype's epsilon otherwise; the share of elements within 1% and 0.1% (msprobe's "hundredth" and
+  "thousandth" ratios), with values |g| <= small_value (2^-10 for fp16/bf16) left out of the ratios;
+* inf/nan where the golden is finite is an error (msprobe's absolute-threshold standard).
+
+msprobe judges one operator on identical inputs. A module is a chain of operators, each rounding its
+result, so an output element that is a near-cancellation of larger terms carries an error far above 1%
+of its own (small) value even when every operator is exact to the last bit: a Linear-GELU-Linear stack in
+bf16 keeps only ~78% of its elements within 1%. The element ratios are therefore reported but the verdict
+uses the normwise relative error ||c - g|| / ||g||, measured in units of the dtype's relative tolerance
+(msprobe's rtol: 2^-8 for bf16, 2^-10 for fp16, 2^-20 for fp32), which is what a merely rounded
+computation keeps small and a numerically broken one (cancellation, stagnating sums, overflow) does not.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, replace
+
+import torch
+
+# msprobe StandardConfig._rtol / _small_value, and CompareConst.BFLOAT16_EPS.
+RTOL = {torch.bfloat16: 2.0 ** -8, torch.float16: 2.0 ** -10, torch.float32: 2.0 ** -20}
+SMALL_VALUE = {torch.bfloat16: 2.0 ** -10, torch.float16: 2.0 ** -10, torch.float32: 2.0 ** -20}
+BFLOAT16_EPS = 2.0 ** -8
+COSINE_ERROR = 0.99          # msprobe: cosine <= 0.99 is an error
+MAX_ABS_PASS = 0.001         # msprobe: max abs error < 0.001 passes
+HUNDREDTH, THOUSANDTH = 0.01, 0.001
+
+# Normwise error budget, in units of RTOL[dtype]. A merely rounded module stays near 1 (measured: a
+# Linear-GELU-Linear stack 1.1 in bf16, 0.5 in fp16; every leaf of the tiny GPT and ResNet fixtures
+# below 4); the planted fragile modules are at 200 and above. Inherited drift through a deep model and
+# gradients sum many roundings, so they get the wider budget.
+OWN_WARN, OWN_ERROR = 4.0, 16.0
+INHERITED_WARN, INHERITED_ERROR = 16.0, 64.0
+
+PASS, WARNING, ERROR = "pass", "warning", "error"
+VERDICT_RANK = {PASS: 0, WARNING: 1, ERROR: 2}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The metrics of one golden/candidate pair and its verdict (plain floats: it crosses processes)."""
+    verdict: str
+    reason: str
+    elements: int
+    nonfinite: int            # candidate inf/nan where the golden is finite
+    cosine: float | None      # None: too few elements or all zero on both sides
+    max_abs_err: float
+    max_rel_err: float
+    rel_err_norm: float       # ||c - g|| / ||g||
+    err_in_rtol: float        # rel_err_norm / RTOL[dtype]
+    within_hundredth: float   # share of (non-small) elements with relative error < 1%
+    within_thousandth: float  # ... < 0.1%
+    vanished: float = 0.0     # share of non-zero golden values that are exactly 0 in the candidate
+
+    def to_dict(self) -> dict:
+        return {k: (round(v, 6) if isinstance(v, float) and math.isfinite(v) else v)
+                for k, v in asdict(self).items()}
+
+
+def worst(*verdicts: str) -> str:
+    return max(verdicts, key=VERDICT_RANK.__getitem__, default=PASS)
+
+
+def flatten_floats(tensors: list[torch.Tensor]) -> torch.Tensor:
+    """All floating elements of a list of tensors as one fp64 vector on the CPU."""
+    parts = [t.detach().reshape(-1).to("cpu", torch.float64) for t in tensors if t.is_floating_point()]
+    return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.float64)
+
+
+def compare(golden: torch.Tensor, candidate: torch.Tensor, dtype: torch.dtype, *,
+            warn: float = OWN_WARN, error: float = OWN_ERROR, abs_pass: bool = True) -> Comparison:
+    """Judge `candidate` (computed in `dtype`) against `golden`; both flattened fp64 vectors of one length.
+
+    `abs_pass` applies msprobe's "max abs error < 0.001 passes" shortcut, which only turns a warning into a
+    pass: it never hides an error (tiny gradients would otherwise pass whatever their relative error).
+    """
+    if golden.shape != candidate.shape:
+        raise ValueError(f"shape mismatch: golden {tuple(golden.shape)} vs candidate {tuple(candidate.shape)}")
+    g, c = golden.to(torch.float64), candidate.to(torch.float64)
+    n = g.numel()
+    rtol = RTOL.get(dtype, RTOL[torch.float32])
+    if n == 0:
+        return Comparison(PASS, "no floating-point elements", 0, 0, None, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0)
+    golden_finite = torch.isfinite(g)
+    both_finite = golden_finite & torch.isfinite(c)
+    nonfinite = int((golden_finite & ~torch.isfinite(c)).sum())
+    g_f, c_f = g[both_finite], c[both_finite]
+    abs_err = (c_f - g_f).abs()
+    max_abs = float(abs_err.max()) if abs_err.numel() else 0.0
+    eps = BFLOAT16_EPS if dtype == torch.bfloat16 else torch.finfo(golden.dtype).eps
+    rel = abs_err / (g_f.abs() + eps)
+    normal = g_f.abs() > SMALL_VALUE.get(dtype, SMALL_VALUE[torch.float32])
+    rel_normal = rel[normal]
+    max_rel = float(rel_normal.max()) if rel_normal.numel() else 0.0
+    within_h = float((rel_normal < HUNDREDTH).double().mean()) if rel_normal.numel() else 1.0
+    within_t = float((rel_normal < THOUSANDTH).double().mean()) if rel_normal.numel() else 1.0
+    g_norm = float(g_f.norm())
+    diff_norm = float((c_f - g_f).norm())
+    rel_norm = diff_norm / g_norm if g_norm > 0 else (0.0 if diff_norm == 0 else math.inf)
+    in_rtol = rel_norm / rtol
+    cos = _cosine(g_f, c_f)
+    nonzero = g_f != 0
+    vanished = float(((c_f == 0) & nonzero).sum()) / max(1, int(nonzero.sum()))
+
+    def result(verdict: str, reason: str) -> Comparison:
+        return Comparison(verdict, reason, n, nonfinite, cos, max_abs, max_rel, rel_norm, in_rtol,
+                          within_h, within_t, vanished)
+
+    if nonfinite:
+        return result(ERROR, f"{nonfinite} of {n} values are inf/nan where fp32 is finite (overflow)")
+    if cos is not None and cos <= COSINE_ERROR:
+        return result(ERROR, f"cosine similarity {cos:.4f} <= {COSINE_ERROR}")
+    if in_rtol > error:
+        return result(ERROR, f"normwise error {rel_norm:.2%} = {in_rtol:.0f}x the {_name(dtype)} tolerance")
+    if abs_pass and max_abs < MAX_ABS_PASS:
+        return result(PASS, f"max abs error {max_abs:.2g} < {MAX_ABS_PASS}")
+    if in_rtol > warn:
+        return result(WARNING, f"normwise error {rel_norm:.2%} = {in_rtol:.1f}x the {_name(dtype)} tolerance")
+    return result(PASS, f"normwise error {in_rtol:.1f}x the {_name(dtype)} tolerance")
+
+
+def _cosine(g: torch.Tensor, c: torch.Tensor) -> float | None:
+    """msprobe's cosine: None when undefined on both sides; 0 when only one side is all zero."""
+    if g.numel() < 2:
+        return None
+    g_max, c_max = float(g.abs().max()), float(c.abs().max())
+    tiny = torch.finfo(torch.float64).eps
+    if g_max <= tiny and c_max <= tiny:
+        return None
+    if g_max <= tiny or c_max <= tiny:
+        return 0.0
+    gs, cs = g / g_max, c / c_max
+    cos = float(torch.dot(gs, cs) / (gs.norm() * cs.norm()))
+    return max(-1.0, min(1.0, cos))
+
+
+def _name(dtype: torch.dtype) -> str:
+    return {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}.get(dtype, str(dtype))
+
+
+# More than this share of a parameter's gradient flushed to zero is underflow (fp16 without loss scaling).
+VANISHED_ERROR = 0.01
+
+
+def compare_gradients(golden: torch.Tensor, candidate: torch.Tensor, dtype: torch.dtype) -> Comparison:
+    """Gradients: overflow and underflow are errors; drift in direction or size is at most a warning.
+
+    One step's gradient at a freshly initialised model is often badly conditioned: batch norm's backward
+    subtracts the mean components of the incoming gradient, and what is left can be a small difference
+    of large, rounded terms. Measured on the ResNet-18 fixture: conv weight gradients differ from fp64 by
+    0.2% already in fp32 and by ~40% (cosine 0.91) in bf16, while bf16 trains ResNets fine. So a gradient
+    that fails msprobe's cosine bar is reported as a warning, not as a broken module.
+    """
+    result = compare(golden, candidate, dtype, warn=INHERITED_WARN, error=INHERITED_ERROR, abs_pass=False)
+    if result.nonfinite:
+        return result
+    if result.vanished > VANISHED_ERROR:
+        return replace(result, verdict=ERROR, reason=f"{result.vanished:.1%} of the gradient underflows to 0 "
+                                                     f"in {_name(dtype)} (fp32 has it non-zero)")
+    if result.verdict == ERROR:
+        return replace(result, verdict=WARNING)
+    return result
