@@ -175,6 +175,22 @@ class MatchVisitor(cst.CSTVisitor):
         d = dotted(node)
         return {d} if d else set()
 
+    def _names_within(self, node: cst.CSTNode) -> set[str]:
+        """Qualified names and `.method` calls anywhere inside an argument, for `when: {arg: {within: true}}`:
+        `all_reduce(torch.zeros(3, dtype=torch.float64))` holds torch.float64, `all_reduce(t.double())` `.double`."""
+        out: set[str] = set()
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, (cst.Attribute, cst.Name)):
+                q = self._qual(n)
+                if q is not None:
+                    out.add(q)
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute):
+                out.add("." + n.func.attr.value)
+            stack.extend(n.children)
+        return out
+
     def _when_ok(self, rule: Rule, call: cst.Call | None) -> bool:
         if not rule.when:
             return True
@@ -189,7 +205,10 @@ class MatchVisitor(cst.CSTVisitor):
             if arg is None:
                 return False
             wanted = {str(v) for v in cond.get("values", [])}
-            if wanted and not (self._arg_values(arg.value) & wanted):
+            values = self._arg_values(arg.value)
+            if cond.get("within"):
+                values = values | self._names_within(arg.value)
+            if wanted and not (values & wanted):
                 return False
         return True
 
@@ -198,8 +217,12 @@ class MatchVisitor(cst.CSTVisitor):
         m = self.c.match_qualname(qual)
         if m is None:
             return False
-        if self._when_ok(m.rule, call):
-            self._hit(m.rule, node, qual, value=m.pattern, end_node=call)
+        # Rules on the same name are tried in code order: a conditional rule (`when`) that does not apply
+        # leaves the name to the next one (e.g. a coverage finding for the same API).
+        for rule in self.c.exact.get(m.pattern, (m.rule,)):
+            if self._when_ok(rule, call):
+                self._hit(rule, node, qual, value=m.pattern, end_node=call)
+                break
         return True
 
     # -- statements ----------------------------------------------------------------------------
