@@ -39,7 +39,8 @@ class QualMatch:
 class CompiledRules:
     rules: tuple[Rule, ...]
     exact: dict[str, list[Rule]] = field(default_factory=dict)          # qualified name -> rules
-    excluded: set[str] = field(default_factory=set)   # '!torch.ops.aten.*': names no rule reports
+    excluded: set[str] = field(default_factory=set)         # '!torch.ops.aten': it and all below it
+    excluded_below: set[str] = field(default_factory=set)   # '!triton.language.*': only the names below it
     methods: dict[str, list[Rule]] = field(default_factory=dict)
     attributes: dict[str, list[Rule]] = field(default_factory=dict)
     strings: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
@@ -63,7 +64,7 @@ class CompiledRules:
                     if kind == "qualname":
                         base = v[:-2] if v.endswith(".*") else v
                         if base.startswith("!"):
-                            c.excluded.add(base[1:])
+                            (c.excluded_below if v.endswith(".*") else c.excluded).add(base[1:])
                             continue
                         c.exact.setdefault(base, []).append(rule)
                         words.add(base.rsplit(".", 1)[-1])
@@ -114,7 +115,7 @@ class CompiledRules:
         ancestor ('torch.cuda.*' registers 'torch.cuda', which covers 'torch.cuda.foo.bar')."""
         name = qualname
         while True:
-            if name in self.excluded:
+            if name in self.excluded or (name != qualname and name in self.excluded_below):
                 return None
             rules = self.exact.get(name)
             if rules:
