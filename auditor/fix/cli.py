@@ -1,0 +1,161 @@
+"""`audit fix PATH... [--diff] [--write] [--unsafe-fixes] [--select/--ignore CODES]`.
+
+Exit codes, as ruff's `--diff`/`--fix`: 0 nothing to change (with --diff) or every change written (with
+--write); 1 with --diff when there are changes to apply, or when a file could not be fixed (it is left as it
+was and named on stderr); 2 usage errors. The diff goes to stdout, the counts to stderr.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from auditor.fix import FileFix, applicable, finding_key, fix_bytes
+
+EXIT_OK, EXIT_CHANGES, EXIT_USAGE = 0, 1, 2
+
+
+def _split(value: str | None) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()] if value else []
+
+
+def unified_diff(fix: FileFix) -> str:
+    return "".join(difflib.unified_diff(
+        fix.original.splitlines(keepends=True), fix.fixed_text.splitlines(keepends=True),
+        fromfile=f"a/{fix.path}", tofile=f"b/{fix.path}"))
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write next to the file and rename over it, keeping its permission bits: an interrupted run never
+    leaves half a file."""
+    mode = path.stat().st_mode
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".npu-audit-fix", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.chmod(tmp, mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def statistics(fixes: list[FileFix], unsafe: bool) -> list[str]:
+    """ruff --statistics style: per rule, how many findings were fixed and how many are left, and why."""
+    fixed = Counter(f.code for fx in fixes for f in fx.fixed)
+    names = {f.code: f.name for fx in fixes for f in fx.fixed + fx.remaining}
+    left_fixable: Counter[str] = Counter()
+    needs_unsafe: Counter[str] = Counter()
+    manual: Counter[str] = Counter()
+    for fx in fixes:
+        for f in fx.remaining:
+            if applicable(f, unsafe):
+                left_fixable[f.code] += 1
+            elif f.fix == "unsafe":
+                needs_unsafe[f.code] += 1
+            else:
+                manual[f.code] += 1
+    codes = sorted(set(fixed) | set(left_fixable) | set(needs_unsafe) | set(manual))
+    if not codes:
+        return []
+    rows = [("fixed", "unsafe", "not fixed", "manual", "code", "rule")]
+    for code in codes:
+        rows.append((str(fixed[code] or ""), str(needs_unsafe[code] or ""), str(left_fixable[code] or ""),
+                     str(manual[code] or ""), code, names.get(code, "")))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    return ["  ".join(c.rjust(w) for c, w in zip(r[:4], widths)) + f"  {r[4]}  {r[5]}" for r in rows]
+
+
+def run_fix(args: argparse.Namespace, target) -> int:
+    from auditor.cli import UsageError
+    from auditor.config import ConfigError, find_pyproject, load_config
+    from auditor.discover import discover
+    from auditor.rules import load_rules, rules_by_code
+    from auditor.static.engine import StaticEngine
+
+    try:
+        config = load_config(find_pyproject(args.paths[0]))
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from exc
+    if args.select:
+        config.select = _split(args.select)
+    config.ignore += _split(args.ignore)
+    rules = rules_by_code()
+    unknown = [s for s in _split(args.select) + _split(args.ignore)
+               if not any(s.upper() == r.code[:len(s)] or s.lower() in (r.category, r.name) for r in rules.values())]
+    if unknown:
+        raise UsageError(f"--select/--ignore: no rule, code prefix or category {', '.join(unknown)}")
+    engine = StaticEngine(load_rules(), product=target.product)
+    found = discover(list(args.paths), exclude=tuple(config.exclude))
+    write = bool(args.write)
+    show_diff = bool(args.diff) or not write
+
+    def selected(f) -> bool:
+        return config.code_enabled(f, rules) and not config.ignored_in_file(f)
+
+    fixes: list[FileFix] = []
+    failed = 0
+    for err in found.errors:
+        print(f"audit fix: {err.one_line()}", file=sys.stderr)
+        failed += 1
+    for path, rel in found.files:
+        if not rel.endswith((".py", ".pyw")):
+            continue
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            print(f"audit fix: {rel}: unreadable: {exc.strerror or exc}", file=sys.stderr)
+            failed += 1
+            continue
+        fx = fix_bytes(data, rel, engine, rules, unsafe=bool(args.unsafe_fixes), selected=selected)
+        fixes.append(fx)
+        if fx.error is not None:
+            print(f"audit fix: {rel}: not fixed: {fx.error}", file=sys.stderr)
+            failed += 1
+            continue
+        if not fx.changed:
+            continue
+        if show_diff:
+            sys.stdout.write(unified_diff(fx))
+        if write:
+            try:
+                _write_atomic(path, fx.encoded())
+            except OSError as exc:
+                print(f"audit fix: {rel}: cannot write: {exc.strerror or exc}", file=sys.stderr)
+                fx.error = "cannot write"
+                failed += 1
+
+    changed = [fx for fx in fixes if fx.changed]
+    n_fixed = sum(len(fx.fixed) for fx in changed)
+    remaining = [f for fx in fixes if fx.error is None for f in fx.remaining]
+    need_unsafe = sum(1 for f in remaining if f.fix == "unsafe" and not args.unsafe_fixes)
+    not_fixed = sum(1 for f in remaining if applicable(f, bool(args.unsafe_fixes)))
+    manual = len(remaining) - need_unsafe - not_fixed
+    verb = "fixed" if write else "would fix"
+    lines = statistics([fx for fx in fixes if fx.error is None], bool(args.unsafe_fixes))
+    if lines:
+        print("\n".join(lines), file=sys.stderr)
+    summary = f"{verb} {n_fixed} finding{'s' if n_fixed != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}"
+    summary += f"; {len(remaining)} remain: {manual} manual"
+    if need_unsafe:
+        summary += f", {need_unsafe} fixable with --unsafe-fixes"
+    if not_fixed:
+        summary += f", {not_fixed} fixable in principle but left alone (see `audit check`)"
+    print(summary, file=sys.stderr)
+    for fx in fixes:
+        for f in fx.remaining:
+            why = fx.skipped.get(finding_key(f))
+            if why and applicable(f, bool(args.unsafe_fixes)):
+                print(f"  {fx.path}:{f.line}:{f.col} {f.code} left alone: {why}", file=sys.stderr)
+    if failed:
+        return EXIT_CHANGES
+    if not write and changed:
+        return EXIT_CHANGES
+    return EXIT_OK
