@@ -256,6 +256,10 @@ def build_hf_entry(data: dict, label: str = "") -> EntrySpec:
                          f"model_type {data['model_type']!r}: {exc}") from None
     # SDPA is what transformers picks on a GPU; the tracer maps its CPU kernel back to the API call.
     config._attn_implementation = data.get("_attn_implementation", "sdpa")
+    if hasattr(config, "_experts_implementation"):
+        # MoE experts: the reference loop. transformers' grouped_mm default needs bf16 CUDA kernels, and
+        # it is the per-expert loop whose ops torch_npu must cover unless the user opts into a fused path.
+        config._experts_implementation = data.get("_experts_implementation", "eager")
     vision = hasattr(config, "image_size") and hasattr(config, "num_channels") and not hasattr(config, "vocab_size")
     heads = ((transformers.AutoModelForImageClassification, transformers.AutoModel) if vision else
              (transformers.AutoModelForCausalLM, transformers.AutoModel))

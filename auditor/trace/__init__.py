@@ -44,7 +44,7 @@ def trace_findings(source: Path | None, *, root: Path, entry: str | None, hf_con
     """Trace one training step of the entry's model in a child process and judge what it ran."""
     from auditor.entry import EntryError, load_hf_config_dict
     from auditor.sandbox import SandboxError, run_in_child
-    from auditor.trace.record import trace_step
+    from auditor.trace.child import run_trace
 
     place = _Placer(Path(root), Path(source) if source else None, Path(hf_config) if hf_config else None, entry)
     if amp not in (None, "bf16", "fp16"):
@@ -57,7 +57,7 @@ def trace_findings(source: Path | None, *, root: Path, entry: str | None, hf_con
     kwargs = {"source": str(source) if source else None, "entry": entry,
               "hf_config": str(hf_config) if hf_config else None, "amp": amp}
     try:
-        result = run_in_child(trace_step, kwargs, timeout)
+        result = run_in_child(run_trace, kwargs, timeout)
     except SandboxError as exc:
         line = None
         if exc.line and place.source and Path(exc.line[0]).resolve() == place.source.resolve():

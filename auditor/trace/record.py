@@ -28,6 +28,7 @@ from torch._subclasses.fake_tensor import (DataDependentOutputException, Dynamic
                                            FakeTensorMode)
 from torch.overrides import TorchFunctionMode, resolve_name
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils.flop_counter import flop_registry
 
 from auditor.entry import EntrySpec, resolve_entry
 from auditor.sandbox import is_user_frame
@@ -106,18 +107,44 @@ class Recording:
     graph: torch.fx.Graph = field(default_factory=torch.fx.Graph)
     tensor_nodes: dict[int, tuple[torch.fx.Node, Any]] = field(default_factory=dict)
     aten_calls: int = 0
+    flops: int = 0                                  # torch.utils.flop_counter formulas over the step
     bookkeeping: set = field(default_factory=set)   # op keys that are views / metadata only
 
     def module_path(self) -> str:
         return self.module_stack[-1] if self.module_stack else ""
 
 
+def _tensors(value):
+    """The tensors in op arguments (tensors, lists/tuples of them, dicts): faster than pytree here."""
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _tensors(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _tensors(item)
+
+
+def _map_tensors(fn, value):
+    if isinstance(value, torch.Tensor):
+        return fn(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_map_tensors(fn, v) for v in value) if not hasattr(value, "_fields") else value
+    if isinstance(value, dict):
+        return {k: _map_tensors(fn, v) for k, v in value.items()}
+    return value
+
+
 def _dtypes(args, kwargs) -> tuple[str, ...]:
     seen: dict[str, None] = {}
-    for value in torch.utils._pytree.tree_leaves((args, kwargs)):
-        if isinstance(value, torch.Tensor):
-            seen[str(value.dtype).replace("torch.", "")] = None
+    for tensor in _tensors((args, kwargs)):
+        seen[_DTYPE_NAMES.get(tensor.dtype) or str(tensor.dtype).replace("torch.", "")] = None
     return tuple(seen)
+
+
+_DTYPE_NAMES = {getattr(torch, n): n for n in ("float32", "float16", "bfloat16", "float64", "int64", "int32",
+                                                "int16", "int8", "uint8", "bool", "complex64", "complex128")}
 
 
 class ApiRecorder(TorchFunctionMode):
@@ -146,8 +173,7 @@ class ApiRecorder(TorchFunctionMode):
 
     def _remember_nodes(self, out, site: Site) -> None:
         """Map the autograd nodes this call created to its site (walking into composite decompositions)."""
-        pending = [t.grad_fn for t in torch.utils._pytree.tree_leaves(out)
-                   if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+        pending = [t.grad_fn for t in _tensors(out) if t.grad_fn is not None]
         sites = self.rec.node_sites
         while pending:
             node = pending.pop()
@@ -188,6 +214,9 @@ class AtenRecorder(TorchDispatchMode):
         if func.namespace == "prim":
             return out
         rec.aten_calls += 1
+        formula = flop_registry.get(func._overloadpacket)
+        if formula is not None:
+            rec.flops += formula(*args, **kwargs, out_val=out)
         site = self._site()
         if is_bookkeeping(func):
             rec.bookkeeping.add(op_key(func))
@@ -243,8 +272,8 @@ class AtenRecorder(TorchDispatchMode):
                 return placeholder
             return value
 
-        node_args = torch.utils._pytree.tree_map(as_arg, args)
-        node_kwargs = torch.utils._pytree.tree_map(as_arg, kwargs)
+        node_args = _map_tensors(as_arg, args)
+        node_kwargs = _map_tensors(as_arg, kwargs)
         node = rec.graph.call_function(func, tuple(node_args), dict(node_kwargs))
         first = out[0] if isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor) else out
         node.meta.update(module=site.module, frame=site.frame, api=site.api,
@@ -311,8 +340,6 @@ def _code_site(obj) -> tuple[str, int, bool] | None:
 
 def trace_step(source: str | None, entry: str | None, hf_config: str | None, amp: str | None) -> dict:
     """Build the model under FakeTensorMode and record one forward + backward + optimizer step."""
-    from torch.utils.flop_counter import FlopCounterMode
-
     started = time.perf_counter()
     factory = resolve_entry(Path(source) if source else None, entry, Path(hf_config) if hf_config else None)
     fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
@@ -325,10 +352,9 @@ def trace_step(source: str | None, entry: str | None, hf_config: str | None, amp
         n_params = sum(p.numel() for p in model.parameters())
         built = time.perf_counter()
         hooks = _install_module_hooks(rec, model)
-        flops = FlopCounterMode(display=False, depth=0)
         loss_source = ""
         try:
-            with flops, AtenRecorder(rec), ApiRecorder(rec):
+            with AtenRecorder(rec), ApiRecorder(rec):
                 autocast = (torch.autocast("cpu", dtype=getattr(torch, {"bf16": "bfloat16", "fp16": "float16"}[amp]))
                             if amp else _nullcontext())
                 with autocast:
@@ -358,7 +384,7 @@ def trace_step(source: str | None, entry: str | None, hf_config: str | None, amp
         "model_class": type(model).__name__,
         "parameters": n_params,
         "trainable_parameters": sum(p.numel() for p in params),
-        "flops": int(flops.get_total_flops()),
+        "flops": int(rec.flops),
         "loss": loss_source,
         "amp": amp or "",
         "aten": [dict(op=op, dtypes=list(dt), phase=ph, module=mod, frame=fr, api=api, count=n,
