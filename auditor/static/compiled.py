@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from auditor.rules import Rule
 
 WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def _pattern_regex(pattern: str) -> re.Pattern[str]:
@@ -67,7 +68,6 @@ class CompiledRules:
                             (c.excluded_below if v.endswith(".*") else c.excluded).add(base[1:])
                             continue
                         c.exact.setdefault(base, []).append(rule)
-                        words.add(base.rsplit(".", 1)[-1])
                     elif kind == "method":
                         c.methods.setdefault(v, []).append(rule)
                         words.add(v)
@@ -89,14 +89,14 @@ class CompiledRules:
                             words.add(v)
                     elif kind == "import":
                         c.imports.append((v, rule))
-                        words |= set(v.split("."))
+                        words.add(v.rsplit(".", 1)[-1])   # every import of v or below names it
                     elif kind == "file":
                         c.files.append((v, rule))
                     elif kind == "coverage":
                         c.coverage_rules.append(rule)
         for name, rule in (extra_exact or {}).items():
             c.exact.setdefault(name, []).append(rule)
-            words.add(name.rsplit(".", 1)[-1])
+        words |= {c._qualname_word(name) for name in c.exact}
         c.trigger_words = words
         if prefix_words:
             alt = "|".join(re.escape(p) for p in sorted(set(prefix_words), key=len, reverse=True))
@@ -107,6 +107,21 @@ class CompiledRules:
             # 'CUDA_VISIBLE_DEVICES=0 python ...' inside a shell command string
             c.env_in_text_re = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(env_alts) + r")=")
         return c
+
+    def _qualname_word(self, name: str) -> str:
+        """The word a statement referring to `name` must contain. A reference either spells the chain out
+        from some alias, so it contains every component after the alias, or is itself a local alias whose
+        target matches a rule, which the engine adds to the file's triggers. So the last component of the
+        shortest matched ancestor (or import-rule module) is enough: 'torch.cuda.Event' -> 'cuda',
+        'flash_attn.ops.rms_norm' -> 'flash_attn', instead of common words like 'Event' or 'rms_norm'."""
+        parts = name.split(".")
+        for i in range(1, len(parts)):
+            ancestor = ".".join(parts[:i])
+            if i > 1 and (ancestor in self.exact or any(ancestor == m for m, _ in self.imports)):
+                return parts[i - 1]
+            if i == 1 and any(ancestor == m for m, _ in self.imports):
+                return parts[0]
+        return parts[-1]
 
     # -- queries ---------------------------------------------------------------------------------
 
@@ -141,6 +156,8 @@ class CompiledRules:
         return None
 
     def match_env(self, name: str) -> Rule | None:
+        if not _ENV_NAME_RE.match(name):
+            return None     # 'CUDA_VISIBLE_DEVICES=0 python x.py' is a command line: env_in_text_re reads it
         rules = self.env_exact.get(name)
         if rules:
             return rules[0]
