@@ -1,0 +1,157 @@
+"""Execute mode on the CPU: planted fragile modules fail, well-conditioned ones pass, bad input is clear."""
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from auditor.device import DeviceError
+from auditor.entry import normalize_entry_result
+from auditor.execute import ExecuteUsageError, _Locator, build_findings, default_amp, execute_findings
+from auditor.execute.step import ExecuteError, check_size, meta_parameter_count, run_step
+from auditor.target import Target
+
+FIXTURES = Path(__file__).parent / "fixtures" / "execute"
+TARGET = Target("v2.14", "a2")
+
+
+def load(name: str):
+    spec = importlib.util.spec_from_file_location(f"_execute_fixture_{name}", FIXTURES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # as auditor.entry does: inspect finds class sources through it
+    spec.loader.exec_module(module)
+    return module
+
+
+def step(name: str, amp: str, entry: str = "audit_entry"):
+    torch.manual_seed(0)
+    spec = normalize_entry_result(getattr(load(name), entry)())
+    result = run_step(spec, amp, "cpu")
+    return result, {m["name"]: m for m in result["modules"]}
+
+
+def verdict(modules, name, what="own"):
+    return modules[name][what]["verdict"]
+
+
+@pytest.fixture(scope="module")
+def fragile_bf16():
+    return step("fragile", "bf16")
+
+
+@pytest.fixture(scope="module")
+def fragile_fp16():
+    return step("fragile", "fp16")
+
+
+def test_bf16_flags_one_pass_variance_and_long_sum(fragile_bf16):
+    _, modules = fragile_bf16
+    assert verdict(modules, "norm") == "error"   # E[x^2] - E[x]^2 at an offset of 16
+    assert verdict(modules, "pool") == "error"   # 1024-step running sum in bf16
+    assert modules["pool"]["own"]["err_in_rtol"] > 16
+
+
+def test_bf16_passes_the_linear_gelu_linear_stack(fragile_bf16):
+    _, modules = fragile_bf16
+    for name in ("mlp", "mlp.fc1", "mlp.fc2", "widen", "head"):
+        assert verdict(modules, name) == "pass", (name, modules[name]["own"])
+    assert modules["mlp"]["output"]["verdict"] == "pass"   # nothing upstream of it to inherit
+    assert verdict(modules, "rms") == "pass"               # no overflow in bf16: same range as fp32
+
+
+def test_fp16_flags_the_overflowing_sum_of_squares(fragile_fp16):
+    result, modules = fragile_fp16
+    assert verdict(modules, "rms") == "error"
+    assert verdict(modules, "mlp") == "pass"
+    findings, errors, section = build_findings(result, _Locator(FIXTURES / "fragile.py", FIXTURES, None, None), TARGET)
+    by_symbol = {f.symbol: f for f in findings}
+    assert not errors
+    assert by_symbol["norm"].code == "NPU280" and by_symbol["norm"].severity == "error"
+    rms = by_symbol["rms"]
+    # The overflow happens inside (the sum of squares), the module's output is finite zeros: an error by size.
+    assert rms.code in ("NPU280", "NPU281") and rms.severity == "error"
+    assert "mlp" not in by_symbol and "mlp.fc1" not in by_symbol
+
+
+def test_findings_point_at_the_class_definitions(fragile_bf16):
+    result, _ = fragile_bf16
+    findings, _, section = build_findings(result, _Locator(FIXTURES / "fragile.py", FIXTURES, None, None), TARGET)
+    source = (FIXTURES / "fragile.py").read_text().splitlines()
+    culprits = [f for f in findings if f.code == "NPU280"]
+    assert {f.symbol for f in culprits} == {"norm", "pool"}
+    for f in culprits:
+        assert f.path == "fragile.py" and f.source == "execute" and f.category == "precision"
+        assert source[f.line - 1].startswith("class " + f.message.split("(")[1].split(")")[0])
+    # Worst first: the two culprits lead the table.
+    assert [r["module"] for r in section["rows"][:2]] == ["norm", "pool"]
+    assert section["counts"]["error"] >= 2
+    assert "not been run on Ascend hardware" in section["hardware_note"]
+
+
+@pytest.mark.parametrize("amp", ["bf16", "fp16"])
+def test_well_conditioned_model_passes(amp):
+    result, modules = step("fragile", amp, entry="well_conditioned_entry")
+    assert all(m["own"]["verdict"] == "pass" for m in modules.values() if m["own"]), \
+        {n: m["own"] for n, m in modules.items() if m["own"] and m["own"]["verdict"] != "pass"}
+    assert modules[""]["output"]["verdict"] == "pass"
+    findings, _, _ = build_findings(result, _Locator(FIXTURES / "fragile.py", FIXTURES, None, None), TARGET)
+    assert not [f for f in findings if f.severity in ("error", "warning")]
+
+
+def test_size_guard_refuses_large_models_and_suggests_trace():
+    with pytest.raises(ExecuteError, match="--trace"):
+        check_size(7_000_000_000)
+    check_size(1_000_000)
+
+
+def test_meta_build_counts_parameters_without_allocating():
+    gpt = load("tiny_gpt")
+    assert meta_parameter_count(lambda: normalize_entry_result(gpt.audit_entry())) == 875_264
+
+
+def test_default_amp_follows_the_product():
+    assert default_amp(Target("v2.14", "a2")) == "bf16"
+    assert default_amp(Target("v2.14", "910a")) == "fp16"
+
+
+def test_end_to_end_in_a_child_process():
+    findings, errors, section = execute_findings(
+        FIXTURES / "fragile.py", root=FIXTURES, entry=None, hf_config=None, amp="bf16", timeout=300,
+        device="cpu", target=TARGET)
+    assert not errors
+    assert {f.symbol for f in findings if f.code == "NPU280"} == {"norm", "pool"}
+    assert section["device"] == "cpu" and section["amp"] == "bf16" and section["golden_dtype"] == "float64"
+    assert section["rows"][0]["module"] == "norm"
+
+
+def test_missing_entry_is_a_file_error(tmp_path):
+    model = tmp_path / "model.py"
+    model.write_text("import torch\nclass Net(torch.nn.Module):\n    pass\n")
+    findings, errors, section = execute_findings(model, root=tmp_path, entry=None, hf_config=None, amp=None,
+                                                 timeout=120, device="cpu", target=TARGET)
+    assert findings == [] and len(errors) == 1
+    assert errors[0].kind == "execute" and errors[0].path == "model.py"
+    assert "audit_entry" in errors[0].message and "Traceback" not in errors[0].message
+
+
+def test_entry_that_raises_reports_the_users_line(tmp_path):
+    model = tmp_path / "model.py"
+    model.write_text("import torch\n\ndef audit_entry():\n    raise RuntimeError('no data')\n")
+    _, errors, _ = execute_findings(model, root=tmp_path, entry=None, hf_config=None, amp="bf16",
+                                    timeout=120, device="cpu", target=TARGET)
+    assert errors[0].line == 4 and "RuntimeError: no data" in errors[0].message
+
+
+def test_npu_requested_without_torch_npu_raises_device_error(monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch_npu" else real(name, *a))
+    with pytest.raises(DeviceError, match="torch_npu is not installed"):
+        execute_findings(FIXTURES / "fragile.py", root=FIXTURES, entry=None, hf_config=None, amp="bf16",
+                         timeout=10, device="npu", target=TARGET)
+
+
+def test_bad_amp_is_a_usage_error():
+    with pytest.raises(ExecuteUsageError, match="bf16, fp16"):
+        execute_findings(FIXTURES / "fragile.py", root=FIXTURES, entry=None, hf_config=None, amp="fp8",
+                         timeout=10, device="cpu", target=TARGET)
