@@ -153,8 +153,9 @@ def build(wheel: Wheel) -> tuple[dict, dict, dict[str, int]]:
     nccl_names |= {k for k in table if k.startswith("NCCL_")}
     cuda_names = torch_cuda_env_reads() | {n for n in ddp if CUDA_FAMILY.match(n)} | {
         k for k in table if CUDA_FAMILY.match(k)}
-    cuda_names -= {"CUDA_HOME", "CUDA_PATH", "CUDACXX", "CUDNN_HOME", "CUDNN_PATH", "CUDNN_LIBRARY",
-                   "CUDA_INC_PATH", "WINDOWS_CUDA_HOME"}   # build-toolchain paths: the kernel rules' business
+    # build-toolchain locations (torch.utils.cpp_extension reads them): reported, but as information only;
+    # the extension builds themselves are the kernel rules' business
+    toolchain = {n for n in cuda_names if n.endswith(("_HOME", "_PATH", "_LIBRARY")) or n == "CUDACXX"}
 
     sym_torch, sym_nccl, sym_cuda = {}, {}, {}
     for n in sorted(torch_nccl):
@@ -174,7 +175,14 @@ def build(wheel: Wheel) -> tuple[dict, dict, dict[str, int]]:
                              substitution=entry["substitution"] + " (same purpose; the accepted values differ, "
                                                                   "see the CANN HCCL variable reference)")
         sym_nccl[n] = entry
+    cann_home = "ASCEND_HOME_PATH" if "ASCEND_HOME_PATH" in ascend else None
     for n in sorted(cuda_names):
+        if n in toolchain:
+            where = f" (the CANN toolkit location is {cann_home})" if cann_home else ""
+            sym_cuda[n] = {"substitution": f"a CUDA toolkit location: no meaning on Ascend{where}; CUDA extension "
+                                           "builds need an Ascend port (see the kernel findings)",
+                           "severity": "info", "fix": "none", "effort": "low"}
+            continue
         names, row, _ = twin_of(n, table, ascend)
         sym_cuda[n] = symbol_entry(n, names, row, "cuda")
     hccl_only = sorted(n for n in ascend if n.startswith("HCCL_") and n in ("HCCL_CONNECT_TIMEOUT", "HCCL_EXEC_TIMEOUT"))
