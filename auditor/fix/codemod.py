@@ -372,28 +372,30 @@ class _Planner:
             self._add(node, lambda n: n.with_changes(name=cst.Name(head)))
             return None
         # amp = torch.cuda.amp
-        self._add(node, lambda n: self._spell(replace, exclude=local))
+        head = (dotted(node) or "").split(".")[0]
+        self._add(node, lambda n: self._spell(replace, exclude=local, prefer=head))
         self.new_aliases[local] = replace
         return None
 
-    def _spelling(self, qual: str, exclude: str | None = None) -> str:
-        """The shortest way to write `qual` with the names this file binds (after the planned rewrites)."""
-        best: tuple[int, str] | None = None
+    def _spelling(self, qual: str, exclude: str | None = None, prefer: str | None = None) -> str:
+        """How to write `qual` with the names this file binds (after the planned rewrites): with the head the
+        code already used when that works (`torch.cuda.x` -> `torch.npu.x`), else the shortest spelling."""
+        best: tuple[int, int, str] | None = None
         for local, target in self.new_aliases.items():
             if local == exclude:
                 continue
             if qual == target or qual.startswith(target + "."):
                 spelled = local + qual[len(target):]
-                key = (len(spelled), spelled)
+                key = (local != prefer, len(spelled), spelled)
                 if best is None or key < best:
                     best = key
         if best is not None:
-            return best[1]
+            return best[2]
         self.needs_roots.add(qual.split(".")[0])
         return qual
 
-    def _spell(self, qual: str, exclude: str | None = None) -> cst.BaseExpression:
-        return _attr_chain(self._spelling(qual, exclude))
+    def _spell(self, qual: str, exclude: str | None = None, prefer: str | None = None) -> cst.BaseExpression:
+        return _attr_chain(self._spelling(qual, exclude, prefer))
 
     def _resolve_new(self, d: str) -> str | None:
         head, _, rest = d.partition(".")
@@ -418,7 +420,7 @@ class _Planner:
             if isinstance(adapted, str):
                 return adapted
             new_func, new_args = adapted
-            spelled = self._spelling(new_func)
+            spelled = self._spelling(new_func, prefer=d.split(".")[0])
 
             def edit(n: cst.CSTNode, spelled=spelled, new_args=new_args) -> cst.CSTNode:
                 return n.with_changes(func=_attr_chain(spelled), args=new_args)   # type: ignore[union-attr]
@@ -428,7 +430,7 @@ class _Planner:
         self.needs_torch_npu = True
         if self._resolve_new(d) == replace:
             return None                       # the rewritten import already makes this name the replacement
-        spelled = self._spelling(replace)
+        spelled = self._spelling(replace, prefer=d.split(".")[0])
         self._add(ref, lambda n, spelled=spelled: _attr_chain(spelled))
         return None
 
