@@ -278,6 +278,15 @@ class MatchVisitor(cst.CSTVisitor):
         self._handled.add(id(node.name))
         return True
 
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
+        # `apex_amp = None` in an `except ImportError:` rebinds the name; it is not a use of the module
+        targets = node.target.elements if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]
+        for target in targets:
+            name = target.value if isinstance(target, cst.Element) else target
+            if isinstance(name, cst.Name):
+                self._handled.add(id(name))
+        return True
+
     def visit_Arg(self, node: cst.Arg) -> bool:
         if node.keyword is not None:
             self._handled.add(id(node.keyword))
