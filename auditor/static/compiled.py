@@ -29,6 +29,14 @@ def _literal_words(pattern: str) -> set[str]:
     return set(WORD_RE.findall(re.sub(r"<int>|\*", " ", pattern)))
 
 
+# Components too common in ordinary PyTorch code to make a statement worth parsing on their own.
+_COMMON_WORDS = frozenset({
+    "torch", "Tensor", "nn", "functional", "utils", "ops", "data", "optim", "autograd", "jit", "fx",
+    "distributed", "distributed_c10d", "parallel", "modules", "module", "backends", "_C", "C", "types",
+    "F", "Function", "apply", "forward", "backward", "to", "type", "load", "impl", "contrib", "core",
+})
+
+
 @dataclass
 class QualMatch:
     rule: Rule
@@ -50,7 +58,10 @@ class CompiledRules:
     imports: list[tuple[str, Rule]] = field(default_factory=list)       # module prefix -> rule
     files: list[tuple[str, Rule]] = field(default_factory=list)
     coverage_rules: list[Rule] = field(default_factory=list)
-    trigger_words: set[str] = field(default_factory=set)
+    trigger_words: set[str] = field(default_factory=set)   # words of non-qualname matchers
+    file_words: set[str] = field(default_factory=set)      # a file with none of these cannot match
+    # qualified-name prefix -> words a reference below it must contain (see _index_qualnames)
+    below: dict[str, frozenset[str]] = field(default_factory=dict)
     trigger_prefix_re: re.Pattern[str] | None = None
     env_in_text_re: re.Pattern[str] | None = None
 
@@ -79,7 +90,8 @@ class CompiledRules:
                         lit = _literal_words(v)
                         if not lit:
                             raise ValueError(f"{rule.code}: string pattern {v!r} has no literal word to prefilter on")
-                        words |= lit
+                        # any one word of the literal must appear; take the rarest-looking one
+                        words.add(max(lit, key=lambda w: (w not in _COMMON_WORDS, len(w), w)))
                     elif kind == "env":
                         if v.endswith("*"):
                             c.env_prefixes.append((v[:-1], rule))
@@ -96,8 +108,9 @@ class CompiledRules:
                         c.coverage_rules.append(rule)
         for name, rule in (extra_exact or {}).items():
             c.exact.setdefault(name, []).append(rule)
-        words |= {c._qualname_word(name) for name in c.exact}
+        c._index_qualnames()
         c.trigger_words = words
+        c.file_words = words | {n.rsplit(".", 1)[-1] for n in c.exact} | set().union(*c.below.values())
         if prefix_words:
             alt = "|".join(re.escape(p) for p in sorted(set(prefix_words), key=len, reverse=True))
             c.trigger_prefix_re = re.compile(r"\b(?:" + alt + ")")
@@ -108,20 +121,26 @@ class CompiledRules:
             c.env_in_text_re = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(env_alts) + r")=")
         return c
 
-    def _qualname_word(self, name: str) -> str:
-        """The word a statement referring to `name` must contain. A reference either spells the chain out
-        from some alias, so it contains every component after the alias, or is itself a local alias whose
-        target matches a rule, which the engine adds to the file's triggers. So the last component of the
-        shortest matched ancestor (or import-rule module) is enough: 'torch.cuda.Event' -> 'cuda',
-        'flash_attn.ops.rms_norm' -> 'flash_attn', instead of common words like 'Event' or 'rms_norm'."""
-        parts = name.split(".")
-        for i in range(1, len(parts)):
-            ancestor = ".".join(parts[:i])
-            if i > 1 and (ancestor in self.exact or any(ancestor == m for m, _ in self.imports)):
-                return parts[i - 1]
-            if i == 1 and any(ancestor == m for m, _ in self.imports):
-                return parts[0]
-        return parts[-1]
+    def _index_qualnames(self) -> None:
+        """Which words make a statement worth parsing for qualified-name rules.
+
+        A chain resolves only through one of the file's aliases (local L bound to Q), and spells out every
+        component of the name after Q. So for a rule name N below Q, any one component after Q is a sound
+        trigger; we pick a rare one ('cuda' for torch.cuda.Event, 'gather' for torch.distributed.gather)
+        rather than common words such as 'Tensor' or 'nn'. The engine adds, per file, below[Q] for each
+        alias, and L itself when Q matches a rule."""
+        from collections import Counter
+
+        names = [n.split(".") for n in self.exact]
+        share = Counter(part for parts in names for part in set(parts))
+        below: dict[str, set[str]] = {}
+        for parts in names:
+            for i in range(1, len(parts)):
+                rest = parts[i:]
+                candidates = [p for p in rest if p not in _COMMON_WORDS] or rest[-1:]
+                word = max(candidates, key=lambda p: (share[p], p))
+                below.setdefault(".".join(parts[:i]), set()).add(word)
+        self.below = {k: frozenset(v) for k, v in below.items()}
 
     # -- queries ---------------------------------------------------------------------------------
 

@@ -27,6 +27,15 @@ class FileContext:
                 out |= values
         return out
 
+    # every target a local name is imported as (`try: from apex... import X` / `except: from torch... import X`)
+    bindings: dict[str, list[str]] = field(default_factory=dict)
+
+    def bind(self, local: str, qual: str) -> None:
+        """The first import of a name wins for resolution: in try/except and if/else imports the first
+        branch is the library being used; the others are kept for the prefilter."""
+        self.aliases.setdefault(local, qual)
+        self.bindings.setdefault(local, []).append(qual)
+
     def resolve(self, dotted: str) -> str | None:
         head, _, rest = dotted.partition(".")
         target = self.aliases.get(head)
@@ -104,17 +113,17 @@ def build_context(tree: ast.Module) -> FileContext:
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 if alias.asname:
-                    ctx.aliases[alias.asname] = alias.name
+                    ctx.bind(alias.asname, alias.name)
                 else:
                     head = alias.name.split(".", 1)[0]
-                    ctx.aliases[head] = head
+                    ctx.bind(head, head)
         elif isinstance(stmt, ast.ImportFrom):
             if stmt.level or not stmt.module:
                 continue  # relative imports bind project-local modules
             for alias in stmt.names:
                 if alias.name == "*":
                     continue
-                ctx.aliases[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
+                ctx.bind(alias.asname or alias.name, f"{stmt.module}.{alias.name}")
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             assigns.append((stmt, scope))
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.decorator_list:

@@ -19,7 +19,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from auditor.findings import Finding
 from auditor.report import FileError
-from auditor.rules import Rule
+from auditor.rules import Rule, SymbolDetail
 from auditor.static.compiled import WORD_RE, CompiledRules
 from auditor.static.context import HOLE, FileContext, build_context
 from auditor.static.visitor import MatchVisitor, RawHit
@@ -56,6 +56,27 @@ def _fmt(template: str | None, **values: str | None) -> str | None:
     for key, value in values.items():
         template = template.replace("{" + key + "}", value if value is not None else "")
     return template
+
+
+def _nearest_detail(rule: Rule, hit: RawHit) -> tuple[str | None, SymbolDetail | None, str]:
+    """The symbol entry for a hit: its own, else (for a qualified name below the matched pattern) the nearest
+    ancestor's with the rest of the name, else the matched pattern's (string rules key entries by pattern)."""
+    detail = rule.detail(hit.symbol)
+    if detail is not None:
+        return hit.symbol, detail, ""
+    if hit.value and hit.symbol.startswith(hit.value + "."):
+        name = hit.symbol
+        while len(name) > len(hit.value):
+            name = name.rsplit(".", 1)[0]
+            detail = rule.detail(name)
+            if detail is not None:
+                return name, detail, hit.symbol[len(name):] if len(name) > len(hit.value) or detail.replace else ""
+        return None, None, ""
+    if hit.value:
+        detail = rule.detail(hit.value)
+        if detail is not None:
+            return hit.value, detail, ""
+    return None, None, ""
 
 
 class StaticEngine:
@@ -130,7 +151,7 @@ class StaticEngine:
                 return result
         c = self.compiled
         words = set(WORD_RE.findall(text))
-        if not (words & c.trigger_words) and not (c.trigger_prefix_re and c.trigger_prefix_re.search(text)):
+        if not (words & c.file_words) and not (c.trigger_prefix_re and c.trigger_prefix_re.search(text)):
             return result
         ctx = build_context(tree)
         triggers = self._file_triggers(ctx)
@@ -157,12 +178,20 @@ class StaticEngine:
         return result
 
     def _file_triggers(self, ctx: FileContext) -> set[str]:
-        """Trigger words plus this file's names that stand for something a rule matches (`tc` for torch.cuda)."""
+        """Trigger words plus, through this file's aliases, the words of qualified-name rules: the local
+        name when it stands for something a rule matches (`tc` for torch.cuda), else the words a chain
+        below its target must spell out (see CompiledRules._index_qualnames)."""
         c = self.compiled
         triggers = set(c.trigger_words)
-        for local, qual in ctx.aliases.items():
-            if c.match_qualname(qual) is not None or c.match_import(qual) is not None:
+        for local, quals in ctx.bindings.items():
+            for qual in quals:
+                if c.match_qualname(qual) is not None or c.match_import(qual) is not None:
+                    triggers.add(local)
+                triggers |= c.below.get(qual, frozenset())
+        for local, qual in ctx.aliases.items():     # module-level `amp = torch.cuda.amp`
+            if local not in ctx.bindings and (c.match_qualname(qual) is not None or c.match_import(qual) is not None):
                 triggers.add(local)
+            triggers |= c.below.get(qual, frozenset())
         for local, decorators in ctx.decorated.items():
             if c.match_launch(decorators) is not None:
                 triggers.add(local)   # `kernel[grid](...)` lines name no rule word
@@ -241,13 +270,16 @@ class StaticEngine:
 
     def _finding(self, hit: RawHit, rel: str, line: int, col: int, end_line: int, end_col: int) -> Finding:
         rule = hit.rule
-        detail = rule.detail(hit.symbol) or (rule.detail(hit.value) if hit.value else None)
+        key, detail, rest = _nearest_detail(rule, hit)
         via = f" (via {hit.via})" if hit.via else ""
-        replace_with = detail.replace if detail and detail.replace else rule.replace
-        if replace_with and not (detail and detail.replace) and hit.value and "." in hit.symbol \
-                and hit.symbol.startswith(hit.value + "."):
-            # a module-wide rule: torch.cuda -> torch.npu turns torch.cuda.synchronize into torch.npu.synchronize
-            replace_with = replace_with + hit.symbol[len(hit.value):]
+        if detail and detail.replace:
+            # the entry for torch.cuda.Stream also serves torch.cuda.Stream.priority_range
+            replace_with = detail.replace + rest
+        else:
+            replace_with = rule.replace
+            if replace_with and hit.value and "." in hit.symbol and hit.symbol.startswith(hit.value + "."):
+                # a module-wide rule: torch.cuda -> torch.npu turns torch.cuda.synchronize into torch.npu.synchronize
+                replace_with = replace_with + hit.symbol[len(hit.value):]
         fields = dict(symbol=hit.symbol, value=hit.value, replace=replace_with)
         message = _fmt(detail.message if detail and detail.message else rule.message, **fields) + via
         substitution = _fmt(detail.substitution if detail and detail.substitution else rule.substitution, **fields)
@@ -256,7 +288,7 @@ class StaticEngine:
             fix = "none"   # the value is defined elsewhere: the fix belongs at the definition
         return Finding(
             code=rule.code, name=rule.name, category=rule.category,
-            severity=rule.severity_for(self.product, hit.symbol),
+            severity=rule.severity_for(self.product, key),
             effort=detail.effort if detail and detail.effort else rule.effort,
             path=rel, line=line, col=col, end_line=end_line, end_col=end_col,
             message=message, substitution=substitution, fix=fix, source="static", symbol=hit.symbol,
