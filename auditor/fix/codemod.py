@@ -211,7 +211,22 @@ class _Planner:
             return self._plan_rename(f, replace)
         if _QUAL.match(f.symbol) and _QUAL.match(replace):
             return self._plan_reference(f, replace)
+        if _QUAL.match(f.symbol):
+            return self._plan_value(f, replace)
         return "unsupported finding kind"
+
+    def _plan_value(self, f: Finding, replace: str) -> str | None:
+        """A name that stands for a value, replaced by an expression: `Backend.NCCL` -> `"hccl"`."""
+        try:
+            expr = cst.parse_expression(replace)
+        except cst.ParserSyntaxError:
+            return f"replacement {replace!r} is not an expression"
+        ref = self._at_range(f, cst.Attribute, cst.Name)
+        if ref is None or self._binding_of(f) is not None:
+            return "not a reference to a value"
+        self._add(ref, lambda n: expr)
+        self.needs_torch_npu = True
+        return None
 
     def _plan_rename(self, f: Finding, replace: str) -> str | None:
         if not _IDENT.match(replace):
