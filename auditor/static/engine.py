@@ -70,7 +70,7 @@ def _nearest_detail(rule: Rule, hit: RawHit) -> tuple[str | None, SymbolDetail |
             name = name.rsplit(".", 1)[0]
             detail = rule.detail(name)
             if detail is not None:
-                return name, detail, hit.symbol[len(name):] if len(name) > len(hit.value) or detail.replace else ""
+                return name, detail, hit.symbol[len(name):]
         return None, None, ""
     if hit.value:
         detail = rule.detail(hit.value)
