@@ -54,8 +54,10 @@ def build(table: dict) -> dict:
                                     if row["world_size_unsupported"]}
     facts = table.get("facts", {})
     only_950 = facts.get("reduce_dtypes", {}).get("only_on_950", [])
-    no_fp64 = {n: row for n, (_, row) in colls.items()
-               if row["dtypes"] and any(d not in row["dtypes"] for d in FP64_SPELLINGS)}
+    # collectives whose page lists dtypes without float64 (those lists have no uint64 either)
+    no_fp64 = {n: row for n, (_, row) in colls.items() if row["dtypes"] and "float64" not in row["dtypes"]}
+    if any("uint64" in row["dtypes"] for row in no_fp64.values()):
+        raise SourceError("a collective takes uint64 but not float64: split NPU111 by dtype")
 
     def quals(names, homes):
         return [f"{h}.{n}" for n in names for h in homes]
