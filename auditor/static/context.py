@@ -36,6 +36,13 @@ class FileContext:
         self.aliases.setdefault(local, qual)
         self.bindings.setdefault(local, []).append(qual)
 
+    def resolve_all(self, dotted: str) -> list[str]:
+        """Every qualified name `dotted` may stand for, first import first (`te` imported from two libraries
+        in the branches of an if/else)."""
+        head, _, rest = dotted.partition(".")
+        targets = self.bindings.get(head) or ([self.aliases[head]] if head in self.aliases else [])
+        return [f"{t}.{rest}" if rest else t for t in dict.fromkeys(targets)]
+
     def resolve(self, dotted: str) -> str | None:
         head, _, rest = dotted.partition(".")
         target = self.aliases.get(head)

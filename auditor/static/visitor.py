@@ -62,7 +62,17 @@ class MatchVisitor(cst.CSTVisitor):
 
     def _qual(self, node: cst.CSTNode) -> str | None:
         d = dotted(node)
-        return self.ctx.resolve(d) if d is not None else None
+        return self._resolve(d) if d is not None else None
+
+    def _resolve(self, d: str) -> str | None:
+        """The qualified name of a dotted chain; when its head was imported from several libraries (the
+        branches of an if/else or try/except), the first one a rule knows: that branch may run."""
+        quals = self.ctx.resolve_all(d)
+        if len(quals) > 1:
+            for q in quals:
+                if self.c.match_qualname(q) is not None:
+                    return q
+        return quals[0] if quals else None
 
     def fold(self, node: cst.CSTNode, follow_names: bool = False) -> set[str] | None:
         """Possible string values of an expression; unknown parts become HOLE."""
@@ -363,7 +373,7 @@ class MatchVisitor(cst.CSTVisitor):
             if rules:
                 self._hit(rules[0], node.attr, node.attr.value)
             return True
-        qual = self.ctx.resolve(d)
+        qual = self._resolve(d)
         if qual is not None and self._match_reference(node, qual, None):
             return False
         rules = self.c.attributes.get(node.attr.value)
@@ -374,7 +384,7 @@ class MatchVisitor(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> bool:
         if id(node) in self._handled:
             return False
-        qual = self.ctx.aliases.get(node.value)
+        qual = self._resolve(node.value)
         if qual is not None:
             self._match_reference(node, qual, None)
         return False
