@@ -29,6 +29,8 @@ class FileContext:
 
     # every target a local name is imported as (`try: from apex... import X` / `except: from torch... import X`)
     bindings: dict[str, list[str]] = field(default_factory=dict)
+    # `self.rms_norm_fn = rms_norm_fn` (an imported function kept on the instance): attribute -> qualified name
+    self_attrs: dict[str, str] = field(default_factory=dict)
 
     def bind(self, local: str, qual: str) -> None:
         """The first import of a name wins for resolution: in try/except and if/else imports the first
@@ -40,6 +42,10 @@ class FileContext:
         """Every qualified name `dotted` may stand for, first import first (`te` imported from two libraries
         in the branches of an if/else)."""
         head, _, rest = dotted.partition(".")
+        if head == "self" and rest:
+            attr, _, below = rest.partition(".")
+            if attr in self.self_attrs:
+                return [f"{self.self_attrs[attr]}.{below}" if below else self.self_attrs[attr]]
         targets = self.bindings.get(head) or ([self.aliases[head]] if head in self.aliases else [])
         return [f"{t}.{rest}" if rest else t for t in dict.fromkeys(targets)]
 
@@ -139,6 +145,11 @@ def build_context(tree: ast.Module) -> FileContext:
     for round_ in range(2):
         for stmt, scope in assigns:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if len(targets) == 1 and isinstance(targets[0], ast.Attribute) and isinstance(targets[0].value, ast.Name) \
+                    and targets[0].value.id == "self" and isinstance(stmt.value, ast.Name) \
+                    and stmt.value.id in ctx.aliases:
+                ctx.self_attrs.setdefault(targets[0].attr, ctx.aliases[stmt.value.id])
+                continue
             if len(targets) != 1 or not isinstance(targets[0], ast.Name):
                 continue
             name = targets[0].id

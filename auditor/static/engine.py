@@ -192,6 +192,9 @@ class StaticEngine:
             if local not in ctx.bindings and (c.match_qualname(qual) is not None or c.match_import(qual) is not None):
                 triggers.add(local)
             triggers |= c.below.get(qual, frozenset())
+        for attr, qual in ctx.self_attrs.items():    # `self.rms_norm_fn(...)` after `self.rms_norm_fn = rms_norm_fn`
+            if c.match_qualname(qual) is not None:
+                triggers.add(attr)
         for local, decorators in ctx.decorated.items():
             if c.match_launch(decorators) is not None:
                 triggers.add(local)   # `kernel[grid](...)` lines name no rule word

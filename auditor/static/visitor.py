@@ -293,8 +293,9 @@ class MatchVisitor(cst.CSTVisitor):
         targets = node.target.elements if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]
         for target in targets:
             name = target.value if isinstance(target, cst.Element) else target
-            if isinstance(name, cst.Name):
-                self._handled.add(id(name))
+            if isinstance(name, cst.Name) or (isinstance(name, cst.Attribute) and isinstance(name.value, cst.Name)
+                                              and name.value.value == "self"):
+                self._handled.add(id(name))   # `self.fn = fn` binds an attribute; the value is the use
         return True
 
     def visit_Arg(self, node: cst.Arg) -> bool:
