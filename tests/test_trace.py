@@ -173,3 +173,29 @@ def test_bad_hf_config_and_amp_values_are_clear_errors(tmp_path):
     _, errors, _ = trace_findings(HANDWRITTEN, root=FIXTURES, entry=None, hf_config=None, amp="fp8", timeout=60,
                                   target=resolve_target("2.14", "a2"))
     assert "--amp must be bf16 or fp16" in errors[0].message
+
+
+def test_gpu_code_with_cuda_devices_and_model_dtype_conversion_traces(tmp_path):
+    result = trace_step(str(FIXTURES / "cuda_model.py"), None, None, None)
+    assert result["cuda_redirects"] >= 4 and result["parameters"] == 16 * 8 + 8
+    half = tmp_path / "half_model.py"
+    half.write_text("import torch\n\n\ndef audit_entry():\n"
+                    "    model = torch.nn.Linear(8, 8).to(torch.bfloat16)\n"
+                    "    return model, (torch.randn(2, 8, dtype=torch.bfloat16),)\n")
+    findings, _, table = run_judge(half, product="910a")
+    assert "bfloat16" in table["rows"][0]["dtypes"]
+    dtype = [f for f in findings if f.code == "NPU552"]
+    # nn.Linear's ops have no frame in the file: they go to the entry function
+    assert dtype and dtype[0].line == 4 and "addmm" in dtype[0].data["ops"]
+
+
+def test_data_dependent_ops_get_stand_ins_and_are_counted(tmp_path):
+    src = tmp_path / "routing.py"
+    src.write_text(
+        "import torch\n\n\nclass Router(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.w = torch.nn.Linear(8, 8)\n\n"
+        "    def forward(self, x):\n        picked = torch.nonzero(x.sum(-1) > 0).squeeze(-1)\n"
+        "        if (x > 0).any():\n            x = x * 2\n        return self.w(x[picked])\n\n\n"
+        "def audit_entry():\n    return Router(), (torch.randn(4, 8),)\n")
+    result = trace_step(str(src), None, None, None)
+    assert result["approximations"] == {"nonzero": 1, "_local_scalar_dense": 1}

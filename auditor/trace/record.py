@@ -17,6 +17,7 @@ import os
 import sys
 import time
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -77,7 +78,7 @@ def model_frame(depth: int = 2) -> tuple[str, int, bool] | None:
     """(file, line, is_user) of the innermost frame in model code: the user's, else a library's."""
     frame = sys._getframe(depth)
     library = None
-    while frame is not None:
+    while frame is not None and frame.f_code is not _TRACE_STEP_CODE:  # callers of the trace are not the model
         kind = frame_kind(frame.f_code.co_filename)
         if kind == "user":
             return frame.f_code.co_filename, frame.f_lineno, True
@@ -183,6 +184,72 @@ class ApiRecorder(TorchFunctionMode):
             pending.extend(fn for fn, _ in node.next_functions)
 
 
+def _is_cuda(value) -> bool:
+    if isinstance(value, str):
+        return value == "cuda" or value.startswith("cuda:")
+    return isinstance(value, torch.device) and value.type == "cuda"
+
+
+class CudaToCpu(TorchFunctionMode):
+    """GPU training code puts its model and inputs on "cuda"; fake tensors here live on the CPU.
+
+    `.cuda()` returns the tensor itself and a "cuda" device argument becomes "cpu", so such code traces
+    unchanged (torch_npu's transfer_to_npu does the same rewrite towards "npu" at run time).
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.redirected = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch.Tensor.cuda:
+            self.redirected += 1
+            # a copy, as the host-to-device move is; nn.Module._apply swaps fake parameters and cannot
+            # swap one with itself
+            return args[0].to("cpu", copy=True)
+        if any(_is_cuda(a) for a in args) or any(_is_cuda(v) for v in kwargs.values()):
+            self.redirected += 1
+            args = tuple("cpu" if _is_cuda(a) else a for a in args)
+            kwargs = {k: ("cpu" if _is_cuda(v) else v) for k, v in kwargs.items()}
+            out = func(*args, **kwargs)
+            return out.to("cpu", copy=True) if func is torch.Tensor.to and args and out is args[0] else out
+        return func(*args, **kwargs)
+
+
+def _apply_in_place(self: torch.nn.Module, fn, recurse: bool = True) -> torch.nn.Module:
+    """nn.Module._apply for fake parameters: `.to(dtype)`, `.half()`, `.cuda()` on a model.
+
+    torch's own _apply swaps fake parameters with torch.utils.swap_tensors, which refuses tensors that
+    fake mode holds weak references to; assigning `.data` (the long-standing behaviour) works and keeps
+    the Parameter objects the optimizer will see.
+    """
+    if recurse:
+        for child in self.children():
+            child._apply(fn)
+    for param in self._parameters.values():
+        if param is None:
+            continue
+        with torch.no_grad():
+            param.data = fn(param)
+            if param.grad is not None:
+                param.grad.data = fn(param.grad)
+    for key, buf in self._buffers.items():
+        if buf is not None:
+            self._buffers[key] = fn(buf)
+    return self
+
+
+@contextmanager
+def _module_apply_in_place():
+    original = torch.nn.Module._apply
+    torch.nn.Module._apply = _apply_in_place
+    try:
+        yield
+    finally:
+        torch.nn.Module._apply = original
+
+
 @lru_cache(maxsize=4096)
 def _resolve(func) -> str | None:
     try:
@@ -202,6 +269,40 @@ def _api_name(func) -> str | None:
     return name
 
 
+class DataDependentStandIns(TorchDispatchMode):
+    """Fake tensors have no values: ops whose result depends on them get a stand-in so the step goes on.
+
+    nonzero / masked_select get the upper bound (every element selected): the op sequence is right and
+    the FLOP count an overestimate. `.item()` and `if tensor:` get False / 1 / 1.0, which keeps most
+    control flow on its common path (rejection loops end, sentinel checks fail). Each use is counted and
+    shown in the report.
+    """
+
+    def __init__(self, rec: "Recording"):
+        super().__init__()
+        self.rec = rec
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        try:
+            return func(*args, **kwargs)
+        except DynamicOutputShapeException:
+            x = args[0]
+            if func._opname in ("nonzero", "argwhere"):
+                self.rec.approximations[op_key(func)] += 1
+                return torch.empty((x.numel(), x.dim()), dtype=torch.long, device=x.device)
+            if func._opname == "masked_select":
+                self.rec.approximations[op_key(func)] += 1
+                return torch.empty((x.numel(),), dtype=x.dtype, device=x.device)
+            raise
+        except DataDependentOutputException:
+            self.rec.approximations[op_key(func)] += 1
+            x = args[0]
+            if x.dtype == torch.bool:
+                return False
+            return 1 if not x.dtype.is_floating_point else 1.0
+
+
 class AtenRecorder(TorchDispatchMode):
     def __init__(self, rec: Recording):
         super().__init__()
@@ -209,7 +310,7 @@ class AtenRecorder(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        out = self._run(func, args, kwargs)
+        out = func(*args, **kwargs)
         rec = self.rec
         if func.namespace == "prim":
             return out
@@ -235,28 +336,6 @@ class AtenRecorder(TorchDispatchMode):
                 return rec.node_sites[node]
             return Site("", None, "")
         return Site(rec.module_path(), model_frame(3), "")
-
-    def _run(self, func, args, kwargs):
-        """Run the op on fake tensors; data-dependent results get a stand-in so the step can go on."""
-        try:
-            return func(*args, **kwargs)
-        except DynamicOutputShapeException:
-            # nonzero / masked_select / unique: the size depends on values fake tensors do not have.
-            # Use the upper bound (every element selected): the op sequence is right, FLOPs an overestimate.
-            self.rec.approximations[op_key(func)] += 1
-            x = args[0]
-            if func._opname in ("nonzero", "argwhere"):
-                return torch.empty((x.numel(), x.dim()), dtype=torch.long, device=x.device)
-            if func._opname == "masked_select":
-                return torch.empty((x.numel(),), dtype=x.dtype, device=x.device)
-            raise
-        except DataDependentOutputException:
-            # .item() / if tensor: no value exists; False / 1 / 1.0 keep most control flow on its common path.
-            self.rec.approximations[op_key(func)] += 1
-            x = args[0]
-            if x.dtype == torch.bool:
-                return False
-            return 1 if not x.dtype.is_floating_point else 1.0
 
     def _add_node(self, func, args, kwargs, out, site: Site) -> None:
         rec = self.rec
@@ -344,8 +423,10 @@ def trace_step(source: str | None, entry: str | None, hf_config: str | None, amp
     factory = resolve_entry(Path(source) if source else None, entry, Path(hf_config) if hf_config else None)
     fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
     rec = Recording()
-    with fake_mode:
-        spec = factory()
+    redirect = CudaToCpu()
+    with fake_mode, DataDependentStandIns(rec), redirect, _module_apply_in_place():
+        with _no_weight_init() if hf_config else _nullcontext():
+            spec = factory()
         model = spec.model
         model.train()
         params = [p for p in model.parameters() if p.requires_grad]
@@ -400,9 +481,22 @@ def trace_step(source: str | None, entry: str | None, hf_config: str | None, amp
             "site": _code_site(spec.optimizer_factory) if spec.optimizer_factory else None,
         },
         "approximations": dict(rec.approximations),
+        "cuda_redirects": redirect.redirected,
         "graph_nodes": len(rec.graph.nodes),
         "seconds": {"build": round(built - started, 3), "step": round(finished - built, 3)},
     }
+
+
+def _no_weight_init():
+    """transformers models: skip weight initialisation, whose values fake tensors do not keep anyway."""
+    try:
+        from transformers.initialization import no_init_weights
+    except ImportError:
+        return _nullcontext()
+    return no_init_weights()
+
+
+_TRACE_STEP_CODE = trace_step.__code__
 
 
 class _nullcontext:
