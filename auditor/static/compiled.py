@@ -50,6 +50,7 @@ class CompiledRules:
     exact: dict[str, list[Rule]] = field(default_factory=dict)          # qualified name -> rules
     excluded: set[str] = field(default_factory=set)         # '!torch.ops.aten': it and all below it
     excluded_below: set[str] = field(default_factory=set)   # '!triton.language.*': only the names below it
+    segments: dict[str, Rule] = field(default_factory=dict)   # '*.triton.*': any package path through 'triton'
     methods: dict[str, list[Rule]] = field(default_factory=dict)
     attributes: dict[str, list[Rule]] = field(default_factory=dict)
     strings: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
@@ -74,6 +75,10 @@ class CompiledRules:
             for kind, values in rule.match.items():
                 for v in values:
                     if kind == "qualname":
+                        if v.startswith("*.") and v.endswith(".*"):
+                            c.segments.setdefault(v[2:-2], rule)
+                            words.add(v[2:-2])
+                            continue
                         base = v[:-2] if v.endswith(".*") else v
                         if base.startswith("!"):
                             (c.excluded_below if v.endswith(".*") else c.excluded).add(base[1:])
@@ -156,8 +161,17 @@ class CompiledRules:
                 return QualMatch(rules[0], name, len(name))
             cut = name.rfind(".")
             if cut <= 0:
-                return None
+                return self._match_segment(qualname) if self.segments else None
             name = name[:cut]
+
+    def _match_segment(self, qualname: str) -> QualMatch | None:
+        """`*.triton.*`: a name imported from a project's own `....triton....` package (its Triton kernels);
+        only when no rule knows the name or a package above it."""
+        for part in qualname.split(".")[1:]:
+            rule = self.segments.get(part)
+            if rule is not None:
+                return QualMatch(rule, f"*.{part}.*", 0)
+        return None
 
     def match_launch(self, decorators: list[str]) -> tuple[str, QualMatch] | None:
         """A launch `kernel[grid](...)` of a local function decorated with D is matched as the name `D[]`
