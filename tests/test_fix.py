@@ -153,3 +153,15 @@ def test_cli_select_and_errors(tmp_path, capsys):
     assert bad.read_text() == "def f(:\n"
     assert "torch.npu.synchronize()" in src.read_text()
     assert main(["fix", str(src), "--select", "NOPE"]) == 2
+
+
+def test_flash_attention_mapping(engine):
+    after = (FIXTURES / "unsafe_flash_attention_after.py").read_text()
+    # BSND layout, flash_attn's default scale written out, keep_prob = 1 - dropout_p, causal = mask + sparse_mode 3
+    assert ('torch_npu.npu_fusion_attention(q, k, v, head_num=q.shape[2], input_layout="BSND", '
+            'scale=q.shape[-1] ** -0.5, keep_prob=1 - (self.dropout if self.training else 0.0), '
+            'atten_mask=torch.triu(torch.ones(2048, 2048, dtype=torch.bool, device=q.device), diagonal=1), '
+            'sparse_mode=3)[0]') in after
+    assert "scale=1 / math.sqrt(q.size(-1)), keep_prob=0.9)[0]" in after
+    assert "flash_attn_func(q, k, v, causal=self.causal)" in after
+    assert "flash_attn_func(q, k, v, window_size=(128, 0))" in after

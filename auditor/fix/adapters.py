@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
@@ -15,8 +16,16 @@ import libcst as cst
 SIGNATURES = Path(__file__).resolve().parent / "signatures.json"
 _MISSING = object()
 
-# Call -> (qualified name of the new callee, new argument list) or the reason nothing is done.
-CallAdapter = Callable[[cst.Call], "tuple[str, list[cst.Arg]] | str"]
+
+@dataclass
+class CallRewrite:
+    func: str                     # qualified name of the new callee
+    args: list[cst.Arg]
+    index: int | None = None      # take element [index] of the result (a tuple-returning substitute)
+
+
+# (call, spell: qualified name -> how this file writes it) -> the rewrite, or the reason nothing is done
+CallAdapter = Callable[[cst.Call, Callable[[str], str]], "CallRewrite | str"]
 
 
 @lru_cache(maxsize=1)
@@ -71,10 +80,10 @@ def apex_optimizer(symbol: str, replace: str) -> CallAdapter | None:
     value; a torch_npu default that differs from Apex's (NpuFusedAdamW weight_decay=0.01 vs FusedAdam 0.0) is
     written out so the optimiser behaves as before. FusedAdam(adam_w_mode=False) becomes NpuFusedAdam."""
     sigs = _signatures()
-    if symbol not in sigs or replace not in sigs:
+    if not symbol.startswith("apex.") or symbol not in sigs or replace not in sigs:
         return None
 
-    def adapt(call: cst.Call) -> tuple[str, list[cst.Arg]] | str:
+    def adapt(call: cst.Call, spell: Callable[[str], str]) -> CallRewrite | str:
         apex = sigs[symbol]
         names = [p for p, _ in apex]
         defaults = dict(apex)
@@ -124,13 +133,99 @@ def apex_optimizer(symbol: str, replace: str) -> CallAdapter | None:
                 continue
             if npu_default == "<expr>" or not _same(apex_default, npu_default):
                 out.append(_kwarg(name, cst.parse_expression(repr(apex_default))))
-        return target, _with_commas(out, call)
+        return CallRewrite(target, _with_commas(out, call))
+    return adapt
+
+
+def _bind(call: cst.Call, params: list[tuple[str, Any]]) -> dict[str, cst.Arg] | str:
+    names = [p for p, _ in params]
+    given: dict[str, cst.Arg] = {}
+    positional = 0
+    for arg in call.args:
+        if arg.star:
+            return "*args / **kwargs cannot be mapped"
+        if arg.keyword is None:
+            if positional >= len(names):
+                return "more positional arguments than the signature has"
+            given[names[positional]] = arg
+            positional += 1
+        elif arg.keyword.value in names:
+            given[arg.keyword.value] = arg
+        else:
+            return f"unknown argument {arg.keyword.value}"
+    return given
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+_ATOMS = (cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.Call, cst.Subscript)
+
+
+def flash_attention(symbol: str, replace: str) -> CallAdapter | None:
+    """flash_attn_func(q, k, v, dropout_p, softmax_scale, causal) -> torch_npu.npu_fusion_attention(...)[0].
+
+    flash_attn tensors are (batch, seqlen, heads, head_dim): input_layout "BSND", head_num = q.shape[2];
+    flash_attn's scale defaults to 1/sqrt(head_dim), npu_fusion_attention's to 1; keep_prob = 1 - dropout_p;
+    causal=True is sparse_mode=3 (rightDownCausal, flash_attn's alignment) with the 2048x2048 bool upper-triangular
+    mask the op documentation prescribes. Only literal causal flags, a plain name for q, and default values of
+    window_size, softcap, alibi_slopes, deterministic and return_attn_probs are mapped."""
+    sigs = _signatures()
+    if symbol not in sigs or replace != "torch_npu.npu_fusion_attention" or replace not in sigs:
+        return None
+    params = sigs[symbol]
+    npu_names = {p for p, _ in sigs[replace]}
+
+    def adapt(call: cst.Call, spell: Callable[[str], str]) -> CallRewrite | str:
+        given = _bind(call, params)
+        if isinstance(given, str):
+            return given
+        defaults = dict(params)
+        for name in ("q", "k", "v"):
+            if name not in given:
+                return f"{name} is missing"
+        q = given["q"].value
+        if not isinstance(q, (cst.Name, cst.Attribute)):
+            return "q is an expression: bind it to a name first (it is needed for head_num and the scale)"
+        for name in ("window_size", "softcap", "alibi_slopes", "deterministic", "return_attn_probs"):
+            if name in given:
+                value = _literal(given[name].value)
+                if value is _MISSING or not _same(value, defaults[name]):
+                    return f"{name}={_code(given[name].value)} has no unambiguous counterpart"
+        causal = _literal(given["causal"].value) if "causal" in given else False
+        if causal is _MISSING or not isinstance(causal, bool):
+            return "causal is not a literal True/False"
+        qs = _code(q)
+        args = [cst.Arg(value=given[n].value) for n in ("q", "k", "v")]
+        extra = {"head_num": f"{qs}.shape[2]", "input_layout": '"BSND"'}
+        scale = given.get("softmax_scale")
+        if scale is None or _literal(scale.value) is None:
+            extra["scale"] = f"{qs}.shape[-1] ** -0.5"
+        else:
+            extra["scale"] = _code(scale.value)
+        dropout = given.get("dropout_p")
+        if dropout is not None:
+            value = _literal(dropout.value)
+            if value is _MISSING:
+                text = _code(dropout.value)
+                extra["keep_prob"] = f"1 - {text}" if isinstance(dropout.value, _ATOMS) else f"1 - ({text})"
+            elif value != 0:
+                extra["keep_prob"] = repr(1 - value)
+        if causal:
+            extra["atten_mask"] = (f"{spell('torch.triu')}({spell('torch.ones')}(2048, 2048, dtype={spell('torch.bool')}, "
+                                   f"device={qs}.device), diagonal=1)")
+            extra["sparse_mode"] = "3"
+        for name, text in extra.items():
+            assert name in npu_names, name
+            args.append(_kwarg(name, cst.parse_expression(text)))
+        return CallRewrite(replace, _with_commas(args, call), index=0)
     return adapt
 
 
 def call_adapter(symbol: str, replace: str) -> CallAdapter | None:
     """The argument mapping for a rewrite of `symbol` into `replace`, or None when a rename is all it takes."""
-    return apex_optimizer(symbol, replace)
+    return apex_optimizer(symbol, replace) or flash_attention(symbol, replace)
 
 
 # -- environment variables whose value changes unit ---------------------------------------------------------

@@ -431,14 +431,17 @@ class _Planner:
         if adapter is not None:
             if call is None:
                 return "argument mapping needs a call"
-            adapted = adapter(call)
+            prefer = d.split(".")[0]
+            adapted = adapter(call, lambda qual: self._spelling(qual, prefer="torch"))
             if isinstance(adapted, str):
                 return adapted
-            new_func, new_args = adapted
-            spelled = self._spelling(new_func, prefer=d.split(".")[0])
+            spelled = self._spelling(adapted.func, prefer=prefer)
 
-            def edit(n: cst.CSTNode, spelled=spelled, new_args=new_args) -> cst.CSTNode:
-                return n.with_changes(func=_attr_chain(spelled), args=new_args)   # type: ignore[union-attr]
+            def edit(n: cst.CSTNode, spelled=spelled, rw=adapted) -> cst.CSTNode:
+                new = n.with_changes(func=_attr_chain(spelled), args=rw.args)   # type: ignore[union-attr]
+                if rw.index is None:
+                    return new
+                return cst.Subscript(value=new, slice=[cst.SubscriptElement(cst.Index(cst.Integer(str(rw.index))))])
             self._add(call, edit)
             self.needs_torch_npu = True
             return None

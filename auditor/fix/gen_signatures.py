@@ -1,21 +1,51 @@
 #!/usr/bin/env python3
-"""Generate auditor/fix/signatures.json: constructor signatures (parameter order and defaults) of the Apex fused
-optimizers and of their torch_npu.optim twins, which the optimizer codemod needs to map arguments.
+"""Generate auditor/fix/signatures.json: signatures (parameter order and defaults) that the argument-mapping
+codemods need: the Apex fused optimizers and their torch_npu.optim twins, FlashAttention's flash_attn_func and
+torch_npu.npu_fusion_attention.
 
 Read from the same sources as rules/gen/apex_optimizers.py (whose readers it reuses): NVIDIA/apex at the pinned
-commit (a git clone) and the torch_npu wheel. Nothing is typed in.
+commit (a git clone), Dao-AILab/flash-attention (a git clone, the commit rules/attention.yaml names) and the
+torch_npu wheel (`torch_npu/_op_plugin_docs.py` holds the schema of each custom op). Nothing is typed in.
 
-    python auditor/fix/gen_signatures.py [--apex GITDIR] [--wheel torch_npu-X.whl]
+    python auditor/fix/gen_signatures.py [--apex GITDIR] [--flash-attn GITDIR] [--wheel torch_npu-X.whl]
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import json
+import re
+import subprocess
 import sys
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parent / "signatures.json"
 GEN = Path(__file__).resolve().parents[2] / "rules" / "gen"
+FLASH_COMMIT = "0251105a"          # the commit rules/attention.yaml was read from
+FLASH_FUNCS = {"flash_attn/flash_attn_interface.py": ("flash_attn_func",)}
+NPU_OPS = ("npu_fusion_attention",)
+
+
+def function_signature(source: str, name: str, where: str) -> list[list]:
+    for node in ast.parse(source, filename=where).body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            args = node.args.args
+            defaults = [None] * (len(args) - len(node.args.defaults)) + list(node.args.defaults)
+            return [[a.arg, ast.literal_eval(d) if d is not None else None] for a, d in zip(args, defaults)]
+    raise SystemExit(f"error: {where}: no function {name}")
+
+
+def op_schema(docs: str, name: str) -> list[list]:
+    """`torch_npu.NAME(Tensor query, ..., float scale=1., ...) -> ...` in _op_plugin_docs.py."""
+    m = re.search(r"torch_npu\." + name + r"\((.*?)\)\s*->", docs)
+    if m is None:
+        raise SystemExit(f"error: _op_plugin_docs.py has no schema for {name}")
+    out = []
+    for part in m.group(1).split(", "):
+        decl, _, default = part.partition("=")
+        pname = decl.split()[-1]
+        out.append([pname, default or None])
+    return out
 
 
 def main() -> int:
@@ -26,6 +56,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--apex", type=Path, default=ao.DEFAULT_APEX, help="git dir of an NVIDIA/apex clone")
     ap.add_argument("--wheel", help="torch_npu wheel (default: the one rules/gen downloads)")
+    ap.add_argument("--flash-attn", type=Path, default=ao.REPO.parent.parent / ".mirror" / "Dao-AILab+flash-attention" / "repo",
+                    help="git dir of a Dao-AILab/flash-attention clone")
     args = ap.parse_args()
     try:
         wheel = Wheel(torch_npu_wheel(args.wheel))
@@ -41,11 +73,25 @@ def main() -> int:
                     classes[spelled] = {"params": [[k, v] for k, v in sig.items() if k != "self"]}
         for name, sig in npu.items():
             classes[f"torch_npu.optim.{name}"] = {"params": [[k, v] for k, v in sig.items() if k != "self"]}
+        for path, funcs in FLASH_FUNCS.items():
+            proc = subprocess.run(["git", "--git-dir", str(args.flash_attn), "show", f"{FLASH_COMMIT}:{path}"],
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise SourceError(f"cannot read {path} at {FLASH_COMMIT} from {args.flash_attn}: {proc.stderr.strip()}")
+            module = path[:-3].replace("/", ".")
+            for func in funcs:
+                sig = function_signature(proc.stdout, func, path)
+                for spelled in (f"{module}.{func}", f"{module.split('.')[0]}.{func}"):
+                    classes[spelled] = {"params": sig}
+        docs = wheel.text("torch_npu/_op_plugin_docs.py")
+        for op in NPU_OPS:
+            classes[f"torch_npu.{op}"] = {"params": op_schema(docs, op)}
     except SourceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     doc = {
-        "source": f"NVIDIA/apex {ao.APEX_COMMIT[:8]} ({', '.join(ao.PACKAGES)}); {wheel.path.name} torch_npu/optim",
+        "source": f"NVIDIA/apex {ao.APEX_COMMIT[:8]} ({', '.join(ao.PACKAGES)}); Dao-AILab/flash-attention "
+                  f"{FLASH_COMMIT} ({', '.join(FLASH_FUNCS)}); {wheel.path.name} torch_npu/optim, _op_plugin_docs.py",
         "classes": dict(sorted(classes.items())),
     }
     lines = [f" {json.dumps(name)}: {json.dumps(entry, default=str)}" for name, entry in doc["classes"].items()]
