@@ -165,3 +165,14 @@ def test_flash_attention_mapping(engine):
     assert "scale=1 / math.sqrt(q.size(-1)), keep_prob=0.9)[0]" in after
     assert "flash_attn_func(q, k, v, causal=self.causal)" in after
     assert "flash_attn_func(q, k, v, window_size=(128, 0))" in after
+
+
+def test_encodings_line_endings_and_star_imports(engine, tmp_path):
+    latin = "# -*- coding: latin-1 -*-\nimport torch\n# café\nx = torch.zeros(1).cuda()\n".encode("latin-1")
+    result = fix_bytes(latin, "l.py", engine, rules_by_code())
+    assert result.encoded() == ("# -*- coding: latin-1 -*-\nimport torch\nimport torch_npu\n# café\n"
+                                "x = torch.zeros(1).npu()\n").encode("latin-1")
+    crlf = fix(engine, 'import torch\r\nx = torch.zeros(1).cuda()\r\ny = "cuda"\r\n')
+    assert crlf.fixed_text == 'import torch\r\nimport torch_npu\r\nx = torch.zeros(1).npu()\r\ny = "npu"\r\n'
+    star = fix(engine, "from torch.cuda import *\nimport torch\n")
+    assert star.fixed_text == "from torch_npu.npu import *\nimport torch\nimport torch_npu\n"

@@ -446,6 +446,10 @@ class _Planner:
             self.needs_torch_npu = True
             return None
         self.needs_torch_npu = True
+        if isinstance(self.parents.get(ref), cst.ImportFrom):      # from torch.cuda import *
+            module = import_module_spelling(replace)
+            self._add(ref, lambda n: _name_or_attr(module))
+            return None
         if self._resolve_new(d) == replace:
             return None                       # the rewritten import already makes this name the replacement
         spelled = self._spelling(replace, prefer=d.split(".")[0])
