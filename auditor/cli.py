@@ -36,7 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="audit files or folders (the default command)",
                            description="Audit Python files, folders or whole repositories.")
-    check.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    check.add_argument("paths", nargs="*", type=Path, metavar="PATH",
+                       help="files or folders to audit (none needed with --hf-config)")
     check.add_argument("--format", choices=FORMATS, default="console", help="output format (default: console)")
     check.add_argument("--output", "-o", type=Path, metavar="FILE", help="write the report to FILE instead of stdout")
     check.add_argument("--fail-on", choices=("error", "warning", "info", "never"),
@@ -136,8 +137,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     from auditor.findings import assign_fingerprints, at_or_above
     from auditor.report import Report, emit
     from auditor.rules import rules_by_code
-    from auditor.runner import run_static
+    from auditor.runner import StaticRun, run_static
 
+    if not args.paths and not args.hf_config:
+        raise UsageError("give at least one PATH to audit (or --hf-config CONFIG_JSON with --trace)")
     missing = [str(p) for p in args.paths if not p.exists() and not p.is_symlink()]
     if missing:
         raise UsageError(f"no such file or folder: {', '.join(missing)}")
@@ -146,7 +149,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.max_file_size <= 0:
         raise UsageError("--max-file-size must be positive")
     try:
-        config = load_config(args.config if args.config else find_pyproject(args.paths[0]))
+        config = load_config(args.config if args.config else find_pyproject(args.paths[0] if args.paths else Path.cwd()))
         if args.config and not args.config.is_file():
             raise ConfigError(f"config file {args.config} does not exist")
         baseline = read_baseline(args.baseline) if args.baseline else None
@@ -175,7 +178,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     progress, update = _progress_bar(not args.no_progress and args.format == "console")
     started = time.perf_counter()
     try:
-        run = run_static(
+        run = StaticRun(root=args.hf_config.resolve().parent) if not args.paths else run_static(
             list(args.paths), product=target.product, coverage_apis=coverage_apis,
             cache_key_parts=(target.torch_npu,), exclude=tuple(config.exclude) + tuple(_split(args.exclude)),
             jobs=args.jobs, cache_dir=cache_dir, max_bytes=int(args.max_file_size * 1024 * 1024), progress=update)
