@@ -48,6 +48,9 @@ class QualMatch:
 class CompiledRules:
     rules: tuple[Rule, ...]
     exact: dict[str, list[Rule]] = field(default_factory=dict)          # qualified name -> rules
+    # rules with `extra: {stack: true}` report in addition to the most specific rule for a name (a second
+    # category for the same expression: torch.cuda.is_bf16_supported is a device and a precision finding)
+    stacked: dict[str, list[Rule]] = field(default_factory=dict)
     excluded: set[str] = field(default_factory=set)         # '!torch.ops.aten': it and all below it
     excluded_below: set[str] = field(default_factory=set)   # '!triton.language.*': only the names below it
     segments: dict[str, Rule] = field(default_factory=dict)   # '*.triton.*': any package path through 'triton'
@@ -80,6 +83,10 @@ class CompiledRules:
                             words.add(v[2:-2])
                             continue
                         base = v[:-2] if v.endswith(".*") else v
+                        if rule.extra.get("stack"):
+                            c.stacked.setdefault(base, []).append(rule)
+                            words.add(base.rsplit(".", 1)[-1])
+                            continue
                         if base.startswith("!"):
                             (c.excluded_below if v.endswith(".*") else c.excluded).add(base[1:])
                             continue
@@ -163,6 +170,21 @@ class CompiledRules:
             if cut <= 0:
                 return self._match_segment(qualname) if self.segments else None
             name = name[:cut]
+
+    def knows(self, qualname: str) -> bool:
+        """Whether some rule reports this name (the most specific one, or a stacked one)."""
+        return self.match_qualname(qualname) is not None or bool(self.stacked and self.match_stacked(qualname))
+
+    def match_stacked(self, qualname: str) -> list[tuple[Rule, str]]:
+        """Stacked rules for a name or any of its ancestors, each once, with the pattern that matched."""
+        out: list[tuple[Rule, str]] = []
+        name = qualname
+        while name:
+            for rule in self.stacked.get(name, ()):
+                if all(r is not rule for r, _ in out):
+                    out.append((rule, name))
+            name = name[:name.rfind(".")] if "." in name else ""
+        return out
 
     def _match_segment(self, qualname: str) -> QualMatch | None:
         """`*.triton.*`: a name imported from a project's own `....triton....` package (its Triton kernels);

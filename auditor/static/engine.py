@@ -185,15 +185,15 @@ class StaticEngine:
         triggers = set(c.trigger_words)
         for local, quals in ctx.bindings.items():
             for qual in quals:
-                if c.match_qualname(qual) is not None or c.match_import(qual) is not None:
+                if c.knows(qual) or c.match_import(qual) is not None:
                     triggers.add(local)
                 triggers |= c.below.get(qual, frozenset())
         for local, qual in ctx.aliases.items():     # module-level `amp = torch.cuda.amp`
-            if local not in ctx.bindings and (c.match_qualname(qual) is not None or c.match_import(qual) is not None):
+            if local not in ctx.bindings and (c.knows(qual) or c.match_import(qual) is not None):
                 triggers.add(local)
             triggers |= c.below.get(qual, frozenset())
         for attr, qual in ctx.self_attrs.items():    # `self.rms_norm_fn(...)` after `self.rms_norm_fn = rms_norm_fn`
-            if c.match_qualname(qual) is not None:
+            if c.knows(qual):
                 triggers.add(attr)
         for local, decorators in ctx.decorated.items():
             if c.match_launch(decorators) is not None:

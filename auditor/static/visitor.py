@@ -225,14 +225,19 @@ class MatchVisitor(cst.CSTVisitor):
     def _match_reference(self, node: cst.CSTNode, qual: str, call: cst.Call | None) -> bool:
         """A resolved qualified name (call, attribute, decorator, base, imported name)."""
         m = self.c.match_qualname(qual)
-        if m is None:
+        stacked = self.c.match_stacked(qual) if self.c.stacked else ()
+        if m is None and not stacked:
             return False
-        # Rules on the same name are tried in code order: a conditional rule (`when`) that does not apply
-        # leaves the name to the next one (e.g. a coverage finding for the same API).
-        for rule in self.c.exact.get(m.pattern, (m.rule,)):
+        if m is not None:
+            # Rules on the same name are tried in code order: a conditional rule (`when`) that does not apply
+            # leaves the name to the next one (e.g. a coverage finding for the same API).
+            for rule in self.c.exact.get(m.pattern, (m.rule,)):
+                if self._when_ok(rule, call):
+                    self._hit(rule, node, qual, value=m.pattern, end_node=call)
+                    break
+        for rule, pattern in stacked:
             if self._when_ok(rule, call):
-                self._hit(rule, node, qual, value=m.pattern, end_node=call)
-                break
+                self._hit(rule, node, qual, value=pattern, end_node=call)
         return True
 
     # -- statements ----------------------------------------------------------------------------
