@@ -123,3 +123,25 @@ def test_config_strings_and_aliases():
 ])
 def test_messages_and_numpy_are_silent(src):
     assert [f for f in findings(src) if f.category == "precision"] == []
+
+
+def test_stacked_rules_add_a_second_category_without_a_second_fix():
+    """A stacked rule (extra.stack) reports next to the most specific rule for the same expression."""
+    src = """
+        import torch
+        from torch import autocast as ac
+        ok = torch.cuda.is_bf16_supported()
+        with torch.cuda.amp.autocast(enabled=True):
+            pass
+        with ac("npu", dtype=torch.float16):
+            pass
+    """
+    fs = findings(src)
+    on = {}
+    for f in fs:
+        on.setdefault(f.line, {})[f.code] = f
+    assert {"NPU002", "NPU209"} <= set(on[4]) and on[4]["NPU002"].category == "device"
+    assert on[4]["NPU209"].category == "precision" and on[4]["NPU209"].fix == "none"
+    assert on[4]["NPU002"].data.get("replace") == "torch.npu.is_bf16_supported"
+    assert {"NPU012", "NPU204"} <= set(on[5])
+    assert "NPU204" in on[7]          # through the `from torch import autocast as ac` alias

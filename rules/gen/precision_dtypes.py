@@ -106,6 +106,31 @@ def build(wheel: Wheel) -> dict:
                                 "# fp8 training needs Ascend 950\nx = 1\n"]},
         },
         {
+            "code": "NPU211", "name": "fp8-training-recipe", "category": "precision", "severity": fp8_sev,
+            "effort": "high", "fix": "none",
+            "message": "`{symbol}` runs layers in float8, supported on " + where(fp8_per, "info") + " only",
+            "substitution": "bf16 autocast (`torch.autocast(\"npu\", dtype=torch.bfloat16)`) on Atlas A2/A3; "
+                            "fp8 only on Ascend 950",
+            "match": [{"qualname": ["transformer_engine.pytorch.fp8_autocast", "transformer_engine.pytorch.fp8_model_init",
+                                    "transformer_engine.pytorch.fp8.fp8_autocast",
+                                    "transformer_engine.pytorch.fp8.fp8_model_init"]}],
+            # the library itself is a third_party finding; this one reports the fp8 precision on the same line
+            "extra": {"stack": True},
+            "source_note": note,
+            "doc": {"what": "fp8 training regions and fp8 model initialisation (Transformer Engine's fp8_autocast "
+                            "and fp8_model_init).",
+                    "why": "Besides the library (reported in third_party), the region trains in float8, which only "
+                           "Ascend 950 computes. Severity follows --product: "
+                           + ", ".join(f"{p}: {s}" for p, s in fp8_per.items()) + ".",
+                    "use_instead": "bf16 autocast on A2/A3; on 950 a torch_npu fp8 recipe."},
+            "examples": {"flag": ["import transformer_engine.pytorch as te\nwith te.fp8_autocast(enabled=True):\n"
+                                  "    y = model(x)\n",
+                                  "from transformer_engine.pytorch import fp8_autocast\n"
+                                  "with fp8_autocast(fp8_recipe=r):\n    y = model(x)\n"],
+                         "ok": ["import torch\nwith torch.autocast(\"npu\", dtype=torch.bfloat16):\n    y = model(x)\n",
+                                "# te.fp8_autocast needs Hopper\ny = 1\n"]},
+        },
+        {
             "code": "NPU208", "name": "fp64-dtype", "category": "precision", "severity": fp64_sev,
             "effort": "low", "fix": "none",
             "message": "float64 (`{symbol}`) on the NPU",
