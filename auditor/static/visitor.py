@@ -186,7 +186,7 @@ class MatchVisitor(cst.CSTVisitor):
         return {d} if d else set()
 
     def _names_within(self, node: cst.CSTNode) -> set[str]:
-        """Qualified names and `.method` calls anywhere inside an argument, for `when: {arg: {within: true}}`:
+        """Qualified names, `.method` calls and `@` anywhere inside an argument, for `when: {arg: {within: true}}`:
         `all_reduce(torch.zeros(3, dtype=torch.float64))` holds torch.float64, `all_reduce(t.double())` `.double`."""
         out: set[str] = set()
         stack = [node]
@@ -198,6 +198,8 @@ class MatchVisitor(cst.CSTVisitor):
                     out.add(q)
             if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute):
                 out.add("." + n.func.attr.value)
+            elif isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.MatrixMultiply):
+                out.add("@")          # `softmax(q @ k.transpose(-2, -1) * scale)`
             stack.extend(n.children)
         return out
 
