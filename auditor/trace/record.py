@@ -303,14 +303,12 @@ class DataDependentStandIns(TorchDispatchMode):
             return 1 if not x.dtype.is_floating_point else 1.0
 
 
-class AtenRecorder(TorchDispatchMode):
-    def __init__(self, rec: Recording):
-        super().__init__()
-        self.rec = rec
+class AtenRecorder(DataDependentStandIns):
+    """Records every aten call of the step (with the stand-ins of its base class: one mode, not two)."""
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        out = func(*args, **kwargs)
+        out = super().__torch_dispatch__(func, types, args, kwargs)
         rec = self.rec
         if func.namespace == "prim":
             return out
@@ -424,8 +422,8 @@ def trace_step(source: str | None, entry: str | None, hf_config: str | None, amp
     fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
     rec = Recording()
     redirect = CudaToCpu()
-    with fake_mode, DataDependentStandIns(rec), redirect, _module_apply_in_place():
-        with _no_weight_init() if hf_config else _nullcontext():
+    with fake_mode, redirect, _module_apply_in_place():
+        with DataDependentStandIns(rec), _no_weight_init() if hf_config else _nullcontext():
             spec = factory()
         model = spec.model
         model.train()
