@@ -179,6 +179,9 @@ class CandidateRecorder(Recorder):
         self.outputs[(name, index)] = [t.detach().to("cpu", copy=True) for t in float_leaves(output)]
 
 
+_CONTAINERS = (nn.Sequential, nn.ModuleList, nn.ModuleDict)
+
+
 class GoldenRecorder(Recorder):
     """Compares each call with the candidate's, and measures the module's own error by running it again."""
 
@@ -209,8 +212,8 @@ class GoldenRecorder(Recorder):
             return
         record.output = _keep_worse(record.output, numerics.compare(
             gold_vec, cand_vec, self.dtype, warn=numerics.INHERITED_WARN, error=numerics.INHERITED_ERROR))
-        if name == "" or not gold_leaves:
-            return  # the whole model's own error is its output error
+        if name == "" or not gold_leaves or isinstance(module, _CONTAINERS):
+            return  # the whole model's own error is its output error; a Sequential adds no arithmetic
         dtypes = self.candidate.input_dtypes.get((name, index))
         try:
             own = self._own_error(name, module, saved_inputs, dtypes)
