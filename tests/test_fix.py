@@ -176,3 +176,9 @@ def test_encodings_line_endings_and_star_imports(engine, tmp_path):
     assert crlf.fixed_text == 'import torch\r\nimport torch_npu\r\nx = torch.zeros(1).npu()\r\ny = "npu"\r\n'
     star = fix(engine, "from torch.cuda import *\nimport torch\n")
     assert star.fixed_text == "from torch_npu.npu import *\nimport torch\nimport torch_npu\n"
+
+
+def test_flash_attention_varlen_uses_tnd(engine):
+    after = (FIXTURES / "unsafe_flash_attention_after.py").read_text()
+    assert ('head_num=q.shape[1], input_layout="TND", scale=q.shape[-1] ** -0.5, keep_prob=1 - p, '
+            'actual_seq_qlen=cu_seqlens[1:].tolist(), actual_seq_kvlen=cu_seqlens[1:].tolist()') in after

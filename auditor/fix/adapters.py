@@ -163,33 +163,49 @@ def _code(node: cst.CSTNode) -> str:
 _ATOMS = (cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.Call, cst.Subscript)
 
 
-def flash_attention(symbol: str, replace: str) -> CallAdapter | None:
-    """flash_attn_func(q, k, v, dropout_p, softmax_scale, causal) -> torch_npu.npu_fusion_attention(...)[0].
+# flash_attn function -> (layout, dimension of q that holds the heads); tensors are (batch, seqlen, heads, dim) for
+# the fixed-length entry point (BSND) and (total_tokens, heads, dim) for varlen (TND)
+_FLASH_LAYOUTS = {"flash_attn_func": ("BSND", 2), "flash_attn_varlen_func": ("TND", 1)}
+_FLASH_NEUTRAL = ("window_size", "softcap", "alibi_slopes", "deterministic", "return_attn_probs", "block_table")
 
-    flash_attn tensors are (batch, seqlen, heads, head_dim): input_layout "BSND", head_num = q.shape[2];
-    flash_attn's scale defaults to 1/sqrt(head_dim), npu_fusion_attention's to 1; keep_prob = 1 - dropout_p;
-    causal=True is sparse_mode=3 (rightDownCausal, flash_attn's alignment) with the 2048x2048 bool upper-triangular
-    mask the op documentation prescribes. Only literal causal flags, a plain name for q, and default values of
-    window_size, softcap, alibi_slopes, deterministic and return_attn_probs are mapped."""
+
+def _operand(node: cst.BaseExpression) -> str:
+    text = _code(node)
+    return text if isinstance(node, _ATOMS) else f"({text})"
+
+
+def flash_attention(symbol: str, replace: str) -> CallAdapter | None:
+    """flash_attn_func / flash_attn_varlen_func -> torch_npu.npu_fusion_attention(...)[0].
+
+    Layout BSND (fixed length) or TND (varlen, with actual_seq_qlen / actual_seq_kvlen = cu_seqlens[1:] as host
+    lists, max_seqlen dropped); head_num from q's shape; flash_attn's scale defaults to 1/sqrt(head_dim),
+    npu_fusion_attention's to 1, so the scale is always written; keep_prob = 1 - dropout_p; causal=True is
+    sparse_mode=3 (rightDownCausal, flash_attn's alignment) with the 2048x2048 bool upper-triangular mask the op
+    documentation prescribes. Only literal causal flags, a plain name for q, and default values of window_size,
+    softcap, alibi_slopes, deterministic, return_attn_probs and block_table are mapped."""
     sigs = _signatures()
-    if symbol not in sigs or replace != "torch_npu.npu_fusion_attention" or replace not in sigs:
+    kind = symbol.rsplit(".", 1)[-1]
+    if kind not in _FLASH_LAYOUTS or symbol not in sigs or replace != "torch_npu.npu_fusion_attention" \
+            or replace not in sigs:
         return None
+    layout, head_dim = _FLASH_LAYOUTS[kind]
     params = sigs[symbol]
     npu_names = {p for p, _ in sigs[replace]}
+    required = [p for p, d in params if d is None and p not in ("softmax_scale", "alibi_slopes", "block_table")]
 
     def adapt(call: cst.Call, spell: Callable[[str], str]) -> CallRewrite | str:
         given = _bind(call, params)
         if isinstance(given, str):
             return given
         defaults = dict(params)
-        for name in ("q", "k", "v"):
-            if name not in given:
-                return f"{name} is missing"
+        missing = [p for p in required if p not in given]
+        if missing:
+            return f"{', '.join(missing)} missing"
         q = given["q"].value
         if not isinstance(q, (cst.Name, cst.Attribute)):
             return "q is an expression: bind it to a name first (it is needed for head_num and the scale)"
-        for name in ("window_size", "softcap", "alibi_slopes", "deterministic", "return_attn_probs"):
-            if name in given:
+        for name in _FLASH_NEUTRAL:
+            if name in given and name in defaults:
                 value = _literal(given[name].value)
                 if value is _MISSING or not _same(value, defaults[name]):
                     return f"{name}={_code(given[name].value)} has no unambiguous counterpart"
@@ -198,7 +214,7 @@ def flash_attention(symbol: str, replace: str) -> CallAdapter | None:
             return "causal is not a literal True/False"
         qs = _code(q)
         args = [cst.Arg(value=given[n].value) for n in ("q", "k", "v")]
-        extra = {"head_num": f"{qs}.shape[2]", "input_layout": '"BSND"'}
+        extra = {"head_num": f"{qs}.shape[{head_dim}]", "input_layout": f'"{layout}"'}
         scale = given.get("softmax_scale")
         if scale is None or _literal(scale.value) is None:
             extra["scale"] = f"{qs}.shape[-1] ** -0.5"
@@ -208,10 +224,12 @@ def flash_attention(symbol: str, replace: str) -> CallAdapter | None:
         if dropout is not None:
             value = _literal(dropout.value)
             if value is _MISSING:
-                text = _code(dropout.value)
-                extra["keep_prob"] = f"1 - {text}" if isinstance(dropout.value, _ATOMS) else f"1 - ({text})"
+                extra["keep_prob"] = f"1 - {_operand(dropout.value)}"
             elif value != 0:
                 extra["keep_prob"] = repr(1 - value)
+        if layout == "TND":
+            extra["actual_seq_qlen"] = f"{_operand(given['cu_seqlens_q'].value)}[1:].tolist()"
+            extra["actual_seq_kvlen"] = f"{_operand(given['cu_seqlens_k'].value)}[1:].tolist()"
         if causal:
             extra["atten_mask"] = (f"{spell('torch.triu')}({spell('torch.ones')}(2048, 2048, dtype={spell('torch.bool')}, "
                                    f"device={qs}.device), diagonal=1)")

@@ -22,7 +22,7 @@ from pathlib import Path
 OUT = Path(__file__).resolve().parent / "signatures.json"
 GEN = Path(__file__).resolve().parents[2] / "rules" / "gen"
 FLASH_COMMIT = "0251105a"          # the commit rules/attention.yaml was read from
-FLASH_FUNCS = {"flash_attn/flash_attn_interface.py": ("flash_attn_func",)}
+FLASH_FUNCS = {"flash_attn/flash_attn_interface.py": ("flash_attn_func", "flash_attn_varlen_func")}
 NPU_OPS = ("npu_fusion_attention",)
 
 
