@@ -2,16 +2,14 @@
 from __future__ import annotations
 
 import ast
-import io
 import shutil
-import tokenize
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from auditor.cli import main
-from auditor.fix import applicable, fix_bytes
+from auditor.fix import applicable, comments_and_docstrings, fix_bytes
 from auditor.rules import SymbolDetail, load_rules, rules_by_code
 from auditor.static.engine import StaticEngine
 
@@ -29,13 +27,6 @@ def fix(engine, text: str, *, unsafe: bool = False, rules=None, name: str = "t.p
     eng = engine if rules is None else StaticEngine(tuple(rules.values()))
     rules = rules or rules_by_code()
     return fix_bytes(text.encode(), name, eng, rules, unsafe=unsafe)
-
-
-def comments_and_docstrings(text: str) -> tuple[list[str], list[str]]:
-    comments = [t.string for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.COMMENT]
-    docs = [ast.get_docstring(n, clean=False) or "" for n in ast.walk(ast.parse(text))
-            if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
-    return comments, docs
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -53,6 +53,14 @@ def applicable(f: Finding, unsafe: bool) -> bool:
     return f.fix == "safe" or (unsafe and f.fix == "unsafe")
 
 
+def comments_and_docstrings(text: str) -> tuple[list[str], list[str]]:
+    """Every comment token and every docstring, in order: a fix must leave both byte-identical."""
+    comments = [t.string for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.COMMENT]
+    docs = [ast.get_docstring(n, clean=False) or "" for n in ast.walk(ast.parse(text))
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    return comments, docs
+
+
 def _parses(text: str) -> str | None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -107,9 +115,11 @@ def fix_bytes(data: bytes, rel: str, engine: StaticEngine, rules: dict[str, Rule
             result.fixed.extend(applied.fixed)
             current = new_text
             findings = audit(current)
+        if current != text and comments_and_docstrings(current) != comments_and_docstrings(text):
+            raise ValueError("a fix would change a comment or docstring; nothing written")
         result.fixed_text = current
         result.remaining = findings
-    except (ValueError, cst.ParserSyntaxError, RecursionError) as exc:
+    except (ValueError, cst.ParserSyntaxError, RecursionError, tokenize.TokenError) as exc:
         result.error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         result.fixed_text = text
     return result
