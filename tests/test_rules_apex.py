@@ -27,8 +27,10 @@ def audit(source: str, name: str = "train.py") -> dict[int, list]:
     return by_line
 
 
-def codes(by_line: dict[int, list]) -> dict[int, list[str]]:
-    return {line: sorted(f.code for f in fs) for line, fs in by_line.items()}
+def codes(by_line: dict[int, list], family: str = "") -> dict[int, list[str]]:
+    """Codes by line; `family="NPU4"` keeps only those codes (other families may stack a second finding)."""
+    out = {line: sorted(f.code for f in fs if f.code.startswith(family)) for line, fs in by_line.items()}
+    return {line: cs for line, cs in out.items() if cs}
 
 
 APEX_TRAINER = '''\
