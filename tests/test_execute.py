@@ -155,3 +155,20 @@ def test_bad_amp_is_a_usage_error():
     with pytest.raises(ExecuteUsageError, match="bf16, fp16"):
         execute_findings(FIXTURES / "fragile.py", root=FIXTURES, entry=None, hf_config=None, amp="fp8",
                          timeout=10, device="cpu", target=TARGET)
+
+
+def test_console_table_lists_culprits_first(fragile_bf16):
+    from rich.console import Console
+
+    from auditor.execute.table import render_execute_section
+
+    result, _ = fragile_bf16
+    _, _, section = build_findings(result, _Locator(FIXTURES / "fragile.py", FIXTURES, None, None), TARGET)
+    console = Console(record=True, width=200, color_system=None)
+    render_execute_section(section, console, limit=5)
+    text = console.export_text()
+    lines = text.splitlines()
+    first_row = next(i for i, line in enumerate(lines) if line.startswith("module"))
+    assert lines[first_row + 1].startswith("norm") and "OnePassVarianceNorm" in lines[first_row + 1]
+    assert lines[first_row + 2].startswith("pool")
+    assert "more modules" in text and "not been run on Ascend hardware" in text

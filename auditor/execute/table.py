@@ -1,0 +1,57 @@
+"""The console view of Report.sections['execute']: one row per module, worst first."""
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+STYLE = {"error": "bold red", "warning": "yellow", "pass": "green", "n/a": "dim"}
+
+
+def _error(x) -> str:
+    return "-" if x is None else ("inf" if x == float("inf") else f"{x:.1f}x")
+
+
+def _cos(x) -> str:
+    return "-" if x is None else f"{x:.4f}"
+
+
+def _verdict(v: str | None) -> str:
+    return "-" if v is None else f"[{STYLE.get(v, '')}]{v}[/]"
+
+
+def render_execute_section(section: dict, console: Console, limit: int = 25) -> None:
+    """Print the per-module table; `limit` rows, then a count of what was left out (all passing last)."""
+    if section.get("error"):
+        console.print(f"[bold]{section.get('title', 'Execute mode')}[/]: [red]{section['error']}[/]")
+        return
+    console.print(f"[bold]{section['title']}[/]")
+    loss = section.get("loss") or {}
+    facts = [f"{section['parameters']:,} parameters",
+             f"loss {loss.get('golden', float('nan')):.6g} ({section['golden_dtype']}) vs "
+             f"{loss.get('candidate', float('nan')):.6g} ({section['amp']})",
+             f"ran in {section['timings_s']['total']:.1f} s"]
+    if section.get("step_time_s") is not None:
+        facts.append(f"device step {section['step_time_s'] * 1000:.1f} ms")
+    if section.get("peak_memory_bytes") is not None:
+        facts.append(f"peak device memory {section['peak_memory_bytes'] / 2**20:,.0f} MiB")
+    console.print("  " + ", ".join(facts))
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    for column, justify in (("module", "left"), ("type", "left"), ("verdict", "left"), ("own err", "right"),
+                            ("output err", "right"), ("output cos", "right"), ("grad cos", "right"),
+                            ("why", "left")):
+        table.add_column(column, justify=justify, overflow="fold")
+    rows = section["rows"]
+    for row in rows[:limit]:
+        table.add_row(row["module"], row["type"], _verdict(row["verdict"]), _error(row["own_error_x_tol"]),
+                      _error(row["output_error_x_tol"]), _cos(row["output_cosine"]), _cos(row["grad_cosine"]),
+                      row["reason"] if row["verdict"] != "pass" else "")
+    console.print(table)
+    if len(rows) > limit:
+        rest = rows[limit:]
+        counts = {v: sum(1 for r in rest if r["verdict"] == v) for v in ("error", "warning", "pass")}
+        console.print(f"  ... {len(rest)} more modules ("
+                      + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + "; all rows in --format json)")
+    console.print("  errors are x the " + section["amp"] + " tolerance (msprobe's rtol); own = the module alone "
+                  "on the golden's inputs, output = what it inherits plus its own")
+    for note in section.get("notes", []):
+        console.print(f"  [dim]{note}[/]")
