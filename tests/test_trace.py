@@ -65,7 +65,9 @@ def test_four_handwritten_patterns_each_give_a_fusion_finding_at_their_code(hand
     assert fusion["NPU650"].line == line_of(HANDWRITTEN, "x * torch.rsqrt(variance + self.eps)")
     assert fusion["NPU650"].data["count"] == 2 and "epsilon=1e-06" in fusion["NPU650"].substitution
     assert fusion["NPU651"].line == line_of(HANDWRITTEN, "return q * cos + rotate_half(q) * sin")
-    assert fusion["NPU651"].symbol == "torch_npu.npu_rotary_mul"
+    assert fusion["NPU651"].data["fused_api"] == "torch_npu.npu_rotary_mul"
+    assert fusion["NPU650"].symbol == "torch.rsqrt"                 # the call the static pass names too
+    assert fusion["NPU653"].symbol == "torch.nn.functional.softmax"
     assert fusion["NPU652"].line == line_of(HANDWRITTEN, "F.silu(self.gate(x)) * self.up(x)")
     assert "[gate, up]" in fusion["NPU652"].substitution
     attention = fusion["NPU653"]
@@ -73,7 +75,7 @@ def test_four_handwritten_patterns_each_give_a_fusion_finding_at_their_code(hand
     assert 'head_num=4, input_layout="BNSD", scale=0.25' in attention.substitution
     assert "atten_mask" in attention.substitution
     optimizer = fusion["NPU654"]
-    assert optimizer.symbol == "torch_npu.optim.NpuFusedSGD"
+    assert optimizer.symbol == "torch.optim.SGD" and optimizer.data["fused_api"] == "torch_npu.optim.NpuFusedSGD"
     assert optimizer.line == line_of(HANDWRITTEN, "torch.optim.SGD(params")
     assert "fused=True" in optimizer.message
 

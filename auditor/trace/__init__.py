@@ -371,7 +371,8 @@ def _fusion_findings(result: dict, cov, target: Target, place: _Placer) -> list[
     for match in result["fusions"]:
         path, line, library = place.place(match["frame"])
         key = (match["pattern"], path, line)
-        group = merged.setdefault(key, {"count": 0, "modules": set(), "libraries": set(), "detail": match["detail"]})
+        group = merged.setdefault(key, {"count": 0, "modules": set(), "libraries": set(), "detail": match["detail"],
+                                        "api": match.get("api", "")})
         group["count"] += match["count"]
         group["modules"].update(match["modules"])
         if library:
@@ -395,7 +396,8 @@ def _fusion_findings(result: dict, cov, target: Target, place: _Placer) -> list[
             FUSION_CODES[pattern], path, line,
             f"{describe[pattern]}, {group['count']} time(s){_where(group['modules'], group['libraries'])}: "
             f"{api}{note} does it in one kernel. Call: {call}." + (f" Limits: {limits}." if limits else ""),
-            api, call, data))
+            # the call the pattern is anchored on (torch.rsqrt, F.softmax), as the static pass names it
+            group["api"] or api, call, data))
     return out
 
 
@@ -426,8 +428,8 @@ def _optimizer_findings(result: dict, cov, target: Target, place: _Placer) -> li
         "NPU654", path, line,
         f"the optimizer is {opt['class']} without fused=True: a per-parameter loop of small kernels on the NPU. "
         f"Use {' or '.join(options)}." + (f" Limits: {limits}." if limits else ""),
-        fused_api, options[0],
-        {"optimizer": opt["class"], "pattern_source": _fusion_source(cov, fused_api),
+        opt["public_name"], options[0],
+        {"optimizer": opt["class"], "fused_api": fused_api, "pattern_source": _fusion_source(cov, fused_api),
          **({"api_source": answer.source} if answer is not None else {})},
         severity="info")]
 

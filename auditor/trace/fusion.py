@@ -221,6 +221,7 @@ def match_fusions(graph: torch.fx.Graph) -> list[dict]:
                 groups[key]["count"] += 1
             else:
                 groups[key] = {"pattern": pattern, "frame": anchor.meta.get("frame"), "count": 1,
+                               "api": anchor.meta.get("api", ""),
                                "detail": {k: (str(v) if k == "dtype" else v) for k, v in found.items()}}
     for key, group in groups.items():
         group["modules"] = sorted(modules[key])

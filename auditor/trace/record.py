@@ -407,6 +407,13 @@ def _loss(spec: EntrySpec, output) -> tuple[torch.Tensor, str]:
     return stand_in_loss(output), "stand-in (mean of outputs)"
 
 
+def _public_name(cls: type) -> str:
+    """torch.optim.sgd.SGD -> torch.optim.SGD: the name users write and the static pass reports."""
+    if getattr(torch.optim, cls.__name__, None) is cls:
+        return f"torch.optim.{cls.__name__}"
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
 def _code_site(obj) -> tuple[str, int, bool] | None:
     code = getattr(obj, "__code__", None)
     if code is None:
@@ -474,6 +481,7 @@ def trace_step(source: str | None, entry: str | None, hf_config: str | None, amp
         "fusions": fusions,
         "optimizer": {
             "class": f"{type(optimizer).__module__}.{type(optimizer).__name__}",
+            "public_name": _public_name(type(optimizer)),
             "defaults": {k: v for k, v in optimizer.defaults.items() if k in ("fused", "foreach")},
             "given": spec.optimizer_factory is not None,
             "site": _code_site(spec.optimizer_factory) if spec.optimizer_factory else None,
