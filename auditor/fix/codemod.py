@@ -40,7 +40,6 @@ _PLACEHOLDER = re.compile(r"<int>|\*")
 @dataclass
 class Applied:
     """The outcome of one pass over one file."""
-    code: str
     fixed: list[Finding] = field(default_factory=list)
     skipped: list[tuple[Finding, str]] = field(default_factory=list)   # (finding, why it was left alone)
 
@@ -165,7 +164,10 @@ class _Planner:
         except SyntaxError:
             self.ctx = build_context(ast.parse(""))
         self.edits: dict[cst.CSTNode, list[Edit]] = {}
-        self.import_edits: dict[cst.ImportFrom, dict[str, tuple[str, str]]] = {}   # stmt -> local -> (module, name)
+        # from-import statement -> local name -> (module, name) it will import; split lines: SimpleStatementLine
+        self.import_edits: dict[cst.ImportFrom, dict[str, tuple[str, str]]] = {}
+        self.import_findings: dict[cst.ImportFrom, dict[str, Finding]] = {}
+        self.split_lines: dict[cst.SimpleStatementLine, cst.ImportFrom] = {}
         self.needs_torch_npu = False
         self.needs_roots: set[str] = set()
 
@@ -186,7 +188,7 @@ class _Planner:
     # -- kinds of finding --
 
     def plan(self, findings: list[Finding]) -> Applied:
-        out = Applied(code="")
+        out = Applied()
         bindings = self._plan_bindings(findings, out)
         for f in findings:
             if f in bindings:
@@ -360,11 +362,42 @@ class _Planner:
                 continue
             why = self._plan_binding(local, node, f.symbol, replace)
             if why is None:
+                parent = self.parents.get(node)
+                if isinstance(parent, cst.ImportFrom):
+                    self.import_findings.setdefault(parent, {})[local] = f
+                    continue          # decided below, once every name of the statement is known
                 out.fixed.append(f)
                 self.needs_torch_npu = True
             else:
                 out.skipped.append((f, why))
+        for stmt, plan in list(self.import_edits.items()):
+            why = self._plan_import_from(stmt, plan)
+            for local, f in self.import_findings[stmt].items():
+                if why is None:
+                    out.fixed.append(f)
+                    self.needs_torch_npu = True
+                else:
+                    out.skipped.append((f, why))
+                    self.new_aliases[local] = self.ctx.aliases.get(local, self.new_aliases[local])
+            if why is not None:
+                del self.import_edits[stmt]
         return handled
+
+    def _plan_import_from(self, stmt: cst.ImportFrom, plan: dict[str, tuple[str, str]]) -> str | None:
+        """Rewrite a from-import in place when all its names move to one module; split the line otherwise."""
+        assert not isinstance(stmt.names, cst.ImportStar)
+        modules = {module for module, _ in plan.values()}
+        locals_ = [_alias_local(a) for a in stmt.names]
+        if len(modules) == 1 and set(locals_) <= set(plan):
+            (module,) = modules
+            self._add(stmt, lambda n, module=module, plan=plan: n.with_changes(
+                module=_name_or_attr(module), names=_renamed(n.names, plan, stmt.lpar is not None)))
+            return None
+        line = self.parents.get(stmt)
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return "the import shares its line with other statements"
+        self.split_lines[line] = stmt
+        return None
 
     def _plan_binding(self, local: str, node: cst.CSTNode, symbol: str, replace: str) -> str | None:
         if isinstance(node, cst.ImportAlias):
@@ -490,47 +523,54 @@ class _Apply(cst.CSTTransformer):
         if edits:
             for edit in edits:
                 updated_node = edit(updated_node)
-        if isinstance(original_node, cst.SimpleStatementLine):
-            return self._split_import_from(original_node, updated_node)
+        stmt = self.p.split_lines.get(original_node)
+        if stmt is not None:
+            return self._split(stmt, updated_node)
         return updated_node
 
-    def _split_import_from(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
-        if len(original.body) != 1 or original.body[0] not in self.p.import_edits:
-            return updated
-        stmt = updated.body[0]
+    def _split(self, original: cst.ImportFrom, line: cst.SimpleStatementLine):
+        """`from torch.cuda import Stream, ComplexFloatStorage` -> one line per module: the name without a twin
+        keeps its import, the others move (each alias keeps its own comma and the comments after it)."""
+        stmt = line.body[0]
         assert isinstance(stmt, cst.ImportFrom) and not isinstance(stmt.names, cst.ImportStar)
-        plan = self.p.import_edits[original.body[0]]
-        keep: list[cst.ImportAlias] = []
-        moved: dict[str, list[cst.ImportAlias]] = {}
+        plan = self.p.import_edits[original]
+        paren = stmt.lpar is not None
+        groups: dict[str | None, list[cst.ImportAlias]] = {}
         for alias in stmt.names:
-            local = alias.asname.name.value if alias.asname else alias.name.value  # type: ignore[union-attr]
-            if local not in plan:
-                keep.append(alias)
-                continue
-            module, name = plan[local]
-            asname = None if name == local else cst.AsName(name=cst.Name(local))
-            moved.setdefault(module, []).append(cst.ImportAlias(name=cst.Name(name), asname=asname))
-        if not moved:
-            return updated
-        lines: list[cst.SimpleStatementLine] = []
-        if keep:
-            lines.append(updated.with_changes(body=[stmt.with_changes(names=_commas(keep))]))
-        for i, (module, names) in enumerate(moved.items()):
-            new_stmt = cst.ImportFrom(module=_name_or_attr(module), names=_commas(names))
-            if not keep and i == 0 and len(moved) == 1 and not stmt.lpar:
-                lines.append(updated.with_changes(body=[stmt.with_changes(
-                    module=_name_or_attr(module), names=_commas(names, like=stmt.names))]))
-            else:
-                lines.append(cst.SimpleStatementLine(body=[new_stmt], leading_lines=() if lines else updated.leading_lines))
+            local = _alias_local(alias)
+            module = plan[local][0] if local in plan else None
+            groups.setdefault(module, []).append(alias)
+        lines = []
+        for module, aliases in groups.items():
+            names = _renamed(aliases, plan, paren)
+            new_stmt = stmt.with_changes(names=names) if module is None else \
+                stmt.with_changes(module=_name_or_attr(module), names=names)
+            lines.append(line.with_changes(body=[new_stmt], leading_lines=line.leading_lines if not lines else ()))
         return cst.FlattenSentinel(lines)
 
 
-def _commas(names: list[cst.ImportAlias], like=None) -> list[cst.ImportAlias]:
-    """Keep the original comma whitespace where the count did not change (multi-line parenthesised imports)."""
-    if like is not None and len(like) == len(names):
-        return [n.with_changes(comma=old.comma) for n, old in zip(names, like)]
-    out = [n.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for n in names[:-1]]
-    return out + [names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)]
+def _alias_local(alias: cst.ImportAlias) -> str:
+    return alias.asname.name.value if alias.asname else (dotted(alias.name) or "")  # type: ignore[union-attr]
+
+
+def _renamed(aliases, plan: dict[str, tuple[str, str]], paren: bool) -> list[cst.ImportAlias]:
+    """The aliases with their planned names (`GradScaler` stays bound to the same local name) and commas that
+    are valid for their new position: a comma between names, none after the last unless parenthesised."""
+    out = []
+    for alias in aliases:
+        local = _alias_local(alias)
+        if local in plan:
+            name = plan[local][1]
+            asname = alias.asname if alias.asname else (None if name == local else cst.AsName(name=cst.Name(local)))
+            alias = alias.with_changes(name=cst.Name(name), asname=asname)
+        out.append(alias)
+    for i, alias in enumerate(out):
+        last = i == len(out) - 1
+        if not last and not isinstance(alias.comma, cst.Comma):
+            out[i] = alias.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        elif last and not paren:
+            out[i] = alias.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return out
 
 
 # -- import torch_npu ---------------------------------------------------------------------------------------
@@ -593,7 +633,7 @@ def apply_fixes(text: str, findings: list[Finding], rules: dict[str, Rule]) -> t
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     planner = _Planner(wrapper, text, rules)
     applied = planner.plan(findings)
-    if not planner.edits and not planner.import_edits:
+    if not planner.edits and not planner.split_lines:
         return text, applied
     new_module = wrapper.module.visit(_Apply(planner))
     roots = []
@@ -604,5 +644,4 @@ def apply_fixes(text: str, findings: list[Finding], rules: dict[str, Rule]) -> t
         roots.remove("torch")
         roots.insert(0, "torch")
     new_module = add_imports(new_module, roots)
-    applied.code = new_module.code
-    return applied.code, applied
+    return new_module.code, applied
