@@ -442,7 +442,6 @@ def run_execute(source: str | None, entry: str | None, hf_config: str | None, am
     from auditor.entry import resolve_entry
 
     devices.prepare(device)
-    torch.set_num_threads(max(1, torch.get_num_threads()))
     factory = resolve_entry(Path(source) if source else None, entry, Path(hf_config) if hf_config else None)
     params = meta_parameter_count(factory)
     if params is not None:
