@@ -121,7 +121,7 @@ def build(wheel: Wheel) -> dict:
                 continue
             target = twin(sub, name)
             if target:
-                detail = {"substitution": f"`{target}` (after `import torch_npu`)", "replace": target}
+                detail = {"substitution": "`{replace}` (after `import torch_npu`)", "replace": target}
             else:
                 unmapped.append(qual)
                 alt = ""
