@@ -188,8 +188,11 @@ class CompiledRules:
 
     def _match_segment(self, qualname: str) -> QualMatch | None:
         """`*.triton.*`: a name imported from a project's own `....triton....` package (its Triton kernels);
-        only when no rule knows the name or a package above it."""
-        for part in qualname.split(".")[1:]:
+        only when no rule knows the name or a package above it, and not in a test suite's helpers."""
+        parts = qualname.split(".")
+        if any(p.startswith("test") for p in parts):
+            return None
+        for part in parts[1:]:
             rule = self.segments.get(part)
             if rule is not None:
                 return QualMatch(rule, f"*.{part}.*", 0)
