@@ -173,3 +173,12 @@ def test_flash_attention_varlen_uses_tnd(engine):
     after = (FIXTURES / "unsafe_flash_attention_after.py").read_text()
     assert ('head_num=q.shape[1], input_layout="TND", scale=q.shape[-1] ** -0.5, keep_prob=1 - p, '
             'actual_seq_qlen=cu_seqlens[1:].tolist(), actual_seq_kvlen=cu_seqlens[1:].tolist()') in after
+
+
+def test_split_import_on_a_shared_line_is_left_alone(engine):
+    src = "import torch\nfrom torch.cuda import Stream, ComplexFloatStorage; x = 1\ns = Stream()\n"
+    result = fix(engine, src)
+    # the import stays (reported with the reason); the use is respelled through `torch` instead
+    assert result.fixed_text == ("import torch\nimport torch_npu\nfrom torch.cuda import Stream, ComplexFloatStorage; "
+                                 "x = 1\ns = torch.npu.Stream()\n")
+    assert any("shares its line" in why for why in result.skipped.values())
