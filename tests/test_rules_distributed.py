@@ -132,16 +132,20 @@ def test_world_size_literal():
 
 
 def test_conditional_rule_leaves_the_name_to_the_next_rule():
-    """NPU111 (all_reduce on fp64) is conditional: without fp64 the name stays free for other rules."""
-    from auditor.rules import Rule
-    base = rules_by_code()["NPU111"]
+    """NPU109 (recv without src) is conditional: when src is given, the name stays free for the next rule."""
     from dataclasses import replace
-    always = replace(base, code="NPU999", name="test-all-reduce", when={}, severity="info", default_on=True)
+
+    base = rules_by_code()["NPU109"]
+    always = replace(base, code="NPU999", name="test-recv", when={}, severity="info")
     engine = StaticEngine(load_rules() + (always,))
-    src = "import torch.distributed as dist\ndist.all_reduce(t)\ndist.all_reduce(t.double())\n"
+    src = "import torch.distributed as dist\ndist.recv(buf)\ndist.recv(buf, src=0)\n"
     got = [(f.line, f.code) for f in engine.analyze_bytes(src.encode(), "x.py").findings]
-    assert (2, "NPU999") in got and (3, "NPU111") in got and (3, "NPU999") not in got
-    assert isinstance(base, Rule)
+    assert got == [(2, "NPU109"), (3, "NPU999")]
+
+
+def test_fp64_on_gather_stacks_on_the_compatible_mode_finding():
+    src = "import torch, torch.distributed as dist\ndist.gather(torch.zeros(2, dtype=torch.float64), dst=0)\n"
+    assert {"NPU108", "NPU111"} <= {f.code for f in findings(src)}
 
 
 @pytest.mark.parametrize("src", [

@@ -150,6 +150,8 @@ def build(table: dict) -> dict:
                         "t.copy_(t32)`",
         "match": [{"qualname": quals(sorted(no_fp64), COLLECTIVE_HOMES)}],
         "when": {"arg": {"pos": 0, "kw": "tensor", "values": visible, "within": True}},
+        # in addition to any other finding on the collective (gather is also NPU108)
+        "extra": {"stack": True},
         "symbols": {q: {"message": f"`{q}` on a float64/uint64 tensor: HCCL takes "
                                    f"{', '.join(colls[q.rsplit('.', 1)[1]][1]['dtypes'])} here"}
                     for q in quals(sorted(no_fp64), COLLECTIVE_HOMES)},
