@@ -201,3 +201,16 @@ def test_data_dependent_ops_get_stand_ins_and_are_counted(tmp_path):
         "def audit_entry():\n    return Router(), (torch.randn(4, 8),)\n")
     result = trace_step(str(src), None, None, None)
     assert result["approximations"] == {"nonzero": 1, "_local_scalar_dense": 1}
+
+
+def test_api_the_support_list_marks_unsupported_on_the_product(tmp_path):
+    src = tmp_path / "vote.py"
+    src.write_text(
+        "import torch\n\n\nclass Vote(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = torch.nn.Linear(8, 8)\n\n"
+        "    def forward(self, x):\n        values, _ = self.fc(x).mode(dim=-1)\n        return values.sum()\n\n\n"
+        "def audit_entry():\n    return Vote(), (torch.randn(4, 8),)\n")
+    findings, _, _ = run_judge(src, product="a2")
+    api = [f for f in findings if f.code == "NPU553"]
+    assert [(f.symbol, f.line) for f in api] == [("torch.Tensor.mode", 10)]
+    assert "support list" in api[0].message and api[0].data["coverage_source"]

@@ -453,11 +453,14 @@ def trace_step(source: str | None, entry: str | None, hf_config: str | None, amp
                 loss.backward()
                 rec.phase = "optimizer"
                 optimizer = (spec.optimizer_factory or torch.optim.AdamW)(params)
-                rec.current = Site("", None, f"{type(optimizer).__module__}.{type(optimizer).__name__}.step")
+                step_site = Site("", _code_site(spec.optimizer_factory) if spec.optimizer_factory else None,
+                                 f"{_public_name(type(optimizer))}.step")
+                rec.current = step_site
                 try:
                     optimizer.step()
                 finally:
                     rec.current = None
+                rec.api[(step_site.api, _dtypes(params, {}), "", step_site.frame)] += 1
         finally:
             for handle in hooks:
                 handle.remove()
