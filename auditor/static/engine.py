@@ -79,6 +79,12 @@ def _nearest_detail(rule: Rule, hit: RawHit) -> tuple[str | None, SymbolDetail |
     return None, None, ""
 
 
+class _SliceUnparsable(Exception):
+    def __init__(self, start: int, end: int) -> None:
+        super().__init__(f"lines {start}-{end}")
+        self.start, self.end = start, end
+
+
 class StaticEngine:
     """Holds the compiled rules; analyze one file at a time (cheap to create once per worker process)."""
 
@@ -157,8 +163,15 @@ class StaticEngine:
         triggers = self._file_triggers(ctx)
         lines = text.splitlines(keepends=True)
         hits: list[tuple[RawHit, int, int, int, int]] = []
+        unparsable: list[str] = []
         for start, end, indented in self._slices(tree.body, lines, triggers):
-            hits.extend(self._match_slice(lines, start, end, indented, ctx))
+            try:
+                hits.extend(self._match_slice(lines, start, end, indented, ctx))
+            except _SliceUnparsable as exc:
+                unparsable.append(f"{exc.start}-{exc.end}")
+        if unparsable:   # Python accepted it, libcst did not (newer syntax): say what was not looked at
+            result.error = FileError(rel, "syntax", "libcst cannot parse lines " + ", ".join(unparsable)
+                                     + "; findings there are missing", int(unparsable[0].split("-")[0]))
         seen = set()
         for hit, line, col, end_line, end_col in hits:
             if hit.via is not None:
@@ -238,13 +251,13 @@ class StaticEngine:
         try:
             module = cst.parse_module(chunk)
         except cst.ParserSyntaxError:
-            return []
-        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+            raise _SliceUnparsable(start, end) from None
         visitor = MatchVisitor(self.compiled, ctx)
-        wrapper.visit(visitor)
+        module.visit(visitor)
         if not visitor.hits:
             return []
-        positions = wrapper.resolve(PositionProvider)
+        # Positions cost a code generation pass over the slice: only for slices with a hit.
+        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         out = []
         for hit in visitor.hits:
             pos = positions[hit.node]

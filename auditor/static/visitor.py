@@ -6,7 +6,6 @@ import re
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import PositionProvider
 
 from auditor.rules import Rule
 from auditor.static.compiled import CompiledRules
@@ -45,8 +44,6 @@ class RawHit:
 
 
 class MatchVisitor(cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider,)
-
     def __init__(self, compiled: CompiledRules, ctx: FileContext) -> None:
         super().__init__()
         self.c = compiled
