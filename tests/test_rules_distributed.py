@@ -167,3 +167,23 @@ def test_data_parallel_and_process_group_nccl():
     """
     codes = {(f.line, f.code) for f in findings(src)}
     assert {(3, "NPU102"), (4, "NPU112"), (5, "NPU102")} <= codes
+
+
+def _gen_module(name: str):
+    import importlib
+    import sys
+    from pathlib import Path
+
+    gen = Path(__file__).resolve().parent.parent / "rules" / "gen"
+    if str(gen) not in sys.path:
+        sys.path.insert(0, str(gen))
+    return importlib.import_module(name)
+
+
+def test_generated_hccl_rules_are_current():
+    """rules/distributed_hccl.yaml is what rules/gen/hccl_rules.py builds from op_tables/hccl.json today."""
+    import yaml
+
+    mod = _gen_module("hccl_rules")
+    committed = yaml.safe_load(mod.OUT.read_text())
+    assert mod.build(mod.load()) == committed, "rerun: python rules/gen/hccl_rules.py"

@@ -145,3 +145,24 @@ def test_stacked_rules_add_a_second_category_without_a_second_fix():
     assert on[4]["NPU002"].data.get("replace") == "torch.npu.is_bf16_supported"
     assert {"NPU012", "NPU204"} <= set(on[5])
     assert "NPU204" in on[7]          # through the `from torch import autocast as ac` alias
+
+
+def test_generated_dtype_rules_are_current():
+    """rules/precision_dtypes.yaml matches its generator (needs a torch_npu wheel: $NPU_AUDIT_TORCH_NPU_WHEEL
+    or rules/gen/.cache/; skipped without one, the registry is not contacted from tests)."""
+    import importlib
+    import os
+    import sys
+    from pathlib import Path
+
+    import yaml
+
+    gen = Path(__file__).resolve().parent.parent / "rules" / "gen"
+    sys.path.insert(0, str(gen))
+    sources = importlib.import_module("sources")
+    wheel = os.environ.get("NPU_AUDIT_TORCH_NPU_WHEEL") or next(
+        iter(sorted((gen / ".cache").glob(f"torch_npu-{sources.TORCH_NPU_VERSION}-*.whl"))), None)
+    if not wheel:
+        pytest.skip("no torch_npu wheel at hand")
+    mod = importlib.import_module("precision_dtypes")
+    assert mod.build(sources.Wheel(Path(wheel))) == yaml.safe_load(mod.OUT.read_text())
