@@ -121,7 +121,8 @@ def test_end_to_end_in_a_child_process():
         device="cpu", target=TARGET)
     assert not errors
     assert {f.symbol for f in findings if f.code == "NPU280"} == {"norm", "pool"}
-    assert section["device"] == "cpu" and section["amp"] == "bf16" and section["golden_dtype"] == "float64"
+    assert section["device"] == "cpu" and section["amp"] == "bf16"
+    assert section["golden_dtype"] in ("float32", "float64")  # fp64 only when the step is cheap
     assert section["rows"][0]["module"] == "norm"
 
 

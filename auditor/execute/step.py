@@ -1,6 +1,6 @@
 """One real training step, golden and candidate, compared module by module (runs in the child process).
 
-Golden: the model in fp64 (fp32 for larger models, or when fp64 does not run) on the CPU. Candidate: the
+Golden: the model in fp64 when that is cheap (fp32 otherwise, or when fp64 does not run) on the CPU. Candidate: the
 same initial weights on the selected device, under autocast in bf16 or fp16. Both take the same inputs,
 seed and loss; dropout modules are switched off. For every module call the recorder keeps:
 
@@ -34,8 +34,11 @@ AMP_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 # A real step on the CPU, three copies of the weights and every module's output: beyond this it neither
 # fits a laptop's memory nor a sensible time limit.
 MAX_PARAMS = 150_000_000
-# fp64 golden when the model is this small: fp64 convolutions and GEMMs are several times slower on the CPU.
+# fp64 golden "where cheap": a small model whose candidate step took under a second. fp64 GEMMs and
+# convolutions are several times slower than fp32 on the CPU, and fp32's 2^-24 is already far below the
+# bf16/fp16 tolerances being checked (2^-8, 2^-10).
 FP64_MAX_PARAMS = 2_000_000
+FP64_MAX_CANDIDATE_S = 1.0
 BYTES_PER_PARAM = 4 * 3 + 8 * 2 + 4 * 2 + 8  # weights x3, golden weight+grad, grads, optimizer state
 
 
@@ -304,8 +307,6 @@ def run_step(spec, amp: str | None = "bf16", device: str = "cpu", golden_dtype: 
     model = spec.model
     _dropout_off(model)
     params = count_parameters(model)
-    if golden_dtype is None:
-        golden_dtype = torch.float64 if params <= FP64_MAX_PARAMS else torch.float32
     initial = copy.deepcopy(model).float()
     records = {name: ModuleRecord(name, type(m).__name__) for name, m in _named_unique(initial)}
     _attach_sources(records, initial)
@@ -332,6 +333,9 @@ def run_step(spec, amp: str | None = "bf16", device: str = "cpu", golden_dtype: 
     peak = devices.peak_memory_bytes(device)
     step_s = _timed_step(spec, candidate, c_opt, device, dtype) if device != "cpu" else None
 
+    if golden_dtype is None:
+        cheap = params <= FP64_MAX_PARAMS and candidate_s < FP64_MAX_CANDIDATE_S
+        golden_dtype = torch.float64 if cheap else torch.float32
     t0 = time.perf_counter()
     golden_dtype, g_loss, g_grads = _golden_step(spec, initial, golden_dtype, cand_rec, probe, device, dtype, records)
     golden_s = time.perf_counter() - t0
