@@ -22,6 +22,8 @@ Usage:
   python bench/bench_speed.py                    # everything, 3 repeats
   python bench/bench_speed.py --repeat 1 --only transformers --jobs1
   python bench/bench_speed.py --json > speed.json
+  python bench/bench_speed.py --audit-src /tmp/npu-audit-head   # a `git archive HEAD` export
+Every run also writes its JSON to bench/_work/bench_speed-last.json.
 """
 from __future__ import annotations
 
@@ -529,12 +531,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_speed: {exc}", file=sys.stderr)
     meta["loadavg_end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
 
+    document = {"meta": meta, "results": [m.as_json() for m in results], "ratios": ratios(results)}
+    WORK_DIR.mkdir(parents=True, exist_ok=True)
+    (WORK_DIR / "bench_speed-last.json").write_text(json.dumps(document, indent=2) + "\n")
     if args.json:
-        json.dump({"meta": meta, "results": [m.as_json() for m in results], "ratios": ratios(results)},
-                  sys.stdout, indent=2)
+        json.dump(document, sys.stdout, indent=2)
         print()
     else:
         print_table(meta, results)
+        print(f"\n(JSON of this run: {WORK_DIR / 'bench_speed-last.json'})")
     return 0
 
 
