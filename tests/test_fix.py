@@ -182,3 +182,11 @@ def test_split_import_on_a_shared_line_is_left_alone(engine):
     assert result.fixed_text == ("import torch\nimport torch_npu\nfrom torch.cuda import Stream, ComplexFloatStorage; "
                                  "x = 1\ns = torch.npu.Stream()\n")
     assert any("shares its line" in why for why in result.skipped.values())
+
+
+def test_multiline_calls_keep_one_argument_per_line_and_their_comments(engine):
+    after = (FIXTURES / "unsafe_flash_attention_after.py").read_text()
+    assert ("    return torch_npu.npu_fusion_attention(\n        q,  # (total_tokens, heads, head_dim)\n        k,\n"
+            "        v,\n        head_num=q.shape[1],\n") in after
+    assert "        actual_seq_kvlen=cu[1:].tolist(),\n    )[0]\n" in after
+    assert "        m,  # the longest sequence: not needed on NPU, but the comment would be lost\n" in after

@@ -58,20 +58,57 @@ def _kwarg(name: str, value: cst.BaseExpression) -> cst.Arg:
                                          whitespace_after=cst.SimpleWhitespace("")))
 
 
+def _without_comment(comma: cst.Comma) -> cst.Comma:
+    """The same separator with any comment after it removed (the comment belongs to the argument it follows)."""
+    ws = comma.whitespace_after
+    if isinstance(ws, cst.ParenthesizedWhitespace):
+        ws = ws.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=[])
+    return comma.with_changes(whitespace_after=ws)
+
+
+def _has_comment(arg: cst.Arg) -> bool:
+    return isinstance(arg.comma, cst.Comma) and "#" in _code(arg.comma)
+
+
+def _as_keyword(arg: cst.Arg, name: str) -> cst.Arg:
+    if arg.keyword is not None and arg.keyword.value == name:
+        return arg
+    return arg.with_changes(keyword=cst.Name(name), equal=cst.AssignEqual(
+        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+
+
+def _as_positional(arg: cst.Arg) -> cst.Arg:
+    return arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
+
+
 def _with_commas(args: list[cst.Arg], like: cst.Call) -> list[cst.Arg]:
-    """Comma spacing of the original call (a multi-line call keeps its line breaks for the arguments it keeps)."""
-    old = list(like.args)
-    default = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-    sep = old[0].comma if len(old) > 1 and isinstance(old[0].comma, cst.Comma) else default
+    """Separators in the style of the original call: arguments carried over keep their own comma (and the
+    comment after it); new ones get the call's first separator without its comment, so a multi-line call
+    stays one argument per line."""
+    old = [a for a in like.args if isinstance(a.comma, cst.Comma)]
+    sep = _without_comment(old[0].comma) if old else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    trailing = like.args[-1].comma if like.args else cst.MaybeSentinel.DEFAULT
+    if isinstance(trailing, cst.Comma):
+        trailing = _without_comment(trailing)
+    closing = like.args[-1].comma if like.args else None     # the separator before ')' of the original call
     out = []
     for i, arg in enumerate(args):
-        last = i == len(args) - 1
-        if last:
-            trailing = old[-1].comma if old else cst.MaybeSentinel.DEFAULT
-            out.append(arg.with_changes(comma=trailing))
+        if i < len(args) - 1:
+            own = isinstance(arg.comma, cst.Comma) and (arg.comma is not closing or _has_comment(arg))
+            out.append(arg if own else arg.with_changes(comma=sep))
+        elif isinstance(arg.comma, cst.Comma) and _has_comment(arg):
+            out.append(arg)
         else:
-            out.append(arg.with_changes(comma=arg.comma if isinstance(arg.comma, cst.Comma) else sep))
+            out.append(arg.with_changes(comma=trailing))
     return out
+
+
+def _dropped_comment(call: cst.Call, kept: list[cst.Arg]) -> str | None:
+    """A comment after an argument the mapping drops would be lost: then the call is left alone."""
+    for arg in call.args:
+        if arg not in kept and _has_comment(arg):
+            return "a comment follows an argument that has no counterpart; port this call by hand"
+    return None
 
 
 def apex_optimizer(symbol: str, replace: str) -> CallAdapter | None:
@@ -125,14 +162,16 @@ def apex_optimizer(symbol: str, replace: str) -> CallAdapter | None:
             arg = given.get(name)
             if arg is not None:
                 keep_positional = arg.keyword is None and i == len(out) and all(a.keyword is None for a in out)
-                out.append(arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT) if keep_positional
-                           else _kwarg(name, arg.value))
+                out.append(_as_positional(arg) if keep_positional else _as_keyword(arg, name))
                 continue
             apex_default = defaults.get(name, _MISSING)
             if apex_default is _MISSING or apex_default == "<expr>" or name == "params":
                 continue
             if npu_default == "<expr>" or not _same(apex_default, npu_default):
                 out.append(_kwarg(name, cst.parse_expression(repr(apex_default))))
+        lost = _dropped_comment(call, [arg for name, arg in given.items() if name in npu_defaults])
+        if lost:
+            return lost
         return CallRewrite(target, _with_commas(out, call))
     return adapt
 
@@ -213,7 +252,7 @@ def flash_attention(symbol: str, replace: str) -> CallAdapter | None:
         if causal is _MISSING or not isinstance(causal, bool):
             return "causal is not a literal True/False"
         qs = _code(q)
-        args = [cst.Arg(value=given[n].value) for n in ("q", "k", "v")]
+        args = [_as_positional(given[n]) for n in ("q", "k", "v")]
         extra = {"head_num": f"{qs}.shape[{head_dim}]", "input_layout": f'"{layout}"'}
         scale = given.get("softmax_scale")
         if scale is None or _literal(scale.value) is None:
@@ -237,6 +276,9 @@ def flash_attention(symbol: str, replace: str) -> CallAdapter | None:
         for name, text in extra.items():
             assert name in npu_names, name
             args.append(_kwarg(name, cst.parse_expression(text)))
+        lost = _dropped_comment(call, [given[n] for n in ("q", "k", "v")])
+        if lost:
+            return lost
         return CallRewrite(replace, _with_commas(args, call), index=0)
     return adapt
 
