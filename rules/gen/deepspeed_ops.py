@@ -29,6 +29,8 @@ BUILDER_RE = re.compile(r"\b([A-Z][A-Za-z0-9]*Builder)\b")
 TRITON_RE = re.compile(r"^\s*(?:import triton|from triton)\b", re.M)
 NOT_OPS = {"op_builder", "csrc"}
 GENERIC_BUILDERS = {"OpBuilder"}     # the base class every accelerator's builders derive from
+# op_builder modules of base classes and registries (TORCH_MAJOR, ALL_OPS ...), not ops themselves
+GENERIC_BUILDER_MODULES = ("builder", "all_ops")
 
 
 class Sdist:
@@ -69,6 +71,28 @@ def relative_imports(source: str) -> dict[str, str]:
     return out
 
 
+def _dotted(rel: str) -> str:
+    """deepspeed/ops/adam/__init__.py -> deepspeed.ops.adam; deepspeed/ops/adam/fused_adam.py -> ....fused_adam"""
+    parts = rel[:-3].split("/")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def triton_aliases(source: str) -> list[str]:
+    """Names a module binds to triton itself (`import triton.language as tl`): re-exported shims whose
+    attributes are kernel-body code, reported once at the kernel by the triton rule, not per line."""
+    out = []
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return out
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == "triton" or alias.name.startswith("triton."):
+                    out.append(alias.asname or alias.name.split(".", 1)[0])
+    return out
+
+
 def builders_defined(source: str) -> list[str]:
     try:
         tree = ast.parse(source)
@@ -83,13 +107,21 @@ def main() -> None:
     args = ap.parse_args()
     sd = Sdist(args.sdist)
     npu_builders = set(relative_imports(sd.text("deepspeed/ops/op_builder/npu/__init__.py"))) - {"NotImplementedBuilder"}
-    all_builders: set[str] = set()
+    builder_modules: dict[str, str] = {}   # builder class -> its module under op_builder/
     for rel in sd.under("deepspeed/ops/op_builder/"):
         if rel.count("/") == 3:            # deepspeed/ops/op_builder/x.py: the CUDA builders
-            all_builders |= set(builders_defined(sd.text(rel)))
+            for builder in builders_defined(sd.text(rel)):
+                builder_modules.setdefault(builder, rel.rsplit("/", 1)[1][:-3])
+    all_builders = set(builder_modules)
     npu_symbols: dict[str, dict] = {}
     cuda_symbols: dict[str, dict] = {}
     pure: list[str] = []
+    shims: list[str] = []
+    # modules that import triton, then those that take it from such a shim (`from ..._triton import triton, tl`)
+    triton_modules = {_dotted(rel) for rel in sd.under("deepspeed/ops/") if TRITON_RE.search(sd.text(rel))}
+    for rel in sd.under("deepspeed/ops/"):
+        if any(f"from {shim} import" in sd.text(rel) for shim in triton_modules):
+            triton_modules.add(_dotted(rel))
     for rel in sd.under("deepspeed/ops/"):
         parts = rel[:-3].split("/")
         is_init = parts[-1] == "__init__"
@@ -99,9 +131,10 @@ def main() -> None:
             continue
         text = sd.text(rel)
         used = set(BUILDER_RE.findall(text)) & (all_builders | npu_builders)
-        if TRITON_RE.search(text):
-            used.add("Triton")        # Triton kernels: GPU-only, never in op_builder/npu
         module = ".".join(parts)
+        if _dotted(rel) in triton_modules:
+            used.add("Triton")        # Triton kernels: GPU-only, never in op_builder/npu
+            shims += [f"{module}.{alias}" for alias in triton_aliases(text)]
         names = [module]
         package_init = "/".join(parts[:-1]) + "/__init__.py"
         if not is_init and package_init in sd.files:
@@ -120,14 +153,19 @@ def main() -> None:
                 npu_symbols[name] = {"substitution": (
                     f"keep it: DeepSpeed {sd.version} builds it for Ascend ({', '.join(sorted(used))} in "
                     "op_builder/npu) when its accelerator is npu (torch_npu installed, or DS_ACCELERATOR=npu)")}
-    for builder in sorted(all_builders - GENERIC_BUILDERS):
-        name = f"deepspeed.ops.op_builder.{builder}"
-        if builder in npu_builders:
-            npu_symbols[name] = {"substitution": "keep it: op_builder/npu has an NPU version of this builder; "
-                                                 "get it through `get_accelerator().create_op_builder(...)`"}
-        else:
-            cuda_symbols[name] = {"substitution": f"no NPU version of {builder} in DeepSpeed {sd.version}: the op "
-                                                  "it builds is CUDA only; use the PyTorch path"}
+    for builder, module in sorted(builder_modules.items()):
+        if builder in GENERIC_BUILDERS:
+            continue
+        # the package re-exports each builder; DeepSpeed's own tree also imports it as the top-level `op_builder`
+        names = [f"{pkg}.{builder}" for pkg in ("deepspeed.ops.op_builder", "op_builder")]
+        names += [f"{pkg}.{module}.{builder}" for pkg in ("deepspeed.ops.op_builder", "op_builder")]
+        for name in names:
+            if builder in npu_builders:
+                npu_symbols[name] = {"substitution": "keep it: op_builder/npu has an NPU version of this builder; "
+                                                     "get it through `get_accelerator().create_op_builder(...)`"}
+            else:
+                cuda_symbols[name] = {"substitution": f"no NPU version of {builder} in DeepSpeed {sd.version}: the "
+                                                      "op it builds is CUDA only; use the PyTorch path"}
     note = (f"generated by rules/gen/deepspeed_ops.py from the DeepSpeed {sd.version} sdist: NPU builders = "
             f"{', '.join(sorted(npu_builders))}")
     cuda_rule = {
@@ -136,8 +174,11 @@ def main() -> None:
         "message": "`{symbol}` is a DeepSpeed CUDA op with no Ascend build",
         "substitution": "the plain PyTorch path (torch.optim, torch.nn) or a torch_npu fused op",
         "symbols": cuda_symbols,
-        "match": [{"qualname": sorted(cuda_symbols) + ["deepspeed.ops.*", "deepspeed.ops.op_builder.*", "op_builder.*"]
-                   + [f"!{name}" for name in sorted(pure)]}],
+        "match": [{"qualname": sorted(cuda_symbols) + ["deepspeed.ops.*"]
+                   + [f"!{name}" for name in sorted(pure)]
+                   + [f"!deepspeed.ops.op_builder.{g}" for g in sorted(GENERIC_BUILDERS)]
+                   + [f"!deepspeed.ops.op_builder.{m}" for m in GENERIC_BUILDER_MODULES]
+                   + [f"!{shim}.*" for shim in sorted(set(shims))]}],
         "source_note": note,
         "doc": {
             "what": "deepspeed.ops modules and op builders whose kernels DeepSpeed compiles for CUDA only "
