@@ -396,6 +396,11 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_Comparison(self, node: cst.Comparison) -> bool:
         sides = [node.left] + [t.comparator for t in node.comparisons]
+        if any(isinstance(side, (*_STRING_NODES, cst.Integer, cst.Float)) or
+               (isinstance(side, cst.Name) and side.value in ("None", "True", "False")) for side in sides):
+            # `name == "sdaa"` asks about the literal, whatever else `name` may hold ("cuda" elsewhere);
+            # a literal that matters ("cuda") is matched as a string by itself
+            return True
         for side in sides:
             if isinstance(side, cst.Name) and side.value in self.ctx.constants and side.value not in self.ctx.aliases:
                 self._match_values(side, self.ctx.constants[side.value], via=side.value)
