@@ -217,3 +217,22 @@ def test_generated_device_rules_are_current(module, outputs):
     built = built if isinstance(built, tuple) else (built,)
     for doc, name in zip(built, outputs):
         assert doc == yaml.safe_load((sources.RULES_DIR / name).read_text()), f"rerun rules/gen/{module}.py"
+
+
+def test_comparisons_with_other_literals_are_not_device_strings():
+    """deepspeed's accelerator probe: `name == "sdaa"` is not a CUDA device use just because name may be "cuda"."""
+    src = """
+        import os
+        accelerator_name = os.environ.get("DS_ACCELERATOR")
+        if accelerator_name is None:
+            accelerator_name = "cuda"
+        if accelerator_name == "xpu":
+            pass
+        elif accelerator_name == "cuda":
+            pass
+        DEV = "cuda"
+        def same(dev):
+            return dev == DEV
+    """
+    lines = sorted(f.line for f in findings(src) if f.code == "NPU003")
+    assert lines == [5, 8, 10, 12]
