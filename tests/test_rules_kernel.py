@@ -148,3 +148,41 @@ def test_kernel_words_in_messages_are_quiet():
             raise RuntimeError("CUDA_HOME is not set; cannot build CUDAExtension")
         print("launch _rms_kernel[(M,)] with num_warps=8")
     ''') == {}
+
+
+# -- the generators read real sources: their parsers on the shapes those sources have ----------------------
+
+def _gen(module: str):
+    import importlib
+    import sys
+    from pathlib import Path
+
+    gen_dir = str(Path(__file__).resolve().parent.parent / "rules" / "gen")
+    if gen_dir not in sys.path:
+        sys.path.insert(0, gen_dir)
+    return importlib.import_module(module)
+
+
+def test_colossalai_loader_registries_are_read_with_ast():
+    loaders = _gen("colossalai_kernels").loaders('''\
+from .extensions import FlashAttentionNpuExtension, LayerNormCudaExtension
+
+class KernelLoader:
+    REGISTRY = []
+
+class LayerNormLoader(KernelLoader):
+    REGISTRY = [LayerNormCudaExtension]
+
+class FlashAttentionLoader(KernelLoader):
+    REGISTRY = [
+        FlashAttentionNpuExtension,
+        FlashAttentionDaoCudaExtension,
+    ]
+''')
+    assert loaders == {"LayerNormLoader": ["LayerNormCudaExtension"],
+                       "FlashAttentionLoader": ["FlashAttentionNpuExtension", "FlashAttentionDaoCudaExtension"]}
+
+
+def test_torch_namespaces_come_from_the_installed_dispatcher():
+    namespaces = _gen("torch_op_namespaces").torch_namespaces()
+    assert {"aten", "prims", "c10d"} <= namespaces and "my_ext" not in namespaces

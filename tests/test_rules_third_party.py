@@ -122,3 +122,14 @@ def test_library_names_in_messages_and_configs_are_quiet():
         logger.info("run nvidia-smi to see the GPUs")
         use_liger = cfg.get("use_liger_kernel", False)
     ''') == {}
+
+
+def test_deepspeed_generator_sees_triton_shims():
+    from test_rules_kernel import _gen
+
+    gen = _gen("deepspeed_ops")
+    shim = "try:\n    import triton\n    import triton.language as tl\nexcept ImportError:\n    triton = None\n"
+    assert gen.triton_aliases(shim) == ["triton", "tl"]
+    assert gen.relative_imports("from .fused_adam import FusedAdam\nfrom .cpu_adam import DeepSpeedCPUAdam\n") == {
+        "FusedAdam": "fused_adam", "DeepSpeedCPUAdam": "cpu_adam"}
+    assert gen._dotted("deepspeed/ops/adam/__init__.py") == "deepspeed.ops.adam"
