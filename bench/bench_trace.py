@@ -5,8 +5,9 @@
 
 Each model runs in a fresh process (so peak RSS is its own) through the whole tracer: a spawned child
 builds the model on fake tensors and records forward + backward + optimizer step, the parent judges
-the records against the coverage tables. "wall s" is end to end, as a user waits for it; "child MB"
-is the child's peak RSS (the process that holds the model), "parent MB" the auditor's.
+the records against the coverage tables. "wall s" is end to end, as a user waits for it; "cpu s" the
+CPU time of parent and child together (what the wall time is on an idle machine, less any waiting);
+"child MB" is the child's peak RSS (the process that holds the model), "parent MB" the auditor's.
 
 The configs are written from the published hyper-parameters: Llama 2 (Touvron et al., 2023, table 1
 and the released config.json files), Mixtral of Experts (Jiang et al., 2024), ViT-B/16 (Dosovitskiy
@@ -80,6 +81,8 @@ def run_one(name: str, torch_npu: str, product: str) -> dict:
         "native/comp/fallback": f"{row['native']}/{row['composite']}/{row['fallback']}",
         "wall s": round(wall, 1),
         "child build+step s": row["trace s"],
+        "cpu s": round(sum(getattr(resource.getrusage(who), f) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+                           for f in ("ru_utime", "ru_stime")), 1),
         "child MB": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
         "parent MB": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "findings": " ".join(f"{c}x{n}" for c, n in sorted(codes.items())),

@@ -361,6 +361,15 @@ def _fusion_source(cov, api: str) -> str:
     return ""
 
 
+# Patterns the static pass also finds (rules/fusion.yaml anchors them on torch.rsqrt and softmax): their
+# findings name the anchored call, so the report merges the two; the others name the fused API.
+_STATIC_ANCHORED = ("rms_norm", "attention")
+
+
+def _fusion_symbol(pattern: str, anchored_call: str, fused_api: str) -> str:
+    return anchored_call if pattern in _STATIC_ANCHORED and anchored_call else fused_api
+
+
 def _fusion_findings(result: dict, cov, target: Target, place: _Placer) -> list[Finding]:
     describe = {"rms_norm": "hand-written RMSNorm (x * rsqrt(mean(x^2) + eps))",
                 "rotary": "rotate_half rotary embedding (x * cos + rotate_half(x) * sin)",
@@ -396,8 +405,7 @@ def _fusion_findings(result: dict, cov, target: Target, place: _Placer) -> list[
             FUSION_CODES[pattern], path, line,
             f"{describe[pattern]}, {group['count']} time(s){_where(group['modules'], group['libraries'])}: "
             f"{api}{note} does it in one kernel. Call: {call}." + (f" Limits: {limits}." if limits else ""),
-            # the call the pattern is anchored on (torch.rsqrt, F.softmax), as the static pass names it
-            group["api"] or api, call, data))
+            _fusion_symbol(pattern, group["api"], api), call, data))
     return out
 
 

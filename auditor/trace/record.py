@@ -407,6 +407,12 @@ def _loss(spec: EntrySpec, output) -> tuple[torch.Tensor, str]:
     return stand_in_loss(output), "stand-in (mean of outputs)"
 
 
+def _default_optimizer(params) -> torch.optim.Optimizer:
+    """AdamW with the foreach (multi-tensor) kernels: what torch picks by default on an NPU, where
+    foreach is on for the PrivateUse1 backend; on the CPU it would pick the per-parameter loop."""
+    return torch.optim.AdamW(params, foreach=True)
+
+
 def _public_name(cls: type) -> str:
     """torch.optim.sgd.SGD -> torch.optim.SGD: the name users write and the static pass reports."""
     if getattr(torch.optim, cls.__name__, None) is cls:
@@ -452,7 +458,7 @@ def trace_step(source: str | None, entry: str | None, hf_config: str | None, amp
                 rec.phase = "backward"
                 loss.backward()
                 rec.phase = "optimizer"
-                optimizer = (spec.optimizer_factory or torch.optim.AdamW)(params)
+                optimizer = (spec.optimizer_factory or _default_optimizer)(params)
                 step_site = Site("", _code_site(spec.optimizer_factory) if spec.optimizer_factory else None,
                                  f"{_public_name(type(optimizer))}.step")
                 rec.current = step_site
