@@ -190,3 +190,12 @@ def test_multiline_calls_keep_one_argument_per_line_and_their_comments(engine):
             "        v,\n        head_num=q.shape[1],\n") in after
     assert "        actual_seq_kvlen=cu[1:].tolist(),\n    )[0]\n" in after
     assert "        m,  # the longest sequence: not needed on NPU, but the comment would be lost\n" in after
+
+
+def test_write_through_a_symlink_keeps_the_link(tmp_path):
+    real = tmp_path / "real.py"
+    real.write_text("import torch\nx = torch.zeros(1).cuda()\n")
+    link = tmp_path / "link.py"
+    link.symlink_to(real)
+    assert main(["fix", str(link), "--write"]) == 0
+    assert link.is_symlink() and "x = torch.zeros(1).npu()" in real.read_text()

@@ -32,6 +32,7 @@ def unified_diff(fix: FileFix) -> str:
 def _write_atomic(path: Path, data: bytes) -> None:
     """Write next to the file and rename over it, keeping its permission bits: an interrupted run never
     leaves half a file."""
+    path = path.resolve()            # a symlinked file is rewritten where it lives, the link stays a link
     mode = path.stat().st_mode
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".npu-audit-fix", dir=path.parent)
     try:
@@ -147,7 +148,7 @@ def run_fix(args: argparse.Namespace, target) -> int:
     if need_unsafe:
         summary += f", {need_unsafe} fixable with --unsafe-fixes"
     if not_fixed:
-        summary += f", {not_fixed} fixable in principle but left alone (see `audit check`)"
+        summary += f", {not_fixed} fixable in principle but left alone (reasons below)"
     print(summary, file=sys.stderr)
     for fx in fixes:
         for f in fx.remaining:
