@@ -199,3 +199,10 @@ def test_write_through_a_symlink_keeps_the_link(tmp_path):
     link.symlink_to(real)
     assert main(["fix", str(link), "--write"]) == 0
     assert link.is_symlink() and "x = torch.zeros(1).npu()" in real.read_text()
+
+
+def test_fixes_inside_a_mapped_call_are_kept(engine):
+    src = "from apex.optimizers import FusedSGD\nopt = FusedSGD(net.cuda().parameters(), lr=0.1)\n"
+    result = fix(engine, src, unsafe=True)
+    assert "torch_npu.optim.NpuFusedSGD(net.npu().parameters(), lr=0.1, " in result.fixed_text
+    assert [f.code for f in result.fixed].count("NPU001") == 1

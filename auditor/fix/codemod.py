@@ -470,8 +470,11 @@ class _Planner:
                 return adapted
             spelled = self._spelling(adapted.func, prefer=prefer)
 
-            def edit(n: cst.CSTNode, spelled=spelled, rw=adapted) -> cst.CSTNode:
-                new = n.with_changes(func=_attr_chain(spelled), args=rw.args)   # type: ignore[union-attr]
+            def edit(n: cst.CSTNode, spelled=spelled, rw=adapted, originals=[a.value for a in call.args]) -> cst.CSTNode:
+                # carried arguments take their updated form: `FusedAdam(m.cuda().parameters())` keeps the .npu()
+                updated = {id(o): u.value for o, u in zip(originals, n.args)}  # type: ignore[union-attr]
+                args = [a.with_changes(value=updated.get(id(a.value), a.value)) for a in rw.args]
+                new = n.with_changes(func=_attr_chain(spelled), args=args)   # type: ignore[union-attr]
                 if rw.index is None:
                     return new
                 return cst.Subscript(value=new, slice=[cst.SubscriptElement(cst.Index(cst.Integer(str(rw.index))))])
