@@ -51,6 +51,7 @@ class MatchVisitor(cst.CSTVisitor):
         self.hits: list[RawHit] = []
         self._handled: set[int] = set()   # ids of nodes already matched (or binding names)
         self._in_message = 0
+        self._mul_operands: set[int] = set()   # calls that are a direct operand of `*` (when: {operand_of: "*"})
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -205,6 +206,8 @@ class MatchVisitor(cst.CSTVisitor):
             return True
         if call is None:
             return False
+        if rule.when.get("operand_of") == "*" and id(call) not in self._mul_operands:
+            return False      # `F.silu(gate) * up`: the call must be multiplied by something
         missing = rule.when.get("missing_arg")
         if missing and self._arg(call, missing.get("pos"), missing.get("kw")) is not None:
             return False
@@ -434,6 +437,10 @@ class MatchVisitor(cst.CSTVisitor):
         return self._visit_string(node)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> bool:
+        if isinstance(node.operator, cst.Multiply):
+            for side in (node.left, node.right):
+                if isinstance(side, cst.Call):
+                    self._mul_operands.add(id(side))
         if not _stringy(node):
             return True
         if self._in_message:
