@@ -1,5 +1,6 @@
 """Execute mode on the CPU: planted fragile modules fail, well-conditioned ones pass, bad input is clear."""
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -72,6 +73,8 @@ def test_fp16_flags_the_overflowing_sum_of_squares(fragile_fp16):
     # The overflow happens inside (the sum of squares), the module's output is finite zeros: an error by size.
     assert rms.code in ("NPU280", "NPU281") and rms.severity == "error"
     assert "mlp" not in by_symbol and "mlp.fc1" not in by_symbol
+    # Whatever overflowed, the report stays strict JSON (inf/nan metrics become null).
+    json.dumps({"section": section, "findings": [f.to_dict() for f in findings]}, allow_nan=False)
 
 
 def test_findings_point_at_the_class_definitions(fragile_bf16):

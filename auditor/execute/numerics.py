@@ -62,8 +62,12 @@ class Comparison:
     vanished: float = 0.0     # share of non-zero golden values that are exactly 0 in the candidate
 
     def to_dict(self) -> dict:
-        return {k: (round(v, 6) if isinstance(v, float) and math.isfinite(v) else v)
-                for k, v in asdict(self).items()}
+        """Plain JSON: floats rounded, inf/nan as None (the verdict's reason says what happened)."""
+        return {k: json_float(v) if isinstance(v, float) else v for k, v in asdict(self).items()}
+
+
+def json_float(value: float | None, digits: int = 6) -> float | None:
+    return round(value, digits) if value is not None and math.isfinite(value) else None
 
 
 def worst(*verdicts: str) -> str:

@@ -114,7 +114,7 @@ class ModuleRecord:
 def _keep_worse(current: dict | None, new: numerics.Comparison) -> dict:
     if current is None:
         return new.to_dict()
-    key = lambda d: (numerics.VERDICT_RANK[d["verdict"]], d["err_in_rtol"] if math.isfinite(d["err_in_rtol"]) else 1e300)
+    key = lambda d: (numerics.VERDICT_RANK[d["verdict"]], d["err_in_rtol"] if d["err_in_rtol"] is not None else math.inf)
     new_d = new.to_dict()
     return new_d if key(new_d) > key(current) else current
 
@@ -351,7 +351,8 @@ def run_step(spec, amp: str | None = "bf16", device: str = "cpu", golden_dtype: 
         "golden_dtype": str(golden_dtype).replace("torch.", ""),
         "parameters": params,
         "modules": [vars(r) for r in records.values()],
-        "loss": {"golden": g_loss, "candidate": c_loss, "rel_err": loss_cmp.rel_err_norm},
+        "loss": {"golden": numerics.json_float(g_loss, 9), "candidate": numerics.json_float(c_loss, 9),
+                 "rel_err": numerics.json_float(loss_cmp.rel_err_norm)},
         "fallbacks": [{"op": op, "count": n, "module": fallbacks.modules.get(op)} for op, n in fallbacks.ops.items()],
         "fallback_messages": fallbacks.messages,
         "peak_memory_bytes": peak,

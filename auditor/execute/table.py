@@ -8,7 +8,7 @@ STYLE = {"error": "bold red", "warning": "yellow", "pass": "green", "n/a": "dim"
 
 
 def _error(x) -> str:
-    return "-" if x is None else ("inf" if x == float("inf") else f"{x:.1f}x")
+    return "-" if x is None else f"{x:.1f}x"
 
 
 def _cos(x) -> str:
@@ -26,9 +26,10 @@ def render_execute_section(section: dict, console: Console, limit: int = 25) -> 
         return
     console.print(f"[bold]{section['title']}[/]")
     loss = section.get("loss") or {}
+    show = lambda x: "inf/nan" if x is None else f"{x:.6g}"
     facts = [f"{section['parameters']:,} parameters",
-             f"loss {loss.get('golden', float('nan')):.6g} ({section['golden_dtype']}) vs "
-             f"{loss.get('candidate', float('nan')):.6g} ({section['amp']})",
+             f"loss {show(loss.get('golden'))} ({section['golden_dtype']}) vs "
+             f"{show(loss.get('candidate'))} ({section['amp']})",
              f"ran in {section['timings_s']['total']:.1f} s"]
     if section.get("step_time_s") is not None:
         facts.append(f"device step {section['step_time_s'] * 1000:.1f} ms")
