@@ -9,12 +9,10 @@ Codes: NPU550-NPU554 operator coverage, NPU650-NPU654 fusion (static rules use t
 from __future__ import annotations
 
 import ast
-import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from auditor.findings import Finding
 from auditor.report import FileError

@@ -17,7 +17,7 @@ import os
 import sys
 import time
 from collections import Counter
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -436,7 +436,7 @@ def trace_step(source: str | None, entry: str | None, hf_config: str | None, amp
     rec = Recording()
     redirect = CudaToCpu()
     with fake_mode, redirect, _module_apply_in_place():
-        with DataDependentStandIns(rec), _no_weight_init() if hf_config else _nullcontext():
+        with DataDependentStandIns(rec), _no_weight_init() if hf_config else nullcontext():
             spec = factory()
         model = spec.model
         model.train()
@@ -448,7 +448,7 @@ def trace_step(source: str | None, entry: str | None, hf_config: str | None, amp
         try:
             with AtenRecorder(rec), ApiRecorder(rec):
                 autocast = (torch.autocast("cpu", dtype=getattr(torch, {"bf16": "bfloat16", "fp16": "float16"}[amp]))
-                            if amp else _nullcontext())
+                            if amp else nullcontext())
                 with autocast:
                     output = model(*spec.args, **spec.kwargs)
                     loss, loss_source = _loss(spec, output)
@@ -507,16 +507,8 @@ def _no_weight_init():
     try:
         from transformers.initialization import no_init_weights
     except ImportError:
-        return _nullcontext()
+        return nullcontext()
     return no_init_weights()
 
 
 _TRACE_STEP_CODE = trace_step.__code__
-
-
-class _nullcontext:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
