@@ -24,6 +24,9 @@ class DeviceError(Exception):
     user_facing = True  # auditor.sandbox keeps the message, without a traceback, if raised in the child
 
 
+DeviceUnavailable = DeviceError  # the name auditor/cli.py imports
+
+
 @dataclass(frozen=True)
 class NpuProbe:
     importable: bool   # `import torch_npu` works

@@ -228,7 +228,6 @@ def _row(m: dict, where: _Locator) -> dict:
         "grad": _metric(grad, "verdict"), "grad_cosine": _metric(grad, "cosine"),
         "reason": next((d["reason"] for d in (own, grad, out) if d and d["verdict"] != PASS), ""),
         "notes": m["notes"],
-        "metrics": {"own": own, "output": out, "grad": grad},
     }
 
 
