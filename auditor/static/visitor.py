@@ -52,6 +52,7 @@ class MatchVisitor(cst.CSTVisitor):
         self._handled: set[int] = set()   # ids of nodes already matched (or binding names)
         self._in_message = 0
         self._mul_operands: set[int] = set()   # calls that are a direct operand of `*` (when: {operand_of: "*"})
+        self._loop_depth = 0                    # inside the body of a for / while loop (when: {in_loop: true})
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -208,6 +209,8 @@ class MatchVisitor(cst.CSTVisitor):
             return False
         if rule.when.get("operand_of") == "*" and id(call) not in self._mul_operands:
             return False      # `F.silu(gate) * up`: the call must be multiplied by something
+        if rule.when.get("in_loop") and not self._loop_depth:
+            return False      # `loss.item()` once per step, not once per run
         missing = rule.when.get("missing_arg")
         if missing and self._arg(call, missing.get("pos"), missing.get("kw")) is not None:
             return False
@@ -309,6 +312,25 @@ class MatchVisitor(cst.CSTVisitor):
         if node.keyword is not None:
             self._handled.add(id(node.keyword))
         return True
+
+    def visit_For(self, node: cst.For) -> bool:
+        node.target.visit(self)
+        node.iter.visit(self)         # the iterable is evaluated once, outside the loop
+        self._loop_depth += 1
+        node.body.visit(self)
+        self._loop_depth -= 1
+        if node.orelse is not None:
+            node.orelse.visit(self)
+        return False
+
+    def visit_While(self, node: cst.While) -> bool:
+        self._loop_depth += 1         # the condition runs on every iteration too
+        node.test.visit(self)
+        node.body.visit(self)
+        self._loop_depth -= 1
+        if node.orelse is not None:
+            node.orelse.visit(self)
+        return False
 
     def visit_Raise(self, node: cst.Raise) -> bool:
         self._in_message += 1
