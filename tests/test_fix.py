@@ -206,3 +206,11 @@ def test_fixes_inside_a_mapped_call_are_kept(engine):
     result = fix(engine, src, unsafe=True)
     assert "torch_npu.optim.NpuFusedSGD(net.npu().parameters(), lr=0.1, " in result.fixed_text
     assert [f.code for f in result.fixed].count("NPU001") == 1
+
+
+def test_torch_optimizers_drop_implementation_flags_only(engine):
+    after = (FIXTURES / "unsafe_torch_optimizers_after.py").read_text()
+    assert "torch_npu.optim.NpuFusedAdamW(model.parameters(), lr=6e-4)\n" in after       # fused=True: CUDA kernel choice
+    # SGD's defaults are written out: NpuFusedSGD's come from constants the source does not show as literals
+    assert "torch_npu.optim.NpuFusedSGD(groups, 0.1, momentum=0.9, dampening=0, weight_decay=0)" in after
+    assert "torch.optim.Adam(model.parameters(), lr=1e-3, maximize=True)" in after     # changes the update rule

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Generate auditor/fix/signatures.json: signatures (parameter order and defaults) that the argument-mapping
-codemods need: the Apex fused optimizers and their torch_npu.optim twins, FlashAttention's flash_attn_func and
-torch_npu.npu_fusion_attention.
+codemods need: the Apex fused optimizers, the torch.optim optimizers and their torch_npu.optim twins,
+FlashAttention's flash_attn_func / flash_attn_varlen_func and torch_npu.npu_fusion_attention.
 
 Read from the same sources as rules/gen/apex_optimizers.py (whose readers it reuses): NVIDIA/apex at the pinned
-commit (a git clone), Dao-AILab/flash-attention (a git clone, the commit rules/attention.yaml names) and the
+commit (a git clone), Dao-AILab/flash-attention (a git clone, the commit rules/attention.yaml names), the
+installed torch (inspect.signature of torch.optim classes; keyword-only parameters are marked "kw") and the
 torch_npu wheel (`torch_npu/_op_plugin_docs.py` holds the schema of each custom op). Nothing is typed in.
 
     python auditor/fix/gen_signatures.py [--apex GITDIR] [--flash-attn GITDIR] [--wheel torch_npu-X.whl]
@@ -83,6 +84,25 @@ def main() -> int:
                 sig = function_signature(proc.stdout, func, path)
                 for spelled in (f"{module}.{func}", f"{module.split('.')[0]}.{func}"):
                     classes[spelled] = {"params": sig}
+        import inspect
+
+        import torch
+        import torch.optim
+
+        for name in torch.optim.__all__:
+            cls = getattr(torch.optim, name)
+            if not (isinstance(cls, type) and issubclass(cls, torch.optim.Optimizer)) or cls is torch.optim.Optimizer:
+                continue
+            params = []
+            for p in list(inspect.signature(cls.__init__).parameters.values())[1:]:
+                if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                    continue
+                default = None if p.default is p.empty else p.default
+                if not isinstance(default, (int, float, str, bool, tuple, type(None))):
+                    default = "<expr>"
+                params.append([p.name, default] + (["kw"] if p.kind == p.KEYWORD_ONLY else []))
+            classes[f"torch.optim.{name}"] = {"params": params}
+        torch_version = torch.__version__
         docs = wheel.text("torch_npu/_op_plugin_docs.py")
         for op in NPU_OPS:
             classes[f"torch_npu.{op}"] = {"params": op_schema(docs, op)}
@@ -91,7 +111,8 @@ def main() -> int:
         return 2
     doc = {
         "source": f"NVIDIA/apex {ao.APEX_COMMIT[:8]} ({', '.join(ao.PACKAGES)}); Dao-AILab/flash-attention "
-                  f"{FLASH_COMMIT} ({', '.join(FLASH_FUNCS)}); {wheel.path.name} torch_npu/optim, _op_plugin_docs.py",
+                  f"{FLASH_COMMIT} ({', '.join(FLASH_FUNCS)}); torch {torch_version} torch.optim; {wheel.path.name} "
+                  "torch_npu/optim, _op_plugin_docs.py",
         "classes": dict(sorted(classes.items())),
     }
     lines = [f" {json.dumps(name)}: {json.dumps(entry, default=str)}" for name, entry in doc["classes"].items()]
