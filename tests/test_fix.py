@@ -214,3 +214,9 @@ def test_torch_optimizers_drop_implementation_flags_only(engine):
     # SGD's defaults are written out: NpuFusedSGD's come from constants the source does not show as literals
     assert "torch_npu.optim.NpuFusedSGD(groups, 0.1, momentum=0.9, dampening=0, weight_decay=0)" in after
     assert "torch.optim.Adam(model.parameters(), lr=1e-3, maximize=True)" in after     # changes the update rule
+
+
+def test_suppressed_lines_are_not_fixed(engine):
+    src = "import torch\na = torch.zeros(1).cuda()  # npu-audit: ignore[NPU001]\nb = torch.zeros(1).cuda()\n"
+    assert fix(engine, src).fixed_text == ("import torch\nimport torch_npu\na = torch.zeros(1).cuda()  "
+                                           "# npu-audit: ignore[NPU001]\nb = torch.zeros(1).npu()\n")
