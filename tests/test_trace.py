@@ -214,3 +214,19 @@ def test_api_the_support_list_marks_unsupported_on_the_product(tmp_path):
     api = [f for f in findings if f.code == "NPU553"]
     assert [(f.symbol, f.line) for f in api] == [("torch.Tensor.mode", 10)]
     assert "support list" in api[0].message and api[0].data["coverage_source"]
+
+
+def test_look_alikes_are_not_fusion_findings(tmp_path):
+    src = tmp_path / "lookalikes.py"
+    src.write_text(
+        "import torch\nimport torch.nn.functional as F\n\n\nclass Net(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = torch.nn.Linear(16, 16)\n"
+        "        self.scale = torch.nn.Parameter(torch.ones(16))\n\n"
+        "    def forward(self, x):\n"
+        "        centered = x - x.mean(-1, keepdim=True)\n"
+        "        x = centered / torch.sqrt(centered.pow(2).mean(-1, keepdim=True) + 1e-5)  # LayerNorm\n"
+        "        x = F.silu(self.fc(x)) * self.scale  # SiLU with a learned scale, no gate\n"
+        "        return F.rms_norm(x, (16,))  # already the native op\n\n\n"
+        "def audit_entry():\n    return Net(), (torch.randn(4, 16),)\n")
+    findings, _, _ = run_judge(src)
+    assert [f for f in findings if f.category == "fusion"] == []

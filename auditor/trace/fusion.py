@@ -97,6 +97,8 @@ def match_rms_norm(node: torch.fx.Node) -> dict | None:
         x = source(square.args[0])
     else:
         return None
+    if _is_centered(x):
+        return None  # (x - mean) / sqrt(var + eps) is a LayerNorm: F.layer_norm has its own NPU kernel
     combine = "mul" if name == "rsqrt" else "div"
     for user in consumers(node):
         if opname(user) == combine and any(source(a) is x for a in _tensor_args(user) if a is not node):
@@ -105,6 +107,14 @@ def match_rms_norm(node: torch.fx.Node) -> dict | None:
             return {"anchor": node, "eps": eps, "weight": weight is not None,
                     "hidden": shape[-1] if shape else None, "dtype": str(x.meta.get("dtype") or "")}
     return None
+
+
+def _is_centered(x: Any) -> bool:
+    """x is `y - mean(y)`."""
+    if opname(x) != "sub" or not isinstance(x.args[1], torch.fx.Node):
+        return False
+    mean = through(x.args[1])
+    return opname(mean) == "mean" and source(mean.args[0]) is source(x.args[0])
 
 
 def match_rotary(node: torch.fx.Node) -> dict | None:
@@ -132,6 +142,8 @@ def match_swiglu(node: torch.fx.Node) -> dict | None:
     """silu(gate) * up  (silu spelled as F.silu or gate * sigmoid(gate))."""
     if opname(node) != "mul" or len(_tensor_args(node)) != 2:
         return None
+    if _shape(node.args[0]) != _shape(node.args[1]):
+        return None  # silu(x) * a broadcast scale is not a gated unit
     a, b = (through(x) for x in node.args[:2])
     for act, up in ((a, b), (b, a)):
         gate = _silu_input(act)
@@ -142,6 +154,10 @@ def match_swiglu(node: torch.fx.Node) -> dict | None:
         return {"anchor": node, "one_tensor": one_tensor, "shape": shape,
                 "dtype": str(gate.meta.get("dtype") or "")}
     return None
+
+
+def _shape(node: Any) -> tuple | None:
+    return node.meta.get("shape") if isinstance(node, torch.fx.Node) else None
 
 
 def _silu_input(node: Any) -> Any:
