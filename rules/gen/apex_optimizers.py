@@ -3,7 +3,8 @@
 as having none, with the constructor arguments that do not carry over.
 
 Sources (read as data, never imported, never typed in):
-- NVIDIA Apex sources from a git clone (`--apex GITDIR`, default: a mirror beside the repository), at a pinned
+- NVIDIA Apex sources from a git clone (`--apex GITDIR`, default: $NPU_AUDIT_APEX_GIT or
+  rules/gen/.cache/apex.git), at a pinned
   commit: `apex/optimizers/__init__.py` and `apex/contrib/optimizers/__init__.py` (the exported classes) and
   each class's `__init__` signature (defaults such as FusedAdam's adam_w_mode=True);
 - a torch_npu wheel (see sources.py): `torch_npu/optim/__init__.py` `__all__` and each NpuFused* `__init__`.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import os
 import subprocess
 from pathlib import Path
 
@@ -25,7 +27,8 @@ from sources import REPO, RULES_DIR, SourceError, Wheel, module_all, run_main, t
 
 OUT = RULES_DIR / "apex_optimizers.yaml"
 APEX_COMMIT = "6424da3b4faa6c8f062da4a48c424fff3f02d42d"   # NVIDIA/apex master, 2026-07-08
-DEFAULT_APEX = REPO.parent.parent / ".mirror" / "NVIDIA+apex" / "repo"
+# `git clone --bare https://github.com/NVIDIA/apex rules/gen/.cache/apex.git`, or $NPU_AUDIT_APEX_GIT
+DEFAULT_APEX = Path(os.environ.get("NPU_AUDIT_APEX_GIT", str(REPO / "rules" / "gen" / ".cache" / "apex.git")))
 PACKAGES = ("apex/optimizers", "apex/contrib/optimizers")
 # Arguments every optimizer has, or that only steer Apex's CUDA launch: not worth a note.
 IGNORED_ARGS = {"self", "params", "set_grad_none", "capturable", "master_weights"}
