@@ -176,3 +176,48 @@ def test_console_table_lists_culprits_first(fragile_bf16):
     assert lines[first_row + 1].startswith("norm") and "OnePassVarianceNorm" in lines[first_row + 1]
     assert lines[first_row + 2].startswith("pool")
     assert "more modules" in text and "not been run on Ascend hardware" in text
+
+
+def test_hf_config_model_gets_verdicts(tmp_path):
+    pytest.importorskip("transformers")
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({
+        "model_type": "llama", "hidden_size": 64, "intermediate_size": 172, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 256, "max_position_embeddings": 128}))
+    findings, errors, section = execute_findings(None, root=tmp_path, entry=None, hf_config=config, amp="bf16",
+                                                 timeout=300, device="cpu", target=TARGET)
+    assert not errors
+    rows = {r["module"]: r for r in section["rows"]}
+    assert rows["model.layers.0.self_attn"]["type"] == "LlamaAttention"
+    assert rows["model.layers.1.mlp"]["own"] == "pass"
+    assert not [f for f in findings if f.severity == "error"]
+
+
+class _WarnsLikeTorchNpu(torch.nn.Module):
+    """Emits torch_npu's CPU-fallback warning text, as torch_npu does on an NPU (simulated: no NPU here)."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        import warnings
+
+        warnings.warn("The operator 'aten::_ctc_loss' is not currently supported on the NPU backend and will "
+                      "fall back to run on the CPU. This may have performance implications.")
+        return self.proj(x)
+
+
+@pytest.mark.filterwarnings("ignore:The operator 'aten::_ctc_loss'")  # the golden and re-runs warn too
+def test_fallback_warnings_become_operator_findings_at_the_module():
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), _WarnsLikeTorchNpu())
+    spec = normalize_entry_result((model, (torch.randn(4, 8),)))
+    result = run_step(spec, "bf16", "cpu")
+    assert result["fallbacks"] == [{"op": "aten::_ctc_loss", "count": 1, "module": "1"}]
+    here = Path(__file__)
+    findings, _, section = build_findings(result, _Locator(here, here.parent, None, None), TARGET)
+    fallback = next(f for f in findings if f.code == "NPU580")
+    assert fallback.category == "operator" and fallback.symbol == "aten::_ctc_loss"
+    assert fallback.path == here.name
+    assert here.read_text().splitlines()[fallback.line - 1].startswith("class _WarnsLikeTorchNpu")
+    assert section["fallbacks"][0]["op"] == "aten::_ctc_loss"

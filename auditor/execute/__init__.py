@@ -241,9 +241,9 @@ def _sort_key(row: dict) -> tuple:
 def build_section(result: dict, where: _Locator, target: Target) -> dict:
     rows = [_row(m, where) for m in result["modules"] if m["calls"] or m["grad"]]
     rows.sort(key=_sort_key)
-    notes = [HARDWARE_NOTE] if result["device"] != "cpu" else [
+    notes = [] if result["device"] != "cpu" else [
         f"Candidate: the CPU under torch.autocast({result['amp']}); an NPU runs some operators with other "
-        "internal precision, so this predicts, it does not replace, a check on the device. " + HARDWARE_NOTE]
+        "internal precision, so this predicts, it does not replace, a check on the device."]
     if result["amp"] == "bf16" and target is not None and target.product in NO_BF16_PRODUCTS:
         notes.append(f"{target.describe()} has no bf16; use --amp fp16 to check what will run there.")
     return {

@@ -54,5 +54,6 @@ def render_execute_section(section: dict, console: Console, limit: int = 25) -> 
                       + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + "; all rows in --format json)")
     console.print("  errors are x the " + section["amp"] + " tolerance (msprobe's rtol); own = the module alone "
                   "on the golden's inputs, output = what it inherits plus its own")
-    for note in section.get("notes", []):
-        console.print(f"  [dim]{note}[/]")
+    for note in [*section.get("notes", []), section.get("hardware_note", "")]:
+        if note:
+            console.print(f"  [dim]{note}[/]")
