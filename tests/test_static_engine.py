@@ -235,3 +235,32 @@ def test_function_local_constants_do_not_leak_into_other_functions():
     """
     via = [(f.line, f.symbol) for f in run(src) if "(via" in f.message]
     assert via == [(13, "cuda:0")]
+
+
+def test_slicing_keeps_loop_context_headers_and_elif_chains():
+    body = "\n".join(f"        x{i} = {i}" for i in range(10))
+    src = f"""
+import torch
+import torch.cuda as tc
+
+class Trainer:
+    @torch.cuda.amp.custom_fwd
+    def step(self, loader):
+{body}
+        with torch.autocast("cuda"):
+            out = 1
+        for batch in loader:
+            if batch is None:
+                continue
+            elif batch == "cuda":
+                tc.synchronize()
+            else:
+                y = batch.cuda()
+        try:
+            z = 1
+        except torch.cuda.OutOfMemoryError:
+            tc.empty_cache()
+"""
+    found = {(f.line, f.symbol) for f in run(src)}
+    expected_lines = {3, 6, 18, 23, 24, 26, 29, 30}
+    assert {line for line, _ in found} == expected_lines, sorted(found)

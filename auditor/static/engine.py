@@ -7,6 +7,7 @@ for the statements that contain a trigger word; a file without any trigger word 
 from __future__ import annotations
 
 import ast
+import bisect
 import io
 import re
 import tokenize
@@ -25,8 +26,6 @@ from auditor.static.context import HOLE, FileContext, build_context
 from auditor.static.visitor import MatchVisitor, RawHit
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
-# A def or class longer than this is searched statement by statement rather than parsed whole.
-_DESCEND_LINES = 25
 SUPPRESS_RE = re.compile(r"#\s*npu-audit:\s*ignore(?:\[([A-Za-z0-9_,\s-]*)\])?")
 
 
@@ -77,6 +76,66 @@ def _nearest_detail(rule: Rule, hit: RawHit) -> tuple[str | None, SymbolDetail |
         if detail is not None:
             return hit.value, detail, ""
     return None, None, ""
+
+
+_COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.AsyncFor, ast.While, ast.If,
+             ast.With, ast.AsyncWith, ast.Try) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+# Statements this short are parsed whole; longer compound statements are split into header and body.
+_SMALL = 3
+
+
+class _Slicer:
+    """Cuts a module into the smallest pieces worth parsing: each relevant simple statement, and the
+    header of a relevant compound statement (`with torch.autocast(...):`, decorators + `def`) with a
+    `pass` body; bodies are searched statement by statement. Clause lines that cannot stand alone
+    (`elif x:`, `except E:`) make the whole statement one piece."""
+
+    def __init__(self, lines: list[str], relevant: list[int]) -> None:
+        self.lines = lines
+        self.relevant = relevant
+
+    def _hit(self, start: int, end: int) -> bool:
+        i = bisect.bisect_left(self.relevant, start)
+        return i < len(self.relevant) and self.relevant[i] <= end
+
+    def slices(self, body: list[ast.stmt], depth: int = 0, loops: int = 0):
+        """(first line, last line, indented, body indent or None, enclosing loops) for each piece."""
+        for stmt in body:
+            start = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+            end = stmt.end_lineno or stmt.lineno
+            if not self._hit(start, end):
+                continue
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+                continue      # a docstring: never a finding
+            if not isinstance(stmt, _COMPOUND) or end - start < _SMALL:
+                yield start, end, depth > 0, None, loops
+                continue
+            yield from self._compound(stmt, start, end, depth, loops)
+
+    def _compound(self, stmt: ast.stmt, start: int, end: int, depth: int, loops: int):
+        blocks = [stmt.body, getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])]
+        blocks += [h.body for h in getattr(stmt, "handlers", [])]
+        children = [c for block in blocks for c in block]
+        first = stmt.body[0]
+        header_end = min([first.lineno] + [d.lineno for d in getattr(first, "decorator_list", [])]) - 1
+        covered = set(range(start, header_end + 1))
+        for child in children:
+            c_start = min([child.lineno] + [d.lineno for d in getattr(child, "decorator_list", [])])
+            covered.update(range(c_start, (child.end_lineno or child.lineno) + 1))
+        clause_lines = [n for n in range(start, end + 1) if n not in covered]
+        elif_chain = any(isinstance(c, ast.If) and self.lines[c.lineno - 1].lstrip().startswith("elif")
+                         for c in getattr(stmt, "orelse", []))
+        if header_end < start or (elif_chain and self._hit(start, end)) or any(self._hit(n, n) for n in clause_lines):
+            yield start, end, depth > 0, None, loops      # cannot be split: parse it whole
+            return
+        looping = isinstance(stmt, (ast.For, ast.AsyncFor, ast.While))
+        if self._hit(start, header_end):
+            indent = self.lines[first.lineno - 1][:first.col_offset]
+            yield start, header_end, depth > 0, indent, loops   # the visitor sees the loop node itself
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            loops = 0                                     # a def in a loop body runs when called
+        for i, block in enumerate(blocks):
+            yield from self.slices(block, depth + 1, loops + (looping and i == 0))
 
 
 class _SliceUnparsable(Exception):
@@ -162,11 +221,12 @@ class StaticEngine:
         ctx = build_context(tree)
         triggers = self._file_triggers(ctx)
         lines = text.splitlines(keepends=True)
+        relevant = self._relevant_lines(lines, text, triggers)
         hits: list[tuple[RawHit, int, int, int, int]] = []
         unparsable: list[str] = []
-        for start, end, indented in self._slices(tree.body, lines, triggers):
+        for start, end, indented, body_indent, loops in _Slicer(lines, relevant).slices(tree.body):
             try:
-                hits.extend(self._match_slice(lines, start, end, indented, ctx))
+                hits.extend(self._match_slice(lines, start, end, indented, ctx, body_indent, loops))
             except _SliceUnparsable as exc:
                 unparsable.append(f"{exc.start}-{exc.end}")
         if unparsable:   # Python accepted it, libcst did not (newer syntax): say what was not looked at
@@ -216,34 +276,24 @@ class StaticEngine:
                 triggers.add(local)
         return triggers
 
-    def _relevant(self, lines: list[str], start: int, end: int, triggers: set[str]) -> bool:
-        text = "".join(lines[start - 1:end])
-        if not set(WORD_RE.findall(text)).isdisjoint(triggers):
-            return True
+    def _relevant_lines(self, lines: list[str], text: str, triggers: set[str]) -> list[int]:
+        """Sorted numbers of the lines that hold a trigger word (one findall per line: cheap)."""
         rx = self.compiled.trigger_prefix_re
-        return bool(rx and rx.search(text))
+        if rx is not None and not rx.search(text):
+            rx = None
+        out = []
+        for number, line in enumerate(lines, 1):
+            if not triggers.isdisjoint(WORD_RE.findall(line)) or (rx is not None and rx.search(line)):
+                out.append(number)
+        return out
 
-    def _slices(self, body: list[ast.stmt], lines: list[str], triggers: set[str], depth: int = 0):
-        """(first line, last line, indented) of each statement worth parsing, descending into long defs."""
-        for stmt in body:
-            start = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
-            end = stmt.end_lineno or stmt.lineno
-            if not self._relevant(lines, start, end, triggers):
-                continue
-            if (isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and depth < 3
-                    and end - start > _DESCEND_LINES and stmt.body):
-                header_end = stmt.body[0].lineno - 1
-                if header_end >= start and self._relevant(lines, start, header_end, triggers):
-                    yield start, end, depth > 0
-                    continue
-                yield from self._slices(stmt.body, lines, triggers, depth + 1)
-                continue
-            yield start, end, depth > 0
-
-    def _match_slice(self, lines: list[str], start: int, end: int, indented: bool, ctx: FileContext):
+    def _match_slice(self, lines: list[str], start: int, end: int, indented: bool, ctx: FileContext,
+                     body_indent: str | None = None, loops: int = 0):
         chunk = "".join(lines[start - 1:end])
         if not chunk.endswith("\n"):
             chunk += "\n"
+        if body_indent is not None:
+            chunk += body_indent + "pass\n"   # the header of a compound statement, without its body
         offset = start - 1
         if indented:
             chunk = "if 1:\n" + chunk     # keeps the original columns of an indented block
@@ -253,6 +303,7 @@ class StaticEngine:
         except cst.ParserSyntaxError:
             raise _SliceUnparsable(start, end) from None
         visitor = MatchVisitor(self.compiled, ctx)
+        visitor._loop_depth = loops          # the slice sits in the body of that many for / while loops
         module.visit(visitor)
         if not visitor.hits:
             return []
