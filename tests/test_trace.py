@@ -43,6 +43,8 @@ def test_missing_ops_are_reported_on_their_line(handwritten):
     assert ("aten::digamma", lgamma_line) in fallback       # lgamma's backward, traced back to its line
     assert ("aten::linalg_eig", eig_line) in fallback
     lgamma = next(f for f in findings if f.symbol == "aten::lgamma")
+    text = HANDWRITTEN.read_text().splitlines()[lgamma_line - 1]
+    assert text[lgamma.col - 1:lgamma.end_col - 1] == "torch.lgamma(self.prior)"   # the call's own columns
     assert lgamma.source == "trace" and lgamma.category == "operator" and lgamma.path == "handwritten_llm.py"
     assert lgamma.data["modules"] == ["TinyLM.block"] and lgamma.data["apis"] == ["torch.lgamma"]
     assert "op_plugin_functions.yaml" in lgamma.data["coverage_source"] or "dispatcher" in lgamma.data["coverage_source"]

@@ -110,6 +110,18 @@ class _Placer:
         return path, line, library
 
 
+def span(frame: tuple | None) -> tuple[int, int]:
+    """(col, end_col) of a user frame; (1, 1) when the child could not tell."""
+    if frame and frame[2] and len(frame) > 4 and frame[3]:
+        return frame[3], frame[4] or frame[3]
+    return 1, 1
+
+
+def _narrowest(spans) -> tuple[int, int]:
+    """The leftmost column among the calls a finding aggregates."""
+    return min(spans) if spans else (1, 1)
+
+
 def _def_line(path: Path, name: str) -> int:
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -127,10 +139,10 @@ def collapse_module(path: str) -> str:
 
 
 def _finding(code: str, path: str, line: int, message: str, symbol: str, substitution: str | None,
-             data: dict, severity: str | None = None) -> Finding:
+             data: dict, severity: str | None = None, columns: tuple[int, int] = (1, 1)) -> Finding:
     name, category, default_severity, effort = RULES[code]
     return Finding(code=code, name=name, category=category, severity=severity or default_severity, effort=effort,
-                   path=path, line=line, col=1, end_line=line, end_col=1, message=message,
+                   path=path, line=line, col=columns[0], end_line=line, end_col=columns[1], message=message,
                    substitution=substitution, fix="none", source="trace", symbol=symbol, data=data)
 
 
@@ -149,7 +161,7 @@ def _times(count: int) -> str:
 
 def _new_group() -> dict:
     return {"count": 0, "modules": set(), "dtypes": set(), "phases": set(), "backend_ops": set(),
-            "apis": set(), "libraries": set(), "ops": set()}
+            "apis": set(), "libraries": set(), "ops": set(), "spans": set()}
 
 
 def _group_data(group: dict) -> dict:
@@ -199,6 +211,8 @@ def judge(result: dict, target: Target, place: _Placer) -> tuple[list[Finding], 
                 group["apis"].add(api or rec["api"])
             if library:
                 group["libraries"].add(library)
+            else:
+                group["spans"].add(span(rec["frame"]))
 
     answers = {op: cov.aten(op) for op in {key[0] for key in by_op}}
     op_kinds = {op: _kind(answer) for op, answer in answers.items()}
@@ -214,11 +228,13 @@ def judge(result: dict, target: Target, place: _Placer) -> tuple[list[Finding], 
             findings.append(_finding(
                 "NPU550", path, line,
                 f"aten::{op}{called} has no NPU kernel in torch_npu {target.torch_npu} and runs on the CPU "
-                f"({answer.via}): {facts}. {answer.notes}", f"aten::{op}", answer.substitute, data))
+                f"({answer.via}): {facts}. {answer.notes}", f"aten::{op}", answer.substitute, data,
+                columns=_narrowest(group["spans"])))
         else:
             findings.append(_finding(
                 "NPU551", path, line, f"aten::{op}{called} is only partly covered in torch_npu "
-                f"{target.torch_npu} ({answer.via}): {facts}. {answer.notes}", f"aten::{op}", answer.substitute, data))
+                f"{target.torch_npu} ({answer.via}): {facts}. {answer.notes}", f"aten::{op}", answer.substitute, data,
+                columns=_narrowest(group["spans"])))
     for (dtype, path, line), group in sorted(by_dtype.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0])):
         answer = cov.dtype_answer(dtype)
         if answer.kind != "dtype" or answer.supported is not False:
@@ -230,7 +246,7 @@ def judge(result: dict, target: Target, place: _Placer) -> tuple[list[Finding], 
             f"{dtype} is not supported on {target.describe()}, and the step runs {len(ops)} op(s) in it here "
             f"({', '.join(ops[:8])}{' ...' if len(ops) > 8 else ''}): {_times(group['count'])} in the "
             f"{_phases(group)}{_where(group['modules'], group['libraries'])}. {answer.notes}",
-            dtype, "float16 (with loss scaling) or float32 on this product", data))
+            dtype, "float16 (with loss scaling) or float32 on this product", data, columns=_narrowest(group["spans"])))
 
     findings += _api_findings(result, cov, target, place)
     findings += _fusion_findings(result, cov, target, place)
@@ -291,9 +307,11 @@ def _api_findings(result: dict, cov, target: Target, place: _Placer) -> list[Fin
         path, line, library = place.place(rec["frame"])
         group = groups.setdefault((rec["qualname"], path, line), {"count": 0, "modules": set(),
                                                                    "dtypes": set(), "libraries": set(),
-                                                                   "answer": answer})
+                                                                   "spans": set(), "answer": answer})
         if library:
             group["libraries"].add(library)
+        else:
+            group["spans"].add(span(rec["frame"]))
         group["count"] += rec["count"]
         group["modules"].add(rec["module"])
         group["dtypes"].update(rec["dtypes"])
@@ -306,7 +324,8 @@ def _api_findings(result: dict, cov, target: Target, place: _Placer) -> list[Fin
             f"{group['count']} call(s){_where(group['modules'], group['libraries'])}. {answer.notes}".strip(),
             qualname, answer.substitute,
             {"count": group["count"], "modules": sorted({collapse_module(m) for m in group["modules"] if m}),
-             "dtypes": sorted(group["dtypes"]), "coverage_source": answer.source}))
+             "dtypes": sorted(group["dtypes"]), "coverage_source": answer.source},
+            columns=_narrowest(group["spans"])))
     return out
 
 
@@ -379,7 +398,9 @@ def _fusion_findings(result: dict, cov, target: Target, place: _Placer) -> list[
         path, line, library = place.place(match["frame"])
         key = (match["pattern"], path, line)
         group = merged.setdefault(key, {"count": 0, "modules": set(), "libraries": set(), "detail": match["detail"],
-                                        "api": match.get("api", "")})
+                                        "api": match.get("api", ""), "spans": set()})
+        if not library:
+            group["spans"].add(span(match["frame"]))
         group["count"] += match["count"]
         group["modules"].update(match["modules"])
         if library:
@@ -403,7 +424,7 @@ def _fusion_findings(result: dict, cov, target: Target, place: _Placer) -> list[
             FUSION_CODES[pattern], path, line,
             f"{describe[pattern]}, {group['count']} time(s){_where(group['modules'], group['libraries'])}: "
             f"{api}{note} does it in one kernel. Call: {call}." + (f" Limits: {limits}." if limits else ""),
-            _fusion_symbol(pattern, group["api"], api), call, data))
+            _fusion_symbol(pattern, group["api"], api), call, data, columns=_narrowest(group["spans"])))
     return out
 
 

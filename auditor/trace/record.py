@@ -74,14 +74,31 @@ def frame_kind(filename: str) -> str:
     return "skip"  # the standard library
 
 
-def model_frame(depth: int = 2) -> tuple[str, int, bool] | None:
-    """(file, line, is_user) of the innermost frame in model code: the user's, else a library's."""
+@lru_cache(maxsize=4096)
+def _positions(code) -> tuple:
+    return tuple(code.co_positions())
+
+
+def _columns(frame) -> tuple[int, int]:
+    """1-based start and end column of the expression a frame is executing (0, 0 when unknown)."""
+    try:
+        _line, end_line, col, end_col = _positions(frame.f_code)[frame.f_lasti // 2]
+    except (IndexError, ValueError):
+        return 0, 0
+    if col is None:
+        return 0, 0
+    return col + 1, (end_col + 1 if end_col is not None and end_line == frame.f_lineno else 0)
+
+
+def model_frame(depth: int = 2) -> tuple | None:
+    """(file, line, is_user, col, end_col) of the innermost frame in model code: the user's, else a
+    library's (whose columns are not needed)."""
     frame = sys._getframe(depth)
     library = None
     while frame is not None and frame.f_code is not _TRACE_STEP_CODE:  # callers of the trace are not the model
         kind = frame_kind(frame.f_code.co_filename)
         if kind == "user":
-            return frame.f_code.co_filename, frame.f_lineno, True
+            return (frame.f_code.co_filename, frame.f_lineno, True, *_columns(frame))
         if kind == "model" and library is None:
             library = (frame.f_code.co_filename, frame.f_lineno, False)
         frame = frame.f_back
@@ -91,7 +108,7 @@ def model_frame(depth: int = 2) -> tuple[str, int, bool] | None:
 @dataclass
 class Site:
     module: str                                # dotted module path, '' outside any module
-    frame: tuple[str, int, bool] | None        # (file, line, is_user)
+    frame: tuple | None                        # (file, line, is_user[, col, end_col])
     api: str                                   # the Python-level call, '' when unknown
 
 
