@@ -113,29 +113,42 @@ class _Slicer:
             yield from self._compound(stmt, start, end, depth, loops)
 
     def _compound(self, stmt: ast.stmt, start: int, end: int, depth: int, loops: int):
-        blocks = [stmt.body, getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])]
+        blocks = [stmt.body]
+        clause_heads: list[tuple[int, int]] = []      # `elif cond:` headers, which cannot stand alone
+        node = stmt
+        while isinstance(node, ast.If) and len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If) \
+                and self.lines[node.orelse[0].lineno - 1].lstrip().startswith("elif"):
+            node = node.orelse[0]
+            clause_heads.append((node.lineno, _first_line(node.body[0]) - 1))
+            blocks.append(node.body)
+        blocks += [getattr(node, "orelse", []), getattr(stmt, "finalbody", [])]
         blocks += [h.body for h in getattr(stmt, "handlers", [])]
-        children = [c for block in blocks for c in block]
-        first = stmt.body[0]
-        header_end = min([first.lineno] + [d.lineno for d in getattr(first, "decorator_list", [])]) - 1
+        header_end = _first_line(stmt.body[0]) - 1
         covered = set(range(start, header_end + 1))
-        for child in children:
-            c_start = min([child.lineno] + [d.lineno for d in getattr(child, "decorator_list", [])])
-            covered.update(range(c_start, (child.end_lineno or child.lineno) + 1))
-        clause_lines = [n for n in range(start, end + 1) if n not in covered]
-        elif_chain = any(isinstance(c, ast.If) and self.lines[c.lineno - 1].lstrip().startswith("elif")
-                         for c in getattr(stmt, "orelse", []))
-        if header_end < start or (elif_chain and self._hit(start, end)) or any(self._hit(n, n) for n in clause_lines):
+        for first, last in clause_heads:
+            covered.update(range(first, last + 1))
+        for block in blocks:
+            for child in block:
+                covered.update(range(_first_line(child), (child.end_lineno or child.lineno) + 1))
+        # `else:`, `except E:`, `finally:` lines (and continuations of clause headers): not comments or blanks
+        clause_lines = [n for n in range(start, end + 1) if n not in covered
+                        and self.lines[n - 1].strip() and not self.lines[n - 1].lstrip().startswith("#")]
+        if header_end < start or any(self._hit(a, b) for a, b in clause_heads) \
+                or any(self._hit(n, n) for n in clause_lines):
             yield start, end, depth > 0, None, loops      # cannot be split: parse it whole
             return
-        looping = isinstance(stmt, (ast.For, ast.AsyncFor, ast.While))
         if self._hit(start, header_end):
-            indent = self.lines[first.lineno - 1][:first.col_offset]
+            indent = self.lines[stmt.body[0].lineno - 1][:stmt.body[0].col_offset]
             yield start, header_end, depth > 0, indent, loops   # the visitor sees the loop node itself
+        looping = isinstance(stmt, (ast.For, ast.AsyncFor, ast.While))
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             loops = 0                                     # a def in a loop body runs when called
         for i, block in enumerate(blocks):
             yield from self.slices(block, depth + 1, loops + (looping and i == 0))
+
+
+def _first_line(stmt: ast.stmt) -> int:
+    return min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
 
 
 class _SliceUnparsable(Exception):
