@@ -37,7 +37,7 @@ MAX_PARAMS = 150_000_000
 # fp64 golden "where cheap": a small model whose candidate step took under a second. fp64 GEMMs and
 # convolutions are several times slower than fp32 on the CPU, and fp32's 2^-24 is already far below the
 # bf16/fp16 tolerances being checked (2^-8, 2^-10).
-FP64_MAX_PARAMS = 2_000_000
+FP64_MAX_PARAMS = 500_000
 FP64_MAX_CANDIDATE_S = 1.0
 BYTES_PER_PARAM = 4 * 3 + 8 * 2 + 4 * 2 + 8  # weights x3, golden weight+grad, grads, optimizer state
 
