@@ -125,7 +125,8 @@ def test_end_to_end_in_a_child_process():
     assert not errors
     assert {f.symbol for f in findings if f.code == "NPU280"} == {"norm", "pool"}
     assert section["device"] == "cpu" and section["amp"] == "bf16"
-    assert section["golden_dtype"] in ("float32", "float64")  # fp64 only when the step is cheap
+    assert section["golden_dtype"] == "float64"  # 353k parameters: fp64 is cheap
+    assert section["update"]["verdict"] in ("pass", "warning", "error")  # the optimizer step was compared
     assert section["rows"][0]["module"] == "norm"
 
 

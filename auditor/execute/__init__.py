@@ -251,6 +251,7 @@ def build_section(result: dict, where: _Locator, target: Target) -> dict:
                  f"(one training step of {result['label'] or 'the model'})",
         "device": result["device"], "amp": result["amp"], "golden_dtype": result["golden_dtype"],
         "parameters": result["parameters"], "loss": result["loss"],
+        "update": {k: result["update"][k] for k in ("verdict", "reason", "cosine", "rel_err_norm")},
         "timings_s": result["timings_s"], "peak_memory_bytes": result["peak_memory_bytes"],
         "step_time_s": result["step_time_s"], "fallbacks": result["fallbacks"],
         "counts": {v: sum(1 for r in rows if r["verdict"] == v) for v in (ERROR, WARNING, PASS)},

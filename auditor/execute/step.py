@@ -34,11 +34,10 @@ AMP_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 # A real step on the CPU, three copies of the weights and every module's output: beyond this it neither
 # fits a laptop's memory nor a sensible time limit.
 MAX_PARAMS = 150_000_000
-# fp64 golden "where cheap": a small model whose candidate step took under a second. fp64 GEMMs and
-# convolutions are several times slower than fp32 on the CPU, and fp32's 2^-24 is already far below the
-# bf16/fp16 tolerances being checked (2^-8, 2^-10).
+# fp64 golden "where cheap": small models only (decided by size, not by a timing, so a result does not
+# depend on the machine's load). fp64 GEMMs and convolutions are several times slower than fp32 on the
+# CPU, and fp32's 2^-24 is already far below the bf16/fp16 tolerances being checked (2^-8, 2^-10).
 FP64_MAX_PARAMS = 500_000
-FP64_MAX_CANDIDATE_S = 1.0
 BYTES_PER_PARAM = 4 * 3 + 8 * 2 + 4 * 2 + 8  # weights x3, golden weight+grad, grads, optimizer state
 
 
@@ -329,16 +328,21 @@ def run_step(spec, amp: str | None = "bf16", device: str = "cpu", golden_dtype: 
         c_opt = _make_optimizer(spec, candidate.parameters())
         c_opt.step()
         devices.synchronize(device)
+        c_after = [p.detach().to("cpu", copy=True) for p in candidate.parameters()]
     candidate_s = time.perf_counter() - t0
     peak = devices.peak_memory_bytes(device)
     step_s = _timed_step(spec, candidate, c_opt, device, dtype) if device != "cpu" else None
 
     if golden_dtype is None:
-        cheap = params <= FP64_MAX_PARAMS and candidate_s < FP64_MAX_CANDIDATE_S
-        golden_dtype = torch.float64 if cheap else torch.float32
+        golden_dtype = torch.float64 if params <= FP64_MAX_PARAMS else torch.float32
     t0 = time.perf_counter()
-    golden_dtype, g_loss, g_grads = _golden_step(spec, initial, golden_dtype, cand_rec, probe, device, dtype, records)
+    golden_dtype, g_loss, g_grads, g_after = _golden_step(spec, initial, golden_dtype, cand_rec, probe, device,
+                                                          dtype, records)
     golden_s = time.perf_counter() - t0
+    before = list(initial.parameters())
+    update = numerics.compare_gradients(  # what the optimizer step changed, judged like a gradient
+        numerics.flatten_floats([a.double() - b.double() for a, b in zip(g_after, before)]),
+        numerics.flatten_floats([a.double() - b.double() for a, b in zip(c_after, before)]), dtype)
 
     _compare_grads(records, initial, g_grads, c_grads, dtype)
     g_loss, c_loss = g_loss.detach().item(), c_loss.detach().item()
@@ -353,6 +357,7 @@ def run_step(spec, amp: str | None = "bf16", device: str = "cpu", golden_dtype: 
         "modules": [vars(r) for r in records.values()],
         "loss": {"golden": numerics.json_float(g_loss, 9), "candidate": numerics.json_float(c_loss, 9),
                  "rel_err": numerics.json_float(loss_cmp.rel_err_norm)},
+        "update": update.to_dict(),
         "fallbacks": [{"op": op, "count": n, "module": fallbacks.modules.get(op)} for op, n in fallbacks.ops.items()],
         "fallback_messages": fallbacks.messages,
         "peak_memory_bytes": peak,
@@ -384,8 +389,8 @@ def _golden_step(spec, initial, golden_dtype, cand_rec, probe, device, dtype, re
         finally:
             rec.remove()
         grads = {n: p.grad.detach().clone() if p.grad is not None else None for n, p in golden.named_parameters()}
-        _make_optimizer(spec, golden.parameters()).step()  # the golden step must run too
-        return attempt, g_loss.detach(), grads
+        _make_optimizer(spec, golden.parameters()).step()
+        return attempt, g_loss.detach(), grads, [p.detach() for p in golden.parameters()]
     raise AssertionError("unreachable")
 
 
