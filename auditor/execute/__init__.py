@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor.device import DeviceError, select_device
-from auditor.execute.numerics import ERROR, PASS, VERDICT_RANK, WARNING, worst
+from auditor.execute.numerics import ERROR, PASS, VERDICT_RANK, WARNING, underflows, worst
 from auditor.findings import Finding
 from auditor.report import FileError
 from auditor.target import Target
@@ -161,15 +161,15 @@ def build_findings(result: dict, where: _Locator, target: Target) -> tuple[list[
         grad = m["grad"]
         if not grad or grad["verdict"] == PASS:
             continue
-        if grad["verdict"] == WARNING:
+        underflow = underflows(grad) and not grad["nonfinite"]
+        if grad["verdict"] == WARNING and not underflow:
             grad_warnings.append(m)
             continue
         if broken_forward:
             continue  # a broken forward already explains broken gradients downstream
-        underflow = grad["nonfinite"] == 0
         findings.append(_finding(
             where, m, code="NPU282", name="low-precision-gradient-failure", category="precision",
-            severity=ERROR, effort="low",
+            severity=grad["verdict"], effort="low",
             message=f"the gradients of {_label(m)}'s parameters fail in {amp}: {grad['reason']}.",
             substitution=("scale the loss: torch.npu.amp.GradScaler() (torch.amp.GradScaler('npu')) around "
                           "backward and optimizer.step()" if underflow else
