@@ -18,6 +18,7 @@ class FileContext:
     constants: dict[str, set[str]] = field(default_factory=dict)   # name -> possible string values, any scope
     # where each binding is visible: (first line, last line, values); module level spans the whole file
     scopes: dict[str, list[tuple[int, int, frozenset[str]]]] = field(default_factory=dict)
+    star_imports: list[str] = field(default_factory=list)          # `from pynvml import *`
 
     def visible_values(self, name: str, line: int) -> set[str]:
         """Values `name` may hold at `line`: module-level bindings plus those of the enclosing function."""
@@ -135,6 +136,7 @@ def build_context(tree: ast.Module) -> FileContext:
                 continue  # relative imports bind project-local modules
             for alias in stmt.names:
                 if alias.name == "*":
+                    ctx.star_imports.append(stmt.module)
                     continue
                 ctx.bind(alias.asname or alias.name, f"{stmt.module}.{alias.name}")
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:

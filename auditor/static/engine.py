@@ -161,8 +161,10 @@ class StaticEngine:
     """Holds the compiled rules; analyze one file at a time (cheap to create once per worker process)."""
 
     def __init__(self, rules: tuple[Rule, ...], product: str = "a2",
-                 coverage_apis: dict[str, dict] | None = None, max_bytes: int = MAX_FILE_BYTES) -> None:
+                 coverage_apis: dict[str, dict] | None = None, max_bytes: int = MAX_FILE_BYTES,
+                 slicing: bool = True) -> None:
         self.product = product
+        self.slicing = slicing   # False parses every file whole: the reference the slicing is tested against
         self.max_bytes = max_bytes
         extra: dict[str, Rule] = {}
         cov_rules = [r for r in rules if "coverage" in r.match]
@@ -237,7 +239,8 @@ class StaticEngine:
         relevant = self._relevant_lines(lines, text, triggers)
         hits: list[tuple[RawHit, int, int, int, int]] = []
         unparsable: list[str] = []
-        for start, end, indented, body_indent, loops in _Slicer(lines, relevant).slices(tree.body):
+        pieces = _Slicer(lines, relevant).slices(tree.body) if self.slicing else [(1, len(lines), False, None, 0)]
+        for start, end, indented, body_indent, loops in pieces:
             try:
                 hits.extend(self._match_slice(lines, start, end, indented, ctx, body_indent, loops))
             except _SliceUnparsable as exc:
@@ -287,6 +290,9 @@ class StaticEngine:
         for local, values in ctx.constants.items():
             if any(c.match_string(v) or c.match_env(v) for v in values):
                 triggers.add(local)
+        for module in ctx.star_imports:             # the import statement itself is the finding
+            if c.knows(module) or c.match_import(module) is not None:
+                triggers.add(module.rsplit(".", 1)[-1])
         return triggers
 
     def _relevant_lines(self, lines: list[str], text: str, triggers: set[str]) -> list[int]:
