@@ -24,6 +24,8 @@ def render_rule(rule: Rule) -> str:
         out += ["", "## Example (flagged)", ""]
         for example in rule.examples_flag[:2]:
             out += [textwrap.indent(example.rstrip(), "    "), ""]
+    if not rule.examples_flag:
+        out.append("")
     out += ["## Use instead", rule.doc["use_instead"]]
     if rule.examples_ok:
         out += ["", "## Not flagged", ""]

@@ -42,9 +42,29 @@ def test_ok_examples_are_not_flagged(rule, example):
 
 def test_every_default_rule_has_examples_and_docs():
     for rule in RULES:
-        if "coverage" in rule.match:
-            continue  # fed by the coverage tables; tested in tests/test_static_coverage.py
+        if "coverage" in rule.match or "dynamic" in rule.match:
+            continue  # fed by the coverage tables, or produced by --trace / --execute (their own tests)
         assert rule.examples_flag, f"{rule.code} has no flag examples"
         assert rule.examples_ok, f"{rule.code} has no ok examples"
         assert rule.substitution or all(d.substitution for d in rule.symbols.values()), \
             f"{rule.code} gives no substitution"
+
+
+def test_dynamic_findings_have_catalogue_entries():
+    """--trace and --execute emit codes whose name and category match their catalogue entry."""
+    import re
+    from pathlib import Path
+
+    from auditor.trace import RULES as TRACE_RULES
+
+    by_code = {r.code: r for r in RULES}
+    for code, (name, category, _, _) in TRACE_RULES.items():
+        assert by_code[code].name == name and by_code[code].category == category
+    source = (Path(__file__).resolve().parent.parent / "auditor" / "execute" / "__init__.py").read_text()
+    emitted = re.findall(r'code="(NPU\d+)"[^)]*?name="([a-z0-9-]+)", category="(\w+)"', source, re.S)
+    emitted += re.findall(r'code="NPU281" if overflow else "(NPU280)"', source)
+    assert emitted
+    for item in emitted:
+        if isinstance(item, tuple):
+            code, name, category = item
+            assert (by_code[code].name, by_code[code].category) == (name, category)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 STYLE = {"error": "bold red", "warning": "yellow", "pass": "green", "n/a": "dim"}
 
@@ -15,16 +16,17 @@ def _cos(x) -> str:
     return "-" if x is None else f"{x:.4f}"
 
 
-def _verdict(v: str | None) -> str:
-    return "-" if v is None else f"[{STYLE.get(v, '')}]{v}[/]"
+def _verdict(v: str | None) -> Text:
+    # Text, not markup: the report's console has markup off so that user strings print as written
+    return Text("-") if v is None else Text(v, STYLE.get(v, ""))
 
 
 def render_execute_section(section: dict, console: Console, limit: int = 25) -> None:
     """Print the per-module table; `limit` rows, then a count of what was left out (all passing last)."""
     if section.get("error"):
-        console.print(f"[bold]{section.get('title', 'Execute mode')}[/]: [red]{section['error']}[/]")
+        console.print(Text.assemble((section.get("title", "Execute mode"), "bold"), ": ", (section["error"], "red")))
         return
-    console.print(f"[bold]{section['title']}[/]")
+    console.print(Text(section["title"], "bold"))
     loss = section.get("loss") or {}
     show = lambda x: "inf/nan" if x is None else f"{x:.6g}"
     facts = [f"{section['parameters']:,} parameters",
@@ -56,4 +58,4 @@ def render_execute_section(section: dict, console: Console, limit: int = 25) -> 
                   "on the golden's inputs, output = what it inherits plus its own")
     for note in [*section.get("notes", []), section.get("hardware_note", "")]:
         if note:
-            console.print(f"  [dim]{note}[/]")
+            console.print(Text("  " + note, "dim"))

@@ -152,6 +152,14 @@ def write(report: "Report", stream: TextIO, *, color: bool | None = None, width:
         console.print()
 
     for name, value in report.sections.items():
+        if not value:
+            continue                    # a stage that failed reports under errors, not as an empty table
+        if name == "execute" and isinstance(value, dict) and "title" in value:
+            from auditor.execute.table import render_execute_section   # per-module verdicts, worst first
+
+            render_execute_section(value, console)
+            console.print()
+            continue
         for table in _section_tables(str(name), value, table_box):
             console.print(table)
             console.print()

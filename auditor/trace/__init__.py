@@ -20,18 +20,17 @@ from auditor.target import Target
 
 DEFAULT_TIMEOUT = 300.0
 
-# code -> (name, category, severity, effort)
-RULES = {
-    "NPU550": ("trace-op-cpu-fallback", "operator", "warning", "medium"),
-    "NPU551": ("trace-op-partial", "operator", "info", "low"),
-    "NPU552": ("trace-dtype-unsupported", "operator", "error", "medium"),
-    "NPU553": ("trace-api-unsupported", "operator", "error", "medium"),
-    "NPU650": ("trace-fusion-rms-norm", "fusion", "info", "low"),
-    "NPU651": ("trace-fusion-rotary", "fusion", "info", "low"),
-    "NPU652": ("trace-fusion-swiglu", "fusion", "info", "low"),
-    "NPU653": ("trace-fusion-attention", "fusion", "warning", "medium"),
-    "NPU654": ("trace-fusion-optimizer", "fusion", "info", "low"),
-}
+
+
+def _catalogue() -> dict[str, tuple[str, str, str, str]]:
+    """code -> (name, category, severity, effort) of the trace codes, from rules/dynamic.yaml."""
+    from auditor.rules import load_rules
+
+    return {r.code: (r.name, r.category, r.severity_for("a2"), r.effort)
+            for r in load_rules() if "trace" in r.match.get("dynamic", ())}
+
+
+RULES = _catalogue()
 FUSION_CODES = {"rms_norm": "NPU650", "rotary": "NPU651", "swiglu": "NPU652", "attention": "NPU653"}
 FUSION_APIS = {"rms_norm": "torch_npu.npu_rms_norm", "rotary": "torch_npu.npu_rotary_mul",
                "swiglu": "torch_npu.npu_swiglu", "attention": "torch_npu.npu_fusion_attention"}
