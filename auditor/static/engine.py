@@ -372,6 +372,8 @@ class StaticEngine:
         fix = detail.fix if detail and detail.fix else rule.fix
         if hit.via and fix == "safe":
             fix = "none"   # the value is defined elsewhere: the fix belongs at the definition
+        if not replace_with and fix != "none":
+            fix = "none"   # nothing to write (CUDA_DEVICE_MAX_CONNECTIONS has no twin): not fixable
         return Finding(
             code=rule.code, name=rule.name, category=rule.category,
             severity=rule.severity_for(self.product, key),

@@ -130,9 +130,10 @@ def symbol_entry(name: str, names: list[str], row: dict | None, kind: str) -> di
         units = f"; units differ: {row.get('cuda_unit')} for {name}, {row.get('ascend_unit')} for {names[0]}"
     shown = " or ".join(names)
     entry: dict = {"substitution": f"{shown}{units}"}
-    if len(names) == 1 and not units:
+    if len(names) == 1:
         entry["replace"] = names[0]
-    else:
+    if len(names) != 1 or units:
+        # several candidates, or a value in other units: `audit fix --unsafe-fixes` converts what it can
         entry["fix"] = "unsafe"
         entry["effort"] = "low"
     return entry
