@@ -27,6 +27,10 @@ CODE_CATEGORIES = {
 }
 
 
+# libyaml's loader when PyYAML was built with it: the catalogue loads in every worker process.
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 class RuleError(ValueError):
     pass
 
@@ -158,7 +162,7 @@ def load_rules_from(folder: Path) -> tuple[Rule, ...]:
     seen_codes: dict[str, str] = {}
     seen_names: dict[str, str] = {}
     for path in sorted(folder.glob("*.yaml")):
-        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER) or {}
         family = doc.get("family", path.stem)
         for i, raw in enumerate(doc.get("rules") or []):
             rule = _parse_rule(raw, family, f"{path.name}[{i}]")
