@@ -281,3 +281,27 @@ def test_statement_slicing_finds_exactly_what_a_whole_parse_finds():
         sliced = ENGINE.analyze_bytes(data, "f.py")
         reference = whole.analyze_bytes(data, "f.py")
         assert [f.to_dict() for f in sliced.findings] == [f.to_dict() for f in reference.findings], data[:300]
+        assert sliced.error == reference.error, data[:300]
+
+
+def test_try_blocks_and_comment_lines_are_sliced_without_syntax_errors():
+    src = """
+    import torch
+
+    def detect():
+        name = None
+        if name is None:
+            try:
+                # torch_supa spoofs torch.cuda, so this check comes first
+                # before the cuda detection below
+                import torch_supa
+                name = "supa"
+            except ImportError:
+                pass
+        if name is None and torch.cuda.is_available():
+            name = "cuda"
+        return name
+    """
+    result = ENGINE.analyze_bytes(textwrap.dedent(src).encode(), "detect.py")
+    assert result.error is None
+    assert {f.line for f in result.findings} == {14, 15}

@@ -80,6 +80,7 @@ def _nearest_detail(rule: Rule, hit: RawHit) -> tuple[str | None, SymbolDetail |
 
 _COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.AsyncFor, ast.While, ast.If,
              ast.With, ast.AsyncWith, ast.Try) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+_TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 # Statements this short are parsed whole; longer compound statements are split into header and body.
 _SMALL = 3
 
@@ -137,7 +138,7 @@ class _Slicer:
                 or any(self._hit(n, n) for n in clause_lines):
             yield start, end, depth > 0, None, loops      # cannot be split: parse it whole
             return
-        if self._hit(start, header_end):
+        if self._hit(start, header_end) and not isinstance(stmt, _TRY):   # `try:` holds no code
             indent = self.lines[stmt.body[0].lineno - 1][:stmt.body[0].col_offset]
             yield start, header_end, depth > 0, indent, loops   # the visitor sees the loop node itself
         looping = isinstance(stmt, (ast.For, ast.AsyncFor, ast.While))
@@ -303,7 +304,8 @@ class StaticEngine:
         out = []
         for number, line in enumerate(lines, 1):
             if not triggers.isdisjoint(WORD_RE.findall(line)) or (rx is not None and rx.search(line)):
-                out.append(number)
+                if not line.lstrip().startswith("#"):       # a comment line is never a finding
+                    out.append(number)
         return out
 
     def _match_slice(self, lines: list[str], start: int, end: int, indented: bool, ctx: FileContext,
