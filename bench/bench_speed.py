@@ -462,12 +462,15 @@ def print_table(meta: dict, results: list[Measurement]) -> None:
     print("  ".join("-" * w for w in widths))
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
+    notes: list[str] = []
     for m in results:
         if m.note:
-            print(f"note: {m.tree} / {m.tool} / {m.mode}: {m.note}")
+            notes.append(f"note: {m.tree} / {m.tool} / {m.mode}: {m.note}")
         if m.reported_lines is not None and (m.reported_files, m.reported_lines) != (m.files, m.lines):
-            print(f"note: {m.tree} / {m.tool} / {m.mode}: audit reports {m.reported_files} files, "
-                  f"{m.reported_lines:,} lines scanned (.py/.cu files after its default excludes)")
+            notes.append(f"note: {m.tree}: audit reports {m.reported_files} files, {m.reported_lines:,} lines "
+                         "scanned (.py and .cu files after its default excludes)")
+    for note in dict.fromkeys(notes):
+        print(note)
     print()
     for r in ratios(results):
         print(f"ratio  {r['tree']:<28} {r['what']:<42} {r['ratio']:.1f}x")
