@@ -323,8 +323,7 @@ class StaticEngine:
             module = cst.parse_module(chunk)
         except cst.ParserSyntaxError:
             raise _SliceUnparsable(start, end) from None
-        visitor = MatchVisitor(self.compiled, ctx)
-        visitor._loop_depth = loops          # the slice sits in the body of that many for / while loops
+        visitor = MatchVisitor(self.compiled, ctx, loops)
         module.visit(visitor)
         if not visitor.hits:
             return []

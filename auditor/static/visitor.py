@@ -44,7 +44,7 @@ class RawHit:
 
 
 class MatchVisitor(cst.CSTVisitor):
-    def __init__(self, compiled: CompiledRules, ctx: FileContext) -> None:
+    def __init__(self, compiled: CompiledRules, ctx: FileContext, loops: int = 0) -> None:
         super().__init__()
         self.c = compiled
         self.ctx = ctx
@@ -52,7 +52,9 @@ class MatchVisitor(cst.CSTVisitor):
         self._handled: set[int] = set()   # ids of nodes already matched (or binding names)
         self._in_message = 0
         self._mul_operands: set[int] = set()   # calls that are a direct operand of `*` (when: {operand_of: "*"})
-        self._loop_depth = 0                    # inside the body of a for / while loop (when: {in_loop: true})
+        # inside the body of a for / while loop (when: {in_loop: true}); a sliced statement starts inside
+        # as many loops as enclose it in the file
+        self._loop_depth = loops
 
     # -- helpers -------------------------------------------------------------------------------
 
