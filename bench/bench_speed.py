@@ -93,7 +93,8 @@ def download(name: str, version: str) -> Path:
     proc = subprocess.run(cmd, capture_output=True, text=True)
     archive = _archive_for(name, version)
     if proc.returncode != 0 or archive is None:
-        raise BenchError(f"could not download {name}=={version}: {proc.stderr.strip()[-500:] or 'no archive saved'}")
+        errors = [line for line in proc.stderr.splitlines() if line.startswith("ERROR")]
+        raise BenchError(f"could not download {name}=={version}: {errors[-1] if errors else 'no archive saved'}")
     return archive
 
 
