@@ -473,8 +473,11 @@ def print_table(meta: dict, results: list[Measurement]) -> None:
     for note in dict.fromkeys(notes):
         print(note)
     print()
-    for r in ratios(results):
-        print(f"ratio  {r['tree']:<28} {r['what']:<42} {r['ratio']:.1f}x")
+    rows_r = ratios(results)
+    tree_w = max((len(r["tree"]) for r in rows_r), default=0)
+    what_w = max((len(r["what"]) for r in rows_r), default=0)
+    for r in rows_r:
+        print(f"ratio  {r['tree']:<{tree_w}}  {r['what']:<{what_w}}  {r['ratio']:.1f}x")
 
 
 # ----------------------------------------------------------------------------------------------
