@@ -236,6 +236,11 @@ def _write_report(report, args, rules, color) -> None:
 
 def _dynamic(args, root: Path, target, findings, errors):
     """Trace and/or execute the user's entry; merge their findings with the static ones."""
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        raise UsageError("--trace, --execute and --hf-config run your model and need PyTorch: "
+                         "pip install 'npu-audit[trace]' (the static audit does not)")
     sections: dict = {}
     source = None
     if args.paths and args.paths[0].is_file():

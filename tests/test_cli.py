@@ -146,3 +146,12 @@ def test_example_audit_finds_every_family_it_contains(capsys):
     code, doc = as_json(capsys, str(EXAMPLE), "--fail-on", "never")
     assert doc["summary"]["total"] >= 15
     assert doc["errors"] == []
+
+
+def test_dynamic_modes_without_torch_are_a_clear_usage_error(project, capsys, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    code, _, err = audit(capsys, str(project / "train.py"), "--trace", "--no-cache")
+    assert code == 2 and "need PyTorch" in err
