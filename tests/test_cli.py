@@ -155,3 +155,13 @@ def test_dynamic_modes_without_torch_are_a_clear_usage_error(project, capsys, mo
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
     code, _, err = audit(capsys, str(project / "train.py"), "--trace", "--no-cache")
     assert code == 2 and "need PyTorch" in err
+
+
+def test_excludes_default_config_and_flag(project, capsys):
+    for folder in ("venv/lib", "third_party/nccl", "legacy", "src/build"):
+        (project / folder).mkdir(parents=True)
+        (project / folder / "m.py").write_text("x = y.cuda()\n")
+    (project / "pyproject.toml").write_text('[tool.npu-audit]\nexclude = ["third_party/*"]\n')
+    _, doc = as_json(capsys, str(project), "--exclude", "legacy/")
+    paths = {f["path"] for f in doc["findings"]}
+    assert paths == {"train.py", "tests/test_x.py"}    # venv/ and build/ by default, the rest as asked
