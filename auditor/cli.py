@@ -164,13 +164,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     coverage_apis = None
     if any("coverage" in r.match and config.rule_enabled(r) for r in rules.values()):
-        from auditor.coverage import Coverage
-
-        coverage_apis = {
-            name: {"message": f"`{name}` is not supported on {target.describe()}"
-                              + (f": {ans.notes}" if ans.notes else "") + f" (source: {ans.source})",
-                   "substitution": ans.substitute}
-            for name, ans in Coverage.load(target).unsupported_apis().items()}
+        coverage_apis = unsupported_api_details(target)
 
     cache_dir = None
     if not args.no_cache:
@@ -216,6 +210,18 @@ def cmd_check(args: argparse.Namespace) -> int:
     if fail_on == "never":
         return EXIT_OK
     return EXIT_FINDINGS if any(at_or_above(f.severity, fail_on) for f in findings) else EXIT_OK
+
+
+def unsupported_api_details(target) -> dict[str, dict]:
+    """torch.* APIs the tables mark unsupported on the target, with the message and substitution the
+    static pass's coverage rule (NPU501) reports for each."""
+    from auditor.coverage import Coverage
+
+    return {
+        name: {"message": f"`{name}` is not supported on {target.describe()}"
+                          + (f": {ans.notes}" if ans.notes else "") + f" (source: {ans.source})",
+               "substitution": ans.substitute}
+        for name, ans in Coverage.load(target).unsupported_apis().items()}
 
 
 def _write_report(report, args, rules, color) -> None:

@@ -93,7 +93,10 @@ def run_fix(args: argparse.Namespace, target) -> int:
                if not any(s.upper() == r.code[:len(s)] or s.lower() in (r.category, r.name) for r in rules.values())]
     if unknown:
         raise UsageError(f"--select/--ignore: no rule, code prefix or category {', '.join(unknown)}")
-    engine = StaticEngine(load_rules(), product=target.product)
+    from auditor.cli import unsupported_api_details
+
+    # the same pass as `audit check`, coverage rule included, so "what remains" counts NPU501 too
+    engine = StaticEngine(load_rules(), product=target.product, coverage_apis=unsupported_api_details(target))
     found = discover(list(args.paths), exclude=tuple(config.exclude))
     write = bool(args.write)
     show_diff = bool(args.diff) or not write
