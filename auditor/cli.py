@@ -3,7 +3,6 @@ above it, 2 usage or input error."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Sequence, TextIO
@@ -183,8 +182,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     findings = [f for r in run.results for f in r.findings]
     errors = list(run.errors)
     sections: dict = {}
+    inline_suppressed = sum(r.suppressed for r in run.results)
     if args.trace or args.execute or args.hf_config:
-        findings, errors, sections = _dynamic(args, run.root, target, findings, errors)
+        findings, errors, sections, dropped = _dynamic(args, run.root, target, findings, errors)
+        inline_suppressed += dropped
 
     findings = [f for f in findings if config.code_enabled(f, rules) and not config.ignored_in_file(f)]
     findings = assign_fingerprints(findings)
@@ -202,10 +203,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         root=str(run.root), target=target, findings=findings, errors=errors,
         files_scanned=len(run.results), lines_scanned=sum(r.lines for r in run.results),
         duration_s=time.perf_counter() - started, baseline_suppressed=suppressed_by_baseline,
-        inline_suppressed=sum(r.suppressed for r in run.results), sections=sections)
-    color = {"always": True, "never": False}.get(args.color)
-    if os.environ.get("NO_COLOR") and args.color == "auto":
-        color = False
+        inline_suppressed=inline_suppressed, sections=sections)
+    color = {"always": True, "never": False}.get(args.color)   # None: the emitter detects (NO_COLOR, a tty)
     _write_report(report, args, rules, color)
     if fail_on == "never":
         return EXIT_OK
@@ -271,13 +270,34 @@ def _dynamic(args, root: Path, target, findings, errors):
             raise UsageError(str(exc)) from exc
         findings, errors = _merge(findings, f), errors + e
         sections["execute"] = section
-    return findings, errors, sections
+    kept, dropped = _drop_suppressed(findings, base)
+    return kept, errors, sections, dropped
 
 
 def _merge(static, dynamic):
     """One report: a dynamic finding that names the same line and symbol as a static one is dropped."""
     seen = {(f.path, f.line, f.symbol) for f in static}
     return static + [f for f in dynamic if (f.path, f.line, f.symbol) not in seen]
+
+
+def _drop_suppressed(findings, base: Path):
+    """The inline comment that silences a static finding silences a trace or execute finding too."""
+    from auditor.static.engine import suppressed
+
+    lines_of: dict[str, list[str]] = {}
+    kept, dropped = [], 0
+    for f in findings:
+        if f.source != "static":
+            if f.path not in lines_of:
+                try:
+                    lines_of[f.path] = (base / f.path).read_text(encoding="utf-8", errors="replace").splitlines()
+                except OSError:
+                    lines_of[f.path] = []
+            if suppressed(lines_of[f.path], f.line, f.end_line, f.code):
+                dropped += 1
+                continue
+        kept.append(f)
+    return kept, dropped
 
 
 # -- the small commands ----------------------------------------------------------------------------

@@ -165,3 +165,18 @@ def test_excludes_default_config_and_flag(project, capsys):
     _, doc = as_json(capsys, str(project), "--exclude", "legacy/")
     paths = {f["path"] for f in doc["findings"]}
     assert paths == {"train.py", "tests/test_x.py"}    # venv/ and build/ by default, the rest as asked
+
+
+def test_inline_suppression_applies_to_trace_findings(tmp_path, capsys):
+    src = (Path(__file__).resolve().parent / "fixtures" / "trace" / "handwritten_llm.py").read_text()
+    line = "        penalty = torch.lgamma(self.prior).sum()"
+    assert line in src
+    model = tmp_path / "model.py"
+    model.write_text(src.replace(line, line + "  # npu-audit: ignore[NPU550]"))
+    code, out, _ = audit(capsys, str(model), "--trace", "--no-cache", "--format", "json", "--fail-on", "never")
+    doc = json.loads(out)
+    traced = [f for f in doc["findings"] if f["source"] == "trace"]
+    assert traced, "the trace produced no findings at all"
+    lgamma_line = src.splitlines().index(line) + 1
+    assert not [f for f in traced if f["code"] == "NPU550" and f["line"] == lgamma_line]
+    assert doc["summary"]["inline_suppressed"] >= 1

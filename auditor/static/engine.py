@@ -152,6 +152,16 @@ def _first_line(stmt: ast.stmt) -> int:
     return min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
 
 
+def suppressed(lines: list[str], line: int, end_line: int, code: str) -> bool:
+    """`# npu-audit: ignore` or `# npu-audit: ignore[CODE,...]` on the first or last line of a finding."""
+    for n in {line, end_line}:
+        if 1 <= n <= len(lines) and "npu-audit" in lines[n - 1]:
+            m = SUPPRESS_RE.search(lines[n - 1])
+            if m and (m.group(1) is None or code in {c.strip().upper() for c in m.group(1).split(",")}):
+                return True
+    return False
+
+
 class _SliceUnparsable(Exception):
     def __init__(self, start: int, end: int) -> None:
         super().__init__(f"lines {start}-{end}")
@@ -260,7 +270,7 @@ class StaticEngine:
             if key in seen:
                 continue
             seen.add(key)
-            if self._suppressed(lines, line, end_line, hit.rule.code):
+            if suppressed(lines, line, end_line, hit.rule.code):
                 result.suppressed += 1
                 continue
             result.findings.append(self._finding(hit, rel, line, col, end_line, end_col))
@@ -345,15 +355,6 @@ class StaticEngine:
             if (m is not None and m[0] is hit.rule) or c.match_env(value) is hit.rule:
                 return value.replace(HOLE, "{…}")
         return None
-
-    @staticmethod
-    def _suppressed(lines: list[str], line: int, end_line: int, code: str) -> bool:
-        for n in {line, end_line}:
-            if 1 <= n <= len(lines) and "npu-audit" in lines[n - 1]:
-                m = SUPPRESS_RE.search(lines[n - 1])
-                if m and (m.group(1) is None or code in {c.strip().upper() for c in m.group(1).split(",")}):
-                    return True
-        return False
 
     def _finding(self, hit: RawHit, rel: str, line: int, col: int, end_line: int, end_col: int) -> Finding:
         rule = hit.rule
