@@ -20,7 +20,7 @@ def engine_key(*parts: str) -> str:
     """Changes whenever anything that shapes results changes: tool version, rule files, tables, target."""
     h = hashlib.sha1(__version__.encode())
     for folder, pattern in ((rules_dir(), "*.yaml"), (tables_dir(), "*.json")):
-        for path in sorted(folder.glob(pattern)):
+        for path in sorted(folder.rglob(pattern)):      # op_tables/api/*.json too
             st = path.stat()
             h.update(f"{path.name}:{st.st_size}:{st.st_mtime_ns}".encode())
     for part in parts:
