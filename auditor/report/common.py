@@ -151,6 +151,10 @@ def section_tables(name: str, value: Any) -> list[tuple[str, list[str], list[lis
         return [(name, ["name", *(str(k) for k in keys)],
                  [[key, *(row.get(k) for k in keys)] for key, row in value.items()])]
     if isinstance(value, dict) and value:
+        if isinstance(value.get("title"), str) and _is_table(value.get("rows")):
+            # the shape --trace uses: {"title": ..., "rows": [...], ...}: the title names the rows' table
+            rest = {k: v for k, v in value.items() if k not in ("title", "rows")}
+            return section_tables(value["title"], value["rows"]) + (section_tables(name, rest) if rest else [])
         nested = {k: v for k, v in value.items() if _is_table(v)}
         scalars = [[k, v] for k, v in value.items() if k not in nested]
         tables = [(name, ["key", "value"], scalars)] if scalars else []
