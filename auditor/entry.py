@@ -102,6 +102,18 @@ def _prepend_path(folder: Path) -> None:
         sys.path.insert(0, str(folder))
 
 
+def definition_line(path: Path, name: str) -> int | None:
+    """Line of the top-level function or class `name` in a file, read without running it; None if absent."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            return node.lineno
+    return None
+
+
 def _check_defined(path: Path, name: str) -> None:
     """Look for the entry in the file's syntax tree, so a missing entry is reported without running it."""
     try:

@@ -6,12 +6,12 @@ runs in a child process (auditor.sandbox) with a time limit. See docs/execute.md
 """
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 from typing import Any
 
 from auditor.device import DeviceError, select_device
 from auditor.execute.numerics import ERROR, PASS, VERDICT_RANK, WARNING, underflows, worst
+from auditor.entry import definition_line
 from auditor.findings import Finding
 from auditor.report import FileError
 from auditor.target import Target
@@ -74,7 +74,7 @@ class _Locator:
         self.path = self.relative(anchor) if anchor is not None else "<entry>"
         self.entry_line = 1
         if source is not None and hf_config is None and Path(source).is_file():
-            self.entry_line = _definition_line(Path(source), (entry or "audit_entry").split(":")[-1]) or 1
+            self.entry_line = definition_line(Path(source), (entry or "audit_entry").split(":")[-1]) or 1
 
     def relative(self, path: Path | str) -> str:
         resolved = Path(path).resolve()
@@ -97,17 +97,6 @@ class _Locator:
         if file and line and self.owns(file) and "site-packages" not in file:
             return self.relative(file), line
         return self.path, self.entry_line
-
-
-def _definition_line(path: Path, name: str) -> int | None:
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (SyntaxError, UnicodeDecodeError, OSError):
-        return None
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
-            return node.lineno
-    return None
 
 
 # --- findings and the per-module table ------------------------------------------------------------

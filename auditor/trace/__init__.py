@@ -8,12 +8,12 @@ Codes: NPU550-NPU554 operator coverage, NPU650-NPU654 fusion (static rules use t
 """
 from __future__ import annotations
 
-import ast
 import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from auditor.entry import definition_line
 from auditor.findings import Finding
 from auditor.report import FileError
 from auditor.target import Target
@@ -92,7 +92,7 @@ class _Placer:
     def fallback(self) -> tuple[str, int]:
         """Where findings without a user frame go: the entry function, or line 1 of the config."""
         if self.source is not None and self.source.is_file() and not (self.entry and ":" in self.entry):
-            return self.relative(self.source), _def_line(self.source, self.entry or "audit_entry")
+            return self.relative(self.source), (definition_line(self.source, self.entry or "audit_entry") or 1)
         return self.error_path, 1
 
     def place(self, frame: tuple | None) -> tuple[str, int, str | None]:
@@ -119,17 +119,6 @@ def span(frame: tuple | None) -> tuple[int, int]:
 def _narrowest(spans) -> tuple[int, int]:
     """The leftmost column among the calls a finding aggregates."""
     return min(spans) if spans else (1, 1)
-
-
-def _def_line(path: Path, name: str) -> int:
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError):
-        return 1
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-            return node.lineno
-    return 1
 
 
 def collapse_module(path: str) -> str:
