@@ -283,15 +283,14 @@ class StaticEngine:
         below its target must spell out (see CompiledRules._index_qualnames)."""
         c = self.compiled
         triggers = set(c.trigger_words)
-        for local, quals in ctx.bindings.items():
+        targets = dict(ctx.bindings)                   # every import of a name...
+        for local, qual in ctx.aliases.items():       # ...and module-level `amp = torch.cuda.amp`
+            targets.setdefault(local, [qual])
+        for local, quals in targets.items():
             for qual in quals:
                 if c.knows(qual) or c.match_import(qual) is not None:
                     triggers.add(local)
                 triggers |= c.below.get(qual, frozenset())
-        for local, qual in ctx.aliases.items():     # module-level `amp = torch.cuda.amp`
-            if local not in ctx.bindings and (c.knows(qual) or c.match_import(qual) is not None):
-                triggers.add(local)
-            triggers |= c.below.get(qual, frozenset())
         for attr, qual in ctx.self_attrs.items():    # `self.rms_norm_fn(...)` after `self.rms_norm_fn = rms_norm_fn`
             if c.knows(qual):
                 triggers.add(attr)
