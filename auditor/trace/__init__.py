@@ -273,11 +273,6 @@ def _kind(answer) -> str:
     return "fallback" if answer.kind != "unknown" else "unknown"
 
 
-def _dtype_lacking(cov, dtype: str) -> bool:
-    answer = cov.dtype_answer(dtype)
-    return answer.kind == "dtype" and answer.supported is False
-
-
 def _human(n: int) -> str:
     for unit, size in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("K", 1e3)):
         if n >= size:

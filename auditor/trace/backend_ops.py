@@ -40,7 +40,3 @@ def user_level_op(op: str) -> tuple[str, str | None]:
     if m:
         return m.group(1) + (m.group(2) or ""), None
     return op, None
-
-
-def is_backend_specific(op: str) -> bool:
-    return user_level_op(op)[0] != op
