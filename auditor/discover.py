@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from auditor.project import project_kind
 from auditor.report import FileError
 
 # Like ruff's defaults: folders that hold tools, environments and build output, not the user's code.
@@ -102,7 +103,7 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = (), include_kernels: 
                     continue
                 if is_dir:
                     subdirs.append(path)
-                elif entry.name.endswith(suffixes):
+                elif entry.name.endswith(suffixes) or (include_kernels and project_kind(entry.name)):
                     try:
                         real = path.resolve(strict=True)
                     except (OSError, RuntimeError) as exc:

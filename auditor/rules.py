@@ -16,7 +16,9 @@ import yaml
 from auditor.data import rules_dir
 from auditor.findings import CATEGORIES, EFFORTS, FIX_APPLICABILITY, SEVERITIES
 
-MATCHER_KINDS = ("qualname", "method", "attribute", "string", "env", "import", "file", "coverage", "dynamic")
+MATCHER_KINDS = ("qualname", "method", "attribute", "string", "env", "import", "file", "coverage", "dynamic",
+                 # project files (auditor/project/): dependency pins, shell commands, base images, config settings
+                 "requirement", "command", "image", "setting")
 CODE_RE = re.compile(r"^NPU\d{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 # Code policy (DESIGN.md §3): the hundreds digit says the family of problem.
@@ -67,6 +69,7 @@ class Rule:
     default_on: bool = True
     source_note: str | None = None   # where the mapping data came from (script, table)
     extra: dict[str, Any] = field(default_factory=dict)
+    example_file: str = "example.py"   # the file name the examples are audited as (project files)
 
     def severity_for(self, product: str, symbol: str | None = None) -> str:
         sev = self.severity
@@ -142,7 +145,7 @@ def _parse_rule(raw: dict[str, Any], family: str, where: str) -> Rule:
             raise RuleError(f"{where}: doc needs '{key}'")
     examples = raw.get("examples") or {}
     known = {"code", "name", "category", "severity", "effort", "fix", "message", "substitution", "match",
-             "when", "symbols", "replace", "doc", "examples", "default_on", "source_note", "extra"}
+             "when", "symbols", "replace", "doc", "examples", "default_on", "source_note", "extra", "example_file"}
     unknown = set(raw) - known
     if unknown:
         raise RuleError(f"{where}: unknown keys {sorted(unknown)}")
@@ -153,7 +156,7 @@ def _parse_rule(raw: dict[str, Any], family: str, where: str) -> Rule:
         doc={k: str(v).strip() for k, v in doc.items()},
         examples_flag=_as_tuple(examples.get("flag")), examples_ok=_as_tuple(examples.get("ok")),
         family=family, default_on=bool(raw.get("default_on", True)), source_note=raw.get("source_note"),
-        extra=raw.get("extra") or {},
+        extra=raw.get("extra") or {}, example_file=str(raw.get("example_file") or "example.py"),
     )
 
 

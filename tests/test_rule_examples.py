@@ -19,7 +19,7 @@ def _cases(kind: str):
             yield pytest.param(rule, example, id=f"{rule.code}-{rule.name}-{kind}{i}")
 
 
-def _codes(example: str, name: str = "example.py") -> list[str]:
+def _codes(example: str, name: str) -> list[str]:
     result = ENGINE.analyze_bytes(textwrap.dedent(example).encode(), name)
     assert result.error is None, f"example does not parse: {result.error}"
     return [f.code for f in result.findings]
@@ -32,12 +32,12 @@ def test_flag_examples_are_flagged(rule, example):
         result = ENGINE.analyze_bytes(example.encode(), name)
         assert rule.code in [f.code for f in result.findings]
         return
-    assert rule.code in _codes(example), f"{rule.code} did not flag:\n{example}"
+    assert rule.code in _codes(example, rule.example_file), f"{rule.code} did not flag:\n{example}"
 
 
 @pytest.mark.parametrize("rule,example", list(_cases("ok")))
 def test_ok_examples_are_not_flagged(rule, example):
-    assert rule.code not in _codes(example), f"{rule.code} flagged:\n{example}"
+    assert rule.code not in _codes(example, rule.example_file), f"{rule.code} flagged:\n{example}"
 
 
 def test_every_default_rule_has_examples_and_docs():

@@ -126,6 +126,13 @@ class SourceLines:
         except (SyntaxError, LookupError):
             encoding = "utf-8"
         text = raw.decode(encoding, errors="replace")
+        if file.suffix == ".ipynb":      # notebook findings count lines through the code cells
+            from auditor.project.notebook import notebook_code_lines
+
+            try:
+                return notebook_code_lines(text)
+            except ValueError:
+                return None
         return text.splitlines()
 
 

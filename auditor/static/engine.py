@@ -12,13 +12,15 @@ import io
 import re
 import tokenize
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from auditor.findings import Finding
+from auditor.project import analyze_project_file, project_kind
+from auditor.project.cuda_source import describe, inventory
 from auditor.report import FileError
 from auditor.rules import Rule, SymbolDetail
 from auditor.static.compiled import WORD_RE, CompiledRules
@@ -217,11 +219,21 @@ class StaticEngine:
 
     def _analyze(self, data: bytes, rel: str) -> FileResult:
         name = rel.rsplit("/", 1)[-1]
+        kind = project_kind(name)
+        if kind is not None:     # requirements, scripts, Dockerfiles, configs, notebooks: auditor/project/
+            return analyze_project_file(self, data, rel, kind)
         file_rule = self.compiled.match_file(name)
         if not name.endswith((".py", ".pyw")):
             result = FileResult(rel, lines=data.count(b"\n"))
             if file_rule is not None:
-                result.findings.append(self._finding(RawHit(file_rule, None, name), rel, 1, 1, 1, 1))  # type: ignore[arg-type]
+                line = 1
+                finding = self._finding(RawHit(file_rule, None, name), rel, 1, 1, 1, 1)  # type: ignore[arg-type]
+                if name.endswith((".cu", ".cuh")):
+                    inv = inventory(data.decode("utf-8", errors="replace"))
+                    line = inv.pop("first_kernel_line")
+                    finding = replace(finding, line=line, end_line=line, message=f"{finding.message}: {describe(inv)}",
+                                      data={**finding.data, "inventory": inv})
+                result.findings.append(finding)
             return result
         if looks_binary(data):
             return FileResult(rel, error=FileError(rel, "binary", "binary content (NUL bytes) in a .py file"))

@@ -1,0 +1,47 @@
+"""Project files beyond Python sources: dependency pins, launch scripts, containers, framework configs,
+notebooks and CUDA sources. Each kind is read by a real parser (packaging, tomllib, PyYAML, json, bashlex,
+dockerfile-parse, nbformat); the hits go through the same rule catalogue and Finding type as the Python
+pass (see rules/project.yaml for the matchers `requirement`, `command`, `image` and `setting`)."""
+from __future__ import annotations
+
+import fnmatch
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from auditor.static.engine import FileResult, StaticEngine
+
+# (kind, file-name globs): matched against the file name only, lower-cased.
+KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("requirements", ("requirements*.txt", "requirements*.in", "*requirements.txt", "constraints*.txt")),
+    ("pyproject", ("pyproject.toml",)),
+    ("conda", ("environment.yml", "environment.yaml", "environment-*.yml", "environment-*.yaml",
+               "conda*.yml", "conda*.yaml")),
+    ("dockerfile", ("dockerfile", "dockerfile.*", "*.dockerfile", "containerfile")),
+    ("shell", ("*.sh", "*.bash", "*.slurm", "*.sbatch")),
+    ("notebook", ("*.ipynb",)),
+    ("config", ("*.yaml", "*.yml", "*config*.json", "ds_*.json", "*deepspeed*.json", "*zero*.json")),
+)
+
+
+def project_kind(name: str) -> str | None:
+    """The kind of a project file from its name, or None for files this module does not read."""
+    low = name.lower()
+    for kind, globs in KINDS:
+        if any(fnmatch.fnmatchcase(low, g) for g in globs):
+            return kind
+    return None
+
+
+def analyze_project_file(engine: "StaticEngine", data: bytes, rel: str, kind: str) -> "FileResult":
+    from auditor.project import configs, dockerfile, notebook, requirements, shell
+
+    handler = {
+        "requirements": requirements.analyze_requirements_txt,
+        "pyproject": requirements.analyze_pyproject,
+        "conda": requirements.analyze_conda,
+        "dockerfile": dockerfile.analyze_dockerfile,
+        "shell": shell.analyze_shell,
+        "notebook": notebook.analyze_notebook,
+        "config": configs.analyze_config,
+    }[kind]
+    return handler(engine, data, rel)

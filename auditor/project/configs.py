@@ -1,0 +1,91 @@
+"""Framework configs: YAML (accelerate, Lightning, Hydra, LLaMA-Factory / axolotl training configs, CI and
+Kubernetes manifests) and JSON (DeepSpeed). Read with PyYAML's composer, which keeps every node's line, and
+walked as dotted key paths (`bf16.enabled`, `trainer.accelerator`) for the catalogue's `setting` matchers;
+mappings under an `env` key (and Kubernetes `- name: X` entries) are environment variables."""
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Iterator
+
+import yaml
+
+from auditor.project.hits import Collector, decode_text, matchers
+from auditor.report import FileError
+
+if TYPE_CHECKING:
+    from auditor.static.engine import FileResult, StaticEngine
+
+_ENV_KEYS = {"env", "environment", "envs", "env_vars", "environment_variables", "variables"}
+# Past this size a YAML/JSON file is data (a tokenizer, a dataset), not a config someone edits.
+MAX_CONFIG_BYTES = 512 * 1024
+
+
+def _scalars(node, path: str, under_env: bool) -> Iterator[tuple[str, yaml.Node, yaml.Node, bool]]:
+    """(dotted path, key node, value node, is an env mapping entry) for every scalar under node."""
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if not isinstance(key, yaml.ScalarNode):
+                continue
+            sub = f"{path}.{key.value}" if path else str(key.value)
+            if isinstance(value, yaml.ScalarNode):
+                yield sub, key, value, under_env
+            else:
+                yield from _scalars(value, sub, key.value.lower() in _ENV_KEYS if isinstance(key.value, str) else False)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            if under_env and isinstance(item, yaml.MappingNode):
+                # Kubernetes / GitHub style: - {name: NCCL_DEBUG, value: INFO}
+                named = {k.value: v for k, v in item.value if isinstance(k, yaml.ScalarNode)}
+                name = named.get("name")
+                if isinstance(name, yaml.ScalarNode):
+                    yield "", name, name, True
+                    continue
+            yield from _scalars(item, path, under_env)
+
+
+def _replaced(value: str, new: str) -> str:
+    """`cuda:1` -> `npu:1`: a device index is kept; any other value is replaced whole."""
+    head, sep, index = value.partition(":")
+    return f"{new}:{index}" if sep and index.isdigit() and head.lower() == "cuda" else new
+
+
+def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> "FileResult":
+    from auditor.static.engine import FileResult
+
+    if len(data) > MAX_CONFIG_BYTES:
+        return FileResult(rel, lines=data.count(b"\n"))
+    text, error = decode_text(data, rel)
+    if error:
+        return FileResult(rel, error=error)
+    is_json = rel.lower().endswith(".json")
+    if is_json:
+        try:
+            json.loads(text)
+        except ValueError as exc:
+            return FileResult(rel, error=FileError(rel, "syntax", f"invalid JSON: {exc}"))
+    try:
+        # JSON is YAML 1.2 flow syntax; the composer gives each value its line either way
+        roots = list(yaml.compose_all(text.replace("\t", " ") if is_json else text, Loader=yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        if is_json:
+            return FileResult(rel, lines=text.count("\n"))     # valid JSON PyYAML cannot position: skip quietly
+        # templated YAML (Helm, Jinja) is not YAML until rendered: not an error of the user's
+        return FileResult(rel, lines=text.count("\n")) if "{{" in text or "{%" in text else \
+            FileResult(rel, error=FileError(rel, "syntax", str(exc).splitlines()[0]))
+    col = Collector(engine, rel, text)
+    m = matchers(engine)
+    for root in roots:
+        for path, key, value, env_entry in _scalars(root, "", False):
+            if env_entry:
+                col.env(str(key.value), key.start_mark.line + 1, key.start_mark.column + 1)
+                continue
+            raw = value.value if isinstance(value.value, str) else str(value.value)
+            rule = m.match_setting(path, raw)
+            if rule is not None:
+                line, c = value.start_mark.line + 1, value.start_mark.column + 1
+                quoted = col.lines[line - 1][c - 1:c] in ("'", '"')
+                start = c + 1 if quoted else c
+                col.add(rule, f"{path}: {raw}", line, start, start + len(raw), value=raw,
+                        edit=lambda new, l=line, s=start, v=raw: {"line": l, "col": s, "end_col": s + len(v),
+                                                                  "text": _replaced(v, new)})
+    return col.done()

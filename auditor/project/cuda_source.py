@@ -1,0 +1,55 @@
+"""An inventory of a CUDA source file (.cu / .cuh), so the porting task says what is in it: kernels
+(`__global__` functions), launches (`<<<...>>>`), inline PTX, and calls into NVIDIA libraries. A C
+tokenizer strips comments and string literals first, so a kernel named in a comment is not counted."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+# comments, string and character literals (with escapes): replaced by spaces, newlines kept
+_NOISE_RE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+_KERNEL_RE = re.compile(r"\b__global__\b(?:\s+__launch_bounds__\s*\([^)]*\))?[\s\w:<>,*&]*?\b(\w+)\s*\(")
+_LAUNCH_RE = re.compile(r"<<<")
+_ASM_RE = re.compile(r"\b(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\(")
+# library prefix -> the name a porting engineer knows
+_LIBRARIES = {
+    "cublasLt": "cuBLASLt", "cublas": "cuBLAS", "cudnn": "cuDNN", "nccl": "NCCL", "cusparse": "cuSPARSE",
+    "cufft": "cuFFT", "curand": "cuRAND", "cusolver": "cuSOLVER", "cub::": "CUB", "thrust::": "Thrust",
+    "cutlass::": "CUTLASS", "cute::": "CuTe", "wmma::": "WMMA (tensor cores)", "__shfl": "warp shuffles",
+}
+_LIB_RE = re.compile(r"\b(" + "|".join(re.escape(p) for p in sorted(_LIBRARIES, key=len, reverse=True)) + r")\w*")
+
+
+def _strip(text: str) -> str:
+    return _NOISE_RE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+
+
+def inventory(text: str) -> dict:
+    code = _strip(text)
+    kernels = []
+    first_line = None
+    for m in _KERNEL_RE.finditer(code):
+        kernels.append(m.group(1))
+        if first_line is None:
+            first_line = code.count("\n", 0, m.start()) + 1
+    libraries = Counter(_LIBRARIES[m.group(1)] for m in _LIB_RE.finditer(code))
+    return {
+        "kernels": kernels,
+        "launches": len(_LAUNCH_RE.findall(code)),
+        "inline_asm": len(_ASM_RE.findall(code)),
+        "libraries": dict(sorted(libraries.items())),
+        "first_kernel_line": first_line or 1,
+    }
+
+
+def describe(inv: dict) -> str:
+    parts = []
+    if inv["kernels"]:
+        names = ", ".join(inv["kernels"][:5]) + (", ..." if len(inv["kernels"]) > 5 else "")
+        parts.append(f"{len(inv['kernels'])} kernel{'s' * (len(inv['kernels']) != 1)} ({names})")
+    if inv["launches"]:
+        parts.append(f"{inv['launches']} launch{'es' * (inv['launches'] != 1)}")
+    if inv["inline_asm"]:
+        parts.append(f"inline PTX ({inv['inline_asm']})")
+    parts += [f"{lib} ({n})" for lib, n in inv["libraries"].items()]
+    return "; ".join(parts) if parts else "no kernels found (headers or host code)"

@@ -1,0 +1,77 @@
+"""Dockerfiles read with dockerfile-parse: the base image (`FROM nvidia/cuda:...`), `ENV` / `ARG`
+variables, and RUN lines handed to the shell reader with their own line numbers."""
+from __future__ import annotations
+
+import shlex
+from typing import TYPE_CHECKING
+
+from auditor.project.hits import Collector, decode_text, matchers
+from auditor.project.shell import scan_shell
+
+if TYPE_CHECKING:
+    from auditor.static.engine import FileResult, StaticEngine
+
+
+def _image(value: str) -> str:
+    """`--platform=$P nvidia/cuda:12.1-devel AS build` -> nvidia/cuda:12.1-devel"""
+    words = [w for w in value.split() if not w.startswith("--")]
+    return words[0] if words else ""
+
+
+def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> "FileResult":
+    from auditor.static.engine import FileResult
+
+    text, error = decode_text(data, rel)
+    if error:
+        return FileResult(rel, error=error)
+    instructions = _parse(text)
+    col = Collector(engine, rel, text)
+    m = matchers(engine)
+    shell_lines = [""] * len(col.lines)
+    for ins in instructions:
+        kind = ins["instruction"]
+        first, last = ins["startline"], ins["endline"]
+        line_text = col.lines[first] if first < len(col.lines) else ""
+        if kind == "FROM":
+            ref = _image(ins["value"])
+            start = line_text.find(ref)
+            col.add(m.match_image(ref), ref, first + 1, start + 1 if start >= 0 else 1)
+        elif kind in ("ENV", "ARG"):
+            try:
+                words = shlex.split(ins["value"])
+            except ValueError:
+                words = ins["value"].split()
+            names = [w.split("=", 1)[0] for w in words] if all("=" in w for w in words) or kind == "ARG" \
+                else words[:1]                                    # `ENV NAME value` (the old form)
+            for name in names:
+                for n in range(first, last + 1):
+                    start = col.lines[n].find(name) if n < len(col.lines) else -1
+                    if start >= 0:
+                        col.env(name, n + 1, start + 1)
+                        break
+        elif kind == "RUN" and not ins["value"].lstrip().startswith("["):
+            # the shell form: blank the keyword so columns stay where they are in the file
+            for n in range(first, min(last + 1, len(col.lines))):
+                shell_lines[n] = col.lines[n]
+            head = shell_lines[first]
+            at = head.upper().find("RUN")
+            shell_lines[first] = head[:at] + "   " + head[at + 3:]
+            for flag in ("--mount=", "--network=", "--security="):      # BuildKit flags before the command
+                while flag in shell_lines[first]:
+                    s = shell_lines[first].find(flag)
+                    e = shell_lines[first].find(" ", s)
+                    e = len(shell_lines[first]) if e < 0 else e
+                    shell_lines[first] = shell_lines[first][:s] + " " * (e - s) + shell_lines[first][e:]
+    if any(shell_lines):
+        # each RUN is its own script: a line of `true;` between them would shift nothing, blank lines suffice
+        scan_shell(col, "\n".join(shell_lines))
+    return col.done()
+
+
+def _parse(text: str) -> list[dict]:
+    import io
+
+    from dockerfile_parse import DockerfileParser
+
+    parser = DockerfileParser(fileobj=io.BytesIO(text.encode("utf-8")))
+    return parser.structure

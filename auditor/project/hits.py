@@ -1,0 +1,148 @@
+"""What every project-file reader shares: the catalogue's project matchers, and turning a hit into the
+same Finding the Python pass makes (message, substitution, per-product severity, fix data)."""
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from auditor.findings import Finding
+from auditor.report import FileError
+from auditor.rules import Rule
+
+if TYPE_CHECKING:
+    from auditor.static.engine import FileResult, StaticEngine
+
+PROJECT_MATCHERS = ("requirement", "command", "image", "setting")
+
+
+def normalize_dist(name: str) -> str:
+    """PEP 503 normalisation: `Flash_Attn` and `flash-attn` are one distribution."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@dataclass
+class ProjectMatchers:
+    requirement: list[tuple[str, Rule]] = field(default_factory=list)
+    command: list[tuple[str, Rule]] = field(default_factory=list)
+    image: list[tuple[str, Rule]] = field(default_factory=list)
+    setting: list[tuple[str, str, Rule]] = field(default_factory=list)   # (key path glob, value glob, rule)
+
+    @classmethod
+    def build(cls, rules: tuple[Rule, ...]) -> "ProjectMatchers":
+        m = cls()
+        for rule in rules:
+            for v in rule.match.get("requirement", ()):
+                m.requirement.append((v.lower(), rule))
+            for v in rule.match.get("command", ()):
+                m.command.append((v, rule))
+            for v in rule.match.get("image", ()):
+                m.image.append((v.lower(), rule))
+            for v in rule.match.get("setting", ()):
+                key, _, value = v.partition("=")
+                m.setting.append((key, value.lower(), rule))
+        return m
+
+    def match_requirement(self, symbol: str) -> Rule | None:
+        return _first(self.requirement, symbol.lower())
+
+    def match_command(self, name: str) -> Rule | None:
+        return _first(self.command, name.rsplit("/", 1)[-1])
+
+    def match_image(self, ref: str) -> Rule | None:
+        return _first(self.image, ref.lower())
+
+    def match_setting(self, path: str, value: str) -> Rule | None:
+        """path: dotted keys from the document root (`zero_optimization.offload_optimizer.device`); a key
+        glob matches the whole path or its tail after a dot."""
+        low = value.lower()
+        for key, value_glob, rule in self.setting:
+            if (fnmatch.fnmatchcase(path, key) or fnmatch.fnmatchcase(path, "*." + key)) \
+                    and fnmatch.fnmatchcase(low, value_glob):
+                return rule
+        return None
+
+
+def _first(patterns: list[tuple[str, Rule]], value: str) -> Rule | None:
+    for pattern, rule in patterns:
+        if fnmatch.fnmatchcase(value, pattern):
+            return rule
+    return None
+
+
+def matchers(engine: "StaticEngine") -> ProjectMatchers:
+    cached = getattr(engine, "_project_matchers", None)
+    if cached is None:
+        cached = ProjectMatchers.build(engine.compiled.rules)
+        engine._project_matchers = cached   # type: ignore[attr-defined]
+    return cached
+
+
+def decode_text(data: bytes, rel: str) -> tuple[str | None, FileError | None]:
+    if b"\x00" in data[:8192]:
+        return None, FileError(rel, "binary", "binary content (NUL bytes)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, FileError(rel, "encoding", f"cannot decode as UTF-8: {exc}")
+    return (text[1:] if text.startswith("\ufeff") else text), None
+
+
+class Collector:
+    """Findings of one file, deduplicated, with the inline suppression comment honoured."""
+
+    def __init__(self, engine: "StaticEngine", rel: str, text: str) -> None:
+        from auditor.static.engine import FileResult
+
+        self.engine = engine
+        self.rel = rel
+        self.lines = text.splitlines()
+        self.result: FileResult = FileResult(rel, lines=len(self.lines))
+        self._seen: set[tuple] = set()
+
+    def add(self, rule: Rule | None, symbol: str, line: int, col: int = 1, end_col: int | None = None, *,
+            value: str | None = None, edit: dict | None = None, note: str = "") -> Finding | None:
+        """edit: a text edit `audit fix` applies ({"line", "col", "end_col", "text"} or {"insert_after",
+        "text"}); without one the finding is not fixable whatever the rule says."""
+        if rule is None:
+            return None
+        from auditor.static.engine import suppressed
+        from auditor.static.visitor import RawHit
+
+        key = (rule.code, line, col, symbol)
+        if key in self._seen:
+            return None
+        self._seen.add(key)
+        if suppressed(self.lines, line, line, rule.code):
+            self.result.suppressed += 1
+            return None
+        end = end_col if end_col is not None else col + len(symbol)
+        f = self.engine._finding(RawHit(rule, None, symbol, value=value), self.rel, line, col, line, end)  # type: ignore[arg-type]
+        data = dict(f.data)
+        if callable(edit):
+            edit = edit(data.get("replace")) if data.get("replace") else None
+        if edit is not None and f.fix != "none":
+            data["edit"] = edit
+        else:
+            data.pop("replace", None)
+        fix = f.fix if "edit" in data else "none"
+        from dataclasses import replace
+
+        f = replace(f, message=f.message + note, data=data, fix=fix)
+        self.result.findings.append(f)
+        return f
+
+    def env(self, name: str, line: int, col: int, *, twin_line=None, note: str = "") -> None:
+        """An environment variable set or read by a script: the same rules (and HCCL names) as Python's.
+        twin_line(new_name) -> the line that sets the Ascend name to the same value; the fix inserts it
+        after this one and keeps the original, so the script still configures the GPU run the same way."""
+        rule = self.engine.compiled.match_env(name)
+        if rule is None:
+            return
+        edit = (lambda new: {"insert_after": line, "text": twin_line(new)}) if twin_line else None
+        self.add(rule, name, line, col, col + len(name), edit=edit, note=note)
+
+    def done(self) -> "FileResult":
+        self.result.findings.sort(key=Finding.sort_key)
+        return self.result

@@ -1,0 +1,95 @@
+"""Jupyter notebooks read with nbformat: code cells go through the same Python pass, `!cmd` lines and
+`%%bash` cells through the shell reader. A finding's line counts through the code cells in order (the
+line the console shows), and the finding says which cell and which line of that cell."""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from auditor.project.hits import Collector, decode_text
+from auditor.project.shell import scan_shell
+from auditor.report import FileError
+
+if TYPE_CHECKING:
+    from auditor.static.engine import FileResult, StaticEngine
+
+_SHELL_CELL_MAGICS = ("%%bash", "%%sh", "%%script bash", "%%script sh")
+
+
+def code_cells(text: str) -> list[tuple[int, str]]:
+    """(1-based cell number among all cells, source) of each code cell; raises ValueError if not a notebook."""
+    import nbformat
+
+    try:
+        nb = nbformat.reads(text, as_version=4)
+    except Exception as exc:  # noqa: BLE001 - nbformat raises many kinds on bad input
+        raise ValueError(f"not a readable notebook: {exc}".splitlines()[0]) from exc
+    return [(i, cell.source) for i, cell in enumerate(nb.cells, 1) if cell.cell_type == "code"]
+
+
+def notebook_code_lines(text: str) -> list[str]:
+    """The lines a notebook finding's line number counts through: every code cell, in order."""
+    lines: list[str] = []
+    for _number, source in code_cells(text):
+        lines.extend(source.splitlines() or [""])
+    return lines
+
+
+def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> "FileResult":
+    from auditor.static.engine import FileResult
+
+    text, error = decode_text(data, rel)
+    if error:
+        return FileResult(rel, error=error)
+    try:
+        cells = code_cells(text)
+    except ValueError as exc:
+        return FileResult(rel, error=FileError(rel, "syntax", str(exc)))
+    shell = Collector(engine, rel, "\n".join(notebook_code_lines(text)))
+    result = FileResult(rel)
+    shell_lines: list[str] = []
+    offset = 0
+    for number, source in cells:
+        lines = source.splitlines() or [""]
+        if lines[0].strip().startswith(_SHELL_CELL_MAGICS):
+            python_lines = [""] * len(lines)
+            shell_lines.extend([""] + lines[1:])
+        else:
+            # IPython syntax is not Python: `!cmd` is a shell line, `%magic` / `?` lines are dropped
+            python_lines = []
+            for ln in lines:
+                stripped = ln.lstrip()
+                if stripped.startswith("!"):
+                    python_lines.append("")
+                    shell_lines.append(ln.replace("!", " ", 1))
+                elif stripped.startswith(("%", "?")) or stripped.endswith("?") and not stripped.startswith("#"):
+                    python_lines.append("")
+                    shell_lines.append("")
+                else:
+                    python_lines.append(ln)
+                    shell_lines.append("")
+        cell = engine.analyze_bytes(("\n".join(python_lines) + "\n").encode("utf-8"), rel + ".py")
+        result.suppressed += cell.suppressed
+        if cell.error is not None and result.error is None:
+            result.error = FileError(rel, cell.error.kind, f"cell {number}: {cell.error.message}",
+                                     (cell.error.line or 0) + offset or None)
+        for f in cell.findings:
+            result.findings.append(replace(
+                f, path=rel, line=f.line + offset, end_line=f.end_line + offset,
+                message=f"{f.message} [cell {number}, line {f.line}]", fix="none",
+                data={**{k: v for k, v in f.data.items() if k != "replace"}, "cell": number, "cell_line": f.line}))
+        offset += len(lines)
+    if any(shell_lines):
+        scan_shell(shell, "\n".join(shell_lines))
+        starts = []
+        total = 0
+        for number, source in cells:
+            starts.append((total, number))
+            total += len(source.splitlines() or [""])
+        for f in shell.result.findings:
+            base, number = max((s for s in starts if s[0] < f.line), default=(0, cells[0][0]))
+            result.findings.append(replace(f, message=f"{f.message} [cell {number}, line {f.line - base}]",
+                                           fix="none", data={"cell": number, "cell_line": f.line - base}))
+    result.lines = offset
+    result.findings.sort(key=lambda f: f.sort_key())
+    return result

@@ -1,0 +1,163 @@
+"""Launch scripts (and Dockerfile RUN lines, notebook `!` lines) read with tree-sitter-bash, a real and
+error-tolerant bash grammar: environment variables set (`export`, `NAME=... cmd`, `declare -x`) or read
+(`$NAME`, `${NAME:-x}`), commands (`nvidia-smi`, `nvcc`, `docker run --gpus`, `torchrun
+--nproc-per-node=gpu`) and package installs (`pip install flash-attn`, `--extra-index-url .../cu121`)."""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING, Iterator
+
+from auditor.project.hits import Collector, decode_text, matchers
+from auditor.project.requirements import _CUDA_INDEX_RE, requirement_symbols
+
+if TYPE_CHECKING:
+    from auditor.static.engine import FileResult, StaticEngine
+
+# Commands that run the next word as the command (their own options skipped).
+_WRAPPERS = {"sudo", "exec", "time", "nohup", "env", "command", "nice", "srun", "mpirun", "xargs", "stdbuf"}
+_PIP = {"pip", "pip3", "uv", "conda", "mamba", "micromamba"}
+_OPTS_WITH_VALUE = {"-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-t", "--target",
+                    "--prefix", "--root", "--platform", "--python-version"}
+_INDEX_OPTS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links"}
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+def _walk(node) -> Iterator:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.children))
+
+
+def _word(node) -> str:
+    """A word's value with shell quoting removed (`"flash-attn>=2"` -> flash-attn>=2)."""
+    text = node.text.decode("utf-8", errors="replace")
+    if node.type in ("string", "raw_string") and len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        return text[1:-1]
+    return text
+
+
+class _Positions:
+    def __init__(self, raw: bytes) -> None:
+        self.lines = raw.split(b"\n")
+
+    def at(self, point) -> tuple[int, int]:
+        """tree-sitter points count bytes; findings count characters (1-based)."""
+        row, byte_col = point
+        line = self.lines[row] if row < len(self.lines) else b""
+        return row + 1, len(line[:byte_col].decode("utf-8", errors="replace")) + 1
+
+
+def scan_shell(col: Collector, text: str) -> None:
+    """Report what `text` (lines aligned with the file's lines) sets, reads, runs and installs."""
+    raw = text.encode("utf-8")
+    tree = _parser().parse(raw)
+    pos = _Positions(raw)
+    m = matchers(col.engine)
+    for node in _walk(tree.root_node):
+        if node.type == "variable_assignment":
+            name_node = node.child_by_field_name("name")
+            if name_node is None or name_node.type != "variable_name":
+                continue
+            name = name_node.text.decode()
+            line, c = pos.at(name_node.start_point)
+            value = node.child_by_field_name("value")
+            twin = None
+            parent = node.parent
+            if parent is not None and parent.type == "declaration_command" and value is not None \
+                    and node.end_point[0] == node.start_point[0] and parent.start_point[0] == parent.end_point[0]:
+                indent = col.lines[line - 1][:len(col.lines[line - 1]) - len(col.lines[line - 1].lstrip())]
+                keyword = parent.children[0].text.decode()
+                literal = value.text.decode()
+                twin = lambda new, k=keyword, v=literal, i=indent: f"{i}{k} {new}={v}"   # noqa: E731
+            col.env(name, line, c, twin_line=twin)
+        elif node.type in ("simple_expansion", "expansion"):
+            for child in node.children:
+                if child.type == "variable_name":
+                    line, c = pos.at(child.start_point)
+                    col.env(child.text.decode(), line, c)
+                    break
+        elif node.type == "command":
+            _command(col, m, pos, node)
+
+
+def _command(col: Collector, m, pos: _Positions, node) -> None:
+    name_node = node.child_by_field_name("name")
+    if name_node is None:
+        return
+    args = [c for c in node.children if c.type in ("word", "string", "raw_string", "concatenation", "number")
+            and c.start_byte >= name_node.end_byte]
+    words = [_word(name_node)] + [_word(a) for a in args]
+    nodes = [name_node] + args
+    while words and (words[0].rsplit("/", 1)[-1] in _WRAPPERS or "=" in words[0] and words[0][0] != "-"):
+        words, nodes = words[1:], nodes[1:]
+        while words and words[0].startswith("-"):
+            words, nodes = words[1:], nodes[1:]
+    if not words:
+        return
+    name = words[0].rsplit("/", 1)[-1]
+    line, c = pos.at(nodes[0].start_point)
+    col.add(m.match_command(name), name, line, c)
+    # `torchrun --nproc-per-node=gpu`, `docker run --gpus all`: an option (with its value) as `name --opt=value`
+    for i, w in enumerate(words[1:], 1):
+        if not w.startswith("-"):
+            continue
+        option = w if "=" in w or i + 1 >= len(words) or words[i + 1].startswith("-") else f"{w}={words[i + 1]}"
+        symbol = f"{name} {option}"
+        rule = m.match_command(symbol)
+        if rule is not None:
+            line, c = pos.at(nodes[i].start_point)
+            col.add(rule, symbol, line, c, c + len(w))
+    if name == "python" or name.startswith("python3") or name == "python3":
+        if words[1:3] == ["-m", "pip"]:
+            _pip(col, m, pos, words[3:], nodes[3:])
+        return
+    if name in _PIP:
+        rest = words[1:]
+        if name == "uv" and rest[:1] == ["pip"]:
+            rest = rest[1:]
+        _pip(col, m, pos, rest, nodes[len(words) - len(rest):])
+
+
+def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
+    if not words or words[0] not in ("install", "add"):
+        return
+    skip = False
+    for i, w in enumerate(words[1:], 1):
+        if skip:
+            skip = False
+            continue
+        line, c = pos.at(nodes[i].start_point)
+        if w in _INDEX_OPTS or any(w.startswith(o + "=") for o in _INDEX_OPTS if o.startswith("--")):
+            url = w.split("=", 1)[1] if "=" in w else (words[i + 1] if i + 1 < len(words) else "")
+            skip = "=" not in w
+            if _CUDA_INDEX_RE.search(url):
+                line, c = pos.at(nodes[i + 1].start_point) if skip and i + 1 < len(nodes) else (line, c)
+                col.add(m.match_requirement("index:" + url), "index:" + url, line, c, c + len(url))
+            continue
+        if w in _OPTS_WITH_VALUE:
+            skip = True
+            continue
+        if w.startswith("-") or w.startswith((".", "/", "git+")):
+            continue
+        for symbol, _spelled in requirement_symbols(w):
+            col.add(m.match_requirement(symbol), symbol, line, c, c + len(w))
+
+
+def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> "FileResult":
+    from auditor.static.engine import FileResult
+
+    text, error = decode_text(data, rel)
+    if error:
+        return FileResult(rel, error=error)
+    col = Collector(engine, rel, text)
+    scan_shell(col, text)
+    return col.done()
