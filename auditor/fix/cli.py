@@ -15,6 +15,11 @@ from collections import Counter
 from pathlib import Path
 
 from auditor.fix import FileFix, applicable, finding_key, fix_bytes
+from auditor.fix.text_edits import fix_project_bytes
+from auditor.project import project_kind
+
+# project files whose findings carry text edits (notebooks are reported, not rewritten)
+TEXT_EDIT_KINDS = ("shell", "dockerfile", "config")
 
 EXIT_OK, EXIT_CHANGES, EXIT_USAGE = 0, 1, 2
 
@@ -110,7 +115,8 @@ def run_fix(args: argparse.Namespace, target) -> int:
         print(f"audit fix: {err.one_line()}", file=sys.stderr)
         failed += 1
     for path, rel in found.files:
-        if not rel.endswith((".py", ".pyw")):
+        kind = project_kind(path.name)
+        if not rel.endswith((".py", ".pyw")) and kind not in TEXT_EDIT_KINDS:
             continue
         try:
             data = path.read_bytes()
@@ -118,7 +124,10 @@ def run_fix(args: argparse.Namespace, target) -> int:
             print(f"audit fix: {rel}: unreadable: {exc.strerror or exc}", file=sys.stderr)
             failed += 1
             continue
-        fx = fix_bytes(data, rel, engine, rules, unsafe=bool(args.unsafe_fixes), selected=selected)
+        if kind in TEXT_EDIT_KINDS:
+            fx = fix_project_bytes(data, rel, engine, unsafe=bool(args.unsafe_fixes), selected=selected)
+        else:
+            fx = fix_bytes(data, rel, engine, rules, unsafe=bool(args.unsafe_fixes), selected=selected)
         fixes.append(fx)
         if fx.error is not None:
             print(f"audit fix: {rel}: not fixed: {fx.error}", file=sys.stderr)

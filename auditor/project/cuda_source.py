@@ -8,7 +8,8 @@ from collections import Counter
 
 # comments, string and character literals (with escapes): replaced by spaces, newlines kept
 _NOISE_RE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
-_KERNEL_RE = re.compile(r"\b__global__\b(?:\s+__launch_bounds__\s*\([^)]*\))?[\s\w:<>,*&]*?\b(\w+)\s*\(")
+_BOUNDS_RE = re.compile(r"\b__launch_bounds__\s*\([^)]*\)")
+_KERNEL_RE = re.compile(r"\b__global__\b[\s\w:<>,*&]*?\b(\w+)\s*\(")
 _LAUNCH_RE = re.compile(r"<<<")
 _ASM_RE = re.compile(r"\b(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\(")
 # library prefix -> the name a porting engineer knows
@@ -25,7 +26,7 @@ def _strip(text: str) -> str:
 
 
 def inventory(text: str) -> dict:
-    code = _strip(text)
+    code = _BOUNDS_RE.sub(lambda m: " " * len(m.group(0)), _strip(text))
     kernels = []
     first_line = None
     for m in _KERNEL_RE.finditer(code):

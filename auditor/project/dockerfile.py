@@ -2,6 +2,7 @@
 variables, and RUN lines handed to the shell reader with their own line numbers."""
 from __future__ import annotations
 
+import json
 import shlex
 from typing import TYPE_CHECKING
 
@@ -49,7 +50,15 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> "FileRe
                     if start >= 0:
                         col.env(name, n + 1, start + 1)
                         break
-        elif kind == "RUN" and not ins["value"].lstrip().startswith("["):
+        elif kind in ("RUN", "CMD", "ENTRYPOINT") and ins["value"].lstrip().startswith("["):
+            # the exec form is a JSON list: the same command, quoted for the shell reader, on its first line
+            try:
+                argv = json.loads(ins["value"])
+            except ValueError:
+                continue
+            if isinstance(argv, list) and all(isinstance(a, str) for a in argv) and first < len(shell_lines):
+                shell_lines[first] = " " * len(kind) + " " + shlex.join(argv)
+        elif kind == "RUN":
             # the shell form: blank the keyword so columns stay where they are in the file
             for n in range(first, min(last + 1, len(col.lines))):
                 shell_lines[n] = col.lines[n]

@@ -102,7 +102,7 @@ class Collector:
         self._seen: set[tuple] = set()
 
     def add(self, rule: Rule | None, symbol: str, line: int, col: int = 1, end_col: int | None = None, *,
-            value: str | None = None, edit: dict | None = None, note: str = "") -> Finding | None:
+            value: str | None = None, edit=None, note: str = "", severity: str | None = None) -> Finding | None:
         """edit: a text edit `audit fix` applies ({"line", "col", "end_col", "text"} or {"insert_after",
         "text"}); without one the finding is not fixable whatever the rule says."""
         if rule is None:
@@ -129,19 +129,31 @@ class Collector:
         fix = f.fix if "edit" in data else "none"
         from dataclasses import replace
 
-        f = replace(f, message=f.message + note, data=data, fix=fix)
+        f = replace(f, message=f.message + note, data=data, fix=fix, severity=severity or f.severity)
         self.result.findings.append(f)
         return f
 
-    def env(self, name: str, line: int, col: int, *, twin_line=None, note: str = "") -> None:
+    def env(self, name: str, line: int, col: int, *, twin=None, note: str = "") -> None:
         """An environment variable set or read by a script: the same rules (and HCCL names) as Python's.
-        twin_line(new_name) -> the line that sets the Ascend name to the same value; the fix inserts it
-        after this one and keeps the original, so the script still configures the GPU run the same way."""
+        twin(new_name) -> the edit that also sets the Ascend name to the same value, keeping the original so
+        the GPU run is configured as before (None when there is nothing to add)."""
         rule = self.engine.compiled.match_env(name)
         if rule is None:
             return
-        edit = (lambda new: {"insert_after": line, "text": twin_line(new)}) if twin_line else None
-        self.add(rule, name, line, col, col + len(name), edit=edit, note=note)
+        from auditor.static.engine import _nearest_detail
+        from auditor.static.visitor import RawHit
+
+        _key, detail, _rest = _nearest_detail(rule, RawHit(rule, None, name))  # type: ignore[arg-type]
+        new = detail.replace if detail and detail.replace else None
+        if new and self.sets(new):
+            # already ported: the Ascend name is set beside it
+            self.add(rule, name, line, col, col + len(name), note=f" (this file sets {new} too)", severity="info")
+            return
+        self.add(rule, name, line, col, col + len(name), edit=twin, note=note)
+
+    def sets(self, name: str) -> bool:
+        """Does any line of this file set `name` already (`NAME=`, `export NAME=`, `ENV NAME`)?"""
+        return any(f"{name}=" in ln or f"ENV {name} " in ln for ln in self.lines)
 
     def done(self) -> "FileResult":
         self.result.findings.sort(key=Finding.sort_key)

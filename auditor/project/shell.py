@@ -70,15 +70,7 @@ def scan_shell(col: Collector, text: str) -> None:
             name = name_node.text.decode()
             line, c = pos.at(name_node.start_point)
             value = node.child_by_field_name("value")
-            twin = None
-            parent = node.parent
-            if parent is not None and parent.type == "declaration_command" and value is not None \
-                    and node.end_point[0] == node.start_point[0] and parent.start_point[0] == parent.end_point[0]:
-                indent = col.lines[line - 1][:len(col.lines[line - 1]) - len(col.lines[line - 1].lstrip())]
-                keyword = parent.children[0].text.decode()
-                literal = value.text.decode()
-                twin = lambda new, k=keyword, v=literal, i=indent: f"{i}{k} {new}={v}"   # noqa: E731
-            col.env(name, line, c, twin_line=twin)
+            col.env(name, line, c, twin=_twin(col, node, value, line, c))
         elif node.type in ("simple_expansion", "expansion"):
             for child in node.children:
                 if child.type == "variable_name":
@@ -87,6 +79,24 @@ def scan_shell(col: Collector, text: str) -> None:
                     break
         elif node.type == "command":
             _command(col, m, pos, node)
+
+
+def _twin(col: Collector, node, value, line: int, c: int):
+    """The edit that sets the Ascend twin beside a one-line `export NAME=value` (a line after it) or a
+    `NAME=value cmd` prefix (another prefix before it); None for anything else."""
+    parent = node.parent
+    if value is None or parent is None or node.start_point[0] != node.end_point[0]:
+        return None
+    literal = value.text.decode("utf-8", errors="replace")
+    if parent.type == "declaration_command" and parent.start_point[0] == parent.end_point[0] \
+            and parent.children[0].type == "export" and len(parent.children) == 2:
+        text = col.lines[line - 1]
+        indent = text[:len(text) - len(text.lstrip())]
+        return lambda new: None if col.sets(new) else {"insert_after": line, "text": f"{indent}export {new}={literal}"}
+    if parent.type == "command":
+        return lambda new: None if f"{new}=" in col.lines[line - 1] else \
+            {"line": line, "col": c, "end_col": c, "text": f"{new}={literal} "}
+    return None
 
 
 def _command(col: Collector, m, pos: _Positions, node) -> None:
