@@ -133,7 +133,7 @@ class Collector:
         self.result.findings.append(f)
         return f
 
-    def env(self, name: str, line: int, col: int, *, twin=None, note: str = "") -> None:
+    def env(self, name: str, line: int, col: int, *, twin=None, note: str = "", sets: bool = True) -> None:
         """An environment variable set or read by a script: the same rules (and HCCL names) as Python's.
         twin(new_name) -> the edit that also sets the Ascend name to the same value, keeping the original so
         the GPU run is configured as before (None when there is nothing to add)."""
@@ -145,7 +145,7 @@ class Collector:
 
         _key, detail, _rest = _nearest_detail(rule, RawHit(rule, None, name))  # type: ignore[arg-type]
         new = detail.replace if detail and detail.replace else None
-        if new and self.sets(new):
+        if sets and new and self.sets(new):
             # already ported: the Ascend name is set beside it
             self.add(rule, name, line, col, col + len(name), note=f" (this file sets {new} too)", severity="info")
             return

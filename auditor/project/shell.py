@@ -75,7 +75,7 @@ def scan_shell(col: Collector, text: str) -> None:
             for child in node.children:
                 if child.type == "variable_name":
                     line, c = pos.at(child.start_point)
-                    col.env(child.text.decode(), line, c)
+                    col.env(child.text.decode(), line, c, sets=False)   # a read, not a setting
                     break
         elif node.type == "command":
             _command(col, m, pos, node)

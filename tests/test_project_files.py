@@ -1,0 +1,254 @@
+"""Project files beyond Python (auditor/project/): each kind read by its real parser, findings at the right
+line and column, comments never matched, fixes that keep the GPU configuration and are idempotent."""
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from auditor.cli import main
+from auditor.project import project_kind
+from auditor.rules import load_rules
+from auditor.static import StaticEngine
+
+ENGINE = StaticEngine(load_rules())
+
+
+def audit(name: str, text: str, engine: StaticEngine = ENGINE):
+    result = engine.analyze_bytes(textwrap.dedent(text).encode(), name)
+    assert result.error is None, result.error
+    return [(f.code, f.line, f.col, f.symbol) for f in result.findings]
+
+
+def codes(name: str, text: str) -> list[str]:
+    return [c for c, *_ in audit(name, text)]
+
+
+@pytest.mark.parametrize("name,kind", [
+    ("requirements.txt", "requirements"), ("requirements-dev.txt", "requirements"), ("requirements/base.in", None),
+    ("base.in", None), ("pyproject.toml", "pyproject"), ("environment.yml", "conda"), ("Dockerfile", "dockerfile"),
+    ("Dockerfile.cuda", "dockerfile"), ("train.dockerfile", "dockerfile"), ("run_pretrain.sh", "shell"),
+    ("job.slurm", "shell"), ("demo.ipynb", "notebook"), ("ds_config_zero3.json", "config"),
+    ("accelerate.yaml", "config"), ("package.json", None), ("train.py", None), ("kernel.cu", None),
+])
+def test_kinds_by_name(name, kind):
+    assert project_kind(name.rsplit("/", 1)[-1]) == kind
+
+
+def test_requirements_pins_with_markers_continuations_and_indexes():
+    found = audit("requirements.txt", """\
+        # flash-attn is optional for inference   <- a comment: never a finding
+        --extra-index-url https://download.pytorch.org/whl/cu121
+        torch==2.3.1+cu121
+        transformers>=4.40  # flash-attn mentioned in a comment
+        flash_attn==2.5.8 ; platform_system == "Linux" --hash=sha256:0123
+        triton \\
+            ==2.3.1
+        -e ./third_party/kernels
+        numpy
+        """)
+    assert ("NPU018", 2, 19, "index:https://download.pytorch.org/whl/cu121") in found
+    assert ("NPU018", 3, 1, "torch+cu121") in found
+    assert ("NPU384", 5, 1, "flash-attn") in found           # PEP 503: flash_attn is flash-attn
+    assert ("NPU383", 6, 1, "triton") in found
+    assert not [f for f in found if f[1] in (1, 4, 8, 9)]
+
+
+def test_pyproject_dependencies_groups_and_build_requires():
+    found = audit("pyproject.toml", """\
+        [build-system]
+        requires = ["setuptools", "torch>=2.1"]
+
+        [project]
+        name = "trainer"
+        description = "no flash-attn needed"
+        dependencies = [
+          "torch>=2.1",
+          "xformers>=0.0.26; sys_platform == 'linux'",
+        ]
+        [project.optional-dependencies]
+        gpu = ["flash-attn>=2", "nvidia-nccl-cu12"]
+        [tool.poetry.dependencies]
+        python = "^3.10"
+        pynvml = "*"
+        """)
+    assert [(c, ln, s) for c, ln, _, s in found] == [
+        ("NPU384", 9, "xformers"), ("NPU384", 12, "flash-attn"), ("NPU430", 12, "nvidia-nccl-cu12"),
+        ("NPU430", 15, "pynvml")]
+
+
+def test_conda_environment_channels_specs_and_pip_section():
+    found = audit("environment.yml", """\
+        name: train
+        channels: [pytorch, nvidia, conda-forge]
+        dependencies:
+          - python=3.10
+          - pytorch::pytorch-cuda=12.1
+          - cudatoolkit
+          - pip:
+              - deepspeed>=0.14
+              - apex @ git+https://github.com/NVIDIA/apex
+        """)
+    assert {(c, s) for c, _, _, s in found} == {("NPU018", "channel:nvidia"), ("NPU018", "pytorch-cuda"),
+                                               ("NPU018", "cudatoolkit"), ("NPU385", "apex")}
+
+
+def test_shell_script_env_commands_installs_and_comments():
+    found = audit("scripts/run_pretrain.sh", """\
+        #!/usr/bin/env bash
+        # nvidia-smi and NCCL_DEBUG in a comment are not findings
+        set -euo pipefail
+        export NCCL_DEBUG=INFO NCCL_IB_HCA=mlx5
+        NGPUS=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)
+        if [[ "${CUDA_VISIBLE_DEVICES:-}" == "" ]]; then
+          echo "nvidia-smi says $NGPUS GPUs"
+        fi
+        case "$STAGE" in
+          pretrain) CUDA_VISIBLE_DEVICES=0,1,2,3 torchrun --nproc_per_node=gpu pretrain.py ;;
+        esac
+        pip install --no-build-isolation "flash-attn>=2.5" -r requirements.txt
+        python -m pip install --extra-index-url https://download.pytorch.org/whl/cu118 torch
+        docker run --gpus all trainer:latest
+        """)
+    got = {(c, ln, s) for c, ln, _, s in found}
+    assert ("NPU121", 4, "NCCL_DEBUG") in got and ("NPU121", 4, "NCCL_IB_HCA") in got
+    assert ("NPU017", 5, "nvidia-smi") in got
+    assert ("NPU004", 6, "CUDA_VISIBLE_DEVICES") in got
+    assert ("NPU004", 10, "CUDA_VISIBLE_DEVICES") in got and ("NPU123", 10, "torchrun --nproc_per_node=gpu") in got
+    assert ("NPU384", 12, "flash-attn") in got
+    assert ("NPU018", 13, "index:https://download.pytorch.org/whl/cu118") in got
+    assert ("NPU017", 14, "docker --gpus=all") in got
+    assert not [f for f in found if f[1] in (1, 2, 7)]       # comments and an echo'd message
+
+
+def test_dockerfile_base_image_env_run_and_exec_form():
+    found = audit("docker/Dockerfile", """\
+        ARG CUDA=12.1.1
+        FROM nvidia/cuda:${CUDA}-cudnn8-devel-ubuntu22.04 AS base
+        ENV NCCL_DEBUG=INFO \\
+            CUDA_HOME=/usr/local/cuda
+        ENV TORCH_NCCL_BLOCKING_WAIT 1
+        # RUN nvidia-smi
+        RUN --mount=type=cache,target=/root/.cache pip install flash-attn && \\
+            nvidia-smi
+        FROM ubuntu:22.04
+        CMD ["torchrun", "--nproc_per_node=gpu", "train.py"]
+        """)
+    got = {(c, ln, s) for c, ln, _, s in found}
+    assert got == {
+        ("NPU016", 2, "nvidia/cuda:${CUDA}-cudnn8-devel-ubuntu22.04"), ("NPU121", 3, "NCCL_DEBUG"),
+        ("NPU004", 4, "CUDA_HOME"), ("NPU120", 5, "TORCH_NCCL_BLOCKING_WAIT"), ("NPU384", 7, "flash-attn"),
+        ("NPU017", 8, "nvidia-smi"), ("NPU123", 10, "torchrun --nproc_per_node=gpu")}
+
+
+def test_framework_configs_yaml_and_deepspeed_json():
+    found = audit("configs/train.yaml", """\
+        trainer:
+          accelerator: gpu
+          precision: bf16-mixed
+        distributed:
+          backend: nccl          # nccl here is a comment
+        model:
+          device: "cuda:0"
+          note: "device: cuda"
+        env:
+          NCCL_IB_DISABLE: "1"
+        containers:
+          - env:
+              - name: CUDA_VISIBLE_DEVICES
+                value: "0"
+        """)
+    got = {(c, ln, s) for c, ln, _, s in found}
+    assert got == {("NPU020", 2, "trainer.accelerator: gpu"), ("NPU212", 3, "trainer.precision: bf16-mixed"),
+                   ("NPU122", 5, "distributed.backend: nccl"), ("NPU019", 7, "model.device: cuda:0"),
+                   ("NPU121", 10, "NCCL_IB_DISABLE"), ("NPU004", 13, "CUDA_VISIBLE_DEVICES")}
+    ds = audit("ds_config.json", json.dumps(
+        {"train_micro_batch_size_per_gpu": 4, "bf16": {"enabled": True}, "fp16": {"enabled": False}}, indent=2))
+    assert [(c, s) for c, _, _, s in ds] == [("NPU212", "bf16.enabled: true")]
+
+
+def test_bf16_config_severity_follows_the_product():
+    cfg = '{"bf16": {"enabled": true}}'
+    assert ENGINE.analyze_bytes(cfg.encode(), "ds_config.json").findings[0].severity == "info"
+    on_910a = StaticEngine(load_rules(), product="910a")
+    assert on_910a.analyze_bytes(cfg.encode(), "ds_config.json").findings[0].severity == "error"
+
+
+def test_templated_and_data_yaml_do_not_fail_the_audit():
+    assert ENGINE.analyze_bytes(b"image: {{ .Values.image }}\n  bad: [", "templates/deploy.yaml").error is None
+    big = b"vocab:\n" + b"  - device: cuda\n" * 40000
+    assert ENGINE.analyze_bytes(big, "tokenizer_config.yaml").findings == []   # data, not a config
+
+
+def test_notebook_cells_map_back_to_cell_and_line(tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("model.cuda() in markdown is prose"),
+                nbformat.v4.new_code_cell("!nvidia-smi\n%matplotlib inline\nimport torch"),
+                nbformat.v4.new_code_cell("model = Net().cuda()\nx = torch.randn(2, device='cuda')"),
+                nbformat.v4.new_code_cell("%%bash\nexport NCCL_DEBUG=INFO")]
+    path = tmp_path / "demo.ipynb"
+    nbformat.write(nb, str(path))
+    result = ENGINE.analyze_bytes(path.read_bytes(), "demo.ipynb")
+    assert result.error is None
+    cells = {(f.code, f.data["cell"], f.data["cell_line"], f.line) for f in result.findings}
+    assert ("NPU017", 2, 1, 1) in cells
+    assert ("NPU001", 3, 1, 4) in cells and ("NPU003", 3, 2, 5) in cells
+    assert ("NPU121", 4, 2, 7) in cells
+    assert all("[cell " in f.message for f in result.findings)
+    # the console shows the cell's code line, not the notebook's JSON
+    out = tmp_path / "report.txt"
+    assert main([str(path), "--no-cache", "--color", "never", "--output", str(out)]) == 1
+    assert "model = Net().cuda()" in out.read_text()
+
+
+def test_cuda_source_inventory_ignores_comments():
+    result = ENGINE.analyze_bytes(textwrap.dedent("""\
+        // __global__ void commented_out(float* x) {}
+        #include <cublas_v2.h>
+        const char* msg = "__global__ void in_a_string()";
+        __global__ void add_kernel(const float* a, float* b, int n) { b[threadIdx.x] += a[threadIdx.x]; }
+        template <typename T>
+        __global__ void __launch_bounds__(256) scale_kernel(T* x, T s) { asm volatile("membar.gl;"); }
+        void launch(float* a, float* b, int n) { add_kernel<<<1, n>>>(a, b, n); cublasSgemm(h); }
+        """).encode(), "csrc/add.cu")
+    (f,) = result.findings
+    assert f.code == "NPU372" and f.line == 4
+    assert f.data["inventory"]["kernels"] == ["add_kernel", "scale_kernel"]
+    assert f.data["inventory"]["launches"] == 1 and f.data["inventory"]["inline_asm"] == 1
+    assert f.data["inventory"]["libraries"] == {"cuBLAS": 2}
+
+
+def test_fix_adds_hccl_twins_keeps_gpu_lines_and_is_idempotent(tmp_path, capsys):
+    script = tmp_path / "launch.sh"
+    script.write_text("#!/bin/bash\nexport TORCH_NCCL_ASYNC_ERROR_HANDLING=1\n"
+                      "CUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node=2 train.py\n")
+    cfg = tmp_path / "train.yaml"
+    cfg.write_text("distributed:\n  backend: nccl   # keep this comment\nmodel:\n  device: 'cuda:1'\n")
+    assert main(["fix", str(tmp_path), "--write"]) == 0
+    assert script.read_text() == ("#!/bin/bash\nexport TORCH_NCCL_ASYNC_ERROR_HANDLING=1\n"
+                                  "export TORCH_HCCL_ASYNC_ERROR_HANDLING=1\n"
+                                  "ASCEND_RT_VISIBLE_DEVICES=0,1 CUDA_VISIBLE_DEVICES=0,1 torchrun "
+                                  "--nproc_per_node=2 train.py\n")
+    assert "nccl" in cfg.read_text()                     # config rewrites are unsafe: not without the flag
+    assert main(["fix", str(tmp_path), "--write", "--unsafe-fixes"]) == 0
+    assert cfg.read_text() == "distributed:\n  backend: hccl   # keep this comment\nmodel:\n  device: 'npu:1'\n"
+    before = script.read_text(), cfg.read_text()
+    assert main(["fix", str(tmp_path), "--write", "--unsafe-fixes"]) == 0
+    assert (script.read_text(), cfg.read_text()) == before
+    capsys.readouterr()
+    # the twin set, the NCCL variable is only worth knowing now
+    result = ENGINE.analyze_bytes(script.read_bytes(), "launch.sh")
+    assert {f.severity for f in result.findings if f.code in ("NPU120", "NPU004")} == {"info"}
+
+
+def test_tree_audit_picks_up_project_files_and_honours_excludes(tmp_path, capsys):
+    (tmp_path / "requirements.txt").write_text("flash-attn\n")
+    (tmp_path / "node_modules").mkdir()
+    (tmp_path / "node_modules" / "requirements.txt").write_text("flash-attn\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "run.sh").write_text("nvidia-smi\n")
+    assert main([str(tmp_path), "--no-cache", "--format", "json", "--exclude", "docs"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert [(f["path"], f["code"]) for f in report["findings"]] == [("requirements.txt", "NPU384")]
