@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Recall bench for project files (requirements, pyproject, conda envs, Dockerfiles, shell scripts,
+configs, notebooks): real repositories at pinned commits, files picked by a fixed rule, labelled by hand
+line by line before the auditor was run on them.
+
+    python bench/project_files.py fetch     clone each repository (bench/project_files/sources.json) at its
+                                            pinned commit into bench/_projects/<name>/
+    python bench/project_files.py select    apply the selection rule; writes bench/project_files/selection.json
+    python bench/project_files.py run [--json]
+                                            audit the selected files and score them against the labels
+
+Selection rule (fixed before labelling): in each repository, the files `auditor.project.project_kind` reads,
+under the default excludes, of at most 300 lines, whose text contains (case-insensitive) one of WORDS; per
+repository, files are taken round-robin over the kinds in sorted order, each kind's files shuffled by
+random.Random(SEED) over their sorted paths, until PER_REPO files are chosen.
+
+Labels (bench/project_files/labels/<repo>__<path>.yaml): every line that must change or be checked for
+Ascend, with its category; lines labelled `none` (comments, echo'd messages, prose that mentions CUDA words)
+must carry no finding. Scoring: a labelled line is found when a finding starts on it, in the right category
+when one of them has the labelled category.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import yaml
+
+BENCH = Path(__file__).resolve().parent
+HERE = BENCH / "project_files"
+SOURCES = HERE / "sources.json"
+SELECTION = HERE / "selection.json"
+LABELS = HERE / "labels"
+TREES = BENCH / "_projects"
+WORDS = ("cuda", "nvidia", "nccl", "gpu", "flash", "apex", "triton", "bf16", "xformers", "cu11", "cu12", "nvcc")
+SEED = 15
+PER_REPO = 6
+MAX_LINES = 300
+
+
+def _sources() -> list[dict]:
+    return json.loads(SOURCES.read_text())["sources"]
+
+
+def fetch() -> int:
+    TREES.mkdir(exist_ok=True)
+    for src in _sources():
+        dest = TREES / src["name"]
+        if not dest.exists():
+            subprocess.run(["git", "init", "-q", str(dest)], check=True)
+            subprocess.run(["git", "-C", str(dest), "fetch", "-q", "--depth", "1", src["url"], src["commit"]], check=True)
+            subprocess.run(["git", "-C", str(dest), "checkout", "-q", "FETCH_HEAD"], check=True)
+        head = subprocess.run(["git", "-C", str(dest), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+        if head != src["commit"]:
+            print(f"{src['name']}: at {head}, expected {src['commit']}", file=sys.stderr)
+            return 2
+    return 0
+
+
+def select() -> int:
+    sys.path.insert(0, str(BENCH.parent))
+    from auditor.discover import discover
+    from auditor.project import project_kind
+
+    chosen = []
+    for src in _sources():
+        tree = TREES / src["name"]
+        found = discover([tree])
+        by_kind: dict[str, list[str]] = defaultdict(list)
+        for path, rel in found.files:
+            kind = project_kind(path.name)
+            if kind is None:
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+            if text.count("\n") > MAX_LINES or not any(w in text.lower() for w in WORDS):
+                continue
+            by_kind[kind].append(path.relative_to(tree).as_posix())
+        rng = random.Random(SEED)
+        queues = {}
+        for kind in sorted(by_kind):
+            files = sorted(by_kind[kind])
+            rng.shuffle(files)
+            queues[kind] = files
+        picked: list[str] = []
+        while len(picked) < PER_REPO and any(queues.values()):
+            for kind in sorted(queues):
+                if queues[kind] and len(picked) < PER_REPO:
+                    picked.append(queues[kind].pop(0))
+        chosen += [{"repo": src["name"], "path": p} for p in picked]
+    SELECTION.write_text(json.dumps({"seed": SEED, "per_repo": PER_REPO, "files": chosen}, indent=1) + "\n")
+    print(f"selected {len(chosen)} files into {SELECTION}")
+    return 0
+
+
+def _label_file(repo: str, path: str) -> Path:
+    return LABELS / (repo + "__" + path.replace("/", "__") + ".yaml")
+
+
+def run(as_json: bool) -> int:
+    sys.path.insert(0, str(BENCH.parent))
+    from auditor.rules import load_rules
+    from auditor.static import StaticEngine
+
+    engine = StaticEngine(load_rules())
+    per_cat: dict[str, Counter] = defaultdict(Counter)
+    false_hits, unlabelled, missed = [], [], []
+    files = json.loads(SELECTION.read_text())["files"]
+    for entry in files:
+        repo, path = entry["repo"], entry["path"]
+        labels = yaml.safe_load(_label_file(repo, path).read_text()) or {}
+        data = (TREES / repo / path).read_bytes()
+        result = engine.analyze_bytes(data, path)
+        by_line: dict[int, set[str]] = defaultdict(set)
+        for f in result.findings:
+            by_line[f.line].add(f.category)
+        labelled = {}
+        for item in labels.get("lines") or []:
+            cats = item["category"] if isinstance(item["category"], list) else [item["category"]]
+            labelled[item["line"]] = cats
+            for cat in cats:
+                if cat == "none":
+                    if by_line.get(item["line"]):
+                        false_hits.append(f"{repo}/{path}:{item['line']}")
+                    per_cat["none"]["labelled"] += 1
+                    continue
+                per_cat[cat]["labelled"] += 1
+                if item["line"] in by_line:
+                    per_cat[cat]["found"] += 1
+                    if cat in by_line[item["line"]]:
+                        per_cat[cat]["right_category"] += 1
+                else:
+                    missed.append(f"{repo}/{path}:{item['line']} ({cat}) {item.get('text', '')[:80]}")
+        unlabelled += [f"{repo}/{path}:{ln} {sorted(c)}" for ln, c in sorted(by_line.items()) if ln not in labelled]
+    total = Counter()
+    for cat, c in per_cat.items():
+        if cat != "none":
+            total.update(c)
+    report = {"files": len(files), "by_category": {k: dict(v) for k, v in sorted(per_cat.items())},
+              "recall": total["found"] / total["labelled"] if total["labelled"] else None,
+              "recall_right_category": total["right_category"] / total["labelled"] if total["labelled"] else None,
+              "labelled": total["labelled"], "found": total["found"], "none_lines": per_cat["none"]["labelled"],
+              "false_hits_on_none_lines": false_hits, "missed": missed, "unlabelled_hits": unlabelled}
+    if as_json:
+        print(json.dumps(report, indent=1))
+        return 0
+    print(f"{len(files)} files, {total['labelled']} labelled lines")
+    for cat, c in sorted(per_cat.items()):
+        if cat == "none":
+            continue
+        print(f"  {cat:<12} {c['found']:>3}/{c['labelled']:<3} found, {c['right_category']:>3} in the right category")
+    print(f"recall {report['recall']:.1%} ({total['found']}/{total['labelled']}), right category "
+          f"{report['recall_right_category']:.1%}")
+    print(f"comment / message lines flagged: {len(false_hits)} of {per_cat['none']['labelled']}")
+    for line in missed:
+        print("  missed:", line)
+    for line in false_hits:
+        print("  false hit:", line)
+    for line in unlabelled:
+        print("  unlabelled hit:", line)
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=("fetch", "select", "run"))
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    return {"fetch": fetch, "select": select, "run": lambda: run(args.json)}[args.command]()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
