@@ -49,7 +49,9 @@ def test_jit_load_is_unsupported_on_ascend():
 def test_cuda_sources_are_reported_as_files():
     for name in ("csrc/kernel.cu", "include/common.cuh"):
         result = ENGINE.analyze_bytes(b"#include <cuda_runtime.h>\n__global__ void k() {}\n", name)
-        assert [(f.code, f.line) for f in result.findings] == [("NPU372", 1)]
+        # reported at the first kernel, with an inventory of the file
+        assert [(f.code, f.line) for f in result.findings] == [("NPU372", 2)]
+        assert result.findings[0].data["inventory"]["kernels"] == ["k"]
     assert ENGINE.analyze_bytes(b"int main() { return 0; }\n", "csrc/kernel.cpp").findings == []
 
 

@@ -5,16 +5,21 @@ mappings under an `env` key (and Kubernetes `- name: X` entries) are environment
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Iterator
 
 import yaml
 
 from auditor.project.hits import Collector, decode_text, matchers
+from auditor.project.shell import scan_shell
 from auditor.report import FileError
 
 if TYPE_CHECKING:
     from auditor.static.engine import FileResult, StaticEngine
 
+# values that are shell scripts: GitHub Actions / GitLab CI steps, compose and Kubernetes commands
+_SHELL_KEYS = {"run", "script", "before_script", "after_script", "script_setup", "command", "entrypoint"}
+_CI_EXPR_RE = re.compile(r"\$\{\{.*?\}\}")
 _ENV_KEYS = {"env", "environment", "envs", "env_vars", "environment_variables", "variables"}
 # Past this size a YAML/JSON file is data (a tokenizer, a dataset), not a config someone edits.
 MAX_CONFIG_BYTES = 512 * 1024
@@ -26,13 +31,19 @@ def _scalars(node, path: str, under_env: bool) -> Iterator[tuple[str, yaml.Node,
         for key, value in node.value:
             if not isinstance(key, yaml.ScalarNode):
                 continue
-            sub = f"{path}.{key.value}" if path else str(key.value)
+            name = str(key.value)
+            if name.startswith("-"):          # Megatron-style `--distributed-backend: nccl` argument maps
+                name = name.lstrip("-").replace("-", "_")
+            sub = f"{path}.{name}" if path else name
             if isinstance(value, yaml.ScalarNode):
                 yield sub, key, value, under_env
             else:
                 yield from _scalars(value, sub, key.value.lower() in _ENV_KEYS if isinstance(key.value, str) else False)
     elif isinstance(node, yaml.SequenceNode):
         for item in node.value:
+            if isinstance(item, yaml.ScalarNode) and not under_env:
+                yield path, item, item, False          # `cuda-version: [12.8]`: each item is a value of the key
+                continue
             if under_env and isinstance(item, yaml.MappingNode):
                 # Kubernetes / GitHub style: - {name: NCCL_DEBUG, value: INFO}
                 named = {k.value: v for k, v in item.value if isinstance(k, yaml.ScalarNode)}
@@ -74,8 +85,12 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> "FileResult
             FileResult(rel, error=FileError(rel, "syntax", str(exc).splitlines()[0]))
     col = Collector(engine, rel, text)
     m = matchers(engine)
+    shell_lines = [""] * len(col.lines)
     for root in roots:
         for path, key, value, env_entry in _scalars(root, "", False):
+            if path.rsplit(".", 1)[-1] in _SHELL_KEYS and isinstance(value.value, str):
+                _copy_lines(col.lines, shell_lines, key, value)
+                continue
             if env_entry:
                 col.env(str(key.value), key.start_mark.line + 1, key.start_mark.column + 1)
                 continue
@@ -88,4 +103,21 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> "FileResult
                 col.add(rule, f"{path}: {raw}", line, start, start + len(raw), value=raw,
                         edit=lambda new, l=line, s=start, v=raw: {"line": l, "col": s, "end_col": s + len(v),
                                                                   "text": _replaced(v, new)})
+    if any(shell_lines):
+        # CI expressions (`${{ matrix.cuda-version }}`) are not shell: same-length placeholders keep the columns
+        scan_shell(col, _CI_EXPR_RE.sub(lambda e: "_" * len(e.group(0)), "\n".join(shell_lines)))
     return col.done()
+
+
+def _copy_lines(lines: list[str], shell_lines: list[str], key, value) -> None:
+    """A CI step's `run: |` block (or a one-line `run: cmd`) is a shell script: copy its lines, in place, with
+    everything before the value blanked so columns stay true."""
+    first, last = value.start_mark.line, value.end_mark.line
+    if value.style in ("|", ">"):
+        first += 1                            # the block starts on the line after the indicator...
+        last = first + len(value.value.rstrip("\n").split("\n")) - 1    # ...and ends at its own last line
+    for n in range(first, min(last + 1, len(lines))):
+        shell_lines[n] = lines[n]
+    if value.style not in ("|", ">") and first < len(lines):
+        c = value.start_mark.column + (1 if value.style in ("'", '"') else 0)
+        shell_lines[first] = " " * c + lines[first][c:].rstrip().rstrip("'\"")

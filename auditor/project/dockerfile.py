@@ -3,14 +3,18 @@ variables, and RUN lines handed to the shell reader with their own line numbers.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from typing import TYPE_CHECKING
 
 from auditor.project.hits import Collector, decode_text, matchers
-from auditor.project.shell import scan_shell
+from auditor.project.shell import scan_fragment, scan_shell
 
 if TYPE_CHECKING:
     from auditor.static.engine import FileResult, StaticEngine
+
+
+_ARG_REF_RE = re.compile(r"\$\{?(\w+)\}?")
 
 
 def _image(value: str) -> str:
@@ -29,15 +33,29 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> "FileRe
     col = Collector(engine, rel, text)
     m = matchers(engine)
     shell_lines = [""] * len(col.lines)
+    args: dict[str, tuple[str, int, int]] = {}          # ARG name -> (default, line, column)
     for ins in instructions:
         kind = ins["instruction"]
         first, last = ins["startline"], ins["endline"]
         line_text = col.lines[first] if first < len(col.lines) else ""
         if kind == "FROM":
             ref = _image(ins["value"])
-            start = line_text.find(ref)
-            col.add(m.match_image(ref), ref, first + 1, start + 1 if start >= 0 else 1)
-        elif kind in ("ENV", "ARG"):
+            used = _ARG_REF_RE.fullmatch(ref)
+            if used and used.group(1) in args:
+                # `ARG BASE_IMAGE=nvidia/cuda:...` then `FROM ${BASE_IMAGE}`: the image is chosen at the ARG
+                default, line, column = args[used.group(1)]
+                col.add(m.match_image(default), default, line, column)
+            else:
+                start = line_text.find(ref)
+                col.add(m.match_image(ref), ref, first + 1, start + 1 if start >= 0 else 1)
+        if kind in ("ENV", "ARG"):
+            for n in range(first, min(last + 1, len(col.lines))):
+                scan_fragment(col, col.lines[n], n + 1, 1)     # git URLs of CUDA projects, build options
+            if kind == "ARG" and "=" in ins["value"]:
+                name, _, default = ins["value"].partition("=")
+                default = default.strip().strip("\"'")
+                at = line_text.find(default)
+                args[name.strip()] = (default, first + 1, at + 1 if at >= 0 else 1)
             try:
                 words = shlex.split(ins["value"])
             except ValueError:

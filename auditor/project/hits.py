@@ -47,8 +47,10 @@ class ProjectMatchers:
     def match_requirement(self, symbol: str) -> Rule | None:
         return _first(self.requirement, symbol.lower())
 
-    def match_command(self, name: str) -> Rule | None:
-        return _first(self.command, name.rsplit("/", 1)[-1])
+    def match_command(self, symbol: str) -> Rule | None:
+        """symbol: a command name (a path is reduced to its last part) or `name --option=value`."""
+        name, sep, rest = symbol.partition(" ")
+        return _first(self.command, name.rsplit("/", 1)[-1] + sep + rest)
 
     def match_image(self, ref: str) -> Rule | None:
         return _first(self.image, ref.lower())

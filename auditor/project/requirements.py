@@ -36,6 +36,21 @@ def requirement_symbols(text: str) -> Iterator[tuple[str, str]]:
         yield f"{name}+{tag.group(1)}", text
 
 
+def wheel_symbols(path: str) -> list[str]:
+    """A wheel file named on a command line: its distribution, and `name+cuXXX` for a CUDA local version."""
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    try:
+        name, version, _build, _tags = parse_wheel_filename(path.rsplit("/", 1)[-1])
+    except InvalidWheelFilename:
+        return []
+    symbols = [str(name)]
+    tag = _CUDA_TAG_RE.search("+" + (version.local or "").replace(".", ""))
+    if tag:
+        symbols.append(f"{name}+{tag.group(1)}")
+    return symbols
+
+
 def _report(col: Collector, line: int, line_text: str, requirement: str) -> None:
     for symbol, spelled in requirement_symbols(requirement):
         rule = matchers(col.engine).match_requirement(symbol)
@@ -118,11 +133,13 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> "FileRes
     except tomllib.TOMLDecodeError as exc:
         return FileResult(rel, error=FileError(rel, "syntax", f"invalid TOML: {exc}"))
     col = Collector(engine, rel, text)
+    after: dict[str, int] = {}             # the same string twice (two extras pin flash-attn): the next one
     for req in _pyproject_requirements(doc):
         if not isinstance(req, str):
             continue
-        number = _locate(col.lines, f'"{req}"') if any(f'"{req}"' in ln for ln in col.lines) else \
-            _locate(col.lines, req)
+        quoted = f'"{req}"' if any(f'"{req}"' in ln for ln in col.lines) else req
+        number = _locate(col.lines, quoted, after.get(quoted, 0))
+        after[quoted] = number
         _report(col, number, col.lines[number - 1] if col.lines else "", req)
     uv = ((doc.get("tool") or {}).get("uv") or {}).get("index") or []
     for entry in uv if isinstance(uv, list) else []:

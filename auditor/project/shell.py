@@ -4,11 +4,12 @@ error-tolerant bash grammar: environment variables set (`export`, `NAME=... cmd`
 --nproc-per-node=gpu`) and package installs (`pip install flash-attn`, `--extra-index-url .../cu121`)."""
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterator
 
 from auditor.project.hits import Collector, decode_text, matchers
-from auditor.project.requirements import _CUDA_INDEX_RE, requirement_symbols
+from auditor.project.requirements import _CUDA_INDEX_RE, requirement_symbols, wheel_symbols
 
 if TYPE_CHECKING:
     from auditor.static.engine import FileResult, StaticEngine
@@ -19,6 +20,56 @@ _PIP = {"pip", "pip3", "uv", "conda", "mamba", "micromamba"}
 _OPTS_WITH_VALUE = {"-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-t", "--target",
                     "--prefix", "--root", "--platform", "--python-version"}
 _INDEX_OPTS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links"}
+_APT = {"apt", "apt-get", "yum", "dnf", "microdnf", "zypper", "apk"}
+# words, strings and here-documents: where options (`--bf16`) and URLs are read, inside quotes too
+_TEXT_NODES = ("word", "raw_string", "string_content", "heredoc_content", "ansi_c_string")
+# `--name`, `--name=value`, `--name value` (the value: the next word unless it is another option)
+_OPTION_RE = re.compile(r"(?<![\w-])--([A-Za-z][\w.-]*)(?:=([^\s\"'\\-][^\s\"'\\]*)|(?:[ \t]|\\\n)+([^\s\"'\\-][^\s\"'\\]*))?")
+_URL_RE = re.compile(r"(?:git\+)?https?://([^\s\"'<>|;&)]+)")
+
+
+def url_symbol(url: str) -> str:
+    """`git+https://github.com/NVIDIA/apex.git@25.04` -> url:github.com/nvidia/apex; other hosts keep their path."""
+    body = url.split("://", 1)[-1].split("#", 1)[0].lower().rstrip("/")
+    host, _, path = body.partition("/")
+    if host in ("github.com", "gitlab.com", "gitee.com"):
+        parts = path.split("/")[:2]
+        path = "/".join(p.split("@", 1)[0].removesuffix(".git") for p in parts)
+    return f"url:{host}/{path}"
+
+
+def setting_path(option: str) -> str:
+    """`--attention-backend` / `--ds.param_dtype` -> attention_backend / ds.param_dtype"""
+    return option.lstrip("-").replace("-", "_")
+
+
+def scan_fragment(col: Collector, text: str, line: int, column: int) -> None:
+    """Command-line options and download URLs in a piece of text that starts at (line, column)."""
+    m = matchers(col.engine)
+
+    def where(offset: int) -> tuple[int, int]:
+        before = text[:offset]
+        newlines = before.count("\n")
+        return (line, column + offset) if not newlines else (line + newlines, offset - before.rfind("\n"))
+
+    if "--" in text:
+        for opt in _OPTION_RE.finditer(text):
+            value = opt.group(2) or opt.group(3) or "true"
+            path = setting_path(opt.group(1))
+            rule = m.match_setting(path, value)
+            if rule is not None:
+                ln, c = where(opt.start())
+                col.add(rule, f"--{opt.group(1)} {value}".strip(), ln, c, c + len(opt.group(0).split()[0]),
+                        value=value)
+    if "://" in text:
+        for u in _URL_RE.finditer(text):
+            if _CUDA_INDEX_RE.search(u.group(0)):
+                continue                 # an index URL: the pip and requirements readers report it
+            symbol = url_symbol(u.group(0))
+            rule = m.match_requirement(symbol)
+            if rule is not None:
+                ln, c = where(u.start())
+                col.add(rule, symbol, ln, c, c + len(u.group(0)))
 
 
 @lru_cache(maxsize=1)
@@ -71,6 +122,10 @@ def scan_shell(col: Collector, text: str) -> None:
             line, c = pos.at(name_node.start_point)
             value = node.child_by_field_name("value")
             col.env(name, line, c, twin=_twin(col, node, value, line, c))
+            if value is not None and "IMAGE" in name.upper():         # IMAGE_NAME="nvcr.io/nvidia/pytorch:..."
+                ref = _word(value) if value.type != "string" else value.text.decode()[1:-1]
+                vline, vc = pos.at(value.start_point)
+                col.add(m.match_image(ref), ref, vline, vc + (value.type in ("string", "raw_string")))
         elif node.type in ("simple_expansion", "expansion"):
             for child in node.children:
                 if child.type == "variable_name":
@@ -79,6 +134,11 @@ def scan_shell(col: Collector, text: str) -> None:
                     break
         elif node.type == "command":
             _command(col, m, pos, node)
+        if node.type in _TEXT_NODES or (node.type == "heredoc_body" and not any(
+                c.type == "heredoc_content" for c in node.children)):
+            row, byte_col = node.start_point
+            scan_fragment(col, node.text.decode("utf-8", errors="replace"), row + 1,
+                          len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + 1)
 
 
 def _twin(col: Collector, node, value, line: int, c: int):
@@ -123,12 +183,26 @@ def _command(col: Collector, m, pos: _Positions, node) -> None:
         option = w if "=" in w or i + 1 >= len(words) or words[i + 1].startswith("-") else f"{w}={words[i + 1]}"
         symbol = f"{name} {option}"
         rule = m.match_command(symbol)
+        line, c = pos.at(nodes[i].start_point)
         if rule is not None:
-            line, c = pos.at(nodes[i].start_point)
             col.add(rule, symbol, line, c, c + len(w))
+        key, _, value = option.partition("=")
+        if key.startswith("--") and len(key) > 2:       # `--bf16`, `--ds.param_dtype bf16`: a setting
+            value = value or "true"
+            setting = m.match_setting(setting_path(key), value)
+            col.add(setting, f"{key} {value}", line, c, c + len(w), value=value)
     if name == "python" or name.startswith("python3") or name == "python3":
         if words[1:3] == ["-m", "pip"]:
             _pip(col, m, pos, words[3:], nodes[3:])
+        return
+    if name in _APT and "install" in words[1:]:
+        start = words.index("install")
+        for i in range(start + 1, len(words)):
+            w = words[i]
+            if not w.startswith("-") and "$" not in w:
+                line, c = pos.at(nodes[i].start_point)
+                symbol = "apt:" + w.split("=", 1)[0].lower()
+                col.add(m.match_requirement(symbol), symbol, line, c, c + len(w))
         return
     if name in _PIP:
         rest = words[1:]
@@ -156,9 +230,13 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> N
         if w in _OPTS_WITH_VALUE:
             skip = True
             continue
-        if w.startswith("-") or w.startswith((".", "/", "git+")):
+        if w.endswith(".whl"):
+            symbols = wheel_symbols(w)
+        elif w.startswith("-") or w.startswith((".", "/", "git+", "http")):
             continue
-        for symbol, _spelled in requirement_symbols(w):
+        else:
+            symbols = [s for s, _ in requirement_symbols(w)]
+        for symbol in symbols:
             col.add(m.match_requirement(symbol), symbol, line, c, c + len(w))
 
 
