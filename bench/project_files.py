@@ -3,18 +3,23 @@
 configs, notebooks): real repositories at pinned commits, files picked by a fixed rule, labelled by hand
 line by line before the auditor was run on them.
 
-    python bench/project_files.py fetch     clone each repository (bench/project_files/sources.json) at its
-                                            pinned commit into bench/_projects/<name>/
-    python bench/project_files.py select    apply the selection rule; writes bench/project_files/selection.json
-    python bench/project_files.py run [--json]
+    python bench/project_files.py fetch [--split dev|test]
+                                            clone each repository (bench/project_files/<split>/sources.json) at
+                                            its pinned commit into bench/_projects/<name>/
+    python bench/project_files.py select [--split dev|test]
+                                            apply the selection rule; writes <split>/selection.json
+    python bench/project_files.py run [--split dev|test] [--json]
                                             audit the selected files and score them against the labels
+
+Two splits: `dev` (5 repositories; its labels were used to tune the project-file rules) and `test` (5 other
+repositories, selected by the same rule and labelled before the auditor was run on them; not tuned on).
 
 Selection rule (fixed before labelling): in each repository, the files `auditor.project.project_kind` reads,
 under the default excludes, of at most 300 lines, whose text contains (case-insensitive) one of WORDS; per
 repository, files are taken round-robin over the kinds in sorted order, each kind's files shuffled by
 random.Random(SEED) over their sorted paths, until PER_REPO files are chosen.
 
-Labels (bench/project_files/labels/<repo>__<path>.yaml): every line that must change or be checked for
+Labels (bench/project_files/<split>/labels/<repo>__<path>.yaml): every line that must change or be checked for
 Ascend, with its category; lines labelled `none` (comments, echo'd messages, prose that mentions CUDA words)
 must carry no finding. Scoring: a labelled line is found when a finding starts on it, in the right category
 when one of them has the labelled category.
@@ -33,9 +38,6 @@ import yaml
 
 BENCH = Path(__file__).resolve().parent
 HERE = BENCH / "project_files"
-SOURCES = HERE / "sources.json"
-SELECTION = HERE / "selection.json"
-LABELS = HERE / "labels"
 TREES = BENCH / "_projects"
 WORDS = ("cuda", "nvidia", "nccl", "gpu", "flash", "apex", "triton", "bf16", "xformers", "cu11", "cu12", "nvcc")
 SEED = 15
@@ -43,8 +45,15 @@ PER_REPO = 6
 MAX_LINES = 300
 
 
+SPLIT = "dev"
+
+
+def _dir() -> Path:
+    return HERE / SPLIT
+
+
 def _sources() -> list[dict]:
-    return json.loads(SOURCES.read_text())["sources"]
+    return json.loads((_dir() / "sources.json").read_text())["sources"]
 
 
 def fetch() -> int:
@@ -92,13 +101,14 @@ def select() -> int:
                 if queues[kind] and len(picked) < PER_REPO:
                     picked.append(queues[kind].pop(0))
         chosen += [{"repo": src["name"], "path": p} for p in picked]
-    SELECTION.write_text(json.dumps({"seed": SEED, "per_repo": PER_REPO, "files": chosen}, indent=1) + "\n")
-    print(f"selected {len(chosen)} files into {SELECTION}")
+    out = _dir() / "selection.json"
+    out.write_text(json.dumps({"seed": SEED, "per_repo": PER_REPO, "files": chosen}, indent=1) + "\n")
+    print(f"selected {len(chosen)} files into {out}")
     return 0
 
 
 def _label_file(repo: str, path: str) -> Path:
-    return LABELS / (repo + "__" + path.replace("/", "__") + ".yaml")
+    return _dir() / "labels" / (repo + "__" + path.replace("/", "__") + ".yaml")
 
 
 def run(as_json: bool) -> int:
@@ -109,7 +119,7 @@ def run(as_json: bool) -> int:
     engine = StaticEngine(load_rules())
     per_cat: dict[str, Counter] = defaultdict(Counter)
     false_hits, unlabelled, missed = [], [], []
-    files = json.loads(SELECTION.read_text())["files"]
+    files = json.loads((_dir() / "selection.json").read_text())["files"]
     for entry in files:
         repo, path = entry["repo"], entry["path"]
         labels = yaml.safe_load(_label_file(repo, path).read_text()) or {}
@@ -140,7 +150,7 @@ def run(as_json: bool) -> int:
     for cat, c in per_cat.items():
         if cat != "none":
             total.update(c)
-    report = {"files": len(files), "by_category": {k: dict(v) for k, v in sorted(per_cat.items())},
+    report = {"split": SPLIT, "files": len(files), "by_category": {k: dict(v) for k, v in sorted(per_cat.items())},
               "recall": total["found"] / total["labelled"] if total["labelled"] else None,
               "recall_right_category": total["right_category"] / total["labelled"] if total["labelled"] else None,
               "labelled": total["labelled"], "found": total["found"], "none_lines": per_cat["none"]["labelled"],
@@ -148,7 +158,7 @@ def run(as_json: bool) -> int:
     if as_json:
         print(json.dumps(report, indent=1))
         return 0
-    print(f"{len(files)} files, {total['labelled']} labelled lines")
+    print(f"split {SPLIT}: {len(files)} files, {total['labelled']} labelled lines")
     for cat, c in sorted(per_cat.items()):
         if cat == "none":
             continue
@@ -169,7 +179,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=("fetch", "select", "run"))
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--split", choices=("dev", "test"), default="dev")
     args = parser.parse_args()
+    global SPLIT
+    SPLIT = args.split
     return {"fetch": fetch, "select": select, "run": lambda: run(args.json)}[args.command]()
 
 
