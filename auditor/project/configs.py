@@ -95,6 +95,9 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> "FileResult
                 col.env(str(key.value), key.start_mark.line + 1, key.start_mark.column + 1)
                 continue
             raw = value.value if isinstance(value.value, str) else str(value.value)
+            if path.rsplit(".", 1)[-1] == "image":       # compose, Kubernetes, CI `container: image:`
+                col.add(m.match_image(raw), raw, value.start_mark.line + 1, value.start_mark.column + 1)
+                continue
             rule = m.match_setting(path, raw)
             if rule is not None:
                 line, c = value.start_mark.line + 1, value.start_mark.column + 1

@@ -25,6 +25,8 @@ _APT = {"apt", "apt-get", "yum", "dnf", "microdnf", "zypper", "apk"}
 _TEXT_NODES = ("word", "raw_string", "string_content", "heredoc_content", "ansi_c_string")
 # `--name`, `--name=value`, `--name value` (the value: the next word unless it is another option)
 _OPTION_RE = re.compile(r"(?<![\w-])--([A-Za-z][\w.-]*)(?:=([^\s\"'\\-][^\s\"'\\]*)|(?:[ \t]|\\\n)+([^\s\"'\\-][^\s\"'\\]*))?")
+# `registry/name:tag` (a container image named in a script, a CI matrix, a Slurm option)
+_IMAGE_RE = re.compile(r"(?<![\w/.:@-])([a-z0-9][\w.-]*(?:/[\w.${}-]+)+:[\w.${}-]+)")
 _URL_RE = re.compile(r"(?:git\+)?https?://([^\s\"'<>|;&)]+)")
 
 
@@ -61,6 +63,14 @@ def scan_fragment(col: Collector, text: str, line: int, column: int) -> None:
                 ln, c = where(opt.start())
                 col.add(rule, f"--{opt.group(1)} {value}".strip(), ln, c, c + len(opt.group(0).split()[0]),
                         value=value)
+    if "/" in text and ":" in text:
+        for image in _IMAGE_RE.finditer(text):
+            if "://" in text[max(0, image.start() - 3):image.start()]:
+                continue                 # a URL's host and path, not an image
+            rule = m.match_image(image.group(1))
+            if rule is not None:
+                ln, c = where(image.start())
+                col.add(rule, image.group(1), ln, c, c + len(image.group(1)))
     if "://" in text:
         for u in _URL_RE.finditer(text):
             if _CUDA_INDEX_RE.search(u.group(0)):
@@ -126,7 +136,7 @@ def scan_shell(col: Collector, text: str) -> None:
                 ref = _word(value) if value.type != "string" else value.text.decode()[1:-1]
                 vline, vc = pos.at(value.start_point)
                 col.add(m.match_image(ref), ref, vline, vc + (value.type in ("string", "raw_string")))
-        elif node.type in ("simple_expansion", "expansion"):
+        elif node.type in ("simple_expansion", "expansion") and not _in_message(node):
             for child in node.children:
                 if child.type == "variable_name":
                     line, c = pos.at(child.start_point)
@@ -134,11 +144,22 @@ def scan_shell(col: Collector, text: str) -> None:
                     break
         elif node.type == "command":
             _command(col, m, pos, node)
-        if node.type in _TEXT_NODES or (node.type == "heredoc_body" and not any(
-                c.type == "heredoc_content" for c in node.children)):
+        if (node.type in _TEXT_NODES or (node.type == "heredoc_body" and not any(
+                c.type == "heredoc_content" for c in node.children))) and not _in_message(node):
             row, byte_col = node.start_point
             scan_fragment(col, node.text.decode("utf-8", errors="replace"), row + 1,
                           len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + 1)
+
+
+def _in_message(node) -> bool:
+    """Is this node an argument of `echo` / `printf`: text shown to a person, like a log message in Python?"""
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "command":
+            name = parent.child_by_field_name("name")
+            return name is not None and name.text in (b"echo", b"printf")
+        parent = parent.parent
+    return False
 
 
 def _twin(col: Collector, node, value, line: int, c: int):
