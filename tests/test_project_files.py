@@ -252,3 +252,20 @@ def test_tree_audit_picks_up_project_files_and_honours_excludes(tmp_path, capsys
     assert main([str(tmp_path), "--no-cache", "--format", "json", "--exclude", "docs"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert [(f["path"], f["code"]) for f in report["findings"]] == [("requirements.txt", "NPU384")]
+
+
+def test_options_take_their_values_and_slurm_directives_are_read():
+    found = audit("train.sh", """\
+        #!/bin/bash
+        #SBATCH --gres=gpu:8                # GPUs per node
+        # --bf16 in a plain comment is not an option
+        unset PYTORCH_CUDA_ALLOC_CONF
+        deepspeed train.py --flash_attn False --bf16 True --tf32 True
+        MODEL_ARGS="--attention-backend flash --bf16"
+        """)
+    got = {(c, ln, s) for c, ln, _, s in found}
+    assert ("NPU018", 2, "--gres gpu:8") in got
+    assert ("NPU004", 4, "PYTORCH_CUDA_ALLOC_CONF") in got
+    assert not [f for f in found if f[1] == 5 and f[0] == "NPU386"]      # --flash_attn False switches it off
+    assert {("NPU212", 5), ("NPU213", 5), ("NPU386", 6), ("NPU212", 6)} <= {(c, ln) for c, ln, *_ in found}
+    assert not [f for f in found if f[1] == 3]

@@ -45,7 +45,7 @@ def setting_path(option: str) -> str:
     return option.lstrip("-").replace("-", "_")
 
 
-def scan_fragment(col: Collector, text: str, line: int, column: int) -> None:
+def scan_fragment(col: Collector, text: str, line: int, column: int, options: bool = True) -> None:
     """Command-line options and download URLs in a piece of text that starts at (line, column)."""
     m = matchers(col.engine)
 
@@ -54,7 +54,7 @@ def scan_fragment(col: Collector, text: str, line: int, column: int) -> None:
         newlines = before.count("\n")
         return (line, column + offset) if not newlines else (line + newlines, offset - before.rfind("\n"))
 
-    if "--" in text:
+    if options and "--" in text:
         for opt in _OPTION_RE.finditer(text):
             value = opt.group(2) or opt.group(3) or "true"
             path = setting_path(opt.group(1))
@@ -147,8 +147,20 @@ def scan_shell(col: Collector, text: str) -> None:
         if (node.type in _TEXT_NODES or (node.type == "heredoc_body" and not any(
                 c.type == "heredoc_content" for c in node.children))) and not _in_message(node):
             row, byte_col = node.start_point
+            # a command's own words are read with their values by _command; options only in longer text
+            own_word = node.type == "word" and node.parent is not None and node.parent.type == "command"
             scan_fragment(col, node.text.decode("utf-8", errors="replace"), row + 1,
-                          len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + 1)
+                          len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + 1, options=not own_word)
+        elif node.type == "unset_command":
+            for child in node.children:
+                if child.type == "variable_name":
+                    line, c = pos.at(child.start_point)
+                    col.env(child.text.decode(), line, c, sets=False)
+        elif node.type == "comment" and node.text.startswith(b"#SBATCH"):
+            # Slurm reads `#SBATCH` lines as options: `--gres=gpu:4` asks the scheduler for GPUs
+            row, byte_col = node.start_point
+            scan_fragment(col, node.text.decode("utf-8", errors="replace")[len("#SBATCH"):], row + 1,
+                          len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + 1 + len("#SBATCH"))
 
 
 def _in_message(node) -> bool:
