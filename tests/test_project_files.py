@@ -50,8 +50,8 @@ def test_requirements_pins_with_markers_continuations_and_indexes():
         """)
     assert ("NPU018", 2, 19, "index:https://download.pytorch.org/whl/cu121") in found
     assert ("NPU018", 3, 1, "torch+cu121") in found
-    assert ("NPU384", 5, 1, "flash-attn") in found           # PEP 503: flash_attn is flash-attn
-    assert ("NPU383", 6, 1, "triton") in found
+    assert ("NPU361", 5, 1, "flash-attn") in found           # PEP 503: flash_attn is flash-attn
+    assert ("NPU360", 6, 1, "triton") in found
     assert not [f for f in found if f[1] in (1, 4, 8, 9)]
 
 
@@ -74,8 +74,8 @@ def test_pyproject_dependencies_groups_and_build_requires():
         pynvml = "*"
         """)
     assert [(c, ln, s) for c, ln, _, s in found] == [
-        ("NPU384", 9, "xformers"), ("NPU384", 12, "flash-attn"), ("NPU430", 12, "nvidia-nccl-cu12"),
-        ("NPU430", 15, "pynvml")]
+        ("NPU361", 9, "xformers"), ("NPU361", 12, "flash-attn"), ("NPU440", 12, "nvidia-nccl-cu12"),
+        ("NPU440", 15, "pynvml")]
 
 
 def test_conda_environment_channels_specs_and_pip_section():
@@ -91,7 +91,7 @@ def test_conda_environment_channels_specs_and_pip_section():
               - apex @ git+https://github.com/NVIDIA/apex
         """)
     assert {(c, s) for c, _, _, s in found} == {("NPU018", "channel:nvidia"), ("NPU018", "pytorch-cuda"),
-                                               ("NPU018", "cudatoolkit"), ("NPU385", "apex")}
+                                               ("NPU018", "cudatoolkit"), ("NPU362", "apex")}
 
 
 def test_shell_script_env_commands_installs_and_comments():
@@ -116,7 +116,7 @@ def test_shell_script_env_commands_installs_and_comments():
     assert ("NPU017", 5, "nvidia-smi") in got
     assert ("NPU004", 6, "CUDA_VISIBLE_DEVICES") in got
     assert ("NPU004", 10, "CUDA_VISIBLE_DEVICES") in got and ("NPU123", 10, "torchrun --nproc_per_node=gpu") in got
-    assert ("NPU384", 12, "flash-attn") in got
+    assert ("NPU361", 12, "flash-attn") in got
     assert ("NPU018", 13, "index:https://download.pytorch.org/whl/cu118") in got
     assert ("NPU017", 14, "docker --gpus=all") in got
     assert not [f for f in found if f[1] in (1, 2, 7)]       # comments and an echo'd message
@@ -138,7 +138,7 @@ def test_dockerfile_base_image_env_run_and_exec_form():
     got = {(c, ln, s) for c, ln, _, s in found}
     assert got == {
         ("NPU016", 2, "nvidia/cuda:${CUDA}-cudnn8-devel-ubuntu22.04"), ("NPU121", 3, "NCCL_DEBUG"),
-        ("NPU004", 4, "CUDA_HOME"), ("NPU120", 5, "TORCH_NCCL_BLOCKING_WAIT"), ("NPU384", 7, "flash-attn"),
+        ("NPU004", 4, "CUDA_HOME"), ("NPU120", 5, "TORCH_NCCL_BLOCKING_WAIT"), ("NPU361", 7, "flash-attn"),
         ("NPU017", 8, "nvidia-smi"), ("NPU123", 10, "torchrun --nproc_per_node=gpu")}
 
 
@@ -251,7 +251,7 @@ def test_tree_audit_picks_up_project_files_and_honours_excludes(tmp_path, capsys
     (tmp_path / "docs" / "run.sh").write_text("nvidia-smi\n")
     assert main([str(tmp_path), "--no-cache", "--format", "json", "--exclude", "docs"]) == 1
     report = json.loads(capsys.readouterr().out)
-    assert [(f["path"], f["code"]) for f in report["findings"]] == [("requirements.txt", "NPU384")]
+    assert [(f["path"], f["code"]) for f in report["findings"]] == [("requirements.txt", "NPU361")]
 
 
 def test_options_take_their_values_and_slurm_directives_are_read():
@@ -266,6 +266,6 @@ def test_options_take_their_values_and_slurm_directives_are_read():
     got = {(c, ln, s) for c, ln, _, s in found}
     assert ("NPU018", 2, "--gres gpu:8") in got
     assert ("NPU004", 4, "PYTORCH_CUDA_ALLOC_CONF") in got
-    assert not [f for f in found if f[1] == 5 and f[0] == "NPU386"]      # --flash_attn False switches it off
-    assert {("NPU212", 5), ("NPU213", 5), ("NPU386", 6), ("NPU212", 6)} <= {(c, ln) for c, ln, *_ in found}
+    assert not [f for f in found if f[1] == 5 and f[0] == "NPU363"]      # --flash_attn False switches it off
+    assert {("NPU212", 5), ("NPU213", 5), ("NPU363", 6), ("NPU212", 6)} <= {(c, ln) for c, ln, *_ in found}
     assert not [f for f in found if f[1] == 3]
