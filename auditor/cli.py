@@ -68,8 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
     explain = sub.add_parser("explain", help="print a rule's documentation page")
     explain.add_argument("code", help="rule code (NPU001) or name (cuda-tensor-method)")
 
-    rules = sub.add_parser("rules", help="list all rules")
+    rules = sub.add_parser("rules", help="list all rules (or check the rule files with --check)")
     rules.add_argument("--format", choices=("text", "json"), default="text")
+    rules.add_argument("--check", action="store_true",
+                       help="validate every rule file against the schema; print file:line for each problem, exit 1")
 
     ops = sub.add_parser("ops", help="answer from the coverage tables: is this op / API / collective supported?")
     _add_target_flags(ops)
@@ -316,18 +318,25 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def cmd_rules(args: argparse.Namespace) -> int:
     import json
 
-    from auditor.rules import load_rules
+    from auditor.rules import check_rule_files, load_rules
 
+    if args.check:
+        problems = check_rule_files()
+        for line in problems:
+            print(line)
+        print(f"{len(problems)} problem{'s' * (len(problems) != 1)} in the rule files", file=sys.stderr)
+        return EXIT_FINDINGS if problems else EXIT_OK
     rules = load_rules()
     if args.format == "json":
         json.dump([{"code": r.code, "name": r.name, "category": r.category, "severity": r.severity,
-                    "effort": r.effort, "fix": r.fix, "default_on": r.default_on, "summary": r.doc["what"]}
+                    "effort": r.effort, "fix": r.fix, "default_on": r.default_on, "status": r.status,
+                    "summary": r.doc["what"]}
                    for r in rules], sys.stdout, indent=1)
         sys.stdout.write("\n")
         return EXIT_OK
     for r in rules:
         sev = r.severity if isinstance(r.severity, str) else "/".join(f"{k}:{v}" for k, v in r.severity.items())
-        flag = "" if r.default_on else "  (off by default)"
+        flag = f"  ({r.status})" if r.status != "stable" else ("" if r.default_on else "  (off by default)")
         print(f"{r.code}  {r.name:<36} {r.category:<12} {sev:<10} fix={r.fix:<6} {r.doc['what'].splitlines()[0]}{flag}")
     return EXIT_OK
 

@@ -15,10 +15,8 @@ import yaml
 
 from auditor.data import rules_dir
 from auditor.findings import CATEGORIES, EFFORTS, FIX_APPLICABILITY, SEVERITIES
+from auditor.rule_schema import MATCHER_KINDS, STATUSES, schema_errors
 
-MATCHER_KINDS = ("qualname", "method", "attribute", "string", "env", "import", "file", "coverage", "dynamic",
-                 # project files (auditor/project/): dependency pins, shell commands, base images, config settings
-                 "requirement", "command", "image", "setting")
 CODE_RE = re.compile(r"^NPU\d{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 # Code policy (DESIGN.md §3): the hundreds digit says the family of problem.
@@ -70,6 +68,7 @@ class Rule:
     source_note: str | None = None   # where the mapping data came from (script, table)
     extra: dict[str, Any] = field(default_factory=dict)
     example_file: str = "example.py"   # the file name the examples are audited as (project files)
+    status: str = "stable"              # stable | preview (off unless selected) | removed (code kept, never run)
 
     def severity_for(self, product: str, symbol: str | None = None) -> str:
         sev = self.severity
@@ -144,8 +143,12 @@ def _parse_rule(raw: dict[str, Any], family: str, where: str) -> Rule:
         if not doc.get(key):
             raise RuleError(f"{where}: doc needs '{key}'")
     examples = raw.get("examples") or {}
+    status = raw.get("status", "stable")
+    if status not in STATUSES:
+        raise RuleError(f"{where}: status must be one of {STATUSES}")
     known = {"code", "name", "category", "severity", "effort", "fix", "message", "substitution", "match",
-             "when", "symbols", "replace", "doc", "examples", "default_on", "source_note", "extra", "example_file"}
+             "when", "symbols", "replace", "doc", "examples", "default_on", "source_note", "extra", "example_file",
+             "status"}
     unknown = set(raw) - known
     if unknown:
         raise RuleError(f"{where}: unknown keys {sorted(unknown)}")
@@ -155,8 +158,10 @@ def _parse_rule(raw: dict[str, Any], family: str, where: str) -> Rule:
         match=match, when=raw.get("when") or {}, symbols=symbols, replace=raw.get("replace"),
         doc={k: str(v).strip() for k, v in doc.items()},
         examples_flag=_as_tuple(examples.get("flag")), examples_ok=_as_tuple(examples.get("ok")),
-        family=family, default_on=bool(raw.get("default_on", True)), source_note=raw.get("source_note"),
+        family=family, default_on=bool(raw.get("default_on", True)) and status == "stable",
+        source_note=raw.get("source_note"),
         extra=raw.get("extra") or {}, example_file=str(raw.get("example_file") or "example.py"),
+        status=status,
     )
 
 
@@ -174,8 +179,27 @@ def load_rules_from(folder: Path) -> tuple[Rule, ...]:
             if rule.name in seen_names:
                 raise RuleError(f"{path.name}: name {rule.name} already used in {seen_names[rule.name]}")
             seen_codes[rule.code] = seen_names[rule.name] = path.name
-            rules.append(rule)
+            if rule.status != "removed":       # a removed rule keeps its code and name reserved
+                rules.append(rule)
     return tuple(sorted(rules, key=lambda r: r.code))
+
+
+def check_rule_files(folder: Path | None = None) -> list[str]:
+    """Every problem in the catalogue, as `file:line: ...` lines: the strict schema at every level of every
+    file, then what only the loader knows (duplicate codes and names, the code policy)."""
+    folder = folder or rules_dir()
+    problems: list[str] = []
+    for path in sorted(folder.glob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        if path.name == "severity_policy.yaml" or "\nrules:" not in "\n" + text:
+            continue                            # not a rule family
+        problems += schema_errors(text, path.name)
+    if not problems:
+        try:
+            load_rules_from(folder)
+        except RuleError as exc:
+            problems.append(str(exc))
+    return problems
 
 
 @lru_cache(maxsize=None)

@@ -1,0 +1,145 @@
+"""The rule file schema, every level of it: a JSON Schema checked with `jsonschema` when the catalogue
+loads, so a mistyped key anywhere (`when`, `extra`, `examples`, `doc`, a symbol entry, a per-product
+severity) is an error with its file and line, not a silently ignored setting. `audit rules --check` runs it
+on its own. rules/README.md documents the same shape in prose."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+from auditor.findings import CATEGORIES, EFFORTS, FIX_APPLICABILITY, SEVERITIES
+from auditor.target import PRODUCTS
+
+MATCHER_KINDS = ("qualname", "method", "attribute", "string", "env", "import", "file", "coverage", "dynamic",
+                 "callname",
+                 # project files (auditor/project/): dependency pins, shell commands, base images, config settings
+                 "requirement", "command", "image", "setting")
+STATUSES = ("stable", "preview", "removed")
+
+_STRINGS = {"type": "array", "items": {"type": "string"}}
+_STRING_OR_STRINGS = {"anyOf": [{"type": "string"}, _STRINGS]}
+_TEXT = {"type": "string", "minLength": 1}
+_SEVERITY = {"anyOf": [
+    {"enum": list(SEVERITIES)},
+    {"type": "object", "required": ["default"], "additionalProperties": False,
+     "properties": {key: {"enum": list(SEVERITIES)} for key in ("default", *PRODUCTS)}},
+]}
+_ARG = {"type": "object", "additionalProperties": False, "properties": {
+    "pos": {"type": "integer", "minimum": 0}, "kw": {"type": "string"},
+    "values": {"type": "array"}, "within": {"type": "boolean"}}}
+
+RULE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["code", "name", "category", "severity", "effort", "message", "match", "doc"],
+    "properties": {
+        "code": {"type": "string", "pattern": r"^NPU\d{3}$"},
+        "name": {"type": "string", "pattern": r"^[a-z0-9]+(-[a-z0-9]+)*$"},
+        "category": {"enum": list(CATEGORIES)},
+        "severity": _SEVERITY,
+        "effort": {"enum": list(EFFORTS)},
+        "fix": {"enum": list(FIX_APPLICABILITY)},
+        "status": {"enum": list(STATUSES)},
+        "message": _TEXT,
+        "substitution": {"type": ["string", "null"]},
+        "replace": {"type": ["string", "null"]},
+        "default_on": {"type": "boolean"},
+        "source_note": {"type": "string"},
+        "example_file": _TEXT,
+        "match": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "minProperties": 1, "maxProperties": 1, "additionalProperties": False,
+            "properties": {kind: _STRING_OR_STRINGS for kind in MATCHER_KINDS}}},
+        "when": {"type": "object", "additionalProperties": False, "properties": {
+            "arg": _ARG,
+            "missing_arg": {"type": "object", "additionalProperties": False,
+                            "properties": {"pos": {"type": "integer", "minimum": 0}, "kw": {"type": "string"}}},
+            "operand_of": {"type": "string"},
+            "in_loop": {"type": "boolean"}}},
+        "extra": {"type": "object", "additionalProperties": False, "properties": {"stack": {"type": "boolean"}}},
+        "symbols": {"type": "object", "additionalProperties": {"anyOf": [{"type": "null"}, {
+            "type": "object", "additionalProperties": False, "properties": {
+                "substitution": {"type": ["string", "null"]}, "message": {"type": "string"},
+                "severity": _SEVERITY, "fix": {"enum": list(FIX_APPLICABILITY)},
+                "replace": {"type": ["string", "null"]}, "effort": {"enum": list(EFFORTS)}}}]}},
+        "doc": {"type": "object", "additionalProperties": False, "required": ["what", "why", "use_instead"],
+                "properties": {"what": _TEXT, "why": _TEXT, "use_instead": _TEXT}},
+        "examples": {"type": "object", "additionalProperties": False, "properties": {
+            "flag": _STRINGS, "ok": _STRINGS,
+            "fix": {"type": "array", "items": {"type": "object", "additionalProperties": False,
+                                               "required": ["before", "after"],
+                                               "properties": {"before": {"type": "string"},
+                                                              "after": {"type": "string"}}}}}},
+    },
+}
+
+FILE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["rules"],
+    # `x-...` keys hold YAML anchors that rules refer to (`x-package-lookups: &lookups [...]`)
+    "patternProperties": {"^x-": {}},
+    "properties": {"family": {"type": "string"}, "rules": {"type": "array", "items": RULE_SCHEMA}},
+}
+
+
+def _node_at(node: yaml.Node, path, key: bool = False) -> yaml.Node:
+    """The YAML node at a jsonschema error path (keys and list indexes), as deep as the path goes; with
+    key=True the last step names a key, and its key node is returned (where the typo is)."""
+    for i, step in enumerate(path):
+        if isinstance(node, yaml.MappingNode):
+            pair = next(((k, v) for k, v in node.value if k.value == step), None)
+            if pair is None:
+                break
+            if key and i == len(path) - 1:
+                return pair[0]
+            node = pair[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value):
+            node = node.value[step]
+        else:
+            break
+    return node
+
+
+def schema_errors(text: str, filename: str) -> list[str]:
+    """Every schema violation in one rule file, as `file:line: where: what` lines (empty when valid)."""
+    import jsonschema
+
+    try:
+        data = yaml.safe_load(text)
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        return [f"{filename}:{mark.line + 1 if mark else 1}: invalid YAML: {str(exc).splitlines()[0]}"]
+    if data is None:
+        return []
+    validator = jsonschema.Draft202012Validator(FILE_SCHEMA)
+    found = []
+    for err in validator.iter_errors(data):
+        # the deepest failure of an anyOf says what is wrong (`severity: {a2: errror}`), not "is not valid"
+        leaf = min(err.context, key=lambda e: -len(e.absolute_path)) if err.context else err
+        path = list(err.absolute_path) + list(leaf.relative_path if leaf is not err else [])
+        message = leaf.message
+        unknown = leaf.validator == "additionalProperties" and isinstance(leaf.instance, dict)
+        if unknown:
+            allowed = leaf.schema.get("properties", {})
+            patterns = leaf.schema.get("patternProperties", {})
+            extra = [k for k in leaf.instance if k not in allowed and not any(re.match(p, str(k)) for p in patterns)]
+            path.append(extra[0])
+            message = f"unknown key {extra[0]!r}; known: {', '.join(sorted(allowed))}"
+        node = _node_at(root, path, key=unknown) if root is not None else None
+        line = node.start_mark.line + 1 if node is not None else 1
+        # a mistyped key is the cause; the `required` error it also makes is the consequence: list it after
+        found.append((not unknown, line, f"{filename}:{line}: {_describe(data, path)}: {message}"))
+    return [text for *_, text in sorted(found)]
+
+
+def _describe(data: Any, path: list) -> str:
+    """`rules[3] NPU015 when.arg` from an error path."""
+    if len(path) >= 2 and path[0] == "rules" and isinstance(path[1], int):
+        rules = data.get("rules") or []
+        code = rules[path[1]].get("code", "?") if path[1] < len(rules) and isinstance(rules[path[1]], dict) else "?"
+        rest = ".".join(str(p) for p in path[2:])
+        return f"rules[{path[1]}] {code}" + (f" {rest}" if rest else "")
+    return ".".join(str(p) for p in path) or "file"
