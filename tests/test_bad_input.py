@@ -31,7 +31,8 @@ def tree(tmp_path):
 
 
 def _errors_by_path(doc):
-    return {line.split(":", 1)[0]: line for line in doc["errors"]}
+    assert all(set(e) == {"path", "kind", "message", "line"} for e in doc["errors"])
+    return {e["path"]: f'{e["kind"]}: {e["message"]}' for e in doc["errors"]}
 
 
 def test_syntax_error_is_reported_and_others_audited(tree, capsys):

@@ -172,8 +172,9 @@ def test_json_follows_the_contract(project):
     assert [Finding.from_dict(d) for d in doc["findings"]] == report.findings
     by_code = {d["code"]: d for d in doc["findings"]}
     assert by_code["NPU501"]["data"] == {"calls": 96} and "data" not in by_code["NPU001"]
-    assert doc["errors"] == ["train/broken.py:3: syntax: invalid syntax: 'print x'",
-                             "data/blob.py: binary: file contains NUL bytes"]
+    assert doc["errors"] == [
+        {"path": "train/broken.py", "kind": "syntax", "message": "invalid syntax: 'print x'", "line": 3},
+        {"path": "data/blob.py", "kind": "binary", "message": "file contains NUL bytes", "line": None}]
     assert doc["summary"] == report.summary()
     assert doc["summary"]["mechanical_percent"] == 57.1
     assert set(doc["findings"][0]) >= {"code", "name", "category", "severity", "effort", "path", "line", "col",

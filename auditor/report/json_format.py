@@ -14,7 +14,7 @@ def document(report: "Report") -> dict[str, Any]:
     doc: dict[str, Any] = {
         "tool": tool_info(report),
         "findings": [f.to_dict() for f in report.findings],
-        "errors": [e.one_line() for e in report.errors],
+        "errors": [e.to_dict() for e in report.errors],    # {path, kind, message, line}
         "summary": report.summary(),
     }
     if report.sections:
