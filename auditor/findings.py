@@ -69,3 +69,29 @@ def assign_fingerprints(findings: Iterable[Finding]) -> list[Finding]:
 
 def at_or_above(severity: str, level: str) -> bool:
     return SEVERITY_RANK[severity] >= SEVERITY_RANK[level]
+
+
+@dataclass(frozen=True, slots=True)
+class FileError:
+    """A file that could not be read or parsed; it is reported, and the audit goes on."""
+    path: str
+    kind: str        # syntax | encoding | binary | unreadable | too-large | symlink-loop | internal | trace | execute
+    message: str
+    line: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "kind": self.kind, "message": self.message, "line": self.line}
+
+    def one_line(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.kind}: {self.message}"
+
+
+@dataclass
+class FileResult:
+    """What the analysis of one file gives: its findings, or the error that stopped it."""
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    error: FileError | None = None
+    lines: int = 0
+    suppressed: int = 0

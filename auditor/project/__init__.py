@@ -1,5 +1,5 @@
 """Project files beyond Python sources: dependency pins, launch scripts, containers, framework configs,
-notebooks and CUDA sources. Each kind is read by a real parser (packaging, tomllib, PyYAML, json, bashlex,
+notebooks and CUDA sources. Each kind is read by a real parser (packaging, tomllib, PyYAML, json, tree-sitter-bash,
 dockerfile-parse, nbformat); the hits go through the same rule catalogue and Finding type as the Python
 pass (see rules/project.yaml for the matchers `requirement`, `command`, `image` and `setting`)."""
 from __future__ import annotations
@@ -8,7 +8,8 @@ import fnmatch
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from auditor.static.engine import FileResult, StaticEngine
+    from auditor.findings import FileResult
+    from auditor.static.engine import StaticEngine
 
 # (kind, file-name globs): matched against the file name only, lower-cased.
 KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -32,7 +33,7 @@ def project_kind(name: str) -> str | None:
     return None
 
 
-def analyze_project_file(engine: "StaticEngine", data: bytes, rel: str, kind: str) -> "FileResult":
+def analyze_project_file(engine: "StaticEngine", data: bytes, rel: str, kind: str) -> FileResult:
     from auditor.project import configs, dockerfile, notebook, requirements, shell
 
     handler = {

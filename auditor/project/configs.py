@@ -12,10 +12,10 @@ import yaml
 
 from auditor.project.hits import Collector, decode_text, matchers
 from auditor.project.shell import scan_shell
-from auditor.report import FileError
+from auditor.findings import FileError, FileResult
 
 if TYPE_CHECKING:
-    from auditor.static.engine import FileResult, StaticEngine
+    from auditor.static.engine import StaticEngine
 
 # values that are shell scripts: GitHub Actions / GitLab CI steps, compose and Kubernetes commands
 _SHELL_KEYS = {"run", "script", "before_script", "after_script", "script_setup", "command", "entrypoint"}
@@ -60,9 +60,7 @@ def _replaced(value: str, new: str) -> str:
     return f"{new}:{index}" if sep and index.isdigit() and head.lower() == "cuda" else new
 
 
-def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> "FileResult":
-    from auditor.static.engine import FileResult
-
+def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     if len(data) > MAX_CONFIG_BYTES:
         return FileResult(rel, lines=data.count(b"\n"))
     text, error = decode_text(data, rel)

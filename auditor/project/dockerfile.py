@@ -7,11 +7,12 @@ import re
 import shlex
 from typing import TYPE_CHECKING
 
+from auditor.findings import FileResult
 from auditor.project.hits import Collector, decode_text, matchers
 from auditor.project.shell import scan_fragment, scan_shell
 
 if TYPE_CHECKING:
-    from auditor.static.engine import FileResult, StaticEngine
+    from auditor.static.engine import StaticEngine
 
 
 _ARG_REF_RE = re.compile(r"\$\{?(\w+)\}?")
@@ -23,9 +24,7 @@ def _image(value: str) -> str:
     return words[0] if words else ""
 
 
-def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> "FileResult":
-    from auditor.static.engine import FileResult
-
+def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     text, error = decode_text(data, rel)
     if error:
         return FileResult(rel, error=error)

@@ -7,12 +7,11 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from auditor.findings import Finding
-from auditor.report import FileError
+from auditor.findings import FileError, FileResult, Finding
 from auditor.rules import Rule
 
 if TYPE_CHECKING:
-    from auditor.static.engine import FileResult, StaticEngine
+    from auditor.static.engine import StaticEngine
 
 PROJECT_MATCHERS = ("requirement", "command", "image", "setting")
 
@@ -95,8 +94,6 @@ class Collector:
     """Findings of one file, deduplicated, with the inline suppression comment honoured."""
 
     def __init__(self, engine: "StaticEngine", rel: str, text: str) -> None:
-        from auditor.static.engine import FileResult
-
         self.engine = engine
         self.rel = rel
         self.lines = text.splitlines()
@@ -109,18 +106,15 @@ class Collector:
         "text"}); without one the finding is not fixable whatever the rule says."""
         if rule is None:
             return None
-        from auditor.static.engine import suppressed
-        from auditor.static.visitor import RawHit
-
         key = (rule.code, line, col, symbol)
         if key in self._seen:
             return None
         self._seen.add(key)
-        if suppressed(self.lines, line, line, rule.code):
+        if self.engine.is_suppressed(self.lines, line, rule.code):
             self.result.suppressed += 1
             return None
         end = end_col if end_col is not None else col + len(symbol)
-        f = self.engine._finding(RawHit(rule, None, symbol, value=value), self.rel, line, col, line, end)  # type: ignore[arg-type]
+        f = self.engine.finding_for(rule, symbol, self.rel, line, col, end, value=value)
         data = dict(f.data)
         if callable(edit):
             edit = edit(data.get("replace")) if data.get("replace") else None
@@ -142,11 +136,7 @@ class Collector:
         rule = self.engine.compiled.match_env(name)
         if rule is None:
             return
-        from auditor.static.engine import _nearest_detail
-        from auditor.static.visitor import RawHit
-
-        _key, detail, _rest = _nearest_detail(rule, RawHit(rule, None, name))  # type: ignore[arg-type]
-        new = detail.replace if detail and detail.replace else None
+        new = self.engine.replacement_for(rule, name)
         if sets and new and self.sets(new):
             # already ported: the Ascend name is set beside it
             self.add(rule, name, line, col, col + len(name), note=f" (this file sets {new} too)", severity="info")
@@ -157,6 +147,6 @@ class Collector:
         """Does any line of this file set `name` already (`NAME=`, `export NAME=`, `ENV NAME`)?"""
         return any(f"{name}=" in ln or f"ENV {name} " in ln for ln in self.lines)
 
-    def done(self) -> "FileResult":
+    def done(self) -> FileResult:
         self.result.findings.sort(key=Finding.sort_key)
         return self.result

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 from auditor.project.hits import Collector, decode_text
 from auditor.project.shell import scan_shell
-from auditor.report import FileError
+from auditor.findings import FileError, FileResult
 
 if TYPE_CHECKING:
-    from auditor.static.engine import FileResult, StaticEngine
+    from auditor.static.engine import StaticEngine
 
 _SHELL_CELL_MAGICS = ("%%bash", "%%sh", "%%script bash", "%%script sh")
 
@@ -35,9 +35,7 @@ def notebook_code_lines(text: str) -> list[str]:
     return lines
 
 
-def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> "FileResult":
-    from auditor.static.engine import FileResult
-
+def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     text, error = decode_text(data, rel)
     if error:
         return FileResult(rel, error=error)

@@ -12,10 +12,10 @@ import yaml
 from packaging.requirements import InvalidRequirement, Requirement
 
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
-from auditor.report import FileError
+from auditor.findings import FileError, FileResult
 
 if TYPE_CHECKING:
-    from auditor.static.engine import FileResult, StaticEngine
+    from auditor.static.engine import StaticEngine
 
 _OPTION_RE = re.compile(r"^(-i|--index-url|--extra-index-url|-f|--find-links)(?:\s+|=)(\S+)")
 _CUDA_TAG_RE = re.compile(r"\+(cu\d+)")
@@ -68,10 +68,9 @@ def _index(col: Collector, line: int, line_text: str, url: str) -> None:
                 start + 1, start + 1 + len(url))
 
 
-def analyze_requirements_txt(engine: "StaticEngine", data: bytes, rel: str) -> "FileResult":
+def analyze_requirements_txt(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     text, error = decode_text(data, rel)
     if error:
-        from auditor.static.engine import FileResult
         return FileResult(rel, error=error)
     col = Collector(engine, rel, text)
     logical = ""
@@ -122,9 +121,7 @@ def _pyproject_requirements(doc: dict) -> Iterator[str]:
                 yield name
 
 
-def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> "FileResult":
-    from auditor.static.engine import FileResult
-
+def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     text, error = decode_text(data, rel)
     if error:
         return FileResult(rel, error=error)
@@ -150,10 +147,8 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> "FileRes
     return col.done()
 
 
-def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> "FileResult":
+def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     """environment.yml: conda specs (`pytorch-cuda=12.1`, `cudatoolkit`) and the `pip:` sub-list."""
-    from auditor.static.engine import FileResult
-
     text, error = decode_text(data, rel)
     if error:
         return FileResult(rel, error=error)

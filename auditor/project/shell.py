@@ -8,11 +8,12 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterator
 
+from auditor.findings import FileResult
 from auditor.project.hits import Collector, decode_text, matchers
 from auditor.project.requirements import _CUDA_INDEX_RE, requirement_symbols, wheel_symbols
 
 if TYPE_CHECKING:
-    from auditor.static.engine import FileResult, StaticEngine
+    from auditor.static.engine import StaticEngine
 
 # Commands that run the next word as the command (their own options skipped).
 _WRAPPERS = {"sudo", "exec", "time", "nohup", "env", "command", "nice", "srun", "mpirun", "xargs", "stdbuf"}
@@ -273,9 +274,7 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> N
             col.add(m.match_requirement(symbol), symbol, line, c, c + len(w))
 
 
-def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> "FileResult":
-    from auditor.static.engine import FileResult
-
+def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     text, error = decode_text(data, rel)
     if error:
         return FileResult(rel, error=error)

@@ -5,29 +5,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
-from auditor.findings import CATEGORIES, EFFORTS, SEVERITIES, Finding
+from auditor.findings import CATEGORIES, EFFORTS, SEVERITIES, FileError, Finding  # noqa: F401 - FileError re-exported
 from auditor.target import Target
 
 if TYPE_CHECKING:
     from auditor.rules import Rule
 
 FORMATS = ("console", "concise", "json", "sarif", "github", "markdown", "csv")
-
-
-@dataclass(frozen=True, slots=True)
-class FileError:
-    """A file that could not be read or parsed; it is reported, and the audit goes on."""
-    path: str
-    kind: str        # syntax | encoding | binary | unreadable | too-large | symlink-loop | internal | trace | execute
-    message: str
-    line: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "kind": self.kind, "message": self.message, "line": self.line}
-
-    def one_line(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}: {self.kind}: {self.message}"
 
 
 @dataclass

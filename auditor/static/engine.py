@@ -12,16 +12,15 @@ import io
 import re
 import tokenize
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from auditor.findings import Finding
+from auditor.findings import FileError, FileResult, Finding
 from auditor.project import analyze_project_file, project_kind
 from auditor.project.cuda_source import describe, inventory
-from auditor.report import FileError
 from auditor.rules import Rule, SymbolDetail
 from auditor.static.compiled import WORD_RE, CompiledRules
 from auditor.static.context import HOLE, FileContext, build_context
@@ -31,13 +30,6 @@ MAX_FILE_BYTES = 8 * 1024 * 1024
 SUPPRESS_RE = re.compile(r"#\s*npu-audit:\s*ignore(?:\[([A-Za-z0-9_,\s-]*)\])?")
 
 
-@dataclass
-class FileResult:
-    path: str
-    findings: list[Finding] = field(default_factory=list)
-    error: FileError | None = None
-    lines: int = 0
-    suppressed: int = 0
 
 
 def decode_source(data: bytes) -> str:
@@ -366,6 +358,23 @@ class StaticEngine:
             if (m is not None and m[0] is hit.rule) or c.match_env(value) is hit.rule:
                 return value.replace(HOLE, "{…}")
         return None
+
+    # -- for the project-file readers (auditor/project/), which hand the engine what they matched --------
+
+    def finding_for(self, rule: Rule, symbol: str, rel: str, line: int, col: int, end_col: int,
+                    value: str | None = None) -> Finding:
+        """The Finding a match of `rule` on `symbol` makes, with the rule's (or the symbol entry's) text."""
+        return self._finding(RawHit(rule, None, symbol, value=value), rel, line, col, line, end_col)  # type: ignore[arg-type]
+
+    @staticmethod
+    def replacement_for(rule: Rule, name: str) -> str | None:
+        """What `audit fix` writes for `name` (an env var's Ascend twin), from its symbol entry."""
+        _key, detail, _rest = _nearest_detail(rule, RawHit(rule, None, name))  # type: ignore[arg-type]
+        return detail.replace if detail and detail.replace else None
+
+    @staticmethod
+    def is_suppressed(lines: list[str], line: int, code: str) -> bool:
+        return suppressed(lines, line, line, code)
 
     def _finding(self, hit: RawHit, rel: str, line: int, col: int, end_line: int, end_col: int) -> Finding:
         rule = hit.rule
