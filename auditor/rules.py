@@ -16,7 +16,8 @@ import yaml
 from auditor.data import rules_dir
 from auditor.findings import CATEGORIES, EFFORTS, FIX_APPLICABILITY, SEVERITIES
 
-MATCHER_KINDS = ("qualname", "method", "attribute", "string", "env", "import", "file", "coverage", "dynamic")
+MATCHER_KINDS = ("qualname", "method", "attribute", "string", "env", "import", "file", "coverage", "dynamic",
+                 "callname")
 CODE_RE = re.compile(r"^NPU\d{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 # Code policy (DESIGN.md §3): the hundreds digit says the family of problem.
