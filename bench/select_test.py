@@ -53,12 +53,12 @@ def seeded_order(name: str, paths: list[str]) -> list[str]:
     return paths
 
 
-def draw(per: int | None) -> list[tuple[dict, str]]:
+def draw(per: int | None, split: str = "test") -> list[tuple[dict, str]]:
     drawn = []
-    for src in recall.load_sources("test"):
+    for src in recall.load_sources(split):
         root = recall.source_dir(src["name"], src["version"])
         if not root.exists():
-            raise recall.BenchError(f"{root} missing: run `python bench/recall.py --split test fetch`")
+            raise recall.BenchError(f"{root} missing: run `python bench/recall.py --split {split} fetch`")
         order = seeded_order(src["name"], eligible(root))
         drawn += [(src, p) for p in (order if per is None else order[:per])]
     return drawn
@@ -68,9 +68,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--per", type=int, default=PER_CODE_BASE, help="files per code base")
     ap.add_argument("--all", action="store_true", help="every eligible file, in seeded order")
+    ap.add_argument("--split", choices=["test", "fresh"], default="test",
+                    help="which blind split's code bases (same rule for both)")
     args = ap.parse_args(argv)
     try:
-        for src, path in draw(None if args.all else args.per):
+        for src, path in draw(None if args.all else args.per, args.split):
             print(f"{src['name']}\t{src['version']}\t{path}")
     except recall.BenchError as e:
         print(f"select_test.py: {e}", file=sys.stderr)

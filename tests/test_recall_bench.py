@@ -184,7 +184,7 @@ def test_test_split_is_blind_of_dev_and_big_enough():
         assert lf.sha256 and all(ll.text for ll in lf.lines.values()), lf.labels_path.name
 
 
-@pytest.mark.parametrize("split", ["dev", "test"])
+@pytest.mark.parametrize("split", ["dev", "test", "fresh"])
 def test_shipped_labels_match_the_corpus_when_fetched(split):
     labels = shipped(split)
     if not all(lf.corpus_file.exists() for lf in labels):
@@ -201,14 +201,23 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
     assert r["per_category"]["device"]["found"] == 1
 
 
-def test_test_split_files_are_exactly_the_ones_the_selection_rule_draws():
+def test_fresh_split_uses_code_bases_no_other_split_uses():
+    labels = shipped("fresh")
+    used = {s["name"] for split in ("dev", "test") for s in recall.load_sources(split)}
+    assert len({lf.package for lf in labels}) >= 6
+    assert not {lf.package for lf in labels} & used
+    assert all(lf.sha256 and all(ll.text for ll in lf.lines.values()) for lf in labels)
+
+
+@pytest.mark.parametrize("split", ["test", "fresh"])
+def test_blind_split_files_are_exactly_the_ones_the_selection_rule_draws(split):
     """bench/select_test.py applied to the pinned archives gives the labelled files, no more, no fewer."""
     spec = importlib.util.spec_from_file_location("select_test", REPO / "bench" / "select_test.py")
     select_test = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(select_test)
-    labels = shipped("test")
+    labels = shipped(split)
     if not all(lf.corpus_file.exists() for lf in labels):
-        pytest.skip("test corpus not fetched (python bench/recall.py --split test fetch)")
+        pytest.skip(f"{split} corpus not fetched (python bench/recall.py --split {split} fetch)")
     per = max(sum(1 for lf in labels if lf.package == name) for name in {lf.package for lf in labels})
-    drawn = {(src["name"], path) for src, path in select_test.draw(per)}
+    drawn = {(src["name"], path) for src, path in select_test.draw(per, split)}
     assert drawn == {(lf.package, lf.path) for lf in labels}
