@@ -102,10 +102,13 @@ def test_xformers_and_sdpa_switches():
 
 
 def test_attention_words_in_strings_and_docs_are_quiet():
-    assert audit('''\
+    found = audit('''\
         ATTN_IMPL = "flash_attention_2"  # a transformers setting, checked by the model loader
         def f(cfg):
             """Set use_flash_attn=True to call flash_attn.flash_attn_func."""
             if cfg.use_flash_attn:
                 warnings.warn("flash_attn_varlen_func needs cu_seqlens")
-    ''') == {}
+    ''')
+    # the setting itself is one info finding (NPU386: transformers runs it through torch_npu on Ascend)
+    assert [(f.code, f.severity) for f in found.pop(1)] == [("NPU386", "info")]
+    assert found == {}
