@@ -161,8 +161,10 @@ def test_code_inside_a_message_fstring_is_still_code():
         fabric.print(f"Memory used: {torch.cuda.max_memory_allocated() / 1e9:.02f} GB", file=sys.stderr)
         print(f"moving the model to cuda with nccl")
         raise RuntimeError(f"CUDA OOM on {torch.cuda.get_device_name()}: lower --gpu-memory-utilization")
+        raise ImportError(f"Transformer Engine >= 1.9 required, but your version is {get_te_version()}.")
         ''')
     assert cats(found, 3) == ["device"]
+    assert 6 not in found                               # a helper named in a message is not a feature check
     assert 4 not in found                               # the text of a message is for humans
     assert [f.symbol for f in found[5]] == ["torch.cuda.get_device_name"]
 

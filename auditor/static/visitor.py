@@ -402,6 +402,8 @@ class MatchVisitor(cst.CSTVisitor):
     def _match_callname(self, func: cst.CSTNode, call: cst.Call) -> bool:
         """`is_flash_attn_2_available()`, `utils.has_cuda_capability(9, 0)`: every rule for the callee's
         last name whose condition holds reports (one line may answer a device and a precision question)."""
+        if self._in_message:
+            return False      # `f"... your version is {get_te_version()}"`: not a feature check
         last = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
         fired = False
         for rule in self.c.callnames.get(last, ()) if last else ():
