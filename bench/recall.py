@@ -42,7 +42,9 @@ BENCH = Path(__file__).resolve().parent
 # dev: the files the rules were written and tuned on; test: a blind split drawn by the rule in
 # bench/corpus_test/SELECTION.md (bench/select_test.py) and labelled before any rule change for it.
 # fresh: a second blind sample (bench/corpus_fresh/SELECTION.md) drawn after the rules were tuned on test.
-SPLITS = {"dev": BENCH / "corpus", "test": BENCH / "corpus_test", "fresh": BENCH / "corpus_fresh"}
+# fresh2: a third, drawn after the rules were tuned on test and fresh (bench/corpus_fresh2/SELECTION.md).
+SPLITS = {"dev": BENCH / "corpus", "test": BENCH / "corpus_test", "fresh": BENCH / "corpus_fresh",
+          "fresh2": BENCH / "corpus_fresh2"}
 CORPUS_DIR = BENCH / "_corpus"
 ARCHIVES_DIR = CORPUS_DIR / "_archives"
 
@@ -479,8 +481,8 @@ def print_summary(results: dict[str, dict]) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="bench/recall.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--split", choices=[*SPLITS, "all"], default="all",
-                    help="dev (bench/corpus), test (bench/corpus_test), fresh (bench/corpus_fresh) or "
-                         "all (default: every split, each scored separately)")
+                    help="dev (bench/corpus), test (bench/corpus_test), fresh / fresh2 (bench/corpus_fresh*) "
+                         "or all (default: every split, each scored separately)")
     sub = ap.add_subparsers(dest="cmd", required=True)
     f = sub.add_parser("fetch", help="download and unpack the pinned releases")
     f.add_argument("--force", action="store_true", help="unpack again even if present")

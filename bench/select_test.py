@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--per", type=int, default=PER_CODE_BASE, help="files per code base")
     ap.add_argument("--all", action="store_true", help="every eligible file, in seeded order")
-    ap.add_argument("--split", choices=["test", "fresh"], default="test",
+    ap.add_argument("--split", choices=["test", "fresh", "fresh2"], default="test",
                     help="which blind split's code bases (same rule for both)")
     args = ap.parse_args(argv)
     try:

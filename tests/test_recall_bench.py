@@ -184,7 +184,7 @@ def test_test_split_is_blind_of_dev_and_big_enough():
         assert lf.sha256 and all(ll.text for ll in lf.lines.values()), lf.labels_path.name
 
 
-@pytest.mark.parametrize("split", ["dev", "test", "fresh"])
+@pytest.mark.parametrize("split", ["dev", "test", "fresh", "fresh2"])
 def test_shipped_labels_match_the_corpus_when_fetched(split):
     labels = shipped(split)
     if not all(lf.corpus_file.exists() for lf in labels):
@@ -201,15 +201,16 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
     assert r["per_category"]["device"]["found"] == 1
 
 
-def test_fresh_split_uses_code_bases_no_other_split_uses():
-    labels = shipped("fresh")
-    used = {s["name"] for split in ("dev", "test") for s in recall.load_sources(split)}
-    assert len({lf.package for lf in labels}) >= 6
+@pytest.mark.parametrize("split", ["fresh", "fresh2"])
+def test_fresh_splits_use_code_bases_no_other_split_uses(split):
+    labels = shipped(split)
+    used = {s["name"] for other in recall.SPLITS if other != split for s in recall.load_sources(other)}
+    assert len({lf.package for lf in labels}) >= 5
     assert not {lf.package for lf in labels} & used
     assert all(lf.sha256 and all(ll.text for ll in lf.lines.values()) for lf in labels)
 
 
-@pytest.mark.parametrize("split", ["test", "fresh"])
+@pytest.mark.parametrize("split", ["test", "fresh", "fresh2"])
 def test_blind_split_files_are_exactly_the_ones_the_selection_rule_draws(split):
     """bench/select_test.py applied to the pinned archives gives the labelled files, no more, no fewer."""
     spec = importlib.util.spec_from_file_location("select_test", REPO / "bench" / "select_test.py")
