@@ -196,3 +196,18 @@ def test_torch_c_binding_names_exist_in_torch_sources():
     text += (Path(torch.__file__).parent / "_C" / "__init__.pyi").read_text(errors="replace")
     missing = [n for n in names if not re.search(r"\b" + re.escape(n) + r"\b", text)]
     assert missing == []
+
+
+def test_the_condition_of_a_skip_helper_is_code_and_its_reason_is_text():
+    found = audit('''\
+        import unittest
+        import torch
+
+        torch_device = "cpu"
+        skip = unittest.skipUnless(torch_device == "cuda", "test requires CUDA")
+        skip2 = unittest.skipIf(not torch.cuda.is_available(), "cuda tests need a GPU")
+        note = unittest.skip("requires cuda and nccl")
+        ''')
+    assert cats(found, 5) == ["device"]
+    assert cats(found, 6) == ["device"]
+    assert 7 not in found
