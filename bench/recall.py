@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Recall bench for the rule catalogue: real code bases, hand-labelled lines, one score table.
 
-    python bench/recall.py fetch            download the pinned releases (bench/corpus/sources.json)
+    python bench/recall.py [--split dev|test|all] CMD
+                                            dev = bench/corpus (the files the rules were written
+                                            and tuned on), test = bench/corpus_test (a blind split,
+                                            see its SELECTION.md); default all: each scored separately
+    python bench/recall.py fetch            download the pinned releases (<split>/sources.json)
                                             into bench/_corpus/ and unpack them
     python bench/recall.py check            verify every labels file against the unpacked corpus
                                             (file sha256 and the text of each labelled line)
@@ -35,8 +39,12 @@ from pathlib import Path
 import yaml
 
 BENCH = Path(__file__).resolve().parent
-SOURCES_FILE = BENCH / "corpus" / "sources.json"
-LABELS_DIR = BENCH / "corpus" / "labels"
+# dev: the files the rules were written and tuned on; test: a blind split drawn by the rule in
+# bench/corpus_test/SELECTION.md (bench/select_test.py) and labelled before any rule change for it.
+# fresh: a second blind sample (bench/corpus_fresh/SELECTION.md) drawn after the rules were tuned on test.
+# fresh2: a third, drawn after the rules were tuned on test and fresh (bench/corpus_fresh2/SELECTION.md).
+SPLITS = {"dev": BENCH / "corpus", "test": BENCH / "corpus_test", "fresh": BENCH / "corpus_fresh",
+          "fresh2": BENCH / "corpus_fresh2"}
 CORPUS_DIR = BENCH / "_corpus"
 ARCHIVES_DIR = CORPUS_DIR / "_archives"
 
@@ -53,11 +61,16 @@ class BenchError(Exception):
 # --------------------------------------------------------------------------- corpus
 
 
-def load_sources() -> list[dict]:
+def load_sources(split: str) -> list[dict]:
+    sources_file = SPLITS[split] / "sources.json"
     try:
-        return json.loads(SOURCES_FILE.read_text())["sources"]
+        return json.loads(sources_file.read_text())["sources"]
     except (OSError, ValueError, KeyError) as e:
-        raise BenchError(f"cannot read {SOURCES_FILE}: {e}") from e
+        raise BenchError(f"cannot read {sources_file}: {e}") from e
+
+
+def chosen_splits(args: argparse.Namespace) -> list[str]:
+    return list(SPLITS) if args.split == "all" else [args.split]
 
 
 def source_dir(name: str, version: str) -> Path:
@@ -87,7 +100,7 @@ def unpack(archive: Path, dest: Path) -> None:
 
 def cmd_fetch(args: argparse.Namespace) -> int:
     ARCHIVES_DIR.mkdir(parents=True, exist_ok=True)
-    for src in load_sources():
+    for src in [s for split in chosen_splits(args) for s in load_sources(split)]:
         name, version, archive_name = src["name"], src["version"], src["archive"]
         archive = ARCHIVES_DIR / archive_name
         if not archive.exists():
@@ -172,10 +185,11 @@ def parse_labels(path: Path) -> LabelledFile:
     return lf
 
 
-def load_all_labels() -> list[LabelledFile]:
-    files = sorted(LABELS_DIR.glob("*.yaml"))
+def load_all_labels(split: str) -> list[LabelledFile]:
+    labels_dir = SPLITS[split] / "labels"
+    files = sorted(labels_dir.glob("*.yaml"))
     if not files:
-        raise BenchError(f"no labels files in {LABELS_DIR}")
+        raise BenchError(f"no labels files in {labels_dir}")
     return [parse_labels(p) for p in files]
 
 
@@ -198,15 +212,18 @@ def check_against_corpus(lf: LabelledFile) -> list[str]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    labels = load_all_labels()
-    problems = [p for lf in labels for p in check_against_corpus(lf)]
-    for p in problems:
-        print(p)
-    n_lines = sum(len(lf.lines) for lf in labels)
-    packages = {lf.package for lf in labels}
-    print(f"{len(labels)} files from {len(packages)} code bases, {n_lines} labelled lines, "
-          f"{len(problems)} problems")
-    return 2 if problems else 0
+    status = 0
+    for split in chosen_splits(args):
+        labels = load_all_labels(split)
+        problems = [p for lf in labels for p in check_against_corpus(lf)]
+        for p in problems:
+            print(p)
+        n_lines = sum(len(lf.lines) for lf in labels)
+        packages = {lf.package for lf in labels}
+        print(f"{split}: {len(labels)} files from {len(packages)} code bases, {n_lines} labelled "
+              f"lines, {len(problems)} problems")
+        status = 2 if problems else status
+    return status
 
 
 def cmd_fill(args: argparse.Namespace) -> int:
@@ -342,8 +359,9 @@ def add_texts(result: dict, labels: list[LabelledFile]) -> None:
         u["text"] = lines[u["line"] - 1].strip() if 0 < u["line"] <= len(lines) else ""
 
 
-def print_table(r: dict) -> None:
-    print(f"recall bench: {r['files']} files from {r['code_bases']} code bases")
+def print_table(r: dict, split: str = "") -> None:
+    print(f"recall bench{' [' + split + ' split]' if split else ''}: {r['files']} files from "
+          f"{r['code_bases']} code bases")
     print(f"{'category':<12} {'labelled':>8} {'found':>6} {'recall':>7} {'right cat':>9} {'recall':>7}")
     for c, row in [*r["per_category"].items(), ("TOTAL", r["total"])]:
         print(f"{c:<12} {row['labelled']:>8} {row['found']:>6} {fmt_pct(row['recall']):>7} "
@@ -411,31 +429,60 @@ def default_audit_cmd() -> list[str]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    labels = load_all_labels()
-    problems = [p for lf in labels for p in check_against_corpus(lf)]
-    if problems:
-        raise BenchError("the labels do not match the corpus:\n  " + "\n  ".join(problems))
-    if args.findings:
-        try:
-            doc = json.loads(Path(args.findings).read_text())
-        except (OSError, ValueError) as e:
-            raise BenchError(f"cannot read findings {args.findings}: {e}") from e
-    else:
-        audit_cmd = args.audit.split() if args.audit else default_audit_cmd()
-        extra = [a for a in args.audit_args if a != "--"]
-        doc = run_audit(labels, audit_cmd, extra)
-    result = score(labels, doc)
-    add_texts(result, labels)
+    results = {}
+    for split in chosen_splits(args):
+        labels = load_all_labels(split)
+        problems = [p for lf in labels for p in check_against_corpus(lf)]
+        if problems:
+            raise BenchError(f"the {split} labels do not match the corpus:\n  "
+                             + "\n  ".join(problems))
+        if args.findings:
+            try:
+                doc = json.loads(Path(args.findings).read_text())
+            except (OSError, ValueError) as e:
+                raise BenchError(f"cannot read findings {args.findings}: {e}") from e
+        else:
+            audit_cmd = args.audit.split() if args.audit else default_audit_cmd()
+            extra = [a for a in args.audit_args if a != "--"]
+            doc = run_audit(labels, audit_cmd, extra)
+        results[split] = score(labels, doc)
+        add_texts(results[split], labels)
     if args.json:
-        json.dump(result, sys.stdout, indent=2)
+        json.dump(results, sys.stdout, indent=2)
         print()
-    else:
-        print_table(result)
+        return 0
+    for i, (split, result) in enumerate(results.items()):
+        if i:
+            print("\n" + "=" * 78 + "\n")
+        print_table(result, split)
+    if len(results) > 1:
+        print_summary(results)
     return 0
+
+
+def print_summary(results: dict[str, dict]) -> None:
+    """Recall per category, one column per split, side by side."""
+    names = list(results)
+    print("\n" + "=" * 78)
+    print("summary: recall (any category) / recall in the right category")
+    print(f"{'category':<12} " + " ".join(f"{n:>24}" for n in names))
+    for c in [*CATEGORIES, "TOTAL"]:
+        cells = []
+        for n in names:
+            row = results[n]["total"] if c == "TOTAL" else results[n]["per_category"][c]
+            cells.append(f"{row['found']:>3}/{row['labelled']:<3} {fmt_pct(row['recall'])} "
+                         f"{fmt_pct(row['recall_right_category'])}")
+        print(f"{c:<12} " + " ".join(f"{x:>24}" for x in cells))
+    cells = [f"{len(results[n]['false_hits'])}/{results[n]['must_not_flag_lines']} flagged "
+             f"{fmt_pct(results[n]['false_hit_rate'])}" for n in names]
+    print(f"{'none lines':<12} " + " ".join(f"{x:>24}" for x in cells))
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="bench/recall.py", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--split", choices=[*SPLITS, "all"], default="all",
+                    help="dev (bench/corpus), test (bench/corpus_test), fresh / fresh2 (bench/corpus_fresh*) "
+                         "or all (default: every split, each scored separately)")
     sub = ap.add_subparsers(dest="cmd", required=True)
     f = sub.add_parser("fetch", help="download and unpack the pinned releases")
     f.add_argument("--force", action="store_true", help="unpack again even if present")

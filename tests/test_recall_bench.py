@@ -64,17 +64,17 @@ def bench(tmp_path, monkeypatch):
     src = corpus / "open-clip-torch-3.3.0" / "open_clip_train" / "precision.py"
     src.parent.mkdir(parents=True)
     src.write_text(SNIPPET)
-    labels_dir = tmp_path / "labels"
-    labels_dir.mkdir()
+    labels_dir = tmp_path / "split" / "labels"
+    labels_dir.mkdir(parents=True)
     doc = dict(LABELS, sha256=recall.sha256_of(src))
     (labels_dir / "open-clip-torch__open_clip_train__precision.py.yaml").write_text(yaml.safe_dump(doc))
     monkeypatch.setattr(recall, "CORPUS_DIR", corpus)
-    monkeypatch.setattr(recall, "LABELS_DIR", labels_dir)
+    monkeypatch.setattr(recall, "SPLITS", {"dev": labels_dir.parent})
     return tmp_path
 
 
 def test_score_counts_recall_right_category_false_hits_and_unlabelled(bench):
-    labels = recall.load_all_labels()
+    labels = recall.load_all_labels("dev")
     doc = {"findings": [
         finding(6, "device"),
         finding(7, "device", "NPU002"),             # a comment flagged: false hit
@@ -109,7 +109,7 @@ def test_run_with_findings_file_prints_table_and_json(bench, capsys):
     assert f"{KEY}:3: NPU001 (precision): from functools import partial" in out
 
     assert recall.main(["run", "--findings", str(findings), "--json"]) == 0
-    result = json.loads(capsys.readouterr().out)
+    result = json.loads(capsys.readouterr().out)["dev"]
     assert result["per_category"]["device"]["found"] == 1
     assert result["unlabelled_flagged"][0]["text"] == "from functools import partial"
 
@@ -153,31 +153,72 @@ def test_audit_output_without_findings_is_rejected(bench, capsys):
     assert "'findings' list" in capsys.readouterr().err
 
 
+def shipped(split):
+    return [recall.parse_labels(p) for p in sorted((recall.SPLITS[split] / "labels").glob("*.yaml"))]
+
+
 def test_shipped_labels_are_well_formed_and_cover_the_brief():
     """The committed ground truth: >= 20 files, >= 6 code bases, every static category labelled."""
-    labels = [recall.parse_labels(p) for p in sorted(recall.LABELS_DIR.glob("*.yaml"))]
+    labels = shipped("dev")
     assert len(labels) >= 20
     assert len({lf.package for lf in labels}) >= 6
     cats = {c for lf in labels for ll in lf.lines.values() for c in ll.categories}
     assert cats == set(recall.CATEGORIES)
     assert sum(1 for lf in labels for ll in lf.lines.values() if not ll.categories) >= 100
-    sources = {(s["name"], s["version"]) for s in recall.load_sources()}
+    sources = {(s["name"], s["version"]) for s in recall.load_sources("dev")}
     for lf in labels:
         assert (lf.package, lf.version) in sources, lf.labels_path.name
         assert lf.sha256 and all(ll.text for ll in lf.lines.values()), lf.labels_path.name
 
 
-def test_shipped_labels_match_the_corpus_when_fetched():
-    labels = [recall.parse_labels(p) for p in sorted(recall.LABELS_DIR.glob("*.yaml"))]
+def test_test_split_is_blind_of_dev_and_big_enough():
+    """The test split: >= 10 code bases the dev set does not use, >= 200 labelled lines."""
+    labels = shipped("test")
+    dev_bases = {s["name"] for s in recall.load_sources("dev")}
+    test_sources = {(s["name"], s["version"]) for s in recall.load_sources("test")}
+    assert len({lf.package for lf in labels}) >= 10
+    assert not {lf.package for lf in labels} & dev_bases
+    assert sum(len(lf.lines) for lf in labels) >= 200
+    for lf in labels:
+        assert (lf.package, lf.version) in test_sources, lf.labels_path.name
+        assert lf.sha256 and all(ll.text for ll in lf.lines.values()), lf.labels_path.name
+
+
+@pytest.mark.parametrize("split", ["dev", "test", "fresh", "fresh2"])
+def test_shipped_labels_match_the_corpus_when_fetched(split):
+    labels = shipped(split)
     if not all(lf.corpus_file.exists() for lf in labels):
         pytest.skip("corpus not fetched (python bench/recall.py fetch)")
     assert [p for lf in labels for p in recall.check_against_corpus(lf)] == []
 
 
 def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
-    labels = recall.load_all_labels()
+    labels = recall.load_all_labels("dev")
     doc = {"findings": [finding(9, "precision", path="/tmp/elsewhere/" + KEY),
                         finding(6, "device", path="./" + KEY)]}
     r = recall.score(labels, doc)
     assert r["per_category"]["precision"]["found"] == 1
     assert r["per_category"]["device"]["found"] == 1
+
+
+@pytest.mark.parametrize("split", ["fresh", "fresh2"])
+def test_fresh_splits_use_code_bases_no_other_split_uses(split):
+    labels = shipped(split)
+    used = {s["name"] for other in recall.SPLITS if other != split for s in recall.load_sources(other)}
+    assert len({lf.package for lf in labels}) >= 5
+    assert not {lf.package for lf in labels} & used
+    assert all(lf.sha256 and all(ll.text for ll in lf.lines.values()) for lf in labels)
+
+
+@pytest.mark.parametrize("split", ["test", "fresh", "fresh2"])
+def test_blind_split_files_are_exactly_the_ones_the_selection_rule_draws(split):
+    """bench/select_test.py applied to the pinned archives gives the labelled files, no more, no fewer."""
+    spec = importlib.util.spec_from_file_location("select_test", REPO / "bench" / "select_test.py")
+    select_test = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(select_test)
+    labels = shipped(split)
+    if not all(lf.corpus_file.exists() for lf in labels):
+        pytest.skip(f"{split} corpus not fetched (python bench/recall.py --split {split} fetch)")
+    per = max(sum(1 for lf in labels if lf.package == name) for name in {lf.package for lf in labels})
+    drawn = {(src["name"], path) for src, path in select_test.draw(per, split)}
+    assert drawn == {(lf.package, lf.path) for lf in labels}

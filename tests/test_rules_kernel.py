@@ -41,7 +41,7 @@ def test_jit_load_is_unsupported_on_ascend():
 
         mod = cpp_ext.load_inline("inline_ext", cpp_sources=cpp_src, functions=["fwd"])
     ''')
-    assert codes(found) == {1: ["NPU370"], 5: ["NPU370"], 7: ["NPU370"]}
+    assert codes(found) == {1: ["NPU370"], 2: ["NPU388"], 5: ["NPU370"], 7: ["NPU370"]}
     assert "unsupported on Ascend" in found[5][0].substitution
     assert "cpp_sources" in found[7][0].substitution
 

@@ -56,6 +56,9 @@ class CompiledRules:
     segments: dict[str, Rule] = field(default_factory=dict)   # '*.triton.*': any package path through 'triton'
     methods: dict[str, list[Rule]] = field(default_factory=dict)
     attributes: dict[str, list[Rule]] = field(default_factory=dict)
+    # `callname: [is_flash_attn_2_available]`: a call whose callee's last name is this, wherever it was
+    # defined or imported from (feature-detection helpers live in every project); all its rules report
+    callnames: dict[str, list[Rule]] = field(default_factory=dict)
     strings: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
     env_exact: dict[str, list[Rule]] = field(default_factory=dict)
     env_prefixes: list[tuple[str, Rule]] = field(default_factory=list)
@@ -96,6 +99,9 @@ class CompiledRules:
                         words.add(v)
                     elif kind == "attribute":
                         c.attributes.setdefault(v, []).append(rule)
+                        words.add(v)
+                    elif kind == "callname":
+                        c.callnames.setdefault(v, []).append(rule)
                         words.add(v)
                     elif kind == "string":
                         c.strings.append((_pattern_regex(v), v, rule))

@@ -2,6 +2,7 @@
 imports and aliases), method or attribute name, folded string value, or environment variable name."""
 from __future__ import annotations
 
+import fnmatch
 import re
 from dataclasses import dataclass
 
@@ -225,7 +226,7 @@ class MatchVisitor(cst.CSTVisitor):
             values = self._arg_values(arg.value)
             if cond.get("within"):
                 values = values | self._names_within(arg.value)
-            if wanted and not (values & wanted):
+            if wanted and not _any_value_matches(values, wanted):
                 return False
         return True
 
@@ -369,6 +370,9 @@ class MatchVisitor(cst.CSTVisitor):
         qual = self._qual(func)
         if qual is not None and self._match_reference(func, qual, node):
             pass                      # a resolved chain holds no other code to visit
+        elif self.c.callnames and self._match_callname(func, node):
+            if isinstance(func, cst.Attribute):
+                func.value.visit(self)
         elif isinstance(func, cst.Attribute) and func.attr.value in self.c.methods:
             rule = self.c.methods[func.attr.value][0]
             if self._when_ok(rule, node):
@@ -388,12 +392,27 @@ class MatchVisitor(cst.CSTVisitor):
             if not message and isinstance(value, cst.Name) and value.value in self.ctx.constants \
                     and value.value not in self.ctx.aliases:
                 self._match_values(value, self.ctx.constants[value.value], via=value.value)
-            if message:
+            # `skipUnless(device == "cuda", "needs CUDA")`: the condition of a skip/assert helper is code
+            text = message and not isinstance(value, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation))
+            if text:
                 self._in_message += 1
             arg.visit(self)
-            if message:
+            if text:
                 self._in_message -= 1
         return False
+
+    def _match_callname(self, func: cst.CSTNode, call: cst.Call) -> bool:
+        """`is_flash_attn_2_available()`, `utils.has_cuda_capability(9, 0)`: every rule for the callee's
+        last name whose condition holds reports (one line may answer a device and a precision question)."""
+        if self._in_message:
+            return False      # `f"... your version is {get_te_version()}"`: not a feature check
+        last = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+        fired = False
+        for rule in self.c.callnames.get(last, ()) if last else ():
+            if self._when_ok(rule, call):
+                self._hit(rule, func, last, end_node=call)
+                fired = True
+        return fired
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         if id(node) in self._handled:
@@ -434,9 +453,8 @@ class MatchVisitor(cst.CSTVisitor):
         return True
 
     def _visit_string(self, node: cst.BaseExpression) -> bool:
-        if self._in_message:
-            return False
-        values = self.fold(node)
+        # in a message the text is for humans, but `{torch.cuda.max_memory_allocated()}` inside it still runs
+        values = None if self._in_message else self.fold(node)
         if values:
             self._match_values(node, values)
         if isinstance(node, cst.FormattedString):
@@ -477,6 +495,15 @@ class MatchVisitor(cst.CSTVisitor):
 
 
 _STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+
+
+def _any_value_matches(values: set[str], wanted: set[str]) -> bool:
+    """`when: {arg: {values: [...]}}`: exact values, or glob patterns (`"bitsandbytes*"` for the requirement
+    string `"bitsandbytes != 0.42.0"`)."""
+    if values & wanted:
+        return True
+    patterns = [w for w in wanted if "*" in w or "[" in w]
+    return any(fnmatch.fnmatchcase(v, p) for v in values for p in patterns)
 
 
 def _stringy(node: cst.CSTNode) -> bool:
