@@ -247,7 +247,7 @@ def evaluate(layout: Layout, facts: ModelFacts, cluster: Cluster, A: dict) -> di
     return {
         "dp": dp, "tp": tp, "pp": pp, "cp": cp, "ep": ep, "zero": zero, "recompute": layout.recompute,
         "micro_batch": mb, "virtual_stages": v, "micro_batches": m,
-        "memory_gib": {k: round(val / GIB, 3) for k, val in worst.items()},
+        "memory_gib": {k: round(val / GIB, 4) for k, val in worst.items()},
         "capacity_gib": round(capacity, 2), "fits": fits,
         "comm_gib_per_step": {k: round(val / GIB, 3) for k, val in comm.items()},
         "links": links,
