@@ -6,14 +6,14 @@ figures from op_tables/clusters/clusters.yaml; everything assumed from auditor/p
 """
 from __future__ import annotations
 
+import copy
 import importlib.util
-import json
 from pathlib import Path
 
 from auditor.plan.clusters import ClusterError, list_clusters, load_assumptions, resolve
 from auditor.plan.layouts import Layout, LayoutError, check, evaluate, parse_layout, search
 from auditor.plan.model import ArchError, arch_from_config, model_facts
-from auditor.plan.report import clusters_text, emit, walls
+from auditor.plan.report import clusters_text, emit, emit_many, walls
 
 
 class PlanError(Exception):
@@ -88,12 +88,12 @@ def build_report(args) -> dict:
     if seq < 1 or gb < 1:
         raise PlanError("--seq-len and --global-batch must be positive")
     facts = model_facts(arch, seq, gb)
-    measured = _measure(args, arch, seq, notes)
     fixed = parse_layout(args.layout) if args.layout else {}
     if args.micro_batch:
         fixed.setdefault("micro_batch", args.micro_batch)
     target = resolve(args.cluster, A, args.dtype)
     clusters = [target] + ([resolve(args.compare, A, args.dtype)] if args.compare else [])
+    measured = _measure(args, arch, seq, notes)   # last: every flag is checked before the trace runs
     runs = []
     for cluster in clusters:
         if fixed and all(k in fixed for k in ("tp", "pp")) and "dp" in fixed:
@@ -193,10 +193,18 @@ def run(args, stream) -> int:
             return 0
         if not args.cluster:
             raise PlanError("give --cluster NAME[:DEVICES] (`audit plan --clusters` lists them)")
-        report = build_report(args)
+        configs = list(args.hf_config or [])
+        reports = []
+        for config in configs or [None]:
+            one = copy.copy(args)
+            one.hf_config = config
+            reports.append(build_report(one))
     except (ClusterError, LayoutError) as exc:
         raise PlanError(str(exc)) from None
-    emit(report, args.format, stream)
+    if len(reports) == 1:
+        emit(reports[0], args.format, stream)
+    else:
+        emit_many(reports, args.format, stream)
     return 0
 
 

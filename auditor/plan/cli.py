@@ -11,8 +11,9 @@ from auditor.plan.report import FORMATS
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("path", nargs="?", type=Path, metavar="PATH",
                    help="a Python file with an audit_entry() function (facts are measured on fake tensors)")
-    p.add_argument("--hf-config", type=Path, metavar="CONFIG_JSON", help="a transformers config.json (closed forms "
-                   "for every layout, plus a measured trace of 1 and 2 layers scaled to the full depth)")
+    p.add_argument("--hf-config", type=Path, action="append", metavar="CONFIG_JSON",
+                   help="a transformers config.json (closed forms for every layout, plus a measured trace of 1 and 2 "
+                        "layers scaled to the full depth); repeat it to plan several models side by side")
     p.add_argument("--entry", metavar="NAME", help="entry function (default audit_entry) or module:callable")
     p.add_argument("--seq-len", type=int, default=4096, metavar="TOKENS", help="sequence length (default 4096)")
     p.add_argument("--global-batch", type=int, default=1024, metavar="SEQUENCES",

@@ -201,7 +201,10 @@ def evaluate(layout: Layout, facts: ModelFacts, cluster: Cluster, A: dict) -> di
     comm["pp"] = 2 * m * v * act_bytes / tp if pp > 1 else 0.0
     grad_ne = first_ne * bpp["grads"]
     grad_e = stage_exp * bpp["grads"]
-    k_dp = 3 if zero >= 3 else 2
+    # ZeRO 0-2: one all-reduce (= reduce-scatter + all-gather) of the gradients per step, after the last
+    # micro-batch. ZeRO-3 / FSDP: parameters all-gathered for every micro-batch's forward and backward and
+    # gradients reduce-scattered after each backward: 3 passes per micro-batch.
+    k_dp = 3 * m if zero >= 3 else 2
     comm["dp"] = (k_dp * (g_ne - 1) / g_ne * grad_ne if g_ne > 1 else 0.0) + \
                  (k_dp * (g_e - 1) / g_e * grad_e if g_e > 1 else 0.0)
     times: dict[str, float] = {}

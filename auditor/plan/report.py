@@ -47,8 +47,9 @@ def walls(report: dict) -> list[str]:
     for key, rows in shares.items():
         if max(share for _, share in rows) < 0.05:
             continue
-        text = ", ".join(f"{share * 100:.0f} % on {where}" for where, share in rows)
-        out.append(f"{WALL_NAMES[key]}: {text} of the step")
+        text = ", ".join(f"{share * 100:.0f} % of the step on {where}" if i == 0 else f"{share * 100:.0f} % on {where}"
+                         for i, (where, share) in enumerate(rows))
+        out.append(f"{WALL_NAMES[key]} take {text}")
     return out
 
 
@@ -60,6 +61,46 @@ def emit(report: dict, fmt: str, stream: TextIO) -> None:
         stream.write(markdown(report))
     else:
         stream.write(console(report))
+
+
+def summary_rows(reports: list[dict]) -> list[list[str]]:
+    rows = []
+    for r in reports:
+        m = r["model"]
+        runs = [(r["cluster"], r["layouts"])] + ([(r["compare"]["cluster"], r["compare"]["layouts"])] if r.get("compare") else [])
+        for cluster, layouts in runs:
+            best = next((l for l in layouts if l["fits"]), None)
+            name = f"{cluster['name']}:{cluster['devices']}"
+            if best is None:
+                rows.append([m["name"], _num(m["parameters"]), name, "nothing fits", "", "", "", "", ""])
+                continue
+            lay = (f"dp{best['dp']} tp{best['tp']} pp{best['pp']} cp{best['cp']} ep{best['ep']} "
+                   f"z{best['zero']} {best['recompute']} mb{best['micro_batch']}")
+            comm = sum(best["time_breakdown_s"][k] for k in ("tp", "cp", "ep", "pp", "dp")) / best["step_time_s"]
+            rows.append([m["name"], _num(m["parameters"]), name, lay, f"{best['memory_gib']['total']:.1f}",
+                         f"{best['step_time_s']:.2f}", f"{best['mfu'] * 100:.1f}%", _num(best["tokens_per_s"]),
+                         f"{best['bound_by']} (comm {comm * 100:.0f}%)"])
+    return rows
+
+
+SUMMARY_COLUMNS = ("model", "params", "cluster", "best layout", "GiB/dev", "step s", "MFU", "tokens/s", "bound by")
+
+
+def emit_many(reports: list[dict], fmt: str, stream: TextIO) -> None:
+    """Several models planned with the same flags: a summary table, then each plan."""
+    if fmt == "json":
+        json.dump({"plans": reports, "summary": [dict(zip(SUMMARY_COLUMNS, row)) for row in summary_rows(reports)]},
+                  stream, indent=1)
+        stream.write("\n")
+        return
+    if fmt == "markdown":
+        stream.write("## audit plan: summary\n\n" + _md_table(SUMMARY_COLUMNS, summary_rows(reports)) + "\n")
+        for r in reports:
+            stream.write(markdown(r))
+        return
+    stream.write("summary (best fitting layout per model and cluster):\n" + _table(SUMMARY_COLUMNS, summary_rows(reports)) + "\n")
+    for r in reports:
+        stream.write(console(r) + "\n")
 
 
 # -- shared pieces --------------------------------------------------------------------------------------
