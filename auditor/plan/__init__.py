@@ -93,7 +93,6 @@ def build_report(args) -> dict:
         fixed.setdefault("micro_batch", args.micro_batch)
     target = resolve(args.cluster, A, args.dtype)
     clusters = [target] + ([resolve(args.compare, A, args.dtype)] if args.compare else [])
-    measured = _measure(args, arch, seq, notes)   # last: every flag is checked before the trace runs
     runs = []
     for cluster in clusters:
         if fixed and all(k in fixed for k in ("tp", "pp")) and "dp" in fixed:
@@ -105,6 +104,7 @@ def build_report(args) -> dict:
         else:
             results, evaluated = search(facts, cluster, A, fixed)
         runs.append((cluster, results[: A["search"]["show"]], evaluated))
+    measured = _measure(args, arch, seq, notes)   # last: every flag is checked before the trace runs
     model = _model_section(arch, facts, measured, A, clusters)
     report = {
         "tool": "npu-audit plan",
