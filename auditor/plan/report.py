@@ -8,7 +8,8 @@ FORMATS = ("console", "json", "markdown")
 
 WALL_NAMES = {"tp": "tensor-parallel collectives", "cp": "context-parallel KV exchange",
               "ep": "expert all-to-all", "pp": "pipeline sends", "dp": "gradient sync (data parallel)",
-              "bubble": "the pipeline bubble", "hbm": "memory-bound operators (HBM)", "compute": "matrix compute"}
+              "bubble": "the pipeline bubble", "hbm": "memory-bound operators (HBM)", "compute": "matrix compute",
+              "comm": "exposed communication, all kinds together,"}
 
 
 def _num(n: float) -> str:
@@ -44,6 +45,8 @@ def walls(report: dict) -> list[str]:
         for key, t in best["time_breakdown_s"].items():
             if key != "compute":
                 shares.setdefault(key, []).append((_where(cluster), t / step if step else 0.0))
+        comm = sum(best["time_breakdown_s"][k] for k in ("tp", "cp", "ep", "pp", "dp"))
+        shares.setdefault("comm", []).append((_where(cluster), comm / step if step else 0.0))
     for key, rows in shares.items():
         if max(share for _, share in rows) < 0.05:
             continue
