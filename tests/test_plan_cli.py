@@ -104,3 +104,17 @@ def test_assumptions_file_changes_the_answer(capsys, tmp_path):
     a, b = json.loads(out)["layouts"][0], json.loads(out2)["layouts"][0]
     assert b["step_time_s"] > 1.5 * a["step_time_s"]
     assert json.loads(out2)["assumptions"]["efficiency"]["hbm"] == 0.8   # untouched keys keep their defaults
+
+
+def test_audit_entry_file_is_planned_from_its_trace(capsys):
+    entry = Path(__file__).parent / "fixtures" / "trace" / "handwritten_llm.py"
+    code, out, _ = run(capsys, str(entry), "--cluster", "cloudmatrix384:16", "--global-batch", "256",
+                       "--format", "json")
+    assert code == 0
+    r = json.loads(out)
+    m = r["model"]
+    assert m["parameters"] > 0 and m["flops_per_step"] > 0 and m["source"].startswith("fake-tensor trace")
+    assert all(l["tp"] == l["pp"] == 1 and l["dp"] == 16 for l in r["layouts"])
+    assert any("data parallelism and ZeRO only" in n for n in r["notes"])
+    code, _, err = run(capsys, str(entry), "--cluster", "cloudmatrix384:16", "--layout", "tp=2")
+    assert code == 2 and "--hf-config" in err

@@ -72,8 +72,9 @@ def build_report(args) -> dict:
     A = load_assumptions(args.assumptions)
     notes: list[str] = []
     if not args.hf_config:
-        raise PlanError("audit plan needs --hf-config CONFIG_JSON (the closed forms and layouts need the "
-                        "architecture); an audit_entry() file alone gives measured facts but no layouts yet")
+        if not args.path:
+            raise PlanError("give --hf-config CONFIG_JSON or a Python file with an audit_entry() function")
+        return _entry_report(args, A, notes)
     from auditor.entry import EntryError, load_hf_config_dict
 
     try:
@@ -120,6 +121,57 @@ def build_report(args) -> dict:
                  + [f"{c.name}: ASSUMED (no public figure) {', '.join(c.assumed)}; see hardware_gaps in the "
                     "assumptions file" for c in clusters if c.assumed],
     }
+    report["walls"] = walls(report)
+    return report
+
+
+def _entry_report(args, A: dict, notes: list) -> dict:
+    """An audit_entry() file: facts measured on its example inputs; data-parallel / ZeRO layouts only."""
+    from auditor.plan.layouts import search_measured
+    from auditor.plan.measure import intensity_split
+
+    if args.global_batch < 1:
+        raise PlanError("--global-batch must be positive")
+    fixed = parse_layout(args.layout) if args.layout else {}
+    if args.micro_batch:
+        fixed.setdefault("micro_batch", args.micro_batch)
+    clusters = [resolve(args.cluster, A, args.dtype)] + ([resolve(args.compare, A, args.dtype)] if args.compare else [])
+    if args.trace_facts == "off":
+        raise PlanError("an audit_entry() file is planned from its trace: drop --trace-facts off, or use --hf-config")
+    bad = [k for k in ("tp", "pp", "cp", "ep") if fixed.get(k, 1) != 1]
+    if bad:
+        raise PlanError(f"--layout {', '.join(bad)}: a model known only from its audit_entry() trace is planned with "
+                        "data parallelism and ZeRO only; tensor, pipeline, context and expert parallelism need the "
+                        "architecture: give --hf-config")
+    one = copy.copy(args)
+    one.trace_facts = "on"
+    measured = _measure(one, None, args.seq_len, notes)
+    gb = args.global_batch
+    runs = []
+    for cluster in clusters:
+        results, n = search_measured(measured, gb, cluster, A, fixed)
+        runs.append((cluster, results[: A["search"]["show"]], n))
+    per_step = measured["flops"] * gb // max(measured["batch"], 1)
+    model = {
+        "name": measured["label"], "model_type": "", "source": "fake-tensor trace of the audit_entry() example batch",
+        "parameters": measured["parameters"], "active_parameters": measured["parameters"],
+        "parameters_by_dtype": measured["by_dtype"], "flops_per_step": per_step, "flops_per_step_measured": per_step,
+        "flops_check": {}, "closed_forms": {}, "sequence_length": None, "global_batch": gb,
+        "example_batch": measured["batch"], "tokens_per_step": None,
+        "activation_bytes_per_sample": measured["saved_bytes"] / max(measured["batch"], 1),
+        "measured": {k: v for k, v in measured.items() if k != "ops"},
+        "intensity": {c.name: intensity_split(measured["ops"], c.peak_tflops.value, c.hbm_tb_s.value) for c in clusters},
+    }
+    notes.append("layouts from the trace alone: data parallelism and ZeRO only; tensor, pipeline, context and expert "
+                 "parallelism need the architecture (plan it with --hf-config); tokens_per_s counts samples; "
+                 f"activations as traced ({', '.join(measured['by_dtype'])}), scaled from the example batch of "
+                 f"{measured['batch']}")
+    report = {"tool": "npu-audit plan", "model": model, "cluster": runs[0][0].to_dict(), "layouts": runs[0][1],
+              "evaluated": runs[0][2],
+              "compare": ({"cluster": runs[1][0].to_dict(), "layouts": runs[1][1], "evaluated": runs[1][2]}
+                          if len(runs) > 1 else None),
+              "assumptions": A, "assumption_lines": _assumption_lines(A),
+              "notes": notes + [n for c in clusters for n in c.notes]}
     report["walls"] = walls(report)
     return report
 

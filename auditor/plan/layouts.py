@@ -252,7 +252,7 @@ def evaluate(layout: Layout, facts: ModelFacts, cluster: Cluster, A: dict) -> di
         "micro_batch": mb, "virtual_stages": v, "micro_batches": m,
         "memory_gib": {k: round(val / GIB, 4) for k, val in worst.items()},
         "capacity_gib": round(capacity, 2), "fits": fits,
-        "comm_gib_per_step": {k: round(val / GIB, 3) for k, val in comm.items()},
+        "comm_gib_per_step": {k: round(val / GIB, 4) for k, val in comm.items()},
         "links": links,
         "step_time_s": round(step, 4),
         "time_breakdown_s": {k: round(val, 4) for k, val in breakdown.items()},
@@ -312,3 +312,78 @@ def search(facts: ModelFacts, cluster: Cluster, A: dict, fixed: dict | None = No
                                     continue
     results.sort(key=lambda r: (not r["fits"], -r["tokens_per_s"] if r["fits"] else r["memory_gib"]["total"]))
     return results, evaluated
+
+
+def evaluate_measured(dp: int, zero: int, micro_batch: int, measured: dict, global_batch: int, cluster: Cluster,
+                      A: dict) -> dict:
+    """A data-parallel / ZeRO layout for a model known only from its trace (an audit_entry() file): the
+    measured parameters, FLOPs and saved-activation bytes of the example batch, scaled to the micro-batch;
+    each traced operator timed on the roofline (max of its FLOPs at the sustained peak and its bytes at the
+    sustained HBM bandwidth)."""
+    eff, ov, bpp = A["efficiency"], A["overlap"], A["bytes_per_param"]
+    P, batch = measured["parameters"], max(int(measured["batch"]), 1)
+    m = global_batch // (dp * micro_batch)
+    scale = micro_batch / batch
+    g = dp
+    w = bpp["weights"] * P / (g if zero >= 3 else 1)
+    gr = bpp["grads"] * P / (g if zero >= 2 else 1)
+    o = bpp["optimizer"] * P / (g if zero >= 1 else 1)
+    act = measured["saved_bytes"] * scale
+    total = w + gr + o + act
+    capacity = (cluster.hbm_gb.value * 1e9 / GIB - A["reserved_gib"]) * A["usable_fraction"]
+    peak = cluster.peak_tflops.value * 1e12 * eff["compute"]
+    bw = cluster.hbm_tb_s.value * 1e12 * eff["hbm"]
+    t_comp = t_hbm = 0.0
+    for _count, flops, nbytes in measured["ops"].values():
+        if flops / peak >= nbytes / bw:
+            t_comp += flops / peak * scale
+        else:
+            t_hbm += nbytes / bw * scale
+    k = 3 * m if zero >= 3 else 2
+    comm_dp = k * (g - 1) / g * bpp["grads"] * P if g > 1 else 0.0
+    link, gbs, crosses = _link(cluster, dp)
+    if comm_dp and math.isnan(gbs):
+        raise LayoutError(f"dp={dp} spans more than one {cluster.scale_up_link} domain and no scale-out bandwidth is known")
+    t_dp = comm_dp / (gbs * 1e9 * eff["comm"]) if comm_dp else 0.0
+    t_mb = t_comp + t_hbm
+    dp_exposed = max(0.0, t_dp - ov["dp"] * (2 / 3) * t_comp * (m if zero >= 3 else 1))
+    t_opt = P / (g if zero >= 1 else 1) * 2 * (bpp["weights"] + bpp["grads"] + bpp["optimizer"]) / bw
+    step = m * t_mb + dp_exposed + t_opt
+    model_flops = measured["flops"] * global_batch / batch
+    fits = total / GIB <= capacity
+    walls = {"compute": m * t_comp, "HBM bandwidth": m * t_hbm + t_opt, "communication": dp_exposed}
+    return {
+        "dp": dp, "tp": 1, "pp": 1, "cp": 1, "ep": 1, "zero": zero, "recompute": "none", "micro_batch": micro_batch,
+        "virtual_stages": 1, "micro_batches": m,
+        "memory_gib": {"weights": round(w / GIB, 4), "grads": round(gr / GIB, 4), "optimizer": round(o / GIB, 4),
+                       "activations": round(act / GIB, 4), "total": round(total / GIB, 4)},
+        "capacity_gib": round(capacity, 2), "fits": fits,
+        "comm_gib_per_step": {"tp": 0.0, "cp": 0.0, "ep": 0.0, "pp": 0.0, "dp": round(comm_dp / GIB, 6)},
+        "links": {"dp": {"link": link, "gb_s": gbs, "crosses_scale_up": crosses}} if comm_dp else {},
+        "step_time_s": round(step, 7),
+        "time_breakdown_s": {"compute": round(m * t_comp, 7), "hbm": round(m * t_hbm + t_opt, 7), "tp": 0.0,
+                             "cp": 0.0, "ep": 0.0, "pp": 0.0, "dp": round(dp_exposed, 7), "bubble": 0.0},
+        "pipeline_bubble": 0.0,
+        "mfu": round(model_flops / (step * cluster.devices * cluster.peak_tflops.value * 1e12), 4),
+        "tokens_per_s": round(global_batch / step, 2),     # samples per second: the entry's sequence length is its own
+        "bound_by": "memory capacity" if not fits else max(walls, key=walls.get),
+        "warnings": [],
+    }
+
+
+def search_measured(measured: dict, global_batch: int, cluster: Cluster, A: dict, fixed: dict) -> tuple[list[dict], int]:
+    dp = cluster.devices
+    bad = [k for k in ("tp", "pp", "cp", "ep") if fixed.get(k, 1) != 1]
+    if bad or fixed.get("dp", dp) != dp:
+        raise LayoutError("a model known only from its audit_entry() trace is planned with data parallelism and "
+                          f"ZeRO only (dp = all {dp} devices); {', '.join(bad) or 'dp'} needs the architecture: "
+                          "give --hf-config")
+    results, n = [], 0
+    for zero in ([fixed["zero"]] if "zero" in fixed else A["search"]["zero_stages"]):
+        for mb in ([fixed["micro_batch"]] if "micro_batch" in fixed else A["search"]["micro_batches"]):
+            if global_batch % (dp * mb):
+                continue
+            n += 1
+            results.append(evaluate_measured(dp, zero, mb, measured, global_batch, cluster, A))
+    results.sort(key=lambda r: (not r["fits"], -r["tokens_per_s"] if r["fits"] else r["memory_gib"]["total"]))
+    return results, n

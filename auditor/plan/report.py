@@ -19,6 +19,14 @@ def _num(n: float) -> str:
     return f"{n:g}"
 
 
+def _secs(t: float) -> str:
+    return f"{t:.2f}" if t >= 0.01 else f"{t * 1e3:.3f}m"
+
+
+def _gib(x: float) -> str:
+    return f"{x:.1f} GiB" if x >= 0.05 else f"{x * 1024:.2f} MiB"
+
+
 def _where(cluster: dict) -> str:
     n, size = cluster["devices"], cluster["scale_up"]["size"]
     if n > size and n % size == 0:
@@ -115,7 +123,7 @@ LAYOUT_COLUMNS = ("dp", "tp", "pp", "cp", "ep", "zero", "recompute", "mb", "vpp"
 def _layout_row(l: dict) -> list[str]:
     return [str(l["dp"]), str(l["tp"]), str(l["pp"]), str(l["cp"]), str(l["ep"]), str(l["zero"]), l["recompute"],
             str(l["micro_batch"]), str(l["virtual_stages"]), f"{l['memory_gib']['total']:.1f}",
-            "yes" if l["fits"] else "NO", f"{l['step_time_s']:.2f}", f"{l['mfu'] * 100:.1f}%",
+            "yes" if l["fits"] else "NO", _secs(l["step_time_s"]), f"{l['mfu'] * 100:.1f}%",
             _num(l["tokens_per_s"]), l["bound_by"]]
 
 
@@ -126,16 +134,24 @@ def _model_rows(m: dict) -> list[tuple[str, str]]:
         moe = m["moe"]
         rows.append(("experts", f"{moe['experts']} routed (top-{moe['top_k']}), shared width {moe['shared_ffn']}; "
                                 f"active {_num(m['active_parameters'])} of {_num(m['parameters'])} per token"))
-    rows.append(("sequence x batch", f"{m['sequence_length']} tokens x {m['global_batch']} sequences = "
-                                     f"{_num(m['tokens_per_step'])} tokens per step"))
+    if m.get("sequence_length"):
+        rows.append(("sequence x batch", f"{m['sequence_length']} tokens x {m['global_batch']} sequences = "
+                                         f"{_num(m['tokens_per_step'])} tokens per step"))
+    else:
+        rows.append(("batch", f"{m['global_batch']} samples per step (the entry's example batch: {m['example_batch']})"))
     rows.append(("FLOPs per step", f"{_num(m['flops_per_step'])} (fwd + bwd, no recompute)"))
     for key, value in m["flops_check"].items():
         rows.append((f"  vs {key}", value))
-    act = m["activation_bytes_per_layer"]
-    rows.append(("activations / layer", f"{act['none'] / 2**20:.0f} MiB stored, {act['selective'] / 2**20:.0f} MiB with "
-                                        f"selective recompute, {act['full'] / 2**20:.0f} MiB full (micro-batch 1, no TP)"))
-    rows.append(("  Korthikanti 2022", f"{act['korthikanti_none'] / 2**20:.0f} MiB (sbh(34 + 5as/h)), "
-                                       f"{act['korthikanti_selective'] / 2**20:.0f} MiB selective (34sbh)"))
+    act = m.get("activation_bytes_per_layer")
+    if act:
+        rows.append(("activations / layer", f"{act['none'] / 2**20:.0f} MiB stored, {act['selective'] / 2**20:.0f} MiB "
+                                            f"with selective recompute, {act['full'] / 2**20:.0f} MiB full "
+                                            "(micro-batch 1, no TP)"))
+        rows.append(("  Korthikanti 2022", f"{act['korthikanti_none'] / 2**20:.0f} MiB (sbh(34 + 5as/h)), "
+                                           f"{act['korthikanti_selective'] / 2**20:.0f} MiB selective (34sbh)"))
+    elif m.get("activation_bytes_per_sample") is not None:
+        rows.append(("activations", f"{m['activation_bytes_per_sample'] / 2**20:.1f} MiB saved for backward per sample "
+                                    "(measured: autograd saved-tensor hooks)"))
     meas = m.get("measured")
     if meas:
         rows.append(("trace", f"{meas['mode']}, {meas['seconds']} s: {_num(meas['parameters'])} parameters, "
@@ -171,10 +187,11 @@ def _detail(l: dict) -> list[str]:
     out = [f"memory per device (most loaded stage): weights {mem['weights']:.1f} + grads {mem['grads']:.1f} + "
            f"optimizer {mem['optimizer']:.1f} + activations {mem['activations']:.1f} = {mem['total']:.1f} GiB "
            f"of {l['capacity_gib']:.1f} usable"]
-    comm = ", ".join(f"{k} {v:.1f} GiB over {l['links'][k]['link']}" for k, v in l["comm_gib_per_step"].items() if v)
+    comm = ", ".join(f"{k} {_gib(v)} over {l['links'][k]['link']}" for k, v in l["comm_gib_per_step"].items()
+                     if v and k in l["links"])
     out.append(f"sent per device per step: {comm or 'nothing'}")
-    br = ", ".join(f"{k} {v:.2f}" for k, v in l["time_breakdown_s"].items() if v)
-    out.append(f"step {l['step_time_s']:.2f} s = {br} (s); bubble fraction {l['pipeline_bubble'] * 100:.1f}% "
+    br = ", ".join(f"{k} {_secs(v)}" for k, v in l["time_breakdown_s"].items() if v)
+    out.append(f"step {_secs(l['step_time_s'])} s = {br} (s, m = ms); bubble fraction {l['pipeline_bubble'] * 100:.1f}% "
                f"with {l['micro_batches']} micro-batches, {l['virtual_stages']} virtual stage(s)")
     out += [f"WARNING: {w}" for w in l["warnings"]]
     return out
