@@ -57,6 +57,9 @@ def test_korthikanti_per_layer_activations_exactly():
             pytest.approx(s * b * h * (34 + 5 * heads * s / h) / t)
         assert a.activation_bytes_per_layer(s, b, tp=t, recompute="selective") == pytest.approx(34 * s * b * h / t)
     assert a.activation_bytes_per_layer(s, 4, tp=8, recompute="full") == pytest.approx(2 * s * 4 * h / 8)
+    # tensor parallelism without sequence parallelism: sbh(10 + 24/t + 5as/(ht)) (Korthikanti eq. 3)
+    assert a.activation_bytes_per_layer(s, b, tp=8, recompute="none", flash=False, sp=False) == \
+        pytest.approx(s * b * h * (10 + 24 / 8 + 5 * heads * s / (h * 8)))
 
 
 def test_gpt3_most_loaded_device_activations_tp8_pp8_selective_within_15_percent():

@@ -149,7 +149,8 @@ def evaluate(layout: Layout, facts: ModelFacts, cluster: Cluster, A: dict) -> di
             w += 2 * bpp["weights"] * (nonexp_per_layer + expert_per_layer * moe_share) / tp
         g = bpp["grads"] * (nonexp / (g_ne if zero >= 2 else 1) + exp_ / (g_e if zero >= 2 else 1))
         o = bpp["optimizer"] * (nonexp / (g_ne if zero >= 1 else 1) + exp_ / (g_e if zero >= 1 else 1))
-        per_layer = a.activation_bytes_per_layer(s, mb, tp, cp, layout.recompute, A["flash_attention"])
+        per_layer = a.activation_bytes_per_layer(s, mb, tp, cp, layout.recompute, A["flash_attention"],
+                                                 sp=A["sequence_parallel"])
         if first:
             in_flight = min(m, pp) * (1 + (pp - 1) / (pp * v) if v > 1 else 1)
             act = per_layer * lps * in_flight + 2 * s / cp * mb * a.hidden / tp * in_flight

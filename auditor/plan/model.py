@@ -181,18 +181,22 @@ class Arch:
         return float(c), float(d)
 
     def activation_bytes_per_layer(self, seq: int, micro_batch: int, tp: int = 1, cp: int = 1,
-                                   recompute: str = "none", flash: bool = True, moe: bool | None = None) -> float:
-        """Stored bytes of one layer for one micro-batch on one device, with tensor + sequence parallelism
-        (everything divided by tp), context parallelism (sequence divided by cp) and recompute:
-        'selective' drops the attention-score terms, 'full' keeps only the layer input."""
+                                   recompute: str = "none", flash: bool = True, moe: bool | None = None,
+                                   sp: bool = True) -> float:
+        """Stored bytes of one layer for one micro-batch on one device, with tensor parallelism (with sequence
+        parallelism everything divides by tp; without it the norm inputs, the inputs of the QKV and first MLP
+        projections and the dropout masks stay whole: Korthikanti's sbh(10 + 24/t + 5as/ht)), context
+        parallelism (sequence divided by cp) and recompute: 'selective' drops the attention-score terms,
+        'full' keeps only the layer input."""
         moe = self.is_moe if moe is None else moe
         s_local = seq / cp
         if recompute == "full":
-            return 2 * self.hidden * s_local * micro_batch / tp
+            return 2 * self.hidden * s_local * micro_batch / (tp if sp else 1)
         c, d = self.activation_terms(moe)
         score = 0.0 if (recompute == "selective" or flash) else d * seq   # scores: s_local x s (all keys)
         lse = 4 * self.heads if flash and recompute != "selective" else 0  # flash keeps an fp32 logsumexp per row
-        return s_local * micro_batch * (c + score + lse) / tp
+        whole = 0.0 if sp or tp == 1 else (8 + 2 * (1 if self.dropout else 0)) * self.hidden
+        return s_local * micro_batch * (whole + (c - whole + score + lse) / tp)
 
     def korthikanti(self, seq: int, micro_batch: int, tp: int = 1, recompute: str = "none") -> float:
         """The paper's own per-layer form: sbh(34 + 5as/h)/t with TP+SP, 34sbh/t with selective recompute."""
