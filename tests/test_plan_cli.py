@@ -118,3 +118,11 @@ def test_audit_entry_file_is_planned_from_its_trace(capsys):
     assert any("data parallelism and ZeRO only" in n for n in r["notes"])
     code, _, err = run(capsys, str(entry), "--cluster", "cloudmatrix384:16", "--layout", "tp=2")
     assert code == 2 and "--hf-config" in err
+
+
+def test_architectures_without_a_closed_form_say_so(capsys, tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"model_type": "deepseek_v3", "hidden_size": 7168, "num_hidden_layers": 61,
+                                  "num_attention_heads": 128, "vocab_size": 129280, "kv_lora_rank": 512}))
+    code, _, err = run(capsys, "--hf-config", str(config), "--cluster", "cloudmatrix384")
+    assert code == 2 and "latent attention" in err
