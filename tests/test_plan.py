@@ -28,7 +28,7 @@ def arch(name: str):
 
 
 A = load_assumptions()
-GPT3 = dict(l=96, h=12288, a=96, s=2048, V=50257, B=1536)
+GPT3 = {"l": 96, "h": 12288, "a": 96, "s": 2048, "V": 50257, "B": 1536}
 
 
 def test_gpt3_parameters_match_the_megatron_closed_form():

@@ -11,7 +11,14 @@ import importlib.util
 from pathlib import Path
 
 from auditor.plan.clusters import ClusterError, list_clusters, load_assumptions, resolve
-from auditor.plan.layouts import Layout, LayoutError, check, evaluate, parse_layout, search
+from auditor.plan.layouts import (
+    Layout,
+    LayoutError,
+    check,
+    evaluate,
+    parse_layout,
+    search,
+)
 from auditor.plan.model import ArchError, arch_from_config, model_facts
 from auditor.plan.report import clusters_text, emit, emit_many, walls
 
@@ -260,4 +267,4 @@ def run(args, stream) -> int:
     return 0
 
 
-__all__ = ["PlanError", "run", "build_report"]
+__all__ = ["PlanError", "build_report", "run"]
