@@ -9,7 +9,7 @@ FORMATS = ("console", "json", "markdown")
 WALL_NAMES = {"tp": "tensor-parallel collectives", "cp": "context-parallel KV exchange",
               "ep": "expert all-to-all", "pp": "pipeline sends", "dp": "gradient sync (data parallel)",
               "bubble": "the pipeline bubble", "hbm": "memory-bound operators (HBM)", "compute": "matrix compute",
-              "comm": "exposed communication, all kinds together,"}
+              "comm": "exposed communication, all kinds together"}
 
 
 def _num(n: float) -> str:
@@ -60,7 +60,7 @@ def walls(report: dict) -> list[str]:
             continue
         text = ", ".join(f"{share * 100:.0f} % of the step on {where}" if i == 0 else f"{share * 100:.0f} % on {where}"
                          for i, (where, share) in enumerate(rows))
-        out.append(f"{WALL_NAMES[key]} take {text}")
+        out.append(f"{WALL_NAMES[key]}: {text}")
     return out
 
 
