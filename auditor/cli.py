@@ -9,7 +9,7 @@ from typing import Sequence, TextIO
 
 from auditor import TOOL_NAME, __version__
 
-SUBCOMMANDS = ("check", "explain", "rules", "ops", "fix", "tables")
+SUBCOMMANDS = ("check", "explain", "rules", "ops", "fix", "tables", "plan")
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
@@ -89,6 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
     fix.add_argument("--select", metavar="CODES")
     fix.add_argument("--ignore", metavar="CODES")
     _add_target_flags(fix)
+
+    plan = sub.add_parser("plan", help="will the model fit on a cluster, how to lay it out, what it reaches",
+                          description="Plan training on a GPU or Ascend cluster: model facts, layouts searched, "
+                                      "memory, communication and step time per layout (docs/plan.md).")
+    from auditor.plan.cli import add_arguments as add_plan_arguments
+    add_plan_arguments(plan)
 
     tables = sub.add_parser("tables", help="coverage tables: `audit tables build` regenerates op_tables/")
     tables.add_argument("action", choices=("build",))
@@ -362,6 +368,12 @@ def cmd_tables(args: argparse.Namespace) -> int:
     return build_cli(args)
 
 
+def cmd_plan(args: argparse.Namespace) -> int:
+    from auditor.plan.cli import run_cli
+
+    return run_cli(args, UsageError)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version"):
@@ -375,7 +387,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     handler = {"check": cmd_check, "explain": cmd_explain, "rules": cmd_rules, "ops": cmd_ops,
-               "fix": cmd_fix, "tables": cmd_tables}[args.command]
+               "fix": cmd_fix, "tables": cmd_tables, "plan": cmd_plan}[args.command]
     from auditor.rules import RuleError
 
     try:
