@@ -185,7 +185,7 @@ class CollectiveRecorder(TorchDispatchMode):
             payload = buffer = in_bytes or out_bytes
         group = _group(func, named)
         ranks = tuple(dist.get_process_group_ranks(group)) if group is not None else ()
-        frame, library = call_site()
+        frame, library = call_site(self.session.module_sites)
         if frame is None:
             frame = self.node_frame() or wrapper_site(self.session.wrap_sites, library)
         op = name
@@ -203,21 +203,51 @@ class CollectiveRecorder(TorchDispatchMode):
         return [dict(zip(fields, key), count=n) for key, n in self.calls.items()]
 
 
-def call_site() -> tuple[tuple | None, str]:
-    """(innermost user frame or None, the torch.distributed / torch.nn.parallel frame nearest to it)."""
+def call_site(module_sites: dict[int, tuple]) -> tuple[tuple | None, str]:
+    """(the call's user line or None, the torch.distributed / torch.nn.parallel frame nearest to user code).
+
+    The user line is the innermost user frame; failing that, the line that wrapped the module whose
+    hook or method is running (FSDP's pre-forward all-gather of the root module, its final reduce-scatter)."""
     frame = sys._getframe(1)
     library = ""
+    owner = None
     while frame is not None and frame.f_code is not _TRACE_STEP_CODE:
-        filename = frame.f_code.co_filename
-        kind = frame_kind(filename)
+        code = frame.f_code
+        kind = frame_kind(code.co_filename)
         if kind == "user":
-            return (filename, frame.f_lineno, True, 0, 0), library
-        real = os.path.realpath(filename)
-        if real.startswith(_TORCH_DIR + os.sep) and ("distributed" in real or "parallel" in real):
-            rel = os.path.relpath(real, os.path.dirname(_TORCH_DIR))
-            library = f"{rel}:{frame.f_lineno}"
+            return (code.co_filename, frame.f_lineno, True, 0, 0), library
+        real = os.path.realpath(code.co_filename)
+        if real.startswith(_TORCH_DIR + os.sep):
+            if ("distributed" in real or "parallel" in real) and code.co_name not in _DECORATOR_FRAMES:
+                library = f"{os.path.relpath(real, os.path.dirname(_TORCH_DIR))}:{frame.f_lineno} ({code.co_name})"
+            if owner is None and module_sites and "self" in code.co_varnames[:1]:
+                owner = _wrapped_module_site(frame.f_locals.get("self"), module_sites)
         frame = frame.f_back
-    return None, library
+    return owner, library
+
+
+# Generic wrappers (decorators, no_grad contexts) that say nothing about which library code is running.
+_DECORATOR_FRAMES = frozenset({"inner", "wrapper", "_fn", "fn", "decorate_context", "wrapped", "_wrapper",
+                               "__call__", "_call_impl", "_wrapped_call_impl"})
+
+
+def _wrapped_module_site(obj, module_sites: dict[int, tuple]) -> tuple | None:
+    """The wrap site of `obj` (a wrapped module) or of the modules an FSDP param group / state manages."""
+    if obj is None:
+        return None
+    site = module_sites.get(id(obj))
+    if site is not None:
+        return site
+    for attr in ("modules", "_modules_to_run_forward"):
+        try:
+            held = obj.__dict__.get(attr) if hasattr(obj, "__dict__") else None
+        except Exception:  # noqa: BLE001 - odd objects on the stack are simply not wrappers
+            held = None
+        if isinstance(held, (tuple, list, set)):
+            for module in held:
+                if id(module) in module_sites:
+                    return module_sites[id(module)]
+    return None
 
 
 def wrapper_site(wrap_sites: dict, library: str) -> tuple | None:
@@ -269,6 +299,7 @@ class DistributedSession:
         self.mesh = list(mesh or [])
         self.recorder = CollectiveRecorder(self)
         self.wrap_sites: dict[str, tuple] = {}        # wrapper kind -> first user frame that applied it
+        self.module_sites: dict[int, tuple] = {}      # id(module) -> the user frame that wrapped it
         self.requested_backends: Counter = Counter()  # what the user's init_process_group / new_group asked for
         self.problems: Counter = Counter()
         self.wrappers: Counter = Counter()
@@ -391,7 +422,7 @@ class DistributedSession:
 
         @functools.wraps(original_ddp_init)
         def ddp_init(self_, module, *args, **kwargs):
-            session.note_wrapper("ddp")
+            session.note_wrapper("ddp", module)
             args = tuple(None if i < 2 else a for i, a in enumerate(args))   # device_ids, output_device
             kwargs.pop("device_ids", None)
             kwargs.pop("output_device", None)
@@ -411,7 +442,7 @@ class DistributedSession:
 
             @functools.wraps(original_fsdp_init)
             def fsdp_init(self_, *args, **kwargs):
-                session.note_wrapper("fsdp")
+                session.note_wrapper("fsdp", args[0] if args else kwargs.get("module"))
                 kwargs.pop("device_id", None)
                 return original_fsdp_init(self_, *args, **kwargs)
 
@@ -430,18 +461,21 @@ class DistributedSession:
 
         @functools.wraps(original)
         def noted(*args, **kwargs):
-            session.note_wrapper(kind)
+            session.note_wrapper(kind, args[0] if args else kwargs.get("module"))
             return original(*args, **kwargs)
 
         noted._npu_audit_noted = True  # type: ignore[attr-defined]   (wraps copied fully_shard.state too)
         self._patch(module, attr, noted)
 
-    def note_wrapper(self, kind: str) -> None:
+    def note_wrapper(self, kind: str, module=None) -> None:
+        caller = os.path.realpath(sys._getframe(2).f_code.co_filename)
+        if caller.startswith(_TORCH_DIR + os.sep):
+            return  # torch applying the wrapper itself (parallelize_module recursing): not the user's call
+        frame = _user_frame(3)
         self.wrappers[kind] += 1
-        if kind not in self.wrap_sites:
-            frame = _user_frame(3)
-            if frame is not None:
-                self.wrap_sites[kind] = frame
+        self.wrap_sites.setdefault(kind, frame)
+        if module is not None:
+            self.module_sites.setdefault(id(module), frame)
 
     def describe(self) -> dict:
         return {"world_size": self.world_size, "rank": self.rank, "mesh": self.mesh,
