@@ -150,6 +150,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UsageError("--jobs must be at least 1")
     if args.max_file_size <= 0:
         raise UsageError("--max-file-size must be positive")
+    if (args.world_size is not None or args.mesh) and not args.trace:
+        raise UsageError("--world-size and --mesh go with --trace (they run your entry as one rank of a job)")
     try:
         config = load_config(args.config if args.config else find_pyproject(args.paths[0] if args.paths else Path.cwd()))
         if args.config and not args.config.is_file():
@@ -285,8 +287,6 @@ def _layout(args):
     """--world-size / --mesh as the layout the distributed trace runs (None without them)."""
     from auditor.trace.collectives import LayoutError, parse_layout
 
-    if (args.world_size is not None or args.mesh) and not args.trace:
-        raise UsageError("--world-size and --mesh go with --trace (they run your entry as one rank of a job)")
     try:
         return parse_layout(args.world_size, args.mesh)
     except LayoutError as exc:

@@ -202,7 +202,7 @@ def _hccl_findings(calls: list[dict], cov, target) -> list[Finding]:
             red = cov.collective(f"ReduceOp.{call['reduce_op']}")
             if red.kind != "unknown" and red.supported is False:
                 add("NPU161", f"torch.distributed.ReduceOp.{call['reduce_op']}", call,
-                    f"ReduceOp.{call['reduce_op']} {red.notes.split(';')[0]}", red.source, None)
+                    f"ReduceOp.{call['reduce_op']}: {red.notes.split(';')[0]}", red.source, None)
             elif red.kind != "unknown" and red.supported == "partial":
                 add("NPU162", f"torch.distributed.ReduceOp.{call['reduce_op']}", call,
                     f"ReduceOp.{call['reduce_op']}: {red.notes.split(';')[0]}", red.source, None)

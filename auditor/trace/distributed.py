@@ -340,7 +340,8 @@ class DistributedSession:
         self._stack.close()
 
     def _patch(self, owner, name: str, value) -> None:
-        original = getattr(owner, name)
+        # a class's own dict entry, not getattr: that would unwrap staticmethods and lose them on restore
+        original = vars(owner)[name] if isinstance(owner, type) and name in vars(owner) else getattr(owner, name)
         setattr(owner, name, value)
         self._stack.callback(setattr, owner, name, original)
 
