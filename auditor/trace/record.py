@@ -457,7 +457,7 @@ def trace_step(source: str | None, entry: str | None, hf_config: str | None, amp
     redirect = CudaToCpu()
     with fake_mode, redirect, _module_apply_in_place(), session.recorder if session else nullcontext():
         with DataDependentStandIns(rec), _no_weight_init() if hf_config else nullcontext():
-            spec = factory(session.entry_context() if session else None)
+            spec = factory(session.entry_context()) if session else factory()
         model = spec.model
         model.train()
         params = [p for p in model.parameters() if p.requires_grad]
