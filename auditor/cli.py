@@ -67,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     dyn.add_argument("--world-size", type=int, metavar="N", help="--trace as rank 0 of an N-rank job on the fake process "
                      "group: records every collective and checks it against HCCL")
     dyn.add_argument("--mesh", metavar="DIMS", help="with --world-size: the device mesh, e.g. dp=2,tp=4 (passed to audit_entry)")
+    dyn.add_argument("--rank", type=int, default=0, metavar="R", help="with --world-size: the rank to trace (default 0)")
 
     explain = sub.add_parser("explain", help="print a rule's documentation page")
     explain.add_argument("code", help="rule code (NPU001) or name (cuda-tensor-method)")
@@ -150,7 +151,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UsageError("--jobs must be at least 1")
     if args.max_file_size <= 0:
         raise UsageError("--max-file-size must be positive")
-    if (args.world_size is not None or args.mesh) and not args.trace:
+    if (args.world_size is not None or args.mesh or args.rank) and not args.trace:
         raise UsageError("--world-size and --mesh go with --trace (they run your entry as one rank of a job)")
     try:
         config = load_config(args.config if args.config else find_pyproject(args.paths[0] if args.paths else Path.cwd()))
@@ -284,13 +285,16 @@ def _dynamic(args, root: Path, target, findings, errors):
 
 
 def _layout(args):
-    """--world-size / --mesh as the layout the distributed trace runs (None without them)."""
+    """--world-size / --mesh / --rank as the layout the distributed trace runs (None without them)."""
     from auditor.trace.collectives import LayoutError, parse_layout
 
     try:
-        return parse_layout(args.world_size, args.mesh)
+        layout = parse_layout(args.world_size, args.mesh, args.rank)
     except LayoutError as exc:
         raise UsageError(str(exc)) from exc
+    if layout is None and args.rank:
+        raise UsageError("--rank needs --world-size or --mesh")
+    return layout
 
 
 def _merge(static, dynamic):

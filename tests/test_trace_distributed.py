@@ -152,6 +152,15 @@ def test_2d_mesh_groups_are_named_by_their_dimension():
     assert {c["bytes"] for c in section["calls"] if c["op"] == "reduce_scatter_tensor"} == {tp_shard // 2 * F32}
 
 
+def test_another_rank_sees_its_own_groups():
+    result = run_trace(str(FIXTURES / "fsdp_tp_2d.py"), None, None, None, parse_layout(None, "dp=2,tp=4", rank=5))
+    target = resolve_target("2.14", "a2")
+    _, section = judge_collectives(result, target, _Placer(FIXTURES, FIXTURES / "fsdp_tp_2d.py", None, None))
+    groups = {c["group"] for c in section["calls"]}
+    assert groups == {"tp (4: 4-7)", "dp (2: 1,5)"}
+    assert {c["dtype"] for c in section["calls"]} == {"float32"}      # scatter's receivers too
+
+
 # -- HCCL checks -----------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

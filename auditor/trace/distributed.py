@@ -191,8 +191,10 @@ class CollectiveRecorder(TorchDispatchMode):
         op = name
         if name == "recv_any_source":
             op = "recv"
-        key = (op, _reduce_op(named), _dtype(source if shape != "sync" else None) if source is not None
-               else _dtype(target), payload, buffer, len(ranks) or (group.size() if group is not None else 0),
+        dtype = "-" if shape == "sync" else _dtype(source)
+        if dtype == "-" and shape != "sync":
+            dtype = _dtype(target)   # a scatter's non-root ranks pass no inputs
+        key = (op, _reduce_op(named), dtype, payload, buffer, len(ranks) or (group.size() if group is not None else 0),
                ranks, self.phase(), frame, library, f"{func.namespace}.{func._opname}",
                name == "recv_any_source")
         self.calls[key] += 1
