@@ -98,6 +98,16 @@ def human_bytes(n: float) -> str:
     return f"{int(n)} B"
 
 
+def _bytes_range(lo: int, hi: int) -> str:
+    """'50.60-65.54 MB' (one unit when both share it), '4 B - 2.10 MB' otherwise."""
+    low, high = human_bytes(lo), human_bytes(hi)
+    if low == high:
+        return low
+    if low.split()[1] == high.split()[1]:
+        return f"{low.split()[0]}-{high}"
+    return f"{low} - {high}"
+
+
 def judge_collectives(result: dict, target, place) -> tuple[list[Finding], dict]:
     """Findings, and the section {'title', 'rows', 'calls'}: rows summarise a step, calls are the JSON list."""
     from auditor.coverage import Coverage
@@ -156,7 +166,7 @@ def _summary_rows(calls: list[dict]) -> list[dict]:
             "collective": op, "reduce op": reduce_op or "-", "dtype": dtype, "group": group,
             "when": "set-up (once)" if once else "/".join(p for p in _PHASES if p in g["phases"]),
             "calls": g["calls"],
-            "bytes per call": human_bytes(lo) if lo == hi else f"{human_bytes(lo)} - {human_bytes(hi)}",
+            "bytes per call": _bytes_range(lo, hi),
             "bytes": human_bytes(g["bytes"]),
         })
     step = [c for c in calls if c["phase"] != "setup"]
