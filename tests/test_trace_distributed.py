@@ -247,3 +247,24 @@ def test_json_has_a_top_level_collectives_list():
         ("BOR", "int32", 4, "metrics_sync.py"), ("SUM", "float64", 8, "metrics_sync.py")}
     assert doc["sections"]["collectives"]["rows"][-1]["collective"] == "total per step"
     assert {"NPU161", "NPU163"} <= {f["code"] for f in doc["findings"]}
+
+
+def test_expert_parallel_all_to_all_in_bf16_is_reported_forward_and_backward():
+    source = FIXTURES / "moe_all_to_all.py"
+    result = trace("moe_all_to_all.py")
+    findings, section = judge_collectives(result, resolve_target("2.14", "a2"), _Placer(FIXTURES, source, None, None))
+    tokens = 1024 * 512 * 2                                               # TOKENS x DIM in bf16
+    calls = {(c["phase"], c["line"]): (c["count"], c["bytes"]) for c in section["calls"]}
+    forward_line = line_of(source, "dist.all_to_all_single(out, x.contiguous())")
+    backward_line = line_of(source, "dist.all_to_all_single(out, grad.contiguous())")
+    assert calls == {("forward", forward_line): (2, tokens), ("backward", backward_line): (2, tokens)}
+    assert {(f.code, f.line) for f in findings} == {("NPU163", forward_line), ("NPU163", backward_line)}
+
+
+def test_entry_arguments_are_passed_by_name_only_when_declared():
+    from auditor.entry import entry_arguments
+
+    context = {"world_size": lambda: 8, "rank": lambda: 0, "device_mesh": lambda: pytest.fail("built unasked")}
+    assert entry_arguments(lambda: None, context) == {}
+    assert entry_arguments(lambda world_size, rank=3: None, context) == {"world_size": 8, "rank": 0}
+    assert entry_arguments(lambda: None, None) == {}
