@@ -200,8 +200,8 @@ def test_fsdp2_average_is_reported_as_emulated(fsdp2):
     findings, section = judge_collectives(fsdp2, resolve_target("2.14", "a2"), _Placer(FIXTURES, source, None, None))
     assert {f.code for f in findings} == {"NPU162"}
     assert {f.severity for f in findings} == {"info"}
-    total = section["rows"][-1]
-    assert total["collective"] == "total per step"
+    assert [r["collective"] for r in section["rows"]] == [
+        "reduce_scatter_tensor", "all_gather_into_tensor", "total per step"]
 
 
 # -- layout flags, CLI and JSON ------------------------------------------------------------------------
@@ -245,7 +245,8 @@ def test_json_has_a_top_level_collectives_list():
     sync = [c for c in doc["collectives"] if c["op"] == "all_reduce" and c["phase"] == "forward"]
     assert {(c["reduce_op"], c["dtype"], c["bytes"], c["path"]) for c in sync} == {
         ("BOR", "int32", 4, "metrics_sync.py"), ("SUM", "float64", 8, "metrics_sync.py")}
-    assert doc["sections"]["collectives"]["rows"][-1]["collective"] == "total per step"
+    rows = [(r["collective"], r["when"]) for r in doc["sections"]["collectives"]["rows"]]
+    assert rows[-2:] == [("total per step", ""), ("broadcast", "set-up (once)")]     # DDP's set-up last
     assert {"NPU161", "NPU163"} <= {f["code"] for f in doc["findings"]}
 
 

@@ -138,14 +138,20 @@ def judge_collectives(result: dict, target, place) -> tuple[list[Finding], dict]
     findings = _hccl_findings(ordered, cov, target)
     for c in ordered:
         c.pop("any_source")
-    return findings, {"title": _title(layout, ordered), "rows": _summary_rows(ordered), "calls": ordered}
+    section = {"title": _title(layout, ordered), "rows": _summary_rows(ordered), "calls": ordered}
+    if layout.get("problems"):
+        # a collective the recorder could not read: say so rather than under-count silently
+        section["not recorded"] = "; ".join(f"{k} (x{n})" for k, n in sorted(layout["problems"].items()))
+    return findings, section
 
 
 def _title(layout: dict, calls: list[dict]) -> str:
     per_step = sum(c["bytes"] * c["count"] for c in calls if c["phase"] != "setup")
     mesh = ", ".join(f"{n}={s}" for n, s in layout.get("mesh") or [])
+    asked = ", ".join(sorted(layout.get("requested_backends") or {}))
     return (f"Collectives per training step on rank {layout.get('rank', 0)} of {layout.get('world_size', '?')} "
-            f"(fake process group{', mesh ' + mesh if mesh else ''}): {human_bytes(per_step)} per step")
+            f"(fake process group{' standing in for ' + asked if asked else ''}{', mesh ' + mesh if mesh else ''}): "
+            f"{human_bytes(per_step)} per step")
 
 
 def _summary_rows(calls: list[dict]) -> list[dict]:
@@ -170,10 +176,11 @@ def _summary_rows(calls: list[dict]) -> list[dict]:
             "bytes": human_bytes(g["bytes"]),
         })
     step = [c for c in calls if c["phase"] != "setup"]
-    if step:
-        rows.append({"collective": "total per step", "reduce op": "", "dtype": "", "group": "", "when": "",
-                     "calls": sum(c["count"] for c in step), "bytes per call": "",
-                     "bytes": human_bytes(sum(c["bytes"] * c["count"] for c in step))})
+    if step:   # after the step's rows, before the set-up ones
+        rows.insert(sum(1 for key in groups if not key[0]), {
+            "collective": "total per step", "reduce op": "", "dtype": "", "group": "", "when": "",
+            "calls": sum(c["count"] for c in step), "bytes per call": "",
+            "bytes": human_bytes(sum(c["bytes"] * c["count"] for c in step))})
     return rows
 
 
