@@ -53,6 +53,9 @@ def test_ddp_all_reduce_bytes_per_step_match_gradient_bytes(ddp):
     reduced = total_bytes(step_calls(ddp, "all_reduce", "backward"))
     assert abs(reduced - grads * F32) <= 0.02 * grads * F32
     assert all(c["reduce_op"] == "SUM" and c["group_size"] == 8 for c in step_calls(ddp, "all_reduce"))
+    # from the second step DDP's reducer rebuilds buckets (1 MB first, then 25 MB): same bytes, more calls
+    [steady] = ddp["distributed"]["ddp_buckets"]
+    assert sum(steady["bucket_bytes"]) == grads * F32 and steady["calls"] == 2
     # DDP's construction broadcasts the module state once: set-up, not per step
     assert [c["phase"] for c in step_calls(ddp, "broadcast")] == ["setup"]
 

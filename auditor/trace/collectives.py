@@ -139,6 +139,11 @@ def judge_collectives(result: dict, target, place) -> tuple[list[Finding], dict]
     for c in ordered:
         c.pop("any_source")
     section = {"title": _title(layout, ordered), "rows": _summary_rows(ordered), "calls": ordered}
+    for ddp in layout.get("ddp_buckets") or []:
+        path, line, _ = place.place(ddp["frame"])
+        section[f"DDP at {path}:{line}, from step 2"] = (
+            f"{ddp['calls']} all_reduce calls, {human_bytes(sum(ddp['bucket_bytes']))} in all: buckets of "
+            f"{human_bytes(ddp['cap_bytes'])} rebuilt in gradient order (the traced first step sends one bucket)")
     if layout.get("problems"):
         # a collective the recorder could not read: say so rather than under-count silently
         section["not recorded"] = "; ".join(f"{k} (x{n})" for k, n in sorted(layout["problems"].items()))

@@ -302,6 +302,7 @@ class DistributedSession:
         self.recorder = CollectiveRecorder(self)
         self.wrap_sites: dict[str, tuple] = {}        # wrapper kind -> first user frame that applied it
         self.module_sites: dict[int, tuple] = {}      # id(module) -> the user frame that wrapped it
+        self.ddp_modules: list[tuple[Any, tuple | None]] = []   # (DDP instance, its wrap site)
         self.requested_backends: Counter = Counter()  # what the user's init_process_group / new_group asked for
         self.problems: Counter = Counter()
         self.wrappers: Counter = Counter()
@@ -429,7 +430,8 @@ class DistributedSession:
             args = tuple(None if i < 2 else a for i, a in enumerate(args))   # device_ids, output_device
             kwargs.pop("device_ids", None)
             kwargs.pop("output_device", None)
-            return original_ddp_init(self_, module, *args, **kwargs)
+            original_ddp_init(self_, module, *args, **kwargs)
+            session.ddp_modules.append((self_, session.module_sites.get(id(module))))
 
         self._patch(ddp_cls, "__init__", ddp_init)
         self._note_calls("torch.distributed.fsdp", "fully_shard", "fully_shard")
@@ -483,7 +485,25 @@ class DistributedSession:
     def describe(self) -> dict:
         return {"world_size": self.world_size, "rank": self.rank, "mesh": self.mesh,
                 "backend": "fake", "requested_backends": dict(self.requested_backends),
-                "wrappers": dict(self.wrappers), "problems": dict(self.problems)}
+                "wrappers": dict(self.wrappers), "problems": dict(self.problems),
+                "ddp_buckets": [b for b in map(_steady_ddp_buckets, self.ddp_modules) if b]}
+
+
+def _steady_ddp_buckets(entry) -> dict | None:
+    """DDP sends every gradient in one bucket on its first step; from the second step its reducer rebuilds
+    buckets (first_bucket_bytes_cap, then bucket_bytes_cap) in gradient-ready order. The same assignment,
+    by torch's own function, over the parameters in reverse (the order a backward makes them ready)."""
+    ddp, site = entry
+    try:
+        params = [p for p in ddp.module.parameters() if p.requires_grad][::-1]
+        config = getattr(ddp, "_bucket_config", None)
+        first = getattr(config, "first_bucket_bytes_cap", ddp.bucket_bytes_cap)
+        limits = [first, ddp.bucket_bytes_cap] if first < ddp.bucket_bytes_cap else [ddp.bucket_bytes_cap]
+        buckets, _ = dist._compute_bucket_assignment_by_size(params, limits)
+        sizes = [sum(params[i].numel() * params[i].element_size() for i in bucket) for bucket in buckets]
+    except Exception:  # noqa: BLE001 - an estimate only; the recorded step stands on its own
+        return None
+    return {"frame": site, "calls": len(buckets), "bucket_bytes": sizes, "cap_bytes": ddp.bucket_bytes_cap}
 
 
 def _device_shard_dim_alltoall(input, gather_dim, shard_dim, mesh, mesh_dim):
