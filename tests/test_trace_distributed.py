@@ -146,7 +146,7 @@ def test_sequence_parallel_turns_the_all_reduce_into_all_gather_and_reduce_scatt
 def test_2d_mesh_groups_are_named_by_their_dimension():
     result = trace("fsdp_tp_2d.py", world_size=8, mesh="dp=2,tp=4")
     target = resolve_target("2.14", "a2")
-    findings, section = judge_collectives(result, target, _Placer(FIXTURES, FIXTURES / "fsdp_tp_2d.py", None, None))
+    _, section = judge_collectives(result, target, _Placer(FIXTURES, FIXTURES / "fsdp_tp_2d.py", None, None))
     groups = {(c["op"], c["group"]) for c in section["calls"] if c["phase"] != "setup"}
     assert ("all_reduce", "tp (4: 0-3)") in groups
     assert ("all_gather_into_tensor", "dp (2: 0,4)") in groups

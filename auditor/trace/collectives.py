@@ -14,12 +14,9 @@ Torch-free: the parent never imports torch.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 
 from auditor.findings import Finding
 
-# Collectives whose payload this rank contributes is the input and whose result is group_size times
-# larger (gather kind), or the reverse (scatter kind); `bytes` is always this rank's shard.
 _PHASES = ("setup", "forward", "backward", "optimizer")
 _MESH_DIM = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(\d+)$")
 
