@@ -64,6 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
     dyn.add_argument("--amp", choices=("bf16", "fp16"), help="autocast dtype for the traced / executed forward")
     dyn.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS", help="time limit for user code (default 300)")
     dyn.add_argument("--device", choices=("cpu", "npu"), help="execute mode: where to run (default: npu when available)")
+    dyn.add_argument("--world-size", type=int, metavar="N", help="--trace as rank 0 of an N-rank job on the fake process "
+                     "group: records every collective and checks it against HCCL")
+    dyn.add_argument("--mesh", metavar="DIMS", help="with --world-size: the device mesh, e.g. dp=2,tp=4 (passed to audit_entry)")
+    dyn.add_argument("--rank", type=int, default=0, metavar="R", help="with --world-size: the rank to trace (default 0)")
 
     explain = sub.add_parser("explain", help="print a rule's documentation page")
     explain.add_argument("code", help="rule code (NPU001) or name (cuda-tensor-method)")
@@ -155,6 +159,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UsageError("--jobs must be at least 1")
     if args.max_file_size <= 0:
         raise UsageError("--max-file-size must be positive")
+    if (args.world_size is not None or args.mesh or args.rank) and not args.trace:
+        raise UsageError("--world-size and --mesh go with --trace (they run your entry as one rank of a job)")
     try:
         config = load_config(args.config if args.config else find_pyproject(args.paths[0] if args.paths else Path.cwd()))
         if args.config and not args.config.is_file():
@@ -194,6 +200,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.trace or args.execute or args.hf_config:
         findings, errors, sections, dropped = _dynamic(args, run.root, target, findings, errors)
         inline_suppressed += dropped
+    collectives = sections["collectives"].pop("calls", None) if "collectives" in sections else None
 
     findings = [f for f in findings if config.code_enabled(f, rules) and not config.ignored_in_file(f)]
     findings = assign_fingerprints(findings)
@@ -211,7 +218,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         root=str(run.root), target=target, findings=findings, errors=errors,
         files_scanned=len(run.results), lines_scanned=sum(r.lines for r in run.results),
         duration_s=time.perf_counter() - started, baseline_suppressed=suppressed_by_baseline,
-        inline_suppressed=inline_suppressed, sections=sections)
+        inline_suppressed=inline_suppressed, sections=sections, collectives=collectives)
     color = {"always": True, "never": False}.get(args.color)   # None: the emitter detects (NO_COLOR, a tty)
     _write_report(report, args, rules, color)
     if fail_on == "never":
@@ -262,11 +269,14 @@ def _dynamic(args, root: Path, target, findings, errors):
         raise UsageError("--trace / --execute need one Python file with an entry function, or --hf-config")
     base = root if root.is_dir() else root.parent
     common = dict(root=base, entry=args.entry, hf_config=args.hf_config, amp=args.amp, timeout=args.timeout, target=target)
+    layout = _layout(args)
     if args.trace or (args.hf_config and not args.execute):
         from auditor.trace import trace_findings
 
-        f, e, section = trace_findings(source, **common)
+        f, e, section = trace_findings(source, distributed=layout, **common)
         findings, errors = _merge(findings, f), errors + e
+        if isinstance(section, dict) and "collectives" in section:
+            sections["collectives"] = section.pop("collectives")
         sections["trace"] = section
     if args.execute:
         from auditor.device import DeviceUnavailable
@@ -280,6 +290,19 @@ def _dynamic(args, root: Path, target, findings, errors):
         sections["execute"] = section
     kept, dropped = _drop_suppressed(findings, base)
     return kept, errors, sections, dropped
+
+
+def _layout(args):
+    """--world-size / --mesh / --rank as the layout the distributed trace runs (None without them)."""
+    from auditor.trace.collectives import LayoutError, parse_layout
+
+    try:
+        layout = parse_layout(args.world_size, args.mesh, args.rank)
+    except LayoutError as exc:
+        raise UsageError(str(exc)) from exc
+    if layout is None and args.rank:
+        raise UsageError("--rank needs --world-size or --mesh")
+    return layout
 
 
 def _merge(static, dynamic):

@@ -162,13 +162,34 @@ def _get_callable(module, name: str, where: str) -> Callable:
     return obj
 
 
-def _wrap(func: Callable, label: str) -> Callable[[], EntrySpec]:
-    def factory() -> EntrySpec:
-        spec = normalize_entry_result(func(), where=label)
+def _wrap(func: Callable, label: str) -> Callable[..., EntrySpec]:
+    def factory(context: dict[str, Callable[[], Any]] | None = None) -> EntrySpec:
+        spec = normalize_entry_result(func(**entry_arguments(func, context)), where=label)
         spec.label = spec.label or label
         return spec
 
     return factory
+
+
+def entry_arguments(func: Callable, context: dict[str, Callable[[], Any]] | None) -> dict[str, Any]:
+    """The values of `context` (name -> zero-argument provider) that the entry declares as parameters.
+
+    `--trace --world-size N` offers world_size, rank, mesh and device_mesh; an entry taking none of them
+    runs unchanged, one taking **kwargs receives them all. A provider runs only when its value is taken."""
+    if not context:
+        return {}
+    import inspect
+
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return {}
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        wanted = list(context)
+    else:
+        wanted = [name for name, p in params.items() if name in context
+                  and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
+    return {name: context[name]() for name in wanted}
 
 
 def normalize_entry_result(result: Any, where: str = "entry") -> EntrySpec:

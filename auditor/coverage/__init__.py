@@ -294,6 +294,19 @@ class Coverage:
         return Answer(symbol=raw, kind="collective", supported=supported, via=via, products=base.products,
                       dtypes=base.dtypes, notes="\n".join(notes), substitute=None, source=source)
 
+    def rejected_world_sizes(self, name: str) -> list[int]:
+        """Process-group sizes the support list rejects for a collective (the row `collective` answers from)."""
+        short = name.rsplit(".", 1)[-1]
+        row = _table("hccl.json")["collectives"].get(short)
+        found = self._api_entry(f"torch.distributed.{short}") if row else None
+        if found is None:
+            return []
+        return list(row["by_torch"].get(found[0], {}).get("world_size_unsupported", []))
+
+    def hccl_fact(self, key: str) -> dict | None:
+        """One of hccl.json's stated facts ('no_any_source_recv', 'reduce_dtypes', ...) with its source."""
+        return _table("hccl.json")["facts"].get(key)
+
     # ---- custom ops -----------------------------------------------------------------------------
     def custom_op(self, name: str) -> Answer | None:
         raw = name.strip()

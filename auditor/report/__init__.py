@@ -26,6 +26,7 @@ class Report:
     baseline_suppressed: int = 0
     inline_suppressed: int = 0
     sections: dict[str, Any] = field(default_factory=dict)  # extra tables: "trace" models, "execute" verdicts
+    collectives: list | None = None  # --trace --world-size: one entry per collective call site (docs/trace.md)
 
     def summary(self) -> dict[str, Any]:
         by_cat = Counter(f.category for f in self.findings)

@@ -19,6 +19,8 @@ def document(report: "Report") -> dict[str, Any]:
     }
     if report.sections:
         doc["sections"] = report.sections
+    if report.collectives is not None:
+        doc["collectives"] = report.collectives
     return doc
 
 

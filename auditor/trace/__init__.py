@@ -37,8 +37,12 @@ FUSION_APIS = {"rms_norm": "torch_npu.npu_rms_norm", "rotary": "torch_npu.npu_ro
 
 
 def trace_findings(source: Path | None, *, root: Path, entry: str | None, hf_config: Path | None,
-                   amp: str | None, timeout: float, target: Target) -> tuple[list[Finding], list[FileError], dict]:
-    """Trace one training step of the entry's model in a child process and judge what it ran."""
+                   amp: str | None, timeout: float, target: Target,
+                   distributed: dict | None = None) -> tuple[list[Finding], list[FileError], dict]:
+    """Trace one training step of the entry's model in a child process and judge what it ran.
+
+    `distributed` ({'world_size', 'rank', 'mesh'}, auditor.trace.collectives.parse_layout): run the step
+    as that rank of a job on the fake process group; the table then carries a 'collectives' section."""
     from auditor.entry import EntryError, load_hf_config_dict
     from auditor.sandbox import SandboxError, run_in_child
     from auditor.trace.child import run_trace
@@ -53,6 +57,8 @@ def trace_findings(source: Path | None, *, root: Path, entry: str | None, hf_con
             return [], [FileError(place.error_path, "trace", str(exc))], {}
     kwargs = {"source": str(source) if source else None, "entry": entry,
               "hf_config": str(hf_config) if hf_config else None, "amp": amp}
+    if distributed:
+        kwargs["distributed"] = distributed
     try:
         result = run_in_child(run_trace, kwargs, timeout)
     except SandboxError as exc:
@@ -63,7 +69,13 @@ def trace_findings(source: Path | None, *, root: Path, entry: str | None, hf_con
         if exc.kind != "user-exception":
             message = f"{exc.kind}: {message}"
         return [], [FileError(place.error_path, "trace", message, line)], {}
-    return judge(result, target, place)
+    findings, errors, table = judge(result, target, place)
+    if distributed:
+        from auditor.trace.collectives import judge_collectives
+
+        more, table["collectives"] = judge_collectives(result, target, place)
+        findings += more
+    return findings, errors, table
 
 
 @dataclass

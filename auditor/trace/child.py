@@ -3,7 +3,12 @@ can hand it to multiprocessing without importing torch itself."""
 from __future__ import annotations
 
 
-def run_trace(source: str | None, entry: str | None, hf_config: str | None, amp: str | None) -> dict:
+def run_trace(source: str | None, entry: str | None, hf_config: str | None, amp: str | None,
+              distributed: dict | None = None) -> dict:
     from auditor.trace.record import trace_step
 
-    return trace_step(source, entry, hf_config, amp)
+    if not distributed:
+        return trace_step(source, entry, hf_config, amp)
+    from auditor.trace.distributed import traced_rank  # one rank of an N-rank job on the fake backend
+
+    return traced_rank(distributed, lambda session: trace_step(source, entry, hf_config, amp, session=session))

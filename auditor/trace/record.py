@@ -445,22 +445,29 @@ def _code_site(obj) -> tuple[str, int, bool] | None:
     return (code.co_filename, code.co_firstlineno, kind == "user") if kind != "skip" else None
 
 
-def trace_step(source: str | None, entry: str | None, hf_config: str | None, amp: str | None) -> dict:
-    """Build the model under FakeTensorMode and record one forward + backward + optimizer step."""
+def trace_step(source: str | None, entry: str | None, hf_config: str | None, amp: str | None,
+               session=None) -> dict:
+    """Build the model under FakeTensorMode and record one forward + backward + optimizer step.
+
+    `session`: an auditor.trace.distributed.DistributedSession when the step runs as one rank of a job."""
     started = time.perf_counter()
     factory = resolve_entry(Path(source) if source else None, entry, Path(hf_config) if hf_config else None)
     fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
     rec = Recording()
     redirect = CudaToCpu()
-    with fake_mode, redirect, _module_apply_in_place():
+    with fake_mode, redirect, _module_apply_in_place(), session.recorder if session else nullcontext():
         with DataDependentStandIns(rec), _no_weight_init() if hf_config else nullcontext():
-            spec = factory()
+            spec = factory(session.entry_context()) if session else factory()
         model = spec.model
         model.train()
         params = [p for p in model.parameters() if p.requires_grad]
         n_params = sum(p.numel() for p in model.parameters())
         built = time.perf_counter()
         hooks = _install_module_hooks(rec, model)
+        if session is not None:
+            session.recorder.phase = lambda: rec.phase
+            session.recorder.node_frame = lambda: rec.node_sites.get(torch._C._current_autograd_node(),
+                                                                     Site("", None, "")).frame
         loss_source = ""
         try:
             with AtenRecorder(rec), ApiRecorder(rec):
@@ -516,6 +523,7 @@ def trace_step(source: str | None, entry: str | None, hf_config: str | None, amp
         "cuda_redirects": redirect.redirected,
         "graph_nodes": len(rec.graph.nodes),
         "seconds": {"build": round(built - started, 3), "step": round(finished - built, 3)},
+        **({"collectives": session.recorder.records(), "distributed": session.describe()} if session else {}),
     }
 
 
