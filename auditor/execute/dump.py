@@ -250,8 +250,8 @@ def dump_steps(spec, out: Path, *, amp: str, device: str, steps: int = 1, keep_t
         raise DumpError(f"--amp {amp!r}: choose one of {', '.join(AMP_POLICIES)}")
     dtype = None if policy == "fp32" else amp_dtype(policy)
     out = Path(out)
-    _prepare_dir(out)
     args, kwargs = (spec.args, spec.kwargs) if inputs_file is None else load_inputs(Path(inputs_file))
+    _prepare_dir(out)   # after the inputs are read: a bad --inputs leaves no half-written folder
     torch.save({"args": list(args), "kwargs": dict(kwargs)}, out / "inputs.pt")
     input_leaves = tensor_leaves((args, kwargs))
 
