@@ -400,7 +400,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
-    from auditor.compare_cli import cmd_compare, cmd_stages
+    from auditor.compare_cli import SubcommandUsageError, cmd_compare, cmd_stages
 
     handler = {"check": cmd_check, "explain": cmd_explain, "rules": cmd_rules, "ops": cmd_ops,
                "fix": cmd_fix, "tables": cmd_tables, "compare": cmd_compare, "stages": cmd_stages}[args.command]
@@ -411,7 +411,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RuleError as exc:
         print(f"audit: error: the rule catalogue is invalid: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except UsageError as exc:
+    except (UsageError, SubcommandUsageError) as exc:
         print(f"audit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
