@@ -266,7 +266,7 @@ def _inputs_match(record_metrics: dict) -> tuple[bool, float]:
 @dataclass
 class Divergence:
     step: int
-    kind: str            # forward | backward
+    kind: str            # forward | between (code between modules) | backward
     module: str
     call: int
     type: str
@@ -349,13 +349,23 @@ def forward_divergences(step: int, result: dict) -> tuple[list[Divergence], list
             continue
         match, input_err = _inputs_match(m)
         if out["verdict"] == ERROR and match:
-            if any(_contains(r["module"], d.module) and r["module"] != d.module for d in errors):
-                continue   # a container whose child already diverged on matching inputs
+            if any((_contains(r["module"], d.module) and r["module"] != d.module)
+                   or (r["module"] == d.module and d.kind == "between") for d in errors):
+                continue   # a container whose child (or whose own code between children) already diverged
             errors.append(Divergence(step, "forward", r["module"], r["call"], r["type"], ERROR, out["reason"],
                                      input_err, out))
         elif out["verdict"] == ERROR:
             if errors:
                 errors[0].downstream += 1
+            else:
+                # Its inputs already fail although every call before it passed: the difference arose in
+                # code between modules, in the forward of the module that contains this call.
+                parent = r["module"].rpartition(".")[0] if r["module"] else ""
+                kind = "between"
+                errors.append(Divergence(step, kind, parent, 0, _type_of(result, parent), ERROR,
+                                         f"the inputs of `{r['module'] or '(model)'}` already fail "
+                                         f"({_input_reason(m)}) although every module call before it passed",
+                                         input_err, out))
         elif out["verdict"] == WARNING and input_err <= drift_bar(out["dtype"]) and \
                 _err(out) >= io["output_over_input"] * input_err:
             if any(_contains(r["module"], d.module) and r["module"] != d.module for d in drifts):
@@ -363,6 +373,18 @@ def forward_divergences(step: int, result: dict) -> tuple[list[Divergence], list
             drifts.append(Divergence(step, "forward", r["module"], r["call"], r["type"], WARNING, out["reason"],
                                      input_err, out))
     return errors, drifts
+
+
+def _type_of(result: dict, module: str) -> str:
+    return next((row["record"]["type"] for row in result["rows"] if row["record"]["module"] == module), "")
+
+
+def _input_reason(metrics: dict) -> str:
+    for key in ("input", "params"):
+        m = metrics.get(key)
+        if m and m.get("verdict") != PASS:
+            return f"{key}: {m.get('reason')}"
+    return "normwise error >= 0.1"
 
 
 def backward_divergences(step: int, result: dict) -> list[Divergence]:
@@ -557,6 +579,10 @@ def _divergence_finding(where: "_Where", d: Divergence, label_a: str, label_b: s
                f"(normwise error {d.input_err:.2g} < 0.1) but its output fails: {d.reason}"
                + (f"; {d.downstream} later module call(s) inherit the difference" if first and d.downstream else "")
                + f" ({label_a} vs {label_b})")
+        code = "NPU290"
+    elif d.kind == "between":
+        msg = (f"first divergence: in the forward code of `{name}` ({d.type}) outside its submodules, at step "
+               f"{d.step}: {d.reason} ({label_a} vs {label_b})")
         code = "NPU290"
     else:
         msg = (f"the parameter gradients of `{name}` ({d.type}) diverge at step {d.step} while the gradient "

@@ -119,6 +119,14 @@ def test_perturbed_bf16_is_pinned_to_the_module(dumps):
     assert [f.data["module"] for f in origins] == [PERTURBED]
 
 
+def test_wrong_code_between_modules_names_the_enclosing_module(dumps, tmp_path):
+    _dump(tmp_path / "between", "between_entry")
+    findings, _ = compare_dumps(dumps / "fp32", tmp_path / "between")
+    origins = [f for f in findings if f.code == "NPU290"]
+    assert len(origins) == 1 and origins[0].data["module"] == "blocks.2" and origins[0].data["kind"] == "between"
+    assert "outside its submodules" in origins[0].message and "blocks.2.ln_2" in origins[0].message
+
+
 def test_full_tensors_give_exact_metrics(tmp_path):
     _dump(tmp_path / "a", steps=1, keep_tensors=True)
     _dump(tmp_path / "b", "perturbed_entry", steps=1, keep_tensors=True)
