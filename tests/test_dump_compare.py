@@ -237,3 +237,43 @@ def test_newer_schema_is_refused(dumps, tmp_path):
     (tmp_path / "new" / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(CompareError, match="schema version 99"):
         load_dump(tmp_path / "new")
+
+
+def test_threshold_extractor_reads_a_wheel(tmp_path):
+    """op_tables/msprobe_thresholds.py takes every value from the wheel's sources, with file:line."""
+    import importlib.util
+    import zipfile
+
+    path = Path(__file__).resolve().parent.parent / "op_tables" / "msprobe_thresholds.py"
+    spec = importlib.util.spec_from_file_location("_msprobe_thresholds", path)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    files = {
+        gen.CONST: "class CompareConst:\n    COS_THRESHOLD = 0.98\n    MAX_ABS_ERR_THRESHOLD = 0.002\n"
+                   "    COS_MAX_THRESHOLD = 0.8\n    MAX_ABS_ERR_MAX_THRESHOLD = 2\n    MAGNITUDE = 0.4\n"
+                   "    BFLOAT16_EPS = 2 ** -8\n",
+        gen.MULTI: "def check_accuracy(cos, max_abs_err):\n    pass\n",
+        gen.SUMMARY: "def get_rela_diff_summary_mode():\n    pass\n",
+        gen.INDICATOR: "class RelativeErrChecker:\n    def __init__(self):\n        self.in_threshold = 0.2\n"
+                       "        self.out_threshold = 0.6\n"
+                       "class RelativeWarnChecker:\n    def __init__(self):\n        self.threshold = 9\n"
+                       "class CosineWarnChecker:\n    def __init__(self):\n        self.input_threshold = 0.8\n"
+                       "        self.output_threshold = 0.2\n",
+        gen.STANDARD: "import torch\nclass StandardConfig:\n    _small_value = {torch.float16: 2**-10, torch.bfloat16: 2**-10, "
+                      "torch.float32: 2**-20, 'default': 2**-20}\n    _rtol = {torch.float16: 2**-10, "
+                      "torch.bfloat16: 2**-7, torch.float32: 2**-20, 'default': 2**-20}\n",
+        gen.DIFF_YAML: "compare_metrics:\n  - NormRelativeErr\nNormRelativeErr:\n  - 0.4\n",
+    }
+    wheel = tmp_path / "mindstudio_probe-0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        for name, text in files.items():
+            z.writestr(name, text)
+    data = gen.extract(wheel)
+    assert data["real_data"]["cos_threshold"] == 0.98 and data["real_data"]["max_abs_err_max_threshold"] == 2.0
+    assert data["real_data"]["source"][0] == f"{gen.CONST}:2"
+    assert data["input_output"]["input_norm_rel_err_max"] == 0.2 and data["input_output"]["output_over_input"] == 9
+    assert data["dtypes"]["rtol"]["bf16"] == 2 ** -7 and data["statistics"]["first_diff_relative_err"] == {"NormRelativeErr": 0.4}
+    with zipfile.ZipFile(tmp_path / "broken.whl", "w") as z:
+        z.writestr(gen.CONST, "class CompareConst:\n    COS_THRESHOLD = 0.98\n")
+    with pytest.raises((gen.Missing, KeyError)):
+        gen.extract(tmp_path / "broken.whl")
