@@ -9,9 +9,10 @@ error of max / min / mean / norm, msprobe's statistics mode).
 The thresholds come from mindstudio-probe (msprobe) 26.2.0, extracted by op_tables/msprobe_thresholds.py
 into op_tables/msprobe_thresholds.json (each value names the file and line of the wheel it came from):
 
-* a tensor *fails* as msprobe's compare judges one ("Accuracy Reached or Not" = No): cosine < 0.9, or max
-  absolute error > 1, or cosine < 0.99 with max absolute error > 0.001; or its norm differs by more than 50%
-  (first-diff analysis); or it has inf/nan where the baseline is finite;
+* a tensor *fails* as msprobe's compare judges one ("Accuracy Reached or Not" = No): cosine < 0.9, or
+  cosine < 0.99 with max absolute error > 0.001; or its norm differs by more than 50% (first-diff
+  analysis); or it has inf/nan where the baseline is finite. msprobe's third bar, max absolute error > 1,
+  is a warning here: it depends on the values' scale (see _verdict);
 * the *first divergence* is msprobe's input/output rule (indicator analysis, RelativeErrChecker): a module
   call whose inputs and parameters match (normwise relative error < 0.1) while its output fails. Modules
   after it, whose inputs already differ, are counted but not reported; the modules containing it are left
@@ -224,14 +225,18 @@ def _verdict(m: dict) -> tuple[str, str]:
     where = "" if m.get("from") == "tensors" else " (on the sampled values)"
     if cos is not None and cos < real["cos_max_threshold"]:
         return ERROR, f"cosine {cos:.4f} < {real['cos_max_threshold']}{where}"
-    if abs_err is not None and abs_err > real["max_abs_err_max_threshold"]:
-        return ERROR, f"max absolute error {abs_err:.3g} > {real['max_abs_err_max_threshold']:g}{where}"
     if cos is not None and abs_err is not None and cos < real["cos_threshold"] and abs_err > real["max_abs_err_threshold"]:
         return ERROR, (f"cosine {cos:.4f} < {real['cos_threshold']} with max absolute error {abs_err:.3g} > "
                        f"{real['max_abs_err_threshold']:g}{where}")
     norm_bar = stats["first_diff_relative_err"].get("NormRelativeErr", stats["magnitude"])
     if m["norm_relative_err"] > norm_bar:
         return ERROR, f"norm differs by {m['norm_relative_err']:.1%} (> {norm_bar:.0%})"
+    if abs_err is not None and abs_err > real["max_abs_err_max_threshold"]:
+        # msprobe's check says "No" here too, but an absolute bar depends on the values' scale: one bf16 ulp
+        # is 2 at 256, so trained models' residual streams pass every relative bar and still exceed it.
+        # A warning, then, never the error that pins a first divergence.
+        return WARNING, (f"max absolute error {abs_err:.3g} > {real['max_abs_err_max_threshold']:g}{where} "
+                         f"(msprobe's accuracy check: No; scale-dependent, relative bars pass)")
     drift = drift_bar(m["dtype"])
     err = _err(m)
     if err > drift:
@@ -645,13 +650,12 @@ def _section(a, b, first, others, drift, grads, step_results, loss_rows, perf, s
             is_first = first is not None and first.kind == "forward" and (r["module"], r["call"]) == (first.module, first.call)
             _, input_err = _inputs_match(m)
             rows.append({"module": r["module"] or "(model)", "call": r["call"], "type": r["type"],
-                         "verdict": verdict, "first": is_first,
-                         "input_err": _fmt(input_err), "output_err": _fmt(_err(out) if out else None),
-                         "output_cosine": _fmt(out.get("cosine")), "output_max_abs": _fmt(out.get("max_abs_err")),
-                         "reason": out.get("reason", "")})
-    interesting = [r for r in rows if r["verdict"] != PASS or r["first"]]
-    first_index = next((i for i, r in enumerate(interesting) if r["first"]), 0)
-    kept = interesting[max(0, first_index - 3):][:ROW_LIMIT]
+                         "verdict": verdict, "input_err": _fmt(input_err),
+                         "output_err": _fmt(_err(out) if out else None), "output_cosine": _fmt(out.get("cosine")),
+                         "reason": ("FIRST DIVERGENCE: " if is_first else "") + out.get("reason", "")})
+    # the calls that matter: the first divergence and what fails after it, a few passing calls before it
+    interesting = [r for r in rows if r["verdict"] != PASS or r["reason"].startswith("FIRST")]
+    kept = interesting[:ROW_LIMIT]
     title = (f"Compare: {a.label} vs {b.label}, {steps} step(s), "
              + (f"first divergence `{first.module or '(model)'}` at step {first.step} ({first.kind})"
                 if first is not None else "no module diverges on matching inputs"))

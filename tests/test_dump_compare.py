@@ -168,6 +168,17 @@ def test_overflow_is_an_error_even_when_norms_agree():
     assert m["verdict"] == "error" and "inf/nan" in m["reason"]
 
 
+def test_large_values_with_bf16_rounding_do_not_fail():
+    """Large values round by more than 1 in bf16: msprobe's absolute bar (> 1) alone is a warning."""
+    from auditor.compare import slot_metrics
+
+    a = torch.linspace(600, 1000, 4096)   # bf16 ulp 4 above 512: rounding errors up to 2
+    b = a.to(torch.bfloat16).float()
+    m = slot_metrics([tensor_stats(a)], [tensor_stats(b)], full=([a], [b]), policy="bfloat16")
+    assert m["max_abs_err"] > 1 and m["cosine"] > 0.9999
+    assert m["verdict"] == "warning" and "scale-dependent" in m["reason"]
+
+
 def test_thresholds_are_msprobes():
     t = thresholds()
     assert t["real_data"]["cos_threshold"] == 0.99 and t["real_data"]["max_abs_err_threshold"] == 0.001
