@@ -51,6 +51,8 @@ STAGE_ENV = {
                               "the CPU-NPU affinity)"),
         ("NPU_ASD_ENABLE", "feature-value detection: flags silent data corruption in activations' gradients "
                            "during long runs"),
+        ("RANK_TABLE_FILE", "optional on one machine: a rank table fixes which device each rank uses and how "
+                            "HCCL links them; without it HCCL negotiates the links (the default)"),
     ],
     "multi": [
         ("RANK_TABLE_FILE", "a rank table describes every node's devices and addresses for HCCL link setup; "
