@@ -9,7 +9,7 @@ from typing import Sequence, TextIO
 
 from auditor import TOOL_NAME, __version__
 
-SUBCOMMANDS = ("check", "explain", "rules", "ops", "fix", "tables", "plan")
+SUBCOMMANDS = ("check", "explain", "rules", "ops", "fix", "tables", "plan", "compare", "stages")
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
@@ -61,9 +61,16 @@ def build_parser() -> argparse.ArgumentParser:
     dyn.add_argument("--execute", action="store_true", help="run one real step: on the NPU when present, else bf16/fp16 numerics on the CPU")
     dyn.add_argument("--entry", metavar="NAME", help="entry function (default audit_entry) or module:callable")
     dyn.add_argument("--hf-config", type=Path, metavar="CONFIG_JSON", help="build a transformers model from a local config.json")
-    dyn.add_argument("--amp", choices=("bf16", "fp16"), help="autocast dtype for the traced / executed forward")
+    dyn.add_argument("--amp", choices=("bf16", "fp16", "fp32"), help="autocast dtype for the traced / executed forward "
+                     "(fp32, no autocast: with --dump only)")
     dyn.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS", help="time limit for user code (default 300)")
-    dyn.add_argument("--device", choices=("cpu", "npu"), help="execute mode: where to run (default: npu when available)")
+    dyn.add_argument("--device", choices=("cpu", "npu", "cuda"), help="execute mode: where to run (default: npu when available)")
+    dyn.add_argument("--dump", type=Path, metavar="DIR", help="execute mode: record the steps module by module into DIR "
+                     "instead of judging them (compare two dumps with `audit compare`)")
+    dyn.add_argument("--steps", type=int, default=1, metavar="K", help="with --dump: training steps to record (default 1)")
+    dyn.add_argument("--dump-tensors", action="store_true", help="with --dump: also save every recorded tensor in full")
+    dyn.add_argument("--inputs", type=Path, metavar="FILE", help="with --dump: run on these inputs (another dump's "
+                     "inputs.pt) instead of the entry's")
     dyn.add_argument("--world-size", type=int, metavar="N", help="--trace as rank 0 of an N-rank job on the fake process "
                      "group: records every collective and checks it against HCCL")
     dyn.add_argument("--mesh", metavar="DIMS", help="with --world-size: the device mesh, e.g. dp=2,tp=4 (passed to audit_entry)")
@@ -99,6 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
                                       "memory, communication and step time per layout (docs/plan.md).")
     from auditor.plan.cli import add_arguments as add_plan_arguments
     add_plan_arguments(plan)
+
+    from auditor.compare_cli import add_compare_parser, add_stages_parser
+
+    add_compare_parser(sub, FORMATS)
+    add_stages_parser(sub)
 
     tables = sub.add_parser("tables", help="coverage tables: `audit tables build` regenerates op_tables/")
     tables.add_argument("action", choices=("build",))
@@ -197,6 +209,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     errors = list(run.errors)
     sections: dict = {}
     inline_suppressed = sum(r.suppressed for r in run.results)
+    _check_dump_flags(args)
     if args.trace or args.execute or args.hf_config:
         findings, errors, sections, dropped = _dynamic(args, run.root, target, findings, errors)
         inline_suppressed += dropped
@@ -283,6 +296,15 @@ def _dynamic(args, root: Path, target, findings, errors):
         from auditor.execute import execute_findings
 
         try:
+            if args.dump:
+                from auditor.execute.dump import dump_findings
+
+                f, e, section = dump_findings(source, device=args.device, out=args.dump, steps=args.steps,
+                                              keep_tensors=args.dump_tensors, inputs=args.inputs, **common)
+                findings, errors = _merge(findings, f), errors + e
+                sections["execute-dump"] = section
+                kept, dropped = _drop_suppressed(findings, base)
+                return kept, errors, sections, dropped
             f, e, section = execute_findings(source, device=args.device, **common)
         except DeviceUnavailable as exc:
             raise UsageError(str(exc)) from exc
@@ -290,6 +312,19 @@ def _dynamic(args, root: Path, target, findings, errors):
         sections["execute"] = section
     kept, dropped = _drop_suppressed(findings, base)
     return kept, errors, sections, dropped
+
+
+def _check_dump_flags(args) -> None:
+    """--dump belongs to --execute; --steps / --dump-tensors / --inputs / --amp fp32 belong to --dump."""
+    if args.dump and not args.execute:
+        raise UsageError("--dump records an --execute run: add --execute")
+    if not args.dump:
+        extra = [flag for flag, on in (("--steps", args.steps != 1), ("--dump-tensors", args.dump_tensors),
+                                       ("--inputs", args.inputs is not None), ("--amp fp32", args.amp == "fp32")) if on]
+        if extra:
+            raise UsageError(f"{', '.join(extra)} only apply with --execute --dump DIR")
+    elif args.steps < 1:
+        raise UsageError("--steps must be at least 1")
 
 
 def _layout(args):
@@ -409,8 +444,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
+    from auditor.compare_cli import SubcommandUsageError, cmd_compare, cmd_stages
+
     handler = {"check": cmd_check, "explain": cmd_explain, "rules": cmd_rules, "ops": cmd_ops,
-               "fix": cmd_fix, "tables": cmd_tables, "plan": cmd_plan}[args.command]
+               "fix": cmd_fix, "tables": cmd_tables, "plan": cmd_plan, "compare": cmd_compare,
+               "stages": cmd_stages}[args.command]
     from auditor.rules import RuleError
 
     try:
@@ -418,7 +456,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RuleError as exc:
         print(f"audit: error: the rule catalogue is invalid: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except UsageError as exc:
+    except (UsageError, SubcommandUsageError) as exc:
         print(f"audit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -1,9 +1,10 @@
-"""The one place that knows about NPUs: where execute mode runs, and the NPU-only calls it needs.
+"""The one place that knows about NPUs (and CUDA): where execute mode runs, and the device-only calls it needs.
 
 Every other module is device-agnostic: it asks this one for an autocast context, a synchronize, the peak
 memory, or the CPU-fallback operators that torch_npu reported. On a machine without torch_npu all of it
 degrades to the CPU equivalents; the NPU branches have not been run on Ascend hardware by our tests (they
-are exercised on the CPU by monkeypatching the probe).
+are exercised on the CPU by monkeypatching the probe). The CUDA branches serve `--execute --dump` on the GPU
+box a port starts from; no GPU exists where this project is tested, so they have not been run either.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-DEVICE_CHOICES = ("auto", "cpu", "npu")
+DEVICE_CHOICES = ("auto", "cpu", "npu", "cuda")
 
 
 class DeviceError(Exception):
@@ -58,12 +59,20 @@ def probe_npu() -> NpuProbe:
 
 
 def select_device(requested: str | None) -> str:
-    """'npu' or 'cpu'. None/'auto' picks the NPU when there is one; 'npu' without one raises DeviceError."""
+    """'npu', 'cuda' or 'cpu'. None/'auto' picks the NPU when there is one (never CUDA: auto is for the
+    port's target); 'npu' or 'cuda' without one raises DeviceError."""
     choice = (requested or "auto").strip().lower()
     if choice not in DEVICE_CHOICES:
         raise DeviceError(f"--device {requested!r}: choose one of {', '.join(DEVICE_CHOICES)}")
     if choice == "cpu":
         return "cpu"
+    if choice == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise DeviceError("--device cuda: torch.cuda.is_available() is False (no CUDA build of torch, or no "
+                              "visible GPU). Run with --device cpu to check numerics on the CPU instead.")
+        return "cuda"
     probe = probe_npu()
     if probe.available:
         return "npu"
@@ -86,26 +95,58 @@ def prepare(device: str) -> None:
         importlib.import_module("torch_npu")
 
 
-def synchronize(device: str) -> None:
-    if device == "npu":
-        import torch
+def _accelerator(device: str):
+    """torch.npu or torch.cuda (same API for the calls below); None on the CPU."""
+    if device not in ("npu", "cuda"):
+        return None
+    import torch
 
-        torch.npu.synchronize()
+    return getattr(torch, device)
+
+
+def synchronize(device: str) -> None:
+    if (acc := _accelerator(device)) is not None:
+        acc.synchronize()
 
 
 def reset_peak_memory(device: str) -> None:
-    if device == "npu":
-        import torch
-
-        torch.npu.reset_peak_memory_stats()
+    if (acc := _accelerator(device)) is not None:
+        acc.reset_peak_memory_stats()
 
 
 def peak_memory_bytes(device: str) -> int | None:
     """Peak device memory since reset_peak_memory; None on the CPU, where there is no device counter."""
-    if device == "npu":
-        import torch
+    if (acc := _accelerator(device)) is not None:
+        return int(acc.max_memory_allocated())
+    return None
 
-        return int(torch.npu.max_memory_allocated())
+
+def device_name(device: str) -> str:
+    """What the step ran on, in the vendor's words (torch.npu/cuda.get_device_name); the CPU's model otherwise."""
+    if (acc := _accelerator(device)) is not None:
+        return str(acc.get_device_name())
+    import platform
+
+    return platform.processor() or platform.machine()
+
+
+def cann_version() -> str | None:
+    """The CANN toolkit version from ascend_toolkit_install.info under $ASCEND_TOOLKIT_HOME or
+    $ASCEND_HOME_PATH (set by CANN's set_env.sh); None when neither points at a toolkit."""
+    import os
+    from pathlib import Path
+
+    for var in ("ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH"):
+        home = os.environ.get(var)
+        if not home or not Path(home).is_dir():
+            continue
+        for info in sorted(Path(home).glob("*/ascend_toolkit_install.info")) + [Path(home) / "ascend_toolkit_install.info"]:
+            try:
+                for line in info.read_text(encoding="utf-8", errors="replace").splitlines():
+                    if line.strip().startswith("version="):
+                        return line.split("=", 1)[1].strip()
+            except OSError:
+                continue
     return None
 
 

@@ -82,8 +82,46 @@ def test_broken_torch_npu_import_is_reported(monkeypatch):
 
 
 def test_unknown_device_value():
-    with pytest.raises(DeviceError, match="choose one of auto, cpu, npu"):
+    with pytest.raises(DeviceError, match="choose one of auto, cpu, npu, cuda"):
+        select_device("tpu")
+
+
+def test_cuda_without_a_gpu_is_a_clear_error(monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(DeviceError, match="--device cuda: torch.cuda.is_available"):
         select_device("cuda")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert select_device("cuda") == "cuda"
+
+
+def test_accelerator_calls_go_to_torch_cuda_for_cuda(monkeypatch):
+    """The CUDA branch of the seam calls torch.cuda's twins of torch.npu's calls (no GPU here: patched)."""
+    import torch
+
+    from auditor import device
+
+    calls = []
+    for name in ("synchronize", "reset_peak_memory_stats"):
+        monkeypatch.setattr(torch.cuda, name, lambda name=name: calls.append(name))
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda: 123)
+    device.synchronize("cuda")
+    device.reset_peak_memory("cuda")
+    assert device.peak_memory_bytes("cuda") == 123 and calls == ["synchronize", "reset_peak_memory_stats"]
+    assert device.peak_memory_bytes("cpu") is None
+
+
+def test_cann_version_from_the_toolkit_info_file(tmp_path, monkeypatch):
+    from auditor.device import cann_version
+
+    (tmp_path / "x86_64-linux").mkdir()
+    (tmp_path / "x86_64-linux" / "ascend_toolkit_install.info").write_text("package_name=Ascend-cann-toolkit\nversion=8.0.0\n")
+    monkeypatch.setenv("ASCEND_TOOLKIT_HOME", str(tmp_path))
+    assert cann_version() == "8.0.0"
+    monkeypatch.setenv("ASCEND_TOOLKIT_HOME", str(tmp_path / "missing"))
+    monkeypatch.delenv("ASCEND_HOME_PATH", raising=False)
+    assert cann_version() is None
 
 
 def test_device_error_is_user_facing():
