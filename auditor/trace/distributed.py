@@ -2,7 +2,7 @@
 
 The entry runs under PyTorch's *fake* process-group backend (`torch.testing._internal.distributed.fake_pg`,
 backend "fake": every collective returns at once without peers) and fake tensors, through the user's own
-wrapping code (DDP, FSDP2 `fully_shard`, DTensor `parallelize_module`, pipelining). ``CollectiveRecorder``
+wrapping code (DDP, FSDP2 `fully_shard`, DTensor `parallelize_module`). ``CollectiveRecorder``
 (a TorchDispatchMode) sees every collective and point-to-point call as the c10d op it dispatches:
 `c10d.allreduce_` and friends from `torch.distributed.*` and from DDP's C++ reducer, the functional
 collectives `_c10d_functional.*` that DTensor issues. Nothing is monkeypatched to record them.
@@ -263,9 +263,9 @@ def wrapper_site(wrap_sites: dict, library: str) -> tuple | None:
     return None
 
 
-_WRAPPER_ORDER = ("ddp", "fsdp", "fully_shard", "tensor_parallel", "pipeline")
-_LIBRARY_HINTS = {"ddp": "nn/parallel/distributed", "fsdp": "distributed/fsdp/", "fully_shard": "_fully_shard",
-                  "tensor_parallel": "distributed/tensor", "pipeline": "distributed/pipelining"}
+_WRAPPER_ORDER = ("ddp", "fully_shard", "tensor_parallel")
+_LIBRARY_HINTS = {"ddp": "nn/parallel/distributed", "fully_shard": "_fully_shard",
+                  "tensor_parallel": "distributed/tensor"}
 
 
 def _user_frame(depth: int = 2) -> tuple | None:
@@ -438,20 +438,6 @@ class DistributedSession:
         self._note_calls("torch.distributed._composable.fsdp", "fully_shard", "fully_shard")
         self._note_calls("torch.distributed.tensor.parallel", "parallelize_module", "tensor_parallel")
         self._note_calls("torch.distributed.tensor.parallel.api", "parallelize_module", "tensor_parallel")
-        try:
-            from torch.distributed.fsdp import FullyShardedDataParallel
-        except ImportError:  # pragma: no cover - every torch with fully_shard has it
-            FullyShardedDataParallel = None
-        if FullyShardedDataParallel is not None:
-            original_fsdp_init = FullyShardedDataParallel.__init__
-
-            @functools.wraps(original_fsdp_init)
-            def fsdp_init(self_, *args, **kwargs):
-                session.note_wrapper("fsdp", args[0] if args else kwargs.get("module"))
-                kwargs.pop("device_id", None)
-                return original_fsdp_init(self_, *args, **kwargs)
-
-            self._patch(FullyShardedDataParallel, "__init__", fsdp_init)
 
     def _note_calls(self, module_name: str, attr: str, kind: str) -> None:
         """Remember the user's line that applied a wrapper (fully_shard, parallelize_module)."""
