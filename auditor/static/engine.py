@@ -24,9 +24,9 @@ from auditor.rules import Rule, SymbolDetail
 from auditor.static.compiled import WORD_RE, CompiledRules
 from auditor.static.context import HOLE, FileContext, build_context
 from auditor.static.visitor import MatchVisitor, RawHit
+from auditor.suppress import SUPPRESS_RE, Suppressions, suppressed  # noqa: F401 - re-exported
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
-SUPPRESS_RE = re.compile(r"#\s*npu-audit:\s*ignore(?:\[([A-Za-z0-9_,\s-]*)\])?")
 
 
 @dataclass
@@ -152,16 +152,6 @@ def _first_line(stmt: ast.stmt) -> int:
     return min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
 
 
-def suppressed(lines: list[str], line: int, end_line: int, code: str) -> bool:
-    """`# npu-audit: ignore` or `# npu-audit: ignore[CODE,...]` on the first or last line of a finding."""
-    for n in {line, end_line}:
-        if 1 <= n <= len(lines) and "npu-audit" in lines[n - 1]:
-            m = SUPPRESS_RE.search(lines[n - 1])
-            if m and (m.group(1) is None or code in {c.strip().upper() for c in m.group(1).split(",")}):
-                return True
-    return False
-
-
 class _SliceUnparsable(Exception):
     def __init__(self, start: int, end: int) -> None:
         super().__init__(f"lines {start}-{end}")
@@ -194,13 +184,12 @@ class StaticEngine:
     # -- entry points --------------------------------------------------------------------------
 
     def analyze_path(self, path: Path, rel: str) -> FileResult:
+        from auditor.discover import SourceError, read_source
+
         try:
-            size = path.stat().st_size
-            if size > self.max_bytes:
-                return FileResult(rel, error=FileError(
-                    rel, "too-large", f"{size / 1e6:.1f} MB is over the {self.max_bytes / 1e6:.0f} MB limit; "
-                    "not audited (raise it with --max-file-size)"))
-            data = path.read_bytes()
+            data, _ = read_source(path, self.max_bytes)      # regular files only, bounded read
+        except SourceError as exc:
+            return FileResult(rel, error=FileError(rel, exc.kind, exc.message))
         except OSError as exc:
             return FileResult(rel, error=FileError(rel, "unreadable", exc.strerror or str(exc)))
         return self.analyze_bytes(data, rel)
@@ -260,6 +249,7 @@ class StaticEngine:
             result.error = FileError(rel, "syntax", "libcst cannot parse lines " + ", ".join(unparsable)
                                      + "; findings there are missing", int(unparsable[0].split("-")[0]))
         seen = set()
+        suppressions = Suppressions.of(lines, text)     # own form, `# noqa`, and file-level forms
         for hit, line, col, end_line, end_col in hits:
             if hit.via is not None:
                 value = self._visible_value(ctx, hit, line)
@@ -270,7 +260,7 @@ class StaticEngine:
             if key in seen:
                 continue
             seen.add(key)
-            if suppressed(lines, line, end_line, hit.rule.code):
+            if suppressions.covers(line, end_line, hit.rule.code):
                 result.suppressed += 1
                 continue
             result.findings.append(self._finding(hit, rel, line, col, end_line, end_col))
