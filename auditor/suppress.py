@@ -31,16 +31,27 @@ def _covers(codes: set[str] | None, code: str) -> bool:
     return codes is None or any(code.startswith(c) for c in codes)
 
 
-def line_suppresses(text: str, code: str) -> bool:
+_NONE = ()           # a line without a directive
+
+
+def line_directives(text: str) -> tuple:
+    """The code sets (None: every code) that a line's own-form and noqa comments name."""
+    out = []
+    if "#" not in text:
+        return _NONE
     if "npu-audit" in text:
         m = SUPPRESS_RE.search(text)
-        if m and _covers(_codes(m.group(1)), code):
-            return True
+        if m:
+            out.append(_codes(m.group(1)))
     if "noqa" in text or "NOQA" in text:
         m = NOQA_RE.search(text)
-        if m and _covers(_codes(m.group(1)), code):
-            return True
-    return False
+        if m:
+            out.append(_codes(m.group(1)))
+    return tuple(out)
+
+
+def line_suppresses(text: str, code: str) -> bool:
+    return any(_covers(codes, code) for codes in line_directives(text))
 
 
 @dataclass
@@ -48,6 +59,7 @@ class Suppressions:
     lines: list[str]
     file_all: bool = False
     file_codes: set[str] = field(default_factory=set)
+    _by_line: dict[int, tuple] = field(default_factory=dict)   # each line parsed once (a 5 MB line, 170k hits)
 
     @classmethod
     def of(cls, lines: list[str], text: str | None = None) -> "Suppressions":
@@ -65,7 +77,15 @@ class Suppressions:
     def covers(self, line: int, end_line: int, code: str) -> bool:
         if self.file_all or (self.file_codes and _covers(self.file_codes, code)):
             return True
-        return any(1 <= n <= len(self.lines) and line_suppresses(self.lines[n - 1], code) for n in {line, end_line})
+        for n in {line, end_line}:
+            if not 1 <= n <= len(self.lines):
+                continue
+            directives = self._by_line.get(n)
+            if directives is None:
+                directives = self._by_line[n] = line_directives(self.lines[n - 1])
+            if any(_covers(codes, code) for codes in directives):
+                return True
+        return False
 
 
 def suppressed(lines: list[str], line: int, end_line: int, code: str) -> bool:

@@ -83,6 +83,9 @@ _COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.A
 _TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 # Statements this short are parsed whole; longer compound statements are split into header and body.
 _SMALL = 3
+# Simple statements on lines longer than this are parsed one by one (columns from the `ast` pass).
+_LONG_LINE = 2000
+_BATCH = 200
 
 
 class _Slicer:
@@ -100,18 +103,44 @@ class _Slicer:
         return i < len(self.relevant) and self.relevant[i] <= end
 
     def slices(self, body: list[ast.stmt], depth: int = 0, loops: int = 0):
-        """(first line, last line, indented, body indent or None, enclosing loops) for each piece."""
+        """(first line, last line, indented, body indent or None, enclosing loops[, (col, end col)]) for
+        each piece."""
+        group: list = []          # statements cut from one very long line, parsed together in batches
+
+        def flush():
+            if group:
+                line, first, last = group[0][0], group[0][1], group[-1][2]
+                group.clear()
+                return [(line, line, False, None, loops, (first, last))]
+            return []
+
         for stmt in body:
             start = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
             end = stmt.end_lineno or stmt.lineno
-            if not self._hit(start, end):
+            if not isinstance(stmt, _COMPOUND) and start == end and len(self.lines[start - 1]) > _LONG_LINE \
+                    and stmt.end_col_offset is not None:
+                # many statements on one very long line: parse them in batches of _BATCH (libcst's cost
+                # grows faster than the size of what it parses; 170k `x.cuda()` on one line)
+                if group and (group[0][0] != start or len(group) >= _BATCH):
+                    yield from flush()
+                if self._hit(start, end) or group:
+                    group.append((start, stmt.col_offset, stmt.end_col_offset))
                 continue
-            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
-                continue      # a docstring: never a finding
-            if not isinstance(stmt, _COMPOUND) or end - start < _SMALL:
-                yield start, end, depth > 0, None, loops
-                continue
-            yield from self._compound(stmt, start, end, depth, loops)
+            yield from flush()
+            yield from self._slices_one(stmt, depth, loops)
+        yield from flush()
+
+    def _slices_one(self, stmt: ast.stmt, depth: int, loops: int):
+        start = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+        end = stmt.end_lineno or stmt.lineno
+        if not self._hit(start, end):
+            return
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+            return      # a docstring: never a finding
+        if not isinstance(stmt, _COMPOUND) or end - start < _SMALL:
+            yield start, end, depth > 0, None, loops
+            return
+        yield from self._compound(stmt, start, end, depth, loops)
 
     def _compound(self, stmt: ast.stmt, start: int, end: int, depth: int, loops: int):
         blocks = [stmt.body]
@@ -240,9 +269,17 @@ class StaticEngine:
         hits: list[tuple[RawHit, int, int, int, int]] = []
         unparsable: list[str] = []
         pieces = _Slicer(lines, relevant).slices(tree.body) if self.slicing else [(1, len(lines), False, None, 0)]
-        for start, end, indented, body_indent, loops in pieces:
+        done_pieces = set()
+        for piece in pieces:
+            # statements sharing lines (`a.cuda(); b.cuda()` x 170k on one line) give the same piece:
+            # parse it once, or the time grows with the square of the statements on a line
+            if piece in done_pieces:
+                continue
+            done_pieces.add(piece)
+            start, end, indented, body_indent, loops = piece[:5]
             try:
-                hits.extend(self._match_slice(lines, start, end, indented, ctx, body_indent, loops))
+                hits.extend(self._match_slice(lines, start, end, indented, ctx, body_indent, loops,
+                                              cols=piece[5] if len(piece) > 5 else None))
             except _SliceUnparsable as exc:
                 unparsable.append(f"{exc.start}-{exc.end}")
         if unparsable:   # Python accepted it, libcst did not (newer syntax): say what was not looked at
@@ -308,8 +345,14 @@ class StaticEngine:
         return out
 
     def _match_slice(self, lines: list[str], start: int, end: int, indented: bool, ctx: FileContext,
-                     body_indent: str | None = None, loops: int = 0):
-        chunk = "".join(lines[start - 1:end])
+                     body_indent: str | None = None, loops: int = 0, cols: tuple[int, int] | None = None):
+        shift = 0                     # columns before the piece on its first line (a statement cut from a line)
+        if cols is not None:
+            raw = lines[start - 1].encode("utf-8")          # ast columns count UTF-8 bytes
+            shift = len(raw[:cols[0]].decode("utf-8", errors="replace"))
+            chunk = raw[cols[0]:cols[1]].decode("utf-8", errors="replace") + "\n"
+        else:
+            chunk = "".join(lines[start - 1:end])
         if not chunk.endswith("\n"):
             chunk += "\n"
         if body_indent is not None:
@@ -332,7 +375,8 @@ class StaticEngine:
         for hit in visitor.hits:
             pos = positions[hit.node]
             end_pos = positions[hit.end_node].end if hit.end_node is not None else pos.end
-            out.append((hit, pos.start.line + offset, pos.start.column + 1, end_pos.line + offset, end_pos.column + 1))
+            out.append((hit, pos.start.line + offset, pos.start.column + 1 + (shift if pos.start.line == 1 else 0),
+                        end_pos.line + offset, end_pos.column + 1 + (shift if end_pos.line == 1 else 0)))
         return out
 
     def _visible_value(self, ctx: FileContext, hit: RawHit, line: int) -> str | None:
