@@ -3,8 +3,9 @@
 Line level (on the first or last line of a finding):
     # npu-audit: ignore              every rule
     # npu-audit: ignore[NPU001,NPU1] these codes or code prefixes
-    # noqa                           every rule (as in flake8 / ruff)
     # noqa: NPU001, E501             these codes; codes of other tools are left alone
+A bare `# noqa` is not honoured: it is almost always there for the linter (F401 on an optional
+`import flash_attn  # noqa`), and honouring it would hide exactly the lines a port must change.
 File level (a comment on a line of its own, anywhere in the file):
     # npu-audit: file-ignore         every rule in this file
     # npu-audit: file-ignore[NPU001] these codes in this file
@@ -45,7 +46,7 @@ def line_directives(text: str) -> tuple:
             out.append(_codes(m.group(1)))
     if "noqa" in text or "NOQA" in text:
         m = NOQA_RE.search(text)
-        if m:
+        if m and m.group(1):                      # only `# noqa: CODES` (see the module docstring)
             out.append(_codes(m.group(1)))
     return tuple(out)
 
