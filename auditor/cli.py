@@ -96,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     fix.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that change behaviour or need review")
     fix.add_argument("--select", metavar="CODES")
     fix.add_argument("--ignore", metavar="CODES")
+    fix.add_argument("--max-file-size", type=float, default=8.0, metavar="MB", help="skip (and report) larger files (default 8)")
     _add_target_flags(fix)
 
     tables = sub.add_parser("tables", help="coverage tables: `audit tables build` regenerates op_tables/")

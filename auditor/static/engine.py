@@ -12,7 +12,7 @@ import io
 import re
 import tokenize
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import libcst as cst
@@ -181,6 +181,37 @@ def _first_line(stmt: ast.stmt) -> int:
     return min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
 
 
+_DEVICE_TYPE_NAMES = {"type", "device_type"}
+
+
+def _device_type(node: ast.expr) -> bool:
+    """`x.device.type`, `t.device_type`, `device_type`: a value the runtime sets to "npu" on Ascend."""
+    return (isinstance(node, ast.Attribute) and node.attr in _DEVICE_TYPE_NAMES) or \
+        (isinstance(node, ast.Name) and node.id in _DEVICE_TYPE_NAMES)
+
+
+def _compared_literals(tree: ast.AST, lines: list[str]) -> set[tuple[int, int]]:
+    """(line, 1-based character column) of each string literal compared with something other than a
+    device type (`sys.argv[1] == "cuda"`, `args.device in ("cuda", "cpu")`): the value may come from
+    the user, and rewriting the literal changes which input matches."""
+    out = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        others = [s for s in sides if not isinstance(s, (ast.Constant, ast.JoinedStr, ast.Tuple, ast.List, ast.Set))]
+        if others and all(_device_type(s) for s in others):
+            continue
+        for side in sides:
+            items = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
+            for item in items:
+                if isinstance(item, ast.JoinedStr) or (isinstance(item, ast.Constant) and isinstance(item.value, str)):
+                    text = lines[item.lineno - 1] if 0 < item.lineno <= len(lines) else ""
+                    col = len(text.encode("utf-8")[:item.col_offset].decode("utf-8", errors="replace"))
+                    out.add((item.lineno, col + 1))
+    return out
+
+
 class _SliceUnparsable(Exception):
     def __init__(self, start: int, end: int) -> None:
         super().__init__(f"lines {start}-{end}")
@@ -287,6 +318,7 @@ class StaticEngine:
                                      + "; findings there are missing", int(unparsable[0].split("-")[0]))
         seen = set()
         suppressions = Suppressions.of(lines, text)     # own form, `# noqa`, and file-level forms
+        compared: set[tuple[int, int]] | None = None    # string literals compared with something
         for hit, line, col, end_line, end_col in hits:
             if hit.via is not None:
                 value = self._visible_value(ctx, hit, line)
@@ -300,7 +332,15 @@ class StaticEngine:
             if suppressions.covers(line, end_line, hit.rule.code):
                 result.suppressed += 1
                 continue
-            result.findings.append(self._finding(hit, rel, line, col, end_line, end_col))
+            finding = self._finding(hit, rel, line, col, end_line, end_col)
+            if finding.fix == "safe" and isinstance(hit.node, (cst.SimpleString, cst.ConcatenatedString,
+                                                               cst.FormattedString)):
+                if compared is None:
+                    compared = _compared_literals(tree, lines)
+                if (line, col) in compared:
+                    # `sys.argv[1] == "cuda"`: rewriting the literal changes which input matches
+                    finding = replace(finding, fix="unsafe")
+            result.findings.append(finding)
         result.findings.sort(key=Finding.sort_key)
         return result
 
