@@ -445,3 +445,74 @@ def test_per_file_ignores_are_relative_to_the_config_folder(tree, monkeypatch, c
     _, doc, _ = run_json(capsys, ".", "--no-cache")
     assert "m1.py" not in {f["path"] for f in doc["findings"] if f["code"] == "NPU001"}
     assert "m2.py" in {f["path"] for f in doc["findings"]}
+
+
+# -- Python 3.12+ syntax on the running Python ------------------------------------------------------------
+
+NEW_SYNTAX = '''\
+import torch
+
+type Device = str
+
+
+def to_dev[T](x: T) -> T:
+    return x.cuda()
+
+
+class Box[T]:
+    def go(self, t):
+        return t.to(f"{'cuda'}:0")
+
+
+msg = f"{torch.cuda.current_device()} of {", ".join(["a", "b"])}"
+multi = f"{
+    torch.cuda.device_count()
+}"
+'''
+
+
+def test_python_312_syntax_is_audited_not_a_syntax_error(tmp_path, capsys):
+    (tmp_path / "new.py").write_text(NEW_SYNTAX)
+    code, doc, _ = run_json(capsys, str(tmp_path), "--no-cache")
+    assert doc["errors"] == []
+    got = {(f["line"], f["symbol"]) for f in doc["findings"]}
+    assert {(7, "cuda"), (15, "torch.cuda.current_device"), (17, "torch.cuda.device_count")} <= got
+    (tmp_path / "bad.py").write_text("type X = \n")          # still a syntax error
+    code, doc, _ = run_json(capsys, str(tmp_path / "bad.py"), "--no-cache")
+    assert "syntax" in doc["errors"][0] and code == 2
+
+
+# -- fix --write never writes where it should not -----------------------------------------------------------
+
+def test_fix_write_safety(tmp_path):
+    outside = tmp_path / "outside"
+    tree = tmp_path / "tree"
+    outside.mkdir()
+    tree.mkdir()
+    src = "import torch\nx = torch.zeros(1).cuda()\n"
+    (outside / "target.py").write_text(src)
+    (tree / "link.py").symlink_to(outside / "target.py")
+    (tree / "ro.py").write_text(src)
+    (tree / "ro.py").chmod(0o444)
+    (tree / "hard.py").write_text(src)
+    os.link(tree / "hard.py", outside / "hard_twin.py")
+    (tree / "mode.py").write_text(src)
+    (tree / "mode.py").chmod(0o751)
+    proc = cli("fix", str(tree), "--write", "--unsafe-fixes")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert (outside / "target.py").read_text() == src                     # not written through the link
+    assert "outside the audited tree" in proc.stderr and "read-only" in proc.stderr
+    assert (tree / "ro.py").read_text() == src
+    assert (tree / "hard.py").read_text() != src                          # fixed, and the link kept:
+    assert (outside / "hard_twin.py").read_text() == (tree / "hard.py").read_text()
+    assert (tree / "hard.py").stat().st_ino == (outside / "hard_twin.py").stat().st_ino
+    assert (tree / "mode.py").stat().st_mode & 0o7777 == 0o751 and (tree / "mode.py").read_text() != src
+
+
+def test_comparison_with_user_input_is_an_unsafe_fix(tmp_path, capsys):
+    (tmp_path / "launch.py").write_text('import sys\nif sys.argv[1] == "cuda":\n    pass\n'
+                                        'if x.device.type == "cuda":\n    pass\n')
+    code, doc, _ = run_json(capsys, str(tmp_path), "--no-cache", "--fail-on", "never")
+    fixes = {f["line"]: f["fix"] for f in doc["findings"] if f["code"] == "NPU003"}
+    assert fixes[2] == "unsafe"
+    assert fixes.get(4, "safe") == "safe"

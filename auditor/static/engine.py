@@ -10,6 +10,7 @@ import ast
 import bisect
 import io
 import re
+import sys
 import tokenize
 import warnings
 from dataclasses import dataclass, field, replace
@@ -97,6 +98,7 @@ class _Slicer:
     def __init__(self, lines: list[str], relevant: list[int]) -> None:
         self.lines = lines
         self.relevant = relevant
+        self.cut_long_lines = True
 
     def _hit(self, start: int, end: int) -> bool:
         i = bisect.bisect_left(self.relevant, start)
@@ -117,8 +119,8 @@ class _Slicer:
         for stmt in body:
             start = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
             end = stmt.end_lineno or stmt.lineno
-            if not isinstance(stmt, _COMPOUND) and start == end and len(self.lines[start - 1]) > _LONG_LINE \
-                    and stmt.end_col_offset is not None:
+            if self.cut_long_lines and not isinstance(stmt, _COMPOUND) and start == end \
+                    and len(self.lines[start - 1]) > _LONG_LINE and stmt.end_col_offset is not None:
                 # many statements on one very long line: parse them in batches of _BATCH (libcst's cost
                 # grows faster than the size of what it parses; 170k `x.cuda()` on one line)
                 if group and (group[0][0] != start or len(group) >= _BATCH):
@@ -281,11 +283,22 @@ class StaticEngine:
         result = FileResult(rel, lines=text.count("\n") + (0 if text.endswith("\n") or not text else 1))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            lowered = False
             try:
                 tree = ast.parse(text, filename=rel)
             except SyntaxError as exc:
-                result.error = FileError(rel, "syntax", exc.msg or "invalid syntax", exc.lineno)
-                return result
+                # 3.12+ syntax on an older Python: libcst reads it; the pre-pass gets a lowered copy
+                from auditor.static.newsyntax import lower_for_ast
+
+                older = lower_for_ast(text) if sys.version_info < (3, 14) else None
+                try:
+                    tree = ast.parse(older, filename=rel) if older is not None else None
+                except SyntaxError:
+                    tree = None
+                if tree is None:
+                    result.error = FileError(rel, "syntax", exc.msg or "invalid syntax", exc.lineno)
+                    return result
+                lowered = True
             except ValueError as exc:
                 result.error = FileError(rel, "syntax", str(exc))
                 return result
@@ -299,7 +312,9 @@ class StaticEngine:
         relevant = self._relevant_lines(lines, text, triggers)
         hits: list[tuple[RawHit, int, int, int, int]] = []
         unparsable: list[str] = []
-        pieces = _Slicer(lines, relevant).slices(tree.body) if self.slicing else [(1, len(lines), False, None, 0)]
+        slicer = _Slicer(lines, relevant)
+        slicer.cut_long_lines = not lowered     # columns of a lowered tree are not the text's
+        pieces = slicer.slices(tree.body) if self.slicing else [(1, len(lines), False, None, 0)]
         done_pieces = set()
         for piece in pieces:
             # statements sharing lines (`a.cuda(); b.cuda()` x 170k on one line) give the same piece:
