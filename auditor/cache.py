@@ -1,63 +1,146 @@
-"""Per-file result cache: one JSON index per engine key (tool version + rules + tables + target), each entry
-keyed by the file's absolute path and checked by size + mtime, then by content hash. A warm run stats files
-and reads one index; it parses nothing."""
+"""Per-file result cache.
+
+One JSON index per engine key. The key covers everything the static engine is given: the tool's own
+code (every source file of the auditor package), the rule files, the coverage tables, the target and
+the per-run inputs (the coverage rule's API list, the size limit). Rule selection (--select / --ignore /
+per-file-ignores / noqa) is applied after the cache, on the full result, so it never changes what is
+stored. Each entry is keyed by the file's absolute path and checked by size + mtime, then by content
+hash. Whatever the index holds is validated before use; anything of the wrong shape is a miss, and an
+index that is not what this version writes is dropped and rebuilt.
+"""
 from __future__ import annotations
 
 import hashlib
 import json
 import os
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from auditor import __version__
 from auditor.data import rules_dir, tables_dir
 
-DEFAULT_CACHE_DIR = ".npu-audit-cache"
+CACHE_FOLDER = ".npu-audit-cache"
+DEFAULT_CACHE_DIR = CACHE_FOLDER            # kept for callers that name the folder
+FORMAT = 2
+KEEP_INDEXES = 4                            # indexes for other keys kept per folder (a few selections/targets)
+_PACKAGE_DIR = Path(__file__).resolve().parent
 
 
-def engine_key(*parts: str) -> str:
-    """Changes whenever anything that shapes results changes: tool version, rule files, tables, target."""
-    h = hashlib.sha1(__version__.encode())
-    for folder, pattern in ((rules_dir(), "*.yaml"), (tables_dir(), "*.json")):
-        for path in sorted(folder.rglob(pattern)):      # op_tables/api/*.json too
-            st = path.stat()
-            h.update(f"{path.name}:{st.st_size}:{st.st_mtime_ns}".encode())
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """Content hash of the auditor package's sources, the rules and the tables (about 30 ms)."""
+    h = hashlib.blake2b(__version__.encode(), digest_size=16)
+    for label, folder, suffixes in (("code", _PACKAGE_DIR, (".py", ".json")),
+                                    ("rules", rules_dir(), (".yaml", ".yml", ".json")),
+                                    ("tables", tables_dir(), (".json", ".yaml", ".yml"))):
+        for path in sorted(folder.rglob("*")):
+            if path.suffix not in suffixes or "__pycache__" in path.parts or not path.is_file():
+                continue
+            h.update(f"\0{label}/{path.relative_to(folder).as_posix()}\0".encode())
+            try:
+                h.update(path.read_bytes())
+            except OSError:
+                h.update(b"<unreadable>")
+    return h.hexdigest()
+
+
+def engine_key(*parts: Any) -> str:
+    """Changes whenever anything that shapes results changes: tool code, rules, tables, and `parts`
+    (target, size limit, the coverage rule's API list ...), which may be any JSON-able values."""
+    h = hashlib.blake2b(code_digest().encode(), digest_size=12)
     for part in parts:
-        h.update(b"\0" + part.encode())
-    return h.hexdigest()[:20]
+        h.update(b"\0" + json.dumps(part, sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+def default_cache_dir(start: Path) -> Path:
+    """One cache per project: <root>/.npu-audit-cache where root is the nearest folder above `start`
+    holding pyproject.toml, setup.py, setup.cfg or .git; else the user's cache folder."""
+    here = start.resolve() if start.exists() else start.absolute()
+    if not here.is_dir():
+        here = here.parent
+    for folder in (here, *here.parents):
+        if any((folder / marker).exists() for marker in ("pyproject.toml", ".git", "setup.py", "setup.cfg")):
+            return folder / CACHE_FOLDER
+    return user_cache_dir() / "projects" / hashlib.blake2b(str(here).encode(), digest_size=8).hexdigest()
+
+
+def user_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or (Path.home() / ".cache")
+    return Path(base) / "npu-audit"
+
+
+_ENTRY_TYPES = {"size": int, "mtime": int, "sha1": str, "findings": list, "lines": int, "suppressed": int}
+
+
+def valid_entry(entry: Any) -> bool:
+    if not isinstance(entry, dict):
+        return False
+    if any(not isinstance(entry.get(k), t) or isinstance(entry.get(k), bool) and t is int
+           for k, t in _ENTRY_TYPES.items()):
+        return False
+    err = entry.get("error")
+    return (err is None or isinstance(err, dict)) and all(isinstance(f, dict) for f in entry["findings"])
 
 
 class ResultCache:
     def __init__(self, directory: Path, key: str) -> None:
         self.directory = directory
+        self.key = key
         self.path = directory / f"results-{key}.json"
         self.entries: dict[str, Any] = {}
         self.dirty = False
+        self.rebuilt = False                 # the index existed but was not usable
         try:
-            self.entries = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            self.entries = {}
+            doc = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError, RecursionError):
+            self.rebuilt = self.dirty = True
+            return
+        if isinstance(doc, dict) and doc.get("format") == FORMAT and doc.get("key") == key \
+                and isinstance(doc.get("entries"), dict):
+            self.entries = doc["entries"]
+        else:
+            self.rebuilt = self.dirty = True
 
-    def get(self, path: Path) -> dict[str, Any] | None:
+    def get(self, path: Path, max_bytes: int) -> dict[str, Any] | None:
+        """The stored entry when the file is unchanged; None (a miss) for anything else."""
+        import stat as stat_mod
+
         entry = self.entries.get(str(path))
         if entry is None:
+            return None
+        if not valid_entry(entry):
+            del self.entries[str(path)]
+            self.dirty = True
             return None
         try:
             st = path.stat()
         except OSError:
             return None
+        if not stat_mod.S_ISREG(st.st_mode):
+            return None
         if entry["size"] == st.st_size and entry["mtime"] == st.st_mtime_ns:
             return entry
+        from auditor.discover import SourceError, read_source
+
         try:
-            digest = hashlib.sha1(path.read_bytes()).hexdigest()
-        except OSError:
+            data, _ = read_source(path, max_bytes)
+        except (OSError, SourceError):
             return None
-        if digest == entry["sha1"]:
+        if hashlib.sha1(data).hexdigest() == entry["sha1"]:
             entry["mtime"] = st.st_mtime_ns
+            entry["size"] = st.st_size
             self.dirty = True
             return entry
         return None
+
+    def drop(self, path: Path) -> None:
+        if self.entries.pop(str(path), None) is not None:
+            self.dirty = True
 
     def put(self, path: Path, stamp: tuple[int, int, str], payload: dict[str, Any]) -> None:
         """stamp = (size, mtime_ns, sha1) of the bytes that were analysed."""
@@ -73,12 +156,18 @@ class ResultCache:
             gitignore = self.directory / ".gitignore"
             if not gitignore.exists():
                 gitignore.write_text("*\n")
-            for old in self.directory.glob("results-*.json"):   # one index per directory: drop stale keys
-                if old != self.path:
-                    old.unlink(missing_ok=True)
+            others = sorted((p for p in self.directory.glob("results-*.json") if p != self.path),
+                            key=lambda p: p.stat().st_mtime if p.exists() else 0, reverse=True)
+            for old in others[KEEP_INDEXES - 1:]:       # keep a few recent keys, drop the rest
+                old.unlink(missing_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(self.entries, fh, separators=(",", ":"))
-            os.replace(tmp, self.path)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    json.dump({"format": FORMAT, "key": self.key, "tool": __version__, "entries": self.entries},
+                              fh, separators=(",", ":"))
+                os.replace(tmp, self.path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
         except OSError:
             pass  # a cache that cannot be written only costs speed

@@ -1,5 +1,9 @@
-"""`audit`: the command line. Exit codes (ruff's habit): 0 nothing at or above --fail-on, 1 findings at or
-above it, 2 usage or input error."""
+"""`audit`: the command line.
+
+Exit codes: 0 a complete audit with nothing at or above --fail-on; 1 findings at or above it; 2 a usage or
+config error, a --trace / --execute run that did not complete, or (when no finding fails the gate) a file
+that could not be audited (syntax, encoding, unreadable, too large, special file, unknown code in a
+suppression comment), unless --ignore-errors."""
 from __future__ import annotations
 
 import argparse
@@ -36,22 +40,28 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="audit files or folders (the default command)",
                            description="Audit Python files, folders or whole repositories.")
     check.add_argument("paths", nargs="*", type=Path, metavar="PATH",
-                       help="files or folders to audit (none needed with --hf-config)")
+                       help="files or folders to audit (default: the current folder; none with --hf-config)")
     check.add_argument("--format", choices=FORMATS, default="console", help="output format (default: console)")
     check.add_argument("--output", "-o", type=Path, metavar="FILE", help="write the report to FILE instead of stdout")
     check.add_argument("--fail-on", choices=("error", "warning", "info", "never"),
                        help="exit 1 when a finding at or above this severity exists (default: error)")
     check.add_argument("--select", metavar="CODES", help="comma-separated rule codes, code prefixes or categories to report")
+    check.add_argument("--extend-select", metavar="CODES", help="rule codes, prefixes or categories to add to the selection")
     check.add_argument("--ignore", metavar="CODES", help="comma-separated rule codes, code prefixes or categories to drop")
     check.add_argument("--exclude", metavar="GLOBS", help="comma-separated globs of files or folders to skip")
+    check.add_argument("--no-respect-gitignore", action="store_true",
+                       help="also audit files that .gitignore excludes (they are skipped by default)")
+    check.add_argument("--ignore-errors", action="store_true",
+                       help="files that cannot be audited are reported but do not make the exit code 2")
     check.add_argument("--config", type=Path, metavar="FILE", help="pyproject.toml to read [tool.npu-audit] from "
                        "(default: the nearest one above the first PATH)")
     check.add_argument("--statistics", action="store_true", help="print counts per rule (fixable or not) instead of findings")
     check.add_argument("--baseline", type=Path, metavar="FILE", help="report only findings not in this baseline")
     check.add_argument("--write-baseline", type=Path, metavar="FILE", help="write every current finding to FILE as the baseline and exit 0")
-    check.add_argument("--cache-dir", type=Path, metavar="DIR", help=f"result cache folder (default: ./{'.npu-audit-cache'})")
+    check.add_argument("--cache-dir", type=Path, metavar="DIR", help="result cache folder (default: .npu-audit-cache "
+                       "in the project root, found by pyproject.toml or .git; else the user cache folder)")
     check.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
-    check.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: the CPU count)")
+    check.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default and maximum: the CPU count)")
     check.add_argument("--max-file-size", type=float, default=8.0, metavar="MB", help="skip (and report) larger files (default 8)")
     check.add_argument("--no-progress", action="store_true", help="no progress bar on large trees")
     check.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="console colours")
@@ -99,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     fix.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that change behaviour or need review")
     fix.add_argument("--select", metavar="CODES")
     fix.add_argument("--ignore", metavar="CODES")
+    fix.add_argument("--max-file-size", type=float, default=8.0, metavar="MB", help="skip (and report) larger files (default 8)")
     _add_target_flags(fix)
 
     plan = sub.add_parser("plan", help="will the model fit on a cluster, how to lay it out, what it reaches",
@@ -156,14 +167,15 @@ def _progress_bar(enabled: bool):
 def cmd_check(args: argparse.Namespace) -> int:
     import time
 
-    from auditor.config import ConfigError, find_pyproject, load_config, read_baseline, write_baseline
+    from auditor.cache import default_cache_dir
+    from auditor.config import ConfigError, check_selectors, find_pyproject, load_config, read_baseline, write_baseline
     from auditor.findings import assign_fingerprints, at_or_above
-    from auditor.report import Report, emit
-    from auditor.rules import rules_by_code
+    from auditor.report import Report
+    from auditor.rules import load_rules, rules_by_code
     from auditor.runner import StaticRun, run_static
 
     if not args.paths and not args.hf_config:
-        raise UsageError("give at least one PATH to audit (or --hf-config CONFIG_JSON with --trace)")
+        args.paths = [Path(".")]                  # as ruff: no path audits the current folder
     missing = [str(p) for p in args.paths if not p.exists() and not p.is_symlink()]
     if missing:
         raise UsageError(f"no such file or folder: {', '.join(missing)}")
@@ -174,14 +186,19 @@ def cmd_check(args: argparse.Namespace) -> int:
     if (args.world_size is not None or args.mesh or args.rank) and not args.trace:
         raise UsageError("--world-size and --mesh go with --trace (they run your entry as one rank of a job)")
     try:
-        config = load_config(args.config if args.config else find_pyproject(args.paths[0] if args.paths else Path.cwd()))
         if args.config and not args.config.is_file():
             raise ConfigError(f"config file {args.config} does not exist")
+        config = load_config(args.config if args.config else find_pyproject(args.paths[0] if args.paths else Path.cwd()))
         baseline = read_baseline(args.baseline) if args.baseline else None
+        catalogue = load_rules()
+        for flag, value in (("--select", args.select), ("--extend-select", args.extend_select),
+                            ("--ignore", args.ignore)):
+            check_selectors(_split(value), catalogue, flag)
     except ConfigError as exc:
         raise UsageError(str(exc)) from exc
     if args.select:
         config.select = _split(args.select)
+    config.extend_select += _split(args.extend_select)
     config.ignore += _split(args.ignore)
     fail_on = args.fail_on or config.fail_on
     target = _resolve_target(args.torch_npu or config.torch_npu, args.product or config.product)
@@ -193,14 +210,17 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     cache_dir = None
     if not args.no_cache:
-        cache_dir = args.cache_dir or (Path(config.cache_dir) if config.cache_dir else Path.cwd() / ".npu-audit-cache")
+        cache_dir = args.cache_dir or config.resolved_cache_dir() or \
+            default_cache_dir(args.paths[0] if args.paths else Path.cwd())
     progress, update = _progress_bar(not args.no_progress and args.format == "console")
     started = time.perf_counter()
     try:
         run = StaticRun(root=args.hf_config.resolve().parent) if not args.paths else run_static(
             list(args.paths), product=target.product, coverage_apis=coverage_apis,
             cache_key_parts=(target.torch_npu,), exclude=tuple(config.exclude) + tuple(_split(args.exclude)),
-            jobs=args.jobs, cache_dir=cache_dir, max_bytes=int(args.max_file_size * 1024 * 1024), progress=update)
+            respect_gitignore=config.respect_gitignore and not args.no_respect_gitignore,
+            jobs=args.jobs, cache_dir=cache_dir, max_bytes=int(args.max_file_size * 1024 * 1024), progress=update,
+            note=lambda message: print(f"audit: {message}", file=sys.stderr))
     finally:
         if progress is not None and progress.live.is_started:
             progress.stop()
@@ -215,10 +235,14 @@ def cmd_check(args: argparse.Namespace) -> int:
         inline_suppressed += dropped
     collectives = sections["collectives"].pop("calls", None) if "collectives" in sections else None
 
-    findings = [f for f in findings if config.code_enabled(f, rules) and not config.ignored_in_file(f)]
-    findings = assign_fingerprints(findings)
+    base = run.root if run.root.is_dir() else run.root.parent
+    findings = [f for f in findings if config.code_enabled(f, rules) and not config.ignored_in_file(f, base)]
+    findings = assign_fingerprints(findings, key_path=_project_path(base, config))
     if args.write_baseline:
-        write_baseline(args.write_baseline, findings)
+        try:
+            write_baseline(args.write_baseline, findings)
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from exc
         print(f"wrote {len(findings)} findings to the baseline {args.write_baseline}", file=sys.stderr)
         return EXIT_OK
     suppressed_by_baseline = 0
@@ -234,9 +258,51 @@ def cmd_check(args: argparse.Namespace) -> int:
         inline_suppressed=inline_suppressed, sections=sections, collectives=collectives)
     color = {"always": True, "never": False}.get(args.color)   # None: the emitter detects (NO_COLOR, a tty)
     _write_report(report, args, rules, color)
-    if fail_on == "never":
-        return EXIT_OK
-    return EXIT_FINDINGS if any(at_or_above(f.severity, fail_on) for f in findings) else EXIT_OK
+    return _exit_code(findings, errors, fail_on, ignore_errors=args.ignore_errors or config.ignore_errors)
+
+
+# Errors that do not mean "a file was not audited": the folder's files are reached another way.
+_HARMLESS_ERRORS = ("symlink-loop",)
+_DYNAMIC_ERRORS = ("trace", "execute")
+
+
+def _exit_code(findings, errors, fail_on: str, ignore_errors: bool) -> int:
+    """0 / 1 / 2 as the module docstring says; the reason for a 2 goes to stderr."""
+    from auditor.findings import at_or_above
+
+    dynamic = [e for e in errors if e.kind in _DYNAMIC_ERRORS]
+    if dynamic:
+        first = dynamic[0].message.splitlines()[0] if dynamic[0].message else dynamic[0].kind
+        print(f"audit: error: --{dynamic[0].kind} did not complete: {first}", file=sys.stderr)
+        return EXIT_USAGE
+    if fail_on != "never" and any(at_or_above(f.severity, fail_on) for f in findings):
+        return EXIT_FINDINGS
+    unaudited = [e for e in errors if e.kind not in _HARMLESS_ERRORS + _DYNAMIC_ERRORS]
+    if unaudited and not ignore_errors:
+        print(f"audit: error: {len(unaudited)} file{'s' if len(unaudited) != 1 else ''} could not be audited "
+              f"(first: {unaudited[0].path}: {unaudited[0].kind}); exit 2 (--ignore-errors to accept)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+def _project_path(base: Path, config):
+    """Maps a report path to the path below the project root (the config file's folder, else the
+    repository root, else the report base), so baseline fingerprints do not depend on the path given
+    on the command line or on the current folder."""
+    import os
+
+    if config.source is not None:
+        project = config.source.resolve().parent
+    else:
+        project = next((f for f in (base.resolve(), *base.resolve().parents) if (f / ".git").exists()), base.resolve())
+
+    def key(path: str) -> str:
+        try:
+            return Path(os.path.abspath(base / path)).relative_to(project).as_posix()
+        except ValueError:
+            return path
+    return key
 
 
 def unsupported_api_details(target) -> dict[str, dict]:
@@ -258,11 +324,11 @@ def _write_report(report, args, rules, color) -> None:
     if args.output:
         try:
             stream = open(args.output, "w", encoding="utf-8", newline="")
-        except OSError as exc:
+            with stream:
+                emit(report, args.format, stream, rules=rules, color=False if color is None else color,
+                     statistics=args.statistics)
+        except OSError as exc:          # a missing folder, a full disk (/dev/full), a read-only file
             raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
-        with stream:
-            emit(report, args.format, stream, rules=rules, color=False if color is None else color,
-                 statistics=args.statistics)
     else:
         emit(report, args.format, sys.stdout, rules=rules, color=color, statistics=args.statistics)
 
@@ -348,18 +414,20 @@ def _merge(static, dynamic):
 
 def _drop_suppressed(findings, base: Path):
     """The inline comment that silences a static finding silences a trace or execute finding too."""
-    from auditor.static.engine import suppressed
+    from auditor.discover import SourceError, read_source
+    from auditor.suppress import Suppressions
 
-    lines_of: dict[str, list[str]] = {}
+    lines_of: dict[str, Suppressions] = {}
     kept, dropped = [], 0
     for f in findings:
         if f.source != "static":
             if f.path not in lines_of:
                 try:
-                    lines_of[f.path] = (base / f.path).read_text(encoding="utf-8", errors="replace").splitlines()
-                except OSError:
-                    lines_of[f.path] = []
-            if suppressed(lines_of[f.path], f.line, f.end_line, f.code):
+                    data, _ = read_source(base / f.path, 64 * 1024 * 1024)
+                    lines_of[f.path] = Suppressions.of(data.decode("utf-8", errors="replace").splitlines())
+                except (OSError, SourceError):
+                    lines_of[f.path] = Suppressions.of([])
+            if lines_of[f.path].covers(f.line, f.end_line, f.code):
                 dropped += 1
                 continue
         kept.append(f)
@@ -449,10 +517,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler = {"check": cmd_check, "explain": cmd_explain, "rules": cmd_rules, "ops": cmd_ops,
                "fix": cmd_fix, "tables": cmd_tables, "plan": cmd_plan, "compare": cmd_compare,
                "stages": cmd_stages}[args.command]
+    from auditor.procs import Terminated, terminate_on_signals
     from auditor.rules import RuleError
 
     try:
-        return handler(args)
+        with terminate_on_signals():    # SIGTERM / SIGHUP unwind like Ctrl-C: children are stopped
+            code = handler(args)
+            sys.stdout.flush()           # a full disk behind stdout is an error here, not at exit
+            return code
+    except Terminated as exc:
+        print(f"audit: {exc}", file=sys.stderr)
+        return 128 + exc.signum
     except RuleError as exc:
         print(f"audit: error: the rule catalogue is invalid: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -463,7 +538,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("audit: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        _quiet_stdout()
         return EXIT_OK
+    except OSError as exc:              # stdout on a full disk (`audit > /dev/full`), and the like
+        where = f" {exc.filename}" if getattr(exc, "filename", None) else " the report"
+        print(f"audit: error: cannot write{where}: {exc.strerror or exc}", file=sys.stderr)
+        _quiet_stdout()
+        return EXIT_USAGE
+
+
+def _quiet_stdout() -> None:
+    """After a write to stdout failed, point it at /dev/null so the interpreter's final flush is silent."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

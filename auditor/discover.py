@@ -1,9 +1,11 @@
-"""Find the files to audit under the paths a user gives, without ever following a symlink loop."""
+"""Find the files to audit under the paths a user gives, without ever following a symlink loop, and
+read them safely: only regular files, never more than the size limit."""
 from __future__ import annotations
 
 import fnmatch
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +21,112 @@ DEFAULT_EXCLUDE = (
 )
 SOURCE_SUFFIXES = (".py", ".pyw")
 KERNEL_SUFFIXES = (".cu", ".cuh")
+
+
+class SourceError(Exception):
+    """A file that is not read: `kind` is a FileError kind (special, too-large)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+def read_source(path: Path, max_bytes: int) -> tuple[bytes, os.stat_result]:
+    """The bytes of a regular file, at most max_bytes of them. A FIFO is opened without waiting for a
+    writer and refused, as are devices (a symlink to /dev/zero) and sockets; the limit counts the bytes
+    actually read, not the size the file claims. Raises SourceError or OSError."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SourceError("special", "not a regular file (a FIFO, device or socket); not read")
+        if st.st_size > max_bytes:
+            raise SourceError("too-large", too_large_message(st.st_size, max_bytes))
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > max_bytes:       # the file grew while we read it
+                raise SourceError("too-large", too_large_message(total, max_bytes, at_least=True))
+        return b"".join(chunks), st
+    finally:
+        os.close(fd)
+
+
+def too_large_message(size: int, max_bytes: int, at_least: bool = False) -> str:
+    return (f"{'over ' if at_least else ''}{size / 1e6:.1f} MB is over the {max_bytes / 1e6:.1f} MB limit; "
+            "not audited (raise it with --max-file-size)")
+
+
+def display_base(paths: list[Path]) -> Path:
+    """What report paths are relative to: the current directory when every given path lies under it
+    (ruff's habit), else the common folder of the given paths."""
+    cwd = Path.cwd()
+    root = common_root(paths)
+    base = root if root.is_dir() else root.parent
+    try:
+        base.relative_to(cwd)
+        return cwd
+    except ValueError:
+        return base
+
+
+class _GitIgnores:
+    """.gitignore files (pathspec's git semantics) of the walked folders and of the folders above them up
+    to the repository root; a nested file's patterns apply below its folder."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.specs: dict[Path, object] = {}
+
+    def _spec(self, folder: Path):
+        if folder not in self.specs:
+            spec = None
+            for name in (".gitignore",) + ((".git/info/exclude",) if (folder / ".git").is_dir() else ()):
+                try:
+                    text = (folder / name).read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    continue
+                import pathspec
+
+                lines = text.splitlines()
+                spec = pathspec.GitIgnoreSpec.from_lines(lines) if spec is None else \
+                    spec + pathspec.GitIgnoreSpec.from_lines(lines)
+            self.specs[folder] = spec
+        return self.specs[folder]
+
+    def chain(self, folder: Path) -> list[Path]:
+        """The folder and its parents up to the repository root (the first one holding .git)."""
+        out = []
+        for f in (folder, *folder.parents):
+            out.append(f)
+            if (f / ".git").exists():
+                break
+        else:
+            return [folder]          # not in a repository: only the walked folders' own files
+        return out
+
+    def ignored(self, path: Path, is_dir: bool, folders: list[Path]) -> bool:
+        if not self.enabled:
+            return False
+        verdict = False
+        for folder in reversed(folders):           # outer first; a nested file can re-include (!pattern)
+            spec = self._spec(folder)
+            if spec is None:
+                continue
+            try:
+                rel = path.relative_to(folder).as_posix()
+            except ValueError:
+                continue
+            result = spec.check_file(rel + ("/" if is_dir else "")).include   # None: no pattern says
+            if result is not None:
+                verdict = bool(result)
+        return verdict
 
 
 @dataclass
@@ -51,10 +159,12 @@ def _exclusion_matcher(patterns: tuple[str, ...]):
     return lambda rel, name: bool(rx.match(name) or rx.match(rel))
 
 
-def discover(paths: list[Path], exclude: tuple[str, ...] = (), include_kernels: bool = True) -> Discovered:
-    """Walk the given files and folders. Explicitly named files are always audited."""
-    root = common_root(paths)
+def discover(paths: list[Path], exclude: tuple[str, ...] = (), include_kernels: bool = True,
+             respect_gitignore: bool = True) -> Discovered:
+    """Walk the given files and folders. Explicitly named files are always audited (even when ignored)."""
+    root = display_base(paths)
     found = Discovered(root=root)
+    gitignores = _GitIgnores(respect_gitignore)
     excluded = _exclusion_matcher(DEFAULT_EXCLUDE + tuple(exclude))
     suffixes = SOURCE_SUFFIXES + (KERNEL_SUFFIXES if include_kernels else ())
     seen: set[Path] = set()
@@ -68,9 +178,9 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = (), include_kernels: 
                 found.files.append((abs_given, _rel(abs_given, root)))
             continue
         visited_dirs: set[tuple[int, int]] = set()
-        stack = [abs_given]
+        stack = [(abs_given, gitignores.chain(abs_given) if respect_gitignore else [])]
         while stack:
-            folder = stack.pop()
+            folder, ignore_folders = stack.pop()
             try:
                 st = folder.stat()
             except OSError as exc:
@@ -88,6 +198,8 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = (), include_kernels: 
                 found.errors.append(FileError(_rel(folder, root), "unreadable", exc.strerror or str(exc)))
                 continue
             subdirs = []
+            if folder != abs_given and respect_gitignore:
+                ignore_folders = [folder] + ignore_folders
             for entry in entries:
                 path = Path(entry.path)
                 rel = _rel(path, root)
@@ -101,9 +213,19 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = (), include_kernels: 
                 except OSError as exc:
                     found.errors.append(FileError(rel, "unreadable", exc.strerror or str(exc)))
                     continue
+                if (is_dir or entry.name.endswith(suffixes)) and gitignores.ignored(path, is_dir, ignore_folders):
+                    continue
                 if is_dir:
-                    subdirs.append(path)
+                    subdirs.append((path, ignore_folders))
                 elif entry.name.endswith(suffixes) or (include_kernels and project_kind(entry.name)):
+                    try:
+                        if not entry.is_file():       # FIFO, socket, device, or a link to one
+                            found.errors.append(FileError(rel, "special", "not a regular file (a FIFO, "
+                                                          "device or socket); not read"))
+                            continue
+                    except OSError as exc:
+                        found.errors.append(FileError(rel, "unreadable", exc.strerror or str(exc)))
+                        continue
                     try:
                         real = path.resolve(strict=True)
                     except (OSError, RuntimeError) as exc:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 CATEGORIES = (
     "device", "distributed", "precision", "apex", "attention", "kernel",
@@ -50,19 +50,21 @@ class Finding:
         return cls(**{**d, "data": d.get("data") or {}})
 
 
-def assign_fingerprints(findings: Iterable[Finding]) -> list[Finding]:
+def assign_fingerprints(findings: Iterable[Finding], key_path: Callable[[str], str] | None = None) -> list[Finding]:
     """Sort findings and give each a fingerprint that survives edits which move lines.
 
     The fingerprint hashes path + code + symbol + the occurrence index of that triple in the file,
-    so inserting or deleting unrelated lines above a finding does not change it.
+    so inserting or deleting unrelated lines above a finding does not change it. `key_path` maps a
+    report path to the one hashed (the CLI: the path below the project root, whatever folder was given).
     """
     out: list[Finding] = []
     seen: dict[tuple[str, str, str], int] = {}
     for f in sorted(findings, key=Finding.sort_key):
-        key = (f.path, f.code, f.symbol)
+        path = key_path(f.path) if key_path is not None else f.path
+        key = (path, f.code, f.symbol)
         index = seen.get(key, 0)
         seen[key] = index + 1
-        digest = hashlib.sha1(f"{f.path}\0{f.code}\0{f.symbol}\0{index}".encode()).hexdigest()[:16]
+        digest = hashlib.sha1(f"{path}\0{f.code}\0{f.symbol}\0{index}".encode()).hexdigest()[:16]
         out.append(replace(f, fingerprint=digest))
     return out
 

@@ -3,14 +3,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
 from auditor.cache import ResultCache, engine_key
-from auditor.discover import discover
+from auditor.discover import SourceError, discover, read_source
 from auditor.findings import Finding
 from auditor.report import FileError
 from auditor.rules import load_rules
@@ -37,20 +39,48 @@ _ENGINE: StaticEngine | None = None
 
 def _init_worker(product: str, coverage_apis: dict[str, dict] | None, max_bytes: int) -> None:
     global _ENGINE
+    from auditor.procs import set_parent_death_signal
+
+    set_parent_death_signal()     # a killed `audit` takes its workers with it (Linux)
     _ENGINE = StaticEngine(load_rules(), product=product, coverage_apis=coverage_apis, max_bytes=max_bytes)
 
 
 def _analyze_one(engine: StaticEngine, path: str, rel: str) -> tuple[FileResult, tuple[int, int, str] | None]:
-    p = Path(path)
+    """One file: read safely (regular files only, at most max_bytes), then analyse. The stamp, for the
+    cache, is None when nothing was analysed."""
     try:
-        st = p.stat()
-        if st.st_size > engine.max_bytes:
-            return engine.analyze_path(p, rel), None
-        data = p.read_bytes()
+        data, st = read_source(Path(path), engine.max_bytes)
+    except SourceError as exc:
+        return FileResult(rel, error=FileError(rel, exc.kind, exc.message)), None
     except OSError as exc:
         return FileResult(rel, error=FileError(rel, "unreadable", exc.strerror or str(exc))), None
     stamp = (st.st_size, st.st_mtime_ns, hashlib.sha1(data).hexdigest())
-    return engine.analyze_bytes(data, rel), stamp
+    result = engine.analyze_bytes(data, rel)
+    if result.error is None and (b"npu-audit" in data or _NOQA_BYTES.search(data)):
+        result.error = _unknown_suppression(data, rel)
+    return result, stamp
+
+
+_NOQA_BYTES = re.compile(rb"(?i)#\s*noqa")
+
+
+@lru_cache(maxsize=1)
+def _known_codes() -> tuple[str, ...]:
+    return tuple(r.code for r in load_rules())
+
+
+def _unknown_suppression(data: bytes, rel: str) -> FileError | None:
+    """A suppression comment naming a code no rule has (a typo silences nothing): a file error."""
+    from auditor.config import nearest_selectors
+    from auditor.suppress import directive_codes
+
+    codes = _known_codes()
+    for line, code, form in directive_codes(data.decode("utf-8", errors="replace")):
+        if not any(c.startswith(code) for c in codes):
+            near = nearest_selectors(code, load_rules())
+            hint = f" (did you mean {', '.join(near)}?)" if near else ""
+            return FileError(rel, "suppression", f"`{form}` names {code}, which is no rule code{hint}", line)
+    return None
 
 
 def _analyze_chunk(chunk: list[tuple[str, str]]):
@@ -59,6 +89,33 @@ def _analyze_chunk(chunk: list[tuple[str, str]]):
 
 
 # -- parent side ---------------------------------------------------------------------------------
+
+def worker_count(jobs: int | None, note: Callable[[str], None] | None = None) -> int:
+    """--jobs, capped at the CPUs this process may use (more workers only cost memory)."""
+    from auditor.procs import usable_cpus
+
+    cpus = usable_cpus()
+    if not jobs or jobs < 1:
+        return cpus
+    if jobs > cpus and note is not None:
+        note(f"--jobs {jobs} is more than the {cpus} CPU{'s' if cpus != 1 else ''} available; using {cpus}")
+    return min(jobs, cpus)
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in processes:
+        try:
+            proc.kill()
+        except (OSError, ValueError):
+            pass
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        try:
+            proc.join(2)
+        except (OSError, ValueError, AssertionError):
+            pass
+
 
 def _to_payload(result: FileResult) -> dict[str, Any]:
     return {
@@ -83,21 +140,32 @@ def run_static(
     coverage_apis: dict[str, dict] | None = None,
     cache_key_parts: tuple[str, ...] = (),
     exclude: tuple[str, ...] = (),
+    respect_gitignore: bool = True,
     jobs: int | None = None,
     cache_dir: Path | None = None,
     max_bytes: int = MAX_FILE_BYTES,
     progress: Callable[[int, int], None] | None = None,
+    note: Callable[[str], None] | None = None,
 ) -> StaticRun:
     start = time.perf_counter()
-    found = discover(paths, exclude=exclude)
+    found = discover(paths, exclude=exclude, respect_gitignore=respect_gitignore)
     run = StaticRun(root=found.root, errors=list(found.errors))
-    cache = ResultCache(cache_dir, engine_key(product, str(max_bytes), *cache_key_parts)) if cache_dir else None
+    cache = None
+    if cache_dir:
+        # everything the engine is given is in the key (selection is applied after the cache)
+        cache = ResultCache(cache_dir, engine_key(product, max_bytes, coverage_apis, *cache_key_parts))
 
     todo: list[tuple[str, str]] = []
     for path, rel in found.files:
-        entry = cache.get(path) if cache else None
+        entry = cache.get(path, max_bytes) if cache else None
+        result = None
         if entry is not None:
-            run.results.append(_from_payload(rel, entry))
+            try:
+                result = _from_payload(rel, entry)
+            except (TypeError, ValueError, KeyError):     # a damaged entry is a miss
+                cache.drop(path)
+        if result is not None:
+            run.results.append(result)
             run.cached_files += 1
         else:
             todo.append((str(path), rel))
@@ -116,13 +184,18 @@ def run_static(
         if progress:
             progress(done, total)
 
-    workers = jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
+    workers = worker_count(jobs, note)
     if workers > 1 and len(todo) >= _POOL_MIN_FILES:
         chunks = [todo[i:i + _CHUNK] for i in range(0, len(todo), _CHUNK)]
-        with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), initializer=_init_worker,
-                                 initargs=(product, coverage_apis, max_bytes)) as pool:
+        pool = ProcessPoolExecutor(max_workers=min(workers, len(chunks)), initializer=_init_worker,
+                                   initargs=(product, coverage_apis, max_bytes))
+        try:
             for items in pool.map(_analyze_chunk, chunks):
                 collect(items)
+        except BaseException:
+            _stop_pool(pool)       # Ctrl-C, SIGTERM, a broken worker: no worker outlives the run
+            raise
+        pool.shutdown(wait=True)
     else:
         engine = StaticEngine(load_rules(), product=product, coverage_apis=coverage_apis, max_bytes=max_bytes)
         for path, rel in todo:

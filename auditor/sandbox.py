@@ -12,6 +12,7 @@ import os
 import site
 import sys
 import sysconfig
+import time
 import traceback
 from contextlib import contextmanager
 from pathlib import Path
@@ -61,7 +62,20 @@ def format_user_traceback(exc: BaseException) -> tuple[str, tuple[str, int] | No
     return "".join(lines).rstrip("\n"), innermost
 
 
-def _child_main(conn, func: Callable, kwargs: dict) -> None:
+def _child_main(conn, func: Callable, kwargs: dict, parent_pid: int | None = None) -> None:
+    # A group of our own: the parent's killpg reaches whatever the user's code starts, and a Ctrl-C in
+    # the terminal goes to the parent, which then stops the whole group.
+    try:
+        os.setsid()
+    except OSError:
+        pass
+    if parent_pid is not None:
+        from auditor.procs import watch_parent
+
+        watch_parent(parent_pid, whole_group=True)   # parent killed (even -9): the group goes too
+    # spawn leaves "spawn" as this interpreter's start method; the user's code (a DataLoader with
+    # workers) expects the platform default it would get when run on its own.
+    mp.set_start_method(None, force=True)
     os.dup2(2, 1)  # user prints go to stderr
     sys.stdout = sys.stderr
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -84,31 +98,57 @@ def _child_main(conn, func: Callable, kwargs: dict) -> None:
         conn.close()
 
 
-def run_in_child(func: Callable, kwargs: dict, timeout: float) -> Any:
-    """Call func(**kwargs) in a spawned child; return its result or raise SandboxError."""
+PROGRESS_EVERY_S = 15.0
+
+
+def run_in_child(func: Callable, kwargs: dict, timeout: float, label: str | None = None) -> Any:
+    """Call func(**kwargs) in a spawned child; return its result or raise SandboxError.
+
+    The child is not a daemonic multiprocessing process (those may not start children, which breaks a
+    DataLoader with workers); it leads its own process group, and that group is killed on every way out
+    of this function (result, error, timeout, Ctrl-C, SIGTERM turned into an exception by the CLI).
+    With `label`, progress lines go to stderr while the child runs.
+    """
+    from auditor.procs import kill_group
+
     ctx = mp.get_context("spawn")
     parent_conn, child_conn = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child_main, args=(child_conn, func, kwargs), daemon=True)
+    proc = ctx.Process(target=_child_main, args=(child_conn, func, kwargs, os.getpid()), daemon=False)
     with _main_not_reimported():
         proc.start()
     child_conn.close()
+    started = time.monotonic()
+    answered = False
+    if label:
+        print(f"audit: {label}: running your code in a child process (pid {proc.pid}, "
+              f"time limit {timeout:g} s)", file=sys.stderr, flush=True)
     try:
-        if not parent_conn.poll(timeout):
-            raise SandboxError("timeout", f"user code did not finish within {timeout:g} s and was stopped "
-                                          "(raise the limit with --timeout)")
+        while True:
+            waited = time.monotonic() - started
+            if parent_conn.poll(max(0.0, min(PROGRESS_EVERY_S, timeout - waited))):
+                break
+            waited = time.monotonic() - started
+            if waited >= timeout:
+                raise SandboxError("timeout", f"user code did not finish within {timeout:g} s and was stopped "
+                                              "(raise the limit with --timeout)")
+            if label:
+                print(f"audit: {label}: still running ({waited:.0f} s of {timeout:g} s)", file=sys.stderr, flush=True)
         try:
             message = parent_conn.recv()
+            answered = True
         except (EOFError, OSError):
             proc.join(5)
             raise SandboxError("crash", _crash_message(proc.exitcode)) from None
     finally:
         parent_conn.close()
+        if answered:
+            proc.join(2)          # a child that has answered exits on its own; give it a moment
+        kill_group(proc.pid)      # the child, if still there, and every process it left in its group
         if proc.is_alive():
-            proc.terminate()
-            proc.join(5)
-            if proc.is_alive():
-                proc.kill()
+            proc.kill()
         proc.join(5)
+    if label:
+        print(f"audit: {label}: finished in {time.monotonic() - started:.1f} s", file=sys.stderr, flush=True)
     if message[0] == "ok":
         return message[1]
     _, exc_type, text, user_tb, where = message

@@ -91,13 +91,15 @@ def test_symlink_loop_and_broken_link(tree, capsys):
 
 def test_unreadable_file(tree, capsys, monkeypatch):
     (tree / "secret.py").write_text(GOOD)
-    real_read = type(tree).read_bytes
+    import auditor.discover
 
-    def deny(self):
-        if self.name == "secret.py":
+    real_open = os.open
+
+    def deny(path, *args, **kwargs):      # root ignores chmod 000: refuse the open instead
+        if str(path).endswith("secret.py"):
             raise PermissionError(13, "Permission denied")
-        return real_read(self)
-    monkeypatch.setattr(type(tree), "read_bytes", deny)
+        return real_open(path, *args, **kwargs)
+    monkeypatch.setattr(auditor.discover.os, "open", deny)
     code, doc = audit_json(capsys, str(tree))
     assert "Permission denied" in _errors_by_path(doc)["secret.py"]
     assert {f["path"] for f in doc["findings"]} == {"good.py"}
@@ -115,7 +117,8 @@ def test_no_traceback_from_the_command_line(tmp_path):
     (tmp_path / "bad.py").write_bytes(b"\xff\xfe\x00garbage(((")
     proc = subprocess.run([sys.executable, "-m", "auditor.cli", str(tmp_path), "--no-cache"],
                           capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0
+    assert proc.returncode == 2            # a file that could not be audited: exit 2 (README, CI section)
+    assert "could not be audited" in proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
 
 

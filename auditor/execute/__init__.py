@@ -54,7 +54,7 @@ def execute_findings(source: Path | None, *, root: Path, entry: str | None, hf_c
             "source": str(source) if source is not None else None, "entry": entry,
             "hf_config": str(hf_config) if hf_config is not None else None,
             "amp": chosen_amp, "device": selected, "max_params": MAX_PARAMS,
-        }, timeout)
+        }, timeout, label="execute")
     except SandboxError as exc:
         line = exc.line[1] if exc.line and where.owns(exc.line[0]) else where.entry_line
         message = exc.message if exc.kind != "user-exception" or not exc.user_traceback else \

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import stat
 import sys
 import tempfile
 from collections import Counter
@@ -34,16 +35,50 @@ def unified_diff(fix: FileFix) -> str:
         fromfile=f"a/{fix.path}", tofile=f"b/{fix.path}"))
 
 
+class WriteRefused(Exception):
+    """A file `fix --write` will not change; the message says why."""
+
+
+def audited_roots(paths: list[Path]) -> list[Path]:
+    """The folders a run may write under: each given folder, or the folder of each given file."""
+    return [(p if p.is_dir() else p.parent).resolve() for p in paths]
+
+
+def check_writable(path: Path, roots: list[Path]) -> Path:
+    """The real file to write, or WriteRefused: a symlink whose target lies outside the audited tree, a
+    read-only file, anything but a regular file."""
+    real = path.resolve()
+    if not any(real == root or root in real.parents for root in roots):
+        raise WriteRefused(f"a symbolic link to {real}, outside the audited tree; not changed")
+    st = real.stat()
+    if not stat.S_ISREG(st.st_mode):
+        raise WriteRefused("not a regular file; not changed")
+    if not st.st_mode & 0o222:
+        raise WriteRefused("read-only (no write permission bit); not changed - make it writable to fix it")
+    return real
+
+
 def _write_atomic(path: Path, data: bytes) -> None:
-    """Write next to the file and rename over it, keeping its permission bits: an interrupted run never
-    leaves half a file."""
+    """Write next to the file and rename over it, keeping permission bits and owner: an interrupted run
+    never leaves half a file. A file with hard links is written in place instead (a rename would split
+    it from its other names), after the new content is complete in memory."""
     path = path.resolve()            # a symlinked file is rewritten where it lives, the link stays a link
-    mode = path.stat().st_mode
+    st = path.stat()
+    if st.st_nlink > 1:
+        with open(path, "r+b") as out:
+            out.write(data)
+            out.truncate()
+        return
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".npu-audit-fix", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
-        os.chmod(tmp, mode & 0o7777)
+        os.chmod(tmp, st.st_mode & 0o7777)
+        if hasattr(os, "chown") and (st.st_uid != os.getuid() or st.st_gid != os.getgid()):
+            try:
+                os.chown(tmp, st.st_uid, st.st_gid)
+            except OSError:
+                pass
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -86,28 +121,35 @@ def run_fix(args: argparse.Namespace, target) -> int:
     from auditor.rules import load_rules, rules_by_code
     from auditor.static.engine import StaticEngine
 
+    from auditor.config import check_selectors
+    from auditor.discover import SourceError, read_source
+
+    max_bytes = int(getattr(args, "max_file_size", 8.0) * 1024 * 1024)
+    if max_bytes <= 0:
+        raise UsageError("--max-file-size must be positive")
     try:
         config = load_config(find_pyproject(args.paths[0]))
+        for flag, value in (("--select", args.select), ("--ignore", args.ignore)):
+            check_selectors(_split(value), load_rules(), flag)
     except ConfigError as exc:
         raise UsageError(str(exc)) from exc
     if args.select:
         config.select = _split(args.select)
     config.ignore += _split(args.ignore)
     rules = rules_by_code()
-    unknown = [s for s in _split(args.select) + _split(args.ignore)
-               if not any(s.upper() == r.code[:len(s)] or s.lower() in (r.category, r.name) for r in rules.values())]
-    if unknown:
-        raise UsageError(f"--select/--ignore: no rule, code prefix or category {', '.join(unknown)}")
     from auditor.cli import unsupported_api_details
 
     # the same pass as `audit check`, coverage rule included, so "what remains" counts NPU501 too
-    engine = StaticEngine(load_rules(), product=target.product, coverage_apis=unsupported_api_details(target))
-    found = discover(list(args.paths), exclude=tuple(config.exclude))
+    engine = StaticEngine(load_rules(), product=target.product, coverage_apis=unsupported_api_details(target),
+                          max_bytes=max_bytes)
+    found = discover(list(args.paths), exclude=tuple(config.exclude), respect_gitignore=config.respect_gitignore)
+    roots = audited_roots(list(args.paths))
+    base = found.root if found.root.is_dir() else found.root.parent
     write = bool(args.write)
     show_diff = bool(args.diff) or not write
 
     def selected(f) -> bool:
-        return config.code_enabled(f, rules) and not config.ignored_in_file(f)
+        return config.code_enabled(f, rules) and not config.ignored_in_file(f, base)
 
     fixes: list[FileFix] = []
     failed = 0
@@ -119,7 +161,11 @@ def run_fix(args: argparse.Namespace, target) -> int:
         if not rel.endswith((".py", ".pyw")) and kind not in TEXT_EDIT_KINDS:
             continue
         try:
-            data = path.read_bytes()
+            data, _ = read_source(path, max_bytes)       # regular files only, the same size limit as check
+        except SourceError as exc:
+            print(f"audit fix: {rel}: {exc.kind}: {exc.message}", file=sys.stderr)
+            failed += 1
+            continue
         except OSError as exc:
             print(f"audit fix: {rel}: unreadable: {exc.strerror or exc}", file=sys.stderr)
             failed += 1
@@ -139,7 +185,11 @@ def run_fix(args: argparse.Namespace, target) -> int:
             sys.stdout.write(unified_diff(fx))
         if write:
             try:
-                _write_atomic(path, fx.encoded())
+                _write_atomic(check_writable(path, roots), fx.encoded())
+            except WriteRefused as exc:
+                print(f"audit fix: {rel}: {exc}", file=sys.stderr)
+                fx.error = "refused"
+                failed += 1
             except OSError as exc:
                 print(f"audit fix: {rel}: cannot write: {exc.strerror or exc}", file=sys.stderr)
                 fx.error = "cannot write"

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from auditor.findings import FileError, FileResult, Finding
 from auditor.rules import Rule
+from auditor.suppress import Suppressions
 
 if TYPE_CHECKING:
     from auditor.static.engine import StaticEngine
@@ -98,6 +99,7 @@ class Collector:
         self.rel = rel
         self.lines = text.splitlines()
         self.result: FileResult = FileResult(rel, lines=len(self.lines))
+        self._suppressions = Suppressions.of(self.lines, text)   # `# npu-audit: ignore[...]`, `# noqa: NPU...`
         self._seen: set[tuple] = set()
 
     def add(self, rule: Rule | None, symbol: str, line: int, col: int = 1, end_col: int | None = None, *,
@@ -110,7 +112,7 @@ class Collector:
         if key in self._seen:
             return None
         self._seen.add(key)
-        if self.engine.is_suppressed(self.lines, line, rule.code):
+        if self._suppressions.covers(line, line, rule.code):
             self.result.suppressed += 1
             return None
         end = end_col if end_col is not None else col + len(symbol)

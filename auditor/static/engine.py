@@ -10,6 +10,7 @@ import ast
 import bisect
 import io
 import re
+import sys
 import tokenize
 import warnings
 from dataclasses import replace
@@ -25,11 +26,9 @@ from auditor.rules import Rule, SymbolDetail
 from auditor.static.compiled import WORD_RE, CompiledRules
 from auditor.static.context import HOLE, FileContext, build_context
 from auditor.static.visitor import MatchVisitor, RawHit
+from auditor.suppress import SUPPRESS_RE, Suppressions, suppressed  # noqa: F401 - re-exported
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
-SUPPRESS_RE = re.compile(r"#\s*npu-audit:\s*ignore(?:\[([A-Za-z0-9_,\s-]*)\])?")
-
-
 
 
 def decode_source(data: bytes) -> str:
@@ -77,6 +76,9 @@ _COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.A
 _TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 # Statements this short are parsed whole; longer compound statements are split into header and body.
 _SMALL = 3
+# Simple statements on lines longer than this are parsed one by one (columns from the `ast` pass).
+_LONG_LINE = 2000
+_BATCH = 200
 
 
 class _Slicer:
@@ -88,24 +90,51 @@ class _Slicer:
     def __init__(self, lines: list[str], relevant: list[int]) -> None:
         self.lines = lines
         self.relevant = relevant
+        self.cut_long_lines = True
 
     def _hit(self, start: int, end: int) -> bool:
         i = bisect.bisect_left(self.relevant, start)
         return i < len(self.relevant) and self.relevant[i] <= end
 
     def slices(self, body: list[ast.stmt], depth: int = 0, loops: int = 0):
-        """(first line, last line, indented, body indent or None, enclosing loops) for each piece."""
+        """(first line, last line, indented, body indent or None, enclosing loops[, (col, end col)]) for
+        each piece."""
+        group: list = []          # statements cut from one very long line, parsed together in batches
+
+        def flush():
+            if group:
+                line, first, last = group[0][0], group[0][1], group[-1][2]
+                group.clear()
+                return [(line, line, False, None, loops, (first, last))]
+            return []
+
         for stmt in body:
             start = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
             end = stmt.end_lineno or stmt.lineno
-            if not self._hit(start, end):
+            if self.cut_long_lines and not isinstance(stmt, _COMPOUND) and start == end \
+                    and len(self.lines[start - 1]) > _LONG_LINE and stmt.end_col_offset is not None:
+                # many statements on one very long line: parse them in batches of _BATCH (libcst's cost
+                # grows faster than the size of what it parses; 170k `x.cuda()` on one line)
+                if group and (group[0][0] != start or len(group) >= _BATCH):
+                    yield from flush()
+                if self._hit(start, end) or group:
+                    group.append((start, stmt.col_offset, stmt.end_col_offset))
                 continue
-            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
-                continue      # a docstring: never a finding
-            if not isinstance(stmt, _COMPOUND) or end - start < _SMALL:
-                yield start, end, depth > 0, None, loops
-                continue
-            yield from self._compound(stmt, start, end, depth, loops)
+            yield from flush()
+            yield from self._slices_one(stmt, depth, loops)
+        yield from flush()
+
+    def _slices_one(self, stmt: ast.stmt, depth: int, loops: int):
+        start = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+        end = stmt.end_lineno or stmt.lineno
+        if not self._hit(start, end):
+            return
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+            return      # a docstring: never a finding
+        if not isinstance(stmt, _COMPOUND) or end - start < _SMALL:
+            yield start, end, depth > 0, None, loops
+            return
+        yield from self._compound(stmt, start, end, depth, loops)
 
     def _compound(self, stmt: ast.stmt, start: int, end: int, depth: int, loops: int):
         blocks = [stmt.body]
@@ -146,14 +175,35 @@ def _first_line(stmt: ast.stmt) -> int:
     return min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
 
 
-def suppressed(lines: list[str], line: int, end_line: int, code: str) -> bool:
-    """`# npu-audit: ignore` or `# npu-audit: ignore[CODE,...]` on the first or last line of a finding."""
-    for n in {line, end_line}:
-        if 1 <= n <= len(lines) and "npu-audit" in lines[n - 1]:
-            m = SUPPRESS_RE.search(lines[n - 1])
-            if m and (m.group(1) is None or code in {c.strip().upper() for c in m.group(1).split(",")}):
-                return True
-    return False
+_DEVICE_TYPE_NAMES = {"type", "device_type"}
+
+
+def _device_type(node: ast.expr) -> bool:
+    """`x.device.type`, `t.device_type`, `device_type`: a value the runtime sets to "npu" on Ascend."""
+    return (isinstance(node, ast.Attribute) and node.attr in _DEVICE_TYPE_NAMES) or \
+        (isinstance(node, ast.Name) and node.id in _DEVICE_TYPE_NAMES)
+
+
+def _compared_literals(tree: ast.AST, lines: list[str]) -> set[tuple[int, int]]:
+    """(line, 1-based character column) of each string literal compared with something other than a
+    device type (`sys.argv[1] == "cuda"`, `args.device in ("cuda", "cpu")`): the value may come from
+    the user, and rewriting the literal changes which input matches."""
+    out = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        others = [s for s in sides if not isinstance(s, (ast.Constant, ast.JoinedStr, ast.Tuple, ast.List, ast.Set))]
+        if others and all(_device_type(s) for s in others):
+            continue
+        for side in sides:
+            items = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
+            for item in items:
+                if isinstance(item, ast.JoinedStr) or (isinstance(item, ast.Constant) and isinstance(item.value, str)):
+                    text = lines[item.lineno - 1] if 0 < item.lineno <= len(lines) else ""
+                    col = len(text.encode("utf-8")[:item.col_offset].decode("utf-8", errors="replace"))
+                    out.add((item.lineno, col + 1))
+    return out
 
 
 class _SliceUnparsable(Exception):
@@ -188,13 +238,12 @@ class StaticEngine:
     # -- entry points --------------------------------------------------------------------------
 
     def analyze_path(self, path: Path, rel: str) -> FileResult:
+        from auditor.discover import SourceError, read_source
+
         try:
-            size = path.stat().st_size
-            if size > self.max_bytes:
-                return FileResult(rel, error=FileError(
-                    rel, "too-large", f"{size / 1e6:.1f} MB is over the {self.max_bytes / 1e6:.0f} MB limit; "
-                    "not audited (raise it with --max-file-size)"))
-            data = path.read_bytes()
+            data, _ = read_source(path, self.max_bytes)      # regular files only, bounded read
+        except SourceError as exc:
+            return FileResult(rel, error=FileError(rel, exc.kind, exc.message))
         except OSError as exc:
             return FileResult(rel, error=FileError(rel, "unreadable", exc.strerror or str(exc)))
         return self.analyze_bytes(data, rel)
@@ -236,11 +285,22 @@ class StaticEngine:
         result = FileResult(rel, lines=text.count("\n") + (0 if text.endswith("\n") or not text else 1))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            lowered = False
             try:
                 tree = ast.parse(text, filename=rel)
             except SyntaxError as exc:
-                result.error = FileError(rel, "syntax", exc.msg or "invalid syntax", exc.lineno)
-                return result
+                # 3.12+ syntax on an older Python: libcst reads it; the pre-pass gets a lowered copy
+                from auditor.static.newsyntax import lower_for_ast
+
+                older = lower_for_ast(text) if sys.version_info < (3, 14) else None
+                try:
+                    tree = ast.parse(older, filename=rel) if older is not None else None
+                except SyntaxError:
+                    tree = None
+                if tree is None:
+                    result.error = FileError(rel, "syntax", exc.msg or "invalid syntax", exc.lineno)
+                    return result
+                lowered = True
             except ValueError as exc:
                 result.error = FileError(rel, "syntax", str(exc))
                 return result
@@ -254,16 +314,28 @@ class StaticEngine:
         relevant = self._relevant_lines(lines, text, triggers)
         hits: list[tuple[RawHit, int, int, int, int]] = []
         unparsable: list[str] = []
-        pieces = _Slicer(lines, relevant).slices(tree.body) if self.slicing else [(1, len(lines), False, None, 0)]
-        for start, end, indented, body_indent, loops in pieces:
+        slicer = _Slicer(lines, relevant)
+        slicer.cut_long_lines = not lowered     # columns of a lowered tree are not the text's
+        pieces = slicer.slices(tree.body) if self.slicing else [(1, len(lines), False, None, 0)]
+        done_pieces = set()
+        for piece in pieces:
+            # statements sharing lines (`a.cuda(); b.cuda()` x 170k on one line) give the same piece:
+            # parse it once, or the time grows with the square of the statements on a line
+            if piece in done_pieces:
+                continue
+            done_pieces.add(piece)
+            start, end, indented, body_indent, loops = piece[:5]
             try:
-                hits.extend(self._match_slice(lines, start, end, indented, ctx, body_indent, loops))
+                hits.extend(self._match_slice(lines, start, end, indented, ctx, body_indent, loops,
+                                              cols=piece[5] if len(piece) > 5 else None))
             except _SliceUnparsable as exc:
                 unparsable.append(f"{exc.start}-{exc.end}")
         if unparsable:   # Python accepted it, libcst did not (newer syntax): say what was not looked at
             result.error = FileError(rel, "syntax", "libcst cannot parse lines " + ", ".join(unparsable)
                                      + "; findings there are missing", int(unparsable[0].split("-")[0]))
         seen = set()
+        suppressions = Suppressions.of(lines, text)     # own form, `# noqa`, and file-level forms
+        compared: set[tuple[int, int]] | None = None    # string literals compared with something
         for hit, line, col, end_line, end_col in hits:
             if hit.via is not None:
                 value = self._visible_value(ctx, hit, line)
@@ -274,10 +346,18 @@ class StaticEngine:
             if key in seen:
                 continue
             seen.add(key)
-            if suppressed(lines, line, end_line, hit.rule.code):
+            if suppressions.covers(line, end_line, hit.rule.code):
                 result.suppressed += 1
                 continue
-            result.findings.append(self._finding(hit, rel, line, col, end_line, end_col))
+            finding = self._finding(hit, rel, line, col, end_line, end_col)
+            if finding.fix == "safe" and isinstance(hit.node, (cst.SimpleString, cst.ConcatenatedString,
+                                                               cst.FormattedString)):
+                if compared is None:
+                    compared = _compared_literals(tree, lines)
+                if (line, col) in compared:
+                    # `sys.argv[1] == "cuda"`: rewriting the literal changes which input matches
+                    finding = replace(finding, fix="unsafe")
+            result.findings.append(finding)
         result.findings.sort(key=Finding.sort_key)
         return result
 
@@ -322,8 +402,14 @@ class StaticEngine:
         return out
 
     def _match_slice(self, lines: list[str], start: int, end: int, indented: bool, ctx: FileContext,
-                     body_indent: str | None = None, loops: int = 0):
-        chunk = "".join(lines[start - 1:end])
+                     body_indent: str | None = None, loops: int = 0, cols: tuple[int, int] | None = None):
+        shift = 0                     # columns before the piece on its first line (a statement cut from a line)
+        if cols is not None:
+            raw = lines[start - 1].encode("utf-8")          # ast columns count UTF-8 bytes
+            shift = len(raw[:cols[0]].decode("utf-8", errors="replace"))
+            chunk = raw[cols[0]:cols[1]].decode("utf-8", errors="replace") + "\n"
+        else:
+            chunk = "".join(lines[start - 1:end])
         if not chunk.endswith("\n"):
             chunk += "\n"
         if body_indent is not None:
@@ -346,7 +432,8 @@ class StaticEngine:
         for hit in visitor.hits:
             pos = positions[hit.node]
             end_pos = positions[hit.end_node].end if hit.end_node is not None else pos.end
-            out.append((hit, pos.start.line + offset, pos.start.column + 1, end_pos.line + offset, end_pos.column + 1))
+            out.append((hit, pos.start.line + offset, pos.start.column + 1 + (shift if pos.start.line == 1 else 0),
+                        end_pos.line + offset, end_pos.column + 1 + (shift if end_pos.line == 1 else 0)))
         return out
 
     def _visible_value(self, ctx: FileContext, hit: RawHit, line: int) -> str | None:
@@ -371,10 +458,6 @@ class StaticEngine:
         """What `audit fix` writes for `name` (an env var's Ascend twin), from its symbol entry."""
         _key, detail, _rest = _nearest_detail(rule, RawHit(rule, None, name))  # type: ignore[arg-type]
         return detail.replace if detail and detail.replace else None
-
-    @staticmethod
-    def is_suppressed(lines: list[str], line: int, code: str) -> bool:
-        return suppressed(lines, line, line, code)
 
     def _finding(self, hit: RawHit, rel: str, line: int, col: int, end_line: int, end_col: int) -> Finding:
         rule = hit.rule

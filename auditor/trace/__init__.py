@@ -60,7 +60,7 @@ def trace_findings(source: Path | None, *, root: Path, entry: str | None, hf_con
     if distributed:
         kwargs["distributed"] = distributed
     try:
-        result = run_in_child(run_trace, kwargs, timeout)
+        result = run_in_child(run_trace, kwargs, timeout, label="trace")
     except SandboxError as exc:
         line = None
         if exc.line and place.source and Path(exc.line[0]).resolve() == place.source.resolve():
