@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import sys
 from collections import Counter, defaultdict
@@ -128,8 +129,16 @@ def sample_cmd() -> int:
     return 0
 
 
+def _wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95 % Wilson score interval for k successes in n trials."""
+    p = k / n
+    mid, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (mid - half) / (1 + z * z / n), (mid + half) / (1 + z * z / n)
+
+
 def run(as_json: bool) -> int:
-    sample = json.loads((OUT / "sample.json").read_text())["sample"]
+    meta = json.loads((OUT / "sample.json").read_text())
+    sample = meta["sample"]
     labels = json.loads((OUT / "labels.json").read_text())
     if len(labels) != len(sample):
         print(f"labels.json has {len(labels)} entries, sample.json {len(sample)}", file=sys.stderr)
@@ -151,13 +160,31 @@ def run(as_json: bool) -> int:
                           "problem": lab["problem"], "reason": lab["reason"]})
     n = sum(c["n"] for c in per_code.values())
     right = sum(c["right"] for c in per_code.values())
-    report = {"sampled": n, "right": right, "precision": right / n if n else None, "wrong_by_problem": dict(problems),
+    # The per-repository cap makes the sample unlike the population (Megatron-LM has half of all findings):
+    # weighting each repository's sampled precision by its share of the population estimates the precision
+    # over all findings (approximate: the coverage stage also bends the draw within a repository).
+    by_repo: dict[str, Counter] = defaultdict(Counter)
+    for s, lab in zip(sample, labels):
+        by_repo[s["repo"]]["n"] += 1
+        by_repo[s["repo"]]["right"] += lab["verdict"] == "right"
+    pop = meta["population_by_repo"]
+    weighted = sum(pop[r] * c["right"] / c["n"] for r, c in by_repo.items()) / sum(pop[r] for r in by_repo)
+    lo, hi = _wilson(right, n)
+    report = {"sampled": n, "right": right, "precision": right / n if n else None, "wilson95": [lo, hi],
+              "precision_weighted_by_repo_population": weighted,
+              "by_repo": {k: {"n": v["n"], "right": v["right"], "population": pop[k]} for k, v in sorted(by_repo.items())},
+              "wrong_by_problem": dict(problems),
               "by_code": {k: {"n": v["n"], "right": v["right"]} for k, v in sorted(per_code.items())}, "wrong": wrong}
     if as_json:
         print(json.dumps(report, indent=1))
         return 0
-    print(f"precision {right}/{n} = {report['precision']:.1%}  (wrong: "
-          + ", ".join(f"{k} {v}" for k, v in sorted(problems.items())) + ")")
+    print(f"precision {right}/{n} = {report['precision']:.1%} (95 % Wilson {lo:.1%}-{hi:.1%}); weighted by each "
+          f"repository's share of the {sum(pop.values())} findings: {weighted:.1%}; wrong: "
+          + ", ".join(f"{k} {v}" for k, v in sorted(problems.items())))
+    print("by repository (right/sampled, population):")
+    for r, c in sorted(by_repo.items()):
+        print(f"  {r:<18} {c['right']:>3}/{c['n']:<3} {pop[r]:>5}")
+    print("by rule code:")
     for code, c in sorted(per_code.items()):
         print(f"  {code}  {c['right']:>3}/{c['n']:<3} {c['right'] / c['n']:.0%}")
     for w in wrong:
