@@ -269,3 +269,25 @@ def test_options_take_their_values_and_slurm_directives_are_read():
     assert not [f for f in found if f[1] == 5 and f[0] == "NPU363"]      # --flash_attn False switches it off
     assert {("NPU212", 5), ("NPU213", 5), ("NPU363", 6), ("NPU212", 6)} <= {(c, ln) for c, ln, *_ in found}
     assert not [f for f in found if f[1] == 3]
+
+
+def test_negated_switches_matrix_entries_and_version_markers():
+    found = audit("model_config.yaml", """\
+        MODEL_ARGS:
+          --no-masked-softmax-fusion: true
+          --bias-gelu-fusion: true
+        jobs:
+          build:
+            strategy:
+              matrix:
+                cuda_version: ["12.4", "12.8"]
+        env:
+          NCCL_VERSION: "2.21.5"
+        optimizer: adamw_torch_8bit
+        """)
+    got = {(c, ln) for c, ln, *_ in found}
+    assert ("NPU364", 3) in got and ("NPU364", 2) not in got            # `no_X: true` is `X: false`
+    assert not [f for f in found if f[1] in (10, 11)]                   # a version marker; torchao's 8-bit AdamW
+    matrix = ENGINE.analyze_bytes(b"jobs:\n  b:\n    strategy:\n      matrix:\n        cuda_version: ['12.4']\n",
+                                  "ci.yml").findings
+    assert [(f.code, f.severity) for f in matrix] == [("NPU018", "info")]

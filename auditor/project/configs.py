@@ -98,10 +98,12 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                 continue
             rule = m.match_setting(path, raw)
             if rule is not None:
+                # a CI matrix entry (`strategy.matrix.cuda_version`) builds for a version; it changes nothing at run time
+                severity = "info" if ".matrix." in f".{path}." else None
                 line, c = value.start_mark.line + 1, value.start_mark.column + 1
                 quoted = col.lines[line - 1][c - 1:c] in ("'", '"')
                 start = c + 1 if quoted else c
-                col.add(rule, f"{path}: {raw}", line, start, start + len(raw), value=raw,
+                col.add(rule, f"{path}: {raw}", line, start, start + len(raw), value=raw, severity=severity,
                         edit=lambda new, l=line, s=start, v=raw: {"line": l, "col": s, "end_col": s + len(v),
                                                                   "text": _replaced(v, new)})
     if any(shell_lines):

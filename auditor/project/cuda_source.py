@@ -53,4 +53,4 @@ def describe(inv: dict) -> str:
     if inv["inline_asm"]:
         parts.append(f"inline PTX ({inv['inline_asm']})")
     parts += [f"{lib} ({n})" for lib, n in inv["libraries"].items()]
-    return "; ".join(parts) if parts else "no kernels found (headers or host code)"
+    return "; ".join(parts) if parts else "no __global__ kernel defined in this file (host code, or kernels from headers)"

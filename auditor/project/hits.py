@@ -57,8 +57,13 @@ class ProjectMatchers:
 
     def match_setting(self, path: str, value: str) -> Rule | None:
         """path: dotted keys from the document root (`zero_optimization.offload_optimizer.device`); a key
-        glob matches the whole path or its tail after a dot."""
+        glob matches the whole path or its tail after a dot. `no_X: true` (Megatron's `--no-X` flags) is
+        read as `X: false`."""
         low = value.lower()
+        head, _, last = path.rpartition(".")
+        if last.startswith("no_") and low in ("true", "false"):
+            path = f"{head}.{last[3:]}" if head else last[3:]
+            low = "false" if low == "true" else "true"
         for key, value_glob, rule in self.setting:
             if (fnmatch.fnmatchcase(path, key) or fnmatch.fnmatchcase(path, "*." + key)) \
                     and fnmatch.fnmatchcase(low, value_glob):
@@ -135,6 +140,8 @@ class Collector:
         """An environment variable set or read by a script: the same rules (and HCCL names) as Python's.
         twin(new_name) -> the edit that also sets the Ascend name to the same value, keeping the original so
         the GPU run is configured as before (None when there is nothing to add)."""
+        if name.endswith("_VERSION"):
+            return      # NCCL_VERSION, CUDA_VERSION in images: markers of what was installed, read by no library
         rule = self.engine.compiled.match_env(name)
         if rule is None:
             return
