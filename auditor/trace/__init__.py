@@ -37,8 +37,14 @@ FUSION_APIS = {"rms_norm": "torch_npu.npu_rms_norm", "rotary": "torch_npu.npu_ro
 
 
 def trace_findings(source: Path | None, *, root: Path, entry: str | None, hf_config: Path | None,
-                   amp: str | None, timeout: float, target: Target) -> tuple[list[Finding], list[FileError], dict]:
-    """Trace one training step of the entry's model in a child process and judge what it ran."""
+                   amp: str | None, timeout: float, target: Target, seq_len: int | None = None,
+                   batch: int | None = None, layers: int | str | None = None
+                   ) -> tuple[list[Finding], list[FileError], dict]:
+    """Trace one training step of the entry's model in a child process and judge what it ran.
+
+    `seq_len` / `batch` size the inputs of an --hf-config model; `layers` is how many blocks of each
+    kind are traced ("all", or a count; default one per kind for --hf-config), scaled to the full depth.
+    """
     from auditor.entry import EntryError, load_hf_config_dict
     from auditor.sandbox import SandboxError, run_in_child
     from auditor.trace.child import run_trace
@@ -52,7 +58,8 @@ def trace_findings(source: Path | None, *, root: Path, entry: str | None, hf_con
         except EntryError as exc:
             return [], [FileError(place.error_path, "trace", str(exc))], {}
     kwargs = {"source": str(source) if source else None, "entry": entry,
-              "hf_config": str(hf_config) if hf_config else None, "amp": amp}
+              "hf_config": str(hf_config) if hf_config else None, "amp": amp,
+              "seq_len": seq_len, "batch": batch, "layers": layers}
     try:
         result = run_in_child(run_trace, kwargs, timeout)
     except SandboxError as exc:

@@ -3,7 +3,8 @@ can hand it to multiprocessing without importing torch itself."""
 from __future__ import annotations
 
 
-def run_trace(source: str | None, entry: str | None, hf_config: str | None, amp: str | None) -> dict:
+def run_trace(source: str | None, entry: str | None, hf_config: str | None, amp: str | None,
+              seq_len: int | None = None, batch: int | None = None, layers: int | str | None = None) -> dict:
     from auditor.trace.record import trace_step
 
-    return trace_step(source, entry, hf_config, amp)
+    return trace_step(source, entry, hf_config, amp, seq_len=seq_len, batch=batch, layers=layers)

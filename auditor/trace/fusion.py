@@ -9,7 +9,7 @@ so that an unrelated op between two steps does not hide or fake a match.
 """
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any, Callable
 
 import torch.fx
@@ -222,7 +222,7 @@ MATCHERS: dict[str, Callable[[torch.fx.Node], dict | None]] = {
 def match_fusions(graph: torch.fx.Graph) -> list[dict]:
     """Every pattern instance, grouped by (pattern, source line): plain data for the parent process."""
     groups: dict[tuple, dict] = {}
-    modules: dict[tuple, set] = defaultdict(set)
+    modules: dict[tuple, Counter] = defaultdict(Counter)
     for node in graph.nodes:
         if node.op != "call_function":
             continue
@@ -232,7 +232,7 @@ def match_fusions(graph: torch.fx.Graph) -> list[dict]:
                 continue
             anchor = found.pop("anchor")
             key = (pattern, anchor.meta.get("frame"))
-            modules[key].add(anchor.meta.get("module", ""))
+            modules[key][anchor.meta.get("module", "")] += 1
             if key in groups:
                 groups[key]["count"] += 1
             else:
@@ -241,4 +241,5 @@ def match_fusions(graph: torch.fx.Graph) -> list[dict]:
                                "detail": {k: (str(v) if k == "dtype" else v) for k, v in found.items()}}
     for key, group in groups.items():
         group["modules"] = sorted(modules[key])
+        group["module_counts"] = dict(modules[key])  # per module, for scaling traced blocks to the depth
     return list(groups.values())
