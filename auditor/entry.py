@@ -324,6 +324,10 @@ def build_hf_entry(data: dict, label: str = "", seq_len: int | None = None, batc
             kwargs["labels"] = torch.randint(0, max(config.num_labels, 1), (batch,))
         return EntrySpec(model, (), kwargs, loss_fn=_hf_loss, label=label or data["model_type"])
     vocab = config.vocab_size
+    if kind in ("seq2seq", "speech-seq2seq") and getattr(config, "decoder_start_token_id", None) is None:
+        # the model shifts the labels right behind this token to make the decoder inputs; its value does
+        # not matter to a trace, only that there is one
+        model.config.decoder_start_token_id = getattr(config, "pad_token_id", None) or 0
     if kind == "speech-seq2seq":
         # Whisper's encoder takes exactly 2 * max_source_positions mel frames (its conv stride is 2)
         frames = 2 * getattr(config, "max_source_positions", 1500)

@@ -1,0 +1,115 @@
+"""Model facts from --trace --hf-config against closed forms computed here from the config alone:
+parameters with tied weights counted once, step FLOPs on the SDPA and the eager attention path, MoE
+FLOPs of the active parameters (balanced routing with the model's top-k), one block per kind scaled to
+the full depth, and encoder-decoder / speech inputs built from the config."""
+import json
+
+import pytest
+
+from auditor.trace.record import trace_step
+
+transformers = pytest.importorskip("transformers")
+
+
+def trace(tmp_path, config: dict, **kwargs) -> dict:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    return trace_step(None, None, str(path), None, **kwargs)
+
+
+def attention_flops(layers, batch, heads, seq, d_qk, d_v, path: str) -> int:
+    """Score and value matmuls of a training step: forward QK^T and PV; backward dV, dP, dQ, dK, and on
+    the fused (SDPA / flash) path the recomputed QK^T."""
+    unit = 2 * batch * heads * seq * seq
+    qk_matmuls = 1 + 2 + (1 if path == "sdpa" else 0)
+    v_matmuls = 1 + 2
+    return layers * unit * (qk_matmuls * d_qk + v_matmuls * d_v)
+
+
+LLAMA = {"model_type": "llama", "hidden_size": 256, "intermediate_size": 688, "num_attention_heads": 8,
+         "num_key_value_heads": 4, "num_hidden_layers": 4, "vocab_size": 1000, "max_position_embeddings": 256,
+         "tie_word_embeddings": False}
+
+
+def llama_matmul_params(c: dict) -> int:
+    d, f, h, kv = c["hidden_size"], c["intermediate_size"], c["num_attention_heads"], c["num_key_value_heads"]
+    head = d // h
+    per_layer = d * h * head + 2 * d * kv * head + h * head * d + 3 * d * f
+    return c["num_hidden_layers"] * per_layer + d * c["vocab_size"]   # + the output head
+
+
+def test_gpt2_tied_head_is_counted_once(tmp_path):
+    config = {"model_type": "gpt2", "vocab_size": 1000, "n_positions": 128, "n_embd": 64, "n_layer": 2,
+              "n_head": 4}
+    result = trace(tmp_path, config)
+    real = transformers.AutoModelForCausalLM.from_config(transformers.GPT2Config(**config))
+    assert real.lm_head.weight is real.transformer.wte.weight
+    expected = sum(p.numel() for p in real.parameters())          # parameters() yields the tied one once
+    d, v, n, L = 64, 1000, 128, 2
+    closed = v * d + n * d + L * (12 * d * d + 13 * d) + 2 * d    # wte(=lm_head) + wpe + blocks + ln_f
+    assert result["parameters"] == expected == closed
+    assert result["embedding_parameters"] == n * d                 # wpe only: wte is the output head too
+
+
+def test_llama_flops_sdpa_and_eager_match_the_closed_form(tmp_path):
+    seq, b = LLAMA["max_position_embeddings"], 1
+    base = 6 * llama_matmul_params(LLAMA) * seq * b
+    head = LLAMA["hidden_size"] // LLAMA["num_attention_heads"]
+    flops = {}
+    for path in ("sdpa", "eager"):
+        result = trace(tmp_path, {**LLAMA, "_attn_implementation": path}, layers="all")
+        flops[path] = result["flops"]
+        closed = base + attention_flops(LLAMA["num_hidden_layers"], b, LLAMA["num_attention_heads"], seq, head,
+                                        head, path)
+        assert abs(result["flops"] - closed) / closed < 0.01, (path, result["flops"], closed)
+    assert abs(flops["sdpa"] - flops["eager"]) / flops["eager"] < 0.05
+
+
+def test_one_block_per_kind_scales_to_the_full_depth(tmp_path):
+    every = trace(tmp_path, LLAMA, layers="all")
+    one = trace(tmp_path, LLAMA)                       # --hf-config default: one block per kind
+    assert one["layers"]["traced"] == "model.layers: 1 of 4 (1 kind)"
+    assert one["flops"] == every["flops"] and one["parameters"] == every["parameters"]
+    count = lambda r, op: sum(a["count"] for a in r["aten"] if a["op"] == op and a["phase"] == "forward")
+    assert count(one, "mm") == count(every, "mm")
+    assert {f["pattern"]: f["count"] for f in one["fusions"]} == {f["pattern"]: f["count"] for f in every["fusions"]}
+
+
+MIXTRAL = {"model_type": "mixtral", "hidden_size": 128, "intermediate_size": 256, "num_attention_heads": 4,
+           "num_key_value_heads": 2, "num_hidden_layers": 2, "num_local_experts": 8, "num_experts_per_tok": 2,
+           "vocab_size": 500, "max_position_embeddings": 256, "tie_word_embeddings": False}
+
+
+def test_moe_flops_are_those_of_the_active_parameters(tmp_path):
+    c = MIXTRAL
+    d, f, h, kv, E, k, L = (c["hidden_size"], c["intermediate_size"], c["num_attention_heads"],
+                            c["num_key_value_heads"], c["num_local_experts"], c["num_experts_per_tok"],
+                            c["num_hidden_layers"])
+    head, seq = d // h, c["max_position_embeddings"]
+    attn = d * h * head + 2 * d * kv * head + h * head * d
+    active = L * (attn + d * E + k * 3 * d * f) + d * c["vocab_size"]    # router + top-k experts, head
+    closed = 6 * active * seq + attention_flops(L, 1, h, seq, head, head, "sdpa")
+    result = trace(tmp_path, c)
+    assert abs(result["flops"] - closed) / closed < 0.02, (result["flops"], closed)
+    total = L * (attn + d * E + E * 3 * d * f + 2 * d) + 2 * d * c["vocab_size"] + d
+    assert result["parameters"] == total
+    assert result["active_parameters"] - result["embedding_parameters"] == active + L * 2 * d + d  # + norms
+    assert result["approximations"].get("balanced routing (nonzero)")
+    # every token to every expert (the old stand-in) would be E / k = 4x the expert FLOPs
+    assert result["flops"] < 6 * (active + L * (E - k) * 3 * d * f) * seq
+
+
+def test_encoder_decoder_and_speech_models_trace_end_to_end(tmp_path):
+    t5 = trace(tmp_path, {"model_type": "t5", "vocab_size": 500, "d_model": 64, "d_kv": 16, "d_ff": 128,
+                          "num_layers": 2, "num_decoder_layers": 2, "num_heads": 4}, seq_len=32)
+    assert t5["model_class"] == "T5ForConditionalGeneration" and t5["loss"] == "loss_fn"
+    assert set(t5["inputs"]) == {"input_ids", "labels"} and t5["inputs"]["input_ids"] == [1, 32]
+    assert any(a["module"].startswith("T5ForConditionalGeneration.decoder") for a in t5["aten"])
+    whisper = trace(tmp_path, {"model_type": "whisper", "vocab_size": 51865, "num_mel_bins": 16, "d_model": 64,
+                               "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 4,
+                               "decoder_attention_heads": 4, "encoder_ffn_dim": 128, "decoder_ffn_dim": 128,
+                               "max_source_positions": 50, "max_target_positions": 32}, batch=2)
+    assert whisper["inputs"]["input_features"] == [2, 16, 100] and whisper["inputs"]["labels"] == [2, 32]
+    modules = {a["module"] for a in whisper["aten"]}
+    assert any(".encoder." in m for m in modules) and any(".decoder." in m for m in modules)
+    assert any(a["op"] == "convolution" for a in whisper["aten"])   # the audio front end ran
