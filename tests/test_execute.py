@@ -222,3 +222,18 @@ def test_fallback_warnings_become_operator_findings_at_the_module():
     assert fallback.path == here.name
     assert here.read_text().splitlines()[fallback.line - 1].startswith("class _WarnsLikeTorchNpu")
     assert section["fallbacks"][0]["op"] == "aten::_ctc_loss"
+
+
+def test_gpu_code_with_cuda_and_its_own_autocast_executes(tmp_path):
+    """`.cuda()` / device="cuda" run where the candidate runs; the user's torch.autocast("cuda", fp16) is
+    honoured in the candidate and off in the golden, so the golden stays full precision."""
+    trace_fixtures = Path(__file__).parent / "fixtures" / "trace"
+    for name in ("cuda_model.py", "amp_model.py"):
+        source = trace_fixtures / name
+        findings, errors, section = execute_findings(source, root=trace_fixtures, entry=None, hf_config=None,
+                                                     amp="bf16", timeout=120, device="cpu", target=TARGET)
+        assert errors == [], errors[0].message
+        assert section["rows"] and section["golden_dtype"] in ("float64", "float32")
+    body = next(r for r in section["rows"] if r["module"] == "body")
+    # fp16 (the user's choice inside the bf16 candidate) keeps the Linear within the fp16-sized error
+    assert body["output_error_x_tol"] is not None and body["output_error_x_tol"] < 4

@@ -113,3 +113,15 @@ def test_encoder_decoder_and_speech_models_trace_end_to_end(tmp_path):
     modules = {a["module"] for a in whisper["aten"]}
     assert any(".encoder." in m for m in modules) and any(".decoder." in m for m in modules)
     assert any(a["op"] == "convolution" for a in whisper["aten"])   # the audio front end ran
+
+
+FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures" / "trace"
+
+
+def test_the_users_cuda_autocast_is_traced_in_its_dtype():
+    result = trace_step(str(FIXTURES / "amp_model.py"), None, None, None)
+    linear = {(a["module"], tuple(a["dtypes"])) for a in result["aten"]
+              if a["op"] == "addmm" and a["phase"] == "forward"}
+    assert ("AmpNet.body", ("float16",)) in linear     # under autocast("cuda", fp16)
+    assert ("AmpNet.head", ("float32",)) in linear     # autocast(enabled=False)
+    assert result["user_autocast"] == ["cuda->cpu float16"] and result["cuda_redirects"] >= 2

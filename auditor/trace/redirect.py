@@ -24,6 +24,9 @@ def is_cuda(value) -> bool:
     return isinstance(value, torch.device) and value.type == "cuda"
 
 
+_ACTIVE: list = []   # the CudaRedirect modes entered, so run_on can point them elsewhere
+
+
 class CudaRedirect(TorchFunctionMode):
     """`.cuda()` -> a copy on `device`; a "cuda" device argument -> `device`. Counts the rewrites."""
 
@@ -31,6 +34,15 @@ class CudaRedirect(TorchFunctionMode):
         super().__init__()
         self.device = device
         self.redirected = 0
+
+    def __enter__(self):
+        _ACTIVE.append(self)
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        if self in _ACTIVE:
+            _ACTIVE.remove(self)
+        return super().__exit__(*exc)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -48,28 +60,52 @@ class CudaRedirect(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+_OVERRIDES: list[tuple] = []   # (device, enabled, seen) of the active overrides, innermost last
+_ORIGINAL_INIT = _autocast.__init__
+
+
+def _patched_init(self, device_type, dtype=None, enabled_arg=True, cache_enabled=None, **kwargs):
+    on = kwargs.pop("enabled", enabled_arg)
+    device, enabled, seen = _OVERRIDES[-1] if _OVERRIDES else ("cpu", None, None)
+    asked = device_type
+    if is_cuda(device_type):
+        device_type = device
+        if dtype is None:
+            dtype = torch.float16  # torch's default for "cuda"; the CPU's default would be bf16
+    if enabled is not None:
+        on = on and enabled
+    if seen is not None:
+        seen.append((str(asked), str(dtype).replace("torch.", "") if dtype is not None else "", bool(on)))
+    _ORIGINAL_INIT(self, device_type, dtype=dtype, enabled=on, cache_enabled=cache_enabled)
+
+
 @contextmanager
 def autocast_override(device: str = "cpu", enabled: bool | None = None, seen: list | None = None):
     """While active, `torch.autocast("cuda", ...)` (and torch.cuda.amp.autocast) runs on `device`;
-    `enabled=False` turns every autocast region the user opens off. Each region opened is appended to
-    `seen` as (device asked for, dtype, enabled) so the report can say what ran."""
-    original = _autocast.__init__
-
-    def __init__(self, device_type, dtype=None, enabled_arg=True, cache_enabled=None, **kwargs):
-        on = kwargs.pop("enabled", enabled_arg)
-        asked = device_type
-        if is_cuda(device_type):
-            device_type = device
-            if dtype is None:
-                dtype = torch.float16  # torch's default for "cuda"; the CPU's default would be bf16
-        if enabled is not None:
-            on = on and enabled
-        if seen is not None:
-            seen.append((str(asked), str(dtype).replace("torch.", "") if dtype is not None else "", bool(on)))
-        original(self, device_type, dtype=dtype, enabled=on, cache_enabled=cache_enabled)
-
-    _autocast.__init__ = __init__
+    `enabled=False` turns every autocast region opened inside off. Each region opened is appended to
+    `seen` as (device asked for, dtype, enabled) so the report can say what ran. Overrides nest: the
+    innermost one decides (execute mode re-runs a candidate module, with autocast, inside its golden
+    run, which has it off)."""
+    _OVERRIDES.append((device, enabled, seen))
+    _autocast.__init__ = _patched_init
     try:
         yield
     finally:
-        _autocast.__init__ = original
+        _OVERRIDES.pop()
+        if not _OVERRIDES:
+            _autocast.__init__ = _ORIGINAL_INIT
+
+
+@contextmanager
+def run_on(device: str, autocast_enabled: bool | None = None):
+    """User code in this block sees "cuda" as `device`: the active redirects point there, and its
+    autocast regions run there (or are off with autocast_enabled=False)."""
+    saved = [(mode, mode.device) for mode in _ACTIVE]
+    for mode, _ in saved:
+        mode.device = device
+    try:
+        with autocast_override(device, autocast_enabled):
+            yield
+    finally:
+        for mode, previous in saved:
+            mode.device = previous
