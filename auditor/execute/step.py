@@ -27,6 +27,7 @@ from torch import nn
 
 from auditor import device as devices
 from auditor.execute import numerics
+from auditor.execute.choices import ChoiceRecorder, compare_choices
 from auditor.execute.tensors import detach_clone, float_leaves, map_tensors, tensor_leaves
 from auditor.trace.redirect import CudaRedirect, run_on
 
@@ -107,6 +108,7 @@ class ModuleRecord:
     own: dict | None = None
     grad: dict | None = None
     notes: list[str] = field(default_factory=list)
+    flip: dict | None = None     # a discrete choice (top-k, argmax) that differs on the module's own re-run
     file: str | None = None
     line: int | None = None
 
@@ -248,14 +250,20 @@ class GoldenRecorder(Recorder):
         try:
             with torch.no_grad():
                 g_args, g_kwargs = gold_inputs
-                gold = module(*g_args, **g_kwargs)
+                with ChoiceRecorder() as gold_choices:
+                    gold = module(*g_args, **g_kwargs)
                 torch.set_rng_state(rng)  # functional dropout draws the same mask on both sides
                 c_args, c_kwargs = cand_inputs
-                with run_on(self.device), devices.autocast(self.device, self.dtype):
+                with run_on(self.device), devices.autocast(self.device, self.dtype), ChoiceRecorder() as cand_choices:
                     cand = self.probe[name](*c_args, **c_kwargs)
         finally:
             self.paused = False
             torch.set_rng_state(rng)
+        flip = compare_choices(gold_choices.calls, cand_choices.calls)
+        if flip is not None:
+            record = self.records[name]
+            if record.flip is None or flip["share"] > record.flip["share"]:
+                record.flip = flip
         gold_vec, cand_vec = numerics.flatten_floats(float_leaves(gold)), numerics.flatten_floats(float_leaves(cand))
         if gold_vec.shape != cand_vec.shape:
             return None
@@ -387,7 +395,7 @@ def _golden_step(spec, initial, golden_dtype, cand_rec, probe, device, dtype, re
                 raise
             cand_rec.outputs = outputs_backup
             for r in records.values():
-                r.calls, r.output, r.own, r.notes = 0, None, None, []
+                r.calls, r.output, r.own, r.notes, r.flip = 0, None, None, [], None
             continue
         finally:
             rec.remove()
