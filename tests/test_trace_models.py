@@ -125,3 +125,10 @@ def test_the_users_cuda_autocast_is_traced_in_its_dtype():
     assert ("AmpNet.body", ("float16",)) in linear     # under autocast("cuda", fp16)
     assert ("AmpNet.head", ("float32",)) in linear     # autocast(enabled=False)
     assert result["user_autocast"] == ["cuda->cpu float16"] and result["cuda_redirects"] >= 2
+
+
+def test_hand_written_attention_with_dropout_before_the_value_matmul_is_matched():
+    result = trace_step(str(FIXTURES / "attention_dropout.py"), None, None, None)
+    attention = [f for f in result["fusions"] if f["pattern"] == "attention"]
+    assert len(attention) == 1 and attention[0]["count"] == 1
+    assert attention[0]["detail"]["query_shape"] == (2, 4, 16, 16) and attention[0]["detail"]["scale"] == 0.25
