@@ -132,3 +132,18 @@ def test_hand_written_attention_with_dropout_before_the_value_matmul_is_matched(
     attention = [f for f in result["fusions"] if f["pattern"] == "attention"]
     assert len(attention) == 1 and attention[0]["count"] == 1
     assert attention[0]["detail"]["query_shape"] == (2, 4, 16, 16) and attention[0]["detail"]["scale"] == 0.25
+
+
+def test_value_dependent_shapes_get_stand_ins_or_a_clear_message():
+    from auditor.target import resolve_target
+    from auditor.trace import trace_findings
+
+    source = FIXTURES / "data_dependent.py"
+    result = trace_step(str(source), None, None, None)
+    assert result["approximations"]["index.Tensor (boolean mask)"] >= 2 and result["approximations"]["_unique2"] == 1
+    findings, errors, _ = trace_findings(source, root=FIXTURES, entry="packed_entry", hf_config=None, amp=None,
+                                         timeout=120, target=resolve_target("2.14", "a2"))
+    assert len(errors) == 1 and errors[0].line == 31, errors
+    message = errors[0].message
+    assert "aten::repeat_interleave.Tensor" in message and "depends on tensor values" in message
+    assert "DynamicOutputShapeException" not in message and "site-packages" not in message

@@ -282,9 +282,8 @@ def _api_name(func) -> str | None:
 
 
 class DataDependentShape(Exception):
-    """An op whose output shape depends on tensor values, with no stand-in: the message says what to do."""
-
-    user_facing = True
+    """An op whose output shape depends on tensor values, with no stand-in: the message says what to do
+    (reported like an exception in user code: with the user's frames, on the innermost user line)."""
 
 
 # Ops that keep the share of non-zero elements of their first argument (views, copies, indexing).
@@ -351,6 +350,18 @@ class DataDependentStandIns(TorchDispatchMode):
                                device=x.device)
         if name in _UNIQUE_OPS:
             return self._unique(func, x, args, kwargs)
+        if name in ("index", "index_put", "index_put_", "_index_put_impl_") and len(args) > 1 and \
+                any(isinstance(i, torch.Tensor) and i.dtype in (torch.bool, torch.uint8) for i in args[1]):
+            # x[mask]: a boolean index is its nonzero(); every element selected (the upper bound)
+            self.rec.approximations[f"{op_key(func)} (boolean mask)"] += 1
+            indices = []
+            for index in args[1]:
+                if isinstance(index, torch.Tensor) and index.dtype in (torch.bool, torch.uint8):
+                    rows = torch.empty((index.numel(), index.dim()), dtype=torch.long, device=index.device)
+                    indices.extend(rows.unbind(1))
+                else:
+                    indices.append(index)
+            return func(x, indices, *args[2:], **kwargs)
         frame = model_frame(2)
         where = f" at {frame[0]}:{frame[1]}" if frame else ""
         raise DataDependentShape(
