@@ -147,3 +147,21 @@ def test_value_dependent_shapes_get_stand_ins_or_a_clear_message():
     message = errors[0].message
     assert "aten::repeat_interleave.Tensor" in message and "depends on tensor values" in message
     assert "DynamicOutputShapeException" not in message and "site-packages" not in message
+
+
+def test_one_finding_per_decision_and_unverified_answers_are_shown():
+    from auditor.target import resolve_target
+    from auditor.trace import _Placer, judge
+
+    source = FIXTURES / "handwritten_llm.py"
+    bf16 = trace_step(str(source), None, None, "bf16")
+    findings, _, _ = judge(bf16, resolve_target("2.14", "310p"), _Placer(FIXTURES, source, None, None))
+    dtype = [f for f in findings if f.code == "NPU552"]
+    assert len(dtype) == 1 and dtype[0].symbol == "bfloat16"          # one decision: no bf16 on 310P
+    assert len(dtype[0].data["sites"]) > 10 and f"at {len(dtype[0].data['sites'])} lines" in dtype[0].message
+    assert dtype[0].line == min(int(s.split(":")[1].split()[0]) for s in dtype[0].data["sites"])
+    fp32 = trace_step(str(source), None, None, None)
+    findings, _, _ = judge(fp32, resolve_target("2.1", "910a"), _Placer(FIXTURES, source, None, None))
+    unverified = [f for f in findings if f.code == "NPU553" and f.data.get("verdict") == "unverified"]
+    assert len(unverified) == 1 and unverified[0].severity == "info"
+    assert "torch.nn.functional.linear" in unverified[0].data["apis"] and "no 910a column" in unverified[0].message

@@ -162,6 +162,8 @@ def _new_group() -> dict:
 def _group_data(group: dict) -> dict:
     data = {"count": group["count"], "modules": sorted({collapse_module(m) for m in group["modules"] if m}),
             "dtypes": sorted(group["dtypes"]), "phases": sorted(group["phases"]), "apis": sorted(group["apis"])}
+    if group.get("sites"):
+        data["sites"] = group["sites"]
     if group["backend_ops"]:
         data["backend_ops"] = sorted(group["backend_ops"])
     if group["libraries"]:
@@ -211,14 +213,15 @@ def judge(result: dict, target: Target, place: _Placer) -> tuple[list[Finding], 
 
     answers = {op: cov.aten(op) for op in {key[0] for key in by_op}}
     op_kinds = {op: _kind(answer) for op, answer in answers.items()}
+    by_op, by_dtype = merge_sites(by_op), merge_sites(by_dtype)
     for (op, path, line), group in sorted(by_op.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0])):
         answer = answers[op]
         if answer.kind == "unknown" or answer.supported is True:
             continue  # unknown: not an aten op torch knows under this name, nothing to judge
         data = {**_group_data(group), "via": answer.via, "coverage_source": answer.source}
         called = f" (from {', '.join(sorted(group['apis']))})" if group["apis"] else ""
-        facts = (f"{_times(group['count'])} in the {_phases(group)}{_where(group['modules'], group['libraries'])}, "
-                 f"dtypes {', '.join(data['dtypes']) or '-'}")
+        facts = (f"{_times(group['count'])}{_sites(group)} in the {_phases(group)}"
+                 f"{_where(group['modules'], group['libraries'])}, dtypes {', '.join(data['dtypes']) or '-'}")
         if answer.supported is False:
             findings.append(_finding(
                 "NPU550", path, line,
@@ -239,7 +242,7 @@ def judge(result: dict, target: Target, place: _Placer) -> tuple[list[Finding], 
         findings.append(_finding(
             "NPU552", path, line,
             f"{dtype} is not supported on {target.describe()}, and the step runs {len(ops)} op(s) in it here "
-            f"({', '.join(ops[:8])}{' ...' if len(ops) > 8 else ''}): {_times(group['count'])} in the "
+            f"({', '.join(ops[:8])}{' ...' if len(ops) > 8 else ''}): {_times(group['count'])}{_sites(group)} in the "
             f"{_phases(group)}{_where(group['modules'], group['libraries'])}. {answer.notes}",
             dtype, "float16 (with loss scaling) or float32 on this product", data, columns=_narrowest(group["spans"])))
 
@@ -272,6 +275,40 @@ def judge(result: dict, target: Target, place: _Placer) -> tuple[list[Finding], 
     return findings, [], table
 
 
+def merge_sites(groups: dict[tuple, dict]) -> dict[tuple, dict]:
+    """One finding per decision: the groups of one symbol (op, dtype, API) at several lines become one,
+    placed at its first line, with every line in `sites` ("path:line x count") and in the message."""
+    by_symbol: dict[str, list[tuple]] = defaultdict(list)
+    for key in groups:
+        by_symbol[key[0]].append(key)
+    merged: dict[tuple, dict] = {}
+    for symbol, keys in by_symbol.items():
+        keys.sort(key=lambda k: (k[1], k[2]))
+        first = groups[keys[0]]
+        if len(keys) == 1:
+            merged[keys[0]] = first
+            continue
+        combined = {name: (set(value) if isinstance(value, set) else value) for name, value in first.items()}
+        for key in keys[1:]:
+            for name, value in groups[key].items():
+                if isinstance(value, set):
+                    combined[name] |= value
+                elif name == "count":
+                    combined[name] += value
+        combined["sites"] = [f"{k[1]}:{k[2]} x{groups[k]['count']}" for k in keys]
+        combined["spans"] = first.get("spans", set())
+        merged[keys[0]] = combined
+    return merged
+
+
+def _sites(group: dict) -> str:
+    sites = group.get("sites")
+    if not sites:
+        return ""
+    shown = ", ".join(s.rsplit(" x", 1)[0] for s in sites[:6])
+    return f" at {len(sites)} lines ({shown}{' ...' if len(sites) > 6 else ''})"
+
+
 def _kind(answer) -> str:
     if answer.supported is True:
         return "composite" if answer.via.startswith("composite") else "native"
@@ -288,11 +325,13 @@ def _human(n: int) -> str:
 
 
 def _api_findings(result: dict, cov, target: Target, place: _Placer) -> list[Finding]:
-    """Python APIs the target's support list marks unsupported on the product (per call site)."""
+    """Python APIs the target's support list marks unsupported on the product (an error), or does not
+    confirm for it (unverified: shown as info, never dropped, so an older target does not look cleaner
+    for having less data). One finding per API, at its first line, listing the others."""
     groups: dict[tuple, dict] = {}
     for rec in result["api"]:
         answer = cov.api(rec["qualname"])
-        if answer is None or answer.supported is not False:
+        if answer is None or answer.supported is True:
             continue
         path, line, library = place.place(rec["frame"])
         group = groups.setdefault((rec["qualname"], path, line), {"count": 0, "modules": set(),
@@ -306,16 +345,42 @@ def _api_findings(result: dict, cov, target: Target, place: _Placer) -> list[Fin
         group["modules"].add(rec["module"])
         group["dtypes"].update(rec["dtypes"])
     out = []
-    for (qualname, path, line), group in sorted(groups.items(), key=lambda kv: kv[0][1:]):
+    unverified: dict[str, list] = defaultdict(list)
+    for (qualname, path, line), group in sorted(merge_sites(groups).items(), key=lambda kv: kv[0][1:]):
         answer = group["answer"]
+        if answer.supported is not False:
+            # one decision: the support list does not answer for this product (same reason, many APIs)
+            reason = (answer.notes.splitlines() or [""])[0]
+            unverified[f"{answer.via}: {reason}" if reason else answer.via].append((qualname, path, line, group))
+            continue
+        unsupported = answer.supported is False
+        verdict = (f"is marked unsupported on {target.describe()} by the support list" if unsupported else
+                   f"is not confirmed for {target.describe()} (unverified)")
+        data = {"count": group["count"], "modules": sorted({collapse_module(m) for m in group["modules"] if m}),
+                "dtypes": sorted(group["dtypes"]), "coverage_source": answer.source, "via": answer.via,
+                "verdict": "unsupported" if unsupported else "unverified"}
+        if group.get("sites"):
+            data["sites"] = group["sites"]
         out.append(_finding(
             "NPU553", path, line,
-            f"{qualname} is marked unsupported on {target.describe()} by the support list ({answer.via}): "
-            f"{group['count']} call(s){_where(group['modules'], group['libraries'])}. {answer.notes}".strip(),
-            qualname, answer.substitute,
-            {"count": group["count"], "modules": sorted({collapse_module(m) for m in group["modules"] if m}),
-             "dtypes": sorted(group["dtypes"]), "coverage_source": answer.source},
+            f"{qualname} {verdict} ({answer.via}): {group['count']} call(s){_sites(group)}"
+            f"{_where(group['modules'], group['libraries'])}. {answer.notes}".strip(),
+            qualname, answer.substitute, data, severity=None if unsupported else "info",
             columns=_narrowest(group["spans"])))
+    for reason, items in unverified.items():
+        _, path, line, group = items[0]
+        names = [f"{q} ({g['count']})" for q, _, _, g in items]
+        out.append(_finding(
+            "NPU553", path, line,
+            f"{len(items)} API(s) this step calls are unverified on {target.describe()} ({reason}): "
+            f"{', '.join(names[:12])}{' ...' if len(names) > 12 else ''}. Unverified is not unsupported: check "
+            f"them on the device (--execute on an NPU) before relying on them.",
+            items[0][0], None,
+            {"verdict": "unverified", "reason": reason, "count": sum(g["count"] for *_, g in items),
+             "apis": {q: {"count": g["count"], "sites": g.get("sites") or [f"{p}:{l} x{g['count']}"],
+                          "via": g["answer"].via, "coverage_source": g["answer"].source}
+                      for q, p, l, g in items}},
+            severity="info", columns=_narrowest(group["spans"])))
     return out
 
 
