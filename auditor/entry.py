@@ -38,6 +38,9 @@ DEFAULT_ENTRY = "audit_entry"
 # the way it does in training, and the trace cost does not depend on it (fake tensors hold no data).
 HF_BATCH = 1
 HF_SEQ_LEN = 2048
+# State-space layers (Mamba) have no CUDA scan kernel here: transformers' reference scan is a Python loop
+# over the tokens, ~0.1 s per token per traced layer kind, so their default is shorter (--seq-len sets it).
+HF_SSM_SEQ_LEN = 256
 
 ENTRY_TEMPLATE = '''\
 def {name}():
@@ -336,7 +339,8 @@ def build_hf_entry(data: dict, label: str = "", seq_len: int | None = None, batc
                   "labels": torch.randint(0, vocab, (batch, target))}
     else:
         limit = _max_positions(config)
-        seq = min(seq_len or HF_SEQ_LEN, limit) if limit else (seq_len or HF_SEQ_LEN)
+        default = HF_SSM_SEQ_LEN if _is_state_space(config) else HF_SEQ_LEN
+        seq = min(seq_len or default, limit) if limit else (seq_len or default)
         input_ids = torch.randint(0, vocab, (batch, seq))
         kwargs = {"input_ids": input_ids}
         if kind == "seq2seq":
@@ -346,6 +350,12 @@ def build_hf_entry(data: dict, label: str = "", seq_len: int | None = None, batc
     kwargs["use_cache"] = False
     return EntrySpec(model, (), kwargs, loss_fn=_hf_loss, optimizer_factory=None,
                      label=label or data["model_type"])
+
+
+def _is_state_space(config) -> bool:
+    """Mamba-style layers (Mamba, Jamba, hybrids): without the CUDA kernels their scan is a Python loop
+    over the sequence, so the trace time grows with the sequence length."""
+    return any(hasattr(config, key) for key in ("state_size", "mamba_d_state", "ssm_state_size"))
 
 
 def _max_positions(config) -> int | None:

@@ -165,3 +165,17 @@ def test_one_finding_per_decision_and_unverified_answers_are_shown():
     unverified = [f for f in findings if f.code == "NPU553" and f.data.get("verdict") == "unverified"]
     assert len(unverified) == 1 and unverified[0].severity == "info"
     assert "torch.nn.functional.linear" in unverified[0].data["apis"] and "no 910a column" in unverified[0].message
+
+
+def test_depthwise_convolution_backward_is_counted_per_group():
+    import torch
+
+    from auditor.trace.flops import op_flops
+
+    x, w = torch.randn(2, 64, 32), torch.randn(64, 1, 4)
+    out = torch.nn.functional.conv1d(x, w, groups=64)
+    forward = 2 * out.numel() * 4                                       # each output: 4 multiply-adds
+    grads = torch.ops.aten.convolution_backward(out, x, w, None, [1], [0], [1], False, [0], 64, [True, True, False])
+    flops = op_flops(torch.ops.aten.convolution_backward.default, (out, x, w, None, [1], [0], [1], False, [0], 64,
+                                                                   [True, True, False]), {}, grads)
+    assert flops == 2 * forward                                         # grad input + grad weight

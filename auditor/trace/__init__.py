@@ -267,6 +267,14 @@ def judge(result: dict, target: Target, place: _Placer) -> tuple[list[Finding], 
         "optimizer": result["optimizer"]["class"].rsplit(".", 1)[-1],
         "trace s": round(result["seconds"]["build"] + result["seconds"]["step"], 2),
     }
+    if result.get("active_parameters") and result["active_parameters"] != result["parameters"]:
+        row["active parameters"] = _human(result["active_parameters"])   # per token: top-k of the experts
+    if result.get("layers", {}).get("traced"):
+        row["traced blocks"] = result["layers"]["traced"] + ", scaled to the full depth"
+    if result.get("inputs"):
+        row["inputs"] = ", ".join(f"{k} {'x'.join(map(str, v))}" for k, v in result["inputs"].items())
+    if result.get("user_autocast"):
+        row["autocast"] = ", ".join(result["user_autocast"])
     if kinds["partial"]:
         row["partial"] = kinds["partial"]
     if result["approximations"]:

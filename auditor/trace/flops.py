@@ -6,12 +6,14 @@ On the CPU (where fake tensors live) `F.scaled_dot_product_attention` dispatches
 FLOPs at all while the eager path (bmm -> softmax -> bmm) counts them. The CPU kernels compute what the
 CUDA flash kernel computes, so they get its formulas (`sdpa_flop_count`, `sdpa_backward_flop_count`;
 the backward recomputes the scores, as flash attention does). `_grouped_mm` (transformers' grouped MoE
-experts) counts 2 * rows * in * out.
+experts) counts 2 * rows * in * out. `convolution_backward` is counted here as the forward's FLOPs once
+per gradient it computes (input, weight): torch's formula ignores `groups`, which overcounts a
+depthwise convolution (Mamba's conv1d) by its channel count.
 """
 from __future__ import annotations
 
 import torch
-from torch.utils.flop_counter import flop_registry, sdpa_backward_flop_count, sdpa_flop_count
+from torch.utils.flop_counter import conv_flop_count, flop_registry, sdpa_backward_flop_count, sdpa_flop_count
 
 
 def _heads_first(shape) -> tuple:
@@ -38,6 +40,14 @@ def _grouped_mm(mat_a, mat_b, *args, out_val=None, **kwargs) -> int:
     return 0
 
 
+def _conv_backward(grad_out, x, weight, bias_sizes, stride, padding, dilation, transposed, output_padding,
+                   groups, output_mask, *args, out_val=None, **kwargs) -> int:
+    # the weight's shape already holds C_in / groups, so the forward's count is right for grouped convs
+    forward = conv_flop_count(list(x.shape), list(weight.shape), list(grad_out.shape), transposed)
+    return forward * (int(bool(output_mask[0])) + int(bool(output_mask[1])))
+
+
+OVERRIDES = {torch.ops.aten.convolution_backward: _conv_backward}
 EXTRA_FORMULAS = {}
 for _name, _formula in (("_scaled_dot_product_flash_attention_for_cpu", _cpu_flash_forward),
                         ("_scaled_dot_product_flash_attention_for_cpu_backward", _cpu_flash_backward),
@@ -50,7 +60,7 @@ for _name, _formula in (("_scaled_dot_product_flash_attention_for_cpu", _cpu_fla
 def op_flops(func: torch._ops.OpOverload, args: tuple, kwargs: dict, out) -> int:
     """FLOPs of one call (0 for ops without a formula: elementwise ops, views)."""
     packet = func._overloadpacket
-    formula = flop_registry.get(packet) or EXTRA_FORMULAS.get(packet)
+    formula = OVERRIDES.get(packet) or flop_registry.get(packet) or EXTRA_FORMULAS.get(packet)
     if formula is None:
         return 0
     try:
