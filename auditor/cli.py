@@ -85,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
                      "group: records every collective and checks it against HCCL")
     dyn.add_argument("--mesh", metavar="DIMS", help="with --world-size: the device mesh, e.g. dp=2,tp=4 (passed to audit_entry)")
     dyn.add_argument("--rank", type=int, default=0, metavar="R", help="with --world-size: the rank to trace (default 0)")
+    dyn.add_argument("--seq-len", type=_positive, metavar="N", help="--hf-config inputs: tokens per sequence (default 2048, capped by the config)")
+    dyn.add_argument("--batch", type=_positive, metavar="N", help="--hf-config inputs: sequences per step (default 1)")
+    dyn.add_argument("--layers", type=_layers, metavar="N|all", help="trace N blocks of each kind of repeated block, scaled to the full depth (default: 1 for --hf-config, all otherwise)")
 
     explain = sub.add_parser("explain", help="print a rule's documentation page")
     explain.add_argument("code", help="rule code (NPU001) or name (cuda-tensor-method)")
@@ -333,6 +336,16 @@ def _write_report(report, args, rules, color) -> None:
         emit(report, args.format, sys.stdout, rules=rules, color=color, statistics=args.statistics)
 
 
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, not {text!r}")
+    return int(text)
+
+
+def _layers(text: str) -> int | str:
+    return "all" if text == "all" else _positive(text)
+
+
 def _dynamic(args, root: Path, target, findings, errors):
     """Trace and/or execute the user's entry; merge their findings with the static ones."""
     import importlib.util
@@ -352,7 +365,8 @@ def _dynamic(args, root: Path, target, findings, errors):
     if args.trace or (args.hf_config and not args.execute):
         from auditor.trace import trace_findings
 
-        f, e, section = trace_findings(source, distributed=layout, **common)
+        f, e, section = trace_findings(source, distributed=layout, **common, seq_len=args.seq_len, batch=args.batch,
+                                       layers=args.layers)
         findings, errors = _merge(findings, f), errors + e
         if isinstance(section, dict) and "collectives" in section:
             sections["collectives"] = section.pop("collectives")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.project import project_kind
-from auditor.report import FileError
+from auditor.findings import FileError
 
 # Like ruff's defaults: folders that hold tools, environments and build output, not the user's code.
 DEFAULT_EXCLUDE = (

@@ -38,6 +38,9 @@ DEFAULT_ENTRY = "audit_entry"
 # the way it does in training, and the trace cost does not depend on it (fake tensors hold no data).
 HF_BATCH = 1
 HF_SEQ_LEN = 2048
+# State-space layers (Mamba) have no CUDA scan kernel here: transformers' reference scan is a Python loop
+# over the tokens, ~0.1 s per token per traced layer kind, so their default is shorter (--seq-len sets it).
+HF_SSM_SEQ_LEN = 256
 
 ENTRY_TEMPLATE = '''\
 def {name}():
@@ -63,15 +66,17 @@ class EntryError(Exception):
 
 
 def resolve_entry(source: Path | None, entry: str | None = None,
-                  hf_config: Path | None = None) -> Callable[[], EntrySpec]:
+                  hf_config: Path | None = None, seq_len: int | None = None,
+                  batch: int | None = None) -> Callable[[], EntrySpec]:
     """Return a zero-argument factory that builds the model and its inputs.
 
     `entry` is a function name in `source` (default `audit_entry`) or `module:callable` (imported with
     the source's folder on sys.path). `hf_config` builds a transformers model from a local config.json
-    instead, without hub access or weights; `source` may then be None.
+    instead, without hub access or weights; `source` may then be None. `seq_len` and `batch` size the
+    inputs built for a config (defaults HF_SEQ_LEN, HF_BATCH); an entry function sizes its own.
     """
     if hf_config is not None:
-        return _hf_factory(Path(hf_config))
+        return _hf_factory(Path(hf_config), seq_len, batch)
     if entry and ":" in entry:
         module_name, _, attr = entry.partition(":")
         if source is not None:
@@ -263,23 +268,39 @@ def load_hf_config_dict(path: Path) -> dict:
     return data
 
 
-def _hf_factory(path: Path) -> Callable[[], EntrySpec]:
+def _hf_factory(path: Path, seq_len: int | None = None, batch: int | None = None) -> Callable[[], EntrySpec]:
     data = load_hf_config_dict(path)  # validated now, in whatever process calls resolve_entry
 
     def factory() -> EntrySpec:
-        return build_hf_entry(data, label=f"{data['model_type']} ({Path(path).name})")
+        return build_hf_entry(data, label=f"{data['model_type']} ({Path(path).name})", seq_len=seq_len, batch=batch)
 
     return factory
 
 
-def build_hf_entry(data: dict, label: str = "") -> EntrySpec:
+def _hf_kind(config) -> str:
+    """'speech-seq2seq' (Whisper), 'seq2seq' (T5, BART), 'vision', or 'causal'."""
+    if getattr(config, "is_encoder_decoder", False):
+        return "speech-seq2seq" if hasattr(config, "num_mel_bins") else "seq2seq"
+    if hasattr(config, "image_size") and hasattr(config, "num_channels") and not hasattr(config, "vocab_size"):
+        return "vision"
+    return "causal"
+
+
+def _hf_heads(transformers, kind: str) -> tuple:
+    return {"speech-seq2seq": (transformers.AutoModelForSpeechSeq2Seq, transformers.AutoModel),
+            "seq2seq": (transformers.AutoModelForSeq2SeqLM, transformers.AutoModel),
+            "vision": (transformers.AutoModelForImageClassification, transformers.AutoModel),
+            "causal": (transformers.AutoModelForCausalLM, transformers.AutoModel)}[kind]
+
+
+def build_hf_model(data: dict):
+    """The transformers model of a config dict (weights as the current mode makes them) and its kind."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     try:
         import transformers
     except ImportError:
         raise EntryError("--hf-config needs transformers: pip install 'npu-audit[trace]'") from None
-    import torch
 
     config_kwargs = {k: v for k, v in data.items() if k not in ("model_type", "transformers_version")}
     try:
@@ -287,39 +308,84 @@ def build_hf_entry(data: dict, label: str = "") -> EntrySpec:
     except (ValueError, KeyError) as exc:
         raise EntryError(f"--hf-config: transformers {transformers.__version__} cannot build "
                          f"model_type {data['model_type']!r}: {exc}") from None
-    # SDPA is what transformers picks on a GPU; the tracer maps its CPU kernel back to the API call.
-    config._attn_implementation = data.get("_attn_implementation", "sdpa")
     if hasattr(config, "_experts_implementation"):
         # MoE experts: the reference loop. transformers' grouped_mm default needs bf16 CUDA kernels, and
         # it is the per-expert loop whose ops torch_npu must cover unless the user opts into a fused path.
         config._experts_implementation = data.get("_experts_implementation", "eager")
-    vision = hasattr(config, "image_size") and hasattr(config, "num_channels") and not hasattr(config, "vocab_size")
-    heads = ((transformers.AutoModelForImageClassification, transformers.AutoModel) if vision else
-             (transformers.AutoModelForCausalLM, transformers.AutoModel))
+    kind = _hf_kind(config)
     model, errors = None, []
-    for auto in heads:
-        try:
-            model = auto.from_config(config)
+    # SDPA is what transformers picks on a GPU (the tracer maps its CPU kernel back to the API call);
+    # architectures without an SDPA path (Mamba, some encoders) get their eager attention.
+    attn_choices = [data["_attn_implementation"]] if "_attn_implementation" in data else ["sdpa", "eager"]
+    for attn in attn_choices:
+        config._attn_implementation = attn
+        for auto in _hf_heads(transformers, kind):
+            try:
+                model = auto.from_config(config)
+                break
+            except ValueError as exc:  # this head (or attention path) does not exist for the architecture
+                errors.append(f"{auto.__name__} ({attn}): {exc}")
+        if model is not None:
             break
-        except ValueError as exc:  # this head does not exist for the architecture
-            errors.append(f"{auto.__name__}: {exc}")
     if model is None:
         raise EntryError(f"--hf-config: no model class for {data['model_type']!r}: " + "; ".join(errors))
-    if vision:
+    return model, config, kind
+
+
+def build_hf_entry(data: dict, label: str = "", seq_len: int | None = None, batch: int | None = None) -> EntrySpec:
+    """Model and training inputs from a config alone: token ids (decoder-only), encoder ids and labels
+    (encoder-decoder; the model shifts the labels into decoder inputs), log-mel features and labels
+    (speech encoder-decoder such as Whisper), pixels and a class label (vision)."""
+    import torch
+
+    model, config, kind = build_hf_model(data)
+    batch = batch or HF_BATCH
+    kwargs: dict[str, Any]
+    if kind == "vision":
         size = config.image_size if isinstance(config.image_size, int) else config.image_size[0]
-        pixels = torch.randn(HF_BATCH, config.num_channels, size, size)
-        kwargs: dict[str, Any] = {"pixel_values": pixels}
+        kwargs = {"pixel_values": torch.randn(batch, config.num_channels, size, size)}
         if "ForImageClassification" in type(model).__name__:
-            kwargs["labels"] = torch.randint(0, max(config.num_labels, 1), (HF_BATCH,))
+            kwargs["labels"] = torch.randint(0, max(config.num_labels, 1), (batch,))
+        return EntrySpec(model, (), kwargs, loss_fn=_hf_loss, label=label or data["model_type"])
+    vocab = config.vocab_size
+    if kind in ("seq2seq", "speech-seq2seq") and getattr(config, "decoder_start_token_id", None) is None:
+        # the model shifts the labels right behind this token to make the decoder inputs; its value does
+        # not matter to a trace, only that there is one
+        model.config.decoder_start_token_id = getattr(config, "pad_token_id", None) or 0
+    if kind == "speech-seq2seq":
+        # Whisper's encoder takes exactly 2 * max_source_positions mel frames (its conv stride is 2)
+        frames = 2 * getattr(config, "max_source_positions", 1500)
+        target = min(seq_len or 448, getattr(config, "max_target_positions", None) or 448)
+        kwargs = {"input_features": torch.randn(batch, config.num_mel_bins, frames),
+                  "labels": torch.randint(0, vocab, (batch, target))}
     else:
-        seq = min(HF_SEQ_LEN, getattr(config, "max_position_embeddings", None) or HF_SEQ_LEN)
-        input_ids = torch.randint(0, config.vocab_size, (HF_BATCH, seq))
+        limit = _max_positions(config)
+        default = HF_SSM_SEQ_LEN if _is_state_space(config) else HF_SEQ_LEN
+        seq = min(seq_len or default, limit) if limit else (seq_len or default)
+        input_ids = torch.randint(0, vocab, (batch, seq))
         kwargs = {"input_ids": input_ids}
-        if "ForCausalLM" in type(model).__name__:
+        if kind == "seq2seq":
+            kwargs["labels"] = torch.randint(0, vocab, (batch, seq))
+        elif "ForCausalLM" in type(model).__name__ or "LMHead" in type(model).__name__:
             kwargs["labels"] = input_ids.clone()
-        kwargs["use_cache"] = False
+    kwargs["use_cache"] = False
     return EntrySpec(model, (), kwargs, loss_fn=_hf_loss, optimizer_factory=None,
                      label=label or data["model_type"])
+
+
+def _is_state_space(config) -> bool:
+    """Mamba-style layers (Mamba, Jamba, hybrids): without the CUDA kernels their scan is a Python loop
+    over the sequence, so the trace time grows with the sequence length."""
+    return any(hasattr(config, key) for key in ("state_size", "mamba_d_state", "ssm_state_size"))
+
+
+def _max_positions(config) -> int | None:
+    """The longest sequence the position embeddings allow (None: relative positions, no limit)."""
+    for key in ("max_position_embeddings", "n_positions", "max_sequence_length"):
+        value = getattr(config, key, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
 
 
 def _hf_loss(output: Any):

@@ -14,7 +14,7 @@ from typing import Any, Callable
 from auditor.cache import ResultCache, engine_key
 from auditor.discover import SourceError, discover, read_source
 from auditor.findings import Finding
-from auditor.report import FileError
+from auditor.findings import FileError
 from auditor.rules import load_rules
 from auditor.static.engine import MAX_FILE_BYTES, FileResult, StaticEngine
 

@@ -222,3 +222,47 @@ def test_fallback_warnings_become_operator_findings_at_the_module():
     assert fallback.path == here.name
     assert here.read_text().splitlines()[fallback.line - 1].startswith("class _WarnsLikeTorchNpu")
     assert section["fallbacks"][0]["op"] == "aten::_ctc_loss"
+
+
+def test_gpu_code_with_cuda_and_its_own_autocast_executes(tmp_path):
+    """`.cuda()` / device="cuda" run where the candidate runs; the user's torch.autocast("cuda", fp16) is
+    honoured in the candidate and off in the golden, so the golden stays full precision."""
+    trace_fixtures = Path(__file__).parent / "fixtures" / "trace"
+    for name in ("cuda_model.py", "amp_model.py"):
+        source = trace_fixtures / name
+        findings, errors, section = execute_findings(source, root=trace_fixtures, entry=None, hf_config=None,
+                                                     amp="bf16", timeout=120, device="cpu", target=TARGET)
+        assert errors == [], errors[0].message
+        assert section["rows"] and section["golden_dtype"] in ("float64", "float32")
+    body = next(r for r in section["rows"] if r["module"] == "body")
+    # fp16 (the user's choice inside the bf16 candidate) keeps the Linear within the fp16-sized error
+    assert body["output_error_x_tol"] is not None and body["output_error_x_tol"] < 4
+
+
+def findings_of(entry: str):
+    result, modules = step("drift_and_routing", "bf16", entry)
+    findings, _, section = build_findings(result, _Locator(None, FIXTURES, entry, None), TARGET)
+    return findings, section, modules
+
+
+def test_a_backbone_whose_blocks_pass_alone_drifts_it_does_not_fail():
+    findings, section, modules = findings_of("deep_entry")
+    assert modules["backbone"]["own"]["verdict"] == "error"                 # the chain as a whole ...
+    assert all(m["own"]["verdict"] == "pass" for n, m in modules.items() if n.startswith("backbone.blocks."))
+    codes = [f.code for f in findings]
+    assert "NPU280" not in codes and "NPU281" not in codes                  # ... is not a broken module
+    drift = next(f for f in findings if f.code == "NPU283")
+    assert drift.severity == "warning" and "`backbone` (Backbone) drifts" in drift.message
+    assert drift.data["drifting_modules"] == ["backbone"]
+    row = next(r for r in section["rows"] if r["module"] == "backbone")
+    assert row["verdict"] == "warning" and row["reason"].startswith("accumulated drift")
+
+
+def test_a_flipped_expert_choice_is_named_as_the_cause():
+    findings, _, modules = findings_of("moe_entry")
+    flip = modules["moe"]["flip"]
+    assert flip["op"] == "topk" and 0 < flip["share"] < 1 and flip["rows"] == 128 and flip["k"] == 2
+    error = next(f for f in findings if f.code == "NPU280")
+    assert error.symbol == "moe" and error.data["flip"]["op"] == "topk"
+    assert f"flips the top-2 choice (e.g. MoE expert routing) for {flip['share']:.1%} of 128 rows" in error.message
+    assert "in fp32" in error.substitution

@@ -13,7 +13,6 @@ ROOT = Path(__file__).resolve().parent.parent / "auditor"
 KNOWN_CYCLES: set[frozenset[str]] = {
     frozenset({"auditor.cli", "auditor.fix"}),
     frozenset({"auditor.coverage", "auditor.target"}),
-    frozenset({"auditor.execute", "auditor.report"}),
 }
 
 

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from auditor.device import DeviceError, select_device
+from auditor.execute.choices import describe as describe_flip
 from auditor.execute.numerics import ERROR, PASS, VERDICT_RANK, WARNING, underflows, worst
 from auditor.entry import definition_line
 from auditor.findings import Finding
-from auditor.report import FileError
+from auditor.findings import FileError
 from auditor.target import Target
 
 __all__ = ["execute_findings", "ExecuteUsageError", "DeviceError", "default_amp"]
@@ -124,14 +125,23 @@ def build_findings(result: dict, where: _Locator, target: Target) -> tuple[list[
     keep_fp32 = (f"keep this module in fp32: wrap its forward in torch.autocast(device_type='npu', "
                  f"enabled=False) and call it on inputs.float(), or rewrite it in a numerically stable form")
 
-    culprits = [m for m in modules if m["own"] and m["own"]["verdict"] != PASS]
+    failing = [m for m in modules if m["own"] and m["own"]["verdict"] != PASS]
+    culprits, drifting = split_failures(modules)
     for m in culprits:
         own = m["own"]
         overflow = own["nonfinite"] > 0
         severity = ERROR if own["verdict"] == ERROR else WARNING
+        flip = m.get("flip") or _descendant_flip(m, modules)
         what = (f"overflows in {amp}: {own['nonfinite']} of {own['elements']} output values are inf/nan where "
                 f"{golden} is finite" if overflow else f"loses accuracy in {amp} on its own: {own['reason']}")
+        if flip and not overflow:
+            what += f"; the cause is a discrete choice: {describe_flip(flip, amp, flip.get('module', m['name']))}"
         cosine = own["cosine"]
+        fix = (("use bf16 (its range is fp32's) or " if overflow and amp == "fp16" else "") + keep_fp32)
+        if flip and not overflow:
+            fix = ("compute the scores that pick (router logits, the argmax input) in fp32: e.g. "
+                   "F.linear(x.float(), gate.weight.float()) under torch.autocast(device_type='npu', enabled=False)"
+                   "; a few flipped ties are expected in low precision, so compare loss curves before rewriting more")
         findings.append(_finding(
             where, m, code="NPU281" if overflow else "NPU280",
             name="low-precision-overflow" if overflow else "low-precision-module-error",
@@ -140,11 +150,11 @@ def build_findings(result: dict, where: _Locator, target: Target) -> tuple[list[
                     + (f" (cosine {cosine:.4f})" if cosine is not None and not overflow
                        and not own["reason"].startswith("cosine") else "")
                     + f", run on the same inputs as the {golden} golden.",
-            substitution=(("use bf16 (its range is fp32's) or " if overflow and amp == "fp16" else "")
-                          + keep_fp32),
-            symbol=m["name"] or m["type"], data={"own": own, "output": m["output"], "amp": amp}))
+            substitution=fix,
+            symbol=m["name"] or m["type"], data={"own": own, "output": m["output"], "amp": amp,
+                                                 **({"flip": flip} if flip else {})}))
 
-    broken_forward = any(m["own"]["verdict"] == ERROR for m in culprits)
+    broken_forward = any(m["own"]["verdict"] == ERROR for m in failing)
     grad_warnings = []
     for m in modules:
         grad = m["grad"]
@@ -166,16 +176,21 @@ def build_findings(result: dict, where: _Locator, target: Target) -> tuple[list[
             symbol=m["name"] or m["type"], data={"grad": grad, "amp": amp}))
 
     root = next((m for m in modules if m["name"] == ""), None)
-    if root and root["output"] and root["output"]["verdict"] != PASS and not culprits:
-        out = root["output"]
+    root_drifts = bool(root and root["output"] and root["output"]["verdict"] != PASS)
+    if (root_drifts or drifting) and not culprits:
+        out = root["output"] if root_drifts else drifting[0]["own"]
+        composite = "".join(f"; {_label(m)} drifts {m['own']['err_in_rtol']:.0f}x the tolerance across its "
+                            f"sub-modules, each of which passes alone" for m in drifting[:3]
+                            if m["own"]["err_in_rtol"] is not None)
         findings.append(_finding(
             where, root, code="NPU283", name="low-precision-accumulated-drift", category="precision",
             severity=WARNING, effort="medium",
             message=f"the model's output drifts in {amp} although no single module fails on its own: "
-                    f"{out['reason']}; rounding accumulates through the depth of the model.",
+                    f"{out['reason']}{composite}; rounding accumulates through the depth of the model.",
             substitution="keep the residual stream and normalisation in fp32, or compare a few training "
                          "steps' loss curves in fp32 and in " + amp,
-            symbol=root["type"], data={"output": out, "amp": amp}))
+            symbol=root["type"] if root else "model",
+            data={"output": out, "amp": amp, "drifting_modules": [m["name"] for m in drifting]}))
     if grad_warnings:
         worst_grad = min(grad_warnings, key=lambda m: m["grad"]["cosine"] if m["grad"]["cosine"] is not None else 1.0)
         findings.append(_finding(
@@ -204,6 +219,43 @@ def build_findings(result: dict, where: _Locator, target: Target) -> tuple[list[
     return findings, [], section
 
 
+def split_failures(modules: list[dict]) -> tuple[list[dict], list[dict]]:
+    """Modules whose own error fails, split into culprits and drift.
+
+    A module's "own" run still chains all of its sub-modules, so a block of twenty layers that each pass
+    alone can fail as a whole by accumulating their rounding. At every level: a module with a failing
+    sub-module inherits that failure (the deepest failing modules are the culprits, reported once); a
+    module whose measured sub-modules all pass is a culprit only when it overflows (inf/nan is an error
+    whatever its cause), and otherwise it is accumulated drift (NPU283, a warning); a module without
+    measured sub-modules fails on its own arithmetic.
+    """
+    measured = [m for m in modules if m["own"]]
+    culprits, drifting = [], []
+    for m in measured:
+        if m["own"]["verdict"] == PASS:
+            continue
+        prefix = f"{m['name']}." if m["name"] else ""
+        below = [d for d in measured if d is not m and d["name"].startswith(prefix)]
+        if any(d["own"]["verdict"] != PASS for d in below):
+            continue  # inherited from a failing sub-module, which is reported itself
+        if below and not m["own"]["nonfinite"] and not m.get("flip"):
+            drifting.append(m)
+        else:
+            culprits.append(m)
+    # the outermost drifting modules say the most; nested ones are part of them
+    drifting = [m for m in drifting if not any(o is not m and m["name"].startswith(f"{o['name']}.")
+                                               for o in drifting)]
+    return culprits, drifting
+
+
+def _descendant_flip(m: dict, modules: list[dict]) -> dict | None:
+    """The largest discrete-choice flip in the module or below it, with the module that made it."""
+    prefix = f"{m['name']}." if m["name"] else ""
+    flips = [{**d["flip"], "module": d["name"]} for d in modules
+             if d.get("flip") and (d is m or d["name"].startswith(prefix))]
+    return max(flips, key=lambda f: (f["share"], -len(f["module"])), default=None)
+
+
 def _row(m: dict, where: _Locator) -> dict:
     path, line = where.locate(m.get("file"), m.get("line"))
     own, out, grad = m["own"], m["output"], m["grad"]
@@ -221,14 +273,28 @@ def _row(m: dict, where: _Locator) -> dict:
 
 
 def _sort_key(row: dict) -> tuple:
-    rank = lambda v: VERDICT_RANK.get(v or PASS, 0)
+    rank = lambda v: VERDICT_RANK.get(v or PASS, 0)  # "inherited" ranks with pass
     size = lambda x: x if isinstance(x, (int, float)) and x == x else 0.0
     return (-rank(row["own"]), -rank(row["verdict"]), -size(row["own_error_x_tol"]),
             -size(row["output_error_x_tol"]), row["module"])
 
 
 def build_section(result: dict, where: _Locator, target: Target) -> dict:
+    culprits, drifting = split_failures(result["modules"])
+    inherited = {m["name"] for m in result["modules"] if m["own"] and m["own"]["verdict"] != PASS} - \
+        {m["name"] for m in culprits}
     rows = [_row(m, where) for m in result["modules"] if m["calls"] or m["grad"]]
+    for row in rows:
+        name = "" if row["module"] == "(model)" else row["module"]
+        if name in inherited and row["own"] != PASS:
+            # the error of its sub-modules (reported there) or drift accumulated across them: not its own
+            # its sub-modules' error (reported there) or their rounding accumulated: not its own arithmetic
+            drift = any(d["name"] == name for d in drifting) or not any(
+                c["name"].startswith(f"{name}." if name else "") for c in culprits)
+            row["own"] = WARNING if drift else "inherited"
+            row["verdict"] = worst(WARNING, row["grad"]) if row["grad"] else WARNING
+            row["reason"] = ("accumulated drift across sub-modules that each pass alone: " if drift else
+                             "inherited from a failing sub-module: ") + row["reason"]
     rows.sort(key=_sort_key)
     notes = [] if result["device"] != "cpu" else [
         f"Candidate: the CPU under torch.autocast({result['amp']}); an NPU runs some operators with other "

@@ -421,7 +421,7 @@ def dump_findings(source: Path | None, *, root: Path, entry: str | None, hf_conf
     """`--execute --dump DIR`: no findings of its own (compare two dumps for those); errors and a section."""
     from auditor.device import select_device
     from auditor.execute import ExecuteUsageError, _Locator, default_amp
-    from auditor.report import FileError
+    from auditor.findings import FileError
     from auditor.sandbox import SandboxError, run_in_child
 
     policy = (amp or default_amp(target)).lower()

@@ -27,7 +27,9 @@ from torch import nn
 
 from auditor import device as devices
 from auditor.execute import numerics
+from auditor.execute.choices import ChoiceRecorder, compare_choices
 from auditor.execute.tensors import detach_clone, float_leaves, map_tensors, tensor_leaves
+from auditor.trace.redirect import CudaRedirect, run_on
 
 SEED = 0
 AMP_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
@@ -106,6 +108,7 @@ class ModuleRecord:
     own: dict | None = None
     grad: dict | None = None
     notes: list[str] = field(default_factory=list)
+    flip: dict | None = None     # a discrete choice (top-k, argmax) that differs on the module's own re-run
     file: str | None = None
     line: int | None = None
 
@@ -247,14 +250,20 @@ class GoldenRecorder(Recorder):
         try:
             with torch.no_grad():
                 g_args, g_kwargs = gold_inputs
-                gold = module(*g_args, **g_kwargs)
+                with ChoiceRecorder() as gold_choices:
+                    gold = module(*g_args, **g_kwargs)
                 torch.set_rng_state(rng)  # functional dropout draws the same mask on both sides
                 c_args, c_kwargs = cand_inputs
-                with devices.autocast(self.device, self.dtype):
+                with run_on(self.device), devices.autocast(self.device, self.dtype), ChoiceRecorder() as cand_choices:
                     cand = self.probe[name](*c_args, **c_kwargs)
         finally:
             self.paused = False
             torch.set_rng_state(rng)
+        flip = compare_choices(gold_choices.calls, cand_choices.calls)
+        if flip is not None:
+            record = self.records[name]
+            if record.flip is None or flip["share"] > record.flip["share"]:
+                record.flip = flip
         gold_vec, cand_vec = numerics.flatten_floats(float_leaves(gold)), numerics.flatten_floats(float_leaves(cand))
         if gold_vec.shape != cand_vec.shape:
             return None
@@ -315,7 +324,7 @@ def run_step(spec, amp: str | None = "bf16", device: str = "cpu", golden_dtype: 
     probe = copy.deepcopy(initial).to(device)
     cand_rec = CandidateRecorder(candidate)
     t0 = time.perf_counter()
-    with devices.capture_fallbacks(cand_rec.current) as fallbacks:
+    with run_on(device), devices.capture_fallbacks(cand_rec.current) as fallbacks:
         torch.manual_seed(SEED)
         c_args, c_kwargs = _inputs_as(spec, None, device)
         with devices.autocast(device, dtype):
@@ -331,13 +340,15 @@ def run_step(spec, amp: str | None = "bf16", device: str = "cpu", golden_dtype: 
         c_after = [p.detach().to("cpu", copy=True) for p in candidate.parameters()]
     candidate_s = time.perf_counter() - t0
     peak = devices.peak_memory_bytes(device)
-    step_s = _timed_step(spec, candidate, c_opt, device, dtype) if device != "cpu" else None
+    with run_on(device):
+        step_s = _timed_step(spec, candidate, c_opt, device, dtype) if device != "cpu" else None
 
     if golden_dtype is None:
         golden_dtype = torch.float64 if params <= FP64_MAX_PARAMS else torch.float32
     t0 = time.perf_counter()
-    golden_dtype, g_loss, g_grads, g_after = _golden_step(spec, initial, golden_dtype, cand_rec, probe, device,
-                                                          dtype, records)
+    with run_on("cpu", autocast_enabled=False):  # the golden is full precision: the user's autocast is off
+        golden_dtype, g_loss, g_grads, g_after = _golden_step(spec, initial, golden_dtype, cand_rec, probe,
+                                                              device, dtype, records)
     golden_s = time.perf_counter() - t0
     before = list(initial.parameters())
     update = numerics.compare_gradients(  # what the optimizer step changed, judged like a gradient
@@ -384,7 +395,7 @@ def _golden_step(spec, initial, golden_dtype, cand_rec, probe, device, dtype, re
                 raise
             cand_rec.outputs = outputs_backup
             for r in records.values():
-                r.calls, r.output, r.own, r.notes = 0, None, None, []
+                r.calls, r.output, r.own, r.notes, r.flip = 0, None, None, [], None
             continue
         finally:
             rec.remove()
@@ -453,11 +464,14 @@ def run_execute(source: str | None, entry: str | None, hf_config: str | None, am
 
     devices.prepare(device)
     factory = resolve_entry(Path(source) if source else None, entry, Path(hf_config) if hf_config else None)
-    params = meta_parameter_count(factory)
-    if params is not None:
-        check_size(params, max_params)
-    torch.manual_seed(SEED)
-    spec = factory()
-    if params is None:
-        check_size(count_parameters(spec.model), max_params)
-    return run_step(spec, amp, device)
+    # GPU code as written: "cuda" is the CPU while the entry builds, then whichever side is running
+    # (auditor.trace.redirect); the user's torch.autocast("cuda") runs in the candidate, not the golden
+    with CudaRedirect("cpu"), run_on("cpu"):
+        params = meta_parameter_count(factory)
+        if params is not None:
+            check_size(params, max_params)
+        torch.manual_seed(SEED)
+        spec = factory()
+        if params is None:
+            check_size(count_parameters(spec.model), max_params)
+        return run_step(spec, amp, device)

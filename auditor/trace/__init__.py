@@ -15,7 +15,7 @@ from pathlib import Path
 
 from auditor.entry import definition_line
 from auditor.findings import Finding
-from auditor.report import FileError
+from auditor.findings import FileError
 from auditor.target import Target
 
 DEFAULT_TIMEOUT = 300.0
@@ -38,11 +38,16 @@ FUSION_APIS = {"rms_norm": "torch_npu.npu_rms_norm", "rotary": "torch_npu.npu_ro
 
 def trace_findings(source: Path | None, *, root: Path, entry: str | None, hf_config: Path | None,
                    amp: str | None, timeout: float, target: Target,
-                   distributed: dict | None = None) -> tuple[list[Finding], list[FileError], dict]:
+                   distributed: dict | None = None, seq_len: int | None = None,
+                   batch: int | None = None, layers: int | str | None = None
+                   ) -> tuple[list[Finding], list[FileError], dict]:
     """Trace one training step of the entry's model in a child process and judge what it ran.
 
     `distributed` ({'world_size', 'rank', 'mesh'}, auditor.trace.collectives.parse_layout): run the step
-    as that rank of a job on the fake process group; the table then carries a 'collectives' section."""
+    as that rank of a job on the fake process group; the table then carries a 'collectives' section.
+    `seq_len` / `batch` size the inputs of an --hf-config model; `layers` is how many blocks of each
+    kind are traced ("all", or a count; default one per kind for --hf-config), scaled to the full depth.
+    """
     from auditor.entry import EntryError, load_hf_config_dict
     from auditor.sandbox import SandboxError, run_in_child
     from auditor.trace.child import run_trace
@@ -56,7 +61,8 @@ def trace_findings(source: Path | None, *, root: Path, entry: str | None, hf_con
         except EntryError as exc:
             return [], [FileError(place.error_path, "trace", str(exc))], {}
     kwargs = {"source": str(source) if source else None, "entry": entry,
-              "hf_config": str(hf_config) if hf_config else None, "amp": amp}
+              "hf_config": str(hf_config) if hf_config else None, "amp": amp,
+              "seq_len": seq_len, "batch": batch, "layers": layers}
     if distributed:
         kwargs["distributed"] = distributed
     try:
@@ -167,6 +173,8 @@ def _new_group() -> dict:
 def _group_data(group: dict) -> dict:
     data = {"count": group["count"], "modules": sorted({collapse_module(m) for m in group["modules"] if m}),
             "dtypes": sorted(group["dtypes"]), "phases": sorted(group["phases"]), "apis": sorted(group["apis"])}
+    if group.get("sites"):
+        data["sites"] = group["sites"]
     if group["backend_ops"]:
         data["backend_ops"] = sorted(group["backend_ops"])
     if group["libraries"]:
@@ -216,14 +224,15 @@ def judge(result: dict, target: Target, place: _Placer) -> tuple[list[Finding], 
 
     answers = {op: cov.aten(op) for op in {key[0] for key in by_op}}
     op_kinds = {op: _kind(answer) for op, answer in answers.items()}
+    by_op, by_dtype = merge_sites(by_op), merge_sites(by_dtype)
     for (op, path, line), group in sorted(by_op.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0])):
         answer = answers[op]
         if answer.kind == "unknown" or answer.supported is True:
             continue  # unknown: not an aten op torch knows under this name, nothing to judge
         data = {**_group_data(group), "via": answer.via, "coverage_source": answer.source}
         called = f" (from {', '.join(sorted(group['apis']))})" if group["apis"] else ""
-        facts = (f"{_times(group['count'])} in the {_phases(group)}{_where(group['modules'], group['libraries'])}, "
-                 f"dtypes {', '.join(data['dtypes']) or '-'}")
+        facts = (f"{_times(group['count'])}{_sites(group)} in the {_phases(group)}"
+                 f"{_where(group['modules'], group['libraries'])}, dtypes {', '.join(data['dtypes']) or '-'}")
         if answer.supported is False:
             findings.append(_finding(
                 "NPU550", path, line,
@@ -244,7 +253,7 @@ def judge(result: dict, target: Target, place: _Placer) -> tuple[list[Finding], 
         findings.append(_finding(
             "NPU552", path, line,
             f"{dtype} is not supported on {target.describe()}, and the step runs {len(ops)} op(s) in it here "
-            f"({', '.join(ops[:8])}{' ...' if len(ops) > 8 else ''}): {_times(group['count'])} in the "
+            f"({', '.join(ops[:8])}{' ...' if len(ops) > 8 else ''}): {_times(group['count'])}{_sites(group)} in the "
             f"{_phases(group)}{_where(group['modules'], group['libraries'])}. {answer.notes}",
             dtype, "float16 (with loss scaling) or float32 on this product", data, columns=_narrowest(group["spans"])))
 
@@ -269,12 +278,54 @@ def judge(result: dict, target: Target, place: _Placer) -> tuple[list[Finding], 
         "optimizer": result["optimizer"]["class"].rsplit(".", 1)[-1],
         "trace s": round(result["seconds"]["build"] + result["seconds"]["step"], 2),
     }
+    if result.get("active_parameters") and result["active_parameters"] != result["parameters"]:
+        row["active parameters"] = _human(result["active_parameters"])   # per token: top-k of the experts
+    if result.get("layers", {}).get("traced"):
+        row["traced blocks"] = result["layers"]["traced"] + ", scaled to the full depth"
+    if result.get("inputs"):
+        row["inputs"] = ", ".join(f"{k} {'x'.join(map(str, v))}" for k, v in result["inputs"].items())
+    if result.get("user_autocast"):
+        row["autocast"] = ", ".join(result["user_autocast"])
     if kinds["partial"]:
         row["partial"] = kinds["partial"]
     if result["approximations"]:
         row["approximated"] = ", ".join(f"{k} x{v}" for k, v in sorted(result["approximations"].items()))
     table = {"title": f"Traced training step (fake tensors) for {target.describe()}", "rows": [row]}
     return findings, [], table
+
+
+def merge_sites(groups: dict[tuple, dict]) -> dict[tuple, dict]:
+    """One finding per decision: the groups of one symbol (op, dtype, API) at several lines become one,
+    placed at its first line, with every line in `sites` ("path:line x count") and in the message."""
+    by_symbol: dict[str, list[tuple]] = defaultdict(list)
+    for key in groups:
+        by_symbol[key[0]].append(key)
+    merged: dict[tuple, dict] = {}
+    for symbol, keys in by_symbol.items():
+        keys.sort(key=lambda k: (k[1], k[2]))
+        first = groups[keys[0]]
+        if len(keys) == 1:
+            merged[keys[0]] = first
+            continue
+        combined = {name: (set(value) if isinstance(value, set) else value) for name, value in first.items()}
+        for key in keys[1:]:
+            for name, value in groups[key].items():
+                if isinstance(value, set):
+                    combined[name] |= value
+                elif name == "count":
+                    combined[name] += value
+        combined["sites"] = [f"{k[1]}:{k[2]} x{groups[k]['count']}" for k in keys]
+        combined["spans"] = first.get("spans", set())
+        merged[keys[0]] = combined
+    return merged
+
+
+def _sites(group: dict) -> str:
+    sites = group.get("sites")
+    if not sites:
+        return ""
+    shown = ", ".join(s.rsplit(" x", 1)[0] for s in sites[:6])
+    return f" at {len(sites)} lines ({shown}{' ...' if len(sites) > 6 else ''})"
 
 
 def _kind(answer) -> str:
@@ -293,11 +344,13 @@ def _human(n: int) -> str:
 
 
 def _api_findings(result: dict, cov, target: Target, place: _Placer) -> list[Finding]:
-    """Python APIs the target's support list marks unsupported on the product (per call site)."""
+    """Python APIs the target's support list marks unsupported on the product (an error), or does not
+    confirm for it (unverified: shown as info, never dropped, so an older target does not look cleaner
+    for having less data). One finding per API, at its first line, listing the others."""
     groups: dict[tuple, dict] = {}
     for rec in result["api"]:
         answer = cov.api(rec["qualname"])
-        if answer is None or answer.supported is not False:
+        if answer is None or answer.supported is True:
             continue
         path, line, library = place.place(rec["frame"])
         group = groups.setdefault((rec["qualname"], path, line), {"count": 0, "modules": set(),
@@ -311,16 +364,42 @@ def _api_findings(result: dict, cov, target: Target, place: _Placer) -> list[Fin
         group["modules"].add(rec["module"])
         group["dtypes"].update(rec["dtypes"])
     out = []
-    for (qualname, path, line), group in sorted(groups.items(), key=lambda kv: kv[0][1:]):
+    unverified: dict[str, list] = defaultdict(list)
+    for (qualname, path, line), group in sorted(merge_sites(groups).items(), key=lambda kv: kv[0][1:]):
         answer = group["answer"]
+        if answer.supported is not False:
+            # one decision: the support list does not answer for this product (same reason, many APIs)
+            reason = (answer.notes.splitlines() or [""])[0]
+            unverified[f"{answer.via}: {reason}" if reason else answer.via].append((qualname, path, line, group))
+            continue
+        unsupported = answer.supported is False
+        verdict = (f"is marked unsupported on {target.describe()} by the support list" if unsupported else
+                   f"is not confirmed for {target.describe()} (unverified)")
+        data = {"count": group["count"], "modules": sorted({collapse_module(m) for m in group["modules"] if m}),
+                "dtypes": sorted(group["dtypes"]), "coverage_source": answer.source, "via": answer.via,
+                "verdict": "unsupported" if unsupported else "unverified"}
+        if group.get("sites"):
+            data["sites"] = group["sites"]
         out.append(_finding(
             "NPU553", path, line,
-            f"{qualname} is marked unsupported on {target.describe()} by the support list ({answer.via}): "
-            f"{group['count']} call(s){_where(group['modules'], group['libraries'])}. {answer.notes}".strip(),
-            qualname, answer.substitute,
-            {"count": group["count"], "modules": sorted({collapse_module(m) for m in group["modules"] if m}),
-             "dtypes": sorted(group["dtypes"]), "coverage_source": answer.source},
+            f"{qualname} {verdict} ({answer.via}): {group['count']} call(s){_sites(group)}"
+            f"{_where(group['modules'], group['libraries'])}. {answer.notes}".strip(),
+            qualname, answer.substitute, data, severity=None if unsupported else "info",
             columns=_narrowest(group["spans"])))
+    for reason, items in unverified.items():
+        _, path, line, group = items[0]
+        names = [f"{q} ({g['count']})" for q, _, _, g in items]
+        out.append(_finding(
+            "NPU553", path, line,
+            f"{len(items)} API(s) this step calls are unverified on {target.describe()} ({reason}): "
+            f"{', '.join(names[:12])}{' ...' if len(names) > 12 else ''}. Unverified is not unsupported: check "
+            f"them on the device (--execute on an NPU) before relying on them.",
+            items[0][0], None,
+            {"verdict": "unverified", "reason": reason, "count": sum(g["count"] for *_, g in items),
+             "apis": {q: {"count": g["count"], "sites": g.get("sites") or [f"{p}:{l} x{g['count']}"],
+                          "via": g["answer"].via, "coverage_source": g["answer"].source}
+                      for q, p, l, g in items}},
+            severity="info", columns=_narrowest(group["spans"])))
     return out
 
 

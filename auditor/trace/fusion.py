@@ -9,7 +9,7 @@ so that an unrelated op between two steps does not hide or fake a match.
 """
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any, Callable
 
 import torch.fx
@@ -188,7 +188,7 @@ def match_attention(node: torch.fx.Node) -> dict | None:
     probs, pending = None, list(consumers(node))
     while pending:
         user = pending.pop()
-        if opname(user) in ("native_dropout", "dropout", "_getitem"):
+        if opname(user) in ("native_dropout", "dropout", "_getitem") or _is_dropout_mul(user):
             pending.extend(consumers(user))
         elif opname(user) in _MATMULS:
             probs = user
@@ -198,6 +198,23 @@ def match_attention(node: torch.fx.Node) -> dict | None:
     query = _pre_view_shape(scores.args[0] if opname(scores) != "addmm" else scores.args[1])
     return {"anchor": node, "scale": scale, "masked": masked, "query_shape": query,
             "dtype": str(node.meta.get("dtype") or "")}
+
+
+def _is_dropout_mul(node: Any) -> bool:
+    """`x * mask` with a Bernoulli mask: dropout as the CPU decomposes it (empty_like -> bernoulli_ ->
+    div_ by 1 - p -> mul), where CUDA calls native_dropout."""
+    if opname(node) != "mul" or len(_tensor_args(node)) != 2:
+        return False
+    for operand in _tensor_args(node):
+        mask, steps = operand, 0
+        while isinstance(mask, torch.fx.Node) and steps < 6:
+            name = opname(mask)
+            if name in ("bernoulli", "bernoulli_"):
+                return True
+            if name not in _PASS_THROUGH and name not in ("div", "div_", "mul", "mul_"):
+                break
+            mask, steps = mask.args[0], steps + 1
+    return False
 
 
 def _pre_view_shape(node: Any) -> tuple | None:
@@ -222,7 +239,7 @@ MATCHERS: dict[str, Callable[[torch.fx.Node], dict | None]] = {
 def match_fusions(graph: torch.fx.Graph) -> list[dict]:
     """Every pattern instance, grouped by (pattern, source line): plain data for the parent process."""
     groups: dict[tuple, dict] = {}
-    modules: dict[tuple, set] = defaultdict(set)
+    modules: dict[tuple, Counter] = defaultdict(Counter)
     for node in graph.nodes:
         if node.op != "call_function":
             continue
@@ -232,7 +249,7 @@ def match_fusions(graph: torch.fx.Graph) -> list[dict]:
                 continue
             anchor = found.pop("anchor")
             key = (pattern, anchor.meta.get("frame"))
-            modules[key].add(anchor.meta.get("module", ""))
+            modules[key][anchor.meta.get("module", "")] += 1
             if key in groups:
                 groups[key]["count"] += 1
             else:
@@ -241,4 +258,5 @@ def match_fusions(graph: torch.fx.Graph) -> list[dict]:
                                "detail": {k: (str(v) if k == "dtype" else v) for k, v in found.items()}}
     for key, group in groups.items():
         group["modules"] = sorted(modules[key])
+        group["module_counts"] = dict(modules[key])  # per module, for scaling traced blocks to the depth
     return list(groups.values())

@@ -29,10 +29,11 @@ from torch._subclasses.fake_tensor import (DataDependentOutputException, Dynamic
                                            FakeTensorMode)
 from torch.overrides import TorchFunctionMode, resolve_name
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils.flop_counter import flop_registry
 
 from auditor.entry import EntrySpec, resolve_entry
 from auditor.sandbox import is_user_frame
+from auditor.trace.flops import op_flops
+from auditor.trace.redirect import CudaRedirect, autocast_override
 
 _TORCH_DIR = os.path.realpath(os.path.dirname(torch.__file__))
 _AUDITOR_DIR = os.path.realpath(os.path.dirname(os.path.dirname(__file__)))
@@ -125,7 +126,8 @@ class Recording:
     graph: torch.fx.Graph = field(default_factory=torch.fx.Graph)
     tensor_nodes: dict[int, tuple[torch.fx.Node, Any]] = field(default_factory=dict)
     aten_calls: int = 0
-    flops: int = 0                                  # torch.utils.flop_counter formulas over the step
+    flops_by_module: Counter = field(default_factory=Counter)  # flop_counter formulas, per module path
+    density: dict = field(default_factory=dict)     # id(tensor) -> (tensor, share of non-zeros): routing masks
     bookkeeping: set = field(default_factory=set)   # op keys that are views / metadata only
 
     def module_path(self) -> str:
@@ -165,6 +167,9 @@ _DTYPE_NAMES = {getattr(torch, n): n for n in ("float32", "float16", "bfloat16",
                                                 "int16", "int8", "uint8", "bool", "complex64", "complex128")}
 
 
+_ONE_HOT = torch.nn.functional.one_hot
+
+
 class ApiRecorder(TorchFunctionMode):
     def __init__(self, rec: Recording):
         super().__init__()
@@ -172,6 +177,8 @@ class ApiRecorder(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if func is _ONE_HOT:
+            return self._one_hot(args, kwargs)
         name = _api_name(func)
         if name is None or self.rec.current is not None or self.rec.phase != "forward":
             # backward ops are attributed through their autograd node; optimizer ops to the step
@@ -189,6 +196,23 @@ class ApiRecorder(TorchFunctionMode):
         self._remember_nodes(out, site)
         return out
 
+    def _one_hot(self, args, kwargs):
+        """A one-hot mask has one non-zero in C: remembered for the routing stand-in (see
+        DataDependentStandIns)."""
+        num_classes = kwargs.get("num_classes", args[1] if len(args) > 1 else -1)
+        if not isinstance(num_classes, int) or num_classes <= 0 or self.rec.phase != "forward":
+            return _ONE_HOT(*args, **kwargs)  # class count from the values: the .item() stand-in decides
+        rec = self.rec
+        site = Site(rec.module_path(), model_frame(3), "torch.nn.functional.one_hot")
+        rec.current = site
+        try:
+            out = _ONE_HOT(*args, **kwargs)
+        finally:
+            rec.current = None
+        rec.api[(site.api, _dtypes(args, kwargs), site.module, site.frame)] += 1
+        rec.density[id(out)] = (out, 1.0 / num_classes)
+        return out
+
     def _remember_nodes(self, out, site: Site) -> None:
         """Map the autograd nodes this call created to its site (walking into composite decompositions)."""
         pending = [t.grad_fn for t in _tensors(out) if t.grad_fn is not None]
@@ -201,37 +225,8 @@ class ApiRecorder(TorchFunctionMode):
             pending.extend(fn for fn, _ in node.next_functions)
 
 
-def _is_cuda(value) -> bool:
-    if isinstance(value, str):
-        return value == "cuda" or value.startswith("cuda:")
-    return isinstance(value, torch.device) and value.type == "cuda"
-
-
-class CudaToCpu(TorchFunctionMode):
-    """GPU training code puts its model and inputs on "cuda"; fake tensors here live on the CPU.
-
-    `.cuda()` returns the tensor itself and a "cuda" device argument becomes "cpu", so such code traces
-    unchanged (torch_npu's transfer_to_npu does the same rewrite towards "npu" at run time).
-    """
-
-    def __init__(self):
-        super().__init__()
-        self.redirected = 0
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if func is torch.Tensor.cuda:
-            self.redirected += 1
-            # a copy, as the host-to-device move is; nn.Module._apply swaps fake parameters and cannot
-            # swap one with itself
-            return args[0].to("cpu", copy=True)
-        if any(_is_cuda(a) for a in args) or any(_is_cuda(v) for v in kwargs.values()):
-            self.redirected += 1
-            args = tuple("cpu" if _is_cuda(a) else a for a in args)
-            kwargs = {k: ("cpu" if _is_cuda(v) else v) for k, v in kwargs.items()}
-            out = func(*args, **kwargs)
-            return out.to("cpu", copy=True) if func is torch.Tensor.to and args and out is args[0] else out
-        return func(*args, **kwargs)
+# GPU code traces as written: "cuda" becomes the fake tensors' CPU device (auditor.trace.redirect).
+CudaToCpu = CudaRedirect
 
 
 def _apply_in_place(self: torch.nn.Module, fn, recurse: bool = True) -> torch.nn.Module:
@@ -286,13 +281,32 @@ def _api_name(func) -> str | None:
     return name
 
 
+class DataDependentShape(Exception):
+    """An op whose output shape depends on tensor values, with no stand-in: the message says what to do
+    (reported like an exception in user code: with the user's frames, on the innermost user line)."""
+
+
+# Ops that keep the share of non-zero elements of their first argument (views, copies, indexing).
+_KEEP_DENSITY = frozenset({
+    "view", "_unsafe_view", "reshape", "permute", "transpose", "t", "squeeze", "unsqueeze", "expand",
+    "clone", "contiguous", "_to_copy", "select", "slice", "index", "alias", "detach", "flatten",
+})
+_UNIQUE_OPS = frozenset({"_unique", "_unique2", "unique_dim", "unique_consecutive", "unique_dim_consecutive"})
+
+
 class DataDependentStandIns(TorchDispatchMode):
     """Fake tensors have no values: ops whose result depends on them get a stand-in so the step goes on.
 
-    nonzero / masked_select get the upper bound (every element selected): the op sequence is right and
-    the FLOP count an overestimate. `.item()` and `if tensor:` get False / 1 / 1.0, which keeps most
-    control flow on its common path (rejection loops end, sentinel checks fail). Each use is counted and
-    shown in the report.
+    Routing masks: a one-hot tensor with C classes (`F.one_hot(top_k_index, C)`, how MoE blocks build
+    their expert masks) has one non-zero in C; that share follows it through views and indexing, and
+    nonzero / torch.where on it selects that share of its elements. An MoE layer's loop then gives each
+    expert tokens * top_k / C rows, the balanced assignment a trained router aims for, with the model's
+    own top-k: the expert FLOPs are those of the active parameters.
+    Other nonzero / masked_select / unique calls get the upper bound (every element selected): the op
+    sequence is right and the FLOP count an overestimate. `.item()` and `if tensor:` get False / 1 / 1.0,
+    which keeps most control flow on its common path (rejection loops end, sentinel checks fail). Each use
+    is counted and shown in the report. Any other value-dependent shape stops the trace with a message
+    naming the op and the line.
     """
 
     def __init__(self, rec: "Recording"):
@@ -302,22 +316,71 @@ class DataDependentStandIns(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         try:
-            return func(*args, **kwargs)
+            out = func(*args, **kwargs)
         except DynamicOutputShapeException:
-            x = args[0]
-            if func._opname in ("nonzero", "argwhere"):
-                self.rec.approximations[op_key(func)] += 1
-                return torch.empty((x.numel(), x.dim()), dtype=torch.long, device=x.device)
-            if func._opname == "masked_select":
-                self.rec.approximations[op_key(func)] += 1
-                return torch.empty((x.numel(),), dtype=x.dtype, device=x.device)
-            raise
+            return self._dynamic_shape(func, args, kwargs)
         except DataDependentOutputException:
             self.rec.approximations[op_key(func)] += 1
             x = args[0]
             if x.dtype == torch.bool:
                 return False
             return 1 if not x.dtype.is_floating_point else 1.0
+        density = self.rec.density
+        if density and args and isinstance(args[0], torch.Tensor) and func._opname in _KEEP_DENSITY:
+            known = density.get(id(args[0]))
+            if known is not None and known[0] is args[0] and isinstance(out, torch.Tensor):
+                density[id(out)] = (out, known[1])
+        return out
+
+    def _dynamic_shape(self, func, args, kwargs):
+        x = args[0]
+        name = func._opname
+        if name in ("nonzero", "argwhere"):
+            known = self.rec.density.get(id(x))
+            if known is not None and known[0] is x:
+                self.rec.approximations["balanced routing (nonzero)"] += 1
+                rows = max(1, round(x.numel() * known[1]))
+            else:
+                self.rec.approximations[op_key(func)] += 1
+                rows = x.numel()
+            return torch.empty((rows, x.dim()), dtype=torch.long, device=x.device)
+        if name == "masked_select":
+            self.rec.approximations[op_key(func)] += 1
+            return torch.empty((torch.broadcast_shapes(x.shape, args[1].shape).numel(),), dtype=x.dtype,
+                               device=x.device)
+        if name in _UNIQUE_OPS:
+            return self._unique(func, x, args, kwargs)
+        if name in ("index", "index_put", "index_put_", "_index_put_impl_") and len(args) > 1 and \
+                any(isinstance(i, torch.Tensor) and i.dtype in (torch.bool, torch.uint8) for i in args[1]):
+            # x[mask]: a boolean index is its nonzero(); every element selected (the upper bound)
+            self.rec.approximations[f"{op_key(func)} (boolean mask)"] += 1
+            indices = []
+            for index in args[1]:
+                if isinstance(index, torch.Tensor) and index.dtype in (torch.bool, torch.uint8):
+                    rows = torch.empty((index.numel(), index.dim()), dtype=torch.long, device=index.device)
+                    indices.extend(rows.unbind(1))
+                else:
+                    indices.append(index)
+            return func(x, indices, *args[2:], **kwargs)
+        frame = model_frame(2)
+        where = f" at {frame[0]}:{frame[1]}" if frame else ""
+        raise DataDependentShape(
+            f"aten::{op_key(func)}{where}: its output shape depends on tensor values, which the fake tensors "
+            f"of --trace do not have. Give it a fixed size (e.g. torch.nonzero_static(x, size=N), "
+            f"torch.masked_fill in place of boolean indexing, a padded top-k), or trace with --execute's real "
+            f"tensors on a small config.")
+
+    def _unique(self, func, x, args, kwargs):
+        """Every element distinct (the upper bound): values, inverse indices and counts of x's size."""
+        self.rec.approximations[op_key(func)] += 1
+        dim = kwargs.get("dim", args[1] if func._opname.startswith("unique_dim") and len(args) > 1 else None)
+        values = x.clone() if dim is not None else x.reshape(-1).clone()
+        n = x.shape[dim] if dim is not None else x.numel()
+        inverse = torch.empty(x.shape if dim is None else (n,), dtype=torch.long, device=x.device)
+        counts = torch.empty((n,), dtype=torch.long, device=x.device)
+        if func._opname == "_unique":
+            return values, inverse
+        return values, inverse, counts
 
 
 class AtenRecorder(DataDependentStandIns):
@@ -330,10 +393,10 @@ class AtenRecorder(DataDependentStandIns):
         if func.namespace == "prim":
             return out
         rec.aten_calls += 1
-        formula = flop_registry.get(func._overloadpacket)
-        if formula is not None:
-            rec.flops += formula(*args, **kwargs, out_val=out)
         site = self._site()
+        flops = op_flops(func, args, kwargs, out)
+        if flops:
+            rec.flops_by_module[site.module] += flops
         if is_bookkeeping(func):
             rec.bookkeeping.add(op_key(func))
         rec.aten[(op_key(func), _dtypes(args, kwargs), rec.phase, site.module, site.frame, site.api)] += 1
@@ -446,22 +509,41 @@ def _code_site(obj) -> tuple[str, int, bool] | None:
 
 
 def trace_step(source: str | None, entry: str | None, hf_config: str | None, amp: str | None,
-               session=None) -> dict:
+               session=None, seq_len: int | None = None, batch: int | None = None,
+               layers: int | str | None = None) -> dict:
     """Build the model under FakeTensorMode and record one forward + backward + optimizer step.
 
-    `session`: an auditor.trace.distributed.DistributedSession when the step runs as one rank of a job."""
+    `session`: an auditor.trace.distributed.DistributedSession when the step runs as one rank of a job.
+    `layers`: blocks traced per kind of repeated block ("all": every block; default: one per kind for
+    --hf-config models, every block for an entry function); the records are scaled to the full depth
+    (auditor.trace.layers).
+    """
+    from auditor.trace.layers import active_parameters, prune_layers
+
     started = time.perf_counter()
-    factory = resolve_entry(Path(source) if source else None, entry, Path(hf_config) if hf_config else None)
+    factory = resolve_entry(Path(source) if source else None, entry, Path(hf_config) if hf_config else None,
+                            seq_len=seq_len, batch=batch)
     fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
     rec = Recording()
     redirect = CudaToCpu()
-    with fake_mode, redirect, _module_apply_in_place(), session.recorder if session else nullcontext():
+    autocasts: list = []
+    own_autocast = (torch.autocast("cpu", dtype=getattr(torch, {"bf16": "bfloat16", "fp16": "float16"}[amp]))
+                    if amp else nullcontext())
+    with fake_mode, redirect, _module_apply_in_place(), autocast_override("cpu", seen=autocasts), \
+            session.recorder if session else nullcontext():
         with DataDependentStandIns(rec), _no_weight_init() if hf_config else nullcontext():
             spec = factory(session.entry_context()) if session else factory()
         model = spec.model
+        if hf_config and hasattr(model, "tie_weights"):
+            # no_init_weights skips init_weights(), which is where transformers ties the output head to
+            # the input embedding (GPT-2, BERT, Gemma): tie them as from_config would have
+            model.tie_weights()
         model.train()
+        facts = active_parameters(model, getattr(model, "config", None))
+        per_kind = None if layers in (None, "all") and not (layers is None and hf_config) else \
+            (1 if layers is None else int(layers))
+        plan = prune_layers(model, per_kind, type(model).__name__) if per_kind else None
         params = [p for p in model.parameters() if p.requires_grad]
-        n_params = sum(p.numel() for p in model.parameters())
         built = time.perf_counter()
         hooks = _install_module_hooks(rec, model)
         if session is not None:
@@ -471,9 +553,7 @@ def trace_step(source: str | None, entry: str | None, hf_config: str | None, amp
         loss_source = ""
         try:
             with AtenRecorder(rec), ApiRecorder(rec):
-                autocast = (torch.autocast("cpu", dtype=getattr(torch, {"bf16": "bfloat16", "fp16": "float16"}[amp]))
-                            if amp else nullcontext())
-                with autocast:
+                with own_autocast:
                     output = model(*spec.args, **spec.kwargs)
                     loss, loss_source = _loss(spec, output)
                 if not (isinstance(loss, torch.Tensor) and loss.numel() == 1):
@@ -497,19 +577,30 @@ def trace_step(source: str | None, entry: str | None, hf_config: str | None, amp
     finished = time.perf_counter()
     from auditor.trace.fusion import match_fusions  # the graph matchers need only the graph
 
+    weight = plan.weight if plan is not None and plan.pruned else (lambda _module: 1.0)
+    scaled = lambda n, module: int(round(n * weight(module)))
     fusions = match_fusions(rec.graph)
+    for match in fusions:
+        match["count"] = sum(scaled(n, m) for m, n in match.pop("module_counts").items())
+    user_autocast = [a for a in autocasts if a[2]]
     return {
         "label": spec.label,
         "model_class": type(model).__name__,
-        "parameters": n_params,
-        "trainable_parameters": sum(p.numel() for p in params),
-        "flops": int(rec.flops),
+        "parameters": facts["total"],
+        "active_parameters": facts["active"],
+        "embedding_parameters": facts["embedding"],
+        "trainable_parameters": facts["total"] if plan is not None and plan.pruned else sum(p.numel() for p in params),
+        "flops": int(sum(n * weight(module) for module, n in rec.flops_by_module.items())),
+        "inputs": _input_shapes(spec),
+        "layers": {"lists": plan.lists if plan else [], "traced": plan.describe() if plan else ""},
         "loss": loss_source,
         "amp": amp or "",
-        "aten": [dict(op=op, dtypes=list(dt), phase=ph, module=mod, frame=fr, api=api, count=n,
+        "user_autocast": sorted({f"{a[0]}->{'cpu' if a[0].startswith('cuda') else a[0]} {a[1]}".strip()
+                                 for a in user_autocast}),
+        "aten": [dict(op=op, dtypes=list(dt), phase=ph, module=mod, frame=fr, api=api, count=scaled(n, mod),
                       bookkeeping=op in rec.bookkeeping)
                  for (op, dt, ph, mod, fr, api), n in rec.aten.items()],
-        "api": [dict(qualname=q, dtypes=list(dt), module=mod, frame=fr, count=n)
+        "api": [dict(qualname=q, dtypes=list(dt), module=mod, frame=fr, count=scaled(n, mod))
                 for (q, dt, mod, fr), n in rec.api.items()],
         "fusions": fusions,
         "optimizer": {
@@ -525,6 +616,13 @@ def trace_step(source: str | None, entry: str | None, hf_config: str | None, amp
         "seconds": {"build": round(built - started, 3), "step": round(finished - built, 3)},
         **({"collectives": session.recorder.records(), "distributed": session.describe()} if session else {}),
     }
+
+
+def _input_shapes(spec: EntrySpec) -> dict:
+    """name (or position) -> shape of the tensor inputs: what the step was traced with."""
+    shapes = {str(i): list(t.shape) for i, t in enumerate(spec.args) if isinstance(t, torch.Tensor)}
+    shapes.update({k: list(v.shape) for k, v in spec.kwargs.items() if isinstance(v, torch.Tensor)})
+    return shapes
 
 
 def _no_weight_init():
