@@ -172,7 +172,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     from auditor.cache import default_cache_dir
     from auditor.config import ConfigError, check_selectors, find_pyproject, load_config, read_baseline, write_baseline
-    from auditor.findings import assign_fingerprints, at_or_above
+    from auditor.findings import assign_fingerprints
     from auditor.report import Report
     from auditor.rules import load_rules, rules_by_code
     from auditor.runner import StaticRun, run_static

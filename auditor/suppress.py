@@ -46,7 +46,7 @@ def line_directives(text: str) -> tuple:
             out.append(_codes(m.group(1)))
     if "noqa" in text or "NOQA" in text:
         m = NOQA_RE.search(text)
-        if m and m.group(1):                      # only `# noqa: CODES` (see the module docstring)
+        if m and m.group(1):                      # only noqa with codes (see the module docstring)
             out.append(_codes(m.group(1)))
     return tuple(out)
 

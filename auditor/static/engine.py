@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import bisect
 import io
-import re
 import sys
 import tokenize
 import warnings
@@ -26,7 +25,10 @@ from auditor.rules import Rule, SymbolDetail
 from auditor.static.compiled import WORD_RE, CompiledRules
 from auditor.static.context import HOLE, FileContext, build_context
 from auditor.static.visitor import MatchVisitor, RawHit
-from auditor.suppress import SUPPRESS_RE, Suppressions, suppressed  # noqa: F401 - re-exported
+from auditor import suppress as _suppress
+from auditor.suppress import Suppressions
+
+SUPPRESS_RE, suppressed = _suppress.SUPPRESS_RE, _suppress.suppressed   # the names callers used here
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 
@@ -334,7 +336,7 @@ class StaticEngine:
             result.error = FileError(rel, "syntax", "libcst cannot parse lines " + ", ".join(unparsable)
                                      + "; findings there are missing", int(unparsable[0].split("-")[0]))
         seen = set()
-        suppressions = Suppressions.of(lines, text)     # own form, `# noqa`, and file-level forms
+        suppressions = Suppressions.of(lines, text)     # own form, noqa codes, file-level forms
         compared: set[tuple[int, int]] | None = None    # string literals compared with something
         for hit, line, col, end_line, end_col in hits:
             if hit.via is not None:
