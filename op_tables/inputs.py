@@ -99,7 +99,10 @@ def schema_rows(yaml_text: bytes) -> dict[str, dict]:
 def extract_torch(wheel: Path, version: str) -> dict:
     with zipfile.ZipFile(wheel) as zf:
         text = zf.read(NATIVE_FUNCTIONS)
-    return {"schema": 1, "torch_version": version, "wheel": wheel.name,
+        modules = sorted(m for m in {n[:-len(".py")].removesuffix("/__init__").replace("/", ".")
+                                     for n in zf.namelist() if n.startswith("torch/") and n.endswith(".py")}
+                         if not any(part.startswith("_") for part in m.split(".")[1:]) and ".testing" not in m)
+    return {"schema": 1, "torch_version": version, "wheel": wheel.name, "modules": modules,
             "source": f"{wheel.name}: {NATIVE_FUNCTIONS}", "yaml_sha256": hashlib.sha256(text).hexdigest(),
             "ops": schema_rows(text)}
 
@@ -186,6 +189,8 @@ def extract(wheel_dir: Path) -> int:
     for item in wheels:
         for rel in item["derived"]:
             derived[rel] = sha256(HERE / rel)
+    if (INPUTS / "decompositions.json").is_file():   # written by measure_decompositions.py, kept
+        derived["inputs/decompositions.json"] = sha256(INPUTS / "decompositions.json")
     write_json(PINNED, {"schema": 1, "recipe": "python op_tables/inputs.py fetch --wheel-dir DIR && "
                                               "python op_tables/inputs.py extract --wheel-dir DIR",
                         "torch_for_line": TORCH_FOR_LINE, "wheels": wheels, "derived_sha256": derived})
