@@ -541,14 +541,22 @@ class Coverage:
                           source=_table("products.json")["source"])
         row = rows[self.target.product]
         examples = f", e.g. {', '.join(row['evidence'][:3])}" if row["evidence"] else ""
+        against = f", e.g. {', '.join(row['against'][:2])}" if row["against"] else ""
         if row["supported"] is True:
             notes = f"{row['evidence_count']} product-scoped dtype lists name {family} for this product{examples}"
+        elif row["supported"] is False:
+            notes = (f"no page lists {family} for {self.target.product}, while {row['against_count']} pages that "
+                     f"scope dtypes by product list it for another product and not for this one{against}")
+        elif row["evidence"] and row["against"]:
+            notes = (f"unverified: the pages disagree: {row['evidence_count']} list {family} for "
+                     f"{self.target.product}{examples}; {row['against_count']} list it only for other "
+                     f"products{against}")
         else:
-            notes = (f"unverified: no Ascend page states {family} support for {self.target.product} (no product-scoped "
-                     "dtype list names it; the pages state no product-wide dtype facts)")
+            notes = (f"unverified: no page scopes {family} to {self.target.product} (the pages state no "
+                     "product-wide dtype facts)")
         return Answer(symbol=raw, kind="dtype", supported=row["supported"], via=f"product profile {self.target.product}",
                       products={p: r["supported"] for p, r in rows.items()}, dtypes=[name], notes=notes,
-                      source=row["source"])
+                      source="; ".join(dict.fromkeys(row["evidence"][:3] + row["against"][:3])) or row["source"])
 
     def dtype_supported(self, dtype: str) -> bool:
         return self.dtype_answer(dtype).supported is True

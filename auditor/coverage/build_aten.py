@@ -184,6 +184,13 @@ class LineResolver:
     def schema_src(self, op: str) -> str:
         return "{torch_wheel}: " + f"{TORCH_SCHEMA} (aten::{op})"
 
+    def no_kernel_src(self, op: str) -> str:
+        """Where 'no NPU kernel' is read: op-plugin has no entry for the line, the line's wheel registers none."""
+        src = f"{OP_PLUGIN_YAML} (no kernel entry for this line)"
+        if self.own_wheel:
+            src += "; {torch_npu_wheel}: torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml (not registered)"
+        return src
+
     def npu_kernel(self, op: str) -> tuple | None:
         row = self.npu_rows.get(op)
         kinds = [k for k in KERNEL_KINDS if row and self.line in row["kernels"].get(k, [])]
@@ -244,11 +251,15 @@ class LineResolver:
                       f"{head}" + (f", covered by {via}" if status == "yes" else f": {note}"),
                       f"{self.schema_src(op)}; {src}")
         elif composite:
-            leaves = self.decomp["ops"].get(op) if "CompositeImplicitAutograd" in composite else None
+            leaves = self.decomp["ops"].get(op) if set(composite) & {"CompositeImplicitAutograd",
+                                                                     "CompositeExplicitAutograd"} else None
             how = f"measured on torch {self.decomp.get('torch_version')}: op_tables/inputs/decompositions.json"
             if row.get("vc"):
                 leaves, how = [_base_view(op), "clone"], "view_copy tag: the view, then a copy"
-            if not leaves:
+            if leaves == []:
+                return ("yes", f"composite ({composite[0]})", f"its kernel makes no dispatched call ({how}): "
+                        "metadata only, runs on any backend", self.schema_src(op))
+            if leaves is None:
                 result = ("unverified", f"composite ({composite[0]})",
                           "decomposes into other aten ops in C++; its leaves are not known here, so whether "
                           "they all have NPU kernels is unverified", self.schema_src(op))
@@ -272,10 +283,10 @@ class LineResolver:
                             f"decomposes into {', '.join(leaves)} ({how}), each covered", f"{self.schema_src(op)}; {srcs}")
         elif "CPU" in keys:
             result = ("no", "cpu fallback", "no NPU kernel; torch has a CPU kernel, so it runs on the CPU at run "
-                      "time (an error when TORCH_NPU_FALLBACK_CPU_DISABLE=1)", self.schema_src(op))
+                      "time (an error when TORCH_NPU_FALLBACK_CPU_DISABLE=1)", f"{self.no_kernel_src(op)}; {self.schema_src(op)}")
         else:
             result = ("no", "raises", "no NPU kernel and no CPU kernel to fall back to (torch registers it only "
-                      f"for {', '.join(keys) or 'no backend'})", self.schema_src(op))
+                      f"for {', '.join(keys) or 'no backend'})", f"{self.no_kernel_src(op)}; {self.schema_src(op)}")
         if kernel:  # op-plugin lists it but the release does not register it
             return (kernel[0] if result[0] != "yes" else "yes", kernel[1], f"{kernel[2]}; otherwise: {result[2]}",
                     f"{kernel[3]}; {result[3]}")

@@ -277,30 +277,48 @@ def build_fusion(ascend_dir: Path) -> dict:
 
 
 def build_products(ascend_dir: Path, custom_ops: dict, api_sets: list[tuple[str, dict]]) -> dict:
-    """Profiles: the support-list column, and bf16 / fp8 / fp64 from product-scoped page evidence only.
-    No page states a product-wide dtype fact, so a dtype no page lists for a product is 'unverified'."""
-    evidence: dict[str, dict[str, list[str]]] = {d: {p: [] for p in PRODUCTS} for d in ("bfloat16", "float8", "float64")}
+    """Profiles: the support-list column, and bf16 / fp8 / fp64 from product-scoped page evidence only
+    (no page states a product-wide dtype fact).  For each page entry that scopes dtype lists by product:
+    'for' = the product's list names the dtype; 'against' = another product's list in the same entry
+    names it and this product's list does not.  Only 'for': yes; only 'against': no; both or neither:
+    unverified (the notes say which pages disagree)."""
+    kinds = ("bfloat16", "float8", "float64")
+    pro = {d: {p: [] for p in PRODUCTS} for d in kinds}
+    con = {d: {p: [] for p in PRODUCTS} for d in kinds}
+
+    def family(d: str) -> str:
+        return "float8" if d.startswith("float8") or d == "hifloat8" else d
+
+    def weigh(scoped: dict[str, list[str]], source: str) -> None:
+        fams = {p: {family(d) for d in ds} for p, ds in scoped.items()}
+        for d in kinds:
+            for p, have in fams.items():
+                if d in have:
+                    pro[d][p].append(source)
+                elif any(d in other for q, other in fams.items() if q != p):
+                    con[d][p].append(source)
+
     for name, op in sorted(custom_ops["ops"].items()):
-        for product, dtypes in op.get("scoped_dtypes", {}).items():
-            for d in dtypes:
-                key = "float8" if d.startswith("float8") or d == "hifloat8" else d
-                if key in evidence and product in evidence[key] and op["source"] not in evidence[key][product]:
-                    evidence[key][product].append(op["source"].split(";")[0])
+        if op.get("scoped_dtypes"):
+            weigh(op["scoped_dtypes"], op["source"].split(";")[0])
     version, apis = api_sets[-1]
     for name, entry in sorted(apis.items()):
+        scoped: dict[str, list[str]] = {}
         for r in entry["restrictions"]:
-            for product in (r["products"] or []):
-                for d in r["dtypes"]:
-                    if d in evidence and entry["source"] not in evidence[d][product]:
-                        evidence[d][product].append(entry["source"])
+            for p in r["products"] or []:
+                scoped.setdefault(p, [])
+                scoped[p] += r["dtypes"]
+        if scoped:
+            weigh(scoped, entry["source"])
     profiles = {}
     for p in PRODUCTS:
         dt = {}
-        for d in ("bfloat16", "float8", "float64"):
-            ev = evidence[d][p]
-            dt[d] = {"supported": True if ev else "unverified", "evidence_count": len(ev), "evidence": ev[:5],
-                     "source": ev[0] if ev else "no custom_APIs page or native_api restriction lists "
-                                                  f"{d} for this product"}
+        for d in kinds:
+            yes, no = sorted(set(pro[d][p])), sorted(set(con[d][p]))
+            status = True if yes and not no else False if no and not yes else "unverified"
+            dt[d] = {"supported": status, "evidence_count": len(yes), "evidence": yes[:5],
+                     "against_count": len(no), "against": no[:5],
+                     "source": (yes or no or ["no product-scoped dtype list names this product"])[0]}
         profiles[p] = {"title": PRODUCT_TITLES[p], "native_api_column": NATIVE_API_COLUMNS[p]
                        if p in ("a2", "a3", "950") else None,
                        "doc_term": NATIVE_API_COLUMNS[p], "dtypes": dt}
