@@ -58,6 +58,7 @@ class Answer:
 
 
 UNVERIFIED = "unverified"
+FIRST_950_LINE = "v2.7"   # the oldest native_api support list with an Ascend 950DT column is torch 2.7.1
 _STATUS = {"yes": True, "no": False, "unverified": UNVERIFIED}
 
 
@@ -158,12 +159,17 @@ class Coverage:
         for name, value in fill.items():
             note, source = note.replace("{" + name + "}", value), source.replace("{" + name + "}", value)
         products: dict[str, bool | str] = {p: status for p in PRODUCTS}
-        if status is True:
+        chain = re.match(r"^(?:structured|autogen out=) \((.+)\)$", via)
+        if status is True and chain and chain.group(1) in table["ops"] and chain.group(1) != key:
+            products = dict(self._aten_status(chain.group(1))[4])   # the overload that does the work decides
+        elif status is True:
             kinds = [k for k, ranges in row.get("npu", {}).items() if _in_ranges(line, ranges)]
             if "acl_op" not in kinds:
                 # aclnn (op_api) kernels: no source states them for the Atlas training / inference series
                 for p in ("910a", "310p"):
                     products[p] = UNVERIFIED
+        if status is not False and _line_key(line) < _line_key(FIRST_950_LINE):
+            products["950"] = UNVERIFIED   # no source names Ascend 950DT for lines before its first support list
         return status, via, note, source, products
 
     def aten(self, op: str) -> Answer:
@@ -192,7 +198,8 @@ class Coverage:
                           source="; ".join(sorted({r[3] for _, r in results}))[:2000])
         supported, via, notes, source, products = self._aten_status(key)
         if products[product] != supported:
-            notes += f"; {product}: unverified (only aclnn kernels are registered)"
+            notes += (f"; 950: unverified (no support list before torch 2.7.1 names Ascend 950DT)" if product == "950"
+                      else f"; {product}: unverified (only aclnn kernels are registered)")
         return Answer(symbol=op, kind="aten", supported=products[product], via=via, products=products,
                       notes=notes + "; " + note_products, source=source)
 
@@ -222,6 +229,8 @@ class Coverage:
                 products[p] = True
             else:
                 products[p] = UNVERIFIED
+        if _line_key(self.target.torch_npu) < _line_key(FIRST_950_LINE) and products["950"] is not False:
+            products["950"] = UNVERIFIED   # the list's 950DT column is for a newer torch than this line's
         scoped = [r for r in entry["restrictions"] if r["products"] and product in r["products"]]
         general = [r for r in entry["restrictions"] if not r["products"]]
         applicable = scoped or general
@@ -236,7 +245,9 @@ class Coverage:
             products = {p: False for p in PRODUCTS}
         elif products[product] == UNVERIFIED:
             supported, via = UNVERIFIED, "not verified on this product"
-            notes.append(f"the torch {version} support list has no {product} column")
+            notes.append(f"the torch {version} support list has no {product} column" if product != "950" else
+                         f"no support list names Ascend 950DT for {self.target.torch_npu} (the first with a "
+                         "950DT column is for torch 2.7.1)")
         elif contradiction:
             supported, via = UNVERIFIED, "support list contradicts kernel registrations"
             products[product] = UNVERIFIED
@@ -456,7 +467,8 @@ class Coverage:
         var = env["variables"].get(raw)
         wheel = self._wheel_env()
         if var is not None:
-            products = {p: (p in var["products"]) if var["products"] else UNVERIFIED for p in PRODUCTS}
+            # a product the page's 支持的型号 list leaves out is unverified, not unsupported
+            products = {p: True if p in var["products"] else UNVERIFIED for p in PRODUCTS}
             state = products[self.target.product]
             notes = [var.get("meaning_en", ""), var["meaning"]]
             for label, value in (("default", var.get("default")), ("unit", var.get("unit")),
@@ -471,8 +483,10 @@ class Coverage:
                     source += f"; {wheel['wheel']}: {wheel['names'][raw]}"
                 else:
                     older = raw.replace("TORCH_HCCL_", "HCCL_", 1) if raw.startswith("TORCH_HCCL_") else None
-                    state, via = False, f"not read by torch_npu {wheel['release']}"
-                    products = {p: False for p in PRODUCTS}
+                    # a stand-in wheel (no wheel of this line on PyPI) cannot settle it
+                    state = UNVERIFIED if "no wheel of" in wheel["wheel"] else False
+                    via = f"not read by torch_npu {wheel['release']}"
+                    products = {p: state for p in PRODUCTS}
                     notes.insert(0, f"the torch_npu {wheel['release']} wheel does not contain the name {raw}")
                     if older and older in wheel["names"]:
                         substitute = older
