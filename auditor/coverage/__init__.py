@@ -284,7 +284,9 @@ class Coverage:
             if qualname == module or qualname.startswith(module + "."):
                 return (f"module {module} does not exist in torch {self._torch_version()} (the torch "
                         f"{self.target.torch_npu} builds on; source: {index['torch_wheels'][self._torch_version()]})")
-        aten_name = _api_to_aten(qualname)
+        # an API defined over its own aten op (F.rms_norm -> aten::rms_norm) is absent with it; Tensor
+        # methods and torch.* names can predate their aten entry (Tensor.dim, aten::dim only from 2.12)
+        aten_name = _api_to_aten(qualname) if qualname.startswith(_ATEN_BOUND) else None
         if aten_name:
             key = normalize_aten(aten_name)
             ops = _table("aten.json")["ops"]
@@ -418,6 +420,8 @@ class Coverage:
         documented = bool(row["products"])
         # a product the page's table leaves out is unverified, not unsupported
         products = {p: row["products"].get(p, UNVERIFIED) if documented else UNVERIFIED for p in PRODUCTS}
+        if _line_key(self.target.torch_npu) < _line_key(FIRST_950_LINE) and products["950"] is True:
+            products["950"] = UNVERIFIED   # the page carries no version; no list names 950DT this early
         on_line = row["lines"] is None or line in row["lines"]
         notes = []
         if row["lines"] is not None:
@@ -469,6 +473,8 @@ class Coverage:
         if var is not None:
             # a product the page's 支持的型号 list leaves out is unverified, not unsupported
             products = {p: True if p in var["products"] else UNVERIFIED for p in PRODUCTS}
+            if _line_key(self.target.torch_npu) < _line_key(FIRST_950_LINE) and products["950"] is True:
+                products["950"] = UNVERIFIED   # the page carries no version; no list names 950DT this early
             state = products[self.target.product]
             notes = [var.get("meaning_en", ""), var["meaning"]]
             for label, value in (("default", var.get("default")), ("unit", var.get("unit")),
@@ -602,6 +608,9 @@ _ALIASES = (("F.", "torch.nn.functional."), ("nn.functional.", "torch.nn.functio
             ("nn.", "torch.nn."), ("dist.", "torch.distributed."))
 
 
+_ATEN_BOUND = ("torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.")
+
+
 def canonical_api(name: str) -> str:
     """'F.rms_norm', 'nn.functional.rms_norm' -> 'torch.nn.functional.rms_norm'; 'nn.Linear' -> 'torch.nn.Linear'."""
     for short, full in _ALIASES:
@@ -655,11 +664,13 @@ def lookup(symbol: str, target: Target) -> Answer:
         if aten_name:
             via_aten = cov.aten(aten_name)
             if via_aten.kind != "unknown":
-                supported = via_aten.supported if via_aten.via == "absent" else (
-                    UNVERIFIED if via_aten.supported is True else via_aten.supported)
+                absent = via_aten.via == "absent" and s.startswith(_ATEN_BOUND)
+                supported = via_aten.supported if absent else (
+                    UNVERIFIED if via_aten.supported is True or via_aten.via == "absent" else via_aten.supported)
                 return Answer(symbol=s, kind="api", supported=supported, via=via_aten.via,
-                              products={p: (UNVERIFIED if v is True else v) for p, v in via_aten.products.items()}
-                              if via_aten.via != "absent" else via_aten.products, dtypes=[], notes=(
+                              products={p: supported for p in via_aten.products} if via_aten.via == "absent" else
+                              {p: (UNVERIFIED if v is True else v) for p, v in via_aten.products.items()},
+                              dtypes=[], notes=(
                                   f"not in the torch {cov.api_doc} support list; answered from "
                                   f"aten::{normalize_aten(aten_name)} ({via_aten.notes})"
                                   + ("; a kernel for the aten op does not verify the Python API" if via_aten.supported

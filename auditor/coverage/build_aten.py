@@ -230,6 +230,9 @@ class LineResolver:
     def _resolve(self, op: str, stack: tuple) -> tuple[str, str, str, str]:
         row = self.schemas["ops"].get(op)
         if row is None:
+            if self.schemas["approx"]:   # the line's own torch is not pinned: its stand-in cannot prove absence
+                return ("unverified", "absent from the stand-in torch", f"aten::{op} is not in torch " + "{torch}, "
+                        f"which stands in for this line's torch ({self.schemas['approx']})", "{torch_wheel}: " + TORCH_SCHEMA)
             return ("no", "absent", f"aten::{op} does not exist in torch " + "{torch}", "{torch_wheel}: " + TORCH_SCHEMA)
         kernel = self.npu_kernel(op)
         if kernel and kernel[0] == "yes":
