@@ -109,10 +109,25 @@ def extract_torch(wheel: Path, version: str) -> dict:
 
 # ---- torch_npu: strings ------------------------------------------------------------------------------
 
+ASCEND_ENV_PAGES = HERE.parent.parent / "shared" / "ascend" / "pytorch" / "docs" / "environment_variable"
+
+
+def documented_env_names() -> list[str]:
+    """Variable names with a page in the Ascend snapshot (TORCH_NPUGRAPH_GC, TORCHINDUCTOR_NPU_BACKEND ...):
+    searched for by name, since not every one fits ENV_NAME's prefixes."""
+    if not ASCEND_ENV_PAGES.is_dir():
+        return []
+    return sorted({p.stem.split("）")[-1] for p in ASCEND_ENV_PAGES.rglob("*.md")
+                   if re.fullmatch(r"[A-Z][A-Z0-9_]+", p.stem.split("）")[-1])})
+
+
 def extract_npu_strings(wheel: Path, release: str) -> dict:
     """Environment-variable names and collective facts a torch_npu release contains, with the file each
     was first seen in (Python sources first, then libtorch_npu.so)."""
     env: dict[str, str] = {}
+    names = documented_env_names()
+    exact = re.compile(rb"(?<![A-Za-z0-9_])(" + b"|".join(re.escape(n.encode()) for n in names) + rb")(?![A-Za-z0-9_])") \
+        if names else None
     facts: dict[str, dict] = {}
     with zipfile.ZipFile(wheel) as zf:
         members = sorted(n for n in zf.namelist() if n.startswith("torch_npu/") and n.endswith(".py"))
@@ -120,6 +135,8 @@ def extract_npu_strings(wheel: Path, release: str) -> dict:
         for name in members:
             data = zf.read(name)
             for m in ENV_NAME.finditer(data):
+                env.setdefault(m.group(1).decode(), name)
+            for m in (exact.finditer(data) if exact else ()):
                 env.setdefault(m.group(1).decode(), name)
             for fact, pattern in FACT_PATTERNS.items():
                 m = re.search(pattern, data)
@@ -166,13 +183,13 @@ def fetch(wheel_dir: Path) -> int:
     return status
 
 
-def extract(wheel_dir: Path) -> int:
+def extract(wheel_dir: Path, only_npu: bool = False) -> int:
     wheels, derived = [], {}
     for path in sorted(wheel_dir.glob("torch-*.whl")):
         version = path.name.split("-")[1]
-        data = extract_torch(path, version)
         out = INPUTS / f"torch-{version}.json"
-        write_json(out, data)
+        if not only_npu:
+            write_json(out, extract_torch(path, version))
         platform = next((p for p in TORCH_PLATFORMS if p in path.name), None)
         wheels.append({"package": "torch", "version": version, "wheel": path.name, "sha256": sha256(path),
                        "platform": platform, "derived": [out.relative_to(HERE).as_posix()]})
@@ -220,12 +237,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=("fetch", "extract", "check"))
     parser.add_argument("--wheel-dir", type=Path, default=Path("/tmp/npu-audit-wheels"))
+    parser.add_argument("--only-npu", action="store_true", help="extract: keep the torch schemas, redo torch_npu")
     args = parser.parse_args(argv)
     if args.command == "fetch":
         args.wheel_dir.mkdir(parents=True, exist_ok=True)
         return fetch(args.wheel_dir)
     if args.command == "extract":
-        return extract(args.wheel_dir)
+        return extract(args.wheel_dir, args.only_npu)
     problems = check()
     for p in problems:
         print(p, file=sys.stderr)

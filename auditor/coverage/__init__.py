@@ -484,20 +484,23 @@ class Coverage:
             if not var["products"]:
                 notes.append("its page names no product")
             source, substitute, via = var["source"], None, "Ascend environment variable"
-            if wheel and raw.startswith(self._TORCH_NPU_PREFIXES):
-                if raw in wheel["names"]:
-                    source += f"; {wheel['wheel']}: {wheel['names'][raw]}"
-                else:
-                    older = raw.replace("TORCH_HCCL_", "HCCL_", 1) if raw.startswith("TORCH_HCCL_") else None
-                    # a stand-in wheel (no wheel of this line on PyPI) cannot settle it
-                    state = UNVERIFIED if "no wheel of" in wheel["wheel"] else False
-                    via = f"not read by torch_npu {wheel['release']}"
-                    products = {p: state for p in PRODUCTS}
-                    notes.insert(0, f"the torch_npu {wheel['release']} wheel does not contain the name {raw}")
-                    if older and older in wheel["names"]:
-                        substitute = older
-                        notes.insert(1, f"this line reads {older} ({wheel['names'][older]})")
-                    source += f"; {wheel['wheel']} (name absent)"
+            if wheel and raw in wheel["names"]:
+                source += f"; {wheel['wheel']}: {wheel['names'][raw]}"
+            elif wheel:
+                # the pages carry no version: the line's wheel shows whether this release knows the name.
+                # torch_npu's own families are read by torch_npu alone (absent = no); others may be read
+                # by CANN, and a stand-in wheel (no wheel of this line on PyPI) settles nothing
+                own = raw.startswith(self._TORCH_NPU_PREFIXES) and "no wheel of" not in wheel["wheel"]
+                state = False if own else UNVERIFIED
+                older = raw.replace("TORCH_HCCL_", "HCCL_", 1) if raw.startswith("TORCH_HCCL_") else None
+                via = f"not read by torch_npu {wheel['release']}"
+                products = {p: state for p in PRODUCTS}
+                notes.insert(0, f"the torch_npu {wheel['release']} wheel does not contain the name {raw}"
+                             + ("" if own else " (it may be read by CANN instead, or the wheel is a stand-in)"))
+                if older and older in wheel["names"]:
+                    substitute = older
+                    notes.insert(1, f"this line reads {older} ({wheel['names'][older]})")
+                source += f"; {wheel['wheel']} (name absent)"
             return Answer(symbol=raw, kind="env", supported=state, via=via, products=products,
                           notes="\n".join(n for n in notes if n), substitute=substitute, source=source)
         if not re.match(r"^(TORCH_NCCL_|NCCL_|CUDA_|PYTORCH_CUDA_|CUBLAS|CUDNN)", raw):
