@@ -265,6 +265,8 @@ class Coverage:
         if raw:
             notes.append(raw)
         source = entry["source"]
+        if contradiction and via == "support list contradicts kernel registrations":
+            source += "; " + self._contradiction_source   # where the kernel registration is read
         if version != self.api_doc:
             source += f" (not in the torch {self.api_doc} list used for {self.target.torch_npu}; answered from the {version} list)"
         elif _line_key(version) > _line_key(self._torch_version()):
@@ -306,6 +308,7 @@ class Coverage:
             return None   # only kernels shown to be registered contradict a ✘
         listed_ok = [p for p, v in entry["products"].items() if v is True]
         title = {"950": "Ascend 950DT", "a2": "Atlas A2", "a3": "Atlas A3"}.get(self.target.product, self.target.product)
+        self._contradiction_source = answer.source
         return (f"the support list marks {qualname} ✘ for {title}"
                 + (f" (✔ for {', '.join(listed_ok)})" if listed_ok else "")
                 + f", but aten::{normalize_aten(aten_name)} is '{answer.via}' on {self.target.torch_npu} "
