@@ -1,9 +1,13 @@
 """The table builder: byte-for-byte reproduction of op_tables/ and the parsers it relies on."""
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
+
+import importlib.util
 
 from auditor.coverage import build, build_aten, build_docs
 from auditor.data import tables_dir
@@ -18,13 +22,12 @@ def generated_files(root: Path) -> dict[str, bytes]:
     """Every table the builder writes (inputs such as wheel_data/ and the scripts are not outputs, nor is
     msprobe_thresholds.json, which op_tables/msprobe_thresholds.py writes from the mindstudio-probe wheel)."""
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*.json"))
-            if "wheel_data" not in p.parts and p.name != "msprobe_thresholds.json"}
+            if "wheel_data" not in p.parts and "inputs" not in p.parts and p.name != "msprobe_thresholds.json"}
 
 
 @needs_sources
 def test_build_reproduces_committed_tables_byte_for_byte(tmp_path):
-    pytest.importorskip("torch")
-    counts = build.build(ASCEND, tmp_path)
+    counts = build.build(ASCEND, tmp_path)   # no torch needed: the registry inputs are committed
     fresh, committed = generated_files(tmp_path), generated_files(tables_dir())
     assert sorted(fresh) == sorted(committed)
     different = [name for name in fresh if fresh[name] != committed[name]]
@@ -94,10 +97,10 @@ def test_qualname_from_doc_links():
 
 @needs_sources
 def test_every_op_plugin_entry_lands_in_one_table():
-    pytest.importorskip("torch")
     lines, rows = build_aten.read_op_plugin(ASCEND)
-    _, registry = build_aten.torch_registry()
-    aten, custom = build.split_op_plugin(rows, registry)
+    pinned = json.loads((build.INPUTS / "PINNED.json").read_text())
+    schemas = build_aten.read_torch_schemas(build.INPUTS, pinned["torch_for_line"], lines)
+    aten, custom = build.split_op_plugin(rows, set().union(*(s["ops"] for s in schemas.values())))
     assert lines == LINES
     assert {r["op"] for r in rows} == set(aten) | set(custom) and not set(aten) & set(custom)
     assert "npu_rms_norm" in custom and "embedding" in aten        # symint section holds both kinds
@@ -110,3 +113,61 @@ def test_line_to_support_list_mapping():
     assert build.api_doc_for_line("v2.10", docs) == "2.7.1"
     assert build.api_doc_for_line("v2.11", docs) == "2.11.0"
     assert build.api_doc_for_line("v2.15", docs) == "2.13.0"
+
+
+# ---- pinned registry inputs (op_tables/inputs/) ----------------------------------------------------
+
+def _inputs_module():
+    spec = importlib.util.spec_from_file_location("op_tables_inputs", build.REPO_ROOT / "op_tables" / "inputs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_derived_inputs_match_their_pinned_hashes():
+    # runs in CI without the wheels: every derived file is recorded in PINNED.json with its sha256
+    inputs = _inputs_module()
+    assert inputs.check() == []
+    pinned = json.loads(inputs.PINNED.read_text())
+    lines = [f"v2.{i}" for i in range(1, 16)]
+    assert sorted(pinned["torch_for_line"]) == sorted(lines)
+    torch_versions = {w["version"] for w in pinned["wheels"] if w["package"] == "torch"}
+    assert {pinned["torch_for_line"][line] for line in lines} - torch_versions == {"2.15.0"}  # not on PyPI for us
+    assert all(len(w["sha256"]) == 64 for w in pinned["wheels"])
+
+
+WHEEL_DIR = Path(os.environ.get("NPU_AUDIT_WHEEL_DIR", "/tmp/npu-audit-wheels"))
+
+
+@pytest.mark.skipif(not any(WHEEL_DIR.glob("torch-2.1.0-*.whl")), reason=f"raw wheels not in {WHEEL_DIR}")
+def test_derived_inputs_reextract_from_the_raw_wheels():
+    inputs = _inputs_module()
+    wheel = next(WHEEL_DIR.glob("torch-2.1.0-*.whl"))
+    fresh = inputs.extract_torch(wheel, "2.1.0")
+    committed = json.loads((inputs.INPUTS / "torch-2.1.0.json").read_text())
+    assert fresh == committed
+
+
+def test_schema_rows_from_real_yaml_entries():
+    # torch 2.1.0 native_functions.yaml entries, copied verbatim
+    text = b"""
+- func: view_copy(Tensor self, SymInt[] size) -> Tensor
+  variants: function
+  dispatch:
+    CompositeExplicitAutogradNonFunctional: view_copy_symint
+  tags: view_copy
+  autogen: view_copy.out
+- func: lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  dispatch:
+    CPU, CUDA: lgamma_out
+- func: lgamma(Tensor self) -> Tensor
+  structured_delegate: lgamma.out
+- func: einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor
+"""
+    rows = _inputs_module().schema_rows(text)
+    assert rows["view_copy"] == {"d": ["CompositeExplicitAutogradNonFunctional"], "vc": True}
+    assert rows["view_copy.out"] == {"d": ["CompositeExplicitAutograd"], "ag": "view_copy", "out": True}
+    assert rows["lgamma.out"] == {"d": ["CPU", "CUDA"], "out": True}
+    assert rows["lgamma"] == {"d": [], "sd": "lgamma.out"}
+    assert rows["einsum"] == {"d": ["CompositeImplicitAutograd"]}

@@ -43,7 +43,8 @@ def available_lines() -> list[str]:
 class Answer:
     symbol: str
     kind: str                      # 'aten' | 'api' | 'collective' | 'custom_op' | 'env' | 'dtype' | 'unknown'
-    supported: bool | str          # True, False or 'partial'
+    supported: bool | str | None   # True (yes), False (no), 'unverified' (sources silent: notes say which
+                                   # row, column or product is missing), None (unknown symbol: no verdict)
     via: str
     products: dict = field(default_factory=dict)
     dtypes: list = field(default_factory=list)
@@ -56,9 +57,43 @@ class Answer:
         return {k: data[k] for k in ANSWER_KEYS}
 
 
+UNVERIFIED = "unverified"
+FIRST_950_LINE = "v2.7"   # the oldest native_api support list with an Ascend 950DT column is torch 2.7.1
+_STATUS = {"yes": True, "no": False, "unverified": UNVERIFIED}
+
+
 def unknown(symbol: str, what: str = "symbol") -> Answer:
-    return Answer(symbol=symbol, kind="unknown", supported=False, via="unknown",
-                  notes=f"unknown {what} {symbol!r}: not in the coverage tables", source="")
+    """No verdict: the symbol is in none of the tables (a suggestion when a known name is close)."""
+    hint = suggest(symbol)
+    return Answer(symbol=symbol, kind="unknown", supported=None, via="unknown",
+                  notes=f"unknown {what} {symbol!r}: not in the coverage tables"
+                        + (f"; did you mean {' or '.join(hint)}?" if hint else ""), source="")
+
+
+@lru_cache(maxsize=None)
+def _known_names() -> tuple[str, ...]:
+    names: set[str] = set()
+    names.update("aten::" + k for k in _table("aten.json")["ops"])
+    for version in set(_table("index.json")["api_docs"].values()):
+        names.update(_table(f"api/torch-{version}.json")["apis"])
+    names.update(_table("custom_ops.json")["ops"])
+    names.update(_table("env.json")["variables"])
+    names.update("torch.distributed." + k for k in _table("hccl.json")["collectives"])
+    names.update(_table("private_apis.json")["apis"])
+    return tuple(sorted(names))
+
+
+def suggest(symbol: str) -> list[str]:
+    import difflib
+
+    s = symbol.strip()
+    if not s:
+        return []
+    pool = _known_names()
+    if s.startswith("torch.") or s.startswith("torch_npu.") or s.startswith("aten::") or s.isupper():
+        prefix = s.split(".")[0] if not s.startswith("aten::") else "aten::"
+        pool = tuple(n for n in pool if n.startswith(prefix))
+    return difflib.get_close_matches(s, pool, n=2, cutoff=0.85)
 
 
 def _line_key(line: str) -> tuple[int, int]:
@@ -111,69 +146,62 @@ class Coverage:
         return cls._cache[target]
 
     # ---- aten -----------------------------------------------------------------------------------
-    def _aten_status(self, key: str) -> tuple[bool | str, str, str, str]:
-        """(supported, via, notes, source) of one aten overload on the target line."""
+    def _aten_status(self, key: str) -> tuple[bool | str, str, str, str, dict]:
+        """(supported, via, notes, source, products) of one aten overload on the target line."""
         table = _table("aten.json")
         row = table["ops"][key]
         line = self.target.torch_npu
-        kernels = [k for k in ("op_api", "acl_op", "dvm", "torch_npu") if _in_ranges(line, row.get("npu", {}).get(k, []))]
-        if kernels:
-            notes = f"kernels on {line}: {', '.join(kernels)}"
-            release = row.get("missing_in_wheels", {}).get(line)
-            if release:
-                notes += (f"; but the torch_npu {release} wheel does not register it "
-                          "(op-plugin ranges follow the newest branch state)")
-            source = row["source"] if kernels[0] != "torch_npu" else row["wheel_source"]
-            return True, f"npu kernel ({kernels[0]})", notes, source
-        elsewhere = "; ".join(f"{k}: {_ranges_text(r)}" for k, r in row.get("npu", {}).items() if r)
-        other = f"NPU kernel only on other lines ({elsewhere}). " if elsewhere else ""
-        composite = row.get("composite", [])
-        plain = [k for k in composite if k != "CompositeExplicitAutogradNonFunctional"]
-        dispatcher = table["composite_source"]
-        if plain:
-            return True, f"composite ({plain[0]})", other + "decomposes into other aten ops, which must be covered too", \
-                f"{dispatcher}: aten::{key} has a {plain[0]} kernel"
-        if composite:
-            out = row.get("out")
-            src = f"{dispatcher}: aten::{key} has a CompositeExplicitAutogradNonFunctional kernel"
-            if out and out in table["ops"]:
-                ok, via, _, out_src = self._aten_status(out)
-                if ok is True:
-                    return True, "composite (CompositeExplicitAutogradNonFunctional)", \
-                        other + f"runs through {out}, covered by {via}", f"{src}; {out}: {out_src}"
-                return False, "cpu fallback", other + (
-                    f"CompositeExplicitAutogradNonFunctional, but its out= overload {out} is not covered on {line} "
-                    f"({via})"), f"{src}; {out}: {out_src}"
-            return False, "cpu fallback", other + "CompositeExplicitAutogradNonFunctional, but no out= overload with "\
-                "the same arguments exists", src
-        if row.get("not_in_torch"):
-            return False, "absent", other + f"aten::{key} is not in torch {table['torch_version']}", row["source"]
-        return False, "cpu fallback", other + ("no NPU kernel and no composite kernel: runs on the CPU at run time "
-                                               "(an error when TORCH_NPU_FALLBACK_CPU_DISABLE=1)"), \
-            (row.get("source", "") + "; " if row.get("source") else "") + \
-            f"not registered for {line} in op-plugin/config/op_plugin_functions.yaml; {dispatcher}: no composite kernel"
+        strings = table["strings"]
+        fill = table["line_inputs"][line]
+        run = next(r for r in row["lines"] if _line_key(r[0]) <= _line_key(line) <= _line_key(r[1]))
+        status, via, note = _STATUS[run[2]], strings[run[3]], strings[run[4]]
+        source = "; ".join(strings[i] for i in run[5])
+        for name, value in fill.items():
+            note, source = note.replace("{" + name + "}", value), source.replace("{" + name + "}", value)
+        products: dict[str, bool | str] = {p: status for p in PRODUCTS}
+        chain = re.match(r"^(?:structured|autogen out=) \((.+)\)$", via)
+        if status is True and chain and chain.group(1) in table["ops"] and chain.group(1) != key:
+            products = dict(self._aten_status(chain.group(1))[4])   # the overload that does the work decides
+        elif status is True:
+            kinds = [k for k, ranges in row.get("npu", {}).items() if _in_ranges(line, ranges)]
+            if "acl_op" not in kinds:
+                # aclnn (op_api) kernels: no source states them for the Atlas training / inference series
+                for p in ("910a", "310p"):
+                    products[p] = UNVERIFIED
+        if status is not False and _line_key(line) < _line_key(FIRST_950_LINE):
+            products["950"] = UNVERIFIED   # no source names Ascend 950DT for lines before its first support list
+        return status, via, note, source, products
 
     def aten(self, op: str) -> Answer:
         key = normalize_aten(op)
         ops = _table("aten.json")["ops"]
+        product = self.target.product
+        note_products = ("op-plugin registrations carry no product dimension; 910A / 310P are unverified unless "
+                         "an acl_op kernel is registered")
         if key not in ops:
             overloads = sorted(k for k in ops if k.split(".")[0] == key)
             if not overloads:
                 return unknown(op, "aten operator")
             results = [(k, self._aten_status(k)) for k in overloads]
-            good = [k for k, r in results if r[0] is True]
-            supported: bool | str = True if len(good) == len(results) else ("partial" if good else False)
-            bad = [f"{k} ({r[1]})" for k, r in results if r[0] is not True]
+            results = [(k, r) for k, r in results if r[1] != "absent"] or results
+            states = [r[4][product] for _, r in results]
+            supported: bool | str = (True if all(s is True for s in states) else
+                                     False if all(s is False for s in states) else UNVERIFIED)
+            bad = [f"{k} ({r[1]})" for k, r in results if r[4][product] is not True]
+            products = {p: (True if all(r[4][p] is True for _, r in results) else
+                            False if all(r[4][p] is False for _, r in results) else UNVERIFIED) for p in PRODUCTS}
             return Answer(symbol=op, kind="aten", supported=supported,
-                          via=f"{len(good)} of {len(results)} overloads covered",
-                          products={p: supported for p in PRODUCTS}, notes=(
-                              "not covered: " + ", ".join(bad) if bad else "all overloads covered")
-                          + "; op-plugin registrations carry no product dimension",
+                          via=f"{len(results) - len(bad)} of {len(results)} overloads covered",
+                          products=products, notes=(
+                              "not covered or unverified: " + ", ".join(bad) if bad else "all overloads covered")
+                          + "; " + note_products,
                           source="; ".join(sorted({r[3] for _, r in results}))[:2000])
-        supported, via, notes, source = self._aten_status(key)
-        return Answer(symbol=op, kind="aten", supported=supported, via=via,
-                      products={p: supported for p in PRODUCTS},
-                      notes=notes + "; op-plugin registrations carry no product dimension", source=source)
+        supported, via, notes, source, products = self._aten_status(key)
+        if products[product] != supported:
+            notes += (f"; 950: unverified (no support list before torch 2.7.1 names Ascend 950DT)" if product == "950"
+                      else f"; {product}: unverified (only aclnn kernels are registered)")
+        return Answer(symbol=op, kind="aten", supported=products[product], via=via, products=products,
+                      notes=notes + "; " + note_products, source=source)
 
     # ---- Python APIs ----------------------------------------------------------------------------
     def _api_sets(self) -> list[str]:
@@ -200,21 +228,34 @@ class Coverage:
             elif any(r["products"] and p in r["products"] for r in entry["restrictions"]):
                 products[p] = True
             else:
-                products[p] = "unverified"
+                products[p] = UNVERIFIED
+        if _line_key(self.target.torch_npu) < _line_key(FIRST_950_LINE) and products["950"] is not False:
+            products["950"] = UNVERIFIED   # the list's 950DT column is for a newer torch than this line's
         scoped = [r for r in entry["restrictions"] if r["products"] and product in r["products"]]
         general = [r for r in entry["restrictions"] if not r["products"]]
         applicable = scoped or general
         dtypes = list(applicable[0]["dtypes"]) if applicable else []
-        state = products[product]
         notes = []
-        if state == "unverified":
-            supported: bool | str = "partial"
-            via = "not verified on this product"
-            notes.append(f"the torch {version} support list has no {product} column")
-        elif state and entry.get("cpu_fallback"):
-            supported, via = "partial", "cpu fallback"
+        absent = self._absent_in_line_torch(qualname, version)
+        contradiction = self._contradiction(qualname, entry, products) if products[product] is False else None
+        if absent:
+            supported: bool | str = False
+            via = "absent"
+            notes.append(absent)
+            products = {p: False for p in PRODUCTS}
+        elif products[product] == UNVERIFIED:
+            supported, via = UNVERIFIED, "not verified on this product"
+            notes.append(f"the torch {version} support list has no {product} column" if product != "950" else
+                         f"no support list names Ascend 950DT for {self.target.torch_npu} (the first with a "
+                         "950DT column is for torch 2.7.1)")
+        elif contradiction:
+            supported, via = UNVERIFIED, "support list contradicts kernel registrations"
+            products[product] = UNVERIFIED
+            notes.append(contradiction)
+        elif products[product] and entry.get("cpu_fallback"):
+            supported, via = True, "npu (support list), may fall back to the CPU"
             notes.append("the support list says it may fall back to the CPU")
-        elif state:
+        elif products[product]:
             supported, via = True, "npu (support list)"
         else:
             supported, via = False, "unsupported (support list)"
@@ -224,26 +265,95 @@ class Coverage:
         if raw:
             notes.append(raw)
         source = entry["source"]
+        if contradiction and via == "support list contradicts kernel registrations":
+            source += "; " + self._contradiction_source   # where the kernel registration is read
         if version != self.api_doc:
             source += f" (not in the torch {self.api_doc} list used for {self.target.torch_npu}; answered from the {version} list)"
+        elif _line_key(version) > _line_key(self._torch_version()):
+            notes.append(f"the support list is for torch {version}; {self.target.torch_npu} builds on torch "
+                         f"{self._torch_version()}")
         return Answer(symbol=qualname, kind=kind, supported=supported, via=via, products=products, dtypes=dtypes,
                       notes="\n".join(notes), substitute=None, source=source)
 
+    def _torch_version(self) -> str:
+        return _table("index.json")["torch_versions"][self.target.torch_npu]
+
+    def _absent_in_line_torch(self, qualname: str, version: str) -> str | None:
+        """Why the API does not exist in the torch of the target line (its module or its aten op is missing)."""
+        index = _table("index.json")
+        missing = index.get("missing_modules", {}).get(self._torch_version(), [])
+        for module in missing:
+            if qualname == module or qualname.startswith(module + "."):
+                return (f"module {module} does not exist in torch {self._torch_version()} (the torch "
+                        f"{self.target.torch_npu} builds on; source: {index['torch_wheels'][self._torch_version()]})")
+        # an API defined over its own aten op (F.rms_norm -> aten::rms_norm) is absent with it; Tensor
+        # methods and torch.* names can predate their aten entry (Tensor.dim, aten::dim only from 2.12)
+        aten_name = _api_to_aten(qualname) if qualname.startswith(_ATEN_BOUND) else None
+        if aten_name:
+            key = normalize_aten(aten_name)
+            ops = _table("aten.json")["ops"]
+            keys = [key] if key in ops else [k for k in ops if k.split(".")[0] == key]
+            if keys and all(self._aten_status(k)[1] == "absent" for k in keys):
+                return f"aten::{key} does not exist in torch {self._torch_version()}, so neither does {qualname}"
+        return None
+
+    def _contradiction(self, qualname: str, entry: dict, products: dict) -> str | None:
+        """A ✘ for the target product that the kernel registrations do not bear out: the aten op the API
+        lowers to is registered (registrations carry no product dimension)."""
+        aten_name = _api_to_aten(qualname) or _module_to_aten(qualname)
+        if not aten_name:
+            return None
+        answer = self.aten(aten_name)
+        if answer.kind == "unknown" or answer.supported is not True:
+            return None   # only kernels shown to be registered contradict a ✘
+        listed_ok = [p for p, v in entry["products"].items() if v is True]
+        title = {"950": "Ascend 950DT", "a2": "Atlas A2", "a3": "Atlas A3"}.get(self.target.product, self.target.product)
+        self._contradiction_source = answer.source
+        return (f"the support list marks {qualname} ✘ for {title}"
+                + (f" (✔ for {', '.join(listed_ok)})" if listed_ok else "")
+                + f", but aten::{normalize_aten(aten_name)} is '{answer.via}' on {self.target.torch_npu} "
+                "(yes), and kernel registrations carry no "
+                "product dimension: the ✘ is not confirmed by the registrations, so this is unverified")
+
     def api(self, qualname: str) -> Answer | None:
-        name = qualname.strip()
+        name = canonical_api(qualname.strip())
         key = ("api", name)
         if key not in self._answers:
             found = self._api_entry(name)
-            self._answers[key] = self._api_answer(name, *found) if found else None
+            self._answers[key] = self._api_answer(name, *found) if found else self._private_api(name)
         return self._answers[key]
+
+    def _private_api(self, name: str) -> Answer | None:
+        row = _table("private_apis.json")["apis"].get(name)
+        if row is None:
+            return None
+        product = self.target.product
+        products: dict[str, bool | str] = {p: UNVERIFIED for p in PRODUCTS}
+        if row["supported"]:
+            for p in ("a2", "a3", "950"):
+                products[p] = p not in row["not_on"]
+        else:
+            products.update({p: False for p in ("a2", "a3", "950")})
+        notes = ["private_apis.md names no product; 是 (supported) is read as Atlas A2 / A3 / Ascend 950DT, "
+                 "910A / 310P unverified"]
+        supported, via = products[product], "private API list"
+        tv = self._torch_version()
+        if row["min_torch"] and _line_key(tv) < _line_key(row["min_torch"]):
+            supported, via = False, "not in this torch version (private API list)"
+            notes.insert(0, f"only PyTorch {row['min_torch']} and later; {self.target.torch_npu} builds on torch {tv}")
+        if row["raw"]:
+            notes.append(row["raw"])
+        return Answer(symbol=name, kind="api", supported=supported, via=via, products=products, dtypes=row["dtypes"],
+                      notes="\n".join(notes), substitute=row.get("npu_name"), source=row["source"])
 
     def unsupported_apis(self) -> dict[str, Answer]:
         """Python APIs the target's support list marks ✘ for the target product."""
         key = ("unsupported_apis", "")
         if key not in self._answers:
             apis = _table(f"api/torch-{self.api_doc}.json")["apis"]
-            out = {name: self.api(name) for name, entry in sorted(apis.items())
-                   if entry["products"].get(self.target.product) is False}
+            out = {name: ans for name, entry in sorted(apis.items())
+                   if entry["products"].get(self.target.product) is False
+                   and (ans := self.api(name)) is not None and ans.supported is False}
             self._answers[key] = out  # type: ignore[assignment]
         return self._answers[key]  # type: ignore[return-value]
 
@@ -254,14 +364,24 @@ class Coverage:
         m = _REDUCE_OP.match(raw)
         if m and m.group(1) in hccl["reduce_ops"]:
             op = m.group(1)
-            row = hccl["reduce_ops"][op]
-            facts = hccl["facts"]["reduce_dtypes"]
-            dtypes = sorted(set(facts["dtypes"]) | (set(facts["only_on_950"]) if self.target.product == "950" else set()))
-            notes = {"raises": "HCCL raises for this reduce op", "emulated": "HCCL has no native kernel; torch_npu "
-                     "emulates it (extra work, check numerics)", "hccl": "native HCCL reduce op"}[row["via"]]
-            return Answer(symbol=raw, kind="collective", supported=row["supported"], via=row["via"],
-                          products={p: row["supported"] for p in PRODUCTS}, dtypes=dtypes,
-                          notes=f"{notes}; reduce dtypes: {facts['text']}", source=row["source"])
+            row = hccl["reduce_ops"][op]["by_line"][self.target.torch_npu]
+            status = _STATUS[row["status"]]
+            notes, source = [row["note"]], [row["source"]] if row["source"] else []
+            dtypes: list[str] = []
+            found = self._api_entry("torch.distributed.all_reduce")
+            if found:
+                ar = self._api_answer("torch.distributed.all_reduce", *found)
+                dtypes = ar.dtypes
+                notes.append(f"reduction dtypes on {self.target.product} (torch.distributed.all_reduce): "
+                             f"{', '.join(dtypes) or 'not listed'}")
+                source.append(ar.source)
+            cls = self._api_entry("torch.distributed.ReduceOp")
+            if cls:
+                source.append(cls[1]["source"])
+            return Answer(symbol=raw, kind="collective", supported=status,
+                          via="torch_npu wheel" if status is True else "not stated per member",
+                          products={p: status for p in PRODUCTS}, dtypes=dtypes, notes="\n".join(notes),
+                          source="; ".join(source))
         short = raw
         for prefix in _COLLECTIVE_PREFIXES:
             if short.startswith(prefix):
@@ -273,26 +393,18 @@ class Coverage:
         qualname = f"torch.distributed.{short}"
         found = self._api_entry(qualname)
         if found is None:
-            note = row.get("design_note")
-            return Answer(symbol=raw, kind="collective", supported="partial", via="not in the support list",
-                          products={p: "unverified" for p in PRODUCTS},
-                          notes=note["text"] if note else "", source=note["source"] if note else "")
+            return Answer(symbol=raw, kind="collective", supported=UNVERIFIED, via="not in the support list",
+                          products={p: UNVERIFIED for p in PRODUCTS}, notes="no support list row", source="")
         base = self._api_answer(raw, *found, kind="collective")
         per = row["by_torch"].get(found[0], {})
         supported, via, notes = base.supported, base.via, [base.notes] if base.notes else []
-        if supported is True and (per.get("world_size_unsupported") or per.get("compatible_impl") or row.get("design_note")):
-            supported = "partial"
         if per.get("world_size_unsupported"):
             notes.insert(0, "world_size " + ", ".join(map(str, per["world_size_unsupported"])) + " unsupported")
         if per.get("compatible_impl"):
-            via = "hccl (differs from native PyTorch)"
+            via = "hccl (differs from native PyTorch)" if supported is True else via
             notes.insert(0, "behaviour differs from native PyTorch unless torch_npu.npu.use_compatible_impl(True)")
-        source = base.source
-        if row.get("design_note"):
-            notes.insert(0, row["design_note"]["text"])
-            source += "; " + row["design_note"]["source"]
         return Answer(symbol=raw, kind="collective", supported=supported, via=via, products=base.products,
-                      dtypes=base.dtypes, notes="\n".join(notes), substitute=None, source=source)
+                      dtypes=base.dtypes, notes="\n".join(notes), substitute=None, source=base.source)
 
     def rejected_world_sizes(self, name: str) -> list[int]:
         """Process-group sizes the support list rejects for a collective (the row `collective` answers from)."""
@@ -322,7 +434,10 @@ class Coverage:
             return None
         line, product = self.target.torch_npu, self.target.product
         documented = bool(row["products"])
-        products = {p: row["products"].get(p, False) if documented else "unverified" for p in PRODUCTS}
+        # a product the page's table leaves out is unverified, not unsupported
+        products = {p: row["products"].get(p, UNVERIFIED) if documented else UNVERIFIED for p in PRODUCTS}
+        if _line_key(self.target.torch_npu) < _line_key(FIRST_950_LINE) and products["950"] is True:
+            products["950"] = UNVERIFIED   # the page carries no version; no list names 950DT this early
         on_line = row["lines"] is None or line in row["lines"]
         notes = []
         if row["lines"] is not None:
@@ -337,8 +452,8 @@ class Coverage:
         if not on_line:
             supported: bool | str = False
             via = f"not in torch_npu {line}"
-        elif state == "unverified":
-            supported, via = "partial", "torch_npu custom op (products undocumented)"
+        elif state == UNVERIFIED:
+            supported, via = UNVERIFIED, "torch_npu custom op (product not on its page)"
         else:
             supported, via = bool(state), "torch_npu custom op" if state else "torch_npu custom op (not on this product)"
         if row.get("beta"):
@@ -347,8 +462,6 @@ class Coverage:
         if row.get("deprecated"):
             substitute = row["deprecated"].get("replace")
             notes.append("deprecated" + (f": use {substitute}" if substitute else ""))
-            if supported is True:
-                supported = "partial"
         dtypes, dropped = self._product_dtypes(row["dtypes"].get(product, []))
         if dropped:
             notes.append(f"the page lists {', '.join(dropped)}, which the {product} profile lacks")
@@ -363,41 +476,91 @@ class Coverage:
         return [d for d in dtypes if d not in lacking], lacking
 
     # ---- environment variables ------------------------------------------------------------------
+    _TORCH_NPU_PREFIXES = ("TORCH_HCCL_", "TORCH_NPU_", "PYTORCH_NPU_", "PYTORCH_NO_NPU_")
+
+    def _wheel_env(self) -> dict | None:
+        return _table("env.json")["wheel_env"].get(self.target.torch_npu)
+
     def env_var(self, name: str) -> Answer | None:
         env = _table("env.json")
         raw = name.strip()
         var = env["variables"].get(raw)
+        wheel = self._wheel_env()
         if var is not None:
-            products = {p: (p in var["products"]) if var["products"] else "unverified" for p in PRODUCTS}
+            # a product the page's 支持的型号 list leaves out is unverified, not unsupported
+            products = {p: True if p in var["products"] else UNVERIFIED for p in PRODUCTS}
+            if _line_key(self.target.torch_npu) < _line_key(FIRST_950_LINE) and products["950"] is True:
+                products["950"] = UNVERIFIED   # the page carries no version; no list names 950DT this early
             state = products[self.target.product]
             notes = [var.get("meaning_en", ""), var["meaning"]]
             for label, value in (("default", var.get("default")), ("unit", var.get("unit")),
-                                 ("advice", var.get("advice")), ("NCCL/CUDA counterpart",
-                                                                  ", ".join(var.get("cuda_counterparts", []))),
-                                 ("", var.get("notes"))):
+                                 ("advice", var.get("advice"))):
                 if value:
-                    notes.append(f"{label}: {value}" if label else value)
-            return Answer(symbol=raw, kind="env", supported="partial" if state == "unverified" else state,
-                          via="Ascend environment variable", products=products, notes="\n".join(n for n in notes if n),
-                          source=var["source"])
-        counterpart = env["cuda_counterparts"].get(raw)
-        if counterpart is None:  # wildcard rows such as TORCH_NCCL_* -> TORCH_HCCL_*
-            for pattern, row in env["cuda_counterparts"].items():
-                if pattern.endswith("*") and raw.startswith(pattern[:-1]):
-                    rest = raw[len(pattern) - 1:]
-                    counterpart = dict(row, ascend=[a.replace("*", rest) for a in row["ascend"]])
-                    break
-        if counterpart is None:
+                    notes.append(f"{label}: {value}")
+            if not var["products"]:
+                notes.append("its page names no product")
+            source, substitute, via = var["source"], None, "Ascend environment variable"
+            if wheel and raw in wheel["names"]:
+                source += f"; {wheel['wheel']}: {wheel['names'][raw]}"
+            elif wheel:
+                # the pages carry no version: the line's wheel shows whether this release knows the name.
+                # torch_npu's own families are read by torch_npu alone (absent = no); others may be read
+                # by CANN, and a stand-in wheel (no wheel of this line on PyPI) settles nothing
+                own = raw.startswith(self._TORCH_NPU_PREFIXES) and "no wheel of" not in wheel["wheel"]
+                state = False if own else UNVERIFIED
+                older = raw.replace("TORCH_HCCL_", "HCCL_", 1) if raw.startswith("TORCH_HCCL_") else None
+                via = f"not read by torch_npu {wheel['release']}"
+                products = {p: state for p in PRODUCTS}
+                notes.insert(0, f"the torch_npu {wheel['release']} wheel does not contain the name {raw}"
+                             + ("" if own else " (it may be read by CANN instead, or the wheel is a stand-in)"))
+                if older and older in wheel["names"]:
+                    substitute = older
+                    notes.insert(1, f"this line reads {older} ({wheel['names'][older]})")
+                source += f"; {wheel['wheel']} (name absent)"
+            return Answer(symbol=raw, kind="env", supported=state, via=via, products=products,
+                          notes="\n".join(n for n in notes if n), substitute=substitute, source=source)
+        if not re.match(r"^(TORCH_NCCL_|NCCL_|CUDA_|PYTORCH_CUDA_|CUBLAS|CUDNN)", raw):
+            if wheel and raw in wheel["names"]:
+                return Answer(symbol=raw, kind="env", supported=UNVERIFIED, via="read by torch_npu (no page)",
+                              products={p: UNVERIFIED for p in PRODUCTS},
+                              notes=f"the torch_npu {wheel['release']} wheel reads {raw}, but no Ascend page "
+                                    "documents it", source=f"{wheel['wheel']}: {wheel['names'][raw]}")
             return None
-        notes = [f"{raw} has no effect on Ascend; set {' or '.join(counterpart['ascend'])}"]
-        if counterpart.get("cuda_unit") or counterpart.get("ascend_unit"):
-            notes.append(f"units differ: {raw} in {counterpart.get('cuda_unit') or '?'}, "
-                         f"{counterpart['ascend'][0]} in {counterpart.get('ascend_unit') or '?'}")
-        documented = [a for a in counterpart["ascend"] if a in env["variables"]]
-        source = counterpart["source"] + "".join("; " + env["variables"][a]["source"] for a in documented)
-        return Answer(symbol=raw, kind="env", supported=False, via="CUDA/NCCL variable (ignored on NPU)",
-                      products={p: False for p in PRODUCTS}, notes="\n".join(notes),
-                      substitute=" / ".join(counterpart["ascend"]), source=source)
+        return self._cuda_counterpart(raw, env, wheel)
+
+    def _cuda_counterpart(self, raw: str, env: dict, wheel: dict | None) -> Answer:
+        """A CUDA / NCCL variable: no effect on Ascend; its Ascend spelling where a page or this line's
+        wheel knows one, else a generic answer."""
+        candidates = []
+        if raw.startswith("TORCH_NCCL_"):
+            rest = raw[len("TORCH_NCCL_"):]
+            candidates = ["TORCH_HCCL_" + rest, "HCCL_" + rest]
+        elif raw.startswith("NCCL_"):
+            candidates = ["HCCL_" + raw[len("NCCL_"):]]
+        elif "CUDA" in raw:
+            candidates = [raw.replace("CUDA", "NPU"), raw.replace("CUDA", "ASCEND_RT"), raw.replace("CUDA", "ASCEND")]
+        names = wheel["names"] if wheel else {}
+        for cand in candidates:
+            where = []
+            if cand in env["variables"]:
+                where.append(env["variables"][cand]["source"])
+            if cand in names:
+                where.append(f"{wheel['wheel']}: {names[cand]}")
+            if where:
+                notes = [f"{raw} has no effect on Ascend; the same setting is {cand} (the Ascend spelling; "
+                         "the pages do not pair the two names, so check the meaning and units on its page)"]
+                if cand not in names and cand.startswith(self._TORCH_NPU_PREFIXES) and wheel:
+                    notes.append(f"but the torch_npu {wheel['release']} wheel does not read {cand}")
+                return Answer(symbol=raw, kind="env", supported=False, via="CUDA/NCCL variable (ignored on NPU)",
+                              products={p: False for p in PRODUCTS}, notes="\n".join(notes), substitute=cand,
+                              source="; ".join(where))
+        family = "NCCL" if "NCCL" in raw else "CUDA"
+        src = f"{wheel['wheel']} (name absent)" if wheel and raw not in names else ""
+        return Answer(symbol=raw, kind="env", supported=False, via=f"{family} variable (ignored on NPU)",
+                      products={p: False for p in PRODUCTS},
+                      notes=f"{raw} configures {'NCCL' if family == 'NCCL' else 'the CUDA runtime'}, which torch_npu "
+                            "does not use; neither the Ascend pages nor this line's torch_npu wheel name an Ascend "
+                            "counterpart", source=src)
 
     # ---- dtypes, fusion -------------------------------------------------------------------------
     def dtype_answer(self, dtype: str) -> Answer:
@@ -417,16 +580,22 @@ class Coverage:
                           source=_table("products.json")["source"])
         row = rows[self.target.product]
         examples = f", e.g. {', '.join(row['evidence'][:3])}" if row["evidence"] else ""
-        if row["supported"]:
-            notes = f"{row['evidence_count']} API entries list {family} for this product{examples}"
-        elif not row["evidence"]:
-            notes = f"no Ascend page lists {family} for {self.target.product}"
+        against = f", e.g. {', '.join(row['against'][:2])}" if row["against"] else ""
+        if row["supported"] is True:
+            notes = f"{row['evidence_count']} product-scoped dtype lists name {family} for this product{examples}"
+        elif row["supported"] is False:
+            notes = (f"no page lists {family} for {self.target.product}, while {row['against_count']} pages that "
+                     f"scope dtypes by product list it for another product and not for this one{against}")
+        elif row["evidence"] and row["against"]:
+            notes = (f"unverified: the pages disagree: {row['evidence_count']} list {family} for "
+                     f"{self.target.product}{examples}; {row['against_count']} list it only for other "
+                     f"products{against}")
         else:
-            notes = f"{self.target.product} has no {family}; the per-API dtype lists that mention it anyway " \
-                    f"({row['evidence_count']}{examples}) do not scope it by product"
+            notes = (f"unverified: no page scopes {family} to {self.target.product} (the pages state no "
+                     "product-wide dtype facts)")
         return Answer(symbol=raw, kind="dtype", supported=row["supported"], via=f"product profile {self.target.product}",
                       products={p: r["supported"] for p, r in rows.items()}, dtypes=[name], notes=notes,
-                      source=row["source"])
+                      source="; ".join(dict.fromkeys(row["evidence"][:3] + row["against"][:3])) or row["source"])
 
     def dtype_supported(self, dtype: str) -> bool:
         return self.dtype_answer(dtype).supported is True
@@ -454,6 +623,31 @@ def _compress(lines: list[str]) -> list[list[str]]:
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*\*?$")
 
 
+_ALIASES = (("F.", "torch.nn.functional."), ("nn.functional.", "torch.nn.functional."),
+            ("nn.", "torch.nn."), ("dist.", "torch.distributed."))
+
+
+_ATEN_BOUND = ("torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.")
+
+
+def canonical_api(name: str) -> str:
+    """'F.rms_norm', 'nn.functional.rms_norm' -> 'torch.nn.functional.rms_norm'; 'nn.Linear' -> 'torch.nn.Linear'."""
+    for short, full in _ALIASES:
+        if name.startswith(short):
+            return full + name[len(short):]
+    return name
+
+
+def _module_to_aten(qualname: str) -> str | None:
+    """torch.nn.Linear -> linear, torch.nn.LayerNorm -> layer_norm, torch.nn.Conv2d -> conv2d."""
+    if not qualname.startswith("torch.nn.") or qualname.count(".") != 2:
+        return None
+    cls = qualname.rsplit(".", 1)[1]
+    if not cls[:1].isupper():
+        return None
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", cls).lower()
+
+
 def _api_to_aten(qualname: str) -> str | None:
     """torch.linalg.eig -> linalg_eig; torch.nn.functional.gelu -> gelu; torch.Tensor.lgamma -> lgamma."""
     for prefix, pre in (("torch.nn.functional.", ""), ("torch.Tensor.", ""), ("torch.linalg.", "linalg_"),
@@ -467,7 +661,7 @@ def _api_to_aten(qualname: str) -> str | None:
 def lookup(symbol: str, target: Target) -> Answer:
     """One answer for `audit ops`, whatever the kind of symbol."""
     cov = Coverage.load(target)
-    s = symbol.strip()
+    s = canonical_api(symbol.strip())
     if not s:
         return unknown(symbol)
     if s.startswith(("aten::", "aten.", "torch.ops.aten.")):
@@ -475,13 +669,12 @@ def lookup(symbol: str, target: Target) -> Answer:
     if s.startswith(("torch_npu.", "torch.ops.npu.", "npu::")):
         return cov.custom_op(s) or cov.api(s) or unknown(s, "torch_npu API")
     if _REDUCE_OP.match(s) and not _ENV_NAME.match(s) or s.startswith(("torch.distributed.ReduceOp.", "dist.ReduceOp.", "ReduceOp.")):
-        answer = cov.collective(s)
-        return answer
+        return cov.collective(s)
     if s.startswith(_COLLECTIVE_PREFIXES):
         answer = cov.collective(s)
         if answer.kind != "unknown":
             return answer
-        return cov.api(s.replace("dist.", "torch.distributed.", 1) if s.startswith("dist.") else s) or unknown(s)
+        return cov.api(s) or unknown(s, "Python API")
     if s.startswith("torch."):
         answer = cov.api(s)
         if answer is not None:
@@ -490,10 +683,17 @@ def lookup(symbol: str, target: Target) -> Answer:
         if aten_name:
             via_aten = cov.aten(aten_name)
             if via_aten.kind != "unknown":
-                return Answer(symbol=s, kind="api", supported=via_aten.supported, via=via_aten.via,
-                              products=via_aten.products, dtypes=[], notes=(
-                                  f"not in the torch {cov.api_doc} support list (unverified); answered from "
-                                  f"aten::{normalize_aten(aten_name)}: {via_aten.notes}"),
+                absent = via_aten.via == "absent" and s.startswith(_ATEN_BOUND)
+                supported = via_aten.supported if absent else (
+                    UNVERIFIED if via_aten.supported is True or via_aten.via == "absent" else via_aten.supported)
+                return Answer(symbol=s, kind="api", supported=supported, via=via_aten.via,
+                              products={p: supported for p in via_aten.products} if via_aten.via == "absent" else
+                              {p: (UNVERIFIED if v is True else v) for p, v in via_aten.products.items()},
+                              dtypes=[], notes=(
+                                  f"not in the torch {cov.api_doc} support list; answered from "
+                                  f"aten::{normalize_aten(aten_name)} ({via_aten.notes})"
+                                  + ("; a kernel for the aten op does not verify the Python API" if via_aten.supported
+                                     is True else "")),
                               substitute=None, source=via_aten.source)
         return unknown(s, "Python API")
     if _ENV_NAME.match(s):

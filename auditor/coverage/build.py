@@ -3,7 +3,8 @@
     python -m auditor.coverage.build [--ascend-dir DIR] [--out DIR]
 
 Deterministic: the same sources and the same installed torch give byte-identical files.
-Needs torch (the composite-kernel registry); the query side (auditor.coverage) does not.
+Reads only committed data besides the Ascend snapshots: op_tables/inputs/ (torch schemas per version,
+torch_npu strings, pinned by sha256) and op_tables/wheel_data/ (torch_npu registrations); no torch needed.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_ASCEND_DIR = REPO_ROOT.parent / "shared" / "ascend"
 DEFAULT_OUT = REPO_ROOT / "op_tables"
 WHEEL_DATA = REPO_ROOT / "op_tables" / "wheel_data"  # written by op_tables/crosscheck_wheel.py (network)
+INPUTS = REPO_ROOT / "op_tables" / "inputs"  # pinned registry inputs, op_tables/inputs.py
 
 
 class BuildError(Exception):
@@ -42,7 +44,7 @@ def api_doc_for_line(line: str, doc_versions: list[str]) -> str:
     return older[-1] if older else doc_versions[0]
 
 
-def split_op_plugin(rows: list[dict], registry: dict[str, dict]) -> tuple[dict[str, dict], dict[str, dict]]:
+def split_op_plugin(rows: list[dict], registry: set[str]) -> tuple[dict[str, dict], dict[str, dict]]:
     """op-plugin entries -> (aten overloads, torch_npu custom ops), merging repeated entries."""
     aten: dict[str, dict] = {}
     custom: dict[str, dict] = {}
@@ -60,24 +62,59 @@ def split_op_plugin(rows: list[dict], registry: dict[str, dict]) -> tuple[dict[s
     return aten, custom
 
 
+def missing_modules(api_sets: list[tuple[str, dict]], schemas: dict[str, dict]) -> dict[str, list[str]]:
+    """torch version -> modules that support-list APIs live in but that torch version does not ship
+    (torch.distributed.pipelining before 2.4): those APIs are absent on the lines built on it."""
+    modules_of = {s["version"]: set(s["modules"]) for s in schemas.values()}
+    every = set().union(*modules_of.values())
+    wanted = set()
+    for _, apis in api_sets:
+        for name in apis:
+            parts = name.split(".")
+            for i in range(len(parts), 1, -1):
+                if ".".join(parts[:i]) in every:
+                    wanted.add(".".join(parts[:i]))
+                    break
+    out = {}
+    for version, mods in sorted(modules_of.items()):
+        missing = sorted(m for m in wanted - mods if not any(m.startswith(x + ".") for x in wanted - mods if x != m))
+        out[version] = missing
+    return out
+
+
+def read_npu_strings(lines: list[str]) -> dict[str, dict]:
+    """line -> the strings extracted from the newest pinned torch_npu wheel of that line."""
+    by_line: dict[str, dict] = {}
+    for path in sorted(INPUTS.glob("torch_npu-*.strings.json"), key=lambda p: build_aten._vkey(p.name)):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        major, minor = data["release"].split(".")[:2]
+        line = f"v{major}.{minor}"
+        if line in lines:
+            by_line[line] = data   # sorted oldest first: the newest release of a line wins
+    for i, line in enumerate(lines):   # v2.2, v2.15: no wheel on PyPI; the nearest older line's wheel stands in
+        if line not in by_line:
+            older = [l for l in lines[:i] if l in by_line and not by_line[l].get("stand_in_for")]
+            if older:
+                by_line[line] = {**by_line[older[-1]], "stand_in_for": line}
+    return by_line
+
+
 def build(ascend_dir: Path | str = DEFAULT_ASCEND_DIR, out_dir: Path | str = DEFAULT_OUT) -> dict[str, int]:
     """Write every table; returns the number of rows per file (what `audit tables build` prints)."""
     ascend_dir, out_dir = Path(ascend_dir), Path(out_dir)
     if not (ascend_dir / build_aten.OP_PLUGIN_YAML).is_file():
         raise BuildError(f"{ascend_dir} does not hold the Ascend snapshots "
                          f"({build_aten.OP_PLUGIN_YAML} is missing); pass --ascend-dir")
-    try:
-        import torch  # noqa: F401
-    except ImportError as exc:
-        raise BuildError("building the tables needs torch installed (pip install npu-audit[trace])") from exc
-
     lines, op_rows = build_aten.read_op_plugin(ascend_dir)
-    torch_version, registry = build_aten.torch_registry()
-    aten_npu, custom_npu = split_op_plugin(op_rows, registry)
+    pinned = json.loads((INPUTS / "PINNED.json").read_text(encoding="utf-8"))
+    schemas = build_aten.read_torch_schemas(INPUTS, pinned["torch_for_line"], lines)
+    all_schema_ops = set().union(*(s["ops"] for s in schemas.values()))
+    aten_npu, custom_npu = split_op_plugin(op_rows, all_schema_ops)
     counts: dict[str, int] = {}
 
-    aten = build_aten.aten_table(lines, aten_npu, registry, torch_version,
-                                 build_aten.read_wheel_extracts(WHEEL_DATA))
+    decomp_path = INPUTS / "decompositions.json"
+    decompositions = json.loads(decomp_path.read_text(encoding="utf-8")) if decomp_path.is_file() else {"ops": {}}
+    aten = build_aten.aten_table(lines, aten_npu, schemas, build_aten.read_wheel_extracts(WHEEL_DATA), decompositions)
     write_json(out_dir / "aten.json", aten)
     counts["aten.json"] = aten["count"]
 
@@ -93,8 +130,9 @@ def build(ascend_dir: Path | str = DEFAULT_ASCEND_DIR, out_dir: Path | str = DEF
             "source": folder.relative_to(ascend_dir).as_posix(), "apis": apis})
         counts[f"api/torch-{version}.json"] = len(apis)
 
+    npu_strings = read_npu_strings(lines)
     extra = build_extra.build_all(ascend_dir, lines, custom_npu, build_aten.read_deprecated(ascend_dir),
-                                   api_sets)
+                                   api_sets, npu_strings)
     for name, table in extra.items():
         write_json(out_dir / f"{name}.json", table)
         counts[f"{name}.json"] = table["count"]
@@ -104,17 +142,16 @@ def build(ascend_dir: Path | str = DEFAULT_ASCEND_DIR, out_dir: Path | str = DEF
         "schema": SCHEMA,
         "generated_by": "python -m auditor.coverage.build",
         "lines": lines,
-        "torch_version": torch_version,
+        "torch_versions": aten["torch_versions"],
+        "torch_wheels": {s["version"]: f"{s['wheel']} (file list)" for s in schemas.values()},
+        "missing_modules": missing_modules(api_sets, schemas),
         "api_docs": {line: api_doc_for_line(line, doc_versions) for line in lines},
-        "approximations": [
-            f"Composite kernels come from the dispatcher of the installed torch {torch_version}, used for "
-            "every torch_npu line: an op that became composite in a later PyTorch may read as composite "
-            "for an older line.",
-            "CompositeExplicitAutogradNonFunctional counts as covered only when the out= overload with the "
-            "same arguments has an NPU kernel or a composite kernel on that line.",
+        "approximations": aten["approximations"] + [
+            "Composites are followed to their leaves only where the leaves are known (structured delegates, "
+            "auto-generated out= overloads, view_copy ops, measured decompositions); otherwise 'unverified'.",
             "Python API support per line uses the nearest native_api support list not newer than the line "
-            f"(lists exist for torch {', '.join(doc_versions)}); lines older than {doc_versions[0]} use "
-            f"the {doc_versions[0]} list.",
+            f"(lists exist for torch {', '.join(doc_versions)}); older lines use the {doc_versions[0]} list "
+            "only for APIs that exist in the line's torch; otherwise unverified.",
             "The native_api lists have columns for Atlas A2, Atlas A3 and Ascend 950DT only; 910A and "
             "310P answers for Python APIs are 'unverified' unless a restriction names them.",
         ],

@@ -13,7 +13,6 @@ from auditor.target import PRODUCT_TITLES, PRODUCTS, normalize_product
 
 FUSION_YAML = "msprof-analyze/rules/timeline_fusion_ops.yaml"
 ENV_INFO_YAML = "msprof-analyze/rules/environment_variable_info.yaml"
-DESIGN_MD = "../DESIGN.md"  # relative to the ascend folder: /work/shared/DESIGN.md
 _DTYPE_WORD = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(sorted(
     ["bfloat16", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
      "bool", "complex64", "complex128", "float8_e4m3fn", "float8_e5m2", "hifloat8", "int4",
@@ -71,6 +70,8 @@ def _scoped_dtypes(lines: list[str]) -> dict[str | None, list[str]]:
             active = (indent, sorted({p for t in titles for p in products_in_term(t)}))
         elif active and indent <= active[0]:
             active = None
+        if "不支持" in line:   # '数据类型不支持bfloat16' names a dtype it does not support
+            continue
         for dtype in _dtypes_in(line):
             for product in (active[1] if active else [None]):
                 scopes.setdefault(product, set()).add(dtype)
@@ -107,6 +108,7 @@ def parse_custom_page(path: Path, rel: str) -> dict | None:
         "name": name,
         "products": dict(sorted(products.items())),
         "dtypes": dtypes,
+        "scoped_dtypes": {p: d for p, d in sorted(scoped.items()) if p in products},
         "layouts": layouts,
         "signature": signature,
         "constraints": _clean("\n".join(l.rstrip() for l in constraints)),
@@ -142,68 +144,20 @@ def build_custom_ops(ascend_dir: Path, lines: list[str], custom_npu: dict[str, d
         if name in ops or key.split(".")[0].endswith("_backward"):
             continue
         covered = sorted({l for ls in row["kernels"].values() for l in ls}, key=lines.index)
-        ops[name] = {"name": name, "products": {}, "dtypes": {}, "layouts": [], "signature": "",
+        ops[name] = {"name": name, "products": {}, "dtypes": {}, "scoped_dtypes": {}, "layouts": [], "signature": "",
                      "constraints": "", "beta": False, "lines": covered, "source": row["source"],
                      **({"deprecated": deprecated[key]} if key in deprecated else {})}
     return {"schema": 1, "count": len(ops), "ops": ops}
 
 
-def _design_bullet(ascend_dir: Path, label: str) -> tuple[str, int]:
-    path = ascend_dir / DESIGN_MD
-    text = path.read_text(encoding="utf-8")
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        if line.startswith(f"- {label}:"):
-            body = [line]
-            for nxt in lines[i + 1:]:
-                if nxt.startswith("  ") and not nxt.startswith("- "):
-                    body.append(nxt.strip())
-            # a wrapped line ending in '/' continues a word ('all_reduce/reduce/' + 'reduce_scatter')
-                else:
-                    break
-            joined = body[0]
-            for part in body[1:]:
-                joined += part if joined.endswith("/") else " " + part
-            return joined[len(f"- {label}:"):].strip(), i + 1
-    raise ValueError(f"{path}: no '- {label}:' bullet in §4")
+REDUCE_OPS = ("SUM", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR", "AVG", "PREMUL_SUM")
 
 
-def _expect(pattern: str, text: str, what: str) -> re.Match:
-    m = re.search(pattern, text)
-    if not m:
-        raise ValueError(f"DESIGN.md no longer states {what} (pattern {pattern!r}); update build_extra.py")
-    return m
-
-
-def _dtype_list(text: str) -> list[str]:
-    """'int8/16/32/64, fp16, fp32, bf16' or 'fp64 and uint64 only on Ascend 950' -> torch dtype names."""
-    out = set()
-    for word in re.findall(r"[a-z]+\d+(?:/\d+)*", text):
-        m = re.fullmatch(r"([a-z]+)(\d+(?:/\d+)+)", word)
-        for w in ([m.group(1) + b for b in m.group(2).split("/")] if m else [word]):
-            if normalize_dtype(w):
-                out.add(normalize_dtype(w))
-    return sorted(out)
-
-
-def build_hccl(ascend_dir: Path, doc_sets: list[tuple[str, dict]]) -> dict:
-    """Collectives with their dtypes and world-size limits per support list, plus the reduce-op and
-    process facts that only DESIGN.md §4 states (the snapshots do not document them)."""
-    text, lineno = _design_bullet(ascend_dir, "HCCL")
-    design_src = f"DESIGN.md:{lineno} (§4 HCCL; not stated in the shared Ascend snapshots)"
-    raising = _expect(r"ReduceOp ([A-Z_/]+) raise", text, "the ReduceOps that raise").group(1).split("/")
-    emulated = _expect(r"([A-Z_]+) and ([A-Z_]+) are emulated", text, "the emulated ReduceOps").groups()
-    gather = _expect(r"`gather` is unsupported \(([^)]*)\)", text, "the gather fallback").group(1)
-    dtypes_m = _expect(r"all_reduce/reduce/\s*reduce_scatter\s+dtypes\s+([^(]*)\(([^)]*)\)", text, "collective dtypes")
-    reduce_ops = {}
-    for op in ("SUM", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR", "AVG", "PREMUL_SUM"):
-        if op in raising:
-            reduce_ops[op] = {"supported": False, "via": "raises", "source": design_src}
-        elif op in emulated:
-            reduce_ops[op] = {"supported": "partial", "via": "emulated", "source": design_src}
-        else:
-            reduce_ops[op] = {"supported": True, "via": "hccl",
-                              "source": design_src.replace("§4 HCCL", "§4 HCCL: not among the ops that raise or are emulated")}
+def build_hccl(ascend_dir: Path, doc_sets: list[tuple[str, dict]], lines: list[str],
+               npu_strings: dict[str, dict]) -> dict:
+    """Collectives with their dtypes and world-size limits per support list, and what each torch_npu
+    line's wheel shows about reduce ops.  The support list marks the ReduceOp class, never its members,
+    so a member is 'unverified' unless the line's wheel handles it explicitly."""
     collectives: dict[str, dict] = {}
     for version, apis in doc_sets:
         for name, entry in apis.items():
@@ -220,18 +174,32 @@ def build_hccl(ascend_dir: Path, doc_sets: list[tuple[str, dict]]) -> dict:
                 "raw": entry["raw"],
                 "source": entry["source"],
             }
-    collectives.setdefault("gather", {"by_torch": {}})["design_note"] = {
-        "text": f"gather is unsupported by HCCL ({gather})", "source": design_src}
-    facts = {
-        "reduce_dtypes": {"dtypes": _dtype_list(dtypes_m.group(1)), "only_on_950": _dtype_list(dtypes_m.group(2)),
-                          "text": dtypes_m.group(0).strip(), "source": design_src},
-    }
-    for key, phrase in (("no_any_source_recv", "no receive-from-any-source"),
-                        ("one_device_per_process", "one device per process")):
-        if phrase in text:
-            facts[key] = {"text": phrase, "source": design_src}
-    return {"schema": 1, "count": len(collectives), "collectives": collectives, "reduce_ops": reduce_ops,
-            "facts": facts}
+    reduce_ops: dict[str, dict] = {}
+    for op in REDUCE_OPS:
+        by_line = {}
+        for line in lines:
+            data = npu_strings.get(line)
+            if data is None:
+                by_line[line] = {"status": "unverified", "note": "no torch_npu wheel of this line to read", "source": ""}
+                continue
+            wheel = data["wheel"] + (f" (no wheel of {line} on PyPI; nearest older release)" if data.get("stand_in_for") else "")
+            premul = data["facts"].get("premul_sum")
+            if op == "PREMUL_SUM" and premul:
+                by_line[line] = {"status": "yes", "note": f"torch_npu {data['release']} handles PREMUL_SUM "
+                                 f"(`{premul['text']}`)", "source": f"{wheel}: {premul['file']}"}
+            elif op == "PREMUL_SUM":
+                by_line[line] = {"status": "unverified", "note": f"the torch_npu {data['release']} wheel has no "
+                                 "PREMUL_SUM handling (no _make_hccl_premul_sum, no PreMulSum message)",
+                                 "source": f"{wheel}: torch_npu/distributed/__init__.py, torch_npu/lib/libtorch_npu.so"}
+            else:
+                err = data["facts"].get("reduce_op_error")
+                by_line[line] = {"status": "unverified", "note": (
+                    "the support list marks the torch.distributed.ReduceOp class, not its members; "
+                    + (f"the wheel raises `{err['text']}<op> with HCCL` for members HCCL lacks, but which members "
+                       "is not readable from the binary" if err else "the wheel says nothing about this member")),
+                    "source": f"{wheel}: {err['file']}" if err else wheel}
+        reduce_ops[op] = {"by_line": by_line}
+    return {"schema": 2, "count": len(collectives), "collectives": collectives, "reduce_ops": reduce_ops}
 
 
 def parse_env_page(path: Path, rel: str) -> dict | None:
@@ -260,7 +228,7 @@ def parse_env_page(path: Path, rel: str) -> dict | None:
     }
 
 
-def build_env(ascend_dir: Path) -> dict:
+def build_env(ascend_dir: Path, npu_strings: dict[str, dict]) -> dict:
     variables: dict[str, dict] = {}
     for page in sorted((ascend_dir / build_docs.ENV_DIR).rglob("*.md")):
         entry = parse_env_page(page, page.relative_to(ascend_dir).as_posix())
@@ -276,38 +244,14 @@ def build_env(ascend_dir: Path) -> dict:
         row["meaning_en"] = " ".join(str(item.get("desc", "")).split())
         row["source"] = "; ".join(s for s in (row["source"], f"{ENV_INFO_YAML} ({name})") if s)
 
-    # CUDA / NCCL counterparts: the pages state none, DESIGN.md §4 lists them; parsed, not retyped.
-    text, lineno = _design_bullet(ascend_dir, "Env vars")
-    src = f"DESIGN.md:{lineno} (§4 Env vars; the Ascend pages state no CUDA/NCCL counterpart)"
-    counterparts: dict[str, dict] = {}
-    for clause in text.split(";"):
-        clause = clause.strip().rstrip(".")
-        m = re.match(r"^(\S+?)(?: \(([^)]*)\))? -> (.+)$", clause)
-        if not m:
-            continue
-        cuda, cuda_unit, rhs = m.groups()
-        unit_m = re.search(r"\(([^)]*)\)", rhs)
-        targets = [t.strip() for t in re.sub(r"\([^)]*\)", "", rhs).split("/") if t.strip()]
-        brace = re.match(r"^(.*)\{([^}]*)\}(.*)$", cuda)
-        names = [brace.group(1) + x + brace.group(3) for x in brace.group(2).split(",")] if brace else [cuda]
-        for n in names:
-            suffix = n[len(brace.group(1)):] if brace else ""
-            ascend = [t.replace("*", suffix) if brace and t.endswith("*") else t for t in targets]
-            counterparts[n] = {"ascend": ascend, "cuda_unit": cuda_unit,
-                               "ascend_unit": unit_m.group(1) if unit_m else None, "source": src}
-    no_twin = re.search(r"([A-Z_ /]+) have no NCCL twin", text)
-    if no_twin:
-        for n in re.findall(r"[A-Z][A-Z_]+", no_twin.group(1)):
-            variables.setdefault(n, {"name": n, "meaning": "", "description": "", "default": None, "unit": None,
-                                     "products": [], "category": "collective_communication", "source": src})
-            variables[n]["cuda_counterpart"] = None
-            variables[n].setdefault("notes", "no NCCL counterpart")
-    for cuda, row in counterparts.items():
-        for ascend in row["ascend"]:
-            if ascend in variables:
-                variables[ascend].setdefault("cuda_counterparts", []).append(cuda)
-    return {"schema": 1, "count": len(variables) + len(counterparts), "variables": variables,
-            "cuda_counterparts": counterparts}
+    # CUDA / NCCL counterparts: the pages name none.  What each line's torch_npu wheel reads (its Python
+    # files and libtorch_npu.so) is recorded per line; auditor.coverage pairs a CUDA/NCCL name with the
+    # Ascend spelling that the pages or that wheel know.
+    wheel_env = {line: {"release": data["release"], "names": data["env"],
+                        "wheel": data["wheel"] + (f" (no wheel of {line} on PyPI; nearest older release)"
+                                                  if data.get("stand_in_for") else "")}
+                 for line, data in sorted(npu_strings.items())}
+    return {"schema": 2, "count": len(variables), "variables": variables, "wheel_env": wheel_env}
 
 
 def build_fusion(ascend_dir: Path) -> dict:
@@ -333,57 +277,106 @@ def build_fusion(ascend_dir: Path) -> dict:
 
 
 def build_products(ascend_dir: Path, custom_ops: dict, api_sets: list[tuple[str, dict]]) -> dict:
-    """Profiles: the support-list column, and bf16 / fp8 / fp64 with their evidence."""
-    text, lineno = _design_bullet(ascend_dir, "Products")
-    src = f"DESIGN.md:{lineno} (§4 Products)"
-    no_bf16 = _expect(r"\((\w+)\) and (\w+) have no bf16", text, "the products without bf16").groups()
-    has_bf16 = _expect(r"(\w+) \(\w+\) and (\w+) \(\w+\) have bf16", text, "the products with bf16").groups()
-    fp8 = normalize_product(_expect(r"fp8 needs Ascend (\w+)", text, "the fp8 product").group(1))
-    design = {"bfloat16": {**{normalize_product(p): False for p in no_bf16},
-                           **{normalize_product(p): True for p in has_bf16}},
-              "float8": {p: p == fp8 for p in PRODUCTS}}
+    """Profiles: the support-list column, and bf16 / fp8 / fp64 from product-scoped page evidence only
+    (no page states a product-wide dtype fact).  For each page entry that scopes dtype lists by product:
+    'for' = the product's list names the dtype; 'against' = another product's list in the same entry
+    names it and this product's list does not.  Only 'for': yes; only 'against': no; both or neither:
+    unverified (the notes say which pages disagree)."""
+    kinds = ("bfloat16", "float8", "float64")
+    pro = {d: {p: [] for p in PRODUCTS} for d in kinds}
+    con = {d: {p: [] for p in PRODUCTS} for d in kinds}
 
-    evidence: dict[str, dict[str, list[str]]] = {d: {p: [] for p in PRODUCTS} for d in ("bfloat16", "float8", "float64")}
+    def family(d: str) -> str:
+        return "float8" if d.startswith("float8") or d == "hifloat8" else d
+
+    def weigh(scoped: dict[str, list[str]], source: str) -> None:
+        fams = {p: {family(d) for d in ds} for p, ds in scoped.items()}
+        for d in kinds:
+            for p, have in fams.items():
+                if d in have:
+                    pro[d][p].append(source)
+                elif any(d in other for q, other in fams.items() if q != p):
+                    con[d][p].append(source)
+
     for name, op in sorted(custom_ops["ops"].items()):
-        for product, dtypes in op["dtypes"].items():
-            for d in dtypes:
-                key = "float8" if d.startswith("float8") or d == "hifloat8" else d
-                if key in evidence and name not in evidence[key][product]:
-                    evidence[key][product].append(name)
+        if op.get("scoped_dtypes"):
+            weigh(op["scoped_dtypes"], op["source"].split(";")[0])
     version, apis = api_sets[-1]
     for name, entry in sorted(apis.items()):
+        scoped: dict[str, list[str]] = {}
         for r in entry["restrictions"]:
-            for product in (r["products"] or [p for p, ok in entry["products"].items() if ok]):
-                for d in r["dtypes"]:
-                    if d in ("bfloat16", "float64") and name not in evidence[d][product]:
-                        evidence[d][product].append(name)
-
+            for p in r["products"] or []:
+                scoped.setdefault(p, [])
+                scoped[p] += r["dtypes"]
+        if scoped:
+            weigh(scoped, entry["source"])
     profiles = {}
     for p in PRODUCTS:
         dt = {}
-        for d in ("bfloat16", "float8", "float64"):
-            ev = evidence[d][p]
-            if d in design and p in design[d]:
-                supported, source = design[d][p], src
-            else:
-                supported = bool(ev)
-                source = "derived from the dtype lists of custom_APIs pages and native_api restrictions"
-            dt[d] = {"supported": supported, "source": source, "evidence_count": len(ev),
-                     "evidence": ev[:5], "agrees_with_pages": supported == bool(ev)}
+        for d in kinds:
+            yes, no = sorted(set(pro[d][p])), sorted(set(con[d][p]))
+            status = True if yes and not no else False if no and not yes else "unverified"
+            dt[d] = {"supported": status, "evidence_count": len(yes), "evidence": yes[:5],
+                     "against_count": len(no), "against": no[:5],
+                     "source": (yes or no or ["no product-scoped dtype list names this product"])[0]}
         profiles[p] = {"title": PRODUCT_TITLES[p], "native_api_column": NATIVE_API_COLUMNS[p]
                        if p in ("a2", "a3", "950") else None,
                        "doc_term": NATIVE_API_COLUMNS[p], "dtypes": dt}
-    return {"schema": 1, "count": len(profiles), "profiles": profiles,
-            "source": f"{src}; evidence from torch {version} native_api restrictions and custom_APIs pages"}
+    return {"schema": 2, "count": len(profiles), "profiles": profiles,
+            "source": f"product-scoped dtype lists of op-plugin/docs/custom_APIs pages and the torch {version} "
+                      "native_api restrictions"}
 
 
 def build_all(ascend_dir: Path, lines: list[str], custom_npu: dict[str, dict], deprecated: dict[str, dict],
-              api_sets: list[tuple[str, dict]]) -> dict[str, dict]:
+              api_sets: list[tuple[str, dict]], npu_strings: dict[str, dict]) -> dict[str, dict]:
     custom = build_custom_ops(ascend_dir, lines, custom_npu, deprecated)
     return {
         "custom_ops": custom,
-        "hccl": build_hccl(ascend_dir, api_sets),
-        "env": build_env(ascend_dir),
+        "hccl": build_hccl(ascend_dir, api_sets, lines, npu_strings),
+        "env": build_env(ascend_dir, npu_strings),
         "fusion": build_fusion(ascend_dir),
         "products": build_products(ascend_dir, custom, api_sets),
+        "private_apis": build_private_apis(ascend_dir),
     }
+
+
+PRIVATE_APIS_MD = "pytorch/docs/native_api/private_apis.md"
+
+
+def build_private_apis(ascend_dir: Path) -> dict:
+    """pytorch/docs/native_api/private_apis.md: one table row per private API, '是' (supported) with an
+    optional '暂不支持<term>product</term>', dtype text and a 'only PyTorch X and later' bound."""
+    path = ascend_dir / PRIVATE_APIS_MD
+    apis: dict[str, dict] = {}
+    if not path.is_file():
+        return {"schema": 1, "count": 0, "apis": apis, "source": None}
+    section = ""
+    header: list[str] = []
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.startswith("## "):
+            section = line[3:].strip()
+            continue
+        if not line.startswith("|") or line.startswith("|--"):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[0] == "API名称":
+            header = cells
+            continue
+        if not header or len(cells) != len(header):
+            continue
+        row = dict(zip(header, cells))
+        name = row["API名称"].replace("\\_", "_").strip()
+        support = row.get("是否支持", "")
+        notes = row.get("限制与说明", "").replace("<br>", "\n").replace("\\_", "_")
+        excluded = sorted({p for t in re.findall(r"暂不支持<term>([^<]*)</term>", support) for p in products_in_term(t)})
+        since = re.search(r"仅支持PyTorch\s*([0-9.]+)以上版本", notes)
+        apis[name] = {"supported": support.startswith("是"), "not_on": excluded,
+                      "npu_name": row.get("NPU形式名称") or None,
+                      "dtypes": _dtypes_in_words(notes), "min_torch": since.group(1) if since else None,
+                      "raw": re.sub(r"</?term>", "", notes), "source": f"{PRIVATE_APIS_MD}:{i} (§ {section})"}
+    return {"schema": 1, "count": len(apis), "apis": apis, "source": PRIVATE_APIS_MD}
+
+
+def _dtypes_in_words(text: str) -> list[str]:
+    m = re.search(r"支持([a-z0-9，,、\s]+)", text)
+    return build_docs.parse_dtypes(m.group(1)) if m else []

@@ -11,7 +11,7 @@ import sys
 
 from auditor.target import PRODUCTS, Target
 
-_MARK = {True: "[green]yes[/]", False: "[red]no[/]", "partial": "[yellow]partial[/]"}
+_MARK = {True: "[green]yes[/]", False: "[red]no[/]", "unverified": "[yellow]unverified[/]", None: "[dim]no verdict[/]"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -3,7 +3,7 @@
 The child (auditor.trace.distributed) returns one record per distinct collective call: op, reduce op,
 dtype, payload bytes, process group, phase and call site. Here they become
 
-* findings (source 'trace', codes NPU160-NPU164 in rules/dynamic_distributed.yaml) where the target's
+* findings (source 'trace', codes NPU160-NPU165 in rules/dynamic_distributed.yaml) where the target's
   HCCL coverage (auditor.coverage: the support list of torch.distributed and the reduce-op facts) rejects
   the op, its reduce op, its dtype or its group size;
 * the report's top-level `collectives` list (the contract `audit plan` reads, see docs/trace.md), and
@@ -24,6 +24,10 @@ _MESH_DIM = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(\d+)$")
 class LayoutError(ValueError):
     """--world-size / --mesh that cannot describe a job; the message says what to write."""
 
+
+# SUM / MAX / MIN / PRODUCT: the reductions every collective library has; an "unverified" answer for them is
+# the support list's silence about ReduceOp members, not a doubt worth a finding on every all_reduce.
+_NAMED_OPS = frozenset({"SUM", "MAX", "MIN", "PRODUCT"})
 
 def parse_layout(world_size: int | None, mesh: str | None, rank: int = 0) -> dict | None:
     """{'world_size', 'rank', 'mesh': [(name, size), ...]} from the flags; None when neither is given."""
@@ -224,6 +228,10 @@ def _hccl_findings(calls: list[dict], cov, target) -> list[Finding]:
                     f"ReduceOp.{call['reduce_op']}: {red.notes.split(';')[0]}", red.source, None)
             elif red.kind != "unknown" and red.supported == "partial":
                 add("NPU162", f"torch.distributed.ReduceOp.{call['reduce_op']}", call,
+                    f"ReduceOp.{call['reduce_op']}: {red.notes.split(';')[0]}", red.source, None)
+            elif red.kind != "unknown" and red.supported == "unverified" and call["reduce_op"] not in _NAMED_OPS:
+                # the sources are silent for this member: say so, do not guess error or fine
+                add("NPU165", f"torch.distributed.ReduceOp.{call['reduce_op']}", call,
                     f"ReduceOp.{call['reduce_op']}: {red.notes.split(';')[0]}", red.source, None)
         bad = [d for d in call["dtype"].split(",") if answer.dtypes and d not in answer.dtypes and d != "-"]
         if bad:

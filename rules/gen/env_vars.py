@@ -98,7 +98,8 @@ def ascend_names(wheel: Wheel) -> dict[str, str]:
 def counterparts() -> dict[str, dict]:
     if not ENV_JSON.is_file():
         raise SourceError(f"{ENV_JSON} is missing: build the coverage tables first (op_tables/)")
-    return json.loads(ENV_JSON.read_text())["cuda_counterparts"]
+    # the Ascend pages pair no CUDA/NCCL name with an Ascend one: twins come from spellings (twin_of)
+    return json.loads(ENV_JSON.read_text()).get("cuda_counterparts", {})
 
 
 def twin_of(name: str, table: dict[str, dict], ascend: dict[str, str]) -> tuple[list[str], dict | None, str]:

@@ -33,7 +33,8 @@ def severities(profiles: dict, dtype: str) -> tuple[dict | str, dict[str, str]]:
             raise SourceError(f"{PRODUCTS_JSON}: {product} has no {dtype} row")
         # the product sheet decides; a few ops that accept the dtype on a product without it (evidence on
         # the pages) do not make training in that dtype work there
-        per[product] = "info" if row["supported"] else "error"
+        # "unverified" (no page settles it): a warning, neither the pass of info nor the fail of error
+        per[product] = {True: "info", False: "error"}.get(row["supported"], "warning")
     values = list(per.values())
     default = max(set(values), key=values.count)
     sev = {"default": default, **{p: s for p, s in per.items() if s != default}}

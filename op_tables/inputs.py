@@ -1,0 +1,254 @@
+"""Pinned registry inputs of the coverage tables: fetch the wheels, extract compact data, check freshness.
+
+    python op_tables/inputs.py fetch   [--wheel-dir DIR]   # pip download every pinned wheel, verify sha256
+    python op_tables/inputs.py extract [--wheel-dir DIR]   # wheels -> op_tables/inputs/*.json, refresh PINNED.json
+    python op_tables/inputs.py check                       # offline: derived files match PINNED.json
+
+Inputs (read as data, never installed):
+- one PyTorch wheel per torch version a torch_npu line builds on: its
+  torchgen/packaged/ATen/native/native_functions.yaml (every aten overload of that release, its dispatch
+  keys, structured delegate, autogen'd out= overloads, tags) -> inputs/torch-X.json;
+- the torch_npu wheels: registered aten overloads (op_tables/wheel_data/, see crosscheck_wheel.py) and the
+  environment-variable names and collective facts read from their Python files and shared libraries
+  -> inputs/torch_npu-X.strings.json.
+PINNED.json records each wheel's file name and sha256 and the sha256 of every derived file, so a build
+from the committed derived data is reproducible and a stale or hand-edited derived file is caught.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+INPUTS = HERE / "inputs"
+PINNED = INPUTS / "PINNED.json"
+NATIVE_FUNCTIONS = "torchgen/packaged/ATen/native/native_functions.yaml"
+# torch version each torch_npu line builds on (torch_npu X.Y.* is built against torch X.Y.*)
+TORCH_FOR_LINE = {"v2.1": "2.1.0", "v2.2": "2.2.0", "v2.3": "2.3.1", "v2.4": "2.4.0", "v2.5": "2.5.1",
+                  "v2.6": "2.6.0", "v2.7": "2.7.1", "v2.8": "2.8.0", "v2.9": "2.9.1", "v2.10": "2.10.0",
+                  "v2.11": "2.11.0", "v2.12": "2.12.0", "v2.13": "2.13.0", "v2.14": "2.14.0", "v2.15": "2.15.0"}
+# the smallest wheel that carries native_functions.yaml (macOS arm64); pip args per version
+TORCH_PLATFORMS = ("macosx_11_0_arm64", "macosx_14_0_arm64")
+ENV_NAME = re.compile(rb"(?<![A-Za-z0-9_])((?:TORCH_HCCL|HCCL|P2P_HCCL|ASCEND|PYTORCH_NPU|PYTORCH_NO_NPU|TORCH_NPU|NPU|ACL"
+                      rb"|INF_NAN|TASK_QUEUE|TORCH_NCCL|NCCL)_[A-Z0-9_]{2,})(?![A-Za-z0-9_])")
+# strings that show how a release handles collectives (matched in its Python files and libtorch_npu.so)
+FACT_PATTERNS = {
+    "premul_sum": rb"_make_hccl_premul_sum|PreMulSum Data type must be[^\x00]*",
+    "reduce_op_error": rb"Cannot use ReduceOp\.",
+}
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def write_json(path: Path, data) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n",
+                    encoding="utf-8")
+
+
+# ---- torch: native_functions.yaml --------------------------------------------------------------------
+
+def _keys(dispatch: dict | None) -> list[str]:
+    return sorted({k.strip() for key in (dispatch or {}) for k in str(key).split(",") if k.strip()})
+
+
+def schema_rows(yaml_text: bytes) -> dict[str, dict]:
+    """One row per aten overload: d (dispatch keys; 'CompositeImplicitAutograd' when the entry has none),
+    sd (structured delegate), ag (the functional op an autogen'd out= overload is generated from), vc
+    (view_copy tag), out (an out= overload)."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    rows: dict[str, dict] = {}
+    for entry in yaml.load(yaml_text, Loader=loader):
+        func = entry["func"]
+        key = func.split("(", 1)[0].strip()
+        row: dict = {}
+        keys = _keys(entry.get("dispatch"))
+        if entry.get("structured_delegate"):
+            row["sd"] = entry["structured_delegate"]
+        elif not keys:
+            keys = ["CompositeImplicitAutograd"]
+        row["d"] = keys
+        tags = entry.get("tags") or []
+        tags = [tags] if isinstance(tags, str) else tags
+        if "view_copy" in tags:
+            row["vc"] = True
+        if re.search(r"\(\w!\)", func.split("->", 1)[0]) and "*" in func.split("->", 1)[0]:
+            row["out"] = True
+        rows[key] = row
+        for gen in str(entry.get("autogen") or "").split(","):
+            gen = gen.strip()
+            if gen:
+                rows[gen] = {"d": ["CompositeExplicitAutograd"], "ag": key, "out": True}
+    return dict(sorted(rows.items()))
+
+
+def extract_torch(wheel: Path, version: str) -> dict:
+    with zipfile.ZipFile(wheel) as zf:
+        text = zf.read(NATIVE_FUNCTIONS)
+        modules = sorted(m for m in {n[:-len(".py")].removesuffix("/__init__").replace("/", ".")
+                                     for n in zf.namelist() if n.startswith("torch/") and n.endswith(".py")}
+                         if not any(part.startswith("_") for part in m.split(".")[1:]) and ".testing" not in m)
+    return {"schema": 1, "torch_version": version, "wheel": wheel.name, "modules": modules,
+            "source": f"{wheel.name}: {NATIVE_FUNCTIONS}", "yaml_sha256": hashlib.sha256(text).hexdigest(),
+            "ops": schema_rows(text)}
+
+
+# ---- torch_npu: strings ------------------------------------------------------------------------------
+
+ASCEND_ENV_PAGES = HERE.parent.parent / "shared" / "ascend" / "pytorch" / "docs" / "environment_variable"
+
+
+def documented_env_names() -> list[str]:
+    """Variable names with a page in the Ascend snapshot (TORCH_NPUGRAPH_GC, TORCHINDUCTOR_NPU_BACKEND ...):
+    searched for by name, since not every one fits ENV_NAME's prefixes."""
+    if not ASCEND_ENV_PAGES.is_dir():
+        return []
+    return sorted({p.stem.split("）")[-1] for p in ASCEND_ENV_PAGES.rglob("*.md")
+                   if re.fullmatch(r"[A-Z][A-Z0-9_]+", p.stem.split("）")[-1])})
+
+
+def extract_npu_strings(wheel: Path, release: str) -> dict:
+    """Environment-variable names and collective facts a torch_npu release contains, with the file each
+    was first seen in (Python sources first, then libtorch_npu.so)."""
+    env: dict[str, str] = {}
+    names = documented_env_names()
+    exact = re.compile(rb"(?<![A-Za-z0-9_])(" + b"|".join(re.escape(n.encode()) for n in names) + rb")(?![A-Za-z0-9_])") \
+        if names else None
+    facts: dict[str, dict] = {}
+    with zipfile.ZipFile(wheel) as zf:
+        members = sorted(n for n in zf.namelist() if n.startswith("torch_npu/") and n.endswith(".py"))
+        members += [n for n in zf.namelist() if n.endswith("lib/libtorch_npu.so")]
+        for name in members:
+            data = zf.read(name)
+            for m in ENV_NAME.finditer(data):
+                env.setdefault(m.group(1).decode(), name)
+            for m in (exact.finditer(data) if exact else ()):
+                env.setdefault(m.group(1).decode(), name)
+            for fact, pattern in FACT_PATTERNS.items():
+                m = re.search(pattern, data)
+                if m and fact not in facts:
+                    facts[fact] = {"file": name, "text": m.group(0).decode("ascii", "replace")}
+    return {"schema": 1, "release": release, "wheel": wheel.name,
+            "env": dict(sorted(env.items())), "facts": facts}
+
+
+# ---- fetch / extract / check -------------------------------------------------------------------------
+
+def _pip_download(spec: str, dest: Path, extra: list[str]) -> None:
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", spec, "-d", str(dest), *extra]
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"pip download {spec} failed: {result.stderr.strip()[-300:]}")
+
+
+def find_wheel(wheel_dir: Path, name: str) -> Path | None:
+    p = wheel_dir / name
+    return p if p.is_file() else None
+
+
+def fetch(wheel_dir: Path) -> int:
+    pinned = json.loads(PINNED.read_text(encoding="utf-8"))
+    status = 0
+    for item in pinned["wheels"]:
+        path = find_wheel(wheel_dir, item["wheel"])
+        if path is None:
+            extra = (["--only-binary=:all:", "--platform", item["platform"], "--python-version", "3.11"]
+                     if item.get("platform") else [])
+            try:
+                _pip_download(f"{item['package']}=={item['version']}", wheel_dir, extra)
+            except RuntimeError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                status = 2
+                continue
+            path = find_wheel(wheel_dir, item["wheel"])
+        if path is None or sha256(path) != item["sha256"]:
+            print(f"error: {item['wheel']}: missing or sha256 differs from PINNED.json", file=sys.stderr)
+            status = 2
+        else:
+            print(f"ok {item['wheel']}")
+    return status
+
+
+def extract(wheel_dir: Path, only_npu: bool = False) -> int:
+    wheels, derived = [], {}
+    for path in sorted(wheel_dir.glob("torch-*.whl")):
+        version = path.name.split("-")[1]
+        out = INPUTS / f"torch-{version}.json"
+        if not only_npu:
+            write_json(out, extract_torch(path, version))
+        platform = next((p for p in TORCH_PLATFORMS if p in path.name), None)
+        wheels.append({"package": "torch", "version": version, "wheel": path.name, "sha256": sha256(path),
+                       "platform": platform, "derived": [out.relative_to(HERE).as_posix()]})
+    for path in sorted(wheel_dir.glob("torch_npu-*.whl")):
+        release = path.name.split("-")[1]
+        out = INPUTS / f"torch_npu-{release}.strings.json"
+        write_json(out, extract_npu_strings(path, release))
+        outs = [out.relative_to(HERE).as_posix()]
+        reg = HERE / "wheel_data" / f"torch_npu-{release}.json"
+        if reg.is_file():
+            outs.append(reg.relative_to(HERE).as_posix())
+        wheels.append({"package": "torch-npu", "version": release, "wheel": path.name, "sha256": sha256(path),
+                       "platform": None, "derived": outs})
+    for item in wheels:
+        for rel in item["derived"]:
+            derived[rel] = sha256(HERE / rel)
+    if (INPUTS / "decompositions.json").is_file():   # written by measure_decompositions.py, kept
+        derived["inputs/decompositions.json"] = sha256(INPUTS / "decompositions.json")
+    write_json(PINNED, {"schema": 1, "recipe": "python op_tables/inputs.py fetch --wheel-dir DIR && "
+                                              "python op_tables/inputs.py extract --wheel-dir DIR",
+                        "torch_for_line": TORCH_FOR_LINE, "wheels": wheels, "derived_sha256": derived})
+    print(f"extracted {len(wheels)} wheels into {INPUTS.relative_to(HERE.parent)}")
+    return 0
+
+
+def check() -> list[str]:
+    """Problems with the committed derived inputs (empty when they match PINNED.json)."""
+    pinned = json.loads(PINNED.read_text(encoding="utf-8"))
+    problems = []
+    for rel, digest in sorted(pinned["derived_sha256"].items()):
+        path = HERE / rel
+        if not path.is_file():
+            problems.append(f"{rel}: missing")
+        elif sha256(path) != digest:
+            problems.append(f"{rel}: sha256 differs from PINNED.json (re-run extract from the pinned wheels)")
+    listed = set(pinned["derived_sha256"])
+    for path in sorted(INPUTS.glob("*.json")):
+        rel = path.relative_to(HERE).as_posix()
+        if path != PINNED and rel not in listed:
+            problems.append(f"{rel}: not recorded in PINNED.json")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=("fetch", "extract", "check"))
+    parser.add_argument("--wheel-dir", type=Path, default=Path("/tmp/npu-audit-wheels"))
+    parser.add_argument("--only-npu", action="store_true", help="extract: keep the torch schemas, redo torch_npu")
+    args = parser.parse_args(argv)
+    if args.command == "fetch":
+        args.wheel_dir.mkdir(parents=True, exist_ok=True)
+        return fetch(args.wheel_dir)
+    if args.command == "extract":
+        return extract(args.wheel_dir, args.only_npu)
+    problems = check()
+    for p in problems:
+        print(p, file=sys.stderr)
+    return 2 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
