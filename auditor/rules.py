@@ -190,3 +190,12 @@ def find_rule(code_or_name: str) -> Rule | None:
         if r.code == key.upper() or r.name == key.lower():
             return r
     return None
+
+
+@lru_cache(maxsize=None)
+def severity_policy() -> dict[str, Any]:
+    """rules/severity_policy.yaml: the clauses (what error / warning / info mean) and each rule's clause."""
+    path = rules_dir() / "severity_policy.yaml"
+    doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER) or {}
+    return {"clauses": doc.get("clauses") or {}, "policy": doc.get("policy") or {},
+            "symbols": doc.get("symbols") or {}}

@@ -133,7 +133,9 @@ def test_stacked_rules_add_a_second_category_without_a_second_fix():
         ok = torch.cuda.is_bf16_supported()
         with torch.cuda.amp.autocast(enabled=True):
             pass
-        with ac("npu", dtype=torch.float16):
+        with ac(device_type, dtype=torch.float16):
+            pass
+        with torch.autocast("npu", dtype=torch.float16):
             pass
     """
     fs = findings(src)
@@ -145,6 +147,7 @@ def test_stacked_rules_add_a_second_category_without_a_second_fix():
     assert on[4]["NPU002"].data.get("replace") == "torch.npu.is_bf16_supported"
     assert {"NPU012", "NPU204"} <= set(on[5])
     assert "NPU204" in on[7]          # through the `from torch import autocast as ac` alias
+    assert "NPU204" not in on[9]      # already ported: no advice to write what it says (issue 11)
 
 
 def test_generated_dtype_rules_are_current():

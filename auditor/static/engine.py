@@ -21,6 +21,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from auditor.findings import Finding
 from auditor.report import FileError
 from auditor.rules import Rule, SymbolDetail
+from auditor.static.backends import apply_context, build_backend_context
 from auditor.static.compiled import WORD_RE, CompiledRules
 from auditor.static.context import HOLE, FileContext, build_context
 from auditor.static.visitor import MatchVisitor, RawHit
@@ -274,6 +275,10 @@ class StaticEngine:
                 result.suppressed += 1
                 continue
             result.findings.append(self._finding(hit, rel, line, col, end_line, end_col))
+        if result.findings:
+            # Multi-backend context (NPU branches, backend tables, platform classes, guarded imports): one more
+            # walk of the tree, only for files with findings.
+            result.findings = apply_context(result.findings, build_backend_context(tree))
         result.findings.sort(key=Finding.sort_key)
         return result
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from auditor.rules import Rule
+from auditor.static.backends import BACKEND_NAMES
 from auditor.static.compiled import CompiledRules
 from auditor.static.context import HOLE, FileContext
 
@@ -17,6 +18,9 @@ _MESSAGE_FUNCS = re.compile(
     r"write|assert\w*|fail|skip\w*)(?:_|$)|(?:Error|Exception|Warning)$"
 )
 _MESSAGE_QUAL_PREFIXES = ("logging.", "warnings.", "loguru.", "click.")
+_NPU_VALUE = re.compile(r"^npu(?::(?:\d+|\x00))?\Z")
+# builtins whose second argument is an attribute name (`hasattr(torch, "cuda")`), never a device
+_NAME_ARG_FUNCS = frozenset({"hasattr", "getattr", "setattr", "delattr"})
 _PERCENT_SPEC = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]")
 _FORMAT_FIELD = re.compile(r"\{[^{}]*\}")
 
@@ -50,6 +54,9 @@ class MatchVisitor(cst.CSTVisitor):
         self.ctx = ctx
         self.hits: list[RawHit] = []
         self._handled: set[int] = set()   # ids of nodes already matched (or binding names)
+        # attribute names that are not the tensor property an attribute rule means: `platform.is_cuda()` (a call:
+        # Tensor.is_cuda is a property), `self.is_cuda`, `obj.is_cuda = ...` (a binding)
+        self._not_property: set[int] = set()
         self._in_message = 0
         self._mul_operands: set[int] = set()   # calls that are a direct operand of `*` (when: {operand_of: "*"})
         # inside the body of a for / while loop (when: {in_loop: true}); a sliced statement starts inside
@@ -235,6 +242,8 @@ class MatchVisitor(cst.CSTVisitor):
         stacked = self.c.match_stacked(qual) if self.c.stacked else ()
         if m is None and not stacked:
             return False
+        if call is not None and self._already_ported(call):
+            return True
         if m is not None:
             # Rules on the same name are tried in code order: a conditional rule (`when`) that does not apply
             # leaves the name to the next one (e.g. a coverage finding for the same API).
@@ -246,6 +255,30 @@ class MatchVisitor(cst.CSTVisitor):
             if self._when_ok(rule, call):
                 self._hit(rule, node, qual, value=pattern, end_node=call)
         return True
+
+    def _attribute_rule(self, node: cst.Attribute) -> Rule | None:
+        """The attribute rule for `obj.name`, unless the name is a method call, a binding or on self/cls."""
+        rules = self.c.attributes.get(node.attr.value)
+        if not rules or id(node.attr) in self._not_property:
+            return None
+        if isinstance(node.value, cst.Name) and node.value.value in ("self", "cls"):
+            return None
+        return rules[0]
+
+    def _already_ported(self, call: cst.Call | None) -> bool:
+        """`torch.amp.GradScaler("npu")`, `torch.autocast("npu", ...)`, `torch.device("npu", i)`: the call already
+        names the NPU device type, so advice to write it is noise."""
+        if call is None:
+            return False
+        for arg in call.args:
+            if arg.keyword is None and arg is not call.args[0]:
+                continue
+            if arg.keyword is not None and arg.keyword.value not in ("device", "device_type", "backend"):
+                continue
+            values = self.fold(arg.value, True)
+            if values and all(_NPU_VALUE.match(v) for v in values):
+                return True
+        return False
 
     # -- statements ----------------------------------------------------------------------------
 
@@ -305,9 +338,17 @@ class MatchVisitor(cst.CSTVisitor):
         targets = node.target.elements if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]
         for target in targets:
             name = target.value if isinstance(target, cst.Element) else target
+            if isinstance(name, cst.Attribute):
+                self._not_property.add(id(name.attr))   # `obj.is_cuda = ...` binds, it does not read the property
             if isinstance(name, cst.Name) or (isinstance(name, cst.Attribute) and isinstance(name.value, cst.Name)
                                               and name.value.value == "self"):
                 self._handled.add(id(name))   # `self.fn = fn` binds an attribute; the value is the use
+        return True
+
+    def visit_DictElement(self, node: cst.DictElement) -> bool:
+        if isinstance(node.key, cst.SimpleString) and isinstance(node.key.evaluated_value, str) \
+                and node.key.evaluated_value.lower() in BACKEND_NAMES:
+            self._handled.add(id(node.key))      # `{"cuda": CudaPlatform}`: a key of a table, not a device
         return True
 
     def visit_Arg(self, node: cst.Arg) -> bool:
@@ -366,6 +407,10 @@ class MatchVisitor(cst.CSTVisitor):
             launch = self.c.match_launch(self.ctx.decorated[func.value.value])
             if launch is not None and self._when_ok(launch[1].rule, node):
                 self._hit(launch[1].rule, func, launch[0], value=func.value.value, end_node=node)
+        if isinstance(func, cst.Attribute):
+            self._not_property.add(id(func.attr))    # `current_platform.is_cuda()`: a method, not the property
+        if isinstance(func, cst.Name) and func.value in _NAME_ARG_FUNCS and len(node.args) >= 2:
+            self._handled.add(id(node.args[1].value))   # `hasattr(torch, "cuda")` names an attribute
         qual = self._qual(func)
         if qual is not None and self._match_reference(func, qual, node):
             pass                      # a resolved chain holds no other code to visit
@@ -401,16 +446,16 @@ class MatchVisitor(cst.CSTVisitor):
         d = dotted(node)
         if d is None:
             self._handled.add(id(node.attr))
-            rules = self.c.attributes.get(node.attr.value)
-            if rules:
-                self._hit(rules[0], node.attr, node.attr.value)
+            rule = self._attribute_rule(node)
+            if rule is not None:
+                self._hit(rule, node.attr, node.attr.value)
             return True
         qual = self._resolve(d)
         if qual is not None and self._match_reference(node, qual, None):
             return False
-        rules = self.c.attributes.get(node.attr.value)
-        if rules:
-            self._hit(rules[0], node.attr, node.attr.value)
+        rule = self._attribute_rule(node)
+        if rule is not None:
+            self._hit(rule, node.attr, node.attr.value)
         return False
 
     def visit_Name(self, node: cst.Name) -> bool:
@@ -434,7 +479,7 @@ class MatchVisitor(cst.CSTVisitor):
         return True
 
     def _visit_string(self, node: cst.BaseExpression) -> bool:
-        if self._in_message:
+        if self._in_message or id(node) in self._handled:
             return False
         values = self.fold(node)
         if values:

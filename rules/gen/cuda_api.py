@@ -149,7 +149,7 @@ def build(wheel: Wheel) -> dict:
     white = ", ".join(t2n["white_list"])
     rules = [
         {
-            "code": "NPU002", "name": "torch-cuda-api", "category": "device", "severity": "warning",
+            "code": "NPU002", "name": "torch-cuda-api", "category": "device", "severity": "error",
             "effort": "auto", "fix": "safe",
             "message": "`{symbol}` is a CUDA runtime API",
             "substitution": "`{replace}` (after `import torch_npu`; not in torch_npu's public API list: check it exists)",
@@ -181,7 +181,7 @@ def build(wheel: Wheel) -> dict:
             },
         },
         {
-            "code": "NPU012", "name": "torch-cuda-amp", "category": "device", "severity": "warning",
+            "code": "NPU012", "name": "torch-cuda-amp", "category": "device", "severity": "error",
             "effort": "auto", "fix": "safe",
             "message": "`{symbol}` is the CUDA spelling of automatic mixed precision",
             "substitution": "`torch.amp` with device_type \"npu\" (`torch.autocast(\"npu\", ...)`, "
@@ -209,7 +209,7 @@ def build(wheel: Wheel) -> dict:
             },
         },
         {
-            "code": "NPU013", "name": "cuda-graph", "category": "device", "severity": "warning",
+            "code": "NPU013", "name": "cuda-graph", "category": "device", "severity": "error",
             "effort": "medium", "fix": "unsafe",
             "message": "`{symbol}` captures or replays a CUDA graph",
             "substitution": "`{replace}` (torch_npu's NPUGraph / aclgraph capture)",
@@ -234,7 +234,7 @@ def build(wheel: Wheel) -> dict:
             },
         },
         {
-            "code": "NPU014", "name": "cuda-stream-event", "category": "device", "severity": "warning",
+            "code": "NPU014", "name": "cuda-stream-event", "category": "device", "severity": "error",
             "effort": "auto", "fix": "safe",
             "message": "`{symbol}` is a CUDA stream or event API",
             "substitution": "`{replace}`",

@@ -123,7 +123,7 @@ def build(table: dict) -> dict:
                             "# dist.gather(t) would be simpler\nx = 1\n"]},
     })
     rules.append({
-        "code": "NPU110", "name": "hccl-rejected-world-size", "category": "distributed", "severity": "warning",
+        "code": "NPU110", "name": "hccl-rejected-world-size", "category": "distributed", "severity": "error",
         "effort": "medium", "fix": "none",
         "message": "this literal world_size is one HCCL rejects for " + ", ".join(sorted(ws_bad)),
         "substitution": "use a world size HCCL accepts for these collectives (not " + ", ".join(map(str, sizes))

@@ -1,0 +1,228 @@
+"""Multi-backend context of a file, read from its `ast` tree: where CUDA code sits beside an NPU path, inside a
+dispatch over several backends, inside the CUDA implementation of a platform abstraction, or is an optional
+import under a guard. The engine consults it only for files that produced findings, so the cost is one walk
+of the tree of those files.
+
+The context lowers findings, never raises them (rules/severity_policy.yaml):
+- `npu-path`: a CUDA line in an if/elif chain, conditional expression or boolean test that already has an
+  NPU branch (`is_npu()`, `is_torch_npu_available()`, `device.type == "npu"`, `current_platform.is_npu()`),
+  after an NPU early return in the same block, or in a set / list / tuple / dict of backend names that
+  already holds "npu": info, never rewritten.
+- `platform-class`: a CUDA class of a platform / accelerator abstraction (`class CudaPlatform(Platform)`):
+  info, never rewritten; the port adds an NPU implementation beside it.
+- `backend-dispatch`: a chain or collection naming two or more other backends (cuda and xpu, cuda and rocm)
+  but not NPU: the severity stays (there is no NPU path yet) but nothing is rewritten, so the lines that serve
+  the other backends keep their meaning.
+- `guarded-import`: an import under try/except ImportError or an if: an error becomes a warning.
+"""
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from dataclasses import dataclass, field
+
+# Words that name an accelerator backend; gpu/nvidia count as cuda, hip/amd as rocm, ascend/hccl as npu.
+_BACKEND_ALIASES = {
+    "cuda": "cuda", "gpu": "cuda", "nvidia": "cuda", "nccl": "cuda", "cudnn": "cuda",
+    "rocm": "rocm", "hip": "rocm", "amd": "rocm",
+    "npu": "npu", "ascend": "npu", "hccl": "npu", "torch_npu": "npu",
+    "xpu": "xpu", "mps": "mps", "hpu": "hpu", "habana": "hpu", "xla": "xla", "tpu": "xla",
+    "mlu": "mlu", "musa": "musa", "gcu": "gcu", "sdaa": "sdaa", "dcu": "rocm",
+}
+BACKEND_NAMES = frozenset(_BACKEND_ALIASES)
+_TOKEN = re.compile(r"[A-Za-z][a-z]*|[A-Z]+(?![a-z])|\d+")
+_CUDA_CLASS = re.compile(r"(?i)cuda|gpu|nvidia")
+_ABSTRACTION_BASE = re.compile(r"(?i)platform|accelerator|device(?!_?map)|backend(?!ward)")
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError"}
+
+Span = tuple[int, int]
+
+
+def backends_in(node: ast.AST) -> set[str]:
+    """The backends an expression names through identifiers, attribute names and string constants."""
+    out: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            text = n.id
+        elif isinstance(n, ast.Attribute):
+            text = n.attr
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and len(n.value) < 40:
+            text = n.value
+        else:
+            continue
+        for piece in re.split(r"[^A-Za-z0-9]+", text):
+            low = piece.lower()
+            if low in _BACKEND_ALIASES:
+                out.add(_BACKEND_ALIASES[low])
+                continue
+            for tok in _TOKEN.findall(piece):
+                b = _BACKEND_ALIASES.get(tok.lower())
+                if b is not None:
+                    out.add(b)
+    return out
+
+
+def _backend_literals(node: ast.AST) -> set[str]:
+    """Backends named by the string elements of a set / list / tuple, or the keys of a dict."""
+    items = node.keys if isinstance(node, ast.Dict) else getattr(node, "elts", [])
+    out: set[str] = set()
+    for item in items:
+        if isinstance(item, ast.Constant) and isinstance(item.value, str):
+            head = item.value.split(":", 1)[0].lower()
+            if head in _BACKEND_ALIASES:
+                out.add(_BACKEND_ALIASES[head])
+    return out
+
+
+@dataclass
+class BackendContext:
+    npu: list[Span] = field(default_factory=list)
+    dispatch: list[Span] = field(default_factory=list)
+    platform: list[Span] = field(default_factory=list)
+    guarded_imports: set[int] = field(default_factory=set)
+    # exact column ranges of backend-name collections (the elements of `{"cuda", "xpu", "npu"}`)
+    collections: list[tuple[Span, int, int]] = field(default_factory=list)
+
+    def kind(self, line: int) -> str | None:
+        """The context of a finding at `line`: npu-path, platform-class, backend-dispatch or None."""
+        for name, spans in (("npu-path", self.npu), ("platform-class", self.platform),
+                            ("backend-dispatch", self.dispatch)):
+            if _inside(spans, line):
+                return name
+        return None
+
+
+def _inside(spans: list[Span], line: int) -> bool:
+    i = bisect.bisect_right(spans, (line, 1 << 30))
+    return any(end >= line for _, end in spans[:i])
+
+
+def _span(node: ast.AST) -> Span:
+    return node.lineno, getattr(node, "end_lineno", None) or node.lineno
+
+
+def _chain(node: ast.If) -> tuple[list[ast.expr], Span]:
+    tests = [node.test]
+    cur = node
+    while len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If):
+        cur = cur.orelse[0]
+        tests.append(cur.test)
+    return tests, _span(node)
+
+
+def _classify(names: set[str]) -> str | None:
+    if "npu" in names:
+        return "npu"
+    if len(names) >= 2:
+        return "dispatch"      # cuda beside rocm / xpu / mps ...: several backends, none of them NPU
+    return None
+
+
+def _guards_imports(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(isinstance(t, ast.Name) and t.id in _IMPORT_ERRORS or
+               isinstance(t, ast.Attribute) and t.attr in _IMPORT_ERRORS for t in types)
+
+
+def build_backend_context(tree: ast.Module) -> BackendContext:
+    ctx = BackendContext()
+    elifs: set[int] = set()
+
+    def block(body: list[ast.stmt], guarded: bool) -> None:
+        for i, stmt in enumerate(body):
+            if isinstance(stmt, ast.If) and id(stmt) not in elifs:
+                tests, span = _chain(stmt)
+                kind = _classify(set().union(*(backends_in(t) for t in tests)))
+                if kind == "npu":
+                    ctx.npu.append(span)
+                    ends = stmt.body[-1] if stmt.body else None
+                    if not stmt.orelse and isinstance(ends, (ast.Return, ast.Raise)) and i + 1 < len(body):
+                        # `if is_npu_available(): return "npu"` ... the rest of the block serves the others
+                        ctx.npu.append((body[i + 1].lineno, _span(body[-1])[1]))
+                elif kind == "dispatch":
+                    ctx.dispatch.append(span)
+                cur = stmt
+                while len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If):
+                    elifs.add(id(cur.orelse[0]))
+                    cur = cur.orelse[0]
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)) and guarded:
+                ctx.guarded_imports.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
+            if isinstance(stmt, ast.ClassDef) and _CUDA_CLASS.search(stmt.name) and any(
+                    _ABSTRACTION_BASE.search(ast.unparse(b)) for b in stmt.bases):
+                ctx.platform.append(_span(stmt))
+            # descend
+            if isinstance(stmt, ast.Try) or (hasattr(ast, "TryStar") and isinstance(stmt, ast.TryStar)):
+                block(stmt.body, guarded or any(_guards_imports(h) for h in stmt.handlers))
+                for h in stmt.handlers:
+                    block(h.body, guarded)
+                block(stmt.orelse, guarded)
+                block(stmt.finalbody, guarded)
+            elif isinstance(stmt, ast.If):
+                block(stmt.body, True)
+                block(stmt.orelse, True)
+            else:
+                for name in ("body", "orelse", "finalbody"):
+                    sub = getattr(stmt, name, None)
+                    if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
+                        block(sub, guarded and not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                        ast.ClassDef)))
+                for case in getattr(stmt, "cases", ()) or ():
+                    block(case.body, guarded)
+
+    block(tree.body, False)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.IfExp):
+            kind = _classify(backends_in(node))
+        elif isinstance(node, ast.BoolOp):
+            kind = _classify(set().union(*(backends_in(v) for v in node.values if isinstance(v, ast.Compare))))
+        elif isinstance(node, (ast.Set, ast.List, ast.Tuple, ast.Dict)):
+            kind = _classify(_backend_literals(node))
+            if kind is not None:
+                ctx.collections.append((_span(node), node.col_offset, node.end_col_offset or 0))
+        else:
+            continue
+        if kind == "npu":
+            ctx.npu.append(_span(node))
+        elif kind == "dispatch":
+            ctx.dispatch.append(_span(node))
+    for spans in (ctx.npu, ctx.dispatch, ctx.platform):
+        spans.sort()
+    return ctx
+
+
+_NOTES = {
+    "npu-path": "already has an NPU path beside it: left as is",
+    "platform-class": "the CUDA implementation of a platform abstraction: add an NPU implementation beside it; "
+                      "left as is",
+    "backend-dispatch": "inside a dispatch over several backends: add an NPU branch beside it; not rewritten",
+    "guarded-import": "an optional import under a guard: the code has a path without it",
+}
+# Contexts that discount a finding to info (counted in the report summary as `context_discounted`).
+DISCOUNTED = ("npu-path", "platform-class")
+
+
+def apply_context(findings: list, ctx: BackendContext) -> list:
+    """Findings as the context reads them: lowered severity, no rewrite, a note on why (data['context'])."""
+    from dataclasses import replace
+
+    out = []
+    for f in findings:
+        kind = ctx.kind(f.line)
+        changes: dict = {}
+        if kind is not None:
+            changes["fix"] = "none"
+            if kind in DISCOUNTED:
+                changes["severity"] = "info"
+        elif f.line in ctx.guarded_imports and f.severity == "error":
+            kind = "guarded-import"
+            changes["severity"] = "warning"
+        if kind is None:
+            out.append(f)
+            continue
+        data = {k: v for k, v in f.data.items() if k != "replace" or changes.get("fix", f.fix) != "none"}
+        data["context"] = kind
+        out.append(replace(f, **changes, message=f"{f.message} ({_NOTES[kind]})", data=data))
+    return out
