@@ -177,6 +177,11 @@ def write(report: "Report", stream: TextIO, *, color: bool | None = None, width:
                     f"{summary['fixable']['unsafe']} unsafe fixes by `audit fix`, marked [*]); "
                     f"{summary['fixable']['none']} manual.")
         console.print(line)
+        if summary["context_discounted"]:
+            console.print(Text(f"Multi-backend context: {plural(summary['context_discounted'], 'finding')} lowered to "
+                               "info and left as is (already beside an NPU path, or in a platform class); "
+                               f"{summary['by_context'].get('backend-dispatch', 0)} in other backends' dispatch "
+                               "not rewritten.", "dim"))
     suppressed = []
     if report.inline_suppressed:
         suppressed.append(f"{report.inline_suppressed} by inline comments")

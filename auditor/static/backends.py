@@ -81,6 +81,9 @@ class BackendContext:
     dispatch: list[Span] = field(default_factory=list)
     platform: list[Span] = field(default_factory=list)
     guarded_imports: set[int] = field(default_factory=set)
+    guarded_names: set[str] = field(default_factory=set)      # names bound by guarded imports
+    # bodies of `if flash_attn_func is not None:` / `if is_apex_available():`: never entered on Ascend
+    import_guard: list[Span] = field(default_factory=list)
     # exact column ranges of backend-name collections (the elements of `{"cuda", "xpu", "npu"}`)
     collections: list[tuple[Span, int, int]] = field(default_factory=list)
 
@@ -127,6 +130,18 @@ def _guards_imports(handler: ast.ExceptHandler) -> bool:
                isinstance(t, ast.Attribute) and t.attr in _IMPORT_ERRORS for t in types)
 
 
+_AVAILABILITY = re.compile(r"(?i)^(?:is_|has_|_?use_)?\w*(?:available|installed)\w*$|^(?:HAS|IS|USE)_\w+$")
+
+
+def _tests_optional_import(test: ast.expr, guarded: set[str]) -> bool:
+    """`flash_attn_func is not None`, `if apex_amp:`, `is_flash_attn_2_available()`, `HAS_APEX`."""
+    for n in ast.walk(test):
+        name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else None
+        if name is not None and (name in guarded or _AVAILABILITY.match(name)):
+            return True
+    return False
+
+
 def build_backend_context(tree: ast.Module) -> BackendContext:
     ctx = BackendContext()
     elifs: set[int] = set()
@@ -150,6 +165,7 @@ def build_backend_context(tree: ast.Module) -> BackendContext:
                     cur = cur.orelse[0]
             if isinstance(stmt, (ast.Import, ast.ImportFrom)) and guarded:
                 ctx.guarded_imports.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
+                ctx.guarded_names.update((a.asname or a.name).split(".")[0] for a in stmt.names)
             if isinstance(stmt, ast.ClassDef) and _CUDA_CLASS.search(stmt.name) and any(
                     _ABSTRACTION_BASE.search(ast.unparse(b)) for b in stmt.bases):
                 ctx.platform.append(_span(stmt))
@@ -188,7 +204,10 @@ def build_backend_context(tree: ast.Module) -> BackendContext:
             ctx.npu.append(_span(node))
         elif kind == "dispatch":
             ctx.dispatch.append(_span(node))
-    for spans in (ctx.npu, ctx.dispatch, ctx.platform):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and node.body and _tests_optional_import(node.test, ctx.guarded_names):
+            ctx.import_guard.append((node.body[0].lineno, _span(node.body[-1])[1]))
+    for spans in (ctx.npu, ctx.dispatch, ctx.platform, ctx.import_guard):
         spans.sort()
     return ctx
 
@@ -199,9 +218,12 @@ _NOTES = {
                       "left as is",
     "backend-dispatch": "inside a dispatch over several backends: add an NPU branch beside it; not rewritten",
     "guarded-import": "an optional import under a guard: the code has a path without it",
+    "import-guard": "under a guard on an optional import that is never true on Ascend, so the other path runs; "
+                    "port the guard and the call together by hand",
 }
 # Contexts that discount a finding to info (counted in the report summary as `context_discounted`).
 DISCOUNTED = ("npu-path", "platform-class")
+_PACKAGE_CATEGORIES = ("attention", "apex", "kernel", "third_party")
 
 
 def apply_context(findings: list, ctx: BackendContext) -> list:
@@ -219,6 +241,11 @@ def apply_context(findings: list, ctx: BackendContext) -> list:
         elif f.line in ctx.guarded_imports and f.severity == "error":
             kind = "guarded-import"
             changes["severity"] = "warning"
+        elif f.category in _PACKAGE_CATEGORIES and _inside(ctx.import_guard, f.line):
+            kind = "import-guard"
+            changes["fix"] = "none"
+            if f.severity == "error":
+                changes["severity"] = "warning"
         if kind is None:
             out.append(f)
             continue
