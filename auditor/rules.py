@@ -67,6 +67,8 @@ class Rule:
     default_on: bool = True
     source_note: str | None = None   # where the mapping data came from (script, table)
     extra: dict[str, Any] = field(default_factory=dict)
+    # before/after pairs of `audit fix` (with --unsafe-fixes for unsafe rules); they run as tests
+    examples_fix: tuple[tuple[str, str], ...] = ()
 
     def severity_for(self, product: str, symbol: str | None = None) -> str:
         sev = self.severity
@@ -153,8 +155,17 @@ def _parse_rule(raw: dict[str, Any], family: str, where: str) -> Rule:
         doc={k: str(v).strip() for k, v in doc.items()},
         examples_flag=_as_tuple(examples.get("flag")), examples_ok=_as_tuple(examples.get("ok")),
         family=family, default_on=bool(raw.get("default_on", True)), source_note=raw.get("source_note"),
-        extra=raw.get("extra") or {},
+        extra=raw.get("extra") or {}, examples_fix=_fix_examples(examples.get("fix"), where),
     )
+
+
+def _fix_examples(raw: Any, where: str) -> tuple[tuple[str, str], ...]:
+    out = []
+    for item in raw or ():
+        if not isinstance(item, dict) or set(item) != {"before", "after"}:
+            raise RuleError(f"{where}: each fix example is a mapping with 'before' and 'after'")
+        out.append((str(item["before"]), str(item["after"])))
+    return tuple(out)
 
 
 def load_rules_from(folder: Path) -> tuple[Rule, ...]:

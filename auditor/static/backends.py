@@ -130,7 +130,8 @@ def _guards_imports(handler: ast.ExceptHandler) -> bool:
                isinstance(t, ast.Attribute) and t.attr in _IMPORT_ERRORS for t in types)
 
 
-_AVAILABILITY = re.compile(r"(?i)^(?:is_|has_|_?use_)?\w*(?:available|installed)\w*$|^(?:HAS|IS|USE)_\w+$")
+# `is_flash_attn_2_available`, `is_apex_installed`, `HAS_APEX`, `_USE_FLASH` (not torch.cuda.is_available)
+_AVAILABILITY = re.compile(r"^_?(?:is|has)_\w+_(?:available|installed)$|^_?(?:HAS|IS|USE)_[A-Z0-9_]+$")
 
 
 def _tests_optional_import(test: ast.expr, guarded: set[str]) -> bool:

@@ -169,6 +169,8 @@ def build(wheel: Wheel) -> dict:
                                "(`torch.npu if torch.npu.is_available() else torch.cuda`) in shared code.",
             },
             "examples": {
+                "fix": [{"before": 'import torch\ntorch.cuda.synchronize()\n',
+                         "after": 'import torch\nimport torch_npu\ntorch.npu.synchronize()\n'}],
                 "flag": ["import torch\ntorch.cuda.synchronize()\n",
                          "from torch import cuda\nn = cuda.device_count()\n",
                          "import torch.cuda as tc\ntc.empty_cache()\n",
@@ -200,6 +202,8 @@ def build(wheel: Wheel) -> dict:
                                "`torch.amp.custom_fwd(device_type=\"npu\")`.",
             },
             "examples": {
+                "fix": [{"before": 'import torch\nwith torch.cuda.amp.autocast():\n    y = model(x)\n',
+                         "after": 'import torch\nimport torch_npu\nwith torch.npu.amp.autocast():\n    y = model(x)\n'}],
                 "flag": ["import torch\nwith torch.cuda.amp.autocast():\n    y = model(x)\n",
                          "from torch.cuda.amp import GradScaler\nscaler = GradScaler()\n",
                          "from torch.cuda import amp\n\n@amp.custom_fwd(cast_inputs=torch.float32)\n"
@@ -227,6 +231,8 @@ def build(wheel: Wheel) -> dict:
                                "re-validate each captured region on the NPU.",
             },
             "examples": {
+                "fix": [{"before": 'import torch\ng = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = model(x)\n',
+                         "after": 'import torch\nimport torch_npu\ng = torch.npu.NPUGraph()\nwith torch.npu.graph(g):\n    out = model(x)\n'}],
                 "flag": ["import torch\ng = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = model(x)\n",
                          "from torch.cuda import make_graphed_callables\nmodel = make_graphed_callables(model, (x,))\n"],
                 "ok": ["import torch\ng = torch.npu.NPUGraph()\n",
@@ -251,6 +257,8 @@ def build(wheel: Wheel) -> dict:
                                "device=\"npu\").",
             },
             "examples": {
+                "fix": [{"before": 'import torch\ns = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    y = f(x)\n',
+                         "after": 'import torch\nimport torch_npu\ns = torch.npu.Stream()\nwith torch.npu.stream(s):\n    y = f(x)\n'}],
                 "flag": ["import torch\ns = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    y = f(x)\n",
                          "import torch\nstart = torch.cuda.Event(enable_timing=True)\n",
                          "import torch\ntorch.cuda.current_stream().wait_stream(s)\n"],
