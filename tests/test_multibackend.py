@@ -56,7 +56,7 @@ def test_fix_with_unsafe_fixes_leaves_every_multibackend_line_byte_identical(eng
     text = FIXTURE.read_text()
     result = fix_bytes(text.encode(), "platform_utils.py", engine, rules_by_code(), unsafe=True)
     assert result.error is None and result.changed
-    ctx = build_backend_context(ast.parse(text))
+    ctx = build_backend_context(ast.parse(text), text.splitlines(keepends=True), list(range(1, text.count(chr(10)) + 2)))
     before = text.splitlines()
     after = result.fixed_text.splitlines()
     # the fix adds `import torch_npu` after `import torch`; map lines past it

@@ -31,7 +31,6 @@ _BACKEND_ALIASES = {
     "mlu": "mlu", "musa": "musa", "gcu": "gcu", "sdaa": "sdaa", "dcu": "rocm",
 }
 BACKEND_NAMES = frozenset(_BACKEND_ALIASES)
-_TOKEN = re.compile(r"[A-Za-z][a-z]*|[A-Z]+(?![a-z])|\d+")
 _CUDA_CLASS = re.compile(r"(?i)cuda|gpu|nvidia")
 _ABSTRACTION_BASE = re.compile(r"(?i)platform|accelerator|device(?!_?map)|backend(?!ward)")
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError"}
@@ -39,28 +38,15 @@ _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseExcept
 Span = tuple[int, int]
 
 
-def backends_in(node: ast.AST) -> set[str]:
-    """The backends an expression names through identifiers, attribute names and string constants."""
-    out: set[str] = set()
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name):
-            text = n.id
-        elif isinstance(n, ast.Attribute):
-            text = n.attr
-        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and len(n.value) < 40:
-            text = n.value
-        else:
-            continue
-        for piece in re.split(r"[^A-Za-z0-9]+", text):
-            low = piece.lower()
-            if low in _BACKEND_ALIASES:
-                out.add(_BACKEND_ALIASES[low])
-                continue
-            for tok in _TOKEN.findall(piece):
-                b = _BACKEND_ALIASES.get(tok.lower())
-                if b is not None:
-                    out.add(b)
-    return out
+# A backend word inside an identifier or string: `is_torch_npu_available`, `CudaPlatform`, "npu:0", `IS_XPU`
+# (lower-case letters on either side make it part of another word: "chip", "timestamps", "gpus").
+_BACKEND_WORD = re.compile(r"(?<![a-z])(?i:(" + "|".join(sorted(_BACKEND_ALIASES, key=len, reverse=True))
+                           + r"))(?![a-z])")
+
+
+def backends_in_text(text: str) -> set[str]:
+    """The backends a piece of source names through identifiers, attribute names and strings."""
+    return {_BACKEND_ALIASES[m.lower()] for m in _BACKEND_WORD.findall(text)}
 
 
 def _backend_literals(node: ast.AST) -> set[str]:
@@ -105,15 +91,6 @@ def _span(node: ast.AST) -> Span:
     return node.lineno, getattr(node, "end_lineno", None) or node.lineno
 
 
-def _chain(node: ast.If) -> tuple[list[ast.expr], Span]:
-    tests = [node.test]
-    cur = node
-    while len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If):
-        cur = cur.orelse[0]
-        tests.append(cur.test)
-    return tests, _span(node)
-
-
 def _classify(names: set[str]) -> str | None:
     if "npu" in names:
         return "npu"
@@ -131,6 +108,7 @@ def _guards_imports(handler: ast.ExceptHandler) -> bool:
 
 
 # `is_flash_attn_2_available`, `is_apex_installed`, `HAS_APEX`, `_USE_FLASH` (not torch.cuda.is_available)
+# `is_flash_attn_2_available`, `is_apex_installed`, `HAS_APEX`, `_USE_FLASH` (not torch.cuda.is_available)
 _AVAILABILITY = re.compile(r"^_?(?:is|has)_\w+_(?:available|installed)$|^_?(?:HAS|IS|USE)_[A-Z0-9_]+$")
 
 
@@ -143,74 +121,123 @@ def _tests_optional_import(test: ast.expr, guarded: set[str]) -> bool:
     return False
 
 
-def build_backend_context(tree: ast.Module) -> BackendContext:
-    ctx = BackendContext()
-    elifs: set[int] = set()
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 
-    def block(body: list[ast.stmt], guarded: bool) -> None:
+
+def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int]) -> BackendContext:
+    """The context around the sorted line numbers `wanted` (the lines with findings); statements that hold none
+    of them are only walked for their imports, which keeps the cost far below a second parse."""
+    ctx = BackendContext()
+
+    def holds(start: int, end: int) -> bool:
+        i = bisect.bisect_left(wanted, start)
+        return i < len(wanted) and wanted[i] <= end
+
+    def segment(node: ast.AST) -> str:
+        first, last = node.lineno, node.end_lineno or node.lineno
+        if first == last:
+            return lines[first - 1][node.col_offset:node.end_col_offset]
+        return "".join(lines[first - 1:last])
+
+    def expressions(node: ast.AST) -> None:
+        """IfExp, BoolOp and backend-name collections inside one statement (or a compound statement's header)."""
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, (ast.stmt, ast.excepthandler)) and n is not node:
+                continue
+            kind = None
+            if isinstance(n, (ast.IfExp, ast.BoolOp)):
+                kind = _classify(backends_in_text(segment(n)))
+            elif isinstance(n, (ast.Set, ast.List, ast.Tuple, ast.Dict)):
+                kind = _classify(_backend_literals(n))
+                if kind is not None:
+                    ctx.collections.append((_span(n), n.col_offset, n.end_col_offset or 0))
+            if kind == "npu":
+                ctx.npu.append(_span(n))
+            elif kind == "dispatch":
+                ctx.dispatch.append(_span(n))
+            for name, value in ast.iter_fields(n):
+                if n is node and name in _BODIES:
+                    continue
+                if isinstance(value, ast.AST):
+                    stack.append(value)
+                elif isinstance(value, list):
+                    stack.extend(v for v in value if isinstance(v, ast.AST))
+
+    def if_chain(stmt: ast.If, body: list[ast.stmt], i: int) -> None:
+        tests = [stmt.test]
+        cur = stmt
+        while len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If):
+            cur = cur.orelse[0]
+            tests.append(cur.test)
+        span = _span(stmt)
+        kind = _classify(set().union(*(backends_in_text(segment(t)) for t in tests)))
+        if kind == "npu":
+            ctx.npu.append(span)
+            last = stmt.body[-1] if stmt.body else None
+            if not stmt.orelse and isinstance(last, (ast.Return, ast.Raise)) and i + 1 < len(body):
+                # `if is_npu_available(): return "npu"` ... the rest of the block serves the other backends
+                ctx.npu.append((body[i + 1].lineno, _span(body[-1])[1]))
+        elif kind == "dispatch":
+            ctx.dispatch.append(span)
+
+    def block(body: list[ast.stmt], guarded: bool, chained: bool = False) -> None:
         for i, stmt in enumerate(body):
-            if isinstance(stmt, ast.If) and id(stmt) not in elifs:
-                tests, span = _chain(stmt)
-                kind = _classify(set().union(*(backends_in(t) for t in tests)))
-                if kind == "npu":
-                    ctx.npu.append(span)
-                    ends = stmt.body[-1] if stmt.body else None
-                    if not stmt.orelse and isinstance(ends, (ast.Return, ast.Raise)) and i + 1 < len(body):
-                        # `if is_npu_available(): return "npu"` ... the rest of the block serves the others
-                        ctx.npu.append((body[i + 1].lineno, _span(body[-1])[1]))
-                elif kind == "dispatch":
-                    ctx.dispatch.append(span)
-                cur = stmt
-                while len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If):
-                    elifs.add(id(cur.orelse[0]))
-                    cur = cur.orelse[0]
-            if isinstance(stmt, (ast.Import, ast.ImportFrom)) and guarded:
-                ctx.guarded_imports.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
-                ctx.guarded_names.update((a.asname or a.name).split(".")[0] for a in stmt.names)
-            if isinstance(stmt, ast.ClassDef) and _CUDA_CLASS.search(stmt.name) and any(
+            start, end = _span(stmt)
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                if guarded:
+                    ctx.guarded_imports.update(range(start, end + 1))
+                    ctx.guarded_names.update((a.asname or a.name).split(".")[0] for a in stmt.names)
+                continue
+            relevant = holds(start, end)
+            if isinstance(stmt, ast.If):
+                early_return = not stmt.orelse and isinstance(stmt.body[-1], (ast.Return, ast.Raise)) \
+                    and holds(end + 1, _span(body[-1])[1])
+                if (relevant or early_return) and not chained:
+                    if_chain(stmt, body, i)
+                if relevant and stmt.body and _tests_optional_import(stmt.test, ctx.guarded_names):
+                    ctx.import_guard.append((stmt.body[0].lineno, _span(stmt.body[-1])[1]))
+                if relevant:
+                    expressions(stmt)
+                block(stmt.body, True)
+                elif_ = len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.If)
+                block(stmt.orelse, True, chained=elif_)
+                continue
+            if isinstance(stmt, ast.ClassDef) and relevant and _CUDA_CLASS.search(stmt.name) and any(
                     _ABSTRACTION_BASE.search(ast.unparse(b)) for b in stmt.bases):
-                ctx.platform.append(_span(stmt))
-            # descend
-            if isinstance(stmt, ast.Try) or (hasattr(ast, "TryStar") and isinstance(stmt, ast.TryStar)):
+                ctx.platform.append((start, end))
+            if not relevant and not _has_imports(stmt):
+                continue
+            if relevant:
+                expressions(stmt)
+            if isinstance(stmt, _TRY):
                 block(stmt.body, guarded or any(_guards_imports(h) for h in stmt.handlers))
                 for h in stmt.handlers:
                     block(h.body, guarded)
                 block(stmt.orelse, guarded)
                 block(stmt.finalbody, guarded)
-            elif isinstance(stmt, ast.If):
-                block(stmt.body, True)
-                block(stmt.orelse, True)
-            else:
-                for name in ("body", "orelse", "finalbody"):
-                    sub = getattr(stmt, name, None)
-                    if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
-                        block(sub, guarded and not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                                        ast.ClassDef)))
-                for case in getattr(stmt, "cases", ()) or ():
-                    block(case.body, guarded)
+                continue
+            scope = isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            for name in ("body", "orelse", "finalbody"):
+                sub = getattr(stmt, name, None)
+                if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
+                    block(sub, guarded and not scope)
+            for case in getattr(stmt, "cases", ()) or ():
+                block(case.body, guarded)
 
     block(tree.body, False)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.IfExp):
-            kind = _classify(backends_in(node))
-        elif isinstance(node, ast.BoolOp):
-            kind = _classify(set().union(*(backends_in(v) for v in node.values if isinstance(v, ast.Compare))))
-        elif isinstance(node, (ast.Set, ast.List, ast.Tuple, ast.Dict)):
-            kind = _classify(_backend_literals(node))
-            if kind is not None:
-                ctx.collections.append((_span(node), node.col_offset, node.end_col_offset or 0))
-        else:
-            continue
-        if kind == "npu":
-            ctx.npu.append(_span(node))
-        elif kind == "dispatch":
-            ctx.dispatch.append(_span(node))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and node.body and _tests_optional_import(node.test, ctx.guarded_names):
-            ctx.import_guard.append((node.body[0].lineno, _span(node.body[-1])[1]))
     for spans in (ctx.npu, ctx.dispatch, ctx.platform, ctx.import_guard):
         spans.sort()
     return ctx
+
+
+_TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+
+
+def _has_imports(stmt: ast.stmt) -> bool:
+    """Whether a compound statement may hold a guarded import (a try or if inside it); simple ones hold none."""
+    return isinstance(stmt, (ast.Try, ast.If, ast.With, ast.For, ast.While) + _TRY)
 
 
 _NOTES = {
