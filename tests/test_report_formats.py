@@ -256,14 +256,14 @@ def test_markdown_task_list(project):
     assert manual.index("## Manual work (3)") < manual.index("### `train/model.py`")
     # high effort before medium, each item with line, code, message and substitution
     assert manual.index("#### high effort (1)") < manual.index("#### medium effort (2)")
-    assert ("- [ ] L9 `NPU301` FlashAttention is CUDA-only\n"
+    assert ("- [ ] **error** L9 `NPU301` FlashAttention is CUDA-only\n"
             "  Use instead: `torch_npu.npu_fusion_attention(q, k, v, head_num, 'BSND', keep_prob=0.9, "
             "sparse_mode=2)`") in manual
-    assert "- [ ] L13 `NPU001` `.cuda()` moves the module to a CUDA device\n" in done  # code spans kept
-    assert ("- [ ] L9 `NPU501` aten::\\_fused\\_rms\\_norm: not in torch\\_npu v2.14, falls back to CPU:\n"
+    assert "- [ ] **warning** L13 `NPU001` `.cuda()` moves the module to a CUDA device\n" in done  # code spans kept
+    assert ("- [ ] **warning** L9 `NPU501` aten::\\_fused\\_rms\\_norm: not in torch\\_npu v2.14, falls back to CPU:\n"
             "  called 96 times per step, from model.layers.\\*.norm\n") in manual
     assert "### `train/dist/launch.py`" in done and "NPU001" in done and "NPU001" not in manual
-    assert "- [ ] L14 `NPU201` TF32 switch has no effect on Ascend\n" in done
+    assert "- [ ] **info** L14 `NPU201` TF32 switch has no effect on Ascend\n" in done
     assert "(unsafe fix: review the diff)" in done
     assert "## Files that could not be audited (2)" in done
     assert md.count("- [ ] ") == 9

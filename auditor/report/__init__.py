@@ -42,6 +42,8 @@ class Report:
     baseline_suppressed: int = 0
     inline_suppressed: int = 0
     sections: dict[str, Any] = field(default_factory=dict)  # extra tables: "trace" models, "execute" verdicts
+    # console and markdown list every finding (`--full`) instead of one entry per file and decision
+    full: bool = False
 
     def summary(self) -> dict[str, Any]:
         by_cat = Counter(f.category for f in self.findings)
