@@ -253,6 +253,8 @@ def test_markdown_task_list(project):
     assert "| 7 | 2 | 4 (57.1%) | 3 | 2 |" in md
     assert "| high | 1 |" in md and "| auto | 2 |" in md
     manual, done = md.split("## Done by `audit fix` (4)")
+    assert md.index("## Decisions (") < md.index("## Manual work")   # the decisions table comes first
+    manual = manual[manual.index("## Manual work"):]
     assert manual.index("## Manual work (3)") < manual.index("### `train/model.py`")
     # high effort before medium, each item with line, code, message and substitution
     assert manual.index("#### high effort (1)") < manual.index("#### medium effort (2)")
