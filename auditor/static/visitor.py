@@ -57,6 +57,10 @@ class MatchVisitor(cst.CSTVisitor):
         # attribute names that are not the tensor property an attribute rule means: `platform.is_cuda()` (a call:
         # Tensor.is_cuda is a property), `self.is_cuda`, `obj.is_cuda = ...` (a binding)
         self._not_property: set[int] = set()
+        # inside a comparison, a dict key, a subscript or a list of option names: a dtype there is read or named,
+        # not chosen (`dtype in (torch.float16, torch.bfloat16)`, `{torch.bfloat16: 756e12}`, `cfg["bf16"]`,
+        # `choices=["bfloat16", "float16"]`), so dtype rules (precision rules that match names) stay quiet
+        self._dtype_quiet = 0
         self._in_message = 0
         self._mul_operands: set[int] = set()   # calls that are a direct operand of `*` (when: {operand_of: "*"})
         # inside the body of a for / while loop (when: {in_loop: true}); a sliced statement starts inside
@@ -66,6 +70,8 @@ class MatchVisitor(cst.CSTVisitor):
     # -- helpers -------------------------------------------------------------------------------
 
     def _hit(self, rule: Rule, node: cst.CSTNode, symbol: str, **kw) -> None:
+        if self._dtype_quiet and rule.category == "precision" and "string" in rule.match:
+            return
         self.hits.append(RawHit(rule, node, symbol, **kw))
 
     def _qual(self, node: cst.CSTNode) -> str | None:
@@ -349,7 +355,42 @@ class MatchVisitor(cst.CSTVisitor):
         if isinstance(node.key, cst.SimpleString) and isinstance(node.key.evaluated_value, str) \
                 and node.key.evaluated_value.lower() in BACKEND_NAMES:
             self._handled.add(id(node.key))      # `{"cuda": CudaPlatform}`: a key of a table, not a device
+        self._dtype_quiet += 1
+        node.key.visit(self)
+        self._dtype_quiet -= 1
+        node.value.visit(self)
+        return False
+
+    def visit_SubscriptElement(self, node: cst.SubscriptElement) -> bool:
+        self._dtype_quiet += 1
         return True
+
+    def leave_SubscriptElement(self, original_node: cst.SubscriptElement) -> None:
+        self._dtype_quiet -= 1
+
+    def _option_names(self, node: cst.List | cst.Tuple | cst.Set) -> bool:
+        return len(node.elements) >= 2 and all(isinstance(e.value, cst.SimpleString) for e in node.elements)
+
+    def visit_List(self, node: cst.List) -> bool:
+        self._dtype_quiet += self._option_names(node)
+        return True
+
+    def leave_List(self, original_node: cst.List) -> None:
+        self._dtype_quiet -= self._option_names(original_node)
+
+    def visit_Tuple(self, node: cst.Tuple) -> bool:
+        self._dtype_quiet += self._option_names(node)
+        return True
+
+    def leave_Tuple(self, original_node: cst.Tuple) -> None:
+        self._dtype_quiet -= self._option_names(original_node)
+
+    def visit_Set(self, node: cst.Set) -> bool:
+        self._dtype_quiet += self._option_names(node)
+        return True
+
+    def leave_Set(self, original_node: cst.Set) -> None:
+        self._dtype_quiet -= self._option_names(original_node)
 
     def visit_Arg(self, node: cst.Arg) -> bool:
         if node.keyword is not None:
@@ -466,7 +507,11 @@ class MatchVisitor(cst.CSTVisitor):
             self._match_reference(node, qual, None)
         return False
 
+    def leave_Comparison(self, original_node: cst.Comparison) -> None:
+        self._dtype_quiet -= 1
+
     def visit_Comparison(self, node: cst.Comparison) -> bool:
+        self._dtype_quiet += 1
         sides = [node.left] + [t.comparator for t in node.comparisons]
         if any(isinstance(side, (*_STRING_NODES, cst.Integer, cst.Float)) or
                (isinstance(side, cst.Name) and side.value in ("None", "True", "False")) for side in sides):
