@@ -24,7 +24,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import random
+import hashlib
 import subprocess
 import sys
 from collections import Counter, defaultdict
@@ -102,6 +102,14 @@ def write_labels(rows: list[dict]) -> None:
             w.writerow({k: row.get(k, "") for k in FIELDS})
 
 
+def draw_key(tree: str, f: dict) -> str:
+    """A fixed-seed random order of findings: the hash of seed and finding. Taking the smallest N is a uniform
+    random sample that stays put when other findings of the tree appear or disappear (a rule change then
+    redraws only the rows it touched, and their labels are kept)."""
+    return hashlib.sha256(f"{SEED}:{tree}:{f['path']}:{f['line']}:{f['col']}:{f['code']}:{f['symbol']}"
+                          .encode()).hexdigest()
+
+
 def cmd_sample(args: argparse.Namespace) -> int:
     old = {key(r): r for r in read_labels()}
     rows = []
@@ -113,7 +121,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
         found = json.loads(pre.read_text())["findings"] if pre is not None else audit(tree)
         findings = sorted(found, key=lambda f: (f["path"], f["line"], f["col"], f["code"], f["symbol"]))
         static = [f for f in findings if f["source"] == "static"]
-        picked = random.Random(f"{SEED}:{src['name']}").sample(static, min(args.per_tree, len(static)))
+        picked = sorted(static, key=lambda f: draw_key(src["name"], f))[:args.per_tree]
         print(f"{src['name']}: {len(static)} findings, {len(picked)} drawn")
         for f in sorted(picked, key=lambda f: (f["path"], f["line"])):
             lines = (tree / f["path"]).read_text(errors="replace").splitlines()

@@ -182,7 +182,16 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
         elif kind == "dispatch":
             ctx.dispatch.append(span)
 
+    def sibling_ifs(body: list[ast.stmt]) -> None:
+        """`if is_torch_cuda_available(): return torch.cuda...` then `if is_torch_npu_available(): return torch.npu...`:
+        separate ifs of one block that test different backends, one of them NPU, are one dispatch."""
+        tested = [(stmt, backends_in_text(segment(stmt.test))) for stmt in body if isinstance(stmt, ast.If)]
+        if len(tested) > 1 and any("npu" in names for _, names in tested):
+            ctx.npu.extend(_span(stmt) for stmt, names in tested if names)
+
     def block(body: list[ast.stmt], guarded: bool, chained: bool = False) -> None:
+        if body and not chained and holds(body[0].lineno, _span(body[-1])[1]):
+            sibling_ifs(body)
         for i, stmt in enumerate(body):
             start, end = _span(stmt)
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
