@@ -213,6 +213,15 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
                 elif_ = len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.If)
                 block(stmt.orelse, True, chained=elif_)
                 continue
+            if isinstance(stmt, ast.ClassDef) and relevant:
+                # `class DeviceType(StrEnum): CUDA = "cuda"; NPU = "npu"`: a table of backend names
+                values = {_BACKEND_ALIASES[v.value.value.split(":", 1)[0].lower()] for v in stmt.body
+                          if isinstance(v, ast.Assign) and isinstance(v.value, ast.Constant)
+                          and isinstance(v.value.value, str)
+                          and v.value.value.split(":", 1)[0].lower() in _BACKEND_ALIASES}
+                kind = _classify(values)
+                if kind is not None:
+                    (ctx.npu if kind == "npu" else ctx.dispatch).append((start, end))
             if isinstance(stmt, ast.ClassDef) and relevant and _CUDA_CLASS.search(stmt.name) and any(
                     _ABSTRACTION_BASE.search(ast.unparse(b)) for b in stmt.bases):
                 ctx.platform.append((start, end))
