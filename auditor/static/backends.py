@@ -186,8 +186,9 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
         """`if is_torch_cuda_available(): return torch.cuda...` then `if is_torch_npu_available(): return torch.npu...`:
         separate ifs of one block that test different backends, one of them NPU, are one dispatch."""
         tested = [(stmt, backends_in_text(segment(stmt.test))) for stmt in body if isinstance(stmt, ast.If)]
-        if len(tested) > 1 and any("npu" in names for _, names in tested):
-            ctx.npu.extend(_span(stmt) for stmt, names in tested if names)
+        kind = _classify(set().union(*(names for _, names in tested))) if len(tested) > 1 else None
+        if kind is not None:
+            (ctx.npu if kind == "npu" else ctx.dispatch).extend(_span(stmt) for stmt, names in tested if names)
 
     def block(body: list[ast.stmt], guarded: bool, chained: bool = False) -> None:
         if body and not chained and holds(body[0].lineno, _span(body[-1])[1]):

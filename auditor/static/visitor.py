@@ -452,6 +452,9 @@ class MatchVisitor(cst.CSTVisitor):
             self._not_property.add(id(func.attr))    # `current_platform.is_cuda()`: a method, not the property
         if isinstance(func, cst.Name) and func.value in _NAME_ARG_FUNCS and len(node.args) >= 2:
             self._handled.add(id(node.args[1].value))   # `hasattr(torch, "cuda")` names an attribute
+            if func.value == "hasattr" or (func.value == "getattr" and len(node.args) == 3):
+                # `hasattr(transformer_engine, "pytorch")`, `getattr(torch.cuda, "_is_in_bad_fork", None)`: probes
+                self._handled.add(id(node.args[0].value))
         qual = self._qual(func)
         if qual is not None and self._match_reference(func, qual, node):
             pass                      # a resolved chain holds no other code to visit
@@ -507,11 +510,19 @@ class MatchVisitor(cst.CSTVisitor):
             self._match_reference(node, qual, None)
         return False
 
+    def visit_Annotation(self, node: cst.Annotation) -> bool:
+        return False      # `-> torch.autocast`, `x: torch.cuda.Stream`: a type, not a use
+
     def leave_Comparison(self, original_node: cst.Comparison) -> None:
         self._dtype_quiet -= 1
 
     def visit_Comparison(self, node: cst.Comparison) -> bool:
         self._dtype_quiet += 1
+        sides = [node.left] + [t.comparator for t in node.comparisons]
+        if any(isinstance(side, cst.Name) and side.value == "None" for side in sides):
+            for side in sides:        # `if bnb is not None:` checks an optional import; it does not use it
+                if isinstance(side, (cst.Name, cst.Attribute)):
+                    self._handled.add(id(side))
         sides = [node.left] + [t.comparator for t in node.comparisons]
         if any(isinstance(side, (*_STRING_NODES, cst.Integer, cst.Float)) or
                (isinstance(side, cst.Name) and side.value in ("None", "True", "False")) for side in sides):
