@@ -522,7 +522,9 @@ class MatchVisitor(cst.CSTVisitor):
         if any(isinstance(side, cst.Name) and side.value == "None" for side in sides):
             for side in sides:        # `if bnb is not None:` checks an optional import; it does not use it
                 if isinstance(side, (cst.Name, cst.Attribute)):
-                    self._handled.add(id(side))
+                    qual = self._qual(side)
+                    if qual is not None and not qual.startswith("torch."):   # `CUDA_HOME is None` is the point
+                        self._handled.add(id(side))
         sides = [node.left] + [t.comparator for t in node.comparisons]
         if any(isinstance(side, (*_STRING_NODES, cst.Integer, cst.Float)) or
                (isinstance(side, cst.Name) and side.value in ("None", "True", "False")) for side in sides):
