@@ -53,8 +53,11 @@ def _source_snippet(line: str, f: Finding, gutter: str, bar: str) -> list[Text]:
             Text.assemble((f"{pad} {bar} ", "dim"), " " * start, ("^" * length, SEVERITY_STYLES[f.severity]))]
 
 
-def _finding(f: Finding, sources: SourceLines, bar: str, group: list[Finding] | None = None) -> list[Text]:
-    """One finding, or (group) one entry for findings that repeat its decision: their lines, the advice once."""
+def _finding(f: Finding, sources: SourceLines, bar: str, group: list[Finding] | None = None,
+             advised: set[tuple[str, str]] | None = None) -> list[Text]:
+    """One finding, or (group) one entry for findings that repeat its decision: their lines, the source line of
+    the first, and the advice only where the report gives this (rule, symbol) for the first time (`advised`
+    collects them; None = the full listing: caret and advice on every finding)."""
     head = Text("  ")
     head.append(f"{f.path}:{f.line}:{f.col}", "bold")
     if group and len(group) > 1:
@@ -68,7 +71,12 @@ def _finding(f: Finding, sources: SourceLines, bar: str, group: list[Finding] | 
     out = [head, *(Text("      " + rest) for rest in message[1:])]
     line = sources.line(f.path, f.line)
     if line is not None:
-        out += [Text("      ") + t for t in _source_snippet(line, f, str(f.line), bar)]
+        snippet = _source_snippet(line, f, str(f.line), bar)
+        out += [Text("      ") + t for t in (snippet if advised is None else snippet[:1])]
+    if advised is not None:
+        if (f.code, f.symbol) in advised:
+            return out
+        advised.add((f.code, f.symbol))
     tail = Text("      ")
     if f.substitution:
         tail.append("use instead: ", "green")
@@ -165,6 +173,7 @@ def write(report: "Report", stream: TextIO, *, color: bool | None = None, width:
         console.print(_decisions_table(report, table_box))
         console.print()
     sources = SourceLines(report)
+    advised: set[tuple[str, str]] = set()    # (rule, symbol) whose advice the report has shown
     for path, findings in group_by_path(report.findings).items():
         title = Text(path, "bold underline")
         groups = group_decisions(findings) if grouped else [[f] for f in findings]
@@ -172,7 +181,7 @@ def write(report: "Report", stream: TextIO, *, color: bool | None = None, width:
                      + (f", {plural(len(groups), 'decision')}" if grouped else ""), "dim")
         lines = [title]
         for group in groups:
-            lines += _finding(group[0], sources, bar, group)
+            lines += _finding(group[0], sources, bar, group, advised if grouped else None)
         # One print a file: rich's per-call overhead dominates on trees with thousands of findings.
         console.print(Text("\n").join(lines), soft_wrap=True)
         console.print()

@@ -51,13 +51,13 @@ def _substitution(text: str) -> str:
     return escape(text) if "`" in text or _PROSE.search(bare) else code_span(text)
 
 
-def _item(f: Finding, group: list[Finding] | None = None) -> str:
+def _item(f: Finding, group: list[Finding] | None = None, advice: bool = True) -> str:
     lines = [part.strip() for part in f.message.splitlines() if part.strip()] or [""]
     where = f"L{f.line}" if not group or len(group) == 1 else f"L{line_list(group)} ({len(group)}x)"
     head = f"- [ ] **{f.severity}** {where} {code_span(f.code)} {escape(lines[0])}"
     # Continuation lines are indented so that they stay inside the list item.
     out = [head, *(f"  {escape(rest)}" for rest in lines[1:])]
-    if f.substitution:
+    if f.substitution and advice:
         out.append(f"  Use instead: {_substitution(f.substitution)}")
     if f.fix == "unsafe":
         out.append("  (unsafe fix: review the diff)")
@@ -95,7 +95,7 @@ def _totals(report: "Report") -> list[str]:
 def _items(findings: list[Finding], grouped: bool) -> list[str]:
     if not grouped:
         return [_item(f) for f in findings]
-    return [_item(group[0], group) for group in group_decisions(findings)]
+    return [_item(group[0], group, advice=False) for group in group_decisions(findings)]
 
 
 def _task_list(title: str, findings: list[Finding], by_effort: bool, grouped: bool = True) -> list[str]:
@@ -116,21 +116,17 @@ def _task_list(title: str, findings: list[Finding], by_effort: bool, grouped: bo
     return out
 
 
-# The decisions table at the top lists this many rows (the rest are counted in one line).
-TOP_DECISIONS = 25
-
-
 def _decisions(report: "Report") -> list[str]:
+    """Every decision once, with its advice; the task list below refers to them by rule and symbol."""
     rows = decision_summary(report.findings)
     if not rows:
         return []
-    out = [f"## Decisions ({len(rows)} distinct rule and symbol pairs, most frequent first)", "",
-           "| Rule | Symbol | Severity | Findings | Files |", "| --- | --- | --- | ---: | ---: |"]
-    out += [f"| {code_span(r['code'])} | {code_span(r['symbol'])} | {r['severity']} | {r['count']} | {r['files']} |"
-            for r in rows[:TOP_DECISIONS]]
-    if len(rows) > TOP_DECISIONS:
-        rest = rows[TOP_DECISIONS:]
-        out.append(f"| ... | {len(rest)} more | | {sum(r['count'] for r in rest)} | |")
+    out = [f"## Decisions ({len(rows)} distinct rule, symbol and severity, most frequent first)", "",
+           "| Rule | Symbol | Severity | Findings | Files | Use instead |", "| --- | --- | --- | ---: | ---: | --- |"]
+    for r in rows:
+        advice = _substitution(r["substitution"]).replace("|", "\\|") if r["substitution"] else ""
+        out.append(f"| {code_span(r['code'])} | {code_span(r['symbol'])} | {r['severity']} | {r['count']} "
+                   f"| {r['files']} | {advice} |")
     return out + [""]
 
 
