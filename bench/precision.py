@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("fetch")
     s = sub.add_parser("sample")
-    s.add_argument("--per-tree", type=int, default=22)
+    s.add_argument("--per-tree", type=int, default=26)
     s.add_argument("--findings", type=Path, help="read <name>-<version>.json audit documents from this folder "
                    "(made by `audit TREE --format json --no-cache`) instead of auditing")
     sc = sub.add_parser("score")

@@ -250,15 +250,21 @@ class MatchVisitor(cst.CSTVisitor):
             return False
         if call is not None and self._already_ported(call):
             return True
+        # `torch.autocast(..., enabled=False)` turns mixed precision off: nothing for a precision rule to check
+        disabled = call is not None and any(
+            a.keyword is not None and a.keyword.value == "enabled" and isinstance(a.value, cst.Name)
+            and a.value.value == "False" for a in call.args)
         if m is not None:
             # Rules on the same name are tried in code order: a conditional rule (`when`) that does not apply
             # leaves the name to the next one (e.g. a coverage finding for the same API).
             for rule in self.c.exact.get(m.pattern, (m.rule,)):
+                if disabled and rule.category == "precision":
+                    break
                 if self._when_ok(rule, call):
                     self._hit(rule, node, qual, value=m.pattern, end_node=call)
                     break
         for rule, pattern in stacked:
-            if self._when_ok(rule, call):
+            if not (disabled and rule.category == "precision") and self._when_ok(rule, call):
                 self._hit(rule, node, qual, value=pattern, end_node=call)
         return True
 
@@ -369,7 +375,10 @@ class MatchVisitor(cst.CSTVisitor):
         self._dtype_quiet -= 1
 
     def _option_names(self, node: cst.List | cst.Tuple | cst.Set) -> bool:
-        return len(node.elements) >= 2 and all(isinstance(e.value, cst.SimpleString) for e in node.elements)
+        """`["bf16", "bfloat16", torch.bfloat16]`, `(torch.float16, torch.bfloat16)`: names and constants listed
+        side by side (aliases, allowed dtypes, choices), not a dtype being chosen."""
+        return len(node.elements) >= 2 and all(
+            isinstance(e.value, (cst.SimpleString, cst.Integer, cst.Name, cst.Attribute)) for e in node.elements)
 
     def visit_List(self, node: cst.List) -> bool:
         self._dtype_quiet += self._option_names(node)
