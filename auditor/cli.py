@@ -55,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="files that cannot be audited are reported but do not make the exit code 2")
     check.add_argument("--config", type=Path, metavar="FILE", help="pyproject.toml to read [tool.npu-audit] from "
                        "(default: the nearest one above the first PATH)")
+    check.add_argument("--full", action="store_true",
+                       help="console and markdown: every finding on its own (default: one entry per file and "
+                            "decision, with its count and lines); JSON, SARIF, CSV and GitHub always list every one")
     check.add_argument("--statistics", action="store_true", help="print counts per rule (fixable or not) instead of findings")
     check.add_argument("--baseline", type=Path, metavar="FILE", help="report only findings not in this baseline")
     check.add_argument("--write-baseline", type=Path, metavar="FILE", help="write every current finding to FILE as the baseline and exit 0")
@@ -323,6 +326,7 @@ def unsupported_api_details(target) -> dict[str, dict]:
 def _write_report(report, args, rules, color) -> None:
     from auditor.report import emit
 
+    report.full = bool(getattr(args, "full", False))
     stream: TextIO
     if args.output:
         try:

@@ -69,6 +69,8 @@ class Rule:
     extra: dict[str, Any] = field(default_factory=dict)
     example_file: str = "example.py"   # the file name the examples are audited as (project files)
     status: str = "stable"              # stable | preview (off unless selected) | removed (code kept, never run)
+    # before/after pairs of `audit fix` (with --unsafe-fixes for unsafe rules); they run as tests
+    examples_fix: tuple[tuple[str, str], ...] = ()
 
     def severity_for(self, product: str, symbol: str | None = None) -> str:
         sev = self.severity
@@ -161,8 +163,17 @@ def _parse_rule(raw: dict[str, Any], family: str, where: str) -> Rule:
         family=family, default_on=bool(raw.get("default_on", True)) and status == "stable",
         source_note=raw.get("source_note"),
         extra=raw.get("extra") or {}, example_file=str(raw.get("example_file") or "example.py"),
-        status=status,
+        status=status, examples_fix=_fix_examples(examples.get("fix"), where),
     )
+
+
+def _fix_examples(raw: Any, where: str) -> tuple[tuple[str, str], ...]:
+    out = []
+    for item in raw or ():
+        if not isinstance(item, dict) or set(item) != {"before", "after"}:
+            raise RuleError(f"{where}: each fix example is a mapping with 'before' and 'after'")
+        out.append((str(item["before"]), str(item["after"])))
+    return tuple(out)
 
 
 def load_rules_from(folder: Path) -> tuple[Rule, ...]:
@@ -217,3 +228,12 @@ def find_rule(code_or_name: str) -> Rule | None:
         if r.code == key.upper() or r.name == key.lower():
             return r
     return None
+
+
+@lru_cache(maxsize=None)
+def severity_policy() -> dict[str, Any]:
+    """rules/severity_policy.yaml: the clauses (what error / warning / info mean) and each rule's clause."""
+    path = rules_dir() / "severity_policy.yaml"
+    doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER) or {}
+    return {"clauses": doc.get("clauses") or {}, "policy": doc.get("policy") or {},
+            "symbols": doc.get("symbols") or {}}

@@ -37,7 +37,7 @@ def project(tmp_path):
 def test_fail_on_levels(project, capsys):
     assert as_json(capsys, str(project), "--fail-on", "never")[0] == 0
     code, doc = as_json(capsys, str(project), "--fail-on", "warning")
-    assert code == 1 and doc["summary"]["by_severity"]["warning"] > 0
+    assert code == 1 and doc["summary"]["by_severity"]["error"] > 0   # plain CUDA lines are errors (issue 11)
     clean = project / "clean.py"
     clean.write_text("import os\n")
     assert as_json(capsys, str(clean), "--fail-on", "info")[0] == 0

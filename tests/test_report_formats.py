@@ -248,7 +248,9 @@ def replace_path(f: Finding, prefix: str) -> Finding:
 # --- markdown -----------------------------------------------------------------------------------
 
 def test_markdown_task_list(project):
-    md = render(make_report(project), "markdown")
+    report = make_report(project)
+    report.full = True     # `--full`: one item per finding with its advice (grouping: test_report_grouping.py)
+    md = render(report, "markdown")
     assert md.startswith("# Porting task list: CUDA to Ascend NPU\n")
     assert "Target: torch\\_npu v2.14 on Atlas A2 training series (Ascend 910B)" in md
     assert "| 7 | 2 | 4 (57.1%) | 3 | 2 |" in md
@@ -257,14 +259,14 @@ def test_markdown_task_list(project):
     assert manual.index("## Manual work (3)") < manual.index("### `train/model.py`")
     # high effort before medium, each item with line, code, message and substitution
     assert manual.index("#### high effort (1)") < manual.index("#### medium effort (2)")
-    assert ("- [ ] L9 `NPU301` FlashAttention is CUDA-only\n"
+    assert ("- [ ] **error** L9 `NPU301` FlashAttention is CUDA-only\n"
             "  Use instead: `torch_npu.npu_fusion_attention(q, k, v, head_num, 'BSND', keep_prob=0.9, "
             "sparse_mode=2)`") in manual
-    assert "- [ ] L13 `NPU001` `.cuda()` moves the module to a CUDA device\n" in done  # code spans kept
-    assert ("- [ ] L9 `NPU501` aten::\\_fused\\_rms\\_norm: not in torch\\_npu v2.14, falls back to CPU:\n"
+    assert "- [ ] **warning** L13 `NPU001` `.cuda()` moves the module to a CUDA device\n" in done  # code spans kept
+    assert ("- [ ] **warning** L9 `NPU501` aten::\\_fused\\_rms\\_norm: not in torch\\_npu v2.14, falls back to CPU:\n"
             "  called 96 times per step, from model.layers.\\*.norm\n") in manual
     assert "### `train/dist/launch.py`" in done and "NPU001" in done and "NPU001" not in manual
-    assert "- [ ] L14 `NPU201` TF32 switch has no effect on Ascend\n" in done
+    assert "- [ ] **info** L14 `NPU201` TF32 switch has no effect on Ascend\n" in done
     assert "(unsafe fix: review the diff)" in done
     assert "## Files that could not be audited (2)" in done
     assert md.count("- [ ] ") == 9
@@ -350,6 +352,7 @@ def test_console_plain_when_not_a_terminal(project):
         "trace": [{"model": "gpt2-small", "ops": 143, "unsupported": 1},
                   {"model": "llama-tiny", "ops": 211, "unsupported": 0, "note": "bf16"}],
         "execute": {"NPU501": {"verdict": "fallback", "cosine": 0.99991}}})
+    report.full = True   # `--full`: every finding with its caret and advice (grouping: test_report_grouping.py)
     out = render(report, "console")  # StringIO is not a terminal: colour auto-detected off
     assert not ANSI.search(out)
     assert not set(out) & set("│─╭╮╰╯┃━")  # no box drawing characters in logs
@@ -406,7 +409,7 @@ def test_console_reads_sources_with_a_coding_cookie(tmp_path):
     f = Finding(code="NPU002", name="cuda-device-string", category="device", severity="warning",
                 effort="auto", path="legacy.py", line=2, col=10, end_line=2, end_col=16,
                 message='device string "cuda"', substitution='"npu"', fix="safe", source="static", symbol="cuda")
-    out = render(Report(root=str(tmp_path), target=None, findings=[f]), "console", color=False)
+    out = render(Report(root=str(tmp_path), target=None, findings=[f], full=True), "console", color=False)
     assert "2 | DEVICE = 'cuda'  # caf\xe9" in out
     assert "  |          ^^^^^^" in out
 
@@ -491,6 +494,10 @@ def test_markdown_keeps_prose_substitutions_readable(tmp_path):
                 substitution="`.npu()` (after `import torch_npu`), or `.to(device)` with a device_id chosen once",
                 fix="safe", source="static", symbol="cuda")
     md = render(Report(root=str(tmp_path), target=None, findings=[f], files_scanned=1, lines_scanned=13), "markdown")
+    # grouped (default): the advice is given once, in the decisions table, as prose
+    assert "| `.npu()` (after `import torch_npu`), or `.to(device)` with a device\\_id chosen once |" in md
+    full = render(Report(root=str(tmp_path), target=None, findings=[f], files_scanned=1, lines_scanned=13,
+                         full=True), "markdown")
     assert ("  Use instead: `.npu()` (after `import torch_npu`), or `.to(device)` with a device\\_id chosen once\n"
-            in md)
+            in full)
     assert "Audited by npu-audit " in md and ": 1 file, 13 lines." in md

@@ -68,3 +68,34 @@ def test_dynamic_findings_have_catalogue_entries():
         if isinstance(item, tuple):
             code, name, category = item
             assert (by_code[code].name, by_code[code].category) == (name, category)
+
+
+def _fixable(rule) -> bool:
+    return rule.fix != "none" or any(d.fix in ("safe", "unsafe") for d in rule.symbols.values())
+
+
+def test_every_fixable_rule_has_a_before_after_pair():
+    missing = [r.code for r in RULES if _fixable(r) and not r.examples_fix]
+    assert not missing, f"add examples: fix: [{{before, after}}] to {missing}"
+
+
+def _fix_cases():
+    for rule in RULES:
+        for i, (before, after) in enumerate(rule.examples_fix):
+            yield pytest.param(rule, before, after, id=f"{rule.code}-fix{i}")
+
+
+@pytest.mark.parametrize("rule,before,after", list(_fix_cases()))
+def test_fix_examples(rule, before, after):
+    """`audit fix` (with --unsafe-fixes when the rule's fix is unsafe) turns `before` into `after`, fixes a
+    finding of this rule, and says why it left any other fixable finding of it alone."""
+    from auditor.fix import applicable, finding_key, fix_bytes
+    from auditor.rules import rules_by_code
+
+    unsafe = rule.fix == "unsafe" or any(d.fix == "unsafe" for d in rule.symbols.values())
+    result = fix_bytes(textwrap.dedent(before).encode(), "example.py", ENGINE, rules_by_code(), unsafe=unsafe)
+    assert result.error is None
+    assert rule.code in {f.code for f in result.fixed}
+    assert result.fixed_text == textwrap.dedent(after)
+    left = [f for f in result.remaining if f.code == rule.code and applicable(f, unsafe)]
+    assert all(finding_key(f) in result.skipped for f in left), result.skipped

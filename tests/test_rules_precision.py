@@ -63,7 +63,8 @@ def _lines(fs):
 
 def test_recipe_lines():
     lines = _lines(findings(RECIPE))
-    expect = {2: "NPU205", 5: "NPU202", 6: "NPU201", 8: "NPU208", 14: "NPU201", 21: "NPU207",
+    # line 14 `name == "bf16"` reads the dtype name (issue 11: comparisons choose nothing); NPU209 stays
+    expect = {2: "NPU205", 5: "NPU202", 6: "NPU201", 8: "NPU208", 14: "NPU209", 21: "NPU207",
               22: "NPU206", 23: "NPU206", 27: "NPU204", 30: "NPU202", 31: "NPU208"}
     for line, code in expect.items():
         assert code in lines.get(line, set()), f"line {line}: expected {code}, got {lines.get(line)}"
@@ -133,7 +134,9 @@ def test_stacked_rules_add_a_second_category_without_a_second_fix():
         ok = torch.cuda.is_bf16_supported()
         with torch.cuda.amp.autocast(enabled=True):
             pass
-        with ac("npu", dtype=torch.float16):
+        with ac(device_type, dtype=torch.float16):
+            pass
+        with torch.autocast("npu", dtype=torch.float16):
             pass
     """
     fs = findings(src)
@@ -145,6 +148,7 @@ def test_stacked_rules_add_a_second_category_without_a_second_fix():
     assert on[4]["NPU002"].data.get("replace") == "torch.npu.is_bf16_supported"
     assert {"NPU012", "NPU204"} <= set(on[5])
     assert "NPU204" in on[7]          # through the `from torch import autocast as ac` alias
+    assert "NPU204" not in on[9]      # already ported: no advice to write what it says (issue 11)
 
 
 def test_generated_dtype_rules_are_current():

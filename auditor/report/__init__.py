@@ -27,12 +27,17 @@ class Report:
     inline_suppressed: int = 0
     sections: dict[str, Any] = field(default_factory=dict)  # extra tables: "trace" models, "execute" verdicts
     collectives: list | None = None  # --trace --world-size: one entry per collective call site (docs/trace.md)
+    # console and markdown list every finding (`--full`) instead of one entry per file and decision
+    full: bool = False
 
     def summary(self) -> dict[str, Any]:
         by_cat = Counter(f.category for f in self.findings)
         by_sev = Counter(f.severity for f in self.findings)
         by_eff = Counter(f.effort for f in self.findings)
         by_fix = Counter(f.fix for f in self.findings)
+        # findings the multi-backend context lowered to info (auditor/static/backends.py): CUDA lines beside an
+        # NPU path or inside a platform class
+        contexts = Counter(f.data["context"] for f in self.findings if f.data.get("context"))
         total = len(self.findings)
         mechanical = by_fix["safe"] + by_fix["unsafe"]
         return {
@@ -47,6 +52,8 @@ class Report:
             "fixable": {"safe": by_fix["safe"], "unsafe": by_fix["unsafe"], "none": by_fix["none"]},
             # Like HIPIFY's conversion %: the share a codemod can do.
             "mechanical_percent": round(100.0 * mechanical / total, 1) if total else 100.0,
+            "context_discounted": contexts["npu-path"] + contexts["platform-class"],
+            "by_context": dict(sorted(contexts.items())),
             "baseline_suppressed": self.baseline_suppressed,
             "inline_suppressed": self.inline_suppressed,
             "duration_s": round(self.duration_s, 3),

@@ -213,3 +213,40 @@ def wants_color(stream: Any, color: bool | None) -> bool:
     if os.environ.get("NO_COLOR"):
         return False
     return stream_is_terminal(stream)
+
+
+# -- grouping (issue 11): one entry per file and decision instead of one per finding ---------------------------
+
+def decision_key(f: Finding) -> tuple:
+    """Findings that repeat one decision: same rule, symbol and severity (the advice is the same)."""
+    return (f.code, f.symbol, f.severity)
+
+
+def group_decisions(findings: Iterable[Finding]) -> list[list[Finding]]:
+    """Findings of one file grouped by decision, in the order each decision first appears."""
+    groups: dict[tuple, list[Finding]] = {}
+    for f in findings:
+        groups.setdefault(decision_key(f), []).append(f)
+    return list(groups.values())
+
+
+def decision_summary(findings: Iterable[Finding]) -> list[dict[str, Any]]:
+    """(decision, count, files) over the whole report, most frequent first: the top of a grouped report."""
+    rows: dict[tuple, dict[str, Any]] = {}
+    for f in findings:
+        k = (f.code, f.symbol, f.severity)
+        row = rows.setdefault(k, {"code": f.code, "name": f.name, "symbol": f.symbol, "severity": f.severity,
+                                  "substitution": f.substitution, "count": 0, "files": set()})
+        row["count"] += 1
+        row["files"].add(f.path)
+    out = sorted(rows.values(), key=lambda r: (-r["count"], r["code"], r["symbol"]))
+    for r in out:
+        r["files"] = len(r["files"])
+    return out
+
+
+def line_list(findings: list[Finding], limit: int = 25) -> str:
+    """`12, 40, 77` (at most `limit` numbers, then `... (+N)`)."""
+    numbers = list(dict.fromkeys(f.line for f in findings))
+    shown = ", ".join(str(n) for n in numbers[:limit])
+    return shown + (f", ... (+{len(numbers) - limit})" if len(numbers) > limit else "")

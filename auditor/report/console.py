@@ -16,8 +16,8 @@ from rich.text import Text
 
 from auditor.findings import CATEGORIES, SEVERITIES, Finding
 from auditor.report.common import (EFFORT_LABELS, EFFORT_ORDER, MAX_SHOWN_LINE, SourceLines, cell_text,
-                                   group_by_path, is_fixable, plural, section_tables, stream_is_terminal, tool_info,
-                                   wants_color)
+                                   decision_summary, group_by_path, group_decisions, is_fixable, line_list, plural,
+                                   section_tables, stream_is_terminal, tool_info, wants_color)
 
 if TYPE_CHECKING:
     from auditor.report import Report
@@ -53,9 +53,15 @@ def _source_snippet(line: str, f: Finding, gutter: str, bar: str) -> list[Text]:
             Text.assemble((f"{pad} {bar} ", "dim"), " " * start, ("^" * length, SEVERITY_STYLES[f.severity]))]
 
 
-def _finding(f: Finding, sources: SourceLines, bar: str) -> list[Text]:
+def _finding(f: Finding, sources: SourceLines, bar: str, group: list[Finding] | None = None,
+             advised: set[tuple[str, str]] | None = None) -> list[Text]:
+    """One finding, or (group) one entry for findings that repeat its decision: their lines, the source line of
+    the first, and the advice only where the report gives this (rule, symbol) for the first time (`advised`
+    collects them; None = the full listing: caret and advice on every finding)."""
     head = Text("  ")
     head.append(f"{f.path}:{f.line}:{f.col}", "bold")
+    if group and len(group) > 1:
+        head.append(f" (x{len(group)}: lines {line_list(group)})", "bold")
     head.append("  ")
     head.append(f"{f.code}", SEVERITY_STYLES[f.severity])
     head.append(" [*]" if is_fixable(f) else "", "green")
@@ -65,7 +71,12 @@ def _finding(f: Finding, sources: SourceLines, bar: str) -> list[Text]:
     out = [head, *(Text("      " + rest) for rest in message[1:])]
     line = sources.line(f.path, f.line)
     if line is not None:
-        out += [Text("      ") + t for t in _source_snippet(line, f, str(f.line), bar)]
+        snippet = _source_snippet(line, f, str(f.line), bar)
+        out += [Text("      ") + t for t in (snippet if advised is None else snippet[:1])]
+    if advised is not None:
+        if (f.code, f.symbol) in advised:
+            return out
+        advised.add((f.code, f.symbol))
     tail = Text("      ")
     if f.substitution:
         tail.append("use instead: ", "green")
@@ -76,6 +87,30 @@ def _finding(f: Finding, sources: SourceLines, bar: str) -> list[Text]:
                 f"{', from ' + f.source if f.source != 'static' else ''})", "dim")
     out.append(tail)
     return out
+
+
+# The decisions table at the top of a grouped report lists this many rows (the rest are counted).
+TOP_DECISIONS = 25
+
+
+def _decisions_table(report: "Report", table_box: box.Box | None) -> Table:
+    rows = decision_summary(report.findings)
+    table = Table(title=f"Decisions: {plural(len(rows), 'distinct (rule, symbol)')}, most frequent first",
+                  box=table_box, title_justify="left")
+    for col, justify in (("rule", "left"), ("symbol", "left"), ("severity", "left"), ("findings", "right"),
+                         ("files", "right"), ("use instead", "left")):
+        table.add_column(col, justify=justify, overflow="fold")
+    for r in rows[:TOP_DECISIONS]:
+        table.add_row(r["code"], r["symbol"], r["severity"], str(r["count"]), str(r["files"]),
+                      _cut(" ".join((r["substitution"] or "").split()), 70))
+    if len(rows) > TOP_DECISIONS:
+        rest = rows[TOP_DECISIONS:]
+        table.add_row("...", f"{len(rest)} more", "", str(sum(r["count"] for r in rest)), "", "")
+    return table
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
 def _summary_tables(report: "Report", table_box: box.Box | None) -> list[Table]:
@@ -133,13 +168,20 @@ def write(report: "Report", stream: TextIO, *, color: bool | None = None, width:
     console.print(Text(f"{report.root}: {scanned} in {summary['duration_s']:.2f} s", "dim"))
     console.print()
 
+    grouped = not report.full
+    if grouped and report.findings:
+        console.print(_decisions_table(report, table_box))
+        console.print()
     sources = SourceLines(report)
+    advised: set[tuple[str, str]] = set()    # (rule, symbol) whose advice the report has shown
     for path, findings in group_by_path(report.findings).items():
         title = Text(path, "bold underline")
-        title.append(f"  {plural(len(findings), 'finding')}", "dim")
+        groups = group_decisions(findings) if grouped else [[f] for f in findings]
+        title.append(f"  {plural(len(findings), 'finding')}"
+                     + (f", {plural(len(groups), 'decision')}" if grouped else ""), "dim")
         lines = [title]
-        for f in findings:
-            lines += _finding(f, sources, bar)
+        for group in groups:
+            lines += _finding(group[0], sources, bar, group, advised if grouped else None)
         # One print a file: rich's per-call overhead dominates on trees with thousands of findings.
         console.print(Text("\n").join(lines), soft_wrap=True)
         console.print()
@@ -177,6 +219,11 @@ def write(report: "Report", stream: TextIO, *, color: bool | None = None, width:
                     f"{summary['fixable']['unsafe']} unsafe fixes by `audit fix`, marked [*]); "
                     f"{summary['fixable']['none']} manual.")
         console.print(line)
+        if summary["context_discounted"]:
+            console.print(Text(f"Multi-backend context: {plural(summary['context_discounted'], 'finding')} lowered to "
+                               "info and left as is (already beside an NPU path, or in a platform class); "
+                               f"{summary['by_context'].get('backend-dispatch', 0)} in other backends' dispatch "
+                               "not rewritten.", "dim"))
     suppressed = []
     if report.inline_suppressed:
         suppressed.append(f"{report.inline_suppressed} by inline comments")

@@ -9,8 +9,8 @@ import re
 from typing import TYPE_CHECKING, Iterable, TextIO
 
 from auditor.findings import Finding
-from auditor.report.common import (EFFORT_LABELS, EFFORT_ORDER, cell_text, group_by_path, is_fixable, plural,
-                                   section_tables, tool_info)
+from auditor.report.common import (EFFORT_LABELS, EFFORT_ORDER, cell_text, decision_summary, group_by_path,
+                                   group_decisions, is_fixable, line_list, plural, section_tables, tool_info)
 
 if TYPE_CHECKING:
     from auditor.report import Report
@@ -37,17 +37,27 @@ def code_span(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+_PROSE = re.compile(r"; |\. |, (?!\w+=)|\b(?:the|a|an|use|with|or|and|no|not|on|for|is|are|to)\b")
+
+
+_QUOTED = re.compile(r"""\([^()]*\)|"[^"]*"|'[^']*'""")
+
+
 def _substitution(text: str) -> str:
-    """A bare API becomes a code span; a sentence that already marks its code with backticks stays prose."""
-    return escape(" ".join(text.split())) if "`" in text else code_span(text)
+    """A bare API becomes a code span; a sentence (it marks its code with backticks, or reads as words) stays
+    prose."""
+    text = " ".join(text.split())
+    bare = _QUOTED.sub("", text)
+    return escape(text) if "`" in text or _PROSE.search(bare) else code_span(text)
 
 
-def _item(f: Finding) -> str:
+def _item(f: Finding, group: list[Finding] | None = None, advice: bool = True) -> str:
     lines = [part.strip() for part in f.message.splitlines() if part.strip()] or [""]
-    head = f"- [ ] L{f.line} {code_span(f.code)} {escape(lines[0])}"
+    where = f"L{f.line}" if not group or len(group) == 1 else f"L{line_list(group)} ({len(group)}x)"
+    head = f"- [ ] **{f.severity}** {where} {code_span(f.code)} {escape(lines[0])}"
     # Continuation lines are indented so that they stay inside the list item.
     out = [head, *(f"  {escape(rest)}" for rest in lines[1:])]
-    if f.substitution:
+    if f.substitution and advice:
         out.append(f"  Use instead: {_substitution(f.substitution)}")
     if f.fix == "unsafe":
         out.append("  (unsafe fix: review the diff)")
@@ -82,7 +92,14 @@ def _totals(report: "Report") -> list[str]:
     return out
 
 
-def _task_list(title: str, findings: list[Finding], by_effort: bool) -> list[str]:
+def _items(findings: list[Finding], grouped: bool) -> list[str]:
+    if not grouped:
+        return [_item(f) for f in findings]
+    return [_item(group[0], group, advice=False) for group in group_decisions(findings)]
+
+
+def _task_list(title: str, findings: list[Finding], by_effort: bool, grouped: bool = True) -> list[str]:
+    """One checkbox per file and decision (grouped) or per finding (`--full`)."""
     if not findings:
         return []
     out = [f"## {title} ({len(findings)})", ""]
@@ -91,12 +108,26 @@ def _task_list(title: str, findings: list[Finding], by_effort: bool) -> list[str
         if by_effort:
             for effort, group in _by_effort(items):
                 out += [f"#### {effort} effort ({len(group)})", ""]
-                out += [_item(f) for f in group]
+                out += _items(group, grouped)
                 out.append("")
         else:
-            out += [_item(f) for f in items]
+            out += _items(items, grouped)
             out.append("")
     return out
+
+
+def _decisions(report: "Report") -> list[str]:
+    """Every decision once, with its advice; the task list below refers to them by rule and symbol."""
+    rows = decision_summary(report.findings)
+    if not rows:
+        return []
+    out = [f"## Decisions ({len(rows)} distinct rule, symbol and severity, most frequent first)", "",
+           "| Rule | Symbol | Severity | Findings | Files | Use instead |", "| --- | --- | --- | ---: | ---: | --- |"]
+    for r in rows:
+        advice = _substitution(r["substitution"]).replace("|", "\\|") if r["substitution"] else ""
+        out.append(f"| {code_span(r['code'])} | {code_span(r['symbol'])} | {r['severity']} | {r['count']} "
+                   f"| {r['files']} | {advice} |")
+    return out + [""]
 
 
 def _table(columns: list[str], rows: list[list[object]]) -> list[str]:
@@ -112,13 +143,22 @@ def _table(columns: list[str], rows: list[list[object]]) -> list[str]:
 
 
 def write(report: "Report", stream: TextIO) -> None:
-    manual = [f for f in report.findings if not is_fixable(f)]
-    fixable = [f for f in report.findings if is_fixable(f)]
+    if report.full:
+        manual = [f for f in report.findings if not is_fixable(f)]
+        fixable = [f for f in report.findings if is_fixable(f)]
+    else:   # a decision is one task: under `audit fix` only when the fix covers every finding of it
+        manual, fixable = [], []
+        for items in group_by_path(report.findings).values():
+            for group in group_decisions(items):
+                (fixable if all(is_fixable(f) for f in group) else manual).extend(group)
     out = _totals(report)
     if not report.findings:
         out += ["Nothing to port: no findings.", ""]
-    out += _task_list("Manual work", manual, by_effort=True)
-    out += _task_list("Done by `audit fix`", fixable, by_effort=False)
+    grouped = not report.full
+    if grouped:
+        out += _decisions(report)
+    out += _task_list("Manual work", manual, by_effort=True, grouped=grouped)
+    out += _task_list("Done by `audit fix`", fixable, by_effort=False, grouped=grouped)
     if report.errors:
         out += [f"## Files that could not be audited ({len(report.errors)})", ""]
         out += [f"- [ ] {escape(e.one_line())}" for e in report.errors]

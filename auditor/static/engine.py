@@ -22,6 +22,7 @@ from auditor.findings import FileError, FileResult, Finding
 from auditor.project import analyze_project_file, project_kind
 from auditor.project.cuda_source import describe, inventory
 from auditor.rules import Rule, SymbolDetail
+from auditor.static.backends import apply_context, build_backend_context
 from auditor.static.compiled import WORD_RE, CompiledRules
 from auditor.static.context import HOLE, FileContext, build_context
 from auditor.static.visitor import MatchVisitor, RawHit
@@ -360,6 +361,11 @@ class StaticEngine:
                     # `sys.argv[1] == "cuda"`: rewriting the literal changes which input matches
                     finding = replace(finding, fix="unsafe")
             result.findings.append(finding)
+        if result.findings:
+            # Multi-backend context (NPU branches, backend tables, platform classes, guarded imports): one more
+            # walk of the tree, only for files with findings.
+            wanted = sorted({f.line for f in result.findings})
+            result.findings = apply_context(result.findings, build_backend_context(tree, lines, wanted))
         result.findings.sort(key=Finding.sort_key)
         return result
 

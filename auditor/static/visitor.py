@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from auditor.rules import Rule
+from auditor.static.backends import BACKEND_NAMES
 from auditor.static.compiled import CompiledRules
 from auditor.static.context import HOLE, FileContext
 
@@ -18,6 +19,9 @@ _MESSAGE_FUNCS = re.compile(
     r"write|assert\w*|fail|skip\w*)(?:_|$)|(?:Error|Exception|Warning)$"
 )
 _MESSAGE_QUAL_PREFIXES = ("logging.", "warnings.", "loguru.", "click.")
+_NPU_VALUE = re.compile(r"^npu(?::(?:\d+|\x00))?\Z")
+# builtins whose second argument is an attribute name (`hasattr(torch, "cuda")`), never a device
+_NAME_ARG_FUNCS = frozenset({"hasattr", "getattr", "setattr", "delattr"})
 _PERCENT_SPEC = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]")
 _FORMAT_FIELD = re.compile(r"\{[^{}]*\}")
 
@@ -51,6 +55,13 @@ class MatchVisitor(cst.CSTVisitor):
         self.ctx = ctx
         self.hits: list[RawHit] = []
         self._handled: set[int] = set()   # ids of nodes already matched (or binding names)
+        # attribute names that are not the tensor property an attribute rule means: `platform.is_cuda()` (a call:
+        # Tensor.is_cuda is a property), `self.is_cuda`, `obj.is_cuda = ...` (a binding)
+        self._not_property: set[int] = set()
+        # inside a comparison, a dict key, a subscript or a list of option names: a dtype there is read or named,
+        # not chosen (`dtype in (torch.float16, torch.bfloat16)`, `{torch.bfloat16: 756e12}`, `cfg["bf16"]`,
+        # `choices=["bfloat16", "float16"]`), so dtype rules (precision rules that match names) stay quiet
+        self._dtype_quiet = 0
         self._in_message = 0
         self._mul_operands: set[int] = set()   # calls that are a direct operand of `*` (when: {operand_of: "*"})
         # inside the body of a for / while loop (when: {in_loop: true}); a sliced statement starts inside
@@ -60,6 +71,8 @@ class MatchVisitor(cst.CSTVisitor):
     # -- helpers -------------------------------------------------------------------------------
 
     def _hit(self, rule: Rule, node: cst.CSTNode, symbol: str, **kw) -> None:
+        if self._dtype_quiet and rule.category == "precision" and "string" in rule.match:
+            return
         self.hits.append(RawHit(rule, node, symbol, **kw))
 
     def _qual(self, node: cst.CSTNode) -> str | None:
@@ -236,17 +249,49 @@ class MatchVisitor(cst.CSTVisitor):
         stacked = self.c.match_stacked(qual) if self.c.stacked else ()
         if m is None and not stacked:
             return False
+        if call is not None and self._already_ported(call):
+            return True
+        # `torch.autocast(..., enabled=False)` turns mixed precision off: nothing for a precision rule to check
+        disabled = call is not None and any(
+            a.keyword is not None and a.keyword.value == "enabled" and isinstance(a.value, cst.Name)
+            and a.value.value == "False" for a in call.args)
         if m is not None:
             # Rules on the same name are tried in code order: a conditional rule (`when`) that does not apply
             # leaves the name to the next one (e.g. a coverage finding for the same API).
             for rule in self.c.exact.get(m.pattern, (m.rule,)):
+                if disabled and rule.category == "precision":
+                    break
                 if self._when_ok(rule, call):
                     self._hit(rule, node, qual, value=m.pattern, end_node=call)
                     break
         for rule, pattern in stacked:
-            if self._when_ok(rule, call):
+            if not (disabled and rule.category == "precision") and self._when_ok(rule, call):
                 self._hit(rule, node, qual, value=pattern, end_node=call)
         return True
+
+    def _attribute_rule(self, node: cst.Attribute) -> Rule | None:
+        """The attribute rule for `obj.name`, unless the name is a method call, a binding or on self/cls."""
+        rules = self.c.attributes.get(node.attr.value)
+        if not rules or id(node.attr) in self._not_property:
+            return None
+        if isinstance(node.value, cst.Name) and node.value.value in ("self", "cls"):
+            return None
+        return rules[0]
+
+    def _already_ported(self, call: cst.Call | None) -> bool:
+        """`torch.amp.GradScaler("npu")`, `torch.autocast("npu", ...)`, `torch.device("npu", i)`: the call already
+        names the NPU device type, so advice to write it is noise."""
+        if call is None:
+            return False
+        for arg in call.args:
+            if arg.keyword is None and arg is not call.args[0]:
+                continue
+            if arg.keyword is not None and arg.keyword.value not in ("device", "device_type", "backend"):
+                continue
+            values = self.fold(arg.value, True)
+            if values and all(_NPU_VALUE.match(v) for v in values):
+                return True
+        return False
 
     # -- statements ----------------------------------------------------------------------------
 
@@ -306,10 +351,56 @@ class MatchVisitor(cst.CSTVisitor):
         targets = node.target.elements if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]
         for target in targets:
             name = target.value if isinstance(target, cst.Element) else target
+            if isinstance(name, cst.Attribute):
+                self._not_property.add(id(name.attr))   # `obj.is_cuda = ...` binds, it does not read the property
             if isinstance(name, cst.Name) or (isinstance(name, cst.Attribute) and isinstance(name.value, cst.Name)
                                               and name.value.value == "self"):
                 self._handled.add(id(name))   # `self.fn = fn` binds an attribute; the value is the use
         return True
+
+    def visit_DictElement(self, node: cst.DictElement) -> bool:
+        if isinstance(node.key, cst.SimpleString) and isinstance(node.key.evaluated_value, str) \
+                and node.key.evaluated_value.lower() in BACKEND_NAMES:
+            self._handled.add(id(node.key))      # `{"cuda": CudaPlatform}`: a key of a table, not a device
+        self._dtype_quiet += 1
+        node.key.visit(self)
+        self._dtype_quiet -= 1
+        node.value.visit(self)
+        return False
+
+    def visit_SubscriptElement(self, node: cst.SubscriptElement) -> bool:
+        self._dtype_quiet += 1
+        return True
+
+    def leave_SubscriptElement(self, original_node: cst.SubscriptElement) -> None:
+        self._dtype_quiet -= 1
+
+    def _option_names(self, node: cst.List | cst.Tuple | cst.Set) -> bool:
+        """`["bf16", "bfloat16", torch.bfloat16]`, `(torch.float16, torch.bfloat16)`: names and constants listed
+        side by side (aliases, allowed dtypes, choices), not a dtype being chosen."""
+        return len(node.elements) >= 2 and all(
+            isinstance(e.value, (cst.SimpleString, cst.Integer, cst.Name, cst.Attribute)) for e in node.elements)
+
+    def visit_List(self, node: cst.List) -> bool:
+        self._dtype_quiet += self._option_names(node)
+        return True
+
+    def leave_List(self, original_node: cst.List) -> None:
+        self._dtype_quiet -= self._option_names(original_node)
+
+    def visit_Tuple(self, node: cst.Tuple) -> bool:
+        self._dtype_quiet += self._option_names(node)
+        return True
+
+    def leave_Tuple(self, original_node: cst.Tuple) -> None:
+        self._dtype_quiet -= self._option_names(original_node)
+
+    def visit_Set(self, node: cst.Set) -> bool:
+        self._dtype_quiet += self._option_names(node)
+        return True
+
+    def leave_Set(self, original_node: cst.Set) -> None:
+        self._dtype_quiet -= self._option_names(original_node)
 
     def visit_Arg(self, node: cst.Arg) -> bool:
         if node.keyword is not None:
@@ -367,6 +458,13 @@ class MatchVisitor(cst.CSTVisitor):
             launch = self.c.match_launch(self.ctx.decorated[func.value.value])
             if launch is not None and self._when_ok(launch[1].rule, node):
                 self._hit(launch[1].rule, func, launch[0], value=func.value.value, end_node=node)
+        if isinstance(func, cst.Attribute):
+            self._not_property.add(id(func.attr))    # `current_platform.is_cuda()`: a method, not the property
+        if isinstance(func, cst.Name) and func.value in _NAME_ARG_FUNCS and len(node.args) >= 2:
+            self._handled.add(id(node.args[1].value))   # `hasattr(torch, "cuda")` names an attribute
+            if func.value == "hasattr" or (func.value == "getattr" and len(node.args) == 3):
+                # `hasattr(transformer_engine, "pytorch")`, `getattr(torch.cuda, "_is_in_bad_fork", None)`: probes
+                self._handled.add(id(node.args[0].value))
         qual = self._qual(func)
         if qual is not None and self._match_reference(func, qual, node):
             pass                      # a resolved chain holds no other code to visit
@@ -420,16 +518,16 @@ class MatchVisitor(cst.CSTVisitor):
         d = dotted(node)
         if d is None:
             self._handled.add(id(node.attr))
-            rules = self.c.attributes.get(node.attr.value)
-            if rules:
-                self._hit(rules[0], node.attr, node.attr.value)
+            rule = self._attribute_rule(node)
+            if rule is not None:
+                self._hit(rule, node.attr, node.attr.value)
             return True
         qual = self._resolve(d)
         if qual is not None and self._match_reference(node, qual, None):
             return False
-        rules = self.c.attributes.get(node.attr.value)
-        if rules:
-            self._hit(rules[0], node.attr, node.attr.value)
+        rule = self._attribute_rule(node)
+        if rule is not None:
+            self._hit(rule, node.attr, node.attr.value)
         return False
 
     def visit_Name(self, node: cst.Name) -> bool:
@@ -440,7 +538,21 @@ class MatchVisitor(cst.CSTVisitor):
             self._match_reference(node, qual, None)
         return False
 
+    def visit_Annotation(self, node: cst.Annotation) -> bool:
+        return False      # `-> torch.autocast`, `x: torch.cuda.Stream`: a type, not a use
+
+    def leave_Comparison(self, original_node: cst.Comparison) -> None:
+        self._dtype_quiet -= 1
+
     def visit_Comparison(self, node: cst.Comparison) -> bool:
+        self._dtype_quiet += 1
+        sides = [node.left] + [t.comparator for t in node.comparisons]
+        if any(isinstance(side, cst.Name) and side.value == "None" for side in sides):
+            for side in sides:        # `if bnb is not None:` checks an optional import; it does not use it
+                if isinstance(side, (cst.Name, cst.Attribute)):
+                    qual = self._qual(side)
+                    if qual is not None and not qual.startswith("torch."):   # `CUDA_HOME is None` is the point
+                        self._handled.add(id(side))
         sides = [node.left] + [t.comparator for t in node.comparisons]
         if any(isinstance(side, (*_STRING_NODES, cst.Integer, cst.Float)) or
                (isinstance(side, cst.Name) and side.value in ("None", "True", "False")) for side in sides):
@@ -453,6 +565,8 @@ class MatchVisitor(cst.CSTVisitor):
         return True
 
     def _visit_string(self, node: cst.BaseExpression) -> bool:
+        if id(node) in self._handled:
+            return False
         # in a message the text is for humans, but `{torch.cuda.max_memory_allocated()}` inside it still runs
         values = None if self._in_message else self.fold(node)
         if values:

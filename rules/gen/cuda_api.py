@@ -149,7 +149,7 @@ def build(wheel: Wheel) -> dict:
     white = ", ".join(t2n["white_list"])
     rules = [
         {
-            "code": "NPU002", "name": "torch-cuda-api", "category": "device", "severity": "warning",
+            "code": "NPU002", "name": "torch-cuda-api", "category": "device", "severity": "error",
             "effort": "auto", "fix": "safe",
             "message": "`{symbol}` is a CUDA runtime API",
             "substitution": "`{replace}` (after `import torch_npu`; not in torch_npu's public API list: check it exists)",
@@ -169,6 +169,8 @@ def build(wheel: Wheel) -> dict:
                                "(`torch.npu if torch.npu.is_available() else torch.cuda`) in shared code.",
             },
             "examples": {
+                "fix": [{"before": 'import torch\ntorch.cuda.synchronize()\n',
+                         "after": 'import torch\nimport torch_npu\ntorch.npu.synchronize()\n'}],
                 "flag": ["import torch\ntorch.cuda.synchronize()\n",
                          "from torch import cuda\nn = cuda.device_count()\n",
                          "import torch.cuda as tc\ntc.empty_cache()\n",
@@ -181,7 +183,7 @@ def build(wheel: Wheel) -> dict:
             },
         },
         {
-            "code": "NPU012", "name": "torch-cuda-amp", "category": "device", "severity": "warning",
+            "code": "NPU012", "name": "torch-cuda-amp", "category": "device", "severity": "error",
             "effort": "auto", "fix": "safe",
             "message": "`{symbol}` is the CUDA spelling of automatic mixed precision",
             "substitution": "`torch.amp` with device_type \"npu\" (`torch.autocast(\"npu\", ...)`, "
@@ -200,6 +202,8 @@ def build(wheel: Wheel) -> dict:
                                "`torch.amp.custom_fwd(device_type=\"npu\")`.",
             },
             "examples": {
+                "fix": [{"before": 'import torch\nwith torch.cuda.amp.autocast():\n    y = model(x)\n',
+                         "after": 'import torch\nimport torch_npu\nwith torch.npu.amp.autocast():\n    y = model(x)\n'}],
                 "flag": ["import torch\nwith torch.cuda.amp.autocast():\n    y = model(x)\n",
                          "from torch.cuda.amp import GradScaler\nscaler = GradScaler()\n",
                          "from torch.cuda import amp\n\n@amp.custom_fwd(cast_inputs=torch.float32)\n"
@@ -209,7 +213,7 @@ def build(wheel: Wheel) -> dict:
             },
         },
         {
-            "code": "NPU013", "name": "cuda-graph", "category": "device", "severity": "warning",
+            "code": "NPU013", "name": "cuda-graph", "category": "device", "severity": "error",
             "effort": "medium", "fix": "unsafe",
             "message": "`{symbol}` captures or replays a CUDA graph",
             "substitution": "`{replace}` (torch_npu's NPUGraph / aclgraph capture)",
@@ -227,6 +231,8 @@ def build(wheel: Wheel) -> dict:
                                "re-validate each captured region on the NPU.",
             },
             "examples": {
+                "fix": [{"before": 'import torch\ng = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = model(x)\n',
+                         "after": 'import torch\nimport torch_npu\ng = torch.npu.NPUGraph()\nwith torch.npu.graph(g):\n    out = model(x)\n'}],
                 "flag": ["import torch\ng = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = model(x)\n",
                          "from torch.cuda import make_graphed_callables\nmodel = make_graphed_callables(model, (x,))\n"],
                 "ok": ["import torch\ng = torch.npu.NPUGraph()\n",
@@ -234,7 +240,7 @@ def build(wheel: Wheel) -> dict:
             },
         },
         {
-            "code": "NPU014", "name": "cuda-stream-event", "category": "device", "severity": "warning",
+            "code": "NPU014", "name": "cuda-stream-event", "category": "device", "severity": "error",
             "effort": "auto", "fix": "safe",
             "message": "`{symbol}` is a CUDA stream or event API",
             "substitution": "`{replace}`",
@@ -251,6 +257,8 @@ def build(wheel: Wheel) -> dict:
                                "device=\"npu\").",
             },
             "examples": {
+                "fix": [{"before": 'import torch\ns = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    y = f(x)\n',
+                         "after": 'import torch\nimport torch_npu\ns = torch.npu.Stream()\nwith torch.npu.stream(s):\n    y = f(x)\n'}],
                 "flag": ["import torch\ns = torch.cuda.Stream()\nwith torch.cuda.stream(s):\n    y = f(x)\n",
                          "import torch\nstart = torch.cuda.Event(enable_timing=True)\n",
                          "import torch\ntorch.cuda.current_stream().wait_stream(s)\n"],

@@ -210,6 +210,8 @@ def build(wheel: Wheel) -> tuple[dict, dict, dict[str, int]]:
                            "are ignored, so timeouts and debugging silently fall back to defaults.",
                     "use_instead": "The TORCH_HCCL_* twin named in each finding; none where torch_npu has no such switch."},
             "examples": {
+                "fix": [{"before": 'import os\nos.environ["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "1"\n',
+                         "after": 'import os\nos.environ["TORCH_HCCL_ASYNC_ERROR_HANDLING"] = "1"\n'}],
                 "flag": ["import os\nos.environ[\"TORCH_NCCL_ASYNC_ERROR_HANDLING\"] = \"1\"\n",
                          "import os\nblocking = os.getenv(\"TORCH_NCCL_BLOCKING_WAIT\", \"0\") == \"1\"\n",
                          "import subprocess\nsubprocess.run(\"TORCH_NCCL_TRACE_BUFFER_SIZE=2000 torchrun train.py\", shell=True)\n"],
@@ -230,6 +232,8 @@ def build(wheel: Wheel) -> tuple[dict, dict, dict[str, int]]:
                     "use_instead": "The HCCL variable named in each finding (see the CANN HCCL environment variable "
                                    "reference); delete the ones with no counterpart."},
             "examples": {
+                "fix": [{"before": 'import os\nos.environ["NCCL_BUFFSIZE"] = "8388608"\n',
+                         "after": 'import os\nos.environ["HCCL_BUFFSIZE"] = "8"\n'}],
                 "flag": ["import os\nos.environ[\"NCCL_SOCKET_IFNAME\"] = \"eth0\"\n",
                          "import os\nenv = dict(os.environ, NCCL_DEBUG=\"INFO\")\n",
                          "import os\nos.environ.setdefault(\"NCCL_BUFFSIZE\", str(8 << 20))\n",
@@ -256,6 +260,8 @@ def build(wheel: Wheel) -> tuple[dict, dict, dict[str, int]]:
                     "use_instead": "The Ascend name given in each finding (ASCEND_RT_VISIBLE_DEVICES for "
                                    "CUDA_VISIBLE_DEVICES); remove the ones without a counterpart."},
             "examples": {
+                "fix": [{"before": 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\n',
+                         "after": 'import os\nos.environ["ASCEND_RT_VISIBLE_DEVICES"] = "0,1"\n'}],
                 "flag": ["import os\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0,1\"\n",
                          "import subprocess, os\nsubprocess.run(cmd, env=dict(os.environ, CUDA_VISIBLE_DEVICES=\"0\"))\n",
                          "import os\nos.environ[\"PYTORCH_CUDA_ALLOC_CONF\"] = \"expandable_segments:True\"\n",

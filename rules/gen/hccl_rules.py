@@ -146,7 +146,7 @@ def _rest(rules, colls, compat, ws_bad, no_fp64, only_950, src) -> dict:
                             "# dist.gather(t) would be simpler\nx = 1\n"]},
     })
     rules.append({
-        "code": "NPU110", "name": "hccl-rejected-world-size", "category": "distributed", "severity": "warning",
+        "code": "NPU110", "name": "hccl-rejected-world-size", "category": "distributed", "severity": "error",
         "effort": "medium", "fix": "none",
         "message": "this literal world_size is one HCCL rejects for " + ", ".join(sorted(ws_bad)),
         "substitution": "use a world size HCCL accepts for these collectives (not " + ", ".join(map(str, sizes))

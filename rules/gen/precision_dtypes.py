@@ -79,7 +79,7 @@ def build(wheel: Wheel) -> dict:
                     "use_instead": "bf16 as is on A2/A3/950; float16 with loss scaling (torch.amp.GradScaler(\"npu\")) "
                                    "or float32 on 910A/310P. Gate with `torch.npu.is_bf16_supported()`."},
             "examples": {"flag": ["import torch\nmodel = model.to(dtype=torch.bfloat16)\n",
-                                  "PRECISIONS = {\"fp32\": torch.float32, \"bf16\": torch.bfloat16}\n",
+                                  "import torch\nPRECISIONS = {\"fp32\": torch.float32, \"bf16\": torch.bfloat16}\n",
                                   "x = x.bfloat16()\n",
                                   "from torch import bfloat16\nif dtype == bfloat16:\n    eps = 1e-2\n",
                                   "trainer = Trainer(precision=\"bf16-mixed\")\n"],

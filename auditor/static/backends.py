@@ -1,0 +1,302 @@
+"""Multi-backend context of a file, read from its `ast` tree: where CUDA code sits beside an NPU path, inside a
+dispatch over several backends, inside the CUDA implementation of a platform abstraction, or is an optional
+import under a guard. The engine consults it only for files that produced findings, so the cost is one walk
+of the tree of those files.
+
+The context lowers findings, never raises them (rules/severity_policy.yaml):
+- `npu-path`: a CUDA line in an if/elif chain, conditional expression or boolean test that already has an
+  NPU branch (`is_npu()`, `is_torch_npu_available()`, `device.type == "npu"`, `current_platform.is_npu()`),
+  after an NPU early return in the same block, or in a set / list / tuple / dict of backend names that
+  already holds "npu": info, never rewritten.
+- `platform-class`: a CUDA class of a platform / accelerator abstraction (`class CudaPlatform(Platform)`):
+  info, never rewritten; the port adds an NPU implementation beside it.
+- `backend-dispatch`: a chain or collection naming two or more other backends (cuda and xpu, cuda and rocm)
+  but not NPU: the severity stays (there is no NPU path yet) but nothing is rewritten, so the lines that serve
+  the other backends keep their meaning.
+- `guarded-import`: an import under try/except ImportError or an if: an error becomes a warning.
+"""
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from dataclasses import dataclass, field
+
+# Words that name an accelerator backend; gpu/nvidia count as cuda, hip/amd as rocm, ascend/hccl as npu.
+_BACKEND_ALIASES = {
+    "cuda": "cuda", "gpu": "cuda", "nvidia": "cuda", "nccl": "cuda", "cudnn": "cuda",
+    "rocm": "rocm", "hip": "rocm", "amd": "rocm",
+    "npu": "npu", "ascend": "npu", "hccl": "npu", "torch_npu": "npu",
+    "xpu": "xpu", "mps": "mps", "hpu": "hpu", "habana": "hpu", "xla": "xla", "tpu": "xla",
+    "mlu": "mlu", "musa": "musa", "gcu": "gcu", "sdaa": "sdaa", "dcu": "rocm",
+}
+BACKEND_NAMES = frozenset(_BACKEND_ALIASES)
+_CUDA_CLASS = re.compile(r"(?i)cuda|gpu|nvidia")
+_ABSTRACTION_BASE = re.compile(r"(?i)platform|accelerator|device(?!_?map)|backend(?!ward)")
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError"}
+
+Span = tuple[int, int]
+
+
+# A backend word inside an identifier or string: `is_torch_npu_available`, `CudaPlatform`, "npu:0", `IS_XPU`
+# (lower-case letters on either side make it part of another word: "chip", "timestamps", "gpus").
+_BACKEND_WORD = re.compile(r"(?<![a-z])(?i:(" + "|".join(sorted(_BACKEND_ALIASES, key=len, reverse=True))
+                           + r"))(?![a-z])")
+
+
+def backends_in_text(text: str) -> set[str]:
+    """The backends a piece of source names through identifiers, attribute names and strings."""
+    return {_BACKEND_ALIASES[m.lower()] for m in _BACKEND_WORD.findall(text)}
+
+
+def _backend_literals(node: ast.AST) -> set[str]:
+    """Backends named by the string elements of a set / list / tuple, or the keys of a dict."""
+    items = node.keys if isinstance(node, ast.Dict) else getattr(node, "elts", [])
+    out: set[str] = set()
+    for item in items:
+        if isinstance(item, ast.Constant) and isinstance(item.value, str):
+            head = item.value.split(":", 1)[0].lower()
+            if head in _BACKEND_ALIASES:
+                out.add(_BACKEND_ALIASES[head])
+    return out
+
+
+@dataclass
+class BackendContext:
+    npu: list[Span] = field(default_factory=list)
+    dispatch: list[Span] = field(default_factory=list)
+    platform: list[Span] = field(default_factory=list)
+    guarded_imports: set[int] = field(default_factory=set)
+    guarded_names: set[str] = field(default_factory=set)      # names bound by guarded imports
+    # bodies of `if flash_attn_func is not None:` / `if is_apex_available():`: never entered on Ascend
+    import_guard: list[Span] = field(default_factory=list)
+    # exact column ranges of backend-name collections (the elements of `{"cuda", "xpu", "npu"}`)
+    collections: list[tuple[Span, int, int]] = field(default_factory=list)
+
+    def kind(self, line: int) -> str | None:
+        """The context of a finding at `line`: npu-path, platform-class, backend-dispatch or None."""
+        for name, spans in (("npu-path", self.npu), ("platform-class", self.platform),
+                            ("backend-dispatch", self.dispatch)):
+            if _inside(spans, line):
+                return name
+        return None
+
+
+def _inside(spans: list[Span], line: int) -> bool:
+    i = bisect.bisect_right(spans, (line, 1 << 30))
+    return any(end >= line for _, end in spans[:i])
+
+
+def _span(node: ast.AST) -> Span:
+    return node.lineno, getattr(node, "end_lineno", None) or node.lineno
+
+
+def _classify(names: set[str]) -> str | None:
+    if "npu" in names:
+        return "npu"
+    if len(names) >= 2:
+        return "dispatch"      # cuda beside rocm / xpu / mps ...: several backends, none of them NPU
+    return None
+
+
+def _guards_imports(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(isinstance(t, ast.Name) and t.id in _IMPORT_ERRORS or
+               isinstance(t, ast.Attribute) and t.attr in _IMPORT_ERRORS for t in types)
+
+
+# `is_flash_attn_2_available`, `is_apex_installed`, `HAS_APEX`, `_USE_FLASH` (not torch.cuda.is_available)
+# `is_flash_attn_2_available`, `is_apex_installed`, `HAS_APEX`, `_USE_FLASH` (not torch.cuda.is_available)
+_AVAILABILITY = re.compile(r"^_?(?:is|has)_\w+_(?:available|installed)$|^_?(?:HAS|IS|USE)_[A-Z0-9_]+$")
+
+
+def _tests_optional_import(test: ast.expr, guarded: set[str]) -> bool:
+    """`flash_attn_func is not None`, `if apex_amp:`, `is_flash_attn_2_available()`, `HAS_APEX`."""
+    for n in ast.walk(test):
+        name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else None
+        if name is not None and (name in guarded or _AVAILABILITY.match(name)):
+            return True
+    return False
+
+
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int]) -> BackendContext:
+    """The context around the sorted line numbers `wanted` (the lines with findings); statements that hold none
+    of them are only walked for their imports, which keeps the cost far below a second parse."""
+    ctx = BackendContext()
+
+    def holds(start: int, end: int) -> bool:
+        i = bisect.bisect_left(wanted, start)
+        return i < len(wanted) and wanted[i] <= end
+
+    def segment(node: ast.AST) -> str:
+        first, last = node.lineno, node.end_lineno or node.lineno
+        if first == last:
+            return lines[first - 1][node.col_offset:node.end_col_offset]
+        return "".join(lines[first - 1:last])
+
+    def expressions(node: ast.AST) -> None:
+        """IfExp, BoolOp and backend-name collections inside one statement (or a compound statement's header)."""
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, (ast.stmt, ast.excepthandler)) and n is not node:
+                continue
+            kind = None
+            if isinstance(n, (ast.IfExp, ast.BoolOp)):
+                kind = _classify(backends_in_text(segment(n)))
+            elif isinstance(n, (ast.Set, ast.List, ast.Tuple, ast.Dict)):
+                kind = _classify(_backend_literals(n))
+                if kind is not None:
+                    ctx.collections.append((_span(n), n.col_offset, n.end_col_offset or 0))
+            if kind == "npu":
+                ctx.npu.append(_span(n))
+            elif kind == "dispatch":
+                ctx.dispatch.append(_span(n))
+            for name, value in ast.iter_fields(n):
+                if n is node and name in _BODIES:
+                    continue
+                if isinstance(value, ast.AST):
+                    stack.append(value)
+                elif isinstance(value, list):
+                    stack.extend(v for v in value if isinstance(v, ast.AST))
+
+    def if_chain(stmt: ast.If, body: list[ast.stmt], i: int) -> None:
+        tests = [stmt.test]
+        cur = stmt
+        while len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If):
+            cur = cur.orelse[0]
+            tests.append(cur.test)
+        span = _span(stmt)
+        kind = _classify(set().union(*(backends_in_text(segment(t)) for t in tests)))
+        if kind == "npu":
+            ctx.npu.append(span)
+            last = stmt.body[-1] if stmt.body else None
+            if not stmt.orelse and isinstance(last, (ast.Return, ast.Raise)) and i + 1 < len(body):
+                # `if is_npu_available(): return "npu"` ... the rest of the block serves the other backends
+                ctx.npu.append((body[i + 1].lineno, _span(body[-1])[1]))
+        elif kind == "dispatch":
+            ctx.dispatch.append(span)
+
+    def sibling_ifs(body: list[ast.stmt]) -> None:
+        """`if is_torch_cuda_available(): return torch.cuda...` then `if is_torch_npu_available(): return torch.npu...`:
+        separate ifs of one block that test different backends, one of them NPU, are one dispatch."""
+        tested = [(stmt, backends_in_text(segment(stmt.test))) for stmt in body if isinstance(stmt, ast.If)]
+        kind = _classify(set().union(*(names for _, names in tested))) if len(tested) > 1 else None
+        if kind is not None:
+            (ctx.npu if kind == "npu" else ctx.dispatch).extend(_span(stmt) for stmt, names in tested if names)
+
+    def block(body: list[ast.stmt], guarded: bool, chained: bool = False) -> None:
+        if body and not chained and holds(body[0].lineno, _span(body[-1])[1]):
+            sibling_ifs(body)
+        for i, stmt in enumerate(body):
+            start, end = _span(stmt)
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                if guarded:
+                    ctx.guarded_imports.update(range(start, end + 1))
+                    ctx.guarded_names.update((a.asname or a.name).split(".")[0] for a in stmt.names)
+                continue
+            relevant = holds(start, end)
+            if isinstance(stmt, ast.If):
+                early_return = not stmt.orelse and isinstance(stmt.body[-1], (ast.Return, ast.Raise)) \
+                    and holds(end + 1, _span(body[-1])[1])
+                if (relevant or early_return) and not chained:
+                    if_chain(stmt, body, i)
+                if relevant and stmt.body and _tests_optional_import(stmt.test, ctx.guarded_names):
+                    ctx.import_guard.append((stmt.body[0].lineno, _span(stmt.body[-1])[1]))
+                if relevant:
+                    expressions(stmt)
+                block(stmt.body, True)
+                elif_ = len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.If)
+                block(stmt.orelse, True, chained=elif_)
+                continue
+            if isinstance(stmt, ast.ClassDef) and relevant:
+                # `class DeviceType(StrEnum): CUDA = "cuda"; NPU = "npu"`: a table of backend names
+                values = {_BACKEND_ALIASES[v.value.value.split(":", 1)[0].lower()] for v in stmt.body
+                          if isinstance(v, ast.Assign) and isinstance(v.value, ast.Constant)
+                          and isinstance(v.value.value, str)
+                          and v.value.value.split(":", 1)[0].lower() in _BACKEND_ALIASES}
+                kind = _classify(values)
+                if kind is not None:
+                    (ctx.npu if kind == "npu" else ctx.dispatch).append((start, end))
+            if isinstance(stmt, ast.ClassDef) and relevant and _CUDA_CLASS.search(stmt.name) and any(
+                    _ABSTRACTION_BASE.search(ast.unparse(b)) for b in stmt.bases):
+                ctx.platform.append((start, end))
+            if not relevant and not _has_imports(stmt):
+                continue
+            if relevant:
+                expressions(stmt)
+            if isinstance(stmt, _TRY):
+                block(stmt.body, guarded or any(_guards_imports(h) for h in stmt.handlers))
+                for h in stmt.handlers:
+                    block(h.body, guarded)
+                block(stmt.orelse, guarded)
+                block(stmt.finalbody, guarded)
+                continue
+            scope = isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            for name in ("body", "orelse", "finalbody"):
+                sub = getattr(stmt, name, None)
+                if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
+                    block(sub, guarded and not scope)
+            for case in getattr(stmt, "cases", ()) or ():
+                block(case.body, guarded)
+
+    block(tree.body, False)
+    for spans in (ctx.npu, ctx.dispatch, ctx.platform, ctx.import_guard):
+        spans.sort()
+    return ctx
+
+
+_TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+
+
+def _has_imports(stmt: ast.stmt) -> bool:
+    """Whether a compound statement may hold a guarded import (a try or if inside it); simple ones hold none."""
+    return isinstance(stmt, (ast.Try, ast.If, ast.With, ast.For, ast.While) + _TRY)
+
+
+_NOTES = {
+    "npu-path": "already has an NPU path beside it: left as is",
+    "platform-class": "the CUDA implementation of a platform abstraction: add an NPU implementation beside it; "
+                      "left as is",
+    "backend-dispatch": "inside a dispatch over several backends: add an NPU branch beside it; not rewritten",
+    "guarded-import": "an optional import under a guard: the code has a path without it",
+    "import-guard": "under a guard on an optional import that is never true on Ascend, so the other path runs; "
+                    "port the guard and the call together by hand",
+}
+# Contexts that discount a finding to info (counted in the report summary as `context_discounted`).
+DISCOUNTED = ("npu-path", "platform-class")
+_PACKAGE_CATEGORIES = ("attention", "apex", "kernel", "third_party")
+
+
+def apply_context(findings: list, ctx: BackendContext) -> list:
+    """Findings as the context reads them: lowered severity, no rewrite, a note on why (data['context'])."""
+    from dataclasses import replace
+
+    out = []
+    for f in findings:
+        kind = ctx.kind(f.line)
+        changes: dict = {}
+        if kind is not None:
+            changes["fix"] = "none"
+            if kind in DISCOUNTED:
+                changes["severity"] = "info"
+        elif f.line in ctx.guarded_imports and f.severity == "error":
+            kind = "guarded-import"
+            changes["severity"] = "warning"
+        elif f.category in _PACKAGE_CATEGORIES and _inside(ctx.import_guard, f.line):
+            kind = "import-guard"
+            changes["fix"] = "none"
+            if f.severity == "error":
+                changes["severity"] = "warning"
+        if kind is None:
+            out.append(f)
+            continue
+        data = {k: v for k, v in f.data.items() if k != "replace" or changes.get("fix", f.fix) != "none"}
+        data["context"] = kind
+        out.append(replace(f, **changes, message=f"{f.message} ({_NOTES[kind]})", data=data))
+    return out

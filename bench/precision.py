@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""Precision bench (issue 11): a fixed-seed random sample of findings on real multi-backend or partly ported
+trees that no rule was written from, each judged true or false by reading it in its code.
+
+    python bench/precision.py fetch                 download the pinned wheels (bench/precision/sources.json)
+                                                    into bench/_work/precision/ and unpack them
+    python bench/precision.py sample [--per-tree N] audit every tree (default rules, `--format json`) and
+                                                    draw N findings per tree with seed 11; writes the
+                                                    sample into bench/precision/labels.csv, keeping the
+                                                    labels of rows drawn before (--findings DIR: use
+                                                    saved `audit --format json` documents)
+    python bench/precision.py score [--json]        precision overall, per rule, per tree and per severity
+                                                    from the labels (rows without a label are counted apart)
+    python bench/precision.py check                 re-audit and report labelled findings the tool no longer
+                                                    emits (the labels then describe an older sample)
+
+A label is `true` when the finding is right about that line: the construct is what the rule says, it matters
+on Ascend as the message says, and the severity follows rules/severity_policy.yaml; `false` otherwise. Every
+row carries a one-line reason. `--trees DIR` reads unpacked trees from DIR/<name>-<version>/ instead.
+Exit status: 0 after a result, 2 on usage or data errors.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import hashlib
+import subprocess
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+from recall import BenchError, sha256_of, unpack  # noqa: E402  (one fetch/unpack implementation)
+
+DATA = BENCH / "precision"
+SOURCES_FILE = DATA / "sources.json"
+LABELS_FILE = DATA / "labels.csv"
+WORK = BENCH / "_work" / "precision"
+SEED = 11
+FIELDS = ("tree", "path", "line", "col", "code", "symbol", "severity", "text", "label", "reason")
+
+
+def load_sources() -> list[dict]:
+    try:
+        return json.loads(SOURCES_FILE.read_text())["sources"]
+    except (OSError, ValueError, KeyError) as e:
+        raise BenchError(f"cannot read {SOURCES_FILE}: {e}") from e
+
+
+def tree_dir(src: dict, trees: Path) -> Path:
+    return trees / f"{src['name']}-{src['version']}"
+
+
+def cmd_fetch(args: argparse.Namespace) -> int:
+    archives = WORK / "_archives"
+    archives.mkdir(parents=True, exist_ok=True)
+    for src in load_sources():
+        archive = archives / src["archive"]
+        if not archive.exists():
+            cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d",
+                   str(archives), f"{src['name']}=={src['version']}"]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0 or not archive.exists():
+                tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+                raise BenchError(f"pip download {src['name']}=={src['version']} failed: {' | '.join(tail)}")
+        if sha256_of(archive) != src["sha256"]:
+            raise BenchError(f"{src['archive']}: sha256 differs from the recipe")
+        dest = tree_dir(src, WORK)
+        if not dest.exists():
+            unpack(archive, dest)
+        print(f"ok    {src['name']}=={src['version']} -> {dest}")
+    return 0
+
+
+def audit(tree: Path) -> list[dict]:
+    cmd = [sys.executable, "-m", "auditor.cli", str(tree), "--format", "json", "--fail-on", "never", "--no-cache"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=BENCH.parent)
+    if proc.returncode not in (0, 1):
+        raise BenchError(f"audit {tree} failed: {proc.stderr.strip()[-300:]}")
+    return json.loads(proc.stdout)["findings"]
+
+
+def key(row: dict) -> tuple:
+    return (row["tree"], row["path"], int(row["line"]), int(row["col"]), row["code"], row["symbol"])
+
+
+def read_labels() -> list[dict]:
+    if not LABELS_FILE.exists():
+        return []
+    with LABELS_FILE.open(newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def write_labels(rows: list[dict]) -> None:
+    DATA.mkdir(parents=True, exist_ok=True)
+    with LABELS_FILE.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=FIELDS)
+        w.writeheader()
+        for row in rows:
+            w.writerow({k: row.get(k, "") for k in FIELDS})
+
+
+def draw_key(tree: str, f: dict) -> str:
+    """A fixed-seed random order of findings: the hash of seed and finding. Taking the smallest N is a uniform
+    random sample that stays put when other findings of the tree appear or disappear (a rule change then
+    redraws only the rows it touched, and their labels are kept)."""
+    return hashlib.sha256(f"{SEED}:{tree}:{f['path']}:{f['line']}:{f['col']}:{f['code']}:{f['symbol']}"
+                          .encode()).hexdigest()
+
+
+def cmd_sample(args: argparse.Namespace) -> int:
+    old = {key(r): r for r in read_labels()}
+    rows = []
+    for src in load_sources():
+        tree = tree_dir(src, args.trees)
+        if not tree.is_dir():
+            raise BenchError(f"{tree} is missing: run `python bench/precision.py fetch`")
+        pre = args.findings / f"{src['name']}-{src['version']}.json" if args.findings else None
+        found = json.loads(pre.read_text())["findings"] if pre is not None else audit(tree)
+        findings = sorted(found, key=lambda f: (f["path"], f["line"], f["col"], f["code"], f["symbol"]))
+        static = [f for f in findings if f["source"] == "static"]
+        picked = sorted(static, key=lambda f: draw_key(src["name"], f))[:args.per_tree]
+        print(f"{src['name']}: {len(static)} findings, {len(picked)} drawn")
+        for f in sorted(picked, key=lambda f: (f["path"], f["line"])):
+            lines = (tree / f["path"]).read_text(errors="replace").splitlines()
+            text = lines[f["line"] - 1].strip()[:160] if f["line"] <= len(lines) else ""
+            row = {"tree": f"{src['name']}-{src['version']}", "path": f["path"], "line": f["line"], "col": f["col"],
+                   "code": f["code"], "symbol": f["symbol"], "severity": f["severity"], "text": text}
+            prev = old.get(key(row))
+            row["label"], row["reason"] = (prev["label"], prev["reason"]) if prev else ("", "")
+            rows.append(row)
+    write_labels(rows)
+    print(f"wrote {len(rows)} rows to {LABELS_FILE.relative_to(BENCH.parent)}")
+    return 0
+
+
+def _pct(t: int, n: int) -> str:
+    return f"{100.0 * t / n:.1f}%" if n else "-"
+
+
+def score(rows: list[dict]) -> dict:
+    labelled = [r for r in rows if r["label"] in ("true", "false")]
+    unlabelled = len(rows) - len(labelled)
+    out: dict = {"sampled": len(rows), "labelled": len(labelled), "unlabelled": unlabelled}
+    for name, keyf in (("by_rule", lambda r: r["code"]), ("by_tree", lambda r: r["tree"]),
+                       ("by_severity", lambda r: r["severity"])):
+        groups: dict[str, Counter] = defaultdict(Counter)
+        for r in labelled:
+            groups[keyf(r)][r["label"]] += 1
+        out[name] = {k: {"true": c["true"], "false": c["false"],
+                         "precision": round(c["true"] / (c["true"] + c["false"]), 4)}
+                     for k, c in sorted(groups.items())}
+    t = sum(r["label"] == "true" for r in labelled)
+    out["true"], out["false"] = t, len(labelled) - t
+    out["precision"] = round(t / len(labelled), 4) if labelled else None
+    gate = [r for r in labelled if r["severity"] in ("error", "warning")]
+    out["precision_error_warning"] = round(sum(r["label"] == "true" for r in gate) / len(gate), 4) if gate else None
+    out["false_rows"] = [f"{r['tree']}/{r['path']}:{r['line']} {r['code']}: {r['reason']}"
+                         for r in labelled if r["label"] == "false"]
+    return out
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    rows = read_labels()
+    if not rows:
+        raise BenchError(f"no labels in {LABELS_FILE}: run `sample`, then label the rows")
+    bad = [r for r in rows if r["label"] not in ("true", "false", "")]
+    if bad:
+        raise BenchError(f"labels must be true or false: {bad[0]}")
+    r = score(rows)
+    if args.json:
+        print(json.dumps(r, indent=2))
+        return 0
+    print(f"precision {_pct(r['true'], r['labelled'])} ({r['true']} of {r['labelled']} labelled findings true; "
+          f"{r['unlabelled']} not labelled) over {len(r['by_tree'])} trees")
+    gw = r["precision_error_warning"]
+    print(f"error + warning only: {gw * 100:.1f}%" if gw is not None else "error + warning only: -")
+    for name in ("by_tree", "by_severity", "by_rule"):
+        print(f"\n{name.replace('_', ' ')}")
+        for k, c in r[name].items():
+            print(f"  {k:<28} {c['true']:>4} true {c['false']:>3} false  {_pct(c['true'], c['true'] + c['false'])}")
+    if r["false_rows"]:
+        print("\nfalse findings")
+        for line in r["false_rows"]:
+            print("  " + line)
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    rows = read_labels()
+    by_tree: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        by_tree[r["tree"]].append(r)
+    missing = 0
+    for src in load_sources():
+        name = f"{src['name']}-{src['version']}"
+        if name not in by_tree:
+            continue
+        emitted = {key({**f, "tree": name}) for f in audit(tree_dir(src, args.trees))}
+        for r in by_tree[name]:
+            if key(r) not in emitted:
+                missing += 1
+                print(f"no longer emitted: {name}/{r['path']}:{r['line']} {r['code']} ({r['label']})")
+    print(f"{len(rows) - missing} of {len(rows)} labelled findings still emitted")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--trees", type=Path, default=WORK, help="folder holding <name>-<version>/ trees")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("fetch")
+    s = sub.add_parser("sample")
+    s.add_argument("--per-tree", type=int, default=26)
+    s.add_argument("--findings", type=Path, help="read <name>-<version>.json audit documents from this folder "
+                   "(made by `audit TREE --format json --no-cache`) instead of auditing")
+    sc = sub.add_parser("score")
+    sc.add_argument("--json", action="store_true")
+    sub.add_parser("check")
+    args = ap.parse_args(argv)
+    try:
+        return {"fetch": cmd_fetch, "sample": cmd_sample, "score": cmd_score, "check": cmd_check}[args.cmd](args)
+    except BenchError as e:
+        print(f"precision bench: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
