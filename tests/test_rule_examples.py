@@ -92,8 +92,16 @@ def test_fix_examples(rule, before, after):
     from auditor.fix import applicable, finding_key, fix_bytes
     from auditor.rules import rules_by_code
 
+    from auditor.fix.cli import TEXT_EDIT_KINDS
+    from auditor.fix.text_edits import fix_project_bytes
+    from auditor.project import project_kind
+
     unsafe = rule.fix == "unsafe" or any(d.fix == "unsafe" for d in rule.symbols.values())
-    result = fix_bytes(textwrap.dedent(before).encode(), "example.py", ENGINE, rules_by_code(), unsafe=unsafe)
+    data = textwrap.dedent(before).encode()
+    if project_kind(rule.example_file) in TEXT_EDIT_KINDS:       # scripts, Dockerfiles, configs: text edits
+        result = fix_project_bytes(data, rule.example_file, ENGINE, unsafe=unsafe)
+    else:
+        result = fix_bytes(data, rule.example_file, ENGINE, rules_by_code(), unsafe=unsafe)
     assert result.error is None
     assert rule.code in {f.code for f in result.fixed}
     assert result.fixed_text == textwrap.dedent(after)
