@@ -281,6 +281,10 @@ def _exit_code(findings, errors, fail_on: str, ignore_errors: bool) -> int:
         first = dynamic[0].message.splitlines()[0] if dynamic[0].message else dynamic[0].kind
         print(f"audit: error: --{dynamic[0].kind} did not complete: {first}", file=sys.stderr)
         return EXIT_USAGE
+    unknown = [e for e in errors if e.kind == "suppression"]
+    if unknown:       # an unknown code in a suppression comment is a usage error, like one in --select
+        print(f"audit: error: {unknown[0].path}:{unknown[0].line}: {unknown[0].message}", file=sys.stderr)
+        return EXIT_USAGE
     if fail_on != "never" and any(at_or_above(f.severity, fail_on) for f in findings):
         return EXIT_FINDINGS
     unaudited = [e for e in errors if e.kind not in _HARMLESS_ERRORS + _DYNAMIC_ERRORS]

@@ -182,7 +182,7 @@ def test_cuda_source_in_strings_and_torch_c_bindings():
         cpp_src = "torch::Tensor scale(torch::Tensor x, double a);"
         ''')
     assert cats(found, 4) == ["kernel"]
-    assert cats(found, 8) == ["device"]
+    assert 8 not in found      # a probe with a default: issue 11's context makes feature checks no finding
     assert 9 not in found
 
 
