@@ -16,7 +16,6 @@ import hashlib
 import importlib.metadata
 import json
 import math
-import os
 import platform
 import time
 from pathlib import Path
@@ -27,8 +26,8 @@ from torch import nn
 
 from auditor import device as devices
 from auditor.execute.step import (SEED, Recorder, _attach_sources, _dropout_off, _loss, _make_optimizer,
-                                  _named_unique, amp_dtype, check_size, count_parameters,
-                                  meta_parameter_count, MAX_PARAMS, ExecuteError, ModuleRecord)
+                                  _named_unique, amp_dtype, build_checked, count_parameters, MAX_PARAMS,
+                                  ExecuteError, ModuleRecord)
 from auditor.execute.tensors import float_leaves, map_tensors, tensor_leaves
 
 SCHEMA = "npu-audit-dump"
@@ -397,13 +396,7 @@ def run_dump(source: str | None, entry: str | None, hf_config: str | None, amp: 
 
     devices.prepare(device)
     factory = resolve_entry(Path(source) if source else None, entry, Path(hf_config) if hf_config else None)
-    params = meta_parameter_count(factory)
-    if params is not None:
-        check_size(params, max_params)
-    torch.manual_seed(SEED)
-    spec = factory()
-    if params is None:
-        check_size(count_parameters(spec.model), max_params)
+    spec = build_checked(factory, max_params)
     where = hf_config or source
     manifest = dump_steps(spec, Path(out), amp=amp, device=device, steps=steps, keep_tensors=keep_tensors,
                           inputs_file=inputs_file, label=getattr(spec, "label", "") or "",

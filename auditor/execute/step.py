@@ -457,6 +457,19 @@ def _attach_sources(records: dict[str, ModuleRecord], model: nn.Module) -> None:
 
 # --- the child process's entry point -----------------------------------------------------------------
 
+def build_checked(factory, max_params: int):
+    """Build the entry's model (seeded) after the size guard: counted on the meta device when the factory
+    allows it, else on the built model, so an oversized model stops before it takes the machine's memory."""
+    params = meta_parameter_count(factory)
+    if params is not None:
+        check_size(params, max_params)
+    torch.manual_seed(SEED)
+    spec = factory()
+    if params is None:
+        check_size(count_parameters(spec.model), max_params)
+    return spec
+
+
 def run_execute(source: str | None, entry: str | None, hf_config: str | None, amp: str | None,
                 device: str, max_params: int = MAX_PARAMS) -> dict:
     """Build the user's model in this (child) process, apply the size guard, run the step."""
@@ -467,11 +480,4 @@ def run_execute(source: str | None, entry: str | None, hf_config: str | None, am
     # GPU code as written: "cuda" is the CPU while the entry builds, then whichever side is running
     # (auditor.trace.redirect); the user's torch.autocast("cuda") runs in the candidate, not the golden
     with CudaRedirect("cpu"), run_on("cpu"):
-        params = meta_parameter_count(factory)
-        if params is not None:
-            check_size(params, max_params)
-        torch.manual_seed(SEED)
-        spec = factory()
-        if params is None:
-            check_size(count_parameters(spec.model), max_params)
-        return run_step(spec, amp, device)
+        return run_step(build_checked(factory, max_params), amp, device)

@@ -35,7 +35,7 @@ import torch
 import torch.distributed as dist
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 
-from auditor.trace.record import _TRACE_STEP_CODE, frame_kind
+from auditor.trace.record import _TRACE_STEP_CODE, _tensors, frame_kind
 
 _TORCH_DIR = os.path.realpath(os.path.dirname(torch.__file__))
 
@@ -84,14 +84,6 @@ def _named_args(func, args, kwargs) -> dict:
     named = {a.name: v for a, v in zip(func._schema.arguments, args)}
     named.update(kwargs)
     return named
-
-
-def _tensors(value):
-    if isinstance(value, torch.Tensor):
-        yield value
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _tensors(item)
 
 
 def _nbytes(value) -> int:
