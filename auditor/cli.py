@@ -12,13 +12,10 @@ from pathlib import Path
 from typing import Sequence, TextIO
 
 from auditor import TOOL_NAME, __version__
+from auditor.errors import UsageError
 
 SUBCOMMANDS = ("check", "explain", "rules", "ops", "fix", "tables", "plan", "compare", "stages")
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
-
-
-class UsageError(Exception):
-    """Bad flags, paths or config: message to stderr, exit 2."""
 
 
 def _add_target_flags(p: argparse.ArgumentParser) -> None:
@@ -90,7 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     dyn.add_argument("--rank", type=int, default=0, metavar="R", help="with --world-size: the rank to trace (default 0)")
     dyn.add_argument("--seq-len", type=_positive, metavar="N", help="--hf-config inputs: tokens per sequence (default 2048, capped by the config)")
     dyn.add_argument("--batch", type=_positive, metavar="N", help="--hf-config inputs: sequences per step (default 1)")
-    dyn.add_argument("--layers", type=_layers, metavar="N|all", help="trace N blocks of each kind of repeated block, scaled to the full depth (default: 1 for --hf-config, all otherwise)")
+    dyn.add_argument("--layers", type=_layers, metavar="N|all", help="trace N blocks of each kind of repeated block, "
+                     "scaled to the full depth (default: 1 for --hf-config, all otherwise)")
 
     explain = sub.add_parser("explain", help="print a rule's documentation page")
     explain.add_argument("code", help="rule code (NPU001) or name (cuda-tensor-method)")
@@ -136,10 +134,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _split(value: str | None) -> list[str]:
-    return [v.strip() for v in value.split(",") if v.strip()] if value else []
-
-
 def _resolve_target(torch_npu: str | None, product: str | None):
     from auditor.target import TargetError, resolve_target
 
@@ -151,34 +145,13 @@ def _resolve_target(torch_npu: str | None, product: str | None):
 
 # -- check -------------------------------------------------------------------------------------------
 
-def _progress_bar(enabled: bool):
-    """A rich progress bar on stderr for large trees; a no-op when stderr is not a terminal."""
-    if not enabled or not sys.stderr.isatty():
-        return None, None
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    progress = Progress(TextColumn("auditing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=Console(stderr=True), transient=True)
-    task = progress.add_task("audit", total=None)
-
-    def update(done: int, total: int) -> None:
-        if total >= 200:
-            if not progress.live.is_started:
-                progress.start()
-            progress.update(task, completed=done, total=total)
-    return progress, update
-
-
 def cmd_check(args: argparse.Namespace) -> int:
-    import time
-
+    """Validate the flags, merge them with the config, run the pipeline, write the report or baseline."""
     from auditor.cache import default_cache_dir
-    from auditor.config import ConfigError, check_selectors, find_pyproject, load_config, read_baseline, write_baseline
-    from auditor.findings import assign_fingerprints
-    from auditor.report import Report
+    from auditor.config import (ConfigError, check_selectors, find_pyproject, load_config, read_baseline,
+                                split_codes, write_baseline)
+    from auditor.pipeline import collect, make_report
     from auditor.rules import load_rules, rules_by_code
-    from auditor.runner import StaticRun, run_static
 
     if not args.paths and not args.hf_config:
         args.paths = [Path(".")]                  # as ruff: no path audits the current folder
@@ -191,6 +164,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UsageError("--max-file-size must be positive")
     if (args.world_size is not None or args.mesh or args.rank) and not args.trace:
         raise UsageError("--world-size and --mesh go with --trace (they run your entry as one rank of a job)")
+    _check_dump_flags(args)
     try:
         if args.config and not args.config.is_file():
             raise ConfigError(f"config file {args.config} does not exist")
@@ -199,72 +173,34 @@ def cmd_check(args: argparse.Namespace) -> int:
         catalogue = load_rules()
         for flag, value in (("--select", args.select), ("--extend-select", args.extend_select),
                             ("--ignore", args.ignore)):
-            check_selectors(_split(value), catalogue, flag)
+            check_selectors(split_codes(value), catalogue, flag)
     except ConfigError as exc:
         raise UsageError(str(exc)) from exc
     if args.select:
-        config.select = _split(args.select)
-    config.extend_select += _split(args.extend_select)
-    config.ignore += _split(args.ignore)
+        config.select = split_codes(args.select)
+    config.extend_select += split_codes(args.extend_select)
+    config.ignore += split_codes(args.ignore)
     fail_on = args.fail_on or config.fail_on
     target = _resolve_target(args.torch_npu or config.torch_npu, args.product or config.product)
-    rules = rules_by_code()
-
-    coverage_apis = None
-    if any("coverage" in r.match and config.rule_enabled(r) for r in rules.values()):
-        coverage_apis = unsupported_api_details(target)
 
     cache_dir = None
     if not args.no_cache:
         cache_dir = args.cache_dir or config.resolved_cache_dir() or \
             default_cache_dir(args.paths[0] if args.paths else Path.cwd())
-    progress, update = _progress_bar(not args.no_progress and args.format == "console")
-    started = time.perf_counter()
-    try:
-        run = StaticRun(root=args.hf_config.resolve().parent) if not args.paths else run_static(
-            list(args.paths), product=target.product, coverage_apis=coverage_apis,
-            cache_key_parts=(target.torch_npu,), exclude=tuple(config.exclude) + tuple(_split(args.exclude)),
-            respect_gitignore=config.respect_gitignore and not args.no_respect_gitignore,
-            jobs=args.jobs, cache_dir=cache_dir, max_bytes=int(args.max_file_size * 1024 * 1024), progress=update,
-            note=lambda message: print(f"audit: {message}", file=sys.stderr))
-    finally:
-        if progress is not None and progress.live.is_started:
-            progress.stop()
-
-    findings = [f for r in run.results for f in r.findings]
-    errors = list(run.errors)
-    sections: dict = {}
-    inline_suppressed = sum(r.suppressed for r in run.results)
-    _check_dump_flags(args)
-    if args.trace or args.execute or args.hf_config:
-        findings, errors, sections, dropped = _dynamic(args, run.root, target, findings, errors)
-        inline_suppressed += dropped
-    collectives = sections["collectives"].pop("calls", None) if "collectives" in sections else None
-
-    base = run.root if run.root.is_dir() else run.root.parent
-    findings = [f for f in findings if config.code_enabled(f, rules) and not config.ignored_in_file(f, base)]
-    findings = assign_fingerprints(findings, key_path=_project_path(base, config))
+    collected = collect(args, config, target, cache_dir=cache_dir,
+                        show_progress=not args.no_progress and args.format == "console",
+                        note=lambda message: print(f"audit: {message}", file=sys.stderr))
     if args.write_baseline:
         try:
-            write_baseline(args.write_baseline, findings)
+            write_baseline(args.write_baseline, collected.findings)
         except ConfigError as exc:
             raise UsageError(str(exc)) from exc
-        print(f"wrote {len(findings)} findings to the baseline {args.write_baseline}", file=sys.stderr)
+        print(f"wrote {len(collected.findings)} findings to the baseline {args.write_baseline}", file=sys.stderr)
         return EXIT_OK
-    suppressed_by_baseline = 0
-    if baseline is not None:
-        kept = [f for f in findings if f.fingerprint not in baseline]
-        suppressed_by_baseline = len(findings) - len(kept)
-        findings = kept
-
-    report = Report(
-        root=str(run.root), target=target, findings=findings, errors=errors,
-        files_scanned=len(run.results), lines_scanned=sum(r.lines for r in run.results),
-        duration_s=time.perf_counter() - started, baseline_suppressed=suppressed_by_baseline,
-        inline_suppressed=inline_suppressed, sections=sections, collectives=collectives)
+    report = make_report(collected, target, baseline)
     color = {"always": True, "never": False}.get(args.color)   # None: the emitter detects (NO_COLOR, a tty)
-    _write_report(report, args, rules, color)
-    return _exit_code(findings, errors, fail_on, ignore_errors=args.ignore_errors or config.ignore_errors)
+    _write_report(report, args, rules_by_code(), color)
+    return _exit_code(report.findings, report.errors, fail_on, ignore_errors=args.ignore_errors or config.ignore_errors)
 
 
 # Errors that do not mean "a file was not audited": the folder's files are reached another way.
@@ -296,37 +232,6 @@ def _exit_code(findings, errors, fail_on: str, ignore_errors: bool) -> int:
     return EXIT_OK
 
 
-def _project_path(base: Path, config):
-    """Maps a report path to the path below the project root (the config file's folder, else the
-    repository root, else the report base), so baseline fingerprints do not depend on the path given
-    on the command line or on the current folder."""
-    import os
-
-    if config.source is not None:
-        project = config.source.resolve().parent
-    else:
-        project = next((f for f in (base.resolve(), *base.resolve().parents) if (f / ".git").exists()), base.resolve())
-
-    def key(path: str) -> str:
-        try:
-            return Path(os.path.abspath(base / path)).relative_to(project).as_posix()
-        except ValueError:
-            return path
-    return key
-
-
-def unsupported_api_details(target) -> dict[str, dict]:
-    """torch.* APIs the tables mark unsupported on the target, with the message and substitution the
-    static pass's coverage rule (NPU501) reports for each."""
-    from auditor.coverage import Coverage
-
-    return {
-        name: {"message": f"`{name}` is not supported on {target.describe()}"
-                          + (f": {ans.notes}" if ans.notes else "") + f" (source: {ans.source})",
-               "substitution": ans.substitute}
-        for name, ans in Coverage.load(target).unsupported_apis().items()}
-
-
 def _write_report(report, args, rules, color) -> None:
     from auditor.report import emit
 
@@ -354,54 +259,6 @@ def _layers(text: str) -> int | str:
     return "all" if text == "all" else _positive(text)
 
 
-def _dynamic(args, root: Path, target, findings, errors):
-    """Trace and/or execute the user's entry; merge their findings with the static ones."""
-    import importlib.util
-
-    if importlib.util.find_spec("torch") is None:
-        raise UsageError("--trace, --execute and --hf-config run your model and need PyTorch: "
-                         "pip install 'npu-audit[trace]' (the static audit does not)")
-    sections: dict = {}
-    source = None
-    if args.paths and args.paths[0].is_file():
-        source = args.paths[0]
-    elif not args.hf_config:
-        raise UsageError("--trace / --execute need one Python file with an entry function, or --hf-config")
-    base = root if root.is_dir() else root.parent
-    common = dict(root=base, entry=args.entry, hf_config=args.hf_config, amp=args.amp, timeout=args.timeout, target=target)
-    layout = _layout(args)
-    if args.trace or (args.hf_config and not args.execute):
-        from auditor.trace import trace_findings
-
-        f, e, section = trace_findings(source, distributed=layout, **common, seq_len=args.seq_len, batch=args.batch,
-                                       layers=args.layers)
-        findings, errors = _merge(findings, f), errors + e
-        if isinstance(section, dict) and "collectives" in section:
-            sections["collectives"] = section.pop("collectives")
-        sections["trace"] = section
-    if args.execute:
-        from auditor.device import DeviceUnavailable
-        from auditor.execute import execute_findings
-
-        try:
-            if args.dump:
-                from auditor.execute.dump import dump_findings
-
-                f, e, section = dump_findings(source, device=args.device, out=args.dump, steps=args.steps,
-                                              keep_tensors=args.dump_tensors, inputs=args.inputs, **common)
-                findings, errors = _merge(findings, f), errors + e
-                sections["execute-dump"] = section
-                kept, dropped = _drop_suppressed(findings, base)
-                return kept, errors, sections, dropped
-            f, e, section = execute_findings(source, device=args.device, **common)
-        except DeviceUnavailable as exc:
-            raise UsageError(str(exc)) from exc
-        findings, errors = _merge(findings, f), errors + e
-        sections["execute"] = section
-    kept, dropped = _drop_suppressed(findings, base)
-    return kept, errors, sections, dropped
-
-
 def _check_dump_flags(args) -> None:
     """--dump belongs to --execute; --steps / --dump-tensors / --inputs / --amp fp32 belong to --dump."""
     if args.dump and not args.execute:
@@ -413,47 +270,6 @@ def _check_dump_flags(args) -> None:
             raise UsageError(f"{', '.join(extra)} only apply with --execute --dump DIR")
     elif args.steps < 1:
         raise UsageError("--steps must be at least 1")
-
-
-def _layout(args):
-    """--world-size / --mesh / --rank as the layout the distributed trace runs (None without them)."""
-    from auditor.trace.collectives import LayoutError, parse_layout
-
-    try:
-        layout = parse_layout(args.world_size, args.mesh, args.rank)
-    except LayoutError as exc:
-        raise UsageError(str(exc)) from exc
-    if layout is None and args.rank:
-        raise UsageError("--rank needs --world-size or --mesh")
-    return layout
-
-
-def _merge(static, dynamic):
-    """One report: a dynamic finding that names the same line and symbol as a static one is dropped."""
-    seen = {(f.path, f.line, f.symbol) for f in static}
-    return static + [f for f in dynamic if (f.path, f.line, f.symbol) not in seen]
-
-
-def _drop_suppressed(findings, base: Path):
-    """The inline comment that silences a static finding silences a trace or execute finding too."""
-    from auditor.discover import SourceError, read_source
-    from auditor.suppress import Suppressions
-
-    lines_of: dict[str, Suppressions] = {}
-    kept, dropped = [], 0
-    for f in findings:
-        if f.source != "static":
-            if f.path not in lines_of:
-                try:
-                    data, _ = read_source(base / f.path, 64 * 1024 * 1024)
-                    lines_of[f.path] = Suppressions.of(data.decode("utf-8", errors="replace").splitlines())
-                except (OSError, SourceError):
-                    lines_of[f.path] = Suppressions.of([])
-            if lines_of[f.path].covers(f.line, f.end_line, f.code):
-                dropped += 1
-                continue
-        kept.append(f)
-    return kept, dropped
 
 
 # -- the small commands ----------------------------------------------------------------------------
@@ -534,7 +350,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
-    from auditor.compare_cli import SubcommandUsageError, cmd_compare, cmd_stages
+    from auditor.compare_cli import cmd_compare, cmd_stages
 
     handler = {"check": cmd_check, "explain": cmd_explain, "rules": cmd_rules, "ops": cmd_ops,
                "fix": cmd_fix, "tables": cmd_tables, "plan": cmd_plan, "compare": cmd_compare,
@@ -553,7 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RuleError as exc:
         print(f"audit: error: the rule catalogue is invalid: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except (UsageError, SubcommandUsageError) as exc:
+    except UsageError as exc:
         print(f"audit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -6,14 +6,9 @@ import sys
 import time
 from pathlib import Path
 
+from auditor.errors import UsageError
+
 EXIT_OK, EXIT_FINDINGS = 0, 1   # as auditor.cli (ruff's habit)
-
-
-class SubcommandUsageError(ValueError):
-    """Bad flags or folders for compare / stages: auditor.cli prints the message and exits 2.
-
-    Its own class, not auditor.cli.UsageError: under `python -m auditor.cli` that module is __main__, and
-    an import of auditor.cli from here would define a second, different UsageError."""
 
 
 def add_compare_parser(sub, formats) -> None:
@@ -58,14 +53,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     for flag, value in (("--max-time-ratio", args.max_time_ratio), ("--max-memory-ratio", args.max_memory_ratio)):
         if value is not None and value <= 0:
-            raise SubcommandUsageError(f"{flag} must be positive")
+            raise UsageError(f"{flag} must be positive")
     options = CompareOptions(max_time_ratio=args.max_time_ratio or DEFAULT_TIME_RATIO,
                              max_memory_ratio=args.max_memory_ratio or DEFAULT_MEMORY_RATIO)
     started = time.perf_counter()
     try:
         findings, section = compare_dumps(args.dir_a, args.dir_b, options)
     except CompareError as exc:
-        raise SubcommandUsageError(str(exc)) from exc
+        raise UsageError(str(exc)) from exc
     findings = assign_fingerprints(findings)
     report = Report(root=str(Path.cwd()), target=None, findings=findings, errors=[],
                     duration_s=time.perf_counter() - started, sections={"compare": section})
@@ -75,7 +70,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         try:
             stream = open(args.output, "w", encoding="utf-8", newline="")
         except OSError as exc:
-            raise SubcommandUsageError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
+            raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
         with stream:
             emit(report, args.format, stream, rules=rules, color=False if color is None else color)
     else:
@@ -92,12 +87,12 @@ def cmd_stages(args: argparse.Namespace) -> int:
         text = checklist(args.model_size, args.product, nodes=args.nodes, cards_per_node=args.cards_per_node,
                          entry=args.entry)
     except StagesError as exc:
-        raise SubcommandUsageError(str(exc)) from exc
+        raise UsageError(str(exc)) from exc
     if args.output:
         try:
             args.output.write_text(text, encoding="utf-8")
         except OSError as exc:
-            raise SubcommandUsageError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
+            raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
     else:
         sys.stdout.write(text)
     return EXIT_OK

@@ -118,6 +118,11 @@ def nearest_selectors(selector: str, rules: Iterable[Rule], n: int = 3) -> list[
     return difflib.get_close_matches(selector.lower(), candidates, n=n, cutoff=0.5)
 
 
+def split_codes(value: str | None) -> list[str]:
+    """A comma-separated flag value as a list ('NPU1, NPU2,' -> ['NPU1', 'NPU2'])."""
+    return [v.strip() for v in value.split(",") if v.strip()] if value else []
+
+
 def check_selectors(selectors: Iterable[str], rules: Iterable[Rule], where: str) -> None:
     """Raise ConfigError naming each unknown selector and the nearest known ones (a typo must never
     switch a CI gate off silently)."""

@@ -240,7 +240,7 @@ def _stage_single(plan: Plan) -> list[str]:
         "reports, msprobe's compare output.", "",
         "Pass when:",
         "* `audit check` reports no `error` finding that is not fixed or in a reviewed baseline (`--baseline`);",
-        f"* the run with `TORCH_NPU_FALLBACK_CPU_DISABLE=1` completes (no CPU fallback in the step);",
+        "* the run with `TORCH_NPU_FALLBACK_CPU_DISABLE=1` completes (no CPU fallback in the step);",
         f"* `audit compare dumps/gpu-{amp} dumps/npu-{amp}` exits 0: no NPU290 first divergence, no NPU293 loss "
         f"divergence (msprobe's bars; the loss within 16 x {amp} rtol per step for a pass without warning);",
         f"* `audit compare dumps/gpu-fp32 dumps/npu-{amp}` shows the same: {amp} error stays within its budget;",
@@ -268,7 +268,7 @@ def _stage_node(plan: Plan) -> list[str]:
              "* `audit check --select NPU1` reports no `error` finding (NCCL-only collectives, backends, env vars);",
              f"* the loss curves agree within the {plan.amp} budget you accepted in stage 1, with no divergence "
              "trend over the run;",
-             f"* no collective timeout or hang with `TORCH_HCCL_ASYNC_ERROR_HANDLING` and `TORCH_HCCL_DESYNC_DEBUG` "
+             "* no collective timeout or hang with `TORCH_HCCL_ASYNC_ERROR_HANDLING` and `TORCH_HCCL_DESYNC_DEBUG` "
              "set;",
              f"* throughput on {n} cards at least the target you set against 1 card (scaling efficiency).", "",
              "Environment (from op_tables/env.json):", "", *_env_rows("node", plan.product), ""]

@@ -4,6 +4,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from auditor.data import load_table
+
 # Product profile names (the CLI vocabulary) and the spellings users type for them.
 PRODUCTS = ("a2", "a3", "950", "910a", "310p")
 PRODUCT_ALIASES = {
@@ -66,7 +68,10 @@ class Target:
         return {"torch_npu": self.torch_npu, "product": self.product}
 
 
-def resolve_target(torch_npu: str | None = None, product: str | None = None) -> Target:
-    from auditor.coverage import available_lines  # lazy: the static pass must not pay for tables it does not use
+def available_lines() -> list[str]:
+    """torch_npu lines the coverage tables cover, oldest first: ['v2.1', ..., 'v2.15']."""
+    return list(load_table("index.json")["lines"])
 
+
+def resolve_target(torch_npu: str | None = None, product: str | None = None) -> Target:
     return Target(normalize_line(torch_npu, available_lines()), normalize_product(product))

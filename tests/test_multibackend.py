@@ -62,7 +62,6 @@ def test_fix_with_unsafe_fixes_leaves_every_multibackend_line_byte_identical(eng
     # the fix adds `import torch_npu` after `import torch`; map lines past it
     shift = len(after) - len(before)
     assert shift == 1 and "import torch_npu" in after
-    kept_start = _line_of(text, "def plain_cuda_step")
     torch_line = before.index("import torch") + 1
     for n, line in enumerate(before, 1):
         mapped = after[n - 1 + (shift if n > torch_line else 0)]

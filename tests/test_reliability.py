@@ -141,8 +141,10 @@ def test_cache_key_follows_rules_and_tool_code(tmp_path, monkeypatch):
     "[]", "{}", '"text"', "{not json", '{"format": 2, "key": "K", "entries": []}',
     '{"format": 2, "key": "K", "entries": {"PATH": 5}}',
     '{"format": 2, "key": "K", "entries": {"PATH": {"size": "x", "mtime": 1, "sha1": "", "findings": [], "lines": 1, "suppressed": 0}}}',
-    '{"format": 2, "key": "K", "entries": {"PATH": {"size": SIZE, "mtime": MTIME, "sha1": "", "findings": [{"bogus": 1}], "lines": 1, "suppressed": 0, "error": null}}}',
-    '{"format": 2, "key": "K", "entries": {"PATH": {"size": SIZE, "mtime": MTIME, "sha1": "", "findings": [], "lines": 1, "suppressed": 0, "error": {"x": 1}}}}',
+    '{"format": 2, "key": "K", "entries": {"PATH": {"size": SIZE, "mtime": MTIME, "sha1": "", "findings": [{"bogus": 1}], '
+    '"lines": 1, "suppressed": 0, "error": null}}}',
+    '{"format": 2, "key": "K", "entries": {"PATH": {"size": SIZE, "mtime": MTIME, "sha1": "", "findings": [], "lines": 1, '
+    '"suppressed": 0, "error": {"x": 1}}}}',
 ])
 def test_damaged_cache_index_is_rebuilt_without_traceback(tree, tmp_path_factory, capsys, index):
     cache = tmp_path_factory.mktemp("cache")

@@ -5,38 +5,17 @@ Loading is lazy per table and cached per process; nothing here imports torch.
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
-from auditor.data import tables_dir
-from auditor.target import PRODUCTS, Target
+from auditor.data import TablesMissing
+from auditor.data import load_table as _table
+from auditor.target import PRODUCTS, Target, available_lines
 
-__all__ = ["Answer", "Coverage", "TablesMissing", "available_lines", "lookup"]
+__all__ = ["Answer", "Coverage", "TablesMissing", "available_lines", "lookup", "unsupported_api_details"]
 
 ANSWER_KEYS = ("symbol", "kind", "supported", "via", "products", "dtypes", "notes", "substitute", "source")
-
-
-class TablesMissing(RuntimeError):
-    """op_tables/ lacks a table; the message says how to rebuild it."""
-
-
-@lru_cache(maxsize=None)
-def _table(name: str) -> dict:
-    path = tables_dir() / name
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except FileNotFoundError:
-        raise TablesMissing(f"coverage table {path} is missing; rebuild with `python -m auditor.coverage.build`") from None
-    except json.JSONDecodeError as exc:
-        raise TablesMissing(f"coverage table {path} is not valid JSON ({exc}); rebuild it") from None
-
-
-def available_lines() -> list[str]:
-    """torch_npu lines the tables cover, oldest first: ['v2.1', ..., 'v2.15']."""
-    return list(_table("index.json")["lines"])
 
 
 @dataclass(frozen=True)
@@ -198,7 +177,7 @@ class Coverage:
                           source="; ".join(sorted({r[3] for _, r in results}))[:2000])
         supported, via, notes, source, products = self._aten_status(key)
         if products[product] != supported:
-            notes += (f"; 950: unverified (no support list before torch 2.7.1 names Ascend 950DT)" if product == "950"
+            notes += ("; 950: unverified (no support list before torch 2.7.1 names Ascend 950DT)" if product == "950"
                       else f"; {product}: unverified (only aclnn kernels are registered)")
         return Answer(symbol=op, kind="aten", supported=products[product], via=via, products=products,
                       notes=notes + "; " + note_products, source=source)
@@ -706,3 +685,13 @@ def lookup(symbol: str, target: Target) -> Answer:
     if answer.kind != "unknown":
         return answer
     return cov.custom_op(s) or cov.env_var(s) or unknown(s)
+
+
+def unsupported_api_details(target: Target) -> dict[str, dict]:
+    """torch.* APIs the tables mark unsupported on the target, with the message and substitution the
+    static pass's coverage rule (NPU501) reports for each (used by `audit check` and `audit fix`)."""
+    return {
+        name: {"message": f"`{name}` is not supported on {target.describe()}"
+                          + (f": {ans.notes}" if ans.notes else "") + f" (source: {ans.source})",
+               "substitution": ans.substitute}
+        for name, ans in Coverage.load(target).unsupported_apis().items()}

@@ -9,7 +9,7 @@ import yaml
 
 from auditor.coverage import build_docs
 from auditor.coverage.products import NATIVE_API_COLUMNS, normalize_dtype, products_in_term
-from auditor.target import PRODUCT_TITLES, PRODUCTS, normalize_product
+from auditor.target import PRODUCT_TITLES, PRODUCTS
 
 FUSION_YAML = "msprof-analyze/rules/timeline_fusion_ops.yaml"
 ENV_INFO_YAML = "msprof-analyze/rules/environment_variable_info.yaml"
@@ -127,7 +127,8 @@ def build_custom_ops(ascend_dir: Path, lines: list[str], custom_npu: dict[str, d
         if entry is None or entry["name"] in ops:
             continue
         short = entry["name"].rsplit(".", 1)[-1]
-        overloads = sorted(k for k in custom_npu if k.split(".")[0] == short) if entry["name"].startswith("torch_npu.npu") or entry["name"].startswith("torch_npu." + short) else []
+        overloads = sorted(k for k in custom_npu if k.split(".")[0] == short) \
+            if entry["name"].startswith("torch_npu.npu") or entry["name"].startswith("torch_npu." + short) else []
         if overloads:
             covered = sorted({l for k in overloads for ls in custom_npu[k]["kernels"].values() for l in ls},
                              key=lines.index)

@@ -122,8 +122,8 @@ def build_findings(result: dict, where: _Locator, target: Target) -> tuple[list[
     amp, golden = result["amp"], result["golden_dtype"]
     findings: list[Finding] = []
     modules = result["modules"]
-    keep_fp32 = (f"keep this module in fp32: wrap its forward in torch.autocast(device_type='npu', "
-                 f"enabled=False) and call it on inputs.float(), or rewrite it in a numerically stable form")
+    keep_fp32 = ("keep this module in fp32: wrap its forward in torch.autocast(device_type='npu', "
+                 "enabled=False) and call it on inputs.float(), or rewrite it in a numerically stable form")
 
     failing = [m for m in modules if m["own"] and m["own"]["verdict"] != PASS]
     culprits, drifting = split_failures(modules)

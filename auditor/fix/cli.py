@@ -25,10 +25,6 @@ TEXT_EDIT_KINDS = ("shell", "dockerfile", "config")
 EXIT_OK, EXIT_CHANGES, EXIT_USAGE = 0, 1, 2
 
 
-def _split(value: str | None) -> list[str]:
-    return [v.strip() for v in value.split(",") if v.strip()] if value else []
-
-
 def unified_diff(fix: FileFix) -> str:
     return "".join(difflib.unified_diff(
         fix.original.splitlines(keepends=True), fix.fixed_text.splitlines(keepends=True),
@@ -115,13 +111,13 @@ def statistics(fixes: list[FileFix], unsafe: bool) -> list[str]:
 
 
 def run_fix(args: argparse.Namespace, target) -> int:
-    from auditor.cli import UsageError
+    from auditor.errors import UsageError
     from auditor.config import ConfigError, find_pyproject, load_config
     from auditor.discover import discover
     from auditor.rules import load_rules, rules_by_code
     from auditor.static.engine import StaticEngine
 
-    from auditor.config import check_selectors
+    from auditor.config import check_selectors, split_codes
     from auditor.discover import SourceError, read_source
 
     max_bytes = int(getattr(args, "max_file_size", 8.0) * 1024 * 1024)
@@ -130,14 +126,14 @@ def run_fix(args: argparse.Namespace, target) -> int:
     try:
         config = load_config(find_pyproject(args.paths[0]))
         for flag, value in (("--select", args.select), ("--ignore", args.ignore)):
-            check_selectors(_split(value), load_rules(), flag)
+            check_selectors(split_codes(value), load_rules(), flag)
     except ConfigError as exc:
         raise UsageError(str(exc)) from exc
     if args.select:
-        config.select = _split(args.select)
-    config.ignore += _split(args.ignore)
+        config.select = split_codes(args.select)
+    config.ignore += split_codes(args.ignore)
     rules = rules_by_code()
-    from auditor.cli import unsupported_api_details
+    from auditor.coverage import unsupported_api_details
 
     # the same pass as `audit check`, coverage rule included, so "what remains" counts NPU501 too
     engine = StaticEngine(load_rules(), product=target.product, coverage_apis=unsupported_api_details(target),

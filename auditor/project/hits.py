@@ -104,7 +104,7 @@ class Collector:
         self.rel = rel
         self.lines = text.splitlines()
         self.result: FileResult = FileResult(rel, lines=len(self.lines))
-        self._suppressions = Suppressions.of(self.lines, text)   # `# npu-audit: ignore[...]`, `# noqa: NPU...`
+        self._suppressions = Suppressions.of(self.lines, text)   # `# npu-audit: ignore[...]` and noqa comments with NPU codes
         self._seen: set[tuple] = set()
 
     def add(self, rule: Rule | None, symbol: str, line: int, col: int = 1, end_col: int | None = None, *,

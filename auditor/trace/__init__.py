@@ -521,9 +521,9 @@ def _optimizer_findings(result: dict, cov, target: Target, place: _Placer) -> li
                        f"in torch_npu {target.torch_npu})")
     site = opt["site"]
     if site:
-        path, line, library = place.place(site)
+        path, line, _ = place.place(site)
     else:
-        (path, line), library = place.fallback(), None
+        path, line = place.fallback()
     limits = _fusion_limits(answer)
     return [_finding(
         "NPU654", path, line,

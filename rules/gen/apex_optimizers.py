@@ -177,7 +177,8 @@ def main() -> None:
         },
         "examples": {
             "fix": [{"before": 'from apex.optimizers import FusedAdam\noptimizer = FusedAdam(model.parameters(), lr=1e-4)\n',
-                     "after": 'import torch_npu\nfrom apex.optimizers import FusedAdam\noptimizer = torch_npu.optim.NpuFusedAdamW(model.parameters(), lr=1e-4, weight_decay=0.0)\n'}],
+                     "after": 'import torch_npu\nfrom apex.optimizers import FusedAdam\n'
+                              'optimizer = torch_npu.optim.NpuFusedAdamW(model.parameters(), lr=1e-4, weight_decay=0.0)\n'}],
             "flag": [
                 "from apex.optimizers import FusedAdam\noptimizer = FusedAdam(model.parameters(), lr=1e-4)\n",
                 "import apex\nopt = apex.optimizers.FusedLAMB(params, lr=args.lr, weight_decay=0.01)\n",

@@ -87,7 +87,8 @@ def main() -> None:
         },
         "examples": {
             "fix": [{"before": 'import torch\noptimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)\n',
-                     "after": 'import torch\nimport torch_npu\noptimizer = torch_npu.optim.NpuFusedAdamW(model.parameters(), lr=3e-4, weight_decay=0.1)\n'}],
+                     "after": 'import torch\nimport torch_npu\n'
+                              'optimizer = torch_npu.optim.NpuFusedAdamW(model.parameters(), lr=3e-4, weight_decay=0.1)\n'}],
             "flag": ["import torch\noptimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)\n",
                      "from torch.optim import SGD\nopt = SGD(params=model.parameters(), lr=0.1, momentum=0.9)\n"],
             "ok": ["from torch.optim import AdamW  # imported here, constructed by the trainer\n",
