@@ -505,7 +505,8 @@ def _loss(a: Dump, b: Dump, steps: int, where: "_Where") -> tuple[list[dict], Fi
     stats = thresholds()["statistics"]
     dtype = policy_dtype(a, b)
     bar = drift_bar(dtype)
-    rows, worst = [], None
+    rows: list[dict[str, Any]] = []
+    worst: dict[str, Any] | None = None
     for k in range(steps):
         la, lb = _num_or_nan(a.manifest["steps"][k]["loss"]), _num_or_nan(b.manifest["steps"][k]["loss"])
         rel = abs(lb - la) / abs(la) if la and math.isfinite(la) and math.isfinite(lb) else math.inf

@@ -67,7 +67,7 @@ class EntryError(Exception):
 
 def resolve_entry(source: Path | None, entry: str | None = None,
                   hf_config: Path | None = None, seq_len: int | None = None,
-                  batch: int | None = None) -> Callable[[], EntrySpec]:
+                  batch: int | None = None) -> Callable[..., EntrySpec]:
     """Return a zero-argument factory that builds the model and its inputs.
 
     `entry` is a function name in `source` (default `audit_entry`) or `module:callable` (imported with

@@ -77,7 +77,7 @@ class Rule:
         if symbol is not None and symbol in self.symbols and self.symbols[symbol].severity is not None:
             sev = self.symbols[symbol].severity
         if isinstance(sev, dict):
-            return sev.get(product, sev["default"])
+            return sev[product] if product in sev else sev["default"]
         return sev
 
     def detail(self, symbol: str) -> SymbolDetail | None:

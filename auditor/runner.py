@@ -162,7 +162,8 @@ def run_static(
             try:
                 result = _from_payload(rel, entry)
             except (TypeError, ValueError, KeyError):     # a damaged entry is a miss
-                cache.drop(path)
+                if cache is not None:
+                    cache.drop(path)
         if result is not None:
             run.results.append(result)
             run.cached_files += 1
@@ -197,8 +198,8 @@ def run_static(
         pool.shutdown(wait=True)
     else:
         engine = StaticEngine(load_rules(), product=product, coverage_apis=coverage_apis, max_bytes=max_bytes)
-        for path, rel in todo:
-            collect([(path, *_analyze_one(engine, path, rel))])
+        for name, rel in todo:
+            collect([(name, *_analyze_one(engine, name, rel))])
 
     if cache is not None:
         cache.save()

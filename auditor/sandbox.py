@@ -143,7 +143,8 @@ def run_in_child(func: Callable, kwargs: dict, timeout: float, label: str | None
         parent_conn.close()
         if answered:
             proc.join(2)          # a child that has answered exits on its own; give it a moment
-        kill_group(proc.pid)      # the child, if still there, and every process it left in its group
+        if proc.pid is not None:  # started: the child, if still there, and every process it left in its group
+            kill_group(proc.pid)
         if proc.is_alive():
             proc.kill()
         proc.join(5)

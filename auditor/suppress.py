@@ -97,7 +97,7 @@ def suppressed(lines: list[str], line: int, end_line: int, code: str) -> bool:
 def directive_codes(text: str) -> list[tuple[int, str, str]]:
     """(line, code, form) of every code named in a suppression comment. In `# noqa:` only NPU codes are
     ours; the tool's own forms name nothing else."""
-    out = []
+    out: list[tuple[int, str, str]] = []
     if "npu-audit" not in text and "noqa" not in text.lower():
         return out
     for number, line in enumerate(text.splitlines(), 1):

@@ -4,6 +4,7 @@ are stable, so these tests check the engine rather than the catalogue."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 from auditor.rules import load_rules
 from auditor.static import StaticEngine
@@ -211,7 +212,7 @@ def test_same_line_statements_and_decorators():
 
 
 def test_findings_are_sorted_and_deterministic():
-    src = open("examples/gpt_train.py", encoding="utf-8").read()
+    src = (Path(__file__).resolve().parent.parent / "examples" / "gpt_train.py").read_text(encoding="utf-8")
     a = run(src)
     b = run(src)
     assert a == b

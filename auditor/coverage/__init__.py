@@ -38,7 +38,7 @@ class Answer:
 
 UNVERIFIED = "unverified"
 FIRST_950_LINE = "v2.7"   # the oldest native_api support list with an Ascend 950DT column is torch 2.7.1
-_STATUS = {"yes": True, "no": False, "unverified": UNVERIFIED}
+_STATUS: dict[str, bool | str] = {"yes": True, "no": False, "unverified": UNVERIFIED}
 
 
 def unknown(symbol: str, what: str = "symbol") -> Answer:
@@ -523,7 +523,7 @@ class Coverage:
             where = []
             if cand in env["variables"]:
                 where.append(env["variables"][cand]["source"])
-            if cand in names:
+            if wheel and cand in names:
                 where.append(f"{wheel['wheel']}: {names[cand]}")
             if where:
                 notes = [f"{raw} has no effect on Ascend; the same setting is {cand} (the Ascend spelling; "
@@ -655,9 +655,9 @@ def lookup(symbol: str, target: Target) -> Answer:
             return answer
         return cov.api(s) or unknown(s, "Python API")
     if s.startswith("torch."):
-        answer = cov.api(s)
-        if answer is not None:
-            return answer
+        api_answer = cov.api(s)
+        if api_answer is not None:
+            return api_answer
         aten_name = _api_to_aten(s)
         if aten_name:
             via_aten = cov.aten(aten_name)

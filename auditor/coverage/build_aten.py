@@ -170,7 +170,7 @@ class LineResolver:
     CPU fallback, raises, or absent."""
 
     def __init__(self, line: str, schemas: dict, npu_rows: dict[str, dict], wheel: dict | None,
-                 own_wheel: bool, decompositions: dict[str, list[str]]):
+                 own_wheel: bool, decompositions: dict):
         self.line, self.schemas, self.npu_rows = line, schemas, npu_rows
         self.wheel, self.own_wheel, self.decomp = wheel, own_wheel, decompositions
         self.registered = set(wheel["registered_ops"]) | set(wheel["core_ops"]) if wheel and own_wheel else set()
@@ -192,7 +192,7 @@ class LineResolver:
         return src
 
     def npu_kernel(self, op: str) -> tuple | None:
-        row = self.npu_rows.get(op)
+        row = self.npu_rows.get(op) or {}
         kinds = [k for k in KERNEL_KINDS if row and self.line in row["kernels"].get(k, [])]
         if self.own_wheel:
             if op in self.registered:

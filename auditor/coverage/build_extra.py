@@ -29,7 +29,9 @@ def _clean(text: str) -> str:
 def _sections(lines: list[str]) -> dict[str, tuple[int, list[str]]]:
     """'## title' -> (line number, body lines) for one page."""
     out: dict[str, tuple[int, list[str]]] = {}
-    title, start, body = None, 0, []
+    title: str | None = None
+    start = 0
+    body: list[str] = []
     for i, line in enumerate(lines, start=1):
         m = re.match(r"^##\s+(.*)$", line)
         if m:
@@ -89,7 +91,7 @@ def parse_custom_page(path: Path, rel: str) -> dict | None:
     sections = _sections(lines)
     if "产品支持情况" not in sections:
         return None
-    products = {}
+    products: dict[str, bool] = {}
     for row in sections["产品支持情况"][1]:
         m = re.match(r"^\|\s*<term>\s*([^<]*?)\s*</term>\s*\|\s*([√×✔✘xX])\s*\|", row.strip())
         if m:
@@ -284,8 +286,8 @@ def build_products(ascend_dir: Path, custom_ops: dict, api_sets: list[tuple[str,
     names it and this product's list does not.  Only 'for': yes; only 'against': no; both or neither:
     unverified (the notes say which pages disagree)."""
     kinds = ("bfloat16", "float8", "float64")
-    pro = {d: {p: [] for p in PRODUCTS} for d in kinds}
-    con = {d: {p: [] for p in PRODUCTS} for d in kinds}
+    pro: dict[str, dict[str, list[str]]] = {d: {p: [] for p in PRODUCTS} for d in kinds}
+    con: dict[str, dict[str, list[str]]] = {d: {p: [] for p in PRODUCTS} for d in kinds}
 
     def family(d: str) -> str:
         return "float8" if d.startswith("float8") or d == "hifloat8" else d

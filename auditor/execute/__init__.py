@@ -178,7 +178,7 @@ def build_findings(result: dict, where: _Locator, target: Target) -> tuple[list[
     root = next((m for m in modules if m["name"] == ""), None)
     root_drifts = bool(root and root["output"] and root["output"]["verdict"] != PASS)
     if (root_drifts or drifting) and not culprits:
-        out = root["output"] if root_drifts else drifting[0]["own"]
+        out = root["output"] if root is not None and root_drifts else drifting[0]["own"]
         composite = "".join(f"; {_label(m)} drifts {m['own']['err_in_rtol']:.0f}x the tolerance across its "
                             f"sub-modules, each of which passes alone" for m in drifting[:3]
                             if m["own"]["err_in_rtol"] is not None)
@@ -205,12 +205,12 @@ def build_findings(result: dict, where: _Locator, target: Target) -> tuple[list[
 
     by_name = {m["name"]: m for m in modules}
     for fb in result.get("fallbacks", []):
-        m = by_name.get(fb.get("module") or "")
+        at = by_name.get(fb.get("module") or "")
         findings.append(_finding(
-            where, m, code="NPU580", name="npu-cpu-fallback", category="operator", severity=WARNING,
+            where, at, code="NPU580", name="npu-cpu-fallback", category="operator", severity=WARNING,
             effort="medium",
             message=f"{fb['op']} fell back to the CPU on the NPU ({fb['count']} warning(s)"
-                    + (f", first in {_label(m)}" if m else "") + "): every call copies its inputs to the host.",
+                    + (f", first in {_label(at)}" if at else "") + "): every call copies its inputs to the host.",
             substitution="rewrite the call with operators torch_npu implements, or upgrade torch_npu/CANN; "
                          "TORCH_NPU_FALLBACK_CPU_DISABLE=1 turns fallbacks into errors to find them all",
             symbol=fb["op"], data=fb))

@@ -17,7 +17,7 @@ CHOICE_OPS = {"topk": 1, "argmax": None, "argmin": None, "sort": 1, "argsort": N
 
 
 class ChoiceRecorder(TorchDispatchMode):
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self.calls: list[tuple[str, torch.Tensor]] = []
 

@@ -20,7 +20,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import torch
 from torch import nn
@@ -278,7 +278,7 @@ def _default_loss(output: Any) -> torch.Tensor:
     if not leaves:
         raise ExecuteError("the model's output has no floating-point tensor to build a loss from; "
                            "return a loss_fn from the entry function")
-    return sum(0.5 * t.float().pow(2).mean() for t in leaves)
+    return cast(torch.Tensor, sum(0.5 * t.float().pow(2).mean() for t in leaves))   # not empty: a tensor, never 0
 
 
 def _dropout_off(model: nn.Module) -> None:
@@ -356,9 +356,9 @@ def run_step(spec, amp: str | None = "bf16", device: str = "cpu", golden_dtype: 
         numerics.flatten_floats([a.double() - b.double() for a, b in zip(c_after, before)]), dtype)
 
     _compare_grads(records, initial, g_grads, c_grads, dtype)
-    g_loss, c_loss = g_loss.detach().item(), c_loss.detach().item()
-    loss_cmp = numerics.compare(torch.tensor([g_loss], dtype=torch.float64),
-                                torch.tensor([c_loss], dtype=torch.float64), dtype)
+    g_value, c_value = g_loss.detach().item(), c_loss.detach().item()
+    loss_cmp = numerics.compare(torch.tensor([g_value], dtype=torch.float64),
+                                torch.tensor([c_value], dtype=torch.float64), dtype)
     return {
         "label": getattr(spec, "label", ""),
         "device": device,
@@ -366,7 +366,7 @@ def run_step(spec, amp: str | None = "bf16", device: str = "cpu", golden_dtype: 
         "golden_dtype": str(golden_dtype).replace("torch.", ""),
         "parameters": params,
         "modules": [vars(r) for r in records.values()],
-        "loss": {"golden": numerics.json_float(g_loss, 9), "candidate": numerics.json_float(c_loss, 9),
+        "loss": {"golden": numerics.json_float(g_value, 9), "candidate": numerics.json_float(c_value, 9),
                  "rel_err": numerics.json_float(loss_cmp.rel_err_norm)},
         "update": update.to_dict(),
         "fallbacks": [{"op": op, "count": n, "module": fallbacks.modules.get(op)} for op, n in fallbacks.ops.items()],

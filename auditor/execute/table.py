@@ -1,11 +1,14 @@
 """The console view of Report.sections['execute']: one row per module, worst first."""
 from __future__ import annotations
 
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
 STYLE = {"error": "bold red", "warning": "yellow", "pass": "green", "n/a": "dim"}
+_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
+    ("module", "left"), ("type", "left"), ("verdict", "left"), ("own err", "right"), ("output err", "right"),
+    ("output cos", "right"), ("grad cos", "right"), ("why", "left"))
 
 
 def _error(x) -> str:
@@ -39,9 +42,7 @@ def render_execute_section(section: dict, console: Console, limit: int = 25) -> 
         facts.append(f"peak device memory {section['peak_memory_bytes'] / 2**20:,.0f} MiB")
     console.print("  " + ", ".join(facts))
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-    for column, justify in (("module", "left"), ("type", "left"), ("verdict", "left"), ("own err", "right"),
-                            ("output err", "right"), ("output cos", "right"), ("grad cos", "right"),
-                            ("why", "left")):
+    for column, justify in _COLUMNS:
         table.add_column(column, justify=justify, overflow="fold")
     rows = section["rows"]
     for row in rows[:limit]:

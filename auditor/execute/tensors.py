@@ -10,7 +10,11 @@ import torch
 def tensor_leaves(obj: Any) -> list[torch.Tensor]:
     """Every tensor in `obj`, depth first, in the order map_tensors visits them."""
     out: list[torch.Tensor] = []
-    map_tensors(obj, lambda t: out.append(t) or t)
+
+    def keep(t: torch.Tensor) -> torch.Tensor:
+        out.append(t)
+        return t
+    map_tensors(obj, keep)
     return out
 
 
@@ -25,7 +29,8 @@ def map_tensors(obj: Any, fn: Callable[[torch.Tensor], Any]) -> Any:
     if isinstance(obj, Mapping):
         items = {k: map_tensors(v, fn) for k, v in obj.items()}
         try:
-            return type(obj)(**items) if hasattr(obj, "to_tuple") else type(obj)(items)
+            cls: Any = type(obj)       # a Mapping subclass: a dict, or a transformers ModelOutput
+            return cls(**items) if hasattr(obj, "to_tuple") else cls(items)
         except TypeError:
             return items
     return obj

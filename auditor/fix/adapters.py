@@ -91,8 +91,8 @@ def _with_commas(args: list[cst.Arg], like: cst.Call) -> list[cst.Arg]:
     """Separators in the style of the original call: arguments carried over keep their own comma (and the
     comment after it); new ones get the call's first separator without its comment, so a multi-line call
     stays one argument per line."""
-    old = [a for a in like.args if isinstance(a.comma, cst.Comma)]
-    sep = _without_comment(old[0].comma) if old else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    old = [a.comma for a in like.args if isinstance(a.comma, cst.Comma)]
+    sep = _without_comment(old[0]) if old else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
     trailing = like.args[-1].comma if like.args else cst.MaybeSentinel.DEFAULT
     if isinstance(trailing, cst.Comma):
         trailing = _without_comment(trailing)
@@ -163,10 +163,10 @@ def optimizer(symbol: str, replace: str) -> CallAdapter | None:
             if value is _MISSING or not _same(value, defaults[name]):
                 return f"{name}={_code(arg.value)} has no counterpart in {target}"
         for i, (name, npu_default) in enumerate(npu):
-            arg = given.get(name)
-            if arg is not None:
-                keep_positional = arg.keyword is None and i == len(out) and all(a.keyword is None for a in out)
-                out.append(_as_positional(arg) if keep_positional else _as_keyword(arg, name))
+            given_arg = given.get(name)
+            if given_arg is not None:
+                keep_positional = given_arg.keyword is None and i == len(out) and all(a.keyword is None for a in out)
+                out.append(_as_positional(given_arg) if keep_positional else _as_keyword(given_arg, name))
                 continue
             source_default = defaults.get(name, _MISSING)
             if source_default is _MISSING or source_default == "<expr>" or name == "params":

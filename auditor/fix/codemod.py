@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable, Mapping, TypeVar, cast
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
@@ -32,6 +32,7 @@ from auditor.static.visitor import dotted
 from auditor.fix import adapters
 
 Edit = Callable[[cst.CSTNode], cst.CSTNode]
+N = TypeVar("N", bound=cst.CSTNode)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _QUAL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _PLACEHOLDER = re.compile(r"<int>|\*")
@@ -125,7 +126,7 @@ def _set_leaf_text(leaf: cst.CSTNode, fn: Callable[[str], str | None]) -> cst.CS
 
 
 def replace_leaf(node: cst.CSTNode, leaf: cst.CSTNode, new_leaf: cst.CSTNode) -> cst.CSTNode:
-    return node.deep_replace(leaf, new_leaf) if node is not leaf else new_leaf  # type: ignore[return-value]
+    return node.deep_replace(leaf, new_leaf) if node is not leaf else new_leaf
 
 
 def _all_leaves(node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -152,7 +153,8 @@ class _Planner:
         self.module = wrapper.module
         self.rules = rules
         self.positions = wrapper.resolve(PositionProvider)
-        self.parents = wrapper.resolve(ParentNodeProvider)
+        # looked up with None too: the parent of a missing parent is None
+        self.parents: Mapping[Any, cst.CSTNode] = wrapper.resolve(ParentNodeProvider)
         self.by_range: dict[tuple[int, int, int, int], list[cst.CSTNode]] = {}
         self.by_start: dict[tuple[int, int], list[cst.CSTNode]] = {}
         for node, pos in self.positions.items():
@@ -173,13 +175,13 @@ class _Planner:
 
     # -- lookup --
 
-    def _at_range(self, f: Finding, *types: type) -> cst.CSTNode | None:
+    def _at_range(self, f: Finding, *types: type[N]) -> N | None:
         for node in self.by_range.get((f.line, f.col, f.end_line, f.end_col), ()):
             if isinstance(node, types):
                 return node
         return None
 
-    def _at_start(self, f: Finding, *types: type) -> list[cst.CSTNode]:
+    def _at_start(self, f: Finding, *types: type[N]) -> list[N]:
         return [n for n in self.by_start.get((f.line, f.col), ()) if isinstance(n, types)]
 
     def _add(self, node: cst.CSTNode, edit: Edit) -> None:
@@ -285,7 +287,7 @@ class _Planner:
             return word.sub(replace, body) if word.search(body) else None
         if not any(_set_leaf_text(leaf, rename) is not None for leaf in _all_leaves(node)):
             return "the name is split across string pieces"
-        self._add(node, lambda n: n.visit(_LeafMap(rename)))
+        self._add(node, lambda n: cast(cst.CSTNode, n.visit(_LeafMap(rename))))   # leaves change, never go
         return None
 
     def _plan_env_with_value(self, f: Finding, replace: str, convert) -> str | None:
@@ -328,8 +330,7 @@ class _Planner:
         if alias is not None:
             parent = self.parents.get(alias)
             if isinstance(parent, cst.ImportFrom):
-                local = alias.asname.name.value if alias.asname else alias.name.value  # type: ignore[union-attr]
-                return local, alias
+                return _alias_local(alias), alias
             if alias.asname is not None:
                 return alias.asname.name.value, alias  # type: ignore[union-attr]
             return dotted(alias.name).split(".")[0], alias  # type: ignore[union-attr]
@@ -390,8 +391,11 @@ class _Planner:
         locals_ = [_alias_local(a) for a in stmt.names]
         if len(modules) == 1 and set(locals_) <= set(plan):
             (module,) = modules
-            self._add(stmt, lambda n, module=module, plan=plan: n.with_changes(
-                module=_name_or_attr(module), names=_renamed(n.names, plan, stmt.lpar is not None)))
+
+            def rewrite(n: cst.CSTNode) -> cst.CSTNode:
+                assert isinstance(n, cst.ImportFrom) and not isinstance(n.names, cst.ImportStar)
+                return n.with_changes(module=_name_or_attr(module), names=_renamed(n.names, plan, stmt.lpar is not None))
+            self._add(stmt, rewrite)
             return None
         line = self.parents.get(stmt)
         if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
@@ -472,9 +476,10 @@ class _Planner:
 
             def edit(n: cst.CSTNode, spelled=spelled, rw=adapted, originals=[a.value for a in call.args]) -> cst.CSTNode:
                 # carried arguments take their updated form: `FusedAdam(m.cuda().parameters())` keeps the .npu()
-                updated = {id(o): u.value for o, u in zip(originals, n.args)}  # type: ignore[union-attr]
+                assert isinstance(n, cst.Call)
+                updated = {id(o): u.value for o, u in zip(originals, n.args)}
                 args = [a.with_changes(value=updated.get(id(a.value), a.value)) for a in rw.args]
-                new = n.with_changes(func=_attr_chain(spelled), args=args)   # type: ignore[union-attr]
+                new = n.with_changes(func=_attr_chain(spelled), args=args)
                 if rw.index is None:
                     return new
                 return cst.Subscript(value=new, slice=[cst.SubscriptElement(cst.Index(cst.Integer(str(rw.index))))])
@@ -489,7 +494,7 @@ class _Planner:
         if self._resolve_new(d) == replace:
             return None                       # the rewritten import already makes this name the replacement
         spelled = self._spelling(replace, prefer=d.split(".")[0])
-        self._add(ref, lambda n, spelled=spelled: _attr_chain(spelled))
+        self._add(ref, lambda n: _attr_chain(spelled))
         return None
 
 
@@ -521,7 +526,7 @@ class _Apply(cst.CSTTransformer):
         super().__init__()
         self.p = planner
 
-    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+    def on_leave(self, original_node, updated_node):
         edits = self.p.edits.get(original_node)
         if edits:
             for edit in edits:
@@ -543,7 +548,7 @@ class _Apply(cst.CSTTransformer):
             local = _alias_local(alias)
             module = plan[local][0] if local in plan else None
             groups.setdefault(module, []).append(alias)
-        lines = []
+        lines: list[cst.CSTNode] = []
         for module, aliases in groups.items():
             names = _renamed(aliases, plan, paren)
             new_stmt = stmt.with_changes(names=names) if module is None else \

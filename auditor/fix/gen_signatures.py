@@ -18,6 +18,7 @@ import json
 import re
 import subprocess
 import sys
+from typing import Any
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parent / "signatures.json"
@@ -109,7 +110,7 @@ def main() -> int:
     except SourceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    doc = {
+    doc: dict[str, Any] = {
         "source": f"NVIDIA/apex {ao.APEX_COMMIT[:8]} ({', '.join(ao.PACKAGES)}); Dao-AILab/flash-attention "
                   f"{FLASH_COMMIT} ({', '.join(FLASH_FUNCS)}); torch {torch_version} torch.optim; {wheel.path.name} "
                   "torch_npu/optim, _op_plugin_docs.py",

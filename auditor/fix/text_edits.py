@@ -40,7 +40,8 @@ def fix_project_bytes(data: bytes, rel: str, engine: StaticEngine, *, unsafe: bo
                       selected: Callable[[Finding], bool] = lambda f: True) -> FileFix:
     result = FileFix(rel)
     text, error = decode_text(data, rel)
-    if error is not None:
+    if text is None:                      # decode_text gives an error exactly when it gives no text
+        assert error is not None
         result.error = error.message
         return result
     result.bom = data.startswith(b"\xef\xbb\xbf")

@@ -153,6 +153,8 @@ def _entry_report(args, A: dict, notes: list) -> dict:
     one = copy.copy(args)
     one.trace_facts = "on"
     measured = _measure(one, None, args.seq_len, notes)
+    if measured is None:        # torch or transformers is missing: the last note says so
+        raise PlanError(notes[-1] if notes else "the model could not be traced")
     gb = args.global_batch
     runs = []
     for cluster in clusters:

@@ -165,14 +165,17 @@ def resolve(spec: str, assumptions: dict, dtype: str = "bf16") -> Cluster:
                 break
     if peak is None:
         raise ClusterError(f"{name}: no peak throughput for {dev['title']} in the data or the assumptions")
-    figs = {}
+    figs: dict[str, Figure] = {}
     for key in ("hbm_gb", "hbm_tb_s"):
-        figs[key] = _figure(dev.get(key), dev_gaps.get(key), f"{dev['title']} {key}")
-        if figs[key] is None:
+        fig = _figure(dev.get(key), dev_gaps.get(key), f"{dev['title']} {key}")
+        if fig is None:
             raise ClusterError(f"{name}: {key} of {dev['title']} is neither published nor assumed "
                                f"(add it under hardware_gaps in the assumptions file)")
+        figs[key] = fig
     up = c["scale_up"]
     up_size = _figure(up["size"])
+    if up_size is None:
+        raise ClusterError(f"{name}: the size of a scale-up domain is not published")
     up_bw = _figure(up.get("gb_s"), cl_gaps.get("scale_up_gb_s"), f"{name} scale-up bandwidth")
     if up_bw is None:
         raise ClusterError(f"{name}: scale-up bandwidth is neither published nor assumed")

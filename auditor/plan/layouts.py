@@ -247,7 +247,7 @@ def evaluate(layout: Layout, facts: ModelFacts, cluster: Cluster, A: dict) -> di
     walls = {"compute": breakdown["compute"], "HBM bandwidth": breakdown["hbm"],
              "communication": sum(breakdown[k] for k in ("tp", "cp", "ep", "pp", "dp")),
              "pipeline bubble": breakdown["bubble"]}
-    bound = "memory capacity" if not fits else max(walls, key=walls.get)
+    bound = "memory capacity" if not fits else max(walls, key=lambda k: walls[k])
     return {
         "dp": dp, "tp": tp, "pp": pp, "cp": cp, "ep": ep, "zero": zero, "recompute": layout.recompute,
         "micro_batch": mb, "virtual_stages": v, "micro_batches": m,
@@ -367,7 +367,7 @@ def evaluate_measured(dp: int, zero: int, micro_batch: int, measured: dict, glob
         "pipeline_bubble": 0.0,
         "mfu": round(model_flops / (step * cluster.devices * cluster.peak_tflops.value * 1e12), 4),
         "tokens_per_s": round(global_batch / step, 2),     # samples per second: the entry's sequence length is its own
-        "bound_by": "memory capacity" if not fits else max(walls, key=walls.get),
+        "bound_by": "memory capacity" if not fits else max(walls, key=lambda k: walls[k]),
         "warnings": [],
     }
 

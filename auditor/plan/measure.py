@@ -93,7 +93,7 @@ def measure(source: str | None, entry: str | None, hf_config: str | None, seq: i
         return {"mode": "entry", "label": spec.label, "batch": int(batch), **run, "ops": ops,
                 "seconds": round(time.perf_counter() - started, 2)}
     data = load_hf_config_dict(__import__("pathlib").Path(hf_config))
-    layers = int(data.get("num_hidden_layers") or data.get("n_layer"))
+    layers = int(data.get("num_hidden_layers") or data.get("n_layer"))  # type: ignore[arg-type]  # neither key: a TypeError, as before
     key = "num_hidden_layers" if "num_hidden_layers" in data else "n_layer"
     runs, op_sets = [], []
     for n in (1, 2):
@@ -105,7 +105,7 @@ def measure(source: str | None, entry: str | None, hf_config: str | None, seq: i
         ops = {}
         with FakeTensorMode(allow_non_fake_inputs=True), _module_apply_in_place(), _no_weight_init():
             spec = build_hf_entry(cfg, label=data.get("model_type", ""))
-            ids = torch.randint(0, int(cfg.get("vocab_size")), (1, seq))
+            ids = torch.randint(0, int(cfg.get("vocab_size")), (1, seq))  # type: ignore[arg-type]
             spec.kwargs["input_ids"] = ids
             if "labels" in spec.kwargs:
                 spec.kwargs["labels"] = ids.clone()

@@ -47,9 +47,9 @@ def _scalars(node, path: str, under_env: bool) -> Iterator[tuple[str, yaml.Node,
             if under_env and isinstance(item, yaml.MappingNode):
                 # Kubernetes / GitHub style: - {name: NCCL_DEBUG, value: INFO}
                 named = {k.value: v for k, v in item.value if isinstance(k, yaml.ScalarNode)}
-                name = named.get("name")
-                if isinstance(name, yaml.ScalarNode):
-                    yield "", name, name, True
+                name_node = named.get("name")
+                if isinstance(name_node, yaml.ScalarNode):
+                    yield "", name_node, name_node, True
                     continue
             yield from _scalars(item, path, under_env)
 
@@ -64,7 +64,7 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     if len(data) > MAX_CONFIG_BYTES:
         return FileResult(rel, lines=data.count(b"\n"))
     text, error = decode_text(data, rel)
-    if error:
+    if text is None:
         return FileResult(rel, error=error)
     is_json = rel.lower().endswith(".json")
     if is_json:

@@ -26,7 +26,7 @@ def _image(value: str) -> str:
 
 def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     text, error = decode_text(data, rel)
-    if error:
+    if text is None:
         return FileResult(rel, error=error)
     instructions = _parse(text)
     col = Collector(engine, rel, text)

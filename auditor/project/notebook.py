@@ -37,7 +37,7 @@ def notebook_code_lines(text: str) -> list[str]:
 
 def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     text, error = decode_text(data, rel)
-    if error:
+    if text is None:
         return FileResult(rel, error=error)
     try:
         cells = code_cells(text)

@@ -70,7 +70,7 @@ def _index(col: Collector, line: int, line_text: str, url: str) -> None:
 
 def analyze_requirements_txt(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     text, error = decode_text(data, rel)
-    if error:
+    if text is None:
         return FileResult(rel, error=error)
     col = Collector(engine, rel, text)
     logical = ""
@@ -123,7 +123,7 @@ def _pyproject_requirements(doc: dict) -> Iterator[str]:
 
 def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     text, error = decode_text(data, rel)
-    if error:
+    if text is None:
         return FileResult(rel, error=error)
     try:
         doc = tomllib.loads(text)
@@ -150,7 +150,7 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
 def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     """environment.yml: conda specs (`pytorch-cuda=12.1`, `cudatoolkit`) and the `pip:` sub-list."""
     text, error = decode_text(data, rel)
-    if error:
+    if text is None:
         return FileResult(rel, error=error)
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)

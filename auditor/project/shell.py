@@ -276,7 +276,7 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> N
 
 def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     text, error = decode_text(data, rel)
-    if error:
+    if text is None:
         return FileResult(rel, error=error)
     col = Collector(engine, rel, text)
     scan_shell(col, text)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TextIO
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -93,12 +93,16 @@ def _finding(f: Finding, sources: SourceLines, bar: str, group: list[Finding] | 
 TOP_DECISIONS = 25
 
 
+_DECISION_COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (
+    ("rule", "left"), ("symbol", "left"), ("severity", "left"), ("findings", "right"), ("files", "right"),
+    ("use instead", "left"))
+
+
 def _decisions_table(report: "Report", table_box: box.Box | None) -> Table:
     rows = decision_summary(report.findings)
     table = Table(title=f"Decisions: {plural(len(rows), 'distinct (rule, symbol)')}, most frequent first",
                   box=table_box, title_justify="left")
-    for col, justify in (("rule", "left"), ("symbol", "left"), ("severity", "left"), ("findings", "right"),
-                         ("files", "right"), ("use instead", "left")):
+    for col, justify in _DECISION_COLUMNS:
         table.add_column(col, justify=justify, overflow="fold")
     for r in rows[:TOP_DECISIONS]:
         table.add_row(r["code"], r["symbol"], r["severity"], str(r["count"]), str(r["files"]),

@@ -65,7 +65,7 @@ def _item(f: Finding, group: list[Finding] | None = None, advice: bool = True) -
 
 
 def _by_effort(findings: Iterable[Finding]) -> list[tuple[str, list[Finding]]]:
-    buckets = {e: [] for e in EFFORT_ORDER}
+    buckets: dict[str, list[Finding]] = {e: [] for e in EFFORT_ORDER}
     for f in findings:
         buckets[f.effort].append(f)
     return [(e, items) for e, items in buckets.items() if items]

@@ -87,7 +87,7 @@ def _inside(spans: list[Span], line: int) -> bool:
     return any(end >= line for _, end in spans[:i])
 
 
-def _span(node: ast.AST) -> Span:
+def _span(node: ast.stmt | ast.expr) -> Span:
     return node.lineno, getattr(node, "end_lineno", None) or node.lineno
 
 
@@ -133,7 +133,7 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
         i = bisect.bisect_left(wanted, start)
         return i < len(wanted) and wanted[i] <= end
 
-    def segment(node: ast.AST) -> str:
+    def segment(node: ast.stmt | ast.expr) -> str:
         first, last = node.lineno, node.end_lineno or node.lineno
         if first == last:
             return lines[first - 1][node.col_offset:node.end_col_offset]
@@ -153,9 +153,9 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
                 kind = _classify(_backend_literals(n))
                 if kind is not None:
                     ctx.collections.append((_span(n), n.col_offset, n.end_col_offset or 0))
-            if kind == "npu":
+            if isinstance(n, ast.expr) and kind == "npu":
                 ctx.npu.append(_span(n))
-            elif kind == "dispatch":
+            elif isinstance(n, ast.expr) and kind == "dispatch":
                 ctx.dispatch.append(_span(n))
             for name, value in ast.iter_fields(n):
                 if n is node and name in _BODIES:

@@ -156,6 +156,8 @@ def build_context(tree: ast.Module) -> FileContext:
                 continue
             name = targets[0].id
             value = stmt.value
+            if value is None:                      # `x: int`: the filter above keeps only assignments with a value
+                continue
             dotted = _dotted(value)
             if dotted is not None:
                 resolved = ctx.resolve(dotted)

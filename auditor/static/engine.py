@@ -14,6 +14,7 @@ import tokenize
 import warnings
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -139,7 +140,7 @@ class _Slicer:
             return
         yield from self._compound(stmt, start, end, depth, loops)
 
-    def _compound(self, stmt: ast.stmt, start: int, end: int, depth: int, loops: int):
+    def _compound(self, stmt: Any, start: int, end: int, depth: int, loops: int):   # a statement with a body
         blocks = [stmt.body]
         clause_heads: list[tuple[int, int]] = []      # `elif cond:` headers, which cannot stand alone
         node = stmt
@@ -297,13 +298,13 @@ class StaticEngine:
 
                 older = lower_for_ast(text) if sys.version_info < (3, 14) else None
                 try:
-                    tree = ast.parse(older, filename=rel) if older is not None else None
+                    lowered_tree = ast.parse(older, filename=rel) if older is not None else None
                 except SyntaxError:
-                    tree = None
-                if tree is None:
+                    lowered_tree = None
+                if lowered_tree is None:
                     result.error = FileError(rel, "syntax", exc.msg or "invalid syntax", exc.lineno)
                     return result
-                lowered = True
+                tree, lowered = lowered_tree, True
             except ValueError as exc:
                 result.error = FileError(rel, "syntax", str(exc))
                 return result
@@ -319,7 +320,7 @@ class StaticEngine:
         unparsable: list[str] = []
         slicer = _Slicer(lines, relevant)
         slicer.cut_long_lines = not lowered     # columns of a lowered tree are not the text's
-        pieces = slicer.slices(tree.body) if self.slicing else [(1, len(lines), False, None, 0)]
+        pieces: list[tuple] = slicer.slices(tree.body) if self.slicing else [(1, len(lines), False, None, 0)]
         done_pieces = set()
         for piece in pieces:
             # statements sharing lines (`a.cuda(); b.cuda()` x 170k on one line) give the same piece:
@@ -448,6 +449,8 @@ class StaticEngine:
         """A constant followed to a use counts only where its binding is in scope (function locals stay
         local); returns the value in scope that the hit's rule matches."""
         c = self.compiled
+        if hit.via is None:
+            return None
         for value in sorted(ctx.visible_values(hit.via, line)):
             m = c.match_string(value)
             if (m is not None and m[0] is hit.rule) or c.match_env(value) is hit.rule:
@@ -471,6 +474,7 @@ class StaticEngine:
         rule = hit.rule
         key, detail, rest = _nearest_detail(rule, hit)
         via = f" (via {hit.via})" if hit.via else ""
+        replace_with: str | None
         if detail and detail.replace:
             # the entry for torch.cuda.Stream also serves torch.cuda.Stream.priority_range
             replace_with = detail.replace + rest
@@ -480,7 +484,7 @@ class StaticEngine:
                 # a module-wide rule: torch.cuda -> torch.npu turns torch.cuda.synchronize into torch.npu.synchronize
                 replace_with = replace_with + hit.symbol[len(hit.value):]
         fields = dict(symbol=hit.symbol, value=hit.value, replace=replace_with)
-        message = _fmt(detail.message if detail and detail.message else rule.message, **fields) + via
+        message = (_fmt(detail.message if detail and detail.message else rule.message, **fields) or "") + via
         substitution = _fmt(detail.substitution if detail and detail.substitution else rule.substitution, **fields)
         fix = detail.fix if detail and detail.fix else rule.fix
         if hit.via and fix == "safe":

@@ -142,7 +142,8 @@ class MatchVisitor(cst.CSTVisitor):
         if via is not None:
             fired: set[str] = set()
             for value in sorted(values):
-                m = self.c.match_string(value) or ((self.c.match_env(value), value) if self.c.match_env(value) else None)
+                env_rule = self.c.match_env(value)
+                m = self.c.match_string(value) or ((env_rule, value) if env_rule is not None else None)
                 if m is not None and m[0].code not in fired:
                     fired.add(m[0].code)
                     self._hit(m[0], node, value.replace(HOLE, "{…}"), value=m[1], via=via)
@@ -153,15 +154,15 @@ class MatchVisitor(cst.CSTVisitor):
                 rule, pattern = m
                 self._hit(rule, node, value.replace(HOLE, "{…}"), value=pattern, via=via)
                 continue
-            rule = self.c.match_env(value)
-            if rule is not None:
-                self._hit(rule, node, value, via=via)
+            env_rule = self.c.match_env(value)
+            if env_rule is not None:
+                self._hit(env_rule, node, value, via=via)
                 continue
             if self.c.env_in_text_re is not None and via is None:
                 for name in dict.fromkeys(self.c.env_in_text_re.findall(value)):
-                    rule = self.c.match_env(name)
-                    if rule is not None:
-                        self._hit(rule, node, name)
+                    env_rule = self.c.match_env(name)
+                    if env_rule is not None:
+                        self._hit(env_rule, node, name)
 
     def _is_message_call(self, func: cst.CSTNode, qual: str | None) -> bool:
         if qual is not None and qual.startswith(_MESSAGE_QUAL_PREFIXES):
@@ -483,9 +484,9 @@ class MatchVisitor(cst.CSTVisitor):
             isinstance(func, cst.Attribute) and func.attr.value in ("update", "setdefault"))
         for arg in node.args:
             if arg.keyword is not None and env_kw:
-                rule = self.c.match_env(arg.keyword.value)
-                if rule is not None:
-                    self._hit(rule, arg.keyword, arg.keyword.value)
+                env_rule = self.c.match_env(arg.keyword.value)
+                if env_rule is not None:
+                    self._hit(env_rule, arg.keyword, arg.keyword.value)
             value = arg.value
             if not message and isinstance(value, cst.Name) and value.value in self.ctx.constants \
                     and value.value not in self.ctx.aliases:
@@ -506,7 +507,9 @@ class MatchVisitor(cst.CSTVisitor):
             return False      # `f"... your version is {get_te_version()}"`: not a feature check
         last = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
         fired = False
-        for rule in self.c.callnames.get(last, ()) if last else ():
+        if not last:
+            return fired
+        for rule in self.c.callnames.get(last, ()):
             if self._when_ok(rule, call):
                 self._hit(rule, func, last, end_node=call)
                 fired = True

@@ -8,6 +8,8 @@ Codes: NPU550-NPU554 operator coverage, NPU650-NPU654 fusion (static rules use t
 """
 from __future__ import annotations
 
+from typing import Any
+
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -60,7 +62,7 @@ def trace_findings(source: Path | None, *, root: Path, entry: str | None, hf_con
             load_hf_config_dict(Path(hf_config))  # a bad file is a clear error without starting a child
         except EntryError as exc:
             return [], [FileError(place.error_path, "trace", str(exc))], {}
-    kwargs = {"source": str(source) if source else None, "entry": entry,
+    kwargs: dict[str, Any] = {"source": str(source) if source else None, "entry": entry,
               "hf_config": str(hf_config) if hf_config else None, "amp": amp,
               "seq_len": seq_len, "batch": batch, "layers": layers}
     if distributed:
@@ -261,7 +263,7 @@ def judge(result: dict, target: Target, place: _Placer) -> tuple[list[Finding], 
     findings += _fusion_findings(result, cov, target, place)
     findings += _optimizer_findings(result, cov, target, place)
 
-    kinds = defaultdict(int)
+    kinds: defaultdict[str, int] = defaultdict(int)
     for kind in op_kinds.values():
         kinds[kind] += 1
     row = {

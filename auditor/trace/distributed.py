@@ -29,6 +29,7 @@ import os
 import sys
 from collections import Counter
 from contextlib import ExitStack
+from types import FrameType
 from typing import Any, Callable
 
 import torch
@@ -104,7 +105,7 @@ def _group(func, named: dict):
         return None
     from torch._C._distributed_c10d import _resolve_process_group
 
-    return _resolve_process_group(name) if isinstance(name, str) else name
+    return _resolve_process_group(name) if isinstance(name, str) else name  # type: ignore[arg-type]  # a GroupName is a str
 
 
 def _reduce_op(named: dict) -> str:
@@ -121,9 +122,9 @@ def _reduce_op(named: dict) -> str:
 
 def _completed(work_tensors) -> Any:
     """A boxed Work whose future already holds the op's tensors (what a finished NCCL/HCCL call gives)."""
-    from torch._C._distributed_c10d import _create_work_from_future
+    from torch._C._distributed_c10d import _create_work_from_future  # type: ignore[attr-defined]  # not in torch's stubs
 
-    future = torch.futures.Future()
+    future: torch.futures.Future = torch.futures.Future()
     future.set_result(work_tensors)
     return _create_work_from_future(future).boxed()
 
@@ -197,12 +198,12 @@ class CollectiveRecorder(TorchDispatchMode):
         return [dict(zip(fields, key), count=n) for key, n in self.calls.items()]
 
 
-def call_site(module_sites: dict[int, tuple]) -> tuple[tuple | None, str]:
+def call_site(module_sites: dict[int, tuple | None]) -> tuple[tuple | None, str]:
     """(the call's user line or None, the torch.distributed / torch.nn.parallel frame nearest to user code).
 
     The user line is the innermost user frame; failing that, the line that wrapped the module whose
     hook or method is running (FSDP's pre-forward all-gather of the root module, its final reduce-scatter)."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     library = ""
     owner = None
     while frame is not None and frame.f_code is not _TRACE_STEP_CODE:
@@ -225,7 +226,7 @@ _DECORATOR_FRAMES = frozenset({"inner", "wrapper", "_fn", "fn", "decorate_contex
                                "__call__", "_call_impl", "_wrapped_call_impl"})
 
 
-def _wrapped_module_site(obj, module_sites: dict[int, tuple]) -> tuple | None:
+def _wrapped_module_site(obj, module_sites: dict[int, tuple | None]) -> tuple | None:
     """The wrap site of `obj` (a wrapped module) or of the modules an FSDP param group / state manages."""
     if obj is None:
         return None
@@ -261,7 +262,7 @@ _LIBRARY_HINTS = {"ddp": "nn/parallel/distributed", "fully_shard": "_fully_shard
 
 
 def _user_frame(depth: int = 2) -> tuple | None:
-    frame = sys._getframe(depth)
+    frame: FrameType | None = sys._getframe(depth)
     while frame is not None:
         if frame_kind(frame.f_code.co_filename) == "user":
             return (frame.f_code.co_filename, frame.f_lineno, True, 0, 0)
@@ -292,8 +293,8 @@ class DistributedSession:
         self.rank = rank
         self.mesh = list(mesh or [])
         self.recorder = CollectiveRecorder(self)
-        self.wrap_sites: dict[str, tuple] = {}        # wrapper kind -> first user frame that applied it
-        self.module_sites: dict[int, tuple] = {}      # id(module) -> the user frame that wrapped it
+        self.wrap_sites: dict[str, tuple | None] = {}        # wrapper kind -> first user frame that applied it
+        self.module_sites: dict[int, tuple | None] = {}      # id(module) -> the user frame that wrapped it
         self.ddp_modules: list[tuple[Any, tuple | None]] = []   # (DDP instance, its wrap site)
         self.requested_backends: Counter = Counter()  # what the user's init_process_group / new_group asked for
         self.problems: Counter = Counter()
@@ -447,7 +448,7 @@ class DistributedSession:
             session.note_wrapper(kind, args[0] if args else kwargs.get("module"))
             return original(*args, **kwargs)
 
-        noted._npu_audit_noted = True  # type: ignore[attr-defined]   (wraps copied fully_shard.state too)
+        noted._npu_audit_noted = True  # type: ignore[attr-defined]  # wraps copied fully_shard.state too
         self._patch(module, attr, noted)
 
     def note_wrapper(self, kind: str, module=None) -> None:

@@ -34,7 +34,7 @@ _NATIVE_APIS = {
 def opname(node: Any) -> str:
     if isinstance(node, torch.fx.Node) and node.op == "call_function":
         target = node.target
-        return getattr(target, "_opname", None) or getattr(target, "__name__", "")
+        return str(getattr(target, "_opname", None) or getattr(target, "__name__", ""))
     return ""
 
 
@@ -119,9 +119,10 @@ def _is_centered(x: Any) -> bool:
 
 def match_rotary(node: torch.fx.Node) -> dict | None:
     """rotate_half: cat(-x2, x1) of the two halves of x, then x * cos + rotate_half(x) * sin."""
-    if opname(node) != "cat" or len(node.args[0]) != 2:
+    halves = node.args[0] if node.args else None
+    if opname(node) != "cat" or not isinstance(halves, (list, tuple)) or len(halves) != 2:
         return None
-    first, second = (through(a) for a in node.args[0])
+    first, second = (through(a) for a in halves)
     if opname(first) != "neg":
         return None
     x = source(first.args[0])
@@ -206,7 +207,8 @@ def _is_dropout_mul(node: Any) -> bool:
     if opname(node) != "mul" or len(_tensor_args(node)) != 2:
         return False
     for operand in _tensor_args(node):
-        mask, steps = operand, 0
+        mask: Any = operand
+        steps = 0
         while isinstance(mask, torch.fx.Node) and steps < 6:
             name = opname(mask)
             if name in ("bernoulli", "bernoulli_"):

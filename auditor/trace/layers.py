@@ -82,7 +82,8 @@ def active_parameters(model: nn.Module, config=None) -> dict:
     experts = sum(p.numel() for p in params if id(p) in expert_ids)
     active = total - experts + (experts * shape[1] // shape[0] if shape else 0)
     embedding = 0
-    output = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    get_output = getattr(model, "get_output_embeddings", None)
+    output = get_output() if get_output is not None else None
     out_weight = getattr(output, "weight", None)
     for module in model.modules():
         if isinstance(module, nn.Embedding) and module.weight is not out_weight:

@@ -21,7 +21,8 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from types import FrameType
+from typing import Any, cast
 
 import torch
 import torch.fx
@@ -94,7 +95,7 @@ def _columns(frame) -> tuple[int, int]:
 def model_frame(depth: int = 2) -> tuple | None:
     """(file, line, is_user, col, end_col) of the innermost frame in model code: the user's, else a
     library's (whose columns are not needed)."""
-    frame = sys._getframe(depth)
+    frame: FrameType | None = sys._getframe(depth)
     library = None
     while frame is not None and frame.f_code is not _TRACE_STEP_CODE:  # callers of the trace are not the model
         kind = frame_kind(frame.f_code.co_filename)
@@ -476,7 +477,7 @@ def stand_in_loss(output) -> torch.Tensor:
     if not tensors:
         raise TypeError("the model output holds no floating-point tensor to reduce into a loss; "
                         "return a loss_fn from the entry function")
-    return sum(t.float().mean() for t in tensors)
+    return cast(torch.Tensor, sum(t.float().mean() for t in tensors))   # not empty: a tensor, never 0
 
 
 def _loss(spec: EntrySpec, output) -> tuple[torch.Tensor, str]:

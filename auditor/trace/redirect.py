@@ -87,13 +87,13 @@ def autocast_override(device: str = "cpu", enabled: bool | None = None, seen: li
     innermost one decides (execute mode re-runs a candidate module, with autocast, inside its golden
     run, which has it off)."""
     _OVERRIDES.append((device, enabled, seen))
-    _autocast.__init__ = _patched_init
+    _autocast.__init__ = _patched_init  # type: ignore[method-assign, assignment]  # undone in the finally below
     try:
         yield
     finally:
         _OVERRIDES.pop()
         if not _OVERRIDES:
-            _autocast.__init__ = _ORIGINAL_INIT
+            _autocast.__init__ = _ORIGINAL_INIT  # type: ignore[method-assign]
 
 
 @contextmanager
