@@ -12,3 +12,18 @@ import pytest
 @pytest.fixture(autouse=True)
 def _neutral_working_directory(tmp_path_factory, monkeypatch):
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+
+
+# Modules whose tests run a model or a checker in a child process: most of the suite's time (measured with
+# `python -m pytest --durations=30`). CI runs them (the default run selects every test); `-m "not slow"`
+# leaves them out of a quick local run.
+SLOW_MODULES = frozenset({
+    "test_execute.py", "test_execute_models.py", "test_execute_numerics.py", "test_dump_compare.py",
+    "test_trace_models.py", "test_trace_sandbox.py", "test_trace_distributed.py", "test_lint.py",
+})
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.path.name in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
