@@ -174,8 +174,18 @@ def test_cache_lives_in_the_project_root_not_the_current_folder(tmp_path, monkey
 # -- nothing the tool starts outlives it -----------------------------------------------------------------
 
 SPAWNS = """\
+import os
 import subprocess
 import torch
+
+
+def daemonize(argv):
+    # the classic double fork: the grandchild runs in a session of its own and its parent exits at once
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.execvp(argv[0], argv)
+        os._exit(0)
 
 
 class Net(torch.nn.Module):
@@ -189,6 +199,8 @@ class Net(torch.nn.Module):
 
 def audit_entry():
     subprocess.Popen(["sleep", "{marker}"])      # never waited for
+    subprocess.Popen(["sleep", "{marker}"], start_new_session=True)   # setsid: leaves the process group
+    daemonize(["sleep", "{marker}"])
     {body}
     return Net(), (torch.randn(4, 8),)
 """
@@ -201,22 +213,39 @@ def _user_file(tmp_path: Path, body: str = "pass") -> tuple[Path, str]:
     return path, marker
 
 
-def test_children_of_user_code_are_reaped_after_trace(tmp_path):
+@pytest.fixture
+def leftovers():
+    """Markers of processes a test expects gone; any still alive at the end is killed (by pid)."""
+    markers: list[str] = []
+    yield markers
+    for marker in markers:
+        for line in alive(marker):
+            try:
+                os.kill(int(line.split()[0]), signal.SIGKILL)
+            except OSError:
+                pass
+
+
+@pytest.mark.parametrize("mode", ["--trace", "--execute"])
+def test_children_of_user_code_are_reaped(tmp_path, leftovers, mode):
+    # a plain child, a setsid child and a double-forked daemon: none outlives the audit
     path, marker = _user_file(tmp_path)
-    proc = cli(str(path), "--trace", "--no-cache", "--fail-on", "never", timeout=240)
-    assert "Traceback" not in proc.stderr.split("audit: trace: finished")[-1]
+    leftovers.append(f"sleep {marker}")
+    proc = cli(str(path), mode, "--no-cache", "--fail-on", "never", timeout=240)
+    assert "finished in" in proc.stderr and "Traceback" not in proc.stderr.split("finished in")[-1], proc.stderr
     assert wait_gone(f"sleep {marker}", 5) == []
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL, signal.SIGINT])
-def test_killed_audit_leaves_nothing_running(tmp_path, sig):
+def test_killed_audit_leaves_nothing_running(tmp_path, leftovers, sig):
     path, marker = _user_file(tmp_path, body="while True:\n        pass")
+    leftovers.append(f"sleep {marker}")
     proc = subprocess.Popen([sys.executable, "-m", "auditor.cli", str(path), "--trace", "--no-cache"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
     deadline = time.monotonic() + 120
-    while not alive(f"sleep {marker}") and time.monotonic() < deadline:   # user code is running
+    while len(alive(f"sleep {marker}")) < 3 and time.monotonic() < deadline:   # user code is running
         time.sleep(0.2)
-    assert alive(f"sleep {marker}"), "the user code never started"
+    assert len(alive(f"sleep {marker}")) == 3, "the user code never started its three processes"
     child = [line.split()[0] for line in alive("spawn_main")]
     proc.send_signal(sig)
     proc.wait(30)
