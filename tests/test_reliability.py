@@ -307,6 +307,24 @@ def test_user_code_may_start_multiprocessing_children_under_trace(tmp_path):
     assert "daemonic" not in proc.stderr
 
 
+@pytest.mark.parametrize("mode", ["--trace", "--execute"])
+def test_training_script_with_dataloader_workers(tmp_path, mode):
+    # Dataset + DataLoader(num_workers=2, persistent_workers, prefetch_factor) + a training loop: under
+    # --trace the batch is built in-process and the table says so; --execute runs the workers as written
+    script = tmp_path / "train.py"
+    shutil.copy(REPO / "tests" / "fixtures" / "trace" / "dataloader_workers.py", script)
+    proc = cli(str(script), mode, "--no-cache", "--format", "json", "--fail-on", "never", timeout=240)
+    doc = json.loads(proc.stdout)
+    assert doc["errors"] == [] and proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr, proc.stderr[-3000:]
+    if mode == "--trace":
+        row = doc["sections"]["trace"]["rows"][0]
+        assert row["data loading"] == "workers run in-process: train.py:39 num_workers=2"
+        assert row["inputs"] == "0 8x3x32x32"
+    else:
+        assert doc["sections"]["execute"]["loss"]["golden"] > 0
+
+
 # -- special files and bounded resources ---------------------------------------------------------------
 
 def test_fifo_and_device_links_are_refused_not_read(tmp_path):
