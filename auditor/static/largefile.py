@@ -92,10 +92,14 @@ def _gb(n: int) -> str:
 def _contributes(stmt: ast.stmt) -> bool:
     """Whether build_context or build_backend_context read this top-level statement when it holds no
     finding."""
+    if isinstance(stmt, _COMPOUND + (ast.Import, ast.ImportFrom)):
+        return True
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        return stmt.value is not None and _may_fold(stmt.value)
+    if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return False
     from auditor.static.context import _stmts
 
-    if isinstance(stmt, _COMPOUND):
-        return True
     for inner, _scope in _stmts([stmt]):
         if isinstance(inner, (ast.Import, ast.ImportFrom)):
             return True
@@ -194,11 +198,12 @@ def parse_in_chunks(text: str, piece_chars: int = PIECE_CHARS) -> ChunkedTree | 
                     return None
                 want *= 2                    # cut inside a statement: a longer piece (linear in total)
             del piece
-        ast.increment_lineno(part, a)
-        for stmt in part.body:
-            tree.spans.append((*_span(stmt), _key(stmt)))
+        for stmt in part.body:                # line numbers moved to the file's only where kept
+            first, last = _span(stmt)
+            tree.spans.append((first + a, last + a, (stmt.lineno + a, stmt.col_offset, (stmt.end_lineno or 0) + a,
+                                                     stmt.end_col_offset)))
             if _contributes(stmt):
-                tree.module.body.append(stmt)
+                tree.module.body.append(ast.increment_lineno(stmt, a))
         del part, piece
         a = b
     return tree
