@@ -421,7 +421,7 @@ sys.exit(main([sys.argv[1], "--no-cache", "--format", "json", "--max-file-size",
 
 def test_a_large_file_is_audited_in_bounded_memory(tmp_path):
     """3 MB of short statements needs ~1 GB for a whole-file `ast.parse` (MemoryError under this limit;
-    50 MB ran out of memory); in pieces it is audited under a 640 MB address-space limit, and a 3 MB
+    50 MB ran out of memory); in pieces it is audited under a 640 MB address-space limit, and a 4 MB
     single statement (a data literal, which cannot be cut) is refused with a message, not a crash."""
     big = tmp_path / "big.py"
     lines = ["import torch\n"] + [("x = t.cuda()\n" if i % 1000 == 0 else f"v{i % 97} = f(a, {i}) + 1\n")
