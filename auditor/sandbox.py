@@ -69,6 +69,9 @@ def _child_main(conn, func: Callable, kwargs: dict, parent_pid: int | None = Non
         os.setsid()
     except OSError:
         pass
+    from auditor.procs import set_child_subreaper
+
+    set_child_subreaper(True)     # what the user's code starts and orphans (a double fork) stays ours
     if parent_pid is not None:
         from auditor.procs import watch_parent
 
@@ -107,15 +110,22 @@ def run_in_child(func: Callable, kwargs: dict, timeout: float, label: str | None
     The child is not a daemonic multiprocessing process (those may not start children, which breaks a
     DataLoader with workers); it leads its own process group, and that group is killed on every way out
     of this function (result, error, timeout, Ctrl-C, SIGTERM turned into an exception by the CLI).
+    On Linux this process is a child subreaper meanwhile, so descendants that left the group (setsid,
+    a double fork) come back to it when orphaned, and every descendant the run left is killed too.
     With `label`, progress lines go to stderr while the child runs.
     """
-    from auditor.procs import kill_group
+    from auditor.procs import descendants, kill_descendants, kill_group, set_child_subreaper
 
+    exempt = set(descendants(os.getpid()))      # processes of ours from before (and their subtrees)
+    was_subreaper = set_child_subreaper(True)
     ctx = mp.get_context("spawn")
     parent_conn, child_conn = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child_main, args=(child_conn, func, kwargs, os.getpid()), daemon=False)
-    with _main_not_reimported():
-        proc.start()
+    try:
+        with _main_not_reimported():
+            proc.start()
+    finally:
+        exempt |= _multiprocessing_helpers()
     child_conn.close()
     started = time.monotonic()
     answered = False
@@ -148,12 +158,24 @@ def run_in_child(func: Callable, kwargs: dict, timeout: float, label: str | None
         if proc.is_alive():
             proc.kill()
         proc.join(5)
+        kill_descendants(exempt)  # those that left the group (setsid) and were re-parented to us
+        if was_subreaper is False:
+            set_child_subreaper(False)
     if label:
         print(f"audit: {label}: finished in {time.monotonic() - started:.1f} s", file=sys.stderr, flush=True)
     if message[0] == "ok":
         return message[1]
     _, exc_type, text, user_tb, where = message
     raise SandboxError("user-exception", text, user_tb, exc_type, where)
+
+
+def _multiprocessing_helpers() -> set[int]:
+    """multiprocessing's own long-lived helper processes (the resource tracker spawn starts): not the
+    user's, and killing them would only make multiprocessing start them again."""
+    from multiprocessing import resource_tracker
+
+    pid = getattr(getattr(resource_tracker, "_resource_tracker", None), "_pid", None)
+    return {pid} if isinstance(pid, int) else set()
 
 
 @contextmanager

@@ -1,12 +1,15 @@
 """Run a hostile set against `audit` and count what must be zero: tracebacks, processes left alive, and
 answers that differ from --no-cache.
 
-    python bench/hostile.py            # about a minute; prints one line per check and a summary
+    python bench/hostile.py            # several minutes; prints one line per check and a summary
 
 The set: a tree with a FIFO named x.py, a symlink to /dev/zero, a syntax error, 3.12 syntax, a binary
 .py, a file over the size limit, an unknown code in a suppression comment, a damaged cache index, and
-15 flag sets run cold, warm and with --no-cache; `--trace` on user code that starts a process it never
-waits for, stopped by SIGTERM, SIGINT and SIGKILL; `fix` on the same tree.
+15 flag sets run cold, warm and with --no-cache (a 2.1 MB file among them takes the bounded-memory
+path); `--trace` and `--execute` on user code that starts a plain child, a setsid child and a
+double-forked daemon, finished and stopped by SIGTERM, SIGINT and SIGKILL; `fix` on the same tree; a
+training script with DataLoader(num_workers=2) under --trace and --execute; a 3.3 MB file and a 3.3 MB
+data literal under a 640 MB address-space limit (audited; refused with a message).
 """
 from __future__ import annotations
 
@@ -47,6 +50,10 @@ def build_tree(root: Path) -> None:
     (root / "big.py").write_text("x = t.cuda()\n" + "# padding\n" * 900_000)   # 9 MB: over the 8 MB limit
     os.mkfifo(root / "x.py")
     os.symlink("/dev/zero", root / "zero.py")
+    # 2.1 MB: over largefile.CHUNKED_ABOVE, so the bounded-memory path (pieces of statements) is compared too
+    doc = '"""' + "Lorem ipsum dolor sit amet, consectetur adipiscing elit.\n" * 350 + '"""\n'
+    (root / "large.py").write_text("import torch\n" + "".join(f"def f{i}(x):\n    {doc}    return x.cuda()\n\n\n"
+                                                              for i in range(100)))
     (root / "pkg").mkdir()
     for i in range(30):
         (root / "pkg" / f"m{i}.py").write_text(f"import torch\nv{i} = torch.randn(3).cuda()\n")
@@ -84,18 +91,19 @@ def main() -> int:
     print(f"fix on the same tree: exit {fix.returncode}, traceback: {'Traceback' in fix.stderr}")
 
     left = 0
-    for sig in (None, signal.SIGTERM, signal.SIGINT, signal.SIGKILL):
+    for mode, sig in [(m, s) for m in ("--trace", "--execute")
+                      for s in (None, signal.SIGTERM, signal.SIGINT, signal.SIGKILL)]:
         marker = str(100000 + uuid.uuid4().int % 10**6)
         model = work / f"model_{marker}.py"
-        model.write_text(f"import subprocess\nimport torch\n\ndef audit_entry():\n"
-                         f"    subprocess.Popen(['sleep', '{marker}'])\n"
+        # a plain child, a child in a session of its own (setsid) and a double-forked daemon
+        model.write_text(DAEMONS.replace("MARKER", marker)
                          + ("    while True:\n        pass\n" if sig else
                             "    return torch.nn.Linear(4, 2), (torch.randn(2, 4),)\n"))
-        proc = subprocess.Popen([sys.executable, "-m", "auditor.cli", str(model), "--trace", "--no-cache"],
+        proc = subprocess.Popen([sys.executable, "-m", "auditor.cli", str(model), mode, "--no-cache"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
         if sig is not None:
             deadline = time.monotonic() + 120
-            while not alive(f"sleep {marker}") and time.monotonic() < deadline:
+            while alive(f"sleep {marker}") < 3 and time.monotonic() < deadline:
                 time.sleep(0.2)
             proc.send_signal(sig)
         proc.wait(240)
@@ -104,10 +112,70 @@ def main() -> int:
         time.sleep(2)
         n = alive(f"sleep {marker}") + alive(str(model))
         left += n
-        print(f"--trace {'finished' if sig is None else 'stopped by ' + sig.name}: exit {proc.returncode}, "
+        print(f"{mode} {'finished' if sig is None else 'stopped by ' + sig.name}: exit {proc.returncode}, "
               f"processes left alive: {n}")
-    print(f"SUMMARY tracebacks={tracebacks} processes_left={left} cache_differences={differ}")
-    return 0 if tracebacks == left == differ == 0 else 1
+        kill_marked(f"sleep {marker}")
+
+    failures = 0
+    loader = REPO / "tests" / "fixtures" / "trace" / "dataloader_workers.py"
+    for mode in ("--trace", "--execute"):
+        proc = audit(str(loader), mode, "--no-cache", "--format", "json", "--fail-on", "never", timeout=300)
+        ok = proc.returncode == 0 and json.loads(proc.stdout)["errors"] == []
+        tracebacks += "Traceback" in proc.stderr
+        failures += not ok
+        print(f"DataLoader(num_workers=2) training script under {mode}: exit {proc.returncode}, "
+              f"{'audited' if ok else 'FAILED'}, traceback: {'Traceback' in proc.stderr}")
+
+    big, literal = work / "big.py", work / "data.py"
+    big.write_text("import torch\n" + "".join("x = t.cuda()\n" if i % 1000 == 0 else f"v{i % 97} = f(a, {i}) + 1\n"
+                                              for i in range(150_000)))
+    literal.write_text("DATA = [\n" + "".join(f"    ({i}, {i + 1}, {i + 2}),\n" for i in range(150_000)) + "]\n")
+    for path, expect in ((big, "150 findings"), (literal, "too-large")):
+        proc = subprocess.run([sys.executable, "-c", LIMITED, str(path)], capture_output=True, text=True, env=ENV,
+                              timeout=600)
+        doc = json.loads(proc.stdout) if proc.stdout.strip() else {"findings": [], "errors": [{"kind": "crash"}]}
+        got = "too-large" if [e["kind"] for e in doc["errors"]] == ["too-large"] else \
+            f"{len(doc['findings'])} findings" if not doc["errors"] else str(doc["errors"])[:200]
+        tracebacks += "Traceback" in proc.stderr
+        failures += got != expect
+        print(f"{path.stat().st_size / 1e6:.1f} MB {path.name} under a 640 MB address-space limit: {got} "
+              f"(expected {expect})")
+    print(f"SUMMARY tracebacks={tracebacks} processes_left={left} cache_differences={differ} failures={failures}")
+    return 0 if tracebacks == left == differ == failures == 0 else 1
+
+
+DAEMONS = """\
+import os
+import subprocess
+import torch
+
+
+def audit_entry():
+    subprocess.Popen(['sleep', 'MARKER'])
+    subprocess.Popen(['sleep', 'MARKER'], start_new_session=True)
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.execvp('sleep', ['sleep', 'MARKER'])
+        os._exit(0)
+"""
+LIMITED = """\
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (640 * 2**20, 640 * 2**20))
+from auditor.cli import main
+sys.exit(main([sys.argv[1], "--no-cache", "--format", "json", "--max-file-size", "60", "--fail-on", "never"]))
+"""
+
+
+def kill_marked(marker: str) -> None:
+    """Whatever a failed check left behind, so that the next one starts clean (by pid)."""
+    out = subprocess.run(["ps", "-eo", "pid,stat,args"], capture_output=True, text=True).stdout
+    for line in out.splitlines()[1:]:
+        if marker in line and "ps -eo" not in line:
+            try:
+                os.kill(int(line.split()[0]), signal.SIGKILL)
+            except OSError:
+                pass
 
 
 if __name__ == "__main__":

@@ -176,8 +176,18 @@ def test_cache_lives_in_the_project_root_not_the_current_folder(tmp_path, monkey
 # -- nothing the tool starts outlives it -----------------------------------------------------------------
 
 SPAWNS = """\
+import os
 import subprocess
 import torch
+
+
+def daemonize(argv):
+    # the classic double fork: the grandchild runs in a session of its own and its parent exits at once
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.execvp(argv[0], argv)
+        os._exit(0)
 
 
 class Net(torch.nn.Module):
@@ -191,6 +201,8 @@ class Net(torch.nn.Module):
 
 def audit_entry():
     subprocess.Popen(["sleep", "{marker}"])      # never waited for
+    subprocess.Popen(["sleep", "{marker}"], start_new_session=True)   # setsid: leaves the process group
+    daemonize(["sleep", "{marker}"])
     {body}
     return Net(), (torch.randn(4, 8),)
 """
@@ -203,22 +215,39 @@ def _user_file(tmp_path: Path, body: str = "pass") -> tuple[Path, str]:
     return path, marker
 
 
-def test_children_of_user_code_are_reaped_after_trace(tmp_path):
+@pytest.fixture
+def leftovers():
+    """Markers of processes a test expects gone; any still alive at the end is killed (by pid)."""
+    markers: list[str] = []
+    yield markers
+    for marker in markers:
+        for line in alive(marker):
+            try:
+                os.kill(int(line.split()[0]), signal.SIGKILL)
+            except OSError:
+                pass
+
+
+@pytest.mark.parametrize("mode", ["--trace", "--execute"])
+def test_children_of_user_code_are_reaped(tmp_path, leftovers, mode):
+    # a plain child, a setsid child and a double-forked daemon: none outlives the audit
     path, marker = _user_file(tmp_path)
-    proc = cli(str(path), "--trace", "--no-cache", "--fail-on", "never", timeout=240)
-    assert "Traceback" not in proc.stderr.split("audit: trace: finished")[-1]
+    leftovers.append(f"sleep {marker}")
+    proc = cli(str(path), mode, "--no-cache", "--fail-on", "never", timeout=240)
+    assert "finished in" in proc.stderr and "Traceback" not in proc.stderr.split("finished in")[-1], proc.stderr
     assert wait_gone(f"sleep {marker}", 5) == []
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL, signal.SIGINT])
-def test_killed_audit_leaves_nothing_running(tmp_path, sig):
+def test_killed_audit_leaves_nothing_running(tmp_path, leftovers, sig):
     path, marker = _user_file(tmp_path, body="while True:\n        pass")
+    leftovers.append(f"sleep {marker}")
     proc = subprocess.Popen([sys.executable, "-m", "auditor.cli", str(path), "--trace", "--no-cache"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
     deadline = time.monotonic() + 120
-    while not alive(f"sleep {marker}") and time.monotonic() < deadline:   # user code is running
+    while len(alive(f"sleep {marker}")) < 3 and time.monotonic() < deadline:   # user code is running
         time.sleep(0.2)
-    assert alive(f"sleep {marker}"), "the user code never started"
+    assert len(alive(f"sleep {marker}")) == 3, "the user code never started its three processes"
     child = [line.split()[0] for line in alive("spawn_main")]
     proc.send_signal(sig)
     proc.wait(30)
@@ -280,6 +309,24 @@ def test_user_code_may_start_multiprocessing_children_under_trace(tmp_path):
     assert "daemonic" not in proc.stderr
 
 
+@pytest.mark.parametrize("mode", ["--trace", "--execute"])
+def test_training_script_with_dataloader_workers(tmp_path, mode):
+    # Dataset + DataLoader(num_workers=2, persistent_workers, prefetch_factor) + a training loop: under
+    # --trace the batch is built in-process and the table says so; --execute runs the workers as written
+    script = tmp_path / "train.py"
+    shutil.copy(REPO / "tests" / "fixtures" / "trace" / "dataloader_workers.py", script)
+    proc = cli(str(script), mode, "--no-cache", "--format", "json", "--fail-on", "never", timeout=240)
+    doc = json.loads(proc.stdout)
+    assert doc["errors"] == [] and proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr, proc.stderr[-3000:]
+    if mode == "--trace":
+        row = doc["sections"]["trace"]["rows"][0]
+        assert row["data loading"] == "workers run in-process: train.py:39 num_workers=2"
+        assert row["inputs"] == "0 8x3x32x32"
+    else:
+        assert doc["sections"]["execute"]["loss"]["golden"] > 0
+
+
 # -- special files and bounded resources ---------------------------------------------------------------
 
 def test_fifo_and_device_links_are_refused_not_read(tmp_path):
@@ -332,6 +379,69 @@ def test_one_long_line_with_many_matches_is_linear():
     assert len(result.findings) == 2000 and time.process_time() - start < 30
     small = ("import torch\n" + "; ".join(f"a{i}=x.cuda(); s='é'" for i in range(200)) + "\n").encode()
     assert engine.analyze_bytes(small, "s.py").findings == reference.analyze_bytes(small, "s.py").findings
+
+
+def _chunk_sources() -> list[bytes]:
+    """Realistic files: the examples, the test fixtures, every rule example, and (where the recall corpus
+    was fetched) 120 of its files under 50 kB."""
+    import random
+
+    from auditor.rules import load_rules
+
+    sources = [p.read_bytes() for p in sorted((REPO / "examples").glob("*.py"))]
+    sources += [p.read_bytes() for p in sorted((REPO / "tests" / "fixtures").rglob("*.py"))]
+    sources += [textwrap.dedent(ex).encode() for r in load_rules() for ex in r.examples_flag + r.examples_ok]
+    corpus = sorted((REPO / "bench" / "_corpus").glob("*/**/*.py"))
+    corpus = [p for p in corpus if p.stat().st_size < 50_000]
+    sources += [p.read_bytes() for p in random.Random(13).sample(corpus, min(120, len(corpus)))]
+    return sources
+
+
+def test_large_files_parsed_in_pieces_find_exactly_what_a_whole_parse_finds():
+    """The bounded-memory path (static/largefile.py) forced on every file, with the smallest pieces (one
+    top-level statement each): the same findings and errors as the usual whole-file parse."""
+    from auditor.rules import load_rules
+    from auditor.static import StaticEngine
+
+    whole = StaticEngine(load_rules())
+    pieces = StaticEngine(load_rules(), chunked_above=0, piece_chars=1)
+    sources = _chunk_sources()
+    assert len(sources) > 100
+    for data in sources:
+        a, b = pieces.analyze_bytes(data, "f.py"), whole.analyze_bytes(data, "f.py")
+        assert [f.to_dict() for f in a.findings] == [f.to_dict() for f in b.findings], data[:300]
+        assert a.error == b.error, data[:300]
+
+
+BIG_FILE = """import resource, sys
+from pathlib import Path
+resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
+from auditor.cli import main
+sys.exit(main([sys.argv[1], "--no-cache", "--format", "json", "--max-file-size", "60", "--fail-on", "never"]))
+"""
+
+
+def test_a_large_file_is_audited_in_bounded_memory(tmp_path):
+    """3 MB of short statements needs ~1 GB for a whole-file `ast.parse` (MemoryError under this limit;
+    50 MB ran out of memory); in pieces it is audited under a 640 MB address-space limit, and a 4 MB
+    single statement (a data literal, which cannot be cut) is refused with a message, not a crash."""
+    big = tmp_path / "big.py"
+    lines = ["import torch\n"] + [("x = t.cuda()\n" if i % 1000 == 0 else f"v{i % 97} = f(a, {i}) + 1\n")
+                                  for i in range(150_000)]
+    big.write_text("".join(lines))
+    literal = tmp_path / "data.py"
+    literal.write_text("DATA = [\n" + "".join(f"    ({i}, {i + 1}, {i + 2}),\n" for i in range(150_000)) + "]\n")
+    runner = tmp_path / "run.py"
+    runner.write_text(BIG_FILE.format(limit=640 * 2**20))
+    proc = subprocess.run([sys.executable, str(runner), str(big)], capture_output=True, text=True, env=ENV,
+                          timeout=600)
+    doc = json.loads(proc.stdout)
+    assert doc["errors"] == [] and len(doc["findings"]) == 150, proc.stderr[-2000:]
+    proc = subprocess.run([sys.executable, str(runner), str(literal)], capture_output=True, text=True, env=ENV,
+                          timeout=600)
+    doc = json.loads(proc.stdout)
+    assert [e["kind"] for e in doc["errors"]] == ["too-large"] and "Traceback" not in proc.stderr
+    assert "needs about" in doc["errors"][0]["message"]
 
 
 # -- no silent pass: exit codes --------------------------------------------------------------------------

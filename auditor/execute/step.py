@@ -29,6 +29,7 @@ from auditor import device as devices
 from auditor.execute import numerics
 from auditor.execute.choices import ChoiceRecorder, compare_choices
 from auditor.execute.tensors import detach_clone, float_leaves, map_tensors, tensor_leaves
+from auditor.trace.loaders import workers_in_process
 from auditor.trace.redirect import CudaRedirect, run_on
 
 SEED = 0
@@ -90,7 +91,8 @@ def _physical_memory() -> int:
 def meta_parameter_count(factory: Callable[[], Any]) -> int | None:
     """Build the model on the meta device (no memory) to count its parameters; None if it cannot."""
     try:
-        with torch.device("meta"):
+        # a counting pass: a DataLoader in the entry starts no worker processes for it (trace/loaders.py)
+        with torch.device("meta"), workers_in_process():
             spec = factory()
         return count_parameters(spec.model)
     except Exception:  # noqa: BLE001 - any entry that does not build on meta is counted after a real build

@@ -26,6 +26,7 @@ from auditor.rules import Rule, SymbolDetail
 from auditor.static.backends import apply_context, build_backend_context
 from auditor.static.compiled import WORD_RE, CompiledRules
 from auditor.static.context import HOLE, FileContext, build_context
+from auditor.static import largefile
 from auditor.static.visitor import MatchVisitor, RawHit
 from auditor import suppress as _suppress
 from auditor.suppress import Suppressions
@@ -221,8 +222,11 @@ class StaticEngine:
 
     def __init__(self, rules: tuple[Rule, ...], product: str = "a2",
                  coverage_apis: dict[str, dict] | None = None, max_bytes: int = MAX_FILE_BYTES,
-                 slicing: bool = True) -> None:
+                 slicing: bool = True, chunked_above: int = largefile.CHUNKED_ABOVE,
+                 piece_chars: int = largefile.PIECE_CHARS) -> None:
         self.product = product
+        self.chunked_above = chunked_above   # characters above which the `ast` pass reads pieces (largefile.py)
+        self.piece_chars = piece_chars
         self.slicing = slicing   # False parses every file whole: the reference the slicing is tested against
         self.max_bytes = max_bytes
         extra: dict[str, Rule] = {}
@@ -290,8 +294,19 @@ class StaticEngine:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             lowered = False
+            chunked = None
             try:
-                tree = ast.parse(text, filename=rel)
+                if len(text) > self.chunked_above:     # bounded memory: pieces of top-level statements
+                    chunked = largefile.parse_in_chunks(text, self.piece_chars)
+                if chunked is not None:
+                    tree = chunked.module
+                else:
+                    if len(text) > largefile.PIECE_CHARS:
+                        largefile.check_fits(text, "this file")
+                    tree = ast.parse(text, filename=rel)
+            except largefile.TooLarge as exc:
+                result.error = FileError(rel, "too-large", str(exc))
+                return result
             except SyntaxError as exc:
                 # 3.12+ syntax on an older Python: libcst reads it; the pre-pass gets a lowered copy
                 from auditor.static.newsyntax import lower_for_ast
@@ -316,6 +331,12 @@ class StaticEngine:
         triggers = self._file_triggers(ctx)
         lines = text.splitlines(keepends=True)
         relevant = self._relevant_lines(lines, text, triggers)
+        if chunked is not None:
+            try:
+                tree = chunked.with_statements_at(relevant)   # the statements with a trigger, parsed again
+            except largefile.TooLarge as exc:
+                result.error = FileError(rel, "too-large", str(exc))
+                return result
         hits: list[tuple[RawHit, int, int, int, int]] = []
         unparsable: list[str] = []
         slicer = _Slicer(lines, relevant)

@@ -290,6 +290,10 @@ def judge(result: dict, target: Target, place: _Placer) -> tuple[list[Finding], 
         row["autocast"] = ", ".join(result["user_autocast"])
     if kinds["partial"]:
         row["partial"] = kinds["partial"]
+    if result.get("dataloaders_in_process"):
+        from auditor.trace.loaders import describe
+
+        row["data loading"] = describe(result["dataloaders_in_process"], place.relative)
     if result["approximations"]:
         row["approximated"] = ", ".join(f"{k} x{v}" for k, v in sorted(result["approximations"].items()))
     table = {"title": f"Traced training step (fake tensors) for {target.describe()}", "rows": [row]}

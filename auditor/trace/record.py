@@ -520,6 +520,7 @@ def trace_step(source: str | None, entry: str | None, hf_config: str | None, amp
     (auditor.trace.layers).
     """
     from auditor.trace.layers import active_parameters, prune_layers
+    from auditor.trace.loaders import workers_in_process
 
     started = time.perf_counter()
     factory = resolve_entry(Path(source) if source else None, entry, Path(hf_config) if hf_config else None,
@@ -531,7 +532,7 @@ def trace_step(source: str | None, entry: str | None, hf_config: str | None, amp
     own_autocast = (torch.autocast("cpu", dtype=getattr(torch, {"bf16": "bfloat16", "fp16": "float16"}[amp]))
                     if amp else nullcontext())
     with fake_mode, redirect, _module_apply_in_place(), autocast_override("cpu", seen=autocasts), \
-            session.recorder if session else nullcontext():
+            session.recorder if session else nullcontext(), workers_in_process() as loaders:
         with DataDependentStandIns(rec), _no_weight_init() if hf_config else nullcontext():
             spec = factory(session.entry_context()) if session else factory()
         model = spec.model
@@ -613,6 +614,7 @@ def trace_step(source: str | None, entry: str | None, hf_config: str | None, amp
         },
         "approximations": dict(rec.approximations),
         "cuda_redirects": redirect.redirected,
+        "dataloaders_in_process": loaders,       # DataLoader workers run in this process (trace/loaders.py)
         "graph_nodes": len(rec.graph.nodes),
         "seconds": {"build": round(built - started, 3), "step": round(finished - built, 3)},
         **({"collectives": session.recorder.records(), "distributed": session.describe()} if session else {}),
