@@ -42,7 +42,7 @@ def test_json_contract(capsys):
         assert set(layout["comm_gib_per_step"]) == {"tp", "cp", "ep", "pp", "dp"}
         assert layout["dp"] * layout["tp"] * layout["pp"] * layout["cp"] == 64
     assert r["assumptions"]["bytes_per_param"] == {"weights": 2, "grads": 2, "optimizer": 12}
-    assert any("ASSUMED" in n for n in r["notes"])      # the A2 figures no public source gives
+    assert any("no bf16 peak" in n for n in r["notes"])      # the 910B has a published FP16 peak only
 
 
 def test_one_layout_console_and_markdown(capsys):
