@@ -44,7 +44,9 @@ BENCH = Path(__file__).resolve().parent
 # fresh: a second blind sample (bench/corpus_fresh/SELECTION.md) drawn after the rules were tuned on test.
 # fresh2: a third, drawn after the rules were tuned on test and fresh (bench/corpus_fresh2/SELECTION.md).
 SPLITS = {"dev": BENCH / "corpus", "test": BENCH / "corpus_test", "fresh": BENCH / "corpus_fresh",
-          "fresh2": BENCH / "corpus_fresh2"}
+          "fresh2": BENCH / "corpus_fresh2",
+          # test3: a third blind split, 11 new code bases, labelled before the tool saw it (its SELECTION.md).
+          "test3": BENCH / "corpus_test3"}
 CORPUS_DIR = BENCH / "_corpus"
 ARCHIVES_DIR = CORPUS_DIR / "_archives"
 

@@ -4,6 +4,9 @@
     python bench/select_test.py              list the drawn files (2 per code base)
     python bench/select_test.py --per 3      the first 3 per code base (the rule's next round)
     python bench/select_test.py --all        every eligible file in each code base's seeded order
+    python bench/select_test.py --split test3 --topup kernel
+                                             test3's top-up order for one category
+                                             (bench/corpus_test3/SELECTION.md)
 
 Deterministic: the corpus comes from pinned archives checked by sha256 (`recall.py --split test
 fetch`), eligible files are sorted and shuffled with a seed derived from the code base's name.
@@ -27,6 +30,23 @@ GPU_WORDS = ("cuda", "nccl", "cudnn", "apex", "flash_attn", "flash-attn", "flash
              "cpp_extension")
 GPU_RE = re.compile("|".join(re.escape(w) for w in GPU_WORDS), re.IGNORECASE)
 SEED_PREFIX = "npu-audit-test-split-1:"
+# Each split's seed prefix: test, fresh and fresh2 share the first rule; test3 is a new draw.
+SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFIX,
+                 "test3": "npu-audit-test-split-3:"}
+# test3's per-category top-up (bench/corpus_test3/SELECTION.md): a file qualifies for a category
+# when at least TOPUP_MIN_LINES of its lines match that category's fixed word list.
+TOPUP_WORDS = {
+    "device": r"torch\.cuda|\.cuda\(|['\"]cuda|cudnn|CUDA_VISIBLE_DEVICES",
+    "distributed": r"nccl",
+    "precision": r"fp16|bf16|float16|bfloat16|fp8|float8|tf32|autocast|GradScaler|\.half\(",
+    "apex": r"apex",
+    "attention": r"flash_attn|flash-attn|flash_attention|xformers|sdpa|scaled_dot_product_attention"
+                 r"|flex_attention",
+    "kernel": r"triton|cpp_extension|load_inline|CUDAExtension|torch\.ops\.|cutlass|cute\.",
+    "third_party": r"transformer_engine|bitsandbytes|deepspeed|pynvml|nvml|fbgemm|nvfuser|tensorrt"
+                   r"|megatron|cupy",
+}
+TOPUP_MIN_LINES = 2
 MIN_MATCHING_LINES = 3
 MIN_LINES, MAX_LINES = 20, 400
 EXCLUDED_DIRS = {"test", "tests", "testing"}
@@ -47,9 +67,9 @@ def eligible(root: Path) -> list[str]:
     return out
 
 
-def seeded_order(name: str, paths: list[str]) -> list[str]:
+def seeded_order(name: str, paths: list[str], seed_prefix: str = SEED_PREFIX) -> list[str]:
     paths = sorted(paths)
-    random.Random(SEED_PREFIX + name).shuffle(paths)
+    random.Random(seed_prefix + name).shuffle(paths)
     return paths
 
 
@@ -59,20 +79,42 @@ def draw(per: int | None, split: str = "test") -> list[tuple[dict, str]]:
         root = recall.source_dir(src["name"], src["version"])
         if not root.exists():
             raise recall.BenchError(f"{root} missing: run `python bench/recall.py --split {split} fetch`")
-        order = seeded_order(src["name"], eligible(root))
+        order = seeded_order(src["name"], eligible(root), SEED_PREFIXES[split])
         drawn += [(src, p) for p in (order if per is None else order[:per])]
     return drawn
+
+
+def topup_order(category: str, split: str = "test3") -> list[tuple[dict, str]]:
+    """Eligible files of every code base of the split that match `category`'s word list on at
+    least TOPUP_MIN_LINES lines, as (source, path) in one seeded order over all code bases."""
+    words = re.compile(TOPUP_WORDS[category], re.IGNORECASE)
+    pool = []
+    for src in recall.load_sources(split):
+        root = recall.source_dir(src["name"], src["version"])
+        if not root.exists():
+            raise recall.BenchError(f"{root} missing: run `python bench/recall.py --split {split} fetch`")
+        for p in eligible(root):
+            lines = (root / p).read_text(errors="replace").splitlines()
+            if sum(1 for line in lines if words.search(line)) >= TOPUP_MIN_LINES:
+                pool.append((src["name"], p, src))
+    pool.sort(key=lambda t: (t[0], t[1]))
+    random.Random(SEED_PREFIXES[split] + "top-up:" + category).shuffle(pool)
+    return [(src, p) for _, p, src in pool]
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--per", type=int, default=PER_CODE_BASE, help="files per code base")
     ap.add_argument("--all", action="store_true", help="every eligible file, in seeded order")
-    ap.add_argument("--split", choices=["test", "fresh", "fresh2"], default="test",
-                    help="which blind split's code bases (same rule for both)")
+    ap.add_argument("--split", choices=list(SEED_PREFIXES), default="test",
+                    help="which blind split's code bases (and seed)")
+    ap.add_argument("--topup", choices=list(TOPUP_WORDS),
+                    help="list this category's top-up order instead (test3's rule)")
     args = ap.parse_args(argv)
     try:
-        for src, path in draw(None if args.all else args.per, args.split):
+        picked = (topup_order(args.topup, args.split) if args.topup
+                  else draw(None if args.all else args.per, args.split))
+        for src, path in picked:
             print(f"{src['name']}\t{src['version']}\t{path}")
     except recall.BenchError as e:
         print(f"select_test.py: {e}", file=sys.stderr)
