@@ -238,6 +238,7 @@ def cmd_fill(args: argparse.Namespace) -> int:
         text = lf.corpus_file.read_text(errors="replace").splitlines()
         doc = yaml.safe_load(path.read_text())
         doc["sha256"] = sha256_of(lf.corpus_file)
+        doc["lines"] = doc.get("lines") or []     # a drawn file with nothing to label
         for entry in doc["lines"]:
             n = int(entry["line"])
             if n > len(text):
