@@ -484,7 +484,8 @@ def print_summary(results: dict[str, dict]) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="bench/recall.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--split", choices=[*SPLITS, "all"], default="all",
-                    help="dev (bench/corpus), test (bench/corpus_test), fresh / fresh2 (bench/corpus_fresh*) "
+                    help="dev (bench/corpus), test (bench/corpus_test), fresh / fresh2 (bench/corpus_fresh*), "
+                         "test3 (bench/corpus_test3) "
                          "or all (default: every split, each scored separately)")
     sub = ap.add_subparsers(dest="cmd", required=True)
     f = sub.add_parser("fetch", help="download and unpack the pinned releases")

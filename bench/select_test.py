@@ -7,6 +7,8 @@
     python bench/select_test.py --split test3 --topup kernel
                                              test3's top-up order for one category
                                              (bench/corpus_test3/SELECTION.md)
+    python bench/select_test.py --split test3 --resolve
+                                             test3's whole draw so far, and the next file to label
 
 Deterministic: the corpus comes from pinned archives checked by sha256 (`recall.py --split test
 fetch`), eligible files are sorted and shuffled with a seed derived from the code base's name.
@@ -15,6 +17,7 @@ Run it before labelling; it never runs the auditor.
 from __future__ import annotations
 
 import argparse
+import functools
 import random
 import re
 import sys
@@ -47,6 +50,11 @@ TOPUP_WORDS = {
                    r"|megatron|cupy",
 }
 TOPUP_MIN_LINES = 2
+# test3's stopping points (its SELECTION.md): main-draw rounds until this many labelled lines, then
+# top-up passes (cap = most top-up files per category, the second pass is the written amendment)
+# until a category has TOPUP_TARGET must-flag lines.
+MAIN_ROUNDS_MIN, MAIN_MIN_LABELLED = 2, 250
+TOPUP_TARGET, TOPUP_CAPS = 12, (4, 10)
 MIN_MATCHING_LINES = 3
 MIN_LINES, MAX_LINES = 20, 400
 EXCLUDED_DIRS = {"test", "tests", "testing"}
@@ -54,7 +62,13 @@ PER_CODE_BASE = 2
 
 
 def eligible(root: Path) -> list[str]:
-    out = []
+    return list(_eligible_texts(root))
+
+
+@functools.cache
+def _eligible_texts(root: Path) -> dict[str, tuple[str, ...]]:
+    """Eligible paths of one unpacked archive with their lines (read once: the top-up reuses them)."""
+    out = {}
     for f in sorted(root.rglob("*.py")):
         rel = f.relative_to(root)
         if EXCLUDED_DIRS & set(rel.parts[:-1]):
@@ -63,7 +77,7 @@ def eligible(root: Path) -> list[str]:
         if not MIN_LINES <= len(lines) <= MAX_LINES:
             continue
         if sum(1 for line in lines if GPU_RE.search(line)) >= MIN_MATCHING_LINES:
-            out.append(rel.as_posix())
+            out[rel.as_posix()] = tuple(lines)
     return out
 
 
@@ -84,6 +98,7 @@ def draw(per: int | None, split: str = "test") -> list[tuple[dict, str]]:
     return drawn
 
 
+@functools.cache
 def topup_order(category: str, split: str = "test3") -> list[tuple[dict, str]]:
     """Eligible files of every code base of the split that match `category`'s word list on at
     least TOPUP_MIN_LINES lines, as (source, path) in one seeded order over all code bases."""
@@ -93,13 +108,66 @@ def topup_order(category: str, split: str = "test3") -> list[tuple[dict, str]]:
         root = recall.source_dir(src["name"], src["version"])
         if not root.exists():
             raise recall.BenchError(f"{root} missing: run `python bench/recall.py --split {split} fetch`")
-        for p in eligible(root):
-            lines = (root / p).read_text(errors="replace").splitlines()
+        for p, lines in _eligible_texts(root).items():
             if sum(1 for line in lines if words.search(line)) >= TOPUP_MIN_LINES:
                 pool.append((src["name"], p, src))
     pool.sort(key=lambda t: (t[0], t[1]))
     random.Random(SEED_PREFIXES[split] + "top-up:" + category).shuffle(pool)
     return [(src, p) for _, p, src in pool]
+
+
+def resolve_test3(labels: dict[tuple[str, str], recall.LabelledFile],
+                  split: str = "test3") -> tuple[list[tuple[str, str, str]], tuple[str, str] | None]:
+    """Apply test3's whole rule, reading its stopping points from the labels made so far.
+
+    Returns the drawn files as (code base, path, why) in drawing order, and the next file the rule
+    needs labelled before it can go on (None when the draw is complete). `labels` maps
+    (code base, path) to the labels of each file labelled so far.
+    """
+    sources = recall.load_sources(split)
+    orders = {}
+    for src in sources:
+        root = recall.source_dir(src["name"], src["version"])
+        if not root.exists():
+            raise recall.BenchError(f"{root} missing: run `python bench/recall.py --split {split} fetch`")
+        orders[src["name"]] = seeded_order(src["name"], eligible(root), SEED_PREFIXES[split])
+    drawn: list[tuple[str, str, str]] = []
+    lines = 0
+    must_flag = {c: 0 for c in recall.CATEGORIES}
+
+    def take(key: tuple[str, str], why: str) -> bool:
+        nonlocal lines
+        drawn.append((*key, why))
+        lf = labels.get(key)
+        if lf is None:
+            return False
+        lines += len(lf.lines)
+        for ll in lf.lines.values():
+            for c in ll.categories:
+                must_flag[c] += 1
+        return True
+
+    rnd = 0
+    while rnd < MAIN_ROUNDS_MIN or lines < MAIN_MIN_LABELLED:
+        if all(rnd >= len(o) for o in orders.values()):
+            break
+        for src in sources:
+            order = orders[src["name"]]
+            if rnd < len(order) and not take((src["name"], order[rnd]), f"round {rnd + 1}"):
+                return drawn, drawn[-1][:2]
+        rnd += 1
+    taken = {c: 0 for c in recall.CATEGORIES}
+    for cap in TOPUP_CAPS:
+        for cat in recall.CATEGORIES:
+            for src, path in topup_order(cat, split):
+                if must_flag[cat] >= TOPUP_TARGET or taken[cat] >= cap:
+                    break
+                if any((src["name"], path) == d[:2] for d in drawn):
+                    continue
+                taken[cat] += 1
+                if not take((src["name"], path), f"top-up {cat} {taken[cat]}"):
+                    return drawn, drawn[-1][:2]
+    return drawn, None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,8 +178,18 @@ def main(argv: list[str] | None = None) -> int:
                     help="which blind split's code bases (and seed)")
     ap.add_argument("--topup", choices=list(TOPUP_WORDS),
                     help="list this category's top-up order instead (test3's rule)")
+    ap.add_argument("--resolve", action="store_true",
+                    help="test3: the whole draw, stopping points read from its labels so far")
     args = ap.parse_args(argv)
     try:
+        if args.resolve:
+            labels = {(lf.package, lf.path): lf for lf in recall.load_all_labels(args.split)}
+            drawn, needed = resolve_test3(labels, args.split)
+            for name, path, why in drawn:
+                print(f"{name}\t{path}\t{why}")
+            if needed:
+                print(f"next to label: {needed[0]} {needed[1]}")
+            return 0
         picked = (topup_order(args.topup, args.split) if args.topup
                   else draw(None if args.all else args.per, args.split))
         for src, path in picked:
