@@ -4,6 +4,11 @@
     python bench/select_test.py              list the drawn files (2 per code base)
     python bench/select_test.py --per 3      the first 3 per code base (the rule's next round)
     python bench/select_test.py --all        every eligible file in each code base's seeded order
+    python bench/select_test.py --split test3 --topup kernel
+                                             test3's top-up order for one category
+                                             (bench/corpus_test3/SELECTION.md)
+    python bench/select_test.py --split test3 --resolve
+                                             test3's whole draw so far, and the next file to label
 
 Deterministic: the corpus comes from pinned archives checked by sha256 (`recall.py --split test
 fetch`), eligible files are sorted and shuffled with a seed derived from the code base's name.
@@ -12,6 +17,7 @@ Run it before labelling; it never runs the auditor.
 from __future__ import annotations
 
 import argparse
+import functools
 import random
 import re
 import sys
@@ -27,6 +33,28 @@ GPU_WORDS = ("cuda", "nccl", "cudnn", "apex", "flash_attn", "flash-attn", "flash
              "cpp_extension")
 GPU_RE = re.compile("|".join(re.escape(w) for w in GPU_WORDS), re.IGNORECASE)
 SEED_PREFIX = "npu-audit-test-split-1:"
+# Each split's seed prefix: test, fresh and fresh2 share the first rule; test3 is a new draw.
+SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFIX,
+                 "test3": "npu-audit-test-split-3:"}
+# test3's per-category top-up (bench/corpus_test3/SELECTION.md): a file qualifies for a category
+# when at least TOPUP_MIN_LINES of its lines match that category's fixed word list.
+TOPUP_WORDS = {
+    "device": r"torch\.cuda|\.cuda\(|['\"]cuda|cudnn|CUDA_VISIBLE_DEVICES",
+    "distributed": r"nccl",
+    "precision": r"fp16|bf16|float16|bfloat16|fp8|float8|tf32|autocast|GradScaler|\.half\(",
+    "apex": r"apex",
+    "attention": r"flash_attn|flash-attn|flash_attention|xformers|sdpa|scaled_dot_product_attention"
+                 r"|flex_attention",
+    "kernel": r"triton|cpp_extension|load_inline|CUDAExtension|torch\.ops\.|cutlass|cute\.",
+    "third_party": r"transformer_engine|bitsandbytes|deepspeed|pynvml|nvml|fbgemm|nvfuser|tensorrt"
+                   r"|megatron|cupy",
+}
+TOPUP_MIN_LINES = 2
+# test3's stopping points (its SELECTION.md): main-draw rounds until this many labelled lines, then
+# top-up passes (cap = most top-up files per category, the second pass is the written amendment)
+# until a category has TOPUP_TARGET must-flag lines.
+MAIN_ROUNDS_MIN, MAIN_MIN_LABELLED = 2, 250
+TOPUP_TARGET, TOPUP_CAPS = 12, (4, 10)
 MIN_MATCHING_LINES = 3
 MIN_LINES, MAX_LINES = 20, 400
 EXCLUDED_DIRS = {"test", "tests", "testing"}
@@ -34,7 +62,13 @@ PER_CODE_BASE = 2
 
 
 def eligible(root: Path) -> list[str]:
-    out = []
+    return list(_eligible_texts(root))
+
+
+@functools.cache
+def _eligible_texts(root: Path) -> dict[str, tuple[str, ...]]:
+    """Eligible paths of one unpacked archive with their lines (read once: the top-up reuses them)."""
+    out = {}
     for f in sorted(root.rglob("*.py")):
         rel = f.relative_to(root)
         if EXCLUDED_DIRS & set(rel.parts[:-1]):
@@ -43,13 +77,13 @@ def eligible(root: Path) -> list[str]:
         if not MIN_LINES <= len(lines) <= MAX_LINES:
             continue
         if sum(1 for line in lines if GPU_RE.search(line)) >= MIN_MATCHING_LINES:
-            out.append(rel.as_posix())
+            out[rel.as_posix()] = tuple(lines)
     return out
 
 
-def seeded_order(name: str, paths: list[str]) -> list[str]:
+def seeded_order(name: str, paths: list[str], seed_prefix: str = SEED_PREFIX) -> list[str]:
     paths = sorted(paths)
-    random.Random(SEED_PREFIX + name).shuffle(paths)
+    random.Random(seed_prefix + name).shuffle(paths)
     return paths
 
 
@@ -59,20 +93,106 @@ def draw(per: int | None, split: str = "test") -> list[tuple[dict, str]]:
         root = recall.source_dir(src["name"], src["version"])
         if not root.exists():
             raise recall.BenchError(f"{root} missing: run `python bench/recall.py --split {split} fetch`")
-        order = seeded_order(src["name"], eligible(root))
+        order = seeded_order(src["name"], eligible(root), SEED_PREFIXES[split])
         drawn += [(src, p) for p in (order if per is None else order[:per])]
     return drawn
+
+
+@functools.cache
+def topup_order(category: str, split: str = "test3") -> list[tuple[dict, str]]:
+    """Eligible files of every code base of the split that match `category`'s word list on at
+    least TOPUP_MIN_LINES lines, as (source, path) in one seeded order over all code bases."""
+    words = re.compile(TOPUP_WORDS[category], re.IGNORECASE)
+    pool = []
+    for src in recall.load_sources(split):
+        root = recall.source_dir(src["name"], src["version"])
+        if not root.exists():
+            raise recall.BenchError(f"{root} missing: run `python bench/recall.py --split {split} fetch`")
+        for p, lines in _eligible_texts(root).items():
+            if sum(1 for line in lines if words.search(line)) >= TOPUP_MIN_LINES:
+                pool.append((src["name"], p, src))
+    pool.sort(key=lambda t: (t[0], t[1]))
+    random.Random(SEED_PREFIXES[split] + "top-up:" + category).shuffle(pool)
+    return [(src, p) for _, p, src in pool]
+
+
+def resolve_test3(labels: dict[tuple[str, str], recall.LabelledFile],
+                  split: str = "test3") -> tuple[list[tuple[str, str, str]], tuple[str, str] | None]:
+    """Apply test3's whole rule, reading its stopping points from the labels made so far.
+
+    Returns the drawn files as (code base, path, why) in drawing order, and the next file the rule
+    needs labelled before it can go on (None when the draw is complete). `labels` maps
+    (code base, path) to the labels of each file labelled so far.
+    """
+    sources = recall.load_sources(split)
+    orders = {}
+    for src in sources:
+        root = recall.source_dir(src["name"], src["version"])
+        if not root.exists():
+            raise recall.BenchError(f"{root} missing: run `python bench/recall.py --split {split} fetch`")
+        orders[src["name"]] = seeded_order(src["name"], eligible(root), SEED_PREFIXES[split])
+    drawn: list[tuple[str, str, str]] = []
+    lines = 0
+    must_flag = {c: 0 for c in recall.CATEGORIES}
+
+    def take(key: tuple[str, str], why: str) -> bool:
+        nonlocal lines
+        drawn.append((*key, why))
+        lf = labels.get(key)
+        if lf is None:
+            return False
+        lines += len(lf.lines)
+        for ll in lf.lines.values():
+            for c in ll.categories:
+                must_flag[c] += 1
+        return True
+
+    rnd = 0
+    while rnd < MAIN_ROUNDS_MIN or lines < MAIN_MIN_LABELLED:
+        if all(rnd >= len(o) for o in orders.values()):
+            break
+        for src in sources:
+            order = orders[src["name"]]
+            if rnd < len(order) and not take((src["name"], order[rnd]), f"round {rnd + 1}"):
+                return drawn, drawn[-1][:2]
+        rnd += 1
+    taken = {c: 0 for c in recall.CATEGORIES}
+    for cap in TOPUP_CAPS:
+        for cat in recall.CATEGORIES:
+            for src, path in topup_order(cat, split):
+                if must_flag[cat] >= TOPUP_TARGET or taken[cat] >= cap:
+                    break
+                if any((src["name"], path) == d[:2] for d in drawn):
+                    continue
+                taken[cat] += 1
+                if not take((src["name"], path), f"top-up {cat} {taken[cat]}"):
+                    return drawn, drawn[-1][:2]
+    return drawn, None
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--per", type=int, default=PER_CODE_BASE, help="files per code base")
     ap.add_argument("--all", action="store_true", help="every eligible file, in seeded order")
-    ap.add_argument("--split", choices=["test", "fresh", "fresh2"], default="test",
-                    help="which blind split's code bases (same rule for both)")
+    ap.add_argument("--split", choices=list(SEED_PREFIXES), default="test",
+                    help="which blind split's code bases (and seed)")
+    ap.add_argument("--topup", choices=list(TOPUP_WORDS),
+                    help="list this category's top-up order instead (test3's rule)")
+    ap.add_argument("--resolve", action="store_true",
+                    help="test3: the whole draw, stopping points read from its labels so far")
     args = ap.parse_args(argv)
     try:
-        for src, path in draw(None if args.all else args.per, args.split):
+        if args.resolve:
+            labels = {(lf.package, lf.path): lf for lf in recall.load_all_labels(args.split)}
+            drawn, needed = resolve_test3(labels, args.split)
+            for name, path, why in drawn:
+                print(f"{name}\t{path}\t{why}")
+            if needed:
+                print(f"next to label: {needed[0]} {needed[1]}")
+            return 0
+        picked = (topup_order(args.topup, args.split) if args.topup
+                  else draw(None if args.all else args.per, args.split))
+        for src, path in picked:
             print(f"{src['name']}\t{src['version']}\t{path}")
     except recall.BenchError as e:
         print(f"select_test.py: {e}", file=sys.stderr)

@@ -201,7 +201,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
     assert r["per_category"]["device"]["found"] == 1
 
 
-@pytest.mark.parametrize("split", ["fresh", "fresh2"])
+@pytest.mark.parametrize("split", ["fresh", "fresh2", "test3"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
     labels = shipped(split)
     used = {s["name"] for other in recall.SPLITS if other != split for s in recall.load_sources(other)}
@@ -222,3 +222,23 @@ def test_blind_split_files_are_exactly_the_ones_the_selection_rule_draws(split):
     per = max(sum(1 for lf in labels if lf.package == name) for name in {lf.package for lf in labels})
     drawn = {(src["name"], path) for src, path in select_test.draw(per, split)}
     assert drawn == {(lf.package, lf.path) for lf in labels}
+
+
+def test_test3_files_are_exactly_what_its_rule_draws():
+    """test3's main rounds and per-category top-ups (its SELECTION.md), stopping points read from
+    its labels, give the labelled files, no more, no fewer, and need no further file."""
+    spec = importlib.util.spec_from_file_location("select_test", REPO / "bench" / "select_test.py")
+    select_test = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(select_test)
+    labels = shipped("test3")
+    if not all(lf.corpus_file.exists() for lf in labels):
+        pytest.skip("test3 corpus not fetched (python bench/recall.py --split test3 fetch)")
+    drawn, needed = select_test.resolve_test3({(lf.package, lf.path): lf for lf in labels})
+    assert needed is None
+    assert len(drawn) == len({d[:2] for d in drawn})           # no file drawn twice
+    assert {d[:2] for d in drawn} == {(lf.package, lf.path) for lf in labels}
+    assert len({lf.package for lf in labels}) >= 10
+    # Without the labels of a drawn file the rule stops there and asks for that file.
+    last = drawn[-1][:2]
+    partial = {(lf.package, lf.path): lf for lf in labels if (lf.package, lf.path) != last}
+    assert select_test.resolve_test3(partial)[1] == last
