@@ -115,7 +115,8 @@ def select(split: str) -> int:
                 text = path.read_text(encoding="utf-8", errors="replace")
                 try:
                     size = len(file_lines(path))
-                except Exception:  # noqa: BLE001 - an unreadable notebook is not drawn
+                except Exception as exc:  # noqa: BLE001 - an unreadable notebook is not drawn
+                    print(f"not drawn, unreadable: {path.relative_to(tree)}: {exc}", file=sys.stderr)
                     continue
                 if size > MAX_LINES or not any(w in text.lower() for w in WORDS):
                     continue
