@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Blind draw and label checks for the project-file recall bench (bench/project_files.py). Nothing here
+imports or runs the auditor's rules or readers: the draw must not depend on what the tool discovers, and the
+labels must be made without seeing its output.
+
+    python bench/project_labels.py select --split test3
+                    draw the split's files by the rule below; writes <split>/selection.json
+    python bench/project_labels.py show --split test3 REPO PATH
+                    print the file with line numbers as the bench counts them (a notebook: its code cells)
+    python bench/project_labels.py check [--split S]
+                    every selected file has a label file whose sha256, line numbers, line texts and
+                    categories agree with the file; exits 1 and lists the problems otherwise
+
+Selection rule of `test3` (written and committed before the draw; bench/project_files/test3/SELECTION.md):
+the repositories of test3/sources.json, each a tree of the files tracked at its pinned commit under
+bench/_projects/<name>/; walk it in sorted order, skipping folders named in auditor.discover.DEFAULT_EXCLUDE;
+a file's kind is the first of KINDS whose glob matches its lower-cased name; keep the files of at most
+MAX_LINES lines (a notebook: lines of its code cells) whose text contains, case-insensitive, one of WORDS;
+per repository, shuffle each kind's sorted paths with one random.Random(SEED) in sorted kind order, then take
+files round-robin over the kinds in sorted order until PER_REPO are chosen. No file is swapped afterwards.
+"""
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import hashlib
+import json
+import os
+import random
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import yaml
+
+BENCH = Path(__file__).resolve().parent
+HERE = BENCH / "project_files"
+TREES = BENCH / "_projects"
+SPLITS = ("dev", "test", "test2", "test3")
+CATEGORIES = ("device", "distributed", "precision", "apex", "attention", "kernel", "third_party", "operator",
+              "fusion", "performance", "none")
+
+# test3's draw: the kinds a port touches (issue 15), named here and not by the tool's own discovery.
+KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("requirements", ("requirements*.txt", "*requirements.txt", "requirements*.in", "constraints*.txt")),
+    ("package", ("pyproject.toml", "setup.py")),
+    ("conda", ("environment*.yml", "environment*.yaml", "conda*.yml", "conda*.yaml")),
+    ("dockerfile", ("dockerfile", "dockerfile.*", "*.dockerfile", "containerfile")),
+    ("shell", ("*.sh", "*.bash", "*.slurm", "*.sbatch")),
+    ("notebook", ("*.ipynb",)),
+    ("cuda", ("*.cu", "*.cuh")),
+    ("config", ("*.yaml", "*.yml", "*.json")),
+)
+WORDS = ("cuda", "nvidia", "nccl", "gpu", "flash", "apex", "triton", "bf16", "xformers", "cu11", "cu12", "nvcc",
+         "cudnn", "cutlass", "nvml", "bitsandbytes")
+SEED = 1503
+PER_REPO = 6
+MAX_LINES = 300
+
+
+def _kind(name: str) -> str | None:
+    low = name.lower()
+    for kind, globs in KINDS:
+        if any(fnmatch.fnmatchcase(low, g) for g in globs):
+            return kind
+    return None
+
+
+def code_lines(text: str) -> list[str]:
+    """A notebook's lines as the bench counts them: every code cell's lines, in order (an empty cell is one line)."""
+    import nbformat
+
+    nb = nbformat.reads(text, as_version=4)
+    lines: list[str] = []
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            lines.extend(cell.source.splitlines() or [""])
+    return lines
+
+
+def file_lines(path: Path) -> list[str]:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return code_lines(text) if path.suffix.lower() == ".ipynb" else text.splitlines()
+
+
+def _sources(split: str) -> list[dict]:
+    return json.loads((HERE / split / "sources.json").read_text())["sources"]
+
+
+def tree(split: str, repo: str) -> Path:
+    """bench/_projects/<name>, or <owner>+<name> where the trees were fetched under that name."""
+    for src in _sources(split):
+        if src["name"] == repo and not (TREES / repo).is_dir():
+            return TREES / src["url"].rstrip("/").split("github.com/")[-1].replace("/", "+")
+    return TREES / repo
+
+
+def select(split: str) -> int:
+    from auditor.discover import DEFAULT_EXCLUDE  # a list of folder names only
+
+    chosen = []
+    for src in _sources(split):
+        tree = TREES / src["name"]
+        if not tree.is_dir():
+            print(f"{tree} is missing: fetch the split first", file=sys.stderr)
+            return 2
+        by_kind: dict[str, list[str]] = defaultdict(list)
+        for folder, dirs, names in os.walk(tree):
+            dirs[:] = sorted(d for d in dirs if d not in DEFAULT_EXCLUDE)
+            for name in sorted(names):
+                kind = _kind(name)
+                path = Path(folder) / name
+                if kind is None or path.is_symlink() or not path.is_file():
+                    continue
+                text = path.read_text(encoding="utf-8", errors="replace")
+                try:
+                    size = len(file_lines(path))
+                except Exception as exc:  # noqa: BLE001 - an unreadable notebook is not drawn
+                    print(f"not drawn, unreadable: {path.relative_to(tree)}: {exc}", file=sys.stderr)
+                    continue
+                if size > MAX_LINES or not any(w in text.lower() for w in WORDS):
+                    continue
+                by_kind[kind].append(path.relative_to(tree).as_posix())
+        rng = random.Random(SEED)
+        queues = {}
+        for kind in sorted(by_kind):
+            files = sorted(by_kind[kind])
+            rng.shuffle(files)
+            queues[kind] = files
+        picked: list[dict] = []
+        while len(picked) < PER_REPO and any(queues.values()):
+            for kind in sorted(queues):
+                if queues[kind] and len(picked) < PER_REPO:
+                    picked.append({"repo": src["name"], "path": queues[kind].pop(0), "kind": kind})
+        chosen += picked
+    out = HERE / split / "selection.json"
+    out.write_text(json.dumps({"seed": SEED, "per_repo": PER_REPO, "max_lines": MAX_LINES, "files": chosen},
+                              indent=1) + "\n")
+    print(f"selected {len(chosen)} files into {out}")
+    return 0
+
+
+def label_file(split: str, repo: str, path: str) -> Path:
+    return HERE / split / "labels" / (repo + "__" + path.replace("/", "__") + ".yaml")
+
+
+def check(split: str) -> int:
+    problems: list[str] = []
+    files = json.loads((HERE / split / "selection.json").read_text())["files"]
+    counted = 0
+    for entry in files:
+        repo, rel = entry["repo"], entry["path"]
+        lf = label_file(split, repo, rel)
+        where = f"{repo}/{rel}"
+        if not lf.exists():
+            problems.append(f"{where}: no label file {lf.name}")
+            continue
+        labels = yaml.safe_load(lf.read_text()) or {}
+        path = tree(split, repo) / rel
+        if not path.is_file():
+            problems.append(f"{where}: the tree is missing (fetch the split)")
+            continue
+        if labels.get("repo") != repo or labels.get("path") != rel:
+            problems.append(f"{where}: repo/path in {lf.name} differ")
+        if labels.get("sha256") != hashlib.sha256(path.read_bytes()).hexdigest():
+            problems.append(f"{where}: sha256 differs from the file")
+        lines = file_lines(path)
+        seen: set[int] = set()
+        for item in labels.get("lines") or []:
+            ln = item.get("line")
+            cats = item.get("category")
+            cats = cats if isinstance(cats, list) else [cats]
+            if not isinstance(ln, int) or not 1 <= ln <= len(lines):
+                problems.append(f"{where}: line {ln} out of range 1..{len(lines)}")
+                continue
+            if ln in seen:
+                problems.append(f"{where}:{ln}: labelled twice")
+            seen.add(ln)
+            if not cats or any(c not in CATEGORIES for c in cats) or ("none" in cats and len(cats) > 1):
+                problems.append(f"{where}:{ln}: bad category {cats}")
+            if str(item.get("text", "")).strip() != lines[ln - 1].strip():
+                problems.append(f"{where}:{ln}: text {item.get('text')!r} is not the line {lines[ln - 1].strip()!r}")
+            if not item.get("note"):
+                problems.append(f"{where}:{ln}: no note")
+            counted += 1
+    for lf in sorted((HERE / split / "labels").glob("*.yaml")) if (HERE / split / "labels").is_dir() else []:
+        if not any(label_file(split, e["repo"], e["path"]) == lf for e in files):
+            problems.append(f"{lf.name}: not in the selection")
+    for p in problems:
+        print(p)
+    print(f"split {split}: {len(files)} files, {counted} labelled lines, {len(problems)} problems")
+    return 1 if problems else 0
+
+
+def show(split: str, repo: str, rel: str) -> int:
+    for i, line in enumerate(file_lines(tree(split, repo) / rel), 1):
+        print(f"{i:4} {line}")
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=("select", "show", "check"))
+    parser.add_argument("args", nargs="*")
+    parser.add_argument("--split", choices=SPLITS, default="test3")
+    args = parser.parse_args()
+    if args.command == "select":
+        if args.split != "test3":
+            print("only test3 is drawn by this rule; the others by `bench/project_files.py select`", file=sys.stderr)
+            return 2
+        sys.path.insert(0, str(BENCH.parent))
+        return select(args.split)
+    if args.command == "show":
+        return show(args.split, *args.args)
+    return check(args.split)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,102 @@
+"""The blind draw and label check for project files (bench/project_labels.py), on a small tree made here."""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+from pathlib import Path
+
+import nbformat
+import yaml
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+def _module(tmp_path: Path):
+    spec = importlib.util.spec_from_file_location("project_labels", BENCH / "project_labels.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.HERE = tmp_path / "splits"
+    mod.TREES = tmp_path / "trees"
+    return mod
+
+
+def _tree(tmp_path: Path) -> Path:
+    root = tmp_path / "trees" / "proj"
+    files = {
+        "requirements.txt": "--extra-index-url https://download.pytorch.org/whl/cu121\ntorch==2.4.0\n",
+        "setup.py": "from torch.utils.cpp_extension import CUDAExtension\n",
+        "docker/Dockerfile.gpu": "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n",
+        "scripts/train.sh": "export CUDA_VISIBLE_DEVICES=0\ntorchrun train.py\n",
+        "csrc/kernel.cu": "#include <cuda_runtime.h>\n__global__ void k() {}\n",
+        "configs/ds.json": '{"bf16": {"enabled": true}}\n',
+        "environment.yml": "dependencies:\n  - pytorch-cuda=12.1\n",
+        "configs/plain.yaml": "lr: 0.1\n",                      # no GPU word: never drawn
+        "build/x.sh": "nvidia-smi\n",                            # an excluded folder: never drawn
+        "tools/long.sh": "nvidia-smi\n" + "echo\n" * 400,        # over MAX_LINES: never drawn
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import torch\nx = torch.ones(1)"), nbformat.v4.new_markdown_cell("GPU"),
+                nbformat.v4.new_code_cell(""), nbformat.v4.new_code_cell("x = x.cuda()")]
+    (root / "demo.ipynb").write_text(nbformat.writes(nb))
+    return root
+
+
+def _split(mod, tmp_path: Path) -> None:
+    (mod.HERE / "t").mkdir(parents=True)
+    (mod.HERE / "t" / "sources.json").write_text(json.dumps({"sources": [
+        {"name": "proj", "url": "https://github.com/o/proj", "commit": "0" * 40}]}))
+
+
+def test_draw_takes_every_kind_before_any_twice_and_skips_excluded_files(tmp_path):
+    mod = _module(tmp_path)
+    _tree(tmp_path)
+    _split(mod, tmp_path)
+    mod.PER_REPO = 8
+    assert mod.select("t") == 0
+    files = json.loads((mod.HERE / "t" / "selection.json").read_text())["files"]
+    kinds = [f["kind"] for f in files]
+    assert sorted(kinds) == sorted(["requirements", "package", "dockerfile", "shell", "cuda", "config", "conda",
+                                    "notebook"])
+    paths = {f["path"] for f in files}
+    assert not paths & {"configs/plain.yaml", "build/x.sh", "tools/long.sh"}
+    mod.select("t")
+    assert json.loads((mod.HERE / "t" / "selection.json").read_text())["files"] == files   # fixed seed
+
+
+def test_notebook_lines_count_through_code_cells(tmp_path):
+    mod = _module(tmp_path)
+    root = _tree(tmp_path)
+    # cell 1 has two lines, the empty cell counts one, the markdown cell none
+    assert mod.file_lines(root / "demo.ipynb") == ["import torch", "x = torch.ones(1)", "", "x = x.cuda()"]
+
+
+def test_check_finds_wrong_text_hash_category_and_missing_labels(tmp_path, capsys):
+    mod = _module(tmp_path)
+    root = _tree(tmp_path)
+    _split(mod, tmp_path)
+    selection = {"files": [{"repo": "proj", "path": "requirements.txt"}, {"repo": "proj", "path": "demo.ipynb"}]}
+    (mod.HERE / "t" / "selection.json").write_text(json.dumps(selection))
+    good = {"repo": "proj", "path": "requirements.txt",
+            "sha256": hashlib.sha256((root / "requirements.txt").read_bytes()).hexdigest(),
+            "lines": [{"line": 1, "category": "device", "note": "cu121 index",
+                       "text": "--extra-index-url https://download.pytorch.org/whl/cu121"}]}
+    label = mod.label_file("t", "proj", "requirements.txt")
+    label.parent.mkdir(parents=True)
+    label.write_text(yaml.safe_dump(good))
+    assert mod.check("t") == 1                                   # the notebook has no label file
+    assert "no label file" in capsys.readouterr().out
+    nb_label = {"repo": "proj", "path": "demo.ipynb",
+                "sha256": hashlib.sha256((root / "demo.ipynb").read_bytes()).hexdigest(),
+                "lines": [{"line": 4, "category": "device", "note": ".cuda()", "text": "x = x.cuda()"}]}
+    mod.label_file("t", "proj", "demo.ipynb").write_text(yaml.safe_dump(nb_label))
+    assert mod.check("t") == 0
+    capsys.readouterr()
+    bad = dict(good, sha256="0" * 64, lines=[{"line": 2, "category": "cuda", "note": "x", "text": "torch==9"}])
+    label.write_text(yaml.safe_dump(bad))
+    assert mod.check("t") == 1
+    out = capsys.readouterr().out
+    assert "sha256 differs" in out and "bad category" in out and "is not the line" in out
