@@ -25,6 +25,7 @@ from auditor.rules import Rule, SymbolDetail
 from auditor.static.backends import apply_context, build_backend_context
 from auditor.static.compiled import WORD_RE, CompiledRules
 from auditor.static.context import HOLE, FileContext, build_context
+from auditor.static.flags import derived_flag_findings
 from auditor.static.visitor import MatchVisitor, RawHit
 from auditor import suppress as _suppress
 from auditor.suppress import Suppressions
@@ -353,6 +354,10 @@ class StaticEngine:
                 result.suppressed += 1
                 continue
             finding = self._finding(hit, rel, line, col, end_line, end_col)
+            if hit.statement_pos is not None and hit.statement_pos[0] < line and finding.fix == "none":
+                # `from megatron.core.extensions.transformer_engine import (` ... `TELinear,`: report the
+                # statement's line; a finding `audit fix` rewrites keeps the name's own position
+                finding = replace(finding, line=hit.statement_pos[0], col=hit.statement_pos[1])
             if finding.fix == "safe" and isinstance(hit.node, (cst.SimpleString, cst.ConcatenatedString,
                                                                cst.FormattedString)):
                 if compared is None:
@@ -362,6 +367,7 @@ class StaticEngine:
                     finding = replace(finding, fix="unsafe")
             result.findings.append(finding)
         if result.findings:
+            result.findings += derived_flag_findings(tree, result.findings)   # `if is_nccl:` after `is_nccl = ...`
             # Multi-backend context (NPU branches, backend tables, platform classes, guarded imports): one more
             # walk of the tree, only for files with findings.
             wanted = sorted({f.line for f in result.findings})
@@ -440,6 +446,9 @@ class StaticEngine:
         for hit in visitor.hits:
             pos = positions[hit.node]
             end_pos = positions[hit.end_node].end if hit.end_node is not None else pos.end
+            if hit.statement is not None:
+                stmt = positions[hit.statement].start
+                hit.statement_pos = (stmt.line + offset, stmt.column + 1 + (shift if stmt.line == 1 else 0))
             out.append((hit, pos.start.line + offset, pos.start.column + 1 + (shift if pos.start.line == 1 else 0),
                         end_pos.line + offset, end_pos.column + 1 + (shift if end_pos.line == 1 else 0)))
         return out

@@ -46,6 +46,10 @@ class RawHit:
     value: str | None = None
     via: str | None = None
     end_node: cst.CSTNode | None = None
+    # the `from ... import (` statement of an imported name: a finding no fixer rewrites starts there, the
+    # line a reader (and a label) points at, not on the name's own line inside the parentheses
+    statement: cst.CSTNode | None = None
+    statement_pos: tuple[int, int] | None = None
 
 
 class MatchVisitor(cst.CSTVisitor):
@@ -326,12 +330,16 @@ class MatchVisitor(cst.CSTVisitor):
                 if rule is not None:
                     self._hit(rule, node.module, module)
             return False
+        first = len(self.hits)
         for alias in node.names:
             qual = f"{module}.{dotted(alias.name)}"
             if not self._match_reference(alias, qual, None):
                 rule = self.c.match_import(module)
                 if rule is not None:
                     self._hit(rule, alias, qual)
+        if node.lpar is not None:
+            for hit in self.hits[first:]:
+                hit.statement = node
         return False
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:

@@ -1,0 +1,119 @@
+"""Flags derived from a finding and read later in the same file: `is_nccl = dist.get_backend() == "nccl"` ...
+`if is_nccl:`, `HAS_FA = find_spec("flash_attn") is not None` ... `if HAS_FA:`, `self.use_te = is_te_available()`
+... `if self.use_te:`. The definition carries the finding; each test that reads the flag is where the code
+takes its CUDA-only branch, so it gets the same finding, with no fix (the change belongs at the definition)
+and at most a warning (the test runs on Ascend; it takes another branch there).
+
+Runs on the `ast` tree of files that already have findings, one walk per file."""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import replace
+
+from auditor.findings import Finding
+
+# values that make a yes/no flag: a comparison, and/or/not, or a call that asks a question
+_FLAG_VALUES = (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Call)
+_QUESTION = re.compile(r"^_?(?:is|has|have|can|supports?)_|_(?:available|supported|enabled)$|^(?:find_spec|"
+                       r"RequirementCache|ModuleAvailableCache|package_available|module_available|compare_version)$")
+
+
+def _is_flag_value(value: ast.expr) -> bool:
+    if isinstance(value, ast.UnaryOp):
+        return isinstance(value.op, ast.Not)
+    if isinstance(value, ast.Call):
+        func = value.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        return bool(_QUESTION.search(name))
+    return isinstance(value, _FLAG_VALUES)
+
+
+def _target_key(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return "self." + node.attr
+    return None
+
+
+def _tests(scope: ast.AST):
+    """The condition expressions in a scope (not in nested functions or classes, which have their own)."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+            yield node.test
+        elif isinstance(node, ast.comprehension):
+            yield from node.ifs
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _reads(test: ast.expr):
+    """Names and self attributes a test reads as a truth value (alone, under `not`, in and/or)."""
+    if isinstance(test, ast.BoolOp):
+        for value in test.values:
+            yield from _reads(value)
+    elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        yield from _reads(test.operand)
+    else:
+        key = _target_key(test)
+        if key is not None:
+            yield key, test
+
+
+def derived_flag_findings(tree: ast.Module, findings: list[Finding]) -> list[Finding]:
+    by_line: dict[int, list[Finding]] = {}
+    for f in findings:
+        by_line.setdefault(f.line, []).append(f)
+    owner = _methods(tree)
+    # (scope, flag name) -> (definition line, findings on the definition's value); a `self.x` flag's scope is
+    # its class, a local's its function, a module-level name's the whole file
+    flags: dict[tuple[int, str], tuple[ast.AST, int, list[Finding]]] = {}
+    scopes: list[ast.AST] = [tree] + [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for scope in scopes:
+        for node in _own_nodes(scope):
+            if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None or not _is_flag_value(node.value):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            key = _target_key(targets[0]) if len(targets) == 1 else None
+            if key is None:
+                continue
+            defs = [f for line in range(node.value.lineno, (node.value.end_lineno or node.value.lineno) + 1)
+                    for f in by_line.get(line, ())]
+            if not defs:
+                continue
+            where = owner.get(id(scope), scope) if key.startswith("self.") else scope
+            flags[(id(where), key)] = (where, node.lineno, defs)
+    out: list[Finding] = []
+    seen = {(f.line, f.code) for f in findings}
+    for (_, key), (where, def_line, defs) in flags.items():
+        for test in _tests(where):
+            for name, node in _reads(test):
+                if name != key or node.lineno == def_line:
+                    continue
+                for d in defs:
+                    if (node.lineno, d.code) in seen:
+                        continue
+                    seen.add((node.lineno, d.code))
+                    out.append(replace(
+                        d, severity="warning" if d.severity == "error" else d.severity, line=node.lineno, col=node.col_offset + 1, end_line=node.end_lineno or node.lineno,
+                        end_col=(node.end_col_offset or node.col_offset) + 1, fix="none", data={},
+                        message=f"{d.message} (flag `{key}` set on line {def_line})"))
+    return out
+
+
+def _own_nodes(scope: ast.AST):
+    """The nodes of a scope, without the bodies of nested functions and classes."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _methods(tree: ast.Module) -> dict[int, ast.AST]:
+    """Each method's class (by the method's id)."""
+    return {id(item): node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+            for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
