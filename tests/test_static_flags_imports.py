@@ -35,10 +35,10 @@ def test_flags_derived_from_a_finding_are_reported_where_a_test_reads_them():
 
         class Monitor:
             def __init__(self):
-                self.gpu_available = torch.cuda.is_available()
+                self.on_accelerator = torch.cuda.is_available()
 
             def step(self):
-                if not self.gpu_available:
+                if not self.on_accelerator:
                     return {}
 
 
@@ -51,9 +51,40 @@ def test_flags_derived_from_a_finding_are_reported_where_a_test_reads_them():
     assert all(f.fix == "none" and f.severity != "error" for f in found[12])
     assert "flag `gpu_ok` set on line 11" in found[12][0].message
     assert 15 not in found                       # a count compared with a number is not a flag
-    assert codes(found, 17) == codes(found, 5)
-    assert codes(found, 26) == codes(found, 23)   # self.gpu_available, read in another method
+    assert {f.category for f in found[17]} == {"attention"} and len(found[17]) == 1   # one finding per category
+    assert codes(found, 26) == codes(found, 23)   # self.on_accelerator, read in another method
     assert 31 not in found                       # another function's local of the same name
+
+
+def test_feature_flags_are_reported_by_name_where_a_test_reads_them():
+    found = audit('''\
+        from litgpt.constants import _BITANDBYTES_AVAILABLE_NOT_EQUAL_0_42_0
+        from .utils import HAS_FLASH_ATTN, HAVE_TE
+        try:
+            import apex
+            HAVE_APEX = True
+        except ImportError:
+            HAVE_APEX = False
+
+
+        def build(model, quantize, update_available):
+            if _BITANDBYTES_AVAILABLE_NOT_EQUAL_0_42_0 and quantize:
+                model = convert(model)
+            if HAS_FLASH_ATTN and not HAVE_TE:
+                model.attn = "fa2"
+            opt = "fused" if HAVE_APEX else "torch"
+            while not self.cuda_available:
+                break
+            if update_available:
+                print("HAS_FLASH_ATTN is set")
+            return HAS_FLASH_ATTN
+        ''')
+    assert codes(found, 11) == ["NPU431"]
+    assert codes(found, 13) == ["NPU391", "NPU431"]
+    assert codes(found, 15) == ["NPU389"]
+    assert codes(found, 16) == ["NPU030"]
+    assert 2 not in found and 18 not in found and 19 not in found   # an import, another word, a message
+    assert 20 not in found                       # a flag returned, not tested here
 
 
 def test_multi_line_from_import_is_reported_on_the_from_line_unless_a_fix_rewrites_the_name():

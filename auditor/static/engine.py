@@ -310,7 +310,8 @@ class StaticEngine:
                 return result
         c = self.compiled
         words = set(WORD_RE.findall(text))
-        if not (words & c.file_words) and not (c.trigger_prefix_re and c.trigger_prefix_re.search(text)):
+        if not (words & c.file_words) and not (c.trigger_prefix_re and c.trigger_prefix_re.search(text)) \
+                and not (c.flag_re and c.flag_re.search(text)):
             return result
         ctx = build_context(tree)
         triggers = self._file_triggers(ctx)
@@ -408,9 +409,13 @@ class StaticEngine:
         rx = self.compiled.trigger_prefix_re
         if rx is not None and not rx.search(text):
             rx = None
+        flags = self.compiled.flag_re           # `if _FLASH_ATTN_AVAILABLE:` names no rule word
+        if flags is not None and not flags.search(text):
+            flags = None
         out = []
         for number, line in enumerate(lines, 1):
-            if not triggers.isdisjoint(WORD_RE.findall(line)) or (rx is not None and rx.search(line)):
+            if not triggers.isdisjoint(WORD_RE.findall(line)) or (rx is not None and rx.search(line)) \
+                    or (flags is not None and flags.search(line)):
                 if not line.lstrip().startswith("#"):       # a comment line is never a finding
                     out.append(number)
         return out

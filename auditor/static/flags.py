@@ -80,22 +80,24 @@ def derived_flag_findings(tree: ast.Module, findings: list[Finding]) -> list[Fin
             if key is None:
                 continue
             defs = [f for line in range(node.value.lineno, (node.value.end_lineno or node.value.lineno) + 1)
-                    for f in by_line.get(line, ())]
+                    for f in by_line.get(line, ())
+                    # `self.enabled = dtype == torch.bfloat16 and ...` reads a dtype; a precision question is a call
+                    if f.category != "precision" or isinstance(node.value, ast.Call)]
             if not defs:
                 continue
             where = owner.get(id(scope), scope) if key.startswith("self.") else scope
             flags[(id(where), key)] = (where, node.lineno, defs)
     out: list[Finding] = []
-    seen = {(f.line, f.code) for f in findings}
+    seen = {(f.line, f.category) for f in findings}     # a line already reported in a category needs no copy
     for (_, key), (where, def_line, defs) in flags.items():
         for test in _tests(where):
             for name, node in _reads(test):
                 if name != key or node.lineno == def_line:
                     continue
                 for d in defs:
-                    if (node.lineno, d.code) in seen:
+                    if (node.lineno, d.category) in seen:
                         continue
-                    seen.add((node.lineno, d.code))
+                    seen.add((node.lineno, d.category))
                     out.append(replace(
                         d, severity="warning" if d.severity == "error" else d.severity, line=node.lineno, col=node.col_offset + 1, end_line=node.end_lineno or node.lineno,
                         end_col=(node.end_col_offset or node.col_offset) + 1, fix="none", data={},

@@ -426,6 +426,7 @@ class MatchVisitor(cst.CSTVisitor):
         return False
 
     def visit_While(self, node: cst.While) -> bool:
+        self._flag_reads(node.test)
         self._loop_depth += 1         # the condition runs on every iteration too
         node.test.visit(self)
         node.body.visit(self)
@@ -545,6 +546,29 @@ class MatchVisitor(cst.CSTVisitor):
         if qual is not None:
             self._match_reference(node, qual, None)
         return False
+
+    def _flag_reads(self, test: cst.BaseExpression) -> None:
+        """`if _FLASH_ATTN_AVAILABLE and not HAVE_APEX:`: feature flags a test reads, by their names (`flagname`)."""
+        if not self.c.flagnames:
+            return
+        if isinstance(test, cst.BooleanOperation):
+            self._flag_reads(test.left)
+            self._flag_reads(test.right)
+        elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            self._flag_reads(test.expression)
+        elif isinstance(test, (cst.Name, cst.Attribute)):
+            name = test.value if isinstance(test, cst.Name) else test.attr.value
+            m = self.c.match_flag(name)
+            if m is not None:
+                self._hit(m[0], test, name, value=m[1])
+
+    def visit_If(self, node: cst.If) -> bool:
+        self._flag_reads(node.test)
+        return True
+
+    def visit_IfExp(self, node: cst.IfExp) -> bool:
+        self._flag_reads(node.test)
+        return True
 
     def visit_Annotation(self, node: cst.Annotation) -> bool:
         return False      # `-> torch.autocast`, `x: torch.cuda.Stream`: a type, not a use
