@@ -144,8 +144,9 @@ class CompiledRules:
             alt = "|".join(re.escape(p) for p in sorted(set(prefix_words), key=len, reverse=True))
             c.trigger_prefix_re = re.compile(r"\b(?:" + alt + ")")
         if c.flagnames:
-            body = "|".join(_glob_word(v) for _, v, _ in c.flagnames)
-            c.flag_re = re.compile(r"(?<!\w)(?:" + body + r")(?!\w)", re.IGNORECASE)
+            # a prefilter (a line it finds is parsed, the visitor decides): the globs' cores, no leading `\w*`
+            cores = sorted({_glob_word(v.strip("*")) for _, v, _ in c.flagnames}, key=len, reverse=True)
+            c.flag_re = re.compile("|".join(cores).lower())     # searched in the lowercased text
         env_names = sorted(c.env_exact, key=len, reverse=True)
         env_alts = [re.escape(n) for n in env_names] + [re.escape(p) + r"[A-Z0-9_]+" for p, _ in c.env_prefixes]
         if env_alts:

@@ -175,6 +175,16 @@ class _Slicer:
             yield from self.slices(block, depth + 1, loops + (looping and i == 0))
 
 
+def _line_numbers(text: str, offsets: list[int]) -> set[int]:
+    """1-based line numbers of character offsets in text."""
+    if not offsets:
+        return set()
+    starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"] if len(offsets) > 64 else None
+    if starts is None:
+        return {text.count("\n", 0, o) + 1 for o in offsets}
+    return {bisect.bisect_right(starts, o) for o in offsets}
+
+
 def _first_line(stmt: ast.stmt) -> int:
     return min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
 
@@ -310,13 +320,14 @@ class StaticEngine:
                 return result
         c = self.compiled
         words = set(WORD_RE.findall(text))
+        flag_hits = [m.start() for m in c.flag_re.finditer(text.lower())] if c.flag_re is not None else []
         if not (words & c.file_words) and not (c.trigger_prefix_re and c.trigger_prefix_re.search(text)) \
-                and not (c.flag_re and c.flag_re.search(text)):
+                and not flag_hits:
             return result
         ctx = build_context(tree)
         triggers = self._file_triggers(ctx)
         lines = text.splitlines(keepends=True)
-        relevant = self._relevant_lines(lines, text, triggers)
+        relevant = self._relevant_lines(lines, text, triggers, _line_numbers(text, flag_hits))
         hits: list[tuple[RawHit, int, int, int, int]] = []
         unparsable: list[str] = []
         slicer = _Slicer(lines, relevant)
@@ -404,18 +415,16 @@ class StaticEngine:
                 triggers.add(module.rsplit(".", 1)[-1])
         return triggers
 
-    def _relevant_lines(self, lines: list[str], text: str, triggers: set[str]) -> list[int]:
+    def _relevant_lines(self, lines: list[str], text: str, triggers: set[str], flag_lines: set[int]) -> list[int]:
         """Sorted numbers of the lines that hold a trigger word (one findall per line: cheap)."""
         rx = self.compiled.trigger_prefix_re
         if rx is not None and not rx.search(text):
             rx = None
-        flags = self.compiled.flag_re           # `if _FLASH_ATTN_AVAILABLE:` names no rule word
-        if flags is not None and not flags.search(text):
-            flags = None
         out = []
         for number, line in enumerate(lines, 1):
+            # flag_lines: `if _FLASH_ATTN_AVAILABLE:` names no rule word (flagname rules)
             if not triggers.isdisjoint(WORD_RE.findall(line)) or (rx is not None and rx.search(line)) \
-                    or (flags is not None and flags.search(line)):
+                    or number in flag_lines:
                 if not line.lstrip().startswith("#"):       # a comment line is never a finding
                     out.append(number)
         return out

@@ -66,27 +66,42 @@ def derived_flag_findings(tree: ast.Module, findings: list[Finding]) -> list[Fin
     by_line: dict[int, list[Finding]] = {}
     for f in findings:
         by_line.setdefault(f.line, []).append(f)
-    owner = _methods(tree)
-    # (scope, flag name) -> (definition line, findings on the definition's value); a `self.x` flag's scope is
-    # its class, a local's its function, a module-level name's the whole file
+    # (scope, flag name) -> (scope, definition line, findings on the definition's value); a `self.x` flag's scope
+    # is its class, a local's its function, a module-level name's the whole file. One walk, cheap per node.
     flags: dict[tuple[int, str], tuple[ast.AST, int, list[Finding]]] = {}
-    scopes: list[ast.AST] = [tree] + [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    for scope in scopes:
-        for node in _own_nodes(scope):
-            if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None or not _is_flag_value(node.value):
-                continue
+    stack: list[tuple[ast.AST, ast.AST, ast.AST | None]] = [(child, tree, None) for child in tree.body]
+    while stack:
+        node, scope, cls = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            stack.extend((child, node, cls) for child in node.body)
+            continue
+        if isinstance(node, ast.ClassDef):
+            stack.extend((child, scope, node) if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+                         else (child, scope, None) for child in node.body)
+            continue
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             key = _target_key(targets[0]) if len(targets) == 1 else None
-            if key is None:
-                continue
-            defs = [f for line in range(node.value.lineno, (node.value.end_lineno or node.value.lineno) + 1)
-                    for f in by_line.get(line, ())
-                    # `self.enabled = dtype == torch.bfloat16 and ...` reads a dtype; a precision question is a call
-                    if f.category != "precision" or isinstance(node.value, ast.Call)]
-            if not defs:
-                continue
-            where = owner.get(id(scope), scope) if key.startswith("self.") else scope
-            flags[(id(where), key)] = (where, node.lineno, defs)
+            last = node.value.end_lineno or node.value.lineno
+            if key is not None and any(line in by_line for line in range(node.value.lineno, last + 1)) \
+                    and _is_flag_value(node.value):
+                defs = [f for line in range(node.value.lineno, last + 1) for f in by_line.get(line, ())
+                        # `self.enabled = dtype == torch.bfloat16 and ...` reads a dtype; a precision question is a call
+                        if f.category != "precision" or isinstance(node.value, ast.Call)]
+                where = cls if key.startswith("self.") and cls is not None else scope
+                if defs and (not key.startswith("self.") or cls is not None):
+                    flags[(id(where), key)] = (where, node.lineno, defs)
+            continue
+        if isinstance(node, ast.stmt):
+            # compound statements: their bodies are in the same scope
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                for child in getattr(node, field, ()) or ():
+                    if isinstance(child, (ast.ExceptHandler, ast.match_case)):
+                        stack.extend((c, scope, cls) for c in child.body)
+                    else:
+                        stack.append((child, scope, cls))
+    if not flags:
+        return []
     out: list[Finding] = []
     seen = {(f.line, f.category) for f in findings}     # a line already reported in a category needs no copy
     for (_, key), (where, def_line, defs) in flags.items():
@@ -99,23 +114,8 @@ def derived_flag_findings(tree: ast.Module, findings: list[Finding]) -> list[Fin
                         continue
                     seen.add((node.lineno, d.category))
                     out.append(replace(
-                        d, severity="warning" if d.severity == "error" else d.severity, line=node.lineno, col=node.col_offset + 1, end_line=node.end_lineno or node.lineno,
+                        d, severity="warning" if d.severity == "error" else d.severity, line=node.lineno,
+                        col=node.col_offset + 1, end_line=node.end_lineno or node.lineno,
                         end_col=(node.end_col_offset or node.col_offset) + 1, fix="none", data={},
                         message=f"{d.message} (flag `{key}` set on line {def_line})"))
     return out
-
-
-def _own_nodes(scope: ast.AST):
-    """The nodes of a scope, without the bodies of nested functions and classes."""
-    stack = list(ast.iter_child_nodes(scope))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
-
-
-def _methods(tree: ast.Module) -> dict[int, ast.AST]:
-    """Each method's class (by the method's id)."""
-    return {id(item): node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
-            for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
