@@ -95,7 +95,7 @@ def test_xformers_and_sdpa_switches():
         with sdpa_kernel(SDPBackend.MATH):
             ref = torch.nn.functional.scaled_dot_product_attention(q, k, v)
     ''')
-    assert codes(found) == {2: ["NPU348"], 3: ["NPU348"], 6: ["NPU348"], 7: ["NPU347", "NPU347"],
+    assert codes(found) == {2: ["NPU348"], 3: ["NPU348"], 4: ["NPU397"], 6: ["NPU348"], 7: ["NPU347", "NPU347"],
                             8: ["NPU349"], 9: ["NPU350", "NPU387"], 11: ["NPU387"]}
     assert "sparse_mode=2" in found[7][0].substitution       # xformers' causal mask is top-left aligned
     assert "use_compatible_impl" in found[8][0].substitution

@@ -44,6 +44,11 @@ class QualMatch:
     score: int       # higher = more specific
 
 
+def _glob_word(pattern: str) -> str:
+    """A `flagname` glob as a regular expression over one identifier: `*` is any run of word characters."""
+    return "".join(r"\w*" if ch == "*" else re.escape(ch) for ch in pattern)
+
+
 @dataclass
 class CompiledRules:
     rules: tuple[Rule, ...]
@@ -59,6 +64,10 @@ class CompiledRules:
     # `callname: [is_flash_attn_2_available]`: a call whose callee's last name is this, wherever it was
     # defined or imported from (feature-detection helpers live in every project); all its rules report
     callnames: dict[str, list[Rule]] = field(default_factory=dict)
+    # `flagname: ["*flash_attn*available*"]`: a feature flag read by a test (`if _FLASH_ATTN_AVAILABLE:`), matched by
+    # its name case-insensitively wherever it was defined or imported from; flag_re finds the lines that may hold one
+    flagnames: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
+    flag_re: re.Pattern[str] | None = None
     strings: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
     env_exact: dict[str, list[Rule]] = field(default_factory=dict)
     env_prefixes: list[tuple[str, Rule]] = field(default_factory=list)
@@ -103,6 +112,8 @@ class CompiledRules:
                     elif kind == "callname":
                         c.callnames.setdefault(v, []).append(rule)
                         words.add(v)
+                    elif kind == "flagname":
+                        c.flagnames.append((re.compile(_glob_word(v), re.IGNORECASE), v, rule))
                     elif kind == "string":
                         c.strings.append((_pattern_regex(v), v, rule))
                         lit = _literal_words(v)
@@ -132,6 +143,10 @@ class CompiledRules:
         if prefix_words:
             alt = "|".join(re.escape(p) for p in sorted(set(prefix_words), key=len, reverse=True))
             c.trigger_prefix_re = re.compile(r"\b(?:" + alt + ")")
+        if c.flagnames:
+            # a prefilter (a line it finds is parsed, the visitor decides): the globs' cores, no leading `\w*`
+            cores = sorted({_glob_word(v.strip("*")) for _, v, _ in c.flagnames}, key=len, reverse=True)
+            c.flag_re = re.compile("|".join(cores).lower())     # searched in the lowercased text
         env_names = sorted(c.env_exact, key=len, reverse=True)
         env_alts = [re.escape(n) for n in env_names] + [re.escape(p) + r"[A-Z0-9_]+" for p, _ in c.env_prefixes]
         if env_alts:
@@ -235,6 +250,12 @@ class CompiledRules:
         for prefix, rule in self.imports:
             if module == prefix or module.startswith(prefix + "."):
                 return rule
+        return None
+
+    def match_flag(self, name: str) -> tuple[Rule, str] | None:
+        for regex, pattern, rule in self.flagnames:
+            if regex.fullmatch(name):
+                return rule, pattern
         return None
 
     def match_file(self, name: str) -> Rule | None:

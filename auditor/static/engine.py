@@ -27,6 +27,7 @@ from auditor.static.backends import apply_context, build_backend_context
 from auditor.static.compiled import WORD_RE, CompiledRules
 from auditor.static.context import HOLE, FileContext, build_context
 from auditor.static import largefile
+from auditor.static.flags import derived_flag_findings
 from auditor.static.visitor import MatchVisitor, RawHit
 from auditor import suppress as _suppress
 from auditor.suppress import Suppressions
@@ -174,6 +175,16 @@ class _Slicer:
             loops = 0                                     # a def in a loop body runs when called
         for i, block in enumerate(blocks):
             yield from self.slices(block, depth + 1, loops + (looping and i == 0))
+
+
+def _line_numbers(text: str, offsets: list[int]) -> set[int]:
+    """1-based line numbers of character offsets in text."""
+    if not offsets:
+        return set()
+    starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"] if len(offsets) > 64 else None
+    if starts is None:
+        return {text.count("\n", 0, o) + 1 for o in offsets}
+    return {bisect.bisect_right(starts, o) for o in offsets}
 
 
 def _first_line(stmt: ast.stmt) -> int:
@@ -325,12 +336,14 @@ class StaticEngine:
                 return result
         c = self.compiled
         words = set(WORD_RE.findall(text))
-        if not (words & c.file_words) and not (c.trigger_prefix_re and c.trigger_prefix_re.search(text)):
+        flag_hits = [m.start() for m in c.flag_re.finditer(text.lower())] if c.flag_re is not None else []
+        if not (words & c.file_words) and not (c.trigger_prefix_re and c.trigger_prefix_re.search(text)) \
+                and not flag_hits:
             return result
         ctx = build_context(tree)
         triggers = self._file_triggers(ctx)
         lines = text.splitlines(keepends=True)
-        relevant = self._relevant_lines(lines, text, triggers)
+        relevant = self._relevant_lines(lines, text, triggers, _line_numbers(text, flag_hits))
         if chunked is not None:
             try:
                 tree = chunked.with_statements_at(relevant)   # the statements with a trigger, parsed again
@@ -375,6 +388,10 @@ class StaticEngine:
                 result.suppressed += 1
                 continue
             finding = self._finding(hit, rel, line, col, end_line, end_col)
+            if hit.statement_pos is not None and hit.statement_pos[0] < line and finding.fix == "none":
+                # `from megatron.core.extensions.transformer_engine import (` ... `TELinear,`: report the
+                # statement's line; a finding `audit fix` rewrites keeps the name's own position
+                finding = replace(finding, line=hit.statement_pos[0], col=hit.statement_pos[1])
             if finding.fix == "safe" and isinstance(hit.node, (cst.SimpleString, cst.ConcatenatedString,
                                                                cst.FormattedString)):
                 if compared is None:
@@ -384,6 +401,7 @@ class StaticEngine:
                     finding = replace(finding, fix="unsafe")
             result.findings.append(finding)
         if result.findings:
+            result.findings += derived_flag_findings(tree, result.findings)   # `if is_nccl:` after `is_nccl = ...`
             # Multi-backend context (NPU branches, backend tables, platform classes, guarded imports): one more
             # walk of the tree, only for files with findings.
             wanted = sorted({f.line for f in result.findings})
@@ -419,14 +437,16 @@ class StaticEngine:
                 triggers.add(module.rsplit(".", 1)[-1])
         return triggers
 
-    def _relevant_lines(self, lines: list[str], text: str, triggers: set[str]) -> list[int]:
+    def _relevant_lines(self, lines: list[str], text: str, triggers: set[str], flag_lines: set[int]) -> list[int]:
         """Sorted numbers of the lines that hold a trigger word (one findall per line: cheap)."""
         rx = self.compiled.trigger_prefix_re
         if rx is not None and not rx.search(text):
             rx = None
         out = []
         for number, line in enumerate(lines, 1):
-            if not triggers.isdisjoint(WORD_RE.findall(line)) or (rx is not None and rx.search(line)):
+            # flag_lines: `if _FLASH_ATTN_AVAILABLE:` names no rule word (flagname rules)
+            if not triggers.isdisjoint(WORD_RE.findall(line)) or (rx is not None and rx.search(line)) \
+                    or number in flag_lines:
                 if not line.lstrip().startswith("#"):       # a comment line is never a finding
                     out.append(number)
         return out
@@ -462,6 +482,9 @@ class StaticEngine:
         for hit in visitor.hits:
             pos = positions[hit.node]
             end_pos = positions[hit.end_node].end if hit.end_node is not None else pos.end
+            if hit.statement is not None:
+                stmt = positions[hit.statement].start
+                hit.statement_pos = (stmt.line + offset, stmt.column + 1 + (shift if stmt.line == 1 else 0))
             out.append((hit, pos.start.line + offset, pos.start.column + 1 + (shift if pos.start.line == 1 else 0),
                         end_pos.line + offset, end_pos.column + 1 + (shift if end_pos.line == 1 else 0)))
         return out

@@ -46,6 +46,10 @@ class RawHit:
     value: str | None = None
     via: str | None = None
     end_node: cst.CSTNode | None = None
+    # the `from ... import (` statement of an imported name: a finding no fixer rewrites starts there, the
+    # line a reader (and a label) points at, not on the name's own line inside the parentheses
+    statement: cst.CSTNode | None = None
+    statement_pos: tuple[int, int] | None = None
 
 
 class MatchVisitor(cst.CSTVisitor):
@@ -327,12 +331,16 @@ class MatchVisitor(cst.CSTVisitor):
                 if rule is not None:
                     self._hit(rule, node.module, module)
             return False
+        first = len(self.hits)
         for alias in node.names:
             qual = f"{module}.{dotted(alias.name)}"
             if not self._match_reference(alias, qual, None):
                 rule = self.c.match_import(module)
                 if rule is not None:
                     self._hit(rule, alias, qual)
+        if node.lpar is not None:
+            for hit in self.hits[first:]:
+                hit.statement = node
         return False
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -419,6 +427,7 @@ class MatchVisitor(cst.CSTVisitor):
         return False
 
     def visit_While(self, node: cst.While) -> bool:
+        self._flag_reads(node.test)
         self._loop_depth += 1         # the condition runs on every iteration too
         node.test.visit(self)
         node.body.visit(self)
@@ -540,6 +549,29 @@ class MatchVisitor(cst.CSTVisitor):
         if qual is not None:
             self._match_reference(node, qual, None)
         return False
+
+    def _flag_reads(self, test: cst.BaseExpression) -> None:
+        """`if _FLASH_ATTN_AVAILABLE and not HAVE_APEX:`: feature flags a test reads, by their names (`flagname`)."""
+        if not self.c.flagnames:
+            return
+        if isinstance(test, cst.BooleanOperation):
+            self._flag_reads(test.left)
+            self._flag_reads(test.right)
+        elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            self._flag_reads(test.expression)
+        elif isinstance(test, (cst.Name, cst.Attribute)):
+            name = test.value if isinstance(test, cst.Name) else test.attr.value
+            m = self.c.match_flag(name)
+            if m is not None:
+                self._hit(m[0], test, name, value=m[1])
+
+    def visit_If(self, node: cst.If) -> bool:
+        self._flag_reads(node.test)
+        return True
+
+    def visit_IfExp(self, node: cst.IfExp) -> bool:
+        self._flag_reads(node.test)
+        return True
 
     def visit_Annotation(self, node: cst.Annotation) -> bool:
         return False      # `-> torch.autocast`, `x: torch.cuda.Stream`: a type, not a use

@@ -1,0 +1,121 @@
+"""Flags derived from a finding and read later in the same file: `is_nccl = dist.get_backend() == "nccl"` ...
+`if is_nccl:`, `HAS_FA = find_spec("flash_attn") is not None` ... `if HAS_FA:`, `self.use_te = is_te_available()`
+... `if self.use_te:`. The definition carries the finding; each test that reads the flag is where the code
+takes its CUDA-only branch, so it gets the same finding, with no fix (the change belongs at the definition)
+and at most a warning (the test runs on Ascend; it takes another branch there).
+
+Runs on the `ast` tree of files that already have findings, one walk per file."""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import replace
+
+from auditor.findings import Finding
+
+# values that make a yes/no flag: a comparison, and/or/not, or a call that asks a question
+_FLAG_VALUES = (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Call)
+_QUESTION = re.compile(r"^_?(?:is|has|have|can|supports?)_|_(?:available|supported|enabled)$|^(?:find_spec|"
+                       r"RequirementCache|ModuleAvailableCache|package_available|module_available|compare_version)$")
+
+
+def _is_flag_value(value: ast.expr) -> bool:
+    if isinstance(value, ast.UnaryOp):
+        return isinstance(value.op, ast.Not)
+    if isinstance(value, ast.Call):
+        func = value.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        return bool(_QUESTION.search(name))
+    return isinstance(value, _FLAG_VALUES)
+
+
+def _target_key(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return "self." + node.attr
+    return None
+
+
+def _tests(scope: ast.AST):
+    """The condition expressions in a scope (not in nested functions or classes, which have their own)."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+            yield node.test
+        elif isinstance(node, ast.comprehension):
+            yield from node.ifs
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _reads(test: ast.expr):
+    """Names and self attributes a test reads as a truth value (alone, under `not`, in and/or)."""
+    if isinstance(test, ast.BoolOp):
+        for value in test.values:
+            yield from _reads(value)
+    elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        yield from _reads(test.operand)
+    else:
+        key = _target_key(test)
+        if key is not None:
+            yield key, test
+
+
+def derived_flag_findings(tree: ast.Module, findings: list[Finding]) -> list[Finding]:
+    by_line: dict[int, list[Finding]] = {}
+    for f in findings:
+        by_line.setdefault(f.line, []).append(f)
+    # (scope, flag name) -> (scope, definition line, findings on the definition's value); a `self.x` flag's scope
+    # is its class, a local's its function, a module-level name's the whole file. One walk, cheap per node.
+    flags: dict[tuple[int, str], tuple[ast.AST, int, list[Finding]]] = {}
+    stack: list[tuple[ast.AST, ast.AST, ast.AST | None]] = [(child, tree, None) for child in tree.body]
+    while stack:
+        node, scope, cls = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            stack.extend((child, node, cls) for child in node.body)
+            continue
+        if isinstance(node, ast.ClassDef):
+            stack.extend((child, scope, node) if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+                         else (child, scope, None) for child in node.body)
+            continue
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            key = _target_key(targets[0]) if len(targets) == 1 else None
+            last = node.value.end_lineno or node.value.lineno
+            if key is not None and any(line in by_line for line in range(node.value.lineno, last + 1)) \
+                    and _is_flag_value(node.value):
+                defs = [f for line in range(node.value.lineno, last + 1) for f in by_line.get(line, ())
+                        # `self.enabled = dtype == torch.bfloat16 and ...` reads a dtype; a precision question is a call
+                        if f.category != "precision" or isinstance(node.value, ast.Call)]
+                where = cls if key.startswith("self.") and cls is not None else scope
+                if defs and (not key.startswith("self.") or cls is not None):
+                    flags[(id(where), key)] = (where, node.lineno, defs)
+            continue
+        if isinstance(node, ast.stmt):
+            # compound statements: their bodies are in the same scope
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                for child in getattr(node, field, ()) or ():
+                    if isinstance(child, (ast.ExceptHandler, ast.match_case)):
+                        stack.extend((c, scope, cls) for c in child.body)
+                    else:
+                        stack.append((child, scope, cls))
+    if not flags:
+        return []
+    out: list[Finding] = []
+    seen = {(f.line, f.category) for f in findings}     # a line already reported in a category needs no copy
+    for (_, key), (where, def_line, defs) in flags.items():
+        for test in _tests(where):
+            for name, node in _reads(test):
+                if name != key or node.lineno == def_line:
+                    continue
+                for d in defs:
+                    if (node.lineno, d.category) in seen:
+                        continue
+                    seen.add((node.lineno, d.category))
+                    out.append(replace(
+                        d, severity="warning" if d.severity == "error" else d.severity, line=node.lineno,
+                        col=node.col_offset + 1, end_line=node.end_lineno or node.lineno,
+                        end_col=(node.end_col_offset or node.col_offset) + 1, fix="none", data={},
+                        message=f"{d.message} (flag `{key}` set on line {def_line})"))
+    return out

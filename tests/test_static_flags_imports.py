@@ -1,0 +1,105 @@
+"""Two placements of static findings (issue 14): a flag derived from a finding and read later in a test
+(`if is_nccl:` after `is_nccl = dist.get_backend() == "nccl"`) gets the definition's finding, and a name
+imported inside `from X import (...)` over several lines is reported on the `from` line when no fix
+rewrites it."""
+from __future__ import annotations
+
+from test_rules_apex import audit
+
+
+def codes(by_line, line):
+    return sorted(f.code for f in by_line.get(line, []))
+
+
+def test_flags_derived_from_a_finding_are_reported_where_a_test_reads_them():
+    found = audit('''\
+        import importlib.util
+        import torch
+        import torch.distributed as dist
+
+        HAS_FLASH_ATTN = importlib.util.find_spec("flash_attn") is not None
+
+
+        def setup(args):
+            is_nccl = dist.get_backend() == "nccl"
+            timeout = 1800 if is_nccl else 600
+            gpu_ok = torch.cuda.is_available()
+            if gpu_ok and not args.cpu:
+                args.device = "npu"
+            n = torch.cuda.device_count()
+            if n > 1:
+                args.ddp = True
+            if HAS_FLASH_ATTN:
+                args.attn = "fa2"
+
+
+        class Monitor:
+            def __init__(self):
+                self.on_accelerator = torch.cuda.is_available()
+
+            def step(self):
+                if not self.on_accelerator:
+                    return {}
+
+
+        def other():
+            if is_nccl:
+                return 1
+        ''')
+    assert codes(found, 10) == codes(found, 9) == ["NPU101"]
+    assert codes(found, 12) == codes(found, 11)
+    assert all(f.fix == "none" and f.severity != "error" for f in found[12])
+    assert "flag `gpu_ok` set on line 11" in found[12][0].message
+    assert 15 not in found                       # a count compared with a number is not a flag
+    assert {f.category for f in found[17]} == {"attention"} and len(found[17]) == 1   # one finding per category
+    assert codes(found, 26) == codes(found, 23)   # self.on_accelerator, read in another method
+    assert 31 not in found                       # another function's local of the same name
+
+
+def test_feature_flags_are_reported_by_name_where_a_test_reads_them():
+    found = audit('''\
+        from litgpt.constants import _BITANDBYTES_AVAILABLE_NOT_EQUAL_0_42_0
+        from .utils import HAS_FLASH_ATTN, HAVE_TE
+        try:
+            import apex
+            HAVE_APEX = True
+        except ImportError:
+            HAVE_APEX = False
+
+
+        def build(model, quantize, update_available):
+            if _BITANDBYTES_AVAILABLE_NOT_EQUAL_0_42_0 and quantize:
+                model = convert(model)
+            if HAS_FLASH_ATTN and not HAVE_TE:
+                model.attn = "fa2"
+            opt = "fused" if HAVE_APEX else "torch"
+            while not self.cuda_available:
+                break
+            if update_available:
+                print("HAS_FLASH_ATTN is set")
+            return HAS_FLASH_ATTN
+        ''')
+    assert codes(found, 11) == ["NPU431"]
+    assert codes(found, 13) == ["NPU391", "NPU431"]
+    assert codes(found, 15) == ["NPU389"]
+    assert codes(found, 16) == ["NPU030"]
+    assert 2 not in found and 18 not in found and 19 not in found   # an import, another word, a message
+    assert 20 not in found                       # a flag returned, not tested here
+
+
+def test_multi_line_from_import_is_reported_on_the_from_line_unless_a_fix_rewrites_the_name():
+    found = audit('''\
+        from megatron.core.extensions.transformer_engine import (
+            TEColumnParallelLinear,
+            TENorm,
+        )
+        from torch.cuda.amp import (
+            autocast,
+            GradScaler,
+        )
+        ''')
+    assert [f.symbol.rsplit(".", 1)[-1] for f in found[1]] == ["TEColumnParallelLinear", "TENorm"]
+    assert 2 not in found and 3 not in found
+    assert [f.end_line for f in found[1]] == [2, 3]          # the span still ends at the name
+    fixable = [f for line in (6, 7) for f in found.get(line, []) if f.fix != "none"]
+    assert {f.line for f in fixable} == {6, 7}             # `audit fix` finds the names where they are
