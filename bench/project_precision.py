@@ -58,6 +58,9 @@ def _repos() -> list[str]:
 
 def collect() -> list[dict]:
     sys.path.insert(0, str(BENCH.parent))
+    sys.path.insert(0, str(BENCH))
+    from project_files import tree_dir
+
     from auditor.discover import discover
     from auditor.project import project_kind
     from auditor.rules import load_rules
@@ -66,7 +69,7 @@ def collect() -> list[dict]:
     engine = StaticEngine(load_rules())
     rows = []
     for repo in _repos():
-        tree = TREES / repo
+        tree = tree_dir(repo)
         for path, _rel in discover([tree]).files:
             if project_kind(path.name) is None and path.suffix.lower() not in (".cu", ".cuh"):
                 continue
