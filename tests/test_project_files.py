@@ -291,3 +291,74 @@ def test_negated_switches_matrix_entries_and_version_markers():
     matrix = ENGINE.analyze_bytes(b"jobs:\n  b:\n    strategy:\n      matrix:\n        cuda_version: ['12.4']\n",
                                   "ci.yml").findings
     assert [(f.code, f.severity) for f in matrix] == [("NPU018", "info")]
+
+
+def test_builds_of_cuda_source_trees_by_clone_cd_workdir_and_path():
+    # a clone of a CUDA project, then a build in it: the build line names the project (DeepEP, apex, ...)
+    found = audit("build.sh", """\
+        git clone --depth 1 https://github.com/deepseek-ai/DeepEP.git && cd DeepEP && python setup.py install
+        cd /workspace && pip install -e .
+        git clone https://github.com/NVIDIA/apex /src/nvapex
+        pip install -v --no-build-isolation --config-settings "--build-option=--cpp_ext" /src/nvapex
+        pip install --no-cache-dir --no-build-isolation /megatron/fused_kernels
+        """)
+    assert ("NPU440", 1, 79, "url:github.com/deepseek-ai/deepep") in found          # `python setup.py install`
+    assert not [f for f in found if f[1] == 2]                                      # an unrelated tree
+    assert ("NPU362", 4, 82, "url:github.com/nvidia/apex") in found
+    assert ("NPU360", 5, 49, "fused-kernels") in found
+    # Dockerfile: WORKDIR is where RUN starts; leading BuildKit flags over continuation lines are Docker's
+    found = audit("Dockerfile", """\
+        FROM ubuntu:22.04 AS deep_gemm
+        ARG CODESPACE=/root/codespace
+        RUN --mount=type=secret,id=HTTPS_PROXY,env=https_proxy \\
+            --mount=type=secret,id=NO_PROXY,env=no_proxy \\
+            pip install torch==2.6.0 \\
+            -i ${PYTORCH_WHEELS_URL}/cu128
+        WORKDIR ${CODESPACE}/DeepGEMM
+        RUN pip wheel -w /tmp/deep_gemm -v --no-deps .
+        FROM ubuntu:22.04 AS app
+        RUN pip install .
+        """)
+    assert ("NPU018", 6, 8, "index:${PYTORCH_WHEELS_URL}/cu128") in found
+    assert ("NPU440", 8, 46, "deep-gemm") in found
+    assert not [f for f in found if f[1] == 10]       # a new stage starts outside the DeepGEMM tree
+
+
+def test_cuda_paths_written_to_files_and_script_variables_as_settings():
+    found = audit("setup_env.sh", """\
+        echo "/usr/local/cuda-12.4/lib64" | sudo tee -a /etc/ld.so.conf.d/cuda.conf
+        echo "export PATH=/usr/local/cuda/bin:\\$PATH" >> /etc/environment
+        echo "install CUDA into /usr/local/cuda first" >&2
+        export CUDA_HOME=/usr/local/cuda
+        update-alternatives --set cuda /usr/local/cuda-12.4
+        export ACCELERATOR=${ACCELERATOR:-"GPU"}
+        DIST_BACKEND=nccl torchrun train.py
+        CUDA_VERSION=12.1
+        """)
+    assert ("NPU027", 1, 7, "path:/usr/local/cuda-12.4") in found
+    assert ("NPU027", 2, 19, "path:/usr/local/cuda") in found
+    assert not [f for f in found if f[1] == 3]                                      # a message
+    assert [f[0] for f in found if f[1] == 4] == ["NPU004"]                         # CUDA_HOME says it already
+    assert ("NPU027", 5, 32, "path:/usr/local/cuda-12.4") in found
+    assert ("NPU020", 6, 8, "ACCELERATOR=GPU") in found
+    assert ("NPU122", 7, 1, "DIST_BACKEND=nccl") in found
+    assert not [f for f in found if f[1] == 8]
+
+
+def test_config_install_commands_container_options_and_transformer_engine_env():
+    found = audit(".github/workflows/ci.yml", """\
+        jobs:
+          build:
+            container:
+              image: ${{ matrix.container }}
+              options: --gpus all --rm -v /dev/shm
+        autotest:
+          pip_package: pip install -e . --no-deps; pip install more-itertools triton
+          description: "run pip install flash-attn first"
+        ENV_VARS:
+          NVTE_ALLOW_NONDETERMINISTIC_ALGO: 0
+        """)
+    assert ("NPU017", 5, 16, "docker --gpus=all") in found
+    assert ("NPU360", 7, 71, "triton") in found
+    assert not [f for f in found if f[1] == 8]
+    assert ("NPU446", 10, 3, "NVTE_ALLOW_NONDETERMINISTIC_ALGO") in found

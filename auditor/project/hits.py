@@ -28,6 +28,7 @@ class ProjectMatchers:
     command: list[tuple[str, Rule]] = field(default_factory=list)
     image: list[tuple[str, Rule]] = field(default_factory=list)
     setting: list[tuple[str, str, Rule]] = field(default_factory=list)   # (key path glob, value glob, rule)
+    _trees: dict[str, tuple[str, Rule]] | None = field(default=None, repr=False)
 
     @classmethod
     def build(cls, rules: tuple[Rule, ...]) -> "ProjectMatchers":
@@ -46,6 +47,28 @@ class ProjectMatchers:
 
     def match_requirement(self, symbol: str) -> Rule | None:
         return _first(self.requirement, symbol.lower())
+
+    def match_source_tree(self, directory: str) -> tuple[str, Rule] | None:
+        """A directory named after a CUDA project of the requirement patterns (`DeepEP`, `flash-attention`,
+        `apex/`): (the pattern's symbol, its rule). Names compare without case and separators, as a clone of
+        github.com/deepseek-ai/DeepEP or the distribution `deep_ep` would be named."""
+        key = re.sub(r"[-_.]+", "", directory.rstrip("/").rsplit("/", 1)[-1].lower())
+        return self._source_trees().get(key) if key else None
+
+    def _source_trees(self) -> dict[str, tuple[str, Rule]]:
+        trees = self._trees
+        if trees is None:
+            trees = {}
+            for pattern, rule in self.requirement:
+                if pattern.startswith("url:") and pattern.count("/") == 2 and not any(c in pattern for c in "*?["):
+                    name = pattern.rsplit("/", 1)[-1]          # url:github.com/owner/name: the clone's directory
+                elif re.fullmatch(r"[a-z0-9][a-z0-9-]*", pattern) and len(pattern) > 3:
+                    name = pattern                             # a distribution name (not torch+cu*, apt:, index:)
+                else:
+                    continue
+                trees.setdefault(re.sub(r"[-_.]+", "", name), (pattern, rule))
+            self._trees = trees
+        return trees
 
     def match_command(self, symbol: str) -> Rule | None:
         """symbol: a command name (a path is reduced to its last part) or `name --option=value`."""
