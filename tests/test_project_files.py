@@ -362,3 +362,35 @@ def test_config_install_commands_container_options_and_transformer_engine_env():
     assert ("NPU360", 7, 71, "triton") in found
     assert not [f for f in found if f[1] == 8]
     assert ("NPU446", 10, 3, "NVTE_ALLOW_NONDETERMINISTIC_ALGO") in found
+
+
+def test_conda_installs_pip_global_options_wheel_urls_and_forks_in_scripts():
+    found = audit("build_conda.sh", """\
+        micromamba install -n slime \\
+          cuda=12.9.1 \\
+          nccl \\
+          -c nvidia/label/cuda-12.9.1 \\
+          -c conda-forge -y
+        MAX_JOBS=64 pip -v install flash-attn==2.8.3 --no-build-isolation
+        pip install "https://example.org/v2.8.3/flash_attn-2.8.3%2Bcu12torch2.11cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"
+        git clone https://github.com/ROCm/apex.git && cd apex && python setup.py install
+        conda install numpy pip
+        """)
+    assert {(c, ln, s) for c, ln, _, s in found} == {
+        ("NPU018", 2, "cuda"), ("NPU018", 3, "nccl"), ("NPU018", 4, "channel:nvidia"),
+        ("NPU361", 6, "flash-attn"), ("NPU361", 7, "flash-attn"), ("NPU362", 8, "apex")}
+    assert len([f for f in found if f[1] == 8]) == 2       # the fork's clone and its build
+
+
+def test_conda_named_ci_workflow_is_read_as_a_config():
+    found = audit(".github/workflows/conda-ci.yml", """\
+        jobs:
+          build-conda:
+            container:
+              options: --privileged --gpus all --ipc=host
+            steps:
+              - run: |
+                  export CUDA_HOME="$CONDA_PREFIX"
+        """)
+    assert ("NPU017", 4, 29, "docker --gpus=all") in found
+    assert ("NPU004", 7, 18, "CUDA_HOME") in found

@@ -147,6 +147,11 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
     return col.done()
 
 
+def conda_spec_name(spec: str) -> str:
+    """A conda match spec's package name: name[=version[=build]], `name>=1`, or channel::name."""
+    return re.split(r"[\s=<>!~\[]", spec.split("::")[-1], maxsplit=1)[0]
+
+
 def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     """environment.yml: conda specs (`pytorch-cuda=12.1`, `cudatoolkit`) and the `pip:` sub-list."""
     text, error = decode_text(data, rel)
@@ -156,9 +161,13 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         return FileResult(rel, error=FileError(rel, "syntax", f"invalid YAML: {exc}".splitlines()[0]))
+    if not isinstance(root, yaml.MappingNode) or not any(
+            isinstance(k, yaml.ScalarNode) and k.value in ("dependencies", "channels") for k, _ in root.value):
+        # named like an environment (`conda-ci.yml`, `conda_build.yaml`) but not one: a config or CI workflow
+        from auditor.project.configs import analyze_config
+
+        return analyze_config(engine, data, rel)
     col = Collector(engine, rel, text)
-    if not isinstance(root, yaml.MappingNode):
-        return col.done()
     for key, value in root.value:
         if key.value == "channels" and isinstance(value, yaml.SequenceNode):
             for item in value.value:
@@ -169,9 +178,7 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
             continue
         for item in value.value:
             if isinstance(item, yaml.ScalarNode):
-                # conda match specs: name[=version[=build]] or channel::name
-                spec = item.value.split("::")[-1]
-                name = re.split(r"[\s=<>!~\[]", spec, maxsplit=1)[0]
+                name = conda_spec_name(item.value)
                 if name:
                     line = item.start_mark.line + 1
                     rule = matchers(engine).match_requirement(normalize_dist(name))

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from urllib.parse import unquote
 from typing import TYPE_CHECKING, Iterator
 
 from auditor.findings import FileResult
-from auditor.project.hits import Collector, decode_text, matchers
-from auditor.project.requirements import _CUDA_INDEX_RE, requirement_symbols, wheel_symbols
+from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
+from auditor.project.requirements import _CUDA_INDEX_RE, conda_spec_name, requirement_symbols, wheel_symbols
 
 if TYPE_CHECKING:
     from auditor.rules import Rule
@@ -21,6 +22,7 @@ _WRAPPERS = {"sudo", "exec", "time", "nohup", "env", "command", "nice", "srun", 
 _PIP = {"pip", "pip3", "uv", "conda", "mamba", "micromamba"}
 _OPTS_WITH_VALUE = {"-r", "--requirement", "-c", "--constraint", "-w", "--wheel-dir", "-t", "--target",
                     "--prefix", "--root", "--platform", "--python-version"}
+_CONDA_OPTS_WITH_VALUE = {"-n", "--name", "-p", "--prefix", "--file", "--override-channels-file"}
 _INDEX_OPTS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links"}
 _APT = {"apt", "apt-get", "yum", "dnf", "microdnf", "zypper", "apk"}
 # words, strings and here-documents: where options (`--bf16`) and URLs are read, inside quotes too
@@ -137,23 +139,28 @@ class _SourceTree:
         self.cloned: dict[str, tuple[str, "Rule"]] = {}
         self.here: tuple[str, "Rule"] | None = None
 
-    def clone(self, m, words: list[str]) -> None:
+    def clone(self, col: Collector, m, pos: "_Positions", words: list[str], nodes: list) -> None:
         positional, skip = [], False
-        for w in words:
+        for w, node in zip(words, nodes):
             if skip:
                 skip = False
             elif w in _GIT_CLONE_OPTS_WITH_VALUE:
                 skip = True
             elif not w.startswith("-"):
-                positional.append(w)
-        if not positional or "://" not in positional[0] and not positional[0].startswith("git@"):
+                positional.append((w, node))
+        if not positional or "://" not in positional[0][0] and not positional[0][0].startswith("git@"):
             return
-        url = positional[0].replace("git@github.com:", "https://github.com/")
+        url = positional[0][0].replace("git@github.com:", "https://github.com/")
         symbol = url_symbol(url)
-        rule = m.match_requirement(symbol)
-        if rule is not None:
-            directory = positional[1] if len(positional) > 1 else url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
-            self.cloned[directory.rstrip("/").rsplit("/", 1)[-1]] = (symbol, rule)
+        found = (symbol, rule) if (rule := m.match_requirement(symbol)) is not None else None
+        if found is None and (found := m.match_source_tree(symbol.rsplit("/", 1)[-1])) is not None:
+            # a fork or mirror of a CUDA project (github.com/ROCm/apex, github.com/someone/DeepEP): the URL
+            # itself is not in the patterns, so the clone is reported here
+            line, c = pos.at(positional[0][1].start_point)
+            col.add(found[1], found[0], line, c, c + len(positional[0][0]), note=f" (cloned from {symbol[4:]})")
+        if found is not None:
+            directory = positional[1][0] if len(positional) > 1 else url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
+            self.cloned[directory.rstrip("/").rsplit("/", 1)[-1]] = found
 
     def cd(self, m, target: str | None) -> None:
         if not target or target in ("-", "~") or target.startswith(".."):
@@ -328,7 +335,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         source_tree.cd(m, words[1] if len(words) > 1 else None)
         return
     if name == "git" and "clone" in words[1:3]:
-        source_tree.clone(m, words[words.index("clone") + 1:])
+        at = words.index("clone") + 1
+        source_tree.clone(col, m, pos, words[at:], nodes[at:])
         return
     if name == "python" or name.startswith("python3") or name == "python3":
         if words[1:3] == ["-m", "pip"]:
@@ -349,7 +357,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         rest = words[1:]
         if name == "uv" and rest[:1] == ["pip"]:
             rest = rest[1:]
-        _pip(col, m, pos, rest, nodes[len(words) - len(rest):], source_tree)
+        _pip(col, m, pos, rest, nodes[len(words) - len(rest):], source_tree,
+             conda=name in ("conda", "mamba", "micromamba"))
 
 
 def _builds(col: Collector, source_tree: _SourceTree, pos: _Positions, node, path: str = ".") -> None:
@@ -364,8 +373,11 @@ def _builds(col: Collector, source_tree: _SourceTree, pos: _Positions, node, pat
                 note=" (built here from its source tree)")
 
 
-def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, source_tree: _SourceTree) -> None:
-    if not words or words[0] not in ("install", "add", "wheel"):
+def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, source_tree: _SourceTree,
+         conda: bool = False) -> None:
+    while words and words[0].startswith("-") and words[0] not in _OPTS_WITH_VALUE:
+        words, nodes = words[1:], nodes[1:]          # `pip -v install`, `pip --no-cache-dir install`: global options
+    if not words or words[0] not in ("install", "add", "wheel", "create"):
         return
     skip = False
     for i, w in enumerate(words[1:], 1):
@@ -373,6 +385,19 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             skip = False
             continue
         line, c = pos.at(nodes[i].start_point)
+        if conda:
+            # `micromamba install -n env cuda=12.9.1 nccl -c nvidia/label/cuda-12.9.1 -c nvidia`: conda specs
+            if w in ("-c", "--channel") and i + 1 < len(words):
+                channel = words[i + 1].split("/", 1)[0].lower()
+                cl, cc = pos.at(nodes[i + 1].start_point)
+                col.add(m.match_requirement("channel:" + channel), "channel:" + channel, cl, cc, cc + len(words[i + 1]))
+                skip = True
+            elif w in _CONDA_OPTS_WITH_VALUE:
+                skip = True
+            elif not w.startswith("-") and "$" not in w and (name := conda_spec_name(w)):
+                symbol = normalize_dist(name)
+                col.add(m.match_requirement(symbol), symbol, line, c, c + len(name))
+            continue
         if w in _INDEX_OPTS or any(w.startswith(o + "=") for o in _INDEX_OPTS if o.startswith("--")):
             url = w.split("=", 1)[1] if "=" in w else (words[i + 1] if i + 1 < len(words) else "")
             skip = "=" not in w
@@ -388,7 +413,7 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             skip = True
             continue
         if w.endswith(".whl"):
-            symbols = wheel_symbols(w)
+            symbols = wheel_symbols(unquote(w))        # a file or a URL (`.../flash_attn-2.8.3%2Bcu12torch2.11-...whl`)
         elif w.startswith((".", "/", "~")) and "$" not in w.rsplit("/", 1)[-1]:
             # `pip install .`, `pip install -e ".[dev]"`, `pip wheel -w DIR /src/apex`: a source tree is built
             _builds(col, source_tree, pos, nodes[i], w.split("[", 1)[0])
