@@ -394,3 +394,31 @@ def test_conda_named_ci_workflow_is_read_as_a_config():
         """)
     assert ("NPU017", 4, 29, "docker --gpus=all") in found
     assert ("NPU004", 7, 18, "CUDA_HOME") in found
+
+
+def test_inline_python_which_dpkg_conda_channel_labels_and_dtype_settings():
+    found = audit("ci.sh", """\
+        python -c "import torch; print('CUDA available:', torch.cuda.is_available())"
+        which nvcc
+        sudo dpkg -i cuda-keyring_1.1-1_all.deb
+        python -c "print('hello from cuda')"
+        """)
+    assert ("NPU002", 1, 51, "torch.cuda.is_available") in found
+    assert ("NPU017", 2, 7, "nvcc") in found
+    assert ("NPU018", 3, 14, "apt:cuda-keyring") in found
+    assert not [f for f in found if f[1] == 4]
+    found = audit("environment.yml", """\
+        channels:
+          - nvidia/label/cuda-11.8.0
+          - conda-forge
+        dependencies:
+          - python=3.10
+        """)
+    assert [(c, ln) for c, ln, *_ in found] == [("NPU018", 2)]
+    found = audit("recipes/configs/8B_full.yaml", """\
+        dtype: bf16
+        model:
+          torch_dtype: bfloat16
+        optimizer_dtype: fp32
+        """)
+    assert [(c, ln) for c, ln, *_ in found] == [("NPU212", 1), ("NPU212", 3)]

@@ -159,6 +159,17 @@ class Collector:
         self.result.findings.append(f)
         return f
 
+    def add_finding(self, finding: Finding) -> None:
+        """A finding another pass made for a piece of this file (`python -c CODE` in a script)."""
+        key = (finding.code, finding.line, finding.col, finding.symbol)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        if self._suppressions.covers(finding.line, finding.line, finding.code):
+            self.result.suppressed += 1
+            return
+        self.result.findings.append(finding)
+
     def env(self, name: str, line: int, col: int, *, twin=None, note: str = "", sets: bool = True) -> None:
         """An environment variable set or read by a script: the same rules (and HCCL names) as Python's.
         twin(new_name) -> the edit that also sets the Ascend name to the same value, keeping the original so

@@ -171,7 +171,8 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     for key, value in root.value:
         if key.value == "channels" and isinstance(value, yaml.SequenceNode):
             for item in value.value:
-                if isinstance(item, yaml.ScalarNode) and item.value.lower() == "nvidia":
+                # `nvidia`, or one of its labels: `nvidia/label/cuda-11.8.0`
+                if isinstance(item, yaml.ScalarNode) and item.value.lower().split("/", 1)[0] == "nvidia":
                     col.add(matchers(engine).match_requirement("channel:nvidia"), "channel:nvidia",
                             item.start_mark.line + 1, item.start_mark.column + 1)
         if key.value != "dependencies" or not isinstance(value, yaml.SequenceNode):

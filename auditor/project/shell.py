@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from auditor.static.engine import StaticEngine
 
 # Commands that run the next word as the command (their own options skipped).
-_WRAPPERS = {"sudo", "exec", "time", "nohup", "env", "command", "nice", "srun", "mpirun", "xargs", "stdbuf"}
+# `which nvcc` asks for the tool as `command -v nvcc` does: a CI step that needs it fails without it
+_WRAPPERS = {"sudo", "exec", "time", "nohup", "env", "command", "nice", "srun", "mpirun", "xargs", "stdbuf", "which"}
 _PIP = {"pip", "pip3", "uv", "conda", "mamba", "micromamba"}
 _OPTS_WITH_VALUE = {"-r", "--requirement", "-c", "--constraint", "-w", "--wheel-dir", "-t", "--target",
                     "--prefix", "--root", "--platform", "--python-version"}
@@ -339,10 +340,20 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         source_tree.clone(col, m, pos, words[at:], nodes[at:])
         return
     if name == "python" or name.startswith("python3") or name == "python3":
+        if len(words) > 2 and words[1] == "-c":
+            _inline_python(col, pos, words[2], nodes[2])
+            return
         if words[1:3] == ["-m", "pip"]:
             _pip(col, m, pos, words[3:], nodes[3:], source_tree)
         elif len(words) > 2 and words[1].endswith("setup.py") and words[2] in _SETUP_BUILDS:
             _builds(col, source_tree, pos, nodes[0])
+        return
+    if name == "dpkg" and ("-i" in words or "--install" in words):
+        for i, w in enumerate(words[1:], 1):
+            if w.endswith(".deb"):       # `dpkg -i cuda-keyring_1.1-1_all.deb`: the package is the name before `_`
+                line, c = pos.at(nodes[i].start_point)
+                symbol = "apt:" + w.rsplit("/", 1)[-1].split("_", 1)[0].lower()
+                col.add(m.match_requirement(symbol), symbol, line, c, c + len(w))
         return
     if name in _APT and "install" in words[1:]:
         start = words.index("install")
@@ -359,6 +370,24 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             rest = rest[1:]
         _pip(col, m, pos, rest, nodes[len(words) - len(rest):], source_tree,
              conda=name in ("conda", "mamba", "micromamba"))
+
+
+def _inline_python(col: Collector, pos: _Positions, code: str, node) -> None:
+    """`python -c "import torch; print(torch.cuda.is_available())"`: the code goes through the Python pass, its
+    findings placed where the code sits in the script."""
+    from dataclasses import replace
+
+    if "cuda" not in code.lower() and "nccl" not in code.lower():
+        return          # nothing the device rules look for: skip the parse
+    row, byte_col = node.start_point
+    start = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + (node.type in ("string", "raw_string"))
+    result = col.engine.analyze_bytes((code + "\n").encode("utf-8"), col.rel + ".py")
+    for f in result.findings:
+        line = row + f.line
+        shift = start if f.line == 1 else 0
+        col.add_finding(replace(f, path=col.rel, line=line, end_line=row + f.end_line, col=f.col + shift,
+                                end_col=f.end_col + (start if f.end_line == 1 else 0), fix="none",
+                                data={k: v for k, v in f.data.items() if k != "replace"}))
 
 
 def _builds(col: Collector, source_tree: _SourceTree, pos: _Positions, node, path: str = ".") -> None:
