@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 PROJECT_MATCHERS = ("requirement", "command", "image", "setting")
 
 
+_LOCATION_SUFFIXES = ("_PATH", "_HOME", "_DIR", "_TMPDIR", "_ROOT", "_PREFIX")
+
+
 def normalize_dist(name: str) -> str:
     """PEP 503 normalisation: `Flash_Attn` and `flash-attn` are one distribution."""
     return re.sub(r"[-_.]+", "-", name).lower()
@@ -180,6 +183,12 @@ class Collector:
         if rule is None:
             return
         new = self.engine.replacement_for(rule, name)
+        if rule.code == "NPU004" and name not in rule.symbols and name.endswith(_LOCATION_SUFFIXES):
+            # CUDA_CACHE_PATH, CUDA_TMPDIR: where the CUDA toolchain keeps files, like CUDA_HOME (info in the
+            # generated table); nothing reads them on Ascend and ignoring them changes nothing at run time
+            self.add(rule, name, line, col, col + len(name), severity="info",
+                     note=" (a location the CUDA toolchain uses: ignored on Ascend, nothing else changes)")
+            return
         if sets and new and self.sets(new):
             # already ported: the Ascend name is set beside it
             self.add(rule, name, line, col, col + len(name), note=f" (this file sets {new} too)", severity="info")

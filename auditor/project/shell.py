@@ -201,7 +201,7 @@ def scan_shell(col: Collector, text: str) -> None:
                 ref = _word(value) if value.type != "string" else value.text.decode()[1:-1]
                 vline, vc = pos.at(value.start_point)
                 col.add(m.match_image(ref), ref, vline, vc + (value.type in ("string", "raw_string")))
-        elif node.type in ("simple_expansion", "expansion") and not _in_message(node):
+        elif node.type in ("simple_expansion", "expansion") and not _in_message(node) and not _in_label(node):
             for child in node.children:
                 if child.type == "variable_name":
                     line, c = pos.at(child.start_point)
@@ -210,7 +210,8 @@ def scan_shell(col: Collector, text: str) -> None:
         elif node.type == "command":
             _command(col, m, pos, node, source_tree)
         if (node.type in _TEXT_NODES or (node.type == "heredoc_body" and not any(
-                c.type == "heredoc_content" for c in node.children))) and not _in_message(node):
+                c.type == "heredoc_content" for c in node.children))) and not _in_message(node) \
+                and not _in_label(node):
             row, byte_col = node.start_point
             # a command's own words are read with their values by _command; options only in longer text
             own_word = node.type == "word" and node.parent is not None and node.parent.type == "command"
@@ -243,8 +244,8 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
         literal = _word(value)
     else:
         return
-    if not literal or "$" in literal:
-        return
+    if not literal or "$" in literal or "/" in literal:
+        return       # a URL or a path (`FLASH_ATTN_URL=https://...`) names where something is, not a setting
     rule = m.match_setting(name.lower(), literal)
     if rule is not None and rule.code not in {r.code for r in _env_rules(col, name)}:
         col.add(rule, f"{name}={literal}", line, c, c + len(name), value=literal)
@@ -253,6 +254,19 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
 def _env_rules(col: Collector, name: str) -> list:
     rule = col.engine.compiled.match_env(name)
     return [rule] if rule is not None else []
+
+
+def _in_label(node) -> bool:
+    """Is this node in the value of `docker build --label KEY=VALUE`: image metadata, read by nothing at run time?"""
+    arg = node
+    while arg.parent is not None and arg.parent.type != "command":
+        arg = arg.parent
+    if arg.parent is None or arg.type == "command_name":
+        return False
+    if arg.text.startswith(b"--label="):
+        return True
+    prev = arg.prev_named_sibling
+    return prev is not None and prev.text == b"--label"
 
 
 def _in_message(node) -> bool:
