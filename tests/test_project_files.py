@@ -379,7 +379,7 @@ def test_conda_installs_pip_global_options_wheel_urls_and_forks_in_scripts():
     assert {(c, ln, s) for c, ln, _, s in found} == {
         ("NPU018", 2, "cuda"), ("NPU018", 3, "nccl"), ("NPU018", 4, "channel:nvidia"),
         ("NPU361", 6, "flash-attn"), ("NPU361", 7, "flash-attn"), ("NPU362", 8, "apex")}
-    assert len([f for f in found if f[1] == 8]) == 2       # the fork's clone and its build
+    assert [f[2] for f in found if f[1] == 8] == [58]       # the fork's build (its clone alone changes nothing)
 
 
 def test_conda_named_ci_workflow_is_read_as_a_config():
@@ -450,3 +450,17 @@ def test_docker_labels_url_variables_and_cuda_location_variables():
                                   "runtime_env.yaml")
     assert [(f.symbol, f.severity) for f in result.findings] == [("CUDA_TMPDIR", "info"),
                                                                  ("CUDA_DEVICE_MAX_CONNECTIONS", "warning")]
+
+
+def test_the_ascend_route_beside_a_cuda_package_is_information():
+    # vllm-ascend's source install builds vLLM with VLLM_TARGET_DEVICE=empty; MindSpeed patches Megatron-LM
+    found = ENGINE.analyze_bytes(textwrap.dedent("""\
+        FROM ubuntu:22.04
+        RUN git clone --depth 1 --branch v0.11.0 https://github.com/vllm-project/vllm.git && \\
+            git clone https://gitcode.com/Ascend/MindSpeed.git && \\
+            git clone --depth 1 --branch core_v0.12.1 https://github.com/NVIDIA/Megatron-LM.git
+        RUN cd vllm && VLLM_TARGET_DEVICE=empty pip install -v -e . && cd .. && \\
+            pip install vllm==0.11.0 vllm-ascend==0.11.0rc1
+        """).encode(), "docker/Dockerfile.ascend").findings
+    assert [(f.line, f.symbol, f.severity) for f in found] == [
+        (4, "url:github.com/nvidia/megatron-lm", "info"), (6, "vllm", "info")]

@@ -17,6 +17,11 @@ if TYPE_CHECKING:
 PROJECT_MATCHERS = ("requirement", "command", "image", "setting")
 
 
+# A CUDA-side package that the Ascend plugin installs beside (vllm-ascend documents `pip install vllm` then
+# `pip install vllm-ascend`; MindSpeed patches a Megatron-LM checkout): in a file that installs the plugin too,
+# the finding is information, not a failure.
+_ASCEND_ROUTES = {"vllm": ("vllm-ascend", "vllm-ascend"), "url:github.com/vllm-project/vllm": ("vllm-ascend", "vllm-ascend"),
+                  "megatron-core": ("mindspeed", "MindSpeed"), "url:github.com/nvidia/megatron-lm": ("mindspeed", "MindSpeed")}
 _LOCATION_SUFFIXES = ("_PATH", "_HOME", "_DIR", "_TMPDIR", "_ROOT", "_PREFIX")
 
 
@@ -132,6 +137,7 @@ class Collector:
         self.result: FileResult = FileResult(rel, lines=len(self.lines))
         self._suppressions = Suppressions.of(self.lines, text)   # `# npu-audit: ignore[...]`, `# noqa: NPU...`
         self._seen: set[tuple] = set()
+        self._lower: str | None = None
 
     def add(self, rule: Rule | None, symbol: str, line: int, col: int = 1, end_col: int | None = None, *,
             value: str | None = None, edit=None, note: str = "", severity: str | None = None) -> Finding | None:
@@ -156,11 +162,19 @@ class Collector:
         else:
             data.pop("replace", None)
         fix = f.fix if "edit" in data else "none"
+        route = _ASCEND_ROUTES.get(symbol)
+        if route is not None and severity is None and self._mentions(route[0]):
+            severity, note = "info", note + f" (this file installs {route[1]} too: the Ascend route)"
         from dataclasses import replace
 
         f = replace(f, message=f.message + note, data=data, fix=fix, severity=severity or f.severity)
         self.result.findings.append(f)
         return f
+
+    def _mentions(self, word: str) -> bool:
+        if self._lower is None:
+            self._lower = "\n".join(self.lines).lower()
+        return word in self._lower
 
     def add_finding(self, finding: Finding) -> None:
         """A finding another pass made for a piece of this file (`python -c CODE` in a script)."""

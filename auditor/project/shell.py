@@ -154,11 +154,10 @@ class _SourceTree:
         url = positional[0][0].replace("git@github.com:", "https://github.com/")
         symbol = url_symbol(url)
         found = (symbol, rule) if (rule := m.match_requirement(symbol)) is not None else None
-        if found is None and (found := m.match_source_tree(symbol.rsplit("/", 1)[-1])) is not None:
-            # a fork or mirror of a CUDA project (github.com/ROCm/apex, github.com/someone/DeepEP): the URL
-            # itself is not in the patterns, so the clone is reported here
-            line, c = pos.at(positional[0][1].start_point)
-            col.add(found[1], found[0], line, c, c + len(positional[0][0]), note=f" (cloned from {symbol[4:]})")
+        if found is None:
+            # a fork or a project's own repository (github.com/ROCm/apex, github.com/vllm-project/vllm): a clone
+            # alone changes nothing; its build below is reported (unless it targets another device)
+            found = m.match_source_tree(symbol.rsplit("/", 1)[-1])
         if found is not None:
             directory = positional[1][0] if len(positional) > 1 else url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
             self.cloned[directory.rstrip("/").rsplit("/", 1)[-1]] = found
@@ -177,6 +176,7 @@ class _SourceTree:
 
 _GIT_CLONE_OPTS_WITH_VALUE = {"-b", "--branch", "--depth", "-o", "--origin", "-c", "--config", "--reference",
                               "--filter", "-j", "--jobs", "--shallow-since", "--separate-git-dir", "--template"}
+_TARGET_DEVICE_RE = re.compile(r"\b\w*TARGET_DEVICE=[\"']?(?!cuda)\w+")
 _SETUP_BUILDS = {"install", "develop", "build", "build_ext", "bdist_wheel", "bdist_egg"}
 
 
@@ -405,7 +405,14 @@ def _inline_python(col: Collector, pos: _Positions, code: str, node) -> None:
 
 
 def _builds(col: Collector, source_tree: _SourceTree, pos: _Positions, node, path: str = ".") -> None:
-    """A build of the source tree at `path` (`.`: the current directory): the project it is a tree of."""
+    """A build of the source tree at `path` (`.`: the current directory): the project it is a tree of. Not when
+    the command picks another target device (`VLLM_TARGET_DEVICE=empty pip install -e .`, the source install
+    vllm-ascend documents, builds vLLM without its CUDA kernels)."""
+    command = node.parent
+    while command is not None and command.type != "command":
+        command = command.parent
+    if command is not None and _TARGET_DEVICE_RE.search(command.text.decode("utf-8", errors="replace")):
+        return
     m = matchers(col.engine)
     found = source_tree.here if path.rstrip("/") in (".", "") else (
         source_tree.cloned.get(path.rstrip("/").rsplit("/", 1)[-1]) or m.match_source_tree(path))
