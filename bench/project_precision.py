@@ -245,6 +245,10 @@ def rescore(as_json: bool) -> int:
         return 0
     print(f"after tuning on the sample: {right}/{made} = {right / made:.1%} (95 % Wilson {lo:.1%}-{hi:.1%}) of the "
           f"{made} sampled findings still made; outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    if counts["right-severity-changed"]:
+        both = right + counts["right-severity-changed"]
+        print(f"  {both}/{made} = {both / made:.1%} if the {counts['right-severity-changed']} findings labelled right whose "
+              "severity changed since the draw are right at their new severity (read them below)")
     for c in changes:
         print(f"  {c['outcome']:<24} {c['repo']}/{c['path']}:{c['line']} {c['code']} {c['symbol']!r} "
               f"{c['was']} -> {c['now']}")
