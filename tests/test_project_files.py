@@ -464,3 +464,17 @@ def test_the_ascend_route_beside_a_cuda_package_is_information():
         """).encode(), "docker/Dockerfile.ascend").findings
     assert [(f.line, f.symbol, f.severity) for f in found] == [
         (4, "url:github.com/nvidia/megatron-lm", "info"), (6, "vllm", "info")]
+
+
+def test_hydra_overrides_liger_switch_and_source_tree_paths():
+    found = audit("train.sh", """\
+        python train.py trainer.accelerator=gpu ++device=cuda:0 trainer.precision=bf16-mixed
+        torchrun --nproc_per_node 8 finetune.py --config cfg.yaml use_liger_kernel=true
+        pip install torch==2.1.0 numpy==1.26
+        pip install ./third_party/flash-attention/csrc/rotary
+        """)
+    assert {(c, ln, s) for c, ln, _, s in found} == {
+        ("NPU020", 1, "trainer.accelerator=gpu"), ("NPU019", 1, "device=cuda:0"),
+        ("NPU212", 1, "trainer.precision=bf16-mixed"), ("NPU360", 2, "use_liger_kernel=true"),
+        ("NPU361", 4, "url:github.com/dao-ailab/flash-attention")}
+    assert codes("recipe.yaml", "use_liger_kernel: true\nprecision: amp_bf16\n") == ["NPU360", "NPU212"]

@@ -60,8 +60,12 @@ class ProjectMatchers:
         """A directory named after a CUDA project of the requirement patterns (`DeepEP`, `flash-attention`,
         `apex/`): (the pattern's symbol, its rule). Names compare without case and separators, as a clone of
         github.com/deepseek-ai/DeepEP or the distribution `deep_ep` would be named."""
-        key = re.sub(r"[-_.]+", "", directory.rstrip("/").rsplit("/", 1)[-1].lower())
-        return self._source_trees().get(key) if key else None
+        trees = self._source_trees()
+        for part in reversed(directory.rstrip("/").split("/")):   # `third_party/flash-attention/csrc/rotary`
+            key = re.sub(r"[-_.]+", "", part.lower())
+            if key in trees:
+                return trees[key]
+        return None
 
     def _source_trees(self) -> dict[str, tuple[str, Rule]]:
         trees = self._trees

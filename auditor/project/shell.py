@@ -177,6 +177,9 @@ class _SourceTree:
 _GIT_CLONE_OPTS_WITH_VALUE = {"-b", "--branch", "--depth", "-o", "--origin", "-c", "--config", "--reference",
                               "--filter", "-j", "--jobs", "--shallow-since", "--separate-git-dir", "--template"}
 _TARGET_DEVICE_RE = re.compile(r"\b\w*TARGET_DEVICE=[\"']?(?!cuda)\w+")
+# programs whose `key=value` arguments are Hydra / OmegaConf overrides of their config
+_PROGRAM_LAUNCHERS = {"torchrun", "deepspeed", "accelerate", "fairseq-hydra-train", "llamafactory-cli", "swift"}
+_OVERRIDE_RE = re.compile(r"\+{0,2}([A-Za-z_][\w-]*(?:\.[\w-]+)*)=([^\s$=][^\s$]*)")
 _SETUP_BUILDS = {"install", "develop", "build", "build_ext", "bdist_wheel", "bdist_egg"}
 
 
@@ -346,6 +349,16 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             value = value or "true"
             setting = m.match_setting(setting_path(key), value)
             col.add(setting, f"{key} {value}", line, c, c + len(w), value=value)
+    if name.startswith("python") or name.endswith(".py") or name in _PROGRAM_LAUNCHERS:
+        # Hydra / OmegaConf overrides on the command line: `trainer.accelerator=gpu`, `++device=cuda:0`
+        for i, w in enumerate(words[1:], 1):
+            override = _OVERRIDE_RE.fullmatch(w)
+            if override is not None:
+                rule = m.match_setting(override.group(1), override.group(2))
+                if rule is not None:
+                    line, c = pos.at(nodes[i].start_point)
+                    col.add(rule, f"{override.group(1)}={override.group(2)}", line, c, c + len(w),
+                            value=override.group(2))
     if name in ("cd", "pushd"):
         source_tree.cd(m, words[1] if len(words) > 1 else None)
         return
