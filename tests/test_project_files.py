@@ -478,3 +478,21 @@ def test_hydra_overrides_liger_switch_and_source_tree_paths():
         ("NPU212", 1, "trainer.precision=bf16-mixed"), ("NPU360", 2, "use_liger_kernel=true"),
         ("NPU361", 4, "url:github.com/dao-ailab/flash-attention")}
     assert codes("recipe.yaml", "use_liger_kernel: true\nprecision: amp_bf16\n") == ["NPU360", "NPU212"]
+
+
+def test_compose_and_kubernetes_gpu_requests_and_find_links_pages_of_cuda_builds():
+    found = audit("docker-compose.yml", """\
+        services:
+          trainer:
+            runtime: nvidia
+            deploy:
+              resources:
+                reservations:
+                  devices:
+                    - driver: nvidia
+                      capabilities: [gpu]
+        """)
+    assert [(c, ln) for c, ln, *_ in found] == [("NPU017", 3), ("NPU017", 8)]
+    assert codes("k8s/job.yaml", "spec:\n  containers:\n    - resources:\n        limits:\n          nvidia.com/gpu: 8\n") \
+        == ["NPU017"]
+    assert codes("requirements.txt", "-f https://data.pyg.org/whl/torch-2.1.0+cu121.html\ntorch-scatter\n") == ["NPU018"]

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 _OPTION_RE = re.compile(r"^(-i|--index-url|--extra-index-url|-f|--find-links)(?:\s+|=)(\S+)")
 _CUDA_TAG_RE = re.compile(r"\+(cu\d+)")
 # PyTorch's own wheel indexes name the CUDA build in the path: .../whl/cu121
-_CUDA_INDEX_RE = re.compile(r"/whl/(?:nightly/)?(cu\d+)\b|/(cu1\d\d)/?$")
+# (and find-links pages named for one: https://data.pyg.org/whl/torch-2.1.0+cu121.html)
+_CUDA_INDEX_RE = re.compile(r"/whl/(?:nightly/)?(cu\d+)\b|/(cu1\d\d)/?$|[+_-](cu1\d\d)\.html$")
 
 
 def requirement_symbols(text: str) -> Iterator[tuple[str, str]]:
@@ -33,7 +34,7 @@ def requirement_symbols(text: str) -> Iterator[tuple[str, str]]:
     yield name, req.name
     tag = _CUDA_TAG_RE.search(str(req.specifier)) or (_CUDA_INDEX_RE.search(req.url) if req.url else None)
     if tag:
-        yield f"{name}+{tag.group(1) or tag.group(2)}", text
+        yield f"{name}+{next(g for g in tag.groups() if g)}", text
 
 
 def wheel_symbols(path: str) -> list[str]:
