@@ -137,10 +137,10 @@ class _SourceTree:
     requirement patterns name, and by `cd` / `pushd` (Dockerfile `WORKDIR`) into a directory named after one."""
 
     def __init__(self) -> None:
-        self.cloned: dict[str, tuple[str, "Rule"]] = {}
-        self.here: tuple[str, "Rule"] | None = None
+        self.cloned: dict[str, tuple[str, Rule]] = {}
+        self.here: tuple[str, Rule] | None = None
 
-    def clone(self, col: Collector, m, pos: "_Positions", words: list[str], nodes: list) -> None:
+    def clone(self, col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
         positional, skip = [], False
         for w, node in zip(words, nodes):
             if skip:
@@ -239,7 +239,7 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
         return       # CUDA_VERSION=12.4 names what a build step installs; those steps have their own findings
     if value.type == "expansion":
         text = value.text.decode("utf-8", errors="replace")
-        default = re.fullmatch(r"\$\{\w+:?[-=](.*)\}", text, re.S)
+        default = re.fullmatch(r"\$\{\w+:?[-=](.*)\}", text, re.DOTALL)
         if default is None:
             return
         literal = default.group(1).strip("\"'")
