@@ -50,6 +50,14 @@ MAX_LINES = 300
 SPLIT = "dev"
 
 
+def tree_dir(name: str) -> Path:
+    """The clone of repository `name`: bench/_projects/<name>, or <owner>+<name> where the trees were
+    fetched under their GitHub owner too."""
+    direct = TREES / name
+    owned = sorted(TREES.glob("*+" + name)) if TREES.is_dir() else []
+    return direct if direct.exists() or len(owned) != 1 else owned[0]
+
+
 def _dir() -> Path:
     return HERE / SPLIT
 
@@ -80,7 +88,7 @@ def select() -> int:
 
     chosen = []
     for src in _sources():
-        tree = TREES / src["name"]
+        tree = tree_dir(src["name"])
         found = discover([tree])
         by_kind: dict[str, list[str]] = defaultdict(list)
         for path, rel in found.files:
@@ -125,7 +133,7 @@ def run(as_json: bool) -> int:
     for entry in files:
         repo, path = entry["repo"], entry["path"]
         labels = yaml.safe_load(_label_file(repo, path).read_text()) or {}
-        data = (TREES / repo / path).read_bytes()
+        data = (tree_dir(repo) / path).read_bytes()
         result = engine.analyze_bytes(data, path)
         by_line: dict[int, set[str]] = defaultdict(set)
         for f in result.findings:

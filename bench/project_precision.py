@@ -10,6 +10,13 @@ context? A fixed-seed random sample of findings on 15 real repositories, each ju
     python bench/project_precision.py run [--json]
                                                precision overall and per rule code from
                                                bench/project_files/precision/labels.json, and the wrong findings
+    python bench/project_precision.py rescore [--json]
+                                               the same sample judged against what the auditor says now (needs
+                                               the trees): a sampled finding no longer made drops out (a false
+                                               positive removed, or a right finding lost, listed); one still made
+                                               keeps its label, except that a `severity` label counts as right
+                                               once the severity is the label's `right_severity`. This is
+                                               precision after tuning ON the sample, not a held-out figure.
 
 Population: in each tree, the files `auditor.discover.discover` yields under the default excludes whose name
 `auditor.project.project_kind` recognises, plus `*.cu` / `*.cuh` files (no `.py` files); each audited alone
@@ -58,6 +65,9 @@ def _repos() -> list[str]:
 
 def collect() -> list[dict]:
     sys.path.insert(0, str(BENCH.parent))
+    sys.path.insert(0, str(BENCH))
+    from project_files import tree_dir
+
     from auditor.discover import discover
     from auditor.project import project_kind
     from auditor.rules import load_rules
@@ -66,7 +76,7 @@ def collect() -> list[dict]:
     engine = StaticEngine(load_rules())
     rows = []
     for repo in _repos():
-        tree = TREES / repo
+        tree = tree_dir(repo)
         for path, _rel in discover([tree]).files:
             if project_kind(path.name) is None and path.suffix.lower() not in (".cu", ".cuh"):
                 continue
@@ -193,11 +203,65 @@ def run(as_json: bool) -> int:
     return 0
 
 
+def rescore(as_json: bool) -> int:
+    sys.path.insert(0, str(BENCH.parent))
+    sys.path.insert(0, str(BENCH))
+    from project_files import tree_dir
+
+    from auditor.rules import load_rules
+    from auditor.static import StaticEngine
+
+    engine = StaticEngine(load_rules())
+    sample = json.loads((OUT / "sample.json").read_text())["sample"]
+    labels = json.loads((OUT / "labels.json").read_text())
+    now: dict[tuple[str, str], list] = {}
+    counts: Counter = Counter()
+    changes = []
+    for s, lab in zip(sample, labels):
+        key = (s["repo"], s["path"])
+        if key not in now:
+            now[key] = engine.analyze_bytes((tree_dir(s["repo"]) / s["path"]).read_bytes(), s["path"]).findings
+        same = [f for f in now[key] if (f.line, f.code, f.symbol) == (s["line"], s["code"], s["symbol"])]
+        if not same:
+            outcome = "removed-wrong" if lab["verdict"] == "wrong" else "lost-right"
+        elif lab["verdict"] == "right":
+            outcome = "right" if same[0].severity == s["severity"] else "right-severity-changed"
+        elif lab["problem"] == "severity":
+            outcome = "right" if same[0].severity == lab.get("right_severity") else "wrong"
+        else:
+            outcome = "wrong"
+        counts[outcome] += 1
+        if outcome != ("right" if lab["verdict"] == "right" else "wrong"):
+            changes.append({**{k: s[k] for k in ("repo", "path", "line", "code", "symbol")}, "was": s["severity"],
+                            "now": same[0].severity if same else None, "outcome": outcome})
+    made = counts["right"] + counts["wrong"] + counts["right-severity-changed"]
+    right = counts["right"]
+    lo, hi = _wilson(right, made) if made else (0.0, 0.0)
+    report = {"sampled": len(sample), "still_made": made, "right": right,
+              "precision_after_tuning_on_the_sample": right / made if made else None, "wilson95": [lo, hi],
+              "outcomes": dict(counts), "changed": changes}
+    if as_json:
+        print(json.dumps(report, indent=1))
+        return 0
+    print(f"after tuning on the sample: {right}/{made} = {right / made:.1%} (95 % Wilson {lo:.1%}-{hi:.1%}) of the "
+          f"{made} sampled findings still made; outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    if counts["right-severity-changed"]:
+        both = right + counts["right-severity-changed"]
+        print(f"  {both}/{made} = {both / made:.1%} if the {counts['right-severity-changed']} findings labelled right whose "
+              "severity changed since the draw are right at their new severity (read them below)")
+    for c in changes:
+        print(f"  {c['outcome']:<24} {c['repo']}/{c['path']}:{c['line']} {c['code']} {c['symbol']!r} "
+              f"{c['was']} -> {c['now']}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=("sample", "run"))
+    parser.add_argument("command", choices=("sample", "run", "rescore"))
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.command == "rescore":
+        return rescore(args.json)
     return sample_cmd() if args.command == "sample" else run(args.json)
 
 

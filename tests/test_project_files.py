@@ -291,3 +291,208 @@ def test_negated_switches_matrix_entries_and_version_markers():
     matrix = ENGINE.analyze_bytes(b"jobs:\n  b:\n    strategy:\n      matrix:\n        cuda_version: ['12.4']\n",
                                   "ci.yml").findings
     assert [(f.code, f.severity) for f in matrix] == [("NPU018", "info")]
+
+
+def test_builds_of_cuda_source_trees_by_clone_cd_workdir_and_path():
+    # a clone of a CUDA project, then a build in it: the build line names the project (DeepEP, apex, ...)
+    found = audit("build.sh", """\
+        git clone --depth 1 https://github.com/deepseek-ai/DeepEP.git && cd DeepEP && python setup.py install
+        cd /workspace && pip install -e .
+        git clone https://github.com/NVIDIA/apex /src/nvapex
+        pip install -v --no-build-isolation --config-settings "--build-option=--cpp_ext" /src/nvapex
+        pip install --no-cache-dir --no-build-isolation /megatron/fused_kernels
+        """)
+    assert ("NPU440", 1, 79, "url:github.com/deepseek-ai/deepep") in found          # `python setup.py install`
+    assert not [f for f in found if f[1] == 2]                                      # an unrelated tree
+    assert ("NPU362", 4, 82, "url:github.com/nvidia/apex") in found
+    assert ("NPU360", 5, 49, "fused-kernels") in found
+    # Dockerfile: WORKDIR is where RUN starts; leading BuildKit flags over continuation lines are Docker's
+    found = audit("Dockerfile", """\
+        FROM ubuntu:22.04 AS deep_gemm
+        ARG CODESPACE=/root/codespace
+        RUN --mount=type=secret,id=HTTPS_PROXY,env=https_proxy \\
+            --mount=type=secret,id=NO_PROXY,env=no_proxy \\
+            pip install torch==2.6.0 \\
+            -i ${PYTORCH_WHEELS_URL}/cu128
+        WORKDIR ${CODESPACE}/DeepGEMM
+        RUN pip wheel -w /tmp/deep_gemm -v --no-deps .
+        FROM ubuntu:22.04 AS app
+        RUN pip install .
+        """)
+    assert ("NPU018", 6, 8, "index:${PYTORCH_WHEELS_URL}/cu128") in found
+    assert ("NPU440", 8, 46, "deep-gemm") in found
+    assert not [f for f in found if f[1] == 10]       # a new stage starts outside the DeepGEMM tree
+
+
+def test_cuda_paths_written_to_files_and_script_variables_as_settings():
+    found = audit("setup_env.sh", """\
+        echo "/usr/local/cuda-12.4/lib64" | sudo tee -a /etc/ld.so.conf.d/cuda.conf
+        echo "export PATH=/usr/local/cuda/bin:\\$PATH" >> /etc/environment
+        echo "install CUDA into /usr/local/cuda first" >&2
+        export CUDA_HOME=/usr/local/cuda
+        update-alternatives --set cuda /usr/local/cuda-12.4
+        export ACCELERATOR=${ACCELERATOR:-"GPU"}
+        DIST_BACKEND=nccl torchrun train.py
+        CUDA_VERSION=12.1
+        """)
+    assert ("NPU027", 1, 7, "path:/usr/local/cuda-12.4") in found
+    assert ("NPU027", 2, 19, "path:/usr/local/cuda") in found
+    assert not [f for f in found if f[1] == 3]                                      # a message
+    assert [f[0] for f in found if f[1] == 4] == ["NPU004"]                         # CUDA_HOME says it already
+    assert ("NPU027", 5, 32, "path:/usr/local/cuda-12.4") in found
+    assert ("NPU020", 6, 8, "ACCELERATOR=GPU") in found
+    assert ("NPU122", 7, 1, "DIST_BACKEND=nccl") in found
+    assert not [f for f in found if f[1] == 8]
+
+
+def test_config_install_commands_container_options_and_transformer_engine_env():
+    found = audit(".github/workflows/ci.yml", """\
+        jobs:
+          build:
+            container:
+              image: ${{ matrix.container }}
+              options: --gpus all --rm -v /dev/shm
+        autotest:
+          pip_package: pip install -e . --no-deps; pip install more-itertools triton
+          description: "run pip install flash-attn first"
+        ENV_VARS:
+          NVTE_ALLOW_NONDETERMINISTIC_ALGO: 0
+        """)
+    assert ("NPU017", 5, 16, "docker --gpus=all") in found
+    assert ("NPU360", 7, 71, "triton") in found
+    assert not [f for f in found if f[1] == 8]
+    assert ("NPU446", 10, 3, "NVTE_ALLOW_NONDETERMINISTIC_ALGO") in found
+
+
+def test_conda_installs_pip_global_options_wheel_urls_and_forks_in_scripts():
+    found = audit("build_conda.sh", """\
+        micromamba install -n slime \\
+          cuda=12.9.1 \\
+          nccl \\
+          -c nvidia/label/cuda-12.9.1 \\
+          -c conda-forge -y
+        MAX_JOBS=64 pip -v install flash-attn==2.8.3 --no-build-isolation
+        pip install "https://example.org/v2.8.3/flash_attn-2.8.3%2Bcu12torch2.11cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"
+        git clone https://github.com/ROCm/apex.git && cd apex && python setup.py install
+        conda install numpy pip
+        """)
+    assert {(c, ln, s) for c, ln, _, s in found} == {
+        ("NPU018", 2, "cuda"), ("NPU018", 3, "nccl"), ("NPU018", 4, "channel:nvidia"),
+        ("NPU361", 6, "flash-attn"), ("NPU361", 7, "flash-attn"), ("NPU362", 8, "apex")}
+    assert [f[2] for f in found if f[1] == 8] == [58]       # the fork's build (its clone alone changes nothing)
+
+
+def test_conda_named_ci_workflow_is_read_as_a_config():
+    found = audit(".github/workflows/conda-ci.yml", """\
+        jobs:
+          build-conda:
+            container:
+              options: --privileged --gpus all --ipc=host
+            steps:
+              - run: |
+                  export CUDA_HOME="$CONDA_PREFIX"
+        """)
+    assert ("NPU017", 4, 29, "docker --gpus=all") in found
+    assert ("NPU004", 7, 18, "CUDA_HOME") in found
+
+
+def test_inline_python_which_dpkg_conda_channel_labels_and_dtype_settings():
+    found = audit("ci.sh", """\
+        python -c "import torch; print('CUDA available:', torch.cuda.is_available())"
+        which nvcc
+        sudo dpkg -i cuda-keyring_1.1-1_all.deb
+        python -c "print('hello from cuda')"
+        """)
+    assert ("NPU002", 1, 51, "torch.cuda.is_available") in found
+    assert ("NPU017", 2, 7, "nvcc") in found
+    assert ("NPU018", 3, 14, "apt:cuda-keyring") in found
+    assert not [f for f in found if f[1] == 4]
+    found = audit("environment.yml", """\
+        channels:
+          - nvidia/label/cuda-11.8.0
+          - conda-forge
+        dependencies:
+          - python=3.10
+        """)
+    assert [(c, ln) for c, ln, *_ in found] == [("NPU018", 2)]
+    found = audit("recipes/configs/8B_full.yaml", """\
+        dtype: bf16
+        model:
+          torch_dtype: bfloat16
+        optimizer_dtype: fp32
+        """)
+    assert [(c, ln) for c, ln, *_ in found] == [("NPU212", 1), ("NPU212", 3)]
+
+
+def test_notebook_device_chosen_through_torch_accelerator_is_not_a_cuda_device():
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        'import torch\n'
+        'device = torch.accelerator.current_accelerator().type if hasattr(torch, "accelerator") else "cuda"\n'
+        'model.to(device)\n'
+        'x = torch.zeros(3, device="cuda")')]
+    result = ENGINE.analyze_bytes(nbformat.writes(nb).encode(), "demo.ipynb")
+    found = {(f.code, f.line, f.severity) for f in result.findings}
+    # the old-torch fallback is worth knowing (info); what flows from `device` is the accelerator: not reported
+    assert found == {("NPU003", 2, "info"), ("NPU003", 4, "error")}
+
+
+def test_docker_labels_url_variables_and_cuda_location_variables():
+    found = audit("image_build.sh", """\
+        export FLASH_ATTN_URL=https://github.com/Dao-AILab/flash-attention@060c918
+        docker build . --build-arg FLASH_ATTN_URL=$FLASH_ATTN_URL \\
+          --label "FLASH_ATTN_URL=${FLASH_ATTN_URL/@/\\/tree\\/}"
+        """)
+    assert {(c, ln) for c, ln, *_ in found} == {("NPU392", 1), ("NPU361", 1), ("NPU392", 2)}
+    result = ENGINE.analyze_bytes(b"env_vars:\n  CUDA_TMPDIR: /tmp/cuda\n  CUDA_DEVICE_MAX_CONNECTIONS: 1\n",
+                                  "runtime_env.yaml")
+    assert [(f.symbol, f.severity) for f in result.findings] == [("CUDA_TMPDIR", "info"),
+                                                                 ("CUDA_DEVICE_MAX_CONNECTIONS", "warning")]
+
+
+def test_the_ascend_route_beside_a_cuda_package_is_information():
+    # vllm-ascend's source install builds vLLM with VLLM_TARGET_DEVICE=empty; MindSpeed patches Megatron-LM
+    found = ENGINE.analyze_bytes(textwrap.dedent("""\
+        FROM ubuntu:22.04
+        RUN git clone --depth 1 --branch v0.11.0 https://github.com/vllm-project/vllm.git && \\
+            git clone https://gitcode.com/Ascend/MindSpeed.git && \\
+            git clone --depth 1 --branch core_v0.12.1 https://github.com/NVIDIA/Megatron-LM.git
+        RUN cd vllm && VLLM_TARGET_DEVICE=empty pip install -v -e . && cd .. && \\
+            pip install vllm==0.11.0 vllm-ascend==0.11.0rc1
+        """).encode(), "docker/Dockerfile.ascend").findings
+    assert [(f.line, f.symbol, f.severity) for f in found] == [
+        (4, "url:github.com/nvidia/megatron-lm", "info"), (6, "vllm", "info")]
+
+
+def test_hydra_overrides_liger_switch_and_source_tree_paths():
+    found = audit("train.sh", """\
+        python train.py trainer.accelerator=gpu ++device=cuda:0 trainer.precision=bf16-mixed
+        torchrun --nproc_per_node 8 finetune.py --config cfg.yaml use_liger_kernel=true
+        pip install torch==2.1.0 numpy==1.26
+        pip install ./third_party/flash-attention/csrc/rotary
+        """)
+    assert {(c, ln, s) for c, ln, _, s in found} == {
+        ("NPU020", 1, "trainer.accelerator=gpu"), ("NPU019", 1, "device=cuda:0"),
+        ("NPU212", 1, "trainer.precision=bf16-mixed"), ("NPU360", 2, "use_liger_kernel=true"),
+        ("NPU361", 4, "url:github.com/dao-ailab/flash-attention")}
+    assert codes("recipe.yaml", "use_liger_kernel: true\nprecision: amp_bf16\n") == ["NPU360", "NPU212"]
+
+
+def test_compose_and_kubernetes_gpu_requests_and_find_links_pages_of_cuda_builds():
+    found = audit("docker-compose.yml", """\
+        services:
+          trainer:
+            runtime: nvidia
+            deploy:
+              resources:
+                reservations:
+                  devices:
+                    - driver: nvidia
+                      capabilities: [gpu]
+        """)
+    assert [(c, ln) for c, ln, *_ in found] == [("NPU017", 3), ("NPU017", 8)]
+    assert codes("k8s/job.yaml", "spec:\n  containers:\n    - resources:\n        limits:\n          nvidia.com/gpu: 8\n") \
+        == ["NPU017"]
+    assert codes("requirements.txt", "-f https://data.pyg.org/whl/torch-2.1.0+cu121.html\ntorch-scatter\n") == ["NPU018"]

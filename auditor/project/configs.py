@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 _SHELL_KEYS = {"run", "script", "before_script", "after_script", "script_setup", "command", "entrypoint"}
 _CI_EXPR_RE = re.compile(r"\$\{\{.*?\}\}")
 _ENV_KEYS = {"env", "environment", "envs", "env_vars", "environment_variables", "variables"}
+# any other value that is an install command line (`pip_package: pip install -e .; pip install triton`)
+_INSTALL_COMMAND_RE = re.compile(r"(?:^|[;&|]\s*)(?:sudo\s+)?(?:pip3?|python3?\s+-m\s+pip|uv\s+pip|conda|mamba|apt-get|apt|yum)"
+                                 r"\s+install\s")
 # Past this size a YAML/JSON file is data (a tokenizer, a dataset), not a config someone edits.
 MAX_CONFIG_BYTES = 512 * 1024
 
@@ -86,8 +89,12 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     shell_lines = [""] * len(col.lines)
     for root in roots:
         for path, key, value, env_entry in _scalars(root, "", False):
-            if path.rsplit(".", 1)[-1] in _SHELL_KEYS and isinstance(value.value, str):
+            if isinstance(value.value, str) and (path.rsplit(".", 1)[-1] in _SHELL_KEYS
+                                                 or _INSTALL_COMMAND_RE.search(value.value)):
                 _copy_lines(col.lines, shell_lines, key, value)
+                continue
+            if path.endswith(".options") and (".container." in f".{path}" or ".services." in f".{path}"):
+                _docker_options(col, m, value)           # GitHub Actions `container: options: --gpus all`
                 continue
             if env_entry:
                 col.env(str(key.value), key.start_mark.line + 1, key.start_mark.column + 1)
@@ -110,6 +117,26 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         # CI expressions (`${{ matrix.cuda-version }}`) are not shell: same-length placeholders keep the columns
         scan_shell(col, _CI_EXPR_RE.sub(lambda e: "_" * len(e.group(0)), "\n".join(shell_lines)))
     return col.done()
+
+
+def _docker_options(col: Collector, m, value) -> None:
+    """A CI job container's `options:` string is `docker create` options: `--gpus all` needs NVIDIA's runtime."""
+    import shlex
+
+    try:
+        words = shlex.split(str(value.value))
+    except ValueError:
+        words = str(value.value).split()
+    line = value.start_mark.line + 1
+    text = col.lines[line - 1] if line <= len(col.lines) else ""
+    for i, w in enumerate(words):
+        if not w.startswith("--"):
+            continue
+        option = w if "=" in w or i + 1 >= len(words) or words[i + 1].startswith("-") else f"{w}={words[i + 1]}"
+        rule = m.match_command("docker " + option)
+        at = text.find(w)
+        c = at + 1 if at >= 0 else value.start_mark.column + 1
+        col.add(rule, "docker " + option, line, c, c + len(w))
 
 
 def _copy_lines(lines: list[str], shell_lines: list[str], key, value) -> None:

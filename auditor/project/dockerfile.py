@@ -48,8 +48,6 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
                 start = line_text.find(ref)
                 col.add(m.match_image(ref), ref, first + 1, start + 1 if start >= 0 else 1)
         if kind in ("ENV", "ARG"):
-            for n in range(first, min(last + 1, len(col.lines))):
-                scan_fragment(col, col.lines[n], n + 1, 1)     # git URLs of CUDA projects, build options
             if kind == "ARG" and "=" in ins["value"]:
                 name, _, default = ins["value"].partition("=")
                 default = default.strip().strip("\"'")
@@ -67,6 +65,8 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
                     if start >= 0:
                         col.env(name, n + 1, start + 1)
                         break
+            for n in range(first, min(last + 1, len(col.lines))):
+                scan_fragment(col, col.lines[n], n + 1, 1)     # git URLs of CUDA projects, build options, paths
         elif kind in ("RUN", "CMD", "ENTRYPOINT") and ins["value"].lstrip().startswith("["):
             # the exec form is a JSON list: the same command, quoted for the shell reader, on its first line
             try:
@@ -82,16 +82,36 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
             head = shell_lines[first]
             at = head.upper().find("RUN")
             shell_lines[first] = head[:at] + "   " + head[at + 3:]
-            for flag in ("--mount=", "--network=", "--security="):      # BuildKit flags before the command
-                while flag in shell_lines[first]:
-                    s = shell_lines[first].find(flag)
-                    e = shell_lines[first].find(" ", s)
-                    e = len(shell_lines[first]) if e < 0 else e
-                    shell_lines[first] = shell_lines[first][:s] + " " * (e - s) + shell_lines[first][e:]
+            _blank_buildkit_flags(shell_lines, first, min(last, len(col.lines) - 1))
+        elif kind == "WORKDIR" and first < len(shell_lines):
+            # the directory the next RUN lines start in: a `cd` for the shell reader (`WORKDIR /src/DeepEP`
+            # then `RUN pip wheel .` builds DeepEP); the keyword is blanked to the same width
+            at = line_text.upper().find("WORKDIR")
+            shell_lines[first] = " " * at + "cd     " + line_text[at + 7:]
+        elif kind == "FROM" and first < len(shell_lines):
+            shell_lines[first] = "cd /"                  # a new stage starts elsewhere
     if any(shell_lines):
         # each RUN is its own script: a line of `true;` between them would shift nothing, blank lines suffice
         scan_shell(col, "\n".join(shell_lines))
     return col.done()
+
+
+_BUILDKIT_FLAG_RE = re.compile(r"\s*--(?:mount|network|security)=\S*")
+
+
+def _blank_buildkit_flags(shell_lines: list[str], first: int, last: int) -> None:
+    """`RUN --mount=type=secret,... \\` (also over continuation lines) then the command: the leading flags are
+    Docker's, not the shell's; blank them, and the `\\` of lines that held only flags, so the command reads as
+    written."""
+    for n in range(first, last + 1):
+        text, at = shell_lines[n], 0
+        while (flag := _BUILDKIT_FLAG_RE.match(text, at)) is not None:
+            at = flag.end()
+        rest = text[at:].strip()
+        if rest and rest != "\\":
+            shell_lines[n] = " " * at + text[at:]
+            return
+        shell_lines[n] = " " * len(text)      # only flags (and the continuation) on this line
 
 
 def _parse(text: str) -> list[dict]:

@@ -17,6 +17,14 @@ if TYPE_CHECKING:
 PROJECT_MATCHERS = ("requirement", "command", "image", "setting")
 
 
+# A CUDA-side package that the Ascend plugin installs beside (vllm-ascend documents `pip install vllm` then
+# `pip install vllm-ascend`; MindSpeed patches a Megatron-LM checkout): in a file that installs the plugin too,
+# the finding is information, not a failure.
+_ASCEND_ROUTES = {"vllm": ("vllm-ascend", "vllm-ascend"), "url:github.com/vllm-project/vllm": ("vllm-ascend", "vllm-ascend"),
+                  "megatron-core": ("mindspeed", "MindSpeed"), "url:github.com/nvidia/megatron-lm": ("mindspeed", "MindSpeed")}
+_LOCATION_SUFFIXES = ("_PATH", "_HOME", "_DIR", "_TMPDIR", "_ROOT", "_PREFIX")
+
+
 def normalize_dist(name: str) -> str:
     """PEP 503 normalisation: `Flash_Attn` and `flash-attn` are one distribution."""
     return re.sub(r"[-_.]+", "-", name).lower()
@@ -28,6 +36,7 @@ class ProjectMatchers:
     command: list[tuple[str, Rule]] = field(default_factory=list)
     image: list[tuple[str, Rule]] = field(default_factory=list)
     setting: list[tuple[str, str, Rule]] = field(default_factory=list)   # (key path glob, value glob, rule)
+    _trees: dict[str, tuple[str, Rule]] | None = field(default=None, repr=False)
 
     @classmethod
     def build(cls, rules: tuple[Rule, ...]) -> "ProjectMatchers":
@@ -46,6 +55,32 @@ class ProjectMatchers:
 
     def match_requirement(self, symbol: str) -> Rule | None:
         return _first(self.requirement, symbol.lower())
+
+    def match_source_tree(self, directory: str) -> tuple[str, Rule] | None:
+        """A directory named after a CUDA project of the requirement patterns (`DeepEP`, `flash-attention`,
+        `apex/`): (the pattern's symbol, its rule). Names compare without case and separators, as a clone of
+        github.com/deepseek-ai/DeepEP or the distribution `deep_ep` would be named."""
+        trees = self._source_trees()
+        for part in reversed(directory.rstrip("/").split("/")):   # `third_party/flash-attention/csrc/rotary`
+            key = re.sub(r"[-_.]+", "", part.lower())
+            if key in trees:
+                return trees[key]
+        return None
+
+    def _source_trees(self) -> dict[str, tuple[str, Rule]]:
+        trees = self._trees
+        if trees is None:
+            trees = {}
+            for pattern, rule in self.requirement:
+                if pattern.startswith("url:") and pattern.count("/") == 2 and not any(c in pattern for c in "*?["):
+                    name = pattern.rsplit("/", 1)[-1]          # url:github.com/owner/name: the clone's directory
+                elif re.fullmatch(r"[a-z0-9][a-z0-9-]*", pattern) and len(pattern) > 3:
+                    name = pattern                             # a distribution name (not torch+cu*, apt:, index:)
+                else:
+                    continue
+                trees.setdefault(re.sub(r"[-_.]+", "", name), (pattern, rule))
+            self._trees = trees
+        return trees
 
     def match_command(self, symbol: str) -> Rule | None:
         """symbol: a command name (a path is reduced to its last part) or `name --option=value`."""
@@ -106,6 +141,7 @@ class Collector:
         self.result: FileResult = FileResult(rel, lines=len(self.lines))
         self._suppressions = Suppressions.of(self.lines, text)   # `# npu-audit: ignore[...]` and noqa comments with NPU codes
         self._seen: set[tuple] = set()
+        self._lower: str | None = None
 
     def add(self, rule: Rule | None, symbol: str, line: int, col: int = 1, end_col: int | None = None, *,
             value: str | None = None, edit=None, note: str = "", severity: str | None = None) -> Finding | None:
@@ -130,11 +166,30 @@ class Collector:
         else:
             data.pop("replace", None)
         fix = f.fix if "edit" in data else "none"
+        route = _ASCEND_ROUTES.get(symbol)
+        if route is not None and severity is None and self._mentions(route[0]):
+            severity, note = "info", note + f" (this file installs {route[1]} too: the Ascend route)"
         from dataclasses import replace
 
         f = replace(f, message=f.message + note, data=data, fix=fix, severity=severity or f.severity)
         self.result.findings.append(f)
         return f
+
+    def _mentions(self, word: str) -> bool:
+        if self._lower is None:
+            self._lower = "\n".join(self.lines).lower()
+        return word in self._lower
+
+    def add_finding(self, finding: Finding) -> None:
+        """A finding another pass made for a piece of this file (`python -c CODE` in a script)."""
+        key = (finding.code, finding.line, finding.col, finding.symbol)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        if self._suppressions.covers(finding.line, finding.line, finding.code):
+            self.result.suppressed += 1
+            return
+        self.result.findings.append(finding)
 
     def env(self, name: str, line: int, col: int, *, twin=None, note: str = "", sets: bool = True) -> None:
         """An environment variable set or read by a script: the same rules (and HCCL names) as Python's.
@@ -146,6 +201,12 @@ class Collector:
         if rule is None:
             return
         new = self.engine.replacement_for(rule, name)
+        if rule.code == "NPU004" and name not in rule.symbols and name.endswith(_LOCATION_SUFFIXES):
+            # CUDA_CACHE_PATH, CUDA_TMPDIR: where the CUDA toolchain keeps files, like CUDA_HOME (info in the
+            # generated table); nothing reads them on Ascend and ignoring them changes nothing at run time
+            self.add(rule, name, line, col, col + len(name), severity="info",
+                     note=" (a location the CUDA toolchain uses: ignored on Ascend, nothing else changes)")
+            return
         if sets and new and self.sets(new):
             # already ported: the Ascend name is set beside it
             self.add(rule, name, line, col, col + len(name), note=f" (this file sets {new} too)", severity="info")

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 _OPTION_RE = re.compile(r"^(-i|--index-url|--extra-index-url|-f|--find-links)(?:\s+|=)(\S+)")
 _CUDA_TAG_RE = re.compile(r"\+(cu\d+)")
 # PyTorch's own wheel indexes name the CUDA build in the path: .../whl/cu121
-_CUDA_INDEX_RE = re.compile(r"/whl/(?:nightly/)?(cu\d+)\b|/(cu1\d\d)/?$")
+# (and find-links pages named for one: https://data.pyg.org/whl/torch-2.1.0+cu121.html)
+_CUDA_INDEX_RE = re.compile(r"/whl/(?:nightly/)?(cu\d+)\b|/(cu1\d\d)/?$|[+_-](cu1\d\d)\.html$")
 
 
 def requirement_symbols(text: str) -> Iterator[tuple[str, str]]:
@@ -33,7 +34,7 @@ def requirement_symbols(text: str) -> Iterator[tuple[str, str]]:
     yield name, req.name
     tag = _CUDA_TAG_RE.search(str(req.specifier)) or (_CUDA_INDEX_RE.search(req.url) if req.url else None)
     if tag:
-        yield f"{name}+{tag.group(1) or tag.group(2)}", text
+        yield f"{name}+{next(g for g in tag.groups() if g)}", text
 
 
 def wheel_symbols(path: str) -> list[str]:
@@ -147,6 +148,11 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
     return col.done()
 
 
+def conda_spec_name(spec: str) -> str:
+    """A conda match spec's package name: name[=version[=build]], `name>=1`, or channel::name."""
+    return re.split(r"[\s=<>!~\[]", spec.split("::")[-1], maxsplit=1)[0]
+
+
 def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     """environment.yml: conda specs (`pytorch-cuda=12.1`, `cudatoolkit`) and the `pip:` sub-list."""
     text, error = decode_text(data, rel)
@@ -156,22 +162,25 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         return FileResult(rel, error=FileError(rel, "syntax", f"invalid YAML: {exc}".splitlines()[0]))
+    if not isinstance(root, yaml.MappingNode) or not any(
+            isinstance(k, yaml.ScalarNode) and k.value in ("dependencies", "channels") for k, _ in root.value):
+        # named like an environment (`conda-ci.yml`, `conda_build.yaml`) but not one: a config or CI workflow
+        from auditor.project.configs import analyze_config
+
+        return analyze_config(engine, data, rel)
     col = Collector(engine, rel, text)
-    if not isinstance(root, yaml.MappingNode):
-        return col.done()
     for key, value in root.value:
         if key.value == "channels" and isinstance(value, yaml.SequenceNode):
             for item in value.value:
-                if isinstance(item, yaml.ScalarNode) and item.value.lower() == "nvidia":
+                # `nvidia`, or one of its labels: `nvidia/label/cuda-11.8.0`
+                if isinstance(item, yaml.ScalarNode) and item.value.lower().split("/", 1)[0] == "nvidia":
                     col.add(matchers(engine).match_requirement("channel:nvidia"), "channel:nvidia",
                             item.start_mark.line + 1, item.start_mark.column + 1)
         if key.value != "dependencies" or not isinstance(value, yaml.SequenceNode):
             continue
         for item in value.value:
             if isinstance(item, yaml.ScalarNode):
-                # conda match specs: name[=version[=build]] or channel::name
-                spec = item.value.split("::")[-1]
-                name = re.split(r"[\s=<>!~\[]", spec, maxsplit=1)[0]
+                name = conda_spec_name(item.value)
                 if name:
                     line = item.start_mark.line + 1
                     rule = matchers(engine).match_requirement(normalize_dist(name))

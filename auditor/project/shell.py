@@ -6,20 +6,24 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from urllib.parse import unquote
 from typing import TYPE_CHECKING, Iterator
 
 from auditor.findings import FileResult
-from auditor.project.hits import Collector, decode_text, matchers
-from auditor.project.requirements import _CUDA_INDEX_RE, requirement_symbols, wheel_symbols
+from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
+from auditor.project.requirements import _CUDA_INDEX_RE, conda_spec_name, requirement_symbols, wheel_symbols
 
 if TYPE_CHECKING:
+    from auditor.rules import Rule
     from auditor.static.engine import StaticEngine
 
 # Commands that run the next word as the command (their own options skipped).
-_WRAPPERS = {"sudo", "exec", "time", "nohup", "env", "command", "nice", "srun", "mpirun", "xargs", "stdbuf"}
+# `which nvcc` asks for the tool as `command -v nvcc` does: a CI step that needs it fails without it
+_WRAPPERS = {"sudo", "exec", "time", "nohup", "env", "command", "nice", "srun", "mpirun", "xargs", "stdbuf", "which"}
 _PIP = {"pip", "pip3", "uv", "conda", "mamba", "micromamba"}
-_OPTS_WITH_VALUE = {"-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-t", "--target",
+_OPTS_WITH_VALUE = {"-r", "--requirement", "-c", "--constraint", "-w", "--wheel-dir", "-t", "--target",
                     "--prefix", "--root", "--platform", "--python-version"}
+_CONDA_OPTS_WITH_VALUE = {"-n", "--name", "-p", "--prefix", "--file", "--override-channels-file"}
 _INDEX_OPTS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links"}
 _APT = {"apt", "apt-get", "yum", "dnf", "microdnf", "zypper", "apk"}
 # words, strings and here-documents: where options (`--bf16`) and URLs are read, inside quotes too
@@ -28,6 +32,8 @@ _TEXT_NODES = ("word", "raw_string", "string_content", "heredoc_content", "ansi_
 _OPTION_RE = re.compile(r"(?<![\w-])--([A-Za-z][\w.-]*)(?:=([^\s\"'\\-][^\s\"'\\]*)|(?:[ \t]|\\\n)+([^\s\"'\\-][^\s\"'\\]*))?")
 # `registry/name:tag` (a container image named in a script, a CI matrix, a Slurm option)
 _IMAGE_RE = re.compile(r"(?<![\w/.:@-])([a-z0-9][\w.-]*(?:/[\w.${}-]+)+:[\w.${}-]+)")
+# the CUDA toolkit's directory (`/usr/local/cuda-12.4/lib64`); the version part may be a variable
+_CUDA_PATH_RE = re.compile(r"(?<![\w/.-])/usr/local/cuda(-[\w.${}]+)?(?![\w.-])")
 _URL_RE = re.compile(r"(?:git\+)?https?://([^\s\"'<>|;&)]+)")
 
 
@@ -72,6 +78,13 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
             if rule is not None:
                 ln, c = where(image.start())
                 col.add(rule, image.group(1), ln, c, c + len(image.group(1)))
+    if "/usr/local/cuda" in text:
+        for path in _CUDA_PATH_RE.finditer(text):
+            ln, c = where(path.start())
+            if not any(f.line == ln for f in col.result.findings):   # a CUDA variable on the line says it already
+                version = path.group(1) if path.group(1) and path.group(1)[1:2].isdigit() else ""
+                symbol = "path:/usr/local/cuda" + version
+                col.add(m.match_requirement(symbol), symbol, ln, c, c + len(path.group(0)))
     if "://" in text:
         for u in _URL_RE.finditer(text):
             if _CUDA_INDEX_RE.search(u.group(0)):
@@ -118,12 +131,65 @@ class _Positions:
         return row + 1, len(line[:byte_col].decode("utf-8", errors="replace")) + 1
 
 
+class _SourceTree:
+    """Which CUDA project's source tree the script is in, so that `pip install .`, `pip wheel .` and
+    `python setup.py install` there report what they build: set by `git clone URL [DIR]` of a project the
+    requirement patterns name, and by `cd` / `pushd` (Dockerfile `WORKDIR`) into a directory named after one."""
+
+    def __init__(self) -> None:
+        self.cloned: dict[str, tuple[str, Rule]] = {}
+        self.here: tuple[str, Rule] | None = None
+
+    def clone(self, col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
+        positional, skip = [], False
+        for w, node in zip(words, nodes):
+            if skip:
+                skip = False
+            elif w in _GIT_CLONE_OPTS_WITH_VALUE:
+                skip = True
+            elif not w.startswith("-"):
+                positional.append((w, node))
+        if not positional or "://" not in positional[0][0] and not positional[0][0].startswith("git@"):
+            return
+        url = positional[0][0].replace("git@github.com:", "https://github.com/")
+        symbol = url_symbol(url)
+        found = (symbol, rule) if (rule := m.match_requirement(symbol)) is not None else None
+        if found is None:
+            # a fork or a project's own repository (github.com/ROCm/apex, github.com/vllm-project/vllm): a clone
+            # alone changes nothing; its build below is reported (unless it targets another device)
+            found = m.match_source_tree(symbol.rsplit("/", 1)[-1])
+        if found is not None:
+            directory = positional[1][0] if len(positional) > 1 else url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
+            self.cloned[directory.rstrip("/").rsplit("/", 1)[-1]] = found
+
+    def cd(self, m, target: str | None) -> None:
+        if not target or target in ("-", "~") or target.startswith(".."):
+            self.here = None
+            return
+        last = target.rstrip("/").rsplit("/", 1)[-1]
+        found = self.cloned.get(last) or m.match_source_tree(last)
+        if found is not None:
+            self.here = found
+        elif target.startswith(("/", "$", "~")):
+            self.here = None       # somewhere else; a relative `cd hopper` stays inside the tree
+
+
+_GIT_CLONE_OPTS_WITH_VALUE = {"-b", "--branch", "--depth", "-o", "--origin", "-c", "--config", "--reference",
+                              "--filter", "-j", "--jobs", "--shallow-since", "--separate-git-dir", "--template"}
+_TARGET_DEVICE_RE = re.compile(r"\b\w*TARGET_DEVICE=[\"']?(?!cuda)\w+")
+# programs whose `key=value` arguments are Hydra / OmegaConf overrides of their config
+_PROGRAM_LAUNCHERS = {"torchrun", "deepspeed", "accelerate", "fairseq-hydra-train", "llamafactory-cli", "swift"}
+_OVERRIDE_RE = re.compile(r"\+{0,2}([A-Za-z_][\w-]*(?:\.[\w-]+)*)=([^\s$=][^\s$]*)")
+_SETUP_BUILDS = {"install", "develop", "build", "build_ext", "bdist_wheel", "bdist_egg"}
+
+
 def scan_shell(col: Collector, text: str) -> None:
     """Report what `text` (lines aligned with the file's lines) sets, reads, runs and installs."""
     raw = text.encode("utf-8")
     tree = _parser().parse(raw)
     pos = _Positions(raw)
     m = matchers(col.engine)
+    source_tree = _SourceTree()
     for node in _walk(tree.root_node):
         if node.type == "variable_assignment":
             name_node = node.child_by_field_name("name")
@@ -133,20 +199,22 @@ def scan_shell(col: Collector, text: str) -> None:
             line, c = pos.at(name_node.start_point)
             value = node.child_by_field_name("value")
             col.env(name, line, c, twin=_twin(col, node, value, line, c))
+            _assignment_setting(col, m, name, value, line, c)
             if value is not None and "IMAGE" in name.upper():         # IMAGE_NAME="nvcr.io/nvidia/pytorch:..."
                 ref = _word(value) if value.type != "string" else value.text.decode()[1:-1]
                 vline, vc = pos.at(value.start_point)
                 col.add(m.match_image(ref), ref, vline, vc + (value.type in ("string", "raw_string")))
-        elif node.type in ("simple_expansion", "expansion") and not _in_message(node):
+        elif node.type in ("simple_expansion", "expansion") and not _in_message(node) and not _in_label(node):
             for child in node.children:
                 if child.type == "variable_name":
                     line, c = pos.at(child.start_point)
                     col.env(child.text.decode(), line, c, sets=False)   # a read, not a setting
                     break
         elif node.type == "command":
-            _command(col, m, pos, node)
+            _command(col, m, pos, node, source_tree)
         if (node.type in _TEXT_NODES or (node.type == "heredoc_body" and not any(
-                c.type == "heredoc_content" for c in node.children))) and not _in_message(node):
+                c.type == "heredoc_content" for c in node.children))) and not _in_message(node) \
+                and not _in_label(node):
             row, byte_col = node.start_point
             # a command's own words are read with their values by _command; options only in longer text
             own_word = node.type == "word" and node.parent is not None and node.parent.type == "command"
@@ -164,14 +232,70 @@ def scan_shell(col: Collector, text: str) -> None:
                           len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + 1 + len("#SBATCH"))
 
 
+def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) -> None:
+    """`DIST_BACKEND=nccl`, `export ACCELERATOR=${ACCELERATOR:-"GPU"}`: a script's variable that the launch line
+    passes on is the same setting a config would hold (its default, for `${X:-default}`)."""
+    if value is None or name.upper().endswith("_VERSION"):
+        return       # CUDA_VERSION=12.4 names what a build step installs; those steps have their own findings
+    if value.type == "expansion":
+        text = value.text.decode("utf-8", errors="replace")
+        default = re.fullmatch(r"\$\{\w+:?[-=](.*)\}", text, re.DOTALL)
+        if default is None:
+            return
+        literal = default.group(1).strip("\"'")
+    elif value.type in ("word", "string", "raw_string", "number"):
+        literal = _word(value)
+    else:
+        return
+    if not literal or "$" in literal or "/" in literal:
+        return       # a URL or a path (`FLASH_ATTN_URL=https://...`) names where something is, not a setting
+    rule = m.match_setting(name.lower(), literal)
+    if rule is not None and rule.code not in {r.code for r in _env_rules(col, name)}:
+        col.add(rule, f"{name}={literal}", line, c, c + len(name), value=literal)
+
+
+def _env_rules(col: Collector, name: str) -> list:
+    rule = col.engine.compiled.match_env(name)
+    return [rule] if rule is not None else []
+
+
+def _in_label(node) -> bool:
+    """Is this node in the value of `docker build --label KEY=VALUE`: image metadata, read by nothing at run time?"""
+    arg = node
+    while arg.parent is not None and arg.parent.type != "command":
+        arg = arg.parent
+    if arg.parent is None or arg.type == "command_name":
+        return False
+    if arg.text.startswith(b"--label="):
+        return True
+    prev = arg.prev_named_sibling
+    return prev is not None and prev.text == b"--label"
+
+
 def _in_message(node) -> bool:
-    """Is this node an argument of `echo` / `printf`: text shown to a person, like a log message in Python?"""
+    """Is this node an argument of `echo` / `printf`: text shown to a person, like a log message in Python?
+    Not when the output goes into a file (`>> /etc/environment`, `>> $GITHUB_ENV`, `| sudo tee -a FILE`): then
+    it is a setting written for later."""
     parent = node.parent
     while parent is not None:
         if parent.type == "command":
             name = parent.child_by_field_name("name")
-            return name is not None and name.text in (b"echo", b"printf")
+            return name is not None and name.text in (b"echo", b"printf") and not _output_to_file(parent)
         parent = parent.parent
+    return False
+
+
+def _output_to_file(command) -> bool:
+    holder = command.parent
+    if holder is not None and holder.type == "redirected_statement":
+        for redirect in holder.children:
+            dest = redirect.child_by_field_name("destination") if redirect.type == "file_redirect" else None
+            if dest is not None and dest.type != "number" and dest.text not in (b"/dev/null", b"/dev/stderr", b"/dev/stdout"):
+                return True
+    if holder is not None and holder.type == "pipeline":
+        later = [c for c in holder.children if c.type == "command" and c.start_byte > command.start_byte]
+        return any(w.text.rsplit(b"/", 1)[-1] == b"tee" for c in later[:1] for w in c.children[:3]
+                   if w.type in ("command_name", "word"))
     return False
 
 
@@ -193,7 +317,7 @@ def _twin(col: Collector, node, value, line: int, c: int):
     return None
 
 
-def _command(col: Collector, m, pos: _Positions, node) -> None:
+def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree) -> None:
     name_node = node.child_by_field_name("name")
     if name_node is None:
         return
@@ -225,9 +349,38 @@ def _command(col: Collector, m, pos: _Positions, node) -> None:
             value = value or "true"
             setting = m.match_setting(setting_path(key), value)
             col.add(setting, f"{key} {value}", line, c, c + len(w), value=value)
+    if name.startswith("python") or name.endswith(".py") or name in _PROGRAM_LAUNCHERS:
+        # Hydra / OmegaConf overrides on the command line: `trainer.accelerator=gpu`, `++device=cuda:0`
+        for i, w in enumerate(words[1:], 1):
+            override = _OVERRIDE_RE.fullmatch(w)
+            if override is not None:
+                rule = m.match_setting(override.group(1), override.group(2))
+                if rule is not None:
+                    line, c = pos.at(nodes[i].start_point)
+                    col.add(rule, f"{override.group(1)}={override.group(2)}", line, c, c + len(w),
+                            value=override.group(2))
+    if name in ("cd", "pushd"):
+        source_tree.cd(m, words[1] if len(words) > 1 else None)
+        return
+    if name == "git" and "clone" in words[1:3]:
+        at = words.index("clone") + 1
+        source_tree.clone(col, m, pos, words[at:], nodes[at:])
+        return
     if name == "python" or name.startswith("python3") or name == "python3":
+        if len(words) > 2 and words[1] == "-c":
+            _inline_python(col, pos, words[2], nodes[2])
+            return
         if words[1:3] == ["-m", "pip"]:
-            _pip(col, m, pos, words[3:], nodes[3:])
+            _pip(col, m, pos, words[3:], nodes[3:], source_tree)
+        elif len(words) > 2 and words[1].endswith("setup.py") and words[2] in _SETUP_BUILDS:
+            _builds(col, source_tree, pos, nodes[0])
+        return
+    if name == "dpkg" and ("-i" in words or "--install" in words):
+        for i, w in enumerate(words[1:], 1):
+            if w.endswith(".deb"):       # `dpkg -i cuda-keyring_1.1-1_all.deb`: the package is the name before `_`
+                line, c = pos.at(nodes[i].start_point)
+                symbol = "apt:" + w.rsplit("/", 1)[-1].split("_", 1)[0].lower()
+                col.add(m.match_requirement(symbol), symbol, line, c, c + len(w))
         return
     if name in _APT and "install" in words[1:]:
         start = words.index("install")
@@ -242,11 +395,52 @@ def _command(col: Collector, m, pos: _Positions, node) -> None:
         rest = words[1:]
         if name == "uv" and rest[:1] == ["pip"]:
             rest = rest[1:]
-        _pip(col, m, pos, rest, nodes[len(words) - len(rest):])
+        _pip(col, m, pos, rest, nodes[len(words) - len(rest):], source_tree,
+             conda=name in ("conda", "mamba", "micromamba"))
 
 
-def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
-    if not words or words[0] not in ("install", "add"):
+def _inline_python(col: Collector, pos: _Positions, code: str, node) -> None:
+    """`python -c "import torch; print(torch.cuda.is_available())"`: the code goes through the Python pass, its
+    findings placed where the code sits in the script."""
+    from dataclasses import replace
+
+    if "cuda" not in code.lower() and "nccl" not in code.lower():
+        return          # nothing the device rules look for: skip the parse
+    row, byte_col = node.start_point
+    start = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + (node.type in ("string", "raw_string"))
+    result = col.engine.analyze_bytes((code + "\n").encode("utf-8"), col.rel + ".py")
+    for f in result.findings:
+        line = row + f.line
+        shift = start if f.line == 1 else 0
+        col.add_finding(replace(f, path=col.rel, line=line, end_line=row + f.end_line, col=f.col + shift,
+                                end_col=f.end_col + (start if f.end_line == 1 else 0), fix="none",
+                                data={k: v for k, v in f.data.items() if k != "replace"}))
+
+
+def _builds(col: Collector, source_tree: _SourceTree, pos: _Positions, node, path: str = ".") -> None:
+    """A build of the source tree at `path` (`.`: the current directory): the project it is a tree of. Not when
+    the command picks another target device (`VLLM_TARGET_DEVICE=empty pip install -e .`, the source install
+    vllm-ascend documents, builds vLLM without its CUDA kernels)."""
+    command = node.parent
+    while command is not None and command.type != "command":
+        command = command.parent
+    if command is not None and _TARGET_DEVICE_RE.search(command.text.decode("utf-8", errors="replace")):
+        return
+    m = matchers(col.engine)
+    found = source_tree.here if path.rstrip("/") in (".", "") else (
+        source_tree.cloned.get(path.rstrip("/").rsplit("/", 1)[-1]) or m.match_source_tree(path))
+    if found is not None:
+        line, c = pos.at(node.start_point)
+        symbol, rule = found
+        col.add(rule, symbol, line, c, c + len(node.text.decode("utf-8", errors="replace")),
+                note=" (built here from its source tree)")
+
+
+def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, source_tree: _SourceTree,
+         conda: bool = False) -> None:
+    while words and words[0].startswith("-") and words[0] not in _OPTS_WITH_VALUE:
+        words, nodes = words[1:], nodes[1:]          # `pip -v install`, `pip --no-cache-dir install`: global options
+    if not words or words[0] not in ("install", "add", "wheel", "create"):
         return
     skip = False
     for i, w in enumerate(words[1:], 1):
@@ -254,6 +448,19 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> N
             skip = False
             continue
         line, c = pos.at(nodes[i].start_point)
+        if conda:
+            # `micromamba install -n env cuda=12.9.1 nccl -c nvidia/label/cuda-12.9.1 -c nvidia`: conda specs
+            if w in ("-c", "--channel") and i + 1 < len(words):
+                channel = words[i + 1].split("/", 1)[0].lower()
+                cl, cc = pos.at(nodes[i + 1].start_point)
+                col.add(m.match_requirement("channel:" + channel), "channel:" + channel, cl, cc, cc + len(words[i + 1]))
+                skip = True
+            elif w in _CONDA_OPTS_WITH_VALUE:
+                skip = True
+            elif not w.startswith("-") and "$" not in w and (name := conda_spec_name(w)):
+                symbol = normalize_dist(name)
+                col.add(m.match_requirement(symbol), symbol, line, c, c + len(name))
+            continue
         if w in _INDEX_OPTS or any(w.startswith(o + "=") for o in _INDEX_OPTS if o.startswith("--")):
             url = w.split("=", 1)[1] if "=" in w else (words[i + 1] if i + 1 < len(words) else "")
             skip = "=" not in w
@@ -261,11 +468,19 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> N
                 line, c = pos.at(nodes[i + 1].start_point) if skip and i + 1 < len(nodes) else (line, c)
                 col.add(m.match_requirement("index:" + url), "index:" + url, line, c, c + len(url))
             continue
-        if w in _OPTS_WITH_VALUE:
+        if w in ("-e", "--editable") and i + 1 < len(words):
+            w, i = words[i + 1], i + 1                     # `pip install -e .`: the tree to build is the value
+            skip = True
+            line, c = pos.at(nodes[i].start_point)
+        elif w in _OPTS_WITH_VALUE:
             skip = True
             continue
         if w.endswith(".whl"):
-            symbols = wheel_symbols(w)
+            symbols = wheel_symbols(unquote(w))        # a file or a URL (`.../flash_attn-2.8.3%2Bcu12torch2.11-...whl`)
+        elif w.startswith((".", "/", "~")) and "$" not in w.rsplit("/", 1)[-1]:
+            # `pip install .`, `pip install -e ".[dev]"`, `pip wheel -w DIR /src/apex`: a source tree is built
+            _builds(col, source_tree, pos, nodes[i], w.split("[", 1)[0])
+            continue
         elif w.startswith("-") or w.startswith((".", "/", "git+", "http")):
             continue
         else:

@@ -46,7 +46,10 @@ _BACKEND_WORD = re.compile(r"(?<![a-z])(?i:(" + "|".join(sorted(_BACKEND_ALIASES
 
 def backends_in_text(text: str) -> set[str]:
     """The backends a piece of source names through identifiers, attribute names and strings."""
-    return {_BACKEND_ALIASES[m.lower()] for m in _BACKEND_WORD.findall(text)}
+    found = {_BACKEND_ALIASES[m.lower()] for m in _BACKEND_WORD.findall(text)}
+    if "torch.accelerator" in text or "current_accelerator" in text:
+        found.add("npu")    # the current accelerator: npu on Ascend (torch_npu registers it as PrivateUse1)
+    return found
 
 
 def _backend_literals(node: ast.AST) -> set[str]:

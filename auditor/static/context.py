@@ -69,6 +69,12 @@ def _dotted(node: ast.AST) -> str | None:
     return None
 
 
+def _probes_accelerator(node: ast.AST) -> bool:
+    """torch.accelerator / current_accelerator(): the backend-neutral probe, the current accelerator (npu on Ascend)."""
+    return any(isinstance(n, ast.Attribute) and n.attr in ("accelerator", "current_accelerator")
+               or isinstance(n, ast.Name) and n.id == "current_accelerator" for n in ast.walk(node))
+
+
 def fold_ast(node: ast.AST, constants: dict[str, set[str]]) -> set[str] | None:
     """Possible string values of an expression, or None when it is not a string we can follow."""
     if isinstance(node, ast.Constant):
@@ -91,6 +97,8 @@ def fold_ast(node: ast.AST, constants: dict[str, set[str]]) -> set[str] | None:
         a, b = fold_ast(node.body, constants), fold_ast(node.orelse, constants)
         if a is None and b is None:
             return None
+        if (a is None or b is None) and _probes_accelerator(node.body if a is None else node.orelse):
+            return None     # `torch.accelerator.current_accelerator().type if ... else "cuda"`: npu on Ascend
         return (a or set()) | (b or set())
     if isinstance(node, ast.Name) and node.id in constants:
         return constants[node.id]
