@@ -89,7 +89,7 @@ def set_child_subreaper(on: bool = True) -> bool | None:
 
 def _process_table() -> dict[int, tuple[int, str]]:
     """pid -> (parent pid, state) of every process, from /proc (empty where there is no /proc)."""
-    table = {}
+    table: dict[int, tuple[int, str]] = {}
     try:
         names = os.listdir("/proc")
     except OSError:

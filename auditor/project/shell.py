@@ -79,12 +79,13 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                 ln, c = where(image.start())
                 col.add(rule, image.group(1), ln, c, c + len(image.group(1)))
     if "/usr/local/cuda" in text:
-        for path in _CUDA_PATH_RE.finditer(text):
-            ln, c = where(path.start())
+        for cuda_path in _CUDA_PATH_RE.finditer(text):
+            ln, c = where(cuda_path.start())
             if not any(f.line == ln for f in col.result.findings):   # a CUDA variable on the line says it already
-                version = path.group(1) if path.group(1) and path.group(1)[1:2].isdigit() else ""
+                tail = cuda_path.group(1)
+                version = tail if tail and tail[1:2].isdigit() else ""
                 symbol = "path:/usr/local/cuda" + version
-                col.add(m.match_requirement(symbol), symbol, ln, c, c + len(path.group(0)))
+                col.add(m.match_requirement(symbol), symbol, ln, c, c + len(cuda_path.group(0)))
     if "://" in text:
         for u in _URL_RE.finditer(text):
             if _CUDA_INDEX_RE.search(u.group(0)):

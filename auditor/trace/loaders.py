@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+from types import FrameType
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -26,7 +27,7 @@ def _user_site() -> str:
     """file:line of the innermost user frame on the stack (where the DataLoader is built)."""
     from auditor.sandbox import is_user_frame
 
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None:
         if is_user_frame(frame.f_code.co_filename):
             return f"{frame.f_code.co_filename}:{frame.f_lineno}"
@@ -60,11 +61,11 @@ def workers_in_process() -> Iterator[list[dict]]:
                     bound.arguments[name] = value
         return original(*bound.args, **bound.kwargs)
 
-    DataLoader.__init__ = init
+    DataLoader.__init__ = init  # type: ignore[method-assign]
     try:
         yield changed
     finally:
-        DataLoader.__init__ = original
+        DataLoader.__init__ = original  # type: ignore[method-assign]
 
 
 def describe(records: list[dict], relative=lambda path: path) -> str:
