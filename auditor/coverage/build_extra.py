@@ -118,7 +118,7 @@ def parse_custom_page(path: Path, rel: str) -> dict | None:
 
 
 def build_custom_ops(ascend_dir: Path, lines: list[str], custom_npu: dict[str, dict],
-                     deprecated: dict[str, dict]) -> dict:
+                     deprecated: dict[str, dict], wheels: list[dict]) -> dict:
     ops: dict[str, dict] = {}
     root = ascend_dir / build_docs.CUSTOM_API_DIR
     for page in sorted(root.rglob("*.md")):
@@ -133,6 +133,12 @@ def build_custom_ops(ascend_dir: Path, lines: list[str], custom_npu: dict[str, d
                              key=lines.index)
             entry["lines"] = covered
             entry["source"] += "; " + custom_npu[overloads[0]]["source"]
+            # op-plugin's ranges describe branch heads; the line's own released wheel decides (its own
+            # release only: a stand-in wheel of another line proves nothing for v2.2 / v2.15)
+            entry["not_in_wheel"] = {
+                line: wheel["wheel"] for line in covered
+                for wheel in [next((w for w in reversed(wheels) if w["line"] == line), None)]
+                if wheel is not None and not any(c.split(".")[0] == short for c in wheel["custom_ops"])}
         else:
             entry["lines"] = None  # a Python-level API (optimizer, contrib module): no op-plugin version range
         if short in deprecated:
@@ -285,6 +291,14 @@ def build_products(ascend_dir: Path, custom_ops: dict, api_sets: list[tuple[str,
     kinds = ("bfloat16", "float8", "float64")
     pro = {d: {p: [] for p in PRODUCTS} for d in kinds}
     con = {d: {p: [] for p in PRODUCTS} for d in kinds}
+    # every other dtype: yes only where a page that marks the product supported lists it (scoped or
+    # not); never no (an unscoped list is too loose to read a product's absence from); else unverified
+    named: dict[str, dict[str, list[str]]] = {}
+
+    def name_all(per_product: dict[str, list[str]], source: str) -> None:
+        for p, ds in per_product.items():
+            for d in {family(x) for x in ds} - set(kinds):
+                named.setdefault(d, {q: [] for q in PRODUCTS})[p].append(source)
 
     def family(d: str) -> str:
         return "float8" if d.startswith("float8") or d == "hifloat8" else d
@@ -301,6 +315,8 @@ def build_products(ascend_dir: Path, custom_ops: dict, api_sets: list[tuple[str,
     for name, op in sorted(custom_ops["ops"].items()):
         if op.get("scoped_dtypes"):
             weigh(op["scoped_dtypes"], op["source"].split(";")[0])
+        name_all({p: op["dtypes"].get(p, []) for p, ok in op["products"].items() if ok is True},
+                 op["source"].split(";")[0])
     version, apis = api_sets[-1]
     for name, entry in sorted(apis.items()):
         scoped: dict[str, list[str]] = {}
@@ -310,6 +326,9 @@ def build_products(ascend_dir: Path, custom_ops: dict, api_sets: list[tuple[str,
                 scoped[p] += r["dtypes"]
         if scoped:
             weigh(scoped, entry["source"])
+        general = [d for r in entry["restrictions"] if not r["products"] for d in r["dtypes"]]
+        name_all({p: scoped.get(p, []) + general for p, ok in entry["products"].items() if ok is True},
+                 entry["source"])
     profiles = {}
     for p in PRODUCTS:
         dt = {}
@@ -319,6 +338,11 @@ def build_products(ascend_dir: Path, custom_ops: dict, api_sets: list[tuple[str,
             dt[d] = {"supported": status, "evidence_count": len(yes), "evidence": yes[:5],
                      "against_count": len(no), "against": no[:5],
                      "source": (yes or no or ["no product-scoped dtype list names this product"])[0]}
+        for d, sources in sorted(named.items()):
+            yes = sorted(set(sources[p]))
+            dt[d] = {"supported": True if yes else "unverified", "evidence_count": len(yes), "evidence": yes[:5],
+                     "against_count": 0, "against": [],
+                     "source": (yes or ["no page that names this product lists it"])[0]}
         profiles[p] = {"title": PRODUCT_TITLES[p], "native_api_column": NATIVE_API_COLUMNS[p]
                        if p in ("a2", "a3", "950") else None,
                        "doc_term": NATIVE_API_COLUMNS[p], "dtypes": dt}
@@ -328,8 +352,8 @@ def build_products(ascend_dir: Path, custom_ops: dict, api_sets: list[tuple[str,
 
 
 def build_all(ascend_dir: Path, lines: list[str], custom_npu: dict[str, dict], deprecated: dict[str, dict],
-              api_sets: list[tuple[str, dict]], npu_strings: dict[str, dict]) -> dict[str, dict]:
-    custom = build_custom_ops(ascend_dir, lines, custom_npu, deprecated)
+              api_sets: list[tuple[str, dict]], npu_strings: dict[str, dict], wheels: list[dict]) -> dict[str, dict]:
+    custom = build_custom_ops(ascend_dir, lines, custom_npu, deprecated, wheels)
     return {
         "custom_ops": custom,
         "hccl": build_hccl(ascend_dir, api_sets, lines, npu_strings),
