@@ -378,10 +378,22 @@ class Coverage:
             cls = self._api_entry("torch.distributed.ReduceOp")
             if cls:
                 source.append(cls[1]["source"])
-            return Answer(symbol=raw, kind="collective", supported=status,
-                          via="torch_npu wheel" if status is True else "not stated per member",
-                          products={p: status for p in PRODUCTS}, dtypes=dtypes, notes="\n".join(notes),
-                          source="; ".join(source))
+            how = row.get("how", "")
+            via = {"native": "hccl native", "emulated": "emulated on HCCL", "raises": "raises on HCCL"}.get(
+                how, "unverified per member")
+            # torch_npu's mapping has no product dimension: a member that raises raises everywhere; one that
+            # works still needs HCCL's collectives on the product, which no list states for 910A / 310P
+            products = {p: status for p in PRODUCTS}
+            if status is True:
+                products.update({"910a": UNVERIFIED, "310p": UNVERIFIED})
+                if self.target.product in ("910a", "310p"):
+                    notes.append(f"{self.target.product}: unverified (no support list has a column for it)")
+            if _line_key(self.target.torch_npu) < _line_key(FIRST_950_LINE) and status is True:
+                products["950"] = UNVERIFIED   # no source names Ascend 950DT this early
+                if self.target.product == "950":
+                    notes.append("950: unverified (no source names Ascend 950DT before v2.7)")
+            return Answer(symbol=raw, kind="collective", supported=products[self.target.product], via=via,
+                          products=products, dtypes=dtypes, notes="\n".join(notes), source="; ".join(source))
         short = raw
         for prefix in _COLLECTIVE_PREFIXES:
             if short.startswith(prefix):

@@ -133,7 +133,8 @@ def build(ascend_dir: Path | str = DEFAULT_ASCEND_DIR, out_dir: Path | str = DEF
 
     npu_strings = read_npu_strings(lines)
     extra = build_extra.build_all(ascend_dir, lines, custom_npu, build_aten.read_deprecated(ascend_dir),
-                                   api_sets, npu_strings, wheels)
+                                   api_sets, npu_strings, wheels,
+                                   json.loads((INPUTS / "torch_npu-source.json").read_text(encoding="utf-8")))
     for name, table in extra.items():
         write_json(out_dir / f"{name}.json", table)
         counts[f"{name}.json"] = table["count"]

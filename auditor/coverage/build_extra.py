@@ -159,11 +159,51 @@ def build_custom_ops(ascend_dir: Path, lines: list[str], custom_npu: dict[str, d
 REDUCE_OPS = ("SUM", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR", "AVG", "PREMUL_SUM")
 
 
+def reduce_op_row(op: str, line: str, source_facts: dict, npu_strings: dict[str, dict]) -> dict:
+    """What one ReduceOp member does on HCCL in one torch_npu line: the line's branch of torch_npu's source
+    states it (getHcclReduceOp, op_tables/source_facts.py); the line's own released wheel must not
+    contradict it (the wheel's `Cannot use ReduceOp.` message for the members that raise, its PREMUL_SUM
+    handling).  Statuses: yes (native or emulated), no (raises), unverified."""
+    row = source_facts.get("by_line", {}).get(line)
+    if row is None:
+        return {"status": "unverified", "how": "", "note": "no torch_npu source of this line was read", "source": ""}
+    fact = row["reduce_ops"][op]
+    src = (f"{source_facts['repo']} {row['branch']} ({row['commit'][:10]}): {source_facts['file']}:{fact['line']}"
+           " (getHcclReduceOp)")
+    data = npu_strings.get(line)
+    own = data is not None and not data.get("stand_in_for")
+    wheel_note = "" if own else f"; no torch_npu wheel of {line} on PyPI: the branch alone speaks for the line"
+    say = {"native": ("yes", "native", f"mapped to a native HCCL reduction (hcclOp)"),
+           "emulated": ("yes", "emulated", "emulated: torch_npu runs a SUM on HCCL and scales around it"),
+           "raises": ("no", "raises", f"raises `Cannot use ReduceOp.{op} with HCCL` (unsupportedOp)"),
+           "unhandled": ("no", "raises", "not handled: raises `Unhandled ReduceOp`")}[fact["status"]]
+    status, how, note = say
+    note = f"{note}, per the {row['branch']} branch of torch_npu's source{wheel_note}"
+    if own:
+        wheel = data["wheel"]
+        premul = data["facts"].get("premul_sum")
+        if op == "PREMUL_SUM" and status == "yes" and not premul:
+            return {"status": "unverified", "how": "", "source": f"{src}; {wheel}", "note": (
+                f"the {row['branch']} branch head emulates PREMUL_SUM, but the torch_npu {data['release']} wheel "
+                "(the line's newest release) shows no PREMUL_SUM handling (no _make_hccl_premul_sum): the release "
+                "may predate it")}
+        if op == "PREMUL_SUM" and status == "no" and premul:
+            return {"status": "unverified", "how": "", "source": f"{src}; {wheel}", "note": (
+                f"the {row['branch']} branch does not handle PREMUL_SUM, but the torch_npu {data['release']} wheel "
+                f"has `{premul['text']}`")}
+        if how == "raises" and not data["facts"].get("reduce_op_error") and fact["status"] == "raises":
+            return {"status": "unverified", "how": "", "source": f"{src}; {wheel}", "note": (
+                f"the {row['branch']} branch raises for {op}, but the torch_npu {data['release']} wheel lacks the "
+                "`Cannot use ReduceOp.` message")}
+        src += f"; {wheel}: torch_npu/lib/libtorch_npu.so"
+    return {"status": status, "how": how, "note": note, "source": src}
+
+
 def build_hccl(ascend_dir: Path, doc_sets: list[tuple[str, dict]], lines: list[str],
-               npu_strings: dict[str, dict]) -> dict:
-    """Collectives with their dtypes and world-size limits per support list, and what each torch_npu
-    line's wheel shows about reduce ops.  The support list marks the ReduceOp class, never its members,
-    so a member is 'unverified' unless the line's wheel handles it explicitly."""
+               npu_strings: dict[str, dict], source_facts: dict) -> dict:
+    """Collectives with their dtypes and world-size limits per support list, and what each ReduceOp member
+    does per torch_npu line (the support list marks the ReduceOp class, never its members: the members come
+    from torch_npu's source, checked against the line's wheel, see reduce_op_row)."""
     collectives: dict[str, dict] = {}
     for version, apis in doc_sets:
         for name, entry in apis.items():
@@ -180,31 +220,8 @@ def build_hccl(ascend_dir: Path, doc_sets: list[tuple[str, dict]], lines: list[s
                 "raw": entry["raw"],
                 "source": entry["source"],
             }
-    reduce_ops: dict[str, dict] = {}
-    for op in REDUCE_OPS:
-        by_line = {}
-        for line in lines:
-            data = npu_strings.get(line)
-            if data is None:
-                by_line[line] = {"status": "unverified", "note": "no torch_npu wheel of this line to read", "source": ""}
-                continue
-            wheel = data["wheel"] + (f" (no wheel of {line} on PyPI; nearest older release)" if data.get("stand_in_for") else "")
-            premul = data["facts"].get("premul_sum")
-            if op == "PREMUL_SUM" and premul:
-                by_line[line] = {"status": "yes", "note": f"torch_npu {data['release']} handles PREMUL_SUM "
-                                 f"(`{premul['text']}`)", "source": f"{wheel}: {premul['file']}"}
-            elif op == "PREMUL_SUM":
-                by_line[line] = {"status": "unverified", "note": f"the torch_npu {data['release']} wheel has no "
-                                 "PREMUL_SUM handling (no _make_hccl_premul_sum, no PreMulSum message)",
-                                 "source": f"{wheel}: torch_npu/distributed/__init__.py, torch_npu/lib/libtorch_npu.so"}
-            else:
-                err = data["facts"].get("reduce_op_error")
-                by_line[line] = {"status": "unverified", "note": (
-                    "the support list marks the torch.distributed.ReduceOp class, not its members; "
-                    + (f"the wheel raises `{err['text']}<op> with HCCL` for members HCCL lacks, but which members "
-                       "is not readable from the binary" if err else "the wheel says nothing about this member")),
-                    "source": f"{wheel}: {err['file']}" if err else wheel}
-        reduce_ops[op] = {"by_line": by_line}
+    reduce_ops = {op: {"by_line": {line: reduce_op_row(op, line, source_facts, npu_strings) for line in lines}}
+                  for op in REDUCE_OPS}
     return {"schema": 2, "count": len(collectives), "collectives": collectives, "reduce_ops": reduce_ops}
 
 
@@ -352,11 +369,12 @@ def build_products(ascend_dir: Path, custom_ops: dict, api_sets: list[tuple[str,
 
 
 def build_all(ascend_dir: Path, lines: list[str], custom_npu: dict[str, dict], deprecated: dict[str, dict],
-              api_sets: list[tuple[str, dict]], npu_strings: dict[str, dict], wheels: list[dict]) -> dict[str, dict]:
+              api_sets: list[tuple[str, dict]], npu_strings: dict[str, dict], wheels: list[dict],
+              source_facts: dict) -> dict[str, dict]:
     custom = build_custom_ops(ascend_dir, lines, custom_npu, deprecated, wheels)
     return {
         "custom_ops": custom,
-        "hccl": build_hccl(ascend_dir, api_sets, lines, npu_strings),
+        "hccl": build_hccl(ascend_dir, api_sets, lines, npu_strings, source_facts),
         "env": build_env(ascend_dir, npu_strings),
         "fusion": build_fusion(ascend_dir),
         "products": build_products(ascend_dir, custom, api_sets),
