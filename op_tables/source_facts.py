@@ -7,7 +7,8 @@ are compiled; what each member does on HCCL is stated by `getHcclReduceOp` in
 - `unsupportedOp`: the members that raise `Cannot use ReduceOp.<op> with HCCL`;
 - an `if (reduceOp == c10d::ReduceOp::X ...)` branch that returns HCCL_REDUCE_SUM: emulated (the collective
   runs a SUM and torch_npu divides or pre-multiplies around it);
-- any other member: `Unhandled ReduceOp` (raises).
+- any other member: `Unhandled ReduceOp` (raises);
+and `ProcessGroupHCCL::recvAnysource` (a receive without a source rank) raises or not.
 
     python op_tables/inputs.py extract-source --repo GITDIR   # a clone of github.com/Ascend/pytorch
 
@@ -72,6 +73,15 @@ def reduce_op_facts(text: str) -> dict:
     return facts
 
 
+def recv_anysource_fact(text: str) -> dict:
+    """Whether ProcessGroupHCCL::recvAnysource (dist.recv / irecv without src) raises, and where."""
+    start = text.find("ProcessGroupHCCL::recvAnysource(")
+    if start < 0:
+        return {"raises": None, "line": None}
+    body = text[start:text.find("\n}", start)]
+    return {"raises": "TORCH_CHECK(false" in body, "line": _line_of(text, start)}
+
+
 def _git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
 
@@ -82,5 +92,6 @@ def extract(repo: Path) -> dict:
     for line, branch in BRANCH_FOR_LINE.items():
         commit = _git(repo, "rev-parse", f"{branch}^{{commit}}").strip()
         text = _git(repo, "show", f"{commit}:{SOURCE_FILE}")
-        by_line[line] = {"branch": branch, "commit": commit, "reduce_ops": reduce_op_facts(text)}
+        by_line[line] = {"branch": branch, "commit": commit, "reduce_ops": reduce_op_facts(text),
+                         "recv_anysource": recv_anysource_fact(text)}
     return {"schema": 1, "repo": REPO_URL, "file": SOURCE_FILE, "by_line": by_line}

@@ -222,7 +222,17 @@ def build_hccl(ascend_dir: Path, doc_sets: list[tuple[str, dict]], lines: list[s
             }
     reduce_ops = {op: {"by_line": {line: reduce_op_row(op, line, source_facts, npu_strings) for line in lines}}
                   for op in REDUCE_OPS}
-    return {"schema": 2, "count": len(collectives), "collectives": collectives, "reduce_ops": reduce_ops}
+    facts = {}
+    recv = {line: row["recv_anysource"] for line, row in source_facts.get("by_line", {}).items()}
+    if recv and all(r["raises"] for r in recv.values()):
+        newest = source_facts["by_line"][lines[-1]]
+        facts["no_any_source_recv"] = {
+            "text": "no receive from any source (ProcessGroupHCCL::recvAnysource raises `ProcessGroupHCCL does not "
+                    f"support recv` on every line {lines[0]}-{lines[-1]})",
+            "source": f"{source_facts['repo']} {newest['branch']} ({newest['commit'][:10]}): {source_facts['file']}:"
+                      f"{recv[lines[-1]]['line']} (ProcessGroupHCCL::recvAnysource)"}
+    return {"schema": 2, "count": len(collectives), "collectives": collectives, "reduce_ops": reduce_ops,
+            "facts": facts}
 
 
 def parse_env_page(path: Path, rel: str) -> dict | None:
