@@ -169,7 +169,7 @@ class Pins:
     def save(self) -> None:
         if self.record:
             INPUTS.mkdir(exist_ok=True)
-            self.path.write_text(json.dumps(self.data, ensure_ascii=False, indent=1, sort_keys=True) + "\n",
+            self.path.write_text(json.dumps(self.data, ensure_ascii=False, indent=1) + "\n",
                                  encoding="utf-8")
 
 
