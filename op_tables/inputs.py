@@ -2,6 +2,7 @@
 
     python op_tables/inputs.py fetch   [--wheel-dir DIR]   # pip download every pinned wheel, verify sha256
     python op_tables/inputs.py extract [--wheel-dir DIR]   # wheels -> op_tables/inputs/*.json, refresh PINNED.json
+    python op_tables/inputs.py extract-source --repo GIT   # Ascend/pytorch clone -> inputs/torch_npu-source.json
     python op_tables/inputs.py check                       # offline: derived files match PINNED.json
 
 Inputs (read as data, never installed):
@@ -28,6 +29,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 INPUTS = HERE / "inputs"
 PINNED = INPUTS / "PINNED.json"
+SOURCE_FACTS = "torch_npu-source.json"   # reduce-op facts from Ascend/pytorch's source (op_tables/source_facts.py)
 NATIVE_FUNCTIONS = "torchgen/packaged/ATen/native/native_functions.yaml"
 # torch version each torch_npu line builds on (torch_npu X.Y.* is built against torch X.Y.*)
 TORCH_FOR_LINE = {"v2.1": "2.1.0", "v2.2": "2.2.0", "v2.3": "2.3.1", "v2.4": "2.4.0", "v2.5": "2.5.1",
@@ -215,6 +217,27 @@ def extract(wheel_dir: Path, only_npu: bool = False) -> int:
     return 0
 
 
+def extract_source(repo: Path | None) -> int:
+    """Ascend/pytorch branches -> inputs/torch_npu-source.json; records the commits in PINNED.json."""
+    sys.path.insert(0, str(HERE))
+    import source_facts
+
+    if repo is None or not (repo / "HEAD").exists() and not (repo / ".git").exists():
+        print("extract-source needs --repo: a git clone of " + source_facts.REPO_URL, file=sys.stderr)
+        return 2
+    facts = source_facts.extract(repo)
+    out = INPUTS / SOURCE_FACTS
+    write_json(out, facts)
+    pinned = json.loads(PINNED.read_text(encoding="utf-8"))
+    pinned["derived_sha256"][f"inputs/{SOURCE_FACTS}"] = sha256(out)
+    pinned["sources"] = [{"repo": facts["repo"], "file": facts["file"], "derived": [f"inputs/{SOURCE_FACTS}"],
+                          "commits": {line: f"{row['branch']}@{row['commit']}" for line, row in facts["by_line"].items()},
+                          "recipe": "python op_tables/inputs.py extract-source --repo GITDIR"}]
+    write_json(PINNED, pinned)
+    print(f"{out.relative_to(HERE)}: {len(facts['by_line'])} lines")
+    return 0
+
+
 def check() -> list[str]:
     """Problems with the committed derived inputs (empty when they match PINNED.json)."""
     pinned = json.loads(PINNED.read_text(encoding="utf-8"))
@@ -235,7 +258,8 @@ def check() -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=("fetch", "extract", "check"))
+    parser.add_argument("command", choices=("fetch", "extract", "extract-source", "check"))
+    parser.add_argument("--repo", type=Path, help="extract-source: a git clone of github.com/Ascend/pytorch")
     parser.add_argument("--wheel-dir", type=Path, default=Path("/tmp/npu-audit-wheels"))
     parser.add_argument("--only-npu", action="store_true", help="extract: keep the torch schemas, redo torch_npu")
     args = parser.parse_args(argv)
@@ -244,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
         return fetch(args.wheel_dir)
     if args.command == "extract":
         return extract(args.wheel_dir, args.only_npu)
+    if args.command == "extract-source":
+        return extract_source(args.repo)
     problems = check()
     for p in problems:
         print(p, file=sys.stderr)

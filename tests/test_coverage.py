@@ -229,19 +229,32 @@ def test_gather_compatible_mode():
     assert "use_compatible_impl" in answer.notes and "DESIGN" not in answer.source
 
 
-@pytest.mark.parametrize("spelling", ["ReduceOp.BAND", "torch.distributed.ReduceOp.BXOR", "AVG", "ReduceOp.SUM"])
-def test_reduce_ops_without_a_per_member_source_are_unverified(spelling):
-    # pytorch_2-13-0/torch-distributed.md:768 lists the ReduceOp class only; the wheels do not show
-    # which members HCCL maps
+@pytest.mark.parametrize("spelling,supported,via", [
+    ("ReduceOp.BAND", False, "raises on HCCL"), ("torch.distributed.ReduceOp.BXOR", False, "raises on HCCL"),
+    ("AVG", True, "emulated on HCCL"), ("ReduceOp.SUM", True, "hccl native")])
+def test_reduce_ops_follow_torch_npus_source(spelling, supported, via):
+    # github.com/Ascend/pytorch master torch_npu/csrc/distributed/ProcessGroupHCCL.cpp: hcclOp maps MIN / MAX /
+    # SUM / PRODUCT, unsupportedOp raises for BAND / BOR / BXOR, getHcclReduceOp turns AVG into a SUM
     answer = cov().collective(spelling)
-    assert answer.supported == "unverified" and "not its members" in answer.notes
+    assert (answer.supported, answer.via) == (supported, via)
+    assert "ProcessGroupHCCL.cpp" in answer.source and "getHcclReduceOp" in answer.source
 
 
-def test_premul_sum_follows_the_wheels():
-    # torch_npu-2.8.0.post5 wheel: torch_npu/distributed/__init__.py imports _make_nccl_premul_sum as
-    # _make_hccl_premul_sum; torch_npu-2.5.1.post1 has no PreMulSum handling
+def test_reduce_ops_per_line_and_product():
+    # the v2.2.0 branch lists AVG in unsupportedOp; a member that raises raises on every product, one that
+    # works is unverified on 910A / 310P (no support-list column)
+    assert cov("v2.2").collective("ReduceOp.AVG").supported is False
+    assert cov("v2.3").collective("ReduceOp.AVG").supported is True
+    assert cov(NEWEST, "310p").collective("ReduceOp.SUM").supported == "unverified"
+    assert cov(NEWEST, "310p").collective("ReduceOp.BOR").supported is False
+
+
+def test_premul_sum_follows_the_source_and_the_wheels():
+    # v2.5.1 branch: getHcclReduceOp does not handle PREMUL_SUM ('Unhandled ReduceOp'); v2.6.0 branch head
+    # handles it but the torch_npu-2.6.0.post5 wheel has no _make_hccl_premul_sum; 2.8.0.post5 has both
     assert cov("v2.8").collective("dist.ReduceOp.PREMUL_SUM").supported is True
-    assert cov("v2.5").collective("dist.ReduceOp.PREMUL_SUM").supported == "unverified"
+    assert cov("v2.6").collective("dist.ReduceOp.PREMUL_SUM").supported == "unverified"
+    assert cov("v2.5").collective("dist.ReduceOp.PREMUL_SUM").supported is False
 
 
 def test_no_answer_cites_the_design_note():

@@ -73,15 +73,18 @@ def test_recipe_lines():
         assert quiet not in lines, f"line {quiet} flagged: {lines[quiet]}"
 
 
+# 310P: the pages disagree (torch_npu-npu_incre_flash_attention.md lists bfloat16 for 310P, 19 pages list it
+# only for other products): unverified, a warning
 @pytest.mark.parametrize("product,expected", [("a2", "info"), ("a3", "info"), ("950", "info"),
-                                              ("910a", "error"), ("310p", "error")])
+                                              ("910a", "error"), ("310p", "warning")])
 def test_bf16_severity_follows_the_product(product, expected):
     fs = [f for f in findings('import torch\nmodel.to(torch.bfloat16)\ncfg = {"precision": "bf16"}\n', product)
           if f.code == "NPU201"]
     assert len(fs) == 2 and {f.severity for f in fs} == {expected}
 
 
-@pytest.mark.parametrize("product,expected", [("a2", "error"), ("910a", "error"), ("950", "info")])
+# 910A: no product-scoped list names float8 for or against it (unverified, a warning)
+@pytest.mark.parametrize("product,expected", [("a2", "error"), ("910a", "warning"), ("950", "info")])
 def test_fp8_needs_950(product, expected):
     fs = [f for f in findings("import torch\nw = w.to(torch.float8_e4m3fn)\n", product) if f.code == "NPU203"]
     assert [f.severity for f in fs] == [expected]
@@ -151,22 +154,4 @@ def test_stacked_rules_add_a_second_category_without_a_second_fix():
     assert "NPU204" not in on[9]      # already ported: no advice to write what it says (issue 11)
 
 
-def test_generated_dtype_rules_are_current():
-    """rules/precision_dtypes.yaml matches its generator (needs a torch_npu wheel: $NPU_AUDIT_TORCH_NPU_WHEEL
-    or rules/gen/.cache/; skipped without one, the registry is not contacted from tests)."""
-    import importlib
-    import os
-    import sys
-    from pathlib import Path
-
-    import yaml
-
-    gen = Path(__file__).resolve().parent.parent / "rules" / "gen"
-    sys.path.insert(0, str(gen))
-    sources = importlib.import_module("sources")
-    wheel = os.environ.get("NPU_AUDIT_TORCH_NPU_WHEEL") or next(
-        iter(sorted((gen / ".cache").glob(f"torch_npu-{sources.TORCH_NPU_VERSION}-*.whl"))), None)
-    if not wheel:
-        pytest.skip("no torch_npu wheel at hand")
-    mod = importlib.import_module("precision_dtypes")
-    assert mod.build(sources.Wheel(Path(wheel))) == yaml.safe_load(mod.OUT.read_text())
+# the generated rule files' freshness (offline, from rules/gen/inputs/): tests/test_rules_generators.py

@@ -175,11 +175,11 @@ def metrics():
 
 def test_unsupported_reduce_op_is_reported_at_the_call(metrics):
     source, (findings, _) = metrics
-    # the published sources do not say which ReduceOp members HCCL lacks: the call is reported as unverified
-    # (info), at the user's line, rather than as a definite error
+    # torch_npu's source (ProcessGroupHCCL.cpp unsupportedOp) raises for BOR on every line: an error, at the
+    # user's line
     [bor] = [f for f in findings if f.code in ("NPU161", "NPU165") and f.symbol.endswith(".BOR")]
     assert bor.line == line_of(source, "dist.all_reduce(skip, op=")       # the static pass sees only the dict
-    assert bor.code == "NPU165" and bor.severity == "info" and bor.source == "trace"
+    assert bor.code == "NPU161" and bor.severity == "error" and bor.source == "trace"
     assert bor.symbol == "torch.distributed.ReduceOp.BOR"
     assert bor.data["groups"] == ["world (4: 0-3)"] and bor.data["dtypes"] == ["int32"]
     assert not [f for f in findings if f.symbol == "torch.distributed.ReduceOp.BAND"]   # never issued
@@ -201,12 +201,12 @@ def test_group_sizes_hccl_rejects_are_reported():
                         "torch.distributed.reduce_scatter_tensor[group of 6]"}
 
 
-def test_fsdp2_average_is_reported_as_unverified(fsdp2):
-    # AVG: the public sources do not say how HCCL handles it (emulated or native), so the finding is the
-    # unverified one, at info like the emulation finding it used to be
+def test_fsdp2_average_is_reported_as_emulated(fsdp2):
+    # AVG: torch_npu's getHcclReduceOp (ProcessGroupHCCL.cpp, master) runs a SUM and divides: the emulation
+    # finding, at info
     source = FIXTURES / "fsdp2_blocks.py"
     findings, section = judge_collectives(fsdp2, resolve_target("2.14", "a2"), _Placer(FIXTURES, source, None, None))
-    assert {f.code for f in findings} == {"NPU165"}
+    assert {f.code for f in findings} == {"NPU162"}
     assert {f.severity for f in findings} == {"info"}
     assert [r["collective"] for r in section["rows"]] == [
         "reduce_scatter_tensor", "all_gather_into_tensor", "total per step"]
@@ -255,7 +255,7 @@ def test_json_has_a_top_level_collectives_list():
         ("BOR", "int32", 4, "metrics_sync.py"), ("SUM", "float64", 8, "metrics_sync.py")}
     rows = [(r["collective"], r["when"]) for r in doc["sections"]["collectives"]["rows"]]
     assert rows[-2:] == [("total per step", ""), ("broadcast", "set-up (once)")]     # DDP's set-up last
-    assert {"NPU165", "NPU163"} <= {f["code"] for f in doc["findings"]}
+    assert {"NPU161", "NPU163"} <= {f["code"] for f in doc["findings"]}   # BOR raises (torch_npu source)
 
 
 def test_expert_parallel_all_to_all_in_bf16_is_reported_forward_and_backward():

@@ -208,8 +208,8 @@ class Coverage:
                 products[p] = True
             else:
                 products[p] = UNVERIFIED
-        if _line_key(self.target.torch_npu) < _line_key(FIRST_950_LINE) and products["950"] is not False:
-            products["950"] = UNVERIFIED   # the list's 950DT column is for a newer torch than this line's
+        if _line_key(self.target.torch_npu) < _line_key(FIRST_950_LINE):
+            products["950"] = UNVERIFIED   # the list's 950DT column (✔ or ✘) is for a newer torch than this line's
         scoped = [r for r in entry["restrictions"] if r["products"] and product in r["products"]]
         general = [r for r in entry["restrictions"] if not r["products"]]
         applicable = scoped or general
@@ -357,10 +357,22 @@ class Coverage:
             cls = self._api_entry("torch.distributed.ReduceOp")
             if cls:
                 source.append(cls[1]["source"])
-            return Answer(symbol=raw, kind="collective", supported=status,
-                          via="torch_npu wheel" if status is True else "not stated per member",
-                          products={p: status for p in PRODUCTS}, dtypes=dtypes, notes="\n".join(notes),
-                          source="; ".join(source))
+            how = row.get("how", "")
+            via = {"native": "hccl native", "emulated": "emulated on HCCL", "raises": "raises on HCCL"}.get(
+                how, "unverified per member")
+            # torch_npu's mapping has no product dimension: a member that raises raises everywhere; one that
+            # works still needs HCCL's collectives on the product, which no list states for 910A / 310P
+            products = {p: status for p in PRODUCTS}
+            if status is True:
+                products.update({"910a": UNVERIFIED, "310p": UNVERIFIED})
+                if self.target.product in ("910a", "310p"):
+                    notes.append(f"{self.target.product}: unverified (no support list has a column for it)")
+            if _line_key(self.target.torch_npu) < _line_key(FIRST_950_LINE) and status is True:
+                products["950"] = UNVERIFIED   # no source names Ascend 950DT this early
+                if self.target.product == "950":
+                    notes.append("950: unverified (no source names Ascend 950DT before v2.7)")
+            return Answer(symbol=raw, kind="collective", supported=products[self.target.product], via=via,
+                          products=products, dtypes=dtypes, notes="\n".join(notes), source="; ".join(source))
         short = raw
         for prefix in _COLLECTIVE_PREFIXES:
             if short.startswith(prefix):
@@ -415,12 +427,16 @@ class Coverage:
         documented = bool(row["products"])
         # a product the page's table leaves out is unverified, not unsupported
         products = {p: row["products"].get(p, UNVERIFIED) if documented else UNVERIFIED for p in PRODUCTS}
-        if _line_key(self.target.torch_npu) < _line_key(FIRST_950_LINE) and products["950"] is True:
+        if _line_key(self.target.torch_npu) < _line_key(FIRST_950_LINE):
             products["950"] = UNVERIFIED   # the page carries no version; no list names 950DT this early
         on_line = row["lines"] is None or line in row["lines"]
+        missing_wheel = row.get("not_in_wheel", {}).get(line)
         notes = []
         if row["lines"] is not None:
             notes.append(f"registered in op-plugin for {_ranges_text(_compress(row['lines']))}")
+        if missing_wheel:
+            notes.append(f"op-plugin lists it for {line}, but the {missing_wheel} wheel (the line's newest "
+                         "release) does not register it")
         if not documented:
             notes.append("no custom_APIs page: products undocumented")
         if row["layouts"]:
@@ -431,6 +447,9 @@ class Coverage:
         if not on_line:
             supported: bool | str = False
             via = f"not in torch_npu {line}"
+        elif missing_wheel:
+            supported, via = UNVERIFIED, "not in the line's release"
+            products = {p: UNVERIFIED for p in PRODUCTS}
         elif state == UNVERIFIED:
             supported, via = UNVERIFIED, "torch_npu custom op (product not on its page)"
         else:
@@ -553,15 +572,15 @@ class Coverage:
         if rows[self.target.product] is None:
             if normalize_dtype(raw) is None:
                 return unknown(raw, "dtype")
-            return Answer(symbol=raw, kind="dtype", supported=True, via="all products",
-                          products={p: True for p in PRODUCTS}, dtypes=[name],
-                          notes="no product restriction recorded for this dtype; per-op limits still apply",
+            return Answer(symbol=raw, kind="dtype", supported=UNVERIFIED, via="no product-scoped list",
+                          products={p: UNVERIFIED for p in PRODUCTS}, dtypes=[name],
+                          notes=f"unverified: no page lists {name} for any product",
                           source=_table("products.json")["source"])
         row = rows[self.target.product]
         examples = f", e.g. {', '.join(row['evidence'][:3])}" if row["evidence"] else ""
         against = f", e.g. {', '.join(row['against'][:2])}" if row["against"] else ""
         if row["supported"] is True:
-            notes = f"{row['evidence_count']} product-scoped dtype lists name {family} for this product{examples}"
+            notes = f"{row['evidence_count']} dtype lists of pages that name this product list {family}{examples}"
         elif row["supported"] is False:
             notes = (f"no page lists {family} for {self.target.product}, while {row['against_count']} pages that "
                      f"scope dtypes by product list it for another product and not for this one{against}")

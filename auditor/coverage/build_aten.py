@@ -249,7 +249,10 @@ class LineResolver:
         elif row.get("ag"):
             target = row["ag"]
             status, via, note, src = self.resolve(target, stack)
-            head = f"auto-generated out= overload: calls {target} and copies"
+            overload = op.partition(".")[2]
+            is_out = overload == "out" or overload.endswith("_out") or overload.startswith("out_")
+            head = (f"auto-generated out= overload: calls {target} and copies" if is_out else
+                    f"auto-generated functional variant: clones the inputs and calls {target}")
             result = (status, via if status != "yes" else f"autogen out= ({target})",
                       f"{head}" + (f", covered by {via}" if status == "yes" else f": {note}"),
                       f"{self.schema_src(op)}; {src}")

@@ -120,7 +120,7 @@ def parse_custom_page(path: Path, rel: str) -> dict | None:
 
 
 def build_custom_ops(ascend_dir: Path, lines: list[str], custom_npu: dict[str, dict],
-                     deprecated: dict[str, dict]) -> dict:
+                     deprecated: dict[str, dict], wheels: list[dict]) -> dict:
     ops: dict[str, dict] = {}
     root = ascend_dir / build_docs.CUSTOM_API_DIR
     for page in sorted(root.rglob("*.md")):
@@ -136,6 +136,12 @@ def build_custom_ops(ascend_dir: Path, lines: list[str], custom_npu: dict[str, d
                              key=lines.index)
             entry["lines"] = covered
             entry["source"] += "; " + custom_npu[overloads[0]]["source"]
+            # op-plugin's ranges describe branch heads; the line's own released wheel decides (its own
+            # release only: a stand-in wheel of another line proves nothing for v2.2 / v2.15)
+            entry["not_in_wheel"] = {
+                line: wheel["wheel"] for line in covered
+                for wheel in [next((w for w in reversed(wheels) if w["line"] == line), None)]
+                if wheel is not None and not any(c.split(".")[0] == short for c in wheel["custom_ops"])}
         else:
             entry["lines"] = None  # a Python-level API (optimizer, contrib module): no op-plugin version range
         if short in deprecated:
@@ -156,11 +162,51 @@ def build_custom_ops(ascend_dir: Path, lines: list[str], custom_npu: dict[str, d
 REDUCE_OPS = ("SUM", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR", "AVG", "PREMUL_SUM")
 
 
+def reduce_op_row(op: str, line: str, source_facts: dict, npu_strings: dict[str, dict]) -> dict:
+    """What one ReduceOp member does on HCCL in one torch_npu line: the line's branch of torch_npu's source
+    states it (getHcclReduceOp, op_tables/source_facts.py); the line's own released wheel must not
+    contradict it (the wheel's `Cannot use ReduceOp.` message for the members that raise, its PREMUL_SUM
+    handling).  Statuses: yes (native or emulated), no (raises), unverified."""
+    row = source_facts.get("by_line", {}).get(line)
+    if row is None:
+        return {"status": "unverified", "how": "", "note": "no torch_npu source of this line was read", "source": ""}
+    fact = row["reduce_ops"][op]
+    src = (f"{source_facts['repo']} {row['branch']} ({row['commit'][:10]}): {source_facts['file']}:{fact['line']}"
+           " (getHcclReduceOp)")
+    data = npu_strings.get(line)
+    own = data is not None and not data.get("stand_in_for")
+    wheel_note = "" if own else f"; no torch_npu wheel of {line} on PyPI: the branch alone speaks for the line"
+    say = {"native": ("yes", "native", f"mapped to a native HCCL reduction (hcclOp)"),
+           "emulated": ("yes", "emulated", "emulated: torch_npu runs a SUM on HCCL and scales around it"),
+           "raises": ("no", "raises", f"raises `Cannot use ReduceOp.{op} with HCCL` (unsupportedOp)"),
+           "unhandled": ("no", "raises", "not handled: raises `Unhandled ReduceOp`")}[fact["status"]]
+    status, how, note = say
+    note = f"{note}, per the {row['branch']} branch of torch_npu's source{wheel_note}"
+    if own:
+        wheel = data["wheel"]
+        premul = data["facts"].get("premul_sum")
+        if op == "PREMUL_SUM" and status == "yes" and not premul:
+            return {"status": "unverified", "how": "", "source": f"{src}; {wheel}", "note": (
+                f"the {row['branch']} branch head emulates PREMUL_SUM, but the torch_npu {data['release']} wheel "
+                "(the line's newest release) shows no PREMUL_SUM handling (no _make_hccl_premul_sum): the release "
+                "may predate it")}
+        if op == "PREMUL_SUM" and status == "no" and premul:
+            return {"status": "unverified", "how": "", "source": f"{src}; {wheel}", "note": (
+                f"the {row['branch']} branch does not handle PREMUL_SUM, but the torch_npu {data['release']} wheel "
+                f"has `{premul['text']}`")}
+        if how == "raises" and not data["facts"].get("reduce_op_error") and fact["status"] == "raises":
+            return {"status": "unverified", "how": "", "source": f"{src}; {wheel}", "note": (
+                f"the {row['branch']} branch raises for {op}, but the torch_npu {data['release']} wheel lacks the "
+                "`Cannot use ReduceOp.` message")}
+        src += f"; {wheel}: torch_npu/lib/libtorch_npu.so"
+    return {"status": status, "how": how, "note": note, "source": src}
+
+
 def build_hccl(ascend_dir: Path, doc_sets: list[tuple[str, dict]], lines: list[str],
-               npu_strings: dict[str, dict]) -> dict:
-    """Collectives with their dtypes and world-size limits per support list, and what each torch_npu
-    line's wheel shows about reduce ops.  The support list marks the ReduceOp class, never its members,
-    so a member is 'unverified' unless the line's wheel handles it explicitly."""
+               npu_strings: dict[str, dict], source_facts: dict) -> dict:
+    """Collectives with their dtypes and world-size limits per support list, and what each ReduceOp member
+    does per torch_npu line (the support list marks the ReduceOp class, never its members: the members come
+    from torch_npu's source, checked against the line's wheel, see reduce_op_row)."""
     collectives: dict[str, dict] = {}
     for version, apis in doc_sets:
         for name, entry in apis.items():
@@ -177,32 +223,19 @@ def build_hccl(ascend_dir: Path, doc_sets: list[tuple[str, dict]], lines: list[s
                 "raw": entry["raw"],
                 "source": entry["source"],
             }
-    reduce_ops: dict[str, dict] = {}
-    for op in REDUCE_OPS:
-        by_line = {}
-        for line in lines:
-            data = npu_strings.get(line)
-            if data is None:
-                by_line[line] = {"status": "unverified", "note": "no torch_npu wheel of this line to read", "source": ""}
-                continue
-            wheel = data["wheel"] + (f" (no wheel of {line} on PyPI; nearest older release)" if data.get("stand_in_for") else "")
-            premul = data["facts"].get("premul_sum")
-            if op == "PREMUL_SUM" and premul:
-                by_line[line] = {"status": "yes", "note": f"torch_npu {data['release']} handles PREMUL_SUM "
-                                 f"(`{premul['text']}`)", "source": f"{wheel}: {premul['file']}"}
-            elif op == "PREMUL_SUM":
-                by_line[line] = {"status": "unverified", "note": f"the torch_npu {data['release']} wheel has no "
-                                 "PREMUL_SUM handling (no _make_hccl_premul_sum, no PreMulSum message)",
-                                 "source": f"{wheel}: torch_npu/distributed/__init__.py, torch_npu/lib/libtorch_npu.so"}
-            else:
-                err = data["facts"].get("reduce_op_error")
-                by_line[line] = {"status": "unverified", "note": (
-                    "the support list marks the torch.distributed.ReduceOp class, not its members; "
-                    + (f"the wheel raises `{err['text']}<op> with HCCL` for members HCCL lacks, but which members "
-                       "is not readable from the binary" if err else "the wheel says nothing about this member")),
-                    "source": f"{wheel}: {err['file']}" if err else wheel}
-        reduce_ops[op] = {"by_line": by_line}
-    return {"schema": 2, "count": len(collectives), "collectives": collectives, "reduce_ops": reduce_ops}
+    reduce_ops = {op: {"by_line": {line: reduce_op_row(op, line, source_facts, npu_strings) for line in lines}}
+                  for op in REDUCE_OPS}
+    facts = {}
+    recv = {line: row["recv_anysource"] for line, row in source_facts.get("by_line", {}).items()}
+    if recv and all(r["raises"] for r in recv.values()):
+        newest = source_facts["by_line"][lines[-1]]
+        facts["no_any_source_recv"] = {
+            "text": "no receive from any source (ProcessGroupHCCL::recvAnysource raises `ProcessGroupHCCL does not "
+                    f"support recv` on every line {lines[0]}-{lines[-1]})",
+            "source": f"{source_facts['repo']} {newest['branch']} ({newest['commit'][:10]}): {source_facts['file']}:"
+                      f"{recv[lines[-1]]['line']} (ProcessGroupHCCL::recvAnysource)"}
+    return {"schema": 2, "count": len(collectives), "collectives": collectives, "reduce_ops": reduce_ops,
+            "facts": facts}
 
 
 def parse_env_page(path: Path, rel: str) -> dict | None:
@@ -288,6 +321,14 @@ def build_products(ascend_dir: Path, custom_ops: dict, api_sets: list[tuple[str,
     kinds = ("bfloat16", "float8", "float64")
     pro: dict[str, dict[str, list[str]]] = {d: {p: [] for p in PRODUCTS} for d in kinds}
     con: dict[str, dict[str, list[str]]] = {d: {p: [] for p in PRODUCTS} for d in kinds}
+    # every other dtype: yes only where a page that marks the product supported lists it (scoped or
+    # not); never no (an unscoped list is too loose to read a product's absence from); else unverified
+    named: dict[str, dict[str, list[str]]] = {}
+
+    def name_all(per_product: dict[str, list[str]], source: str) -> None:
+        for p, ds in per_product.items():
+            for d in {family(x) for x in ds} - set(kinds):
+                named.setdefault(d, {q: [] for q in PRODUCTS})[p].append(source)
 
     def family(d: str) -> str:
         return "float8" if d.startswith("float8") or d == "hifloat8" else d
@@ -304,6 +345,8 @@ def build_products(ascend_dir: Path, custom_ops: dict, api_sets: list[tuple[str,
     for name, op in sorted(custom_ops["ops"].items()):
         if op.get("scoped_dtypes"):
             weigh(op["scoped_dtypes"], op["source"].split(";")[0])
+        name_all({p: op["dtypes"].get(p, []) for p, ok in op["products"].items() if ok is True},
+                 op["source"].split(";")[0])
     version, apis = api_sets[-1]
     for name, entry in sorted(apis.items()):
         scoped: dict[str, list[str]] = {}
@@ -313,6 +356,9 @@ def build_products(ascend_dir: Path, custom_ops: dict, api_sets: list[tuple[str,
                 scoped[p] += r["dtypes"]
         if scoped:
             weigh(scoped, entry["source"])
+        general = [d for r in entry["restrictions"] if not r["products"] for d in r["dtypes"]]
+        name_all({p: scoped.get(p, []) + general for p, ok in entry["products"].items() if ok is True},
+                 entry["source"])
     profiles = {}
     for p in PRODUCTS:
         dt = {}
@@ -322,6 +368,11 @@ def build_products(ascend_dir: Path, custom_ops: dict, api_sets: list[tuple[str,
             dt[d] = {"supported": status, "evidence_count": len(yes), "evidence": yes[:5],
                      "against_count": len(no), "against": no[:5],
                      "source": (yes or no or ["no product-scoped dtype list names this product"])[0]}
+        for d, sources in sorted(named.items()):
+            yes = sorted(set(sources[p]))
+            dt[d] = {"supported": True if yes else "unverified", "evidence_count": len(yes), "evidence": yes[:5],
+                     "against_count": 0, "against": [],
+                     "source": (yes or ["no page that names this product lists it"])[0]}
         profiles[p] = {"title": PRODUCT_TITLES[p], "native_api_column": NATIVE_API_COLUMNS[p]
                        if p in ("a2", "a3", "950") else None,
                        "doc_term": NATIVE_API_COLUMNS[p], "dtypes": dt}
@@ -331,11 +382,12 @@ def build_products(ascend_dir: Path, custom_ops: dict, api_sets: list[tuple[str,
 
 
 def build_all(ascend_dir: Path, lines: list[str], custom_npu: dict[str, dict], deprecated: dict[str, dict],
-              api_sets: list[tuple[str, dict]], npu_strings: dict[str, dict]) -> dict[str, dict]:
-    custom = build_custom_ops(ascend_dir, lines, custom_npu, deprecated)
+              api_sets: list[tuple[str, dict]], npu_strings: dict[str, dict], wheels: list[dict],
+              source_facts: dict) -> dict[str, dict]:
+    custom = build_custom_ops(ascend_dir, lines, custom_npu, deprecated, wheels)
     return {
         "custom_ops": custom,
-        "hccl": build_hccl(ascend_dir, api_sets, lines, npu_strings),
+        "hccl": build_hccl(ascend_dir, api_sets, lines, npu_strings, source_facts),
         "env": build_env(ascend_dir, npu_strings),
         "fusion": build_fusion(ascend_dir),
         "products": build_products(ascend_dir, custom, api_sets),

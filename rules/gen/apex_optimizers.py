@@ -13,17 +13,17 @@ An Apex class `FusedX` has a twin when torch_npu.optim exports `NpuFusedX` (case
 NpuFusedLamb). Apex's FusedAdam/FusedLAMB default to adam_w_mode=True (decoupled weight decay), so their twin
 is the AdamW flavour unless the call passes adam_w_mode=False; the generator reads that default, not memory.
 
-    python rules/gen/apex_optimizers.py [--apex GITDIR] [--wheel torch_npu-X.whl]
+    python rules/gen/apex_optimizers.py [--from-sources [--apex GITDIR] [--wheel torch_npu-X.whl]]
 """
 from __future__ import annotations
 
-import argparse
 import ast
 import os
 import subprocess
 from pathlib import Path
 
-from sources import REPO, RULES_DIR, SourceError, Wheel, module_all, run_main, torch_npu_wheel, write_yaml
+from sources import (REPO, RULES_DIR, Pins, SourceError, Wheel, generator_args, module_all, npu_wheel, run_main,
+                     torch_version, yaml_text)
 
 OUT = RULES_DIR / "apex_optimizers.yaml"
 APEX_COMMIT = "6424da3b4faa6c8f062da4a48c424fff3f02d42d"   # NVIDIA/apex master, 2026-07-08
@@ -104,10 +104,24 @@ def torch_optimizer(apex_name: str) -> str | None:
     return f"torch.optim.{name}" if name else None
 
 
+def apex_classes(gitdir: Path) -> dict[str, dict[str, dict]]:
+    """package -> exported class -> {'module', 'args' (its __init__ defaults)}, read at APEX_COMMIT."""
+    out: dict[str, dict[str, dict]] = {}
+    for package in PACKAGES:
+        classes = exported_classes(git_show(gitdir, f"{package}/__init__.py"))
+        out[package] = {}
+        for cls, module in sorted(classes.items()):
+            if not cls.startswith("Fused"):
+                continue   # FP16_Optimizer and helpers are covered by the apex-cuda-extension rule
+            src_path = f"{package}/{module}.py"
+            out[package][cls] = {"module": module, "args": init_signature(git_show(gitdir, src_path), cls, src_path)}
+    return out
+
+
 def describe(apex_name: str, apex_args: dict[str, object], twin: str | None,
-             npu: dict[str, dict[str, object]]) -> dict[str, str]:
+             npu: dict[str, dict[str, object]], plain_twins: dict[str, str | None]) -> dict[str, str]:
     if twin is None:
-        plain = torch_optimizer(apex_name)
+        plain = plain_twins[apex_name]
         if plain:
             return {"substitution": f"no torch_npu fused twin of {apex_name}; `{plain}(params, ..., foreach=True)` "
                                     "runs on NPU", "replace": plain}
@@ -127,27 +141,25 @@ def describe(apex_name: str, apex_args: dict[str, object], twin: str | None,
     return {"substitution": text, "replace": f"torch_npu.optim.{twin}"}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--apex", type=Path, default=DEFAULT_APEX, help="git dir of an NVIDIA/apex clone")
-    ap.add_argument("--wheel", help="torch_npu wheel to read (default: download torch-npu into rules/gen/.cache)")
-    args = ap.parse_args()
-    wheel = Wheel(torch_npu_wheel(args.wheel))
-    npu = npu_optimizers(wheel)
+def outputs(pins: Pins, wheel: Wheel | None = None, apex: Path = DEFAULT_APEX) -> dict:
+    """{rule file: its text} from the pinned facts (recorded from the originals when pins.record)."""
+    torch_version(pins)
+    if pins.record:
+        pins.original("apex", "github.com/NVIDIA/apex", APEX_COMMIT, git_dir=str(apex.name))
+    npu_version = pins.data["originals"]["torch_npu"]["version"]
+    npu = pins.fact("npu_optimizers", lambda: npu_optimizers(wheel))
+    apex_found = pins.fact("apex_classes", lambda: apex_classes(apex))
+    plain_twins = pins.fact("torch_optimizer", lambda: {cls: torch_optimizer(cls) for classes in apex_found.values()
+                                                        for cls in classes})
     symbols: dict[str, dict[str, str]] = {}
     qualnames: list[str] = []
     rows = []
     for package in PACKAGES:
-        init_path = f"{package}/__init__.py"
-        classes = exported_classes(git_show(args.apex, init_path))
         dotted = package.replace("/", ".")
-        for cls, module in sorted(classes.items()):
-            if not cls.startswith("Fused"):
-                continue   # FP16_Optimizer and helpers are covered by the apex-cuda-extension rule
-            src_path = f"{package}/{module}.py"
-            apex_args = init_signature(git_show(args.apex, src_path), cls, src_path)
+        for cls, found in sorted(apex_found[package].items()):
+            module, apex_args = found["module"], found["args"]
             twin = twin_for(cls, apex_args, npu)
-            detail = describe(cls, apex_args, twin, npu)
+            detail = describe(cls, apex_args, twin, npu, plain_twins)
             for name in (f"{dotted}.{cls}", f"{dotted}.{module}.{cls}"):
                 symbols[name] = dict(detail)   # a copy each: no YAML anchors in the output
                 qualnames.append(name)
@@ -166,7 +178,7 @@ def main() -> None:
         "symbols": symbols,
         "match": [{"qualname": qualnames}],
         "source_note": (f"generated by rules/gen/apex_optimizers.py from NVIDIA/apex {APEX_COMMIT[:8]} "
-                        f"({', '.join(PACKAGES)}) and torch_npu {wheel.version} torch_npu/optim/__init__.py; "
+                        f"({', '.join(PACKAGES)}) and torch_npu {npu_version} torch_npu/optim/__init__.py; "
                         f"twins: " + ", ".join(f"{a} -> {t or 'none'}" for a, t in rows)),
         "doc": {
             "what": "Apex's fused optimizers (apex.optimizers.* and apex.contrib.optimizers.*).",
@@ -193,10 +205,18 @@ def main() -> None:
     }
     header = ("# Generated by rules/gen/apex_optimizers.py: do not edit by hand; rerun the script.\n"
               "# Apex fused optimizers and their torch_npu.optim twins (read from both code bases).\n")
-    write_yaml(OUT, header, {"family": "apex", "rules": [rule]})
-    for apex_name, twin in rows:
-        print(f"{apex_name:55} -> {twin or '(none)'}")
-    print(f"wrote {OUT.relative_to(REPO)}")
+    return {OUT: yaml_text(header, {"family": "apex", "rules": [rule]})}
+
+
+def main() -> None:
+    ap = generator_args(__doc__.splitlines()[0])
+    ap.add_argument("--apex", type=Path, default=DEFAULT_APEX, help="git dir of an NVIDIA/apex clone (--from-sources)")
+    args = ap.parse_args()
+    pins = Pins("apex_optimizers", record=args.from_sources)
+    for path, text in outputs(pins, npu_wheel(pins, args.wheel), args.apex).items():
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path.relative_to(REPO)}")
+    pins.save()
 
 
 if __name__ == "__main__":

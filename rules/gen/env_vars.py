@@ -8,38 +8,42 @@ Sources (read, never typed in):
   and every CUDA/cuBLAS/cuDNN variable torch reads (getenv / os.environ / check_env in its .py and headers);
 - Ascend side: the variable pages in ../shared/ascend/pytorch/docs/environment_variable/ and the other
   Ascend snapshots, the env names torch_npu's headers and Python files use (wheel read as data), and the
-  CUDA/NCCL counterparts with units that op_tables/env.json records (DESIGN.md section 4).
+  CUDA/NCCL counterparts op_tables/env.json records (committed; the Ascend pages pair no names, so it has none).
 
 A variable's Ascend twin is its counterpart in op_tables/env.json, else its name with NCCL spelled HCCL
 (or CUDA spelled NPU) when that name exists on the Ascend side.
 
-    python rules/gen/env_vars.py [--wheel torch_npu-X.whl]
+    python rules/gen/env_vars.py [--from-sources [--wheel torch_npu-X.whl]]
 """
 from __future__ import annotations
 
-import argparse
 import ast
 import json
 import re
 from pathlib import Path
 
-import torch
+from sources import (ASCEND_SHARED, REPO, RULES_DIR, Pins, SourceError, Wheel, generator_args, npu_wheel, run_main,
+                     torch_version, yaml_text)
 
-from sources import ASCEND_SHARED, REPO, RULES_DIR, SourceError, Wheel, run_main, torch_npu_wheel, write_yaml
-
-TORCH_DIR = Path(torch.__file__).resolve().parent
 ENV_JSON = REPO / "op_tables" / "env.json"
 CUDA_FAMILY = re.compile(r"^(?:CUDA|CUBLAS|CUBLASLT|CUDNN|PYTORCH_CUDA|PYTORCH_NO_CUDA|TORCH_CUDNN|NVIDIA)_[A-Z0-9_]+$")
 ENV_READ = re.compile(r"(?:environ|getenv|get_env|check_env|getenv_bool)[^\"'\n]{0,30}[\"']([A-Z][A-Z0-9_]+)[\"']")
 ASSIGN_IN_TEXT = re.compile(r"\b([A-Z][A-Z0-9_]+)=")
 ASCEND_NAME = re.compile(r"\b((?:TORCH_HCCL|HCCL|ASCEND|PYTORCH_NPU|PYTORCH_NO_NPU|NPU|ACL|TORCH_NPU)_[A-Z0-9_]+)\b")
+QUOTED_ASCEND_NAME = re.compile(r"[\"']((?:TORCH_HCCL|HCCL|ASCEND|PYTORCH_NPU|PYTORCH_NO_NPU|NPU|ACL|TORCH_NPU)_[A-Z0-9_]+)[\"']")
 CUDA_PREFIXES = ("CUDA_", "CUBLAS_", "CUBLASLT_", "CUDNN_", "PYTORCH_CUDA_", "PYTORCH_NO_CUDA_", "TORCH_CUDNN_",
                  "NVIDIA_")
 
 
+def _torch_dir() -> Path:
+    import torch
+
+    return Path(torch.__file__).resolve().parent
+
+
 def torch_nccl_vectors() -> dict[str, list[str]]:
     """TORCH_NCCL_X -> [TORCH_NCCL_X, legacy NCCL_X ...] from ProcessGroupNCCL.hpp."""
-    header = TORCH_DIR / "include/torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp"
+    header = _torch_dir() / "include/torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp"
     if not header.is_file():
         raise SourceError(f"{header} is missing (torch installed without headers?)")
     text = header.read_text()
@@ -50,7 +54,7 @@ def torch_nccl_vectors() -> dict[str, list[str]]:
 
 
 def ddp_env_list() -> list[str]:
-    src = (TORCH_DIR / "nn/parallel/distributed.py").read_text()
+    src = (_torch_dir() / "nn/parallel/distributed.py").read_text()
     for node in ast.walk(ast.parse(src)):
         if isinstance(node, ast.FunctionDef) and node.name == "_dump_DDP_relevant_env_vars":
             for sub in ast.walk(node):
@@ -61,7 +65,8 @@ def ddp_env_list() -> list[str]:
 
 def torch_cuda_env_reads() -> set[str]:
     names: set[str] = set()
-    for path in list(TORCH_DIR.rglob("*.py")) + list((TORCH_DIR / "include").rglob("*.h*")):
+    torch_dir = _torch_dir()
+    for path in list(torch_dir.rglob("*.py")) + list((torch_dir / "include").rglob("*.h*")):
         try:
             text = path.read_text(errors="replace")
         except OSError:
@@ -90,9 +95,39 @@ def ascend_names(wheel: Wheel) -> dict[str, str]:
             for m in ASCEND_NAME.finditer(path.read_text(errors="replace")):
                 seen.setdefault(m.group(1), str(path.relative_to(ASCEND_SHARED)))
     for name, text in wheel.texts((".py", ".h", ".hpp")):
-        for m in ASCEND_NAME.finditer(text):
+        # in Python only quoted names are variables: `ASCEND_VISIBLE_DEVICES = "ASCEND_RT_VISIBLE_DEVICES"`
+        # binds an identifier whose value is the variable
+        pattern = QUOTED_ASCEND_NAME if name.endswith(".py") else ASCEND_NAME
+        for m in pattern.finditer(text):
             seen.setdefault(m.group(1), f"torch_npu {wheel.version} {name}")
     return seen
+
+
+def wheel_rebindings(wheel: Wheel) -> dict[str, list[str]]:
+    """CUDA/NCCL variable name -> [Ascend name, where]: torch_npu patching an upstream module attribute that holds
+    a variable name (`autotune_process.CUDA_VISIBLE_DEVICES = ASCEND_VISIBLE_DEVICES`, the constant being
+    "ASCEND_RT_VISIBLE_DEVICES").  The only pairing of names the sources state."""
+    out: dict[str, list[str]] = {}
+    for name, text in wheel.texts((".py",)):
+        if "CUDA_" not in text and "NCCL_" not in text:
+            continue
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        consts = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
+                  and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+                  for t in n.targets if isinstance(t, ast.Name)}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Assign):
+                continue
+            value = node.value.value if isinstance(node.value, ast.Constant) else (
+                consts.get(node.value.id) if isinstance(node.value, ast.Name) else None)
+            for target in node.targets:
+                if (isinstance(target, ast.Attribute) and isinstance(value, str) and ASCEND_NAME.fullmatch(value)
+                        and (CUDA_FAMILY.match(target.attr) or target.attr.startswith("NCCL_"))):
+                    out[target.attr] = [value, f"torch_npu {wheel.version} {name}:{node.lineno}"]
+    return out
 
 
 def counterparts() -> dict[str, dict]:
@@ -102,8 +137,11 @@ def counterparts() -> dict[str, dict]:
     return json.loads(ENV_JSON.read_text()).get("cuda_counterparts", {})
 
 
-def twin_of(name: str, table: dict[str, dict], ascend: dict[str, str]) -> tuple[list[str], dict | None, str]:
+def twin_of(name: str, table: dict[str, dict], ascend: dict[str, str],
+            rebound: dict[str, list[str]] | None = None) -> tuple[list[str], dict | None, str]:
     """(Ascend names, counterpart row or None, where the pairing comes from)."""
+    if rebound and name in rebound:
+        return [rebound[name][0]], None, f"torch_npu rebinds it: {rebound[name][1]}"
     row = table.get(name)
     if row is None:
         for pattern, prow in table.items():
@@ -122,9 +160,11 @@ def twin_of(name: str, table: dict[str, dict], ascend: dict[str, str]) -> tuple[
 
 def symbol_entry(name: str, names: list[str], row: dict | None, kind: str) -> dict:
     if not names:
-        what = {"nccl": "no HCCL counterpart", "torch_nccl": "no TORCH_HCCL_* counterpart in torch_npu",
-                "cuda": "no Ascend counterpart"}[kind]
-        return {"substitution": f"{what}: drop it on Ascend (HCCL and the CANN runtime read their own variables)",
+        what = {"nccl": "HCCL does not read it and the sources read here name no HCCL counterpart",
+                "torch_nccl": "torch_npu does not read it and names no TORCH_HCCL_* counterpart",
+                "cuda": "the CANN runtime does not read it and the sources read here name no Ascend counterpart"}[kind]
+        return {"substitution": f"{what}: drop it on Ascend, or look for a setting of the same purpose in the CANN "
+                                "environment-variable reference",
                 "fix": "none", "effort": "low"}
     units = ""
     if row and row.get("cuda_unit") != row.get("ascend_unit"):
@@ -140,11 +180,17 @@ def symbol_entry(name: str, names: list[str], row: dict | None, kind: str) -> di
     return entry
 
 
-def build(wheel: Wheel) -> tuple[dict, dict, dict[str, int]]:
+def build(pins: Pins, wheel: Wheel | None = None) -> tuple[dict, dict, dict[str, int]]:
     table = counterparts()
-    ascend = ascend_names(wheel)
-    vectors = torch_nccl_vectors()
-    ddp = ddp_env_list()
+    torch_v = torch_version(pins)
+    npu_version = pins.data["originals"]["torch_npu"]["version"]
+    if pins.record:
+        pins.original("ascend_snapshots", "../shared/ascend (Ascend/pytorch, op-plugin, msprof-analyze docs)",
+                      "commits in its SOURCES.md", ASCEND_SHARED / "SOURCES.md")
+    ascend = pins.fact("ascend_names", lambda: ascend_names(wheel))
+    rebound = pins.fact("wheel_rebindings", lambda: wheel_rebindings(wheel))
+    vectors = pins.fact("torch_nccl_vectors", torch_nccl_vectors)
+    ddp = pins.fact("ddp_env_list", ddp_env_list)
     nccl_names: set[str] = {n for n in ddp if n.startswith("NCCL_")}
     torch_nccl: set[str] = set(vectors) | {n for n in ddp if n.startswith("TORCH_NCCL_")}
     legacy_of: dict[str, str] = {}
@@ -153,7 +199,7 @@ def build(wheel: Wheel) -> tuple[dict, dict, dict[str, int]]:
             legacy_of[s] = canon
             nccl_names.add(s)
     nccl_names |= {k for k in table if k.startswith("NCCL_")}
-    cuda_names = torch_cuda_env_reads() | {n for n in ddp if CUDA_FAMILY.match(n)} | {
+    cuda_names = pins.fact("torch_cuda_env_reads", torch_cuda_env_reads) | {n for n in ddp if CUDA_FAMILY.match(n)} | {
         k for k in table if CUDA_FAMILY.match(k)}
     # build-toolchain locations (torch.utils.cpp_extension reads them): reported, but as information only;
     # the extension builds themselves are the kernel rules' business
@@ -161,15 +207,15 @@ def build(wheel: Wheel) -> tuple[dict, dict, dict[str, int]]:
 
     sym_torch, sym_nccl, sym_cuda = {}, {}, {}
     for n in sorted(torch_nccl):
-        names, row, _ = twin_of(n, table, ascend)
+        names, row, _ = twin_of(n, table, ascend, rebound)
         sym_torch[n] = symbol_entry(n, names, row, "torch_nccl")
     for n in sorted(nccl_names):
         if n in legacy_of:          # NCCL_BLOCKING_WAIT is the old spelling of TORCH_NCCL_BLOCKING_WAIT
-            names, row, _ = twin_of(legacy_of[n], table, ascend)
+            names, row, _ = twin_of(legacy_of[n], table, ascend, rebound)
             entry = symbol_entry(n, names, row, "torch_nccl")
             entry["substitution"] = entry["substitution"] + f" (legacy spelling of {legacy_of[n]})"
         else:
-            names, row, _ = twin_of(n, table, ascend)
+            names, row, _ = twin_of(n, table, ascend, rebound)
             entry = symbol_entry(n, names, row, "nccl")
             if names and row is None:   # paired by name only: NCCL and HCCL value syntaxes differ
                 entry.pop("replace", None)
@@ -185,14 +231,14 @@ def build(wheel: Wheel) -> tuple[dict, dict, dict[str, int]]:
                                            "builds need an Ascend port (see the kernel findings)",
                            "severity": "info", "fix": "none", "effort": "low"}
             continue
-        names, row, _ = twin_of(n, table, ascend)
+        names, row, _ = twin_of(n, table, ascend, rebound)
         sym_cuda[n] = symbol_entry(n, names, row, "cuda")
     hccl_only = sorted(n for n in ascend if n.startswith("HCCL_") and n in ("HCCL_CONNECT_TIMEOUT", "HCCL_EXEC_TIMEOUT"))
     stats = {"torch_nccl": len(sym_torch), "nccl": len(sym_nccl), "cuda": len(sym_cuda),
              "with_twin": sum(1 for d in [*sym_torch.values(), *sym_nccl.values(), *sym_cuda.values()]
                               if d.get("fix") != "none")}
-    note = (f"generated by rules/gen/env_vars.py from torch {torch.__version__.split('+')[0]} (ProcessGroupNCCL.hpp, "
-            f"_dump_DDP_relevant_env_vars, env reads), torch_npu {wheel.version} (headers, Python), "
+    note = (f"generated by rules/gen/env_vars.py from torch {torch_v.split('+')[0]} (ProcessGroupNCCL.hpp, "
+            f"_dump_DDP_relevant_env_vars, env reads), torch_npu {npu_version} (headers, Python), "
             "../shared/ascend env pages and op_tables/env.json counterparts")
     timeouts = (" HCCL's own timeouts (" + ", ".join(hccl_only) + ") have no NCCL twin: set them for large jobs."
                 if hccl_only else "")
@@ -275,19 +321,23 @@ def build(wheel: Wheel) -> tuple[dict, dict, dict[str, int]]:
     return device, distributed, stats
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--wheel", help="path of a torch_npu wheel (default: download torch-npu into rules/gen/.cache)")
-    args = ap.parse_args()
-    wheel = Wheel(torch_npu_wheel(args.wheel))
-    device, distributed, stats = build(wheel)
+def outputs(pins: Pins, wheel: Wheel | None = None) -> dict:
+    """{rule file: its text} from op_tables/env.json and the pinned facts."""
+    device, distributed, _ = build(pins, wheel)
     header = ("# GENERATED by rules/gen/env_vars.py - do not edit by hand; rerun the script.\n"
-              f"# Sources: torch {torch.__version__} (installed), torch_npu wheel {wheel.path.name}, "
-              "../shared/ascend, op_tables/env.json.\n")
-    write_yaml(RULES_DIR / "device_env.yaml", header, device)
-    write_yaml(RULES_DIR / "distributed_env.yaml", header, distributed)
-    print(f"wrote rules/device_env.yaml ({stats['cuda']} CUDA variables) and rules/distributed_env.yaml "
-          f"({stats['torch_nccl']} TORCH_NCCL_*, {stats['nccl']} NCCL_*); {stats['with_twin']} have an Ascend twin")
+              f"# Sources: torch {torch_version(pins)} (installed), torch_npu wheel "
+              f"{pins.data['originals']['torch_npu']['name']}, ../shared/ascend, op_tables/env.json.\n")
+    return {RULES_DIR / "device_env.yaml": yaml_text(header, device),
+            RULES_DIR / "distributed_env.yaml": yaml_text(header, distributed)}
+
+
+def main() -> None:
+    args = generator_args(__doc__.splitlines()[0]).parse_args()
+    pins = Pins("env_vars", record=args.from_sources)
+    for path, text in outputs(pins, npu_wheel(pins, args.wheel)).items():
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path.relative_to(REPO)}")
+    pins.save()
 
 
 if __name__ == "__main__":

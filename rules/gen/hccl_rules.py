@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Generate rules/distributed_hccl.yaml: what HCCL does differently from NCCL, per collective, from the coverage
-table op_tables/hccl.json (built from the torch_npu "PyTorch API support list" pages, native_api/, and the
-HCCL facts of DESIGN.md section 4; every row keeps its source).
+table op_tables/hccl.json (committed; built from the torch_npu "PyTorch API support list" pages, native_api/, and
+the reduce-op facts of torch_npu's source, op_tables/inputs/torch_npu-source.json; every row keeps its source).
 
-- NPU106 / NPU107: ReduceOp members HCCL rejects / emulates;
+- NPU106 / NPU107: ReduceOp members that raise on every torch_npu line / that torch_npu emulates on HCCL
+  (getHcclReduceOp in Ascend/pytorch torch_npu/csrc/distributed/ProcessGroupHCCL.cpp, per line);
 - NPU108: collectives whose torch_npu implementation differs from upstream unless
   `torch_npu.npu.use_compatible_impl(True)` (the pages say so per collective);
 - NPU110: literal world sizes that some collectives reject on HCCL;
@@ -17,7 +18,7 @@ import json
 
 import yaml
 
-from sources import REPO, RULES_DIR, SourceError, run_main, write_yaml
+from sources import REPO, RULES_DIR, SourceError, run_main, yaml_text
 
 HCCL_JSON = REPO / "op_tables" / "hccl.json"
 OUT = RULES_DIR / "distributed_hccl.yaml"
@@ -49,17 +50,27 @@ def quals(names, homes):
     return [f"{h}.{n}" for n in names for h in homes]
 
 
+def _ranges(lines: list[str], order: list[str]) -> str:
+    """'v2.1-v2.5, v2.9' for a set of torch_npu lines."""
+    runs: list[list[str]] = []
+    for line in sorted(lines, key=order.index):
+        if runs and order.index(runs[-1][-1]) == order.index(line) - 1:
+            runs[-1].append(line)
+        else:
+            runs.append([line])
+    return ", ".join(r[0] if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+
+
 def build(table: dict) -> dict:
     reduce_ops = table["reduce_ops"]
-    # per member and line: "yes" / "no" / "unverified"; the rules follow the newest line
-    newest_line = lambda v: v["by_line"][max(v["by_line"], key=lambda l: _version_key(l.lstrip("v")))]  # noqa: E731
-    rejected = sorted(k for k, v in reduce_ops.items() if newest_line(v)["status"] == "no")
-    emulated = sorted(k for k, v in reduce_ops.items() if "emulat" in newest_line(v)["note"])
-    # The Ascend pages list the ReduceOp class only and the wheels do not show the member mapping, so the
-    # tables state no member HCCL rejects or emulates: NPU106 / NPU107 cannot be regenerated from a public
-    # source. They are carried over from the committed file unchanged (flagged for review in issue 12).
-    carried = {} if rejected and emulated else {
-        r["code"]: r for r in (yaml.safe_load(OUT.read_text()) or {}).get("rules", []) if r["code"] in ("NPU106", "NPU107")}
+    order = sorted(next(iter(reduce_ops.values()))["by_line"], key=lambda l: _version_key(l.lstrip("v")))
+    newest_line = lambda v: v["by_line"][order[-1]]  # noqa: E731
+    # NPU106: raises on every line (a definite error whatever the target); NPU107: emulated on the newest line
+    rejected = sorted(k for k, v in reduce_ops.items() if all(r["status"] == "no" for r in v["by_line"].values()))
+    emulated = sorted(k for k, v in reduce_ops.items() if newest_line(v).get("how") == "emulated")
+    if not rejected or not emulated:
+        raise SourceError("op_tables/hccl.json states no reduce op that raises on every line or that is emulated: "
+                          "rebuild the tables (op_tables/inputs/torch_npu-source.json)")
     colls = {name: newest(e) for name, e in table["collectives"].items()
              if name[:1].islower() and name != "reduce_op"}
     compat = sorted(n for n, (_, row) in colls.items() if row["compatible_impl"])
@@ -75,15 +86,22 @@ def build(table: dict) -> dict:
     def src(n):
         return colls[n][1]["source"]
 
-    rules = []
-    if carried:
-        rules += [carried[c] for c in ("NPU106", "NPU107") if c in carried]
-    else:
-        rules += reduce_op_rules(rejected, emulated, reduce_ops, newest_line)
+    rules = reduce_op_rules(rejected, emulated, reduce_ops, order)
     return _rest(rules, colls, compat, ws_bad, no_fp64, only_950, src)
 
 
-def reduce_op_rules(rejected, emulated, reduce_ops, newest_line) -> list[dict]:
+def reduce_op_rules(rejected, emulated, reduce_ops, order) -> list[dict]:
+    def cite(op: str) -> str:
+        return reduce_ops[op]["by_line"][order[-1]]["source"].split(";")[0]
+
+    exceptions = {}   # emulated members that raise or are unverified on some lines
+    for op in emulated:
+        by = reduce_ops[op]["by_line"]
+        parts = [f"raises on {_ranges([l for l in order if by[l]['status'] == s], order)}" if s == "no" else
+                 f"is unverified on {_ranges([l for l in order if by[l]['status'] == s], order)}"
+                 for s in ("no", "unverified") if any(by[l]["status"] == s for l in order)]
+        if parts:
+            exceptions[op] = " and ".join(parts)
     rules = []
     rules.append({
         "code": "NPU106", "name": "hccl-unsupported-reduce-op", "category": "distributed", "severity": "error",
@@ -92,11 +110,13 @@ def reduce_op_rules(rejected, emulated, reduce_ops, newest_line) -> list[dict]:
         "substitution": "rewrite the reduction: for 0/1 flags use ReduceOp.MAX (OR) / ReduceOp.MIN (AND) on an "
                         "integer tensor; for bit masks all_gather the values and combine them locally",
         "match": [{"qualname": quals(rejected, REDUCE_OP_HOMES)}],
-        "source_note": "generated by rules/gen/hccl_rules.py from op_tables/hccl.json reduce_ops ("
-                       + "; ".join(f"{k}: {newest_line(reduce_ops[k])['source']}" for k in rejected[:1]) + ")",
+        "source_note": "generated by rules/gen/hccl_rules.py from op_tables/hccl.json reduce_ops: raises on every "
+                       f"torch_npu line {order[0]}-{order[-1]} ({cite(rejected[0])}, unsupportedOp; the same map on "
+                       "every line's branch)",
         "doc": {"what": "Bitwise reductions: ReduceOp." + ", ReduceOp.".join(rejected) + ".",
-                "why": "HCCL implements SUM, PRODUCT, MIN and MAX (AVG and PREMUL_SUM emulated); a bitwise "
-                       "ReduceOp makes the collective raise on an NPU.",
+                "why": "torch_npu maps SUM, PRODUCT, MIN and MAX to HCCL reductions and raises `Cannot use "
+                       "ReduceOp.<op> with HCCL` for the bitwise ones, on every line (getHcclReduceOp in "
+                       "torch_npu/csrc/distributed/ProcessGroupHCCL.cpp of github.com/Ascend/pytorch).",
                 "use_instead": "MAX / MIN on 0/1 integer tensors for logical OR / AND, or an all_gather and a local "
                                "reduction for bit masks."},
         "examples": {"flag": ["import torch.distributed as dist\ndist.all_reduce(flags, op=dist.ReduceOp.BOR)\n",
@@ -104,15 +124,23 @@ def reduce_op_rules(rejected, emulated, reduce_ops, newest_line) -> list[dict]:
                      "ok": ["import torch.distributed as dist\ndist.all_reduce(flags, op=dist.ReduceOp.MAX)\n",
                             "# ReduceOp.BXOR is not supported on HCCL\nop = None\n"]},
     })
+    symbols = {f"{home}.{op}": {"message": f"`{home}.{op}` is emulated on HCCL (an extra scaling pass) on the newest "
+                                           f"torch_npu lines; it {exceptions[op]}"}
+               for op in emulated if op in exceptions for home in REDUCE_OP_HOMES}
     rules.append({
         "code": "NPU107", "name": "hccl-emulated-reduce-op", "category": "distributed", "severity": "info",
         "effort": "low", "fix": "none",
         "message": "`{symbol}` is emulated on HCCL (an extra scaling pass)",
         "substitution": "works; for speed reduce with SUM and scale once yourself where it matters",
         "match": [{"qualname": quals(emulated, REDUCE_OP_HOMES)}],
-        "source_note": "generated by rules/gen/hccl_rules.py from op_tables/hccl.json reduce_ops",
+        **({"symbols": symbols} if symbols else {}),
+        "source_note": "generated by rules/gen/hccl_rules.py from op_tables/hccl.json reduce_ops ("
+                       + "; ".join(f"{op}: {cite(op)}" for op in emulated) + ")",
         "doc": {"what": "ReduceOp." + ", ReduceOp.".join(emulated) + ".",
-                "why": "HCCL has no native averaging or pre-multiplied sum: torch_npu emulates them around a SUM.",
+                "why": "HCCL has no native averaging or pre-multiplied sum: torch_npu runs a SUM and scales around it "
+                       "(getHcclReduceOp, ProcessGroupHCCL.cpp)"
+                       + ("; per line: " + "; ".join(f"{op} {t}" for op, t in exceptions.items()) if exceptions else "")
+                       + ". `audit ops ReduceOp.<op> --torch-npu <line>` answers per line.",
                 "use_instead": "Keep it, or SUM and divide once when the collective is on a hot path."},
         "examples": {"flag": ["import torch.distributed as dist\ndist.all_reduce(loss, op=dist.ReduceOp.AVG)\n"],
                      "ok": ["import torch.distributed as dist\ndist.all_reduce(loss, op=dist.ReduceOp.SUM)\n"]},
@@ -195,11 +223,17 @@ def _rest(rules, colls, compat, ws_bad, no_fp64, only_950, src) -> dict:
     return {"family": "distributed", "rules": rules}
 
 
+def outputs(pins=None) -> dict:
+    """{rule file: its text}; the only input, op_tables/hccl.json, is committed (no pins needed)."""
+    return {OUT: yaml_text("# GENERATED by rules/gen/hccl_rules.py - do not edit by hand; rerun the script.\n"
+                           "# Source: op_tables/hccl.json (torch_npu native_api pages, torch_npu's source for reduce "
+                           "ops).\n", build(load()))}
+
+
 def main() -> None:
-    doc = build(load())
-    write_yaml(OUT, "# GENERATED by rules/gen/hccl_rules.py - do not edit by hand; rerun the script.\n"
-                    "# Source: op_tables/hccl.json (torch_npu native_api pages, DESIGN.md section 4).\n", doc)
-    print(f"wrote {OUT.relative_to(REPO)}: {len(doc['rules'])} rules")
+    for path, text in outputs().items():
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path.relative_to(REPO)}")
 
 
 if __name__ == "__main__":
