@@ -32,6 +32,7 @@ import argparse
 import csv
 import json
 import hashlib
+import os
 import subprocess
 import sys
 from collections import Counter, defaultdict
@@ -110,6 +111,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
             dest = tree_dir(src, WORK)
             if not dest.exists():
                 unpack(archive, dest)
+            mark_root(dest)
             print(f"ok    {src['repo']}@{src['commit'][:12]} -> {dest}")
             continue
         archive = archives / src["archive"]
@@ -125,13 +127,25 @@ def cmd_fetch(args: argparse.Namespace) -> int:
         dest = tree_dir(src, WORK)
         if not dest.exists():
             unpack(archive, dest)
+        mark_root(dest)
         print(f"ok    {src['name']}=={src['version']} -> {dest}")
     return 0
 
 
+def mark_root(dest: Path) -> None:
+    """Make an unpacked tree its own repository root, like a checkout, so that .gitignore files above it (this
+    repository ignores bench/_work/) do not hide it from the default audit."""
+    if not (dest / ".git").exists():
+        subprocess.run(["git", "init", "-q", str(dest)], check=True)
+
+
 def audit(tree: Path) -> list[dict]:
-    cmd = [sys.executable, "-m", "auditor.cli", str(tree), "--format", "json", "--fail-on", "never", "--no-cache"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=BENCH.parent)
+    # run from the tree's root, as its users would: finding paths are relative to the current directory
+    # (--ignore-errors: a file that does not parse, such as a broken YAML in a tree, is reported, not fatal)
+    cmd = [sys.executable, "-m", "auditor.cli", ".", "--format", "json", "--fail-on", "never", "--no-cache",
+           "--ignore-errors"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(BENCH.parent), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tree, env=env)
     if proc.returncode not in (0, 1):
         raise BenchError(f"audit {tree} failed: {proc.stderr.strip()[-300:]}")
     return json.loads(proc.stdout)["findings"]
