@@ -10,7 +10,8 @@ trees that no rule was written from, each judged true or false by reading it in 
                                                     sample into bench/precision/labels.csv, keeping the
                                                     labels of rows drawn before (--findings DIR: use
                                                     saved `audit --format json` documents)
-    python bench/precision.py score [--json]        precision overall, per rule, per tree and per severity
+    python bench/precision.py score [--json]        precision overall, per rule, per tree, per severity and per
+                                                    file kind (Python / CUDA source / project file)
                                                     from the labels (rows without a label are counted apart)
     python bench/precision.py check                 re-audit and report labelled findings the tool no longer
                                                     emits (the labels then describe an older sample)
@@ -221,12 +222,18 @@ def _pct(t: int, n: int) -> str:
     return f"{100.0 * t / n:.1f}%" if n else "-"
 
 
+def file_kind(row: dict) -> str:
+    """Python source, CUDA source, or a project file (requirements, shell, Dockerfile, config, notebook...)."""
+    suffix = Path(row["path"]).suffix
+    return "python" if suffix in (".py", ".pyi") else "cuda source" if suffix in (".cu", ".cuh") else "project file"
+
+
 def score(rows: list[dict]) -> dict:
     labelled = [r for r in rows if r["label"] in ("true", "false")]
     unlabelled = len(rows) - len(labelled)
     out: dict = {"sampled": len(rows), "labelled": len(labelled), "unlabelled": unlabelled}
     for name, keyf in (("by_rule", lambda r: r["code"]), ("by_tree", lambda r: r["tree"]),
-                       ("by_severity", lambda r: r["severity"])):
+                       ("by_severity", lambda r: r["severity"]), ("by_kind", file_kind)):
         groups: dict[str, Counter] = defaultdict(Counter)
         for r in labelled:
             groups[keyf(r)][r["label"]] += 1
@@ -258,7 +265,7 @@ def cmd_score(args: argparse.Namespace) -> int:
           f"{r['unlabelled']} not labelled) over {len(r['by_tree'])} trees")
     gw = r["precision_error_warning"]
     print(f"error + warning only: {gw * 100:.1f}%" if gw is not None else "error + warning only: -")
-    for name in ("by_tree", "by_severity", "by_rule"):
+    for name in ("by_tree", "by_kind", "by_severity", "by_rule"):
         print(f"\n{name.replace('_', ' ')}")
         for k, c in r[name].items():
             print(f"  {k:<28} {c['true']:>4} true {c['false']:>3} false  {_pct(c['true'], c['true'] + c['false'])}")
