@@ -365,7 +365,7 @@ class StaticEngine:
             # Multi-backend context (NPU branches, backend tables, platform classes, guarded imports): one more
             # walk of the tree, only for files with findings.
             wanted = sorted({f.line for f in result.findings})
-            result.findings = apply_context(result.findings, build_backend_context(tree, lines, wanted))
+            result.findings = apply_context(result.findings, build_backend_context(tree, lines, wanted), rel)
         result.findings.sort(key=Finding.sort_key)
         return result
 

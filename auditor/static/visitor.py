@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from auditor.rules import Rule
-from auditor.static.backends import BACKEND_NAMES
+from auditor.static.backends import BACKEND_NAMES, backends_in_text
 from auditor.static.compiled import CompiledRules
 from auditor.static.context import HOLE, FileContext
 
@@ -344,6 +344,16 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_Param(self, node: cst.Param) -> bool:
         self._handled.add(id(node.name))
+        return True
+
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        # `torch.cuda.current_stream = torch.npu.current_stream`: the line maps a CUDA API onto the NPU (the
+        # port itself, or a shim for code that calls the CUDA name); the target is rebound, not used
+        source = dotted(node.value)
+        if source is not None and "npu" in backends_in_text(source):
+            for target in node.targets:
+                if isinstance(target.target, cst.Attribute) and dotted(target.target) is not None:
+                    self._handled.add(id(target.target))
         return True
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
