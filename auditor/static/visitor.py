@@ -26,6 +26,10 @@ _PERCENT_SPEC = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]")
 _FORMAT_FIELD = re.compile(r"\{[^{}]*\}")
 
 
+# String rules whose literal is a choice (an implementation name): compared with a value, it is read, not chosen.
+_CHOICE_STRINGS = frozenset({"flash-attention-implementation-string"})
+
+
 def dotted(node: cst.CSTNode) -> str | None:
     parts = []
     while isinstance(node, cst.Attribute):
@@ -67,12 +71,15 @@ class MatchVisitor(cst.CSTVisitor):
         # inside the body of a for / while loop (when: {in_loop: true}); a sliced statement starts inside
         # as many loops as enclose it in the file
         self._loop_depth = loops
+        self._compared = 0      # inside a comparison
 
     # -- helpers -------------------------------------------------------------------------------
 
     def _hit(self, rule: Rule, node: cst.CSTNode, symbol: str, **kw) -> None:
         if self._dtype_quiet and rule.category == "precision" and "string" in rule.match:
             return
+        if self._compared and rule.name in _CHOICE_STRINGS:
+            return      # `attn_implementation == "flash_attention_2"` reads a choice made elsewhere
         self.hits.append(RawHit(rule, node, symbol, **kw))
 
     def _qual(self, node: cst.CSTNode) -> str | None:
@@ -553,9 +560,11 @@ class MatchVisitor(cst.CSTVisitor):
 
     def leave_Comparison(self, original_node: cst.Comparison) -> None:
         self._dtype_quiet -= 1
+        self._compared -= 1
 
     def visit_Comparison(self, node: cst.Comparison) -> bool:
         self._dtype_quiet += 1
+        self._compared += 1
         sides = [node.left] + [t.comparator for t in node.comparisons]
         if any(isinstance(side, cst.Name) and side.value == "None" for side in sides):
             for side in sides:        # `if bnb is not None:` checks an optional import; it does not use it
