@@ -77,6 +77,8 @@ class BackendContext:
     platform: list[Span] = field(default_factory=list)
     guarded_imports: set[int] = field(default_factory=set)
     guarded_names: set[str] = field(default_factory=set)      # names bound by guarded imports
+    # (block span, top-level module) of each guarded import: the block that holds it is its optional path
+    guarded_blocks: list[tuple[Span, str]] = field(default_factory=list)
     # bodies of `if flash_attn_func is not None:` / `if is_apex_available():`: never entered on Ascend
     import_guard: list[Span] = field(default_factory=list)
     # exact column ranges of backend-name collections (the elements of `{"cuda", "xpu", "npu"}`)
@@ -241,6 +243,9 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
                 if guarded:
                     ctx.guarded_imports.update(range(start, end + 1))
                     ctx.guarded_names.update((a.asname or a.name).split(".")[0] for a in stmt.names)
+                    modules = [stmt.module] if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level \
+                        else [a.name for a in stmt.names] if isinstance(stmt, ast.Import) else []
+                    ctx.guarded_blocks.extend(((body[0].lineno, _span(body[-1])[1]), m.split(".")[0]) for m in modules)
                 continue
             relevant = holds(start, end)
             if isinstance(stmt, ast.If):
@@ -339,7 +344,10 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
             changes["fix"] = "none"
             if kind in DISCOUNTED:
                 changes["severity"] = "info"
-        elif f.line in ctx.guarded_imports and f.severity == "error":
+        elif f.severity == "error" and (f.line in ctx.guarded_imports or f.category in _PACKAGE_CATEGORIES and any(
+                lo <= f.line <= hi and (f.symbol or "").split(".", 1)[0] == top for (lo, hi), top in ctx.guarded_blocks)):
+            # the guarded import itself, or a use of its package in the same guarded block (`if use_flash_attn:
+            # from flash_attn... import X; X(...)`, `try: from flash_attn... import f; g = f`)
             kind = "guarded-import"
             changes["severity"] = "warning"
         elif f.category in _PACKAGE_CATEGORIES and _inside(ctx.import_guard, f.line):
@@ -354,3 +362,14 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
         data["context"] = kind
         out.append(replace(f, **changes, message=f"{f.message} ({_NOTES[kind]})", data=data))
     return out
+
+
+def variable_with_npu(finding):
+    """A CUDA value reached through a variable that may also hold "npu" (`DEVICE = "npu" if npu else "cuda"`):
+    the code already chooses the NPU; info, never rewritten."""
+    from dataclasses import replace
+
+    data = {k: v for k, v in finding.data.items() if k != "replace"}
+    data["context"] = "npu-path"
+    return replace(finding, severity="info", fix="none", data=data,
+                   message=f"{finding.message} (the variable may also hold \"npu\": {_NOTES['npu-path']})")
