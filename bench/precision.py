@@ -300,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trees", type=Path, default=WORK, help="folder holding <name>-<version>/ trees")
     ap.add_argument("--split", choices=sorted(SPLITS), default="heldout",
                     help="heldout (default: the held-out figure) or tuned (the trees the issue-11 fixes were read on)")
+    ap.add_argument("--labels", type=Path, help="labels file to sample into / score (default: the split's labels.csv; "
+                    "the held-out split keeps its untuned labels there and its re-draw after tuning in labels_after.csv)")
     ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"),
                     help="folder of local git mirrors <owner>+<name>/repo to export pinned commits from")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -315,6 +317,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         use_split(args.split)
+        if args.labels is not None:
+            global LABELS_FILE
+            LABELS_FILE = args.labels.resolve()
         return {"fetch": cmd_fetch, "sample": cmd_sample, "score": cmd_score, "check": cmd_check}[args.cmd](args)
     except BenchError as e:
         print(f"precision bench: {e}", file=sys.stderr)

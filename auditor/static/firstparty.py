@@ -2,7 +2,8 @@
 at the root of what is audited, or under its `src/`). Auditing bitsandbytes' own repository, `import
 bitsandbytes` in its tests and modules is the project's own code, not a dependency to replace: the rules that
 name a package (bitsandbytes, flash_attn, apex, Triton kernel modules) do not report the project's own package.
-Its CUDA code is still reported where it is (`.cu` files, `torch.cuda` calls, kernels)."""
+Calls into the project's own operator namespace (`torch.ops.bitsandbytes.*` in bitsandbytes) are its API
+likewise. Its CUDA code is still reported where it is (`.cu` files, `torch.cuda` calls, kernels)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -28,8 +29,10 @@ def is_first_party(finding, packages: frozenset[str]) -> bool:
     """A package finding whose symbol is a dotted name inside one of the tree's own packages."""
     if not packages or finding.category not in PACKAGE_CATEGORIES or not finding.symbol:
         return False
-    head = finding.symbol.split(".", 1)[0]
-    return head in packages and head != "torch"
+    parts = finding.symbol.split(".")
+    if parts[:2] == ["torch", "ops"] and len(parts) > 2:
+        return parts[2] in packages     # `torch.ops.bitsandbytes.*`: the project's own operator library
+    return parts[0] in packages and parts[0] != "torch"
 
 
 def drop_first_party(results: list, packages: frozenset[str]) -> int:

@@ -356,11 +356,13 @@ class MatchVisitor(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> bool:
         # `torch.cuda.current_stream = torch.npu.current_stream`: the line maps a CUDA API onto the NPU (the
         # port itself, or a shim for code that calls the CUDA name); the target is rebound, not used
+        # (`torch.cuda.Stream = _Placeholder` likewise rebinds the API: monkeypatching, not a call)
         source = dotted(node.value)
-        if source is not None and "npu" in backends_in_text(source):
-            for target in node.targets:
-                if isinstance(target.target, cst.Attribute) and dotted(target.target) is not None:
-                    self._handled.add(id(target.target))
+        to_npu = source is not None and "npu" in backends_in_text(source)
+        for target in node.targets:
+            name = dotted(target.target) if isinstance(target.target, cst.Attribute) else None
+            if name is not None and (to_npu or (self._resolve(name) or "").startswith("torch.cuda.")):
+                self._handled.add(id(target.target))
         return True
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
