@@ -2,14 +2,16 @@
 """Precision bench (issue 11): a fixed-seed random sample of findings on real multi-backend or partly ported
 trees that no rule was written from, each judged true or false by reading it in its code.
 
-    python bench/precision.py fetch                 download the pinned wheels (bench/precision/sources.json)
-                                                    into bench/_work/precision/ and unpack them
+    python bench/precision.py [--split S] fetch     download the split's pinned sources (wheels by sha256, or
+                                                    GitHub commits exported with `git archive`) into
+                                                    bench/_work/precision/ and unpack them
     python bench/precision.py sample [--per-tree N] audit every tree (default rules, `--format json`) and
                                                     draw N findings per tree with seed 11; writes the
                                                     sample into bench/precision/labels.csv, keeping the
                                                     labels of rows drawn before (--findings DIR: use
                                                     saved `audit --format json` documents)
-    python bench/precision.py score [--json]        precision overall, per rule, per tree and per severity
+    python bench/precision.py score [--json]        precision overall, per rule, per tree, per severity and per
+                                                    file kind (Python / CUDA source / project file)
                                                     from the labels (rows without a label are counted apart)
     python bench/precision.py check                 re-audit and report labelled findings the tool no longer
                                                     emits (the labels then describe an older sample)
@@ -17,6 +19,12 @@ trees that no rule was written from, each judged true or false by reading it in 
 A label is `true` when the finding is right about that line: the construct is what the rule says, it matters
 on Ascend as the message says, and the severity follows rules/severity_policy.yaml; `false` otherwise. Every
 row carries a one-line reason. `--trees DIR` reads unpacked trees from DIR/<name>-<version>/ instead.
+
+Splits: `tuned` (bench/precision/sources.json, labels.csv: six wheels whose first draw guided the issue-11 fixes,
+so its figure is NOT held out) and `heldout` (bench/precision/heldout/: six pinned GitHub trees no split, rule or
+fix had used; sources, seed and per-tree count committed before labelling; each row records the tool commit that
+emitted it). A split's sources.json may set `seed` and `per_tree`; GitHub sources are exported from
+`--mirrors DIR/<owner>+<name>/repo` when that git directory holds the commit, else fetched shallowly from GitHub.
 Exit status: 0 after a result, 2 on usage or data errors.
 """
 from __future__ import annotations
@@ -25,6 +33,7 @@ import argparse
 import csv
 import json
 import hashlib
+import os
 import subprocess
 import sys
 from collections import Counter, defaultdict
@@ -35,11 +44,22 @@ sys.path.insert(0, str(BENCH))
 from recall import BenchError, sha256_of, unpack  # noqa: E402  (one fetch/unpack implementation)
 
 DATA = BENCH / "precision"
+SPLITS = {"tuned": DATA, "heldout": DATA / "heldout"}
 SOURCES_FILE = DATA / "sources.json"
 LABELS_FILE = DATA / "labels.csv"
 WORK = BENCH / "_work" / "precision"
 SEED = 11
-FIELDS = ("tree", "path", "line", "col", "code", "symbol", "severity", "text", "label", "reason")
+FIELDS = ("tree", "path", "line", "col", "code", "symbol", "severity", "text", "label", "reason", "tool_commit")
+
+
+def use_split(name: str) -> None:
+    """Point the bench at one split's folder: its sources.json (and sampling rule) and labels.csv."""
+    global SOURCES_FILE, LABELS_FILE, SEED
+    SOURCES_FILE, LABELS_FILE = SPLITS[name] / "sources.json", SPLITS[name] / "labels.csv"
+    try:
+        SEED = json.loads(SOURCES_FILE.read_text()).get("seed", 11)
+    except (OSError, ValueError) as e:
+        raise BenchError(f"cannot read {SOURCES_FILE}: {e}") from e
 
 
 def load_sources() -> list[dict]:
@@ -47,6 +67,34 @@ def load_sources() -> list[dict]:
         return json.loads(SOURCES_FILE.read_text())["sources"]
     except (OSError, ValueError, KeyError) as e:
         raise BenchError(f"cannot read {SOURCES_FILE}: {e}") from e
+
+
+def default_per_tree() -> int:
+    return json.loads(SOURCES_FILE.read_text()).get("per_tree", 26)
+
+
+def git_archive(src: dict, archive: Path, mirrors: Path) -> None:
+    """Export a pinned GitHub commit as a tar: from a local mirror when it has the commit, else a shallow fetch."""
+    gitdir = mirrors / src["repo"].replace("/", "+") / "repo"
+    has = gitdir.is_dir() and subprocess.run(["git", "--git-dir", str(gitdir), "cat-file", "-e",
+                                              src["commit"] + "^{commit}"], capture_output=True).returncode == 0
+    if not has:
+        gitdir = WORK / "_git" / src["repo"].replace("/", "+")
+        steps = [["git", "init", "-q", "--bare", str(gitdir)],
+                 ["git", "--git-dir", str(gitdir), "fetch", "-q", "--depth", "1",
+                  f"https://github.com/{src['repo']}", src["commit"]]]
+        for cmd in steps:
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise BenchError(f"{src['repo']}@{src['commit']}: {' '.join(cmd[:4])} failed: {proc.stderr.strip()[-200:]}")
+    tmp = archive.with_name(archive.name + ".partial")
+    with tmp.open("wb") as fh:
+        proc = subprocess.run(["git", "--git-dir", str(gitdir), "archive", "--format=tar", src["commit"]],
+                              stdout=fh, stderr=subprocess.PIPE, text=False)
+    if proc.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        raise BenchError(f"git archive {src['repo']}@{src['commit']} failed: {proc.stderr.decode()[-200:]}")
+    tmp.rename(archive)
 
 
 def tree_dir(src: dict, trees: Path) -> Path:
@@ -57,6 +105,16 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     archives = WORK / "_archives"
     archives.mkdir(parents=True, exist_ok=True)
     for src in load_sources():
+        if "commit" in src:   # a pinned GitHub tree: the commit id is its checksum
+            archive = archives / f"{src['name']}-{src['commit']}.tar"
+            if not archive.exists():
+                git_archive(src, archive, args.mirrors)
+            dest = tree_dir(src, WORK)
+            if not dest.exists():
+                unpack(archive, dest)
+            mark_root(dest)
+            print(f"ok    {src['repo']}@{src['commit'][:12]} -> {dest}")
+            continue
         archive = archives / src["archive"]
         if not archive.exists():
             cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d",
@@ -70,13 +128,25 @@ def cmd_fetch(args: argparse.Namespace) -> int:
         dest = tree_dir(src, WORK)
         if not dest.exists():
             unpack(archive, dest)
+        mark_root(dest)
         print(f"ok    {src['name']}=={src['version']} -> {dest}")
     return 0
 
 
+def mark_root(dest: Path) -> None:
+    """Make an unpacked tree its own repository root, like a checkout, so that .gitignore files above it (this
+    repository ignores bench/_work/) do not hide it from the default audit."""
+    if not (dest / ".git").exists():
+        subprocess.run(["git", "init", "-q", str(dest)], check=True)
+
+
 def audit(tree: Path) -> list[dict]:
-    cmd = [sys.executable, "-m", "auditor.cli", str(tree), "--format", "json", "--fail-on", "never", "--no-cache"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=BENCH.parent)
+    # run from the tree's root, as its users would: finding paths are relative to the current directory
+    # (--ignore-errors: a file that does not parse, such as a broken YAML in a tree, is reported, not fatal)
+    cmd = [sys.executable, "-m", "auditor.cli", ".", "--format", "json", "--fail-on", "never", "--no-cache",
+           "--ignore-errors"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(BENCH.parent), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tree, env=env)
     if proc.returncode not in (0, 1):
         raise BenchError(f"audit {tree} failed: {proc.stderr.strip()[-300:]}")
     return json.loads(proc.stdout)["findings"]
@@ -110,8 +180,15 @@ def draw_key(tree: str, f: dict) -> str:
                           .encode()).hexdigest()
 
 
+def tool_commit() -> str:
+    proc = subprocess.run(["git", "-C", str(BENCH.parent), "rev-parse", "HEAD"], capture_output=True, text=True)
+    return proc.stdout.strip() if proc.returncode == 0 else "unknown"
+
+
 def cmd_sample(args: argparse.Namespace) -> int:
     old = {key(r): r for r in read_labels()}
+    per_tree = args.per_tree or default_per_tree()
+    commit = args.tool_commit or tool_commit()
     rows = []
     for src in load_sources():
         tree = tree_dir(src, args.trees)
@@ -121,15 +198,20 @@ def cmd_sample(args: argparse.Namespace) -> int:
         found = json.loads(pre.read_text())["findings"] if pre is not None else audit(tree)
         findings = sorted(found, key=lambda f: (f["path"], f["line"], f["col"], f["code"], f["symbol"]))
         static = [f for f in findings if f["source"] == "static"]
-        picked = sorted(static, key=lambda f: draw_key(src["name"], f))[:args.per_tree]
+        picked = sorted(static, key=lambda f: draw_key(src["name"], f))[:per_tree]
         print(f"{src['name']}: {len(static)} findings, {len(picked)} drawn")
         for f in sorted(picked, key=lambda f: (f["path"], f["line"])):
             lines = (tree / f["path"]).read_text(errors="replace").splitlines()
             text = lines[f["line"] - 1].strip()[:160] if f["line"] <= len(lines) else ""
             row = {"tree": f"{src['name']}-{src['version']}", "path": f["path"], "line": f["line"], "col": f["col"],
-                   "code": f["code"], "symbol": f["symbol"], "severity": f["severity"], "text": text}
+                   "code": f["code"], "symbol": f["symbol"], "severity": f["severity"], "text": text,
+                   "tool_commit": commit}
             prev = old.get(key(row))
-            row["label"], row["reason"] = (prev["label"], prev["reason"]) if prev else ("", "")
+            if prev:   # a row drawn before keeps its label and the commit it was labelled at
+                row["label"], row["reason"] = prev["label"], prev["reason"]
+                row["tool_commit"] = prev.get("tool_commit") or commit
+            else:
+                row["label"], row["reason"] = "", ""
             rows.append(row)
     write_labels(rows)
     print(f"wrote {len(rows)} rows to {LABELS_FILE.relative_to(BENCH.parent)}")
@@ -140,12 +222,18 @@ def _pct(t: int, n: int) -> str:
     return f"{100.0 * t / n:.1f}%" if n else "-"
 
 
+def file_kind(row: dict) -> str:
+    """Python source, CUDA source, or a project file (requirements, shell, Dockerfile, config, notebook...)."""
+    suffix = Path(row["path"]).suffix
+    return "python" if suffix in (".py", ".pyi") else "cuda source" if suffix in (".cu", ".cuh") else "project file"
+
+
 def score(rows: list[dict]) -> dict:
     labelled = [r for r in rows if r["label"] in ("true", "false")]
     unlabelled = len(rows) - len(labelled)
     out: dict = {"sampled": len(rows), "labelled": len(labelled), "unlabelled": unlabelled}
     for name, keyf in (("by_rule", lambda r: r["code"]), ("by_tree", lambda r: r["tree"]),
-                       ("by_severity", lambda r: r["severity"])):
+                       ("by_severity", lambda r: r["severity"]), ("by_kind", file_kind)):
         groups: dict[str, Counter] = defaultdict(Counter)
         for r in labelled:
             groups[keyf(r)][r["label"]] += 1
@@ -177,7 +265,7 @@ def cmd_score(args: argparse.Namespace) -> int:
           f"{r['unlabelled']} not labelled) over {len(r['by_tree'])} trees")
     gw = r["precision_error_warning"]
     print(f"error + warning only: {gw * 100:.1f}%" if gw is not None else "error + warning only: -")
-    for name in ("by_tree", "by_severity", "by_rule"):
+    for name in ("by_tree", "by_kind", "by_severity", "by_rule"):
         print(f"\n{name.replace('_', ' ')}")
         for k, c in r[name].items():
             print(f"  {k:<28} {c['true']:>4} true {c['false']:>3} false  {_pct(c['true'], c['true'] + c['false'])}")
@@ -210,10 +298,17 @@ def cmd_check(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--trees", type=Path, default=WORK, help="folder holding <name>-<version>/ trees")
+    ap.add_argument("--split", choices=sorted(SPLITS), default="heldout",
+                    help="heldout (default: the held-out figure) or tuned (the trees the issue-11 fixes were read on)")
+    ap.add_argument("--labels", type=Path, help="labels file to sample into / score (default: the split's labels.csv; "
+                    "the held-out split keeps its untuned labels there and its re-draw after tuning in labels_after.csv)")
+    ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"),
+                    help="folder of local git mirrors <owner>+<name>/repo to export pinned commits from")
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("fetch")
     s = sub.add_parser("sample")
-    s.add_argument("--per-tree", type=int, default=26)
+    s.add_argument("--per-tree", type=int, help="findings drawn per tree (default: the split's per_tree)")
+    s.add_argument("--tool-commit", help="the auditor commit that made --findings (default: git HEAD)")
     s.add_argument("--findings", type=Path, help="read <name>-<version>.json audit documents from this folder "
                    "(made by `audit TREE --format json --no-cache`) instead of auditing")
     sc = sub.add_parser("score")
@@ -221,6 +316,10 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("check")
     args = ap.parse_args(argv)
     try:
+        use_split(args.split)
+        if args.labels is not None:
+            global LABELS_FILE
+            LABELS_FILE = args.labels.resolve()
         return {"fetch": cmd_fetch, "sample": cmd_sample, "score": cmd_score, "check": cmd_check}[args.cmd](args)
     except BenchError as e:
         print(f"precision bench: {e}", file=sys.stderr)

@@ -14,6 +14,12 @@ The context lowers findings, never raises them (rules/severity_policy.yaml):
   but not NPU: the severity stays (there is no NPU path yet) but nothing is rewritten, so the lines that serve
   the other backends keep their meaning.
 - `guarded-import`: an import under try/except ImportError or an if: an error becomes a warning.
+- `other-backend`: a branch whose test names only backends other than CUDA and NPU (`elif SYSTEM == "rocm":`),
+  a class or function named for one (`class FastLinearROCm`, `def forward_xpu`), or a file whose folders or
+  name name only such backends (`backends/gaudi/...`, `layers/gptq/ipex.py`, `vendor/maca/...`): that code
+  runs on its own backend, never on Ascend: info, never rewritten.
+- `ascend-code`: Triton kernels and custom torch ops in a file whose path names Ascend / NPU (`vllm_ascend/`,
+  `vendor/ascend/`): Triton there is Triton-Ascend and the op library the project's own NPU one: info.
 """
 from __future__ import annotations
 
@@ -29,7 +35,10 @@ _BACKEND_ALIASES = {
     "npu": "npu", "ascend": "npu", "hccl": "npu", "torch_npu": "npu",
     "xpu": "xpu", "mps": "mps", "hpu": "hpu", "habana": "hpu", "xla": "xla", "tpu": "xla",
     "mlu": "mlu", "musa": "musa", "gcu": "gcu", "sdaa": "sdaa", "dcu": "rocm",
+    "gaudi": "hpu", "ipex": "xpu", "maca": "maca", "metax": "maca", "camb": "mlu", "cambricon": "mlu",
 }
+# Backends that are neither CUDA nor NPU: code written only for them never runs on Ascend.
+OTHER_BACKENDS = frozenset(set(_BACKEND_ALIASES.values()) - {"cuda", "npu"})
 BACKEND_NAMES = frozenset(_BACKEND_ALIASES)
 _CUDA_CLASS = re.compile(r"(?i)cuda|gpu|nvidia")
 _ABSTRACTION_BASE = re.compile(r"(?i)platform|accelerator|device(?!_?map)|backend(?!ward)")
@@ -71,14 +80,18 @@ class BackendContext:
     platform: list[Span] = field(default_factory=list)
     guarded_imports: set[int] = field(default_factory=set)
     guarded_names: set[str] = field(default_factory=set)      # names bound by guarded imports
+    # (block span, top-level module) of each guarded import: the block that holds it is its optional path
+    guarded_blocks: list[tuple[Span, str]] = field(default_factory=list)
     # bodies of `if flash_attn_func is not None:` / `if is_apex_available():`: never entered on Ascend
     import_guard: list[Span] = field(default_factory=list)
     # exact column ranges of backend-name collections (the elements of `{"cuda", "xpu", "npu"}`)
     collections: list[tuple[Span, int, int]] = field(default_factory=list)
+    # branches, classes and functions that serve only another backend (ROCm, XPU, HPU, ...)
+    other: list[Span] = field(default_factory=list)
 
     def kind(self, line: int) -> str | None:
-        """The context of a finding at `line`: npu-path, platform-class, backend-dispatch or None."""
-        for name, spans in (("npu-path", self.npu), ("platform-class", self.platform),
+        """The context of a finding at `line`: other-backend, npu-path, platform-class, backend-dispatch or None."""
+        for name, spans in (("other-backend", self.other), ("npu-path", self.npu), ("platform-class", self.platform),
                             ("backend-dispatch", self.dispatch)):
             if _inside(spans, line):
                 return name
@@ -100,6 +113,27 @@ def _classify(names: set[str]) -> str | None:
     if len(names) >= 2:
         return "dispatch"      # cuda beside rocm / xpu / mps ...: several backends, none of them NPU
     return None
+
+
+_NEGATIONS = (ast.Not, ast.NotEq, ast.IsNot, ast.NotIn)
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")     # FastLinearROCm -> Fast_Linear_ROCm
+
+
+def _only_other(names: set[str]) -> bool:
+    return bool(names) and names <= OTHER_BACKENDS
+
+
+def _other_backend_test(test: ast.expr, names: set[str]) -> bool:
+    """`SYSTEM == "rocm"`, `is_xpu()`, `device.type == "hpu"`: a test that holds only on another backend
+    (a negated test, `not is_xpu()`, holds on CUDA and NPU too)."""
+    return _only_other(names) and not any(isinstance(n, _NEGATIONS) for n in ast.walk(test))
+
+
+def path_backends(rel: str) -> set[str]:
+    """Backends that the folders and the file name of a relative path name (`backends/gaudi/x.py` -> hpu)."""
+    parts = rel.replace("\\", "/").split("/")
+    parts[-1] = parts[-1].rsplit(".", 1)[0]
+    return set().union(*(backends_in_text(p) for p in parts))
 
 
 def _guards_imports(handler: ast.ExceptHandler) -> bool:
@@ -175,7 +209,17 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
             cur = cur.orelse[0]
             tests.append(cur.test)
         span = _span(stmt)
-        kind = _classify(set().union(*(backends_in_text(segment(t)) for t in tests)))
+        cur, names_of = stmt, []
+        while True:
+            names = backends_in_text(segment(cur.test))
+            names_of.append(names)
+            if cur.body and _other_backend_test(cur.test, names):
+                ctx.other.append((cur.body[0].lineno, _span(cur.body[-1])[1]))
+            if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If):
+                cur = cur.orelse[0]
+            else:
+                break
+        kind = _classify(set().union(*names_of))
         if kind == "npu":
             ctx.npu.append(span)
             last = stmt.body[-1] if stmt.body else None
@@ -202,6 +246,9 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
                 if guarded:
                     ctx.guarded_imports.update(range(start, end + 1))
                     ctx.guarded_names.update((a.asname or a.name).split(".")[0] for a in stmt.names)
+                    modules = [stmt.module] if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level \
+                        else [a.name for a in stmt.names] if isinstance(stmt, ast.Import) else []
+                    ctx.guarded_blocks.extend(((body[0].lineno, _span(body[-1])[1]), m.split(".")[0]) for m in modules)
                 continue
             relevant = holds(start, end)
             if isinstance(stmt, ast.If):
@@ -226,6 +273,9 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
                 kind = _classify(values)
                 if kind is not None:
                     (ctx.npu if kind == "npu" else ctx.dispatch).append((start, end))
+            if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and relevant \
+                    and _only_other(backends_in_text(_CAMEL.sub("_", stmt.name))):
+                ctx.other.append((start, end))     # `class FastLinearROCm`, `def forward_xpu`
             if isinstance(stmt, ast.ClassDef) and relevant and _CUDA_CLASS.search(stmt.name) and any(
                     _ABSTRACTION_BASE.search(ast.unparse(b)) for b in stmt.bases):
                 ctx.platform.append((start, end))
@@ -249,7 +299,7 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
                 block(case.body, guarded)
 
     block(tree.body, False)
-    for spans in (ctx.npu, ctx.dispatch, ctx.platform, ctx.import_guard):
+    for spans in (ctx.npu, ctx.dispatch, ctx.platform, ctx.import_guard, ctx.other):
         spans.sort()
     return ctx
 
@@ -268,27 +318,39 @@ _NOTES = {
                       "left as is",
     "backend-dispatch": "inside a dispatch over several backends: add an NPU branch beside it; not rewritten",
     "guarded-import": "an optional import under a guard: the code has a path without it",
+    "other-backend": "in code for another backend, which does not run on Ascend: left as is",
+    "ascend-code": "in code written for Ascend (its path says so): Triton here is Triton-Ascend and the op "
+                   "library the project's own; re-validate on the NPU, nothing to port",
     "import-guard": "under a guard on an optional import that is never true on Ascend, so the other path runs; "
                     "port the guard and the call together by hand",
 }
 # Contexts that discount a finding to info (counted in the report summary as `context_discounted`).
-DISCOUNTED = ("npu-path", "platform-class")
+DISCOUNTED = ("npu-path", "platform-class", "other-backend", "ascend-code")
 _PACKAGE_CATEGORIES = ("attention", "apex", "kernel", "third_party")
 
 
-def apply_context(findings: list, ctx: BackendContext) -> list:
+def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
     """Findings as the context reads them: lowered severity, no rewrite, a note on why (data['context'])."""
     from dataclasses import replace
 
     out = []
+    on_path = path_backends(rel) if rel else set()
+    file_kind = "other-backend" if _only_other(on_path) else "ascend-code" if on_path == {"npu"} else None
     for f in findings:
         kind = ctx.kind(f.line)
+        if file_kind == "other-backend" or (file_kind == "ascend-code" and (
+                f.name == "custom-torch-ops" or f.name == "triton-kernel" and f.severity != "error")):
+            # (Triton stays an error where the product has no Triton-Ascend, and inline PTX always does)
+            kind = file_kind
         changes: dict = {}
         if kind is not None:
             changes["fix"] = "none"
             if kind in DISCOUNTED:
                 changes["severity"] = "info"
-        elif f.line in ctx.guarded_imports and f.severity == "error":
+        elif f.severity == "error" and (f.line in ctx.guarded_imports or f.category in _PACKAGE_CATEGORIES and any(
+                lo <= f.line <= hi and (f.symbol or "").split(".", 1)[0] == top for (lo, hi), top in ctx.guarded_blocks)):
+            # the guarded import itself, or a use of its package in the same guarded block (`if use_flash_attn:
+            # from flash_attn... import X; X(...)`, `try: from flash_attn... import f; g = f`)
             kind = "guarded-import"
             changes["severity"] = "warning"
         elif f.category in _PACKAGE_CATEGORIES and _inside(ctx.import_guard, f.line):
@@ -303,3 +365,14 @@ def apply_context(findings: list, ctx: BackendContext) -> list:
         data["context"] = kind
         out.append(replace(f, **changes, message=f"{f.message} ({_NOTES[kind]})", data=data))
     return out
+
+
+def variable_with_npu(finding):
+    """A CUDA value reached through a variable that may also hold "npu" (`DEVICE = "npu" if npu else "cuda"`):
+    the code already chooses the NPU; info, never rewritten."""
+    from dataclasses import replace
+
+    data = {k: v for k, v in finding.data.items() if k != "replace"}
+    data["context"] = "npu-path"
+    return replace(finding, severity="info", fix="none", data=data,
+                   message=f"{finding.message} (the variable may also hold \"npu\": {_NOTES['npu-path']})")

@@ -23,7 +23,7 @@ from auditor.findings import FileError, FileResult, Finding
 from auditor.project import analyze_project_file, project_kind
 from auditor.project.cuda_source import describe, inventory
 from auditor.rules import Rule, SymbolDetail
-from auditor.static.backends import apply_context, build_backend_context
+from auditor.static.backends import apply_context, build_backend_context, variable_with_npu
 from auditor.static.compiled import WORD_RE, CompiledRules
 from auditor.static.context import HOLE, FileContext, build_context
 from auditor.static import largefile
@@ -375,11 +375,16 @@ class StaticEngine:
         suppressions = Suppressions.of(lines, text)     # own form, noqa codes, file-level forms
         compared: set[tuple[int, int]] | None = None    # string literals compared with something
         for hit, line, col, end_line, end_col in hits:
+            npu_too = False
             if hit.via is not None:
+                if hit.rule.category == "precision":
+                    continue    # `quantize=quantize`: a dtype name is chosen where the literal is written
                 value = self._visible_value(ctx, hit, line)
                 if value is None:
                     continue
                 hit.symbol = value
+                # `DEVICE = "npu" if npu else "cuda"`: a use of a variable that may also name the NPU
+                npu_too = any(v.split(":", 1)[0].lower() == "npu" for v in ctx.visible_values(hit.via, line))
             key = (hit.rule.code, line, col, hit.symbol)
             if key in seen:
                 continue
@@ -392,6 +397,8 @@ class StaticEngine:
                 # `from megatron.core.extensions.transformer_engine import (` ... `TELinear,`: report the
                 # statement's line; a finding `audit fix` rewrites keeps the name's own position
                 finding = replace(finding, line=hit.statement_pos[0], col=hit.statement_pos[1])
+            if npu_too:
+                finding = variable_with_npu(finding)
             if finding.fix == "safe" and isinstance(hit.node, (cst.SimpleString, cst.ConcatenatedString,
                                                                cst.FormattedString)):
                 if compared is None:
@@ -405,7 +412,7 @@ class StaticEngine:
             # Multi-backend context (NPU branches, backend tables, platform classes, guarded imports): one more
             # walk of the tree, only for files with findings.
             wanted = sorted({f.line for f in result.findings})
-            result.findings = apply_context(result.findings, build_backend_context(tree, lines, wanted))
+            result.findings = apply_context(result.findings, build_backend_context(tree, lines, wanted), rel)
         result.findings.sort(key=Finding.sort_key)
         return result
 

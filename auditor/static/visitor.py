@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from auditor.rules import Rule
-from auditor.static.backends import BACKEND_NAMES
+from auditor.static.backends import BACKEND_NAMES, backends_in_text
 from auditor.static.compiled import CompiledRules
 from auditor.static.context import HOLE, FileContext
 
@@ -24,6 +24,10 @@ _NPU_VALUE = re.compile(r"^npu(?::(?:\d+|\x00))?\Z")
 _NAME_ARG_FUNCS = frozenset({"hasattr", "getattr", "setattr", "delattr"})
 _PERCENT_SPEC = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]")
 _FORMAT_FIELD = re.compile(r"\{[^{}]*\}")
+
+
+# String rules whose literal is a choice (an implementation name): compared with a value, it is read, not chosen.
+_CHOICE_STRINGS = frozenset({"flash-attention-implementation-string"})
 
 
 def dotted(node: cst.CSTNode) -> str | None:
@@ -71,12 +75,15 @@ class MatchVisitor(cst.CSTVisitor):
         # inside the body of a for / while loop (when: {in_loop: true}); a sliced statement starts inside
         # as many loops as enclose it in the file
         self._loop_depth = loops
+        self._compared = 0      # inside a comparison
 
     # -- helpers -------------------------------------------------------------------------------
 
     def _hit(self, rule: Rule, node: cst.CSTNode, symbol: str, **kw) -> None:
         if self._dtype_quiet and rule.category == "precision" and "string" in rule.match:
             return
+        if self._compared and rule.name in _CHOICE_STRINGS:
+            return      # `attn_implementation == "flash_attention_2"` reads a choice made elsewhere
         self.hits.append(RawHit(rule, node, symbol, **kw))
 
     def _qual(self, node: cst.CSTNode) -> str | None:
@@ -355,6 +362,18 @@ class MatchVisitor(cst.CSTVisitor):
         self._handled.add(id(node.name))
         return True
 
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        # `torch.cuda.current_stream = torch.npu.current_stream`: the line maps a CUDA API onto the NPU (the
+        # port itself, or a shim for code that calls the CUDA name); the target is rebound, not used
+        # (`torch.cuda.Stream = _Placeholder` likewise rebinds the API: monkeypatching, not a call)
+        source = dotted(node.value)
+        to_npu = source is not None and "npu" in backends_in_text(source)
+        for target in node.targets:
+            name = dotted(target.target) if isinstance(target.target, cst.Attribute) else None
+            if name is not None and (to_npu or (self._resolve(name) or "").startswith("torch.cuda.")):
+                self._handled.add(id(target.target))
+        return True
+
     def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
         # `apex_amp = None` in an `except ImportError:` rebinds the name; it is not a use of the module
         targets = node.target.elements if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]
@@ -578,9 +597,11 @@ class MatchVisitor(cst.CSTVisitor):
 
     def leave_Comparison(self, original_node: cst.Comparison) -> None:
         self._dtype_quiet -= 1
+        self._compared -= 1
 
     def visit_Comparison(self, node: cst.Comparison) -> bool:
         self._dtype_quiet += 1
+        self._compared += 1
         sides = [node.left] + [t.comparator for t in node.comparisons]
         if any(isinstance(side, cst.Name) and side.value == "None" for side in sides):
             for side in sides:        # `if bnb is not None:` checks an optional import; it does not use it
