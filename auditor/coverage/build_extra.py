@@ -176,13 +176,13 @@ def reduce_op_row(op: str, line: str, source_facts: dict, npu_strings: dict[str,
     data = npu_strings.get(line)
     own = data is not None and not data.get("stand_in_for")
     wheel_note = "" if own else f"; no torch_npu wheel of {line} on PyPI: the branch alone speaks for the line"
-    say = {"native": ("yes", "native", f"mapped to a native HCCL reduction (hcclOp)"),
+    say = {"native": ("yes", "native", "mapped to a native HCCL reduction (hcclOp)"),
            "emulated": ("yes", "emulated", "emulated: torch_npu runs a SUM on HCCL and scales around it"),
            "raises": ("no", "raises", f"raises `Cannot use ReduceOp.{op} with HCCL` (unsupportedOp)"),
            "unhandled": ("no", "raises", "not handled: raises `Unhandled ReduceOp`")}[fact["status"]]
     status, how, note = say
     note = f"{note}, per the {row['branch']} branch of torch_npu's source{wheel_note}"
-    if own:
+    if own and data is not None:
         wheel = data["wheel"]
         premul = data["facts"].get("premul_sum")
         if op == "PREMUL_SUM" and status == "yes" and not premul:

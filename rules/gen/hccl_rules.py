@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 
-import yaml
 
 from sources import REPO, RULES_DIR, SourceError, run_main, yaml_text
 

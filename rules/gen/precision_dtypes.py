@@ -84,7 +84,8 @@ def build(pins: Pins, wheel: Wheel | None = None) -> dict:
                            + where(bf16_per, "info") + "; for " + where(bf16_per, "error") + " they name it only for "
                            "other products" + ("; for " + where(bf16_per, "warning") + " they disagree or are silent "
                                                "(unverified)" if "warning" in bf16_per.values() else "")
-                           + ". Where it is missing, bf16 models fail or fall back. Severity follows --product: " + ", ".join(f"{p}: {s}" for p, s in bf16_per.items()) + ".",
+                           + ". Where it is missing, bf16 models fail or fall back. Severity follows --product: "
+                           + ", ".join(f"{p}: {s}" for p, s in bf16_per.items()) + ".",
                     "use_instead": "bf16 as is on " + where(bf16_per, "info") + "; float16 with loss scaling "
                                    "(torch.amp.GradScaler(\"npu\")) or float32 elsewhere. Gate with "
                                    "`torch.npu.is_bf16_supported()`."},
