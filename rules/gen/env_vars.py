@@ -278,6 +278,8 @@ def build(pins: Pins, wheel: Wheel | None = None) -> tuple[dict, dict, dict[str,
                     "use_instead": "The HCCL variable named in each finding (see the CANN HCCL environment variable "
                                    "reference); delete the ones with no counterpart."},
             "examples": {
+                "fix": [{"before": 'import os\nos.environ["NCCL_BLOCKING_WAIT"] = "1"\n',
+                         "after": 'import os\nos.environ["TORCH_HCCL_BLOCKING_WAIT"] = "1"\n'}],
                 "flag": ["import os\nos.environ[\"NCCL_SOCKET_IFNAME\"] = \"eth0\"\n",
                          "import os\nenv = dict(os.environ, NCCL_DEBUG=\"INFO\")\n",
                          "import os\nos.environ.setdefault(\"NCCL_BUFFSIZE\", str(8 << 20))\n",
