@@ -214,6 +214,8 @@ def build(pins: Pins, wheel: Wheel | None = None) -> tuple[dict, dict, dict[str,
             names, row, _ = twin_of(legacy_of[n], table, ascend, rebound)
             entry = symbol_entry(n, names, row, "torch_nccl")
             entry["substitution"] = entry["substitution"] + f" (legacy spelling of {legacy_of[n]})"
+            if "replace" in entry:
+                entry.setdefault("fix", "safe")   # the same rename as its TORCH_NCCL_* spelling (NPU120)
         else:
             names, row, _ = twin_of(n, table, ascend, rebound)
             entry = symbol_entry(n, names, row, "nccl")
