@@ -214,6 +214,8 @@ def build(pins: Pins, wheel: Wheel | None = None) -> tuple[dict, dict, dict[str,
             names, row, _ = twin_of(legacy_of[n], table, ascend, rebound)
             entry = symbol_entry(n, names, row, "torch_nccl")
             entry["substitution"] = entry["substitution"] + f" (legacy spelling of {legacy_of[n]})"
+            if "replace" in entry:
+                entry.setdefault("fix", "safe")   # the same rename as its TORCH_NCCL_* spelling (NPU120)
         else:
             names, row, _ = twin_of(n, table, ascend, rebound)
             entry = symbol_entry(n, names, row, "nccl")
@@ -274,12 +276,12 @@ def build(pins: Pins, wheel: Wheel | None = None) -> tuple[dict, dict, dict[str,
             "doc": {"what": "NCCL_* variables (sockets, InfiniBand, buffers, debug, algorithms) in os.environ, env "
                             "dicts handed to subprocess, and `NCCL_X=... cmd` strings.",
                     "why": "HCCL ignores NCCL_* variables; tuning and network selection must be redone with HCCL's "
-                           "names and units (HCCL_BUFFSIZE is in MB, NCCL_BUFFSIZE in bytes)." + timeouts,
+                           "names and value formats (the sources read here pair no names and state no units)." + timeouts,
                     "use_instead": "The HCCL variable named in each finding (see the CANN HCCL environment variable "
                                    "reference); delete the ones with no counterpart."},
             "examples": {
-                "fix": [{"before": 'import os\nos.environ["NCCL_BUFFSIZE"] = "8388608"\n',
-                         "after": 'import os\nos.environ["HCCL_BUFFSIZE"] = "8"\n'}],
+                "fix": [{"before": 'import os\nos.environ["NCCL_BLOCKING_WAIT"] = "1"\n',
+                         "after": 'import os\nos.environ["TORCH_HCCL_BLOCKING_WAIT"] = "1"\n'}],
                 "flag": ["import os\nos.environ[\"NCCL_SOCKET_IFNAME\"] = \"eth0\"\n",
                          "import os\nenv = dict(os.environ, NCCL_DEBUG=\"INFO\")\n",
                          "import os\nos.environ.setdefault(\"NCCL_BUFFSIZE\", str(8 << 20))\n",
