@@ -7,6 +7,7 @@ for the statements that contain a trigger word; a file without any trigger word 
 from __future__ import annotations
 
 import ast
+import re
 import bisect
 import io
 import sys
@@ -175,6 +176,24 @@ class _Slicer:
             loops = 0                                     # a def in a loop body runs when called
         for i, block in enumerate(blocks):
             yield from self.slices(block, depth + 1, loops + (looping and i == 0))
+
+
+def _flag_reading_lines(tree: ast.Module, lines: list[str], findings: list, relevant: list[int]) -> list[int]:
+    """`relevant` plus every line that mentions a name assigned where a finding is (a flag's later reads)."""
+    found = {f.line for f in findings}
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and \
+                any(line in found for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)):
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                if isinstance(target, ast.Name):
+                    names.add(target.id)
+                elif isinstance(target, ast.Attribute):
+                    names.add(target.attr)
+    if not names:
+        return relevant
+    word = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
+    return sorted(set(relevant) | {i for i, text in enumerate(lines, 1) if word.search(text)})
 
 
 def _line_numbers(text: str, offsets: list[int]) -> set[int]:
@@ -408,7 +427,10 @@ class StaticEngine:
                     finding = replace(finding, fix="unsafe")
             result.findings.append(finding)
         if result.findings:
-            result.findings += derived_flag_findings(tree, result.findings)   # `if is_nccl:` after `is_nccl = ...`
+            flag_tree = tree
+            if chunked is not None:     # the pieces hold only lines with a trigger: add the lines that read a flag
+                flag_tree = chunked.with_statements_at(_flag_reading_lines(tree, lines, result.findings, relevant))
+            result.findings += derived_flag_findings(flag_tree, result.findings)   # `if is_nccl:` after `is_nccl = ...`
             # Multi-backend context (NPU branches, backend tables, platform classes, guarded imports): one more
             # walk of the tree, only for files with findings.
             wanted = sorted({f.line for f in result.findings})
