@@ -26,7 +26,7 @@ from auditor.project.cuda_source import describe, inventory
 from auditor.rules import Rule, SymbolDetail
 from auditor.static.backends import apply_context, build_backend_context, variable_with_npu
 from auditor.static.compiled import WORD_RE, CompiledRules
-from auditor.static.context import HOLE, FileContext, build_context
+from auditor.static.context import _WHOLE_FILE, HOLE, FileContext, build_context
 from auditor.static import largefile
 from auditor.static.flags import derived_flag_findings
 from auditor.static.visitor import MatchVisitor, RawHit
@@ -396,8 +396,11 @@ class StaticEngine:
         for hit, line, col, end_line, end_col in hits:
             npu_too = False
             if hit.via is not None:
-                if hit.rule.category == "precision":
-                    continue    # `quantize=quantize`: a dtype name is chosen where the literal is written
+                if hit.rule.category == "precision" and not any(
+                        scope[:2] == _WHOLE_FILE for scope in ctx.scopes.get(hit.via, ())):
+                    # `quantize = "fp8"` in a function, then `load(quantize=quantize)`: a dtype name held by a
+                    # local is reported where it is written (a module constant is followed to its uses)
+                    continue
                 value = self._visible_value(ctx, hit, line)
                 if value is None:
                     continue
