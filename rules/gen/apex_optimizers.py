@@ -23,7 +23,7 @@ import subprocess
 from pathlib import Path
 
 from sources import (REPO, RULES_DIR, Pins, SourceError, Wheel, generator_args, module_all, npu_wheel, run_main,
-                     torch_version, yaml_text)
+                     torch_version, yaml_text, write_outputs)
 
 OUT = RULES_DIR / "apex_optimizers.yaml"
 APEX_COMMIT = "6424da3b4faa6c8f062da4a48c424fff3f02d42d"   # NVIDIA/apex master, 2026-07-08
@@ -213,10 +213,7 @@ def main() -> None:
     ap.add_argument("--apex", type=Path, default=DEFAULT_APEX, help="git dir of an NVIDIA/apex clone (--from-sources)")
     args = ap.parse_args()
     pins = Pins("apex_optimizers", record=args.from_sources)
-    for path, text in outputs(pins, npu_wheel(pins, args.wheel), args.apex).items():
-        path.write_text(text, encoding="utf-8")
-        print(f"wrote {path.relative_to(REPO)}")
-    pins.save()
+    write_outputs(outputs(pins, npu_wheel(pins, args.wheel), args.apex), pins)
 
 
 if __name__ == "__main__":

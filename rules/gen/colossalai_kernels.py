@@ -19,7 +19,7 @@ import re
 import tarfile
 from pathlib import Path
 
-from sources import REPO, RULES_DIR, Pins, SourceError, generator_args, run_main, yaml_text
+from sources import REPO, RULES_DIR, Pins, SourceError, generator_args, run_main, yaml_text, write_outputs
 
 OUT = RULES_DIR / "kernel_colossalai.yaml"
 DEFAULT_SDIST = REPO / "bench" / "_corpus" / "_archives" / "colossalai-0.5.0.tar.gz"
@@ -133,10 +133,7 @@ def main() -> None:
     ap.add_argument("--sdist", type=Path, default=DEFAULT_SDIST, help="ColossalAI source archive (--from-sources)")
     args = ap.parse_args()
     pins = Pins("colossalai_kernels", record=args.from_sources)
-    for path, text in outputs(pins, args.sdist).items():
-        path.write_text(text, encoding="utf-8")
-        print(f"wrote {path.relative_to(REPO)}")
-    pins.save()
+    write_outputs(outputs(pins, args.sdist), pins)
 
 
 if __name__ == "__main__":

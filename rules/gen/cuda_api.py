@@ -21,7 +21,7 @@ import pkgutil
 import re
 
 from sources import (RULES_DIR, Pins, Wheel, generator_args, module_all, npu_wheel, run_main, torch_version,
-                     yaml_text)
+                     yaml_text, write_outputs)
 
 OUT = RULES_DIR / "device_cuda_api.yaml"
 NPU_SUBMODULES = ("amp", "graphs", "memory", "random", "streams", "mstx")
@@ -283,10 +283,7 @@ def outputs(pins: Pins, wheel: Wheel | None = None) -> dict:
 def main() -> None:
     args = generator_args(__doc__.splitlines()[0]).parse_args()
     pins = Pins("cuda_api", record=args.from_sources)
-    for path, text in outputs(pins, npu_wheel(pins, args.wheel)).items():
-        path.write_text(text, encoding="utf-8")
-        print(f"wrote {path.relative_to(RULES_DIR.parent)}")
-    pins.save()
+    write_outputs(outputs(pins, npu_wheel(pins, args.wheel)), pins)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 
 from sources import (ASCEND_SHARED, REPO, RULES_DIR, Pins, SourceError, Wheel, generator_args, npu_wheel, run_main,
-                     torch_version, yaml_text)
+                     torch_version, yaml_text, write_outputs)
 
 ENV_JSON = REPO / "op_tables" / "env.json"
 CUDA_FAMILY = re.compile(r"^(?:CUDA|CUBLAS|CUBLASLT|CUDNN|PYTORCH_CUDA|PYTORCH_NO_CUDA|TORCH_CUDNN|NVIDIA)_[A-Z0-9_]+$")
@@ -336,10 +336,7 @@ def outputs(pins: Pins, wheel: Wheel | None = None) -> dict:
 def main() -> None:
     args = generator_args(__doc__.splitlines()[0]).parse_args()
     pins = Pins("env_vars", record=args.from_sources)
-    for path, text in outputs(pins, npu_wheel(pins, args.wheel)).items():
-        path.write_text(text, encoding="utf-8")
-        print(f"wrote {path.relative_to(REPO)}")
-    pins.save()
+    write_outputs(outputs(pins, npu_wheel(pins, args.wheel)), pins)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 
 
-from sources import REPO, RULES_DIR, SourceError, run_main, yaml_text
+from sources import REPO, RULES_DIR, SourceError, run_main, yaml_text, write_outputs
 
 HCCL_JSON = REPO / "op_tables" / "hccl.json"
 OUT = RULES_DIR / "distributed_hccl.yaml"
@@ -230,9 +230,7 @@ def outputs(pins=None) -> dict:
 
 
 def main() -> None:
-    for path, text in outputs().items():
-        path.write_text(text, encoding="utf-8")
-        print(f"wrote {path.relative_to(REPO)}")
+    write_outputs(outputs())
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 
 from sources import (REPO, RULES_DIR, Pins, SourceError, Wheel, generator_args, npu_wheel, run_main, torch_version,
-                     yaml_text)
+                     yaml_text, write_outputs)
 
 PRODUCTS_JSON = REPO / "op_tables" / "products.json"
 OUT = RULES_DIR / "precision_dtypes.yaml"
@@ -186,10 +186,7 @@ def outputs(pins: Pins, wheel: Wheel | None = None) -> dict:
 def main() -> None:
     args = generator_args(__doc__.splitlines()[0]).parse_args()
     pins = Pins("precision_dtypes", record=args.from_sources)
-    for path, text in outputs(pins, npu_wheel(pins, args.wheel)).items():
-        path.write_text(text, encoding="utf-8")
-        print(f"wrote {path.relative_to(REPO)}")
-    pins.save()
+    write_outputs(outputs(pins, npu_wheel(pins, args.wheel)), pins)
 
 
 if __name__ == "__main__":

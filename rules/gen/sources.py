@@ -223,6 +223,15 @@ def generator_args(description: str, wheel: bool = True):
     return ap
 
 
+def write_outputs(texts: dict, pins: "Pins | None" = None) -> None:
+    """Write each generated rule file, say so, and save the pins the generator read (None: it has none)."""
+    for path, text in texts.items():
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path.relative_to(REPO)}")
+    if pins is not None:
+        pins.save()
+
+
 def run_main(main) -> None:
     try:
         main()

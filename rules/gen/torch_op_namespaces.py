@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from sources import REPO, RULES_DIR, Pins, Wheel, generator_args, npu_wheel, run_main, torch_version, yaml_text
+from sources import RULES_DIR, Pins, Wheel, generator_args, npu_wheel, run_main, torch_version, yaml_text, write_outputs
 
 OUT = RULES_DIR / "kernel_ops.yaml"
 OPS_USE = re.compile(r"\btorch\.ops\.([A-Za-z_][A-Za-z0-9_]*)")
@@ -100,10 +100,7 @@ def outputs(pins: Pins, wheel: Wheel | None = None) -> dict:
 def main() -> None:
     args = generator_args(__doc__.splitlines()[0]).parse_args()
     pins = Pins("torch_op_namespaces", record=args.from_sources)
-    for path, text in outputs(pins, npu_wheel(pins, args.wheel)).items():
-        path.write_text(text, encoding="utf-8")
-        print(f"wrote {path.relative_to(REPO)}")
-    pins.save()
+    write_outputs(outputs(pins, npu_wheel(pins, args.wheel)), pins)
 
 
 if __name__ == "__main__":

@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 
 from apex_optimizers import npu_optimizers
-from sources import (ASCEND_SHARED, REPO, RULES_DIR, Pins, SourceError, Wheel, generator_args, npu_wheel, run_main,
-                     yaml_text)
+from sources import (ASCEND_SHARED, RULES_DIR, Pins, SourceError, Wheel, generator_args, npu_wheel, run_main,
+                     yaml_text, write_outputs)
 from sources import torch_version as pinned_torch_version
 
 OUT = RULES_DIR / "fusion_optimizers.yaml"
@@ -105,10 +105,7 @@ def outputs(pins: Pins, wheel: Wheel | None = None) -> dict:
 def main() -> None:
     args = generator_args(__doc__.splitlines()[0]).parse_args()
     pins = Pins("torch_optimizers", record=args.from_sources)
-    for path, text in outputs(pins, npu_wheel(pins, args.wheel)).items():
-        path.write_text(text, encoding="utf-8")
-        print(f"wrote {path.relative_to(REPO)}")
-    pins.save()
+    write_outputs(outputs(pins, npu_wheel(pins, args.wheel)), pins)
 
 
 def _optim_all() -> list[str]:
