@@ -81,6 +81,23 @@ def fetch() -> int:
     return 0
 
 
+def round_robin(by_kind: dict[str, list[str]], seed: int, per_repo: int) -> list[tuple[str, str]]:
+    """The seeded draw of every project-file split: each kind's sorted paths shuffled by one random.Random(seed)
+    in sorted kind order, then (kind, path) taken round-robin over the kinds until per_repo are chosen."""
+    rng = random.Random(seed)
+    queues = {}
+    for kind in sorted(by_kind):
+        files = sorted(by_kind[kind])
+        rng.shuffle(files)
+        queues[kind] = files
+    picked: list[tuple[str, str]] = []
+    while len(picked) < per_repo and any(queues.values()):
+        for kind in sorted(queues):
+            if queues[kind] and len(picked) < per_repo:
+                picked.append((kind, queues[kind].pop(0)))
+    return picked
+
+
 def select() -> int:
     sys.path.insert(0, str(BENCH.parent))
     from auditor.discover import discover
@@ -99,18 +116,7 @@ def select() -> int:
             if text.count("\n") > MAX_LINES or not any(w in text.lower() for w in WORDS):
                 continue
             by_kind[kind].append(path.relative_to(tree).as_posix())
-        rng = random.Random(SEED)
-        queues = {}
-        for kind in sorted(by_kind):
-            files = sorted(by_kind[kind])
-            rng.shuffle(files)
-            queues[kind] = files
-        picked: list[str] = []
-        while len(picked) < PER_REPO and any(queues.values()):
-            for kind in sorted(queues):
-                if queues[kind] and len(picked) < PER_REPO:
-                    picked.append(queues[kind].pop(0))
-        chosen += [{"repo": src["name"], "path": p} for p in picked]
+        chosen += [{"repo": src["name"], "path": p} for _, p in round_robin(by_kind, SEED, PER_REPO)]
     out = _dir() / "selection.json"
     out.write_text(json.dumps({"seed": SEED, "per_repo": PER_REPO, "files": chosen}, indent=1) + "\n")
     print(f"selected {len(chosen)} files into {out}")

@@ -26,7 +26,6 @@ import fnmatch
 import hashlib
 import json
 import os
-import random
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -34,6 +33,9 @@ from pathlib import Path
 import yaml
 
 BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+from project_files import round_robin  # noqa: E402  (one seeded draw for every project-file split; no auditor import)
+
 HERE = BENCH / "project_files"
 TREES = BENCH / "_projects"
 SPLITS = ("dev", "test", "test2", "test3")
@@ -121,18 +123,7 @@ def select(split: str) -> int:
                 if size > MAX_LINES or not any(w in text.lower() for w in WORDS):
                     continue
                 by_kind[kind].append(path.relative_to(tree).as_posix())
-        rng = random.Random(SEED)
-        queues = {}
-        for kind in sorted(by_kind):
-            files = sorted(by_kind[kind])
-            rng.shuffle(files)
-            queues[kind] = files
-        picked: list[dict] = []
-        while len(picked) < PER_REPO and any(queues.values()):
-            for kind in sorted(queues):
-                if queues[kind] and len(picked) < PER_REPO:
-                    picked.append({"repo": src["name"], "path": queues[kind].pop(0), "kind": kind})
-        chosen += picked
+        chosen += [{"repo": src["name"], "path": p, "kind": kind} for kind, p in round_robin(by_kind, SEED, PER_REPO)]
     out = HERE / split / "selection.json"
     out.write_text(json.dumps({"seed": SEED, "per_repo": PER_REPO, "max_lines": MAX_LINES, "files": chosen},
                               indent=1) + "\n")
