@@ -45,7 +45,9 @@ BENCH = Path(__file__).resolve().parent
 SPLITS = {"dev": BENCH / "corpus", "test": BENCH / "corpus_test", "fresh": BENCH / "corpus_fresh",
           "fresh2": BENCH / "corpus_fresh2",
           # test3: a third blind split, 11 new code bases, labelled before the tool saw it (its SELECTION.md).
-          "test3": BENCH / "corpus_test3"}
+          "test3": BENCH / "corpus_test3",
+          # test4: a fourth blind split, 13 code bases of reserved pool A, labelled before the tool saw it.
+          "test4": BENCH / "corpus_test4"}
 CORPUS_DIR = BENCH / "_corpus"
 ARCHIVES_DIR = CORPUS_DIR / "_archives"
 

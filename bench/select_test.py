@@ -35,7 +35,7 @@ GPU_RE = re.compile("|".join(re.escape(w) for w in GPU_WORDS), re.IGNORECASE)
 SEED_PREFIX = "npu-audit-test-split-1:"
 # Each split's seed prefix: test, fresh and fresh2 share the first rule; test3 is a new draw.
 SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFIX,
-                 "test3": "npu-audit-test-split-3:"}
+                 "test3": "npu-audit-test-split-3:", "test4": "npu-audit-test-split-4:"}
 # test3's per-category top-up (bench/corpus_test3/SELECTION.md): a file qualifies for a category
 # when at least TOPUP_MIN_LINES of its lines match that category's fixed word list.
 TOPUP_WORDS = {
@@ -57,7 +57,8 @@ MAIN_ROUNDS_MIN, MAIN_MIN_LABELLED = 2, 250
 TOPUP_TARGET, TOPUP_CAPS = 12, (4, 10)
 MIN_MATCHING_LINES = 3
 MIN_LINES, MAX_LINES = 20, 400
-EXCLUDED_DIRS = {"test", "tests", "testing"}
+# `jax`: transformer-engine's JAX bindings (test4) are not PyTorch code; no earlier split has one.
+EXCLUDED_DIRS = {"test", "tests", "testing", "jax"}
 PER_CODE_BASE = 2
 
 
