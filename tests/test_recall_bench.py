@@ -201,7 +201,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
     assert r["per_category"]["device"]["found"] == 1
 
 
-@pytest.mark.parametrize("split", ["fresh", "fresh2", "test3"])
+@pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
     labels = shipped(split)
     used = {s["name"] for other in recall.SPLITS if other != split for s in recall.load_sources(other)}
