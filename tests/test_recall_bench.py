@@ -242,3 +242,71 @@ def test_test3_files_are_exactly_what_its_rule_draws():
     last = drawn[-1][:2]
     partial = {(lf.package, lf.path): lf for lf in labels if (lf.package, lf.path) != last}
     assert select_test.resolve_test3(partial)[1] == last
+
+
+def _replay_test4(select_test, labels):
+    """test4's rule (bench/corpus_test4/SELECTION.md), stopping points read from the labels:
+    main rounds 1-2, per-category top-up (>= 20 must-flag lines, at most 12 files per category),
+    then further main rounds, one file at a time, until >= 350 must-flag (line, category) pairs.
+    Returns the drawn (code base, path) keys in order and the first drawn file with no labels."""
+    sources = recall.load_sources("test4")
+    orders: dict[str, list[str]] = {}
+    for src, path in select_test.draw(None, "test4"):
+        orders.setdefault(src["name"], []).append(path)
+    drawn: list[tuple[str, str]] = []
+    must = {c: 0 for c in recall.CATEGORIES}
+
+    def take(key):
+        drawn.append(key)
+        if key not in labels:
+            return False
+        for ll in labels[key].lines.values():
+            for c in ll.categories:
+                must[c] += 1
+        return True
+
+    for rnd in range(2):
+        for src in sources:
+            order = orders.get(src["name"], [])
+            if rnd < len(order) and not take((src["name"], order[rnd])):
+                return drawn, drawn[-1]
+    for cat in recall.CATEGORIES:
+        taken = 0
+        for src, path in select_test.topup_order(cat, "test4"):
+            if must[cat] >= 20 or taken >= 12:
+                break
+            if (src["name"], path) in drawn:
+                continue
+            taken += 1
+            if not take((src["name"], path)):
+                return drawn, drawn[-1]
+    rnd = 2
+    while sum(must.values()) < 350 and any(rnd < len(o) for o in orders.values()):
+        for src in sources:
+            order = orders.get(src["name"], [])
+            if sum(must.values()) >= 350:
+                break
+            if rnd >= len(order) or (src["name"], order[rnd]) in drawn:
+                continue
+            if not take((src["name"], order[rnd])):
+                return drawn, drawn[-1]
+        rnd += 1
+    return drawn, None
+
+
+def test_test4_files_are_exactly_what_its_rule_draws():
+    """test4's labelled files are the draw its SELECTION.md rule gives, no more, no fewer."""
+    spec = importlib.util.spec_from_file_location("select_test", REPO / "bench" / "select_test.py")
+    select_test = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(select_test)
+    labels = {(lf.package, lf.path): lf for lf in shipped("test4")}
+    if not all(lf.corpus_file.exists() for lf in labels.values()):
+        pytest.skip("test4 corpus not fetched (python bench/recall.py --split test4 fetch)")
+    drawn, needed = _replay_test4(select_test, labels)
+    assert needed is None
+    assert len(drawn) == len(set(drawn))
+    assert set(drawn) == set(labels)
+    assert len({name for name, _ in drawn}) >= 12
+    # Without the labels of a drawn file the rule stops there and asks for that file.
+    partial = {k: v for k, v in labels.items() if k != drawn[-1]}
+    assert _replay_test4(select_test, partial)[1] == drawn[-1]
