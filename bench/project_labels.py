@@ -59,7 +59,8 @@ WORDS = ("cuda", "nvidia", "nccl", "gpu", "flash", "apex", "triton", "bf16", "xf
 SEED = 1503
 PER_REPO = 6
 MAX_LINES = 300
-# Splits drawn by this rule with their own seed and files per repository (each fixed in its SELECTION.md).
+# Splits drawn by this rule with their own seed and files per repository (each fixed in its SELECTION.md); a
+# source in sources.json may set its own "per_repo" (test4's extension draws 3 more from its first repositories).
 DRAWS = {"test4": {"seed": 1504, "per_repo": 7}}
 
 
@@ -127,7 +128,7 @@ def select(split: str) -> int:
                 if size > MAX_LINES or not any(w in text.lower() for w in WORDS):
                     continue
                 by_kind[kind].append(path.relative_to(tree).as_posix())
-        chosen += [{"repo": src["name"], "path": p, "kind": kind} for kind, p in round_robin(by_kind, seed, per_repo)]
+        chosen += [{"repo": src["name"], "path": p, "kind": kind} for kind, p in round_robin(by_kind, seed, src.get("per_repo", per_repo))]
     out = HERE / split / "selection.json"
     out.write_text(json.dumps({"seed": seed, "per_repo": per_repo, "max_lines": MAX_LINES, "files": chosen},
                               indent=1) + "\n")
