@@ -3,7 +3,7 @@
 imports or runs the auditor's rules or readers: the draw must not depend on what the tool discovers, and the
 labels must be made without seeing its output.
 
-    python bench/project_labels.py select --split test3
+    python bench/project_labels.py select --split test3|test4
                     draw the split's files by the rule below; writes <split>/selection.json
     python bench/project_labels.py show --split test3 REPO PATH
                     print the file with line numbers as the bench counts them (a notebook: its code cells)
@@ -18,6 +18,7 @@ a file's kind is the first of KINDS whose glob matches its lower-cased name; kee
 MAX_LINES lines (a notebook: lines of its code cells) whose text contains, case-insensitive, one of WORDS;
 per repository, shuffle each kind's sorted paths with one random.Random(SEED) in sorted kind order, then take
 files round-robin over the kinds in sorted order until PER_REPO are chosen. No file is swapped afterwards.
+`test4` (test4/SELECTION.md) is drawn by the same rule with its own seed and size (DRAWS).
 """
 from __future__ import annotations
 
@@ -34,11 +35,11 @@ import yaml
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
-from project_files import round_robin  # noqa: E402  (one seeded draw for every project-file split; no auditor import)
+from project_files import LINE_CAP, capped, round_robin  # noqa: E402  (the draw and cap of every split; no auditor import)
 
 HERE = BENCH / "project_files"
 TREES = BENCH / "_projects"
-SPLITS = ("dev", "test", "test2", "test3")
+SPLITS = ("dev", "test", "test2", "test3", "test4")
 CATEGORIES = ("device", "distributed", "precision", "apex", "attention", "kernel", "third_party", "operator",
               "fusion", "performance", "none")
 
@@ -58,6 +59,9 @@ WORDS = ("cuda", "nvidia", "nccl", "gpu", "flash", "apex", "triton", "bf16", "xf
 SEED = 1503
 PER_REPO = 6
 MAX_LINES = 300
+# Splits drawn by this rule with their own seed and files per repository (each fixed in its SELECTION.md); a
+# source in sources.json may set its own "per_repo" (test4's extension draws 3 more from its first repositories).
+DRAWS = {"test4": {"seed": 1504, "per_repo": 7}}
 
 
 def _kind(name: str) -> str | None:
@@ -100,6 +104,7 @@ def tree(split: str, repo: str) -> Path:
 def select(split: str) -> int:
     from auditor.discover import DEFAULT_EXCLUDE  # a list of folder names only
 
+    seed, per_repo = DRAWS.get(split, {}).get("seed", SEED), DRAWS.get(split, {}).get("per_repo", PER_REPO)
     chosen = []
     for src in _sources(split):
         tree = TREES / src["name"]
@@ -123,9 +128,9 @@ def select(split: str) -> int:
                 if size > MAX_LINES or not any(w in text.lower() for w in WORDS):
                     continue
                 by_kind[kind].append(path.relative_to(tree).as_posix())
-        chosen += [{"repo": src["name"], "path": p, "kind": kind} for kind, p in round_robin(by_kind, SEED, PER_REPO)]
+        chosen += [{"repo": src["name"], "path": p, "kind": kind} for kind, p in round_robin(by_kind, seed, src.get("per_repo", per_repo))]
     out = HERE / split / "selection.json"
-    out.write_text(json.dumps({"seed": SEED, "per_repo": PER_REPO, "max_lines": MAX_LINES, "files": chosen},
+    out.write_text(json.dumps({"seed": seed, "per_repo": per_repo, "max_lines": MAX_LINES, "files": chosen},
                               indent=1) + "\n")
     print(f"selected {len(chosen)} files into {out}")
     return 0
@@ -138,7 +143,8 @@ def label_file(split: str, repo: str, path: str) -> Path:
 def check(split: str) -> int:
     problems: list[str] = []
     files = json.loads((HERE / split / "selection.json").read_text())["files"]
-    counted = 0
+    counted = scored = 0
+    cap = LINE_CAP.get(split)
     for entry in files:
         repo, rel = entry["repo"], entry["path"]
         lf = label_file(split, repo, rel)
@@ -174,12 +180,15 @@ def check(split: str) -> int:
             if not item.get("note"):
                 problems.append(f"{where}:{ln}: no note")
             counted += 1
+        valid = [i for i in labels.get("lines") or [] if isinstance(i.get("line"), int)]
+        scored += len(capped(valid, cap))
     for lf in sorted((HERE / split / "labels").glob("*.yaml")) if (HERE / split / "labels").is_dir() else []:
         if not any(label_file(split, e["repo"], e["path"]) == lf for e in files):
             problems.append(f"{lf.name}: not in the selection")
     for p in problems:
         print(p)
-    print(f"split {split}: {len(files)} files, {counted} labelled lines, {len(problems)} problems")
+    print(f"split {split}: {len(files)} files, {counted} labelled lines, {len(problems)} problems"
+          + (f"; scored with the cap of {cap} per file: {scored} lines (`none` included)" if cap else ""))
     return 1 if problems else 0
 
 
@@ -196,8 +205,8 @@ def main() -> int:
     parser.add_argument("--split", choices=SPLITS, default="test3")
     args = parser.parse_args()
     if args.command == "select":
-        if args.split != "test3":
-            print("only test3 is drawn by this rule; the others by `bench/project_files.py select`", file=sys.stderr)
+        if args.split not in ("test3", *DRAWS):
+            print("only test3 and test4 are drawn by this rule; the others by `bench/project_files.py select`", file=sys.stderr)
             return 2
         sys.path.insert(0, str(BENCH.parent))
         return select(args.split)

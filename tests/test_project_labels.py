@@ -100,3 +100,34 @@ def test_check_finds_wrong_text_hash_category_and_missing_labels(tmp_path, capsy
     assert mod.check("t") == 1
     out = capsys.readouterr().out
     assert "sha256 differs" in out and "bad category" in out and "is not the line" in out
+
+
+def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(tmp_path):
+    mod = _module(tmp_path)
+    items = [{"line": 9, "category": "device"}, {"line": 2, "category": "none"}, {"line": 5, "category": ["device", "precision"]},
+             {"line": 1, "category": "device"}, {"line": 12, "category": "none"}, {"line": 7, "category": "kernel"}]
+    assert [i["line"] for i in mod.capped(items, 2)] == [1, 2, 5, 12]      # 7 and 9 are past the cap
+    assert mod.capped(items, None) == items                                # splits without a cap score everything
+    assert mod.LINE_CAP == {"test4": 40}                                   # fixed in test4/SELECTION.md before labelling
+
+
+def test_test4_draws_with_its_own_seed_and_size(tmp_path):
+    mod = _module(tmp_path)
+    _tree(tmp_path)
+    _split(mod, tmp_path)
+    mod.DRAWS = {"t": {"seed": 1504, "per_repo": 3}}
+    assert mod.select("t") == 0
+    drawn = json.loads((mod.HERE / "t" / "selection.json").read_text())
+    assert (drawn["seed"], drawn["per_repo"], len(drawn["files"])) == (1504, 3, 3)
+    assert [f["kind"] for f in drawn["files"]] == ["conda", "config", "cuda"]   # round-robin in sorted kind order
+
+
+def test_project_file_splits_share_no_repository():
+    """A held-out split is only held out if none of its repositories is in another split."""
+    seen: dict[str, str] = {}
+    for sources in sorted((BENCH / "project_files").glob("*/sources.json")):
+        for src in json.loads(sources.read_text())["sources"]:
+            url = src["url"].rstrip("/").lower()
+            assert url not in seen, f"{url} is in both {seen[url]} and {sources.parent.name}"
+            seen[url] = sources.parent.name
+    assert "https://github.com/facebookresearch/detectron2" in seen          # test4 is among them
