@@ -76,6 +76,7 @@ class MatchVisitor(cst.CSTVisitor):
         # as many loops as enclose it in the file
         self._loop_depth = loops
         self._compared = 0      # inside a comparison
+        self._required: set[int] = set()   # None checks that require an optional import (an assert's test)
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -199,6 +200,9 @@ class MatchVisitor(cst.CSTVisitor):
         return None
 
     def _arg_values(self, node: cst.CSTNode) -> set[str]:
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            # `torch.library.impl("ns::op", ["CUDA"])`: a list of dispatch keys / device types holds each value
+            return set().union(*(self._arg_values(e.value) for e in node.elements if isinstance(e, cst.Element)))
         folded = self.fold(node, True)
         if folded:
             return folded
@@ -258,7 +262,7 @@ class MatchVisitor(cst.CSTVisitor):
     def _match_reference(self, node: cst.CSTNode, qual: str, call: cst.Call | None) -> bool:
         """A resolved qualified name (call, attribute, decorator, base, imported name)."""
         m = self.c.match_qualname(qual)
-        stacked = self.c.match_stacked(qual) if self.c.stacked else ()
+        stacked = self.c.match_stacked(qual) if self.c.stacked or self.c.stacked_globs else ()
         if m is None and not stacked:
             return False
         if call is not None and self._already_ported(call):
@@ -463,6 +467,8 @@ class MatchVisitor(cst.CSTVisitor):
         self._in_message -= 1
 
     def visit_Assert(self, node: cst.Assert) -> bool:
+        if isinstance(node.test, cst.Comparison):
+            self._required.add(id(node.test))   # `assert flash_attn is not None`: the package is required
         node.test.visit(self)
         if node.msg is not None:
             self._in_message += 1
@@ -603,7 +609,8 @@ class MatchVisitor(cst.CSTVisitor):
         self._dtype_quiet += 1
         self._compared += 1
         sides = [node.left] + [t.comparator for t in node.comparisons]
-        if any(isinstance(side, cst.Name) and side.value == "None" for side in sides):
+        if id(node) not in self._required and any(isinstance(side, cst.Name) and side.value == "None"
+                                                  for side in sides):
             for side in sides:        # `if bnb is not None:` checks an optional import; it does not use it
                 if isinstance(side, (cst.Name, cst.Attribute)):
                     qual = self._qual(side)
