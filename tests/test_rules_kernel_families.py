@@ -97,3 +97,14 @@ def test_assert_of_an_optional_import_requires_it():
             return flash_attn.flash_attn_func(q, k, v)
         ''')
     assert any(f.category == "attention" for f in by_line[8])
+
+
+def test_cuda_build_env_is_kernel_beside_device():
+    cats = _cats(audit('''\
+        import os
+        if not os.environ.get("TORCH_CUDA_ARCH_LIST"):
+            os.environ["TORCH_CUDA_ARCH_LIST"] = f"{major}.{minor}"
+        os.environ["ASCEND_HOME_PATH"] = "/usr/local/Ascend/ascend-toolkit/latest"
+        '''))
+    assert cats[2] >= {"device", "kernel"} and cats[3] >= {"device", "kernel"}
+    assert "kernel" not in cats.get(4, set())

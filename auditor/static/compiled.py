@@ -76,6 +76,7 @@ class CompiledRules:
     strings: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
     env_exact: dict[str, list[Rule]] = field(default_factory=dict)
     env_prefixes: list[tuple[str, Rule]] = field(default_factory=list)
+    env_stacked: dict[str, list[Rule]] = field(default_factory=dict)   # a second category for a variable
     imports: list[tuple[str, Rule]] = field(default_factory=list)       # module prefix -> rule
     files: list[tuple[str, Rule]] = field(default_factory=list)
     coverage_rules: list[Rule] = field(default_factory=list)
@@ -133,7 +134,10 @@ class CompiledRules:
                         # any one word of the literal must appear; take the rarest-looking one
                         words.add(max(lit, key=lambda w: (w not in _COMMON_WORDS, len(w), w)))
                     elif kind == "env":
-                        if v.endswith("*"):
+                        if rule.extra.get("stack"):     # exact names only: TORCH_CUDA_ARCH_LIST is device and kernel
+                            c.env_stacked.setdefault(v, []).append(rule)
+                            words.add(v)
+                        elif v.endswith("*"):
                             c.env_prefixes.append((v[:-1], rule))
                             prefix_words.append(v[:-1])
                         else:

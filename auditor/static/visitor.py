@@ -167,6 +167,8 @@ class MatchVisitor(cst.CSTVisitor):
                 self._hit(rule, node, value.replace(HOLE, "{…}"), value=pattern, via=via)
                 continue
             env_rule = self.c.match_env(value)
+            for stacked in self.c.env_stacked.get(value, ()):
+                self._hit(stacked, node, value, via=via)
             if env_rule is not None:
                 self._hit(env_rule, node, value, via=via)
                 continue
