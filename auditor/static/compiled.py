@@ -73,6 +73,9 @@ class CompiledRules:
     # its name case-insensitively wherever it was defined or imported from; flag_re finds the lines that may hold one
     flagnames: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
     flag_re: re.Pattern[str] | None = None
+    # `keyword: ["use_fp8*"]`: a keyword argument of any call, by its name (`*` = word characters), switched on
+    # (a value other than False / None / 0): `Runner(use_fp8_gemms=True)`; flag_re also finds their lines
+    keywords: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
     strings: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
     env_exact: dict[str, list[Rule]] = field(default_factory=dict)
     env_prefixes: list[tuple[str, Rule]] = field(default_factory=list)
@@ -126,6 +129,8 @@ class CompiledRules:
                         words.add(v)
                     elif kind == "flagname":
                         c.flagnames.append((re.compile(_glob_word(v), re.IGNORECASE), v, rule))
+                    elif kind == "keyword":
+                        c.keywords.append((re.compile(_glob_word(v) + r"\Z"), v, rule))
                     elif kind == "string":
                         c.strings.append((_pattern_regex(v), v, rule))
                         lit = _literal_words(v)
@@ -161,9 +166,9 @@ class CompiledRules:
         globs = [p for p, _, _ in c.module_globs + c.stacked_globs]
         if globs:
             c.module_glob_re = re.compile(r"\b(?:" + "|".join(g.pattern[:-2] for g in globs) + r")\b")
-        if c.flagnames:
+        if c.flagnames or c.keywords:
             # a prefilter (a line it finds is parsed, the visitor decides): the globs' cores, no leading `\w*`
-            cores = sorted({_glob_word(v.strip("*")) for _, v, _ in c.flagnames}, key=len, reverse=True)
+            cores = sorted({_glob_word(v.strip("*")) for _, v, _ in c.flagnames + c.keywords}, key=len, reverse=True)
             c.flag_re = re.compile("|".join(cores).lower())     # searched in the lowercased text
         env_names = sorted(c.env_exact, key=len, reverse=True)
         env_alts = [re.escape(n) for n in env_names] + [re.escape(p) + r"[A-Z0-9_]+" for p, _ in c.env_prefixes]
@@ -285,6 +290,12 @@ class CompiledRules:
         for prefix, rule in self.imports:
             if module == prefix or module.startswith(prefix + "."):
                 return rule
+        return None
+
+    def match_keyword(self, name: str) -> tuple[Rule, str] | None:
+        for regex, pattern, rule in self.keywords:
+            if regex.match(name):
+                return rule, pattern
         return None
 
     def match_flag(self, name: str) -> tuple[Rule, str] | None:

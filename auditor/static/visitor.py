@@ -519,6 +519,12 @@ class MatchVisitor(cst.CSTVisitor):
         env_kw = qual == "dict" or dotted(func) == "dict" or (
             isinstance(func, cst.Attribute) and func.attr.value in ("update", "setdefault"))
         for arg in node.args:
+            if arg.keyword is not None and self.c.keywords and not message:
+                kw = self.c.match_keyword(arg.keyword.value)
+                off = isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None") or \
+                    isinstance(arg.value, cst.Integer) and arg.value.value == "0"
+                if kw is not None and not off:     # `use_fp8_gemms=True` switches it on; `=False` leaves it off
+                    self._hit(kw[0], arg.keyword, arg.keyword.value, value=kw[1])
             if arg.keyword is not None and env_kw:
                 env_rule = self.c.match_env(arg.keyword.value)
                 if env_rule is not None:
