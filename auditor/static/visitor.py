@@ -378,7 +378,31 @@ class MatchVisitor(cst.CSTVisitor):
             name = dotted(target.target) if isinstance(target.target, cst.Attribute) else None
             if name is not None and (to_npu or (self._resolve(name) or "").startswith("torch.cuda.")):
                 self._handled.add(id(target.target))
+        if self.c.flagnames and len(node.targets) == 1:
+            self._flag_definition(node.targets[0].target, node.value)
         return True
+
+    def _flag_definition(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """`HAS_FLASH_ATTN = env_info["has_flash_attn"]`: a feature flag (flagname rules) set from something the
+        rules cannot see through; False / None (the fallback) and calls a rule already names are left alone."""
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            name = target.attr.value
+        elif isinstance(target, cst.Name):
+            name = target.value
+        else:
+            return
+        if isinstance(value, cst.Name) and value.value in ("False", "None"):
+            return
+        if not isinstance(value, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
+            return      # comparisons, and/or: derived flags (flags.py) follow what they are made of
+        if isinstance(value, cst.Call):
+            func = value.func
+            last = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+            if last in self.c.callnames or self._qual(func) is not None and self.c.knows(self._qual(func)):
+                return
+        m = self.c.match_flag(name)
+        if m is not None:
+            self._hit(m[0], target, name, value=m[1])
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
         # `apex_amp = None` in an `except ImportError:` rebinds the name; it is not a use of the module
