@@ -380,7 +380,27 @@ class MatchVisitor(cst.CSTVisitor):
                 self._handled.add(id(target.target))
         if self.c.flagnames and len(node.targets) == 1:
             self._flag_definition(node.targets[0].target, node.value)
+        if self.c.keywords and len(node.targets) == 1:
+            self._keyword_binding(node.targets[0].target, node.value)
         return True
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> bool:
+        if self.c.keywords:
+            self._keyword_binding(node.target, node.value)     # `nvcc_flags += ["-gencode", arch]`
+        return True
+
+    def _keyword_binding(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """`keyword` rules name a setting; `extra_cuda_cflags = [...]` / `self.use_fp8 = cfg.fp8` binds it like a
+        keyword argument would pass it (to False / None / 0 it is off)."""
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            name_node = target.attr
+        elif isinstance(target, cst.Name):
+            name_node = target
+        else:
+            return
+        kw = self.c.match_keyword(name_node.value)
+        if kw is not None and not _switched_off(value):
+            self._hit(kw[0], target, name_node.value, value=kw[1])
 
     def _flag_definition(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """`HAS_FLASH_ATTN = env_info["has_flash_attn"]`: a feature flag (flagname rules) set from something the
@@ -506,6 +526,7 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> bool:
         func = node.func
+        first_hit = len(self.hits)
         if isinstance(func, cst.Attribute) and func.attr.value == "format" and isinstance(func.value, _STRING_NODES):
             if not self._in_message:
                 values = self.fold(node)
@@ -545,9 +566,8 @@ class MatchVisitor(cst.CSTVisitor):
         for arg in node.args:
             if arg.keyword is not None and self.c.keywords and not message:
                 kw = self.c.match_keyword(arg.keyword.value)
-                off = isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None") or \
-                    isinstance(arg.value, cst.Integer) and arg.value.value == "0"
-                if kw is not None and not off:     # `use_fp8_gemms=True` switches it on; `=False` leaves it off
+                if kw is not None and not _switched_off(arg.value) and all(   # `use_fp8_gemms=False`: off
+                        h.rule.category != kw[0].category for h in self.hits[first_hit:]):   # `load(...)` said it
                     self._hit(kw[0], arg.keyword, arg.keyword.value, value=kw[1])
             if arg.keyword is not None and env_kw:
                 env_rule = self.c.match_env(arg.keyword.value)
@@ -704,6 +724,11 @@ class MatchVisitor(cst.CSTVisitor):
 
 
 _STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+
+
+def _switched_off(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Name) and value.value in ("False", "None") or \
+        isinstance(value, cst.Integer) and value.value == "0"
 
 
 def _any_value_matches(values: set[str], wanted: set[str]) -> bool:
