@@ -108,3 +108,18 @@ def test_cuda_build_env_is_kernel_beside_device():
         '''))
     assert cats[2] >= {"device", "kernel"} and cats[3] >= {"device", "kernel"}
     assert "kernel" not in cats.get(4, set())
+
+
+def test_fp8_and_fp4_switches_as_keywords_each_on_its_line():
+    by_line = audit('''\
+        runner = DiffusionRunner(
+            model_path,
+            use_fp8_gemms=True,
+            use_fp4_gemms=True,
+            offload=False,
+        )
+        plain = DiffusionRunner(model_path, use_fp8_gemms=False)
+        ''')
+    codes = {line: {f.code for f in fs} for line, fs in by_line.items()}
+    assert codes[3] == {"NPU231"} and codes[4] == {"NPU231"} and 7 not in codes
+    assert all(f.category == "precision" for f in by_line[3])

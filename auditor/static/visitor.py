@@ -563,11 +563,12 @@ class MatchVisitor(cst.CSTVisitor):
         message = self._is_message_call(func, qual)
         env_kw = qual == "dict" or dotted(func) == "dict" or (
             isinstance(func, cst.Attribute) and func.attr.value in ("update", "setdefault"))
+        call_categories = {h.rule.category for h in self.hits[first_hit:]}   # what the callee itself matched
         for arg in node.args:
             if arg.keyword is not None and self.c.keywords and not message:
                 kw = self.c.match_keyword(arg.keyword.value)
-                if kw is not None and not _switched_off(arg.value) and all(   # `use_fp8_gemms=False`: off
-                        h.rule.category != kw[0].category for h in self.hits[first_hit:]):   # `load(...)` said it
+                # `use_fp8_gemms=False` is off; `load(..., extra_cuda_cflags=...)` is already a kernel finding
+                if kw is not None and not _switched_off(arg.value) and kw[0].category not in call_categories:
                     self._hit(kw[0], arg.keyword, arg.keyword.value, value=kw[1])
             if arg.keyword is not None and env_kw:
                 env_rule = self.c.match_env(arg.keyword.value)
