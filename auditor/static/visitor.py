@@ -77,6 +77,7 @@ class MatchVisitor(cst.CSTVisitor):
         self._loop_depth = loops
         self._compared = 0      # inside a comparison
         self._required: set[int] = set()   # None checks that require an optional import (an assert's test)
+        self._bindings: list[tuple[int, cst.BaseExpression | None, cst.BaseExpression]] = []   # open assignments
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -380,18 +381,29 @@ class MatchVisitor(cst.CSTVisitor):
                 self._handled.add(id(target.target))
         if self.c.flagnames and len(node.targets) == 1:
             self._flag_definition(node.targets[0].target, node.value)
-        if self.c.keywords and len(node.targets) == 1:
-            self._keyword_binding(node.targets[0].target, node.value)
+        self._bindings.append((len(self.hits), node.targets[0].target if len(node.targets) == 1 else None,
+                               node.value))
         return True
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        self._leave_binding()
 
     def visit_AugAssign(self, node: cst.AugAssign) -> bool:
-        if self.c.keywords:
-            self._keyword_binding(node.target, node.value)     # `nvcc_flags += ["-gencode", arch]`
+        self._bindings.append((len(self.hits), node.target, node.value))   # `nvcc_flags += ["-gencode", arch]`
         return True
 
-    def _keyword_binding(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+    def leave_AugAssign(self, original_node: cst.AugAssign) -> None:
+        self._leave_binding()
+
+    def _leave_binding(self) -> None:
+        first_hit, target, value = self._bindings.pop()
+        if target is not None and self.c.keywords:
+            self._keyword_binding(target, value, {h.rule.category for h in self.hits[first_hit:]})
+
+    def _keyword_binding(self, target: cst.BaseExpression, value: cst.BaseExpression, said: set[str]) -> None:
         """`keyword` rules name a setting; `extra_cuda_cflags = [...]` / `self.use_fp8 = cfg.fp8` binds it like a
-        keyword argument would pass it (to False / None / 0 it is off)."""
+        keyword argument would pass it (to False / None / 0 it is off). Not when the statement already has a
+        finding of the rule's category (`fp8 = config.fp8`: the attribute rule said it)."""
         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
             name_node = target.attr
         elif isinstance(target, cst.Name):
@@ -399,7 +411,7 @@ class MatchVisitor(cst.CSTVisitor):
         else:
             return
         kw = self.c.match_keyword(name_node.value)
-        if kw is not None and not _switched_off(value):
+        if kw is not None and not _switched_off(value) and kw[0].category not in said:
             self._hit(kw[0], target, name_node.value, value=kw[1])
 
     def _flag_definition(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
