@@ -411,7 +411,7 @@ class MatchVisitor(cst.CSTVisitor):
         else:
             return
         kw = self.c.match_keyword(name_node.value)
-        if kw is not None and not _switched_off(value) and kw[0].category not in said:
+        if kw is not None and not _switched_off(value, name_node.value) and kw[0].category not in said:
             self._hit(kw[0], target, name_node.value, value=kw[1])
 
     def _flag_definition(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
@@ -423,8 +423,8 @@ class MatchVisitor(cst.CSTVisitor):
             name = target.value
         else:
             return
-        if isinstance(value, cst.Name) and value.value in ("False", "None"):
-            return
+        if isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
+            return      # `HAVE_TE = True` after `import transformer_engine`: the import carries the finding
         if not isinstance(value, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
             return      # comparisons, and/or: derived flags (flags.py) follow what they are made of
         if isinstance(value, cst.Call):
@@ -580,7 +580,8 @@ class MatchVisitor(cst.CSTVisitor):
             if arg.keyword is not None and self.c.keywords and not message:
                 kw = self.c.match_keyword(arg.keyword.value)
                 # `use_fp8_gemms=False` is off; `load(..., extra_cuda_cflags=...)` is already a kernel finding
-                if kw is not None and not _switched_off(arg.value) and kw[0].category not in call_categories:
+                if kw is not None and not _switched_off(arg.value, arg.keyword.value) \
+                        and kw[0].category not in call_categories:
                     self._hit(kw[0], arg.keyword, arg.keyword.value, value=kw[1])
             if arg.keyword is not None and env_kw:
                 env_rule = self.c.match_env(arg.keyword.value)
@@ -739,9 +740,16 @@ class MatchVisitor(cst.CSTVisitor):
 _STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 
 
-def _switched_off(value: cst.BaseExpression) -> bool:
-    return isinstance(value, cst.Name) and value.value in ("False", "None") or \
-        isinstance(value, cst.Integer) and value.value == "0"
+def _switched_off(value: cst.BaseExpression, name: str) -> bool:
+    """A `keyword` setting given no switch of its own: False / None / 0, an empty container, or the same name passed
+    through (`f(use_fp8=use_fp8)`, `self.use_fp8 = use_fp8`: the finding is where the value is made)."""
+    if isinstance(value, cst.Name):
+        return value.value in ("False", "None", name)
+    if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
+        return value.attr.value == name
+    if isinstance(value, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
+        return not value.elements
+    return isinstance(value, cst.Integer) and value.value == "0"
 
 
 def _any_value_matches(values: set[str], wanted: set[str]) -> bool:
