@@ -398,7 +398,11 @@ class MatchVisitor(cst.CSTVisitor):
     def _leave_binding(self) -> None:
         first_hit, target, value = self._bindings.pop()
         if target is not None and self.c.keywords:
-            self._keyword_binding(target, value, {h.rule.category for h in self.hits[first_hit:]})
+            # a list of flags spans lines (`extra_cuda_cflags = [` ... `"--use_fast_math",`): its items' findings
+            # do not stand for the line that names the setting
+            said = set() if isinstance(value, (cst.List, cst.Tuple, cst.Set, cst.Dict)) else \
+                {h.rule.category for h in self.hits[first_hit:]}
+            self._keyword_binding(target, value, said)
 
     def _keyword_binding(self, target: cst.BaseExpression, value: cst.BaseExpression, said: set[str]) -> None:
         """`keyword` rules name a setting; `extra_cuda_cflags = [...]` / `self.use_fp8 = cfg.fp8` binds it like a
