@@ -434,7 +434,8 @@ class MatchVisitor(cst.CSTVisitor):
         if isinstance(value, cst.Call):
             func = value.func
             last = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
-            if last in self.c.callnames or self._qual(func) is not None and self.c.knows(self._qual(func)):
+            qual = self._qual(func)
+            if last in self.c.callnames or (qual is not None and self.c.knows(qual)):
                 return
         m = self.c.match_flag(name)
         if m is not None:
