@@ -13,7 +13,7 @@ from auditor.findings import CATEGORIES, EFFORTS, FIX_APPLICABILITY, SEVERITIES
 from auditor.target import PRODUCTS
 
 MATCHER_KINDS = ("qualname", "method", "attribute", "string", "env", "import", "file", "coverage", "dynamic",
-                 "callname", "flagname",
+                 "callname", "flagname", "keyword",
                  # project files (auditor/project/): dependency pins, shell commands, base images, config settings
                  "requirement", "command", "image", "setting")
 STATUSES = ("stable", "preview", "removed")

@@ -59,6 +59,11 @@ class CompiledRules:
     excluded: set[str] = field(default_factory=set)         # '!torch.ops.aten': it and all below it
     excluded_below: set[str] = field(default_factory=set)   # '!triton.language.*': only the names below it
     segments: dict[str, Rule] = field(default_factory=dict)   # '*.triton.*': any package path through 'triton'
+    # '*_cuda': a top-level module named by a glob (compiled extension modules: `import selective_scan_cuda`),
+    # with everything below it; tried after every exact name (stacked ones report beside the exact rule)
+    module_globs: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
+    stacked_globs: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
+    module_glob_re: re.Pattern[str] | None = None    # prefilter: a file naming no such module cannot match
     methods: dict[str, list[Rule]] = field(default_factory=dict)
     attributes: dict[str, list[Rule]] = field(default_factory=dict)
     # `callname: [is_flash_attn_2_available]`: a call whose callee's last name is this, wherever it was
@@ -68,9 +73,13 @@ class CompiledRules:
     # its name case-insensitively wherever it was defined or imported from; flag_re finds the lines that may hold one
     flagnames: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
     flag_re: re.Pattern[str] | None = None
+    # `keyword: ["use_fp8*"]`: a keyword argument of any call, by its name (`*` = word characters), switched on
+    # (a value other than False / None / 0): `Runner(use_fp8_gemms=True)`; flag_re also finds their lines
+    keywords: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
     strings: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
     env_exact: dict[str, list[Rule]] = field(default_factory=dict)
     env_prefixes: list[tuple[str, Rule]] = field(default_factory=list)
+    env_stacked: dict[str, list[Rule]] = field(default_factory=dict)   # a second category for a variable
     imports: list[tuple[str, Rule]] = field(default_factory=list)       # module prefix -> rule
     files: list[tuple[str, Rule]] = field(default_factory=list)
     coverage_rules: list[Rule] = field(default_factory=list)
@@ -95,6 +104,12 @@ class CompiledRules:
                             words.add(v[2:-2])
                             continue
                         base = v[:-2] if v.endswith(".*") else v
+                        if "*" in base.split(".", 1)[0]:
+                            if "." in base:
+                                raise ValueError(f"{rule.code}: module glob {v!r} must be one top-level name")
+                            entry = (re.compile(_glob_word(base) + r"\Z"), v, rule)
+                            (c.stacked_globs if rule.extra.get("stack") else c.module_globs).append(entry)
+                            continue
                         if rule.extra.get("stack"):
                             c.stacked.setdefault(base, []).append(rule)
                             words.add(base.rsplit(".", 1)[-1])
@@ -114,6 +129,8 @@ class CompiledRules:
                         words.add(v)
                     elif kind == "flagname":
                         c.flagnames.append((re.compile(_glob_word(v), re.IGNORECASE), v, rule))
+                    elif kind == "keyword":
+                        c.keywords.append((re.compile(_glob_word(v) + r"\Z"), v, rule))
                     elif kind == "string":
                         c.strings.append((_pattern_regex(v), v, rule))
                         lit = _literal_words(v)
@@ -122,7 +139,10 @@ class CompiledRules:
                         # any one word of the literal must appear; take the rarest-looking one
                         words.add(max(lit, key=lambda w: (w not in _COMMON_WORDS, len(w), w)))
                     elif kind == "env":
-                        if v.endswith("*"):
+                        if rule.extra.get("stack"):     # exact names only: TORCH_CUDA_ARCH_LIST is device and kernel
+                            c.env_stacked.setdefault(v, []).append(rule)
+                            words.add(v)
+                        elif v.endswith("*"):
                             c.env_prefixes.append((v[:-1], rule))
                             prefix_words.append(v[:-1])
                         else:
@@ -143,9 +163,12 @@ class CompiledRules:
         if prefix_words:
             alt = "|".join(re.escape(p) for p in sorted(set(prefix_words), key=len, reverse=True))
             c.trigger_prefix_re = re.compile(r"\b(?:" + alt + ")")
-        if c.flagnames:
+        globs = [p for p, _, _ in c.module_globs + c.stacked_globs]
+        if globs:
+            c.module_glob_re = re.compile(r"\b(?:" + "|".join(g.pattern[:-2] for g in globs) + r")\b")
+        if c.flagnames or c.keywords:
             # a prefilter (a line it finds is parsed, the visitor decides): the globs' cores, no leading `\w*`
-            cores = sorted({_glob_word(v.strip("*")) for _, v, _ in c.flagnames}, key=len, reverse=True)
+            cores = sorted({_glob_word(v.strip("*")) for _, v, _ in c.flagnames + c.keywords}, key=len, reverse=True)
             c.flag_re = re.compile("|".join(cores).lower())     # searched in the lowercased text
         env_names = sorted(c.env_exact, key=len, reverse=True)
         env_alts = [re.escape(n) for n in env_names] + [re.escape(p) + r"[A-Z0-9_]+" for p, _ in c.env_prefixes]
@@ -189,12 +212,16 @@ class CompiledRules:
                 return QualMatch(rules[0], name, len(name))
             cut = name.rfind(".")
             if cut <= 0:
-                return self._match_segment(qualname) if self.segments else None
+                m = self._match_segment(qualname) if self.segments else None
+                if m is None and self.module_globs:
+                    m = self._match_glob(qualname, self.module_globs)
+                return m
             name = name[:cut]
 
     def knows(self, qualname: str) -> bool:
         """Whether some rule reports this name (the most specific one, or a stacked one)."""
-        return self.match_qualname(qualname) is not None or bool(self.stacked and self.match_stacked(qualname))
+        return self.match_qualname(qualname) is not None or bool(
+            (self.stacked or self.stacked_globs) and self.match_stacked(qualname))
 
     def match_stacked(self, qualname: str) -> list[tuple[Rule, str]]:
         """Stacked rules for a name or any of its ancestors, each once, with the pattern that matched."""
@@ -205,7 +232,20 @@ class CompiledRules:
                 if all(r is not rule for r, _ in out):
                     out.append((rule, name))
             name = name[:name.rfind(".")] if "." in name else ""
+        if self.stacked_globs:
+            m = self._match_glob(qualname, self.stacked_globs)
+            if m is not None:
+                out.append((m.rule, m.pattern))
         return out
+
+    @staticmethod
+    def _match_glob(qualname: str, globs: list[tuple[re.Pattern[str], str, Rule]]) -> QualMatch | None:
+        """`*_cuda`: the top-level module of the name (a compiled extension imported by its own name)."""
+        top = qualname.split(".", 1)[0]
+        for regex, pattern, rule in globs:
+            if regex.match(top):
+                return QualMatch(rule, pattern, 0)
+        return None
 
     def _match_segment(self, qualname: str) -> QualMatch | None:
         """`*.triton.*`: a name imported from a project's own `....triton....` package (its Triton kernels);
@@ -250,6 +290,12 @@ class CompiledRules:
         for prefix, rule in self.imports:
             if module == prefix or module.startswith(prefix + "."):
                 return rule
+        return None
+
+    def match_keyword(self, name: str) -> tuple[Rule, str] | None:
+        for regex, pattern, rule in self.keywords:
+            if regex.match(name):
+                return rule, pattern
         return None
 
     def match_flag(self, name: str) -> tuple[Rule, str] | None:

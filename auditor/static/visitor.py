@@ -76,6 +76,8 @@ class MatchVisitor(cst.CSTVisitor):
         # as many loops as enclose it in the file
         self._loop_depth = loops
         self._compared = 0      # inside a comparison
+        self._required: set[int] = set()   # None checks that require an optional import (an assert's test)
+        self._bindings: list[tuple[int, cst.BaseExpression | None, cst.BaseExpression]] = []   # open assignments
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -166,6 +168,8 @@ class MatchVisitor(cst.CSTVisitor):
                 self._hit(rule, node, value.replace(HOLE, "{…}"), value=pattern, via=via)
                 continue
             env_rule = self.c.match_env(value)
+            for stacked in self.c.env_stacked.get(value, ()):
+                self._hit(stacked, node, value, via=via)
             if env_rule is not None:
                 self._hit(env_rule, node, value, via=via)
                 continue
@@ -199,6 +203,9 @@ class MatchVisitor(cst.CSTVisitor):
         return None
 
     def _arg_values(self, node: cst.CSTNode) -> set[str]:
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            # `torch.library.impl("ns::op", ["CUDA"])`: a list of dispatch keys / device types holds each value
+            return set().union(*(self._arg_values(e.value) for e in node.elements if isinstance(e, cst.Element)))
         folded = self.fold(node, True)
         if folded:
             return folded
@@ -258,7 +265,7 @@ class MatchVisitor(cst.CSTVisitor):
     def _match_reference(self, node: cst.CSTNode, qual: str, call: cst.Call | None) -> bool:
         """A resolved qualified name (call, attribute, decorator, base, imported name)."""
         m = self.c.match_qualname(qual)
-        stacked = self.c.match_stacked(qual) if self.c.stacked else ()
+        stacked = self.c.match_stacked(qual) if self.c.stacked or self.c.stacked_globs else ()
         if m is None and not stacked:
             return False
         if call is not None and self._already_ported(call):
@@ -372,7 +379,67 @@ class MatchVisitor(cst.CSTVisitor):
             name = dotted(target.target) if isinstance(target.target, cst.Attribute) else None
             if name is not None and (to_npu or (self._resolve(name) or "").startswith("torch.cuda.")):
                 self._handled.add(id(target.target))
+        if self.c.flagnames and len(node.targets) == 1:
+            self._flag_definition(node.targets[0].target, node.value)
+        self._bindings.append((len(self.hits), node.targets[0].target if len(node.targets) == 1 else None,
+                               node.value))
         return True
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        self._leave_binding()
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> bool:
+        self._bindings.append((len(self.hits), node.target, node.value))   # `nvcc_flags += ["-gencode", arch]`
+        return True
+
+    def leave_AugAssign(self, original_node: cst.AugAssign) -> None:
+        self._leave_binding()
+
+    def _leave_binding(self) -> None:
+        first_hit, target, value = self._bindings.pop()
+        if target is not None and self.c.keywords:
+            # a list of flags spans lines (`extra_cuda_cflags = [` ... `"--use_fast_math",`): its items' findings
+            # do not stand for the line that names the setting
+            said = set() if isinstance(value, (cst.List, cst.Tuple, cst.Set, cst.Dict)) else \
+                {h.rule.category for h in self.hits[first_hit:]}
+            self._keyword_binding(target, value, said)
+
+    def _keyword_binding(self, target: cst.BaseExpression, value: cst.BaseExpression, said: set[str]) -> None:
+        """`keyword` rules name a setting; `extra_cuda_cflags = [...]` / `self.use_fp8 = cfg.fp8` binds it like a
+        keyword argument would pass it (to False / None / 0 it is off). Not when the statement already has a
+        finding of the rule's category (`fp8 = config.fp8`: the attribute rule said it)."""
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            name_node = target.attr
+        elif isinstance(target, cst.Name):
+            name_node = target
+        else:
+            return
+        kw = self.c.match_keyword(name_node.value)
+        if kw is not None and not _switched_off(value, name_node.value) and kw[0].category not in said:
+            self._hit(kw[0], target, name_node.value, value=kw[1])
+
+    def _flag_definition(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """`HAS_FLASH_ATTN = env_info["has_flash_attn"]`: a feature flag (flagname rules) set from something the
+        rules cannot see through; False / None (the fallback) and calls a rule already names are left alone."""
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            name = target.attr.value
+        elif isinstance(target, cst.Name):
+            name = target.value
+        else:
+            return
+        if isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
+            return      # `HAVE_TE = True` after `import transformer_engine`: the import carries the finding
+        if not isinstance(value, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
+            return      # comparisons, and/or: derived flags (flags.py) follow what they are made of
+        if isinstance(value, cst.Call):
+            func = value.func
+            last = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+            qual = self._qual(func)
+            if last in self.c.callnames or (qual is not None and self.c.knows(qual)):
+                return
+        m = self.c.match_flag(name)
+        if m is not None:
+            self._hit(m[0], target, name, value=m[1])
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
         # `apex_amp = None` in an `except ImportError:` rebinds the name; it is not a use of the module
@@ -463,6 +530,8 @@ class MatchVisitor(cst.CSTVisitor):
         self._in_message -= 1
 
     def visit_Assert(self, node: cst.Assert) -> bool:
+        if isinstance(node.test, cst.Comparison):
+            self._required.add(id(node.test))   # `assert flash_attn is not None`: the package is required
         node.test.visit(self)
         if node.msg is not None:
             self._in_message += 1
@@ -474,6 +543,7 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> bool:
         func = node.func
+        first_hit = len(self.hits)
         if isinstance(func, cst.Attribute) and func.attr.value == "format" and isinstance(func.value, _STRING_NODES):
             if not self._in_message:
                 values = self.fold(node)
@@ -510,7 +580,14 @@ class MatchVisitor(cst.CSTVisitor):
         message = self._is_message_call(func, qual)
         env_kw = qual == "dict" or dotted(func) == "dict" or (
             isinstance(func, cst.Attribute) and func.attr.value in ("update", "setdefault"))
+        call_categories = {h.rule.category for h in self.hits[first_hit:]}   # what the callee itself matched
         for arg in node.args:
+            if arg.keyword is not None and self.c.keywords and not message:
+                kw = self.c.match_keyword(arg.keyword.value)
+                # `use_fp8_gemms=False` is off; `load(..., extra_cuda_cflags=...)` is already a kernel finding
+                if kw is not None and not _switched_off(arg.value, arg.keyword.value) \
+                        and kw[0].category not in call_categories:
+                    self._hit(kw[0], arg.keyword, arg.keyword.value, value=kw[1])
             if arg.keyword is not None and env_kw:
                 env_rule = self.c.match_env(arg.keyword.value)
                 if env_rule is not None:
@@ -603,7 +680,8 @@ class MatchVisitor(cst.CSTVisitor):
         self._dtype_quiet += 1
         self._compared += 1
         sides = [node.left] + [t.comparator for t in node.comparisons]
-        if any(isinstance(side, cst.Name) and side.value == "None" for side in sides):
+        if id(node) not in self._required and any(isinstance(side, cst.Name) and side.value == "None"
+                                                  for side in sides):
             for side in sides:        # `if bnb is not None:` checks an optional import; it does not use it
                 if isinstance(side, (cst.Name, cst.Attribute)):
                     qual = self._qual(side)
@@ -665,6 +743,18 @@ class MatchVisitor(cst.CSTVisitor):
 
 
 _STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+
+
+def _switched_off(value: cst.BaseExpression, name: str) -> bool:
+    """A `keyword` setting given no switch of its own: False / None / 0, an empty container, or the same name passed
+    through (`f(use_fp8=use_fp8)`, `self.use_fp8 = use_fp8`: the finding is where the value is made)."""
+    if isinstance(value, cst.Name):
+        return value.value in ("False", "None", name)
+    if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
+        return value.attr.value == name
+    if isinstance(value, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
+        return not value.elements
+    return isinstance(value, cst.Integer) and value.value == "0"
 
 
 def _any_value_matches(values: set[str], wanted: set[str]) -> bool:
