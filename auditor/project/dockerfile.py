@@ -53,6 +53,12 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
                 default = default.strip().strip("\"'")
                 at = line_text.find(default)
                 args[name.strip()] = (default, first + 1, at + 1 if at >= 0 else 1)
+                # `ARG CUDA_VERSION=12.4.1`: the build parameter that picks the CUDA base image / packages (the
+                # FROM and install lines have their own findings: information here)
+                setting = m.match_setting(name.strip().lower(), default) if default else None
+                if setting is not None and setting.code == "NPU018":
+                    col.add(setting, f"{name.strip()}={default}", first + 1, line_text.find(name.strip()) + 1,
+                            severity="info", note=" (a build argument: the CUDA version this image is built for)")
             try:
                 words = shlex.split(ins["value"])
             except ValueError:

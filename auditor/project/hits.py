@@ -149,6 +149,8 @@ class Collector:
         "text"}); without one the finding is not fixable whatever the rule says."""
         if rule is None:
             return None
+        if any(self._mentions(word) for word in rule.extra.get("ported_by", ())):
+            return None     # `torch==2.5.1` beside `torch-npu==2.5.1`: the port is already declared here
         key = (rule.code, line, col, symbol)
         if key in self._seen:
             return None
