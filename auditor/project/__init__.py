@@ -18,7 +18,7 @@ KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("setupcfg", ("setup.cfg",)),
     ("conda", ("environment.yml", "environment.yaml", "environment-*.yml", "environment-*.yaml",
                "conda*.yml", "conda*.yaml")),
-    ("dockerfile", ("dockerfile", "dockerfile.*", "*.dockerfile", "containerfile")),
+    ("dockerfile", ("dockerfile", "dockerfile.*", "dockerfile-*", "dockerfile_*", "*.dockerfile", "containerfile")),
     ("shell", ("*.sh", "*.bash", "*.slurm", "*.sbatch")),
     ("notebook", ("*.ipynb",)),
     ("config", ("*.yaml", "*.yml", "*config*.json", "ds_*.json", "*deepspeed*.json", "*zero*.json")),

@@ -56,9 +56,12 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
                 # `ARG CUDA_VERSION=12.4.1`: the build parameter that picks the CUDA base image / packages (the
                 # FROM and install lines have their own findings: information here)
                 setting = m.match_setting(name.strip().lower(), default) if default else None
-                if setting is not None and setting.code == "NPU018":
+                if setting is not None and (name.strip().endswith("_VERSION")          # no env finding for these
+                                            or engine.compiled.match_env(name.strip()) is None):
+                    cuda_version = setting.code == "NPU018"
                     col.add(setting, f"{name.strip()}={default}", first + 1, line_text.find(name.strip()) + 1,
-                            severity="info", note=" (a build argument: the CUDA version this image is built for)")
+                            severity="info" if cuda_version else None,
+                            note=" (a build argument: the CUDA version this image is built for)" if cuda_version else "")
             try:
                 words = shlex.split(ins["value"])
             except ValueError:

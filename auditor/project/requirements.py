@@ -23,11 +23,15 @@ _OPTION_RE = re.compile(r"^(-i|--index-url|--extra-index-url|-f|--find-links)(?:
 _CUDA_TAG_RE = re.compile(r"\+(cu\d+)")
 # PyTorch's own wheel indexes name the CUDA build in the path: .../whl/cu121
 # (and find-links pages named for one: https://data.pyg.org/whl/torch-2.1.0+cu121.html)
-_CUDA_INDEX_RE = re.compile(r"/whl/(?:nightly/)?(cu\d+)\b|/(cu1\d\d)/?$|[+_-](cu1\d\d)\.html$")
+# (the CUDA part may be a variable: `.../whl/cu${TORCH_CUDA_VERSION}`)
+_CUDA_INDEX_RE = re.compile(r"/whl/(?:nightly/)?(cu(?:\d+|\$\{?\w+\}?))(?![\w}])|/(cu1\d\d)/?$|[+_-](cu1\d\d)\.html$")
 
 
 # NVIDIA's own package index: the RAPIDS `*-cu11` wheels, nvidia-* libraries, TensorRT
 _NVIDIA_INDEX_RE = re.compile(r"://pypi\.(?:ngc\.)?nvidia\.com(?:[/:]|$)")
+_VARIABLE_VERSION_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:==|>=|<=|~=|!=|<|>)\s*[$@{]")
+# builds of torch for other accelerators (ROCm, Intel XPU): an extra for that hardware, not the one a port changes
+_OTHER_ACCELERATOR_RE = re.compile(r"(?:\+|%2B)(?:rocm|xpu)|/whl/(?:nightly/)?(?:rocm|xpu)|repo\.radeon\.com", re.I)
 # an extra named after the package itself selects its own features, not a separate build (`transformers[torch]`)
 _NOT_A_BUILD_EXTRA = {"torch", "pytorch"}
 
@@ -43,6 +47,10 @@ def requirement_symbols(text: str) -> Iterator[tuple[str, str]]:
     try:
         req = Requirement(text)
     except InvalidRequirement:
+        # `torch==$TORCH_VERSION`, `f"torch=={version}"`: the version comes from a variable, the name is still read
+        named = _VARIABLE_VERSION_RE.match(text)
+        if named:
+            yield normalize_dist(named.group(1)), named.group(1)
         return
     name = normalize_dist(req.name)
     tag = _CUDA_TAG_RE.search(str(req.specifier)) or (_CUDA_INDEX_RE.search(req.url) if req.url else None)
@@ -58,6 +66,8 @@ def requirement_hits(m, text: str) -> list[tuple[str, str, Rule, str]]:
     hits = []
     for symbol, spelled in requirement_symbols(text):
         rule = m.match_requirement(symbol)
+        if rule is not None and rule.extra.get("ported_by") and _OTHER_ACCELERATOR_RE.search(text):
+            break           # `torch @ .../torch-2.8.0+rocm7.0-...whl`: an AMD / Intel variant, not the build a port starts from
         if rule is not None:
             hits.append((symbol, spelled, rule, ""))
             break
@@ -150,12 +160,10 @@ def _locate(lines: list[str], needle: str, start: int = 0) -> int:
     return 0
 
 
-def _quoted(lines: list[str], text: str) -> str:
-    """How a TOML file spells the string text: in double or single quotes, or (multi-line arrays) as is."""
-    for q in ('"', "'"):
-        if any(f"{q}{text}{q}" in ln for ln in lines):
-            return f"{q}{text}{q}"
-    return text
+def _locate_string(lines: list[str], text: str, start: int) -> tuple[int, str]:
+    """(1-based line, spelling) of the first TOML string `text` at or after start, in either quotes; (0, '')."""
+    found = [(n, q) for q in (f'"{text}"', f"'{text}'") if (n := _locate(lines, q, start))]
+    return min(found) if found else (0, "")
 
 
 def _str_list(value) -> list[str]:
@@ -219,11 +227,12 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
     cuda_groups: set[str] = set()          # dependency groups with a CUDA-only requirement (an error finding)
     after: dict[str, int] = {}             # the same string twice (two extras pin flash-attn): the next one
     for group, req in _pyproject_requirements(doc):
-        quoted = _quoted(lines, req)
-        number = _locate(lines, quoted, after.get(quoted, 0))
+        number, quoted = _locate_string(lines, req, after.get(req, 0))
+        if not number:
+            number, quoted = _key_line(lines, req, after.get(req, 0)), req     # Poetry: `pynvml = "*"`
         if not number:
             continue
-        after[quoted] = number
+        after[req] = number
         line_text = lines[number - 1]
         before = len(col.result.findings)
         _report(col, number, line_text, req, max(line_text.find(quoted), 0))

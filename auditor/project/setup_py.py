@@ -91,6 +91,12 @@ def setup_requirements(tree: ast.Module) -> Iterator[ast.Constant]:
         for child in ast.iter_child_nodes(parent):
             parents[child] = parent
     for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+            # f"transformer_engine_cu12=={__version__}": the literal head names the distribution
+            head = ast.Constant(value=f"{node.values[0].value}{{}}")
+            ast.copy_location(head, node)
+            parents[head] = parents.get(node)
+            node = head
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.strip() \
                 and "\n" not in node.value and _in_requirement_list(node, parents):
             yield node

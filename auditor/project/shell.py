@@ -374,6 +374,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             return
         if words[1:3] == ["-m", "pip"]:
             _pip(col, m, pos, words[3:], nodes[3:], source_tree)
+        elif words[1:4] == ["-m", "uv", "pip"]:          # `python3.10 -m uv pip install ...`
+            _pip(col, m, pos, words[4:], nodes[4:], source_tree)
         elif len(words) > 2 and words[1].endswith("setup.py") and words[2] in _SETUP_BUILDS:
             _builds(col, source_tree, pos, nodes[0])
         return
