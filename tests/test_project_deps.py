@@ -224,3 +224,23 @@ def test_dockerfile_build_arguments_groups_extras_and_more_names():
 
     assert project_kind("Dockerfile-cu121") == project_kind("Dockerfile_trtllm") == "dockerfile"
     assert project_kind("setup.cfg") == "setupcfg"
+
+
+def test_dockerfile_cuda_build_variants_named_through_variables_and_find_links_pages():
+    found = audit("torch2.3.1-cuda12.1.dockerfile", """\
+        FROM ubuntu:22.04
+        ARG K2_VERSION="1.24.4.dev20240606+cuda12.1.torch2.3.1"
+        ARG TORCHAUDIO_VERSION="2.3.1+cu121"
+        ARG PYTHON_VERSION="3.10"
+        ENV PYTORCH_CUDA_VERSION=cu126 \\
+            FORCE_CUDA="1"
+        RUN pip install torchaudio==${TORCHAUDIO_VERSION} -f https://download.pytorch.org/whl/torchaudio/ \\
+              k2==${K2_VERSION} -f https://k2-fsa.github.io/k2/cuda.html
+        RUN pip install -r /tmp/torch.txt --index-url https://download.pytorch.org/whl/${PYTORCH_CUDA_VERSION}
+        RUN pip install -r /tmp/torch.txt --index-url https://download.pytorch.org/whl/${PYTORCH_CPU_INDEX}
+        """)
+    assert found == [
+        ("NPU018", 2, "K2_VERSION=1.24.4.dev20240606+cuda12.1.torch2.3.1"),
+        ("NPU018", 3, "TORCHAUDIO_VERSION=2.3.1+cu121"), ("NPU018", 5, "PYTORCH_CUDA_VERSION=cu126"),
+        ("NPU021", 6, "FORCE_CUDA"), ("NPU018", 8, "index:https://k2-fsa.github.io/k2/cuda.html"),
+        ("NPU018", 9, "index:https://download.pytorch.org/whl/${PYTORCH_CUDA_VERSION}")]

@@ -24,7 +24,9 @@ _CUDA_TAG_RE = re.compile(r"\+(cu\d+)")
 # PyTorch's own wheel indexes name the CUDA build in the path: .../whl/cu121
 # (and find-links pages named for one: https://data.pyg.org/whl/torch-2.1.0+cu121.html)
 # (the CUDA part may be a variable: `.../whl/cu${TORCH_CUDA_VERSION}`)
-_CUDA_INDEX_RE = re.compile(r"/whl/(?:nightly/)?(cu(?:\d+|\$\{?\w+\}?))(?![\w}])|/(cu1\d\d)/?$|[+_-](cu1\d\d)\.html$")
+# or a variable named for it: `.../whl/${PYTORCH_CUDA_VERSION}`; find-links pages of CUDA builds: `k2/cuda.html`)
+_CUDA_INDEX_RE = re.compile(r"/whl/(?:nightly/)?(cu(?:\d+|\$\{?\w+\}?)|\$\{?\w*CUDA\w*\}?)(?![\w}])|/(cu1\d\d)/?$"
+                            r"|[+_-](cu1\d\d)\.html$|/(cuda)[\w.-]*\.html$")
 
 
 # NVIDIA's own package index: the RAPIDS `*-cu11` wheels, nvidia-* libraries, TensorRT
