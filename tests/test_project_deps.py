@@ -244,3 +244,23 @@ def test_dockerfile_cuda_build_variants_named_through_variables_and_find_links_p
         ("NPU018", 3, "TORCHAUDIO_VERSION=2.3.1+cu121"), ("NPU018", 5, "PYTORCH_CUDA_VERSION=cu126"),
         ("NPU021", 6, "FORCE_CUDA"), ("NPU018", 8, "index:https://k2-fsa.github.io/k2/cuda.html"),
         ("NPU018", 9, "index:https://download.pytorch.org/whl/${PYTORCH_CUDA_VERSION}")]
+
+
+def test_requirements_built_from_f_strings_and_pyproject_script_commands():
+    found = audit("setup.py", """\
+        from setuptools import setup
+
+        def cuda_requirements(cuda_major):
+            return [f'nvidia-nccl-cu{cuda_major}', f"torch=={TORCH_VERSION}", "einops"]
+
+        setup(name="serving", install_requires=cuda_requirements(12))
+        """)
+    assert found == [("NPU440", 4, "nvidia-nccl-cu{}"), ("NPU028", 4, "torch")]
+    found = audit("pyproject.toml", """\
+        [tool.hatch.envs.ci.scripts]
+        test-inference = [
+            "pip install torch==2.0.1+cu118 --index-url https://download.pytorch.org/whl/cu118",
+            "pytest -v tests/inference",  # runs on cuda runners
+        ]
+        """)
+    assert found == [("NPU018", 3, "torch+cu118"), ("NPU018", 3, "index:https://download.pytorch.org/whl/cu118")]

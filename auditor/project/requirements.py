@@ -267,6 +267,7 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
                 at = lines[number - 1].find(name)
                 col.add(rule, normalize_dist(name), number, at + 1, at + 1 + len(name),
                         note=f" (its CUDA build configured in [tool.uv.{table}])")
+    _script_commands(col, tool)
     defaults = uv.get("default-groups")
     number = _key_line(lines, "default-groups", 0) if isinstance(defaults, list) else 0
     for group in _str_list(defaults) if number else []:
@@ -275,6 +276,33 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
             col.add(m.match_requirement("group:" + group), "group:" + group, number, at + 2, at + 2 + len(group),
                     note=" (installed by default: `uv sync` / `uv run` without --no-default-groups)")
     return col.done()
+
+
+def _script_commands(col: Collector, tool: dict) -> None:
+    """Commands a pyproject runs (hatch environment scripts and install commands, PDM scripts): each one-line
+    command string goes through the shell reader at its place in the file (`pip install torch==2.0.1+cu118`)."""
+    from auditor.project.shell import scan_shell
+
+    commands: list[str] = []
+    for env in ((tool.get("hatch") or {}).get("envs") or {}).values():
+        if isinstance(env, dict):
+            for script in (env.get("scripts") or {}).values():
+                commands += [script] if isinstance(script, str) else _str_list(script)
+            commands += _str_list(env.get("pre-install-commands")) + _str_list(env.get("post-install-commands"))
+    for script in ((tool.get("pdm") or {}).get("scripts") or {}).values():
+        script = script.get("shell") or script.get("cmd") if isinstance(script, dict) else script
+        commands += [script] if isinstance(script, str) else []
+    shell_lines = [""] * len(col.lines)
+    after: dict[str, int] = {}
+    for command in commands:
+        if "\n" in command:
+            continue
+        number, quoted = _locate_string(col.lines, command, after.get(command, 0))
+        if number:
+            after[command] = number
+            shell_lines[number - 1] = " " * (col.lines[number - 1].find(quoted) + 1) + command
+    if any(shell_lines):
+        scan_shell(col, "\n".join(shell_lines))
 
 
 def _uv_sources(col: Collector, m, uv: dict, indexes: dict[str, str]) -> set[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import configparser
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING, Iterator
 
 from auditor.findings import FileError, FileResult, Finding
@@ -17,6 +18,9 @@ from auditor.project.requirements import _report
 if TYPE_CHECKING:
     from auditor.static.engine import StaticEngine
 
+# an f-string field inside a distribution name (f"nvidia-curand-cu{CUDAVER}"): a placeholder valid in names, shown
+# as `{}` in the finding
+_IN_NAME = "9x9"
 _REQUIREMENT_KEYWORDS = {"install_requires", "extras_require", "setup_requires", "tests_require", "requires"}
 # calls that pass a list through unchanged: `sorted(set(deps))`, `install_requires.append("x")`
 _PASS_THROUGH_CALLS = {"list", "tuple", "set", "sorted", "frozenset", "append", "extend", "insert", "add", "update",
@@ -92,11 +96,16 @@ def setup_requirements(tree: ast.Module) -> Iterator[ast.Constant]:
             parents[child] = parent
     for node in ast.walk(tree):
         if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
-            # f"transformer_engine_cu12=={__version__}": the literal head names the distribution
-            head = ast.Constant(value=f"{node.values[0].value}{{}}")
-            ast.copy_location(head, node)
-            parents[head] = parents.get(node)
-            node = head
+            # f"transformer_engine_cu12=={__version__}", f"nvidia-curand-cu{CUDAVER}": the literal parts name the
+            # distribution; each replacement field reads as a digit
+            text = ""
+            for v in node.values:
+                text += str(v.value) if isinstance(v, ast.Constant) else \
+                    _IN_NAME if text[-1:].isalnum() or text[-1:] in "-_." else "0"
+            spelled = ast.Constant(value=text)
+            ast.copy_location(spelled, node)
+            parents[spelled] = parents.get(node)
+            node = spelled
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.strip() \
                 and "\n" not in node.value and _in_requirement_list(node, parents):
             yield node
@@ -116,7 +125,9 @@ def add_setup_py_requirements(engine: "StaticEngine", data: bytes, rel: str, res
         line = col.lines[node.lineno - 1] if node.lineno <= len(col.lines) else ""
         _report(col, node.lineno, line, node.value.strip(), node.col_offset)
     seen = {(f.code, f.line, f.col) for f in result.findings}
-    result.findings.extend(f for f in col.done().findings if (f.code, f.line, f.col) not in seen)
+    result.findings.extend(
+        replace(f, symbol=f.symbol.replace(_IN_NAME, "{}"), message=f.message.replace(_IN_NAME, "{}"))
+        for f in col.done().findings if (f.code, f.line, f.col) not in seen)
     result.suppressed += col.result.suppressed
     result.findings.sort(key=Finding.sort_key)
 
