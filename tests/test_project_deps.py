@@ -264,3 +264,48 @@ def test_requirements_built_from_f_strings_and_pyproject_script_commands():
         ]
         """)
     assert found == [("NPU018", 3, "torch+cu118"), ("NPU018", 3, "index:https://download.pytorch.org/whl/cu118")]
+
+
+def test_conda_lock_packages_poetry_keys_and_extras_maps():
+    found = audit("conda-lock.yml", """\
+        version: 1
+        metadata:
+          channels:
+          - url: conda-forge
+            used_env_vars: []
+          - url: nvidia
+            used_env_vars: []
+        package:
+        - name: pytorch-cuda
+          version: '11.8'
+          dependencies:
+            cuda-cudart: '>=11.8,<12.0'
+          url: https://conda.anaconda.org/pytorch/noarch/pytorch-cuda-11.8-h7e8668a_5.tar.bz2
+        - name: libcublas
+          version: 11.11.3.6
+        - name: numpy
+          version: 1.26.4
+        """)
+    assert found == [("NPU018", 6, "channel:nvidia"), ("NPU018", 9, "pytorch-cuda"), ("NPU018", 14, "libcublas")]
+    found = audit("pyproject.toml", """\
+        [tool.poetry.dependencies]
+        python = "~3.10"
+        pytorch = "2.0.1"
+        flash-attn = {version = "2.3.6", source = "pypi"}
+
+        [[tool.poetry.source]]
+        name = "pytorch"
+        url = "https://download.pytorch.org/whl/cu118"
+        """)
+    assert found == [("NPU028", 3, "pytorch"), ("NPU361", 4, "flash-attn"),
+                     ("NPU018", 8, "index:https://download.pytorch.org/whl/cu118")]
+    found = audit("setup.py", """\
+        from setuptools import setup
+
+        EXTRAS_REQUIRE = {
+            "onnxruntime-gpu": "optimum-onnx[onnxruntime-gpu]",
+            "habana": "optimum-habana>=1.17.0",
+        }
+        setup(name="optimum", extras_require=EXTRAS_REQUIRE)
+        """)
+    assert found == [("NPU440", 4, "onnxruntime-gpu")]

@@ -88,7 +88,9 @@ def extra_hits(m, extras: list[str], owner: str) -> list[tuple[str, str, Rule, s
         name = normalize_dist(re.sub(r"\$\{?\w+\}?", "", extra))
         if not name or name in _NOT_A_BUILD_EXTRA:
             continue
-        for symbol in ("extra:" + name, name):
+        # `[onnxruntime-gpu]` names the package it pulls in; `[cuda12]` / `[gpu]` name a variant
+        variant = re.match(r"(cuda|cu\d|gpu)", name)
+        for symbol in ("extra:" + name, name) if variant else (name, "extra:" + name):
             rule = m.match_requirement(symbol)
             if rule is not None:
                 hits.append((symbol, extra, rule, f" (through the `{extra}` extra or group of {owner})"))
@@ -172,8 +174,9 @@ def _str_list(value) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-def _pyproject_requirements(doc: dict) -> Iterator[tuple[str, str]]:
-    """(group, requirement) for every requirement list in the file; group names a PEP 735 group, else ''."""
+def _pyproject_requirements(doc: dict) -> Iterator[tuple[str | None, str]]:
+    """(group, requirement) for every requirement list in the file; group names a PEP 735 group, '' for other
+    lists, None for Poetry's dependency tables (the requirement is a key there)."""
     project = doc.get("project") or {}
     tool = doc.get("tool") or {}
     uv = tool.get("uv") or {}
@@ -195,7 +198,7 @@ def _pyproject_requirements(doc: dict) -> Iterator[tuple[str, str]]:
             [g.get("dependencies") or {} for g in (poetry.get("group") or {}).values() if isinstance(g, dict)]:
         for name in section:
             if name != "python":
-                yield "", name
+                yield None, name            # a table key (`pytorch = "2.0.1"`), not a string
 
 
 def _table_line(lines: list[str], header: str) -> int:
@@ -229,9 +232,10 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
     cuda_groups: set[str] = set()          # dependency groups with a CUDA-only requirement (an error finding)
     after: dict[str, int] = {}             # the same string twice (two extras pin flash-attn): the next one
     for group, req in _pyproject_requirements(doc):
-        number, quoted = _locate_string(lines, req, after.get(req, 0))
-        if not number:
-            number, quoted = _key_line(lines, req, after.get(req, 0)), req     # Poetry: `pynvml = "*"`
+        if group is None:                                                   # Poetry: `pynvml = "*"`
+            number, quoted = _key_line(lines, req, after.get(req, 0)), req
+        else:
+            number, quoted = _locate_string(lines, req, after.get(req, 0))
         if not number:
             continue
         after[req] = number
@@ -351,6 +355,30 @@ def _uv_sources(col: Collector, m, uv: dict, indexes: dict[str, str]) -> set[str
     return groups
 
 
+def _mapping(node) -> dict:
+    return {k.value: v for k, v in node.value if isinstance(k, yaml.ScalarNode)} \
+        if isinstance(node, yaml.MappingNode) else {}
+
+
+def _conda_lock(engine: "StaticEngine", text: str, rel: str, keys: dict) -> FileResult:
+    """conda-lock.yml: the locked packages (`- name: pytorch-cuda`) and the channels (`- url: nvidia`); the
+    dependency maps inside each package are the solver's, not lines a port edits."""
+    col = Collector(engine, rel, text)
+    m = matchers(engine)
+    for channel in getattr(_mapping(keys["metadata"]).get("channels"), "value", []):
+        url = _mapping(channel).get("url")
+        if isinstance(url, yaml.ScalarNode) and url.value.lower().split("/", 1)[0] == "nvidia":
+            col.add(m.match_requirement("channel:nvidia"), "channel:nvidia", url.start_mark.line + 1,
+                    url.start_mark.column + 1, url.start_mark.column + 1 + len(url.value))
+    for package in getattr(keys["package"], "value", []):
+        name = _mapping(package).get("name")
+        if isinstance(name, yaml.ScalarNode) and name.value:
+            symbol = normalize_dist(name.value)
+            col.add(m.match_requirement(symbol), symbol, name.start_mark.line + 1, name.start_mark.column + 1,
+                    name.start_mark.column + 1 + len(name.value))
+    return col.done()
+
+
 def conda_spec_name(spec: str) -> str:
     """A conda match spec's package name: name[=version[=build]], `name>=1`, or channel::name."""
     return re.split(r"[\s=<>!~\[]", spec.split("::")[-1], maxsplit=1)[0]
@@ -365,6 +393,10 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         return FileResult(rel, error=FileError(rel, "syntax", f"invalid YAML: {exc}".splitlines()[0]))
+    keys = {k.value: v for k, v in root.value if isinstance(k, yaml.ScalarNode)} \
+        if isinstance(root, yaml.MappingNode) else {}
+    if "package" in keys and "metadata" in keys:
+        return _conda_lock(engine, text, rel, keys)
     if not isinstance(root, yaml.MappingNode) or not any(
             isinstance(k, yaml.ScalarNode) and k.value in ("dependencies", "channels") for k, _ in root.value):
         # named like an environment (`conda-ci.yml`, `conda_build.yaml`) but not one: a config or CI workflow

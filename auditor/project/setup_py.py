@@ -59,6 +59,9 @@ def _in_requirement_list(node: ast.Constant, parents: dict[ast.AST, ast.AST]) ->
     if isinstance(parent, ast.Call):
         if _called_name(parent.func) not in ("append", "insert", "add") or node not in parent.args:
             return False
+    elif isinstance(parent, ast.Dict):
+        if node not in parent.values:
+            return False        # a key: an extra's name (`"gpu": [...]`), not a requirement
     elif not isinstance(parent, (ast.List, ast.Tuple, ast.Set)):
         return False
     child, cur = node, parent
