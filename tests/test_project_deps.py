@@ -224,6 +224,7 @@ def test_dockerfile_build_arguments_groups_extras_and_more_names():
 
     assert project_kind("Dockerfile-cu121") == project_kind("Dockerfile_trtllm") == "dockerfile"
     assert project_kind("setup.cfg") == "setupcfg"
+    assert project_kind("environment_cuda.yml") == project_kind("environment.gpu.yaml") == "conda"
 
 
 def test_dockerfile_cuda_build_variants_named_through_variables_and_find_links_pages():

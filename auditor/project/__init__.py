@@ -16,8 +16,7 @@ KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("requirements", ("requirements*.txt", "requirements*.in", "*requirements.txt", "constraints*.txt")),
     ("pyproject", ("pyproject.toml",)),
     ("setupcfg", ("setup.cfg",)),
-    ("conda", ("environment.yml", "environment.yaml", "environment-*.yml", "environment-*.yaml",
-               "conda*.yml", "conda*.yaml")),
+    ("conda", ("environment*.yml", "environment*.yaml", "conda*.yml", "conda*.yaml")),   # environment_cuda.yml too
     ("dockerfile", ("dockerfile", "dockerfile.*", "dockerfile-*", "dockerfile_*", "*.dockerfile", "containerfile")),
     ("shell", ("*.sh", "*.bash", "*.slurm", "*.sbatch")),
     ("notebook", ("*.ipynb",)),
