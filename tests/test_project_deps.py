@@ -310,3 +310,30 @@ def test_conda_lock_packages_poetry_keys_and_extras_maps():
         setup(name="optimum", extras_require=EXTRAS_REQUIRE)
         """)
     assert found == [("NPU440", 4, "onnxruntime-gpu")]
+
+
+def test_conda_build_strings_cuda_tool_packages_wheel_lines_and_vcs_eggs():
+    found = audit("environment.yml", """\
+        name: llama_adapter
+        channels:
+          - pytorch
+          - conda-forge
+        dependencies:
+          - cuda-profiler-api=12.2.140=0
+          - pytorch=2.0.1=py3.10_cuda11.8_cudnn8.7.0_0
+          - pytorch-mutex=1.0=cuda
+          - torchvision=0.15.0=py310_cu118
+          - torchtriton=2.0.0=py310
+          - numpy=1.24.3=py310h5f9d8c6_1
+          - cuda-python=12.2.0
+        """)
+    assert found == [("NPU018", 6, "cuda-profiler-api"), ("NPU018", 7, "pytorch+cuda11.8"),
+                     ("NPU018", 8, "pytorch-mutex+cuda"), ("NPU018", 9, "torchvision+cu118"),
+                     ("NPU360", 10, "torchtriton"), ("NPU360", 12, "cuda-python")]
+    found = audit("requirements.txt", """\
+        https://github.com/unlimblue/KNN_CUDA/releases/download/0.2/KNN_CUDA-0.2-py3-none-any.whl
+        -e git+https://github.com/hustvl/Vim@cbbef2c#egg=mamba_ssm&subdirectory=mamba-1p1p1
+        -e ./local_package
+        ./wheels/numpy-1.26.4-cp310-cp310-linux_x86_64.whl
+        """)
+    assert found == [("NPU440", 1, "knn-cuda"), ("NPU440", 2, "mamba-ssm")]

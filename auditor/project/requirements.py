@@ -120,6 +120,15 @@ def _report(col: Collector, line: int, line_text: str, requirement: str, at: int
         col.add(rule, symbol, line, column, column + len(spelled), note=note)
 
 
+def _wheel(col: Collector, line: int, line_text: str, path: str) -> None:
+    m = matchers(col.engine)
+    symbol = next((s for s in wheel_symbols(unquote(path)) if m.match_requirement(s) is not None), "")
+    rule = m.match_requirement(symbol) if symbol else None
+    if rule is not None and not (rule.extra.get("ported_by") and _OTHER_ACCELERATOR_RE.search(path)):
+        start = max(line_text.find(path), 0)
+        col.add(rule, symbol, line, start + 1, start + 1 + len(path))
+
+
 def _index(col: Collector, line: int, line_text: str, url: str) -> None:
     if cuda_index(url):
         start = line_text.find(url)
@@ -147,11 +156,16 @@ def analyze_requirements_txt(engine: "StaticEngine", data: bytes, rel: str) -> F
             opt = _OPTION_RE.match(logical)
             if opt:
                 _index(col, first, col.lines[first - 1], opt.group(2))
+            elif re.match(r"(https?://|\.{0,2}/)\S+\.whl\b", logical):
+                _wheel(col, first, col.lines[first - 1], logical.split()[0])     # a wheel by URL or path
             elif not logical.startswith("-"):
                 # per-requirement options (`--hash=...`, `--config-settings ...`) follow the specifier
                 _report(col, first, col.lines[first - 1], re.split(r"\s+--?[a-z]", logical, maxsplit=1)[0])
             elif logical.startswith(("-e ", "--editable ")):
-                pass    # a local or VCS checkout: its own files are audited where they live
+                # a local checkout is audited where it lives; a VCS one names its project (`#egg=mamba_ssm`)
+                egg = re.search(r"[#&]egg=([A-Za-z0-9][\w.-]*)", logical)
+                if egg:
+                    _report(col, first, col.lines[first - 1], egg.group(1))
         logical = ""
     return col.done()
 
@@ -379,6 +393,10 @@ def _conda_lock(engine: "StaticEngine", text: str, rel: str, keys: dict) -> File
     return col.done()
 
 
+# a conda build string that names CUDA: `=py310_cu118`, `=py3.10_cuda11.8_cudnn8.7.0_0`, `=cuda`
+_CONDA_CUDA_BUILD_RE = re.compile(r"=[^=\s]*?(?:^|[=_])(cu(?:da)?\d*[\d.]*)(?:[_\s]|$)")
+
+
 def conda_spec_name(spec: str) -> str:
     """A conda match spec's package name: name[=version[=build]], `name>=1`, or channel::name."""
     return re.split(r"[\s=<>!~\[]", spec.split("::")[-1], maxsplit=1)[0]
@@ -426,9 +444,12 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                 name = conda_spec_name(item.value)
                 if name:
                     line = item.start_mark.line + 1
-                    rule = matchers(engine).match_requirement(normalize_dist(name))
-                    col.add(rule, normalize_dist(name), line, item.start_mark.column + 1,
-                            item.start_mark.column + 1 + len(name))
+                    symbol = normalize_dist(name)
+                    build = _CONDA_CUDA_BUILD_RE.search(item.value.split("::")[-1][len(name):])
+                    if build and matchers(engine).match_requirement(f"{symbol}+{build.group(1)}") is not None:
+                        symbol = f"{symbol}+{build.group(1)}"      # `torchvision=0.15.0=py310_cu118`
+                    rule = matchers(engine).match_requirement(symbol)
+                    col.add(rule, symbol, line, item.start_mark.column + 1, item.start_mark.column + 1 + len(name))
             elif isinstance(item, yaml.MappingNode):
                 for k, v in item.value:
                     if k.value == "pip" and isinstance(v, yaml.SequenceNode):
