@@ -337,3 +337,11 @@ def test_conda_build_strings_cuda_tool_packages_wheel_lines_and_vcs_eggs():
         ./wheels/numpy-1.26.4-cp310-cp310-linux_x86_64.whl
         """)
     assert found == [("NPU440", 1, "knn-cuda"), ("NPU440", 2, "mamba-ssm")]
+
+
+def test_torch_from_another_accelerators_index_and_version_markers_are_quiet():
+    assert audit("Dockerfile_intel", """\
+        FROM intel/oneapi-basekit:2025.0.1-0-devel-ubuntu22.04
+        ENV CUDA_VERSION_SHORT=cu130
+        RUN pip install torch==2.7.0 torchvision==0.22.0 --index-url https://download.pytorch.org/whl/xpu
+        """) == []

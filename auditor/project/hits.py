@@ -197,8 +197,8 @@ class Collector:
         """An environment variable set or read by a script: the same rules (and HCCL names) as Python's.
         twin(new_name) -> the edit that also sets the Ascend name to the same value, keeping the original so
         the GPU run is configured as before (None when there is nothing to add)."""
-        if name.endswith("_VERSION"):
-            return      # NCCL_VERSION, CUDA_VERSION in images: markers of what was installed, read by no library
+        if name.endswith("_VERSION") or "_VERSION_" in name:
+            return      # NCCL_VERSION, CUDA_VERSION(_SHORT) in images: markers of what was installed, read by no library
         rule = self.engine.compiled.match_env(name)
         if rule is None:
             return

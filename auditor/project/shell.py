@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from auditor.findings import FileResult
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
-from auditor.project.requirements import (_CUDA_INDEX_RE, conda_spec_name, extra_hits, requirement_hits,
+from auditor.project.requirements import (_CUDA_INDEX_RE, _OTHER_ACCELERATOR_RE, conda_spec_name, extra_hits, requirement_hits,
                                          wheel_symbols)
 
 if TYPE_CHECKING:
@@ -496,7 +496,8 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             continue
         else:
             for symbol, _, rule, note in requirement_hits(m, w):    # `torch==2.3.1+cu121`: the CUDA build only
-                col.add(rule, symbol, line, c, c + len(w), note=note)
+                if not (rule.extra.get("ported_by") and any(_OTHER_ACCELERATOR_RE.search(x) for x in words)):
+                    col.add(rule, symbol, line, c, c + len(w), note=note)   # not from the ROCm / XPU index
             continue
         symbol = next((s for s in symbols if m.match_requirement(s) is not None), "")
         col.add(m.match_requirement(symbol), symbol, line, c, c + len(w))
