@@ -343,7 +343,7 @@ def _uv_sources(col: Collector, m, uv: dict, indexes: dict[str, str]) -> set[str
         for entry in entries if isinstance(entries, list) else [entries]:
             if not isinstance(entry, dict):
                 continue
-            value = next((entry[k] for k in ("index", "url", "git", "path") if isinstance(entry.get(k), str)), None)
+            value: str = next((entry[k] for k in ("index", "url", "git", "path") if isinstance(entry.get(k), str)), "")
             number = _locate(lines, f'"{value}"', search) if value else 0
             if not number:
                 continue

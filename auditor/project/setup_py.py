@@ -55,7 +55,7 @@ def _uses_setuptools(tree: ast.Module) -> bool:
 
 def _in_requirement_list(node: ast.Constant, parents: dict[ast.AST, ast.AST]) -> bool:
     """Is this string an element of a list that holds requirements (see the module docstring)?"""
-    parent = parents.get(node)
+    parent: ast.AST | None = parents.get(node)
     if isinstance(parent, ast.Call):
         if _called_name(parent.func) not in ("append", "insert", "add") or node not in parent.args:
             return False
@@ -64,7 +64,8 @@ def _in_requirement_list(node: ast.Constant, parents: dict[ast.AST, ast.AST]) ->
             return False        # a key: an extra's name (`"gpu": [...]`), not a requirement
     elif not isinstance(parent, (ast.List, ast.Tuple, ast.Set)):
         return False
-    child, cur = node, parent
+    child: ast.AST = node
+    cur: ast.AST | None = parent
     while cur is not None:
         if isinstance(cur, ast.Call):
             name = _called_name(cur.func)
@@ -107,7 +108,8 @@ def setup_requirements(tree: ast.Module) -> Iterator[ast.Constant]:
                     _IN_NAME if text[-1:].isalnum() or text[-1:] in "-_." else "0"
             spelled = ast.Constant(value=text)
             ast.copy_location(spelled, node)
-            parents[spelled] = parents.get(node)
+            if node in parents:
+                parents[spelled] = parents[node]
             node = spelled
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.strip() \
                 and "\n" not in node.value and _in_requirement_list(node, parents):
@@ -126,7 +128,7 @@ def add_setup_py_requirements(engine: "StaticEngine", data: bytes, rel: str, res
     col = Collector(engine, rel, text)
     for node in setup_requirements(tree):
         line = col.lines[node.lineno - 1] if node.lineno <= len(col.lines) else ""
-        _report(col, node.lineno, line, node.value.strip(), node.col_offset)
+        _report(col, node.lineno, line, str(node.value).strip(), node.col_offset)
     seen = {(f.code, f.line, f.col) for f in result.findings}
     result.findings.extend(
         replace(f, symbol=f.symbol.replace(_IN_NAME, "{}"), message=f.message.replace(_IN_NAME, "{}"))
