@@ -57,7 +57,10 @@ RULE_SCHEMA: dict[str, Any] = {
                             "properties": {"pos": {"type": "integer", "minimum": 0}, "kw": {"type": "string"}}},
             "operand_of": {"type": "string"},
             "in_loop": {"type": "boolean"}}},
-        "extra": {"type": "object", "additionalProperties": False, "properties": {"stack": {"type": "boolean"}}},
+        "extra": {"type": "object", "additionalProperties": False, "properties": {
+            "stack": {"type": "boolean"},
+            # project files: not reported in a file that names one of these (the package that completes the port)
+            "ported_by": {"type": "array", "items": {"type": "string"}}}},
         "symbols": {"type": "object", "additionalProperties": {"anyOf": [{"type": "null"}, {
             "type": "object", "additionalProperties": False, "properties": {
                 "substitution": {"type": ["string", "null"]}, "message": {"type": "string"},

@@ -15,9 +15,9 @@ if TYPE_CHECKING:
 KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("requirements", ("requirements*.txt", "requirements*.in", "*requirements.txt", "constraints*.txt")),
     ("pyproject", ("pyproject.toml",)),
-    ("conda", ("environment.yml", "environment.yaml", "environment-*.yml", "environment-*.yaml",
-               "conda*.yml", "conda*.yaml")),
-    ("dockerfile", ("dockerfile", "dockerfile.*", "*.dockerfile", "containerfile")),
+    ("setupcfg", ("setup.cfg",)),
+    ("conda", ("environment*.yml", "environment*.yaml", "conda*.yml", "conda*.yaml")),   # environment_cuda.yml too
+    ("dockerfile", ("dockerfile", "dockerfile.*", "dockerfile-*", "dockerfile_*", "*.dockerfile", "containerfile")),
     ("shell", ("*.sh", "*.bash", "*.slurm", "*.sbatch")),
     ("notebook", ("*.ipynb",)),
     ("config", ("*.yaml", "*.yml", "*config*.json", "ds_*.json", "*deepspeed*.json", "*zero*.json")),
@@ -34,11 +34,12 @@ def project_kind(name: str) -> str | None:
 
 
 def analyze_project_file(engine: "StaticEngine", data: bytes, rel: str, kind: str) -> FileResult:
-    from auditor.project import configs, dockerfile, notebook, requirements, shell
+    from auditor.project import configs, dockerfile, notebook, requirements, setup_py, shell
 
     handler = {
         "requirements": requirements.analyze_requirements_txt,
         "pyproject": requirements.analyze_pyproject,
+        "setupcfg": setup_py.analyze_setup_cfg,
         "conda": requirements.analyze_conda,
         "dockerfile": dockerfile.analyze_dockerfile,
         "shell": shell.analyze_shell,

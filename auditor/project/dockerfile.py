@@ -59,6 +59,7 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
                 words = ins["value"].split()
             names = [w.split("=", 1)[0] for w in words] if all("=" in w for w in words) or kind == "ARG" \
                 else words[:1]                                    # `ENV NAME value` (the old form)
+            _build_settings(col, m, words, col.lines[first:last + 1], first + 1)
             for name in names:
                 for n in range(first, last + 1):
                     start = col.lines[n].find(name) if n < len(col.lines) else -1
@@ -94,6 +95,23 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
         # each RUN is its own script: a line of `true;` between them would shift nothing, blank lines suffice
         scan_shell(col, "\n".join(shell_lines))
     return col.done()
+
+
+def _build_settings(col: Collector, m, words: list[str], lines: list[str], first: int) -> None:
+    """`ARG CUDA_VERSION=12.4.1`, `ENV PYTORCH_CUDA_VERSION=cu126`, `ARG K2_VERSION=1.24.4+cuda12.1.torch2.4.1`,
+    `ARG TRANSFORMER_ENGINE_CUDA_ARCHS=100a`: build parameters read as settings. The CUDA version ones pick the
+    base image and packages, whose lines have their own findings: information here. A name the environment rules
+    report already (TORCH_CUDA_ARCH_LIST) is theirs."""
+    for word in words:
+        name, sep, value = word.partition("=")
+        setting = m.match_setting(name.lower(), value) if sep and value and "$" not in value else None
+        if setting is None or not (name.endswith("_VERSION") or col.engine.compiled.match_env(name) is None):
+            continue
+        number = next((i for i, ln in enumerate(lines) if name in ln), 0)
+        version = setting.code == "NPU018"
+        col.add(setting, f"{name}={value}", first + number, lines[number].find(name) + 1,
+                severity="info" if version else None,
+                note=" (a build argument: the CUDA version this image is built for)" if version else "")
 
 
 _BUILDKIT_FLAG_RE = re.compile(r"\s*--(?:mount|network|security)=\S*")

@@ -149,6 +149,8 @@ class Collector:
         "text"}); without one the finding is not fixable whatever the rule says."""
         if rule is None:
             return None
+        if any(self._mentions(word) for word in rule.extra.get("ported_by", ())):
+            return None     # `torch==2.5.1` beside `torch-npu==2.5.1`: the port is already declared here
         key = (rule.code, line, col, symbol)
         if key in self._seen:
             return None
@@ -195,8 +197,8 @@ class Collector:
         """An environment variable set or read by a script: the same rules (and HCCL names) as Python's.
         twin(new_name) -> the edit that also sets the Ascend name to the same value, keeping the original so
         the GPU run is configured as before (None when there is nothing to add)."""
-        if name.endswith("_VERSION"):
-            return      # NCCL_VERSION, CUDA_VERSION in images: markers of what was installed, read by no library
+        if name.endswith("_VERSION") or "_VERSION_" in name:
+            return      # NCCL_VERSION, CUDA_VERSION(_SHORT) in images: markers of what was installed, read by no library
         rule = self.engine.compiled.match_env(name)
         if rule is None:
             return

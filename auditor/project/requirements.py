@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from urllib.parse import unquote
 from typing import TYPE_CHECKING, Iterator
 
 import yaml
@@ -13,6 +14,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
 from auditor.findings import FileError, FileResult
+from auditor.rules import Rule
 
 if TYPE_CHECKING:
     from auditor.static.engine import StaticEngine
@@ -21,20 +23,79 @@ _OPTION_RE = re.compile(r"^(-i|--index-url|--extra-index-url|-f|--find-links)(?:
 _CUDA_TAG_RE = re.compile(r"\+(cu\d+)")
 # PyTorch's own wheel indexes name the CUDA build in the path: .../whl/cu121
 # (and find-links pages named for one: https://data.pyg.org/whl/torch-2.1.0+cu121.html)
-_CUDA_INDEX_RE = re.compile(r"/whl/(?:nightly/)?(cu\d+)\b|/(cu1\d\d)/?$|[+_-](cu1\d\d)\.html$")
+# (the CUDA part may be a variable: `.../whl/cu${TORCH_CUDA_VERSION}`)
+# or a variable named for it: `.../whl/${PYTORCH_CUDA_VERSION}`; find-links pages of CUDA builds: `k2/cuda.html`)
+_CUDA_INDEX_RE = re.compile(r"/whl/(?:nightly/)?(cu(?:\d+|\$\{?\w+\}?)|\$\{?\w*CUDA\w*\}?)(?![\w}])|/(cu1\d\d)/?$"
+                            r"|[+_-](cu1\d\d)\.html$|/(cuda)[\w.-]*\.html$")
+
+
+# NVIDIA's own package index: the RAPIDS `*-cu11` wheels, nvidia-* libraries, TensorRT
+_NVIDIA_INDEX_RE = re.compile(r"://pypi\.(?:ngc\.)?nvidia\.com(?:[/:]|$)")
+_VARIABLE_VERSION_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:==|>=|<=|~=|!=|<|>)\s*[$@{]")
+# builds of torch for other accelerators (ROCm, Intel XPU): an extra for that hardware, not the one a port changes
+_OTHER_ACCELERATOR_RE = re.compile(r"(?:\+|%2B)(?:rocm|xpu)|/whl/(?:nightly/)?(?:rocm|xpu)|repo\.radeon\.com", re.I)
+# an extra named after the package itself selects its own features, not a separate build (`transformers[torch]`)
+_NOT_A_BUILD_EXTRA = {"torch", "pytorch"}
+
+
+def cuda_index(url: str) -> bool:
+    """An index or find-links URL that serves CUDA builds (PyTorch's cuXXX indexes, NVIDIA's own index)."""
+    return bool(_CUDA_INDEX_RE.search(url) or _NVIDIA_INDEX_RE.search(url))
 
 
 def requirement_symbols(text: str) -> Iterator[tuple[str, str]]:
-    """(symbol, the text that names it) for one requirement string; nothing for what PEP 508 rejects."""
+    """(symbol, the text that names it) for one requirement string, most specific first: `torch+cu121` for a CUDA
+    build, then the distribution; nothing for what PEP 508 rejects."""
     try:
         req = Requirement(text)
     except InvalidRequirement:
+        # `torch==$TORCH_VERSION`, `f"torch=={version}"`: the version comes from a variable, the name is still read
+        named = _VARIABLE_VERSION_RE.match(text)
+        if named:
+            yield normalize_dist(named.group(1)), named.group(1)
         return
     name = normalize_dist(req.name)
-    yield name, req.name
     tag = _CUDA_TAG_RE.search(str(req.specifier)) or (_CUDA_INDEX_RE.search(req.url) if req.url else None)
     if tag:
         yield f"{name}+{next(g for g in tag.groups() if g)}", text
+    yield name, req.name
+
+
+def requirement_hits(m, text: str) -> list[tuple[str, str, Rule, str]]:
+    """(symbol, the text that names it, rule, note) for one requirement string: its most specific symbol that a
+    rule matches, and each extra that pulls in a CUDA-only package (`trl[vllm]`) or asks for a CUDA variant
+    (`jax[cuda12]`)."""
+    hits = []
+    for symbol, spelled in requirement_symbols(text):
+        rule = m.match_requirement(symbol)
+        if rule is not None and rule.extra.get("ported_by") and _OTHER_ACCELERATOR_RE.search(text):
+            break           # `torch @ .../torch-2.8.0+rocm7.0-...whl`: an AMD / Intel variant, not the build a port starts from
+        if rule is not None:
+            hits.append((symbol, spelled, rule, ""))
+            break
+    try:
+        req = Requirement(text)
+    except InvalidRequirement:
+        return hits
+    return hits + extra_hits(m, sorted(req.extras), req.name)
+
+
+def extra_hits(m, extras: list[str], owner: str) -> list[tuple[str, str, Rule, str]]:
+    """Extras, dependency groups (`uv sync --group cuda12`) or `.[gpu]` selections that pull in a CUDA-only
+    package (`[vllm]`) or name a CUDA variant (`[cuda12]`, `[gpu]`); a `${VAR}` part is dropped (`cuda${V}`)."""
+    hits = []
+    for extra in extras:
+        name = normalize_dist(re.sub(r"\$\{?\w+\}?", "", extra))
+        if not name or name in _NOT_A_BUILD_EXTRA:
+            continue
+        # `[onnxruntime-gpu]` names the package it pulls in; `[cuda12]` / `[gpu]` name a variant
+        variant = re.match(r"(cuda|cu\d|gpu)", name)
+        for symbol in ("extra:" + name, name) if variant else (name, "extra:" + name):
+            rule = m.match_requirement(symbol)
+            if rule is not None:
+                hits.append((symbol, extra, rule, f" (through the `{extra}` extra or group of {owner})"))
+                break
+    return hits
 
 
 def wheel_symbols(path: str) -> list[str]:
@@ -48,22 +109,28 @@ def wheel_symbols(path: str) -> list[str]:
     symbols = [str(name)]
     tag = _CUDA_TAG_RE.search("+" + (version.local or "").replace(".", ""))
     if tag:
-        symbols.append(f"{name}+{tag.group(1)}")
+        symbols.insert(0, f"{name}+{tag.group(1)}")      # most specific first
     return symbols
 
 
-def _report(col: Collector, line: int, line_text: str, requirement: str) -> None:
-    for symbol, spelled in requirement_symbols(requirement):
-        rule = matchers(col.engine).match_requirement(symbol)
-        if rule is not None:
-            start = line_text.find(spelled)
-            column = start + 1 if start >= 0 else 1
-            col.add(rule, symbol, line, column, column + len(spelled))
+def _report(col: Collector, line: int, line_text: str, requirement: str, at: int = 0) -> None:
+    for symbol, spelled, rule, note in requirement_hits(matchers(col.engine), requirement):
+        start = line_text.find(spelled, at)
+        column = start + 1 if start >= 0 else at + 1
+        col.add(rule, symbol, line, column, column + len(spelled), note=note)
+
+
+def _wheel(col: Collector, line: int, line_text: str, path: str) -> None:
+    m = matchers(col.engine)
+    symbol = next((s for s in wheel_symbols(unquote(path)) if m.match_requirement(s) is not None), "")
+    rule = m.match_requirement(symbol) if symbol else None
+    if rule is not None and not (rule.extra.get("ported_by") and _OTHER_ACCELERATOR_RE.search(path)):
+        start = max(line_text.find(path), 0)
+        col.add(rule, symbol, line, start + 1, start + 1 + len(path))
 
 
 def _index(col: Collector, line: int, line_text: str, url: str) -> None:
-    m = _CUDA_INDEX_RE.search(url)
-    if m:
+    if cuda_index(url):
         start = line_text.find(url)
         col.add(matchers(col.engine).match_requirement("index:" + url), "index:" + url, line,
                 start + 1, start + 1 + len(url))
@@ -89,37 +156,80 @@ def analyze_requirements_txt(engine: "StaticEngine", data: bytes, rel: str) -> F
             opt = _OPTION_RE.match(logical)
             if opt:
                 _index(col, first, col.lines[first - 1], opt.group(2))
+            elif re.match(r"(https?://|\.{0,2}/)\S+\.whl\b", logical):
+                _wheel(col, first, col.lines[first - 1], logical.split()[0])     # a wheel by URL or path
             elif not logical.startswith("-"):
                 # per-requirement options (`--hash=...`, `--config-settings ...`) follow the specifier
                 _report(col, first, col.lines[first - 1], re.split(r"\s+--?[a-z]", logical, maxsplit=1)[0])
             elif logical.startswith(("-e ", "--editable ")):
-                pass    # a local or VCS checkout: its own files are audited where they live
+                # a local checkout is audited where it lives; a VCS one names its project (`#egg=mamba_ssm`)
+                egg = re.search(r"[#&]egg=([A-Za-z0-9][\w.-]*)", logical)
+                if egg:
+                    _report(col, first, col.lines[first - 1], egg.group(1))
         logical = ""
     return col.done()
 
 
 def _locate(lines: list[str], needle: str, start: int = 0) -> int:
-    """1-based number of the first line at or after start that holds the quoted requirement."""
+    """1-based number of the first line at or after start that holds needle outside a `#` comment."""
     for i in range(start, len(lines)):
-        if needle in lines[i]:
+        if needle in lines[i].split("#", 1)[0] if "#" not in needle else needle in lines[i]:
             return i + 1
-    return 1
+    return 0
 
 
-def _pyproject_requirements(doc: dict) -> Iterator[str]:
+def _locate_string(lines: list[str], text: str, start: int) -> tuple[int, str]:
+    """(1-based line, spelling) of the first TOML string `text` at or after start, in either quotes; (0, '')."""
+    found = [(n, q) for q in (f'"{text}"', f"'{text}'") if (n := _locate(lines, q, start))]
+    return min(found) if found else (0, "")
+
+
+def _str_list(value) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _pyproject_requirements(doc: dict) -> Iterator[tuple[str | None, str]]:
+    """(group, requirement) for every requirement list in the file; group names a PEP 735 group, '' for other
+    lists, None for Poetry's dependency tables (the requirement is a key there)."""
     project = doc.get("project") or {}
-    yield from project.get("dependencies") or []
-    for group in (project.get("optional-dependencies") or {}).values():
-        yield from group or []
-    yield from (doc.get("build-system") or {}).get("requires") or []
-    for group in (doc.get("dependency-groups") or {}).values():      # PEP 735
-        yield from (g for g in group or [] if isinstance(g, str))
-    poetry = (doc.get("tool") or {}).get("poetry") or {}
+    tool = doc.get("tool") or {}
+    uv = tool.get("uv") or {}
+    lists = [project.get("dependencies"), (doc.get("build-system") or {}).get("requires"),
+             uv.get("dev-dependencies"), uv.get("override-dependencies"), uv.get("constraint-dependencies"),
+             uv.get("build-constraint-dependencies")]
+    lists += list((project.get("optional-dependencies") or {}).values())
+    pdm = (tool.get("pdm") or {}).get("dev-dependencies") or {}
+    lists += list(pdm.values()) if isinstance(pdm, dict) else []
+    for env in ((tool.get("hatch") or {}).get("envs") or {}).values():       # hatch environments
+        if isinstance(env, dict):
+            lists += [env.get("dependencies"), env.get("extra-dependencies")]
+    for value in lists:
+        yield from (("", r) for r in _str_list(value))
+    for name, group in (doc.get("dependency-groups") or {}).items():      # PEP 735
+        yield from ((name, r) for r in _str_list(group))
+    poetry = tool.get("poetry") or {}
     for section in [poetry.get("dependencies") or {}, poetry.get("dev-dependencies") or {}] + \
             [g.get("dependencies") or {} for g in (poetry.get("group") or {}).values() if isinstance(g, dict)]:
         for name in section:
             if name != "python":
-                yield name
+                yield None, name            # a table key (`pytorch = "2.0.1"`), not a string
+
+
+def _table_line(lines: list[str], header: str) -> int:
+    """0-based index of the line after `[header]`, or 0."""
+    for i, ln in enumerate(lines):
+        if ln.strip().replace(" ", "") == f"[{header}]":
+            return i + 1
+    return 0
+
+
+def _key_line(lines: list[str], key: str, start: int) -> int:
+    """1-based line of `key = ...` (bare or quoted key) at or after start, or 0."""
+    pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=")
+    for i in range(start, len(lines)):
+        if pattern.match(lines[i]):
+            return i + 1
+    return 0
 
 
 def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
@@ -131,21 +241,160 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
     except tomllib.TOMLDecodeError as exc:
         return FileResult(rel, error=FileError(rel, "syntax", f"invalid TOML: {exc}"))
     col = Collector(engine, rel, text)
+    lines = col.lines
+    m = matchers(engine)
+    cuda_groups: set[str] = set()          # dependency groups with a CUDA-only requirement (an error finding)
     after: dict[str, int] = {}             # the same string twice (two extras pin flash-attn): the next one
-    for req in _pyproject_requirements(doc):
-        if not isinstance(req, str):
+    for group, req in _pyproject_requirements(doc):
+        if group is None:                                                   # Poetry: `pynvml = "*"`
+            number, quoted = _key_line(lines, req, after.get(req, 0)), req
+        else:
+            number, quoted = _locate_string(lines, req, after.get(req, 0))
+        if not number:
             continue
-        quoted = f'"{req}"' if any(f'"{req}"' in ln for ln in col.lines) else req
-        number = _locate(col.lines, quoted, after.get(quoted, 0))
-        after[quoted] = number
-        _report(col, number, col.lines[number - 1] if col.lines else "", req)
-    uv = ((doc.get("tool") or {}).get("uv") or {}).get("index") or []
-    for entry in uv if isinstance(uv, list) else []:
-        url = entry.get("url") if isinstance(entry, dict) else None
-        if isinstance(url, str):
-            number = _locate(col.lines, url)
-            _index(col, number, col.lines[number - 1], url)
+        after[req] = number
+        line_text = lines[number - 1]
+        before = len(col.result.findings)
+        _report(col, number, line_text, req, max(line_text.find(quoted), 0))
+        if group and any(f.severity == "error" for f in col.result.findings[before:]):
+            cuda_groups.add(group)
+    tool = doc.get("tool") or {}
+    uv = tool.get("uv") or {}
+    indexes: dict[str, str] = {}
+    for table in (uv.get("index"), (tool.get("poetry") or {}).get("source"), (tool.get("pdm") or {}).get("source")):
+        for entry in table if isinstance(table, list) else []:
+            url = entry.get("url") if isinstance(entry, dict) else None
+            if isinstance(url, str):
+                indexes[str(entry.get("name", ""))] = url
+                number = _locate(lines, url)
+                if number:
+                    _index(col, number, lines[number - 1], url)
+    for url in _str_list(uv.get("extra-index-url")) + _str_list(uv.get("find-links")) + \
+            ([uv["index-url"]] if isinstance(uv.get("index-url"), str) else []):
+        number = _locate(lines, url)
+        if number:
+            _index(col, number, lines[number - 1], url)
+    cuda_groups |= _uv_sources(col, m, uv, indexes)
+    # `[tool.uv.extra-build-dependencies]` / `extra-build-variables`: tables keyed by the package they build
+    for table in ("extra-build-dependencies", "extra-build-variables"):
+        start = _table_line(lines, f"tool.uv.{table}")
+        for name in (uv.get(table) or {}) if start else ():
+            rule = m.match_requirement(normalize_dist(name))
+            number = _key_line(lines, name, start)
+            if rule is not None and number and not rule.extra.get("ported_by"):
+                at = lines[number - 1].find(name)
+                col.add(rule, normalize_dist(name), number, at + 1, at + 1 + len(name),
+                        note=f" (its CUDA build configured in [tool.uv.{table}])")
+    _script_commands(col, tool)
+    defaults = uv.get("default-groups")
+    number = _key_line(lines, "default-groups", 0) if isinstance(defaults, list) else 0
+    for group in _str_list(defaults) if number else []:
+        if group in cuda_groups:
+            at = lines[number - 1].find(f'"{group}"')
+            col.add(m.match_requirement("group:" + group), "group:" + group, number, at + 2, at + 2 + len(group),
+                    note=" (installed by default: `uv sync` / `uv run` without --no-default-groups)")
     return col.done()
+
+
+def _script_commands(col: Collector, tool: dict) -> None:
+    """Commands a pyproject runs (hatch environment scripts and install commands, PDM scripts): each one-line
+    command string goes through the shell reader at its place in the file (`pip install torch==2.0.1+cu118`)."""
+    from auditor.project.shell import scan_shell
+
+    commands: list[str] = []
+    for env in ((tool.get("hatch") or {}).get("envs") or {}).values():
+        if isinstance(env, dict):
+            for script in (env.get("scripts") or {}).values():
+                commands += [script] if isinstance(script, str) else _str_list(script)
+            commands += _str_list(env.get("pre-install-commands")) + _str_list(env.get("post-install-commands"))
+    for script in ((tool.get("pdm") or {}).get("scripts") or {}).values():
+        script = script.get("shell") or script.get("cmd") if isinstance(script, dict) else script
+        commands += [script] if isinstance(script, str) else []
+    shell_lines = [""] * len(col.lines)
+    after: dict[str, int] = {}
+    for command in commands:
+        if "\n" in command:
+            continue
+        number, quoted = _locate_string(col.lines, command, after.get(command, 0))
+        if number:
+            after[command] = number
+            shell_lines[number - 1] = " " * (col.lines[number - 1].find(quoted) + 1) + command
+    if any(shell_lines):
+        scan_shell(col, "\n".join(shell_lines))
+
+
+def _uv_sources(col: Collector, m, uv: dict, indexes: dict[str, str]) -> set[str]:
+    """`[tool.uv.sources]`: a package taken from a CUDA index (`torch = [{ index = "pytorch-cu128" }]`), a CUDA
+    wheel URL or a CUDA project's git repository, reported at the source entry's line. Returns the groups those
+    entries serve (`group = "cuda12"`)."""
+    from auditor.project.shell import url_symbol
+
+    lines = col.lines
+    sources = uv.get("sources") or {}
+    start = _table_line(lines, "tool.uv.sources") if isinstance(sources, dict) else 0
+    groups: set[str] = set()
+    for package, entries in sources.items() if start else ():
+        at_line = _key_line(lines, package, start)
+        if not at_line:
+            continue
+        own = m.match_requirement(normalize_dist(package))
+        own = None if own is not None and own.extra.get("ported_by") else own
+        search = at_line - 1
+        for entry in entries if isinstance(entries, list) else [entries]:
+            if not isinstance(entry, dict):
+                continue
+            value: str = next((entry[k] for k in ("index", "url", "git", "path") if isinstance(entry.get(k), str)), "")
+            number = _locate(lines, f'"{value}"', search) if value else 0
+            if not number:
+                continue
+            search = number
+            rule, symbol = None, ""
+            if isinstance(entry.get("index"), str) and cuda_index(indexes.get(value, "")):
+                rule, symbol = (own, normalize_dist(package)) if own else (
+                    m.match_requirement("index:" + indexes[value]), "index:" + indexes[value])
+            elif isinstance(entry.get("url"), str):
+                for symbol in wheel_symbols(unquote(value)) if value.endswith(".whl") else [url_symbol(value)]:
+                    if (rule := m.match_requirement(symbol)) is not None:
+                        break
+                rule, symbol = (rule, symbol) if rule is not None else (own, normalize_dist(package))
+            elif isinstance(entry.get("git"), str):
+                symbol = url_symbol(value)
+                rule = m.match_requirement(symbol) or own
+            if rule is None or rule.extra.get("ported_by"):
+                continue
+            at = lines[number - 1].find(value)
+            found = col.add(rule, symbol, number, at + 1, at + 1 + len(value))
+            if found is not None and found.severity == "error" and isinstance(entry.get("group"), str):
+                groups.add(entry["group"])
+    return groups
+
+
+def _mapping(node) -> dict:
+    return {k.value: v for k, v in node.value if isinstance(k, yaml.ScalarNode)} \
+        if isinstance(node, yaml.MappingNode) else {}
+
+
+def _conda_lock(engine: "StaticEngine", text: str, rel: str, keys: dict) -> FileResult:
+    """conda-lock.yml: the locked packages (`- name: pytorch-cuda`) and the channels (`- url: nvidia`); the
+    dependency maps inside each package are the solver's, not lines a port edits."""
+    col = Collector(engine, rel, text)
+    m = matchers(engine)
+    for channel in getattr(_mapping(keys["metadata"]).get("channels"), "value", []):
+        url = _mapping(channel).get("url")
+        if isinstance(url, yaml.ScalarNode) and url.value.lower().split("/", 1)[0] == "nvidia":
+            col.add(m.match_requirement("channel:nvidia"), "channel:nvidia", url.start_mark.line + 1,
+                    url.start_mark.column + 1, url.start_mark.column + 1 + len(url.value))
+    for package in getattr(keys["package"], "value", []):
+        name = _mapping(package).get("name")
+        if isinstance(name, yaml.ScalarNode) and name.value:
+            symbol = normalize_dist(name.value)
+            col.add(m.match_requirement(symbol), symbol, name.start_mark.line + 1, name.start_mark.column + 1,
+                    name.start_mark.column + 1 + len(name.value))
+    return col.done()
+
+
+# a conda build string that names CUDA: `=py310_cu118`, `=py3.10_cuda11.8_cudnn8.7.0_0`, `=cuda`
+_CONDA_CUDA_BUILD_RE = re.compile(r"=[^=\s]*?(?:^|[=_])(cu(?:da)?\d*[\d.]*)(?:[_\s]|$)")
 
 
 def conda_spec_name(spec: str) -> str:
@@ -162,6 +411,10 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         return FileResult(rel, error=FileError(rel, "syntax", f"invalid YAML: {exc}".splitlines()[0]))
+    keys = {k.value: v for k, v in root.value if isinstance(k, yaml.ScalarNode)} \
+        if isinstance(root, yaml.MappingNode) else {}
+    if "package" in keys and "metadata" in keys:
+        return _conda_lock(engine, text, rel, keys)
     if not isinstance(root, yaml.MappingNode) or not any(
             isinstance(k, yaml.ScalarNode) and k.value in ("dependencies", "channels") for k, _ in root.value):
         # named like an environment (`conda-ci.yml`, `conda_build.yaml`) but not one: a config or CI workflow
@@ -172,10 +425,18 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     for key, value in root.value:
         if key.value == "channels" and isinstance(value, yaml.SequenceNode):
             for item in value.value:
+                if not isinstance(item, yaml.ScalarNode):
+                    continue
                 # `nvidia`, or one of its labels: `nvidia/label/cuda-11.8.0`
-                if isinstance(item, yaml.ScalarNode) and item.value.lower().split("/", 1)[0] == "nvidia":
-                    col.add(matchers(engine).match_requirement("channel:nvidia"), "channel:nvidia",
-                            item.start_mark.line + 1, item.start_mark.column + 1)
+                channel = item.value.lower().split("/", 1)[0]
+                symbol, rule = "channel:" + channel, matchers(engine).match_requirement("channel:" + channel)
+                if rule is None:
+                    # a channel named after a CUDA-only package (`xformers`) serves that package's CUDA builds; the
+                    # `pytorch` channel serves CPU builds too
+                    symbol, rule = normalize_dist(channel), matchers(engine).match_requirement(normalize_dist(channel))
+                    rule = None if rule is not None and rule.extra.get("ported_by") else rule
+                col.add(rule, symbol, item.start_mark.line + 1, item.start_mark.column + 1,
+                        item.start_mark.column + 1 + len(item.value))
         if key.value != "dependencies" or not isinstance(value, yaml.SequenceNode):
             continue
         for item in value.value:
@@ -183,9 +444,12 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                 name = conda_spec_name(item.value)
                 if name:
                     line = item.start_mark.line + 1
-                    rule = matchers(engine).match_requirement(normalize_dist(name))
-                    col.add(rule, normalize_dist(name), line, item.start_mark.column + 1,
-                            item.start_mark.column + 1 + len(name))
+                    symbol = normalize_dist(name)
+                    build = _CONDA_CUDA_BUILD_RE.search(item.value.split("::")[-1][len(name):])
+                    if build and matchers(engine).match_requirement(f"{symbol}+{build.group(1)}") is not None:
+                        symbol = f"{symbol}+{build.group(1)}"      # `torchvision=0.15.0=py310_cu118`
+                    rule = matchers(engine).match_requirement(symbol)
+                    col.add(rule, symbol, line, item.start_mark.column + 1, item.start_mark.column + 1 + len(name))
             elif isinstance(item, yaml.MappingNode):
                 for k, v in item.value:
                     if k.value == "pip" and isinstance(v, yaml.SequenceNode):

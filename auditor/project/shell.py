@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Iterator
 
 from auditor.findings import FileResult
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
-from auditor.project.requirements import _CUDA_INDEX_RE, conda_spec_name, requirement_symbols, wheel_symbols
+from auditor.project.requirements import (_CUDA_INDEX_RE, _OTHER_ACCELERATOR_RE, conda_spec_name, extra_hits, requirement_hits,
+                                         wheel_symbols)
 
 if TYPE_CHECKING:
     from auditor.rules import Rule
@@ -373,6 +374,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             return
         if words[1:3] == ["-m", "pip"]:
             _pip(col, m, pos, words[3:], nodes[3:], source_tree)
+        elif words[1:4] == ["-m", "uv", "pip"]:          # `python3.10 -m uv pip install ...`
+            _pip(col, m, pos, words[4:], nodes[4:], source_tree)
         elif len(words) > 2 and words[1].endswith("setup.py") and words[2] in _SETUP_BUILDS:
             _builds(col, source_tree, pos, nodes[0])
         return
@@ -441,6 +444,11 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
          conda: bool = False) -> None:
     while words and words[0].startswith("-") and words[0] not in _OPTS_WITH_VALUE:
         words, nodes = words[1:], nodes[1:]          # `pip -v install`, `pip --no-cache-dir install`: global options
+    for i, w in enumerate(words[:-1]):               # `uv sync --group cuda12`, `uv run --extra gpu`
+        if w in ("--group", "--only-group", "--extra") and not conda:
+            line, c = pos.at(nodes[i + 1].start_point)
+            for symbol, _, rule, note in extra_hits(m, [words[i + 1]], "this project"):
+                col.add(rule, symbol, line, c, c + len(words[i + 1]), note=note)
     if not words or words[0] not in ("install", "add", "wheel", "create"):
         return
     skip = False
@@ -481,13 +489,18 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
         elif w.startswith((".", "/", "~")) and "$" not in w.rsplit("/", 1)[-1]:
             # `pip install .`, `pip install -e ".[dev]"`, `pip wheel -w DIR /src/apex`: a source tree is built
             _builds(col, source_tree, pos, nodes[i], w.split("[", 1)[0])
+            for symbol, _, rule, note in extra_hits(m, w.partition("[")[2].rstrip("]").split(","), "this project"):
+                col.add(rule, symbol, line, c, c + len(w), note=note)     # `pip install -e ".[vllm]"`
             continue
         elif w.startswith("-") or w.startswith((".", "/", "git+", "http")):
             continue
         else:
-            symbols = [s for s, _ in requirement_symbols(w)]
-        for symbol in symbols:
-            col.add(m.match_requirement(symbol), symbol, line, c, c + len(w))
+            for symbol, _, rule, note in requirement_hits(m, w):    # `torch==2.3.1+cu121`: the CUDA build only
+                if not (rule.extra.get("ported_by") and any(_OTHER_ACCELERATOR_RE.search(x) for x in words)):
+                    col.add(rule, symbol, line, c, c + len(w), note=note)   # not from the ROCm / XPU index
+            continue
+        symbol = next((s for s in symbols if m.match_requirement(s) is not None), "")
+        col.add(m.match_requirement(symbol), symbol, line, c, c + len(w))
 
 
 def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:

@@ -288,7 +288,13 @@ class StaticEngine:
 
     def analyze_bytes(self, data: bytes, rel: str) -> FileResult:
         try:
-            return self._analyze(data, rel)
+            result = self._analyze(data, rel)
+            if rel.rsplit("/", 1)[-1] == "setup.py" and result.error is None:
+                # a setuptools script is also a dependency file: install_requires / extras_require
+                from auditor.project.setup_py import add_setup_py_requirements
+
+                add_setup_py_requirements(self, data, rel, result)
+            return result
         except RecursionError:
             return FileResult(rel, error=FileError(rel, "syntax", "nesting too deep to parse"))
         except Exception as exc:  # noqa: BLE001 - one bad file never stops the audit of the others

@@ -1,0 +1,172 @@
+"""setup.py and setup.cfg: the requirements a setuptools project declares. setup.py is read with `ast` (never run):
+the strings that are elements of requirement lists, those passed to `setup(install_requires=..., extras_require=...,
+setup_requires=..., tests_require=...)` and those of module lists that feed them (`_deps = [...]`,
+`extras["gpu"] = [...]`, `install_requires.append("flash-attn")`), each read as a PEP 508 requirement. The Python
+pass audits the same file for its code (CUDAExtension, nvcc flags). setup.cfg is read with configparser."""
+from __future__ import annotations
+
+import ast
+import configparser
+import re
+from dataclasses import replace
+from typing import TYPE_CHECKING, Iterator
+
+from auditor.findings import FileError, FileResult, Finding
+from auditor.project.hits import Collector, decode_text
+from auditor.project.requirements import _report
+
+if TYPE_CHECKING:
+    from auditor.static.engine import StaticEngine
+
+# an f-string field inside a distribution name (f"nvidia-curand-cu{CUDAVER}"): a placeholder valid in names, shown
+# as `{}` in the finding
+_IN_NAME = "9x9"
+_REQUIREMENT_KEYWORDS = {"install_requires", "extras_require", "setup_requires", "tests_require", "requires"}
+# calls that pass a list through unchanged: `sorted(set(deps))`, `install_requires.append("x")`
+_PASS_THROUGH_CALLS = {"list", "tuple", "set", "sorted", "frozenset", "append", "extend", "insert", "add", "update",
+                       "dict"}
+# variables that hold build inputs, not requirements (`extra_compile_args = {"nvcc": [...]}`, `sources = [...]`)
+_NOT_REQUIREMENTS = re.compile(
+    r"(^|_)(libs?|librar\w*|srcs?|sources?|flags?|args?|dirs?|paths?|includes?|files?|macros?|defines?|modules?|"
+    r"packages?|package_data|classifiers?|keywords?|excludes?|cmdclass|ext|nvcc\w*|cxx\w*|gencode\w*|archs?|"
+    r"arch_list|cc_flag)($|_)", re.IGNORECASE)
+
+
+def _called_name(func: ast.expr) -> str:
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _target_name(target: ast.expr) -> str:
+    while isinstance(target, (ast.Subscript, ast.Attribute)) and not isinstance(target, ast.Name):
+        if isinstance(target, ast.Attribute):
+            return target.attr
+        target = target.value
+    return target.id if isinstance(target, ast.Name) else ""
+
+
+def _uses_setuptools(tree: ast.Module) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("setuptools", "distutils"):
+            return True
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] in ("setuptools", "distutils") for a in node.names):
+            return True
+    return False
+
+
+def _in_requirement_list(node: ast.Constant, parents: dict[ast.AST, ast.AST]) -> bool:
+    """Is this string an element of a list that holds requirements (see the module docstring)?"""
+    parent: ast.AST | None = parents.get(node)
+    if isinstance(parent, ast.Call):
+        if _called_name(parent.func) not in ("append", "insert", "add") or node not in parent.args:
+            return False
+    elif isinstance(parent, ast.Dict):
+        if node not in parent.values:
+            return False        # a key: an extra's name (`"gpu": [...]`), not a requirement
+    elif not isinstance(parent, (ast.List, ast.Tuple, ast.Set)):
+        return False
+    child: ast.AST = node
+    cur: ast.AST | None = parent
+    while cur is not None:
+        if isinstance(cur, ast.Call):
+            name = _called_name(cur.func)
+            if name == "setup":
+                return isinstance(child, ast.keyword) and child.arg in _REQUIREMENT_KEYWORDS
+            if name not in _PASS_THROUGH_CALLS:
+                return False            # `find_packages(exclude=[...])`, `CUDAExtension(sources=[...])`, helpers
+            if isinstance(cur.func, ast.Attribute) and name in ("append", "extend", "insert", "add", "update"):
+                return not _NOT_REQUIREMENTS.search(_target_name(cur.func.value))
+        elif isinstance(cur, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = cur.targets if isinstance(cur, ast.Assign) else [cur.target]
+            return not any(_NOT_REQUIREMENTS.search(_target_name(t)) for t in targets)
+        elif isinstance(cur, (ast.Return, ast.Expr, ast.stmt)):
+            return isinstance(cur, ast.Return)
+        elif isinstance(cur, ast.Dict) and child in cur.keys:
+            return False
+        elif not isinstance(cur, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.BinOp, ast.IfExp, ast.Starred,
+                                  ast.keyword, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.comprehension,
+                                  ast.BoolOp)):
+            return False                # `if x in ("cuda", "rocm")`, `d["torch"]`, f-strings, ...
+        child, cur = cur, parents.get(cur)
+    return False
+
+
+def setup_requirements(tree: ast.Module) -> Iterator[ast.Constant]:
+    """The requirement strings of a setuptools script (nothing if it does not use setuptools / distutils)."""
+    if not _uses_setuptools(tree):
+        return
+    parents: dict[ast.AST, ast.AST] = {}
+    for parent in ast.walk(tree):
+        for child in ast.iter_child_nodes(parent):
+            parents[child] = parent
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+            # f"transformer_engine_cu12=={__version__}", f"nvidia-curand-cu{CUDAVER}": the literal parts name the
+            # distribution; each replacement field reads as a digit
+            text = ""
+            for v in node.values:
+                text += str(v.value) if isinstance(v, ast.Constant) else \
+                    _IN_NAME if text[-1:].isalnum() or text[-1:] in "-_." else "0"
+            spelled = ast.Constant(value=text)
+            ast.copy_location(spelled, node)
+            if node in parents:
+                parents[spelled] = parents[node]
+            node = spelled
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.strip() \
+                and "\n" not in node.value and _in_requirement_list(node, parents):
+            yield node
+
+
+def add_setup_py_requirements(engine: "StaticEngine", data: bytes, rel: str, result: FileResult) -> None:
+    """Add the dependency findings of setup.py to the Python pass's result for the same file."""
+    text, error = decode_text(data, rel)
+    if text is None:
+        return
+    try:
+        tree = ast.parse(text, filename=rel)
+    except (SyntaxError, ValueError):
+        return                          # the Python pass has reported it
+    col = Collector(engine, rel, text)
+    for node in setup_requirements(tree):
+        line = col.lines[node.lineno - 1] if node.lineno <= len(col.lines) else ""
+        _report(col, node.lineno, line, str(node.value).strip(), node.col_offset)
+    seen = {(f.code, f.line, f.col) for f in result.findings}
+    result.findings.extend(
+        replace(f, symbol=f.symbol.replace(_IN_NAME, "{}"), message=f.message.replace(_IN_NAME, "{}"))
+        for f in col.done().findings if (f.code, f.line, f.col) not in seen)
+    result.suppressed += col.result.suppressed
+    result.findings.sort(key=Finding.sort_key)
+
+
+def analyze_setup_cfg(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
+    """setup.cfg: `[options] install_requires` / `setup_requires` / `tests_require` and `[options.extras_require]`,
+    one requirement per line."""
+    text, error = decode_text(data, rel)
+    if text is None:
+        return FileResult(rel, error=error)
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text, source=rel)
+    except configparser.Error as exc:
+        return FileResult(rel, error=FileError(rel, "syntax", f"invalid setup.cfg: {exc}".splitlines()[0]))
+    col = Collector(engine, rel, text)
+    section, option = "", ""
+    for number, line in enumerate(col.lines, 1):
+        body = re.split(r"(^|\s)[#;]", line, maxsplit=1)[0].rstrip()
+        if not body.strip():
+            continue
+        if body.startswith("[") and body.endswith("]"):
+            section, option = body[1:-1].strip().lower(), ""
+            continue
+        at = 0
+        if not body[:1].isspace():                       # `key = value`: a new option (its value may follow)
+            key, sep, _ = body.partition("=")
+            option = key.strip().lower() if sep else ""
+            at = len(key) + 1 if sep else len(body)
+        wanted = section == "options.extras_require" or (section == "options" and option in _CFG_KEYS)
+        spec = body[at:].strip()
+        if wanted and spec and not spec.startswith("file:"):
+            _report(col, number, line, spec, line.find(spec, at))
+    return col.done()
+
+
+_CFG_KEYS = {"install_requires", "setup_requires", "tests_require"}
