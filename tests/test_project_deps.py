@@ -52,9 +52,9 @@ def test_setup_py_requirement_lists_and_not_build_inputs():
             cmdclass={"build_ext": BuildExtension},
         )
         """)
-    deps = [f for f in found if f[0] in ("NPU028", "NPU361", "NPU440")]
+    deps = [f for f in found if f[0] in ("NPU011", "NPU361", "NPU440")]
     # not the comment (5), find_packages(exclude=...) (20), keywords (21), sources or nvcc flags
-    assert deps == [("NPU028", 7, "torch"), ("NPU361", 12, "flash-attn"), ("NPU440", 13, "megablocks"),
+    assert deps == [("NPU011", 7, "torch"), ("NPU361", 12, "flash-attn"), ("NPU440", 13, "megablocks"),
                     ("NPU440", 16, "pynvml")]
 
 
@@ -79,13 +79,13 @@ def test_setup_py_huggingface_deps_table_extras_and_f_strings():
         setup(name="recipes", install_requires=deps_list("torch", "trl"), extras_require=extras)
         """)
     assert found == [("NPU440", 4, "bitsandbytes"), ("NPU440", 5, "vllm"), ("NPU360", 6, "liger-kernel"),
-                     ("NPU028", 7, "torch"), ("NPU440", 8, "vllm"), ("NPU440", 16, "transformer-engine-cu12")]
+                     ("NPU011", 7, "torch"), ("NPU440", 8, "vllm"), ("NPU440", 16, "transformer-engine-cu12")]
 
 
 def test_setup_py_that_is_not_a_setuptools_script_is_only_python():
     # dinov2/eval/setup.py: evaluation setup helpers, no setuptools: its lists are not requirements
     found = audit("eval/setup.py", 'BACKENDS = ["cuda", "cpu"]\nMODELS = ["torch", "flash-attn"]\n')
-    assert not [f for f in found if f[0] in ("NPU028", "NPU361", "NPU018")]
+    assert not [f for f in found if f[0] in ("NPU011", "NPU361", "NPU018")]
 
 
 def test_setup_cfg_install_requires_and_extras():
@@ -101,21 +101,21 @@ def test_setup_cfg_install_requires_and_extras():
         [options.extras_require]
         gpu = xformers>=0.0.26  # memory-efficient attention
         """)
-    assert found == [("NPU028", 7, "torch"), ("NPU361", 10, "xformers")]
+    assert found == [("NPU011", 7, "torch"), ("NPU361", 10, "xformers")]
 
 
 def test_plain_torch_pin_is_information_and_quiet_where_torch_npu_is_declared():
     assert severities("requirements.txt", "torch==2.6.0\ntransformers\n") == {"torch": "info"}
     assert audit("requirements.txt", "torch==2.5.1\ntorch-npu==2.5.1\n") == []
     assert audit("requirements.txt", "torch==2.5.1  # torch_npu comes from the base image\n") == []
-    # a CUDA build is NPU018's (an error), not a second NPU028 on the same pin
+    # a CUDA build is NPU018's (an error), not a second NPU011 on the same pin
     assert audit("requirements.txt", "torch==2.3.1+cu121\n") == [("NPU018", 1, "torch+cu121")]
     assert audit("install.sh", "pip install torch==2.3.1+cu121 numpy\n") == [("NPU018", 1, "torch+cu121")]
     # ROCm / Intel XPU wheels of torch are other accelerators' variants
     assert audit("requirements.txt", "torch @ https://download.pytorch.org/whl/xpu/torch-2.9.0%2Bxpu-cp310-cp310-"
                  "linux_x86_64.whl\n") == []
     # a version from a variable still names torch
-    assert audit("Dockerfile", "FROM python:3.11\nRUN pip install torch==$TORCH_VERSION\n") == [("NPU028", 2, "torch")]
+    assert audit("Dockerfile", "FROM python:3.11\nRUN pip install torch==$TORCH_VERSION\n") == [("NPU011", 2, "torch")]
 
 
 def test_cuda_extras_and_extras_that_pull_cuda_packages():
@@ -126,8 +126,8 @@ def test_cuda_extras_and_extras_that_pull_cuda_packages():
         accelerate[testing]
         unsloth[cu124onlytorch251]
         """)
-    assert found == [("NPU029", 1, "extra:cuda12"), ("NPU440", 2, "vllm"), ("NPU440", 5, "unsloth"),
-                     ("NPU029", 5, "extra:cu124onlytorch251")]
+    assert found == [("NPU023", 1, "extra:cuda12"), ("NPU440", 2, "vllm"), ("NPU440", 5, "unsloth"),
+                     ("NPU023", 5, "extra:cu124onlytorch251")]
 
 
 def test_nvidia_package_index_in_requirements_conda_and_notebooks():
@@ -148,7 +148,7 @@ def test_nvidia_package_index_in_requirements_conda_and_notebooks():
             - --extra-index-url https://pypi.nvidia.com
             - cuml-cu11
         """)
-    assert found == [("NPU018", 5, "channel:nvidia"), ("NPU361", 6, "xformers"), ("NPU028", 8, "pytorch"),
+    assert found == [("NPU018", 5, "channel:nvidia"), ("NPU361", 6, "xformers"), ("NPU011", 8, "pytorch"),
                      ("NPU018", 9, "pytorch-cuda"), ("NPU361", 10, "xformers"),
                      ("NPU018", 12, "index:https://pypi.nvidia.com"), ("NPU440", 13, "cuml-cu11")]
     assert audit("setup_env.sh", "python -m pip install -e .[extras] --extra-index-url https://pypi.nvidia.com\n") \
@@ -197,11 +197,11 @@ def test_pyproject_uv_sources_extra_build_tables_and_default_groups():
         cpu = ["torch>=2.10.0"]
         """)
     assert found == [
-        ("NPU028", 4, "torch"), ("NPU361", 6, "flash-attn-4"), ("NPU361", 10, "flash-attn"),
+        ("NPU011", 4, "torch"), ("NPU361", 6, "flash-attn-4"), ("NPU361", 10, "flash-attn"),
         ("NPU018", 14, "index:https://download.pytorch.org/whl/cu128"), ("NPU440", 17, "vllm"),
         ("NPU361", 18, "flash-attn"), ("NPU018", 22, "index:https://download.pytorch.org/whl/cu128"),
-        ("NPU018", 31, "index:https://wheels.vllm.ai/0.19.1/cu130"), ("NPU029", 34, "group:cuda12"),
-        ("NPU028", 38, "torch")]
+        ("NPU018", 31, "index:https://wheels.vllm.ai/0.19.1/cu130"), ("NPU023", 34, "group:cuda12"),
+        ("NPU011", 38, "torch")]
 
 
 def test_dockerfile_build_arguments_groups_extras_and_more_names():
@@ -217,8 +217,8 @@ def test_dockerfile_build_arguments_groups_extras_and_more_names():
         """)
     assert found == [
         ("NPU018", 1, "CUDA_VERSION=12"), ("NPU021", 2, "TRANSFORMER_ENGINE_CUDA_ARCHS=100a;103a"),
-        ("NPU016", 4, "nvidia/cuda:12.8.1-devel-ubuntu22.04"), ("NPU029", 5, "extra:cuda"), ("NPU440", 6, "vllm"),
-        ("NPU028", 7, "torch"), ("NPU018", 8, "index:https://download.pytorch.org/whl/cu${TORCH_CUDA}")]
+        ("NPU016", 4, "nvidia/cuda:12.8.1-devel-ubuntu22.04"), ("NPU023", 5, "extra:cuda"), ("NPU440", 6, "vllm"),
+        ("NPU011", 7, "torch"), ("NPU018", 8, "index:https://download.pytorch.org/whl/cu${TORCH_CUDA}")]
     assert severities("Dockerfile", "ARG CUDA_VERSION=12.4.1\nFROM ubuntu:22.04\n") == {"CUDA_VERSION=12.4.1": "info"}
     from auditor.project import project_kind
 
@@ -256,7 +256,7 @@ def test_requirements_built_from_f_strings_and_pyproject_script_commands():
 
         setup(name="serving", install_requires=cuda_requirements(12))
         """)
-    assert found == [("NPU440", 4, "nvidia-nccl-cu{}"), ("NPU028", 4, "torch")]
+    assert found == [("NPU440", 4, "nvidia-nccl-cu{}"), ("NPU011", 4, "torch")]
     found = audit("pyproject.toml", """\
         [tool.hatch.envs.ci.scripts]
         test-inference = [
@@ -298,7 +298,7 @@ def test_conda_lock_packages_poetry_keys_and_extras_maps():
         name = "pytorch"
         url = "https://download.pytorch.org/whl/cu118"
         """)
-    assert found == [("NPU028", 3, "pytorch"), ("NPU361", 4, "flash-attn"),
+    assert found == [("NPU011", 3, "pytorch"), ("NPU361", 4, "flash-attn"),
                      ("NPU018", 8, "index:https://download.pytorch.org/whl/cu118")]
     found = audit("setup.py", """\
         from setuptools import setup

@@ -74,7 +74,7 @@ def test_pyproject_dependencies_groups_and_build_requires():
         pynvml = "*"
         """)
     assert [(c, ln, s) for c, ln, _, s in found] == [
-        ("NPU028", 2, "torch"), ("NPU028", 8, "torch"),           # plain torch pins: info, torch-npu goes beside
+        ("NPU011", 2, "torch"), ("NPU011", 8, "torch"),           # plain torch pins: info, torch-npu goes beside
         ("NPU361", 9, "xformers"), ("NPU361", 12, "flash-attn"), ("NPU440", 12, "nvidia-nccl-cu12"),
         ("NPU440", 15, "pynvml")]
 
@@ -478,7 +478,7 @@ def test_hydra_overrides_liger_switch_and_source_tree_paths():
         ("NPU020", 1, "trainer.accelerator=gpu"), ("NPU019", 1, "device=cuda:0"),
         ("NPU212", 1, "trainer.precision=bf16-mixed"), ("NPU360", 2, "use_liger_kernel=true"),
         ("NPU361", 4, "url:github.com/dao-ailab/flash-attention"),
-        ("NPU028", 3, "torch")}        # a plain torch pin: information (torch-npu goes beside it)
+        ("NPU011", 3, "torch")}        # a plain torch pin: information (torch-npu goes beside it)
     assert codes("recipe.yaml", "use_liger_kernel: true\nprecision: amp_bf16\n") == ["NPU360", "NPU212"]
 
 
