@@ -244,7 +244,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
                 row["label"], row["reason"] = "", ""
             rows.append(row)
     write_labels(rows)
-    print(f"wrote {len(rows)} rows to {LABELS_FILE.relative_to(BENCH.parent)}")
+    print(f"wrote {len(rows)} rows to {LABELS_FILE}")
     return 0
 
 

@@ -129,6 +129,21 @@ def _other_backend_test(test: ast.expr, names: set[str]) -> bool:
     return _only_other(names) and not any(isinstance(n, _NEGATIONS) for n in ast.walk(test))
 
 
+# Folders that hold one implementation per backend (`bitsandbytes/backends/cuda/`, `vllm/platforms/cuda.py`,
+# `dlinfer/vendor/ascend/`)
+PLUGIN_FOLDERS = frozenset({"backends", "backend", "platforms", "platform", "vendor", "vendors", "devices",
+                            "device", "accelerators", "accelerator", "hardware"})
+
+
+def cuda_backend_module(rel: str) -> bool:
+    """`bitsandbytes/backends/cuda/ops.py`, `vllm/platforms/cuda.py`: the CUDA implementation inside a folder of
+    per-backend implementations. The port adds an NPU one beside it; the CUDA one stays as it is."""
+    parts = rel.replace("\\", "/").split("/")
+    parts[-1] = parts[-1].rsplit(".", 1)[0]
+    return any(parts[i - 1].lower() in PLUGIN_FOLDERS and backends_in_text(parts[i]) == {"cuda"}
+               for i in range(1, len(parts)))
+
+
 def path_backends(rel: str) -> set[str]:
     """Backends that the folders and the file name of a relative path name (`backends/gaudi/x.py` -> hpu)."""
     parts = rel.replace("\\", "/").split("/")
@@ -242,6 +257,9 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
             sibling_ifs(body)
         for i, stmt in enumerate(body):
             start, end = _span(stmt)
+            decorators = getattr(stmt, "decorator_list", None)
+            if decorators:     # `@register_kernel("op", "cuda")` sits above the def line
+                start = min(start, *(d.lineno for d in decorators))
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 if guarded:
                     ctx.guarded_imports.update(range(start, end + 1))
@@ -321,11 +339,13 @@ _NOTES = {
     "other-backend": "in code for another backend, which does not run on Ascend: left as is",
     "ascend-code": "in code written for Ascend (its path says so): Triton here is Triton-Ascend and the op "
                    "library the project's own; re-validate on the NPU, nothing to port",
+    "dynamic-op-namespace": "a torch.ops namespace looked up at run time: check whether the library it names has "
+                            "NPU kernels",
     "import-guard": "under a guard on an optional import that is never true on Ascend, so the other path runs; "
                     "port the guard and the call together by hand",
 }
 # Contexts that discount a finding to info (counted in the report summary as `context_discounted`).
-DISCOUNTED = ("npu-path", "platform-class", "other-backend", "ascend-code")
+DISCOUNTED = ("npu-path", "platform-class", "other-backend", "ascend-code", "dynamic-op-namespace")
 _PACKAGE_CATEGORIES = ("attention", "apex", "kernel", "third_party")
 
 
@@ -335,13 +355,16 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
 
     out = []
     on_path = path_backends(rel) if rel else set()
-    file_kind = "other-backend" if _only_other(on_path) else "ascend-code" if on_path == {"npu"} else None
+    file_kind = "other-backend" if _only_other(on_path) else "ascend-code" if on_path == {"npu"} else \
+        "platform-class" if rel and cuda_backend_module(rel) else None
     for f in findings:
         kind = ctx.kind(f.line)
-        if file_kind == "other-backend" or (file_kind == "ascend-code" and (
+        if file_kind in ("other-backend", "platform-class") or (file_kind == "ascend-code" and (
                 f.name == "custom-torch-ops" or f.name == "triton-kernel" and f.severity != "error")):
             # (Triton stays an error where the product has no Triton-Ascend, and inline PTX always does)
             kind = file_kind
+        if kind is None and f.name == "custom-torch-ops" and f.symbol == "torch.ops":
+            kind = "dynamic-op-namespace"    # `getattr(torch.ops, lib_name)`, `patch.object(torch.ops, "_C_x")`
         changes: dict = {}
         if kind is not None:
             changes["fix"] = "none"
@@ -376,3 +399,120 @@ def variable_with_npu(finding):
     data["context"] = "npu-path"
     return replace(finding, severity="info", fix="none", data=data,
                    message=f"{finding.message} (the variable may also hold \"npu\": {_NOTES['npu-path']})")
+
+
+# torch_npu.contrib.transfer_to_npu (torch_npu/contrib/transfer_to_npu.py in the torch_npu wheel and in
+# github.com/Ascend/pytorch) patches these at import: torch.cuda.* and torch.cuda.amp.* become torch.npu.*,
+# Tensor/Module.cuda become .npu, is_cuda becomes is_npu, "cuda" device arguments of the listed torch, Tensor,
+# Module and autocast functions become "npu", ProfilerActivity.CUDA becomes NPU, init_process_group's "nccl"
+# becomes "hccl", is_nccl_available and ProcessGroupNCCL become their HCCL forms, the autocast gpu-dtype
+# helpers the NPU ones. Environment variables, CUDA builds, kernels and packages are not remapped.
+TRANSFER_REMAPPED = frozenset({
+    "cuda-tensor-method", "torch-cuda-api", "cuda-device-string", "is-cuda-attribute", "autocast-gpu-dtype",
+    "profiler-cuda-activity", "torch-cuda-amp", "cuda-graph", "cuda-stream-event", "nccl-backend-string",
+    "process-group-nccl", "is-nccl-available", "nccl-backend-constant",
+})
+_TRANSFER_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+torch_npu\.contrib[ \t]+import[ \t]+(?:\([^)]*|[^#\n]*)\btransfer_to_npu\b"
+    r"|import[ \t]+torch_npu\.contrib\.transfer_to_npu\b|from[ \t]+torch_npu\.contrib\.transfer_to_npu[ \t]+import)",
+    re.M)
+
+
+def imports_transfer_to_npu(text: str) -> bool:
+    """Whether the source imports torch_npu.contrib.transfer_to_npu (anywhere: at the top, in an NPU branch, in
+    the function that sets up the Ascend backend; once imported it patches the whole process)."""
+    return "transfer_to_npu" in text and _TRANSFER_IMPORT.search(text) is not None
+
+
+def under_transfer_to_npu(findings: list, where: str) -> list:
+    """Findings of CUDA APIs that transfer_to_npu remaps at run time: the code runs on Ascend as written, so they
+    are info (native torch.npu calls avoid the shim's patching), never rewritten. `where` names the import."""
+    from dataclasses import replace
+
+    out = []
+    for f in findings:
+        if f.name not in TRANSFER_REMAPPED or f.severity == "info" and f.data.get("context"):
+            out.append(f)
+            continue
+        data = {k: v for k, v in f.data.items() if k != "replace"}
+        data["context"] = "transfer-to-npu"
+        out.append(replace(f, severity="info", fix="none", data=data,
+                           message=f"{f.message} (remapped to the NPU at run time: {where} imports "
+                                   f"torch_npu.contrib.transfer_to_npu; native torch.npu calls avoid the shim)"))
+    return out
+
+
+def transfer_scope(rel: str) -> str | None:
+    """The part of the tree that runs under the shim when its Ascend backend module `rel` imports it: the folder
+    that holds the per-backend folder (`lmdeploy/pytorch` for `lmdeploy/pytorch/backends/dlinfer/ascend/
+    op_backend.py`, `dlinfer` for `dlinfer/vendor/ascend/pytorch_patch.py`), else the folder above the Ascend one."""
+    parts = rel.replace("\\", "/").split("/")[:-1]
+    named = [j for j, p in enumerate(parts) if backends_in_text(p) == {"npu"}]
+    if not named:
+        return None
+    plugin = [k for k in range(named[0]) if parts[k].lower() in PLUGIN_FOLDERS]
+    scope = parts[:plugin[-1]] if plugin else parts[:max(named[0], 1)]    # `vllm_ascend/...`: the package
+    return "/".join(scope) if scope and scope != ["src"] else None
+
+
+def transfer_scopes(files: list[tuple[str, str]], packages: frozenset[str]) -> dict[str, str]:
+    """Parts of first-party packages whose Ascend backend imports transfer_to_npu: {folder: the importing file}.
+    Only a module in an Ascend-named folder of a package counts (`lmdeploy/pytorch/backends/dlinfer/ascend/
+    op_backend.py`, `dlinfer/vendor/ascend/pytorch_patch.py`): that is what the package loads on Ascend, so the
+    code around it runs under the shim there. A script elsewhere that imports it covers only its own file."""
+    out: dict[str, str] = {}
+    for path, rel in files:
+        parts = rel.replace("\\", "/").split("/")
+        top = parts[1] if parts[0] == "src" and len(parts) > 2 else parts[0]
+        scope = transfer_scope(rel) if top in packages and rel.endswith(".py") else None
+        if scope is None or scope in out:
+            continue
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        if b"transfer_to_npu" in data and imports_transfer_to_npu(data.decode("utf-8", errors="replace")):
+            out[scope] = rel
+    return out
+
+
+def apply_transfer_packages(results: list, files: list[tuple[str, str]], packages: frozenset[str]) -> int:
+    """Lower the remapped findings of every file in a folder that runs under transfer_to_npu; returns how many."""
+    scopes = transfer_scopes(files, packages)
+    if not scopes:
+        return 0
+    lowered = 0
+    for result in results:
+        owner = next((rel for scope, rel in scopes.items() if result.path.startswith(scope + "/")), None)
+        if owner is not None and result.findings:
+            before = sum(f.severity != "info" for f in result.findings)
+            result.findings = under_transfer_to_npu(result.findings, owner)
+            lowered += before - sum(f.severity != "info" for f in result.findings)
+    return lowered
+
+
+def apply_ascend_project(results: list, packages: frozenset[str]) -> int:
+    """A tree whose own package is named for Ascend (`vllm_ascend`, `mindspeed_npu`): its Triton kernels and
+    custom ops are Triton-Ascend and the project's NPU op library wherever they sit (its tests and tools too),
+    as in a file whose path names Ascend. Returns how many findings were lowered."""
+    if not any(path_backends(p) == {"npu"} for p in packages):
+        return 0
+    from dataclasses import replace
+
+    lowered = 0
+    for result in results:
+        kept = []
+        for f in result.findings:
+            if f.data.get("context") or not (f.name == "custom-torch-ops" or
+                                             f.name == "triton-kernel" and f.severity != "error"):
+                kept.append(f)
+                continue
+            data = {k: v for k, v in f.data.items() if k != "replace"}
+            data["context"] = "ascend-code"
+            kept.append(replace(f, severity="info", fix="none", data=data,
+                                message=f"{f.message} (in a project written for Ascend: "
+                                        f"{_NOTES['ascend-code'].split(': ', 1)[1]})"))
+            lowered += 1
+        result.findings = kept
+    return lowered

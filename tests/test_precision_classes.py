@@ -1,0 +1,188 @@
+"""False-positive classes of the precision bench (bench/precision/heldout/labels_after.csv and the k11 tuning
+sample), each on code shaped like the tree it came from: CUDA calls that torch_npu's transfer_to_npu remaps at
+run time (lmdeploy, dlinfer), comparisons of a user value with "cuda" (bitsandbytes tests, text-generation-
+inference's SYSTEM), the CUDA module of a per-backend folder (bitsandbytes/backends/cuda, vllm/platforms/cuda.py),
+a torch.ops namespace looked up at run time, and Triton in a project named for Ascend (vllm-ascend's tests)."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from auditor.rules import load_rules
+from auditor.runner import run_static
+from auditor.static.backends import cuda_backend_module, imports_transfer_to_npu, transfer_scope
+from auditor.static.engine import StaticEngine
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return StaticEngine(load_rules())
+
+
+def _by_line(engine, src: str, rel: str = "pkg/mod.py") -> dict[int, list]:
+    out: dict[int, list] = {}
+    for f in engine.analyze_bytes(textwrap.dedent(src).encode(), rel).findings:
+        out.setdefault(f.line, []).append(f)
+    return out
+
+
+def _write(root: Path, rel: str, src: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(src))
+
+
+def _found(run) -> dict[tuple[str, int, str], str]:
+    return {(r.path, f.line, f.code): f.severity for r in run.results for f in r.findings}
+
+
+def test_a_file_that_imports_transfer_to_npu_runs_its_cuda_calls_on_the_npu(engine):
+    src = """\
+        import os
+        import torch
+        import torch_npu
+        from torch_npu.contrib import transfer_to_npu  # noqa: F401
+        import flash_attn
+
+        def main():
+            torch.distributed.init_process_group(backend="nccl")
+            local_rank = int(os.environ["LOCAL_RANK"])
+            torch.cuda.set_device(local_rank)
+            model = build().cuda()
+            x = torch.randn(4, 4, device="cuda")
+            os.environ["NCCL_ASYNC_ERROR_HANDLING"] = "1"
+        """
+    by = _by_line(engine, src, "train.py")
+    for line in (8, 10, 11, 12):
+        assert all(f.severity == "info" and f.fix == "none" for f in by[line]), by[line]
+        assert "transfer_to_npu" in by[line][0].message
+    assert by[5][0].severity == "error"         # flash_attn is not remapped
+    assert by[13][0].severity == "warning"      # nor are NCCL environment variables
+
+
+def test_the_import_forms_of_transfer_to_npu():
+    assert imports_transfer_to_npu("if device == 'npu':\n    from torch_npu.contrib import transfer_to_npu  # noqa\n")
+    assert imports_transfer_to_npu("import torch_npu.contrib.transfer_to_npu\n")
+    assert imports_transfer_to_npu("from torch_npu.contrib import (\n    transfer_to_npu,\n)\n")
+    assert not imports_transfer_to_npu("# NPU should be checked before CUDA when using `transfer_to_npu`\n")
+    assert not imports_transfer_to_npu('msg = "import torch_npu.contrib.transfer_to_npu first"\n')
+
+
+def test_a_package_whose_ascend_backend_imports_the_shim(tmp_path):
+    # lmdeploy: lmdeploy/pytorch/backends/dlinfer/ascend/op_backend.py imports it when the engine starts on
+    # Ascend; the engine code beside it runs under it, the AWQ tool in lmdeploy/lite does not
+    _write(tmp_path, "lmdeploy/__init__.py", "")
+    _write(tmp_path, "lmdeploy/pytorch/backends/dlinfer/ascend/op_backend.py", """\
+        class AscendOpsBackend:
+            @staticmethod
+            def init():
+                import torch_npu  # noqa: F401
+                from torch_npu.contrib import transfer_to_npu  # noqa: F401
+        """)
+    _write(tmp_path, "lmdeploy/pytorch/engine/model_agent/inputs_maker.py", """\
+        import torch
+
+        class InputsMaker:
+            def __init__(self):
+                self._ready_event = torch.cuda.Event()
+        """)
+    _write(tmp_path, "lmdeploy/lite/quantization/awq.py", """\
+        import torch
+
+        def report(device):
+            return torch.cuda.max_memory_allocated(device=device) / 1024 ** 3
+        """)
+    found = _found(run_static([tmp_path], jobs=1))
+    assert found[("lmdeploy/pytorch/engine/model_agent/inputs_maker.py", 5, "NPU014")] == "info"
+    assert found[("lmdeploy/lite/quantization/awq.py", 4, "NPU002")] == "error"
+    assert transfer_scope("dlinfer/vendor/ascend/pytorch_patch.py") == "dlinfer"
+    assert transfer_scope("xtuner/v1/utils/device.py") is None       # a module that is not the Ascend backend
+
+
+def test_a_user_value_compared_with_cuda_is_a_warning_the_device_type_an_error(engine):
+    src = """\
+        import pytest
+        import torch
+        from text_generation_server.utils.import_utils import SYSTEM
+
+        if SYSTEM == "cuda":
+            from text_generation_server.layers.marlin import GPTQMarlinLinear
+
+        @pytest.mark.parametrize("device", get_available_devices())
+        def test_linear_serialization(device):
+            if device == "cuda" and torch.version.hip:
+                pytest.skip("ROCm")
+            x = torch.randn(8, 8)
+            if x.device.type == "cuda":
+                torch.cuda.synchronize()
+            return x.to("cuda")
+        """
+    by = _by_line(engine, src, "tests/test_linear4bit.py")
+    for line in (5, 10):
+        f = next(f for f in by[line] if f.code == "NPU003")
+        assert f.severity == "warning" and f.fix != "safe" and "other branch runs" in f.message
+    assert next(f for f in by[13] if f.code == "NPU003").severity == "error"   # the runtime's device type
+    assert next(f for f in by[15] if f.code == "NPU003").severity == "error"   # a device chosen
+
+
+def test_the_cuda_module_of_a_per_backend_folder_is_a_platform_implementation(engine):
+    src = """\
+        import torch
+        from ..._ops import register_kernel
+
+        @register_kernel("bitsandbytes::gemm_4bit", "cuda")
+        def _(A, B, shapeB, absmax, code, blocksize):
+            torch.cuda.current_stream()
+            return lib.cgemm_4bit_inference_naive_fp16(A, B)
+        """
+    by = _by_line(engine, src, "bitsandbytes/backends/cuda/ops.py")
+    assert by and all(f.severity == "info" and f.fix == "none" for fs in by.values() for f in fs)
+    assert cuda_backend_module("vllm/platforms/cuda.py")
+    assert not cuda_backend_module("examples/cuda/train.py")       # not inside a per-backend folder
+    # the same registration elsewhere is still reported: the op has no NPU kernel
+    by = _by_line(engine, src, "dlinfer/graph/ext_ops.py")
+    assert any(f.severity == "error" for f in by[4])
+
+
+def test_a_dynamic_op_namespace_is_info(engine):
+    src = """\
+        from types import SimpleNamespace
+        from unittest.mock import patch
+        import torch
+
+        def _patch_c_ascend(**ops):
+            return patch.object(torch.ops, "_C_ascend", SimpleNamespace(**ops), create=True)
+
+        def lookup(lib_name, func_name):
+            return getattr(getattr(torch.ops, lib_name), func_name)
+
+        def gemm(a, b):
+            return torch.ops.my_cuda_lib.gemm(a, b)
+        """
+    by = _by_line(engine, src, "tests/ut/lora/test_lora_ops.py")
+    assert {f.severity for line in (6, 9) for f in by[line] if f.code == "NPU380"} == {"info"}
+    assert next(f for f in by[12] if f.code == "NPU380").severity == "error"
+
+
+def test_triton_in_a_project_named_for_ascend(tmp_path):
+    _write(tmp_path, "vllm_ascend/__init__.py", "")
+    test = """\
+        import pytest
+        import torch
+        from vllm.triton_utils import HAS_TRITON, triton
+
+        @pytest.mark.skipif(not HAS_TRITON, reason="needs triton")
+        def test_build_local_metadata():
+            assert triton.cdiv(10, 4) == 3
+        """
+    _write(tmp_path, "tests/e2e/ops/test_build_local_metadata_triton.py", test)
+    ascend = _found(run_static([tmp_path], jobs=1))
+    hits = {k: v for k, v in ascend.items() if k[0].startswith("tests/") and k[2] == "NPU373"}
+    assert hits and set(hits.values()) == {"info"}
+    other = tmp_path / "other"
+    _write(other, "serving/__init__.py", "")
+    _write(other, "tests/e2e/ops/test_build_local_metadata_triton.py", test)
+    plain = _found(run_static([other], jobs=1))
+    assert {v for k, v in plain.items() if k[2] == "NPU373"} - {"info"}
