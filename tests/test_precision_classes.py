@@ -186,3 +186,38 @@ def test_triton_in_a_project_named_for_ascend(tmp_path):
     _write(other, "tests/e2e/ops/test_build_local_metadata_triton.py", test)
     plain = _found(run_static([other], jobs=1))
     assert {v for k, v in plain.items() if k[2] == "NPU373"} - {"info"}
+
+
+def test_a_function_named_for_the_npu_is_its_npu_path(engine):
+    # LLaMA-Factory's vendored Triton utilities: the NPU helper beside the CUDA one
+    src = """\
+        import torch
+        from triton.runtime import driver
+
+        def get_multiprocessor_count():
+            return driver.active.utils.get_device_properties(torch.cuda.current_device())["multiprocessor_count"]
+
+        def get_npu_properties():
+            return driver.active.utils.get_device_properties(torch.npu.current_device())
+        """
+    by = _by_line(engine, src, "src/llamafactory/third_party/triton/utils.py")
+    assert all(f.severity == "info" for f in by[8])
+    assert any(f.severity != "info" for f in by[5])
+
+
+def test_a_project_file_for_another_backend_is_info(tmp_path):
+    dockerfile = """\
+        FROM rocm/pytorch:rocm6.2_ubuntu22.04_py3.10_pytorch_release_2.3.0
+        ENV NVTE_FRAMEWORK=pytorch
+        ENV NVTE_ROCM_ARCH=gfx942
+        RUN pip install flash-attn==2.6.3
+        """
+    _write(tmp_path, "docker/rocm/Dockerfile.rocm_verl-0.4.1", dockerfile)
+    _write(tmp_path, "docker/cu124/Dockerfile.base", dockerfile.replace("rocm/pytorch:rocm6.2_ubuntu22.04_py3.10"
+                                                                        "_pytorch_release_2.3.0",
+                                                                        "nvcr.io/nvidia/pytorch:24.05-py3"))
+    found = _found(run_static([tmp_path], jobs=1))
+    rocm = {k: v for k, v in found.items() if "rocm" in k[0]}
+    cuda = {k: v for k, v in found.items() if "cu124" in k[0]}
+    assert rocm and set(rocm.values()) == {"info"}
+    assert set(cuda.values()) - {"info"}

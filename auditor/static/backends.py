@@ -294,6 +294,9 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
             if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and relevant \
                     and _only_other(backends_in_text(_CAMEL.sub("_", stmt.name))):
                 ctx.other.append((start, end))     # `class FastLinearROCm`, `def forward_xpu`
+            elif isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and relevant \
+                    and backends_in_text(_CAMEL.sub("_", stmt.name)) == {"npu"}:
+                ctx.npu.append((start, end))       # `def get_npu_properties`, `class AscendAttentionBackend`
             if isinstance(stmt, ast.ClassDef) and relevant and _CUDA_CLASS.search(stmt.name) and any(
                     _ABSTRACTION_BASE.search(ast.unparse(b)) for b in stmt.bases):
                 ctx.platform.append((start, end))
@@ -489,6 +492,30 @@ def apply_transfer_packages(results: list, files: list[tuple[str, str]], package
             before = sum(f.severity != "info" for f in result.findings)
             result.findings = under_transfer_to_npu(result.findings, owner)
             lowered += before - sum(f.severity != "info" for f in result.findings)
+    return lowered
+
+
+def apply_other_backend_files(results: list) -> int:
+    """Project files (Dockerfiles, scripts, configs) whose folders or name name only another backend
+    (`docker/rocm/Dockerfile.rocm`, `scripts/xpu/run.sh`): they set up that backend, not CUDA; info, never
+    rewritten, as Python files there are. Returns how many findings were lowered."""
+    from dataclasses import replace
+
+    lowered = 0
+    for result in results:
+        if not result.findings or result.path.endswith((".py", ".pyw")) or not _only_other(path_backends(result.path)):
+            continue
+        kept = []
+        for f in result.findings:
+            if f.data.get("context") or f.severity == "info":
+                kept.append(f)
+                continue
+            data = {k: v for k, v in f.data.items() if k != "replace"}
+            data["context"] = "other-backend"
+            kept.append(replace(f, severity="info", fix="none", data=data,
+                                message=f"{f.message} ({_NOTES['other-backend']})"))
+            lowered += 1
+        result.findings = kept
     return lowered
 
 
