@@ -221,3 +221,27 @@ def test_a_project_file_for_another_backend_is_info(tmp_path):
     cuda = {k: v for k, v in found.items() if "cu124" in k[0]}
     assert rocm and set(rocm.values()) == {"info"}
     assert set(cuda.values()) - {"info"}
+
+
+def test_mmengine_dist_cfg_nccl_is_info(engine):
+    # xtuner / OpenMMLab configs: mmengine's _init_dist_pytorch uses HCCL on an NPU whatever backend is named
+    src = """\
+        from mmengine.dataset import DefaultSampler
+
+        env_cfg = dict(
+            cudnn_benchmark=False,
+            mp_cfg=dict(mp_start_method="fork", opencv_num_threads=0),
+            # set distributed parameters
+            dist_cfg=dict(backend="nccl"),
+        )
+        launcher = {"dist_cfg": {"backend": "nccl"}}
+
+        def setup():
+            import torch.distributed as dist
+            dist.init_process_group(backend="nccl")
+        """
+    by = _by_line(engine, src, "xtuner/configs/internlm/internlm_7b/internlm_7b_qlora_oasst1_e3.py")
+    for line in (7, 9):
+        f = next(f for f in by[line] if f.code == "NPU101")
+        assert f.severity == "info" and "mmengine" in f.message
+    assert next(f for f in by[13] if f.code == "NPU101").severity == "error"

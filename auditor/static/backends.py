@@ -88,6 +88,8 @@ class BackendContext:
     collections: list[tuple[Span, int, int]] = field(default_factory=list)
     # branches, classes and functions that serve only another backend (ROCm, XPU, HPU, ...)
     other: list[Span] = field(default_factory=list)
+    # mmengine's `dist_cfg`: its init_dist starts HCCL on an NPU whatever backend the config names
+    mmengine_dist: list[Span] = field(default_factory=list)
 
     def kind(self, line: int) -> str | None:
         """The context of a finding at `line`: other-backend, npu-path, platform-class, backend-dispatch or None."""
@@ -205,6 +207,11 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
                 kind = _classify(_backend_literals(n))
                 if kind is not None:
                     ctx.collections.append((_span(n), n.col_offset, n.end_col_offset or 0))
+            if isinstance(n, ast.keyword) and n.arg == "dist_cfg":
+                ctx.mmengine_dist.append(_span(n.value))      # `env_cfg = dict(dist_cfg=dict(backend="nccl"))`
+            elif isinstance(n, ast.Dict):
+                ctx.mmengine_dist.extend(_span(v) for k, v in zip(n.keys, n.values)
+                                         if isinstance(k, ast.Constant) and k.value == "dist_cfg")
             if isinstance(n, ast.expr) and kind == "npu":
                 ctx.npu.append(_span(n))
             elif isinstance(n, ast.expr) and kind == "dispatch":
@@ -320,7 +327,7 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
                 block(case.body, guarded)
 
     block(tree.body, False)
-    for spans in (ctx.npu, ctx.dispatch, ctx.platform, ctx.import_guard, ctx.other):
+    for spans in (ctx.npu, ctx.dispatch, ctx.platform, ctx.import_guard, ctx.other, ctx.mmengine_dist):
         spans.sort()
     return ctx
 
@@ -344,11 +351,14 @@ _NOTES = {
                    "library the project's own; re-validate on the NPU, nothing to port",
     "dynamic-op-namespace": "a torch.ops namespace looked up at run time: check whether the library it names has "
                             "NPU kernels",
+    "mmengine-dist": "mmengine's init_dist starts HCCL on an NPU whatever backend dist_cfg names "
+                     "(mmengine/dist/utils.py, _init_dist_pytorch): runs as written; say backend=\"hccl\" to be "
+                     "explicit",
     "import-guard": "under a guard on an optional import that is never true on Ascend, so the other path runs; "
                     "port the guard and the call together by hand",
 }
 # Contexts that discount a finding to info (counted in the report summary as `context_discounted`).
-DISCOUNTED = ("npu-path", "platform-class", "other-backend", "ascend-code", "dynamic-op-namespace")
+DISCOUNTED = ("npu-path", "platform-class", "other-backend", "ascend-code", "dynamic-op-namespace", "mmengine-dist")
 _PACKAGE_CATEGORIES = ("attention", "apex", "kernel", "third_party")
 
 
@@ -366,6 +376,8 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
                 f.name == "custom-torch-ops" or f.name == "triton-kernel" and f.severity != "error")):
             # (Triton stays an error where the product has no Triton-Ascend, and inline PTX always does)
             kind = file_kind
+        if kind is None and f.name == "nccl-backend-string" and _inside(ctx.mmengine_dist, f.line):
+            kind = "mmengine-dist"
         if kind is None and f.name == "custom-torch-ops" and f.symbol == "torch.ops":
             kind = "dynamic-op-namespace"    # `getattr(torch.ops, lib_name)`, `patch.object(torch.ops, "_C_x")`
         changes: dict = {}
