@@ -245,3 +245,45 @@ def test_mmengine_dist_cfg_nccl_is_info(engine):
         f = next(f for f in by[line] if f.code == "NPU101")
         assert f.severity == "info" and "mmengine" in f.message
     assert next(f for f in by[13] if f.code == "NPU101").severity == "error"
+
+
+def test_a_test_marker_naming_cuda_is_a_warning(engine):
+    # LLaMA-Factory's tests: `runs_on` selects the platforms a test runs on
+    src = """\
+        import pytest
+        import torch
+
+        @pytest.mark.runs_on(["cuda"])
+        def test_build_sft_config_on_gpu(mb_training_args_factory, mb_output_dir):
+            x = torch.zeros(2, device="cuda")
+            assert x.sum() == 0
+
+        @pytest.mark.parametrize("device", ["cuda"])
+        def test_param(device):
+            pass
+        """
+    by = _by_line(engine, src, "tests/train/megatron_bridge/test_config_builder.py")
+    mark = next(f for f in by[4] if f.code == "NPU003")
+    assert mark.severity == "warning" and mark.fix == "none" and "test marker" in mark.message
+    assert next(f for f in by[6] if f.code == "NPU003").severity == "error"
+
+
+def test_a_profiler_wrapping_a_torch_function_does_not_use_it(tmp_path, capsys):
+    import json
+
+    from auditor.cli import main
+
+    # DeepSpeed's flops profiler: `F.x = wrapFunc(F.x, ...)` rebinds the API; the model's own calls are the uses
+    _write(tmp_path, "profiler.py", """\
+        import torch
+        import torch.nn.functional as F
+
+        def _patch_functionals():
+            F.adaptive_max_pool1d = wrapFunc(F.adaptive_max_pool1d, _pool_flops_compute)
+
+        def forward(x):
+            return F.adaptive_max_pool1d(x, 2)
+        """)
+    main([str(tmp_path / "profiler.py"), "--format", "json", "--no-cache", "--fail-on", "never"])
+    lines = {f["line"] for f in json.loads(capsys.readouterr().out)["findings"] if f["code"] == "NPU501"}
+    assert lines == {8}       # the call is reported; the wrapper's target and wrapped original are not

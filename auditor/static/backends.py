@@ -88,6 +88,8 @@ class BackendContext:
     collections: list[tuple[Span, int, int]] = field(default_factory=list)
     # branches, classes and functions that serve only another backend (ROCm, XPU, HPU, ...)
     other: list[Span] = field(default_factory=list)
+    # `@pytest.mark.runs_on(["cuda"])`, `@pytest.mark.skipif(device != "cuda", ...)`: test selection
+    test_marks: list[Span] = field(default_factory=list)
     # mmengine's `dist_cfg`: its init_dist starts HCCL on an NPU whatever backend the config names
     mmengine_dist: list[Span] = field(default_factory=list)
 
@@ -118,6 +120,7 @@ def _classify(names: set[str]) -> str | None:
 
 
 _NEGATIONS = (ast.Not, ast.NotEq, ast.IsNot, ast.NotIn)
+_MARK = re.compile(r"(?:^|\.)mark\.\w+$")     # `pytest.mark.runs_on`, `mark.skipif`
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")     # FastLinearROCm -> Fast_Linear_ROCm
 
 
@@ -265,8 +268,10 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
         for i, stmt in enumerate(body):
             start, end = _span(stmt)
             decorators = getattr(stmt, "decorator_list", None)
-            if decorators:     # `@register_kernel("op", "cuda")` sits above the def line
+            if decorators:     # `@pytest.mark.runs_on(["cuda"])` sits above the def line
                 start = min(start, *(d.lineno for d in decorators))
+                ctx.test_marks.extend(_span(d) for d in decorators if _MARK.search(ast.unparse(d.func if isinstance(
+                    d, ast.Call) else d)))
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 if guarded:
                     ctx.guarded_imports.update(range(start, end + 1))
@@ -327,7 +332,7 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
                 block(case.body, guarded)
 
     block(tree.body, False)
-    for spans in (ctx.npu, ctx.dispatch, ctx.platform, ctx.import_guard, ctx.other, ctx.mmengine_dist):
+    for spans in (ctx.npu, ctx.dispatch, ctx.platform, ctx.import_guard, ctx.other, ctx.mmengine_dist, ctx.test_marks):
         spans.sort()
     return ctx
 
@@ -354,6 +359,8 @@ _NOTES = {
     "mmengine-dist": "mmengine's init_dist starts HCCL on an NPU whatever backend dist_cfg names "
                      "(mmengine/dist/utils.py, _init_dist_pytorch): runs as written; say backend=\"hccl\" to be "
                      "explicit",
+    "test-mark": "a test marker that selects where the test runs: on Ascend the test is skipped or selected "
+                 "otherwise; add \"npu\" where it should run there",
     "import-guard": "under a guard on an optional import that is never true on Ascend, so the other path runs; "
                     "port the guard and the call together by hand",
 }
@@ -378,6 +385,8 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
             kind = file_kind
         if kind is None and f.name == "nccl-backend-string" and _inside(ctx.mmengine_dist, f.line):
             kind = "mmengine-dist"
+        if kind is None and f.name == "cuda-device-string" and _inside(ctx.test_marks, f.line):
+            kind = "test-mark"
         if kind is None and f.name == "custom-torch-ops" and f.symbol == "torch.ops":
             kind = "dynamic-op-namespace"    # `getattr(torch.ops, lib_name)`, `patch.object(torch.ops, "_C_x")`
         changes: dict = {}
@@ -385,6 +394,8 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
             changes["fix"] = "none"
             if kind in DISCOUNTED:
                 changes["severity"] = "info"
+            elif kind == "test-mark" and f.severity == "error":
+                changes["severity"] = "warning"     # runs; which tests run differs (policy: differs)
         elif f.severity == "error" and (f.line in ctx.guarded_imports or f.category in _PACKAGE_CATEGORIES and any(
                 lo <= f.line <= hi and (f.symbol or "").split(".", 1)[0] == top for (lo, hi), top in ctx.guarded_blocks)):
             # the guarded import itself, or a use of its package in the same guarded block (`if use_flash_attn:
