@@ -266,6 +266,7 @@ def test_a_test_marker_naming_cuda_is_a_warning(engine):
     mark = next(f for f in by[4] if f.code == "NPU003")
     assert mark.severity == "warning" and mark.fix == "none" and "test marker" in mark.message
     assert next(f for f in by[6] if f.code == "NPU003").severity == "error"
+    assert next(f for f in by[9] if f.code == "NPU003").severity == "error"     # parametrize: the test's device
 
 
 def test_a_profiler_wrapping_a_torch_function_does_not_use_it(tmp_path, capsys):

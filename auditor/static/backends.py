@@ -120,7 +120,8 @@ def _classify(names: set[str]) -> str | None:
 
 
 _NEGATIONS = (ast.Not, ast.NotEq, ast.IsNot, ast.NotIn)
-_MARK = re.compile(r"(?:^|\.)mark\.\w+$")     # `pytest.mark.runs_on`, `mark.skipif`
+# `pytest.mark.runs_on`, `mark.skipif` (not `mark.parametrize`: its values are what the test runs with)
+_MARK = re.compile(r"(?:^|\.)mark\.(?!parametrize$)\w+$")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")     # FastLinearROCm -> Fast_Linear_ROCm
 
 
