@@ -19,6 +19,13 @@ trees that no rule was written from, each judged true or false by reading it in 
 A label is `true` when the finding is right about that line: the construct is what the rule says, it matters
 on Ascend as the message says, and the severity follows rules/severity_policy.yaml; `false` otherwise. Every
 row carries a one-line reason. `--trees DIR` reads unpacked trees from DIR/<name>-<version>/ instead.
+Decisions the labels follow (docs/precision.md, "Labelling decisions"): a "cuda" literal compared with a value
+the code or its user sets (`device == "cuda"`, `SYSTEM == "cuda"`, a test marker naming cuda) is right as a
+warning (clause `differs`: on Ascend the other branch runs) and wrong as an error; compared with the runtime's
+device type (`x.device.type == "cuda"`) it is right as an error (clause `silent`); the recall labels count all
+of them as must-change, and the tool reports all of them. A CUDA API that torch_npu's transfer_to_npu remaps,
+in code that runs under it (the file imports it, or the package's Ascend backend module does), is right as
+info and wrong as an error.
 
 Splits: a split is any folder bench/precision/<split>/ holding sources.json (and, once drawn, labels.csv);
 `tuned` is bench/precision/ itself (six wheels whose first draw guided the issue-11 fixes, so its figure is NOT

@@ -288,3 +288,24 @@ def test_a_profiler_wrapping_a_torch_function_does_not_use_it(tmp_path, capsys):
     main([str(tmp_path / "profiler.py"), "--format", "json", "--no-cache", "--fail-on", "never"])
     lines = {f["line"] for f in json.loads(capsys.readouterr().out)["findings"] if f["code"] == "NPU501"}
     assert lines == {8}       # the call is reported; the wrapper's target and wrapped original are not
+
+
+def test_the_body_of_a_cuda_availability_check_is_a_warning(engine):
+    # bitsandbytes' conftest: the check gates (error); what it guards does not run on Ascend as written
+    src = """\
+        import gc
+        import torch
+
+        def _set_seed():
+            gc.collect()
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+            elif torch.backends.mps.is_available():
+                torch.mps.empty_cache()
+            torch.cuda.synchronize()
+        """
+    by = _by_line(engine, src, "tests/conftest.py")
+    assert next(f for f in by[6] if f.code == "NPU002").severity == "error"
+    body = next(f for f in by[7] if f.code == "NPU002")
+    assert body.severity == "warning" and "is_available" in body.message
+    assert next(f for f in by[10] if f.code == "NPU002").severity == "error"

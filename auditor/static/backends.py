@@ -88,6 +88,8 @@ class BackendContext:
     collections: list[tuple[Span, int, int]] = field(default_factory=list)
     # branches, classes and functions that serve only another backend (ROCm, XPU, HPU, ...)
     other: list[Span] = field(default_factory=list)
+    # bodies of `if torch.cuda.is_available():` (the check itself is the finding that gates)
+    cuda_available: list[Span] = field(default_factory=list)
     # `@pytest.mark.runs_on(["cuda"])`, `@pytest.mark.skipif(device != "cuda", ...)`: test selection
     test_marks: list[Span] = field(default_factory=list)
     # mmengine's `dist_cfg`: its init_dist starts HCCL on an NPU whatever backend the config names
@@ -121,6 +123,8 @@ def _classify(names: set[str]) -> str | None:
 
 _NEGATIONS = (ast.Not, ast.NotEq, ast.IsNot, ast.NotIn)
 # `pytest.mark.runs_on`, `mark.skipif` (not `mark.parametrize`: its values are what the test runs with)
+# `torch.cuda.is_available()` alone as an if test (not negated, not combined with another condition)
+_CUDA_AVAILABLE = re.compile(r"(?:torch\.)?cuda\.is_available\(\)")
 _MARK = re.compile(r"(?:^|\.)mark\.(?!parametrize$)\w+$")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")     # FastLinearROCm -> Fast_Linear_ROCm
 
@@ -241,6 +245,8 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
             names_of.append(names)
             if cur.body and _other_backend_test(cur.test, names):
                 ctx.other.append((cur.body[0].lineno, _span(cur.body[-1])[1]))
+            elif cur.body and _CUDA_AVAILABLE.fullmatch(segment(cur.test).strip()):
+                ctx.cuda_available.append((cur.body[0].lineno, _span(cur.body[-1])[1]))
             if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If):
                 cur = cur.orelse[0]
             else:
@@ -333,7 +339,8 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
                 block(case.body, guarded)
 
     block(tree.body, False)
-    for spans in (ctx.npu, ctx.dispatch, ctx.platform, ctx.import_guard, ctx.other, ctx.mmengine_dist, ctx.test_marks):
+    for spans in (ctx.npu, ctx.dispatch, ctx.platform, ctx.import_guard, ctx.other, ctx.mmengine_dist, ctx.test_marks,
+                  ctx.cuda_available):
         spans.sort()
     return ctx
 
@@ -362,6 +369,8 @@ _NOTES = {
                      "explicit",
     "test-mark": "a test marker that selects where the test runs: on Ascend the test is skipped or selected "
                  "otherwise; add \"npu\" where it should run there",
+    "cuda-available-branch": "inside an `if torch.cuda.is_available():` branch, which does not run on Ascend "
+                             "as written; the check is reported as the error: port the branch with it",
     "import-guard": "under a guard on an optional import that is never true on Ascend, so the other path runs; "
                     "port the guard and the call together by hand",
 }
@@ -388,14 +397,16 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
             kind = "mmengine-dist"
         if kind is None and f.name == "cuda-device-string" and _inside(ctx.test_marks, f.line):
             kind = "test-mark"
+        if kind in (None, "backend-dispatch") and f.severity == "error" and _inside(ctx.cuda_available, f.line):
+            kind = "cuda-available-branch"
         if kind is None and f.name == "custom-torch-ops" and f.symbol == "torch.ops":
             kind = "dynamic-op-namespace"    # `getattr(torch.ops, lib_name)`, `patch.object(torch.ops, "_C_x")`
         changes: dict = {}
         if kind is not None:
-            changes["fix"] = "none"
+            changes["fix"] = "none" if kind != "cuda-available-branch" or ctx.kind(f.line) else f.fix
             if kind in DISCOUNTED:
                 changes["severity"] = "info"
-            elif kind == "test-mark" and f.severity == "error":
+            elif kind in ("test-mark", "cuda-available-branch") and f.severity == "error":
                 changes["severity"] = "warning"     # runs; which tests run differs (policy: differs)
         elif f.severity == "error" and (f.line in ctx.guarded_imports or f.category in _PACKAGE_CATEGORIES and any(
                 lo <= f.line <= hi and (f.symbol or "").split(".", 1)[0] == top for (lo, hi), top in ctx.guarded_blocks)):
