@@ -309,3 +309,20 @@ def test_the_body_of_a_cuda_availability_check_is_a_warning(engine):
     body = next(f for f in by[7] if f.code == "NPU002")
     assert body.severity == "warning" and "is_available" in body.message
     assert next(f for f in by[10] if f.code == "NPU002").severity == "error"
+
+
+def test_a_negated_fp8_flag_is_the_path_without_fp8(engine):
+    # LLaMA-Factory's parser: the branch runs when fp8 is off
+    src = """\
+        def _check_extra_dependencies(model_args, finetuning_args, training_args):
+            if (
+                finetuning_args.use_megatron_bridge is False
+                and not training_args.fp8
+            ):
+                return
+            if training_args.fp8 and model_args.quantization_bit is not None:
+                raise ValueError("FP8 training is not compatible with quantization.")
+        """
+    by = _by_line(engine, src, "src/llamafactory/hparams/parser.py")
+    assert {f.severity for f in by[4] if f.code == "NPU231"} == {"info"}
+    assert {f.severity for f in by[7] if f.code == "NPU231"} == {"error"}

@@ -88,6 +88,8 @@ class BackendContext:
     collections: list[tuple[Span, int, int]] = field(default_factory=list)
     # branches, classes and functions that serve only another backend (ROCm, XPU, HPU, ...)
     other: list[Span] = field(default_factory=list)
+    # (line, attribute) of `not cfg.fp8`: a test for the path without the flag
+    negated_flags: set[tuple[int, str]] = field(default_factory=set)
     # bodies of `if torch.cuda.is_available():` (the check itself is the finding that gates)
     cuda_available: list[Span] = field(default_factory=list)
     # `@pytest.mark.runs_on(["cuda"])`, `@pytest.mark.skipif(device != "cuda", ...)`: test selection
@@ -215,6 +217,8 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
                 kind = _classify(_backend_literals(n))
                 if kind is not None:
                     ctx.collections.append((_span(n), n.col_offset, n.end_col_offset or 0))
+            if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) and isinstance(n.operand, ast.Attribute):
+                ctx.negated_flags.add((n.operand.lineno, n.operand.attr))     # `and not training_args.fp8`
             if isinstance(n, ast.keyword) and n.arg == "dist_cfg":
                 ctx.mmengine_dist.append(_span(n.value))      # `env_cfg = dict(dist_cfg=dict(backend="nccl"))`
             elif isinstance(n, ast.Dict):
@@ -371,11 +375,14 @@ _NOTES = {
                  "otherwise; add \"npu\" where it should run there",
     "cuda-available-branch": "inside an `if torch.cuda.is_available():` branch, which does not run on Ascend "
                              "as written; the check is reported as the error: port the branch with it",
+    "negated-flag": "a negated test (`not cfg.fp8`): it selects the path without the low-precision mode; the "
+                    "setting itself is what to port",
     "import-guard": "under a guard on an optional import that is never true on Ascend, so the other path runs; "
                     "port the guard and the call together by hand",
 }
 # Contexts that discount a finding to info (counted in the report summary as `context_discounted`).
-DISCOUNTED = ("npu-path", "platform-class", "other-backend", "ascend-code", "dynamic-op-namespace", "mmengine-dist")
+DISCOUNTED = ("npu-path", "platform-class", "other-backend", "ascend-code", "dynamic-op-namespace", "mmengine-dist",
+              "negated-flag")
 _PACKAGE_CATEGORIES = ("attention", "apex", "kernel", "third_party")
 
 
@@ -399,6 +406,9 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
             kind = "test-mark"
         if kind in (None, "backend-dispatch") and f.severity == "error" and _inside(ctx.cuda_available, f.line):
             kind = "cuda-available-branch"
+        if kind is None and f.name == "low-precision-config-flag" and \
+                (f.line, (f.symbol or "").rsplit(".", 1)[-1]) in ctx.negated_flags:
+            kind = "negated-flag"
         if kind is None and f.name == "custom-torch-ops" and f.symbol == "torch.ops":
             kind = "dynamic-op-namespace"    # `getattr(torch.ops, lib_name)`, `patch.object(torch.ops, "_C_x")`
         changes: dict = {}
