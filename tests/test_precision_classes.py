@@ -326,3 +326,31 @@ def test_a_negated_fp8_flag_is_the_path_without_fp8(engine):
     by = _by_line(engine, src, "src/llamafactory/hparams/parser.py")
     assert {f.severity for f in by[4] if f.code == "NPU231"} == {"info"}
     assert {f.severity for f in by[7] if f.code == "NPU231"} == {"error"}
+
+
+def test_a_kernel_registered_for_cuda_is_not_remapped_by_the_shim(tmp_path):
+    # dlinfer: `import dlinfer` loads dlinfer/vendor/ascend/pytorch_patch.py, which imports transfer_to_npu; the
+    # shim remaps device arguments, not the dispatch keys a custom op is registered for
+    _write(tmp_path, "dlinfer/__init__.py", "import dlinfer.vendor as vendor\n")
+    _write(tmp_path, "dlinfer/vendor/ascend/pytorch_patch.py", """\
+        import torch
+        import torch_npu
+        from torch_npu.contrib import transfer_to_npu
+        """)
+    _write(tmp_path, "dlinfer/graph/dicp/vendor/AtbGraph/ext_ops.py", """\
+        import torch
+
+        @torch._custom_ops.custom_op("atb::inplace_div")
+        def inplace_div(x: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
+            ...
+
+        @inplace_div.impl(["cpu", "cuda"])
+        def inplace_div_impl(x, other):
+            return torch.ops.aten.copy_.default(x, torch.ops.aten.div.Tensor(x, other))
+
+        def example(shape, dtype):
+            return torch.empty(shape, dtype=dtype, device="cuda")
+        """)
+    found = _found(run_static([tmp_path], jobs=1))
+    assert found[("dlinfer/graph/dicp/vendor/AtbGraph/ext_ops.py", 7, "NPU003")] == "error"
+    assert found[("dlinfer/graph/dicp/vendor/AtbGraph/ext_ops.py", 12, "NPU003")] == "info"

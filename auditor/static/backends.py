@@ -88,6 +88,9 @@ class BackendContext:
     collections: list[tuple[Span, int, int]] = field(default_factory=list)
     # branches, classes and functions that serve only another backend (ROCm, XPU, HPU, ...)
     other: list[Span] = field(default_factory=list)
+    # kernel registrations (`@op.impl(["cpu", "cuda"])`, `register_kernel("lib::op", "cuda")`): their "cuda" is a
+    # dispatch key, which transfer_to_npu does not remap
+    registrations: list[Span] = field(default_factory=list)
     # (line, attribute) of `not cfg.fp8`: a test for the path without the flag
     negated_flags: set[tuple[int, str]] = field(default_factory=set)
     # bodies of `if torch.cuda.is_available():` (the check itself is the finding that gates)
@@ -113,6 +116,17 @@ def _inside(spans: list[Span], line: int) -> bool:
 
 def _span(node: ast.stmt | ast.expr) -> Span:
     return node.lineno, getattr(node, "end_lineno", None) or node.lineno
+
+
+_REGISTRATIONS = frozenset({"impl", "register_kernel", "register_fake", "register_autograd", "custom_op"})
+
+
+def _registration(call: ast.Call) -> bool:
+    """`op.impl(["cpu", "cuda"])`, `torch.library.impl("lib::op", "cuda")`, `register_kernel("lib::op", "cuda")`,
+    `custom_op("lib::op", device_types="cuda")`."""
+    func = call.func
+    return (func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else "") \
+        in _REGISTRATIONS
 
 
 def _classify(names: set[str]) -> str | None:
@@ -219,6 +233,8 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
                     ctx.collections.append((_span(n), n.col_offset, n.end_col_offset or 0))
             if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) and isinstance(n.operand, ast.Attribute):
                 ctx.negated_flags.add((n.operand.lineno, n.operand.attr))     # `and not training_args.fp8`
+            if isinstance(n, ast.Call) and _registration(n):
+                ctx.registrations.append(_span(n))    # `@op.impl(["cpu", "cuda"])`: dispatch keys, not devices
             if isinstance(n, ast.keyword) and n.arg == "dist_cfg":
                 ctx.mmengine_dist.append(_span(n.value))      # `env_cfg = dict(dist_cfg=dict(backend="nccl"))`
             elif isinstance(n, ast.Dict):
@@ -344,7 +360,7 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
 
     block(tree.body, False)
     for spans in (ctx.npu, ctx.dispatch, ctx.platform, ctx.import_guard, ctx.other, ctx.mmengine_dist, ctx.test_marks,
-                  ctx.cuda_available):
+                  ctx.cuda_available, ctx.registrations):
         spans.sort()
     return ctx
 
@@ -430,6 +446,8 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
             if f.severity == "error":
                 changes["severity"] = "warning"
         if kind is None:
+            if f.name == "cuda-device-string" and _inside(ctx.registrations, f.line):
+                f = replace(f, data={**f.data, "dispatch_key": True})
             out.append(f)
             continue
         data = {k: v for k, v in f.data.items() if k != "replace" or changes.get("fix", f.fix) != "none"}
@@ -479,7 +497,8 @@ def under_transfer_to_npu(findings: list, where: str) -> list:
 
     out = []
     for f in findings:
-        if f.name not in TRANSFER_REMAPPED or f.severity == "info" and f.data.get("context"):
+        if f.name not in TRANSFER_REMAPPED or f.severity == "info" and f.data.get("context") or \
+                f.data.get("dispatch_key"):     # a kernel registered for the CUDA key stays CUDA-only
             out.append(f)
             continue
         data = {k: v for k, v in f.data.items() if k != "replace"}
