@@ -278,3 +278,14 @@ def test_export_leaves_out_blobs_a_partial_mirror_lacks(tmp_path):
     mod.git_archive(src, archive, mirrors)
     with tarfile.open(archive) as tf:
         assert tf.getnames() == ["train.py"]
+
+
+def test_k11_tuning_sample_and_heldout_redraw_are_labelled():
+    mod = _bench_module()
+    for split, names in (("tuned_k11", ("labels.csv", "labels_after.csv")), ("heldout", ("labels_k11.csv",))):
+        mod.use_split(split)
+        for name in names:
+            mod.LABELS_FILE = mod.DATA / split / name
+            rows = mod.read_labels()
+            assert len(rows) >= 100 and all(r["label"] in ("true", "false") and r["reason"] for r in rows)
+            assert mod.score(rows)["labelled"] == len(rows)
