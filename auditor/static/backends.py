@@ -26,7 +26,9 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 # Words that name an accelerator backend; gpu/nvidia count as cuda, hip/amd as rocm, ascend/hccl as npu.
 _BACKEND_ALIASES = {
@@ -522,7 +524,7 @@ def transfer_scope(rel: str) -> str | None:
     return "/".join(scope) if scope and scope != ["src"] else None
 
 
-def transfer_scopes(files: list[tuple[str, str]], packages: frozenset[str]) -> dict[str, str]:
+def transfer_scopes(files: Sequence[tuple[Path, str]], packages: frozenset[str]) -> dict[str, str]:
     """Parts of first-party packages whose Ascend backend imports transfer_to_npu: {folder: the importing file}.
     Only a module in an Ascend-named folder of a package counts (`lmdeploy/pytorch/backends/dlinfer/ascend/
     op_backend.py`, `dlinfer/vendor/ascend/pytorch_patch.py`): that is what the package loads on Ascend, so the
@@ -544,7 +546,7 @@ def transfer_scopes(files: list[tuple[str, str]], packages: frozenset[str]) -> d
     return out
 
 
-def apply_transfer_packages(results: list, files: list[tuple[str, str]], packages: frozenset[str]) -> int:
+def apply_transfer_packages(results: list, files: Sequence[tuple[Path, str]], packages: frozenset[str]) -> int:
     """Lower the remapped findings of every file in a folder that runs under transfer_to_npu; returns how many."""
     scopes = transfer_scopes(files, packages)
     if not scopes:
