@@ -16,6 +16,7 @@ from auditor.findings import Finding
 from auditor.findings import FileError
 from auditor.rules import load_rules
 from auditor.static.engine import MAX_FILE_BYTES, FileResult, StaticEngine
+from auditor.static.backends import apply_ascend_project, apply_other_backend_files, apply_transfer_packages
 from auditor.static.firstparty import drop_first_party, first_party_packages
 
 # Below this many files a pool costs more to start than it saves.
@@ -205,7 +206,11 @@ def run_static(
     if cache is not None:
         cache.save()
     # the tree's own packages are not dependencies (after the cache: it depends on the whole file list)
-    drop_first_party(run.results, first_party_packages(rel for _, rel in found.files))
+    packages = first_party_packages(rel for _, rel in found.files)
+    drop_first_party(run.results, packages)
+    apply_transfer_packages(run.results, found.files, packages)   # a package whose Ascend backend loads the shim
+    apply_ascend_project(run.results, packages)     # `vllm_ascend`: Triton there is Triton-Ascend
+    apply_other_backend_files(run.results)          # `docker/rocm/Dockerfile`: set-up for another backend
     run.results.sort(key=lambda r: r.path)
     run.errors.extend(r.error for r in run.results if r.error is not None)
     run.duration_s = time.perf_counter() - start

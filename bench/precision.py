@@ -19,11 +19,20 @@ trees that no rule was written from, each judged true or false by reading it in 
 A label is `true` when the finding is right about that line: the construct is what the rule says, it matters
 on Ascend as the message says, and the severity follows rules/severity_policy.yaml; `false` otherwise. Every
 row carries a one-line reason. `--trees DIR` reads unpacked trees from DIR/<name>-<version>/ instead.
+Decisions the labels follow (docs/precision.md, "Labelling decisions"): a "cuda" literal compared with a value
+the code or its user sets (`device == "cuda"`, `SYSTEM == "cuda"`, a test marker naming cuda) is right as a
+warning (clause `differs`: on Ascend the other branch runs) and wrong as an error; compared with the runtime's
+device type (`x.device.type == "cuda"`) it is right as an error (clause `silent`); the recall labels count all
+of them as must-change, and the tool reports all of them. A CUDA API that torch_npu's transfer_to_npu remaps,
+in code that runs under it (the file imports it, or the package's Ascend backend module does), is right as
+info and wrong as an error.
 
-Splits: `tuned` (bench/precision/sources.json, labels.csv: six wheels whose first draw guided the issue-11 fixes,
-so its figure is NOT held out) and `heldout` (bench/precision/heldout/: six pinned GitHub trees no split, rule or
-fix had used; sources, seed and per-tree count committed before labelling; each row records the tool commit that
-emitted it). A split's sources.json may set `seed` and `per_tree`; GitHub sources are exported from
+Splits: a split is any folder bench/precision/<split>/ holding sources.json (and, once drawn, labels.csv);
+`tuned` is bench/precision/ itself (six wheels whose first draw guided the issue-11 fixes, so its figure is NOT
+held out). `heldout` (six pinned GitHub trees; tuned on after its first draw, see labels_after.csv) and `heldout2`
+(six trees of the reserved pool C, pinned before the tool ran on them) are drawn and labelled once each, with
+sources, seed and per-tree count committed before labelling; each row records the tool commit that emitted it.
+A split's sources.json may set `seed` and `per_tree`; GitHub sources are exported from
 `--mirrors DIR/<owner>+<name>/repo` when that git directory holds the commit, else fetched shallowly from GitHub.
 Exit status: 0 after a result, 2 on usage or data errors.
 """
@@ -44,7 +53,7 @@ sys.path.insert(0, str(BENCH))
 from recall import BenchError, sha256_of, unpack  # noqa: E402  (one fetch/unpack implementation)
 
 DATA = BENCH / "precision"
-SPLITS = {"tuned": DATA, "heldout": DATA / "heldout"}
+
 SOURCES_FILE = DATA / "sources.json"
 LABELS_FILE = DATA / "labels.csv"
 WORK = BENCH / "_work" / "precision"
@@ -52,10 +61,22 @@ SEED = 11
 FIELDS = ("tree", "path", "line", "col", "code", "symbol", "severity", "text", "label", "reason", "tool_commit")
 
 
+def splits() -> dict[str, Path]:
+    """Every split: `tuned` is bench/precision/ itself; any other is a folder bench/precision/<split>/ holding a
+    sources.json (and, once drawn, labels.csv)."""
+    found = {"tuned": DATA}
+    found.update({d.name: d for d in sorted(DATA.iterdir()) if d.is_dir() and (d / "sources.json").is_file()})
+    return found
+
+
 def use_split(name: str) -> None:
     """Point the bench at one split's folder: its sources.json (and sampling rule) and labels.csv."""
     global SOURCES_FILE, LABELS_FILE, SEED
-    SOURCES_FILE, LABELS_FILE = SPLITS[name] / "sources.json", SPLITS[name] / "labels.csv"
+    known = splits()
+    if name not in known:
+        raise BenchError(f"unknown split {name!r}: known splits are {', '.join(sorted(known))} "
+                         f"(a split is a folder bench/precision/<split>/ holding sources.json)")
+    SOURCES_FILE, LABELS_FILE = known[name] / "sources.json", known[name] / "labels.csv"
     try:
         SEED = json.loads(SOURCES_FILE.read_text()).get("seed", 11)
     except (OSError, ValueError) as e:
@@ -88,13 +109,29 @@ def git_archive(src: dict, archive: Path, mirrors: Path) -> None:
             if proc.returncode != 0:
                 raise BenchError(f"{src['repo']}@{src['commit']}: {' '.join(cmd[:4])} failed: {proc.stderr.strip()[-200:]}")
     tmp = archive.with_name(archive.name + ".partial")
+    absent = absent_blobs(gitdir, src["commit"])
+    if absent:   # a stored snapshot lacks its largest files (data such as tokenizer.json): export the rest
+        print(f"note  {src['repo']}@{src['commit'][:12]}: {len(absent)} file(s) absent from the mirror, left out: "
+              f"{', '.join(absent[:3])}{' ...' if len(absent) > 3 else ''}")
     with tmp.open("wb") as fh:
-        proc = subprocess.run(["git", "--git-dir", str(gitdir), "archive", "--format=tar", src["commit"]],
+        proc = subprocess.run(["git", "--git-dir", str(gitdir), "archive", "--format=tar", src["commit"], "--", ".",
+                               *(f":(exclude,literal){p}" for p in absent)],
                               stdout=fh, stderr=subprocess.PIPE, text=False)
     if proc.returncode != 0:
         tmp.unlink(missing_ok=True)
         raise BenchError(f"git archive {src['repo']}@{src['commit']} failed: {proc.stderr.decode()[-200:]}")
     tmp.rename(archive)
+
+
+def absent_blobs(gitdir: Path, commit: str) -> list[str]:
+    """Paths of the commit whose blobs the git directory does not hold (a partial mirror)."""
+    ls = subprocess.run(["git", "--git-dir", str(gitdir), "ls-tree", "-r", "-z", commit],
+                        capture_output=True, text=True)
+    entries = [e.split("\t", 1) for e in ls.stdout.split("\0") if e]
+    blobs = [(meta.split()[2], path) for meta, path in entries if meta.split()[1] == "blob"]
+    check = subprocess.run(["git", "--git-dir", str(gitdir), "cat-file", "--batch-check"],
+                           input="".join(f"{sha}\n" for sha, _ in blobs), capture_output=True, text=True)
+    return [path for (_, path), out in zip(blobs, check.stdout.splitlines()) if out.endswith(" missing")]
 
 
 def tree_dir(src: dict, trees: Path) -> Path:
@@ -164,7 +201,7 @@ def read_labels() -> list[dict]:
 
 
 def write_labels(rows: list[dict]) -> None:
-    DATA.mkdir(parents=True, exist_ok=True)
+    LABELS_FILE.parent.mkdir(parents=True, exist_ok=True)
     with LABELS_FILE.open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=FIELDS)
         w.writeheader()
@@ -214,7 +251,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
                 row["label"], row["reason"] = "", ""
             rows.append(row)
     write_labels(rows)
-    print(f"wrote {len(rows)} rows to {LABELS_FILE.relative_to(BENCH.parent)}")
+    print(f"wrote {len(rows)} rows to {LABELS_FILE}")
     return 0
 
 
@@ -298,8 +335,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--trees", type=Path, default=WORK, help="folder holding <name>-<version>/ trees")
-    ap.add_argument("--split", choices=sorted(SPLITS), default="heldout",
-                    help="heldout (default: the held-out figure) or tuned (the trees the issue-11 fixes were read on)")
+    ap.add_argument("--split", default="heldout",
+                    help="a folder bench/precision/<split>/ holding sources.json (default heldout), or tuned "
+                    "(bench/precision/ itself: the trees the issue-11 fixes were read on)")
     ap.add_argument("--labels", type=Path, help="labels file to sample into / score (default: the split's labels.csv; "
                     "the held-out split keeps its untuned labels there and its re-draw after tuning in labels_after.csv)")
     ap.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"),

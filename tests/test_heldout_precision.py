@@ -213,3 +213,79 @@ def test_heldout_bench_data_is_pinned_labelled_and_scored():
     with (bench / "precision" / "heldout" / "labels.csv").open(newline="") as fh:
         untuned = mod.score(list(mod.csv.DictReader(fh)))
     assert (untuned["true"], untuned["labelled"]) == (77, 156)     # the held-out figure the docs quote
+
+
+def _bench_module():
+    import importlib.util
+
+    bench = Path(__file__).resolve().parents[1] / "bench"
+    spec = importlib.util.spec_from_file_location("precision_bench", bench / "precision.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_any_folder_with_sources_json_is_a_split(tmp_path, monkeypatch):
+    mod = _bench_module()
+    (tmp_path / "sources.json").write_text('{"sources": [], "seed": 5}')
+    (tmp_path / "fresh").mkdir()
+    (tmp_path / "fresh" / "sources.json").write_text('{"sources": [], "seed": 2026, "per_tree": 26}')
+    (tmp_path / "notes").mkdir()                      # no sources.json: not a split
+    monkeypatch.setattr(mod, "DATA", tmp_path)
+    assert set(mod.splits()) == {"tuned", "fresh"}
+    mod.use_split("fresh")
+    assert mod.SEED == 2026 and mod.LABELS_FILE == tmp_path / "fresh" / "labels.csv"
+    with pytest.raises(mod.BenchError, match="unknown split 'notes'"):
+        mod.use_split("notes")
+    assert mod.main(["--split", "bogus", "score"]) == 2
+
+
+def test_heldout2_is_pinned_before_any_draw():
+    import json
+
+    mod = _bench_module()
+    doc = json.loads((mod.DATA / "heldout2" / "sources.json").read_text())
+    assert doc["seed"] == 2026 and doc["per_tree"] == 26 and len(doc["sources"]) == 6
+    assert all(len(s["commit"]) == 40 and s["version"] == s["commit"][:12] for s in doc["sources"])
+    # the heldout2 split is reserved pool C: no other precision split uses its trees
+    others = {s["repo"] for name in ("heldout",) for s in json.loads((mod.DATA / name / "sources.json").read_text())["sources"]}
+    assert not others & {s["repo"] for s in doc["sources"]}
+
+
+def test_export_leaves_out_blobs_a_partial_mirror_lacks(tmp_path):
+    import subprocess
+    import tarfile
+
+    mod = _bench_module()
+    repo = tmp_path / "r"
+    run = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True, text=True)  # noqa: E731
+    repo.mkdir()
+    run("init", "-q")
+    (repo / "train.py").write_text("import torch\nx = torch.zeros(1).cuda()\n")
+    (repo / "tokenizer.json").write_text("{}" * 1000)
+    run("add", "-A")
+    run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c")
+    commit = run("rev-parse", "HEAD").stdout.strip()
+    blob = run("rev-parse", "HEAD:tokenizer.json").stdout.strip()
+    gitdir = repo / ".git"
+    (gitdir / "objects" / blob[:2] / blob[2:]).unlink()   # drop the large blob, as a size-limited snapshot does
+    assert mod.absent_blobs(gitdir, commit) == ["tokenizer.json"]
+    archive = tmp_path / "r.tar"
+    src = {"repo": "o/r", "commit": commit}
+    mirrors = tmp_path / "m"
+    (mirrors / "o+r").mkdir(parents=True)
+    (mirrors / "o+r" / "repo").symlink_to(gitdir)
+    mod.git_archive(src, archive, mirrors)
+    with tarfile.open(archive) as tf:
+        assert tf.getnames() == ["train.py"]
+
+
+def test_k11_tuning_sample_and_heldout_redraw_are_labelled():
+    mod = _bench_module()
+    for split, names in (("tuned_k11", ("labels.csv", "labels_after.csv")), ("heldout", ("labels_k11.csv",))):
+        mod.use_split(split)
+        for name in names:
+            mod.LABELS_FILE = mod.DATA / split / name
+            rows = mod.read_labels()
+            assert len(rows) >= 100 and all(r["label"] in ("true", "false") and r["reason"] for r in rows)
+            assert mod.score(rows)["labelled"] == len(rows)

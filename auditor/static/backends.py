@@ -26,7 +26,9 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 # Words that name an accelerator backend; gpu/nvidia count as cuda, hip/amd as rocm, ascend/hccl as npu.
 _BACKEND_ALIASES = {
@@ -88,6 +90,17 @@ class BackendContext:
     collections: list[tuple[Span, int, int]] = field(default_factory=list)
     # branches, classes and functions that serve only another backend (ROCm, XPU, HPU, ...)
     other: list[Span] = field(default_factory=list)
+    # kernel registrations (`@op.impl(["cpu", "cuda"])`, `register_kernel("lib::op", "cuda")`): their "cuda" is a
+    # dispatch key, which transfer_to_npu does not remap
+    registrations: list[Span] = field(default_factory=list)
+    # (line, attribute) of `not cfg.fp8`: a test for the path without the flag
+    negated_flags: set[tuple[int, str]] = field(default_factory=set)
+    # bodies of `if torch.cuda.is_available():` (the check itself is the finding that gates)
+    cuda_available: list[Span] = field(default_factory=list)
+    # `@pytest.mark.runs_on(["cuda"])`, `@pytest.mark.skipif(device != "cuda", ...)`: test selection
+    test_marks: list[Span] = field(default_factory=list)
+    # mmengine's `dist_cfg`: its init_dist starts HCCL on an NPU whatever backend the config names
+    mmengine_dist: list[Span] = field(default_factory=list)
 
     def kind(self, line: int) -> str | None:
         """The context of a finding at `line`: other-backend, npu-path, platform-class, backend-dispatch or None."""
@@ -107,6 +120,17 @@ def _span(node: ast.stmt | ast.expr) -> Span:
     return node.lineno, getattr(node, "end_lineno", None) or node.lineno
 
 
+_REGISTRATIONS = frozenset({"impl", "register_kernel", "register_fake", "register_autograd", "custom_op"})
+
+
+def _registration(call: ast.Call) -> bool:
+    """`op.impl(["cpu", "cuda"])`, `torch.library.impl("lib::op", "cuda")`, `register_kernel("lib::op", "cuda")`,
+    `custom_op("lib::op", device_types="cuda")`."""
+    func = call.func
+    return (func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else "") \
+        in _REGISTRATIONS
+
+
 def _classify(names: set[str]) -> str | None:
     if "npu" in names:
         return "npu"
@@ -116,6 +140,10 @@ def _classify(names: set[str]) -> str | None:
 
 
 _NEGATIONS = (ast.Not, ast.NotEq, ast.IsNot, ast.NotIn)
+# `pytest.mark.runs_on`, `mark.skipif` (not `mark.parametrize`: its values are what the test runs with)
+# `torch.cuda.is_available()` alone as an if test (not negated, not combined with another condition)
+_CUDA_AVAILABLE = re.compile(r"(?:torch\.)?cuda\.is_available\(\)")
+_MARK = re.compile(r"(?:^|\.)mark\.(?!parametrize$)\w+$")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")     # FastLinearROCm -> Fast_Linear_ROCm
 
 
@@ -127,6 +155,21 @@ def _other_backend_test(test: ast.expr, names: set[str]) -> bool:
     """`SYSTEM == "rocm"`, `is_xpu()`, `device.type == "hpu"`: a test that holds only on another backend
     (a negated test, `not is_xpu()`, holds on CUDA and NPU too)."""
     return _only_other(names) and not any(isinstance(n, _NEGATIONS) for n in ast.walk(test))
+
+
+# Folders that hold one implementation per backend (`bitsandbytes/backends/cuda/`, `vllm/platforms/cuda.py`,
+# `dlinfer/vendor/ascend/`)
+PLUGIN_FOLDERS = frozenset({"backends", "backend", "platforms", "platform", "vendor", "vendors", "devices",
+                            "device", "accelerators", "accelerator", "hardware"})
+
+
+def cuda_backend_module(rel: str) -> bool:
+    """`bitsandbytes/backends/cuda/ops.py`, `vllm/platforms/cuda.py`: the CUDA implementation inside a folder of
+    per-backend implementations. The port adds an NPU one beside it; the CUDA one stays as it is."""
+    parts = rel.replace("\\", "/").split("/")
+    parts[-1] = parts[-1].rsplit(".", 1)[0]
+    return any(parts[i - 1].lower() in PLUGIN_FOLDERS and backends_in_text(parts[i]) == {"cuda"}
+               for i in range(1, len(parts)))
 
 
 def path_backends(rel: str) -> set[str]:
@@ -190,6 +233,15 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
                 kind = _classify(_backend_literals(n))
                 if kind is not None:
                     ctx.collections.append((_span(n), n.col_offset, n.end_col_offset or 0))
+            if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) and isinstance(n.operand, ast.Attribute):
+                ctx.negated_flags.add((n.operand.lineno, n.operand.attr))     # `and not training_args.fp8`
+            if isinstance(n, ast.Call) and _registration(n):
+                ctx.registrations.append(_span(n))    # `@op.impl(["cpu", "cuda"])`: dispatch keys, not devices
+            if isinstance(n, ast.keyword) and n.arg == "dist_cfg":
+                ctx.mmengine_dist.append(_span(n.value))      # `env_cfg = dict(dist_cfg=dict(backend="nccl"))`
+            elif isinstance(n, ast.Dict):
+                ctx.mmengine_dist.extend(_span(v) for k, v in zip(n.keys, n.values)
+                                         if isinstance(k, ast.Constant) and k.value == "dist_cfg")
             if isinstance(n, ast.expr) and kind == "npu":
                 ctx.npu.append(_span(n))
             elif isinstance(n, ast.expr) and kind == "dispatch":
@@ -215,6 +267,8 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
             names_of.append(names)
             if cur.body and _other_backend_test(cur.test, names):
                 ctx.other.append((cur.body[0].lineno, _span(cur.body[-1])[1]))
+            elif cur.body and _CUDA_AVAILABLE.fullmatch(segment(cur.test).strip()):
+                ctx.cuda_available.append((cur.body[0].lineno, _span(cur.body[-1])[1]))
             if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If):
                 cur = cur.orelse[0]
             else:
@@ -242,6 +296,11 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
             sibling_ifs(body)
         for i, stmt in enumerate(body):
             start, end = _span(stmt)
+            decorators = getattr(stmt, "decorator_list", None)
+            if decorators:     # `@pytest.mark.runs_on(["cuda"])` sits above the def line
+                start = min(start, *(d.lineno for d in decorators))
+                ctx.test_marks.extend(_span(d) for d in decorators if _MARK.search(ast.unparse(d.func if isinstance(
+                    d, ast.Call) else d)))
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 if guarded:
                     ctx.guarded_imports.update(range(start, end + 1))
@@ -276,6 +335,9 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
             if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and relevant \
                     and _only_other(backends_in_text(_CAMEL.sub("_", stmt.name))):
                 ctx.other.append((start, end))     # `class FastLinearROCm`, `def forward_xpu`
+            elif isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and relevant \
+                    and backends_in_text(_CAMEL.sub("_", stmt.name)) == {"npu"}:
+                ctx.npu.append((start, end))       # `def get_npu_properties`, `class AscendAttentionBackend`
             if isinstance(stmt, ast.ClassDef) and relevant and _CUDA_CLASS.search(stmt.name) and any(
                     _ABSTRACTION_BASE.search(ast.unparse(b)) for b in stmt.bases):
                 ctx.platform.append((start, end))
@@ -299,7 +361,8 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
                 block(case.body, guarded)
 
     block(tree.body, False)
-    for spans in (ctx.npu, ctx.dispatch, ctx.platform, ctx.import_guard, ctx.other):
+    for spans in (ctx.npu, ctx.dispatch, ctx.platform, ctx.import_guard, ctx.other, ctx.mmengine_dist, ctx.test_marks,
+                  ctx.cuda_available, ctx.registrations):
         spans.sort()
     return ctx
 
@@ -321,11 +384,23 @@ _NOTES = {
     "other-backend": "in code for another backend, which does not run on Ascend: left as is",
     "ascend-code": "in code written for Ascend (its path says so): Triton here is Triton-Ascend and the op "
                    "library the project's own; re-validate on the NPU, nothing to port",
+    "dynamic-op-namespace": "a torch.ops namespace looked up at run time: check whether the library it names has "
+                            "NPU kernels",
+    "mmengine-dist": "mmengine's init_dist starts HCCL on an NPU whatever backend dist_cfg names "
+                     "(mmengine/dist/utils.py, _init_dist_pytorch): runs as written; say backend=\"hccl\" to be "
+                     "explicit",
+    "test-mark": "a test marker that selects where the test runs: on Ascend the test is skipped or selected "
+                 "otherwise; add \"npu\" where it should run there",
+    "cuda-available-branch": "inside an `if torch.cuda.is_available():` branch, which does not run on Ascend "
+                             "as written; the check is reported as the error: port the branch with it",
+    "negated-flag": "a negated test (`not cfg.fp8`): it selects the path without the low-precision mode; the "
+                    "setting itself is what to port",
     "import-guard": "under a guard on an optional import that is never true on Ascend, so the other path runs; "
                     "port the guard and the call together by hand",
 }
 # Contexts that discount a finding to info (counted in the report summary as `context_discounted`).
-DISCOUNTED = ("npu-path", "platform-class", "other-backend", "ascend-code")
+DISCOUNTED = ("npu-path", "platform-class", "other-backend", "ascend-code", "dynamic-op-namespace", "mmengine-dist",
+              "negated-flag")
 _PACKAGE_CATEGORIES = ("attention", "apex", "kernel", "third_party")
 
 
@@ -335,18 +410,32 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
 
     out = []
     on_path = path_backends(rel) if rel else set()
-    file_kind = "other-backend" if _only_other(on_path) else "ascend-code" if on_path == {"npu"} else None
+    file_kind = "other-backend" if _only_other(on_path) else "ascend-code" if on_path == {"npu"} else \
+        "platform-class" if rel and cuda_backend_module(rel) else None
     for f in findings:
         kind = ctx.kind(f.line)
-        if file_kind == "other-backend" or (file_kind == "ascend-code" and (
+        if file_kind in ("other-backend", "platform-class") or (file_kind == "ascend-code" and (
                 f.name == "custom-torch-ops" or f.name == "triton-kernel" and f.severity != "error")):
             # (Triton stays an error where the product has no Triton-Ascend, and inline PTX always does)
             kind = file_kind
+        if kind is None and f.name == "nccl-backend-string" and _inside(ctx.mmengine_dist, f.line):
+            kind = "mmengine-dist"
+        if kind is None and f.name == "cuda-device-string" and _inside(ctx.test_marks, f.line):
+            kind = "test-mark"
+        if kind in (None, "backend-dispatch") and f.severity == "error" and _inside(ctx.cuda_available, f.line):
+            kind = "cuda-available-branch"
+        if kind is None and f.name == "low-precision-config-flag" and \
+                (f.line, (f.symbol or "").rsplit(".", 1)[-1]) in ctx.negated_flags:
+            kind = "negated-flag"
+        if kind is None and f.name == "custom-torch-ops" and f.symbol == "torch.ops":
+            kind = "dynamic-op-namespace"    # `getattr(torch.ops, lib_name)`, `patch.object(torch.ops, "_C_x")`
         changes: dict = {}
         if kind is not None:
-            changes["fix"] = "none"
+            changes["fix"] = "none" if kind != "cuda-available-branch" or ctx.kind(f.line) else f.fix
             if kind in DISCOUNTED:
                 changes["severity"] = "info"
+            elif kind in ("test-mark", "cuda-available-branch") and f.severity == "error":
+                changes["severity"] = "warning"     # runs; which tests run differs (policy: differs)
         elif f.severity == "error" and (f.line in ctx.guarded_imports or f.category in _PACKAGE_CATEGORIES and any(
                 lo <= f.line <= hi and (f.symbol or "").split(".", 1)[0] == top for (lo, hi), top in ctx.guarded_blocks)):
             # the guarded import itself, or a use of its package in the same guarded block (`if use_flash_attn:
@@ -359,6 +448,8 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
             if f.severity == "error":
                 changes["severity"] = "warning"
         if kind is None:
+            if f.name == "cuda-device-string" and _inside(ctx.registrations, f.line):
+                f = replace(f, data={**f.data, "dispatch_key": True})
             out.append(f)
             continue
         data = {k: v for k, v in f.data.items() if k != "replace" or changes.get("fix", f.fix) != "none"}
@@ -376,3 +467,145 @@ def variable_with_npu(finding):
     data["context"] = "npu-path"
     return replace(finding, severity="info", fix="none", data=data,
                    message=f"{finding.message} (the variable may also hold \"npu\": {_NOTES['npu-path']})")
+
+
+# torch_npu.contrib.transfer_to_npu (torch_npu/contrib/transfer_to_npu.py in the torch_npu wheel and in
+# github.com/Ascend/pytorch) patches these at import: torch.cuda.* and torch.cuda.amp.* become torch.npu.*,
+# Tensor/Module.cuda become .npu, is_cuda becomes is_npu, "cuda" device arguments of the listed torch, Tensor,
+# Module and autocast functions become "npu", ProfilerActivity.CUDA becomes NPU, init_process_group's "nccl"
+# becomes "hccl", is_nccl_available and ProcessGroupNCCL become their HCCL forms, the autocast gpu-dtype
+# helpers the NPU ones. Environment variables, CUDA builds, kernels and packages are not remapped.
+TRANSFER_REMAPPED = frozenset({
+    "cuda-tensor-method", "torch-cuda-api", "cuda-device-string", "is-cuda-attribute", "autocast-gpu-dtype",
+    "profiler-cuda-activity", "torch-cuda-amp", "cuda-graph", "cuda-stream-event", "nccl-backend-string",
+    "process-group-nccl", "is-nccl-available", "nccl-backend-constant",
+})
+_TRANSFER_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+torch_npu\.contrib[ \t]+import[ \t]+(?:\([^)]*|[^#\n]*)\btransfer_to_npu\b"
+    r"|import[ \t]+torch_npu\.contrib\.transfer_to_npu\b|from[ \t]+torch_npu\.contrib\.transfer_to_npu[ \t]+import)",
+    re.M)
+
+
+def imports_transfer_to_npu(text: str) -> bool:
+    """Whether the source imports torch_npu.contrib.transfer_to_npu (anywhere: at the top, in an NPU branch, in
+    the function that sets up the Ascend backend; once imported it patches the whole process)."""
+    return "transfer_to_npu" in text and _TRANSFER_IMPORT.search(text) is not None
+
+
+def under_transfer_to_npu(findings: list, where: str) -> list:
+    """Findings of CUDA APIs that transfer_to_npu remaps at run time: the code runs on Ascend as written, so they
+    are info (native torch.npu calls avoid the shim's patching), never rewritten. `where` names the import."""
+    from dataclasses import replace
+
+    out = []
+    for f in findings:
+        if f.name not in TRANSFER_REMAPPED or f.severity == "info" and f.data.get("context") or \
+                f.data.get("dispatch_key"):     # a kernel registered for the CUDA key stays CUDA-only
+            out.append(f)
+            continue
+        data = {k: v for k, v in f.data.items() if k != "replace"}
+        data["context"] = "transfer-to-npu"
+        out.append(replace(f, severity="info", fix="none", data=data,
+                           message=f"{f.message} (remapped to the NPU at run time: {where} imports "
+                                   f"torch_npu.contrib.transfer_to_npu; native torch.npu calls avoid the shim)"))
+    return out
+
+
+def transfer_scope(rel: str) -> str | None:
+    """The part of the tree that runs under the shim when its Ascend backend module `rel` imports it: the folder
+    that holds the per-backend folder (`lmdeploy/pytorch` for `lmdeploy/pytorch/backends/dlinfer/ascend/
+    op_backend.py`, `dlinfer` for `dlinfer/vendor/ascend/pytorch_patch.py`), else the folder above the Ascend one."""
+    parts = rel.replace("\\", "/").split("/")[:-1]
+    named = [j for j, p in enumerate(parts) if backends_in_text(p) == {"npu"}]
+    if not named:
+        return None
+    plugin = [k for k in range(named[0]) if parts[k].lower() in PLUGIN_FOLDERS]
+    scope = parts[:plugin[-1]] if plugin else parts[:max(named[0], 1)]    # `vllm_ascend/...`: the package
+    return "/".join(scope) if scope and scope != ["src"] else None
+
+
+def transfer_scopes(files: Sequence[tuple[Path, str]], packages: frozenset[str]) -> dict[str, str]:
+    """Parts of first-party packages whose Ascend backend imports transfer_to_npu: {folder: the importing file}.
+    Only a module in an Ascend-named folder of a package counts (`lmdeploy/pytorch/backends/dlinfer/ascend/
+    op_backend.py`, `dlinfer/vendor/ascend/pytorch_patch.py`): that is what the package loads on Ascend, so the
+    code around it runs under the shim there. A script elsewhere that imports it covers only its own file."""
+    out: dict[str, str] = {}
+    for path, rel in files:
+        parts = rel.replace("\\", "/").split("/")
+        top = parts[1] if parts[0] == "src" and len(parts) > 2 else parts[0]
+        scope = transfer_scope(rel) if top in packages and rel.endswith(".py") else None
+        if scope is None or scope in out:
+            continue
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        if b"transfer_to_npu" in data and imports_transfer_to_npu(data.decode("utf-8", errors="replace")):
+            out[scope] = rel
+    return out
+
+
+def apply_transfer_packages(results: list, files: Sequence[tuple[Path, str]], packages: frozenset[str]) -> int:
+    """Lower the remapped findings of every file in a folder that runs under transfer_to_npu; returns how many."""
+    scopes = transfer_scopes(files, packages)
+    if not scopes:
+        return 0
+    lowered = 0
+    for result in results:
+        owner = next((rel for scope, rel in scopes.items() if result.path.startswith(scope + "/")), None)
+        if owner is not None and result.findings:
+            before = sum(f.severity != "info" for f in result.findings)
+            result.findings = under_transfer_to_npu(result.findings, owner)
+            lowered += before - sum(f.severity != "info" for f in result.findings)
+    return lowered
+
+
+def apply_other_backend_files(results: list) -> int:
+    """Project files (Dockerfiles, scripts, configs) whose folders or name name only another backend
+    (`docker/rocm/Dockerfile.rocm`, `scripts/xpu/run.sh`): they set up that backend, not CUDA; info, never
+    rewritten, as Python files there are. Returns how many findings were lowered."""
+    from dataclasses import replace
+
+    lowered = 0
+    for result in results:
+        if not result.findings or result.path.endswith((".py", ".pyw")) or not _only_other(path_backends(result.path)):
+            continue
+        kept = []
+        for f in result.findings:
+            if f.data.get("context") or f.severity == "info":
+                kept.append(f)
+                continue
+            data = {k: v for k, v in f.data.items() if k != "replace"}
+            data["context"] = "other-backend"
+            kept.append(replace(f, severity="info", fix="none", data=data,
+                                message=f"{f.message} ({_NOTES['other-backend']})"))
+            lowered += 1
+        result.findings = kept
+    return lowered
+
+
+def apply_ascend_project(results: list, packages: frozenset[str]) -> int:
+    """A tree whose own package is named for Ascend (`vllm_ascend`, `mindspeed_npu`): its Triton kernels and
+    custom ops are Triton-Ascend and the project's NPU op library wherever they sit (its tests and tools too),
+    as in a file whose path names Ascend. Returns how many findings were lowered."""
+    if not any(path_backends(p) == {"npu"} for p in packages):
+        return 0
+    from dataclasses import replace
+
+    lowered = 0
+    for result in results:
+        kept = []
+        for f in result.findings:
+            if f.data.get("context") or not (f.name == "custom-torch-ops" or
+                                             f.name == "triton-kernel" and f.severity != "error"):
+                kept.append(f)
+                continue
+            data = {k: v for k, v in f.data.items() if k != "replace"}
+            data["context"] = "ascend-code"
+            kept.append(replace(f, severity="info", fix="none", data=data,
+                                message=f"{f.message} (in a project written for Ascend: "
+                                        f"{_NOTES['ascend-code'].split(': ', 1)[1]})"))
+            lowered += 1
+        result.findings = kept
+    return lowered

@@ -24,7 +24,8 @@ from auditor.findings import FileError, FileResult, Finding
 from auditor.project import analyze_project_file, project_kind
 from auditor.project.cuda_source import describe, inventory
 from auditor.rules import Rule, SymbolDetail
-from auditor.static.backends import apply_context, build_backend_context, variable_with_npu
+from auditor.static.backends import (apply_context, build_backend_context, imports_transfer_to_npu,
+                                     under_transfer_to_npu, variable_with_npu)
 from auditor.static.compiled import WORD_RE, CompiledRules
 from auditor.static.context import _WHOLE_FILE, HOLE, FileContext, build_context
 from auditor.static import largefile
@@ -217,6 +218,10 @@ def _device_type(node: ast.expr) -> bool:
     """`x.device.type`, `t.device_type`, `device_type`: a value the runtime sets to "npu" on Ascend."""
     return (isinstance(node, ast.Attribute) and node.attr in _DEVICE_TYPE_NAMES) or \
         (isinstance(node, ast.Name) and node.id in _DEVICE_TYPE_NAMES)
+
+
+_COMPARED_NOTE = (" (compared with a value the code or its user sets, not the runtime's device type: on Ascend the "
+                  "other branch runs; add \"npu\" where the CUDA branch is meant)")
 
 
 def _compared_literals(tree: ast.AST, lines: list[str]) -> set[tuple[int, int]]:
@@ -434,6 +439,10 @@ class StaticEngine:
                 if (line, col) in compared:
                     # `sys.argv[1] == "cuda"`: rewriting the literal changes which input matches
                     finding = replace(finding, fix="unsafe")
+                    if finding.category == "device" and finding.severity == "error":
+                        # `device == "cuda"`, `SYSTEM == "cuda"`: a user or config value, not the runtime's
+                        # device type; on Ascend the code runs and takes the other branch (policy: differs)
+                        finding = replace(finding, severity="warning", message=finding.message + _COMPARED_NOTE)
             result.findings.append(finding)
         if result.findings:
             flag_tree = tree
@@ -444,6 +453,8 @@ class StaticEngine:
             # walk of the tree, only for files with findings.
             wanted = sorted({f.line for f in result.findings})
             result.findings = apply_context(result.findings, build_backend_context(tree, lines, wanted), rel)
+            if imports_transfer_to_npu(text):    # the file patches torch for Ascend itself
+                result.findings = under_transfer_to_npu(result.findings, "this file")
         result.findings.sort(key=Finding.sort_key)
         return result
 

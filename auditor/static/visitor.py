@@ -373,12 +373,21 @@ class MatchVisitor(cst.CSTVisitor):
         # `torch.cuda.current_stream = torch.npu.current_stream`: the line maps a CUDA API onto the NPU (the
         # port itself, or a shim for code that calls the CUDA name); the target is rebound, not used
         # (`torch.cuda.Stream = _Placeholder` likewise rebinds the API: monkeypatching, not a call)
+        # (`F.gelu = wrap(F.gelu, count_flops)`: a profiler wraps the API; the target and the wrapped original are
+        # not uses either: the model's own calls are)
         source = dotted(node.value)
         to_npu = source is not None and "npu" in backends_in_text(source)
+        wrapped = [a.value for a in node.value.args] if isinstance(node.value, cst.Call) else []
         for target in node.targets:
             name = dotted(target.target) if isinstance(target.target, cst.Attribute) else None
-            if name is not None and (to_npu or (self._resolve(name) or "").startswith("torch.cuda.")):
+            if name is None:
+                continue
+            resolved = self._resolve(name) or ""
+            if to_npu or resolved.startswith("torch.cuda."):
                 self._handled.add(id(target.target))
+            elif resolved.startswith("torch.") and any(dotted(a) == name for a in wrapped):
+                self._handled.add(id(target.target))
+                self._handled.update(id(a) for a in wrapped if dotted(a) == name)
         if self.c.flagnames and len(node.targets) == 1:
             self._flag_definition(node.targets[0].target, node.value)
         self._bindings.append((len(self.hits), node.targets[0].target if len(node.targets) == 1 else None,
