@@ -105,7 +105,6 @@ def draw(per: int | None, split: str = "test") -> list[tuple[dict, str]]:
 def topup_order(category: str, split: str = "test3") -> list[tuple[dict, str]]:
     """Eligible files of every code base of the split that match `category`'s word list on at
     least TOPUP_MIN_LINES lines, as (source, path) in one seeded order over all code bases."""
-    words = re.compile(TOPUP_WORDS[category], re.IGNORECASE)
     return _category_pool(category, main_sources(split), split, SEED_PREFIXES[split] + "top-up:" + category)
 
 
