@@ -7,6 +7,8 @@
     python bench/select_test.py --split test3 --topup kernel
                                              test3's top-up order for one category
                                              (bench/corpus_test3/SELECTION.md)
+    python bench/select_test.py --split test4 --supplement apex
+                                             test4's apex supplement order (its SELECTION.md)
     python bench/select_test.py --split test3 --resolve
                                              test3's whole draw so far, and the next file to label
 
@@ -90,7 +92,7 @@ def seeded_order(name: str, paths: list[str], seed_prefix: str = SEED_PREFIX) ->
 
 def draw(per: int | None, split: str = "test") -> list[tuple[dict, str]]:
     drawn = []
-    for src in recall.load_sources(split):
+    for src in main_sources(split):
         root = recall.source_dir(src["name"], src["version"])
         if not root.exists():
             raise recall.BenchError(f"{root} missing: run `python bench/recall.py --split {split} fetch`")
@@ -103,9 +105,27 @@ def draw(per: int | None, split: str = "test") -> list[tuple[dict, str]]:
 def topup_order(category: str, split: str = "test3") -> list[tuple[dict, str]]:
     """Eligible files of every code base of the split that match `category`'s word list on at
     least TOPUP_MIN_LINES lines, as (source, path) in one seeded order over all code bases."""
+    return _category_pool(category, main_sources(split), split, SEED_PREFIXES[split] + "top-up:" + category)
+
+
+def main_sources(split: str) -> list[dict]:
+    """The code bases of the main rounds and top-up: those not reserved for a supplement."""
+    return [s for s in recall.load_sources(split) if "supplement" not in s]
+
+
+@functools.cache
+def supplement_order(category: str, split: str = "test4") -> list[tuple[dict, str]]:
+    """A category supplement's pool and order (bench/corpus_test4/SELECTION.md, "Apex supplement"):
+    the eligible files of the code bases marked `"supplement": category` matching the category's
+    word list on at least TOPUP_MIN_LINES lines, in one seeded order."""
+    sources = [s for s in recall.load_sources(split) if s.get("supplement") == category]
+    return _category_pool(category, sources, split, SEED_PREFIXES[split] + category + "-supplement")
+
+
+def _category_pool(category: str, sources: list[dict], split: str, seed: str) -> list[tuple[dict, str]]:
     words = re.compile(TOPUP_WORDS[category], re.IGNORECASE)
     pool = []
-    for src in recall.load_sources(split):
+    for src in sources:
         root = recall.source_dir(src["name"], src["version"])
         if not root.exists():
             raise recall.BenchError(f"{root} missing: run `python bench/recall.py --split {split} fetch`")
@@ -113,7 +133,7 @@ def topup_order(category: str, split: str = "test3") -> list[tuple[dict, str]]:
             if sum(1 for line in lines if words.search(line)) >= TOPUP_MIN_LINES:
                 pool.append((src["name"], p, src))
     pool.sort(key=lambda t: (t[0], t[1]))
-    random.Random(SEED_PREFIXES[split] + "top-up:" + category).shuffle(pool)
+    random.Random(seed).shuffle(pool)
     return [(src, p) for _, p, src in pool]
 
 
@@ -179,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="which blind split's code bases (and seed)")
     ap.add_argument("--topup", choices=list(TOPUP_WORDS),
                     help="list this category's top-up order instead (test3's rule)")
+    ap.add_argument("--supplement", choices=list(TOPUP_WORDS),
+                    help="list this category's supplement order (test4's apex supplement)")
     ap.add_argument("--resolve", action="store_true",
                     help="test3: the whole draw, stopping points read from its labels so far")
     args = ap.parse_args(argv)
@@ -191,7 +213,8 @@ def main(argv: list[str] | None = None) -> int:
             if needed:
                 print(f"next to label: {needed[0]} {needed[1]}")
             return 0
-        picked = (topup_order(args.topup, args.split) if args.topup
+        picked = (supplement_order(args.supplement, args.split) if args.supplement
+                  else topup_order(args.topup, args.split) if args.topup
                   else draw(None if args.all else args.per, args.split))
         for src, path in picked:
             print(f"{src['name']}\t{src['version']}\t{path}")

@@ -247,8 +247,8 @@ def test_test3_files_are_exactly_what_its_rule_draws():
 def _replay_test4(select_test, labels):
     """test4's rule (bench/corpus_test4/SELECTION.md), stopping points read from the labels:
     main rounds 1-2, per-category top-up (>= 20 must-flag lines, at most 12 files per category),
-    then further main rounds, one file at a time, until >= 350 must-flag (line, category) pairs.
-    Returns the drawn (code base, path) keys in order and the first drawn file with no labels."""
+    then further main rounds, one file at a time, until >= 350 must-flag (line, category) pairs,
+    then the apex supplement. Returns the drawn (code base, path) keys in order and the first drawn file with no labels."""
     sources = recall.load_sources("test4")
     orders: dict[str, list[str]] = {}
     for src, path in select_test.draw(None, "test4"):
@@ -291,6 +291,15 @@ def _replay_test4(select_test, labels):
             if not take((src["name"], order[rnd])):
                 return drawn, drawn[-1]
         rnd += 1
+    # The apex supplement (SELECTION.md): its own pool and order, until the split has >= 20 apex
+    # must-flag lines, 12 supplement files, or the pool is dry.
+    taken = 0
+    for src, path in select_test.supplement_order("apex", "test4"):
+        if must["apex"] >= 20 or taken >= 12:
+            break
+        taken += 1
+        if not take((src["name"], path)):
+            return drawn, drawn[-1]
     return drawn, None
 
 
@@ -310,3 +319,9 @@ def test_test4_files_are_exactly_what_its_rule_draws():
     # Without the labels of a drawn file the rule stops there and asks for that file.
     partial = {k: v for k, v in labels.items() if k != drawn[-1]}
     assert _replay_test4(select_test, partial)[1] == drawn[-1]
+    # The supplement's files come from its code bases only, after all 71 files of the main draw.
+    supplement = {s["name"] for s in recall.load_sources("test4") if s.get("supplement") == "apex"}
+    pool = [(src["name"], path) for src, path in select_test.supplement_order("apex", "test4")]
+    assert [k for k in drawn if k[0] in supplement] == drawn[71:] == pool[:len(drawn) - 71]
+    apex = sum("apex" in ll.categories for lf in labels.values() for ll in lf.lines.values())
+    assert len(drawn) - 71 in (len(pool), 12) or apex >= 20     # it stopped where the rule says
