@@ -79,6 +79,7 @@ class CompiledRules:
     # qualified-name prefix -> words a reference below it must contain (see _index_qualnames)
     below: dict[str, frozenset[str]] = field(default_factory=dict)
     trigger_prefix_re: re.Pattern[str] | None = None
+    namespaces: set[str] = field(default_factory=set)      # names a prefix rule covers ('torch.cuda.*' -> torch.cuda)
     env_in_text_re: re.Pattern[str] | None = None
 
     @classmethod
@@ -103,6 +104,8 @@ class CompiledRules:
                             (c.excluded_below if v.endswith(".*") else c.excluded).add(base[1:])
                             continue
                         c.exact.setdefault(base, []).append(rule)
+                        if v.endswith(".*"):
+                            c.namespaces.add(base)
                     elif kind == "method":
                         c.methods.setdefault(v, []).append(rule)
                         words.add(v)
@@ -191,6 +194,10 @@ class CompiledRules:
             if cut <= 0:
                 return self._match_segment(qualname) if self.segments else None
             name = name[:cut]
+
+    def is_namespace(self, qualname: str) -> bool:
+        """A module a prefix rule covers as a whole (torch.cuda, torch.backends.cudnn, pynvml), not a value in it."""
+        return qualname in self.namespaces
 
     def knows(self, qualname: str) -> bool:
         """Whether some rule reports this name (the most specific one, or a stacked one)."""

@@ -26,7 +26,7 @@ from auditor.project.cuda_source import describe, inventory
 from auditor.rules import Rule, SymbolDetail
 from auditor.static.backends import apply_context, build_backend_context, variable_with_npu
 from auditor.static.compiled import WORD_RE, CompiledRules
-from auditor.static.context import _WHOLE_FILE, HOLE, FileContext, build_context
+from auditor.static.context import _WHOLE_FILE, HOLE, FileContext, adopt_local_refs, build_context
 from auditor.static import largefile
 from auditor.static.flags import derived_flag_findings
 from auditor.static.visitor import MatchVisitor, RawHit
@@ -360,6 +360,8 @@ class StaticEngine:
                 and not flag_hits:
             return result
         ctx = build_context(tree)
+        if ctx.local_refs:
+            adopt_local_refs(ctx, tree, c.is_namespace, self._cuda_only_package)
         triggers = self._file_triggers(ctx)
         lines = text.splitlines(keepends=True)
         relevant = self._relevant_lines(lines, text, triggers, _line_numbers(text, flag_hits))
@@ -441,6 +443,11 @@ class StaticEngine:
         result.findings.sort(key=Finding.sort_key)
         return result
 
+    def _cuda_only_package(self, qual: str) -> bool:
+        """A name from a package a third-party rule reports as a whole (pynvml, GPUtil, cuda-python)."""
+        m = self.compiled.match_qualname(qual)
+        return m is not None and m.rule.category == "third_party"
+
     def _file_triggers(self, ctx: FileContext) -> set[str]:
         """Trigger words plus, through this file's aliases, the words of qualified-name rules: the local
         name when it stands for something a rule matches (`tc` for torch.cuda), else the words a chain
@@ -458,6 +465,7 @@ class StaticEngine:
         for attr, qual in ctx.self_attrs.items():    # `self.rms_norm_fn(...)` after `self.rms_norm_fn = rms_norm_fn`
             if c.knows(qual):
                 triggers.add(attr)
+        triggers.update(ctx.instances, ctx.self_instances)   # `self.nvsmi.DeviceQuery(...)` (adopt_local_refs)
         for local, decorators in ctx.decorated.items():
             if c.match_launch(decorators) is not None:
                 triggers.add(local)   # `kernel[grid](...)` lines name no rule word
