@@ -152,3 +152,40 @@ def test_getattr_of_a_cuda_only_package_constant_is_a_finding_but_torch_probes_s
         ''')
     assert codes(found, 10) == ["NPU406"]
     assert 11 not in found
+
+
+def test_module_level_objects_are_followed_but_local_results_are_values():
+    found = audit('''\
+        from pynvml.smi import nvidia_smi
+
+        nvsmi = nvidia_smi.getInstance()
+
+
+        def used():
+            return nvsmi.DeviceQuery("memory.used")
+
+
+        def uuid_of(pynvml_handle):
+            import pynvml
+            uuid = pynvml.nvmlDeviceGetUUID(pynvml_handle)
+            return uuid.decode("utf-8")
+        ''')
+    assert codes(found, 7) == ["NPU406"]
+    assert codes(found, 12) == ["NPU406"]
+    assert 13 not in found         # bytes returned by NVML: the call on line 12 is the finding
+
+
+def test_module_kept_on_self_is_followed():
+    found = audit('''\
+        import torch
+
+
+        class Syncer:
+            def __init__(self):
+                self.device_mod = torch.cuda
+
+            def sync(self):
+                self.device_mod.synchronize()
+        ''')
+    assert codes(found, 6) == ["NPU002"]
+    assert codes(found, 9) == ["NPU002"]

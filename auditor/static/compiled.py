@@ -64,6 +64,11 @@ class CompiledRules:
     # `callname: [is_flash_attn_2_available]`: a call whose callee's last name is this, wherever it was
     # defined or imported from (feature-detection helpers live in every project); all its rules report
     callnames: dict[str, list[Rule]] = field(default_factory=dict)
+    # `callname: ["*_nccl*", "*Nccl*", "!*hccl*"]`: globs over the callee's last name (case-sensitive, so `*Nccl*`
+    # is not `AsyncClient`; `*` = word characters), tried when no exact callname matched; a name a `!` glob matches
+    # is left alone. Their cores join flag_re (a case-insensitive prefilter).
+    callname_globs: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
+    callname_not: list[re.Pattern[str]] = field(default_factory=list)
     # `flagname: ["*flash_attn*available*"]`: a feature flag read by a test (`if _FLASH_ATTN_AVAILABLE:`), matched by
     # its name case-insensitively wherever it was defined or imported from; flag_re finds the lines that may hold one
     flagnames: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
@@ -112,6 +117,10 @@ class CompiledRules:
                     elif kind == "attribute":
                         c.attributes.setdefault(v, []).append(rule)
                         words.add(v)
+                    elif kind == "callname" and v.startswith("!"):
+                        c.callname_not.append(re.compile(_glob_word(v[1:])))
+                    elif kind == "callname" and "*" in v:
+                        c.callname_globs.append((re.compile(_glob_word(v)), v, rule))
                     elif kind == "callname":
                         c.callnames.setdefault(v, []).append(rule)
                         words.add(v)
@@ -146,9 +155,10 @@ class CompiledRules:
         if prefix_words:
             alt = "|".join(re.escape(p) for p in sorted(set(prefix_words), key=len, reverse=True))
             c.trigger_prefix_re = re.compile(r"\b(?:" + alt + ")")
-        if c.flagnames:
+        if c.flagnames or c.callname_globs:
             # a prefilter (a line it finds is parsed, the visitor decides): the globs' cores, no leading `\w*`
-            cores = sorted({_glob_word(v.strip("*")) for _, v, _ in c.flagnames}, key=len, reverse=True)
+            cores = sorted({_glob_word(v.strip("*")) for _, v, _ in c.flagnames + c.callname_globs},
+                           key=len, reverse=True)
             c.flag_re = re.compile("|".join(cores).lower())     # searched in the lowercased text
         env_names = sorted(c.env_exact, key=len, reverse=True)
         env_alts = [re.escape(n) for n in env_names] + [re.escape(p) + r"[A-Z0-9_]+" for p, _ in c.env_prefixes]
@@ -257,6 +267,14 @@ class CompiledRules:
         for prefix, rule in self.imports:
             if module == prefix or module.startswith(prefix + "."):
                 return rule
+        return None
+
+    def match_callname_glob(self, name: str) -> tuple[Rule, str] | None:
+        if any(rx.fullmatch(name) for rx in self.callname_not):
+            return None
+        for regex, pattern, rule in self.callname_globs:
+            if regex.fullmatch(name):
+                return rule, pattern
         return None
 
     def match_flag(self, name: str) -> tuple[Rule, str] | None:

@@ -38,7 +38,8 @@ class FileContext:
     instances: dict[str, str] = field(default_factory=dict)
     self_instances: dict[str, str] = field(default_factory=dict)
     # candidates read by build_context, kept or dropped by adopt_local_refs: (name, qualified name, kind), kind
-    # "alias" (`c = torch.cuda` inside a function), "instance" or "self_instance"
+    # "alias" (`c = torch.cuda` inside a function), "self_alias" (`self.mod = torch.cuda`), "instance" or
+    # "self_instance"
     local_refs: list[tuple[str, str, str]] = field(default_factory=list)
 
     def bind(self, local: str, qual: str) -> None:
@@ -173,12 +174,20 @@ def build_context(tree: ast.Module) -> FileContext:
                     and stmt.value.id in ctx.aliases:
                 ctx.self_attrs.setdefault(targets[0].attr, ctx.aliases[stmt.value.id])
                 continue
+            if round_ == 0 and len(targets) == 1 and isinstance(targets[0], ast.Attribute) \
+                    and isinstance(targets[0].value, ast.Name) and targets[0].value.id == "self" \
+                    and isinstance(stmt.value, ast.Attribute):
+                made_of = _dotted(stmt.value)
+                resolved = ctx.resolve(made_of) if made_of is not None else None
+                if resolved is not None:          # `self.device_mod = torch.cuda`: kept if a prefix rule covers it
+                    ctx.local_refs.append((targets[0].attr, resolved, "self_alias"))
+                continue
             if round_ == 0 and len(targets) == 1 and isinstance(stmt.value, ast.Call):
                 made_by = _dotted(stmt.value.func)
                 resolved = ctx.resolve(made_by) if made_by is not None else None
                 if resolved is not None:          # `nvsmi = nvidia_smi.getInstance()`: kept if the package is CUDA-only
                     target = targets[0]
-                    if isinstance(target, ast.Name):
+                    if isinstance(target, ast.Name) and id(stmt) in top_level:   # a local result is a value
                         ctx.local_refs.append((target.id, resolved, "instance"))
                     elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
                             and target.value.id == "self":
@@ -238,19 +247,22 @@ def adopt_local_refs(ctx: FileContext, tree: ast.Module, namespace, cuda_only) -
     - an object made by a package for which `cuda_only(qual)` holds (pynvml, nvidia_smi: NVML has no Ascend twin),
       followed only when something below it is called (`nvsmi.DeviceQuery(...)`), never as a bare name."""
     kept = [(name, qual, kind) for name, qual, kind in ctx.local_refs
-            if (namespace(qual) if kind == "alias" else cuda_only(qual))]
+            if (namespace(qual) if kind in ("alias", "self_alias") else cuda_only(qual))]
     ctx.local_refs = []
     if not kept:
         return
-    bound = _bound_names(tree) if any(kind != "self_instance" for _, _, kind in kept) else {}
+    bound = _bound_names(tree) if any(not kind.startswith("self_") for _, _, kind in kept) else {}
     seen_self: dict[str, int] = {}
     for name, _, kind in kept:
-        if kind == "self_instance":
+        if kind.startswith("self_"):
             seen_self[name] = seen_self.get(name, 0) + 1
     for name, qual, kind in kept:
-        if kind == "self_instance":
+        if kind.startswith("self_"):
             if seen_self[name] == 1 and name not in ctx.self_attrs:
-                ctx.self_instances[name] = qual
+                if kind == "self_alias":
+                    ctx.self_attrs[name] = qual
+                else:
+                    ctx.self_instances[name] = qual
         elif bound.get(name) == 1 and name not in ctx.aliases:
             if kind == "alias":
                 ctx.aliases[name] = qual

@@ -499,7 +499,7 @@ class MatchVisitor(cst.CSTVisitor):
         qual = self._qual(func, call=True)
         if qual is not None and self._match_reference(func, qual, node):
             pass                      # a resolved chain holds no other code to visit
-        elif self.c.callnames and self._match_callname(func, node):
+        elif (self.c.callnames or self.c.callname_globs) and self._match_callname(func, node):
             if isinstance(func, cst.Attribute):
                 func.value.visit(self)
         elif isinstance(func, cst.Attribute) and func.attr.value in self.c.methods:
@@ -548,6 +548,11 @@ class MatchVisitor(cst.CSTVisitor):
         for rule in self.c.callnames.get(last, ()):
             if self._when_ok(rule, call):
                 self._hit(rule, func, last, end_node=call)
+                fired = True
+        if not fired and self.c.callname_globs and last not in self.c.methods:
+            m = self.c.match_callname_glob(last)      # `get_nccl_options(...)`: a helper named for NCCL
+            if m is not None and self._when_ok(m[0], call):
+                self._hit(m[0], func, last, value=m[1], end_node=call)
                 fired = True
         return fired
 
