@@ -189,3 +189,19 @@ def test_module_kept_on_self_is_followed():
         ''')
     assert codes(found, 6) == ["NPU002"]
     assert codes(found, 9) == ["NPU002"]
+
+
+def test_objects_from_one_cuda_name_of_a_portable_package_are_not_followed():
+    found = audit('''\
+        import faiss
+
+
+        class Retriever:
+            def __init__(self, index):
+                self.index = faiss.index_cpu_to_all_gpus(index)
+
+            def search(self, q):
+                return self.index.search(q, k=10)
+        ''')
+    assert codes(found, 6) == ["NPU412"]
+    assert 9 not in found          # a faiss index: searching it is the same call on the CPU index

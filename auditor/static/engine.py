@@ -444,9 +444,10 @@ class StaticEngine:
         return result
 
     def _cuda_only_package(self, qual: str) -> bool:
-        """A name from a package a third-party rule reports as a whole (pynvml, GPUtil, cuda-python)."""
+        """A name from a package a third-party rule reports as a whole (`pynvml.*`, `GPUtil.*`, `cuda.*`), not one
+        CUDA name of a package that also runs without CUDA (faiss.index_cpu_to_gpu: its index is a faiss index)."""
         m = self.compiled.match_qualname(qual)
-        return m is not None and m.rule.category == "third_party"
+        return m is not None and m.rule.category == "third_party" and m.pattern in self.compiled.namespaces
 
     def _file_triggers(self, ctx: FileContext) -> set[str]:
         """Trigger words plus, through this file's aliases, the words of qualified-name rules: the local
