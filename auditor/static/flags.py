@@ -102,7 +102,7 @@ def _definitions(tree: ast.Module, by_line: dict[int, list[Finding]]):
             last = node.value.end_lineno or node.value.lineno
             tools = [f for line in range(node.value.lineno, last + 1) for f in by_line.get(line, ())
                      if f.name in _TOOL_RULES] if key is not None and not key.startswith("self.") else []
-            if tools:
+            if tools and key is not None:
                 commands[(id(scope), key)] = (scope, node.lineno, tools)
             elif key is not None and any(line in by_line for line in range(node.value.lineno, last + 1)) \
                     and _is_flag_value(node.value):
