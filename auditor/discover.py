@@ -19,6 +19,8 @@ DEFAULT_EXCLUDE = (
     "__pypackages__", "_build", "buck-out", "build", "dist", "node_modules", "site-packages", "venv",
     ".npu-audit-cache",
 )
+# build output folders, unless they are a Python package (`mmengine/dist/`, a project's own `build/` package)
+_OUTPUT_FOLDERS = frozenset({"build", "dist"})
 SOURCE_SUFFIXES = (".py", ".pyw")
 KERNEL_SUFFIXES = (".cu", ".cuh")
 
@@ -165,7 +167,7 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = (), include_kernels: 
     root = display_base(paths)
     found = Discovered(root=root)
     gitignores = _GitIgnores(respect_gitignore)
-    excluded = _exclusion_matcher(DEFAULT_EXCLUDE + tuple(exclude))
+    excluded = _exclusion_matcher(tuple(p for p in DEFAULT_EXCLUDE if p not in _OUTPUT_FOLDERS) + tuple(exclude))
     suffixes = SOURCE_SUFFIXES + (KERNEL_SUFFIXES if include_kernels else ())
     seen: set[Path] = set()
 
@@ -216,6 +218,8 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = (), include_kernels: 
                 if (is_dir or entry.name.endswith(suffixes)) and gitignores.ignored(path, is_dir, ignore_folders):
                     continue
                 if is_dir:
+                    if entry.name in _OUTPUT_FOLDERS and not (path / "__init__.py").is_file():
+                        continue
                     subdirs.append((path, ignore_folders))
                 elif entry.name.endswith(suffixes) or (include_kernels and project_kind(entry.name)):
                     try:

@@ -158,13 +158,15 @@ def test_dynamic_modes_without_torch_are_a_clear_usage_error(project, capsys, mo
 
 
 def test_excludes_default_config_and_flag(project, capsys):
-    for folder in ("venv/lib", "third_party/nccl", "legacy", "src/build"):
+    for folder in ("venv/lib", "third_party/nccl", "legacy", "src/build", "pkg/dist"):
         (project / folder).mkdir(parents=True)
         (project / folder / "m.py").write_text("x = y.cuda()\n")
+    (project / "pkg" / "dist" / "__init__.py").write_text("")    # a package named dist, not build output
     (project / "pyproject.toml").write_text('[tool.npu-audit]\nexclude = ["third_party/*"]\n')
     _, doc = as_json(capsys, str(project), "--exclude", "legacy/")
     paths = {f["path"] for f in doc["findings"]}
-    assert paths == {"train.py", "tests/test_x.py"}    # venv/ and build/ by default, the rest as asked
+    # venv/ and build/ by default, the rest as asked
+    assert paths == {"train.py", "tests/test_x.py", "pkg/dist/m.py"}
 
 
 def test_inline_suppression_applies_to_trace_findings(tmp_path, capsys):

@@ -69,6 +69,11 @@ class CompiledRules:
     # `callname: [is_flash_attn_2_available]`: a call whose callee's last name is this, wherever it was
     # defined or imported from (feature-detection helpers live in every project); all its rules report
     callnames: dict[str, list[Rule]] = field(default_factory=dict)
+    # `callname: ["*_nccl*", "*Nccl*", "!*hccl*"]`: globs over the callee's last name (case-sensitive, so `*Nccl*`
+    # is not `AsyncClient`; `*` = word characters), tried when no exact callname matched; a name a `!` glob matches
+    # is left alone. Their cores join flag_re (a case-insensitive prefilter).
+    callname_globs: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
+    callname_not: list[re.Pattern[str]] = field(default_factory=list)
     # `flagname: ["*flash_attn*available*"]`: a feature flag read by a test (`if _FLASH_ATTN_AVAILABLE:`), matched by
     # its name case-insensitively wherever it was defined or imported from; flag_re finds the lines that may hold one
     flagnames: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
@@ -88,6 +93,7 @@ class CompiledRules:
     # qualified-name prefix -> words a reference below it must contain (see _index_qualnames)
     below: dict[str, frozenset[str]] = field(default_factory=dict)
     trigger_prefix_re: re.Pattern[str] | None = None
+    namespaces: set[str] = field(default_factory=set)      # names a prefix rule covers ('torch.cuda.*' -> torch.cuda)
     env_in_text_re: re.Pattern[str] | None = None
 
     @classmethod
@@ -118,12 +124,18 @@ class CompiledRules:
                             (c.excluded_below if v.endswith(".*") else c.excluded).add(base[1:])
                             continue
                         c.exact.setdefault(base, []).append(rule)
+                        if v.endswith(".*"):
+                            c.namespaces.add(base)
                     elif kind == "method":
                         c.methods.setdefault(v, []).append(rule)
                         words.add(v)
                     elif kind == "attribute":
                         c.attributes.setdefault(v, []).append(rule)
                         words.add(v)
+                    elif kind == "callname" and v.startswith("!"):
+                        c.callname_not.append(re.compile(_glob_word(v[1:])))
+                    elif kind == "callname" and "*" in v:
+                        c.callname_globs.append((re.compile(_glob_word(v)), v, rule))
                     elif kind == "callname":
                         c.callnames.setdefault(v, []).append(rule)
                         words.add(v)
@@ -166,9 +178,10 @@ class CompiledRules:
         globs = [p for p, _, _ in c.module_globs + c.stacked_globs]
         if globs:
             c.module_glob_re = re.compile(r"\b(?:" + "|".join(g.pattern[:-2] for g in globs) + r")\b")
-        if c.flagnames or c.keywords:
+        if c.flagnames or c.keywords or c.callname_globs:
             # a prefilter (a line it finds is parsed, the visitor decides): the globs' cores, no leading `\w*`
-            cores = sorted({_glob_word(v.strip("*")) for _, v, _ in c.flagnames + c.keywords}, key=len, reverse=True)
+            cores = sorted({_glob_word(v.strip("*")) for _, v, _ in c.flagnames + c.keywords + c.callname_globs},
+                           key=len, reverse=True)
             c.flag_re = re.compile("|".join(cores).lower())     # searched in the lowercased text
         env_names = sorted(c.env_exact, key=len, reverse=True)
         env_alts = [re.escape(n) for n in env_names] + [re.escape(p) + r"[A-Z0-9_]+" for p, _ in c.env_prefixes]
@@ -217,6 +230,10 @@ class CompiledRules:
                     m = self._match_glob(qualname, self.module_globs)
                 return m
             name = name[:cut]
+
+    def is_namespace(self, qualname: str) -> bool:
+        """A module a prefix rule covers as a whole (torch.cuda, torch.backends.cudnn, pynvml), not a value in it."""
+        return qualname in self.namespaces
 
     def knows(self, qualname: str) -> bool:
         """Whether some rule reports this name (the most specific one, or a stacked one)."""
@@ -295,6 +312,14 @@ class CompiledRules:
     def match_keyword(self, name: str) -> tuple[Rule, str] | None:
         for regex, pattern, rule in self.keywords:
             if regex.match(name):
+                return rule, pattern
+        return None
+
+    def match_callname_glob(self, name: str) -> tuple[Rule, str] | None:
+        if any(rx.fullmatch(name) for rx in self.callname_not):
+            return None
+        for regex, pattern, rule in self.callname_globs:
+            if regex.fullmatch(name):
                 return rule, pattern
         return None
 

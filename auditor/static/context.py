@@ -33,20 +33,34 @@ class FileContext:
     # `self.rms_norm_fn = rms_norm_fn` (an imported function kept on the instance): attribute -> qualified name
     self_attrs: dict[str, str] = field(default_factory=dict)
 
+    # objects a CUDA-only package hands out, kept in a name or on self (`self.nvsmi = nvidia_smi.getInstance()`):
+    # a use below them (`self.nvsmi.DeviceQuery(...)`) is a use of the package; see adopt_local_refs
+    instances: dict[str, str] = field(default_factory=dict)
+    self_instances: dict[str, str] = field(default_factory=dict)
+    # candidates read by build_context, kept or dropped by adopt_local_refs: (name, qualified name, kind), kind
+    # "alias" (`c = torch.cuda` inside a function), "self_alias" (`self.mod = torch.cuda`), "instance" or
+    # "self_instance"
+    local_refs: list[tuple[str, str, str]] = field(default_factory=list)
+
     def bind(self, local: str, qual: str) -> None:
         """The first import of a name wins for resolution: in try/except and if/else imports the first
         branch is the library being used; the others are kept for the prefilter."""
         self.aliases.setdefault(local, qual)
         self.bindings.setdefault(local, []).append(qual)
 
-    def resolve_all(self, dotted: str) -> list[str]:
+    def resolve_all(self, dotted: str, call: bool = False) -> list[str]:
         """Every qualified name `dotted` may stand for, first import first (`te` imported from two libraries
-        in the branches of an if/else)."""
+        in the branches of an if/else). Objects of a CUDA-only package (`instances`) only as the callee of a
+        call (`nvsmi.DeviceQuery(...)`), not when a field of a result is read (`util.gpu`)."""
         head, _, rest = dotted.partition(".")
         if head == "self" and rest:
             attr, _, below = rest.partition(".")
             if attr in self.self_attrs:
                 return [f"{self.self_attrs[attr]}.{below}" if below else self.self_attrs[attr]]
+            if call and below and attr in self.self_instances:
+                return [f"{self.self_instances[attr]}.{below}"]
+        if call and rest and head in self.instances and head not in self.aliases:
+            return [f"{self.instances[head]}.{rest}"]
         targets = self.bindings.get(head) or ([self.aliases[head]] if head in self.aliases else [])
         return [f"{t}.{rest}" if rest else t for t in dict.fromkeys(targets)]
 
@@ -160,6 +174,25 @@ def build_context(tree: ast.Module) -> FileContext:
                     and stmt.value.id in ctx.aliases:
                 ctx.self_attrs.setdefault(targets[0].attr, ctx.aliases[stmt.value.id])
                 continue
+            if round_ == 0 and len(targets) == 1 and isinstance(targets[0], ast.Attribute) \
+                    and isinstance(targets[0].value, ast.Name) and targets[0].value.id == "self" \
+                    and isinstance(stmt.value, ast.Attribute):
+                made_of = _dotted(stmt.value)
+                resolved = ctx.resolve(made_of) if made_of is not None else None
+                if resolved is not None:          # `self.device_mod = torch.cuda`: kept if a prefix rule covers it
+                    ctx.local_refs.append((targets[0].attr, resolved, "self_alias"))
+                continue
+            if round_ == 0 and len(targets) == 1 and isinstance(stmt.value, ast.Call):
+                made_by = _dotted(stmt.value.func)
+                resolved = ctx.resolve(made_by) if made_by is not None else None
+                if resolved is not None:          # `nvsmi = nvidia_smi.getInstance()`: kept if the package is CUDA-only
+                    target = targets[0]
+                    if isinstance(target, ast.Name) and id(stmt) in top_level:   # a local result is a value
+                        ctx.local_refs.append((target.id, resolved, "instance"))
+                    elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                            and target.value.id == "self":
+                        ctx.local_refs.append((target.attr, resolved, "self_instance"))
+                continue
             if len(targets) != 1 or not isinstance(targets[0], ast.Name):
                 continue
             name = targets[0].id
@@ -172,6 +205,8 @@ def build_context(tree: ast.Module) -> FileContext:
                 # only module-level `amp = torch.cuda.amp`: a local `dtype = torch.bfloat16` is a value, not an alias
                 if resolved is not None and name not in ctx.aliases and id(stmt) in top_level:
                     ctx.aliases[name] = resolved      # `amp = torch.cuda.amp`
+                elif resolved is not None and round_ == 0 and name not in ctx.aliases:
+                    ctx.local_refs.append((name, resolved, "alias"))     # `cuda = torch.cuda` in a function
                 continue
             folded = fold_ast(value, ctx.constants)
             if folded is not None:
@@ -188,3 +223,48 @@ def build_context(tree: ast.Module) -> FileContext:
         if quals:
             ctx.decorated[func.name] = quals
     return ctx
+
+
+def _bound_names(tree: ast.Module) -> dict[str, int]:
+    """How many times each name is bound in the file (assignments, loop and with targets, parameters, imports)."""
+    count: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            count[node.id] = count.get(node.id, 0) + 1
+        elif isinstance(node, ast.arg):
+            count[node.arg] = count.get(node.arg, 0) + 1
+        elif isinstance(node, ast.alias):
+            local = node.asname or node.name.split(".", 1)[0]
+            count[local] = count.get(local, 0) + 1
+    return count
+
+
+def adopt_local_refs(ctx: FileContext, tree: ast.Module, namespace, cuda_only) -> None:
+    """Keep the local references build_context collected whose target a rule reports, each only when its name is
+    bound once in the file (so the name means the same thing wherever it is read):
+    - `cuda = torch.cuda` inside a function, when `namespace(qual)` (a module a prefix rule covers: `cuda.synchronize()`
+      is torch.cuda.synchronize; a local `dtype = torch.bfloat16` is a value and stays one);
+    - an object made by a package for which `cuda_only(qual)` holds (pynvml, nvidia_smi: NVML has no Ascend twin),
+      followed only when something below it is called (`nvsmi.DeviceQuery(...)`), never as a bare name."""
+    kept = [(name, qual, kind) for name, qual, kind in ctx.local_refs
+            if (namespace(qual) if kind in ("alias", "self_alias") else cuda_only(qual))]
+    ctx.local_refs = []
+    if not kept:
+        return
+    bound = _bound_names(tree) if any(not kind.startswith("self_") for _, _, kind in kept) else {}
+    seen_self: dict[str, int] = {}
+    for name, _, kind in kept:
+        if kind.startswith("self_"):
+            seen_self[name] = seen_self.get(name, 0) + 1
+    for name, qual, kind in kept:
+        if kind.startswith("self_"):
+            if seen_self[name] == 1 and name not in ctx.self_attrs:
+                if kind == "self_alias":
+                    ctx.self_attrs[name] = qual
+                else:
+                    ctx.self_instances[name] = qual
+        elif bound.get(name) == 1 and name not in ctx.aliases:
+            if kind == "alias":
+                ctx.aliases[name] = qual
+            else:
+                ctx.instances[name] = qual

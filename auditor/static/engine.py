@@ -27,7 +27,7 @@ from auditor.rules import Rule, SymbolDetail
 from auditor.static.backends import (apply_context, build_backend_context, imports_transfer_to_npu,
                                      under_transfer_to_npu, variable_with_npu)
 from auditor.static.compiled import WORD_RE, CompiledRules
-from auditor.static.context import _WHOLE_FILE, HOLE, FileContext, build_context
+from auditor.static.context import _WHOLE_FILE, HOLE, FileContext, adopt_local_refs, build_context
 from auditor.static import largefile
 from auditor.static.flags import derived_flag_findings
 from auditor.static.visitor import MatchVisitor, RawHit
@@ -371,6 +371,8 @@ class StaticEngine:
                 and not flag_hits and not (c.module_glob_re and c.module_glob_re.search(text)):
             return result
         ctx = build_context(tree)
+        if ctx.local_refs:
+            adopt_local_refs(ctx, tree, c.is_namespace, self._cuda_only_package)
         triggers = self._file_triggers(ctx)
         lines = text.splitlines(keepends=True)
         relevant = self._relevant_lines(lines, text, triggers, _line_numbers(text, flag_hits))
@@ -458,6 +460,12 @@ class StaticEngine:
         result.findings.sort(key=Finding.sort_key)
         return result
 
+    def _cuda_only_package(self, qual: str) -> bool:
+        """A name from a package a third-party rule reports as a whole (`pynvml.*`, `GPUtil.*`, `cuda.*`), not one
+        CUDA name of a package that also runs without CUDA (faiss.index_cpu_to_gpu: its index is a faiss index)."""
+        m = self.compiled.match_qualname(qual)
+        return m is not None and m.rule.category == "third_party" and m.pattern in self.compiled.namespaces
+
     def _file_triggers(self, ctx: FileContext) -> set[str]:
         """Trigger words plus, through this file's aliases, the words of qualified-name rules: the local
         name when it stands for something a rule matches (`tc` for torch.cuda), else the words a chain
@@ -475,6 +483,7 @@ class StaticEngine:
         for attr, qual in ctx.self_attrs.items():    # `self.rms_norm_fn(...)` after `self.rms_norm_fn = rms_norm_fn`
             if c.knows(qual):
                 triggers.add(attr)
+        triggers.update(ctx.instances, ctx.self_instances)   # `self.nvsmi.DeviceQuery(...)` (adopt_local_refs)
         for local, decorators in ctx.decorated.items():
             if c.match_launch(decorators) is not None:
                 triggers.add(local)   # `kernel[grid](...)` lines name no rule word

@@ -66,9 +66,26 @@ def derived_flag_findings(tree: ast.Module, findings: list[Finding]) -> list[Fin
     by_line: dict[int, list[Finding]] = {}
     for f in findings:
         by_line.setdefault(f.line, []).append(f)
+    flags, commands = _definitions(tree, by_line)
+    out = _flag_copies(flags, findings)
+    if commands:
+        out += _command_copies(commands, findings + out)
+    return out
+
+
+# Calls that run a command line: a path or name held in a variable runs where it is passed to one of these
+_RUNS_COMMAND = re.compile(r"^(?:subprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|"
+                           r"os\.(?:system|popen|exec\w*|spawn\w*)|asyncio\.create_subprocess_(?:exec|shell))$")
+_TOOL_RULES = frozenset({"nvidia-cli-tool"})
+
+
+def _definitions(tree: ast.Module, by_line: dict[int, list[Finding]]):
+    """Flags (see the module docstring) and command variables (`smi = shutil.which("nvidia-smi")`) defined from a
+    line with a finding, keyed by (scope, name)."""
     # (scope, flag name) -> (scope, definition line, findings on the definition's value); a `self.x` flag's scope
     # is its class, a local's its function, a module-level name's the whole file. One walk, cheap per node.
     flags: dict[tuple[int, str], tuple[ast.AST, int, list[Finding]]] = {}
+    commands: dict[tuple[int, str], tuple[ast.AST, int, list[Finding]]] = {}
     stack: list[tuple[ast.AST, ast.AST, ast.AST | None]] = [(child, tree, None) for child in tree.body]
     while stack:
         node, scope, cls = stack.pop()
@@ -83,7 +100,11 @@ def derived_flag_findings(tree: ast.Module, findings: list[Finding]) -> list[Fin
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             key = _target_key(targets[0]) if len(targets) == 1 else None
             last = node.value.end_lineno or node.value.lineno
-            if key is not None and any(line in by_line for line in range(node.value.lineno, last + 1)) \
+            tools = [f for line in range(node.value.lineno, last + 1) for f in by_line.get(line, ())
+                     if f.name in _TOOL_RULES] if key is not None and not key.startswith("self.") else []
+            if tools and key is not None:
+                commands[(id(scope), key)] = (scope, node.lineno, tools)
+            elif key is not None and any(line in by_line for line in range(node.value.lineno, last + 1)) \
                     and _is_flag_value(node.value):
                 defs = [f for line in range(node.value.lineno, last + 1) for f in by_line.get(line, ())
                         # `self.enabled = dtype == torch.bfloat16 and ...` reads a dtype; a precision question is a call
@@ -100,6 +121,10 @@ def derived_flag_findings(tree: ast.Module, findings: list[Finding]) -> list[Fin
                         stack.extend((c, scope, cls) for c in child.body)
                     else:
                         stack.append((child, scope, cls))
+    return flags, commands
+
+
+def _flag_copies(flags, findings: list[Finding]) -> list[Finding]:
     if not flags:
         return []
     out: list[Finding] = []
@@ -118,4 +143,55 @@ def derived_flag_findings(tree: ast.Module, findings: list[Finding]) -> list[Fin
                         col=node.col_offset + 1, end_line=node.end_lineno or node.lineno,
                         end_col=(node.end_col_offset or node.col_offset) + 1, fix="none", data={},
                         message=f"{d.message} (flag `{key}` set on line {def_line})"))
+    return out
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _scope_nodes(scope: ast.AST):
+    """The nodes of a scope, not those of nested functions or classes."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _command_copies(commands, findings: list[Finding]) -> list[Finding]:
+    """`smi = shutil.which("nvidia-smi")` ... `subprocess.run(\n[smi, "--query-gpu=..."], ...)`: the NVIDIA tool runs
+    at the call, which gets the definition's finding on its first line (no fix: the change is the command)."""
+    out: list[Finding] = []
+    seen = {(f.line, f.category) for f in findings}
+    for (_, key), (where, def_line, defs) in commands.items():
+        nodes = list(_scope_nodes(where))
+        if sum(isinstance(n, ast.Name) and n.id == key and not isinstance(n.ctx, ast.Load) for n in nodes) != 1:
+            continue        # `nvcc = osp.join(...)` then `nvcc = check_output(...)`: a reused name, not followed
+        for node in nodes:
+            if not isinstance(node, ast.Call) or node.lineno <= def_line:
+                continue
+            name = _dotted(node.func)
+            if name is None or not _RUNS_COMMAND.match(name):
+                continue
+            if not any(isinstance(n, ast.Name) and n.id == key for arg in [*node.args, *node.keywords]
+                       for n in ast.walk(arg)):
+                continue
+            for d in defs:
+                if (node.lineno, d.category) in seen:
+                    continue
+                seen.add((node.lineno, d.category))
+                out.append(replace(
+                    d, line=node.lineno, col=node.col_offset + 1, end_line=node.end_lineno or node.lineno,
+                    end_col=(node.end_col_offset or node.col_offset) + 1, fix="none", data={},
+                    message=f"{d.message} (command `{key}` set on line {def_line})"))
     return out

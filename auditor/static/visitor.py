@@ -88,14 +88,14 @@ class MatchVisitor(cst.CSTVisitor):
             return      # `attn_implementation == "flash_attention_2"` reads a choice made elsewhere
         self.hits.append(RawHit(rule, node, symbol, **kw))
 
-    def _qual(self, node: cst.CSTNode) -> str | None:
+    def _qual(self, node: cst.CSTNode, call: bool = False) -> str | None:
         d = dotted(node)
-        return self._resolve(d) if d is not None else None
+        return self._resolve(d, call) if d is not None else None
 
-    def _resolve(self, d: str) -> str | None:
+    def _resolve(self, d: str, call: bool = False) -> str | None:
         """The qualified name of a dotted chain; when its head was imported from several libraries (the
         branches of an if/else or try/except), the first one a rule knows: that branch may run."""
-        quals = self.ctx.resolve_all(d)
+        quals = self.ctx.resolve_all(d, call)
         if len(quals) > 1:
             for q in quals:
                 if self.c.match_qualname(q) is not None:
@@ -570,13 +570,15 @@ class MatchVisitor(cst.CSTVisitor):
             self._not_property.add(id(func.attr))    # `current_platform.is_cuda()`: a method, not the property
         if isinstance(func, cst.Name) and func.value in _NAME_ARG_FUNCS and len(node.args) >= 2:
             self._handled.add(id(node.args[1].value))   # `hasattr(torch, "cuda")` names an attribute
-            if func.value == "hasattr" or (func.value == "getattr" and len(node.args) == 3):
-                # `hasattr(transformer_engine, "pytorch")`, `getattr(torch.cuda, "_is_in_bad_fork", None)`: probes
+            if func.value == "hasattr" or (func.value == "getattr" and len(node.args) == 3
+                                           and not self._third_party_object(node.args[0].value)):
+                # `hasattr(transformer_engine, "pytorch")`, `getattr(torch.cuda, "_is_in_bad_fork", None)`: probes;
+                # `getattr(self.pynvml, "NVML_TEMPERATURE_GPU", -1)` reads a constant of a CUDA-only package in hand
                 self._handled.add(id(node.args[0].value))
-        qual = self._qual(func)
+        qual = self._qual(func, call=True)
         if qual is not None and self._match_reference(func, qual, node):
             pass                      # a resolved chain holds no other code to visit
-        elif self.c.callnames and self._match_callname(func, node):
+        elif (self.c.callnames or self.c.callname_globs) and self._match_callname(func, node):
             if isinstance(func, cst.Attribute):
                 func.value.visit(self)
         elif isinstance(func, cst.Attribute) and func.attr.value in self.c.methods:
@@ -614,6 +616,12 @@ class MatchVisitor(cst.CSTVisitor):
                 self._in_message -= 1
         return False
 
+    def _third_party_object(self, node: cst.CSTNode) -> bool:
+        """A CUDA-only third-party package or an object from one (pynvml, nvidia_smi): using it is the finding."""
+        qual = self._qual(node)
+        m = self.c.match_qualname(qual) if qual is not None else None
+        return m is not None and m.rule.category == "third_party"
+
     def _match_callname(self, func: cst.CSTNode, call: cst.Call) -> bool:
         """`is_flash_attn_2_available()`, `utils.has_cuda_capability(9, 0)`: every rule for the callee's
         last name whose condition holds reports (one line may answer a device and a precision question)."""
@@ -626,6 +634,11 @@ class MatchVisitor(cst.CSTVisitor):
         for rule in self.c.callnames.get(last, ()):
             if self._when_ok(rule, call):
                 self._hit(rule, func, last, end_node=call)
+                fired = True
+        if not fired and self.c.callname_globs and last not in self.c.methods:
+            m = self.c.match_callname_glob(last)      # `get_nccl_options(...)`: a helper named for NCCL
+            if m is not None and self._when_ok(m[0], call):
+                self._hit(m[0], func, last, value=m[1], end_node=call)
                 fired = True
         return fired
 
