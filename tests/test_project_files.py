@@ -496,3 +496,94 @@ def test_compose_and_kubernetes_gpu_requests_and_find_links_pages_of_cuda_builds
     assert codes("k8s/job.yaml", "spec:\n  containers:\n    - resources:\n        limits:\n          nvidia.com/gpu: 8\n") \
         == ["NPU017"]
     assert codes("requirements.txt", "-f https://data.pyg.org/whl/torch-2.1.0+cu121.html\ntorch-scatter\n") == ["NPU018"]
+
+
+def test_slurm_partitions_gpu_counts_cuda_modules_and_count_variables():
+    found = audit("recipes/launch.slurm", """\
+        #!/bin/bash
+        #SBATCH --partition=hopper-prod  # Adjust this for your cluster
+        #SBATCH -p gpu
+        #SBATCH --gpus=8
+        #SBATCH --cpus-per-task=96
+        # SBATCH --partition=a100 is set by the wrapper
+        set -x -e
+        module load cuda/12.4
+        module load gcc/11.2 cudnn/8.9.2
+        GPUS_PER_NODE=8
+        PARTITION=gpu-large
+        srun -p $PARTITION --ntasks=8 python train.py
+        srun -p dgx-a100 -G 8 python train.py
+        echo "module load cuda/12.4 on the GPU nodes"
+        """)
+    assert {(c, ln, col, s) for c, ln, col, s in found} == {
+        ("NPU028", 2, 9, "--partition hopper-prod"), ("NPU028", 3, 9, "-p gpu"), ("NPU028", 4, 9, "--gpus 8"),
+        ("NPU029", 8, 13, "module load cuda/12.4"), ("NPU029", 9, 22, "module load cudnn/8.9.2"),
+        ("NPU028", 11, 1, "PARTITION=gpu-large"), ("NPU028", 13, 6, "-p dgx-a100"), ("NPU028", 13, 18, "-G 8")}
+    assert codes("job.sh", "#SBATCH --partition=cpu\nmodule load gcc openmpi\nmodule purge\nml python/3.11\n") == []
+    assert codes("job.sh", "ml CUDA/12.1.1\nspack load cuda@12.1\n") == ["NPU029", "NPU029"]
+
+
+def test_inference_engines_started_from_scripts_and_nested_bash_c():
+    found = audit("serve.slurm", """\
+        srun --nodes=1 --ntasks=1 --nodelist=$VLLM_NODE trl vllm-serve --model $MODEL --tensor_parallel_size $TP &
+        srun --nodes=2 --ntasks=2 \\
+            bash -c "python -m sglang.launch_server \\
+                --model-path '$MODEL_PATH' \\
+                --tp 16" &
+        CUDA_VISIBLE_DEVICES=4,5 python -m vllm.entrypoints.openai.api_server --model=meta-llama/Meta-Llama-3-8B-Instruct
+        lighteval vllm "$MODEL_ARGS" $TASKS --use-chat-template
+        lm_eval --model vllm --model_args pretrained=$M,tensor_parallel_size=2,dtype=auto
+        vllm serve Qwen/Qwen2.5-7B-Instruct --port 8000
+        """)
+    launches = [(ln, col, s) for c, ln, col, s in found if c == "NPU447"]
+    assert launches == [(1, 49, "trl vllm-serve"), (3, 14, "python -m sglang.launch_server"),
+                        (6, 26, "python -m vllm.entrypoints.openai.api_server"), (7, 1, "lighteval vllm"),
+                        (8, 9, "lm_eval --model=vllm"), (9, 1, "vllm serve")]
+    assert codes("eval.sh", """\
+        # vllm serve $MODEL is started on the inference node
+        echo "run: python -m sglang.launch_server --model-path X"
+        lighteval accelerate "$MODEL_ARGS" "$TASKS"
+        python -m pip install vllm-ascend
+        bash -c "python -m torch.distributed.run --nproc_per_node 8 train.py"
+        """) == []
+
+
+def test_key_value_lists_loop_values_comparisons_and_uv_groups():
+    found = audit("evaluate.slurm", """\
+        MODEL_ARGS="model_name=$MODEL_ID,revision=main,dtype=bfloat16,tensor_parallel_size=$NUM_GPUS"
+        lm_eval --model hf --model_args pretrained=EleutherAI/pythia-160m,dtype=bfloat16 --batch_size 8
+        for PRECISION in fp8 bf16; do python bench.py --precision $PRECISION; done
+        if [[ "$DEVICE" == "cuda" ]]; then echo "GPU run"; fi
+        if [ "$INSTALL_FLASHATTN" == "true" ]; then echo "flash"; fi
+        uv run --frozen --no-default-groups --group dev --group cuda${CUDA_VERSION} python -m open_instruct.train
+        uv sync --extra cu128
+        uv sync --extra cpu --group dev
+        pip install -e ".[extras]" --extra-index-url https://pypi.nvidia.com
+        """)
+    assert {(c, ln, col, s) for c, ln, col, s in found} == {
+        ("NPU212", 1, 48, "dtype=bfloat16"), ("NPU212", 2, 67, "dtype=bfloat16"), ("NPU212", 3, 22, "PRECISION=bf16"),
+        ("NPU019", 4, 20, "DEVICE == cuda"), ("NPU025", 6, 49, "--group cuda${CUDA_VERSION}"),
+        ("NPU025", 7, 9, "--extra cu128"), ("NPU026", 9, 46, "index:https://pypi.nvidia.com")}
+
+
+def test_config_keys_any_case_gpu_counts_and_devcontainer_run_args():
+    assert codes("linear_probing.yaml", "MODEL:\n  DEVICE: cuda\n  USE_FLASH_ATTN: True\n") == ["NPU019", "NPU363"]
+    assert codes("mcli/run.yaml", "compute:\n  gpus: 8  # Number of GPUs to use\n  cluster: r1z1\n") == ["NPU028"]
+    assert codes("mcli/run.yaml", "compute:\n  num_nodes: 2\n  gpus_note: eight\n") == []
+    found = audit(".devcontainer/devcontainer.json", """\
+        {
+            // a JSON-with-comments file, as VS Code writes it
+            "name": "llava",
+            "hostRequirements": {"gpu": "optional"},
+            "runArgs": [
+                "--gpus",
+                "all",
+                // "--ipc",
+                "--ulimit",
+                "memlock=-1",
+            ],
+        }
+        """)
+    assert [(c, ln, col, s) for c, ln, col, s in found] == [
+        ("NPU028", 4, 34, "hostRequirements.gpu: optional"), ("NPU017", 6, 10, "docker --gpus=all")]
+    assert codes(".devcontainer/devcontainer.json", '{"runArgs": ["--ipc", "host"], /* no GPU */ "name": "x"}') == []

@@ -70,6 +70,8 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     if text is None:
         return FileResult(rel, error=error)
     is_json = rel.lower().endswith(".json")
+    if rel.lower().endswith("devcontainer.json"):
+        text = _jsonc_to_json(text)       # devcontainer.json is JSON with comments and trailing commas
     if is_json:
         try:
             json.loads(text)
@@ -93,6 +95,8 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                                                  or _INSTALL_COMMAND_RE.search(value.value)):
                 _copy_lines(col.lines, shell_lines, key, value)
                 continue
+            if path.lower().endswith("runargs"):
+                continue                                 # devcontainer `runArgs`: docker options, read below
             if path.endswith(".options") and (".container." in f".{path}" or ".services." in f".{path}"):
                 _docker_options(col, m, value)           # GitHub Actions `container: options: --gpus all`
                 continue
@@ -113,6 +117,8 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                 col.add(rule, f"{path}: {raw}", line, start, start + len(raw), value=raw, severity=severity,
                         edit=lambda new, l=line, s=start, v=raw: {"line": l, "col": s, "end_col": s + len(v),
                                                                   "text": _replaced(v, new)})
+    for root in roots:
+        _run_args(col, m, root)
     if any(shell_lines):
         # CI expressions (`${{ matrix.cuda-version }}`) are not shell: same-length placeholders keep the columns
         scan_shell(col, _CI_EXPR_RE.sub(lambda e: "_" * len(e.group(0)), "\n".join(shell_lines)))
@@ -137,6 +143,61 @@ def _docker_options(col: Collector, m, value) -> None:
         at = text.find(w)
         c = at + 1 if at >= 0 else value.start_mark.column + 1
         col.add(rule, "docker " + option, line, c, c + len(w))
+
+
+def _run_args(col: Collector, m, node) -> None:
+    """A devcontainer's `runArgs: ["--gpus", "all"]` is a `docker run` argument list: `--gpus` needs NVIDIA's
+    container runtime."""
+    if not isinstance(node, yaml.MappingNode):
+        return
+    for key, value in node.value:
+        if isinstance(key, yaml.ScalarNode) and str(key.value) == "runArgs" and isinstance(value, yaml.SequenceNode):
+            items = [v for v in value.value if isinstance(v, yaml.ScalarNode)]
+            for i, item in enumerate(items):
+                w = str(item.value)
+                if not w.startswith("--"):
+                    continue
+                nxt = str(items[i + 1].value) if i + 1 < len(items) else ""
+                option = w if "=" in w or not nxt or nxt.startswith("-") else f"{w}={nxt}"
+                line, c = item.start_mark.line + 1, item.start_mark.column + 2     # past the opening quote
+                col.add(m.match_command("docker " + option), "docker " + option, line, c, c + len(w))
+
+
+def _jsonc_to_json(text: str) -> str:
+    """JSON with comments (`//`, `/* */`) and trailing commas, as VS Code reads it, turned into JSON with every
+    character kept in place: comments and the trailing commas become spaces."""
+    out, i, n = list(text), 0, len(text)
+    last_comma = None
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            last_comma = None
+        elif text.startswith("//", i):
+            while i < n and text[i] != "\n":
+                out[i] = " "
+                i += 1
+            continue
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            for k in range(i, end):
+                if out[k] != "\n":
+                    out[k] = " "
+            i = end
+            continue
+        elif ch == ",":
+            last_comma = i
+        elif ch in "]}":
+            if last_comma is not None:
+                out[last_comma] = " "
+            last_comma = None
+        elif not ch.isspace():
+            last_comma = None
+        i += 1
+    return "".join(out)
 
 
 def _copy_lines(lines: list[str], shell_lines: list[str], key, value) -> None:

@@ -50,7 +50,7 @@ class ProjectMatchers:
                 m.image.append((v.lower(), rule))
             for v in rule.match.get("setting", ()):
                 key, _, value = v.partition("=")
-                m.setting.append((key, value.lower(), rule))
+                m.setting.append((key.lower(), value.lower(), rule))
         return m
 
     def match_requirement(self, symbol: str) -> Rule | None:
@@ -95,6 +95,7 @@ class ProjectMatchers:
         glob matches the whole path or its tail after a dot. `no_X: true` (Megatron's `--no-X` flags) is
         read as `X: false`."""
         low = value.lower()
+        path = path.lower()            # yacs / Hydra configs write `MODEL.DEVICE: cuda`, `USE_FLASH_ATTN: True`
         head, _, last = path.rpartition(".")
         if last.startswith("no_") and low in ("true", "false"):
             path = f"{head}.{last[3:]}" if head else last[3:]
