@@ -561,7 +561,8 @@ def test_key_value_lists_loop_values_comparisons_and_uv_groups():
         pip install -e ".[extras]" --extra-index-url https://pypi.nvidia.com
         """)
     assert {(c, ln, col, s) for c, ln, col, s in found} == {
-        ("NPU212", 1, 48, "dtype=bfloat16"), ("NPU212", 2, 67, "dtype=bfloat16"), ("NPU212", 3, 22, "PRECISION=bf16"),
+        ("NPU212", 1, 48, "dtype=bfloat16"), ("NPU212", 2, 67, "dtype=bfloat16"),
+        ("NPU216", 3, 18, "PRECISION=fp8"), ("NPU212", 3, 22, "PRECISION=bf16"),
         ("NPU019", 4, 20, "DEVICE == cuda"), ("NPU025", 6, 49, "--group cuda${CUDA_VERSION}"),
         ("NPU025", 7, 9, "--extra cu128"), ("NPU026", 9, 46, "index:https://pypi.nvidia.com")}
 
@@ -587,3 +588,42 @@ def test_config_keys_any_case_gpu_counts_and_devcontainer_run_args():
     assert [(c, ln, col, s) for c, ln, col, s in found] == [
         ("NPU028", 4, 34, "hostRequirements.gpu: optional"), ("NPU017", 6, 10, "docker --gpus=all")]
     assert codes(".devcontainer/devcontainer.json", '{"runArgs": ["--ipc", "host"], /* no GPU */ "name": "x"}') == []
+
+
+def test_device_and_dtype_keys_fp8_ci_runners_and_values_holding_images_urls_and_paths():
+    found = audit("configs/tiny/OLMo-20M.yaml", """\
+        model:
+          init_device: cuda
+          model_dtype: bf16
+          flash_attention: false
+        precision: fp8
+        jobs:
+          gpu_tests:
+            runs-on: 4-core-ubuntu-gpu-t4
+            env:
+              PIP_INSTALL_ARGS: '--pre -f https://download.pytorch.org/whl/nightly/cu118/torch_nightly.html'
+        build:
+          - BASE_IMAGE: nvidia/cuda:12.6.3-cudnn-devel-ubuntu22.04
+            TAGS:
+              - mosaicml/pytorch:2.7.0_cu126-python3.12-ubuntu22.04
+          - path: /usr/local/cuda-12.8
+        description: "Weights: https://download.openmmlab.com/mae/vit-base-p16_8xb512-fp16-coslr.pth"
+        """)
+    assert [(c, ln, col) for c, ln, col, _ in found] == [
+        ("NPU019", 2, 16), ("NPU212", 3, 16), ("NPU216", 5, 12), ("NPU028", 8, 14), ("NPU018", 10, 35),
+        ("NPU016", 12, 17), ("NPU016", 14, 9), ("NPU027", 15, 11)]
+    assert codes("cfg.yaml", "model:\n  init_device: cpu\n  model_dtype: fp32\njobs:\n  t:\n    runs-on: ubuntu-latest\n") == []
+
+
+def test_python_here_documents_go_through_the_python_pass():
+    found = audit("check_env.sh", """\
+        set -e
+        python - <<EOF
+        import torch
+        print(torch.cuda.get_device_name(0))
+        EOF
+        cat <<'TXT' > notes.md
+        torch.cuda.get_device_name(0) prints the GPU name
+        TXT
+        """)
+    assert [(c, ln, col) for c, ln, col, _ in found] == [("NPU002", 4, 7)]

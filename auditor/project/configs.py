@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Iterator
 import yaml
 
 from auditor.project.hits import Collector, decode_text, matchers
-from auditor.project.shell import scan_shell
+from auditor.project.requirements import _CUDA_INDEX_RE
+from auditor.project.shell import _URL_RE, scan_fragment, scan_shell
 from auditor.findings import FileError, FileResult
 
 if TYPE_CHECKING:
@@ -102,12 +103,17 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                 continue
             if env_entry:
                 col.env(str(key.value), key.start_mark.line + 1, key.start_mark.column + 1)
+                if value is not key and isinstance(value.value, str) and value.start_mark.line == value.end_mark.line:
+                    _value_text(col, m, path, value)     # `PIP_INSTALL_ARGS: -f .../whl/nightly/cu118/...`
                 continue
             raw = value.value if isinstance(value.value, str) else str(value.value)
             if path.rsplit(".", 1)[-1] == "image":       # compose, Kubernetes, CI `container: image:`
                 col.add(m.match_image(raw), raw, value.start_mark.line + 1, value.start_mark.column + 1)
                 continue
             rule = m.match_setting(path, raw)
+            if rule is None and isinstance(value.value, str) and value.start_mark.line == value.end_mark.line:
+                _value_text(col, m, path, value)         # image names, CUDA index URLs and toolkit paths in a value
+                continue
             if rule is not None:
                 # a CI matrix entry (`strategy.matrix.cuda_version`) builds for a version; it changes nothing at run time
                 severity = "info" if ".matrix." in f".{path}." else None
@@ -143,6 +149,26 @@ def _docker_options(col: Collector, m, value) -> None:
         at = text.find(w)
         c = at + 1 if at >= 0 else value.start_mark.column + 1
         col.add(rule, "docker " + option, line, c, c + len(w))
+
+
+def _value_text(col: Collector, m, path: str, value) -> None:
+    """A one-line string value that is not a known setting: the image references (`BASE_IMAGE:
+    nvidia/cuda:12.6.3-cudnn-devel-ubuntu22.04`, a list of tags), CUDA wheel index URLs (`PIP_INSTALL_ARGS: -f
+    .../whl/nightly/cu118/...`) and CUDA toolkit paths (`path: /usr/local/cuda-12.8`) it holds."""
+    text = str(value.value)
+    if not ("/" in text and (":" in text or "/usr/local/cuda" in text)):
+        return
+    line, c = value.start_mark.line + 1, value.start_mark.column + 1
+    raw_line = col.lines[line - 1] if line <= len(col.lines) else ""
+    if raw_line[c - 1:c] in ("'", '"'):
+        c += 1
+    if "image" in path.rsplit(".", 1)[-1].lower():
+        col.add(m.match_image(text), text, line, c, c + len(text))
+    scan_fragment(col, text, line, c, options=False)
+    for url in _URL_RE.finditer(text):
+        if _CUDA_INDEX_RE.search(url.group(0)):
+            symbol = "index:" + url.group(0)
+            col.add(m.match_requirement(symbol), symbol, line, c + url.start(), c + url.end())
 
 
 def _run_args(col: Collector, m, node) -> None:

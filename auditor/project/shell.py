@@ -467,6 +467,11 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         if len(words) > 2 and words[1] == "-c":
             _inline_python(col, pos, words[2], nodes[2])
             return
+        body = _heredoc_body(node)
+        if body is not None and (len(words) == 1 or words[1] == "-"):
+            # `python - <<EOF ... EOF`: the here-document is the program
+            _inline_python(col, pos, body.text.decode("utf-8", errors="replace"), body)
+            return
         if len(words) > 2 and words[1] == "-m" and words[2] != "pip":
             # `python -m vllm.entrypoints.openai.api_server`, `python -m sglang.launch_server`
             symbol = f"python -m {words[2]}"
@@ -515,6 +520,16 @@ def _scheduler_short_options(col: Collector, m, pos: _Positions, node) -> None:
                     col.add(m.match_setting(key, literal), f"{flag.text.decode()} {literal}", fl, fc,
                             fc + len(flag.text), value=literal)
             return
+
+
+def _heredoc_body(command):
+    holder = command.parent
+    if holder is None or holder.type != "redirected_statement":
+        return None
+    for redirect in holder.children:
+        if redirect.type == "heredoc_redirect":
+            return next((c for c in redirect.children if c.type == "heredoc_body"), None)
+    return None
 
 
 def _nested_script(col: Collector, pos: _Positions, node) -> None:
