@@ -627,3 +627,27 @@ def test_python_here_documents_go_through_the_python_pass():
         TXT
         """)
     assert [(c, ln, col) for c, ln, col, _ in found] == [("NPU002", 4, 7)]
+
+
+def test_cpu_partitions_zero_gpus_and_environment_style_keys_are_not_requests():
+    assert codes("serve_router.slurm", "#SBATCH --partition=hopper-cpu\n#SBATCH --gpus=0\npython router.py\n") == []
+    assert codes("debug.sh", "python mason.py --cluster ai2/jupiter --gpus 0 -- python check.py\n") == []
+    # `MODEL_ENV_VARS: {GPUS_PER_NODE: 2}` is what a script reads as `GPUS_PER_NODE=2`; a build matrix's
+    # `CUDA_VERSION` names what is installed (its FROM / install lines have their own findings)
+    assert codes("model_config.yaml", "MODEL_ENV_VARS:\n  GPUS_PER_NODE: 2\n- CUDA_VERSION: 12.4.1\n".replace(
+        "- CUDA", "BUILD:\n  CUDA")) == []
+    assert codes("recipe.yaml", "spec:\n  nodes: 2\n  gpus: 4\n") == ["NPU028"]
+
+
+def test_ci_concurrency_groups_are_not_dependency_groups():
+    workflow = """\
+        jobs:
+          gpu-tests:
+            runs-on: ubuntu-latest
+            concurrency:
+              group: gpu-tests-${{ github.head_ref || github.run_id }}
+              cancel-in-progress: true
+            steps:
+              - run: uv sync --group gpu --frozen
+        """
+    assert [(c, ln) for c, ln, *_ in audit(".github/workflows/tests.yml", workflow)] == [("NPU025", 8)]

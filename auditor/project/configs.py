@@ -12,7 +12,7 @@ import yaml
 
 from auditor.project.hits import Collector, decode_text, matchers
 from auditor.project.requirements import _CUDA_INDEX_RE
-from auditor.project.shell import _URL_RE, scan_fragment, scan_shell
+from auditor.project.shell import _SCHEDULER_REQUESTS, _URL_RE, scan_fragment, scan_shell
 from auditor.findings import FileError, FileResult
 
 if TYPE_CHECKING:
@@ -111,6 +111,13 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                 col.add(m.match_image(raw), raw, value.start_mark.line + 1, value.start_mark.column + 1)
                 continue
             rule = m.match_setting(path, raw)
+            name = path.rsplit(".", 1)[-1]
+            if rule is not None and name.isupper() and (name.endswith("_VERSION") or (
+                    rule.code in _SCHEDULER_REQUESTS and raw.isdigit())):
+                # an environment-style variable (`CUDA_VERSION: 12.4.1` in a build matrix, `GPUS_PER_NODE: 2`
+                # passed to a script): read as the shell reader reads `NAME=value`, a marker or a count, not a setting
+                rule = None
+                continue
             if rule is None and isinstance(value.value, str) and value.start_mark.line == value.end_mark.line:
                 _value_text(col, m, path, value)         # image names, CUDA index URLs and toolkit paths in a value
                 continue

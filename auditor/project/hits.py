@@ -36,6 +36,8 @@ class ProjectMatchers:
     command: list[tuple[str, Rule]] = field(default_factory=list)
     image: list[tuple[str, Rule]] = field(default_factory=list)
     setting: list[tuple[str, str, Rule]] = field(default_factory=list)   # (key path glob, value glob, rule)
+    # `!key=value` patterns: settings a rule does not report (`!partition=*cpu*` beside `partition=*hopper*`)
+    setting_except: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     _trees: dict[str, tuple[str, Rule]] | None = field(default=None, repr=False)
 
     @classmethod
@@ -50,7 +52,10 @@ class ProjectMatchers:
                 m.image.append((v.lower(), rule))
             for v in rule.match.get("setting", ()):
                 key, _, value = v.partition("=")
-                m.setting.append((key.lower(), value.lower(), rule))
+                if key.startswith("!"):
+                    m.setting_except.setdefault(rule.code, []).append((key[1:].lower(), value.lower()))
+                else:
+                    m.setting.append((key.lower(), value.lower(), rule))
         return m
 
     def match_requirement(self, symbol: str) -> Rule | None:
@@ -101,10 +106,15 @@ class ProjectMatchers:
             path = f"{head}.{last[3:]}" if head else last[3:]
             low = "false" if low == "true" else "true"
         for key, value_glob, rule in self.setting:
-            if (fnmatch.fnmatchcase(path, key) or fnmatch.fnmatchcase(path, "*." + key)) \
-                    and fnmatch.fnmatchcase(low, value_glob):
+            if _setting_matches(path, low, key, value_glob) and not any(
+                    _setting_matches(path, low, k, v) for k, v in self.setting_except.get(rule.code, ())):
                 return rule
         return None
+
+
+def _setting_matches(path: str, value: str, key: str, value_glob: str) -> bool:
+    return (fnmatch.fnmatchcase(path, key) or fnmatch.fnmatchcase(path, "*." + key)) \
+        and fnmatch.fnmatchcase(value, value_glob)
 
 
 def _first(patterns: list[tuple[str, Rule]], value: str) -> Rule | None:

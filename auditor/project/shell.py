@@ -115,6 +115,8 @@ def _walk(node) -> Iterator:
 
 def _word(node) -> str:
     """A word's value with shell quoting removed (`"flash-attn>=2"` -> flash-attn>=2)."""
+    if node.type == "concatenation":          # `--mixed_precision="bf16"`: quoting removed from each part
+        return "".join(_word(part) for part in node.children)
     text = node.text.decode("utf-8", errors="replace")
     if node.type in ("string", "raw_string") and len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
         return text[1:-1]
