@@ -651,3 +651,16 @@ def test_ci_concurrency_groups_are_not_dependency_groups():
               - run: uv sync --group gpu --frozen
         """
     assert [(c, ln) for c, ln, *_ in audit(".github/workflows/tests.yml", workflow)] == [("NPU025", 8)]
+
+
+def test_notebook_shell_lines_with_python_interpolation():
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        'import sys\n'
+        'REPO_URL = "git+https://github.com/facebookresearch/dinov2"\n'
+        "!{sys.executable} -m pip install -e {REPO_URL}'[extras]' --extra-index-url https://pypi.nvidia.com\n"
+        '!echo ${HOME} {sys.executable}')]
+    result = ENGINE.analyze_bytes(nbformat.writes(nb).encode(), "depth_estimation.ipynb")
+    assert [(f.code, f.line, f.col, f.data["cell_line"]) for f in result.findings] == [("NPU026", 3, 76, 3)]

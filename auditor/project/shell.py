@@ -411,8 +411,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
     if not words:
         return
     name = words[0].rsplit("/", 1)[-1]
-    if name in ("{sys.executable}", "$PYTHON", "${PYTHON}"):
-        name = "python"               # a notebook's `!{sys.executable} -m pip ...` is the kernel's Python
+    if name in ("$PYTHON", "${PYTHON}"):
+        name = "python"               # `PYTHON=${PYTHON:-python}` then `$PYTHON -m pip ...`
     line, c = pos.at(nodes[0].start_point)
     col.add(m.match_command(name), name, line, c)
     if len(words) > 1 and not words[1].startswith("-"):
