@@ -664,3 +664,52 @@ def test_notebook_shell_lines_with_python_interpolation():
         '!echo ${HOME} {sys.executable}')]
     result = ENGINE.analyze_bytes(nbformat.writes(nb).encode(), "depth_estimation.ipynb")
     assert [(f.code, f.line, f.col, f.data["cell_line"]) for f in result.findings] == [("NPU026", 3, 76, 3)]
+
+
+def test_hydra_targets_transformer_engine_cuda_graphs_and_ci_cuda_setup():
+    found = audit("conf/model/gpt.yaml", """\
+        model:
+          transformer_engine: True
+          enable_cuda_graph: true
+          fsdp_config:
+            pure_bf16: true
+          optim:
+            _target_: apex.optimizers.FusedAdam
+          loss:
+            _target_: "flash_attn.losses.cross_entropy.CrossEntropyLoss"
+          sched:
+            _target_: torch.optim.lr_scheduler.CosineAnnealingLR
+          quantization: fp8
+        trainer:
+          callbacks:
+            - class_path: lightning.pytorch.callbacks.ModelCheckpoint
+        """)
+    assert [(c, ln, col) for c, ln, col, _ in found] == [
+        ("NPU441", 2, 23), ("NPU024", 3, 22), ("NPU212", 5, 16), ("NPU310", 7, 15), ("NPU346", 9, 16),
+        ("NPU216", 12, 17)]
+    assert codes(".github/workflows/build.yml", "jobs:\n  b:\n    steps:\n      - uses: Jimver/cuda-toolkit@v0.2.19\n"
+                 "      - uses: actions/checkout@v4\n") == ["NPU018"]
+    assert codes("serve.sh", "python -m sglang.launch_server --model-path $M --disable-cuda-graph\n"
+                 "torchrun pretrain_gpt.py --cuda-graph-impl none\n") == ["NPU447"]
+
+
+def test_module_launch_options_and_configs_written_by_here_documents():
+    found = audit("run_ds.sh", """\
+        python -m torch.distributed.run --nproc_per_node=gpu train.py
+        python -m lm_eval --model vllm --model_args pretrained=$M
+        torchrun --nproc_per_node 8 finetuning.py --enable_fsdp --quantization 4bit
+        config_json="./ds_config.json"
+        cat <<EOT > $config_json
+        {
+          "train_micro_batch_size_per_gpu": $MICRO_BATCH_SIZE,
+          "bf16": {"enabled": true},
+          "zero_optimization": {"stage": $ZERO_STAGE}
+        }
+        EOT
+        cat <<EOF
+        Training in bf16: set "bf16": {"enabled": true} to change it
+        EOF
+        """)
+    assert [(c, ln, s) for c, ln, _, s in found] == [
+        ("NPU123", 1, "torch.distributed.run --nproc_per_node=gpu"), ("NPU447", 2, "lm_eval --model=vllm"),
+        ("NPU441", 3, "--quantization 4bit"), ("NPU212", 8, "bf16.enabled: true")]

@@ -25,6 +25,9 @@ _ENV_KEYS = {"env", "environment", "envs", "env_vars", "environment_variables", 
 # any other value that is an install command line (`pip_package: pip install -e .; pip install triton`)
 _INSTALL_COMMAND_RE = re.compile(r"(?:^|[;&|]\s*)(?:sudo\s+)?(?:pip3?|python3?\s+-m\s+pip|uv\s+pip|conda|mamba|apt-get|apt|yum)"
                                  r"\s+install\s")
+# keys whose value is a class to build by qualified name (Hydra / OmegaConf, Lightning CLI, LDM configs)
+_CLASS_KEYS = {"_target_", "class_path", "target"}
+_QUALNAME_RE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 # Past this size a YAML/JSON file is data (a tokenizer, a dataset), not a config someone edits.
 MAX_CONFIG_BYTES = 512 * 1024
 
@@ -88,6 +91,22 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         return FileResult(rel, lines=text.count("\n")) if "{{" in text or "{%" in text else \
             FileResult(rel, error=FileError(rel, "syntax", str(exc).splitlines()[0]))
     col = Collector(engine, rel, text)
+    scan_config_roots(col, roots)
+    return col.done()
+
+
+def scan_config_text(col: Collector, text: str) -> None:
+    """A config written by a script (`cat <<EOT > ds_config.json`), its text aligned with the script's lines:
+    the same settings as a config file. Text YAML cannot read (a template) gives nothing."""
+    try:
+        roots = list(yaml.compose_all(text.replace("\t", " "), Loader=yaml.SafeLoader))
+    except yaml.YAMLError:
+        return
+    scan_config_roots(col, roots)
+
+
+def scan_config_roots(col: Collector, roots: list) -> None:
+    engine = col.engine
     m = matchers(engine)
     shell_lines = [""] * len(col.lines)
     for root in roots:
@@ -109,6 +128,15 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
             raw = value.value if isinstance(value.value, str) else str(value.value)
             if path.rsplit(".", 1)[-1] == "image":       # compose, Kubernetes, CI `container: image:`
                 col.add(m.match_image(raw), raw, value.start_mark.line + 1, value.start_mark.column + 1)
+                continue
+            if path.rsplit(".", 1)[-1] in _CLASS_KEYS and _QUALNAME_RE.fullmatch(raw):
+                # Hydra `_target_: apex.optimizers.FusedAdam`, Lightning CLI `class_path: ...`: the config builds
+                # that class, so the Python pass's rule for the name applies
+                qualified = engine.compiled.match_qualname(raw)
+                if qualified is not None:
+                    line, c = value.start_mark.line + 1, value.start_mark.column + 1
+                    c += col.lines[line - 1][c - 1:c] in ("'", '"')
+                    col.add(qualified.rule, raw, line, c, c + len(raw))
                 continue
             rule = m.match_setting(path, raw)
             name = path.rsplit(".", 1)[-1]
@@ -135,7 +163,6 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     if any(shell_lines):
         # CI expressions (`${{ matrix.cuda-version }}`) are not shell: same-length placeholders keep the columns
         scan_shell(col, _CI_EXPR_RE.sub(lambda e: "_" * len(e.group(0)), "\n".join(shell_lines)))
-    return col.done()
 
 
 def _docker_options(col: Collector, m, value) -> None:

@@ -230,6 +230,10 @@ def scan_shell(col: Collector, text: str) -> None:
             _loop_values(col, m, pos, node)
         elif node.type == "binary_expression" and node.parent is not None and node.parent.type == "test_command":
             _comparison(col, m, pos, node)
+        if node.type == "heredoc_body" and _writes_config(node):
+            from auditor.project.configs import scan_config_text   # configs reads CI `run:` blocks through here
+
+            scan_config_text(col, "\n" * node.start_point[0] + node.text.decode("utf-8", errors="replace"))
         if (node.type in _TEXT_NODES or (node.type == "heredoc_body" and not any(
                 c.type == "heredoc_content" for c in node.children))) and not _in_message(node) \
                 and not _in_label(node):
@@ -415,6 +419,10 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         name = "python"               # `PYTHON=${PYTHON:-python}` then `$PYTHON -m pip ...`
     line, c = pos.at(nodes[0].start_point)
     col.add(m.match_command(name), name, line, c)
+    if name.startswith("python") and len(words) > 2 and words[1] == "-m" and words[2] not in ("pip", "uv"):
+        # `python -m torch.distributed.run --nproc_per_node=gpu`, `python -m lm_eval --model vllm`: the module's
+        # options are read as the command's
+        _module_options(col, m, pos, words[2], words[3:], nodes[3:])
     if len(words) > 1 and not words[1].startswith("-"):
         # a subcommand: `vllm serve`, `trl vllm-serve`, `lighteval vllm`, `module load cuda/12.4`
         if name in _MODULE_LOADERS and (_MODULE_LOADERS[name] is None or words[1] in _MODULE_LOADERS[name]):
@@ -508,6 +516,19 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
              conda=name in ("conda", "mamba", "micromamba"))
 
 
+def _module_options(col: Collector, m, pos: _Positions, module: str, words: list[str], nodes: list) -> None:
+    for i, w in enumerate(words):
+        if not w.startswith("-"):
+            continue
+        option = w if "=" in w or i + 1 >= len(words) or words[i + 1].startswith("-") else f"{w}={words[i + 1]}"
+        for command in (module, module.rsplit(".", 1)[-1]):
+            rule = m.match_command(f"{command} {option}")
+            if rule is not None:
+                line, c = pos.at(nodes[i].start_point)
+                col.add(rule, f"{command} {option}", line, c, c + len(w))
+                break
+
+
 def _scheduler_short_options(col: Collector, m, pos: _Positions, node) -> None:
     """`srun -p gpu`, `sbatch -G 8`: Slurm's short options for the partition and the GPU count."""
     words = [c for c in node.children if c.type in ("word", "string", "raw_string", "concatenation", "number",
@@ -522,6 +543,24 @@ def _scheduler_short_options(col: Collector, m, pos: _Positions, node) -> None:
                     col.add(m.match_setting(key, literal), f"{flag.text.decode()} {literal}", fl, fc,
                             fc + len(flag.text), value=literal)
             return
+
+
+def _writes_config(body) -> bool:
+    """Is this here-document a JSON / YAML config the script writes (`cat <<EOT > $config_json` with a `{`
+    body, `cat > ds_config.yaml <<EOF`)?"""
+    redirect = body.parent
+    statement = redirect.parent if redirect is not None else None
+    if statement is None or statement.type != "redirected_statement":
+        return False
+    command = next((c for c in statement.children if c.type == "command"), None)
+    name = command.child_by_field_name("name") if command is not None else None
+    if name is None or name.text not in (b"cat", b"tee"):
+        return False
+    targets = [n.text.lower() for n in _walk(statement) if n.type == "file_redirect"]
+    targets += [w.text.lower() for w in command.children if w.type == "word"]
+    text = body.text.lstrip()
+    return any(t.rstrip(b"\"'").endswith((b".json", b".yaml", b".yml", b"json", b"_config")) for t in targets) \
+        or text.startswith(b"{") and text.rstrip().endswith(b"}")
 
 
 def _heredoc_body(command):
