@@ -35,9 +35,10 @@ class ProjectMatchers:
     requirement: list[tuple[str, Rule]] = field(default_factory=list)
     command: list[tuple[str, Rule]] = field(default_factory=list)
     image: list[tuple[str, Rule]] = field(default_factory=list)
-    setting: list[tuple[str, str, Rule]] = field(default_factory=list)   # (key path glob, value glob, rule)
+    # (key path glob, value glob, rule): compiled once, a key glob matching the whole path or its tail after a dot
+    setting: list[tuple[re.Pattern, re.Pattern, Rule]] = field(default_factory=list)
     # `!key=value` patterns: settings a rule does not report (`!partition=*cpu*` beside `partition=*hopper*`)
-    setting_except: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    setting_except: dict[str, list[tuple[re.Pattern, re.Pattern]]] = field(default_factory=dict)
     _trees: dict[str, tuple[str, Rule]] | None = field(default=None, repr=False)
 
     @classmethod
@@ -52,10 +53,11 @@ class ProjectMatchers:
                 m.image.append((v.lower(), rule))
             for v in rule.match.get("setting", ()):
                 key, _, value = v.partition("=")
+                compiled = (_key_regex(key.lstrip("!").lower()), re.compile(fnmatch.translate(value.lower())))
                 if key.startswith("!"):
-                    m.setting_except.setdefault(rule.code, []).append((key[1:].lower(), value.lower()))
+                    m.setting_except.setdefault(rule.code, []).append(compiled)
                 else:
-                    m.setting.append((key.lower(), value.lower(), rule))
+                    m.setting.append((*compiled, rule))
         return m
 
     def match_requirement(self, symbol: str) -> Rule | None:
@@ -106,15 +108,16 @@ class ProjectMatchers:
             path = f"{head}.{last[3:]}" if head else last[3:]
             low = "false" if low == "true" else "true"
         for key, value_glob, rule in self.setting:
-            if _setting_matches(path, low, key, value_glob) and not any(
-                    _setting_matches(path, low, k, v) for k, v in self.setting_except.get(rule.code, ())):
+            if key.match(path) and value_glob.match(low) and not any(
+                    k.match(path) and v.match(low) for k, v in self.setting_except.get(rule.code, ())):
                 return rule
         return None
 
 
-def _setting_matches(path: str, value: str, key: str, value_glob: str) -> bool:
-    return (fnmatch.fnmatchcase(path, key) or fnmatch.fnmatchcase(path, "*." + key)) \
-        and fnmatch.fnmatchcase(value, value_glob)
+def _key_regex(key: str) -> re.Pattern:
+    """A key glob as a regex for the whole dotted path or its tail after a dot (`fnmatch` semantics)."""
+    body = fnmatch.translate(key)           # `(?s:...)\Z`
+    return re.compile(r"(?s:(?:.*\.)?" + body[len("(?s:"):])
 
 
 def _first(patterns: list[tuple[str, Rule]], value: str) -> Rule | None:
