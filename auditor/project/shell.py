@@ -425,7 +425,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         _module_options(col, m, pos, words[2], words[3:], nodes[3:])
     if len(words) > 1 and not words[1].startswith("-"):
         # a subcommand: `vllm serve`, `trl vllm-serve`, `lighteval vllm`, `module load cuda/12.4`
-        if name in _MODULE_LOADERS and (_MODULE_LOADERS[name] is None or words[1] in _MODULE_LOADERS[name]):
+        loads = _MODULE_LOADERS.get(name, ())
+        if name in _MODULE_LOADERS and (loads is None or words[1] in loads):
             for i, w in enumerate(words[1:], 1):
                 if not w.startswith("-") and w not in ("load", "add", "swap", "switch"):
                     wl, wc = pos.at(nodes[i].start_point)
@@ -554,7 +555,7 @@ def _writes_config(body) -> bool:
         return False
     command = next((c for c in statement.children if c.type == "command"), None)
     name = command.child_by_field_name("name") if command is not None else None
-    if name is None or name.text not in (b"cat", b"tee"):
+    if command is None or name is None or name.text not in (b"cat", b"tee"):
         return False
     targets = [n.text.lower() for n in _walk(statement) if n.type == "file_redirect"]
     targets += [w.text.lower() for w in command.children if w.type == "word"]
