@@ -498,3 +498,220 @@ def test_compose_and_kubernetes_gpu_requests_and_find_links_pages_of_cuda_builds
     assert codes("k8s/job.yaml", "spec:\n  containers:\n    - resources:\n        limits:\n          nvidia.com/gpu: 8\n") \
         == ["NPU017"]
     assert codes("requirements.txt", "-f https://data.pyg.org/whl/torch-2.1.0+cu121.html\ntorch-scatter\n") == ["NPU018"]
+
+
+def test_slurm_partitions_gpu_counts_cuda_modules_and_count_variables():
+    found = audit("recipes/launch.slurm", """\
+        #!/bin/bash
+        #SBATCH --partition=hopper-prod  # Adjust this for your cluster
+        #SBATCH -p gpu
+        #SBATCH --gpus=8
+        #SBATCH --cpus-per-task=96
+        # SBATCH --partition=a100 is set by the wrapper
+        set -x -e
+        module load cuda/12.4
+        module load gcc/11.2 cudnn/8.9.2
+        GPUS_PER_NODE=8
+        PARTITION=gpu-large
+        srun -p $PARTITION --ntasks=8 python train.py
+        srun -p dgx-a100 -G 8 python train.py
+        echo "module load cuda/12.4 on the GPU nodes"
+        """)
+    assert {(c, ln, col, s) for c, ln, col, s in found} == {
+        ("NPU028", 2, 9, "--partition hopper-prod"), ("NPU028", 3, 9, "-p gpu"), ("NPU028", 4, 9, "--gpus 8"),
+        ("NPU029", 8, 13, "module load cuda/12.4"), ("NPU029", 9, 22, "module load cudnn/8.9.2"),
+        ("NPU028", 11, 1, "PARTITION=gpu-large"), ("NPU028", 13, 6, "-p dgx-a100"), ("NPU028", 13, 18, "-G 8")}
+    assert codes("job.sh", "#SBATCH --partition=cpu\nmodule load gcc openmpi\nmodule purge\nml python/3.11\n") == []
+    assert codes("job.sh", "ml CUDA/12.1.1\nspack load cuda@12.1\n") == ["NPU029", "NPU029"]
+
+
+def test_inference_engines_started_from_scripts_and_nested_bash_c():
+    found = audit("serve.slurm", """\
+        srun --nodes=1 --ntasks=1 --nodelist=$VLLM_NODE trl vllm-serve --model $MODEL --tensor_parallel_size $TP &
+        srun --nodes=2 --ntasks=2 \\
+            bash -c "python -m sglang.launch_server \\
+                --model-path '$MODEL_PATH' \\
+                --tp 16" &
+        CUDA_VISIBLE_DEVICES=4,5 python -m vllm.entrypoints.openai.api_server --model=meta-llama/Meta-Llama-3-8B-Instruct
+        lighteval vllm "$MODEL_ARGS" $TASKS --use-chat-template
+        lm_eval --model vllm --model_args pretrained=$M,tensor_parallel_size=2,dtype=auto
+        vllm serve Qwen/Qwen2.5-7B-Instruct --port 8000
+        """)
+    launches = [(ln, col, s) for c, ln, col, s in found if c == "NPU447"]
+    assert launches == [(1, 49, "trl vllm-serve"), (3, 14, "python -m sglang.launch_server"),
+                        (6, 26, "python -m vllm.entrypoints.openai.api_server"), (7, 1, "lighteval vllm"),
+                        (8, 9, "lm_eval --model=vllm"), (9, 1, "vllm serve")]
+    assert codes("eval.sh", """\
+        # vllm serve $MODEL is started on the inference node
+        echo "run: python -m sglang.launch_server --model-path X"
+        lighteval accelerate "$MODEL_ARGS" "$TASKS"
+        python -m pip install vllm-ascend
+        bash -c "python -m torch.distributed.run --nproc_per_node 8 train.py"
+        """) == []
+
+
+def test_key_value_lists_loop_values_comparisons_and_uv_groups():
+    found = audit("evaluate.slurm", """\
+        MODEL_ARGS="model_name=$MODEL_ID,revision=main,dtype=bfloat16,tensor_parallel_size=$NUM_GPUS"
+        lm_eval --model hf --model_args pretrained=EleutherAI/pythia-160m,dtype=bfloat16 --batch_size 8
+        for PRECISION in fp8 bf16; do python bench.py --precision $PRECISION; done
+        if [[ "$DEVICE" == "cuda" ]]; then echo "GPU run"; fi
+        if [ "$INSTALL_FLASHATTN" == "true" ]; then echo "flash"; fi
+        uv run --frozen --no-default-groups --group dev --group cuda${CUDA_VERSION} python -m open_instruct.train
+        uv sync --extra cu128
+        uv sync --extra cpu --group dev
+        pip install -e ".[extras]" --extra-index-url https://pypi.nvidia.com
+        """)
+    assert {(c, ln, col, s) for c, ln, col, s in found} == {
+        ("NPU212", 1, 48, "dtype=bfloat16"), ("NPU212", 2, 67, "dtype=bfloat16"),
+        ("NPU216", 3, 18, "PRECISION=fp8"), ("NPU212", 3, 22, "PRECISION=bf16"),
+        ("NPU019", 4, 20, "DEVICE == cuda"), ("NPU025", 6, 49, "--group cuda${CUDA_VERSION}"),
+        ("NPU025", 7, 9, "--extra cu128"), ("NPU026", 9, 46, "index:https://pypi.nvidia.com")}
+
+
+def test_config_keys_any_case_gpu_counts_and_devcontainer_run_args():
+    assert codes("linear_probing.yaml", "MODEL:\n  DEVICE: cuda\n  USE_FLASH_ATTN: True\n") == ["NPU019", "NPU363"]
+    assert codes("mcli/run.yaml", "compute:\n  gpus: 8  # Number of GPUs to use\n  cluster: r1z1\n") == ["NPU028"]
+    assert codes("mcli/run.yaml", "compute:\n  num_nodes: 2\n  gpus_note: eight\n") == []
+    found = audit(".devcontainer/devcontainer.json", """\
+        {
+            // a JSON-with-comments file, as VS Code writes it
+            "name": "llava",
+            "hostRequirements": {"gpu": "optional"},
+            "runArgs": [
+                "--gpus",
+                "all",
+                // "--ipc",
+                "--ulimit",
+                "memlock=-1",
+            ],
+        }
+        """)
+    assert [(c, ln, col, s) for c, ln, col, s in found] == [
+        ("NPU028", 4, 34, "hostRequirements.gpu: optional"), ("NPU017", 6, 10, "docker --gpus=all")]
+    assert codes(".devcontainer/devcontainer.json", '{"runArgs": ["--ipc", "host"], /* no GPU */ "name": "x"}') == []
+
+
+def test_device_and_dtype_keys_fp8_ci_runners_and_values_holding_images_urls_and_paths():
+    found = audit("configs/tiny/OLMo-20M.yaml", """\
+        model:
+          init_device: cuda
+          model_dtype: bf16
+          flash_attention: false
+        precision: fp8
+        jobs:
+          gpu_tests:
+            runs-on: 4-core-ubuntu-gpu-t4
+            env:
+              PIP_INSTALL_ARGS: '--pre -f https://download.pytorch.org/whl/nightly/cu118/torch_nightly.html'
+        build:
+          - BASE_IMAGE: nvidia/cuda:12.6.3-cudnn-devel-ubuntu22.04
+            TAGS:
+              - mosaicml/pytorch:2.7.0_cu126-python3.12-ubuntu22.04
+          - path: /usr/local/cuda-12.8
+        description: "Weights: https://download.openmmlab.com/mae/vit-base-p16_8xb512-fp16-coslr.pth"
+        """)
+    assert [(c, ln, col) for c, ln, col, _ in found] == [
+        ("NPU019", 2, 16), ("NPU212", 3, 16), ("NPU216", 5, 12), ("NPU028", 8, 14), ("NPU018", 10, 35),
+        ("NPU016", 12, 17), ("NPU016", 14, 9), ("NPU027", 15, 11)]
+    assert codes("cfg.yaml", "model:\n  init_device: cpu\n  model_dtype: fp32\njobs:\n  t:\n    runs-on: ubuntu-latest\n") == []
+
+
+def test_python_here_documents_go_through_the_python_pass():
+    found = audit("check_env.sh", """\
+        set -e
+        python - <<EOF
+        import torch
+        print(torch.cuda.get_device_name(0))
+        EOF
+        cat <<'TXT' > notes.md
+        torch.cuda.get_device_name(0) prints the GPU name
+        TXT
+        """)
+    assert [(c, ln, col) for c, ln, col, _ in found] == [("NPU002", 4, 7)]
+
+
+def test_cpu_partitions_zero_gpus_and_environment_style_keys_are_not_requests():
+    assert codes("serve_router.slurm", "#SBATCH --partition=hopper-cpu\n#SBATCH --gpus=0\npython router.py\n") == []
+    assert codes("debug.sh", "python mason.py --cluster ai2/jupiter --gpus 0 -- python check.py\n") == []
+    # `MODEL_ENV_VARS: {GPUS_PER_NODE: 2}` is what a script reads as `GPUS_PER_NODE=2`; a build matrix's
+    # `CUDA_VERSION` names what is installed (its FROM / install lines have their own findings)
+    assert codes("model_config.yaml", "MODEL_ENV_VARS:\n  GPUS_PER_NODE: 2\n- CUDA_VERSION: 12.4.1\n".replace(
+        "- CUDA", "BUILD:\n  CUDA")) == []
+    assert codes("recipe.yaml", "spec:\n  nodes: 2\n  gpus: 4\n") == ["NPU028"]
+
+
+def test_ci_concurrency_groups_are_not_dependency_groups():
+    workflow = """\
+        jobs:
+          gpu-tests:
+            runs-on: ubuntu-latest
+            concurrency:
+              group: gpu-tests-${{ github.head_ref || github.run_id }}
+              cancel-in-progress: true
+            steps:
+              - run: uv sync --group gpu --frozen
+        """
+    assert [(c, ln) for c, ln, *_ in audit(".github/workflows/tests.yml", workflow)] == [("NPU025", 8)]
+
+
+def test_notebook_shell_lines_with_python_interpolation():
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        'import sys\n'
+        'REPO_URL = "git+https://github.com/facebookresearch/dinov2"\n'
+        "!{sys.executable} -m pip install -e {REPO_URL}'[extras]' --extra-index-url https://pypi.nvidia.com\n"
+        '!echo ${HOME} {sys.executable}')]
+    result = ENGINE.analyze_bytes(nbformat.writes(nb).encode(), "depth_estimation.ipynb")
+    assert [(f.code, f.line, f.col, f.data["cell_line"]) for f in result.findings] == [("NPU026", 3, 76, 3)]
+
+
+def test_hydra_targets_transformer_engine_cuda_graphs_and_ci_cuda_setup():
+    found = audit("conf/model/gpt.yaml", """\
+        model:
+          transformer_engine: True
+          enable_cuda_graph: true
+          fsdp_config:
+            pure_bf16: true
+          optim:
+            _target_: apex.optimizers.FusedAdam
+          loss:
+            _target_: "flash_attn.losses.cross_entropy.CrossEntropyLoss"
+          sched:
+            _target_: torch.optim.lr_scheduler.CosineAnnealingLR
+          quantization: fp8
+        trainer:
+          callbacks:
+            - class_path: lightning.pytorch.callbacks.ModelCheckpoint
+        """)
+    assert [(c, ln, col) for c, ln, col, _ in found] == [
+        ("NPU441", 2, 23), ("NPU024", 3, 22), ("NPU212", 5, 16), ("NPU310", 7, 15), ("NPU346", 9, 16),
+        ("NPU216", 12, 17)]
+    assert codes(".github/workflows/build.yml", "jobs:\n  b:\n    steps:\n      - uses: Jimver/cuda-toolkit@v0.2.19\n"
+                 "      - uses: actions/checkout@v4\n") == ["NPU018"]
+    assert codes("serve.sh", "python -m sglang.launch_server --model-path $M --disable-cuda-graph\n"
+                 "torchrun pretrain_gpt.py --cuda-graph-impl none\n") == ["NPU447"]
+
+
+def test_module_launch_options_and_configs_written_by_here_documents():
+    found = audit("run_ds.sh", """\
+        python -m torch.distributed.run --nproc_per_node=gpu train.py
+        python -m lm_eval --model vllm --model_args pretrained=$M
+        torchrun --nproc_per_node 8 finetuning.py --enable_fsdp --quantization 4bit
+        config_json="./ds_config.json"
+        cat <<EOT > $config_json
+        {
+          "train_micro_batch_size_per_gpu": $MICRO_BATCH_SIZE,
+          "bf16": {"enabled": true},
+          "zero_optimization": {"stage": $ZERO_STAGE}
+        }
+        EOT
+        cat <<EOF
+        Training in bf16: set "bf16": {"enabled": true} to change it
+        EOF
+        """)
+    assert [(c, ln, s) for c, ln, _, s in found] == [
+        ("NPU123", 1, "torch.distributed.run --nproc_per_node=gpu"), ("NPU447", 2, "lm_eval --model=vllm"),
+        ("NPU441", 3, "--quantization 4bit"), ("NPU212", 8, "bf16.enabled: true")]

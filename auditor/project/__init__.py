@@ -20,7 +20,8 @@ KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("dockerfile", ("dockerfile", "dockerfile.*", "dockerfile-*", "dockerfile_*", "*.dockerfile", "containerfile")),
     ("shell", ("*.sh", "*.bash", "*.slurm", "*.sbatch")),
     ("notebook", ("*.ipynb",)),
-    ("config", ("*.yaml", "*.yml", "*config*.json", "ds_*.json", "*deepspeed*.json", "*zero*.json")),
+    ("config", ("*.yaml", "*.yml", "*config*.json", "ds_*.json", "*deepspeed*.json", "*zero*.json",
+                "devcontainer.json", ".devcontainer.json")),
 )
 
 

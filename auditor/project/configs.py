@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Iterator
 import yaml
 
 from auditor.project.hits import Collector, decode_text, matchers
-from auditor.project.shell import scan_shell
+from auditor.project.requirements import _CUDA_INDEX_RE
+from auditor.project.shell import _SCHEDULER_REQUESTS, _URL_RE, scan_fragment, scan_shell
 from auditor.findings import FileError, FileResult
 
 if TYPE_CHECKING:
@@ -24,6 +25,9 @@ _ENV_KEYS = {"env", "environment", "envs", "env_vars", "environment_variables", 
 # any other value that is an install command line (`pip_package: pip install -e .; pip install triton`)
 _INSTALL_COMMAND_RE = re.compile(r"(?:^|[;&|]\s*)(?:sudo\s+)?(?:pip3?|python3?\s+-m\s+pip|uv\s+pip|conda|mamba|apt-get|apt|yum)"
                                  r"\s+install\s")
+# keys whose value is a class to build by qualified name (Hydra / OmegaConf, Lightning CLI, LDM configs)
+_CLASS_KEYS = {"_target_", "class_path", "target"}
+_QUALNAME_RE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 # Past this size a YAML/JSON file is data (a tokenizer, a dataset), not a config someone edits.
 MAX_CONFIG_BYTES = 512 * 1024
 
@@ -70,6 +74,8 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     if text is None:
         return FileResult(rel, error=error)
     is_json = rel.lower().endswith(".json")
+    if rel.lower().endswith("devcontainer.json"):
+        text = _jsonc_to_json(text)       # devcontainer.json is JSON with comments and trailing commas
     if is_json:
         try:
             json.loads(text)
@@ -85,6 +91,22 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         return FileResult(rel, lines=text.count("\n")) if "{{" in text or "{%" in text else \
             FileResult(rel, error=FileError(rel, "syntax", str(exc).splitlines()[0]))
     col = Collector(engine, rel, text)
+    scan_config_roots(col, roots)
+    return col.done()
+
+
+def scan_config_text(col: Collector, text: str) -> None:
+    """A config written by a script (`cat <<EOT > ds_config.json`), its text aligned with the script's lines:
+    the same settings as a config file. Text YAML cannot read (a template) gives nothing."""
+    try:
+        roots = list(yaml.compose_all(text.replace("\t", " "), Loader=yaml.SafeLoader))
+    except yaml.YAMLError:
+        return
+    scan_config_roots(col, roots)
+
+
+def scan_config_roots(col: Collector, roots: list) -> None:
+    engine = col.engine
     m = matchers(engine)
     shell_lines = [""] * len(col.lines)
     for root in roots:
@@ -93,17 +115,40 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                                                  or _INSTALL_COMMAND_RE.search(value.value)):
                 _copy_lines(col.lines, shell_lines, key, value)
                 continue
+            if path.lower().endswith("runargs"):
+                continue                                 # devcontainer `runArgs`: docker options, read below
             if path.endswith(".options") and (".container." in f".{path}" or ".services." in f".{path}"):
                 _docker_options(col, m, value)           # GitHub Actions `container: options: --gpus all`
                 continue
             if env_entry:
                 col.env(str(key.value), key.start_mark.line + 1, key.start_mark.column + 1)
+                if value is not key and isinstance(value.value, str) and value.start_mark.line == value.end_mark.line:
+                    _value_text(col, m, path, value)     # `PIP_INSTALL_ARGS: -f .../whl/nightly/cu118/...`
                 continue
             raw = value.value if isinstance(value.value, str) else str(value.value)
             if path.rsplit(".", 1)[-1] == "image":       # compose, Kubernetes, CI `container: image:`
                 col.add(m.match_image(raw), raw, value.start_mark.line + 1, value.start_mark.column + 1)
                 continue
+            if path.rsplit(".", 1)[-1] in _CLASS_KEYS and _QUALNAME_RE.fullmatch(raw):
+                # Hydra `_target_: apex.optimizers.FusedAdam`, Lightning CLI `class_path: ...`: the config builds
+                # that class, so the Python pass's rule for the name applies
+                qualified = engine.compiled.match_qualname(raw)
+                if qualified is not None:
+                    line, c = value.start_mark.line + 1, value.start_mark.column + 1
+                    c += col.lines[line - 1][c - 1:c] in ("'", '"')
+                    col.add(qualified.rule, raw, line, c, c + len(raw))
+                continue
             rule = m.match_setting(path, raw)
+            name = path.rsplit(".", 1)[-1]
+            if rule is not None and name.isupper() and (name.endswith("_VERSION") or (
+                    rule.code in _SCHEDULER_REQUESTS and raw.isdigit())):
+                # an environment-style variable (`CUDA_VERSION: 12.4.1` in a build matrix, `GPUS_PER_NODE: 2`
+                # passed to a script): read as the shell reader reads `NAME=value`, a marker or a count, not a setting
+                rule = None
+                continue
+            if rule is None and isinstance(value.value, str) and value.start_mark.line == value.end_mark.line:
+                _value_text(col, m, path, value)         # image names, CUDA index URLs and toolkit paths in a value
+                continue
             if rule is not None:
                 # a CI matrix entry (`strategy.matrix.cuda_version`) builds for a version; it changes nothing at run time
                 severity = "info" if ".matrix." in f".{path}." else None
@@ -113,10 +158,11 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                 col.add(rule, f"{path}: {raw}", line, start, start + len(raw), value=raw, severity=severity,
                         edit=lambda new, l=line, s=start, v=raw: {"line": l, "col": s, "end_col": s + len(v),
                                                                   "text": _replaced(v, new)})
+    for root in roots:
+        _run_args(col, m, root)
     if any(shell_lines):
         # CI expressions (`${{ matrix.cuda-version }}`) are not shell: same-length placeholders keep the columns
         scan_shell(col, _CI_EXPR_RE.sub(lambda e: "_" * len(e.group(0)), "\n".join(shell_lines)))
-    return col.done()
 
 
 def _docker_options(col: Collector, m, value) -> None:
@@ -137,6 +183,81 @@ def _docker_options(col: Collector, m, value) -> None:
         at = text.find(w)
         c = at + 1 if at >= 0 else value.start_mark.column + 1
         col.add(rule, "docker " + option, line, c, c + len(w))
+
+
+def _value_text(col: Collector, m, path: str, value) -> None:
+    """A one-line string value that is not a known setting: the image references (`BASE_IMAGE:
+    nvidia/cuda:12.6.3-cudnn-devel-ubuntu22.04`, a list of tags), CUDA wheel index URLs (`PIP_INSTALL_ARGS: -f
+    .../whl/nightly/cu118/...`) and CUDA toolkit paths (`path: /usr/local/cuda-12.8`) it holds."""
+    text = str(value.value)
+    if not ("/" in text and (":" in text or "/usr/local/cuda" in text)):
+        return
+    line, c = value.start_mark.line + 1, value.start_mark.column + 1
+    raw_line = col.lines[line - 1] if line <= len(col.lines) else ""
+    if raw_line[c - 1:c] in ("'", '"'):
+        c += 1
+    if "image" in path.rsplit(".", 1)[-1].lower():
+        col.add(m.match_image(text), text, line, c, c + len(text))
+    scan_fragment(col, text, line, c, options=False)
+    for url in _URL_RE.finditer(text):
+        if _CUDA_INDEX_RE.search(url.group(0)):
+            symbol = "index:" + url.group(0)
+            col.add(m.match_requirement(symbol), symbol, line, c + url.start(), c + url.end())
+
+
+def _run_args(col: Collector, m, node) -> None:
+    """A devcontainer's `runArgs: ["--gpus", "all"]` is a `docker run` argument list: `--gpus` needs NVIDIA's
+    container runtime."""
+    if not isinstance(node, yaml.MappingNode):
+        return
+    for key, value in node.value:
+        if isinstance(key, yaml.ScalarNode) and str(key.value) == "runArgs" and isinstance(value, yaml.SequenceNode):
+            items = [v for v in value.value if isinstance(v, yaml.ScalarNode)]
+            for i, item in enumerate(items):
+                w = str(item.value)
+                if not w.startswith("--"):
+                    continue
+                nxt = str(items[i + 1].value) if i + 1 < len(items) else ""
+                option = w if "=" in w or not nxt or nxt.startswith("-") else f"{w}={nxt}"
+                line, c = item.start_mark.line + 1, item.start_mark.column + 2     # past the opening quote
+                col.add(m.match_command("docker " + option), "docker " + option, line, c, c + len(w))
+
+
+def _jsonc_to_json(text: str) -> str:
+    """JSON with comments (`//`, `/* */`) and trailing commas, as VS Code reads it, turned into JSON with every
+    character kept in place: comments and the trailing commas become spaces."""
+    out, i, n = list(text), 0, len(text)
+    last_comma = None
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            last_comma = None
+        elif text.startswith("//", i):
+            while i < n and text[i] != "\n":
+                out[i] = " "
+                i += 1
+            continue
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            for k in range(i, end):
+                if out[k] != "\n":
+                    out[k] = " "
+            i = end
+            continue
+        elif ch == ",":
+            last_comma = i
+        elif ch in "]}":
+            if last_comma is not None:
+                out[last_comma] = " "
+            last_comma = None
+        elif not ch.isspace():
+            last_comma = None
+        i += 1
+    return "".join(out)
 
 
 def _copy_lines(lines: list[str], shell_lines: list[str], key, value) -> None:

@@ -35,7 +35,10 @@ class ProjectMatchers:
     requirement: list[tuple[str, Rule]] = field(default_factory=list)
     command: list[tuple[str, Rule]] = field(default_factory=list)
     image: list[tuple[str, Rule]] = field(default_factory=list)
-    setting: list[tuple[str, str, Rule]] = field(default_factory=list)   # (key path glob, value glob, rule)
+    # (key path glob, value glob, rule): compiled once, a key glob matching the whole path or its tail after a dot
+    setting: list[tuple[re.Pattern, re.Pattern, Rule]] = field(default_factory=list)
+    # `!key=value` patterns: settings a rule does not report (`!partition=*cpu*` beside `partition=*hopper*`)
+    setting_except: dict[str, list[tuple[re.Pattern, re.Pattern]]] = field(default_factory=dict)
     _trees: dict[str, tuple[str, Rule]] | None = field(default=None, repr=False)
 
     @classmethod
@@ -50,7 +53,11 @@ class ProjectMatchers:
                 m.image.append((v.lower(), rule))
             for v in rule.match.get("setting", ()):
                 key, _, value = v.partition("=")
-                m.setting.append((key, value.lower(), rule))
+                compiled = (_key_regex(key.lstrip("!").lower()), re.compile(fnmatch.translate(value.lower())))
+                if key.startswith("!"):
+                    m.setting_except.setdefault(rule.code, []).append(compiled)
+                else:
+                    m.setting.append((*compiled, rule))
         return m
 
     def match_requirement(self, symbol: str) -> Rule | None:
@@ -95,15 +102,22 @@ class ProjectMatchers:
         glob matches the whole path or its tail after a dot. `no_X: true` (Megatron's `--no-X` flags) is
         read as `X: false`."""
         low = value.lower()
+        path = path.lower()            # yacs / Hydra configs write `MODEL.DEVICE: cuda`, `USE_FLASH_ATTN: True`
         head, _, last = path.rpartition(".")
         if last.startswith("no_") and low in ("true", "false"):
             path = f"{head}.{last[3:]}" if head else last[3:]
             low = "false" if low == "true" else "true"
         for key, value_glob, rule in self.setting:
-            if (fnmatch.fnmatchcase(path, key) or fnmatch.fnmatchcase(path, "*." + key)) \
-                    and fnmatch.fnmatchcase(low, value_glob):
+            if key.match(path) and value_glob.match(low) and not any(
+                    k.match(path) and v.match(low) for k, v in self.setting_except.get(rule.code, ())):
                 return rule
         return None
+
+
+def _key_regex(key: str) -> re.Pattern:
+    """A key glob as a regex for the whole dotted path or its tail after a dot (`fnmatch` semantics)."""
+    body = fnmatch.translate(key)           # `(?s:...)\Z`
+    return re.compile(r"(?s:(?:.*\.)?" + body[len("(?s:"):])
 
 
 def _first(patterns: list[tuple[str, Rule]], value: str) -> Rule | None:

@@ -3,6 +3,7 @@
 line the console shows), and the finding says which cell and which line of that cell."""
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,16 @@ if TYPE_CHECKING:
     from auditor.static.engine import StaticEngine
 
 _SHELL_CELL_MAGICS = ("%%bash", "%%sh", "%%script bash", "%%script sh")
+
+
+# IPython expands `{expr}` in a `!` line before the shell runs it (`!{sys.executable} -m pip install ...`): the
+# kernel's Python for `sys.executable`, a same-length placeholder for anything else, so columns stay true
+_PY_INTERPOLATION_RE = re.compile(r"(?<!\$)\{[^{}\s]+\}")
+
+
+def _placeholder(expr: re.Match) -> str:
+    text = expr.group(0)
+    return "python".ljust(len(text)) if text == "{sys.executable}" else "_" * len(text)
 
 
 def code_cells(text: str) -> list[tuple[int, str]]:
@@ -59,7 +70,7 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
                 stripped = ln.lstrip()
                 if stripped.startswith("!"):
                     python_lines.append("")
-                    shell_lines.append(ln.replace("!", " ", 1))
+                    shell_lines.append(_PY_INTERPOLATION_RE.sub(_placeholder, ln.replace("!", " ", 1)))
                 elif stripped.startswith(("%", "?")) or stripped.endswith("?") and not stripped.startswith("#"):
                     python_lines.append("")
                     shell_lines.append("")

@@ -116,6 +116,8 @@ def _walk(node) -> Iterator:
 
 def _word(node) -> str:
     """A word's value with shell quoting removed (`"flash-attn>=2"` -> flash-attn>=2)."""
+    if node.type == "concatenation":          # `--mixed_precision="bf16"`: quoting removed from each part
+        return "".join(_word(part) for part in node.children)
     text = node.text.decode("utf-8", errors="replace")
     if node.type in ("string", "raw_string") and len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
         return text[1:-1]
@@ -183,6 +185,17 @@ _TARGET_DEVICE_RE = re.compile(r"\b\w*TARGET_DEVICE=[\"']?(?!cuda)\w+")
 _PROGRAM_LAUNCHERS = {"torchrun", "deepspeed", "accelerate", "fairseq-hydra-train", "llamafactory-cli", "swift"}
 _OVERRIDE_RE = re.compile(r"\+{0,2}([A-Za-z_][\w-]*(?:\.[\w-]+)*)=([^\s$=][^\s$]*)")
 _SETUP_BUILDS = {"install", "develop", "build", "build_ext", "bdist_wheel", "bdist_egg"}
+# `key=value` pairs of a comma-separated list (`pretrained=X,dtype=bfloat16`)
+_KEY_VALUE_RE = re.compile(r"(?:(?<=^)|(?<=[,\s\"']))([A-Za-z_][\w.-]*)=([^,\s\"'{}]+)")
+# Slurm's short options for the GPU request: `-p gpu` (partition), `-G 8` (GPUs)
+_SLURM_SHORT = {"p": "partition", "G": "gpus"}
+_SLURM_SHORT_RE = re.compile(r"(?<!\S)-([pG])(?:=|[ \t]+)?([^\s\-$][^\s]*)")
+_SLURM = {"srun", "sbatch", "salloc"}
+# rules that read a count or a node type from a setting: a script variable holding a count only computes with it
+_SCHEDULER_REQUESTS = {"NPU022", "NPU028"}
+# environment-module commands: `module load cuda/12.4`, `ml cuda`, `spack load cuda@12.1`
+_MODULE_LOADERS = {"module": ("load", "add", "swap", "switch"), "ml": None, "spack": ("load",)}
+_SHELLS = {"bash", "sh", "zsh", "dash"}
 
 
 def scan_shell(col: Collector, text: str) -> None:
@@ -214,6 +227,14 @@ def scan_shell(col: Collector, text: str) -> None:
                     break
         elif node.type == "command":
             _command(col, m, pos, node, source_tree)
+        elif node.type == "for_statement":
+            _loop_values(col, m, pos, node)
+        elif node.type == "binary_expression" and node.parent is not None and node.parent.type == "test_command":
+            _comparison(col, m, pos, node)
+        if node.type == "heredoc_body" and _writes_config(node):
+            from auditor.project.configs import scan_config_text   # configs reads CI `run:` blocks through here
+
+            scan_config_text(col, "\n" * node.start_point[0] + node.text.decode("utf-8", errors="replace"))
         if (node.type in _TEXT_NODES or (node.type == "heredoc_body" and not any(
                 c.type == "heredoc_content" for c in node.children))) and not _in_message(node) \
                 and not _in_label(node):
@@ -230,8 +251,13 @@ def scan_shell(col: Collector, text: str) -> None:
         elif node.type == "comment" and node.text.startswith(b"#SBATCH"):
             # Slurm reads `#SBATCH` lines as options: `--gres=gpu:4` asks the scheduler for GPUs
             row, byte_col = node.start_point
-            scan_fragment(col, node.text.decode("utf-8", errors="replace")[len("#SBATCH"):], row + 1,
-                          len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + 1 + len("#SBATCH"))
+            start = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + 1 + len("#SBATCH")
+            options = node.text.decode("utf-8", errors="replace")[len("#SBATCH"):].split("#", 1)[0]
+            scan_fragment(col, options, row + 1, start)
+            for short in _SLURM_SHORT_RE.finditer(options):   # `#SBATCH -p gpu`, `#SBATCH -G 8`
+                key = _SLURM_SHORT[short.group(1)]
+                col.add(m.match_setting(key, short.group(2)), f"-{short.group(1)} {short.group(2)}", row + 1,
+                        start + short.start(1) - 1, start + short.end(2), value=short.group(2))
 
 
 def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) -> None:
@@ -249,11 +275,67 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
         literal = _word(value)
     else:
         return
+    if "," in literal and "=" in literal:
+        vline = value.start_point[0] + 1
+        text = col.lines[vline - 1] if vline <= len(col.lines) else ""
+        at = text.find(literal)
+        if at >= 0:
+            _key_values(col, m, literal, vline, at + 1)      # MODEL_ARGS="model_name=$M,dtype=bfloat16,..."
+        return
     if not literal or "$" in literal or "/" in literal:
         return       # a URL or a path (`FLASH_ATTN_URL=https://...`) names where something is, not a setting
     rule = m.match_setting(name.lower(), literal)
+    if rule is not None and rule.code in _SCHEDULER_REQUESTS and literal.isdigit():
+        return       # GPUS_PER_NODE=8: a count the script computes with; the request is the `#SBATCH` / srun option
     if rule is not None and rule.code not in {r.code for r in _env_rules(col, name)}:
         col.add(rule, f"{name}={literal}", line, c, c + len(name), value=literal)
+
+
+def _key_values(col: Collector, m, text: str, line: int, c: int, prefix: str = "") -> None:
+    """`pretrained=X,dtype=bfloat16,device=cuda:0`: a comma-separated `key=value` list (lm-eval's and
+    lighteval's model arguments, a launcher's `--env` list) holds one setting per pair."""
+    for pair in _KEY_VALUE_RE.finditer(text):
+        key, value = pair.group(1), pair.group(2)
+        if "$" in value:
+            continue
+        rule = m.match_setting(prefix + key, value)
+        if rule is not None:
+            col.add(rule, f"{key}={value}", line, c + pair.start(1), c + pair.end(2), value=value)
+
+
+def _loop_values(col: Collector, m, pos: _Positions, node) -> None:
+    """`for PRECISION in fp8 bf16; do ... done`: each listed word is a value the loop variable takes, the same
+    setting as `PRECISION=fp8`."""
+    var = next((c for c in node.children if c.type == "variable_name"), None)
+    if var is None:
+        return
+    for value in node.children:
+        if value.type in ("word", "string", "raw_string", "number") and value.start_byte > var.end_byte:
+            literal = _word(value)
+            if literal and "$" not in literal and "/" not in literal:
+                line, c = pos.at(value.start_point)
+                rule = m.match_setting(var.text.decode().lower(), literal)
+                col.add(rule, f"{var.text.decode()}={literal}", line, c, c + len(value.text), value=literal)
+
+
+def _comparison(col: Collector, m, pos: _Positions, node) -> None:
+    """`[[ "$DEVICE" == "cuda" ]]`, `[ "$BACKEND" = nccl ]`: a branch on the variable holding that setting."""
+    sides = [c for c in node.children if c.is_named]
+    ops = [c.text for c in node.children if not c.is_named]
+    if len(sides) != 2 or not any(op in (b"=", b"==", b"!=") for op in ops):
+        return
+    for var_side, literal_side in (sides, sides[::-1]):
+        var = next((n for n in _walk(var_side) if n.type == "variable_name"), None)
+        if var is None or literal_side.type not in ("word", "string", "raw_string") or b"$" in literal_side.text:
+            continue
+        literal = _word(literal_side)
+        if literal.lower() in ("true", "false", "yes", "no", "on", "off", "0", "1", ""):
+            return      # `[ "$INSTALL_FLASHATTN" == "true" ]` tests a switch; the step it guards has its own finding
+        rule = m.match_setting(var.text.decode().lower(), literal)
+        if rule is not None:
+            line, c = pos.at(literal_side.start_point)
+            col.add(rule, f"{var.text.decode()} == {literal}", line, c, c + len(literal_side.text), value=literal)
+        return
 
 
 def _env_rules(col: Collector, name: str) -> list:
@@ -334,8 +416,26 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
     if not words:
         return
     name = words[0].rsplit("/", 1)[-1]
+    if name in ("$PYTHON", "${PYTHON}"):
+        name = "python"               # `PYTHON=${PYTHON:-python}` then `$PYTHON -m pip ...`
     line, c = pos.at(nodes[0].start_point)
     col.add(m.match_command(name), name, line, c)
+    if name.startswith("python") and len(words) > 2 and words[1] == "-m" and words[2] not in ("pip", "uv"):
+        # `python -m torch.distributed.run --nproc_per_node=gpu`, `python -m lm_eval --model vllm`: the module's
+        # options are read as the command's
+        _module_options(col, m, pos, words[2], words[3:], nodes[3:])
+    if len(words) > 1 and not words[1].startswith("-"):
+        # a subcommand: `vllm serve`, `trl vllm-serve`, `lighteval vllm`, `module load cuda/12.4`
+        loads = _MODULE_LOADERS.get(name, ())
+        if name in _MODULE_LOADERS and (loads is None or words[1] in loads):
+            for i, w in enumerate(words[1:], 1):
+                if not w.startswith("-") and w not in ("load", "add", "swap", "switch"):
+                    wl, wc = pos.at(nodes[i].start_point)
+                    col.add(m.match_command(f"module load {w.lower()}"), f"module load {w}", wl, wc, wc + len(w))
+        else:
+            sub = f"{name} {words[1]}"
+            col.add(m.match_command(sub), sub, line, c, c + len(sub))
+    _scheduler_short_options(col, m, pos, node)
     # `torchrun --nproc-per-node=gpu`, `docker run --gpus all`: an option (with its value) as `name --opt=value`
     for i, w in enumerate(words[1:], 1):
         if not w.startswith("-"):
@@ -351,6 +451,10 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             value = value or "true"
             setting = m.match_setting(setting_path(key), value)
             col.add(setting, f"{key} {value}", line, c, c + len(w), value=value)
+            if setting is None and "=" in value and "," in value and "=" not in w and i + 1 < len(nodes):
+                # `--model_args pretrained=X,dtype=bfloat16`: a list of settings
+                vl, vc = pos.at(nodes[i + 1].start_point)
+                _key_values(col, m, value, vl, vc + (nodes[i + 1].type in ("string", "raw_string")))
     if name.startswith("python") or name.endswith(".py") or name in _PROGRAM_LAUNCHERS:
         # Hydra / OmegaConf overrides on the command line: `trainer.accelerator=gpu`, `++device=cuda:0`
         for i, w in enumerate(words[1:], 1):
@@ -368,10 +472,23 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         at = words.index("clone") + 1
         source_tree.clone(col, m, pos, words[at:], nodes[at:])
         return
+    if name in _SHELLS and len(words) > 2 and words[1] == "-c" and nodes[2].type in ("string", "raw_string", "word"):
+        _nested_script(col, pos, nodes[2])       # `bash -c "python -m sglang.launch_server ..."`
+        return
     if name == "python" or name.startswith("python3") or name == "python3":
         if len(words) > 2 and words[1] == "-c":
             _inline_python(col, pos, words[2], nodes[2])
             return
+        body = _heredoc_body(node)
+        if body is not None and (len(words) == 1 or words[1] == "-"):
+            # `python - <<EOF ... EOF`: the here-document is the program
+            _inline_python(col, pos, body.text.decode("utf-8", errors="replace"), body)
+            return
+        if len(words) > 2 and words[1] == "-m" and words[2] != "pip":
+            # `python -m vllm.entrypoints.openai.api_server`, `python -m sglang.launch_server`
+            symbol = f"python -m {words[2]}"
+            line, c = pos.at(nodes[0].start_point)
+            col.add(m.match_command(symbol), symbol, line, c, c + len(symbol))
         if words[1:3] == ["-m", "pip"]:
             _pip(col, m, pos, words[3:], nodes[3:], source_tree)
         elif words[1:4] == ["-m", "uv", "pip"]:          # `python3.10 -m uv pip install ...`
@@ -401,6 +518,73 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             rest = rest[1:]
         _pip(col, m, pos, rest, nodes[len(words) - len(rest):], source_tree,
              conda=name in ("conda", "mamba", "micromamba"))
+
+
+def _module_options(col: Collector, m, pos: _Positions, module: str, words: list[str], nodes: list) -> None:
+    for i, w in enumerate(words):
+        if not w.startswith("-"):
+            continue
+        option = w if "=" in w or i + 1 >= len(words) or words[i + 1].startswith("-") else f"{w}={words[i + 1]}"
+        for command in (module, module.rsplit(".", 1)[-1]):
+            rule = m.match_command(f"{command} {option}")
+            if rule is not None:
+                line, c = pos.at(nodes[i].start_point)
+                col.add(rule, f"{command} {option}", line, c, c + len(w))
+                break
+
+
+def _scheduler_short_options(col: Collector, m, pos: _Positions, node) -> None:
+    """`srun -p gpu`, `sbatch -G 8`: Slurm's short options for the partition and the GPU count."""
+    words = [c for c in node.children if c.type in ("word", "string", "raw_string", "concatenation", "number",
+                                                      "command_name")]
+    for i, w in enumerate(words[:-1]):
+        if w.type == "command_name" and w.text.rsplit(b"/", 1)[-1].decode() in _SLURM:
+            for flag, value in zip(words[i + 1:], words[i + 2:]):
+                key = _SLURM_SHORT.get(flag.text.decode()[1:]) if flag.text in (b"-p", b"-G") else None
+                literal = _word(value)
+                if key and "$" not in literal:
+                    fl, fc = pos.at(flag.start_point)
+                    col.add(m.match_setting(key, literal), f"{flag.text.decode()} {literal}", fl, fc,
+                            fc + len(flag.text), value=literal)
+            return
+
+
+def _writes_config(body) -> bool:
+    """Is this here-document a JSON / YAML config the script writes (`cat <<EOT > $config_json` with a `{`
+    body, `cat > ds_config.yaml <<EOF`)?"""
+    redirect = body.parent
+    statement = redirect.parent if redirect is not None else None
+    if statement is None or statement.type != "redirected_statement":
+        return False
+    command = next((c for c in statement.children if c.type == "command"), None)
+    name = command.child_by_field_name("name") if command is not None else None
+    if command is None or name is None or name.text not in (b"cat", b"tee"):
+        return False
+    targets = [n.text.lower() for n in _walk(statement) if n.type == "file_redirect"]
+    targets += [w.text.lower() for w in command.children if w.type == "word"]
+    text = body.text.lstrip()
+    return any(t.rstrip(b"\"'").endswith((b".json", b".yaml", b".yml", b"json", b"_config")) for t in targets) \
+        or text.startswith(b"{") and text.rstrip().endswith(b"}")
+
+
+def _heredoc_body(command):
+    holder = command.parent
+    if holder is None or holder.type != "redirected_statement":
+        return None
+    for redirect in holder.children:
+        if redirect.type == "heredoc_redirect":
+            return next((c for c in redirect.children if c.type == "heredoc_body"), None)
+    return None
+
+
+def _nested_script(col: Collector, pos: _Positions, node) -> None:
+    """The script string of `bash -c "..."`, read as a script in its place: its lines and columns are kept by
+    padding with blank lines and spaces."""
+    row, byte_col = node.start_point
+    inner = node.text.decode("utf-8", errors="replace")
+    quoted = node.type in ("string", "raw_string") and len(inner) >= 2
+    start = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + quoted
+    scan_shell(col, "\n" * row + " " * start + (inner[1:-1] if quoted else inner))
 
 
 def _inline_python(col: Collector, pos: _Positions, code: str, node) -> None:
@@ -473,9 +657,10 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
         if w in _INDEX_OPTS or any(w.startswith(o + "=") for o in _INDEX_OPTS if o.startswith("--")):
             url = w.split("=", 1)[1] if "=" in w else (words[i + 1] if i + 1 < len(words) else "")
             skip = "=" not in w
-            if _CUDA_INDEX_RE.search(url):
+            rule = m.match_requirement("index:" + url) if url else None   # CUDA wheel indexes, NVIDIA's own index
+            if rule is not None:
                 line, c = pos.at(nodes[i + 1].start_point) if skip and i + 1 < len(nodes) else (line, c)
-                col.add(m.match_requirement("index:" + url), "index:" + url, line, c, c + len(url))
+                col.add(rule, "index:" + url, line, c, c + len(url))
             continue
         if w in ("-e", "--editable") and i + 1 < len(words):
             w, i = words[i + 1], i + 1                     # `pip install -e .`: the tree to build is the value
