@@ -132,7 +132,7 @@ def test_cuda_extras_and_extras_that_pull_cuda_packages():
 
 def test_nvidia_package_index_in_requirements_conda_and_notebooks():
     assert audit("requirements.txt", "--extra-index-url https://pypi.nvidia.com\ncuml-cu11\n") == [
-        ("NPU018", 1, "index:https://pypi.nvidia.com"), ("NPU440", 2, "cuml-cu11")]
+        ("NPU026", 1, "index:https://pypi.nvidia.com"), ("NPU440", 2, "cuml-cu11")]
     found = audit("environment.yml", """\
         name: dinov2
         channels:
@@ -150,9 +150,9 @@ def test_nvidia_package_index_in_requirements_conda_and_notebooks():
         """)
     assert found == [("NPU018", 5, "channel:nvidia"), ("NPU361", 6, "xformers"), ("NPU011", 8, "pytorch"),
                      ("NPU018", 9, "pytorch-cuda"), ("NPU361", 10, "xformers"),
-                     ("NPU018", 12, "index:https://pypi.nvidia.com"), ("NPU440", 13, "cuml-cu11")]
+                     ("NPU026", 12, "index:https://pypi.nvidia.com"), ("NPU440", 13, "cuml-cu11")]
     assert audit("setup_env.sh", "python -m pip install -e .[extras] --extra-index-url https://pypi.nvidia.com\n") \
-        == [("NPU018", 1, "url:pypi.nvidia.com/")]
+        == [("NPU026", 1, "index:https://pypi.nvidia.com")]
 
 
 def test_pyproject_uv_sources_extra_build_tables_and_default_groups():

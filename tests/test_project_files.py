@@ -565,8 +565,8 @@ def test_key_value_lists_loop_values_comparisons_and_uv_groups():
     assert {(c, ln, col, s) for c, ln, col, s in found} == {
         ("NPU212", 1, 48, "dtype=bfloat16"), ("NPU212", 2, 67, "dtype=bfloat16"),
         ("NPU216", 3, 18, "PRECISION=fp8"), ("NPU212", 3, 22, "PRECISION=bf16"),
-        ("NPU019", 4, 20, "DEVICE == cuda"), ("NPU025", 6, 49, "--group cuda${CUDA_VERSION}"),
-        ("NPU025", 7, 9, "--extra cu128"), ("NPU026", 9, 46, "index:https://pypi.nvidia.com")}
+        ("NPU019", 4, 20, "DEVICE == cuda"), ("NPU023", 6, 57, "extra:cuda"),
+        ("NPU023", 7, 17, "extra:cu128"), ("NPU026", 9, 46, "index:https://pypi.nvidia.com")}
 
 
 def test_config_keys_any_case_gpu_counts_and_devcontainer_run_args():
@@ -652,7 +652,7 @@ def test_ci_concurrency_groups_are_not_dependency_groups():
             steps:
               - run: uv sync --group gpu --frozen
         """
-    assert [(c, ln) for c, ln, *_ in audit(".github/workflows/tests.yml", workflow)] == [("NPU025", 8)]
+    assert [(c, ln) for c, ln, *_ in audit(".github/workflows/tests.yml", workflow)] == [("NPU023", 8)]
 
 
 def test_notebook_shell_lines_with_python_interpolation():
