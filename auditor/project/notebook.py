@@ -29,10 +29,16 @@ def _placeholder(expr: re.Match) -> str:
 
 def code_cells(text: str) -> list[tuple[int, str]]:
     """(1-based cell number among all cells, source) of each code cell; raises ValueError if not a notebook."""
+    import warnings
+
     import nbformat
 
     try:
-        nb = nbformat.reads(text, as_version=4)
+        with warnings.catch_warnings():
+            # nbformat warns on stderr about notebooks saved by older Jupyter (cells without ids); the audit only
+            # reads the cells, so the user's console should not fill with it
+            warnings.simplefilter("ignore")
+            nb = nbformat.reads(text, as_version=4)
     except Exception as exc:  # noqa: BLE001 - nbformat raises many kinds on bad input
         raise ValueError(f"not a readable notebook: {exc}".splitlines()[0]) from exc
     return [(i, cell.source) for i, cell in enumerate(nb.cells, 1) if cell.cell_type == "code"]
