@@ -12,8 +12,9 @@ spellings of torch.nn.functional.x; custom = custom_ops.json; env = env.json's v
 names; coll = the hccl collectives plus the ReduceOp members; private = private_apis.json; dtype = nine
 spellings; typo = one random edit (drop, swap, change a letter) of a name from the aten / api / custom / env
 pools, or every third one an invented name (a real module prefix plus two name parts joined), the kind where the
-right answer is no verdict and, for a close typo, a "did you mean".  Each record keeps the answer (supported, via, notes, source) as the tables gave it then; the
-checked rows live in tests/test_coverage_sample.py with the raw source each was checked against.
+right answer is no verdict and, for a close typo, a "did you mean".  Each record keeps the answer (supported,
+via, notes, source) as the tables gave it then; the checked rows live in tests/test_coverage_sample.py with the raw
+source each was checked against (draw A: also bench/coverage_draws/seed4711.checked.json, verdict per answer).
 """
 from __future__ import annotations
 

@@ -417,3 +417,46 @@ def test_ops_all_unknown_exits_2():
     out = io.StringIO()
     assert ops_cmd.run(_ops_args("nonsense", "--format", "json"), Target(NEWEST, "a2"), stream=out) == 2
     assert json.loads(out.getvalue())[0]["kind"] == "unknown"
+
+
+# ---- issue 12, draw A (seed 4711): the general fixes behind its five wrong answers ----------------------------
+def test_member_rows_on_their_class_page_are_the_members():
+    # `> forward()` / `> cls_to_become()` under a class heading link to generated/<Class>.html#<Class>.<member>
+    cov = Coverage.load(Target("v2.13", "950"))
+    cuda = cov.api("torch.nn.Module.cuda")
+    assert cuda is not None and cuda.supported is False and "torch-nn.md" in cuda.source
+    assert cov.api("torch.nn.LazyConv3d.cls_to_become").supported is True
+
+
+def test_class_rated_only_through_its_members_is_unverified():
+    answer = lookup("torch.nn.LazyConv3d", Target("v2.13", "a2"))
+    assert answer.kind == "api" and answer.supported == "unverified"
+    assert answer.via == "class rated only through its members" and "cls_to_become: yes" in answer.notes
+    uniform = lookup("torch.distributions.uniform.Uniform", Target("v2.13", "a2"))   # was 'unknown'
+    assert uniform.supported == "unverified" and "of its members" in uniform.notes
+
+
+def test_module_rated_through_forward_answers_from_it():
+    target = Target("v2.13", "a2")
+    layer = lookup("torch.nn.TransformerEncoderLayer", target)
+    assert layer.supported is False and "TransformerEncoderLayer.forward" in layer.notes
+    assert "torch.nn.TransformerEncoderLayer" in Coverage.load(target).unsupported_apis()
+
+
+@pytest.mark.parametrize("line,expected", [("v2.5", "unverified"), ("v2.6", "unverified"), ("v2.7", True)])
+def test_private_api_on_950_before_v2_7_is_unverified(line, expected):
+    answer = lookup("torch.distributed._functional_collectives.reduce_scatter_tensor", Target(line, "950"))
+    assert answer.supported == expected
+    assert lookup("torch.distributed._functional_collectives.reduce_scatter_tensor", Target(line, "a2")).supported is True
+
+
+@pytest.mark.parametrize("typo,meant", [
+    ("INDUCTOR_HSCEND_CHECK_ACCURACY", "INDUCTOR_ASCEND_CHECK_ACCURACY"),   # an Ascend page's variable
+    ("TORCH_NPUFDISABLED_WARNING", "TORCH_NPU_DISABLED_WARNING"),
+    ("TORHC_NCCL_ASYNC_ERROR_HANDLING", "TORCH_NCCL_ASYNC_ERROR_HANDLING"),  # a CUDA-side name the tables answer
+    ("trch.nn.Linear", "torch.nn.Linear"),                                   # the typo in the prefix itself
+])
+def test_typos_get_a_suggestion_and_no_verdict(typo, meant):
+    answer = lookup(typo, Target("v2.11", "a3"))
+    assert answer.kind == "unknown" and answer.supported is None
+    assert f"did you mean {meant}" in answer.notes

@@ -88,6 +88,14 @@ def test_qualname_from_doc_links():
     assert build_docs.qualname_from_link(
         "torch.distributed.gather", "https://pytorch.org/docs/2.7/distributed.html#torch.distributed.gather") \
         == "torch.distributed.gather"
+    # a member on its class's page is the member's row (draw A, seed 4711: LazyConv3d took cls_to_become's ✔)
+    assert build_docs.qualname_from_link(
+        "torch.nn.LazyConv3d.cls_to_become",
+        "https://pytorch.org/docs/2.13/generated/torch.nn.LazyConv3d.html#torch.nn.LazyConv3d.cls_to_become") \
+        == "torch.nn.LazyConv3d.cls_to_become"
+    assert build_docs.qualname_from_link(
+        "torch.nn.Module.cuda", "https://pytorch.org/docs/2.11/generated/torch.nn.Module.html#torch.nn.Module.cuda") \
+        == "torch.nn.Module.cuda"
     # the one link without '.html' (torch-nn-functional.md, scaled_dot_product_attention)
     assert build_docs.qualname_from_link(
         "torch.nn.functional.scaled_dot_product_attention",

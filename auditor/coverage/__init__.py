@@ -59,6 +59,11 @@ def _known_names() -> tuple[str, ...]:
     names.update(_table("env.json")["variables"])
     names.update("torch.distributed." + k for k in _table("hccl.json")["collectives"])
     names.update(_table("private_apis.json")["apis"])
+    # CUDA / NCCL variables the tables answer for (no effect on Ascend, with their Ascend spelling): the
+    # env-var rules hold the names read from torch (rules/gen/env_vars.py)
+    from auditor.rules import load_rules
+
+    names.update(sym for rule in load_rules() if "env" in rule.match for sym in rule.symbols)
     return tuple(sorted(names))
 
 
@@ -69,10 +74,25 @@ def suggest(symbol: str) -> list[str]:
     if not s:
         return []
     pool = _known_names()
-    if s.startswith("torch.") or s.startswith("torch_npu.") or s.startswith("aten::") or s.isupper():
+    if _ENV_NAME.match(s):   # an environment variable: the names the tables answer for, whatever the prefix
+        return difflib.get_close_matches(s, tuple(n for n in pool if _ENV_NAME.match(n)), n=2, cutoff=0.85)
+    if s.startswith("torch.") or s.startswith("torch_npu.") or s.startswith("aten::"):
         prefix = s.split(".")[0] if not s.startswith("aten::") else "aten::"
-        pool = tuple(n for n in pool if n.startswith(prefix))
-    return difflib.get_close_matches(s, pool, n=2, cutoff=0.85)
+        close = difflib.get_close_matches(s, tuple(n for n in pool if n.startswith(prefix)), n=2, cutoff=0.85)
+        if close:
+            return close
+    return difflib.get_close_matches(s, pool, n=2, cutoff=0.85)   # the typo may be in the prefix itself
+
+
+@lru_cache(maxsize=None)
+def _members_by_class(version: str) -> dict[str, list[str]]:
+    """Support-list rows of members, by their class (a dotted name whose last part is capitalised)."""
+    out: dict[str, list[str]] = {}
+    for name in _table(f"api/torch-{version}.json")["apis"]:
+        head = name.rpartition(".")[0]
+        if head.rpartition(".")[2][:1].isupper():
+            out.setdefault(head, []).append(name)
+    return out
 
 
 def _line_key(line: str) -> tuple[int, int]:
@@ -299,8 +319,42 @@ class Coverage:
         key = ("api", name)
         if key not in self._answers:
             found = self._api_entry(name)
-            self._answers[key] = self._api_answer(name, *found) if found else self._private_api(name)
+            self._answers[key] = (self._api_answer(name, *found) if found else
+                                  self._private_api(name) or self._class_from_members(name))
         return self._answers[key]
+
+    def _class_from_members(self, name: str) -> Answer | None:
+        """A class the support list rates only through its members (`> forward()` under the class heading,
+        no row of its own).  A module is used by calling it, which runs forward(): forward's row answers for
+        it.  Any other member's row does not rate the class: unverified, with the members' answers."""
+        for version in self._api_sets():
+            members = _members_by_class(version).get(name)
+            if members:
+                break
+        else:
+            return None
+        apis = _table(f"api/torch-{version}.json")["apis"]
+        forward = name + ".forward"
+        if forward in members:
+            ans = self._api_answer(forward, version, apis[forward])
+            note = (f"the torch {version} support list has no row for {name} itself; calling the module runs "
+                    f"{forward}, whose row answers for it")
+            return Answer(symbol=name, kind="api", supported=ans.supported, via=ans.via, products=ans.products,
+                          dtypes=ans.dtypes, notes="\n".join(n for n in (note, ans.notes) if n),
+                          substitute=None, source=ans.source)
+        answers = [self._api_answer(m, version, apis[m]) for m in members]
+        absent = self._absent_in_line_torch(name, version)
+        mark = {True: "yes", False: "no", UNVERIFIED: "unverified"}
+        listed = ", ".join(f"{a.symbol.rsplit('.', 1)[1]}: {mark.get(a.supported, a.supported)}" for a in answers[:6])
+        notes = [f"the torch {version} support list has no row for {name} itself, only for {len(members)} of its "
+                 f"members ({listed}{', ...' if len(members) > 6 else ''} on {self.target.product}); a member's "
+                 "row does not rate the class"]
+        if absent:
+            notes.insert(0, absent)
+        state: bool | str = False if absent else UNVERIFIED
+        return Answer(symbol=name, kind="api", supported=state, via="absent" if absent else
+                      "class rated only through its members", products={p: state for p in PRODUCTS},
+                      dtypes=[], notes="\n".join(notes), substitute=None, source=answers[0].source)
 
     def _private_api(self, name: str) -> Answer | None:
         row = _table("private_apis.json")["apis"].get(name)
@@ -315,6 +369,12 @@ class Coverage:
             products.update({p: False for p in ("a2", "a3", "950")})
         notes = ["private_apis.md names no product; 是 (supported) is read as Atlas A2 / A3 / Ascend 950DT, "
                  "910A / 310P unverified"]
+        if _line_key(self.target.torch_npu) < _line_key(FIRST_950_LINE):
+            # the page carries no version, and no support list names 950DT before torch 2.7.1
+            products["950"] = UNVERIFIED
+            if product == "950":
+                notes.insert(0, f"no support list names Ascend 950DT for {self.target.torch_npu} (the first with a "
+                                "950DT column is for torch 2.7.1); private_apis.md carries no version")
         supported, via = products[product], "private API list"
         tv = self._torch_version()
         if row["min_torch"] and _line_key(tv) < _line_key(row["min_torch"]):
@@ -333,6 +393,9 @@ class Coverage:
             out = {name: ans for name, entry in sorted(apis.items())
                    if entry["products"].get(self.target.product) is False
                    and (ans := self.api(name)) is not None and ans.supported is False}
+            for name in sorted(n.removesuffix(".forward") for n in out if n.endswith(".forward")):
+                if name not in apis and (ans := self.api(name)) is not None and ans.supported is False:
+                    out[name] = ans   # the class itself is what code constructs and calls
             self._answers[key] = out  # type: ignore[assignment]
         return self._answers[key]  # type: ignore[return-value]
 

@@ -30,9 +30,12 @@ def doc_sets(ascend_dir: Path) -> list[tuple[str, Path]]:
 
 
 def qualname_from_link(text: str, url: str) -> str | None:
-    m = re.search(r"/generated/([^/#]+?)(?:\.html)?(?:#.*)?$", url)
+    m = re.search(r"/generated/([^/#]+?)(?:\.html)?(?:#(.*))?$", url)
     if m and m.group(1).startswith("torch"):
-        return m.group(1)
+        # a member documented on its class's page (generated/torch.nn.Module.html#torch.nn.Module.cuda)
+        # is that member's row, not the class's
+        fragment = m.group(2) or ""
+        return fragment if fragment.startswith(m.group(1) + ".") else m.group(1)
     if "#" in url and url.split("#", 1)[1].startswith("torch"):
         return url.split("#", 1)[1]
     text = text.replace("\\_", "_").strip()
