@@ -460,3 +460,19 @@ def test_typos_get_a_suggestion_and_no_verdict(typo, meant):
     answer = lookup(typo, Target("v2.11", "a3"))
     assert answer.kind == "unknown" and answer.supported is None
     assert f"did you mean {meant}" in answer.notes
+
+
+@pytest.mark.parametrize("symbol,line", [
+    ("F.scaled_mm", "v2.3"),                  # only the 2.11+ lists name it; torch 2.3 has no F.scaled_mm (new in 2.10)
+    ("torch.onnx.dynamo_export", "v2.13"),    # only the 2.7.1 list names it; torch 2.13 no longer has it
+])
+def test_yes_from_another_torchs_list_is_unverified(symbol, line):
+    answer = lookup(symbol, Target(line, "a2"))
+    assert answer.supported == "unverified" and answer.via == "not in the line's support list"
+    assert "for another torch" in answer.notes
+
+
+def test_yes_from_another_list_stands_when_the_aten_op_has_a_kernel_on_the_line():
+    # the 2.13.0 list omits Tensor.sigmoid; the 2.7.1 list marks it ✔ and aten::sigmoid is registered on v2.13
+    answer = lookup("torch.Tensor.sigmoid", Target("v2.13", "a2"))
+    assert answer.supported is True and "aten::sigmoid has an NPU kernel" in answer.notes

@@ -258,6 +258,9 @@ class Coverage:
             supported, via = True, "npu (support list)"
         else:
             supported, via = False, "unsupported (support list)"
+        if version != self.api_doc and supported is True:
+            supported, via = self._other_list_yes(qualname, version, notes)
+            products[product] = supported
         if applicable and len(applicable) > 1:
             notes.append("; ".join(f"{'/'.join(r['args'])}: {', '.join(r['dtypes'])}" for r in applicable))
         raw = re.sub(r"</?term>", "", entry.get("raw", ""))
@@ -273,6 +276,23 @@ class Coverage:
                          f"{self._torch_version()}")
         return Answer(symbol=qualname, kind=kind, supported=supported, via=via, products=products, dtypes=dtypes,
                       notes="\n".join(notes), substitute=None, source=source)
+
+    def _other_list_yes(self, qualname: str, version: str, notes: list[str]) -> tuple[bool | str, str]:
+        """A ✔ from another torch version's list, for an API the line's own list does not name: that list is
+        for a torch that can have APIs this line's torch lacks (F.scaled_mm is new in torch 2.10) or no longer
+        has (torch.onnx.dynamo_export is gone by 2.13).  It stays a yes only when the aten op the API lowers
+        to has an NPU kernel on this line (the op exists in this line's torch); otherwise unverified."""
+        tv = self._torch_version()
+        aten_name = _api_to_aten(qualname) or _module_to_aten(qualname)
+        via_aten = self.aten(aten_name) if aten_name else None
+        if via_aten is not None and via_aten.kind != "unknown" and via_aten.supported is True:
+            notes.append(f"the torch {version} list marks it ✔; aten::{normalize_aten(aten_name or '')} has an NPU "
+                         f"kernel on {self.target.torch_npu} ({via_aten.via})")
+            return True, "npu (support list)"
+        notes.insert(0, f"the torch {self.api_doc} support list used for {self.target.torch_npu} does not name "
+                        f"{qualname}; the torch {version} list marks it ✔, but that list is for another torch: "
+                        f"whether torch {tv} has it and runs it on the NPU is unverified")
+        return UNVERIFIED, "not in the line's support list"
 
     def _torch_version(self) -> str:
         return _table("index.json")["torch_versions"][self.target.torch_npu]
