@@ -476,3 +476,21 @@ def test_yes_from_another_list_stands_when_the_aten_op_has_a_kernel_on_the_line(
     # the 2.13.0 list omits Tensor.sigmoid; the 2.7.1 list marks it ✔ and aten::sigmoid is registered on v2.13
     answer = lookup("torch.Tensor.sigmoid", Target("v2.13", "a2"))
     assert answer.supported is True and "aten::sigmoid has an NPU kernel" in answer.notes
+
+
+def test_dtype_on_950_before_v2_7_is_unverified():
+    # draw C (seed 6161): bf16 was a yes for 950DT on v2.6 from unversioned pages
+    assert lookup_dtype("bf16", Target("v2.6", "950")).supported == "unverified"
+    assert lookup_dtype("bf16", Target("v2.7", "950")).supported is True
+    assert lookup_dtype("bf16", Target("v2.6", "a2")).supported is True
+
+
+def lookup_dtype(dtype, target):
+    return ops_cmd.answer_for(dtype, target)
+
+
+@pytest.mark.parametrize("line,substitute", [("v2.6", "HCCL_BLOCKING_WAIT"), ("v2.13", "TORCH_HCCL_BLOCKING_WAIT")])
+def test_nccl_variable_gets_the_spelling_the_lines_wheel_reads(line, substitute):
+    # the 2.6.0.post5 wheel reads HCCL_BLOCKING_WAIT only; TORCH_HCCL_BLOCKING_WAIT (which has a page) from 2.12 on
+    answer = lookup("TORCH_NCCL_BLOCKING_WAIT", Target(line, "a2"))
+    assert answer.supported is False and answer.substitute == substitute

@@ -621,6 +621,9 @@ class Coverage:
         elif "CUDA" in raw:
             candidates = [raw.replace("CUDA", "NPU"), raw.replace("CUDA", "ASCEND_RT"), raw.replace("CUDA", "ASCEND")]
         names = wheel["names"] if wheel else {}
+        # a spelling this line's wheel reads first (v2.6 reads HCCL_BLOCKING_WAIT, not TORCH_HCCL_BLOCKING_WAIT,
+        # although only the latter has a page), then one a page documents
+        candidates.sort(key=lambda cand: cand not in names)
         for cand in candidates:
             where = []
             if cand in env["variables"]:
@@ -674,8 +677,17 @@ class Coverage:
         else:
             notes = (f"unverified: no page scopes {family} to {self.target.product} (the pages state no "
                      "product-wide dtype facts)")
-        return Answer(symbol=raw, kind="dtype", supported=row["supported"], via=f"product profile {self.target.product}",
-                      products={p: r["supported"] for p, r in rows.items()}, dtypes=[name], notes=notes,
+        products = {p: r["supported"] for p, r in rows.items()}
+        supported = row["supported"]
+        if _line_key(self.target.torch_npu) < _line_key(FIRST_950_LINE):
+            # the pages carry no version, and no support list names 950DT before torch 2.7.1 (as for APIs)
+            products["950"] = UNVERIFIED
+            if self.target.product == "950":
+                supported = UNVERIFIED
+                notes = (f"unverified: no support list names Ascend 950DT for {self.target.torch_npu} (the first with a "
+                         f"950DT column is for torch 2.7.1), and the dtype lists carry no version; {notes}")
+        return Answer(symbol=raw, kind="dtype", supported=supported, via=f"product profile {self.target.product}",
+                      products=products, dtypes=[name], notes=notes,
                       source="; ".join(dict.fromkeys(row["evidence"][:3] + row["against"][:3])) or row["source"])
 
     def dtype_supported(self, dtype: str) -> bool:
