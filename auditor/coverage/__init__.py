@@ -258,9 +258,18 @@ class Coverage:
             supported, via = True, "npu (support list)"
         else:
             supported, via = False, "unsupported (support list)"
-        if version != self.api_doc and supported is True:
-            supported, via = self._other_list_yes(qualname, version, notes)
-            products[product] = supported
+        tv = self._torch_version()
+        if version != tv and not absent:
+            # the list is for another torch than the line's: its ✔ / ✘ is not a statement about this line
+            # (F.scaled_mm is new in torch 2.10, torch.onnx.dynamo_export gone by 2.13); only "absent",
+            # read from the line's own torch, is definite
+            if supported in (True, False):
+                mark = "✔" if supported else "✘"
+                notes.insert(0, f"unverified: the torch {version} support list marks {qualname} {mark} for "
+                                f"{product}; there is no support list for torch {tv}, which "
+                                f"{self.target.torch_npu} builds on")
+                supported, via = UNVERIFIED, f"support list of another torch ({version})"
+            products = {p: UNVERIFIED for p in PRODUCTS}
         if applicable and len(applicable) > 1:
             notes.append("; ".join(f"{'/'.join(r['args'])}: {', '.join(r['dtypes'])}" for r in applicable))
         raw = re.sub(r"</?term>", "", entry.get("raw", ""))
@@ -271,28 +280,8 @@ class Coverage:
             source += "; " + self._contradiction_source   # where the kernel registration is read
         if version != self.api_doc:
             source += f" (not in the torch {self.api_doc} list used for {self.target.torch_npu}; answered from the {version} list)"
-        elif _line_key(version) > _line_key(self._torch_version()):
-            notes.append(f"the support list is for torch {version}; {self.target.torch_npu} builds on torch "
-                         f"{self._torch_version()}")
         return Answer(symbol=qualname, kind=kind, supported=supported, via=via, products=products, dtypes=dtypes,
                       notes="\n".join(notes), substitute=None, source=source)
-
-    def _other_list_yes(self, qualname: str, version: str, notes: list[str]) -> tuple[bool | str, str]:
-        """A ✔ from another torch version's list, for an API the line's own list does not name: that list is
-        for a torch that can have APIs this line's torch lacks (F.scaled_mm is new in torch 2.10) or no longer
-        has (torch.onnx.dynamo_export is gone by 2.13).  It stays a yes only when the aten op the API lowers
-        to has an NPU kernel on this line (the op exists in this line's torch); otherwise unverified."""
-        tv = self._torch_version()
-        aten_name = _api_to_aten(qualname) or _module_to_aten(qualname)
-        via_aten = self.aten(aten_name) if aten_name else None
-        if via_aten is not None and via_aten.kind != "unknown" and via_aten.supported is True:
-            notes.append(f"the torch {version} list marks it ✔; aten::{normalize_aten(aten_name or '')} has an NPU "
-                         f"kernel on {self.target.torch_npu} ({via_aten.via})")
-            return True, "npu (support list)"
-        notes.insert(0, f"the torch {self.api_doc} support list used for {self.target.torch_npu} does not name "
-                        f"{qualname}; the torch {version} list marks it ✔, but that list is for another torch: "
-                        f"whether torch {tv} has it and runs it on the NPU is unverified")
-        return UNVERIFIED, "not in the line's support list"
 
     def _torch_version(self) -> str:
         return _table("index.json")["torch_versions"][self.target.torch_npu]
@@ -527,9 +516,20 @@ class Coverage:
         if row["signature"]:
             notes.append(row["signature"])
         state = products[product]
+        wheel = self._wheel_env() if row["lines"] is None else None
+        in_wheel = (wheel or {}).get("python_apis", {}).get(key)
+        if wheel and wheel.get("stand_in") and state is True:
+            state = UNVERIFIED   # the page carries no version and the line has no wheel of its own to show the name
+            products = {p: UNVERIFIED if v is True else v for p, v in products.items()}
+            notes.append(f"no torch_npu wheel of {line} to check the name in ({wheel['wheel']})")
+        if in_wheel == "" and not (wheel or {}).get("stand_in"):
+            on_line = False   # the page carries no version; the line's wheel does not define the name
+            notes.insert(0, f"the {wheel['wheel'] if wheel else ''} wheel's module does not define {key.rsplit('.', 1)[1]}")
         if not on_line:
             supported: bool | str = False
-            via = f"not in torch_npu {line}"
+            via = f"not in torch_npu {line}" if in_wheel != "" else "absent"
+            if in_wheel == "":
+                products = {p: False for p in PRODUCTS}
         elif missing_wheel:
             supported, via = UNVERIFIED, "not in the line's release"
             products = {p: UNVERIFIED for p in PRODUCTS}
@@ -668,8 +668,10 @@ class Coverage:
         if row["supported"] is True:
             notes = f"{row['evidence_count']} dtype lists of pages that name this product list {family}{examples}"
         elif row["supported"] is False:
-            notes = (f"no page lists {family} for {self.target.product}, while {row['against_count']} pages that "
-                     f"scope dtypes by product list it for another product and not for this one{against}")
+            # those pages scope dtypes for their own op; none says the product lacks the dtype
+            notes = (f"unverified: no page lists {family} for {self.target.product}; {row['against_count']} pages "
+                     f"list it for another product and not for this one{against}, but each is about one op, "
+                     "and no source states that the product lacks the dtype")
         elif row["evidence"] and row["against"]:
             notes = (f"unverified: the pages disagree: {row['evidence_count']} list {family} for "
                      f"{self.target.product}{examples}; {row['against_count']} list it only for other "
@@ -677,8 +679,8 @@ class Coverage:
         else:
             notes = (f"unverified: no page scopes {family} to {self.target.product} (the pages state no "
                      "product-wide dtype facts)")
-        products = {p: r["supported"] for p, r in rows.items()}
-        supported = row["supported"]
+        products = {p: (UNVERIFIED if r["supported"] is False else r["supported"]) for p, r in rows.items()}
+        supported = products[self.target.product]
         if _line_key(self.target.torch_npu) < _line_key(FIRST_950_LINE):
             # the pages carry no version, and no support list names 950DT before torch 2.7.1 (as for APIs)
             products["950"] = UNVERIFIED
