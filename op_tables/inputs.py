@@ -264,9 +264,17 @@ def extract(wheel_dir: Path, only_npu: bool = False) -> int:
             derived[rel] = sha256(HERE / rel)
     if (INPUTS / "decompositions.json").is_file():   # written by measure_decompositions.py, kept
         derived["inputs/decompositions.json"] = sha256(INPUTS / "decompositions.json")
-    write_json(PINNED, {"schema": 1, "recipe": "python op_tables/inputs.py fetch --wheel-dir DIR && "
-                                              "python op_tables/inputs.py extract --wheel-dir DIR",
-                        "torch_for_line": TORCH_FOR_LINE, "wheels": wheels, "derived_sha256": derived})
+    pinned = {"schema": 1, "recipe": "python op_tables/inputs.py fetch --wheel-dir DIR && "
+                                     "python op_tables/inputs.py extract --wheel-dir DIR",
+              "torch_for_line": TORCH_FOR_LINE, "wheels": wheels, "derived_sha256": derived}
+    if PINNED.is_file():   # sources recorded by extract-source (a git clone, not a wheel) are kept
+        sources = json.loads(PINNED.read_text()).get("sources", [])
+        for source in sources:
+            for rel in source["derived"]:
+                derived[rel] = sha256(HERE / rel)
+        if sources:
+            pinned["sources"] = sources
+    write_json(PINNED, pinned)
     print(f"extracted {len(wheels)} wheels into {INPUTS.relative_to(HERE.parent)}")
     return 0
 

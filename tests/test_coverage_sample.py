@@ -96,7 +96,8 @@ SAMPLE = [
      'torch-2.6.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.6.0.post5 npu_native_functions*_yaml'),
     ('torch.nn.functional.lp_pool1d', 'v2.12', 'a2', True, 'npu (support list)',
      'pytorch/docs/native_api/pytorch_2-12-0/torch-nn-functional.md:380 (§ torch.nn.functional.lp_pool1d)'),
-    ('torch.distributions.beta.Beta.support', 'v2.8', '950', False, 'unsupported (support list)',
+    # k12f: answered from another torch's list ((2.7.1) for v2.8: unverified (was False)
+    ('torch.distributions.beta.Beta.support', 'v2.8', '950', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:640 (§ class torch.distributions.beta.Beta)'),
     ('torch.distributions.poisson.Poisson.sample', 'v2.6', '950', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:5852 (§ class torch.distributions.poisson.Poisson)'),
@@ -104,25 +105,31 @@ SAMPLE = [
      'pytorch/docs/native_api/pytorch_2-7-1/torch-cuda.md:195 (§ torch.cuda.get_device_properties)'),
     ('torch.fx.Tracer.call_module', 'v2.3', '910a', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-fx.md:637 (§ class torch.fx.Tracer)'),
-    ('torch.distributions.negative_binomial.NegativeBinomial.expand', 'v2.6', 'a3', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.7.1) for v2.6: unverified (was True)
+    ('torch.distributions.negative_binomial.NegativeBinomial.expand', 'v2.6', 'a3', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:5002 (§ class torch.distributions.negative_binomial.NegativeBinomial)'),
     ('torch.distributions.independent.Independent.arg_constraints', 'v2.13', 'a3', True, 'npu (support list)',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributions.md:3256 (§ class torch.distributions.independent.Independent)'),
     ('torch.max', 'v2.1', '950', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-7-1/torch.md:4030 (§ torch.max)'),
-    ('torch.view_as_real', 'v2.3', 'a3', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.7.1) for v2.3: unverified (was True)
+    ('torch.view_as_real', 'v2.3', 'a3', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch.md:5636 (§ torch.view_as_real)'),
-    ('torch.Tensor.amin', 'v2.9', 'a2', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.7.1) for v2.9: unverified (was True)
+    ('torch.Tensor.amin', 'v2.9', 'a2', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-Tensor.md:840 (§ class torch.Tensor)'),
-    ('torch.get_deterministic_debug_mode', 'v2.10', 'a2', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.7.1) for v2.10: unverified (was True)
+    ('torch.get_deterministic_debug_mode', 'v2.10', 'a2', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch.md:6246 (§ torch.get_deterministic_debug_mode)'),
     ('torch.Tensor.cov', 'v2.9', '310p', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-Tensor.md:1974 (§ class torch.Tensor)'),
     ('torch.distributed.is_gloo_available', 'v2.1', '950', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:76 (§ torch.distributed.is_gloo_available)'),
-    ('torch.rand_like', 'v2.14', '950', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.13.0) for v2.14: unverified (was True)
+    ('torch.rand_like', 'v2.14', '950', U, 'support list of another torch (2.13.0)',
      'pytorch/docs/native_api/pytorch_2-13-0/torch.md:1790 (§ torch.rand_like)'),
-    ('torch.nn.functional.prelu', 'v2.2', 'a3', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.7.1) for v2.2: unverified (was True)
+    ('torch.nn.functional.prelu', 'v2.2', 'a3', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-nn-functional.md:865 (§ torch.nn.functional.prelu)'),
     ('torch.distributions.fishersnedecor.FisherSnedecor.expand', 'v2.9', '910a', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:2130 (§ class torch.distributions.fishersnedecor.FisherSnedecor)'),
@@ -130,9 +137,11 @@ SAMPLE = [
      'pytorch/docs/native_api/pytorch_2-11-0/torch-distributed-elastic.md:1140 (§ class torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError)'),
     ('torch.nested.as_nested_tensor', 'v2.11', '910a', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-11-0/torch-nested.md:39 (§ torch.nested.as_nested_tensor)'),
-    ('torch.distributed.rpc.rpc_sync', 'v2.8', '950', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.7.1) for v2.8: unverified (was True)
+    ('torch.distributed.rpc.rpc_sync', 'v2.8', '950', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/Distributed-RPC-Framework.md:195 (§ torch.distributed.rpc.rpc_sync)'),
-    ('torch.nn.Dropout', 'v2.14', 'a2', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.13.0) for v2.14: unverified (was True)
+    ('torch.nn.Dropout', 'v2.14', 'a2', U, 'support list of another torch (2.13.0)',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-nn.md:3729 (§ class torch.nn.Dropout)'),
     ('torch.nn.SyncBatchNorm', 'v2.6', '310p', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-nn.md:3219 (§ class torch.nn.SyncBatchNorm)'),
@@ -140,13 +149,17 @@ SAMPLE = [
      'pytorch/docs/native_api/pytorch_2-12-0/torch-nn-functional.md:790 (§ torch.nn.functional.selu)'),
     ('torch.distributions.transformed_distribution.TransformedDistribution.has_rsample', 'v2.12', '950', True, 'npu (support list)',
      'pytorch/docs/native_api/pytorch_2-12-0/torch-distributions.md:6554 (§ class torch.distributions.transformed_distribution.TransformedDistribution)'),
-    ('torch.distributions.continuous_bernoulli.ContinuousBernoulli.cdf', 'v2.5', 'a2', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.7.1) for v2.5: unverified (was True)
+    ('torch.distributions.continuous_bernoulli.ContinuousBernoulli.cdf', 'v2.5', 'a2', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:1444 (§ class torch.distributions.continuous_bernoulli.ContinuousBernoulli)'),
-    ('torch.utils.benchmark.CallgrindStats.stats', 'v2.1', 'a2', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.7.1) for v2.1: unverified (was True)
+    ('torch.utils.benchmark.CallgrindStats.stats', 'v2.1', 'a2', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-utils-benchmark.md:163 (§ class torch.utils.benchmark.CallgrindStats)'),
-    ('torch.distributed.checkpoint.staging.BlockingAsyncStager.synchronize_staging', 'v2.9', '950', False, 'unsupported (support list)',
+    # k12f: answered from another torch's list ((2.7.1) for v2.9: unverified (was False)
+    ('torch.distributed.checkpoint.staging.BlockingAsyncStager.synchronize_staging', 'v2.9', '950', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed-checkpoint.md:243 (§ class torch.distributed.checkpoint.staging.BlockingAsyncStager)'),
-    ('torch.ao.nn.intrinsic.qat.ConvBnReLU2d', 'v2.3', 'a3', False, 'unsupported (support list)',
+    # k12f: answered from another torch's list ((2.7.1) for v2.3: unverified (was False)
+    ('torch.ao.nn.intrinsic.qat.ConvBnReLU2d', 'v2.3', 'a3', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/Quantization.md:1847 (§ class torch.ao.nn.intrinsic.qat.ConvBnReLU2d)'),
     ('torch.distributions.multinomial.Multinomial.total_count', 'v2.7', '910a', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:4702 (§ class torch.distributions.multinomial.Multinomial)'),
@@ -187,7 +200,8 @@ SAMPLE = [
      'pytorch/docs/environment_variable/performance_tuning/CPU_AFFINITY_CONF.md:1 (# CPU_AFFINITY_CONF)'),
     ('TORCH_HCCL_BLOCKING_WAIT', 'v2.12', '910a', True, 'Ascend environment variable',
      'pytorch/docs/environment_variable/collective_communication/TORCH_HCCL_BLOCKING_WAIT.md:1 (# TORCH_HCCL_BLOCKING_WAIT)'),
-    ('torch.distributed.monitored_barrier', 'v2.4', 'a2', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.7.1) for v2.4: unverified (was True)
+    ('torch.distributed.monitored_barrier', 'v2.4', 'a2', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:867 (§ torch.distributed.monitored_barrier)'),
     ('torch.distributed.get_rank', 'v2.6', '950', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:160 (§ torch.distributed.get_rank)'),
@@ -207,15 +221,18 @@ SAMPLE = [
      'pytorch/docs/native_api/private_apis.md:56 (§ torch.distributed.nn)'),
     ('torch._foreach_add', 'v2.11', '310p', U, 'private API list',
      'pytorch/docs/native_api/private_apis.md:21 (§ torch)'),
-    ('fp8', 'v2.8', 'a3', False, 'product profile a3',
+    # k12f: a dtype 'no' for a product needs a source saying the product lacks it; op pages only: unverified
+    ('fp8', 'v2.8', 'a3', U, 'product profile a3',
      'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_grouped_matmul_swiglu_quant_v2.md:1 (# torch_npu.npu_grouped_matmul_swiglu_quant_v2)'),
-    ('fp8', 'v2.2', 'a3', False, 'product profile a3',
+    # k12f: a dtype 'no' for a product needs a source saying the product lacks it; op pages only: unverified
+    ('fp8', 'v2.2', 'a3', U, 'product profile a3',
      'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_grouped_matmul_swiglu_quant_v2.md:1 (# torch_npu.npu_grouped_matmul_swiglu_quant_v2)'),
     # re-checked after draw C (seed 6161): the page's 950DT bf16 carries no version and no list names 950DT before
     # torch 2.7.1, so a yes on v2.6 was a definite answer from silence (it was counted right in this draw)
     ('bf16', 'v2.6', '950', U, 'product profile 950',
      'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_grouped_matmul_swiglu_quant_v2.md:1 (# torch_npu.npu_grouped_matmul_swiglu_quant_v2); no list names 950DT before torch 2.7.1'),
-    ('fp8', 'v2.14', 'a3', False, 'product profile a3',
+    # k12f: a dtype 'no' for a product needs a source saying the product lacks it; op pages only: unverified
+    ('fp8', 'v2.14', 'a3', U, 'product profile a3',
      'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_grouped_matmul_swiglu_quant_v2.md:1 (# torch_npu.npu_grouped_matmul_swiglu_quant_v2)'),
 ]
 
@@ -284,7 +301,8 @@ FRESH = [
      'pytorch/docs/native_api/pytorch_2-7-1/torch-Tensor.md:2480 (§ class torch.Tensor)'),
     ('torch.autograd.detect_anomaly', 'v2.7', '310p', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-autograd.md:691 (§ torch.autograd.detect_anomaly)'),
-    ('torch.distributions.poisson.Poisson', 'v2.8', 'a2', True, 'npu (support list), may fall back to the CPU',
+    # k12f: answered from another torch's list ((2.7.1) for v2.8: unverified (was True)
+    ('torch.distributions.poisson.Poisson', 'v2.8', 'a2', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:5756 (§ class torch.distributions.poisson.Poisson)'),
     ('torch.ao.ns._numeric_suite_fx.extend_logger_results_with_comparison', 'v2.9', '310p', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-7-1/Quantization.md:2567 (§ torch.ao.ns._numeric_suite_fx.extend_logger_results_with_comparison)'),
@@ -294,23 +312,28 @@ FRESH = [
      'pytorch/docs/native_api/pytorch_2-13-0/torch-monitor.md:163 (§ class torch.monitor.Event)'),
     ('torch.distributions.uniform.Uniform.expand', 'v2.15', '910a', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributions.md:6706 (§ class torch.distributions.uniform.Uniform)'),
-    ('torch.distributions.beta.Beta.concentration1', 'v2.9', 'a2', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.7.1) for v2.9: unverified (was True)
+    ('torch.distributions.beta.Beta.concentration1', 'v2.9', 'a2', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:512 (§ class torch.distributions.beta.Beta)'),
-    ('torch.frombuffer', 'v2.4', 'a3', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.7.1) for v2.4: unverified (was True)
+    ('torch.frombuffer', 'v2.4', 'a3', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch.md:433 (§ torch.frombuffer)'),
     ('torch.Tensor.round_', 'v2.12', '310p', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-12-0/torch-Tensor.md:6302 (§ class torch.Tensor)'),
     ('torch.reciprocal', 'v2.2', '310p', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-7-1/torch.md:3571 (§ torch.reciprocal)'),
-    ('torch.ao.quantization.observer.MovingAverageMinMaxObserver', 'v2.8', 'a3', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.7.1) for v2.8: unverified (was True)
+    ('torch.ao.quantization.observer.MovingAverageMinMaxObserver', 'v2.8', 'a3', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/Quantization.md:1161 (§ class torch.ao.quantization.observer.MovingAverageMinMaxObserver)'),
-    ('torch.distributed.elastic.agent.server.SimpleElasticAgent._start_workers', 'v2.15', 'a3', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    ('torch.distributed.elastic.agent.server.SimpleElasticAgent._start_workers', 'v2.15', 'a3', U, 'support list of another torch (2.13.0)',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributed-elastic.md:314 (§ class torch.distributed.elastic.agent.server.SimpleElasticAgent)'),
     ('torch.distributed.algorithms.ddp_comm_hooks.debugging_hooks.noop_hook', 'v2.11', '910a', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-11-0/DDP-Communication-Hooks.md:286 (§ torch.distributed.algorithms.ddp_comm_hooks.debugging_hooks.noop_hook)'),
     ('torch_npu.npu_multi_head_attention', 'v2.8', '310p', True, 'torch_npu custom op',
      'op-plugin/docs/custom_APIs/torch_npu/（beta）torch_npu-npu_multi_head_attention.md:1 (# torch_npu.npu_multi_head_attention)'),
-    ('torch_npu.npu.mstx.annotate', 'v2.9', '910a', True, 'torch_npu custom op',
+    # k12f: torch_npu Python API checked against the v2.9 wheel: absent
+    ('torch_npu.npu.mstx.annotate', 'v2.9', '910a', False, 'absent',
      'op-plugin/docs/custom_APIs/torch_npu-npu/torch_npu-npu-mstx-annotate.md:1 (# torch_npu.npu.mstx.annotate)'),
     ('torch_npu.npu_moe_token_unpermute_with_routing_map_grad', 'v2.5', '310p', U, 'torch_npu custom op (product not on its page)',
      'op-plugin/config/op_plugin_functions.yaml:7540 (custom: npu_moe_token_unpermute_with_routing_map_grad'),
@@ -339,7 +362,8 @@ FRESH = [
      'pytorch/docs/native_api/private_apis.md:19 (§ torch)'),
     ('torch.distributed._functional_collectives.AsyncCollectiveTensor', 'v2.8', 'a2', True, 'private API list',
      'pytorch/docs/native_api/private_apis.md:50 (§ torch.distributed)'),
-    ('fp8', 'v2.12', '310p', False, 'product profile 310p',
+    # k12f: a dtype 'no' for a product needs a source saying the product lacks it; op pages only: unverified
+    ('fp8', 'v2.12', '310p', U, 'product profile 310p',
      'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_rms_norm_quant.md:1 (# torch_npu.npu_rms_norm_quant)'),
 ]
 
@@ -435,11 +459,14 @@ DRAW_1130 = [
      'native_api/pytorch_2-7-1/torch.md:1802 support table'),
     ('torch.distributed.checkpoint.staging.AsyncStager.should_synchronize_after_execute', 'v2.3', '950', False, 'absent',
      'torch-2.3.1 wheel file list (module missing)'),
-    ('nn.functional.binary_cross_entropy_with_logits', 'v2.6', 'a2', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.7.1) for v2.6: unverified (was True)
+    ('nn.functional.binary_cross_entropy_with_logits', 'v2.6', 'a2', U, 'support list of another torch (2.7.1)',
      'native_api/pytorch_2-7-1/torch-nn-functional.md:1483 support table'),
-    ('torch.autograd.profiler.profile.total_average', 'v2.14', '950', False, 'unsupported (support list)',
+    # k12f: answered from another torch's list ((2.13.0) for v2.14: unverified (was False)
+    ('torch.autograd.profiler.profile.total_average', 'v2.14', '950', U, 'support list of another torch (2.13.0)',
      'native_api/pytorch_2-13-0/torch-autograd.md:287 support table'),
-    ('torch.QUInt8Storage.dtype', 'v2.3', 'a3', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.7.1) for v2.3: unverified (was True)
+    ('torch.QUInt8Storage.dtype', 'v2.3', 'a3', U, 'support list of another torch (2.7.1)',
      'native_api/pytorch_2-7-1/torch-Storage.md:1078 support table'),
     ('torch.log', 'v2.3', '910a', U, 'not verified on this product',
      'native_api/pytorch_2-7-1/torch.md:3222 support table'),
@@ -449,7 +476,8 @@ DRAW_1130 = [
      'native_api/pytorch_2-7-1/torch-Storage.md:1472 support table'),
     ('torch.package.PackagingError', 'v2.1', '910a', U, 'not verified on this product',
      'native_api/pytorch_2-7-1/torch-package.md:37 support table'),
-    ('torch.LongStorage.dtype', 'v2.9', '950', False, 'unsupported (support list)',
+    # k12f: answered from another torch's list ((2.7.1) for v2.9: unverified (was False)
+    ('torch.LongStorage.dtype', 'v2.9', '950', U, 'support list of another torch (2.7.1)',
      'native_api/pytorch_2-7-1/torch-Storage.md:822 support table'),
     ('torch.autograd.profiler.emit_itt', 'v2.13', 'a3', False, 'unsupported (support list)',
      'native_api/pytorch_2-13-0/torch-autograd.md:609 support table'),
@@ -457,19 +485,23 @@ DRAW_1130 = [
      'native_api/pytorch_2-13-0/torch-distributions.md:4802 support table'),
     ('torch.fx.experimental.symbolic_shapes.ConvertIntKey', 'v2.4', '310p', U, 'not verified on this product',
      'native_api/pytorch_2-7-1/torch-fx-experimental.md:915 support table'),
-    ('torch.distributed.fsdp.FullyShardedDataParallel.optim_state_dict_to_load', 'v2.8', '950', False, 'unsupported (support list)',
+    # k12f: answered from another torch's list ((2.7.1) for v2.8: unverified (was False)
+    ('torch.distributed.fsdp.FullyShardedDataParallel.optim_state_dict_to_load', 'v2.8', '950', U, 'support list of another torch (2.7.1)',
      'native_api/pytorch_2-7-1/torch-distributed-fsdp.md:248 support table'),
     ('torch.distributions.dirichlet.Dirichlet.arg_constraints', 'v2.7', 'a3', True, 'npu (support list)',
      'native_api/pytorch_2-7-1/torch-distributions.md:1704 support table'),
     ('torch.is_complex', 'v2.13', 'a2', True, 'npu (support list)',
      'native_api/pytorch_2-13-0/torch.md:63 support table'),
-    ('torch.Tensor.pow', 'v2.15', '950', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    ('torch.Tensor.pow', 'v2.15', '950', U, 'support list of another torch (2.13.0)',
      'native_api/pytorch_2-13-0/torch-Tensor.md:5779 support table'),
-    ('torch.distributions.laplace.Laplace.log_prob', 'v2.3', 'a2', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.7.1) for v2.3: unverified (was True)
+    ('torch.distributions.laplace.Laplace.log_prob', 'v2.3', 'a2', U, 'support list of another torch (2.7.1)',
      'native_api/pytorch_2-7-1/torch-distributions.md:3812 support table'),
     ('torch.eq', 'v2.12', '910a', U, 'not verified on this product',
      'native_api/pytorch_2-12-0/torch.md:4385 support table'),
-    ('F.fractional_max_pool3d', 'v2.14', 'a3', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.13.0) for v2.14: unverified (was True)
+    ('F.fractional_max_pool3d', 'v2.14', 'a3', U, 'support list of another torch (2.13.0)',
      'native_api/pytorch_2-13-0/torch-nn-functional.md:538 support table'),
     ('torch.Tensor.masked_select', 'v2.10', '910a', U, 'not verified on this product',
      'native_api/pytorch_2-7-1/torch-Tensor.md:4951 support table'),
@@ -480,11 +512,13 @@ DRAW_1130 = [
      'native_api/pytorch_2-7-1/Quantization.md:2647 support table'),
     ('torch.cuda.memory.memory_reserved', 'v2.11', 'a2', True, 'npu (support list)',
      'native_api/pytorch_2-11-0/torch-cuda.md:1136 support table'),
-    ('torch.distributed.checkpoint.staging.BlockingAsyncStager', 'v2.10', 'a3', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.7.1) for v2.10: unverified (was True)
+    ('torch.distributed.checkpoint.staging.BlockingAsyncStager', 'v2.10', 'a3', U, 'support list of another torch (2.7.1)',
      'native_api/pytorch_2-7-1/torch-distributed-checkpoint.md:213 support table'),
     ('torch.nn.utils.rnn.unpack_sequence', 'v2.1', '310p', U, 'not verified on this product',
      'native_api/pytorch_2-7-1/torch-nn.md:5921 support table'),
-    ('torch.cuda._sanitizer.enable_cuda_sanitizer', 'v2.15', 'a3', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    ('torch.cuda._sanitizer.enable_cuda_sanitizer', 'v2.15', 'a3', U, 'support list of another torch (2.13.0)',
      'native_api/pytorch_2-13-0/torch-cuda.md:429 support table'),
     ('nn.functional.log_softmax', 'v2.6', '950', U, 'not verified on this product',
      'native_api/pytorch_2-7-1/torch-nn-functional.md:1067 support table'),
@@ -533,7 +567,8 @@ DRAW_1130 = [
      'Ascend/pytorch branch of the line: torch_npu/csrc/distributed/ProcessGroupHCCL.cpp getHcclReduceOp'),
     ('torch.distributed.irecv', 'v2.2', '910a', U, 'not verified on this product',
      'native_api/pytorch_2-7-1/torch-distributed.md:480 support table'),
-    ('torch.distributed.all_gather_object', 'v2.15', 'a2', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    ('torch.distributed.all_gather_object', 'v2.15', 'a2', U, 'support list of another torch (2.13.0)',
      'native_api/pytorch_2-13-0/torch-distributed.md:668 support table'),
     # re-checked after torch_npu's source was added (Ascend/pytorch ProcessGroupHCCL.cpp of the line's branch)
     ('ReduceOp.AVG', 'v2.6', 'a2', True, 'emulated on HCCL',
@@ -542,13 +577,16 @@ DRAW_1130 = [
      'native_api/pytorch_2-7-1/torch-distributed.md:815 support table'),
     ('torch.distributed.init_process_group', 'v2.11', '310p', U, 'not verified on this product',
      'native_api/pytorch_2-11-0/torch-distributed.md:108 support table'),
-    ('torch.distributed.is_nccl_available', 'v2.4', 'a2', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.7.1) for v2.4: unverified (was True)
+    ('torch.distributed.is_nccl_available', 'v2.4', 'a2', U, 'support list of another torch (2.7.1)',
      'native_api/pytorch_2-7-1/torch-distributed.md:60 support table'),
     ('torch.distributed.get_backend', 'v2.7', 'a3', True, 'npu (support list)',
      'native_api/pytorch_2-7-1/torch-distributed.md:144 support table'),
-    ('torch.distributed.all_gather_object', 'v2.9', '950', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.7.1) for v2.9: unverified (was True)
+    ('torch.distributed.all_gather_object', 'v2.9', '950', U, 'support list of another torch (2.7.1)',
      'native_api/pytorch_2-7-1/torch-distributed.md:711 support table'),
-    ('torch.distributed.send', 'v2.14', 'a2', True, 'npu (support list)',
+    # k12f: answered from another torch's list ((2.13.0) for v2.14: unverified (was True)
+    ('torch.distributed.send', 'v2.14', 'a2', U, 'support list of another torch (2.13.0)',
      'native_api/pytorch_2-13-0/torch-distributed.md:444 support table'),
     ('torch.fx.passes.regional_inductor.regional_inductor', 'v2.12', '950', False, 'unsupported (support list)',
      'native_api/pytorch_2-12-0/torch-fx.md:1585 support table'),
@@ -560,7 +598,8 @@ DRAW_1130 = [
      'native_api/private_apis.md:62 support table; private_apis.md'),
     ('torch._foreach_lerp', 'v2.10', 'a2', True, 'private API list',
      'native_api/private_apis.md:22 support table; private_apis.md'),
-    ('fp8', 'v2.12', '310p', False, 'product profile 310p',
+    # k12f: a dtype 'no' for a product needs a source saying the product lacks it; op pages only: unverified
+    ('fp8', 'v2.12', '310p', U, 'product profile 310p',
      'custom_APIs / native_api dtype lists of pages that name the product (op_tables/products.json evidence)'),
     ('fp16', 'v2.7', '950', True, 'product profile 950',
      'custom_APIs / native_api dtype lists of pages that name the product (op_tables/products.json evidence)'),
@@ -669,13 +708,16 @@ DRAW_4711 = [
      'torch-2.5.1 native_functions.yaml:10406 (CompositeExplicitAutograd slow kernel + CUDA); op-plugin: no _foreach_add.Tensor; torch_npu-2.5.1.post1 npu_native_functions*.yaml: only .List/.Scalar/.ScalarList registered'),
     ('torch.Tensor.scatter_add', 'v2.11', 'a3', True, 'npu (support list)', '',
      'pytorch/docs/native_api/pytorch_2-11-0/torch-Tensor.md:6420 (A2 ✔ A3 ✔ 950DT ✔)'),
-    ('torch.fx.experimental.proxy_tensor.maybe_disable_thunkify', 'v2.8', 'a3', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.8: unverified (was True)
+    ('torch.fx.experimental.proxy_tensor.maybe_disable_thunkify', 'v2.8', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-fx-experimental.md:1115 (A2 ✔ A3 ✔ 950DT ✘); torch-2.8.0 torch/fx/experimental/proxy_tensor.py:444 defines it'),
-    ('torch.nn.functional.alpha_dropout', 'v2.6', 'a2', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.6: unverified (was True)
+    ('torch.nn.functional.alpha_dropout', 'v2.6', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-nn-functional.md:1313 (A2 ✔)'),
     ('torch.nn.functional.unfold', 'v2.11', '950', True, 'npu (support list)', '',
      'pytorch/docs/native_api/pytorch_2-11-0/torch-nn-functional.md:155 (950DT ✔)'),
-    ('torch.Tensor.element_size', 'v2.15', '950', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    ('torch.Tensor.element_size', 'v2.15', '950', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-Tensor.md:2662 (950DT ✔)'),
     ('torch.Tensor.is_set_to', 'v2.9', '310p', U, 'not verified on this product', '',
      'the 2.7.1 list has no 310P column (pytorch_2-7-1/torch-Tensor.md:4100)'),
@@ -683,43 +725,51 @@ DRAW_4711 = [
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributed-pipelining.md:149 (950DT ✔)'),
     ('torch.distributions.uniform.Uniform.variance', 'v2.7', 'a3', True, 'npu (support list)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:6850 (A3 ✔)'),
-    ('torch.jit.trace_module', 'v2.3', 'a2', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.3: unverified (was True)
+    ('torch.jit.trace_module', 'v2.3', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-jit.md:106 (A2 ✔)'),
     ('torch.baddbmm', 'v2.11', 'a3', True, 'npu (support list)', '',
      'pytorch/docs/native_api/pytorch_2-11-0/torch.md:5750 (A3 ✔)'),
     ('torch.distributions.relaxed_bernoulli.LogitRelaxedBernoulli.probs', 'v2.7', 'a3', True, 'npu (support list)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:6128 (A3 ✔)'),
-    ('torch.nn.utils.clip_grad_norm_', 'v2.15', 'a2', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    ('torch.nn.utils.clip_grad_norm_', 'v2.15', 'a2', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-nn.md:4477 (A2 ✔)'),
     ('torch.nn.ConstantPad3d', 'v2.7', 'a2', True, 'npu (support list)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-nn.md:2451 (A2 ✔)'),
     ('torch.distributions.relaxed_bernoulli.LogitRelaxedBernoulli.arg_constraints', 'v2.9', '910a', U, 'not verified on this product', '',
      'no 910A column in the 2.7.1 list (pytorch_2-7-1/torch-distributions.md:6048)'),
-    ('torch.swapdims', 'v2.5', 'a2', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.5: unverified (was True)
+    ('torch.swapdims', 'v2.5', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch.md:1447 (A2 ✔)'),
     ('torch.nn.LazyConv3d', 'v2.13', 'a2', U, 'class rated only through its members', '',
      "[definite-where-silent as drawn: True via npu (support list)] pytorch/docs/native_api/pytorch_2-13-0/torch-nn.md:1795 (the row is torch.nn.LazyConv3d.cls_to_become's; class torch.nn.LazyConv3d (1787) has no row of its own)"),
     ('torch.distributions.transforms.ReshapeTransform', 'v2.7', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-7-1/torch-distributions.md:7536)'),
-    ('torch.UntypedStorage.hpu', 'v2.4', 'a2', False, 'unsupported (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.4: unverified (was False)
+    ('torch.UntypedStorage.hpu', 'v2.4', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-Storage.md:420 (A2 ✘)'),
     ('torch.distributed.elastic.rendezvous.RendezvousHandler.use_agent_store', 'v2.12', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-12-0/torch-distributed-elastic.md:1090)'),
-    ('torch.distributions.cauchy.Cauchy.support', 'v2.9', '950', False, 'unsupported (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.9: unverified (was False)
+    ('torch.distributions.cauchy.Cauchy.support', 'v2.9', '950', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:1310 (950DT ✘)'),
-    ('torch.distributed.fsdp.BackwardPrefetch', 'v2.1', 'a2', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.1: unverified (was True)
+    ('torch.distributed.fsdp.BackwardPrefetch', 'v2.1', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed-fsdp.md:394 (A2 ✔); torch-2.1.0 torch/distributed/fsdp/api.py:72 defines it'),
     ('torch.utils.data.MapDataPipe', 'v2.11', '950', False, 'unsupported (support list)', '',
      'pytorch/docs/native_api/pytorch_2-11-0/torch-utils-data.md:35 (950DT ✘)'),
     ('torch.distributed.checkpoint.state_dict.StateDictOptions', 'v2.10', '310p', U, 'not verified on this product', '',
      'no 310P column (pytorch_2-7-1/torch-distributed-checkpoint.md:1173)'),
-    ('torch.distributions.von_mises.VonMises.arg_constraints', 'v2.15', '950', False, 'unsupported (support list)', '',
+    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was False)
+    ('torch.distributions.von_mises.VonMises.arg_constraints', 'v2.15', '950', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributions.md:6884 (950DT ✘)'),
     ('torch.Tensor.is_coalesced', 'v2.11', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-11-0 list)'),
     ('torch.TypedStorage.clone', 'v2.2', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-7-1/torch-Storage.md:1312)'),
-    ('torch.jit.Attribute', 'v2.10', 'a3', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.10: unverified (was True)
+    ('torch.jit.Attribute', 'v2.10', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-jit.md:1344 (A3 ✔)'),
     ('torch.UntypedStorage.is_sparse', 'v2.13', 'a2', True, 'npu (support list)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-Storage.md:516 (A2 ✔)'),
@@ -783,13 +833,16 @@ DRAW_4711 = [
      "github.com/Ascend/pytorch master 9e73e708ab torch_npu/csrc/distributed/ProcessGroupHCCL.cpp:97 (unsupportedOp BXOR); torch_npu-2.13.0 strings: 'Cannot use ReduceOp.'"),
     ('ReduceOp.BOR', 'v2.9', '950', False, 'raises on HCCL', '',
      "github.com/Ascend/pytorch v2.9.0 da74682283 ProcessGroupHCCL.cpp:96 (unsupportedOp BOR); torch_npu-2.9.1 strings: 'Cannot use ReduceOp.', unsupportedOp"),
-    ('torch.distributed.get_global_rank', 'v2.2', 'a2', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.2: unverified (was True)
+    ('torch.distributed.get_global_rank', 'v2.2', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:242 (A2 ✔); torch-2.2.0 torch/distributed/distributed_c10d.py:787 defines it'),
-    ('torch.distributed.monitored_barrier', 'v2.1', 'a3', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.1: unverified (was True)
+    ('torch.distributed.monitored_barrier', 'v2.1', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:867 (A3 ✔)'),
     ('torch.distributed.Backend', 'v2.9', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-7-1/torch-distributed.md:192)'),
-    ('torch.distributed.is_initialized', 'v2.9', 'a3', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.9: unverified (was True)
+    ('torch.distributed.is_initialized', 'v2.9', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:126 (A3 ✔)'),
     ('torch.distributed.send', 'v2.4', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-7-1/torch-distributed.md:426)'),
@@ -815,7 +868,8 @@ DRAW_4711 = [
      'op-plugin/docs/custom_APIs/torch_npu-contrib/torch_npu-contrib-module-LinearA8W8Quant.md (A3 int64) and 621 others'),
     ('bf16', 'v2.13', '950', True, 'product profile 950', '',
      'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_grouped_matmul_swiglu_quant_v2.md:286 (950DT: torch.bfloat16)'),
-    ('fp8', 'v2.14', 'a2', False, 'product profile a2', '',
+    # k12f: a dtype 'no' for a product needs a source saying the product lacks it; op pages only: unverified
+    ('fp8', 'v2.14', 'a2', U, 'product profile a2', '',
      'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_grouped_matmul_swiglu_quant_v2.md:258 (float8 for 950DT only); no page lists float8 for A2'),
     ('bf16', 'v2.14', '310p', U, 'product profile 310p', '',
      'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_incre_flash_attention.md (bf16 for 310P) vs 19 pages listing it for other products only'),
@@ -924,15 +978,18 @@ DRAW_9090 = [
      'torch-2.3.1 native_functions.yaml:12111-12115 (.grad_input CPU kernel); op-plugin: no fractional_max_pool2d'),
     ('aten::_foreach_copy', 'v2.4', 'a3', U, 'composite (CompositeExplicitAutograd)', '',
      'torch-2.4.0 native_functions.yaml:11371 (CompositeExplicitAutograd, not followed)'),
-    ('torch.onnx.OnnxRegistry.register_op', 'v2.15', '950', False, 'unsupported (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.15: unverified (was False)
+    ('torch.onnx.OnnxRegistry.register_op', 'v2.15', '950', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-onnx.md:473 (950DT ✘); not in the 2.13.0 list; torch 2.11.0-2.14.0 wheels have no OnnxRegistry'),
     ('torch.true_divide', 'v2.12', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-12-0/torch.md:3819)'),
-    ('torch.distributions.transformed_distribution.TransformedDistribution.cdf', 'v2.14', 'a3', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.13.0) for v2.14: unverified (was True)
+    ('torch.distributions.transformed_distribution.TransformedDistribution.cdf', 'v2.14', 'a3', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributions.md:6522 (A3 ✔)'),
     ('torch.Tensor.new_zeros', 'v2.13', 'a3', True, 'npu (support list)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-Tensor.md:171 (A3 ✔)'),
-    ('torch.distributed.optim.PostLocalSGDOptimizer.step', 'v2.5', 'a3', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.5: unverified (was True)
+    ('torch.distributed.optim.PostLocalSGDOptimizer.step', 'v2.5', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed-optim.md:99 (A3 ✔)'),
     ('torch.Tensor.isinf', 'v2.5', '950', U, 'not verified on this product', '',
      '950 before v2.7 (pytorch_2-7-1/torch-Tensor.md:3904)'),
@@ -944,9 +1001,11 @@ DRAW_9090 = [
      'no 910A column (pytorch_2-7-1/torch-utils-benchmark.md:211)'),
     ('torch.fx.GraphModule.code', 'v2.7', '310p', U, 'not verified on this product', '',
      'no 310P column (pytorch_2-7-1/torch-fx.md:91)'),
-    ('torch.overrides.handle_torch_function', 'v2.4', 'a2', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.4: unverified (was True)
+    ('torch.overrides.handle_torch_function', 'v2.4', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-overrides.md:133 (A2 ✔)'),
-    ('nn.functional.upsample_bilinear', 'v2.8', '950', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.8: unverified (was True)
+    ('nn.functional.upsample_bilinear', 'v2.8', '950', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-nn-functional.md:1909 (950DT ✔)'),
     ('torch.nn.ReLU6', 'v2.1', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-7-1/torch-nn.md:2678)'),
@@ -954,23 +1013,28 @@ DRAW_9090 = [
      'no 310P column (pytorch_2-13-0/Quantization.md:1586)'),
     ('torch.fx.Node.prepend', 'v2.5', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-7-1/torch-fx.md:1029)'),
-    ('torch.distributed.elastic.metrics.configure', 'v2.1', 'a2', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.1: unverified (was True)
+    ('torch.distributed.elastic.metrics.configure', 'v2.1', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed-elastic.md:1816 (A2 ✔)'),
     ('torch.distributed.reduce_scatter_tensor', 'v2.5', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-7-1/torch-distributed.md:557)'),
-    ('torch.ao.ns._numeric_suite.Shadow', 'v2.6', 'a3', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.6: unverified (was True)
+    ('torch.ao.ns._numeric_suite.Shadow', 'v2.6', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/Quantization.md:2171 (A3 ✔)'),
     ('torch.UntypedStorage.element_size', 'v2.6', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-7-1/torch-Storage.md:260)'),
-    ('F.max_unpool2d', 'v2.10', 'a3', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.10: unverified (was True)
+    ('F.max_unpool2d', 'v2.10', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-nn-functional.md:342 (A3 ✔)'),
     ('torch.nn.AdaptiveAvgPool3d', 'v2.3', '950', U, 'not verified on this product', '',
      '950 before v2.7 (pytorch_2-7-1/torch-nn.md:2225)'),
-    ('torch.utils.tensorboard.writer.SummaryWriter.add_custom_scalars', 'v2.3', 'a3', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.3: unverified (was True)
+    ('torch.utils.tensorboard.writer.SummaryWriter.add_custom_scalars', 'v2.3', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-utils-tensorboard.md:257 (A3 ✔)'),
     ('torch.ao.quantization.prepare_qat', 'v2.3', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-7-1/Quantization.md:33)'),
-    ('torch.nn.Module.cuda', 'v2.8', '950', False, 'unsupported (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.8: unverified (was False)
+    ('torch.nn.Module.cuda', 'v2.8', '950', U, 'support list of another torch (2.7.1)', '',
      "pytorch/docs/native_api/pytorch_2-7-1/torch-nn.md:258 (torch.nn.Module.cuda row: 950DT ✘; answerable since draw A's member-row fix)"),
     ('torch.fx.Tracer.iter', 'v2.13', 'a2', True, 'npu (support list)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-fx.md:757 (A2 ✔)'),
@@ -982,7 +1046,8 @@ DRAW_9090 = [
      'no 310P column (pytorch_2-7-1/torch-distributions.md:2766)'),
     ('torch.distributions.transforms.Transform.forward_shape', 'v2.6', '950', U, 'not verified on this product', '',
      '950 before v2.7 (pytorch_2-7-1/torch-distributions.md:7700)'),
-    ('torch.distributed.rpc.rpc_async', 'v2.4', 'a3', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.4: unverified (was True)
+    ('torch.distributed.rpc.rpc_async', 'v2.4', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/Distributed-RPC-Framework.md:211 (A3 ✔)'),
     ('torch_npu.npu_quant_mm_reduce_scatter', 'v2.3', '310p', U, 'torch_npu custom op (product not on its page)', '',
      'op-plugin/config/op_plugin_functions.yaml:6560; no page'),
@@ -1026,13 +1091,15 @@ DRAW_9090 = [
      "pytorch/docs/environment_variable/device_management/TORCH_NPU_DEVICE_CAPABILITY.md; torch_npu-2.4.0.post4 strings and .py: name absent (TORCH_NPU_ is torch_npu's own)"),
     ('torch.distributed.is_gloo_available', 'v2.5', '310p', U, 'not verified on this product', '',
      'no 310P column (pytorch_2-7-1/torch-distributed.md:76)'),
-    ('torch.distributed.send', 'v2.9', '950', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.9: unverified (was True)
+    ('torch.distributed.send', 'v2.9', '950', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:426 (950DT ✔)'),
     ('torch.distributed.DistBackendError', 'v2.9', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-7-1/torch-distributed.md:1351)'),
     ('torch.distributed.all_gather', 'v2.4', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-7-1/torch-distributed.md:693)'),
-    ('torch.distributed.all_reduce', 'v2.14', '950', False, 'unsupported (support list)', '',
+    # k12f: answered from another torch's list ((2.13.0) for v2.14: unverified (was False)
+    ('torch.distributed.all_reduce', 'v2.14', '950', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributed.md:790 (950DT ✘)'),
     ('torch.distributed.monitored_barrier', 'v2.6', '310p', U, 'not verified on this product', '',
      'no 310P column (pytorch_2-7-1/torch-distributed.md:867)'),
@@ -1064,9 +1131,11 @@ DRAW_9090 = [
      'op-plugin/docs/custom_APIs/torch_npu-contrib/torch_npu-contrib-module-LinearA8W8Quant.md:48 (Atlas 推理系列产品: int64)'),
     ('torch.bfloat16', 'v2.8', 'a2', True, 'product profile a2', '',
      'op-plugin/docs/custom_APIs/torch_npu-contrib/torch_npu-contrib-module-LinearA8W8Quant.md:35 (A2: bfloat16) and 26 others'),
-    ('fp8', 'v2.10', '310p', False, 'product profile 310p', '',
+    # k12f: a dtype 'no' for a product needs a source saying the product lacks it; op pages only: unverified
+    ('fp8', 'v2.10', '310p', U, 'product profile 310p', '',
      'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_rms_norm_quant.md (float8 for 950 only); no page lists float8 for 310P'),
-    ('fp8', 'v2.4', 'a2', False, 'product profile a2', '',
+    # k12f: a dtype 'no' for a product needs a source saying the product lacks it; op pages only: unverified
+    ('fp8', 'v2.4', 'a2', U, 'product profile a2', '',
      'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_grouped_matmul_swiglu_quant_v2.md:258 (float8 for 950DT only)'),
     ('float64', 'v2.7', '310p', U, 'product profile 310p', '',
      'no page scopes float64 to 310P'),
@@ -1148,15 +1217,19 @@ DRAW_6161 = [
      'torch-2.1.0 native_functions.yaml:9685 (CompositeImplicitAutograd)'),
     ('aten::_foreach_sin_', 'v2.5', '950', U, 'npu kernel (op_api)', '',
      'op-plugin/config/op_plugin_functions.yaml:498; torch_npu-2.5.1.post1 registers _foreach_sin_; 950 before v2.7'),
-    ('torch.distributed.elastic.rendezvous.etcd_store.EtcdStore.wait', 'v2.14', 'a2', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.13.0) for v2.14: unverified (was True)
+    ('torch.distributed.elastic.rendezvous.etcd_store.EtcdStore.wait', 'v2.14', 'a2', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributed-elastic.md:930 (A2 ✔)'),
-    ('torch.monitor.Stat.add', 'v2.8', 'a3', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.8: unverified (was True)
+    ('torch.monitor.Stat.add', 'v2.8', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-monitor.md:83 (A3 ✔)'),
     ('torch.distributed.send', 'v2.3', '310p', U, 'not verified on this product', '',
      'no 310P column (pytorch_2-7-1/torch-distributed.md:426)'),
-    ('torch.distributed.pipelining.schedules.ScheduleGPipe', 'v2.15', 'a2', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    ('torch.distributed.pipelining.schedules.ScheduleGPipe', 'v2.15', 'a2', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributed-pipelining.md:133 (A2 ✔)'),
-    ('torch.distributed.tensor.placement_types._StridedShard', 'v2.15', 'a3', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    ('torch.distributed.tensor.placement_types._StridedShard', 'v2.15', 'a3', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributed-tensor.md:95 (A3 ✔)'),
     ('nn.functional.max_pool2d', 'v2.3', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-7-1/torch-nn-functional.md:273)'),
@@ -1168,21 +1241,26 @@ DRAW_6161 = [
      'pytorch/docs/native_api/pytorch_2-12-0/torch-fx-experimental.md:945 (A3 ✔)'),
     ('torch.nn.BatchNorm2d', 'v2.1', '310p', U, 'not verified on this product', '',
      'no 310P column (pytorch_2-7-1/torch-nn.md:3094)'),
-    ('torch.atleast_3d', 'v2.15', '950', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    ('torch.atleast_3d', 'v2.15', '950', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch.md:4926 (950DT ✔)'),
-    ('torch.distributed.checkpoint.SavePlanner', 'v2.6', 'a2', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.6: unverified (was True)
+    ('torch.distributed.checkpoint.SavePlanner', 'v2.6', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed-checkpoint.md:1029 (A2 ✔)'),
     ('torch.nn.functional.avg_pool2d', 'v2.12', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-12-0/torch-nn-functional.md:211)'),
     ('torch.nn.init.zeros_', 'v2.15', '310p', U, 'not verified on this product', '',
      'no 310P column (pytorch_2-13-0/torch-nn-init.md:109)'),
-    ('torch.distributions.gamma.Gamma.log_prob', 'v2.4', 'a3', True, 'npu (support list), may fall back to the CPU', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.4: unverified (was True)
+    ('torch.distributions.gamma.Gamma.log_prob', 'v2.4', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:2360 (A3 ✔; 回退至CPU noted)'),
-    ('torch.distributions.normal.Normal.support', 'v2.6', 'a2', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.6: unverified (was True)
+    ('torch.distributions.normal.Normal.support', 'v2.6', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:5364 (A2 ✔)'),
     ('torch.distributed.optim.ZeroRedundancyOptimizer.add_param_group', 'v2.6', '950', U, 'not verified on this product', '',
      '950 before v2.7 (pytorch_2-7-1/torch-distributed-optim.md:136)'),
-    ('torch.distributed.GradBucket', 'v2.10', 'a3', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.10: unverified (was True)
+    ('torch.distributed.GradBucket', 'v2.10', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/DDP-Communication-Hooks.md:24 (A3 ✔)'),
     ('torch.distributed.checkpoint.format_utils.BroadcastingTorchSaveReader', 'v2.12', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-12-0/torch-distributed-checkpoint.md:389)'),
@@ -1192,13 +1270,15 @@ DRAW_6161 = [
      'pytorch/docs/native_api/pytorch_2-7-1/torch-jit.md:622 (A3 ✔)'),
     ('torch.fx.GraphModule.graph', 'v2.12', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-12-0/torch-fx.md:145)'),
-    ('torch.cuda.memory_summary', 'v2.9', 'a2', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.9: unverified (was True)
+    ('torch.cuda.memory_summary', 'v2.9', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-cuda.md:1064 (A2 ✔)'),
     ('torch.ao.quantization.observer.load_observer_state_dict', 'v2.1', '950', U, 'not verified on this product', '',
      '950 before v2.7 (pytorch_2-7-1/Quantization.md:1307)'),
     ('torch.onnx.JitScalarType.torch_name', 'v2.3', '310p', U, 'not verified on this product', '',
      'no 310P column (pytorch_2-7-1/torch-onnx.md:263)'),
-    ('torch.are_deterministic_algorithms_enabled', 'v2.5', 'a3', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.5: unverified (was True)
+    ('torch.are_deterministic_algorithms_enabled', 'v2.5', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch.md:6198 (A3 ✔)'),
     ('torch.fx.experimental.symbolic_shapes.CallMethodKey.get', 'v2.11', '310p', U, 'not verified on this product', '',
      'no 310P column (pytorch_2-11-0/torch-fx-experimental.md:1063)'),
@@ -1226,7 +1306,8 @@ DRAW_6161 = [
      'pytorch/docs/native_api/pytorch_2-11-0/torch.md:4698 (A3 ✔)'),
     ('torch.optim.SGD.load_state_dict', 'v2.12', 'a3', True, 'npu (support list)', '',
      'pytorch/docs/native_api/pytorch_2-12-0/torch-optim.md:2581 (A3 ✔)'),
-    ('torch.distributed.optim.PostLocalSGDOptimizer.state_dict', 'v2.5', 'a3', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.5: unverified (was True)
+    ('torch.distributed.optim.PostLocalSGDOptimizer.state_dict', 'v2.5', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed-optim.md:83 (A3 ✔)'),
     ('torch_npu.npu_bounding_box_decode', 'v2.14', 'a2', True, 'torch_npu custom op', '',
      'op-plugin/docs/custom_APIs/torch_npu/（beta）torch_npu-npu_bounding_box_decode.md:11 (A2 √); torch_npu-2.14.0 yaml registers npu_bounding_box_decode'),
@@ -1264,7 +1345,8 @@ DRAW_6161 = [
      '950 before v2.7 (pytorch_2-7-1/torch-distributed.md:711)'),
     ('torch.distributed.get_backend', 'v2.11', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-11-0/torch-distributed.md:144)'),
-    ('torch.distributed.get_group_rank', 'v2.14', 'a3', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.13.0) for v2.14: unverified (was True)
+    ('torch.distributed.get_group_rank', 'v2.14', 'a3', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributed.md:226 (A3 ✔)'),
     ('ReduceOp.BOR', 'v2.8', '310p', False, 'raises on HCCL', '',
      'github.com/Ascend/pytorch v2.8.0 c4194988d3 ProcessGroupHCCL.cpp:89 (unsupportedOp BOR)'),
@@ -1272,13 +1354,16 @@ DRAW_6161 = [
      'no 910A column (pytorch_2-7-1/torch-distributed.md:815)'),
     ('ReduceOp.BAND', 'v2.3', 'a2', False, 'raises on HCCL', '',
      'github.com/Ascend/pytorch v2.3.1 ff523b7cba ProcessGroupHCCL.cpp:65 (unsupportedOp BAND)'),
-    ('torch.distributed.TCPStore', 'v2.15', 'a2', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    ('torch.distributed.TCPStore', 'v2.15', 'a2', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributed.md:1146 (A2 ✔)'),
-    ('torch.distributed.reduce_op', 'v2.15', 'a3', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    ('torch.distributed.reduce_op', 'v2.15', 'a3', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributed.md:580 (A3 ✔)'),
     ('torch.distributed.Store', 'v2.5', '310p', U, 'not verified on this product', '',
      'no 310P column (pytorch_2-7-1/torch-distributed.md:933)'),
-    ('torch.distributed.get_backend', 'v2.6', 'a2', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.6: unverified (was True)
+    ('torch.distributed.get_backend', 'v2.6', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:144 (A2 ✔)'),
     ('torch._chunk_cat', 'v2.14', 'a2', True, 'private API list', '',
      'pytorch/docs/native_api/private_apis.md:19 (是)'),
@@ -1312,7 +1397,8 @@ DRAW_6161 = [
      'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_fast_gelu.md:38 (Atlas 训练系列产品 float16)'),
     ('fp16', 'v2.9', '910a', True, 'product profile 910a', '',
      'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_fast_gelu.md:38 (Atlas 训练系列产品 float16)'),
-    ('fp8', 'v2.12', 'a3', False, 'product profile a3', '',
+    # k12f: a dtype 'no' for a product needs a source saying the product lacks it; op pages only: unverified
+    ('fp8', 'v2.12', 'a3', U, 'product profile a3', '',
      'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_grouped_matmul_swiglu_quant_v2.md:258 (float8 for 950DT only); no page lists float8 for A3'),
     ('torch.bfloat16', 'v2.13', '950', True, 'product profile 950', '',
      'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_grouped_matmul_swiglu_quant_v2.md:286 (950DT bf16)'),
@@ -1407,37 +1493,47 @@ DRAW_7373 = [
      'torch-2.6.0 native_functions.yaml:7707 (CompositeImplicitAutograd)'),
     ('aten::_foreach_log_', 'v2.11', '310p', U, 'npu kernel (op_api)', '',
      'op-plugin/config/op_plugin_functions.yaml:594 (op_api only: 310P unverified); torch_npu-2.11.0.post3 registers _foreach_log_'),
-    ('torch.distributed.elastic.rendezvous.c10d_rendezvous_backend.C10dRendezvousBackend', 'v2.10', '950', False, 'unsupported (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.10: unverified (was False)
+    ('torch.distributed.elastic.rendezvous.c10d_rendezvous_backend.C10dRendezvousBackend', 'v2.10', '950', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed-elastic.md:1396 (950DT ✘)'),
     ('torch.ao.nn.quantized.dynamic.LSTM', 'v2.3', '310p', U, 'not verified on this product', '',
      'no 310P column (pytorch_2-7-1/Quantization.md:1951)'),
-    ('torch.nn.functional.poisson_nll_loss', 'v2.5', 'a2', True, 'npu (support list), may fall back to the CPU', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.5: unverified (was True)
+    ('torch.nn.functional.poisson_nll_loss', 'v2.5', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-nn-functional.md:1501 (A2 ✔; 回退至CPU)'),
     ('torch.distributions.gamma.Gamma.support', 'v2.4', '950', U, 'not verified on this product', '',
      '950 before v2.7 (pytorch_2-7-1/torch-distributions.md:2426)'),
-    ('torch.distributed.algorithms.ddp_comm_hooks.default_hooks.bf16_compress_wrapper', 'v2.15', 'a3', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    ('torch.distributed.algorithms.ddp_comm_hooks.default_hooks.bf16_compress_wrapper', 'v2.15', 'a3', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/DDP-Communication-Hooks.md:182 (A3 ✔)'),
-    ('torch.hub.download_url_to_file', 'v2.4', 'a2', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.4: unverified (was True)
+    ('torch.hub.download_url_to_file', 'v2.4', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-hub.md:21 (A2 ✔)'),
     ('torch.UntypedStorage.float8_e5m2', 'v2.8', '310p', U, 'not verified on this product', '',
      'no 310P column (pytorch_2-7-1/torch-Storage.md:340)'),
-    ('torch.distributions.continuous_bernoulli.ContinuousBernoulli.probs', 'v2.10', 'a2', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.10: unverified (was True)
+    ('torch.distributions.continuous_bernoulli.ContinuousBernoulli.probs', 'v2.10', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:1588 (A2 ✔)'),
     ('torch.cuda.device', 'v2.3', '950', U, 'not verified on this product', '',
      '950 before v2.7; the torch-cuda.md row has no 950DT cell (pytorch_2-7-1/torch-cuda.md:992)'),
     ('torch.Tensor.slogdet', 'v2.12', 'a2', True, 'npu (support list)', '',
      'pytorch/docs/native_api/pytorch_2-12-0/torch-Tensor.md:6821 (A2 ✔)'),
-    ('torch.UntypedStorage.byte', 'v2.14', 'a3', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.13.0) for v2.14: unverified (was True)
+    ('torch.UntypedStorage.byte', 'v2.14', 'a3', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-Storage.md:68 (A3 ✔)'),
     ('torch.Tensor.sin_', 'v2.10', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-7-1/torch-Tensor.md:6679)'),
-    ('F.upsample', 'v2.6', 'a3', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.6: unverified (was True)
+    ('F.upsample', 'v2.6', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-nn-functional.md:1863 (A3 ✔)'),
-    ('torch.nn.utils.prune.L1Unstructured.remove', 'v2.9', '950', False, 'unsupported (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.9: unverified (was False)
+    ('torch.nn.utils.prune.L1Unstructured.remove', 'v2.9', '950', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-nn.md:5079 (950DT ✘)'),
-    ('torch.Tensor.narrow_copy', 'v2.6', 'a2', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.6: unverified (was True)
+    ('torch.Tensor.narrow_copy', 'v2.6', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-Tensor.md:5370 (A2 ✔)'),
-    ('torch.utils.data.default_convert', 'v2.8', 'a2', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.8: unverified (was True)
+    ('torch.utils.data.default_convert', 'v2.8', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-utils-data.md:167 (A2 ✔)'),
     ('torch.monitor.TensorboardEventHandler.__init__', 'v2.5', '310p', U, 'not verified on this product', '',
      'no 310P column (pytorch_2-7-1/torch-monitor.md:307)'),
@@ -1445,11 +1541,14 @@ DRAW_7373 = [
      'no 910A column (pytorch_2-7-1/torch-Storage.md:132)'),
     ('torch.nn.RNNBase', 'v2.1', '950', U, 'not verified on this product', '',
      '950 before v2.7 (pytorch_2-7-1/torch-nn.md:3347)'),
-    ('torch.nn.ReflectionPad1d', 'v2.15', 'a3', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    ('torch.nn.ReflectionPad1d', 'v2.15', 'a3', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-nn.md:2245 (A3 ✔)'),
-    ('torch.distributed.fsdp.OptimStateDictConfig', 'v2.9', 'a3', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.9: unverified (was True)
+    ('torch.distributed.fsdp.OptimStateDictConfig', 'v2.9', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed-fsdp.md:522 (A3 ✔)'),
-    ('torch.distributed.checkpoint.StorageWriter.prepare_local_plan', 'v2.3', 'a2', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.3: unverified (was True)
+    ('torch.distributed.checkpoint.StorageWriter.prepare_local_plan', 'v2.3', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed-checkpoint.md:771 (A2 ✔)'),
     ('torch.fx.Node.normalized_arguments', 'v2.13', '950', False, 'unsupported (support list)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-fx.md:1033 (950DT ✘)'),
@@ -1465,7 +1564,8 @@ DRAW_7373 = [
      'no 910A column (pytorch_2-7-1/torch-cuda.md:1226)'),
     ('torch.distributed.optim.DistributedOptimizer', 'v2.5', '950', U, 'not verified on this product', '',
      '950 before v2.7 (pytorch_2-7-1/torch-distributed-optim.md:21)'),
-    ('torch.ao.quantization.fx.custom_config.PrepareCustomConfig.set_non_traceable_module_names', 'v2.8', 'a2', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.8: unverified (was True)
+    ('torch.ao.quantization.fx.custom_config.PrepareCustomConfig.set_non_traceable_module_names', 'v2.8', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/Quantization.md:853 (A2 ✔)'),
     ('torch_npu.npu_chunk_gated_delta_rule', 'v2.7', '310p', U, 'torch_npu custom op (product not on its page)', '',
      'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_chunk_gated_delta_rule.md (950, A3, A2 rows only)'),
@@ -1511,7 +1611,8 @@ DRAW_7373 = [
      'no 310P column (pytorch_2-7-1/torch-distributed.md:462)'),
     ('ReduceOp.BXOR', 'v2.12', 'a3', False, 'raises on HCCL', '',
      'github.com/Ascend/pytorch v2.12.0 a63ae3a1f3 ProcessGroupHCCL.cpp:97 (unsupportedOp BXOR)'),
-    ('torch.distributed.recv', 'v2.4', 'a3', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.7.1) for v2.4: unverified (was True)
+    ('torch.distributed.recv', 'v2.4', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:444 (A3 ✔)'),
     ('torch.distributed.is_torchelastic_launched', 'v2.8', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-7-1/torch-distributed.md:92)'),
@@ -1521,7 +1622,8 @@ DRAW_7373 = [
      'no 910A column (pytorch_2-7-1/torch-distributed.md:693)'),
     ('torch.distributed.batch_isend_irecv', 'v2.12', 'a3', True, 'npu (support list)', '',
      'pytorch/docs/native_api/pytorch_2-12-0/torch-distributed.md:408 (A3 ✔)'),
-    ('torch.distributed.HashStore', 'v2.14', 'a2', True, 'npu (support list)', '',
+    # k12f: answered from another torch's list ((2.13.0) for v2.14: unverified (was True)
+    ('torch.distributed.HashStore', 'v2.14', 'a2', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributed.md:1226 (A2 ✔)'),
     ('torch.cuda.reset_accumulated_host_memory_stats', 'v2.15', 'a3', True, 'private API list', '',
      'pytorch/docs/native_api/private_apis.md:40 (是, 暂不支持 950DT)'),
@@ -1535,7 +1637,8 @@ DRAW_7373 = [
      'pytorch/docs/native_api/private_apis.md:24 (是, 暂不支持 950DT)'),
     ('torch._scaled_mm_v2', 'v2.14', 'a3', True, 'private API list', '',
      'pytorch/docs/native_api/private_apis.md:25 (是; 仅支持PyTorch 2.10.0以上版本); torch-2.14.0 native_functions.yaml has _scaled_mm_v2'),
-    ('torch.float8_e4m3fn', 'v2.1', '310p', False, 'product profile 310p', '',
+    # k12f: a dtype 'no' for a product needs a source saying the product lacks it; op pages only: unverified
+    ('torch.float8_e4m3fn', 'v2.1', '310p', U, 'product profile 310p', '',
      'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_rms_norm_quant.md (float8 for 950 only)'),
     ('fp8', 'v2.4', '910a', U, 'product profile 910a', '',
      'no page scopes float8 to 910A'),
@@ -1545,7 +1648,8 @@ DRAW_7373 = [
      '950 before v2.7; no page scopes float64 to 950'),
     ('bf16', 'v2.10', 'a2', True, 'product profile a2', '',
      'op-plugin/docs/custom_APIs/torch_npu-contrib/torch_npu-contrib-module-LinearA8W8Quant.md:35 (A2 bfloat16)'),
-    ('fp8', 'v2.8', 'a3', False, 'product profile a3', '',
+    # k12f: a dtype 'no' for a product needs a source saying the product lacks it; op pages only: unverified
+    ('fp8', 'v2.8', 'a3', U, 'product profile a3', '',
      'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_grouped_matmul_swiglu_quant_v2.md:258 (float8 for 950DT only)'),
     ('int64', 'v2.7', 'a2', True, 'product profile a2', '',
      'op-plugin/docs/custom_APIs/torch_npu-contrib/torch_npu-contrib-module-LinearA8W8Quant.md:49 (A2 int64)'),
