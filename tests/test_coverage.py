@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from auditor.coverage import ANSWER_KEYS, Coverage, available_lines, lookup, normalize_aten
+from auditor.coverage import ANSWER_KEYS, Coverage, available_lines, lookup, normalize_aten, unsupported_api_details
 from auditor.coverage import ops_cmd
 from auditor.target import PRODUCTS, Target, resolve_target
 
@@ -499,3 +499,52 @@ def test_nccl_variable_gets_the_spelling_the_lines_wheel_reads(line, substitute)
     # the 2.6.0.post5 wheel reads HCCL_BLOCKING_WAIT only; TORCH_HCCL_BLOCKING_WAIT (which has a page) from 2.12 on
     answer = lookup("TORCH_NCCL_BLOCKING_WAIT", Target(line, "a2"))
     assert answer.supported is False and answer.substitute == substitute
+
+
+# ---- k12f: a definite answer needs a source for that torch_npu line and that product -------------------
+
+@pytest.mark.parametrize("symbol,line,mark", [
+    ("torch.add", "v2.5", "✔"),                                   # the 2.7.1 list is for torch 2.7.1, not 2.5.1
+    ("torch.distributed.elastic.timer.TimerServer", "v2.9", "✘"),  # a ✘ from another torch's list too
+    ("torch.distributed.all_gather", "v2.2", "✔"),                # collectives answer from the same rows
+    ("torch.nn.Dropout", "v2.14", "✔"),                           # v2.14 builds on torch 2.14: the 2.13 list
+])
+def test_another_torchs_support_list_gives_no_definite_answer(symbol, line, mark):
+    product = "950" if "TimerServer" in symbol else "a3"
+    answer = lookup(symbol, Target(line, product))
+    assert answer.supported == "unverified" and answer.via.startswith("support list of another torch")
+    assert f"marks {symbol} {mark}" in answer.notes and "there is no support list for torch" in answer.notes
+    assert all(v == "unverified" for v in answer.products.values())
+
+
+def test_own_torchs_list_stays_definite_and_absent_stays_absent():
+    assert lookup("torch.add", Target("v2.7", "a3")).supported is True          # the 2.7.1 list on torch 2.7.1
+    assert lookup("torch.func.vmap", Target("v2.13", "a2")).supported is False  # the 2.13.0 list on torch 2.13.0
+    absent = lookup("F.rms_norm", Target("v2.1", "a2"))                         # the line's own torch settles it
+    assert (absent.supported, absent.via) == (False, "absent")
+
+
+def test_unverified_list_answers_raise_no_npu501():
+    # NPU501 reports only definite "no" answers; a ✘ from another torch's list must not become an error
+    details = unsupported_api_details(Target("v2.9", "950"))
+    assert "torch.distributed.elastic.timer.TimerServer" not in details
+    assert all(lookup(name, Target("v2.9", "950")).supported is False for name in details)
+
+
+def test_custom_python_api_checked_against_the_lines_wheel():
+    # torch_npu-2.5.1.post1 torch_npu/npu/mstx.py defines no annotate; 2.7.1.post11's does (class annotate)
+    early = lookup("torch_npu.npu.mstx.annotate", Target("v2.5", "910a"))
+    assert (early.supported, early.via) == (False, "absent") and "does not define annotate" in early.notes
+    assert lookup("torch_npu.npu.mstx.annotate", Target("v2.7", "910a")).supported is True
+    # v2.15 has no torch_npu wheel of its own (2.14.0 stands in): a page's yes is unverified
+    late = lookup("torch_npu.npu.graph_task_update_end", Target("v2.15", "a3"))
+    assert (late.supported, late.via) == ("unverified", "torch_npu custom op (no wheel of the line)")
+
+
+def test_dtype_no_needs_a_source_that_the_product_lacks_it():
+    # float8 on A3: only op pages (npu_kv_quant_sparse_flash_attention, npu_quant_lightning_indexer) leave A3 out
+    answer = lookup_dtype("torch.float8_e4m3fn", Target("v2.11", "a3"))
+    assert answer.supported == "unverified" and "no source states that the product lacks" in answer.notes
+    # float64 on A2 rests only on the 2.13 torch-Tensor list: definite on v2.13, unverified on v2.6
+    assert lookup_dtype("float64", Target("v2.13", "a2")).supported is True
+    assert lookup_dtype("float64", Target("v2.6", "a2")).supported == "unverified"

@@ -96,7 +96,7 @@ SAMPLE = [
      'torch-2.6.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.6.0.post5 npu_native_functions*_yaml'),
     ('torch.nn.functional.lp_pool1d', 'v2.12', 'a2', True, 'npu (support list)',
      'pytorch/docs/native_api/pytorch_2-12-0/torch-nn-functional.md:380 (§ torch.nn.functional.lp_pool1d)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.8: unverified (was False)
+    # k12f: answered from another torch's list (2.7.1) for v2.8: unverified (was False)
     ('torch.distributions.beta.Beta.support', 'v2.8', '950', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:640 (§ class torch.distributions.beta.Beta)'),
     ('torch.distributions.poisson.Poisson.sample', 'v2.6', '950', U, 'not verified on this product',
@@ -105,30 +105,30 @@ SAMPLE = [
      'pytorch/docs/native_api/pytorch_2-7-1/torch-cuda.md:195 (§ torch.cuda.get_device_properties)'),
     ('torch.fx.Tracer.call_module', 'v2.3', '910a', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-fx.md:637 (§ class torch.fx.Tracer)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.6: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.6: unverified (was True)
     ('torch.distributions.negative_binomial.NegativeBinomial.expand', 'v2.6', 'a3', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:5002 (§ class torch.distributions.negative_binomial.NegativeBinomial)'),
     ('torch.distributions.independent.Independent.arg_constraints', 'v2.13', 'a3', True, 'npu (support list)',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributions.md:3256 (§ class torch.distributions.independent.Independent)'),
     ('torch.max', 'v2.1', '950', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-7-1/torch.md:4030 (§ torch.max)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.3: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.3: unverified (was True)
     ('torch.view_as_real', 'v2.3', 'a3', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch.md:5636 (§ torch.view_as_real)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.9: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.9: unverified (was True)
     ('torch.Tensor.amin', 'v2.9', 'a2', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-Tensor.md:840 (§ class torch.Tensor)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.10: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.10: unverified (was True)
     ('torch.get_deterministic_debug_mode', 'v2.10', 'a2', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch.md:6246 (§ torch.get_deterministic_debug_mode)'),
     ('torch.Tensor.cov', 'v2.9', '310p', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-Tensor.md:1974 (§ class torch.Tensor)'),
     ('torch.distributed.is_gloo_available', 'v2.1', '950', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:76 (§ torch.distributed.is_gloo_available)'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.14: unverified (was True)
+    # k12f: answered from another torch's list (2.13.0) for v2.14: unverified (was True)
     ('torch.rand_like', 'v2.14', '950', U, 'support list of another torch (2.13.0)',
      'pytorch/docs/native_api/pytorch_2-13-0/torch.md:1790 (§ torch.rand_like)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.2: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.2: unverified (was True)
     ('torch.nn.functional.prelu', 'v2.2', 'a3', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-nn-functional.md:865 (§ torch.nn.functional.prelu)'),
     ('torch.distributions.fishersnedecor.FisherSnedecor.expand', 'v2.9', '910a', U, 'not verified on this product',
@@ -137,10 +137,10 @@ SAMPLE = [
      'pytorch/docs/native_api/pytorch_2-11-0/torch-distributed-elastic.md:1140 (§ class torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError)'),
     ('torch.nested.as_nested_tensor', 'v2.11', '910a', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-11-0/torch-nested.md:39 (§ torch.nested.as_nested_tensor)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.8: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.8: unverified (was True)
     ('torch.distributed.rpc.rpc_sync', 'v2.8', '950', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/Distributed-RPC-Framework.md:195 (§ torch.distributed.rpc.rpc_sync)'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.14: unverified (was True)
+    # k12f: answered from another torch's list (2.13.0) for v2.14: unverified (was True)
     ('torch.nn.Dropout', 'v2.14', 'a2', U, 'support list of another torch (2.13.0)',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-nn.md:3729 (§ class torch.nn.Dropout)'),
     ('torch.nn.SyncBatchNorm', 'v2.6', '310p', U, 'not verified on this product',
@@ -149,16 +149,16 @@ SAMPLE = [
      'pytorch/docs/native_api/pytorch_2-12-0/torch-nn-functional.md:790 (§ torch.nn.functional.selu)'),
     ('torch.distributions.transformed_distribution.TransformedDistribution.has_rsample', 'v2.12', '950', True, 'npu (support list)',
      'pytorch/docs/native_api/pytorch_2-12-0/torch-distributions.md:6554 (§ class torch.distributions.transformed_distribution.TransformedDistribution)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.5: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.5: unverified (was True)
     ('torch.distributions.continuous_bernoulli.ContinuousBernoulli.cdf', 'v2.5', 'a2', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:1444 (§ class torch.distributions.continuous_bernoulli.ContinuousBernoulli)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.1: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.1: unverified (was True)
     ('torch.utils.benchmark.CallgrindStats.stats', 'v2.1', 'a2', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-utils-benchmark.md:163 (§ class torch.utils.benchmark.CallgrindStats)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.9: unverified (was False)
+    # k12f: answered from another torch's list (2.7.1) for v2.9: unverified (was False)
     ('torch.distributed.checkpoint.staging.BlockingAsyncStager.synchronize_staging', 'v2.9', '950', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed-checkpoint.md:243 (§ class torch.distributed.checkpoint.staging.BlockingAsyncStager)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.3: unverified (was False)
+    # k12f: answered from another torch's list (2.7.1) for v2.3: unverified (was False)
     ('torch.ao.nn.intrinsic.qat.ConvBnReLU2d', 'v2.3', 'a3', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/Quantization.md:1847 (§ class torch.ao.nn.intrinsic.qat.ConvBnReLU2d)'),
     ('torch.distributions.multinomial.Multinomial.total_count', 'v2.7', '910a', U, 'not verified on this product',
@@ -200,7 +200,7 @@ SAMPLE = [
      'pytorch/docs/environment_variable/performance_tuning/CPU_AFFINITY_CONF.md:1 (# CPU_AFFINITY_CONF)'),
     ('TORCH_HCCL_BLOCKING_WAIT', 'v2.12', '910a', True, 'Ascend environment variable',
      'pytorch/docs/environment_variable/collective_communication/TORCH_HCCL_BLOCKING_WAIT.md:1 (# TORCH_HCCL_BLOCKING_WAIT)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.4: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.4: unverified (was True)
     ('torch.distributed.monitored_barrier', 'v2.4', 'a2', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:867 (§ torch.distributed.monitored_barrier)'),
     ('torch.distributed.get_rank', 'v2.6', '950', U, 'not verified on this product',
@@ -301,7 +301,7 @@ FRESH = [
      'pytorch/docs/native_api/pytorch_2-7-1/torch-Tensor.md:2480 (§ class torch.Tensor)'),
     ('torch.autograd.detect_anomaly', 'v2.7', '310p', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-autograd.md:691 (§ torch.autograd.detect_anomaly)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.8: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.8: unverified (was True)
     ('torch.distributions.poisson.Poisson', 'v2.8', 'a2', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:5756 (§ class torch.distributions.poisson.Poisson)'),
     ('torch.ao.ns._numeric_suite_fx.extend_logger_results_with_comparison', 'v2.9', '310p', U, 'not verified on this product',
@@ -312,20 +312,20 @@ FRESH = [
      'pytorch/docs/native_api/pytorch_2-13-0/torch-monitor.md:163 (§ class torch.monitor.Event)'),
     ('torch.distributions.uniform.Uniform.expand', 'v2.15', '910a', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributions.md:6706 (§ class torch.distributions.uniform.Uniform)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.9: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.9: unverified (was True)
     ('torch.distributions.beta.Beta.concentration1', 'v2.9', 'a2', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:512 (§ class torch.distributions.beta.Beta)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.4: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.4: unverified (was True)
     ('torch.frombuffer', 'v2.4', 'a3', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/torch.md:433 (§ torch.frombuffer)'),
     ('torch.Tensor.round_', 'v2.12', '310p', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-12-0/torch-Tensor.md:6302 (§ class torch.Tensor)'),
     ('torch.reciprocal', 'v2.2', '310p', U, 'not verified on this product',
      'pytorch/docs/native_api/pytorch_2-7-1/torch.md:3571 (§ torch.reciprocal)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.8: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.8: unverified (was True)
     ('torch.ao.quantization.observer.MovingAverageMinMaxObserver', 'v2.8', 'a3', U, 'support list of another torch (2.7.1)',
      'pytorch/docs/native_api/pytorch_2-7-1/Quantization.md:1161 (§ class torch.ao.quantization.observer.MovingAverageMinMaxObserver)'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    # k12f: answered from another torch's list (2.13.0) for v2.15: unverified (was True)
     ('torch.distributed.elastic.agent.server.SimpleElasticAgent._start_workers', 'v2.15', 'a3', U, 'support list of another torch (2.13.0)',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributed-elastic.md:314 (§ class torch.distributed.elastic.agent.server.SimpleElasticAgent)'),
     ('torch.distributed.algorithms.ddp_comm_hooks.debugging_hooks.noop_hook', 'v2.11', '910a', U, 'not verified on this product',
@@ -459,13 +459,13 @@ DRAW_1130 = [
      'native_api/pytorch_2-7-1/torch.md:1802 support table'),
     ('torch.distributed.checkpoint.staging.AsyncStager.should_synchronize_after_execute', 'v2.3', '950', False, 'absent',
      'torch-2.3.1 wheel file list (module missing)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.6: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.6: unverified (was True)
     ('nn.functional.binary_cross_entropy_with_logits', 'v2.6', 'a2', U, 'support list of another torch (2.7.1)',
      'native_api/pytorch_2-7-1/torch-nn-functional.md:1483 support table'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.14: unverified (was False)
+    # k12f: answered from another torch's list (2.13.0) for v2.14: unverified (was False)
     ('torch.autograd.profiler.profile.total_average', 'v2.14', '950', U, 'support list of another torch (2.13.0)',
      'native_api/pytorch_2-13-0/torch-autograd.md:287 support table'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.3: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.3: unverified (was True)
     ('torch.QUInt8Storage.dtype', 'v2.3', 'a3', U, 'support list of another torch (2.7.1)',
      'native_api/pytorch_2-7-1/torch-Storage.md:1078 support table'),
     ('torch.log', 'v2.3', '910a', U, 'not verified on this product',
@@ -476,7 +476,7 @@ DRAW_1130 = [
      'native_api/pytorch_2-7-1/torch-Storage.md:1472 support table'),
     ('torch.package.PackagingError', 'v2.1', '910a', U, 'not verified on this product',
      'native_api/pytorch_2-7-1/torch-package.md:37 support table'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.9: unverified (was False)
+    # k12f: answered from another torch's list (2.7.1) for v2.9: unverified (was False)
     ('torch.LongStorage.dtype', 'v2.9', '950', U, 'support list of another torch (2.7.1)',
      'native_api/pytorch_2-7-1/torch-Storage.md:822 support table'),
     ('torch.autograd.profiler.emit_itt', 'v2.13', 'a3', False, 'unsupported (support list)',
@@ -485,22 +485,22 @@ DRAW_1130 = [
      'native_api/pytorch_2-13-0/torch-distributions.md:4802 support table'),
     ('torch.fx.experimental.symbolic_shapes.ConvertIntKey', 'v2.4', '310p', U, 'not verified on this product',
      'native_api/pytorch_2-7-1/torch-fx-experimental.md:915 support table'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.8: unverified (was False)
+    # k12f: answered from another torch's list (2.7.1) for v2.8: unverified (was False)
     ('torch.distributed.fsdp.FullyShardedDataParallel.optim_state_dict_to_load', 'v2.8', '950', U, 'support list of another torch (2.7.1)',
      'native_api/pytorch_2-7-1/torch-distributed-fsdp.md:248 support table'),
     ('torch.distributions.dirichlet.Dirichlet.arg_constraints', 'v2.7', 'a3', True, 'npu (support list)',
      'native_api/pytorch_2-7-1/torch-distributions.md:1704 support table'),
     ('torch.is_complex', 'v2.13', 'a2', True, 'npu (support list)',
      'native_api/pytorch_2-13-0/torch.md:63 support table'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    # k12f: answered from another torch's list (2.13.0) for v2.15: unverified (was True)
     ('torch.Tensor.pow', 'v2.15', '950', U, 'support list of another torch (2.13.0)',
      'native_api/pytorch_2-13-0/torch-Tensor.md:5779 support table'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.3: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.3: unverified (was True)
     ('torch.distributions.laplace.Laplace.log_prob', 'v2.3', 'a2', U, 'support list of another torch (2.7.1)',
      'native_api/pytorch_2-7-1/torch-distributions.md:3812 support table'),
     ('torch.eq', 'v2.12', '910a', U, 'not verified on this product',
      'native_api/pytorch_2-12-0/torch.md:4385 support table'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.14: unverified (was True)
+    # k12f: answered from another torch's list (2.13.0) for v2.14: unverified (was True)
     ('F.fractional_max_pool3d', 'v2.14', 'a3', U, 'support list of another torch (2.13.0)',
      'native_api/pytorch_2-13-0/torch-nn-functional.md:538 support table'),
     ('torch.Tensor.masked_select', 'v2.10', '910a', U, 'not verified on this product',
@@ -512,12 +512,12 @@ DRAW_1130 = [
      'native_api/pytorch_2-7-1/Quantization.md:2647 support table'),
     ('torch.cuda.memory.memory_reserved', 'v2.11', 'a2', True, 'npu (support list)',
      'native_api/pytorch_2-11-0/torch-cuda.md:1136 support table'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.10: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.10: unverified (was True)
     ('torch.distributed.checkpoint.staging.BlockingAsyncStager', 'v2.10', 'a3', U, 'support list of another torch (2.7.1)',
      'native_api/pytorch_2-7-1/torch-distributed-checkpoint.md:213 support table'),
     ('torch.nn.utils.rnn.unpack_sequence', 'v2.1', '310p', U, 'not verified on this product',
      'native_api/pytorch_2-7-1/torch-nn.md:5921 support table'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    # k12f: answered from another torch's list (2.13.0) for v2.15: unverified (was True)
     ('torch.cuda._sanitizer.enable_cuda_sanitizer', 'v2.15', 'a3', U, 'support list of another torch (2.13.0)',
      'native_api/pytorch_2-13-0/torch-cuda.md:429 support table'),
     ('nn.functional.log_softmax', 'v2.6', '950', U, 'not verified on this product',
@@ -567,7 +567,7 @@ DRAW_1130 = [
      'Ascend/pytorch branch of the line: torch_npu/csrc/distributed/ProcessGroupHCCL.cpp getHcclReduceOp'),
     ('torch.distributed.irecv', 'v2.2', '910a', U, 'not verified on this product',
      'native_api/pytorch_2-7-1/torch-distributed.md:480 support table'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    # k12f: answered from another torch's list (2.13.0) for v2.15: unverified (was True)
     ('torch.distributed.all_gather_object', 'v2.15', 'a2', U, 'support list of another torch (2.13.0)',
      'native_api/pytorch_2-13-0/torch-distributed.md:668 support table'),
     # re-checked after torch_npu's source was added (Ascend/pytorch ProcessGroupHCCL.cpp of the line's branch)
@@ -577,15 +577,15 @@ DRAW_1130 = [
      'native_api/pytorch_2-7-1/torch-distributed.md:815 support table'),
     ('torch.distributed.init_process_group', 'v2.11', '310p', U, 'not verified on this product',
      'native_api/pytorch_2-11-0/torch-distributed.md:108 support table'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.4: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.4: unverified (was True)
     ('torch.distributed.is_nccl_available', 'v2.4', 'a2', U, 'support list of another torch (2.7.1)',
      'native_api/pytorch_2-7-1/torch-distributed.md:60 support table'),
     ('torch.distributed.get_backend', 'v2.7', 'a3', True, 'npu (support list)',
      'native_api/pytorch_2-7-1/torch-distributed.md:144 support table'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.9: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.9: unverified (was True)
     ('torch.distributed.all_gather_object', 'v2.9', '950', U, 'support list of another torch (2.7.1)',
      'native_api/pytorch_2-7-1/torch-distributed.md:711 support table'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.14: unverified (was True)
+    # k12f: answered from another torch's list (2.13.0) for v2.14: unverified (was True)
     ('torch.distributed.send', 'v2.14', 'a2', U, 'support list of another torch (2.13.0)',
      'native_api/pytorch_2-13-0/torch-distributed.md:444 support table'),
     ('torch.fx.passes.regional_inductor.regional_inductor', 'v2.12', '950', False, 'unsupported (support list)',
@@ -708,15 +708,15 @@ DRAW_4711 = [
      'torch-2.5.1 native_functions.yaml:10406 (CompositeExplicitAutograd slow kernel + CUDA); op-plugin: no _foreach_add.Tensor; torch_npu-2.5.1.post1 npu_native_functions*.yaml: only .List/.Scalar/.ScalarList registered'),
     ('torch.Tensor.scatter_add', 'v2.11', 'a3', True, 'npu (support list)', '',
      'pytorch/docs/native_api/pytorch_2-11-0/torch-Tensor.md:6420 (A2 ✔ A3 ✔ 950DT ✔)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.8: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.8: unverified (was True)
     ('torch.fx.experimental.proxy_tensor.maybe_disable_thunkify', 'v2.8', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-fx-experimental.md:1115 (A2 ✔ A3 ✔ 950DT ✘); torch-2.8.0 torch/fx/experimental/proxy_tensor.py:444 defines it'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.6: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.6: unverified (was True)
     ('torch.nn.functional.alpha_dropout', 'v2.6', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-nn-functional.md:1313 (A2 ✔)'),
     ('torch.nn.functional.unfold', 'v2.11', '950', True, 'npu (support list)', '',
      'pytorch/docs/native_api/pytorch_2-11-0/torch-nn-functional.md:155 (950DT ✔)'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    # k12f: answered from another torch's list (2.13.0) for v2.15: unverified (was True)
     ('torch.Tensor.element_size', 'v2.15', '950', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-Tensor.md:2662 (950DT ✔)'),
     ('torch.Tensor.is_set_to', 'v2.9', '310p', U, 'not verified on this product', '',
@@ -725,50 +725,50 @@ DRAW_4711 = [
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributed-pipelining.md:149 (950DT ✔)'),
     ('torch.distributions.uniform.Uniform.variance', 'v2.7', 'a3', True, 'npu (support list)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:6850 (A3 ✔)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.3: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.3: unverified (was True)
     ('torch.jit.trace_module', 'v2.3', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-jit.md:106 (A2 ✔)'),
     ('torch.baddbmm', 'v2.11', 'a3', True, 'npu (support list)', '',
      'pytorch/docs/native_api/pytorch_2-11-0/torch.md:5750 (A3 ✔)'),
     ('torch.distributions.relaxed_bernoulli.LogitRelaxedBernoulli.probs', 'v2.7', 'a3', True, 'npu (support list)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:6128 (A3 ✔)'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    # k12f: answered from another torch's list (2.13.0) for v2.15: unverified (was True)
     ('torch.nn.utils.clip_grad_norm_', 'v2.15', 'a2', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-nn.md:4477 (A2 ✔)'),
     ('torch.nn.ConstantPad3d', 'v2.7', 'a2', True, 'npu (support list)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-nn.md:2451 (A2 ✔)'),
     ('torch.distributions.relaxed_bernoulli.LogitRelaxedBernoulli.arg_constraints', 'v2.9', '910a', U, 'not verified on this product', '',
      'no 910A column in the 2.7.1 list (pytorch_2-7-1/torch-distributions.md:6048)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.5: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.5: unverified (was True)
     ('torch.swapdims', 'v2.5', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch.md:1447 (A2 ✔)'),
     ('torch.nn.LazyConv3d', 'v2.13', 'a2', U, 'class rated only through its members', '',
      "[definite-where-silent as drawn: True via npu (support list)] pytorch/docs/native_api/pytorch_2-13-0/torch-nn.md:1795 (the row is torch.nn.LazyConv3d.cls_to_become's; class torch.nn.LazyConv3d (1787) has no row of its own)"),
     ('torch.distributions.transforms.ReshapeTransform', 'v2.7', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-7-1/torch-distributions.md:7536)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.4: unverified (was False)
+    # k12f: answered from another torch's list (2.7.1) for v2.4: unverified (was False)
     ('torch.UntypedStorage.hpu', 'v2.4', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-Storage.md:420 (A2 ✘)'),
     ('torch.distributed.elastic.rendezvous.RendezvousHandler.use_agent_store', 'v2.12', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-12-0/torch-distributed-elastic.md:1090)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.9: unverified (was False)
+    # k12f: answered from another torch's list (2.7.1) for v2.9: unverified (was False)
     ('torch.distributions.cauchy.Cauchy.support', 'v2.9', '950', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:1310 (950DT ✘)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.1: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.1: unverified (was True)
     ('torch.distributed.fsdp.BackwardPrefetch', 'v2.1', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed-fsdp.md:394 (A2 ✔); torch-2.1.0 torch/distributed/fsdp/api.py:72 defines it'),
     ('torch.utils.data.MapDataPipe', 'v2.11', '950', False, 'unsupported (support list)', '',
      'pytorch/docs/native_api/pytorch_2-11-0/torch-utils-data.md:35 (950DT ✘)'),
     ('torch.distributed.checkpoint.state_dict.StateDictOptions', 'v2.10', '310p', U, 'not verified on this product', '',
      'no 310P column (pytorch_2-7-1/torch-distributed-checkpoint.md:1173)'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was False)
+    # k12f: answered from another torch's list (2.13.0) for v2.15: unverified (was False)
     ('torch.distributions.von_mises.VonMises.arg_constraints', 'v2.15', '950', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributions.md:6884 (950DT ✘)'),
     ('torch.Tensor.is_coalesced', 'v2.11', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-11-0 list)'),
     ('torch.TypedStorage.clone', 'v2.2', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-7-1/torch-Storage.md:1312)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.10: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.10: unverified (was True)
     ('torch.jit.Attribute', 'v2.10', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-jit.md:1344 (A3 ✔)'),
     ('torch.UntypedStorage.is_sparse', 'v2.13', 'a2', True, 'npu (support list)', '',
@@ -833,15 +833,15 @@ DRAW_4711 = [
      "github.com/Ascend/pytorch master 9e73e708ab torch_npu/csrc/distributed/ProcessGroupHCCL.cpp:97 (unsupportedOp BXOR); torch_npu-2.13.0 strings: 'Cannot use ReduceOp.'"),
     ('ReduceOp.BOR', 'v2.9', '950', False, 'raises on HCCL', '',
      "github.com/Ascend/pytorch v2.9.0 da74682283 ProcessGroupHCCL.cpp:96 (unsupportedOp BOR); torch_npu-2.9.1 strings: 'Cannot use ReduceOp.', unsupportedOp"),
-    # k12f: answered from another torch's list ((2.7.1) for v2.2: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.2: unverified (was True)
     ('torch.distributed.get_global_rank', 'v2.2', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:242 (A2 ✔); torch-2.2.0 torch/distributed/distributed_c10d.py:787 defines it'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.1: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.1: unverified (was True)
     ('torch.distributed.monitored_barrier', 'v2.1', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:867 (A3 ✔)'),
     ('torch.distributed.Backend', 'v2.9', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-7-1/torch-distributed.md:192)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.9: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.9: unverified (was True)
     ('torch.distributed.is_initialized', 'v2.9', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:126 (A3 ✔)'),
     ('torch.distributed.send', 'v2.4', '910a', U, 'not verified on this product', '',
@@ -862,7 +862,8 @@ DRAW_4711 = [
      'pytorch/docs/native_api/private_apis.md:73 (是; 仅支持PyTorch 2.8.0以上版本)'),
     ('fp16', 'v2.10', '910a', True, 'product profile 910a', '',
      'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_fast_gelu.md:38 (Atlas 训练系列产品: float16)'),
-    ('float64', 'v2.3', 'a3', True, 'product profile a3', '',
+    # k12f: the dtype yes rests only on another torch's support list (2.13 torch-Tensor.md) for v2.3: unverified
+    ('float64', 'v2.3', 'a3', U, 'product profile a3', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-Tensor.md:611 (Tensor.addcdiv_ row at 599: A2/A3 self fp64) (dtype answers are per product, not per line)'),
     ('int64', 'v2.1', 'a3', True, 'product profile a3', '',
      'op-plugin/docs/custom_APIs/torch_npu-contrib/torch_npu-contrib-module-LinearA8W8Quant.md (A3 int64) and 621 others'),
@@ -978,17 +979,17 @@ DRAW_9090 = [
      'torch-2.3.1 native_functions.yaml:12111-12115 (.grad_input CPU kernel); op-plugin: no fractional_max_pool2d'),
     ('aten::_foreach_copy', 'v2.4', 'a3', U, 'composite (CompositeExplicitAutograd)', '',
      'torch-2.4.0 native_functions.yaml:11371 (CompositeExplicitAutograd, not followed)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.15: unverified (was False)
+    # k12f: answered from another torch's list (2.7.1) for v2.15: unverified (was False)
     ('torch.onnx.OnnxRegistry.register_op', 'v2.15', '950', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-onnx.md:473 (950DT ✘); not in the 2.13.0 list; torch 2.11.0-2.14.0 wheels have no OnnxRegistry'),
     ('torch.true_divide', 'v2.12', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-12-0/torch.md:3819)'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.14: unverified (was True)
+    # k12f: answered from another torch's list (2.13.0) for v2.14: unverified (was True)
     ('torch.distributions.transformed_distribution.TransformedDistribution.cdf', 'v2.14', 'a3', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributions.md:6522 (A3 ✔)'),
     ('torch.Tensor.new_zeros', 'v2.13', 'a3', True, 'npu (support list)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-Tensor.md:171 (A3 ✔)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.5: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.5: unverified (was True)
     ('torch.distributed.optim.PostLocalSGDOptimizer.step', 'v2.5', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed-optim.md:99 (A3 ✔)'),
     ('torch.Tensor.isinf', 'v2.5', '950', U, 'not verified on this product', '',
@@ -1001,10 +1002,10 @@ DRAW_9090 = [
      'no 910A column (pytorch_2-7-1/torch-utils-benchmark.md:211)'),
     ('torch.fx.GraphModule.code', 'v2.7', '310p', U, 'not verified on this product', '',
      'no 310P column (pytorch_2-7-1/torch-fx.md:91)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.4: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.4: unverified (was True)
     ('torch.overrides.handle_torch_function', 'v2.4', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-overrides.md:133 (A2 ✔)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.8: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.8: unverified (was True)
     ('nn.functional.upsample_bilinear', 'v2.8', '950', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-nn-functional.md:1909 (950DT ✔)'),
     ('torch.nn.ReLU6', 'v2.1', '910a', U, 'not verified on this product', '',
@@ -1013,27 +1014,27 @@ DRAW_9090 = [
      'no 310P column (pytorch_2-13-0/Quantization.md:1586)'),
     ('torch.fx.Node.prepend', 'v2.5', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-7-1/torch-fx.md:1029)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.1: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.1: unverified (was True)
     ('torch.distributed.elastic.metrics.configure', 'v2.1', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed-elastic.md:1816 (A2 ✔)'),
     ('torch.distributed.reduce_scatter_tensor', 'v2.5', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-7-1/torch-distributed.md:557)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.6: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.6: unverified (was True)
     ('torch.ao.ns._numeric_suite.Shadow', 'v2.6', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/Quantization.md:2171 (A3 ✔)'),
     ('torch.UntypedStorage.element_size', 'v2.6', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-7-1/torch-Storage.md:260)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.10: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.10: unverified (was True)
     ('F.max_unpool2d', 'v2.10', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-nn-functional.md:342 (A3 ✔)'),
     ('torch.nn.AdaptiveAvgPool3d', 'v2.3', '950', U, 'not verified on this product', '',
      '950 before v2.7 (pytorch_2-7-1/torch-nn.md:2225)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.3: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.3: unverified (was True)
     ('torch.utils.tensorboard.writer.SummaryWriter.add_custom_scalars', 'v2.3', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-utils-tensorboard.md:257 (A3 ✔)'),
     ('torch.ao.quantization.prepare_qat', 'v2.3', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-7-1/Quantization.md:33)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.8: unverified (was False)
+    # k12f: answered from another torch's list (2.7.1) for v2.8: unverified (was False)
     ('torch.nn.Module.cuda', 'v2.8', '950', U, 'support list of another torch (2.7.1)', '',
      "pytorch/docs/native_api/pytorch_2-7-1/torch-nn.md:258 (torch.nn.Module.cuda row: 950DT ✘; answerable since draw A's member-row fix)"),
     ('torch.fx.Tracer.iter', 'v2.13', 'a2', True, 'npu (support list)', '',
@@ -1046,7 +1047,7 @@ DRAW_9090 = [
      'no 310P column (pytorch_2-7-1/torch-distributions.md:2766)'),
     ('torch.distributions.transforms.Transform.forward_shape', 'v2.6', '950', U, 'not verified on this product', '',
      '950 before v2.7 (pytorch_2-7-1/torch-distributions.md:7700)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.4: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.4: unverified (was True)
     ('torch.distributed.rpc.rpc_async', 'v2.4', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/Distributed-RPC-Framework.md:211 (A3 ✔)'),
     ('torch_npu.npu_quant_mm_reduce_scatter', 'v2.3', '310p', U, 'torch_npu custom op (product not on its page)', '',
@@ -1091,14 +1092,14 @@ DRAW_9090 = [
      "pytorch/docs/environment_variable/device_management/TORCH_NPU_DEVICE_CAPABILITY.md; torch_npu-2.4.0.post4 strings and .py: name absent (TORCH_NPU_ is torch_npu's own)"),
     ('torch.distributed.is_gloo_available', 'v2.5', '310p', U, 'not verified on this product', '',
      'no 310P column (pytorch_2-7-1/torch-distributed.md:76)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.9: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.9: unverified (was True)
     ('torch.distributed.send', 'v2.9', '950', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:426 (950DT ✔)'),
     ('torch.distributed.DistBackendError', 'v2.9', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-7-1/torch-distributed.md:1351)'),
     ('torch.distributed.all_gather', 'v2.4', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-7-1/torch-distributed.md:693)'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.14: unverified (was False)
+    # k12f: answered from another torch's list (2.13.0) for v2.14: unverified (was False)
     ('torch.distributed.all_reduce', 'v2.14', '950', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributed.md:790 (950DT ✘)'),
     ('torch.distributed.monitored_barrier', 'v2.6', '310p', U, 'not verified on this product', '',
@@ -1139,7 +1140,8 @@ DRAW_9090 = [
      'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_grouped_matmul_swiglu_quant_v2.md:258 (float8 for 950DT only)'),
     ('float64', 'v2.7', '310p', U, 'product profile 310p', '',
      'no page scopes float64 to 310P'),
-    ('torch.float64', 'v2.10', '910a', True, 'product profile 910a', '',
+    # k12f: the dtype yes rests only on another torch's support list (2.13 torch-Tensor.md) for v2.10: unverified
+    ('torch.float64', 'v2.10', '910a', U, 'product profile 910a', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-Tensor.md:612 (Atlas 训练系列产品: fp64)'),
     ('aten::raevl', 'v2.1', 'a2', None, 'unknown', 'aten::ravel',
      'typo of aten::ravel: did you mean given'),
@@ -1217,18 +1219,18 @@ DRAW_6161 = [
      'torch-2.1.0 native_functions.yaml:9685 (CompositeImplicitAutograd)'),
     ('aten::_foreach_sin_', 'v2.5', '950', U, 'npu kernel (op_api)', '',
      'op-plugin/config/op_plugin_functions.yaml:498; torch_npu-2.5.1.post1 registers _foreach_sin_; 950 before v2.7'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.14: unverified (was True)
+    # k12f: answered from another torch's list (2.13.0) for v2.14: unverified (was True)
     ('torch.distributed.elastic.rendezvous.etcd_store.EtcdStore.wait', 'v2.14', 'a2', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributed-elastic.md:930 (A2 ✔)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.8: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.8: unverified (was True)
     ('torch.monitor.Stat.add', 'v2.8', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-monitor.md:83 (A3 ✔)'),
     ('torch.distributed.send', 'v2.3', '310p', U, 'not verified on this product', '',
      'no 310P column (pytorch_2-7-1/torch-distributed.md:426)'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    # k12f: answered from another torch's list (2.13.0) for v2.15: unverified (was True)
     ('torch.distributed.pipelining.schedules.ScheduleGPipe', 'v2.15', 'a2', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributed-pipelining.md:133 (A2 ✔)'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    # k12f: answered from another torch's list (2.13.0) for v2.15: unverified (was True)
     ('torch.distributed.tensor.placement_types._StridedShard', 'v2.15', 'a3', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributed-tensor.md:95 (A3 ✔)'),
     ('nn.functional.max_pool2d', 'v2.3', '910a', U, 'not verified on this product', '',
@@ -1241,25 +1243,25 @@ DRAW_6161 = [
      'pytorch/docs/native_api/pytorch_2-12-0/torch-fx-experimental.md:945 (A3 ✔)'),
     ('torch.nn.BatchNorm2d', 'v2.1', '310p', U, 'not verified on this product', '',
      'no 310P column (pytorch_2-7-1/torch-nn.md:3094)'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    # k12f: answered from another torch's list (2.13.0) for v2.15: unverified (was True)
     ('torch.atleast_3d', 'v2.15', '950', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch.md:4926 (950DT ✔)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.6: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.6: unverified (was True)
     ('torch.distributed.checkpoint.SavePlanner', 'v2.6', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed-checkpoint.md:1029 (A2 ✔)'),
     ('torch.nn.functional.avg_pool2d', 'v2.12', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-12-0/torch-nn-functional.md:211)'),
     ('torch.nn.init.zeros_', 'v2.15', '310p', U, 'not verified on this product', '',
      'no 310P column (pytorch_2-13-0/torch-nn-init.md:109)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.4: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.4: unverified (was True)
     ('torch.distributions.gamma.Gamma.log_prob', 'v2.4', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:2360 (A3 ✔; 回退至CPU noted)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.6: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.6: unverified (was True)
     ('torch.distributions.normal.Normal.support', 'v2.6', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:5364 (A2 ✔)'),
     ('torch.distributed.optim.ZeroRedundancyOptimizer.add_param_group', 'v2.6', '950', U, 'not verified on this product', '',
      '950 before v2.7 (pytorch_2-7-1/torch-distributed-optim.md:136)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.10: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.10: unverified (was True)
     ('torch.distributed.GradBucket', 'v2.10', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/DDP-Communication-Hooks.md:24 (A3 ✔)'),
     ('torch.distributed.checkpoint.format_utils.BroadcastingTorchSaveReader', 'v2.12', '910a', U, 'not verified on this product', '',
@@ -1270,14 +1272,14 @@ DRAW_6161 = [
      'pytorch/docs/native_api/pytorch_2-7-1/torch-jit.md:622 (A3 ✔)'),
     ('torch.fx.GraphModule.graph', 'v2.12', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-12-0/torch-fx.md:145)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.9: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.9: unverified (was True)
     ('torch.cuda.memory_summary', 'v2.9', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-cuda.md:1064 (A2 ✔)'),
     ('torch.ao.quantization.observer.load_observer_state_dict', 'v2.1', '950', U, 'not verified on this product', '',
      '950 before v2.7 (pytorch_2-7-1/Quantization.md:1307)'),
     ('torch.onnx.JitScalarType.torch_name', 'v2.3', '310p', U, 'not verified on this product', '',
      'no 310P column (pytorch_2-7-1/torch-onnx.md:263)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.5: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.5: unverified (was True)
     ('torch.are_deterministic_algorithms_enabled', 'v2.5', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch.md:6198 (A3 ✔)'),
     ('torch.fx.experimental.symbolic_shapes.CallMethodKey.get', 'v2.11', '310p', U, 'not verified on this product', '',
@@ -1306,7 +1308,7 @@ DRAW_6161 = [
      'pytorch/docs/native_api/pytorch_2-11-0/torch.md:4698 (A3 ✔)'),
     ('torch.optim.SGD.load_state_dict', 'v2.12', 'a3', True, 'npu (support list)', '',
      'pytorch/docs/native_api/pytorch_2-12-0/torch-optim.md:2581 (A3 ✔)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.5: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.5: unverified (was True)
     ('torch.distributed.optim.PostLocalSGDOptimizer.state_dict', 'v2.5', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed-optim.md:83 (A3 ✔)'),
     ('torch_npu.npu_bounding_box_decode', 'v2.14', 'a2', True, 'torch_npu custom op', '',
@@ -1345,7 +1347,7 @@ DRAW_6161 = [
      '950 before v2.7 (pytorch_2-7-1/torch-distributed.md:711)'),
     ('torch.distributed.get_backend', 'v2.11', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-11-0/torch-distributed.md:144)'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.14: unverified (was True)
+    # k12f: answered from another torch's list (2.13.0) for v2.14: unverified (was True)
     ('torch.distributed.get_group_rank', 'v2.14', 'a3', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributed.md:226 (A3 ✔)'),
     ('ReduceOp.BOR', 'v2.8', '310p', False, 'raises on HCCL', '',
@@ -1354,15 +1356,15 @@ DRAW_6161 = [
      'no 910A column (pytorch_2-7-1/torch-distributed.md:815)'),
     ('ReduceOp.BAND', 'v2.3', 'a2', False, 'raises on HCCL', '',
      'github.com/Ascend/pytorch v2.3.1 ff523b7cba ProcessGroupHCCL.cpp:65 (unsupportedOp BAND)'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    # k12f: answered from another torch's list (2.13.0) for v2.15: unverified (was True)
     ('torch.distributed.TCPStore', 'v2.15', 'a2', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributed.md:1146 (A2 ✔)'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    # k12f: answered from another torch's list (2.13.0) for v2.15: unverified (was True)
     ('torch.distributed.reduce_op', 'v2.15', 'a3', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributed.md:580 (A3 ✔)'),
     ('torch.distributed.Store', 'v2.5', '310p', U, 'not verified on this product', '',
      'no 310P column (pytorch_2-7-1/torch-distributed.md:933)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.6: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.6: unverified (was True)
     ('torch.distributed.get_backend', 'v2.6', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:144 (A2 ✔)'),
     ('torch._chunk_cat', 'v2.14', 'a2', True, 'private API list', '',
@@ -1391,7 +1393,8 @@ DRAW_6161 = [
      'op-plugin/docs/custom_APIs/torch_npu/torch_npu-scatter_update.md:9,28 (Atlas 训练系列产品 √; indices int64)'),
     ('torch.float8_e4m3fn', 'v2.14', '950', True, 'product profile 950', '',
      'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_grouped_matmul_swiglu_quant_v2.md:258 (950DT: torch.float8_e4m3fn)'),
-    ('torch.float64', 'v2.10', 'a3', True, 'product profile a3', '',
+    # k12f: the dtype yes rests only on another torch's support list (2.13 torch-Tensor.md) for v2.10: unverified
+    ('torch.float64', 'v2.10', 'a3', U, 'product profile a3', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-Tensor.md:611 (A3 fp64)'),
     ('fp16', 'v2.14', '910a', True, 'product profile 910a', '',
      'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_fast_gelu.md:38 (Atlas 训练系列产品 float16)'),
@@ -1493,46 +1496,46 @@ DRAW_7373 = [
      'torch-2.6.0 native_functions.yaml:7707 (CompositeImplicitAutograd)'),
     ('aten::_foreach_log_', 'v2.11', '310p', U, 'npu kernel (op_api)', '',
      'op-plugin/config/op_plugin_functions.yaml:594 (op_api only: 310P unverified); torch_npu-2.11.0.post3 registers _foreach_log_'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.10: unverified (was False)
+    # k12f: answered from another torch's list (2.7.1) for v2.10: unverified (was False)
     ('torch.distributed.elastic.rendezvous.c10d_rendezvous_backend.C10dRendezvousBackend', 'v2.10', '950', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed-elastic.md:1396 (950DT ✘)'),
     ('torch.ao.nn.quantized.dynamic.LSTM', 'v2.3', '310p', U, 'not verified on this product', '',
      'no 310P column (pytorch_2-7-1/Quantization.md:1951)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.5: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.5: unverified (was True)
     ('torch.nn.functional.poisson_nll_loss', 'v2.5', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-nn-functional.md:1501 (A2 ✔; 回退至CPU)'),
     ('torch.distributions.gamma.Gamma.support', 'v2.4', '950', U, 'not verified on this product', '',
      '950 before v2.7 (pytorch_2-7-1/torch-distributions.md:2426)'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    # k12f: answered from another torch's list (2.13.0) for v2.15: unverified (was True)
     ('torch.distributed.algorithms.ddp_comm_hooks.default_hooks.bf16_compress_wrapper', 'v2.15', 'a3', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/DDP-Communication-Hooks.md:182 (A3 ✔)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.4: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.4: unverified (was True)
     ('torch.hub.download_url_to_file', 'v2.4', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-hub.md:21 (A2 ✔)'),
     ('torch.UntypedStorage.float8_e5m2', 'v2.8', '310p', U, 'not verified on this product', '',
      'no 310P column (pytorch_2-7-1/torch-Storage.md:340)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.10: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.10: unverified (was True)
     ('torch.distributions.continuous_bernoulli.ContinuousBernoulli.probs', 'v2.10', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:1588 (A2 ✔)'),
     ('torch.cuda.device', 'v2.3', '950', U, 'not verified on this product', '',
      '950 before v2.7; the torch-cuda.md row has no 950DT cell (pytorch_2-7-1/torch-cuda.md:992)'),
     ('torch.Tensor.slogdet', 'v2.12', 'a2', True, 'npu (support list)', '',
      'pytorch/docs/native_api/pytorch_2-12-0/torch-Tensor.md:6821 (A2 ✔)'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.14: unverified (was True)
+    # k12f: answered from another torch's list (2.13.0) for v2.14: unverified (was True)
     ('torch.UntypedStorage.byte', 'v2.14', 'a3', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-Storage.md:68 (A3 ✔)'),
     ('torch.Tensor.sin_', 'v2.10', '910a', U, 'not verified on this product', '',
      'no 910A column (pytorch_2-7-1/torch-Tensor.md:6679)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.6: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.6: unverified (was True)
     ('F.upsample', 'v2.6', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-nn-functional.md:1863 (A3 ✔)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.9: unverified (was False)
+    # k12f: answered from another torch's list (2.7.1) for v2.9: unverified (was False)
     ('torch.nn.utils.prune.L1Unstructured.remove', 'v2.9', '950', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-nn.md:5079 (950DT ✘)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.6: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.6: unverified (was True)
     ('torch.Tensor.narrow_copy', 'v2.6', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-Tensor.md:5370 (A2 ✔)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.8: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.8: unverified (was True)
     ('torch.utils.data.default_convert', 'v2.8', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-utils-data.md:167 (A2 ✔)'),
     ('torch.monitor.TensorboardEventHandler.__init__', 'v2.5', '310p', U, 'not verified on this product', '',
@@ -1541,13 +1544,13 @@ DRAW_7373 = [
      'no 910A column (pytorch_2-7-1/torch-Storage.md:132)'),
     ('torch.nn.RNNBase', 'v2.1', '950', U, 'not verified on this product', '',
      '950 before v2.7 (pytorch_2-7-1/torch-nn.md:3347)'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.15: unverified (was True)
+    # k12f: answered from another torch's list (2.13.0) for v2.15: unverified (was True)
     ('torch.nn.ReflectionPad1d', 'v2.15', 'a3', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-nn.md:2245 (A3 ✔)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.9: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.9: unverified (was True)
     ('torch.distributed.fsdp.OptimStateDictConfig', 'v2.9', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed-fsdp.md:522 (A3 ✔)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.3: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.3: unverified (was True)
     ('torch.distributed.checkpoint.StorageWriter.prepare_local_plan', 'v2.3', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed-checkpoint.md:771 (A2 ✔)'),
     ('torch.fx.Node.normalized_arguments', 'v2.13', '950', False, 'unsupported (support list)', '',
@@ -1564,7 +1567,7 @@ DRAW_7373 = [
      'no 910A column (pytorch_2-7-1/torch-cuda.md:1226)'),
     ('torch.distributed.optim.DistributedOptimizer', 'v2.5', '950', U, 'not verified on this product', '',
      '950 before v2.7 (pytorch_2-7-1/torch-distributed-optim.md:21)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.8: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.8: unverified (was True)
     ('torch.ao.quantization.fx.custom_config.PrepareCustomConfig.set_non_traceable_module_names', 'v2.8', 'a2', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/Quantization.md:853 (A2 ✔)'),
     ('torch_npu.npu_chunk_gated_delta_rule', 'v2.7', '310p', U, 'torch_npu custom op (product not on its page)', '',
@@ -1611,7 +1614,7 @@ DRAW_7373 = [
      'no 310P column (pytorch_2-7-1/torch-distributed.md:462)'),
     ('ReduceOp.BXOR', 'v2.12', 'a3', False, 'raises on HCCL', '',
      'github.com/Ascend/pytorch v2.12.0 a63ae3a1f3 ProcessGroupHCCL.cpp:97 (unsupportedOp BXOR)'),
-    # k12f: answered from another torch's list ((2.7.1) for v2.4: unverified (was True)
+    # k12f: answered from another torch's list (2.7.1) for v2.4: unverified (was True)
     ('torch.distributed.recv', 'v2.4', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:444 (A3 ✔)'),
     ('torch.distributed.is_torchelastic_launched', 'v2.8', '910a', U, 'not verified on this product', '',
@@ -1622,7 +1625,7 @@ DRAW_7373 = [
      'no 910A column (pytorch_2-7-1/torch-distributed.md:693)'),
     ('torch.distributed.batch_isend_irecv', 'v2.12', 'a3', True, 'npu (support list)', '',
      'pytorch/docs/native_api/pytorch_2-12-0/torch-distributed.md:408 (A3 ✔)'),
-    # k12f: answered from another torch's list ((2.13.0) for v2.14: unverified (was True)
+    # k12f: answered from another torch's list (2.13.0) for v2.14: unverified (was True)
     ('torch.distributed.HashStore', 'v2.14', 'a2', U, 'support list of another torch (2.13.0)', '',
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributed.md:1226 (A2 ✔)'),
     ('torch.cuda.reset_accumulated_host_memory_stats', 'v2.15', 'a3', True, 'private API list', '',
@@ -1677,4 +1680,261 @@ DRAW_7373 = [
 @pytest.mark.parametrize("symbol,line,product,supported,via,hint,checked", DRAW_7373,
                          ids=[f"{s[0]}@{s[1]}/{s[2]}" for s in DRAW_7373])
 def test_eighth_draw(symbol, line, product, supported, via, hint, checked):
+    test_fifth_draw(symbol, line, product, supported, via, hint, checked)
+
+
+# Draw E (seed 3319, 110 answers: 30 aten, 30 api, 10 custom, 10 env, 8 coll, 6 private, 8 dtype, 8 typo),
+# drawn at fa540c0 and checked by hand by an independent checker (k12v) against the raw sources named beside
+# each (bench/coverage_draws/seed3319.checked.json): 108/110 right as drawn under the then-documented reading.
+# Expectations follow the stricter rule since: an answer taken from another torch version's support list is
+# unverified (18 rows, marked), a custom torch_npu API is checked against the line's wheel, a dtype 'no' needs
+# a source that says the product lacks the dtype.
+DRAW_3319 = [
+    ('aten::nanquantile', 'v2.13', '310p', U, 'composite (CompositeImplicitAutograd)', '',
+     'torch-2.13.0 native_functions.yaml:9954 (nanquantile, no dispatch = CompositeImplicitAutograd); no NPU reg in torch_npu-2.13.0 yaml; 310p named by no source'),
+    ('aten::miopen_convolution_transpose', 'v2.4', '310p', False, 'raises', '',
+     'torch-2.4.0 native_functions.yaml:4063 (CUDA only); not in op-plugin nor torch_npu-2.4.0.post4 yaml'),
+    ('aten::embedding_backward', 'v2.1', '310p', U, 'composite (CompositeImplicitAutograd)', '',
+     'torch-2.1.0 native_functions.yaml:2212 (CompositeImplicitAutograd); 310p named by no source'),
+    ('aten::fft_hfft.out', 'v2.3', 'a2', U, 'composite (CompositeImplicitAutograd)', '',
+     'torch-2.3.1 native_functions.yaml:13463 (CompositeImplicitAutograd); no NPU reg in 2.3.1.post6'),
+    ('aten::_validate_sparse_bsc_tensor_args', 'v2.3', 'a3', U, 'composite (CompositeImplicitAutograd)', '',
+     'torch-2.3.1 native_functions.yaml:7090 (CompositeImplicitAutograd); no NPU reg'),
+    ('aten::_adaptive_avg_pool3d.out', 'v2.12', '910a', True, 'autogen out= (_adaptive_avg_pool3d)', '',
+     'torch-2.12.0 native_functions.yaml:12551 (autogen _adaptive_avg_pool3d.out); op_plugin_functions.yaml:56-57 (acl_op [v2.1, newest]); torch_npu-2.12.0.post3 yaml:1162 registers _adaptive_avg_pool3d'),
+    ('aten::special_psi.out', 'v2.5', 'a3', U, 'composite (CompositeImplicitAutograd)', '',
+     'torch-2.5.1 native_functions.yaml:13192 (CompositeImplicitAutograd); no NPU reg'),
+    ('aten::remainder.Scalar_Tensor', 'v2.12', '950', True, 'npu kernel (op_api)', '',
+     'op_plugin_functions.yaml:4236 (acl_op/op_api all_version); torch_npu-2.12.0.post3 yaml:2769; 2.12 support list has a 950DT column'),
+    ('aten::_cast_Char', 'v2.12', 'a3', U, 'composite (CompositeImplicitAutograd)', '',
+     'torch-2.12.0 native_functions.yaml:13 (_cast_Char, CompositeImplicitAutograd); no NPU reg'),
+    ('aten::special_chebyshev_polynomial_v.n_scalar', 'v2.7', '910a', U, 'composite (CompositeExplicitAutograd)', '',
+     'torch-2.7.1 native_functions.yaml:15158 (CompositeExplicitAutograd, not followed); 910a named by no source'),
+    ('aten::bitwise_xor.Tensor_out', 'v2.4', '310p', True, 'npu kernel (op_api)', '',
+     'op_plugin_functions.yaml:1508 (acl_op all_version); torch_npu-2.4.0.post4 yaml:1365'),
+    ('aten::dstack', 'v2.8', '310p', U, 'composite (CompositeImplicitAutograd)', '',
+     'torch-2.8.0 native_functions.yaml:5777 (CompositeImplicitAutograd); cat at op_plugin_functions.yaml:1548; unverified on 310p is the conservative reading (no source names 310P)'),
+    ('aten::special_bessel_j1', 'v2.1', 'a2', False, 'cpu fallback', '',
+     'torch-2.1.0 native_functions.yaml:14372 (structured_delegate) and :14378 (.out CPU, CUDA); no NPU reg in 2.1.0.post17 nor op-plugin'),
+    ('aten::mps_convolution_transpose_backward', 'v2.15', 'a3', False, 'raises', '',
+     'torch-2.14.0 native_functions.yaml:1903 (MPS only); no op-plugin entry'),
+    ('aten::qr.Q', 'v2.10', '910a', U, 'composite (CompositeImplicitAutograd)', '',
+     'torch-2.10.0 native_functions.yaml:9709 (CompositeImplicitAutograd); no NPU reg'),
+    ('aten::special_shifted_chebyshev_polynomial_v.n_scalar_out', 'v2.1', '950', U, 'composite (CompositeExplicitAutograd)', '',
+     'torch-2.1.0 native_functions.yaml:14972 (CompositeExplicitAutograd); 950 before v2.7 named by no list'),
+    ('aten::rnn_relu.input', 'v2.7', 'a3', U, 'composite (CompositeImplicitAutograd)', '',
+     'torch-2.7.1 native_functions.yaml:7881 (CompositeImplicitAutograd); no NPU reg'),
+    ('aten::_philox_uniform_', 'v2.3', '310p', False, 'absent', '',
+     'torch-2.3.1 native_functions.yaml: no _philox_uniform_ (first in torch 2.12.0)'),
+    ('aten::logspace.Tensor_Tensor', 'v2.3', '910a', U, 'composite (CompositeExplicitAutograd)', '',
+     'torch-2.3.1 native_functions.yaml:3597 (CompositeExplicitAutograd); 910a named by no source'),
+    ('aten::_sparse_csr_tensor_unsafe', 'v2.11', 'a3', U, 'composite (CompositeImplicitAutograd)', '',
+     'torch-2.11.0 native_functions.yaml:7496 (CompositeImplicitAutograd); no NPU reg'),
+    ('aten::lstm.data', 'v2.4', '950', U, 'npu kernel (op_api)', '',
+     'op_plugin_functions.yaml:3301; torch_npu-2.4.0.post4 yaml:1949; 950 before v2.7 named by no list'),
+    ('aten::crow_indices_copy', 'v2.2', '910a', U, 'composite (CompositeExplicitAutogradNonFunctional)', '',
+     'torch-2.2.0 native_functions.yaml:14346 (view_copy, CompositeExplicitAutogradNonFunctional); no NPU reg of crow_indices'),
+    ('aten::logdet', 'v2.10', 'a3', False, 'cpu fallback', '',
+     'torch-2.10.0 native_functions.yaml:14350 (logdet, CompositeImplicitAutograd) -> _linalg_slogdet :14330 structured_delegate .sign :14333 (CPU, CUDA, MPS); no _linalg_slogdet in torch_npu-2.10.0.post7 yaml nor op-plugin'),
+    ('aten::masked_scatter', 'v2.7', 'a3', True, 'composite (CompositeExplicitAutograd)', '',
+     'torch-2.7.1 native_functions.yaml:8061 (CompositeExplicitAutograd); masked_scatter_ in torch_npu-2.7.1.post11 yaml:2403 and op_plugin_functions.yaml:3353; clone/expand CompositeExplicitAutograd'),
+    ('aten::linalg_matrix_sqrth', 'v2.1', 'a2', False, 'absent', '',
+     'torch-2.1.0 native_functions.yaml: no linalg_matrix_sqrth'),
+    ('aten::heaviside', 'v2.6', '910a', False, 'cpu fallback', '',
+     'torch-2.6.0 native_functions.yaml:6972 (structured_delegate heaviside.out, CPU kernel); no NPU reg in 2.6.0.post5'),
+    ('aten::combinations', 'v2.11', 'a3', True, 'composite (CompositeImplicitAutograd)', '',
+     'torch-2.11.0 native_functions.yaml:8064 (CompositeImplicitAutograd); leaves arange, le.Tensor, lt.Tensor, masked_select, mul_.Tensor, stack in torch_npu-2.11.0.post3 yaml; view, full listed there (yaml:1133, :1103); expand CompositeExplicitAutograd'),
+    ('aten::glu_jvp', 'v2.10', 'a2', False, 'cpu fallback', '',
+     'torch-2.10.0 native_functions.yaml:12114 (CPU, CUDA); no NPU reg'),
+    ('aten::reflection_pad2d.out', 'v2.15', 'a2', True, 'npu kernel (op_api)', '',
+     'op_plugin_functions.yaml:4164-4166 (acl_op/op_api [v2.1, newest]); no v2.15 wheel (said); torch-2.14.0 native_functions.yaml:12744'),
+    ('aten::hstack', 'v2.15', '950', True, 'composite (CompositeImplicitAutograd)', '',
+     'torch-2.14.0 native_functions.yaml:5778 (CompositeImplicitAutograd -> cat); cat op_plugin_functions.yaml:1548 all_version'),
+    ('torch.sym_float', 'v2.1', '910a', U, 'not verified on this product', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch.md:6410 (A2/A3 ✔, 950DT ✘); 910a has no column'),
+    ('torch.distributions.gamma.Gamma.log_prob', 'v2.5', '310p', U, 'not verified on this product', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:2360 (A2/A3/950 ✔); 310p no column'),
+    ('torch.fx.GraphModule.__init__', 'v2.7', 'a2', True, 'npu (support list)', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch-fx.md:55 (A2 ✔)'),
+    # k12f: answered from another torch's list for v2.3: unverified (was True, right under the old reading)
+    ('torch.empty_strided', 'v2.3', 'a2', U, 'support list of another torch (2.7.1)', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch.md:628 (A2 ✔; list for torch 2.7.1 used for v2.3)'),
+    # k12f: answered from another torch's list for v2.14: unverified (was True, right under the old reading)
+    ('torch.distributions.transforms.CorrCholeskyTransform', 'v2.14', 'a2', U, 'support list of another torch (2.13.0)', '',
+     'pytorch/docs/native_api/pytorch_2-13-0/torch-distributions.md:7456 (A2 ✔; 2.13 list used for v2.14)'),
+    ('torch.distributions.studentT.StudentT.mean', 'v2.12', '950', False, 'unsupported (support list)', '',
+     'pytorch/docs/native_api/pytorch_2-12-0/torch-distributions.md:6408 (950DT ✘)'),
+    ('torch.distributions.categorical.Categorical.variance', 'v2.12', '910a', U, 'not verified on this product', '',
+     'pytorch/docs/native_api/pytorch_2-12-0/torch-distributions.md:1112; 910a no column'),
+    # k12f: answered from another torch's list for v2.3: unverified (was True, right under the old reading)
+    ('F.unfold', 'v2.3', 'a3', U, 'support list of another torch (2.7.1)', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch-nn-functional.md:150 (A3 ✔; 2.7.1 list used for v2.3)'),
+    # k12f: answered from another torch's list for v2.15: unverified (was True, right under the old reading)
+    ('torch.distributions.von_mises.VonMises.variance', 'v2.15', 'a3', U, 'support list of another torch (2.13.0)', '',
+     'pytorch/docs/native_api/pytorch_2-13-0/torch-distributions.md:7012 (A3 ✔; 2.13 list for v2.15)'),
+    ('torch.distributed.elastic.agent.server.SimpleElasticAgent._start_workers', 'v2.14', '910a', U, 'not verified on this product', '',
+     'pytorch/docs/native_api/pytorch_2-13-0/torch-distributed-elastic.md:314; 910a no column'),
+    ('torch.optim.lr_scheduler.LambdaLR.get_last_lr', 'v2.12', '950', True, 'npu (support list)', '',
+     'pytorch/docs/native_api/pytorch_2-12-0/torch-optim.md:2767 (950DT ✔)'),
+    ('torch.TypedStorage.half', 'v2.8', '910a', U, 'not verified on this product', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch-Storage.md:1616; 910a no column'),
+    ('torch.distributions.multinomial.Multinomial.entropy', 'v2.4', '310p', U, 'not verified on this product', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:4558; 310p no column'),
+    # k12f: answered from another torch's list for v2.6: unverified (was True, right under the old reading)
+    ('torch.seed', 'v2.6', 'a2', U, 'support list of another torch (2.7.1)', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch.md:1919 (A2 ✔; 2.7.1 list for v2.6)'),
+    # k12f: answered from another torch's list for v2.9: unverified (was False, right under the old reading)
+    ('torch.distributed.elastic.timer.TimerServer', 'v2.9', '950', U, 'support list of another torch (2.7.1)', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed-elastic.md:1654 (950DT ✘; 2.7.1 list for v2.9)'),
+    ('torch.distributed.checkpoint.StorageReader.set_up_storage_reader', 'v2.10', '310p', U, 'not verified on this product', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed-checkpoint.md:691; 310p no column'),
+    # k12f: answered from another torch's list for v2.4: unverified (was False, right under the old reading)
+    ('torch.jit.ScriptModule.register_parameter', 'v2.4', 'a3', U, 'support list of another torch (2.7.1)', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch-jit.md:834 (A3 ✘; 2.7.1 list for v2.4)'),
+    ('torch.distributed.fsdp.FullyShardedDataParallel.state_dict_type', 'v2.13', '310p', U, 'not verified on this product', '',
+     'pytorch/docs/native_api/pytorch_2-13-0/torch-distributed-fsdp.md:360; 310p no column'),
+    # k12f: answered from another torch's list for v2.5: unverified (was True, right under the old reading)
+    ('torch.add', 'v2.5', 'a3', U, 'support list of another torch (2.7.1)', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch.md:2472 (A3 ✔; 2.7.1 list for v2.5)'),
+    ('torch.Tensor.square', 'v2.7', '950', True, 'npu (support list)', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch-Tensor.md:7000 (950DT ✔)'),
+    ('torch.distributed.rpc.shutdown', 'v2.13', '950', True, 'npu (support list)', '',
+     'pytorch/docs/native_api/pytorch_2-13-0/Distributed-RPC-Framework.md:105 (950DT ✔)'),
+    # k12f: answered from another torch's list for v2.9: unverified (was True, right under the old reading)
+    ('torch.distributions.relaxed_bernoulli.RelaxedBernoulli.support', 'v2.9', 'a2', U, 'support list of another torch (2.7.1)', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:5998 (A2 ✔; 2.7.1 list for v2.9)'),
+    ('torch.nn.functional.hardswish', 'v2.7', 'a3', True, 'npu (support list), may fall back to the CPU', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch-nn-functional.md:710 (A3 ✔, 可能回退至CPU执行)'),
+    ('torch.distributions.lowrank_multivariate_normal.LowRankMultivariateNormal.mode', 'v2.4', '950', U, 'not verified on this product', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:4234; 950 before v2.7 named by no list'),
+    ('torch.ao.quantization.observer.default_dynamic_quant_observer', 'v2.1', '910a', U, 'not verified on this product', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/Quantization.md:1415; 910a no column'),
+    # k12f: answered from another torch's list for v2.8: unverified (was True, right under the old reading)
+    ('torch.distributed.optim.PostLocalSGDOptimizer', 'v2.8', 'a3', U, 'support list of another torch (2.7.1)', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed-optim.md:53 (A3 ✔; 2.7.1 list for v2.8)'),
+    ('torch.distributed.elastic.multiprocessing.api.LogsDest', 'v2.14', '310p', U, 'not verified on this product', '',
+     'pytorch/docs/native_api/pytorch_2-13-0/torch-distributed-elastic.md:560; 310p no column'),
+    ('nn.functional.conv1d', 'v2.7', 'a3', True, 'npu (support list)', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch-nn-functional.md:42 (A3 ✔; alias nn.functional.)'),
+    # k12f: answered from another torch's list for v2.9: unverified (was True, right under the old reading)
+    ('torch.jit.ScriptModule.cpu', 'v2.9', 'a3', U, 'support list of another torch (2.7.1)', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch-jit.md:304 (A3 ✔; 2.7.1 list for v2.9)'),
+    ('torch.TypedStorage.pin_memory', 'v2.7', '950', False, 'unsupported (support list)', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch-Storage.md:1792 (950DT ✘)'),
+    ('torch_npu.npu_get_float_status', 'v2.1', '950', U, 'torch_npu custom op (product not on its page)', '',
+     'op-plugin/docs/custom_APIs/torch_npu/（beta）torch_npu-npu_get_float_status.md:10-13 (no 950DT row); 950 before v2.7 anyway'),
+    ('torch_npu.contrib.npu_fused_attention', 'v2.8', '910a', True, 'torch_npu custom op', '',
+     'op-plugin/docs/custom_APIs/torch_npu-contrib/（beta）torch_npu-contrib-npu_fused_attention.md:10 (Atlas 训练系列产品 √ = 910A); torch_npu-2.8.0.post5 torch_npu/contrib/function/fused_attention.py'),
+    ('torch_npu.contrib.function.npu_bbox_coder_encode_yolo', 'v2.12', '910a', True, 'torch_npu custom op', '',
+     'op-plugin/docs/custom_APIs/torch_npu-contrib/（beta）torch_npu-contrib-function-npu_bbox_coder_encode_yolo.md:10 (Atlas 训练系列产品 √); torch_npu-2.12.0.post3 torch_npu/contrib/function/bbox_coder.py'),
+    # k12v: wrong as drawn (the v2.5 wheel's torch_npu/npu/mstx.py defines no annotate); now absent from the line's wheel
+    ('torch_npu.npu.mstx.annotate', 'v2.5', '910a', False, 'absent', '',
+     'op-plugin/docs/custom_APIs/torch_npu-npu/torch_npu-npu-mstx-annotate.md:12 (Atlas 训练系列产品 √) BUT torch_npu-2.5.1.post1 (and 2.5.1) torch_npu/npu/mstx.py has no annotate (class mstx: mark/range_start/range_end/mstx_range only); `class annotate` first at torch_npu-2.7.1.post11 torch_npu/npu/mstx.py:136 (absent in 2.6.0.post5 too): the API is absent on v2.5'),
+    # k12f: v2.15 has no torch_npu wheel of its own to show the name in: unverified (was True)
+    ('torch_npu.npu.graph_task_update_end', 'v2.15', 'a3', U, 'torch_npu custom op (no wheel of the line)', '',
+     'op-plugin/docs/custom_APIs/torch_npu-npu/torch_npu-npu-graph_task_update_end.md:7 (A3 √); torch_npu-2.14.0 torch_npu/npu/graphs.py; no v2.15 wheel'),
+    ('torch_npu.npu_kv_quant_sparse_flash_attention', 'v2.8', '950', True, 'torch_npu custom op', '',
+     'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_kv_quant_sparse_flash_attention.md:7 (950PR/950DT √); torch_npu-2.8.0.post5 yaml registers it'),
+    ('torch_npu.npu_moe_distribute_dispatch_v2', 'v2.8', '950', U, 'torch_npu custom op (product not on its page)', '',
+     'op-plugin/config/op_plugin_functions.yaml:6620 (custom); no custom_APIs page: products undocumented'),
+    ('torch_npu._gru_npu', 'v2.15', 'a2', U, 'torch_npu custom op (product not on its page)', '',
+     'op-plugin/config/op_plugin_functions.yaml:6463 (custom _gru_npu); no page'),
+    ('torch_npu.npu_fused_linear_online_max_sum', 'v2.2', '950', U, 'torch_npu custom op (product not on its page)', '',
+     'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_fused_linear_online_max_sum.md:7-8 (A2/A3 only; no 950 row); 950 before v2.7'),
+    ('torch_npu.npu_sort_v2', 'v2.11', 'a2', True, 'torch_npu custom op', '',
+     'op-plugin/docs/custom_APIs/torch_npu/（beta）torch_npu-npu_sort_v2.md:11 (A2 √); torch_npu-2.11.0.post3 yaml registers npu_sort_v2'),
+    ('KINETO_USE_DAEMON', 'v2.8', '910a', True, 'Ascend environment variable', '',
+     'pytorch/docs/environment_variable/performance_tuning/KINETO_USE_DAEMON.md:34 (Atlas 训练系列产品); torch_npu-2.8.0.post5 torch_npu/profiler/_non_intrusive_profile.py reads it'),
+    ('PROF_CONFIG_PATH', 'v2.6', 'a2', True, 'Ascend environment variable', '',
+     'pytorch/docs/environment_variable/performance_tuning/PROF_CONFIG_PATH.md:37 (A2); torch_npu-2.6.0.post5 _non_intrusive_profile.py reads it'),
+    ('TORCHINDUCTOR_USE_AKG', 'v2.11', '910a', True, 'Ascend environment variable', '',
+     'pytorch/docs/environment_variable/inductor/TORCHINDUCTOR_USE_AKG.md:34 (Atlas 训练系列产品); torch_npu-2.11.0.post3 npu_inductor_plugin.py reads it'),
+    ('TORCH_NPUGRAPH_GC', 'v2.8', '910a', True, 'Ascend environment variable', '',
+     'pytorch/docs/environment_variable/memory_management/TORCH_NPUGRAPH_GC.md:28 (Atlas 训练系列产品); torch_npu-2.8.0.post5 torch_npu/_compiler/_config.py'),
+    ('CUDA_VISIBLE_DEVICES', 'v2.5', '910a', False, 'CUDA/NCCL variable (ignored on NPU)', '',
+     'torch_npu-2.5.1.post1: no .py/.so contains CUDA_VISIBLE_DEVICES; ASCEND_RT_VISIBLE_DEVICES read in torch_npu/npu/__init__.py'),
+    ('ACL_OP_COMPILER_CACHE_MODE', 'v2.5', '310p', U, 'Ascend environment variable', '',
+     'pytorch/docs/environment_variable/op_compilation/ACL_OP_COMPILER_CACHE_MODE.md:25-30 (no Atlas 推理系列产品 = 310P row): silent'),
+    ('TORCH_NPU_USE_COMPATIBLE_IMPL', 'v2.6', 'a3', False, 'not read by torch_npu 2.6.0.post5', '',
+     'torch_npu-2.6.0.post5: no .py/.so contains TORCH_NPU_USE_COMPATIBLE_IMPL'),
+    ('TORCH_NPU_COMPACT_ERROR_OUTPUT', 'v2.11', '950', True, 'Ascend environment variable', '',
+     'pytorch/docs/environment_variable/alarm_message_printing/TORCH_NPU_COMPACT_ERROR_OUTPUT.md:27 (950DT); torch_npu-2.11.0.post3 utils/_error_code.py and libtorch_npu.so'),
+    ('P2P_HCCL_BUFFSIZE', 'v2.3', 'a2', True, 'Ascend environment variable', '',
+     'pytorch/docs/environment_variable/collective_communication/P2P_HCCL_BUFFSIZE.md:31 (A2); torch_npu-2.3.1.post6 libtorch_npu.so contains it'),
+    ('TORCH_NPU_FALLBACK_CPU_DISABLE', 'v2.13', 'a3', True, 'Ascend environment variable', '',
+     'pytorch/docs/environment_variable/op_execution/TORCH_NPU_FALLBACK_CPU_DISABLE.md:36 (A3); torch_npu-2.13.0 libtorch_npu.so contains it'),
+    ('torch.distributed.all_reduce', 'v2.12', 'a3', True, 'npu (support list)', '',
+     'pytorch/docs/native_api/pytorch_2-12-0/torch-distributed.md:829 (A3 ✔)'),
+    ('torch.distributed.Store', 'v2.1', '950', U, 'not verified on this product', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:933; 950 before v2.7 named by no list'),
+    ('torch.distributed.batch_isend_irecv', 'v2.7', 'a2', True, 'npu (support list)', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:404 (A2 ✔)'),
+    # k12f: answered from another torch's list for v2.2: unverified (was True, right under the old reading)
+    ('torch.distributed.all_gather', 'v2.2', 'a3', U, 'support list of another torch (2.7.1)', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:689 (A3 ✔; 2.7.1 list for v2.2)'),
+    # k12f: answered from another torch's list for v2.2: unverified (was True, right under the old reading)
+    ('torch.distributed.is_gloo_available', 'v2.2', 'a2', U, 'support list of another torch (2.7.1)', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:72 (A2 ✔; 2.7.1 list for v2.2)'),
+    # k12f: answered from another torch's list for v2.8: unverified (was True, right under the old reading)
+    ('torch.distributed.P2POp', 'v2.8', '950', U, 'support list of another torch (2.7.1)', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:498 (950DT ✔; 2.7.1 list for v2.8)'),
+    # k12f: answered from another torch's list for v2.8: unverified (was True, right under the old reading)
+    ('torch.distributed.get_process_group_ranks', 'v2.8', 'a3', U, 'support list of another torch (2.7.1)', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:254 (A3 ✔; 2.7.1 list for v2.8)'),
+    ('torch.distributed.get_global_rank', 'v2.4', '910a', U, 'not verified on this product', '',
+     'pytorch/docs/native_api/pytorch_2-7-1/torch-distributed.md:238; 910a no column'),
+    ('torch._scaled_grouped_mm_v2', 'v2.6', '910a', False, 'not in this torch version (private API list)', '',
+     'pytorch/docs/native_api/private_apis.md:27 (仅支持PyTorch 2.10.0以上版本); torch-2.6.0 native_functions.yaml has no _scaled_grouped_mm*'),
+    ('torch.distributed._functional_collectives.AsyncCollectiveTensor', 'v2.15', '950', True, 'private API list', '',
+     'pytorch/docs/native_api/private_apis.md:50 (是, no 950DT exception)'),
+    ('torch._scaled_grouped_mm', 'v2.6', 'a3', False, 'not in this torch version (private API list)', '',
+     'pytorch/docs/native_api/private_apis.md:26 (仅支持PyTorch 2.7.1以上版本); torch-2.6.0 native_functions.yaml has no _scaled_grouped_mm (2.7.1 has it)'),
+    ('torch._foreach_tanh', 'v2.3', '910a', U, 'private API list', '',
+     'pytorch/docs/native_api/private_apis.md:13 (是; names no product, 910a unverified)'),
+    ('torch.ops.aten._to_copy.default', 'v2.10', '910a', U, 'npu kernel (torch_npu)', '',
+     'torch_npu-2.10.0.post7 npu_native_functions_by_codegen.yaml:1126 (_to_copy); no source names 910A'),
+    ('torch._foreach_tanh_', 'v2.1', 'a3', True, 'private API list', '',
+     'pytorch/docs/native_api/private_apis.md:14 (是, 暂不支持950DT; all versions per note at :4); torch-2.1.0 native_functions.yaml:10950'),
+    ('torch.float64', 'v2.15', '950', U, 'product profile 950', '',
+     'no page scopes float64 to 950DT (conservative unverified)'),
+    # k12f: answered from another torch's list for v2.11: unverified (was True, right under the old reading)
+    ('float64', 'v2.11', 'a3', U, 'product profile a3', '',
+     'pytorch/docs/native_api/pytorch_2-13-0/torch-Tensor.md:611 (A2/A3: self 支持 fp64) - 2.13 list used for v2.11'),
+    ('torch.complex64', 'v2.11', '910a', U, 'product profile 910a', '',
+     'no page names 910A with complex64'),
+    # k12f: answered from another torch's list for v2.10: unverified (was True, right under the old reading)
+    ('float64', 'v2.10', 'a2', U, 'product profile a2', '',
+     'pytorch/docs/native_api/pytorch_2-13-0/torch-Tensor.md:611 (A2/A3 fp64) - 2.13 list used for v2.10'),
+    ('int64', 'v2.2', '310p', True, 'product profile 310p', '',
+     'op-plugin/docs/custom_APIs/torch_npu-contrib/torch_npu-contrib-module-LinearA8W8Quant.md (Atlas 推理系列产品 with int64), one of 12 pages'),
+    # k12v: definite-where-silent as drawn (op pages only); a dtype 'no' needs a source saying A3 lacks it
+    ('torch.float8_e4m3fn', 'v2.11', 'a3', U, 'product profile a3', '',
+     "op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_kv_quant_sparse_flash_attention.md:102-104 and torch_npu-npu_quant_lightning_indexer.md:85-86 exclude float8 on A3 for THOSE ops only; no source states A3 lacks float8_e4m3fn as a dtype; pytorch/docs/native_api/private_apis.md:24 torch._scaled_mm 是 (暂不支持 950DT only) in fp8 mode, which under the tool's own reading of 是 means A2/A3: the sources do not support a definite no"),
+    ('torch.bfloat16', 'v2.3', '310p', U, 'product profile 310p', '',
+     'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_incre_flash_attention.md (lists bf16 for 310P) vs other pages: disagree'),
+    # k12f: answered from another torch's list for v2.6: unverified (was True, right under the old reading)
+    ('float64', 'v2.6', 'a2', U, 'product profile a2', '',
+     'pytorch/docs/native_api/pytorch_2-13-0/torch-Tensor.md:611 (A2/A3 fp64) - 2.13 list used for v2.6'),
+    ('torch_npu._np_fusion_attention_grad_v3_infer_output', 'v2.10', '950', None, 'unknown', 'torch_npu._npu_fusion_attention_grad_v3_infer_output',
+     'op-plugin/config/op_plugin_functions.yaml:6216 (_npu_fusion_attention_grad_v3_infer_output is real; the typo is not)'),
+    ('OMO_SNAPSHOT_PATH', 'v2.4', '950', None, 'unknown', 'OOM_SNAPSHOT_PATH?',
+     'pytorch/docs/environment_variable/memory_management/OOM_SNAPSHOT_PATH.md exists; OMO_* does not'),
+    ('torch.fx.experimental.symbolic_shapes.ShapeEnv.BackendPatternConfig_chrome', 'v2.1', 'a3', None, 'unknown', '',
+     'invented name; not in any source'),
+    ('NCL_BUFFSIZE', 'v2.7', '310p', None, 'unknown', 'NCCL_BUFFSIZE?',
+     "NCCL_BUFFSIZE is NCCL's variable; NCL_BUFFSIZE in no source"),
+    ('torch_npu.nuu_stride_copy', 'v2.14', 'a3', None, 'unknown', 'torch_npu.npu_stride_copy?',
+     'op-plugin/config/op_plugin_functions.yaml:7005 (npu_stride_copy)'),
+    ('RNNCell_cdf', 'v2.15', '910a', None, 'unknown', '',
+     'invented; not in any source'),
+    ('aten::mpecial_ndtr.out', 'v2.3', '910a', None, 'unknown', 'aten::special_ndtr.out',
+     'torch-2.3.1 native_functions.yaml:13131 (special_ndtr.out), :13027 (special_ndtri.out)'),
+    ('LORCH_NPUGRAPH_GC', 'v2.11', 'a3', None, 'unknown', 'TORCH_NPUGRAPH_GC?',
+     'pytorch/docs/environment_variable/memory_management/TORCH_NPUGRAPH_GC.md'),
+]
+
+
+@pytest.mark.parametrize("symbol,line,product,supported,via,hint,checked", DRAW_3319,
+                         ids=[f"{s[0]}@{s[1]}/{s[2]}" for s in DRAW_3319])
+def test_draw_e(symbol, line, product, supported, via, hint, checked):
     test_fifth_draw(symbol, line, product, supported, via, hint, checked)

@@ -516,15 +516,16 @@ class Coverage:
         if row["signature"]:
             notes.append(row["signature"])
         state = products[product]
-        wheel = self._wheel_env() if row["lines"] is None else None
-        in_wheel = (wheel or {}).get("python_apis", {}).get(key)
-        if wheel and wheel.get("stand_in") and state is True:
+        wheel = (self._wheel_env() or {}) if row["lines"] is None else {}
+        in_wheel = wheel.get("python_apis", {}).get(key)
+        no_wheel = bool(wheel.get("stand_in") and state is True)
+        if no_wheel:
             state = UNVERIFIED   # the page carries no version and the line has no wheel of its own to show the name
             products = {p: UNVERIFIED if v is True else v for p, v in products.items()}
             notes.append(f"no torch_npu wheel of {line} to check the name in ({wheel['wheel']})")
-        if in_wheel == "" and not (wheel or {}).get("stand_in"):
+        if in_wheel == "" and not wheel.get("stand_in"):
             on_line = False   # the page carries no version; the line's wheel does not define the name
-            notes.insert(0, f"the {wheel['wheel'] if wheel else ''} wheel's module does not define {key.rsplit('.', 1)[1]}")
+            notes.insert(0, f"the {wheel.get('wheel')} wheel's module does not define {key.rsplit('.', 1)[1]}")
         if not on_line:
             supported: bool | str = False
             via = f"not in torch_npu {line}" if in_wheel != "" else "absent"
@@ -533,6 +534,8 @@ class Coverage:
         elif missing_wheel:
             supported, via = UNVERIFIED, "not in the line's release"
             products = {p: UNVERIFIED for p in PRODUCTS}
+        elif no_wheel:
+            supported, via = UNVERIFIED, "torch_npu custom op (no wheel of the line)"
         elif state == UNVERIFIED:
             supported, via = UNVERIFIED, "torch_npu custom op (product not on its page)"
         else:
@@ -681,6 +684,14 @@ class Coverage:
                      "product-wide dtype facts)")
         products = {p: (UNVERIFIED if r["supported"] is False else r["supported"]) for p, r in rows.items()}
         supported = products[self.target.product]
+        own = "pytorch/docs/native_api/pytorch_" + self._torch_version().replace(".", "-") + "/"
+        lists = [e for e in row["evidence"] if e.startswith("pytorch/docs/native_api/pytorch_")]
+        if supported is True and row["evidence_count"] == len(lists) and not any(e.startswith(own) for e in lists):
+            # the yes rests only on support lists for another torch (float64 from the 2.13 torch-Tensor list)
+            supported = products[self.target.product] = UNVERIFIED
+            notes = (f"unverified: only support lists of another torch list {family} for {self.target.product} "
+                     f"({', '.join(lists)}); there is no list for torch {self._torch_version()}, which "
+                     f"{self.target.torch_npu} builds on")
         if _line_key(self.target.torch_npu) < _line_key(FIRST_950_LINE):
             # the pages carry no version, and no support list names 950DT before torch 2.7.1 (as for APIs)
             products["950"] = UNVERIFIED
