@@ -551,7 +551,8 @@ class Coverage:
             notes.append(f"the page lists {', '.join(dropped)}, which the {product} profile lacks")
         return Answer(symbol=raw, kind="custom_op", supported=supported, via=via, products=products,
                       dtypes=dtypes, notes="\n".join(notes), substitute=substitute,
-                      source=row["source"] + ("; " + row["deprecated"]["source"] if row.get("deprecated") else ""))
+                      source=row["source"] + ("; " + row["deprecated"]["source"] if row.get("deprecated") else "")
+                      + (f"; {wheel.get('wheel')} (Python files: no definition of {key})" if in_wheel == "" else ""))
 
     def _product_dtypes(self, dtypes: list[str]) -> tuple[list[str], list[str]]:
         """Split a page's dtype list into those the target product has and those its profile lacks."""
