@@ -265,9 +265,10 @@ class Coverage:
             # read from the line's own torch, is definite
             if supported in (True, False):
                 mark = "✔" if supported else "✘"
-                notes.insert(0, f"unverified: the torch {version} support list marks {qualname} {mark} for "
-                                f"{product}; there is no support list for torch {tv}, which "
-                                f"{self.target.torch_npu} builds on")
+                # first line generic: the tracer groups unverified APIs by it (one decision, many APIs)
+                notes[0:0] = [f"unverified: answered from the torch {version} support list; there is no support "
+                              f"list for torch {tv}, which {self.target.torch_npu} builds on",
+                              f"the torch {version} support list marks {qualname} {mark} for {product}"]
                 supported, via = UNVERIFIED, f"support list of another torch ({version})"
             products = {p: UNVERIFIED for p in PRODUCTS}
         if applicable and len(applicable) > 1:
