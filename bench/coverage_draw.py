@@ -2,14 +2,19 @@
 """Draw a random sample of `audit ops` answers to check by hand (issue 12), written to a file before checking.
 
     python bench/coverage_draw.py --seed 1130 --out draw.json    # the fourth draw: 104 answers
+    python bench/coverage_draw.py --seed 4711 --quota aten=36,api=30,custom=12,env=12,coll=10,private=6,dtype=6,typo=10 \
+        --out draw.json                                          # the fifth draw: 122 answers incl. typos / unknowns
 
 Rule: per kind, n (symbol, line, product) triples from random.Random(seed): the symbol uniformly from the kind's
 sorted pool, the line uniformly from v2.1 ... v2.15, the product uniformly from the five profiles.  Pools: aten =
 every overload in op_tables/aten.json; api = the union of the native_api lists plus F.x / nn.functional.x
 spellings of torch.nn.functional.x; custom = custom_ops.json; env = env.json's variables plus twelve CUDA/NCCL
 names; coll = the hccl collectives plus the ReduceOp members; private = private_apis.json; dtype = nine
-spellings.  Each record keeps the answer (supported, via, notes, source) as the tables gave it then; the
-checked rows live in tests/test_coverage_sample.py with the raw source each was checked against.
+spellings; typo = one random edit (drop, swap, change a letter) of a name from the aten / api / custom / env
+pools, or every third one an invented name (a real module prefix plus two name parts joined), the kind where the
+right answer is no verdict and, for a close typo, a "did you mean".  Each record keeps the answer (supported,
+via, notes, source) as the tables gave it then; the checked rows live in tests/test_coverage_sample.py with the raw
+source each was checked against (draw A: also bench/coverage_draws/seed4711.checked.json, verdict per answer).
 """
 from __future__ import annotations
 
@@ -53,14 +58,34 @@ def pools() -> dict[str, list[str]]:
     }
 
 
-def draw(seed: int) -> list[dict]:
+def typo(rng: random.Random, by_kind: dict[str, list[str]], invented: bool) -> str:
+    """A misspelt real name, or (invented) a real prefix with two name parts from other symbols."""
+    name = rng.choice(by_kind[rng.choice(("aten", "api", "custom", "env"))])
+    head, sep, tail = name.rpartition("::" if name.startswith("aten::") else ".")
+    if invented:
+        parts = [p for n in rng.sample(by_kind["api"], 2) for p in n.rpartition(".")[2].split("_") if p]
+        return head + sep + "_".join(rng.sample(parts, min(2, len(parts))))
+    i = rng.randrange(len(tail))
+    edit = rng.choice(("drop", "swap", "change"))
+    if edit == "drop" and len(tail) > 2:
+        tail = tail[:i] + tail[i + 1:]
+    elif edit == "swap" and i + 1 < len(tail):
+        tail = tail[:i] + tail[i + 1] + tail[i] + tail[i + 2:]
+    else:
+        letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if tail.isupper() else "abcdefghijklmnopqrstuvwxyz"
+        tail = tail[:i] + rng.choice(letters.replace(tail[i].upper() if tail.isupper() else tail[i], "")) + tail[i + 1:]
+    return head + sep + tail
+
+
+def draw(seed: int, quota: tuple[tuple[str, int], ...] = QUOTA) -> list[dict]:
     rng = random.Random(seed)
     lines = [f"v2.{i}" for i in range(1, 16)]
     by_kind = pools()
     out = []
-    for kind, n in QUOTA:
-        for _ in range(n):
-            symbol, line, product = rng.choice(by_kind[kind]), rng.choice(lines), rng.choice(PRODUCTS)
+    for kind, n in quota:
+        for k in range(n):
+            symbol = typo(rng, by_kind, k % 3 == 2) if kind == "typo" else rng.choice(by_kind[kind])
+            line, product = rng.choice(lines), rng.choice(PRODUCTS)
             a = answer_for(symbol, Target(line, product))
             out.append({"n": len(out), "kind": kind, "symbol": symbol, "line": line, "product": product,
                         "supported": a.supported, "via": a.via, "notes": a.notes, "source": a.source})
@@ -70,9 +95,19 @@ def draw(seed: int) -> list[dict]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--quota", default=",".join(f"{k}={n}" for k, n in QUOTA),
+                    help="kind=n,... in draw order (kinds: aten api custom env coll private dtype typo); "
+                         "default: the seed-1130 quota")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
-    sample = draw(args.seed)
+    try:
+        quota = tuple((k, int(n)) for k, _, n in (part.partition("=") for part in args.quota.split(",")))
+    except ValueError:
+        ap.error(f"--quota: expected kind=n,..., got {args.quota!r}")
+    unknown_kinds = {k for k, _ in quota} - {"aten", "api", "custom", "env", "coll", "private", "dtype", "typo"}
+    if unknown_kinds:
+        ap.error(f"--quota: unknown kind(s) {', '.join(sorted(unknown_kinds))}")
+    sample = draw(args.seed, quota)
     args.out.write_text(json.dumps(sample, ensure_ascii=False, indent=1), encoding="utf-8")
     print(f"{len(sample)} answers -> {args.out}")
     return 0

@@ -18,6 +18,7 @@ from the committed derived data is reproducible and a stale or hand-edited deriv
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import json
 import re
@@ -141,8 +142,64 @@ def extract_npu_strings(wheel: Path, release: str) -> dict:
                 m = re.search(pattern, data)
                 if m and fact not in facts:
                     facts[fact] = {"file": name, "text": m.group(0).decode("ascii", "replace")}
+        python_apis = custom_api_definitions(zf)
     return {"schema": 1, "release": release, "wheel": wheel.name,
-            "env": dict(sorted(env.items())), "facts": facts}
+            "env": dict(sorted(env.items())), "facts": facts, "python_apis": python_apis}
+
+
+CUSTOM_OPS = HERE / "custom_ops.json"
+
+
+def _defined_names(source: bytes) -> set[str] | None:
+    """Names a module defines at any depth (def, class, assignment, import alias, __all__ entry); None when
+    it cannot be told (a syntax error, or a star import that can bring in any name)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name == "*":
+                    return None
+                names.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+            names.add(node.value)   # __all__ entries, setattr / getattr names
+    return names
+
+
+def custom_api_definitions(zf: zipfile.ZipFile) -> dict[str, str]:
+    """For each documented torch_npu Python API (custom_ops.json rows with no op-plugin range), the wheel file
+    whose module defines its name, or "" when the module exists in the wheel and does not define it
+    (torch_npu.npu.mstx.annotate before 2.7.1).  APIs whose module is not a Python file of the wheel, or
+    whose module cannot be read (star import), are left out: the wheel does not settle them."""
+    if not CUSTOM_OPS.is_file():
+        return {}
+    files = set(zf.namelist())
+    out: dict[str, str] = {}
+    for key, row in sorted(json.loads(CUSTOM_OPS.read_text())["ops"].items()):
+        if row.get("lines") is not None:
+            continue
+        parts = key.split(".")
+        if parts[0] == "torch" and len(parts) > 2 and parts[1] == "npu":
+            parts = ["torch_npu"] + parts[1:]
+        if parts[0] != "torch_npu":
+            continue
+        for cut in range(len(parts) - 1, 1, -1):
+            base = "/".join(parts[:cut])
+            path = next((f for f in (base + ".py", base + "/__init__.py") if f in files), None)
+            if path is None:
+                continue
+            names = _defined_names(zf.read(path))
+            if names is not None:
+                out[key] = path if parts[cut] in names else ""
+            break
+    return out
 
 
 # ---- fetch / extract / check -------------------------------------------------------------------------
@@ -207,9 +264,17 @@ def extract(wheel_dir: Path, only_npu: bool = False) -> int:
             derived[rel] = sha256(HERE / rel)
     if (INPUTS / "decompositions.json").is_file():   # written by measure_decompositions.py, kept
         derived["inputs/decompositions.json"] = sha256(INPUTS / "decompositions.json")
-    write_json(PINNED, {"schema": 1, "recipe": "python op_tables/inputs.py fetch --wheel-dir DIR && "
-                                              "python op_tables/inputs.py extract --wheel-dir DIR",
-                        "torch_for_line": TORCH_FOR_LINE, "wheels": wheels, "derived_sha256": derived})
+    pinned = {"schema": 1, "recipe": "python op_tables/inputs.py fetch --wheel-dir DIR && "
+                                     "python op_tables/inputs.py extract --wheel-dir DIR",
+              "torch_for_line": TORCH_FOR_LINE, "wheels": wheels, "derived_sha256": derived}
+    if PINNED.is_file():   # sources recorded by extract-source (a git clone, not a wheel) are kept
+        sources = json.loads(PINNED.read_text()).get("sources", [])
+        for source in sources:
+            for rel in source["derived"]:
+                derived[rel] = sha256(HERE / rel)
+        if sources:
+            pinned["sources"] = sources
+    write_json(PINNED, pinned)
     print(f"extracted {len(wheels)} wheels into {INPUTS.relative_to(HERE.parent)}")
     return 0
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from auditor.coverage import ANSWER_KEYS, Coverage, available_lines, lookup, normalize_aten
+from auditor.coverage import ANSWER_KEYS, Coverage, available_lines, lookup, normalize_aten, unsupported_api_details
 from auditor.coverage import ops_cmd
 from auditor.target import PRODUCTS, Target, resolve_target
 
@@ -179,17 +179,20 @@ def test_api_product_scoped_dtypes():
 def test_vmap_unsupported_everywhere_listed():
     # pytorch/docs/native_api/pytorch_2-13-0/torch-func.md:134-144  torch.func.vmap: ✘ ✘ ✘
     for product in ("a2", "a3", "950"):
-        answer = lookup("torch.func.vmap", Target(NEWEST, product))
+        answer = lookup("torch.func.vmap", Target("v2.13", product))   # the line whose torch the list is for
         assert answer.kind == "api" and answer.supported is False
-    assert "torch.func.vmap" in cov(NEWEST, "a2").unsupported_apis()
+    assert "torch.func.vmap" in cov("v2.13", "a2").unsupported_apis()
+    # v2.15 builds on torch 2.14/2.15, for which there is no list: the 2.13 list's ✘ is unverified, no NPU501
+    assert lookup("torch.func.vmap", Target(NEWEST, "a2")).supported == "unverified"
+    assert "torch.func.vmap" not in cov(NEWEST, "a2").unsupported_apis()
 
 
 def test_sdpa_partial_dtype_parse_keeps_raw_text():
     # pytorch/docs/native_api/pytorch_2-13-0/torch-nn-functional.md:556  "`query`、`key`、`value`仅支持bf16、fp16和fp32"
-    answer = lookup("torch.nn.functional.scaled_dot_product_attention", Target(NEWEST, "a2"))
+    answer = lookup("torch.nn.functional.scaled_dot_product_attention", Target("v2.13", "a2"))
     assert answer.supported is True and answer.dtypes == ["bfloat16", "float16", "float32"]
     assert "仅支持bf16、fp16和fp32" in answer.notes
-    on_950 = lookup("torch.nn.functional.scaled_dot_product_attention", Target(NEWEST, "950"))
+    on_950 = lookup("torch.nn.functional.scaled_dot_product_attention", Target("v2.13", "950"))
     assert on_950.supported in (False, "unverified") and on_950.products["a2"] is True
 
 
@@ -224,7 +227,7 @@ def test_collective_missing_from_newest_list_uses_older_list():
 
 def test_gather_compatible_mode():
     # pytorch_2-13-0/torch-distributed.md:680-704 (use_compatible_impl)
-    answer = lookup("torch.distributed.gather", Target(NEWEST, "a3"))
+    answer = lookup("torch.distributed.gather", Target("v2.13", "a3"))
     assert answer.kind == "collective" and answer.supported is True
     assert "use_compatible_impl" in answer.notes and "DESIGN" not in answer.source
 
@@ -313,7 +316,8 @@ def test_product_dtypes_only_from_product_scoped_lists():
     # custom_APIs pages scope dtypes by product (e.g. torch_npu-npu_rms_norm.md: A2/A3 bfloat16, 训练 float16/float32);
     # pytorch_2-13-0/torch-Tensor.md:612-613 addcdiv_: A2/A3 bf16, Atlas 训练系列产品 without bf16
     assert cov(NEWEST, "a2").dtype_supported("bf16") is True
-    assert cov(NEWEST, "910a").dtype_answer("bf16").supported is False
+    # the pages that leave 910A out of bf16 are each about one op; none says 910A lacks bf16
+    assert cov(NEWEST, "910a").dtype_answer("bf16").supported == "unverified"
     # torch_npu-npu_incre_flash_attention.md:31 lists bfloat16 for Atlas 推理系列加速卡产品, most 310P lists do not
     disputed = cov(NEWEST, "310p").dtype_answer("bf16")
     assert disputed.supported == "unverified" and "disagree" in disputed.notes
@@ -403,7 +407,7 @@ def test_ops_json_output():
     data = json.loads(out.getvalue())
     assert rc == 0 and [d["kind"] for d in data] == ["aten", "api", "collective", "dtype"]
     assert all(list(d) == list(ANSWER_KEYS) for d in data)
-    assert data[3]["supported"] is False  # pages list bf16 for A2/A3 and not for 910A
+    assert data[3]["supported"] == "unverified"  # op pages list bf16 for A2/A3, not 910A; none says 910A lacks it
 
 
 def test_ops_text_output_names_target_and_source():
@@ -417,3 +421,130 @@ def test_ops_all_unknown_exits_2():
     out = io.StringIO()
     assert ops_cmd.run(_ops_args("nonsense", "--format", "json"), Target(NEWEST, "a2"), stream=out) == 2
     assert json.loads(out.getvalue())[0]["kind"] == "unknown"
+
+
+# ---- issue 12, draw A (seed 4711): the general fixes behind its five wrong answers ----------------------------
+def test_member_rows_on_their_class_page_are_the_members():
+    # `> forward()` / `> cls_to_become()` under a class heading link to generated/<Class>.html#<Class>.<member>
+    cov = Coverage.load(Target("v2.13", "950"))
+    cuda = cov.api("torch.nn.Module.cuda")
+    assert cuda is not None and cuda.supported is False and "torch-nn.md" in cuda.source
+    assert cov.api("torch.nn.LazyConv3d.cls_to_become").supported is True
+
+
+def test_class_rated_only_through_its_members_is_unverified():
+    answer = lookup("torch.nn.LazyConv3d", Target("v2.13", "a2"))
+    assert answer.kind == "api" and answer.supported == "unverified"
+    assert answer.via == "class rated only through its members" and "cls_to_become: yes" in answer.notes
+    uniform = lookup("torch.distributions.uniform.Uniform", Target("v2.13", "a2"))   # was 'unknown'
+    assert uniform.supported == "unverified" and "of its members" in uniform.notes
+
+
+def test_module_rated_through_forward_answers_from_it():
+    target = Target("v2.13", "a2")
+    layer = lookup("torch.nn.TransformerEncoderLayer", target)
+    assert layer.supported is False and "TransformerEncoderLayer.forward" in layer.notes
+    assert "torch.nn.TransformerEncoderLayer" in Coverage.load(target).unsupported_apis()
+
+
+@pytest.mark.parametrize("line,expected", [("v2.5", "unverified"), ("v2.6", "unverified"), ("v2.7", True)])
+def test_private_api_on_950_before_v2_7_is_unverified(line, expected):
+    answer = lookup("torch.distributed._functional_collectives.reduce_scatter_tensor", Target(line, "950"))
+    assert answer.supported == expected
+    assert lookup("torch.distributed._functional_collectives.reduce_scatter_tensor", Target(line, "a2")).supported is True
+
+
+@pytest.mark.parametrize("typo,meant", [
+    ("INDUCTOR_HSCEND_CHECK_ACCURACY", "INDUCTOR_ASCEND_CHECK_ACCURACY"),   # an Ascend page's variable
+    ("TORCH_NPUFDISABLED_WARNING", "TORCH_NPU_DISABLED_WARNING"),
+    ("TORHC_NCCL_ASYNC_ERROR_HANDLING", "TORCH_NCCL_ASYNC_ERROR_HANDLING"),  # a CUDA-side name the tables answer
+    ("trch.nn.Linear", "torch.nn.Linear"),                                   # the typo in the prefix itself
+])
+def test_typos_get_a_suggestion_and_no_verdict(typo, meant):
+    answer = lookup(typo, Target("v2.11", "a3"))
+    assert answer.kind == "unknown" and answer.supported is None
+    assert f"did you mean {meant}" in answer.notes
+
+
+@pytest.mark.parametrize("symbol,line", [
+    ("F.scaled_mm", "v2.3"),                  # only the 2.11+ lists name it; torch 2.3 has no F.scaled_mm (new in 2.10)
+    ("torch.onnx.dynamo_export", "v2.13"),    # only the 2.7.1 list names it; torch 2.13 no longer has it
+])
+def test_yes_from_another_torchs_list_is_unverified(symbol, line):
+    answer = lookup(symbol, Target(line, "a2"))
+    assert answer.supported == "unverified" and answer.via.startswith("support list of another torch")
+    assert "there is no support list for torch" in answer.notes
+
+
+def test_yes_from_another_list_stands_when_the_aten_op_has_a_kernel_on_the_line():
+    # the 2.13.0 list omits Tensor.sigmoid; the 2.7.1 list marks it ✔ and aten::sigmoid is registered on v2.13
+    # k12f: the 2.7.1 list is for another torch; a kernel for aten::sigmoid does not state the API's support
+    answer = lookup("torch.Tensor.sigmoid", Target("v2.13", "a2"))
+    assert answer.supported == "unverified" and answer.via == "support list of another torch (2.7.1)"
+
+
+def test_dtype_on_950_before_v2_7_is_unverified():
+    # draw C (seed 6161): bf16 was a yes for 950DT on v2.6 from unversioned pages
+    assert lookup_dtype("bf16", Target("v2.6", "950")).supported == "unverified"
+    assert lookup_dtype("bf16", Target("v2.7", "950")).supported is True
+    assert lookup_dtype("bf16", Target("v2.6", "a2")).supported is True
+
+
+def lookup_dtype(dtype, target):
+    return ops_cmd.answer_for(dtype, target)
+
+
+@pytest.mark.parametrize("line,substitute", [("v2.6", "HCCL_BLOCKING_WAIT"), ("v2.13", "TORCH_HCCL_BLOCKING_WAIT")])
+def test_nccl_variable_gets_the_spelling_the_lines_wheel_reads(line, substitute):
+    # the 2.6.0.post5 wheel reads HCCL_BLOCKING_WAIT only; TORCH_HCCL_BLOCKING_WAIT (which has a page) from 2.12 on
+    answer = lookup("TORCH_NCCL_BLOCKING_WAIT", Target(line, "a2"))
+    assert answer.supported is False and answer.substitute == substitute
+
+
+# ---- k12f: a definite answer needs a source for that torch_npu line and that product -------------------
+
+@pytest.mark.parametrize("symbol,line,mark", [
+    ("torch.add", "v2.5", "✔"),                                   # the 2.7.1 list is for torch 2.7.1, not 2.5.1
+    ("torch.distributed.elastic.timer.TimerServer", "v2.9", "✘"),  # a ✘ from another torch's list too
+    ("torch.distributed.all_gather", "v2.2", "✔"),                # collectives answer from the same rows
+    ("torch.nn.Dropout", "v2.14", "✔"),                           # v2.14 builds on torch 2.14: the 2.13 list
+])
+def test_another_torchs_support_list_gives_no_definite_answer(symbol, line, mark):
+    product = "950" if "TimerServer" in symbol else "a3"
+    answer = lookup(symbol, Target(line, product))
+    assert answer.supported == "unverified" and answer.via.startswith("support list of another torch")
+    assert f"marks {symbol} {mark}" in answer.notes and "there is no support list for torch" in answer.notes
+    assert all(v == "unverified" for v in answer.products.values())
+
+
+def test_own_torchs_list_stays_definite_and_absent_stays_absent():
+    assert lookup("torch.add", Target("v2.7", "a3")).supported is True          # the 2.7.1 list on torch 2.7.1
+    assert lookup("torch.func.vmap", Target("v2.13", "a2")).supported is False  # the 2.13.0 list on torch 2.13.0
+    absent = lookup("F.rms_norm", Target("v2.1", "a2"))                         # the line's own torch settles it
+    assert (absent.supported, absent.via) == (False, "absent")
+
+
+def test_unverified_list_answers_raise_no_npu501():
+    # NPU501 reports only definite "no" answers; a ✘ from another torch's list must not become an error
+    details = unsupported_api_details(Target("v2.9", "950"))
+    assert "torch.distributed.elastic.timer.TimerServer" not in details
+    assert all(lookup(name, Target("v2.9", "950")).supported is False for name in details)
+
+
+def test_custom_python_api_checked_against_the_lines_wheel():
+    # torch_npu-2.5.1.post1 torch_npu/npu/mstx.py defines no annotate; 2.7.1.post11's does (class annotate)
+    early = lookup("torch_npu.npu.mstx.annotate", Target("v2.5", "910a"))
+    assert (early.supported, early.via) == (False, "absent") and "does not define annotate" in early.notes
+    assert lookup("torch_npu.npu.mstx.annotate", Target("v2.7", "910a")).supported is True
+    # v2.15 has no torch_npu wheel of its own (2.14.0 stands in): a page's yes is unverified
+    late = lookup("torch_npu.npu.graph_task_update_end", Target("v2.15", "a3"))
+    assert (late.supported, late.via) == ("unverified", "torch_npu custom op (no wheel of the line)")
+
+
+def test_dtype_no_needs_a_source_that_the_product_lacks_it():
+    # float8 on A3: only op pages (npu_kv_quant_sparse_flash_attention, npu_quant_lightning_indexer) leave A3 out
+    answer = lookup_dtype("torch.float8_e4m3fn", Target("v2.11", "a3"))
+    assert answer.supported == "unverified" and "no source states that the product lacks" in answer.notes
+    # float64 on A2 rests only on the 2.13 torch-Tensor list: definite on v2.13, unverified on v2.6
+    assert lookup_dtype("float64", Target("v2.13", "a2")).supported is True
+    assert lookup_dtype("float64", Target("v2.6", "a2")).supported == "unverified"

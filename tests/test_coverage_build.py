@@ -88,6 +88,26 @@ def test_qualname_from_doc_links():
     assert build_docs.qualname_from_link(
         "torch.distributed.gather", "https://pytorch.org/docs/2.7/distributed.html#torch.distributed.gather") \
         == "torch.distributed.gather"
+    # a member on its class's page is the member's row (draw A, seed 4711: LazyConv3d took cls_to_become's ✔)
+    assert build_docs.qualname_from_link(
+        "torch.nn.LazyConv3d.cls_to_become",
+        "https://pytorch.org/docs/2.13/generated/torch.nn.LazyConv3d.html#torch.nn.LazyConv3d.cls_to_become") \
+        == "torch.nn.LazyConv3d.cls_to_become"
+    assert build_docs.qualname_from_link(
+        "torch.nn.Module.cuda", "https://pytorch.org/docs/2.11/generated/torch.nn.Module.html#torch.nn.Module.cuda") \
+        == "torch.nn.Module.cuda"
+    # the anchor names the item even on a page whose name is not a qualified name (torch.cuda.Stream_class.html)
+    assert build_docs.qualname_from_link(
+        "torch.cuda.Stream.wait_stream",
+        "https://pytorch.org/docs/2.13/generated/torch.cuda.Stream_class.html#torch.cuda.Stream.wait_stream") \
+        == "torch.cuda.Stream.wait_stream"
+    # a section anchor is not a name (the link text is); Markdown escapes are undone
+    assert build_docs.qualname_from_link(
+        "torch.onnx.ONNXProgram.save", "https://pytorch.org/docs/2.13/onnx.html#torch-onnx-apis") == "torch.onnx.ONNXProgram.save"
+    assert build_docs.qualname_from_link(
+        "torch.distributed.PrefixStore.\\_\\_init\\_\\_",
+        "https://pytorch.org/docs/2.13/distributed.html#torch.distributed.PrefixStore.\\_\\_init\\_\\_") \
+        == "torch.distributed.PrefixStore.__init__"
     # the one link without '.html' (torch-nn-functional.md, scaled_dot_product_attention)
     assert build_docs.qualname_from_link(
         "torch.nn.functional.scaled_dot_product_attention",

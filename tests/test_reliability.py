@@ -110,8 +110,11 @@ def test_cache_cold_and_warm_equal_no_cache_for_every_flag_set(tree, tmp_path_fa
                 differ.append((flags, label))
     assert differ == []
     # the case from the issue: 3 findings, 2 of them errors, exit 1 - also after a run with --ignore NPU501
-    code, findings, _ = outcome(capsys, str(tree / "a.py"), "--cache-dir", str(cache), "--ignore", "NPU501")
-    code, findings, _ = outcome(capsys, str(tree / "a.py"), "--cache-dir", str(cache))
+    # on v2.13, whose torch the 2.13.0 support list is for (on the default v2.15 the list is another torch's,
+    # so its ✘ is unverified and NPU501 does not fire)
+    code, findings, _ = outcome(capsys, str(tree / "a.py"), "--cache-dir", str(cache), "--ignore", "NPU501",
+                                "--torch-npu", "2.13")
+    code, findings, _ = outcome(capsys, str(tree / "a.py"), "--cache-dir", str(cache), "--torch-npu", "2.13")
     assert "NPU501" in {f[2] for f in findings} and code == 1
 
 

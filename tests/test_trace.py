@@ -124,10 +124,10 @@ def test_repeated_blocks_aggregate_into_one_finding_per_line(repeated):
 
 
 def test_bf16_autocast_on_910a_is_a_dtype_finding_and_fine_on_a2():
+    # k12f: the pages that leave 910A out of bf16 are each about one op; no source states that 910A lacks
+    # bf16, so the answer is unverified and NPU552 (an error) must not fire
     findings_910a, _, _ = run_judge(REPEATED, product="910a", amp="bf16")
-    dtype = by_code(findings_910a, "NPU552")
-    assert dtype and all(f.symbol == "bfloat16" for f in dtype)
-    assert any("aten::mm" in f"aten::{op}" for f in dtype for op in f.data["ops"])
+    assert not by_code(findings_910a, "NPU552")
     findings_a2, _, _ = run_judge(REPEATED, product="a2", amp="bf16")
     assert not by_code(findings_a2, "NPU552")
 
@@ -188,9 +188,8 @@ def test_gpu_code_with_cuda_devices_and_model_dtype_conversion_traces(tmp_path):
                     "    return model, (torch.randn(2, 8, dtype=torch.bfloat16),)\n")
     findings, _, table = run_judge(half, product="910a")
     assert "bfloat16" in table["rows"][0]["dtypes"]
-    dtype = [f for f in findings if f.code == "NPU552"]
-    # nn.Linear's ops have no frame in the file: they go to the entry function
-    assert dtype and dtype[0].line == 4 and "addmm" in dtype[0].data["ops"]
+    # k12f: bf16 on 910A is unverified (no source says 910A lacks it): no NPU552 error
+    assert not [f for f in findings if f.code == "NPU552"]
 
 
 def test_data_dependent_ops_get_stand_ins_and_are_counted(tmp_path):
@@ -212,7 +211,8 @@ def test_api_the_support_list_marks_unsupported_on_the_product(tmp_path):
         "    def __init__(self):\n        super().__init__()\n        self.fc = torch.nn.Linear(8, 8)\n\n"
         "    def forward(self, x):\n        values, _ = self.fc(x).mode(dim=-1)\n        return values.sum()\n\n\n"
         "def audit_entry():\n    return Vote(), (torch.randn(4, 8),)\n")
-    findings, _, _ = run_judge(src, product="a2")
+    # v2.13: the 2.13.0 list is for its own torch, so its ✘ is definite (on v2.14 it is unverified)
+    findings, _, _ = run_judge(src, torch_npu="2.13", product="a2")
     api = [f for f in findings if f.code == "NPU553"]
     assert [(f.symbol, f.line) for f in api] == [("torch.Tensor.mode", 10)]
     assert "support list" in api[0].message and api[0].data["coverage_source"]

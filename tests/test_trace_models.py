@@ -156,10 +156,9 @@ def test_one_finding_per_decision_and_unverified_answers_are_shown():
     source = FIXTURES / "handwritten_llm.py"
     bf16 = trace_step(str(source), None, None, "bf16")
     findings, _, _ = judge(bf16, resolve_target("2.14", "910a"), _Placer(FIXTURES, source, None, None))
-    dtype = [f for f in findings if f.code == "NPU552"]
-    assert len(dtype) == 1 and dtype[0].symbol == "bfloat16"          # one decision: no bf16 on 910A (310P: the sources disagree, unverified)
-    assert len(dtype[0].data["sites"]) > 10 and f"at {len(dtype[0].data['sites'])} lines" in dtype[0].message
-    assert dtype[0].line == min(int(s.split(":")[1].split()[0]) for s in dtype[0].data["sites"])
+    # k12f: bf16 on 910A is unverified (the pages that leave 910A out are each about one op; no source says
+    # 910A lacks bf16), so no NPU552 error; the one-finding-per-decision grouping is checked on the API below
+    assert not [f for f in findings if f.code == "NPU552"]
     fp32 = trace_step(str(source), None, None, None)
     findings, _, _ = judge(fp32, resolve_target("2.1", "910a"), _Placer(FIXTURES, source, None, None))
     unverified = [f for f in findings if f.code == "NPU553" and f.data.get("verdict") == "unverified"]

@@ -59,6 +59,11 @@ def _known_names() -> tuple[str, ...]:
     names.update(_table("env.json")["variables"])
     names.update("torch.distributed." + k for k in _table("hccl.json")["collectives"])
     names.update(_table("private_apis.json")["apis"])
+    # CUDA / NCCL variables the tables answer for (no effect on Ascend, with their Ascend spelling): the
+    # env-var rules hold the names read from torch (rules/gen/env_vars.py)
+    from auditor.rules import load_rules
+
+    names.update(sym for rule in load_rules() if "env" in rule.match for sym in rule.symbols)
     return tuple(sorted(names))
 
 
@@ -69,10 +74,25 @@ def suggest(symbol: str) -> list[str]:
     if not s:
         return []
     pool = _known_names()
-    if s.startswith("torch.") or s.startswith("torch_npu.") or s.startswith("aten::") or s.isupper():
+    if _ENV_NAME.match(s):   # an environment variable: the names the tables answer for, whatever the prefix
+        return difflib.get_close_matches(s, tuple(n for n in pool if _ENV_NAME.match(n)), n=2, cutoff=0.85)
+    if s.startswith("torch.") or s.startswith("torch_npu.") or s.startswith("aten::"):
         prefix = s.split(".")[0] if not s.startswith("aten::") else "aten::"
-        pool = tuple(n for n in pool if n.startswith(prefix))
-    return difflib.get_close_matches(s, pool, n=2, cutoff=0.85)
+        close = difflib.get_close_matches(s, tuple(n for n in pool if n.startswith(prefix)), n=2, cutoff=0.85)
+        if close:
+            return close
+    return difflib.get_close_matches(s, pool, n=2, cutoff=0.85)   # the typo may be in the prefix itself
+
+
+@lru_cache(maxsize=None)
+def _members_by_class(version: str) -> dict[str, list[str]]:
+    """Support-list rows of members, by their class (a dotted name whose last part is capitalised)."""
+    out: dict[str, list[str]] = {}
+    for name in _table(f"api/torch-{version}.json")["apis"]:
+        head = name.rpartition(".")[0]
+        if head.rpartition(".")[2][:1].isupper():
+            out.setdefault(head, []).append(name)
+    return out
 
 
 def _line_key(line: str) -> tuple[int, int]:
@@ -238,6 +258,19 @@ class Coverage:
             supported, via = True, "npu (support list)"
         else:
             supported, via = False, "unsupported (support list)"
+        tv = self._torch_version()
+        if version != tv and not absent:
+            # the list is for another torch than the line's: its ✔ / ✘ is not a statement about this line
+            # (F.scaled_mm is new in torch 2.10, torch.onnx.dynamo_export gone by 2.13); only "absent",
+            # read from the line's own torch, is definite
+            if supported in (True, False):
+                mark = "✔" if supported else "✘"
+                # first line generic: the tracer groups unverified APIs by it (one decision, many APIs)
+                notes[0:0] = [f"unverified: answered from the torch {version} support list; there is no support "
+                              f"list for torch {tv}, which {self.target.torch_npu} builds on",
+                              f"the torch {version} support list marks {qualname} {mark} for {product}"]
+                supported, via = UNVERIFIED, f"support list of another torch ({version})"
+            products = {p: UNVERIFIED for p in PRODUCTS}
         if applicable and len(applicable) > 1:
             notes.append("; ".join(f"{'/'.join(r['args'])}: {', '.join(r['dtypes'])}" for r in applicable))
         raw = re.sub(r"</?term>", "", entry.get("raw", ""))
@@ -248,9 +281,6 @@ class Coverage:
             source += "; " + self._contradiction_source   # where the kernel registration is read
         if version != self.api_doc:
             source += f" (not in the torch {self.api_doc} list used for {self.target.torch_npu}; answered from the {version} list)"
-        elif _line_key(version) > _line_key(self._torch_version()):
-            notes.append(f"the support list is for torch {version}; {self.target.torch_npu} builds on torch "
-                         f"{self._torch_version()}")
         return Answer(symbol=qualname, kind=kind, supported=supported, via=via, products=products, dtypes=dtypes,
                       notes="\n".join(notes), substitute=None, source=source)
 
@@ -299,8 +329,42 @@ class Coverage:
         key = ("api", name)
         if key not in self._answers:
             found = self._api_entry(name)
-            self._answers[key] = self._api_answer(name, *found) if found else self._private_api(name)
+            self._answers[key] = (self._api_answer(name, *found) if found else
+                                  self._private_api(name) or self._class_from_members(name))
         return self._answers[key]
+
+    def _class_from_members(self, name: str) -> Answer | None:
+        """A class the support list rates only through its members (`> forward()` under the class heading,
+        no row of its own).  A module is used by calling it, which runs forward(): forward's row answers for
+        it.  Any other member's row does not rate the class: unverified, with the members' answers."""
+        for version in self._api_sets():
+            members = _members_by_class(version).get(name)
+            if members:
+                break
+        else:
+            return None
+        apis = _table(f"api/torch-{version}.json")["apis"]
+        forward = name + ".forward"
+        if forward in members:
+            ans = self._api_answer(forward, version, apis[forward])
+            note = (f"the torch {version} support list has no row for {name} itself; calling the module runs "
+                    f"{forward}, whose row answers for it")
+            return Answer(symbol=name, kind="api", supported=ans.supported, via=ans.via, products=ans.products,
+                          dtypes=ans.dtypes, notes="\n".join(n for n in (note, ans.notes) if n),
+                          substitute=None, source=ans.source)
+        answers = [self._api_answer(m, version, apis[m]) for m in members]
+        absent = self._absent_in_line_torch(name, version)
+        mark = {True: "yes", False: "no", UNVERIFIED: "unverified"}
+        listed = ", ".join(f"{a.symbol.rsplit('.', 1)[1]}: {mark.get(a.supported, a.supported)}" for a in answers[:6])
+        notes = [f"the torch {version} support list has no row for {name} itself, only for {len(members)} of its "
+                 f"members ({listed}{', ...' if len(members) > 6 else ''} on {self.target.product}); a member's "
+                 "row does not rate the class"]
+        if absent:
+            notes.insert(0, absent)
+        state: bool | str = False if absent else UNVERIFIED
+        return Answer(symbol=name, kind="api", supported=state, via="absent" if absent else
+                      "class rated only through its members", products={p: state for p in PRODUCTS},
+                      dtypes=[], notes="\n".join(notes), substitute=None, source=answers[0].source)
 
     def _private_api(self, name: str) -> Answer | None:
         row = _table("private_apis.json")["apis"].get(name)
@@ -315,6 +379,12 @@ class Coverage:
             products.update({p: False for p in ("a2", "a3", "950")})
         notes = ["private_apis.md names no product; 是 (supported) is read as Atlas A2 / A3 / Ascend 950DT, "
                  "910A / 310P unverified"]
+        if _line_key(self.target.torch_npu) < _line_key(FIRST_950_LINE):
+            # the page carries no version, and no support list names 950DT before torch 2.7.1
+            products["950"] = UNVERIFIED
+            if product == "950":
+                notes.insert(0, f"no support list names Ascend 950DT for {self.target.torch_npu} (the first with a "
+                                "950DT column is for torch 2.7.1); private_apis.md carries no version")
         supported, via = products[product], "private API list"
         tv = self._torch_version()
         if row["min_torch"] and _line_key(tv) < _line_key(row["min_torch"]):
@@ -333,6 +403,9 @@ class Coverage:
             out = {name: ans for name, entry in sorted(apis.items())
                    if entry["products"].get(self.target.product) is False
                    and (ans := self.api(name)) is not None and ans.supported is False}
+            for name in sorted(n.removesuffix(".forward") for n in out if n.endswith(".forward")):
+                if name not in apis and (ans := self.api(name)) is not None and ans.supported is False:
+                    out[name] = ans   # the class itself is what code constructs and calls
             self._answers[key] = out  # type: ignore[assignment]
         return self._answers[key]  # type: ignore[return-value]
 
@@ -444,12 +517,26 @@ class Coverage:
         if row["signature"]:
             notes.append(row["signature"])
         state = products[product]
+        wheel = (self._wheel_env() or {}) if row["lines"] is None else {}
+        in_wheel = wheel.get("python_apis", {}).get(key)
+        no_wheel = bool(wheel.get("stand_in") and state is True)
+        if no_wheel:
+            state = UNVERIFIED   # the page carries no version and the line has no wheel of its own to show the name
+            products = {p: UNVERIFIED if v is True else v for p, v in products.items()}
+            notes.append(f"no torch_npu wheel of {line} to check the name in ({wheel['wheel']})")
+        if in_wheel == "" and not wheel.get("stand_in"):
+            on_line = False   # the page carries no version; the line's wheel does not define the name
+            notes.insert(0, f"the {wheel.get('wheel')} wheel's module does not define {key.rsplit('.', 1)[1]}")
         if not on_line:
             supported: bool | str = False
-            via = f"not in torch_npu {line}"
+            via = f"not in torch_npu {line}" if in_wheel != "" else "absent"
+            if in_wheel == "":
+                products = {p: False for p in PRODUCTS}
         elif missing_wheel:
             supported, via = UNVERIFIED, "not in the line's release"
             products = {p: UNVERIFIED for p in PRODUCTS}
+        elif no_wheel:
+            supported, via = UNVERIFIED, "torch_npu custom op (no wheel of the line)"
         elif state == UNVERIFIED:
             supported, via = UNVERIFIED, "torch_npu custom op (product not on its page)"
         else:
@@ -465,7 +552,8 @@ class Coverage:
             notes.append(f"the page lists {', '.join(dropped)}, which the {product} profile lacks")
         return Answer(symbol=raw, kind="custom_op", supported=supported, via=via, products=products,
                       dtypes=dtypes, notes="\n".join(notes), substitute=substitute,
-                      source=row["source"] + ("; " + row["deprecated"]["source"] if row.get("deprecated") else ""))
+                      source=row["source"] + ("; " + row["deprecated"]["source"] if row.get("deprecated") else "")
+                      + (f"; {wheel.get('wheel')} (Python files: no definition of {key})" if in_wheel == "" else ""))
 
     def _product_dtypes(self, dtypes: list[str]) -> tuple[list[str], list[str]]:
         """Split a page's dtype list into those the target product has and those its profile lacks."""
@@ -538,6 +626,9 @@ class Coverage:
         elif "CUDA" in raw:
             candidates = [raw.replace("CUDA", "NPU"), raw.replace("CUDA", "ASCEND_RT"), raw.replace("CUDA", "ASCEND")]
         names = wheel["names"] if wheel else {}
+        # a spelling this line's wheel reads first (v2.6 reads HCCL_BLOCKING_WAIT, not TORCH_HCCL_BLOCKING_WAIT,
+        # although only the latter has a page), then one a page documents
+        candidates.sort(key=lambda cand: cand not in names)
         for cand in candidates:
             where = []
             if cand in env["variables"]:
@@ -582,8 +673,10 @@ class Coverage:
         if row["supported"] is True:
             notes = f"{row['evidence_count']} dtype lists of pages that name this product list {family}{examples}"
         elif row["supported"] is False:
-            notes = (f"no page lists {family} for {self.target.product}, while {row['against_count']} pages that "
-                     f"scope dtypes by product list it for another product and not for this one{against}")
+            # those pages scope dtypes for their own op; none says the product lacks the dtype
+            notes = (f"unverified: no page lists {family} for {self.target.product}; {row['against_count']} pages "
+                     f"list it for another product and not for this one{against}, but each is about one op, "
+                     "and no source states that the product lacks the dtype")
         elif row["evidence"] and row["against"]:
             notes = (f"unverified: the pages disagree: {row['evidence_count']} list {family} for "
                      f"{self.target.product}{examples}; {row['against_count']} list it only for other "
@@ -591,8 +684,25 @@ class Coverage:
         else:
             notes = (f"unverified: no page scopes {family} to {self.target.product} (the pages state no "
                      "product-wide dtype facts)")
-        return Answer(symbol=raw, kind="dtype", supported=row["supported"], via=f"product profile {self.target.product}",
-                      products={p: r["supported"] for p, r in rows.items()}, dtypes=[name], notes=notes,
+        products = {p: (UNVERIFIED if r["supported"] is False else r["supported"]) for p, r in rows.items()}
+        supported = products[self.target.product]
+        own = "pytorch/docs/native_api/pytorch_" + self._torch_version().replace(".", "-") + "/"
+        lists = [e for e in row["evidence"] if e.startswith("pytorch/docs/native_api/pytorch_")]
+        if supported is True and row["evidence_count"] == len(lists) and not any(e.startswith(own) for e in lists):
+            # the yes rests only on support lists for another torch (float64 from the 2.13 torch-Tensor list)
+            supported = products[self.target.product] = UNVERIFIED
+            notes = (f"unverified: only support lists of another torch list {family} for {self.target.product} "
+                     f"({', '.join(lists)}); there is no list for torch {self._torch_version()}, which "
+                     f"{self.target.torch_npu} builds on")
+        if _line_key(self.target.torch_npu) < _line_key(FIRST_950_LINE):
+            # the pages carry no version, and no support list names 950DT before torch 2.7.1 (as for APIs)
+            products["950"] = UNVERIFIED
+            if self.target.product == "950":
+                supported = UNVERIFIED
+                notes = (f"unverified: no support list names Ascend 950DT for {self.target.torch_npu} (the first with a "
+                         f"950DT column is for torch 2.7.1), and the dtype lists carry no version; {notes}")
+        return Answer(symbol=raw, kind="dtype", supported=supported, via=f"product profile {self.target.product}",
+                      products=products, dtypes=[name], notes=notes,
                       source="; ".join(dict.fromkeys(row["evidence"][:3] + row["against"][:3])) or row["source"])
 
     def dtype_supported(self, dtype: str) -> bool:

@@ -29,14 +29,22 @@ def doc_sets(ascend_dir: Path) -> list[tuple[str, Path]]:
     return [(".".join(map(str, v)), f) for v, f in sorted(found)]
 
 
+_QUALNAME = re.compile(r"^torch(?:\.\w+)+$")
+
+
 def qualname_from_link(text: str, url: str) -> str | None:
-    m = re.search(r"/generated/([^/#]+?)(?:\.html)?(?:#.*)?$", url)
-    if m and m.group(1).startswith("torch"):
-        return m.group(1)
-    if "#" in url and url.split("#", 1)[1].startswith("torch"):
-        return url.split("#", 1)[1]
+    """The API a 原生文档 link documents: the anchor when it is a dotted torch name (a member on its class's
+    page, generated/torch.nn.Module.html#torch.nn.Module.cuda, is the member's row, not the class's), else the
+    generated page's name, else the link text.  Anchors that are section ids (onnx.html#torch-onnx-apis) and
+    Markdown escapes (\\_\\_init\\_\\_) are not names."""
     text = text.replace("\\_", "_").strip()
-    return text if text.startswith("torch") else None
+    page, _, anchor = url.replace("\\_", "_").partition("#")
+    if _QUALNAME.match(anchor):
+        return anchor
+    m = re.search(r"/generated/([^/]+?)(?:\.html)?$", page)
+    if m and _QUALNAME.match(m.group(1)):
+        return m.group(1)
+    return text if _QUALNAME.match(text) else None
 
 
 def parse_dtypes(words: str) -> list[str]:

@@ -285,7 +285,10 @@ def build_env(ascend_dir: Path, npu_strings: dict[str, dict]) -> dict:
     # Ascend spelling that the pages or that wheel know.
     wheel_env = {line: {"release": data["release"], "names": data["env"],
                         "wheel": data["wheel"] + (f" (no wheel of {line} on PyPI; nearest older release)"
-                                                  if data.get("stand_in_for") else "")}
+                                                  if data.get("stand_in_for") else ""),
+                        "stand_in": bool(data.get("stand_in_for")),
+                        # documented torch_npu Python APIs: the wheel file defining each, "" = not defined
+                        "python_apis": data.get("python_apis", {})}
                  for line, data in sorted(npu_strings.items())}
     return {"schema": 2, "count": len(variables), "variables": variables, "wheel_env": wheel_env}
 
