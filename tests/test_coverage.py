@@ -526,9 +526,12 @@ def test_own_torchs_list_stays_definite_and_absent_stays_absent():
 
 def test_unverified_list_answers_raise_no_npu501():
     # NPU501 reports only definite "no" answers; a ✘ from another torch's list must not become an error
+    # (it is NPU502's, a warning, whose message says the answer is unverified)
     details = unsupported_api_details(Target("v2.9", "950"))
-    assert "torch.distributed.elastic.timer.TimerServer" not in details
-    assert all(lookup(name, Target("v2.9", "950")).supported is False for name in details)
+    definite = {name for name, info in details.items() if info["coverage"] == "api"}
+    assert "torch.distributed.elastic.timer.TimerServer" not in definite
+    assert all(lookup(name, Target("v2.9", "950")).supported is False for name in definite)
+    assert all(lookup(name, Target("v2.9", "950")).supported == "unverified" for name in set(details) - definite)
 
 
 def test_custom_python_api_checked_against_the_lines_wheel():
@@ -548,3 +551,25 @@ def test_dtype_no_needs_a_source_that_the_product_lacks_it():
     # float64 on A2 rests only on the 2.13 torch-Tensor list: definite on v2.13, unverified on v2.6
     assert lookup_dtype("float64", Target("v2.13", "a2")).supported is True
     assert lookup_dtype("float64", Target("v2.6", "a2")).supported == "unverified"
+
+
+def test_api_only_another_torchs_list_rejects_is_an_unverified_warning(tmp_path):
+    """v2.15 has no support list of its own: the 2.13 list's ✘ is not a definite no for it (no error), but the
+    nearest source's hint is still reported, as NPU502 (warning); v2.13 has its list, so the same call is NPU501."""
+    from auditor.rules import load_rules
+    from auditor.static.engine import StaticEngine
+
+    src = ("import torch.nn.functional as F\n\n"
+           "def triplet(anchor, positive, negative):\n"
+           "    return F.triplet_margin_loss(anchor, positive, negative, margin=0.2)\n")
+    path = tmp_path / "loss.py"
+    path.write_text(src)
+    found = {}
+    for line in ("v2.15", "v2.13"):
+        details = unsupported_api_details(Target(line, "a2"))
+        engine = StaticEngine(load_rules(), product="a2", coverage_apis=details)
+        found[line] = [(f.code, f.severity, f.line) for f in engine.analyze_path(path, "loss.py").findings]
+    assert found["v2.15"] == [("NPU502", "warning", 4)]
+    assert found["v2.13"] == [("NPU501", "error", 4)]
+    assert "2.13.0 support list" in unsupported_api_details(Target("v2.15", "a2"))[
+        "torch.nn.functional.triplet_margin_loss"]["message"]

@@ -409,6 +409,19 @@ class Coverage:
             self._answers[key] = out  # type: ignore[assignment]
         return self._answers[key]  # type: ignore[return-value]
 
+    def unverified_unsupported_apis(self) -> dict[str, Answer]:
+        """Python APIs that only another torch's support list marks ✘ for the target product (the line has no
+        list of its own): unverified, not a definite no, but the nearest source's hint (NPU502)."""
+        key = ("unverified_unsupported_apis", "")
+        if key not in self._answers:
+            apis = _table(f"api/torch-{self.api_doc}.json")["apis"]
+            self._answers[key] = {  # type: ignore[assignment]
+                name: ans for name, entry in sorted(apis.items())
+                if entry["products"].get(self.target.product) is False
+                and (ans := self.api(name)) is not None and ans.supported == UNVERIFIED
+                and ans.via.startswith("support list of another torch")}
+        return self._answers[key]  # type: ignore[return-value]
+
     # ---- HCCL -----------------------------------------------------------------------------------
     def collective(self, name: str) -> Answer:
         hccl = _table("hccl.json")
@@ -817,10 +830,18 @@ def lookup(symbol: str, target: Target) -> Answer:
 
 
 def unsupported_api_details(target: Target) -> dict[str, dict]:
-    """torch.* APIs the tables mark unsupported on the target, with the message and substitution the
-    static pass's coverage rule (NPU501) reports for each (used by `audit check` and `audit fix`)."""
-    return {
+    """torch.* APIs the tables mark unsupported on the target (NPU501), or that only another torch's list marks
+    unsupported (unverified, NPU502), with the message and substitution the static pass reports for each and the
+    `coverage` matcher value of the rule that reports it (used by `audit check` and `audit fix`)."""
+    cov = Coverage.load(target)
+    details = {
         name: {"message": f"`{name}` is not supported on {target.describe()}"
                           + (f": {ans.notes}" if ans.notes else "") + f" (source: {ans.source})",
-               "substitution": ans.substitute}
-        for name, ans in Coverage.load(target).unsupported_apis().items()}
+               "substitution": ans.substitute, "coverage": "api"}
+        for name, ans in cov.unsupported_apis().items()}
+    for name, ans in cov.unverified_unsupported_apis().items():
+        details.setdefault(name, {
+            "message": f"`{name}` may not be supported on {target.describe()}: {ans.notes.splitlines()[1]}; "
+                       f"{ans.notes.splitlines()[0].removeprefix('unverified: ')} (source: {ans.source})",
+            "substitution": ans.substitute, "coverage": "api_unverified"})
+    return details

@@ -265,17 +265,22 @@ class StaticEngine:
         self.slicing = slicing   # False parses every file whole: the reference the slicing is tested against
         self.max_bytes = max_bytes
         extra: dict[str, Rule] = {}
-        cov_rules = [r for r in rules if "coverage" in r.match]
+        cov_rules = {kind: r for r in rules for kind in r.match.get("coverage", ())}
         if cov_rules and coverage_apis:
             from dataclasses import replace
 
             from auditor.rules import SymbolDetail
 
-            base = cov_rules[0]
-            rule = replace(base, symbols={
-                name: SymbolDetail(message=info.get("message"), substitution=info.get("substitution"))
-                for name, info in coverage_apis.items()})
-            extra = {name: rule for name in coverage_apis}
+            by_kind: dict[str, dict[str, dict]] = {}
+            for name, info in coverage_apis.items():   # NPU501 (definite no) or NPU502 (unverified)
+                by_kind.setdefault(info.get("coverage", "api"), {})[name] = info
+            for kind, apis in by_kind.items():
+                if (base := cov_rules.get(kind)) is None:
+                    continue
+                rule = replace(base, symbols={
+                    name: SymbolDetail(message=info.get("message"), substitution=info.get("substitution"))
+                    for name, info in apis.items()})
+                extra.update({name: rule for name in apis})
         self.compiled = CompiledRules.build(rules, extra_exact=extra)
 
     # -- entry points --------------------------------------------------------------------------
