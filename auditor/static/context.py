@@ -145,6 +145,7 @@ def build_context(tree: ast.Module) -> FileContext:
     assigns: list[tuple[ast.Assign | ast.AnnAssign, tuple[int, int]]] = []
     decorated: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     top_level = {id(s) for s in tree.body}
+    star = False
     for stmt, scope in _stmts(tree.body):
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
@@ -154,6 +155,8 @@ def build_context(tree: ast.Module) -> FileContext:
                     head = alias.name.split(".", 1)[0]
                     ctx.bind(head, head)
         elif isinstance(stmt, ast.ImportFrom):
+            if any(alias.name == "*" for alias in stmt.names):
+                star = True
             if stmt.level or not stmt.module:
                 continue  # relative imports bind project-local modules
             for alias in stmt.names:
@@ -213,6 +216,8 @@ def build_context(tree: ast.Module) -> FileContext:
                 ctx.constants.setdefault(name, set()).update(folded)
                 if round_ == 1:
                     ctx.scopes.setdefault(name, []).append((*scope, frozenset(folded)))
+    if star:
+        _bind_star_conventions(ctx, tree)
     for func in decorated:
         quals = []
         for dec in reversed(func.decorator_list):
@@ -223,6 +228,20 @@ def build_context(tree: ast.Module) -> FileContext:
         if quals:
             ctx.decorated[func.name] = quals
     return ctx
+
+
+# Names a star import conventionally brings (`from fastai.basics import *`, `from .common import *` re-exporting
+# `import torch`, `import torch.nn as nn`, `import torch.nn.functional as F`).
+_STAR_CONVENTIONS = (("torch", "torch"), ("nn", "torch.nn"), ("F", "torch.nn.functional"))
+
+
+def _bind_star_conventions(ctx: FileContext, tree: ast.Module) -> None:
+    """After a star import, a conventional module alias the file uses but never binds (`torch.cuda.set_device(0)`
+    with no `import torch`) can only come from that star import: read it as that module."""
+    bound = _bound_names(tree)
+    for local, qual in _STAR_CONVENTIONS:
+        if local not in ctx.aliases and local not in ctx.bindings and not bound.get(local):
+            ctx.bind(local, qual)
 
 
 def _bound_names(tree: ast.Module) -> dict[str, int]:
