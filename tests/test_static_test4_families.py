@@ -53,3 +53,47 @@ def test_a_name_the_file_binds_itself_is_not_taken_from_the_star_import():
         def f(torch):
             torch.cuda.set_device(0)
     """) == []
+
+
+# --- Triton kernels launched `k[grid](...)` when decorated by assignment or imported ----------------------
+
+def test_kernel_jitted_by_assignment_is_launched():
+    found = _found("""\
+        import triton
+
+        def _fwd_kernel(x_ptr, N):
+            pass
+
+        _fwd_kernel = triton.jit(_fwd_kernel)
+        _fwd_kernel = triton.heuristics({"EVEN": lambda args: args["N"] % 2 == 0})(_fwd_kernel)
+
+        def forward(x, grid):
+            _fwd_kernel[grid](x, x.numel())
+    """)
+    assert (10, "NPU373") in found
+
+
+def test_kernel_imported_from_a_kernel_module_is_launched():
+    found = _found("""\
+        def rope(x, grid):
+            import triton
+            from ._triton.rope_padded_kernels import _rope_padded_kernel
+            _rope_padded_kernel[grid](x, BLOCK=triton.next_power_of_2(64))
+    """)
+    assert (4, "NPU373") in found
+
+
+def test_imported_table_subscript_call_is_no_launch():
+    found = _found("""\
+        import triton
+        from .ops import handlers, _fwd_kernel
+        out = handlers["a"](x)
+    """)
+    assert (3, "NPU373") not in found
+
+
+def test_imported_kernel_without_triton_is_no_triton_launch():
+    assert _found("""\
+        from .cuda_ops import _fwd_kernel
+        _fwd_kernel[grid](x)
+    """) == []
