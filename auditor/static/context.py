@@ -145,6 +145,8 @@ def build_context(tree: ast.Module) -> FileContext:
     assigns: list[tuple[ast.Assign | ast.AnnAssign, tuple[int, int]]] = []
     decorated: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     top_level = {id(s) for s in tree.body}
+    star = uses_triton = False
+    imported_from: list[tuple[str, str]] = []      # (local name, module) of every `from M import name`
     for stmt, scope in _stmts(tree.body):
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
@@ -153,7 +155,13 @@ def build_context(tree: ast.Module) -> FileContext:
                 else:
                     head = alias.name.split(".", 1)[0]
                     ctx.bind(head, head)
+                uses_triton = uses_triton or alias.name.split(".", 1)[0] == "triton"
         elif isinstance(stmt, ast.ImportFrom):
+            if any(alias.name == "*" for alias in stmt.names):
+                star = True
+            if (stmt.module or "").split(".", 1)[0] == "triton" and not stmt.level:
+                uses_triton = True
+            imported_from.extend((alias.asname or alias.name, stmt.module or "") for alias in stmt.names)
             if stmt.level or not stmt.module:
                 continue  # relative imports bind project-local modules
             for alias in stmt.names:
@@ -213,6 +221,8 @@ def build_context(tree: ast.Module) -> FileContext:
                 ctx.constants.setdefault(name, set()).update(folded)
                 if round_ == 1:
                     ctx.scopes.setdefault(name, []).append((*scope, frozenset(folded)))
+    if star:
+        _bind_star_conventions(ctx, tree)
     for func in decorated:
         quals = []
         for dec in reversed(func.decorator_list):
@@ -222,7 +232,53 @@ def build_context(tree: ast.Module) -> FileContext:
                 quals.append(q)
         if quals:
             ctx.decorated[func.name] = quals
+    _add_wrapped_kernels(ctx, assigns)
+    if uses_triton:
+        _add_imported_kernels(ctx, imported_from)
     return ctx
+
+
+def _add_wrapped_kernels(ctx: FileContext, assigns) -> None:
+    """`k = triton.jit(k)`, `k = triton.heuristics({...})(k)`, `k = triton.autotune(configs)(k)`: decoration
+    by assignment, so that `k[grid](...)` is a launch like that of a decorated function."""
+    for stmt, _ in assigns:
+        value = stmt.value
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if len(targets) != 1 or not isinstance(targets[0], ast.Name) or not isinstance(value, ast.Call) \
+                or not value.args or not isinstance(value.args[0], ast.Name):
+            continue
+        func = value.func.func if isinstance(value.func, ast.Call) else value.func
+        d = _dotted(func)
+        qual = ctx.resolve(d) if d is not None else None
+        if qual is not None and qual.split(".", 1)[0] == "triton":
+            quals = ctx.decorated.setdefault(targets[0].id, [])
+            if qual not in quals:
+                quals.append(qual)
+
+
+def _add_imported_kernels(ctx: FileContext, imported_from: list[tuple[str, str]]) -> None:
+    """In a file that uses Triton, a name imported from a kernel module (`from ._triton.rope_kernels import
+    _rope_kernel`) or named a kernel (`from .ops import _fwd_kernel`) is a Triton kernel: `name[grid](...)`
+    launches it."""
+    for local, module in imported_from:
+        if local in ctx.decorated or local == "*":
+            continue
+        if "kernel" in local.lower() or any("triton" in part or "kernel" in part for part in module.lower().split(".")):
+            ctx.decorated[local] = ["triton.jit"]
+
+
+# Names a star import conventionally brings (`from fastai.basics import *`, `from .common import *` re-exporting
+# `import torch`, `import torch.nn as nn`, `import torch.nn.functional as F`).
+_STAR_CONVENTIONS = (("torch", "torch"), ("nn", "torch.nn"), ("F", "torch.nn.functional"))
+
+
+def _bind_star_conventions(ctx: FileContext, tree: ast.Module) -> None:
+    """After a star import, a conventional module alias the file uses but never binds (`torch.cuda.set_device(0)`
+    with no `import torch`) can only come from that star import: read it as that module."""
+    bound = _bound_names(tree)
+    for local, qual in _STAR_CONVENTIONS:
+        if local not in ctx.aliases and local not in ctx.bindings and not bound.get(local):
+            ctx.bind(local, qual)
 
 
 def _bound_names(tree: ast.Module) -> dict[str, int]:
