@@ -221,6 +221,33 @@ def test_cuda_source_inventory_ignores_comments():
     assert f.data["inventory"]["libraries"] == {"cuBLAS": 2}
 
 
+def test_cuda_source_without_kernels_is_reported_at_its_cuda_include():
+    # host-side .cu files (Megatron's fused-kernel launchers, detectron2's cuda_version.cu) and instantiation
+    # files that include another .cu (flash-attention's hopper/instantiations): the first CUDA include
+    host = textwrap.dedent("""\
+        /* coding=utf-8
+         * #include <cuda.h> in a comment is not an include */
+        #include <ATen/ATen.h>
+        #include <cuda.h>
+        #include <cuda_fp16.h>
+        int get_version() { return 0; }
+        """)
+    (f,) = ENGINE.analyze_bytes(host.encode(), "megatron/fused_kernels/softmax_cuda.cu").findings
+    assert f.line == 4 and f.data["inventory"]["kernels"] == []
+    (f,) = ENGINE.analyze_bytes(b"#include <cuda_runtime_api.h>\nint v() { return CUDART_VERSION; }\n",
+                                "layers/csrc/cuda_version.cu").findings
+    assert f.line == 1
+    inst = '// Copyright (c) 2024, Tri Dao.\n// Splitting the different head dimensions.\n\n' \
+           '#include "flash_fwd_hdim64_e4m3_packgqa_sm90.cu"\n#include "flash_fwd_hdim96_e4m3_packgqa_sm90.cu"\n'
+    (f,) = ENGINE.analyze_bytes(inst.encode(), "hopper/instantiations/flash_fwd_hdimall_sm90.cu").findings
+    assert f.line == 4
+    (f,) = ENGINE.analyze_bytes(b'// generated\n\n#include "flash_bwd_launch_template.h"\n\ntemplate void run();\n',
+                                "hopper/instantiations/flash_bwd_hdim96_fp16_sm90.cu").findings
+    assert f.line == 3     # no CUDA header by name: the first include
+    (f,) = ENGINE.analyze_bytes(b"// nothing included\nint x;\n", "empty.cu").findings
+    assert f.line == 1
+
+
 def test_fix_adds_hccl_twins_keeps_gpu_lines_and_is_idempotent(tmp_path, capsys):
     script = tmp_path / "launch.sh"
     script.write_text("#!/bin/bash\nexport TORCH_NCCL_ASYNC_ERROR_HANDLING=1\n"
