@@ -248,6 +248,41 @@ def test_cuda_source_without_kernels_is_reported_at_its_cuda_include():
     assert f.line == 1
 
 
+def test_ci_gpu_machines_and_gpu_image_names():
+    # Megatron-DeepSpeed's ec2-github-runner jobs, lerobot's runner groups and GPU image, an NGC-internal image
+    wf = textwrap.dedent("""\
+        jobs:
+          start-runner:
+            runs-on: ubuntu-latest
+            steps:
+              - uses: machulav/ec2-github-runner@v2
+                with:
+                  ec2-instance-type: g4dn.12xlarge
+              - uses: machulav/ec2-github-runner@v2
+                with:
+                  ec2-instance-type: p3.8xlarge
+              - uses: machulav/ec2-github-runner@v2
+                with:
+                  ec2-instance-type: t3.large
+          gpu-tests:
+            runs-on:
+              group: aws-g6-4xlarge-plus
+            env:
+              DOCKER_IMAGE_NAME: huggingface/lerobot-gpu
+              DOCKER_IMAGE_NAME_CPU: huggingface/lerobot-cpu
+              DOCKER_IMAGE_NAME_GPU: huggingface/lerobot-gpu:latest
+          cpu-tests:
+            runs-on:
+              group: aws-general-8-plus
+            steps:
+              - run: make test
+        """)
+    found = {(f.line, f.code) for f in ENGINE.analyze_bytes(wf.encode(), ".github/workflows/main.yml").findings}
+    assert found == {(7, "NPU028"), (10, "NPU028"), (16, "NPU028"), (18, "NPU016"), (20, "NPU016")}
+    ci = b"image: gitlab-master.nvidia.com/dl/dgx/pytorch:20.12-py3-devel\ntest:\n  script:\n    - pytest\n"
+    assert [(f.line, f.code) for f in ENGINE.analyze_bytes(ci, ".gitlab-ci.yml").findings] == [(1, "NPU016")]
+
+
 def test_fix_adds_hccl_twins_keeps_gpu_lines_and_is_idempotent(tmp_path, capsys):
     script = tmp_path / "launch.sh"
     script.write_text("#!/bin/bash\nexport TORCH_NCCL_ASYNC_ERROR_HANDLING=1\n"
