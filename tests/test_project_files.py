@@ -283,6 +283,44 @@ def test_ci_gpu_machines_and_gpu_image_names():
     assert [(f.line, f.code) for f in ENGINE.analyze_bytes(ci, ".gitlab-ci.yml").findings] == [(1, "NPU016")]
 
 
+def test_compose_gpu_capability_without_nvidia_driver():
+    compose = textwrap.dedent("""\
+        services:
+          triton:
+            image: soar97/triton-sensevoice:24.05
+            deploy:
+              resources:
+                reservations:
+                  devices:
+                    - capabilities: [ gpu ]
+          web:
+            image: nginx:1.25
+            deploy:
+              resources:
+                reservations:
+                  devices:
+                    - capabilities: ["tpu"]
+        # capabilities: [gpu] on GPU hosts only
+        """)
+    found = [(f.line, f.code) for f in ENGINE.analyze_bytes(compose.encode(), "docker-compose.yml").findings]
+    assert found == [(8, "NPU017")]
+
+
+def test_device_list_read_through_echo_into_a_program_is_a_read_not_a_message():
+    # FunASR's recipes count GPUs from the device list; an echo'd message stays a message
+    script = textwrap.dedent("""\
+        #!/bin/bash
+        gpu_num=$(echo $CUDA_VISIBLE_DEVICES | awk -F "," '{print NF}')
+        nj=$(echo ${CUDA_VISIBLE_DEVICES} | tr ',' '\\n' | wc -l)
+        echo "Using GPUs $CUDA_VISIBLE_DEVICES"
+        echo "Using GPUs $CUDA_VISIBLE_DEVICES" | cat
+        # gpu_num=$(echo $CUDA_VISIBLE_DEVICES | awk -F "," '{print NF}')
+        for i in $(seq 0 $((gpu_num-1))); do echo $i; done
+        """)
+    found = [(f.line, f.code) for f in ENGINE.analyze_bytes(script.encode(), "run.sh").findings]
+    assert found == [(2, "NPU004"), (3, "NPU004")]
+
+
 def test_fix_adds_hccl_twins_keeps_gpu_lines_and_is_idempotent(tmp_path, capsys):
     script = tmp_path / "launch.sh"
     script.write_text("#!/bin/bash\nexport TORCH_NCCL_ASYNC_ERROR_HANDLING=1\n"
@@ -556,7 +594,8 @@ def test_compose_and_kubernetes_gpu_requests_and_find_links_pages_of_cuda_builds
                     - driver: nvidia
                       capabilities: [gpu]
         """)
-    assert [(c, ln) for c, ln, *_ in found] == [("NPU017", 3), ("NPU017", 8)]
+    # `capabilities: [gpu]` is its own line to change (with or without `driver: nvidia` beside it)
+    assert [(c, ln) for c, ln, *_ in found] == [("NPU017", 3), ("NPU017", 8), ("NPU017", 9)]
     assert codes("k8s/job.yaml", "spec:\n  containers:\n    - resources:\n        limits:\n          nvidia.com/gpu: 8\n") \
         == ["NPU017"]
     assert codes("requirements.txt", "-f https://data.pyg.org/whl/torch-2.1.0+cu121.html\ntorch-scatter\n") == ["NPU018"]

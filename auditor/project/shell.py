@@ -364,8 +364,22 @@ def _in_message(node) -> bool:
     while parent is not None:
         if parent.type == "command":
             name = parent.child_by_field_name("name")
-            return name is not None and name.text in (b"echo", b"printf") and not _output_to_file(parent)
+            return name is not None and name.text in (b"echo", b"printf") and not _output_to_file(parent) \
+                and not _output_to_program(parent)
         parent = parent.parent
+    return False
+
+
+def _output_to_program(command) -> bool:
+    """`echo $CUDA_VISIBLE_DEVICES | awk -F "," '{print NF}'`, `$(echo ...)`: the output is data another program
+    reads (a GPU count from the device list), not text shown to a person."""
+    holder = command.parent
+    if holder is not None and holder.type == "command_substitution":
+        return True
+    if holder is not None and holder.type == "pipeline":
+        later = [c for c in holder.children if c.type == "command" and c.start_byte > command.start_byte]
+        return any(w.text.rsplit(b"/", 1)[-1] not in (b"tee", b"logger", b"cat", b"less", b"more")
+                   for c in later[:1] for w in c.children[:1] if w.type == "command_name")
     return False
 
 
