@@ -321,6 +321,21 @@ def test_device_list_read_through_echo_into_a_program_is_a_read_not_a_message():
     assert found == [(2, "NPU004"), (3, "NPU004")]
 
 
+def test_notebook_shell_escape_continued_over_lines():
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell(
+        '!torchrun --nproc_per_node 2 finetune.py \\\n    --model_name_or_path "Qwen/Qwen-1_8B-Chat-Int4" \\\n'
+        '    --bf16 True \\\n    --output_dir output_qwen\nbf16 = True\nprint("--device cuda:0")'))
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "!lm_eval --model hf \\\n    --device cuda:0 \\\n    --batch_size 8"))
+    result = ENGINE.analyze_bytes(nbformat.writes(nb).encode(), "finetune.ipynb")
+    assert result.error is None
+    found = [(f.line, f.code, f.data["cell"], f.data["cell_line"]) for f in result.findings]
+    assert found == [(3, "NPU212", 1, 3), (8, "NPU019", 2, 2)]
+
+
 def test_fix_adds_hccl_twins_keeps_gpu_lines_and_is_idempotent(tmp_path, capsys):
     script = tmp_path / "launch.sh"
     script.write_text("#!/bin/bash\nexport TORCH_NCCL_ASYNC_ERROR_HANDLING=1\n"
