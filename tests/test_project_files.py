@@ -336,6 +336,22 @@ def test_notebook_shell_escape_continued_over_lines():
     assert found == [(3, "NPU212", 1, 3), (8, "NPU019", 2, 2)]
 
 
+def test_bf16_optimizer_strategy_in_overrides_and_configs():
+    script = textwrap.dedent("""\
+        #!/bin/bash
+        python3 -m verl.trainer.main \\
+            config=examples/config.yaml \\
+            worker.actor.optim.strategy=adamw_bf16 \\
+            worker.critic.optim.strategy=adamw \\
+            trainer.n_gpus_per_node=8
+        # worker.actor.optim.strategy=adamw_bf16 halves the optimizer memory
+        """)
+    found = [(f.line, f.code) for f in ENGINE.analyze_bytes(script.encode(), "examples/grpo.sh").findings]
+    assert (4, "NPU212") in found and not any(ln in (5, 7) for ln, _ in found)
+    config = b"worker:\n  actor:\n    optim:\n      strategy: adamw_bf16\n  critic:\n    optim:\n      strategy: adamw\n"
+    assert [(f.line, f.code) for f in ENGINE.analyze_bytes(config, "examples/config.yaml").findings] == [(4, "NPU212")]
+
+
 def test_fix_adds_hccl_twins_keeps_gpu_lines_and_is_idempotent(tmp_path, capsys):
     script = tmp_path / "launch.sh"
     script.write_text("#!/bin/bash\nexport TORCH_NCCL_ASYNC_ERROR_HANDLING=1\n"
