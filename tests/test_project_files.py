@@ -352,6 +352,34 @@ def test_bf16_optimizer_strategy_in_overrides_and_configs():
     assert [(f.line, f.code) for f in ENGINE.analyze_bytes(config, "examples/config.yaml").findings] == [(4, "NPU212")]
 
 
+def test_dockerfile_heredoc_runs_and_builds_inside_a_cloned_tree():
+    # Qwen's Dockerfile: BuildKit `RUN <<EOF` scripts; dockerfile-parse reads their lines as instructions
+    dockerfile = textwrap.dedent("""\
+        FROM ubuntu:22.04
+        RUN <<EOF
+        if [ "$BUNDLE" = "true" ]; then
+            pip3 install torch==2.0.1+cu117 torchvision==0.15.2
+            test -d flash-attention || git clone -b v2.3.3 https://github.com/Dao-AILab/flash-attention
+            cd /data/flash-attention &&
+                pip3 install . &&
+                pip3 install csrc/layer_norm
+            # pip3 install "auto-gptq==0.4.2"
+            echo "ENV CUDA_VISIBLE_DEVICES=0"
+        fi
+        EOF
+        RUN python3 <<EOF
+        import torch
+        torch.cuda.synchronize()
+        EOF
+        RUN git clone https://github.com/NVIDIA/TensorRT-LLM.git && cd TensorRT-LLM && pip install -e .
+        RUN git clone https://github.com/Dao-AILab/flash-attention && cd flash-attention && \\
+            git clone https://github.com/example/tool && cd tool && pip install .
+        """)
+    found = {(f.line, f.code) for f in ENGINE.analyze_bytes(dockerfile.encode(), "docker/Dockerfile").findings}
+    assert {(4, "NPU018"), (5, "NPU361"), (7, "NPU361"), (8, "NPU361"), (17, "NPU440"), (18, "NPU361")} <= found
+    assert not any(ln in (9, 10, 12, 19) for ln, _ in found), found   # a comment, a message; another project's tree
+
+
 def test_fix_adds_hccl_twins_keeps_gpu_lines_and_is_idempotent(tmp_path, capsys):
     script = tmp_path / "launch.sh"
     script.write_text("#!/bin/bash\nexport TORCH_NCCL_ASYNC_ERROR_HANDLING=1\n"

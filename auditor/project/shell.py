@@ -141,7 +141,7 @@ class _SourceTree:
     requirement patterns name, and by `cd` / `pushd` (Dockerfile `WORKDIR`) into a directory named after one."""
 
     def __init__(self) -> None:
-        self.cloned: dict[str, tuple[str, Rule]] = {}
+        self.cloned: dict[str, tuple[str, Rule] | None] = {}
         self.here: tuple[str, Rule] | None = None
 
     def clone(self, col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
@@ -162,16 +162,19 @@ class _SourceTree:
             # a fork or a project's own repository (github.com/ROCm/apex, github.com/vllm-project/vllm): a clone
             # alone changes nothing; its build below is reported (unless it targets another device)
             found = m.match_source_tree(symbol.rsplit("/", 1)[-1])
-        if found is not None:
-            directory = positional[1][0] if len(positional) > 1 else url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
-            self.cloned[directory.rstrip("/").rsplit("/", 1)[-1]] = found
+        directory = positional[1][0] if len(positional) > 1 else url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
+        # None for a project the patterns do not name: a `cd` into it leaves the tree the script was in
+        self.cloned[directory.rstrip("/").rsplit("/", 1)[-1]] = found
 
     def cd(self, m, target: str | None) -> None:
         if not target or target in ("-", "~") or target.startswith(".."):
             self.here = None
             return
         last = target.rstrip("/").rsplit("/", 1)[-1]
-        found = self.cloned.get(last) or m.match_source_tree(last)
+        if last in self.cloned:
+            self.here = self.cloned[last]
+            return
+        found = m.match_source_tree(last)
         if found is not None:
             self.here = found
         elif target.startswith(("/", "$", "~")):
@@ -631,6 +634,8 @@ def _builds(col: Collector, source_tree: _SourceTree, pos: _Positions, node, pat
     m = matchers(col.engine)
     found = source_tree.here if path.rstrip("/") in (".", "") else (
         source_tree.cloned.get(path.rstrip("/").rsplit("/", 1)[-1]) or m.match_source_tree(path))
+    if found is None and not path.startswith(("/", "~", "$", "..")):
+        found = source_tree.here    # `pip install csrc/layer_norm` inside a flash-attention checkout: its extension
     if found is not None:
         line, c = pos.at(node.start_point)
         symbol, rule = found
@@ -685,7 +690,8 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             continue
         if w.endswith(".whl"):
             symbols = wheel_symbols(unquote(w))        # a file or a URL (`.../flash_attn-2.8.3%2Bcu12torch2.11-...whl`)
-        elif w.startswith((".", "/", "~")) and "$" not in w.rsplit("/", 1)[-1]:
+        elif (w.startswith((".", "/", "~")) or "/" in w and not w.startswith(("git+", "http")) and not any(
+                c in w for c in ":=@<>")) and "$" not in w.rsplit("/", 1)[-1]:
             # `pip install .`, `pip install -e ".[dev]"`, `pip wheel -w DIR /src/apex`: a source tree is built
             _builds(col, source_tree, pos, nodes[i], w.split("[", 1)[0])
             for symbol, _, rule, note in extra_hits(m, w.partition("[")[2].rstrip("]").split(","), "this project"):
