@@ -380,6 +380,23 @@ def test_dockerfile_heredoc_runs_and_builds_inside_a_cloned_tree():
     assert not any(ln in (9, 10, 12, 19) for ln, _ in found), found   # a comment, a message; another project's tree
 
 
+def test_bare_cuda_and_cudnn_version_build_arguments():
+    dockerfile = textwrap.dedent("""\
+        ARG PYTHON="3.10"
+        ARG CUDA="10.1"
+        ARG CUDNN="7"
+        ARG CUDA_DEVICE_ORDER=PCI_BUS_ID
+        FROM ubuntu:20.04
+        # ARG CUDA="11.8"
+        """)
+    found = [(f.line, f.code, f.severity) for f in ENGINE.analyze_bytes(dockerfile.encode(), "docker/Dockerfile").findings
+             if f.code == "NPU018"]
+    assert found == [(2, "NPU018", "info"), (3, "NPU018", "info")]
+    matrix = b"jobs:\n  t:\n    strategy:\n      matrix:\n        include:\n          - torch: '2.4.1'\n            cuda: '12-8'\n"
+    assert [(f.line, f.code) for f in ENGINE.analyze_bytes(matrix, ".github/workflows/ci.yml").findings] == [(7, "NPU018")]
+    assert not [f for f in ENGINE.analyze_bytes(b"model:\n  cuda: 0\n", "conf/model.yaml").findings if f.code == "NPU018"]
+
+
 def test_fix_adds_hccl_twins_keeps_gpu_lines_and_is_idempotent(tmp_path, capsys):
     script = tmp_path / "launch.sh"
     script.write_text("#!/bin/bash\nexport TORCH_NCCL_ASYNC_ERROR_HANDLING=1\n"
