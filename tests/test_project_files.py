@@ -138,6 +138,7 @@ def test_dockerfile_base_image_env_run_and_exec_form():
         """)
     got = {(c, ln, s) for c, ln, _, s in found}
     assert got == {
+        ("NPU018", 1, "CUDA=12.1.1"),      # the CUDA version it builds for, as ARG CUDA_VERSION=: information
         ("NPU016", 2, "nvidia/cuda:${CUDA}-cudnn8-devel-ubuntu22.04"), ("NPU121", 3, "NCCL_DEBUG"),
         ("NPU004", 4, "CUDA_HOME"), ("NPU120", 5, "TORCH_NCCL_BLOCKING_WAIT"), ("NPU361", 7, "flash-attn"),
         ("NPU017", 8, "nvidia-smi"), ("NPU123", 10, "torchrun --nproc_per_node=gpu")}
