@@ -398,6 +398,25 @@ def test_bare_cuda_and_cudnn_version_build_arguments():
     assert not [f for f in ENGINE.analyze_bytes(b"model:\n  cuda: 0\n", "conf/model.yaml").findings if f.code == "NPU018"]
 
 
+def test_option_arrays_are_read_as_the_command_options():
+    # CogVideo's finetune scripts keep their options in bash arrays, expanded into `accelerate launch`
+    script = textwrap.dedent("""\
+        #!/bin/bash
+        TRAIN_ARGS=(
+            --seed 42 # random seed
+            --mixed_precision "bf16"  # ["no", "fp16"] Only CogVideoX-2B supports fp16 training
+            # --mixed_precision bf16
+            --device cuda:0
+        )
+        OTHER=(--mixed_precision fp16 --device "$DEVICE" --output_dir out)
+        GPUS=(0 1 2 3)
+        accelerate launch train.py "${TRAIN_ARGS[@]}" "${OTHER[@]}"
+        """)
+    found = [(f.line, f.code) for f in ENGINE.analyze_bytes(script.encode(), "finetune/train.sh").findings]
+    assert (4, "NPU212") in found and (6, "NPU019") in found
+    assert not any(ln in (3, 5, 8, 9) for ln, _ in found), found
+
+
 def test_fix_adds_hccl_twins_keeps_gpu_lines_and_is_idempotent(tmp_path, capsys):
     script = tmp_path / "launch.sh"
     script.write_text("#!/bin/bash\nexport TORCH_NCCL_ASYNC_ERROR_HANDLING=1\n"

@@ -232,6 +232,8 @@ def scan_shell(col: Collector, text: str) -> None:
             _command(col, m, pos, node, source_tree)
         elif node.type == "for_statement":
             _loop_values(col, m, pos, node)
+        elif node.type == "array":
+            _array_options(col, m, pos, node)
         elif node.type == "binary_expression" and node.parent is not None and node.parent.type == "test_command":
             _comparison(col, m, pos, node)
         if node.type == "heredoc_body" and _writes_config(node):
@@ -304,6 +306,23 @@ def _key_values(col: Collector, m, text: str, line: int, c: int, prefix: str = "
         rule = m.match_setting(prefix + key, value)
         if rule is not None:
             col.add(rule, f"{key}={value}", line, c + pair.start(1), c + pair.end(2), value=value)
+
+
+def _array_options(col: Collector, m, pos: _Positions, node) -> None:
+    """`TRAIN_ARGS=(--mixed_precision "bf16" --device cuda:0)`, later `accelerate launch train.py "${TRAIN_ARGS[@]}"`:
+    an array of options is read as the command's options, an option's value being the next element."""
+    items = [c for c in node.named_children if c.type in ("word", "string", "raw_string", "concatenation")]
+    for i, item in enumerate(items):
+        word = _word(item)
+        if not word.startswith("--") or "=" in word or i + 1 >= len(items):
+            continue                     # `--name=value` in one word: read with the word's own text
+        value = _word(items[i + 1])
+        if not value or value.startswith("-") or "$" in value:
+            continue
+        rule = m.match_setting(setting_path(word), value)
+        if rule is not None:
+            line, c = pos.at(item.start_point)
+            col.add(rule, f"{word} {value}", line, c, c + len(word), value=value)
 
 
 def _loop_values(col: Collector, m, pos: _Positions, node) -> None:
