@@ -247,6 +247,9 @@ def test_cuda_source_without_kernels_is_reported_at_its_cuda_include():
     assert f.line == 3     # no CUDA header by name: the first include
     (f,) = ENGINE.analyze_bytes(b"// nothing included\nint x;\n", "empty.cu").findings
     assert f.line == 1
+    aten = b'#include <ATen/ATen.h>\n#include <ATen/cuda/CUDAContext.h>\n#include "multi_tensor_apply.cuh"\n'
+    (f,) = ENGINE.analyze_bytes(aten, "csrc/kernel/cuda/multi_tensor_lamb_kernel.cu").findings
+    assert f.line == 2
 
 
 def test_ci_gpu_machines_and_gpu_image_names():

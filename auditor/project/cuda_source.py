@@ -15,7 +15,7 @@ _LAUNCH_RE = re.compile(r"<<<")
 # instantiation files of flash-attention): where a file without a `__global__` kernel shows it is CUDA code
 _CUDA_INCLUDE_RE = re.compile(
     r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]*/)?(?:cuda\w*\.h|cu(?:blas|dnn|rand|fft|sparse|solver)\w*\.h|nccl\.h|'
-    r'[^>"/]*\.cuh?)[>"]', re.M)
+    r'[^>"/]*\.cuh?)[>"]', re.M | re.I)       # `<ATen/cuda/CUDAContext.h>` too
 _INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include\b', re.M)
 _ASM_RE = re.compile(r"\b(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\(")
 # library prefix -> the name a porting engineer knows
