@@ -695,10 +695,10 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
         if w in _INDEX_OPTS or any(w.startswith(o + "=") for o in _INDEX_OPTS if o.startswith("--")):
             url = w.split("=", 1)[1] if "=" in w else (words[i + 1] if i + 1 < len(words) else "")
             skip = "=" not in w
-            rule = m.match_requirement("index:" + url) if url else None   # CUDA wheel indexes, NVIDIA's own index
-            if rule is not None:
+            index_rule = m.match_requirement("index:" + url) if url else None   # CUDA wheel indexes, NVIDIA's own
+            if index_rule is not None:
                 line, c = pos.at(nodes[i + 1].start_point) if skip and i + 1 < len(nodes) else (line, c)
-                col.add(rule, "index:" + url, line, c, c + len(url))
+                col.add(index_rule, "index:" + url, line, c, c + len(url))
             continue
         if w in ("-e", "--editable") and i + 1 < len(words):
             w, i = words[i + 1], i + 1                     # `pip install -e .`: the tree to build is the value
