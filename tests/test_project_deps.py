@@ -345,3 +345,10 @@ def test_torch_from_another_accelerators_index_and_version_markers_are_quiet():
         ENV CUDA_VERSION_SHORT=cu130
         RUN pip install torch==2.7.0 torchvision==0.22.0 --index-url https://download.pytorch.org/whl/xpu
         """) == []
+
+
+def test_gpu_builds_of_faiss_tensorflow_paddle_with_and_without_markers():
+    text = ("faiss-gpu; python_version < '3.11'\nfaiss-gpu-cu12>=1.8\ntensorflow-gpu==2.10.0\n"
+            "faiss-cpu; python_version >= '3.11'\n# faiss-gpu on CUDA hosts\ntensorflow==2.15\n")
+    found = [(f.line, f.code) for f in ENGINE.analyze_bytes(text.encode(), "requirements.txt").findings]
+    assert found == [(1, "NPU440"), (2, "NPU440"), (3, "NPU440")]

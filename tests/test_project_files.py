@@ -138,6 +138,7 @@ def test_dockerfile_base_image_env_run_and_exec_form():
         """)
     got = {(c, ln, s) for c, ln, _, s in found}
     assert got == {
+        ("NPU018", 1, "CUDA=12.1.1"),      # the CUDA version it builds for, as ARG CUDA_VERSION=: information
         ("NPU016", 2, "nvidia/cuda:${CUDA}-cudnn8-devel-ubuntu22.04"), ("NPU121", 3, "NCCL_DEBUG"),
         ("NPU004", 4, "CUDA_HOME"), ("NPU120", 5, "TORCH_NCCL_BLOCKING_WAIT"), ("NPU361", 7, "flash-attn"),
         ("NPU017", 8, "nvidia-smi"), ("NPU123", 10, "torchrun --nproc_per_node=gpu")}
@@ -219,6 +220,204 @@ def test_cuda_source_inventory_ignores_comments():
     assert f.data["inventory"]["kernels"] == ["add_kernel", "scale_kernel"]
     assert f.data["inventory"]["launches"] == 1 and f.data["inventory"]["inline_asm"] == 1
     assert f.data["inventory"]["libraries"] == {"cuBLAS": 2}
+
+
+def test_cuda_source_without_kernels_is_reported_at_its_cuda_include():
+    # host-side .cu files (Megatron's fused-kernel launchers, detectron2's cuda_version.cu) and instantiation
+    # files that include another .cu (flash-attention's hopper/instantiations): the first CUDA include
+    host = textwrap.dedent("""\
+        /* coding=utf-8
+         * #include <cuda.h> in a comment is not an include */
+        #include <ATen/ATen.h>
+        #include <cuda.h>
+        #include <cuda_fp16.h>
+        int get_version() { return 0; }
+        """)
+    (f,) = ENGINE.analyze_bytes(host.encode(), "megatron/fused_kernels/softmax_cuda.cu").findings
+    assert f.line == 4 and f.data["inventory"]["kernels"] == []
+    (f,) = ENGINE.analyze_bytes(b"#include <cuda_runtime_api.h>\nint v() { return CUDART_VERSION; }\n",
+                                "layers/csrc/cuda_version.cu").findings
+    assert f.line == 1
+    inst = '// Copyright (c) 2024, Tri Dao.\n// Splitting the different head dimensions.\n\n' \
+           '#include "flash_fwd_hdim64_e4m3_packgqa_sm90.cu"\n#include "flash_fwd_hdim96_e4m3_packgqa_sm90.cu"\n'
+    (f,) = ENGINE.analyze_bytes(inst.encode(), "hopper/instantiations/flash_fwd_hdimall_sm90.cu").findings
+    assert f.line == 4
+    (f,) = ENGINE.analyze_bytes(b'// generated\n\n#include "flash_bwd_launch_template.h"\n\ntemplate void run();\n',
+                                "hopper/instantiations/flash_bwd_hdim96_fp16_sm90.cu").findings
+    assert f.line == 3     # no CUDA header by name: the first include
+    (f,) = ENGINE.analyze_bytes(b"// nothing included\nint x;\n", "empty.cu").findings
+    assert f.line == 1
+    aten = b'#include <ATen/ATen.h>\n#include <ATen/cuda/CUDAContext.h>\n#include "multi_tensor_apply.cuh"\n'
+    (f,) = ENGINE.analyze_bytes(aten, "csrc/kernel/cuda/multi_tensor_lamb_kernel.cu").findings
+    assert f.line == 2
+
+
+def test_ci_gpu_machines_and_gpu_image_names():
+    # Megatron-DeepSpeed's ec2-github-runner jobs, lerobot's runner groups and GPU image, an NGC-internal image
+    wf = textwrap.dedent("""\
+        jobs:
+          start-runner:
+            runs-on: ubuntu-latest
+            steps:
+              - uses: machulav/ec2-github-runner@v2
+                with:
+                  ec2-instance-type: g4dn.12xlarge
+              - uses: machulav/ec2-github-runner@v2
+                with:
+                  ec2-instance-type: p3.8xlarge
+              - uses: machulav/ec2-github-runner@v2
+                with:
+                  ec2-instance-type: t3.large
+          gpu-tests:
+            runs-on:
+              group: aws-g6-4xlarge-plus
+            env:
+              DOCKER_IMAGE_NAME: huggingface/lerobot-gpu
+              DOCKER_IMAGE_NAME_CPU: huggingface/lerobot-cpu
+              DOCKER_IMAGE_NAME_GPU: huggingface/lerobot-gpu:latest
+          cpu-tests:
+            runs-on:
+              group: aws-general-8-plus
+            steps:
+              - run: make test
+        """)
+    found = {(f.line, f.code) for f in ENGINE.analyze_bytes(wf.encode(), ".github/workflows/main.yml").findings}
+    assert found == {(7, "NPU028"), (10, "NPU028"), (16, "NPU028"), (18, "NPU016"), (20, "NPU016")}
+    ci = b"image: gitlab-master.nvidia.com/dl/dgx/pytorch:20.12-py3-devel\ntest:\n  script:\n    - pytest\n"
+    assert [(f.line, f.code) for f in ENGINE.analyze_bytes(ci, ".gitlab-ci.yml").findings] == [(1, "NPU016")]
+
+
+def test_compose_gpu_capability_without_nvidia_driver():
+    compose = textwrap.dedent("""\
+        services:
+          triton:
+            image: soar97/triton-sensevoice:24.05
+            deploy:
+              resources:
+                reservations:
+                  devices:
+                    - capabilities: [ gpu ]
+          web:
+            image: nginx:1.25
+            deploy:
+              resources:
+                reservations:
+                  devices:
+                    - capabilities: ["tpu"]
+        # capabilities: [gpu] on GPU hosts only
+        """)
+    found = [(f.line, f.code) for f in ENGINE.analyze_bytes(compose.encode(), "docker-compose.yml").findings]
+    assert found == [(8, "NPU017")]
+
+
+def test_device_list_read_through_echo_into_a_program_is_a_read_not_a_message():
+    # FunASR's recipes count GPUs from the device list; an echo'd message stays a message
+    script = textwrap.dedent("""\
+        #!/bin/bash
+        gpu_num=$(echo $CUDA_VISIBLE_DEVICES | awk -F "," '{print NF}')
+        nj=$(echo ${CUDA_VISIBLE_DEVICES} | tr ',' '\\n' | wc -l)
+        echo "Using GPUs $CUDA_VISIBLE_DEVICES"
+        echo "Using GPUs $CUDA_VISIBLE_DEVICES" | cat
+        # gpu_num=$(echo $CUDA_VISIBLE_DEVICES | awk -F "," '{print NF}')
+        for i in $(seq 0 $((gpu_num-1))); do echo $i; done
+        """)
+    found = [(f.line, f.code) for f in ENGINE.analyze_bytes(script.encode(), "run.sh").findings]
+    assert found == [(2, "NPU004"), (3, "NPU004")]
+
+
+def test_notebook_shell_escape_continued_over_lines():
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell(
+        '!torchrun --nproc_per_node 2 finetune.py \\\n    --model_name_or_path "Qwen/Qwen-1_8B-Chat-Int4" \\\n'
+        '    --bf16 True \\\n    --output_dir output_qwen\nbf16 = True\nprint("--device cuda:0")'))
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "!lm_eval --model hf \\\n    --device cuda:0 \\\n    --batch_size 8"))
+    result = ENGINE.analyze_bytes(nbformat.writes(nb).encode(), "finetune.ipynb")
+    assert result.error is None
+    found = [(f.line, f.code, f.data["cell"], f.data["cell_line"]) for f in result.findings]
+    assert found == [(3, "NPU212", 1, 3), (8, "NPU019", 2, 2)]
+
+
+def test_bf16_optimizer_strategy_in_overrides_and_configs():
+    script = textwrap.dedent("""\
+        #!/bin/bash
+        python3 -m verl.trainer.main \\
+            config=examples/config.yaml \\
+            worker.actor.optim.strategy=adamw_bf16 \\
+            worker.critic.optim.strategy=adamw \\
+            trainer.n_gpus_per_node=8
+        # worker.actor.optim.strategy=adamw_bf16 halves the optimizer memory
+        """)
+    found = [(f.line, f.code) for f in ENGINE.analyze_bytes(script.encode(), "examples/grpo.sh").findings]
+    assert (4, "NPU212") in found and not any(ln in (5, 7) for ln, _ in found)
+    config = b"worker:\n  actor:\n    optim:\n      strategy: adamw_bf16\n  critic:\n    optim:\n      strategy: adamw\n"
+    assert [(f.line, f.code) for f in ENGINE.analyze_bytes(config, "examples/config.yaml").findings] == [(4, "NPU212")]
+
+
+def test_dockerfile_heredoc_runs_and_builds_inside_a_cloned_tree():
+    # Qwen's Dockerfile: BuildKit `RUN <<EOF` scripts; dockerfile-parse reads their lines as instructions
+    dockerfile = textwrap.dedent("""\
+        FROM ubuntu:22.04
+        RUN <<EOF
+        if [ "$BUNDLE" = "true" ]; then
+            pip3 install torch==2.0.1+cu117 torchvision==0.15.2
+            test -d flash-attention || git clone -b v2.3.3 https://github.com/Dao-AILab/flash-attention
+            cd /data/flash-attention &&
+                pip3 install . &&
+                pip3 install csrc/layer_norm
+            # pip3 install "auto-gptq==0.4.2"
+            echo "ENV CUDA_VISIBLE_DEVICES=0"
+        fi
+        EOF
+        RUN python3 <<EOF
+        import torch
+        torch.cuda.synchronize()
+        EOF
+        RUN git clone https://github.com/NVIDIA/TensorRT-LLM.git && cd TensorRT-LLM && pip install -e .
+        RUN git clone https://github.com/Dao-AILab/flash-attention && cd flash-attention && \\
+            git clone https://github.com/example/tool && cd tool && pip install .
+        """)
+    found = {(f.line, f.code) for f in ENGINE.analyze_bytes(dockerfile.encode(), "docker/Dockerfile").findings}
+    assert {(4, "NPU018"), (5, "NPU361"), (7, "NPU361"), (8, "NPU361"), (17, "NPU440"), (18, "NPU361")} <= found
+    assert not any(ln in (9, 10, 12, 19) for ln, _ in found), found   # a comment, a message; another project's tree
+
+
+def test_bare_cuda_and_cudnn_version_build_arguments():
+    dockerfile = textwrap.dedent("""\
+        ARG PYTHON="3.10"
+        ARG CUDA="10.1"
+        ARG CUDNN="7"
+        ARG CUDA_DEVICE_ORDER=PCI_BUS_ID
+        FROM ubuntu:20.04
+        # ARG CUDA="11.8"
+        """)
+    found = [(f.line, f.code, f.severity) for f in ENGINE.analyze_bytes(dockerfile.encode(), "docker/Dockerfile").findings
+             if f.code == "NPU018"]
+    assert found == [(2, "NPU018", "info"), (3, "NPU018", "info")]
+    matrix = b"jobs:\n  t:\n    strategy:\n      matrix:\n        include:\n          - torch: '2.4.1'\n            cuda: '12-8'\n"
+    assert [(f.line, f.code) for f in ENGINE.analyze_bytes(matrix, ".github/workflows/ci.yml").findings] == [(7, "NPU018")]
+    assert not [f for f in ENGINE.analyze_bytes(b"model:\n  cuda: 0\n", "conf/model.yaml").findings if f.code == "NPU018"]
+
+
+def test_option_arrays_are_read_as_the_command_options():
+    # CogVideo's finetune scripts keep their options in bash arrays, expanded into `accelerate launch`
+    script = textwrap.dedent("""\
+        #!/bin/bash
+        TRAIN_ARGS=(
+            --seed 42 # random seed
+            --mixed_precision "bf16"  # ["no", "fp16"] Only CogVideoX-2B supports fp16 training
+            # --mixed_precision bf16
+            --device cuda:0
+        )
+        OTHER=(--mixed_precision fp16 --device "$DEVICE" --output_dir out)
+        GPUS=(0 1 2 3)
+        accelerate launch train.py "${TRAIN_ARGS[@]}" "${OTHER[@]}"
+        """)
+    found = [(f.line, f.code) for f in ENGINE.analyze_bytes(script.encode(), "finetune/train.sh").findings]
+    assert (4, "NPU212") in found and (6, "NPU019") in found
+    assert not any(ln in (3, 5, 8, 9) for ln, _ in found), found
 
 
 def test_fix_adds_hccl_twins_keeps_gpu_lines_and_is_idempotent(tmp_path, capsys):
@@ -494,7 +693,8 @@ def test_compose_and_kubernetes_gpu_requests_and_find_links_pages_of_cuda_builds
                     - driver: nvidia
                       capabilities: [gpu]
         """)
-    assert [(c, ln) for c, ln, *_ in found] == [("NPU017", 3), ("NPU017", 8)]
+    # `capabilities: [gpu]` is its own line to change (with or without `driver: nvidia` beside it)
+    assert [(c, ln) for c, ln, *_ in found] == [("NPU017", 3), ("NPU017", 8), ("NPU017", 9)]
     assert codes("k8s/job.yaml", "spec:\n  containers:\n    - resources:\n        limits:\n          nvidia.com/gpu: 8\n") \
         == ["NPU017"]
     assert codes("requirements.txt", "-f https://data.pyg.org/whl/torch-2.1.0+cu121.html\ntorch-scatter\n") == ["NPU018"]

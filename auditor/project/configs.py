@@ -190,6 +190,12 @@ def _value_text(col: Collector, m, path: str, value) -> None:
     nvidia/cuda:12.6.3-cudnn-devel-ubuntu22.04`, a list of tags), CUDA wheel index URLs (`PIP_INSTALL_ARGS: -f
     .../whl/nightly/cu118/...`) and CUDA toolkit paths (`path: /usr/local/cuda-12.8`) it holds."""
     text = str(value.value)
+    if "image" in path.rsplit(".", 1)[-1].lower() and "/" in text and ":" not in text and " " not in text:
+        # `DOCKER_IMAGE_NAME: huggingface/lerobot-gpu`: an image reference without a tag
+        line, c = value.start_mark.line + 1, value.start_mark.column + 1
+        c += (col.lines[line - 1] if line <= len(col.lines) else "")[c - 1:c] in ("'", '"')
+        col.add(m.match_image(text), text, line, c, c + len(text))
+        return
     if not ("/" in text and (":" in text or "/usr/local/cuda" in text)):
         return
     line, c = value.start_mark.line + 1, value.start_mark.column + 1

@@ -11,6 +11,12 @@ _NOISE_RE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\
 _BOUNDS_RE = re.compile(r"\b__launch_bounds__\s*\([^)]*\)")
 _KERNEL_RE = re.compile(r"\b__global__\b[\s\w:<>,*&]*?\b(\w+)\s*\(")
 _LAUNCH_RE = re.compile(r"<<<")
+# `#include <cuda.h>`, `<cuda_runtime_api.h>`, `<cublas_v2.h>`, a `.cuh` header or another `.cu` file (the
+# instantiation files of flash-attention): where a file without a `__global__` kernel shows it is CUDA code
+_CUDA_INCLUDE_RE = re.compile(
+    r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]*/)?(?:cuda\w*\.h|cu(?:blas|dnn|rand|fft|sparse|solver)\w*\.h|nccl\.h|'
+    r'[^>"/]*\.cuh?)[>"]', re.M | re.I)       # `<ATen/cuda/CUDAContext.h>` too
+_INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include\b', re.M)
 _ASM_RE = re.compile(r"\b(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\(")
 # library prefix -> the name a porting engineer knows
 _LIBRARIES = {
@@ -39,8 +45,21 @@ def inventory(text: str) -> dict:
         "launches": len(_LAUNCH_RE.findall(code)),
         "inline_asm": len(_ASM_RE.findall(code)),
         "libraries": dict(sorted(libraries.items())),
-        "first_kernel_line": first_line or 1,
+        "first_kernel_line": first_line or _first_include_line(text, code),
     }
+
+
+def _first_include_line(text: str, code: str) -> int:
+    """No kernel in the file: the line of its first CUDA include (else its first include, else 1), the line a
+    porting engineer changes first. Names are read from the text (`code` blanks string literals, so
+    `#include "x.cu"` too); an include inside a comment is not one (`code` has no `#` there)."""
+    code_lines = code.splitlines()
+    for pattern in (_CUDA_INCLUDE_RE, _INCLUDE_RE):
+        for m in pattern.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            if line <= len(code_lines) and code_lines[line - 1].lstrip().startswith("#"):
+                return line
+    return 1
 
 
 def describe(inv: dict) -> str:

@@ -33,9 +33,15 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
     m = matchers(engine)
     shell_lines = [""] * len(col.lines)
     args: dict[str, tuple[str, int, int]] = {}          # ARG name -> (default, line, column)
+    heredoc_end = -1
     for ins in instructions:
         kind = ins["instruction"]
         first, last = ins["startline"], ins["endline"]
+        if first <= heredoc_end:
+            continue            # a line of a `RUN <<EOF` body: dockerfile-parse reads it as an instruction
+        if kind == "RUN" and (here := _HEREDOC_RE.search(ins["value"])) is not None:
+            heredoc_end = _heredoc(col.lines, shell_lines, first, last, here)
+            continue
         line_text = col.lines[first] if first < len(col.lines) else ""
         if kind == "FROM":
             ref = _image(ins["value"])
@@ -112,6 +118,31 @@ def _build_settings(col: Collector, m, words: list[str], lines: list[str], first
         col.add(setting, f"{name}={value}", first + number, lines[number].find(name) + 1,
                 severity="info" if version else None,
                 note=" (a build argument: the CUDA version this image is built for)" if version else "")
+
+
+# BuildKit heredocs (Dockerfile 1.4): `RUN <<EOF` runs the lines up to `EOF` as a script; `RUN python3 <<EOF`
+# (a command before it) feeds them to that command, as the shell's own heredoc does
+_HEREDOC_RE = re.compile(r"<<(-?)\s*([\"']?)(\w+)\2")
+
+
+def _heredoc(lines: list[str], shell_lines: list[str], first: int, last: int, here: re.Match) -> int:
+    """Copy a heredoc RUN into shell_lines with its lines where they are; returns its terminator's line (0-based)."""
+    word = here.group(3)
+    end = next((n for n in range(last + 1, len(lines)) if lines[n].strip() == word), len(lines) - 1)
+    head = lines[first]
+    at = head.upper().find("RUN")
+    command = head[at + 3:]
+    if command.strip().startswith("<<"):
+        # the body is the script: blank `RUN <<EOF` and the terminator, read the body as shell lines
+        shell_lines[first] = ""
+        for n in range(first + 1, end):
+            shell_lines[n] = lines[n]
+    else:
+        shell_lines[first] = head[:at] + "   " + command
+        for n in range(first + 1, end + 1):
+            shell_lines[n] = lines[n]
+        _blank_buildkit_flags(shell_lines, first, first)
+    return end
 
 
 _BUILDKIT_FLAG_RE = re.compile(r"\s*--(?:mount|network|security)=\S*")

@@ -72,11 +72,19 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
         else:
             # IPython syntax is not Python: `!cmd` is a shell line, `%magic` / `?` lines are dropped
             python_lines = []
+            continued = False
             for ln in lines:
                 stripped = ln.lstrip()
-                if stripped.startswith("!"):
+                if continued:
+                    # a `!cmd \` line goes on in the next line (IPython joins backslash continuations of a
+                    # shell escape): `--bf16 True \` of a multi-line `!torchrun ...` is shell, not Python
+                    python_lines.append("")
+                    shell_lines.append(_PY_INTERPOLATION_RE.sub(_placeholder, ln))
+                    continued = ln.rstrip().endswith("\\")
+                elif stripped.startswith("!"):
                     python_lines.append("")
                     shell_lines.append(_PY_INTERPOLATION_RE.sub(_placeholder, ln.replace("!", " ", 1)))
+                    continued = ln.rstrip().endswith("\\")
                 elif stripped.startswith(("%", "?")) or stripped.endswith("?") and not stripped.startswith("#"):
                     python_lines.append("")
                     shell_lines.append("")

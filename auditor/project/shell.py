@@ -141,7 +141,7 @@ class _SourceTree:
     requirement patterns name, and by `cd` / `pushd` (Dockerfile `WORKDIR`) into a directory named after one."""
 
     def __init__(self) -> None:
-        self.cloned: dict[str, tuple[str, Rule]] = {}
+        self.cloned: dict[str, tuple[str, Rule] | None] = {}
         self.here: tuple[str, Rule] | None = None
 
     def clone(self, col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
@@ -162,16 +162,19 @@ class _SourceTree:
             # a fork or a project's own repository (github.com/ROCm/apex, github.com/vllm-project/vllm): a clone
             # alone changes nothing; its build below is reported (unless it targets another device)
             found = m.match_source_tree(symbol.rsplit("/", 1)[-1])
-        if found is not None:
-            directory = positional[1][0] if len(positional) > 1 else url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
-            self.cloned[directory.rstrip("/").rsplit("/", 1)[-1]] = found
+        directory = positional[1][0] if len(positional) > 1 else url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
+        # None for a project the patterns do not name: a `cd` into it leaves the tree the script was in
+        self.cloned[directory.rstrip("/").rsplit("/", 1)[-1]] = found
 
     def cd(self, m, target: str | None) -> None:
         if not target or target in ("-", "~") or target.startswith(".."):
             self.here = None
             return
         last = target.rstrip("/").rsplit("/", 1)[-1]
-        found = self.cloned.get(last) or m.match_source_tree(last)
+        if last in self.cloned:
+            self.here = self.cloned[last]
+            return
+        found = m.match_source_tree(last)
         if found is not None:
             self.here = found
         elif target.startswith(("/", "$", "~")):
@@ -229,6 +232,8 @@ def scan_shell(col: Collector, text: str) -> None:
             _command(col, m, pos, node, source_tree)
         elif node.type == "for_statement":
             _loop_values(col, m, pos, node)
+        elif node.type == "array":
+            _array_options(col, m, pos, node)
         elif node.type == "binary_expression" and node.parent is not None and node.parent.type == "test_command":
             _comparison(col, m, pos, node)
         if node.type == "heredoc_body" and _writes_config(node):
@@ -303,6 +308,23 @@ def _key_values(col: Collector, m, text: str, line: int, c: int, prefix: str = "
             col.add(rule, f"{key}={value}", line, c + pair.start(1), c + pair.end(2), value=value)
 
 
+def _array_options(col: Collector, m, pos: _Positions, node) -> None:
+    """`TRAIN_ARGS=(--mixed_precision "bf16" --device cuda:0)`, later `accelerate launch train.py "${TRAIN_ARGS[@]}"`:
+    an array of options is read as the command's options, an option's value being the next element."""
+    items = [c for c in node.named_children if c.type in ("word", "string", "raw_string", "concatenation")]
+    for i, item in enumerate(items):
+        word = _word(item)
+        if not word.startswith("--") or "=" in word or i + 1 >= len(items):
+            continue                     # `--name=value` in one word: read with the word's own text
+        value = _word(items[i + 1])
+        if not value or value.startswith("-") or "$" in value:
+            continue
+        rule = m.match_setting(setting_path(word), value)
+        if rule is not None:
+            line, c = pos.at(item.start_point)
+            col.add(rule, f"{word} {value}", line, c, c + len(word), value=value)
+
+
 def _loop_values(col: Collector, m, pos: _Positions, node) -> None:
     """`for PRECISION in fp8 bf16; do ... done`: each listed word is a value the loop variable takes, the same
     setting as `PRECISION=fp8`."""
@@ -364,8 +386,22 @@ def _in_message(node) -> bool:
     while parent is not None:
         if parent.type == "command":
             name = parent.child_by_field_name("name")
-            return name is not None and name.text in (b"echo", b"printf") and not _output_to_file(parent)
+            return name is not None and name.text in (b"echo", b"printf") and not _output_to_file(parent) \
+                and not _output_to_program(parent)
         parent = parent.parent
+    return False
+
+
+def _output_to_program(command) -> bool:
+    """`echo $CUDA_VISIBLE_DEVICES | awk -F "," '{print NF}'`, `$(echo ...)`: the output is data another program
+    reads (a GPU count from the device list), not text shown to a person."""
+    holder = command.parent
+    if holder is not None and holder.type == "command_substitution":
+        return True
+    if holder is not None and holder.type == "pipeline":
+        later = [c for c in holder.children if c.type == "command" and c.start_byte > command.start_byte]
+        return any(w.text.rsplit(b"/", 1)[-1] not in (b"tee", b"logger", b"cat", b"less", b"more")
+                   for c in later[:1] for w in c.children[:1] if w.type == "command_name")
     return False
 
 
@@ -617,6 +653,8 @@ def _builds(col: Collector, source_tree: _SourceTree, pos: _Positions, node, pat
     m = matchers(col.engine)
     found = source_tree.here if path.rstrip("/") in (".", "") else (
         source_tree.cloned.get(path.rstrip("/").rsplit("/", 1)[-1]) or m.match_source_tree(path))
+    if found is None and not path.startswith(("/", "~", "$", "..")):
+        found = source_tree.here    # `pip install csrc/layer_norm` inside a flash-attention checkout: its extension
     if found is not None:
         line, c = pos.at(node.start_point)
         symbol, rule = found
@@ -671,7 +709,8 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             continue
         if w.endswith(".whl"):
             symbols = wheel_symbols(unquote(w))        # a file or a URL (`.../flash_attn-2.8.3%2Bcu12torch2.11-...whl`)
-        elif w.startswith((".", "/", "~")) and "$" not in w.rsplit("/", 1)[-1]:
+        elif (w.startswith((".", "/", "~")) or "/" in w and not w.startswith(("git+", "http")) and not any(
+                c in w for c in ":=@<>")) and "$" not in w.rsplit("/", 1)[-1]:
             # `pip install .`, `pip install -e ".[dev]"`, `pip wheel -w DIR /src/apex`: a source tree is built
             _builds(col, source_tree, pos, nodes[i], w.split("[", 1)[0])
             for symbol, _, rule, note in extra_hits(m, w.partition("[")[2].rstrip("]").split(","), "this project"):
