@@ -12,6 +12,7 @@ import re
 from dataclasses import replace
 
 from auditor.findings import Finding
+from auditor.static.context import _dotted   # one dotted-name reader for the ast passes
 
 # values that make a yes/no flag: a comparison, and/or/not, or a call that asks a question
 _FLAG_VALUES = (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Call)
@@ -144,17 +145,6 @@ def _flag_copies(flags, findings: list[Finding]) -> list[Finding]:
                         end_col=(node.end_col_offset or node.col_offset) + 1, fix="none", data={},
                         message=f"{d.message} (flag `{key}` set on line {def_line})"))
     return out
-
-
-def _dotted(node: ast.expr) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def _scope_nodes(scope: ast.AST):
