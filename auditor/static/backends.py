@@ -458,15 +458,20 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
     return out
 
 
-def variable_with_npu(finding):
-    """A CUDA value reached through a variable that may also hold "npu" (`DEVICE = "npu" if npu else "cuda"`):
-    the code already chooses the NPU; info, never rewritten."""
+def as_info(finding, kind: str, note: str):
+    """The finding lowered to info in context `kind` (a discounted finding is never rewritten: its replacement
+    goes), with `note` saying why."""
     from dataclasses import replace
 
     data = {k: v for k, v in finding.data.items() if k != "replace"}
-    data["context"] = "npu-path"
-    return replace(finding, severity="info", fix="none", data=data,
-                   message=f"{finding.message} (the variable may also hold \"npu\": {_NOTES['npu-path']})")
+    data["context"] = kind
+    return replace(finding, severity="info", fix="none", data=data, message=f"{finding.message} ({note})")
+
+
+def variable_with_npu(finding):
+    """A CUDA value reached through a variable that may also hold "npu" (`DEVICE = "npu" if npu else "cuda"`):
+    the code already chooses the NPU; info, never rewritten."""
+    return as_info(finding, "npu-path", f"the variable may also hold \"npu\": {_NOTES['npu-path']}")
 
 
 # torch_npu.contrib.transfer_to_npu (torch_npu/contrib/transfer_to_npu.py in the torch_npu wheel and in
@@ -495,19 +500,14 @@ def imports_transfer_to_npu(text: str) -> bool:
 def under_transfer_to_npu(findings: list, where: str) -> list:
     """Findings of CUDA APIs that transfer_to_npu remaps at run time: the code runs on Ascend as written, so they
     are info (native torch.npu calls avoid the shim's patching), never rewritten. `where` names the import."""
-    from dataclasses import replace
-
     out = []
     for f in findings:
         if f.name not in TRANSFER_REMAPPED or f.severity == "info" and f.data.get("context") or \
                 f.data.get("dispatch_key"):     # a kernel registered for the CUDA key stays CUDA-only
             out.append(f)
             continue
-        data = {k: v for k, v in f.data.items() if k != "replace"}
-        data["context"] = "transfer-to-npu"
-        out.append(replace(f, severity="info", fix="none", data=data,
-                           message=f"{f.message} (remapped to the NPU at run time: {where} imports "
-                                   f"torch_npu.contrib.transfer_to_npu; native torch.npu calls avoid the shim)"))
+        out.append(as_info(f, "transfer-to-npu", f"remapped to the NPU at run time: {where} imports "
+                                                 f"torch_npu.contrib.transfer_to_npu; native torch.npu calls avoid the shim"))
     return out
 
 
@@ -565,8 +565,6 @@ def apply_other_backend_files(results: list) -> int:
     """Project files (Dockerfiles, scripts, configs) whose folders or name name only another backend
     (`docker/rocm/Dockerfile.rocm`, `scripts/xpu/run.sh`): they set up that backend, not CUDA; info, never
     rewritten, as Python files there are. Returns how many findings were lowered."""
-    from dataclasses import replace
-
     lowered = 0
     for result in results:
         if not result.findings or result.path.endswith((".py", ".pyw")) or not _only_other(path_backends(result.path)):
@@ -576,10 +574,7 @@ def apply_other_backend_files(results: list) -> int:
             if f.data.get("context") or f.severity == "info":
                 kept.append(f)
                 continue
-            data = {k: v for k, v in f.data.items() if k != "replace"}
-            data["context"] = "other-backend"
-            kept.append(replace(f, severity="info", fix="none", data=data,
-                                message=f"{f.message} ({_NOTES['other-backend']})"))
+            kept.append(as_info(f, "other-backend", _NOTES["other-backend"]))
             lowered += 1
         result.findings = kept
     return lowered
@@ -591,8 +586,6 @@ def apply_ascend_project(results: list, packages: frozenset[str]) -> int:
     as in a file whose path names Ascend. Returns how many findings were lowered."""
     if not any(path_backends(p) == {"npu"} for p in packages):
         return 0
-    from dataclasses import replace
-
     lowered = 0
     for result in results:
         kept = []
@@ -601,11 +594,8 @@ def apply_ascend_project(results: list, packages: frozenset[str]) -> int:
                                              f.name == "triton-kernel" and f.severity != "error"):
                 kept.append(f)
                 continue
-            data = {k: v for k, v in f.data.items() if k != "replace"}
-            data["context"] = "ascend-code"
-            kept.append(replace(f, severity="info", fix="none", data=data,
-                                message=f"{f.message} (in a project written for Ascend: "
-                                        f"{_NOTES['ascend-code'].split(': ', 1)[1]})"))
+            kept.append(as_info(f, "ascend-code",
+                                f"in a project written for Ascend: {_NOTES['ascend-code'].split(': ', 1)[1]}"))
             lowered += 1
         result.findings = kept
     return lowered
