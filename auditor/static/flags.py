@@ -135,15 +135,23 @@ def _flag_copies(flags, findings: list[Finding]) -> list[Finding]:
             for name, node in _reads(test):
                 if name != key or node.lineno == def_line:
                     continue
-                for d in defs:
-                    if (node.lineno, d.category) in seen:
-                        continue
-                    seen.add((node.lineno, d.category))
-                    out.append(replace(
-                        d, severity="warning" if d.severity == "error" else d.severity, line=node.lineno,
-                        col=node.col_offset + 1, end_line=node.end_lineno or node.lineno,
-                        end_col=(node.end_col_offset or node.col_offset) + 1, fix="none", data={},
-                        message=f"{d.message} (flag `{key}` set on line {def_line})"))
+                out += _copies_at(node, defs, seen, f"flag `{key}` set on line {def_line}", gate=True)
+    return out
+
+
+def _copies_at(node: ast.expr, defs: list[Finding], seen: set, note: str, gate: bool = False) -> list[Finding]:
+    """Each definition's finding again at the node that uses it, once per (line, category) in `seen`; no fix (the
+    change is at the definition). A gate (a flag read as a truth value) is at most a warning."""
+    out: list[Finding] = []
+    for d in defs:
+        if (node.lineno, d.category) in seen:
+            continue
+        seen.add((node.lineno, d.category))
+        out.append(replace(
+            d, severity="warning" if gate and d.severity == "error" else d.severity, line=node.lineno,
+            col=node.col_offset + 1, end_line=node.end_lineno or node.lineno,
+            end_col=(node.end_col_offset or node.col_offset) + 1, fix="none", data={},
+            message=f"{d.message} ({note})"))
     return out
 
 
@@ -176,12 +184,5 @@ def _command_copies(commands, findings: list[Finding]) -> list[Finding]:
             if not any(isinstance(n, ast.Name) and n.id == key for arg in [*node.args, *node.keywords]
                        for n in ast.walk(arg)):
                 continue
-            for d in defs:
-                if (node.lineno, d.category) in seen:
-                    continue
-                seen.add((node.lineno, d.category))
-                out.append(replace(
-                    d, line=node.lineno, col=node.col_offset + 1, end_line=node.end_lineno or node.lineno,
-                    end_col=(node.end_col_offset or node.col_offset) + 1, fix="none", data={},
-                    message=f"{d.message} (command `{key}` set on line {def_line})"))
+            out += _copies_at(node, defs, seen, f"command `{key}` set on line {def_line}")
     return out
