@@ -400,9 +400,7 @@ class Coverage:
         key = ("unsupported_apis", "")
         if key not in self._answers:
             apis = _table(f"api/torch-{self.api_doc}.json")["apis"]
-            out = {name: ans for name, entry in sorted(apis.items())
-                   if entry["products"].get(self.target.product) is False
-                   and (ans := self.api(name)) is not None and ans.supported is False}
+            out = {name: ans for name, ans in self._marked_unsupported().items() if ans.supported is False}
             for name in sorted(n.removesuffix(".forward") for n in out if n.endswith(".forward")):
                 if name not in apis and (ans := self.api(name)) is not None and ans.supported is False:
                     out[name] = ans   # the class itself is what code constructs and calls
@@ -414,13 +412,17 @@ class Coverage:
         list of its own): unverified, not a definite no, but the nearest source's hint (NPU502)."""
         key = ("unverified_unsupported_apis", "")
         if key not in self._answers:
-            apis = _table(f"api/torch-{self.api_doc}.json")["apis"]
             self._answers[key] = {  # type: ignore[assignment]
-                name: ans for name, entry in sorted(apis.items())
-                if entry["products"].get(self.target.product) is False
-                and (ans := self.api(name)) is not None and ans.supported == UNVERIFIED
-                and ans.via.startswith("support list of another torch")}
+                name: ans for name, ans in self._marked_unsupported().items()
+                if ans.supported == UNVERIFIED and ans.via.startswith("support list of another torch")}
         return self._answers[key]  # type: ignore[return-value]
+
+    def _marked_unsupported(self) -> dict[str, Answer]:
+        """The answers for every API the support list used for the target line marks ✘ for its product (the
+        line's own list: definite; another torch's: unverified)."""
+        apis = _table(f"api/torch-{self.api_doc}.json")["apis"]
+        return {name: ans for name, entry in sorted(apis.items())
+                if entry["products"].get(self.target.product) is False and (ans := self.api(name)) is not None}
 
     # ---- HCCL -----------------------------------------------------------------------------------
     def collective(self, name: str) -> Answer:
