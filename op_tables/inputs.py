@@ -10,7 +10,8 @@ Inputs (read as data, never installed):
   torchgen/packaged/ATen/native/native_functions.yaml (every aten overload of that release, its dispatch
   keys, structured delegate, autogen'd out= overloads, tags) -> inputs/torch-X.json;
 - the torch_npu wheels: registered aten overloads (op_tables/wheel_data/, see crosscheck_wheel.py) and the
-  environment-variable names and collective facts read from their Python files and shared libraries
+  environment-variable names and collective facts read from their Python files and shared libraries, and the
+  products the release names in its package description (METADATA's "Hardware support" tables)
   -> inputs/torch_npu-X.strings.json.
 PINNED.json records each wheel's file name and sha256 and the sha256 of every derived file, so a build
 from the committed derived data is reproducible and a stale or hand-edited derived file is caught.
@@ -112,13 +113,37 @@ def extract_torch(wheel: Path, version: str) -> dict:
 ASCEND_ENV_PAGES = HERE.parent.parent / "shared" / "ascend" / "pytorch" / "docs" / "environment_variable"
 
 
+ASCEND_ENV_INFO = HERE.parent.parent / "shared" / "ascend" / "msprof-analyze" / "rules" / "environment_variable_info.yaml"
+
+
 def documented_env_names() -> list[str]:
-    """Variable names with a page in the Ascend snapshot (TORCH_NPUGRAPH_GC, TORCHINDUCTOR_NPU_BACKEND ...):
-    searched for by name, since not every one fits ENV_NAME's prefixes."""
-    if not ASCEND_ENV_PAGES.is_dir():
-        return []
-    return sorted({p.stem.split("）")[-1] for p in ASCEND_ENV_PAGES.rglob("*.md")
-                   if re.fullmatch(r"[A-Z][A-Z0-9_]+", p.stem.split("）")[-1])})
+    """Variable names with a page in the Ascend snapshot (TORCH_NPUGRAPH_GC, TORCHINDUCTOR_NPU_BACKEND ...) or a
+    row in msprof-analyze's environment-variable rules (ACLNN_CACHE_LIMIT): searched for by name, since not every
+    one fits ENV_NAME's prefixes."""
+    names: set[str] = set()
+    if ASCEND_ENV_PAGES.is_dir():
+        names |= {p.stem.split("）")[-1] for p in ASCEND_ENV_PAGES.rglob("*.md")}
+    if ASCEND_ENV_INFO.is_file():
+        import yaml
+        names |= {str(k) for k in (yaml.safe_load(ASCEND_ENV_INFO.read_text(encoding="utf-8")) or {})}
+    return sorted(n for n in names if re.fullmatch(r"[A-Z][A-Z0-9_]+", n))
+
+
+def hardware_support(metadata: str, name: str) -> dict | None:
+    """The product series a torch_npu release names under its README's "## Hardware support" heading (the
+    first column of the tables there), with the METADATA line of the heading; None when it has none."""
+    lines = metadata.splitlines()
+    start = next((i for i, line in enumerate(lines) if re.fullmatch(r"#+\s*Hardware support\s*", line.strip())), None)
+    if start is None:
+        return None
+    series: list[str] = []
+    for line in lines[start + 1:]:
+        if line.startswith("#"):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.strip().startswith("|") else []
+        if cells and cells[0] and not set(cells[0]) <= set("-: ") and cells[0] != "Product series":
+            series.append(cells[0])
+    return {"file": name, "line": start + 1, "series": series}
 
 
 def extract_npu_strings(wheel: Path, release: str) -> dict:
@@ -143,8 +168,10 @@ def extract_npu_strings(wheel: Path, release: str) -> dict:
                 if m and fact not in facts:
                     facts[fact] = {"file": name, "text": m.group(0).decode("ascii", "replace")}
         python_apis = custom_api_definitions(zf)
+        meta = next((n for n in zf.namelist() if n.endswith(".dist-info/METADATA")), None)
+        hardware = hardware_support(zf.read(meta).decode("utf-8", "replace"), meta) if meta else None
     return {"schema": 1, "release": release, "wheel": wheel.name,
-            "env": dict(sorted(env.items())), "facts": facts, "python_apis": python_apis}
+            "env": dict(sorted(env.items())), "facts": facts, "python_apis": python_apis, "hardware": hardware}
 
 
 CUSTOM_OPS = HERE / "custom_ops.json"

@@ -145,8 +145,22 @@ def test_linalg_eig_falls_back_to_cpu():
 def test_torch_npu_core_kernels_from_wheels():
     # torch_npu-2.14.0 wheel: torch_npu/csrc/aten/npu_native_functions.yaml  supported: - view
     answer = cov("v2.14").aten("view")
-    assert answer.supported is True and answer.via == "npu kernel (torch_npu)"
-    assert "2.14.0" in answer.source
+    assert answer.via == "npu kernel (torch_npu)" and "2.14.0" in answer.source
+    # the 2.14.0 package description has no "Hardware support" list: the registration names no product
+    assert answer.supported == "unverified" and "no hardware list" in answer.notes
+    # the 2.13.0 one lists the Atlas A2 training series (METADATA:259): a registration is a yes there
+    v213 = cov("v2.13").aten("view")
+    assert v213.supported is True and "METADATA:259 (Hardware support)" in v213.source
+    assert cov("v2.13", "a3").aten("view").supported == "unverified"
+
+
+def test_registrations_speak_for_the_products_the_line_lists():
+    # torch_npu-2.7.1.post11 METADATA "Hardware support": Atlas Training series, Atlas A2 Training series,
+    # Atlas 800I A2 Inference; aten::add.Tensor is registered op_api and acl_op on v2.7
+    answers = {p: cov("v2.7", p).aten("add.Tensor") for p in ("a2", "a3", "950", "910a", "310p")}
+    assert answers["a2"].supported is True and answers["910a"].supported is True
+    for p in ("a3", "950", "310p"):
+        assert answers[p].supported == "unverified" and "under Hardware support" in answers[p].notes
 
 
 def test_base_name_aggregates_overloads():
@@ -238,24 +252,29 @@ def test_gather_compatible_mode():
 def test_reduce_ops_follow_torch_npus_source(spelling, supported, via):
     # github.com/Ascend/pytorch master torch_npu/csrc/distributed/ProcessGroupHCCL.cpp: hcclOp maps MIN / MAX /
     # SUM / PRODUCT, unsupportedOp raises for BAND / BOR / BXOR, getHcclReduceOp turns AVG into a SUM
-    answer = cov().collective(spelling)
+    answer = cov("v2.13").collective(spelling)
     assert (answer.supported, answer.via) == (supported, via)
     assert "ProcessGroupHCCL.cpp" in answer.source and "getHcclReduceOp" in answer.source
 
 
 def test_reduce_ops_per_line_and_product():
     # the v2.2.0 branch lists AVG in unsupportedOp; a member that raises raises on every product, one that
-    # works is unverified on 910A / 310P (no support-list column)
+    # works is a yes only where the line's own support list states all_reduce for the product (v2.13: A2, A3;
+    # no 310P column; v2.3 has no list of its own)
     assert cov("v2.2").collective("ReduceOp.AVG").supported is False
-    assert cov("v2.3").collective("ReduceOp.AVG").supported is True
-    assert cov(NEWEST, "310p").collective("ReduceOp.SUM").supported == "unverified"
+    avg = cov("v2.3").collective("ReduceOp.AVG")
+    assert avg.supported == "unverified" and avg.via == "emulated on HCCL" and "all_reduce on a2" in avg.notes
+    assert cov("v2.13", "a3").collective("ReduceOp.SUM").supported is True
+    assert cov("v2.13", "310p").collective("ReduceOp.SUM").supported == "unverified"
     assert cov(NEWEST, "310p").collective("ReduceOp.BOR").supported is False
 
 
 def test_premul_sum_follows_the_source_and_the_wheels():
     # v2.5.1 branch: getHcclReduceOp does not handle PREMUL_SUM ('Unhandled ReduceOp'); v2.6.0 branch head
     # handles it but the torch_npu-2.6.0.post5 wheel has no _make_hccl_premul_sum; 2.8.0.post5 has both
-    assert cov("v2.8").collective("dist.ReduceOp.PREMUL_SUM").supported is True
+    v28 = cov("v2.8").collective("dist.ReduceOp.PREMUL_SUM")   # emulated; v2.8 has no support list of its own
+    assert v28.via == "emulated on HCCL" and v28.supported == "unverified"
+    assert cov("v2.7").collective("dist.ReduceOp.PREMUL_SUM").supported is True
     assert cov("v2.6").collective("dist.ReduceOp.PREMUL_SUM").supported == "unverified"
     assert cov("v2.5").collective("dist.ReduceOp.PREMUL_SUM").supported is False
 
@@ -385,11 +404,12 @@ def test_module_absent_from_the_lines_torch():
     assert lookup("torch.distributed.pipelining.pipeline", Target("v2.7", "a2")).supported is True
 
 
-def test_950_cross_in_the_list_against_registered_kernels_is_unverified():
+def test_950_cross_in_the_list_stands_where_registrations_are_silent():
     # pytorch_2-13-0/torch-nn.md: torch.nn.Embedding A2 ✔ A3 ✔ 950DT ✘; aten::embedding is registered
-    # (op_plugin_functions.yaml:2023) and registrations carry no product dimension
+    # (op_plugin_functions.yaml:2023), but a registration speaks only for the products the line's wheel lists
+    # under Hardware support (910A, A2): nothing contradicts the list's ✘ for 950DT
     answer = lookup("nn.Embedding", Target("v2.13", "950"))
-    assert answer.supported == "unverified" and "✘" in answer.notes and "aten::embedding" in answer.notes
+    assert answer.supported is False and answer.via == "unsupported (support list)"
 
 
 # ---- audit ops --------------------------------------------------------------------------------------

@@ -16,7 +16,8 @@ U = "unverified"
 SAMPLE = [
     ('aten::linalg_tensorsolve', 'v2.5', '310p', False, 'cpu fallback',
      'torch-2.5.1 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.5.1.post1 npu_native_functions*_yaml'),
-    ('aten::softplus_backward', 'v2.6', 'a3', True, 'structured (softplus_backward.grad_input)',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'structured (softplus_backward.grad_input)')
+    ('aten::softplus_backward', 'v2.6', 'a3', U, 'structured (softplus_backward.grad_input)',
      'torch-2.6.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.6.0.post5 npu_native_functions*_yaml'),
     ('aten::full.out', 'v2.1', '950', U, 'npu kernel (torch_npu)',
      'torch-2.1.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.1.0.post17 npu_native_functions*_yaml'),
@@ -26,21 +27,28 @@ SAMPLE = [
      'torch-2.14.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.14.0 npu_native_functions*_yaml'),
     ('aten::angle', 'v2.9', 'a2', True, 'npu kernel (op_api)',
      'torch-2.9.1 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.9.1 npu_native_functions*_yaml'),
-    ('aten::slow_conv_dilated2d.out', 'v2.10', 'a3', True, 'autogen out= (slow_conv_dilated2d)',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'autogen out= (slow_conv_dilated2d)')
+    ('aten::slow_conv_dilated2d.out', 'v2.10', 'a3', U, 'autogen out= (slow_conv_dilated2d)',
      'torch-2.10.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.10.0.post7 npu_native_functions*_yaml'),
-    ('aten::l1_loss', 'v2.6', 'a3', True, 'npu kernel (op_api)',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::l1_loss', 'v2.6', 'a3', U, 'npu kernel (op_api)',
      'torch-2.6.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.6.0.post5 npu_native_functions*_yaml'),
-    ('aten::empty_permuted.out', 'v2.15', 'a3', True, 'autogen out= (empty_permuted)',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'autogen out= (empty_permuted)')
+    ('aten::empty_permuted.out', 'v2.15', 'a3', U, 'autogen out= (empty_permuted)',
      'torch-2.14.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.14.0 (stand-in) npu_native_functions*_yaml'),
-    ('aten::_foreach_clamp_max_.List', 'v2.10', 'a3', True, 'npu kernel (op_api)',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::_foreach_clamp_max_.List', 'v2.10', 'a3', U, 'npu kernel (op_api)',
      'torch-2.10.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.10.0.post7 npu_native_functions*_yaml'),
-    ('aten::_foreach_log', 'v2.9', '950', True, 'npu kernel (op_api)',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::_foreach_log', 'v2.9', '950', U, 'npu kernel (op_api)',
      'torch-2.9.1 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.9.1 npu_native_functions*_yaml'),
     ('aten::special_chebyshev_polynomial_v.n_scalar', 'v2.7', 'a2', U, 'composite (CompositeExplicitAutograd)',
      'torch-2.7.1 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.7.1.post11 npu_native_functions*_yaml'),
-    ('aten::_cdist_forward.out', 'v2.15', 'a2', True, 'autogen out= (_cdist_forward)',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'autogen out= (_cdist_forward)')
+    ('aten::_cdist_forward.out', 'v2.15', 'a2', U, 'autogen out= (_cdist_forward)',
      'torch-2.14.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.14.0 (stand-in) npu_native_functions*_yaml'),
-    ('aten::slow_conv_transpose2d', 'v2.9', 'a3', True, 'npu kernel (op_api)',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::slow_conv_transpose2d', 'v2.9', 'a3', U, 'npu kernel (op_api)',
      'torch-2.9.1 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.9.1 npu_native_functions*_yaml'),
     ('aten::_foreach_round_', 'v2.7', '910a', U, 'npu kernel (op_api)',
      'torch-2.7.1 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.7.1.post11 npu_native_functions*_yaml'),
@@ -48,7 +56,8 @@ SAMPLE = [
      'torch-2.11.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.11.0.post3 npu_native_functions*_yaml'),
     ('aten::_nested_tensor_from_mask.out', 'v2.9', '950', False, 'cpu fallback',
      'torch-2.9.1 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.9.1 npu_native_functions*_yaml'),
-    ('aten::replication_pad2d.out', 'v2.9', 'a3', True, 'npu kernel (op_api)',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::replication_pad2d.out', 'v2.9', 'a3', U, 'npu kernel (op_api)',
      'torch-2.9.1 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.9.1 npu_native_functions*_yaml'),
     ('aten::special_legendre_polynomial_p.n_scalar_out', 'v2.15', 'a2', U, 'composite (CompositeExplicitAutograd)',
      'torch-2.14.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.14.0 (stand-in) npu_native_functions*_yaml'),
@@ -56,7 +65,8 @@ SAMPLE = [
      'torch-2.3.1 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.3.1.post6 npu_native_functions*_yaml'),
     ('aten::_foreach_mul.ScalarList_out', 'v2.7', '310p', U, 'autogen out= (_foreach_mul_.ScalarList)',
      'torch-2.7.1 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.7.1.post11 npu_native_functions*_yaml'),
-    ('aten::index_add.out', 'v2.11', '310p', True, 'npu kernel (op_api)',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::index_add.out', 'v2.11', '310p', U, 'npu kernel (op_api)',
      'torch-2.11.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.11.0.post3 npu_native_functions*_yaml'),
     ('aten::linalg_pinv.out_rcond_tensor', 'v2.8', '310p', U, 'composite (CompositeImplicitAutograd)',
      'torch-2.8.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.8.0.post5 npu_native_functions*_yaml'),
@@ -64,7 +74,8 @@ SAMPLE = [
      'torch-2.9.1 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.9.1 npu_native_functions*_yaml'),
     ('aten::scatter_.src', 'v2.12', 'a2', True, 'npu kernel (op_api)',
      'torch-2.12.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.12.0.post3 npu_native_functions*_yaml'),
-    ('aten::_unsafe_view.out', 'v2.13', '950', True, 'autogen out= (_unsafe_view)',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'autogen out= (_unsafe_view)')
+    ('aten::_unsafe_view.out', 'v2.13', '950', U, 'autogen out= (_unsafe_view)',
      'torch-2.13.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.13.0 npu_native_functions*_yaml'),
     ('aten::fft_fftfreq', 'v2.6', '910a', U, 'composite (CompositeExplicitAutograd)',
      'torch-2.6.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.6.0.post5 npu_native_functions*_yaml'),
@@ -74,7 +85,8 @@ SAMPLE = [
      'torch-2.4.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.4.0.post4 npu_native_functions*_yaml'),
     ('aten::fft_irfftn.out', 'v2.6', '310p', U, 'composite (CompositeImplicitAutograd)',
      'torch-2.6.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.6.0.post5 npu_native_functions*_yaml'),
-    ('aten::ones_like.out', 'v2.13', '310p', True, 'autogen out= (ones_like)',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'autogen out= (ones_like)')
+    ('aten::ones_like.out', 'v2.13', '310p', U, 'autogen out= (ones_like)',
      'torch-2.13.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.13.0 npu_native_functions*_yaml'),
     ('aten::_test_warn_in_autograd', 'v2.1', '910a', U, 'composite (CompositeExplicitAutograd)',
      'torch-2.1.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.1.0.post17 npu_native_functions*_yaml'),
@@ -82,11 +94,13 @@ SAMPLE = [
      'torch-2.1.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.1.0.post17 npu_native_functions*_yaml'),
     ('aten::_convolution_double_backward', 'v2.4', '910a', U, 'composite (CompositeImplicitAutograd)',
      'torch-2.4.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.4.0.post4 npu_native_functions*_yaml'),
-    ('aten::_fft_c2r', 'v2.7', 'a3', True, 'npu kernel (op_api)',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::_fft_c2r', 'v2.7', 'a3', U, 'npu kernel (op_api)',
      'torch-2.7.1 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.7.1.post11 npu_native_functions*_yaml'),
     ('aten::upsample_nearest2d_backward.grad_input', 'v2.10', 'a2', True, 'npu kernel (op_api)',
      'torch-2.10.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.10.0.post7 npu_native_functions*_yaml'),
-    ('aten::tril_indices', 'v2.9', 'a3', True, 'npu kernel (torch_npu)',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (torch_npu)')
+    ('aten::tril_indices', 'v2.9', 'a3', U, 'npu kernel (torch_npu)',
      'torch-2.9.1 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.9.1 npu_native_functions*_yaml'),
     ('aten::_test_optional_intlist', 'v2.2', '950', False, 'cpu fallback',
      'torch-2.2.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.1.0.post17 (stand-in) npu_native_functions*_yaml'),
@@ -165,9 +179,11 @@ SAMPLE = [
      'pytorch/docs/native_api/pytorch_2-7-1/torch-distributions.md:4702 (§ class torch.distributions.multinomial.Multinomial)'),
     ('torch_npu._npu_silent_check_v2', 'v2.9', '310p', U, 'torch_npu custom op (product not on its page)',
      'op-plugin/config/op_plugin_functions.yaml:5726 (custom: _npu_silent_check_v2'),
-    ('torch_npu.npu_moe_distribute_combine_teardown', 'v2.12', '950', U, 'torch_npu custom op (product not on its page)',
+    # m-hw: answer changed (not in the line's release) (was U, 'torch_npu custom op (product not on its page)')
+    ('torch_npu.npu_moe_distribute_combine_teardown', 'v2.12', '950', U, "not in the line's release",
      'op-plugin/config/op_plugin_functions.yaml:6685 (custom: npu_moe_distribute_combine_teardown'),
-    ('torch_npu.npu_rms_norm_quant_v2', 'v2.1', '910a', U, 'torch_npu custom op (product not on its page)',
+    # m-hw: answer changed (not in the line's release) (was U, 'torch_npu custom op (product not on its page)')
+    ('torch_npu.npu_rms_norm_quant_v2', 'v2.1', '910a', U, "not in the line's release",
      'op-plugin/config/op_plugin_functions.yaml:5829 (custom: npu_rms_norm_quant_v2'),
     ('torch_npu.npu_dynamic_dual_level_mx_quant', 'v2.10', 'a2', U, 'torch_npu custom op (product not on its page)',
      'op-plugin/docs/custom_APIs/torch_npu/torch_npu-npu_dynamic_dual_level_mx_quant.md:1 (# torch_npu.npu_dynamic_dual_level_mx_quant)'),
@@ -177,7 +193,8 @@ SAMPLE = [
      'op-plugin/config/op_plugin_functions.yaml:6447 (custom: npu_lstm_data'),
     ('torch_npu.npu_bounding_box_decode', 'v2.11', '910a', True, 'torch_npu custom op',
      'op-plugin/docs/custom_APIs/torch_npu/（beta）torch_npu-npu_bounding_box_decode.md:1 (# torch_npu.npu_bounding_box_decode)'),
-    ('torch_npu.npu_kv_rmsnorm_rope_cache_v2', 'v2.3', 'a2', U, 'torch_npu custom op (product not on its page)',
+    # m-hw: answer changed (not in the line's release) (was U, 'torch_npu custom op (product not on its page)')
+    ('torch_npu.npu_kv_rmsnorm_rope_cache_v2', 'v2.3', 'a2', U, "not in the line's release",
      'op-plugin/config/op_plugin_functions.yaml:5922 (custom: npu_kv_rmsnorm_rope_cache_v2'),
     ('torch_npu.npu_nsa_compress_attention_infer', 'v2.12', 'a3', U, 'torch_npu custom op (product not on its page)',
      'op-plugin/config/op_plugin_functions.yaml:7357 (custom: npu_nsa_compress_attention_infer'),
@@ -190,7 +207,8 @@ SAMPLE = [
      'pytorch/docs/environment_variable/inductor/TORCHINDUCTOR_NPU_BACKEND.md:1 (# TORCHINDUCTOR_NPU_BACKEND)'),
     ('TORCH_NPU_WARNING_DISABLE', 'v2.2', '950', U, 'not read by torch_npu 2.1.0.post17',
      'pytorch/docs/environment_variable/alarm_message_printing/TORCH_NPU_WARNING_DISABLE.md:1 (# TORCH_NPU_WARNING_DISABLE)'),
-    ('HOST_CACHE_CAPACITY', 'v2.5', '950', U, 'not read by torch_npu 2.5.1.post1',
+    # m-hw: answer changed (Ascend environment variable) (was U, 'not read by torch_npu 2.5.1.post1')
+    ('HOST_CACHE_CAPACITY', 'v2.5', '950', U, 'Ascend environment variable',
      'msprof-analyze/rules/environment_variable_info.yaml (HOST_CACHE_CAPACITY)'),
     ('TORCH_NPU_WARNING_DISABLE', 'v2.12', '310p', True, 'Ascend environment variable',
      'pytorch/docs/environment_variable/alarm_message_printing/TORCH_NPU_WARNING_DISABLE.md:1 (# TORCH_NPU_WARNING_DISABLE)'),
@@ -257,7 +275,8 @@ def test_hand_checked_answer(symbol, line, product, supported, via, checked):
 # answers were wrong as first drawn (Tensor.dim "absent" on v2.8; a definite "absent" on v2.15 from the
 # stand-in torch 2.14; 950DT "yes" on v2.4 from an unversioned page) and are answered as below since.
 FRESH = [
-    ('aten::_linalg_svd', 'v2.6', '310p', True, 'npu kernel (op_api)',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::_linalg_svd', 'v2.6', '310p', U, 'npu kernel (op_api)',
      'torch-2.6.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.6.0.post5 npu_native_functions*_yaml'),
     ('aten::mean.names_out', 'v2.11', 'a2', True, 'npu kernel (op_api)',
      'torch-2.11.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.11.0.post3 npu_native_functions*_yaml'),
@@ -273,9 +292,11 @@ FRESH = [
      'torch-2.13.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.13.0 npu_native_functions*_yaml'),
     ('aten::lcm_', 'v2.4', 'a2', False, 'cpu fallback',
      'torch-2.4.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.4.0.post4 npu_native_functions*_yaml'),
-    ('aten::reflection_pad3d_backward.grad_input', 'v2.2', 'a2', True, 'npu kernel (op_api)',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::reflection_pad3d_backward.grad_input', 'v2.2', 'a2', U, 'npu kernel (op_api)',
      'torch-2.2.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.1.0.post17 (stand-in) npu_native_functions*_yaml'),
-    ('aten::col2im', 'v2.14', 'a2', True, 'npu kernel (op_api)',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::col2im', 'v2.14', 'a2', U, 'npu kernel (op_api)',
      'torch-2.14.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.14.0 npu_native_functions*_yaml'),
     ('aten::lgamma_', 'v2.1', '910a', False, 'cpu fallback',
      'torch-2.1.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.1.0.post17 npu_native_functions*_yaml'),
@@ -289,7 +310,8 @@ FRESH = [
      'torch-2.9.1 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.9.1 npu_native_functions*_yaml'),
     ('aten::squeeze_copy.dim_out', 'v2.6', 'a2', True, 'autogen out= (squeeze_copy.dim)',
      'torch-2.6.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.6.0.post5 npu_native_functions*_yaml'),
-    ('aten::new_zeros.out', 'v2.9', '950', True, 'autogen out= (new_zeros)',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'autogen out= (new_zeros)')
+    ('aten::new_zeros.out', 'v2.9', '950', U, 'autogen out= (new_zeros)',
      'torch-2.9.1 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.9.1 npu_native_functions*_yaml'),
     ('aten::col_indices', 'v2.8', 'a3', U, 'composite (CompositeExplicitAutograd)',
      'torch-2.8.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.8.0.post5 npu_native_functions*_yaml'),
@@ -335,7 +357,8 @@ FRESH = [
     # k12f: torch_npu Python API checked against the v2.9 wheel: absent
     ('torch_npu.npu.mstx.annotate', 'v2.9', '910a', False, 'absent',
      'op-plugin/docs/custom_APIs/torch_npu-npu/torch_npu-npu-mstx-annotate.md:1 (# torch_npu.npu.mstx.annotate)'),
-    ('torch_npu.npu_moe_token_unpermute_with_routing_map_grad', 'v2.5', '310p', U, 'torch_npu custom op (product not on its page)',
+    # m-hw: answer changed (not in the line's release) (was U, 'torch_npu custom op (product not on its page)')
+    ('torch_npu.npu_moe_token_unpermute_with_routing_map_grad', 'v2.5', '310p', U, "not in the line's release",
      'op-plugin/config/op_plugin_functions.yaml:7540 (custom: npu_moe_token_unpermute_with_routing_map_grad'),
     ('torch_npu.npu_sign_bits_unpack', 'v2.11', '310p', True, 'torch_npu custom op',
      'op-plugin/docs/custom_APIs/torch_npu/（beta）torch_npu-npu_sign_bits_unpack.md:1 (# torch_npu.npu_sign_bits_unpack)'),
@@ -383,17 +406,20 @@ def test_second_draw(symbol, line, product, supported, via, checked):
 # Python files / libtorch_npu.so strings, the native_api / custom_APIs / environment_variable pages).
 # As drawn, 102 of 104 were right; the two wrong ones are marked and are answered as below since.
 DRAW_1130 = [
-    ('aten::nan_to_num_', 'v2.6', '310p', True, 'npu kernel (op_api)',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::nan_to_num_', 'v2.6', '310p', U, 'npu kernel (op_api)',
      'torch-2.6.0 native_functions.yaml; op_plugin_functions.yaml; torch_npu-2.6.0.post5 npu_native_functions*.yaml'),
     ('aten::linspace.out', 'v2.5', '950', U, 'npu kernel (op_api)',
      'torch-2.5.1 native_functions.yaml; op_plugin_functions.yaml; torch_npu-2.5.1.post1 npu_native_functions*.yaml'),
-    ('aten::grid_sampler_3d.out', 'v2.14', '910a', True, 'autogen out= (grid_sampler_3d)',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'autogen out= (grid_sampler_3d)')
+    ('aten::grid_sampler_3d.out', 'v2.14', '910a', U, 'autogen out= (grid_sampler_3d)',
      'torch-2.14.0 native_functions.yaml; op_plugin_functions.yaml; torch_npu-2.14.0 npu_native_functions*.yaml'),
     ('aten::fft_hfft', 'v2.1', '950', U, 'composite (CompositeImplicitAutograd)',
      'torch-2.1.0 native_functions.yaml; op_plugin_functions.yaml; torch_npu-2.1.0.post17 npu_native_functions*.yaml; inputs/decompositions.json'),
     ('aten::special_expit.out', 'v2.13', '910a', U, 'composite (CompositeImplicitAutograd)',
      'torch-2.13.0 native_functions.yaml; op_plugin_functions.yaml; torch_npu-2.13.0 npu_native_functions*.yaml; inputs/decompositions.json'),
-    ('aten::view_as_complex_copy.out', 'v2.3', 'a3', True, 'autogen out= (view_as_complex_copy)',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'autogen out= (view_as_complex_copy)')
+    ('aten::view_as_complex_copy.out', 'v2.3', 'a3', U, 'autogen out= (view_as_complex_copy)',
      'torch-2.3.1 native_functions.yaml; op_plugin_functions.yaml; torch_npu-2.3.1.post6 npu_native_functions*.yaml'),
     ('aten::_sparse_coo_tensor_unsafe', 'v2.14', 'a3', U, 'composite (CompositeImplicitAutograd)',
      'torch-2.14.0 native_functions.yaml; op_plugin_functions.yaml; torch_npu-2.14.0 npu_native_functions*.yaml; inputs/decompositions.json'),
@@ -419,7 +445,8 @@ DRAW_1130 = [
      'torch-2.9.1 native_functions.yaml; op_plugin_functions.yaml; torch_npu-2.9.1 npu_native_functions*.yaml'),
     ('aten::_cudnn_ctc_loss.Tensor', 'v2.5', '310p', False, 'raises',
      'torch-2.5.1 native_functions.yaml; op_plugin_functions.yaml; torch_npu-2.5.1.post1 npu_native_functions*.yaml'),
-    ('aten::index_fill.int_Tensor_out', 'v2.2', '310p', True, 'autogen out= (index_fill_.int_Tensor)',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'autogen out= (index_fill_.int_Tensor)')
+    ('aten::index_fill.int_Tensor_out', 'v2.2', '310p', U, 'autogen out= (index_fill_.int_Tensor)',
      'torch-2.2.0 native_functions.yaml; op_plugin_functions.yaml; no torch_npu wheel of the line npu_native_functions*.yaml'),
     ('aten::_sparse_sum_backward.out', 'v2.9', '310p', False, 'raises',
      'torch-2.9.1 native_functions.yaml; op_plugin_functions.yaml; torch_npu-2.9.1 npu_native_functions*.yaml'),
@@ -451,7 +478,8 @@ DRAW_1130 = [
      'torch-2.6.0 native_functions.yaml; op_plugin_functions.yaml; torch_npu-2.6.0.post5 npu_native_functions*.yaml'),
     ('aten::repeat_interleave.Tensor', 'v2.9', '950', U, 'npu kernel not in the release',
      'torch-2.9.1 native_functions.yaml; op_plugin_functions.yaml; torch_npu-2.9.1 npu_native_functions*.yaml'),
-    ('aten::mean', 'v2.11', 'a3', True, 'npu kernel (op_api)',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::mean', 'v2.11', 'a3', U, 'npu kernel (op_api)',
      'torch-2.11.0 native_functions.yaml; op_plugin_functions.yaml; torch_npu-2.11.0.post3 npu_native_functions*.yaml'),
     ('aten::fft_rfftn.out', 'v2.13', '310p', U, 'composite (CompositeImplicitAutograd)',
      'torch-2.13.0 native_functions.yaml; op_plugin_functions.yaml; torch_npu-2.13.0 npu_native_functions*.yaml; inputs/decompositions.json'),
@@ -571,7 +599,8 @@ DRAW_1130 = [
     ('torch.distributed.all_gather_object', 'v2.15', 'a2', U, 'support list of another torch (2.13.0)',
      'native_api/pytorch_2-13-0/torch-distributed.md:668 support table'),
     # re-checked after torch_npu's source was added (Ascend/pytorch ProcessGroupHCCL.cpp of the line's branch)
-    ('ReduceOp.AVG', 'v2.6', 'a2', True, 'emulated on HCCL',
+    # m-hw: answer changed (emulated on HCCL) (was True, 'emulated on HCCL')
+    ('ReduceOp.AVG', 'v2.6', 'a2', U, 'emulated on HCCL',
      'Ascend/pytorch branch of the line: torch_npu/csrc/distributed/ProcessGroupHCCL.cpp getHcclReduceOp'),
     ('torch.distributed.ReduceOp', 'v2.7', '950', True, 'npu (support list)',
      'native_api/pytorch_2-7-1/torch-distributed.md:815 support table'),
@@ -592,7 +621,8 @@ DRAW_1130 = [
      'native_api/pytorch_2-12-0/torch-fx.md:1585 support table'),
     ('torch._amp_foreach_non_finite_check_and_unscale_', 'v2.1', '910a', U, 'private API list',
      'native_api/private_apis.md:33 support table; private_apis.md'),
-    ('torch.ops.aten._to_copy.default', 'v2.9', 'a3', True, 'npu kernel (torch_npu)',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (torch_npu)')
+    ('torch.ops.aten._to_copy.default', 'v2.9', 'a3', U, 'npu kernel (torch_npu)',
      'private_apis.md:23; torch_npu-2.9.1 npu_native_functions_by_codegen.yaml'),
     ('torch.distributed.tensor._redistribute.redistribute_local_tensor', 'v2.6', 'a3', True, 'private API list',
      'native_api/private_apis.md:62 support table; private_apis.md'),
@@ -644,9 +674,11 @@ DRAW_4711 = [
      'torch-2.13.0 native_functions.yaml:9975 (sort); op-plugin/config/op_plugin_functions.yaml:4908 (op_api all_version); torch_npu-2.13.0 npu_native_functions*.yaml: sort registered'),
     ('aten::copysign.Scalar', 'v2.1', '910a', U, 'composite (CompositeExplicitAutograd)', '',
      'torch-2.1.0 native_functions.yaml:1177 (CompositeExplicitAutograd: copysign; leaves not followed); op-plugin: absent'),
-    ('aten::convolution_backward_overrideable', 'v2.12', '950', True, 'npu kernel (op_api)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::convolution_backward_overrideable', 'v2.12', '950', U, 'npu kernel (op_api)', '',
      "torch-2.12.0 native_functions.yaml:1736 (exists); op-plugin/config/op_plugin_functions.yaml:1815 (acl_op, op_api all_version); torch_npu-2.12.0.post3 npu_native_functions*.yaml: registered (no product dimension: A2/A3/950 yes by the tables' documented reading)"),
-    ('aten::std.correction', 'v2.14', '310p', True, 'npu kernel (op_api)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::std.correction', 'v2.14', '310p', U, 'npu kernel (op_api)', '',
      'torch-2.14.0 native_functions.yaml:5927 (std.correction); op-plugin/config/op_plugin_functions.yaml:4975 (acl_op [v2.1, newest]: 310P by acl_op); torch_npu-2.14.0 npu_native_functions*.yaml: registered'),
     ('aten::cudnn_batch_norm', 'v2.3', 'a3', False, 'raises', '',
      'torch-2.3.1 native_functions.yaml:1857 (CUDA only); op-plugin: absent; torch_npu-2.3.1.post6 npu_native_functions*.yaml: not registered'),
@@ -654,7 +686,8 @@ DRAW_4711 = [
      'torch-2.9.1 native_functions.yaml:15049 (CUDA only); op-plugin: absent; torch_npu-2.9.1 npu_native_functions*.yaml: not registered'),
     ('aten::floor_divide_.Scalar', 'v2.3', '910a', True, 'npu kernel (op_api)', '',
      'torch-2.3.1 native_functions.yaml:2758 (floor_divide_.Scalar); op-plugin/config/op_plugin_functions.yaml:2315 (acl_op all_version); torch_npu-2.3.1.post6 npu_native_functions*.yaml: registered'),
-    ('aten::replication_pad3d', 'v2.2', 'a3', True, 'npu kernel (op_api)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::replication_pad3d', 'v2.2', 'a3', U, 'npu kernel (op_api)', '',
      'torch-2.2.0 native_functions.yaml:12252 (replication_pad3d); op-plugin/config/op_plugin_functions.yaml:4360 (op_api [v2.1, newest]); no v2.2 wheel (answer says so)'),
     ('aten::ccol_indices', 'v2.14', 'a2', U, 'composite (CompositeExplicitAutograd)', '',
      'torch-2.14.0 native_functions.yaml:7510 (SparseCsr* + CompositeExplicitAutograd: ccol_indices_default; not followed); op-plugin: absent'),
@@ -668,11 +701,13 @@ DRAW_4711 = [
      'torch-2.8.0 native_functions.yaml (no _scaled_dot_product_flash_attention.quantized; first seen in torch-2.14.0 native_functions.yaml:15251)'),
     ('aten::ceil_', 'v2.8', '910a', True, 'npu kernel (op_api)', '',
      'torch-2.8.0 native_functions.yaml:1462 (ceil_); op-plugin/config/op_plugin_functions.yaml:1595 (acl_op all_version); torch_npu-2.8.0.post5 npu_native_functions*.yaml: registered'),
-    ('aten::native_batch_norm', 'v2.3', '310p', True, 'npu kernel (op_api)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::native_batch_norm', 'v2.3', '310p', U, 'npu kernel (op_api)', '',
      'torch-2.3.1 native_functions.yaml:4260 (native_batch_norm); op-plugin/config/op_plugin_functions.yaml:3727 (acl_op all_version); torch_npu-2.3.1.post6 npu_native_functions*.yaml: registered'),
     ('aten::_make_per_channel_quantized_tensor', 'v2.14', 'a3', False, 'cpu fallback', '',
      'torch-2.14.0 native_functions.yaml:7736 (CPU: make_per_channel_quantized_tensor_cpu); op-plugin: absent; torch_npu-2.14.0 npu_native_functions*.yaml: not registered'),
-    ('aten::_foreach_tanh.out', 'v2.12', 'a3', True, 'autogen out= (_foreach_tanh_)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'autogen out= (_foreach_tanh_)')
+    ('aten::_foreach_tanh.out', 'v2.12', 'a3', U, 'autogen out= (_foreach_tanh_)', '',
      'torch-2.12.0 native_functions.yaml:11835 (_foreach_tanh_ autogen: _foreach_tanh.out); op-plugin/config/op_plugin_functions.yaml:537; torch_npu-2.12.0.post3 npu_native_functions*.yaml: _foreach_tanh_ registered (by_codegen:1424)'),
     ('aten::alias_copy', 'v2.4', '950', U, 'composite (CompositeExplicitAutogradNonFunctional)', '',
      'torch-2.4.0 native_functions.yaml:14633 (alias_copy: view_copy, CompositeExplicitAutogradNonFunctional); 950 before v2.7: no list names it'),
@@ -680,17 +715,20 @@ DRAW_4711 = [
      'torch-2.6.0 native_functions.yaml:11476 (autogen: _foreach_zero, _foreach_zero.out); op-plugin/config/op_plugin_functions.yaml:612 (op_api only: 310P unverified); torch_npu-2.6.0.post5 npu_native_functions*.yaml: _foreach_zero_ registered (by_codegen:1244)'),
     ('aten::nanmedian.names_dim_values', 'v2.6', 'a3', U, 'composite (CompositeImplicitAutograd)', '',
      'torch-2.6.0 native_functions.yaml:4021 (CompositeImplicitAutograd; leaves not measured)'),
-    ('aten::bitwise_or.Scalar_out', 'v2.14', '950', True, 'npu kernel (op_api)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::bitwise_or.Scalar_out', 'v2.14', '950', U, 'npu kernel (op_api)', '',
      'torch-2.14.0 native_functions.yaml:8455 (bitwise_or.Scalar_out); op-plugin/config/op_plugin_functions.yaml:1484 (acl_op, op_api); torch_npu-2.14.0 npu_native_functions*.yaml: registered'),
     ('aten::_upsample_bicubic2d_aa.vec_out', 'v2.9', '310p', U, 'composite (CompositeImplicitAutograd)', '',
      'torch-2.9.1 native_functions.yaml:12747 (autogen of _upsample_bicubic2d_aa.vec, CompositeImplicitAutograd)'),
     ('aten::unflatten.Dimname', 'v2.6', '310p', U, 'composite (CompositeImplicitAutograd)', '',
      'torch-2.6.0 native_functions.yaml:2681 (CompositeImplicitAutograd: unflatten_dimname_symint)'),
-    ('aten::acosh_', 'v2.6', '310p', True, 'npu kernel (op_api)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::acosh_', 'v2.6', '310p', U, 'npu kernel (op_api)', '',
      'torch-2.6.0 native_functions.yaml:848 (acosh_); op-plugin/config/op_plugin_functions.yaml:833 (acl_op all_version); torch_npu-2.6.0.post5 npu_native_functions*.yaml: registered'),
     ('aten::special_zeta.self_scalar_out', 'v2.13', '310p', U, 'composite (CompositeExplicitAutograd)', '',
      'torch-2.13.0 native_functions.yaml:13405 (CompositeExplicitAutograd: special_zeta_out; not followed)'),
-    ('aten::cosh_', 'v2.10', '950', True, 'npu kernel (op_api)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::cosh_', 'v2.10', '950', U, 'npu kernel (op_api)', '',
      'torch-2.10.0 native_functions.yaml:1853 (cosh_); op-plugin/config/op_plugin_functions.yaml:1867; torch_npu-2.10.0.post7 npu_native_functions*.yaml: registered'),
     ('aten::heaviside_', 'v2.2', '310p', False, 'cpu fallback', '',
      'torch-2.2.0 native_functions.yaml:6719 (heaviside.out: CPU, CUDA); op-plugin: no heaviside'),
@@ -803,7 +841,8 @@ DRAW_4711 = [
      'op-plugin/config/op_plugin_functions.yaml:6939; no page'),
     ('TORCH_HCCL_DESYNC_DEBUG', 'v2.13', '310p', True, 'Ascend environment variable', '',
      'pytorch/docs/environment_variable/collective_communication/TORCH_HCCL_DESYNC_DEBUG.md:42 (Atlas 推理系列产品); torch_npu-2.13.0 strings: TORCH_HCCL_DESYNC_DEBUG x8'),
-    ('INF_NAN_MODE_FORCE_DISABLE', 'v2.10', '910a', U, 'Ascend environment variable', '',
+    # m-hw: answer changed (no effect on this product (its page)) (was U, 'Ascend environment variable')
+    ('INF_NAN_MODE_FORCE_DISABLE', 'v2.10', '910a', False, 'no effect on this product (its page)', '',
      'pytorch/docs/environment_variable/op_execution/INF_NAN_MODE_FORCE_DISABLE.md:22-25 (A2, A3 only)'),
     ('NCCL_P2P_DISABLE', 'v2.9', '310p', False, 'NCCL variable (ignored on NPU)', '',
      'torch_npu-2.9.1 strings: no HCCL_P2P_DISABLE; no page pairs it'),
@@ -821,7 +860,8 @@ DRAW_4711 = [
      'pytorch/docs/environment_variable/op_execution/TORCH_ACL_INIT_CONFIG_PATH.md:48 (Atlas 推理系列产品); torch_npu-2.12.0.post3 strings: name x3'),
     ('CUDA_LAUNCH_BLOCKING', 'v2.8', '950', False, 'CUDA/NCCL variable (ignored on NPU)', '',
      'pytorch/docs/environment_variable/op_execution/ASCEND_LAUNCH_BLOCKING.md; torch_npu-2.8.0.post5 torch_npu/npu/_kernel_check.py:34'),
-    ('INF_NAN_MODE_ENABLE', 'v2.3', '910a', U, 'Ascend environment variable', '',
+    # m-hw: answer changed (no effect on this product (its page)) (was U, 'Ascend environment variable')
+    ('INF_NAN_MODE_ENABLE', 'v2.3', '910a', False, 'no effect on this product (its page)', '',
      'pytorch/docs/environment_variable/op_execution/INF_NAN_MODE_ENABLE.md:62-65 (A2, A3 only)'),
     ('TORCH_ACL_INIT_CONFIG_PATH', 'v2.6', 'a2', U, 'not read by torch_npu 2.6.0.post5', '',
      "torch_npu-2.6.0.post5 strings: TORCH_ACL_INIT_CONFIG_PATH absent (TORCH_ACL_ is not torch_npu's own prefix: unverified)"),
@@ -929,7 +969,8 @@ DRAW_9090 = [
      'torch-2.2.0 native_functions.yaml:4931 (autogen relu.out); 950 before v2.7: no list names it'),
     ('aten::view_as_complex', 'v2.7', '910a', U, 'npu kernel (op_api)', '',
      'torch-2.7.1 native_functions.yaml:423; op-plugin/config/op_plugin_functions.yaml:5439 (op_api only: 910A unverified); torch_npu-2.7.1.post11 registers view_as_complex'),
-    ('aten::quantize_per_channel.out', 'v2.15', 'a3', True, 'autogen out= (quantize_per_channel)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'autogen out= (quantize_per_channel)')
+    ('aten::quantize_per_channel.out', 'v2.15', 'a3', U, 'autogen out= (quantize_per_channel)', '',
      'torch-2.14.0 native_functions.yaml:7675,7679 (autogen quantize_per_channel.out); op-plugin/config/op_plugin_functions.yaml:4054 (acl_op, op_api all_version); no v2.15 wheel (answer says op-plugin alone)'),
     ('aten::slice.Tensor', 'v2.9', 'a2', True, 'composite (CompositeExplicitAutograd)', '',
      'torch-2.9.1 native_functions.yaml:5537 (slice.Tensor CompositeExplicitAutograd); inputs/decompositions.json: as_strided; torch_npu-2.9.1 npu_native_functions.yaml:8 (as_strided)'),
@@ -953,11 +994,13 @@ DRAW_9090 = [
      'torch-2.6.0 native_functions.yaml:7323 (Sparse*/SparseCsr* only)'),
     ('aten::median.names_dim_values', 'v2.15', '310p', U, 'absent from the stand-in torch', '',
      "torch-2.12.0 native_functions.yaml:4110 has median.names_dim_values; torch-2.13.0 and 2.14.0 do not; v2.15's torch not pinned: unverified"),
-    ('aten::sigmoid_', 'v2.3', '310p', True, 'npu kernel (op_api)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::sigmoid_', 'v2.3', '310p', U, 'npu kernel (op_api)', '',
      'torch-2.3.1 native_functions.yaml:5210; op-plugin/config/op_plugin_functions.yaml:4603 (acl_op all_version); torch_npu-2.3.1.post6 registers sigmoid_'),
     ('aten::_native_multi_head_attention.out', 'v2.8', '910a', U, 'autogen out= (_native_multi_head_attention)', '',
      'torch-2.8.0 native_functions.yaml:14871 (autogen); op-plugin/config/op_plugin_functions.yaml:3789 (op_api only); torch_npu-2.8.0.post5 by_codegen:2508'),
-    ('aten::softplus_backward', 'v2.15', '310p', True, 'structured (softplus_backward.grad_input)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'structured (softplus_backward.grad_input)')
+    ('aten::softplus_backward', 'v2.15', '310p', U, 'structured (softplus_backward.grad_input)', '',
      'torch-2.14.0 native_functions.yaml:12320 (structured_delegate softplus_backward.grad_input); op-plugin/config/op_plugin_functions.yaml:4866 (acl_op all_version)'),
     ('aten::align_to', 'v2.8', '910a', U, 'composite (CompositeImplicitAutograd)', '',
      'torch-2.8.0 native_functions.yaml:154 (CompositeImplicitAutograd)'),
@@ -969,9 +1012,11 @@ DRAW_9090 = [
      'torch-2.2.0 native_functions.yaml:9135 (CompositeImplicitAutograd); 950 before v2.7'),
     ('aten::diagonal.Dimname', 'v2.15', 'a2', U, 'absent from the stand-in torch', '',
      'torch-2.12.0 native_functions.yaml:2132 has diagonal.Dimname; torch-2.13.0/2.14.0 do not; v2.15 unverified'),
-    ('aten::_upsample_bicubic2d_aa_backward', 'v2.5', 'a3', True, 'npu kernel (op_api)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::_upsample_bicubic2d_aa_backward', 'v2.5', 'a3', U, 'npu kernel (op_api)', '',
      'torch-2.5.1 native_functions.yaml:12689; op-plugin/config/op_plugin_functions.yaml:5249 (op_api [v2.1, newest]); torch_npu-2.5.1.post1 registers it'),
-    ('aten::_foreach_sqrt.out', 'v2.15', 'a3', True, 'autogen out= (_foreach_sqrt_)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'autogen out= (_foreach_sqrt_)')
+    ('aten::_foreach_sqrt.out', 'v2.15', 'a3', U, 'autogen out= (_foreach_sqrt_)', '',
      'torch-2.14.0 native_functions.yaml:11619 (autogen _foreach_sqrt.out); op-plugin/config/op_plugin_functions.yaml:446 (_foreach_sqrt_ op_api all_version)'),
     ('aten::diagonal_scatter.out', 'v2.14', 'a3', U, 'composite (CompositeExplicitAutogradNonFunctional)', '',
      'torch-2.14.0 native_functions.yaml:5578 (autogen of diagonal_scatter, CompositeExplicitAutogradNonFunctional)'),
@@ -1050,11 +1095,13 @@ DRAW_9090 = [
     # k12f: answered from another torch's list (2.7.1) for v2.4: unverified (was True)
     ('torch.distributed.rpc.rpc_async', 'v2.4', 'a3', U, 'support list of another torch (2.7.1)', '',
      'pytorch/docs/native_api/pytorch_2-7-1/Distributed-RPC-Framework.md:211 (A3 ✔)'),
-    ('torch_npu.npu_quant_mm_reduce_scatter', 'v2.3', '310p', U, 'torch_npu custom op (product not on its page)', '',
+    # m-hw: answer changed (not in the line's release) (was U, 'torch_npu custom op (product not on its page)')
+    ('torch_npu.npu_quant_mm_reduce_scatter', 'v2.3', '310p', U, "not in the line's release", '',
      'op-plugin/config/op_plugin_functions.yaml:6560; no page'),
     ('torch_npu.npu.check_uce_in_memory', 'v2.4', '910a', U, 'torch_npu custom op (product not on its page)', '',
      'op-plugin/docs/custom_APIs/torch_npu-npu/（beta）torch_npu-npu-check_uce_in_memory.md:10-11 (A3, A2 only: 910A has no row)'),
-    ('torch_npu._npu_dtype_cast', 'v2.5', '310p', U, 'torch_npu custom op (product not on its page)', '',
+    # m-hw: answer changed (not in the line's release) (was U, 'torch_npu custom op (product not on its page)')
+    ('torch_npu._npu_dtype_cast', 'v2.5', '310p', U, "not in the line's release", '',
      'op-plugin/config/op_plugin_functions.yaml:6111; no page'),
     ('torch_npu.npu_nsa_compress_infer', 'v2.12', 'a3', U, 'torch_npu custom op (product not on its page)', '',
      'op-plugin/config/op_plugin_functions.yaml:7325; no page'),
@@ -1086,7 +1133,8 @@ DRAW_9090 = [
      'pytorch/docs/environment_variable/memory_management/MULTI_STREAM_MEMORY_REUSE.md:30 (950DT); torch_npu-2.10.0.post7 strings'),
     ('TORCH_TRANSFER_TO_NPU', 'v2.1', '310p', U, 'not read by torch_npu 2.1.0.post17', '',
      "pytorch/docs/environment_variable/device_management/TORCH_TRANSFER_TO_NPU.md; torch_npu-2.1.0.post17: name absent (not torch_npu's own prefix: unverified)"),
-    ('HOST_CACHE_CAPACITY', 'v2.5', '950', U, 'not read by torch_npu 2.5.1.post1', '',
+    # m-hw: answer changed (Ascend environment variable) (was U, 'not read by torch_npu 2.5.1.post1')
+    ('HOST_CACHE_CAPACITY', 'v2.5', '950', U, 'Ascend environment variable', '',
      'msprof-analyze/rules/environment_variable_info.yaml (HOST_CACHE_CAPACITY); not in torch_npu-2.5.1.post1: unverified'),
     ('TORCH_NPU_DEVICE_CAPABILITY', 'v2.4', 'a2', False, 'not read by torch_npu 2.4.0.post4', '',
      "pytorch/docs/environment_variable/device_management/TORCH_NPU_DEVICE_CAPABILITY.md; torch_npu-2.4.0.post4 strings and .py: name absent (TORCH_NPU_ is torch_npu's own)"),
@@ -1104,7 +1152,8 @@ DRAW_9090 = [
      'pytorch/docs/native_api/pytorch_2-13-0/torch-distributed.md:790 (950DT ✘)'),
     ('torch.distributed.monitored_barrier', 'v2.6', '310p', U, 'not verified on this product', '',
      'no 310P column (pytorch_2-7-1/torch-distributed.md:867)'),
-    ('ReduceOp.AVG', 'v2.15', 'a2', True, 'emulated on HCCL', '',
+    # m-hw: answer changed (emulated on HCCL) (was True, 'emulated on HCCL')
+    ('ReduceOp.AVG', 'v2.15', 'a2', U, 'emulated on HCCL', '',
      'github.com/Ascend/pytorch master 9e73e708ab torch_npu/csrc/distributed/ProcessGroupHCCL.cpp:136-140 (AVG: return HCCL_REDUCE_SUM, divide after); no v2.15 wheel'),
     ('torch.distributed.get_rank', 'v2.1', '950', U, 'not verified on this product', '',
      '950 before v2.7 (pytorch_2-7-1/torch-distributed.md:160)'),
@@ -1193,7 +1242,8 @@ DRAW_6161 = [
      'torch-2.14.0 native_functions.yaml:9914 (igammac.out: CPU, CUDA, MPS, XPU); op-plugin: no igammac'),
     ('aten::_sparse_sum_backward', 'v2.2', 'a2', False, 'raises', '',
      'torch-2.2.0 native_functions.yaml:6449 (SparseCPU / SparseCUDA only)'),
-    ('aten::zeros_like', 'v2.14', '950', True, 'composite (CompositeExplicitAutograd)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'composite (CompositeExplicitAutograd)')
+    ('aten::zeros_like', 'v2.14', '950', U, 'composite (CompositeExplicitAutograd)', '',
      'torch-2.14.0 native_functions.yaml:6583 (zeros_like CompositeExplicitAutograd); inputs/decompositions.json: empty_like, zero_ (both registered on v2.14)'),
     ('aten::linalg_tensorsolve.out', 'v2.14', '910a', U, 'composite (CompositeImplicitAutograd)', '',
      'torch-2.14.0 native_functions.yaml:14708 (CompositeImplicitAutograd)'),
@@ -1203,11 +1253,13 @@ DRAW_6161 = [
      'torch-2.5.1 native_functions.yaml:14472 (_sparse_broadcast_to_copy view_copy) -> :1374 _sparse_broadcast_to (SparseCPU, SparseCUDA only)'),
     ('aten::cumprod_backward', 'v2.7', 'a2', U, 'composite (CompositeImplicitAutograd)', '',
      'torch-2.7.1 native_functions.yaml:2010 (CompositeImplicitAutograd)'),
-    ('aten::vdot.out', 'v2.12', 'a3', True, 'npu kernel (op_api)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::vdot.out', 'v2.12', 'a3', U, 'npu kernel (op_api)', '',
      'torch-2.12.0 native_functions.yaml:2323; op-plugin/config/op_plugin_functions.yaml:5430 (acl_op, op_api); torch_npu-2.12.0.post3 registers vdot.out'),
     ('aten::sort.stable', 'v2.14', '310p', U, 'npu kernel (op_api)', '',
      'op-plugin/config/op_plugin_functions.yaml:4920 (op_api only: 310P unverified); torch_npu-2.14.0 registers sort.stable'),
-    ('aten::atan2_', 'v2.15', 'a3', True, 'npu kernel (op_api)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::atan2_', 'v2.15', 'a3', U, 'npu kernel (op_api)', '',
      'op-plugin/config/op_plugin_functions.yaml:1237 (acl_op, op_api all_version); no v2.15 wheel (op-plugin alone, said)'),
     ('aten::special_ndtri.out', 'v2.14', '310p', False, 'cpu fallback', '',
      'torch-2.14.0 native_functions.yaml:13599 (CPU, CUDA, XPU); op-plugin: absent'),
@@ -1321,7 +1373,8 @@ DRAW_6161 = [
      'op-plugin/docs/custom_APIs/torch_npu-jit/（beta）torch_npu-jit-optimize.md:9 (Atlas 推理系列产品 √); torch_npu-2.7.1.post11 torch_npu/jit defines optimize'),
     ('torch_npu.npu_indexing', 'v2.10', '310p', True, 'torch_npu custom op', '',
      'op-plugin/docs/custom_APIs/torch_npu/（beta）torch_npu-npu_indexing.md:12 (Atlas 推理系列产品 √); torch_npu-2.10.0.post7 yaml registers npu_indexing'),
-    ('torch_npu.npu_quant_gmm_alltoallv', 'v2.3', '310p', U, 'torch_npu custom op (product not on its page)', '',
+    # m-hw: answer changed (not in the line's release) (was U, 'torch_npu custom op (product not on its page)')
+    ('torch_npu.npu_quant_gmm_alltoallv', 'v2.3', '310p', U, "not in the line's release", '',
      'op-plugin/config/op_plugin_functions.yaml:5875; no page'),
     ('torch_npu.npu_dynamic_quant', 'v2.5', '950', U, 'torch_npu custom op (product not on its page)', '',
      '950 before v2.7 (custom_APIs/torch_npu/torch_npu-npu_dynamic_quant.md)'),
@@ -1436,7 +1489,8 @@ def test_seventh_draw_substitute_is_the_lines_spelling():
 # --quota aten=30,api=30,custom=10,env=10,coll=8,private=6,dtype=8,typo=8`, committed before checking and checked by
 # hand against the raw sources named beside each: 110 of 110 right as drawn (bench/coverage_draws/seed7373.checked.json).
 DRAW_7373 = [
-    ('aten::exp', 'v2.13', '310p', True, 'npu kernel (op_api)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::exp', 'v2.13', '310p', U, 'npu kernel (op_api)', '',
      'torch-2.13.0 native_functions.yaml:2501 (exp); op-plugin/config/op_plugin_functions.yaml:2145 (acl_op all_version); torch_npu-2.13.0 registers exp'),
     ('aten::unique_dim_consecutive', 'v2.8', 'a2', False, 'cpu fallback', '',
      'torch-2.8.0 native_functions.yaml:6416 (CPU, CUDA, MPS); op-plugin: no unique_dim_consecutive'),
@@ -1448,13 +1502,15 @@ DRAW_7373 = [
      'torch-2.10.0 native_functions.yaml: no _flash_attention_forward_no_dropout_inplace'),
     ('aten::true_divide_.Tensor', 'v2.2', '950', U, 'composite (CompositeImplicitAutograd)', '',
      'torch-2.2.0 native_functions.yaml:2211 (CompositeImplicitAutograd); 950 before v2.7'),
-    ('aten::repeat', 'v2.15', '310p', True, 'npu kernel (op_api)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::repeat', 'v2.15', '310p', U, 'npu kernel (op_api)', '',
      'torch-2.14.0 native_functions.yaml:4960 (repeat); op-plugin/config/op_plugin_functions.yaml:4272 (acl_op [v2.1, newest]); no v2.15 wheel (said)'),
     ('aten::_softmax_backward_data', 'v2.8', 'a2', True, 'npu kernel (op_api)', '',
      'torch-2.8.0 native_functions.yaml:5598 (_softmax_backward_data); op-plugin/config/op_plugin_functions.yaml:710; torch_npu-2.8.0.post5 registers it'),
     ('aten::ones_like', 'v2.4', 'a2', True, 'npu kernel (op_api)', '',
      'torch-2.4.0 native_functions.yaml:4414 (ones_like); op-plugin/config/op_plugin_functions.yaml:3957; torch_npu-2.4.0.post4 registers it'),
-    ('aten::log_sigmoid_forward.output', 'v2.15', 'a2', True, 'npu kernel (op_api)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::log_sigmoid_forward.output', 'v2.15', 'a2', U, 'npu kernel (op_api)', '',
      'torch-2.14.0 native_functions.yaml:12232 (log_sigmoid_forward.output); op-plugin/config/op_plugin_functions.yaml:3157 (op_api all_version)'),
     ('aten::_foreach_max.out', 'v2.5', 'a2', U, 'composite (CompositeExplicitAutograd)', '',
      'torch-2.5.1 native_functions.yaml:11167 (autogen of _foreach_max, CompositeExplicitAutograd)'),
@@ -1482,7 +1538,8 @@ DRAW_7373 = [
      'torch-2.14.0 native_functions.yaml:13748 (CompositeExplicitAutograd, not followed)'),
     ('aten::rrelu_', 'v2.5', '910a', U, 'composite (CompositeImplicitAutograd)', '',
      'torch-2.5.1 native_functions.yaml:4995 (CompositeImplicitAutograd)'),
-    ('aten::_embedding_bag_forward_only.out', 'v2.12', '950', True, 'autogen out= (_embedding_bag_forward_only)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'autogen out= (_embedding_bag_forward_only)')
+    ('aten::_embedding_bag_forward_only.out', 'v2.12', '950', U, 'autogen out= (_embedding_bag_forward_only)', '',
      'torch-2.12.0 native_functions.yaml:2371 (autogen _embedding_bag_forward_only.out); op-plugin/config/op_plugin_functions.yaml:184 (acl_op, op_api); torch_npu-2.12.0.post3 by_codegen:1200'),
     ('aten::reshape', 'v2.4', 'a2', True, 'composite (CompositeImplicitAutograd)', '',
      'torch-2.4.0 native_functions.yaml:4875 (reshape CompositeImplicitAutograd); inputs/decompositions.json: view'),
@@ -1490,7 +1547,8 @@ DRAW_7373 = [
      'torch-2.11.0 native_functions.yaml:488 (conj_physical.out: CPU, CUDA, MPS, Sparse*); op-plugin: no conj_physical'),
     ('aten::sspaddmm.out', 'v2.8', 'a3', False, 'cpu fallback', '',
      'torch-2.8.0 native_functions.yaml:5734 (sspaddmm.out: CPU, CUDA, SparseCPU, SparseCUDA); op-plugin: no sspaddmm'),
-    ('aten::acosh', 'v2.14', '950', True, 'npu kernel (op_api)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::acosh', 'v2.14', '950', U, 'npu kernel (op_api)', '',
      'torch-2.14.0 native_functions.yaml:833 (acosh); op-plugin/config/op_plugin_functions.yaml:815; torch_npu-2.14.0 registers it'),
     ('aten::fused_moving_avg_obs_fake_quant', 'v2.6', '310p', U, 'composite (CompositeImplicitAutograd)', '',
      'torch-2.6.0 native_functions.yaml:7707 (CompositeImplicitAutograd)'),
@@ -1704,13 +1762,15 @@ DRAW_3319 = [
      'torch-2.12.0 native_functions.yaml:12551 (autogen _adaptive_avg_pool3d.out); op_plugin_functions.yaml:56-57 (acl_op [v2.1, newest]); torch_npu-2.12.0.post3 yaml:1162 registers _adaptive_avg_pool3d'),
     ('aten::special_psi.out', 'v2.5', 'a3', U, 'composite (CompositeImplicitAutograd)', '',
      'torch-2.5.1 native_functions.yaml:13192 (CompositeImplicitAutograd); no NPU reg'),
-    ('aten::remainder.Scalar_Tensor', 'v2.12', '950', True, 'npu kernel (op_api)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::remainder.Scalar_Tensor', 'v2.12', '950', U, 'npu kernel (op_api)', '',
      'op_plugin_functions.yaml:4236 (acl_op/op_api all_version); torch_npu-2.12.0.post3 yaml:2769; 2.12 support list has a 950DT column'),
     ('aten::_cast_Char', 'v2.12', 'a3', U, 'composite (CompositeImplicitAutograd)', '',
      'torch-2.12.0 native_functions.yaml:13 (_cast_Char, CompositeImplicitAutograd); no NPU reg'),
     ('aten::special_chebyshev_polynomial_v.n_scalar', 'v2.7', '910a', U, 'composite (CompositeExplicitAutograd)', '',
      'torch-2.7.1 native_functions.yaml:15158 (CompositeExplicitAutograd, not followed); 910a named by no source'),
-    ('aten::bitwise_xor.Tensor_out', 'v2.4', '310p', True, 'npu kernel (op_api)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::bitwise_xor.Tensor_out', 'v2.4', '310p', U, 'npu kernel (op_api)', '',
      'op_plugin_functions.yaml:1508 (acl_op all_version); torch_npu-2.4.0.post4 yaml:1365'),
     ('aten::dstack', 'v2.8', '310p', U, 'composite (CompositeImplicitAutograd)', '',
      'torch-2.8.0 native_functions.yaml:5777 (CompositeImplicitAutograd); cat at op_plugin_functions.yaml:1548; unverified on 310p is the conservative reading (no source names 310P)'),
@@ -1736,19 +1796,23 @@ DRAW_3319 = [
      'torch-2.2.0 native_functions.yaml:14346 (view_copy, CompositeExplicitAutogradNonFunctional); no NPU reg of crow_indices'),
     ('aten::logdet', 'v2.10', 'a3', False, 'cpu fallback', '',
      'torch-2.10.0 native_functions.yaml:14350 (logdet, CompositeImplicitAutograd) -> _linalg_slogdet :14330 structured_delegate .sign :14333 (CPU, CUDA, MPS); no _linalg_slogdet in torch_npu-2.10.0.post7 yaml nor op-plugin'),
-    ('aten::masked_scatter', 'v2.7', 'a3', True, 'composite (CompositeExplicitAutograd)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'composite (CompositeExplicitAutograd)')
+    ('aten::masked_scatter', 'v2.7', 'a3', U, 'composite (CompositeExplicitAutograd)', '',
      'torch-2.7.1 native_functions.yaml:8061 (CompositeExplicitAutograd); masked_scatter_ in torch_npu-2.7.1.post11 yaml:2403 and op_plugin_functions.yaml:3353; clone/expand CompositeExplicitAutograd'),
     ('aten::linalg_matrix_sqrth', 'v2.1', 'a2', False, 'absent', '',
      'torch-2.1.0 native_functions.yaml: no linalg_matrix_sqrth'),
     ('aten::heaviside', 'v2.6', '910a', False, 'cpu fallback', '',
      'torch-2.6.0 native_functions.yaml:6972 (structured_delegate heaviside.out, CPU kernel); no NPU reg in 2.6.0.post5'),
-    ('aten::combinations', 'v2.11', 'a3', True, 'composite (CompositeImplicitAutograd)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'composite (CompositeImplicitAutograd)')
+    ('aten::combinations', 'v2.11', 'a3', U, 'composite (CompositeImplicitAutograd)', '',
      'torch-2.11.0 native_functions.yaml:8064 (CompositeImplicitAutograd); leaves arange, le.Tensor, lt.Tensor, masked_select, mul_.Tensor, stack in torch_npu-2.11.0.post3 yaml; view, full listed there (yaml:1133, :1103); expand CompositeExplicitAutograd'),
     ('aten::glu_jvp', 'v2.10', 'a2', False, 'cpu fallback', '',
      'torch-2.10.0 native_functions.yaml:12114 (CPU, CUDA); no NPU reg'),
-    ('aten::reflection_pad2d.out', 'v2.15', 'a2', True, 'npu kernel (op_api)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'npu kernel (op_api)')
+    ('aten::reflection_pad2d.out', 'v2.15', 'a2', U, 'npu kernel (op_api)', '',
      'op_plugin_functions.yaml:4164-4166 (acl_op/op_api [v2.1, newest]); no v2.15 wheel (said); torch-2.14.0 native_functions.yaml:12744'),
-    ('aten::hstack', 'v2.15', '950', True, 'composite (CompositeImplicitAutograd)', '',
+    # m-hw: a registration speaks only for the products the line's wheel lists under Hardware support (was True, 'composite (CompositeImplicitAutograd)')
+    ('aten::hstack', 'v2.15', '950', U, 'composite (CompositeImplicitAutograd)', '',
      'torch-2.14.0 native_functions.yaml:5778 (CompositeImplicitAutograd -> cat); cat op_plugin_functions.yaml:1548 all_version'),
     ('torch.sym_float', 'v2.1', '910a', U, 'not verified on this product', '',
      'pytorch/docs/native_api/pytorch_2-7-1/torch.md:6410 (A2/A3 ✔, 950DT ✘); 910a has no column'),

@@ -120,6 +120,7 @@ def normalize_aten(op: str) -> str:
     return name
 
 
+_FALLBACK_SWITCH = "TORCH_NPU_FALLBACK_CPU_DISABLE"
 _REDUCE_OP = re.compile(r"^(?:(?:torch\.distributed\.|dist\.)?ReduceOp\.)?([A-Z][A-Z_]*)$")
 _COLLECTIVE_PREFIXES = ("torch.distributed.", "dist.", "torch.distributed.distributed_c10d.")
 
@@ -157,26 +158,68 @@ class Coverage:
         source = "; ".join(strings[i] for i in run[5])
         for name, value in fill.items():
             note, source = note.replace("{" + name + "}", value), source.replace("{" + name + "}", value)
+        if _FALLBACK_SWITCH in note:
+            note = note.replace(f" (an error when {_FALLBACK_SWITCH}=1)", self._fallback_switch_note())
         products: dict[str, bool | str] = {p: status for p in PRODUCTS}
         chain = re.match(r"^(?:structured|autogen out=) \((.+)\)$", via)
         if status is True and chain and chain.group(1) in table["ops"] and chain.group(1) != key:
             products = dict(self._aten_status(chain.group(1))[4])   # the overload that does the work decides
         elif status is True:
+            # a registration has no product dimension: it speaks for the products the line's own package
+            # names under "Hardware support"; 910A only with an acl_op kernel (aclnn kernels: no source states
+            # them for the Atlas training series)
+            hardware = self._hardware()
             kinds = [k for k, ranges in row.get("npu", {}).items() if _in_ranges(line, ranges)]
-            if "acl_op" not in kinds:
-                # aclnn (op_api) kernels: no source states them for the Atlas training / inference series
-                for p in ("910a", "310p"):
+            for p in PRODUCTS:
+                if p not in hardware.get("products", ()) or (p == "910a" and "acl_op" not in kinds):
                     products[p] = UNVERIFIED
+            if hardware:
+                source += f"; {hardware['source']}"
         if status is not False and _line_key(line) < _line_key(FIRST_950_LINE):
             products["950"] = UNVERIFIED   # no source names Ascend 950DT for lines before its first support list
         return status, via, note, source, products
+
+    def _fallback_switch_note(self) -> str:
+        """How the line's torch_npu reads the switch that turns CPU fallback into an error: only wheels that
+        contain the name read it (2.7.1 and 2.10 on; not 2.1 ... 2.6, 2.8, 2.9)."""
+        wheel = self._wheel_env()
+        if not wheel or wheel.get("stand_in"):
+            return ""
+        if _FALLBACK_SWITCH in wheel["names"]:
+            return f" (an error when {_FALLBACK_SWITCH}=1; read in {wheel['wheel']}: {wheel['names'][_FALLBACK_SWITCH]})"
+        return f" (the {wheel['wheel']} wheel does not read {_FALLBACK_SWITCH}: no switch turns the fallback into an error)"
+
+    def product_unstated(self, op: str) -> bool:
+        """The line registers an NPU kernel for this aten overload, but no source states the target product
+        for the line (its wheel's "Hardware support" list leaves the product out, or the line has none)."""
+        key = normalize_aten(op)
+        if key not in _table("aten.json")["ops"]:
+            return False
+        status, _, _, _, products = self._aten_status(key)
+        return status is True and products[self.target.product] == UNVERIFIED
+
+    def _hardware(self) -> dict:
+        """The products the target line's own torch_npu wheel names under "Hardware support" ({} if none)."""
+        return _table("index.json").get("hardware", {}).get(self.target.torch_npu, {})
+
+    def _product_unverified_note(self, op_kinds_note: str) -> str:
+        """Why a registered kernel is not a definite answer for the target product."""
+        product, hardware = self.target.product, self._hardware()
+        if product == "910a" and "910a" in hardware.get("products", ()):
+            return f"910a: unverified ({op_kinds_note})"
+        if not hardware:
+            return (f"{product}: unverified (no hardware list for torch_npu {self.target.torch_npu}: its own wheel "
+                    "is missing or its package description lists no supported products)")
+        return (f"{product}: unverified (the line's package description lists only "
+                f"{'; '.join(hardware['series'])} under Hardware support)")
 
     def aten(self, op: str) -> Answer:
         key = normalize_aten(op)
         ops = _table("aten.json")["ops"]
         product = self.target.product
-        note_products = ("op-plugin registrations carry no product dimension; 910A / 310P are unverified unless "
-                         "an acl_op kernel is registered")
+        note_products = ("kernel registrations carry no product dimension: a registered kernel is a yes only on the "
+                         "products the line's torch_npu package lists under Hardware support (910A only with an "
+                         "acl_op kernel)")
         if key not in ops:
             overloads = sorted(k for k in ops if k.split(".")[0] == key)
             if not overloads:
@@ -197,8 +240,7 @@ class Coverage:
                           source="; ".join(sorted({r[3] for _, r in results}))[:2000])
         supported, via, notes, source, products = self._aten_status(key)
         if products[product] != supported:
-            notes += ("; 950: unverified (no support list before torch 2.7.1 names Ascend 950DT)" if product == "950"
-                      else f"; {product}: unverified (only aclnn kernels are registered)")
+            notes += "; " + self._product_unverified_note("only aclnn kernels are registered")
         return Answer(symbol=op, kind="aten", supported=products[product], via=via, products=products,
                       notes=notes + "; " + note_products, source=source)
 
@@ -436,8 +478,9 @@ class Coverage:
             notes, source = [row["note"]], [row["source"]] if row["source"] else []
             dtypes: list[str] = []
             found = self._api_entry("torch.distributed.all_reduce")
-            if found:
-                ar = self._api_answer("torch.distributed.all_reduce", *found)
+            ar = self._api_answer("torch.distributed.all_reduce", *found) if found else None
+            # dtypes only from a list that speaks for this line and product (not another torch's, no missing column)
+            if ar is not None and ar.products.get(self.target.product) is True:
                 dtypes = ar.dtypes
                 notes.append(f"reduction dtypes on {self.target.product} (torch.distributed.all_reduce): "
                              f"{', '.join(dtypes) or 'not listed'}")
@@ -449,16 +492,14 @@ class Coverage:
             via = {"native": "hccl native", "emulated": "emulated on HCCL", "raises": "raises on HCCL"}.get(
                 how, "unverified per member")
             # torch_npu's mapping has no product dimension: a member that raises raises everywhere; one that
-            # works still needs HCCL's collectives on the product, which no list states for 910A / 310P
+            # works is a yes only where the line's own support list states all_reduce for the product
             products = {p: status for p in PRODUCTS}
             if status is True:
-                products.update({"910a": UNVERIFIED, "310p": UNVERIFIED})
-                if self.target.product in ("910a", "310p"):
-                    notes.append(f"{self.target.product}: unverified (no support list has a column for it)")
-            if _line_key(self.target.torch_npu) < _line_key(FIRST_950_LINE) and status is True:
-                products["950"] = UNVERIFIED   # no source names Ascend 950DT this early
-                if self.target.product == "950":
-                    notes.append("950: unverified (no source names Ascend 950DT before v2.7)")
+                products = {p: True if ar is not None and ar.products.get(p) is True else UNVERIFIED
+                            for p in PRODUCTS}
+                if products[self.target.product] is not True:
+                    notes.append(f"{self.target.product}: unverified (no support list for this line states "
+                                 f"torch.distributed.all_reduce on {self.target.product})")
             return Answer(symbol=raw, kind="collective", supported=products[self.target.product], via=via,
                           products=products, dtypes=dtypes, notes="\n".join(notes), source="; ".join(source))
         short = raw
@@ -588,12 +629,17 @@ class Coverage:
         var = env["variables"].get(raw)
         wheel = self._wheel_env()
         if var is not None:
-            # a product the page's 支持的型号 list leaves out is unverified, not unsupported
-            products = {p: True if p in var["products"] else UNVERIFIED for p in PRODUCTS}
-            if _line_key(self.target.torch_npu) < _line_key(FIRST_950_LINE) and products["950"] is True:
+            # a product the page's 支持的型号 list leaves out is unverified, not unsupported, unless the page
+            # says the variable has no effect there ("该环境变量不生效")
+            no_effect = var.get("no_effect", {})
+            products = {p: True if p in var["products"] else False if p in no_effect else UNVERIFIED
+                        for p in PRODUCTS}
+            if _line_key(self.target.torch_npu) < _line_key(FIRST_950_LINE) and products["950"] is not UNVERIFIED:
                 products["950"] = UNVERIFIED   # the page carries no version; no list names 950DT this early
             state = products[self.target.product]
             notes = [var.get("meaning_en", ""), var["meaning"]]
+            if state is False:
+                notes.insert(0, f"no effect on {self.target.product}: its page says so ({no_effect[self.target.product]})")
             for label, value in (("default", var.get("default")), ("unit", var.get("unit")),
                                  ("advice", var.get("advice"))):
                 if value:
@@ -601,6 +647,8 @@ class Coverage:
             if not var["products"]:
                 notes.append("its page names no product")
             source, substitute, via = var["source"], None, "Ascend environment variable"
+            if state is False:
+                via, source = "no effect on this product (its page)", f"{source}; {no_effect[self.target.product]}"
             if wheel and raw in wheel["names"]:
                 source += f"; {wheel['wheel']}: {wheel['names'][raw]}"
             elif wheel:

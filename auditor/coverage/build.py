@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from auditor.coverage import build_aten, build_docs, build_extra
+from auditor.coverage.products import products_in_hardware_series
 
 SCHEMA = 1
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -99,6 +100,19 @@ def read_npu_strings(lines: list[str]) -> dict[str, dict]:
     return by_line
 
 
+def hardware_lists(npu_strings: dict[str, dict]) -> dict[str, dict]:
+    """line -> the products its own torch_npu wheel names under "Hardware support" (README in METADATA), with
+    the file and line read. Lines without their own wheel, or whose README has no such list, are absent."""
+    out: dict[str, dict] = {}
+    for line, data in npu_strings.items():
+        hw = data.get("hardware")
+        if hw and not data.get("stand_in_for"):
+            products = sorted({p for title in hw["series"] for p in products_in_hardware_series(title)})
+            out[line] = {"products": products, "series": hw["series"],
+                         "source": f"{data['wheel']}: {hw['file']}:{hw['line']} (Hardware support)"}
+    return out
+
+
 def build(ascend_dir: Path | str = DEFAULT_ASCEND_DIR, out_dir: Path | str = DEFAULT_OUT) -> dict[str, int]:
     """Write every table; returns the number of rows per file (what `audit tables build` prints)."""
     ascend_dir, out_dir = Path(ascend_dir), Path(out_dir)
@@ -141,6 +155,7 @@ def build(ascend_dir: Path | str = DEFAULT_ASCEND_DIR, out_dir: Path | str = DEF
 
     doc_versions = [v for v, _ in docs]
     write_json(out_dir / "index.json", {
+        "hardware": hardware_lists(npu_strings),
         "schema": SCHEMA,
         "generated_by": "python -m auditor.coverage.build",
         "lines": lines,
@@ -156,6 +171,9 @@ def build(ascend_dir: Path | str = DEFAULT_ASCEND_DIR, out_dir: Path | str = DEF
             "only for APIs that exist in the line's torch; otherwise unverified.",
             "The native_api lists have columns for Atlas A2, Atlas A3 and Ascend 950DT only; 910A and "
             "310P answers for Python APIs are 'unverified' unless a restriction names them.",
+            "Kernel registrations have no product dimension: an aten yes from a registration holds for the "
+            "products the line's own torch_npu wheel names under 'Hardware support' (its METADATA), 910A only "
+            "with an acl_op kernel; other products are unverified.",
         ],
         "files": dict(sorted(counts.items())),
     })

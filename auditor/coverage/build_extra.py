@@ -119,6 +119,15 @@ def parse_custom_page(path: Path, rel: str) -> dict | None:
     }
 
 
+def _not_in_wheel(short: str, covered: list[str], wheels: list[dict]) -> dict[str, str]:
+    """The lines op-plugin covers whose own released wheel does not register the op: op-plugin's ranges describe
+    branch heads, the line's released wheel decides (its own release only: a stand-in wheel of another line
+    proves nothing for v2.2 / v2.15)."""
+    return {line: wheel["wheel"] for line in covered
+            for wheel in [next((w for w in reversed(wheels) if w["line"] == line), None)]
+            if wheel is not None and not any(c.split(".")[0] == short for c in wheel["custom_ops"])}
+
+
 def build_custom_ops(ascend_dir: Path, lines: list[str], custom_npu: dict[str, dict],
                      deprecated: dict[str, dict], wheels: list[dict]) -> dict:
     ops: dict[str, dict] = {}
@@ -136,12 +145,7 @@ def build_custom_ops(ascend_dir: Path, lines: list[str], custom_npu: dict[str, d
                              key=lines.index)
             entry["lines"] = covered
             entry["source"] += "; " + custom_npu[overloads[0]]["source"]
-            # op-plugin's ranges describe branch heads; the line's own released wheel decides (its own
-            # release only: a stand-in wheel of another line proves nothing for v2.2 / v2.15)
-            entry["not_in_wheel"] = {
-                line: wheel["wheel"] for line in covered
-                for wheel in [next((w for w in reversed(wheels) if w["line"] == line), None)]
-                if wheel is not None and not any(c.split(".")[0] == short for c in wheel["custom_ops"])}
+            entry["not_in_wheel"] = _not_in_wheel(short, covered, wheels)
         else:
             entry["lines"] = None  # a Python-level API (optimizer, contrib module): no op-plugin version range
         if short in deprecated:
@@ -155,6 +159,7 @@ def build_custom_ops(ascend_dir: Path, lines: list[str], custom_npu: dict[str, d
         covered = sorted({l for ls in row["kernels"].values() for l in ls}, key=lines.index)
         ops[name] = {"name": name, "products": {}, "dtypes": {}, "scoped_dtypes": {}, "layouts": [], "signature": "",
                      "constraints": "", "beta": False, "lines": covered, "source": row["source"],
+                     "not_in_wheel": _not_in_wheel(key.split(".")[0], covered, wheels),
                      **({"deprecated": deprecated[key]} if key in deprecated else {})}
     return {"schema": 1, "count": len(ops), "ops": ops}
 
@@ -250,6 +255,9 @@ def parse_env_page(path: Path, rel: str) -> dict | None:
     desc_lines = [l.strip() for l in sections.get("功能描述", (0, []))[1] if l.strip()]
     products = sorted({p for l in sections.get("支持的型号", (0, []))[1]
                        for t in re.findall(r"<term>([^<]*)</term>", l) for p in products_in_term(t)})
+    # "针对<term>A</term>/<term>B</term>，...该环境变量不生效。": the page says the variable has no effect there
+    no_effect = [(i + 1, p) for i, l in enumerate(lines) if l.strip().startswith("针对") and "该环境变量不生效" in l
+                 for t in re.findall(r"<term>([^<]*)</term>", l.split("，")[0]) for p in products_in_term(t)]
     text = "\n".join(desc_lines)
     default = re.search(r"默认(?:配置|值)?(?:为|是)\s*([^。，,；]+)", text)
     unit = re.search(r"单位为\s*([A-Za-z]+)", text)
@@ -260,6 +268,7 @@ def parse_env_page(path: Path, rel: str) -> dict | None:
         "default": _clean(default.group(1)).strip("“”\"") if default else None,
         "unit": unit.group(1) if unit else None,
         "products": products,
+        "no_effect": {p: f"{rel}:{n}" for n, p in sorted(no_effect) if p not in products},
         "source": f"{rel}:1 (# {name})",
     }
 

@@ -51,6 +51,23 @@ def products_in_term(text: str) -> list[str]:
     return sorted(found)
 
 
+def products_in_hardware_series(title: str) -> list[str]:
+    """Product profiles named by one row of a torch_npu README's English "Hardware support" table, such as
+    'Atlas A2 Training series products'. Inference servers of a training chip ('Atlas 800I A2 Inference
+    product') name no training profile."""
+    if re.search(r"Atlas\s*A2\s+Training", title, re.I):
+        return ["a2"]
+    if re.search(r"Atlas\s*A3\s+Training", title, re.I):
+        return ["a3"]
+    if "950" in title:
+        return ["950"]
+    if re.fullmatch(r"Atlas\s+Training\s+series\s+products?", title.strip(), re.I):
+        return ["910a"]
+    if re.fullmatch(r"Atlas\s+Inference\s+series\s+products?", title.strip(), re.I):
+        return ["310p"]
+    return []
+
+
 def normalize_dtype(word: str) -> str | None:
     key = word.strip().strip("`").lower()
     if key.startswith("torch."):

@@ -225,11 +225,14 @@ def judge(result: dict, target: Target, place: _Placer) -> tuple[list[Finding], 
                 group["spans"].add(span(rec["frame"]))
 
     answers = {op: cov.aten(op) for op in {key[0] for key in by_op}}
-    op_kinds = {op: _kind(answer) for op, answer in answers.items()}
+    # ops the line has kernels for on a product no source names for the line: one note in the table, not a
+    # finding per op (the silence is about the product, the same for every op)
+    unstated = {op for op, answer in answers.items() if answer.supported == "unverified" and cov.product_unstated(op)}
+    op_kinds = {op: "native" if op in unstated else _kind(answer) for op, answer in answers.items()}
     by_op, by_dtype = merge_sites(by_op), merge_sites(by_dtype)
     for (op, path, line), group in sorted(by_op.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0])):
         answer = answers[op]
-        if answer.kind == "unknown" or answer.supported is True:
+        if answer.kind == "unknown" or answer.supported is True or op in unstated:
             continue  # unknown: not an aten op torch knows under this name, nothing to judge
         data = {**_group_data(group), "via": answer.via, "coverage_source": answer.source}
         called = f" (from {', '.join(sorted(group['apis']))})" if group["apis"] else ""
@@ -290,6 +293,12 @@ def judge(result: dict, target: Target, place: _Placer) -> tuple[list[Finding], 
         row["autocast"] = ", ".join(result["user_autocast"])
     if kinds["partial"]:
         row["partial"] = kinds["partial"]
+    if kinds["unverified"]:
+        row["unverified"] = kinds["unverified"]
+    if unstated:
+        row["product not stated"] = (f"{len(unstated)} of the native ops: torch_npu {target.torch_npu} registers "
+                                     f"their kernels, but no source states {target.product} for this line "
+                                     "(`audit ops aten::NAME` says why)")
     if result.get("dataloaders_in_process"):
         from auditor.trace.loaders import describe
 
@@ -339,6 +348,8 @@ def _kind(answer) -> str:
         return "composite" if answer.via.startswith("composite") else "native"
     if answer.supported == "partial":
         return "partial"
+    if answer.supported == "unverified":
+        return "unverified"
     return "fallback" if answer.kind != "unknown" else "unknown"
 
 
