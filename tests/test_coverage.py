@@ -593,3 +593,13 @@ def test_api_only_another_torchs_list_rejects_is_an_unverified_warning(tmp_path)
     assert found["v2.13"] == [("NPU501", "error", 4)]
     assert "2.13.0 support list" in unsupported_api_details(Target("v2.15", "a2"))[
         "torch.nn.functional.triplet_margin_loss"]["message"]
+
+
+def test_torch_npu_python_apis_documented_under_torch_names():
+    # op-plugin/docs/custom_APIs/torch_npu/torch_npu-get_device_limit.md documents torch.npu.get_device_limit
+    # (rows for A3 and A2 only); torch.npu is torch_npu.npu, so both spellings get that page's answer
+    for spelling in ("torch.npu.get_device_limit", "torch_npu.npu.get_device_limit"):
+        answer = ops_cmd.answer_for(spelling, Target("v2.10", "310p"))
+        assert answer.kind == "custom_op" and answer.supported == "unverified", spelling
+        assert "get_device_limit" in answer.source
+    assert ops_cmd.answer_for("torch.distributed.is_hccl_available", Target("v2.13", "a2")).kind == "custom_op"

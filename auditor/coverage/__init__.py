@@ -546,10 +546,13 @@ class Coverage:
         for prefix in ("torch.ops.npu.", "torch_npu._C._VariableFunctionsClass.", "npu::"):
             if key.startswith(prefix):
                 key = "torch_npu." + key[len(prefix):]
-        if not key.startswith("torch_npu."):
+        ops = _table("custom_ops.json")["ops"]
+        if not key.startswith("torch_npu.") and key not in ops:   # pages also document torch.npu.* / torch.distributed.*
             key = "torch_npu." + key
         key = re.sub(r"\.(default|out)$", "", key) if key.count(".") > 1 and key.split(".")[1].startswith("npu_") else key
-        row = _table("custom_ops.json")["ops"].get(key)
+        if key not in ops and key.startswith("torch_npu.npu.") and "torch." + key[len("torch_npu."):] in ops:
+            key = "torch." + key[len("torch_npu."):]   # torch.npu is torch_npu.npu: one page, either spelling
+        row = ops.get(key)
         if row is None:
             return None
         line, product = self.target.torch_npu, self.target.product
@@ -845,9 +848,9 @@ def lookup(symbol: str, target: Target) -> Answer:
         answer = cov.collective(s)
         if answer.kind != "unknown":
             return answer
-        return cov.api(s) or unknown(s, "Python API")
+        return cov.api(s) or cov.custom_op(s) or unknown(s, "Python API")
     if s.startswith("torch."):
-        api_answer = cov.api(s)
+        api_answer = cov.api(s) or cov.custom_op(s)   # torch.npu.* APIs documented on custom_APIs pages
         if api_answer is not None:
             return api_answer
         aten_name = _api_to_aten(s)
