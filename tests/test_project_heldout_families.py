@@ -33,3 +33,31 @@ def test_notebook_cell_uses_torch_imported_in_an_earlier_cell():
     # the earlier cells' imports are reported once, in their own cell
     assert [f.code for f in result.findings if f.line == 2] == ["NPU300"]
     assert not any(cell == 3 and cell_line == 0 for _, _, cell, cell_line in got)
+
+
+def test_ci_steps_each_their_own_script_and_python_steps_through_the_python_pass():
+    workflow = """\
+        runs:
+          using: composite
+          steps:
+          - shell: python
+            run: |
+              import os, torch
+              TORCH_CUDA_DEFAULT = "128"  # an unmatched " quote in bash
+              print(torch.cuda.is_available())
+          - shell: bash -l {0}
+            run: |
+              $PY -m pip install --pre torch --index-url https://download.pytorch.org/whl/nightly/cu128
+              which nvcc
+          - shell: pwsh
+            run: Write-Host "nvidia-smi"
+          - run: |
+              echo "$PY -m pip install xformers"
+              PIP=${PIP:-pip3}
+              $PIP install flash-attn --no-build-isolation
+        """
+    got = found(".github/actions/setup-env/action.yml", workflow)
+    lines = {line for line, _ in got}
+    assert 8 in lines                                   # torch.cuda.is_available() in the python step
+    assert {(11, "NPU018"), (11, "NPU011"), (12, "NPU017"), (18, "NPU361")} <= set(got)
+    assert not lines & {7, 14, 16}                      # python source is not bash; pwsh step; echo text

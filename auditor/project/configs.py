@@ -108,12 +108,18 @@ def scan_config_text(col: Collector, text: str) -> None:
 def scan_config_roots(col: Collector, roots: list) -> None:
     engine = col.engine
     m = matchers(engine)
-    shell_lines = [""] * len(col.lines)
+    blocks: list[list[str]] = []        # each `run:` block is its own script: one broken block spoils no other
     for root in roots:
+        step_shells = _step_shells(root)
         for path, key, value, env_entry in _scalars(root, "", False):
             if isinstance(value.value, str) and (path.rsplit(".", 1)[-1] in _SHELL_KEYS
                                                  or _INSTALL_COMMAND_RE.search(value.value)):
-                _copy_lines(col.lines, shell_lines, key, value)
+                interpreter = step_shells.get(id(value), "bash")
+                if interpreter.startswith("python"):
+                    _python_block(col, value)    # `shell: python` step: the Python pass reads its code
+                elif not interpreter.startswith(("pwsh", "powershell", "cmd")):
+                    blocks.append([""] * len(col.lines))
+                    _copy_lines(col.lines, blocks[-1], key, value)
                 continue
             if path.lower().endswith("runargs"):
                 continue                                 # devcontainer `runArgs`: docker options, read below
@@ -160,9 +166,42 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                                                                   "text": _replaced(v, new)})
     for root in roots:
         _run_args(col, m, root)
-    if any(shell_lines):
+    for shell_lines in blocks:
         # CI expressions (`${{ matrix.cuda-version }}`) are not shell: same-length placeholders keep the columns
-        scan_shell(col, _CI_EXPR_RE.sub(lambda e: "_" * len(e.group(0)), "\n".join(shell_lines)))
+        scan_shell(col, _CI_EXPR_RE.sub(lambda e: "_" * len(e.group(0)), "\n".join(shell_lines).rstrip("\n")))
+
+
+def _step_shells(node, found: dict | None = None) -> dict[int, str]:
+    """id(`run:` value node) -> the step's `shell:` (GitHub Actions: `shell: python`, `pwsh`, `bash -l {0}`)."""
+    found = {} if found is None else found
+    if isinstance(node, yaml.MappingNode):
+        named = {str(k.value): v for k, v in node.value if isinstance(k, yaml.ScalarNode)}
+        run, shell = named.get("run"), named.get("shell")
+        if isinstance(run, yaml.ScalarNode) and isinstance(shell, yaml.ScalarNode):
+            found[id(run)] = str(shell.value).strip().lower()
+        for _, v in node.value:
+            _step_shells(v, found)
+    elif isinstance(node, yaml.SequenceNode):
+        for v in node.value:
+            _step_shells(v, found)
+    return found
+
+
+def _python_block(col: Collector, value) -> None:
+    """A `shell: python` step's script through the Python pass, its findings placed on the block's own lines."""
+    from dataclasses import replace
+
+    code = _CI_EXPR_RE.sub(lambda e: "_" * len(e.group(0)), str(value.value))
+    if "cuda" not in code.lower() and "nccl" not in code.lower():
+        return
+    first = value.start_mark.line + (1 if value.style in ("|", ">") else 0)
+    raw = col.lines[first] if first < len(col.lines) else ""
+    indent = len(raw) - len(raw.lstrip()) if value.style in ("|", ">") else value.start_mark.column
+    result = col.engine.analyze_bytes((code + "\n").encode("utf-8"), col.rel + ".py")
+    for f in result.findings:
+        col.add_finding(replace(f, path=col.rel, line=first + f.line, end_line=first + f.end_line,
+                                col=f.col + indent, end_col=f.end_col + indent, fix="none",
+                                data={k: v for k, v in f.data.items() if k != "replace"}))
 
 
 def _docker_options(col: Collector, m, value) -> None:

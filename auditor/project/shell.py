@@ -452,8 +452,12 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
     if not words:
         return
     name = words[0].rsplit("/", 1)[-1]
-    if name in ("$PYTHON", "${PYTHON}"):
-        name = "python"               # `PYTHON=${PYTHON:-python}` then `$PYTHON -m pip ...`
+    variable = re.fullmatch(r"\$\{?([A-Za-z_]\w*)\}?", name)
+    if variable and ("PY" in variable.group(1).upper() and "PIP" not in variable.group(1).upper()
+                     or words[1:2] == ["-m"]):
+        name = "python"               # `PYTHON=${PYTHON:-python}` then `$PYTHON -m pip ...`, `$PY -m pip ...`
+    elif variable and "PIP" in variable.group(1).upper():
+        name = "pip"                  # `PIP=${PIP:-pip3}` then `$PIP install ...`
     line, c = pos.at(nodes[0].start_point)
     col.add(m.match_command(name), name, line, c)
     if name.startswith("python") and len(words) > 2 and words[1] == "-m" and words[2] not in ("pip", "uv"):
