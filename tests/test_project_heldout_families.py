@@ -61,3 +61,93 @@ def test_ci_steps_each_their_own_script_and_python_steps_through_the_python_pass
     assert 8 in lines                                   # torch.cuda.is_available() in the python step
     assert {(11, "NPU018"), (11, "NPU011"), (12, "NPU017"), (18, "NPU361")} <= set(got)
     assert not lines & {7, 14, 16}                      # python source is not bash; pwsh step; echo text
+
+
+def test_cuda_version_inputs_matrix_tags_and_compose_defaults():
+    workflow = """\
+        on:
+          workflow_dispatch:
+            inputs:
+              python-version:
+                description: "The Python version to use for the build"
+              cuda-version:
+                description: "The CUDA version to use for the build"
+                type: string
+        jobs:
+          upload:
+            strategy:
+              matrix:
+                suffix:
+                  - cu126
+                  - rocm7.1
+                cuda-version:
+                  - "12.4"
+        """
+    got = found(".github/workflows/build.yml", workflow)
+    assert set(got) >= {(6, "NPU018"), (14, "NPU018"), (16, "NPU018")} and not {ln for ln, _ in got} & {4, 7, 15}
+    compose = """\
+        services:
+          app:
+            build:
+              args:
+                BACKEND: ${BACKEND:-cuda}     # or cpu
+                CUDA_VER: ${CUDA_VER:-12.9.0}
+                UV_EXTRA: ${UV_EXTRA:-cu129}
+                UV_VERSION: ${UV_VERSION:-0.8.15}
+            environment:
+              DEVICE: ${DEVICE:-cpu}
+        """
+    result = ENGINE.analyze_bytes(textwrap.dedent(compose).encode(), "compose.base.yml")
+    got2 = {(f.line, f.code, f.severity) for f in result.findings}
+    assert got2 == {(5, "NPU019", "info"), (6, "NPU018", "info"), (7, "NPU023", "info")}
+
+
+def test_gpu_switches_in_configs():
+    config = """\
+        device: cpu
+        cuda: True
+        use_cuda: false
+        build:
+          gpu: true
+          python_version: "3.11"
+        scaling_config:
+          use_gpu: True
+        test:
+          gpu: false
+        """
+    got = found("cog.yaml", config)
+    assert got == [(2, "NPU019"), (5, "NPU028"), (8, "NPU028")]
+
+
+def test_cmake_switches_and_deepspeed_op_builds():
+    script = """\
+        #!/bin/bash
+        cmake -B build -DGGML_CUDA=ON -DGGML_VULKAN=ON -DCMAKE_CUDA_ARCHITECTURES=86 -DUSE_CUDA=OFF
+        CMAKE_ARGS="-DLLAMA_CUBLAS=on" pip install llama-cpp-python
+        cmake_args+=("-DCMAKE_CUDA_ARCHITECTURES=${ARCH}")
+        RUN_ARGS="-DUSE_ROCM=ON"
+        DS_BUILD_UTILS=1 DS_BUILD_FUSED_LAMB=1 pip install deepspeed
+        DS_BUILD_CPU_ADAM=1 pip install deepspeed
+        echo "build with -DGGML_CUDA=ON"
+        # cmake -DGGML_CUDA=ON
+        """
+    got = found("build.sh", script)
+    assert got == [(2, "NPU021"), (2, "NPU021"), (3, "NPU021"), (4, "NPU021"), (6, "NPU021"), (6, "NPU021")]
+    workflow = """\
+        jobs:
+          build:
+            strategy:
+              matrix:
+                include:
+                  - name: linux-cuda
+                    cmake_flags: >-
+                      -DGGML_NATIVE=OFF
+                      -DGGML_CUDA=ON
+                  - name: windows-x64-vulkan
+                    cmake_flags: >-
+                      -DGGML_VULKAN=ON
+            steps:
+              - run: |
+                  gh release create "$tag" --notes "use \\`--backend cuda\\` on NVIDIA GPUs"
+        """
+    assert found(".github/workflows/build.yml", workflow) == [(9, "NPU021")]

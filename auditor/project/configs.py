@@ -12,7 +12,7 @@ import yaml
 
 from auditor.project.hits import Collector, decode_text, matchers
 from auditor.project.requirements import _CUDA_INDEX_RE
-from auditor.project.shell import _SCHEDULER_REQUESTS, _URL_RE, scan_fragment, scan_shell
+from auditor.project.shell import _SCHEDULER_REQUESTS, _URL_RE, cmake_defines, scan_fragment, scan_shell
 from auditor.findings import FileError, FileResult
 
 if TYPE_CHECKING:
@@ -144,6 +144,9 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                     c += col.lines[line - 1][c - 1:c] in ("'", '"')
                     col.add(qualified.rule, raw, line, c, c + len(raw))
                 continue
+            default = _DEFAULTED_RE.fullmatch(raw.strip())
+            if default:
+                raw = default.group(1)       # compose / env files: `BACKEND: ${BACKEND:-cuda}` is cuda unless set
             rule = m.match_setting(path, raw)
             name = path.rsplit(".", 1)[-1]
             if rule is not None and name.isupper() and (name.endswith("_VERSION") or (
@@ -155,20 +158,62 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             if rule is None and isinstance(value.value, str) and value.start_mark.line == value.end_mark.line:
                 _value_text(col, m, path, value)         # image names, CUDA index URLs and toolkit paths in a value
                 continue
+            if rule is None and isinstance(value.value, str) and "-D" in value.value:
+                # a block of build flags (`cmake_flags: >- -DGGML_CUDA=ON ...`): CMake switches, line by line
+                for n in range(value.start_mark.line, min(value.end_mark.line + 1, len(col.lines))):
+                    cmake_defines(col, col.lines[n], lambda off, n=n: (n + 1, off + 1))
+                continue
             if rule is not None:
                 # a CI matrix entry (`strategy.matrix.cuda_version`) builds for a version; it changes nothing at run time
-                severity = "info" if ".matrix." in f".{path}." else None
+                # so does a compose build argument (`build: args: CUDA_VER: 12.9.0`): the image's FROM is the error
+                severity = "info" if ".matrix." in f".{path}." or ".build.args." in f".{path}." else None
                 line, c = value.start_mark.line + 1, value.start_mark.column + 1
                 quoted = col.lines[line - 1][c - 1:c] in ("'", '"')
                 start = c + 1 if quoted else c
+                if default:
+                    start += max(str(value.value).find("-" + raw), str(value.value).find("=" + raw)) + 1
+                # a switch (`cuda: True`) has no device value to rewrite
+                edit = None if raw.lower() in ("true", "false") else (
+                    lambda new, l=line, s=start, v=raw: {"line": l, "col": s, "end_col": s + len(v),
+                                                         "text": _replaced(v, new)})
                 col.add(rule, f"{path}: {raw}", line, start, start + len(raw), value=raw, severity=severity,
-                        edit=lambda new, l=line, s=start, v=raw: {"line": l, "col": s, "end_col": s + len(v),
-                                                                  "text": _replaced(v, new)})
+                        edit=edit)
     for root in roots:
         _run_args(col, m, root)
+        _version_keys(col, m, root, "")
     for shell_lines in blocks:
         # CI expressions (`${{ matrix.cuda-version }}`) are not shell: same-length placeholders keep the columns
         scan_shell(col, _CI_EXPR_RE.sub(lambda e: "_" * len(e.group(0)), "\n".join(shell_lines).rstrip("\n")))
+
+
+_DEFAULTED_RE = re.compile(r"\$\{\w+:?[-=]([^{}$]+)\}")
+_CUDA_KEY_RE = re.compile(r"(?:\w+_)?(?:cuda|cudnn|cuda_toolkit|nvcc)(?:_versions?|_vers?)?")
+
+
+def _version_keys(col: Collector, m, node, path: str) -> None:
+    """A key naming the CUDA version whose value is not one scalar: a workflow input (`inputs: cuda-version:
+    {description, type}`) or a block list of versions to build for. The key's line is the setting, at `info`
+    like a matrix entry: it picks what a CI build installs."""
+    if isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _version_keys(col, m, item, path)
+        return
+    if not isinstance(node, yaml.MappingNode):
+        return
+    for key, value in node.value:
+        if not isinstance(key, yaml.ScalarNode):
+            continue
+        name = str(key.value)
+        sub = f"{path}.{name}" if path else name
+        flat = name.lower().replace("-", "_")
+        if not isinstance(value, yaml.ScalarNode) and _CUDA_KEY_RE.fullmatch(flat) and (
+                isinstance(value, yaml.MappingNode) and ".inputs." in f".{path}."
+                or isinstance(value, yaml.SequenceNode) and value.start_mark.line > key.start_mark.line):
+            rule = m.match_setting(f"{path}.{flat}" if path else flat, "12.4")
+            if rule is not None:
+                line, c = key.start_mark.line + 1, key.start_mark.column + 1
+                col.add(rule, f"{sub}: ...", line, c, c + len(name), severity="info")
+        _version_keys(col, m, value, sub)
 
 
 def _step_shells(node, found: dict | None = None) -> dict[int, str]:

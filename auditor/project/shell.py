@@ -34,6 +34,9 @@ _OPTION_RE = re.compile(r"(?<![\w-])--([A-Za-z][\w.-]*)(?:=([^\s\"'\\-][^\s\"'\\
 # `registry/name:tag` (a container image named in a script, a CI matrix, a Slurm option)
 _IMAGE_RE = re.compile(r"(?<![\w/.:@-])([a-z0-9][\w.-]*(?:/[\w.${}-]+)+:[\w.${}-]+)")
 # the CUDA toolkit's directory (`/usr/local/cuda-12.4/lib64`); the version part may be a variable
+# CMake cache definitions on a command line or in a build-arguments string (`cmake -DGGML_CUDA=ON`,
+# `CMAKE_ARGS="-DCMAKE_CUDA_ARCHITECTURES=86" pip install ...`): matched as `cmake:<name>` settings
+_CMAKE_DEFINE_RE = re.compile(r"(?<![\w-])-D([A-Za-z_]\w*)(?::[A-Za-z]+)?=([^\s\"';)]*)")
 _CUDA_PATH_RE = re.compile(r"(?<![\w/.-])/usr/local/cuda(-[\w.${}]+)?(?![\w.-])")
 _URL_RE = re.compile(r"(?:git\+)?https?://([^\s\"'<>|;&)]+)")
 
@@ -71,6 +74,8 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                 ln, c = where(opt.start())
                 col.add(rule, f"--{opt.group(1)} {value}".strip(), ln, c, c + len(opt.group(0).split()[0]),
                         value=value)
+    if "-D" in text:
+        cmake_defines(col, text, where)
     if "/" in text and ":" in text:
         for image in _IMAGE_RE.finditer(text):
             if "://" in text[max(0, image.start() - 3):image.start()]:
@@ -265,6 +270,18 @@ def scan_shell(col: Collector, text: str) -> None:
                         start + short.start(1) - 1, start + short.end(2), value=short.group(2))
 
 
+def cmake_defines(col: Collector, text: str, where) -> None:
+    """`-DGGML_CUDA=ON`, `-DCMAKE_CUDA_ARCHITECTURES=86`: CMake switches of a CUDA build; where(offset) gives the
+    (line, column) of an offset in text."""
+    m = matchers(col.engine)
+    for define in _CMAKE_DEFINE_RE.finditer(text):
+        name, value = define.group(1), define.group(2).strip("_") and define.group(2)   # a CI expression's blank
+        rule = m.match_setting(f"cmake:{name.lower()}", value.lower())
+        if rule is not None:
+            ln, c = where(define.start())
+            col.add(rule, f"-D{name}={value}", ln, c, c + len(define.group(0)), value=value)
+
+
 def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) -> None:
     """`DIST_BACKEND=nccl`, `export ACCELERATOR=${ACCELERATOR:-"GPU"}`: a script's variable that the launch line
     passes on is the same setting a config would hold (its default, for `${X:-default}`)."""
@@ -365,17 +382,23 @@ def _env_rules(col: Collector, name: str) -> list:
     return [rule] if rule is not None else []
 
 
+# options whose value is text for people or metadata: `docker build --label KEY=VALUE`, `gh release create --notes
+# "..."`, `--title`, `git commit --message`: read by nothing at run time
+_TEXT_OPTIONS = (b"--label", b"--notes", b"--title", b"--body", b"--message", b"--description", b"--summary")
+
+
 def _in_label(node) -> bool:
-    """Is this node in the value of `docker build --label KEY=VALUE`: image metadata, read by nothing at run time?"""
+    """Is this node in the value of a text option (`docker build --label KEY=VALUE`, `gh release create --notes
+    "... --backend cuda ..."`)?"""
     arg = node
     while arg.parent is not None and arg.parent.type != "command":
         arg = arg.parent
     if arg.parent is None or arg.type == "command_name":
         return False
-    if arg.text.startswith(b"--label="):
+    if arg.text.startswith(tuple(o + b"=" for o in _TEXT_OPTIONS)):
         return True
     prev = arg.prev_named_sibling
-    return prev is not None and prev.text == b"--label"
+    return prev is not None and prev.text in _TEXT_OPTIONS
 
 
 def _in_message(node) -> bool:
