@@ -151,3 +151,37 @@ def test_cmake_switches_and_deepspeed_op_builds():
                   gh release create "$tag" --notes "use \\`--backend cuda\\` on NVIDIA GPUs"
         """
     assert found(".github/workflows/build.yml", workflow) == [(9, "NPU021")]
+
+
+def test_requirements_from_cuda_repositories_loose_versions_and_triton_pages():
+    reqs = """\
+        # dropout_layer_norm @ git+https://github.com/Dao-AILab/flash-attention.git (commented out)
+        dropout_layer_norm @ git+https://github.com/Dao-AILab/flash-attention.git@v2.6.3#subdirectory=csrc/layer_norm
+        mypkg @ git+https://github.com/me/mypkg.git
+        mmcv-full==latest+torch1.6.0+cu101
+        foo==latest
+        quack-kernels>=0.5.3
+        gptqmodel>=1.0.9
+        --find-links https://download.pytorch.org/whl/nightly/triton
+        """
+    assert found("requirements.txt", reqs) == [(2, "NPU361"), (4, "NPU440"), (6, "NPU360"), (7, "NPU440"),
+                                                (8, "NPU360")]
+    dockerfile = """\
+        ARG PYTORCH="1.6.0"
+        ARG TORCH=true
+        FROM pytorch/pytorch:${PYTORCH}-cuda10.1-cudnn7-devel
+        RUN uv pip install --system "/tmp/fa4[cu13,dev]" "/tmp/other[dev]"
+        """
+    assert found("Dockerfile", dockerfile) == [(1, "NPU011"), (3, "NPU016"), (4, "NPU023")]
+
+
+def test_quantised_loading_switches_and_broken_continuations():
+    script = """\
+        python generate.py --load_8bit --base_model decapoda-research/llama-7b-hf
+        python finetune.py --load-in-4bit --use_8bit False
+        lm_eval --model hf \\\\
+         --model_args pretrained=$MODEL,dtype=bfloat16,seed=$SEED \\\\
+         --tasks $TASKS
+        echo "--load_8bit halves the memory"
+        """
+    assert found("eval.sh", script) == [(1, "NPU441"), (2, "NPU441"), (4, "NPU212")]

@@ -499,8 +499,10 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             sub = f"{name} {words[1]}"
             col.add(m.match_command(sub), sub, line, c, c + len(sub))
     _scheduler_short_options(col, m, pos, node)
-    # `torchrun --nproc-per-node=gpu`, `docker run --gpus all`: an option (with its value) as `name --opt=value`
-    for i, w in enumerate(words[1:], 1):
+    # `torchrun --nproc-per-node=gpu`, `docker run --gpus all`: an option (with its value) as `name --opt=value`;
+    # a line that starts with an option is the tail of a command whose continuation broke (`\\` at a line's end)
+    first = 0 if words[0].startswith("--") else 1
+    for i, w in enumerate(words[first:], first):
         if not w.startswith("-"):
             continue
         option = w if "=" in w or i + 1 >= len(words) or words[i + 1].startswith("-") else f"{w}={words[i + 1]}"
