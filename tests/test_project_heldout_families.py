@@ -185,3 +185,15 @@ def test_quantised_loading_switches_and_broken_continuations():
         echo "--load_8bit halves the memory"
         """
     assert found("eval.sh", script) == [(1, "NPU441"), (2, "NPU441"), (4, "NPU212")]
+
+
+def test_cuda_builds_of_other_packages_and_fsdp_json_discovered():
+    from auditor.project import project_kind
+
+    dockerfile = """\
+        RUN pip3 install https://hf-mirror.com/csukuangfj/kaldifeat/resolve/main/ubuntu-cuda/kaldifeat-1.25.5.dev20240914+cuda12.1.torch2.4.1-cp38-cp38-manylinux_2_17_x86_64.whl
+        RUN pip install https://data.pyg.org/whl/torch-2.3.0%2Bcpu/torch_scatter-2.1.2%2Bpt23cpu-cp310-cp310-linux_x86_64.whl
+        """
+    assert found("Dockerfile", dockerfile) == [(1, "NPU440")]
+    assert project_kind("fsdp2.json") == "config" and project_kind("default_offload_opt_param.json") == "config"
+    assert project_kind("results.json") is None and project_kind("en_US.json") is None

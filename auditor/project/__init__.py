@@ -21,6 +21,9 @@ KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("shell", ("*.sh", "*.bash", "*.slurm", "*.sbatch")),
     ("notebook", ("*.ipynb",)),
     ("config", ("*.yaml", "*.yml", "*config*.json", "ds_*.json", "*deepspeed*.json", "*zero*.json",
+                # FSDP / accelerate / offload settings and hyper-parameter files (ms-swift fsdp2.json, stanford_alpaca
+                # default_offload_opt_param.json); other JSON (results, locales, datasets) is data, not read
+                "*fsdp*.json", "*accelerate*.json", "*offload*.json", "*hparams*.json",
                 "devcontainer.json", ".devcontainer.json")),
 )
 

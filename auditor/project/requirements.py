@@ -118,9 +118,10 @@ def wheel_symbols(path: str) -> list[str]:
     except InvalidWheelFilename:
         return []
     symbols = [str(name)]
-    tag = _CUDA_TAG_RE.search("+" + (version.local or "").replace(".", ""))
+    # `+cu121`, and k2-fsa's `+cuda12.1.torch2.4.1` (kaldifeat, k2): the CUDA build a wheel was made for
+    tag = re.search(r"(?:^|[^a-z])cu(?:da)?(\d+)", (version.local or "").replace(".", ""))
     if tag:
-        symbols.insert(0, f"{name}+{tag.group(1)}")      # most specific first
+        symbols.insert(0, f"{name}+cu{tag.group(1)}")      # most specific first
     return symbols
 
 
