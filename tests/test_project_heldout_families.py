@@ -197,3 +197,36 @@ def test_cuda_builds_of_other_packages_and_fsdp_json_discovered():
     assert found("Dockerfile", dockerfile) == [(1, "NPU440")]
     assert project_kind("fsdp2.json") == "config" and project_kind("default_offload_opt_param.json") == "config"
     assert project_kind("results.json") is None and project_kind("en_US.json") is None
+
+
+def test_runners_srun_requests_accelerate_gpus_and_ci_expression_names():
+    script = """\
+        CONDA_RUN="conda run -n build"
+        ${CONDA_RUN} pip install fbgemm-gpu --index-url https://download.pytorch.org/whl/nightly/"$CU_VERSION"
+        conda run -n "${CONDA_ENV}" python -c "import torch; print(torch.cuda.is_available())"
+        srun --jobid $SLURM_JOBID --gres=gpu:8 --ntasks=8 python train.py
+        srun --pty --partition=cpu bash
+        accelerate launch --multi_gpu --gpu_ids 0,1 --num_processes 2 train.py
+        if [[ ${MATRIX_GPU_ARCH_TYPE} = 'cuda' ]]; then echo "cuda build"; fi
+        """
+    got = found("validate.sh", script)
+    assert [(ln, c) for ln, c in got if ln != 3] == [(2, "NPU440"), (4, "NPU028"), (6, "NPU124"), (6, "NPU124"),
+                                                     (7, "NPU019")]
+    assert any(ln == 3 for ln, _ in got)
+    workflow = """\
+        jobs:
+          test:
+            steps:
+              - run: |
+                  if [[ "${{ matrix.gpu-arch-type }}" == "cuda" ]]; then nvidia-smi; fi
+                  pip install torch==${{ inputs.torch-version }} -f ${{ inputs.pytorch-index }}
+        """
+    assert found(".github/workflows/ci.yml", workflow) == [(5, "NPU017"), (5, "NPU019"), (6, "NPU011")]
+
+
+def test_json_in_a_config_folder_is_a_config(tmp_path):
+    from auditor.project import project_kind
+
+    assert project_kind("starting_point_v1.json", "helpers/training_configs/starting_point_v1.json") == "config"
+    assert project_kind("run1.json", "results/run1.json") is None
+    assert project_kind("run1.json") is None

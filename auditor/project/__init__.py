@@ -28,12 +28,15 @@ KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
-def project_kind(name: str) -> str | None:
-    """The kind of a project file from its name, or None for files this module does not read."""
+def project_kind(name: str, rel: str = "") -> str | None:
+    """The kind of a project file from its name (and, for JSON, its folder: rel is its path in the tree), or None
+    for files this module does not read."""
     low = name.lower()
     for kind, globs in KINDS:
         if any(fnmatch.fnmatchcase(low, g) for g in globs):
             return kind
+    if low.endswith(".json") and any("config" in part.lower() for part in rel.split("/")[:-1]):
+        return "config"       # parler-tts helpers/training_configs/starting_point_v1.json: a folder of configs
     return None
 
 

@@ -183,7 +183,19 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         _version_keys(col, m, root, "")
     for shell_lines in blocks:
         # CI expressions (`${{ matrix.cuda-version }}`) are not shell: same-length placeholders keep the columns
-        scan_shell(col, _CI_EXPR_RE.sub(lambda e: "_" * len(e.group(0)), "\n".join(shell_lines).rstrip("\n")))
+        scan_shell(col, _CI_EXPR_RE.sub(_ci_placeholder, "\n".join(shell_lines).rstrip("\n")))
+
+
+def _ci_placeholder(expr: re.Match) -> str:
+    """A CI expression in a script, as a shell variable of the same length: `${{ matrix.gpu-arch-type }}` ->
+    `${gpu_arch_type_____}` (padded with underscores), so `[[ "${{ matrix.gpu-arch-type }}" == "cuda" ]]` is a comparison on that
+    setting; an expression that is not a plain name becomes underscores."""
+    text = expr.group(0)
+    inner = text[3:-2].strip()
+    if re.fullmatch(r"[A-Za-z_][\w.-]*", inner):
+        name = inner.rsplit(".", 1)[-1].replace("-", "_")
+        return "${" + name.ljust(len(text) - 3, "_") + "}"      # one word still: `cuda-toolkit-${cuda_version___}`
+    return "_" * len(text)
 
 
 _DEFAULTED_RE = re.compile(r"\$\{\w+:?[-=]([^{}$]+)\}")

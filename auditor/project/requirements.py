@@ -64,6 +64,8 @@ def requirement_symbols(text: str) -> Iterator[tuple[str, str]]:
     if tag:
         yield f"{name}+{next(g for g in tag.groups() if g)}", text
     yield name, req.name
+    if tag:
+        yield f"cuda-build:{name}", req.name
     if req.url and "://" in req.url:
         from auditor.project.shell import url_symbol
 
@@ -121,7 +123,8 @@ def wheel_symbols(path: str) -> list[str]:
     # `+cu121`, and k2-fsa's `+cuda12.1.torch2.4.1` (kaldifeat, k2): the CUDA build a wheel was made for
     tag = re.search(r"(?:^|[^a-z])cu(?:da)?(\d+)", (version.local or "").replace(".", ""))
     if tag:
-        symbols.insert(0, f"{name}+cu{tag.group(1)}")      # most specific first
+        # most specific first; last, a CUDA build of a package no rule names (`cuda-build:kaldifeat`)
+        symbols = [f"{name}+cu{tag.group(1)}", *symbols, f"cuda-build:{name}"]
     return symbols
 
 

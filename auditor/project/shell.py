@@ -26,6 +26,12 @@ _OPTS_WITH_VALUE = {"-r", "--requirement", "-c", "--constraint", "-w", "--wheel-
                     "--prefix", "--root", "--platform", "--python-version"}
 _CONDA_OPTS_WITH_VALUE = {"-n", "--name", "-p", "--prefix", "--file", "--override-channels-file"}
 _INDEX_OPTS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links"}
+# srun options that take no value (the others do: `--jobid $ID`, `--ntasks 8`)
+_SRUN_FLAGS = {"--pty", "--exclusive", "--overlap", "--label", "--unbuffered", "--kill-on-bad-exit", "--verbose",
+               "--quiet", "--exact", "--no-kill", "--mpi=pmix"}
+# environment runners whose `run` subcommand runs the rest of the line (uv's own `run --group` is read as uv)
+_RUNNERS = {"conda", "mamba", "micromamba", "poetry", "pipenv", "pixi", "hatch", "pdm"}
+_RUN_VALUE_OPTIONS = {"-n", "--name", "-p", "--prefix", "-e", "--environment", "--cwd"}
 _APT = {"apt", "apt-get", "yum", "dnf", "microdnf", "zypper", "apk"}
 # words, strings and here-documents: where options (`--bf16`) and URLs are read, inside quotes too
 _TEXT_NODES = ("word", "raw_string", "string_content", "heredoc_content", "ansi_c_string")
@@ -37,7 +43,7 @@ _IMAGE_RE = re.compile(r"(?<![\w/.:@-])([a-z0-9][\w.-]*(?:/[\w.${}-]+)+:[\w.${}-
 # CMake cache definitions on a command line or in a build-arguments string (`cmake -DGGML_CUDA=ON`,
 # `CMAKE_ARGS="-DCMAKE_CUDA_ARCHITECTURES=86" pip install ...`): matched as `cmake:<name>` settings
 _CMAKE_DEFINE_RE = re.compile(r"(?<![\w-])-D([A-Za-z_]\w*)(?::[A-Za-z]+)?=([^\s\"';)]*)")
-_CUDA_PATH_RE = re.compile(r"(?<![\w/.-])/usr/local/cuda(-[\w.${}]+)?(?![\w.-])")
+_CUDA_PATH_RE = re.compile(r"(?<![\w/.-])/usr/local/cuda(-[\w.${}]*)?(?![\w.])")   # `cuda-` then `${V}`: one word
 _URL_RE = re.compile(r"(?:git\+)?https?://([^\s\"'<>|;&)]+)")
 
 
@@ -370,7 +376,7 @@ def _comparison(col: Collector, m, pos: _Positions, node) -> None:
         literal = _word(literal_side)
         if literal.lower() in ("true", "false", "yes", "no", "on", "off", "0", "1", ""):
             return      # `[ "$INSTALL_FLASHATTN" == "true" ]` tests a switch; the step it guards has its own finding
-        rule = m.match_setting(var.text.decode().lower(), literal)
+        rule = m.match_setting(var.text.decode().lower().rstrip("_"), literal)   # a CI expression's padding
         if rule is not None:
             line, c = pos.at(literal_side.start_point)
             col.add(rule, f"{var.text.decode()} == {literal}", line, c, c + len(literal_side.text), value=literal)
@@ -469,9 +475,33 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
     words = [_word(name_node)] + [_word(a) for a in args]
     nodes = [name_node] + args
     while words and (words[0].rsplit("/", 1)[-1] in _WRAPPERS or "=" in words[0] and words[0][0] != "-"):
+        slurm = words[0].rsplit("/", 1)[-1] in ("srun", "salloc")
         words, nodes = words[1:], nodes[1:]
         while words and words[0].startswith("-"):
-            words, nodes = words[1:], nodes[1:]
+            skip = 1
+            if slurm:
+                # `srun --gres=gpu:8 --jobid $ID python ...`: srun's own options are requests to the scheduler
+                key, eq, value = words[0].partition("=")
+                if not eq and key.startswith("--") and key not in _SRUN_FLAGS and len(words) > 1 \
+                        and not words[1].startswith("-"):
+                    value, skip = words[1], 2
+                rule = m.match_setting(setting_path(key), value) if key.startswith("--") and value else None
+                if rule is not None and rule.code in _SCHEDULER_REQUESTS:
+                    wl, wc = pos.at(nodes[0].start_point)
+                    col.add(rule, f"{key} {value}", wl, wc, wc + len(words[0]), value=value)
+            words, nodes = words[skip:], nodes[skip:]
+    while len(words) > 2:
+        if words[0].rsplit("/", 1)[-1] in _RUNNERS and words[1] == "run":
+            # `conda run -n build pip install fbgemm-gpu`, `poetry run torchrun ...`: the command run in the env
+            words, nodes = words[2:], nodes[2:]
+            while words and words[0].startswith("-"):
+                skip = 2 if words[0] in _RUN_VALUE_OPTIONS else 1
+                words, nodes = words[skip:], nodes[skip:]
+        elif re.fullmatch(r"\$\{?[A-Za-z_]\w*\}?", words[0]) and not re.search("PY|PIP", words[0].upper()) \
+                and not words[1].startswith("-"):
+            words, nodes = words[1:], nodes[1:]    # `${CONDA_RUN} pip install ...`: a runner held in a variable
+        else:
+            break
     if not words:
         return
     name = words[0].rsplit("/", 1)[-1]
@@ -572,7 +602,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         start = words.index("install")
         for i in range(start + 1, len(words)):
             w = words[i]
-            if not w.startswith("-") and "$" not in w:
+            w = re.sub(r"\$\{?\w+\}?", "", w)      # `cuda-toolkit-${{ matrix.cuda-version }}` in CI: the package family
+            if w and not w.startswith("-"):
                 line, c = pos.at(nodes[i].start_point)
                 symbol = "apt:" + w.split("=", 1)[0].lower()
                 col.add(m.match_requirement(symbol), symbol, line, c, c + len(w))
