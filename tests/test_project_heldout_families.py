@@ -230,3 +230,16 @@ def test_json_in_a_config_folder_is_a_config(tmp_path):
     assert project_kind("starting_point_v1.json", "helpers/training_configs/starting_point_v1.json") == "config"
     assert project_kind("run1.json", "results/run1.json") is None
     assert project_kind("run1.json") is None
+
+
+def test_lmms_eval_backends_and_inline_model_args():
+    script = """\
+        python3 -m lmms_eval \\
+            --model vllm \\
+            --model_args model=Qwen/Qwen2-VL-7B-Instruct,tensor_parallel_size=4
+        accelerate launch --num_processes=8 -m lmms_eval \\
+            --model penguinvl \\
+            --model_args=pretrained=tencent/Penguin-VL-8B,attn_implementation=flash_attention_2,dtype=bfloat16
+        accelerate launch --num_processes=8 -m lmms_eval --model llava_hf --tasks mme
+        """
+    assert found("eval.sh", script) == [(2, "NPU447"), (6, "NPU212"), (6, "NPU363")]

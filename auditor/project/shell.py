@@ -513,6 +513,10 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         name = "pip"                  # `PIP=${PIP:-pip3}` then `$PIP install ...`
     line, c = pos.at(nodes[0].start_point)
     col.add(m.match_command(name), name, line, c)
+    if name in ("accelerate", "torchrun", "deepspeed") and "-m" in words[1:-1]:
+        # `accelerate launch --num_processes=8 -m lmms_eval --model vllm`: the module's options are read as its own
+        at = words.index("-m", 1)
+        _module_options(col, m, pos, words[at + 1], words[at + 2:], nodes[at + 2:])
     if name.startswith("python") and len(words) > 2 and words[1] == "-m" and words[2] not in ("pip", "uv"):
         # `python -m torch.distributed.run --nproc_per_node=gpu`, `python -m lm_eval --model vllm`: the module's
         # options are read as the command's
@@ -550,6 +554,9 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
                 # `--model_args pretrained=X,dtype=bfloat16`: a list of settings
                 vl, vc = pos.at(nodes[i + 1].start_point)
                 _key_values(col, m, value, vl, vc + (nodes[i + 1].type in ("string", "raw_string")))
+            elif setting is None and "=" in value and "," in value and "=" in w:
+                # `--model_args=pretrained=X,attn_implementation=flash_attention_2,dtype=bfloat16`
+                _key_values(col, m, value, line, c + len(key) + 1 + (nodes[i].type in ("string", "raw_string")))
     if name.startswith("python") or name.endswith(".py") or name in _PROGRAM_LAUNCHERS:
         # Hydra / OmegaConf overrides on the command line: `trainer.accelerator=gpu`, `++device=cuda:0`
         for i, w in enumerate(words[1:], 1):
