@@ -243,3 +243,20 @@ def test_lmms_eval_backends_and_inline_model_args():
         accelerate launch --num_processes=8 -m lmms_eval --model llava_hf --tasks mme
         """
     assert found("eval.sh", script) == [(2, "NPU447"), (6, "NPU212"), (6, "NPU363")]
+
+
+def test_yaml_anchor_merges_report_a_setting_once_and_multi_gpu_is_accelerates():
+    config = """\
+        wt103: &wt103
+          cuda: true
+          fp16: false
+        dgx1_8gpu_fp16:
+          train:
+            <<: *wt103
+        dgx1_1gpu_fp32:
+          train:
+            <<: *wt103
+        """
+    assert found("wt103_base.yaml", config) == [(2, "NPU019")]
+    script = "python train.py --multi_gpu --batch_size 4\naccelerate launch --multi_gpu train.py\n"
+    assert found("run.sh", script) == [(2, "NPU124")]

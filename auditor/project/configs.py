@@ -111,7 +111,11 @@ def scan_config_roots(col: Collector, roots: list) -> None:
     blocks: list[list[str]] = []        # each `run:` block is its own script: one broken block spoils no other
     for root in roots:
         step_shells = _step_shells(root)
+        seen: set[int] = set()
         for path, key, value, env_entry in _scalars(root, "", False):
+            if id(value) in seen and key is not value:
+                continue          # a node merged in again through a YAML anchor (`<<: *wt103`): reported once
+            seen.add(id(value))
             if isinstance(value.value, str) and (path.rsplit(".", 1)[-1] in _SHELL_KEYS
                                                  or _INSTALL_COMMAND_RE.search(value.value)):
                 interpreter = step_shells.get(id(value), "bash")
@@ -259,6 +263,12 @@ def _python_block(col: Collector, value) -> None:
         col.add_finding(replace(f, path=col.rel, line=first + f.line, end_line=first + f.end_line,
                                 col=f.col + indent, end_col=f.end_col + indent, fix="none",
                                 data={k: v for k, v in f.data.items() if k != "replace"}))
+    for n in range(first, min(first + len(code.splitlines()), len(col.lines))):
+        text = col.lines[n]
+        if "://" in text and not text.lstrip().startswith("#"):
+            # the CUDA installers and wheels the step downloads (`"12.8": ("12.8.1", "https://developer.download.nvidia
+            # .com/compute/cuda/12.8.1/local_installers/cuda_12.8.1_570.124.06_linux.run")`)
+            scan_fragment(col, text, n + 1, 1, options=False)
 
 
 def _docker_options(col: Collector, m, value) -> None:
