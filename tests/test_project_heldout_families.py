@@ -258,5 +258,6 @@ def test_yaml_anchor_merges_report_a_setting_once_and_multi_gpu_is_accelerates()
             <<: *wt103
         """
     assert found("wt103_base.yaml", config) == [(2, "NPU019")]
-    script = "python train.py --multi_gpu --batch_size 4\naccelerate launch --multi_gpu train.py\n"
-    assert found("run.sh", script) == [(2, "NPU124")]
+    script = ("python train.py --multi_gpu --batch_size 4\naccelerate launch --multi_gpu train.py\n"
+              'export LAUNCHER="accelerate launch \\\n    --multi_gpu \\\n    --num_processes 8"\n')
+    assert found("run.sh", script) == [(2, "NPU124"), (4, "NPU124")]

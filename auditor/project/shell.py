@@ -76,10 +76,14 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
             value = opt.group(2) or opt.group(3) or "true"
             path = setting_path(opt.group(1))
             rule = m.match_setting(path, value)
+            symbol = f"--{opt.group(1)} {value}".strip()
+            if rule is None and "accelerate launch" in text[:opt.start()]:
+                # `LAUNCHER="accelerate launch --multi_gpu ..."`: the launcher's own options, as on its command line
+                symbol = f"accelerate --{opt.group(1)}"
+                rule = m.match_command(symbol)
             if rule is not None:
                 ln, c = where(opt.start())
-                col.add(rule, f"--{opt.group(1)} {value}".strip(), ln, c, c + len(opt.group(0).split()[0]),
-                        value=value)
+                col.add(rule, symbol, ln, c, c + len(opt.group(0).split()[0]), value=value)
     if "-D" in text:
         cmake_defines(col, text, where)
     if "/" in text and ":" in text:
