@@ -221,7 +221,7 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = (), include_kernels: 
                     if entry.name in _OUTPUT_FOLDERS and not (path / "__init__.py").is_file():
                         continue
                     subdirs.append((path, ignore_folders))
-                elif entry.name.endswith(suffixes) or (include_kernels and project_kind(entry.name)):
+                elif entry.name.endswith(suffixes) or (include_kernels and project_kind(entry.name, rel)):
                     try:
                         if not entry.is_file():       # FIFO, socket, device, or a link to one
                             found.errors.append(FileError(rel, "special", "not a regular file (a FIFO, "

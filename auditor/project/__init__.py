@@ -21,16 +21,22 @@ KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("shell", ("*.sh", "*.bash", "*.slurm", "*.sbatch")),
     ("notebook", ("*.ipynb",)),
     ("config", ("*.yaml", "*.yml", "*config*.json", "ds_*.json", "*deepspeed*.json", "*zero*.json",
+                # FSDP / accelerate / offload settings and hyper-parameter files (ms-swift fsdp2.json, stanford_alpaca
+                # default_offload_opt_param.json); other JSON (results, locales, datasets) is data, not read
+                "*fsdp*.json", "*accelerate*.json", "*offload*.json", "*hparams*.json",
                 "devcontainer.json", ".devcontainer.json")),
 )
 
 
-def project_kind(name: str) -> str | None:
-    """The kind of a project file from its name, or None for files this module does not read."""
+def project_kind(name: str, rel: str = "") -> str | None:
+    """The kind of a project file from its name (and, for JSON, its folder: rel is its path in the tree), or None
+    for files this module does not read."""
     low = name.lower()
     for kind, globs in KINDS:
         if any(fnmatch.fnmatchcase(low, g) for g in globs):
             return kind
+    if low.endswith(".json") and any("config" in part.lower() for part in rel.split("/")[:-1]):
+        return "config"       # parler-tts helpers/training_configs/starting_point_v1.json: a folder of configs
     return None
 
 

@@ -12,7 +12,7 @@ import yaml
 
 from auditor.project.hits import Collector, decode_text, matchers
 from auditor.project.requirements import _CUDA_INDEX_RE
-from auditor.project.shell import _SCHEDULER_REQUESTS, _URL_RE, scan_fragment, scan_shell
+from auditor.project.shell import _SCHEDULER_REQUESTS, _URL_RE, cmake_defines, scan_fragment, scan_shell
 from auditor.findings import FileError, FileResult
 
 if TYPE_CHECKING:
@@ -108,12 +108,22 @@ def scan_config_text(col: Collector, text: str) -> None:
 def scan_config_roots(col: Collector, roots: list) -> None:
     engine = col.engine
     m = matchers(engine)
-    shell_lines = [""] * len(col.lines)
+    blocks: list[list[str]] = []        # each `run:` block is its own script: one broken block spoils no other
     for root in roots:
+        step_shells = _step_shells(root)
+        seen: set[int] = set()
         for path, key, value, env_entry in _scalars(root, "", False):
+            if id(value) in seen and key is not value:
+                continue          # a node merged in again through a YAML anchor (`<<: *wt103`): reported once
+            seen.add(id(value))
             if isinstance(value.value, str) and (path.rsplit(".", 1)[-1] in _SHELL_KEYS
                                                  or _INSTALL_COMMAND_RE.search(value.value)):
-                _copy_lines(col.lines, shell_lines, key, value)
+                interpreter = step_shells.get(id(value), "bash")
+                if interpreter.startswith("python"):
+                    _python_block(col, value)    # `shell: python` step: the Python pass reads its code
+                elif not interpreter.startswith(("pwsh", "powershell", "cmd")):
+                    blocks.append([""] * len(col.lines))
+                    _copy_lines(col.lines, blocks[-1], key, value)
                 continue
             if path.lower().endswith("runargs"):
                 continue                                 # devcontainer `runArgs`: docker options, read below
@@ -138,6 +148,9 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                     c += col.lines[line - 1][c - 1:c] in ("'", '"')
                     col.add(qualified.rule, raw, line, c, c + len(raw))
                 continue
+            default = _DEFAULTED_RE.fullmatch(raw.strip())
+            if default:
+                raw = default.group(1)       # compose / env files: `BACKEND: ${BACKEND:-cuda}` is cuda unless set
             rule = m.match_setting(path, raw)
             name = path.rsplit(".", 1)[-1]
             if rule is not None and name.isupper() and (name.endswith("_VERSION") or (
@@ -149,20 +162,113 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             if rule is None and isinstance(value.value, str) and value.start_mark.line == value.end_mark.line:
                 _value_text(col, m, path, value)         # image names, CUDA index URLs and toolkit paths in a value
                 continue
+            if rule is None and isinstance(value.value, str) and "-D" in value.value:
+                # a block of build flags (`cmake_flags: >- -DGGML_CUDA=ON ...`): CMake switches, line by line
+                for n in range(value.start_mark.line, min(value.end_mark.line + 1, len(col.lines))):
+                    cmake_defines(col, col.lines[n], lambda off, n=n: (n + 1, off + 1))
+                continue
             if rule is not None:
                 # a CI matrix entry (`strategy.matrix.cuda_version`) builds for a version; it changes nothing at run time
-                severity = "info" if ".matrix." in f".{path}." else None
+                # so does a compose build argument (`build: args: CUDA_VER: 12.9.0`): the image's FROM is the error
+                severity = "info" if ".matrix." in f".{path}." or ".build.args." in f".{path}." else None
                 line, c = value.start_mark.line + 1, value.start_mark.column + 1
                 quoted = col.lines[line - 1][c - 1:c] in ("'", '"')
                 start = c + 1 if quoted else c
+                if default:
+                    start += max(str(value.value).find("-" + raw), str(value.value).find("=" + raw)) + 1
+                # a switch (`cuda: True`) has no device value to rewrite
+                edit = None if raw.lower() in ("true", "false") else (
+                    lambda new, l=line, s=start, v=raw: {"line": l, "col": s, "end_col": s + len(v),
+                                                         "text": _replaced(v, new)})
                 col.add(rule, f"{path}: {raw}", line, start, start + len(raw), value=raw, severity=severity,
-                        edit=lambda new, l=line, s=start, v=raw: {"line": l, "col": s, "end_col": s + len(v),
-                                                                  "text": _replaced(v, new)})
+                        edit=edit)
     for root in roots:
         _run_args(col, m, root)
-    if any(shell_lines):
+        _version_keys(col, m, root, "")
+    for shell_lines in blocks:
         # CI expressions (`${{ matrix.cuda-version }}`) are not shell: same-length placeholders keep the columns
-        scan_shell(col, _CI_EXPR_RE.sub(lambda e: "_" * len(e.group(0)), "\n".join(shell_lines)))
+        scan_shell(col, _CI_EXPR_RE.sub(_ci_placeholder, "\n".join(shell_lines).rstrip("\n")))
+
+
+def _ci_placeholder(expr: re.Match) -> str:
+    """A CI expression in a script, as a shell variable of the same length: `${{ matrix.gpu-arch-type }}` ->
+    `${gpu_arch_type_____}` (padded with underscores), so `[[ "${{ matrix.gpu-arch-type }}" == "cuda" ]]` is a comparison on that
+    setting; an expression that is not a plain name becomes underscores."""
+    text = expr.group(0)
+    inner = text[3:-2].strip()
+    if re.fullmatch(r"[A-Za-z_][\w.-]*", inner):
+        name = inner.rsplit(".", 1)[-1].replace("-", "_")
+        return "${" + name.ljust(len(text) - 3, "_") + "}"      # one word still: `cuda-toolkit-${cuda_version___}`
+    return "_" * len(text)
+
+
+_DEFAULTED_RE = re.compile(r"\$\{\w+:?[-=]([^{}$]+)\}")
+_CUDA_KEY_RE = re.compile(r"(?:\w+_)?(?:cuda|cudnn|cuda_toolkit|nvcc)(?:_versions?|_vers?)?")
+
+
+def _version_keys(col: Collector, m, node, path: str) -> None:
+    """A key naming the CUDA version whose value is not one scalar: a workflow input (`inputs: cuda-version:
+    {description, type}`) or a block list of versions to build for. The key's line is the setting, at `info`
+    like a matrix entry: it picks what a CI build installs."""
+    if isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _version_keys(col, m, item, path)
+        return
+    if not isinstance(node, yaml.MappingNode):
+        return
+    for key, value in node.value:
+        if not isinstance(key, yaml.ScalarNode):
+            continue
+        name = str(key.value)
+        sub = f"{path}.{name}" if path else name
+        flat = name.lower().replace("-", "_")
+        if not isinstance(value, yaml.ScalarNode) and _CUDA_KEY_RE.fullmatch(flat) and (
+                isinstance(value, yaml.MappingNode) and ".inputs." in f".{path}."
+                or isinstance(value, yaml.SequenceNode) and value.start_mark.line > key.start_mark.line):
+            rule = m.match_setting(f"{path}.{flat}" if path else flat, "12.4")
+            if rule is not None:
+                line, c = key.start_mark.line + 1, key.start_mark.column + 1
+                col.add(rule, f"{sub}: ...", line, c, c + len(name), severity="info")
+        _version_keys(col, m, value, sub)
+
+
+def _step_shells(node, found: dict | None = None) -> dict[int, str]:
+    """id(`run:` value node) -> the step's `shell:` (GitHub Actions: `shell: python`, `pwsh`, `bash -l {0}`)."""
+    found = {} if found is None else found
+    if isinstance(node, yaml.MappingNode):
+        named = {str(k.value): v for k, v in node.value if isinstance(k, yaml.ScalarNode)}
+        run, shell = named.get("run"), named.get("shell")
+        if isinstance(run, yaml.ScalarNode) and isinstance(shell, yaml.ScalarNode):
+            found[id(run)] = str(shell.value).strip().lower()
+        for _, v in node.value:
+            _step_shells(v, found)
+    elif isinstance(node, yaml.SequenceNode):
+        for v in node.value:
+            _step_shells(v, found)
+    return found
+
+
+def _python_block(col: Collector, value) -> None:
+    """A `shell: python` step's script through the Python pass, its findings placed on the block's own lines."""
+    from dataclasses import replace
+
+    code = _CI_EXPR_RE.sub(lambda e: "_" * len(e.group(0)), str(value.value))
+    if "cuda" not in code.lower() and "nccl" not in code.lower():
+        return
+    first = value.start_mark.line + (1 if value.style in ("|", ">") else 0)
+    raw = col.lines[first] if first < len(col.lines) else ""
+    indent = len(raw) - len(raw.lstrip()) if value.style in ("|", ">") else value.start_mark.column
+    result = col.engine.analyze_bytes((code + "\n").encode("utf-8"), col.rel + ".py")
+    for f in result.findings:
+        col.add_finding(replace(f, path=col.rel, line=first + f.line, end_line=first + f.end_line,
+                                col=f.col + indent, end_col=f.end_col + indent, fix="none",
+                                data={k: v for k, v in f.data.items() if k != "replace"}))
+    for n in range(first, min(first + len(code.splitlines()), len(col.lines))):
+        text = col.lines[n]
+        if "://" in text and not text.lstrip().startswith("#"):
+            # the CUDA installers and wheels the step downloads (`"12.8": ("12.8.1", "https://developer.download.nvidia
+            # .com/compute/cuda/12.8.1/local_installers/cuda_12.8.1_570.124.06_linux.run")`)
+            scan_fragment(col, text, n + 1, 1, options=False)
 
 
 def _docker_options(col: Collector, m, value) -> None:

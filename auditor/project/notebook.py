@@ -3,6 +3,7 @@
 line the console shows), and the finding says which cell and which line of that cell."""
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -52,6 +53,22 @@ def notebook_code_lines(text: str) -> list[str]:
     return lines
 
 
+def _cell_imports(code: str) -> list[str]:
+    """The top-level imports of a cell (also inside a top-level `try:`), as one-line statements: a later cell
+    runs in the same kernel, so `torch.cuda.synchronize()` there is torch's even without its own import."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    found: list[str] = []
+    for node in tree.body:
+        for stmt in (node.body if isinstance(node, ast.Try) else [node]):
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)) and not (
+                    isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"):
+                found.append(ast.unparse(stmt))
+    return found
+
+
 def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     text, error = decode_text(data, rel)
     if text is None:
@@ -64,6 +81,7 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
     result = FileResult(rel)
     shell_lines: list[str] = []
     offset = 0
+    imported: list[str] = []      # the kernel's imports so far, put on one line before each later cell
     for number, source in cells:
         lines = source.splitlines() or [""]
         if lines[0].strip().startswith(_SHELL_CELL_MAGICS):
@@ -91,12 +109,19 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
                 else:
                     python_lines.append(ln)
                     shell_lines.append("")
-        cell = engine.analyze_bytes(("\n".join(python_lines) + "\n").encode("utf-8"), rel + ".py")
+        code = "\n".join(python_lines) + "\n"
+        prefix = 1 if imported else 0
+        cell = engine.analyze_bytes(((("; ".join(imported) + "\n") if prefix else "") + code).encode("utf-8"),
+                                    rel + ".py")
+        imported.extend(i for i in _cell_imports(code) if i not in imported)
         result.suppressed += cell.suppressed
         if cell.error is not None and result.error is None:
             result.error = FileError(rel, cell.error.kind, f"cell {number}: {cell.error.message}",
-                                     (cell.error.line or 0) + offset or None)
+                                     max((cell.error.line or 0) - prefix, 0) + offset or None)
         for f in cell.findings:
+            if f.line <= prefix:
+                continue                  # the earlier cells' imports: reported in their own cell
+            f = replace(f, line=f.line - prefix, end_line=f.end_line - prefix)
             result.findings.append(replace(
                 f, path=rel, line=f.line + offset, end_line=f.end_line + offset,
                 message=f"{f.message} [cell {number}, line {f.line}]", fix="none",

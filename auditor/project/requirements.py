@@ -32,6 +32,7 @@ _CUDA_INDEX_RE = re.compile(r"/whl/(?:nightly/)?(cu(?:\d+|\$\{?\w+\}?)|\$\{?\w*C
 # NVIDIA's own package index: the RAPIDS `*-cu11` wheels, nvidia-* libraries, TensorRT
 _NVIDIA_INDEX_RE = re.compile(r"://pypi\.(?:ngc\.)?nvidia\.com(?:[/:]|$)")
 _VARIABLE_VERSION_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:==|>=|<=|~=|!=|<|>)\s*[$@{]")
+_LOOSE_VERSION_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*[\w.+!-]+$")
 # builds of torch for other accelerators (ROCm, Intel XPU): an extra for that hardware, not the one a port changes
 _OTHER_ACCELERATOR_RE = re.compile(r"(?:\+|%2B)(?:rocm|xpu)|/whl/(?:nightly/)?(?:rocm|xpu)|repo\.radeon\.com", re.I)
 # an extra named after the package itself selects its own features, not a separate build (`transformers[torch]`)
@@ -50,8 +51,12 @@ def requirement_symbols(text: str) -> Iterator[tuple[str, str]]:
         req = Requirement(text)
     except InvalidRequirement:
         # `torch==$TORCH_VERSION`, `f"torch=={version}"`: the version comes from a variable, the name is still read
-        named = _VARIABLE_VERSION_RE.match(text)
+        named = _VARIABLE_VERSION_RE.match(text) or _LOOSE_VERSION_RE.match(text)
         if named:
+            # `mmcv-full==latest+torch1.6.0+cu101` (OpenMMLab's find-links pages): not PEP 440, still a CUDA build
+            tag = _CUDA_TAG_RE.search(text[named.end(1):])
+            if tag:
+                yield f"{normalize_dist(named.group(1))}+{tag.group(1)}", text
             yield normalize_dist(named.group(1)), named.group(1)
         return
     name = normalize_dist(req.name)
@@ -59,6 +64,14 @@ def requirement_symbols(text: str) -> Iterator[tuple[str, str]]:
     if tag:
         yield f"{name}+{next(g for g in tag.groups() if g)}", text
     yield name, req.name
+    if tag:
+        yield f"cuda-build:{name}", req.name
+    if req.url and "://" in req.url:
+        from auditor.project.shell import url_symbol
+
+        # `dropout_layer_norm @ git+https://github.com/Dao-AILab/flash-attention.git#subdirectory=csrc/layer_norm`:
+        # a package built from a CUDA project's repository is that project's
+        yield url_symbol(req.url.removeprefix("git+")), req.url
 
 
 def requirement_hits(m, text: str) -> list[tuple[str, str, Rule, str]]:
@@ -107,9 +120,11 @@ def wheel_symbols(path: str) -> list[str]:
     except InvalidWheelFilename:
         return []
     symbols = [str(name)]
-    tag = _CUDA_TAG_RE.search("+" + (version.local or "").replace(".", ""))
+    # `+cu121`, and k2-fsa's `+cuda12.1.torch2.4.1` (kaldifeat, k2): the CUDA build a wheel was made for
+    tag = re.search(r"(?:^|[^a-z])cu(?:da)?(\d+)", (version.local or "").replace(".", ""))
     if tag:
-        symbols.insert(0, f"{name}+{tag.group(1)}")      # most specific first
+        # most specific first; last, a CUDA build of a package no rule names (`cuda-build:kaldifeat`)
+        symbols = [f"{name}+cu{tag.group(1)}", *symbols, f"cuda-build:{name}"]
     return symbols
 
 
@@ -130,10 +145,12 @@ def _wheel(col: Collector, line: int, line_text: str, path: str) -> None:
 
 
 def _index(col: Collector, line: int, line_text: str, url: str) -> None:
-    if cuda_index(url):
+    """An index or find-links URL: the rules say which serve CUDA builds (`.../whl/cu121`) or a CUDA-only
+    package (PyTorch's Triton page `.../whl/nightly/triton`), as the shell reader asks them for `pip -f URL`."""
+    rule = matchers(col.engine).match_requirement("index:" + url)
+    if rule is not None:
         start = line_text.find(url)
-        col.add(matchers(col.engine).match_requirement("index:" + url), "index:" + url, line,
-                start + 1, start + 1 + len(url))
+        col.add(rule, "index:" + url, line, start + 1, start + 1 + len(url))
 
 
 def analyze_requirements_txt(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:

@@ -26,6 +26,12 @@ _OPTS_WITH_VALUE = {"-r", "--requirement", "-c", "--constraint", "-w", "--wheel-
                     "--prefix", "--root", "--platform", "--python-version"}
 _CONDA_OPTS_WITH_VALUE = {"-n", "--name", "-p", "--prefix", "--file", "--override-channels-file"}
 _INDEX_OPTS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links"}
+# srun options that take no value (the others do: `--jobid $ID`, `--ntasks 8`)
+_SRUN_FLAGS = {"--pty", "--exclusive", "--overlap", "--label", "--unbuffered", "--kill-on-bad-exit", "--verbose",
+               "--quiet", "--exact", "--no-kill", "--mpi=pmix"}
+# environment runners whose `run` subcommand runs the rest of the line (uv's own `run --group` is read as uv)
+_RUNNERS = {"conda", "mamba", "micromamba", "poetry", "pipenv", "pixi", "hatch", "pdm"}
+_RUN_VALUE_OPTIONS = {"-n", "--name", "-p", "--prefix", "-e", "--environment", "--cwd"}
 _APT = {"apt", "apt-get", "yum", "dnf", "microdnf", "zypper", "apk"}
 # words, strings and here-documents: where options (`--bf16`) and URLs are read, inside quotes too
 _TEXT_NODES = ("word", "raw_string", "string_content", "heredoc_content", "ansi_c_string")
@@ -34,7 +40,10 @@ _OPTION_RE = re.compile(r"(?<![\w-])--([A-Za-z][\w.-]*)(?:=([^\s\"'\\-][^\s\"'\\
 # `registry/name:tag` (a container image named in a script, a CI matrix, a Slurm option)
 _IMAGE_RE = re.compile(r"(?<![\w/.:@-])([a-z0-9][\w.-]*(?:/[\w.${}-]+)+:[\w.${}-]+)")
 # the CUDA toolkit's directory (`/usr/local/cuda-12.4/lib64`); the version part may be a variable
-_CUDA_PATH_RE = re.compile(r"(?<![\w/.-])/usr/local/cuda(-[\w.${}]+)?(?![\w.-])")
+# CMake cache definitions on a command line or in a build-arguments string (`cmake -DGGML_CUDA=ON`,
+# `CMAKE_ARGS="-DCMAKE_CUDA_ARCHITECTURES=86" pip install ...`): matched as `cmake:<name>` settings
+_CMAKE_DEFINE_RE = re.compile(r"(?<![\w-])-D([A-Za-z_]\w*)(?::[A-Za-z]+)?=([^\s\"';)]*)")
+_CUDA_PATH_RE = re.compile(r"(?<![\w/.-])/usr/local/cuda(-[\w.${}]*)?(?![\w.])")   # `cuda-` then `${V}`: one word
 _URL_RE = re.compile(r"(?:git\+)?https?://([^\s\"'<>|;&)]+)")
 
 
@@ -67,10 +76,16 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
             value = opt.group(2) or opt.group(3) or "true"
             path = setting_path(opt.group(1))
             rule = m.match_setting(path, value)
+            symbol = f"--{opt.group(1)} {value}".strip()
+            if rule is None and "accelerate launch" in text[:opt.start()]:
+                # `LAUNCHER="accelerate launch --multi_gpu ..."`: the launcher's own options, as on its command line
+                symbol = f"accelerate --{opt.group(1)}"
+                rule = m.match_command(symbol)
             if rule is not None:
                 ln, c = where(opt.start())
-                col.add(rule, f"--{opt.group(1)} {value}".strip(), ln, c, c + len(opt.group(0).split()[0]),
-                        value=value)
+                col.add(rule, symbol, ln, c, c + len(opt.group(0).split()[0]), value=value)
+    if "-D" in text:
+        cmake_defines(col, text, where)
     if "/" in text and ":" in text:
         for image in _IMAGE_RE.finditer(text):
             if "://" in text[max(0, image.start() - 3):image.start()]:
@@ -265,6 +280,18 @@ def scan_shell(col: Collector, text: str) -> None:
                         start + short.start(1) - 1, start + short.end(2), value=short.group(2))
 
 
+def cmake_defines(col: Collector, text: str, where) -> None:
+    """`-DGGML_CUDA=ON`, `-DCMAKE_CUDA_ARCHITECTURES=86`: CMake switches of a CUDA build; where(offset) gives the
+    (line, column) of an offset in text."""
+    m = matchers(col.engine)
+    for define in _CMAKE_DEFINE_RE.finditer(text):
+        name, value = define.group(1), define.group(2).strip("_") and define.group(2)   # a CI expression's blank
+        rule = m.match_setting(f"cmake:{name.lower()}", value.lower())
+        if rule is not None:
+            ln, c = where(define.start())
+            col.add(rule, f"-D{name}={value}", ln, c, c + len(define.group(0)), value=value)
+
+
 def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) -> None:
     """`DIST_BACKEND=nccl`, `export ACCELERATOR=${ACCELERATOR:-"GPU"}`: a script's variable that the launch line
     passes on is the same setting a config would hold (its default, for `${X:-default}`)."""
@@ -353,7 +380,7 @@ def _comparison(col: Collector, m, pos: _Positions, node) -> None:
         literal = _word(literal_side)
         if literal.lower() in ("true", "false", "yes", "no", "on", "off", "0", "1", ""):
             return      # `[ "$INSTALL_FLASHATTN" == "true" ]` tests a switch; the step it guards has its own finding
-        rule = m.match_setting(var.text.decode().lower(), literal)
+        rule = m.match_setting(var.text.decode().lower().rstrip("_"), literal)   # a CI expression's padding
         if rule is not None:
             line, c = pos.at(literal_side.start_point)
             col.add(rule, f"{var.text.decode()} == {literal}", line, c, c + len(literal_side.text), value=literal)
@@ -365,17 +392,23 @@ def _env_rules(col: Collector, name: str) -> list:
     return [rule] if rule is not None else []
 
 
+# options whose value is text for people or metadata: `docker build --label KEY=VALUE`, `gh release create --notes
+# "..."`, `--title`, `git commit --message`: read by nothing at run time
+_TEXT_OPTIONS = (b"--label", b"--notes", b"--title", b"--body", b"--message", b"--description", b"--summary")
+
+
 def _in_label(node) -> bool:
-    """Is this node in the value of `docker build --label KEY=VALUE`: image metadata, read by nothing at run time?"""
+    """Is this node in the value of a text option (`docker build --label KEY=VALUE`, `gh release create --notes
+    "... --backend cuda ..."`)?"""
     arg = node
     while arg.parent is not None and arg.parent.type != "command":
         arg = arg.parent
     if arg.parent is None or arg.type == "command_name":
         return False
-    if arg.text.startswith(b"--label="):
+    if arg.text.startswith(tuple(o + b"=" for o in _TEXT_OPTIONS)):
         return True
     prev = arg.prev_named_sibling
-    return prev is not None and prev.text == b"--label"
+    return prev is not None and prev.text in _TEXT_OPTIONS
 
 
 def _in_message(node) -> bool:
@@ -446,16 +479,48 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
     words = [_word(name_node)] + [_word(a) for a in args]
     nodes = [name_node] + args
     while words and (words[0].rsplit("/", 1)[-1] in _WRAPPERS or "=" in words[0] and words[0][0] != "-"):
+        slurm = words[0].rsplit("/", 1)[-1] in ("srun", "salloc")
         words, nodes = words[1:], nodes[1:]
         while words and words[0].startswith("-"):
-            words, nodes = words[1:], nodes[1:]
+            skip = 1
+            if slurm:
+                # `srun --gres=gpu:8 --jobid $ID python ...`: srun's own options are requests to the scheduler
+                key, eq, value = words[0].partition("=")
+                if not eq and key.startswith("--") and key not in _SRUN_FLAGS and len(words) > 1 \
+                        and not words[1].startswith("-"):
+                    value, skip = words[1], 2
+                rule = m.match_setting(setting_path(key), value) if key.startswith("--") and value else None
+                if rule is not None and rule.code in _SCHEDULER_REQUESTS:
+                    wl, wc = pos.at(nodes[0].start_point)
+                    col.add(rule, f"{key} {value}", wl, wc, wc + len(words[0]), value=value)
+            words, nodes = words[skip:], nodes[skip:]
+    while len(words) > 2:
+        if words[0].rsplit("/", 1)[-1] in _RUNNERS and words[1] == "run":
+            # `conda run -n build pip install fbgemm-gpu`, `poetry run torchrun ...`: the command run in the env
+            words, nodes = words[2:], nodes[2:]
+            while words and words[0].startswith("-"):
+                skip = 2 if words[0] in _RUN_VALUE_OPTIONS else 1
+                words, nodes = words[skip:], nodes[skip:]
+        elif re.fullmatch(r"\$\{?[A-Za-z_]\w*\}?", words[0]) and not re.search("PY|PIP", words[0].upper()) \
+                and not words[1].startswith("-"):
+            words, nodes = words[1:], nodes[1:]    # `${CONDA_RUN} pip install ...`: a runner held in a variable
+        else:
+            break
     if not words:
         return
     name = words[0].rsplit("/", 1)[-1]
-    if name in ("$PYTHON", "${PYTHON}"):
-        name = "python"               # `PYTHON=${PYTHON:-python}` then `$PYTHON -m pip ...`
+    variable = re.fullmatch(r"\$\{?([A-Za-z_]\w*)\}?", name)
+    if variable and ("PY" in variable.group(1).upper() and "PIP" not in variable.group(1).upper()
+                     or words[1:2] == ["-m"]):
+        name = "python"               # `PYTHON=${PYTHON:-python}` then `$PYTHON -m pip ...`, `$PY -m pip ...`
+    elif variable and "PIP" in variable.group(1).upper():
+        name = "pip"                  # `PIP=${PIP:-pip3}` then `$PIP install ...`
     line, c = pos.at(nodes[0].start_point)
     col.add(m.match_command(name), name, line, c)
+    if name in ("accelerate", "torchrun", "deepspeed") and "-m" in words[1:-1]:
+        # `accelerate launch --num_processes=8 -m lmms_eval --model vllm`: the module's options are read as its own
+        at = words.index("-m", 1)
+        _module_options(col, m, pos, words[at + 1], words[at + 2:], nodes[at + 2:])
     if name.startswith("python") and len(words) > 2 and words[1] == "-m" and words[2] not in ("pip", "uv"):
         # `python -m torch.distributed.run --nproc_per_node=gpu`, `python -m lm_eval --model vllm`: the module's
         # options are read as the command's
@@ -472,8 +537,10 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             sub = f"{name} {words[1]}"
             col.add(m.match_command(sub), sub, line, c, c + len(sub))
     _scheduler_short_options(col, m, pos, node)
-    # `torchrun --nproc-per-node=gpu`, `docker run --gpus all`: an option (with its value) as `name --opt=value`
-    for i, w in enumerate(words[1:], 1):
+    # `torchrun --nproc-per-node=gpu`, `docker run --gpus all`: an option (with its value) as `name --opt=value`;
+    # a line that starts with an option is the tail of a command whose continuation broke (`\\` at a line's end)
+    first = 0 if words[0].startswith("--") else 1
+    for i, w in enumerate(words[first:], first):
         if not w.startswith("-"):
             continue
         option = w if "=" in w or i + 1 >= len(words) or words[i + 1].startswith("-") else f"{w}={words[i + 1]}"
@@ -491,6 +558,9 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
                 # `--model_args pretrained=X,dtype=bfloat16`: a list of settings
                 vl, vc = pos.at(nodes[i + 1].start_point)
                 _key_values(col, m, value, vl, vc + (nodes[i + 1].type in ("string", "raw_string")))
+            elif setting is None and "=" in value and "," in value and "=" in w:
+                # `--model_args=pretrained=X,attn_implementation=flash_attention_2,dtype=bfloat16`
+                _key_values(col, m, value, line, c + len(key) + 1 + (nodes[i].type in ("string", "raw_string")))
     if name.startswith("python") or name.endswith(".py") or name in _PROGRAM_LAUNCHERS:
         # Hydra / OmegaConf overrides on the command line: `trainer.accelerator=gpu`, `++device=cuda:0`
         for i, w in enumerate(words[1:], 1):
@@ -543,7 +613,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         start = words.index("install")
         for i in range(start + 1, len(words)):
             w = words[i]
-            if not w.startswith("-") and "$" not in w:
+            w = re.sub(r"\$\{?\w+\}?", "", w)      # `cuda-toolkit-${{ matrix.cuda-version }}` in CI: the package family
+            if w and not w.startswith("-"):
                 line, c = pos.at(nodes[i].start_point)
                 symbol = "apt:" + w.split("=", 1)[0].lower()
                 col.add(m.match_requirement(symbol), symbol, line, c, c + len(w))

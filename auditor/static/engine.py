@@ -314,7 +314,7 @@ class StaticEngine:
 
     def _analyze(self, data: bytes, rel: str) -> FileResult:
         name = rel.rsplit("/", 1)[-1]
-        kind = project_kind(name)
+        kind = project_kind(name, rel)
         if kind is not None:     # requirements, scripts, Dockerfiles, configs, notebooks: auditor/project/
             return analyze_project_file(self, data, rel, kind)
         file_rule = self.compiled.match_file(name)
