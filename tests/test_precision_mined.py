@@ -1,0 +1,59 @@
+"""Classes mined from the m11b tuning sample (bench/precision/tuned_m11b: ChatLearn, FastVideo,
+intel-extension-for-pytorch, Pai-Megatron-Patch, MiniCPM-V), each on code shaped like the tree it came from."""
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from auditor.rules import load_rules
+from auditor.static.context import MAX_FOLDED, build_context
+from auditor.static.engine import StaticEngine
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return StaticEngine(load_rules())
+
+
+def _by_line(engine, src: str, rel: str = "pkg/mod.py") -> dict[int, list]:
+    out: dict[int, list] = {}
+    for f in engine.analyze_bytes(textwrap.dedent(src).encode(), rel).findings:
+        out.setdefault(f.line, []).append(f)
+    return out
+
+
+# MiniCPM-V eval_mm/vlmevalkit/vlmeval/vlm/minicpm_v.py: one prompt rebuilt by concatenation in every method.
+# Folding every possible value multiplied the set at each assignment (19 GB before the audit was stopped).
+_PROMPTS = '''
+import torch
+
+class MiniCPM_V:
+    def build_prompt(self, line, dataset=None):
+        system_prompt = self.options_system_prompt + "\\nPlease just indicate your choice."
+        prompt = ""
+        if listinstr(["MMMU"], dataset):
+            system_prompt = self.wo_options_system_prompt
+            prompt = system_prompt + "\\n" + prompt
+        elif listinstr(["MME"], dataset):
+            system_prompt = "Answer the question with Yes or No. " + self.wo_options_system_prompt
+            prompt = system_prompt + "\\n" + prompt
+        else:
+            prompt = "Study the image carefully. " + prompt
+        return prompt
+'''
+
+
+def test_folded_strings_stay_bounded_on_prompts_rebuilt_by_concatenation(engine):
+    methods = _PROMPTS.split("    def ", 1)[1]
+    src = _PROMPTS.split("    def ", 1)[0] + "".join(
+        "    def " + methods.replace("build_prompt", f"build_prompt_{i}").replace('"Study', f'"Step {i}. Study')
+        for i in range(12))
+    ctx = build_context(ast.parse(src))
+    assert 0 < len(ctx.constants["prompt"]) <= 12 * (MAX_FOLDED + 2)
+    assert all(len(v) < 2000 for v in ctx.constants["prompt"])
+    # the file is still audited: the CUDA line after the prompts is reported
+    src += "\nmodel = torch.nn.Linear(2, 2).cuda()\n"
+    by_line = _by_line(engine, src)
+    assert [(f.code, f.severity) for f in by_line[len(src.splitlines())]] == [("NPU001", "error")]
