@@ -57,3 +57,26 @@ def test_folded_strings_stay_bounded_on_prompts_rebuilt_by_concatenation(engine)
     src += "\nmodel = torch.nn.Linear(2, 2).cuda()\n"
     by_line = _by_line(engine, src)
     assert [(f.code, f.severity) for f in by_line[len(src.splitlines())]] == [("NPU001", "error")]
+
+
+# intel-extension-for-pytorch examples/.../torchrec/distributed/test_utils/multi_process.py: the test harness
+# compares its own `backend` argument with "nccl"; the runtime's `dist.get_backend()` answers "hccl" on Ascend.
+def test_a_user_backend_compared_with_nccl_is_a_warning_the_runtime_backend_an_error(engine):
+    by_line = _by_line(engine, '''\
+        import torch
+        import torch.distributed as dist
+
+        class MultiProcessContext:
+            def __init__(self, rank, world_size, backend="gloo"):
+                self.backend = backend
+                if backend == "nccl":
+                    device = torch.device(f"cpu:{rank}")
+
+        def all_reduce_fast(t):
+            if dist.get_backend() == "nccl":
+                return t
+            dist.init_process_group(backend="nccl")
+        ''')
+    assert [(f.code, f.severity) for f in by_line[7]] == [("NPU101", "warning")]
+    assert [(f.code, f.severity) for f in by_line[11]] == [("NPU101", "error")]
+    assert [(f.code, f.severity) for f in by_line[13]] == [("NPU101", "error")]
