@@ -80,3 +80,47 @@ def test_a_user_backend_compared_with_nccl_is_a_warning_the_runtime_backend_an_e
     assert [(f.code, f.severity) for f in by_line[7]] == [("NPU101", "warning")]
     assert [(f.code, f.severity) for f in by_line[11]] == [("NPU101", "error")]
     assert [(f.code, f.severity) for f in by_line[13]] == [("NPU101", "error")]
+
+
+# intel-extension-for-pytorch: csrc/ registers the `torch_ipex` namespace (TORCH_LIBRARY_FRAGMENT), the Python
+# package (intel_extension_for_pytorch) and its tests call torch.ops.torch_ipex.*: the project's own op library.
+def test_an_op_namespace_the_tree_registers_in_cpp_is_its_own_library(tmp_path):
+    from auditor.runner import run_static
+
+    files = {
+        "csrc/cpu/aten/Nms.cpp": """\
+            #include <torch/library.h>
+            namespace {
+            TORCH_LIBRARY_FRAGMENT(torch_ipex, m) {
+              m.def("nms(Tensor dets, Tensor scores, float threshold, bool sorted) -> Tensor");
+            }
+            }  // namespace
+            """,
+        "intel_extension_for_pytorch/__init__.py": "",
+        "intel_extension_for_pytorch/optim/_functional.py": """\
+            import torch
+
+            def lars_step(params, grads, momentum_buffer_list, lr):
+                for i, param in enumerate(params):
+                    momentum_buffer_list[i] = torch.ops.torch_ipex.lars_fused_step(param, grads[i], lr)
+            """,
+        "tests/cpu/test_nms.py": """\
+            import torch
+
+            def nms(dets, scores, threshold, sorted=False):
+                return torch.ops.torch_ipex.nms(dets, scores, threshold, sorted)
+
+            def roi(x, boxes):
+                return torch.ops.vllm_flash_attn_c.fwd(x, boxes)
+            """,
+    }
+    for rel, src in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(src))
+    run = run_static([tmp_path], jobs=1)
+    found = {(r.path.replace("\\", "/").split("/")[-1], f.line, f.symbol) for r in run.results for f in r.findings
+             if f.name == "custom-torch-ops"}
+    assert not [s for *_, s in found if s.startswith("torch.ops.torch_ipex")]
+    # a namespace the tree does not register is still another library's
+    assert ("test_nms.py", 7, "torch.ops.vllm_flash_attn_c.fwd") in found
