@@ -124,3 +124,28 @@ def test_an_op_namespace_the_tree_registers_in_cpp_is_its_own_library(tmp_path):
     assert not [s for *_, s in found if s.startswith("torch.ops.torch_ipex")]
     # a namespace the tree does not register is still another library's
     assert ("test_nms.py", 7, "torch.ops.vllm_flash_attn_c.fwd") in found
+
+
+# intel-extension-for-pytorch's torchrec copy: `@unittest.skipIf(torch.cuda.device_count() <= 1, ...)` skips the
+# test on Ascend (it selects where the test runs: a warning); the same query in a test body is still an error.
+def test_cuda_queries_in_test_skip_decorators_are_warnings(engine):
+    by_line = _by_line(engine, '''\
+        import unittest
+        import pytest
+        import torch
+
+        class ShardedEmbeddingBagCollectionTest(unittest.TestCase):
+            @unittest.skipIf(
+                torch.cuda.device_count() <= 1,
+                "Not enough GPUs, this test requires at least two GPUs",
+            )
+            def test_sharding(self):
+                world_size = torch.cuda.device_count()
+
+        @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+        def test_kernel():
+            pass
+        ''')
+    assert [(f.code, f.severity) for f in by_line[7]] == [("NPU002", "warning")]
+    assert [(f.code, f.severity) for f in by_line[11]] == [("NPU002", "error")]
+    assert [(f.code, f.severity) for f in by_line[13]] == [("NPU002", "warning")]
