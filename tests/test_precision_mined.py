@@ -149,3 +149,22 @@ def test_cuda_queries_in_test_skip_decorators_are_warnings(engine):
     assert [(f.code, f.severity) for f in by_line[7]] == [("NPU002", "warning")]
     assert [(f.code, f.severity) for f in by_line[11]] == [("NPU002", "error")]
     assert [(f.code, f.severity) for f in by_line[13]] == [("NPU002", "warning")]
+
+
+# intel-extension-for-pytorch tests/cpu/test_autocast.py: a dtype passed straight to an assertion is checked, not
+# chosen; a dtype chosen inside the asserted expression is still a choice.
+def test_a_dtype_passed_to_an_assertion_is_checked_not_chosen(engine):
+    by_line = _by_line(engine, '''\
+        import torch
+        import unittest
+
+        class TestAutocast(unittest.TestCase):
+            def test_grad_dtypes(self):
+                for i in range(0, 26):
+                    self.assertEqual(ly1[i].grad.dtype, torch.float)
+                    self.assertEqual(ly1_bf16[i].grad.dtype, torch.bfloat16)
+                torch.testing.assert_close(out.dtype, torch.float16)
+                self.assertEqual(model(x.to(torch.bfloat16)).shape, ref.shape)
+        ''')
+    assert not [f for f in by_line.get(8, []) + by_line.get(9, []) if f.category == "precision"]
+    assert [f.code for f in by_line[10] if f.category == "precision"] == ["NPU201"]
