@@ -168,3 +168,19 @@ def test_a_dtype_passed_to_an_assertion_is_checked_not_chosen(engine):
         ''')
     assert not [f for f in by_line.get(8, []) + by_line.get(9, []) if f.category == "precision"]
     assert [f.code for f in by_line[10] if f.category == "precision"] == ["NPU201"]
+
+
+# intel-extension-for-pytorch tests/cpu/test_weight_prepack.py: random sizes drawn on the CPU in a loop.
+def test_item_on_a_tensor_made_on_the_host_in_a_loop_is_no_device_sync(engine):
+    by_line = _by_line(engine, '''\
+        import torch
+
+        def _test_conv(options, groups, device):
+            for (bias, dilation) in options:
+                N = torch.randint(3, 10, (1,)).item()
+                C = torch.randint(3, 10, (1,), device=device).item() * groups
+                loss = model(x).sum().item()
+        ''')
+    assert not [f for f in by_line.get(5, []) if f.code == "NPU703"]
+    assert [f.code for f in by_line[6] if f.code == "NPU703"] == ["NPU703"]
+    assert [f.code for f in by_line[7] if f.code == "NPU703"] == ["NPU703"]

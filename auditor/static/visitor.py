@@ -26,6 +26,9 @@ _PERCENT_SPEC = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]")
 _FORMAT_FIELD = re.compile(r"\{[^{}]*\}")
 
 
+# torch factories that make a CPU tensor unless given a device (the `*_like` ones follow their input)
+_HOST_FACTORIES = frozenset(f"torch.{n}" for n in ("randint", "rand", "randn", "randperm", "tensor", "arange", "zeros",
+                                                   "ones", "empty", "full", "linspace", "as_tensor", "from_numpy"))
 # unittest's and the testing helpers' assertions (assertEqual, assertIs, assert_close, assert_equal)
 _ASSERTION = re.compile(r"^assert(?:_|[A-Z])")
 # String rules whose literal is a choice (an implementation name): compared with a value, it is read, not chosen.
@@ -248,8 +251,8 @@ class MatchVisitor(cst.CSTVisitor):
             return False
         if rule.when.get("operand_of") == "*" and id(call) not in self._mul_operands:
             return False      # `F.silu(gate) * up`: the call must be multiplied by something
-        if rule.when.get("in_loop") and not self._loop_depth:
-            return False      # `loss.item()` once per step, not once per run
+        if rule.when.get("in_loop") and (not self._loop_depth or self._made_on_host(call)):
+            return False      # `loss.item()` once per step, not once per run; `torch.randint(3, 10, (1,)).item()`
         missing = rule.when.get("missing_arg")
         if missing and self._arg(call, missing.get("pos"), missing.get("kw")) is not None:
             return False
@@ -265,6 +268,15 @@ class MatchVisitor(cst.CSTVisitor):
             if wanted and not _any_value_matches(values, wanted):
                 return False
         return True
+
+    def _made_on_host(self, call: cst.Call) -> bool:
+        """`torch.randint(3, 10, (1,)).item()`: the method is called on a tensor a factory makes in the same
+        expression without a device, so on the CPU: reading it back costs no device sync."""
+        made = call.func.value if isinstance(call.func, cst.Attribute) else None
+        if not isinstance(made, cst.Call) or any(a.keyword is not None and a.keyword.value == "device"
+                                                 for a in made.args):
+            return False
+        return self._qual(made.func, True) in _HOST_FACTORIES
 
     def _match_reference(self, node: cst.CSTNode, qual: str, call: cst.Call | None) -> bool:
         """A resolved qualified name (call, attribute, decorator, base, imported name)."""
