@@ -184,3 +184,21 @@ def test_item_on_a_tensor_made_on_the_host_in_a_loop_is_no_device_sync(engine):
     assert not [f for f in by_line.get(5, []) if f.code == "NPU703"]
     assert [f.code for f in by_line[6] if f.code == "NPU703"] == ["NPU703"]
     assert [f.code for f in by_line[7] if f.code == "NPU703"] == ["NPU703"]
+
+
+# Pai-Megatron-Patch toolkits/model_checkpoints_convertor/llama/hf2mcore.py: torch.cuda.OutOfMemoryError is
+# torch.OutOfMemoryError, which torch_npu raises for an NPU out of memory: the handler works on Ascend (info);
+# the .cuda() before it is still the error.
+def test_torch_cuda_out_of_memory_error_is_torchs_own_class(engine):
+    by_line = _by_line(engine, '''\
+        import torch
+
+        def check_hf_mg_forward(mgmodel, input_ids):
+            try:
+                mgmodel.cuda()
+                mgmodel(input_ids=input_ids)
+            except torch.cuda.OutOfMemoryError:
+                print("oom for megatron model forward")
+        ''')
+    assert [(f.code, f.severity) for f in by_line[5]] == [("NPU001", "error")]
+    assert [(f.code, f.severity) for f in by_line[7]] == [("NPU002", "info")]
