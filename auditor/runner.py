@@ -18,6 +18,7 @@ from auditor.rules import load_rules
 from auditor.static.engine import MAX_FILE_BYTES, FileResult, StaticEngine
 from auditor.static.backends import apply_ascend_project, apply_other_backend_files, apply_transfer_packages
 from auditor.static.firstparty import drop_first_party, first_party_packages
+from auditor.static.opnamespaces import op_namespaces_named, registered_namespaces
 
 # Below this many files a pool costs more to start than it saves.
 _POOL_MIN_FILES = 24
@@ -208,6 +209,9 @@ def run_static(
     # the tree's own packages are not dependencies (after the cache: it depends on the whole file list)
     packages = first_party_packages(rel for _, rel in found.files)
     drop_first_party(run.results, packages)
+    named = op_namespaces_named(run.results) - packages      # `torch.ops.torch_ipex.*`: is it the tree's own library?
+    if named:
+        drop_first_party(run.results, frozenset(registered_namespaces([Path(p) for p in paths], named)))
     apply_transfer_packages(run.results, found.files, packages)   # a package whose Ascend backend loads the shim
     apply_ascend_project(run.results, packages)     # `vllm_ascend`: Triton there is Triton-Ascend
     apply_other_backend_files(run.results)          # `docker/rocm/Dockerfile`: set-up for another backend

@@ -464,7 +464,8 @@ def test_options_take_their_values_and_slurm_directives_are_read():
         MODEL_ARGS="--attention-backend flash --bf16"
         """)
     got = {(c, ln, s) for c, ln, _, s in found}
-    assert ("NPU028", 2, "--gres gpu:8") in got
+    assert ("NPU028", 2, "--gres gpu:8") in got      # a scheduler request (info), not a CUDA install
+    assert not [f for f in found if f[1] == 2 and f[0] == "NPU018"]
     assert ("NPU004", 4, "PYTORCH_CUDA_ALLOC_CONF") in got
     assert not [f for f in found if f[1] == 5 and f[0] == "NPU363"]      # --flash_attn False switches it off
     assert {("NPU212", 5), ("NPU213", 5), ("NPU363", 6), ("NPU212", 6)} <= {(c, ln) for c, ln, *_ in found}

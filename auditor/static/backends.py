@@ -143,7 +143,7 @@ _NEGATIONS = (ast.Not, ast.NotEq, ast.IsNot, ast.NotIn)
 # `pytest.mark.runs_on`, `mark.skipif` (not `mark.parametrize`: its values are what the test runs with)
 # `torch.cuda.is_available()` alone as an if test (not negated, not combined with another condition)
 _CUDA_AVAILABLE = re.compile(r"(?:torch\.)?cuda\.is_available\(\)")
-_MARK = re.compile(r"(?:^|\.)mark\.(?!parametrize$)\w+$")
+_MARK = re.compile(r"(?:^|\.)mark\.(?!parametrize$)\w+$|(?:^|\.)skip(?:If|Unless)$")    # + unittest's skipIf
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")     # FastLinearROCm -> Fast_Linear_ROCm
 
 
@@ -420,7 +420,8 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
             kind = file_kind
         if kind is None and f.name == "nccl-backend-string" and _inside(ctx.mmengine_dist, f.line):
             kind = "mmengine-dist"
-        if kind is None and f.name == "cuda-device-string" and _inside(ctx.test_marks, f.line):
+        if kind is None and (f.name == "cuda-device-string" or f.category == "device" and f.severity == "error") \
+                and _inside(ctx.test_marks, f.line):     # `@skipIf(torch.cuda.device_count() < 2, ...)` too
             kind = "test-mark"
         if kind in (None, "backend-dispatch") and f.severity == "error" and _inside(ctx.cuda_available, f.line):
             kind = "cuda-available-branch"

@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+# The most values a folded string may take: a concatenation past it is not followed
+MAX_FOLDED = 64
 HOLE = "\x00"   # stands for an unknown part of a folded string (an f-string field, a variable)
 
 
@@ -104,8 +106,8 @@ def fold_ast(node: ast.AST, constants: dict[str, set[str]]) -> set[str] | None:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         left = fold_ast(node.left, constants)
         right = fold_ast(node.right, constants)
-        if left is None and right is None:
-            return None
+        if left is None and right is None or len(left or ()) * len(right or ()) > MAX_FOLDED:
+            return None     # (`prompt = system_prompt + prompt` again and again: the product would explode)
         return {a + b for a in (left or {HOLE}) for b in (right or {HOLE})}
     if isinstance(node, ast.IfExp):
         a, b = fold_ast(node.body, constants), fold_ast(node.orelse, constants)

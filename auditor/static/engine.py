@@ -215,7 +215,10 @@ _DEVICE_TYPE_NAMES = {"type", "device_type"}
 
 
 def _device_type(node: ast.expr) -> bool:
-    """`x.device.type`, `t.device_type`, `device_type`: a value the runtime sets to "npu" on Ascend."""
+    """`x.device.type`, `t.device_type`, `device_type`: a value the runtime sets to "npu" on Ascend; and
+    `dist.get_backend()`, which answers "hccl" there."""
+    if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
+        return (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) == "get_backend"
     return (isinstance(node, ast.Attribute) and node.attr in _DEVICE_TYPE_NAMES) or \
         (isinstance(node, ast.Name) and node.id in _DEVICE_TYPE_NAMES)
 
@@ -446,9 +449,11 @@ class StaticEngine:
                 if (line, col) in compared:
                     # `sys.argv[1] == "cuda"`: rewriting the literal changes which input matches
                     finding = replace(finding, fix="unsafe")
-                    if finding.category == "device" and finding.severity == "error":
+                    if finding.severity == "error" and (finding.category == "device"
+                                                        or finding.name == "nccl-backend-string"):
                         # `device == "cuda"`, `SYSTEM == "cuda"`: a user or config value, not the runtime's
-                        # device type; on Ascend the code runs and takes the other branch (policy: differs)
+                        # device type; on Ascend the code runs and takes the other branch (policy: differs);
+                        # `backend == "nccl"` alike (a user's argument, not `dist.get_backend()`)
                         finding = replace(finding, severity="warning", message=finding.message + _COMPARED_NOTE)
             result.findings.append(finding)
         if result.findings:

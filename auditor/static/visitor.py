@@ -11,7 +11,7 @@ import libcst as cst
 from auditor.rules import Rule
 from auditor.static.backends import BACKEND_NAMES, backends_in_text
 from auditor.static.compiled import CompiledRules
-from auditor.static.context import HOLE, FileContext
+from auditor.static.context import HOLE, MAX_FOLDED, FileContext
 
 # Calls whose string arguments are messages for humans, never device or backend values.
 _MESSAGE_FUNCS = re.compile(
@@ -26,6 +26,11 @@ _PERCENT_SPEC = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]")
 _FORMAT_FIELD = re.compile(r"\{[^{}]*\}")
 
 
+# torch factories that make a CPU tensor unless given a device (the `*_like` ones follow their input)
+_HOST_FACTORIES = frozenset(f"torch.{n}" for n in ("randint", "rand", "randn", "randperm", "tensor", "arange", "zeros",
+                                                   "ones", "empty", "full", "linspace", "as_tensor", "from_numpy"))
+# unittest's and the testing helpers' assertions (assertEqual, assertIs, assert_close, assert_equal)
+_ASSERTION = re.compile(r"^assert(?:_|[A-Z])")
 # String rules whose literal is a choice (an implementation name): compared with a value, it is read, not chosen.
 _CHOICE_STRINGS = frozenset({"flash-attention-implementation-string"})
 
@@ -77,12 +82,14 @@ class MatchVisitor(cst.CSTVisitor):
         self._loop_depth = loops
         self._compared = 0      # inside a comparison
         self._required: set[int] = set()   # None checks that require an optional import (an assert's test)
+        # names passed straight to an assertion (`self.assertEqual(x.dtype, torch.bfloat16)`): checked, not chosen
+        self._asserted: set[int] = set()
         self._bindings: list[tuple[int, cst.BaseExpression | None, cst.BaseExpression]] = []   # open assignments
 
     # -- helpers -------------------------------------------------------------------------------
 
     def _hit(self, rule: Rule, node: cst.CSTNode, symbol: str, **kw) -> None:
-        if self._dtype_quiet and rule.category == "precision" and "string" in rule.match:
+        if (self._dtype_quiet or id(node) in self._asserted) and rule.category == "precision" and "string" in rule.match:
             return
         if self._compared and rule.name in _CHOICE_STRINGS:
             return      # `attn_implementation == "flash_attention_2"` reads a choice made elsewhere
@@ -126,7 +133,7 @@ class MatchVisitor(cst.CSTVisitor):
         if isinstance(node, cst.BinaryOperation):
             if isinstance(node.operator, cst.Add):
                 left, right = self.fold(node.left, True), self.fold(node.right, True)
-                if left is None and right is None:
+                if left is None and right is None or len(left or ()) * len(right or ()) > MAX_FOLDED:
                     return None
                 return {a + b for a in (left or {HOLE}) for b in (right or {HOLE})}
             if isinstance(node.operator, cst.Modulo):
@@ -244,8 +251,8 @@ class MatchVisitor(cst.CSTVisitor):
             return False
         if rule.when.get("operand_of") == "*" and id(call) not in self._mul_operands:
             return False      # `F.silu(gate) * up`: the call must be multiplied by something
-        if rule.when.get("in_loop") and not self._loop_depth:
-            return False      # `loss.item()` once per step, not once per run
+        if rule.when.get("in_loop") and (not self._loop_depth or self._made_on_host(call)):
+            return False      # `loss.item()` once per step, not once per run; `torch.randint(3, 10, (1,)).item()`
         missing = rule.when.get("missing_arg")
         if missing and self._arg(call, missing.get("pos"), missing.get("kw")) is not None:
             return False
@@ -261,6 +268,15 @@ class MatchVisitor(cst.CSTVisitor):
             if wanted and not _any_value_matches(values, wanted):
                 return False
         return True
+
+    def _made_on_host(self, call: cst.Call) -> bool:
+        """`torch.randint(3, 10, (1,)).item()`: the method is called on a tensor a factory makes in the same
+        expression without a device, so on the CPU: reading it back costs no device sync."""
+        made = call.func.value if isinstance(call.func, cst.Attribute) else None
+        if not isinstance(made, cst.Call) or any(a.keyword is not None and a.keyword.value == "device"
+                                                 for a in made.args):
+            return False
+        return self._qual(made.func, True) in _HOST_FACTORIES
 
     def _match_reference(self, node: cst.CSTNode, qual: str, call: cst.Call | None) -> bool:
         """A resolved qualified name (call, attribute, decorator, base, imported name)."""
@@ -553,6 +569,9 @@ class MatchVisitor(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> bool:
         func = node.func
         first_hit = len(self.hits)
+        if _ASSERTION.match(func.attr.value if isinstance(func, cst.Attribute) else
+                            func.value if isinstance(func, cst.Name) else ""):
+            self._asserted.update(id(a.value) for a in node.args if isinstance(a.value, (cst.Name, cst.Attribute)))
         if isinstance(func, cst.Attribute) and func.attr.value == "format" and isinstance(func.value, _STRING_NODES):
             if not self._in_message:
                 values = self.fold(node)
