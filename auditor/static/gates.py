@@ -1,0 +1,311 @@
+"""Code that runs only where CUDA is present, read from a file's `ast` tree, and what it means for findings there.
+
+The check that gates such code (`torch.cuda.is_available()`, `x.device.type == "cuda"`) is the finding that fails
+or misleads on Ascend; the code behind it does not run there as written, so its errors are warnings (policy clause
+`differs`: on Ascend the other path runs; port the gate and the code behind it together). The gates read here:
+
+- `if <cuda test>:` (alone or as one operand of an `and`): its body; `if not <cuda test>: return` (or raise /
+  continue / break): the rest of its block, and the `else` of `if not <cuda test>:`;
+- `x if <cuda test> else y`: `x` (and `y` of `x if not <cuda test> else y`);
+- `<cuda test> and z`: every operand after the test;
+- a test function or class marked for CUDA (`@require_torch_gpu`, `@require_torch_multi_gpu`,
+  `@unittest.skipIf(not torch.cuda.is_available(), ...)`, `@pytest.mark.skipif(not torch.cuda.is_available(), ...)`,
+  `@unittest.skipUnless(torch.cuda.is_available(), ...)`): its body.
+
+A CUDA test is `torch.cuda.is_available()`, `torch.cuda.device_count() > 0`, `x.is_cuda`, `x.type == "cuda"`,
+`"cuda" in str(device)`, `device == "cuda"`, or a name every assignment of which is one of these
+(`use_cuda = args.gpu >= 0 and torch.cuda.is_available()`, `self.use_cuda = torch.cuda.is_available()`).
+
+Dtype facts (hints) about a dtype chosen only behind a CUDA gate, and hints (dtype facts, host syncs, fusion) about
+code for another backend, are not worth knowing for the port and are dropped.
+
+Uses of a name that a guarded optional import binds (`try: from flash_attn import flash_attn_func` / `except
+ImportError:`) are warnings like the import: the code chose a path without the package (policy clause `guarded`).
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field, replace
+
+from auditor.static.backends import backends_in_text
+
+# (first line, first col, last line, last col), 1-based lines, 0-based cols, end exclusive
+Region = tuple[int, int, int, int]
+_END = 1 << 30
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+_HINT_CATEGORIES = frozenset({"precision", "performance", "fusion"})
+_PACKAGE_CATEGORIES = frozenset({"attention", "apex", "kernel", "third_party"})
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError",
+                            "RuntimeError"})
+_REQUIRE = re.compile(r"^require_\w+$")
+_CUDA_WORD = re.compile(r"^(?:cuda|gpu)(?::\d+)?$", re.I)
+_GATED_NOTE = "in code that runs only where CUDA is present ({how}), which does not run on Ascend as written; " \
+              "the gate is what to port: port the code behind it with it"
+_GUARDED_NOTE = "a use of an optional import under a guard: the code has a path without it"
+
+
+@dataclass
+class Gates:
+    regions: list[Region] = field(default_factory=list)
+    hows: list[str] = field(default_factory=list)
+    # qualified names bound only by guarded imports (`flash_attn.flash_attn_func`, `apex`)
+    guarded: set[str] = field(default_factory=set)
+    # uses of names that hold a "cuda" value only when a CUDA gate held: (line, col) -> how
+    gated_names: dict[tuple[int, int], str] = field(default_factory=dict)
+
+    def gate_of(self, line: int, col: int) -> str | None:
+        """How the code at (line, col 0-based) is gated, or None."""
+        for (l1, c1, l2, c2), how in zip(self.regions, self.hows):
+            if (l1, c1) <= (line, col) < (l2, c2):
+                return how
+        return None
+
+    def guarded_symbol(self, symbol: str) -> bool:
+        return any(symbol == q or symbol.startswith(q + ".") for q in self.guarded)
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    elif isinstance(node, ast.Call):
+        parts.append(_dotted(node.func) + "()")
+    return ".".join(reversed(parts))
+
+
+def _flag_name(node: ast.AST) -> str | None:
+    """`use_cuda` or `self.use_cuda` as a flag name (`self.` kept apart from a local of the same name)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return "self." + node.attr
+    return None
+
+
+def _cuda_string(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(_CUDA_WORD.match(node.value))
+
+
+def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) -> bool:
+    """Whether an expression holds only where CUDA is present (see the module docstring)."""
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        return any(is_cuda_test(v, flags) for v in node.values)
+    if isinstance(node, ast.Call):
+        name = _dotted(node.func)
+        return name.endswith("cuda.is_available") and name.split(".")[0] in ("torch", "cuda")
+    if isinstance(node, ast.Attribute) and node.attr == "is_cuda":
+        return True
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return _flag_name(node) in flags
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        left, op, right = node.left, node.ops[0], node.comparators[0]
+        if isinstance(op, (ast.Eq, ast.In)) and (_cuda_string(left) or _cuda_string(right) and isinstance(op, ast.Eq)):
+            return True      # `x.type == "cuda"`, `"cuda" in str(device)`, `device == "cuda"`
+        if isinstance(left, ast.Call) and _dotted(left.func).endswith("cuda.device_count") and \
+                isinstance(op, (ast.Gt, ast.GtE)) and isinstance(right, ast.Constant) and \
+                isinstance(right.value, int) and right.value >= (1 if isinstance(op, ast.GtE) else 0):
+            return True      # `torch.cuda.device_count() > 0`
+    return False
+
+
+def _negated_cuda_test(node: ast.AST, flags: set[str]) -> bool:
+    return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and is_cuda_test(node.operand, flags)
+
+
+def cuda_flags(tree: ast.Module) -> set[str]:
+    """Names every assignment of which is a CUDA test, and that no function takes as a parameter."""
+    tests: dict[str, bool] = {}
+    params: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg):
+            params.add(node.arg)
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+            if isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None else []
+        for t in targets:
+            name = _flag_name(t)
+            if name is not None:
+                value = node.value if not isinstance(node, ast.AugAssign) else None
+                tests[name] = tests.get(name, True) and value is not None and len(targets) == 1 and \
+                    is_cuda_test(value)
+    return {n for n, ok in tests.items() if ok and n not in params}
+
+
+def _cuda_decorator(dec: ast.expr, flags: set[str]) -> bool:
+    """`@require_torch_gpu`, `@unittest.skipIf(not torch.cuda.is_available(), ...)`, `@skipUnless(cuda test)`."""
+    func = dec.func if isinstance(dec, ast.Call) else dec
+    name = _dotted(func).rsplit(".", 1)[-1]
+    if _REQUIRE.match(name) and backends_in_text(name) == {"cuda"}:
+        return True
+    if isinstance(dec, ast.Call) and dec.args:
+        if name in ("skipIf", "skipif"):
+            return _negated_cuda_test(dec.args[0], flags)
+        if name == "skipUnless":
+            return is_cuda_test(dec.args[0], flags)
+    return False
+
+
+def _stmt_region(first: ast.stmt, last: ast.stmt) -> Region:
+    return first.lineno, 0, (last.end_lineno or last.lineno), _END
+
+
+def _expr_region(node: ast.expr) -> Region:
+    return node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or _END
+
+
+def build_gates(tree: ast.Module) -> Gates:
+    gates = Gates()
+    flags = cuda_flags(tree)
+
+    def add(region: Region, how: str) -> None:
+        gates.regions.append(region)
+        gates.hows.append(how)
+
+    def gate_text(node: ast.expr) -> str:
+        return ast.unparse(node)[:60]
+
+    def body(stmts: list[ast.stmt], guarded: bool) -> None:
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                imported(stmt, guarded)
+                continue
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and stmt.body and any(
+                    _cuda_decorator(d, flags) for d in stmt.decorator_list):
+                add(_stmt_region(stmt.body[0], stmt.body[-1]), "a test marked for CUDA")
+            if isinstance(stmt, ast.If):
+                if stmt.body and is_cuda_test(stmt.test, flags):
+                    add(_stmt_region(stmt.body[0], stmt.body[-1]), f"if {gate_text(stmt.test)}")
+                elif _negated_cuda_test(stmt.test, flags):
+                    if stmt.orelse:
+                        add(_stmt_region(stmt.orelse[0], stmt.orelse[-1]), f"else of if {gate_text(stmt.test)}")
+                    elif isinstance(stmt.body[-1], _EXITS) and i + 1 < len(stmts):
+                        add(_stmt_region(stmts[i + 1], stmts[-1]), f"after if {gate_text(stmt.test)}: return")
+            if isinstance(stmt, ast.Try):
+                catches = any(h.type is None or any(
+                    isinstance(t, ast.Name) and t.id in _IMPORT_ERRORS or isinstance(t, ast.Attribute) and
+                    t.attr in _IMPORT_ERRORS for t in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]))
+                    for h in stmt.handlers)
+                body(stmt.body, guarded or catches)
+                for h in stmt.handlers:
+                    body(h.body, guarded)
+                body(stmt.orelse, guarded)
+                body(stmt.finalbody, guarded)
+                continue
+            # an import under an `if` is guarded like one under try/except ImportError; a def starts afresh
+            inner = False if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                else guarded or isinstance(stmt, ast.If)
+            for name in ("body", "orelse", "finalbody"):
+                sub = getattr(stmt, name, None)
+                if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
+                    body(sub, inner)
+            for case in getattr(stmt, "cases", ()) or ():
+                body(case.body, guarded)
+
+    unguarded: set[str] = set()
+    guarded_quals: set[str] = set()
+
+    def imported(stmt: ast.Import | ast.ImportFrom, guarded: bool) -> None:
+        if isinstance(stmt, ast.ImportFrom):
+            if stmt.level or not stmt.module:
+                return
+            quals = [f"{stmt.module}.{a.name}" for a in stmt.names if a.name != "*"]
+        else:
+            quals = [a.name if a.asname else a.name.split(".")[0] for a in stmt.names]
+        (guarded_quals if guarded else unguarded).update(quals)
+
+    body(tree.body, False)
+    gates.regions, gates.hows = _sorted(gates.regions, gates.hows)
+    gates.guarded = {q for q in guarded_quals if not any(u == q or q.startswith(u + ".") or u.startswith(q + ".")
+                                                        for u in unguarded)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.IfExp):
+            if is_cuda_test(node.test, flags):
+                add(_expr_region(node.body), f"{gate_text(node.test)} ... else")
+            elif _negated_cuda_test(node.test, flags):
+                add(_expr_region(node.orelse), f"else of {gate_text(node.test)}")
+        elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+            for j, value in enumerate(node.values[:-1]):
+                if is_cuda_test(value, flags):
+                    rest = node.values[j + 1]
+                    add((rest.lineno, rest.col_offset, node.end_lineno or node.lineno, node.end_col_offset or _END),
+                        f"after {gate_text(value)} and")
+                    break
+    gates.gated_names = _gated_names(tree, gates)
+    return gates
+
+
+def _cuda_strings(node: ast.AST) -> list[ast.Constant]:
+    return [n for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and n.value.lower().startswith("cuda")]
+
+
+def _gated_names(tree: ast.Module, gates: Gates) -> dict[tuple[int, int], str]:
+    """Uses of a name whose every assignment of a "cuda" value sits behind a CUDA gate (`if use_cuda:
+    device_name = f"cuda:{rank}"` ... `create_device(device_name)`): {(line, col) of the use: how it is gated}."""
+    cuda_binds: dict[str, list[str | None]] = {}
+    for node in ast.walk(tree):
+        strings = _cuda_strings(node.value) if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value else []
+        if strings:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            hows = [gates.gate_of(c.lineno, c.col_offset) for c in strings]
+            for t in targets:
+                name = _flag_name(t)
+                if name is not None:
+                    cuda_binds.setdefault(name, []).extend(hows)
+    gated = {name: hows[0] for name, hows in cuda_binds.items() if all(hows)}
+    if not gated:
+        return {}
+    out: dict[tuple[int, int], str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
+            name = _flag_name(node)
+            if name in gated:
+                out[(node.lineno, node.col_offset)] = f"{gated[name]}, through {name}"
+    return out
+
+
+def apply_gates(findings: list, tree: ast.Module) -> list:
+    """Findings as the CUDA gates read them: an error behind a gate is a warning (the gate is the error), a hint
+    about code that never runs on Ascend goes, a use of a guarded optional import is a warning."""
+    if not any(f.severity in ("error", "info") for f in findings):
+        return findings
+    gates = build_gates(tree)
+    if not gates.regions and not gates.guarded:
+        return findings
+    out = []
+    for f in findings:
+        context = f.data.get("context")
+        how = gates.gate_of(f.line, f.col - 1) if gates.regions else None
+        if how is None and f.category == "device":
+            how = gates.gated_names.get((f.line, f.col - 1))
+        if f.severity == "info" and not context and how is not None and f.category == "precision":
+            continue       # a dtype fact about a dtype chosen only on CUDA (`fp16 if "cuda" in device else fp32`)
+        if f.severity == "error" and context in (None, "backend-dispatch") and how is not None:
+            data = {k: v for k, v in f.data.items() if k != "replace"}
+            data["context"] = "cuda-available-branch"
+            f = replace(f, severity="warning", fix="none" if context else f.fix, data=data,
+                        message=f"{f.message} ({_GATED_NOTE.format(how=how)})")
+        elif f.severity == "error" and context is None and f.category in _PACKAGE_CATEGORIES and \
+                gates.guarded_symbol(f.symbol or ""):
+            f = replace(f, severity="warning", data={**f.data, "context": "guarded-import"},
+                        message=f"{f.message} ({_GUARDED_NOTE})")
+        out.append(f)
+    return out
+
+
+def drop_other_backend_hints(findings: list) -> list:
+    """Hints (dtype facts, host syncs, fusion) about code for another backend (`def forward_xpu`): not worth
+    knowing for an Ascend port."""
+    return [f for f in findings if not (f.severity == "info" and f.data.get("context") == "other-backend"
+                                        and f.category in _HINT_CATEGORIES)]
+
+
+def _sorted(regions: list[Region], hows: list[str]) -> tuple[list[Region], list[str]]:
+    pairs = sorted(zip(regions, hows))
+    return [r for r, _ in pairs], [h for _, h in pairs]
+
+
+__all__ = ["Gates", "apply_gates", "build_gates", "cuda_flags", "drop_other_backend_hints", "is_cuda_test"]
