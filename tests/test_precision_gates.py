@@ -235,3 +235,14 @@ def test_a_use_of_an_import_that_is_also_unguarded_stays_an_error(engine):
         """
     found = _at(engine, src)
     assert found[(10, "NPU340")] == "error"
+
+
+def test_a_hub_revision_named_float16_is_not_a_dtype(engine):
+    src = """\
+        import torch
+        from transformers import GPTJModel
+
+        model = GPTJModel.from_pretrained("EleutherAI/gpt-j-6B", revision="float16", torch_dtype=torch.float16)
+        """
+    found = engine.analyze_bytes(textwrap.dedent(src).encode(), "tests/test_modeling_gptj.py").findings
+    assert [(f.code, f.symbol) for f in found if f.line == 4] == [("NPU202", "torch.float16")]

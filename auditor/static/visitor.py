@@ -30,6 +30,15 @@ _FORMAT_FIELD = re.compile(r"\{[^{}]*\}")
 _CHOICE_STRINGS = frozenset({"flash-attention-implementation-string"})
 
 
+# Keywords whose value names a repository ref or folder (`from_pretrained(name, revision="float16")`: a Hub
+# branch), never a dtype being chosen
+_REF_KEYWORDS = frozenset({"revision", "branch", "tag", "commit", "commit_hash", "subfolder"})
+
+
+def _names_a_ref(node: cst.Arg) -> bool:
+    return node.keyword is not None and node.keyword.value in _REF_KEYWORDS
+
+
 def dotted(node: cst.CSTNode) -> str | None:
     parts = []
     while isinstance(node, cst.Attribute):
@@ -509,7 +518,11 @@ class MatchVisitor(cst.CSTVisitor):
     def visit_Arg(self, node: cst.Arg) -> bool:
         if node.keyword is not None:
             self._handled.add(id(node.keyword))
+        self._dtype_quiet += _names_a_ref(node)
         return True
+
+    def leave_Arg(self, original_node: cst.Arg) -> None:
+        self._dtype_quiet -= _names_a_ref(original_node)
 
     def visit_For(self, node: cst.For) -> bool:
         node.target.visit(self)
