@@ -246,3 +246,17 @@ def test_a_hub_revision_named_float16_is_not_a_dtype(engine):
         """
     found = engine.analyze_bytes(textwrap.dedent(src).encode(), "tests/test_modeling_gptj.py").findings
     assert [(f.code, f.symbol) for f in found if f.line == 4] == [("NPU202", "torch.float16")]
+
+
+def test_replacing_cuda_by_npu_in_a_device_string_is_the_port_itself(engine):
+    src = """\
+        import torch
+
+        def convert(config, use_torch_npu):
+            if use_torch_npu:
+                config["device"] = config["device"].replace('cuda', 'npu')
+            config["fallback"] = config["device"].replace("cuda", "cpu")
+        """
+    found = engine.analyze_bytes(textwrap.dedent(src).encode(), "ktransformers/util/utils.py").findings
+    assert not [f for f in found if f.line == 5]
+    assert [f.code for f in found if f.line == 6] == ["NPU003"]

@@ -581,6 +581,10 @@ class MatchVisitor(cst.CSTVisitor):
                 self._hit(launch[1].rule, func, launch[0], value=func.value.value, end_node=node)
         if isinstance(func, cst.Attribute):
             self._not_property.add(id(func.attr))    # `current_platform.is_cuda()`: a method, not the property
+        if isinstance(func, cst.Attribute) and func.attr.value == "replace" and len(node.args) == 2 and \
+                isinstance(node.args[0].value, cst.SimpleString) and _NPU_VALUE.match(
+                    str(node.args[1].value.evaluated_value if isinstance(node.args[1].value, cst.SimpleString) else "")):
+            self._handled.add(id(node.args[0].value))   # `device.replace("cuda", "npu")`: the port itself
         if isinstance(func, cst.Name) and func.value in _NAME_ARG_FUNCS and len(node.args) >= 2:
             self._handled.add(id(node.args[1].value))   # `hasattr(torch, "cuda")` names an attribute
             if func.value == "hasattr" or (func.value == "getattr" and len(node.args) == 3
