@@ -260,3 +260,34 @@ def test_replacing_cuda_by_npu_in_a_device_string_is_the_port_itself(engine):
     found = engine.analyze_bytes(textwrap.dedent(src).encode(), "ktransformers/util/utils.py").findings
     assert not [f for f in found if f.line == 5]
     assert [f.code for f in found if f.line == 6] == ["NPU003"]
+
+
+def test_triton_used_only_for_host_helpers_is_info(engine):
+    helpers = """\
+        import torch
+        import triton
+
+
+        def split_batch(batch_size, micro_batch_size):
+            n = triton.cdiv(batch_size, micro_batch_size)
+            return [micro_batch_size] * n, triton.next_power_of_2(n)
+        """
+    kernel = """\
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def _add(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+            pass
+
+
+        def add(x, y):
+            n = x.numel()
+            _add[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024)
+        """
+    quiet = engine.analyze_bytes(textwrap.dedent(helpers).encode(), "pkg/pre_process.py").findings
+    loud = engine.analyze_bytes(textwrap.dedent(kernel).encode(), "pkg/ops.py").findings
+    assert quiet and {f.severity for f in quiet if f.code == "NPU373"} == {"info"}
+    assert "warning" in {f.severity for f in loud if f.code == "NPU373"}

@@ -28,7 +28,7 @@ import ast
 import re
 from dataclasses import dataclass, field, replace
 
-from auditor.static.backends import backends_in_text
+from auditor.static.backends import as_info, backends_in_text
 
 # (first line, first col, last line, last col), 1-based lines, 0-based cols, end exclusive
 Region = tuple[int, int, int, int]
@@ -267,9 +267,53 @@ def _gated_names(tree: ast.Module, gates: Gates) -> dict[tuple[int, int], str]:
     return out
 
 
+_TRITON_HELPERS = frozenset({"cdiv", "next_power_of_2"})
+_TRITON_HELPER_NOTE = "this file uses Triton only for host integer helpers (triton.cdiv / triton.next_power_of_2), " \
+                      "no kernel: nothing to re-validate; triton-ascend provides them, or use integer arithmetic"
+
+
+def triton_helpers_only(tree: ast.Module) -> bool:
+    """Whether the file imports Triton only to call its host integer helpers (`triton.cdiv(n, block)` when
+    splitting a batch), with no kernel, no triton.language and no other Triton name."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == "triton":
+                    names.add(a.asname or "triton")
+                elif a.name.split(".")[0] == "triton":
+                    return False                    # `import triton.language as tl`
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "triton" and not node.level:
+            if node.module != "triton" or any(a.name not in _TRITON_HELPERS for a in node.names):
+                return False
+            names.update(a.asname or a.name for a in node.names if a.asname)
+    if not names:
+        return False
+    helper_of: set[int] = set()       # the `triton` of `triton.cdiv`
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in names:
+            if node.attr not in _TRITON_HELPERS:
+                return False
+            helper_of.add(id(node.value))
+    # any other use of the module (`triton.Config`, passed on as a value) is more than a helper
+    return not any(isinstance(n, ast.Name) and n.id in names and id(n) not in helper_of for n in ast.walk(tree))
+
+
+def _triton_helper_findings(findings: list, tree: ast.Module) -> list:
+    """Triton findings of a file that uses Triton only for host helpers: info, with why."""
+    if not any(f.category == "kernel" and (f.symbol or "").split(".")[0] == "triton" and f.severity != "info"
+               for f in findings) or not triton_helpers_only(tree):
+        return findings
+    return [as_info(f, "triton-host-helper", _TRITON_HELPER_NOTE)
+            if f.category == "kernel" and (f.symbol or "").split(".")[0] == "triton" and not f.data.get("context")
+            else f for f in findings]
+
+
 def apply_gates(findings: list, tree: ast.Module) -> list:
     """Findings as the CUDA gates read them: an error behind a gate is a warning (the gate is the error), a hint
-    about code that never runs on Ascend goes, a use of a guarded optional import is a warning."""
+    about code that never runs on Ascend goes, a use of a guarded optional import is a warning; Triton used only
+    for host helpers is info."""
+    findings = _triton_helper_findings(findings, tree)
     if not any(f.severity in ("error", "info") for f in findings):
         return findings
     gates = build_gates(tree)
@@ -308,4 +352,5 @@ def _sorted(regions: list[Region], hows: list[str]) -> tuple[list[Region], list[
     return [r for r, _ in pairs], [h for _, h in pairs]
 
 
-__all__ = ["Gates", "apply_gates", "build_gates", "cuda_flags", "drop_other_backend_hints", "is_cuda_test"]
+__all__ = ["Gates", "apply_gates", "build_gates", "cuda_flags", "drop_other_backend_hints", "is_cuda_test",
+           "triton_helpers_only"]
