@@ -291,3 +291,20 @@ def test_triton_used_only_for_host_helpers_is_info(engine):
     loud = engine.analyze_bytes(textwrap.dedent(kernel).encode(), "pkg/ops.py").findings
     assert quiet and {f.severity for f in quiet if f.code == "NPU373"} == {"info"}
     assert "warning" in {f.severity for f in loud if f.code == "NPU373"}
+
+
+def test_an_assertion_that_the_backend_is_not_nccl_holds_on_ascend(engine):
+    src = """\
+        import torch.distributed as dist
+
+
+        class PyNcclCommunicator:
+            def __init__(self, group):
+                assert (
+                    dist.get_backend(group) != dist.Backend.NCCL
+                ), "PyNcclCommunicator should be attached to a non-NCCL group."
+                if dist.get_backend(group) == dist.Backend.NCCL:
+                    self.nccl = True
+        """
+    found = engine.analyze_bytes(textwrap.dedent(src).encode(), "lightllm/distributed/pynccl.py").findings
+    assert [f.line for f in found if f.code == "NPU105"] == [9]

@@ -309,11 +309,30 @@ def _triton_helper_findings(findings: list, tree: ast.Module) -> list:
             else f for f in findings]
 
 
+def _asserted_not(tree: ast.Module) -> list[Region]:
+    """The right-hand sides of `assert x != Backend.NCCL` / `is not` / `not in`: an assertion that a value is not
+    the CUDA one holds on Ascend as written."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1 and \
+                isinstance(node.test.ops[0], (ast.NotEq, ast.IsNot, ast.NotIn)):
+            out.append(_expr_region(node.test.comparators[0]))
+    return out
+
+
+def _drop_asserted_not(findings: list, tree: ast.Module) -> list:
+    regions = _asserted_not(tree) if any(f.category in ("device", "distributed") for f in findings) else []
+    if not regions:
+        return findings
+    return [f for f in findings if f.category not in ("device", "distributed") or not any(
+        (l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in regions)]
+
+
 def apply_gates(findings: list, tree: ast.Module) -> list:
     """Findings as the CUDA gates read them: an error behind a gate is a warning (the gate is the error), a hint
     about code that never runs on Ascend goes, a use of a guarded optional import is a warning; Triton used only
     for host helpers is info."""
-    findings = _triton_helper_findings(findings, tree)
+    findings = _drop_asserted_not(_triton_helper_findings(findings, tree), tree)
     if not any(f.severity in ("error", "info") for f in findings):
         return findings
     gates = build_gates(tree)
