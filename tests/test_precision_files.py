@@ -98,3 +98,20 @@ def test_cudnn_named_variables_nothing_reads_are_not_reported(tmp_path):
     lines = {line for (p, line, code) in found if code == "NPU004"}
     assert 3 in lines and 6 in lines and 7 in lines
     assert 4 not in lines and 5 not in lines
+
+
+def test_performance_hints_in_test_files_are_not_reported(tmp_path):
+    loop = """\
+        import torch
+
+
+        def check(trainer, formats):
+            for fmt in formats:
+                trainer.train(resume_from_checkpoint=fmt)
+                a1, b1 = trainer.model.a.item(), trainer.model.b.item()
+        """
+    _write(tmp_path, "tests/test_trainer.py", loop)
+    _write(tmp_path, "pkg/trainer.py", loop)
+    found = _found(tmp_path)
+    assert not [k for k in found if k[0] == "tests/test_trainer.py" and k[2] == "NPU703"]
+    assert [k for k in found if k[0] == "pkg/trainer.py" and k[2] == "NPU703"]

@@ -14,6 +14,7 @@ list of a folder, which a per-file analysis does not see).
   variables read by torch, generated from torch's sources by rules/gen/env_vars.py) and that is not one of cuDNN's
   own logging variables (`CUDNN_LOG*`, `*_DBG`, `CUDNN_FRONTEND_*`): `CUDNN_DETERMINISTIC`,
   `TORCH_CUDNN_DETERMINISM` are read by nothing in the CUDA stack, so there is nothing to port. Dropped.
+- Performance and fusion hints (info) in test files: a test's speed is not what a port changes. Dropped.
 """
 from __future__ import annotations
 
@@ -146,6 +147,27 @@ def drop_unread_cudnn_vars(results: list) -> int:
         if not any(f.code == "NPU004" for f in result.findings):
             continue
         kept = [f for f in result.findings if not unread_cudnn_var(f, known)]
+        dropped += len(result.findings) - len(kept)
+        result.findings = kept
+    return dropped
+
+
+_TEST_FILE = re.compile(r"(?:^|/)(?:tests?|testing)/|(?:^|/)test_[^/]*$|_test\.py$|(?:^|/)conftest\.py$")
+
+
+def test_file(rel: str) -> bool:
+    """`tests/...`, `test_x.py`, `x_test.py`, `conftest.py`."""
+    return bool(_TEST_FILE.search(rel))
+
+
+def drop_test_performance_hints(results: list) -> int:
+    """Performance hints (host syncs such as `.item()` in a loop, fusion opportunities) in test files: a test's
+    speed is not what a port changes or checks. Returns how many were dropped."""
+    dropped = 0
+    for result in results:
+        if not test_file(result.path):
+            continue
+        kept = [f for f in result.findings if not (f.severity == "info" and f.category in ("performance", "fusion"))]
         dropped += len(result.findings) - len(kept)
         result.findings = kept
     return dropped
