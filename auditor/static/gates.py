@@ -320,19 +320,27 @@ def _asserted_not(tree: ast.Module) -> list[Region]:
     return out
 
 
-def _drop_asserted_not(findings: list, tree: ast.Module) -> list:
-    regions = _asserted_not(tree) if any(f.category in ("device", "distributed") for f in findings) else []
+_ASSERTED_NOT_NOTE = "asserted not to be the value: the assertion holds on Ascend as written; add the HCCL / NPU " \
+                     "value beside it where the code excludes NCCL for a reason that holds for HCCL too"
+
+
+def _lower_asserted_not(findings: list, tree: ast.Module) -> list:
+    """`assert dist.get_backend(group) != dist.Backend.NCCL`: info (the recall labels keep the line, since some
+    such checks must name HCCL too)."""
+    regions = _asserted_not(tree) if any(f.category in ("device", "distributed") and f.severity != "info"
+                                         for f in findings) else []
     if not regions:
         return findings
-    return [f for f in findings if f.category not in ("device", "distributed") or not any(
-        (l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in regions)]
+    return [as_info(f, "asserted-not", _ASSERTED_NOT_NOTE) if f.category in ("device", "distributed") and
+            not f.data.get("context") and any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in regions)
+            else f for f in findings]
 
 
 def apply_gates(findings: list, tree: ast.Module) -> list:
     """Findings as the CUDA gates read them: an error behind a gate is a warning (the gate is the error), a hint
     about code that never runs on Ascend goes, a use of a guarded optional import is a warning; Triton used only
     for host helpers is info."""
-    findings = _drop_asserted_not(_triton_helper_findings(findings, tree), tree)
+    findings = _lower_asserted_not(_triton_helper_findings(findings, tree), tree)
     if not any(f.severity in ("error", "info") for f in findings):
         return findings
     gates = build_gates(tree)
