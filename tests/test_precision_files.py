@@ -72,6 +72,7 @@ def test_a_config_with_an_npu_twin_is_info_unless_the_twin_builds_on_it(tmp_path
         """
     _write(tmp_path, "optimize_rules/DeepSeek-V3-Chat-multi-gpu-4.yaml", rule)
     _write(tmp_path, "optimize_rules/DeepSeek-V3-Chat-npu.yaml", rule.replace("cuda", "npu"))
+    _write(tmp_path, "optimize_rules/DeepSeek-V2-Chat-multi-gpu-4.yaml", rule)
     _write(tmp_path, "solo/DeepSeek-V3-Chat.yaml", rule)
     _write(tmp_path, "reqs/requirements.txt", "flash-attn==2.6.3\n")
     _write(tmp_path, "reqs/requirements-npu.txt", "-r requirements.txt\ntorch-npu==2.6.0\n")
@@ -79,7 +80,9 @@ def test_a_config_with_an_npu_twin_is_info_unless_the_twin_builds_on_it(tmp_path
     twin = {s for (p, _, _), s in found.items() if p == "optimize_rules/DeepSeek-V3-Chat-multi-gpu-4.yaml"}
     solo = {s for (p, _, _), s in found.items() if p == "solo/DeepSeek-V3-Chat.yaml"}
     base = {s for (p, _, _), s in found.items() if p == "reqs/requirements.txt"}
+    other_model = {s for (p, _, _), s in found.items() if p == "optimize_rules/DeepSeek-V2-Chat-multi-gpu-4.yaml"}
     assert twin == {"info"}
+    assert "error" in other_model         # the NPU config is for V3, not for V2
     assert "error" in solo
     assert "error" in base                # requirements-npu.txt installs it too
 

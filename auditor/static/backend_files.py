@@ -8,7 +8,8 @@ list of a folder, which a per-file analysis does not see).
   `alias_free_activation/torch/`): the CUDA member of a per-backend set, as `backends/cuda/` is. Info, never
   rewritten: the port adds an Ascend member beside it.
 - A project file (config, Dockerfile, script; not Python) in a folder that holds an NPU variant of it
-  (`DeepSeek-V3-Chat-multi-gpu-4.yaml` beside `DeepSeek-V3-Chat-npu.yaml` or an `npu/` folder), which does not
+  (`DeepSeek-V3-Chat-multi-gpu-4.yaml` beside `DeepSeek-V3-Chat-npu.yaml`, or in an `npu/` folder beside it: a
+  file of the same kind whose words other than the backend's are all in this file's name), which does not
   build on this file (no `-r requirements.txt`, `FROM`, include of it): the NPU path exists. Info, never rewritten.
 - NPU004 on a cuDNN-named variable (`CUDNN_*`, `TORCH_CUDNN_*`) that PyTorch does not read (the rule's table of
   variables read by torch, generated from torch's sources by rules/gen/env_vars.py) and that is not one of cuDNN's
@@ -67,7 +68,8 @@ def per_backend_sibling(path: Path, rel: str) -> str | None:
     if _name_backends(name) == {"cuda"}:
         for other in _entries(str(folder)):
             names = _name_backends(other)
-            if other != name and names and "cuda" not in names and _kind(other) == _kind(name):
+            if other != name and names and "cuda" not in names and _kind(other) == _kind(name) and \
+                    _tokens(other) <= _tokens(name):      # `Dockerfile.metax` for `Dockerfile.cuda`
                 return "/".join(parts[:-1] + [other])
     for i in range(len(parts) - 2, -1, -1):       # a folder named for CUDA: `.../cuda/load.py`
         if _name_backends(parts[i]) != {"cuda"}:
@@ -88,20 +90,36 @@ def npu_twin(path: Path, rel: str) -> str | None:
     if name.endswith(_PYTHON) or _name_backends(name) & {"npu"}:
         return None
     folder = path.parent
+    mine = _tokens(name)
     for other in _entries(str(folder)):
         if other == name or _name_backends(other) != {"npu"}:
             continue
-        twin = folder / other
-        if twin.is_dir() or _kind(other) == _kind(name):
-            if twin.is_file():
-                try:
-                    text = twin.read_text(errors="replace")[:200_000]
-                except OSError:
-                    continue
-                if name in text:       # `-r requirements.txt`, `FROM` or include of this file: it builds on it
-                    continue
-            return "/".join(parts[:-1] + [other]) + ("/" if twin.is_dir() else "")
+        candidates = [folder / other / inner for inner in _entries(str(folder / other))] \
+            if (folder / other).is_dir() else [folder / other]
+        for twin in candidates:
+            theirs = _tokens(twin.name)
+            # `DeepSeek-V3-Chat-npu.yaml` is the twin of `DeepSeek-V3-Chat-multi-gpu-4.yaml`, not of
+            # `DeepSeek-V2-Chat.yaml`: its words other than the backend's are all in this file's name
+            if not twin.is_file() or _kind(twin.name) != _kind(name) or not theirs or not theirs <= mine:
+                continue
+            try:
+                text = twin.read_text(errors="replace")[:200_000]
+            except OSError:
+                continue
+            if name in text:       # `-r requirements.txt`, `FROM` or include of this file: it builds on it
+                continue
+            return "/".join(parts[:-1] + [twin.relative_to(folder).as_posix()])
     return None
+
+
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def _tokens(name: str) -> set[str]:
+    """The words of a file name other than backend names and its extension (`DeepSeek-V3-Chat-npu.yaml` ->
+    {deepseek, v3, chat})."""
+    stem = name.rsplit(".", 1)[0] if _kind(name).startswith(".") else name
+    return {w for w in (t.lower() for t in _WORD.findall(stem)) if not backends_in_text(w)}
 
 
 def apply_backend_files(results: list, files: Sequence[tuple[Path, str]]) -> int:

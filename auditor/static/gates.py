@@ -16,8 +16,8 @@ A CUDA test is `torch.cuda.is_available()`, `torch.cuda.device_count() > 0`, `x.
 `"cuda" in str(device)`, `device == "cuda"`, or a name every assignment of which is one of these
 (`use_cuda = args.gpu >= 0 and torch.cuda.is_available()`, `self.use_cuda = torch.cuda.is_available()`).
 
-Dtype facts (hints) about a dtype chosen only behind a CUDA gate, and hints (dtype facts, host syncs, fusion) about
-code for another backend, are not worth knowing for the port and are dropped.
+Dtype facts (hints) about a dtype chosen only behind a CUDA gate (`fp16 if "cuda" in device else fp32`) are not
+worth knowing for the port and are dropped.
 
 Uses of a name that a guarded optional import binds (`try: from flash_attn import flash_attn_func` / `except
 ImportError:`) are warnings like the import: the code chose a path without the package (policy clause `guarded`).
@@ -34,7 +34,6 @@ from auditor.static.backends import as_info, backends_in_text
 Region = tuple[int, int, int, int]
 _END = 1 << 30
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
-_HINT_CATEGORIES = frozenset({"precision", "performance", "fusion"})
 _PACKAGE_CATEGORIES = frozenset({"attention", "apex", "kernel", "third_party"})
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError",
                             "RuntimeError"})
@@ -367,17 +366,9 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     return out
 
 
-def drop_other_backend_hints(findings: list) -> list:
-    """Hints (dtype facts, host syncs, fusion) about code for another backend (`def forward_xpu`): not worth
-    knowing for an Ascend port."""
-    return [f for f in findings if not (f.severity == "info" and f.data.get("context") == "other-backend"
-                                        and f.category in _HINT_CATEGORIES)]
-
-
 def _sorted(regions: list[Region], hows: list[str]) -> tuple[list[Region], list[str]]:
     pairs = sorted(zip(regions, hows))
     return [r for r, _ in pairs], [h for _, h in pairs]
 
 
-__all__ = ["Gates", "apply_gates", "build_gates", "cuda_flags", "drop_other_backend_hints", "is_cuda_test",
-           "triton_helpers_only"]
+__all__ = ["Gates", "apply_gates", "build_gates", "cuda_flags", "is_cuda_test", "triton_helpers_only"]
