@@ -308,3 +308,47 @@ def test_an_assertion_that_the_backend_is_not_nccl_holds_on_ascend(engine):
         """
     found = engine.analyze_bytes(textwrap.dedent(src).encode(), "lightllm/distributed/pynccl.py").findings
     assert {f.line: f.severity for f in found if f.code == "NPU105"} == {7: "info", 9: "error"}
+
+
+def test_a_gated_value_is_read_in_its_own_function(engine):
+    src = """\
+        import torch
+
+
+        class KWSNearfieldTrainer:
+            def train(self, kwargs, create_device):
+                device_name = kwargs.get('device', 'gpu')
+                if self.world_size > 1:
+                    device_name = f'cuda:{self.local_rank}'
+                self.train_device = create_device(device_name)
+
+            def evaluate(self, kwargs, create_device):
+                use_cuda = kwargs.get('gpu', -1) >= 0 and torch.cuda.is_available()
+                device_name = kwargs.get('device', 'cpu')
+                if self.world_size > 1 and use_cuda:
+                    device_name = f'cuda:{self.local_rank}'
+                self.test_device = create_device(device_name)
+        """
+    found = _at(engine, src)
+    assert found[(9, "NPU003")] == "error"
+    assert found[(16, "NPU003")] == "warning"
+
+
+def test_code_after_an_assertion_of_cuda_is_gated(engine):
+    src = """\
+        import torch
+        from functools import partial
+
+
+        def make_autocast(device, amp_dtype):
+            try:
+                amp_autocast = partial(torch.autocast, device_type=device.type, dtype=amp_dtype)
+            except (AttributeError, TypeError):
+                # fallback to CUDA only AMP for PyTorch < 1.10
+                assert device.type == "cuda"
+                amp_autocast = torch.cuda.amp.autocast
+            return amp_autocast
+        """
+    found = _at(engine, src)
+    assert found[(10, "NPU003")] == "error"
+    assert found[(11, "NPU012")] == "warning" and (11, "NPU204") not in found

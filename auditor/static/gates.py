@@ -5,7 +5,7 @@ or misleads on Ascend; the code behind it does not run there as written, so its 
 `differs`: on Ascend the other path runs; port the gate and the code behind it together). The gates read here:
 
 - `if <cuda test>:` (alone or as one operand of an `and`): its body; `if not <cuda test>: return` (or raise /
-  continue / break): the rest of its block, and the `else` of `if not <cuda test>:`;
+  continue / break) and `assert <cuda test>`: the rest of its block; the `else` of `if not <cuda test>:`;
 - `x if <cuda test> else y`: `x` (and `y` of `x if not <cuda test> else y`);
 - `<cuda test> and z`: every operand after the test;
 - a test function or class marked for CUDA (`@require_torch_gpu`, `@require_torch_multi_gpu`,
@@ -174,6 +174,8 @@ def build_gates(tree: ast.Module) -> Gates:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and stmt.body and any(
                     _cuda_decorator(d, flags) for d in stmt.decorator_list):
                 add(_stmt_region(stmt.body[0], stmt.body[-1]), "a test marked for CUDA")
+            if isinstance(stmt, ast.Assert) and is_cuda_test(stmt.test, flags) and i + 1 < len(stmts):
+                add(_stmt_region(stmts[i + 1], stmts[-1]), f"after assert {gate_text(stmt.test)}")
             if isinstance(stmt, ast.If):
                 if stmt.body and is_cuda_test(stmt.test, flags):
                     add(_stmt_region(stmt.body[0], stmt.body[-1]), f"if {gate_text(stmt.test)}")
@@ -241,28 +243,59 @@ def _cuda_strings(node: ast.AST) -> list[ast.Constant]:
             and n.value.lower().startswith("cuda")]
 
 
+def _scope_nodes(scope: ast.AST):
+    """The nodes of a module or function, not those of the functions nested in it (they are scopes of their own)."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
 def _gated_names(tree: ast.Module, gates: Gates) -> dict[tuple[int, int], str]:
-    """Uses of a name whose every assignment of a "cuda" value sits behind a CUDA gate (`if use_cuda:
-    device_name = f"cuda:{rank}"` ... `create_device(device_name)`): {(line, col) of the use: how it is gated}."""
-    cuda_binds: dict[str, list[str | None]] = {}
-    for node in ast.walk(tree):
-        strings = _cuda_strings(node.value) if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value else []
-        if strings:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            hows = [gates.gate_of(c.lineno, c.col_offset) for c in strings]
-            for t in targets:
-                name = _flag_name(t)
-                if name is not None:
-                    cuda_binds.setdefault(name, []).extend(hows)
-    gated = {name: hows[0] for name, hows in cuda_binds.items() if all(hows)}
-    if not gated:
-        return {}
+    """Uses of a name whose every assignment of a "cuda" value in its scope sits behind a CUDA gate (`if use_cuda:
+    device_name = f"cuda:{rank}"` ... `create_device(device_name)`): {(line, col) of the use: how it is gated}.
+    A local name is read in its function; `self.x` across the file."""
+    def binds_of(nodes: list[ast.AST]) -> tuple[dict[str, list[str | None]], set[str]]:
+        cuda: dict[str, list[str | None]] = {}
+        assigned: set[str] = set()
+        for node in nodes:
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                strings = _cuda_strings(node.value)
+                for t in targets:
+                    name = _flag_name(t)
+                    if name is None:
+                        continue
+                    assigned.add(name)
+                    if strings:
+                        cuda.setdefault(name, []).extend(gates.gate_of(c.lineno, c.col_offset) for c in strings)
+        return cuda, assigned
+
+    scopes = [tree] + [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    per_scope = [(scope, list(_scope_nodes(scope))) for scope in scopes]
+    module_cuda, _ = binds_of(per_scope[0][1])
+    attrs: dict[str, list[str | None]] = {}          # `self.device = "cuda:0"` anywhere in the file
+    scoped = []
+    for scope, nodes in per_scope:
+        cuda, assigned = binds_of(nodes)
+        for name, hows in cuda.items():
+            if name.startswith("self."):
+                attrs.setdefault(name, []).extend(hows)
+        scoped.append((nodes, cuda, assigned))
     out: dict[tuple[int, int], str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
+    for nodes, cuda, assigned in scoped:
+        for node in nodes:
+            if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
+                continue
             name = _flag_name(node)
-            if name in gated:
-                out[(node.lineno, node.col_offset)] = f"{gated[name]}, through {name}"
+            if name is None:
+                continue
+            hows = attrs.get(name) if name.startswith("self.") else cuda.get(name) if name in assigned \
+                else module_cuda.get(name)
+            if hows and all(hows):
+                out[(node.lineno, node.col_offset)] = f"{hows[0]}, through {name}"
     return out
 
 
