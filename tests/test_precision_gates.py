@@ -352,3 +352,26 @@ def test_code_after_an_assertion_of_cuda_is_gated(engine):
     found = _at(engine, src)
     assert found[(10, "NPU003")] == "error"
     assert found[(11, "NPU012")] == "warning" and (11, "NPU204") not in found
+
+
+def test_platform_probes_for_cuda_gate_their_code(engine):
+    src = """\
+        import torch
+        from sglang.srt.utils import is_cuda
+        from vllm.platforms import current_platform
+
+        _is_cuda = is_cuda()
+
+
+        def fused_moe(x):
+            if _is_cuda:
+                torch.cuda.synchronize()
+            if current_platform.is_cuda_alike():
+                torch.cuda.empty_cache()
+            if torch.version.cuda:
+                torch.cuda.set_device(0)
+            torch.cuda.synchronize()
+        """
+    found = _at(engine, src, rel="sglang/srt/layers/moe/fused_moe.py")
+    assert found[(10, "NPU002")] == "warning" and found[(12, "NPU002")] == "warning"
+    assert found[(14, "NPU002")] == "warning" and found[(15, "NPU002")] == "error"

@@ -12,7 +12,8 @@ or misleads on Ascend; the code behind it does not run there as written, so its 
   `@unittest.skipIf(not torch.cuda.is_available(), ...)`, `@pytest.mark.skipif(not torch.cuda.is_available(), ...)`,
   `@unittest.skipUnless(torch.cuda.is_available(), ...)`): its body.
 
-A CUDA test is `torch.cuda.is_available()`, `torch.cuda.device_count() > 0`, `x.is_cuda`, `x.type == "cuda"`,
+A CUDA test is `torch.cuda.is_available()`, `is_cuda()` / `current_platform.is_cuda()` / `is_cuda_alike()` /
+`is_torch_cuda_available()`, `torch.version.cuda`, `torch.cuda.device_count() > 0`, `x.is_cuda`, `x.type == "cuda"`,
 `"cuda" in str(device)`, `device == "cuda"`, or a name every assignment of which is one of these
 (`use_cuda = args.gpu >= 0 and torch.cuda.is_available()`, `self.use_cuda = torch.cuda.is_available()`).
 
@@ -38,6 +39,8 @@ _PACKAGE_CATEGORIES = frozenset({"attention", "apex", "kernel", "third_party"})
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError",
                             "RuntimeError"})
 _REQUIRE = re.compile(r"^require_\w+$")
+# `is_cuda()` (sglang's utils), `current_platform.is_cuda()` / `is_cuda_alike()` (vLLM), `is_torch_cuda_available()`
+_CUDA_PROBE = re.compile(r"^_?is_(?:torch_)?(?:cuda|nvidia)(?:_alike|_available|_platform)?$")
 _CUDA_WORD = re.compile(r"^(?:cuda|gpu)(?::\d+)?$", re.I)
 _GATED_NOTE = "in code that runs only where CUDA is present ({how}), which does not run on Ascend as written; " \
               "the gate is what to port: port the code behind it with it"
@@ -95,8 +98,9 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
         return any(is_cuda_test(v, flags) for v in node.values)
     if isinstance(node, ast.Call):
         name = _dotted(node.func)
-        return name.endswith("cuda.is_available") and name.split(".")[0] in ("torch", "cuda")
-    if isinstance(node, ast.Attribute) and node.attr == "is_cuda":
+        return name.endswith("cuda.is_available") and name.split(".")[0] in ("torch", "cuda") or \
+            bool(_CUDA_PROBE.match(name.rsplit(".", 1)[-1]))
+    if isinstance(node, ast.Attribute) and (node.attr == "is_cuda" or _dotted(node) == "torch.version.cuda"):
         return True
     if isinstance(node, (ast.Name, ast.Attribute)):
         return _flag_name(node) in flags
@@ -387,9 +391,10 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
         if f.severity == "info" and not context and how is not None and f.category == "precision":
             continue       # a dtype fact about a dtype chosen only on CUDA (`fp16 if "cuda" in device else fp32`)
         if f.severity == "error" and context in (None, "backend-dispatch") and how is not None:
-            data = {k: v for k, v in f.data.items() if k != "replace"}
+            fix = "none" if context else f.fix      # inside a multi-backend dispatch nothing is rewritten
+            data = {k: v for k, v in f.data.items() if k != "replace" or fix != "none"}
             data["context"] = "cuda-available-branch"
-            f = replace(f, severity="warning", fix="none" if context else f.fix, data=data,
+            f = replace(f, severity="warning", fix=fix, data=data,
                         message=f"{f.message} ({_GATED_NOTE.format(how=how)})")
         elif f.severity == "error" and context is None and f.category in _PACKAGE_CATEGORIES and \
                 gates.guarded_symbol(f.symbol or ""):
