@@ -375,3 +375,19 @@ def test_platform_probes_for_cuda_gate_their_code(engine):
     found = _at(engine, src, rel="sglang/srt/layers/moe/fused_moe.py")
     assert found[(10, "NPU002")] == "warning" and found[(12, "NPU002")] == "warning"
     assert found[(14, "NPU002")] == "warning" and found[(15, "NPU002")] == "error"
+
+
+def test_the_cuda_fallback_of_a_platform_abstraction_is_info(engine):
+    src = """\
+        import os
+        from xinference.device_utils import get_available_device_env_name
+
+
+        def launch(gpu_idx):
+            env_name = get_available_device_env_name() or "CUDA_VISIBLE_DEVICES"
+            os.environ[env_name] = ",".join(map(str, gpu_idx))
+            os.environ["CUDA_VISIBLE_DEVICES"] = "0"
+        """
+    found = engine.analyze_bytes(textwrap.dedent(src).encode(), "xinference/core/worker.py").findings
+    sev = {f.line: f.severity for f in found if f.code == "NPU004"}
+    assert sev == {6: "info", 8: "warning"}

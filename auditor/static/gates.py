@@ -360,6 +360,37 @@ _ASSERTED_NOT_NOTE = "asserted not to be the value: the assertion holds on Ascen
                      "value beside it where the code excludes NCCL for a reason that holds for HCCL too"
 
 
+_ABSTRACTION_CALL = re.compile(r"(?i)device|accelerator|platform|backend")
+_FALLBACK_NOTE = "the fallback of a platform abstraction ({call} or ...), used only when it finds no accelerator " \
+                 "of its own: on Ascend the abstraction answers; left as is"
+
+
+def _abstraction_fallbacks(tree: ast.Module) -> list[tuple[Region, str]]:
+    """`get_available_device_env_name() or "CUDA_VISIBLE_DEVICES"`, `get_accelerator_name() or "cuda"`: a CUDA
+    literal as the last operand of an `or` whose earlier operand asks a platform abstraction."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            last = node.values[-1]
+            calls = [_dotted(v.func) for v in node.values[:-1] if isinstance(v, ast.Call)]
+            if isinstance(last, ast.Constant) and isinstance(last.value, str) and "cuda" in last.value.lower() and \
+                    any(_ABSTRACTION_CALL.search(c) for c in calls):
+                out.append((_expr_region(last), calls[0] + "()"))
+    return out
+
+
+def _lower_abstraction_fallbacks(findings: list, tree: ast.Module) -> list:
+    regions = _abstraction_fallbacks(tree) if any(f.severity != "info" for f in findings) else []
+    if not regions:
+        return findings
+    out = []
+    for f in findings:
+        call = next((c for (l1, c1, l2, c2), c in regions if (l1, c1) <= (f.line, f.col - 1) < (l2, c2)), None)
+        out.append(as_info(f, "npu-path", _FALLBACK_NOTE.format(call=call)) if call and not f.data.get("context")
+                   else f)
+    return out
+
+
 def _lower_asserted_not(findings: list, tree: ast.Module) -> list:
     """`assert dist.get_backend(group) != dist.Backend.NCCL`: info (the recall labels keep the line, since some
     such checks must name HCCL too)."""
@@ -377,6 +408,7 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     about code that never runs on Ascend goes, a use of a guarded optional import is a warning; Triton used only
     for host helpers is info."""
     findings = _lower_asserted_not(_triton_helper_findings(findings, tree), tree)
+    findings = _lower_abstraction_fallbacks(findings, tree)
     if not any(f.severity in ("error", "info") for f in findings):
         return findings
     gates = build_gates(tree)
