@@ -391,3 +391,18 @@ def test_the_cuda_fallback_of_a_platform_abstraction_is_info(engine):
     found = engine.analyze_bytes(textwrap.dedent(src).encode(), "xinference/core/worker.py").findings
     sev = {f.line: f.severity for f in found if f.code == "NPU004"}
     assert sev == {6: "info", 8: "warning"}
+
+
+def test_a_test_marked_for_cuda_keeps_its_dtype_hints(engine):
+    src = """\
+        import torch
+        from transformers.testing_utils import require_torch_gpu
+
+
+        @require_torch_gpu
+        def test_model_2b_bf16():
+            model = AutoModelForCausalLM.from_pretrained("google/gemma-2-2b", torch_dtype=torch.bfloat16)
+            torch.cuda.synchronize()
+        """
+    found = _at(engine, src, rel="tests/models/gemma2/test_modeling_gemma2.py")
+    assert found[(7, "NPU201")] == "info" and found[(8, "NPU002")] == "warning"

@@ -17,8 +17,8 @@ A CUDA test is `torch.cuda.is_available()`, `is_cuda()` / `current_platform.is_c
 `"cuda" in str(device)`, `device == "cuda"`, or a name every assignment of which is one of these
 (`use_cuda = args.gpu >= 0 and torch.cuda.is_available()`, `self.use_cuda = torch.cuda.is_available()`).
 
-Dtype facts (hints) about a dtype chosen only behind a CUDA gate (`fp16 if "cuda" in device else fp32`) are not
-worth knowing for the port and are dropped.
+Dtype facts (hints) about a dtype chosen only behind a CUDA gate in the code (`fp16 if "cuda" in device else fp32`)
+are not worth knowing for the port and are dropped (a test marked for CUDA keeps them: the dtype is the test's).
 
 Uses of a name that a guarded optional import binds (`try: from flash_attn import flash_attn_func` / `except
 ImportError:`) are warnings like the import: the code chose a path without the package (policy clause `guarded`).
@@ -44,6 +44,7 @@ _CUDA_PROBE = re.compile(r"^_?is_(?:torch_)?(?:cuda|nvidia)(?:_alike|_available|
 _CUDA_WORD = re.compile(r"^(?:cuda|gpu)(?::\d+)?$", re.I)
 _GATED_NOTE = "in code that runs only where CUDA is present ({how}), which does not run on Ascend as written; " \
               "the gate is what to port: port the code behind it with it"
+_TEST_MARK = "a test marked for CUDA"     # its dtype choices are the test's, kept as hints
 _GUARDED_NOTE = "a use of an optional import under a guard: the code has a path without it"
 
 
@@ -177,7 +178,7 @@ def build_gates(tree: ast.Module) -> Gates:
                 continue
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and stmt.body and any(
                     _cuda_decorator(d, flags) for d in stmt.decorator_list):
-                add(_stmt_region(stmt.body[0], stmt.body[-1]), "a test marked for CUDA")
+                add(_stmt_region(stmt.body[0], stmt.body[-1]), _TEST_MARK)
             if isinstance(stmt, ast.Assert) and is_cuda_test(stmt.test, flags) and i + 1 < len(stmts):
                 add(_stmt_region(stmts[i + 1], stmts[-1]), f"after assert {gate_text(stmt.test)}")
             if isinstance(stmt, ast.If):
@@ -420,7 +421,8 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
         how = gates.gate_of(f.line, f.col - 1) if gates.regions else None
         if how is None and f.category == "device":
             how = gates.gated_names.get((f.line, f.col - 1))
-        if f.severity == "info" and not context and how is not None and f.category == "precision":
+        if f.severity == "info" and not context and how is not None and f.category == "precision" and \
+                how != _TEST_MARK:
             continue       # a dtype fact about a dtype chosen only on CUDA (`fp16 if "cuda" in device else fp32`)
         if f.severity == "error" and context in (None, "backend-dispatch") and how is not None:
             fix = "none" if context else f.fix      # inside a multi-backend dispatch nothing is rewritten
