@@ -406,3 +406,16 @@ def test_a_test_marked_for_cuda_keeps_its_dtype_hints(engine):
         """
     found = _at(engine, src, rel="tests/models/gemma2/test_modeling_gemma2.py")
     assert found[(7, "NPU201")] == "info" and found[(8, "NPU002")] == "warning"
+
+
+def test_a_parameter_that_a_gate_may_reassign_is_not_gated(engine):
+    src = """\
+        class ControllableImageGenerationPipeline:
+            def __init__(self, model, device='cuda', **kwargs):
+                if device == 'gpu':
+                    device = 'cuda'
+                self.device_name = device
+                self.pre = Preprocessor(model, device=device)
+        """
+    found = _at(engine, src, rel="modelscope/pipelines/cv/controllable_image_generation_pipeline.py")
+    assert found[(6, "NPU003")] == "error"

@@ -285,6 +285,11 @@ def _gated_names(tree: ast.Module, gates: Gates) -> dict[tuple[int, int], str]:
     scoped = []
     for scope, nodes in per_scope:
         cuda, assigned = binds_of(nodes)
+        if scope is not tree:      # a parameter holds what callers pass (`device='cuda'` by default): not gated
+            for a in ast.walk(scope.args):
+                if isinstance(a, ast.arg):
+                    cuda.setdefault(a.arg, []).append(None)
+                    assigned.add(a.arg)
         for name, hows in cuda.items():
             if name.startswith("self."):
                 attrs.setdefault(name, []).extend(hows)
