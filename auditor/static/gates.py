@@ -68,6 +68,16 @@ class Gates:
         return any(symbol == q or symbol.startswith(q + ".") for q in self.guarded)
 
 
+_WALKED: list = [None, []]     # (tree, its nodes): the passes below read one file's tree several times
+
+
+def _walk(tree: ast.AST) -> list[ast.AST]:
+    """Every node of `tree`, listed once per tree (the several passes over one file share the list)."""
+    if _WALKED[0] is not tree:
+        _WALKED[0], _WALKED[1] = tree, list(ast.walk(tree))
+    return _WALKED[1]
+
+
 def _dotted(node: ast.AST) -> str:
     parts = []
     while isinstance(node, ast.Attribute):
@@ -124,7 +134,7 @@ def cuda_flags(tree: ast.Module) -> set[str]:
     """Names every assignment of which is a CUDA test, and that no function takes as a parameter."""
     tests: dict[str, bool] = {}
     params: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, ast.arg):
             params.add(node.arg)
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
@@ -226,7 +236,7 @@ def build_gates(tree: ast.Module) -> Gates:
     gates.regions, gates.hows = _sorted(gates.regions, gates.hows)
     gates.guarded = {q for q in guarded_quals if not any(u == q or q.startswith(u + ".") or u.startswith(q + ".")
                                                         for u in unguarded)}
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, ast.IfExp):
             if is_cuda_test(node.test, flags):
                 add(_expr_region(node.body), f"{gate_text(node.test)} ... else")
@@ -239,7 +249,6 @@ def build_gates(tree: ast.Module) -> Gates:
                     add((rest.lineno, rest.col_offset, node.end_lineno or node.lineno, node.end_col_offset or _END),
                         f"after {gate_text(value)} and")
                     break
-    gates.gated_names = _gated_names(tree, gates)
     return gates
 
 
@@ -278,7 +287,7 @@ def _gated_names(tree: ast.Module, gates: Gates) -> dict[tuple[int, int], str]:
                         cuda.setdefault(name, []).extend(gates.gate_of(c.lineno, c.col_offset) for c in strings)
         return cuda, assigned
 
-    scopes = [tree] + [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    scopes = [tree] + [n for n in _walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     per_scope = [(scope, list(_scope_nodes(scope))) for scope in scopes]
     module_cuda, _ = binds_of(per_scope[0][1])
     attrs: dict[str, list[str | None]] = {}          # `self.device = "cuda:0"` anywhere in the file
@@ -318,7 +327,7 @@ def triton_helpers_only(tree: ast.Module) -> bool:
     """Whether the file imports Triton only to call its host integer helpers (`triton.cdiv(n, block)` when
     splitting a batch), with no kernel, no triton.language and no other Triton name."""
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.name == "triton":
@@ -332,13 +341,13 @@ def triton_helpers_only(tree: ast.Module) -> bool:
     if not names:
         return False
     helper_of: set[int] = set()       # the `triton` of `triton.cdiv`
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in names:
             if node.attr not in _TRITON_HELPERS:
                 return False
             helper_of.add(id(node.value))
     # any other use of the module (`triton.Config`, passed on as a value) is more than a helper
-    return not any(isinstance(n, ast.Name) and n.id in names and id(n) not in helper_of for n in ast.walk(tree))
+    return not any(isinstance(n, ast.Name) and n.id in names and id(n) not in helper_of for n in _walk(tree))
 
 
 def _triton_helper_findings(findings: list, tree: ast.Module) -> list:
@@ -355,7 +364,7 @@ def _asserted_not(tree: ast.Module) -> list[Region]:
     """The right-hand sides of `assert x != Backend.NCCL` / `is not` / `not in`: an assertion that a value is not
     the CUDA one holds on Ascend as written."""
     out = []
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1 and \
                 isinstance(node.test.ops[0], (ast.NotEq, ast.IsNot, ast.NotIn)):
             out.append(_expr_region(node.test.comparators[0]))
@@ -375,7 +384,7 @@ def _abstraction_fallbacks(tree: ast.Module) -> list[tuple[Region, str]]:
     """`get_available_device_env_name() or "CUDA_VISIBLE_DEVICES"`, `get_accelerator_name() or "cuda"`: a CUDA
     literal as the last operand of an `or` whose earlier operand asks a platform abstraction."""
     out = []
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
             last = node.values[-1]
             calls = [_dotted(v.func) for v in node.values[:-1] if isinstance(v, ast.Call)]
@@ -421,11 +430,14 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     if not gates.regions and not gates.guarded:
         return findings
     out = []
+    names: dict[tuple[int, int], str] | None = None
     for f in findings:
         context = f.data.get("context")
         how = gates.gate_of(f.line, f.col - 1) if gates.regions else None
-        if how is None and f.category == "device":
-            how = gates.gated_names.get((f.line, f.col - 1))
+        if how is None and f.category == "device" and f.severity == "error" and gates.regions:
+            if names is None:       # the data flow is read only where a device error may be reached through it
+                names = gates.gated_names = _gated_names(tree, gates)
+            how = names.get((f.line, f.col - 1))
         if f.severity == "info" and not context and how is not None and f.category == "precision" and \
                 how != _TEST_MARK:
             continue       # a dtype fact about a dtype chosen only on CUDA (`fp16 if "cuda" in device else fp32`)
