@@ -137,12 +137,17 @@ def cuda_flags(tree: ast.Module) -> set[str]:
     for node in _walk(tree):
         if isinstance(node, ast.arg):
             params.add(node.arg)
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
-            if isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None else []
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        elif isinstance(node, ast.AugAssign):
+            targets, value = [node.target], None        # `use_cuda |= x`: not a test any more
+        else:
+            continue
         for t in targets:
             name = _flag_name(t)
             if name is not None:
-                value = node.value if not isinstance(node, ast.AugAssign) else None
                 tests[name] = tests.get(name, True) and value is not None and len(targets) == 1 and \
                     is_cuda_test(value)
     return {n for n, ok in tests.items() if ok and n not in params}
@@ -294,7 +299,8 @@ def _gated_names(tree: ast.Module, gates: Gates) -> dict[tuple[int, int], str]:
     scoped = []
     for scope, nodes in per_scope:
         cuda, assigned = binds_of(nodes)
-        if scope is not tree:      # a parameter holds what callers pass (`device='cuda'` by default): not gated
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            # a parameter holds what callers pass (`device='cuda'` by default): not gated
             for a in ast.walk(scope.args):
                 if isinstance(a, ast.arg):
                     cuda.setdefault(a.arg, []).append(None)
@@ -308,13 +314,13 @@ def _gated_names(tree: ast.Module, gates: Gates) -> dict[tuple[int, int], str]:
         for node in nodes:
             if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
                 continue
-            name = _flag_name(node)
-            if name is None:
+            flag = _flag_name(node)
+            if flag is None:
                 continue
-            hows = attrs.get(name) if name.startswith("self.") else cuda.get(name) if name in assigned \
-                else module_cuda.get(name)
-            if hows and all(hows):
-                out[(node.lineno, node.col_offset)] = f"{hows[0]}, through {name}"
+            reached = attrs.get(flag) if flag.startswith("self.") else cuda.get(flag) if flag in assigned \
+                else module_cuda.get(flag)
+            if reached and all(reached):
+                out[(node.lineno, node.col_offset)] = f"{reached[0]}, through {flag}"
     return out
 
 
