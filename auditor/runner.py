@@ -16,6 +16,7 @@ from auditor.findings import Finding
 from auditor.findings import FileError
 from auditor.rules import load_rules
 from auditor.static.engine import MAX_FILE_BYTES, FileResult, StaticEngine
+from auditor.static.backend_files import apply_backend_files, drop_test_performance_hints, drop_unread_cudnn_vars
 from auditor.static.backends import apply_ascend_project, apply_other_backend_files, apply_transfer_packages
 from auditor.static.firstparty import drop_first_party, first_party_packages
 from auditor.static.opnamespaces import op_namespaces_named, registered_namespaces
@@ -215,6 +216,9 @@ def run_static(
     apply_transfer_packages(run.results, found.files, packages)   # a package whose Ascend backend loads the shim
     apply_ascend_project(run.results, packages)     # `vllm_ascend`: Triton there is Triton-Ascend
     apply_other_backend_files(run.results)          # `docker/rocm/Dockerfile`: set-up for another backend
+    apply_backend_files(run.results, found.files)      # `Dockerfile.cuda` beside `Dockerfile.metax`, NPU twins
+    drop_unread_cudnn_vars(run.results)             # `CUDNN_DETERMINISTIC`: read by nothing
+    drop_test_performance_hints(run.results)        # `.item()` in a test's loop
     run.results.sort(key=lambda r: r.path)
     run.errors.extend(r.error for r in run.results if r.error is not None)
     run.duration_s = time.perf_counter() - start

@@ -30,6 +30,7 @@ from auditor.static.compiled import WORD_RE, CompiledRules
 from auditor.static.context import _WHOLE_FILE, HOLE, FileContext, adopt_local_refs, build_context
 from auditor.static import largefile
 from auditor.static.flags import derived_flag_findings
+from auditor.static.gates import apply_gates
 from auditor.static.visitor import MatchVisitor, RawHit
 from auditor import suppress as _suppress
 from auditor.suppress import Suppressions
@@ -465,6 +466,7 @@ class StaticEngine:
             # walk of the tree, only for files with findings.
             wanted = sorted({f.line for f in result.findings})
             result.findings = apply_context(result.findings, build_backend_context(tree, lines, wanted), rel)
+            result.findings = apply_gates(result.findings, tree)     # behind CUDA gates (auditor/static/gates.py)
             if imports_transfer_to_npu(text):    # the file patches torch for Ascend itself
                 result.findings = under_transfer_to_npu(result.findings, "this file")
         result.findings.sort(key=Finding.sort_key)

@@ -35,6 +35,15 @@ _ASSERTION = re.compile(r"^assert(?:_|[A-Z])")
 _CHOICE_STRINGS = frozenset({"flash-attention-implementation-string"})
 
 
+# Keywords whose value names a repository ref or folder (`from_pretrained(name, revision="float16")`: a Hub
+# branch), never a dtype being chosen
+_REF_KEYWORDS = frozenset({"revision", "branch", "tag", "commit", "commit_hash", "subfolder"})
+
+
+def _names_a_ref(node: cst.Arg) -> bool:
+    return node.keyword is not None and node.keyword.value in _REF_KEYWORDS
+
+
 def dotted(node: cst.CSTNode) -> str | None:
     parts = []
     while isinstance(node, cst.Attribute):
@@ -525,7 +534,11 @@ class MatchVisitor(cst.CSTVisitor):
     def visit_Arg(self, node: cst.Arg) -> bool:
         if node.keyword is not None:
             self._handled.add(id(node.keyword))
+        self._dtype_quiet += _names_a_ref(node)
         return True
+
+    def leave_Arg(self, original_node: cst.Arg) -> None:
+        self._dtype_quiet -= _names_a_ref(original_node)
 
     def visit_For(self, node: cst.For) -> bool:
         node.target.visit(self)
@@ -587,6 +600,10 @@ class MatchVisitor(cst.CSTVisitor):
                 self._hit(launch[1].rule, func, launch[0], value=func.value.value, end_node=node)
         if isinstance(func, cst.Attribute):
             self._not_property.add(id(func.attr))    # `current_platform.is_cuda()`: a method, not the property
+        if isinstance(func, cst.Attribute) and func.attr.value == "replace" and len(node.args) == 2 and \
+                isinstance(node.args[0].value, cst.SimpleString) and _NPU_VALUE.match(
+                    str(node.args[1].value.evaluated_value if isinstance(node.args[1].value, cst.SimpleString) else "")):
+            self._handled.add(id(node.args[0].value))   # `device.replace("cuda", "npu")`: the port itself
         if isinstance(func, cst.Name) and func.value in _NAME_ARG_FUNCS and len(node.args) >= 2:
             self._handled.add(id(node.args[1].value))   # `hasattr(torch, "cuda")` names an attribute
             if func.value == "hasattr" or (func.value == "getattr" and len(node.args) == 3

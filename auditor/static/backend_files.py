@@ -1,0 +1,191 @@
+"""Files read with their neighbours: per-backend sets of files and files with an NPU twin, and cuDNN-named
+environment variables that nothing reads. Applied once per run, after the per-file passes (they need the file
+list of a folder, which a per-file analysis does not see).
+
+- A file whose own name names CUDA (`docker/Dockerfile.cuda`, `requirements-cuda.txt`) in a folder that holds the
+  same kind of file for another backend (`Dockerfile.metax`, `Dockerfile.npu`), and every file in a folder named
+  for CUDA beside a folder for another backend or a portable fallback (`alias_free_activation/cuda/` beside
+  `alias_free_activation/torch/`): the CUDA member of a per-backend set, as `backends/cuda/` is. Info, never
+  rewritten: the port adds an Ascend member beside it.
+- A project file (config, Dockerfile, script; not Python) in a folder that holds an NPU variant of it
+  (`DeepSeek-V3-Chat-multi-gpu-4.yaml` beside `DeepSeek-V3-Chat-npu.yaml`, or in an `npu/` folder beside it: a
+  file of the same kind whose words other than the backend's are all in this file's name), which does not
+  build on this file (no `-r requirements.txt`, `FROM`, include of it): the NPU path exists. Info, never rewritten.
+- NPU004 on a cuDNN-named variable (`CUDNN_*`, `TORCH_CUDNN_*`) that PyTorch does not read (the rule's table of
+  variables read by torch, generated from torch's sources by rules/gen/env_vars.py) and that is not one of cuDNN's
+  own logging variables (`CUDNN_LOG*`, `*_DBG`, `CUDNN_FRONTEND_*`): `CUDNN_DETERMINISTIC`,
+  `TORCH_CUDNN_DETERMINISM` are read by nothing in the CUDA stack, so there is nothing to port. Dropped.
+- Performance and fusion hints (info) in test files: a test's speed is not what a port changes. Dropped.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+from auditor.static.backends import OTHER_BACKENDS, as_info, backends_in_text
+
+# Folders beside a `cuda/` one that hold the same code without CUDA
+_FALLBACK_FOLDERS = frozenset({"torch", "pytorch", "cpu", "triton", "reference", "fallback", "naive", "generic"})
+_PYTHON = (".py", ".pyw", ".pyi")
+_SET_NOTE = "the CUDA member of a per-backend set of files ({sibling} beside it): add an Ascend member beside it; " \
+            "left as is"
+_TWIN_NOTE = "the folder already holds an NPU variant of this file ({twin}): left as is"
+_CUDNN_FAMILY = re.compile(r"^(?:TORCH_)?CUDNN_")
+_CUDNN_OWN = re.compile(r"^CUDNN_(?:LOG\w*|FRONTEND_\w+|\w+_DBG)$")
+
+
+def _name_backends(name: str) -> set[str]:
+    """Backends a file or folder name names (`Dockerfile.cuda` -> cuda, `DeepSeek-V3-Chat-npu.yaml` -> npu)."""
+    return backends_in_text(name.replace(".", "_").replace("-", "_"))
+
+
+@lru_cache(maxsize=4096)
+def _entries(folder: str) -> tuple[str, ...]:
+    try:
+        return tuple(sorted(os.listdir(folder)))
+    except OSError:
+        return ()
+
+
+def _kind(name: str) -> str:
+    """What a file is, without its backend words: `Dockerfile.cuda` -> dockerfile, `x-npu.yaml` -> .yaml."""
+    low = name.lower()
+    if low.startswith("dockerfile") or low.endswith(".dockerfile"):
+        return "dockerfile"
+    if low.startswith("requirements"):
+        return "requirements"
+    return os.path.splitext(low)[1]
+
+
+def per_backend_sibling(path: Path, rel: str) -> str | None:
+    """The sibling that makes the file `path` (`rel` in the report) the CUDA member of a per-backend set, or None."""
+    parts = rel.split("/")
+    folder = path.parent
+    name = parts[-1]
+    if _name_backends(name) == {"cuda"}:
+        for other in _entries(str(folder)):
+            names = _name_backends(other)
+            if other != name and names and "cuda" not in names and _kind(other) == _kind(name) and \
+                    _tokens(other) <= _tokens(name):      # `Dockerfile.metax` for `Dockerfile.cuda`
+                return "/".join(parts[:-1] + [other])
+    for i in range(len(parts) - 2, -1, -1):       # a folder named for CUDA: `.../cuda/load.py`
+        if _name_backends(parts[i]) != {"cuda"}:
+            continue
+        parent = path.parents[len(parts) - 1 - i]
+        for other in _entries(str(parent)):
+            if other != parts[i] and (parent / other).is_dir() and (
+                    other.lower() in _FALLBACK_FOLDERS or _name_backends(other) & (OTHER_BACKENDS | {"npu"})):
+                return "/".join(parts[:i] + [other]) + "/"
+    return None
+
+
+def npu_twin(path: Path, rel: str) -> str | None:
+    """An NPU variant of the project file `rel` in its folder (a file of the same kind, or an `npu/` folder),
+    that does not build on `rel` itself; or None."""
+    parts = rel.split("/")
+    name = parts[-1]
+    if name.endswith(_PYTHON) or _name_backends(name) & {"npu"}:
+        return None
+    folder = path.parent
+    mine = _tokens(name)
+    for other in _entries(str(folder)):
+        if other == name or _name_backends(other) != {"npu"}:
+            continue
+        candidates = [folder / other / inner for inner in _entries(str(folder / other))] \
+            if (folder / other).is_dir() else [folder / other]
+        for twin in candidates:
+            theirs = _tokens(twin.name)
+            # `DeepSeek-V3-Chat-npu.yaml` is the twin of `DeepSeek-V3-Chat-multi-gpu-4.yaml`, not of
+            # `DeepSeek-V2-Chat.yaml`: its words other than the backend's are all in this file's name
+            if not twin.is_file() or _kind(twin.name) != _kind(name) or not theirs or not theirs <= mine:
+                continue
+            try:
+                text = twin.read_text(errors="replace")[:200_000]
+            except OSError:
+                continue
+            if name in text:       # `-r requirements.txt`, `FROM` or include of this file: it builds on it
+                continue
+            return "/".join(parts[:-1] + [twin.relative_to(folder).as_posix()])
+    return None
+
+
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def _tokens(name: str) -> set[str]:
+    """The words of a file name other than backend names and its extension (`DeepSeek-V3-Chat-npu.yaml` ->
+    {deepseek, v3, chat})."""
+    stem = name.rsplit(".", 1)[0] if _kind(name).startswith(".") else name
+    return {w for w in (t.lower() for t in _WORD.findall(stem)) if not backends_in_text(w)}
+
+
+def apply_backend_files(results: list, files: Sequence[tuple[Path, str]]) -> int:
+    """Lower the findings of per-backend CUDA files and of project files with an NPU twin to info; returns how
+    many were lowered."""
+    lowered = 0
+    _entries.cache_clear()
+    where = {rel: path for path, rel in files}
+    for result in results:
+        path = where.get(result.path)
+        if path is None or not any(f.severity != "info" and not f.data.get("context") for f in result.findings):
+            continue
+        sibling = per_backend_sibling(path, result.path)
+        twin = None if sibling is not None else npu_twin(path, result.path)
+        if sibling is None and twin is None:
+            continue
+        kind, note = ("platform-class", _SET_NOTE.format(sibling=sibling)) if sibling is not None else \
+            ("npu-path", _TWIN_NOTE.format(twin=twin))
+        kept = []
+        for f in result.findings:
+            if f.severity == "info" or f.data.get("context"):
+                kept.append(f)
+                continue
+            kept.append(as_info(f, kind, note))
+            lowered += 1
+        result.findings = kept
+    return lowered
+
+
+def unread_cudnn_var(finding, known: frozenset[str]) -> bool:
+    symbol = finding.symbol or ""
+    return finding.code == "NPU004" and bool(_CUDNN_FAMILY.match(symbol)) and symbol not in known \
+        and not _CUDNN_OWN.match(symbol)
+
+
+def drop_unread_cudnn_vars(results: list) -> int:
+    """Drop NPU004 findings on cuDNN-named variables that neither PyTorch nor cuDNN reads; returns how many."""
+    from auditor.rules import load_rules
+
+    known = frozenset(next((r.symbols for r in load_rules() if r.code == "NPU004"), {}) or ())
+    dropped = 0
+    for result in results:
+        if not any(f.code == "NPU004" for f in result.findings):
+            continue
+        kept = [f for f in result.findings if not unread_cudnn_var(f, known)]
+        dropped += len(result.findings) - len(kept)
+        result.findings = kept
+    return dropped
+
+
+_TEST_FILE = re.compile(r"(?:^|/)(?:tests?|testing)/|(?:^|/)test_[^/]*$|_test\.py$|(?:^|/)conftest\.py$")
+
+
+def test_file(rel: str) -> bool:
+    """`tests/...`, `test_x.py`, `x_test.py`, `conftest.py`."""
+    return bool(_TEST_FILE.search(rel))
+
+
+def drop_test_performance_hints(results: list) -> int:
+    """Performance hints (host syncs such as `.item()` in a loop, fusion opportunities) in test files: a test's
+    speed is not what a port changes or checks. Returns how many were dropped."""
+    dropped = 0
+    for result in results:
+        if not test_file(result.path):
+            continue
+        kept = [f for f in result.findings if not (f.severity == "info" and f.category in ("performance", "fusion"))]
+        dropped += len(result.findings) - len(kept)
+        result.findings = kept
+    return dropped

@@ -1,0 +1,469 @@
+"""Code that runs only where CUDA is present, read from a file's `ast` tree, and what it means for findings there.
+
+The check that gates such code (`torch.cuda.is_available()`, `x.device.type == "cuda"`) is the finding that fails
+or misleads on Ascend; the code behind it does not run there as written, so its errors are warnings (policy clause
+`differs`: on Ascend the other path runs; port the gate and the code behind it together). The gates read here:
+
+- `if <cuda test>:` (alone or as one operand of an `and`): its body; `if not <cuda test>: return` (or raise /
+  continue / break) and `assert <cuda test>`: the rest of its block; the `else` of `if not <cuda test>:`;
+- `x if <cuda test> else y`: `x` (and `y` of `x if not <cuda test> else y`);
+- `<cuda test> and z`: every operand after the test;
+- a test function or class marked for CUDA (`@require_torch_gpu`, `@require_torch_multi_gpu`,
+  `@unittest.skipIf(not torch.cuda.is_available(), ...)`, `@pytest.mark.skipif(not torch.cuda.is_available(), ...)`,
+  `@unittest.skipUnless(torch.cuda.is_available(), ...)`): its body.
+
+A CUDA test is `torch.cuda.is_available()`, `is_cuda()` / `current_platform.is_cuda()` / `is_cuda_alike()` /
+`is_torch_cuda_available()`, `torch.version.cuda`, `torch.cuda.device_count() > 0`, `x.is_cuda`, `x.type == "cuda"`,
+`"cuda" in str(device)`, `device == "cuda"`, or a name every assignment of which is one of these
+(`use_cuda = args.gpu >= 0 and torch.cuda.is_available()`, `self.use_cuda = torch.cuda.is_available()`).
+
+Dtype facts (hints) about a dtype chosen only behind a CUDA gate in the code (`fp16 if "cuda" in device else fp32`)
+are not worth knowing for the port and are dropped (a test marked for CUDA keeps them: the dtype is the test's).
+
+Uses of a name that a guarded optional import binds (`try: from flash_attn import flash_attn_func` / `except
+ImportError:`) are warnings like the import: the code chose a path without the package (policy clause `guarded`).
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field, replace
+
+from auditor.static.backends import as_info, backends_in_text
+
+# (first line, first col, last line, last col), 1-based lines, 0-based cols, end exclusive
+Region = tuple[int, int, int, int]
+_END = 1 << 30
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+_PACKAGE_CATEGORIES = frozenset({"attention", "apex", "kernel", "third_party"})
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError",
+                            "RuntimeError"})
+_REQUIRE = re.compile(r"^require_\w+$")
+# `is_cuda()` (sglang's utils), `current_platform.is_cuda()` / `is_cuda_alike()` (vLLM), `is_torch_cuda_available()`
+_CUDA_PROBE = re.compile(r"^_?is_(?:torch_)?(?:cuda|nvidia)(?:_alike|_available|_platform)?$")
+_CUDA_WORD = re.compile(r"^(?:cuda|gpu)(?::\d+)?$", re.I)
+_GATED_NOTE = "in code that runs only where CUDA is present ({how}), which does not run on Ascend as written; " \
+              "the gate is what to port: port the code behind it with it"
+_TEST_MARK = "a test marked for CUDA"     # its dtype choices are the test's, kept as hints
+_GUARDED_NOTE = "a use of an optional import under a guard: the code has a path without it"
+
+
+@dataclass
+class Gates:
+    regions: list[Region] = field(default_factory=list)
+    hows: list[str] = field(default_factory=list)
+    # qualified names bound only by guarded imports (`flash_attn.flash_attn_func`, `apex`)
+    guarded: set[str] = field(default_factory=set)
+    # uses of names that hold a "cuda" value only when a CUDA gate held: (line, col) -> how
+    gated_names: dict[tuple[int, int], str] = field(default_factory=dict)
+
+    def gate_of(self, line: int, col: int) -> str | None:
+        """How the code at (line, col 0-based) is gated, or None."""
+        for (l1, c1, l2, c2), how in zip(self.regions, self.hows):
+            if (l1, c1) <= (line, col) < (l2, c2):
+                return how
+        return None
+
+    def guarded_symbol(self, symbol: str) -> bool:
+        return any(symbol == q or symbol.startswith(q + ".") for q in self.guarded)
+
+
+_WALKED: list = [None, []]     # (tree, its nodes): the passes below read one file's tree several times
+
+
+def _walk(tree: ast.AST) -> list[ast.AST]:
+    """Every node of `tree`, listed once per tree (the several passes over one file share the list)."""
+    if _WALKED[0] is not tree:
+        _WALKED[0], _WALKED[1] = tree, list(ast.walk(tree))
+    return _WALKED[1]
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    elif isinstance(node, ast.Call):
+        parts.append(_dotted(node.func) + "()")
+    return ".".join(reversed(parts))
+
+
+def _flag_name(node: ast.AST) -> str | None:
+    """`use_cuda` or `self.use_cuda` as a flag name (`self.` kept apart from a local of the same name)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return "self." + node.attr
+    return None
+
+
+def _cuda_string(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(_CUDA_WORD.match(node.value))
+
+
+def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) -> bool:
+    """Whether an expression holds only where CUDA is present (see the module docstring)."""
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        return any(is_cuda_test(v, flags) for v in node.values)
+    if isinstance(node, ast.Call):
+        name = _dotted(node.func)
+        return name.endswith("cuda.is_available") and name.split(".")[0] in ("torch", "cuda") or \
+            bool(_CUDA_PROBE.match(name.rsplit(".", 1)[-1]))
+    if isinstance(node, ast.Attribute) and (node.attr == "is_cuda" or _dotted(node) == "torch.version.cuda"):
+        return True
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return _flag_name(node) in flags
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        left, op, right = node.left, node.ops[0], node.comparators[0]
+        if isinstance(op, (ast.Eq, ast.In)) and (_cuda_string(left) or _cuda_string(right) and isinstance(op, ast.Eq)):
+            return True      # `x.type == "cuda"`, `"cuda" in str(device)`, `device == "cuda"`
+        if isinstance(left, ast.Call) and _dotted(left.func).endswith("cuda.device_count") and \
+                isinstance(op, (ast.Gt, ast.GtE)) and isinstance(right, ast.Constant) and \
+                isinstance(right.value, int) and right.value >= (1 if isinstance(op, ast.GtE) else 0):
+            return True      # `torch.cuda.device_count() > 0`
+    return False
+
+
+def _negated_cuda_test(node: ast.AST, flags: set[str]) -> bool:
+    return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and is_cuda_test(node.operand, flags)
+
+
+def cuda_flags(tree: ast.Module) -> set[str]:
+    """Names every assignment of which is a CUDA test, and that no function takes as a parameter."""
+    tests: dict[str, bool] = {}
+    params: set[str] = set()
+    for node in _walk(tree):
+        if isinstance(node, ast.arg):
+            params.add(node.arg)
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        elif isinstance(node, ast.AugAssign):
+            targets, value = [node.target], None        # `use_cuda |= x`: not a test any more
+        else:
+            continue
+        for t in targets:
+            name = _flag_name(t)
+            if name is not None:
+                tests[name] = tests.get(name, True) and value is not None and len(targets) == 1 and \
+                    is_cuda_test(value)
+    return {n for n, ok in tests.items() if ok and n not in params}
+
+
+def _cuda_decorator(dec: ast.expr, flags: set[str]) -> bool:
+    """`@require_torch_gpu`, `@unittest.skipIf(not torch.cuda.is_available(), ...)`, `@skipUnless(cuda test)`."""
+    func = dec.func if isinstance(dec, ast.Call) else dec
+    name = _dotted(func).rsplit(".", 1)[-1]
+    if _REQUIRE.match(name) and backends_in_text(name) == {"cuda"}:
+        return True
+    if isinstance(dec, ast.Call) and dec.args:
+        if name in ("skipIf", "skipif"):
+            return _negated_cuda_test(dec.args[0], flags)
+        if name == "skipUnless":
+            return is_cuda_test(dec.args[0], flags)
+    return False
+
+
+def _stmt_region(first: ast.stmt, last: ast.stmt) -> Region:
+    return first.lineno, 0, (last.end_lineno or last.lineno), _END
+
+
+def _expr_region(node: ast.expr) -> Region:
+    return node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or _END
+
+
+def build_gates(tree: ast.Module) -> Gates:
+    gates = Gates()
+    flags = cuda_flags(tree)
+
+    def add(region: Region, how: str) -> None:
+        gates.regions.append(region)
+        gates.hows.append(how)
+
+    def gate_text(node: ast.expr) -> str:
+        return ast.unparse(node)[:60]
+
+    def body(stmts: list[ast.stmt], guarded: bool) -> None:
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                imported(stmt, guarded)
+                continue
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and stmt.body and any(
+                    _cuda_decorator(d, flags) for d in stmt.decorator_list):
+                add(_stmt_region(stmt.body[0], stmt.body[-1]), _TEST_MARK)
+            if isinstance(stmt, ast.Assert) and is_cuda_test(stmt.test, flags) and i + 1 < len(stmts):
+                add(_stmt_region(stmts[i + 1], stmts[-1]), f"after assert {gate_text(stmt.test)}")
+            if isinstance(stmt, ast.If):
+                if stmt.body and is_cuda_test(stmt.test, flags):
+                    add(_stmt_region(stmt.body[0], stmt.body[-1]), f"if {gate_text(stmt.test)}")
+                elif _negated_cuda_test(stmt.test, flags):
+                    if stmt.orelse:
+                        add(_stmt_region(stmt.orelse[0], stmt.orelse[-1]), f"else of if {gate_text(stmt.test)}")
+                    elif isinstance(stmt.body[-1], _EXITS) and i + 1 < len(stmts):
+                        add(_stmt_region(stmts[i + 1], stmts[-1]), f"after if {gate_text(stmt.test)}: return")
+            if isinstance(stmt, ast.Try):
+                catches = any(h.type is None or any(
+                    isinstance(t, ast.Name) and t.id in _IMPORT_ERRORS or isinstance(t, ast.Attribute) and
+                    t.attr in _IMPORT_ERRORS for t in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]))
+                    for h in stmt.handlers)
+                body(stmt.body, guarded or catches)
+                for h in stmt.handlers:
+                    body(h.body, guarded)
+                body(stmt.orelse, guarded)
+                body(stmt.finalbody, guarded)
+                continue
+            # an import under an `if` is guarded like one under try/except ImportError; a def starts afresh
+            inner = False if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                else guarded or isinstance(stmt, ast.If)
+            for name in ("body", "orelse", "finalbody"):
+                sub = getattr(stmt, name, None)
+                if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
+                    body(sub, inner)
+            for case in getattr(stmt, "cases", ()) or ():
+                body(case.body, guarded)
+
+    unguarded: set[str] = set()
+    guarded_quals: set[str] = set()
+
+    def imported(stmt: ast.Import | ast.ImportFrom, guarded: bool) -> None:
+        if isinstance(stmt, ast.ImportFrom):
+            if stmt.level or not stmt.module:
+                return
+            quals = [f"{stmt.module}.{a.name}" for a in stmt.names if a.name != "*"]
+        else:
+            quals = [a.name if a.asname else a.name.split(".")[0] for a in stmt.names]
+        (guarded_quals if guarded else unguarded).update(quals)
+
+    body(tree.body, False)
+    gates.regions, gates.hows = _sorted(gates.regions, gates.hows)
+    gates.guarded = {q for q in guarded_quals if not any(u == q or q.startswith(u + ".") or u.startswith(q + ".")
+                                                        for u in unguarded)}
+    for node in _walk(tree):
+        if isinstance(node, ast.IfExp):
+            if is_cuda_test(node.test, flags):
+                add(_expr_region(node.body), f"{gate_text(node.test)} ... else")
+            elif _negated_cuda_test(node.test, flags):
+                add(_expr_region(node.orelse), f"else of {gate_text(node.test)}")
+        elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+            for j, value in enumerate(node.values[:-1]):
+                if is_cuda_test(value, flags):
+                    rest = node.values[j + 1]
+                    add((rest.lineno, rest.col_offset, node.end_lineno or node.lineno, node.end_col_offset or _END),
+                        f"after {gate_text(value)} and")
+                    break
+    return gates
+
+
+def _cuda_strings(node: ast.AST) -> list[ast.Constant]:
+    return [n for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and n.value.lower().startswith("cuda")]
+
+
+def _scope_nodes(scope: ast.AST):
+    """The nodes of a module or function, not those of the functions nested in it (they are scopes of their own)."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _gated_names(tree: ast.Module, gates: Gates) -> dict[tuple[int, int], str]:
+    """Uses of a name whose every assignment of a "cuda" value in its scope sits behind a CUDA gate (`if use_cuda:
+    device_name = f"cuda:{rank}"` ... `create_device(device_name)`): {(line, col) of the use: how it is gated}.
+    A local name is read in its function; `self.x` across the file."""
+    def binds_of(nodes: list[ast.AST]) -> tuple[dict[str, list[str | None]], set[str]]:
+        cuda: dict[str, list[str | None]] = {}
+        assigned: set[str] = set()
+        for node in nodes:
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                strings = _cuda_strings(node.value)
+                for t in targets:
+                    name = _flag_name(t)
+                    if name is None:
+                        continue
+                    assigned.add(name)
+                    if strings:
+                        cuda.setdefault(name, []).extend(gates.gate_of(c.lineno, c.col_offset) for c in strings)
+        return cuda, assigned
+
+    scopes = [tree] + [n for n in _walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    per_scope = [(scope, list(_scope_nodes(scope))) for scope in scopes]
+    module_cuda, _ = binds_of(per_scope[0][1])
+    attrs: dict[str, list[str | None]] = {}          # `self.device = "cuda:0"` anywhere in the file
+    scoped = []
+    for scope, nodes in per_scope:
+        cuda, assigned = binds_of(nodes)
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            # a parameter holds what callers pass (`device='cuda'` by default): not gated
+            for a in ast.walk(scope.args):
+                if isinstance(a, ast.arg):
+                    cuda.setdefault(a.arg, []).append(None)
+                    assigned.add(a.arg)
+        for name, hows in cuda.items():
+            if name.startswith("self."):
+                attrs.setdefault(name, []).extend(hows)
+        scoped.append((nodes, cuda, assigned))
+    out: dict[tuple[int, int], str] = {}
+    for nodes, cuda, assigned in scoped:
+        for node in nodes:
+            if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
+                continue
+            flag = _flag_name(node)
+            if flag is None:
+                continue
+            reached = attrs.get(flag) if flag.startswith("self.") else cuda.get(flag) if flag in assigned \
+                else module_cuda.get(flag)
+            if reached and all(reached):
+                out[(node.lineno, node.col_offset)] = f"{reached[0]}, through {flag}"
+    return out
+
+
+_TRITON_HELPERS = frozenset({"cdiv", "next_power_of_2"})
+_TRITON_HELPER_NOTE = "this file uses Triton only for host integer helpers (triton.cdiv / triton.next_power_of_2), " \
+                      "no kernel: nothing to re-validate; triton-ascend provides them, or use integer arithmetic"
+
+
+def triton_helpers_only(tree: ast.Module) -> bool:
+    """Whether the file imports Triton only to call its host integer helpers (`triton.cdiv(n, block)` when
+    splitting a batch), with no kernel, no triton.language and no other Triton name."""
+    names: set[str] = set()
+    for node in _walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == "triton":
+                    names.add(a.asname or "triton")
+                elif a.name.split(".")[0] == "triton":
+                    return False                    # `import triton.language as tl`
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "triton" and not node.level:
+            if node.module != "triton" or any(a.name not in _TRITON_HELPERS for a in node.names):
+                return False
+            names.update(a.asname or a.name for a in node.names if a.asname)
+    if not names:
+        return False
+    helper_of: set[int] = set()       # the `triton` of `triton.cdiv`
+    for node in _walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in names:
+            if node.attr not in _TRITON_HELPERS:
+                return False
+            helper_of.add(id(node.value))
+    # any other use of the module (`triton.Config`, passed on as a value) is more than a helper
+    return not any(isinstance(n, ast.Name) and n.id in names and id(n) not in helper_of for n in _walk(tree))
+
+
+def _triton_helper_findings(findings: list, tree: ast.Module) -> list:
+    """Triton findings of a file that uses Triton only for host helpers: info, with why."""
+    if not any(f.category == "kernel" and (f.symbol or "").split(".")[0] == "triton" and f.severity != "info"
+               for f in findings) or not triton_helpers_only(tree):
+        return findings
+    return [as_info(f, "triton-host-helper", _TRITON_HELPER_NOTE)
+            if f.category == "kernel" and (f.symbol or "").split(".")[0] == "triton" and not f.data.get("context")
+            else f for f in findings]
+
+
+def _asserted_not(tree: ast.Module) -> list[Region]:
+    """The right-hand sides of `assert x != Backend.NCCL` / `is not` / `not in`: an assertion that a value is not
+    the CUDA one holds on Ascend as written."""
+    out = []
+    for node in _walk(tree):
+        if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1 and \
+                isinstance(node.test.ops[0], (ast.NotEq, ast.IsNot, ast.NotIn)):
+            out.append(_expr_region(node.test.comparators[0]))
+    return out
+
+
+_ASSERTED_NOT_NOTE = "asserted not to be the value: the assertion holds on Ascend as written; add the HCCL / NPU " \
+                     "value beside it where the code excludes NCCL for a reason that holds for HCCL too"
+
+
+_ABSTRACTION_CALL = re.compile(r"(?i)device|accelerator|platform|backend")
+_FALLBACK_NOTE = "the fallback of a platform abstraction ({call} or ...), used only when it finds no accelerator " \
+                 "of its own: on Ascend the abstraction answers; left as is"
+
+
+def _abstraction_fallbacks(tree: ast.Module) -> list[tuple[Region, str]]:
+    """`get_available_device_env_name() or "CUDA_VISIBLE_DEVICES"`, `get_accelerator_name() or "cuda"`: a CUDA
+    literal as the last operand of an `or` whose earlier operand asks a platform abstraction."""
+    out = []
+    for node in _walk(tree):
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            last = node.values[-1]
+            calls = [_dotted(v.func) for v in node.values[:-1] if isinstance(v, ast.Call)]
+            if isinstance(last, ast.Constant) and isinstance(last.value, str) and "cuda" in last.value.lower() and \
+                    any(_ABSTRACTION_CALL.search(c) for c in calls):
+                out.append((_expr_region(last), calls[0] + "()"))
+    return out
+
+
+def _lower_abstraction_fallbacks(findings: list, tree: ast.Module) -> list:
+    regions = _abstraction_fallbacks(tree) if any(f.severity != "info" for f in findings) else []
+    if not regions:
+        return findings
+    out = []
+    for f in findings:
+        call = next((c for (l1, c1, l2, c2), c in regions if (l1, c1) <= (f.line, f.col - 1) < (l2, c2)), None)
+        out.append(as_info(f, "npu-path", _FALLBACK_NOTE.format(call=call)) if call and not f.data.get("context")
+                   else f)
+    return out
+
+
+def _lower_asserted_not(findings: list, tree: ast.Module) -> list:
+    """`assert dist.get_backend(group) != dist.Backend.NCCL`: info (the recall labels keep the line, since some
+    such checks must name HCCL too)."""
+    regions = _asserted_not(tree) if any(f.category in ("device", "distributed") and f.severity != "info"
+                                         for f in findings) else []
+    if not regions:
+        return findings
+    return [as_info(f, "asserted-not", _ASSERTED_NOT_NOTE) if f.category in ("device", "distributed") and
+            not f.data.get("context") and any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in regions)
+            else f for f in findings]
+
+
+def apply_gates(findings: list, tree: ast.Module) -> list:
+    """Findings as the CUDA gates read them: an error behind a gate is a warning (the gate is the error), a hint
+    about code that never runs on Ascend goes, a use of a guarded optional import is a warning; Triton used only
+    for host helpers is info."""
+    findings = _lower_asserted_not(_triton_helper_findings(findings, tree), tree)
+    findings = _lower_abstraction_fallbacks(findings, tree)
+    if not any(f.severity in ("error", "info") for f in findings):
+        return findings
+    gates = build_gates(tree)
+    if not gates.regions and not gates.guarded:
+        return findings
+    out = []
+    names: dict[tuple[int, int], str] | None = None
+    for f in findings:
+        context = f.data.get("context")
+        how = gates.gate_of(f.line, f.col - 1) if gates.regions else None
+        if how is None and f.category == "device" and f.severity == "error" and gates.regions:
+            if names is None:       # the data flow is read only where a device error may be reached through it
+                names = gates.gated_names = _gated_names(tree, gates)
+            how = names.get((f.line, f.col - 1))
+        if f.severity == "info" and not context and how is not None and f.category == "precision" and \
+                how != _TEST_MARK:
+            continue       # a dtype fact about a dtype chosen only on CUDA (`fp16 if "cuda" in device else fp32`)
+        if f.severity == "error" and context in (None, "backend-dispatch") and how is not None:
+            fix = "none" if context else f.fix      # inside a multi-backend dispatch nothing is rewritten
+            data = {k: v for k, v in f.data.items() if k != "replace" or fix != "none"}
+            data["context"] = "cuda-available-branch"
+            f = replace(f, severity="warning", fix=fix, data=data,
+                        message=f"{f.message} ({_GATED_NOTE.format(how=how)})")
+        elif f.severity == "error" and context is None and f.category in _PACKAGE_CATEGORIES and \
+                gates.guarded_symbol(f.symbol or ""):
+            f = replace(f, severity="warning", data={**f.data, "context": "guarded-import"},
+                        message=f"{f.message} ({_GUARDED_NOTE})")
+        out.append(f)
+    return out
+
+
+def _sorted(regions: list[Region], hows: list[str]) -> tuple[list[Region], list[str]]:
+    pairs = sorted(zip(regions, hows))
+    return [r for r, _ in pairs], [h for _, h in pairs]
+
+
+__all__ = ["Gates", "apply_gates", "build_gates", "cuda_flags", "is_cuda_test", "triton_helpers_only"]
