@@ -129,6 +129,23 @@ def documented_env_names() -> list[str]:
     return sorted(n for n in names if re.fullmatch(r"[A-Z][A-Z0-9_]+", n))
 
 
+# kernels torch_npu registers for sparse NPU tensors: torchgen's wrapper symbols in libtorch_npu.so
+# (`wrap_SparseNPU_copy_sparse_to_sparse__ES...`: op `copy_sparse_to_sparse_`, overload "" ), which the
+# npu_native_functions*.yaml files do not list
+SPARSE_WRAPPER = re.compile(rb"wrap_(Sparse(?:Csr)?NPU)_([A-Za-z0-9_]+?)E(?=[A-Za-z])")
+
+
+def sparse_kernels(zf: zipfile.ZipFile) -> dict:
+    """{"file": the library, "SparseNPU": [op_overload, ...], "SparseCsrNPU": [...]} ({} without the library)."""
+    lib = next((n for n in zf.namelist() if n.endswith("lib/libtorch_npu.so")), None)
+    if lib is None:
+        return {}
+    found: dict[str, set[str]] = {}
+    for m in SPARSE_WRAPPER.finditer(zf.read(lib)):
+        found.setdefault(m.group(1).decode(), set()).add(m.group(2).decode())
+    return {"file": lib, **{key: sorted(v) for key, v in sorted(found.items())}}
+
+
 def hardware_support(metadata: str, name: str) -> dict | None:
     """The product series a torch_npu release names under its README's "## Hardware support" heading (the
     first column of the tables there), with the METADATA line of the heading; None when it has none."""
@@ -168,10 +185,12 @@ def extract_npu_strings(wheel: Path, release: str) -> dict:
                 if m and fact not in facts:
                     facts[fact] = {"file": name, "text": m.group(0).decode("ascii", "replace")}
         python_apis = custom_api_definitions(zf)
+        sparse = sparse_kernels(zf)
         meta = next((n for n in zf.namelist() if n.endswith(".dist-info/METADATA")), None)
         hardware = hardware_support(zf.read(meta).decode("utf-8", "replace"), meta) if meta else None
     return {"schema": 1, "release": release, "wheel": wheel.name,
-            "env": dict(sorted(env.items())), "facts": facts, "python_apis": python_apis, "hardware": hardware}
+            "env": dict(sorted(env.items())), "facts": facts, "python_apis": python_apis, "hardware": hardware,
+            "sparse_kernels": sparse}
 
 
 CUSTOM_OPS = HERE / "custom_ops.json"

@@ -603,3 +603,15 @@ def test_torch_npu_python_apis_documented_under_torch_names():
         assert answer.kind == "custom_op" and answer.supported == "unverified", spelling
         assert "get_device_limit" in answer.source
     assert ops_cmd.answer_for("torch.distributed.is_hccl_available", Target("v2.13", "a2")).kind == "custom_op"
+
+
+def test_sparse_npu_kernels_from_the_library_symbols():
+    # torch-2.13.0 native_functions.yaml: copy_sparse_to_sparse_ has only Sparse* kernels (no dense, no CPU);
+    # torch_npu-2.13.0 libtorch_npu.so holds wrap_SparseNPU_copy_sparse_to_sparse__ (Ascend/pytorch
+    # torchnpugen/gen_backend_stubs.py generates it; test/test_sparse_coo.py runs it on the NPU), which the
+    # npu_native_functions*.yaml files do not list: not a definite "raises"
+    answer = cov("v2.13").aten("copy_sparse_to_sparse_")
+    assert answer.supported == "unverified" and answer.via == "sparse npu kernel"
+    assert "wrap_SparseNPU_copy_sparse_to_sparse__" in answer.source and "libtorch_npu.so" in answer.source
+    # an op without a sparse NPU kernel keeps its answer
+    assert cov("v2.13").aten("sspaddmm.out").via == "cpu fallback"

@@ -79,7 +79,8 @@ SAMPLE = [
      'torch-2.13.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.13.0 npu_native_functions*_yaml'),
     ('aten::fft_fftfreq', 'v2.6', '910a', U, 'composite (CompositeExplicitAutograd)',
      'torch-2.6.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.6.0.post5 npu_native_functions*_yaml'),
-    ('aten::sparse_mask.out', 'v2.5', 'a2', False, 'raises',
+    # m-sparse: the line's wheel registers a kernel for sparse NPU tensors (libtorch_npu.so wrap_Sparse*NPU_*; draw G row 6) (was False, 'raises')
+    ('aten::sparse_mask.out', 'v2.5', 'a2', U, 'sparse npu kernel',
      'torch-2.5.1 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.5.1.post1 npu_native_functions*_yaml'),
     ('aten::batch_norm_gather_stats_with_counts', 'v2.4', '950', U, 'npu kernel (op_api)',
      'torch-2.4.0 native_functions.yaml entry; op_plugin_functions.yaml entry; torch_npu-2.4.0.post4 npu_native_functions*_yaml'),
@@ -474,7 +475,8 @@ DRAW_1130 = [
      'torch-2.11.0 native_functions.yaml; op_plugin_functions.yaml; torch_npu-2.11.0.post3 npu_native_functions*.yaml; inputs/decompositions.json'),
     ('aten::normal.float_Tensor_out', 'v2.7', 'a2', True, 'npu kernel (op_api)',
      'torch-2.7.1 native_functions.yaml; op_plugin_functions.yaml; torch_npu-2.7.1.post11 npu_native_functions*.yaml'),
-    ('aten::_sparse_mask_projection', 'v2.6', '310p', False, 'raises',
+    # m-sparse: the line's wheel registers a kernel for sparse NPU tensors (libtorch_npu.so wrap_Sparse*NPU_*; draw G row 6) (was False, 'raises')
+    ('aten::_sparse_mask_projection', 'v2.6', '310p', U, 'sparse npu kernel',
      'torch-2.6.0 native_functions.yaml; op_plugin_functions.yaml; torch_npu-2.6.0.post5 npu_native_functions*.yaml'),
     ('aten::repeat_interleave.Tensor', 'v2.9', '950', U, 'npu kernel not in the release',
      'torch-2.9.1 native_functions.yaml; op_plugin_functions.yaml; torch_npu-2.9.1 npu_native_functions*.yaml'),
@@ -732,7 +734,8 @@ DRAW_4711 = [
      'torch-2.10.0 native_functions.yaml:1853 (cosh_); op-plugin/config/op_plugin_functions.yaml:1867; torch_npu-2.10.0.post7 npu_native_functions*.yaml: registered'),
     ('aten::heaviside_', 'v2.2', '310p', False, 'cpu fallback', '',
      'torch-2.2.0 native_functions.yaml:6719 (heaviside.out: CPU, CUDA); op-plugin: no heaviside'),
-    ('aten::sparse_resize_', 'v2.7', '310p', False, 'raises', '',
+    # m-sparse: the line's wheel registers a kernel for sparse NPU tensors (libtorch_npu.so wrap_Sparse*NPU_*; draw G row 6) (was False, 'raises')
+    ('aten::sparse_resize_', 'v2.7', '310p', U, 'sparse npu kernel', '',
      'torch-2.7.1 native_functions.yaml:7254 (SparseCPU/SparseCUDA/SparseMeta only); op-plugin: absent'),
     ('aten::baddbmm_', 'v2.9', '910a', True, 'npu kernel (op_api)', '',
      'torch-2.9.1 native_functions.yaml:1063 (baddbmm_); op-plugin/config/op_plugin_functions.yaml:1318 (acl_op all_version); torch_npu-2.9.1 npu_native_functions*.yaml: registered'),
@@ -990,7 +993,8 @@ DRAW_9090 = [
      'torch-2.13.0 native_functions.yaml:2246; op-plugin/config/op_plugin_functions.yaml:2027 (acl_op, op_api [v2.1, newest]); torch_npu-2.13.0 registers it'),
     ('aten::gradient.tensorarrayint', 'v2.8', '950', U, 'composite (CompositeImplicitAutograd)', '',
      'torch-2.8.0 native_functions.yaml:2142 (CompositeImplicitAutograd)'),
-    ('aten::_nnz', 'v2.6', '310p', False, 'raises', '',
+    # m-sparse: the line's wheel registers a kernel for sparse NPU tensors (libtorch_npu.so wrap_Sparse*NPU_*; draw G row 6) (was False, 'raises')
+    ('aten::_nnz', 'v2.6', '310p', U, 'sparse npu kernel', '',
      'torch-2.6.0 native_functions.yaml:7323 (Sparse*/SparseCsr* only)'),
     ('aten::median.names_dim_values', 'v2.15', '310p', U, 'absent from the stand-in torch', '',
      "torch-2.12.0 native_functions.yaml:4110 has median.names_dim_values; torch-2.13.0 and 2.14.0 do not; v2.15's torch not pinned: unverified"),
@@ -1249,7 +1253,8 @@ DRAW_6161 = [
      'torch-2.14.0 native_functions.yaml:14708 (CompositeImplicitAutograd)'),
     ('aten::not_equal.Tensor', 'v2.2', 'a3', U, 'composite (CompositeImplicitAutograd)', '',
      'torch-2.2.0 native_functions.yaml:8634 (CompositeImplicitAutograd)'),
-    ('aten::_sparse_broadcast_to_copy.out', 'v2.5', '950', False, 'raises', '',
+    # m-sparse: the line's wheel registers a kernel for sparse NPU tensors (libtorch_npu.so wrap_Sparse*NPU_*; draw G row 6) (was False, 'raises')
+    ('aten::_sparse_broadcast_to_copy.out', 'v2.5', '950', U, 'composite (CompositeExplicitAutogradNonFunctional)', '',
      'torch-2.5.1 native_functions.yaml:14472 (_sparse_broadcast_to_copy view_copy) -> :1374 _sparse_broadcast_to (SparseCPU, SparseCUDA only)'),
     ('aten::cumprod_backward', 'v2.7', 'a2', U, 'composite (CompositeImplicitAutograd)', '',
      'torch-2.7.1 native_functions.yaml:2010 (CompositeImplicitAutograd)'),
@@ -1543,7 +1548,8 @@ DRAW_7373 = [
      'torch-2.12.0 native_functions.yaml:2371 (autogen _embedding_bag_forward_only.out); op-plugin/config/op_plugin_functions.yaml:184 (acl_op, op_api); torch_npu-2.12.0.post3 by_codegen:1200'),
     ('aten::reshape', 'v2.4', 'a2', True, 'composite (CompositeImplicitAutograd)', '',
      'torch-2.4.0 native_functions.yaml:4875 (reshape CompositeImplicitAutograd); inputs/decompositions.json: view'),
-    ('aten::conj_physical.out', 'v2.11', '910a', False, 'cpu fallback', '',
+    # m-sparse: the line's wheel registers a kernel for sparse NPU tensors (libtorch_npu.so wrap_Sparse*NPU_*; draw G row 6) (was False, 'cpu fallback')
+    ('aten::conj_physical.out', 'v2.11', '910a', U, 'sparse npu kernel', '',
      'torch-2.11.0 native_functions.yaml:488 (conj_physical.out: CPU, CUDA, MPS, Sparse*); op-plugin: no conj_physical'),
     ('aten::sspaddmm.out', 'v2.8', 'a3', False, 'cpu fallback', '',
      'torch-2.8.0 native_functions.yaml:5734 (sspaddmm.out: CPU, CUDA, SparseCPU, SparseCUDA); op-plugin: no sspaddmm'),

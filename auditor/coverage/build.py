@@ -129,7 +129,8 @@ def build(ascend_dir: Path | str = DEFAULT_ASCEND_DIR, out_dir: Path | str = DEF
     decomp_path = INPUTS / "decompositions.json"
     decompositions = json.loads(decomp_path.read_text(encoding="utf-8")) if decomp_path.is_file() else {"ops": {}}
     wheels = build_aten.read_wheel_extracts(WHEEL_DATA)
-    aten = build_aten.aten_table(lines, aten_npu, schemas, wheels, decompositions)
+    npu_strings = read_npu_strings(lines)
+    aten = build_aten.aten_table(lines, aten_npu, schemas, wheels, decompositions, npu_strings)
     write_json(out_dir / "aten.json", aten)
     counts["aten.json"] = aten["count"]
 
@@ -145,7 +146,6 @@ def build(ascend_dir: Path | str = DEFAULT_ASCEND_DIR, out_dir: Path | str = DEF
             "source": folder.relative_to(ascend_dir).as_posix(), "apis": apis})
         counts[f"api/torch-{version}.json"] = len(apis)
 
-    npu_strings = read_npu_strings(lines)
     extra = build_extra.build_all(ascend_dir, lines, custom_npu, build_aten.read_deprecated(ascend_dir),
                                    api_sets, npu_strings, wheels,
                                    json.loads((INPUTS / "torch_npu-source.json").read_text(encoding="utf-8")))

@@ -170,8 +170,9 @@ class LineResolver:
     CPU fallback, raises, or absent."""
 
     def __init__(self, line: str, schemas: dict, npu_rows: dict[str, dict], wheel: dict | None,
-                 own_wheel: bool, decompositions: dict):
+                 own_wheel: bool, decompositions: dict, sparse: dict | None = None):
         self.line, self.schemas, self.npu_rows = line, schemas, npu_rows
+        self.sparse = sparse or {}   # the line's own wheel: kernels for sparse NPU tensors (libtorch_npu.so)
         self.wheel, self.own_wheel, self.decomp = wheel, own_wheel, decompositions
         self.registered = set(wheel["registered_ops"]) | set(wheel["core_ops"]) if wheel and own_wheel else set()
         self.core = set(wheel["core_ops"]) if wheel else set()
@@ -296,7 +297,23 @@ class LineResolver:
         if kernel:  # op-plugin lists it but the release does not register it
             return (kernel[0] if result[0] != "yes" else "yes", kernel[1], f"{kernel[2]}; otherwise: {result[2]}",
                     f"{kernel[3]}; {result[3]}")
+        if result[0] == "no" and result[1] in ("cpu fallback", "raises"):
+            return self.sparse_kernel(op, result)
         return result
+
+    def sparse_kernel(self, op: str, dense: tuple) -> tuple:
+        """A kernel for sparse NPU tensors (SparseNPU / SparseCsrNPU), which the registration yaml files do not
+        list: on sparse inputs the op runs on the NPU, so 'no' is not a definite answer."""
+        name, _, overload = op.partition(".")
+        token = f"{name}_{overload}"
+        keys = [k for k in ("SparseNPU", "SparseCsrNPU") if token in self.sparse.get(k, ())]
+        if not keys:
+            return dense
+        symbols = ", ".join(f"wrap_{k}_{token}" for k in keys)
+        return ("unverified", "sparse npu kernel",
+                f"the torch_npu {{torch_npu}} wheel registers a kernel for sparse NPU tensors ({symbols}): on "
+                f"{' / '.join(keys)} inputs it runs on the NPU; on dense ones: {dense[1]} ({dense[2]})",
+                "{torch_npu_wheel}: " + f"{self.sparse['file']} ({symbols}); {dense[3]}")
 
     def cpu_kernel(self, op: str) -> bool:
         row = self.schemas["ops"].get(op) or {}
@@ -306,13 +323,16 @@ class LineResolver:
 
 
 def aten_table(all_lines: list[str], npu_rows: dict[str, dict], schemas: dict[str, dict],
-               extracts: list[dict], decompositions: dict[str, list[str]]) -> dict:
+               extracts: list[dict], decompositions: dict[str, list[str]],
+               npu_strings: dict[str, dict] | None = None) -> dict:
     """One row per aten overload with its answer per line as runs [from, to, status, via, note, source]."""
     resolvers = {}
     for line in all_lines:
         ext = extract_for_line(line, extracts, all_lines)
-        resolvers[line] = LineResolver(line, schemas[line], npu_rows, ext, bool(ext and ext["line"] == line),
-                                       decompositions)
+        own = bool(ext and ext["line"] == line)
+        strings = (npu_strings or {}).get(line, {})
+        sparse = strings.get("sparse_kernels") if own and not strings.get("stand_in_for") else None
+        resolvers[line] = LineResolver(line, schemas[line], npu_rows, ext, own, decompositions, sparse)
     names = set(npu_rows)
     for s in schemas.values():
         names |= set(s["ops"])
