@@ -330,8 +330,8 @@ def aten_table(all_lines: list[str], npu_rows: dict[str, dict], schemas: dict[st
     for line in all_lines:
         ext = extract_for_line(line, extracts, all_lines)
         own = bool(ext and ext["line"] == line)
-        strings = (npu_strings or {}).get(line, {})
-        sparse = strings.get("sparse_kernels") if own and not strings.get("stand_in_for") else None
+        line_strings = (npu_strings or {}).get(line, {})
+        sparse = line_strings.get("sparse_kernels") if own and not line_strings.get("stand_in_for") else None
         resolvers[line] = LineResolver(line, schemas[line], npu_rows, ext, own, decompositions, sparse)
     names = set(npu_rows)
     for s in schemas.values():
