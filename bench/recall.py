@@ -47,7 +47,9 @@ SPLITS = {"dev": BENCH / "corpus", "test": BENCH / "corpus_test", "fresh": BENCH
           # test3: a third blind split, 11 new code bases, labelled before the tool saw it (its SELECTION.md).
           "test3": BENCH / "corpus_test3",
           # test4: a fourth blind split, 13 code bases of reserved pool A, labelled before the tool saw it.
-          "test4": BENCH / "corpus_test4"}
+          "test4": BENCH / "corpus_test4",
+          # test5: a fifth blind split, 13 code bases of reserved pool A2, labelled before the tool saw it.
+          "test5": BENCH / "corpus_test5"}
 CORPUS_DIR = BENCH / "_corpus"
 ARCHIVES_DIR = CORPUS_DIR / "_archives"
 

@@ -37,7 +37,8 @@ GPU_RE = re.compile("|".join(re.escape(w) for w in GPU_WORDS), re.IGNORECASE)
 SEED_PREFIX = "npu-audit-test-split-1:"
 # Each split's seed prefix: test, fresh and fresh2 share the first rule; test3 is a new draw.
 SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFIX,
-                 "test3": "npu-audit-test-split-3:", "test4": "npu-audit-test-split-4:"}
+                 "test3": "npu-audit-test-split-3:", "test4": "npu-audit-test-split-4:",
+                 "test5": "npu-audit-test-split-5:"}
 # test3's per-category top-up (bench/corpus_test3/SELECTION.md): a file qualifies for a category
 # when at least TOPUP_MIN_LINES of its lines match that category's fixed word list.
 TOPUP_WORDS = {
@@ -61,6 +62,9 @@ MIN_MATCHING_LINES = 3
 MIN_LINES, MAX_LINES = 20, 400
 # `jax`: transformer-engine's JAX bindings (test4) are not PyTorch code; no earlier split has one.
 EXCLUDED_DIRS = {"test", "tests", "testing", "jax"}
+# test5: other projects vendored as submodules in flash-attn's sdist (NVIDIA CUTLASS, AMD
+# composable_kernel); no archive of an earlier split has a csrc/cutlass or csrc/composable_kernel.
+EXCLUDED_SUBTREES = ("csrc/cutlass/", "csrc/composable_kernel/")
 PER_CODE_BASE = 2
 
 
@@ -74,7 +78,8 @@ def _eligible_texts(root: Path) -> dict[str, tuple[str, ...]]:
     out = {}
     for f in sorted(root.rglob("*.py")):
         rel = f.relative_to(root)
-        if EXCLUDED_DIRS & set(rel.parts[:-1]):
+        if (EXCLUDED_DIRS & set(rel.parts[:-1])
+                or any("/" + t in "/" + rel.as_posix() for t in EXCLUDED_SUBTREES)):
             continue
         lines = f.read_text(errors="replace").splitlines()
         if not MIN_LINES <= len(lines) <= MAX_LINES:

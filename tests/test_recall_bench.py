@@ -201,7 +201,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
     assert r["per_category"]["device"]["found"] == 1
 
 
-@pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4"])
+@pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
     labels = shipped(split)
     used = {s["name"] for other in recall.SPLITS if other != split for s in recall.load_sources(other)}
@@ -325,3 +325,72 @@ def test_test4_files_are_exactly_what_its_rule_draws():
     assert [k for k in drawn if k[0] in supplement] == drawn[71:] == pool[:len(drawn) - 71]
     apex = sum("apex" in ll.categories for lf in labels.values() for ll in lf.lines.values())
     assert len(drawn) - 71 in (len(pool), 12) or apex >= 20     # it stopped where the rule says
+
+
+def _replay_test5(select_test, labels):
+    """test5's rule (bench/corpus_test5/SELECTION.md), stopping points read from the labels:
+    main rounds 1-2, per-category top-up (>= 20 must-flag lines, at most 12 files per category),
+    then further main rounds, one file at a time, until >= 350 must-flag (line, category) pairs.
+    Returns the drawn (code base, path) keys in order and the first drawn file with no labels."""
+    sources = recall.load_sources("test5")
+    orders: dict[str, list[str]] = {}
+    for src, path in select_test.draw(None, "test5"):
+        orders.setdefault(src["name"], []).append(path)
+    drawn: list[tuple[str, str]] = []
+    must = {c: 0 for c in recall.CATEGORIES}
+
+    def take(key):
+        drawn.append(key)
+        if key not in labels:
+            return False
+        for ll in labels[key].lines.values():
+            for c in ll.categories:
+                must[c] += 1
+        return True
+
+    for rnd in range(2):
+        for src in sources:
+            order = orders.get(src["name"], [])
+            if rnd < len(order) and not take((src["name"], order[rnd])):
+                return drawn, drawn[-1]
+    for cat in recall.CATEGORIES:
+        taken = 0
+        for src, path in select_test.topup_order(cat, "test5"):
+            if must[cat] >= 20 or taken >= 12:
+                break
+            if (src["name"], path) in drawn:
+                continue
+            taken += 1
+            if not take((src["name"], path)):
+                return drawn, drawn[-1]
+    rnd = 2
+    while sum(must.values()) < 350 and any(rnd < len(o) for o in orders.values()):
+        for src in sources:
+            order = orders.get(src["name"], [])
+            if sum(must.values()) >= 350:
+                break
+            if rnd >= len(order) or (src["name"], order[rnd]) in drawn:
+                continue
+            if not take((src["name"], order[rnd])):
+                return drawn, drawn[-1]
+        rnd += 1
+    return drawn, None
+
+
+def test_test5_files_are_exactly_what_its_rule_draws():
+    """test5's labelled files are the draw its SELECTION.md rule gives (or, under its deadline
+    clause, a prefix of it), no more, no fewer."""
+    spec = importlib.util.spec_from_file_location("select_test", REPO / "bench" / "select_test.py")
+    select_test = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(select_test)
+    labels = {(lf.package, lf.path): lf for lf in shipped("test5")}
+    if not all(lf.corpus_file.exists() for lf in labels.values()):
+        pytest.skip("test5 corpus not fetched (python bench/recall.py --split test5 fetch)")
+    drawn, needed = _replay_test5(select_test, labels)
+    labelled = drawn if needed is None else drawn[:-1]
+    assert len(labelled) == len(set(labelled))
+    assert set(labelled) == set(labels)
+    assert len({name for name, _ in labelled}) >= 12
+    # Without the labels of the last drawn file the rule stops there and asks for that file.
+    partial = {k: v for k, v in labels.items() if k != labelled[-1]}
+    assert _replay_test5(select_test, partial)[1] == labelled[-1]
