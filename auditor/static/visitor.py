@@ -367,6 +367,9 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_Param(self, node: cst.Param) -> bool:
         self._handled.add(id(node.name))
+        if node.default is not None and self.c.keywords:
+            # `def run(bf16: bool = True)`: a default switches the setting on like a keyword argument would
+            self._keyword_binding(node.name, node.default, set())
         return True
 
     def visit_Assign(self, node: cst.Assign) -> bool:
@@ -395,6 +398,15 @@ class MatchVisitor(cst.CSTVisitor):
         return True
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
+        self._leave_binding()
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
+        # `bf16: bool = True` (a dataclass field or config attribute) binds like `bf16 = True`
+        self._bindings.append((len(self.hits), node.target if node.value is not None else None,
+                               node.value if node.value is not None else node.target))
+        return True
+
+    def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
         self._leave_binding()
 
     def visit_AugAssign(self, node: cst.AugAssign) -> bool:
