@@ -482,6 +482,12 @@ class MatchVisitor(cst.CSTVisitor):
         node.key.visit(self)
         self._dtype_quiet -= 1
         node.value.visit(self)
+        if self.c.keywords and not self._in_message and isinstance(node.key, cst.SimpleString) \
+                and isinstance(node.key.evaluated_value, str):
+            # `{"fp16": True}`, `"bf16": {"enabled": True}` (a config built in code) sets it like a keyword argument
+            kw = self.c.match_keyword(node.key.evaluated_value)
+            if kw is not None and not _switched_off(node.value, node.key.evaluated_value):
+                self._hit(kw[0], node.key, node.key.evaluated_value, value=kw[1])
         return False
 
     def visit_SubscriptElement(self, node: cst.SubscriptElement) -> bool:
@@ -786,8 +792,14 @@ def _switched_off(value: cst.BaseExpression, name: str) -> bool:
         return value.value in ("False", "None", name)
     if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
         return value.attr.value == name
+    if isinstance(value, cst.Dict) and any(
+            isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == "enabled"
+            and _switched_off(e.value, "enabled") for e in value.elements):
+        return True     # `"fp16": {"enabled": False, ...}` (DeepSpeed-style section switched off)
     if isinstance(value, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
         return not value.elements
+    if isinstance(value, cst.Comparison):
+        return True     # `fp16=dtype == torch.float16` reads a choice made elsewhere (issue 11: comparisons read)
     return isinstance(value, cst.Integer) and value.value == "0"
 
 
