@@ -105,3 +105,21 @@ def test_torch_flash_attention_question_is_attention():
     """)
     assert (2, "NPU349") in found
     assert (4, "NPU347") in found
+
+
+def test_a_packages_compiled_extension_absolute_and_relative():
+    found = _found("""\
+        from maskrcnn_benchmark import _C
+        from . import _C as _ext
+        from ._C import deform_conv_forward
+        from torch import _C as torch_C
+
+        def roi_align(x, rois):
+            return _C.roi_align_forward(x, rois)
+
+        def nms(boxes, scores):
+            torch_C._set_grad_enabled(False)
+            return _ext.nms(boxes, scores, 0.5), deform_conv_forward(boxes)
+    """)
+    assert {(1, "NPU358"), (2, "NPU358"), (3, "NPU358"), (7, "NPU358"), (11, "NPU358")} <= set(found)
+    assert not any(code == "NPU358" for line, code in found if line in (4, 10))

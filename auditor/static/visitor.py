@@ -11,7 +11,7 @@ import libcst as cst
 from auditor.rules import Rule
 from auditor.static.backends import BACKEND_NAMES, backends_in_text
 from auditor.static.compiled import CompiledRules
-from auditor.static.context import HOLE, FileContext
+from auditor.static.context import HOLE, LOCAL_PACKAGE, FileContext
 
 # Calls whose string arguments are messages for humans, never device or backend values.
 _MESSAGE_FUNCS = re.compile(
@@ -334,6 +334,13 @@ class MatchVisitor(cst.CSTVisitor):
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if node.relative and not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:     # only a package's own compiled extension resolves (context.py)
+                bound = alias.asname.name if alias.asname is not None else alias.name
+                qual = self._qual(bound) if isinstance(bound, cst.Name) else None
+                if qual is not None and qual.startswith(LOCAL_PACKAGE + "."):
+                    self._match_reference(alias, qual, None)
+            return False
         if node.relative or node.module is None:
             return False
         module = dotted(node.module)
@@ -800,6 +807,12 @@ def _switched_off(value: cst.BaseExpression, name: str) -> bool:
         return not value.elements
     if isinstance(value, cst.Comparison):
         return True     # `fp16=dtype == torch.float16` reads a choice made elsewhere (issue 11: comparisons read)
+    if isinstance(value, cst.Call) and value.args and isinstance(value.func, (cst.Name, cst.Attribute)):
+        # `kwargs.get("use_flash_attn", False)`, `getattr(args, "bf16", True)`: the same setting read and passed on
+        callee = value.func.value if isinstance(value.func, cst.Name) else value.func.attr.value
+        keys = [a.value for a in value.args[:2] if isinstance(a.value, cst.SimpleString)]
+        if callee in ("get", "getattr", "pop") and any(k.evaluated_value == name for k in keys):
+            return True
     return isinstance(value, cst.Integer) and value.value == "0"
 
 
