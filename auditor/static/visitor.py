@@ -446,6 +446,13 @@ class MatchVisitor(cst.CSTVisitor):
         if kw is not None and not _switched_off(value, name_node.value) and kw[0].category not in said:
             self._hit(kw[0], target, name_node.value, value=kw[1])
 
+    def _value_says(self, value: cst.BaseExpression, rule: Rule) -> bool:
+        """`dict(fp16=torch.float16, bf16=torch.bfloat16)`: the value is itself a name a rule of the setting's
+        category reports (a dtype table), so the keyword adds nothing."""
+        qual = self._qual(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
+        m = self.c.match_qualname(qual) if qual is not None else None
+        return m is not None and m.rule.category == rule.category
+
     def _flag_definition(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """`HAS_FLASH_ATTN = env_info["has_flash_attn"]`: a feature flag (flagname rules) set from something the
         rules cannot see through; False / None (the fallback) and calls a rule already names are left alone."""
@@ -622,7 +629,7 @@ class MatchVisitor(cst.CSTVisitor):
                 kw = self.c.match_keyword(arg.keyword.value)
                 # `use_fp8_gemms=False` is off; `load(..., extra_cuda_cflags=...)` is already a kernel finding
                 if kw is not None and not _switched_off(arg.value, arg.keyword.value) \
-                        and kw[0].category not in call_categories:
+                        and kw[0].category not in call_categories and not self._value_says(arg.value, kw[0]):
                     self._hit(kw[0], arg.keyword, arg.keyword.value, value=kw[1])
             if arg.keyword is not None and env_kw:
                 env_rule = self.c.match_env(arg.keyword.value)
