@@ -123,3 +123,20 @@ def test_a_packages_compiled_extension_absolute_and_relative():
     """)
     assert {(1, "NPU358"), (2, "NPU358"), (3, "NPU358"), (7, "NPU358"), (11, "NPU358")} <= set(found)
     assert not any(code == "NPU358" for line, code in found if line in (4, 10))
+
+
+def test_apex_flag_set_true_after_the_import():
+    found = _found("""\
+        try:
+            from apex import amp
+            has_apex = True
+        except ImportError:
+            has_apex = False
+        try:
+            import transformer_engine
+            HAVE_TE = True
+        except ImportError:
+            HAVE_TE = False
+    """)
+    assert (3, "NPU389") in found
+    assert not any(line in (5, 8, 10) for line, _ in found)

@@ -463,7 +463,12 @@ class MatchVisitor(cst.CSTVisitor):
         else:
             return
         if isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
-            return      # `HAVE_TE = True` after `import transformer_engine`: the import carries the finding
+            # `HAVE_TE = True` after `import transformer_engine`: the import carries the finding; apex is the
+            # exception: `has_apex = True` selects apex's AMP / fused optimizers / DDP wherever the flag is read
+            m = self.c.match_flag(name) if value.value == "True" else None
+            if m is not None and m[0].category == "apex":
+                self._hit(m[0], target, name, value=m[1])
+            return
         if not isinstance(value, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
             return      # comparisons, and/or: derived flags (flags.py) follow what they are made of
         if isinstance(value, cst.Call):
