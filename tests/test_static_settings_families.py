@@ -140,3 +140,28 @@ def test_apex_flag_set_true_after_the_import():
     """)
     assert (3, "NPU389") in found
     assert not any(line in (5, 8, 10) for line, _ in found)
+
+
+def test_dtype_tables_copies_and_schema_defaults_are_not_switches():
+    found = _found("""\
+        import enum
+        from dataclasses import dataclass, field
+        import torch
+
+        class DtypeEnum(enum.Enum):
+            fp16 = (torch.float16, "torch.float16", "fp16", "float16", "half")
+            bf16 = (torch.bfloat16, "torch.bfloat16", "bf16")
+
+        DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
+        @dataclass
+        class Config:
+            bf16: bool = field(default=False, metadata={"help": "bf16"})
+
+        class Module:
+            def __init__(self, config):
+                self.fp16 = config.fp16
+                fp16_enabled = self.fp16_enabled()
+    """)
+    codes = {"NPU246", "NPU247"}
+    assert not [(line, code) for line, code in found if code in codes]

@@ -443,15 +443,23 @@ class MatchVisitor(cst.CSTVisitor):
         else:
             return
         kw = self.c.match_keyword(name_node.value)
-        if kw is not None and not _switched_off(value, name_node.value) and kw[0].category not in said:
+        if isinstance(value, cst.Attribute) and value.attr.value == name_node.value:
+            return      # `self.fp16 = config.fp16`: a copy of a setting made elsewhere
+        if kw is not None and not _switched_off(value, name_node.value) and kw[0].category not in said \
+                and not self._value_says(value, kw[0]):
             self._hit(kw[0], target, name_node.value, value=kw[1])
 
     def _value_says(self, value: cst.BaseExpression, rule: Rule) -> bool:
-        """`dict(fp16=torch.float16, bf16=torch.bfloat16)`: the value is itself a name a rule of the setting's
-        category reports (a dtype table), so the keyword adds nothing."""
-        qual = self._qual(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
-        m = self.c.match_qualname(qual) if qual is not None else None
-        return m is not None and m.rule.category == rule.category
+        """`dict(fp16=torch.float16, bf16=torch.bfloat16)`, `bf16 = (torch.bfloat16, "bf16")` (an enum member):
+        the value is itself, or lists, a name a rule of the setting's category reports (a dtype table), so the
+        setting's name adds nothing."""
+        items = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List, cst.Set)) else [value]
+        for item in items:
+            qual = self._qual(item) if isinstance(item, (cst.Name, cst.Attribute)) else None
+            m = self.c.match_qualname(qual) if qual is not None else None
+            if m is not None and m.rule.category == rule.category:
+                return True
+        return False
 
     def _flag_definition(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """`HAS_FLASH_ATTN = env_info["has_flash_attn"]`: a feature flag (flagname rules) set from something the
@@ -505,7 +513,8 @@ class MatchVisitor(cst.CSTVisitor):
                 and isinstance(node.key.evaluated_value, str):
             # `{"fp16": True}`, `"bf16": {"enabled": True}` (a config built in code) sets it like a keyword argument
             kw = self.c.match_keyword(node.key.evaluated_value)
-            if kw is not None and not _switched_off(node.value, node.key.evaluated_value):
+            if kw is not None and not _switched_off(node.value, node.key.evaluated_value) \
+                    and not self._value_says(node.value, kw[0]):
                 self._hit(kw[0], node.key, node.key.evaluated_value, value=kw[1])
         return False
 
@@ -819,12 +828,17 @@ def _switched_off(value: cst.BaseExpression, name: str) -> bool:
         return not value.elements
     if isinstance(value, cst.Comparison):
         return True     # `fp16=dtype == torch.float16` reads a choice made elsewhere (issue 11: comparisons read)
-    if isinstance(value, cst.Call) and value.args and isinstance(value.func, (cst.Name, cst.Attribute)):
-        # `kwargs.get("use_flash_attn", False)`, `getattr(args, "bf16", True)`: the same setting read and passed on
+    if isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)):
+        # `kwargs.get("use_flash_attn", False)`, `getattr(args, "bf16", True)`, `self.fp16_enabled()`: the same
+        # setting read and passed on; `field(default=None)` (a dataclass field) is off when its default is
         callee = value.func.value if isinstance(value.func, cst.Name) else value.func.attr.value
         keys = [a.value for a in value.args[:2] if isinstance(a.value, cst.SimpleString)]
-        if callee in ("get", "getattr", "pop") and any(k.evaluated_value == name for k in keys):
+        if callee == name or (callee in ("get", "getattr", "pop") and any(k.evaluated_value == name for k in keys)):
             return True
+        if callee in ("field", "Field"):
+            default = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "default"),
+                           None)
+            return default is None or _switched_off(default, name)
     return isinstance(value, cst.Integer) and value.value == "0"
 
 
