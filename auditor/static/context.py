@@ -165,6 +165,7 @@ def build_context(tree: ast.Module) -> FileContext:
                 uses_triton = True
             imported_from.extend((alias.asname or alias.name, stmt.module or "") for alias in stmt.names)
             if stmt.level or not stmt.module:
+                _bind_relative_extension(ctx, stmt)
                 continue  # relative imports bind project-local modules
             for alias in stmt.names:
                 if alias.name == "*":
@@ -326,3 +327,18 @@ def adopt_local_refs(ctx: FileContext, tree: ast.Module, namespace, cuda_only) -
                 ctx.aliases[name] = qual
             else:
                 ctx.instances[name] = qual
+
+
+LOCAL_PACKAGE = ""   # relative imports of a compiled extension resolve as `._C...` (an empty package head)
+
+
+def _bind_relative_extension(ctx: FileContext, stmt: ast.ImportFrom) -> None:
+    """`from . import _C`, `from ._C import nms`: the package's own compiled extension (setuptools' `_C`
+    convention) is the one project-local module a rule can name; it resolves as `._C...`."""
+    module = stmt.module or ""
+    for alias in stmt.names:
+        if alias.name == "_C" and not module:
+            ctx.bind(alias.asname or alias.name, f"{LOCAL_PACKAGE}._C")
+        elif module.split(".")[-1] == "_C" and alias.name != "*":
+            ctx.bind(alias.asname or alias.name, f"{LOCAL_PACKAGE}._C.{alias.name}")
+

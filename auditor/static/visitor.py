@@ -11,7 +11,7 @@ import libcst as cst
 from auditor.rules import Rule
 from auditor.static.backends import BACKEND_NAMES, backends_in_text
 from auditor.static.compiled import CompiledRules
-from auditor.static.context import HOLE, MAX_FOLDED, FileContext
+from auditor.static.context import HOLE, LOCAL_PACKAGE, MAX_FOLDED, FileContext
 
 # Calls whose string arguments are messages for humans, never device or backend values.
 _MESSAGE_FUNCS = re.compile(
@@ -359,6 +359,13 @@ class MatchVisitor(cst.CSTVisitor):
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if node.relative and not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:     # only a package's own compiled extension resolves (context.py)
+                bound = alias.asname.name if alias.asname is not None else alias.name
+                qual = self._qual(bound) if isinstance(bound, cst.Name) else None
+                if qual is not None and qual.startswith(LOCAL_PACKAGE + "."):
+                    self._match_reference(alias, qual, None)
+            return False
         if node.relative or node.module is None:
             return False
         module = dotted(node.module)
@@ -392,6 +399,9 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_Param(self, node: cst.Param) -> bool:
         self._handled.add(id(node.name))
+        if node.default is not None and self.c.keywords:
+            # `def run(bf16: bool = True)`: a default switches the setting on like a keyword argument would
+            self._keyword_binding(node.name, node.default, set())
         return True
 
     def visit_Assign(self, node: cst.Assign) -> bool:
@@ -422,6 +432,15 @@ class MatchVisitor(cst.CSTVisitor):
     def leave_Assign(self, original_node: cst.Assign) -> None:
         self._leave_binding()
 
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
+        # `bf16: bool = True` (a dataclass field or config attribute) binds like `bf16 = True`
+        self._bindings.append((len(self.hits), node.target if node.value is not None else None,
+                               node.value if node.value is not None else node.target))
+        return True
+
+    def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
+        self._leave_binding()
+
     def visit_AugAssign(self, node: cst.AugAssign) -> bool:
         self._bindings.append((len(self.hits), node.target, node.value))   # `nvcc_flags += ["-gencode", arch]`
         return True
@@ -449,8 +468,23 @@ class MatchVisitor(cst.CSTVisitor):
         else:
             return
         kw = self.c.match_keyword(name_node.value)
-        if kw is not None and not _switched_off(value, name_node.value) and kw[0].category not in said:
+        if isinstance(value, cst.Attribute) and value.attr.value == name_node.value:
+            return      # `self.fp16 = config.fp16`: a copy of a setting made elsewhere
+        if kw is not None and not _switched_off(value, name_node.value) and kw[0].category not in said \
+                and not self._value_says(value, kw[0]):
             self._hit(kw[0], target, name_node.value, value=kw[1])
+
+    def _value_says(self, value: cst.BaseExpression, rule: Rule) -> bool:
+        """`dict(fp16=torch.float16, bf16=torch.bfloat16)`, `bf16 = (torch.bfloat16, "bf16")` (an enum member):
+        the value is itself, or lists, a name a rule of the setting's category reports (a dtype table), so the
+        setting's name adds nothing."""
+        items = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List, cst.Set)) else [value]
+        for item in items:
+            qual = self._qual(item) if isinstance(item, (cst.Name, cst.Attribute)) else None
+            m = self.c.match_qualname(qual) if qual is not None else None
+            if m is not None and m.rule.category == rule.category:
+                return True
+        return False
 
     def _flag_definition(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """`HAS_FLASH_ATTN = env_info["has_flash_attn"]`: a feature flag (flagname rules) set from something the
@@ -462,7 +496,12 @@ class MatchVisitor(cst.CSTVisitor):
         else:
             return
         if isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
-            return      # `HAVE_TE = True` after `import transformer_engine`: the import carries the finding
+            # `HAVE_TE = True` after `import transformer_engine`: the import carries the finding; apex is the
+            # exception: `has_apex = True` selects apex's AMP / fused optimizers / DDP wherever the flag is read
+            m = self.c.match_flag(name) if value.value == "True" else None
+            if m is not None and m[0].category == "apex":
+                self._hit(m[0], target, name, value=m[1])
+            return
         if not isinstance(value, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
             return      # comparisons, and/or: derived flags (flags.py) follow what they are made of
         if isinstance(value, cst.Call):
@@ -495,6 +534,13 @@ class MatchVisitor(cst.CSTVisitor):
         node.key.visit(self)
         self._dtype_quiet -= 1
         node.value.visit(self)
+        if self.c.keywords and not self._in_message and isinstance(node.key, cst.SimpleString) \
+                and isinstance(node.key.evaluated_value, str):
+            # `{"fp16": True}`, `"bf16": {"enabled": True}` (a config built in code) sets it like a keyword argument
+            kw = self.c.match_keyword(node.key.evaluated_value)
+            if kw is not None and not _switched_off(node.value, node.key.evaluated_value) \
+                    and not self._value_says(node.value, kw[0]):
+                self._hit(kw[0], node.key, node.key.evaluated_value, value=kw[1])
         return False
 
     def visit_SubscriptElement(self, node: cst.SubscriptElement) -> bool:
@@ -633,7 +679,7 @@ class MatchVisitor(cst.CSTVisitor):
                 kw = self.c.match_keyword(arg.keyword.value)
                 # `use_fp8_gemms=False` is off; `load(..., extra_cuda_cflags=...)` is already a kernel finding
                 if kw is not None and not _switched_off(arg.value, arg.keyword.value) \
-                        and kw[0].category not in call_categories:
+                        and kw[0].category not in call_categories and not self._value_says(arg.value, kw[0]):
                     self._hit(kw[0], arg.keyword, arg.keyword.value, value=kw[1])
             if arg.keyword is not None and env_kw:
                 env_rule = self.c.match_env(arg.keyword.value)
@@ -810,8 +856,25 @@ def _switched_off(value: cst.BaseExpression, name: str) -> bool:
         return value.value in ("False", "None", name)
     if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
         return value.attr.value == name
+    if isinstance(value, cst.Dict) and any(
+            isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == "enabled"
+            and _switched_off(e.value, "enabled") for e in value.elements):
+        return True     # `"fp16": {"enabled": False, ...}` (DeepSpeed-style section switched off)
     if isinstance(value, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
         return not value.elements
+    if isinstance(value, cst.Comparison):
+        return True     # `fp16=dtype == torch.float16` reads a choice made elsewhere (issue 11: comparisons read)
+    if isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)):
+        # `kwargs.get("use_flash_attn", False)`, `getattr(args, "bf16", True)`, `self.fp16_enabled()`: the same
+        # setting read and passed on; `field(default=None)` (a dataclass field) is off when its default is
+        callee = value.func.value if isinstance(value.func, cst.Name) else value.func.attr.value
+        keys = [a.value for a in value.args[:2] if isinstance(a.value, cst.SimpleString)]
+        if callee == name or (callee in ("get", "getattr", "pop") and any(k.evaluated_value == name for k in keys)):
+            return True
+        if callee in ("field", "Field"):
+            default = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "default"),
+                           None)
+            return default is None or _switched_off(default, name)
     return isinstance(value, cst.Integer) and value.value == "0"
 
 
