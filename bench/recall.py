@@ -24,6 +24,7 @@ false positive). Exit status: 0 after a score (whatever the numbers), 2 on usage
 from __future__ import annotations
 
 import argparse
+import os
 import hashlib
 import json
 import shutil
@@ -103,6 +104,12 @@ def unpack(archive: Path, dest: Path) -> None:
     tmp.rename(dest)
 
 
+# sdists whose metadata step builds CUDA kernels unless told not to (flash-attn, mamba-ssm, causal-conv1d): pip
+# only needs their metadata here, and this machine has no CUDA
+_NO_CUDA_BUILD = {"FLASH_ATTENTION_SKIP_CUDA_BUILD": "TRUE", "MAMBA_SKIP_CUDA_BUILD": "TRUE",
+                  "CAUSAL_CONV1D_SKIP_CUDA_BUILD": "TRUE"}
+
+
 def cmd_fetch(args: argparse.Namespace) -> int:
     ARCHIVES_DIR.mkdir(parents=True, exist_ok=True)
     for src in [s for split in chosen_splits(args) for s in load_sources(split)]:
@@ -114,10 +121,11 @@ def cmd_fetch(args: argparse.Namespace) -> int:
             cmd += (["--only-binary=:all:"] if src["kind"] == "wheel"
                     else ["--no-binary=:all:", "--no-build-isolation"])
             print(f"fetch {name}=={version} ({src['kind']})", flush=True)
-            proc = subprocess.run(cmd, capture_output=True, text=True)
+            proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **_NO_CUDA_BUILD})
             if proc.returncode != 0 or not archive.exists():
                 tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-                raise BenchError(f"pip download {name}=={version} failed: {' | '.join(tail)}")
+                hint = " (bagua's sdist needs `pip install setuptools-rust` first)" if name == "bagua" else ""
+                raise BenchError(f"pip download {name}=={version} failed{hint}: {' | '.join(tail)}")
         digest = sha256_of(archive)
         if digest != src["sha256"]:
             raise BenchError(f"{archive_name}: sha256 {digest} does not match the recipe "
