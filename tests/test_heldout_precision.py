@@ -14,18 +14,12 @@ from auditor.rules import load_rules
 from auditor.runner import run_static
 from auditor.static.backends import path_backends
 from auditor.static.engine import StaticEngine
+from static_snippets import findings_by_line as _findings
 
 
 @pytest.fixture(scope="module")
 def engine():
     return StaticEngine(load_rules())
-
-
-def _findings(engine, src: str, rel: str = "pkg/mod.py") -> dict[int, list]:
-    out: dict[int, list] = {}
-    for f in engine.analyze_bytes(textwrap.dedent(src).encode(), rel).findings:
-        out.setdefault(f.line, []).append(f)
-    return out
 
 
 def _write(root: Path, rel: str, src: str) -> None:

@@ -10,18 +10,12 @@ import pytest
 from auditor.rules import load_rules
 from auditor.static.context import MAX_FOLDED, build_context
 from auditor.static.engine import StaticEngine
+from static_snippets import findings_by_line as _by_line
 
 
 @pytest.fixture(scope="module")
 def engine():
     return StaticEngine(load_rules())
-
-
-def _by_line(engine, src: str, rel: str = "pkg/mod.py") -> dict[int, list]:
-    out: dict[int, list] = {}
-    for f in engine.analyze_bytes(textwrap.dedent(src).encode(), rel).findings:
-        out.setdefault(f.line, []).append(f)
-    return out
 
 
 # MiniCPM-V eval_mm/vlmevalkit/vlmeval/vlm/minicpm_v.py: one prompt rebuilt by concatenation in every method.

@@ -39,7 +39,8 @@ def _target_key(node: ast.expr) -> str | None:
 
 
 def _tests(scope: ast.AST):
-    """The condition expressions in a scope (not in nested functions or classes, which have their own)."""
+    """The condition expressions anywhere under a scope, nested functions and methods included: they read a
+    module flag as a global, a local one as a closure, `self.x` in every method of its class."""
     stack = list(ast.iter_child_nodes(scope))
     while stack:
         node = stack.pop()

@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from auditor.static.backends import as_info, backends_in_text
+from auditor.static.flags import _target_key as _flag_name   # `use_cuda` / `self.use_cuda`: one reader
 
 # (first line, first col, last line, last col), 1-based lines, 0-based cols, end exclusive
 Region = tuple[int, int, int, int]
@@ -90,13 +91,6 @@ def _dotted(node: ast.AST) -> str:
     return ".".join(reversed(parts))
 
 
-def _flag_name(node: ast.AST) -> str | None:
-    """`use_cuda` or `self.use_cuda` as a flag name (`self.` kept apart from a local of the same name)."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return "self." + node.attr
-    return None
 
 
 def _cuda_string(node: ast.AST) -> bool:
