@@ -244,14 +244,15 @@ def test_test3_files_are_exactly_what_its_rule_draws():
     assert select_test.resolve_test3(partial)[1] == last
 
 
-def _replay_test4(select_test, labels):
-    """test4's rule (bench/corpus_test4/SELECTION.md), stopping points read from the labels:
+def _replay(select_test, labels, split):
+    """The rule of test4 and test5 (bench/corpus_test4|5/SELECTION.md), stopping points read from the labels:
     main rounds 1-2, per-category top-up (>= 20 must-flag lines, at most 12 files per category),
     then further main rounds, one file at a time, until >= 350 must-flag (line, category) pairs,
-    then the apex supplement. Returns the drawn (code base, path) keys in order and the first drawn file with no labels."""
-    sources = recall.load_sources("test4")
+    then test4's apex supplement. Returns the drawn (code base, path) keys in order and the first drawn file
+    with no labels."""
+    sources = recall.load_sources(split)
     orders: dict[str, list[str]] = {}
-    for src, path in select_test.draw(None, "test4"):
+    for src, path in select_test.draw(None, split):
         orders.setdefault(src["name"], []).append(path)
     drawn: list[tuple[str, str]] = []
     must = {c: 0 for c in recall.CATEGORIES}
@@ -272,7 +273,7 @@ def _replay_test4(select_test, labels):
                 return drawn, drawn[-1]
     for cat in recall.CATEGORIES:
         taken = 0
-        for src, path in select_test.topup_order(cat, "test4"):
+        for src, path in select_test.topup_order(cat, split):
             if must[cat] >= 20 or taken >= 12:
                 break
             if (src["name"], path) in drawn:
@@ -293,8 +294,10 @@ def _replay_test4(select_test, labels):
         rnd += 1
     # The apex supplement (SELECTION.md): its own pool and order, until the split has >= 20 apex
     # must-flag lines, 12 supplement files, or the pool is dry.
+    if not any(s.get("supplement") == "apex" for s in sources):
+        return drawn, None
     taken = 0
-    for src, path in select_test.supplement_order("apex", "test4"):
+    for src, path in select_test.supplement_order("apex", split):
         if must["apex"] >= 20 or taken >= 12:
             break
         taken += 1
@@ -311,70 +314,20 @@ def test_test4_files_are_exactly_what_its_rule_draws():
     labels = {(lf.package, lf.path): lf for lf in shipped("test4")}
     if not all(lf.corpus_file.exists() for lf in labels.values()):
         pytest.skip("test4 corpus not fetched (python bench/recall.py --split test4 fetch)")
-    drawn, needed = _replay_test4(select_test, labels)
+    drawn, needed = _replay(select_test, labels, "test4")
     assert needed is None
     assert len(drawn) == len(set(drawn))
     assert set(drawn) == set(labels)
     assert len({name for name, _ in drawn}) >= 12
     # Without the labels of a drawn file the rule stops there and asks for that file.
     partial = {k: v for k, v in labels.items() if k != drawn[-1]}
-    assert _replay_test4(select_test, partial)[1] == drawn[-1]
+    assert _replay(select_test, partial, "test4")[1] == drawn[-1]
     # The supplement's files come from its code bases only, after all 71 files of the main draw.
     supplement = {s["name"] for s in recall.load_sources("test4") if s.get("supplement") == "apex"}
     pool = [(src["name"], path) for src, path in select_test.supplement_order("apex", "test4")]
     assert [k for k in drawn if k[0] in supplement] == drawn[71:] == pool[:len(drawn) - 71]
     apex = sum("apex" in ll.categories for lf in labels.values() for ll in lf.lines.values())
     assert len(drawn) - 71 in (len(pool), 12) or apex >= 20     # it stopped where the rule says
-
-
-def _replay_test5(select_test, labels):
-    """test5's rule (bench/corpus_test5/SELECTION.md), stopping points read from the labels:
-    main rounds 1-2, per-category top-up (>= 20 must-flag lines, at most 12 files per category),
-    then further main rounds, one file at a time, until >= 350 must-flag (line, category) pairs.
-    Returns the drawn (code base, path) keys in order and the first drawn file with no labels."""
-    sources = recall.load_sources("test5")
-    orders: dict[str, list[str]] = {}
-    for src, path in select_test.draw(None, "test5"):
-        orders.setdefault(src["name"], []).append(path)
-    drawn: list[tuple[str, str]] = []
-    must = {c: 0 for c in recall.CATEGORIES}
-
-    def take(key):
-        drawn.append(key)
-        if key not in labels:
-            return False
-        for ll in labels[key].lines.values():
-            for c in ll.categories:
-                must[c] += 1
-        return True
-
-    for rnd in range(2):
-        for src in sources:
-            order = orders.get(src["name"], [])
-            if rnd < len(order) and not take((src["name"], order[rnd])):
-                return drawn, drawn[-1]
-    for cat in recall.CATEGORIES:
-        taken = 0
-        for src, path in select_test.topup_order(cat, "test5"):
-            if must[cat] >= 20 or taken >= 12:
-                break
-            if (src["name"], path) in drawn:
-                continue
-            taken += 1
-            if not take((src["name"], path)):
-                return drawn, drawn[-1]
-    rnd = 2
-    while sum(must.values()) < 350 and any(rnd < len(o) for o in orders.values()):
-        for src in sources:
-            order = orders.get(src["name"], [])
-            if sum(must.values()) >= 350:
-                break
-            if rnd >= len(order) or (src["name"], order[rnd]) in drawn:
-                continue
-            if not take((src["name"], order[rnd])):
-                return drawn, drawn[-1]
-        rnd += 1
-    return drawn, None
 
 
 def test_test5_files_are_exactly_what_its_rule_draws():
@@ -386,11 +339,11 @@ def test_test5_files_are_exactly_what_its_rule_draws():
     labels = {(lf.package, lf.path): lf for lf in shipped("test5")}
     if not all(lf.corpus_file.exists() for lf in labels.values()):
         pytest.skip("test5 corpus not fetched (python bench/recall.py --split test5 fetch)")
-    drawn, needed = _replay_test5(select_test, labels)
+    drawn, needed = _replay(select_test, labels, "test5")
     labelled = drawn if needed is None else drawn[:-1]
     assert len(labelled) == len(set(labelled))
     assert set(labelled) == set(labels)
     assert len({name for name, _ in labelled}) >= 12
     # Without the labels of the last drawn file the rule stops there and asks for that file.
     partial = {k: v for k, v in labels.items() if k != labelled[-1]}
-    assert _replay_test5(select_test, partial)[1] == labelled[-1]
+    assert _replay(select_test, partial, "test5")[1] == labelled[-1]
