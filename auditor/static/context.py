@@ -5,6 +5,7 @@ strings (`BACKEND = "nccl"`, `DEV = f"cuda:{rank}"`) so that constants can be fo
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 # The most values a folded string may take: a concatenation past it is not followed
@@ -226,6 +227,7 @@ def build_context(tree: ast.Module) -> FileContext:
                     ctx.scopes.setdefault(name, []).append((*scope, frozenset(folded)))
     if star:
         _bind_star_conventions(ctx, tree)
+    _bind_dynamic_extension_imports(ctx, tree)
     for func in decorated:
         quals = []
         for dec in reversed(func.decorator_list):
@@ -282,6 +284,36 @@ def _bind_star_conventions(ctx: FileContext, tree: ast.Module) -> None:
     for local, qual in _STAR_CONVENTIONS:
         if local not in ctx.aliases and local not in ctx.bindings and not bound.get(local):
             ctx.bind(local, qual)
+
+
+# `importlib.import_module("selective_scan_cuda")`, AutoAWQ's `marlin_cuda, msg = try_import("marlin_cuda")`: a compiled
+# extension module (named by the `*_cuda` / `*_cuda_*` / `*_kernels` convention) loaded by name
+_DYNAMIC_IMPORTS = frozenset({"importlib.import_module", "import_module", "try_import", "__import__"})
+_EXTENSION_MODULE = re.compile(r"^[A-Za-z_]\w*(?:_cuda|_cuda_\w+|_kernels)$")
+
+
+def _bind_dynamic_extension_imports(ctx: FileContext, tree: ast.Module) -> None:
+    """A name bound once in the file to a compiled CUDA extension loaded by name stands for that module, so
+    `marlin_cuda.mul(...)` is a call into it (NPU379's `*_cuda` modules)."""
+    found: list[tuple[str, str]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.value, ast.Call):
+            continue
+        target = node.targets[0]
+        if isinstance(target, ast.Tuple) and target.elts:
+            target = target.elts[0]
+        if not isinstance(target, ast.Name) or _dotted(node.value.func) not in _DYNAMIC_IMPORTS:
+            continue
+        args = node.value.args
+        if args and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str) \
+                and _EXTENSION_MODULE.match(args[0].value):
+            found.append((target.id, args[0].value))
+    if not found:
+        return
+    bound = _bound_names(tree)
+    for local, module in found:
+        if bound.get(local) == 1 and local not in ctx.aliases and local not in ctx.bindings:
+            ctx.bind(local, module)
 
 
 def _bound_names(tree: ast.Module) -> dict[str, int]:
