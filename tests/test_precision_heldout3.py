@@ -89,3 +89,56 @@ def test_project_files_of_kunlunxin_and_iluvatar_vendors_are_info(tmp_path):
     assert vendor == {"info"}
     _write(tmp_path / "plain", "scripts/singlenode_adapt.sh", launch)     # the same script in no vendor's folder
     assert set(_found(tmp_path / "plain").values()) - {"info"}
+
+
+# --- host-sync hints on host values --------------------------------------------------------------------------
+
+def _host_sync(by_line) -> set[int]:
+    return {line for line, fs in by_line.items() for f in fs if f.code == "NPU703"}
+
+
+# opencompass datasets/SciReasoner/LLM4Chem/utils/metrics.py: numpy labels summed per k; the file imports no torch
+def test_item_in_a_file_of_numpy_without_torch_is_not_a_host_sync(engine):
+    src = '''\
+        import numpy as np
+        from transformers import BertTokenizerFast
+
+        def calculate_formula_metrics(preds, golds, metrics, k=1):
+            num_all = len(golds)
+            results = {}
+            labels = np.array([False] * num_all)
+            for dk in range(k):
+                labels = labels | judge(preds[dk], golds)
+                results["num_t%d_exact_match" % (dk + 1)] = labels.sum().item()
+            return results
+        '''
+    assert not _host_sync(_by_line(engine, src))
+    # the same loop over a tensor, in a file that uses torch, keeps its hint
+    tensor = src.replace("import numpy as np", "import numpy as np\n        import torch").replace(
+        "labels = np.array([False] * num_all)", "labels = torch.zeros(num_all, dtype=torch.bool, device='npu')")
+    assert _host_sync(_by_line(engine, tensor)) == {11}
+
+
+# opencompass datasets/benbench.py and summarizers: numpy / pandas values in a file that also uses torch
+def test_tolist_on_numpy_and_pandas_values_is_not_a_host_sync(engine):
+    by_line = _by_line(engine, '''\
+        import numpy as np
+        import pandas as pd
+        import torch
+
+        def load(tokenizer, files, num_gram, num_replica):
+            for path in files:
+                tokens = tokenizer.encode(open(path).read())
+                starting_points = np.linspace(2, len(tokens), num=num_replica, dtype=int).tolist()
+
+        def summarize(rows, models):
+            table = pd.DataFrame(rows)
+            for model in models:
+                lower = table[table.model == model]["lower"].tolist()
+
+        def train(model, loader):
+            for batch in loader:
+                loss = model(batch).loss
+                print(loss.item())
+        ''')
+    assert _host_sync(by_line) == {18}
