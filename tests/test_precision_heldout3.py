@@ -142,3 +142,51 @@ def test_tolist_on_numpy_and_pandas_values_is_not_a_host_sync(engine):
                 print(loss.item())
         ''')
     assert _host_sync(by_line) == {18}
+
+
+# --- string-to-dtype tables ----------------------------------------------------------------------------------
+# The heldout3 labellers judged dtype-table entries and `if s == "torch.bfloat16": return torch.bfloat16`
+# conversions false; the recall corpora label the same shapes must-change (torchtune training/precision.py's
+# PRECISION_STR_TO_DTYPE, llmcompressor's dtype parser, litgpt's precision map). The labels conflict, so the dtype
+# findings stay (docs/precision.md, "Labelling decisions"); only the key of such an entry is no longer read as a
+# float16 switch like `{"fp16": True}`.
+
+# torchchat utils/build_utils.py: `_name_to_dtype_dict`, values wrapped in lambdas
+def test_a_dtype_table_key_is_not_a_float16_switch_its_value_stays_a_dtype(engine):
+    by_line = _by_line(engine, '''\
+        import torch
+
+        _name_to_dtype_dict = {
+            "fp32": lambda: torch.float,
+            "fp16": lambda: torch.float16,
+            "half": torch.float16,
+        }
+        ds_config = {"fp16": True, "zero_optimization": {"stage": 2}}
+        ''')
+    codes = {line: {f.code for f in fs} for line, fs in by_line.items()}
+    assert "NPU247" not in codes.get(5, set()) and "NPU202" in codes[5]
+    assert "NPU247" not in codes.get(6, set()) and "NPU202" in codes[6]
+    assert "NPU247" in codes[8]          # a config built in code still switches float16 on
+
+
+# --- accelerate's key names in another tool's config ---------------------------------------------------------
+
+# align-anything projects/eval-anything/eval_anything/configs/evaluate.yaml: the evaluator's own inference config
+def test_gpu_ids_in_a_config_without_accelerate_markers_is_not_an_accelerate_finding(tmp_path):
+    _write(tmp_path, "eval_anything/configs/evaluate.yaml", """\
+        default:
+          infer_cfgs:
+            # The deepspeed configuration
+            ds_cfgs: ds_z3_config.json
+            vllm_cfgs: vllm_basic.json
+            gpu_ids: [4,5,6,7]
+        """)
+    _write(tmp_path, "configs/accelerate/multi_gpu.yaml", """\
+        compute_environment: LOCAL_MACHINE
+        distributed_type: MULTI_GPU
+        gpu_ids: 0,1,2,3
+        num_processes: 4
+        """)
+    found = _found(tmp_path)
+    assert not [k for k in found if k[0].startswith("eval_anything/") and k[2] == "NPU124"]
+    assert {k[1] for k in found if k[0] == "configs/accelerate/multi_gpu.yaml" and k[2] == "NPU124"} == {2, 3}
