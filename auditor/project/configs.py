@@ -153,6 +153,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 raw = default.group(1)       # compose / env files: `BACKEND: ${BACKEND:-cuda}` is cuda unless set
             rule = m.match_setting(path, raw)
             name = path.rsplit(".", 1)[-1]
+            if rule is not None and rule.code == "NPU124" and name == "gpu_ids" and not _accelerate_config(col.lines):
+                rule = None     # `infer_cfgs.gpu_ids` of a project's own config: device indices, not accelerate's
             if rule is not None and name.isupper() and (name.endswith("_VERSION") or (
                     rule.code in _SCHEDULER_REQUESTS and raw.isdigit())):
                 # an environment-style variable (`CUDA_VERSION: 12.4.1` in a build matrix, `GPUS_PER_NODE: 2`
@@ -188,6 +190,14 @@ def scan_config_roots(col: Collector, roots: list) -> None:
     for shell_lines in blocks:
         # CI expressions (`${{ matrix.cuda-version }}`) are not shell: same-length placeholders keep the columns
         scan_shell(col, _CI_EXPR_RE.sub(_ci_placeholder, "\n".join(shell_lines).rstrip("\n")))
+
+
+# accelerate's own config keys (`accelerate config` writes both): a `gpu_ids` elsewhere is another tool's key
+_ACCELERATE_MARKER_RE = re.compile(r"""^\s*["']?(?:distributed_type|compute_environment)["']?\s*:""", re.M)
+
+
+def _accelerate_config(lines: list[str]) -> bool:
+    return bool(_ACCELERATE_MARKER_RE.search("\n".join(lines)))
 
 
 def _ci_placeholder(expr: re.Match) -> str:

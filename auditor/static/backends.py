@@ -38,6 +38,9 @@ _BACKEND_ALIASES = {
     "xpu": "xpu", "mps": "mps", "hpu": "hpu", "habana": "hpu", "xla": "xla", "tpu": "xla",
     "mlu": "mlu", "musa": "musa", "gcu": "gcu", "sdaa": "sdaa", "dcu": "rocm",
     "gaudi": "hpu", "ipex": "xpu", "maca": "maca", "metax": "maca", "camb": "mlu", "cambricon": "mlu",
+    # other accelerator vendors' names for their own stacks (FlagGems `backend/_kunlunxin/`, FlagPerf `iluvatar/`)
+    "kunlunxin": "kunlun", "kunlun": "kunlun", "iluvatar": "corex", "corex": "corex", "mthreads": "musa",
+    "hygon": "rocm", "enflame": "gcu", "biren": "biren", "tecorigin": "sdaa",
 }
 # Backends that are neither CUDA nor NPU: code written only for them never runs on Ascend.
 OTHER_BACKENDS = frozenset(set(_BACKEND_ALIASES.values()) - {"cuda", "npu"})

@@ -8,6 +8,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from auditor.static.host_values import host_arrays, host_only_file
+
 # The most values a folded string may take: a concatenation past it is not followed
 MAX_FOLDED = 64
 HOLE = "\x00"   # stands for an unknown part of a folded string (an f-string field, a variable)
@@ -44,6 +46,10 @@ class FileContext:
     # "alias" (`c = torch.cuda` inside a function), "self_alias" (`self.mod = torch.cuda`), "instance" or
     # "self_instance"
     local_refs: list[tuple[str, str, str]] = field(default_factory=list)
+    # host values for the host-sync hint (auditor/static/host_values.py): a file of numpy / pandas without torch,
+    # and names every assignment of which in their function binds a numpy / pandas value
+    host_only: bool = False
+    host_arrays: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
 
     def bind(self, local: str, qual: str) -> None:
         """The first import of a name wins for resolution: in try/except and if/else imports the first
@@ -238,6 +244,8 @@ def build_context(tree: ast.Module) -> FileContext:
         if quals:
             ctx.decorated[func.name] = quals
     _add_wrapped_kernels(ctx, assigns)
+    ctx.host_only = host_only_file(ctx)
+    ctx.host_arrays = host_arrays(ctx, assigns)
     if uses_triton:
         _add_imported_kernels(ctx, imported_from)
     return ctx

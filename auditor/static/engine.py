@@ -27,6 +27,7 @@ from auditor.rules import Rule, SymbolDetail
 from auditor.static.backends import (apply_context, build_backend_context, imports_transfer_to_npu,
                                      under_transfer_to_npu, variable_with_npu)
 from auditor.static.compiled import WORD_RE, CompiledRules
+from auditor.static.host_values import on_host
 from auditor.static.context import _WHOLE_FILE, HOLE, FileContext, adopt_local_refs, build_context
 from auditor.static import largefile
 from auditor.static.flags import derived_flag_findings
@@ -416,6 +417,8 @@ class StaticEngine:
         suppressions = Suppressions.of(lines, text)     # own form, noqa codes, file-level forms
         compared: set[tuple[int, int]] | None = None    # string literals compared with something
         for hit, line, col, end_line, end_col in hits:
+            if hit.rule.when.get("in_loop") and on_host(ctx, hit.end_node or hit.node, line):
+                continue        # `.item()` on a numpy array or in a file without torch: no device to wait for
             npu_too = False
             if hit.via is not None:
                 if hit.rule.category == "precision" and not any(

@@ -70,6 +70,17 @@ class RawHit:
     statement_pos: tuple[int, int] | None = None
 
 
+# The name of a dtype as a config or an option spells it ("bf16", "torch.float16", "half", "fp8_e4m3")
+_DTYPE_NAME = re.compile(r"(?i)^(?:torch\.)?(?:b?float(?:16|32|64)?|bf16|fp(?:8|16|32|64)\w*|half|double|float8\w*"
+                         r"|u?int(?:4|8|16|32|64)|bfloat16|tf32|(?:bf)?16-(?:mixed|true)|32-true)$")
+
+
+def _names_dtype(node: cst.CSTNode) -> bool:
+    """A string literal naming a dtype."""
+    return isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str) \
+        and bool(_DTYPE_NAME.match(node.evaluated_value))
+
+
 class MatchVisitor(cst.CSTVisitor):
     def __init__(self, compiled: CompiledRules, ctx: FileContext, loops: int = 0) -> None:
         super().__init__()
@@ -534,8 +545,12 @@ class MatchVisitor(cst.CSTVisitor):
         node.key.visit(self)
         self._dtype_quiet -= 1
         node.value.visit(self)
+        # `{"fp16": lambda: torch.float16}`: an entry of a string-to-dtype table; its key names a dtype, it does
+        # not switch float16 on like `{"fp16": True}` (the value's dtype is reported as such)
+        table = _names_dtype(node.key)
         if self.c.keywords and not self._in_message and isinstance(node.key, cst.SimpleString) \
-                and isinstance(node.key.evaluated_value, str):
+                and isinstance(node.key.evaluated_value, str) \
+                and not (table and isinstance(node.value, (cst.Attribute, cst.Lambda))):
             # `{"fp16": True}`, `"bf16": {"enabled": True}` (a config built in code) sets it like a keyword argument
             kw = self.c.match_keyword(node.key.evaluated_value)
             if kw is not None and not _switched_off(node.value, node.key.evaluated_value) \

