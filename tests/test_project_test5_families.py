@@ -1,0 +1,53 @@
+"""Project-file families behind the misses of the first run on split test5 (issue 15, p15; tuned on test5):
+each test is a realistic snippet with the lines that must be found and the lines that must not."""
+from __future__ import annotations
+
+import textwrap
+
+from auditor.rules import load_rules
+from auditor.static import StaticEngine
+
+ENGINE = StaticEngine(load_rules())
+
+
+def found(name: str, text: str) -> list[tuple[int, str]]:
+    result = ENGINE.analyze_bytes(textwrap.dedent(text).encode(), name)
+    assert result.error is None, result.error
+    return sorted((f.line, f.code) for f in result.findings)
+
+
+def test_cpp_extension_with_cuda_sources_is_reported_on_its_call_line():
+    setup = """\
+        import os
+        from setuptools import setup
+
+        extensions = []
+        try:
+            from torch.utils import cpp_extension
+
+            extensions.append(
+                cpp_extension.CppExtension(
+                    "fairseq.libnat",
+                    sources=["fairseq/clib/libnat/edit_dist.cpp"],
+                )
+            )
+            if "CUDA_HOME" in os.environ:
+                extensions.extend([
+                    cpp_extension.CppExtension(
+                        "fairseq.libnat_cuda",
+                        sources=[
+                            "fairseq/clib/libnat_cuda/edit_dist.cu",
+                            "fairseq/clib/libnat_cuda/binding.cpp",
+                        ],
+                    ),
+                    cpp_extension.CppExtension("lightconv_cuda", ["lightconv_cuda.cpp", "lightconv_cuda_kernel.cuh"]),
+                ])
+        except ImportError:
+            pass
+        # cpp_extension.CppExtension("x", sources=["y.cu"]) in a comment
+        setup(name="fairseq", ext_modules=extensions)
+        """
+    got = found("setup.py", setup)
+    assert (16, "NPU370") in got and (23, "NPU370") in got
+    assert (9, "NPU370") not in got                       # C++ only: builds for Ascend as it is
+    assert not any(line == 26 for line, _ in got)         # the comment
