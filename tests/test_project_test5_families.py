@@ -51,3 +51,20 @@ def test_cpp_extension_with_cuda_sources_is_reported_on_its_call_line():
     assert (16, "NPU370") in got and (23, "NPU370") in got
     assert (9, "NPU370") not in got                       # C++ only: builds for Ascend as it is
     assert not any(line == 26 for line, _ in got)         # the comment
+
+
+def test_switches_named_after_bfloat16_are_bf16_settings():
+    config = """\
+        # Training config (fp16_bfloat16: True trains in bf16 on Ampere)
+        fp16: True
+        fp16_opt_level: O1
+        fp16_bfloat16: True
+        model:
+          use_bfloat16: true
+          bfloat16_eval: true
+        eval:
+          fp16_bfloat16: False
+        """
+    got = found("conf/exp/train.yaml", config)
+    assert (4, "NPU212") in got and (6, "NPU212") in got
+    assert not any(code == "NPU212" and line in (1, 7, 9) for line, code in got)
