@@ -68,3 +68,26 @@ def test_switches_named_after_bfloat16_are_bf16_settings():
     got = found("conf/exp/train.yaml", config)
     assert (4, "NPU212") in got and (6, "NPU212") in got
     assert not any(code == "NPU212" and line in (1, 7, 9) for line, code in got)
+
+
+def test_apex_opt_levels_on_command_lines_and_in_configs():
+    script = """\
+        #!/bin/bash
+        # --fp16_opt_level O2 needs apex
+        python src/run_tag.py \\
+          --model_type xlmr \\
+          --fp16 --fp16_opt_level O2 \\
+          --per_gpu_train_batch_size 8
+        python train.py --amp-opt-level=O1 --opt_level_search grid
+        echo "use --fp16_opt_level O1 for apex"
+        """
+    got = found("scripts/train_panx.sh", script)
+    assert (5, "NPU317") in got and (7, "NPU317") in got
+    assert not any(line in (2, 6, 8) and code == "NPU317" for line, code in got)
+    config = """\
+        fp16: True
+        fp16_opt_level: O1
+        optimizer_level: adam
+        """
+    got = found("conf/train.yaml", config)
+    assert (2, "NPU317") in got and not any(line == 3 for line, _ in got)
