@@ -91,3 +91,19 @@ def test_apex_opt_levels_on_command_lines_and_in_configs():
         """
     got = found("conf/train.yaml", config)
     assert (2, "NPU317") in got and not any(line == 3 for line, _ in got)
+
+
+def test_find_links_pages_of_cuda_builds():
+    requirements = """\
+        -f https://download.pytorch.org/whl/torch_stable.html
+        -f https://dl.fbaipublicfiles.com/detectron2/wheels/cu110/torch1.7/index.html
+        --find-links https://download.openmmlab.com/mmcv/dist/cu113/torch1.11/index.html
+        # -f https://download.pytorch.org/whl/torch_stable.html
+        -f https://download.openmmlab.com/mmcv/dist/cpu/torch1.11/index.html
+        --extra-index-url https://download.pytorch.org/whl/cpu
+        -f https://release.colossalai.org
+        timm==0.4.12
+        """
+    got = found("requirements.txt", requirements)
+    assert {(1, "NPU018"), (2, "NPU018"), (3, "NPU018")} <= set(got)
+    assert not any(line >= 4 for line, _ in got)

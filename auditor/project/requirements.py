@@ -24,9 +24,11 @@ _CUDA_TAG_RE = re.compile(r"\+(cu\d+)")
 # PyTorch's own wheel indexes name the CUDA build in the path: .../whl/cu121
 # (and find-links pages named for one: https://data.pyg.org/whl/torch-2.1.0+cu121.html)
 # (the CUDA part may be a variable: `.../whl/cu${TORCH_CUDA_VERSION}`)
-# or a variable named for it: `.../whl/${PYTORCH_CUDA_VERSION}`; find-links pages of CUDA builds: `k2/cuda.html`)
+# or a variable named for it: `.../whl/${PYTORCH_CUDA_VERSION}`; find-links pages of CUDA builds: `k2/cuda.html`,
+# PyTorch's `torch_stable.html`, pages under a cuXXX folder: `detectron2/wheels/cu110/torch1.7/index.html`)
 _CUDA_INDEX_RE = re.compile(r"/whl/(?:nightly/)?(cu(?:\d+|\$\{?\w+\}?)|\$\{?\w*CUDA\w*\}?)(?![\w}])|/(cu1\d\d)/?$"
-                            r"|[+_-](cu1\d\d)\.html$|/(cuda)[\w.-]*\.html$")
+                            r"|[+_-](cu1\d\d)\.html$|/(cuda)[\w.-]*\.html$"
+                            r"|/whl/(?:nightly/)?torch_(?:stable|nightly)\.html$|/(cu1\d\d)/")
 
 
 # NVIDIA's own package index: the RAPIDS `*-cu11` wheels, nvidia-* libraries, TensorRT
@@ -62,7 +64,7 @@ def requirement_symbols(text: str) -> Iterator[tuple[str, str]]:
     name = normalize_dist(req.name)
     tag = _CUDA_TAG_RE.search(str(req.specifier)) or (_CUDA_INDEX_RE.search(req.url) if req.url else None)
     if tag:
-        yield f"{name}+{next(g for g in tag.groups() if g)}", text
+        yield f"{name}+{next((g for g in tag.groups() if g), 'cu')}", text
     yield name, req.name
     if tag:
         yield f"cuda-build:{name}", req.name
