@@ -107,3 +107,25 @@ def test_find_links_pages_of_cuda_builds():
     got = found("requirements.txt", requirements)
     assert {(1, "NPU018"), (2, "NPU018"), (3, "NPU018")} <= set(got)
     assert not any(line >= 4 for line, _ in got)
+
+
+def test_variables_passed_into_containers_by_docker_run():
+    script = """\
+        #!/bin/bash
+        gpus=${1:-0}
+        # docker run -e CUDA_VISIBLE_DEVICES=0 is how we used to start it
+        docker pull $image_name
+        docker run -it --rm --privileged \\
+            -e CUDA_VISIBLE_DEVICES=$gpus \\
+            -e LOGURU_LEVEL=$loguru_level \\
+            --env NCCL_DEBUG=INFO --env=NCCL_IB_DISABLE=1 \\
+            -e HF_TOKEN \\
+            $image_name
+        echo "-e CUDA_VISIBLE_DEVICES=1"
+        git grep -e CUDA_VISIBLE_DEVICES
+        """
+    result = ENGINE.analyze_bytes(textwrap.dedent(script).encode(), "run_worker_container.sh")
+    got = {(f.line, f.col, f.symbol) for f in result.findings}
+    assert (6, 8, "CUDA_VISIBLE_DEVICES") in got
+    assert {(8, "NCCL_DEBUG"), (8, "NCCL_IB_DISABLE")} <= {(line, s) for line, _, s in got}
+    assert not any(line in (3, 7, 9, 11, 12) for line, _, _ in got)
