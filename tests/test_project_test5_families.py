@@ -129,3 +129,28 @@ def test_variables_passed_into_containers_by_docker_run():
     assert (6, 8, "CUDA_VISIBLE_DEVICES") in got
     assert {(8, "NCCL_DEBUG"), (8, "NCCL_IB_DISABLE")} <= {(line, s) for line, _, s in got}
     assert not any(line in (3, 7, 9, 11, 12) for line, _, _ in got)
+
+
+def test_conda_channels_named_in_pyproject():
+    pyproject = """\
+        [tool.poetry]
+        name = "yi"
+        # channels = ["nvidia"] was tried first
+
+        [tool.conda-lock]
+        channels = ["conda-forge", "pytorch", "nvidia", "nodefaults"]
+        platforms = ["linux-64"]
+
+        [tool.pixi.workspace]
+        channels = [
+            "conda-forge",
+            "nvidia/label/cuda-12.1.0",
+        ]
+        platforms = ["linux-64"]
+        """
+    result = ENGINE.analyze_bytes(textwrap.dedent(pyproject).encode(), "pyproject.toml")
+    got = {(f.line, f.col, f.code) for f in result.findings}
+    assert (6, 40, "NPU018") in got and (12, 6, "NPU018") in got
+    assert not any(line in (3, 11) for line, _, _ in got)
+    cpu_only = ENGINE.analyze_bytes(b'[tool.pixi.project]\nchannels = ["conda-forge", "pytorch"]\n', "pyproject.toml")
+    assert cpu_only.error is None and not cpu_only.findings

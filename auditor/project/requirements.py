@@ -305,6 +305,7 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
                 col.add(rule, normalize_dist(name), number, at + 1, at + 1 + len(name),
                         note=f" (its CUDA build configured in [tool.uv.{table}])")
     _script_commands(col, tool)
+    _conda_channels(col, m, tool)
     defaults = uv.get("default-groups")
     number = _key_line(lines, "default-groups", 0) if isinstance(defaults, list) else 0
     for group in _str_list(defaults) if number else []:
@@ -313,6 +314,31 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
             col.add(m.match_requirement("group:" + group), "group:" + group, number, at + 2, at + 2 + len(group),
                     note=" (installed by default: `uv sync` / `uv run` without --no-default-groups)")
     return col.done()
+
+
+def _conda_channels(col: Collector, m, tool: dict) -> None:
+    """The conda channels a pyproject names for conda-lock or pixi (`[tool.conda-lock] channels = ["pytorch",
+    "nvidia"]`, `[tool.pixi.workspace] channels`): read by the same `channel:NAME` rules as environment.yml's."""
+    lines = col.lines
+    pixi = tool.get("pixi") or {}
+    for header, table in (("tool.conda-lock", tool.get("conda-lock")), ("tool.pixi.project", pixi.get("project")),
+                          ("tool.pixi.workspace", pixi.get("workspace"))):
+        channels = table.get("channels") if isinstance(table, dict) else None
+        start = _table_line(lines, header)
+        number = _key_line(lines, "channels", start) if start and isinstance(channels, list) else 0
+        after = number - 1
+        for channel in channels if number else ():
+            name = channel.get("channel") if isinstance(channel, dict) else channel
+            if not isinstance(name, str):
+                continue
+            # `nvidia/label/cuda-12.1.0` is the nvidia channel's label; a URL names the channel last
+            low = name.lower().rstrip("/")
+            symbol = "channel:" + (low.rsplit("/", 1)[-1] if "://" in low else low.split("/", 1)[0])
+            found, quoted = _locate_string(lines, name, after)
+            if found:
+                after = found - 1
+                at = lines[found - 1].find(quoted)
+                col.add(m.match_requirement(symbol), symbol, found, at + 2, at + 2 + len(name))
 
 
 def _script_commands(col: Collector, tool: dict) -> None:
