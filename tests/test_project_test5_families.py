@@ -154,3 +154,18 @@ def test_conda_channels_named_in_pyproject():
     assert not any(line in (3, 11) for line, _, _ in got)
     cpu_only = ENGINE.analyze_bytes(b'[tool.pixi.project]\nchannels = ["conda-forge", "pytorch"]\n', "pyproject.toml")
     assert cpu_only.error is None and not cpu_only.findings
+
+
+def test_ngc_registry_chosen_by_a_build_argument():
+    dockerfile = """\
+        ARG REGISTRY="nvcr.io"
+        ARG CUDA_VERSION="11.8.0"
+        # ARG REGISTRY="nvcr.io" for NGC images
+        ARG MIRROR=docker.io
+        FROM mambaorg/micromamba:1.5.1 as micromamba
+        FROM ${REGISTRY}/nvidia/cuda:${CUDA_VERSION}-devel-ubuntu22.04 as base
+        FROM ${MIRROR}/library/ubuntu:22.04 as runtime
+        """
+    got = found("Dockerfile", dockerfile)
+    assert (1, "NPU016") in got and (6, "NPU016") in got
+    assert not any(line in (3, 4, 5, 7) for line, _ in got)
