@@ -324,10 +324,12 @@ def _conda_channels(col: Collector, m, tool: dict) -> None:
     for header, table in (("tool.conda-lock", tool.get("conda-lock")), ("tool.pixi.project", pixi.get("project")),
                           ("tool.pixi.workspace", pixi.get("workspace"))):
         channels = table.get("channels") if isinstance(table, dict) else None
+        if not isinstance(channels, list):
+            continue
         start = _table_line(lines, header)
-        number = _key_line(lines, "channels", start) if start and isinstance(channels, list) else 0
+        number = _key_line(lines, "channels", start) if start else 0
         after = number - 1
-        for channel in channels if number else ():
+        for channel in channels if number else []:
             name = channel.get("channel") if isinstance(channel, dict) else channel
             if not isinstance(name, str):
                 continue
