@@ -169,3 +169,18 @@ def test_ngc_registry_chosen_by_a_build_argument():
     got = found("Dockerfile", dockerfile)
     assert (1, "NPU016") in got and (6, "NPU016") in got
     assert not any(line in (3, 4, 5, 7) for line, _ in got)
+
+
+def test_bare_vcs_requirement_lines_name_their_project():
+    requirements = """\
+        fairscale==0.4
+        git+https://github.com/facebookresearch/xformers.git@04de99bb28aa6de8d48fab3cdbbc9e3874c994b8
+        git+https://github.com/NVIDIA/apex.git
+        # git+https://github.com/NVIDIA/apex.git
+        git+https://github.com/Dod-o/kosmos2.5_tools.git@fairseq
+        git+https://github.com/huggingface/transformers
+        git+https://github.com/state-spaces/mamba.git#egg=mamba_ssm
+        """
+    got = found("requirements.txt", requirements)
+    assert {(2, "NPU361"), (3, "NPU362"), (7, "NPU440")} <= set(got)
+    assert not any(line in (1, 4, 5, 6) for line, _ in got)

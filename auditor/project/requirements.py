@@ -155,6 +155,27 @@ def _index(col: Collector, line: int, line_text: str, url: str) -> None:
         col.add(rule, "index:" + url, line, start + 1, start + 1 + len(url))
 
 
+def _vcs_line(col: Collector, line: int, line_text: str, url: str) -> None:
+    """A bare VCS requirement (`git+https://github.com/facebookresearch/xformers.git@04de99b`): the project its
+    `#egg=` names, else the repository (`url:github.com/nvidia/apex`), else a CUDA project named by its last part."""
+    from auditor.project.shell import url_symbol
+
+    egg = re.search(r"[#&]egg=([A-Za-z0-9][\w.-]*)", url)
+    if egg:
+        _report(col, line, line_text, egg.group(1))
+        return
+    m = matchers(col.engine)
+    symbol = url_symbol(url)
+    rule = m.match_requirement(symbol)
+    if rule is None and symbol.startswith(("url:github.com/", "url:gitlab.com/", "url:gitee.com/")):
+        tree = m.match_source_tree(symbol.rsplit("/", 1)[-1])
+        if tree is not None:
+            symbol, rule = tree
+    if rule is not None:
+        start = max(line_text.find(url), 0)
+        col.add(rule, symbol, line, start + 1, start + 1 + len(url))
+
+
 def analyze_requirements_txt(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     text, error = decode_text(data, rel)
     if text is None:
@@ -177,6 +198,8 @@ def analyze_requirements_txt(engine: "StaticEngine", data: bytes, rel: str) -> F
                 _index(col, first, col.lines[first - 1], opt.group(2))
             elif re.match(r"(https?://|\.{0,2}/)\S+\.whl\b", logical):
                 _wheel(col, first, col.lines[first - 1], logical.split()[0])     # a wheel by URL or path
+            elif re.match(r"(git|hg|svn|bzr)\+[a-z]+://", logical):
+                _vcs_line(col, first, col.lines[first - 1], logical.split()[0])
             elif not logical.startswith("-"):
                 # per-requirement options (`--hash=...`, `--config-settings ...`) follow the specifier
                 _report(col, first, col.lines[first - 1], re.split(r"\s+--?[a-z]", logical, maxsplit=1)[0])
