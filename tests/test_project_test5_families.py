@@ -184,3 +184,21 @@ def test_bare_vcs_requirement_lines_name_their_project():
     got = found("requirements.txt", requirements)
     assert {(2, "NPU361"), (3, "NPU362"), (7, "NPU440")} <= set(got)
     assert not any(line in (1, 4, 5, 6) for line, _ in got)
+
+
+def test_chatglm_int4_quantization_and_its_kernel_package():
+    script = """\
+        PRE_SEQ_LEN=128
+        # --quantization_bit 4 saves memory
+        CUDA_VISIBLE_DEVICES=0 python3 main.py \\
+            --do_train \\
+            --model_name_or_path THUDM/chatglm-6b \\
+            --pre_seq_len $PRE_SEQ_LEN \\
+            --quantization_bit 4
+        python3 main.py --do_predict --quantization_bit 16
+        """
+    got = found("ptuning/train.sh", script)
+    assert (7, "NPU441") in got
+    assert not any(code == "NPU441" and line in (2, 8) for line, code in got)
+    got = found("requirements.txt", "transformers==4.33.1\ncpm_kernels\nsentencepiece==0.1.99\n")
+    assert got == [(2, "NPU360")]
