@@ -53,6 +53,14 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
             else:
                 start = line_text.find(ref)
                 col.add(m.match_image(ref), ref, first + 1, start + 1 if start >= 0 else 1)
+                registry = _ARG_REF_RE.match(ref)
+                if registry and registry.group(1) in args and ref[registry.end():registry.end() + 1] == "/" \
+                        and args[registry.group(1)][0].lower().startswith("nvcr.io"):
+                    # `ARG REGISTRY="nvcr.io"` then `FROM ${REGISTRY}/nvidia/cuda:...`: NVIDIA's NGC registry is
+                    # chosen at the ARG, a line to change too
+                    default, line, column = args[registry.group(1)]
+                    resolved = _ARG_REF_RE.sub(lambda a: args.get(a.group(1), ("*",))[0], ref)
+                    col.add(m.match_image(resolved), resolved, line, column)
         if kind in ("ENV", "ARG"):
             if kind == "ARG" and "=" in ins["value"]:
                 name, _, default = ins["value"].partition("=")

@@ -24,9 +24,11 @@ _CUDA_TAG_RE = re.compile(r"\+(cu\d+)")
 # PyTorch's own wheel indexes name the CUDA build in the path: .../whl/cu121
 # (and find-links pages named for one: https://data.pyg.org/whl/torch-2.1.0+cu121.html)
 # (the CUDA part may be a variable: `.../whl/cu${TORCH_CUDA_VERSION}`)
-# or a variable named for it: `.../whl/${PYTORCH_CUDA_VERSION}`; find-links pages of CUDA builds: `k2/cuda.html`)
+# or a variable named for it: `.../whl/${PYTORCH_CUDA_VERSION}`; find-links pages of CUDA builds: `k2/cuda.html`,
+# PyTorch's `torch_stable.html`, pages under a cuXXX folder: `detectron2/wheels/cu110/torch1.7/index.html`)
 _CUDA_INDEX_RE = re.compile(r"/whl/(?:nightly/)?(cu(?:\d+|\$\{?\w+\}?)|\$\{?\w*CUDA\w*\}?)(?![\w}])|/(cu1\d\d)/?$"
-                            r"|[+_-](cu1\d\d)\.html$|/(cuda)[\w.-]*\.html$")
+                            r"|[+_-](cu1\d\d)\.html$|/(cuda)[\w.-]*\.html$"
+                            r"|/whl/(?:nightly/)?torch_(?:stable|nightly)\.html$|/(cu1\d\d)/")
 
 
 # NVIDIA's own package index: the RAPIDS `*-cu11` wheels, nvidia-* libraries, TensorRT
@@ -62,7 +64,7 @@ def requirement_symbols(text: str) -> Iterator[tuple[str, str]]:
     name = normalize_dist(req.name)
     tag = _CUDA_TAG_RE.search(str(req.specifier)) or (_CUDA_INDEX_RE.search(req.url) if req.url else None)
     if tag:
-        yield f"{name}+{next(g for g in tag.groups() if g)}", text
+        yield f"{name}+{next((g for g in tag.groups() if g), 'cu')}", text
     yield name, req.name
     if tag:
         yield f"cuda-build:{name}", req.name
@@ -153,6 +155,27 @@ def _index(col: Collector, line: int, line_text: str, url: str) -> None:
         col.add(rule, "index:" + url, line, start + 1, start + 1 + len(url))
 
 
+def _vcs_line(col: Collector, line: int, line_text: str, url: str) -> None:
+    """A bare VCS requirement (`git+https://github.com/facebookresearch/xformers.git@04de99b`): the project its
+    `#egg=` names, else the repository (`url:github.com/nvidia/apex`), else a CUDA project named by its last part."""
+    from auditor.project.shell import url_symbol
+
+    egg = re.search(r"[#&]egg=([A-Za-z0-9][\w.-]*)", url)
+    if egg:
+        _report(col, line, line_text, egg.group(1))
+        return
+    m = matchers(col.engine)
+    symbol = url_symbol(url)
+    rule = m.match_requirement(symbol)
+    if rule is None and symbol.startswith(("url:github.com/", "url:gitlab.com/", "url:gitee.com/")):
+        tree = m.match_source_tree(symbol.rsplit("/", 1)[-1])
+        if tree is not None:
+            symbol, rule = tree
+    if rule is not None:
+        start = max(line_text.find(url), 0)
+        col.add(rule, symbol, line, start + 1, start + 1 + len(url))
+
+
 def analyze_requirements_txt(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     text, error = decode_text(data, rel)
     if text is None:
@@ -175,6 +198,8 @@ def analyze_requirements_txt(engine: "StaticEngine", data: bytes, rel: str) -> F
                 _index(col, first, col.lines[first - 1], opt.group(2))
             elif re.match(r"(https?://|\.{0,2}/)\S+\.whl\b", logical):
                 _wheel(col, first, col.lines[first - 1], logical.split()[0])     # a wheel by URL or path
+            elif re.match(r"(git|hg|svn|bzr)\+[a-z]+://", logical):
+                _vcs_line(col, first, col.lines[first - 1], logical.split()[0])
             elif not logical.startswith("-"):
                 # per-requirement options (`--hash=...`, `--config-settings ...`) follow the specifier
                 _report(col, first, col.lines[first - 1], re.split(r"\s+--?[a-z]", logical, maxsplit=1)[0])
@@ -303,6 +328,7 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
                 col.add(rule, normalize_dist(name), number, at + 1, at + 1 + len(name),
                         note=f" (its CUDA build configured in [tool.uv.{table}])")
     _script_commands(col, tool)
+    _conda_channels(col, m, tool)
     defaults = uv.get("default-groups")
     number = _key_line(lines, "default-groups", 0) if isinstance(defaults, list) else 0
     for group in _str_list(defaults) if number else []:
@@ -311,6 +337,33 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
             col.add(m.match_requirement("group:" + group), "group:" + group, number, at + 2, at + 2 + len(group),
                     note=" (installed by default: `uv sync` / `uv run` without --no-default-groups)")
     return col.done()
+
+
+def _conda_channels(col: Collector, m, tool: dict) -> None:
+    """The conda channels a pyproject names for conda-lock or pixi (`[tool.conda-lock] channels = ["pytorch",
+    "nvidia"]`, `[tool.pixi.workspace] channels`): read by the same `channel:NAME` rules as environment.yml's."""
+    lines = col.lines
+    pixi = tool.get("pixi") or {}
+    for header, table in (("tool.conda-lock", tool.get("conda-lock")), ("tool.pixi.project", pixi.get("project")),
+                          ("tool.pixi.workspace", pixi.get("workspace"))):
+        channels = table.get("channels") if isinstance(table, dict) else None
+        if not isinstance(channels, list):
+            continue
+        start = _table_line(lines, header)
+        number = _key_line(lines, "channels", start) if start else 0
+        after = number - 1
+        for channel in channels if number else []:
+            name = channel.get("channel") if isinstance(channel, dict) else channel
+            if not isinstance(name, str):
+                continue
+            # `nvidia/label/cuda-12.1.0` is the nvidia channel's label; a URL names the channel last
+            low = name.lower().rstrip("/")
+            symbol = "channel:" + (low.rsplit("/", 1)[-1] if "://" in low else low.split("/", 1)[0])
+            found, quoted = _locate_string(lines, name, after)
+            if found:
+                after = found - 1
+                at = lines[found - 1].find(quoted)
+                col.add(m.match_requirement(symbol), symbol, found, at + 2, at + 2 + len(name))
 
 
 def _script_commands(col: Collector, tool: dict) -> None:

@@ -116,6 +116,19 @@ def setup_requirements(tree: ast.Module) -> Iterator[ast.Constant]:
             yield node
 
 
+def cpp_extensions_with_cuda(tree: ast.Module) -> Iterator[ast.Call]:
+    """`CppExtension(name, sources=[...])` calls whose source list names a .cu / .cuh file."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or _called_name(node.func) != "CppExtension":
+            continue
+        sources = next((k.value for k in node.keywords if k.arg == "sources"),
+                       node.args[1] if len(node.args) > 1 else None)
+        if isinstance(sources, (ast.List, ast.Tuple)) and any(
+                isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value.endswith((".cu", ".cuh"))
+                for e in sources.elts):
+            yield node
+
+
 def add_setup_py_requirements(engine: "StaticEngine", data: bytes, rel: str, result: FileResult) -> None:
     """Add the dependency findings of setup.py to the Python pass's result for the same file."""
     text, error = decode_text(data, rel)
@@ -129,6 +142,12 @@ def add_setup_py_requirements(engine: "StaticEngine", data: bytes, rel: str, res
     for node in setup_requirements(tree):
         line = col.lines[node.lineno - 1] if node.lineno <= len(col.lines) else ""
         _report(col, node.lineno, line, str(node.value).strip(), node.col_offset)
+    build = next((r for r in engine.compiled.rules if r.code == "NPU370"), None)
+    for call in cpp_extensions_with_cuda(tree):
+        # fairseq's `cpp_extension.CppExtension("fairseq.libnat_cuda", sources=[..., "edit_dist.cu"])`: a
+        # CppExtension given .cu sources builds CUDA kernels (BuildExtension hands them to nvcc) like CUDAExtension
+        col.add(build, "torch.utils.cpp_extension.CppExtension", call.lineno, call.col_offset + 1,
+                note=" (a CppExtension with .cu sources)")
     seen = {(f.code, f.line, f.col) for f in result.findings}
     result.findings.extend(
         replace(f, symbol=f.symbol.replace(_IN_NAME, "{}"), message=f.message.replace(_IN_NAME, "{}"))

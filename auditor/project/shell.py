@@ -292,6 +292,27 @@ def cmake_defines(col: Collector, text: str, where) -> None:
             col.add(rule, f"-D{name}={value}", ln, c, c + len(define.group(0)), value=value)
 
 
+_CONTAINER_RUNNERS = {"docker", "podman", "nvidia-docker"}
+
+
+def _container_env(col: Collector, pos, words: list[str], nodes: list) -> None:
+    """`docker run -e CUDA_VISIBLE_DEVICES=$gpus`, `--env NCCL_DEBUG=INFO`, `--env=NAME=value`: the variables set in
+    the container, read by the same rules as the script's own (no fix: the container's software decides)."""
+    for i, w in enumerate(words[2:], 2):
+        if w in ("-e", "--env") and i + 1 < len(words):
+            at, text = i + 1, words[i + 1]
+        elif w.startswith(("--env=", "-e")) and len(w) > 2 and not w.startswith("--env-file"):
+            at, text = i, w.split("=", 1)[1] if w.startswith("--env=") else w[2:]
+        else:
+            continue
+        variable = re.match(r"[\"']?([A-Za-z_]\w*)", text)
+        if variable is None:
+            continue
+        line, c = pos.at(nodes[at].start_point)
+        c += words[at].find(variable.group(1))
+        col.env(variable.group(1), line, c, sets=False)
+
+
 def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) -> None:
     """`DIST_BACKEND=nccl`, `export ACCELERATOR=${ACCELERATOR:-"GPU"}`: a script's variable that the launch line
     passes on is the same setting a config would hold (its default, for `${X:-default}`)."""
@@ -537,6 +558,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             sub = f"{name} {words[1]}"
             col.add(m.match_command(sub), sub, line, c, c + len(sub))
     _scheduler_short_options(col, m, pos, node)
+    if name in _CONTAINER_RUNNERS and len(words) > 1 and words[1] in ("run", "create", "exec"):
+        _container_env(col, pos, words, nodes)
     # `torchrun --nproc-per-node=gpu`, `docker run --gpus all`: an option (with its value) as `name --opt=value`;
     # a line that starts with an option is the tail of a command whose continuation broke (`\\` at a line's end)
     first = 0 if words[0].startswith("--") else 1
