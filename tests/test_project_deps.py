@@ -256,7 +256,8 @@ def test_requirements_built_from_f_strings_and_pyproject_script_commands():
 
         setup(name="serving", install_requires=cuda_requirements(12))
         """)
-    assert found == [("NPU440", 4, "nvidia-nccl-cu{}"), ("NPU011", 4, "torch")]
+    # (the call of a helper named for CUDA is NPU039's, an info on the Python side)
+    assert [f for f in found if f[0] != "NPU039"] == [("NPU440", 4, "nvidia-nccl-cu{}"), ("NPU011", 4, "torch")]
     found = audit("pyproject.toml", """\
         [tool.hatch.envs.ci.scripts]
         test-inference = [

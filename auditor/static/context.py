@@ -300,22 +300,27 @@ _DYNAMIC_IMPORTS = frozenset({"importlib.import_module", "import_module", "try_i
 _EXTENSION_MODULE = re.compile(r"^[A-Za-z_]\w*(?:_cuda|_cuda_\w+|_kernels)$")
 
 
+def dynamic_extension_import(node: ast.AST) -> tuple[str, str] | None:
+    """(local name, module) when `node` binds a compiled CUDA extension loaded by name (`x = import_module("y_cuda")`,
+    `x, msg = try_import("y_cuda")`); the large-file path keeps such statements for the context too."""
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.value, ast.Call):
+        return None
+    target = node.targets[0]
+    if isinstance(target, ast.Tuple) and target.elts:
+        target = target.elts[0]
+    if not isinstance(target, ast.Name) or _dotted(node.value.func) not in _DYNAMIC_IMPORTS:
+        return None
+    args = node.value.args
+    if args and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str) \
+            and _EXTENSION_MODULE.match(args[0].value):
+        return target.id, args[0].value
+    return None
+
+
 def _bind_dynamic_extension_imports(ctx: FileContext, tree: ast.Module) -> None:
     """A name bound once in the file to a compiled CUDA extension loaded by name stands for that module, so
     `marlin_cuda.mul(...)` is a call into it (NPU379's `*_cuda` modules)."""
-    found: list[tuple[str, str]] = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.value, ast.Call):
-            continue
-        target = node.targets[0]
-        if isinstance(target, ast.Tuple) and target.elts:
-            target = target.elts[0]
-        if not isinstance(target, ast.Name) or _dotted(node.value.func) not in _DYNAMIC_IMPORTS:
-            continue
-        args = node.value.args
-        if args and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str) \
-                and _EXTENSION_MODULE.match(args[0].value):
-            found.append((target.id, args[0].value))
+    found = [hit for node in ast.walk(tree) if (hit := dynamic_extension_import(node)) is not None]
     if not found:
         return
     bound = _bound_names(tree)

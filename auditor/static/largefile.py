@@ -94,14 +94,14 @@ def _contributes(stmt: ast.stmt) -> bool:
     finding."""
     if isinstance(stmt, _COMPOUND + (ast.Import, ast.ImportFrom)):
         return True
+    from auditor.static.context import _stmts, dynamic_extension_import
+
     if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-        return stmt.value is not None and _may_fold(stmt.value)
+        return stmt.value is not None and (_may_fold(stmt.value) or dynamic_extension_import(stmt) is not None)
     if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return False
-    from auditor.static.context import _stmts
-
     for inner, _scope in _stmts([stmt]):
-        if isinstance(inner, (ast.Import, ast.ImportFrom)):
+        if isinstance(inner, (ast.Import, ast.ImportFrom)) or dynamic_extension_import(inner) is not None:
             return True
         if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) and inner.decorator_list:
             return True
