@@ -346,7 +346,8 @@ def bench_audit(audit: list[str] | None, tree: str, root: Path, size: TreeSize, 
                 results: list[Measurement], reference: dict[str, list]) -> None:
     """Cold (--no-cache), cache fill and warm for one tree and one --jobs setting."""
     jobs_label = str(jobs) if jobs else f"default ({os.cpu_count()})"
-    base = (audit or []) + [str(root), "--format", "json", "--fail-on", "never"]
+    # the pinned trees live under this repository's git-ignored bench/_work: audit them as their own trees
+    base = (audit or []) + [str(root), "--format", "json", "--fail-on", "never", "--no-respect-gitignore"]
     if jobs:
         base += ["--jobs", str(jobs)]
     cold = Measurement(tree, "audit", "cold --no-cache", jobs_label, size.files, size.lines)
