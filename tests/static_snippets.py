@@ -1,8 +1,9 @@
 """The static pass on a source snippet, for tests that read findings line by line (precision classes, mined
-classes, held-out rows): one helper instead of a copy in each test file."""
+classes, held-out rows) or over a small tree: one helper instead of a copy in each test file."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 
 def findings_by_line(engine, src: str, rel: str = "pkg/mod.py") -> dict[int, list]:
@@ -11,3 +12,18 @@ def findings_by_line(engine, src: str, rel: str = "pkg/mod.py") -> dict[int, lis
     for f in engine.analyze_bytes(textwrap.dedent(src).encode(), rel).findings:
         out.setdefault(f.line, []).append(f)
     return out
+
+
+def write_source(root: Path, rel: str, src: str) -> None:
+    """Write the dedented snippet to `root/rel`, making its folders."""
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(src))
+
+
+def findings_in_tree(root: Path) -> dict[tuple[str, int, str], str]:
+    """The static pass over a whole tree (file neighbours count), as (path, line, code) -> severity."""
+    from auditor.runner import run_static
+
+    run = run_static([root])
+    return {(r.path, f.line, f.code): f.severity for r in run.results for f in r.findings}

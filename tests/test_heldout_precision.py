@@ -5,7 +5,6 @@ Ascend-named packages (vllm-ascend, dlinfer), CUDA APIs rebound to the NPU, guar
 their guarded block, variables that may hold "npu", and Gluon kernels."""
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -14,18 +13,12 @@ from auditor.rules import load_rules
 from auditor.runner import run_static
 from auditor.static.backends import path_backends
 from auditor.static.engine import StaticEngine
-from static_snippets import findings_by_line as _findings
+from static_snippets import findings_by_line as _findings, write_source as _write
 
 
 @pytest.fixture(scope="module")
 def engine():
     return StaticEngine(load_rules())
-
-
-def _write(root: Path, rel: str, src: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(src))
 
 
 def test_the_trees_own_package_and_op_namespace_are_not_dependencies(tmp_path):

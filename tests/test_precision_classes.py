@@ -5,8 +5,6 @@ inference's SYSTEM), the CUDA module of a per-backend folder (bitsandbytes/backe
 a torch.ops namespace looked up at run time, and Triton in a project named for Ascend (vllm-ascend's tests)."""
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
 
 import pytest
 
@@ -14,18 +12,12 @@ from auditor.rules import load_rules
 from auditor.runner import run_static
 from auditor.static.backends import cuda_backend_module, imports_transfer_to_npu, transfer_scope
 from auditor.static.engine import StaticEngine
-from static_snippets import findings_by_line as _by_line
+from static_snippets import findings_by_line as _by_line, write_source as _write
 
 
 @pytest.fixture(scope="module")
 def engine():
     return StaticEngine(load_rules())
-
-
-def _write(root: Path, rel: str, src: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(src))
 
 
 def _found(run) -> dict[tuple[str, int, str], str]:

@@ -4,21 +4,7 @@ alias_free_activation/cuda/ beside its torch/ fallback), project files with an N
 optimize_rules), and cuDNN-named variables that nothing reads (FlagScale's test configs)."""
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
-
-from auditor.runner import run_static
-
-
-def _write(root: Path, rel: str, src: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(src))
-
-
-def _found(root: Path) -> dict[tuple[str, int, str], str]:
-    run = run_static([root])
-    return {(r.path, f.line, f.code): f.severity for r in run.results for f in r.findings}
+from static_snippets import write_source as _write, findings_in_tree as _found
 
 
 _CUDA_DOCKERFILE = """\

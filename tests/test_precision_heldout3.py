@@ -4,32 +4,18 @@ host-sync hints on numpy / pandas values (opencompass), string-to-dtype tables (
 config key named like accelerate's in a config that is not accelerate's (align-anything's eval-anything)."""
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
 
 import pytest
 
 from auditor.rules import load_rules
-from auditor.runner import run_static
 from auditor.static.backends import path_backends
 from auditor.static.engine import StaticEngine
-from static_snippets import findings_by_line as _by_line
+from static_snippets import findings_by_line as _by_line, write_source as _write, findings_in_tree as _found
 
 
 @pytest.fixture(scope="module")
 def engine():
     return StaticEngine(load_rules())
-
-
-def _write(root: Path, rel: str, src: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(src))
-
-
-def _found(root: Path) -> dict[tuple[str, int, str], str]:
-    run = run_static([root])
-    return {(r.path, f.line, f.code): f.severity for r in run.results for f in r.findings}
 
 
 # --- other accelerator vendors -------------------------------------------------------------------------------
