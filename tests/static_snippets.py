@@ -27,3 +27,10 @@ def findings_in_tree(root: Path) -> dict[tuple[str, int, str], str]:
 
     run = run_static([root])
     return {(r.path, f.line, f.code): f.severity for r in run.results for f in r.findings}
+
+
+def line_codes(engine, rel: str, text: str) -> list[tuple[int, str]]:
+    """(line, code) of every finding on the dedented `text` read as the file `rel`; the file must parse."""
+    result = engine.analyze_bytes(textwrap.dedent(text).encode(), rel)
+    assert result.error is None, result.error
+    return sorted((f.line, f.code) for f in result.findings)

@@ -6,14 +6,13 @@ import textwrap
 
 from auditor.rules import load_rules
 from auditor.static import StaticEngine
+from static_snippets import line_codes
 
 ENGINE = StaticEngine(load_rules())
 
 
 def found(name: str, text: str) -> list[tuple[int, str]]:
-    result = ENGINE.analyze_bytes(textwrap.dedent(text).encode(), name)
-    assert result.error is None, result.error
-    return sorted((f.line, f.code) for f in result.findings)
+    return line_codes(ENGINE, name, text)
 
 
 def test_notebook_cell_uses_torch_imported_in_an_earlier_cell():

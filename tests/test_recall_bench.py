@@ -213,9 +213,7 @@ def test_fresh_splits_use_code_bases_no_other_split_uses(split):
 @pytest.mark.parametrize("split", ["test", "fresh", "fresh2"])
 def test_blind_split_files_are_exactly_the_ones_the_selection_rule_draws(split):
     """bench/select_test.py applied to the pinned archives gives the labelled files, no more, no fewer."""
-    spec = importlib.util.spec_from_file_location("select_test", REPO / "bench" / "select_test.py")
-    select_test = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(select_test)
+    select_test = _load_select_test()
     labels = shipped(split)
     if not all(lf.corpus_file.exists() for lf in labels):
         pytest.skip(f"{split} corpus not fetched (python bench/recall.py --split {split} fetch)")
@@ -227,9 +225,7 @@ def test_blind_split_files_are_exactly_the_ones_the_selection_rule_draws(split):
 def test_test3_files_are_exactly_what_its_rule_draws():
     """test3's main rounds and per-category top-ups (its SELECTION.md), stopping points read from
     its labels, give the labelled files, no more, no fewer, and need no further file."""
-    spec = importlib.util.spec_from_file_location("select_test", REPO / "bench" / "select_test.py")
-    select_test = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(select_test)
+    select_test = _load_select_test()
     labels = shipped("test3")
     if not all(lf.corpus_file.exists() for lf in labels):
         pytest.skip("test3 corpus not fetched (python bench/recall.py --split test3 fetch)")
@@ -242,6 +238,14 @@ def test_test3_files_are_exactly_what_its_rule_draws():
     last = drawn[-1][:2]
     partial = {(lf.package, lf.path): lf for lf in labels if (lf.package, lf.path) != last}
     assert select_test.resolve_test3(partial)[1] == last
+
+
+def _load_select_test():
+    """bench/select_test.py as a module (the bench folder is not a package)."""
+    spec = importlib.util.spec_from_file_location("select_test", REPO / "bench" / "select_test.py")
+    select_test = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(select_test)
+    return select_test
 
 
 def _replay(select_test, labels, split):
@@ -308,9 +312,7 @@ def _replay(select_test, labels, split):
 
 def test_test4_files_are_exactly_what_its_rule_draws():
     """test4's labelled files are the draw its SELECTION.md rule gives, no more, no fewer."""
-    spec = importlib.util.spec_from_file_location("select_test", REPO / "bench" / "select_test.py")
-    select_test = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(select_test)
+    select_test = _load_select_test()
     labels = {(lf.package, lf.path): lf for lf in shipped("test4")}
     if not all(lf.corpus_file.exists() for lf in labels.values()):
         pytest.skip("test4 corpus not fetched (python bench/recall.py --split test4 fetch)")
@@ -333,9 +335,7 @@ def test_test4_files_are_exactly_what_its_rule_draws():
 def test_test5_files_are_exactly_what_its_rule_draws():
     """test5's labelled files are the draw its SELECTION.md rule gives (or, under its deadline
     clause, a prefix of it), no more, no fewer."""
-    spec = importlib.util.spec_from_file_location("select_test", REPO / "bench" / "select_test.py")
-    select_test = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(select_test)
+    select_test = _load_select_test()
     labels = {(lf.package, lf.path): lf for lf in shipped("test5")}
     if not all(lf.corpus_file.exists() for lf in labels.values()):
         pytest.skip("test5 corpus not fetched (python bench/recall.py --split test5 fetch)")
