@@ -26,12 +26,16 @@ from __future__ import annotations
 import argparse
 import os
 import hashlib
+import html
 import json
+import re
 import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
+import urllib.parse
+import urllib.request
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,10 +108,25 @@ def unpack(archive: Path, dest: Path) -> None:
     tmp.rename(dest)
 
 
-# sdists whose metadata step builds CUDA kernels unless told not to (flash-attn, mamba-ssm, causal-conv1d): pip
-# only needs their metadata here, and this machine has no CUDA
-_NO_CUDA_BUILD = {"FLASH_ATTENTION_SKIP_CUDA_BUILD": "TRUE", "MAMBA_SKIP_CUDA_BUILD": "TRUE",
-                  "CAUSAL_CONV1D_SKIP_CUDA_BUILD": "TRUE"}
+SIMPLE_INDEX = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple").rstrip("/")
+
+
+def download_sdist(name: str, archive: Path) -> None:
+    """Fetch the sdist file itself from the package index's simple page (PEP 503). `pip download` would run the
+    sdist's metadata step, which for some of them needs build tools or CUDA (flash-attn, bagua's Rust, a version
+    from git); only the archive is needed here and its sha256 is checked against the recipe."""
+    page_url = f"{SIMPLE_INDEX}/{re.sub(r'[-_.]+', '-', name).lower()}/"
+    request = urllib.request.Request(page_url, headers={"Accept": "text/html"})
+    with urllib.request.urlopen(request, timeout=60) as resp:
+        page = resp.read().decode("utf-8", "replace")
+    links = [urllib.parse.urljoin(page_url, html.unescape(href)) for href in re.findall(r'href="([^"]+)"', page)]
+    matching = [u for u in links if urllib.parse.unquote(urllib.parse.urlsplit(u).path).rsplit("/", 1)[-1] == archive.name]
+    if not matching:
+        raise BenchError(f"{page_url} lists no file named {archive.name}")
+    part = archive.with_name(archive.name + ".part")
+    with urllib.request.urlopen(matching[0], timeout=300) as resp, open(part, "wb") as out:
+        shutil.copyfileobj(resp, out)
+    part.rename(archive)
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:
@@ -116,16 +135,19 @@ def cmd_fetch(args: argparse.Namespace) -> int:
         name, version, archive_name = src["name"], src["version"], src["archive"]
         archive = ARCHIVES_DIR / archive_name
         if not archive.exists():
-            cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-d", str(ARCHIVES_DIR),
-                   f"{name}=={version}"]
-            cmd += (["--only-binary=:all:"] if src["kind"] == "wheel"
-                    else ["--no-binary=:all:", "--no-build-isolation"])
             print(f"fetch {name}=={version} ({src['kind']})", flush=True)
-            proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **_NO_CUDA_BUILD})
-            if proc.returncode != 0 or not archive.exists():
-                tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-                hint = " (bagua's sdist needs `pip install setuptools-rust` first)" if name == "bagua" else ""
-                raise BenchError(f"pip download {name}=={version} failed{hint}: {' | '.join(tail)}")
+            if src["kind"] != "wheel":
+                try:
+                    download_sdist(name, archive)
+                except OSError as exc:
+                    raise BenchError(f"download of {archive_name} failed: {exc}") from exc
+            else:
+                cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d",
+                       str(ARCHIVES_DIR), f"{name}=={version}"]
+                proc = subprocess.run(cmd, capture_output=True, text=True)
+                if proc.returncode != 0 or not archive.exists():
+                    tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+                    raise BenchError(f"pip download {name}=={version} failed: {' | '.join(tail)}")
         digest = sha256_of(archive)
         if digest != src["sha256"]:
             raise BenchError(f"{archive_name}: sha256 {digest} does not match the recipe "
