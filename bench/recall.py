@@ -54,7 +54,9 @@ SPLITS = {"dev": BENCH / "corpus", "test": BENCH / "corpus_test", "fresh": BENCH
           # test4: a fourth blind split, 13 code bases of reserved pool A, labelled before the tool saw it.
           "test4": BENCH / "corpus_test4",
           # test5: a fifth blind split, 13 code bases of reserved pool A2, labelled before the tool saw it.
-          "test5": BENCH / "corpus_test5"}
+          "test5": BENCH / "corpus_test5",
+          # test6: a sixth blind split, 16 code bases of reserved pool A3, labelled before the tool saw it.
+          "test6": BENCH / "corpus_test6"}
 CORPUS_DIR = BENCH / "_corpus"
 ARCHIVES_DIR = CORPUS_DIR / "_archives"
 
