@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import nbformat
+import pytest
 import yaml
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
@@ -100,6 +101,16 @@ def test_check_finds_wrong_text_hash_category_and_missing_labels(tmp_path, capsy
     assert mod.check("t") == 1
     out = capsys.readouterr().out
     assert "sha256 differs" in out and "bad category" in out and "is not the line" in out
+    # a very long line (a one-line data file) is labelled by its start and the sha256 of its text
+    line = "--extra-index-url https://download.pytorch.org/whl/cu121"
+    hashed = dict(good, lines=[{"line": 1, "category": "device", "note": "cu121 index", "text_start": line[:20],
+                                "text_sha256": hashlib.sha256(line.encode()).hexdigest()}])
+    label.write_text(yaml.safe_dump(hashed))
+    assert mod.check("t") == 0
+    hashed["lines"][0]["text_sha256"] = "0" * 64
+    label.write_text(yaml.safe_dump(hashed))
+    assert mod.check("t") == 1
+    assert "text_sha256 / text_start do not match" in capsys.readouterr().out
 
 
 def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(tmp_path):
@@ -108,7 +119,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
              {"line": 1, "category": "device"}, {"line": 12, "category": "none"}, {"line": 7, "category": "kernel"}]
     assert [i["line"] for i in mod.capped(items, 2)] == [1, 2, 5, 12]      # 7 and 9 are past the cap
     assert mod.capped(items, None) == items                                # splits without a cap score everything
-    assert mod.LINE_CAP == {"test4": 40, "test5": 40}                      # fixed in each SELECTION.md before labelling
+    assert mod.LINE_CAP == {"test4": 40, "test5": 40, "test6": 40}                      # fixed in each SELECTION.md before labelling
 
 
 def test_test4_draws_with_its_own_seed_and_size(tmp_path):
@@ -132,3 +143,24 @@ def test_project_file_splits_share_no_repository():
             seen[url] = sources.parent.name
     assert "https://github.com/facebookresearch/detectron2" in seen          # test4 is among them
     assert seen.get("https://github.com/microsoft/unilm") == "test5"
+
+
+def test_test6_selection_is_exactly_what_its_rule_draws(tmp_path):
+    """test6's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1506,
+    7 per repository), and every drawn file, and no other, has a label file."""
+    mod = _module(tmp_path)
+    split = BENCH / "project_files" / "test6"
+    sources = json.loads((split / "sources.json").read_text())["sources"]
+    mod.TREES = BENCH / "_projects"
+    if not all((mod.TREES / s["name"]).is_dir() for s in sources):
+        pytest.skip("test6 trees not fetched (python bench/project_files.py fetch --split test6)")
+    (mod.HERE / "test6").mkdir(parents=True)
+    (mod.HERE / "test6" / "sources.json").write_text((split / "sources.json").read_text())
+    assert mod.DRAWS["test6"] == {"seed": 1506, "per_repo": 7}
+    assert mod.select("test6") == 0
+    drawn = json.loads((mod.HERE / "test6" / "selection.json").read_text())
+    committed = json.loads((split / "selection.json").read_text())
+    assert drawn == committed
+    assert len({f["repo"] for f in committed["files"]}) >= 12
+    labels = {p.name for p in (split / "labels").glob("*.yaml")}
+    assert labels == {f["repo"] + "__" + f["path"].replace("/", "__") + ".yaml" for f in committed["files"]}
