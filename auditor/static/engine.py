@@ -225,6 +225,12 @@ def _device_type(node: ast.expr) -> bool:
         (isinstance(node, ast.Name) and node.id in _DEVICE_TYPE_NAMES)
 
 
+def _tensor_device_text(node: ast.expr) -> bool:
+    """`str(x.device)`: the text of a tensor's device, which the runtime sets ("npu:0" on Ascend)."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str" and \
+        len(node.args) == 1 and isinstance(node.args[0], ast.Attribute) and node.args[0].attr == "device"
+
+
 _COMPARED_NOTE = (" (compared with a value the code or its user sets, not the runtime's device type: on Ascend the "
                   "other branch runs; add \"npu\" where the CUDA branch is meant)")
 
@@ -235,6 +241,10 @@ def _compared_literals(tree: ast.AST, lines: list[str]) -> set[tuple[int, int]]:
     the user, and rewriting the literal changes which input matches."""
     out = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in ("startswith", "endswith") and len(node.args) == 1 and \
+                not _device_type(node.func.value) and not _tensor_device_text(node.func.value):
+            node = ast.Compare(left=node.func.value, ops=[ast.Eq()], comparators=[node.args[0]])   # `device.startswith("cuda")`
         if not isinstance(node, ast.Compare):
             continue
         sides = [node.left, *node.comparators]

@@ -81,6 +81,25 @@ def _names_dtype(node: cst.CSTNode) -> bool:
         and bool(_DTYPE_NAME.match(node.evaluated_value))
 
 
+def _dtype_values(node: cst.CSTNode) -> list[int]:
+    """ids of the dtype constants an entry of a name-to-dtype table holds: `torch.float16`, `lambda: torch.float16`."""
+    if isinstance(node, cst.Lambda):
+        node = node.body
+    return [id(node)] if isinstance(node, (cst.Attribute, cst.Name)) else []
+
+
+def _compares_dtype_name(test: cst.BaseExpression) -> bool:
+    """`s == "bf16"`, `dtype_str in ("float16", "fp16")`: a test of a string against dtype names."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    if isinstance(op, cst.Equal):
+        return _names_dtype(right) or _names_dtype(test.left)
+    if isinstance(op, cst.In) and isinstance(right, (cst.Tuple, cst.List, cst.Set)) and right.elements:
+        return all(_names_dtype(e.value) for e in right.elements)
+    return False
+
+
 class MatchVisitor(cst.CSTVisitor):
     def __init__(self, compiled: CompiledRules, ctx: FileContext, loops: int = 0) -> None:
         super().__init__()
@@ -544,10 +563,14 @@ class MatchVisitor(cst.CSTVisitor):
         self._dtype_quiet += 1
         node.key.visit(self)
         self._dtype_quiet -= 1
-        node.value.visit(self)
-        # `{"fp16": lambda: torch.float16}`: an entry of a string-to-dtype table; its key names a dtype, it does
-        # not switch float16 on like `{"fp16": True}` (the value's dtype is reported as such)
+        # `{"fp16": lambda: torch.float16}`, `{"torch.bfloat16": torch.bfloat16}`: an entry of a table that maps
+        # dtype NAMES to dtypes; it chooses nothing (the config or option that names the dtype does, and is
+        # reported there), and its key does not switch float16 on like `{"fp16": True}` (docs/precision.md,
+        # "Judgement policy" (a))
         table = _names_dtype(node.key)
+        if table:
+            self._asserted.update(_dtype_values(node.value))
+        node.value.visit(self)
         if self.c.keywords and not self._in_message and isinstance(node.key, cst.SimpleString) \
                 and isinstance(node.key.evaluated_value, str) \
                 and not (table and isinstance(node.value, (cst.Attribute, cst.Lambda))):
@@ -782,6 +805,12 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_If(self, node: cst.If) -> bool:
         self._flag_reads(node.test)
+        # `elif model_dtype == "torch.bfloat16": return torch.bfloat16`: a branch of a name-to-dtype conversion
+        if _compares_dtype_name(node.test) and isinstance(node.body, cst.IndentedBlock) and len(node.body.body) == 1:
+            stmt = node.body.body[0]
+            small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+            if isinstance(small, (cst.Return, cst.Assign)) and small.value is not None:
+                self._asserted.update(_dtype_values(small.value))
         return True
 
     def visit_IfExp(self, node: cst.IfExp) -> bool:
