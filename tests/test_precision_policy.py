@@ -286,3 +286,95 @@ def test_a_signing_key_is_no_cuda_install(tmp_path):
     found = findings_in_tree(tmp_path)
     assert not any(p == "ci/install.sh" and line == 1 for (p, line, _c) in found)
     assert any(p == "ci/install.sh" and line == 2 for (p, line, _c) in found)
+
+
+_DIFFSYNTH_FP8 = """
+import torch
+
+FP8_WEIGHT_DTYPE = torch.float8_e4m3fn
+
+
+class Fp8Linear(torch.nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.weight = torch.nn.Parameter(
+            torch.empty(out_features, in_features, dtype=FP8_WEIGHT_DTYPE, device="meta"),
+            requires_grad=False,
+        )
+
+
+def compute_dtype(cfg):
+    dtype = torch.bfloat16
+    return torch.zeros(1, dtype=dtype)
+"""
+
+
+def test_a_dtype_is_reported_where_it_is_written_not_at_each_use_of_its_constant(tmp_path):
+    write_source(tmp_path, "diffsynth/models/ideogram4_dit.py", _DIFFSYNTH_FP8)
+    found = findings_in_tree(tmp_path)
+    fp8 = sorted(line for (p, line, code) in found if code == "NPU203")
+    assert fp8 == [4]                                      # the constant's line, not line 11
+    assert ("diffsynth/models/ideogram4_dit.py", 17, "NPU201") in found    # a local value is written there
+
+
+_TORCHCHAT_BUILDER = """
+import torch
+from torch.nn.attention import SDPBackend
+
+attention_backends = {
+    "math": torch.nn.attention.SDPBackend.MATH,
+    "flash_attention": torch.nn.attention.SDPBackend.FLASH_ATTENTION,
+    "efficient_attention": torch.nn.attention.SDPBackend.EFFICIENT_ATTENTION,
+}
+
+
+def pick(args):
+    fallback = {"default": SDPBackend.FLASH_ATTENTION}
+    with torch.nn.attention.sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+        return attention_backends[args.attention_backend], fallback
+"""
+
+
+def test_an_entry_of_a_table_of_option_names_is_info(tmp_path):
+    write_source(tmp_path, "torchchat/cli/builder.py", _TORCHCHAT_BUILDER)
+    found = findings_in_tree(tmp_path)
+    assert found[("torchchat/cli/builder.py", 7, "NPU350")] == "info"
+    assert found[("torchchat/cli/builder.py", 8, "NPU350")] == "info"
+    assert found[("torchchat/cli/builder.py", 13, "NPU350")] == "error"    # the key does not name it: a choice
+    assert found[("torchchat/cli/builder.py", 14, "NPU350")] == "error"    # chosen in code
+
+
+_COLLATOR = """
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class DataCollatorWithPaddingAndCuda:
+    tokenizer: object
+    device: object = None
+
+    def __call__(self, features):
+        batch = self.tokenizer.pad(features, padding=True, return_tensors="pt")
+        if self.device:
+            batch = batch.to(self.device)
+        return batch
+
+
+def reset_cuda_peak_stats(device):
+    torch.cuda.reset_peak_memory_stats(device)
+
+
+def encode(tokenizer, device):
+    collate = DataCollatorWithPaddingAndCuda(tokenizer=tokenizer, device=device)
+    reset_cuda_peak_stats(device)
+    return collate
+"""
+
+
+def test_a_helper_named_for_cuda_with_nothing_cuda_inside_is_not_reported(tmp_path):
+    write_source(tmp_path, "opencompass/openicl/icl_retriever/icl_topk_retriever.py", _COLLATOR)
+    found = findings_in_tree(tmp_path)
+    helpers = sorted(line for (_p, line, code) in found if code == "NPU039")
+    assert helpers == [25]        # reset_cuda_peak_stats holds a CUDA call; the collator only moves to its device

@@ -68,6 +68,9 @@ class RawHit:
     # line a reader (and a label) points at, not on the name's own line inside the parentheses
     statement: cst.CSTNode | None = None
     statement_pos: tuple[int, int] | None = None
+    # the value of a dict entry whose string key names it (`"flash_attention": SDPBackend.FLASH_ATTENTION`): an
+    # entry of a table of option names, chosen where the option is set
+    table_entry: bool = False
 
 
 # The name of a dtype as a config or an option spells it ("bf16", "torch.float16", "half", "fp8_e4m3")
@@ -86,6 +89,26 @@ def _dtype_values(node: cst.CSTNode) -> list[int]:
     if isinstance(node, cst.Lambda):
         node = node.body
     return [id(node)] if isinstance(node, (cst.Attribute, cst.Name)) else []
+
+
+_CAMEL_CUT = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _words(text: str) -> set[str]:
+    """`flash_attention`, `FLASH_ATTENTION`, `FlashAttention` -> {flash, attention}."""
+    return {w.lower() for w in re.split(r"[^A-Za-z0-9]+", _CAMEL_CUT.sub("_", text)) if w}
+
+
+def _key_names_value(key: cst.BaseExpression | None, value: cst.BaseExpression) -> bool:
+    """`"flash_attention": SDPBackend.FLASH_ATTENTION`, `"efficient": SDPBackend.EFFICIENT_ATTENTION`: a string key
+    whose words are all in the name of the constant it maps to (a table of option names)."""
+    if not isinstance(key, cst.SimpleString) or not isinstance(value, cst.Attribute):
+        return False
+    text = key.evaluated_value
+    if not isinstance(text, str) or not text or len(text) > 64:
+        return False
+    mine = _words(text)
+    return bool(mine) and mine <= _words(value.attr.value)
 
 
 def _compares_dtype_name(test: cst.BaseExpression) -> bool:
@@ -123,15 +146,19 @@ class MatchVisitor(cst.CSTVisitor):
         self._required: set[int] = set()   # None checks that require an optional import (an assert's test)
         # names passed straight to an assertion (`self.assertEqual(x.dtype, torch.bfloat16)`): checked, not chosen
         self._asserted: set[int] = set()
+        self._table_values: set[int] = set()     # values of dict entries whose key names them (RawHit.table_entry)
         self._bindings: list[tuple[int, cst.BaseExpression | None, cst.BaseExpression]] = []   # open assignments
 
     # -- helpers -------------------------------------------------------------------------------
 
     def _hit(self, rule: Rule, node: cst.CSTNode, symbol: str, **kw) -> None:
-        if (self._dtype_quiet or id(node) in self._asserted) and rule.category == "precision" and "string" in rule.match:
-            return
+        if (self._dtype_quiet or id(node) in self._asserted or isinstance(node, cst.Name) and
+                node.value in self.ctx.assigned_aliases) and rule.category == "precision" and "string" in rule.match:
+            return      # (`dtype=FP8_WEIGHT_DTYPE`: the constant's own line carries the dtype)
         if self._compared and rule.name in _CHOICE_STRINGS:
             return      # `attn_implementation == "flash_attention_2"` reads a choice made elsewhere
+        if id(node) in self._table_values:
+            kw["table_entry"] = True
         self.hits.append(RawHit(rule, node, symbol, **kw))
 
     def _qual(self, node: cst.CSTNode, call: bool = False) -> str | None:
@@ -570,6 +597,8 @@ class MatchVisitor(cst.CSTVisitor):
         table = _names_dtype(node.key)
         if table:
             self._asserted.update(_dtype_values(node.value))
+        elif _key_names_value(node.key, node.value):
+            self._table_values.add(id(node.value))
         node.value.visit(self)
         if self.c.keywords and not self._in_message and isinstance(node.key, cst.SimpleString) \
                 and isinstance(node.key.evaluated_value, str) \
