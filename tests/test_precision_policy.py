@@ -378,3 +378,32 @@ def test_a_helper_named_for_cuda_with_nothing_cuda_inside_is_not_reported(tmp_pa
     found = findings_in_tree(tmp_path)
     helpers = sorted(line for (_p, line, code) in found if code == "NPU039")
     assert helpers == [25]        # reset_cuda_peak_stats holds a CUDA call; the collator only moves to its device
+
+
+_DLLOGGER_ENV = """
+import os
+
+import dllogger
+
+
+def get_framework_env_vars():
+    return {
+        'NVIDIA_PYTORCH_VERSION': os.environ.get('NVIDIA_PYTORCH_VERSION'),
+        'CUDA_VERSION': os.environ.get('CUDA_VERSION'),
+        'CUDNN_VERSION': os.environ.get('CUDNN_VERSION'),
+        'NVIDIA_TF32_OVERRIDE': os.environ.get('NVIDIA_TF32_OVERRIDE'),
+    }
+
+
+def setup_logger(args):
+    dllogger.log(step='PARAMETER', data=get_framework_env_vars())
+    child_env = {"CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES"), "PATH": os.environ["PATH"]}
+    return child_env
+"""
+
+
+def test_a_record_of_the_environment_sets_nothing(tmp_path):
+    write_source(tmp_path, "fairseq/log_helper.py", _DLLOGGER_ENV)
+    found = findings_in_tree(tmp_path)
+    assert not any(line in range(8, 14) for (_p, line, _code) in found)
+    assert ("fairseq/log_helper.py", 18, "NPU004") in found      # two variables handed on: maybe a child's env

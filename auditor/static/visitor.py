@@ -91,6 +91,21 @@ def _dtype_values(node: cst.CSTNode) -> list[int]:
     return [id(node)] if isinstance(node, (cst.Attribute, cst.Name)) else []
 
 
+def _env_read_name(node: cst.BaseExpression) -> tuple[str, cst.SimpleString, bool] | None:
+    """(name, literal, whether it may be unset) of `os.environ.get("X")`, `os.getenv("X", default)`,
+    `os.environ["X"]`, or None."""
+    arg: cst.BaseExpression | None = None
+    if isinstance(node, cst.Call) and node.args and dotted(node.func) in ("os.environ.get", "os.getenv", "environ.get",
+                                                                          "getenv"):
+        arg = node.args[0].value
+    elif isinstance(node, cst.Subscript) and dotted(node.value) in ("os.environ", "environ") and \
+            len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        arg = node.slice[0].slice.value
+    if isinstance(arg, cst.SimpleString) and isinstance(arg.evaluated_value, str):
+        return arg.evaluated_value, arg, isinstance(node, cst.Call)
+    return None
+
+
 _CAMEL_CUT = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -581,6 +596,21 @@ class MatchVisitor(cst.CSTVisitor):
             if isinstance(name, cst.Name) or (isinstance(name, cst.Attribute) and isinstance(name.value, cst.Name)
                                               and name.value.value == "self"):
                 self._handled.add(id(name))   # `self.fn = fn` binds an attribute; the value is the use
+        return True
+
+    def visit_Dict(self, node: cst.Dict) -> bool:
+        # `{"NVIDIA_TF32_OVERRIDE": os.environ.get("NVIDIA_TF32_OVERRIDE"), "CUDA_VERSION": ...}`: a record of the
+        # environment (run metadata for a logger), each variable read under its own name where it may be unset; it
+        # sets nothing, so nothing in it differs on Ascend. Three entries or more: a copy of one or two variables
+        # may be an environment handed to a child process
+        records = []
+        for el in node.elements:
+            read = _env_read_name(el.value) if isinstance(el, cst.DictElement) else None
+            if read is not None and read[2] and isinstance(el.key, cst.SimpleString) and \
+                    el.key.evaluated_value == read[0]:
+                records.append((el.key, read[1]))
+        if len(records) >= 3:
+            self._handled.update(id(n) for pair in records for n in pair)
         return True
 
     def visit_DictElement(self, node: cst.DictElement) -> bool:
