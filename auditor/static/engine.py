@@ -228,7 +228,8 @@ def _device_type(node: ast.expr) -> bool:
 def _drop_neutral_helpers(findings: list, tree: ast.AST) -> list:
     """NPU039 reads only a helper's name; where the helper is defined in the same file and nothing CUDA-specific is
     found in its body (opencompass' `DataCollatorWithPaddingAndCuda` pads and calls `batch.to(self.device)`), the
-    name is all there is: its calls are not reported."""
+    name is all there is: its calls are not reported. Any finding in the body (`nvcc` in `get_cuda_bare_metal_version`,
+    a torch.cuda call) keeps them."""
     spans: dict[str, tuple[int, int]] = {}
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -238,9 +239,7 @@ def _drop_neutral_helpers(findings: list, tree: ast.AST) -> list:
 
     def neutral(f) -> bool:
         span = spans.get((f.symbol or "").rsplit(".", 1)[-1])
-        return span is not None and not any(
-            g is not f and span[0] <= g.line <= span[1] and g.category in ("device", "distributed", "kernel")
-            for g in findings)
+        return span is not None and not any(g is not f and span[0] <= g.line <= span[1] for g in findings)
 
     return [f for f in findings if f.name != "cuda-helper-call" or not neutral(f)]
 
