@@ -605,7 +605,9 @@ class MatchVisitor(cst.CSTVisitor):
         # may be an environment handed to a child process
         records = []
         for el in node.elements:
-            read = _env_read_name(el.value) if isinstance(el, cst.DictElement) else None
+            if not isinstance(el, cst.DictElement):
+                continue        # `**other`
+            read = _env_read_name(el.value)
             if read is not None and read[2] and isinstance(el.key, cst.SimpleString) and \
                     el.key.evaluated_value == read[0]:
                 records.append((el.key, read[1]))
