@@ -17,7 +17,7 @@ from auditor.findings import FileError
 from auditor.rules import load_rules
 from auditor.static.engine import MAX_FILE_BYTES, FileResult, StaticEngine
 from auditor.static.backend_files import apply_backend_files, drop_test_performance_hints, drop_unread_cudnn_vars
-from auditor.project.ci_jobs import apply_cuda_ci_jobs
+from auditor.static.ci_jobs import apply_cuda_ci_jobs
 from auditor.static.backends import apply_ascend_project, apply_other_backend_files, apply_transfer_packages
 from auditor.static.frameworks import apply_other_frameworks
 from auditor.static.firstparty import drop_first_party, first_party_packages
