@@ -17,7 +17,9 @@ from auditor.findings import FileError
 from auditor.rules import load_rules
 from auditor.static.engine import MAX_FILE_BYTES, FileResult, StaticEngine
 from auditor.static.backend_files import apply_backend_files, drop_test_performance_hints, drop_unread_cudnn_vars
+from auditor.static.ci_jobs import apply_cuda_ci_jobs
 from auditor.static.backends import apply_ascend_project, apply_other_backend_files, apply_transfer_packages
+from auditor.static.frameworks import apply_other_frameworks
 from auditor.static.firstparty import drop_first_party, first_party_packages
 from auditor.static.opnamespaces import op_namespaces_named, registered_namespaces
 
@@ -214,9 +216,11 @@ def run_static(
     if named:
         drop_first_party(run.results, frozenset(registered_namespaces([Path(p) for p in paths], named)))
     apply_transfer_packages(run.results, found.files, packages)   # a package whose Ascend backend loads the shim
-    apply_ascend_project(run.results, packages)     # `vllm_ascend`: Triton there is Triton-Ascend
+    apply_ascend_project(run.results, packages, found.files)   # `vllm_ascend`, FlagGems' `backend/_ascend/`: Triton-Ascend
     apply_other_backend_files(run.results)          # `docker/rocm/Dockerfile`: set-up for another backend
     apply_backend_files(run.results, found.files)      # `Dockerfile.cuda` beside `Dockerfile.metax`, NPU twins
+    apply_cuda_ci_jobs(run.results, found.files)    # a workflow job on NVIDIA runners: it stays for CUDA
+    apply_other_frameworks(run.results, found.files)    # `bert/paddle/`: PaddlePaddle code, torch_npu does not apply
     drop_unread_cudnn_vars(run.results)             # `CUDNN_DETERMINISTIC`: read by nothing
     drop_test_performance_hints(run.results)        # `.item()` in a test's loop
     run.results.sort(key=lambda r: r.path)

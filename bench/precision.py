@@ -26,6 +26,11 @@ device type (`x.device.type == "cuda"`) it is right as an error (clause `silent`
 of them as must-change, and the tool reports all of them. A CUDA API that torch_npu's transfer_to_npu remaps,
 in code that runs under it (the file imports it, or the package's Ascend backend module does), is right as
 info and wrong as an error.
+The judgement policy every labeller applies first (docs/precision.md, "Judgement policy"): (a) tables mapping
+dtype names to dtypes choose nothing (false); (b) generic Triton in a project with a Triton-Ascend backend folder is
+right as info; (c) findings in CI jobs pinned to NVIDIA runners are right as info; (d) a setting is a rule's only
+where the tool the rule names reads it (another tool's key, Paddle configs: false as that rule); (e) hints on host
+values (numpy, pandas, CPU tensors) are false.
 
 Splits: a split is any folder bench/precision/<split>/ holding sources.json (and, once drawn, labels.csv);
 `tuned` is bench/precision/ itself (six wheels whose first draw guided the issue-11 fixes, so its figure is NOT

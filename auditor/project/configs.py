@@ -155,6 +155,10 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             name = path.rsplit(".", 1)[-1]
             if rule is not None and rule.code == "NPU124" and name == "gpu_ids" and not _accelerate_config(col.lines):
                 rule = None     # `infer_cfgs.gpu_ids` of a project's own config: device indices, not accelerate's
+            if rule is not None and rule.code == "NPU020" and name == "accelerator" and not _trainer_key(path):
+                # `executor.accelerator: cuda` (torchchat's device profiles): another tool's key, not Lightning's
+                # trainer; a CUDA value there is a device setting like `device: cuda`
+                rule = m.match_setting("device", raw) if raw.lower() == "cuda" else None
             if rule is not None and name.isupper() and (name.endswith("_VERSION") or (
                     rule.code in _SCHEDULER_REQUESTS and raw.isdigit())):
                 # an environment-style variable (`CUDA_VERSION: 12.4.1` in a build matrix, `GPUS_PER_NODE: 2`
@@ -190,6 +194,13 @@ def scan_config_roots(col: Collector, roots: list) -> None:
     for shell_lines in blocks:
         # CI expressions (`${{ matrix.cuda-version }}`) are not shell: same-length placeholders keep the columns
         scan_shell(col, _CI_EXPR_RE.sub(_ci_placeholder, "\n".join(shell_lines).rstrip("\n")))
+
+
+def _trainer_key(path: str) -> bool:
+    """`accelerator` at the top of a config (a Hydra trainer group file) or under a trainer (`trainer.accelerator`,
+    `pl_trainer.accelerator`, `lightning.trainer.accelerator`): Lightning's setting."""
+    parents = path.lower().split(".")[:-1]
+    return not parents or any("trainer" in p or "lightning" in p for p in parents)
 
 
 # accelerate's own config keys (`accelerate config` writes both): a `gpu_ids` elsewhere is another tool's key

@@ -44,6 +44,8 @@ _IMAGE_RE = re.compile(r"(?<![\w/.:@-])([a-z0-9][\w.-]*(?:/[\w.${}-]+)+:[\w.${}-
 # `CMAKE_ARGS="-DCMAKE_CUDA_ARCHITECTURES=86" pip install ...`): matched as `cmake:<name>` settings
 _CMAKE_DEFINE_RE = re.compile(r"(?<![\w-])-D([A-Za-z_]\w*)(?::[A-Za-z]+)?=([^\s\"';)]*)")
 _CUDA_PATH_RE = re.compile(r"(?<![\w/.-])/usr/local/cuda(-[\w.${}]*)?(?![\w.])")   # `cuda-` then `${V}`: one word
+# a repository's signing key (`.../x86_64/3bf863cc.pub`, `cuda-archive-keyring.gpg`): fetching it installs nothing
+_SIGNING_KEY_RE = re.compile(r"\.(?:pub|gpg|asc)$", re.I)
 _URL_RE = re.compile(r"(?:git\+)?https?://([^\s\"'<>|;&)]+)")
 
 
@@ -106,6 +108,8 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
         for u in _URL_RE.finditer(text):
             if _CUDA_INDEX_RE.search(u.group(0)):
                 continue                 # an index URL: the pip and requirements readers report it
+            if _SIGNING_KEY_RE.search(u.group(0)):
+                continue     # `apt-key adv --fetch-keys .../7fa2af80.pub`: a signing key; what installs from the repo is reported
             symbol = url_symbol(u.group(0))
             rule = m.match_requirement(symbol)
             if rule is not None:

@@ -584,22 +584,53 @@ def apply_other_backend_files(results: list) -> int:
     return lowered
 
 
-def apply_ascend_project(results: list, packages: frozenset[str]) -> int:
-    """A tree whose own package is named for Ascend (`vllm_ascend`, `mindspeed_npu`): its Triton kernels and
-    custom ops are Triton-Ascend and the project's NPU op library wherever they sit (its tests and tools too),
-    as in a file whose path names Ascend. Returns how many findings were lowered."""
-    if not any(path_backends(p) == {"npu"} for p in packages):
+_TRITON_IMPORT = re.compile(rb"^\s*(?:import triton\b|from triton(?:\.\w+)* import )", re.M)
+
+
+def triton_ascend_backend(files: Sequence[tuple[Path, str]], packages: frozenset[str]) -> str | None:
+    """The first module in an Ascend-named folder of a first-party package that imports Triton
+    (FlagGems' `src/flag_gems/runtime/backend/_ascend/ops/*.py`), or None: the package runs its Triton kernels on
+    Ascend through Triton-Ascend, with its own Ascend overrides and tuning beside the generic kernels."""
+    for path, rel in files:
+        parts = rel.replace("\\", "/").split("/")
+        if not rel.endswith(".py") or len(parts) < 3:
+            continue
+        lead = 1 if parts[0] == "src" else 0
+        if parts[lead] not in packages or not any(backends_in_text(p) == {"npu"} for p in parts[lead + 1:-1]):
+            continue
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(200_000)
+        except OSError:
+            continue
+        if b"triton" in data and _TRITON_IMPORT.search(data):
+            return rel
+    return None
+
+
+def apply_ascend_project(results: list, packages: frozenset[str],
+                         files: Sequence[tuple[Path, str]] = ()) -> int:
+    """A tree whose own package is named for Ascend (`vllm_ascend`, `mindspeed_npu`), or one whose package holds
+    Triton kernels in an Ascend-named backend folder (FlagGems' `runtime/backend/_ascend/`): its Triton kernels (and,
+    for the first, its custom ops) are Triton-Ascend and the project's NPU op library wherever they sit (its tests
+    and tools too), as in a file whose path names Ascend. Triton findings that are errors (inline PTX, Gluon: no
+    Triton-Ascend form) keep their severity. Returns how many findings were lowered."""
+    named = any(path_backends(p) == {"npu"} for p in packages)
+    backend = None if named else triton_ascend_backend(files, packages)
+    if not named and backend is None:
         return 0
+    note = (f"in a project written for Ascend: {_NOTES['ascend-code'].split(': ', 1)[1]}" if named else
+            f"the project already runs its Triton kernels on Ascend (Triton-Ascend backend in {backend}): "
+            "re-validate on the NPU, nothing to port")
     lowered = 0
     for result in results:
         kept = []
         for f in result.findings:
-            if f.data.get("context") or not (f.name == "custom-torch-ops" or
+            if f.data.get("context") or not (f.name == "custom-torch-ops" and named or
                                              f.name == "triton-kernel" and f.severity != "error"):
                 kept.append(f)
                 continue
-            kept.append(as_info(f, "ascend-code",
-                                f"in a project written for Ascend: {_NOTES['ascend-code'].split(': ', 1)[1]}"))
+            kept.append(as_info(f, "ascend-code", note))
             lowered += 1
         result.findings = kept
     return lowered

@@ -49,6 +49,9 @@ class FileContext:
     # host values for the host-sync hint (auditor/static/host_values.py): a file of numpy / pandas without torch,
     # and names every assignment of which in their function binds a numpy / pandas value
     host_only: bool = False
+    # module-level names bound by assignment to a qualified name (`FP8_WEIGHT_DTYPE = torch.float8_e4m3fn`), not by
+    # an import: a dtype is reported where it is written, not at each use of the constant holding it
+    assigned_aliases: set[str] = field(default_factory=set)
     host_arrays: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
 
     def bind(self, local: str, qual: str) -> None:
@@ -223,6 +226,7 @@ def build_context(tree: ast.Module) -> FileContext:
                 # only module-level `amp = torch.cuda.amp`: a local `dtype = torch.bfloat16` is a value, not an alias
                 if resolved is not None and name not in ctx.aliases and id(stmt) in top_level:
                     ctx.aliases[name] = resolved      # `amp = torch.cuda.amp`
+                    ctx.assigned_aliases.add(name)
                 elif resolved is not None and round_ == 0 and name not in ctx.aliases:
                     ctx.local_refs.append((name, resolved, "alias"))     # `cuda = torch.cuda` in a function
                 continue

@@ -24,7 +24,7 @@ from auditor.findings import FileError, FileResult, Finding
 from auditor.project import analyze_project_file, project_kind
 from auditor.project.cuda_source import describe, inventory
 from auditor.rules import Rule, SymbolDetail
-from auditor.static.backends import (apply_context, build_backend_context, imports_transfer_to_npu,
+from auditor.static.backends import (apply_context, as_info, build_backend_context, imports_transfer_to_npu,
                                      under_transfer_to_npu, variable_with_npu)
 from auditor.static.compiled import WORD_RE, CompiledRules
 from auditor.static.host_values import on_host
@@ -225,6 +225,33 @@ def _device_type(node: ast.expr) -> bool:
         (isinstance(node, ast.Name) and node.id in _DEVICE_TYPE_NAMES)
 
 
+def _drop_neutral_helpers(findings: list, tree: ast.AST) -> list:
+    """NPU039 reads only a helper's name; where the helper is defined in the same file and nothing CUDA-specific is
+    found in its body (opencompass' `DataCollatorWithPaddingAndCuda` pads and calls `batch.to(self.device)`), the
+    name is all there is: its calls are not reported. Any finding in the body (`nvcc` in `get_cuda_bare_metal_version`,
+    a torch.cuda call) keeps them."""
+    spans: dict[str, tuple[int, int]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            spans.setdefault(node.name, (node.lineno, node.end_lineno or node.lineno))
+    if not spans:
+        return findings
+
+    def neutral(f) -> bool:
+        span = spans.get((f.symbol or "").rsplit(".", 1)[-1])
+        return span is not None and not any(g is not f and span[0] <= g.line <= span[1] for g in findings)
+
+    return [f for f in findings if f.name != "cuda-helper-call" or not neutral(f)]
+
+
+def _tensor_device_text(node: ast.expr) -> bool:
+    """`str(x.device)`: the text of a tensor's device, which the runtime sets ("npu:0" on Ascend)."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str" and \
+        len(node.args) == 1 and isinstance(node.args[0], ast.Attribute) and node.args[0].attr == "device"
+
+
+_TABLE_NOTE = ("an entry of a table of option names (its key names it): the option that picks it chooses; keep the "
+               "entry and give the NPU a choice that works there")
 _COMPARED_NOTE = (" (compared with a value the code or its user sets, not the runtime's device type: on Ascend the "
                   "other branch runs; add \"npu\" where the CUDA branch is meant)")
 
@@ -235,6 +262,10 @@ def _compared_literals(tree: ast.AST, lines: list[str]) -> set[tuple[int, int]]:
     the user, and rewriting the literal changes which input matches."""
     out = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in ("startswith", "endswith") and len(node.args) == 1 and \
+                not _device_type(node.func.value) and not _tensor_device_text(node.func.value):
+            node = ast.Compare(left=node.func.value, ops=[ast.Eq()], comparators=[node.args[0]])   # `device.startswith("cuda")`
         if not isinstance(node, ast.Compare):
             continue
         sides = [node.left, *node.comparators]
@@ -446,6 +477,8 @@ class StaticEngine:
                 finding = replace(finding, line=hit.statement_pos[0], col=hit.statement_pos[1])
             if npu_too:
                 finding = variable_with_npu(finding)
+            if hit.table_entry and finding.severity != "info":
+                finding = as_info(finding, "option-table", _TABLE_NOTE)
             if finding.fix == "safe" and isinstance(hit.node, (cst.SimpleString, cst.ConcatenatedString,
                                                                cst.FormattedString)):
                 if compared is None:
@@ -470,6 +503,8 @@ class StaticEngine:
             wanted = sorted({f.line for f in result.findings})
             result.findings = apply_context(result.findings, build_backend_context(tree, lines, wanted), rel)
             result.findings = apply_gates(result.findings, tree)     # behind CUDA gates (auditor/static/gates.py)
+            if any(f.name == "cuda-helper-call" for f in result.findings):
+                result.findings = _drop_neutral_helpers(result.findings, tree)
             if imports_transfer_to_npu(text):    # the file patches torch for Ascend itself
                 result.findings = under_transfer_to_npu(result.findings, "this file")
         result.findings.sort(key=Finding.sort_key)

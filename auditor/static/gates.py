@@ -14,7 +14,7 @@ or misleads on Ascend; the code behind it does not run there as written, so its 
 
 A CUDA test is `torch.cuda.is_available()`, `is_cuda()` / `current_platform.is_cuda()` / `is_cuda_alike()` /
 `is_torch_cuda_available()`, `torch.version.cuda`, `torch.cuda.device_count() > 0`, `x.is_cuda`, `x.type == "cuda"`,
-`"cuda" in str(device)`, `device == "cuda"`, or a name every assignment of which is one of these
+`"cuda" in str(device)`, `device == "cuda"`, `device.startswith("cuda")`, or a name every assignment of which is one of these
 (`use_cuda = args.gpu >= 0 and torch.cuda.is_available()`, `self.use_cuda = torch.cuda.is_available()`).
 
 Dtype facts (hints) about a dtype chosen only behind a CUDA gate in the code (`fp16 if "cuda" in device else fp32`)
@@ -103,6 +103,9 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
         return any(is_cuda_test(v, flags) for v in node.values)
     if isinstance(node, ast.Call):
         name = _dotted(node.func)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "startswith" and len(node.args) == 1 and \
+                _cuda_string(node.args[0]):
+            return True      # `device.startswith("cuda")`: a device the user asked for is a CUDA one
         return name.endswith("cuda.is_available") and name.split(".")[0] in ("torch", "cuda") or \
             bool(_CUDA_PROBE.match(name.rsplit(".", 1)[-1]))
     if isinstance(node, ast.Attribute) and (node.attr == "is_cuda" or _dotted(node) == "torch.version.cuda"):

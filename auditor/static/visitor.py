@@ -68,6 +68,9 @@ class RawHit:
     # line a reader (and a label) points at, not on the name's own line inside the parentheses
     statement: cst.CSTNode | None = None
     statement_pos: tuple[int, int] | None = None
+    # the value of a dict entry whose string key names it (`"flash_attention": SDPBackend.FLASH_ATTENTION`): an
+    # entry of a table of option names, chosen where the option is set
+    table_entry: bool = False
 
 
 # The name of a dtype as a config or an option spells it ("bf16", "torch.float16", "half", "fp8_e4m3")
@@ -79,6 +82,60 @@ def _names_dtype(node: cst.CSTNode) -> bool:
     """A string literal naming a dtype."""
     return isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str) \
         and bool(_DTYPE_NAME.match(node.evaluated_value))
+
+
+def _dtype_values(node: cst.CSTNode) -> list[int]:
+    """ids of the dtype constants an entry of a name-to-dtype table holds: `torch.float16`, `lambda: torch.float16`."""
+    if isinstance(node, cst.Lambda):
+        node = node.body
+    return [id(node)] if isinstance(node, (cst.Attribute, cst.Name)) else []
+
+
+def _env_read_name(node: cst.BaseExpression) -> tuple[str, cst.SimpleString, bool] | None:
+    """(name, literal, whether it may be unset) of `os.environ.get("X")`, `os.getenv("X", default)`,
+    `os.environ["X"]`, or None."""
+    arg: cst.BaseExpression | None = None
+    if isinstance(node, cst.Call) and node.args and dotted(node.func) in ("os.environ.get", "os.getenv", "environ.get",
+                                                                          "getenv"):
+        arg = node.args[0].value
+    elif isinstance(node, cst.Subscript) and dotted(node.value) in ("os.environ", "environ") and \
+            len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        arg = node.slice[0].slice.value
+    if isinstance(arg, cst.SimpleString) and isinstance(arg.evaluated_value, str):
+        return arg.evaluated_value, arg, isinstance(node, cst.Call)
+    return None
+
+
+_CAMEL_CUT = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _words(text: str) -> set[str]:
+    """`flash_attention`, `FLASH_ATTENTION`, `FlashAttention` -> {flash, attention}."""
+    return {w.lower() for w in re.split(r"[^A-Za-z0-9]+", _CAMEL_CUT.sub("_", text)) if w}
+
+
+def _key_names_value(key: cst.BaseExpression | None, value: cst.BaseExpression) -> bool:
+    """`"flash_attention": SDPBackend.FLASH_ATTENTION`, `"efficient": SDPBackend.EFFICIENT_ATTENTION`: a string key
+    whose words are all in the name of the constant it maps to (a table of option names)."""
+    if not isinstance(key, cst.SimpleString) or not isinstance(value, cst.Attribute):
+        return False
+    text = key.evaluated_value
+    if not isinstance(text, str) or not text or len(text) > 64:
+        return False
+    mine = _words(text)
+    return bool(mine) and mine <= _words(value.attr.value)
+
+
+def _compares_dtype_name(test: cst.BaseExpression) -> bool:
+    """`s == "bf16"`, `dtype_str in ("float16", "fp16")`: a test of a string against dtype names."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+    if isinstance(op, cst.Equal):
+        return _names_dtype(right) or _names_dtype(test.left)
+    if isinstance(op, cst.In) and isinstance(right, (cst.Tuple, cst.List, cst.Set)) and right.elements:
+        return all(_names_dtype(e.value) for e in right.elements)
+    return False
 
 
 class MatchVisitor(cst.CSTVisitor):
@@ -104,15 +161,19 @@ class MatchVisitor(cst.CSTVisitor):
         self._required: set[int] = set()   # None checks that require an optional import (an assert's test)
         # names passed straight to an assertion (`self.assertEqual(x.dtype, torch.bfloat16)`): checked, not chosen
         self._asserted: set[int] = set()
+        self._table_values: set[int] = set()     # values of dict entries whose key names them (RawHit.table_entry)
         self._bindings: list[tuple[int, cst.BaseExpression | None, cst.BaseExpression]] = []   # open assignments
 
     # -- helpers -------------------------------------------------------------------------------
 
     def _hit(self, rule: Rule, node: cst.CSTNode, symbol: str, **kw) -> None:
-        if (self._dtype_quiet or id(node) in self._asserted) and rule.category == "precision" and "string" in rule.match:
-            return
+        if (self._dtype_quiet or id(node) in self._asserted or isinstance(node, cst.Name) and
+                node.value in self.ctx.assigned_aliases) and rule.category == "precision" and "string" in rule.match:
+            return      # (`dtype=FP8_WEIGHT_DTYPE`: the constant's own line carries the dtype)
         if self._compared and rule.name in _CHOICE_STRINGS:
             return      # `attn_implementation == "flash_attention_2"` reads a choice made elsewhere
+        if id(node) in self._table_values:
+            kw["table_entry"] = True
         self.hits.append(RawHit(rule, node, symbol, **kw))
 
     def _qual(self, node: cst.CSTNode, call: bool = False) -> str | None:
@@ -537,6 +598,23 @@ class MatchVisitor(cst.CSTVisitor):
                 self._handled.add(id(name))   # `self.fn = fn` binds an attribute; the value is the use
         return True
 
+    def visit_Dict(self, node: cst.Dict) -> bool:
+        # `{"NVIDIA_TF32_OVERRIDE": os.environ.get("NVIDIA_TF32_OVERRIDE"), "CUDA_VERSION": ...}`: a record of the
+        # environment (run metadata for a logger), each variable read under its own name where it may be unset; it
+        # sets nothing, so nothing in it differs on Ascend. Three entries or more: a copy of one or two variables
+        # may be an environment handed to a child process
+        records = []
+        for el in node.elements:
+            if not isinstance(el, cst.DictElement):
+                continue        # `**other`
+            read = _env_read_name(el.value)
+            if read is not None and read[2] and isinstance(el.key, cst.SimpleString) and \
+                    el.key.evaluated_value == read[0]:
+                records.append((el.key, read[1]))
+        if len(records) >= 3:
+            self._handled.update(id(n) for pair in records for n in pair)
+        return True
+
     def visit_DictElement(self, node: cst.DictElement) -> bool:
         if isinstance(node.key, cst.SimpleString) and isinstance(node.key.evaluated_value, str) \
                 and node.key.evaluated_value.lower() in BACKEND_NAMES:
@@ -544,10 +622,16 @@ class MatchVisitor(cst.CSTVisitor):
         self._dtype_quiet += 1
         node.key.visit(self)
         self._dtype_quiet -= 1
-        node.value.visit(self)
-        # `{"fp16": lambda: torch.float16}`: an entry of a string-to-dtype table; its key names a dtype, it does
-        # not switch float16 on like `{"fp16": True}` (the value's dtype is reported as such)
+        # `{"fp16": lambda: torch.float16}`, `{"torch.bfloat16": torch.bfloat16}`: an entry of a table that maps
+        # dtype NAMES to dtypes; it chooses nothing (the config or option that names the dtype does, and is
+        # reported there), and its key does not switch float16 on like `{"fp16": True}` (docs/precision.md,
+        # "Judgement policy" (a))
         table = _names_dtype(node.key)
+        if table:
+            self._asserted.update(_dtype_values(node.value))
+        elif _key_names_value(node.key, node.value):
+            self._table_values.add(id(node.value))
+        node.value.visit(self)
         if self.c.keywords and not self._in_message and isinstance(node.key, cst.SimpleString) \
                 and isinstance(node.key.evaluated_value, str) \
                 and not (table and isinstance(node.value, (cst.Attribute, cst.Lambda))):
@@ -782,6 +866,12 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_If(self, node: cst.If) -> bool:
         self._flag_reads(node.test)
+        # `elif model_dtype == "torch.bfloat16": return torch.bfloat16`: a branch of a name-to-dtype conversion
+        if _compares_dtype_name(node.test) and isinstance(node.body, cst.IndentedBlock) and len(node.body.body) == 1:
+            stmt = node.body.body[0]
+            small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+            if isinstance(small, (cst.Return, cst.Assign)) and small.value is not None:
+                self._asserted.update(_dtype_values(small.value))
         return True
 
     def visit_IfExp(self, node: cst.IfExp) -> bool:

@@ -90,11 +90,12 @@ def build(pins: Pins, wheel: Wheel | None = None) -> dict:
                                    "(torch.amp.GradScaler(\"npu\")) or float32 elsewhere. Gate with "
                                    "`torch.npu.is_bf16_supported()`."},
             "examples": {"flag": ["import torch\nmodel = model.to(dtype=torch.bfloat16)\n",
-                                  "import torch\nPRECISIONS = {\"fp32\": torch.float32, \"bf16\": torch.bfloat16}\n",
+                                  "import torch\ndtype = torch.bfloat16 if args.mixed_precision else torch.float32\n",
                                   "x = x.bfloat16()\n",
                                   "from torch import bfloat16\nif dtype == bfloat16:\n    eps = 1e-2\n",
                                   "trainer = Trainer(precision=\"bf16-mixed\")\n"],
                          "ok": ["import torch\nx = x.to(torch.float32)\n",
+                                "import torch\nPRECISIONS = {\"fp32\": torch.float32, \"bf16\": torch.bfloat16}\n",
                                 "import logging\nlogging.info(\"bf16 is not available, using fp32\")\n",
                                 "def f():\n    \"\"\"Runs in bfloat16 when the hardware supports it.\"\"\"\n"]},
         },

@@ -1,0 +1,110 @@
+"""CI jobs that test the CUDA build on NVIDIA machines (GitHub Actions workflows). Applied once per run, after the
+per-file passes.
+
+A job in `.github/workflows/*.yml` is a CUDA CI job when what it runs on names only NVIDIA / CUDA: its `runs-on`
+(`linux.g5.4xlarge.nvidia.gpu`, `[self-hosted, gpu]`), the `runner` or `gpu-arch-type: cuda` it passes to a
+reusable workflow (pytorch/test-infra's `linux_job_v2.yml`), or its `container` image (`nvidia/cuda:12.4...`).
+Such a job chooses the runner's CUDA image and tests the CUDA build on purpose; it never runs on an Ascend host, and
+the port keeps it and adds an Ascend job beside it. Its findings (`gpu-arch-type: cuda`, `--device cuda`,
+`nvidia-smi`, a CUDA wheel index) are worth knowing, not acting on line by line: info, never rewritten. A job whose
+machine names another backend too (`linux.rocm.gpu`, a matrix over cuda and rocm), or nothing (`ubuntu-latest` with
+no CUDA container), keeps its findings.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+from auditor.static.backends import as_info, backends_in_text
+
+_NOTE = "in a CI job that tests the CUDA build on NVIDIA machines ({job}: {why}): it stays for CUDA; add an Ascend " \
+        "job beside it"
+_MACHINE_KEYS = ("runs-on", "runner", "container", "image")
+_MAX_BYTES = 1_000_000
+
+
+def _is_workflow(rel: str) -> bool:
+    parts = rel.replace("\\", "/").split("/")
+    return len(parts) >= 3 and parts[-3:-1] == [".github", "workflows"] and parts[-1].endswith((".yml", ".yaml"))
+
+
+def _scalars(node) -> list[str]:
+    if isinstance(node, yaml.ScalarNode):
+        return [str(node.value)]
+    if isinstance(node, yaml.SequenceNode):
+        return [s for v in node.value for s in _scalars(v)]
+    if isinstance(node, yaml.MappingNode):
+        return [s for k, v in node.value if isinstance(k, yaml.ScalarNode) and str(k.value) in ("labels", "image")
+                for s in _scalars(v)]
+    return []
+
+
+def _named(node) -> dict:
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    return {str(k.value): v for k, v in node.value if isinstance(k, yaml.ScalarNode)}
+
+
+def cuda_job(job) -> str | None:
+    """Why a workflow job (its mapping node) runs only on NVIDIA machines (`runs-on: linux.g5.4xlarge.nvidia.gpu`),
+    or None."""
+    named = _named(job)
+    machine = {**{k: named[k] for k in ("runs-on", "container") if k in named},
+               **{k: v for k, v in _named(named.get("with")).items() if k in _MACHINE_KEYS}}
+    arch = _named(named.get("with")).get("gpu-arch-type")
+    words: list[tuple[str, str]] = [(k, s) for k, v in machine.items() for s in _scalars(v) if "${{" not in s]
+    if isinstance(arch, yaml.ScalarNode) and "${{" not in str(arch.value):
+        words.append(("gpu-arch-type", str(arch.value)))
+    named_backends = [(k, s, backends_in_text(s.replace("-", "_").replace(".", "_").replace(":", "_").replace("/", "_")))
+                      for k, s in words]
+    if any(b - {"cuda"} for _, _, b in named_backends):
+        return None             # a ROCm / XPU / NPU machine too: not a CUDA-only job
+    why = [f"{k}: {s}" for k, s, b in named_backends if b == {"cuda"}]
+    return why[0] if why else None
+
+
+def cuda_job_spans(text: str) -> list[tuple[int, int, str, str]]:
+    """(first line, last line, job id, why) of every CUDA CI job in a workflow's text (1-based lines)."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except (yaml.YAMLError, ValueError, RecursionError):
+        return []
+    jobs = _named(root).get("jobs")
+    out = []
+    for key, job in (jobs.value if isinstance(jobs, yaml.MappingNode) else []):
+        why = cuda_job(job) if isinstance(key, yaml.ScalarNode) else None
+        if why is not None:
+            out.append((key.start_mark.line + 1, job.end_mark.line + 1, str(key.value), why))
+    return out
+
+
+def apply_cuda_ci_jobs(results: list, files: Sequence[tuple[Path, str]]) -> int:
+    """Lower the findings inside CUDA CI jobs of GitHub workflows to info; returns how many were lowered."""
+    where = {rel: path for path, rel in files}
+    lowered = 0
+    for result in results:
+        if not _is_workflow(result.path) or not any(f.severity != "info" and not f.data.get("context")
+                                                    for f in result.findings):
+            continue
+        path = where.get(result.path)
+        try:
+            if path is None or path.stat().st_size > _MAX_BYTES:
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        spans = cuda_job_spans(text)
+        if not spans:
+            continue
+        kept = []
+        for f in result.findings:
+            span = next((s for s in spans if s[0] <= f.line <= s[1]), None)
+            if span is None or f.severity == "info" or f.data.get("context"):
+                kept.append(f)
+                continue
+            kept.append(as_info(f, "cuda-ci-job", _NOTE.format(job=span[2], why=span[3])))
+            lowered += 1
+        result.findings = kept
+    return lowered

@@ -1,0 +1,78 @@
+"""Code and configs of another deep-learning framework (PaddlePaddle, TensorFlow, MindSpore) inside a PyTorch tree:
+benchmark suites such as FlagPerf keep `training/benchmarks/bert/paddle/` beside `.../pytorch/`. Applied once per
+run, after the per-file passes.
+
+The catalogue's rules describe PyTorch and its ecosystem on Ascend (torch_npu, HCCL through torch.distributed, apex,
+Lightning); a Paddle file is ported with PaddleCustomDevice, a MindSpore one runs on Ascend natively. A file is
+another framework's when it does not import torch and either imports that framework (`import paddle`) or its path
+names it (`gpt3_13B-paddle/config/config_A100x1x8.py`, `run_benchmarks/paddle/start_paddle_task.py`). Its findings
+are info (`other-framework`), never rewritten; settings named for a PyTorch extension (apex's `fp16_opt_level`,
+which Paddle's trainer also reads as its own AMP level) are not that extension's and are dropped.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from auditor.static.backends import as_info
+
+_FRAMEWORK_WORDS = {"paddle": "PaddlePaddle", "paddlepaddle": "PaddlePaddle", "paddlenlp": "PaddlePaddle",
+                    "tensorflow": "TensorFlow", "mindspore": "MindSpore"}
+_FRAMEWORK_IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+(paddle|paddlenlp|tensorflow|mindspore)\b", re.M)
+_TORCH_IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+(?:torch|torch_npu|lightning|pytorch_lightning|transformers|"
+                           rb"accelerate|deepspeed)\b", re.M)
+_WORD_SPLIT = re.compile(r"[-_./\\]")
+_NOTE = "in {framework} code, not PyTorch: torch_npu does not apply here (left as is)"
+_MAX_BYTES = 2_000_000
+
+
+def path_framework(rel: str) -> str | None:
+    """The framework a path names (`training/benchmarks/bert/paddle/...` -> PaddlePaddle), or None."""
+    for word in _WORD_SPLIT.split(rel.lower()):
+        if word in _FRAMEWORK_WORDS:
+            return _FRAMEWORK_WORDS[word]
+    return None
+
+
+def file_framework(path: Path | None, rel: str) -> str | None:
+    """The other framework a file is written for, or None when it is (or may be) PyTorch code."""
+    named = path_framework(rel)
+    data = b""
+    if path is not None:
+        try:
+            if path.stat().st_size <= _MAX_BYTES:
+                data = path.read_bytes()
+        except OSError:
+            return None
+    if _TORCH_IMPORT.search(data):
+        return None
+    imported = _FRAMEWORK_IMPORT.search(data)
+    if imported is not None:
+        return _FRAMEWORK_WORDS[imported.group(1).decode()]
+    return named
+
+
+def apply_other_frameworks(results: list, files: Sequence[tuple[Path, str]]) -> int:
+    """Lower the findings in other frameworks' files to info (dropping PyTorch-extension settings); returns how
+    many findings changed."""
+    where = {rel: path for path, rel in files}
+    changed = 0
+    for result in results:
+        if not any(f.severity != "info" or f.category == "apex" for f in result.findings):
+            continue
+        framework = file_framework(where.get(result.path), result.path)
+        if framework is None:
+            continue
+        kept = []
+        for f in result.findings:
+            if f.category == "apex":
+                changed += 1          # `fp16_opt_level = "O2"` in a Paddle config is Paddle's AMP level
+                continue
+            if f.severity == "info" and f.data.get("context"):
+                kept.append(f)
+                continue
+            kept.append(as_info(f, "other-framework", _NOTE.format(framework=framework)))
+            changed += f.severity != "info"
+        result.findings = kept
+    return changed
