@@ -253,6 +253,15 @@ class CompiledRules:
             m = self._match_glob(qualname, self.stacked_globs)
             if m is not None:
                 out.append((m.rule, m.pattern))
+        if self.segments:
+            # a package's own Triton kernel module (`flash_attn.ops.triton.layer_norm`, `mamba_ssm.ops.triton.ssd_combined`)
+            # is a kernel implementation whatever it computes: beside the package's rule (attention, third_party),
+            # the segment rule reports its category too
+            seg = self._match_segment(qualname)
+            primary = self.match_qualname(qualname) if seg is not None else None
+            if seg is not None and primary is not None and primary.rule.category != seg.rule.category \
+                    and all(r is not seg.rule for r, _ in out):
+                out.append((seg.rule, seg.pattern))
         return out
 
     @staticmethod
