@@ -324,6 +324,15 @@ class CompiledRules:
                 return rule, pattern
         return None
 
+    def match_keywords(self, name: str) -> list[tuple[Rule, str]]:
+        """Every keyword rule for a setting's name, the first of each category: one name can need two changes
+        (`use_cuda_fp16=True` picks the CUDA kernels and float16: a device and a precision finding)."""
+        out: list[tuple[Rule, str]] = []
+        for regex, pattern, rule in self.keywords:
+            if regex.match(name) and all(r.category != rule.category for r, _ in out):
+                out.append((rule, pattern))
+        return out
+
     def match_callname_glob(self, name: str) -> tuple[Rule, str] | None:
         if any(rx.fullmatch(name) for rx in self.callname_not):
             return None
