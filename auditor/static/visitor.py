@@ -476,6 +476,10 @@ class MatchVisitor(cst.CSTVisitor):
             name_node = target.attr
         elif isinstance(target, cst.Name):
             name_node = target
+        elif isinstance(target, cst.Attribute) and _base_name(target) not in self.ctx.aliases:
+            # a setting on a config object: `cfg.test_cfg.fp16 = True` (mmpretrain's --amp), `args.bf16 = True`;
+            # not an attribute of an imported module (`torch.backends.cuda.matmul.allow_tf32`: its own rules)
+            name_node = target.attr
         else:
             return
         if isinstance(value, cst.Attribute) and value.attr.value == name_node.value:
@@ -867,6 +871,13 @@ class MatchVisitor(cst.CSTVisitor):
 
 
 _STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+
+
+def _base_name(node: cst.BaseExpression) -> str | None:
+    """The name an attribute chain starts from (`cfg` for `cfg.test_cfg.fp16`), or None (a call, a subscript)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
 
 
 def _literal_strings(value: cst.BaseExpression) -> list[str] | None:
