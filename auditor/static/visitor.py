@@ -406,7 +406,23 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         self._handled.add(id(node.name))
+        if self.c.callname_globs and not self._in_message:
+            for base in node.bases:
+                self._named_base(base.value)
         return True
+
+    def _named_base(self, base: cst.BaseExpression) -> None:
+        """`class OperatorBuilder(CUDAOpBuilder)` (lightseq's vendored DeepSpeed builder): a base class that no rule
+        knows, named for CUDA / NCCL, is what a call of that name would be (the info-level name rules only)."""
+        last = base.value if isinstance(base, cst.Name) else base.attr.value if isinstance(base, cst.Attribute) else None
+        if not last or last in self.c.methods or last in self.c.callnames:
+            return
+        qual = self._qual(base)
+        if qual is not None and self.c.knows(qual):
+            return      # `class Stream(torch.cuda.Stream)`: the base's own rule reports it
+        m = self.c.match_callname_glob(last)
+        if m is not None and m[0].severity == "info" and not m[0].when:
+            self._hit(m[0], base, last, value=m[1])
 
     def visit_Param(self, node: cst.Param) -> bool:
         self._handled.add(id(node.name))
