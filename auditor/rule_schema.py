@@ -59,6 +59,9 @@ RULE_SCHEMA: dict[str, Any] = {
             "in_loop": {"type": "boolean"}}},
         "extra": {"type": "object", "additionalProperties": False, "properties": {
             "stack": {"type": "boolean"},
+            # keyword rules: a value made only of string literals is a switch only when one matches a glob here
+            # (apex `opt_level="O1"`, not the compiler flag `opt_level = "-O3"`)
+            "keyword_values": {"type": "array", "items": {"type": "string"}},
             # project files: not reported in a file that names one of these (the package that completes the port)
             "ported_by": {"type": "array", "items": {"type": "string"}}}},
         "symbols": {"type": "object", "additionalProperties": {"anyOf": [{"type": "null"}, {

@@ -165,3 +165,36 @@ def test_dtype_tables_copies_and_schema_defaults_are_not_switches():
     """)
     codes = {"NPU246", "NPU247"}
     assert not [(line, code) for line, code in found if code in codes]
+
+
+def test_one_setting_that_needs_two_changes_gets_a_finding_per_category():
+    # auto-gptq's fused modules: `use_cuda_fp16=True` picks the CUDA kernels and float16 (issue 14 item 3)
+    found = _found("""\
+        import torch.nn as nn
+
+        class FusedBaseAttentionModule(nn.Module):
+            @classmethod
+            def inject_to_model(cls, model, use_triton=False, group_size=-1, use_cuda_fp16=True, trainable=False):
+                raise NotImplementedError()
+
+        def load(path):
+            return AutoGPTQForCausalLM.from_quantized(path, device="cuda:0", use_cuda_fp16=True)
+
+        def load_cpu(path):
+            return AutoGPTQForCausalLM.from_quantized(path, use_cuda_fp16=False)
+    """)
+    for line in (5, 9):
+        codes = {code for ln, code in found if ln == line}
+        assert {"NPU038", "NPU247"} <= codes, (line, codes)
+    assert not any(line == 12 for line, _ in found)      # switched off: neither change is needed
+
+
+def test_compiler_optimisation_flags_are_not_apex_opt_levels():
+    # gsplat's JIT extension build: `-O3` is a compiler flag; a literal apex level stays an apex finding
+    found = _found("""\
+        opt_level = "-O0" if FAST_COMPILE else "-O3"
+        extra_cflags = [opt_level, "-Wno-attributes"]
+        amp_opt_level = "O2" if args.fp16 else "O0"
+    """)
+    assert not any(line in (1, 2) and code == "NPU317" for line, code in found)
+    assert (3, "NPU317") in found

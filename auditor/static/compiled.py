@@ -253,6 +253,15 @@ class CompiledRules:
             m = self._match_glob(qualname, self.stacked_globs)
             if m is not None:
                 out.append((m.rule, m.pattern))
+        if self.segments:
+            # a package's own Triton kernel module (`flash_attn.ops.triton.layer_norm`, `mamba_ssm.ops.triton.ssd_combined`)
+            # is a kernel implementation whatever it computes: beside the package's rule (attention, third_party),
+            # the segment rule reports its category too
+            seg = self._match_segment(qualname)
+            primary = self.match_qualname(qualname) if seg is not None else None
+            if seg is not None and primary is not None and primary.rule.category != seg.rule.category \
+                    and all(r is not seg.rule for r, _ in out):
+                out.append((seg.rule, seg.pattern))
         return out
 
     @staticmethod
@@ -314,6 +323,15 @@ class CompiledRules:
             if regex.match(name):
                 return rule, pattern
         return None
+
+    def match_keywords(self, name: str) -> list[tuple[Rule, str]]:
+        """Every keyword rule for a setting's name, the first of each category: one name can need two changes
+        (`use_cuda_fp16=True` picks the CUDA kernels and float16: a device and a precision finding)."""
+        out: list[tuple[Rule, str]] = []
+        for regex, pattern, rule in self.keywords:
+            if regex.match(name) and all(r.category != rule.category for r, _ in out):
+                out.append((rule, pattern))
+        return out
 
     def match_callname_glob(self, name: str) -> tuple[Rule, str] | None:
         if any(rx.fullmatch(name) for rx in self.callname_not):

@@ -467,7 +467,23 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         self._handled.add(id(node.name))
+        if self.c.callname_globs and not self._in_message:
+            for base in node.bases:
+                self._named_base(base.value)
         return True
+
+    def _named_base(self, base: cst.BaseExpression) -> None:
+        """`class OperatorBuilder(CUDAOpBuilder)` (lightseq's vendored DeepSpeed builder): a base class that no rule
+        knows, named for CUDA / NCCL, is what a call of that name would be (the info-level name rules only)."""
+        last = base.value if isinstance(base, cst.Name) else base.attr.value if isinstance(base, cst.Attribute) else None
+        if not last or last in self.c.methods or last in self.c.callnames:
+            return
+        qual = self._qual(base)
+        if qual is not None and self.c.knows(qual):
+            return      # `class Stream(torch.cuda.Stream)`: the base's own rule reports it
+        m = self.c.match_callname_glob(last)
+        if m is not None and m[0].severity == "info" and not m[0].when:
+            self._hit(m[0], base, last, value=m[1])
 
     def visit_Param(self, node: cst.Param) -> bool:
         self._handled.add(id(node.name))
@@ -537,19 +553,28 @@ class MatchVisitor(cst.CSTVisitor):
             name_node = target.attr
         elif isinstance(target, cst.Name):
             name_node = target
+        elif isinstance(target, cst.Attribute) and _base_name(target) not in self.ctx.aliases:
+            # a setting on a config object: `cfg.test_cfg.fp16 = True` (mmpretrain's --amp), `args.bf16 = True`;
+            # not an attribute of an imported module (`torch.backends.cuda.matmul.allow_tf32`: its own rules)
+            name_node = target.attr
         else:
             return
-        kw = self.c.match_keyword(name_node.value)
         if isinstance(value, cst.Attribute) and value.attr.value == name_node.value:
             return      # `self.fp16 = config.fp16`: a copy of a setting made elsewhere
-        if kw is not None and not _switched_off(value, name_node.value) and kw[0].category not in said \
-                and not self._value_says(value, kw[0]):
-            self._hit(kw[0], target, name_node.value, value=kw[1])
+        for kw in self.c.match_keywords(name_node.value):
+            if not _switched_off(value, name_node.value) and kw[0].category not in said \
+                    and not self._value_says(value, kw[0]):
+                self._hit(kw[0], target, name_node.value, value=kw[1])
 
     def _value_says(self, value: cst.BaseExpression, rule: Rule) -> bool:
         """`dict(fp16=torch.float16, bf16=torch.bfloat16)`, `bf16 = (torch.bfloat16, "bf16")` (an enum member):
         the value is itself, or lists, a name a rule of the setting's category reports (a dtype table), so the
-        setting's name adds nothing."""
+        setting's name adds nothing. Also `opt_level = "-O0" if fast else "-O3"`: a value made only of string
+        literals none of which is one of the rule's `keyword_values` (a compiler flag, not an apex opt level)."""
+        wanted = rule.extra.get("keyword_values")
+        literals = _literal_strings(value) if wanted else None
+        if literals is not None and not any(fnmatch.fnmatchcase(s, w) for s in literals for w in wanted):
+            return True
         items = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List, cst.Set)) else [value]
         for item in items:
             qual = self._qual(item) if isinstance(item, (cst.Name, cst.Attribute)) else None
@@ -636,10 +661,10 @@ class MatchVisitor(cst.CSTVisitor):
                 and isinstance(node.key.evaluated_value, str) \
                 and not (table and isinstance(node.value, (cst.Attribute, cst.Lambda))):
             # `{"fp16": True}`, `"bf16": {"enabled": True}` (a config built in code) sets it like a keyword argument
-            kw = self.c.match_keyword(node.key.evaluated_value)
-            if kw is not None and not _switched_off(node.value, node.key.evaluated_value) \
-                    and not self._value_says(node.value, kw[0]):
-                self._hit(kw[0], node.key, node.key.evaluated_value, value=kw[1])
+            for kw in self.c.match_keywords(node.key.evaluated_value):
+                if not _switched_off(node.value, node.key.evaluated_value) \
+                        and not self._value_says(node.value, kw[0]):
+                    self._hit(kw[0], node.key, node.key.evaluated_value, value=kw[1])
         return False
 
     def visit_SubscriptElement(self, node: cst.SubscriptElement) -> bool:
@@ -775,11 +800,11 @@ class MatchVisitor(cst.CSTVisitor):
         call_categories = {h.rule.category for h in self.hits[first_hit:]}   # what the callee itself matched
         for arg in node.args:
             if arg.keyword is not None and self.c.keywords and not message:
-                kw = self.c.match_keyword(arg.keyword.value)
                 # `use_fp8_gemms=False` is off; `load(..., extra_cuda_cflags=...)` is already a kernel finding
-                if kw is not None and not _switched_off(arg.value, arg.keyword.value) \
-                        and kw[0].category not in call_categories and not self._value_says(arg.value, kw[0]):
-                    self._hit(kw[0], arg.keyword, arg.keyword.value, value=kw[1])
+                for kw in self.c.match_keywords(arg.keyword.value):
+                    if not _switched_off(arg.value, arg.keyword.value) \
+                            and kw[0].category not in call_categories and not self._value_says(arg.value, kw[0]):
+                        self._hit(kw[0], arg.keyword, arg.keyword.value, value=kw[1])
             if arg.keyword is not None and env_kw:
                 env_rule = self.c.match_env(arg.keyword.value)
                 if env_rule is not None:
@@ -952,6 +977,24 @@ class MatchVisitor(cst.CSTVisitor):
 
 
 _STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+
+
+def _base_name(node: cst.BaseExpression) -> str | None:
+    """The name an attribute chain starts from (`cfg` for `cfg.test_cfg.fp16`), or None (a call, a subscript)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _literal_strings(value: cst.BaseExpression) -> list[str] | None:
+    """The strings a value can only be (`"O1"`, `"-O0" if fast else "-O3"`), or None when it is not made of literals."""
+    if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
+        folded = value.evaluated_value
+        return [folded] if isinstance(folded, str) else None
+    if isinstance(value, cst.IfExp):
+        body, orelse = _literal_strings(value.body), _literal_strings(value.orelse)
+        return body + orelse if body is not None and orelse is not None else None
+    return None
 
 
 def _switched_off(value: cst.BaseExpression, name: str) -> bool:
