@@ -155,7 +155,11 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             name = path.rsplit(".", 1)[-1]
             if rule is not None and rule.code == "NPU124" and name == "gpu_ids" and not _accelerate_config(col.lines):
                 rule = None     # `infer_cfgs.gpu_ids` of a project's own config: device indices, not accelerate's
-            if rule is not None and name.isupper() and (name.endswith("_VERSION") or (
+            build_parameter = rule is not None and name.isupper() and name.endswith("_VERSION") and (
+                "CUDA" in name or "CUDNN" in name) and any(ch.isdigit() for ch in raw)
+            # `CUDA_VERSION: 12.6.3` in a build matrix (composer's docker/build_matrix.yaml feeds `docker build
+            # --build-arg`): the CUDA version an image is built for, as `ARG CUDA_VERSION=12.6.3` (info)
+            if not build_parameter and rule is not None and name.isupper() and (name.endswith("_VERSION") or (
                     rule.code in _SCHEDULER_REQUESTS and raw.isdigit())):
                 # an environment-style variable (`CUDA_VERSION: 12.4.1` in a build matrix, `GPUS_PER_NODE: 2`
                 # passed to a script): read as the shell reader reads `NAME=value`, a marker or a count, not a setting
@@ -172,7 +176,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             if rule is not None:
                 # a CI matrix entry (`strategy.matrix.cuda_version`) builds for a version; it changes nothing at run time
                 # so does a compose build argument (`build: args: CUDA_VER: 12.9.0`): the image's FROM is the error
-                severity = "info" if ".matrix." in f".{path}." or ".build.args." in f".{path}." else None
+                severity = "info" if ".matrix." in f".{path}." or ".build.args." in f".{path}." \
+                    or build_parameter else None
                 line, c = value.start_mark.line + 1, value.start_mark.column + 1
                 quoted = col.lines[line - 1][c - 1:c] in ("'", '"')
                 start = c + 1 if quoted else c

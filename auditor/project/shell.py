@@ -45,6 +45,9 @@ _IMAGE_RE = re.compile(r"(?<![\w/.:@-])([a-z0-9][\w.-]*(?:/[\w.${}-]+)+:[\w.${}-
 _CMAKE_DEFINE_RE = re.compile(r"(?<![\w-])-D([A-Za-z_]\w*)(?::[A-Za-z]+)?=([^\s\"';)]*)")
 _CUDA_PATH_RE = re.compile(r"(?<![\w/.-])/usr/local/cuda(-[\w.${}]*)?(?![\w.])")   # `cuda-` then `${V}`: one word
 _URL_RE = re.compile(r"(?:git\+)?https?://([^\s\"'<>|;&)]+)")
+# a path under the toolkit's directory held in its variable (`$CUDA_HOME/bin`, `${CUDA_PATH}/lib64`): the same
+# location as `/usr/local/cuda/bin` (the assignment of the variable is NPU004; this is where it is used)
+_CUDA_VAR_PATH_RE = re.compile(r"\$\{?(CUDA_HOME|CUDA_PATH|CUDA_ROOT|CUDA_TOOLKIT_ROOT_DIR|CUDA_INSTALL_DIR)\}?/")
 
 
 def url_symbol(url: str) -> str:
@@ -102,6 +105,12 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                 version = tail if tail and tail[1:2].isdigit() else ""
                 symbol = "path:/usr/local/cuda" + version
                 col.add(m.match_requirement(symbol), symbol, ln, c, c + len(cuda_path.group(0)))
+    if "$" in text and "CUDA_" in text:
+        for var_path in _CUDA_VAR_PATH_RE.finditer(text):
+            ln, c = where(var_path.start())
+            if not any(f.line == ln for f in col.result.findings):   # a CUDA finding on the line says it already
+                symbol = "path:$" + var_path.group(1)
+                col.add(m.match_requirement(symbol), symbol, ln, c, c + len(var_path.group(0)) - 1)
     if "://" in text:
         for u in _URL_RE.finditer(text):
             if _CUDA_INDEX_RE.search(u.group(0)):
@@ -261,8 +270,16 @@ def scan_shell(col: Collector, text: str) -> None:
             row, byte_col = node.start_point
             # a command's own words are read with their values by _command; options only in longer text
             own_word = node.type == "word" and node.parent is not None and node.parent.type == "command"
-            scan_fragment(col, node.text.decode("utf-8", errors="replace"), row + 1,
-                          len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + 1, options=not own_word)
+            text_here = node.text.decode("utf-8", errors="replace")
+            start_col = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + 1
+            if node.type == "word" and byte_col and pos.lines[row][byte_col - 1:byte_col] == b"$" \
+                    and pos.lines[row][byte_col - 2:byte_col - 1] != b"\\":
+                # tree-sitter-bash splits `X=$PATH:$CUDA_HOME/bin` after the second `$`: the word is an expansion
+                name = re.match(r"\w+", text_here)
+                if name:
+                    col.env(name.group(0), row + 1, start_col, sets=False)
+                text_here, start_col = "$" + text_here, start_col - 1
+            scan_fragment(col, text_here, row + 1, start_col, options=not own_word)
         elif node.type == "unset_command":
             for child in node.children:
                 if child.type == "variable_name":
