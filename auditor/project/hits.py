@@ -156,6 +156,7 @@ class Collector:
         self._suppressions = Suppressions.of(self.lines, text)   # `# npu-audit: ignore[...]` and noqa comments with NPU codes
         self._seen: set[tuple] = set()
         self._lower: str | None = None
+        self.script_vars: dict[str, str] = {}     # NAME -> value a script assigned (shell reader)
 
     def add(self, rule: Rule | None, symbol: str, line: int, col: int = 1, end_col: int | None = None, *,
             value: str | None = None, edit=None, note: str = "", severity: str | None = None) -> Finding | None:

@@ -240,6 +240,9 @@ def scan_shell(col: Collector, text: str) -> None:
             name = name_node.text.decode()
             line, c = pos.at(name_node.start_point)
             value = node.child_by_field_name("value")
+            if value is not None:
+                # the script's own variables, for a URL that reads one (`--find-links .../whl/${UV_TORCH_BACKEND}`)
+                col.script_vars[name] = _word(value)
             col.env(name, line, c, twin=_twin(col, node, value, line, c))
             _assignment_setting(col, m, name, value, line, c)
             if value is not None and "IMAGE" in name.upper():         # IMAGE_NAME="nvcr.io/nvidia/pytorch:..."
@@ -341,10 +344,17 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
         if default is None:
             return
         literal = default.group(1).strip("\"'")
-    elif value.type in ("word", "string", "raw_string", "number"):
+    elif value.type in ("word", "string", "raw_string", "number", "concatenation"):
         literal = _word(value)
     else:
         return
+    shown = literal
+    if "$" in literal and "/" not in literal:
+        # `UV_TORCH_BACKEND=cu${CUDA_VERSION_MM}`: the literal part still says which build (`cu...`); a value
+        # that is only a variable (`DEVICE=$1`) says nothing
+        literal = re.sub(r"\$\{?\w+\}?", "", literal).strip("\"'")
+        if not re.match(r"[A-Za-z]{2}", literal):
+            return
     if "," in literal and "=" in literal:
         vline = value.start_point[0] + 1
         text = col.lines[vline - 1] if vline <= len(col.lines) else ""
@@ -358,7 +368,7 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
     if rule is not None and rule.code in _SCHEDULER_REQUESTS and literal.isdigit():
         return       # GPUS_PER_NODE=8: a count the script computes with; the request is the `#SBATCH` / srun option
     if rule is not None and rule.code not in {r.code for r in _env_rules(col, name)}:
-        col.add(rule, f"{name}={literal}", line, c, c + len(name), value=literal)
+        col.add(rule, f"{name}={shown}", line, c, c + len(name), value=literal)
 
 
 def _key_values(col: Collector, m, text: str, line: int, c: int, prefix: str = "") -> None:
@@ -739,8 +749,8 @@ def _inline_python(col: Collector, pos: _Positions, code: str, node) -> None:
     findings placed where the code sits in the script."""
     from dataclasses import replace
 
-    if "cuda" not in code.lower() and "nccl" not in code.lower():
-        return          # nothing the device rules look for: skip the parse
+    if not re.search(r"cuda|nccl|\bimport\b", code.lower()):
+        return          # nothing the rules look for (a CUDA call, or an import: `python -c "import bitsandbytes"`)
     row, byte_col = node.start_point
     start = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + (node.type in ("string", "raw_string"))
     result = col.engine.analyze_bytes((code + "\n").encode("utf-8"), col.rel + ".py")
@@ -807,6 +817,10 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             url = w.split("=", 1)[1] if "=" in w else (words[i + 1] if i + 1 < len(words) else "")
             skip = "=" not in w
             index_rule = m.match_requirement("index:" + url) if url else None   # CUDA wheel indexes, NVIDIA's index
+            if index_rule is None and "$" in url:
+                # `UV_TORCH_BACKEND=cu${V}` earlier in the script, then `--find-links .../whl/${UV_TORCH_BACKEND}`
+                expanded = re.sub(r"\$\{?(\w+)\}?", lambda v: col.script_vars.get(v.group(1), v.group(0)), url)
+                index_rule = m.match_requirement("index:" + expanded) if expanded != url else None
             if index_rule is not None:
                 line, c = pos.at(nodes[i + 1].start_point) if skip and i + 1 < len(nodes) else (line, c)
                 col.add(index_rule, "index:" + url, line, c, c + len(url))
@@ -821,7 +835,7 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
         if w.endswith(".whl"):
             symbols = wheel_symbols(unquote(w))        # a file or a URL (`.../flash_attn-2.8.3%2Bcu12torch2.11-...whl`)
         elif (w.startswith((".", "/", "~")) or "/" in w and not w.startswith(("git+", "http")) and not any(
-                c in w for c in ":=@<>")) and "$" not in w.rsplit("/", 1)[-1]:
+                c in w for c in ":=@<>")) and "$" not in w.split("[", 1)[0].rsplit("/", 1)[-1]:
             # `pip install .`, `pip install -e ".[dev]"`, `pip wheel -w DIR /src/apex`: a source tree is built
             _builds(col, source_tree, pos, nodes[i], w.split("[", 1)[0])
             for symbol, _, rule, note in extra_hits(m, w.partition("[")[2].rstrip("]").split(","), "this project"):
