@@ -53,6 +53,18 @@ def test_cuda_source_without_kernel_or_cuda_include_is_reported_at_its_first_cud
     # a CUDA include still comes first, and a file with neither is reported at its first include
     assert found("a.cu", "#include <vector>\n#include <cuda_runtime.h>\n__device__ int f();\n") == [(2, "NPU372")]
     assert found("b.cu", "#include <vector>\nint f() { return 1; }\n") == [(1, "NPU372")]
+    # flash-attention's instantiation files include only the project's header: the include brings the kernels
+    instantiation = """\
+        // This file is auto-generated. See "generate_kernels.py"
+
+        #include "flash_bwd_launch_template.h"
+
+        template<>
+        void run_mha_bwd_<90, cutlass::half_t, 96, true>(Flash_bwd_params &params, cudaStream_t stream) {
+            run_mha_bwd_hdim96<90, cutlass::half_t, true>(params, stream);
+        }
+        """
+    assert found("hopper/instantiations/flash_bwd_hdim96_fp16_sm90.cu", instantiation) == [(3, "NPU372")]
 
 
 def test_trainer_device_named_gpu_by_a_literal_keyword():

@@ -344,9 +344,17 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
         if default is None:
             return
         literal = default.group(1).strip("\"'")
-    elif value.type in ("word", "string", "raw_string", "number", "concatenation"):
+    elif value.type in ("word", "string", "raw_string", "number") or (
+            value.type == "concatenation" and b"$" in value.text):     # `cu${CUDA_MM}`, read below
         literal = _word(value)
     else:
+        return
+    if "," in literal and "=" in literal:
+        vline = value.start_point[0] + 1
+        text = col.lines[vline - 1] if vline <= len(col.lines) else ""
+        at = text.find(literal)
+        if at >= 0:
+            _key_values(col, m, literal, vline, at + 1)      # MODEL_ARGS="model_name=$M,dtype=bfloat16,..."
         return
     shown = literal
     if "$" in literal and "/" not in literal:
@@ -355,13 +363,6 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
         literal = re.sub(r"\$\{?\w+\}?", "", literal).strip("\"'")
         if not re.match(r"[A-Za-z]{2}", literal):
             return
-    if "," in literal and "=" in literal:
-        vline = value.start_point[0] + 1
-        text = col.lines[vline - 1] if vline <= len(col.lines) else ""
-        at = text.find(literal)
-        if at >= 0:
-            _key_values(col, m, literal, vline, at + 1)      # MODEL_ARGS="model_name=$M,dtype=bfloat16,..."
-        return
     if not literal or "$" in literal or "/" in literal:
         return       # a URL or a path (`FLASH_ATTN_URL=https://...`) names where something is, not a setting
     rule = m.match_setting(name.lower(), literal)
