@@ -837,9 +837,10 @@ def test_cpu_partitions_zero_gpus_and_environment_style_keys_are_not_requests():
     assert codes("serve_router.slurm", "#SBATCH --partition=hopper-cpu\n#SBATCH --gpus=0\npython router.py\n") == []
     assert codes("debug.sh", "python mason.py --cluster ai2/jupiter --gpus 0 -- python check.py\n") == []
     # `MODEL_ENV_VARS: {GPUS_PER_NODE: 2}` is what a script reads as `GPUS_PER_NODE=2`; a build matrix's
-    # `CUDA_VERSION` names what is installed (its FROM / install lines have their own findings)
+    # `CUDA_VERSION` is a build parameter (t15: NPU018 at info, like `ARG CUDA_VERSION` and a CI matrix's CUDA
+    # version), not a scheduler request
     assert codes("model_config.yaml", "MODEL_ENV_VARS:\n  GPUS_PER_NODE: 2\n- CUDA_VERSION: 12.4.1\n".replace(
-        "- CUDA", "BUILD:\n  CUDA")) == []
+        "- CUDA", "BUILD:\n  CUDA")) == ["NPU018"]
     assert codes("recipe.yaml", "spec:\n  nodes: 2\n  gpus: 4\n") == ["NPU028"]
 
 

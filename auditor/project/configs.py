@@ -111,6 +111,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
     blocks: list[list[str]] = []        # each `run:` block is its own script: one broken block spoils no other
     for root in roots:
         step_shells = _step_shells(root)
+        disabled = _disabled_sections(root, "")
         seen: set[int] = set()
         for path, key, value, env_entry in _scalars(root, "", False):
             if id(value) in seen and key is not value:
@@ -159,7 +160,11 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 # `executor.accelerator: cuda` (torchchat's device profiles): another tool's key, not Lightning's
                 # trainer; a CUDA value there is a device setting like `device: cuda`
                 rule = m.match_setting("device", raw) if raw.lower() == "cuda" else None
-            if rule is not None and name.isupper() and (name.endswith("_VERSION") or (
+            build_parameter = rule is not None and name.isupper() and name.endswith("_VERSION") and (
+                "CUDA" in name or "CUDNN" in name) and any(ch.isdigit() for ch in raw)
+            # `CUDA_VERSION: 12.6.3` in a build matrix (composer's docker/build_matrix.yaml feeds `docker build
+            # --build-arg`): the CUDA version an image is built for, as `ARG CUDA_VERSION=12.6.3` (info)
+            if not build_parameter and rule is not None and name.isupper() and (name.endswith("_VERSION") or (
                     rule.code in _SCHEDULER_REQUESTS and raw.isdigit())):
                 # an environment-style variable (`CUDA_VERSION: 12.4.1` in a build matrix, `GPUS_PER_NODE: 2`
                 # passed to a script): read as the shell reader reads `NAME=value`, a marker or a count, not a setting
@@ -176,7 +181,13 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             if rule is not None:
                 # a CI matrix entry (`strategy.matrix.cuda_version`) builds for a version; it changes nothing at run time
                 # so does a compose build argument (`build: args: CUDA_VER: 12.9.0`): the image's FROM is the error
-                severity = "info" if ".matrix." in f".{path}." or ".build.args." in f".{path}." else None
+                severity = "info" if ".matrix." in f".{path}." or ".build.args." in f".{path}." \
+                    or build_parameter else None
+                if rule.code == "NPU019" and "profil" in path.lower():
+                    # torchtune `profiler: {cuda: True}` adds the CUDA activity to torch.profiler: without CUDA the
+                    # profiler warns and traces the CPU only (runs, differs); nothing at all in a disabled profiler
+                    severity = "info" if path.rsplit(".", 1)[0] in disabled else "warning"
+                note = " (the profiler's CUDA activity)" if rule.code == "NPU019" and "profil" in path.lower() else ""
                 line, c = value.start_mark.line + 1, value.start_mark.column + 1
                 quoted = col.lines[line - 1][c - 1:c] in ("'", '"')
                 start = c + 1 if quoted else c
@@ -187,7 +198,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                     lambda new, l=line, s=start, v=raw: {"line": l, "col": s, "end_col": s + len(v),
                                                          "text": _replaced(v, new)})
                 col.add(rule, f"{path}: {raw}", line, start, start + len(raw), value=raw, severity=severity,
-                        edit=edit)
+                        edit=edit, note=note)
     for root in roots:
         _run_args(col, m, root)
         _version_keys(col, m, root, "")
@@ -251,6 +262,23 @@ def _version_keys(col: Collector, m, node, path: str) -> None:
                 line, c = key.start_mark.line + 1, key.start_mark.column + 1
                 col.add(rule, f"{sub}: ...", line, c, c + len(name), severity="info")
         _version_keys(col, m, value, sub)
+
+
+def _disabled_sections(node, path: str, found: set[str] | None = None) -> set[str]:
+    """Dotted paths of the mappings switched off by their own `enabled: False` (a profiler section)."""
+    found = set() if found is None else found
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if not isinstance(key, yaml.ScalarNode):
+                continue
+            if key.value == "enabled" and isinstance(value, yaml.ScalarNode) and \
+                    str(value.value).lower() in ("false", "0", "no", "off"):
+                found.add(path)
+            _disabled_sections(value, f"{path}.{key.value}" if path else str(key.value), found)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _disabled_sections(item, path, found)
+    return found
 
 
 def _step_shells(node, found: dict | None = None) -> dict[int, str]:

@@ -17,6 +17,10 @@ _CUDA_INCLUDE_RE = re.compile(
     r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]*/)?(?:cuda\w*\.h|cu(?:blas|dnn|rand|fft|sparse|solver)\w*\.h|nccl\.h|'
     r'[^>"/]*\.cuh?)[>"]', re.M | re.I)       # `<ATen/cuda/CUDAContext.h>` too
 _INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include\b', re.M)
+# CUDA-only code in a file with no kernel and no CUDA include: device / host qualifiers, nvcc's macros, CUDA
+# runtime types and calls (`cudaDeviceProp`, `cudaStream_t`, `cudaGetDeviceCount(`), launches
+_CUDA_CODE_RE = re.compile(
+    r"\b(?:__(?:device|host|shared|constant|forceinline)__|__CUDACC\w*|__CUDA_ARCH__|cuda[A-Z]\w*|CUDA_\w*CHECK)\b|<<<")
 _ASM_RE = re.compile(r"\b(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\(")
 # library prefix -> the name a porting engineer knows
 _LIBRARIES = {
@@ -50,11 +54,23 @@ def inventory(text: str) -> dict:
 
 
 def _first_include_line(text: str, code: str) -> int:
-    """No kernel in the file: the line of its first CUDA include (else its first include, else 1), the line a
+    """No kernel in the file: the line of its first CUDA include (else of its first CUDA-only code: `__device__`,
+    `__CUDACC_VER_MAJOR__`, `cudaDeviceProp`, unless every include is a project header, `#include
+    "flash_bwd_launch_template.h"`, whose code the file instantiates; else its first include, else 1), the line a
     porting engineer changes first. Names are read from the text (`code` blanks string literals, so
     `#include "x.cu"` too); an include inside a comment is not one (`code` has no `#` there)."""
     code_lines = code.splitlines()
-    for pattern in (_CUDA_INCLUDE_RE, _INCLUDE_RE):
+    includes = [m for m in _INCLUDE_RE.finditer(text)
+                if code_lines[text.count("\n", 0, m.start())].lstrip().startswith("#")]
+    local_only = bool(includes) and all(text[m.end():].lstrip().startswith('"') for m in includes)
+    for pattern in (_CUDA_INCLUDE_RE, _CUDA_CODE_RE, _INCLUDE_RE):
+        if pattern is _CUDA_CODE_RE:
+            if local_only:
+                continue      # flash-attention's instantiation files: the kernels come from the project header
+            m = pattern.search(code)          # comments and strings blanked: a name in a comment is not code
+            if m:
+                return code.count("\n", 0, m.start()) + 1
+            continue
         for m in pattern.finditer(text):
             line = text.count("\n", 0, m.start()) + 1
             if line <= len(code_lines) and code_lines[line - 1].lstrip().startswith("#"):

@@ -145,6 +145,11 @@ def decode_text(data: bytes, rel: str) -> tuple[str | None, FileError | None]:
     return (text[1:] if text.startswith("\ufeff") else text), None
 
 
+# parts of a version a build script composes (`CUDA_MAJOR`, `CUDA_MINOR`, `CUDA_STRING`, `CUDA_SHORT`); not
+# variables any CUDA library reads, unlike the names of the generated environment table
+_BUILD_MARKER_RE = re.compile(r"_(?:MAJOR|MINOR|PATCH|STRING|SHORT|VER|TAG|SUFFIX)(?:_|$)")
+
+
 class Collector:
     """Findings of one file, deduplicated, with the inline suppression comment honoured."""
 
@@ -156,6 +161,7 @@ class Collector:
         self._suppressions = Suppressions.of(self.lines, text)   # `# npu-audit: ignore[...]` and noqa comments with NPU codes
         self._seen: set[tuple] = set()
         self._lower: str | None = None
+        self.script_vars: dict[str, str] = {}     # NAME -> value a script assigned (shell reader)
 
     def add(self, rule: Rule | None, symbol: str, line: int, col: int = 1, end_col: int | None = None, *,
             value: str | None = None, edit=None, note: str = "", severity: str | None = None) -> Finding | None:
@@ -213,6 +219,8 @@ class Collector:
         the GPU run is configured as before (None when there is nothing to add)."""
         if name.endswith("_VERSION") or "_VERSION_" in name:
             return      # NCCL_VERSION, CUDA_VERSION(_SHORT) in images: markers of what was installed, read by no library
+        if name not in self.engine.compiled.env_exact and _BUILD_MARKER_RE.search(name):
+            return      # CUDA_MAJOR=${6:-12}, CUDA_STRING=cu124: a build script's own version parts, read by no library
         rule = self.engine.compiled.match_env(name)
         if rule is None:
             return

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Iterator
 
 from auditor.findings import FileError, FileResult, Finding
-from auditor.project.hits import Collector, decode_text
+from auditor.project.hits import Collector, decode_text, matchers
 from auditor.project.requirements import _report
 
 if TYPE_CHECKING:
@@ -116,6 +116,17 @@ def setup_requirements(tree: ast.Module) -> Iterator[ast.Constant]:
             yield node
 
 
+def dependency_links(tree: ast.Module) -> Iterator[ast.Constant]:
+    """The URL strings of `setup(dependency_links=[...])` (pip's old find-links), in a setuptools script."""
+    if not _uses_setuptools(tree):
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _called_name(node.func) == "setup":
+            for kw in node.keywords:
+                if kw.arg == "dependency_links" and isinstance(kw.value, (ast.List, ast.Tuple)):
+                    yield from (e for e in kw.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
+
+
 def cpp_extensions_with_cuda(tree: ast.Module) -> Iterator[ast.Call]:
     """`CppExtension(name, sources=[...])` calls whose source list names a .cu / .cuh file."""
     for node in ast.walk(tree):
@@ -142,6 +153,11 @@ def add_setup_py_requirements(engine: "StaticEngine", data: bytes, rel: str, res
     for node in setup_requirements(tree):
         line = col.lines[node.lineno - 1] if node.lineno <= len(col.lines) else ""
         _report(col, node.lineno, line, str(node.value).strip(), node.col_offset)
+    for link in dependency_links(tree):
+        # `setup(dependency_links=["https://developer.download.nvidia.com/compute/redist"])`: a package index
+        url = str(link.value).strip()
+        col.add(matchers(engine).match_requirement("index:" + url), "index:" + url, link.lineno, link.col_offset + 2,
+                link.col_offset + 2 + len(url))
     build = next((r for r in engine.compiled.rules if r.code == "NPU370"), None)
     for call in cpp_extensions_with_cuda(tree):
         # fairseq's `cpp_extension.CppExtension("fairseq.libnat_cuda", sources=[..., "edit_dist.cu"])`: a

@@ -47,6 +47,9 @@ _CUDA_PATH_RE = re.compile(r"(?<![\w/.-])/usr/local/cuda(-[\w.${}]*)?(?![\w.])")
 # a repository's signing key (`.../x86_64/3bf863cc.pub`, `cuda-archive-keyring.gpg`): fetching it installs nothing
 _SIGNING_KEY_RE = re.compile(r"\.(?:pub|gpg|asc)$", re.I)
 _URL_RE = re.compile(r"(?:git\+)?https?://([^\s\"'<>|;&)]+)")
+# a path under the toolkit's directory held in its variable (`$CUDA_HOME/bin`, `${CUDA_PATH}/lib64`): the same
+# location as `/usr/local/cuda/bin` (the assignment of the variable is NPU004; this is where it is used)
+_CUDA_VAR_PATH_RE = re.compile(r"\$\{?(CUDA_HOME|CUDA_PATH|CUDA_ROOT|CUDA_TOOLKIT_ROOT_DIR|CUDA_INSTALL_DIR)\}?/")
 
 
 def url_symbol(url: str) -> str:
@@ -104,6 +107,12 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                 version = tail if tail and tail[1:2].isdigit() else ""
                 symbol = "path:/usr/local/cuda" + version
                 col.add(m.match_requirement(symbol), symbol, ln, c, c + len(cuda_path.group(0)))
+    if "$" in text and "CUDA_" in text:
+        for var_path in _CUDA_VAR_PATH_RE.finditer(text):
+            ln, c = where(var_path.start())
+            if not any(f.line == ln for f in col.result.findings):   # a CUDA finding on the line says it already
+                symbol = "path:$" + var_path.group(1)
+                col.add(m.match_requirement(symbol), symbol, ln, c, c + len(var_path.group(0)) - 1)
     if "://" in text:
         for u in _URL_RE.finditer(text):
             if _CUDA_INDEX_RE.search(u.group(0)):
@@ -235,6 +244,9 @@ def scan_shell(col: Collector, text: str) -> None:
             name = name_node.text.decode()
             line, c = pos.at(name_node.start_point)
             value = node.child_by_field_name("value")
+            if value is not None:
+                # the script's own variables, for a URL that reads one (`--find-links .../whl/${UV_TORCH_BACKEND}`)
+                col.script_vars[name] = _word(value)
             col.env(name, line, c, twin=_twin(col, node, value, line, c))
             _assignment_setting(col, m, name, value, line, c)
             if value is not None and "IMAGE" in name.upper():         # IMAGE_NAME="nvcr.io/nvidia/pytorch:..."
@@ -265,8 +277,16 @@ def scan_shell(col: Collector, text: str) -> None:
             row, byte_col = node.start_point
             # a command's own words are read with their values by _command; options only in longer text
             own_word = node.type == "word" and node.parent is not None and node.parent.type == "command"
-            scan_fragment(col, node.text.decode("utf-8", errors="replace"), row + 1,
-                          len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + 1, options=not own_word)
+            text_here = node.text.decode("utf-8", errors="replace")
+            start_col = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + 1
+            if node.type == "word" and byte_col and pos.lines[row][byte_col - 1:byte_col] == b"$" \
+                    and pos.lines[row][byte_col - 2:byte_col - 1] != b"\\":
+                # tree-sitter-bash splits `X=$PATH:$CUDA_HOME/bin` after the second `$`: the word is an expansion
+                name = re.match(r"\w+", text_here)
+                if name:
+                    col.env(name.group(0), row + 1, start_col, sets=False)
+                text_here, start_col = "$" + text_here, start_col - 1
+            scan_fragment(col, text_here, row + 1, start_col, options=not own_word)
         elif node.type == "unset_command":
             for child in node.children:
                 if child.type == "variable_name":
@@ -328,7 +348,8 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
         if default is None:
             return
         literal = default.group(1).strip("\"'")
-    elif value.type in ("word", "string", "raw_string", "number"):
+    elif value.type in ("word", "string", "raw_string", "number") or (
+            value.type == "concatenation" and b"$" in value.text):     # `cu${CUDA_MM}`, read below
         literal = _word(value)
     else:
         return
@@ -339,13 +360,20 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
         if at >= 0:
             _key_values(col, m, literal, vline, at + 1)      # MODEL_ARGS="model_name=$M,dtype=bfloat16,..."
         return
+    shown = literal
+    if "$" in literal and "/" not in literal:
+        # `UV_TORCH_BACKEND=cu${CUDA_VERSION_MM}`: the literal part still says which build (`cu...`); a value
+        # that is only a variable (`DEVICE=$1`) says nothing
+        literal = re.sub(r"\$\{?\w+\}?", "", literal).strip("\"'")
+        if not re.match(r"[A-Za-z]{2}", literal):
+            return
     if not literal or "$" in literal or "/" in literal:
         return       # a URL or a path (`FLASH_ATTN_URL=https://...`) names where something is, not a setting
     rule = m.match_setting(name.lower(), literal)
     if rule is not None and rule.code in _SCHEDULER_REQUESTS and literal.isdigit():
         return       # GPUS_PER_NODE=8: a count the script computes with; the request is the `#SBATCH` / srun option
     if rule is not None and rule.code not in {r.code for r in _env_rules(col, name)}:
-        col.add(rule, f"{name}={literal}", line, c, c + len(name), value=literal)
+        col.add(rule, f"{name}={shown}", line, c, c + len(name), value=literal)
 
 
 def _key_values(col: Collector, m, text: str, line: int, c: int, prefix: str = "") -> None:
@@ -726,8 +754,8 @@ def _inline_python(col: Collector, pos: _Positions, code: str, node) -> None:
     findings placed where the code sits in the script."""
     from dataclasses import replace
 
-    if "cuda" not in code.lower() and "nccl" not in code.lower():
-        return          # nothing the device rules look for: skip the parse
+    if not re.search(r"cuda|nccl|\bimport\b", code.lower()):
+        return          # nothing the rules look for (a CUDA call, or an import: `python -c "import bitsandbytes"`)
     row, byte_col = node.start_point
     start = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + (node.type in ("string", "raw_string"))
     result = col.engine.analyze_bytes((code + "\n").encode("utf-8"), col.rel + ".py")
@@ -794,6 +822,10 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             url = w.split("=", 1)[1] if "=" in w else (words[i + 1] if i + 1 < len(words) else "")
             skip = "=" not in w
             index_rule = m.match_requirement("index:" + url) if url else None   # CUDA wheel indexes, NVIDIA's index
+            if index_rule is None and "$" in url:
+                # `UV_TORCH_BACKEND=cu${V}` earlier in the script, then `--find-links .../whl/${UV_TORCH_BACKEND}`
+                expanded = re.sub(r"\$\{?(\w+)\}?", lambda v: col.script_vars.get(v.group(1), v.group(0)), url)
+                index_rule = m.match_requirement("index:" + expanded) if expanded != url else None
             if index_rule is not None:
                 line, c = pos.at(nodes[i + 1].start_point) if skip and i + 1 < len(nodes) else (line, c)
                 col.add(index_rule, "index:" + url, line, c, c + len(url))
@@ -808,7 +840,7 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
         if w.endswith(".whl"):
             symbols = wheel_symbols(unquote(w))        # a file or a URL (`.../flash_attn-2.8.3%2Bcu12torch2.11-...whl`)
         elif (w.startswith((".", "/", "~")) or "/" in w and not w.startswith(("git+", "http")) and not any(
-                c in w for c in ":=@<>")) and "$" not in w.rsplit("/", 1)[-1]:
+                c in w for c in ":=@<>")) and "$" not in w.split("[", 1)[0].rsplit("/", 1)[-1]:
             # `pip install .`, `pip install -e ".[dev]"`, `pip wheel -w DIR /src/apex`: a source tree is built
             _builds(col, source_tree, pos, nodes[i], w.split("[", 1)[0])
             for symbol, _, rule, note in extra_hits(m, w.partition("[")[2].rstrip("]").split(","), "this project"):

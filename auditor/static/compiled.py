@@ -81,6 +81,9 @@ class CompiledRules:
     # `keyword: ["use_fp8*"]`: a keyword argument of any call, by its name (`*` = word characters), switched on
     # (a value other than False / None / 0): `Runner(use_fp8_gemms=True)`; flag_re also finds their lines
     keywords: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
+    # `keyword: ["device=gpu", "update_parameters(gpus_per_node)"]`: a keyword argument by its name and the value a
+    # literal gives it (fnmatch, case-insensitive), optionally only in calls of one callee (its last name)
+    keyword_values: list[tuple[str | None, re.Pattern[str], str | None, str, Rule]] = field(default_factory=list)
     strings: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
     env_exact: dict[str, list[Rule]] = field(default_factory=dict)
     env_prefixes: list[tuple[str, Rule]] = field(default_factory=list)
@@ -141,6 +144,11 @@ class CompiledRules:
                         words.add(v)
                     elif kind == "flagname":
                         c.flagnames.append((re.compile(_glob_word(v), re.IGNORECASE), v, rule))
+                    elif kind == "keyword" and ("=" in v or "(" in v):
+                        callee, _, inner = v.rstrip(")").rpartition("(")
+                        name, eq, value = inner.partition("=")
+                        c.keyword_values.append((callee or None, re.compile(_glob_word(name) + r"\Z"),
+                                                 value.lower() if eq else None, v, rule))
                     elif kind == "keyword":
                         c.keywords.append((re.compile(_glob_word(v) + r"\Z"), v, rule))
                     elif kind == "string":
@@ -178,9 +186,10 @@ class CompiledRules:
         globs = [p for p, _, _ in c.module_globs + c.stacked_globs]
         if globs:
             c.module_glob_re = re.compile(r"\b(?:" + "|".join(g.pattern[:-2] for g in globs) + r")\b")
-        if c.flagnames or c.keywords or c.callname_globs:
+        if c.flagnames or c.keywords or c.callname_globs or c.keyword_values:
             # a prefilter (a line it finds is parsed, the visitor decides): the globs' cores, no leading `\w*`
-            cores = sorted({_glob_word(v.strip("*")) for _, v, _ in c.flagnames + c.keywords + c.callname_globs},
+            cores = sorted({_glob_word(v.strip("*")) for _, v, _ in c.flagnames + c.keywords + c.callname_globs}
+                           | {rx.pattern[:-2] for _, rx, _, _, _ in c.keyword_values},
                            key=len, reverse=True)
             c.flag_re = re.compile("|".join(cores).lower())     # searched in the lowercased text
         env_names = sorted(c.env_exact, key=len, reverse=True)
@@ -332,6 +341,18 @@ class CompiledRules:
             if regex.match(name) and all(r.category != rule.category for r, _ in out):
                 out.append((rule, pattern))
         return out
+
+    def match_keyword_value(self, callee: str | None, name: str, value: str | None) -> tuple[Rule, str] | None:
+        """A `name=value` / `callee(name)` keyword pattern: `value` is the literal's text (None: not a literal)."""
+        for want_callee, regex, want_value, pattern, rule in self.keyword_values:
+            if want_callee is not None and want_callee != callee:
+                continue
+            if not regex.match(name):
+                continue
+            if want_value is not None and (value is None or not fnmatch.fnmatchcase(value.lower(), want_value)):
+                continue
+            return rule, pattern
+        return None
 
     def match_callname_glob(self, name: str) -> tuple[Rule, str] | None:
         if any(rx.fullmatch(name) for rx in self.callname_not):

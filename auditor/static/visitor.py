@@ -801,10 +801,22 @@ class MatchVisitor(cst.CSTVisitor):
         for arg in node.args:
             if arg.keyword is not None and self.c.keywords and not message:
                 # `use_fp8_gemms=False` is off; `load(..., extra_cuda_cflags=...)` is already a kernel finding
-                for kw in self.c.match_keywords(arg.keyword.value):
+                keyword_rules = self.c.match_keywords(arg.keyword.value)
+                for kw in keyword_rules:
                     if not _switched_off(arg.value, arg.keyword.value) \
                             and kw[0].category not in call_categories and not self._value_says(arg.value, kw[0]):
                         self._hit(kw[0], arg.keyword, arg.keyword.value, value=kw[1])
+                if not keyword_rules and self.c.keyword_values:
+                    # `Trainer(device="gpu")`, `executor.update_parameters(gpus_per_node=8)`: a literal value, or a
+                    # keyword only this callee reads
+                    last = func.value if isinstance(func, cst.Name) else func.attr.value \
+                        if isinstance(func, cst.Attribute) else None
+                    literal = _literal_text(arg.value)
+                    kv = self.c.match_keyword_value(last, arg.keyword.value, literal)
+                    if kv is not None and not _switched_off(arg.value, arg.keyword.value) \
+                            and kv[0].category not in call_categories:
+                        symbol = arg.keyword.value if literal is None else f"{arg.keyword.value}={literal}"
+                        self._hit(kv[0], arg.keyword, symbol, value=kv[1])
             if arg.keyword is not None and env_kw:
                 env_rule = self.c.match_env(arg.keyword.value)
                 if env_rule is not None:
@@ -994,6 +1006,15 @@ def _literal_strings(value: cst.BaseExpression) -> list[str] | None:
     if isinstance(value, cst.IfExp):
         body, orelse = _literal_strings(value.body), _literal_strings(value.orelse)
         return body + orelse if body is not None and orelse is not None else None
+    return None
+
+
+def _literal_text(value: cst.BaseExpression) -> str | None:
+    """The text of a string or number literal (`"gpu"` -> gpu, `8` -> 8); None for anything else."""
+    if isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str):
+        return value.evaluated_value
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return value.value
     return None
 
 
