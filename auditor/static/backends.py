@@ -58,9 +58,19 @@ _BACKEND_WORD = re.compile(r"(?<![a-z])(?i:(" + "|".join(sorted(_BACKEND_ALIASES
                            + r"))(?![a-z])")
 
 
+# AMD GPU architectures and products name ROCm (`_require_gfx950`, `configs/MI355X/`, `cdna4`): LLVM's AMDGPU
+# targets gfx9xx / gfx1xxx, the CDNA generations, Instinct MI200 / MI300 / MI350 parts
+_AMD64 = re.compile(r"(?i)amd64")
+_AMD_WORD = re.compile(r"(?<![a-z0-9])(?i:gfx9\d[\da-f]|gfx1[0-2]\d{2}|cdna\d?|mi[23]\d{2}[axs]?)(?![a-z0-9])")
+
+
 def backends_in_text(text: str) -> set[str]:
     """The backends a piece of source names through identifiers, attribute names and strings."""
+    if "md64" in text:
+        text = _AMD64.sub("", text)     # `amd64` (x86-64: `linux/amd64`, `amd64/ubuntu`) is a CPU, not AMD's GPU stack
     found = {_BACKEND_ALIASES[m.lower()] for m in _BACKEND_WORD.findall(text)}
+    if _AMD_WORD.search(text):
+        found.add("rocm")
     if "torch.accelerator" in text or "current_accelerator" in text:
         found.add("npu")    # the current accelerator: npu on Ascend (torch_npu registers it as PrivateUse1)
     return found
@@ -195,11 +205,14 @@ def _guards_imports(handler: ast.ExceptHandler) -> bool:
 _AVAILABILITY = re.compile(r"^_?(?:is|has)_\w+_(?:available|installed)$|^_?(?:HAS|IS|USE)_[A-Z0-9_]+$")
 
 
-def _tests_optional_import(test: ast.expr, guarded: set[str]) -> bool:
-    """`flash_attn_func is not None`, `if apex_amp:`, `is_flash_attn_2_available()`, `HAS_APEX`."""
+def _tests_optional_import(test: ast.expr, guarded: set[str], params=frozenset) -> bool:
+    """`flash_attn_func is not None`, `if apex_amp:`, `is_flash_attn_2_available()`, `HAS_APEX`. A name the file
+    takes as a function parameter is an argument, not an import flag (a Triton or Gluon kernel's
+    `HAS_BIAS: tl.constexpr`, `IS_CAUSAL`); `params()` gives those names, read only when a flag-like name is met."""
     for n in ast.walk(test):
         name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else None
-        if name is not None and (name in guarded or _AVAILABILITY.match(name)):
+        if name is not None and (name in guarded or _AVAILABILITY.match(name) and
+                                 not (isinstance(n, ast.Name) and name in params())):
             return True
     return False
 
@@ -211,6 +224,12 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
     """The context around the sorted line numbers `wanted` (the lines with findings); statements that hold none
     of them are only walked for their imports, which keeps the cost far below a second parse."""
     ctx = BackendContext()
+    params: list[frozenset[str]] = []
+
+    def parameters() -> frozenset[str]:
+        if not params:
+            params.append(frozenset(a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)))
+        return params[0]
 
     def holds(start: int, end: int) -> bool:
         i = bisect.bisect_left(wanted, start)
@@ -318,7 +337,7 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
                     and holds(end + 1, _span(body[-1])[1])
                 if (relevant or early_return) and not chained:
                     if_chain(stmt, body, i)
-                if relevant and stmt.body and _tests_optional_import(stmt.test, ctx.guarded_names):
+                if relevant and stmt.body and _tests_optional_import(stmt.test, ctx.guarded_names, parameters):
                     ctx.import_guard.append((stmt.body[0].lineno, _span(stmt.body[-1])[1]))
                 if relevant:
                     expressions(stmt)
