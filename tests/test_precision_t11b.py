@@ -241,3 +241,35 @@ def test_tensor_fusion_is_communication_not_a_kernel(tmp_path):
     found = _found(tmp_path)
     assert ("configs/wan_dist.json", 2, "NPU364") not in found
     assert found.get(("configs/wan_dist.json", 3, "NPU364")) == "info"
+
+
+# LightX2V: the CUDA kernel package `lightx2v_kernel/` (csrc/*.cu, its own tests) beside `lightx2v_kernel_xpu/`
+# (SYCL kernels); the model code runs on Ascend through lightx2v_platform's NPU ops
+_KERNEL_TEST = '''
+import torch
+from lightx2v_kernel.gemm import cutlass_scaled_mxfp8_mm
+
+
+def test_accuracy(m, k, n):
+    x = torch.randn(m, k, dtype=torch.bfloat16, device="cuda")
+    torch.cuda.synchronize()
+    return cutlass_scaled_mxfp8_mm(x, x)
+'''
+
+
+def test_cuda_kernel_package_beside_its_xpu_twin_is_a_platform_member(tmp_path):
+    _write(tmp_path, "lightx2v_kernel/csrc/gemm/mxfp8_scaled_mm.cu", "__global__ void k() {}\n")
+    _write(tmp_path, "lightx2v_kernel/test/mxfp8_mxfp8/test_bench.py", _KERNEL_TEST)
+    _write(tmp_path, "lightx2v_kernel_xpu/csrc/sdp.cpp", "int f() { return 0; }\n")
+    # the same package without a twin, and a twin-named folder without CUDA sources
+    _write(tmp_path, "fastkernels/csrc/gemm.cu", "__global__ void k() {}\n")
+    _write(tmp_path, "fastkernels/test/test_bench.py", _KERNEL_TEST)
+    _write(tmp_path, "utils/test_bench.py", _KERNEL_TEST)
+    _write(tmp_path, "utils_npu/helpers.py", "import torch_npu\n")
+    found = _found(tmp_path)
+    paired = {s for (p, _, c), s in found.items() if p == "lightx2v_kernel/test/mxfp8_mxfp8/test_bench.py"}
+    alone = {s for (p, _, c), s in found.items() if p == "fastkernels/test/test_bench.py"}
+    no_cuda = {s for (p, _, c), s in found.items() if p == "utils/test_bench.py"}
+    assert paired == {"info"}
+    assert "error" in alone
+    assert "error" in no_cuda
