@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from auditor.findings import FileResult
 from auditor.project.hits import Collector, decode_text, matchers
 from auditor.project.shell import scan_fragment, scan_shell
-from auditor.static.backends import OTHER_BACKENDS, as_info, backends_in_text
+from auditor.backend_words import OTHER_BACKENDS, backends_in_text
 
 if TYPE_CHECKING:
     from auditor.static.engine import StaticEngine
@@ -118,9 +119,17 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
         # another backend's stack (a ROCm build of TransformerEngine, `PYTORCH_ROCM_ARCH`) sets up that backend
         note = f"in a Dockerfile built on {', '.join(sorted(backends))}'s image, which does not run on Ascend: " \
                "left as is"
-        result.findings = [f if f.severity == "info" or f.data.get("context") else as_info(f, "other-backend", note)
+        result.findings = [f if f.severity == "info" or f.data.get("context") else _other_backend(f, note)
                            for f in result.findings]
     return result
+
+
+def _other_backend(finding, note: str):
+    """The finding as info in context `other-backend`, never rewritten (as auditor/static/backends.as_info does;
+    that layer sits above this one)."""
+    data = {k: v for k, v in finding.data.items() if k != "replace"}
+    data["context"] = "other-backend"
+    return replace(finding, severity="info", fix="none", data=data, message=f"{finding.message} ({note})")
 
 
 def _build_settings(col: Collector, m, words: list[str], lines: list[str], first: int) -> None:
