@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from auditor.findings import FileResult
 from auditor.project.hits import Collector, decode_text, matchers
 from auditor.project.shell import scan_fragment, scan_shell
+from auditor.backend_words import OTHER_BACKENDS, backends_in_text
 
 if TYPE_CHECKING:
     from auditor.static.engine import StaticEngine
@@ -33,6 +35,7 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
     m = matchers(engine)
     shell_lines = [""] * len(col.lines)
     args: dict[str, tuple[str, int, int]] = {}          # ARG name -> (default, line, column)
+    images: list[str] = []                              # the base image of each stage, ARG defaults resolved
     heredoc_end = -1
     for ins in instructions:
         kind = ins["instruction"]
@@ -45,6 +48,7 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
         line_text = col.lines[first] if first < len(col.lines) else ""
         if kind == "FROM":
             ref = _image(ins["value"])
+            images.append(_ARG_REF_RE.sub(lambda a: args.get(a.group(1), ("",))[0], ref))
             used = _ARG_REF_RE.fullmatch(ref)
             if used and used.group(1) in args:
                 # `ARG BASE_IMAGE=nvidia/cuda:...` then `FROM ${BASE_IMAGE}`: the image is chosen at the ARG
@@ -108,7 +112,24 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
     if any(shell_lines):
         # each RUN is its own script: a line of `true;` between them would shift nothing, blank lines suffice
         scan_shell(col, "\n".join(shell_lines))
-    return col.done()
+    result = col.done()
+    backends = set().union(*(backends_in_text(i.split("@", 1)[0]) for i in images)) if images else set()
+    if backends and backends <= OTHER_BACKENDS:
+        # `FROM rocm/pytorch:...`, `ARG BASE_IMAGE=rocm/primus:v26.5` then `FROM ${BASE_IMAGE}`: an image built on
+        # another backend's stack (a ROCm build of TransformerEngine, `PYTORCH_ROCM_ARCH`) sets up that backend
+        note = f"in a Dockerfile built on {', '.join(sorted(backends))}'s image, which does not run on Ascend: " \
+               "left as is"
+        result.findings = [f if f.severity == "info" or f.data.get("context") else _other_backend(f, note)
+                           for f in result.findings]
+    return result
+
+
+def _other_backend(finding, note: str):
+    """The finding as info in context `other-backend`, never rewritten (as auditor/static/backends.as_info does;
+    that layer sits above this one)."""
+    data = {k: v for k, v in finding.data.items() if k != "replace"}
+    data["context"] = "other-backend"
+    return replace(finding, severity="info", fix="none", data=data, message=f"{finding.message} ({note})")
 
 
 def _build_settings(col: Collector, m, words: list[str], lines: list[str], first: int) -> None:

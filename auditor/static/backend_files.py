@@ -5,8 +5,10 @@ list of a folder, which a per-file analysis does not see).
 - A file whose own name names CUDA (`docker/Dockerfile.cuda`, `requirements-cuda.txt`) in a folder that holds the
   same kind of file for another backend (`Dockerfile.metax`, `Dockerfile.npu`), and every file in a folder named
   for CUDA beside a folder for another backend or a portable fallback (`alias_free_activation/cuda/` beside
-  `alias_free_activation/torch/`): the CUDA member of a per-backend set, as `backends/cuda/` is. Info, never
-  rewritten: the port adds an Ascend member beside it.
+  `alias_free_activation/torch/`): the CUDA member of a per-backend set, as `backends/cuda/` is. So is every file
+  of a folder holding CUDA sources (`.cu`) beside the same folder for another backend (LightX2V's CUDA kernel
+  package `lightx2v_kernel/` beside `lightx2v_kernel_xpu/`). Info, never rewritten: the port adds an Ascend member
+  beside it.
 - A project file (config, Dockerfile, script; not Python) in a folder that holds an NPU variant of it
   (`DeepSeek-V3-Chat-multi-gpu-4.yaml` beside `DeepSeek-V3-Chat-npu.yaml`, or in an `npu/` folder beside it: a
   file of the same kind whose words other than the backend's are all in this file's name), which does not
@@ -73,6 +75,9 @@ def per_backend_sibling(path: Path, rel: str) -> str | None:
                 return "/".join(parts[:-1] + [other])
     for i in range(len(parts) - 2, -1, -1):       # a folder named for CUDA: `.../cuda/load.py`
         if _name_backends(parts[i]) != {"cuda"}:
+            twin = _backend_twin_folder(str(path.parents[len(parts) - 1 - i]), parts[i])
+            if twin is not None:                  # `lightx2v_kernel/` (CUDA sources) beside `lightx2v_kernel_xpu/`
+                return "/".join(parts[:i] + [twin]) + "/"
             continue
         parent = path.parents[len(parts) - 1 - i]
         for other in _entries(str(parent)):
@@ -80,6 +85,36 @@ def per_backend_sibling(path: Path, rel: str) -> str | None:
                     other.lower() in _FALLBACK_FOLDERS or _name_backends(other) & (OTHER_BACKENDS | {"npu"})):
                 return "/".join(parts[:i] + [other]) + "/"
     return None
+
+
+_CUDA_SOURCES = (".cu", ".cuh")
+
+
+@lru_cache(maxsize=4096)
+def _backend_twin_folder(parent: str, folder: str) -> str | None:
+    """A sibling of the folder `folder` (named for no backend) that is the same package for another backend
+    (`lightx2v_kernel_xpu/` for `lightx2v_kernel/`: the same words plus a backend's), when `folder` holds CUDA sources
+    (`.cu` / `.cuh`): then `folder` is the CUDA member of the pair. None otherwise."""
+    if _name_backends(folder) or not _tokens(folder):
+        return None
+    mine = _tokens(folder)
+    twins = [o for o in _entries(parent) if o != folder and _tokens(o) == mine
+             and _name_backends(o) and not _name_backends(o) & {"cuda"} and os.path.isdir(os.path.join(parent, o))]
+    if not twins or not _holds_cuda_sources(os.path.join(parent, folder)):
+        return None
+    return twins[0]
+
+
+def _holds_cuda_sources(folder: str, limit: int = 5000) -> bool:
+    seen = 0
+    for _, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        if any(f.endswith(_CUDA_SOURCES) for f in files):
+            return True
+        seen += len(files)
+        if seen > limit:
+            return False
+    return False
 
 
 def npu_twin(path: Path, rel: str) -> str | None:
@@ -127,6 +162,7 @@ def apply_backend_files(results: list, files: Sequence[tuple[Path, str]]) -> int
     many were lowered."""
     lowered = 0
     _entries.cache_clear()
+    _backend_twin_folder.cache_clear()
     where = {rel: path for path, rel in files}
     for result in results:
         path = where.get(result.path)

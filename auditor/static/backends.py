@@ -30,40 +30,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# Words that name an accelerator backend; gpu/nvidia count as cuda, hip/amd as rocm, ascend/hccl as npu.
-_BACKEND_ALIASES = {
-    "cuda": "cuda", "gpu": "cuda", "nvidia": "cuda", "nccl": "cuda", "cudnn": "cuda",
-    "rocm": "rocm", "hip": "rocm", "amd": "rocm",
-    "npu": "npu", "ascend": "npu", "hccl": "npu", "torch_npu": "npu",
-    "xpu": "xpu", "mps": "mps", "hpu": "hpu", "habana": "hpu", "xla": "xla", "tpu": "xla",
-    "mlu": "mlu", "musa": "musa", "gcu": "gcu", "sdaa": "sdaa", "dcu": "rocm",
-    "gaudi": "hpu", "ipex": "xpu", "maca": "maca", "metax": "maca", "camb": "mlu", "cambricon": "mlu",
-    # other accelerator vendors' names for their own stacks (FlagGems `backend/_kunlunxin/`, FlagPerf `iluvatar/`)
-    "kunlunxin": "kunlun", "kunlun": "kunlun", "iluvatar": "corex", "corex": "corex", "mthreads": "musa",
-    "hygon": "rocm", "enflame": "gcu", "biren": "biren", "tecorigin": "sdaa",
-}
-# Backends that are neither CUDA nor NPU: code written only for them never runs on Ascend.
-OTHER_BACKENDS = frozenset(set(_BACKEND_ALIASES.values()) - {"cuda", "npu"})
-BACKEND_NAMES = frozenset(_BACKEND_ALIASES)
+from auditor.backend_words import (_BACKEND_ALIASES, BACKEND_NAMES, OTHER_BACKENDS,  # noqa: F401  (re-exported)
+                                    backends_in_text)
+
 _CUDA_CLASS = re.compile(r"(?i)cuda|gpu|nvidia")
 _ABSTRACTION_BASE = re.compile(r"(?i)platform|accelerator|device(?!_?map)|backend(?!ward)")
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError", "RuntimeError"}
 
 Span = tuple[int, int]
-
-
-# A backend word inside an identifier or string: `is_torch_npu_available`, `CudaPlatform`, "npu:0", `IS_XPU`
-# (lower-case letters on either side make it part of another word: "chip", "timestamps", "gpus").
-_BACKEND_WORD = re.compile(r"(?<![a-z])(?i:(" + "|".join(sorted(_BACKEND_ALIASES, key=len, reverse=True))
-                           + r"))(?![a-z])")
-
-
-def backends_in_text(text: str) -> set[str]:
-    """The backends a piece of source names through identifiers, attribute names and strings."""
-    found = {_BACKEND_ALIASES[m.lower()] for m in _BACKEND_WORD.findall(text)}
-    if "torch.accelerator" in text or "current_accelerator" in text:
-        found.add("npu")    # the current accelerator: npu on Ascend (torch_npu registers it as PrivateUse1)
-    return found
 
 
 def _backend_literals(node: ast.AST) -> set[str]:
@@ -195,11 +169,14 @@ def _guards_imports(handler: ast.ExceptHandler) -> bool:
 _AVAILABILITY = re.compile(r"^_?(?:is|has)_\w+_(?:available|installed)$|^_?(?:HAS|IS|USE)_[A-Z0-9_]+$")
 
 
-def _tests_optional_import(test: ast.expr, guarded: set[str]) -> bool:
-    """`flash_attn_func is not None`, `if apex_amp:`, `is_flash_attn_2_available()`, `HAS_APEX`."""
+def _tests_optional_import(test: ast.expr, guarded: set[str], params=frozenset) -> bool:
+    """`flash_attn_func is not None`, `if apex_amp:`, `is_flash_attn_2_available()`, `HAS_APEX`. A name the file
+    takes as a function parameter is an argument, not an import flag (a Triton or Gluon kernel's
+    `HAS_BIAS: tl.constexpr`, `IS_CAUSAL`); `params()` gives those names, read only when a flag-like name is met."""
     for n in ast.walk(test):
         name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else None
-        if name is not None and (name in guarded or _AVAILABILITY.match(name)):
+        if name is not None and (name in guarded or _AVAILABILITY.match(name) and
+                                 not (isinstance(n, ast.Name) and name in params())):
             return True
     return False
 
@@ -211,6 +188,12 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
     """The context around the sorted line numbers `wanted` (the lines with findings); statements that hold none
     of them are only walked for their imports, which keeps the cost far below a second parse."""
     ctx = BackendContext()
+    params: list[frozenset[str]] = []
+
+    def parameters() -> frozenset[str]:
+        if not params:
+            params.append(frozenset(a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)))
+        return params[0]
 
     def holds(start: int, end: int) -> bool:
         i = bisect.bisect_left(wanted, start)
@@ -318,7 +301,7 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
                     and holds(end + 1, _span(body[-1])[1])
                 if (relevant or early_return) and not chained:
                     if_chain(stmt, body, i)
-                if relevant and stmt.body and _tests_optional_import(stmt.test, ctx.guarded_names):
+                if relevant and stmt.body and _tests_optional_import(stmt.test, ctx.guarded_names, parameters):
                     ctx.import_guard.append((stmt.body[0].lineno, _span(stmt.body[-1])[1]))
                 if relevant:
                     expressions(stmt)

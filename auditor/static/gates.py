@@ -10,11 +10,13 @@ or misleads on Ascend; the code behind it does not run there as written, so its 
 - `<cuda test> and z`: every operand after the test;
 - a test function or class marked for CUDA (`@require_torch_gpu`, `@require_torch_multi_gpu`,
   `@unittest.skipIf(not torch.cuda.is_available(), ...)`, `@pytest.mark.skipif(not torch.cuda.is_available(), ...)`,
-  `@unittest.skipUnless(torch.cuda.is_available(), ...)`): its body.
+  `@unittest.skipUnless(torch.cuda.is_available(), ...)`): its body; every test of a module or class that sets
+  `pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), ...)`.
 
 A CUDA test is `torch.cuda.is_available()`, `is_cuda()` / `current_platform.is_cuda()` / `is_cuda_alike()` /
 `is_torch_cuda_available()`, `torch.version.cuda`, `torch.cuda.device_count() > 0`, `x.is_cuda`, `x.type == "cuda"`,
-`"cuda" in str(device)`, `device == "cuda"`, `device.startswith("cuda")`, or a name every assignment of which is one of these
+`"cuda" in str(device)`, `device == "cuda"`, `device.startswith("cuda")`, `x.device == torch.device("cuda")`, or a name every
+assignment of which is one of these
 (`use_cuda = args.gpu >= 0 and torch.cuda.is_available()`, `self.use_cuda = torch.cuda.is_available()`).
 
 Dtype facts (hints) about a dtype chosen only behind a CUDA gate in the code (`fp16 if "cuda" in device else fp32`)
@@ -97,6 +99,12 @@ def _cuda_string(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(_CUDA_WORD.match(node.value))
 
 
+def _cuda_device(node: ast.AST) -> bool:
+    """`torch.device("cuda")`, `torch.device("cuda:0")`, `torch.device("cuda", 0)`."""
+    return isinstance(node, ast.Call) and _dotted(node.func) in ("torch.device", "device") and bool(node.args) \
+        and _cuda_string(node.args[0])
+
+
 def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) -> bool:
     """Whether an expression holds only where CUDA is present (see the module docstring)."""
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
@@ -116,6 +124,8 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
         left, op, right = node.left, node.ops[0], node.comparators[0]
         if isinstance(op, (ast.Eq, ast.In)) and (_cuda_string(left) or _cuda_string(right) and isinstance(op, ast.Eq)):
             return True      # `x.type == "cuda"`, `"cuda" in str(device)`, `device == "cuda"`
+        if isinstance(op, ast.Eq) and (_cuda_device(left) or _cuda_device(right)):
+            return True      # `model.device == torch.device("cuda")`
         if isinstance(left, ast.Call) and _dotted(left.func).endswith("cuda.device_count") and \
                 isinstance(op, (ast.Gt, ast.GtE)) and isinstance(right, ast.Constant) and \
                 isinstance(right.value, int) and right.value >= (1 if isinstance(op, ast.GtE) else 0):
@@ -164,6 +174,16 @@ def _cuda_decorator(dec: ast.expr, flags: set[str]) -> bool:
     return False
 
 
+def _cuda_pytestmark(stmt: ast.stmt, flags: set[str]) -> bool:
+    """`pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason=...)`, or a list of marks holding
+    one: pytest applies it to every test of the module (or class) it is written in."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id == "pytestmark"):
+        return False
+    marks = stmt.value.elts if isinstance(stmt.value, (ast.List, ast.Tuple)) else [stmt.value]
+    return any(isinstance(m, ast.Call) and _cuda_decorator(m, flags) for m in marks)
+
+
 def _stmt_region(first: ast.stmt, last: ast.stmt) -> Region:
     return first.lineno, 0, (last.end_lineno or last.lineno), _END
 
@@ -184,6 +204,12 @@ def build_gates(tree: ast.Module) -> Gates:
         return ast.unparse(node)[:60]
 
     def body(stmts: list[ast.stmt], guarded: bool) -> None:
+        if any(_cuda_pytestmark(s, flags) for s in stmts):
+            # `pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), ...)`: every test of the module (or
+            # class) is marked for CUDA; module-level code (imports, constants) still runs at collection
+            for stmt in stmts:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and stmt.body:
+                    add(_stmt_region(stmt.body[0], stmt.body[-1]), _TEST_MARK)
         for i, stmt in enumerate(stmts):
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 imported(stmt, guarded)

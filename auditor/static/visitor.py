@@ -158,6 +158,7 @@ class MatchVisitor(cst.CSTVisitor):
         # as many loops as enclose it in the file
         self._loop_depth = loops
         self._compared = 0      # inside a comparison
+        self._options = 0       # inside the value of `choices=` (argparse, click): options listed, none chosen
         self._required: set[int] = set()   # None checks that require an optional import (an assert's test)
         # names passed straight to an assertion (`self.assertEqual(x.dtype, torch.bfloat16)`): checked, not chosen
         self._asserted: set[int] = set()
@@ -170,8 +171,9 @@ class MatchVisitor(cst.CSTVisitor):
         if (self._dtype_quiet or id(node) in self._asserted or isinstance(node, cst.Name) and
                 node.value in self.ctx.assigned_aliases) and rule.category == "precision" and "string" in rule.match:
             return      # (`dtype=FP8_WEIGHT_DTYPE`: the constant's own line carries the dtype)
-        if self._compared and rule.name in _CHOICE_STRINGS:
-            return      # `attn_implementation == "flash_attention_2"` reads a choice made elsewhere
+        if (self._compared or self._options) and rule.name in _CHOICE_STRINGS:
+            return      # `attn_implementation == "flash_attention_2"` reads a choice made elsewhere; `choices=[...]`
+                        # lists the options the user picks from
         if id(node) in self._table_values:
             kw["table_entry"] = True
         self.hits.append(RawHit(rule, node, symbol, **kw))
@@ -705,10 +707,12 @@ class MatchVisitor(cst.CSTVisitor):
         if node.keyword is not None:
             self._handled.add(id(node.keyword))
         self._dtype_quiet += _names_a_ref(node)
+        self._options += _lists_choices(node)
         return True
 
     def leave_Arg(self, original_node: cst.Arg) -> None:
         self._dtype_quiet -= _names_a_ref(original_node)
+        self._options -= _lists_choices(original_node)
 
     def visit_For(self, node: cst.For) -> bool:
         node.target.visit(self)
@@ -776,10 +780,11 @@ class MatchVisitor(cst.CSTVisitor):
             self._handled.add(id(node.args[0].value))   # `device.replace("cuda", "npu")`: the port itself
         if isinstance(func, cst.Name) and func.value in _NAME_ARG_FUNCS and len(node.args) >= 2:
             self._handled.add(id(node.args[1].value))   # `hasattr(torch, "cuda")` names an attribute
-            if func.value == "hasattr" or (func.value == "getattr" and len(node.args) == 3
-                                           and not self._third_party_object(node.args[0].value)):
-                # `hasattr(transformer_engine, "pytorch")`, `getattr(torch.cuda, "_is_in_bad_fork", None)`: probes;
-                # `getattr(self.pynvml, "NVML_TEMPERATURE_GPU", -1)` reads a constant of a CUDA-only package in hand
+            if func.value == "hasattr" or (func.value == "getattr" and len(node.args) == 3 and (
+                    _is_none(node.args[2].value) or not self._third_party_object(node.args[0].value))):
+                # `hasattr(transformer_engine, "pytorch")`, `getattr(torch.cuda, "_is_in_bad_fork", None)`,
+                # `getattr(te_ext, "TEDotProductAttention", None)`: probes; `getattr(self.pynvml,
+                # "NVML_TEMPERATURE_GPU", -1)` reads a constant of a CUDA-only package in hand
                 self._handled.add(id(node.args[0].value))
         qual = self._qual(func, call=True)
         if qual is not None and self._match_reference(func, qual, node):
@@ -986,6 +991,16 @@ class MatchVisitor(cst.CSTVisitor):
             self._match_values(node, values)
         _visit_code_operands(node, self)
         return False
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _lists_choices(node: cst.Arg) -> bool:
+    """`choices=["flash_attn", "minference"]` (argparse, click.Choice): the options a user picks from."""
+    return node.keyword is not None and node.keyword.value == "choices" and \
+        isinstance(node.value, (cst.List, cst.Tuple, cst.Set))
 
 
 _STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)

@@ -1,0 +1,43 @@
+"""Words that name an accelerator backend in identifiers, paths, strings and image names, read by the static pass
+(auditor/static/backends.py) and the project-file readers (auditor/project/dockerfile.py) alike: a layer below both."""
+from __future__ import annotations
+
+import re
+
+# Words that name an accelerator backend; gpu/nvidia count as cuda, hip/amd as rocm, ascend/hccl as npu.
+_BACKEND_ALIASES = {
+    "cuda": "cuda", "gpu": "cuda", "nvidia": "cuda", "nccl": "cuda", "cudnn": "cuda",
+    "rocm": "rocm", "hip": "rocm", "amd": "rocm",
+    "npu": "npu", "ascend": "npu", "hccl": "npu", "torch_npu": "npu",
+    "xpu": "xpu", "mps": "mps", "hpu": "hpu", "habana": "hpu", "xla": "xla", "tpu": "xla",
+    "mlu": "mlu", "musa": "musa", "gcu": "gcu", "sdaa": "sdaa", "dcu": "rocm",
+    "gaudi": "hpu", "ipex": "xpu", "maca": "maca", "metax": "maca", "camb": "mlu", "cambricon": "mlu",
+    # other accelerator vendors' names for their own stacks (FlagGems `backend/_kunlunxin/`, FlagPerf `iluvatar/`)
+    "kunlunxin": "kunlun", "kunlun": "kunlun", "iluvatar": "corex", "corex": "corex", "mthreads": "musa",
+    "hygon": "rocm", "enflame": "gcu", "biren": "biren", "tecorigin": "sdaa",
+}
+# Backends that are neither CUDA nor NPU: code written only for them never runs on Ascend.
+OTHER_BACKENDS = frozenset(set(_BACKEND_ALIASES.values()) - {"cuda", "npu"})
+BACKEND_NAMES = frozenset(_BACKEND_ALIASES)
+# A backend word inside an identifier or string: `is_torch_npu_available`, `CudaPlatform`, "npu:0", `IS_XPU`
+# (lower-case letters on either side make it part of another word: "chip", "timestamps", "gpus").
+_BACKEND_WORD = re.compile(r"(?<![a-z])(?i:(" + "|".join(sorted(_BACKEND_ALIASES, key=len, reverse=True))
+                           + r"))(?![a-z])")
+
+
+# AMD GPU architectures and products name ROCm (`_require_gfx950`, `configs/MI355X/`, `cdna4`): LLVM's AMDGPU
+# targets gfx9xx / gfx1xxx, the CDNA generations, Instinct MI200 / MI300 / MI350 parts
+_AMD64 = re.compile(r"(?i)amd64")
+_AMD_WORD = re.compile(r"(?<![a-z0-9])(?i:gfx9\d[\da-f]|gfx1[0-2]\d{2}|cdna\d?|mi[23]\d{2}[axs]?)(?![a-z0-9])")
+
+
+def backends_in_text(text: str) -> set[str]:
+    """The backends a piece of source names through identifiers, attribute names and strings."""
+    if "md64" in text:
+        text = _AMD64.sub("", text)     # `amd64` (x86-64: `linux/amd64`, `amd64/ubuntu`) is a CPU, not AMD's GPU stack
+    found = {_BACKEND_ALIASES[m.lower()] for m in _BACKEND_WORD.findall(text)}
+    if _AMD_WORD.search(text):
+        found.add("rocm")
+    if "torch.accelerator" in text or "current_accelerator" in text:
+        found.add("npu")    # the current accelerator: npu on Ascend (torch_npu registers it as PrivateUse1)
+    return found
