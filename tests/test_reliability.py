@@ -386,7 +386,9 @@ def test_one_long_line_with_many_matches_is_linear():
 
 def _chunk_sources() -> list[bytes]:
     """Realistic files: the examples, the test fixtures, every rule example, and (where the recall corpus
-    was fetched) 120 of its files under 50 kB."""
+    was fetched) 120 of the development split's files under 50 kB (only the dev split: the tool must not run on a
+    blind split's code before that split is scored, and the sample should not depend on which splits are fetched)."""
+    import json
     import random
 
     from auditor.rules import load_rules
@@ -394,7 +396,8 @@ def _chunk_sources() -> list[bytes]:
     sources = [p.read_bytes() for p in sorted((REPO / "examples").glob("*.py"))]
     sources += [p.read_bytes() for p in sorted((REPO / "tests" / "fixtures").rglob("*.py"))]
     sources += [textwrap.dedent(ex).encode() for r in load_rules() for ex in r.examples_flag + r.examples_ok]
-    corpus = sorted((REPO / "bench" / "_corpus").glob("*/**/*.py"))
+    dev = json.loads((REPO / "bench" / "corpus" / "sources.json").read_text())["sources"]
+    corpus = sorted(p for src in dev for p in (REPO / "bench" / "_corpus" / f"{src['name']}-{src['version']}").glob("**/*.py"))
     corpus = [p for p in corpus if p.stat().st_size < 50_000]
     sources += [p.read_bytes() for p in random.Random(13).sample(corpus, min(120, len(corpus)))]
     return sources
