@@ -376,7 +376,7 @@ class StaticEngine:
                 return result
         c = self.compiled
         words = set(WORD_RE.findall(text))
-        flag_hits = [m.start() for m in c.flag_re.finditer(text.lower())] if c.flag_re is not None else []
+        flag_hits = c.flag_offsets(text)
         if not (words & c.file_words) and not (c.trigger_prefix_re and c.trigger_prefix_re.search(text)) \
                 and not flag_hits and not (c.module_glob_re and c.module_glob_re.search(text)):
             return result
