@@ -233,8 +233,10 @@ def _compared_literals(tree: ast.AST, lines: list[str]) -> set[tuple[int, int]]:
     """(line, 1-based character column) of each string literal compared with something other than a
     device type (`sys.argv[1] == "cuda"`, `args.device in ("cuda", "cpu")`): the value may come from
     the user, and rewriting the literal changes which input matches."""
+    from auditor.static.gates import _walk
+
     out = set()
-    for node in ast.walk(tree):
+    for node in _walk(tree):      # the node list apply_gates reads too
         if not isinstance(node, ast.Compare):
             continue
         sides = [node.left, *node.comparators]
