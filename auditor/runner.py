@@ -202,7 +202,7 @@ def run_static(
             _stop_pool(pool)       # Ctrl-C, SIGTERM, a broken worker: no worker outlives the run
             raise
         pool.shutdown(wait=True)
-    else:
+    elif todo:      # (a warm run with every file cached builds no engine)
         engine = StaticEngine(load_rules(), product=product, coverage_apis=coverage_apis, max_bytes=max_bytes)
         for name, rel in todo:
             collect([(name, *_analyze_one(engine, name, rel))])

@@ -41,9 +41,10 @@ FIRST_950_LINE = "v2.7"   # the oldest native_api support list with an Ascend 95
 _STATUS: dict[str, bool | str] = {"yes": True, "no": False, "unverified": UNVERIFIED}
 
 
-def unknown(symbol: str, what: str = "symbol") -> Answer:
-    """No verdict: the symbol is in none of the tables (a suggestion when a known name is close)."""
-    hint = suggest(symbol)
+def unknown(symbol: str, what: str = "symbol", hint_close: bool = True) -> Answer:
+    """No verdict: the symbol is in none of the tables (a suggestion when a known name is close, unless
+    `hint_close` is False: a caller that only reads the kind skips the fuzzy search over every known name)."""
+    hint = suggest(symbol) if hint_close else []
     return Answer(symbol=symbol, kind="unknown", supported=None, via="unknown",
                   notes=f"unknown {what} {symbol!r}: not in the coverage tables"
                         + (f"; did you mean {' or '.join(hint)}?" if hint else ""), source="")
@@ -213,7 +214,7 @@ class Coverage:
         return (f"{product}: unverified (the line's package description lists only "
                 f"{'; '.join(hardware['series'])} under Hardware support)")
 
-    def aten(self, op: str) -> Answer:
+    def aten(self, op: str, hint_close: bool = True) -> Answer:
         key = normalize_aten(op)
         ops = _table("aten.json")["ops"]
         product = self.target.product
@@ -223,7 +224,7 @@ class Coverage:
         if key not in ops:
             overloads = sorted(k for k in ops if k.split(".")[0] == key)
             if not overloads:
-                return unknown(op, "aten operator")
+                return unknown(op, "aten operator", hint_close)
             results = [(k, self._aten_status(k)) for k in overloads]
             results = [(k, r) for k, r in results if r[1] != "absent"] or results
             states = [r[4][product] for _, r in results]
@@ -354,7 +355,7 @@ class Coverage:
         aten_name = _api_to_aten(qualname) or _module_to_aten(qualname)
         if not aten_name:
             return None
-        answer = self.aten(aten_name)
+        answer = self.aten(aten_name, hint_close=False)    # an unknown op's notes are not read here
         if answer.kind == "unknown" or answer.supported is not True:
             return None   # only kernels shown to be registered contradict a ✘
         listed_ok = [p for p, v in entry["products"].items() if v is True]

@@ -44,6 +44,11 @@ class QualMatch:
     score: int       # higher = more specific
 
 
+_WORD_CORE = re.compile(r"(?:[a-z0-9_]|\\w\*)+")     # a flag_re core made of literal word characters and `\w*`
+_WORD_RUN = re.compile(r"\w+")
+_FLAG_WORDS_KEPT = 500_000
+
+
 def _glob_word(pattern: str) -> str:
     """A `flagname` glob as a regular expression over one identifier: `*` is any run of word characters."""
     return "".join(r"\w*" if ch == "*" else re.escape(ch) for ch in pattern)
@@ -78,6 +83,9 @@ class CompiledRules:
     # its name case-insensitively wherever it was defined or imported from; flag_re finds the lines that may hold one
     flagnames: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
     flag_re: re.Pattern[str] | None = None
+    flag_in_words: bool = False     # every match of flag_re lies inside one run of word characters
+    # lowercased run of word characters -> whether flag_re finds something in it (shared by the files of a run)
+    _flag_words: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
     # `keyword: ["use_fp8*"]`: a keyword argument of any call, by its name (`*` = word characters), switched on
     # (a value other than False / None / 0): `Runner(use_fp8_gemms=True)`; flag_re also finds their lines
     keywords: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
@@ -192,12 +200,43 @@ class CompiledRules:
                            | {rx.pattern[:-2] for _, rx, _, _, _ in c.keyword_values},
                            key=len, reverse=True)
             c.flag_re = re.compile("|".join(cores).lower())     # searched in the lowercased text
+            # every core spells word characters only: a match lies inside one identifier (see flag_offsets)
+            c.flag_in_words = all(_WORD_CORE.fullmatch(core.lower()) for core in cores)
         env_names = sorted(c.env_exact, key=len, reverse=True)
         env_alts = [re.escape(n) for n in env_names] + [re.escape(p) + r"[A-Z0-9_]+" for p, _ in c.env_prefixes]
         if env_alts:
             # 'CUDA_VISIBLE_DEVICES=0 python ...' inside a shell command string
             c.env_in_text_re = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(env_alts) + r")=")
         return c
+
+    def flag_offsets(self, text: str) -> list[int]:
+        """Where flag_re matches in the lowercased text, as offsets whose line numbers are those of
+        `[m.start() for m in flag_re.finditer(text.lower())]`: the engine reads only their lines.
+
+        flag_re is an alternation of some 150 cores, tried at every character of the file (a tenth of a cold run).
+        When every core is made of word characters (`flag_in_words`) and lowercasing keeps the text's length,
+        a match lies inside one run of word characters and every run holding a match holds the start of one of
+        finditer's matches (no match crosses a run's ends). So the distinct runs of the file are searched once each,
+        with the answers kept for the whole run, and the offsets are where the runs that match start."""
+        if self.flag_re is None:
+            return []
+        low = text.lower()
+        if not (self.flag_in_words and len(low) == len(text)):    # `İ` lowers to two characters: offsets move
+            return [m.start() for m in self.flag_re.finditer(low)]
+        known, search = self._flag_words, self.flag_re.search
+        if len(known) > _FLAG_WORDS_KEPT:
+            known.clear()     # bounded memory over a very large tree
+        hits = []
+        for run in set(_WORD_RUN.findall(low)):
+            found = known.get(run)
+            if found is None:
+                found = known[run] = search(run) is not None
+            if found:
+                hits.append(run)
+        if not hits:
+            return []
+        rx = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(hits, key=len, reverse=True))) + r")(?!\w)")
+        return [m.start() for m in rx.finditer(low)]
 
     def _index_qualnames(self) -> None:
         """Which words make a statement worth parsing for qualified-name rules.

@@ -260,8 +260,10 @@ def _compared_literals(tree: ast.AST, lines: list[str]) -> set[tuple[int, int]]:
     """(line, 1-based character column) of each string literal compared with something other than a
     device type (`sys.argv[1] == "cuda"`, `args.device in ("cuda", "cpu")`): the value may come from
     the user, and rewriting the literal changes which input matches."""
+    from auditor.static.gates import _walk
+
     out = set()
-    for node in ast.walk(tree):
+    for node in _walk(tree):      # the node list apply_gates reads too
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 node.func.attr in ("startswith", "endswith") and len(node.args) == 1 and \
                 not _device_type(node.func.value) and not _tensor_device_text(node.func.value):
@@ -407,7 +409,7 @@ class StaticEngine:
                 return result
         c = self.compiled
         words = set(WORD_RE.findall(text))
-        flag_hits = [m.start() for m in c.flag_re.finditer(text.lower())] if c.flag_re is not None else []
+        flag_hits = c.flag_offsets(text)
         if not (words & c.file_words) and not (c.trigger_prefix_re and c.trigger_prefix_re.search(text)) \
                 and not flag_hits and not (c.module_glob_re and c.module_glob_re.search(text)):
             return result

@@ -77,8 +77,25 @@ _WALKED: list = [None, []]     # (tree, its nodes): the passes below read one fi
 def _walk(tree: ast.AST) -> list[ast.AST]:
     """Every node of `tree`, listed once per tree (the several passes over one file share the list)."""
     if _WALKED[0] is not tree:
-        _WALKED[0], _WALKED[1] = tree, list(ast.walk(tree))
+        _WALKED[0], _WALKED[1] = tree, walk_list(tree)
     return _WALKED[1]
+
+
+def walk_list(tree: ast.AST) -> list[ast.AST]:
+    """`list(ast.walk(tree))`, the same nodes in the same (breadth-first) order, in half the time: one list
+    that grows while it is read, instead of ast.walk's deque and two generators per node."""
+    out = [tree]
+    append, node_type = out.append, ast.AST
+    for node in out:
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, node_type):
+                        append(item)
+            elif isinstance(value, node_type):
+                append(value)
+    return out
 
 
 def _dotted(node: ast.AST) -> str:

@@ -1,0 +1,150 @@
+"""The speed work of session 6 (docs/speed.md, "Session 6 profile (spd)") replaced three scans by faster ones that
+must give the same answers: flag_re's line numbers (CompiledRules.flag_offsets), the node list of the gates
+(walk_list), and the coverage table's contradiction check (no did-you-mean search). Each is checked here against
+the scan it replaced, on code shaped like the real trees it was measured on (transformers' import_utils and
+trainer, megatron's fused kernels, a file with non-ASCII docstrings)."""
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from auditor.rules import load_rules
+from auditor.static.compiled import CompiledRules
+from auditor.static.engine import StaticEngine, _line_numbers
+from auditor.static.gates import walk_list
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPILED = CompiledRules.build(load_rules())
+
+IMPORT_UTILS = '''
+"""Import utilities: probes for optional packages (É, ü, 日本語 in a docstring)."""
+import importlib.util
+import os
+
+_apex_available = importlib.util.find_spec("apex") is not None
+_flash_attn_2_available = _is_package_available("flash_attn") and version.parse("2.1.0") <= _flash_attn_version
+_bitsandbytes_available = _is_package_available("bitsandbytes")
+USE_TF32 = os.environ.get("NVIDIA_TF32_OVERRIDE", "1") != "0"
+
+
+def is_flash_attn_2_available():
+    if not _flash_attn_2_available:   # 3fp16x: a run that starts with digits
+        return False
+    return torch.cuda.is_available() and _FLASH_ATTN_AVAILABLE
+
+
+def is_torch_bf16_gpu_available():
+    return torch.cuda.is_bf16_supported() if is_torch_cuda_available() else False
+'''
+
+TRAINER = '''
+class Trainer:
+    def __init__(self, args):
+        self.use_apex = args.fp16 and args.half_precision_backend == "apex"
+        self.use_cpu_amp = False
+        if args.fp16_full_eval or args.bf16_full_eval:
+            self.model = self.model.to(dtype=torch.float16 if args.fp16_full_eval else torch.bfloat16)
+        if is_torch_tf32_available() and args.tf32:
+            torch.backends.cuda.matmul.allow_tf32 = True
+        self.scaler = torch.cuda.amp.GradScaler(enabled=args.fp16_opt_level is not None)
+
+    def _setup_devices(self):
+        device = torch.device("cuda:0") if torch.cuda.is_available() else torch.device("cpu")
+        x = "İİİ use_fp8 İ"   # lowercasing lengthens this line: the exact scan answers
+        return device
+'''
+
+FUSED = '''
+try:
+    import fused_layer_norm_cuda
+    HAVE_PERSIST_LAYER_NORM = True
+except ImportError:
+    HAVE_PERSIST_LAYER_NORM = False
+
+selective_scan_cuda = importlib.import_module("selective_scan_cuda")
+
+
+def forward(ctx, input, weight, bias, normalized_shape, eps):
+    if HAVE_PERSIST_LAYER_NORM and use_nccl_ub:
+        output, mean, invvar = fused_layer_norm_cuda.forward_affine(input, ctx.normalized_shape, weight, bias, eps)
+    return output if torch.cuda.is_available() and not args.cpu else (lambda: [x for x in (1, 2)])()
+'''
+
+SOURCES = {"import_utils.py": IMPORT_UTILS, "trainer.py": TRAINER, "fused.py": FUSED}
+
+
+def _old_flag_lines(text: str) -> set[int]:
+    assert COMPILED.flag_re is not None
+    return _line_numbers(text, [m.start() for m in COMPILED.flag_re.finditer(text.lower())])
+
+
+def test_flag_offsets_give_the_lines_of_the_full_scan():
+    assert COMPILED.flag_in_words     # the rules' flag cores are made of word characters
+    for name, src in SOURCES.items():
+        text = textwrap.dedent(src)
+        expected = _old_flag_lines(text)
+        assert expected, name         # each source holds flags, so the check is not vacuous
+        assert _line_numbers(text, COMPILED.flag_offsets(text)) == expected, name
+        # the run-by-run answers are kept between files: the second file with the same runs answers the same
+        assert _line_numbers(text, COMPILED.flag_offsets(text)) == expected, name
+
+
+def test_flag_offsets_without_a_flag_and_when_lowercasing_lengthens_the_text():
+    plain = "def area(width, height):\n    return width * height\n"
+    assert COMPILED.flag_offsets(plain) == [] == [m.start() for m in COMPILED.flag_re.finditer(plain.lower())]
+    longer = "İ" * 40 + "\nuse_fp8 = True\nif use_fp8:\n    pass\n"
+    assert len(longer.lower()) != len(longer)
+    assert _line_numbers(longer, COMPILED.flag_offsets(longer)) == _old_flag_lines(longer) != set()
+
+
+def test_walk_list_is_ast_walk_in_the_same_order():
+    for name, src in SOURCES.items():
+        tree = ast.parse(textwrap.dedent(src))
+        walked = list(ast.walk(tree))
+        listed = walk_list(tree)
+        assert len(listed) == len(walked) > 50, name
+        assert all(a is b for a, b in zip(listed, walked)), name
+
+
+def test_engine_findings_on_the_sources_are_those_of_the_reference_pass():
+    """The engine with every slice parsed whole (slicing=False, the reference) and the sliced pass agree on these
+    sources, and the sliced pass finds the flag and gate findings the faster scans feed."""
+    sliced = StaticEngine(load_rules())
+    whole = StaticEngine(load_rules(), slicing=False)
+    for name, src in SOURCES.items():
+        data = textwrap.dedent(src).encode()
+        a = [(f.line, f.code, f.severity) for f in sliced.analyze_bytes(data, name).findings]
+        b = [(f.line, f.code, f.severity) for f in whole.analyze_bytes(data, name).findings]
+        assert a == b and a, name
+
+
+def test_contradiction_check_skips_the_did_you_mean_search():
+    from auditor.coverage import Coverage, unknown
+    from auditor.target import resolve_target
+
+    assert "did you mean" not in unknown("torch.cuda.synchronise", hint_close=False).notes
+    assert "did you mean" in unknown("torch.cuda.synchronise").notes     # the lookup CLI still suggests
+    cov = Coverage.load(resolve_target())
+    silent = cov.aten("no_such_op_at_all_xyz", hint_close=False)
+    assert silent.kind == "unknown" and "did you mean" not in silent.notes
+
+
+def test_compare_findings_script(tmp_path: Path):
+    finding = {"code": "NPU001", "path": "a.py", "line": 3, "col": 5, "message": "m"}
+    other = {**finding, "line": 4}
+    before = {"tool": {}, "findings": [finding, other], "errors": [], "summary": {"total": 2, "duration_s": 1.0}}
+    after = {"tool": {}, "findings": [other, finding], "errors": [], "summary": {"total": 2, "duration_s": 9.0}}
+    changed = {**after, "findings": [finding, {**other, "col": 6}]}
+    paths = {}
+    for key, doc in (("before", before), ("after", after), ("changed", changed)):
+        paths[key] = tmp_path / f"{key}.json"
+        paths[key].write_text(json.dumps(doc))
+    script = [sys.executable, str(ROOT / "bench" / "compare_findings.py")]
+    same = subprocess.run(script + [str(paths["before"]), str(paths["after"])], capture_output=True, text=True)
+    assert same.returncode == 0 and "identical" in same.stdout
+    diff = subprocess.run(script + [str(paths["before"]), str(paths["changed"])], capture_output=True, text=True)
+    assert diff.returncode == 1 and "1 only before, 1 only after" in diff.stdout
