@@ -56,7 +56,9 @@ SPLITS = {"dev": BENCH / "corpus", "test": BENCH / "corpus_test", "fresh": BENCH
           # test5: a fifth blind split, 13 code bases of reserved pool A2, labelled before the tool saw it.
           "test5": BENCH / "corpus_test5",
           # test6: a sixth blind split, 16 code bases of reserved pool A3, labelled before the tool saw it.
-          "test6": BENCH / "corpus_test6"}
+          "test6": BENCH / "corpus_test6",
+          # test7: a seventh blind split, 12 code bases of reserved pool A4, labelled before the tool saw it.
+          "test7": BENCH / "corpus_test7"}
 CORPUS_DIR = BENCH / "_corpus"
 ARCHIVES_DIR = CORPUS_DIR / "_archives"
 

@@ -201,7 +201,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
     assert r["per_category"]["device"]["found"] == 1
 
 
-@pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6"])
+@pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
     labels = shipped(split)
     used = {s["name"] for other in recall.SPLITS if other != split for s in recall.load_sources(other)}
@@ -249,7 +249,7 @@ def _load_select_test():
 
 
 def _replay(select_test, labels, split):
-    """The rule of test4, test5 and test6 (bench/corpus_test4|5|6/SELECTION.md), stopping points read from the labels:
+    """The rule of test4, test5, test6 and test7 (bench/corpus_test4|5|6|7/SELECTION.md), stopping points read from the labels:
     main rounds 1-2, per-category top-up (>= 20 must-flag lines, at most 12 files per category),
     then further main rounds, one file at a time, until >= 350 must-flag (line, category) pairs,
     then test4's apex supplement. Returns the drawn (code base, path) keys in order and the first drawn file
@@ -368,3 +368,27 @@ def test_test6_files_are_exactly_what_its_rule_draws():
     first_two = [(src["name"], path) for src, path in select_test.draw(2, "test6")]
     assert len(first_two) == 2 * len(recall.load_sources("test6"))
     assert labelled[:len(first_two)] == first_two[0::2] + first_two[1::2]
+
+
+def test_test7_files_are_exactly_what_its_rule_draws():
+    """test7's labelled files are the draw its SELECTION.md rule gives (test6's rule on pool A4; or,
+    under its deadline clause, a prefix of it), no more, no fewer."""
+    select_test = _load_select_test()
+    labels = {(lf.package, lf.path): lf for lf in shipped("test7")}
+    if not all(lf.corpus_file.exists() for lf in labels.values()):
+        pytest.skip("test7 corpus not fetched (python bench/recall.py --split test7 fetch)")
+    drawn, needed = _replay(select_test, labels, "test7")
+    labelled = drawn if needed is None else drawn[:-1]
+    assert len(labelled) == len(set(labelled))
+    assert set(labelled) == set(labels)
+    assert len({name for name, _ in labelled}) >= 10
+    # Without the labels of the last drawn file the rule stops there and asks for that file.
+    partial = {k: v for k, v in labels.items() if k != labelled[-1]}
+    assert _replay(select_test, partial, "test7")[1] == labelled[-1]
+    # Main rounds 1-2 come first and in sources.json order: two files per code base.
+    first_two = [(src["name"], path) for src, path in select_test.draw(2, "test7")]
+    assert len(first_two) == 2 * len(recall.load_sources("test7"))
+    assert labelled[:len(first_two)] == first_two[0::2] + first_two[1::2]
+    # The apex pool's only file is a main-round file, so the apex top-up draws nothing.
+    apex_pool = [(src["name"], path) for src, path in select_test.topup_order("apex", "test7")]
+    assert apex_pool and set(apex_pool) <= set(first_two)
