@@ -47,7 +47,7 @@ SEED = 15
 PER_REPO = 6
 MAX_LINES = 300
 # At most this many positive labels per file are scored (its first, in file order; `none` lines not capped),
-# so that one long launch script cannot dominate a split's figure. Fixed in test4/, test5/, test6/, test7/ and tuned_t15/SELECTION.md before labelling.
+# so that one long launch script cannot dominate a split's figure. Fixed in test4/ to test7/ and tuned_t15/SELECTION.md before labelling.
 LINE_CAP = {"test4": 40, "test5": 40, "test6": 40, "test7": 40, "tuned_t15": 40}
 
 
