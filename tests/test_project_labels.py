@@ -119,7 +119,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
              {"line": 1, "category": "device"}, {"line": 12, "category": "none"}, {"line": 7, "category": "kernel"}]
     assert [i["line"] for i in mod.capped(items, 2)] == [1, 2, 5, 12]      # 7 and 9 are past the cap
     assert mod.capped(items, None) == items                                # splits without a cap score everything
-    assert mod.LINE_CAP == {"test4": 40, "test5": 40, "test6": 40, "tuned_t15": 40}   # fixed in each SELECTION.md before labelling
+    assert mod.LINE_CAP == {"test4": 40, "test5": 40, "test6": 40, "test7": 40, "tuned_t15": 40}   # fixed in each SELECTION.md before labelling
 
 
 def test_test4_draws_with_its_own_seed_and_size(tmp_path):
@@ -162,5 +162,38 @@ def test_test6_selection_is_exactly_what_its_rule_draws(tmp_path):
     committed = json.loads((split / "selection.json").read_text())
     assert drawn == committed
     assert len({f["repo"] for f in committed["files"]}) >= 12
+    labels = {p.name for p in (split / "labels").glob("*.yaml")}
+    assert labels == {f["repo"] + "__" + f["path"].replace("/", "__") + ".yaml" for f in committed["files"]}
+
+
+def test_test7_selection_is_exactly_what_its_rule_draws(tmp_path):
+    """test7's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1507,
+    7 per repository, then its one extension to 10 fixed before the first draw), the first draw's 56 files are the
+    start of it, and every drawn file, and no other, has a label file."""
+    mod = _module(tmp_path)
+    split = BENCH / "project_files" / "test7"
+    sources = json.loads((split / "sources.json").read_text())["sources"]
+    mod.TREES = BENCH / "_projects"
+    if not all((mod.TREES / s["name"]).is_dir() for s in sources):
+        pytest.skip("test7 trees not fetched (python bench/project_files.py fetch --split test7)")
+    assert mod.DRAWS["test7"] == {"seed": 1507, "per_repo": 7}
+    assert {s.get("per_repo") for s in sources} == {10}                      # the extension, for every repository
+    (mod.HERE / "test7").mkdir(parents=True)
+    (mod.HERE / "test7" / "sources.json").write_text((split / "sources.json").read_text())
+    assert mod.select("test7") == 0
+    drawn = json.loads((mod.HERE / "test7" / "selection.json").read_text())
+    committed = json.loads((split / "selection.json").read_text())
+    assert drawn == committed
+    assert len({f["repo"] for f in committed["files"]}) >= 12
+    # the first draw (7 per repository) is each repository's first files of the extended draw
+    first = [dict(s, per_repo=7) for s in sources]
+    (mod.HERE / "test7" / "sources.json").write_text(json.dumps({"sources": first}))
+    assert mod.select("test7") == 0
+    first_draw = json.loads((mod.HERE / "test7" / "selection.json").read_text())["files"]
+    assert len(first_draw) == 56
+    for repo in {f["repo"] for f in committed["files"]}:
+        mine = [f for f in committed["files"] if f["repo"] == repo]
+        head = [f for f in first_draw if f["repo"] == repo]
+        assert mine[:len(head)] == head
     labels = {p.name for p in (split / "labels").glob("*.yaml")}
     assert labels == {f["repo"] + "__" + f["path"].replace("/", "__") + ".yaml" for f in committed["files"]}
