@@ -104,3 +104,19 @@ def test_performance_hints_in_test_files_are_not_reported(tmp_path):
     found = _found(tmp_path)
     assert not [k for k in found if k[0] == "tests/test_trainer.py" and k[2] == "NPU703"]
     assert [k for k in found if k[0] == "pkg/trainer.py" and k[2] == "NPU703"]
+
+
+def test_a_file_reached_through_a_symlinked_folder_is_audited_not_a_traceback(tmp_path, monkeypatch, capsys):
+    """The report path is relative to the current folder after resolving links (`../scratch/tree/cuda/f.py`),
+    the file's own path is not: the per-backend check must not index past the path's parents (an IndexError
+    once stopped a whole run)."""
+    from auditor.cli import main
+
+    real = tmp_path / "scratch" / "tree"
+    _write(real, "cuda/merge.py", "import torch\nx = torch.cuda.current_device()\n")
+    work = tmp_path / "work"
+    (work / "bench").mkdir(parents=True)
+    (work / "bench" / "trees").symlink_to(real)
+    monkeypatch.chdir(work)
+    assert main(["check", "bench/trees/cuda/merge.py", "--format", "json", "--fail-on", "never", "--no-cache"]) == 0
+    assert '"NPU002"' in capsys.readouterr().out

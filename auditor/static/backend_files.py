@@ -74,6 +74,8 @@ def per_backend_sibling(path: Path, rel: str) -> str | None:
                     _tokens(other) <= _tokens(name):      # `Dockerfile.metax` for `Dockerfile.cuda`
                 return "/".join(parts[:-1] + [other])
     for i in range(len(parts) - 2, -1, -1):       # a folder named for CUDA: `.../cuda/load.py`
+        if parts[i] in ("", ".", "..") or len(parts) - 1 - i >= len(path.parents):
+            break     # `rel` climbs out of the current folder (`../x/cuda/f.py`) or is longer than the path itself
         if _name_backends(parts[i]) != {"cuda"}:
             twin = _backend_twin_folder(str(path.parents[len(parts) - 1 - i]), parts[i])
             if twin is not None:                  # `lightx2v_kernel/` (CUDA sources) beside `lightx2v_kernel_xpu/`
