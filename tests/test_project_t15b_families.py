@@ -141,3 +141,34 @@ def test_precision_option_of_a_cpu_only_command_is_not_reported():
     got = found("demo-training-prepare.sh", script)
     assert not [c for ln, c in got if ln == 4]
     assert (6, "NPU212") in got
+
+
+_AZURE_CUDA_JOB = """\
+jobs:
+  - job: testing
+    pool: "lit-rtx-3090"
+    container:
+      image: "pytorchlightning/pytorch_lightning:base-cuda-py3.10-torch2.0-cuda11.7.1"
+      options: "--gpus=all --shm-size=8gb"
+    steps:
+    - bash: |
+        nvidia-smi
+        python -c "import torch ; assert torch.cuda.device_count() == 2"
+  - job: cpu
+    pool:
+      vmImage: "ubuntu-22.04"
+    steps:
+    - script: nvidia-smi || echo "no GPU"
+"""
+
+
+def test_findings_in_an_azure_job_on_a_cuda_container_are_info(tmp_path):
+    # the same policy as a GitHub Actions job on NVIDIA runners (auditor/static/ci_jobs.py): the job tests the
+    # CUDA build on purpose and stays; a job on a plain CPU pool keeps its severities
+    from tests.static_snippets import findings_in_tree, write_source
+
+    write_source(tmp_path, ".azure/gpu-tests.yml", _AZURE_CUDA_JOB)
+    found = findings_in_tree(tmp_path)
+    lines = {line: sev for (p, line, _code), sev in found.items() if p == ".azure/gpu-tests.yml"}
+    assert lines[9] == "info" and lines[10] == "info"       # nvidia-smi, torch.cuda in the CUDA container's job
+    assert lines[15] == "error"                             # nvidia-smi on the CPU pool: not a CUDA-only job
