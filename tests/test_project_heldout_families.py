@@ -209,7 +209,7 @@ def test_runners_srun_requests_accelerate_gpus_and_ci_expression_names():
         if [[ ${MATRIX_GPU_ARCH_TYPE} = 'cuda' ]]; then echo "cuda build"; fi
         """
     got = found("validate.sh", script)
-    assert [(ln, c) for ln, c in got if ln != 3] == [(2, "NPU440"), (4, "NPU028"), (6, "NPU124"), (6, "NPU124"),
+    assert [(ln, c) for ln, c in got if ln != 3] == [(2, "NPU440"), (4, "NPU028"), (6, "NPU124"),
                                                      (7, "NPU019")]
     assert any(ln == 3 for ln, _ in got)
     workflow = """\

@@ -117,7 +117,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             if id(value) in seen and key is not value:
                 continue          # a node merged in again through a YAML anchor (`<<: *wt103`): reported once
             seen.add(id(value))
-            if isinstance(value.value, str) and (path.rsplit(".", 1)[-1] in _SHELL_KEYS
+            if isinstance(value.value, str) and (path.rsplit(".", 1)[-1] in _SHELL_KEYS or _step_bash(path)
                                                  or _INSTALL_COMMAND_RE.search(value.value)):
                 interpreter = step_shells.get(id(value), "bash")
                 if interpreter.startswith("python"):
@@ -205,6 +205,11 @@ def scan_config_roots(col: Collector, roots: list) -> None:
     for shell_lines in blocks:
         # CI expressions (`${{ matrix.cuda-version }}`) are not shell: same-length placeholders keep the columns
         scan_shell(col, _CI_EXPR_RE.sub(_ci_placeholder, "\n".join(shell_lines).rstrip("\n")))
+
+
+def _step_bash(path: str) -> bool:
+    """Azure Pipelines' `- bash: |` step (its `script:` is in _SHELL_KEYS): a bash script, as `run:` is on GitHub."""
+    return path.rsplit(".", 1)[-1] == "bash" and ".steps." in f".{path}"
 
 
 def _trainer_key(path: str) -> bool:

@@ -249,6 +249,8 @@ def scan_shell(col: Collector, text: str) -> None:
                 col.script_vars[name] = _word(value)
             col.env(name, line, c, twin=_twin(col, node, value, line, c))
             _assignment_setting(col, m, name, value, line, c)
+            if value is not None and value.type in ("string", "raw_string"):
+                _env_list(col, pos, value)
             if value is not None and "IMAGE" in name.upper():         # IMAGE_NAME="nvcr.io/nvidia/pytorch:..."
                 ref = _word(value) if value.type != "string" else value.text.decode()[1:-1]
                 vline, vc = pos.at(value.start_point)
@@ -261,6 +263,9 @@ def scan_shell(col: Collector, text: str) -> None:
                     break
         elif node.type == "command":
             _command(col, m, pos, node, source_tree)
+            name_node = node.child_by_field_name("name")
+            if name_node is not None and name_node.text in (b"echo", b"printf"):
+                _ci_set_variable(col, pos, node)
         elif node.type == "for_statement":
             _loop_values(col, m, pos, node)
         elif node.type == "array":
@@ -335,6 +340,52 @@ def _container_env(col: Collector, pos, words: list[str], nodes: list) -> None:
         line, c = pos.at(nodes[at].start_point)
         c += words[at].find(variable.group(1))
         col.env(variable.group(1), line, c, sets=False)
+
+
+# `OPTIONS_NCCL="NCCL_DEBUG=info NCCL_IB_DISABLE=0 LOCAL_WORLD_SIZE=$N"`, later `run_cmd="${OPTIONS_NCCL} deepspeed
+# ..."`: a string that starts with environment assignments is a command prefix kept for later (CogVLM, SAT scripts)
+_ENV_LIST_RE = re.compile(r"\s*(?:[A-Z_][A-Z0-9_]*=[^\s=]*(?:\s+|$))+")
+_ENV_ITEM_RE = re.compile(r"([A-Z_][A-Z0-9_]*)=")
+# CI logging commands that set a variable for the later steps (Azure Pipelines `##vso[task.setvariable
+# variable=NAME]value`, GitHub's old `::set-env name=NAME::value`): an environment setting written by `echo`
+_CI_SET_VARIABLE_RE = re.compile(r"##vso\[task\.setvariable\s+(?:[^\]]*;\s*)?variable=([A-Za-z_]\w*)|::set-env\s+name=([A-Za-z_]\w*)::")
+
+
+_CPU_RUN_RE = re.compile(r"(?<!\S)--(?:accelerator|device)[= ]cpu(?!\S)")
+_BNB_CONTEXT_RE = re.compile(r"(?<!\S)--(?:bnb_4bit_)?quant_type[= ](?:nf4|fp4)(?!\S)|(?<!\S)--double_quant(?!\S)")
+
+
+def _env_list(col: Collector, pos: "_Positions", value) -> None:
+    """Each `NAME=value` of a string made only of environment assignments, as if the command it prefixes set it."""
+    text = value.text.decode("utf-8", errors="replace")
+    body = text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'" else ""
+    if "=" not in body or not _ENV_LIST_RE.fullmatch(body):
+        return
+    row, byte_col = value.start_point
+    first = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + 2    # 1-based, past the quote
+    for item in re.finditer(r"\S+", body):
+        name = _ENV_ITEM_RE.match(item.group(0))
+        before = body[:item.start()]
+        if name is None:
+            continue
+        ln = row + 1 + before.count("\n")
+        c = first + item.start() if "\n" not in before else item.start() - before.rfind("\n")
+        col.env(name.group(1), ln, c)
+
+
+def _ci_set_variable(col: Collector, pos: "_Positions", node) -> None:
+    """`echo "##vso[task.setvariable variable=CUDA_VISIBLE_DEVICES]$(DEVICES)"`: the step sets that variable."""
+    text = node.text.decode("utf-8", errors="replace")
+    if "##vso[" not in text and "::set-env" not in text:
+        return
+    row, byte_col = node.start_point
+    start = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + 1
+    for hit in _CI_SET_VARIABLE_RE.finditer(text):
+        group = 1 if hit.group(1) else 2
+        before = text[:hit.start(group)]
+        ln = row + 1 + before.count("\n")
+        c = start + hit.start(group) if "\n" not in before else hit.start(group) - before.rfind("\n")
+        col.env(hit.group(group), ln, c)
 
 
 def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) -> None:
@@ -595,6 +646,12 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
     # `torchrun --nproc-per-node=gpu`, `docker run --gpus all`: an option (with its value) as `name --opt=value`;
     # a line that starts with an option is the tail of a command whose continuation broke (`\\` at a line's end)
     first = 0 if words[0].startswith("--") else 1
+    joined = " ".join(words)
+    # `--accelerator cpu` / `--device cpu` on the same command: a precision option there is the CPU's (RWKV's
+    # init step `--accelerator cpu --precision bf16`), the same on an Ascend machine
+    cpu_run = _CPU_RUN_RE.search(joined) is not None
+    # qlora's `--bits 4` beside `--quant_type nf4` / `--double_quant`: bitsandbytes' 4/8-bit loading
+    bnb_bits = _BNB_CONTEXT_RE.search(joined) is not None
     for i, w in enumerate(words[first:], first):
         if not w.startswith("-"):
             continue
@@ -608,6 +665,10 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         if key.startswith("--") and len(key) > 2:       # `--bf16`, `--ds.param_dtype bf16`: a setting
             value = value or "true"
             setting = m.match_setting(setting_path(key), value)
+            if setting is None and bnb_bits and key == "--bits" and value in ("4", "8"):
+                setting = m.match_setting(f"load_in_{value}bit", "true")
+            if setting is not None and cpu_run and setting.category == "precision":
+                setting = None
             col.add(setting, f"{key} {value}", line, c, c + len(w), value=value)
             if setting is None and "=" in value and "," in value and "=" not in w and i + 1 < len(nodes):
                 # `--model_args pretrained=X,dtype=bfloat16`: a list of settings

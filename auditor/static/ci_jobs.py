@@ -1,7 +1,8 @@
 """CI jobs that test the CUDA build on NVIDIA machines (GitHub Actions workflows). Applied once per run, after the
 per-file passes.
 
-A job in `.github/workflows/*.yml` is a CUDA CI job when what it runs on names only NVIDIA / CUDA: its `runs-on`
+A job in `.github/workflows/*.yml` (or an Azure Pipelines job, by its `pool` and `container`) is a CUDA CI job
+when what it runs on names only NVIDIA / CUDA: its `runs-on`
 (`linux.g5.4xlarge.nvidia.gpu`, `[self-hosted, gpu]`), the `runner` or `gpu-arch-type: cuda` it passes to a
 reusable workflow (pytorch/test-infra's `linux_job_v2.yml`), or its `container` image (`nvidia/cuda:12.4...`).
 Such a job chooses the runner's CUDA image and tests the CUDA build on purpose; it never runs on an Ascend host, and
@@ -47,6 +48,57 @@ def _named(node) -> dict:
     return {str(k.value): v for k, v in node.value if isinstance(k, yaml.ScalarNode)}
 
 
+def _is_azure_pipeline(rel: str) -> bool:
+    """Azure Pipelines files live anywhere (`azure-pipelines.yml`, `.azure/gpu-tests.yml`,
+    `.github/azure-gpu-tests.yml`): a YAML file with `azure` in its name or folder."""
+    parts = rel.lower().replace("\\", "/").split("/")
+    return parts[-1].endswith((".yml", ".yaml")) and any("azure" in p for p in parts)
+
+
+def _azure_jobs(root) -> list:
+    """The job mappings of an Azure pipeline: `jobs: [- job: NAME ...]` at the top or under `stages:`."""
+    named = _named(root)
+    lists = [named.get("jobs")]
+    stages = named.get("stages")
+    if isinstance(stages, yaml.SequenceNode):
+        lists += [_named(stage).get("jobs") for stage in stages.value]
+    return [item for jobs in lists if isinstance(jobs, yaml.SequenceNode) for item in jobs.value
+            if "job" in _named(item) or "deployment" in _named(item)]
+
+
+def _all_scalars(node) -> list[str]:
+    if isinstance(node, list):
+        return [s for v in node for s in _all_scalars(v)]
+    if isinstance(node, yaml.ScalarNode):
+        return [str(node.value)]
+    if isinstance(node, yaml.SequenceNode):
+        return [s for v in node.value for s in _all_scalars(v)]
+    if isinstance(node, yaml.MappingNode):
+        return [s for _, v in node.value for s in _all_scalars(v)]
+    return []
+
+
+def azure_cuda_job(job) -> str | None:
+    """Why an Azure Pipelines job runs only on NVIDIA machines (its `pool` name / demands or its `container`
+    image name only CUDA: `container: {image: "...:base-cuda-py3.10-torch2.0-cuda11.7.1"}`), or None."""
+    named = _named(job)
+    pool, container = named.get("pool"), named.get("container")
+    machine = [("pool", pool if isinstance(pool, yaml.ScalarNode) else
+                [v for k, v in _named(pool).items() if k in ("name", "vmImage", "demands")]),
+               ("container", container if isinstance(container, yaml.ScalarNode) else _named(container).get("image"))]
+    words = [(k, s) for k, node in machine for s in _all_scalars(node) if "$(" not in s and "${{" not in s]
+    return _cuda_only(words)
+
+
+def _cuda_only(words: list[tuple[str, str]]) -> str | None:
+    named_backends = [(k, s, backends_in_text(s.replace("-", "_").replace(".", "_").replace(":", "_").replace("/", "_")))
+                      for k, s in words]
+    if any(b - {"cuda"} for _, _, b in named_backends):
+        return None             # a ROCm / XPU / NPU machine too: not a CUDA-only job
+    why = [f"{k}: {s}" for k, s, b in named_backends if b == {"cuda"}]
+    return why[0] if why else None
+
+
 def cuda_job(job) -> str | None:
     """Why a workflow job (its mapping node) runs only on NVIDIA machines (`runs-on: linux.g5.4xlarge.nvidia.gpu`),
     or None."""
@@ -57,12 +109,7 @@ def cuda_job(job) -> str | None:
     words: list[tuple[str, str]] = [(k, s) for k, v in machine.items() for s in _scalars(v) if "${{" not in s]
     if isinstance(arch, yaml.ScalarNode) and "${{" not in str(arch.value):
         words.append(("gpu-arch-type", str(arch.value)))
-    named_backends = [(k, s, backends_in_text(s.replace("-", "_").replace(".", "_").replace(":", "_").replace("/", "_")))
-                      for k, s in words]
-    if any(b - {"cuda"} for _, _, b in named_backends):
-        return None             # a ROCm / XPU / NPU machine too: not a CUDA-only job
-    why = [f"{k}: {s}" for k, s, b in named_backends if b == {"cuda"}]
-    return why[0] if why else None
+    return _cuda_only(words)
 
 
 def cuda_job_spans(text: str) -> list[tuple[int, int, str, str]]:
@@ -77,6 +124,11 @@ def cuda_job_spans(text: str) -> list[tuple[int, int, str, str]]:
         why = cuda_job(job) if isinstance(key, yaml.ScalarNode) else None
         if why is not None:
             out.append((key.start_mark.line + 1, job.end_mark.line + 1, str(key.value), why))
+    for job in _azure_jobs(root):          # Azure Pipelines: `jobs:` is a list of `- job: NAME` mappings
+        why = azure_cuda_job(job)
+        if why is not None:
+            name = _named(job).get("job") or _named(job).get("deployment")
+            out.append((job.start_mark.line + 1, job.end_mark.line + 1, str(getattr(name, "value", "")), why))
     return out
 
 
@@ -85,7 +137,7 @@ def apply_cuda_ci_jobs(results: list, files: Sequence[tuple[Path, str]]) -> int:
     where = {rel: path for path, rel in files}
     lowered = 0
     for result in results:
-        if not _is_workflow(result.path) or not any(f.severity != "info" and not f.data.get("context")
+        if not (_is_workflow(result.path) or _is_azure_pipeline(result.path)) or not any(f.severity != "info" and not f.data.get("context")
                                                     for f in result.findings):
             continue
         path = where.get(result.path)
