@@ -39,13 +39,21 @@ CODES = {"kernel": ("NPU320", "project-cuda-kernel-use"), "attention": ("NPU321"
          "apex": ("NPU322", "project-apex-use"), "distributed": ("NPU135", "project-nccl-use"),
          "third_party": ("NPU417", "project-cuda-package-use")}
 OWN_CODES = frozenset(code for code, _ in CODES.values())
-_CATEGORY_OF_TECH = {"nccl": "distributed", "flash_attn": "attention", "flashattn": "attention",
-                     "flash_attention": "attention"}
+# what a module named for the technology is, without a finding of its own; `cuda_utils.py`, `cudnn.py` say less
+# (device helpers are common): those count only with a finding of one of CATEGORIES
+_CATEGORY_OF_TECH = {"nccl": "distributed", "flash_attn": "attention", "triton": "kernel", "cutlass": "kernel",
+                     "cute": "kernel"}
 # words of a path part that name a CUDA technology (`cuda_kernel.py`, `triton_kernels/`, `nccl/`, `flash_attn_utils`)
 _TECH = re.compile(r"(?:^|_)(nccl|cuda|cudnn|cublas|cutlass|cute|triton|flash_?attn|flash_attention)(?:$|_|s_)")
 _TECH_TEXT = re.compile(r"(?i)nccl|cuda|cudnn|cublas|cutlass|cute\b|triton|flash_?attn")
 _SKIP_TOP = frozenset(sys.stdlib_module_names) | {"torch", "numpy", "typing_extensions", "__future__"}
-_NOTE_DISPATCH = "in a multi-backend dispatch"
+# contexts that leave a finding CUDA-specific (an optional import, a CUDA-only branch): every other context
+# (an NPU path, a backend dispatch, a per-backend member, an NPU twin, Ascend code, another backend) propagates nothing
+_STILL_CUDA = frozenset({"guarded-import", "import-guard", "cuda-available-branch", "test-mark"})
+
+
+def _cuda_specific(f: Finding) -> bool:
+    return f.category in CATEGORIES and f.code not in OWN_CODES and f.data.get("context") in (None, *_STILL_CUDA)
 
 
 def tech_of(rel: str) -> str | None:
@@ -55,7 +63,7 @@ def tech_of(rel: str) -> str | None:
     for part in parts:
         m = _TECH.search(part.lower())
         if m is not None:
-            return m.group(1).replace("flash_attn", "flash_attn")
+            return "flash_attn" if m.group(1).startswith("flash") else m.group(1)
     return None
 
 
@@ -124,9 +132,9 @@ def summarize(tree: ast.Module, findings: Sequence[Finding], rel: str, text: str
             imports.append([stmt.lineno, stmt.level, module,
                             [[a.name, a.asname or a.name] for a in stmt.names]])
         elif isinstance(stmt, ast.Import):
-            names = [[a.name, a.asname or ""] for a in stmt.names if a.name.split(".", 1)[0] not in _SKIP_TOP]
-            if names:
-                imports.append([stmt.lineno, -1, "", names])
+            pairs = [[a.name, a.asname or ""] for a in stmt.names if a.name.split(".", 1)[0] not in _SKIP_TOP]
+            if pairs:
+                imports.append([stmt.lineno, -1, "", pairs])
     tech = tech_of(rel)
     return {"defs": defs, "imports": imports,
             "tech": tech if tech is not None and _TECH_TEXT.search(text) else None}
@@ -196,8 +204,7 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path]) -> 
         name = modules.get(r.path)
         if not summary or name is None:
             continue
-        own = sorted((f for f in r.findings if f.category in CATEGORIES and f.code not in OWN_CODES
-                      and not f.data.get("context")), key=lambda f: f.line)
+        own = sorted((f for f in r.findings if _cuda_specific(f)), key=lambda f: f.line)
         target = _Target(r.path)
         for defined, (start, end) in (summary.get("defs") or {}).items():
             inside = [f for f in own if start <= f.line <= end]
@@ -207,10 +214,11 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path]) -> 
         tech = summary.get("tech")
         if tech and not cuda_backend_module(r.path) and (
                 r.path not in files or per_backend_sibling(files[r.path], r.path) is None) and \
-                not (r.findings and all(f.data.get("context") for f in r.findings)):
-            category = _CATEGORY_OF_TECH.get(tech) or (own[0].category if own else "kernel")
-            line = own[0].line if own else 1
-            target.whole = (category, line, own[0].code if own else "", tech)
+                not (r.findings and all(f.data.get("context") not in (None, *_STILL_CUDA) for f in r.findings)):
+            category = _CATEGORY_OF_TECH.get(tech) or (own[0].category if own else None)
+            if category is not None:
+                line = own[0].line if own else 1
+                target.whole = (category, line, own[0].code if own else "", own[0].symbol if own else tech)
         if target.names or target.whole:
             out[name] = target
     return out
@@ -240,7 +248,7 @@ def propagate(results: list, files: Sequence[tuple[Path, str]], engine_rules: di
 def _wanted(imports: list, me: str, is_package: bool, targets: dict[str, _Target], rel: str) -> list:
     """(import line, local name, kind, info, target rel, module-attribute map or None) for each import of a
     CUDA-specific name or module."""
-    out = []
+    out: list[tuple[Any, ...]] = []
     package = me.rsplit(".", 1)[0] if "." in me else ""
     for line, level, module, names in imports:
         if level == -1:                    # `import a.b.c [as x]`
@@ -279,14 +287,13 @@ def _lookup(name: str, targets: dict[str, _Target], package: str | None) -> _Tar
 def _apply(result, wanted: list, path: Path | None, engine_rules: dict[str, Any]) -> int:
     from auditor.discover import SourceError, read_source
     from auditor.static.backends import apply_context, build_backend_context
-    from auditor.static.engine import decode_source
     from auditor.suppress import Suppressions
 
     if path is None:
         return 0
     try:
         data, _ = read_source(path, 8 * 1024 * 1024)
-        text = decode_source(data)
+        text = _decode(data)
         tree = ast.parse(text)
     except (OSError, SourceError, UnicodeDecodeError, SyntaxError, ValueError, LookupError, RecursionError):
         return 0
@@ -347,12 +354,22 @@ def _apply(result, wanted: list, path: Path | None, engine_rules: dict[str, Any]
     if not new:
         return 0
     ctx = build_backend_context(tree, lines, sorted({f.line for f in new}))
-    new = [f for f in apply_context(new, ctx, result.path) if not f.data.get("context")]
+    new = [f for f in apply_context(new, ctx, result.path) if f.data.get("context") in (None, *_STILL_CUDA)]
     suppressions = Suppressions.of(lines, text)
     new = [f for f in new if not suppressions.covers(f.line, f.end_line, f.code)]
     result.findings = sorted(result.findings + [replace(f, data={k: v for k, v in f.data.items()}) for f in new],
                              key=Finding.sort_key)
     return len(new)
+
+
+def _decode(data: bytes) -> str:
+    """As the engine decodes: a PEP 263 cookie, a UTF-8 BOM."""
+    import io
+    import tokenize
+
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    text = data.decode(encoding)
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 def _dotted(node: ast.expr) -> str | None:
