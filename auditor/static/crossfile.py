@@ -267,8 +267,8 @@ def _wanted(imports: list, me: str, is_package: bool, targets: dict[str, _Target
             if t is None or t.rel == rel:
                 continue
             if name == "*":
-                for defined, info in t.names.items():
-                    out.append((line, defined, "name", info, t.rel, None))
+                for defined, offered in t.names.items():
+                    out.append((line, defined, "name", offered, t.rel, None))
                 continue
             info = t.names.get(name) or t.whole
             if info is not None:
