@@ -106,6 +106,7 @@ def summarize(tree: ast.Module, findings: Sequence[Finding], rel: str, text: str
     """The file's part of the cross-file pass (JSON-able, kept in the cache entry)."""
     defs: dict[str, list[int]] = {}
     lines = sorted({f.line for f in findings if f.category in CATEGORIES and f.code not in OWN_CODES})
+    every = sorted({f.line for f in findings if f.code not in OWN_CODES})
     if lines:
         import bisect
 
@@ -119,7 +120,7 @@ def summarize(tree: ast.Module, findings: Sequence[Finding], rel: str, text: str
                 if not isinstance(stmt, ast.ImportFrom):
                     continue       # `import flash_attn` binds the package itself: its uses are already findings
             names = _bound_names(stmt)
-            if isinstance(stmt, ast.ClassDef) and not _mostly_cuda(stmt, lines):
+            if isinstance(stmt, ast.ClassDef) and not _mostly_cuda(stmt, lines, every):
                 continue
             for name in names:
                 defs.setdefault(name, [start, end])
@@ -140,14 +141,18 @@ def summarize(tree: ast.Module, findings: Sequence[Finding], rel: str, text: str
             "tech": tech if tech is not None and _TECH_TEXT.search(text) else None}
 
 
-def _mostly_cuda(cls: ast.ClassDef, lines: list[int]) -> bool:
-    """A class is CUDA-specific when at least half of its methods (or its class body) hold a finding: a trainer
-    with one `backend="nccl"` among forty methods is not."""
+def _mostly_cuda(cls: ast.ClassDef, lines: list[int], every: list[int]) -> bool:
+    """A class is CUDA-specific when its header (bases, decorators) or at least half of its methods hold a finding:
+    a trainer with one `backend="nccl"` among forty methods is not."""
     import bisect
 
     methods = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
     if not methods:
         return True
+    header = (min([cls.lineno] + [d.lineno for d in cls.decorator_list]), cls.body[0].lineno - 1)
+    i = bisect.bisect_left(every, header[0])
+    if i < len(every) and every[i] <= header[1]:
+        return True         # a base class or decorator named for CUDA (`class FusedEmaAdamBuilder(CUDAOpBuilder)`)
     hit = 0
     for m in methods:
         i = bisect.bisect_left(lines, m.lineno)
@@ -279,8 +284,15 @@ def _wanted(imports: list, me: str, is_package: bool, targets: dict[str, _Target
 def _lookup(name: str, targets: dict[str, _Target], package: str | None) -> _Target | None:
     if name in targets:
         return targets[name]
-    if package:                 # a script's sibling import (`from cuda_kernel import X` beside it)
-        return targets.get(f"{package}.{name}")
+    if package is None:
+        return None
+    if package and f"{package}.{name}" in targets:   # a script's sibling import (`from cuda_kernel import X` beside it)
+        return targets[f"{package}.{name}"]
+    parts = name.split(".")
+    for i in range(1, len(parts) - 1):    # a folder inside the package was audited: `sat.ops.x.y` is `x.y` here
+        hit = targets.get(".".join(parts[i:]))
+        if hit is not None:
+            return hit
     return None
 
 
