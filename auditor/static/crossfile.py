@@ -47,13 +47,18 @@ _CATEGORY_OF_TECH = {"nccl": "distributed", "flash_attn": "attention", "triton":
 _TECH = re.compile(r"(?:^|_)(nccl|cuda|cudnn|cublas|cutlass|cute|triton|flash_?attn|flash_attention)(?:$|_|s_)")
 _TECH_TEXT = re.compile(r"(?i)nccl|cuda|cudnn|cublas|cutlass|cute\b|triton|flash_?attn")
 _SKIP_TOP = frozenset(sys.stdlib_module_names) | {"torch", "numpy", "typing_extensions", "__future__"}
-# contexts that leave a finding CUDA-specific (an optional import, a CUDA-only branch): every other context
-# (an NPU path, a backend dispatch, a per-backend member, an NPU twin, Ascend code, another backend) propagates nothing
-_STILL_CUDA = frozenset({"guarded-import", "import-guard", "cuda-available-branch", "test-mark"})
+# contexts that leave a finding CUDA-specific (a CUDA-only branch, a guard never true on Ascend): every other
+# context propagates nothing: an NPU path, a backend dispatch, a per-backend member, an NPU twin, Ascend code, another
+# backend, and an optional import under a guard (`try: import flash_attn` ... else SDPA: the code has a path without
+# it, so its callers run on Ascend as written; DiffSynth's `flash_attention`)
+_STILL_CUDA = frozenset({"import-guard", "cuda-available-branch", "test-mark"})
 
 
-def _cuda_specific(f: Finding) -> bool:
-    return f.category in CATEGORIES and f.code not in OWN_CODES and f.data.get("context") in (None, *_STILL_CUDA)
+def _cuda_specific(f: Finding, flag_codes: frozenset[str] = frozenset()) -> bool:
+    """A finding that makes its definition CUDA-specific. Not a flag check (`if FLASH_ATTN_3_AVAILABLE:`, flagname
+    rules): a definition that only asks is a dispatch with another path."""
+    return f.category in CATEGORIES and f.code not in OWN_CODES and f.code not in flag_codes and \
+        f.data.get("context") in (None, *_STILL_CUDA)
 
 
 def tech_of(rel: str) -> str | None:
@@ -199,7 +204,8 @@ class _Target:
         self.whole: tuple[str, int, str, str] | None = None
 
 
-def _targets(results: list, modules: dict[str, str], files: dict[str, Path]) -> dict[str, _Target]:
+def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
+             flag_codes: frozenset[str] = frozenset()) -> dict[str, _Target]:
     from auditor.static.backend_files import per_backend_sibling
     from auditor.static.backends import cuda_backend_module
 
@@ -209,7 +215,7 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path]) -> 
         name = modules.get(r.path)
         if not summary or name is None:
             continue
-        own = sorted((f for f in r.findings if _cuda_specific(f)), key=lambda f: f.line)
+        own = sorted((f for f in r.findings if _cuda_specific(f, flag_codes)), key=lambda f: f.line)
         target = _Target(r.path)
         for defined, (start, end) in (summary.get("defs") or {}).items():
             inside = [f for f in own if start <= f.line <= end]
@@ -234,7 +240,9 @@ def propagate(results: list, files: Sequence[tuple[Path, str]], engine_rules: di
     rels = [rel for _, rel in files]
     modules = module_names(rels)
     by_path = {rel: path for path, rel in files}
-    targets = _targets(results, modules, by_path)
+    flag_codes = frozenset(code for code, rule in engine_rules.items()
+                           if "flagname" in (getattr(rule, "match", None) or {}))
+    targets = _targets(results, modules, by_path, flag_codes)
     if not targets:
         return 0
     added = 0
