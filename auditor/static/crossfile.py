@@ -55,10 +55,11 @@ _STILL_CUDA = frozenset({"import-guard", "cuda-available-branch", "test-mark"})
 
 
 def _cuda_specific(f: Finding, flag_codes: frozenset[str] = frozenset()) -> bool:
-    """A finding that makes its definition CUDA-specific. Not a flag check (`if FLASH_ATTN_3_AVAILABLE:`, flagname
-    rules): a definition that only asks is a dispatch with another path."""
-    return f.category in CATEGORIES and f.code not in OWN_CODES and f.code not in flag_codes and \
-        f.data.get("context") in (None, *_STILL_CUDA)
+    """A finding that makes its definition CUDA-specific: an error or a warning (an info finding runs on Ascend:
+    DiffSynth's `parse_nccl_backend` is named for NCCL and answers "hccl" on an NPU), not a flag check
+    (`if FLASH_ATTN_3_AVAILABLE:`, flagname rules: a definition that only asks is a dispatch with another path)."""
+    return f.category in CATEGORIES and f.severity != "info" and f.code not in OWN_CODES and \
+        f.code not in flag_codes and f.data.get("context") in (None, *_STILL_CUDA)
 
 
 def tech_of(rel: str) -> str | None:
