@@ -64,6 +64,7 @@ class OpAllReduce(torch.autograd.Function):
 # a flash-attn wrapper in a utils module, used by a model file (ring-flash-attn / yunchang style)
 UTILS = '''\
 import torch
+from transformers import AutoModelForCausalLM, BitsAndBytesConfig
 
 try:
     from flash_attn.flash_attn_interface import _flash_attn_varlen_forward
@@ -81,6 +82,13 @@ def select_flash_attn_impl(impl_type, stage="fwd-bwd"):
     if impl_type == "fa":
         return flash_attn_func
     raise ValueError(impl_type)
+
+
+def load_model(path, use_bnb=False):
+    kwargs = {}
+    if use_bnb:
+        kwargs["quantization_config"] = BitsAndBytesConfig(load_in_4bit=True)
+    return AutoModelForCausalLM.from_pretrained(path, **kwargs)
 '''
 
 LAYER = '''\
@@ -122,6 +130,7 @@ def _project(tmp_path: Path) -> Path:
         "pkg/nccl/__init__.py": NCCL_INIT, "pkg/nccl/enums.py": "ncclSum = 0\n",
         "pkg/distributed/__init__.py": "", "pkg/distributed/ops.py": OPS,
         "pkg/attn/__init__.py": "", "pkg/attn/utils.py": UTILS, "pkg/attn/layer.py": LAYER,
+        "pkg/train.py": "from .attn.utils import load_model\n\nmodel = load_model('gpt2')\n",
     })
     return root
 
@@ -147,6 +156,7 @@ def test_uses_of_a_local_nccl_binding_and_a_flash_attn_wrapper(tmp_path):
     assert {code for _, code, _ in layer} == {"NPU321"}
     assert all(sym != "pad_to" for _, _, sym in layer)       # a neutral helper of the same module propagates nothing
     assert "pkg/attn/utils.py" not in found                  # the definitions keep their own findings only
+    assert "pkg/train.py" not in found       # bitsandbytes only `if use_bnb:`: a loader with an option, not CUDA code
 
 
 def test_per_backend_member_and_dispatch_propagate_nothing(tmp_path):

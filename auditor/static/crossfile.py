@@ -110,7 +110,7 @@ def _bound_names(stmt: ast.stmt) -> list[str]:
 
 def summarize(tree: ast.Module, findings: Sequence[Finding], rel: str, text: str) -> dict[str, Any]:
     """The file's part of the cross-file pass (JSON-able, kept in the cache entry)."""
-    defs: dict[str, list[int]] = {}
+    defs: dict[str, list[list[int]]] = {}
     lines = sorted({f.line for f in findings if f.category in CATEGORIES and f.code not in OWN_CODES})
     every = sorted({f.line for f in findings if f.code not in OWN_CODES})
     if lines:
@@ -128,8 +128,10 @@ def summarize(tree: ast.Module, findings: Sequence[Finding], rel: str, text: str
             names = _bound_names(stmt)
             if isinstance(stmt, ast.ClassDef) and not _mostly_cuda(stmt, lines, every):
                 continue
+            spans = _unconditional(stmt, start) if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                else [[start, end]]
             for name in names:
-                defs.setdefault(name, [start, end])
+                defs.setdefault(name, spans)
     imports: list[list[Any]] = []
     for stmt in _statements(tree.body):
         if isinstance(stmt, ast.ImportFrom):
@@ -145,6 +147,21 @@ def summarize(tree: ast.Module, findings: Sequence[Finding], rel: str, text: str
     tech = tech_of(rel)
     return {"defs": defs, "imports": imports,
             "tech": tech if tech is not None and _TECH_TEXT.search(text) else None}
+
+
+_CONDITIONAL = (ast.If, ast.Try) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ()) + \
+    ((ast.Match,) if hasattr(ast, "Match") else ())
+
+
+def _unconditional(fn: ast.FunctionDef | ast.AsyncFunctionDef, start: int) -> list[list[int]]:
+    """The line spans of a function that run on every call: its header and its body's statements other than an
+    `if` / `try` / `match` (align-anything's 400-line `load_pretrained_models` builds a BitsAndBytesConfig only
+    `if bnb_cfgs.use_bnb:`; its callers are not CUDA-specific). A loop or a `with` counts whole."""
+    spans = [[start, fn.body[0].lineno - 1 if fn.body[0].lineno > fn.lineno else fn.lineno]]
+    for stmt in fn.body:
+        if not isinstance(stmt, _CONDITIONAL):
+            spans.append([stmt.lineno, stmt.end_lineno or stmt.lineno])
+    return spans
 
 
 def _mostly_cuda(cls: ast.ClassDef, lines: list[int], every: list[int]) -> bool:
@@ -218,8 +235,10 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
             continue
         own = sorted((f for f in r.findings if _cuda_specific(f, flag_codes)), key=lambda f: f.line)
         target = _Target(r.path)
-        for defined, (start, end) in (summary.get("defs") or {}).items():
-            inside = [f for f in own if start <= f.line <= end]
+        for defined, spans in (summary.get("defs") or {}).items():
+            if spans and isinstance(spans[0], int):
+                spans = [spans]
+            inside = [f for f in own if any(start <= f.line <= end for start, end in spans)]
             if inside:
                 f = inside[0]
                 target.names[defined] = (f.category, f.line, f.code, f.symbol)
