@@ -155,12 +155,22 @@ _CONDITIONAL = (ast.If, ast.Try) + ((ast.TryStar,) if hasattr(ast, "TryStar") el
 
 def _unconditional(fn: ast.FunctionDef | ast.AsyncFunctionDef, start: int) -> list[list[int]]:
     """The line spans of a function that run on every call: its header and its body's statements other than an
-    `if` / `try` / `match` (align-anything's 400-line `load_pretrained_models` builds a BitsAndBytesConfig only
-    `if bnb_cfgs.use_bnb:`; its callers are not CUDA-specific). A loop or a `with` counts whole."""
+    `if` / `try` / `match`, also inside a `with` or a loop (align-anything's 400-line `load_pretrained_models` builds a BitsAndBytesConfig only
+    `if bnb_cfgs.use_bnb:`; its callers are not CUDA-specific)."""
     spans = [[start, fn.body[0].lineno - 1 if fn.body[0].lineno > fn.lineno else fn.lineno]]
-    for stmt in fn.body:
-        if not isinstance(stmt, _CONDITIONAL):
-            spans.append([stmt.lineno, stmt.end_lineno or stmt.lineno])
+
+    def walk(body: list[ast.stmt]) -> None:
+        for stmt in body:
+            if isinstance(stmt, _CONDITIONAL):
+                continue
+            inner = getattr(stmt, "body", None)
+            if isinstance(stmt, (ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)) and inner:
+                spans.append([stmt.lineno, inner[0].lineno - 1 if inner[0].lineno > stmt.lineno else stmt.lineno])
+                walk(inner)      # torchchat's `with torch.no_grad():` around the whole of `main`
+            else:
+                spans.append([stmt.lineno, stmt.end_lineno or stmt.lineno])
+
+    walk(fn.body)
     return spans
 
 
