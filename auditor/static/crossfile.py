@@ -211,7 +211,11 @@ def module_names(rels: Sequence[str]) -> dict[str, str]:
             i -= 1
         if names:
             out[rel] = ".".join(names)
-    return out
+    seen: dict[str, int] = {}
+    for name in out.values():
+        seen[name] = seen.get(name, 0) + 1
+    # two files outside any package with one stem (`a/utils.py`, `b/utils.py`): which one an import means is unknown
+    return {rel: name for rel, name in out.items() if seen[name] == 1}
 
 
 def _resolve(module: str, level: int, importer: str, is_package: bool) -> str:
@@ -300,6 +304,8 @@ def _wanted(imports: list, me: str, is_package: bool, targets: dict[str, _Target
                 if t is not None and t.rel != rel:
                     out.append((line, alias or full, "module", t.whole, t.rel, t.names))
             continue
+        if level > 0 and "." not in me and not is_package:
+            continue            # a relative import in a file outside a package (its folder has no __init__.py)
         resolved = _resolve(module, level, me, is_package)
         t = _lookup(resolved, targets, package if level == 0 else None)
         for name, alias in names:
