@@ -23,7 +23,7 @@ from auditor.data import rules_dir, tables_dir
 
 CACHE_FOLDER = ".npu-audit-cache"
 DEFAULT_CACHE_DIR = CACHE_FOLDER            # kept for callers that name the folder
-FORMAT = 2
+FORMAT = 3                                  # 3: entries carry the cross-file summary
 KEEP_INDEXES = 4                            # indexes for other keys kept per folder (a few selections/targets)
 _PACKAGE_DIR = Path(__file__).resolve().parent
 

@@ -97,3 +97,4 @@ class FileResult:
     error: FileError | None = None
     lines: int = 0
     suppressed: int = 0
+    summary: dict[str, Any] | None = None    # what the cross-file pass needs (auditor/static/crossfile.py)

@@ -13,6 +13,8 @@ from auditor.findings import CATEGORIES, EFFORTS, FIX_APPLICABILITY, SEVERITIES
 from auditor.target import PRODUCTS
 
 MATCHER_KINDS = ("qualname", "method", "attribute", "string", "env", "import", "file", "coverage", "dynamic",
+                 # the cross-file pass (auditor/static/crossfile.py): uses of the project's own CUDA-specific code
+                 "crossfile",
                  "callname", "flagname", "keyword",
                  # project files (auditor/project/): dependency pins, shell commands, base images, config settings
                  "requirement", "command", "image", "setting")

@@ -18,6 +18,7 @@ from auditor.rules import load_rules
 from auditor.static.engine import MAX_FILE_BYTES, FileResult, StaticEngine
 from auditor.static.backend_files import apply_backend_files, drop_test_performance_hints, drop_unread_cudnn_vars
 from auditor.static.ci_jobs import apply_cuda_ci_jobs
+from auditor.static.crossfile import propagate
 from auditor.static.backends import apply_ascend_project, apply_other_backend_files, apply_transfer_packages
 from auditor.static.frameworks import apply_other_frameworks
 from auditor.static.firstparty import drop_first_party, first_party_packages
@@ -128,6 +129,7 @@ def _to_payload(result: FileResult) -> dict[str, Any]:
         "error": result.error.to_dict() if result.error else None,
         "lines": result.lines,
         "suppressed": result.suppressed,
+        "summary": result.summary,
     }
 
 
@@ -135,7 +137,9 @@ def _from_payload(rel: str, entry: dict[str, Any]) -> FileResult:
     findings = [Finding.from_dict({**d, "path": rel}) for d in entry["findings"]]
     err = entry.get("error")
     error = FileError(**{**err, "path": rel}) if err else None
-    return FileResult(rel, findings=findings, error=error, lines=entry["lines"], suppressed=entry["suppressed"])
+    summary = entry.get("summary")
+    return FileResult(rel, findings=findings, error=error, lines=entry["lines"], suppressed=entry["suppressed"],
+                      summary=summary if isinstance(summary, dict) else None)
 
 
 def run_static(
@@ -223,6 +227,9 @@ def run_static(
     apply_other_frameworks(run.results, found.files)    # `bert/paddle/`: PaddlePaddle code, torch_npu does not apply
     drop_unread_cudnn_vars(run.results)             # `CUDNN_DETERMINISTIC`: read by nothing
     drop_test_performance_hints(run.results)        # `.item()` in a test's loop
+    # uses in other files of the tree's own CUDA-specific code: recomputed on every run from the per-file summaries
+    # (cached or not), so a changed module changes its importers' findings
+    propagate(run.results, found.files, {r.code: r for r in load_rules()})
     run.results.sort(key=lambda r: r.path)
     run.errors.extend(r.error for r in run.results if r.error is not None)
     run.duration_s = time.perf_counter() - start

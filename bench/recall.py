@@ -13,6 +13,8 @@
                                             the labels: recall per category, false hits, unlabelled hits
     python bench/recall.py run --findings F score an existing `audit --format json` document instead
     python bench/recall.py run -- ARGS...   pass ARGS to audit (e.g. -- --product 910a --torch-npu v2.7)
+    python bench/recall.py run --with-package  audit each sampled file with the Python files of its package
+                                            (the cross-file pass sees the modules it imports); scores the same files
     python bench/recall.py fill LABELS...   write sha256 and line texts into labels files (labelling aid)
 
 Scoring: a labelled line is found when any finding starts on it (finding.line); it is found in the
@@ -435,14 +437,35 @@ def print_table(r: dict, split: str = "") -> None:
             print(f"  {e}")
 
 
-def run_audit(labels: list[LabelledFile], audit_cmd: list[str], extra: list[str]) -> dict:
+def package_root(lf: LabelledFile) -> Path:
+    """The outermost folder above a labelled file that is still a Python package (holds __init__.py); the
+    file's own folder when it is in none."""
+    folder = lf.corpus_file.parent
+    top = source_dir(lf.package, lf.version)
+    while folder != top and (folder / "__init__.py").exists() and (folder.parent / "__init__.py").exists():
+        folder = folder.parent
+    return folder
+
+
+def run_audit(labels: list[LabelledFile], audit_cmd: list[str], extra: list[str],
+              with_package: bool = False) -> dict:
     """Copy the sampled files into one temporary tree (<package>/<path>) and audit it once.
 
     A temporary tree outside the repository keeps any [tool.*] config of this repository out of
-    the measurement, and one process is much faster than one per file.
+    the measurement, and one process is much faster than one per file. with_package: the Python
+    files of each sampled file's package come along (the cross-file pass reads the modules a sampled
+    file imports); only the sampled files are scored.
     """
     with tempfile.TemporaryDirectory(prefix="npu-audit-recall-") as tmp:
         root = Path(tmp)
+        if with_package:
+            for pkg in sorted({(lf.package, lf.version, package_root(lf)) for lf in labels}):
+                top = source_dir(pkg[0], pkg[1])
+                for src in pkg[2].rglob("*.py"):
+                    if src.is_file() and not src.is_symlink():
+                        dest = root / pkg[0] / src.relative_to(top)
+                        dest.parent.mkdir(parents=True, exist_ok=True)
+                        shutil.copyfile(src, dest)
         for lf in labels:
             dest = root / lf.key
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -484,7 +507,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             audit_cmd = args.audit.split() if args.audit else default_audit_cmd()
             extra = [a for a in args.audit_args if a != "--"]
-            doc = run_audit(labels, audit_cmd, extra)
+            doc = run_audit(labels, audit_cmd, extra, with_package=args.with_package)
         results[split] = score(labels, doc)
         add_texts(results[split], labels)
     if args.json:
@@ -534,6 +557,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="score this `audit --format json` output instead of running audit "
                         "(paths must be <package>/<path inside the archive>)")
     r.add_argument("--audit", metavar="CMD", help="audit command (default: the venv's `audit`)")
+    r.add_argument("--with-package", action="store_true",
+                   help="audit each sampled file with the Python files of its package (the cross-file pass "
+                        "sees the modules it imports); only the sampled files are scored")
     r.add_argument("audit_args", nargs=argparse.REMAINDER,
                    help="after `--`: extra arguments for audit, e.g. -- --product 910a")
     fl = sub.add_parser("fill", help="write sha256 and line texts into labels files")

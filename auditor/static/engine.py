@@ -28,6 +28,7 @@ from auditor.static.backends import (apply_context, as_info, build_backend_conte
                                      under_transfer_to_npu, variable_with_npu)
 from auditor.static.compiled import WORD_RE, CompiledRules
 from auditor.static.host_values import on_host
+from auditor.static.crossfile import summarize
 from auditor.static.context import _WHOLE_FILE, HOLE, FileContext, adopt_local_refs, build_context
 from auditor.static import largefile
 from auditor.static.flags import derived_flag_findings
@@ -412,6 +413,7 @@ class StaticEngine:
         flag_hits = c.flag_offsets(text)
         if not (words & c.file_words) and not (c.trigger_prefix_re and c.trigger_prefix_re.search(text)) \
                 and not flag_hits and not (c.module_glob_re and c.module_glob_re.search(text)):
+            result.summary = summarize(tree, (), rel, text)     # its imports, for the cross-file pass
             return result
         ctx = build_context(tree)
         if ctx.local_refs:
@@ -510,6 +512,7 @@ class StaticEngine:
             if imports_transfer_to_npu(text):    # the file patches torch for Ascend itself
                 result.findings = under_transfer_to_npu(result.findings, "this file")
         result.findings.sort(key=Finding.sort_key)
+        result.summary = summarize(tree, result.findings, rel, text)     # auditor/static/crossfile.py
         return result
 
     def _cuda_only_package(self, qual: str) -> bool:

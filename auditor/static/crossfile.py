@@ -1,0 +1,439 @@
+"""Cross-file propagation: every use, in other files of the project, of the project's own CUDA-specific code.
+
+A port moves a project's NCCL binding (`bmtrain/nccl/`), its Triton kernels (`triton_kernels/gemm_kernels.py`), its
+flash-attn wrapper (`select_flash_attn_impl`) or its op builder together with every call site; the per-file pass sees
+the definition but not `from ..nccl import allReduce as ncclAllReduce` ... `ncclAllReduce(...)` in another file.
+
+Two steps, so that the result cache stays correct:
+
+1. Per file (`summarize`, in the worker, stored with the file's cache entry): what the file defines at top level
+   whose statement holds a finding (candidate spans), whether the file is named for a CUDA technology, and the
+   imports it makes of modules that may be the project's own.
+2. Per run (`propagate`, after every per-file result and the tree-wide passes, recomputed on every run from the
+   summaries, cached or not): module names from paths (packages with `__init__.py`), relative imports resolved;
+   a top-level definition is CUDA-specific when its statement still holds a finding of category kernel /
+   attention / distributed / apex / third_party that is not in a multi-backend context (the per-file and tree-wide
+   passes mark those: NPU branches, backend tables, `backends/cuda/` members, NPU twins); a module is CUDA-specific
+   as a whole when a part of its path is named for the technology (`nccl/`, `cuda_kernel.py`, `triton_kernels/`,
+   `flash_attn_utils.py`) and it is not the CUDA member of a per-backend set. The importers of those names (only
+   they) are read again with `ast`: the import line and every line that uses an imported name (call, attribute,
+   default value `attn_type=AttnType.FA`) get one info finding of the definition's category (NPU320-322, NPU135,
+   NPU417), never a fix; a use inside an NPU / multi-backend dispatch of the importer gets none.
+
+One level only: a function that calls a CUDA-specific function of another module is not itself made CUDA-specific
+(its own findings, if any, already are).
+"""
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Sequence
+
+from auditor.findings import Finding
+
+CATEGORIES = ("kernel", "attention", "distributed", "apex", "third_party")
+CODES = {"kernel": ("NPU320", "project-cuda-kernel-use"), "attention": ("NPU321", "project-attention-use"),
+         "apex": ("NPU322", "project-apex-use"), "distributed": ("NPU135", "project-nccl-use"),
+         "third_party": ("NPU417", "project-cuda-package-use")}
+OWN_CODES = frozenset(code for code, _ in CODES.values())
+# what a module named for the technology is, without a finding of its own; `cuda_utils.py`, `cudnn.py` say less
+# (device helpers are common): those count only with a finding of one of CATEGORIES
+_CATEGORY_OF_TECH = {"nccl": "distributed", "flash_attn": "attention", "triton": "kernel", "cutlass": "kernel",
+                     "cute": "kernel"}
+# words of a path part that name a CUDA technology (`cuda_kernel.py`, `triton_kernels/`, `nccl/`, `flash_attn_utils`)
+_TECH = re.compile(r"(?:^|_)(nccl|cuda|cudnn|cublas|cutlass|cute|triton|flash_?attn|flash_attention)(?:$|_|s_)")
+_TECH_TEXT = re.compile(r"(?i)nccl|cuda|cudnn|cublas|cutlass|cute\b|triton|flash_?attn")
+_SKIP_TOP = frozenset(sys.stdlib_module_names) | {"torch", "numpy", "typing_extensions", "__future__"}
+# contexts that leave a finding CUDA-specific (a CUDA-only branch, a guard never true on Ascend): every other
+# context propagates nothing: an NPU path, a backend dispatch, a per-backend member, an NPU twin, Ascend code, another
+# backend, and an optional import under a guard (`try: import flash_attn` ... else SDPA: the code has a path without
+# it, so its callers run on Ascend as written; DiffSynth's `flash_attention`)
+_STILL_CUDA = frozenset({"import-guard", "cuda-available-branch", "test-mark"})
+
+
+def _cuda_specific(f: Finding, flag_codes: frozenset[str] = frozenset()) -> bool:
+    """A finding that makes its definition CUDA-specific: an error or a warning (an info finding runs on Ascend:
+    DiffSynth's `parse_nccl_backend` is named for NCCL and answers "hccl" on an NPU), not a flag check
+    (`if FLASH_ATTN_3_AVAILABLE:`, flagname rules: a definition that only asks is a dispatch with another path)."""
+    return f.category in CATEGORIES and f.severity != "info" and f.code not in OWN_CODES and \
+        f.code not in flag_codes and f.data.get("context") in (None, *_STILL_CUDA)
+
+
+def tech_of(rel: str) -> str | None:
+    """The technology a path part of `rel` is named for (`bmtrain/nccl/__init__.py` -> nccl), or None."""
+    parts = rel.replace("\\", "/").split("/")
+    parts[-1] = parts[-1].rsplit(".", 1)[0]
+    for part in parts:
+        m = _TECH.search(part.lower())
+        if m is not None:
+            return "flash_attn" if m.group(1).startswith("flash") else m.group(1)
+    return None
+
+
+def _statements(body: list[ast.stmt]):
+    for stmt in body:
+        yield stmt
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list):
+                yield from _statements(inner)
+        for handler in getattr(stmt, "handlers", ()):
+            yield from _statements(handler.body)
+
+
+def _bound_names(stmt: ast.stmt) -> list[str]:
+    """The names a top-level statement binds (a def, a class, assignments and imports, also inside a top-level
+    `try:` / `if:` such as `try: from flash_attn import f` ... `HAS_FLASH_ATTN = True`)."""
+    out: list[str] = []
+    for node in _statements([stmt]):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.append(node.name)
+            continue        # (its body's names are local)
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.ImportFrom):
+            out += [a.asname or a.name for a in node.names if a.name != "*"]
+            continue
+        else:
+            continue
+        for target in targets:
+            for t in ast.walk(target):
+                if isinstance(t, ast.Name):
+                    out.append(t.id)
+    return out
+
+
+def summarize(tree: ast.Module, findings: Sequence[Finding], rel: str, text: str) -> dict[str, Any]:
+    """The file's part of the cross-file pass (JSON-able, kept in the cache entry)."""
+    defs: dict[str, list[list[int]]] = {}
+    lines = sorted({f.line for f in findings if f.category in CATEGORIES and f.code not in OWN_CODES})
+    every = sorted({f.line for f in findings if f.code not in OWN_CODES})
+    if lines:
+        import bisect
+
+        for stmt in tree.body:
+            start = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
+            end = stmt.end_lineno or stmt.lineno
+            i = bisect.bisect_left(lines, start)
+            if i == len(lines) or lines[i] > end:
+                continue
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)) or isinstance(stmt, ast.Expr):
+                if not isinstance(stmt, ast.ImportFrom):
+                    continue       # `import flash_attn` binds the package itself: its uses are already findings
+            names = _bound_names(stmt)
+            if isinstance(stmt, ast.ClassDef) and not _mostly_cuda(stmt, lines, every):
+                continue
+            spans = _unconditional(stmt, start) if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                else [[start, end]]
+            for name in names:
+                defs.setdefault(name, spans)
+    imports: list[list[Any]] = []
+    for stmt in _statements(tree.body):
+        if isinstance(stmt, ast.ImportFrom):
+            module = stmt.module or ""
+            if stmt.level == 0 and module.split(".", 1)[0] in _SKIP_TOP:
+                continue
+            imports.append([stmt.lineno, stmt.level, module,
+                            [[a.name, a.asname or a.name] for a in stmt.names]])
+        elif isinstance(stmt, ast.Import):
+            pairs = [[a.name, a.asname or ""] for a in stmt.names if a.name.split(".", 1)[0] not in _SKIP_TOP]
+            if pairs:
+                imports.append([stmt.lineno, -1, "", pairs])
+    tech = tech_of(rel)
+    return {"defs": defs, "imports": imports,
+            "tech": tech if tech is not None and _TECH_TEXT.search(text) else None}
+
+
+_CONDITIONAL = (ast.If, ast.Try) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ()) + \
+    ((ast.Match,) if hasattr(ast, "Match") else ())
+
+
+def _unconditional(fn: ast.FunctionDef | ast.AsyncFunctionDef, start: int) -> list[list[int]]:
+    """The line spans of a function that run on every call: its header and its body's statements other than an
+    `if` / `try` / `match`, also inside a `with` or a loop (align-anything's 400-line `load_pretrained_models` builds a BitsAndBytesConfig only
+    `if bnb_cfgs.use_bnb:`; its callers are not CUDA-specific)."""
+    spans = [[start, fn.body[0].lineno - 1 if fn.body[0].lineno > fn.lineno else fn.lineno]]
+
+    def walk(body: list[ast.stmt]) -> None:
+        for stmt in body:
+            if isinstance(stmt, _CONDITIONAL):
+                continue
+            inner = getattr(stmt, "body", None)
+            if isinstance(stmt, (ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)) and inner:
+                spans.append([stmt.lineno, inner[0].lineno - 1 if inner[0].lineno > stmt.lineno else stmt.lineno])
+                walk(inner)      # torchchat's `with torch.no_grad():` around the whole of `main`
+            else:
+                spans.append([stmt.lineno, stmt.end_lineno or stmt.lineno])
+
+    walk(fn.body)
+    return spans
+
+
+def _mostly_cuda(cls: ast.ClassDef, lines: list[int], every: list[int]) -> bool:
+    """A class is CUDA-specific when its header (bases, decorators) or at least half of its methods hold a finding:
+    a trainer with one `backend="nccl"` among forty methods is not."""
+    import bisect
+
+    methods = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if not methods:
+        return True
+    header = (min([cls.lineno] + [d.lineno for d in cls.decorator_list]), cls.body[0].lineno - 1)
+    i = bisect.bisect_left(every, header[0])
+    if i < len(every) and every[i] <= header[1]:
+        return True         # a base class or decorator named for CUDA (`class FusedEmaAdamBuilder(CUDAOpBuilder)`)
+    hit = 0
+    for m in methods:
+        i = bisect.bisect_left(lines, m.lineno)
+        hit += i < len(lines) and lines[i] <= (m.end_lineno or m.lineno)
+    return hit * 2 >= len(methods)
+
+
+# -- the per-run pass ----------------------------------------------------------------------------------------
+
+def module_names(rels: Sequence[str]) -> dict[str, str]:
+    """rel path of each .py file -> its dotted module name (packages are folders with `__init__.py`; a file outside
+    any package is named by its stem, as a script's sibling imports see it)."""
+    present = set(rels)
+    out: dict[str, str] = {}
+    for rel in rels:
+        if not rel.endswith(".py"):
+            continue
+        parts = rel.split("/")
+        names = [] if parts[-1] == "__init__.py" else [parts[-1][:-3]]
+        i = len(parts) - 1
+        while i > 0 and "/".join(parts[:i] + ["__init__.py"]) in present:
+            names.insert(0, parts[i - 1])
+            i -= 1
+        if names:
+            out[rel] = ".".join(names)
+    seen: dict[str, int] = {}
+    for name in out.values():
+        seen[name] = seen.get(name, 0) + 1
+    # two files outside any package with one stem (`a/utils.py`, `b/utils.py`): which one an import means is unknown
+    return {rel: name for rel, name in out.items() if seen[name] == 1}
+
+
+def _resolve(module: str, level: int, importer: str, is_package: bool) -> str:
+    if level <= 0:
+        return module
+    base = importer.split(".") if is_package else importer.split(".")[:-1]
+    if level > 1:
+        base = base[:len(base) - (level - 1)] if level - 1 <= len(base) else []
+    return ".".join([*base, module] if module else base)
+
+
+class _Target:
+    """What a module offers: its CUDA-specific names (name -> (category, line, code, symbol)) or itself as a whole."""
+
+    def __init__(self, rel: str) -> None:
+        self.rel = rel
+        self.names: dict[str, tuple[str, int, str, str]] = {}
+        self.whole: tuple[str, int, str, str] | None = None
+
+
+def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
+             flag_codes: frozenset[str] = frozenset()) -> dict[str, _Target]:
+    from auditor.static.backend_files import per_backend_sibling
+    from auditor.static.backends import cuda_backend_module
+
+    out: dict[str, _Target] = {}
+    for r in results:
+        summary = getattr(r, "summary", None)
+        name = modules.get(r.path)
+        if not summary or name is None:
+            continue
+        own = sorted((f for f in r.findings if _cuda_specific(f, flag_codes)), key=lambda f: f.line)
+        target = _Target(r.path)
+        for defined, spans in (summary.get("defs") or {}).items():
+            if spans and isinstance(spans[0], int):
+                spans = [spans]
+            inside = [f for f in own if any(start <= f.line <= end for start, end in spans)]
+            if inside:
+                f = inside[0]
+                target.names[defined] = (f.category, f.line, f.code, f.symbol)
+        tech = summary.get("tech")
+        if tech and not cuda_backend_module(r.path) and (
+                r.path not in files or per_backend_sibling(files[r.path], r.path) is None) and \
+                not (r.findings and all(f.data.get("context") not in (None, *_STILL_CUDA) for f in r.findings)):
+            category = _CATEGORY_OF_TECH.get(tech) or (own[0].category if own else None)
+            if category is not None:
+                line = own[0].line if own else 1
+                target.whole = (category, line, own[0].code if own else "", own[0].symbol if own else tech)
+        if target.names or target.whole:
+            out[name] = target
+    return out
+
+
+def propagate(results: list, files: Sequence[tuple[Path, str]], engine_rules: dict[str, Any]) -> int:
+    """Add the cross-file findings to `results` (FileResult list, after the tree-wide passes); the count added."""
+    rels = [rel for _, rel in files]
+    modules = module_names(rels)
+    by_path = {rel: path for path, rel in files}
+    flag_codes = frozenset(code for code, rule in engine_rules.items()
+                           if "flagname" in (getattr(rule, "match", None) or {}))
+    targets = _targets(results, modules, by_path, flag_codes)
+    if not targets:
+        return 0
+    added = 0
+    for r in results:
+        summary = getattr(r, "summary", None)
+        if not summary or not summary.get("imports") or r.error is not None:
+            continue
+        me = modules.get(r.path, r.path.rsplit("/", 1)[-1][:-3] if r.path.endswith(".py") else "")
+        is_package = r.path.endswith("/__init__.py") or r.path == "__init__.py"
+        wanted = _wanted(summary["imports"], me, is_package, targets, r.path)
+        if wanted:
+            added += _apply(r, wanted, by_path.get(r.path), engine_rules)
+    return added
+
+
+def _wanted(imports: list, me: str, is_package: bool, targets: dict[str, _Target], rel: str) -> list:
+    """(import line, local name, kind, info, target rel, module-attribute map or None) for each import of a
+    CUDA-specific name or module."""
+    out: list[tuple[Any, ...]] = []
+    package = me.rsplit(".", 1)[0] if "." in me else ""
+    for line, level, module, names in imports:
+        if level == -1:                    # `import a.b.c [as x]`
+            for full, alias in names:
+                t = _lookup(full, targets, package)
+                if t is not None and t.rel != rel:
+                    out.append((line, alias or full, "module", t.whole, t.rel, t.names))
+            continue
+        if level > 0 and "." not in me and not is_package:
+            continue            # a relative import in a file outside a package (its folder has no __init__.py)
+        resolved = _resolve(module, level, me, is_package)
+        t = _lookup(resolved, targets, package if level == 0 else None)
+        for name, alias in names:
+            sub = _lookup(f"{resolved}.{name}", targets, package if level == 0 else None)
+            if sub is not None and sub.rel != rel:      # `from . import gemm_kernels`: a module
+                out.append((line, alias, "module", sub.whole, sub.rel, sub.names))
+                continue
+            if t is None or t.rel == rel:
+                continue
+            if name == "*":
+                for defined, offered in t.names.items():
+                    out.append((line, defined, "name", offered, t.rel, None))
+                continue
+            info = t.names.get(name) or t.whole
+            if info is not None:
+                out.append((line, alias, "name", info, t.rel, None))
+    return out
+
+
+def _lookup(name: str, targets: dict[str, _Target], package: str | None) -> _Target | None:
+    if name in targets:
+        return targets[name]
+    if package is None:
+        return None
+    if package and f"{package}.{name}" in targets:   # a script's sibling import (`from cuda_kernel import X` beside it)
+        return targets[f"{package}.{name}"]
+    parts = name.split(".")
+    for i in range(1, len(parts) - 1):    # a folder inside the package was audited: `sat.ops.x.y` is `x.y` here
+        hit = targets.get(".".join(parts[i:]))
+        if hit is not None:
+            return hit
+    return None
+
+
+def _apply(result, wanted: list, path: Path | None, engine_rules: dict[str, Any]) -> int:
+    from auditor.discover import SourceError, read_source
+    from auditor.static.backends import apply_context, build_backend_context
+    from auditor.suppress import Suppressions
+
+    if path is None:
+        return 0
+    try:
+        data, _ = read_source(path, 8 * 1024 * 1024)
+        text = _decode(data)
+        tree = ast.parse(text)
+    except (OSError, SourceError, UnicodeDecodeError, SyntaxError, ValueError, LookupError, RecursionError):
+        return 0
+    lines = text.splitlines(keepends=True)
+    plain: dict[str, tuple] = {}
+    modules: dict[str, tuple] = {}
+    for line, local, kind, info, rel, names in wanted:
+        if kind == "module":
+            modules[local] = (line, info, rel, names or {})
+        elif info is not None:
+            plain[local] = (line, info, rel)
+    hits: dict[int, tuple[str, tuple, str, int]] = {}      # line -> (name, info, rel, col)
+
+    def note(line: int, col: int, name: str, info: tuple, rel: str) -> None:
+        hits.setdefault(line, (name, info, rel, col))
+
+    for local, (line, info, rel) in plain.items():
+        note(line, 1, local, info, rel)
+    for local, (line, info, rel, names) in modules.items():
+        if info is not None or names:
+            note(line, 1, local, info or next(iter(names.values())), rel)
+    import_lines = {w[0] for w in wanted}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in plain and node.lineno not in import_lines:
+            _, info, rel = plain[node.id]
+            note(node.lineno, node.col_offset + 1, node.id, info, rel)
+        elif isinstance(node, ast.Attribute) and node.lineno not in import_lines:
+            chain = _dotted(node)
+            if chain is None:
+                continue
+            for local, (_, info, rel, names) in modules.items():
+                if chain == local or not chain.startswith(local + "."):
+                    continue
+                attr = chain[len(local) + 1:].split(".", 1)[0]
+                got = names.get(attr) or info
+                if got is not None:
+                    note(node.lineno, node.col_offset + 1, f"{local}.{attr}", got, rel)
+    if not hits:
+        return 0
+    have = {(f.line, f.category) for f in result.findings}
+    new = []
+    for line, (name, info, rel, col) in sorted(hits.items()):
+        category, def_line, code, symbol = info
+        if (line, category) in have:
+            continue
+        rule_code, rule_name = CODES[category]
+        rule = engine_rules.get(rule_code)
+        what = f"holds {symbol} ({code})" if code else f"is named for {symbol}"
+        where = f"{rel}:{def_line}"
+        message = f"uses {name}, which {what} at {where}; port them together"
+        text_line = lines[line - 1] if 0 < line <= len(lines) else ""
+        new.append(Finding(
+            code=rule_code, name=rule_name, category=category, severity="info",
+            effort=getattr(rule, "effort", "medium") if rule is not None else "medium",
+            path=result.path, line=line, col=col, end_line=line, end_col=len(text_line.rstrip("\r\n")) + 1,
+            message=message, substitution=getattr(rule, "substitution", None) if rule is not None else None,
+            fix="none", source="static", symbol=name, data={"defined_at": where}))
+    if not new:
+        return 0
+    ctx = build_backend_context(tree, lines, sorted({f.line for f in new}))
+    new = [f for f in apply_context(new, ctx, result.path) if f.data.get("context") in (None, *_STILL_CUDA)]
+    suppressions = Suppressions.of(lines, text)
+    new = [f for f in new if not suppressions.covers(f.line, f.end_line, f.code)]
+    result.findings = sorted(result.findings + [replace(f, data={k: v for k, v in f.data.items()}) for f in new],
+                             key=Finding.sort_key)
+    return len(new)
+
+
+def _decode(data: bytes) -> str:
+    """As the engine decodes: a PEP 263 cookie, a UTF-8 BOM."""
+    import io
+    import tokenize
+
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    text = data.decode(encoding)
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
