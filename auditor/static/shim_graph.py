@@ -70,11 +70,8 @@ def _module_name(rel: str) -> tuple[str, bool] | None:
 def _load_time_imports(text: str) -> list[tuple[str, list[str], bool]]:
     """(module, imported names, at load time) for each import statement: `at load time` unless a `def` / `class`
     body holds it (a lazy import runs only when the function is called)."""
-    out = []
+    out: list[tuple[str, list[str], bool]] = []
     lines = text.splitlines()
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line) + 1)
     for m in _IMPORT_LINE.finditer(text):
         indent = len(m.group(1).expandtabs())
         lazy = False
@@ -279,9 +276,9 @@ def apply_shim_graph(results: list, files: Sequence[tuple[Path, str]]) -> int:
                 text = Path(path).read_text(encoding="utf-8", errors="replace") if path is not None else ""
             except OSError:
                 text = ""
-            rel = _launched_entries(text, entries)
-            if rel is not None:
-                result.findings, n = _lower(result.findings, f"the script it launches ({rel})", python=False)
+            launched = _launched_entries(text, entries)
+            if launched is not None:
+                result.findings, n = _lower(result.findings, f"the script it launches ({launched})", python=False)
                 lowered += n
     return lowered
 
@@ -323,7 +320,7 @@ def drop_quiet_debug_values(results: list, files: Sequence[tuple[Path, str]]) ->
         for f in result.findings:
             quiet = QUIET_VALUES.get(f.symbol or "")
             line = lines[f.line - 1] if f.name == _DEBUG_RULE and quiet and 0 < f.line <= len(lines) else ""
-            if line and _set_value(line, f.symbol) in quiet:
+            if line and quiet and _set_value(line, f.symbol) in quiet:
                 dropped += 1
                 continue
             kept.append(f)
