@@ -166,6 +166,15 @@ ENTRY_TREE = {
                 stream = torch.cuda.current_stream()
                 return x
         """,
+    "mmkit/models/layer_spec.py": """\
+        from megatron.core.extensions.transformer_engine import TENorm, TERowParallelLinear
+        from megatron.core.tensor_parallel.layers import RowParallelLinear
+        from megatron.core.transformer.spec_utils import ModuleSpec
+
+
+        def get_mlp_spec(use_te=False):
+            return ModuleSpec(norm=TENorm, linear_fc2=TERowParallelLinear if use_te else RowParallelLinear)
+        """,
     "mmkit/fsdp/__init__.py": "",
     "mmkit/fsdp/swap_optimizer.py": """\
         import torch
@@ -201,6 +210,7 @@ ENTRY_TREE = {
         import torch
         import mindspeed.megatron_adaptor  # noqa: F401
         from mmkit.models.gated_delta import GatedDeltaNet
+        from mmkit.models.layer_spec import get_mlp_spec
         from mmkit.utils import log_rank0
 
 
@@ -234,12 +244,27 @@ def test_entry_scripts_that_import_an_adaptor_put_what_they_reach_under_the_shim
     model = "mmkit/models/gated_delta.py"
     sev = {k[1]: s for k, s in found.items() if k[0] == model}
     assert sev.get(_line(root, model, "current_stream")) == "info"
+    # the Megatron adaptor replaces Transformer Engine classes: the spec's TE names are info there
+    spec = "mmkit/models/layer_spec.py"
+    assert {s for k, s in found.items() if k[0] == spec and k[2] == "NPU432"} == {"info"}
     # reached only from the FSDP entry, which loads no shim: a real error on Ascend
     opt = "mmkit/fsdp/swap_optimizer.py"
     assert "error" in {sev for k, sev in found.items() if k[0] == opt}
     # reached from both entries: on the FSDP path it runs without the shim
     utils = "mmkit/utils.py"
     assert "error" in {sev for k, sev in found.items() if k[0] == utils}
+
+
+def test_transformer_engine_stays_without_a_megatron_adaptor(tmp_path):
+    files = dict(ENTRY_TREE)
+    files["pretrain_vlm.py"] = files["pretrain_vlm.py"].replace("import mindspeed.megatron_adaptor",
+                                                                "from torch_npu.contrib import transfer_to_npu")
+    root = _tree(tmp_path, files)
+    found = _found(run_static([root], jobs=1))
+    spec = "mmkit/models/layer_spec.py"
+    assert "error" in {s for k, s in found.items() if k[0] == spec and k[2] == "NPU432"}
+    model = "mmkit/models/gated_delta.py"
+    assert {s for k, s in found.items() if k[0] == model} == {"info"}
 
 
 def test_launch_scripts_follow_the_entry_they_start(tmp_path):

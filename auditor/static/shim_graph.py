@@ -44,6 +44,13 @@ SHIM_MODULES = frozenset({"torch_npu.contrib.transfer_to_npu", "mindspeed.megatr
 MEGATRON_SWITCHES = frozenset({"flash-attention-setting", "fused-cuda-kernel-setting", "nccl-backend-setting"})
 _MAX_CONNECTIONS = "CUDA_DEVICE_MAX_CONNECTIONS"
 
+# Findings a Megatron adaptor that loads the shim also answers (a module named `*megatron_adaptor*`): Ascend/MindSpeed
+# `mindspeed/megatron_adaptor.py` replaces Megatron's Transformer Engine extension classes with dummies / PTNorm and
+# apex's fused optimizers and norms with NPU ones; MindSpeed-LLM's `megatron_adaptor_v2` drops transformer_engine
+# from sys.modules and registers its NPU AdamW as apex.optimizers.FusedAdam. Only in modules loaded under it.
+ADAPTOR_PATCHED = frozenset({"megatron-transformer-engine", "apex-fused-optimizer"})
+_ADAPTOR_NAME = "megatron_adaptor"
+
 _IMPORT_LINE = re.compile(r"^([ \t]*)(?:import[ \t]+([\w., \t]+)|from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([\w., \t*]+))",
                           re.M)
 _BLOCK = re.compile(r"^([ \t]*)(def|async[ \t]+def|class|if|elif|else|try|except|finally|with|for|while)\b")
@@ -132,6 +139,7 @@ class ShimGraph:
         self.lazy: dict[str, set[str]] = {}     # imports inside functions (run when called)
         self.direct: dict[str, str] = {}        # module -> what it imports that is the shim or an adaptor
         self.entries: set[str] = set()
+        self.adapted: set[str] = set()          # rels loaded through a Megatron adaptor (set by under_shim)
         texts: dict[str, tuple[str, bool, str]] = {}
         for path, rel in files:
             named = _module_name(rel)
@@ -190,26 +198,41 @@ class ShimGraph:
             self._loads[name] = found
         return self._loads[name]
 
+    def through_adaptor(self, name: str) -> bool:
+        """Whether loading `name` imports the shim through a Megatron adaptor (`*megatron_adaptor*`)."""
+        return any(mod in self.direct and (_ADAPTOR_NAME in mod or _ADAPTOR_NAME in self.direct[mod])
+                   for mod in self._closure(name))
+
     def under_shim(self) -> dict[str, str]:
-        """{rel: the file that loads the shim for it} for every tree module that runs under transfer_to_npu."""
+        """{rel: the file that loads the shim for it} for every tree module that runs under transfer_to_npu;
+        `self.adapted` then holds the rels loaded through a Megatron adaptor."""
         out: dict[str, str] = {}
+        self.adapted = set()
         for name, rel in self.known.items():
             via = self.loads_shim(name)
             if via is not None:
                 out[rel] = via
+                if self.through_adaptor(name):
+                    self.adapted.add(rel)
         reached_plain: set[str] = set()
         reached_shim: dict[str, str] = {}
+        reached_adaptor: set[str] = set()
         for entry in sorted(self.entries):
             via = self.loads_shim(entry)
+            adaptor = via is not None and self.through_adaptor(entry)
             for mod in self._closure(entry, lazy=True):     # a function the entry calls runs in its process
                 if via is None:
                     reached_plain.add(mod)
                 else:
                     reached_shim.setdefault(mod, self.known[entry])
+                    if adaptor:
+                        reached_adaptor.add(mod)
         for mod, entry in reached_shim.items():
             rel = self.known[mod]
             if mod not in reached_plain and rel not in out:
                 out[rel] = entry
+                if mod in reached_adaptor:
+                    self.adapted.add(rel)
         return out
 
 
@@ -225,16 +248,20 @@ def _launched_entries(text: str, entries: dict[str, str]) -> str | None:
     return None
 
 
-def _lower(findings: list, via: str, python: bool) -> tuple[list, int]:
+def _lower(findings: list, via: str, python: bool, adaptor: bool = False) -> tuple[list, int]:
     out = []
     lowered = 0
     for f in findings:
         megatron = f.name in MEGATRON_SWITCHES or f.symbol == _MAX_CONNECTIONS
+        patched = adaptor and f.name in ADAPTOR_PATCHED
         if f.severity == "info" and f.data.get("context") or f.data.get("dispatch_key") or \
-                not (megatron or python and f.name in TRANSFER_REMAPPED):
+                not (megatron or patched or python and f.name in TRANSFER_REMAPPED):
             out.append(f)
             continue
-        if megatron:
+        if patched:
+            note = (f"loaded under the Megatron adaptor that {via} imports: it replaces Transformer Engine and apex "
+                    f"classes with NPU ones")
+        elif megatron:
             note = (f"runs under torch_npu.contrib.transfer_to_npu through {via}: the Ascend adaptor maps this "
                     f"Megatron switch to its NPU path (CUDA_DEVICE_MAX_CONNECTIONS=1 is kept for Megatron's own check)")
         else:
@@ -267,7 +294,7 @@ def apply_shim_graph(results: list, files: Sequence[tuple[Path, str]]) -> int:
             continue
         via = shimmed.get(result.path)
         if via is not None:
-            result.findings, n = _lower(result.findings, via, python=True)
+            result.findings, n = _lower(result.findings, via, python=True, adaptor=result.path in graph.adapted)
             lowered += n
             continue
         if result.path.endswith(".sh") and entries:
