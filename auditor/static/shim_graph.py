@@ -76,37 +76,34 @@ def _module_name(rel: str) -> tuple[str, bool] | None:
 
 def _load_time_imports(text: str) -> list[tuple[str, list[str], bool]]:
     """(module, imported names, at load time) for each import statement: `at load time` unless a `def` / `class`
-    body holds it (a lazy import runs only when the function is called)."""
+    body holds it (a lazy import runs only when the function is called). One pass over the lines, keeping the
+    stack of open blocks by indentation."""
     out: list[tuple[str, list[str], bool]] = []
-    lines = text.splitlines()
-    for m in _IMPORT_LINE.finditer(text):
-        indent = len(m.group(1).expandtabs())
-        lazy = False
-        if indent:
-            lineno = text.count("\n", 0, m.start())
-            need = indent
-            for k in range(lineno - 1, -1, -1):
-                line = lines[k]
-                stripped = line.lstrip()
-                if not stripped or stripped.startswith("#"):
-                    continue
-                ind = len(line[:len(line) - len(stripped)].expandtabs())
-                if ind < need:
-                    b = _BLOCK.match(line)
-                    if b and b.group(2).split()[0] in ("def", "async", "class"):
-                        lazy = True
-                        break
-                    need = ind
-                    if ind == 0:
-                        break
-        if m.group(2):
-            for name in m.group(2).split(","):
-                name = name.strip().split()[0] if name.strip() else ""
-                if name:
-                    out.append((name, [], not lazy))
-        else:
-            names = [n.strip().split()[0] for n in m.group(4).split(",") if n.strip()]
-            out.append((m.group(3), names, not lazy))
+    stack: list[tuple[int, bool]] = []         # (indent, is a def/class body)
+    for line in text.splitlines():
+        stripped = line.lstrip()
+        if not stripped or stripped[0] == "#":
+            continue
+        indent = len(line) - len(stripped) if "\t" not in line[:len(line) - len(stripped)] else \
+            len(line[:len(line) - len(stripped)].expandtabs())
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        if stripped.startswith(("import", "from")):
+            m = _IMPORT_LINE.match(line)
+            if m is not None:
+                load_time = not any(is_def for _, is_def in stack)
+                if m.group(2):
+                    for name in m.group(2).split(","):
+                        name = name.strip().split()[0] if name.strip() else ""
+                        if name:
+                            out.append((name, [], load_time))
+                else:
+                    names = [n.strip().split()[0] for n in m.group(4).split(",") if n.strip()]
+                    out.append((m.group(3), names, load_time))
+            continue
+        b = _BLOCK.match(line)
+        if b is not None:
+            stack.append((indent, b.group(2).split()[0] in ("def", "async", "class")))
     return out
 
 
@@ -140,7 +137,8 @@ class ShimGraph:
         self.direct: dict[str, str] = {}        # module -> what it imports that is the shim or an adaptor
         self.entries: set[str] = set()
         self.adapted: set[str] = set()          # rels loaded through a Megatron adaptor (set by under_shim)
-        texts: dict[str, tuple[str, bool, str]] = {}
+        raw: dict[str, tuple[bytes, bool]] = {}
+        marked = False
         for path, rel in files:
             named = _module_name(rel)
             if named is None:
@@ -153,8 +151,11 @@ class ShimGraph:
                 continue
             if b"import" not in data:
                 continue
-            texts[named[0]] = (data.decode("utf-8", errors="replace"), named[1], rel)
-        for name, (text, is_pkg, _rel) in texts.items():
+            marked = marked or b"transfer_to_npu" in data or b"megatron_adaptor" in data
+            raw[named[0]] = (data, named[1])
+        # no file names the shim or an adaptor: nothing can load it (a tree that is not Ascend-native pays one read)
+        texts = {k: (d.decode("utf-8", errors="replace"), pkg) for k, (d, pkg) in raw.items()} if marked else {}
+        for name, (text, is_pkg) in texts.items():
             deps: set[str] = set()
             lazy: set[str] = set()
             for module, names, load_time in _load_time_imports(text):
