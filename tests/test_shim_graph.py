@@ -305,3 +305,27 @@ def test_set_value_reads_shell_python_and_yaml_spellings():
     assert _set_value("  ASCEND_LAUNCH_BLOCKING: 0", "ASCEND_LAUNCH_BLOCKING") == "0"
     assert _set_value("export ASCEND_GLOBAL_LOG_LEVEL=$LOG_LEVEL", "ASCEND_GLOBAL_LOG_LEVEL") is None
     assert _set_value('os.environ["ASCEND_GLOBAL_LOG_LEVEL"] = str(level)', "ASCEND_GLOBAL_LOG_LEVEL") is None
+
+
+def test_a_launched_name_shared_by_two_entries_needs_its_folder(tmp_path):
+    files = dict(ENTRY_TREE)
+    files["tools/pretrain_vlm.py"] = """\
+        import torch
+
+        if __name__ == "__main__":
+            torch.cuda.synchronize()
+        """
+    files["examples/vlm/run_tools.sh"] = """\
+        #!/bin/bash
+        torchrun --nproc_per_node 8 pretrain_vlm.py --use-flash-attn
+        """
+    files["examples/sora/run_root.sh"] = """\
+        #!/bin/bash
+        python tools/pretrain_vlm.py --use-flash-attn
+        """
+    root = _tree(tmp_path, files)
+    found = _found(run_static([root], jobs=1))
+    # a bare `pretrain_vlm.py` could be either entry: kept
+    assert found[("examples/vlm/run_tools.sh", 2, "NPU363")] == "warning"
+    # `tools/pretrain_vlm.py` names the entry without the shim: kept
+    assert found[("examples/sora/run_root.sh", 2, "NPU363")] == "warning"

@@ -55,7 +55,7 @@ _IMPORT_LINE = re.compile(r"^([ \t]*)(?:import[ \t]+([\w., \t]+)|from[ \t]+(\.*[
                           re.M)
 _BLOCK = re.compile(r"^([ \t]*)(def|async[ \t]+def|class|if|elif|else|try|except|finally|with|for|while)\b")
 _MAIN = re.compile(r"^if[ \t]+__name__[ \t]*==[ \t]*['\"]__main__['\"]", re.M)
-_LAUNCHED = re.compile(r"(?:^|[\s=\"'/])([\w.-]+\.py)\b")
+_LAUNCHED = re.compile(r"(?:^|[\s=\"'])((?:[\w.${}-]*/)*)([\w.-]+\.py)\b")
 _LAUNCHER = re.compile(r"\b(?:python[\d.]*|torchrun|torch\.distributed\.(?:run|launch)|deepspeed|msrun)\b")
 
 
@@ -237,15 +237,21 @@ class ShimGraph:
         return out
 
 
-def _launched_entries(text: str, entries: dict[str, str]) -> str | None:
-    """The shimmed entry script (rel) a shell script launches, matched by file name, or None."""
+def _launched_entries(text: str, entries: dict[str, list[str]], shimmed: dict[str, str]) -> str | None:
+    """The entry script (rel) under the shim that a shell script launches, or None. `entries` maps a file name to
+    every entry script of that name; a launched path (`$basepath/pretrain_gpt.py`, `tools/train.py`) picks the entry
+    whose path ends with its literal folders; a bare name counts only when one entry has it."""
     for line in text.splitlines():
         if line.lstrip().startswith("#") or not _LAUNCHER.search(line):
             continue
         for m in _LAUNCHED.finditer(line):
-            rel = entries.get(m.group(1))
-            if rel is not None:
-                return rel
+            candidates = entries.get(m.group(2), [])
+            folders = [d for d in m.group(1).split("/") if d and "$" not in d and "{" not in d and d != "."]
+            if folders:
+                tail = "/".join([*folders, m.group(2)])
+                candidates = [c for c in candidates if c == tail or c.endswith("/" + tail)]
+            if len(candidates) == 1 and candidates[0] in shimmed:
+                return candidates[0]
     return None
 
 
@@ -283,11 +289,11 @@ def apply_shim_graph(results: list, files: Sequence[tuple[Path, str]]) -> int:
     if not graph.direct:
         return 0
     shimmed = graph.under_shim()
-    entries: dict[str, str] = {}
+    entries: dict[str, list[str]] = {}
     for name in sorted(graph.entries):
         rel = graph.known[name]
-        if rel in shimmed:
-            entries.setdefault(rel.rsplit("/", 1)[-1], rel)
+        entries.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
+    launchable = any(r in shimmed for rels in entries.values() for r in rels)
     by_rel = {r: p for p, r in files}
     lowered = 0
     for result in results:
@@ -298,13 +304,13 @@ def apply_shim_graph(results: list, files: Sequence[tuple[Path, str]]) -> int:
             result.findings, n = _lower(result.findings, via, python=True, adaptor=result.path in graph.adapted)
             lowered += n
             continue
-        if result.path.endswith(".sh") and entries:
+        if result.path.endswith(".sh") and launchable:
             path = by_rel.get(result.path)
             try:
                 text = Path(path).read_text(encoding="utf-8", errors="replace") if path is not None else ""
             except OSError:
                 text = ""
-            launched = _launched_entries(text, entries)
+            launched = _launched_entries(text, entries, shimmed)
             if launched is not None:
                 result.findings, n = _lower(result.findings, f"the script it launches ({launched})", python=False)
                 lowered += n
