@@ -21,6 +21,7 @@ from auditor.static.ci_jobs import apply_cuda_ci_jobs
 from auditor.static.crossfile import propagate
 from auditor.static.backends import apply_ascend_project, apply_other_backend_files, apply_transfer_packages
 from auditor.static.frameworks import apply_other_frameworks
+from auditor.static.shim_graph import apply_shim_graph, drop_quiet_debug_values
 from auditor.static.firstparty import drop_first_party, first_party_packages
 from auditor.static.opnamespaces import op_namespaces_named, registered_namespaces
 
@@ -220,6 +221,7 @@ def run_static(
     if named:
         drop_first_party(run.results, frozenset(registered_namespaces([Path(p) for p in paths], named)))
     apply_transfer_packages(run.results, found.files, packages)   # a package whose Ascend backend loads the shim
+    apply_shim_graph(run.results, found.files)      # modules and launch scripts that the import graph puts under the shim
     apply_ascend_project(run.results, packages, found.files)   # `vllm_ascend`, FlagGems' `backend/_ascend/`: Triton-Ascend
     apply_other_backend_files(run.results)          # `docker/rocm/Dockerfile`: set-up for another backend
     apply_backend_files(run.results, found.files)      # `Dockerfile.cuda` beside `Dockerfile.metax`, NPU twins
@@ -227,6 +229,7 @@ def run_static(
     apply_other_frameworks(run.results, found.files)    # `bert/paddle/`: PaddlePaddle code, torch_npu does not apply
     drop_unread_cudnn_vars(run.results)             # `CUDNN_DETERMINISTIC`: read by nothing
     drop_test_performance_hints(run.results)        # `.item()` in a test's loop
+    drop_quiet_debug_values(run.results, found.files)   # `ASCEND_LAUNCH_BLOCKING=0`: the switch set off
     # uses in other files of the tree's own CUDA-specific code: recomputed on every run from the per-file summaries
     # (cached or not), so a changed module changes its importers' findings
     propagate(run.results, found.files, {r.code: r for r in load_rules()})

@@ -1,0 +1,362 @@
+"""transfer_to_npu reached through the import graph (issue 11, t11c).
+
+torch_npu.contrib.transfer_to_npu patches the whole process when it is imported. Ascend-native projects rarely
+import it in the module that calls `torch.cuda.*`: MindSpeed-LLM's package `__init__` imports a
+`*megatron_adaptor*` module that imports it, and MindSpeed-MM's entry scripts (`pretrain_vlm.py`) import
+`mindspeed.megatron_adaptor` (in Ascend/MindSpeed, `mindspeed/megatron_adaptor.py` imports the shim). The
+per-file check (engine: "this file imports the shim") and the Ascend-backend folder check (backends.transfer_scopes)
+miss both. This pass follows imports across the tree:
+
+- a module *loads the shim* when it, a module it imports at load time (module level, or under a module-level
+  `if`/`try`; not inside a function), or a package `__init__` above either, imports the shim or a known adaptor
+  that does (SHIM_MODULES), transitively inside the tree;
+- a module *runs under the shim* when it loads the shim itself, or when at least one entry script (a file with an
+  `if __name__ == "__main__":` block) that loads the shim reaches it, and no entry script that does not load the
+  shim reaches it (MindSpeed-MM's FSDP trainer path reaches its modules without the shim: those stay errors);
+- a shell script that launches (`python` / `torchrun` ... `x.py`) an entry script of the tree that loads the shim
+  starts a process under the shim: its Megatron flags (`--use-flash-attn`, `--use-fused-*`, `--distributed-backend
+  nccl`, `CUDA_DEVICE_MAX_CONNECTIONS=1`) select the project's own NPU paths.
+
+What is lowered (to info, never rewritten, with the importing file named): the APIs the shim remaps
+(backends.TRANSFER_REMAPPED) in Python modules that run under it; in those modules and in launching scripts also
+the Megatron switches listed in MEGATRON_SWITCHES (the adaptor maps them to NPU fusions, hccl, or keeps them to pass
+Megatron's own checks). Environment variables for CUDA libraries, kernels and packages are not remapped.
+
+Cache: the pass reads the files again on every run (a byte test first; only files that mention an import keyword
+are scanned with a regular expression, no libcst), so a changed import changes the result of a warm run too.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from auditor.static.backends import TRANSFER_REMAPPED, as_info
+
+# Modules outside the tree known to import torch_npu.contrib.transfer_to_npu at import (checked in their source):
+# Ascend/MindSpeed `mindspeed/megatron_adaptor.py` (GitHub mirror, commit 02c49f5d: `from torch_npu.contrib import
+# transfer_to_npu`, then TE classes and apex pieces replaced by NPU ones).
+SHIM_MODULES = frozenset({"torch_npu.contrib.transfer_to_npu", "mindspeed.megatron_adaptor"})
+
+# Findings (rule names) of Megatron switches that an Ascend adaptor keeps working on the NPU: flash attention and
+# fused kernels map to torch_npu fusions, `nccl` to hccl, and CUDA_DEVICE_MAX_CONNECTIONS=1 is still required by
+# Megatron's tensor/sequence-parallel check (MindSpeed-MM's posttrain_flux_dancegrpo_A5.sh says so).
+MEGATRON_SWITCHES = frozenset({"flash-attention-setting", "fused-cuda-kernel-setting", "nccl-backend-setting"})
+_MAX_CONNECTIONS = "CUDA_DEVICE_MAX_CONNECTIONS"
+
+# Findings a Megatron adaptor that loads the shim also answers (a module named `*megatron_adaptor*`): Ascend/MindSpeed
+# `mindspeed/megatron_adaptor.py` replaces Megatron's Transformer Engine extension classes with dummies / PTNorm and
+# apex's fused optimizers and norms with NPU ones; MindSpeed-LLM's `megatron_adaptor_v2` drops transformer_engine
+# from sys.modules and registers its NPU AdamW as apex.optimizers.FusedAdam. Only in modules loaded under it.
+ADAPTOR_PATCHED = frozenset({"megatron-transformer-engine", "apex-fused-optimizer"})
+_ADAPTOR_NAME = "megatron_adaptor"
+
+_IMPORT_LINE = re.compile(r"^([ \t]*)(?:import[ \t]+([\w., \t]+)|from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([\w., \t*]+))",
+                          re.M)
+_BLOCK = re.compile(r"^([ \t]*)(def|async[ \t]+def|class|if|elif|else|try|except|finally|with|for|while)\b")
+_MAIN = re.compile(r"^if[ \t]+__name__[ \t]*==[ \t]*['\"]__main__['\"]", re.M)
+_LAUNCHED = re.compile(r"(?:^|[\s=\"'])((?:[\w.${}-]*/)*)([\w.-]+\.py)\b")
+_LAUNCHER = re.compile(r"\b(?:python[\d.]*|torchrun|torch\.distributed\.(?:run|launch)|deepspeed|msrun)\b")
+
+
+def _module_name(rel: str) -> tuple[str, bool] | None:
+    """Dotted module name of a file relative to the tree root (`src/` dropped); whether it is a package."""
+    parts = rel.replace("\\", "/").split("/")
+    if parts[0] == "src" and len(parts) > 1:
+        parts = parts[1:]
+    if not parts[-1].endswith(".py"):
+        return None
+    stem = parts[-1][:-3]
+    is_pkg = stem == "__init__"
+    parts = parts[:-1] if is_pkg else parts[:-1] + [stem]
+    if not parts or not all(p.isidentifier() for p in parts):
+        return None
+    return ".".join(parts), is_pkg
+
+
+def _load_time_imports(text: str) -> list[tuple[str, list[str], bool]]:
+    """(module, imported names, at load time) for each import statement: `at load time` unless a `def` / `class`
+    body holds it (a lazy import runs only when the function is called). One pass over the lines, keeping the
+    stack of open blocks by indentation."""
+    out: list[tuple[str, list[str], bool]] = []
+    stack: list[tuple[int, bool]] = []         # (indent, is a def/class body)
+    for line in text.splitlines():
+        stripped = line.lstrip()
+        if not stripped or stripped[0] == "#":
+            continue
+        indent = len(line) - len(stripped) if "\t" not in line[:len(line) - len(stripped)] else \
+            len(line[:len(line) - len(stripped)].expandtabs())
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        if stripped.startswith(("import", "from")):
+            m = _IMPORT_LINE.match(line)
+            if m is not None:
+                load_time = not any(is_def for _, is_def in stack)
+                if m.group(2):
+                    for name in m.group(2).split(","):
+                        name = name.strip().split()[0] if name.strip() else ""
+                        if name:
+                            out.append((name, [], load_time))
+                else:
+                    names = [n.strip().split()[0] for n in m.group(4).split(",") if n.strip()]
+                    out.append((m.group(3), names, load_time))
+            continue
+        b = _BLOCK.match(line)
+        if b is not None:
+            stack.append((indent, b.group(2).split()[0] in ("def", "async", "class")))
+    return out
+
+
+def _resolve(module: str, names: list[str], current: str, is_pkg: bool, known: dict[str, str]) -> list[str]:
+    """Dotted names (inside the tree where `known` has them, else as written) an import statement loads."""
+    if module.startswith("."):
+        dots = len(module) - len(module.lstrip("."))
+        base = current.split(".") if is_pkg else current.split(".")[:-1]
+        base = base[:len(base) - (dots - 1)] if dots > 1 else base
+        rest = module[dots:]
+        module = ".".join([*base, rest] if rest else base)
+    if not module:
+        return []
+    out = [module]
+    out += [f"{module}.{n}" for n in names if f"{module}.{n}" in known]
+    return out
+
+
+def _parents(module: str) -> list[str]:
+    parts = module.split(".")
+    return [".".join(parts[:k]) for k in range(1, len(parts))]
+
+
+class ShimGraph:
+    """The tree's import graph, as far as transfer_to_npu is concerned."""
+
+    def __init__(self, files: Sequence[tuple[Path, str]]) -> None:
+        self.known: dict[str, str] = {}         # dotted name -> rel
+        self.edges: dict[str, set[str]] = {}    # load-time imports (tree modules only) and parent packages
+        self.lazy: dict[str, set[str]] = {}     # imports inside functions (run when called)
+        self.direct: dict[str, str] = {}        # module -> what it imports that is the shim or an adaptor
+        self.entries: set[str] = set()
+        self.adapted: set[str] = set()          # rels loaded through a Megatron adaptor (set by under_shim)
+        raw: dict[str, tuple[bytes, bool]] = {}
+        marked = False
+        for path, rel in files:
+            named = _module_name(rel)
+            if named is None:
+                continue
+            self.known[named[0]] = rel
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                continue
+            if b"import" not in data:
+                continue
+            marked = marked or b"transfer_to_npu" in data or b"megatron_adaptor" in data
+            raw[named[0]] = (data, named[1])
+        # no file names the shim or an adaptor: nothing can load it (a tree that is not Ascend-native pays one read)
+        texts = {k: (d.decode("utf-8", errors="replace"), pkg) for k, (d, pkg) in raw.items()} if marked else {}
+        for name, (text, is_pkg) in texts.items():
+            deps: set[str] = set()
+            lazy: set[str] = set()
+            for module, names, load_time in _load_time_imports(text):
+                targets = _resolve(module, names, name, is_pkg, self.known)
+                shim = next((t for t in [*targets, *(f"{targets[0]}.{n}" for n in names[:8] if targets)]
+                             if t in SHIM_MODULES), None)
+                if load_time and shim is not None:
+                    self.direct.setdefault(name, shim)
+                for target in targets:
+                    if target in self.known:
+                        into = deps if load_time else lazy
+                        into.add(target)
+                        into.update(p for p in _parents(target) if p in self.known)
+            if _MAIN.search(text):
+                self.entries.add(name)
+            self.edges[name] = deps
+            self.lazy[name] = lazy
+        for name in self.known:
+            self.edges.setdefault(name, set()).update(p for p in _parents(name) if p in self.known)
+        self._loads: dict[str, str | None] = {}
+
+    def _closure(self, start: str, lazy: bool = False) -> set[str]:
+        seen = {start}
+        todo = [start]
+        while todo:
+            cur = todo.pop()
+            for nxt in [*self.edges.get(cur, ()), *(self.lazy.get(cur, ()) if lazy else ())]:
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    def loads_shim(self, name: str) -> str | None:
+        """The tree file (or external adaptor) through which loading `name` imports the shim, or None."""
+        if name not in self._loads:
+            found = None
+            for mod in sorted(self._closure(name)):
+                if mod in self.direct:
+                    found = self.known.get(mod, mod) if mod != name else self.known[name]
+                    break
+            self._loads[name] = found
+        return self._loads[name]
+
+    def through_adaptor(self, name: str) -> bool:
+        """Whether loading `name` imports the shim through a Megatron adaptor (`*megatron_adaptor*`)."""
+        return any(mod in self.direct and (_ADAPTOR_NAME in mod or _ADAPTOR_NAME in self.direct[mod])
+                   for mod in self._closure(name))
+
+    def under_shim(self) -> dict[str, str]:
+        """{rel: the file that loads the shim for it} for every tree module that runs under transfer_to_npu;
+        `self.adapted` then holds the rels loaded through a Megatron adaptor."""
+        out: dict[str, str] = {}
+        self.adapted = set()
+        for name, rel in self.known.items():
+            via = self.loads_shim(name)
+            if via is not None:
+                out[rel] = via
+                if self.through_adaptor(name):
+                    self.adapted.add(rel)
+        reached_plain: set[str] = set()
+        reached_shim: dict[str, str] = {}
+        reached_adaptor: set[str] = set()
+        for entry in sorted(self.entries):
+            via = self.loads_shim(entry)
+            adaptor = via is not None and self.through_adaptor(entry)
+            for mod in self._closure(entry, lazy=True):     # a function the entry calls runs in its process
+                if via is None:
+                    reached_plain.add(mod)
+                else:
+                    reached_shim.setdefault(mod, self.known[entry])
+                    if adaptor:
+                        reached_adaptor.add(mod)
+        for mod, entry in reached_shim.items():
+            rel = self.known[mod]
+            if mod not in reached_plain and rel not in out:
+                out[rel] = entry
+                if mod in reached_adaptor:
+                    self.adapted.add(rel)
+        return out
+
+
+def _launched_entries(text: str, entries: dict[str, list[str]], shimmed: dict[str, str]) -> str | None:
+    """The entry script (rel) under the shim that a shell script launches, or None. `entries` maps a file name to
+    every entry script of that name; a launched path (`$basepath/pretrain_gpt.py`, `tools/train.py`) picks the entry
+    whose path ends with its literal folders; a bare name counts only when one entry has it."""
+    for line in text.splitlines():
+        if line.lstrip().startswith("#") or not _LAUNCHER.search(line):
+            continue
+        for m in _LAUNCHED.finditer(line):
+            candidates = entries.get(m.group(2), [])
+            folders = [d for d in m.group(1).split("/") if d and "$" not in d and "{" not in d and d != "."]
+            if folders:
+                tail = "/".join([*folders, m.group(2)])
+                candidates = [c for c in candidates if c == tail or c.endswith("/" + tail)]
+            if len(candidates) == 1 and candidates[0] in shimmed:
+                return candidates[0]
+    return None
+
+
+def _lower(findings: list, via: str, python: bool, adaptor: bool = False) -> tuple[list, int]:
+    out = []
+    lowered = 0
+    for f in findings:
+        megatron = f.name in MEGATRON_SWITCHES or f.symbol == _MAX_CONNECTIONS
+        patched = adaptor and f.name in ADAPTOR_PATCHED
+        if f.severity == "info" and f.data.get("context") or f.data.get("dispatch_key") or \
+                not (megatron or patched or python and f.name in TRANSFER_REMAPPED):
+            out.append(f)
+            continue
+        if patched:
+            note = (f"loaded under the Megatron adaptor that {via} imports: it replaces Transformer Engine and apex "
+                    f"classes with NPU ones")
+        elif megatron:
+            note = (f"runs under torch_npu.contrib.transfer_to_npu through {via}: the Ascend adaptor maps this "
+                    f"Megatron switch to its NPU path (CUDA_DEVICE_MAX_CONNECTIONS=1 is kept for Megatron's own check)")
+        else:
+            note = (f"remapped to the NPU at run time: {via} imports torch_npu.contrib.transfer_to_npu when this "
+                    f"module loads; native torch.npu calls avoid the shim")
+        out.append(as_info(f, "transfer-to-npu", note))
+        lowered += f.severity != "info"
+    return out, lowered
+
+
+def apply_shim_graph(results: list, files: Sequence[tuple[Path, str]]) -> int:
+    """Lower findings in modules that run under transfer_to_npu through the import graph, and Megatron switches
+    in shell scripts that launch such an entry script; returns how many error/warning findings were lowered."""
+    py = [(p, r) for p, r in files if r.endswith(".py")]
+    if not py:
+        return 0
+    graph = ShimGraph(py)
+    if not graph.direct:
+        return 0
+    shimmed = graph.under_shim()
+    entries: dict[str, list[str]] = {}
+    for name in sorted(graph.entries):
+        rel = graph.known[name]
+        entries.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
+    launchable = any(r in shimmed for rels in entries.values() for r in rels)
+    by_rel = {r: p for p, r in files}
+    lowered = 0
+    for result in results:
+        if not result.findings or not any(f.severity != "info" for f in result.findings):
+            continue
+        via = shimmed.get(result.path)
+        if via is not None:
+            result.findings, n = _lower(result.findings, via, python=True, adaptor=result.path in graph.adapted)
+            lowered += n
+            continue
+        if result.path.endswith(".sh") and launchable:
+            path = by_rel.get(result.path)
+            try:
+                text = Path(path).read_text(encoding="utf-8", errors="replace") if path is not None else ""
+            except OSError:
+                text = ""
+            launched = _launched_entries(text, entries, shimmed)
+            if launched is not None:
+                result.findings, n = _lower(result.findings, f"the script it launches ({launched})", python=False)
+                lowered += n
+    return lowered
+
+
+# NPU700 (npu-debug-env-var) names switches that slow training when ON; these values turn them off or keep the
+# quiet default (Ascend docs: ASCEND_LAUNCH_BLOCKING 0 = asynchronous, the default; ASCEND_GLOBAL_LOG_LEVEL
+# 0 debug, 1 info, 2 warning, 3 error (default), 4 null; TORCH_NPUGRAPH_GC 0 = off). A script that sets them so
+# (MindSpeed-MM's `export ASCEND_LAUNCH_BLOCKING=0`, `export ASCEND_GLOBAL_LOG_LEVEL=3`) asks for the fast setting.
+QUIET_VALUES = {
+    "ASCEND_LAUNCH_BLOCKING": frozenset({"0", "false", "False", "FALSE"}),
+    "TORCH_NPUGRAPH_GC": frozenset({"0", "false", "False", "FALSE"}),
+    "ASCEND_GLOBAL_LOG_LEVEL": frozenset({"3", "4"}),
+}
+_DEBUG_RULE = "npu-debug-env-var"
+
+
+def _set_value(line: str, name: str) -> str | None:
+    """The literal value `line` gives the variable `name` (`NAME=0`, `os.environ["NAME"] = "0"`,
+    `setdefault("NAME", "0")`, `NAME: 0`), or None when it is not a literal."""
+    m = re.search(re.escape(name) + r"""['"]?[ \t]*(?:\][ \t]*=|,|=|:)[ \t]*(['"]?)([\w.+-]*)\1(?![\w$.{(])""", line)
+    return m.group(2) if m and m.group(2) else None
+
+
+def drop_quiet_debug_values(results: list, files: Sequence[tuple[Path, str]]) -> int:
+    """Remove NPU700 findings whose line sets the switch to its off / quiet value; returns how many."""
+    by_rel = None
+    dropped = 0
+    for result in results:
+        if not any(f.name == _DEBUG_RULE for f in result.findings):
+            continue
+        if by_rel is None:
+            by_rel = {r: p for p, r in files}
+        path = by_rel.get(result.path)
+        try:
+            lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines() if path else []
+        except OSError:
+            lines = []
+        kept = []
+        for f in result.findings:
+            quiet = QUIET_VALUES.get(f.symbol or "")
+            line = lines[f.line - 1] if f.name == _DEBUG_RULE and quiet and 0 < f.line <= len(lines) else ""
+            if line and quiet and _set_value(line, f.symbol) in quiet:
+                dropped += 1
+                continue
+            kept.append(f)
+        result.findings = kept
+    return dropped
