@@ -34,6 +34,9 @@ class SourceError(Exception):
         self.message = message
 
 
+MAX_FILE_BYTES = 8 * 1024 * 1024     # the default --max-file-size
+
+
 def read_source(path: Path, max_bytes: int) -> tuple[bytes, os.stat_result]:
     """The bytes of a regular file, at most max_bytes of them. A FIFO is opened without waiting for a
     writer and refused, as are devices (a symlink to /dev/zero) and sockets; the limit counts the bytes

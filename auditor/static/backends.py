@@ -30,6 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
+
 from auditor.backend_words import (_BACKEND_ALIASES, BACKEND_NAMES, OTHER_BACKENDS,  # noqa: F401  (re-exported)
                                     backends_in_text)
 
@@ -523,10 +525,9 @@ def transfer_scopes(files: Sequence[tuple[Path, str]], packages: frozenset[str])
         scope = transfer_scope(rel) if top in packages and rel.endswith(".py") else None
         if scope is None or scope in out:
             continue
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError:
+        try:    # the discovery's reader: a FIFO or device passed by name is refused, not waited on
+            data, _ = read_source(path, MAX_FILE_BYTES)
+        except (OSError, SourceError):
             continue
         if b"transfer_to_npu" in data and imports_transfer_to_npu(data.decode("utf-8", errors="replace")):
             out[scope] = rel
@@ -582,9 +583,8 @@ def triton_ascend_backend(files: Sequence[tuple[Path, str]], packages: frozenset
         if parts[lead] not in packages or not any(backends_in_text(p) == {"npu"} for p in parts[lead + 1:-1]):
             continue
         try:
-            with open(path, "rb") as fh:
-                data = fh.read(200_000)
-        except OSError:
+            data = read_source(path, MAX_FILE_BYTES)[0][:200_000]
+        except (OSError, SourceError):
             continue
         if b"triton" in data and _TRITON_IMPORT.search(data):
             return rel

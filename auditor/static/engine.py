@@ -36,10 +36,10 @@ from auditor.static.gates import apply_gates
 from auditor.static.visitor import MatchVisitor, RawHit
 from auditor import suppress as _suppress
 from auditor.suppress import Suppressions
+from auditor.discover import MAX_FILE_BYTES  # noqa: F401  (re-exported: one limit, the reader's)
 
 SUPPRESS_RE, suppressed = _suppress.SUPPRESS_RE, _suppress.suppressed   # the names callers used here
 
-MAX_FILE_BYTES = 8 * 1024 * 1024
 
 
 def decode_source(data: bytes) -> str:

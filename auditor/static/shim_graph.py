@@ -31,6 +31,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
+
 from auditor.static.backends import TRANSFER_REMAPPED, as_info
 
 # Modules outside the tree known to import torch_npu.contrib.transfer_to_npu at import (checked in their source):
@@ -144,10 +146,9 @@ class ShimGraph:
             if named is None:
                 continue
             self.known[named[0]] = rel
-            try:
-                with open(path, "rb") as fh:
-                    data = fh.read()
-            except OSError:
+            try:    # the discovery's reader: a FIFO or device passed by name is refused, not waited on
+                data, _ = read_source(path, MAX_FILE_BYTES)
+            except (OSError, SourceError):
                 continue
             if b"import" not in data:
                 continue
