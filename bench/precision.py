@@ -55,7 +55,7 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
-from recall import BenchError, sha256_of, unpack  # noqa: E402  (one fetch/unpack implementation)
+from recall import BenchError, download_wheel, sha256_of, unpack  # noqa: E402  (one fetch/unpack implementation)
 
 DATA = BENCH / "precision"
 
@@ -159,12 +159,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
             continue
         archive = archives / src["archive"]
         if not archive.exists():
-            cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d",
-                   str(archives), f"{src['name']}=={src['version']}"]
-            proc = subprocess.run(cmd, capture_output=True, text=True)
-            if proc.returncode != 0 or not archive.exists():
-                tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-                raise BenchError(f"pip download {src['name']}=={src['version']} failed: {' | '.join(tail)}")
+            download_wheel(src["name"], src["version"], archive)
         if sha256_of(archive) != src["sha256"]:
             raise BenchError(f"{src['archive']}: sha256 differs from the recipe")
         dest = tree_dir(src, WORK)

@@ -135,6 +135,17 @@ def download_sdist(name: str, archive: Path) -> None:
     part.rename(archive)
 
 
+def download_wheel(name: str, version: str, archive: Path) -> None:
+    """`pip download` one pinned wheel (no dependencies) into the archive's folder; BenchError when it fails or
+    the file pip wrote is not the one the recipe names."""
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", str(archive.parent),
+           f"{name}=={version}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0 or not archive.exists():
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        raise BenchError(f"pip download {name}=={version} failed: {' | '.join(tail)}")
+
+
 def cmd_fetch(args: argparse.Namespace) -> int:
     ARCHIVES_DIR.mkdir(parents=True, exist_ok=True)
     for src in [s for split in chosen_splits(args) for s in load_sources(split)]:
@@ -148,12 +159,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
                 except OSError as exc:
                     raise BenchError(f"download of {archive_name} failed: {exc}") from exc
             else:
-                cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d",
-                       str(ARCHIVES_DIR), f"{name}=={version}"]
-                proc = subprocess.run(cmd, capture_output=True, text=True)
-                if proc.returncode != 0 or not archive.exists():
-                    tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-                    raise BenchError(f"pip download {name}=={version} failed: {' | '.join(tail)}")
+                download_wheel(name, version, archive)
         digest = sha256_of(archive)
         if digest != src["sha256"]:
             raise BenchError(f"{archive_name}: sha256 {digest} does not match the recipe "

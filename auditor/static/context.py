@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass, field
 
 from auditor.static.host_values import host_arrays, host_only_file
+from auditor.static.astutil import ast_dotted
 
 # The most values a folded string may take: a concatenation past it is not followed
 MAX_FOLDED = 64
@@ -82,17 +83,6 @@ class FileContext:
         if target is None:
             return None
         return f"{target}.{rest}" if rest else target
-
-
-def _dotted(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def _probes_accelerator(node: ast.AST) -> bool:
@@ -198,13 +188,13 @@ def build_context(tree: ast.Module) -> FileContext:
             if round_ == 0 and len(targets) == 1 and isinstance(targets[0], ast.Attribute) \
                     and isinstance(targets[0].value, ast.Name) and targets[0].value.id == "self" \
                     and isinstance(stmt.value, ast.Attribute):
-                made_of = _dotted(stmt.value)
+                made_of = ast_dotted(stmt.value)
                 resolved = ctx.resolve(made_of) if made_of is not None else None
                 if resolved is not None:          # `self.device_mod = torch.cuda`: kept if a prefix rule covers it
                     ctx.local_refs.append((targets[0].attr, resolved, "self_alias"))
                 continue
             if round_ == 0 and len(targets) == 1 and isinstance(stmt.value, ast.Call):
-                made_by = _dotted(stmt.value.func)
+                made_by = ast_dotted(stmt.value.func)
                 resolved = ctx.resolve(made_by) if made_by is not None else None
                 if resolved is not None:          # `nvsmi = nvidia_smi.getInstance()`: kept if the package is CUDA-only
                     target = targets[0]
@@ -220,7 +210,7 @@ def build_context(tree: ast.Module) -> FileContext:
             value = stmt.value
             if value is None:                      # `x: int`: the filter above keeps only assignments with a value
                 continue
-            dotted = _dotted(value)
+            dotted = ast_dotted(value)
             if dotted is not None:
                 resolved = ctx.resolve(dotted)
                 # only module-level `amp = torch.cuda.amp`: a local `dtype = torch.bfloat16` is a value, not an alias
@@ -241,7 +231,7 @@ def build_context(tree: ast.Module) -> FileContext:
     for func in decorated:
         quals = []
         for dec in reversed(func.decorator_list):
-            d = _dotted(dec.func if isinstance(dec, ast.Call) else dec)
+            d = ast_dotted(dec.func if isinstance(dec, ast.Call) else dec)
             q = ctx.resolve(d) if d is not None else None
             if q is not None:
                 quals.append(q)
@@ -265,7 +255,7 @@ def _add_wrapped_kernels(ctx: FileContext, assigns) -> None:
                 or not value.args or not isinstance(value.args[0], ast.Name):
             continue
         func = value.func.func if isinstance(value.func, ast.Call) else value.func
-        d = _dotted(func)
+        d = ast_dotted(func)
         qual = ctx.resolve(d) if d is not None else None
         if qual is not None and qual.split(".", 1)[0] == "triton":
             quals = ctx.decorated.setdefault(targets[0].id, [])
@@ -312,7 +302,7 @@ def dynamic_extension_import(node: ast.AST) -> tuple[str, str] | None:
     target = node.targets[0]
     if isinstance(target, ast.Tuple) and target.elts:
         target = target.elts[0]
-    if not isinstance(target, ast.Name) or _dotted(node.value.func) not in _DYNAMIC_IMPORTS:
+    if not isinstance(target, ast.Name) or ast_dotted(node.value.func) not in _DYNAMIC_IMPORTS:
         return None
     args = node.value.args
     if args and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str) \

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from auditor.findings import Finding
+from auditor.static.astutil import ast_dotted
 
 CATEGORIES = ("kernel", "attention", "distributed", "apex", "third_party")
 CODES = {"kernel": ("NPU320", "project-cuda-kernel-use"), "attention": ("NPU321", "project-attention-use"),
@@ -377,7 +378,7 @@ def _apply(result, wanted: list, path: Path | None, engine_rules: dict[str, Any]
             _, info, rel = plain[node.id]
             note(node.lineno, node.col_offset + 1, node.id, info, rel)
         elif isinstance(node, ast.Attribute) and node.lineno not in import_lines:
-            chain = _dotted(node)
+            chain = ast_dotted(node)
             if chain is None:
                 continue
             for local, (_, info, rel, names) in modules.items():
@@ -428,12 +429,3 @@ def _decode(data: bytes) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def _dotted(node: ast.expr) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))

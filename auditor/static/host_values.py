@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 
 import libcst as cst
+from auditor.static.astutil import ast_dotted
 
 _HOST_LIBS = frozenset({"numpy", "pandas"})
 _TORCH_LIBS = frozenset({"torch", "torch_npu"})
@@ -22,17 +23,6 @@ def _head(qual: str | None) -> str:
     return (qual or "").split(".", 1)[0]
 
 
-def _ast_dotted(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
 def _ast_host_call(ctx, value: ast.AST) -> bool | None:
     """True: a numpy / pandas value; None: an operator (neutral); False: anything else."""
     if isinstance(value, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare)):
@@ -40,7 +30,7 @@ def _ast_host_call(ctx, value: ast.AST) -> bool | None:
     node = value
     while True:
         if isinstance(node, ast.Call):
-            d = _ast_dotted(node.func)
+            d = ast_dotted(node.func)
             if d is not None and _head(ctx.resolve(d)) in _HOST_LIBS:
                 return True
             node = node.func
