@@ -12,7 +12,7 @@ import re
 from dataclasses import replace
 
 from auditor.findings import Finding
-from auditor.static.context import _dotted   # one dotted-name reader for the ast passes
+from auditor.static.astutil import ast_dotted   # one dotted-name reader for the ast passes
 
 # values that make a yes/no flag: a comparison, and/or/not, or a call that asks a question
 _FLAG_VALUES = (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Call)
@@ -179,7 +179,7 @@ def _command_copies(commands, findings: list[Finding]) -> list[Finding]:
         for node in nodes:
             if not isinstance(node, ast.Call) or node.lineno <= def_line:
                 continue
-            name = _dotted(node.func)
+            name = ast_dotted(node.func)
             if name is None or not _RUNS_COMMAND.match(name):
                 continue
             if not any(isinstance(n, ast.Name) and n.id == key for arg in [*node.args, *node.keywords]
