@@ -32,8 +32,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
-
 from auditor.static.backends import TRANSFER_REMAPPED, as_info
+
+def _read_text(path) -> str:
+    """A regular file's text (never a FIFO or device; raises SourceError / OSError), or "" for no path."""
+    return read_source(Path(path), MAX_FILE_BYTES)[0].decode("utf-8", errors="replace") if path is not None else ""
 
 # Modules outside the tree known to import torch_npu.contrib.transfer_to_npu at import (checked in their source):
 # Ascend/MindSpeed `mindspeed/megatron_adaptor.py` (GitHub mirror, commit 02c49f5d: `from torch_npu.contrib import
@@ -146,9 +149,9 @@ class ShimGraph:
             if named is None:
                 continue
             self.known[named[0]] = rel
-            try:    # the discovery's reader: a FIFO or device passed by name is refused, not waited on
-                data, _ = read_source(path, MAX_FILE_BYTES)
-            except (OSError, SourceError):
+            try:
+                data = read_source(Path(path), MAX_FILE_BYTES)[0]
+            except (OSError, SourceError):      # a FIFO, a device, a file over the limit: not read
                 continue
             if b"import" not in data:
                 continue
@@ -308,8 +311,8 @@ def apply_shim_graph(results: list, files: Sequence[tuple[Path, str]]) -> int:
         if result.path.endswith(".sh") and launchable:
             path = by_rel.get(result.path)
             try:
-                text = Path(path).read_text(encoding="utf-8", errors="replace") if path is not None else ""
-            except OSError:
+                text = _read_text(path)
+            except (OSError, SourceError):
                 text = ""
             launched = _launched_entries(text, entries, shimmed)
             if launched is not None:
@@ -348,8 +351,8 @@ def drop_quiet_debug_values(results: list, files: Sequence[tuple[Path, str]]) ->
             by_rel = {r: p for p, r in files}
         path = by_rel.get(result.path)
         try:
-            lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines() if path else []
-        except OSError:
+            lines = _read_text(path).splitlines()
+        except (OSError, SourceError):
             lines = []
         kept = []
         for f in result.findings:
