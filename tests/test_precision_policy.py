@@ -407,3 +407,23 @@ def test_a_record_of_the_environment_sets_nothing(tmp_path):
     found = findings_in_tree(tmp_path)
     assert not any(line in range(8, 14) for (_p, line, _code) in found)
     assert ("fairseq/log_helper.py", 18, "NPU004") in found      # two variables handed on: maybe a child's env
+
+
+def test_a_dtypes_limits_read_with_finfo_choose_nothing(tmp_path):
+    # AngelSlim / neural-compressor quantisers: the limits of fp8 and fp16 are module constants read on the host;
+    # the tensor actually made in float8 is where the port decides
+    write_source(tmp_path, "quant/fp8_utils.py", """\
+        import torch
+
+        FP8_E4M3_MAX = torch.finfo(torch.float8_e4m3fn).max
+        FP16_MIN = torch.finfo(torch.float16).min
+        INT8_MAX = torch.iinfo(torch.int8).max
+
+
+        def quantize(x, scale):
+            q = (x / scale).clamp(-FP8_E4M3_MAX, FP8_E4M3_MAX)
+            return q.to(torch.float8_e4m3fn)
+        """)
+    found = findings_in_tree(tmp_path)
+    lines = {line for (path, line, code) in found if code in ("NPU202", "NPU203")}
+    assert lines == {10}      # the cast, not the finfo constants

@@ -160,7 +160,8 @@ class MatchVisitor(cst.CSTVisitor):
         self._compared = 0      # inside a comparison
         self._options = 0       # inside the value of `choices=` (argparse, click): options listed, none chosen
         self._required: set[int] = set()   # None checks that require an optional import (an assert's test)
-        # names passed straight to an assertion (`self.assertEqual(x.dtype, torch.bfloat16)`): checked, not chosen
+        # names passed straight to an assertion (`self.assertEqual(x.dtype, torch.bfloat16)`) or to torch.finfo /
+        # iinfo: checked or measured, not chosen
         self._asserted: set[int] = set()
         self._table_values: set[int] = set()     # values of dict entries whose key names them (RawHit.table_entry)
         self._bindings: list[tuple[int, cst.BaseExpression | None, cst.BaseExpression]] = []   # open assignments
@@ -758,6 +759,10 @@ class MatchVisitor(cst.CSTVisitor):
         first_hit = len(self.hits)
         if _ASSERTION.match(func.attr.value if isinstance(func, cst.Attribute) else
                             func.value if isinstance(func, cst.Name) else ""):
+            self._asserted.update(id(a.value) for a in node.args if isinstance(a.value, (cst.Name, cst.Attribute)))
+        if isinstance(func, cst.Attribute) and func.attr.value in ("finfo", "iinfo") and \
+                dotted(func) in ("torch.finfo", "torch.iinfo"):
+            # `FP8_MAX = torch.finfo(torch.float8_e4m3fn).max`: a dtype's limits, read on the host; nothing runs in it
             self._asserted.update(id(a.value) for a in node.args if isinstance(a.value, (cst.Name, cst.Attribute)))
         if isinstance(func, cst.Attribute) and func.attr.value == "format" and isinstance(func.value, _STRING_NODES):
             if not self._in_message:
