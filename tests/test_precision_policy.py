@@ -427,3 +427,31 @@ def test_a_dtypes_limits_read_with_finfo_choose_nothing(tmp_path):
     found = findings_in_tree(tmp_path)
     lines = {line for (path, line, code) in found if code in ("NPU202", "NPU203")}
     assert lines == {10}      # the cast, not the finfo constants
+
+
+def test_jax_code_in_a_pytorch_tree_is_another_frameworks(tmp_path):
+    # AngelSlim / neural-compressor keep JAX examples beside their PyTorch code: torch_npu does not apply there
+    write_source(tmp_path, "examples/jax/train_mnist.py", """\
+        import os
+
+        import jax
+        import jax.numpy as jnp
+
+        os.environ["CUDA_VISIBLE_DEVICES"] = "0"
+        os.environ["NCCL_DEBUG"] = "INFO"
+        x = jnp.ones((4, 4), dtype=jnp.bfloat16)
+        print(jax.devices("gpu"))
+        """)
+    write_source(tmp_path, "examples/torch/train_mnist.py", """\
+        import os
+
+        import torch
+
+        os.environ["CUDA_VISIBLE_DEVICES"] = "0"
+        x = torch.ones(4, device="cuda")
+        """)
+    found = findings_in_tree(tmp_path)
+    jax_side = {sev for (p, _line, _code), sev in found.items() if p == "examples/jax/train_mnist.py"}
+    torch_side = {sev for (p, _line, _code), sev in found.items() if p == "examples/torch/train_mnist.py"}
+    assert jax_side == {"info"}
+    assert "error" in torch_side

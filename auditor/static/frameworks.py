@@ -1,4 +1,4 @@
-"""Code and configs of another deep-learning framework (PaddlePaddle, TensorFlow, MindSpore) inside a PyTorch tree:
+"""Code and configs of another deep-learning framework (PaddlePaddle, TensorFlow, MindSpore, JAX) inside a PyTorch tree:
 benchmark suites such as FlagPerf keep `training/benchmarks/bert/paddle/` beside `.../pytorch/`. Applied once per
 run, after the per-file passes.
 
@@ -15,11 +15,12 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from auditor.discover import SourceError, read_source
 from auditor.static.backends import as_info
 
 _FRAMEWORK_WORDS = {"paddle": "PaddlePaddle", "paddlepaddle": "PaddlePaddle", "paddlenlp": "PaddlePaddle",
-                    "tensorflow": "TensorFlow", "mindspore": "MindSpore"}
-_FRAMEWORK_IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+(paddle|paddlenlp|tensorflow|mindspore)\b", re.M)
+                    "tensorflow": "TensorFlow", "mindspore": "MindSpore", "jax": "JAX", "flax": "JAX"}
+_FRAMEWORK_IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+(paddle|paddlenlp|tensorflow|mindspore|jax|flax)\b", re.M)
 _TORCH_IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+(?:torch|torch_npu|lightning|pytorch_lightning|transformers|"
                            rb"accelerate|deepspeed)\b", re.M)
 _WORD_SPLIT = re.compile(r"[-_./\\]")
@@ -40,9 +41,10 @@ def file_framework(path: Path | None, rel: str) -> str | None:
     named = path_framework(rel)
     data = b""
     if path is not None:
-        try:
-            if path.stat().st_size <= _MAX_BYTES:
-                data = path.read_bytes()
+        try:    # the discovery's reader: never a FIFO or device
+            data = read_source(path, _MAX_BYTES)[0]
+        except SourceError:
+            data = b""
         except OSError:
             return None
     if _TORCH_IMPORT.search(data):
