@@ -3,9 +3,11 @@ read them safely: only regular files, never more than the size limit."""
 from __future__ import annotations
 
 import fnmatch
+import io
 import os
 import re
 import stat
+import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,6 +63,13 @@ def read_source(path: Path, max_bytes: int) -> tuple[bytes, os.stat_result]:
         return b"".join(chunks), st
     finally:
         os.close(fd)
+
+
+def decode_source(data: bytes) -> str:
+    """Decode honouring a PEP 263 coding cookie and a UTF-8 BOM; raises UnicodeDecodeError / SyntaxError."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    text = data.decode(encoding)
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 def too_large_message(size: int, max_bytes: int, at_least: bool = False) -> str:

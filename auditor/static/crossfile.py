@@ -342,15 +342,15 @@ def _lookup(name: str, targets: dict[str, _Target], package: str | None) -> _Tar
 
 
 def _apply(result, wanted: list, path: Path | None, engine_rules: dict[str, Any]) -> int:
-    from auditor.discover import SourceError, read_source
+    from auditor.discover import MAX_FILE_BYTES, SourceError, decode_source, read_source
     from auditor.static.backends import apply_context, build_backend_context
     from auditor.suppress import Suppressions
 
     if path is None:
         return 0
     try:
-        data, _ = read_source(path, 8 * 1024 * 1024)
-        text = _decode(data)
+        data, _ = read_source(path, MAX_FILE_BYTES)
+        text = decode_source(data)
         tree = ast.parse(text)
     except (OSError, SourceError, UnicodeDecodeError, SyntaxError, ValueError, LookupError, RecursionError):
         return 0
@@ -417,15 +417,3 @@ def _apply(result, wanted: list, path: Path | None, engine_rules: dict[str, Any]
     result.findings = sorted(result.findings + [replace(f, data={k: v for k, v in f.data.items()}) for f in new],
                              key=Finding.sort_key)
     return len(new)
-
-
-def _decode(data: bytes) -> str:
-    """As the engine decodes: a PEP 263 cookie, a UTF-8 BOM."""
-    import io
-    import tokenize
-
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    text = data.decode(encoding)
-    return text[1:] if text.startswith("\ufeff") else text
-
-

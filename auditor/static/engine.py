@@ -9,9 +9,7 @@ from __future__ import annotations
 import ast
 import re
 import bisect
-import io
 import sys
-import tokenize
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -36,17 +34,10 @@ from auditor.static.gates import apply_gates
 from auditor.static.visitor import MatchVisitor, RawHit
 from auditor import suppress as _suppress
 from auditor.suppress import Suppressions
-from auditor.discover import MAX_FILE_BYTES  # noqa: F401  (re-exported: one limit, the reader's)
+from auditor.discover import MAX_FILE_BYTES, decode_source  # noqa: F401  (re-exported: the reader's limit and decoder)
 
 SUPPRESS_RE, suppressed = _suppress.SUPPRESS_RE, _suppress.suppressed   # the names callers used here
 
-
-
-def decode_source(data: bytes) -> str:
-    """Decode honouring a PEP 263 coding cookie and a UTF-8 BOM; raises UnicodeDecodeError / SyntaxError."""
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    text = data.decode(encoding)
-    return text[1:] if text.startswith("\ufeff") else text
 
 
 def looks_binary(data: bytes) -> bool:
