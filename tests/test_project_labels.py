@@ -145,45 +145,41 @@ def test_project_file_splits_share_no_repository():
     assert seen.get("https://github.com/microsoft/unilm") == "test5"
 
 
-def test_test6_selection_is_exactly_what_its_rule_draws(tmp_path):
-    """test6's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1506,
-    7 per repository), and every drawn file, and no other, has a label file."""
+def _redraw_committed(tmp_path, name: str):
+    """Draw split `name` again by its rule on the pinned trees (skipped when they are not fetched), check the draw
+    is the committed selection.json and that every drawn file, and no other, has a label file; returns the bench
+    module, the split's sources and the committed selection."""
     mod = _module(tmp_path)
-    split = BENCH / "project_files" / "test6"
+    split = BENCH / "project_files" / name
     sources = json.loads((split / "sources.json").read_text())["sources"]
     mod.TREES = BENCH / "_projects"
     if not all((mod.TREES / s["name"]).is_dir() for s in sources):
-        pytest.skip("test6 trees not fetched (python bench/project_files.py fetch --split test6)")
-    (mod.HERE / "test6").mkdir(parents=True)
-    (mod.HERE / "test6" / "sources.json").write_text((split / "sources.json").read_text())
-    assert mod.DRAWS["test6"] == {"seed": 1506, "per_repo": 7}
-    assert mod.select("test6") == 0
-    drawn = json.loads((mod.HERE / "test6" / "selection.json").read_text())
+        pytest.skip(f"{name} trees not fetched (python bench/project_files.py fetch --split {name})")
+    (mod.HERE / name).mkdir(parents=True)
+    (mod.HERE / name / "sources.json").write_text((split / "sources.json").read_text())
+    assert mod.select(name) == 0
     committed = json.loads((split / "selection.json").read_text())
-    assert drawn == committed
-    assert len({f["repo"] for f in committed["files"]}) >= 12
+    assert json.loads((mod.HERE / name / "selection.json").read_text()) == committed
     labels = {p.name for p in (split / "labels").glob("*.yaml")}
     assert labels == {f["repo"] + "__" + f["path"].replace("/", "__") + ".yaml" for f in committed["files"]}
+    return mod, sources, committed
+
+
+def test_test6_selection_is_exactly_what_its_rule_draws(tmp_path):
+    """test6's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1506,
+    7 per repository), and every drawn file, and no other, has a label file."""
+    mod, sources, committed = _redraw_committed(tmp_path, "test6")
+    assert mod.DRAWS["test6"] == {"seed": 1506, "per_repo": 7}
+    assert len({f["repo"] for f in committed["files"]}) >= 12
 
 
 def test_test7_selection_is_exactly_what_its_rule_draws(tmp_path):
     """test7's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1507,
     7 per repository, then its one extension to 10 fixed before the first draw), the first draw's 56 files are the
     start of it, and every drawn file, and no other, has a label file."""
-    mod = _module(tmp_path)
-    split = BENCH / "project_files" / "test7"
-    sources = json.loads((split / "sources.json").read_text())["sources"]
-    mod.TREES = BENCH / "_projects"
-    if not all((mod.TREES / s["name"]).is_dir() for s in sources):
-        pytest.skip("test7 trees not fetched (python bench/project_files.py fetch --split test7)")
+    mod, sources, committed = _redraw_committed(tmp_path, "test7")
     assert mod.DRAWS["test7"] == {"seed": 1507, "per_repo": 7}
     assert {s.get("per_repo") for s in sources} == {10}                      # the extension, for every repository
-    (mod.HERE / "test7").mkdir(parents=True)
-    (mod.HERE / "test7" / "sources.json").write_text((split / "sources.json").read_text())
-    assert mod.select("test7") == 0
-    drawn = json.loads((mod.HERE / "test7" / "selection.json").read_text())
-    committed = json.loads((split / "selection.json").read_text())
-    assert drawn == committed
     assert len({f["repo"] for f in committed["files"]}) >= 12
     # the first draw (7 per repository) is each repository's first files of the extended draw
     first = [dict(s, per_repo=7) for s in sources]
@@ -195,5 +191,3 @@ def test_test7_selection_is_exactly_what_its_rule_draws(tmp_path):
         mine = [f for f in committed["files"] if f["repo"] == repo]
         head = [f for f in first_draw if f["repo"] == repo]
         assert mine[:len(head)] == head
-    labels = {p.name for p in (split / "labels").glob("*.yaml")}
-    assert labels == {f["repo"] + "__" + f["path"].replace("/", "__") + ".yaml" for f in committed["files"]}
