@@ -13,6 +13,11 @@ trees that no rule was written from, each judged true or false by reading it in 
     python bench/precision.py score [--json]        precision overall, per rule, per tree, per severity and per
                                                     file kind (Python / CUDA source / project file)
                                                     from the labels (rows without a label are counted apart)
+    python bench/precision.py combine A.csv B.csv   merge independent labellers' copies of the split's labels
+                                                    into it, cell by cell: a row takes the label and reason of
+                                                    the copy that labelled it; two copies giving one row
+                                                    different labels, or a copy whose rows differ from the
+                                                    sample, stop with an error
     python bench/precision.py check                 re-audit and report labelled findings the tool no longer
                                                     emits (the labels then describe an older sample)
 
@@ -313,6 +318,40 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_combine(args: argparse.Namespace) -> int:
+    rows = read_labels()
+    if not rows:
+        raise BenchError(f"no sample in {LABELS_FILE}: run `sample` first")
+    fixed = [k for k in FIELDS if k not in ("label", "reason")]
+    by_key = {key(r): r for r in rows}
+    taken: dict[tuple, str] = {}   # row key -> the copy its label came from
+    for copy in args.copies:
+        if not copy.is_file():
+            raise BenchError(f"{copy}: no such labels file")
+        with copy.open(newline="") as fh:
+            theirs = list(csv.DictReader(fh))
+        if {key(r) for r in theirs} != set(by_key):
+            raise BenchError(f"{copy}: its rows are not the sample's rows (re-drawn or edited?)")
+        for r in theirs:
+            mine = by_key[key(r)]
+            changed = [k for k in fixed if k != "tool_commit" and str(r.get(k, "")) != str(mine.get(k, ""))]
+            if changed:
+                raise BenchError(f"{copy}: row {r['path']}:{r['line']} {r['code']} differs in {', '.join(changed)}")
+            if r["label"] not in ("true", "false", ""):
+                raise BenchError(f"{copy}: row {r['path']}:{r['line']} has label {r['label']!r}")
+            if not r["label"] or (r["label"], r["reason"]) == (mine["label"], mine["reason"]):
+                continue
+            if mine["label"] and key(r) in taken:
+                raise BenchError(f"row {r['path']}:{r['line']} {r['code']}: {taken[key(r)]} says {mine['label']}, "
+                                 f"{copy} says {r['label']}")
+            mine["label"], mine["reason"] = r["label"], r["reason"]
+            taken[key(r)] = str(copy)
+    write_labels(rows)
+    print(f"{len(taken)} rows took labels from {len(args.copies)} copies; "
+          f"{sum(1 for r in rows if r['label'])} of {len(rows)} rows labelled in {LABELS_FILE}")
+    return 0
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     rows = read_labels()
     by_tree: dict[str, list[dict]] = defaultdict(list)
@@ -351,6 +390,8 @@ def main(argv: list[str] | None = None) -> int:
                    "(made by `audit TREE --format json --no-cache`) instead of auditing")
     sc = sub.add_parser("score")
     sc.add_argument("--json", action="store_true")
+    cb = sub.add_parser("combine", help="merge labellers' copies of the labels file, cell by cell")
+    cb.add_argument("copies", nargs="+", type=Path, help="labels files made from the same sample")
     sub.add_parser("check")
     args = ap.parse_args(argv)
     try:
@@ -358,7 +399,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.labels is not None:
             global LABELS_FILE
             LABELS_FILE = args.labels.resolve()
-        return {"fetch": cmd_fetch, "sample": cmd_sample, "score": cmd_score, "check": cmd_check}[args.cmd](args)
+        return {"fetch": cmd_fetch, "sample": cmd_sample, "score": cmd_score, "combine": cmd_combine,
+                "check": cmd_check}[args.cmd](args)
     except BenchError as e:
         print(f"precision bench: {e}", file=sys.stderr)
         return 2

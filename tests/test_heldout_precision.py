@@ -278,3 +278,37 @@ def test_k11_tuning_sample_and_heldout_redraw_are_labelled():
             rows = mod.read_labels()
             assert len(rows) >= 100 and all(r["label"] in ("true", "false") and r["reason"] for r in rows)
             assert mod.score(rows)["labelled"] == len(rows)
+
+
+def test_combine_merges_labellers_copies_cell_by_cell_and_refuses_conflicts(tmp_path, monkeypatch, capsys):
+    mod = _bench_module()
+    base = {"tree": "t-1", "col": 4, "symbol": "torch.cuda.synchronize", "severity": "error",
+            "text": "torch.cuda.synchronize()", "label": "", "reason": "", "tool_commit": "abc"}
+    sample = [{**base, "path": "a.py", "line": 3, "code": "NPU002"},
+              {**base, "path": "b/c.py", "line": 9, "code": "NPU002"}]
+    monkeypatch.setattr(mod, "LABELS_FILE", tmp_path / "labels.csv")
+    mod.write_labels(sample)
+
+    def copy(name: str, labels: dict) -> Path:
+        monkeypatch.setattr(mod, "LABELS_FILE", tmp_path / name)
+        mod.write_labels([{**r, **labels.get(r["path"], {})} for r in sample])
+        monkeypatch.setattr(mod, "LABELS_FILE", tmp_path / "labels.csv")
+        return tmp_path / name
+
+    first = copy("first.csv", {"a.py": {"label": "true", "reason": "plain CUDA sync"}})
+    second = copy("second.csv", {"b/c.py": {"label": "false", "reason": "inside the cuda backend module"}})
+    assert mod.main(["--labels", str(tmp_path / "labels.csv"), "combine", str(first), str(second)]) == 0
+    rows = {r["path"]: r for r in mod.read_labels()}
+    assert (rows["a.py"]["label"], rows["b/c.py"]["label"]) == ("true", "false")
+    assert rows["b/c.py"]["reason"] == "inside the cuda backend module"
+
+    # a second labeller who disagrees on a row someone else labelled stops the merge, naming both
+    other = copy("other.csv", {"a.py": {"label": "false", "reason": "test file"}})
+    mod.write_labels(sample)
+    assert mod.main(["--labels", str(tmp_path / "labels.csv"), "combine", str(first), str(other)]) == 2
+    assert "first.csv says true" in capsys.readouterr().err
+    # a copy drawn from another sample is refused rather than merged by position
+    monkeypatch.setattr(mod, "LABELS_FILE", tmp_path / "stale.csv")
+    mod.write_labels(sample[:1])
+    assert mod.main(["--labels", str(tmp_path / "labels.csv"), "combine", str(tmp_path / "stale.csv")]) == 2
+    assert "not the sample's rows" in capsys.readouterr().err
