@@ -15,7 +15,8 @@ Three splits of 5 repositories each, selected by the same rule and labelled befo
 them: `dev` (used to tune the project-file rules), `test` (measured once untuned, then also used to tune) and
 `test2` (drawn after that, held out: not tuned on). docs/project-files.md has the figures. `test3` (7 other
 repositories) was drawn by its own rule (bench/project_labels.py, which also checks labels) and labelled blind;
-`test4` (15 repositories), `test5` (13), `test6` (13), `test7` (12) and `test8` (12) likewise, with a cap on the lines one file contributes (LINE_CAP).
+`test4` (15 repositories), `test5` (13), `test6` (13), `test7` (12) and `test8` (12) likewise, with a cap on the lines
+one file contributes (LINE_CAP).
 
 Selection rule (fixed before labelling): in each repository, the files `auditor.project.project_kind` reads,
 under the default excludes, of at most 300 lines, whose text contains (case-insensitive) one of WORDS; per
