@@ -119,7 +119,8 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
              {"line": 1, "category": "device"}, {"line": 12, "category": "none"}, {"line": 7, "category": "kernel"}]
     assert [i["line"] for i in mod.capped(items, 2)] == [1, 2, 5, 12]      # 7 and 9 are past the cap
     assert mod.capped(items, None) == items                                # splits without a cap score everything
-    assert mod.LINE_CAP == {"test4": 40, "test5": 40, "test6": 40, "test7": 40, "tuned_t15": 40}   # fixed in each SELECTION.md before labelling
+    # fixed in each SELECTION.md before labelling
+    assert mod.LINE_CAP == {"test4": 40, "test5": 40, "test6": 40, "test7": 40, "test8": 40, "tuned_t15": 40}
 
 
 def test_test4_draws_with_its_own_seed_and_size(tmp_path):
@@ -191,3 +192,24 @@ def test_test7_selection_is_exactly_what_its_rule_draws(tmp_path):
         mine = [f for f in committed["files"] if f["repo"] == repo]
         head = [f for f in first_draw if f["repo"] == repo]
         assert mine[:len(head)] == head
+
+
+def test_test8_selection_is_exactly_what_its_rule_draws(tmp_path):
+    """test8's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1508,
+    7 per repository, then its one extension to 10 fixed before the first draw), the first draw's 61 files are the
+    start of it, and every drawn file, and no other, has a label file."""
+    mod, sources, committed = _redraw_committed(tmp_path, "test8")
+    assert mod.DRAWS["test8"] == {"seed": 1508, "per_repo": 7}
+    assert mod.LINE_CAP["test8"] == 40
+    assert {s.get("per_repo") for s in sources} == {10}                      # the extension, for every repository
+    assert len({f["repo"] for f in committed["files"]}) >= 12
+    first = [dict(s, per_repo=7) for s in sources]
+    (mod.HERE / "test8" / "sources.json").write_text(json.dumps({"sources": first}))
+    assert mod.select("test8") == 0
+    first_draw = json.loads((mod.HERE / "test8" / "selection.json").read_text())["files"]
+    assert len(first_draw) == 61
+    for repo in {f["repo"] for f in committed["files"]}:
+        mine = [f for f in committed["files"] if f["repo"] == repo]
+        head = [f for f in first_draw if f["repo"] == repo]
+        assert mine[:len(head)] == head
+    assert len(committed["files"]) == 73
