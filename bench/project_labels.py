@@ -39,7 +39,7 @@ from project_files import LINE_CAP, capped, round_robin  # noqa: E402  (the draw
 
 HERE = BENCH / "project_files"
 TREES = BENCH / "_projects"
-SPLITS = ("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8", "tuned_t15")
+SPLITS = ("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8", "tuned_t15", "tuned_t15d")
 CATEGORIES = ("device", "distributed", "precision", "apex", "attention", "kernel", "third_party", "operator",
               "fusion", "performance", "none")
 
@@ -63,7 +63,8 @@ MAX_LINES = 300
 # source in sources.json may set its own "per_repo" (test4's extension draws 3 more from its first repositories).
 DRAWS = {"test4": {"seed": 1504, "per_repo": 7}, "test5": {"seed": 1505, "per_repo": 7}, "test6": {"seed": 1506, "per_repo": 7},
          "test7": {"seed": 1507, "per_repo": 7}, "test8": {"seed": 1508, "per_repo": 7},
-         "tuned_t15": {"seed": 1515, "per_repo": 6}}
+         "tuned_t15": {"seed": 1515, "per_repo": 6},
+         "tuned_t15d": {"seed": 1525, "per_repo": 5}}
 
 
 def _kind(name: str) -> str | None:

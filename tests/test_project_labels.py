@@ -120,7 +120,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
     assert [i["line"] for i in mod.capped(items, 2)] == [1, 2, 5, 12]      # 7 and 9 are past the cap
     assert mod.capped(items, None) == items                                # splits without a cap score everything
     # fixed in each SELECTION.md before labelling
-    assert mod.LINE_CAP == {"test4": 40, "test5": 40, "test6": 40, "test7": 40, "test8": 40, "tuned_t15": 40}
+    assert mod.LINE_CAP == {"test4": 40, "test5": 40, "test6": 40, "test7": 40, "test8": 40, "tuned_t15": 40, "tuned_t15d": 40}
 
 
 def test_test4_draws_with_its_own_seed_and_size(tmp_path):
@@ -213,3 +213,16 @@ def test_test8_selection_is_exactly_what_its_rule_draws(tmp_path):
         head = [f for f in first_draw if f["repo"] == repo]
         assert mine[:len(head)] == head
     assert len(committed["files"]) == 73
+
+
+def test_tuned_t15d_selection_is_exactly_what_its_rule_draws(tmp_path):
+    """tuned_t15d's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1525,
+    5 per repository, fifteen repositories after its one extension), the first draw's 27 files (the first nine
+    repositories) are the start of it, and every drawn file, and no other, has a label file."""
+    mod, sources, committed = _redraw_committed(tmp_path, "tuned_t15d")
+    assert mod.DRAWS["tuned_t15d"] == {"seed": 1525, "per_repo": 5}
+    assert len(sources) == 15 and len(committed["files"]) == 36
+    (mod.HERE / "tuned_t15d" / "sources.json").write_text(json.dumps({"sources": sources[:9]}))
+    assert mod.select("tuned_t15d") == 0
+    first_draw = json.loads((mod.HERE / "tuned_t15d" / "selection.json").read_text())["files"]
+    assert len(first_draw) == 27 and committed["files"][:27] == first_draw

@@ -27,6 +27,8 @@ _INSTALL_COMMAND_RE = re.compile(r"(?:^|[;&|]\s*)(?:sudo\s+)?(?:pip3?|python3?\s
                                  r"\s+install\s")
 # keys whose value is a class to build by qualified name (Hydra / OmegaConf, Lightning CLI, LDM configs)
 _CLASS_KEYS = {"_target_", "class_path", "target"}
+# keys whose list items are pip requirements (see _package_list)
+_PACKAGE_LIST_KEYS = {"python_packages", "pip", "pip_packages"}
 _QUALNAME_RE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 # Past this size a YAML/JSON file is data (a tokenizer, a dataset), not a config someone edits.
 MAX_CONFIG_BYTES = 512 * 1024
@@ -137,6 +139,9 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                     _value_text(col, m, path, value)     # `PIP_INSTALL_ARGS: -f .../whl/nightly/cu118/...`
                 continue
             raw = value.value if isinstance(value.value, str) else str(value.value)
+            if key is value and isinstance(value.value, str) and _package_list(path):
+                _requirement_item(col, value)            # Cog `build: python_packages: - "torch==1.10.0"`
+                continue
             if path.rsplit(".", 1)[-1] == "image":       # compose, Kubernetes, CI `container: image:`
                 col.add(m.match_image(raw), raw, value.start_mark.line + 1, value.start_mark.column + 1)
                 continue
@@ -205,6 +210,22 @@ def scan_config_roots(col: Collector, roots: list) -> None:
     for shell_lines in blocks:
         # CI expressions (`${{ matrix.cuda-version }}`) are not shell: same-length placeholders keep the columns
         scan_shell(col, _CI_EXPR_RE.sub(_ci_placeholder, "\n".join(shell_lines).rstrip("\n")))
+
+
+def _package_list(path: str) -> bool:
+    """A list of pip requirements in a platform's config: Cog's `build.python_packages`, Ray's `runtime_env.pip`
+    (or `pip.packages`), BentoML's `python.packages`."""
+    parts = path.lower().split(".")
+    return parts[-1] in _PACKAGE_LIST_KEYS or parts[-2:] in (["python", "packages"], ["pip", "packages"])
+
+
+def _requirement_item(col: Collector, value) -> None:
+    """One item of such a list: read as a line of requirements.txt (a pin, a CUDA build, an extra, a VCS URL)."""
+    from auditor.project.requirements import analyze_requirement_item
+
+    line = value.start_mark.line + 1
+    if value.start_mark.line == value.end_mark.line and line <= len(col.lines):
+        analyze_requirement_item(col, line, str(value.value).strip())
 
 
 def _step_bash(path: str) -> bool:

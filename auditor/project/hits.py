@@ -162,6 +162,7 @@ class Collector:
         self._seen: set[tuple] = set()
         self._lower: str | None = None
         self.script_vars: dict[str, str] = {}     # NAME -> value a script assigned (shell reader)
+        self.cpu_builds_only = False              # a requirements file pinning only `+cpu` torch builds
 
     def add(self, rule: Rule | None, symbol: str, line: int, col: int = 1, end_col: int | None = None, *,
             value: str | None = None, edit=None, note: str = "", severity: str | None = None) -> Finding | None:

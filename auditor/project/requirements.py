@@ -31,6 +31,19 @@ _CUDA_INDEX_RE = re.compile(r"/whl/(?:nightly/)?(cu(?:\d+|\$\{?\w+\}?)|\$\{?\w*C
                             r"|/whl/(?:nightly/)?torch_(?:stable|nightly)\.html$|/(cu1\d\d)/")
 
 
+# PyTorch's find-links pages that list every build of every version (CUDA, ROCm and CPU wheels side by side): what
+# they install is the local version the pins ask for (`torch==1.6.0+cpu -f .../torch_stable.html` is the CPU build)
+_ALL_BUILDS_PAGE_RE = re.compile(r"/whl/(?:nightly/)?torch_(?:stable|nightly)\.html$")
+_TORCH_FAMILY_RE = re.compile(r"^(torch|torchvision|torchaudio)(?=[\s=<>~!\[;@]|$)", re.I)
+
+
+def cpu_builds_only(requirements: list[str]) -> bool:
+    """True when the torch / torchvision / torchaudio requirements among these all pin the CPU build (`+cpu`):
+    an all-builds page then serves CPU wheels (the port's own starting point), not CUDA ones."""
+    torch_family = [r for r in requirements if _TORCH_FAMILY_RE.match(r.strip().strip("\"'"))]
+    return bool(torch_family) and all(re.search(r"(?:\+|%2B)cpu\b", r, re.I) for r in torch_family)
+
+
 # NVIDIA's own package index: the RAPIDS `*-cu11` wheels, nvidia-* libraries, TensorRT
 _NVIDIA_INDEX_RE = re.compile(r"://pypi\.(?:ngc\.)?nvidia\.com(?:[/:]|$)")
 _VARIABLE_VERSION_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:==|>=|<=|~=|!=|<|>)\s*[$@{]")
@@ -150,30 +163,46 @@ def _index(col: Collector, line: int, line_text: str, url: str) -> None:
     """An index or find-links URL: the rules say which serve CUDA builds (`.../whl/cu121`) or a CUDA-only
     package (PyTorch's Triton page `.../whl/nightly/triton`), as the shell reader asks them for `pip -f URL`."""
     rule = matchers(col.engine).match_requirement("index:" + url)
-    if rule is not None:
+    if rule is not None and not (_ALL_BUILDS_PAGE_RE.search(url) and col.cpu_builds_only):
         start = line_text.find(url)
         col.add(rule, "index:" + url, line, start + 1, start + 1 + len(url))
+
+
+_EGG_RE = re.compile(r"[#&]egg=([A-Za-z0-9][\w.-]*)")
+# a fork kept by another accelerator's vendor (github.com/ROCm/flash-attention, github.com/intel/...): its build
+# targets that device, not CUDA
+_OTHER_VENDOR_FORK_RE = re.compile(r"^url:(?:github|gitlab)\.com/(?:rocm|rocmsoftwareplatform|amd|amd-aig-aima|intel|"
+                                   r"intel-analytics|ascend|huawei)/")
+
+
+def vcs_project(m, url: str) -> tuple[str, Rule] | None:
+    """The CUDA project a bare VCS or source-archive URL installs (no `#egg=`): its repository when a pattern names
+    it (`url:github.com/nvidia/apex`), else a project the requirement patterns name by the repository's last part
+    (`git+https://github.com/vllm-project/vllm.git` is vLLM, `.../stanford-futuredata/megablocks.git` MegaBlocks),
+    as a clone of it would be named. None for any other repository, and for another accelerator vendor's fork."""
+    from auditor.project.shell import url_symbol
+
+    symbol = url_symbol(url)
+    rule = m.match_requirement(symbol)
+    if rule is not None:
+        return symbol, rule
+    if symbol.startswith(("url:github.com/", "url:gitlab.com/", "url:gitee.com/")) and symbol.count("/") == 2 \
+            and not _OTHER_VENDOR_FORK_RE.match(symbol):
+        return m.match_source_tree(symbol.rsplit("/", 1)[-1])
+    return None
 
 
 def _vcs_line(col: Collector, line: int, line_text: str, url: str) -> None:
     """A bare VCS requirement (`git+https://github.com/facebookresearch/xformers.git@04de99b`): the project its
     `#egg=` names, else the repository (`url:github.com/nvidia/apex`), else a CUDA project named by its last part."""
-    from auditor.project.shell import url_symbol
-
-    egg = re.search(r"[#&]egg=([A-Za-z0-9][\w.-]*)", url)
+    egg = _EGG_RE.search(url)
     if egg:
         _report(col, line, line_text, egg.group(1))
         return
-    m = matchers(col.engine)
-    symbol = url_symbol(url)
-    rule = m.match_requirement(symbol)
-    if rule is None and symbol.startswith(("url:github.com/", "url:gitlab.com/", "url:gitee.com/")):
-        tree = m.match_source_tree(symbol.rsplit("/", 1)[-1])
-        if tree is not None:
-            symbol, rule = tree
-    if rule is not None:
+    found = vcs_project(matchers(col.engine), url)
+    if found is not None:
         start = max(line_text.find(url), 0)
-        col.add(rule, symbol, line, start + 1, start + 1 + len(url))
+        col.add(found[1], found[0], line, start + 1, start + 1 + len(url))
 
 
 def analyze_requirements_txt(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
@@ -181,6 +210,8 @@ def analyze_requirements_txt(engine: "StaticEngine", data: bytes, rel: str) -> F
     if text is None:
         return FileResult(rel, error=error)
     col = Collector(engine, rel, text)
+    # `-f .../torch_stable.html` beside `torch==1.8.1+cpu`: the file asks that page for CPU builds
+    col.cpu_builds_only = cpu_builds_only([re.sub(r"(^|\s)#.*$", "", raw) for raw in text.splitlines()])
     logical = ""
     first = 0
     for number, raw in enumerate(text.splitlines(), 1):
@@ -193,23 +224,30 @@ def analyze_requirements_txt(engine: "StaticEngine", data: bytes, rel: str) -> F
             continue
         logical = (logical + line).strip()
         if logical:
-            opt = _OPTION_RE.match(logical)
-            if opt:
-                _index(col, first, col.lines[first - 1], opt.group(2))
-            elif re.match(r"(https?://|\.{0,2}/)\S+\.whl\b", logical):
-                _wheel(col, first, col.lines[first - 1], logical.split()[0])     # a wheel by URL or path
-            elif re.match(r"(git|hg|svn|bzr)\+[a-z]+://", logical):
-                _vcs_line(col, first, col.lines[first - 1], logical.split()[0])
-            elif not logical.startswith("-"):
-                # per-requirement options (`--hash=...`, `--config-settings ...`) follow the specifier
-                _report(col, first, col.lines[first - 1], re.split(r"\s+--?[a-z]", logical, maxsplit=1)[0])
-            elif logical.startswith(("-e ", "--editable ")):
-                # a local checkout is audited where it lives; a VCS one names its project (`#egg=mamba_ssm`)
-                egg = re.search(r"[#&]egg=([A-Za-z0-9][\w.-]*)", logical)
-                if egg:
-                    _report(col, first, col.lines[first - 1], egg.group(1))
+            analyze_requirement_item(col, first, logical)
         logical = ""
     return col.done()
+
+
+def analyze_requirement_item(col: Collector, line: int, logical: str) -> None:
+    """One logical line of requirements.txt (or an item of a config's pip list, on its line `line`): an index
+    option, a wheel, a VCS URL, a requirement with its options, an editable install."""
+    line_text = col.lines[line - 1]
+    opt = _OPTION_RE.match(logical)
+    if opt:
+        _index(col, line, line_text, opt.group(2))
+    elif re.match(r"(https?://|\.{0,2}/)\S+\.whl\b", logical):
+        _wheel(col, line, line_text, logical.split()[0])     # a wheel by URL or path
+    elif re.match(r"(git|hg|svn|bzr)\+[a-z]+://", logical):
+        _vcs_line(col, line, line_text, logical.split()[0])
+    elif not logical.startswith("-"):
+        # per-requirement options (`--hash=...`, `--config-settings ...`) follow the specifier
+        _report(col, line, line_text, re.split(r"\s+--?[a-z]", logical, maxsplit=1)[0])
+    elif logical.startswith(("-e ", "--editable ")):
+        # a local checkout is audited where it lives; a VCS one names its project (`#egg=mamba_ssm`)
+        egg = _EGG_RE.search(logical)
+        if egg:
+            _report(col, line, line_text, egg.group(1))
 
 
 def _locate(lines: list[str], needle: str, start: int = 0) -> int:

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Iterator
 
 from auditor.findings import FileResult
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
-from auditor.project.requirements import (_CUDA_INDEX_RE, _OTHER_ACCELERATOR_RE, conda_spec_name, extra_hits, requirement_hits,
-                                         wheel_symbols)
+from auditor.project.requirements import (_ALL_BUILDS_PAGE_RE, _CUDA_INDEX_RE, _OTHER_ACCELERATOR_RE, conda_spec_name,
+                                         cpu_builds_only, extra_hits, requirement_hits, wheel_symbols)
 
 if TYPE_CHECKING:
     from auditor.rules import Rule
@@ -887,6 +887,8 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
                 # `UV_TORCH_BACKEND=cu${V}` earlier in the script, then `--find-links .../whl/${UV_TORCH_BACKEND}`
                 expanded = re.sub(r"\$\{?(\w+)\}?", lambda v: col.script_vars.get(v.group(1), v.group(0)), url)
                 index_rule = m.match_requirement("index:" + expanded) if expanded != url else None
+            if index_rule is not None and _ALL_BUILDS_PAGE_RE.search(url) and cpu_builds_only(words):
+                index_rule = None     # `torch==1.6.0+cpu -f .../torch_stable.html`: the page's CPU wheels
             if index_rule is not None:
                 line, c = pos.at(nodes[i + 1].start_point) if skip and i + 1 < len(nodes) else (line, c)
                 col.add(index_rule, "index:" + url, line, c, c + len(url))
@@ -907,6 +909,9 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             for symbol, _, rule, note in extra_hits(m, w.partition("[")[2].rstrip("]").split(","), "this project"):
                 col.add(rule, symbol, line, c, c + len(w), note=note)     # `pip install -e ".[vllm]"`
             continue
+        elif w.startswith(("git+", "http")) and "://" in w and "$" not in w:
+            _pip_url(col, m, line, c, w)     # `pip install "git+https://github.com/vllm-project/vllm.git"`
+            continue
         elif w.startswith("-") or w.startswith((".", "/", "git+", "http")):
             continue
         else:
@@ -916,6 +921,24 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             continue
         symbol = next((s for s in symbols if m.match_requirement(s) is not None), "")
         col.add(m.match_requirement(symbol), symbol, line, c, c + len(w))
+
+
+def _pip_url(col: Collector, m, line: int, c: int, url: str) -> None:
+    """`pip install git+URL` / an archive URL: the project its `#egg=` names, else the CUDA project its repository
+    is (the requirements reader's rule for a bare VCS line). A repository a URL pattern names (NVIDIA/apex) is
+    reported by the URL scan of the line already."""
+    from auditor.project.requirements import _EGG_RE, vcs_project
+
+    egg = _EGG_RE.search(url)
+    if egg:
+        for symbol, _, rule, note in requirement_hits(m, egg.group(1)):
+            col.add(rule, symbol, line, c, c + len(url), note=note)
+        return
+    if m.match_requirement(url_symbol(url)) is not None:
+        return
+    found = vcs_project(m, url)
+    if found is not None:
+        col.add(found[1], found[0], line, c, c + len(url))
 
 
 def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
