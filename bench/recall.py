@@ -60,7 +60,9 @@ SPLITS = {"dev": BENCH / "corpus", "test": BENCH / "corpus_test", "fresh": BENCH
           # test6: a sixth blind split, 16 code bases of reserved pool A3, labelled before the tool saw it.
           "test6": BENCH / "corpus_test6",
           # test7: a seventh blind split, 12 code bases of reserved pool A4, labelled before the tool saw it.
-          "test7": BENCH / "corpus_test7"}
+          "test7": BENCH / "corpus_test7",
+          # test8: an eighth blind split, 12 code bases of reserved pool A5, labelled before the tool saw it.
+          "test8": BENCH / "corpus_test8"}
 CORPUS_DIR = BENCH / "_corpus"
 ARCHIVES_DIR = CORPUS_DIR / "_archives"
 

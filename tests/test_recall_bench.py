@@ -201,7 +201,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
     assert r["per_category"]["device"]["found"] == 1
 
 
-@pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7"])
+@pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7", "test8"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
     labels = shipped(split)
     used = {s["name"] for other in recall.SPLITS if other != split for s in recall.load_sources(other)}
@@ -249,7 +249,7 @@ def _load_select_test():
 
 
 def _replay(select_test, labels, split):
-    """The rule of test4, test5, test6 and test7 (bench/corpus_test4|5|6|7/SELECTION.md), stopping points read from the labels:
+    """The rule of test4 to test8 (bench/corpus_test4|5|6|7|8/SELECTION.md), stopping points read from the labels:
     main rounds 1-2, per-category top-up (>= 20 must-flag lines, at most 12 files per category),
     then further main rounds, one file at a time, until >= 350 must-flag (line, category) pairs,
     then test4's apex supplement. Returns the drawn (code base, path) keys in order and the first drawn file
@@ -392,3 +392,28 @@ def test_test7_files_are_exactly_what_its_rule_draws():
     # The apex pool's only file is a main-round file, so the apex top-up draws nothing.
     apex_pool = [(src["name"], path) for src, path in select_test.topup_order("apex", "test7")]
     assert apex_pool and set(apex_pool) <= set(first_two)
+
+
+def test_test8_files_are_exactly_what_its_rule_draws():
+    """test8's labelled files are the draw its SELECTION.md rule gives (test7's rule on pool A5; or,
+    under its deadline clause, a prefix of it), no more, no fewer."""
+    select_test = _load_select_test()
+    labels = {(lf.package, lf.path): lf for lf in shipped("test8")}
+    if not all(lf.corpus_file.exists() for lf in labels.values()):
+        pytest.skip("test8 corpus not fetched (python bench/recall.py --split test8 fetch)")
+    drawn, needed = _replay(select_test, labels, "test8")
+    labelled = drawn if needed is None else drawn[:-1]
+    assert len(labelled) == len(set(labelled))
+    assert set(labelled) == set(labels)
+    assert len({name for name, _ in labelled}) >= 10
+    # Without the labels of the last drawn file the rule stops there and asks for that file.
+    partial = {k: v for k, v in labels.items() if k != labelled[-1]}
+    assert _replay(select_test, partial, "test8")[1] == labelled[-1]
+    # Main rounds 1-2 come first and in sources.json order: two files per code base.
+    first_two = [(src["name"], path) for src, path in select_test.draw(2, "test8")]
+    assert len(first_two) == 2 * len(recall.load_sources("test8"))
+    assert labelled[:len(first_two)] == first_two[0::2] + first_two[1::2]
+    # The distributed and apex pools ran dry: every file of them was drawn (main rounds or top-up).
+    for category in ("distributed", "apex"):
+        pool = {(src["name"], path) for src, path in select_test.topup_order(category, "test8")}
+        assert pool and pool <= set(labelled)
