@@ -665,6 +665,9 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         if key.startswith("--") and len(key) > 2:       # `--bf16`, `--ds.param_dtype bf16`: a setting
             value = value or "true"
             setting = m.match_setting(setting_path(key), value)
+            if setting is None:
+                # a setting only a command line makes (`--device 0`: the script's own option, a bare index)
+                setting = m.match_setting("cli:" + setting_path(key), value)
             if setting is None and bnb_bits and key == "--bits" and value in ("4", "8"):
                 setting = m.match_setting(f"load_in_{value}bit", "true")
             if setting is not None and cpu_run and setting.category == "precision":
@@ -682,7 +685,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         for i, w in enumerate(words[1:], 1):
             override = _OVERRIDE_RE.fullmatch(w)
             if override is not None:
-                rule = m.match_setting(override.group(1), override.group(2))
+                rule = m.match_setting(override.group(1), override.group(2)) or \
+                    m.match_setting("cli:" + override.group(1), override.group(2))    # `yolo ... device=0`
                 if rule is not None:
                     line, c = pos.at(nodes[i].start_point)
                     col.add(rule, f"{override.group(1)}={override.group(2)}", line, c, c + len(w),
