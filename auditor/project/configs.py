@@ -90,11 +90,91 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         if is_json:
             return FileResult(rel, lines=text.count("\n"))     # valid JSON PyYAML cannot position: skip quietly
         # templated YAML (Helm, Jinja) is not YAML until rendered: not an error of the user's
-        return FileResult(rel, lines=text.count("\n")) if "{{" in text or "{%" in text else \
-            FileResult(rel, error=FileError(rel, "syntax", str(exc).splitlines()[0]))
+        if "{{" in text or "{%" in text:
+            return FileResult(rel, lines=text.count("\n"))
+        recovered = _recover_yaml(text)
+        if recovered is None:
+            return FileResult(rel, error=FileError(rel, "syntax", str(exc).splitlines()[0]))
+        # a config PyYAML rejects on a few lines (Video-LLaMA's `llama_model: "a/" or "b/"`): the rest is still
+        # what the program reads once the user fixes those lines, so it is read; the error says what was not
+        roots, cuts = recovered
+        col = Collector(engine, rel, text)
+        scan_config_roots(col, roots)
+        result = col.done()
+        first = _yaml_problem(exc)
+        where = ", ".join(f"{ln}:{c}" for ln, c in cuts)
+        result.error = FileError(rel, "syntax", f"{_yaml_message(exc)}; read without the text PyYAML cannot parse "
+                                 f"(from line:column {where} to the end of each line): findings there are missing",
+                                 first[0] if first else None)
+        return result
     col = Collector(engine, rel, text)
     scan_config_roots(col, roots)
     return col.done()
+
+
+_MAX_YAML_CUTS = 8
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> tuple[int, int] | None:
+    """(1-based line, 1-based column) where PyYAML found the problem."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    return (mark.line + 1, mark.column + 1) if mark is not None else None
+
+
+def _yaml_message(exc: yaml.YAMLError) -> str:
+    problem = getattr(exc, "problem", None)
+    context = getattr(exc, "context", None)
+    return " ".join(str(p) for p in (context, problem) if p) or str(exc).splitlines()[0]
+
+
+_KEY_VALUE_RE = re.compile(r"^(\s*(?:-\s+)?[\w.-]+:)\s+\S")
+
+
+def _swallowing_line(lines: list[str], n: int) -> tuple[int, int] | None:
+    """(line, column after its `key:`) of the `key: value` line above line n whose plain value ran on into line
+    n's key, when line n is more indented than it; None otherwise."""
+    indent = len(lines[n]) - len(lines[n].lstrip())
+    for k in range(n - 1, -1, -1):
+        stripped = lines[k].strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        key = _KEY_VALUE_RE.match(lines[k])
+        if key is None or len(lines[k]) - len(lines[k].lstrip()) >= indent or \
+                stripped.split(":", 1)[1].strip()[:1] in ("'", '"', "[", "{", "|", ">", "&", "*"):
+            return None
+        return k, len(key.group(1))
+    return None
+
+
+def _recover_yaml(text: str) -> tuple[list, list[tuple[int, int]]] | None:
+    """YAML that PyYAML rejects on a few lines, read without the rest of each offending line: at the problem's
+    line and column the line is cut (`key: "a" or "b"` keeps `key: "a"`); a line that fails again where it was
+    cut is blanked. Lines keep their numbers. None when that takes more than a few cuts (the file is not YAML
+    that a few bad lines spoil) or the problem has no position."""
+    lines = text.split("\n")
+    cuts: list[tuple[int, int]] = []
+    for _ in range(_MAX_YAML_CUTS):
+        try:
+            return list(yaml.compose_all("\n".join(lines), Loader=yaml.SafeLoader)), cuts
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            if mark is None or not 0 <= mark.line < len(lines):
+                return None
+            n, c = mark.line, mark.column
+            above = _swallowing_line(lines, n) if "mapping values" in str(getattr(exc, "problem", "")) else None
+            if above is not None:
+                # `data_type: images` then a more indented `build_info:` line: the plain scalar above runs on into
+                # the key; without the value above, the indented block is its mapping, as the author meant
+                n, c = above
+            elif c == 0 or not lines[n][:c].strip() or (n + 1, c + 1) in cuts:
+                c = 0
+            if (n + 1, c + 1) in cuts:
+                return None        # blanking the line changed nothing
+            cuts.append((n + 1, c + 1))
+            lines[n] = lines[n][:c].rstrip()
+        except RecursionError:
+            return None
+    return None
 
 
 def scan_config_text(col: Collector, text: str) -> None:
@@ -135,6 +215,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 continue
             if env_entry:
                 col.env(str(key.value), key.start_mark.line + 1, key.start_mark.column + 1)
+                if key is not value and _env_build_parameter(col, m, str(key.value), value):
+                    continue
                 if value is not key and isinstance(value.value, str) and value.start_mark.line == value.end_mark.line:
                     _value_text(col, m, path, value)     # `PIP_INSTALL_ARGS: -f .../whl/nightly/cu118/...`
                 continue
@@ -226,6 +308,24 @@ def _requirement_item(col: Collector, value) -> None:
     line = value.start_mark.line + 1
     if value.start_mark.line == value.end_mark.line and line <= len(col.lines):
         analyze_requirement_item(col, line, str(value.value).strip())
+
+
+def _env_build_parameter(col: Collector, m, name: str, value) -> bool:
+    """A workflow's or compose file's `env: CUDA_VERSION: "11.7"`: the CUDA version the job builds or installs for,
+    a build parameter like `ARG CUDA_VERSION=12.4.1` (NPU018, information); the environment rules leave
+    `*_VERSION` names alone (markers no library reads)."""
+    raw = str(value.value) if isinstance(value, yaml.ScalarNode) else ""
+    if not (name.isupper() and name.endswith("_VERSION") and ("CUDA" in name or "CUDNN" in name)
+            and any(ch.isdigit() for ch in raw) and "$" not in raw):
+        return False
+    rule = m.match_setting(name.lower(), raw)
+    if rule is None or rule.code != "NPU018":
+        return False
+    line, c = value.start_mark.line + 1, value.start_mark.column + 1
+    c += (col.lines[line - 1] if line <= len(col.lines) else "")[c - 1:c] in ("'", '"')
+    col.add(rule, f"{name}: {raw}", line, c, c + len(raw), value=raw, severity="info",
+            note=" (a build parameter: the CUDA version this job builds or installs for)")
+    return True
 
 
 def _step_bash(path: str) -> bool:

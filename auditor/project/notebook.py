@@ -69,6 +69,42 @@ def _cell_imports(code: str) -> list[str]:
     return found
 
 
+def _switches(code: str) -> list[tuple[int, int, str, str]]:
+    """A cell's top-level `cuda = True` / `use_cuda = False`: (line in the cell, column, name, value), for the
+    setting catalogue's `notebook:` keys."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, bool):
+            found.append((node.lineno, node.col_offset + 1, node.targets[0].id, str(node.value.value)))
+    return found
+
+
+def _names_read(code: str) -> set[str]:
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return set()
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _switch_findings(col: Collector, switches: list[tuple[int, int, str, str]], read: set[str]) -> None:
+    """`cuda = True` in a cell, read by the notebook's code (`... if cuda else ...`): the switch that turns on the
+    CUDA path below (NPU053, information). A switch nothing reads is a leftover: not reported."""
+    from auditor.project.hits import matchers
+
+    m = matchers(col.engine)
+    for line, c, name, value in switches:
+        if name not in read:
+            continue
+        rule = m.match_setting(f"notebook:{name.lower()}", value.lower())
+        col.add(rule, f"{name} = {value}", line, c, c + len(name), value=value)
+
+
 def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     text, error = decode_text(data, rel)
     if text is None:
@@ -82,6 +118,8 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
     shell_lines: list[str] = []
     offset = 0
     imported: list[str] = []      # the kernel's imports so far, put on one line before each later cell
+    switches: list[tuple[int, int, str, str]] = []     # `cuda = True` at a cell's top level: (line, col, name, value)
+    read: set[str] = set()        # names the notebook's code reads
     for number, source in cells:
         lines = source.splitlines() or [""]
         if lines[0].strip().startswith(_SHELL_CELL_MAGICS):
@@ -110,6 +148,8 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
                     python_lines.append(ln)
                     shell_lines.append("")
         code = "\n".join(python_lines) + "\n"
+        switches.extend((offset + ln, c, name, value) for ln, c, name, value in _switches(code))
+        read |= _names_read(code)
         prefix = 1 if imported else 0
         cell = engine.analyze_bytes(((("; ".join(imported) + "\n") if prefix else "") + code).encode("utf-8"),
                                     rel + ".py")
@@ -129,6 +169,8 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
         offset += len(lines)
     if any(shell_lines):
         scan_shell(shell, "\n".join(shell_lines))
+    _switch_findings(shell, switches, read)
+    if shell.result.findings:
         starts = []
         total = 0
         for number, source in cells:

@@ -67,6 +67,14 @@ def setting_path(option: str) -> str:
     return option.lstrip("-").replace("-", "_")
 
 
+def cli_setting(m, path: str, value: str):
+    """A setting only a command line makes (`--device 0`: the script's own option with a bare index), from the
+    catalogue's `cli:` keys; a rule without such keys is not asked again (its `!` exclusions name plain keys)."""
+    rule = m.match_setting("cli:" + path, value)
+    return rule if rule is not None and any(str(p).startswith("cli:") for p in rule.match.get("setting", ())) \
+        else None
+
+
 def scan_fragment(col: Collector, text: str, line: int, column: int, options: bool = True) -> None:
     """Command-line options and download URLs in a piece of text that starts at (line, column)."""
     m = matchers(col.engine)
@@ -80,7 +88,7 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
         for opt in _OPTION_RE.finditer(text):
             value = opt.group(2) or opt.group(3) or "true"
             path = setting_path(opt.group(1))
-            rule = m.match_setting(path, value)
+            rule = m.match_setting(path, value) or cli_setting(m, path, value)
             symbol = f"--{opt.group(1)} {value}".strip()
             if rule is None and "accelerate launch" in text[:opt.start()]:
                 # `LAUNCHER="accelerate launch --multi_gpu ..."`: the launcher's own options, as on its command line
@@ -665,6 +673,9 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         if key.startswith("--") and len(key) > 2:       # `--bf16`, `--ds.param_dtype bf16`: a setting
             value = value or "true"
             setting = m.match_setting(setting_path(key), value)
+            if setting is None:
+                # a setting only a command line makes (`--device 0`: the script's own option, a bare index)
+                setting = cli_setting(m, setting_path(key), value)
             if setting is None and bnb_bits and key == "--bits" and value in ("4", "8"):
                 setting = m.match_setting(f"load_in_{value}bit", "true")
             if setting is not None and cpu_run and setting.category == "precision":
@@ -682,7 +693,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         for i, w in enumerate(words[1:], 1):
             override = _OVERRIDE_RE.fullmatch(w)
             if override is not None:
-                rule = m.match_setting(override.group(1), override.group(2))
+                rule = m.match_setting(override.group(1), override.group(2)) or \
+                    cli_setting(m, override.group(1), override.group(2))    # `yolo ... device=0`
                 if rule is not None:
                     line, c = pos.at(nodes[i].start_point)
                     col.add(rule, f"{override.group(1)}={override.group(2)}", line, c, c + len(w),
