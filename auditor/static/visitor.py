@@ -138,6 +138,30 @@ def _compares_dtype_name(test: cst.BaseExpression) -> bool:
     return False
 
 
+_SETTINGS_CLASS = re.compile(r"(?:Config|Configuration|Recipe|Args|Arguments|Options?|Settings|Flags|Kwargs|Mode|"
+                             r"Format|Policy)$")
+
+
+def _constructs_object(call: cst.Call) -> bool:
+    """`LeptoFP8(hook, model)`, `quant.FP8(...)`: a class (CamelCase or an upper-case acronym) built with arguments,
+    whose name is not that of a settings object (`Float8LinearConfig(...)`, `DelayedScaling` recipes excepted)."""
+    name = dotted(call.func)
+    last = (name or "").rsplit(".", 1)[-1]
+    return bool(call.args) and bool(last) and last[0].isupper() and not _SETTINGS_CLASS.search(last) and \
+        last not in ("DelayedScaling", "Float8CurrentScaling", "MXFP8BlockScaling", "Format")
+
+
+def _compares_same_dtype(test: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+    """`x == torch.float16` / `x is torch.float16` tested, `torch.float16` assigned or returned: a copy of the
+    dtype the test found, not a choice."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 or \
+            not isinstance(test.comparisons[0].operator, (cst.Equal, cst.Is)):
+        return False
+    wanted = dotted(value) or ""
+    return wanted.startswith("torch.") and \
+        wanted in (dotted(test.left), dotted(test.comparisons[0].comparator))
+
+
 class MatchVisitor(cst.CSTVisitor):
     def __init__(self, compiled: CompiledRules, ctx: FileContext, loops: int = 0) -> None:
         super().__init__()
@@ -564,7 +588,12 @@ class MatchVisitor(cst.CSTVisitor):
             return
         if isinstance(value, cst.Attribute) and value.attr.value == name_node.value:
             return      # `self.fp16 = config.fp16`: a copy of a setting made elsewhere
+        # `self.fp8 = LeptoFP8(self.ptq_hook, model, ...)`: the name holds a quantizer object, not a switch (the
+        # fp8 choice is where the quantization algorithm is picked); `FP8Config(...)` / `Fp8Recipe(...)` are settings
+        holds_object = isinstance(value, cst.Call) and _constructs_object(value)
         for kw in self.c.match_keywords(name_node.value):
+            if holds_object and kw[0].category == "precision":
+                continue
             if not _switched_off(value, name_node.value) and kw[0].category not in said \
                     and not self._value_says(value, kw[0]):
                 self._hit(kw[0], target, name_node.value, value=kw[1])
@@ -914,10 +943,13 @@ class MatchVisitor(cst.CSTVisitor):
     def visit_If(self, node: cst.If) -> bool:
         self._flag_reads(node.test)
         # `elif model_dtype == "torch.bfloat16": return torch.bfloat16`: a branch of a name-to-dtype conversion
-        if _compares_dtype_name(node.test) and isinstance(node.body, cst.IndentedBlock) and len(node.body.body) == 1:
+        # `elif config.torch_dtype == torch.float16: dtype = torch.float16`: the branch copies the dtype it tested
+        # (the choice is where the config's dtype is set)
+        if isinstance(node.body, cst.IndentedBlock) and len(node.body.body) == 1:
             stmt = node.body.body[0]
             small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
-            if isinstance(small, (cst.Return, cst.Assign)) and small.value is not None:
+            if isinstance(small, (cst.Return, cst.Assign)) and small.value is not None and (
+                    _compares_dtype_name(node.test) or _compares_same_dtype(node.test, small.value)):
                 self._asserted.update(_dtype_values(small.value))
         return True
 
