@@ -401,3 +401,39 @@ def test_an_fp8_attribute_that_holds_a_quantizer_is_no_switch(engine):
     assert _sev(by_line, 8, "NPU231") == "error"         # a recipe configures fp8 training
     assert _sev(by_line, 9, "NPU231") == "error"         # a config object too
     assert _sev(by_line, 10, "NPU231") == "error"        # the switch itself
+
+
+def test_a_dtype_name_rewritten_as_text_chooses_nothing(engine):
+    src = '''
+    import pytest
+    import torch
+
+
+    @pytest.mark.parametrize("dtype", ["fp8_e4m3", "fp8_e5m2", "int8"])
+    def test_rtn_dtype(dtype):
+        if not hasattr(torch, dtype.replace("fp8", "float8")):
+            pytest.skip("torch too old")
+        kv_cache_dtype = "fp8"
+        return kv_cache_dtype
+    '''
+    by_line = _by_line(engine, src, "test/torch/quantization/test_rtn.py")
+    assert _sev(by_line, 8, "NPU203") is None             # str.replace's text about the name
+    assert _sev(by_line, 10, "NPU203") == "error"         # the literal that chooses fp8
+
+
+def test_a_shell_test_of_a_dtype_variable_reads_the_choice(tmp_path):
+    script = '''\
+    #!/bin/bash
+    KV_CACHE_DTYPE="auto"
+    if [[ "$KV_CACHE_DTYPE" == "fp8" ]]; then
+        export VLLM_FLASHINFER_DISABLE_Q_QUANTIZATION=1
+    fi
+    if [[ "$SCHEME" == "MXFP8" ]]; then
+        KV_CACHE_DTYPE="fp8"
+    fi
+    vllm serve "$MODEL" --kv-cache-dtype $KV_CACHE_DTYPE
+    '''
+    _write(tmp_path, "examples/quant/run_generate.sh", script)
+    found = _found(tmp_path)
+    assert ("examples/quant/run_generate.sh", 3, "NPU216") not in found      # the test reads the variable
+    assert found[("examples/quant/run_generate.sh", 7, "NPU216")] == "error"  # the assignment chooses fp8

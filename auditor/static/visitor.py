@@ -138,6 +138,8 @@ def _compares_dtype_name(test: cst.BaseExpression) -> bool:
     return False
 
 
+_TEXT_METHODS = frozenset({"replace", "startswith", "endswith", "removeprefix", "removesuffix", "split", "rsplit",
+                           "strip", "lstrip", "rstrip", "find", "rfind", "count", "index", "partition", "rpartition"})
 _SETTINGS_CLASS = re.compile(r"(?:Config|Configuration|Recipe|Args|Arguments|Options?|Settings|Flags|Kwargs|Mode|"
                              r"Format|Policy)$")
 
@@ -182,6 +184,8 @@ class MatchVisitor(cst.CSTVisitor):
         # as many loops as enclose it in the file
         self._loop_depth = loops
         self._compared = 0      # inside a comparison
+        # string arguments of str methods (`s.replace("fp8", "float8")`): text, not a setting (precision rules)
+        self._name_text: set[int] = set()
         self._options = 0       # inside the value of `choices=` (argparse, click): options listed, none chosen
         self._required: set[int] = set()   # None checks that require an optional import (an assert's test)
         # names passed straight to an assertion (`self.assertEqual(x.dtype, torch.bfloat16)`) or to torch.finfo /
@@ -278,6 +282,8 @@ class MatchVisitor(cst.CSTVisitor):
             return
         for value in sorted(values):
             m = self.c.match_string(value)
+            if m is not None and m[0].category == "precision" and id(node) in self._name_text:
+                continue
             if m is not None:
                 rule, pattern = m
                 self._hit(rule, node, value.replace(HOLE, "{…}"), value=pattern, via=via)
@@ -793,6 +799,9 @@ class MatchVisitor(cst.CSTVisitor):
                 dotted(func) in ("torch.finfo", "torch.iinfo"):
             # `FP8_MAX = torch.finfo(torch.float8_e4m3fn).max`: a dtype's limits, read on the host; nothing runs in it
             self._asserted.update(id(a.value) for a in node.args if isinstance(a.value, (cst.Name, cst.Attribute)))
+        if isinstance(func, cst.Attribute) and func.attr.value in _TEXT_METHODS:
+            # `dtype.replace("fp8", "float8")`, `name.endswith("_bf16")`: text about a dtype's name, no choice
+            self._name_text.update(id(a.value) for a in node.args if isinstance(a.value, _STRING_NODES))
         if isinstance(func, cst.Attribute) and func.attr.value == "format" and isinstance(func.value, _STRING_NODES):
             if not self._in_message:
                 values = self.fold(node)
