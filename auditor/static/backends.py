@@ -17,7 +17,11 @@ The context lowers findings, never raises them (rules/severity_policy.yaml):
 - `other-backend`: a branch whose test names only backends other than CUDA and NPU (`elif SYSTEM == "rocm":`),
   a class or function named for one (`class FastLinearROCm`, `def forward_xpu`), or a file whose folders or
   name name only such backends (`backends/gaudi/...`, `layers/gptq/ipex.py`, `vendor/maca/...`): that code
-  runs on its own backend, never on Ascend: info, never rewritten.
+  runs on its own backend, never on Ascend: info, never rewritten. Also a file that imports a package that exists
+  only for one other backend, unguarded at its top (`import habana_frameworks.torch.core as htcore`), and a test
+  built on another backend's helpers (`from ...test_hpu_utils import *`). OpenVINO counts as another backend
+  (`optimum/intel/openvino/`, `tests/openvino/`); its PyTorch side holds host values, so hints about device work
+  there (syncs, dtype facts, the NPU's op support) are dropped (backend_words.HOST_RUNTIMES).
 - `ascend-code`: Triton kernels and custom torch ops in a file whose path names Ascend / NPU (`vllm_ascend/`,
   `vendor/ascend/`): Triton there is Triton-Ascend and the op library the project's own NPU one: info.
 """

@@ -5,7 +5,9 @@ or misleads on Ascend; the code behind it does not run there as written, so its 
 `differs`: on Ascend the other path runs; port the gate and the code behind it together). The gates read here:
 
 - `if <cuda test>:` (alone or as one operand of an `and`): its body; `if not <cuda test>: return` (or raise /
-  continue / break) and `assert <cuda test>`: the rest of its block; the `else` of `if not <cuda test>:`;
+  continue / break / `pytest.skip(...)` / `self.skipTest(...)`) and `assert <cuda test>`: the rest of its block;
+  the `else` of `if not <cuda test>:`; `m = provider()` / `if m is None: raise Skip(...)`, where the provider
+  returns None first thing without CUDA (`cuda_probes`): the rest of the block;
 - `x if <cuda test> else y`: `x` (and `y` of `x if not <cuda test> else y`);
 - `<cuda test> and z`: every operand after the test;
 - a test function or class marked for CUDA (`@require_torch_gpu`, `@require_torch_multi_gpu`,
@@ -17,7 +19,13 @@ A CUDA test is `torch.cuda.is_available()`, `is_cuda()` / `current_platform.is_c
 `is_torch_cuda_available()`, `torch.version.cuda`, `torch.cuda.device_count() > 0`, `x.is_cuda`, `x.type == "cuda"`,
 `"cuda" in str(device)`, `device == "cuda"`, `device.startswith("cuda")`, `x.device == torch.device("cuda")`, or a name every
 assignment of which is one of these
-(`use_cuda = args.gpu >= 0 and torch.cuda.is_available()`, `self.use_cuda = torch.cuda.is_available()`).
+(`use_cuda = args.gpu >= 0 and torch.cuda.is_available()`, `self.use_cuda = torch.cuda.is_available()`), or a call of
+a top-level probe function whose only statement returns one (`def checkpoint_ready(): return HAS_GPU and ...`).
+Flags, probes and providers defined in another module of the tree and imported by name count too
+(auditor/static/imported_gates.py).
+
+A CUDA probe saved and replaced (`orig = torch.cuda.is_available` / `torch.cuda.is_available = lambda: True`, to
+load GPTQ / AWQ on the CPU) is not a CUDA API use there: its uncalled references are dropped.
 
 Dtype facts (hints) about a dtype chosen only behind a CUDA gate in the code (`fp16 if "cuda" in device else fp32`)
 are not worth knowing for the port and are dropped (a test marked for CUDA keeps them: the dtype is the test's).
