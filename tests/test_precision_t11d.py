@@ -437,3 +437,22 @@ def test_a_shell_test_of_a_dtype_variable_reads_the_choice(tmp_path):
     found = _found(tmp_path)
     assert ("examples/quant/run_generate.sh", 3, "NPU216") not in found      # the test reads the variable
     assert found[("examples/quant/run_generate.sh", 7, "NPU216")] == "error"  # the assignment chooses fp8
+
+
+def test_a_removed_variable_configures_nothing(engine):
+    src = '''
+    import os
+
+
+    class Utils:
+        @staticmethod
+        def initialize_distributed():
+            os.environ.pop("NVTE_FLASH_ATTN", None)
+            os.environ.pop("NVTE_FUSED_ATTN", None)
+            os.environ.pop("CUDA_VISIBLE_DEVICES", None)
+            os.environ["NVTE_UNFUSED_ATTN"] = "1"
+    '''
+    by_line = _by_line(engine, src, "tests/unit_tests/test_utilities.py")
+    assert _sev(by_line, 8, "NPU446") is None and _sev(by_line, 9, "NPU446") is None
+    assert _sev(by_line, 10, "NPU004") is not None          # visibility: removing it exposes every device
+    assert _sev(by_line, 11, "NPU446") == "warning"         # set: Transformer Engine reads it

@@ -138,6 +138,7 @@ def _compares_dtype_name(test: cst.BaseExpression) -> bool:
     return False
 
 
+_UNSETS = frozenset({"os.environ.pop", "environ.pop", "os.unsetenv", "unsetenv"})
 _TEXT_METHODS = frozenset({"replace", "startswith", "endswith", "removeprefix", "removesuffix", "split", "rsplit",
                            "strip", "lstrip", "rstrip", "find", "rfind", "count", "index", "partition", "rpartition"})
 _SETTINGS_CLASS = re.compile(r"(?:Config|Configuration|Recipe|Args|Arguments|Options?|Settings|Flags|Kwargs|Mode|"
@@ -186,6 +187,7 @@ class MatchVisitor(cst.CSTVisitor):
         self._compared = 0      # inside a comparison
         # string arguments of str methods (`s.replace("fp8", "float8")`): text, not a setting (precision rules)
         self._name_text: set[int] = set()
+        self._unset: set[int] = set()       # the variable name of `os.environ.pop("X", None)` / `os.unsetenv("X")`
         self._options = 0       # inside the value of `choices=` (argparse, click): options listed, none chosen
         self._required: set[int] = set()   # None checks that require an optional import (an assert's test)
         # names passed straight to an assertion (`self.assertEqual(x.dtype, torch.bfloat16)`) or to torch.finfo /
@@ -289,6 +291,9 @@ class MatchVisitor(cst.CSTVisitor):
                 self._hit(rule, node, value.replace(HOLE, "{…}"), value=pattern, via=via)
                 continue
             env_rule = self.c.match_env(value)
+            if id(node) in self._unset:
+                if env_rule is None or env_rule.category != "device":
+                    continue
             for stacked in self.c.env_stacked.get(value, ()):
                 self._hit(stacked, node, value, via=via)
             if env_rule is not None:
@@ -799,6 +804,10 @@ class MatchVisitor(cst.CSTVisitor):
                 dotted(func) in ("torch.finfo", "torch.iinfo"):
             # `FP8_MAX = torch.finfo(torch.float8_e4m3fn).max`: a dtype's limits, read on the host; nothing runs in it
             self._asserted.update(id(a.value) for a in node.args if isinstance(a.value, (cst.Name, cst.Attribute)))
+        if dotted(func) in _UNSETS and node.args and isinstance(node.args[0].value, _STRING_NODES):
+            # `os.environ.pop("NVTE_FLASH_ATTN", None)`: the variable is removed, nothing is configured (a device
+            # visibility variable keeps its finding: removing it exposes every device, which Ascend spells otherwise)
+            self._unset.add(id(node.args[0].value))
         if isinstance(func, cst.Attribute) and func.attr.value in _TEXT_METHODS:
             # `dtype.replace("fp8", "float8")`, `name.endswith("_bf16")`: text about a dtype's name, no choice
             self._name_text.update(id(a.value) for a in node.args if isinstance(a.value, _STRING_NODES))
