@@ -15,9 +15,18 @@ _BACKEND_ALIASES = {
     # other accelerator vendors' names for their own stacks (FlagGems `backend/_kunlunxin/`, FlagPerf `iluvatar/`)
     "kunlunxin": "kunlun", "kunlun": "kunlun", "iluvatar": "corex", "corex": "corex", "mthreads": "musa",
     "hygon": "rocm", "enflame": "gcu", "biren": "biren", "tecorigin": "sdaa",
+    # Intel's OpenVINO runtime (optimum-intel's `openvino/` package, `test_openvino_*.yml`): CPU / Intel GPU / NPU,
+    # never CUDA or Ascend; its PyTorch side feeds or traces models on the host
+    "openvino": "openvino",
 }
 # Backends that are neither CUDA nor NPU: code written only for them never runs on Ascend.
 OTHER_BACKENDS = frozenset(set(_BACKEND_ALIASES.values()) - {"cuda", "npu"})
+# Runtimes of other toolkits whose PyTorch side only holds host values: OpenVINO's model wrappers take and return
+# CPU tensors (`torch.from_numpy(ov_outputs)`), its exporter traces on the CPU, `OVModel.half()` compresses the IR.
+# Hints about device work (host syncs, dtype facts, the NPU's op support) in their code concern nothing on the NPU
+# (docs/precision.md, t11d). ONNX Runtime and TensorRT are not listed: their CUDA / TensorRT execution providers
+# run the same code on NVIDIA GPUs, so a CUDA line there may be real.
+HOST_RUNTIMES = frozenset({"openvino"})
 BACKEND_NAMES = frozenset(_BACKEND_ALIASES)
 # A backend word inside an identifier or string: `is_torch_npu_available`, `CudaPlatform`, "npu:0", `IS_XPU`
 # (lower-case letters on either side make it part of another word: "chip", "timestamps", "gpus").

@@ -21,6 +21,7 @@ from auditor.static.ci_jobs import apply_cuda_ci_jobs
 from auditor.static.crossfile import propagate
 from auditor.static.backends import apply_ascend_project, apply_other_backend_files, apply_transfer_packages
 from auditor.static.frameworks import apply_other_frameworks
+from auditor.static.imported_gates import apply_imported_gates
 from auditor.static.shim_graph import apply_shim_graph, drop_quiet_debug_values
 from auditor.static.firstparty import drop_first_party, first_party_packages
 from auditor.static.opnamespaces import op_namespaces_named, registered_namespaces
@@ -227,6 +228,7 @@ def run_static(
     apply_backend_files(run.results, found.files)      # `Dockerfile.cuda` beside `Dockerfile.metax`, NPU twins
     apply_cuda_ci_jobs(run.results, found.files)    # a workflow job on NVIDIA runners: it stays for CUDA
     apply_other_frameworks(run.results, found.files)    # `bert/paddle/`: PaddlePaddle code, torch_npu does not apply
+    apply_imported_gates(run.results, found.files)      # `from _harness import CUDA` ... `if not CUDA: raise Skip`
     drop_unread_cudnn_vars(run.results)             # `CUDNN_DETERMINISTIC`: read by nothing
     drop_test_performance_hints(run.results)        # `.item()` in a test's loop
     drop_quiet_debug_values(run.results, found.files)   # `ASCEND_LAUNCH_BLOCKING=0`: the switch set off

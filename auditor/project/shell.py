@@ -493,6 +493,10 @@ def _comparison(col: Collector, m, pos: _Positions, node) -> None:
         if literal.lower() in ("true", "false", "yes", "no", "on", "off", "0", "1", ""):
             return      # `[ "$INSTALL_FLASHATTN" == "true" ]` tests a switch; the step it guards has its own finding
         rule = m.match_setting(var.text.decode().lower().rstrip("_"), literal)   # a CI expression's padding
+        if rule is not None and rule.category == "precision":
+            # `[[ "$KV_CACHE_DTYPE" == "fp8" ]]` reads the dtype the user chose (reported where it is set, as a
+            # Python comparison against a dtype is); a device compared is the gate that fails on Ascend, kept
+            return
         if rule is not None:
             line, c = pos.at(literal_side.start_point)
             col.add(rule, f"{var.text.decode()} == {literal}", line, c, c + len(literal_side.text), value=literal)
@@ -953,10 +957,57 @@ def _pip_url(col: Collector, m, line: int, c: int, url: str) -> None:
         col.add(found[1], found[0], line, c, c + len(url))
 
 
+# A test that holds only where CUDA is present: a CUDA variable compared with a value (`[[ "$CUDA_VERSION" ==
+# "13."* ]]`, `[ "$DEVICE" == "gpu" ]` / `"cuda"`), or the NVIDIA tools found (`command -v nvidia-smi`, `nvcc
+# --version`). Negated forms (`!`, `!=`, `-z`) hold without CUDA and are not gates.
+_CUDA_VAR_TEST = re.compile(r"\$\{?\w*CUDA\w*\}?\"?\s*==?\s|==?\s*[\"']?(?:cuda|gpu|nvidia)(?::\d+)?[\"']?\s*\]|"
+                            r"\b(?:command\s+-v|which|type)\s+(?:nvidia-smi|nvcc)\b", re.I)
+_NEGATED_TEST = re.compile(r"(?:^|\s)!\s|!=|\s-z\s")
+_SHELL_GATE_NOTE = "in a branch that runs only where CUDA is present ({how}), which does not run on Ascend as " \
+                   "written; the test is what to port: port the branch with it"
+
+
+def _cuda_branches(root, pos: "_Positions") -> list[tuple[int, int, str]]:
+    """(first line, last line, test) of each `if` / `elif` branch whose test holds only where CUDA is present."""
+    out = []
+    for node in _walk(root):
+        if node.type not in ("if_statement", "elif_clause"):
+            continue
+        kids = node.children
+        then = next((i for i, c in enumerate(kids) if c.type == "then"), None)
+        if then is None:
+            continue
+        test = b" ".join(c.text for c in kids[1:then]).decode("utf-8", errors="replace")
+        if not _CUDA_VAR_TEST.search(test) or _NEGATED_TEST.search(test):
+            continue
+        body = [c for c in kids[then + 1:] if c.is_named and c.type not in ("elif_clause", "else_clause", "comment")]
+        if body:
+            out.append((pos.at(body[0].start_point)[0], pos.at(body[-1].end_point)[0], " ".join(test.split())[:60]))
+    return out
+
+
 def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     text, error = decode_text(data, rel)
     if text is None:
         return FileResult(rel, error=error)
     col = Collector(engine, rel, text)
     scan_shell(col, text)
-    return col.done()
+    result = col.done()
+    if any(f.severity == "error" for f in result.findings):
+        raw = text.encode("utf-8")
+        branches = _cuda_branches(_parser().parse(raw).root_node, _Positions(raw))
+        if branches:
+            result.findings = [_gated(f, branches) for f in result.findings]
+    return result
+
+
+def _gated(f, branches: list[tuple[int, int, str]]):
+    """An error inside a CUDA-only branch (`uv pip install vllm` under `if [[ "$CUDA_VERSION" == "13."* ]]`) is a
+    warning, like code behind a CUDA gate in Python (auditor/static/gates.py); the test itself keeps its finding."""
+    from dataclasses import replace
+
+    how = next((t for a, b, t in branches if a <= f.line <= b), None)
+    if f.severity != "error" or how is None or f.data.get("context"):
+        return f
+    return replace(f, severity="warning", data={**f.data, "context": "cuda-available-branch"},
+                   message=f"{f.message} ({_SHELL_GATE_NOTE.format(how=how)})")

@@ -17,7 +17,11 @@ The context lowers findings, never raises them (rules/severity_policy.yaml):
 - `other-backend`: a branch whose test names only backends other than CUDA and NPU (`elif SYSTEM == "rocm":`),
   a class or function named for one (`class FastLinearROCm`, `def forward_xpu`), or a file whose folders or
   name name only such backends (`backends/gaudi/...`, `layers/gptq/ipex.py`, `vendor/maca/...`): that code
-  runs on its own backend, never on Ascend: info, never rewritten.
+  runs on its own backend, never on Ascend: info, never rewritten. Also a file that imports a package that exists
+  only for one other backend, unguarded at its top (`import habana_frameworks.torch.core as htcore`), and a test
+  built on another backend's helpers (`from ...test_hpu_utils import *`). OpenVINO counts as another backend
+  (`optimum/intel/openvino/`, `tests/openvino/`); its PyTorch side holds host values, so hints about device work
+  there (syncs, dtype facts, the NPU's op support) are dropped (backend_words.HOST_RUNTIMES).
 - `ascend-code`: Triton kernels and custom torch ops in a file whose path names Ascend / NPU (`vllm_ascend/`,
   `vendor/ascend/`): Triton there is Triton-Ascend and the op library the project's own NPU one: info.
 """
@@ -32,8 +36,8 @@ from pathlib import Path
 
 from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
 
-from auditor.backend_words import (_BACKEND_ALIASES, BACKEND_NAMES, OTHER_BACKENDS,  # noqa: F401  (re-exported)
-                                    backends_in_text)
+from auditor.backend_words import (_BACKEND_ALIASES, BACKEND_NAMES, HOST_RUNTIMES,  # noqa: F401  (re-exported)
+                                    OTHER_BACKENDS, backends_in_text)
 
 _CUDA_CLASS = re.compile(r"(?i)cuda|gpu|nvidia")
 _ABSTRACTION_BASE = re.compile(r"(?i)platform|accelerator|device(?!_?map)|backend(?!ward)")
@@ -80,6 +84,12 @@ class BackendContext:
     test_marks: list[Span] = field(default_factory=list)
     # mmengine's `dist_cfg`: its init_dist starts HCCL on an NPU whatever backend the config names
     mmengine_dist: list[Span] = field(default_factory=list)
+    # the other backend the whole file needs: an unguarded top-level import of a package that exists only for it
+    # (`import habana_frameworks.torch.core as htcore`)
+    file_backend: str | None = None
+    # the other backend of a module the file star-imports at its top (`from ...test_hpu_utils import *`): a test
+    # built on that backend's helpers (apply_context reads it for test files only)
+    star_backend: str | None = None
 
     def kind(self, line: int) -> str | None:
         """The context of a finding at `line`: other-backend, npu-path, platform-class, backend-dispatch or None."""
@@ -349,6 +359,7 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
                 block(case.body, guarded)
 
     block(tree.body, False)
+    ctx.file_backend, ctx.star_backend = _file_backend(tree.body)
     for spans in (ctx.npu, ctx.dispatch, ctx.platform, ctx.import_guard, ctx.other, ctx.mmengine_dist, ctx.test_marks,
                   ctx.cuda_available, ctx.registrations):
         spans.sort()
@@ -356,6 +367,34 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
 
 
 _TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+# packages that exist only for one other backend and fail to import without it (Gaudi's habana_frameworks,
+# Cambricon's torch_mlu, Moore Threads' torch_musa): a file importing one unguarded at its top needs that backend
+_BACKEND_PACKAGES = {"habana_frameworks": "hpu", "torch_mlu": "mlu", "torch_musa": "musa"}
+
+
+def _file_backend(body: list[ast.stmt]) -> tuple[str | None, str | None]:
+    """(the other backend a file cannot run without, the other backend of a module it star-imports), see
+    `BackendContext`. Only top-level statements count: an import under try / if / def is optional or lazy."""
+    star = None
+    for stmt in body:
+        if isinstance(stmt, ast.Import):
+            for a in stmt.names:
+                if a.name.split(".")[0] in _BACKEND_PACKAGES:
+                    return _BACKEND_PACKAGES[a.name.split(".")[0]], star
+        elif isinstance(stmt, ast.ImportFrom):
+            top = (stmt.module or "").split(".")[0]
+            if not stmt.level and top in _BACKEND_PACKAGES:
+                return _BACKEND_PACKAGES[top], star
+            if star is None and any(a.name == "*" for a in stmt.names) and stmt.module:
+                named = backends_in_text(stmt.module.rsplit(".", 1)[-1])
+                if len(named) == 1 and _only_other(named):
+                    star = next(iter(named))       # `from ...test_hpu_utils import *`
+    return None, star
+
+
+def _test_path(rel: str) -> bool:
+    parts = rel.replace("\\", "/").split("/")
+    return parts[-1].startswith("test_") or any(p in ("test", "tests") for p in parts[:-1])
 
 
 def _has_imports(stmt: ast.stmt) -> bool:
@@ -390,6 +429,8 @@ _NOTES = {
 DISCOUNTED = ("npu-path", "platform-class", "other-backend", "ascend-code", "dynamic-op-namespace", "mmengine-dist",
               "negated-flag")
 _PACKAGE_CATEGORIES = ("attention", "apex", "kernel", "third_party")
+# what a host runtime's code (HOST_RUNTIMES) holds no finding of: syncs, dtype facts and op support on host tensors
+_HOST_HINT_CATEGORIES = frozenset({"performance", "precision", "operator"})
 
 
 def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
@@ -398,9 +439,13 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
 
     out = []
     on_path = path_backends(rel) if rel else set()
-    file_kind = "other-backend" if _only_other(on_path) else "ascend-code" if on_path == {"npu"} else \
-        "platform-class" if rel and cuda_backend_module(rel) else None
+    file_kind = "other-backend" if _only_other(on_path) or ctx.file_backend or \
+        ctx.star_backend and _test_path(rel) else "ascend-code" \
+        if on_path == {"npu"} else "platform-class" if rel and cuda_backend_module(rel) else None
+    host_runtime = file_kind == "other-backend" and bool(on_path & HOST_RUNTIMES)
     for f in findings:
+        if host_runtime and f.category in _HOST_HINT_CATEGORIES:
+            continue      # OpenVINO's torch tensors are host values: policy (e), nothing reaches the NPU
         kind = ctx.kind(f.line)
         if file_kind in ("other-backend", "platform-class") or (file_kind == "ascend-code" and (
                 f.name == "custom-torch-ops" or f.name == "triton-kernel" and f.severity != "error")):

@@ -146,8 +146,10 @@ def summarize(tree: ast.Module, findings: Sequence[Finding], rel: str, text: str
             if pairs:
                 imports.append([stmt.lineno, -1, "", pairs])
     tech = tech_of(rel)
+    from auditor.static.gates import module_gates      # (gates imports nothing of this module)
     return {"defs": defs, "imports": imports,
-            "tech": tech if tech is not None and _TECH_TEXT.search(text) else None}
+            "tech": tech if tech is not None and _TECH_TEXT.search(text) else None,
+            "gates": module_gates(tree, text)}     # CUDA gates its importers may ask (auditor/static/imported_gates.py)
 
 
 _CONDITIONAL = (ast.If, ast.Try) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ()) + \

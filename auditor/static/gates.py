@@ -5,7 +5,9 @@ or misleads on Ascend; the code behind it does not run there as written, so its 
 `differs`: on Ascend the other path runs; port the gate and the code behind it together). The gates read here:
 
 - `if <cuda test>:` (alone or as one operand of an `and`): its body; `if not <cuda test>: return` (or raise /
-  continue / break) and `assert <cuda test>`: the rest of its block; the `else` of `if not <cuda test>:`;
+  continue / break / `pytest.skip(...)` / `self.skipTest(...)`) and `assert <cuda test>`: the rest of its block;
+  the `else` of `if not <cuda test>:`; `m = provider()` / `if m is None: raise Skip(...)`, where the provider
+  returns None first thing without CUDA (`cuda_probes`): the rest of the block;
 - `x if <cuda test> else y`: `x` (and `y` of `x if not <cuda test> else y`);
 - `<cuda test> and z`: every operand after the test;
 - a test function or class marked for CUDA (`@require_torch_gpu`, `@require_torch_multi_gpu`,
@@ -17,7 +19,13 @@ A CUDA test is `torch.cuda.is_available()`, `is_cuda()` / `current_platform.is_c
 `is_torch_cuda_available()`, `torch.version.cuda`, `torch.cuda.device_count() > 0`, `x.is_cuda`, `x.type == "cuda"`,
 `"cuda" in str(device)`, `device == "cuda"`, `device.startswith("cuda")`, `x.device == torch.device("cuda")`, or a name every
 assignment of which is one of these
-(`use_cuda = args.gpu >= 0 and torch.cuda.is_available()`, `self.use_cuda = torch.cuda.is_available()`).
+(`use_cuda = args.gpu >= 0 and torch.cuda.is_available()`, `self.use_cuda = torch.cuda.is_available()`), or a call of
+a top-level probe function whose only statement returns one (`def checkpoint_ready(): return HAS_GPU and ...`).
+Flags, probes and providers defined in another module of the tree and imported by name count too
+(auditor/static/imported_gates.py).
+
+A CUDA probe saved and replaced (`orig = torch.cuda.is_available` / `torch.cuda.is_available = lambda: True`, to
+load GPTQ / AWQ on the CPU) is not a CUDA API use there: its uncalled references are dropped.
 
 Dtype facts (hints) about a dtype chosen only behind a CUDA gate in the code (`fp16 if "cuda" in device else fp32`)
 are not worth knowing for the port and are dropped (a test marked for CUDA keeps them: the dtype is the test's).
@@ -132,7 +140,7 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
                 _cuda_string(node.args[0]):
             return True      # `device.startswith("cuda")`: a device the user asked for is a CUDA one
         return name.endswith("cuda.is_available") and name.split(".")[0] in ("torch", "cuda") or \
-            bool(_CUDA_PROBE.match(name.rsplit(".", 1)[-1]))
+            bool(_CUDA_PROBE.match(name.rsplit(".", 1)[-1])) or name + "()" in flags
     if isinstance(node, ast.Attribute) and (node.attr == "is_cuda" or _dotted(node) == "torch.version.cuda"):
         return True
     if isinstance(node, (ast.Name, ast.Attribute)):
@@ -154,8 +162,68 @@ def _negated_cuda_test(node: ast.AST, flags: set[str]) -> bool:
     return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and is_cuda_test(node.operand, flags)
 
 
-def cuda_flags(tree: ast.Module) -> set[str]:
-    """Names every assignment of which is a CUDA test, and that no function takes as a parameter."""
+def cuda_flags(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()) -> set[str]:
+    """Names every assignment of which is a CUDA test, and that no function takes as a parameter; with `extra`
+    (names a CUDA gate imported from another module binds) and the file's own probes and providers
+    (`cuda_probes`)."""
+    flags = _assigned_flags(tree, extra) | set(extra)
+    return flags | cuda_probes(tree, flags)
+
+
+def cuda_probes(tree: ast.Module, flags: set[str]) -> set[str]:
+    """Top-level functions that answer a CUDA test: `name()` for a probe whose only statement (after a docstring)
+    is `return <CUDA test>` (`def real_weights_available(): return CUDA and _ckpt_present(path)`), `name()?` for a
+    provider that returns None first thing without CUDA (`if not real_weights_available(): return None`): a test
+    that gets None from it skips (`m = real_qwen3_8b()` / `if m is None: raise Skip(...)`)."""
+    out: set[str] = set()
+    defs = [s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for _ in range(2):        # a provider may ask a probe defined below it
+        for fn in defs:
+            body = fn.body[1:] if fn.body and isinstance(fn.body[0], ast.Expr) and \
+                isinstance(fn.body[0].value, ast.Constant) else fn.body
+            while body and isinstance(body[0], ast.Global):
+                body = body[1:]
+            known = flags | out
+            if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None and \
+                    is_cuda_test(body[0].value, known):
+                out.add(fn.name + "()")
+            elif body and isinstance(body[0], ast.If) and _negated_cuda_test(body[0].test, known) and \
+                    len(body[0].body) == 1 and isinstance(body[0].body[0], ast.Return) and \
+                    _nones(body[0].body[0].value):
+                out.add(fn.name + "()?")
+    return out
+
+
+def _nones(node: ast.expr | None) -> bool:
+    """`None`, `(None, None)`, a bare return, `x if c else None` of Nones."""
+    if node is None:
+        return True
+    if isinstance(node, ast.Constant):
+        return node.value is None
+    if isinstance(node, ast.Tuple):
+        return all(_nones(e) for e in node.elts)
+    if isinstance(node, ast.IfExp):
+        return _nones(node.body) and _nones(node.orelse)
+    return False
+
+
+def module_gates(tree: ast.Module, text: str) -> list[str]:
+    """The CUDA gates a module offers its importers (kept in its cross-file summary): top-level names every
+    assignment of which is a CUDA test (`CUDA = torch.cuda.is_available()`), probes `name()` and providers
+    `name()?` (`cuda_probes`)."""
+    if "cuda" not in text.lower():
+        return []
+    flags = _assigned_flags(tree, frozenset())
+    top: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
+                if isinstance(t, ast.Name):
+                    top.add(t.id)
+    return sorted({f for f in flags if f in top} | cuda_probes(tree, flags))
+
+
+def _assigned_flags(tree: ast.Module, extra: frozenset[str] | set[str]) -> set[str]:
     tests: dict[str, bool] = {}
     params: set[str] = set()
     for node in _walk(tree):
@@ -173,7 +241,7 @@ def cuda_flags(tree: ast.Module) -> set[str]:
             name = _flag_name(t)
             if name is not None:
                 tests[name] = tests.get(name, True) and value is not None and len(targets) == 1 and \
-                    is_cuda_test(value)
+                    is_cuda_test(value, extra)
     return {n for n, ok in tests.items() if ok and n not in params}
 
 
@@ -201,6 +269,29 @@ def _cuda_pytestmark(stmt: ast.stmt, flags: set[str]) -> bool:
     return any(isinstance(m, ast.Call) and _cuda_decorator(m, flags) for m in marks)
 
 
+_SKIP_CALLS = frozenset({"pytest.skip", "self.skipTest", "skipTest", "pytest.exit", "sys.exit", "exit", "quit",
+                         "unittest.skip"})
+
+
+def _exits(stmt: ast.stmt) -> bool:
+    """return / raise / continue / break, or a call that leaves the test (`pytest.skip(...)`, `self.skipTest`)."""
+    return isinstance(stmt, _EXITS) or isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
+        _dotted(stmt.value.func) in _SKIP_CALLS
+
+
+def _none_test(test: ast.expr) -> str | None:
+    """The name `x` of `x is None` / `not x` / `x is None or ...`."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return next((n for n in map(_none_test, test.values) if n), None)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Name):
+        return test.operand.id
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) and \
+            isinstance(test.left, ast.Name) and isinstance(test.comparators[0], ast.Constant) and \
+            test.comparators[0].value is None:
+        return test.left.id
+    return None
+
+
 def _stmt_region(first: ast.stmt, last: ast.stmt) -> Region:
     return first.lineno, 0, (last.end_lineno or last.lineno), _END
 
@@ -209,9 +300,11 @@ def _expr_region(node: ast.expr) -> Region:
     return node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or _END
 
 
-def build_gates(tree: ast.Module) -> Gates:
+def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()) -> Gates:
+    """The CUDA gates of a file; `extra`: names bound by its imports of another module's gates (`module_gates`)."""
     gates = Gates()
-    flags = cuda_flags(tree)
+    flags = cuda_flags(tree, extra)
+    providers = {f[:-3] for f in flags if f.endswith("()?")}
 
     def add(region: Region, how: str) -> None:
         gates.regions.append(region)
@@ -242,8 +335,12 @@ def build_gates(tree: ast.Module) -> Gates:
                 elif _negated_cuda_test(stmt.test, flags):
                     if stmt.orelse:
                         add(_stmt_region(stmt.orelse[0], stmt.orelse[-1]), f"else of if {gate_text(stmt.test)}")
-                    elif isinstance(stmt.body[-1], _EXITS) and i + 1 < len(stmts):
+                    elif _exits(stmt.body[-1]) and i + 1 < len(stmts):
                         add(_stmt_region(stmts[i + 1], stmts[-1]), f"after if {gate_text(stmt.test)}: return")
+                elif providers and not stmt.orelse and _exits(stmt.body[-1]) and i + 1 < len(stmts) and \
+                        _provided(stmts[:i], _none_test(stmt.test)):
+                    # `m = real_qwen3_8b()` / `if m is None: raise Skip(...)`: None means no CUDA
+                    add(_stmt_region(stmts[i + 1], stmts[-1]), f"after if {gate_text(stmt.test)}: skip")
             if isinstance(stmt, ast.Try):
                 catches = any(h.type is None or any(
                     isinstance(t, ast.Name) and t.id in _IMPORT_ERRORS or isinstance(t, ast.Attribute) and
@@ -264,6 +361,17 @@ def build_gates(tree: ast.Module) -> Gates:
                     body(sub, inner)
             for case in getattr(stmt, "cases", ()) or ():
                 body(case.body, guarded)
+
+    def _provided(before: list[ast.stmt], name: str | None) -> bool:
+        """Whether the last binding of `name` in `before` is a call of a provider (`m = real_qwen3_8b()`,
+        `model, tok = real_qwen3_8b(with_tokenizer=True)`)."""
+        if name is None:
+            return False
+        for stmt in reversed(before):
+            if isinstance(stmt, ast.Assign) and any(name in {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
+                                                    for t in stmt.targets):
+                return isinstance(stmt.value, ast.Call) and _dotted(stmt.value.func) in providers
+        return False
 
     unguarded: set[str] = set()
     guarded_quals: set[str] = set()
@@ -464,15 +572,41 @@ def _lower_asserted_not(findings: list, tree: ast.Module) -> list:
             else f for f in findings]
 
 
+_PROBES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_bf16_supported"})
+
+
+def _drop_mocked_probes(findings: list, tree: ast.Module) -> list:
+    """`orig = torch.cuda.is_available` ... `torch.cuda.is_available = lambda: True` ... restore: a file that
+    replaces a CUDA probe fakes CUDA's presence for a library's check (GPTQ / AWQ loaders that refuse to run
+    without a GPU, loaded on the CPU); the probe is saved and put back, never called there, and nothing CUDA runs.
+    Its uncalled references (the save, the restore) are not CUDA API uses; a call of the probe keeps its finding."""
+    if not any(f.symbol in _PROBES for f in findings):
+        return findings
+    replaced = {_dotted(t) for n in _walk(tree) if isinstance(n, ast.Assign) for t in n.targets
+                if isinstance(t, ast.Attribute)} & _PROBES
+    if not replaced:
+        return findings
+    called = {(n.func.lineno, n.func.col_offset) for n in _walk(tree) if isinstance(n, ast.Call)}
+    uncalled = {(n.lineno, n.col_offset) for n in _walk(tree) if isinstance(n, ast.Attribute) and
+                _dotted(n) in replaced and (n.lineno, n.col_offset) not in called}
+    return [f for f in findings if not (f.symbol in replaced and (f.line, f.col - 1) in uncalled)]
+
+
 def apply_gates(findings: list, tree: ast.Module) -> list:
     """Findings as the CUDA gates read them: an error behind a gate is a warning (the gate is the error), a hint
     about code that never runs on Ascend goes, a use of a guarded optional import is a warning; Triton used only
     for host helpers is info."""
     findings = _lower_asserted_not(_triton_helper_findings(findings, tree), tree)
-    findings = _lower_abstraction_fallbacks(findings, tree)
+    findings = _drop_mocked_probes(_lower_abstraction_fallbacks(findings, tree), tree)
+    return apply_gate_regions(findings, tree)
+
+
+def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()) -> list:
+    """The gate part of `apply_gates`; `extra`: gates the file imports from another module (the project pass in
+    auditor/static/imported_gates.py runs it again with them)."""
     if not any(f.severity in ("error", "info") for f in findings):
         return findings
-    gates = build_gates(tree)
+    gates = build_gates(tree, extra)
     if not gates.regions and not gates.guarded:
         return findings
     out = []
@@ -506,4 +640,5 @@ def _sorted(regions: list[Region], hows: list[str]) -> tuple[list[Region], list[
     return [r for r, _ in pairs], [h for _, h in pairs]
 
 
-__all__ = ["Gates", "apply_gates", "build_gates", "cuda_flags", "is_cuda_test", "triton_helpers_only"]
+__all__ = ["Gates", "apply_gate_regions", "apply_gates", "build_gates", "cuda_flags", "cuda_probes", "is_cuda_test",
+           "module_gates", "triton_helpers_only"]

@@ -138,6 +138,33 @@ def _compares_dtype_name(test: cst.BaseExpression) -> bool:
     return False
 
 
+_UNSETS = frozenset({"os.environ.pop", "environ.pop", "os.unsetenv", "unsetenv"})
+_TEXT_METHODS = frozenset({"replace", "startswith", "endswith", "removeprefix", "removesuffix", "split", "rsplit",
+                           "strip", "lstrip", "rstrip", "find", "rfind", "count", "index", "partition", "rpartition"})
+_SETTINGS_CLASS = re.compile(r"(?:Config|Configuration|Recipe|Args|Arguments|Options?|Settings|Flags|Kwargs|Mode|"
+                             r"Format|Policy)$")
+
+
+def _constructs_object(call: cst.Call) -> bool:
+    """`LeptoFP8(hook, model)`, `quant.FP8(...)`: a class (CamelCase or an upper-case acronym) built with arguments,
+    whose name is not that of a settings object (`Float8LinearConfig(...)`, `DelayedScaling` recipes excepted)."""
+    name = dotted(call.func)
+    last = (name or "").rsplit(".", 1)[-1]
+    return bool(call.args) and bool(last) and last[0].isupper() and not _SETTINGS_CLASS.search(last) and \
+        last not in ("DelayedScaling", "Float8CurrentScaling", "MXFP8BlockScaling", "Format")
+
+
+def _compares_same_dtype(test: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+    """`x == torch.float16` / `x is torch.float16` tested, `torch.float16` assigned or returned: a copy of the
+    dtype the test found, not a choice."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 or \
+            not isinstance(test.comparisons[0].operator, (cst.Equal, cst.Is)):
+        return False
+    wanted = dotted(value) or ""
+    return wanted.startswith("torch.") and \
+        wanted in (dotted(test.left), dotted(test.comparisons[0].comparator))
+
+
 class MatchVisitor(cst.CSTVisitor):
     def __init__(self, compiled: CompiledRules, ctx: FileContext, loops: int = 0) -> None:
         super().__init__()
@@ -158,6 +185,9 @@ class MatchVisitor(cst.CSTVisitor):
         # as many loops as enclose it in the file
         self._loop_depth = loops
         self._compared = 0      # inside a comparison
+        # string arguments of str methods (`s.replace("fp8", "float8")`): text, not a setting (precision rules)
+        self._name_text: set[int] = set()
+        self._unset: set[int] = set()       # the variable name of `os.environ.pop("X", None)` / `os.unsetenv("X")`
         self._options = 0       # inside the value of `choices=` (argparse, click): options listed, none chosen
         self._required: set[int] = set()   # None checks that require an optional import (an assert's test)
         # names passed straight to an assertion (`self.assertEqual(x.dtype, torch.bfloat16)`) or to torch.finfo /
@@ -254,11 +284,16 @@ class MatchVisitor(cst.CSTVisitor):
             return
         for value in sorted(values):
             m = self.c.match_string(value)
+            if m is not None and m[0].category == "precision" and id(node) in self._name_text:
+                continue
             if m is not None:
                 rule, pattern = m
                 self._hit(rule, node, value.replace(HOLE, "{…}"), value=pattern, via=via)
                 continue
             env_rule = self.c.match_env(value)
+            if id(node) in self._unset:
+                if env_rule is None or env_rule.category != "device":
+                    continue
             for stacked in self.c.env_stacked.get(value, ()):
                 self._hit(stacked, node, value, via=via)
             if env_rule is not None:
@@ -564,7 +599,12 @@ class MatchVisitor(cst.CSTVisitor):
             return
         if isinstance(value, cst.Attribute) and value.attr.value == name_node.value:
             return      # `self.fp16 = config.fp16`: a copy of a setting made elsewhere
+        # `self.fp8 = LeptoFP8(self.ptq_hook, model, ...)`: the name holds a quantizer object, not a switch (the
+        # fp8 choice is where the quantization algorithm is picked); `FP8Config(...)` / `Fp8Recipe(...)` are settings
+        holds_object = isinstance(value, cst.Call) and _constructs_object(value)
         for kw in self.c.match_keywords(name_node.value):
+            if holds_object and kw[0].category == "precision":
+                continue
             if not _switched_off(value, name_node.value) and kw[0].category not in said \
                     and not self._value_says(value, kw[0]):
                 self._hit(kw[0], target, name_node.value, value=kw[1])
@@ -764,6 +804,13 @@ class MatchVisitor(cst.CSTVisitor):
                 dotted(func) in ("torch.finfo", "torch.iinfo"):
             # `FP8_MAX = torch.finfo(torch.float8_e4m3fn).max`: a dtype's limits, read on the host; nothing runs in it
             self._asserted.update(id(a.value) for a in node.args if isinstance(a.value, (cst.Name, cst.Attribute)))
+        if dotted(func) in _UNSETS and node.args and isinstance(node.args[0].value, _STRING_NODES):
+            # `os.environ.pop("NVTE_FLASH_ATTN", None)`: the variable is removed, nothing is configured (a device
+            # visibility variable keeps its finding: removing it exposes every device, which Ascend spells otherwise)
+            self._unset.add(id(node.args[0].value))
+        if isinstance(func, cst.Attribute) and func.attr.value in _TEXT_METHODS:
+            # `dtype.replace("fp8", "float8")`, `name.endswith("_bf16")`: text about a dtype's name, no choice
+            self._name_text.update(id(a.value) for a in node.args if isinstance(a.value, _STRING_NODES))
         if isinstance(func, cst.Attribute) and func.attr.value == "format" and isinstance(func.value, _STRING_NODES):
             if not self._in_message:
                 values = self.fold(node)
@@ -914,10 +961,13 @@ class MatchVisitor(cst.CSTVisitor):
     def visit_If(self, node: cst.If) -> bool:
         self._flag_reads(node.test)
         # `elif model_dtype == "torch.bfloat16": return torch.bfloat16`: a branch of a name-to-dtype conversion
-        if _compares_dtype_name(node.test) and isinstance(node.body, cst.IndentedBlock) and len(node.body.body) == 1:
+        # `elif config.torch_dtype == torch.float16: dtype = torch.float16`: the branch copies the dtype it tested
+        # (the choice is where the config's dtype is set)
+        if isinstance(node.body, cst.IndentedBlock) and len(node.body.body) == 1:
             stmt = node.body.body[0]
             small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
-            if isinstance(small, (cst.Return, cst.Assign)) and small.value is not None:
+            if isinstance(small, (cst.Return, cst.Assign)) and small.value is not None and (
+                    _compares_dtype_name(node.test) or _compares_same_dtype(node.test, small.value)):
                 self._asserted.update(_dtype_values(small.value))
         return True
 

@@ -1,0 +1,96 @@
+"""CUDA gates a file imports from another module of the tree (one project pass, after the per-file results).
+
+Test suites keep their CUDA check in a helper module: `tests/sparse/_harness.py` sets `CUDA =
+torch.cuda.is_available()` and defines `real_weights_available()` (`return CUDA and _ckpt_present(path)`) and
+`real_qwen3_8b()` (None without CUDA); each test module imports them (`from _harness import CUDA`) and starts with
+`if not CUDA: raise Skip("CUDA required")`, `if not real_weights_available(): pytest.skip(...)` or
+`m = real_qwen3_8b()` / `if m is None: raise Skip(...)`. The per-file pass sees the gate but not that the name is
+one, so the code behind it kept its errors. Code behind a CUDA gate is a warning (the gate is what fails on Ascend;
+auditor/static/gates.py).
+
+Two steps, cache-correct like auditor/static/crossfile.py: each file's summary (stored in its cache entry) lists the
+gates it offers (`gates.module_gates`: top-level flags, probes `name()`, providers `name()?`); per run, the files
+that import one of them by name (`from _harness import CUDA`, `... import real_qwen3_8b as _real`) and still hold an
+error or a dtype hint are parsed again and their gates re-read with the imported names (`gates.apply_gate_regions`).
+An import resolves by module name (packages with `__init__.py`, relative imports), else by a sibling file of the
+importer's folder (a test folder without `__init__.py` that puts itself on sys.path).
+"""
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from pathlib import Path
+
+from auditor.static.crossfile import _resolve, module_names
+
+
+def _offered(results: list) -> dict[str, list[str]]:
+    out = {}
+    for r in results:
+        summary = getattr(r, "summary", None)
+        if summary and summary.get("gates"):
+            out[r.path] = list(summary["gates"])
+    return out
+
+
+def _imported_names(imports: list, me: str, is_package: bool, rel: str, by_module: dict[str, str],
+                    offered: dict[str, list[str]]) -> set[str]:
+    """The local names (with their `()` / `()?` marks) this file binds to another module's gates."""
+    folder = rel.rsplit("/", 1)[0] + "/" if "/" in rel else ""
+    out: set[str] = set()
+    for _line, level, module, names in imports:
+        if level == -1 or not module and level == 0:
+            continue
+        target = None
+        if level == 0 or "." in me or is_package:
+            target = by_module.get(_resolve(module, level, me, is_package))
+        if target is None and level <= 1 and module:
+            target = folder + module.replace(".", "/") + ".py"      # a sibling module on sys.path
+        gates = offered.get(target or "")
+        if not gates or target == rel:
+            continue
+        for name, alias in names:
+            for gate in gates:
+                base = gate.split("(", 1)[0]
+                if name == "*" or name == base:
+                    out.add((base if name == "*" else alias) + gate[len(base):])
+    return out
+
+
+def apply_imported_gates(results: list, files: Sequence[tuple[Path, str]]) -> int:
+    """Re-read the gates of files that import another module's gates; returns how many findings changed."""
+    from auditor.discover import MAX_FILE_BYTES, SourceError, decode_source, read_source
+    from auditor.static.gates import apply_gate_regions
+
+    offered = _offered(results)
+    if not offered:
+        return 0
+    rels = [rel for _, rel in files]
+    modules = module_names(rels)
+    by_module = {name: rel for rel, name in modules.items()}
+    where = {rel: path for path, rel in files}
+    changed = 0
+    for r in results:
+        summary = getattr(r, "summary", None)
+        if not summary or not summary.get("imports") or r.error is not None or not r.path.endswith(".py") or \
+                not any(f.severity == "error" or f.severity == "info" and f.category == "precision"
+                        for f in r.findings):
+            continue
+        me = modules.get(r.path, r.path.rsplit("/", 1)[-1][:-3])
+        is_package = r.path.endswith("/__init__.py") or r.path == "__init__.py"
+        extra = _imported_names(summary["imports"], me, is_package, r.path, by_module, offered)
+        path = where.get(r.path)
+        if not extra or path is None:
+            continue
+        try:
+            tree = ast.parse(decode_source(read_source(path, MAX_FILE_BYTES)[0]))
+        except (OSError, SourceError, UnicodeDecodeError, SyntaxError, ValueError, LookupError, RecursionError):
+            continue
+        before = [(f.severity, f.code, f.line) for f in r.findings]
+        r.findings = apply_gate_regions(r.findings, tree, frozenset(extra))
+        changed += sum(a != b for a, b in zip(before, [(f.severity, f.code, f.line) for f in r.findings])) + \
+            len(before) - len(r.findings)
+    return changed
+
+
+__all__ = ["apply_imported_gates"]
