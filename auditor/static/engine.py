@@ -461,6 +461,9 @@ class StaticEngine:
             key = (hit.rule.code, line, col, hit.symbol)
             if key in seen:
                 continue
+            if c.segment_globs and any(hit.rule is r for _, _, r in c.segment_globs) \
+                    and c.inside_segment_glob(hit.symbol, rel):
+                continue        # a vendored flash-attn package's own plumbing (its findings carry it)
             seen.add(key)
             if suppressions.covers(line, end_line, hit.rule.code):
                 result.suppressed += 1
