@@ -334,6 +334,11 @@ class StaticEngine:
                 from auditor.project.setup_py import add_setup_py_requirements
 
                 add_setup_py_requirements(self, data, rel, result)
+            if rel.endswith(".py") and result.error is None:
+                # a Dockerfile written from a template string (`dockerfile = \"\"\"FROM nvidia/cuda:...`)
+                from auditor.project.embedded import add_embedded_dockerfiles
+
+                add_embedded_dockerfiles(self, data, rel, result)
             return result
         except RecursionError:
             return FileResult(rel, error=FileError(rel, "syntax", "nesting too deep to parse"))
