@@ -179,3 +179,14 @@ def test_strings_that_are_not_dockerfiles_are_not_read():
             return sql
         ''')
     assert found == []
+
+
+def test_own_flash_attention_module_is_kept_in_the_projects_own_tree():
+    from auditor.findings import Finding
+    from auditor.static.firstparty import is_first_party
+
+    result = ENGINE.analyze_bytes(b"from vllm.vllm_flash_attn import flash_attn_varlen_func\n",
+                                  "vllm/v1/attention/backends/fa_utils.py")
+    own = [f for f in result.findings if f.code == "NPU324"]
+    assert own and all(isinstance(f, Finding) for f in own)
+    assert not any(is_first_party(f, frozenset({"vllm"})) for f in own)

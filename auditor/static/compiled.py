@@ -66,6 +66,7 @@ class CompiledRules:
     segments: dict[str, Rule] = field(default_factory=dict)   # '*.triton.*': any package path through 'triton'
     # '*.*flash_attn*.*': a package path through a part the glob names (`vllm.vllm_flash_attn`), after exact segments
     segment_globs: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
+    import_excluded: list[str] = field(default_factory=list)   # `import: ["!pkg.sub"]`: modules no import rule reports
     # '*_cuda': a top-level module named by a glob (compiled extension modules: `import selective_scan_cuda`),
     # with everything below it; tried after every exact name (stacked ones report beside the exact rule)
     module_globs: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
@@ -181,6 +182,8 @@ class CompiledRules:
                         else:
                             c.env_exact.setdefault(v, []).append(rule)
                             words.add(v)
+                    elif kind == "import" and v.startswith("!"):
+                        c.import_excluded.append(v[1:])   # `!deepspeed.accelerator`: no import rule for it or below
                     elif kind == "import":
                         c.imports.append((v, rule))
                         words.add(v.rsplit(".", 1)[-1])   # every import of v or below names it
@@ -383,6 +386,8 @@ class CompiledRules:
         return best[1] if best else None
 
     def match_import(self, module: str) -> Rule | None:
+        if any(module == ex or module.startswith(ex + ".") for ex in self.import_excluded):
+            return None
         for prefix, rule in self.imports:
             if module == prefix or module.startswith(prefix + "."):
                 return rule
