@@ -190,3 +190,15 @@ def test_own_flash_attention_module_is_kept_in_the_projects_own_tree():
     own = [f for f in result.findings if f.code == "NPU324"]
     assert own and all(isinstance(f, Finding) for f in own)
     assert not any(is_first_party(f, frozenset({"vllm"})) for f in own)
+
+
+def test_fp8_helper_rule_leaves_other_rules_feature_checks_alone():
+    # a callname exclusion would hold for every rule's globs: thunder's apex availability helper stays reported
+    found = _found("""\
+        def apex_entropy_available() -> bool:
+            return APEX_CROSS_ENTROPY_AVAILABLE
+
+        if apex_entropy_available():
+            register()
+        """)
+    assert any(line == 4 for line, _ in found)
