@@ -202,3 +202,35 @@ def test_fp8_helper_rule_leaves_other_rules_feature_checks_alone():
             register()
         """)
     assert any(line == 4 for line, _ in found)
+
+
+# --- DeepSpeed as a dependency (NPU418): a note for trees that do not run on Ascend yet ---------------------------
+
+_TRAINER = """\
+import deepspeed
+from deepspeed.accelerator import get_accelerator
+
+def build(model, args, ds_config):
+    engine, optimizer, _, _ = deepspeed.initialize(model=model, config=ds_config)
+    return engine
+"""
+
+
+def _deepspeed_notes(root):
+    from auditor.runner import run_static
+
+    run = run_static([root], jobs=1)
+    return sorted((r.path, f.line) for r in run.results for f in r.findings if f.code == "NPU418")
+
+
+def test_deepspeed_import_is_a_note_in_a_cuda_only_tree(tmp_path):
+    (tmp_path / "trainer.py").write_text(_TRAINER)
+    assert _deepspeed_notes(tmp_path) == [("trainer.py", 1)]     # not the accelerator import, not initialize()
+
+
+def test_deepspeed_note_is_dropped_where_the_tree_already_runs_on_ascend(tmp_path):
+    (tmp_path / "trainer.py").write_text(_TRAINER)
+    (tmp_path / "device_utils.py").write_text(
+        "import torch\nfrom transformers.utils import is_torch_npu_available\n\n"
+        "def get_device():\n    return 'npu' if is_torch_npu_available() else 'cuda'\n")
+    assert _deepspeed_notes(tmp_path) == []
