@@ -1,7 +1,8 @@
 """Notes about a dependency that has an Ascend backend of its own (t14c): NPU418 says that DeepSpeed runs on Ascend
-only through its NPU accelerator. In a tree that already imports torch_npu somewhere (align-anything's
-`utils/device_utils.py` through transformers' `is_torch_npu_available`, DiffSynth-Studio's `core/npu_patch/`), the project runs on Ascend and DeepSpeed picks its NPU
-accelerator there: the note is nothing to act on, so it is dropped from every file of that tree."""
+only through its NPU accelerator. In a tree that already has an NPU path somewhere (align-anything's
+`utils/device_utils.py` through transformers' `is_torch_npu_available`, DiffSynth-Studio's `core/npu_patch/`), the
+project runs on Ascend and DeepSpeed picks its NPU accelerator there: the note is nothing to act on, so it is dropped
+from every file of that tree."""
 from __future__ import annotations
 
 from collections.abc import Iterable
