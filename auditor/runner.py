@@ -24,6 +24,7 @@ from auditor.static.frameworks import apply_other_frameworks
 from auditor.static.imported_gates import apply_imported_gates
 from auditor.static.shim_graph import apply_shim_graph, drop_quiet_debug_values
 from auditor.static.firstparty import drop_first_party, first_party_packages
+from auditor.static.ported import drop_notes_in_ascend_tree
 from auditor.static.opnamespaces import op_namespaces_named, registered_namespaces
 
 # Below this many files a pool costs more to start than it saves.
@@ -224,6 +225,7 @@ def run_static(
     apply_transfer_packages(run.results, found.files, packages)   # a package whose Ascend backend loads the shim
     apply_shim_graph(run.results, found.files)      # modules and launch scripts that the import graph puts under the shim
     apply_ascend_project(run.results, packages, found.files)   # `vllm_ascend`, FlagGems' `backend/_ascend/`: Triton-Ascend
+    drop_notes_in_ascend_tree(run.results)          # DeepSpeed's NPU note where the tree already imports torch_npu
     apply_other_backend_files(run.results)          # `docker/rocm/Dockerfile`: set-up for another backend
     apply_backend_files(run.results, found.files)      # `Dockerfile.cuda` beside `Dockerfile.metax`, NPU twins
     apply_cuda_ci_jobs(run.results, found.files)    # a workflow job on NVIDIA runners: it stays for CUDA

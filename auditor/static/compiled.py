@@ -64,6 +64,9 @@ class CompiledRules:
     excluded: set[str] = field(default_factory=set)         # '!torch.ops.aten': it and all below it
     excluded_below: set[str] = field(default_factory=set)   # '!triton.language.*': only the names below it
     segments: dict[str, Rule] = field(default_factory=dict)   # '*.triton.*': any package path through 'triton'
+    # '*.*flash_attn*.*': a package path through a part the glob names (`vllm.vllm_flash_attn`), after exact segments
+    segment_globs: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
+    import_excluded: list[str] = field(default_factory=list)   # `import: ["!pkg.sub"]`: modules no import rule reports
     # '*_cuda': a top-level module named by a glob (compiled extension modules: `import selective_scan_cuda`),
     # with everything below it; tried after every exact name (stacked ones report beside the exact rule)
     module_globs: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
@@ -116,6 +119,9 @@ class CompiledRules:
             for kind, values in rule.match.items():
                 for v in values:
                     if kind == "qualname":
+                        if v.startswith("*.") and v.endswith(".*") and "*" in v[2:-2]:
+                            c.segment_globs.append((re.compile(_glob_word(v[2:-2]) + r"\Z"), v, rule))
+                            continue
                         if v.startswith("*.") and v.endswith(".*"):
                             c.segments.setdefault(v[2:-2], rule)
                             words.add(v[2:-2])
@@ -176,6 +182,8 @@ class CompiledRules:
                         else:
                             c.env_exact.setdefault(v, []).append(rule)
                             words.add(v)
+                    elif kind == "import" and v.startswith("!"):
+                        c.import_excluded.append(v[1:])   # `!deepspeed.accelerator`: no import rule for it or below
                     elif kind == "import":
                         c.imports.append((v, rule))
                         words.add(v.rsplit(".", 1)[-1])   # every import of v or below names it
@@ -191,7 +199,7 @@ class CompiledRules:
         if prefix_words:
             alt = "|".join(re.escape(p) for p in sorted(set(prefix_words), key=len, reverse=True))
             c.trigger_prefix_re = re.compile(r"\b(?:" + alt + ")")
-        globs = [p for p, _, _ in c.module_globs + c.stacked_globs]
+        globs = [p for p, _, _ in c.module_globs + c.stacked_globs + c.segment_globs]
         if globs:
             c.module_glob_re = re.compile(r"\b(?:" + "|".join(g.pattern[:-2] for g in globs) + r")\b")
         if c.flagnames or c.keywords or c.callname_globs or c.keyword_values:
@@ -273,7 +281,7 @@ class CompiledRules:
                 return QualMatch(rules[0], name, len(name))
             cut = name.rfind(".")
             if cut <= 0:
-                m = self._match_segment(qualname) if self.segments else None
+                m = self._match_segment(qualname) if self.segments or self.segment_globs else None
                 if m is None and self.module_globs:
                     m = self._match_glob(qualname, self.module_globs)
                 return m
@@ -301,7 +309,7 @@ class CompiledRules:
             m = self._match_glob(qualname, self.stacked_globs)
             if m is not None:
                 out.append((m.rule, m.pattern))
-        if self.segments:
+        if self.segments or self.segment_globs:
             # a package's own Triton kernel module (`flash_attn.ops.triton.layer_norm`, `mamba_ssm.ops.triton.ssd_combined`)
             # is a kernel implementation whatever it computes: beside the package's rule (attention, third_party),
             # the segment rule reports its category too
@@ -331,7 +339,24 @@ class CompiledRules:
             rule = self.segments.get(part)
             if rule is not None:
                 return QualMatch(rule, f"*.{part}.*", 0)
+        for part in parts[1:-1] if self.segment_globs else ():    # a module on the path, not the name imported
+            for regex, pattern, rule in self.segment_globs:
+                if regex.match(part):
+                    return QualMatch(rule, pattern, 0)
         return None
+
+    def inside_segment_glob(self, qualname: str, rel: str) -> bool:
+        """Whether a file lies inside the module a segment glob matched in `qualname` (`vllm/vllm_flash_attn/cute/x.py`
+        importing `vllm.vllm_flash_attn.cute.fa_logging`): the vendored package's own plumbing, which its own
+        findings cover. The package's `__init__.py` is not inside: its imports are the interface it re-exports."""
+        path = rel.replace("\\", "/").split("/")
+        if path[-1] == "__init__.py":
+            return False
+        here = set(path[:-1])
+        for part in qualname.split(".")[1:-1]:
+            if part in here and any(regex.match(part) for regex, _, _ in self.segment_globs):
+                return True
+        return False
 
     def match_launch(self, decorators: list[str]) -> tuple[str, QualMatch] | None:
         """A launch `kernel[grid](...)` of a local function decorated with D is matched as the name `D[]`
@@ -361,6 +386,8 @@ class CompiledRules:
         return best[1] if best else None
 
     def match_import(self, module: str) -> Rule | None:
+        if any(module == ex or module.startswith(ex + ".") for ex in self.import_excluded):
+            return None
         for prefix, rule in self.imports:
             if module == prefix or module.startswith(prefix + "."):
                 return rule

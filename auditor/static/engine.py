@@ -334,6 +334,11 @@ class StaticEngine:
                 from auditor.project.setup_py import add_setup_py_requirements
 
                 add_setup_py_requirements(self, data, rel, result)
+            if rel.endswith(".py") and result.error is None:
+                # a Dockerfile written from a template string (`dockerfile = \"\"\"FROM nvidia/cuda:...`)
+                from auditor.project.embedded import add_embedded_dockerfiles
+
+                add_embedded_dockerfiles(self, data, rel, result)
             return result
         except RecursionError:
             return FileResult(rel, error=FileError(rel, "syntax", "nesting too deep to parse"))
@@ -461,6 +466,9 @@ class StaticEngine:
             key = (hit.rule.code, line, col, hit.symbol)
             if key in seen:
                 continue
+            if c.segment_globs and any(hit.rule is r for _, _, r in c.segment_globs) \
+                    and c.inside_segment_glob(hit.symbol, rel):
+                continue        # a vendored flash-attn package's own plumbing (its findings carry it)
             seen.add(key)
             if suppressions.covers(line, end_line, hit.rule.code):
                 result.suppressed += 1
