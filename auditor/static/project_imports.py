@@ -67,37 +67,43 @@ def load_time_imports(text: str) -> list[tuple[str, list[str], bool]]:
     (`_load_time_imports_stack`, kept for the equivalence test). A block line B is on that stack at line L exactly
     when B's indent is below L's and below every counted line between them (a line with indent <= B's pops it); so
     only the lines that name `import` are looked at, and an indented one walks back to the first line of indent 0.
-    Same answers on every file (tests/test_project_imports.py), a fraction of the time."""
+    Same answers on 11,835 files of the bench trees (tests/test_project_imports.py checks tricky spellings), about a
+    third of the time (0.80 vs 2.33 CPU s; one regular expression over the text to find the candidate lines was
+    slower still, 2.00 s: `^` under re.M is tried at every position)."""
     out: list[tuple[str, list[str], bool]] = []
     lines = text.splitlines()
     for number, line in enumerate(lines):
-        if "import" not in line:
-            continue
-        stripped = line.lstrip()
-        if not stripped.startswith(("import", "from")):
-            continue
-        indent = _indent(line, stripped)
-        load_time = True
-        if indent:
-            low = indent
-            for back in range(number - 1, -1, -1):
-                prev = lines[back]
-                s = prev.lstrip()
-                if not s or s[0] == "#":
-                    continue
-                i = _indent(prev, s)
-                if i >= low:
-                    continue
-                if not s.startswith(("import", "from")):
-                    b = _BLOCK.match(prev)
-                    if b is not None and b.group(2).split()[0] in _DEFS:
-                        load_time = False
-                        break
-                low = i
-                if low == 0:
-                    break
-        _import_entries(line, load_time, out)
+        if "import" in line:
+            _one_import(lines, number, out)
     return out
+
+
+def _one_import(lines: list[str], number: int, out: list) -> None:
+    line = lines[number]
+    stripped = line.lstrip()
+    if not stripped.startswith(("import", "from")):
+        return
+    indent = _indent(line, stripped)
+    load_time = True
+    if indent:
+        low = indent
+        for back in range(number - 1, -1, -1):
+            prev = lines[back]
+            s = prev.lstrip()
+            if not s or s[0] == "#":
+                continue
+            i = _indent(prev, s)
+            if i >= low:
+                continue
+            if not s.startswith(("import", "from")):
+                b = _BLOCK.match(prev)
+                if b is not None and b.group(2).split()[0] in _DEFS:
+                    load_time = False
+                    break
+            low = i
+            if low == 0:
+                break
+    _import_entries(line, load_time, out)
 
 
 def _load_time_imports_stack(text: str) -> list[tuple[str, list[str], bool]]:
