@@ -355,7 +355,7 @@ def _apply(result, wanted: list, path: Path | None, engine_rules: dict[str, Any]
     if path is None:
         return 0
     summary = result.summary if isinstance(result.summary, dict) else {}
-    key = json.dumps(wanted, sort_keys=True)
+    key = json.dumps([result.path, wanted], sort_keys=True)     # (the path: the context reads it too)
     memo = summary.get("uses")
     if isinstance(memo, list) and len(memo) == 2 and memo[0] == key and isinstance(memo[1], list):
         try:
