@@ -19,6 +19,8 @@ Two steps, so that the result cache stays correct:
    they) are read again with `ast`: the import line and every line that uses an imported name (call, attribute,
    default value `attn_type=AttnType.FA`) get one info finding of the definition's category (NPU320-322, NPU135,
    NPU417), never a fix; a use inside an NPU / multi-backend dispatch of the importer gets none.
+   What an importer's read placed is kept in its summary (`uses`, keyed by what it imports from CUDA-specific
+   code), so it is read again only when that or the file changes (project_imports.py).
 
 One level only: a function that calls a CUDA-specific function of another module is not itself made CUDA-specific
 (its own findings, if any, already are).
