@@ -23,7 +23,7 @@ from auditor.data import rules_dir, tables_dir
 
 CACHE_FOLDER = ".npu-audit-cache"
 DEFAULT_CACHE_DIR = CACHE_FOLDER            # kept for callers that name the folder
-FORMAT = 3                                  # 3: entries carry the cross-file summary
+FORMAT = 4                                  # 3: entries carry the cross-file summary; 4: and the import facts
 KEEP_INDEXES = 4                            # indexes for other keys kept per folder (a few selections/targets)
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -147,6 +147,13 @@ class ResultCache:
         size, mtime, digest = stamp
         self.entries[str(path)] = {"size": size, "mtime": mtime, "sha1": digest, **payload}
         self.dirty = True
+
+    def update_summary(self, path: Path, summary: dict[str, Any] | None) -> None:
+        """A project pass added to a file's summary (crossfile's `uses`): keep it with the entry."""
+        entry = self.entries.get(str(path))
+        if entry is not None and isinstance(summary, dict):
+            entry["summary"] = summary
+            self.dirty = True
 
     def save(self) -> None:
         if not self.dirty:

@@ -22,6 +22,7 @@ from auditor.static.crossfile import propagate
 from auditor.static.backends import apply_ascend_project, apply_other_backend_files, apply_transfer_packages
 from auditor.static.frameworks import apply_other_frameworks
 from auditor.static.imported_gates import apply_imported_gates
+from auditor.static.project_imports import ProjectImports
 from auditor.static.shim_graph import apply_shim_graph, drop_quiet_debug_values
 from auditor.static.firstparty import drop_first_party, first_party_packages
 from auditor.static.ported import drop_notes_in_ascend_tree
@@ -38,6 +39,7 @@ class StaticRun:
     results: list[FileResult] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     cached_files: int = 0
+    project_reads: int = 0          # files the project passes read again (0 on a warm run with nothing changed)
     duration_s: float = 0.0
 
 
@@ -214,8 +216,6 @@ def run_static(
         for name, rel in todo:
             collect([(name, *_analyze_one(engine, name, rel))])
 
-    if cache is not None:
-        cache.save()
     # the tree's own packages are not dependencies (after the cache: it depends on the whole file list)
     packages = first_party_packages(rel for _, rel in found.files)
     drop_first_party(run.results, packages)
@@ -223,7 +223,10 @@ def run_static(
     if named:
         drop_first_party(run.results, frozenset(registered_namespaces([Path(p) for p in paths], named)))
     apply_transfer_packages(run.results, found.files, packages)   # a package whose Ascend backend loads the shim
-    apply_shim_graph(run.results, found.files)      # modules and launch scripts that the import graph puts under the shim
+    # one import summary per file (read in the worker, kept in the cache), one project view for the two passes
+    # that follow imports (auditor/static/project_imports.py)
+    project = ProjectImports(found.files, run.results)
+    apply_shim_graph(run.results, found.files, project)   # modules and launch scripts the import graph puts under the shim
     apply_ascend_project(run.results, packages, found.files)   # `vllm_ascend`, FlagGems' `backend/_ascend/`: Triton-Ascend
     drop_notes_in_ascend_tree(run.results)          # DeepSpeed's NPU note where the tree already imports torch_npu
     apply_other_backend_files(run.results)          # `docker/rocm/Dockerfile`: set-up for another backend
@@ -236,7 +239,14 @@ def run_static(
     drop_quiet_debug_values(run.results, found.files)   # `ASCEND_LAUNCH_BLOCKING=0`: the switch set off
     # uses in other files of the tree's own CUDA-specific code: recomputed on every run from the per-file summaries
     # (cached or not), so a changed module changes its importers' findings
-    propagate(run.results, found.files, {r.code: r for r in load_rules()})
+    propagate(run.results, found.files, {r.code: r for r in load_rules()}, project)
+    if cache is not None:
+        by_rel = {rel: path for path, rel in found.files}
+        for r in run.results:
+            if r.path in project.changed:        # the uses crossfile placed, kept with the importer's entry
+                cache.update_summary(by_rel[r.path], r.summary)
+        cache.save()
+    run.project_reads = project.reads
     run.results.sort(key=lambda r: r.path)
     run.errors.extend(r.error for r in run.results if r.error is not None)
     run.duration_s = time.perf_counter() - start

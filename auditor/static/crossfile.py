@@ -19,6 +19,8 @@ Two steps, so that the result cache stays correct:
    they) are read again with `ast`: the import line and every line that uses an imported name (call, attribute,
    default value `attn_type=AttnType.FA`) get one info finding of the definition's category (NPU320-322, NPU135,
    NPU417), never a fix; a use inside an NPU / multi-backend dispatch of the importer gets none.
+   What an importer's read placed is kept in its summary (`uses`, keyed by what it imports from CUDA-specific
+   code), so it is read again only when that or the file changes (project_imports.py).
 
 One level only: a function that calls a CUDA-specific function of another module is not itself made CUDA-specific
 (its own findings, if any, already are).
@@ -272,11 +274,16 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
     return out
 
 
-def propagate(results: list, files: Sequence[tuple[Path, str]], engine_rules: dict[str, Any]) -> int:
-    """Add the cross-file findings to `results` (FileResult list, after the tree-wide passes); the count added."""
-    rels = [rel for _, rel in files]
-    modules = module_names(rels)
-    by_path = {rel: path for path, rel in files}
+def propagate(results: list, files: Sequence[tuple[Path, str]], engine_rules: dict[str, Any],
+              project: Any = None) -> int:
+    """Add the cross-file findings to `results` (FileResult list, after the tree-wide passes); the count added.
+    `project` (project_imports.ProjectImports, built once per run) names the modules and counts the files read."""
+    if project is None:
+        from auditor.static.project_imports import ProjectImports
+
+        project = ProjectImports(files, results)
+    modules = project.module_names()
+    by_path = project.paths
     flag_codes = frozenset(code for code, rule in engine_rules.items()
                            if "flagname" in (getattr(rule, "match", None) or {}))
     targets = _targets(results, modules, by_path, flag_codes)
@@ -291,7 +298,7 @@ def propagate(results: list, files: Sequence[tuple[Path, str]], engine_rules: di
         is_package = r.path.endswith("/__init__.py") or r.path == "__init__.py"
         wanted = _wanted(summary["imports"], me, is_package, targets, r.path)
         if wanted:
-            added += _apply(r, wanted, by_path.get(r.path), engine_rules)
+            added += _apply(r, wanted, by_path.get(r.path), engine_rules, project)
     return added
 
 
@@ -343,19 +350,56 @@ def _lookup(name: str, targets: dict[str, _Target], package: str | None) -> _Tar
     return None
 
 
-def _apply(result, wanted: list, path: Path | None, engine_rules: dict[str, Any]) -> int:
+def _apply(result, wanted: list, path: Path | None, engine_rules: dict[str, Any], project: Any = None) -> int:
+    """Add the importer's info findings at its uses of what `wanted` names. The uses found are kept in the importer's
+    summary (`uses`: what it imports from CUDA-specific code, and the findings placed), so that the file is read
+    again only when that changes (a changed module) or the file itself does (a new summary)."""
+    import json
+
+    if path is None:
+        return 0
+    summary = result.summary if isinstance(result.summary, dict) else {}
+    key = json.dumps([result.path, wanted], sort_keys=True)     # (the path: the context reads it too)
+    memo = summary.get("uses")
+    if isinstance(memo, list) and len(memo) == 2 and memo[0] == key and isinstance(memo[1], list):
+        try:
+            new = [Finding.from_dict({**d, "path": result.path}) for d in memo[1]]
+        except (TypeError, ValueError, KeyError):
+            new = None      # a damaged memo: place the uses again
+    else:
+        new = None
+    if new is None:
+        if project is not None:
+            project.reads += 1
+        found = _uses(result, wanted, path, engine_rules)
+        if found is None:
+            return 0
+        new = found
+        summary["uses"] = [key, [f.to_dict() for f in new]]
+        if project is not None:
+            project.changed.add(result.path)
+    have = {(f.line, f.category) for f in result.findings}
+    new = [f for f in new if (f.line, f.category) not in have]
+    if not new:
+        return 0
+    result.findings = sorted(result.findings + [replace(f, data={k: v for k, v in f.data.items()}) for f in new],
+                             key=Finding.sort_key)
+    return len(new)
+
+
+def _uses(result, wanted: list, path: Path, engine_rules: dict[str, Any]) -> list[Finding] | None:
+    """The info findings at the importer's uses (before the merge with its own findings), or None when the file
+    cannot be read or parsed."""
     from auditor.discover import MAX_FILE_BYTES, SourceError, decode_source, read_source
     from auditor.static.backends import apply_context, build_backend_context
     from auditor.suppress import Suppressions
 
-    if path is None:
-        return 0
     try:
         data, _ = read_source(path, MAX_FILE_BYTES)
         text = decode_source(data)
         tree = ast.parse(text)
     except (OSError, SourceError, UnicodeDecodeError, SyntaxError, ValueError, LookupError, RecursionError):
-        return 0
+        return None
     lines = text.splitlines(keepends=True)
     plain: dict[str, tuple] = {}
     modules: dict[str, tuple] = {}
@@ -391,13 +435,10 @@ def _apply(result, wanted: list, path: Path | None, engine_rules: dict[str, Any]
                 if got is not None:
                     note(node.lineno, node.col_offset + 1, f"{local}.{attr}", got, rel)
     if not hits:
-        return 0
-    have = {(f.line, f.category) for f in result.findings}
+        return []
     new = []
     for line, (name, info, rel, col) in sorted(hits.items()):
         category, def_line, code, symbol = info
-        if (line, category) in have:
-            continue
         rule_code, rule_name = CODES[category]
         rule = engine_rules.get(rule_code)
         what = f"holds {symbol} ({code})" if code else f"is named for {symbol}"
@@ -411,11 +452,8 @@ def _apply(result, wanted: list, path: Path | None, engine_rules: dict[str, Any]
             message=message, substitution=getattr(rule, "substitution", None) if rule is not None else None,
             fix="none", source="static", symbol=name, data={"defined_at": where}))
     if not new:
-        return 0
+        return []
     ctx = build_backend_context(tree, lines, sorted({f.line for f in new}))
     new = [f for f in apply_context(new, ctx, result.path) if f.data.get("context") in (None, *_STILL_CUDA)]
     suppressions = Suppressions.of(lines, text)
-    new = [f for f in new if not suppressions.covers(f.line, f.end_line, f.code)]
-    result.findings = sorted(result.findings + [replace(f, data={k: v for k, v in f.data.items()}) for f in new],
-                             key=Finding.sort_key)
-    return len(new)
+    return [f for f in new if not suppressions.covers(f.line, f.end_line, f.code)]

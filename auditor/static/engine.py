@@ -27,6 +27,7 @@ from auditor.static.backends import (apply_context, as_info, build_backend_conte
 from auditor.static.compiled import WORD_RE, CompiledRules
 from auditor.static.host_values import on_host
 from auditor.static.crossfile import summarize
+from auditor.static.project_imports import with_facts
 from auditor.static.context import _WHOLE_FILE, HOLE, FileContext, adopt_local_refs, build_context
 from auditor.static import largefile
 from auditor.static.flags import derived_flag_findings
@@ -339,6 +340,8 @@ class StaticEngine:
                 from auditor.project.embedded import add_embedded_dockerfiles
 
                 add_embedded_dockerfiles(self, data, rel, result)
+            # the import graph's facts (auditor/static/project_imports.py), from the bytes: a file ast rejects too
+            result.summary = with_facts(result.summary, data, rel)
             return result
         except RecursionError:
             return FileResult(rel, error=FileError(rel, "syntax", "nesting too deep to parse"))

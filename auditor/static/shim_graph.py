@@ -22,8 +22,9 @@ What is lowered (to info, never rewritten, with the importing file named): the A
 the Megatron switches listed in MEGATRON_SWITCHES (the adaptor maps them to NPU fusions, hccl, or keeps them to pass
 Megatron's own checks). Environment variables for CUDA libraries, kernels and packages are not remapped.
 
-Cache: the pass reads the files again on every run (a byte test first; only files that mention an import keyword
-are scanned with a regular expression, no libcst), so a changed import changes the result of a warm run too.
+Cache: each file's imports are read once, in the worker, into its summary (project_imports.py: a byte test first;
+only files that mention an import keyword are scanned line by line, no parse) and kept in its cache entry; the graph
+is rebuilt on every run from the summaries, cached or not, so a changed import changes the result of a warm run too.
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
+from auditor.static import project_imports as _pi
 from auditor.static.backends import TRANSFER_REMAPPED, as_info
 
 def _read_text(path) -> str:
@@ -56,12 +58,9 @@ _MAX_CONNECTIONS = "CUDA_DEVICE_MAX_CONNECTIONS"
 ADAPTOR_PATCHED = frozenset({"megatron-transformer-engine", "apex-fused-optimizer"})
 _ADAPTOR_NAME = "megatron_adaptor"
 
-_IMPORT_LINE = re.compile(r"^([ \t]*)(?:import[ \t]+([\w., \t]+)|from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([\w., \t*]+))",
-                          re.M)
-_BLOCK = re.compile(r"^([ \t]*)(def|async[ \t]+def|class|if|elif|else|try|except|finally|with|for|while)\b")
-_MAIN = re.compile(r"^if[ \t]+__name__[ \t]*==[ \t]*['\"]__main__['\"]", re.M)
-_LAUNCHED = re.compile(r"(?:^|[\s=\"'])((?:[\w.${}-]*/)*)([\w.-]+\.py)\b")
-_LAUNCHER = re.compile(r"\b(?:python[\d.]*|torchrun|torch\.distributed\.(?:run|launch)|deepspeed|msrun)\b")
+# the line scans (per file, in the worker) live in project_imports.py; the names stay importable here
+_IMPORT_LINE, _BLOCK, _MAIN, _LAUNCHED, _LAUNCHER = _pi._IMPORT_LINE, _pi._BLOCK, _pi._MAIN, _pi._LAUNCHED, _pi._LAUNCHER
+_load_time_imports = _pi.load_time_imports
 
 
 def _module_name(rel: str) -> tuple[str, bool] | None:
@@ -77,39 +76,6 @@ def _module_name(rel: str) -> tuple[str, bool] | None:
     if not parts or not all(p.isidentifier() for p in parts):
         return None
     return ".".join(parts), is_pkg
-
-
-def _load_time_imports(text: str) -> list[tuple[str, list[str], bool]]:
-    """(module, imported names, at load time) for each import statement: `at load time` unless a `def` / `class`
-    body holds it (a lazy import runs only when the function is called). One pass over the lines, keeping the
-    stack of open blocks by indentation."""
-    out: list[tuple[str, list[str], bool]] = []
-    stack: list[tuple[int, bool]] = []         # (indent, is a def/class body)
-    for line in text.splitlines():
-        stripped = line.lstrip()
-        if not stripped or stripped[0] == "#":
-            continue
-        indent = len(line) - len(stripped) if "\t" not in line[:len(line) - len(stripped)] else \
-            len(line[:len(line) - len(stripped)].expandtabs())
-        while stack and stack[-1][0] >= indent:
-            stack.pop()
-        if stripped.startswith(("import", "from")):
-            m = _IMPORT_LINE.match(line)
-            if m is not None:
-                load_time = not any(is_def for _, is_def in stack)
-                if m.group(2):
-                    for name in m.group(2).split(","):
-                        name = name.strip().split()[0] if name.strip() else ""
-                        if name:
-                            out.append((name, [], load_time))
-                else:
-                    names = [n.strip().split()[0] for n in m.group(4).split(",") if n.strip()]
-                    out.append((m.group(3), names, load_time))
-            continue
-        b = _BLOCK.match(line)
-        if b is not None:
-            stack.append((indent, b.group(2).split()[0] in ("def", "async", "class")))
-    return out
 
 
 def _resolve(module: str, names: list[str], current: str, is_pkg: bool, known: dict[str, str]) -> list[str]:
@@ -135,34 +101,33 @@ def _parents(module: str) -> list[str]:
 class ShimGraph:
     """The tree's import graph, as far as transfer_to_npu is concerned."""
 
-    def __init__(self, files: Sequence[tuple[Path, str]]) -> None:
+    def __init__(self, files: Sequence[tuple[Path, str]], project: _pi.ProjectImports | None = None) -> None:
+        """`project` holds each file's import facts (read in the worker, kept in the cache); without it, or for a
+        file whose summary has none, the file is read here."""
+        project = project if project is not None else _pi.ProjectImports(files)
         self.known: dict[str, str] = {}         # dotted name -> rel
         self.edges: dict[str, set[str]] = {}    # load-time imports (tree modules only) and parent packages
         self.lazy: dict[str, set[str]] = {}     # imports inside functions (run when called)
         self.direct: dict[str, str] = {}        # module -> what it imports that is the shim or an adaptor
         self.entries: set[str] = set()
         self.adapted: set[str] = set()          # rels loaded through a Megatron adaptor (set by under_shim)
-        raw: dict[str, tuple[bytes, bool]] = {}
+        raw: dict[str, tuple[dict, bool]] = {}
         marked = False
-        for path, rel in files:
+        for _path, rel in files:
             named = _module_name(rel)
             if named is None:
                 continue
             self.known[named[0]] = rel
-            try:
-                data = read_source(Path(path), MAX_FILE_BYTES)[0]
-            except (OSError, SourceError):      # a FIFO, a device, a file over the limit: not read
+            facts = project.facts(rel)
+            if not facts or "load" not in facts:    # not read (a FIFO, over the limit), or no `import` in it
                 continue
-            if b"import" not in data:
-                continue
-            marked = marked or b"transfer_to_npu" in data or b"megatron_adaptor" in data
-            raw[named[0]] = (data, named[1])
-        # no file names the shim or an adaptor: nothing can load it (a tree that is not Ascend-native pays one read)
-        texts = {k: (d.decode("utf-8", errors="replace"), pkg) for k, (d, pkg) in raw.items()} if marked else {}
-        for name, (text, is_pkg) in texts.items():
+            marked = marked or bool(facts.get("mark"))
+            raw[named[0]] = (facts, named[1])
+        # no file names the shim or an adaptor: nothing can load it
+        for name, (facts, is_pkg) in (raw.items() if marked else ()):
             deps: set[str] = set()
             lazy: set[str] = set()
-            for module, names, load_time in _load_time_imports(text):
+            for module, names, load_time in facts["load"]:
                 targets = _resolve(module, names, name, is_pkg, self.known)
                 shim = next((t for t in [*targets, *(f"{targets[0]}.{n}" for n in names[:8] if targets)]
                              if t in SHIM_MODULES), None)
@@ -173,7 +138,7 @@ class ShimGraph:
                         into = deps if load_time else lazy
                         into.add(target)
                         into.update(p for p in _parents(target) if p in self.known)
-            if _MAIN.search(text):
+            if facts.get("main"):
                 self.entries.add(name)
             self.edges[name] = deps
             self.lazy[name] = lazy
@@ -241,21 +206,18 @@ class ShimGraph:
         return out
 
 
-def _launched_entries(text: str, entries: dict[str, list[str]], shimmed: dict[str, str]) -> str | None:
-    """The entry script (rel) under the shim that a shell script launches, or None. `entries` maps a file name to
-    every entry script of that name; a launched path (`$basepath/pretrain_gpt.py`, `tools/train.py`) picks the entry
-    whose path ends with its literal folders; a bare name counts only when one entry has it."""
-    for line in text.splitlines():
-        if line.lstrip().startswith("#") or not _LAUNCHER.search(line):
-            continue
-        for m in _LAUNCHED.finditer(line):
-            candidates = entries.get(m.group(2), [])
-            folders = [d for d in m.group(1).split("/") if d and "$" not in d and "{" not in d and d != "."]
-            if folders:
-                tail = "/".join([*folders, m.group(2)])
-                candidates = [c for c in candidates if c == tail or c.endswith("/" + tail)]
-            if len(candidates) == 1 and candidates[0] in shimmed:
-                return candidates[0]
+def _launched_entries(launched: list, entries: dict[str, list[str]], shimmed: dict[str, str]) -> str | None:
+    """The entry script (rel) under the shim that a shell script launches, or None. `launched` is the script's
+    [[literal folders], file name] list (project_imports.launched_paths); `entries` maps a file name to every entry
+    script of that name; a launched path (`$basepath/pretrain_gpt.py`, `tools/train.py`) picks the entry whose path
+    ends with its literal folders; a bare name counts only when one entry has it."""
+    for folders, name in launched:
+        candidates = entries.get(name, [])
+        if folders:
+            tail = "/".join([*folders, name])
+            candidates = [c for c in candidates if c == tail or c.endswith("/" + tail)]
+        if len(candidates) == 1 and candidates[0] in shimmed:
+            return candidates[0]
     return None
 
 
@@ -283,13 +245,16 @@ def _lower(findings: list, via: str, python: bool, adaptor: bool = False) -> tup
     return out, lowered
 
 
-def apply_shim_graph(results: list, files: Sequence[tuple[Path, str]]) -> int:
+def apply_shim_graph(results: list, files: Sequence[tuple[Path, str]],
+                     project: _pi.ProjectImports | None = None) -> int:
     """Lower findings in modules that run under transfer_to_npu through the import graph, and Megatron switches
-    in shell scripts that launch such an entry script; returns how many error/warning findings were lowered."""
+    in shell scripts that launch such an entry script; returns how many error/warning findings were lowered.
+    `project` (built once per run from the results' summaries) spares reading the files again."""
     py = [(p, r) for p, r in files if r.endswith(".py")]
     if not py:
         return 0
-    graph = ShimGraph(py)
+    project = project if project is not None else _pi.ProjectImports(files, results)
+    graph = ShimGraph(py, project)
     if not graph.direct:
         return 0
     shimmed = graph.under_shim()
@@ -298,7 +263,6 @@ def apply_shim_graph(results: list, files: Sequence[tuple[Path, str]]) -> int:
         rel = graph.known[name]
         entries.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
     launchable = any(r in shimmed for rels in entries.values() for r in rels)
-    by_rel = {r: p for p, r in files}
     lowered = 0
     for result in results:
         if not result.findings or not any(f.severity != "info" for f in result.findings):
@@ -309,12 +273,8 @@ def apply_shim_graph(results: list, files: Sequence[tuple[Path, str]]) -> int:
             lowered += n
             continue
         if result.path.endswith(".sh") and launchable:
-            path = by_rel.get(result.path)
-            try:
-                text = _read_text(path)
-            except (OSError, SourceError):
-                text = ""
-            launched = _launched_entries(text, entries, shimmed)
+            facts = project.facts(result.path) or {}
+            launched = _launched_entries(facts.get("launch") or [], entries, shimmed)
             if launched is not None:
                 result.findings, n = _lower(result.findings, f"the script it launches ({launched})", python=False)
                 lowered += n
