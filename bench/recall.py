@@ -60,7 +60,10 @@ SPLITS = {"dev": BENCH / "corpus", "test": BENCH / "corpus_test", "fresh": BENCH
           # test6: a sixth blind split, 16 code bases of reserved pool A3, labelled before the tool saw it.
           "test6": BENCH / "corpus_test6",
           # test7: a seventh blind split, 12 code bases of reserved pool A4, labelled before the tool saw it.
-          "test7": BENCH / "corpus_test7"}
+          "test7": BENCH / "corpus_test7",
+          # tuned_t14d: a tuning sample (11 code bases no other split uses), labelled before the first
+          # run and then tuned on (its SELECTION.md); not a blind split.
+          "tuned_t14d": BENCH / "corpus_tuned_t14d"}
 CORPUS_DIR = BENCH / "_corpus"
 ARCHIVES_DIR = CORPUS_DIR / "_archives"
 
