@@ -228,6 +228,7 @@ def build_context(tree: ast.Module) -> FileContext:
     if star:
         _bind_star_conventions(ctx, tree)
     _bind_dynamic_extension_imports(ctx, tree, [stmt for stmt, _ in assigns])
+    _bind_jit_extensions(ctx, tree, [stmt for stmt, _ in assigns])
     for func in decorated:
         quals = []
         for dec in reversed(func.decorator_list):
@@ -323,6 +324,37 @@ def _bind_dynamic_extension_imports(ctx: FileContext, tree: ast.Module, assigns:
     for local, module in found:
         if bound.get(local) == 1 and local not in ctx.aliases and local not in ctx.bindings:
             ctx.bind(local, module)
+
+
+# torch.utils.cpp_extension's run-time builders: `ext = load("name", sources=[...cu])` compiles C++/CUDA sources
+_JIT_BUILDERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})
+JIT_EXTENSION = "jit_extension"   # the segment a JIT-built extension's name resolves through (`.jit_extension.ext`)
+
+
+def _bind_jit_extensions(ctx: FileContext, tree: ast.Module, assigns: list[ast.stmt]) -> None:
+    """A name assigned the module that `torch.utils.cpp_extension.load(...)` / `load_inline(...)` builds is a
+    compiled C++/CUDA extension: calls below it (`deform_conv_ext.deform_conv_forward(...)`) are calls of its
+    kernels, and a relative import of the same name (`try: from . import deform_conv_ext` / `except: ... = load(`,
+    the prebuilt copy of the same extension) imports it. It resolves as `.jit_extension.<name>` (an empty package
+    head, as `._C`). Only a name bound by nothing else (imports aside) in the file."""
+    names = []
+    for node in assigns:
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name) \
+                or not isinstance(node.value, ast.Call):
+            continue
+        callee = ast_dotted(node.value.func)
+        if callee is not None and (ctx.resolve(callee) in _JIT_BUILDERS
+                                   or any(q in _JIT_BUILDERS for q in ctx.resolve_all(callee))):
+            names.append(node.targets[0].id)
+    if not names:
+        return
+    imported = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                and node.level and not node.module for alias in node.names}
+    bound = _bound_names(tree)
+    for name in names:
+        # bound once by the assignment, or twice with the relative import of its prebuilt copy
+        if bound.get(name, 0) - (name in imported) == 1 and name not in ctx.aliases and name not in ctx.bindings:
+            ctx.bind(name, f"{LOCAL_PACKAGE}.{JIT_EXTENSION}.{name}")
 
 
 def _bound_names(tree: ast.Module) -> dict[str, int]:
