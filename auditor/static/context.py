@@ -54,6 +54,9 @@ class FileContext:
     # an import: a dtype is reported where it is written, not at each use of the constant holding it
     assigned_aliases: set[str] = field(default_factory=set)
     host_arrays: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    # module-level classes of the file (bound once) -> the qualified name of their first base, where it resolves:
+    # `class _DataParallel(DataParallel)` ... `_DataParallel(model, ids)` makes a DataParallel (visitor.visit_Call)
+    subclass_of: dict[str, str] = field(default_factory=dict)
 
     def bind(self, local: str, qual: str) -> None:
         """The first import of a name wins for resolution: in try/except and if/else imports the first
@@ -229,6 +232,7 @@ def build_context(tree: ast.Module) -> FileContext:
         _bind_star_conventions(ctx, tree)
     _bind_dynamic_extension_imports(ctx, tree, [stmt for stmt, _ in assigns])
     _bind_jit_extensions(ctx, tree, [stmt for stmt, _ in assigns])
+    _local_subclasses(ctx, tree)
     for func in decorated:
         quals = []
         for dec in reversed(func.decorator_list):
@@ -355,6 +359,19 @@ def _bind_jit_extensions(ctx: FileContext, tree: ast.Module, assigns: list[ast.s
         # bound once by the assignment, or twice with the relative import of its prebuilt copy
         if bound.get(name, 0) - (name in imported) == 1 and name not in ctx.aliases and name not in ctx.bindings:
             ctx.bind(name, f"{LOCAL_PACKAGE}.{JIT_EXTENSION}.{name}")
+
+
+def _local_subclasses(ctx: FileContext, tree: ast.Module) -> None:
+    """Module-level classes whose first base resolves to a qualified name (see FileContext.subclass_of)."""
+    classes = [s for s in tree.body if isinstance(s, ast.ClassDef) and s.bases]
+    if not classes:
+        return
+    bound = _bound_names(tree)
+    for cls in classes:
+        base = ast_dotted(cls.bases[0])
+        qual = ctx.resolve(base) if base is not None else None
+        if qual is not None and cls.name not in ctx.aliases and not bound.get(cls.name):
+            ctx.subclass_of[cls.name] = qual
 
 
 def _bound_names(tree: ast.Module) -> dict[str, int]:

@@ -475,6 +475,17 @@ class MatchVisitor(cst.CSTVisitor):
                 self._named_base(base.value)
         return True
 
+    def _subclass_call(self, func: cst.Name, call: cst.Call) -> bool:
+        """`_DataParallel(model, ids)` where this file defines `class _DataParallel(DataParallel)`: the call makes the
+        base's object, so an error-level rule of the base reports it too (the class line already has its finding).
+        Only error-level rules: an info fact about the base is said once, at the class."""
+        base = self.ctx.subclass_of[func.value]
+        m = self.c.match_qualname(base)
+        if m is None or m.rule.severity_for("a2") != "error" or not self._when_ok(m.rule, call):
+            return False
+        self._hit(m.rule, func, base, value=m.pattern, end_node=call)
+        return True
+
     def _named_base(self, base: cst.BaseExpression) -> None:
         """`class OperatorBuilder(CUDAOpBuilder)` (lightseq's vendored DeepSpeed builder): a base class that no rule
         knows, named for CUDA / NCCL, is what a call of that name would be (the info-level name rules only)."""
@@ -794,6 +805,9 @@ class MatchVisitor(cst.CSTVisitor):
         qual = self._qual(func, call=True)
         if qual is not None and self._match_reference(func, qual, node):
             pass                      # a resolved chain holds no other code to visit
+        elif qual is None and isinstance(func, cst.Name) and func.value in self.ctx.subclass_of \
+                and self._subclass_call(func, node):
+            pass
         elif (self.c.callnames or self.c.callname_globs) and self._match_callname(func, node):
             if isinstance(func, cst.Attribute):
                 func.value.visit(self)
