@@ -254,3 +254,19 @@ def test_subclasses_of_unreported_or_info_bases_stay_quiet():
     """)
     assert not any(line == 9 for line, _ in found)
     assert not any(line == 10 and code == "NPU204" for line, code in found)     # info about the base: said once
+
+
+def test_triton_fp8_type_compared_is_read_not_chosen():
+    found = _found("""\
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def _upcast_from_mxfp(out_ptr, mx_tensor_ptr, BLOCK: tl.constexpr):
+            mx_tensor_dtype: tl.constexpr = mx_tensor_ptr.dtype.element_ty
+            is_fp8: tl.constexpr = mx_tensor_dtype == tl.float8e4nv or mx_tensor_dtype == tl.float8e5
+            tensor = tl.load(mx_tensor_ptr + tl.arange(0, BLOCK))
+            if tensor.dtype == tl.float8e5:
+                tensor = tensor.to(tl.float32)
+    """)
+    assert not any(code == "NPU252" for _, code in found)

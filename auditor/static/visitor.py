@@ -32,6 +32,9 @@ _HOST_FACTORIES = frozenset(f"torch.{n}" for n in ("randint", "rand", "randn", "
 # unittest's and the testing helpers' assertions (assertEqual, assertIs, assert_close, assert_equal)
 _ASSERTION = re.compile(r"^assert(?:_|[A-Z])")
 # String rules whose literal is a choice (an implementation name): compared with a value, it is read, not chosen.
+# Dtype rules that match only qualified names (so `_dtype_quiet` does not cover them): in a comparison the name is
+# read, not chosen (t14d: Triton's float8 types)
+_COMPARED_DTYPE_NAMES = frozenset({"triton-fp8-dtype"})
 _CHOICE_STRINGS = frozenset({"flash-attention-implementation-string"})
 
 
@@ -172,6 +175,8 @@ class MatchVisitor(cst.CSTVisitor):
         if (self._dtype_quiet or id(node) in self._asserted or isinstance(node, cst.Name) and
                 node.value in self.ctx.assigned_aliases) and rule.category == "precision" and "string" in rule.match:
             return      # (`dtype=FP8_WEIGHT_DTYPE`: the constant's own line carries the dtype)
+        if self._compared and rule.name in _COMPARED_DTYPE_NAMES:
+            return      # `mx_tensor_dtype == tl.float8e4nv` asks which type came in; the cast or table chooses it
         if (self._compared or self._options) and rule.name in _CHOICE_STRINGS:
             return      # `attn_implementation == "flash_attention_2"` reads a choice made elsewhere; `choices=[...]`
                         # lists the options the user picks from
