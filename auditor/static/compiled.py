@@ -77,6 +77,7 @@ class CompiledRules:
     # stacked rules' patterns with a glob below the top-level name (`torch.ops.*.*attn*`): a second category for a
     # name another rule of another category reports (see match_stacked)
     stacked_name_globs: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
+    stacked_name_not: list[tuple[re.Pattern[str], Rule]] = field(default_factory=list)
     module_glob_re: re.Pattern[str] | None = None    # prefilter: a file naming no such module cannot match
     methods: dict[str, list[Rule]] = field(default_factory=dict)
     attributes: dict[str, list[Rule]] = field(default_factory=dict)
@@ -130,6 +131,11 @@ class CompiledRules:
                             words.add(v[2:-2])
                             continue
                         base = v[:-2] if v.endswith(".*") else v
+                        if rule.extra.get("stack") and base.startswith("!") and "*" in v.partition(".")[2]:
+                            # `!torch.ops.vllm.*` in a stacked rule: this rule's name globs skip it (other rules
+                            # keep reporting the name)
+                            c.stacked_name_not.append((_name_glob(v[1:].removesuffix(".*")), rule))
+                            continue
                         if rule.extra.get("stack") and "*" in base.partition(".")[2] \
                                 and "*" not in base.split(".", 1)[0]:
                             c.stacked_name_globs.append((_name_glob(base), v, rule))
@@ -312,7 +318,8 @@ class CompiledRules:
             name = name[:name.rfind(".")] if "." in name else ""
         for regex, pattern, rule in self.stacked_name_globs:
             # `torch.ops.sgl_kernel.merge_state`: a custom op the kernel rule reports that is an attention kernel
-            if regex.match(qualname) and all(r is not rule for r, _ in out):
+            if regex.match(qualname) and all(r is not rule for r, _ in out) \
+                    and not any(r is rule and no.match(qualname) for no, r in self.stacked_name_not):
                 primary = self.match_qualname(qualname)
                 if primary is not None and primary.rule.category != rule.category:
                     out.append((rule, pattern))
