@@ -335,29 +335,34 @@ _JIT_BUILDERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_ex
 JIT_EXTENSION = "jit_extension"   # the segment a JIT-built extension's name resolves through (`.jit_extension.ext`)
 
 
+def jit_extension_assign(node: ast.stmt) -> bool:
+    """`name = <...>.load(...)` / `load_inline(...)`: may bind a JIT-built extension (what _bind_jit_extensions reads;
+    largefile.py keeps such statements)."""
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name) \
+            or not isinstance(node.value, ast.Call):
+        return False
+    callee = ast_dotted(node.value.func)
+    return callee is not None and callee.rsplit(".", 1)[-1] in ("load", "load_inline")
+
+
 def _bind_jit_extensions(ctx: FileContext, tree: ast.Module, assigns: list[ast.stmt]) -> None:
     """A name assigned the module that `torch.utils.cpp_extension.load(...)` / `load_inline(...)` builds is a
     compiled C++/CUDA extension: calls below it (`deform_conv_ext.deform_conv_forward(...)`) are calls of its
     kernels, and a relative import of the same name (`try: from . import deform_conv_ext` / `except: ... = load(`,
     the prebuilt copy of the same extension) imports it. It resolves as `.jit_extension.<name>` (an empty package
-    head, as `._C`). Only a name bound by nothing else (imports aside) in the file."""
+    head, as `._C`)."""
     names = []
     for node in assigns:
-        if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name) \
-                or not isinstance(node.value, ast.Call):
+        if not jit_extension_assign(node):
             continue
-        callee = ast_dotted(node.value.func)
+        callee = ast_dotted(node.value.func)       # type: ignore[attr-defined]
         if callee is not None and (ctx.resolve(callee) in _JIT_BUILDERS
                                    or any(q in _JIT_BUILDERS for q in ctx.resolve_all(callee))):
             names.append(node.targets[0].id)
-    if not names:
-        return
-    imported = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-                and node.level and not node.module for alias in node.names}
-    bound = _bound_names(tree)
     for name in names:
-        # bound once by the assignment, or twice with the relative import of its prebuilt copy
-        if bound.get(name, 0) - (name in imported) == 1 and name not in ctx.aliases and name not in ctx.bindings:
+        # (a rebinding of the name elsewhere is not looked for: the large-file pass keeps only the statements
+        # that may bind something, and the two passes must agree)
+        if name not in ctx.aliases and name not in ctx.bindings:
             ctx.bind(name, f"{LOCAL_PACKAGE}.{JIT_EXTENSION}.{name}")
 
 
@@ -366,11 +371,10 @@ def _local_subclasses(ctx: FileContext, tree: ast.Module) -> None:
     classes = [s for s in tree.body if isinstance(s, ast.ClassDef) and s.bases]
     if not classes:
         return
-    bound = _bound_names(tree)
     for cls in classes:
         base = ast_dotted(cls.bases[0])
         qual = ctx.resolve(base) if base is not None else None
-        if qual is not None and cls.name not in ctx.aliases and not bound.get(cls.name):
+        if qual is not None and cls.name not in ctx.aliases and cls.name not in ctx.bindings:
             ctx.subclass_of[cls.name] = qual
 
 
