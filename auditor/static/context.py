@@ -353,12 +353,15 @@ def _bind_jit_extensions(ctx: FileContext, tree: ast.Module, assigns: list[ast.s
     head, as `._C`)."""
     names = []
     for node in assigns:
-        if not jit_extension_assign(node):
+        if not jit_extension_assign(node) or not isinstance(node, ast.Assign):
             continue
-        callee = ast_dotted(node.value.func)       # type: ignore[attr-defined]
+        target, value = node.targets[0], node.value
+        if not isinstance(target, ast.Name) or not isinstance(value, ast.Call):
+            continue
+        callee = ast_dotted(value.func)
         if callee is not None and (ctx.resolve(callee) in _JIT_BUILDERS
                                    or any(q in _JIT_BUILDERS for q in ctx.resolve_all(callee))):
-            names.append(node.targets[0].id)
+            names.append(target.id)
     for name in names:
         # (a rebinding of the name elsewhere is not looked for: the large-file pass keeps only the statements
         # that may bind something, and the two passes must agree)
