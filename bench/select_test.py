@@ -39,7 +39,9 @@ SEED_PREFIX = "npu-audit-test-split-1:"
 SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFIX,
                  "test3": "npu-audit-test-split-3:", "test4": "npu-audit-test-split-4:",
                  "test5": "npu-audit-test-split-5:", "test6": "npu-audit-test-split-6:",
-                 "test7": "npu-audit-test-split-7:", "test8": "npu-audit-test-split-8:"}
+                 "test7": "npu-audit-test-split-7:", "test8": "npu-audit-test-split-8:",
+                 # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
+                 "tuned_t14d": "npu-audit-tuned-t14d:"}
 # test3's per-category top-up (bench/corpus_test3/SELECTION.md): a file qualifies for a category
 # when at least TOPUP_MIN_LINES of its lines match that category's fixed word list.
 TOPUP_WORDS = {

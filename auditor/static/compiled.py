@@ -49,6 +49,12 @@ _WORD_RUN = re.compile(r"\w+")
 _FLAG_WORDS_KEPT = 500_000
 
 
+def _name_glob(pattern: str) -> re.Pattern[str]:
+    """`torch.ops.*.*attn*` -> a regex over a dotted name and anything below it; `*` stays inside one name."""
+    parts = [re.escape(p).replace(r"\*", r"[A-Za-z0-9_]*") for p in pattern.split(".")]
+    return re.compile(r"\.".join(parts) + r"(?:\..*)?\Z")
+
+
 def _glob_word(pattern: str) -> str:
     """A `flagname` glob as a regular expression over one identifier: `*` is any run of word characters."""
     return "".join(r"\w*" if ch == "*" else re.escape(ch) for ch in pattern)
@@ -71,6 +77,10 @@ class CompiledRules:
     # with everything below it; tried after every exact name (stacked ones report beside the exact rule)
     module_globs: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
     stacked_globs: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
+    # stacked rules' patterns with a glob below the top-level name (`torch.ops.*.*attn*`): a second category for a
+    # name another rule of another category reports (see match_stacked)
+    stacked_name_globs: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
+    stacked_name_not: list[tuple[re.Pattern[str], Rule]] = field(default_factory=list)
     module_glob_re: re.Pattern[str] | None = None    # prefilter: a file naming no such module cannot match
     methods: dict[str, list[Rule]] = field(default_factory=dict)
     attributes: dict[str, list[Rule]] = field(default_factory=dict)
@@ -127,6 +137,15 @@ class CompiledRules:
                             words.add(v[2:-2])
                             continue
                         base = v[:-2] if v.endswith(".*") else v
+                        if rule.extra.get("stack") and base.startswith("!") and "*" in v.partition(".")[2]:
+                            # `!torch.ops.vllm.*` in a stacked rule: this rule's name globs skip it (other rules
+                            # keep reporting the name)
+                            c.stacked_name_not.append((_name_glob(v[1:].removesuffix(".*")), rule))
+                            continue
+                        if rule.extra.get("stack") and "*" in base.partition(".")[2] \
+                                and "*" not in base.split(".", 1)[0]:
+                            c.stacked_name_globs.append((_name_glob(base), v, rule))
+                            continue
                         if "*" in base.split(".", 1)[0]:
                             if "." in base:
                                 raise ValueError(f"{rule.code}: module glob {v!r} must be one top-level name")
@@ -305,6 +324,13 @@ class CompiledRules:
                 if all(r is not rule for r, _ in out):
                     out.append((rule, name))
             name = name[:name.rfind(".")] if "." in name else ""
+        for regex, pattern, rule in self.stacked_name_globs:
+            # `torch.ops.sgl_kernel.merge_state`: a custom op the kernel rule reports that is an attention kernel
+            if regex.match(qualname) and all(r is not rule for r, _ in out) \
+                    and not any(r is rule and no.match(qualname) for no, r in self.stacked_name_not):
+                primary = self.match_qualname(qualname)
+                if primary is not None and primary.rule.category != rule.category:
+                    out.append((rule, pattern))
         if self.stacked_globs:
             m = self._match_glob(qualname, self.stacked_globs)
             if m is not None:

@@ -54,6 +54,9 @@ class FileContext:
     # an import: a dtype is reported where it is written, not at each use of the constant holding it
     assigned_aliases: set[str] = field(default_factory=set)
     host_arrays: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    # module-level classes of the file (bound once) -> the qualified name of their first base, where it resolves:
+    # `class _DataParallel(DataParallel)` ... `_DataParallel(model, ids)` makes a DataParallel (visitor.visit_Call)
+    subclass_of: dict[str, str] = field(default_factory=dict)
 
     def bind(self, local: str, qual: str) -> None:
         """The first import of a name wins for resolution: in try/except and if/else imports the first
@@ -228,6 +231,8 @@ def build_context(tree: ast.Module) -> FileContext:
     if star:
         _bind_star_conventions(ctx, tree)
     _bind_dynamic_extension_imports(ctx, tree, [stmt for stmt, _ in assigns])
+    _bind_jit_extensions(ctx, tree, [stmt for stmt, _ in assigns])
+    _local_subclasses(ctx, tree)
     for func in decorated:
         quals = []
         for dec in reversed(func.decorator_list):
@@ -323,6 +328,57 @@ def _bind_dynamic_extension_imports(ctx: FileContext, tree: ast.Module, assigns:
     for local, module in found:
         if bound.get(local) == 1 and local not in ctx.aliases and local not in ctx.bindings:
             ctx.bind(local, module)
+
+
+# torch.utils.cpp_extension's run-time builders: `ext = load("name", sources=[...cu])` compiles C++/CUDA sources
+_JIT_BUILDERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})
+JIT_EXTENSION = "jit_extension"   # the segment a JIT-built extension's name resolves through (`.jit_extension.ext`)
+
+
+def jit_extension_assign(node: ast.stmt) -> bool:
+    """`name = <...>.load(...)` / `load_inline(...)`: may bind a JIT-built extension (what _bind_jit_extensions reads;
+    largefile.py keeps such statements)."""
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name) \
+            or not isinstance(node.value, ast.Call):
+        return False
+    callee = ast_dotted(node.value.func)
+    return callee is not None and callee.rsplit(".", 1)[-1] in ("load", "load_inline")
+
+
+def _bind_jit_extensions(ctx: FileContext, tree: ast.Module, assigns: list[ast.stmt]) -> None:
+    """A name assigned the module that `torch.utils.cpp_extension.load(...)` / `load_inline(...)` builds is a
+    compiled C++/CUDA extension: calls below it (`deform_conv_ext.deform_conv_forward(...)`) are calls of its
+    kernels, and a relative import of the same name (`try: from . import deform_conv_ext` / `except: ... = load(`,
+    the prebuilt copy of the same extension) imports it. It resolves as `.jit_extension.<name>` (an empty package
+    head, as `._C`)."""
+    names = []
+    for node in assigns:
+        if not jit_extension_assign(node) or not isinstance(node, ast.Assign):
+            continue
+        target, value = node.targets[0], node.value
+        if not isinstance(target, ast.Name) or not isinstance(value, ast.Call):
+            continue
+        callee = ast_dotted(value.func)
+        if callee is not None and (ctx.resolve(callee) in _JIT_BUILDERS
+                                   or any(q in _JIT_BUILDERS for q in ctx.resolve_all(callee))):
+            names.append(target.id)
+    for name in names:
+        # (a rebinding of the name elsewhere is not looked for: the large-file pass keeps only the statements
+        # that may bind something, and the two passes must agree)
+        if name not in ctx.aliases and name not in ctx.bindings:
+            ctx.bind(name, f"{LOCAL_PACKAGE}.{JIT_EXTENSION}.{name}")
+
+
+def _local_subclasses(ctx: FileContext, tree: ast.Module) -> None:
+    """Module-level classes whose first base resolves to a qualified name (see FileContext.subclass_of)."""
+    classes = [s for s in tree.body if isinstance(s, ast.ClassDef) and s.bases]
+    if not classes:
+        return
+    for cls in classes:
+        base = ast_dotted(cls.bases[0])
+        qual = ctx.resolve(base) if base is not None else None
+        if qual is not None and cls.name not in ctx.aliases and cls.name not in ctx.bindings:
+            ctx.subclass_of[cls.name] = qual
 
 
 def _bound_names(tree: ast.Module) -> dict[str, int]:

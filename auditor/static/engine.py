@@ -541,6 +541,7 @@ class StaticEngine:
             if c.knows(qual):
                 triggers.add(attr)
         triggers.update(ctx.instances, ctx.self_instances)   # `self.nvsmi.DeviceQuery(...)` (adopt_local_refs)
+        triggers.update(name for name, base in ctx.subclass_of.items() if c.knows(base))   # `_DataParallel(m)`
         for local, decorators in ctx.decorated.items():
             if c.match_launch(decorators) is not None:
                 triggers.add(local)   # `kernel[grid](...)` lines name no rule word

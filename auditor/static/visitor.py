@@ -32,6 +32,9 @@ _HOST_FACTORIES = frozenset(f"torch.{n}" for n in ("randint", "rand", "randn", "
 # unittest's and the testing helpers' assertions (assertEqual, assertIs, assert_close, assert_equal)
 _ASSERTION = re.compile(r"^assert(?:_|[A-Z])")
 # String rules whose literal is a choice (an implementation name): compared with a value, it is read, not chosen.
+# Dtype rules that match only qualified names (so `_dtype_quiet` does not cover them): in a comparison the name is
+# read, not chosen (t14d: Triton's float8 types)
+_COMPARED_DTYPE_NAMES = frozenset({"triton-fp8-dtype"})
 _CHOICE_STRINGS = frozenset({"flash-attention-implementation-string"})
 
 
@@ -202,6 +205,8 @@ class MatchVisitor(cst.CSTVisitor):
         if (self._dtype_quiet or id(node) in self._asserted or isinstance(node, cst.Name) and
                 node.value in self.ctx.assigned_aliases) and rule.category == "precision" and "string" in rule.match:
             return      # (`dtype=FP8_WEIGHT_DTYPE`: the constant's own line carries the dtype)
+        if self._compared and rule.name in _COMPARED_DTYPE_NAMES:
+            return      # `mx_tensor_dtype == tl.float8e4nv` asks which type came in; the cast or table chooses it
         if (self._compared or self._options) and rule.name in _CHOICE_STRINGS:
             return      # `attn_implementation == "flash_attention_2"` reads a choice made elsewhere; `choices=[...]`
                         # lists the options the user picks from
@@ -508,6 +513,17 @@ class MatchVisitor(cst.CSTVisitor):
         if self.c.callname_globs and not self._in_message:
             for base in node.bases:
                 self._named_base(base.value)
+        return True
+
+    def _subclass_call(self, func: cst.Name, call: cst.Call) -> bool:
+        """`_DataParallel(model, ids)` where this file defines `class _DataParallel(DataParallel)`: the call makes the
+        base's object, so an error-level rule of the base reports it too (the class line already has its finding).
+        Only error-level rules: an info fact about the base is said once, at the class."""
+        base = self.ctx.subclass_of[func.value]
+        m = self.c.match_qualname(base)
+        if m is None or m.rule.severity_for("a2") != "error" or not self._when_ok(m.rule, call):
+            return False
+        self._hit(m.rule, func, base, value=m.pattern, end_node=call)
         return True
 
     def _named_base(self, base: cst.BaseExpression) -> None:
@@ -841,6 +857,9 @@ class MatchVisitor(cst.CSTVisitor):
         qual = self._qual(func, call=True)
         if qual is not None and self._match_reference(func, qual, node):
             pass                      # a resolved chain holds no other code to visit
+        elif qual is None and isinstance(func, cst.Name) and func.value in self.ctx.subclass_of \
+                and self._subclass_call(func, node):
+            pass
         elif (self.c.callnames or self.c.callname_globs) and self._match_callname(func, node):
             if isinstance(func, cst.Attribute):
                 func.value.visit(self)
