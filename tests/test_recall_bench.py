@@ -332,87 +332,53 @@ def test_test4_files_are_exactly_what_its_rule_draws():
     assert len(drawn) - 71 in (len(pool), 12) or apex >= 20     # it stopped where the rule says
 
 
-def test_test5_files_are_exactly_what_its_rule_draws():
-    """test5's labelled files are the draw its SELECTION.md rule gives (or, under its deadline
-    clause, a prefix of it), no more, no fewer."""
+def _replayed_draw(split: str, min_code_bases: int):
+    """The labelled files of a blind split replayed against its SELECTION.md rule (test5's rule, kept by test6 to
+    test8; or, under a deadline clause, a prefix of it): returns the select_test module and the labelled files in
+    draw order, after checking they are the draw, no more, no fewer, and that without the labels of the last drawn
+    file the rule stops there and asks for that file."""
     select_test = _load_select_test()
-    labels = {(lf.package, lf.path): lf for lf in shipped("test5")}
+    labels = {(lf.package, lf.path): lf for lf in shipped(split)}
     if not all(lf.corpus_file.exists() for lf in labels.values()):
-        pytest.skip("test5 corpus not fetched (python bench/recall.py --split test5 fetch)")
-    drawn, needed = _replay(select_test, labels, "test5")
+        pytest.skip(f"{split} corpus not fetched (python bench/recall.py --split {split} fetch)")
+    drawn, needed = _replay(select_test, labels, split)
     labelled = drawn if needed is None else drawn[:-1]
     assert len(labelled) == len(set(labelled))
     assert set(labelled) == set(labels)
-    assert len({name for name, _ in labelled}) >= 12
-    # Without the labels of the last drawn file the rule stops there and asks for that file.
+    assert len({name for name, _ in labelled}) >= min_code_bases
     partial = {k: v for k, v in labels.items() if k != labelled[-1]}
-    assert _replay(select_test, partial, "test5")[1] == labelled[-1]
+    assert _replay(select_test, partial, split)[1] == labelled[-1]
+    return select_test, labelled
+
+
+def _first_two_rounds(select_test, labelled: list, split: str) -> list:
+    """Main rounds 1-2 come first and in sources.json order: two files per code base."""
+    first_two = [(src["name"], path) for src, path in select_test.draw(2, split)]
+    assert len(first_two) == 2 * len(recall.load_sources(split))
+    assert labelled[:len(first_two)] == first_two[0::2] + first_two[1::2]
+    return first_two
+
+
+def test_test5_files_are_exactly_what_its_rule_draws():
+    _replayed_draw("test5", 12)
 
 
 def test_test6_files_are_exactly_what_its_rule_draws():
-    """test6's labelled files are the draw its SELECTION.md rule gives (test5's rule on pool A3; or,
-    under its deadline clause, a prefix of it), no more, no fewer."""
-    select_test = _load_select_test()
-    labels = {(lf.package, lf.path): lf for lf in shipped("test6")}
-    if not all(lf.corpus_file.exists() for lf in labels.values()):
-        pytest.skip("test6 corpus not fetched (python bench/recall.py --split test6 fetch)")
-    drawn, needed = _replay(select_test, labels, "test6")
-    labelled = drawn if needed is None else drawn[:-1]
-    assert len(labelled) == len(set(labelled))
-    assert set(labelled) == set(labels)
-    assert len({name for name, _ in labelled}) >= 12
-    # Without the labels of the last drawn file the rule stops there and asks for that file.
-    partial = {k: v for k, v in labels.items() if k != labelled[-1]}
-    assert _replay(select_test, partial, "test6")[1] == labelled[-1]
-    # Main rounds 1-2 come first and in sources.json order: two files per code base.
-    first_two = [(src["name"], path) for src, path in select_test.draw(2, "test6")]
-    assert len(first_two) == 2 * len(recall.load_sources("test6"))
-    assert labelled[:len(first_two)] == first_two[0::2] + first_two[1::2]
+    select_test, labelled = _replayed_draw("test6", 12)          # test5's rule on pool A3
+    _first_two_rounds(select_test, labelled, "test6")
 
 
 def test_test7_files_are_exactly_what_its_rule_draws():
-    """test7's labelled files are the draw its SELECTION.md rule gives (test6's rule on pool A4; or,
-    under its deadline clause, a prefix of it), no more, no fewer."""
-    select_test = _load_select_test()
-    labels = {(lf.package, lf.path): lf for lf in shipped("test7")}
-    if not all(lf.corpus_file.exists() for lf in labels.values()):
-        pytest.skip("test7 corpus not fetched (python bench/recall.py --split test7 fetch)")
-    drawn, needed = _replay(select_test, labels, "test7")
-    labelled = drawn if needed is None else drawn[:-1]
-    assert len(labelled) == len(set(labelled))
-    assert set(labelled) == set(labels)
-    assert len({name for name, _ in labelled}) >= 10
-    # Without the labels of the last drawn file the rule stops there and asks for that file.
-    partial = {k: v for k, v in labels.items() if k != labelled[-1]}
-    assert _replay(select_test, partial, "test7")[1] == labelled[-1]
-    # Main rounds 1-2 come first and in sources.json order: two files per code base.
-    first_two = [(src["name"], path) for src, path in select_test.draw(2, "test7")]
-    assert len(first_two) == 2 * len(recall.load_sources("test7"))
-    assert labelled[:len(first_two)] == first_two[0::2] + first_two[1::2]
+    select_test, labelled = _replayed_draw("test7", 10)          # test6's rule on pool A4
+    first_two = _first_two_rounds(select_test, labelled, "test7")
     # The apex pool's only file is a main-round file, so the apex top-up draws nothing.
     apex_pool = [(src["name"], path) for src, path in select_test.topup_order("apex", "test7")]
     assert apex_pool and set(apex_pool) <= set(first_two)
 
 
 def test_test8_files_are_exactly_what_its_rule_draws():
-    """test8's labelled files are the draw its SELECTION.md rule gives (test7's rule on pool A5; or,
-    under its deadline clause, a prefix of it), no more, no fewer."""
-    select_test = _load_select_test()
-    labels = {(lf.package, lf.path): lf for lf in shipped("test8")}
-    if not all(lf.corpus_file.exists() for lf in labels.values()):
-        pytest.skip("test8 corpus not fetched (python bench/recall.py --split test8 fetch)")
-    drawn, needed = _replay(select_test, labels, "test8")
-    labelled = drawn if needed is None else drawn[:-1]
-    assert len(labelled) == len(set(labelled))
-    assert set(labelled) == set(labels)
-    assert len({name for name, _ in labelled}) >= 10
-    # Without the labels of the last drawn file the rule stops there and asks for that file.
-    partial = {k: v for k, v in labels.items() if k != labelled[-1]}
-    assert _replay(select_test, partial, "test8")[1] == labelled[-1]
-    # Main rounds 1-2 come first and in sources.json order: two files per code base.
-    first_two = [(src["name"], path) for src, path in select_test.draw(2, "test8")]
-    assert len(first_two) == 2 * len(recall.load_sources("test8"))
-    assert labelled[:len(first_two)] == first_two[0::2] + first_two[1::2]
+    select_test, labelled = _replayed_draw("test8", 10)          # test7's rule on pool A5
+    _first_two_rounds(select_test, labelled, "test8")
     # The distributed and apex pools ran dry: every file of them was drawn (main rounds or top-up).
     for category in ("distributed", "apex"):
         pool = {(src["name"], path) for src, path in select_test.topup_order(category, "test8")}
