@@ -49,6 +49,9 @@ _SIGNING_KEY_RE = re.compile(r"\.(?:pub|gpg|asc)$", re.I)
 _URL_RE = re.compile(r"(?:git\+)?https?://([^\s\"'<>|;&)]+)")
 # a path under the toolkit's directory held in its variable (`$CUDA_HOME/bin`, `${CUDA_PATH}/lib64`): the same
 # location as `/usr/local/cuda/bin` (the assignment of the variable is NPU004; this is where it is used)
+# the CUDA toolkit's Windows install location (`C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.4`, with
+# single or doubled backslashes, or slashes): NVIDIA's installer puts every version there and sets CUDA_PATH to it
+WIN_CUDA_PATH_RE = re.compile(r"NVIDIA GPU Computing Toolkit(?:\\+|/)CUDA(?:(?:\\+|/)(v\d+(?:\.\d+)*))?", re.I)
 _CUDA_VAR_PATH_RE = re.compile(r"\$\{?(CUDA_HOME|CUDA_PATH|CUDA_ROOT|CUDA_TOOLKIT_ROOT_DIR|CUDA_INSTALL_DIR)\}?/")
 
 
@@ -115,6 +118,8 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                 version = tail if tail and tail[1:2].isdigit() else ""
                 symbol = "path:/usr/local/cuda" + version
                 col.add(m.match_requirement(symbol), symbol, ln, c, c + len(cuda_path.group(0)))
+    if "GPU Computing Toolkit" in text:
+        win_cuda_paths(col, text, where)
     if "$" in text and "CUDA_" in text:
         for var_path in _CUDA_VAR_PATH_RE.finditer(text):
             ln, c = where(var_path.start())
@@ -315,6 +320,18 @@ def scan_shell(col: Collector, text: str) -> None:
                 key = _SLURM_SHORT[short.group(1)]
                 col.add(m.match_setting(key, short.group(2)), f"-{short.group(1)} {short.group(2)}", row + 1,
                         start + short.start(1) - 1, start + short.end(2), value=short.group(2))
+
+
+def win_cuda_paths(col: Collector, text: str, where) -> None:
+    """`C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4`: the CUDA toolkit's Windows location, once
+    per line; where(offset) gives the (line, column) of an offset in text."""
+    m = matchers(col.engine)
+    for path in WIN_CUDA_PATH_RE.finditer(text):
+        ln, c = where(path.start())
+        if any(f.line == ln for f in col.result.findings):
+            continue                     # a CUDA finding on the line says it already
+        symbol = "path:c:/program files/nvidia gpu computing toolkit/cuda" + (f"/{path.group(1)}" if path.group(1) else "")
+        col.add(m.match_requirement(symbol), symbol, ln, c, c + len(path.group(0)))
 
 
 def cmake_defines(col: Collector, text: str, where) -> None:
@@ -703,6 +720,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
                     line, c = pos.at(nodes[i].start_point)
                     col.add(rule, f"{override.group(1)}={override.group(2)}", line, c, c + len(w),
                             value=override.group(2))
+    if name.rsplit("\\", 1)[-1].removesuffix(".exe") in _MAKES:
+        _make_variables(col, m, pos, words, nodes)
     if name in ("cd", "pushd"):
         source_tree.cd(m, words[1] if len(words) > 1 else None)
         return
@@ -757,6 +776,23 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             rest = rest[1:]
         _pip(col, m, pos, rest, nodes[len(words) - len(rest):], source_tree,
              conda=name in ("conda", "mamba", "micromamba"))
+
+
+_MAKES = {"make", "gmake", "mingw32-make"}
+_MAKE_VARIABLE_RE = re.compile(r"([A-Za-z_]\w*)=([^\s$]+)")
+
+
+def _make_variables(col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
+    """`make train_gpt2cu USE_CUDNN=1 GPU_COMPUTE_CAPABILITY=80`: variables set on make's command line are the
+    build's settings, read like a script's `USE_CUDNN=1` (a value that is only a variable says nothing)."""
+    for i, w in enumerate(words[1:], 1):
+        assign = _MAKE_VARIABLE_RE.fullmatch(w)
+        if assign is None:
+            continue
+        rule = m.match_setting(assign.group(1).lower(), assign.group(2))
+        if rule is not None:
+            line, c = pos.at(nodes[i].start_point)
+            col.add(rule, w, line, c, c + len(w), value=assign.group(2))
 
 
 def _module_options(col: Collector, m, pos: _Positions, module: str, words: list[str], nodes: list) -> None:
