@@ -16,6 +16,7 @@ from auditor.findings import Finding
 from auditor.findings import FileError
 from auditor.rules import load_rules
 from auditor.static.engine import MAX_FILE_BYTES, FileResult, StaticEngine
+from auditor.project.makefile import apply_make_builds
 from auditor.static.backend_files import apply_backend_files, drop_test_performance_hints, drop_unread_cudnn_vars
 from auditor.static.ci_jobs import apply_cuda_ci_jobs
 from auditor.static.crossfile import propagate
@@ -231,6 +232,7 @@ def run_static(
     drop_notes_in_ascend_tree(run.results)          # DeepSpeed's NPU note where the tree already imports torch_npu
     apply_other_backend_files(run.results)          # `docker/rocm/Dockerfile`: set-up for another backend
     apply_backend_files(run.results, found.files)      # `Dockerfile.cuda` beside `Dockerfile.metax`, NPU twins
+    apply_make_builds(run.results, found.root, load_rules(), product)   # `make train_gpt2cu`: the Makefile runs nvcc
     apply_cuda_ci_jobs(run.results, found.files)    # a workflow job on NVIDIA runners: it stays for CUDA
     apply_other_frameworks(run.results, found.files)    # `bert/paddle/`: PaddlePaddle code, torch_npu does not apply
     apply_imported_gates(run.results, found.files)      # `from _harness import CUDA` ... `if not CUDA: raise Skip`

@@ -124,3 +124,129 @@ def test_windows_cuda_toolkit_location_in_bash_pwsh_and_cmd_steps():
     result = ENGINE.analyze_bytes(textwrap.dedent(workflow.lstrip("\n")).encode(), ".github/workflows/windows.yml")
     path = next(f for f in result.findings if f.line == 17)
     assert path.severity == "info" and path.category == "device"
+
+
+# -- `make <target>` against the tree's own Makefile (auditor/project/makefile.py) ------------------------------
+
+_MAKEFILE = """\
+# tinytrainer: CPU reference and CUDA builds
+CC ?= clang
+CFLAGS = -O3 -Wall
+NVCC_FLAGS = -O3 --use_fast_math -std=c++17
+ifeq ($(shell which nvcc 2>/dev/null),)
+  $(info nvcc not found, skipping GPU/CUDA builds)
+else
+  NVCC := nvcc
+  TARGETS += train_fp16 bench_kernels
+endif
+TARGETS = train_cpu
+
+.PHONY: all clean $(TARGETS)
+
+all: $(TARGETS)
+
+train_cpu: train.c
+\t$(CC) $(CFLAGS) $^ -lm -o $@
+
+train_fp16: train.cu build/attention.o
+\t$(NVCC) $(NVCC_FLAGS) $^ -lcublas -o $@
+
+build/%.o: csrc/%.cpp
+\t$(NVCC) -c $(NVCC_FLAGS) $< -o $@
+
+bench_kernels: \\
+  kernels/bench.cu
+\t$(NVCC) $(NVCC_FLAGS) $< -o $@
+
+clean:
+\trm -f train_cpu train_fp16 build/*.o
+"""
+
+_KERNELS_MAKEFILE = """\
+NVCC ?= nvcc
+KERNELS = softmax layernorm
+all: $(KERNELS)
+ptx: $(KERNELS:%=%.ptx)
+%: %.cu
+\t$(NVCC) -O3 $< -o $@
+%.ptx: %
+\tcuobjdump --dump-ptx $< > $@
+clean:
+\trm -f $(KERNELS) *.ptx
+"""
+
+
+def _tree(tmp_path):
+    (tmp_path / "Makefile").write_text(_MAKEFILE)
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "Makefile").write_text(_KERNELS_MAKEFILE)
+    for name in ("softmax.cu", "layernorm.cu", "bench.cu"):
+        (tmp_path / "kernels" / name).write_text("__global__ void k() {}\n")
+    (tmp_path / "train.c").write_text("int main(void) { return 0; }\n")
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "train_small.sh").write_text(textwrap.dedent("""\
+        #!/bin/bash
+        set -e
+        make train_cpu
+        make train_fp16 -j 8
+        OMP_NUM_THREADS=8 ./train_cpu -i data/tiny.bin
+        make clean
+        echo "make train_fp16 builds the CUDA trainer"
+        make -C kernels ptx
+        make $TARGET
+        """))
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    (tmp_path / ".github" / "workflows" / "ci.yml").write_text(textwrap.dedent("""\
+        name: ci
+        on: [push]
+        jobs:
+          build:
+            runs-on: ubuntu-22.04
+            steps:
+              - uses: actions/checkout@v4
+              - name: CPU build
+                run: make train_cpu
+              - name: Kernels
+                run: |
+                  cd kernels
+                  make -j4
+                  make clean
+              - name: Everything
+                run: make
+        """))
+    return tmp_path
+
+
+def test_make_targets_built_with_nvcc(tmp_path):
+    from pathlib import Path
+
+    from auditor.runner import run_static
+
+    root = _tree(tmp_path)
+    run = run_static([Path(root)], jobs=1)
+    got = {(Path(r.path).name, f.line) for r in run.results for f in r.findings if f.code == "NPU333"}
+    assert ("train_small.sh", 4) in got and ("train_small.sh", 8) in got
+    assert not {ln for name, ln in got if name == "train_small.sh"} & {3, 5, 6, 7, 9}
+    # `cd kernels` then `make -j4` builds the kernels' first target; a bare `make` builds `all`, which holds train_fp16
+    assert ("ci.yml", 13) in got and ("ci.yml", 16) in got
+    assert not {ln for name, ln in got if name == "ci.yml"} & {9, 14}
+    f = next(f for r in run.results for f in r.findings if f.code == "NPU333" and f.line == 4)
+    assert f.category == "kernel" and f.severity == "error" and f.symbol == "make train_fp16"
+    assert "train.cu" in f.message or "nvcc" in f.message
+
+
+def test_makefile_reader_follows_make_syntax(tmp_path):
+    from auditor.project.makefile import Makefile, make_call
+
+    root = _tree(tmp_path)
+    mk = Makefile.parse(_MAKEFILE, root)
+    assert mk.default_goal == "all"
+    assert mk.why_cuda("train_fp16") and mk.why_cuda("bench_kernels") and mk.why_cuda("all")
+    assert mk.why_cuda("train_cpu") is None and mk.why_cuda("clean") is None and mk.why_cuda(".PHONY") is None
+    kernels = Makefile.parse(_KERNELS_MAKEFILE, root / "kernels")
+    assert kernels.why_cuda("softmax") and kernels.why_cuda("ptx")
+    assert kernels.why_cuda("clean") is None and kernels.why_cuda("missing") is None
+    assert make_call(["-C", "kernels", "-j", "4", "ptx"], "") == {"dir": "kernels", "makefile": None, "targets": ["ptx"]}
+    assert make_call(["--directory=../x", "all"], "") is None
+    assert make_call(["$TARGET"], "") is None
+    assert make_call(["all"], None) is None

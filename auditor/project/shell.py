@@ -11,6 +11,9 @@ from typing import TYPE_CHECKING, Iterator
 
 from auditor.findings import FileResult
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
+from auditor.project.makefile import SUMMARY_KEY as MAKE_CALLS
+from auditor.project.makefile import cd as make_cd
+from auditor.project.makefile import make_call
 from auditor.project.requirements import (_ALL_BUILDS_PAGE_RE, _CUDA_INDEX_RE, _OTHER_ACCELERATOR_RE, conda_spec_name,
                                          cpu_builds_only, extra_hits, requirement_hits, wheel_symbols)
 
@@ -184,6 +187,7 @@ class _SourceTree:
     def __init__(self) -> None:
         self.cloned: dict[str, tuple[str, Rule] | None] = {}
         self.here: tuple[str, Rule] | None = None
+        self.cwd: str | None = ""      # the folder `cd` moved to, relative to the start (None: not known)
 
     def clone(self, col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
         positional, skip = [], False
@@ -722,7 +726,9 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
                             value=override.group(2))
     if name.rsplit("\\", 1)[-1].removesuffix(".exe") in _MAKES:
         _make_variables(col, m, pos, words, nodes)
+        _record_make(col, pos, words, nodes, source_tree.cwd)
     if name in ("cd", "pushd"):
+        source_tree.cwd = make_cd(source_tree.cwd, words[1] if len(words) > 1 else None)
         source_tree.cd(m, words[1] if len(words) > 1 else None)
         return
     if name == "git" and "clone" in words[1:3]:
@@ -793,6 +799,23 @@ def _make_variables(col: Collector, m, pos: _Positions, words: list[str], nodes:
         if rule is not None:
             line, c = pos.at(nodes[i].start_point)
             col.add(rule, w, line, c, c + len(w), value=assign.group(2))
+
+
+def _record_make(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:
+    """A `make` call, kept in the file's summary: the tree pass (auditor/project/makefile.py) reads the Makefile it
+    runs and reports the call when its targets compile with nvcc."""
+    call = make_call(words[1:], cwd)
+    command = nodes[0].parent
+    if call is None or command is not None and any(
+            c.type in ("simple_expansion", "expansion", "command_substitution") for c in command.children):
+        return             # `make $TARGET`: the target is not known here
+    line, c = pos.at(nodes[0].start_point)
+    last = nodes[-1]
+    end_line, end_c = pos.at(last.end_point)
+    call.update(line=line, col=c, end_col=end_c if end_line == line else c + len(words[0]))
+    summary = col.result.summary if col.result.summary is not None else {}
+    summary.setdefault(MAKE_CALLS, []).append(call)
+    col.result.summary = summary
 
 
 def _module_options(col: Collector, m, pos: _Positions, module: str, words: list[str], nodes: list) -> None:
