@@ -46,10 +46,11 @@ def test_nvidia_library_switches_on_make_and_as_variables():
         make train_fp32 GPU_COMPUTE_CAPABILITY=90 OUT_DIR=build
         make clean USE_CUDNN=$USE_CUDNN
         make all
+        make PRECISION=BF16 test_dataloader
         """
     got = found("scripts/build_and_train.sbatch", script)
     assert (4, "NPU441") in got and (5, "NPU441") in got and (7, "NPU021") in got
-    assert not [c for ln, c in got if ln in (1, 2, 3, 6, 8, 9)]
+    assert not [c for ln, c in got if ln in (1, 2, 3, 6, 8, 9, 10)]
     result = ENGINE.analyze_bytes(textwrap.dedent(script).encode(), "scripts/build_and_train.sbatch")
     switch = next(f for f in result.findings if f.line == 4)
     assert switch.category == "third_party" and switch.symbol == "USE_CUDNN=1"

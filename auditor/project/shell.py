@@ -796,7 +796,9 @@ def _make_variables(col: Collector, m, pos: _Positions, words: list[str], nodes:
         if assign is None:
             continue
         rule = m.match_setting(assign.group(1).lower(), assign.group(2))
-        if rule is not None:
+        if rule is not None and rule.category != "precision":
+            # (`make PRECISION=BF16 test_dataloader`: which floating-point type a build compiles for is the
+            # Makefile's business, often a CPU test; the training launch says how the model trains)
             line, c = pos.at(nodes[i].start_point)
             col.add(rule, w, line, c, c + len(w), value=assign.group(2))
 
