@@ -217,6 +217,9 @@ def run_static(
         for name, rel in todo:
             collect([(name, *_analyze_one(engine, name, rel))])
 
+    # `make train_gpt2cu` where the tree's Makefile runs nvcc (after the cache: it depends on the Makefile), before the
+    # passes that make findings in other-backend files, NPU twins and CUDA CI jobs quieter
+    apply_make_builds(run.results, found.root, load_rules(), product)
     # the tree's own packages are not dependencies (after the cache: it depends on the whole file list)
     packages = first_party_packages(rel for _, rel in found.files)
     drop_first_party(run.results, packages)
@@ -232,7 +235,6 @@ def run_static(
     drop_notes_in_ascend_tree(run.results)          # DeepSpeed's NPU note where the tree already imports torch_npu
     apply_other_backend_files(run.results)          # `docker/rocm/Dockerfile`: set-up for another backend
     apply_backend_files(run.results, found.files)      # `Dockerfile.cuda` beside `Dockerfile.metax`, NPU twins
-    apply_make_builds(run.results, found.root, load_rules(), product)   # `make train_gpt2cu`: the Makefile runs nvcc
     apply_cuda_ci_jobs(run.results, found.files)    # a workflow job on NVIDIA runners: it stays for CUDA
     apply_other_frameworks(run.results, found.files)    # `bert/paddle/`: PaddlePaddle code, torch_npu does not apply
     apply_imported_gates(run.results, found.files)      # `from _harness import CUDA` ... `if not CUDA: raise Skip`
