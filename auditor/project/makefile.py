@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor.findings import FileResult, Finding
+from auditor.suppress import Suppressions
 
 SUMMARY_KEY = "make_calls"
 MAKEFILE_NAMES = ("GNUmakefile", "makefile", "Makefile")
@@ -352,6 +353,14 @@ def make_build_findings(result: FileResult, root: Path, rule, cache: dict | None
             effort=rule.effort, path=result.path, line=line, col=col, end_line=line, end_col=end_col,
             message=message, substitution=rule.substitution, fix="none", source="static", symbol=symbol,
             data={"targets": [t for t, _ in built]}))
+    if new:
+        # the calling file's own `# npu-audit: ignore[NPU333]` comments, as for the findings of its own pass
+        try:
+            text = (here if here.is_absolute() else root / here).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return new
+        suppressions = Suppressions.of(text.splitlines(), text)
+        new = [f for f in new if not suppressions.covers(f.line, f.end_line, f.code)]
     return new
 
 
