@@ -15,6 +15,8 @@ from auditor.target import PRODUCTS
 MATCHER_KINDS = ("qualname", "method", "attribute", "string", "env", "import", "file", "coverage", "dynamic",
                  # the cross-file pass (auditor/static/crossfile.py): uses of the project's own CUDA-specific code
                  "crossfile",
+                 # the Makefile a `make` call runs (auditor/project/makefile.py): produced after every file is read
+                 "makefile",
                  "callname", "flagname", "keyword",
                  # project files (auditor/project/): dependency pins, shell commands, base images, config settings
                  "requirement", "command", "image", "setting")

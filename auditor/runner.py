@@ -16,6 +16,7 @@ from auditor.findings import Finding
 from auditor.findings import FileError
 from auditor.rules import load_rules
 from auditor.static.engine import MAX_FILE_BYTES, FileResult, StaticEngine
+from auditor.project.makefile import apply_make_builds
 from auditor.static.backend_files import apply_backend_files, drop_test_performance_hints, drop_unread_cudnn_vars
 from auditor.static.ci_jobs import apply_cuda_ci_jobs
 from auditor.static.crossfile import propagate
@@ -216,6 +217,9 @@ def run_static(
         for name, rel in todo:
             collect([(name, *_analyze_one(engine, name, rel))])
 
+    # `make train_gpt2cu` where the tree's Makefile runs nvcc (after the cache: it depends on the Makefile), before the
+    # passes that make findings in other-backend files, NPU twins and CUDA CI jobs quieter
+    apply_make_builds(run.results, found.root, load_rules(), product)
     # the tree's own packages are not dependencies (after the cache: it depends on the whole file list)
     packages = first_party_packages(rel for _, rel in found.files)
     drop_first_party(run.results, packages)

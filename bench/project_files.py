@@ -152,7 +152,12 @@ def run(as_json: bool) -> int:
     from auditor.rules import load_rules
     from auditor.static import StaticEngine
 
-    engine = StaticEngine(load_rules())
+    from auditor.project.makefile import make_build_findings
+
+    rules = load_rules()
+    engine = StaticEngine(rules)
+    make_rule = next((r for r in rules if "makefile" in r.match), None)
+    make_cache: dict = {}
     per_cat: dict[str, Counter] = defaultdict(Counter)
     false_hits, unlabelled, missed = [], [], []
     files = json.loads((_dir() / "selection.json").read_text())["files"]
@@ -161,6 +166,8 @@ def run(as_json: bool) -> int:
         labels = yaml.safe_load(_label_file(repo, path).read_text()) or {}
         data = (tree_dir(repo) / path).read_bytes()
         result = engine.analyze_bytes(data, path)
+        # the one tree-level pass a file's own lines need: its `make` calls against the tree's Makefile (t15e)
+        result.findings += make_build_findings(result, tree_dir(repo), make_rule, make_cache)
         by_line: dict[int, set[str]] = defaultdict(set)
         for f in result.findings:
             by_line[f.line].add(f.category)

@@ -207,6 +207,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 elif not interpreter.startswith(("pwsh", "powershell", "cmd")):
                     blocks.append([""] * len(col.lines))
                     _copy_lines(col.lines, blocks[-1], key, value)
+                else:
+                    _windows_block(col, key, value)       # PowerShell / cmd: only the CUDA toolkit's path
                 continue
             if path.lower().endswith("runargs"):
                 continue                                 # devcontainer `runArgs`: docker options, read below
@@ -444,6 +446,29 @@ def _python_block(col: Collector, value) -> None:
             # the CUDA installers and wheels the step downloads (`"12.8": ("12.8.1", "https://developer.download.nvidia
             # .com/compute/cuda/12.8.1/local_installers/cuda_12.8.1_570.124.06_linux.run")`)
             scan_fragment(col, text, n + 1, 1, options=False)
+
+
+# PowerShell / cmd lines that are comments, or text shown rather than run or written (an `echo` that does not
+# write GITHUB_ENV / GITHUB_PATH)
+_WINDOWS_COMMENT_RE = re.compile(r"\s*(?:#|rem\b|::|@?echo\b|write-host\b|write-output\b)", re.I)
+_WINDOWS_CI_FILE_RE = re.compile(r"\$env:GITHUB_(?:ENV|PATH)|%GITHUB_(?:ENV|PATH)%", re.I)
+
+
+def _windows_block(col: Collector, key, value) -> None:
+    """A `shell: pwsh` / `powershell` / `cmd` step is not bash, so the shell reader does not parse it (its
+    quoting, `$env:X` and `%X%` differ); its lines are searched only for the CUDA toolkit's Windows location
+    (`C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4`), a literal path that means the same in
+    every shell. Comment lines and echoed text (unless written to GITHUB_ENV / GITHUB_PATH) are left out."""
+    from auditor.project.shell import win_cuda_paths
+
+    lines = [""] * len(col.lines)
+    _copy_lines(col.lines, lines, key, value)
+    for n, text in enumerate(lines):
+        if "GPU Computing Toolkit" not in text:
+            continue
+        if _WINDOWS_COMMENT_RE.match(text) and not _WINDOWS_CI_FILE_RE.search(text):
+            continue
+        win_cuda_paths(col, text, lambda offset, n=n: (n + 1, offset + 1))
 
 
 def _docker_options(col: Collector, m, value) -> None:

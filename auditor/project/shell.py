@@ -11,6 +11,9 @@ from typing import TYPE_CHECKING, Iterator
 
 from auditor.findings import FileResult
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
+from auditor.project.makefile import SUMMARY_KEY as MAKE_CALLS
+from auditor.project.makefile import cd as make_cd
+from auditor.project.makefile import make_call
 from auditor.project.requirements import (_ALL_BUILDS_PAGE_RE, _CUDA_INDEX_RE, _OTHER_ACCELERATOR_RE, conda_spec_name,
                                          cpu_builds_only, extra_hits, requirement_hits, wheel_symbols)
 
@@ -49,6 +52,9 @@ _SIGNING_KEY_RE = re.compile(r"\.(?:pub|gpg|asc)$", re.I)
 _URL_RE = re.compile(r"(?:git\+)?https?://([^\s\"'<>|;&)]+)")
 # a path under the toolkit's directory held in its variable (`$CUDA_HOME/bin`, `${CUDA_PATH}/lib64`): the same
 # location as `/usr/local/cuda/bin` (the assignment of the variable is NPU004; this is where it is used)
+# the CUDA toolkit's Windows install location (`C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.4`, with
+# single or doubled backslashes, or slashes): NVIDIA's installer puts every version there and sets CUDA_PATH to it
+WIN_CUDA_PATH_RE = re.compile(r"NVIDIA GPU Computing Toolkit(?:\\+|/)CUDA(?:(?:\\+|/)(v\d+(?:\.\d+)*))?", re.I)
 _CUDA_VAR_PATH_RE = re.compile(r"\$\{?(CUDA_HOME|CUDA_PATH|CUDA_ROOT|CUDA_TOOLKIT_ROOT_DIR|CUDA_INSTALL_DIR)\}?/")
 
 
@@ -115,6 +121,8 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                 version = tail if tail and tail[1:2].isdigit() else ""
                 symbol = "path:/usr/local/cuda" + version
                 col.add(m.match_requirement(symbol), symbol, ln, c, c + len(cuda_path.group(0)))
+    if "GPU Computing Toolkit" in text:
+        win_cuda_paths(col, text, where)
     if "$" in text and "CUDA_" in text:
         for var_path in _CUDA_VAR_PATH_RE.finditer(text):
             ln, c = where(var_path.start())
@@ -179,6 +187,7 @@ class _SourceTree:
     def __init__(self) -> None:
         self.cloned: dict[str, tuple[str, Rule] | None] = {}
         self.here: tuple[str, Rule] | None = None
+        self.cwd: str | None = ""      # the folder `cd` moved to, relative to the start (None: not known)
 
     def clone(self, col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
         positional, skip = [], False
@@ -315,6 +324,18 @@ def scan_shell(col: Collector, text: str) -> None:
                 key = _SLURM_SHORT[short.group(1)]
                 col.add(m.match_setting(key, short.group(2)), f"-{short.group(1)} {short.group(2)}", row + 1,
                         start + short.start(1) - 1, start + short.end(2), value=short.group(2))
+
+
+def win_cuda_paths(col: Collector, text: str, where) -> None:
+    """`C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4`: the CUDA toolkit's Windows location, once
+    per line; where(offset) gives the (line, column) of an offset in text."""
+    m = matchers(col.engine)
+    for path in WIN_CUDA_PATH_RE.finditer(text):
+        ln, c = where(path.start())
+        if any(f.line == ln for f in col.result.findings):
+            continue                     # a CUDA finding on the line says it already
+        symbol = "path:c:/program files/nvidia gpu computing toolkit/cuda" + (f"/{path.group(1)}" if path.group(1) else "")
+        col.add(m.match_requirement(symbol), symbol, ln, c, c + len(path.group(0)))
 
 
 def cmake_defines(col: Collector, text: str, where) -> None:
@@ -703,7 +724,11 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
                     line, c = pos.at(nodes[i].start_point)
                     col.add(rule, f"{override.group(1)}={override.group(2)}", line, c, c + len(w),
                             value=override.group(2))
+    if name.rsplit("\\", 1)[-1].removesuffix(".exe") in _MAKES:
+        _make_variables(col, m, pos, words, nodes)
+        _record_make(col, pos, words, nodes, source_tree.cwd)
     if name in ("cd", "pushd"):
+        source_tree.cwd = make_cd(source_tree.cwd, words[1] if len(words) > 1 else None)
         source_tree.cd(m, words[1] if len(words) > 1 else None)
         return
     if name == "git" and "clone" in words[1:3]:
@@ -757,6 +782,42 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             rest = rest[1:]
         _pip(col, m, pos, rest, nodes[len(words) - len(rest):], source_tree,
              conda=name in ("conda", "mamba", "micromamba"))
+
+
+_MAKES = {"make", "gmake", "mingw32-make"}
+_MAKE_VARIABLE_RE = re.compile(r"([A-Za-z_]\w*)=([^\s$]+)")
+
+
+def _make_variables(col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
+    """`make train_gpt2cu USE_CUDNN=1 GPU_COMPUTE_CAPABILITY=80`: variables set on make's command line are the
+    build's settings, read like a script's `USE_CUDNN=1` (a value that is only a variable says nothing)."""
+    for i, w in enumerate(words[1:], 1):
+        assign = _MAKE_VARIABLE_RE.fullmatch(w)
+        if assign is None:
+            continue
+        rule = m.match_setting(assign.group(1).lower(), assign.group(2))
+        if rule is not None and rule.category != "precision":
+            # (`make PRECISION=BF16 test_dataloader`: which floating-point type a build compiles for is the
+            # Makefile's business, often a CPU test; the training launch says how the model trains)
+            line, c = pos.at(nodes[i].start_point)
+            col.add(rule, w, line, c, c + len(w), value=assign.group(2))
+
+
+def _record_make(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:
+    """A `make` call, kept in the file's summary: the tree pass (auditor/project/makefile.py) reads the Makefile it
+    runs and reports the call when its targets compile with nvcc."""
+    call = make_call(words[1:], cwd)
+    command = nodes[0].parent
+    if call is None or command is not None and any(
+            c.type in ("simple_expansion", "expansion", "command_substitution") for c in command.children):
+        return             # `make $TARGET`: the target is not known here
+    line, c = pos.at(nodes[0].start_point)
+    last = nodes[-1]
+    end_line, end_c = pos.at(last.end_point)
+    call.update(line=line, col=c, end_col=end_c if end_line == line else c + len(words[0]))
+    summary = col.result.summary if col.result.summary is not None else {}
+    summary.setdefault(MAKE_CALLS, []).append(call)
+    col.result.summary = summary
 
 
 def _module_options(col: Collector, m, pos: _Positions, module: str, words: list[str], nodes: list) -> None:

@@ -1,0 +1,378 @@
+"""`make <target>` in scripts, CI steps, Dockerfile RUN lines and notebook `!` lines, resolved against the project's
+own Makefile: a target whose rule compiles with nvcc (its recipe runs `$(NVCC)` / `nvcc`, or a prerequisite is a
+`.cu` source, or it depends on such a target) is a CUDA build, which has no Ascend counterpart (t15e, tuned on
+project split test8: karpathy/llm.c's `make train_gpt2cu`, `make -C dev/cuda`).
+
+Two steps, because the Makefile is another file of the tree:
+1. the shell reader (auditor/project/shell.py) records each `make` call with its targets, `-C` folder, `-f` file
+   and the folder a `cd` moved to, in the file's summary (`make_calls`, kept in the cache entry);
+2. after every file is read, `apply_make_builds` finds the Makefile each call runs (from the tree's root, then from
+   the calling file's folder) and adds one finding per call that names (or defaults to) a CUDA target.
+
+The Makefile is read by a tokenizer that follows GNU make's syntax where it matters here: logical lines
+(backslash continuations), comments, variable assignments of every flavour (`=`, `:=`, `::=`, `?=`, `+=`, with
+`override` / `export`), rules (`targets: prerequisites | order-only`, `::`), tab-indented recipe lines and a recipe
+after `;`, pattern rules (`%.ptx: %.cu`, used only when the stem's `.cu` file exists), variable references
+`$(X)` / `${X}` and substitution references `$(X:%=%.ptx)`. Conditionals are not evaluated: every branch's
+assignments count (a CUDA target a branch may add is a CUDA target the Makefile can build). Nothing is run.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from auditor.findings import FileResult, Finding
+from auditor.suppress import Suppressions
+
+SUMMARY_KEY = "make_calls"
+MAKEFILE_NAMES = ("GNUmakefile", "makefile", "Makefile")
+_MAX_BYTES = 512 * 1024
+_ASSIGN_RE = re.compile(r"^(?:(?:override|export|private)\s+)*([A-Za-z_][\w.-]*)\s*(::?=|:::=|\?=|\+=|!=|=)(.*)$")
+_DIRECTIVE_RE = re.compile(r"^(?:ifeq|ifneq|ifdef|ifndef|else|endif|include|-include|sinclude|define|endef|"
+                           r"undefine|vpath|unexport|export|override)\b")
+_REF_RE = re.compile(r"\$(?:\(([^()$]*)\)|\{([^{}$]*)\}|([A-Za-z_@<^*?]))")
+_NVCC_RE = re.compile(r"(?<![\w.-])nvcc(?:\.exe)?(?![\w.-])", re.I)
+
+
+@dataclass
+class Makefile:
+    folder: Path
+    variables: dict[str, list[str]] = field(default_factory=dict)
+    rules: list[tuple[list[str], list[str], str]] = field(default_factory=list)   # targets, prerequisites, recipe
+    default_goal: str | None = None
+    _cuda: dict[str, str] | None = None
+
+    @classmethod
+    def parse(cls, text: str, folder: Path) -> "Makefile":
+        mk = cls(folder)
+        lines = _logical_lines(text)
+        raw_rules: list[tuple[str, str, list[str]]] = []
+        i = 0
+        while i < len(lines):
+            line = lines[i]
+            i += 1
+            if not line.strip() or line.startswith("\t"):
+                continue
+            stripped = _strip_comment(line).strip()
+            if not stripped:
+                continue
+            if stripped.startswith("define "):      # a multi-line variable: skipped whole
+                while i < len(lines) and not lines[i].strip().startswith("endef"):
+                    i += 1
+                continue
+            assign = _ASSIGN_RE.match(stripped)
+            if assign and ":" not in assign.group(1):
+                mk.variables.setdefault(assign.group(1), []).append(assign.group(3).strip())
+                continue
+            if _DIRECTIVE_RE.match(stripped):
+                continue
+            head, sep, tail = _split_rule(stripped)
+            if not sep:
+                continue
+            if "=" in tail.split(";", 1)[0] and _ASSIGN_RE.match(tail.strip()):
+                continue                            # a target-specific variable: `train: CFLAGS += -O3`
+            prereqs, _, inline = tail.partition(";")
+            recipe = [inline] if inline.strip() else []
+            while i < len(lines) and (lines[i].startswith("\t") or not lines[i].strip()):
+                if lines[i].startswith("\t"):
+                    recipe.append(lines[i][1:])
+                i += 1
+            raw_rules.append((head, prereqs.replace("|", " "), recipe))
+        for head, prereqs, recipe in raw_rules:
+            targets = mk.expand(head).split()
+            mk.rules.append((targets, mk.expand(prereqs).split(), mk.expand("\n".join(recipe))))
+            if mk.default_goal is None:
+                goal = next((t for t in targets if not t.startswith(".") and "%" not in t), None)
+                mk.default_goal = goal
+        return mk
+
+    def expand(self, text: str, depth: int = 0) -> str:
+        """Variable and substitution references replaced by every value the Makefile assigns (all branches)."""
+        if depth > 6 or "$" not in text:
+            return text
+
+        def one(m: re.Match) -> str:
+            ref = m.group(1) if m.group(1) is not None else m.group(2) if m.group(2) is not None else m.group(3)
+            if ref is None or len(ref) == 1 and ref in "@<^*?":
+                return m.group(0)                   # an automatic variable: left as written
+            name, colon, subst = ref.partition(":")
+            if " " in name or "," in name:          # a function (`$(shell which nvcc)`, `$(wildcard *.cu)`): its text
+                return self.expand(ref, depth + 1)
+            value = " ".join(self.expand(v, depth + 1) for v in self.variables.get(name, ()))
+            if colon and "=" in subst:
+                old, new = subst.split("=", 1)
+                value = " ".join(_substitute(w, old, new) for w in value.split())
+            return value
+
+        return self.expand(_REF_RE.sub(one, text), depth + 1)
+
+    def cuda_targets(self) -> dict[str, str]:
+        """target -> why it is a CUDA build (an nvcc recipe, a `.cu` prerequisite, a CUDA prerequisite)."""
+        if self._cuda is not None:
+            return self._cuda
+        cuda: dict[str, str] = {}
+        deps: dict[str, list[str]] = {}
+        for targets, prereqs, recipe in self.rules:
+            for t in targets:
+                if "%" in t or t.startswith(".") and "/" not in t:
+                    continue                        # pattern rules are read per target; `.PHONY` is no target
+                deps.setdefault(t, []).extend(prereqs)
+                source = next((p for p in prereqs if p.endswith(".cu")), None)
+                if _NVCC_RE.search(recipe):
+                    cuda.setdefault(t, "its recipe runs nvcc")
+                elif source is not None:
+                    cuda.setdefault(t, f"it is built from {source}")
+        changed = True
+        while changed:
+            changed = False
+            for t, prereqs in deps.items():
+                if t in cuda:
+                    continue
+                for p in prereqs:
+                    if p in cuda or "%" not in p and self._pattern_source(p, cuda):
+                        cuda[t] = f"it builds {p}, a CUDA target"
+                        changed = True
+                        break
+        self._cuda = cuda
+        return cuda
+
+    def why_cuda(self, target: str) -> str | None:
+        return self.cuda_targets().get(target) or self._pattern_cuda(target)
+
+    def _pattern_cuda(self, target: str) -> str | None:
+        """A target only a pattern rule makes (`%: %.cu`, `%.ptx: %`): CUDA when the stem's `.cu` source is there,
+        or when the rule's prerequisite is one of the Makefile's CUDA targets (`adamw.ptx` from `adamw`). A pattern
+        whose prerequisite names no file that is there and no target (`%: %.cu` for `make clean`) does not apply."""
+        return self._pattern_source(target, self.cuda_targets())
+
+    def _pattern_source(self, target: str, explicit: dict[str, str], depth: int = 0) -> str | None:
+        if target.startswith(".") and "/" not in target or depth > 2:
+            return None
+        for targets, prereqs, recipe in self.rules:
+            for pattern in targets:
+                if "%" not in pattern:
+                    continue
+                stem = _stem(pattern, target)
+                if stem is None:
+                    continue
+                for p in prereqs:
+                    if "%" not in p:
+                        continue
+                    source = p.replace("%", stem, 1)
+                    if source.endswith(".cu") and (self.folder / source).is_file():
+                        return f"its pattern rule `{pattern}: {p}` compiles {source}"
+                    if source != target and (source in explicit or self._pattern_source(source, explicit, depth + 1)):
+                        return f"its pattern rule `{pattern}: {p}` reads {source}, a CUDA target"
+        return None
+
+
+def _logical_lines(text: str) -> list[str]:
+    out: list[str] = []
+    pending = ""
+    for line in text.splitlines():
+        if line.endswith("\\") and not line.endswith("\\\\"):
+            pending += line[:-1] + " "
+            continue
+        out.append(pending + line)
+        pending = ""
+    if pending:
+        out.append(pending)
+    return out
+
+
+def _strip_comment(line: str) -> str:
+    at = 0
+    while True:
+        at = line.find("#", at)
+        if at < 0:
+            return line
+        if at == 0 or line[at - 1] != "\\":
+            return line[:at]
+        at += 1
+
+
+def _split_rule(line: str) -> tuple[str, str, str]:
+    """`targets: prerequisites` split at the rule's colon (not a drive letter `C:\\`, not `:=`)."""
+    depth = 0
+    for i, ch in enumerate(line):
+        if ch in "({":
+            depth += 1
+        elif ch in ")}":
+            depth -= 1
+        elif ch == ":" and depth == 0:
+            if line[i + 1:i + 2] == "=" or (i == 1 and line[i + 1:i + 2] in ("\\", "/")):
+                return line, "", ""
+            rest = line[i + 1:]
+            return line[:i], ":", rest[1:] if rest.startswith(":") else rest
+    return line, "", ""
+
+
+def _substitute(word: str, old: str, new: str) -> str:
+    if "%" in old:
+        stem = _stem(old, word)
+        return new.replace("%", stem, 1) if stem is not None else word
+    return word[:-len(old)] + new if old and word.endswith(old) else word
+
+
+def _stem(pattern: str, word: str) -> str | None:
+    prefix, _, suffix = pattern.partition("%")
+    if len(word) >= len(prefix) + len(suffix) and word.startswith(prefix) and word.endswith(suffix):
+        return word[len(prefix):len(word) - len(suffix)]
+    return None
+
+
+# -- the call sites -------------------------------------------------------------------------------------------
+
+_MAKE_VALUE_OPTS = {"-C", "--directory", "-f", "--file", "--makefile", "-I", "--include-dir", "-o", "--old-file",
+                    "-W", "--what-if", "--assume-new", "--new-file", "--assume-old", "-l", "--load-average"}
+
+
+def make_call(words: list[str], cwd: str | None) -> dict[str, Any] | None:
+    """The folder, Makefile and targets of `make [options] [VAR=value] [targets]` (words after `make`); None when
+    they are not literal (`make $TARGET`, `make -C $DIR`) or the script moved to a folder it does not name."""
+    if cwd is None:
+        return None
+    folder: str = cwd
+    makefile: str | None = None
+    targets: list[str] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        value = None
+        if w in _MAKE_VALUE_OPTS:
+            value = words[i + 1] if i + 1 < len(words) else ""
+            i += 1
+        elif w.startswith(("--directory=", "--file=", "--makefile=")):
+            w, value = w.split("=", 1)
+        elif w.startswith("-C") and len(w) > 2:
+            w, value = "-C", w[2:]
+        elif w in ("-j", "--jobs") and i + 1 < len(words) and words[i + 1].isdigit():
+            i += 1
+        elif w.startswith("-") or "=" in w:
+            pass
+        else:
+            if "$" in w or "%" in w:
+                return None
+            targets.append(w)
+        if value is not None:
+            if "$" in value or "%" in value:
+                return None
+            if w in ("-C", "--directory"):
+                moved = _join(folder, value)
+                if moved is None:
+                    return None
+                folder = moved
+            elif w in ("-f", "--file", "--makefile"):
+                makefile = value
+        i += 1
+    return {"dir": folder, "makefile": makefile, "targets": targets}
+
+
+def _join(base: str, rel: str) -> str | None:
+    rel = rel.replace("\\", "/")
+    if rel.startswith(("/", "~")):
+        return None
+    parts = [p for p in base.split("/") if p and p != "."]
+    for p in rel.split("/"):
+        if p in ("", "."):
+            continue
+        if p == "..":
+            if not parts:
+                return None
+            parts.pop()
+        else:
+            parts.append(p)
+    return "/".join(parts)
+
+
+def cd(cwd: str | None, target: str | None) -> str | None:
+    """The folder (relative to where the script started) after `cd target`; None once it is not known."""
+    if cwd is None or not target or target in ("-", "~") or "$" in target:
+        return None
+    return _join(cwd, target)
+
+
+# -- the tree pass --------------------------------------------------------------------------------------------
+
+def _read_makefile(folder: Path, name: str | None, cache: dict) -> Makefile | None:
+    names = (name,) if name else MAKEFILE_NAMES
+    for n in names:
+        path = folder / n
+        key = str(path)
+        if key in cache:
+            if cache[key] is not None:
+                return cache[key]
+            continue
+        mk = None
+        try:
+            if path.is_file() and path.stat().st_size <= _MAX_BYTES:
+                mk = Makefile.parse(path.read_text(encoding="utf-8", errors="replace"), folder)
+        except OSError:
+            mk = None
+        cache[key] = mk
+        if mk is not None:
+            return mk
+    return None
+
+
+def make_build_findings(result: FileResult, root: Path, rule, cache: dict | None = None,
+                        product: str = "a2") -> list[Finding]:
+    """The findings of `result`'s recorded `make` calls whose targets the Makefile builds with nvcc; root is the
+    tree's top folder (a CI step and most scripts run there), the calling file's folder is tried next."""
+    calls = (result.summary or {}).get(SUMMARY_KEY) or []
+    if rule is None or not calls:
+        return []
+    cache = {} if cache is None else cache
+    here = Path(result.path)
+    own = here.parent if here.is_absolute() else root / here.parent
+    new = []
+    for call in calls:
+        try:
+            line, col, end_col, folder, name, targets = (call["line"], call["col"], call["end_col"], call["dir"],
+                                                         call["makefile"], list(call["targets"]))
+        except (KeyError, TypeError):
+            continue
+        mk = None
+        for base in dict.fromkeys((root, own)):
+            mk = _read_makefile(base / folder if folder else base, name, cache)
+            if mk is not None:
+                break
+        if mk is None:
+            continue
+        goals = targets or ([mk.default_goal] if mk.default_goal else [])
+        built = [(t, why) for t in goals if (why := mk.why_cuda(t))]
+        if not built:
+            continue
+        target, why = built[0]
+        symbol = "make " + " ".join(t for t, _ in built)
+        message = rule.message.replace("{symbol}", symbol) + f" (`{target}`: {why})"
+        new.append(Finding(
+            code=rule.code, name=rule.name, category=rule.category, severity=rule.severity_for(product),
+            effort=rule.effort, path=result.path, line=line, col=col, end_line=line, end_col=end_col,
+            message=message, substitution=rule.substitution, fix="none", source="static", symbol=symbol,
+            data={"targets": [t for t, _ in built]}))
+    if new:
+        # the calling file's own `# npu-audit: ignore[NPU333]` comments, as for the findings of its own pass
+        try:
+            text = (here if here.is_absolute() else root / here).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return new
+        suppressions = Suppressions.of(text.splitlines(), text)
+        new = [f for f in new if not suppressions.covers(f.line, f.end_line, f.code)]
+    return new
+
+
+def apply_make_builds(results: list[FileResult], root: Path, rules, product: str = "a2") -> None:
+    """Add the `make` findings to every file that recorded calls (runner, after the per-file pass)."""
+    rule = next((r for r in rules if "makefile" in r.match), None)
+    if rule is None:
+        return
+    top = root if root.is_dir() else root.parent
+    cache: dict = {}
+    for result in results:
+        if result.summary and result.summary.get(SUMMARY_KEY):
+            found = make_build_findings(result, top, rule, cache, product)
+            have = {(f.line, f.code) for f in result.findings}
+            result.findings.extend(f for f in found if (f.line, f.code) not in have)
