@@ -36,6 +36,13 @@ class Finding:
     fingerprint: str = ""     # filled by assign_fingerprints()
     data: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
+    def __post_init__(self) -> None:
+        # effort `auto` promises that `audit fix` rewrites the line; a finding whose fix was withheld (inside
+        # multi-backend dispatch, a value defined elsewhere) is a local edit, so the effort table and the fix
+        # count agree
+        if self.effort == "auto" and self.fix == "none":
+            object.__setattr__(self, "effort", "low")
+
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.col, self.code, self.symbol, self.source)
 
