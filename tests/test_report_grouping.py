@@ -69,3 +69,19 @@ def test_full_flag_on_the_cli(tmp_path, capsys):
     main([str(tmp_path), "--fail-on", "never", "--no-cache", "--full"])
     full = capsys.readouterr().out
     assert "(x3: lines 2, 3, 4)" in grouped and "(x3" not in full
+
+
+def test_effort_auto_needs_a_fix_so_the_effort_table_agrees_with_the_fix_count():
+    from dataclasses import replace
+
+    from auditor.findings import Finding
+
+    fixable = Finding(code="NPU003", name="cuda-device-string", category="device", severity="error", effort="auto",
+                      path="train.py", line=3, col=14, end_line=3, end_col=20, message="`\"cuda\"` ...",
+                      substitution='"npu"', fix="safe", source="static", symbol="cuda")
+    assert fixable.effort == "auto"
+    # the multi-backend context withholds the rewrite (auditor/static/backends.py): a local edit, not `audit fix`'s
+    withheld = replace(fixable, severity="info", fix="none")
+    assert withheld.effort == "low"
+    assert Finding.from_dict(withheld.to_dict()).effort == "low"        # cached findings read back the same
+    assert replace(fixable, effort="high", fix="none").effort == "high"  # only `auto` promises a rewrite
