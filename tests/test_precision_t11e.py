@@ -322,3 +322,64 @@ def test_a_float32_autocast_region_has_no_precision_hint(tmp_path):
     bf16 = {c for (p, n, c) in found if p == rel and n == 9}
     assert "NPU204" not in fp32 and "NPU012" in fp32       # the CUDA amp spelling is still to port
     assert "NPU204" in bf16
+
+
+GUARDED = {
+    "rlkit/__init__.py": "",
+    "rlkit/megatron/__init__.py": "",
+    "rlkit/megatron/fused_entropy.py": """\
+        import cutlass
+        import cutlass.cute as cute
+        import torch
+
+
+        @cute.kernel
+        def entropy_kernel(logits: cute.Tensor, out: cute.Tensor):
+            tidx, _, _ = cute.arch.thread_idx()
+            out[tidx] = logits[tidx]
+
+
+        def entropy_fwd(logits):
+            out = torch.empty_like(logits)
+            entropy_kernel(logits, out).launch(grid=[cute.ceil_div(logits.numel(), 128), 1, 1], block=[128, 1, 1])
+            return out
+        """,
+    "rlkit/megatron/tensor_parallel.py": """\
+        import torch
+
+        try:
+            from .fused_entropy import entropy_fwd
+            FUSED_KERNEL_AVAILABLE = True
+        except ImportError:
+            FUSED_KERNEL_AVAILABLE = False
+
+
+        def vocab_parallel_entropy(logits, use_fused_kernel=True):
+            if use_fused_kernel and FUSED_KERNEL_AVAILABLE:
+                return entropy_fwd(logits)
+            p = torch.softmax(logits.float(), -1)
+            return -(p * p.log()).sum(-1)
+        """,
+}
+
+
+def test_a_kernel_module_imported_only_under_try_except_import_error_is_optional(tmp_path):
+    root = _tree(tmp_path, GUARDED)
+    found = _found(root)
+    rel = "rlkit/megatron/fused_entropy.py"
+    assert {s for (p, _n, c), s in found.items() if p == rel and c == "NPU384"} == {"warning"}
+
+
+def test_one_unguarded_importer_keeps_the_kernel_errors(tmp_path):
+    files = dict(GUARDED)
+    files["rlkit/megatron/schedules.py"] = """\
+        from rlkit.megatron.fused_entropy import entropy_fwd
+
+
+        def forward_step(logits):
+            return entropy_fwd(logits)
+        """
+    root = _tree(tmp_path, files)
+    found = _found(root)
+    rel = "rlkit/megatron/fused_entropy.py"
+    assert "error" in {s for (p, _n, c), s in found.items() if p == rel and c == "NPU384"}

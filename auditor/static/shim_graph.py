@@ -212,14 +212,14 @@ class ShimGraph:
         # (MindSpeed's `mindspeed/core/...` patch modules, named by string in `register_patch` or imported by the
         # projects built on it)
         by_adaptor: dict[str, str] = {}
-        for adaptor in sorted(own):
-            for mod in self._closure(adaptor, lazy=True):
-                by_adaptor.setdefault(mod, self.known[adaptor])
-        for adaptor in sorted(own):
-            top = adaptor.split(".", 1)[0]
+        for own_adaptor in sorted(own):
+            for mod in self._closure(own_adaptor, lazy=True):
+                by_adaptor.setdefault(mod, self.known[own_adaptor])
+        for own_adaptor in sorted(own):
+            top = own_adaptor.split(".", 1)[0]
             for mod in self.known:
                 if mod.split(".", 1)[0] == top and mod not in reached_plain and not _test_module(mod):
-                    by_adaptor.setdefault(mod, self.known[adaptor])
+                    by_adaptor.setdefault(mod, self.known[own_adaptor])
         for mod, entry in reached_shim.items():
             rel = self.known[mod]
             if (mod not in reached_plain or mod in by_adaptor) and rel not in out:
