@@ -12,8 +12,9 @@ ROLL's `roll/third_party/megatron/tensor_parallel.py` reads
 and falls back to its torch path when the flag is off; `fused_entropy.py` imports the CUTLASS CuTe DSL at its top.
 On Ascend the import fails, the importer catches it, and the fallback runs: the kernel module is optional code, so its
 kernel / attention / apex / third-party package findings (what fails to import) are warnings there, like a use of a
-guarded optional import in one file (gates.py, policy clause `guarded`), not errors. A module that any importer loads
-unguarded, or that nothing in the tree imports, or an entry script, keeps its errors. Other findings (torch.cuda calls
+guarded optional import in one file (gates.py, policy clause `guarded`), not errors (its own `__main__` benchmark
+block is a self-test of the optional kernel). A module that any importer loads unguarded, or that nothing in the tree
+imports, keeps its errors. Other findings (torch.cuda calls
 that run if the import succeeds) keep theirs.
 """
 from __future__ import annotations
@@ -115,8 +116,7 @@ def apply_guarded_modules(results: list, files: Sequence[tuple[Path, str]],
     trees: dict[str, ast.Module | None] = {}
     for target, result in targets.items():
         rels = importers[target]
-        facts = project.facts(result.path) or {}
-        if not rels or facts.get("main"):
+        if not rels:
             continue
         guarded_all = True
         for rel in rels:
