@@ -565,11 +565,27 @@ class MatchVisitor(cst.CSTVisitor):
             elif resolved.startswith("torch.") and any(dotted(a) == name for a in wrapped):
                 self._handled.add(id(target.target))
                 self._handled.update(id(a) for a in wrapped if dotted(a) == name)
+        for target in node.targets:
+            self._match_item_store(target.target)
         if self.c.flagnames and len(node.targets) == 1:
             self._flag_definition(node.targets[0].target, node.value)
         self._bindings.append((len(self.hits), node.targets[0].target if len(node.targets) == 1 else None,
                                node.value))
         return True
+
+    def _match_item_store(self, target: cst.BaseExpression) -> None:
+        """`ALL_ATTENTION_FUNCTIONS["sdpa"] = fn` (t14e): an item stored into an imported registry is matched as the
+        qualified name `<registry>.__setitem__`, like the registry's own `register(...)` call; only a rule that names
+        `__setitem__` exactly is reported (a prefix rule on the registry's package does not fire twice)."""
+        if not isinstance(target, cst.Subscript):
+            return
+        d = dotted(target.value)
+        qual = self._resolve(d) if d is not None else None
+        if qual is None:
+            return
+        m = self.c.match_qualname(qual + ".__setitem__")
+        if m is not None and m.pattern == qual + ".__setitem__":
+            self._match_reference(target, m.pattern, None)
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         self._leave_binding()
