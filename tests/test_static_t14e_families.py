@@ -106,3 +106,33 @@ def test_registry_store_beside_an_npu_path_is_info():
         """)
     hits = [f for f in findings if f.code == "NPU326"]
     assert hits and all(f.severity == "info" for f in hits)
+
+
+# --- NVIDIA's nvMatmulHeuristics (NPU411) ---------------------------------------------------------------------
+
+def test_quack_nvmatmulheuristics_probe_is_a_guarded_finding():
+    # quack-kernels nvmmh_heuristic.py: the GEMM-config predictor for CUTLASS, imported lazily under a guard
+    findings = _findings("""\
+        def _get_iface():
+            global _nvmmh_available, _iface
+            try:
+                from nvMatmulHeuristics import (
+                    NvMatmulHeuristicsInterface,
+                    NvMatmulHeuristicsTarget,
+                )
+
+                _iface = NvMatmulHeuristicsInterface(
+                    backend=NvMatmulHeuristicsTarget.CUTLASS3,
+                    precision="BSB",  # overridden per-call
+                )
+                _nvmmh_available = True
+            except Exception as e:
+                logger.debug(f"nvMatmulHeuristics not available: {e}")
+                _nvmmh_available = False
+                _iface = None
+            return _iface
+        """)
+    hits = [f for f in findings if f.code == "NPU411"]
+    assert {f.line for f in hits} >= {4, 9}
+    assert all(f.severity == "warning" for f in hits)     # a guarded optional import: the code has a path without it
+    assert not _on(findings, 15, "NPU411")                 # the log message names the package: not a use
