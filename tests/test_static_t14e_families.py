@@ -136,3 +136,50 @@ def test_quack_nvmatmulheuristics_probe_is_a_guarded_finding():
     assert {f.line for f in hits} >= {4, 9}
     assert all(f.severity == "warning" for f in hits)     # a guarded optional import: the code has a path without it
     assert not _on(findings, 15, "NPU411")                 # the log message names the package: not a use
+
+
+# --- checks for CUDA's out-of-memory text (NPU043) ------------------------------------------------------------
+
+def test_oom_text_checks_are_flagged_messages_are_not():
+    # mmdet utils/memory.py AvoidOOM, torchtnt utils/oom.py, composer's _is_cuda_oom
+    findings = _findings("""\
+        import torch
+
+
+        def retry_if_cuda_oom(func, *args, **kwargs):
+            try:
+                return func(*args, **kwargs)
+            except RuntimeError as e:
+                if 'CUDA out of memory. ' in str(e):
+                    torch.cuda.empty_cache()
+                else:
+                    raise
+            logger.warning("CUDA out of memory, retrying on the CPU")
+            return func(*args, **kwargs)
+
+
+        def is_out_of_cuda_memory(exception):
+            return (
+                isinstance(exception, RuntimeError)
+                and len(exception.args) == 1
+                and "CUDA out of memory." in exception.args[0]
+            )
+
+
+        def _is_cuda_oom(e):
+            return any(s in str(e) for s in ['CUDA out of memory', 'CUDA error: out of memory'])
+        """)
+    hits = {f.line: f for f in findings if f.code == "NPU043"}
+    assert set(hits) == {8, 20, 25}
+    assert hits[8].severity == "error" and hits[8].category == "device"
+
+
+def test_oom_text_check_beside_the_npu_text_is_info():
+    findings = _findings("""\
+        def is_oom(e):
+            if "CUDA out of memory" in str(e) or "NPU out of memory" in str(e):
+                return True
+            return False
+        """)
+    hits = [f for f in findings if f.code == "NPU043"]
+    assert hits and all(f.severity == "info" for f in hits)
