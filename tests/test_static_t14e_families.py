@@ -183,3 +183,23 @@ def test_oom_text_check_beside_the_npu_text_is_info():
         """)
     hits = [f for f in findings if f.code == "NPU043"]
     assert hits and all(f.severity == "info" for f in hits)
+
+
+# --- dtypes given out by a parallel assignment (NPU203) -------------------------------------------------------
+
+def test_parallel_assignment_of_fp8_dtypes_is_flagged_an_allowed_list_is_not():
+    # quack-kernels bench/cublaslt_quant_out.py: the data and scale dtypes of each quantised format
+    findings = _findings("""\
+        import torch
+
+
+        class CublasLtQuantOut:
+            def __init__(self, fmt):
+                if fmt == "mxfp8":
+                    self.torch_dtype, self.sf_dtype = torch.float8_e4m3fn, torch.float8_e8m0fnu
+                elif fmt == "bf16":
+                    self.torch_dtype, self.sf_dtype = torch.bfloat16, None
+                FP8_TYPES = (torch.float8_e4m3fn, torch.float8_e5m2)
+        """)
+    assert _on(findings, 7, "NPU203")
+    assert not [f for f in findings if f.line == 10 and f.category == "precision"]
