@@ -281,7 +281,8 @@ class CompiledRules:
         for parts in names:
             for i in range(1, len(parts)):
                 rest = parts[i:]
-                candidates = [p for p in rest if p not in _COMMON_WORDS] or rest[-1:]
+                # (`__setitem__`: an item store `REGISTRY[k] = v` spells no such word; the name before it does)
+                candidates = [p for p in rest if p not in _COMMON_WORDS and p != "__setitem__"] or rest[-1:]
                 word = max(candidates, key=lambda p: (share[p], p))
                 below.setdefault(".".join(parts[:i]), set()).add(word)
         self.below = {k: frozenset(v) for k, v in below.items()}

@@ -534,8 +534,8 @@ class StaticEngine:
             targets.setdefault(local, [qual])
         for local, quals in targets.items():
             for qual in quals:
-                if c.knows(qual) or c.match_import(qual) is not None:
-                    triggers.add(local)
+                if c.knows(qual) or c.match_import(qual) is not None or qual + ".__setitem__" in c.exact:
+                    triggers.add(local)      # (`ALL_ATTENTION_FUNCTIONS["sdpa"] = fn`: the store names the local)
                 triggers |= c.below.get(qual, frozenset())
         for attr, qual in ctx.self_attrs.items():    # `self.rms_norm_fn(...)` after `self.rms_norm_fn = rms_norm_fn`
             if c.knows(qual):

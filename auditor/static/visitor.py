@@ -198,6 +198,7 @@ class MatchVisitor(cst.CSTVisitor):
         # not chosen (`dtype in (torch.float16, torch.bfloat16)`, `{torch.bfloat16: 756e12}`, `cfg["bf16"]`,
         # `choices=["bfloat16", "float16"]`), so dtype rules (precision rules that match names) stay quiet
         self._dtype_quiet = 0
+        self._unpacked: set[int] = set()         # tuples unpacked into as many targets (`a, b = x, y`)
         self._in_message = 0
         self._mul_operands: set[int] = set()   # calls that are a direct operand of `*` (when: {operand_of: "*"})
         # inside the body of a for / while loop (when: {in_loop: true}); a sliced statement starts inside
@@ -581,11 +582,30 @@ class MatchVisitor(cst.CSTVisitor):
             elif resolved.startswith("torch.") and any(dotted(a) == name for a in wrapped):
                 self._handled.add(id(target.target))
                 self._handled.update(id(a) for a in wrapped if dotted(a) == name)
+        for target in node.targets:
+            self._match_item_store(target.target)
+            if isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(node.value, cst.Tuple) \
+                    and len(target.target.elements) == len(node.value.elements):
+                self._unpacked.add(id(node.value))   # `self.dtype, self.sf_dtype = torch.float8_e4m3fn, ...` (t14e)
         if self.c.flagnames and len(node.targets) == 1:
             self._flag_definition(node.targets[0].target, node.value)
         self._bindings.append((len(self.hits), node.targets[0].target if len(node.targets) == 1 else None,
                                node.value))
         return True
+
+    def _match_item_store(self, target: cst.BaseExpression) -> None:
+        """`ALL_ATTENTION_FUNCTIONS["sdpa"] = fn` (t14e): an item stored into an imported registry is matched as the
+        qualified name `<registry>.__setitem__`, like the registry's own `register(...)` call; only a rule that names
+        `__setitem__` exactly is reported (a prefix rule on the registry's package does not fire twice)."""
+        if not isinstance(target, cst.Subscript):
+            return
+        d = dotted(target.value)
+        qual = self._resolve(d) if d is not None else None
+        if qual is None:
+            return
+        m = self.c.match_qualname(qual + ".__setitem__")
+        if m is not None and m.pattern == qual + ".__setitem__":
+            self._match_reference(target, m.pattern, None)
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         self._leave_binding()
@@ -752,6 +772,8 @@ class MatchVisitor(cst.CSTVisitor):
     def _option_names(self, node: cst.List | cst.Tuple | cst.Set) -> bool:
         """`["bf16", "bfloat16", torch.bfloat16]`, `(torch.float16, torch.bfloat16)`: names and constants listed
         side by side (aliases, allowed dtypes, choices), not a dtype being chosen."""
+        if id(node) in self._unpacked:
+            return False    # the values of a parallel assignment: each one is chosen for its own target
         return len(node.elements) >= 2 and all(
             isinstance(e.value, (cst.SimpleString, cst.Integer, cst.Name, cst.Attribute)) for e in node.elements)
 
