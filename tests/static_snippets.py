@@ -21,6 +21,13 @@ def write_source(root: Path, rel: str, src: str) -> None:
     path.write_text(textwrap.dedent(src))
 
 
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """Write each dedented snippet of `files` (relative path -> text) under `root`; returns `root`."""
+    for rel, src in files.items():
+        write_source(root, rel, src)
+    return root
+
+
 def findings_in_tree(root: Path) -> dict[tuple[str, int, str], str]:
     """The static pass over a whole tree (file neighbours count), as (path, line, code) -> severity."""
     from auditor.runner import run_static

@@ -11,25 +11,11 @@ The trees below are shaped like the classes hl5a / hl5b found false, written afr
 """
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-from auditor.runner import run_static
 from auditor.static.project_imports import load_time_imports
 from auditor.static.shim_graph import ShimGraph
-
-
-def _tree(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text))
-    return root
-
-
-def _found(root: Path) -> dict[tuple[str, int, str], str]:
-    run = run_static([root], jobs=1)
-    return {(r.path, f.line, f.code): f.severity for r in run.results for f in r.findings}
+from tests.static_snippets import findings_in_tree, write_tree
 
 
 def _sev(found: dict, rel: str, root: Path, needle: str) -> set[str]:
@@ -144,8 +130,8 @@ PLUGIN = {
 
 
 def test_a_plugin_that_ships_its_adaptor_puts_its_patch_modules_under_the_shim(tmp_path):
-    root = _tree(tmp_path, PLUGIN)
-    found = _found(root)
+    root = write_tree(tmp_path, PLUGIN)
+    found = findings_in_tree(root)
     # reached from the adaptor only through the feature's lazy import
     assert _sev(found, "ascendplug/core/fsdp/training.py", root, "model.cuda(") == {"info"}
     # a module of the adaptor's package that nothing in the tree imports: patched in by the adaptor's process
@@ -158,14 +144,14 @@ def test_the_same_plugin_without_the_shim_keeps_its_errors(tmp_path):
     files = dict(PLUGIN)
     files["ascendplug/megatron_adaptor.py"] = files["ascendplug/megatron_adaptor.py"].replace(
         "from torch_npu.contrib import transfer_to_npu  # noqa: F401\n", "")
-    root = _tree(tmp_path, files)
-    found = _found(root)
+    root = write_tree(tmp_path, files)
+    found = findings_in_tree(root)
     assert "error" in _sev(found, "ascendplug/core/fsdp/training.py", root, "model.cuda(")
     assert "error" in _sev(found, "ascendplug/core/pipeline/p2p_communication.py", root, "torch.empty(")
 
 
 def test_an_adaptor_is_only_a_module_named_so(tmp_path):
-    root = _tree(tmp_path, PLUGIN)
+    root = write_tree(tmp_path, PLUGIN)
     files = [(p, str(p.relative_to(root))) for p in root.rglob("*.py")]
     graph = ShimGraph(files)
     assert graph.adaptors() == {"ascendplug.megatron_adaptor"}
@@ -231,8 +217,8 @@ TRITON = {
 
 
 def test_triton_ascend_is_known_by_its_own_markers(tmp_path):
-    root = _tree(tmp_path, TRITON)
-    found = _found(root)
+    root = write_tree(tmp_path, TRITON)
+    found = findings_in_tree(root)
     for rel, needle in (("kernels/sort_chunks.py", "@triton.jit"), ("kernels/delta_rule.py", "@triton.autotune")):
         sev = _sev(found, rel, root, needle)
         assert sev == {"info"}, (rel, sev)
@@ -288,8 +274,8 @@ GATED = {
 
 
 def test_stored_cuda_marks_and_skip_unless_gpu_decorators_gate_tests(tmp_path):
-    root = _tree(tmp_path, GATED)
-    found = _found(root)
+    root = write_tree(tmp_path, GATED)
+    found = findings_in_tree(root)
     rel = "tests/test_gated_delta.py"
     lines = (root / rel).read_text().splitlines()
     marked, plain = [i for i, t in enumerate(lines, 1) if ".cuda()" in t]
@@ -303,7 +289,7 @@ def test_stored_cuda_marks_and_skip_unless_gpu_decorators_gate_tests(tmp_path):
 
 
 def test_a_float32_autocast_region_has_no_precision_hint(tmp_path):
-    root = _tree(tmp_path, {"wan/modules/model.py": """\
+    root = write_tree(tmp_path, {"wan/modules/model.py": """\
         import torch
         import torch.cuda.amp as amp
 
@@ -316,7 +302,7 @@ def test_a_float32_autocast_region_has_no_precision_hint(tmp_path):
                     y = self.self_attn(self.norm1(x).float() * (1 + e[1]) + e[0])
                 return x + y
         """})
-    found = _found(root)
+    found = findings_in_tree(root)
     rel = "wan/modules/model.py"
     fp32 = {c for (p, n, c) in found if p == rel and n == 7}
     bf16 = {c for (p, n, c) in found if p == rel and n == 9}
@@ -364,8 +350,8 @@ GUARDED = {
 
 
 def test_a_kernel_module_imported_only_under_try_except_import_error_is_optional(tmp_path):
-    root = _tree(tmp_path, GUARDED)
-    found = _found(root)
+    root = write_tree(tmp_path, GUARDED)
+    found = findings_in_tree(root)
     rel = "rlkit/megatron/fused_entropy.py"
     assert {s for (p, _n, c), s in found.items() if p == rel and c == "NPU384"} == {"warning"}
 
@@ -379,7 +365,7 @@ def test_one_unguarded_importer_keeps_the_kernel_errors(tmp_path):
         def forward_step(logits):
             return entropy_fwd(logits)
         """
-    root = _tree(tmp_path, files)
-    found = _found(root)
+    root = write_tree(tmp_path, files)
+    found = findings_in_tree(root)
     rel = "rlkit/megatron/fused_entropy.py"
     assert "error" in {s for (p, _n, c), s in found.items() if p == rel and c == "NPU384"}

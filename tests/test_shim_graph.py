@@ -10,14 +10,7 @@ from pathlib import Path
 
 from auditor.runner import run_static
 from auditor.static.shim_graph import ShimGraph, _set_value
-
-
-def _tree(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text))
-    return root
+from tests.static_snippets import write_tree
 
 
 def _found(run) -> dict[tuple[str, int, str], str]:
@@ -103,7 +96,7 @@ PACKAGE_TREE = {
 
 
 def test_a_package_whose_init_loads_an_adaptor_runs_under_the_shim(tmp_path):
-    root = _tree(tmp_path, PACKAGE_TREE)
+    root = write_tree(tmp_path, PACKAGE_TREE)
     found = _found(run_static([root], jobs=1))
     p2p = "llmkit/core/pipeline/p2p_communication.py"
     line = _line(root, p2p, "recv_prev_shape_tensor = torch.empty")
@@ -133,7 +126,7 @@ def test_the_same_code_without_the_shim_stays_an_error(tmp_path):
             from torch_npu.contrib import transfer_to_npu   # lazy: loaded only when called
             apply_features()
         """
-    root = _tree(tmp_path, files)
+    root = write_tree(tmp_path, files)
     found = _found(run_static([root], jobs=1))
     p2p = "llmkit/core/pipeline/p2p_communication.py"
     assert "error" in {sev for k, sev in found.items() if k[0] == p2p}
@@ -142,7 +135,7 @@ def test_the_same_code_without_the_shim_stays_an_error(tmp_path):
 
 
 def test_a_warm_run_follows_a_changed_adaptor(tmp_path):
-    root = _tree(tmp_path / "tree", PACKAGE_TREE)
+    root = write_tree(tmp_path / "tree", PACKAGE_TREE)
     cache = tmp_path / "cache"
     p2p = "llmkit/core/pipeline/p2p_communication.py"
     first = _found(run_static([root], jobs=1, cache_dir=cache))
@@ -239,7 +232,7 @@ ENTRY_TREE = {
 
 
 def test_entry_scripts_that_import_an_adaptor_put_what_they_reach_under_the_shim(tmp_path):
-    root = _tree(tmp_path, ENTRY_TREE)
+    root = write_tree(tmp_path, ENTRY_TREE)
     found = _found(run_static([root], jobs=1))
     model = "mmkit/models/gated_delta.py"
     sev = {k[1]: s for k, s in found.items() if k[0] == model}
@@ -259,7 +252,7 @@ def test_transformer_engine_stays_without_a_megatron_adaptor(tmp_path):
     files = dict(ENTRY_TREE)
     files["pretrain_vlm.py"] = files["pretrain_vlm.py"].replace("import mindspeed.megatron_adaptor",
                                                                 "from torch_npu.contrib import transfer_to_npu")
-    root = _tree(tmp_path, files)
+    root = write_tree(tmp_path, files)
     found = _found(run_static([root], jobs=1))
     spec = "mmkit/models/layer_spec.py"
     assert "error" in {s for k, s in found.items() if k[0] == spec and k[2] == "NPU432"}
@@ -268,7 +261,7 @@ def test_transformer_engine_stays_without_a_megatron_adaptor(tmp_path):
 
 
 def test_launch_scripts_follow_the_entry_they_start(tmp_path):
-    root = _tree(tmp_path, ENTRY_TREE)
+    root = write_tree(tmp_path, ENTRY_TREE)
     found = _found(run_static([root], jobs=1))
     megatron = "examples/qwen2vl/finetune_qwen2vl_7b.sh"
     sev = {k[1]: s for k, s in found.items() if k[0] == megatron}
@@ -282,7 +275,7 @@ def test_launch_scripts_follow_the_entry_they_start(tmp_path):
 
 
 def test_graph_ignores_lazy_imports_when_deciding_who_loads_the_shim(tmp_path):
-    root = _tree(tmp_path, {
+    root = write_tree(tmp_path, {
         "pkg/__init__.py": "from pkg import patch\n",
         "pkg/patch.py": textwrap.dedent("""\
             def get_args():
@@ -323,7 +316,7 @@ def test_a_launched_name_shared_by_two_entries_needs_its_folder(tmp_path):
         #!/bin/bash
         python tools/pretrain_vlm.py --use-flash-attn
         """
-    root = _tree(tmp_path, files)
+    root = write_tree(tmp_path, files)
     found = _found(run_static([root], jobs=1))
     # a bare `pretrain_vlm.py` could be either entry: kept
     assert found[("examples/vlm/run_tools.sh", 2, "NPU363")] == "warning"
