@@ -252,3 +252,19 @@ def test_makefile_reader_follows_make_syntax(tmp_path):
     assert make_call(["--directory=../x", "all"], "") is None
     assert make_call(["$TARGET"], "") is None
     assert make_call(["all"], None) is None
+
+
+def test_a_makefile_that_is_a_fifo_is_refused_not_waited_on(tmp_path):
+    import os
+    from pathlib import Path
+
+    import pytest
+
+    from auditor.runner import run_static
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs on this platform")
+    os.mkfifo(tmp_path / "Makefile")               # a reader that opened it blocking would wait for a writer forever
+    (tmp_path / "train.sh").write_text("#!/bin/bash\nmake train_gpt2cu\n")
+    run = run_static([Path(tmp_path)], jobs=1)
+    assert not [f for r in run.results for f in r.findings if f.code == "NPU333"]

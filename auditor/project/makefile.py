@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from auditor.discover import SourceError, read_source
 from auditor.findings import FileResult, Finding
 from auditor.suppress import Suppressions
 
@@ -306,10 +307,9 @@ def _read_makefile(folder: Path, name: str | None, cache: dict) -> Makefile | No
                 return cache[key]
             continue
         mk = None
-        try:
-            if path.is_file() and path.stat().st_size <= _MAX_BYTES:
-                mk = Makefile.parse(path.read_text(encoding="utf-8", errors="replace"), folder)
-        except OSError:
+        try:      # the discovery's reader: a FIFO or device named Makefile is refused, never opened blocking
+            mk = Makefile.parse(read_source(path, _MAX_BYTES)[0].decode("utf-8", errors="replace"), folder)
+        except (OSError, SourceError):
             mk = None
         cache[key] = mk
         if mk is not None:
