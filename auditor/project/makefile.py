@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from auditor.discover import SourceError, read_source
 from auditor.findings import FileResult, Finding
 from auditor.suppress import Suppressions
 
@@ -298,6 +297,8 @@ def cd(cwd: str | None, target: str | None) -> str | None:
 # -- the tree pass --------------------------------------------------------------------------------------------
 
 def _read_makefile(folder: Path, name: str | None, cache: dict) -> Makefile | None:
+    from auditor.discover import SourceError, read_source      # (discover imports the project readers)
+
     names = (name,) if name else MAKEFILE_NAMES
     for n in names:
         path = folder / n
