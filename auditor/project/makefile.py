@@ -297,8 +297,6 @@ def cd(cwd: str | None, target: str | None) -> str | None:
 # -- the tree pass --------------------------------------------------------------------------------------------
 
 def _read_makefile(folder: Path, name: str | None, cache: dict) -> Makefile | None:
-    from auditor.discover import SourceError, read_source      # (discover imports the project readers)
-
     names = (name,) if name else MAKEFILE_NAMES
     for n in names:
         path = folder / n
@@ -308,9 +306,11 @@ def _read_makefile(folder: Path, name: str | None, cache: dict) -> Makefile | No
                 return cache[key]
             continue
         mk = None
-        try:      # the discovery's reader: a FIFO or device named Makefile is refused, never opened blocking
-            mk = Makefile.parse(read_source(path, _MAX_BYTES)[0].decode("utf-8", errors="replace"), folder)
-        except (OSError, SourceError):
+        try:      # is_file: a FIFO or device named Makefile is refused, never opened (auditor.discover's reader
+            # cannot be imported here: discover imports the project readers)
+            if path.is_file() and path.stat().st_size <= _MAX_BYTES:
+                mk = Makefile.parse(path.read_text(encoding="utf-8", errors="replace"), folder)
+        except OSError:
             mk = None
         cache[key] = mk
         if mk is not None:
