@@ -112,6 +112,28 @@ def _node_at(node: yaml.Node, path, key: bool = False) -> yaml.Node:
     return node
 
 
+def duplicate_keys(root: yaml.Node | None, filename: str) -> list[str]:
+    """A key written twice in one mapping, at any depth, as `file:line: duplicate key 'k' (first at line n)`:
+    YAML loaders keep the last one silently, so a second `NPU015:` in the severity policy would hide the first."""
+    found: list[str] = []
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            first: dict[str, int] = {}
+            for k, v in node.value:
+                if isinstance(k, yaml.ScalarNode):
+                    line = k.start_mark.line + 1
+                    if k.value in first:
+                        found.append(f"{filename}:{line}: duplicate key {k.value!r} (first at line {first[k.value]})")
+                    else:
+                        first[k.value] = line
+                stack.append(v)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return sorted(found, key=lambda t: int(t.split(":")[1]))
+
+
 def schema_errors(text: str, filename: str) -> list[str]:
     """Every schema violation in one rule file, as `file:line: where: what` lines (empty when valid)."""
     import jsonschema
@@ -125,7 +147,7 @@ def schema_errors(text: str, filename: str) -> list[str]:
     if data is None:
         return []
     validator = jsonschema.Draft202012Validator(FILE_SCHEMA)
-    found = []
+    found = [(True, int(text_.split(":")[1]), text_) for text_ in duplicate_keys(root, filename)]
     for err in validator.iter_errors(data):
         # the deepest failure of an anyOf says what is wrong (`severity: {a2: errror}`), not "is not valid"
         leaf = min(err.context, key=lambda e: -len(e.absolute_path)) if err.context else err

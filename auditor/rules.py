@@ -15,7 +15,7 @@ import yaml
 
 from auditor.data import rules_dir
 from auditor.findings import CATEGORIES, EFFORTS, FIX_APPLICABILITY, SEVERITIES
-from auditor.rule_schema import MATCHER_KINDS, STATUSES, schema_errors
+from auditor.rule_schema import MATCHER_KINDS, STATUSES, duplicate_keys, schema_errors
 
 CODE_RE = re.compile(r"^NPU\d{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -203,7 +203,11 @@ def check_rule_files(folder: Path | None = None) -> list[str]:
     for path in sorted(folder.glob("*.yaml")):
         text = path.read_text(encoding="utf-8")
         if path.name == "severity_policy.yaml" or "\nrules:" not in "\n" + text:
-            continue                            # not a rule family
+            try:                                # not a rule family: still no key given twice
+                problems += duplicate_keys(yaml.compose(text, Loader=yaml.SafeLoader), path.name)
+            except yaml.YAMLError as exc:
+                problems.append(f"{path.name}: invalid YAML: {str(exc).splitlines()[0]}")
+            continue
         problems += schema_errors(text, path.name)
     if not problems:
         try:

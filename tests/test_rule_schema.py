@@ -78,6 +78,16 @@ def test_bad_values_are_reported(tmp_path):
     assert found and found[0].startswith("demo.yaml:12:") and "qualnam" in found[0]
 
 
+def test_a_key_given_twice_is_reported_where_the_loader_would_keep_only_the_last(tmp_path):
+    found = problems(tmp_path, RULE.replace("    effort: low\n", "    effort: low\n    effort: high\n"))
+    assert found and found[0].startswith("demo.yaml:8: duplicate key 'effort' (first at line 7)"), found
+    # the severity policy is data too: a rule's clause written twice hides the first one
+    (tmp_path / "demo.yaml").write_text(RULE)
+    (tmp_path / "severity_policy.yaml").write_text(
+        "clauses:\n  fails: Fails as written.\npolicy:\n  NPU999: fails\n  NPU998: fails\n  NPU999: slower\n")
+    assert check_rule_files(tmp_path) == ["severity_policy.yaml:6: duplicate key 'NPU999' (first at line 4)"]
+
+
 def test_status_preview_is_off_by_default_and_removed_is_not_loaded(tmp_path):
     problems(tmp_path, RULE.replace("    effort: low\n", "    effort: low\n    status: preview\n"))
     (rule,) = load_rules_from(tmp_path)
