@@ -47,9 +47,25 @@ WORDS = ("cuda", "nvidia", "nccl", "gpu", "flash", "apex", "triton", "bf16", "xf
 SEED = 15
 PER_REPO = 6
 MAX_LINES = 300
+
+
+def split_folders() -> dict[str, Path]:
+    """Every split: a folder bench/project_files/<split>/ holding sources.json (`dev`, `test`, `test2` first)."""
+    found = {d.name: d for d in HERE.iterdir() if (d / "sources.json").is_file()} if HERE.is_dir() else {}
+    first = [s for s in ("dev", "test", "test2") if s in found]
+    return {s: found[s] for s in first + sorted(set(found) - set(first))}
+
+
+def split_draw(split: str) -> dict:
+    """A split's `draw` in its sources.json (seed, per_repo, line_cap: fixed in its SELECTION.md before labelling),
+    or {} for the splits drawn by project_files.py's own rule."""
+    return json.loads((HERE / split / "sources.json").read_text()).get("draw") or {}
+
+
+SPLITS = tuple(split_folders())
 # At most this many positive labels per file are scored (its first, in file order; `none` lines not capped),
-# so that one long launch script cannot dominate a split's figure. Fixed in test4/ to test8/, tuned_t15/ and tuned_t15d/SELECTION.md before labelling.
-LINE_CAP = {"test4": 40, "test5": 40, "test6": 40, "test7": 40, "test8": 40, "tuned_t15": 40, "tuned_t15d": 40}
+# so that one long launch script cannot dominate a split's figure (test4 onwards: `line_cap` in the split's `draw`).
+LINE_CAP = {s: split_draw(s)["line_cap"] for s in SPLITS if "line_cap" in split_draw(s)}
 
 
 SPLIT = "dev"
@@ -223,7 +239,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=("fetch", "select", "run"))
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--split", choices=("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8", "tuned_t15", "tuned_t15d"),
+    parser.add_argument("--split", choices=SPLITS,
                         default="dev")
     args = parser.parse_args()
     global SPLIT

@@ -3,7 +3,7 @@
 imports or runs the auditor's rules or readers: the draw must not depend on what the tool discovers, and the
 labels must be made without seeing its output.
 
-    python bench/project_labels.py select --split test3|test4|test5|test6|test7|test8
+    python bench/project_labels.py select --split test3|<a split whose sources.json has a `draw`>
                     draw the split's files by the rule below; writes <split>/selection.json
     python bench/project_labels.py show --split test3 REPO PATH
                     print the file with line numbers as the bench counts them (a notebook: its code cells)
@@ -18,7 +18,8 @@ a file's kind is the first of KINDS whose glob matches its lower-cased name; kee
 MAX_LINES lines (a notebook: lines of its code cells) whose text contains, case-insensitive, one of WORDS;
 per repository, shuffle each kind's sorted paths with one random.Random(SEED) in sorted kind order, then take
 files round-robin over the kinds in sorted order until PER_REPO are chosen. No file is swapped afterwards.
-`test4`, `test5`, `test6`, `test7` and `test8` (<split>/SELECTION.md) are drawn by the same rule, each with its own seed and size (DRAWS).
+`test4` and later splits (<split>/SELECTION.md) are drawn by the same rule, each with its own seed and size: the
+`draw` in its sources.json (DRAWS); adding a split is adding its folder, nothing here changes.
 """
 from __future__ import annotations
 
@@ -35,11 +36,10 @@ import yaml
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
-from project_files import LINE_CAP, capped, round_robin  # noqa: E402  (the draw and cap of every split; no auditor import)
+from project_files import LINE_CAP, SPLITS, capped, round_robin, split_draw  # noqa: E402  (the draw and cap of every split; no auditor import)
 
 HERE = BENCH / "project_files"
 TREES = BENCH / "_projects"
-SPLITS = ("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8", "tuned_t15", "tuned_t15d")
 CATEGORIES = ("device", "distributed", "precision", "apex", "attention", "kernel", "third_party", "operator",
               "fusion", "performance", "none")
 
@@ -59,12 +59,11 @@ WORDS = ("cuda", "nvidia", "nccl", "gpu", "flash", "apex", "triton", "bf16", "xf
 SEED = 1503
 PER_REPO = 6
 MAX_LINES = 300
-# Splits drawn by this rule with their own seed and files per repository (each fixed in its SELECTION.md); a
-# source in sources.json may set its own "per_repo" (test4's extension draws 3 more from its first repositories).
-DRAWS = {"test4": {"seed": 1504, "per_repo": 7}, "test5": {"seed": 1505, "per_repo": 7}, "test6": {"seed": 1506, "per_repo": 7},
-         "test7": {"seed": 1507, "per_repo": 7}, "test8": {"seed": 1508, "per_repo": 7},
-         "tuned_t15": {"seed": 1515, "per_repo": 6},
-         "tuned_t15d": {"seed": 1525, "per_repo": 5}}
+# Splits drawn by this rule with their own seed and files per repository: the `draw` in the split's sources.json
+# (each fixed in its SELECTION.md); a source in sources.json may set its own "per_repo" (test4's extension draws 3
+# more from its first repositories).
+DRAWS = {s: {"seed": split_draw(s)["seed"], "per_repo": split_draw(s)["per_repo"]} for s in SPLITS
+         if "seed" in split_draw(s)}
 
 
 def _kind(name: str) -> str | None:
@@ -214,7 +213,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.command == "select":
         if args.split not in ("test3", *DRAWS):
-            print("only test3 and test4 to test8 are drawn by this rule; the others by `bench/project_files.py select`", file=sys.stderr)
+            print(f"only test3 and {', '.join(DRAWS)} are drawn by this rule; the others by `bench/project_files.py select`",
+                  file=sys.stderr)
             return 2
         sys.path.insert(0, str(BENCH.parent))
         return select(args.split)
