@@ -45,27 +45,18 @@ from pathlib import Path
 import yaml
 
 BENCH = Path(__file__).resolve().parent
-# dev: the files the rules were written and tuned on; test: a blind split drawn by the rule in
-# bench/corpus_test/SELECTION.md (bench/select_test.py) and labelled before any rule change for it.
-# fresh: a second blind sample (bench/corpus_fresh/SELECTION.md) drawn after the rules were tuned on test.
-# fresh2: a third, drawn after the rules were tuned on test and fresh (bench/corpus_fresh2/SELECTION.md).
-SPLITS = {"dev": BENCH / "corpus", "test": BENCH / "corpus_test", "fresh": BENCH / "corpus_fresh",
-          "fresh2": BENCH / "corpus_fresh2",
-          # test3: a third blind split, 11 new code bases, labelled before the tool saw it (its SELECTION.md).
-          "test3": BENCH / "corpus_test3",
-          # test4: a fourth blind split, 13 code bases of reserved pool A, labelled before the tool saw it.
-          "test4": BENCH / "corpus_test4",
-          # test5: a fifth blind split, 13 code bases of reserved pool A2, labelled before the tool saw it.
-          "test5": BENCH / "corpus_test5",
-          # test6: a sixth blind split, 16 code bases of reserved pool A3, labelled before the tool saw it.
-          "test6": BENCH / "corpus_test6",
-          # test7: a seventh blind split, 12 code bases of reserved pool A4, labelled before the tool saw it.
-          "test7": BENCH / "corpus_test7",
-          # test8: an eighth blind split, 12 code bases of reserved pool A5, labelled before the tool saw it.
-          "test8": BENCH / "corpus_test8",
-          # tuned_t14d: a tuning sample (12 code bases no other split uses), labelled before the first
-          # run and then tuned on (its SELECTION.md); not a blind split.
-          "tuned_t14d": BENCH / "corpus_tuned_t14d"}
+
+
+def split_folders() -> dict[str, Path]:
+    """Every split: `dev` is bench/corpus/ (the files the rules were written and tuned on); any other is a folder
+    bench/corpus_<split>/ holding sources.json, whose SELECTION.md says how it was drawn and whether it is blind
+    (test, fresh, fresh2, test3 ...) or a tuning sample labelled before its first run (tuned_*)."""
+    found = {d.name[len("corpus_"):]: d for d in BENCH.glob("corpus_*") if (d / "sources.json").is_file()}
+    first = [s for s in ("test", "fresh", "fresh2") if s in found]
+    return {"dev": BENCH / "corpus", **{s: found[s] for s in first + sorted(set(found) - set(first))}}
+
+
+SPLITS = split_folders()
 CORPUS_DIR = BENCH / "_corpus"
 ARCHIVES_DIR = CORPUS_DIR / "_archives"
 
@@ -555,9 +546,8 @@ def print_summary(results: dict[str, dict]) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="bench/recall.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--split", choices=[*SPLITS, "all"], default="all",
-                    help="dev (bench/corpus), test (bench/corpus_test), fresh / fresh2 (bench/corpus_fresh*), "
-                         "test3 (bench/corpus_test3) "
-                         "or all (default: every split, each scored separately)")
+                    help="dev (bench/corpus), any other split S (bench/corpus_S/, its SELECTION.md says how it was "
+                         "drawn) or all (default: every split, each scored separately)")
     sub = ap.add_subparsers(dest="cmd", required=True)
     f = sub.add_parser("fetch", help="download and unpack the pinned releases")
     f.add_argument("--force", action="store_true", help="unpack again even if present")
