@@ -160,3 +160,46 @@ def test_launched_paths_keep_literal_folders():
              "torchrun $DISTRIBUTED_ARGS $basepath/tools/pretrain_gpt.py \\\n    --use-flash-attn\n" \
              "python ./train.py --config x.yaml\n"
     assert launched_paths(script) == [[["tools"], "pretrain_gpt.py"], [[], "train.py"]]
+
+
+FUSED = '''\
+import torch
+import cutlass.cute as cute
+
+
+@cute.kernel
+def entropy_kernel(logits: cute.Tensor, out: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    out[tidx] = logits[tidx]
+'''
+GUARDED_IMPORTER = '''\
+import torch
+
+try:
+    from .fused_entropy import entropy_kernel
+    FUSED_KERNEL_AVAILABLE = True
+except ImportError:
+    FUSED_KERNEL_AVAILABLE = False
+'''
+
+
+def test_guarded_imports_are_kept_in_the_importers_summary_and_redone_when_it_changes(tmp_path):
+    root = tmp_path / "tree"
+    for rel, text in {"roll/__init__.py": "", "roll/fused_entropy.py": FUSED,
+                      "roll/tensor_parallel.py": GUARDED_IMPORTER}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    cache = tmp_path / "cache"
+
+    def kernel_severities(run) -> set[str]:
+        return {sev for path, _, code, sev in _found(run) if path == "roll/fused_entropy.py" and code != "NPU001"}
+
+    cold = run_static([root], jobs=1)
+    fill = run_static([root], jobs=1, cache_dir=cache)
+    warm = run_static([root], jobs=1, cache_dir=cache)
+    assert kernel_severities(cold) and "error" not in kernel_severities(cold)     # the fallback runs on Ascend
+    assert _found(cold) == _found(fill) == _found(warm)
+    assert fill.project_reads == 1 and warm.project_reads == 0   # the importer read once, its answer kept
+    _touch_write(root / "roll/tensor_parallel.py", "from .fused_entropy import entropy_kernel\n")
+    changed = run_static([root], jobs=1, cache_dir=cache)
+    assert "error" in kernel_severities(changed) and _found(changed) == _found(run_static([root], jobs=1))

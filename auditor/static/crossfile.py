@@ -298,7 +298,7 @@ def propagate(results: list, files: Sequence[tuple[Path, str]], engine_rules: di
         is_package = r.path.endswith("/__init__.py") or r.path == "__init__.py"
         wanted = _wanted(summary["imports"], me, is_package, targets, r.path)
         if wanted:
-            added += _apply(r, wanted, by_path.get(r.path), engine_rules, project)
+            added += _apply(r, wanted, engine_rules, project)
     return added
 
 
@@ -350,13 +350,13 @@ def _lookup(name: str, targets: dict[str, _Target], package: str | None) -> _Tar
     return None
 
 
-def _apply(result, wanted: list, path: Path | None, engine_rules: dict[str, Any], project: Any = None) -> int:
+def _apply(result, wanted: list, engine_rules: dict[str, Any], project: Any) -> int:
     """Add the importer's info findings at its uses of what `wanted` names. The uses found are kept in the importer's
     summary (`uses`: what it imports from CUDA-specific code, and the findings placed), so that the file is read
     again only when that changes (a changed module) or the file itself does (a new summary)."""
     import json
 
-    if path is None:
+    if result.path not in project.paths:
         return 0
     summary = result.summary if isinstance(result.summary, dict) else {}
     key = json.dumps([result.path, wanted], sort_keys=True)     # (the path: the context reads it too)
@@ -369,15 +369,12 @@ def _apply(result, wanted: list, path: Path | None, engine_rules: dict[str, Any]
     else:
         new = None
     if new is None:
-        if project is not None:
-            project.reads += 1
-        found = _uses(result, wanted, path, engine_rules)
-        if found is None:
+        source = project.source(result.path)
+        if source is None:
             return 0
-        new = found
+        new = _uses(result, wanted, source[0], source[1], engine_rules)
         summary["uses"] = [key, [f.to_dict() for f in new]]
-        if project is not None:
-            project.changed.add(result.path)
+        project.changed.add(result.path)
     have = {(f.line, f.category) for f in result.findings}
     new = [f for f in new if (f.line, f.category) not in have]
     if not new:
@@ -387,19 +384,11 @@ def _apply(result, wanted: list, path: Path | None, engine_rules: dict[str, Any]
     return len(new)
 
 
-def _uses(result, wanted: list, path: Path, engine_rules: dict[str, Any]) -> list[Finding] | None:
-    """The info findings at the importer's uses (before the merge with its own findings), or None when the file
-    cannot be read or parsed."""
-    from auditor.discover import MAX_FILE_BYTES, SourceError, decode_source, read_source
+def _uses(result, wanted: list, text: str, tree: ast.Module, engine_rules: dict[str, Any]) -> list[Finding]:
+    """The info findings at the importer's uses (before the merge with its own findings), from its text and tree."""
     from auditor.static.backends import apply_context, build_backend_context
     from auditor.suppress import Suppressions
 
-    try:
-        data, _ = read_source(path, MAX_FILE_BYTES)
-        text = decode_source(data)
-        tree = ast.parse(text)
-    except (OSError, SourceError, UnicodeDecodeError, SyntaxError, ValueError, LookupError, RecursionError):
-        return None
     lines = text.splitlines(keepends=True)
     plain: dict[str, tuple] = {}
     modules: dict[str, tuple] = {}

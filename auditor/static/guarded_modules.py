@@ -20,11 +20,12 @@ that run if the import succeeds) keep theirs.
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
 from auditor.static import project_imports as _pi
 
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
@@ -77,6 +78,26 @@ def _imports_of(tree: ast.Module, current: str, is_pkg: bool, known: dict[str, s
     yield from walk(tree, False)
 
 
+def _guarded_imports(project: _pi.ProjectImports, rel: str, named: tuple[str, bool], known: dict[str, str],
+                     target: str, digest: str) -> list[bool]:
+    """Whether each import of `target` in importer `rel` is guarded, kept in the importer's summary (`guarded`, valid
+    for one set of module names, `digest`) so that a warm run with nothing changed reads no importer again."""
+    summary = project.summaries.get(rel)
+    memo = summary.get("guarded") if summary is not None else None
+    if isinstance(memo, dict) and memo.get("digest") == digest and isinstance(memo.get("found"), dict):
+        cached = memo["found"].get(target)
+        if isinstance(cached, list) and all(isinstance(b, bool) for b in cached):
+            return cached
+    else:
+        memo = {"digest": digest, "found": {}}
+    source = project.source(rel)
+    found = list(_imports_of(source[1], *named, known, target)) if source is not None else []
+    if summary is not None:
+        summary["guarded"] = {"digest": digest, "found": {**memo["found"], target: found}}
+        project.changed.add(rel)
+    return found
+
+
 def apply_guarded_modules(results: list, files: Sequence[tuple[Path, str]],
                           project: _pi.ProjectImports | None = None) -> int:
     """Lower to warnings the package findings (errors) of modules every in-tree importer loads only under a guard
@@ -113,22 +134,14 @@ def apply_guarded_modules(results: list, files: Sequence[tuple[Path, str]],
                 if t in importers and t != name and rel not in importers[t]:
                     importers[t].append(rel)
     lowered = 0
-    trees: dict[str, ast.Module | None] = {}
+    digest = hashlib.sha1(json.dumps(sorted(known.items())).encode()).hexdigest()
     for target, result in targets.items():
         rels = importers[target]
         if not rels:
             continue
         guarded_all = True
         for rel in rels:
-            if rel not in trees:
-                try:
-                    text = read_source(project.paths[rel], MAX_FILE_BYTES)[0].decode("utf-8", errors="replace")
-                    trees[rel] = ast.parse(text)
-                except (OSError, SourceError, SyntaxError, ValueError, KeyError, RecursionError):
-                    trees[rel] = None
-            tree = trees[rel]
-            name, is_pkg = named[rel]
-            found = list(_imports_of(tree, name, is_pkg, known, target)) if tree is not None else []
+            found = _guarded_imports(project, rel, named[rel], known, target, digest)
             if not found or not all(found):
                 guarded_all = False
                 break

@@ -17,11 +17,11 @@ importer's folder (a test folder without `__init__.py` that puts itself on sys.p
 """
 from __future__ import annotations
 
-import ast
 from collections.abc import Sequence
 from pathlib import Path
 
 from auditor.static.crossfile import _resolve, module_names
+from auditor.static.project_imports import ProjectImports
 
 
 def _offered(results: list) -> dict[str, list[str]]:
@@ -57,9 +57,9 @@ def _imported_names(imports: list, me: str, is_package: bool, rel: str, by_modul
     return out
 
 
-def apply_imported_gates(results: list, files: Sequence[tuple[Path, str]]) -> int:
+def apply_imported_gates(results: list, files: Sequence[tuple[Path, str]],
+                         project: ProjectImports | None = None) -> int:
     """Re-read the gates of files that import another module's gates; returns how many findings changed."""
-    from auditor.discover import MAX_FILE_BYTES, SourceError, decode_source, read_source
     from auditor.static.gates import apply_gate_regions
 
     offered = _offered(results)
@@ -68,7 +68,7 @@ def apply_imported_gates(results: list, files: Sequence[tuple[Path, str]]) -> in
     rels = [rel for _, rel in files]
     modules = module_names(rels)
     by_module = {name: rel for rel, name in modules.items()}
-    where = {rel: path for path, rel in files}
+    project = project if project is not None else ProjectImports(files, results)
     changed = 0
     for r in results:
         summary = getattr(r, "summary", None)
@@ -79,13 +79,10 @@ def apply_imported_gates(results: list, files: Sequence[tuple[Path, str]]) -> in
         me = modules.get(r.path, r.path.rsplit("/", 1)[-1][:-3])
         is_package = r.path.endswith("/__init__.py") or r.path == "__init__.py"
         extra = _imported_names(summary["imports"], me, is_package, r.path, by_module, offered)
-        path = where.get(r.path)
-        if not extra or path is None:
+        source = project.source(r.path) if extra else None
+        if source is None:
             continue
-        try:
-            tree = ast.parse(decode_source(read_source(path, MAX_FILE_BYTES)[0]))
-        except (OSError, SourceError, UnicodeDecodeError, SyntaxError, ValueError, LookupError, RecursionError):
-            continue
+        tree = source[1]
         before = [(f.severity, f.code, f.line) for f in r.findings]
         r.findings = apply_gate_regions(r.findings, tree, frozenset(extra))
         changed += sum(a != b for a, b in zip(before, [(f.severity, f.code, f.line) for f in r.findings])) + \

@@ -20,10 +20,15 @@ Neither feature reads a file whose summary it has. The exceptions: a result with
 not read: over --max-file-size, a FIFO; or a caller that passes no summaries) is read as before; and crossfile reads
 an importer of the project's CUDA-specific code to place its uses, once per change of what that importer imports
 (the uses it found are kept in the importer's summary, `uses`, keyed by what it imports, so a warm run with nothing
-changed reads nothing, and a changed module makes exactly its importers be read again).
+changed reads nothing, and a changed module makes exactly its importers be read again). guarded_modules.py keeps
+its answer the same way (`guarded`: is each import of a module guarded by `except ImportError`).
+
+A pass that needs a file's text and tree (crossfile's uses, guarded_modules, imported_gates) asks
+`ProjectImports.source(rel)`: one read, one PEP 263 decode and one parse per file and run, shared by the passes.
 """
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -189,6 +194,7 @@ class ProjectImports:
         self.reads = 0                       # files read by the project passes this run (tests, bench)
         self.changed: set[str] = set()       # rels whose summary a pass updated (crossfile's `uses`): saved again
         self._module_names: dict[str, str] | None = None
+        self._sources: dict[str, tuple[str, ast.Module] | None] = {}
 
     def facts(self, rel: str) -> dict[str, Any] | None:
         """A file's import-graph facts: from its summary, else read now (and counted in `reads`)."""
@@ -198,6 +204,25 @@ class ProjectImports:
             return facts
         self.reads += 1
         return read_facts(self.paths.get(rel), rel)
+
+    def source(self, rel: str) -> tuple[str, ast.Module] | None:
+        """A file's text and `ast` tree, read and parsed once per run for every project pass that needs more than
+        its summary (the cross-file uses, guarded imports, imported gates), decoded as the engine decodes it (PEP
+        263); None when it cannot be read, decoded or parsed. Counted in `reads` when read."""
+        if rel not in self._sources:
+            from auditor.discover import MAX_FILE_BYTES, SourceError, decode_source, read_source
+
+            path = self.paths.get(rel)
+            self._sources[rel] = None
+            if path is not None:
+                self.reads += 1
+                try:
+                    text = decode_source(read_source(Path(path), MAX_FILE_BYTES)[0])
+                    self._sources[rel] = (text, ast.parse(text))
+                except (OSError, SourceError, UnicodeDecodeError, SyntaxError, ValueError, LookupError,
+                        RecursionError, MemoryError):
+                    pass
+        return self._sources[rel]
 
     def module_names(self) -> dict[str, str]:
         """rel -> dotted name by packages (crossfile.module_names), computed once."""
