@@ -63,6 +63,8 @@ SPLITS = {"dev": BENCH / "corpus", "test": BENCH / "corpus_test", "fresh": BENCH
           "test7": BENCH / "corpus_test7",
           # test8: an eighth blind split, 12 code bases of reserved pool A5, labelled before the tool saw it.
           "test8": BENCH / "corpus_test8",
+          # test9: a ninth blind split, 12 code bases of reserved pool A6, labelled before the tool saw it.
+          "test9": BENCH / "corpus_test9",
           # tuned_t14d: a tuning sample (12 code bases no other split uses), labelled before the first
           # run and then tuned on (its SELECTION.md); not a blind split.
           "tuned_t14d": BENCH / "corpus_tuned_t14d"}
