@@ -388,6 +388,15 @@ def test_test8_files_are_exactly_what_its_rule_draws():
 def test_test9_files_are_exactly_what_its_rule_draws():
     select_test, labelled = _replayed_draw("test9", 10)          # test8's rule on pool A6
     _first_two_rounds(select_test, labelled, "test9")
+    # Top-up (SELECTION.md outcome): distributed 5 files, precision 12 (the cap), apex 1 (its whole pool),
+    # attention 12 (the cap), each in its pool's order, skipping files drawn before.
+    at = 24
+    for category, taken in (("distributed", 5), ("precision", 12), ("apex", 1), ("attention", 12)):
+        pool = [(src["name"], path) for src, path in select_test.topup_order(category, "test9")]
+        fresh = [k for k in pool if k not in labelled[:at]]
+        assert labelled[at:at + taken] == fresh[:taken]
+        at += taken
+    assert len(select_test.topup_order("apex", "test9")) == 1                # the apex pool ran dry
 
 
 def test_tuned_t14d_files_are_exactly_what_its_rule_draws():
