@@ -201,7 +201,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
     assert r["per_category"]["device"]["found"] == 1
 
 
-@pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7", "test8", "tuned_t14d"])
+@pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7", "test8", "test9", "tuned_t14d"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
     labels = shipped(split)
     used = {s["name"] for other in recall.SPLITS if other != split for s in recall.load_sources(other)}
@@ -383,6 +383,20 @@ def test_test8_files_are_exactly_what_its_rule_draws():
     for category in ("distributed", "apex"):
         pool = {(src["name"], path) for src, path in select_test.topup_order(category, "test8")}
         assert pool and pool <= set(labelled)
+
+
+def test_test9_files_are_exactly_what_its_rule_draws():
+    select_test, labelled = _replayed_draw("test9", 10)          # test8's rule on pool A6
+    _first_two_rounds(select_test, labelled, "test9")
+    # Top-up (SELECTION.md outcome): distributed 5 files, precision 12 (the cap), apex 1 (its whole pool),
+    # attention 12 (the cap), each in its pool's order, skipping files drawn before.
+    at = 24
+    for category, taken in (("distributed", 5), ("precision", 12), ("apex", 1), ("attention", 12)):
+        pool = [(src["name"], path) for src, path in select_test.topup_order(category, "test9")]
+        fresh = [k for k in pool if k not in labelled[:at]]
+        assert labelled[at:at + taken] == fresh[:taken]
+        at += taken
+    assert len(select_test.topup_order("apex", "test9")) == 1                # the apex pool ran dry
 
 
 def test_tuned_t14d_files_are_exactly_what_its_rule_draws():
