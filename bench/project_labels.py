@@ -3,7 +3,7 @@
 imports or runs the auditor's rules or readers: the draw must not depend on what the tool discovers, and the
 labels must be made without seeing its output.
 
-    python bench/project_labels.py select --split test3|test4|test5|test6|test7|test8
+    python bench/project_labels.py select --split test3|test4|test5|test6|test7|test8|test9
                     draw the split's files by the rule below; writes <split>/selection.json
     python bench/project_labels.py show --split test3 REPO PATH
                     print the file with line numbers as the bench counts them (a notebook: its code cells)
@@ -18,7 +18,7 @@ a file's kind is the first of KINDS whose glob matches its lower-cased name; kee
 MAX_LINES lines (a notebook: lines of its code cells) whose text contains, case-insensitive, one of WORDS;
 per repository, shuffle each kind's sorted paths with one random.Random(SEED) in sorted kind order, then take
 files round-robin over the kinds in sorted order until PER_REPO are chosen. No file is swapped afterwards.
-`test4`, `test5`, `test6`, `test7` and `test8` (<split>/SELECTION.md) are drawn by the same rule, each with its own seed and size (DRAWS).
+`test4`, `test5`, `test6`, `test7`, `test8` and `test9` (<split>/SELECTION.md) are drawn by the same rule, each with its own seed and size (DRAWS).
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ from project_files import LINE_CAP, capped, round_robin  # noqa: E402  (the draw
 
 HERE = BENCH / "project_files"
 TREES = BENCH / "_projects"
-SPLITS = ("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8", "tuned_t15", "tuned_t15d")
+SPLITS = ("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8", "test9", "tuned_t15", "tuned_t15d")
 CATEGORIES = ("device", "distributed", "precision", "apex", "attention", "kernel", "third_party", "operator",
               "fusion", "performance", "none")
 
@@ -63,6 +63,7 @@ MAX_LINES = 300
 # source in sources.json may set its own "per_repo" (test4's extension draws 3 more from its first repositories).
 DRAWS = {"test4": {"seed": 1504, "per_repo": 7}, "test5": {"seed": 1505, "per_repo": 7}, "test6": {"seed": 1506, "per_repo": 7},
          "test7": {"seed": 1507, "per_repo": 7}, "test8": {"seed": 1508, "per_repo": 7},
+         "test9": {"seed": 1509, "per_repo": 7},
          "tuned_t15": {"seed": 1515, "per_repo": 6},
          "tuned_t15d": {"seed": 1525, "per_repo": 5}}
 
@@ -214,7 +215,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.command == "select":
         if args.split not in ("test3", *DRAWS):
-            print("only test3 and test4 to test8 are drawn by this rule; the others by `bench/project_files.py select`", file=sys.stderr)
+            print("only test3 and test4 to test9 are drawn by this rule; the others by `bench/project_files.py select`", file=sys.stderr)
             return 2
         sys.path.insert(0, str(BENCH.parent))
         return select(args.split)
