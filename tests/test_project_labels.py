@@ -120,7 +120,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
     assert [i["line"] for i in mod.capped(items, 2)] == [1, 2, 5, 12]      # 7 and 9 are past the cap
     assert mod.capped(items, None) == items                                # splits without a cap score everything
     # fixed in each SELECTION.md before labelling
-    assert mod.LINE_CAP == {"test4": 40, "test5": 40, "test6": 40, "test7": 40, "test8": 40, "tuned_t15": 40, "tuned_t15d": 40}
+    assert mod.LINE_CAP == {"test4": 40, "test5": 40, "test6": 40, "test7": 40, "test8": 40, "test9": 40, "tuned_t15": 40, "tuned_t15d": 40}
 
 
 def test_test4_draws_with_its_own_seed_and_size(tmp_path):
@@ -213,6 +213,27 @@ def test_test8_selection_is_exactly_what_its_rule_draws(tmp_path):
         head = [f for f in first_draw if f["repo"] == repo]
         assert mine[:len(head)] == head
     assert len(committed["files"]) == 73
+
+
+def test_test9_selection_is_exactly_what_its_rule_draws(tmp_path):
+    """test9's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1509,
+    7 per repository, then its one extension to 10 fixed before the first draw), the first draw's 54 files are the
+    start of it, and every drawn file, and no other, has a label file."""
+    mod, sources, committed = _redraw_committed(tmp_path, "test9")
+    assert mod.DRAWS["test9"] == {"seed": 1509, "per_repo": 7}
+    assert mod.LINE_CAP["test9"] == 40
+    assert {s.get("per_repo") for s in sources} == {10}                      # the extension, for every repository
+    assert len({f["repo"] for f in committed["files"]}) >= 12
+    first = [dict(s, per_repo=7) for s in sources]
+    (mod.HERE / "test9" / "sources.json").write_text(json.dumps({"sources": first}))
+    assert mod.select("test9") == 0
+    first_draw = json.loads((mod.HERE / "test9" / "selection.json").read_text())["files"]
+    assert len(first_draw) == 54
+    for repo in {f["repo"] for f in committed["files"]}:
+        mine = [f for f in committed["files"] if f["repo"] == repo]
+        head = [f for f in first_draw if f["repo"] == repo]
+        assert mine[:len(head)] == head
+    assert len(committed["files"]) == 66
 
 
 def test_tuned_t15d_selection_is_exactly_what_its_rule_draws(tmp_path):
