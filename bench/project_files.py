@@ -49,7 +49,7 @@ PER_REPO = 6
 MAX_LINES = 300
 # At most this many positive labels per file are scored (its first, in file order; `none` lines not capped),
 # so that one long launch script cannot dominate a split's figure. Fixed in test4/ to test8/, tuned_t15/ and tuned_t15d/SELECTION.md before labelling.
-LINE_CAP = {"test4": 40, "test5": 40, "test6": 40, "test7": 40, "test8": 40, "tuned_t15": 40, "tuned_t15d": 40}
+LINE_CAP = {"test4": 40, "test5": 40, "test6": 40, "test7": 40, "test8": 40, "tuned_t15": 40, "tuned_t15d": 40, "tuned_t15f": 40}
 
 
 SPLIT = "dev"
@@ -223,7 +223,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=("fetch", "select", "run"))
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--split", choices=("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8", "tuned_t15", "tuned_t15d"),
+    parser.add_argument("--split", choices=("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8", "tuned_t15", "tuned_t15d", "tuned_t15f"),
                         default="dev")
     args = parser.parse_args()
     global SPLIT

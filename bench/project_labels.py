@@ -39,7 +39,7 @@ from project_files import LINE_CAP, capped, round_robin  # noqa: E402  (the draw
 
 HERE = BENCH / "project_files"
 TREES = BENCH / "_projects"
-SPLITS = ("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8", "tuned_t15", "tuned_t15d")
+SPLITS = ("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8", "tuned_t15", "tuned_t15d", "tuned_t15f")
 CATEGORIES = ("device", "distributed", "precision", "apex", "attention", "kernel", "third_party", "operator",
               "fusion", "performance", "none")
 
@@ -64,12 +64,19 @@ MAX_LINES = 300
 DRAWS = {"test4": {"seed": 1504, "per_repo": 7}, "test5": {"seed": 1505, "per_repo": 7}, "test6": {"seed": 1506, "per_repo": 7},
          "test7": {"seed": 1507, "per_repo": 7}, "test8": {"seed": 1508, "per_repo": 7},
          "tuned_t15": {"seed": 1515, "per_repo": 6},
-         "tuned_t15d": {"seed": 1525, "per_repo": 5}}
+         "tuned_t15d": {"seed": 1525, "per_repo": 5},
+         "tuned_t15f": {"seed": 1535, "per_repo": 4}}
+# Kinds a split adds after KINDS (so no earlier split's draw changes): tuned_t15f samples C/C++/CUDA build systems,
+# which test3 to test8 never drew (tuned_t15f/SELECTION.md, fixed before its draw).
+EXTRA_KINDS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "tuned_t15f": (("build", ("cmakelists.txt", "*.cmake", "makefile", "gnumakefile", "*.mk", "meson.build",
+                              "build", "build.bazel", "*.bzl")),),
+}
 
 
-def _kind(name: str) -> str | None:
+def _kind(name: str, split: str = "") -> str | None:
     low = name.lower()
-    for kind, globs in KINDS:
+    for kind, globs in KINDS + EXTRA_KINDS.get(split, ()):
         if any(fnmatch.fnmatchcase(low, g) for g in globs):
             return kind
     return None
@@ -118,7 +125,7 @@ def select(split: str) -> int:
         for folder, dirs, names in os.walk(tree):
             dirs[:] = sorted(d for d in dirs if d not in DEFAULT_EXCLUDE)
             for name in sorted(names):
-                kind = _kind(name)
+                kind = _kind(name, split)
                 path = Path(folder) / name
                 if kind is None or path.is_symlink() or not path.is_file():
                     continue
