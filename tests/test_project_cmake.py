@@ -1,0 +1,98 @@
+"""CMake build files (t15f, tuned on project split tuned_t15f): the CUDA parts of a C/C++ build read with
+tree-sitter-cmake (auditor/project/cmake.py). Each test is a realistic file with the lines that must be found and
+the lines that must not (comments, messages, CPU-only targets)."""
+from __future__ import annotations
+
+from auditor.project import project_kind
+from auditor.rules import load_rules
+from auditor.static import StaticEngine
+from static_snippets import line_codes
+
+ENGINE = StaticEngine(load_rules())
+
+
+def found(name: str, text: str) -> list[tuple[int, str]]:
+    return line_codes(ENGINE, name, text)
+
+
+def test_cmake_files_are_project_files():
+    assert project_kind("CMakeLists.txt") == "cmake"
+    assert project_kind("bin2c_wrapper.cmake") == "cmake"
+    assert project_kind("requirements.txt") == "requirements"
+
+
+def test_an_extension_build_with_nccl_and_nvshmem():
+    # the shape of DeepEP's / DeepGEMM's top-level CMakeLists.txt (an IDE build beside the torch extension)
+    text = """\
+        # NOTES: this CMake is only for debugging; CUDA kernels are built by setup.py
+        cmake_minimum_required(VERSION 3.10)
+        project(deep_ep LANGUAGES CUDA CXX)
+        set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} -O3 -fPIC")
+        set(CUDA_SEPARABLE_COMPILATION ON)
+        list(APPEND CUDA_NVCC_FLAGS "-O3")
+        set(CUDA_ARCH_LIST "9.0" CACHE STRING "List of CUDA architectures to compile")
+        find_package(CUDAToolkit REQUIRED)
+        find_package(Torch REQUIRED)
+        find_package(NVSHMEM REQUIRED HINTS ${NVSHMEM_ROOT_DIR}/lib/cmake/nvshmem)
+        add_library(nvshmem_host ALIAS nvshmem::nvshmem_host)
+        if (NOT NCCL_ROOT_DIR)
+            message(FATAL_ERROR "NCCL_ROOT_DIR is not set.")
+        endif()
+        include_directories(${CUDA_TOOLKIT_ROOT_DIR}/include ${TORCH_INCLUDE_DIRS})
+        link_directories(${TORCH_INSTALL_PREFIX}/lib ${NCCL_ROOT_DIR}/lib)
+        pybind11_add_module(_C csrc/python_api.cpp)
+        target_link_libraries(_C PRIVATE nccl ${TORCH_LIBRARIES} torch_python)
+        cuda_add_library(deep_ep_indexing_cuda STATIC csrc/indexing/main.cu)
+        """
+    got = found("CMakeLists.txt", text)
+    lines = {line for line, _ in got}
+    assert (3, "NPU337") in got and (5, "NPU337") in got and (6, "NPU337") in got and (19, "NPU337") in got
+    assert (7, "NPU063") in got and (8, "NPU062") in got and (15, "NPU062") in got
+    assert {(10, "NPU145"), (11, "NPU145"), (12, "NPU145"), (13, "NPU145"), (16, "NPU145"), (18, "NPU145")} <= set(got)
+    # the comment, the CXX flags, Torch, the pybind11 module of a .cpp file: nothing
+    assert not lines & {1, 2, 4, 9, 17}
+
+
+def test_target_properties_and_libraries_one_line_each():
+    # DeepEP csrc/kernels/CMakeLists.txt, tiny-cuda-nn benchmarks/mlp/CMakeLists.txt
+    text = """\
+        function(add_deep_ep_library target_name source_file)
+            add_library(${target_name} STATIC ${source_file})
+            set_target_properties(${target_name} PROPERTIES
+                    POSITION_INDEPENDENT_CODE ON
+                    CUDA_STANDARD 17
+                    CUDA_SEPARABLE_COMPILATION ON
+                    CUDA_ARCHITECTURES "90a"
+            )
+            target_link_libraries(${target_name} PUBLIC nvshmem_host cudart)
+        endfunction()
+        add_executable(bench_mlp_ours bench_mlp_ours.cu)
+        target_link_libraries(bench_mlp_ours PUBLIC ${CUDA_LIBRARIES} tiny-cuda-nn CUDA::cublas)
+        """
+    got = set(found("CMakeLists.txt", text))
+    assert {(5, "NPU337"), (6, "NPU337"), (7, "NPU063"), (9, "NPU145"), (9, "NPU062"), (11, "NPU337"),
+            (12, "NPU062"), (12, "NPU450")} <= got
+    assert not {line for line, _ in got} & {1, 2, 3, 4, 10}
+
+
+def test_comments_messages_and_cpu_builds_are_not_findings():
+    text = """\
+        #[[ CUDA support:
+            project(x LANGUAGES CUDA) would need nvcc ]]
+        # find_package(CUDAToolkit REQUIRED)
+        project(tools LANGUAGES CXX)
+        option(WITH_CUDA "Build the CUDA kernels" OFF)
+        message(STATUS "CUDA found: ${CUDAToolkit_FOUND}; nccl too")
+        message(WARNING "building without NCCL")
+        add_library(tools STATIC src/tools.cpp src/cuda_names.h)
+        set(SOURCES main.cpp)
+        target_link_libraries(tools PRIVATE fmt::fmt Threads::Threads)
+        """
+    assert found("CMakeLists.txt", text) == []
+
+
+def test_bad_cmake_never_raises():
+    for text in ("project(x LANGUAGES CUDA", "((((", ")\n]]#[[", "set(", "if(\n", "\xff\xfe"):
+        result = ENGINE.analyze_bytes(text.encode("latin-1"), "CMakeLists.txt")   # no traceback
+        assert result.error is None or result.error.kind == "encoding"
+    assert ENGINE.analyze_bytes(b"\x00\x01project(x)", "CMakeLists.txt").error.kind == "binary"
