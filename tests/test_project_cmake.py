@@ -96,3 +96,63 @@ def test_bad_cmake_never_raises():
         result = ENGINE.analyze_bytes(text.encode("latin-1"), "CMakeLists.txt")   # no traceback
         assert result.error is None or result.error.kind == "encoding"
     assert ENGINE.analyze_bytes(b"\x00\x01project(x)", "CMakeLists.txt").error.kind == "binary"
+
+
+def test_cuda_header_without_kernel_is_reported_at_its_cute_include():
+    # FlashMLA csrc/sm100/prefill/dense/fmha_cutlass_bwd_sm100.cuh: CuTe / CUTLASS templates, no __global__
+    text = """\
+        /*
+         * Copyright (c) 2025 NVIDIA CORPORATION & AFFILIATES. #include <cute/tensor.hpp> in a comment
+         */
+        #pragma once
+        #include <iostream>
+        #include <random>
+        #include <cute/tensor.hpp>
+        #include "collective/fmha_fusion.hpp"
+
+        template <class Element>
+        struct BwdRunner { cute::Tensor<Element> t; };
+        """
+    assert found("csrc/fmha_cutlass_bwd_sm100.cuh", text) == [(7, "NPU372")]
+
+
+def test_a_projects_own_cuda_architectures_variable_in_ci_and_setup_py():
+    # tiny-cuda-nn: `env: TCNN_CUDA_ARCHITECTURES: ${{ matrix.arch }}` in CI, read by bindings/torch/setup.py
+    workflow = """\
+        jobs:
+          build_linux:
+            runs-on: ubuntu-24.04
+            env:
+              build_dir: "build"
+              TCNN_CUDA_ARCHITECTURES: ${{ matrix.arch }}
+        """
+    assert found(".github/workflows/main.yml", workflow) == [(6, "NPU021")]
+    setup = """\
+        import os
+
+        if "TCNN_CUDA_ARCHITECTURES" in os.environ and os.environ["TCNN_CUDA_ARCHITECTURES"]:
+            compute_capabilities = [int(x) for x in os.environ["TCNN_CUDA_ARCHITECTURES"].split(",")]
+        BUILD_ARCHITECTURES = os.environ.get("BUILD_ARCHITECTURES", "")
+        """
+    got = found("setup.py", setup)
+    assert (3, "NPU021") in got and (4, "NPU021") in got and all(line != 5 for line, _ in got)
+
+
+def test_link_flags_and_toolkit_folders_in_setup_py():
+    # DeepEP / DeepGEMM setup.py
+    text = """\
+        import os
+        from torch.utils.cpp_extension import CUDAExtension
+
+        include_dirs = ['deep_ep/include', 'third-party/fmt/include', '/usr/local/cuda/include/cccl']
+        extra_link_args = ['-lcuda']
+        nvcc_dlink = ['-dlink', f'-L{os.environ["NVSHMEM_DIR"]}/lib', '-lnvshmem_device']
+        build_libraries = ['cudart', 'nvrtc']
+        cutlass = ['third-party/cutlass/include']
+        # links -lcuda and -lnvshmem_device on GPU builds
+        print("needs -lcublas")
+        cxx = ['-O3', '-lm']
+        """
+    got = set(found("setup.py", text))
+    assert {(4, "NPU064"), (5, "NPU064"), (6, "NPU146"), (7, "NPU064"), (8, "NPU451")} <= got
+    assert not {line for line, _ in got} & {1, 9, 10, 11}
