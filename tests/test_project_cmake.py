@@ -156,3 +156,20 @@ def test_link_flags_and_toolkit_folders_in_setup_py():
     got = set(found("setup.py", text))
     assert {(4, "NPU064"), (5, "NPU064"), (6, "NPU146"), (7, "NPU064"), (8, "NPU451")} <= got
     assert not {line for line, _ in got} & {1, 9, 10, 11}
+
+
+def test_conda_pip_items_read_as_requirement_lines():
+    # torch-ngp environment.yml: a VCS URL of a CUDA project in the pip sub-list
+    text = """\
+        name: torch-ngp
+        channels:
+          - pytorch
+        dependencies:
+          - python
+          - pip:
+            - imageio
+            - git+https://github.com/NVlabs/tiny-cuda-nn/#subdirectory=bindings/torch
+            - git+https://github.com/facebookresearch/pytorch3d.git@stable#egg=notcuda
+        """
+    got = found("environment.yml", text)
+    assert (8, "NPU440") in got and all(line not in (1, 5, 7) for line, _ in got)
