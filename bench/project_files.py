@@ -223,7 +223,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=("fetch", "select", "run"))
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--split", choices=("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8", "tuned_t15", "tuned_t15d", "tuned_t15f"),
+    parser.add_argument("--split", choices=("dev", "test", "test2", "test3", "test4", "test5", "test6", "test7", "test8",
+                                            "tuned_t15", "tuned_t15d", "tuned_t15f"),
                         default="dev")
     args = parser.parse_args()
     global SPLIT

@@ -173,3 +173,49 @@ def test_conda_pip_items_read_as_requirement_lines():
         """
     got = found("environment.yml", text)
     assert (8, "NPU440") in got and all(line not in (1, 5, 7) for line, _ in got)
+
+
+def test_makefile_own_cuda_build_lines():
+    # ThunderKittens kernels/gemm/baselines/nvfp4_cublas_lt/Makefile and the shape of its common.mk
+    kernel = """\
+        GPU := B200
+        SRC := nvfp4_cublas_lt_gemm.cu
+        OUT := nvfp4_cublas_lt_gemm.out
+        CMD := ./nvfp4_cublas_lt_gemm.out
+        CONFIG := standalone
+        NVCCFLAGS := -lcublas -lcublasLt
+        include ../../../common.mk
+        """
+    got = set(found("Makefile", kernel))
+    assert {(1, "NPU063"), (2, "NPU338"), (6, "NPU338"), (6, "NPU450")} <= got
+    assert not {line for line, _ in got} & {3, 4, 5, 7}
+    common = """\
+        # Example usage:
+        #   GPU := H100 | B200
+        #   SRC := kernel.cu
+        GPU ?= NOT_SET # H100 | B200 | B300
+        NVCC := nvcc
+        CFLAGS = -O3 -Wall
+        NVCCFLAGS += -std=c++20 -O3 \\
+        \t-lcuda -lcudart_static
+        train: train.cu
+        \t$(NVCC) $(NVCCFLAGS) $< -o $@
+        clean:
+        \trm -f *.o   # nvcc leaves objects
+        define HELP
+        SRC := help.cu
+        endef
+        """
+    got = set(found("Makefile", common))
+    assert {(5, "NPU338"), (7, "NPU338"), (8, "NPU062"), (10, "NPU338")} <= got
+    assert not {line for line, _ in got} & {1, 2, 3, 4, 6, 11, 12, 13, 14, 15}
+
+
+def test_set_property_and_string_append_name_their_variable():
+    text = """\
+        set_property(TARGET kernels PROPERTY CUDA_ARCHITECTURES 80 90)
+        string(APPEND CMAKE_CUDA_FLAGS " --expt-relaxed-constexpr")
+        string(REPLACE "CUDA" "cuda" LOWER_NAME "${NAME}")
+        set_property(GLOBAL PROPERTY USE_FOLDERS ON)
+        """
+    assert found("CMakeLists.txt", text) == [(1, "NPU063"), (2, "NPU337")]

@@ -27,6 +27,8 @@ KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "devcontainer.json", ".devcontainer.json")),
     # CMake build files: the CUDA parts of a C/C++ build (t15f; auditor/project/cmake.py)
     ("cmake", ("cmakelists.txt", "*.cmake")),
+    # a Makefile's own CUDA build settings (t15f; auditor/project/makefile_vars.py)
+    ("makefile", ("makefile", "gnumakefile", "*.mk")),
 )
 
 
@@ -43,7 +45,7 @@ def project_kind(name: str, rel: str = "") -> str | None:
 
 
 def analyze_project_file(engine: "StaticEngine", data: bytes, rel: str, kind: str) -> FileResult:
-    from auditor.project import cmake, configs, dockerfile, notebook, requirements, setup_py, shell
+    from auditor.project import cmake, configs, dockerfile, makefile_vars, notebook, requirements, setup_py, shell
 
     handler = {
         "requirements": requirements.analyze_requirements_txt,
@@ -55,5 +57,6 @@ def analyze_project_file(engine: "StaticEngine", data: bytes, rel: str, kind: st
         "notebook": notebook.analyze_notebook,
         "config": configs.analyze_config,
         "cmake": cmake.analyze_cmake,
+        "makefile": makefile_vars.analyze_makefile,
     }[kind]
     return handler(engine, data, rel)

@@ -129,20 +129,21 @@ def analyze_cmake(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                         hit("source", "*.cu", line, c, symbol=part.strip())
                         break
         if name in _SET_COMMANDS and args:
-            target = args[0]
+            target: tuple[str, int, int] | None = args[0]
+            words = [a[0].upper() for a in args]
             if name == "list" and len(args) > 1 and args[0][0].lower() in _LIST_SUBCOMMANDS:
-                target = args[1]
+                target = args[1]                     # list(APPEND CUDA_NVCC_FLAGS "-O3")
             elif name == "set_property":
-                target = next((a for a in args if a[0].upper() not in ("PROPERTY", "APPEND", "APPEND_STRING",
-                                                                        "TARGET", "SOURCE", "DIRECTORY", "GLOBAL")
-                               and args.index(a) > 0 and args[args.index(a) - 1][0].upper() == "PROPERTY"), None)
-                if target is not None:
-                    hit("property", target[0], target[1], target[2])
+                at = words.index("PROPERTY") + 1 if "PROPERTY" in words else len(args)
+                if at < len(args):                   # set_property(TARGET x PROPERTY CUDA_ARCHITECTURES 90)
+                    hit("property", *args[at])
                 target = None
-            elif name == "string" and len(args) > 2:
-                target = args[-1] if args[0][0].upper() in ("APPEND", "PREPEND", "CONCAT", "JOIN") else None
+            elif name == "string":
+                # string(APPEND <var> ...), string(PREPEND <var> ...), string(CONCAT <var> ...), string(JOIN <glue> <var> ...)
+                var_at = {"APPEND": 1, "PREPEND": 1, "CONCAT": 1, "JOIN": 2}.get(words[0])
+                target = args[var_at] if var_at is not None and var_at < len(args) else None
             if target is not None:
-                hit("set", target[0], target[1], target[2])
+                hit("set", *target)
         if name in _PROPERTY_COMMANDS and name != "set_property":
             try:
                 start = [a[0].upper() for a in args].index("PROPERTIES") + 1
