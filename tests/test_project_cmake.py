@@ -3,6 +3,8 @@ tree-sitter-cmake (auditor/project/cmake.py). Each test is a realistic file with
 the lines that must not (comments, messages, CPU-only targets)."""
 from __future__ import annotations
 
+import textwrap
+
 from auditor.project import project_kind
 from auditor.rules import load_rules
 from auditor.static import StaticEngine
@@ -219,3 +221,28 @@ def test_set_property_and_string_append_name_their_variable():
         set_property(GLOBAL PROPERTY USE_FOLDERS ON)
         """
     assert found("CMakeLists.txt", text) == [(1, "NPU063"), (2, "NPU337")]
+
+
+def test_cuda_parts_behind_a_cuda_option_are_information():
+    # Mooncake mooncake-transfer-engine/example/CMakeLists.txt: CUDA examples under `if(USE_CUDA ...)` beside Ascend ones
+    text = """\
+        if(USE_ASCEND)
+          add_executable(transfer_engine_ascend_perf ${WORKSPACE}/transfer_engine_ascend_perf.cpp)
+          target_link_libraries(transfer_engine_ascend_perf PUBLIC ascendcl transfer_engine)
+        endif()
+        if(USE_CUDA AND BUILD_DEVICE_TRANSPORT_EXAMPLE)
+          enable_language(CUDA)
+          add_executable(device_transport_example ${WORKSPACE}/device_transport_example.cu)
+        else()
+          add_executable(host_example ${WORKSPACE}/host_example.cu)
+        endif()
+        if (NOT NCCL_ROOT_DIR)
+          message(FATAL_ERROR "NCCL_ROOT_DIR is not set.")
+        endif()
+        """
+    result = ENGINE.analyze_bytes(textwrap.dedent(text).encode(), "CMakeLists.txt")
+    severity = {(f.line, f.code): f.severity for f in result.findings}
+    assert severity[(6, "NPU337")] == "info" and severity[(7, "NPU337")] == "info"
+    assert severity[(9, "NPU337")] == "error"                 # the else() branch is the other path
+    assert severity[(11, "NPU145")] == "error" and severity[(12, "NPU145")] == "error"   # the stop itself
+    assert not any(line <= 4 for line, _ in severity)

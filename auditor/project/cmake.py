@@ -28,6 +28,7 @@ Each argument that carries a CUDA fact becomes a `cmake.<what>` setting matched 
 from __future__ import annotations
 
 import re
+import sys
 from typing import TYPE_CHECKING
 
 from auditor.findings import FileError, FileResult
@@ -73,26 +74,57 @@ def _unquote(node) -> str:
     return text
 
 
-def commands(text: str) -> list[tuple[str, int, int, list[tuple[str, int, int]]]]:
-    """Every command invocation in the file, in order: (name in lower case, line, col, [(argument, line, col)])
-    with 1-based lines and columns; `if` / `elseif` conditions are commands named `if` / `elseif`."""
+_GUARD_RE = re.compile(r"cuda|nccl|nvshmem|cudnn|cublas|tensorrt|gpu|nvidia|cutlass", re.I)
+
+
+def _args(node) -> list[tuple[str, int, int]]:
+    args = []
+    for child in node.children:
+        if child.type == "argument_list":
+            for arg in child.children:
+                if arg.type == "argument":
+                    args.append((_unquote(arg), arg.start_point[0] + 1, arg.start_point[1] + 1))
+    return args
+
+
+def commands(text: str) -> list[tuple[str, int, int, list[tuple[str, int, int]], str | None]]:
+    """Every command invocation in the file, in order: (name in lower case, line, col, [(argument, line, col)],
+    guard) with 1-based lines and columns; `if` / `elseif` conditions are commands named `if` / `elseif`. guard:
+    the condition of the innermost enclosing `if()` / `elseif()` branch that names CUDA, NCCL or a GPU
+    (`if(USE_CUDA AND BUILD_EXAMPLE)`), else None; an `else()` branch is the other path and has no such guard."""
     tree = _parser().parse(text.encode("utf-8"))
-    out: list[tuple[str, int, int, list[tuple[str, int, int]]]] = []
-    stack = [tree.root_node]
-    while stack:
-        node = stack.pop()
-        if node.type.endswith("_command") or node.type == "normal_command":
+    out: list[tuple[str, int, int, list[tuple[str, int, int]], str | None]] = []
+
+    def walk(node, guard: str | None) -> None:
+        if node.type == "if_condition":
+            branch = guard
+            for child in node.children:
+                if child.type in ("if_command", "elseif_command"):
+                    walk(child, guard)
+                    cond = " ".join(a[0] for a in _args(child))
+                    branch = cond if _GUARD_RE.search(cond) else guard
+                elif child.type == "else_command":
+                    branch = guard
+                elif child.type == "body":
+                    walk(child, branch)
+            return
+        if node.type.endswith("_command"):
             name_node = node.children[0] if node.children else None
             if name_node is not None:
                 name = name_node.text.decode("utf-8", "replace").lower()
-                args = []
-                for child in node.children:
-                    if child.type == "argument_list":
-                        for arg in child.children:
-                            if arg.type == "argument":
-                                args.append((_unquote(arg), arg.start_point[0] + 1, arg.start_point[1] + 1))
-                out.append((name, name_node.start_point[0] + 1, name_node.start_point[1] + 1, args))
-        stack.extend(reversed(node.children))
+                out.append((name, name_node.start_point[0] + 1, name_node.start_point[1] + 1, _args(node), guard))
+            return
+        for child in node.children:
+            walk(child, guard)
+
+    stack_limit = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(max(stack_limit, 10000))
+        walk(tree.root_node, None)
+    except RecursionError:
+        pass                  # a pathologically nested file: what was read so far
+    finally:
+        sys.setrecursionlimit(stack_limit)
     return out
 
 
@@ -109,12 +141,21 @@ def analyze_cmake(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         return col.done()
     m = matchers(engine)
 
+    guard: str | None = None
+
     def hit(key: str, value: str, line: int, column: int, symbol: str | None = None) -> None:
         rule = m.match_setting(f"cmake.{key}", value.lower())
-        if rule is not None:
+        if rule is None:
+            return
+        if guard is not None and key != "fatal":
+            # a multi-backend build: this part builds only when its CUDA option is on (Mooncake's
+            # `if(USE_CUDA AND BUILD_DEVICE_TRANSPORT_EXAMPLE)` beside `if(USE_ASCEND)`)
+            col.add(rule, symbol or value, line, column, severity="info",
+                    note=f" (inside `if({guard[:60]})`: an optional CUDA part of the build, off unless that is set)")
+        else:
             col.add(rule, symbol or value, line, column)
 
-    for name, at_line, at_col, args in found:
+    for name, at_line, at_col, args, guard in found:
         if name in ("project", "enable_language", "check_language"):
             for value, line, c in args[1:] if name == "project" else args:
                 hit("language", value, line, c)
