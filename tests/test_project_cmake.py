@@ -48,7 +48,7 @@ def test_an_extension_build_with_nccl_and_nvshmem():
         """
     got = found("CMakeLists.txt", text)
     lines = {line for line, _ in got}
-    assert (3, "NPU337") in got and (5, "NPU337") in got and (6, "NPU337") in got and (19, "NPU337") in got
+    assert (3, "NPU337") in got and (5, "NPU339") in got and (6, "NPU339") in got and (19, "NPU337") in got
     assert (7, "NPU063") in got and (8, "NPU062") in got and (15, "NPU062") in got
     assert {(10, "NPU145"), (11, "NPU145"), (12, "NPU145"), (13, "NPU145"), (16, "NPU145"), (18, "NPU145")} <= set(got)
     # the comment, the CXX flags, Torch, the pybind11 module of a .cpp file: nothing
@@ -72,7 +72,7 @@ def test_target_properties_and_libraries_one_line_each():
         target_link_libraries(bench_mlp_ours PUBLIC ${CUDA_LIBRARIES} tiny-cuda-nn CUDA::cublas)
         """
     got = set(found("CMakeLists.txt", text))
-    assert {(5, "NPU337"), (6, "NPU337"), (7, "NPU063"), (9, "NPU145"), (9, "NPU062"), (11, "NPU337"),
+    assert {(5, "NPU339"), (6, "NPU339"), (7, "NPU063"), (9, "NPU145"), (9, "NPU062"), (11, "NPU337"),
             (12, "NPU062"), (12, "NPU450")} <= got
     assert not {line for line, _ in got} & {1, 2, 3, 4, 10}
 
@@ -220,7 +220,7 @@ def test_set_property_and_string_append_name_their_variable():
         string(REPLACE "CUDA" "cuda" LOWER_NAME "${NAME}")
         set_property(GLOBAL PROPERTY USE_FOLDERS ON)
         """
-    assert found("CMakeLists.txt", text) == [(1, "NPU063"), (2, "NPU337")]
+    assert found("CMakeLists.txt", text) == [(1, "NPU063"), (2, "NPU339")]
 
 
 def test_cuda_parts_behind_a_cuda_option_are_information():
@@ -244,5 +244,25 @@ def test_cuda_parts_behind_a_cuda_option_are_information():
     severity = {(f.line, f.code): f.severity for f in result.findings}
     assert severity[(6, "NPU337")] == "info" and severity[(7, "NPU337")] == "info"
     assert severity[(9, "NPU337")] == "error"                 # the else() branch is the other path
-    assert severity[(11, "NPU145")] == "error" and severity[(12, "NPU145")] == "error"   # the stop itself
+    assert severity[(11, "NPU145")] == "info"                 # the test: false where NCCL is set up
+    assert severity[(12, "NPU145")] == "error"                # the stop itself
     assert not any(line <= 4 for line, _ in severity)
+
+
+def test_optional_lookups_and_option_tests_are_information():
+    # Mooncake: `find_package(CUDAToolkit)` without REQUIRED, `if(CUDAToolkit_FOUND)`, a FATAL_ERROR for a bad option mix
+    text = """\
+        find_package(CUDAToolkit)
+        if(CUDAToolkit_FOUND)
+          add_definitions(-DHAVE_CUDA)
+        endif()
+        if(USE_NCCL_HOST)
+          if(NOT USE_CUDA)
+            message(FATAL_ERROR "USE_NCCL_HOST requires USE_CUDA=ON")
+          endif()
+        endif()
+        find_package(CUDAToolkit REQUIRED)
+        """
+    result = ENGINE.analyze_bytes(textwrap.dedent(text).encode(), "CMakeLists.txt")
+    severity = {(f.line, f.code): f.severity for f in result.findings}
+    assert severity == {(1, "NPU062"): "info", (2, "NPU062"): "info", (7, "NPU062"): "info", (10, "NPU062"): "error"}

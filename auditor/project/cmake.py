@@ -74,7 +74,11 @@ def _unquote(node) -> str:
     return text
 
 
-_GUARD_RE = re.compile(r"cuda|nccl|nvshmem|cudnn|cublas|tensorrt|gpu|nvidia|cutlass", re.I)
+# an `if()` branch that makes a part of the build optional: a condition naming CUDA / NCCL / a GPU, or a build
+# option (`USE_HYGON`, `WITH_GPU`, `ENABLE_X`, `BUILD_X`)
+_GUARD_RE = re.compile(r"cuda|nccl|nvshmem|cudnn|cublas|tensorrt|gpu|nvidia|cutlass|\b(?:USE|WITH|ENABLE|BUILD)_\w+", re.I)
+# `NOT NCCL_ROOT_DIR`, `NOT CUDAToolkit_FOUND`: a test that something is missing (a FATAL_ERROR under it stops there)
+_MISSING_TEST_RE = re.compile(r"^NOT\s+\$?\{?\w*(?:_FOUND|_DIR|_ROOT|_HOME|_PATH|_LIBRARY|_LIBRARIES|_INCLUDE\w*)\}?$", re.I)
 
 
 def _args(node) -> list[tuple[str, int, int]]:
@@ -143,15 +147,24 @@ def analyze_cmake(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
 
     guard: str | None = None
 
-    def hit(key: str, value: str, line: int, column: int, symbol: str | None = None) -> None:
+    def hit(key: str, value: str, line: int, column: int, symbol: str | None = None, optional: str = "") -> None:
         rule = m.match_setting(f"cmake.{key}", value.lower())
         if rule is None:
             return
-        if guard is not None and key != "fatal":
-            # a multi-backend build: this part builds only when its CUDA option is on (Mooncake's
+        if key == "fatal" and guard is not None and _MISSING_TEST_RE.match(guard):
+            col.add(rule, symbol or value, line, column)   # `if (NOT NCCL_ROOT_DIR) message(FATAL_ERROR ...)`: stops here
+        elif key in ("fatal", "if"):
+            # a test of whether CUDA / NCCL is there takes the other branch on Ascend; a FATAL_ERROR under any other
+            # condition (`if(NOT USE_CUDA)` after `if(USE_NCCL_HOST)`) stops only a configure that asked for CUDA
+            col.add(rule, symbol or value, line, column, severity="info",
+                    note=" (a condition of the build: false on Ascend unless CUDA was asked for)")
+        elif guard is not None:
+            # a multi-backend build: this part builds only when its option is on (Mooncake's
             # `if(USE_CUDA AND BUILD_DEVICE_TRANSPORT_EXAMPLE)` beside `if(USE_ASCEND)`)
             col.add(rule, symbol or value, line, column, severity="info",
-                    note=f" (inside `if({guard[:60]})`: an optional CUDA part of the build, off unless that is set)")
+                    note=f" (inside `if({guard[:60]})`: an optional part of the build, off unless that is set)")
+        elif optional:
+            col.add(rule, symbol or value, line, column, severity="info", note=optional)
         else:
             col.add(rule, symbol or value, line, column)
 
@@ -160,7 +173,9 @@ def analyze_cmake(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
             for value, line, c in args[1:] if name == "project" else args:
                 hit("language", value, line, c)
         elif name == "find_package" and args:
-            hit("find_package", args[0][0], args[0][1], args[0][2])
+            required = any(a[0].upper() == "REQUIRED" for a in args[1:])
+            hit("find_package", args[0][0], args[0][1], args[0][2],
+                optional="" if required else " (not REQUIRED: the configure goes on without it)")
         else:
             hit("command", name, at_line, at_col)
         if name in _SOURCE_COMMANDS:
