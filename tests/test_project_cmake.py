@@ -87,6 +87,7 @@ def test_comments_messages_and_cpu_builds_are_not_findings():
         message(STATUS "CUDA found: ${CUDAToolkit_FOUND}; nccl too")
         message(WARNING "building without NCCL")
         add_library(tools STATIC src/tools.cpp src/cuda_names.h)
+        target_include_directories(nccl_host_transport PRIVATE ${CMAKE_CURRENT_LIST_DIR}/include)
         set(SOURCES main.cpp)
         target_link_libraries(tools PRIVATE fmt::fmt Threads::Threads)
         """

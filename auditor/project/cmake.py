@@ -215,7 +215,8 @@ def analyze_cmake(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                     if part.strip():
                         hit("link", part.strip(), line, c)
         if name in _DIR_COMMANDS:
-            for value, line, c in args:
+            # target_include_directories(<target> PRIVATE dirs...): the target's own name is not a folder
+            for value, line, c in args[1:] if name.startswith("target_") else args:
                 hit("dir", value, line, c)
         if name in ("if", "elseif", "while"):
             for value, line, c in args:
