@@ -120,7 +120,8 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
     assert [i["line"] for i in mod.capped(items, 2)] == [1, 2, 5, 12]      # 7 and 9 are past the cap
     assert mod.capped(items, None) == items                                # splits without a cap score everything
     # fixed in each SELECTION.md before labelling
-    assert mod.LINE_CAP == {"test4": 40, "test5": 40, "test6": 40, "test7": 40, "test8": 40, "test9": 40, "tuned_t15": 40, "tuned_t15d": 40}
+    assert mod.LINE_CAP == {"test4": 40, "test5": 40, "test6": 40, "test7": 40, "test8": 40, "test9": 40, "tuned_t15": 40,
+                            "tuned_t15d": 40, "tuned_t15f": 40}
 
 
 def test_test4_draws_with_its_own_seed_and_size(tmp_path):
@@ -247,3 +248,14 @@ def test_tuned_t15d_selection_is_exactly_what_its_rule_draws(tmp_path):
     assert mod.select("tuned_t15d") == 0
     first_draw = json.loads((mod.HERE / "tuned_t15d" / "selection.json").read_text())["files"]
     assert len(first_draw) == 27 and committed["files"][:27] == first_draw
+
+
+def test_tuned_t15f_selection_is_exactly_what_its_rule_draws(tmp_path):
+    """tuned_t15f's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1535,
+    4 per repository, test8's kinds plus the `build` kind), and every drawn file, and no other, has a label file; the
+    added kind changes no other split's kinds."""
+    mod, sources, committed = _redraw_committed(tmp_path, "tuned_t15f")
+    assert mod.DRAWS["tuned_t15f"] == {"seed": 1535, "per_repo": 4}
+    assert len(sources) == 9 and len(committed["files"]) == 36
+    assert {f["kind"] for f in committed["files"]} >= {"build", "cuda", "package"}
+    assert mod._kind("CMakeLists.txt", "tuned_t15f") == "build" and mod._kind("CMakeLists.txt", "test8") is None

@@ -25,6 +25,10 @@ KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 # default_offload_opt_param.json); other JSON (results, locales, datasets) is data, not read
                 "*fsdp*.json", "*accelerate*.json", "*offload*.json", "*hparams*.json",
                 "devcontainer.json", ".devcontainer.json")),
+    # CMake build files: the CUDA parts of a C/C++ build (t15f; auditor/project/cmake.py)
+    ("cmake", ("cmakelists.txt", "*.cmake")),
+    # a Makefile's own CUDA build settings (t15f; auditor/project/makefile_vars.py)
+    ("makefile", ("makefile", "gnumakefile", "*.mk")),
 )
 
 
@@ -41,7 +45,7 @@ def project_kind(name: str, rel: str = "") -> str | None:
 
 
 def analyze_project_file(engine: "StaticEngine", data: bytes, rel: str, kind: str) -> FileResult:
-    from auditor.project import configs, dockerfile, notebook, requirements, setup_py, shell
+    from auditor.project import cmake, configs, dockerfile, makefile_vars, notebook, requirements, setup_py, shell
 
     handler = {
         "requirements": requirements.analyze_requirements_txt,
@@ -52,5 +56,7 @@ def analyze_project_file(engine: "StaticEngine", data: bytes, rel: str, kind: st
         "shell": shell.analyze_shell,
         "notebook": notebook.analyze_notebook,
         "config": configs.analyze_config,
+        "cmake": cmake.analyze_cmake,
+        "makefile": makefile_vars.analyze_makefile,
     }[kind]
     return handler(engine, data, rel)

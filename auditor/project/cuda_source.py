@@ -15,7 +15,10 @@ _LAUNCH_RE = re.compile(r"<<<")
 # instantiation files of flash-attention): where a file without a `__global__` kernel shows it is CUDA code
 _CUDA_INCLUDE_RE = re.compile(
     r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]*/)?(?:cuda\w*\.h|cu(?:blas|dnn|rand|fft|sparse|solver)\w*\.h|nccl\.h|'
-    r'[^>"/]*\.cuh?)[>"]', re.M | re.I)       # `<ATen/cuda/CUDAContext.h>` too
+    r'[^>"/]*\.cuh?)[>"]'
+    # the CUDA template libraries' headers (t15f: FlashMLA's fmha_cutlass_bwd_sm100.cuh, `#include <cute/tensor.hpp>`)
+    r'|^[ \t]*#[ \t]*include[ \t]*<(?:cute|cutlass|cub|thrust|cooperative_groups)(?:/[^>]*)?(?:\.h|\.hpp|\.cuh)?>',
+    re.M | re.I)       # `<ATen/cuda/CUDAContext.h>` too
 _INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include\b', re.M)
 # CUDA-only code in a file with no kernel and no CUDA include: device / host qualifiers, nvcc's macros, CUDA
 # runtime types and calls (`cudaDeviceProp`, `cudaStream_t`, `cudaGetDeviceCount(`), launches

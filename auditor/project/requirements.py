@@ -562,11 +562,8 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                 for k, v in item.value:
                     if k.value == "pip" and isinstance(v, yaml.SequenceNode):
                         for p in v.value:
-                            if isinstance(p, yaml.ScalarNode):
-                                n = p.start_mark.line + 1
-                                opt = _OPTION_RE.match(p.value)
-                                if opt:
-                                    _index(col, n, col.lines[n - 1], opt.group(2))
-                                else:
-                                    _report(col, n, col.lines[n - 1], p.value)
+                            if isinstance(p, yaml.ScalarNode) and isinstance(p.value, str) and p.value.strip():
+                                # as a line of requirements.txt: index options, wheels, VCS URLs (t15f: torch-ngp's
+                                # `- git+https://github.com/NVlabs/tiny-cuda-nn/#subdirectory=bindings/torch`)
+                                analyze_requirement_item(col, p.start_mark.line + 1, p.value.strip())
     return col.done()

@@ -108,6 +108,8 @@ class CompiledRules:
     strings: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
     env_exact: dict[str, list[Rule]] = field(default_factory=dict)
     env_prefixes: list[tuple[str, Rule]] = field(default_factory=list)
+    # `*_CUDA_ARCHITECTURES`: a project's own name for a CUDA setting (TCNN_CUDA_ARCHITECTURES), matched by its end
+    env_suffixes: list[tuple[str, Rule]] = field(default_factory=list)
     env_stacked: dict[str, list[Rule]] = field(default_factory=dict)   # a second category for a variable
     imports: list[tuple[str, Rule]] = field(default_factory=list)       # module prefix -> rule
     files: list[tuple[str, Rule]] = field(default_factory=list)
@@ -125,6 +127,7 @@ class CompiledRules:
         c = cls(rules=rules)
         words: set[str] = set()
         prefix_words: list[str] = []
+        suffix_words: list[str] = []
         for rule in rules:
             for kind, values in rule.match.items():
                 for v in values:
@@ -198,6 +201,9 @@ class CompiledRules:
                         elif v.endswith("*"):
                             c.env_prefixes.append((v[:-1], rule))
                             prefix_words.append(v[:-1])
+                        elif v.startswith("*"):
+                            c.env_suffixes.append((v[1:], rule))
+                            suffix_words.append(v[1:])
                         else:
                             c.env_exact.setdefault(v, []).append(rule)
                             words.add(v)
@@ -215,9 +221,10 @@ class CompiledRules:
         c._index_qualnames()
         c.trigger_words = words
         c.file_words = words | {n.rsplit(".", 1)[-1] for n in c.exact} | set().union(*c.below.values())
-        if prefix_words:
+        if prefix_words or suffix_words:
             alt = "|".join(re.escape(p) for p in sorted(set(prefix_words), key=len, reverse=True))
-            c.trigger_prefix_re = re.compile(r"\b(?:" + alt + ")")
+            ends = "|".join(r"\w" + re.escape(p) + r"\b" for p in sorted(set(suffix_words), key=len, reverse=True))
+            c.trigger_prefix_re = re.compile("|".join(x for x in (alt and r"\b(?:" + alt + ")", ends) if x))
         globs = [p for p, _, _ in c.module_globs + c.stacked_globs + c.segment_globs]
         if globs:
             c.module_glob_re = re.compile(r"\b(?:" + "|".join(g.pattern[:-2] for g in globs) + r")\b")
@@ -230,7 +237,8 @@ class CompiledRules:
             # every core spells word characters only: a match lies inside one identifier (see flag_offsets)
             c.flag_in_words = all(_WORD_CORE.fullmatch(core.lower()) for core in cores)
         env_names = sorted(c.env_exact, key=len, reverse=True)
-        env_alts = [re.escape(n) for n in env_names] + [re.escape(p) + r"[A-Z0-9_]+" for p, _ in c.env_prefixes]
+        env_alts = [re.escape(n) for n in env_names] + [re.escape(p) + r"[A-Z0-9_]+" for p, _ in c.env_prefixes] \
+            + [r"[A-Z0-9_]+" + re.escape(p) for p, _ in c.env_suffixes]
         if env_alts:
             # 'CUDA_VISIBLE_DEVICES=0 python ...' inside a shell command string
             c.env_in_text_re = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(env_alts) + r")=")
@@ -410,6 +418,10 @@ class CompiledRules:
         for prefix, rule in self.env_prefixes:
             if name.startswith(prefix) and len(name) > len(prefix) and (best is None or len(prefix) > len(best[0])):
                 best = (prefix, rule)
+        if best is None:
+            for suffix, rule in self.env_suffixes:
+                if name.endswith(suffix) and len(name) > len(suffix):
+                    return rule
         return best[1] if best else None
 
     def match_import(self, module: str) -> Rule | None:

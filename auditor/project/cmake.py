@@ -1,0 +1,226 @@
+"""CMake build files (`CMakeLists.txt`, `*.cmake`): the CUDA parts of a C/C++ build (t15f, tuned on the project
+split tuned_t15f: DeepEP / DeepGEMM / tiny-cuda-nn build files).
+
+Read with tree-sitter-cmake (a complete, error-tolerant CMake grammar, the same family as the bash reader's): every
+command invocation with its arguments, wherever it is nested (`if()` branches, `function()` / `macro()` bodies,
+`foreach()` loops). Comments (line and bracket comments) are not arguments, so they are never read; quoted and
+bracket arguments are read without their quotes. Nothing is run or evaluated: variables are not expanded, and every
+branch of an `if()` counts (a CUDA build a branch may configure is one the file can configure).
+
+Each argument that carries a CUDA fact becomes a `cmake.<what>` setting matched against the catalogue
+(rules/project_build.yaml), on the line of the argument itself:
+
+- `cmake.language`: CUDA enabled as a language (`project(x LANGUAGES CXX CUDA)`, `enable_language(CUDA)`,
+  `check_language(CUDA)`);
+- `cmake.find_package`: the package a `find_package()` looks for (`CUDAToolkit`, `CUDA`, `NCCL`, `NVSHMEM`, `CUDNN`);
+- `cmake.command`: the command itself (`cuda_add_library`, `cuda_add_executable`, `cuda_select_nvcc_arch_flags`);
+- `cmake.source`: a source file argument of a target or a source list (`add_library(x a.cu)`, `set(SRC k.cu)`);
+- `cmake.set`: the variable a `set()` / `list()` / `string()` / `option()` writes (`CUDA_NVCC_FLAGS`,
+  `CMAKE_CUDA_ARCHITECTURES`);
+- `cmake.property`: a target / source property (`CUDA_SEPARABLE_COMPILATION`, `CUDA_ARCHITECTURES`);
+- `cmake.link`: a library a target links (`CUDA::cublas`, `nccl`, `${CUDA_LIBRARIES}`), or the target an
+  `add_library(x ALIAS target)` names (`nvshmem::nvshmem_host`);
+- `cmake.dir`: an include or link directory (`${CUDA_TOOLKIT_ROOT_DIR}/include`, `${NCCL_ROOT_DIR}/lib`);
+- `cmake.if`: a variable or value an `if()` / `elseif()` tests (`if (NOT NCCL_ROOT_DIR)`, `if(CUDAToolkit_FOUND)`);
+- `cmake.fatal`: the text of a `message(FATAL_ERROR ...)` / `message(SEND_ERROR ...)` (a configure that stops
+  without CUDA or NCCL); other messages are only messages.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from typing import TYPE_CHECKING
+
+from auditor.findings import FileError, FileResult
+from auditor.project.hits import Collector, decode_text, matchers
+
+if TYPE_CHECKING:
+    from auditor.static.engine import StaticEngine
+
+_PARSER = None
+_SOURCE_COMMANDS = {"add_library", "add_executable", "target_sources", "cuda_add_library", "cuda_add_executable",
+                    "cuda_compile", "cuda_compile_ptx", "cuda_wrap_srcs", "pybind11_add_module", "python_add_library",
+                    "nanobind_add_module", "set", "list", "torch_cuda_add_library"}
+_SET_COMMANDS = {"set", "list", "string", "option", "set_property", "cmake_dependent_option"}
+_LINK_COMMANDS = {"target_link_libraries", "link_libraries"}
+_DIR_COMMANDS = {"include_directories", "link_directories", "target_include_directories", "target_link_directories"}
+_PROPERTY_COMMANDS = {"set_target_properties", "set_source_files_properties", "set_property", "set_directory_properties"}
+_LIST_SUBCOMMANDS = {"append", "prepend", "insert", "remove_item", "remove_at", "remove_duplicates", "filter",
+                     "transform", "sort", "reverse", "get", "length", "find", "join", "sublist", "pop_back",
+                     "pop_front"}
+_SOURCE_RE = re.compile(r"\.(?:cu|cuh)$", re.I)
+_REF_RE = re.compile(r"\$\{([A-Za-z_][\w.-]*)\}")
+
+
+def _parser():
+    global _PARSER
+    if _PARSER is None:
+        import tree_sitter as ts
+        import tree_sitter_cmake as tcm
+
+        _PARSER = ts.Parser(ts.Language(tcm.language()))
+    return _PARSER
+
+
+def _unquote(node) -> str:
+    text = node.text.decode("utf-8", "replace")
+    child = node.children[0] if node.children else None
+    kind = child.type if child is not None else ""
+    if kind == "quoted_argument" and len(text) >= 2:
+        return text[1:-1]
+    if kind == "bracket_argument":
+        m = re.match(r"\[(=*)\[(.*)\]\1\]$", text, re.S)
+        return m.group(2) if m else text
+    return text
+
+
+# an `if()` branch that makes a part of the build optional: a condition naming CUDA / NCCL / a GPU, or a build
+# option (`USE_HYGON`, `WITH_GPU`, `ENABLE_X`, `BUILD_X`)
+_GUARD_RE = re.compile(r"cuda|nccl|nvshmem|cudnn|cublas|tensorrt|gpu|nvidia|cutlass|\b(?:USE|WITH|ENABLE|BUILD)_\w+", re.I)
+# `NOT NCCL_ROOT_DIR`, `NOT CUDAToolkit_FOUND`: a test that something is missing (a FATAL_ERROR under it stops there)
+_MISSING_TEST_RE = re.compile(r"^NOT\s+\$?\{?\w*(?:_FOUND|_DIR|_ROOT|_HOME|_PATH|_LIBRARY|_LIBRARIES|_INCLUDE\w*)\}?$", re.I)
+
+
+def _args(node) -> list[tuple[str, int, int]]:
+    args = []
+    for child in node.children:
+        if child.type == "argument_list":
+            for arg in child.children:
+                if arg.type == "argument":
+                    args.append((_unquote(arg), arg.start_point[0] + 1, arg.start_point[1] + 1))
+    return args
+
+
+def commands(text: str) -> list[tuple[str, int, int, list[tuple[str, int, int]], str | None]]:
+    """Every command invocation in the file, in order: (name in lower case, line, col, [(argument, line, col)],
+    guard) with 1-based lines and columns; `if` / `elseif` conditions are commands named `if` / `elseif`. guard:
+    the condition of the innermost enclosing `if()` / `elseif()` branch that names CUDA, NCCL or a GPU
+    (`if(USE_CUDA AND BUILD_EXAMPLE)`), else None; an `else()` branch is the other path and has no such guard."""
+    tree = _parser().parse(text.encode("utf-8"))
+    out: list[tuple[str, int, int, list[tuple[str, int, int]], str | None]] = []
+
+    def walk(node, guard: str | None) -> None:
+        if node.type == "if_condition":
+            branch = guard
+            for child in node.children:
+                if child.type in ("if_command", "elseif_command"):
+                    walk(child, guard)
+                    cond = " ".join(a[0] for a in _args(child))
+                    branch = cond if _GUARD_RE.search(cond) else guard
+                elif child.type == "else_command":
+                    branch = guard
+                elif child.type == "body":
+                    walk(child, branch)
+            return
+        if node.type.endswith("_command"):
+            name_node = node.children[0] if node.children else None
+            if name_node is not None:
+                name = name_node.text.decode("utf-8", "replace").lower()
+                out.append((name, name_node.start_point[0] + 1, name_node.start_point[1] + 1, _args(node), guard))
+            return
+        for child in node.children:
+            walk(child, guard)
+
+    stack_limit = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(max(stack_limit, 10000))
+        walk(tree.root_node, None)
+    except RecursionError:
+        pass                  # a pathologically nested file: what was read so far
+    finally:
+        sys.setrecursionlimit(stack_limit)
+    return out
+
+
+def analyze_cmake(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
+    text, err = decode_text(data, rel)
+    if err is not None:
+        return FileResult(rel, error=err)
+    assert text is not None
+    col = Collector(engine, rel, text)
+    try:
+        found = commands(text)
+    except ImportError:
+        col.result.error = FileError(rel, "parse", "tree-sitter-cmake is not installed: CMake files are not read")
+        return col.done()
+    m = matchers(engine)
+
+    guard: str | None = None
+
+    def hit(key: str, value: str, line: int, column: int, symbol: str | None = None, optional: str = "") -> None:
+        rule = m.match_setting(f"cmake.{key}", value.lower())
+        if rule is None:
+            return
+        if key == "fatal" and guard is not None and _MISSING_TEST_RE.match(guard):
+            col.add(rule, symbol or value, line, column)   # `if (NOT NCCL_ROOT_DIR) message(FATAL_ERROR ...)`: stops here
+        elif key in ("fatal", "if"):
+            # a test of whether CUDA / NCCL is there takes the other branch on Ascend; a FATAL_ERROR under any other
+            # condition (`if(NOT USE_CUDA)` after `if(USE_NCCL_HOST)`) stops only a configure that asked for CUDA
+            col.add(rule, symbol or value, line, column, severity="info",
+                    note=" (a condition of the build: false on Ascend unless CUDA was asked for)")
+        elif guard is not None:
+            # a multi-backend build: this part builds only when its option is on (Mooncake's
+            # `if(USE_CUDA AND BUILD_DEVICE_TRANSPORT_EXAMPLE)` beside `if(USE_ASCEND)`)
+            col.add(rule, symbol or value, line, column, severity="info",
+                    note=f" (inside `if({guard[:60]})`: an optional part of the build, off unless that is set)")
+        elif optional:
+            col.add(rule, symbol or value, line, column, severity="info", note=optional)
+        else:
+            col.add(rule, symbol or value, line, column)
+
+    for name, at_line, at_col, args, guard in found:
+        if name in ("project", "enable_language", "check_language"):
+            for value, line, c in args[1:] if name == "project" else args:
+                hit("language", value, line, c)
+        elif name == "find_package" and args:
+            required = any(a[0].upper() == "REQUIRED" for a in args[1:])
+            hit("find_package", args[0][0], args[0][1], args[0][2],
+                optional="" if required else " (not REQUIRED: the configure goes on without it)")
+        else:
+            hit("command", name, at_line, at_col)
+        if name in _SOURCE_COMMANDS:
+            for value, line, c in args:
+                for part in value.split(";"):
+                    if _SOURCE_RE.search(part.strip()):
+                        hit("source", "*.cu", line, c, symbol=part.strip())
+                        break
+        if name in _SET_COMMANDS and args:
+            target: tuple[str, int, int] | None = args[0]
+            words = [a[0].upper() for a in args]
+            if name == "list" and len(args) > 1 and args[0][0].lower() in _LIST_SUBCOMMANDS:
+                target = args[1]                     # list(APPEND CUDA_NVCC_FLAGS "-O3")
+            elif name == "set_property":
+                at = words.index("PROPERTY") + 1 if "PROPERTY" in words else len(args)
+                if at < len(args):                   # set_property(TARGET x PROPERTY CUDA_ARCHITECTURES 90)
+                    hit("property", *args[at])
+                target = None
+            elif name == "string":
+                # string(APPEND <var> ...), string(PREPEND <var> ...), string(CONCAT <var> ...), string(JOIN <glue> <var> ...)
+                var_at = {"APPEND": 1, "PREPEND": 1, "CONCAT": 1, "JOIN": 2}.get(words[0])
+                target = args[var_at] if var_at is not None and var_at < len(args) else None
+            if target is not None:
+                hit("set", *target)
+        if name in _PROPERTY_COMMANDS and name != "set_property":
+            try:
+                start = [a[0].upper() for a in args].index("PROPERTIES") + 1
+            except ValueError:
+                start = len(args)
+            for value, line, c in args[start::2]:
+                hit("property", value, line, c)
+        if name in ("add_library", "add_executable") and len(args) == 3 and args[1][0].upper() == "ALIAS":
+            hit("link", args[2][0], args[2][1], args[2][2])     # add_library(nvshmem ALIAS nvshmem::nvshmem)
+        if name in _LINK_COMMANDS:
+            for value, line, c in args[1:] if name == "target_link_libraries" else args:
+                for part in value.split(";"):
+                    if part.strip():
+                        hit("link", part.strip(), line, c)
+        if name in _DIR_COMMANDS:
+            # target_include_directories(<target> PRIVATE dirs...): the target's own name is not a folder
+            for value, line, c in args[1:] if name.startswith("target_") else args:
+                hit("dir", value, line, c)
+        if name in ("if", "elseif", "while"):
+            for value, line, c in args:
+                hit("if", value, line, c)
+        if name == "message" and len(args) > 1 and args[0][0].upper() in ("FATAL_ERROR", "SEND_ERROR"):
+            hit("fatal", " ".join(a[0] for a in args[1:]), args[1][1], args[1][2], symbol="message(FATAL_ERROR)")
+    return col.done()

@@ -1,0 +1,109 @@
+"""A Makefile's own CUDA build settings (t15f, tuned on project split tuned_t15f: ThunderKittens' kernel Makefiles,
+`GPU := B200`, `SRC := x.cu`, `NVCCFLAGS := -lcublas -lcublasLt`). auditor/project/makefile.py resolves the `make`
+calls of other files against a Makefile; this reader reports the Makefile's own lines.
+
+Read with the same GNU make syntax rules as makefile.py: comments (`#`, not `\\#`), backslash continuation lines
+(each word keeps its own physical line), variable assignments of every flavour (`=`, `:=`, `::=`, `?=`, `+=`, with
+`override` / `export`), target-specific assignments (`train: NVCCFLAGS += -O3`), tab-indented recipe lines and
+`define` blocks (skipped). Nothing is expanded or run. Each fact is a `make.<what>` setting matched against the
+catalogue (rules/project_build.yaml), on its own line:
+
+- `make.var`: the name of an assigned variable (`NVCC`, `NVCCFLAGS`, `CUDA_HOME`, `GPU_COMPUTE_CAPABILITY`);
+- `make.word`: each word of an assigned value or of a recipe line (`kernel.cu`, `-lcublas`, `-arch=sm_90a`,
+  `/usr/local/cuda/include`);
+- `make.gpu`: the value of a variable that names the GPU the build targets (`GPU := H100`), when the value is an
+  NVIDIA GPU model;
+- `make.recipe`: `nvcc` when a recipe line runs nvcc (`$(NVCC)`, `nvcc`).
+"""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from auditor.findings import FileResult
+from auditor.project.hits import Collector, decode_text, matchers
+from auditor.project.makefile import _ASSIGN_RE, _strip_comment
+
+if TYPE_CHECKING:
+    from auditor.static.engine import StaticEngine
+
+_WORD_RE = re.compile(r"[^\s'\"`;()|&<>]+")
+_GPU_VAR_RE = re.compile(r"^(?:\w+_)?(?:GPU|GPU_TYPE|GPU_ARCH|TARGET_GPU|ARCH)$", re.I)
+# NVIDIA data-centre and consumer GPU model names as a build names its target (`GPU := H100`, `ARCH ?= 4090`)
+_NVIDIA_MODEL_RE = re.compile(r"^(?:[AHBLV]\d{2,3}[A-Z]?|GB\d{3}|GH\d{3}|RTX\d{4}|[34]0[6-9]0|50[6-9]0|L40S?|T4|V100|"
+                              r"A100|H100|H200|B100|B200)$", re.I)
+_NVCC_RE = re.compile(r"(?<![\w.-])(?:nvcc(?:\.exe)?|\$[({]NVCC[)}])(?![\w.-])", re.I)
+
+
+def _physical(text: str) -> list[tuple[int, str, bool, bool]]:
+    """(line number, text without its comment, is it a recipe line, does the next line continue it) for every
+    physical line; a continuation line belongs to the kind of the line it continues."""
+    out = []
+    recipe = False
+    continued = False
+    for n, line in enumerate(text.splitlines(), 1):
+        if not continued:
+            recipe = line.startswith("\t")
+        # `#` in a recipe goes to the shell: a comment where it starts a word (`rm -f *.o  # nvcc leaves objects`)
+        body = re.split(r"(?:^|(?<=\s))#", line, maxsplit=1)[0] if recipe else _strip_comment(line)
+        continued = line.endswith("\\") and not line.endswith("\\\\")
+        out.append((n, body[:-1] if continued else body, recipe, continued))
+    return out
+
+
+def analyze_makefile(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
+    text, err = decode_text(data, rel)
+    if err is not None:
+        return FileResult(rel, error=err)
+    assert text is not None
+    col = Collector(engine, rel, text)
+    m = matchers(engine)
+
+    def hit(key: str, value: str, line: int, column: int) -> bool:
+        rule = m.match_setting(f"make.{key}", value.lower())
+        if rule is not None:
+            col.add(rule, value, line, column)
+        return rule is not None
+
+    def words(line: int, body: str, start: int) -> None:
+        for w in _WORD_RE.finditer(body, start):
+            word = w.group(0).rstrip(",")
+            if word and not hit("word", word, line, w.start() + 1) and "=" in word[1:]:
+                # `-DCMAKE_CUDA_ARCHITECTURES=90`, `GPU_COMPUTE_CAPABILITY=80` on a recipe line
+                name, _, value = word.partition("=")
+                if value:
+                    hit("word", value, line, w.start() + len(name) + 2)
+
+    in_define = False
+    value_line = False
+    for n, body, recipe, continued in _physical(text):
+        stripped = body.strip()
+        if in_define:
+            in_define = not stripped.startswith("endef")
+            continue
+        if recipe:
+            nvcc = _NVCC_RE.search(body)
+            if nvcc:
+                hit("recipe", "nvcc", n, nvcc.start() + 1)
+            words(n, body, 0)
+            continue
+        if value_line:                                     # a continuation of an assignment's value
+            words(n, body, 0)
+            value_line = continued
+            continue
+        if stripped.startswith("define ") or stripped == "define":
+            in_define = True
+            continue
+        target_specific = re.match(r"^[^=:#]+:(?![:=])\s*(.*)$", stripped)
+        assign = _ASSIGN_RE.match(stripped) or (target_specific and _ASSIGN_RE.match(target_specific.group(1)))
+        if not assign or ":" in assign.group(1):
+            continue
+        name, value = assign.group(1), assign.group(3)
+        at = body.find(name)
+        hit("var", name, n, at + 1)
+        offset = body.find(value.strip(), at + len(name)) if value.strip() else len(body)
+        if _GPU_VAR_RE.match(name) and _NVIDIA_MODEL_RE.match(value.strip()):
+            hit("gpu", value.strip(), n, offset + 1)
+        words(n, body, offset)
+        value_line = continued
+    return col.done()
