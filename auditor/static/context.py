@@ -147,8 +147,9 @@ def _stmts(body: list[ast.stmt], scope: tuple[int, int] = _WHOLE_FILE):
 
 
 def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None = None) -> FileContext:
-    """local_segment: whether a rule names a package path through this part (`*.triton.*`, `*.nccl.*`); a relative
-    import through such a module (`from ..nccl import allReduce`) then binds as `.nccl.allReduce` (t14f)."""
+    """local_segment: whether a rule names a package path through this part (`*.triton.*`, `*._triton.*`); a relative
+    import through such a module (`from ..ops.triton.layernorm import rms_norm`) then binds as
+    `.ops.triton.layernorm.rms_norm` (t14f)."""
     ctx = FileContext()
     assigns: list[tuple[ast.Assign | ast.AnnAssign, tuple[int, int]]] = []
     decorated: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
@@ -436,9 +437,9 @@ def _bind_relative_extension(ctx: FileContext, stmt: ast.ImportFrom,
                              local_segment: Callable[[str], bool] | None = None) -> None:
     """`from . import _C`, `from ._C import nms`: the package's own compiled extension (setuptools' `_C`
     convention) is the one project-local module a rule can name; it resolves as `._C...`. A relative import
-    through a module a segment rule names (`from ..nccl import allReduce as ncclAllReduce`, bmtrain's NCCL
-    bindings; `from ._triton.rope_padded_kernels import k`) resolves as `.nccl.allReduce`, so the segment rule
-    sees it (t14f); any other project-local module binds nothing."""
+    through a module a segment rule names (`from ._triton.rope_padded_kernels import k`, xformers; `from
+    ..llama3_flash_attn_varlen import f`, ring-flash-attn) resolves as `._triton.rope_padded_kernels.k`, so the
+    segment rule sees it (t14f); any other project-local module binds nothing."""
     module = stmt.module or ""
     if module and local_segment is not None and any(local_segment(part) for part in module.split(".")):
         for alias in stmt.names:
