@@ -15,6 +15,8 @@
     python bench/recall.py run -- ARGS...   pass ARGS to audit (e.g. -- --product 910a --torch-npu v2.7)
     python bench/recall.py run --with-package  audit each sampled file with the Python files of its package
                                             (the cross-file pass sees the modules it imports); scores the same files
+    python bench/recall.py run --one-tree   audit all code bases of a split as one tree (the former model; by
+                                            default each code base is audited as its own project root)
     python bench/recall.py fill LABELS...   write sha256 and line texts into labels files (labelling aid)
 
 Scoring: a labelled line is found when any finding starts on it (finding.line); it is found in the
@@ -450,13 +452,16 @@ def package_root(lf: LabelledFile) -> Path:
 
 
 def run_audit(labels: list[LabelledFile], audit_cmd: list[str], extra: list[str],
-              with_package: bool = False) -> dict:
-    """Copy the sampled files into one temporary tree (<package>/<path>) and audit it once.
+              with_package: bool = False, one_tree: bool = False) -> dict:
+    """Audit the sampled files, each code base as its own project root (the default), and merge the findings.
 
-    A temporary tree outside the repository keeps any [tool.*] config of this repository out of
-    the measurement, and one process is much faster than one per file. with_package: the Python
-    files of each sampled file's package come along (the cross-file pass reads the modules a sampled
-    file imports); only the sampled files are scored.
+    Each code base's sampled files are copied into a temporary folder (<package>/<path>) and audited as one
+    project, the way a user audits one project at a time: a tree-wide decision (NPU418's note dropped where
+    the tree imports torch_npu, the first-party names of the audited tree) sees only that code base.
+    one_tree: the bench's former model, every code base copied into one tree and audited once (kept to
+    compare figures). A temporary tree outside the repository keeps any [tool.*] config of this repository
+    out of the measurement. with_package: the Python files of each sampled file's package come along (the
+    cross-file pass reads the modules a sampled file imports); only the sampled files are scored.
     """
     with tempfile.TemporaryDirectory(prefix="npu-audit-recall-") as tmp:
         root = Path(tmp)
@@ -472,17 +477,38 @@ def run_audit(labels: list[LabelledFile], audit_cmd: list[str], extra: list[str]
             dest = root / lf.key
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(lf.corpus_file, dest)
-        cmd = [*audit_cmd, str(root), "--format", "json", "--fail-on", "never", *extra]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=root)
-        except OSError as e:
-            raise BenchError(f"cannot run {audit_cmd[0]!r}: {e}") from e
-        try:
-            return json.loads(proc.stdout)
-        except ValueError as e:
-            err = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
-            raise BenchError(f"`{' '.join(cmd)}` exited {proc.returncode} without a JSON "
-                             f"document: {' | '.join(err)}") from e
+        if one_tree:
+            return audit_folder(root, audit_cmd, extra)
+        merged: dict = {"findings": [], "errors": []}
+        for package in sorted({lf.package for lf in labels}):
+            doc = audit_folder(root / package, audit_cmd, extra)
+            for f in doc.get("findings") or []:
+                if isinstance(f, dict) and "path" in f:
+                    f["path"] = f"{package}/{str(f['path']).replace(chr(92), '/').removeprefix('./')}"
+                merged["findings"].append(f)
+            for e in doc.get("errors") or []:
+                if isinstance(e, dict) and "path" in e:
+                    e["path"] = f"{package}/{e['path']}"
+                merged["errors"].append(e)
+        return merged
+
+
+def audit_folder(folder: Path, audit_cmd: list[str], extra: list[str]) -> dict:
+    """Run audit once on `folder` (paths in its findings are relative to it); the JSON document it printed."""
+    cmd = [*audit_cmd, str(folder), "--format", "json", "--fail-on", "never", *extra]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=folder)
+    except OSError as e:
+        raise BenchError(f"cannot run {audit_cmd[0]!r}: {e}") from e
+    try:
+        doc = json.loads(proc.stdout)
+    except ValueError as e:
+        err = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+        raise BenchError(f"`{' '.join(cmd)}` exited {proc.returncode} without a JSON "
+                         f"document: {' | '.join(err)}") from e
+    if not isinstance(doc, dict):
+        raise BenchError(f"`{' '.join(cmd)}` printed JSON that is not an object")
+    return doc
 
 
 def default_audit_cmd() -> list[str]:
@@ -509,7 +535,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             audit_cmd = args.audit.split() if args.audit else default_audit_cmd()
             extra = [a for a in args.audit_args if a != "--"]
-            doc = run_audit(labels, audit_cmd, extra, with_package=args.with_package)
+            doc = run_audit(labels, audit_cmd, extra, with_package=args.with_package,
+                            one_tree=args.one_tree)
         results[split] = score(labels, doc)
         add_texts(results[split], labels)
     if args.json:
@@ -561,6 +588,9 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--with-package", action="store_true",
                    help="audit each sampled file with the Python files of its package (the cross-file pass "
                         "sees the modules it imports); only the sampled files are scored")
+    r.add_argument("--one-tree", action="store_true",
+                   help="audit every code base of the split as one tree in one run (the bench's former model; "
+                        "default: each code base audited as its own project root)")
     r.add_argument("audit_args", nargs=argparse.REMAINDER,
                    help="after `--`: extra arguments for audit, e.g. -- --product 910a")
     fl = sub.add_parser("fill", help="write sha256 and line texts into labels files")

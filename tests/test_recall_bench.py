@@ -422,3 +422,59 @@ def test_tuned_t14d_files_are_exactly_what_its_rule_draws():
         rnd += 1
     assert set(drawn) == set(labels)
     assert len(drawn) == 53 and len({name for name, _ in drawn}) == 12
+
+
+# ludwig's DeepSpeed strategy (test8) and a kernels package whose backend module imports torch_npu: audited as one
+# tree, the torch_npu import of one code base would drop NPU418 (DeepSpeed's NPU note) from the other.
+LUDWIG_DS = '''\
+import deepspeed
+import torch
+
+
+class DeepSpeedStrategy:
+    def prepare(self, model, trainer_config, base_config):
+        ds_config = {"train_batch_size": trainer_config.batch_size}
+        model_engine, _, _, _ = deepspeed.initialize(model=model, config=ds_config)
+        return model_engine
+'''
+KERNELS_BACKENDS = '''\
+import importlib.util
+
+if importlib.util.find_spec("torch_npu") is not None:
+    import torch_npu  # noqa: F401
+    _HAS_NPU = True
+else:
+    _HAS_NPU = False
+'''
+
+
+@pytest.fixture
+def two_code_bases(tmp_path, monkeypatch):
+    corpus = tmp_path / "_corpus"
+    labels_dir = tmp_path / "split" / "labels"
+    labels_dir.mkdir(parents=True)
+    for package, version, path, text, lines in [
+            ("ludwig", "0.10.4", "ludwig/distributed/deepspeed.py", LUDWIG_DS,
+             [{"line": 1, "category": "third_party", "note": "deepspeed", "text": "import deepspeed"}]),
+            ("kernels", "0.11.0", "kernels/backends.py", KERNELS_BACKENDS, [])]:
+        src = corpus / f"{package}-{version}" / path
+        src.parent.mkdir(parents=True)
+        src.write_text(text)
+        doc = {"package": package, "version": version, "path": path, "sha256": recall.sha256_of(src), "lines": lines}
+        (labels_dir / f"{package}__{path.replace('/', '__')}.yaml").write_text(yaml.safe_dump(doc))
+    monkeypatch.setattr(recall, "CORPUS_DIR", corpus)
+    monkeypatch.setattr(recall, "SPLITS", {"dev": labels_dir.parent})
+    return recall.load_all_labels("dev")
+
+
+def test_each_code_base_is_audited_as_its_own_root(two_code_bases):
+    audit = [sys.executable, "-m", "auditor.cli", "--no-cache"]
+    per_base = recall.run_audit(two_code_bases, audit, [])
+    hits = {(f["path"], f["line"], f["code"]) for f in per_base["findings"]}
+    assert ("ludwig/ludwig/distributed/deepspeed.py", 1, "NPU418") in hits
+    r = recall.score(two_code_bases, per_base)
+    assert r["per_category"]["third_party"]["found"] == 1 and r["audit_errors"] == []
+    # the former model: one tree, where kernels' torch_npu import silences ludwig's note
+    one_tree = recall.run_audit(two_code_bases, audit, [], one_tree=True)
+    assert ("ludwig/ludwig/distributed/deepspeed.py", 1, "NPU418") not in {
+        (f["path"], f["line"], f["code"]) for f in one_tree["findings"]}

@@ -380,6 +380,13 @@ class CompiledRules:
                     return QualMatch(rule, pattern, 0)
         return None
 
+    def is_segment(self, part: str) -> bool:
+        """Whether a segment rule names a package path through `part` (`*.triton.*`, `*.*flash_attn*.*`): a relative
+        import through such a module is bound for it (context.build_context); a test suite's module never is."""
+        if part.startswith("test"):
+            return False
+        return part in self.segments or any(regex.match(part) for regex, _, _ in self.segment_globs)
+
     def inside_segment_glob(self, qualname: str, rel: str) -> bool:
         """Whether a file lies inside the module a segment glob matched in `qualname` (`vllm/vllm_flash_attn/cute/x.py`
         importing `vllm.vllm_flash_attn.cute.fa_logging`): the vendored package's own plumbing, which its own

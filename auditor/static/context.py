@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from auditor.static.host_values import host_arrays, host_only_file
@@ -145,7 +146,10 @@ def _stmts(body: list[ast.stmt], scope: tuple[int, int] = _WHOLE_FILE):
             yield from _stmts(case.body, inner)
 
 
-def build_context(tree: ast.Module) -> FileContext:
+def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None = None) -> FileContext:
+    """local_segment: whether a rule names a package path through this part (`*.triton.*`, `*._triton.*`); a relative
+    import through such a module (`from ..ops.triton.layernorm import rms_norm`) then binds as
+    `.ops.triton.layernorm.rms_norm` (t14f)."""
     ctx = FileContext()
     assigns: list[tuple[ast.Assign | ast.AnnAssign, tuple[int, int]]] = []
     decorated: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
@@ -168,7 +172,7 @@ def build_context(tree: ast.Module) -> FileContext:
                 uses_triton = True
             imported_from.extend((alias.asname or alias.name, stmt.module or "") for alias in stmt.names)
             if stmt.level or not stmt.module:
-                _bind_relative_extension(ctx, stmt)
+                _bind_relative_extension(ctx, stmt, local_segment)
                 continue  # relative imports bind project-local modules
             for alias in stmt.names:
                 if alias.name == "*":
@@ -429,10 +433,19 @@ def adopt_local_refs(ctx: FileContext, tree: ast.Module, namespace, cuda_only) -
 LOCAL_PACKAGE = ""   # relative imports of a compiled extension resolve as `._C...` (an empty package head)
 
 
-def _bind_relative_extension(ctx: FileContext, stmt: ast.ImportFrom) -> None:
+def _bind_relative_extension(ctx: FileContext, stmt: ast.ImportFrom,
+                             local_segment: Callable[[str], bool] | None = None) -> None:
     """`from . import _C`, `from ._C import nms`: the package's own compiled extension (setuptools' `_C`
-    convention) is the one project-local module a rule can name; it resolves as `._C...`."""
+    convention) is the one project-local module a rule can name; it resolves as `._C...`. A relative import
+    through a module a segment rule names (`from ._triton.rope_padded_kernels import k`, xformers; `from
+    ..llama3_flash_attn_varlen import f`, ring-flash-attn) resolves as `._triton.rope_padded_kernels.k`, so the
+    segment rule sees it (t14f); any other project-local module binds nothing."""
     module = stmt.module or ""
+    if module and local_segment is not None and any(local_segment(part) for part in module.split(".")):
+        for alias in stmt.names:
+            if alias.name != "*":
+                ctx.bind(alias.asname or alias.name, f"{LOCAL_PACKAGE}.{module}.{alias.name}")
+        return
     for alias in stmt.names:
         if alias.name == "_C" and not module:
             ctx.bind(alias.asname or alias.name, f"{LOCAL_PACKAGE}._C")

@@ -414,7 +414,7 @@ class StaticEngine:
                 and not flag_hits and not (c.module_glob_re and c.module_glob_re.search(text)):
             result.summary = summarize(tree, (), rel, text)     # its imports, for the cross-file pass
             return result
-        ctx = build_context(tree)
+        ctx = build_context(tree, c.is_segment)
         if ctx.local_refs:
             adopt_local_refs(ctx, tree, c.is_namespace, self._cuda_only_package)
         triggers = self._file_triggers(ctx)
