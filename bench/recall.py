@@ -65,7 +65,10 @@ SPLITS = {"dev": BENCH / "corpus", "test": BENCH / "corpus_test", "fresh": BENCH
           "test8": BENCH / "corpus_test8",
           # tuned_t14d: a tuning sample (12 code bases no other split uses), labelled before the first
           # run and then tuned on (its SELECTION.md); not a blind split.
-          "tuned_t14d": BENCH / "corpus_tuned_t14d"}
+          "tuned_t14d": BENCH / "corpus_tuned_t14d",
+          # tuned_t14g: a second tuning sample (13 code bases of t14g's list), labelled before the first run
+          # and then tuned on (its SELECTION.md); not a blind split.
+          "tuned_t14g": BENCH / "corpus_tuned_t14g"}
 CORPUS_DIR = BENCH / "_corpus"
 ARCHIVES_DIR = CORPUS_DIR / "_archives"
 
