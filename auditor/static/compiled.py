@@ -108,6 +108,7 @@ class CompiledRules:
     strings: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
     env_exact: dict[str, list[Rule]] = field(default_factory=dict)
     env_prefixes: list[tuple[str, Rule]] = field(default_factory=list)
+    env_suffixes: list[tuple[str, Rule]] = field(default_factory=list)    # "*_SKIP_CUDA_BUILD" (t14g)
     env_stacked: dict[str, list[Rule]] = field(default_factory=dict)   # a second category for a variable
     imports: list[tuple[str, Rule]] = field(default_factory=list)       # module prefix -> rule
     files: list[tuple[str, Rule]] = field(default_factory=list)
@@ -198,6 +199,9 @@ class CompiledRules:
                         elif v.endswith("*"):
                             c.env_prefixes.append((v[:-1], rule))
                             prefix_words.append(v[:-1])
+                        elif v.startswith("*") and "*" not in v[1:]:
+                            c.env_suffixes.append((v[1:], rule))
+                            words.add(v[1:])
                         else:
                             c.env_exact.setdefault(v, []).append(rule)
                             words.add(v)
@@ -230,7 +234,8 @@ class CompiledRules:
             # every core spells word characters only: a match lies inside one identifier (see flag_offsets)
             c.flag_in_words = all(_WORD_CORE.fullmatch(core.lower()) for core in cores)
         env_names = sorted(c.env_exact, key=len, reverse=True)
-        env_alts = [re.escape(n) for n in env_names] + [re.escape(p) + r"[A-Z0-9_]+" for p, _ in c.env_prefixes]
+        env_alts = [re.escape(n) for n in env_names] + [re.escape(p) + r"[A-Z0-9_]+" for p, _ in c.env_prefixes] \
+            + [r"[A-Z0-9_]+" + re.escape(p) for p, _ in c.env_suffixes]
         if env_alts:
             # 'CUDA_VISIBLE_DEVICES=0 python ...' inside a shell command string
             c.env_in_text_re = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(env_alts) + r")=")
@@ -410,6 +415,10 @@ class CompiledRules:
         for prefix, rule in self.env_prefixes:
             if name.startswith(prefix) and len(name) > len(prefix) and (best is None or len(prefix) > len(best[0])):
                 best = (prefix, rule)
+        if best is None:
+            # a suffix family (`*_SKIP_CUDA_BUILD`) for the names no exact or prefix entry knows
+            best = next(((sfx, rule) for sfx, rule in self.env_suffixes if name.endswith(sfx) and len(name) > len(sfx)),
+                        None)
         return best[1] if best else None
 
     def match_import(self, module: str) -> Rule | None:
