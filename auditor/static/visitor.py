@@ -907,7 +907,8 @@ class MatchVisitor(cst.CSTVisitor):
                 func.value.visit(self)
         elif isinstance(func, cst.Attribute) and func.attr.value in self.c.methods:
             rule = self.c.methods[func.attr.value][0]
-            if self._when_ok(rule, node):
+            if self._when_ok(rule, node) and not (
+                    rule.extra.get("not_on_modules") and _base_name(func.value) in self.ctx.aliases):
                 self._hit(rule, func.attr, func.attr.value, end_node=node)
             func.value.visit(self)    # the receiver may hold code: `torch.randn(3).cuda()`
         else:
