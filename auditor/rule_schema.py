@@ -67,7 +67,10 @@ RULE_SCHEMA: dict[str, Any] = {
             # (apex `opt_level="O1"`, not the compiler flag `opt_level = "-O3"`)
             "keyword_values": {"type": "array", "items": {"type": "string"}},
             # project files: not reported in a file that names one of these (the package that completes the port)
-            "ported_by": {"type": "array", "items": {"type": "string"}}}},
+            "ported_by": {"type": "array", "items": {"type": "string"}},
+            # method rules: not when the receiver is a chain of an imported module (`flag_gems.ops.flash_attn_func(...)`:
+            # that package's own function, not one held in an object's attribute) (t14g)
+            "not_on_modules": {"type": "boolean"}}},
         "symbols": {"type": "object", "additionalProperties": {"anyOf": [{"type": "null"}, {
             "type": "object", "additionalProperties": False, "properties": {
                 "substitution": {"type": ["string", "null"]}, "message": {"type": "string"},

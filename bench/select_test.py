@@ -42,7 +42,9 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test7": "npu-audit-test-split-7:", "test8": "npu-audit-test-split-8:",
                  "test9": "npu-audit-test-split-9:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
-                 "tuned_t14d": "npu-audit-tuned-t14d:"}
+                 "tuned_t14d": "npu-audit-tuned-t14d:",
+                 # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
+                 "tuned_t14g": "npu-audit-tuned-t14g:"}
 # test3's per-category top-up (bench/corpus_test3/SELECTION.md): a file qualifies for a category
 # when at least TOPUP_MIN_LINES of its lines match that category's fixed word list.
 TOPUP_WORDS = {
@@ -69,21 +71,24 @@ EXCLUDED_DIRS = {"test", "tests", "testing", "jax"}
 # test5: other projects vendored as submodules in flash-attn's sdist (NVIDIA CUTLASS, AMD
 # composable_kernel); no archive of an earlier split has a csrc/cutlass or csrc/composable_kernel.
 EXCLUDED_SUBTREES = ("csrc/cutlass/", "csrc/composable_kernel/")
+# tuned_t14g: stable-fast's sdist vendors NVIDIA CUTLASS (its Python examples and bindings) under third_party/cutlass/;
+# other splits' archives (grouped-gemm, natten) hold that folder too, so the exclusion is this split's only.
+SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",)}
 PER_CODE_BASE = 2
 
 
-def eligible(root: Path) -> list[str]:
-    return list(_eligible_texts(root))
+def eligible(root: Path, split: str = "test") -> list[str]:
+    return list(_eligible_texts(root, SPLIT_EXCLUDED_SUBTREES.get(split, ())))
 
 
 @functools.cache
-def _eligible_texts(root: Path) -> dict[str, tuple[str, ...]]:
+def _eligible_texts(root: Path, extra_excluded: tuple[str, ...] = ()) -> dict[str, tuple[str, ...]]:
     """Eligible paths of one unpacked archive with their lines (read once: the top-up reuses them)."""
     out = {}
     for f in sorted(root.rglob("*.py")):
         rel = f.relative_to(root)
         if (EXCLUDED_DIRS & set(rel.parts[:-1])
-                or any("/" + t in "/" + rel.as_posix() for t in EXCLUDED_SUBTREES)):
+                or any("/" + t in "/" + rel.as_posix() for t in EXCLUDED_SUBTREES + extra_excluded)):
             continue
         lines = f.read_text(errors="replace").splitlines()
         if not MIN_LINES <= len(lines) <= MAX_LINES:
@@ -105,7 +110,7 @@ def draw(per: int | None, split: str = "test") -> list[tuple[dict, str]]:
         root = recall.source_dir(src["name"], src["version"])
         if not root.exists():
             raise recall.BenchError(f"{root} missing: run `python bench/recall.py --split {split} fetch`")
-        order = seeded_order(src["name"], eligible(root), SEED_PREFIXES[split])
+        order = seeded_order(src["name"], eligible(root, split), SEED_PREFIXES[split])
         drawn += [(src, p) for p in (order if per is None else order[:per])]
     return drawn
 

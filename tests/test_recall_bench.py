@@ -201,7 +201,8 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
     assert r["per_category"]["device"]["found"] == 1
 
 
-@pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7", "test8", "test9", "tuned_t14d"])
+@pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
+                                   "tuned_t14d", "tuned_t14g"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
     labels = shipped(split)
     used = {s["name"] for other in recall.SPLITS if other != split for s in recall.load_sources(other)}
@@ -478,3 +479,30 @@ def test_each_code_base_is_audited_as_its_own_root(two_code_bases):
     one_tree = recall.run_audit(two_code_bases, audit, [], one_tree=True)
     assert ("ludwig/ludwig/distributed/deepspeed.py", 1, "NPU418") not in {
         (f["path"], f["line"], f["code"]) for f in one_tree["findings"]}
+
+
+def test_tuned_t14g_files_are_exactly_what_its_rule_draws():
+    """tuned_t14g (a second tuning sample, its SELECTION.md): test7's file rule without stable-fast's vendored
+    third_party/cutlass/, rounds over the code bases in sources.json order, one file per code base per round,
+    stopping at the first file that brings the split to at least 40 files and 200 must-flag pairs."""
+    select_test = _load_select_test()
+    labels = {(lf.package, lf.path): lf for lf in shipped("tuned_t14g")}
+    if not all(lf.corpus_file.exists() for lf in labels.values()):
+        pytest.skip("tuned_t14g corpus not fetched (python bench/recall.py --split tuned_t14g fetch)")
+    orders = [(src["name"], select_test.seeded_order(
+        src["name"], select_test.eligible(recall.source_dir(src["name"], src["version"]), "tuned_t14g"),
+        select_test.SEED_PREFIXES["tuned_t14g"])) for src in recall.load_sources("tuned_t14g")]
+    assert all(not path.startswith("third_party/cutlass/") and "/third_party/cutlass/" not in path
+               for _, order in orders for path in order)
+    drawn, pairs, rnd = [], 0, 0
+    while not (len(drawn) >= 40 and pairs >= 200) and any(rnd < len(order) for _, order in orders):
+        for name, order in orders:
+            if rnd >= len(order) or (len(drawn) >= 40 and pairs >= 200):
+                continue
+            key = (name, order[rnd])
+            assert key in labels, f"the rule draws {key}, which has no labels"
+            drawn.append(key)
+            pairs += sum(len(ll.categories) for ll in labels[key].lines.values())
+        rnd += 1
+    assert set(drawn) == set(labels)
+    assert len(drawn) == 64 and len({name for name, _ in drawn}) == 9

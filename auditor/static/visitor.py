@@ -450,8 +450,9 @@ class MatchVisitor(cst.CSTVisitor):
         rules = self.c.attributes.get(node.attr.value)
         if not rules or id(node.attr) in self._not_property:
             return None
-        if isinstance(node.value, cst.Name) and node.value.value in ("self", "cls"):
-            return None
+        if isinstance(node.value, cst.Name) and node.value.value in ("self", "cls") \
+                and not (node.attr.value.startswith("__") and node.attr.value.endswith("__")):
+            return None               # a protocol dunder (`self.__cuda_array_interface__ = ...`) is not the class's own name
         return rules[0]
 
     def _already_ported(self, call: cst.Call | None) -> bool:
@@ -711,6 +712,9 @@ class MatchVisitor(cst.CSTVisitor):
         targets = node.target.elements if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]
         for target in targets:
             name = target.value if isinstance(target, cst.Element) else target
+            if isinstance(name, cst.Attribute) and name.attr.value.startswith("__") \
+                    and name.attr.value.endswith("__") and name.attr.value in self.c.attributes:
+                continue    # `self.__cuda_array_interface__ = {...}` publishes a protocol (t14g): the binding is the use
             if isinstance(name, cst.Attribute):
                 self._not_property.add(id(name.attr))   # `obj.is_cuda = ...` binds, it does not read the property
             if isinstance(name, cst.Name) or (isinstance(name, cst.Attribute) and isinstance(name.value, cst.Name)
@@ -903,7 +907,8 @@ class MatchVisitor(cst.CSTVisitor):
                 func.value.visit(self)
         elif isinstance(func, cst.Attribute) and func.attr.value in self.c.methods:
             rule = self.c.methods[func.attr.value][0]
-            if self._when_ok(rule, node):
+            if self._when_ok(rule, node) and not (
+                    rule.extra.get("not_on_modules") and _base_name(func.value) in self.ctx.aliases):
                 self._hit(rule, func.attr, func.attr.value, end_node=node)
             func.value.visit(self)    # the receiver may hold code: `torch.randn(3).cuda()`
         else:
