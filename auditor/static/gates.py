@@ -17,7 +17,8 @@ or misleads on Ascend; the code behind it does not run there as written, so its 
 
 A CUDA test is `torch.cuda.is_available()`, `is_cuda()` / `current_platform.is_cuda()` / `is_cuda_alike()` /
 `is_torch_cuda_available()`, `torch.version.cuda`, `torch.cuda.device_count() > 0`, `x.is_cuda`, `x.type == "cuda"`,
-`"cuda" in str(device)`, `device == "cuda"`, `device.startswith("cuda")`, `x.device == torch.device("cuda")`, or a name every
+`"cuda" in str(device)`, `device == "cuda"`, `device.startswith("cuda")`, `x.device == torch.device("cuda")`,
+`"nccl" in self.backend` / `backend == "nccl"` (the NCCL backend runs only on CUDA; t11f), or a name every
 assignment of which is one of these
 (`use_cuda = args.gpu >= 0 and torch.cuda.is_available()`, `self.use_cuda = torch.cuda.is_available()`), or a call of
 a top-level probe function whose only statement returns one (`def checkpoint_ready(): return HAS_GPU and ...`).
@@ -127,6 +128,10 @@ def _cuda_string(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(_CUDA_WORD.match(node.value))
 
 
+def _nccl_string(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.lower() == "nccl"
+
+
 def _cuda_device(node: ast.AST) -> bool:
     """`torch.device("cuda")`, `torch.device("cuda:0")`, `torch.device("cuda", 0)`."""
     return isinstance(node, ast.Call) and _dotted(node.func) in ("torch.device", "device") and bool(node.args) \
@@ -152,6 +157,9 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
         left, op, right = node.left, node.ops[0], node.comparators[0]
         if isinstance(op, (ast.Eq, ast.In)) and (_cuda_string(left) or _cuda_string(right) and isinstance(op, ast.Eq)):
             return True      # `x.type == "cuda"`, `"cuda" in str(device)`, `device == "cuda"`
+        if isinstance(op, (ast.Eq, ast.In)) and (_nccl_string(left) and not isinstance(right, ast.Constant) or
+                                                 _nccl_string(right) and isinstance(op, ast.Eq)):
+            return True      # `"nccl" in self.backend`, `backend == "nccl"`: only where NCCL runs (t11f)
         if isinstance(op, ast.Eq) and (_cuda_device(left) or _cuda_device(right)):
             return True      # `model.device == torch.device("cuda")`
         if isinstance(left, ast.Call) and _dotted(left.func).endswith("cuda.device_count") and \

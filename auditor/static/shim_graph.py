@@ -34,7 +34,7 @@ from pathlib import Path
 
 from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
 from auditor.static import project_imports as _pi
-from auditor.static.backends import TRANSFER_REMAPPED, as_info
+from auditor.static.backends import CUDA_HELPER, TRANSFER_REMAPPED, as_info
 
 def _read_text(path) -> str:
     """A regular file's text (never a FIFO or device; raises SourceError / OSError), or "" for no path."""
@@ -259,13 +259,19 @@ def _lower(findings: list, via: str, python: bool, adaptor: bool = False) -> tup
     out = []
     lowered = 0
     for f in findings:
+        if python and f.name == CUDA_HELPER:
+            continue        # a helper named for CUDA whose torch.cuda calls the shim remaps: nothing to read (t11f)
         megatron = f.name in MEGATRON_SWITCHES or f.symbol == _MAX_CONNECTIONS
         patched = adaptor and f.name in ADAPTOR_PATCHED
+        fallback = python and f.severity == "warning" and f.data.get("context") == "guarded-import"
         if f.severity == "info" and f.data.get("context") or f.data.get("dispatch_key") or \
-                not (megatron or patched or python and f.name in TRANSFER_REMAPPED):
+                not (megatron or patched or fallback or python and f.name in TRANSFER_REMAPPED):
             out.append(f)
             continue
-        if patched:
+        if fallback:
+            note = (f"runs on Ascend under torch_npu.contrib.transfer_to_npu through {via}, where the import fails "
+                    f"and the code takes its fallback: the fallback is the NPU path")
+        elif patched:
             note = (f"loaded under the Megatron adaptor that {via} imports: it replaces Transformer Engine and apex "
                     f"classes with NPU ones")
         elif megatron:
@@ -297,22 +303,35 @@ def apply_shim_graph(results: list, files: Sequence[tuple[Path, str]],
         rel = graph.known[name]
         entries.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
     launchable = any(r in shimmed for rels in entries.values() for r in rels)
+    own = sorted(graph.adaptors())
+    tree_names = {rel.rsplit("/", 1)[-1] for rel in graph.known.values()}
     lowered = 0
     for result in results:
-        if not result.findings or not any(f.severity != "info" for f in result.findings):
+        if not result.findings or not any(f.severity != "info" or f.name == CUDA_HELPER for f in result.findings):
             continue
         via = shimmed.get(result.path)
         if via is not None:
             result.findings, n = _lower(result.findings, via, python=True, adaptor=result.path in graph.adapted)
             lowered += n
             continue
-        if result.path.endswith(".sh") and launchable:
+        if result.path.endswith(".sh") and (launchable or own):
             facts = project.facts(result.path) or {}
-            launched = _launched_entries(facts.get("launch") or [], entries, shimmed)
+            launched = _launched_entries(facts.get("launch") or [], entries, shimmed) if launchable else None
             if launched is not None:
                 result.findings, n = _lower(result.findings, f"the script it launches ({launched})", python=False)
                 lowered += n
+            elif own and facts.get("ascend") and _outside_tree(facts.get("launch") or [], tree_names):
+                via = f"the tree's Megatron adaptor ({graph.known[own[0]]}), which this Ascend script's entry loads"
+                result.findings, n = _lower(result.findings, via, python=False)
+                lowered += n
     return lowered
+
+
+def _outside_tree(launched: list, tree_names: set[str]) -> bool:
+    """Whether a script launches Python entries and none of them is a file of the tree (MindSpeed's system tests
+    start Megatron's `pretrain_gpt.py`, which the user's Megatron checkout holds and which imports MindSpeed's
+    `megatron_adaptor`). A launched name the tree has is read by the graph instead (plain or under the shim)."""
+    return bool(launched) and not any(name in tree_names for _folders, name in launched)
 
 
 # NPU700 (npu-debug-env-var) names switches that slow training when ON; these values turn them off or keep the
