@@ -11,7 +11,8 @@ project's own CUDA-specific code). Both used to read files again on every run. N
      `load` (module as written, imported names, at load time), `main` (an `if __name__ == "__main__":` block) and
      `mark` (the text names transfer_to_npu or a megatron_adaptor); for a shell script, `launch` (the .py paths
      its launcher lines start, in order) and `ascend` (it sets up Ascend itself: CANN's set_env.sh, an env_npu
-     script, NPUS_PER_NODE, ASCEND_RT_VISIBLE_DEVICES, exported ASCEND_* / HCCL_* settings). A file without the word `import` has `facts` = {} (no edges).
+     script, NPUS_PER_NODE, ASCEND_RT_VISIBLE_DEVICES, exported ASCEND_* / HCCL_* settings). A file without the
+     word `import` has `facts` = {} (no edges).
 2. Per run (`ProjectImports`, built once from the results after every per-file result is in, cached or not):
    the file list, each file's summary, and the two module namings the features use (they differ on purpose: the
    graph names a file by its path, `src/` dropped, so that an entry script in a folder without `__init__.py`
