@@ -362,3 +362,90 @@ def test_the_config_builder_of_a_plain_triton_module_is_still_reported(tmp_path)
     root = write_tree(tmp_path, {**TRITON, "kern/ops/triton/utils.py": plain, "kern/ops/chunk.py": chunk})
     found = findings_in_tree(root)
     assert "NPU320" in _codes_at(found, root, "kern/ops/chunk.py", "from kern.ops.triton.utils import")
+
+
+LLM = {
+    "llmnpu/__init__.py": "",
+    "llmnpu/megatron_adaptor.py": """\
+        from torch_npu.contrib import transfer_to_npu  # noqa: F401
+
+        from llmnpu.te import patch_transformer_engine
+
+        patch_transformer_engine()
+        """,
+    "llmnpu/te.py": """\
+        def patch_transformer_engine():
+            pass
+        """,
+    "pretrain_gpt.py": """\
+        import llmnpu.megatron_adaptor  # noqa: F401
+        from megatron.training import pretrain
+
+
+        def main():
+            pretrain()
+
+
+        if __name__ == "__main__":
+            main()
+        """,
+    "tools/convert_ckpt.py": """\
+        import argparse
+
+
+        def main():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--load-dir")
+            print(parser.parse_args())
+
+
+        if __name__ == "__main__":
+            main()
+        """,
+    "examples/qwen3/pretrain_qwen3_8b_A5.sh": """\
+        #!/bin/bash
+        export CUDA_DEVICE_MAX_CONNECTIONS=1
+        NPUS_PER_NODE=16
+
+        torchrun --nproc_per_node $NPUS_PER_NODE pretrain_gpt.py \\
+            --transformer-impl transformer_engine \\
+            --use-flash-attn \\
+            --bf16
+        """,
+    "examples/qwen3/convert_qwen3_hf2mcore.sh": """\
+        # set the ascend-toolkit path to your installation
+        source /usr/local/Ascend/ascend-toolkit/set_env.sh
+        export CUDA_DEVICE_MAX_CONNECTIONS=1
+
+        python tools/convert_ckpt.py --load-dir ./model_from_hf/qwen3
+        """,
+    "examples/gpu/convert_qwen3_hf2mcore.sh": """\
+        export CUDA_DEVICE_MAX_CONNECTIONS=1
+        export CUDA_VISIBLE_DEVICES=0,1
+
+        python tools/convert_ckpt.py --load-dir ./model_from_hf/qwen3
+        """,
+}
+
+
+def test_a_recipe_whose_entry_loads_the_adaptor_keeps_no_transformer_engine_error(tmp_path):
+    root = write_tree(tmp_path, LLM)
+    found = findings_in_tree(root)
+    rel = "examples/qwen3/pretrain_qwen3_8b_A5.sh"
+    assert _at(found, root, rel, "--transformer-impl transformer_engine") == {"info"}
+    assert _at(found, root, rel, "CUDA_DEVICE_MAX_CONNECTIONS") == {"info"}
+
+
+def test_max_connections_in_an_ascend_script_is_kept_for_megatron_but_not_in_a_plain_one(tmp_path):
+    root = write_tree(tmp_path, LLM)
+    found = findings_in_tree(root)
+    assert _at(found, root, "examples/qwen3/convert_qwen3_hf2mcore.sh", "CUDA_DEVICE_MAX_CONNECTIONS") == {"info"}
+    assert _at(found, root, "examples/gpu/convert_qwen3_hf2mcore.sh", "CUDA_DEVICE_MAX_CONNECTIONS") - {"info"}
+
+
+def test_without_the_adaptor_the_recipe_keeps_its_transformer_engine_error(tmp_path):
+    entry = LLM["pretrain_gpt.py"].replace("import llmnpu.megatron_adaptor  # noqa: F401\n", "")
+    root = write_tree(tmp_path, {**LLM, "pretrain_gpt.py": entry})
+    found = findings_in_tree(root)
+    assert _at(found, root, "examples/qwen3/pretrain_qwen3_8b_A5.sh", "--transformer-impl transformer_engine") == \
+        {"error"}

