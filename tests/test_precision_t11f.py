@@ -449,3 +449,29 @@ def test_without_the_adaptor_the_recipe_keeps_its_transformer_engine_error(tmp_p
     found = findings_in_tree(root)
     assert _at(found, root, "examples/qwen3/pretrain_qwen3_8b_A5.sh", "--transformer-impl transformer_engine") == \
         {"error"}
+
+
+def test_an_fp8_switch_read_as_a_test_configures_nothing_but_passing_it_on_still_does(tmp_path):
+    root = write_tree(tmp_path, {
+        "mmcore/models/block.py": """\
+            from megatron.core.enums import Fp8Recipe
+            from megatron.core.transformer import TransformerConfig
+
+
+            class VisionTransformerBlock:
+                def forward(self, hidden_states, rotary_pos_emb=None):
+                    use_inner_fp8_context = self.config.fp8 and self.config.fp8_recipe != Fp8Recipe.delayed
+                    if self.config.fp8:
+                        hidden_states = self._pad_for_fp8(hidden_states)
+                    return hidden_states, use_inner_fp8_context
+
+
+            def vision_config(args):
+                return TransformerConfig(num_layers=args.num_layers, fp8=args.fp8, fp8_recipe=args.fp8_recipe)
+            """,
+    })
+    found = findings_in_tree(root)
+    rel = "mmcore/models/block.py"
+    assert _at(found, root, rel, "use_inner_fp8_context = self.config.fp8") == {"info"}
+    assert _at(found, root, rel, "if self.config.fp8:") == {"info"}
+    assert "error" in _at(found, root, rel, "TransformerConfig(num_layers")
