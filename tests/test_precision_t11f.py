@@ -475,3 +475,41 @@ def test_an_fp8_switch_read_as_a_test_configures_nothing_but_passing_it_on_still
     assert _at(found, root, rel, "use_inner_fp8_context = self.config.fp8") == {"info"}
     assert _at(found, root, rel, "if self.config.fp8:") == {"info"}
     assert "error" in _at(found, root, rel, "TransformerConfig(num_layers")
+
+
+def test_torch_in_a_documentation_build_needs_no_torch_npu(tmp_path):
+    root = write_tree(tmp_path, {
+        "docs/requirements-docs.txt": """\
+            sphinx==7.4.7
+            sphinx-book-theme==1.1.4
+            myst-parser==3.0.1
+
+            # autodoc imports the package: the CPU wheel is enough
+            -f https://download.pytorch.org/whl/cpu
+            torch
+            """,
+        "requirements.txt": """\
+            torch==2.5.1
+            transformers>=4.45
+            """,
+    })
+    found = findings_in_tree(root)
+    assert not any(p == "docs/requirements-docs.txt" and c == "NPU011" for p, _n, c in found)
+    assert ("requirements.txt", 1, "NPU011") in found
+
+
+def test_a_cuda_test_that_chooses_between_equal_values_is_not_reported(tmp_path):
+    root = write_tree(tmp_path, {
+        "videogen/pipeline.py": """\
+            import torch
+
+
+            class Annotator:
+                def __init__(self, cfg):
+                    self.device = 'cpu' if torch.cuda.is_available() else 'cpu'
+                    self.fallback = 'cuda' if torch.cuda.is_available() else 'cpu'
+            """,
+    })
+    found = findings_in_tree(root)
+    assert _at(found, root, "videogen/pipeline.py", "self.device = 'cpu'") == set()
+    assert "error" in _at(found, root, "videogen/pipeline.py", "self.fallback = 'cuda'")

@@ -637,7 +637,23 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     for host helpers is info."""
     findings = _lower_asserted_not(_triton_helper_findings(findings, tree), tree)
     findings = _drop_mocked_probes(_lower_abstraction_fallbacks(findings, tree), tree)
-    return apply_gate_regions(findings, tree)
+    return apply_gate_regions(_drop_choiceless_tests(findings, tree), tree)
+
+
+def _drop_choiceless_tests(findings: list, tree: ast.Module) -> list:
+    """`'cpu' if torch.cuda.is_available() else 'cpu'` (Wan2.1's VACE pipeline): both arms are the same value, so
+    the CUDA test chooses nothing and the line behaves the same on Ascend; the finding on the test goes (t11f)."""
+    if not any(f.category == "device" for f in findings):
+        return findings
+    tests: list[Region] = []
+    for n in _walk(tree):
+        if isinstance(n, ast.IfExp) and isinstance(n.body, ast.Constant) and isinstance(n.orelse, ast.Constant) and \
+                type(n.body.value) is type(n.orelse.value) and n.body.value == n.orelse.value:
+            tests.append(_expr_region(n.test))
+    if not tests:
+        return findings
+    return [f for f in findings if f.category != "device" or
+            not any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in tests)]
 
 
 def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()) -> list:
