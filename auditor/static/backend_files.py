@@ -34,6 +34,7 @@ _FALLBACK_FOLDERS = frozenset({"torch", "pytorch", "cpu", "triton", "reference",
 _PYTHON = (".py", ".pyw", ".pyi")
 _SET_NOTE = "the CUDA member of a per-backend set of files ({sibling} beside it): add an Ascend member beside it; " \
             "left as is"
+_IMAGE_NOTE = "the CUDA member of a set of images whose folder already holds an Ascend one ({image}): left as is"
 _TWIN_NOTE = "the folder already holds an NPU variant of this file ({twin}): left as is"
 _CUDNN_FAMILY = re.compile(r"^(?:TORCH_)?CUDNN_")
 _CUDNN_OWN = re.compile(r"^CUDNN_(?:LOG\w*|FRONTEND_\w+|\w+_DBG)$")
@@ -205,11 +206,13 @@ def apply_backend_files(results: list, files: Sequence[tuple[Path, str]]) -> int
         path = where.get(result.path)
         if path is None or not any(f.severity != "info" and not f.data.get("context") for f in result.findings):
             continue
-        sibling = per_backend_sibling(path, result.path) or ascend_dockerfile_sibling(path, result.path)
-        twin = None if sibling is not None else npu_twin(path, result.path)
-        if sibling is None and twin is None:
+        sibling = per_backend_sibling(path, result.path)
+        image = None if sibling is not None else ascend_dockerfile_sibling(path, result.path)
+        twin = None if sibling is not None or image is not None else npu_twin(path, result.path)
+        if sibling is None and twin is None and image is None:
             continue
         kind, note = ("platform-class", _SET_NOTE.format(sibling=sibling)) if sibling is not None else \
+            ("npu-path", _IMAGE_NOTE.format(image=image)) if image is not None else \
             ("npu-path", _TWIN_NOTE.format(twin=twin))
         kept = []
         for f in result.findings:
