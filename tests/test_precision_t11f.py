@@ -513,3 +513,35 @@ def test_a_cuda_test_that_chooses_between_equal_values_is_not_reported(tmp_path)
     found = findings_in_tree(root)
     assert _at(found, root, "videogen/pipeline.py", "self.device = 'cpu'") == set()
     assert "error" in _at(found, root, "videogen/pipeline.py", "self.fallback = 'cuda'")
+
+
+def test_an_fp8_recipe_named_for_the_950_product_and_a_triton_kernel_of_an_ascend_package(tmp_path):
+    recipe = """\
+        #!/bin/bash
+        export CUDA_DEVICE_MAX_CONNECTIONS=1
+        NPUS_PER_NODE=8
+
+        torchrun --nproc_per_node $NPUS_PER_NODE pretrain_gpt.py \\
+            --fp8-format e4m3 \\
+            --fp8-recipe mxfp8 \\
+            --bf16
+        """
+    root = write_tree(tmp_path, {
+        **LLM,
+        "tests/poc/pretrain_qwen3_1.7b_8k_fp8_A5_ptd.sh": recipe,
+        "tests/poc/pretrain_qwen3_1.7b_8k_fp8_ptd.sh": recipe,
+        "llmnpu/models/gated_delta.py": """\
+            import torch
+            from mindspeed.ops.triton.l2norm import l2norm_fwd
+            from fla.ops.triton.utils import chunk_local_cumsum
+
+
+            def gated_delta(q, k):
+                return l2norm_fwd(q), chunk_local_cumsum(k, 64)
+            """,
+    })
+    found = findings_in_tree(root)
+    assert _at(found, root, "tests/poc/pretrain_qwen3_1.7b_8k_fp8_A5_ptd.sh", "--fp8-format e4m3") == {"info"}
+    assert _at(found, root, "tests/poc/pretrain_qwen3_1.7b_8k_fp8_ptd.sh", "--fp8-format e4m3") == {"error"}
+    assert _at(found, root, "llmnpu/models/gated_delta.py", "from mindspeed.ops.triton.l2norm") == {"info"}
+    assert _at(found, root, "llmnpu/models/gated_delta.py", "from fla.ops.triton.utils") == {"warning"}

@@ -122,6 +122,11 @@ def _registration(call: ast.Call) -> bool:
         in _REGISTRATIONS
 
 
+# packages written for Ascend only (their Triton kernels are Triton-Ascend ones): torch_npu, Ascend/MindSpeed and the
+# tuned projects built on it, vLLM's Ascend plug-in (t11f; MindSpeed-LLM imports `mindspeed.ops.triton.*`)
+ASCEND_PACKAGES = frozenset({"torch_npu", "mindspeed", "mindspeed_llm", "mindspeed_mm", "vllm_ascend"})
+
+
 def _tested_attributes(n: ast.AST) -> list[ast.Attribute]:
     """Attributes a test reads: the test of an if / while / assert / conditional expression, each operand of an
     `and` / `or`, the left side of a comparison (`cfg.fp8_recipe != Fp8Recipe.delayed`)."""
@@ -436,6 +441,8 @@ _NOTES = {
                  "otherwise; add \"npu\" where it should run there",
     "cuda-available-branch": "inside an `if torch.cuda.is_available():` branch, which does not run on Ascend "
                              "as written; the check is reported as the error: port the branch with it",
+    "ascend-package": "the kernel comes from a package written for Ascend, whose Triton kernels are Triton-Ascend "
+                      "ones: re-validate on the NPU, nothing to port",
     "flag-read": "the switch is read as a test here, which configures nothing: the low-precision branch it guards "
                  "runs only where the user turns fp8 / fp4 on (that setting, and the fp8 calls in the branch, are "
                  "reported where they are written)",
@@ -446,7 +453,7 @@ _NOTES = {
 }
 # Contexts that discount a finding to info (counted in the report summary as `context_discounted`).
 DISCOUNTED = ("npu-path", "platform-class", "other-backend", "ascend-code", "dynamic-op-namespace", "mmengine-dist",
-              "negated-flag", "flag-read")
+              "negated-flag", "flag-read", "ascend-package")
 _PACKAGE_CATEGORIES = ("attention", "apex", "kernel", "third_party")
 # what a host runtime's code (HOST_RUNTIMES) holds no finding of: syncs, dtype facts and op support on host tensors
 _HOST_HINT_CATEGORIES = frozenset({"performance", "precision", "operator"})
@@ -483,6 +490,9 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
         if kind is None and f.name == "low-precision-config-flag" and f.severity == "error" and \
                 (f.line, (f.symbol or "").rsplit(".", 1)[-1]) in ctx.read_flags:
             kind = "flag-read"
+        if kind is None and f.name == "triton-kernel" and f.severity != "error" and \
+                (f.symbol or "").split(".", 1)[0] in ASCEND_PACKAGES:
+            kind = "ascend-package"     # `from mindspeed.ops.triton.l2norm import l2norm_fwd`: Triton-Ascend kernels
         if kind is None and f.name == "custom-torch-ops" and f.symbol == "torch.ops":
             kind = "dynamic-op-namespace"    # `getattr(torch.ops, lib_name)`, `patch.object(torch.ops, "_C_x")`
         changes: dict = {}

@@ -394,17 +394,31 @@ def apply_ascend_scripts(results: list, project: _pi.ProjectImports) -> int:
     t11f, heldout4). Info, never rewritten; returns how many were lowered."""
     lowered = 0
     for result in results:
+        fp8_product = _FP8_PRODUCT.search(result.path.rsplit("/", 1)[-1]) is not None
         if not result.path.endswith(".sh") or not any(
-                f.symbol == _MAX_CONNECTIONS and f.severity != "info" for f in result.findings):
+                (f.symbol == _MAX_CONNECTIONS or fp8_product and f.name == _FP8_SETTING) and f.severity != "info"
+                for f in result.findings):
             continue
         if not (project.facts(result.path) or {}).get("ascend"):
             continue
         kept = []
         for f in result.findings:
-            if f.symbol == _MAX_CONNECTIONS and f.severity != "info" and not f.data.get("context"):
+            if f.severity == "info" or f.data.get("context"):
+                pass
+            elif f.symbol == _MAX_CONNECTIONS:
                 f = as_info(f, "ascend-code", "set in a script that sets up Ascend itself (CANN / NPU settings): no "
                                               "CUDA library reads it there; Megatron's own check asks for it")
+                lowered += 1
+            elif fp8_product and f.name == _FP8_SETTING:
+                f = as_info(f, "ascend-code", "in an Ascend script named for the Ascend 950 / Atlas A5 product, which "
+                                              "has fp8 (as --product 950 reads it); on A2 / A3 use its bf16 twin")
                 lowered += 1
             kept.append(f)
         result.findings = kept
     return lowered
+
+
+# an Ascend script named for the product with fp8 (MindSpeed-LLM's `pretrain_..._fp8_A5_ptd.sh`; hl4b's reading of
+# `_A5_` as Atlas A5 / Ascend 950, where the severity policy makes fp8 settings info)
+_FP8_PRODUCT = re.compile(r"(?i)(?:^|[_.-])(?:a5|950[a-z]*)(?=[_.-]|$)")
+_FP8_SETTING = "fp8-training-setting"
