@@ -443,7 +443,7 @@ _NOTES = {
                              "as written; the check is reported as the error: port the branch with it",
     "ascend-package": "the kernel comes from a package written for Ascend, whose Triton kernels are Triton-Ascend "
                       "ones: re-validate on the NPU, nothing to port",
-    "flag-read": "the switch is read as a test here, which configures nothing: the low-precision branch it guards "
+    "flag-read": "a test, which configures nothing: the low-precision branch it guards "
                  "runs only where the user turns fp8 / fp4 on (that setting, and the fp8 calls in the branch, are "
                  "reported where they are written)",
     "negated-flag": "a negated test (`not cfg.fp8`): it selects the path without the low-precision mode; the "
@@ -520,7 +520,9 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
             continue
         data = {k: v for k, v in f.data.items() if k != "replace" or changes.get("fix", f.fix) != "none"}
         data["context"] = kind
-        out.append(replace(f, **changes, message=f"{f.message} ({_NOTES[kind]})", data=data))
+        # a read of an fp8 switch does not configure it: the message says what the line does (t11f)
+        message = f"`{f.symbol}` (an fp8 / fp4 switch) is read here" if kind == "flag-read" else f.message
+        out.append(replace(f, **changes, message=f"{message} ({_NOTES[kind]})", data=data))
     return out
 
 
