@@ -132,6 +132,12 @@ def _nccl_string(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.lower() == "nccl"
 
 
+def _runtime_backend(node: ast.AST) -> bool:
+    """`dist.get_backend()`: the runtime's own answer (an `assert dist.get_backend() == "nccl"` is itself the error on
+    Ascend, not a gate over the code after it)."""
+    return isinstance(node, ast.Call) and _dotted(node.func).rsplit(".", 1)[-1] == "get_backend"
+
+
 def _cuda_device(node: ast.AST) -> bool:
     """`torch.device("cuda")`, `torch.device("cuda:0")`, `torch.device("cuda", 0)`."""
     return isinstance(node, ast.Call) and _dotted(node.func) in ("torch.device", "device") and bool(node.args) \
@@ -157,8 +163,9 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
         left, op, right = node.left, node.ops[0], node.comparators[0]
         if isinstance(op, (ast.Eq, ast.In)) and (_cuda_string(left) or _cuda_string(right) and isinstance(op, ast.Eq)):
             return True      # `x.type == "cuda"`, `"cuda" in str(device)`, `device == "cuda"`
-        if isinstance(op, (ast.Eq, ast.In)) and (_nccl_string(left) and not isinstance(right, ast.Constant) or
-                                                 _nccl_string(right) and isinstance(op, ast.Eq)):
+        if isinstance(op, (ast.Eq, ast.In)) and (
+                _nccl_string(left) and not isinstance(right, ast.Constant) and not _runtime_backend(right) or
+                _nccl_string(right) and isinstance(op, ast.Eq) and not _runtime_backend(left)):
             return True      # `"nccl" in self.backend`, `backend == "nccl"`: only where NCCL runs (t11f)
         if isinstance(op, ast.Eq) and (_cuda_device(left) or _cuda_device(right)):
             return True      # `model.device == torch.device("cuda")`
