@@ -25,7 +25,7 @@ from auditor.static.frameworks import apply_other_frameworks
 from auditor.static.imported_gates import apply_imported_gates
 from auditor.static.project_imports import ProjectImports
 from auditor.static.guarded_modules import apply_guarded_modules
-from auditor.static.shim_graph import apply_shim_graph, drop_quiet_debug_values
+from auditor.static.shim_graph import apply_ascend_scripts, apply_shim_graph, drop_quiet_debug_values
 from auditor.static.firstparty import drop_first_party, first_party_packages
 from auditor.static.ported import drop_notes_in_ascend_tree
 from auditor.static.opnamespaces import op_namespaces_named, registered_namespaces
@@ -232,6 +232,7 @@ def run_static(
     # that follow imports (auditor/static/project_imports.py)
     project = ProjectImports(found.files, run.results)
     apply_shim_graph(run.results, found.files, project)   # modules and launch scripts the import graph puts under the shim
+    apply_ascend_scripts(run.results, project)       # CUDA_DEVICE_MAX_CONNECTIONS=1 in a script that sets up Ascend
     apply_guarded_modules(run.results, found.files, project)   # a CuTe kernel module imported only under try/except
     apply_ascend_project(run.results, packages, found.files)   # `vllm_ascend`, FlagGems' `backend/_ascend/`: Triton-Ascend
     drop_notes_in_ascend_tree(run.results)          # DeepSpeed's NPU note where the tree already imports torch_npu

@@ -311,7 +311,8 @@ def test_a_negated_fp8_flag_is_the_path_without_fp8(engine):
         """
     by = _by_line(engine, src, "src/llamafactory/hparams/parser.py")
     assert {f.severity for f in by[4] if f.code == "NPU231"} == {"info"}
-    assert {f.severity for f in by[7] if f.code == "NPU231"} == {"error"}
+    # a read as a test configures nothing either (t11f, docs/precision.md "t11f", item 9): info, still reported
+    assert {f.severity for f in by[7] if f.code == "NPU231"} == {"info"}
 
 
 def test_a_kernel_registered_for_cuda_is_not_remapped_by_the_shim(tmp_path):

@@ -120,13 +120,14 @@ def test_fp8_is_a_precision_finding_next_to_the_library_finding():
     assert "precision" in cats(found, 10)
     assert cats(found, 11) == ["device", "precision"]   # a legacy typed constructor: device AND dtype
     sev = {f.code: f.severity for f in found[7]}
-    assert set(sev.values()) == {"error"}
+    # the fp8 switches are read as a test there: info, still reported (t11f, docs/precision.md "t11f" item 9)
+    assert set(sev.values()) == {"info"}
 
 
 def test_fp8_severity_is_judged_per_product():
     from auditor.rules import load_rules
     from auditor.static import StaticEngine
-    src = b"if args.fp8:\n    recipe = 1\n"
+    src = b"config = TransformerConfig(fp8=args.fp8_format)\n"     # a switch passed on, not read as a test
     for product, expected in (("a2", "error"), ("950", "info")):
         result = StaticEngine(load_rules(), product=product).analyze_bytes(src, "train.py")
         assert {f.severity for f in result.findings if f.code == "NPU231"} == {expected}

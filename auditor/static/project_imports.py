@@ -10,7 +10,9 @@ project's own CUDA-specific code). Both used to read files again on every run. N
      scan, no parse, so a file `ast` rejects still has its imports): for a `.py` file that mentions `import`,
      `load` (module as written, imported names, at load time), `main` (an `if __name__ == "__main__":` block) and
      `mark` (the text names transfer_to_npu or a megatron_adaptor); for a shell script, `launch` (the .py paths
-     its launcher lines start, in order). A file without the word `import` has `facts` = {} (no edges).
+     its launcher lines start, in order) and `ascend` (it sets up Ascend itself: CANN's set_env.sh, an env_npu
+     script, NPUS_PER_NODE, ASCEND_RT_VISIBLE_DEVICES, exported ASCEND_* / HCCL_* settings). A file without the
+     word `import` has `facts` = {} (no edges).
 2. Per run (`ProjectImports`, built once from the results after every per-file result is in, cached or not):
    the file list, each file's summary, and the two module namings the features use (they differ on purpose: the
    graph names a file by its path, `src/` dropped, so that an entry script in a folder without `__init__.py`
@@ -45,6 +47,11 @@ _MAIN = re.compile(r"^if[ \t]+__name__[ \t]*==[ \t]*['\"]__main__['\"]", re.M)
 _LAUNCHED = re.compile(r"(?:^|[\s=\"'])((?:[\w.${}-]*/)*)([\w.-]+\.py)\b")
 _LAUNCHER = re.compile(r"\b(?:python[\d.]*|torchrun|torch\.distributed\.(?:run|launch)|deepspeed|msrun)\b")
 _DEFS = ("def", "async", "class")
+# a shell script that sets up Ascend itself (t11f): sources CANN's `.../Ascend/.../set_env.sh` or a project's
+# `env_npu*.sh`, counts `NPUS_PER_NODE`, picks `ASCEND_RT_VISIBLE_DEVICES`, exports `ASCEND_*` / `HCCL_*` settings
+_ASCEND_SCRIPT = re.compile(r"^[ \t]*(?:(?:source|\.)[ \t]+\S*(?:[Aa]scend\S*/set_env\.sh|env_npu\w*\.sh)"
+                            r"|(?:export[ \t]+)?(?:NPUS_PER_NODE|ASCEND_RT_VISIBLE_DEVICES)=|export[ \t]+(?:ASCEND|HCCL)_\w+=)",
+                            re.M)
 
 
 def _indent(line: str, stripped: str) -> int:
@@ -155,7 +162,8 @@ def import_facts(data: bytes, rel: str) -> dict[str, Any] | None:
         return {"load": load_time_imports(text), "main": _MAIN.search(text) is not None,
                 "mark": b"transfer_to_npu" in data or b"megatron_adaptor" in data}
     if rel.endswith(".sh"):
-        return {"launch": launched_paths(data.decode("utf-8", errors="replace"))}
+        text = data.decode("utf-8", errors="replace")
+        return {"launch": launched_paths(text), "ascend": _ASCEND_SCRIPT.search(text) is not None}
     return None
 
 

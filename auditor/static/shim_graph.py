@@ -34,7 +34,7 @@ from pathlib import Path
 
 from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
 from auditor.static import project_imports as _pi
-from auditor.static.backends import TRANSFER_REMAPPED, as_info
+from auditor.static.backends import CUDA_HELPER, TRANSFER_REMAPPED, as_info
 
 def _read_text(path) -> str:
     """A regular file's text (never a FIFO or device; raises SourceError / OSError), or "" for no path."""
@@ -56,6 +56,8 @@ _MAX_CONNECTIONS = "CUDA_DEVICE_MAX_CONNECTIONS"
 # apex's fused optimizers and norms with NPU ones; MindSpeed-LLM's `megatron_adaptor_v2` drops transformer_engine
 # from sys.modules and registers its NPU AdamW as apex.optimizers.FusedAdam. Only in modules loaded under it.
 ADAPTOR_PATCHED = frozenset({"megatron-transformer-engine", "apex-fused-optimizer"})
+_CUDA_ONLY_SETTING = "cuda-only-library-setting"
+_TE_IMPL = re.compile(r"(?i)transformer[_-]impl\W+transformer_engine")
 _ADAPTOR_NAME = "megatron_adaptor"
 _ADAPTOR_STEM = re.compile(r"(?:^|_)adaptor(?:_v\d+)?$")
 
@@ -259,13 +261,22 @@ def _lower(findings: list, via: str, python: bool, adaptor: bool = False) -> tup
     out = []
     lowered = 0
     for f in findings:
+        if python and f.name == CUDA_HELPER:
+            continue        # a helper named for CUDA whose torch.cuda calls the shim remaps: nothing to read (t11f)
         megatron = f.name in MEGATRON_SWITCHES or f.symbol == _MAX_CONNECTIONS
-        patched = adaptor and f.name in ADAPTOR_PATCHED
+        # `--transformer-impl transformer_engine` in a script whose entry loads a Megatron adaptor: the adaptor
+        # replaces the Transformer Engine classes (MindSpeed-LLM's `mindspeed_llm/te`; t11f, heldout4's A5 recipe)
+        patched = adaptor and (f.name in ADAPTOR_PATCHED or
+                               not python and f.name == _CUDA_ONLY_SETTING and _TE_IMPL.search(f.symbol or ""))
+        fallback = python and f.severity == "warning" and f.data.get("context") == "guarded-import"
         if f.severity == "info" and f.data.get("context") or f.data.get("dispatch_key") or \
-                not (megatron or patched or python and f.name in TRANSFER_REMAPPED):
+                not (megatron or patched or fallback or python and f.name in TRANSFER_REMAPPED):
             out.append(f)
             continue
-        if patched:
+        if fallback:
+            note = (f"runs on Ascend under torch_npu.contrib.transfer_to_npu through {via}, where the import fails "
+                    f"and the code takes its fallback: the fallback is the NPU path")
+        elif patched:
             note = (f"loaded under the Megatron adaptor that {via} imports: it replaces Transformer Engine and apex "
                     f"classes with NPU ones")
         elif megatron:
@@ -297,22 +308,37 @@ def apply_shim_graph(results: list, files: Sequence[tuple[Path, str]],
         rel = graph.known[name]
         entries.setdefault(rel.rsplit("/", 1)[-1], []).append(rel)
     launchable = any(r in shimmed for rels in entries.values() for r in rels)
+    own = sorted(graph.adaptors())
+    tree_names = {rel.rsplit("/", 1)[-1] for rel in graph.known.values()}
     lowered = 0
     for result in results:
-        if not result.findings or not any(f.severity != "info" for f in result.findings):
+        if not result.findings or not any(f.severity != "info" or f.name == CUDA_HELPER for f in result.findings):
             continue
         via = shimmed.get(result.path)
         if via is not None:
             result.findings, n = _lower(result.findings, via, python=True, adaptor=result.path in graph.adapted)
             lowered += n
             continue
-        if result.path.endswith(".sh") and launchable:
+        if result.path.endswith(".sh") and (launchable or own):
             facts = project.facts(result.path) or {}
-            launched = _launched_entries(facts.get("launch") or [], entries, shimmed)
+            launched = _launched_entries(facts.get("launch") or [], entries, shimmed) if launchable else None
             if launched is not None:
-                result.findings, n = _lower(result.findings, f"the script it launches ({launched})", python=False)
+                names = {rel: name for name, rel in graph.known.items()}
+                result.findings, n = _lower(result.findings, f"the script it launches ({launched})", python=False,
+                                            adaptor=graph.through_adaptor(names[launched]))
+                lowered += n
+            elif own and facts.get("ascend") and _outside_tree(facts.get("launch") or [], tree_names):
+                via = f"the tree's Megatron adaptor ({graph.known[own[0]]}), which this Ascend script's entry loads"
+                result.findings, n = _lower(result.findings, via, python=False, adaptor=True)
                 lowered += n
     return lowered
+
+
+def _outside_tree(launched: list, tree_names: set[str]) -> bool:
+    """Whether a script launches Python entries and none of them is a file of the tree (MindSpeed's system tests
+    start Megatron's `pretrain_gpt.py`, which the user's Megatron checkout holds and which imports MindSpeed's
+    `megatron_adaptor`). A launched name the tree has is read by the graph instead (plain or under the shim)."""
+    return bool(launched) and not any(name in tree_names for _folders, name in launched)
 
 
 # NPU700 (npu-debug-env-var) names switches that slow training when ON; these values turn them off or keep the
@@ -358,3 +384,41 @@ def drop_quiet_debug_values(results: list, files: Sequence[tuple[Path, str]]) ->
             kept.append(f)
         result.findings = kept
     return dropped
+
+
+def apply_ascend_scripts(results: list, project: _pi.ProjectImports) -> int:
+    """`export CUDA_DEVICE_MAX_CONNECTIONS=1` in a shell script that sets up Ascend itself (sources CANN's
+    set_env.sh or an env_npu script, NPUS_PER_NODE, ASCEND_RT_VISIBLE_DEVICES: project_imports' `ascend` fact):
+    the script is written for the NPU, where no CUDA library reads the variable; Megatron's own tensor / sequence
+    parallel check still asks for it, so it is kept on purpose (MindSpeed-LLM's checkpoint-conversion scripts;
+    t11f, heldout4). Info, never rewritten; returns how many were lowered."""
+    lowered = 0
+    for result in results:
+        fp8_product = _FP8_PRODUCT.search(result.path.rsplit("/", 1)[-1]) is not None
+        if not result.path.endswith(".sh") or not any(
+                (f.symbol == _MAX_CONNECTIONS or fp8_product and f.name == _FP8_SETTING) and f.severity != "info"
+                for f in result.findings):
+            continue
+        if not (project.facts(result.path) or {}).get("ascend"):
+            continue
+        kept = []
+        for f in result.findings:
+            if f.severity == "info" or f.data.get("context"):
+                pass
+            elif f.symbol == _MAX_CONNECTIONS:
+                f = as_info(f, "ascend-code", "set in a script that sets up Ascend itself (CANN / NPU settings): no "
+                                              "CUDA library reads it there; Megatron's own check asks for it")
+                lowered += 1
+            elif fp8_product and f.name == _FP8_SETTING:
+                f = as_info(f, "ascend-code", "in an Ascend script named for the Ascend 950 / Atlas A5 product, which "
+                                              "has fp8 (as --product 950 reads it); on A2 / A3 use its bf16 twin")
+                lowered += 1
+            kept.append(f)
+        result.findings = kept
+    return lowered
+
+
+# an Ascend script named for the product with fp8 (MindSpeed-LLM's `pretrain_..._fp8_A5_ptd.sh`; hl4b's reading of
+# `_A5_` as Atlas A5 / Ascend 950, where the severity policy makes fp8 settings info)
+_FP8_PRODUCT = re.compile(r"(?i)(?:^|[_.-])(?:a5|950[a-z]*)(?=[_.-]|$)")
+_FP8_SETTING = "fp8-training-setting"

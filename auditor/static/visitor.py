@@ -478,6 +478,10 @@ class MatchVisitor(cst.CSTVisitor):
             node.body[0].value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
         ):
             return False
+        # `__all__ = ["flash_attention", ...]` (Wan2.1's attention module): the names a module exports, never a
+        # setting (t11f); the statement holds nothing else to report
+        if len(node.body) == 1 and _assigns_all(node.body[0]):
+            return False
         return True
 
     def visit_Import(self, node: cst.Import) -> bool:
@@ -1108,6 +1112,20 @@ class MatchVisitor(cst.CSTVisitor):
             self._match_values(node, values)
         _visit_code_operands(node, self)
         return False
+
+
+def _assigns_all(stmt: cst.BaseSmallStatement) -> bool:
+    """`__all__ = [...]`, `__all__ += [...]`, `__all__: list[str] = [...]` with only string literals listed."""
+    if isinstance(stmt, cst.Assign):
+        targets = [t.target for t in stmt.targets]
+    elif isinstance(stmt, (cst.AugAssign, cst.AnnAssign)):
+        targets = [stmt.target]
+    else:
+        return False
+    value = stmt.value
+    return bool(targets) and all(isinstance(t, cst.Name) and t.value == "__all__" for t in targets) and \
+        isinstance(value, (cst.List, cst.Tuple)) and \
+        all(isinstance(e.value, cst.SimpleString) for e in value.elements)
 
 
 def _is_none(node: cst.BaseExpression) -> bool:
