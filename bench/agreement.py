@@ -9,7 +9,8 @@ script counts the (line, category) pairs that are must-flag in either copy and r
 per category and pooled (the positive-specific agreement, the Jaccard index of the two label sets), and lists each
 pair positive in only one copy with what the other copy says of that line: `none` (labelled must-not-flag),
 absent (not labelled), or another category (the same line labelled, a category choice). It also counts the lines
-both copies label `none`, and the lines that are `none` in one copy and must-flag in the other. It never runs the
+both copies label `none`, the lines that are `none` in one copy and must-flag in the other, and lists the lines `none` in one copy and
+unlabelled in the other. It never runs the
 auditor and reads only the labels.
 
     python bench/agreement.py                   # every split with an agreement/ folder
@@ -26,6 +27,7 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
@@ -81,7 +83,11 @@ def compare_files(first: LabelledFile, second: LabelledFile) -> dict:
     none_b = {n for n, ll in second.lines.items() if not ll.categories}
     pos_lines_a = {n for n, _ in a}
     pos_lines_b = {n for n, _ in b}
+    none_one = [(name, n, "first" if n in none_a else "second",
+                 (first.lines.get(n) or second.lines[n]).text) for n in sorted(none_a ^ none_b)
+                if n not in pos_lines_a and n not in pos_lines_b]
     return {"both": a & b, "first_only": a - b, "second_only": b - a, "disagreements": diffs,
+            "none_one_copy": none_one,
             "none_both": len(none_a & none_b), "none_either": len(none_a | none_b),
             "none_vs_positive": len((none_a & pos_lines_b) | (none_b & pos_lines_a))}
 
@@ -92,8 +98,9 @@ def compare_split(split: str, folder: Path | None = None) -> dict:
     second_files = sorted((folder / AGREEMENT_DIR / "labels").glob("*.yaml"))
     if not second_files:
         raise BenchError(f"no labels files in {folder / AGREEMENT_DIR / 'labels'}")
-    per_cat = {c: {"both": 0, "first_only": 0, "second_only": 0} for c in CATEGORIES}
+    per_cat: dict[str, dict[str, Any]] = {c: {"both": 0, "first_only": 0, "second_only": 0} for c in CATEGORIES}
     diffs: list[Disagreement] = []
+    none_one: list[tuple[str, int, str, str]] = []
     none_both = none_either = none_vs_positive = 0
     for p in second_files:
         main = folder / "labels" / p.name
@@ -104,17 +111,18 @@ def compare_split(split: str, folder: Path | None = None) -> dict:
             for _, cat in r[key]:
                 per_cat[cat][key] += 1
         diffs += r["disagreements"]
+        none_one += r["none_one_copy"]
         none_both += r["none_both"]
         none_either += r["none_either"]
         none_vs_positive += r["none_vs_positive"]
     for row in per_cat.values():
         row["either"] = row["both"] + row["first_only"] + row["second_only"]
         row["agreement"] = row["both"] / row["either"] if row["either"] else None
-    total = {k: sum(row[k] for row in per_cat.values()) for k in ("both", "first_only", "second_only", "either")}
+    total: dict[str, Any] = {k: sum(row[k] for row in per_cat.values()) for k in ("both", "first_only", "second_only", "either")}
     total["agreement"] = total["both"] / total["either"] if total["either"] else None
     return {"split": split, "files": len(second_files), "categories": per_cat, "total": total,
             "none_both": none_both, "none_either": none_either, "none_vs_positive": none_vs_positive,
-            "disagreements": diffs}
+            "disagreements": diffs, "none_one_copy": none_one}
 
 
 def _pct(v: float | None) -> str:
@@ -137,6 +145,10 @@ def print_result(r: dict) -> None:
                 print(f"      first:  {d.note_first}")
             if d.note_second:
                 print(f"      second: {d.note_second}")
+    if r["none_one_copy"]:
+        print("\nlines labelled none in one copy and not labelled in the other (file:line [none in])")
+        for name, line, where, text in r["none_one_copy"]:
+            print(f"  {name}:{line} [{where}]  | {text}")
 
 
 def main(argv: list[str] | None = None) -> int:

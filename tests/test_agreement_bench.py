@@ -25,6 +25,7 @@ spec.loader.exec_module(agreement)
 #   8  with torch.autocast("cuda", dtype=torch.float16):
 #   9  from flash_attn import flash_attn_func
 #  12  raise RuntimeError("CUDA is required")
+#  14  # cudnn.benchmark stays on
 HEAD = "package: demo\nversion: '1.0'\narchive: demo-1.0.whl\npath: demo/train.py\nsha256: ''\nlines:\n"
 FIRST = HEAD + """\
   - {line: 3, category: none, note: comment, text: '# run on the GPU with fp16 autocast'}
@@ -40,6 +41,7 @@ SECOND = HEAD + """\
   - {line: 8, category: device, note: autocast on cuda, text: 'with torch.autocast("cuda", dtype=torch.float16):'}
   - {line: 9, category: kernel, note: flash_attn import, text: from flash_attn import flash_attn_func}
   - {line: 12, category: device, note: CUDA-only check, text: 'raise RuntimeError("CUDA is required")'}
+  - {line: 14, category: none, note: comment, text: '# cudnn.benchmark stays on'}
 """
 
 
@@ -61,8 +63,10 @@ def test_pairs_counted_per_category_and_pooled(tmp_path):
     assert (cats["attention"]["first_only"], cats["kernel"]["second_only"]) == (1, 1)
     assert cats["apex"]["either"] == 0 and cats["apex"]["agreement"] is None
     assert r["total"] == {"both": 2, "first_only": 3, "second_only": 2, "either": 7, "agreement": 2 / 7}
-    # line 3 is none in both; line 12 is none in the first copy and device in the second
-    assert (r["none_both"], r["none_either"], r["none_vs_positive"]) == (1, 2, 1)
+    # line 3 is none in both; line 12 is none in the first copy and device in the second; line 14 is none in
+    # the second copy only
+    assert (r["none_both"], r["none_either"], r["none_vs_positive"]) == (1, 3, 1)
+    assert r["none_one_copy"] == [("demo__demo__train.py.yaml", 14, "second", "# cudnn.benchmark stays on")]
 
 
 def test_each_disagreement_says_what_the_other_copy_holds(tmp_path):
@@ -82,7 +86,7 @@ def test_each_disagreement_says_what_the_other_copy_holds(tmp_path):
 
 def test_identical_copies_agree_fully(tmp_path):
     r = agreement.compare_split("demo", make_split(tmp_path, FIRST, FIRST))
-    assert r["total"]["agreement"] == 1.0 and r["disagreements"] == []
+    assert r["total"]["agreement"] == 1.0 and r["disagreements"] == [] and r["none_one_copy"] == []
 
 
 def test_copies_of_different_files_are_refused(tmp_path):
