@@ -14,8 +14,9 @@ from auditor.project.hits import Collector, decode_text, matchers, normalize_dis
 from auditor.project.makefile import SUMMARY_KEY as MAKE_CALLS
 from auditor.project.makefile import cd as make_cd
 from auditor.project.makefile import make_call
-from auditor.project.requirements import (_ALL_BUILDS_PAGE_RE, _CUDA_INDEX_RE, _OTHER_ACCELERATOR_RE, conda_spec_name,
-                                         cpu_builds_only, extra_hits, requirement_hits, wheel_symbols)
+from auditor.project.requirements import (_ALL_BUILDS_PAGE_RE, _CUDA_INDEX_RE, _OTHER_ACCELERATOR_RE,
+                                         _OTHER_VENDOR_FORK_RE, conda_spec_name, cpu_builds_only, extra_hits,
+                                         requirement_hits, wheel_symbols)
 
 if TYPE_CHECKING:
     from auditor.rules import Rule
@@ -162,6 +163,9 @@ def _word(node) -> str:
     """A word's value with shell quoting removed (`"flash-attn>=2"` -> flash-attn>=2)."""
     if node.type == "concatenation":          # `--mixed_precision="bf16"`: quoting removed from each part
         return "".join(_word(part) for part in node.children)
+    if node.type == "command_name" and len(node.children) == 1 and node.children[0].type != "word":
+        # `"$HOME/conda/bin/pip" install ...`, `"${CONDA_DIR}/bin/conda" install ...`: a quoted program path (t15g)
+        return _word(node.children[0])
     text = node.text.decode("utf-8", errors="replace")
     if node.type in ("string", "raw_string") and len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
         return text[1:-1]
@@ -206,7 +210,8 @@ class _SourceTree:
         if found is None:
             # a fork or a project's own repository (github.com/ROCm/apex, github.com/vllm-project/vllm): a clone
             # alone changes nothing; its build below is reported (unless it targets another device)
-            found = m.match_source_tree(symbol.rsplit("/", 1)[-1])
+            # (a fork kept by another accelerator's vendor, github.com/ROCm/flash-attention, builds for that device)
+            found = None if _OTHER_VENDOR_FORK_RE.match(symbol) else m.match_source_tree(symbol.rsplit("/", 1)[-1])
         directory = positional[1][0] if len(positional) > 1 else url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
         # None for a project the patterns do not name: a `cd` into it leaves the tree the script was in
         self.cloned[directory.rstrip("/").rsplit("/", 1)[-1]] = found
@@ -420,8 +425,11 @@ def _ci_set_variable(col: Collector, pos: "_Positions", node) -> None:
 def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) -> None:
     """`DIST_BACKEND=nccl`, `export ACCELERATOR=${ACCELERATOR:-"GPU"}`: a script's variable that the launch line
     passes on is the same setting a config would hold (its default, for `${X:-default}`)."""
+    if value is not None and name.upper().endswith("_VERSION"):
+        _cuda_version_parameter(col, m, name, _word(value) if value.type != "expansion" else value.text.decode(
+            "utf-8", errors="replace"), line, c)
     if value is None or name.upper().endswith("_VERSION"):
-        return       # CUDA_VERSION=12.4 names what a build step installs; those steps have their own findings
+        return       # other versions: the build steps that install them have their own findings
     if value.type == "expansion":
         text = value.text.decode("utf-8", errors="replace")
         default = re.fullmatch(r"\$\{\w+:?[-=](.*)\}", text, re.DOTALL)
@@ -454,6 +462,24 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
         return       # GPUS_PER_NODE=8: a count the script computes with; the request is the `#SBATCH` / srun option
     if rule is not None and rule.code not in {r.code for r in _env_rules(col, name)}:
         col.add(rule, f"{name}={shown}", line, c, c + len(name), value=literal)
+
+
+# a CUDA version as a build parameter: `12.6`, `12.8.1`, `cu126`, a variable or CI expression passing one on
+_CUDA_VERSION_VALUE_RE = re.compile(r"(?:cu(?:da)?-?)?1[0-9](?:\.[0-9]+){0,2}|cu1[0-9]{2}|\$\{?\w+\}?|\$\{\{[^}]*\}\}",
+                                    re.IGNORECASE)
+
+
+def _cuda_version_parameter(col: Collector, m, name: str, value: str, line: int, c: int) -> None:
+    """`CUDA_VERSION=12.6` in a build script, `--build-arg CUDA_VERSION=$CUDA_VERSION`, a CI step's
+    `CUDA_VERSION="${{ matrix.cuda }}"`: the CUDA version a build is made for, a build parameter like the
+    Dockerfile's `ARG CUDA_VERSION=12.6` (information: the install lines it feeds are the errors). Only names that
+    say CUDA; a value that is not a version or a variable passing one (`$(nvcc --version ...)`) is left (t15g)."""
+    if "CUDA" not in name.upper() or not _CUDA_VERSION_VALUE_RE.fullmatch(value.strip("\"'")):
+        return
+    rule = m.match_setting(name.lower(), value)
+    if rule is not None and rule.code == "NPU018":
+        col.add(rule, f"{name}={value}", line, c, c + len(name), severity="info",
+                note=" (a build parameter: the CUDA version a build step installs)")
 
 
 def _key_values(col: Collector, m, text: str, line: int, c: int, prefix: str = "") -> None:
@@ -674,6 +700,11 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             sub = f"{name} {words[1]}"
             col.add(m.match_command(sub), sub, line, c, c + len(sub))
     _scheduler_short_options(col, m, pos, node)
+    for i, w in enumerate(words[1:-1], 1):
+        if w == "--build-arg" and "=" in words[i + 1]:    # `docker build --build-arg CUDA_VERSION=$CUDA_VERSION`
+            arg_name, _, arg_value = words[i + 1].partition("=")
+            wl, wc = pos.at(nodes[i + 1].start_point)
+            _cuda_version_parameter(col, m, arg_name, arg_value, wl, wc)
     if name in _CONTAINER_RUNNERS and len(words) > 1 and words[1] in ("run", "create", "exec"):
         _container_env(col, pos, words, nodes)
     # `torchrun --nproc-per-node=gpu`, `docker run --gpus all`: an option (with its value) as `name --opt=value`;

@@ -1,0 +1,105 @@
+"""Project-file families behind the misses and false hits of the first run on split test9 (issue 15, t15g; tuned on
+test9 from then on): a quoted program path before `pip` / `conda` (`"$HOME/conda/bin/pip" install ...`), the CUDA
+version as a build parameter of a shell build script (`CUDA_VERSION=12.6`, `--build-arg CUDA_VERSION=...`) and of a
+Dockerfile's environment (`ENV CUDA_VERSION=${CUDA_VERSION}`), and the build of another accelerator vendor's fork
+after a clone (`git clone .../ROCm/flash-attention` then `pip install -e .`). Each test is a realistic file with the
+lines that must be found and the lines that must not (none of them is copied from the split's trees)."""
+from __future__ import annotations
+
+import textwrap
+
+from auditor.rules import load_rules
+from auditor.static import StaticEngine
+from static_snippets import line_codes
+
+ENGINE = StaticEngine(load_rules())
+
+
+def found(name: str, text: str) -> list[tuple[int, str]]:
+    return line_codes(ENGINE, name, text)
+
+
+def findings(name: str, text: str) -> dict[int, list]:
+    result = ENGINE.analyze_bytes(textwrap.dedent(text).encode(), name)
+    by_line: dict[int, list] = {}
+    for f in result.findings:
+        by_line.setdefault(f.line, []).append(f)
+    return by_line
+
+
+def test_quoted_program_path_before_pip_and_conda():
+    script = """\
+        #!/usr/bin/env bash
+        set -euo pipefail
+        CONDA_HOME="${CONDA_HOME:-$HOME/miniforge3}"
+        "$CONDA_HOME/bin/conda" install -y python=3.11 ffmpeg
+        "$CONDA_HOME/bin/conda" install -y -c nvidia cuda-toolkit=12.4
+        "${CONDA_HOME}/bin/pip" install torch torchaudio --index-url https://download.pytorch.org/whl/cu124
+        "$CONDA_HOME/bin/pip" install xformers --no-deps
+        "$CONDA_HOME/bin/pip" install -r requirements.txt
+        "$CONDA_HOME/bin/python" -c "print('ready')"
+        """
+    got = found("scripts/setup_env.sh", script)
+    assert (5, "NPU018") in got and (6, "NPU018") in got and (6, "NPU011") in got
+    assert {c for ln, c in got if ln == 7}, got
+    assert not [c for ln, c in got if ln in (1, 2, 3, 4, 8, 9)]
+
+
+def test_cuda_version_as_a_build_parameter_of_a_build_script():
+    script = """\
+        #!/bin/bash
+        CUDA_VERSION=12.4
+        PYTHON_VERSION=3.11
+        TAG=latest
+        while [[ $# -gt 0 ]]; do
+            case "$1" in
+            --cuda) CUDA_VERSION="$2"; shift 2 ;;
+            --cu121) CUDA_VERSION=12.1; shift ;;
+            *) echo "unknown option $1 (try --cuda 12.4)"; exit 1 ;;
+            esac
+        done
+        NVCC_VERSION=$(nvcc --version | sed -n 's/.*release \\([0-9.]*\\).*/\\1/p')
+        docker build \\
+            --build-arg CUDA_VERSION=$CUDA_VERSION \\
+            --build-arg PYTHON_VERSION=$PYTHON_VERSION \\
+            -t myorg/trainer:$TAG .
+        """
+    got = findings("docker/build.sh", script)
+    assert [f.code for f in got[2]] == ["NPU018"] and got[2][0].severity == "info"
+    assert [f.code for f in got[8]] == ["NPU018"] and [f.code for f in got[14]] == ["NPU018"]
+    assert [f.code for f in got[7]] == ["NPU018"]     # the version the caller chose, passed on
+    assert all(f.severity == "info" for ln in (7, 8, 14) for f in got[ln])
+    # (line 12 runs nvcc: the compiler's own finding, not a build parameter)
+    assert "NPU018" not in [f.code for f in got.get(12, [])]
+    assert not [ln for ln in got if ln in (1, 3, 4, 5, 6, 9, 13, 15, 16)], sorted(got)
+
+
+def test_cuda_version_passed_to_the_image_environment():
+    dockerfile = """\
+        ARG CUDA_VERSION=12.4
+        FROM myorg/torch-base:cu${CUDA_VERSION}-runtime
+        ARG CUDA_VERSION=12.4
+        ARG PYTHON_VERSION=3.11
+        ENV CUDA_VERSION=${CUDA_VERSION}
+        ENV PYTHON_VERSION=${PYTHON_VERSION}
+        ENV APP_HOME=/workspace
+        WORKDIR ${APP_HOME}
+        """
+    got = findings("Dockerfile", dockerfile)
+    assert [f.code for f in got[5]] == ["NPU018"] and got[5][0].severity == "info"
+    assert not [ln for ln in got if ln in (4, 6, 7, 8)], sorted(got)
+
+
+def test_clone_of_another_vendors_fork_then_build_in_it():
+    dockerfile = """\
+        FROM rocm/pytorch:rocm6.2_ubuntu22.04_py3.10_pytorch_release_2.3.0
+        WORKDIR /opt
+        RUN git clone --recursive https://github.com/ROCm/flash-attention.git fa \\
+            && cd fa && GPU_ARCHS=gfx942 MAX_JOBS=32 pip install --no-build-isolation -e .
+        RUN git clone https://github.com/Dao-AILab/flash-attention.git \\
+            && cd flash-attention && MAX_JOBS=8 python setup.py install
+        """
+    got = findings("docker/Dockerfile.rocm", dockerfile)
+    assert 4 not in got, got.get(4)
+    assert 6 in got  # the upstream (CUDA) project's build, in a ROCm image: kept, as information
+    assert all(f.severity == "info" for fs in got.values() for f in fs)
