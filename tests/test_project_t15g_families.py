@@ -103,3 +103,27 @@ def test_clone_of_another_vendors_fork_then_build_in_it():
     assert 4 not in got, got.get(4)
     assert 6 in got  # the upstream (CUDA) project's build, in a ROCm image: kept, as information
     assert all(f.severity == "info" for fs in got.values() for f in fs)
+
+
+ONE_CLICK_ENV = """\
+    #!/bin/bash
+    cd "$(dirname "${BASH_SOURCE[0]}")"
+    INSTALL_DIR="$(pwd)/installer_files"
+    INSTALL_ENV_DIR="$INSTALL_DIR/env"
+    # environment isolation
+    export PYTHONNOUSERSITE=1
+    export CUDA_PATH="$INSTALL_ENV_DIR"
+    export CUDA_HOME="$CUDA_PATH"
+    "$INSTALL_ENV_DIR/bin/pip" install torch==2.4.1
+    source "$INSTALL_DIR/conda/etc/profile.d/conda.sh"
+    conda activate "$INSTALL_ENV_DIR"
+    python server.py "$@"
+    """
+
+
+def test_macos_script_of_a_one_click_installer_has_no_cuda_findings():
+    for name in ("start_macos.sh", "installer/cmd-osx.sh", "scripts/macos/env.sh", "run_mac.sh"):
+        assert found(name, ONE_CLICK_ENV) == [], name
+    linux = found("start_linux.sh", ONE_CLICK_ENV)      # the same lines for Linux keep their findings
+    assert (7, "NPU004") in linux and (8, "NPU004") in linux and (9, "NPU011") in linux
+    assert found("machine_setup.sh", ONE_CLICK_ENV) == linux   # `mac` only as a whole word of the name

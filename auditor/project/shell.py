@@ -1085,12 +1085,28 @@ def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     col = Collector(engine, rel, text)
     scan_shell(col, text)
     result = col.done()
+    if _for_macos(rel):
+        # `cmd_macos.sh`, `start_macos.sh`, `scripts/macos/setup.sh` of a one-click installer: a Mac has neither CUDA
+        # nor an Ascend device, so its `export CUDA_HOME="$INSTALL_ENV_DIR"` (isolation from a system toolkit) and
+        # installs are not what a port changes (another platform's file is not a CUDA finding; t15g)
+        result.findings = []
+        return result
     if any(f.severity == "error" for f in result.findings):
         raw = text.encode("utf-8")
         branches = _cuda_branches(_parser().parse(raw).root_node, _Positions(raw))
         if branches:
             result.findings = [_gated(f, branches) for f in result.findings]
     return result
+
+
+_MACOS_WORDS = frozenset({"macos", "osx", "darwin", "mac"})
+
+
+def _for_macos(rel: str) -> bool:
+    """A script for macOS by its name (`start_macos.sh`, `install-osx.sh`, `build_mac.sh`) or folder (`macos/`)."""
+    parts = rel.replace("\\", "/").lower().split("/")
+    words = set(re.split(r"[_.\-]+", parts[-1].rsplit(".", 1)[0] if "." in parts[-1] else parts[-1]))
+    return bool(words & _MACOS_WORDS) or any(p in _MACOS_WORDS for p in parts[:-1])
 
 
 def _gated(f, branches: list[tuple[int, int, str]]):
