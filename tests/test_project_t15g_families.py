@@ -6,6 +6,7 @@ after a clone (`git clone .../ROCm/flash-attention` then `pip install -e .`). Ea
 lines that must be found and the lines that must not (none of them is copied from the split's trees)."""
 from __future__ import annotations
 
+import json
 import textwrap
 
 from auditor.rules import load_rules
@@ -127,3 +128,52 @@ def test_macos_script_of_a_one_click_installer_has_no_cuda_findings():
     linux = found("start_linux.sh", ONE_CLICK_ENV)      # the same lines for Linux keep their findings
     assert (7, "NPU004") in linux and (8, "NPU004") in linux and (9, "NPU011") in linux
     assert found("machine_setup.sh", ONE_CLICK_ENV) == linux   # `mac` only as a whole word of the name
+
+
+def _notebook(*cells: str) -> bytes:
+    return json.dumps({
+        "cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                   "source": textwrap.dedent(c).splitlines(keepends=True)} for c in cells],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode()
+
+
+def test_installer_cuda_build_choice_in_a_script():
+    script = """\
+        #!/usr/bin/env bash
+        set -e
+        CU_TAG="CU${CUDA_VERSION//./}"
+        bash install.sh --device "CU${CUDA_VERSION//./}" --source ModelScope
+        bash install.sh --device CU128 --source HF --download-uvr5
+        bash install.sh --device CPU --source HF
+        bash install.sh --device MPS
+        python tools/download_models.py --source HF --all
+        """
+    got = found("docker/install_wrapper.sh", script)
+    assert (4, "NPU018") in got and (5, "NPU018") in got
+    assert not [c for ln, c in got if ln in (1, 2, 3, 6, 7, 8)], got
+
+
+def test_colab_cell_that_writes_a_setup_script():
+    data = _notebook(
+        """\
+        %%writefile /content/setup.sh
+        set -e
+        cd /content
+        git clone https://github.com/example-org/voice-clone.git
+        cd voice-clone
+        conda create -n vc python=3.10 -y
+        source activate vc
+        pip install ipykernel
+        bash install.sh --device CU126 --source HF
+        echo "installed with --device CU126"
+        """,
+        """\
+        %%writefile notes.txt
+        bash install.sh --device CU126 is what the setup cell runs
+        """,
+        "!cd /content && bash setup.sh\n",
+    )
+    result = ENGINE.analyze_bytes(data, "colab/Colab-Setup.ipynb")
+    got = {(f.line, f.code) for f in result.findings}
+    assert (9, "NPU018") in got
+    assert not [ln for ln, _ in got if ln in (1, 2, 3, 4, 5, 7, 8, 10, 11, 12, 13)], sorted(got)
