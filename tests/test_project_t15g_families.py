@@ -177,3 +177,55 @@ def test_colab_cell_that_writes_a_setup_script():
     got = {(f.line, f.code) for f in result.findings}
     assert (9, "NPU018") in got
     assert not [ln for ln, _ in got if ln in (1, 2, 3, 4, 5, 7, 8, 10, 11, 12, 13)], sorted(got)
+
+
+def test_prebuilt_cuda_wheels_with_a_marker_right_after_the_url():
+    requirements = """\
+        gradio==4.44.1
+        # CUDA wheels
+        https://example.org/dl/v0.50.0/llama_cpp_binaries-0.50.0+cu124-py3-none-linux_x86_64.whl; platform_machine == "x86_64"
+        https://example.org/dl/v0.50.0/llama_cpp_binaries-0.50.0+cu124-py3-none-win_amd64.whl; platform_system == "Windows"
+        https://example.org/dl/v0.50.0/llama_cpp_binaries-0.50.0+cpuavx2-py3-none-linux_x86_64.whl; platform_system == "Linux"
+        https://github.com/example-org/tools/releases/download/v1.0/fasttok-1.0-py3-none-any.whl; python_version >= "3.10"
+        """
+    got = found("requirements/portable/requirements_cuda124.txt", requirements)
+    assert (3, "NPU440") in got and (4, "NPU440") in got
+    assert not [c for ln, c in got if ln in (1, 2, 5, 6)], got
+
+
+def test_kubernetes_pod_placed_on_gpu_nodes():
+    manifest = """\
+        apiVersion: apps/v1
+        kind: DaemonSet
+        metadata:
+          name: selfplay-workers
+        spec:
+          template:
+            spec:
+              nodeSelector:
+                cloud.google.com/gke-accelerator: nvidia-tesla-v100
+                kubernetes.io/os: linux
+              affinity:
+                nodeAffinity:
+                  requiredDuringSchedulingIgnoredDuringExecution:
+                    nodeSelectorTerms:
+                    - matchExpressions:
+                      - key: cloud.google.com/gke-accelerator
+                        operator: Exists
+                      - key: cloud.google.com/gke-nodepool
+                        operator: In
+                        values: ["selfplay"]
+              tolerations:
+              - key: "nvidia.com/gpu"
+                effect: "NoSchedule"
+                operator: "Exists"
+              - key: "dedicated"
+                operator: "Equal"
+                value: "selfplay"
+              containers:
+              - name: worker
+                image: gcr.io/example/selfplay:latest
+        """
+    got = found("cluster/selfplay/workers-daemonset.yaml", manifest)
+    assert (9, "NPU028") in got and (16, "NPU028") in got and (22, "NPU028") in got
+    assert not [c for ln, c in got if ln in (10, 18, 19, 20, 25, 26, 27, 30)], got
