@@ -229,3 +229,16 @@ def test_kubernetes_pod_placed_on_gpu_nodes():
     got = found("cluster/selfplay/workers-daemonset.yaml", manifest)
     assert (9, "NPU028") in got and (16, "NPU028") in got and (22, "NPU028") in got
     assert not [c for ln, c in got if ln in (10, 18, 19, 20, 25, 26, 27, 30)], got
+
+
+def test_lines_echoed_into_a_shell_rc_file_in_a_chain():
+    dockerfile = """\
+        FROM ubuntu:22.04
+        RUN echo "export CUDA_HOME=/usr/local/cuda" >> /etc/profile.d/cuda.sh \\
+            && echo "export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH" >> /etc/profile.d/cuda.sh \\
+            && echo "installed into /usr/local/cuda"
+        RUN echo "export PATH=/opt/tools/bin:$PATH" >> /etc/bash.bashrc && echo "done" >> /tmp/build.log
+        """
+    got = found("docker/Dockerfile", dockerfile)
+    assert (2, "NPU027") in got and (3, "NPU027") in got
+    assert not [c for ln, c in got if ln in (1, 4, 5)], got

@@ -603,6 +603,11 @@ def _output_to_program(command) -> bool:
 
 def _output_to_file(command) -> bool:
     holder = command.parent
+    if holder is not None and holder.type == "list" and holder.parent is not None \
+            and holder.parent.type == "redirected_statement" and holder.children[-1] == command:
+        # `echo A >> ~/.bashrc && echo B >> ~/.bashrc`: tree-sitter hangs the last redirect on the whole list;
+        # it is the last command's (t15g)
+        holder = holder.parent
     if holder is not None and holder.type == "redirected_statement":
         for redirect in holder.children:
             dest = redirect.child_by_field_name("destination") if redirect.type == "file_redirect" else None
