@@ -14,9 +14,8 @@ from auditor.project.hits import Collector, decode_text, matchers, normalize_dis
 from auditor.project.makefile import SUMMARY_KEY as MAKE_CALLS
 from auditor.project.makefile import cd as make_cd
 from auditor.project.makefile import make_call
-from auditor.project.requirements import (_ALL_BUILDS_PAGE_RE, _CUDA_INDEX_RE, _OTHER_ACCELERATOR_RE,
-                                         _OTHER_VENDOR_FORK_RE, conda_spec_name, cpu_builds_only, extra_hits,
-                                         requirement_hits, wheel_symbols)
+from auditor.project.requirements import (_ALL_BUILDS_PAGE_RE, _CUDA_INDEX_RE, _OTHER_ACCELERATOR_RE, conda_spec_name,
+                                         cpu_builds_only, extra_hits, requirement_hits, wheel_symbols)
 
 if TYPE_CHECKING:
     from auditor.rules import Rule
@@ -210,8 +209,7 @@ class _SourceTree:
         if found is None:
             # a fork or a project's own repository (github.com/ROCm/apex, github.com/vllm-project/vllm): a clone
             # alone changes nothing; its build below is reported (unless it targets another device)
-            # (a fork kept by another accelerator's vendor, github.com/ROCm/flash-attention, builds for that device)
-            found = None if _OTHER_VENDOR_FORK_RE.match(symbol) else m.match_source_tree(symbol.rsplit("/", 1)[-1])
+            found = m.match_source_tree(symbol.rsplit("/", 1)[-1])
         directory = positional[1][0] if len(positional) > 1 else url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
         # None for a project the patterns do not name: a `cd` into it leaves the tree the script was in
         self.cloned[directory.rstrip("/").rsplit("/", 1)[-1]] = found
