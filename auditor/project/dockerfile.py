@@ -139,7 +139,9 @@ def _build_settings(col: Collector, m, words: list[str], lines: list[str], first
     report already (TORCH_CUDA_ARCH_LIST) is theirs."""
     for word in words:
         name, sep, value = word.partition("=")
-        setting = m.match_setting(name.lower(), value) if sep and value and "$" not in value else None
+        # `ENV CUDA_VERSION=${CUDA_VERSION}`: the build argument passed on to the image's environment (t15g)
+        passed = "CUDA" in name.upper() and name.upper().endswith("_VERSION") and re.fullmatch(r"\$\{?\w+\}?", value)
+        setting = m.match_setting(name.lower(), value) if sep and value and ("$" not in value or passed) else None
         if setting is None or not (name.endswith("_VERSION") or col.engine.compiled.match_env(name) is None):
             continue
         number = next((i for i, ln in enumerate(lines) if name in ln), 0)

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from auditor.static.engine import StaticEngine
 
 _SHELL_CELL_MAGICS = ("%%bash", "%%sh", "%%script bash", "%%script sh")
+# `%%writefile /content/setup.sh` then the script (a Colab notebook's set-up, run by a later `!bash setup.sh`): the
+# cell's body is a shell script (t15g)
+_WRITES_SCRIPT_RE = re.compile(r"%%writefile(?:\s+-a)?\s+\S+\.(?:sh|bash)\s*$")
 
 
 # IPython expands `{expr}` in a `!` line before the shell runs it (`!{sys.executable} -m pip install ...`): the
@@ -122,7 +125,7 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
     read: set[str] = set()        # names the notebook's code reads
     for number, source in cells:
         lines = source.splitlines() or [""]
-        if lines[0].strip().startswith(_SHELL_CELL_MAGICS):
+        if lines[0].strip().startswith(_SHELL_CELL_MAGICS) or _WRITES_SCRIPT_RE.match(lines[0].strip()):
             python_lines = [""] * len(lines)
             shell_lines.extend([""] + lines[1:])
         else:

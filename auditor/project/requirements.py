@@ -251,7 +251,8 @@ def analyze_requirement_item(col: Collector, line: int, logical: str) -> None:
     if opt:
         _index(col, line, line_text, opt.group(2))
     elif re.match(r"(https?://|\.{0,2}/)\S+\.whl\b", logical):
-        _wheel(col, line, line_text, logical.split()[0])     # a wheel by URL or path
+        # a wheel by URL or path; its environment marker may follow the `.whl` with no space (`...whl; sys_platform...`)
+        _wheel(col, line, line_text, logical.split()[0].rstrip(";"))
     elif re.match(r"(git|hg|svn|bzr)\+[a-z]+://", logical):
         _vcs_line(col, line, line_text, logical.split()[0])
     elif not logical.startswith("-"):

@@ -162,6 +162,9 @@ def _word(node) -> str:
     """A word's value with shell quoting removed (`"flash-attn>=2"` -> flash-attn>=2)."""
     if node.type == "concatenation":          # `--mixed_precision="bf16"`: quoting removed from each part
         return "".join(_word(part) for part in node.children)
+    if node.type == "command_name" and len(node.children) == 1 and node.children[0].type != "word":
+        # `"$HOME/conda/bin/pip" install ...`, `"${CONDA_DIR}/bin/conda" install ...`: a quoted program path (t15g)
+        return _word(node.children[0])
     text = node.text.decode("utf-8", errors="replace")
     if node.type in ("string", "raw_string") and len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
         return text[1:-1]
@@ -420,8 +423,11 @@ def _ci_set_variable(col: Collector, pos: "_Positions", node) -> None:
 def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) -> None:
     """`DIST_BACKEND=nccl`, `export ACCELERATOR=${ACCELERATOR:-"GPU"}`: a script's variable that the launch line
     passes on is the same setting a config would hold (its default, for `${X:-default}`)."""
+    if value is not None and name.upper().endswith("_VERSION"):
+        _cuda_version_parameter(col, m, name, _word(value) if value.type != "expansion" else value.text.decode(
+            "utf-8", errors="replace"), line, c)
     if value is None or name.upper().endswith("_VERSION"):
-        return       # CUDA_VERSION=12.4 names what a build step installs; those steps have their own findings
+        return       # other versions: the build steps that install them have their own findings
     if value.type == "expansion":
         text = value.text.decode("utf-8", errors="replace")
         default = re.fullmatch(r"\$\{\w+:?[-=](.*)\}", text, re.DOTALL)
@@ -454,6 +460,24 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
         return       # GPUS_PER_NODE=8: a count the script computes with; the request is the `#SBATCH` / srun option
     if rule is not None and rule.code not in {r.code for r in _env_rules(col, name)}:
         col.add(rule, f"{name}={shown}", line, c, c + len(name), value=literal)
+
+
+# a CUDA version as a build parameter: `12.6`, `12.8.1`, `cu126`, a variable or CI expression passing one on
+_CUDA_VERSION_VALUE_RE = re.compile(r"(?:cu(?:da)?-?)?1[0-9](?:\.[0-9]+){0,2}|cu1[0-9]{2}|\$\{?\w+\}?|\$\{\{[^}]*\}\}",
+                                    re.IGNORECASE)
+
+
+def _cuda_version_parameter(col: Collector, m, name: str, value: str, line: int, c: int) -> None:
+    """`CUDA_VERSION=12.6` in a build script, `--build-arg CUDA_VERSION=$CUDA_VERSION`, a CI step's
+    `CUDA_VERSION="${{ matrix.cuda }}"`: the CUDA version a build is made for, a build parameter like the
+    Dockerfile's `ARG CUDA_VERSION=12.6` (information: the install lines it feeds are the errors). Only names that
+    say CUDA; a value that is not a version or a variable passing one (`$(nvcc --version ...)`) is left (t15g)."""
+    if "CUDA" not in name.upper() or not _CUDA_VERSION_VALUE_RE.fullmatch(value.strip("\"'")):
+        return
+    rule = m.match_setting(name.lower(), value)
+    if rule is not None and rule.code == "NPU018":
+        col.add(rule, f"{name}={value}", line, c, c + len(name), severity="info",
+                note=" (a build parameter: the CUDA version a build step installs)")
 
 
 def _key_values(col: Collector, m, text: str, line: int, c: int, prefix: str = "") -> None:
@@ -577,6 +601,11 @@ def _output_to_program(command) -> bool:
 
 def _output_to_file(command) -> bool:
     holder = command.parent
+    if holder is not None and holder.type == "list" and holder.parent is not None \
+            and holder.parent.type == "redirected_statement" and holder.children[-1] == command:
+        # `echo A >> ~/.bashrc && echo B >> ~/.bashrc`: tree-sitter hangs the last redirect on the whole list;
+        # it is the last command's (t15g)
+        holder = holder.parent
     if holder is not None and holder.type == "redirected_statement":
         for redirect in holder.children:
             dest = redirect.child_by_field_name("destination") if redirect.type == "file_redirect" else None
@@ -674,6 +703,11 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             sub = f"{name} {words[1]}"
             col.add(m.match_command(sub), sub, line, c, c + len(sub))
     _scheduler_short_options(col, m, pos, node)
+    for i, w in enumerate(words[1:-1], 1):
+        if w == "--build-arg" and "=" in words[i + 1]:    # `docker build --build-arg CUDA_VERSION=$CUDA_VERSION`
+            arg_name, _, arg_value = words[i + 1].partition("=")
+            wl, wc = pos.at(nodes[i + 1].start_point)
+            _cuda_version_parameter(col, m, arg_name, arg_value, wl, wc)
     if name in _CONTAINER_RUNNERS and len(words) > 1 and words[1] in ("run", "create", "exec"):
         _container_env(col, pos, words, nodes)
     # `torchrun --nproc-per-node=gpu`, `docker run --gpus all`: an option (with its value) as `name --opt=value`;
@@ -1054,12 +1088,28 @@ def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     col = Collector(engine, rel, text)
     scan_shell(col, text)
     result = col.done()
+    if _for_macos(rel):
+        # `cmd_macos.sh`, `start_macos.sh`, `scripts/macos/setup.sh` of a one-click installer: a Mac has neither CUDA
+        # nor an Ascend device, so its `export CUDA_HOME="$INSTALL_ENV_DIR"` (isolation from a system toolkit) and
+        # installs are not what a port changes (another platform's file is not a CUDA finding; t15g)
+        result.findings = []
+        return result
     if any(f.severity == "error" for f in result.findings):
         raw = text.encode("utf-8")
         branches = _cuda_branches(_parser().parse(raw).root_node, _Positions(raw))
         if branches:
             result.findings = [_gated(f, branches) for f in result.findings]
     return result
+
+
+_MACOS_WORDS = frozenset({"macos", "osx", "darwin", "mac"})
+
+
+def _for_macos(rel: str) -> bool:
+    """A script for macOS by its name (`start_macos.sh`, `install-osx.sh`, `build_mac.sh`) or folder (`macos/`)."""
+    parts = rel.replace("\\", "/").lower().split("/")
+    words = set(re.split(r"[_.\-]+", parts[-1].rsplit(".", 1)[0] if "." in parts[-1] else parts[-1]))
+    return bool(words & _MACOS_WORDS) or any(p in _MACOS_WORDS for p in parts[:-1])
 
 
 def _gated(f, branches: list[tuple[int, int, str]]):
