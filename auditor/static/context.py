@@ -396,9 +396,10 @@ def _bind_ext_loader(ctx: FileContext, tree: ast.Module, assigns: list[ast.stmt]
     for node in assigns:
         if not ext_loader_assign(node) or not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
             continue
-        callee = ast_dotted(node.value.func)
-        if callee is not None and ctx.resolve(callee) == f"{MMCV_EXT_LOADER}.load_ext":
-            names.append(node.targets[0].id)    # type: ignore[union-attr]
+        target, callee = node.targets[0], ast_dotted(node.value.func)
+        if isinstance(target, ast.Name) and callee is not None \
+                and ctx.resolve(callee) == f"{MMCV_EXT_LOADER}.load_ext":
+            names.append(target.id)
     if not names:
         return
     bound = _bound_names(tree)
