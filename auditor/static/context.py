@@ -178,6 +178,9 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
                 if alias.name == "*":
                     ctx.star_imports.append(stmt.module)
                     continue
+                if alias.asname == "_C" and alias.name != "_C":    # `from nerfacc import csrc as _C`
+                    ctx.bind(alias.asname, f"{stmt.module}._C")      # named the compiled extension by its author
+                    continue
                 ctx.bind(alias.asname or alias.name, f"{stmt.module}.{alias.name}")
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             assigns.append((stmt, scope))
@@ -236,6 +239,7 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
         _bind_star_conventions(ctx, tree)
     _bind_dynamic_extension_imports(ctx, tree, [stmt for stmt, _ in assigns])
     _bind_jit_extensions(ctx, tree, [stmt for stmt, _ in assigns])
+    _bind_ext_loader(ctx, tree, [stmt for stmt, _ in assigns])
     _local_subclasses(ctx, tree)
     for func in decorated:
         quals = []
@@ -373,6 +377,41 @@ def _bind_jit_extensions(ctx: FileContext, tree: ast.Module, assigns: list[ast.s
             ctx.bind(name, f"{LOCAL_PACKAGE}.{JIT_EXTENSION}.{name}")
 
 
+MMCV_EXT_LOADER = "mmcv.utils.ext_loader"
+MMCV_EXT = "mmcv._ext"     # what mmcv's `ext_loader.load_ext('_ext', [...])` returns: its compiled op library
+
+
+def ext_loader_assign(node: ast.stmt) -> bool:
+    """`ext_module = ext_loader.load_ext('_ext', [...])`: mmcv's loader of its compiled ops (largefile.py keeps
+    such statements for the context too)."""
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name) \
+            or not isinstance(node.value, ast.Call):
+        return False
+    callee = ast_dotted(node.value.func)
+    return callee is not None and callee.rsplit(".", 1)[-1] == "load_ext"
+
+
+def _bind_ext_loader(ctx: FileContext, tree: ast.Module, assigns: list[ast.stmt]) -> None:
+    """A name bound once in the file to what mmcv's `ext_loader.load_ext('_ext', [...])` returns (mmcv's ops, and the
+    same spelling in mmdet3d, BEVFormer and vendored mmcv copies) is mmcv's compiled op library `mmcv._ext`: its calls
+    (`ext_module.knn_forward(...)`) are calls of compiled ops (rules/kernel_extensions.yaml names those without an
+    NPU implementation)."""
+    names = []
+    for node in assigns:
+        if not ext_loader_assign(node) or not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
+            continue
+        target, callee = node.targets[0], ast_dotted(node.value.func)
+        if isinstance(target, ast.Name) and callee is not None \
+                and ctx.resolve(callee) == f"{MMCV_EXT_LOADER}.load_ext":
+            names.append(target.id)
+    if not names:
+        return
+    bound = _bound_names(tree)
+    for name in names:
+        if bound.get(name) == 1 and name not in ctx.aliases and name not in ctx.bindings:
+            ctx.bind(name, MMCV_EXT)
+
+
 def _local_subclasses(ctx: FileContext, tree: ast.Module) -> None:
     """Module-level classes whose first base resolves to a qualified name (see FileContext.subclass_of)."""
     classes = [s for s in tree.body if isinstance(s, ast.ClassDef) and s.bases]
@@ -436,8 +475,11 @@ LOCAL_PACKAGE = ""   # relative imports of a compiled extension resolve as `._C.
 def _bind_relative_extension(ctx: FileContext, stmt: ast.ImportFrom,
                              local_segment: Callable[[str], bool] | None = None) -> None:
     """`from . import _C`, `from ._C import nms`: the package's own compiled extension (setuptools' `_C`
-    convention) is the one project-local module a rule can name; it resolves as `._C...`. A relative import
-    through a module a segment rule names (`from ._triton.rope_padded_kernels import k`, xformers; `from
+    convention) is the one project-local module a rule can name; it resolves as `._C...`. A module the file
+    imports under the name `_C` (`from . import cuda as _C`, nerfacc's wrapper of its compiled extension) is
+    named the extension by its author and resolves the same way. mmcv's `from ..utils import ext_loader` (mmcv
+    and its vendored copies) is mmcv's extension loader (see _bind_ext_loader). A relative import through a module
+    a segment rule names (`from ._triton.rope_padded_kernels import k`, xformers; `from
     ..llama3_flash_attn_varlen import f`, ring-flash-attn) resolves as `._triton.rope_padded_kernels.k`, so the
     segment rule sees it (t14f); any other project-local module binds nothing."""
     module = stmt.module or ""
@@ -447,8 +489,10 @@ def _bind_relative_extension(ctx: FileContext, stmt: ast.ImportFrom,
                 ctx.bind(alias.asname or alias.name, f"{LOCAL_PACKAGE}.{module}.{alias.name}")
         return
     for alias in stmt.names:
-        if alias.name == "_C" and not module:
+        if (alias.name == "_C" or alias.asname == "_C") and not module:
             ctx.bind(alias.asname or alias.name, f"{LOCAL_PACKAGE}._C")
+        elif alias.name == "ext_loader" and module.split(".")[-1] == "utils" and stmt.level:
+            ctx.bind(alias.asname or alias.name, MMCV_EXT_LOADER)
         elif module.split(".")[-1] == "_C" and alias.name != "*":
             ctx.bind(alias.asname or alias.name, f"{LOCAL_PACKAGE}._C.{alias.name}")
 

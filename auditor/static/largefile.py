@@ -94,18 +94,18 @@ def _contributes(stmt: ast.stmt) -> bool:
     finding."""
     if isinstance(stmt, _COMPOUND + (ast.Import, ast.ImportFrom)):
         return True
-    from auditor.static.context import _stmts, dynamic_extension_import, jit_extension_assign
+    from auditor.static.context import _stmts, dynamic_extension_import, ext_loader_assign, jit_extension_assign
 
     if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
         return stmt.value is not None and (_may_fold(stmt.value) or dynamic_extension_import(stmt) is not None
-                                           or jit_extension_assign(stmt))
+                                           or jit_extension_assign(stmt) or ext_loader_assign(stmt))
     if isinstance(stmt, ast.ClassDef) and stmt.bases:
         return True       # a local subclass: calls of it may make the base's object (context.subclass_of)
     if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return False
     for inner, _scope in _stmts([stmt]):
         if isinstance(inner, (ast.Import, ast.ImportFrom)) or dynamic_extension_import(inner) is not None \
-                or jit_extension_assign(inner):
+                or jit_extension_assign(inner) or ext_loader_assign(inner):
             return True
         if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) and inner.decorator_list:
             return True

@@ -517,6 +517,9 @@ class MatchVisitor(cst.CSTVisitor):
         first = len(self.hits)
         for alias in node.names:
             qual = f"{module}.{dotted(alias.name)}"
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name) \
+                    and alias.asname.name.value == "_C":      # `from nerfacc import csrc as _C` (context.py)
+                qual = self._qual(alias.asname.name) or qual
             if not self._match_reference(alias, qual, None):
                 rule = self.c.match_import(module)
                 if rule is not None:
