@@ -6,6 +6,9 @@ that must not."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
+
+import pytest
 
 from auditor.rules import load_rules
 from auditor.static import StaticEngine
@@ -260,3 +263,28 @@ def test_polygraphy_tensorrt_backend_and_cuequivariance_ops():
     found = _found(POLYGRAPHY_AND_CUEQ)
     assert {(5, "NPU409"), (8, "NPU409"), (18, "NPU411"), (20, "NPU411")} <= found
     assert not any(line in (12, 14) for line, _ in found)      # Polygraphy's ONNX-Runtime backend
+
+
+def test_mmcv_op_lists_are_what_mmcv_sources_say():
+    """NPU323 / NPU359's op lists re-derived from mmcv 2.2.0's sources (the test9 corpus): every op pybind.cpp
+    defines, those an NPU implementation registers (REGISTER_NPU_IMPL in csrc/pytorch/npu/, nms_rotated's direct
+    NPU call) and the host-only ops (no device dispatch: they run on the CPU on Ascend too)."""
+    import re
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    src = root / "bench" / "_corpus" / "mmcv-2.2.0" / "mmcv-2.2.0" / "mmcv" / "ops" / "csrc" / "pytorch"
+    if not src.is_dir():
+        pytest.skip("mmcv 2.2.0 not fetched (python bench/recall.py --split test9 fetch)")
+    defined = set(re.findall(r'm\.def\("(\w+)"', (src / "pybind.cpp").read_text()))
+    on_npu = {impl.replace("_op_impl", "").replace("_impl", "") for f in (src / "npu").glob("*.cpp")
+              for impl in re.findall(r"REGISTER_NPU_IMPL\((\w+)", f.read_text())}
+    if "nms_rotated_npu(" in (src / "nms_rotated.cpp").read_text():
+        on_npu.add("nms_rotated")
+    host_only = {"contour_expand", "pixel_group", "points_in_boxes_cpu_forward", "nms_match", "softnms",
+                 "get_compiler_version"}
+    rules = {r["code"]: r for r in yaml.safe_load((root / "rules" / "kernel_extensions.yaml").read_text())["rules"]}
+    excluded = {q[len("!mmcv._ext."):] for q in rules["NPU323"]["match"][0]["qualname"] if q.startswith("!")}
+    assert on_npu <= defined and excluded == on_npu | host_only
+    assert set(rules["NPU359"]["when"]["arg"]["values"]) == defined - excluded - {"get_compiling_cuda_version"}
