@@ -4,13 +4,20 @@ The trees below are shaped like the false classes hl6a / hl6b found, written afr
 - an inference engine's kernel package with one sub-package per backend (`kernels/cuda/` holding Triton kernels,
   `kernels/vendor/` wrapping a vendor library) and a dispatcher module beside them whose device table maps the Ascend
   device to the vendor package: `kernels/cuda/` is the CUDA member of a per-backend set, info; the same package
-  without the device table (or with a table that maps no Ascend device) keeps its findings.
+  without the device table (or with a table that maps no Ascend device) keeps its findings;
+- an evaluation loop that turns its predictions into numpy arrays (`.detach().cpu().numpy()`, or `np.zeros_like`
+  in the other branch of a conditional) and collects them with `.tolist()`: host values, no host-sync hint; the
+  same `.tolist()` on the tensors themselves keeps it.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.static_snippets import findings_in_tree, write_tree
+import pytest
+
+from auditor.rules import load_rules
+from auditor.static.engine import StaticEngine
+from tests.static_snippets import findings_by_line, findings_in_tree, write_tree
 
 DISPATCH = """\
     import importlib
@@ -90,3 +97,45 @@ def test_a_cuda_kernel_package_whose_dispatcher_maps_ascend_to_a_sibling_is_info
 def test_without_an_ascend_entry_in_the_device_table_the_kernels_keep_their_findings(tmp_path):
     found = _severities(_tree(tmp_path, NO_ASCEND))
     assert found - {"info"}
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return StaticEngine(load_rules())
+
+
+EVAL_LOOP = """\
+    import numpy as np
+    import torch
+
+
+    def evaluate(model, loader, device):
+        model.eval()
+        all_pred, all_gt, all_score = [], [], []
+        with torch.no_grad():
+            for feats, labels in loader:
+                feats = feats.to(device)
+                logits = model(feats)
+                pred = torch.argmax(logits, dim=1).detach().cpu().numpy()
+                gt = labels.argmax(dim=1).cpu().numpy() if labels.dim() > 1 else np.zeros_like(pred)
+                all_pred.extend(pred.tolist())
+                all_gt.extend(gt.tolist())
+                all_score.extend(torch.softmax(logits, dim=1).max(dim=1).values.tolist())
+        return all_pred, all_gt, all_score
+    """
+
+
+def _host_sync_lines(engine, src: str) -> set[int]:
+    return {n for n, fs in findings_by_line(engine, src, "examples/traj/evaluate.py").items()
+            for f in fs if f.code == "NPU703"}
+
+
+def test_tolist_on_numpy_arrays_made_from_tensors_is_not_a_host_sync(engine):
+    lines = _host_sync_lines(engine, EVAL_LOOP)
+    assert 14 not in lines and 15 not in lines     # pred / gt are numpy arrays
+    assert 16 in lines                              # the softmax scores are still a device tensor
+
+
+def test_a_conditional_with_a_tensor_branch_keeps_the_hint(engine):
+    src = EVAL_LOOP.replace("else np.zeros_like(pred)", "else labels.to(device)")
+    assert 15 in _host_sync_lines(engine, src)
