@@ -7,7 +7,12 @@ The trees below are shaped like the false classes hl6a / hl6b found, written afr
   without the device table (or with a table that maps no Ascend device) keeps its findings;
 - an evaluation loop that turns its predictions into numpy arrays (`.detach().cpu().numpy()`, or `np.zeros_like`
   in the other branch of a conditional) and collects them with `.tolist()`: host values, no host-sync hint; the
-  same `.tolist()` on the tensors themselves keeps it.
+  same `.tolist()` on the tensors themselves keeps it;
+- "port them together" notes: a training framework's timeout module whose top-level `if` sets an NCCL variable and
+  also defines a plain `timedelta` that a process-group module imports (no note on the timedelta; a name whose own
+  binding is NCCL-specific still gets one), and a Triton kernel package of an Ascend project (`xllm_npu/ops/triton/`)
+  whose kernels and helpers its NPU tests import (Triton-Ascend: no note; the same package in a plain project keeps
+  it).
 """
 from __future__ import annotations
 
@@ -139,3 +144,90 @@ def test_tolist_on_numpy_arrays_made_from_tensors_is_not_a_host_sync(engine):
 def test_a_conditional_with_a_tensor_branch_keeps_the_hint(engine):
     src = EVAL_LOOP.replace("else np.zeros_like(pred)", "else labels.to(device)")
     assert 15 in _host_sync_lines(engine, src)
+
+
+TIMEOUTS = """\
+    import datetime
+    import os
+
+    ENABLE_TIMEOUT = os.getenv("TRAINER_ENABLE_TIMEOUT", None)
+
+    if ENABLE_TIMEOUT is not None:
+        os.environ["NCCL_ASYNC_ERROR_HANDLING"] = "1"
+        PG_TIMEOUT = datetime.timedelta(seconds=int(os.getenv("TRAINER_PG_TIMEOUT", "60")))
+        BARRIER_BACKEND = "nccl"
+    else:
+        PG_TIMEOUT = datetime.timedelta(seconds=1800)
+        BARRIER_BACKEND = "nccl"
+    """
+
+GROUPS = """\
+    import torch.distributed as dist
+
+    from trainer.utils.timeouts import BARRIER_BACKEND, PG_TIMEOUT
+
+
+    def new_cpu_group(ranks):
+        return dist.new_group(ranks, backend="gloo", timeout=PG_TIMEOUT)
+
+
+    def new_barrier_group(ranks):
+        return dist.new_group(ranks, backend=BARRIER_BACKEND)
+    """
+
+
+def test_a_timeout_beside_an_nccl_variable_is_not_nccl_code_but_an_nccl_backend_name_is(tmp_path):
+    found = findings_in_tree(write_tree(tmp_path, {
+        "trainer/__init__.py": "", "trainer/utils/__init__.py": "",
+        "trainer/utils/timeouts.py": TIMEOUTS, "trainer/core/__init__.py": "",
+        "trainer/core/groups.py": GROUPS}))
+    notes = {n for (p, n, c), _s in found.items() if p == "trainer/core/groups.py" and c == "NPU135"}
+    assert 7 not in notes           # timeout=PG_TIMEOUT: a timedelta
+    assert 11 in notes              # backend=BARRIER_BACKEND: "nccl" in every branch
+
+
+TRITON_KERNEL = """\
+    import torch
+    from vllm.triton_utils import tl, triton
+
+
+    @triton.jit
+    def _row_mean_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * n_cols + offs, mask=offs < n_cols, other=0.0)
+        tl.store(out_ptr + row, tl.sum(x, axis=0) / n_cols)
+
+
+    def row_mean(x: torch.Tensor, dtype: torch.dtype = torch.float16) -> torch.Tensor:
+        out = torch.empty(x.shape[0], device=x.device, dtype=dtype)
+        _row_mean_kernel[(x.shape[0],)](x, out, x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
+        return out
+    """
+
+KERNEL_TEST = """\
+    import torch
+
+    from {pkg}.ops.triton.row_mean import row_mean
+
+
+    def test_row_mean():
+        x = torch.randn(8, 64, device="npu")
+        torch.testing.assert_close(row_mean(x), x.mean(dim=1))
+    """
+
+
+def _kernel_notes(root: Path, pkg: str) -> set[int]:
+    found = findings_in_tree(write_tree(root, {
+        f"{pkg}/__init__.py": "", f"{pkg}/ops/__init__.py": "", f"{pkg}/ops/triton/__init__.py": "",
+        f"{pkg}/ops/triton/row_mean.py": TRITON_KERNEL,
+        "tests/ops/test_row_mean.py": KERNEL_TEST.format(pkg=pkg)}))
+    return {n for (p, n, c), _s in found.items() if p == "tests/ops/test_row_mean.py" and c == "NPU320"}
+
+
+def test_triton_kernels_of_an_ascend_package_are_not_cuda_code_to_port_with_their_callers(tmp_path):
+    assert not _kernel_notes(tmp_path, "xllm_npu")
+
+
+def test_triton_kernels_of_a_plain_package_keep_the_note(tmp_path):
+    assert _kernel_notes(tmp_path, "xllm")
