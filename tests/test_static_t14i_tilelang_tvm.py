@@ -164,12 +164,12 @@ def test_beside_an_npu_path_it_is_info():
 def test_cuda_backend_modules_are_errors():
     found = _mine('''\
         from tilelang import language as T
-        from tilelang.contrib import nvcc
+        from tilelang.contrib.cutedsl import gemm_v2
         from tilelang.cuda.op.gemm.gemm_fma import GemmFMA
         from tvm.contrib.cutlass import partition_for_cutlass
 
-        def compile_ptx(code, arch):
-            return nvcc.compile_cuda(code, target_format="ptx", arch=arch)
+        def tile_gemm(a, b, c, trans_a, trans_b):
+            return gemm_v2.gemm_ss(a, b, c, trans_a, trans_b)
         ''')
     assert found == {2: ("NPU365", "error"), 3: ("NPU365", "error"), 4: ("NPU365", "error"), 7: ("NPU365", "error")}
 
