@@ -400,6 +400,23 @@ def test_test9_files_are_exactly_what_its_rule_draws():
     assert len(select_test.topup_order("apex", "test9")) == 1                # the apex pool ran dry
 
 
+def _rounds_until(orders: list, labels: dict, files: int, pairs: int) -> list:
+    """A tuning sample's draw: rounds over the code bases in order, one file per code base per round in its seeded
+    order, stopping at the first file that brings the split to `files` files and `pairs` must-flag pairs; every drawn
+    file must have labels."""
+    drawn, count, rnd = [], 0, 0
+    while not (len(drawn) >= files and count >= pairs) and any(rnd < len(order) for _, order in orders):
+        for name, order in orders:
+            if rnd >= len(order) or (len(drawn) >= files and count >= pairs):
+                continue
+            key = (name, order[rnd])
+            assert key in labels, f"the rule draws {key}, which has no labels"
+            drawn.append(key)
+            count += sum(len(ll.categories) for ll in labels[key].lines.values())
+        rnd += 1
+    return drawn
+
+
 def test_tuned_t14d_files_are_exactly_what_its_rule_draws():
     """tuned_t14d (a tuning sample, its SELECTION.md): rounds over the code bases in sources.json order, one file
     per code base per round in each one's seeded order, stopping at the first file that brings the split to at
@@ -411,16 +428,7 @@ def test_tuned_t14d_files_are_exactly_what_its_rule_draws():
     orders = [(src["name"], select_test.seeded_order(
         src["name"], select_test.eligible(recall.source_dir(src["name"], src["version"])),
         select_test.SEED_PREFIXES["tuned_t14d"])) for src in recall.load_sources("tuned_t14d")]
-    drawn, pairs, rnd = [], 0, 0
-    while not (len(drawn) >= 40 and pairs >= 200) and any(rnd < len(order) for _, order in orders):
-        for name, order in orders:
-            if rnd >= len(order) or (len(drawn) >= 40 and pairs >= 200):
-                continue
-            key = (name, order[rnd])
-            assert key in labels, f"the rule draws {key}, which has no labels"
-            drawn.append(key)
-            pairs += sum(len(ll.categories) for ll in labels[key].lines.values())
-        rnd += 1
+    drawn = _rounds_until(orders, labels, files=40, pairs=200)
     assert set(drawn) == set(labels)
     assert len(drawn) == 53 and len({name for name, _ in drawn}) == 12
 
@@ -494,15 +502,6 @@ def test_tuned_t14g_files_are_exactly_what_its_rule_draws():
         select_test.SEED_PREFIXES["tuned_t14g"])) for src in recall.load_sources("tuned_t14g")]
     assert all(not path.startswith("third_party/cutlass/") and "/third_party/cutlass/" not in path
                for _, order in orders for path in order)
-    drawn, pairs, rnd = [], 0, 0
-    while not (len(drawn) >= 40 and pairs >= 200) and any(rnd < len(order) for _, order in orders):
-        for name, order in orders:
-            if rnd >= len(order) or (len(drawn) >= 40 and pairs >= 200):
-                continue
-            key = (name, order[rnd])
-            assert key in labels, f"the rule draws {key}, which has no labels"
-            drawn.append(key)
-            pairs += sum(len(ll.categories) for ll in labels[key].lines.values())
-        rnd += 1
+    drawn = _rounds_until(orders, labels, files=40, pairs=200)
     assert set(drawn) == set(labels)
     assert len(drawn) == 64 and len({name for name, _ in drawn}) == 9
