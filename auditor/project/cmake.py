@@ -28,8 +28,8 @@ Each argument that carries a CUDA fact becomes a `cmake.<what>` setting matched 
 from __future__ import annotations
 
 import re
-import sys
-from typing import TYPE_CHECKING
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 from auditor.findings import FileError, FileResult
 from auditor.project.hits import Collector, decode_text, matchers
@@ -37,7 +37,6 @@ from auditor.project.hits import Collector, decode_text, matchers
 if TYPE_CHECKING:
     from auditor.static.engine import StaticEngine
 
-_PARSER = None
 _SOURCE_COMMANDS = {"add_library", "add_executable", "target_sources", "cuda_add_library", "cuda_add_executable",
                     "cuda_compile", "cuda_compile_ptx", "cuda_wrap_srcs", "pybind11_add_module", "python_add_library",
                     "nanobind_add_module", "set", "list", "torch_cuda_add_library"}
@@ -52,14 +51,12 @@ _SOURCE_RE = re.compile(r"\.(?:cu|cuh)$", re.I)
 _REF_RE = re.compile(r"\$\{([A-Za-z_][\w.-]*)\}")
 
 
+@lru_cache(maxsize=1)
 def _parser():
-    global _PARSER
-    if _PARSER is None:
-        import tree_sitter as ts
-        import tree_sitter_cmake as tcm
+    import tree_sitter as ts
+    import tree_sitter_cmake as tcm
 
-        _PARSER = ts.Parser(ts.Language(tcm.language()))
-    return _PARSER
+    return ts.Parser(ts.Language(tcm.language()))
 
 
 def _unquote(node) -> str:
@@ -99,36 +96,31 @@ def commands(text: str) -> list[tuple[str, int, int, list[tuple[str, int, int]],
     tree = _parser().parse(text.encode("utf-8"))
     out: list[tuple[str, int, int, list[tuple[str, int, int]], str | None]] = []
 
-    def walk(node, guard: str | None) -> None:
+    # depth-first in document order with an explicit stack: a deeply nested file cannot exhaust Python's stack
+    stack: list[tuple[Any, str | None]] = [(tree.root_node, None)]
+    while stack:
+        node, guard = stack.pop()
         if node.type == "if_condition":
             branch = guard
+            parts: list[tuple[Any, str | None]] = []
             for child in node.children:
                 if child.type in ("if_command", "elseif_command"):
-                    walk(child, guard)
+                    parts.append((child, guard))
                     cond = " ".join(a[0] for a in _args(child))
                     branch = cond if _GUARD_RE.search(cond) else guard
                 elif child.type == "else_command":
                     branch = guard
                 elif child.type == "body":
-                    walk(child, branch)
-            return
+                    parts.append((child, branch))
+            stack.extend(reversed(parts))
+            continue
         if node.type.endswith("_command"):
             name_node = node.children[0] if node.children else None
             if name_node is not None:
                 name = name_node.text.decode("utf-8", "replace").lower()
                 out.append((name, name_node.start_point[0] + 1, name_node.start_point[1] + 1, _args(node), guard))
-            return
-        for child in node.children:
-            walk(child, guard)
-
-    stack_limit = sys.getrecursionlimit()
-    try:
-        sys.setrecursionlimit(max(stack_limit, 10000))
-        walk(tree.root_node, None)
-    except RecursionError:
-        pass                  # a pathologically nested file: what was read so far
-    finally:
-        sys.setrecursionlimit(stack_limit)
+            continue
+        stack.extend((child, guard) for child in reversed(node.children))
     return out
 
 
