@@ -16,6 +16,8 @@ The trees below are shaped like the false classes hl6a / hl6b found, written afr
 """
 from __future__ import annotations
 
+import os
+
 from pathlib import Path
 
 import pytest
@@ -95,6 +97,15 @@ def _severities(found: dict) -> set[str]:
 
 
 def test_a_cuda_kernel_package_whose_dispatcher_maps_ascend_to_a_sibling_is_info(tmp_path):
+    found = _severities(_tree(tmp_path, DISPATCH))
+    assert found == {"info"}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_fifo_named_like_a_module_beside_the_dispatcher_is_not_opened(tmp_path):
+    # read with the discovery's reader: opening a FIFO blocks until a writer comes, which never does
+    os.makedirs(tmp_path / "engine/runtime/kernels")
+    os.mkfifo(tmp_path / "engine/runtime/kernels/aaa_pipe.py")
     found = _severities(_tree(tmp_path, DISPATCH))
     assert found == {"info"}
 

@@ -109,14 +109,15 @@ def _dispatched_npu_member(parent: str, folder: str) -> str | None:
     siblings = {o for o in _entries(parent) if o != folder and os.path.isdir(os.path.join(parent, o))}
     if not siblings:
         return None
+    from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
+
     mine = re.compile(r"""['"]\w+['"]\s*:\s*['"]%s['"]""" % re.escape(folder))
     for name in _entries(parent):
         if not name.endswith(".py"):
             continue
-        try:
-            with open(os.path.join(parent, name), encoding="utf-8", errors="replace") as handle:
-                text = handle.read(200_000)
-        except OSError:
+        try:     # the discovery's reader: a FIFO named `x.py` is refused, never opened blocking
+            text = read_source(Path(parent, name), MAX_FILE_BYTES)[0].decode("utf-8", errors="replace")[:200_000]
+        except (OSError, SourceError):
             continue
         if not mine.search(text):
             continue
