@@ -12,7 +12,7 @@ import yaml
 
 from auditor.project.hits import Collector, decode_text, matchers
 from auditor.project.requirements import _CUDA_INDEX_RE
-from auditor.project.shell import _SCHEDULER_REQUESTS, _URL_RE, cmake_defines, scan_fragment, scan_shell
+from auditor.project.shell import DRIVER_PATH_RE, _SCHEDULER_REQUESTS, _URL_RE, cmake_defines, scan_fragment, scan_shell
 from auditor.findings import FileError, FileResult
 
 if TYPE_CHECKING:
@@ -58,7 +58,9 @@ def _scalars(node, path: str, under_env: bool) -> Iterator[tuple[str, yaml.Node,
                 named = {k.value: v for k, v in item.value if isinstance(k, yaml.ScalarNode)}
                 name_node = named.get("name")
                 if isinstance(name_node, yaml.ScalarNode):
-                    yield "", name_node, name_node, True
+                    # the value rides along for the one case read from it (an NVIDIA driver folder, below)
+                    value_node = named.get("value")
+                    yield "", name_node, value_node if isinstance(value_node, yaml.ScalarNode) else name_node, True
                     continue
             yield from _scalars(item, path, under_env)
 
@@ -216,7 +218,16 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 _docker_options(col, m, value)           # GitHub Actions `container: options: --gpus all`
                 continue
             if env_entry:
-                col.env(str(key.value), key.start_mark.line + 1, key.start_mark.column + 1)
+                if key is not value and isinstance(value.value, str) and DRIVER_PATH_RE.search(value.value):
+                    # `- name: NVIDIA_INSTALL_DIR_HOST` / `value: /home/kubernetes/bin/nvidia` (GKE's driver
+                    # installer): the folder is what changes on Ascend; the installer's own variable names are not
+                    # read by the CUDA stack (t15h)
+                    _value_text(col, m, path, value)
+                    continue
+                col.env(str(key.value), key.start_mark.line + 1, key.start_mark.column + 1,
+                        value=None if key is value else str(value.value))
+                if not path:
+                    continue                             # a Kubernetes `- name: X` / `value: Y` item: as before
                 if key is not value and _env_build_parameter(col, m, str(key.value), value):
                     continue
                 if value is not key and isinstance(value.value, str) and value.start_mark.line == value.end_mark.line:
@@ -451,6 +462,9 @@ def _python_block(col: Collector, value) -> None:
 # PowerShell / cmd lines that are comments, or text shown rather than run or written (an `echo` that does not
 # write GITHUB_ENV / GITHUB_PATH)
 _WINDOWS_COMMENT_RE = re.compile(r"\s*(?:#|rem\b|::|@?echo\b|write-host\b|write-output\b)", re.I)
+# a PowerShell / cmd line that runs a script by its path (`.\\ci\\install_cuda_windows.ps1 -Version 12.4`,
+# `& "$PSScriptRoot\\install-cuda.ps1"`)
+_WINDOWS_SCRIPT_RE = re.compile(r"""^\s*(?:&\s*)?["']?((?:[\w.$:{}-]*[\\/])*([\w.-]+\.(?:ps1|bat|cmd)))["']?(?:\s|$)""", re.I)
 _WINDOWS_CI_FILE_RE = re.compile(r"\$env:GITHUB_(?:ENV|PATH)|%GITHUB_(?:ENV|PATH)%", re.I)
 
 
@@ -463,7 +477,13 @@ def _windows_block(col: Collector, key, value) -> None:
 
     lines = [""] * len(col.lines)
     _copy_lines(col.lines, lines, key, value)
+    m = matchers(col.engine)
     for n, text in enumerate(lines):
+        script = _WINDOWS_SCRIPT_RE.match(text)
+        if script is not None:
+            # `.\scripts\install_cuda_windows.ps1`: a script run by its path (NPU074 names installers by file name)
+            name = script.group(2)
+            col.add(m.match_command(name), name, n + 1, script.start(1) + 1, script.end(1) + 1)
         if "GPU Computing Toolkit" not in text:
             continue
         if _WINDOWS_COMMENT_RE.match(text) and not _WINDOWS_CI_FILE_RE.search(text):
@@ -502,7 +522,7 @@ def _value_text(col: Collector, m, path: str, value) -> None:
         c += (col.lines[line - 1] if line <= len(col.lines) else "")[c - 1:c] in ("'", '"')
         col.add(m.match_image(text), text, line, c, c + len(text))
         return
-    if not ("/" in text and (":" in text or "/usr/local/cuda" in text)):
+    if not ("/" in text and (":" in text or "/usr/local/cuda" in text or DRIVER_PATH_RE.search(text))):
         return
     line, c = value.start_mark.line + 1, value.start_mark.column + 1
     raw_line = col.lines[line - 1] if line <= len(col.lines) else ""

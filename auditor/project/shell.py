@@ -47,6 +47,9 @@ _IMAGE_RE = re.compile(r"(?<![\w/.:@-])([a-z0-9][\w.-]*(?:/[\w.${}-]+)+:[\w.${}-
 # `CMAKE_ARGS="-DCMAKE_CUDA_ARCHITECTURES=86" pip install ...`): matched as `cmake:<name>` settings
 _CMAKE_DEFINE_RE = re.compile(r"(?<![\w-])-D([A-Za-z_]\w*)(?::[A-Za-z]+)?=([^\s\"';)]*)")
 _CUDA_PATH_RE = re.compile(r"(?<![\w/.-])/usr/local/cuda(-[\w.${}]*)?(?![\w.])")   # `cuda-` then `${V}`: one word
+# the NVIDIA driver's folders (GKE's /home/kubernetes/bin/nvidia on the host, mounted at /usr/local/nvidia; Colab's
+# /usr/lib64-nvidia): NPU075 (t15h)
+DRIVER_PATH_RE = re.compile(r"(?<![\w/.-])(/usr/local/nvidia|/home/kubernetes/bin/nvidia|/usr/lib64-nvidia)(?![\w.-])")
 # a repository's signing key (`.../x86_64/3bf863cc.pub`, `cuda-archive-keyring.gpg`): fetching it installs nothing
 _SIGNING_KEY_RE = re.compile(r"\.(?:pub|gpg|asc)$", re.I)
 _URL_RE = re.compile(r"(?:git\+)?https?://([^\s\"'<>|;&)]+)")
@@ -121,6 +124,12 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                 version = tail if tail and tail[1:2].isdigit() else ""
                 symbol = "path:/usr/local/cuda" + version
                 col.add(m.match_requirement(symbol), symbol, ln, c, c + len(cuda_path.group(0)))
+    if "nvidia" in text:
+        for driver_path in DRIVER_PATH_RE.finditer(text):
+            ln, c = where(driver_path.start())
+            if not any(f.line == ln for f in col.result.findings):   # a CUDA finding on the line says it already
+                symbol = "path:" + driver_path.group(1)
+                col.add(m.match_requirement(symbol), symbol, ln, c, c + len(driver_path.group(0)))
     if "GPU Computing Toolkit" in text:
         win_cuda_paths(col, text, where)
     if "$" in text and "CUDA_" in text:
@@ -267,7 +276,8 @@ def scan_shell(col: Collector, text: str) -> None:
             if value is not None:
                 # the script's own variables, for a URL that reads one (`--find-links .../whl/${UV_TORCH_BACKEND}`)
                 col.script_vars[name] = _word(value)
-            col.env(name, line, c, twin=_twin(col, node, value, line, c))
+            col.env(name, line, c, twin=_twin(col, node, value, line, c),
+                    value=_word(value) if value is not None else None)
             _assignment_setting(col, m, name, value, line, c)
             if value is not None and value.type in ("string", "raw_string"):
                 _env_list(col, pos, value)
@@ -683,6 +693,13 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         name = "pip"                  # `PIP=${PIP:-pip3}` then `$PIP install ...`
     line, c = pos.at(nodes[0].start_point)
     col.add(m.match_command(name), name, line, c)
+    if name in _SHELLS and len(words) > 1 and words[1].endswith((".sh", ".bash")):
+        # `bash ci/install-cuda.sh 12.4`: the script run is the command (NPU074 names installers by their file name)
+        script = words[1].rsplit("/", 1)[-1]
+        rule = m.match_command(script)
+        if rule is not None:
+            sl, sc = pos.at(nodes[1].start_point)
+            col.add(rule, script, sl, sc, sc + len(words[1]))
     if name in ("accelerate", "torchrun", "deepspeed") and "-m" in words[1:-1]:
         # `accelerate launch --num_processes=8 -m lmms_eval --model vllm`: the module's options are read as its own
         at = words.index("-m", 1)
