@@ -214,3 +214,95 @@ def test_cuda_build_skip_switch_set_to_skip_is_not_a_finding():
         """
     got = found("scripts/build_cpu.sh", script)
     assert (4, "NPU060") in got and not [c for ln, c in got if ln == 2], got
+
+
+_CUDA_LISTS = """\
+cmake_minimum_required(VERSION 3.18)
+project(fastops LANGUAGES CXX CUDA)
+set(CMAKE_CUDA_STANDARD 17)
+add_library(fastops STATIC src/ops.cu src/host.cpp)
+"""
+
+_OPTIONAL_CUDA_LISTS = """\
+cmake_minimum_required(VERSION 3.18)
+project(tools LANGUAGES CXX)
+option(TOOLS_WITH_CUDA "build the CUDA kernels" OFF)
+if(TOOLS_WITH_CUDA)
+  enable_language(CUDA)
+  add_library(tools_cuda STATIC kernels/scan.cu)
+endif()
+add_executable(tools src/main.cpp)
+"""
+
+
+def _cmake_tree(tmp_path):
+    (tmp_path / "CMakeLists.txt").write_text(_CUDA_LISTS)
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "CMakeLists.txt").write_text(_OPTIONAL_CUDA_LISTS)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "ops.cu").write_text("__global__ void k(float* x) { x[threadIdx.x] = 0.f; }\n")
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "build.sh").write_text(textwrap.dedent("""\
+        #!/bin/bash
+        set -euo pipefail
+        cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+        cmake --build build -j 8
+        cmake -S tools -B build-tools
+        echo "cmake -B build configures the CUDA library"
+        cmake -S "$SRC_DIR" -B build2
+        mkdir -p out && cd out
+        cmake ..
+        cmake -E make_directory logs
+        """))
+    (tmp_path / ".github" / "workflows").mkdir(parents=True)
+    (tmp_path / ".github" / "workflows" / "ci.yml").write_text(textwrap.dedent("""\
+        name: ci
+        on: [push]
+        jobs:
+          linux:
+            runs-on: ubuntu-22.04
+            steps:
+              - uses: actions/checkout@v4
+              - name: Configure
+                run: cmake . -B ${{ env.build_dir }} -G "${{ matrix.generator }}" -DFASTOPS_TESTS=ON
+              - name: Build
+                run: cmake --build ${{ env.build_dir }} --verbose
+          windows:
+            runs-on: windows-2022
+            steps:
+              - uses: actions/checkout@v4
+              - name: Configure
+                shell: pwsh
+                run: cmake . -B build -G "Visual Studio 17 2022" -A x64
+        """))
+    return tmp_path
+
+
+def test_cmake_configure_of_a_cuda_project(tmp_path):
+    from pathlib import Path
+
+    from auditor.runner import run_static
+
+    root = _cmake_tree(tmp_path)
+    run = run_static([Path(root)], jobs=1)
+    got = {(Path(r.path).name, f.line): f for r in run.results for f in r.findings
+           if f.code == "NPU337" and not r.path.endswith("CMakeLists.txt")}
+    # the configures of the CUDA project (from the root, and `cd out` + `cmake ..`), in bash and PowerShell steps
+    assert {k for k in got if k[0] == "build.sh"} == {("build.sh", 3), ("build.sh", 9)}, got
+    assert {k for k in got if k[0] == "ci.yml"} == {("ci.yml", 9), ("ci.yml", 18)}, got
+    f = got[("build.sh", 3)]
+    assert f.severity == "error" and f.category == "kernel" and "CMakeLists.txt:2" in f.message
+
+
+def test_cmake_call_reads_the_source_folder():
+    from auditor.project.cmake_calls import cmake_call
+
+    assert cmake_call(["-S", "tools", "-B", "build"], "") == {"dir": "tools"}
+    assert cmake_call(["..", "-DCMAKE_BUILD_TYPE=Release"], "out") == {"dir": ""}
+    assert cmake_call(["-B", "build", "-G", "Ninja"], "llama.cpp") == {"dir": "llama.cpp"}
+    assert cmake_call(["-Bbuild", "-Ssrc"], "") == {"dir": "src"}
+    assert cmake_call(["--build", "build"], "") is None
+    assert cmake_call(["-E", "make_directory", "x"], "") is None
+    assert cmake_call(["-S", "$SRC", "-B", "build"], "") is None
+    assert cmake_call(["-S", "."], None) is None
+    assert cmake_call(["-DFOO=1"], "") is None

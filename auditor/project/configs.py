@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Iterator
 
 import yaml
 
+from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.hits import Collector, decode_text, matchers
 from auditor.project.requirements import _CUDA_INDEX_RE
 from auditor.project.shell import DRIVER_PATH_RE, _SCHEDULER_REQUESTS, _URL_RE, cmake_defines, scan_fragment, scan_shell
@@ -465,6 +466,7 @@ _WINDOWS_COMMENT_RE = re.compile(r"\s*(?:#|rem\b|::|@?echo\b|write-host\b|write-
 # a PowerShell / cmd line that runs a script by its path (`.\\ci\\install_cuda_windows.ps1 -Version 12.4`,
 # `& "$PSScriptRoot\\install-cuda.ps1"`)
 _WINDOWS_SCRIPT_RE = re.compile(r"""^\s*(?:&\s*)?["']?((?:[\w.$:{}-]*[\\/])*([\w.-]+\.(?:ps1|bat|cmd)))["']?(?:\s|$)""", re.I)
+_WINDOWS_WORD_RE = re.compile(r"""(?:"[^"]*"|'[^']*'|[^\s"']+)+""")
 _WINDOWS_CI_FILE_RE = re.compile(r"\$env:GITHUB_(?:ENV|PATH)|%GITHUB_(?:ENV|PATH)%", re.I)
 
 
@@ -484,6 +486,16 @@ def _windows_block(col: Collector, key, value) -> None:
             # `.\scripts\install_cuda_windows.ps1`: a script run by its path (NPU074 names installers by file name)
             name = script.group(2)
             col.add(m.match_command(name), name, n + 1, script.start(1) + 1, script.end(1) + 1)
+        words = _WINDOWS_WORD_RE.findall(text)
+        if words and words[0].strip("\"'").rsplit("\\", 1)[-1].lower().removesuffix(".exe") == "cmake":
+            # `cmake . -B build -G "Visual Studio 17 2022" -A x64`: the same configure call as in bash (t15h)
+            call = cmake_call([w.strip("\"'") for w in words[1:]], "")
+            if call is not None:
+                c = len(text) - len(text.lstrip())
+                call.update(line=n + 1, col=c + 1, end_col=c + 1 + len(words[0]))
+                summary = col.result.summary if col.result.summary is not None else {}
+                summary.setdefault(CMAKE_CALLS, []).append(call)
+                col.result.summary = summary
         if "GPU Computing Toolkit" not in text:
             continue
         if _WINDOWS_COMMENT_RE.match(text) and not _WINDOWS_CI_FILE_RE.search(text):

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from auditor.findings import FileResult
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
+from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.makefile import SUMMARY_KEY as MAKE_CALLS
 from auditor.project.makefile import cd as make_cd
 from auditor.project.makefile import make_call
@@ -775,6 +776,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
                     line, c = pos.at(nodes[i].start_point)
                     col.add(rule, f"{override.group(1)}={override.group(2)}", line, c, c + len(w),
                             value=override.group(2))
+    if name.rsplit("\\", 1)[-1].removesuffix(".exe") == "cmake":
+        _record_cmake(col, pos, words, nodes, source_tree.cwd)
     if name.rsplit("\\", 1)[-1].removesuffix(".exe") in _MAKES:
         _make_variables(col, m, pos, words, nodes)
         _record_make(col, pos, words, nodes, source_tree.cwd)
@@ -852,6 +855,19 @@ def _make_variables(col: Collector, m, pos: _Positions, words: list[str], nodes:
             # Makefile's business, often a CPU test; the training launch says how the model trains)
             line, c = pos.at(nodes[i].start_point)
             col.add(rule, w, line, c, c + len(w), value=assign.group(2))
+
+
+def _record_cmake(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:
+    """A `cmake` configure call, kept in the file's summary: the tree pass (auditor/project/cmake_calls.py) reads the
+    CMakeLists.txt of its source folder and reports the call when that build needs CUDA (t15h)."""
+    call = cmake_call(words[1:], cwd)
+    if call is None:
+        return
+    line, c = pos.at(nodes[0].start_point)
+    call.update(line=line, col=c, end_col=c + len(words[0]))
+    summary = col.result.summary if col.result.summary is not None else {}
+    summary.setdefault(CMAKE_CALLS, []).append(call)
+    col.result.summary = summary
 
 
 def _record_make(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:
