@@ -306,3 +306,34 @@ def test_cmake_call_reads_the_source_folder():
     assert cmake_call(["-S", "$SRC", "-B", "build"], "") is None
     assert cmake_call(["-S", "."], None) is None
     assert cmake_call(["-DFOO=1"], "") is None
+
+
+def test_powershell_build_matrix_of_cuda_versions_under_a_pwsh_default():
+    workflow = """\
+        name: release
+        on: [workflow_dispatch]
+        defaults:
+          run:
+            shell: pwsh
+        jobs:
+          define:
+            runs-on: ubuntu-latest
+            steps:
+              - name: Matrix
+                id: matrix
+                run: |
+                  $matrix = @{
+                      'os' = @('ubuntu-22.04', 'windows-2022')
+                      'python' = @("3.11", "3.12")
+                      'cuda' = @("12.4", "12.8")
+                  }
+                  # 'cuda' = @("11.8") was dropped
+                  $cudaVersion = "12.8"
+                  $torchVersion = "2.7.1"
+                  Write-Output ('matrix=' + (ConvertTo-Json $matrix -Compress)) >> $env:GITHUB_OUTPUT
+        """
+    got = found(".github/workflows/release.yml", workflow)
+    sev = severities(".github/workflows/release.yml", workflow)
+    assert (16, "NPU018") in got and sev[(16, "NPU018")] == "info", got
+    assert (19, "NPU018") in got and sev[(19, "NPU018")] == "info", got
+    assert not [c for ln, c in got if ln in (14, 15, 18, 20, 21)], got

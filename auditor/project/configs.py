@@ -421,19 +421,30 @@ def _disabled_sections(node, path: str, found: set[str] | None = None) -> set[st
     return found
 
 
-def _step_shells(node, found: dict | None = None) -> dict[int, str]:
-    """id(`run:` value node) -> the step's `shell:` (GitHub Actions: `shell: python`, `pwsh`, `bash -l {0}`)."""
+def _step_shells(node, found: dict | None = None, default: str | None = None) -> dict[int, str]:
+    """id(`run:` value node) -> the step's `shell:` (GitHub Actions: `shell: python`, `pwsh`, `bash -l {0}`), or the
+    `defaults: run: shell:` of its job or workflow (t15h: a `shell: pwsh` default makes every step PowerShell)."""
     found = {} if found is None else found
     if isinstance(node, yaml.MappingNode):
         named = {str(k.value): v for k, v in node.value if isinstance(k, yaml.ScalarNode)}
+        defaults = named.get("defaults")
+        if isinstance(defaults, yaml.MappingNode):
+            run_defaults = {str(k.value): v for k, v in defaults.value if isinstance(k, yaml.ScalarNode)}.get("run")
+            if isinstance(run_defaults, yaml.MappingNode):
+                shell_default = {str(k.value): v for k, v in run_defaults.value
+                                 if isinstance(k, yaml.ScalarNode)}.get("shell")
+                if isinstance(shell_default, yaml.ScalarNode):
+                    default = str(shell_default.value).strip().lower()
         run, shell = named.get("run"), named.get("shell")
         if isinstance(run, yaml.ScalarNode) and isinstance(shell, yaml.ScalarNode):
             found[id(run)] = str(shell.value).strip().lower()
+        elif isinstance(run, yaml.ScalarNode) and default is not None:
+            found[id(run)] = default
         for _, v in node.value:
-            _step_shells(v, found)
+            _step_shells(v, found, default)
     elif isinstance(node, yaml.SequenceNode):
         for v in node.value:
-            _step_shells(v, found)
+            _step_shells(v, found, default)
     return found
 
 
@@ -467,6 +478,7 @@ _WINDOWS_COMMENT_RE = re.compile(r"\s*(?:#|rem\b|::|@?echo\b|write-host\b|write-
 # `& "$PSScriptRoot\\install-cuda.ps1"`)
 _WINDOWS_SCRIPT_RE = re.compile(r"""^\s*(?:&\s*)?["']?((?:[\w.$:{}-]*[\\/])*([\w.-]+\.(?:ps1|bat|cmd)))["']?(?:\s|$)""", re.I)
 _WINDOWS_WORD_RE = re.compile(r"""(?:"[^"]*"|'[^']*'|[^\s"']+)+""")
+_WINDOWS_VERSION_RE = re.compile(r"""^\s*(\$?['"]?([A-Za-z_][\w-]*)['"]?)\s*=\s*@?\(?\s*["'](\d+\.\d+(?:\.\d+)?)["']""")
 _WINDOWS_CI_FILE_RE = re.compile(r"\$env:GITHUB_(?:ENV|PATH)|%GITHUB_(?:ENV|PATH)%", re.I)
 
 
@@ -496,6 +508,16 @@ def _windows_block(col: Collector, key, value) -> None:
                 summary = col.result.summary if col.result.summary is not None else {}
                 summary.setdefault(CMAKE_CALLS, []).append(call)
                 col.result.summary = summary
+        version = _WINDOWS_VERSION_RE.match(text)
+        flat = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", version.group(2)).lower().replace("-", "_") if version else ""
+        if version is not None and _CUDA_KEY_RE.fullmatch(flat):
+            # a PowerShell build matrix or variable (`'cuda' = @("12.4", "13.1")`, `$cudaVersion = "12.6"`): the CUDA
+            # versions a job builds for, at `info` like a YAML matrix entry (t15h)
+            rule = m.match_setting(flat, version.group(3))
+            if rule is not None:
+                c = version.start(1) + 1
+                col.add(rule, f"{version.group(2)} = {version.group(3)}", n + 1, c, c + len(version.group(1)),
+                        severity="info")
         if "GPU Computing Toolkit" not in text:
             continue
         if _WINDOWS_COMMENT_RE.match(text) and not _WINDOWS_CI_FILE_RE.search(text):
