@@ -17,6 +17,8 @@ MATCHER_KINDS = ("qualname", "method", "attribute", "string", "env", "import", "
                  "crossfile",
                  # the Makefile a `make` call runs (auditor/project/makefile.py): produced after every file is read
                  "makefile",
+                 # the CMakeLists.txt a `cmake` configure call reads (auditor/project/cmake_calls.py): after every file
+                 "cmakelists",
                  "callname", "flagname", "keyword",
                  # project files (auditor/project/): dependency pins, shell commands, base images, config settings
                  "requirement", "command", "image", "setting")

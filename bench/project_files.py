@@ -168,12 +168,15 @@ def run(as_json: bool) -> int:
     from auditor.rules import load_rules
     from auditor.static import StaticEngine
 
+    from auditor.project.cmake_calls import cmake_build_findings
     from auditor.project.makefile import make_build_findings
 
     rules = load_rules()
     engine = StaticEngine(rules)
     make_rule = next((r for r in rules if "makefile" in r.match), None)
     make_cache: dict = {}
+    cmake_rule = next((r for r in rules if "cmakelists" in r.match), None)
+    cmake_cache: dict = {}
     per_cat: dict[str, Counter] = defaultdict(Counter)
     false_hits, unlabelled, missed = [], [], []
     files = json.loads((_dir() / "selection.json").read_text())["files"]
@@ -184,6 +187,8 @@ def run(as_json: bool) -> int:
         result = engine.analyze_bytes(data, path)
         # the one tree-level pass a file's own lines need: its `make` calls against the tree's Makefile (t15e)
         result.findings += make_build_findings(result, tree_dir(repo), make_rule, make_cache)
+        # and its `cmake` configure calls against the tree's CMakeLists.txt (t15h)
+        result.findings += cmake_build_findings(result, tree_dir(repo), cmake_rule, engine.analyze_bytes, cmake_cache)
         by_line: dict[int, set[str]] = defaultdict(set)
         for f in result.findings:
             by_line[f.line].add(f.category)

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Iterator
 
 import yaml
 
+from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.hits import Collector, decode_text, matchers
 from auditor.project.requirements import _CUDA_INDEX_RE
-from auditor.project.shell import _SCHEDULER_REQUESTS, _URL_RE, cmake_defines, scan_fragment, scan_shell
+from auditor.project.shell import DRIVER_PATH_RE, _SCHEDULER_REQUESTS, _URL_RE, cmake_defines, scan_fragment, scan_shell
 from auditor.findings import FileError, FileResult
 
 if TYPE_CHECKING:
@@ -58,7 +59,9 @@ def _scalars(node, path: str, under_env: bool) -> Iterator[tuple[str, yaml.Node,
                 named = {k.value: v for k, v in item.value if isinstance(k, yaml.ScalarNode)}
                 name_node = named.get("name")
                 if isinstance(name_node, yaml.ScalarNode):
-                    yield "", name_node, name_node, True
+                    # the value rides along for the one case read from it (an NVIDIA driver folder, below)
+                    value_node = named.get("value")
+                    yield "", name_node, value_node if isinstance(value_node, yaml.ScalarNode) else name_node, True
                     continue
             yield from _scalars(item, path, under_env)
 
@@ -216,7 +219,16 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 _docker_options(col, m, value)           # GitHub Actions `container: options: --gpus all`
                 continue
             if env_entry:
-                col.env(str(key.value), key.start_mark.line + 1, key.start_mark.column + 1)
+                if key is not value and isinstance(value.value, str) and DRIVER_PATH_RE.search(value.value):
+                    # `- name: NVIDIA_INSTALL_DIR_HOST` / `value: /home/kubernetes/bin/nvidia` (GKE's driver
+                    # installer): the folder is what changes on Ascend; the installer's own variable names are not
+                    # read by the CUDA stack (t15h)
+                    _value_text(col, m, path, value)
+                    continue
+                col.env(str(key.value), key.start_mark.line + 1, key.start_mark.column + 1,
+                        value=None if key is value else str(value.value))
+                if not path:
+                    continue                             # a Kubernetes `- name: X` / `value: Y` item: as before
                 if key is not value and _env_build_parameter(col, m, str(key.value), value):
                     continue
                 if value is not key and isinstance(value.value, str) and value.start_mark.line == value.end_mark.line:
@@ -409,19 +421,30 @@ def _disabled_sections(node, path: str, found: set[str] | None = None) -> set[st
     return found
 
 
-def _step_shells(node, found: dict | None = None) -> dict[int, str]:
-    """id(`run:` value node) -> the step's `shell:` (GitHub Actions: `shell: python`, `pwsh`, `bash -l {0}`)."""
+def _step_shells(node, found: dict | None = None, default: str | None = None) -> dict[int, str]:
+    """id(`run:` value node) -> the step's `shell:` (GitHub Actions: `shell: python`, `pwsh`, `bash -l {0}`), or the
+    `defaults: run: shell:` of its job or workflow (t15h: a `shell: pwsh` default makes every step PowerShell)."""
     found = {} if found is None else found
     if isinstance(node, yaml.MappingNode):
         named = {str(k.value): v for k, v in node.value if isinstance(k, yaml.ScalarNode)}
+        defaults = named.get("defaults")
+        if isinstance(defaults, yaml.MappingNode):
+            run_defaults = {str(k.value): v for k, v in defaults.value if isinstance(k, yaml.ScalarNode)}.get("run")
+            if isinstance(run_defaults, yaml.MappingNode):
+                shell_default = {str(k.value): v for k, v in run_defaults.value
+                                 if isinstance(k, yaml.ScalarNode)}.get("shell")
+                if isinstance(shell_default, yaml.ScalarNode):
+                    default = str(shell_default.value).strip().lower()
         run, shell = named.get("run"), named.get("shell")
         if isinstance(run, yaml.ScalarNode) and isinstance(shell, yaml.ScalarNode):
             found[id(run)] = str(shell.value).strip().lower()
+        elif isinstance(run, yaml.ScalarNode) and default is not None:
+            found[id(run)] = default
         for _, v in node.value:
-            _step_shells(v, found)
+            _step_shells(v, found, default)
     elif isinstance(node, yaml.SequenceNode):
         for v in node.value:
-            _step_shells(v, found)
+            _step_shells(v, found, default)
     return found
 
 
@@ -451,6 +474,11 @@ def _python_block(col: Collector, value) -> None:
 # PowerShell / cmd lines that are comments, or text shown rather than run or written (an `echo` that does not
 # write GITHUB_ENV / GITHUB_PATH)
 _WINDOWS_COMMENT_RE = re.compile(r"\s*(?:#|rem\b|::|@?echo\b|write-host\b|write-output\b)", re.I)
+# a PowerShell / cmd line that runs a script by its path (`.\\ci\\install_cuda_windows.ps1 -Version 12.4`,
+# `& "$PSScriptRoot\\install-cuda.ps1"`)
+_WINDOWS_SCRIPT_RE = re.compile(r"""^\s*(?:&\s*)?["']?((?:[\w.$:{}-]*[\\/])*([\w.-]+\.(?:ps1|bat|cmd)))["']?(?:\s|$)""", re.I)
+_WINDOWS_WORD_RE = re.compile(r"""(?:"[^"]*"|'[^']*'|[^\s"']+)+""")
+_WINDOWS_VERSION_RE = re.compile(r"""^\s*(\$?['"]?([A-Za-z_][\w-]*)['"]?)\s*=\s*@?\(?\s*["'](\d+\.\d+(?:\.\d+)?)["']""")
 _WINDOWS_CI_FILE_RE = re.compile(r"\$env:GITHUB_(?:ENV|PATH)|%GITHUB_(?:ENV|PATH)%", re.I)
 
 
@@ -463,7 +491,33 @@ def _windows_block(col: Collector, key, value) -> None:
 
     lines = [""] * len(col.lines)
     _copy_lines(col.lines, lines, key, value)
+    m = matchers(col.engine)
     for n, text in enumerate(lines):
+        script = _WINDOWS_SCRIPT_RE.match(text)
+        if script is not None:
+            # `.\scripts\install_cuda_windows.ps1`: a script run by its path (NPU074 names installers by file name)
+            name = script.group(2)
+            col.add(m.match_command(name), name, n + 1, script.start(1) + 1, script.end(1) + 1)
+        words = _WINDOWS_WORD_RE.findall(text)
+        if words and words[0].strip("\"'").rsplit("\\", 1)[-1].lower().removesuffix(".exe") == "cmake":
+            # `cmake . -B build -G "Visual Studio 17 2022" -A x64`: the same configure call as in bash (t15h)
+            call = cmake_call([w.strip("\"'") for w in words[1:]], "")
+            if call is not None:
+                c = len(text) - len(text.lstrip())
+                call.update(line=n + 1, col=c + 1, end_col=c + 1 + len(words[0]))
+                summary = col.result.summary if col.result.summary is not None else {}
+                summary.setdefault(CMAKE_CALLS, []).append(call)
+                col.result.summary = summary
+        version = _WINDOWS_VERSION_RE.match(text)
+        flat = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", version.group(2)).lower().replace("-", "_") if version else ""
+        if version is not None and _CUDA_KEY_RE.fullmatch(flat):
+            # a PowerShell build matrix or variable (`'cuda' = @("12.4", "13.1")`, `$cudaVersion = "12.6"`): the CUDA
+            # versions a job builds for, at `info` like a YAML matrix entry (t15h)
+            rule = m.match_setting(flat, version.group(3))
+            if rule is not None:
+                c = version.start(1) + 1
+                col.add(rule, f"{version.group(2)} = {version.group(3)}", n + 1, c, c + len(version.group(1)),
+                        severity="info")
         if "GPU Computing Toolkit" not in text:
             continue
         if _WINDOWS_COMMENT_RE.match(text) and not _WINDOWS_CI_FILE_RE.search(text):
@@ -502,7 +556,7 @@ def _value_text(col: Collector, m, path: str, value) -> None:
         c += (col.lines[line - 1] if line <= len(col.lines) else "")[c - 1:c] in ("'", '"')
         col.add(m.match_image(text), text, line, c, c + len(text))
         return
-    if not ("/" in text and (":" in text or "/usr/local/cuda" in text)):
+    if not ("/" in text and (":" in text or "/usr/local/cuda" in text or DRIVER_PATH_RE.search(text))):
         return
     line, c = value.start_mark.line + 1, value.start_mark.column + 1
     raw_line = col.lines[line - 1] if line <= len(col.lines) else ""

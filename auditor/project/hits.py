@@ -22,6 +22,10 @@ PROJECT_MATCHERS = ("requirement", "command", "image", "setting")
 # the finding is information, not a failure.
 _ASCEND_ROUTES = {"vllm": ("vllm-ascend", "vllm-ascend"), "url:github.com/vllm-project/vllm": ("vllm-ascend", "vllm-ascend"),
                   "megatron-core": ("mindspeed", "MindSpeed"), "url:github.com/nvidia/megatron-lm": ("mindspeed", "MindSpeed")}
+# a switch that turns a CUDA build off (`<PROJECT>_SKIP_CUDA_BUILD`, `NO_CUDA`, `DISABLE_CUDA`): set to a true value,
+# it asks for what Ascend needs (t15h)
+_CUDA_OFF_SWITCH_RE = re.compile(r"(?:^|_)(?:SKIP|NO|DISABLE)_CUDA(?:_|$)")
+_TRUTHY = ("1", "true", "yes", "on")
 _LOCATION_SUFFIXES = ("_PATH", "_HOME", "_DIR", "_TMPDIR", "_ROOT", "_PREFIX")
 
 
@@ -214,7 +218,8 @@ class Collector:
             return
         self.result.findings.append(finding)
 
-    def env(self, name: str, line: int, col: int, *, twin=None, note: str = "", sets: bool = True) -> None:
+    def env(self, name: str, line: int, col: int, *, twin=None, note: str = "", sets: bool = True,
+            value: str | None = None) -> None:
         """An environment variable set or read by a script: the same rules (and HCCL names) as Python's.
         twin(new_name) -> the edit that also sets the Ascend name to the same value, keeping the original so
         the GPU run is configured as before (None when there is nothing to add)."""
@@ -225,6 +230,8 @@ class Collector:
         rule = self.engine.compiled.match_env(name)
         if rule is None:
             return
+        if value is not None and _CUDA_OFF_SWITCH_RE.search(name) and value.strip("'\"").lower() in _TRUTHY:
+            return      # `DG_SKIP_CUDA_BUILD: "1"`, `export FOO_SKIP_CUDA_BUILD=TRUE`: the CUDA build is off, as on Ascend
         new = self.engine.replacement_for(rule, name)
         if rule.code == "NPU004" and name not in rule.symbols and name.endswith(_LOCATION_SUFFIXES):
             # CUDA_CACHE_PATH, CUDA_TMPDIR: where the CUDA toolchain keeps files, like CUDA_HOME (info in the

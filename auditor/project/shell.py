@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from auditor.findings import FileResult
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
+from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.makefile import SUMMARY_KEY as MAKE_CALLS
 from auditor.project.makefile import cd as make_cd
 from auditor.project.makefile import make_call
@@ -47,6 +48,9 @@ _IMAGE_RE = re.compile(r"(?<![\w/.:@-])([a-z0-9][\w.-]*(?:/[\w.${}-]+)+:[\w.${}-
 # `CMAKE_ARGS="-DCMAKE_CUDA_ARCHITECTURES=86" pip install ...`): matched as `cmake:<name>` settings
 _CMAKE_DEFINE_RE = re.compile(r"(?<![\w-])-D([A-Za-z_]\w*)(?::[A-Za-z]+)?=([^\s\"';)]*)")
 _CUDA_PATH_RE = re.compile(r"(?<![\w/.-])/usr/local/cuda(-[\w.${}]*)?(?![\w.])")   # `cuda-` then `${V}`: one word
+# the NVIDIA driver's folders (GKE's /home/kubernetes/bin/nvidia on the host, mounted at /usr/local/nvidia; Colab's
+# /usr/lib64-nvidia): NPU075 (t15h)
+DRIVER_PATH_RE = re.compile(r"(?<![\w/.-])(/usr/local/nvidia|/home/kubernetes/bin/nvidia|/usr/lib64-nvidia)(?![\w.-])")
 # a repository's signing key (`.../x86_64/3bf863cc.pub`, `cuda-archive-keyring.gpg`): fetching it installs nothing
 _SIGNING_KEY_RE = re.compile(r"\.(?:pub|gpg|asc)$", re.I)
 _URL_RE = re.compile(r"(?:git\+)?https?://([^\s\"'<>|;&)]+)")
@@ -121,6 +125,12 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                 version = tail if tail and tail[1:2].isdigit() else ""
                 symbol = "path:/usr/local/cuda" + version
                 col.add(m.match_requirement(symbol), symbol, ln, c, c + len(cuda_path.group(0)))
+    if "nvidia" in text:
+        for driver_path in DRIVER_PATH_RE.finditer(text):
+            ln, c = where(driver_path.start())
+            if not any(f.line == ln for f in col.result.findings):   # a CUDA finding on the line says it already
+                symbol = "path:" + driver_path.group(1)
+                col.add(m.match_requirement(symbol), symbol, ln, c, c + len(driver_path.group(0)))
     if "GPU Computing Toolkit" in text:
         win_cuda_paths(col, text, where)
     if "$" in text and "CUDA_" in text:
@@ -267,7 +277,8 @@ def scan_shell(col: Collector, text: str) -> None:
             if value is not None:
                 # the script's own variables, for a URL that reads one (`--find-links .../whl/${UV_TORCH_BACKEND}`)
                 col.script_vars[name] = _word(value)
-            col.env(name, line, c, twin=_twin(col, node, value, line, c))
+            col.env(name, line, c, twin=_twin(col, node, value, line, c),
+                    value=_word(value) if value is not None else None)
             _assignment_setting(col, m, name, value, line, c)
             if value is not None and value.type in ("string", "raw_string"):
                 _env_list(col, pos, value)
@@ -683,6 +694,13 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         name = "pip"                  # `PIP=${PIP:-pip3}` then `$PIP install ...`
     line, c = pos.at(nodes[0].start_point)
     col.add(m.match_command(name), name, line, c)
+    if name in _SHELLS and len(words) > 1 and words[1].endswith((".sh", ".bash")):
+        # `bash ci/install-cuda.sh 12.4`: the script run is the command (NPU074 names installers by their file name)
+        script = words[1].rsplit("/", 1)[-1]
+        rule = m.match_command(script)
+        if rule is not None:
+            sl, sc = pos.at(nodes[1].start_point)
+            col.add(rule, script, sl, sc, sc + len(words[1]))
     if name in ("accelerate", "torchrun", "deepspeed") and "-m" in words[1:-1]:
         # `accelerate launch --num_processes=8 -m lmms_eval --model vllm`: the module's options are read as its own
         at = words.index("-m", 1)
@@ -758,6 +776,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
                     line, c = pos.at(nodes[i].start_point)
                     col.add(rule, f"{override.group(1)}={override.group(2)}", line, c, c + len(w),
                             value=override.group(2))
+    if name.rsplit("\\", 1)[-1].removesuffix(".exe") == "cmake":
+        _record_cmake(col, pos, words, nodes, source_tree.cwd)
     if name.rsplit("\\", 1)[-1].removesuffix(".exe") in _MAKES:
         _make_variables(col, m, pos, words, nodes)
         _record_make(col, pos, words, nodes, source_tree.cwd)
@@ -835,6 +855,19 @@ def _make_variables(col: Collector, m, pos: _Positions, words: list[str], nodes:
             # Makefile's business, often a CPU test; the training launch says how the model trains)
             line, c = pos.at(nodes[i].start_point)
             col.add(rule, w, line, c, c + len(w), value=assign.group(2))
+
+
+def _record_cmake(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:
+    """A `cmake` configure call, kept in the file's summary: the tree pass (auditor/project/cmake_calls.py) reads the
+    CMakeLists.txt of its source folder and reports the call when that build needs CUDA (t15h)."""
+    call = cmake_call(words[1:], cwd)
+    if call is None:
+        return
+    line, c = pos.at(nodes[0].start_point)
+    call.update(line=line, col=c, end_col=c + len(words[0]))
+    summary = col.result.summary if col.result.summary is not None else {}
+    summary.setdefault(CMAKE_CALLS, []).append(call)
+    col.result.summary = summary
 
 
 def _record_make(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:
