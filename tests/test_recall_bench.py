@@ -400,6 +400,28 @@ def test_test9_files_are_exactly_what_its_rule_draws():
     assert len(select_test.topup_order("apex", "test9")) == 1                # the apex pool ran dry
 
 
+def test_test10_files_are_exactly_what_its_rule_draws():
+    select_test, labelled = _replayed_draw("test10", 10)         # test9's rule on pool A7
+    _first_two_rounds(select_test, labelled, "test10")
+    # Top-up (SELECTION.md outcome): distributed 4 files (its whole pool after the main rounds), precision 12 (the
+    # cap), apex 2 (its whole pool after the precision top-up), attention 6, each in its pool's order, skipping files
+    # drawn before; device, kernel and third_party needed none.
+    at = 24
+    for category, taken in (("distributed", 4), ("precision", 12), ("apex", 2), ("attention", 6)):
+        pool = [(src["name"], path) for src, path in select_test.topup_order(category, "test10")]
+        fresh = [k for k in pool if k not in labelled[:at]]
+        assert labelled[at:at + taken] == fresh[:taken]
+        at += taken
+    for category in ("distributed", "apex"):                                 # these pools ran dry
+        pool = {(src["name"], path) for src, path in select_test.topup_order(category, "test10")}
+        assert pool and pool <= set(labelled)
+    # The draw stopped at 350 must-flag pairs with a further main-round file.
+    labels = {(lf.package, lf.path): lf for lf in shipped("test10")}
+    pairs = [sum(len(ll.categories) for ll in labels[k].lines.values()) for k in labelled]
+    assert sum(pairs) >= 350 > sum(pairs[:-1])
+    assert len(labelled) > at
+
+
 def _rounds_until(orders: list, labels: dict, files: int, pairs: int) -> list:
     """A tuning sample's draw: rounds over the code bases in order, one file per code base per round in its seeded
     order, stopping at the first file that brings the split to `files` files and `pairs` must-flag pairs; every drawn
