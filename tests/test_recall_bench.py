@@ -202,7 +202,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
 
 
 @pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
-                                   "tuned_t14d", "tuned_t14g"])
+                                   "test10", "tuned_t14d", "tuned_t14g"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
     labels = shipped(split)
     used = {s["name"] for other in recall.SPLITS if other != split for s in recall.load_sources(other)}
@@ -398,6 +398,28 @@ def test_test9_files_are_exactly_what_its_rule_draws():
         assert labelled[at:at + taken] == fresh[:taken]
         at += taken
     assert len(select_test.topup_order("apex", "test9")) == 1                # the apex pool ran dry
+
+
+def test_test10_files_are_exactly_what_its_rule_draws():
+    select_test, labelled = _replayed_draw("test10", 10)         # test9's rule on pool A7
+    _first_two_rounds(select_test, labelled, "test10")
+    # Top-up (SELECTION.md outcome): distributed 4 files (its whole pool after the main rounds), precision 12 (the
+    # cap), apex 2 (its whole pool after the precision top-up), attention 6, each in its pool's order, skipping files
+    # drawn before; device, kernel and third_party needed none.
+    at = 24
+    for category, taken in (("distributed", 4), ("precision", 12), ("apex", 2), ("attention", 6)):
+        pool = [(src["name"], path) for src, path in select_test.topup_order(category, "test10")]
+        fresh = [k for k in pool if k not in labelled[:at]]
+        assert labelled[at:at + taken] == fresh[:taken]
+        at += taken
+    for category in ("distributed", "apex"):                                 # these pools ran dry
+        pool = {(src["name"], path) for src, path in select_test.topup_order(category, "test10")}
+        assert pool and pool <= set(labelled)
+    # The draw stopped at 350 must-flag pairs with a further main-round file.
+    labels = {(lf.package, lf.path): lf for lf in shipped("test10")}
+    pairs = [sum(len(ll.categories) for ll in labels[k].lines.values()) for k in labelled]
+    assert sum(pairs) >= 350 > sum(pairs[:-1])
+    assert len(labelled) > at
 
 
 def _rounds_until(orders: list, labels: dict, files: int, pairs: int) -> list:
