@@ -145,6 +145,12 @@ def decode_text(data: bytes, rel: str) -> tuple[str | None, FileError | None]:
     return (text[1:] if text.startswith("\ufeff") else text), None
 
 
+# the off / quiet values of the Ascend debug switches (NPU700), as auditor/static/shim_graph.QUIET_VALUES reads them
+# for Python (that layer sits above this one): ASCEND_LAUNCH_BLOCKING 0 = asynchronous, the default;
+# ASCEND_GLOBAL_LOG_LEVEL 3 error (the default) / 4 null; TORCH_NPUGRAPH_GC 0 = off
+_QUIET_DEBUG_VALUES = {"ASCEND_LAUNCH_BLOCKING": frozenset({"0", "false", "False", "FALSE"}),
+                       "TORCH_NPUGRAPH_GC": frozenset({"0", "false", "False", "FALSE"}),
+                       "ASCEND_GLOBAL_LOG_LEVEL": frozenset({"3", "4"})}
 # a variable's value given to a batch scheduler as a partition / queue / account (Slurm, PBS, LSF)
 _SCHEDULER_VALUE_RE = re.compile(r"(?:--(?:partition|account|qos|reservation|queue)[= ]|(?:\b(?:srun|sbatch|salloc|qsub|"
                                  r"bsub)\b|#SBATCH)[^\n]*?\s-[pAq]\s+)[\"']?\$\{?([A-Za-z_]\w*)")
@@ -250,11 +256,9 @@ class Collector:
     def _quiet_debug_value(self, name: str, line: int) -> bool:
         """Does line `line` give the Ascend debug switch `name` its off / quiet value, literally (`NAME=0`) or as
         the default of an expansion (`NAME=${NAME:-3}`: quiet unless the user asks otherwise)?"""
-        from auditor.static.shim_graph import QUIET_VALUES
-
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
         found = re.search(re.escape(name) + r"""=(["']?)(?:\$\{\w+:?[-=]([\w.+-]+)\}|([\w.+-]+))\1(?![\w$.{(])""", text)
-        return found is not None and (found.group(2) or found.group(3)) in QUIET_VALUES.get(name, ())
+        return found is not None and (found.group(2) or found.group(3)) in _QUIET_DEBUG_VALUES.get(name, ())
 
     def _scheduler_values(self) -> frozenset[str]:
         """Names whose value the file passes to a batch scheduler as a partition, queue or account (`srun
