@@ -260,3 +260,14 @@ def test_hf_kernels_loader_pin_is_information():
     found = by_line("build_env.sh", script)
     assert severities(found, 2, "NPU360") == ["info"]
     assert severities(found, 3, "NPU360") == ["warning"]
+
+
+def test_a_single_vendor_choice_is_not_a_catalog_entry():
+    config = """\
+        cluster:
+          gpu_vendor: nvidia
+          image: nvcr.io/nvidia/pytorch:24.05-py3
+          nodes: 4
+        """
+    found = by_line("deploy/cluster.yaml", config)
+    assert severities(found, 3, "NPU016") == ["error"]

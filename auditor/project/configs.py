@@ -653,6 +653,20 @@ def _restricting_vendor(node) -> tuple[str, str] | None:
     return None
 
 
+def _vendor_values(node, found: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Vendor key name -> the backends its values name anywhere in the document (`custom_framework`: cuda, npu)."""
+    if isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _vendor_values(item, found)
+    elif isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode) and _VENDOR_KEY_RE.fullmatch(str(key.value)) \
+                    and isinstance(value, yaml.ScalarNode):
+                found.setdefault(str(key.value), set()).update(_vendor_backends(str(value.value)))
+            _vendor_values(value, found)
+    return found
+
+
 def _last_line(node) -> int:
     """The 1-based last line a node's text takes (a block mapping ends at column 0 of the line after it)."""
     end = node.end_mark
@@ -679,22 +693,29 @@ def backend_entries(root) -> list[tuple[int, int, str]]:
     """(first line, last line, why) of the parts of a config that belong to a non-Ascend backend by the data's own
     structure:
     - an entry (a mapping inside a list or a mapping, not the document itself) whose vendor key names only other
-      vendors: `gpu_filters: {vendor: nvidia}`, `manufacturer: nvidia`, `custom_framework: cuda`;
+      vendors: `gpu_filters: {vendor: nvidia}`, `manufacturer: nvidia`, `custom_framework: cuda`; an entry that is
+      not a list item only when that key names another vendor elsewhere in the file (a catalog keyed by version:
+      `custom_framework: cuda` beside `custom_framework: cann`), so `cluster: {gpu_vendor: nvidia}` alone, the
+      project's own choice, keeps its findings;
     - the member of a per-backend map whose keys are backend names (`framework_index_map: {cuda: [...], cann:
       [...]}`), when that map (at the same key path anywhere in the file) has an Ascend member too, or when the
       member holds data (a list or mapping) beside other backends' members: a switch such as torchtune's
       `profiler: {cpu: True, cuda: True}` is a setting, not another backend's entry."""
     keyed = _backend_keys(root, "", {})
+    vendors = _vendor_values(root, {})
     out: list[tuple[int, int, str]] = []
 
-    def walk(node, path: str, depth: int) -> None:
+    def walk(node, path: str, depth: int, in_list: bool = False) -> None:
         if isinstance(node, yaml.SequenceNode):
             for item in node.value:
-                walk(item, path, depth + 1)
+                walk(item, path, depth + 1, True)
             return
         if not isinstance(node, yaml.MappingNode):
             return
         restricted = _restricting_vendor(node) if depth else None
+        if restricted is not None and not in_list and len(vendors.get(restricted[0].rsplit(".", 1)[-1].split(":")[0],
+                                                                     set())) < 2:
+            restricted = None     # `cluster: {gpu_vendor: nvidia}` alone: the project's own choice, not a catalog
         if restricted is not None:
             out.append((node.start_mark.line + 1, _last_line(node),
                         f"an entry restricted by `{restricted[0]}` to that vendor's devices: never chosen on Ascend, "
