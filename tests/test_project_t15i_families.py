@@ -132,6 +132,9 @@ BACKENDS = """\
         - v0.0.150-cuda
         cann:
         - v0.0.150-cann
+      toolkit_versions:
+        cuda: "12.4"
+        cann: "8.1.RC1"
     - backend_name: fastkernels-serve
       version_configs:
         0.2.0-sm90:
@@ -147,8 +150,9 @@ def test_per_backend_maps_and_framework_keyed_versions():
     found = by_line("assets/inference-backends.yaml", BACKENDS)
     assert severities(found, 4, "NPU016") == ["info"]           # custom_framework: cuda
     assert 7 not in found                                       # the CANN build
-    assert all(f.severity == "info" for ln in (10, 11, 20, 21) for f in found.get(ln, []))
-    assert any(f.code == "NPU018" for f in found.get(21, []))   # still reported, as information
+    assert all(f.severity == "info" for ln in (10, 11, 15, 23, 24) for f in found.get(ln, []))
+    assert severities(found, 15, "NPU018") == ["info"]          # the CUDA member beside a CANN one, as information
+    assert not any(f.code == "NPU018" for f in found.get(24, []))   # `0.2.0-sm90` is the backend's version, not CUDA's
 
 
 def test_profiler_switches_are_not_a_per_backend_map():
@@ -259,6 +263,7 @@ def test_hf_kernels_loader_pin_is_information():
         """
     found = by_line("build_env.sh", script)
     assert severities(found, 2, "NPU360") == ["info"]
+    assert "NPU backend" in found[2][0].message and "runs GPU kernels through CUDA" not in found[2][0].message
     assert severities(found, 3, "NPU360") == ["warning"]
 
 
