@@ -191,6 +191,7 @@ def scan_config_text(col: Collector, text: str) -> None:
 
 
 def scan_config_roots(col: Collector, roots: list) -> None:
+    first_finding = len(col.result.findings)
     engine = col.engine
     m = matchers(engine)
     blocks: list[list[str]] = []        # each `run:` block is its own script: one broken block spoils no other
@@ -239,7 +240,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 _requirement_item(col, value)            # Cog `build: python_packages: - "torch==1.10.0"`
                 continue
             if path.rsplit(".", 1)[-1] == "image":       # compose, Kubernetes, CI `container: image:`
-                col.add(m.match_image(raw), raw, value.start_mark.line + 1, value.start_mark.column + 1)
+                col.add(m.match_image(raw), raw, value.start_mark.line + 1, value.start_mark.column + 1,
+                        **_other_vendor_image(raw))
                 continue
             if path.rsplit(".", 1)[-1] in _CLASS_KEYS and _QUALNAME_RE.fullmatch(raw):
                 # Hydra `_target_: apex.optimizers.FusedAdam`, Lightning CLI `class_path: ...`: the config builds
@@ -306,6 +308,10 @@ def scan_config_roots(col: Collector, roots: list) -> None:
     for shell_lines in blocks:
         # CI expressions (`${{ matrix.cuda-version }}`) are not shell: same-length placeholders keep the columns
         scan_shell(col, _CI_EXPR_RE.sub(_ci_placeholder, "\n".join(shell_lines).rstrip("\n")))
+    spans = [span for root in roots for span in backend_entries(root)]
+    if spans:
+        col.result.findings[first_finding:] = [_in_backend_entry(f, spans)
+                                               for f in col.result.findings[first_finding:]]
 
 
 def _package_list(path: str) -> bool:
@@ -563,7 +569,7 @@ def _value_text(col: Collector, m, path: str, value) -> None:
     if raw_line[c - 1:c] in ("'", '"'):
         c += 1
     if "image" in path.rsplit(".", 1)[-1].lower():
-        col.add(m.match_image(text), text, line, c, c + len(text))
+        col.add(m.match_image(text), text, line, c, c + len(text), **_other_vendor_image(text))
     scan_fragment(col, text, line, c, options=False)
     for url in _URL_RE.finditer(text):
         if _CUDA_INDEX_RE.search(url.group(0)):
@@ -638,3 +644,162 @@ def _copy_lines(lines: list[str], shell_lines: list[str], key, value) -> None:
     if value.style not in ("|", ">") and first < len(lines):
         c = value.start_mark.column + (1 if value.style in ("'", '"') else 0)
         shell_lines[first] = " " * c + lines[first][c:].rstrip().rstrip("'\"")
+
+
+# Data catalogs with one entry per accelerator vendor (gpustack's model catalog: specs with `gpu_filters: {vendor:
+# nvidia}`, instance templates with `manufacturer: nvidia` beside `manufacturer: ascend` ones, backend versions with
+# `custom_framework: cuda`): an entry whose own vendor key names another vendor is chosen only on that vendor's
+# devices. The keys that restrict an entry, directly or inside a filter / selector mapping:
+_VENDOR_KEY_RE = re.compile(r"(?:\w+_)?(?:vendor|manufacturer)|custom_framework", re.I)
+_FILTER_KEY_RE = re.compile(r"\w*(?:filter|selector)s?", re.I)
+# vendor and framework words the backend vocabulary (auditor/backend_words.py) does not spell
+_EXTRA_VENDOR_WORDS = {"cann": "npu", "huawei": "npu", "intel": "xpu", "dtk": "rocm", "cpu": "cpu", "apple": "mps",
+                       "vulkan": "vulkan", "metal": "mps", "moorethreads": "musa", "mthreads": "musa"}
+_VENDOR_WORD_RE = re.compile(r"[A-Za-z][\w.-]*")
+
+
+def _other_vendor_image(ref: str) -> dict:
+    """`rocm/pytorch:rocm7.0_...`: an image of another vendor's stack (ROCm), not a CUDA one; it sets up that
+    backend, as a Dockerfile `FROM rocm/...` does (auditor/project/dockerfile.py): information, left as is."""
+    from auditor.backend_words import OTHER_BACKENDS, backends_in_text
+
+    backends = backends_in_text(ref.split("@", 1)[0])
+    if backends and backends <= OTHER_BACKENDS:
+        return {"severity": "info", "note": f" (an image of {', '.join(sorted(backends))}'s stack, not a CUDA one: "
+                                            "another backend's set-up; left as is)"}
+    return {}
+
+
+def _vendor_backends(text: str) -> set[str]:
+    """The backends one vendor / framework word names (`nvidia` -> cuda, `ascend` / `cann` -> npu, `amd` -> rocm);
+    empty for anything that is not one such word."""
+    from auditor.backend_words import BACKEND_NAMES, backends_in_text
+
+    word = text.strip().lower()
+    if not _VENDOR_WORD_RE.fullmatch(word):
+        return set()
+    if word in _EXTRA_VENDOR_WORDS:
+        return {_EXTRA_VENDOR_WORDS[word]}
+    return backends_in_text(word) if word in BACKEND_NAMES else set()
+
+
+def _restricting_vendor(node) -> tuple[str, str] | None:
+    """(`key: value`, value) when a mapping's own vendor key (or one inside its filter / selector mapping) limits it
+    to vendors none of which is Ascend; None otherwise."""
+    for key, value in node.value:
+        if not isinstance(key, yaml.ScalarNode):
+            continue
+        name = str(key.value)
+        if _FILTER_KEY_RE.fullmatch(name) and isinstance(value, yaml.MappingNode):
+            inner = _restricting_vendor(value)
+            if inner is not None:
+                return f"{name}.{inner[0]}", inner[1]
+            continue
+        if not _VENDOR_KEY_RE.fullmatch(name):
+            continue
+        items = [value] if isinstance(value, yaml.ScalarNode) else value.value \
+            if isinstance(value, yaml.SequenceNode) else []
+        words = [str(v.value) for v in items if isinstance(v, yaml.ScalarNode)]
+        backends = [_vendor_backends(w) for w in words]
+        if words and len(words) == len(items) and all(backends) and not any("npu" in b for b in backends):
+            shown = words[0] if len(words) == 1 else "[" + ", ".join(words) + "]"
+            return f"{name}: {shown}", shown
+    return None
+
+
+def _vendor_values(node, found: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Vendor key name -> the backends its values name anywhere in the document (`custom_framework`: cuda, npu)."""
+    if isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _vendor_values(item, found)
+    elif isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode) and _VENDOR_KEY_RE.fullmatch(str(key.value)) \
+                    and isinstance(value, yaml.ScalarNode):
+                found.setdefault(str(key.value), set()).update(_vendor_backends(str(value.value)))
+            _vendor_values(value, found)
+    return found
+
+
+def _last_line(node) -> int:
+    """The 1-based last line a node's text takes (a block mapping ends at column 0 of the line after it)."""
+    end = node.end_mark
+    return end.line if end.column == 0 and end.line > node.start_mark.line else end.line + 1
+
+
+def _backend_keys(node, path: str, found: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Dotted path (list items share their list's path) -> the backend names its mappings use as keys."""
+    if isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _backend_keys(item, path, found)
+    elif isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if not isinstance(key, yaml.ScalarNode):
+                continue
+            backends = _vendor_backends(str(key.value))
+            if backends:
+                found.setdefault(path, set()).update(backends)
+            _backend_keys(value, f"{path}.{key.value}", found)
+    return found
+
+
+def backend_entries(root) -> list[tuple[int, int, str]]:
+    """(first line, last line, why) of the parts of a config that belong to a non-Ascend backend by the data's own
+    structure:
+    - an entry (a mapping inside a list or a mapping, not the document itself) whose vendor key names only other
+      vendors: `gpu_filters: {vendor: nvidia}`, `manufacturer: nvidia`, `custom_framework: cuda`; an entry that is
+      not a list item only when that key names another vendor elsewhere in the file (a catalog keyed by version:
+      `custom_framework: cuda` beside `custom_framework: cann`), so `cluster: {gpu_vendor: nvidia}` alone, the
+      project's own choice, keeps its findings;
+    - the member of a per-backend map whose keys are backend names (`framework_index_map: {cuda: [...], cann:
+      [...]}`), when that map (at the same key path anywhere in the file) has an Ascend member too, or when the
+      member holds data (a list or mapping) beside other backends' members: a switch such as torchtune's
+      `profiler: {cpu: True, cuda: True}` is a setting, not another backend's entry."""
+    keyed = _backend_keys(root, "", {})
+    vendors = _vendor_values(root, {})
+    out: list[tuple[int, int, str]] = []
+
+    def walk(node, path: str, depth: int, in_list: bool = False) -> None:
+        if isinstance(node, yaml.SequenceNode):
+            for item in node.value:
+                walk(item, path, depth + 1, True)
+            return
+        if not isinstance(node, yaml.MappingNode):
+            return
+        restricted = _restricting_vendor(node) if depth else None
+        if restricted is not None and not in_list and len(vendors.get(restricted[0].rsplit(".", 1)[-1].split(":")[0],
+                                                                     set())) < 2:
+            restricted = None     # `cluster: {gpu_vendor: nvidia}` alone: the project's own choice, not a catalog
+        if restricted is not None:
+            out.append((node.start_mark.line + 1, _last_line(node),
+                        f"an entry restricted by `{restricted[0]}` to that vendor's devices: never chosen on Ascend, "
+                        "another backend's entry; left as is"))
+            return
+        members = keyed.get(path, set())
+        for key, value in node.value:
+            if not isinstance(key, yaml.ScalarNode):
+                continue
+            backends = _vendor_backends(str(key.value))
+            if backends and "npu" not in backends and len(members) > 1 and (
+                    "npu" in members or not isinstance(value, yaml.ScalarNode)):
+                others = ", ".join(sorted(members - backends))
+                out.append((key.start_mark.line + 1, _last_line(value),
+                            f"the `{key.value}` member of a per-backend map (`{path.lstrip('.') or key.value}` also "
+                            f"has {others}): another backend's entry; left as is"))
+                continue
+            walk(value, f"{path}.{key.value}", depth + 1)
+
+    walk(root, "", 0)
+    return out
+
+
+def _in_backend_entry(finding, spans: list[tuple[int, int, str]]):
+    """A finding inside another backend's entry: information in context `other-backend`, never rewritten."""
+    from dataclasses import replace
+
+    why = next((w for a, b, w in spans if a <= finding.line <= b), None)
+    if why is None or finding.severity == "info":
+        return finding
+    data = {k: v for k, v in finding.data.items() if k not in ("replace", "edit")}
+    data["context"] = "other-backend"
+    return replace(finding, severity="info", fix="none", data=data, message=f"{finding.message} ({why})")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from auditor.findings import FileResult
 from auditor.project.hits import Collector, decode_text, matchers
-from auditor.project.shell import scan_fragment, scan_shell
+from auditor.project.shell import gate_findings, scan_fragment, scan_shell
 from auditor.backend_words import OTHER_BACKENDS, backends_in_text
 
 if TYPE_CHECKING:
@@ -113,6 +113,8 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
         # each RUN is its own script: a line of `true;` between them would shift nothing, blank lines suffice
         scan_shell(col, "\n".join(shell_lines))
     result = col.done()
+    if any(shell_lines):
+        gate_findings(result, "\n".join(shell_lines))   # `RUN if [ "$(python -c '...torch.version.cuda...')" = "12" ]`
     backends = set().union(*(backends_in_text(i.split("@", 1)[0]) for i in images)) if images else set()
     if backends and backends <= OTHER_BACKENDS:
         # `FROM rocm/pytorch:...`, `ARG BASE_IMAGE=rocm/primus:v26.5` then `FROM ${BASE_IMAGE}`: an image built on

@@ -149,6 +149,15 @@ def decode_text(data: bytes, rel: str) -> tuple[str | None, FileError | None]:
     return (text[1:] if text.startswith("\ufeff") else text), None
 
 
+# the off / quiet values of the Ascend debug switches (NPU700), as auditor/static/shim_graph.QUIET_VALUES reads them
+# for Python (that layer sits above this one): ASCEND_LAUNCH_BLOCKING 0 = asynchronous, the default;
+# ASCEND_GLOBAL_LOG_LEVEL 3 error (the default) / 4 null; TORCH_NPUGRAPH_GC 0 = off
+_QUIET_DEBUG_VALUES = {"ASCEND_LAUNCH_BLOCKING": frozenset({"0", "false", "False", "FALSE"}),
+                       "TORCH_NPUGRAPH_GC": frozenset({"0", "false", "False", "FALSE"}),
+                       "ASCEND_GLOBAL_LOG_LEVEL": frozenset({"3", "4"})}
+# a variable's value given to a batch scheduler as a partition / queue / account (Slurm, PBS, LSF)
+_SCHEDULER_VALUE_RE = re.compile(r"(?:--(?:partition|account|qos|reservation|queue)[= ]|(?:\b(?:srun|sbatch|salloc|qsub|"
+                                 r"bsub)\b|#SBATCH)[^\n]*?\s-[pAq]\s+)[\"']?\$\{?([A-Za-z_]\w*)")
 # parts of a version a build script composes (`CUDA_MAJOR`, `CUDA_MINOR`, `CUDA_STRING`, `CUDA_SHORT`); not
 # variables any CUDA library reads, unlike the names of the generated environment table
 _BUILD_MARKER_RE = re.compile(r"_(?:MAJOR|MINOR|PATCH|STRING|SHORT|VER|TAG|SUFFIX)(?:_|$)")
@@ -167,6 +176,7 @@ class Collector:
         self._lower: str | None = None
         self.script_vars: dict[str, str] = {}     # NAME -> value a script assigned (shell reader)
         self.cpu_builds_only = False              # a requirements file pinning only `+cpu` torch builds
+        self._scheduler: frozenset[str] | None = None
 
     def add(self, rule: Rule | None, symbol: str, line: int, col: int = 1, end_col: int | None = None, *,
             value: str | None = None, edit=None, note: str = "", severity: str | None = None) -> Finding | None:
@@ -232,6 +242,11 @@ class Collector:
             return
         if value is not None and _CUDA_OFF_SWITCH_RE.search(name) and value.strip("'\"").lower() in _TRUTHY:
             return      # `DG_SKIP_CUDA_BUILD: "1"`, `export FOO_SKIP_CUDA_BUILD=TRUE`: the CUDA build is off, as on Ascend
+        if rule.name == "npu-debug-env-var" and (not sets or self._quiet_debug_value(name, line)):
+            return      # a read sets nothing; `ASCEND_GLOBAL_LOG_LEVEL=${ASCEND_GLOBAL_LOG_LEVEL:-3}` keeps it quiet
+        if rule.code == "NPU004" and name not in rule.symbols and name not in self.engine.compiled.env_exact \
+                and name in self._scheduler_values():
+            return      # CUDA_PARTATION="pat_dev" read by `srun --partition=${CUDA_PARTATION}`: a Slurm name, no CUDA's
         new = self.engine.replacement_for(rule, name)
         if rule.code == "NPU004" and name not in rule.symbols and name.endswith(_LOCATION_SUFFIXES):
             # CUDA_CACHE_PATH, CUDA_TMPDIR: where the CUDA toolchain keeps files, like CUDA_HOME (info in the
@@ -244,6 +259,20 @@ class Collector:
             self.add(rule, name, line, col, col + len(name), note=f" (this file sets {new} too)", severity="info")
             return
         self.add(rule, name, line, col, col + len(name), edit=twin, note=note)
+
+    def _quiet_debug_value(self, name: str, line: int) -> bool:
+        """Does line `line` give the Ascend debug switch `name` its off / quiet value, literally (`NAME=0`) or as
+        the default of an expansion (`NAME=${NAME:-3}`: quiet unless the user asks otherwise)?"""
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        found = re.search(re.escape(name) + r"""=(["']?)(?:\$\{\w+:?[-=]([\w.+-]+)\}|([\w.+-]+))\1(?![\w$.{(])""", text)
+        return found is not None and (found.group(2) or found.group(3)) in _QUIET_DEBUG_VALUES.get(name, ())
+
+    def _scheduler_values(self) -> frozenset[str]:
+        """Names whose value the file passes to a batch scheduler as a partition, queue or account (`srun
+        --partition=${CUDA_PARTATION}`, `sbatch -p $GPU_QUEUE`, `#SBATCH --account=$X`)."""
+        if self._scheduler is None:
+            self._scheduler = frozenset(_SCHEDULER_VALUE_RE.findall("\n".join(self.lines)))
+        return self._scheduler
 
     def sets(self, name: str) -> bool:
         """Does any line of this file set `name` already (`NAME=`, `export NAME=`, `ENV NAME`)?"""

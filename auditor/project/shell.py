@@ -647,6 +647,26 @@ def _twin(col: Collector, node, value, line: int, c: int):
     return None
 
 
+_PIPEFAIL_RE = re.compile(r"^[^#\n]*(?:\bset\b|\bshopt\b|\bbash\b)[^#\n]*\bpipefail\b", re.M)
+_MASKED_NOTE = " (its output feeds a pipeline and the script does not set pipefail: on Ascend the tool is missing, " \
+               "the pipeline still succeeds through its last command and the script goes on with an empty answer; " \
+               "what reads that answer differs)"
+
+
+def _masked_in_pipeline(col: Collector, node) -> bool:
+    """`NVLINK_COUNT=$(nvidia-smi topo -m | grep -o NV | wc -l)` without `set -o pipefail`: the pipeline's status is
+    its last command's, so a missing tool stops nothing (even under `set -e`); only the value it gives differs."""
+    while node.parent is not None and node.parent.type == "redirected_statement":
+        node = node.parent          # `nvidia-smi topo -m 2>/dev/null | grep ...`
+    parent = node.parent
+    if parent is None or parent.type != "pipeline":
+        return False
+    members = [c for c in parent.children if c.is_named and c.type != "comment"]
+    if not members or members[-1].id == node.id:
+        return False
+    return not _PIPEFAIL_RE.search("\n".join(col.lines))
+
+
 def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree) -> None:
     name_node = node.child_by_field_name("name")
     if name_node is None:
@@ -693,7 +713,11 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
     elif variable and "PIP" in variable.group(1).upper():
         name = "pip"                  # `PIP=${PIP:-pip3}` then `$PIP install ...`
     line, c = pos.at(nodes[0].start_point)
-    col.add(m.match_command(name), name, line, c)
+    rule = m.match_command(name)
+    if rule is not None and rule.code == "NPU017" and _masked_in_pipeline(col, node):
+        col.add(rule, name, line, c, severity="warning", note=_MASKED_NOTE)
+    else:
+        col.add(rule, name, line, c)
     if name in _SHELLS and len(words) > 1 and words[1].endswith((".sh", ".bash")):
         # `bash ci/install-cuda.sh 12.4`: the script run is the command (NPU074 names installers by their file name)
         script = words[1].rsplit("/", 1)[-1]
@@ -1091,6 +1115,11 @@ def _pip_url(col: Collector, m, line: int, c: int, url: str) -> None:
 _CUDA_VAR_TEST = re.compile(r"\$\{?\w*CUDA\w*\}?\"?\s*==?\s|==?\s*[\"']?(?:cuda|gpu|nvidia)(?::\d+)?[\"']?\s*\]|"
                             r"\b(?:command\s+-v|which|type)\s+(?:nvidia-smi|nvcc)\b", re.I)
 _NEGATED_TEST = re.compile(r"(?:^|\s)!\s|!=|\s-z\s")
+# torch asked in the test (`[ "$(python -c 'import torch; print(torch.version.cuda.split(".")[0])')" = "12" ]`): on an
+# Ascend torch `torch.version.cuda` is None (the probe prints nothing) and is_available() is False, so a test that
+# compares the answer with a value (not False / None / 0 / empty) holds only where CUDA is present
+_CUDA_PROBE = re.compile(r"torch\.version\.cuda|torch\.cuda\.is_available\(\)|torch\.cuda\.device_count\(\)")
+_PROBE_COMPARED = re.compile(r"""(?:==?|-eq|-gt|-ge)\s*["']?(?!(?:False|None|0)\b|["'\s]|$)""")
 _SHELL_GATE_NOTE = "in a branch that runs only where CUDA is present ({how}), which does not run on Ascend as " \
                    "written; the test is what to port: port the branch with it"
 
@@ -1106,7 +1135,8 @@ def _cuda_branches(root, pos: "_Positions") -> list[tuple[int, int, str]]:
         if then is None:
             continue
         test = b" ".join(c.text for c in kids[1:then]).decode("utf-8", errors="replace")
-        if not _CUDA_VAR_TEST.search(test) or _NEGATED_TEST.search(test):
+        probe = _CUDA_PROBE.search(test) is not None and _PROBE_COMPARED.search(test) is not None
+        if not (_CUDA_VAR_TEST.search(test) or probe) or _NEGATED_TEST.search(test):
             continue
         body = [c for c in kids[then + 1:] if c.is_named and c.type not in ("elif_clause", "else_clause", "comment")]
         if body:
@@ -1127,12 +1157,36 @@ def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         # installs are not what a port changes (another platform's file is not a CUDA finding; t15g)
         result.findings = []
         return result
+    gate_findings(result, text)
+    _debug_switch_modes(result, text)
+    return result
+
+
+def _debug_switch_modes(result: FileResult, text: str) -> None:
+    """An Ascend debug switch (NPU700) set inside an `if` of the script (`if [ "$ENFORCE_EAGER" = 1 ]; then export
+    ASCEND_LAUNCH_BLOCKING=1; fi`) is a mode the script chooses on purpose, not a switch left on: information."""
+    from dataclasses import replace
+
+    if not any(f.name == "npu-debug-env-var" and f.severity != "info" for f in result.findings):
+        return
+    raw = text.encode("utf-8")
+    pos = _Positions(raw)
+    spans = [(pos.at(n.start_point)[0] + 1, pos.at(n.end_point)[0]) for n in _walk(_parser().parse(raw).root_node)
+             if n.type == "if_statement"]
+    result.findings = [replace(f, severity="info", message=f"{f.message} (set only in a branch the script chooses: "
+                                                           "a mode on purpose, not a switch left on)")
+                       if f.name == "npu-debug-env-var" and f.severity != "info"
+                       and any(a <= f.line <= b for a, b in spans) else f for f in result.findings]
+
+
+def gate_findings(result: FileResult, text: str) -> None:
+    """Errors inside the CUDA-only branches of a script (or of a Dockerfile's RUN lines, `text` aligned with the
+    file's lines) lowered to warnings (_gated)."""
     if any(f.severity == "error" for f in result.findings):
         raw = text.encode("utf-8")
         branches = _cuda_branches(_parser().parse(raw).root_node, _Positions(raw))
         if branches:
             result.findings = [_gated(f, branches) for f in result.findings]
-    return result
 
 
 _MACOS_WORDS = frozenset({"macos", "osx", "darwin", "mac"})
