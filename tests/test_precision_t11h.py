@@ -196,3 +196,85 @@ def test_a_module_in_a_per_backend_npu_folder_gets_no_warning(engine):
     for fs in found.values():
         for f in fs:
             assert f.severity == "info" or f.severity == "error" and f.category in ("device", "distributed"), f
+
+
+HYDRA_ENTRY = """\
+    import os
+
+    import hydra
+    import ray
+    from omegaconf import DictConfig, OmegaConf
+
+    from rl_trainer.workers import ActorWorker, RolloutWorker
+
+
+    def parse_megatron_args(cfg):
+        from mindspeed_llm.training.arguments import parse_args_decorator
+        from megatron.training.arguments import parse_args
+
+        args = parse_args_decorator(parse_args)(ignore_unknown_args=True)
+        for key, value in cfg.megatron_training.items():
+            setattr(args, key, value)
+        return args
+
+
+    @ray.remote
+    def train(config):
+        args = parse_megatron_args(config)
+        actor = ActorWorker.remote(args)
+        ray.get(actor.fit.remote())
+
+
+    @hydra.main(config_path='../configs', config_name='grpo_qwen_7b_A3', version_base=None)
+    def main(config: DictConfig):
+        if not ray.is_initialized():
+            ray.init(runtime_env={"env_vars": {"HCCL_CONNECT_TIMEOUT": "1800"}})
+        ray.get(train.remote(OmegaConf.to_container(config)))
+
+
+    if __name__ == '__main__':
+        main()
+    """
+
+HYDRA_CONFIG = """\
+    defaults:
+      - model:
+          - qwen25_7b
+
+    megatron_training:
+      model: qwen25_7b
+      use_flash_attn: true
+      use_fused_rmsnorm: true
+      bf16: true
+      tensor_model_parallel_size: 4
+      distributed_backend: nccl
+      global_batch_size: 64
+      seq_length: 4096
+
+    rl_config:
+      actor_resource:
+        num_npus: 8
+    """
+
+
+def _hydra_tree(root, entry):
+    from tests.static_snippets import findings_in_tree, write_tree
+
+    write_tree(root, {"cli/train_grpo.py": entry, "configs/grpo_qwen_7b_A3.yaml": HYDRA_CONFIG,
+                      "rl_trainer/__init__.py": "", "rl_trainer/workers.py": "import ray\n"})
+    return {(path, code): sev for (path, _line, code), sev in findings_in_tree(root).items()
+            if path.startswith("configs/")}
+
+
+def test_configs_of_a_hydra_entry_that_loads_the_ascend_adaptor_are_info(tmp_path):
+    found = _hydra_tree(tmp_path, HYDRA_ENTRY)
+    assert found.get(("configs/grpo_qwen_7b_A3.yaml", "NPU122")) == "info"
+    assert found.get(("configs/grpo_qwen_7b_A3.yaml", "NPU363")) == "info"
+
+
+def test_configs_of_a_plain_hydra_entry_keep_their_severity(tmp_path):
+    plain = HYDRA_ENTRY.replace("from mindspeed_llm.training.arguments import parse_args_decorator",
+                                "from rl_trainer.arguments import parse_args_decorator")
+    found = _hydra_tree(tmp_path, plain)
+    assert found.get(("configs/grpo_qwen_7b_A3.yaml", "NPU122")) == "error"
+    assert found.get(("configs/grpo_qwen_7b_A3.yaml", "NPU363")) == "warning"

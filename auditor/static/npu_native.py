@@ -54,3 +54,76 @@ def apply_npu_file(findings: list, why: str) -> list:
             continue
         out.append(as_info(f, "npu-file", _NOTE.format(why=why)))
     return out
+
+
+# --- Hydra configs read by an entry that loads an Ascend adaptor -------------------------------------------------
+# A Hydra application reads its configs from the folder `@hydra.main(config_path=...)` names, relative to the entry
+# file. When that entry imports MindSpeed-LLM / MindSpeed's adaptor or the shim itself (anywhere in the file: a
+# Hydra main runs its lazy imports before training), the Megatron switches of those configs (`use_flash_attn: true`,
+# `distributed_backend: nccl`, fused kernels) are read by Megatron under the Ascend adaptor, which maps them to its
+# NPU paths (MindSpeed-RL's `configs/*_A2.yaml` read by `cli/train_grpo.py`; t11h, heldout6). Info, never rewritten.
+_HYDRA_MAIN = re.compile(r"""@hydra\.main\([^)]*?config_path\s*=\s*(['"])([^'"]*)\1""")
+_ADAPTOR_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(?:mindspeed_llm|mindspeed_mm|mindspeed\.megatron_adaptor"
+                             r"|torch_npu\.contrib\.transfer_to_npu)\b|from[ \t]+mindspeed[ \t]+import[ \t]+"
+                             r"megatron_adaptor\b|import[ \t]+(?:mindspeed_llm|mindspeed_mm|mindspeed\.megatron_adaptor"
+                             r"|torch_npu\.contrib\.transfer_to_npu)\b)", re.M)
+_CONFIG_SUFFIXES = (".yaml", ".yml")
+
+
+def _config_folders(files) -> dict[str, str]:
+    """{config folder (relative, '/'-separated, '' for the root): the entry file} for each Hydra entry of the tree
+    that imports an Ascend adaptor."""
+    from posixpath import join, normpath
+
+    from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
+
+    folders: dict[str, str] = {}
+    for path, rel in files:
+        if not rel.endswith(".py"):
+            continue
+        try:
+            data = read_source(path, MAX_FILE_BYTES)[0]
+        except (OSError, SourceError):
+            continue
+        if b"hydra" not in data or b"config_path" not in data:
+            continue
+        text = data.decode("utf-8", errors="replace")
+        if not _ADAPTOR_IMPORT.search(text):
+            continue
+        here = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        for m in _HYDRA_MAIN.finditer(text):
+            folder = normpath(join(here, m.group(2))) if m.group(2) else here
+            if folder == ".":
+                folder = ""
+            if not folder.startswith(".."):
+                folders.setdefault(folder, rel)
+    return folders
+
+
+def apply_hydra_configs(results: list, files) -> int:
+    """Lower the Megatron switches of YAML configs under a folder that an Ascend Hydra entry reads; returns how
+    many warnings / errors were lowered."""
+    from auditor.static.shim_graph import _MAX_CONNECTIONS, MEGATRON_SWITCHES
+
+    wanted = [r for r in results if r.path.endswith(_CONFIG_SUFFIXES) and any(
+        f.severity != "info" and (f.name in MEGATRON_SWITCHES or f.symbol == _MAX_CONNECTIONS) for f in r.findings)]
+    if not wanted:
+        return 0
+    folders = _config_folders(files)
+    if not folders:
+        return 0
+    lowered = 0
+    for result in wanted:
+        entry = next((e for folder, e in sorted(folders.items(), key=lambda kv: -len(kv[0]))
+                      if not folder or result.path.startswith(folder + "/")), None)
+        if entry is None:
+            continue
+        kept = []
+        for f in result.findings:
+            if f.severity != "info" and (f.name in MEGATRON_SWITCHES or f.symbol == _MAX_CONNECTIONS):
+                f = as_info(f, "transfer-to-npu", f"a config of the Hydra entry {entry}, which loads the Ascend "
+                                                  "adaptor: it maps this Megatron switch to its NPU path")
+                lowered += 1
+            kept.append(f)
+        result.findings = kept
+    return lowered
