@@ -278,3 +278,58 @@ def test_configs_of_a_plain_hydra_entry_keep_their_severity(tmp_path):
     found = _hydra_tree(tmp_path, plain)
     assert found.get(("configs/grpo_qwen_7b_A3.yaml", "NPU122")) == "error"
     assert found.get(("configs/grpo_qwen_7b_A3.yaml", "NPU363")) == "warning"
+
+
+RAY_TRAINER = """\
+    import ray
+    import torch
+
+
+    @ray.remote
+    def compute_rewards(buffer, kl_coef, count):
+        batch, index = ray.get(buffer.get_batch.remote("rewards", count))
+        scores = batch["scores"]
+        rewards = torch.zeros_like(batch["responses"], dtype=torch.float32)
+        for i in range(batch["responses"].shape[0]):
+            last = batch["response_length"][i] - 1
+            rewards[i, int(last.item())] = scores[i]
+        return rewards - kl_coef * batch["kl"]
+
+
+    @ray.remote(max_concurrency=64, num_cpus=8)
+    class ReplayIndex:
+        def __init__(self, size):
+            self.ready = torch.zeros(size, dtype=torch.bool)
+
+        def sample(self, count):
+            usable = torch.nonzero(self.ready).flatten()
+            return [int(usable[i].item()) for i in range(count)]
+
+
+    @ray.remote(resources={"NPU": 0.5})
+    class PolicyWorker:
+        def step(self, batch):
+            total = 0.0
+            for micro in batch:
+                loss = self.model(micro).mean()
+                total += loss.item()
+            return total
+
+
+    @ray.remote
+    def evaluate(model, batches):
+        scores = []
+        for batch in batches:
+            scores.append(model(batch.to("npu")).mean().item())
+        return scores
+    """
+
+
+def test_item_in_a_cpu_ray_task_or_actor_is_no_host_sync(engine):
+    found = findings_by_line(engine, RAY_TRAINER, "rl_trainer/utils/compute.py")
+    synced = sorted(line for line, fs in found.items() for f in fs if f.code in ("NPU702", "NPU703"))
+    # the NPU actor and the task that moves its batches to the NPU keep the hint; the CPU task and actor do not
+    assert synced and all(line >= 27 for line in synced), synced
+    plain = findings_by_line(engine, RAY_TRAINER.replace("@ray.remote\n    def compute_rewards",
+                                                         "def compute_rewards"), "rl_trainer/utils/compute.py")
+    assert any(f.code == "NPU703" and line < 15 for line, fs in plain.items() for f in fs)
