@@ -333,3 +333,63 @@ def test_item_in_a_cpu_ray_task_or_actor_is_no_host_sync(engine):
     plain = findings_by_line(engine, RAY_TRAINER.replace("@ray.remote\n    def compute_rewards",
                                                          "def compute_rewards"), "rl_trainer/utils/compute.py")
     assert any(f.code == "NPU703" and line < 15 for line, fs in plain.items() for f in fs)
+
+
+PORT_SETUP = """\
+    from setuptools import find_packages, setup
+
+    setup(name="deep_ep", version="1.2.1", packages=find_packages(include=["deep_ep", "deep_ep.*"]))
+    """
+
+PORT_BUFFER = """\
+    import os
+
+    import torch
+    import torch.distributed as dist
+    import torch_npu
+
+    from deep_ep_cpp import Config, EventHandle
+
+
+    class Buffer:
+        def __init__(self, group, num_nvl_bytes=0, num_rdma_bytes=0, low_latency_mode=False):
+            self.group = group
+            self.rank = group.rank()
+            self.moe_all_to_all_group_name = group._get_backend(torch.device("npu")).get_hccl_comm_name(self.rank)
+    """
+
+BENCH_SCRIPT = """\
+    import argparse
+
+    import torch
+    import torch.distributed as dist
+
+    import deep_ep
+
+
+    def bench(group, num_tokens, hidden):
+        buffer = deep_ep.Buffer(group, int(1e9))
+        x = torch.ones((num_tokens, hidden), dtype=torch.bfloat16)
+        return buffer, x
+    """
+
+
+def _port_tree(root, buffer):
+    from tests.static_snippets import findings_in_tree, write_tree
+
+    write_tree(root, {"python/deep_ep/setup.py": PORT_SETUP, "python/deep_ep/deep_ep/__init__.py":
+                      "from .buffer import Buffer\n", "python/deep_ep/deep_ep/buffer.py": buffer,
+                      "benchmarks/deepep/bench_dispatch.py": BENCH_SCRIPT})
+    return {code_line: sev for code_line, sev in findings_in_tree(root).items()
+            if code_line[0] == "benchmarks/deepep/bench_dispatch.py" and code_line[2] == "NPU411"}
+
+
+def test_the_trees_own_ascend_build_of_a_cuda_library_is_not_nvidia_only(tmp_path):
+    found = _port_tree(tmp_path, PORT_BUFFER)
+    assert found and set(found.values()) == {"info"}
+
+
+def test_a_vendored_cuda_build_of_the_library_keeps_its_error(tmp_path):
+    cuda = PORT_BUFFER.replace("import torch_npu\n", "").replace('"npu"', '"cuda"')
+    found = _port_tree(tmp_path, cuda)
+    assert "error" in set(found.values())

@@ -127,3 +127,67 @@ def apply_hydra_configs(results: list, files) -> int:
             kept.append(f)
         result.findings = kept
     return lowered
+
+
+# --- A package the tree builds itself, written for Ascend, under a CUDA library's name ------------------------------
+# sgl-kernel-npu ships `python/deep_ep/` (a setup.py and the package `deep_ep/`, whose modules import torch_npu): its
+# Ascend port of DeepEP. `import deep_ep` in the tree's tests and benchmarks is that port, not NVIDIA's library
+# (t11h, heldout6). A sub-project is a folder holding setup.py / pyproject.toml and a package `<name>/__init__.py`
+# beside it; the package counts when one of its modules imports torch_npu at its top. A vendored CUDA library (no
+# torch_npu import) keeps its findings: on Ascend it is still the CUDA one.
+_PACKAGE_CATEGORIES = frozenset({"third_party", "attention", "apex", "kernel"})
+_PROJECT_FILES = ("setup.py", "pyproject.toml")
+
+
+def ascend_subpackages(files, wanted: set[str]) -> dict[str, str]:
+    """{package name: its folder} for the tree's sub-project packages named in `wanted` written for Ascend."""
+    from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
+
+    rels = {rel for _p, rel in files}
+    candidates: dict[str, str] = {}
+    for rel in rels:
+        parts = rel.split("/")
+        if len(parts) >= 2 and parts[-1] == "__init__.py" and parts[-2] in wanted:
+            parent = "/".join(parts[:-2])
+            if any((f"{parent}/{name}" if parent else name) in rels for name in _PROJECT_FILES):
+                candidates.setdefault(parts[-2], "/".join(parts[:-1]))
+    out: dict[str, str] = {}
+    for name, folder in candidates.items():
+        for path, rel in files:
+            if not rel.startswith(folder + "/") or not rel.endswith(".py"):
+                continue
+            try:
+                data = read_source(path, MAX_FILE_BYTES)[0]
+            except (OSError, SourceError):
+                continue
+            if b"torch_npu" in data and _TOP_IMPORT.search(data.decode("utf-8", errors="replace")):
+                out[name] = folder
+                break
+    return out
+
+
+def apply_ascend_subpackages(results: list, files) -> int:
+    """Package findings (`import deep_ep`, `deep_ep.Buffer(...)`) naming a sub-project package of the tree written
+    for Ascend: info, never rewritten; returns how many warnings / errors were lowered."""
+    def named(f) -> str:
+        return (f.symbol or "").split(".", 1)[0]
+
+    wanted = {named(f) for r in results for f in r.findings
+              if f.severity != "info" and f.category in _PACKAGE_CATEGORIES and named(f).isidentifier()}
+    if not wanted:
+        return 0
+    own = ascend_subpackages(files, wanted)
+    if not own:
+        return 0
+    lowered = 0
+    for result in results:
+        kept = []
+        for f in result.findings:
+            folder = own.get(named(f)) if f.category in _PACKAGE_CATEGORIES and f.severity != "info" else None
+            if folder is not None:
+                f = as_info(f, "ascend-package", f"`{named(f)}` is the tree's own package ({folder}), written for "
+                                                 "Ascend (it imports torch_npu): nothing to port")
+                lowered += 1
+            kept.append(f)
+        result.findings = kept
+    return lowered
