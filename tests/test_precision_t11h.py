@@ -393,3 +393,39 @@ def test_a_vendored_cuda_build_of_the_library_keeps_its_error(tmp_path):
     cuda = PORT_BUFFER.replace("import torch_npu\n", "").replace('"npu"', '"cuda"')
     found = _port_tree(tmp_path, cuda)
     assert "error" in set(found.values())
+
+
+UNIT_TEST = """\
+    from unittest.mock import MagicMock, patch
+
+    import torch
+
+    from {pkg}.attention.mla import AttentionMLAImpl
+
+
+    class TestMLAImpl:
+        def setup_method(self):
+            self.model_config = MagicMock()
+            self.model_config.dtype = torch.float16
+            self.impl = AttentionMLAImpl(num_heads=16, head_size=128, scale=0.1, model_config=self.model_config)
+
+        @patch("{pkg}.attention.mla.get_forward_context")
+        def test_forward_decode(self, mock_context):
+            q = torch.randn(4, 16, 128)
+            out = self.impl.forward_decode(q)
+            assert out.shape == (4, 16, 128)
+    """
+
+
+def _named_tree(root, pkg):
+    from tests.static_snippets import findings_in_tree, write_tree
+
+    write_tree(root, {f"{pkg}/__init__.py": "", f"{pkg}/attention/__init__.py": "",
+                      f"{pkg}/attention/mla.py": "import torch\n\n\nclass AttentionMLAImpl:\n    pass\n",
+                      "tests/ut/attention/test_mla.py": UNIT_TEST.replace("{pkg}", pkg)})
+    return {k: v for k, v in findings_in_tree(root).items() if k[0] == "tests/ut/attention/test_mla.py"}
+
+
+def test_the_tests_of_a_project_named_for_ascend_get_no_fp16_hint(tmp_path):
+    assert not any(code == "NPU202" for _path, _line, code in _named_tree(tmp_path / "a", "xllm_npu"))
+    assert any(code == "NPU202" for _path, _line, code in _named_tree(tmp_path / "b", "xllm"))

@@ -191,3 +191,21 @@ def apply_ascend_subpackages(results: list, files) -> int:
             kept.append(f)
         result.findings = kept
     return lowered
+
+
+def apply_ascend_named_project(results: list, packages: frozenset[str]) -> int:
+    """A tree whose own top-level package is named for Ascend (`vllm_ascend`, `xllm_npu`): every Python file of it
+    (its tests and tools too) is code written for Ascend, as in `apply_npu_file`. Returns how many findings were
+    lowered or dropped."""
+    named = sorted(p for p in packages if path_backends(p) == {"npu"})
+    if not named:
+        return 0
+    why = f"the project's own package `{named[0]}` is named for Ascend"
+    changed = 0
+    for result in results:
+        if not result.path.endswith(".py") or not result.findings:
+            continue
+        before = [(f.severity, f.code) for f in result.findings]
+        result.findings = apply_npu_file(result.findings, why)
+        changed += before != [(f.severity, f.code) for f in result.findings]
+    return changed
