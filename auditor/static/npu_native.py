@@ -8,10 +8,14 @@ DrivingSDK's model patches (`flash_attn_func_patch(...)` swaps transformers' fla
 tensors), a repository's own Ascend port of a CUDA library under the CUDA library's name (`deep_ep.Buffer`).
 There, by the severity policy's rule for ported code ("at most info, never rewritten"):
 
-- findings that are warnings or errors become info (context `npu-file`), never rewritten;
-- except CUDA device and distributed APIs that are errors (`torch.cuda.synchronize()`, `"cuda:0"`, `"nccl"`):
-  importing torch_npu alone does not remap them (transfer_to_npu does, see backends.under_transfer_to_npu), so on
-  Ascend they still fail as written and keep their severity;
+- findings that are warnings or errors become info (context `npu-file`), never rewritten: Triton / mmcv kernels
+  (Triton-Ascend, mmcv's NPU ops), fp8 names, optional or patched attention paths, libraries with CPU kernels used
+  as the CPU reference (NPU416);
+- except CUDA device and distributed findings (`torch.cuda.synchronize()`, `"cuda:0"`, `"nccl"`, NCCL / cuDNN
+  switches): importing torch_npu alone does not remap them (transfer_to_npu remaps some, see
+  backends.under_transfer_to_npu), so they keep their severity; and except errors on CUDA-only packages
+  (flash_attn, apex, NVIDIA-only libraries): a CUDA script with `import torch_npu` added on top (the one-line port)
+  still fails to import them on Ascend (a package the tree builds for Ascend itself is `apply_ascend_subpackages`);
 - dtype hints are kept only where the Ascend product matters: bf16 (910A), fp64 (310P, 950) keep their per-product
   severity; fp8 / fp4 (supported on 950 only) stays as info: NPU code that uses it targets that product. Hints
   that hold on every Ascend product (fp16 loss scaling, an autocast region's dtype, a GradScaler, an fp16 switch)
@@ -29,6 +33,8 @@ _PRODUCT_DTYPES = frozenset({"bf16-dtype", "fp64-dtype", "bf16-training-setting"
 # dtype facts that hold on every Ascend product: nothing to know in code that already runs on the NPU
 _EVERY_PRODUCT = frozenset({"fp16-dtype", "autocast-dtype", "grad-scaler", "fp16-switch"})
 _KEPT_CATEGORIES = frozenset({"device", "distributed"})
+_PACKAGE_ERRORS = frozenset({"third_party", "attention", "apex"})     # import / use of a CUDA-only package
+_CPU_KERNELS = frozenset({"cuda-extension-library"})     # NPU416: torch_scatter & co. ship CPU kernels too
 _NOTE = ("in a file written for Ascend ({why}): it runs on the NPU as written; re-validate there, nothing to "
          "port")
 
@@ -48,8 +54,8 @@ def apply_npu_file(findings: list, why: str) -> list:
     for f in findings:
         if f.name in _EVERY_PRODUCT:
             continue
-        if f.name in _PRODUCT_DTYPES or f.severity == "info" or \
-                f.severity == "error" and f.category in _KEPT_CATEGORIES:
+        if f.name in _PRODUCT_DTYPES or f.severity == "info" or f.category in _KEPT_CATEGORIES or \
+                f.severity == "error" and f.category in _PACKAGE_ERRORS and f.name not in _CPU_KERNELS:
             out.append(f)
             continue
         out.append(as_info(f, "npu-file", _NOTE.format(why=why)))
