@@ -139,35 +139,52 @@ def apply_hydra_configs(results: list, files) -> int:
 # sgl-kernel-npu ships `python/deep_ep/` (a setup.py and the package `deep_ep/`, whose modules import torch_npu): its
 # Ascend port of DeepEP. `import deep_ep` in the tree's tests and benchmarks is that port, not NVIDIA's library
 # (t11h, heldout6). A sub-project is a folder holding setup.py / pyproject.toml and a package `<name>/__init__.py`
-# beside it; the package counts when one of its modules imports torch_npu at its top. A vendored CUDA library (no
-# torch_npu import) keeps its findings: on Ascend it is still the CUDA one.
+# beside it (not the tree's root project); the package counts when importing it loads torch_npu (its `__init__.py`
+# or a module that imports at its top does). A vendored CUDA library (no torch_npu import), or a multi-backend one
+# with an Ascend module among others, keeps its findings: on Ascend it is still the CUDA one.
 _PACKAGE_CATEGORIES = frozenset({"third_party", "attention", "apex", "kernel"})
 _PROJECT_FILES = ("setup.py", "pyproject.toml")
 
 
+_RELATIVE_IMPORT = re.compile(r"^from[ \t]+\.(\w+)[ \t]+import\b", re.M)
+
+
 def ascend_subpackages(files, wanted: set[str]) -> dict[str, str]:
-    """{package name: its folder} for the tree's sub-project packages named in `wanted` written for Ascend."""
+    """{package name: its folder} for the tree's sub-project packages named in `wanted` written for Ascend: importing
+    the package loads torch_npu (its `__init__.py`, or a module the `__init__.py` imports at its top, imports torch_npu
+    at its top). The tree's root project is not a sub-project (its packages are first-party, firstparty.py): a
+    multi-backend package with one Ascend module (lmdeploy) does not count."""
     from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
 
-    rels = {rel for _p, rel in files}
-    candidates: dict[str, str] = {}
-    for rel in rels:
-        parts = rel.split("/")
-        if len(parts) >= 2 and parts[-1] == "__init__.py" and parts[-2] in wanted:
-            parent = "/".join(parts[:-2])
-            if any((f"{parent}/{name}" if parent else name) in rels for name in _PROJECT_FILES):
-                candidates.setdefault(parts[-2], "/".join(parts[:-1]))
+    def top_imports_npu(path) -> bool | None:
+        try:
+            data = read_source(path, MAX_FILE_BYTES)[0]
+        except (OSError, SourceError):
+            return None
+        text = data.decode("utf-8", errors="replace")
+        return "torch_npu" in text and _TOP_IMPORT.search(text) is not None
+
+    by_rel = {rel: path for path, rel in files}
     out: dict[str, str] = {}
-    for name, folder in candidates.items():
-        for path, rel in files:
-            if not rel.startswith(folder + "/") or not rel.endswith(".py"):
-                continue
-            try:
-                data = read_source(path, MAX_FILE_BYTES)[0]
-            except (OSError, SourceError):
-                continue
-            if b"torch_npu" in data and _TOP_IMPORT.search(data.decode("utf-8", errors="replace")):
-                out[name] = folder
+    for rel, path in by_rel.items():
+        parts = rel.split("/")
+        if len(parts) < 3 or parts[-1] != "__init__.py" or parts[-2] not in wanted or parts[-2] in out:
+            continue
+        parent = "/".join(parts[:-2])
+        if not any(f"{parent}/{name}" in by_rel for name in _PROJECT_FILES):
+            continue
+        folder = "/".join(parts[:-1])
+        if top_imports_npu(path):
+            out[parts[-2]] = folder
+            continue
+        try:
+            init = read_source(path, MAX_FILE_BYTES)[0].decode("utf-8", errors="replace")
+        except (OSError, SourceError):
+            continue
+        for module in dict.fromkeys(_RELATIVE_IMPORT.findall(init)):
+            sub = by_rel.get(f"{folder}/{module}.py")
+            if sub is not None and top_imports_npu(sub):
+                out[parts[-2]] = folder
                 break
     return out
 
