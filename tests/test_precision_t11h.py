@@ -436,3 +436,22 @@ def test_a_multi_backend_library_with_one_ascend_module_keeps_its_error(tmp_path
     # the package's __init__ loads its plain core; the module that imports torch_npu is one backend among others
     found = _port_tree(tmp_path, PORT_BUFFER, init="from .core import *\n")
     assert "error" in set(found.values())
+
+
+NPU_OPS = """\
+    import torch
+    import torch_npu
+
+
+    def sparse_attention(query, key_cache, value_cache, block_table, seq_lens, scale):
+        return torch.ops._C_ascend.npu_sparse_paged_attention(query, key_cache, value_cache, block_table, seq_lens,
+                                                               scale)
+    """
+
+
+def test_an_attention_op_of_the_npu_op_library_in_npu_code_is_info(engine):
+    found = findings_by_line(engine, NPU_OPS, "ops/attention/sparse.py")
+    ops = [f for fs in found.values() for f in fs if f.category == "attention"]
+    assert ops and all(f.severity == "info" for f in ops)
+    plain = findings_by_line(engine, NPU_OPS.replace("    import torch_npu\n", ""), "ops/attention/sparse.py")
+    assert "error" in {f.severity for fs in plain.values() for f in fs if f.category == "attention"}

@@ -14,7 +14,8 @@ There, by the severity policy's rule for ported code ("at most info, never rewri
 - except CUDA device and distributed findings (`torch.cuda.synchronize()`, `"cuda:0"`, `"nccl"`, NCCL / cuDNN
   switches): importing torch_npu alone does not remap them (transfer_to_npu remaps some, see
   backends.under_transfer_to_npu), so they keep their severity; and except errors on CUDA-only packages
-  (flash_attn, apex, NVIDIA-only libraries): a CUDA script with `import torch_npu` added on top (the one-line port)
+  (flash_attn, apex, NVIDIA-only libraries; not `torch.ops.<namespace>` ops, which NPU code calls from its NPU op
+  libraries: `torch.ops._C_ascend.npu_*`): a CUDA script with `import torch_npu` added on top (the one-line port)
   still fails to import them on Ascend (a package the tree builds for Ascend itself is `apply_ascend_subpackages`);
 - dtype hints are kept only where the Ascend product matters: bf16 (910A), fp64 (310P, 950) keep their per-product
   severity; fp8 / fp4 (supported on 950 only) stays as info: NPU code that uses it targets that product. Hints
@@ -55,7 +56,8 @@ def apply_npu_file(findings: list, why: str) -> list:
         if f.name in _EVERY_PRODUCT:
             continue
         if f.name in _PRODUCT_DTYPES or f.severity == "info" or f.category in _KEPT_CATEGORIES or \
-                f.severity == "error" and f.category in _PACKAGE_ERRORS and f.name not in _CPU_KERNELS:
+                f.severity == "error" and f.category in _PACKAGE_ERRORS and f.name not in _CPU_KERNELS and \
+                not (f.symbol or "").startswith("torch.ops."):     # an op library NPU code calls is an NPU one
             out.append(f)
             continue
         out.append(as_info(f, "npu-file", _NOTE.format(why=why)))
