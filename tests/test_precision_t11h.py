@@ -455,3 +455,27 @@ def test_an_attention_op_of_the_npu_op_library_in_npu_code_is_info(engine):
     assert ops and all(f.severity == "info" for f in ops)
     plain = findings_by_line(engine, NPU_OPS.replace("    import torch_npu\n", ""), "ops/attention/sparse.py")
     assert "error" in {f.severity for fs in plain.values() for f in fs if f.category == "attention"}
+
+
+GDN_OP = """\
+    import torch
+
+    from {pkg}.utils.import_utils import IS_TRITON_AVAILABLE
+
+    if IS_TRITON_AVAILABLE:
+        from .triton.chunk_o import chunk_fwd_o
+        from .triton.cumsum import chunk_local_cumsum
+
+
+    def chunk_gated_delta_rule_fwd(q, k, v, g, beta, scale, initial_state):
+        g = chunk_local_cumsum(g, chunk_size=64)
+        return chunk_fwd_o(q=q, k=k, v=v, h=initial_state, g=g, scale=scale)
+    """
+
+
+def test_relative_triton_imports_inside_a_package_written_for_ascend_are_info(engine):
+    found = findings_by_line(engine, GDN_OP.replace("{pkg}", "mindspeed_mm"), "mindspeed_mm/ops/gdn/chunk.py")
+    triton = [f for fs in found.values() for f in fs if f.code == "NPU373"]
+    assert triton and all(f.severity == "info" and f.data.get("context") == "ascend-package" for f in triton)
+    plain = findings_by_line(engine, GDN_OP.replace("{pkg}", "fla"), "fla/ops/gdn/chunk.py")
+    assert "warning" in {f.severity for fs in plain.values() for f in fs if f.code == "NPU373"}
