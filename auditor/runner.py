@@ -26,6 +26,7 @@ from auditor.static.frameworks import apply_other_frameworks
 from auditor.static.imported_gates import apply_imported_gates
 from auditor.static.project_imports import ProjectImports
 from auditor.static.guarded_modules import apply_guarded_modules
+from auditor.static.npu_native import apply_ascend_named_project, apply_ascend_subpackages, apply_hydra_configs
 from auditor.static.shim_graph import apply_ascend_scripts, apply_shim_graph, drop_quiet_debug_values
 from auditor.static.firstparty import drop_first_party, first_party_packages
 from auditor.static.ported import drop_notes_in_ascend_tree
@@ -237,8 +238,11 @@ def run_static(
     project = ProjectImports(found.files, run.results)
     apply_shim_graph(run.results, found.files, project)   # modules and launch scripts the import graph puts under the shim
     apply_ascend_scripts(run.results, project)       # CUDA_DEVICE_MAX_CONNECTIONS=1 in a script that sets up Ascend
+    apply_hydra_configs(run.results, found.files)    # configs an Ascend Hydra entry reads (npu_native.py)
+    apply_ascend_subpackages(run.results, found.files)   # `import deep_ep`: the tree's own Ascend port of it
     apply_guarded_modules(run.results, found.files, project)   # a CuTe kernel module imported only under try/except
     apply_ascend_project(run.results, packages, found.files)   # `vllm_ascend`, FlagGems' `backend/_ascend/`: Triton-Ascend
+    apply_ascend_named_project(run.results, packages)   # every Python file of `vllm_ascend`'s tree (npu_native.py)
     drop_notes_in_ascend_tree(run.results)          # DeepSpeed's NPU note where the tree already imports torch_npu
     apply_other_backend_files(run.results)          # `docker/rocm/Dockerfile`: set-up for another backend
     apply_backend_files(run.results, found.files)      # `Dockerfile.cuda` beside `Dockerfile.metax`, NPU twins

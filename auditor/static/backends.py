@@ -490,9 +490,12 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
         if kind is None and f.name == "low-precision-config-flag" and f.severity == "error" and \
                 (f.line, (f.symbol or "").rsplit(".", 1)[-1]) in ctx.read_flags:
             kind = "flag-read"
-        if kind is None and f.name == "triton-kernel" and f.severity != "error" and \
-                (f.symbol or "").split(".", 1)[0] in ASCEND_PACKAGES:
-            kind = "ascend-package"     # `from mindspeed.ops.triton.l2norm import l2norm_fwd`: Triton-Ascend kernels
+        if kind is None and f.name == "triton-kernel" and f.severity != "error" and (
+                (f.symbol or "").split(".", 1)[0] in ASCEND_PACKAGES or
+                (f.symbol or "").startswith(".") and rel.split("/", 1)[0] in ASCEND_PACKAGES):
+            # `from mindspeed.ops.triton.l2norm import l2norm_fwd`: Triton-Ascend kernels; also a relative import in
+            # a module of such a package (`from .triton.chunk_o import chunk_fwd_o` in mindspeed_mm/; t11h)
+            kind = "ascend-package"
         if kind is None and f.name == "custom-torch-ops" and f.symbol == "torch.ops":
             kind = "dynamic-op-namespace"    # `getattr(torch.ops, lib_name)`, `patch.object(torch.ops, "_C_x")`
         changes: dict = {}

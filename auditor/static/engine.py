@@ -25,7 +25,8 @@ from auditor.rules import Rule, SymbolDetail
 from auditor.static.backends import (apply_context, as_info, build_backend_context, imports_transfer_to_npu,
                                      under_transfer_to_npu, variable_with_npu)
 from auditor.static.compiled import WORD_RE, CompiledRules
-from auditor.static.host_values import on_host
+from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host
+from auditor.static.npu_native import apply_npu_file, written_for_npu
 from auditor.static.crossfile import summarize
 from auditor.static.project_imports import with_facts
 from auditor.static.context import _WHOLE_FILE, HOLE, FileContext, adopt_local_refs, build_context
@@ -528,6 +529,13 @@ class StaticEngine:
                 result.findings = _drop_neutral_helpers(result.findings, tree)
             if imports_transfer_to_npu(text):    # the file patches torch for Ascend itself
                 result.findings = under_transfer_to_npu(result.findings, "this file")
+            if any(f.name in HOST_SYNC_RULES for f in result.findings) and "ray" in text:
+                ray_cpu = cpu_ray_scopes(tree, lines)     # `.item()` in a CPU-only Ray task / actor (host_values.py)
+                result.findings = [f for f in result.findings if f.name not in HOST_SYNC_RULES or not any(
+                    lo <= f.line <= hi for lo, hi in ray_cpu)]
+            why = written_for_npu(text, rel)     # imports torch_npu at its top, or an NPU path (npu_native.py)
+            if why is not None:
+                result.findings = apply_npu_file(result.findings, why)
         result.findings.sort(key=Finding.sort_key)
         result.summary = summarize(tree, result.findings, rel, text)     # auditor/static/crossfile.py
         return result

@@ -1,0 +1,236 @@
+"""Code already written for Ascend (t11h, issue 11; tuned on the false rows of heldout4 .. heldout6).
+
+A Python file that imports torch_npu at its top, unguarded (column 0: not under try / if / def), cannot even be
+imported without Ascend's PyTorch adaptor; so is a file whose folders or name say it is the NPU member of a
+per-backend set (`vendor/ascend/`, `npu_adapt/`, `sgl_kernel_npu/`). Its author runs it on the NPU already:
+DrivingSDK's model patches (`flash_attn_func_patch(...)` swaps transformers' flash-attention for
+`npu_fusion_attention`), NPU op tests that compare with a CPU reference library (`torch_scatter` on `cpu_*`
+tensors), a repository's own Ascend port of a CUDA library under the CUDA library's name (`deep_ep.Buffer`).
+There, by the severity policy's rule for ported code ("at most info, never rewritten"):
+
+- findings that are warnings or errors become info (context `npu-file`), never rewritten: Triton / mmcv kernels
+  (Triton-Ascend, mmcv's NPU ops), fp8 names, optional or patched attention paths, libraries with CPU kernels used
+  as the CPU reference (NPU416);
+- except CUDA device and distributed findings (`torch.cuda.synchronize()`, `"cuda:0"`, `"nccl"`, NCCL / cuDNN
+  switches): importing torch_npu alone does not remap them (transfer_to_npu remaps some, see
+  backends.under_transfer_to_npu), so they keep their severity; and except errors on CUDA-only packages
+  (flash_attn, apex, NVIDIA-only libraries; not `torch.ops.<namespace>` ops, which NPU code calls from its NPU op
+  libraries: `torch.ops._C_ascend.npu_*`): a CUDA script with `import torch_npu` added on top (the one-line port)
+  still fails to import them on Ascend (a package the tree builds for Ascend itself is `apply_ascend_subpackages`);
+- dtype hints are kept only where the Ascend product matters: bf16 (910A), fp64 (310P, 950) keep their per-product
+  severity; fp8 / fp4 (supported on 950 only) stays as info: NPU code that uses it targets that product. Hints
+  that hold on every Ascend product (fp16 loss scaling, an autocast region's dtype, a GradScaler, an fp16 switch)
+  are dropped: the file already runs in that precision on the NPU.
+"""
+from __future__ import annotations
+
+import re
+
+from auditor.static.backends import as_info, path_backends
+
+_TOP_IMPORT = re.compile(r"^(?:import[ \t]+torch_npu\b|from[ \t]+torch_npu(?:\.[\w.]+)?[ \t]+import\b)", re.M)
+# per-product dtype facts: their severity already says what the product (`--product`) makes of them
+_PRODUCT_DTYPES = frozenset({"bf16-dtype", "fp64-dtype", "bf16-training-setting", "bf16-switch"})
+# dtype facts that hold on every Ascend product: nothing to know in code that already runs on the NPU
+_EVERY_PRODUCT = frozenset({"fp16-dtype", "autocast-dtype", "grad-scaler", "fp16-switch"})
+_KEPT_CATEGORIES = frozenset({"device", "distributed"})
+_PACKAGE_ERRORS = frozenset({"third_party", "attention", "apex"})     # import / use of a CUDA-only package
+_CPU_KERNELS = frozenset({"cuda-extension-library"})     # NPU416: torch_scatter & co. ship CPU kernels too
+_NOTE = ("in a file written for Ascend ({why}): it runs on the NPU as written; re-validate there, nothing to "
+         "port")
+
+
+def written_for_npu(text: str, rel: str) -> str | None:
+    """Why the file is NPU code (a short phrase), or None."""
+    if "torch_npu" in text and _TOP_IMPORT.search(text):
+        return "it imports torch_npu at its top"
+    if rel and path_backends(rel) == {"npu"}:
+        return "its path names the NPU"
+    return None
+
+
+def apply_npu_file(findings: list, why: str) -> list:
+    """Findings of a file written for Ascend, lowered or dropped as the module docstring says."""
+    out = []
+    for f in findings:
+        if f.name in _EVERY_PRODUCT:
+            continue
+        if f.name in _PRODUCT_DTYPES or f.severity == "info" or f.category in _KEPT_CATEGORIES or \
+                f.severity == "error" and f.category in _PACKAGE_ERRORS and f.name not in _CPU_KERNELS and \
+                not (f.symbol or "").startswith("torch.ops."):     # an op library NPU code calls is an NPU one
+            out.append(f)
+            continue
+        out.append(as_info(f, "npu-file", _NOTE.format(why=why)))
+    return out
+
+
+# --- Hydra configs read by an entry that loads an Ascend adaptor -------------------------------------------------
+# A Hydra application reads its configs from the folder `@hydra.main(config_path=...)` names, relative to the entry
+# file. When that entry imports MindSpeed-LLM / MindSpeed's adaptor or the shim itself (anywhere in the file: a
+# Hydra main runs its lazy imports before training), the Megatron switches of those configs (`use_flash_attn: true`,
+# `distributed_backend: nccl`, fused kernels) are read by Megatron under the Ascend adaptor, which maps them to its
+# NPU paths (MindSpeed-RL's `configs/*_A2.yaml` read by `cli/train_grpo.py`; t11h, heldout6). Info, never rewritten.
+_HYDRA_MAIN = re.compile(r"""@hydra\.main\([^)]*?config_path\s*=\s*(['"])([^'"]*)\1""")
+_ADAPTOR_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(?:mindspeed_llm|mindspeed_mm|mindspeed\.megatron_adaptor"
+                             r"|torch_npu\.contrib\.transfer_to_npu)\b|from[ \t]+mindspeed[ \t]+import[ \t]+"
+                             r"megatron_adaptor\b|import[ \t]+(?:mindspeed_llm|mindspeed_mm|mindspeed\.megatron_adaptor"
+                             r"|torch_npu\.contrib\.transfer_to_npu)\b)", re.M)
+_CONFIG_SUFFIXES = (".yaml", ".yml")
+
+
+def _config_folders(files) -> dict[str, str]:
+    """{config folder (relative, '/'-separated, '' for the root): the entry file} for each Hydra entry of the tree
+    that imports an Ascend adaptor."""
+    from posixpath import join, normpath
+
+    from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
+
+    folders: dict[str, str] = {}
+    for path, rel in files:
+        if not rel.endswith(".py"):
+            continue
+        try:
+            data = read_source(path, MAX_FILE_BYTES)[0]
+        except (OSError, SourceError):
+            continue
+        if b"hydra" not in data or b"config_path" not in data:
+            continue
+        text = data.decode("utf-8", errors="replace")
+        if not _ADAPTOR_IMPORT.search(text):
+            continue
+        here = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        for m in _HYDRA_MAIN.finditer(text):
+            folder = normpath(join(here, m.group(2))) if m.group(2) else here
+            if folder == ".":
+                folder = ""
+            if not folder.startswith(".."):
+                folders.setdefault(folder, rel)
+    return folders
+
+
+def apply_hydra_configs(results: list, files) -> int:
+    """Lower the Megatron switches of YAML configs under a folder that an Ascend Hydra entry reads; returns how
+    many warnings / errors were lowered."""
+    from auditor.static.shim_graph import _MAX_CONNECTIONS, MEGATRON_SWITCHES
+
+    wanted = [r for r in results if r.path.endswith(_CONFIG_SUFFIXES) and any(
+        f.severity != "info" and (f.name in MEGATRON_SWITCHES or f.symbol == _MAX_CONNECTIONS) for f in r.findings)]
+    if not wanted:
+        return 0
+    folders = _config_folders(files)
+    if not folders:
+        return 0
+    lowered = 0
+    for result in wanted:
+        entry = next((e for folder, e in sorted(folders.items(), key=lambda kv: -len(kv[0]))
+                      if not folder or result.path.startswith(folder + "/")), None)
+        if entry is None:
+            continue
+        kept = []
+        for f in result.findings:
+            if f.severity != "info" and (f.name in MEGATRON_SWITCHES or f.symbol == _MAX_CONNECTIONS):
+                f = as_info(f, "transfer-to-npu", f"a config of the Hydra entry {entry}, which loads the Ascend "
+                                                  "adaptor: it maps this Megatron switch to its NPU path")
+                lowered += 1
+            kept.append(f)
+        result.findings = kept
+    return lowered
+
+
+# --- A package the tree builds itself, written for Ascend, under a CUDA library's name ------------------------------
+# sgl-kernel-npu ships `python/deep_ep/` (a setup.py and the package `deep_ep/`, whose modules import torch_npu): its
+# Ascend port of DeepEP. `import deep_ep` in the tree's tests and benchmarks is that port, not NVIDIA's library
+# (t11h, heldout6). A sub-project is a folder holding setup.py / pyproject.toml and a package `<name>/__init__.py`
+# beside it (not the tree's root project); the package counts when importing it loads torch_npu (its `__init__.py`
+# or a module that imports at its top does). A vendored CUDA library (no torch_npu import), or a multi-backend one
+# with an Ascend module among others, keeps its findings: on Ascend it is still the CUDA one.
+_PACKAGE_CATEGORIES = frozenset({"third_party", "attention", "apex", "kernel"})
+_PROJECT_FILES = ("setup.py", "pyproject.toml")
+
+
+_RELATIVE_IMPORT = re.compile(r"^from[ \t]+\.(\w+)[ \t]+import\b", re.M)
+
+
+def ascend_subpackages(files, wanted: set[str]) -> dict[str, str]:
+    """{package name: its folder} for the tree's sub-project packages named in `wanted` written for Ascend: importing
+    the package loads torch_npu (its `__init__.py`, or a module the `__init__.py` imports at its top, imports torch_npu
+    at its top). The tree's root project is not a sub-project (its packages are first-party, firstparty.py): a
+    multi-backend package with one Ascend module (lmdeploy) does not count."""
+    from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
+
+    def top_imports_npu(path) -> bool | None:
+        try:
+            data = read_source(path, MAX_FILE_BYTES)[0]
+        except (OSError, SourceError):
+            return None
+        text = data.decode("utf-8", errors="replace")
+        return "torch_npu" in text and _TOP_IMPORT.search(text) is not None
+
+    by_rel = {rel: path for path, rel in files}
+    out: dict[str, str] = {}
+    for rel, path in by_rel.items():
+        parts = rel.split("/")
+        if len(parts) < 3 or parts[-1] != "__init__.py" or parts[-2] not in wanted or parts[-2] in out:
+            continue
+        parent = "/".join(parts[:-2])
+        if not any(f"{parent}/{name}" in by_rel for name in _PROJECT_FILES):
+            continue
+        folder = "/".join(parts[:-1])
+        if top_imports_npu(path):
+            out[parts[-2]] = folder
+            continue
+        try:
+            init = read_source(path, MAX_FILE_BYTES)[0].decode("utf-8", errors="replace")
+        except (OSError, SourceError):
+            continue
+        for module in dict.fromkeys(_RELATIVE_IMPORT.findall(init)):
+            sub = by_rel.get(f"{folder}/{module}.py")
+            if sub is not None and top_imports_npu(sub):
+                out[parts[-2]] = folder
+                break
+    return out
+
+
+def apply_ascend_subpackages(results: list, files) -> int:
+    """Package findings (`import deep_ep`, `deep_ep.Buffer(...)`) naming a sub-project package of the tree written
+    for Ascend: info, never rewritten; returns how many warnings / errors were lowered."""
+    def named(f) -> str:
+        return (f.symbol or "").split(".", 1)[0]
+
+    wanted = {named(f) for r in results for f in r.findings
+              if f.severity != "info" and f.category in _PACKAGE_CATEGORIES and named(f).isidentifier()}
+    if not wanted:
+        return 0
+    own = ascend_subpackages(files, wanted)
+    if not own:
+        return 0
+    lowered = 0
+    for result in results:
+        kept = []
+        for f in result.findings:
+            folder = own.get(named(f)) if f.category in _PACKAGE_CATEGORIES and f.severity != "info" else None
+            if folder is not None:
+                f = as_info(f, "ascend-package", f"`{named(f)}` is the tree's own package ({folder}), written for "
+                                                 "Ascend (it imports torch_npu): nothing to port")
+                lowered += 1
+            kept.append(f)
+        result.findings = kept
+    return lowered
+
+
+def apply_ascend_named_project(results: list, packages: frozenset[str]) -> int:
+    """A tree whose own top-level package is named for Ascend (`vllm_ascend`, `xllm_npu`): every Python file of it
+    (its tests and tools too) is code written for Ascend, as in `apply_npu_file`. Returns how many findings were
+    lowered or dropped."""
+    named = sorted(p for p in packages if path_backends(p) == {"npu"})
+    if not named:
+        return 0
+    why = f"the project's own package `{named[0]}` is named for Ascend"
+    changed = 0
+    for result in results:
+        if not result.path.endswith(".py") or not result.findings:
+            continue
+        before = [(f.severity, f.code) for f in result.findings]
+        result.findings = apply_npu_file(result.findings, why)
+        changed += before != [(f.severity, f.code) for f in result.findings]
+    return changed
