@@ -154,9 +154,9 @@ def summarize(tree: ast.Module, findings: Sequence[Finding], rel: str, text: str
     tech = tech_of(rel)
     from auditor.static.gates import module_gates      # (gates imports nothing of this module)
     from auditor.static.device_shims import cuda_patches
-    out = {"defs": defs, "imports": imports,
-           "tech": tech if tech is not None and _TECH_TEXT.search(text) else None,
-           "gates": module_gates(tree, text)}     # CUDA gates its importers may ask (auditor/static/imported_gates.py)
+    out: dict[str, Any] = {"defs": defs, "imports": imports,
+                           "tech": tech if tech is not None and _TECH_TEXT.search(text) else None,
+                           "gates": module_gates(tree, text)}     # CUDA gates its importers may ask (auditor/static/imported_gates.py)
     patches = cuda_patches(text)
     if any(patches):
         out["cuda_patch"] = patches         # rebinds Tensor.cuda / patches torch.cuda (auditor/static/device_shims.py)
