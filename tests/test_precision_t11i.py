@@ -599,3 +599,27 @@ def test_mock_of_torch_cuda_is_no_cuda_call(engine):
     got = findings_by_line(engine, MOCK_TEST, "tests/test_patch.py")
     assert not got.get(8)
     assert any(f.code == "NPU002" for f in got.get(14, ()))
+
+
+PATTERN = """\
+    import functools
+
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+
+    def register_bmm_transpose(pattern_pass_manager, search_fn, replace_fn):
+        fake_mode = FakeTensorMode()
+        with fake_mode:
+            example = functools.partial(torch.empty, (1, 1, 1), dtype=torch.float16)
+            pattern_pass_manager.register_pattern(search_fn=search_fn, replace_fn=replace_fn,
+                                                  example_inputs=(example(), example()))
+        weight = torch.empty(4, 4, dtype=torch.float16)
+        return weight
+    """
+
+
+def test_fake_tensor_mode_example_inputs_are_not_device_compute(engine):
+    got = findings_by_line(engine, PATTERN, "pkg/patterns/bmm.py")
+    assert not [f for f in got.get(10, ()) if f.category == "precision"]
+    assert any(f.code == "NPU202" for f in got.get(13, ()))

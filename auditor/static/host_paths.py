@@ -11,6 +11,7 @@ to dtypes chooses nothing (policy (a)). Four structures, read per file after the
 - a converter chain: a function with at least four `if <x> == <A>: return <dtype>` arms (torchair's
   `_ge_dtype_to_torch_dtype`, `if dtype == DataType.DT_FLOAT8_E8M0: ... return torch.float8_e8m0fnu`): the returns
   name the dtype a GE enum stands for;
+- the body of `with FakeTensorMode():` (torchair's pattern passes build example inputs there);
 - a mock of the torch.cuda module (`monkeypatch.setattr(torch.cuda, "synchronize", fake)`,
   `mock.patch.object(torch.cuda, "is_available", ...)`): the module is named to be replaced, nothing calls CUDA.
 
@@ -89,6 +90,27 @@ def _converter_arms(tree: ast.AST) -> list[tuple[int, int]]:
     return out
 
 
+def _fake_blocks(tree: ast.AST, text: str) -> list[tuple[int, int]]:
+    """Spans of `with FakeTensorMode():` / `with fake_mode:` bodies (`fake_mode = FakeTensorMode()` in the file):
+    tensors made there are fake, example inputs for tracing or pattern registration."""
+    if "FakeTensorMode" not in text:
+        return []
+    bound = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+             and _callee(n.value) == "FakeTensorMode" for t in n.targets if isinstance(t, ast.Name)}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.With, ast.AsyncWith)) and any(
+                isinstance(i.context_expr, ast.Call) and _callee(i.context_expr) == "FakeTensorMode" or
+                isinstance(i.context_expr, ast.Name) and i.context_expr.id in bound for i in node.items):
+            out.append((node.lineno, node.end_lineno or node.lineno))
+    return out
+
+
+def _callee(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
 def _inside(spans: list[tuple[int, int]], line: int) -> bool:
     return any(lo <= line <= hi for lo, hi in spans)
 
@@ -102,7 +124,7 @@ def drop_host_paths(findings: list, rel: str, text: str, tree: ast.AST) -> list:
     host_file = _test_file(rel) and not places_on_device(text)
     precision = any(f.category == "precision" for f in findings)
     cpu = _cpu_functions(tree, lines) if precision and not host_file and "cpu" in text else []
-    arms = _converter_arms(tree) if precision and not host_file else []
+    arms = _converter_arms(tree) + _fake_blocks(tree, text) if precision and not host_file else []
     kept = []
     for f in findings:
         line = lines[f.line - 1] if 0 < f.line <= len(lines) else ""
