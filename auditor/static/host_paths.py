@@ -3,7 +3,7 @@ docs/precision.md). A dtype hint (NPU201 bf16, NPU202 fp16, NPU203 fp8, ...: cat
 compute; on values that never leave the host it is false (policy (e)), and a table or chain that maps dtype NAMES
 to dtypes chooses nothing (policy (a)). Four structures, read per file after the per-file pass:
 
-- a test file that places nothing on a device (no `.cuda()` / `.npu()` / `.to(device)`, no `device=` other than
+- a test module (it defines tests) that places nothing on a device (no `.cuda()` / `.npu()` / `.to(device)`, no `device=` other than
   "cpu", no `set_device`, no `torch.cuda.*` / `torch.npu.*`): its tensors are host tensors (torchair's system tests
   that export a GE graph through a stub backend, slime's CPU-only tests with `NUM_GPUS = 0`);
 - a function that places nothing on a device and is a CPU path by its name (`run_speculative_cpu`, `cpu_forward`)
@@ -32,6 +32,8 @@ _CPU_NAME = re.compile(r"(?i)(?:^|_)cpu(?:_|$)")
 _CPU_AUTOCAST = re.compile(r"""autocast\(\s*(?:device_type\s*=\s*)?['"]cpu['"]|\btorch\.cpu\.amp\.autocast\(""")
 _CUDA_MOCK = re.compile(r"""\b(?:setattr|patch\.object|object)\(\s*torch\.cuda\s*,""")
 _MIN_ARMS = 4
+# a module that defines tests (a script under tests/ that builds a model at top level is not read as one)
+_TESTS = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+test\w*\(|^[ \t]*class[ \t]+\w*Test\w*\b", re.M)
 
 
 def _test_file(rel: str) -> bool:
@@ -121,7 +123,7 @@ def drop_host_paths(findings: list, rel: str, text: str, tree: ast.AST) -> list:
     if not rel.endswith(".py") or not any(f.category == "precision" or f.symbol == "torch.cuda" for f in findings):
         return findings
     lines = text.splitlines()
-    host_file = _test_file(rel) and not places_on_device(text)
+    host_file = _test_file(rel) and _TESTS.search(text) is not None and not places_on_device(text)
     precision = any(f.category == "precision" for f in findings)
     cpu = _cpu_functions(tree, lines) if precision and not host_file and "cpu" in text else []
     arms = _converter_arms(tree) + _fake_blocks(tree, text) if precision and not host_file else []
