@@ -5,7 +5,9 @@ to dtypes chooses nothing (policy (a)). Four structures, read per file after the
 
 - a test module (it defines tests) that places nothing on a device (no `.cuda()` / `.npu()` / `.to(device)`, no `device=` other than
   "cpu", no `set_device`, no `torch.cuda.*` / `torch.npu.*`): its tensors are host tensors (torchair's system tests
-  that export a GE graph through a stub backend, slime's CPU-only tests with `NUM_GPUS = 0`);
+  that export a GE graph through a stub backend, slime's CPU-only tests with `NUM_GPUS = 0`): there only the torch
+  dtypes of tensors (`dtype=torch.float16`, `.to(torch.float8_e4m3fn)`) are host values; a setting (`kv_cache_dtype =
+  "fp8"`) may reach an engine that picks the device itself;
 - a function that places nothing on a device and is a CPU path by its name (`run_speculative_cpu`, `cpu_forward`)
   or runs its work under `torch.autocast("cpu")` / `torch.cpu.amp.autocast()` (ipex-llm's all-in-one benchmark);
 - a converter chain: a function with at least four `if <x> == <A>: return <dtype>` arms (torchair's
@@ -130,7 +132,8 @@ def drop_host_paths(findings: list, rel: str, text: str, tree: ast.AST) -> list:
     kept = []
     for f in findings:
         line = lines[f.line - 1] if 0 < f.line <= len(lines) else ""
-        if f.category == "precision" and (host_file or _inside(cpu, f.line) or _inside(arms, f.line)):
+        if f.category == "precision" and (host_file and (f.symbol or "").startswith("torch.") or
+                                          _inside(cpu, f.line) or _inside(arms, f.line)):
             continue
         if f.symbol == "torch.cuda" and _CUDA_MOCK.search(line):
             continue
