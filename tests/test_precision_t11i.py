@@ -658,3 +658,30 @@ def test_helper_that_skips_without_cuda_gates_the_rest_of_the_test(engine):
     assert {f.severity for f in got[19] if f.code == "NPU002"} == {"warning"}
     # a helper that only returns leaves the test running: still an error
     assert {f.severity for f in got[24] if f.code == "NPU002"} == {"error"}
+
+
+GGML_CONVERT = """\
+    from dataclasses import dataclass
+
+    import numpy as np
+
+
+    @dataclass(frozen=True)
+    class UnquantizedDataType:
+        name: str
+
+
+    DT_F16 = UnquantizedDataType('F16')
+    DT_BF16 = UnquantizedDataType('BF16')
+    DATA_TYPE_TO_NUMPY = {DT_BF16: np.dtype(np.uint16), DT_F16: np.dtype(np.float16)}
+
+
+    def choose(args):
+        return "bf16" if args.bf16 else "f32"
+    """
+
+
+def test_a_data_type_constant_names_a_format(engine):
+    got = findings_by_line(engine, GGML_CONVERT, "pkg/utils/convert_util.py")
+    assert not [f for line in (11, 12) for f in got.get(line, ()) if f.category == "precision"]
+    assert any(f.code == "NPU201" for f in got.get(17, ()))      # a choice between formats is still one

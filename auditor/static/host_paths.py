@@ -13,6 +13,7 @@ to dtypes chooses nothing (policy (a)). Four structures, read per file after the
 - a converter chain: a function with at least four `if <x> == <A>: return <dtype>` arms (torchair's
   `_ge_dtype_to_torch_dtype`, `if dtype == DataType.DT_FLOAT8_E8M0: ... return torch.float8_e8m0fnu`): the returns
   name the dtype a GE enum stands for;
+- a data-type constant built from its name (`DT_BF16 = UnquantizedDataType('BF16')`, policy (a));
 - the body of `with FakeTensorMode():` (torchair's pattern passes build example inputs there);
 - a mock of the torch.cuda module (`monkeypatch.setattr(torch.cuda, "synchronize", fake)`,
   `mock.patch.object(torch.cuda, "is_available", ...)`): the module is named to be replaced, nothing calls CUDA.
@@ -34,6 +35,9 @@ _CPU_NAME = re.compile(r"(?i)(?:^|_)cpu(?:_|$)")
 _CPU_AUTOCAST = re.compile(r"""autocast\(\s*(?:device_type\s*=\s*)?['"]cpu['"]|\btorch\.cpu\.amp\.autocast\(""")
 _CUDA_MOCK = re.compile(r"""\b(?:setattr|patch\.object|object)\(\s*torch\.cuda\s*,""")
 _MIN_ARMS = 4
+# a data-type enum constant built from the name (llama.cpp's converter, copied into many trees: `DT_BF16 =
+# UnquantizedDataType('BF16')`): it names a checkpoint format, chooses nothing (policy (a))
+_DTYPE_CONSTANT = re.compile(r"""\b\w*(?:DataType|DType|Dtype)\(\s*(?:name\s*=\s*)?['"]\w+['"]""")
 # a module that defines tests (a script under tests/ that builds a model at top level is not read as one)
 _TESTS = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+test\w*\(|^[ \t]*class[ \t]+\w*Test\w*\b", re.M)
 
@@ -134,6 +138,8 @@ def drop_host_paths(findings: list, rel: str, text: str, tree: ast.AST) -> list:
         line = lines[f.line - 1] if 0 < f.line <= len(lines) else ""
         if f.category == "precision" and (host_file and (f.symbol or "").startswith("torch.") or
                                           _inside(cpu, f.line) or _inside(arms, f.line)):
+            continue
+        if f.category == "precision" and _DTYPE_CONSTANT.search(line):
             continue
         if f.symbol == "torch.cuda" and _CUDA_MOCK.search(line):
             continue
