@@ -645,6 +645,7 @@ REQUIRE = """\
     def test_backward_diff(monkeypatch):
         _require_cuda_kernels(monkeypatch)
         torch.cuda.set_device(0)
+        x = torch.randn(8, 8, device="cuda", dtype=torch.bfloat16)
 
 
     def test_forward_diff():
@@ -657,7 +658,9 @@ def test_helper_that_skips_without_cuda_gates_the_rest_of_the_test(engine):
     got = findings_by_line(engine, REQUIRE, "tests/test_kernels.py")
     assert {f.severity for f in got[19] if f.code == "NPU002"} == {"warning"}
     # a helper that only returns leaves the test running: still an error
-    assert {f.severity for f in got[24] if f.code == "NPU002"} == {"error"}
+    assert {f.severity for f in got[25] if f.code == "NPU002"} == {"error"}
+    # like a test mark, the helper keeps the test's own dtype choice as a hint
+    assert any(f.code == "NPU201" for f in got.get(20, ()))
 
 
 GGML_CONVERT = """\

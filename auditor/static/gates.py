@@ -60,6 +60,7 @@ _CUDA_WORD = re.compile(r"^(?:cuda|gpu)(?::\d+)?$", re.I)
 _GATED_NOTE = "in code that runs only where CUDA is present ({how}), which does not run on Ascend as written; " \
               "the gate is what to port: port the code behind it with it"
 _TEST_MARK = "a test marked for CUDA"     # its dtype choices are the test's, kept as hints
+_SKIPS_TEST = ", which skips the test without CUDA"     # a helper that does what a test mark does (t11i)
 _GUARDED_NOTE = "a use of an optional import under a guard: the code has a path without it"
 
 
@@ -395,7 +396,8 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
             if requirers and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
                     _dotted(stmt.value.func) in requirers and i + 1 < len(stmts):
                 # `_require_cuda_deepgemm(monkeypatch)`, whose first statement skips the test without CUDA
-                add(_stmt_region(stmts[i + 1], stmts[-1]), f"after {_dotted(stmt.value.func)}(): skip")
+                # (like a test mark: the test's own dtype choices stay hints)
+                add(_stmt_region(stmts[i + 1], stmts[-1]), f"after {_dotted(stmt.value.func)}(){_SKIPS_TEST}")
             if isinstance(stmt, ast.Assert) and is_cuda_test(stmt.test, flags) and i + 1 < len(stmts):
                 add(_stmt_region(stmts[i + 1], stmts[-1]), f"after assert {gate_text(stmt.test)}")
             if isinstance(stmt, ast.If):
@@ -704,7 +706,7 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
                 names = gates.gated_names = _gated_names(tree, gates)
             how = names.get((f.line, f.col - 1))
         if f.severity == "info" and not context and how is not None and f.category == "precision" and \
-                how != _TEST_MARK:
+                how != _TEST_MARK and not how.endswith(_SKIPS_TEST):
             continue       # a dtype fact about a dtype chosen only on CUDA (`fp16 if "cuda" in device else fp32`)
         if f.severity == "error" and context in (None, "backend-dispatch") and how is not None:
             fix = "none" if context else f.fix      # inside a multi-backend dispatch nothing is rewritten
