@@ -30,7 +30,8 @@ from auditor.static.guarded_modules import apply_guarded_modules
 from auditor.static.shim_graph import apply_ascend_scripts, apply_shim_graph, drop_quiet_debug_values
 from auditor.static.firstparty import drop_first_party, first_party_packages
 from auditor.static.ported import drop_notes_in_ascend_tree
-from auditor.static.opnamespaces import literal_namespaces, op_namespaces_named, registered_namespaces
+from auditor.static.opnamespaces import (drop_own_ops, literal_namespaces, op_namespaces_named, python_defined_ops,
+                                         registered_namespaces)
 
 # Below this many files a pool costs more to start than it saves.
 _POOL_MIN_FILES = 24
@@ -241,7 +242,10 @@ def run_static(
     literal_namespaces(run.results, found.files, _unreported_op_namespaces())   # `getattr(torch.ops, "air")`
     named = op_namespaces_named(run.results) - packages      # `torch.ops.torch_ipex.*`: is it the tree's own library?
     if named:
-        drop_first_party(run.results, frozenset(registered_namespaces([Path(p) for p in paths], named)))
+        own_namespaces = registered_namespaces([Path(p) for p in paths], named)
+        drop_first_party(run.results, frozenset(own_namespaces))
+        # operators defined in Python with torch.library (`Library("custom", "FRAGMENT")` + `define`)
+        drop_own_ops(run.results, python_defined_ops(found.files, named - own_namespaces))
     apply_transfer_packages(run.results, found.files, packages)   # a package whose Ascend backend loads the shim
     # one import summary per file (read in the worker, kept in the cache), one project view for the two passes
     # that follow imports (auditor/static/project_imports.py)

@@ -130,8 +130,12 @@ def test_triton_own_tree_is_not_port_them_together(tmp_path):
         "python/triton_utils/__init__.py": "",
         "python/triton_utils/bench_utils.py": KERNELS_UTIL,
         "python/triton_utils/bench_mlp.py": KERNELS_BENCH,
+        # a folder named for CUDA that is a top-level package only because its parent is none is no library
+        "nerfacc_like/cuda/__init__.py": "from ._backend import _C\n\n\ndef call(name, *a):\n    return getattr(_C, name)(*a)\n",
+        "nerfacc_like/cuda/_backend.py": "from torch.utils.cpp_extension import load\n_C = load(name='nerfacc_cuda', sources=['csrc/nerfacc.cu'])\n",
     }))
-    own = [k for k in found if k[2] == "NPU320" and not k[0].startswith("python/triton_utils")]
+    assert ("nerfacc_like/cuda/__init__.py", 1, "NPU320") in found
+    own = [k for k in found if k[2] == "NPU320" and not k[0].startswith(("python/triton_utils", "nerfacc_like"))]
     assert own == []
     # a package only named for Triton (`triton_utils`) is still the project's CUDA-specific code
     assert ("python/triton_utils/bench_mlp.py", 6, "NPU320") in found
@@ -427,6 +431,7 @@ ST_REINPLACE = """\
                 if node.target == torch.ops.custom.sin_cos_inplace.default:
                     node.replace_all_uses_with(node.args[0])
             out = torch.ops.fastkern.rms_norm(torch.ones(4), torch.ones(4), 1e-6)
+            y = torch.ops.custom.fused_rope_cuda(torch.ones(4))
     """
 
 CUDA_ONLY_OP = """\
@@ -463,6 +468,8 @@ def test_own_torch_library_namespaces_are_not_custom_op_libraries(tmp_path):
     # an outside op library, and an op whose only kernel is CUDA's, are still reported
     assert found[("tests/st/reinplace_st.py", 25, "NPU380")] == "error"
     assert found[("kern/fused.py", 16, "NPU380")] == "error"
+    # per operator: another op of the same namespace that nothing in the tree defines (a compiled one) stays
+    assert found[("tests/st/reinplace_st.py", 26, "NPU380")] == "error"
 
 
 def test_getattr_of_a_namespace_the_rule_does_not_report(tmp_path):

@@ -19,13 +19,15 @@ _REGISTRATION = re.compile(rb"\bTORCH_LIBRARY(?:_FRAGMENT)?\(\s*([A-Za-z_]\w*)\s
 # PyTorch's and its domain libraries' own namespaces: a fragment a project adds to them does not make them its own
 _NOT_OWN = frozenset({"aten", "prim", "prims", "quantized", "_quantized", "c10d", "_c10d_functional", "torchvision",
                       "torchaudio", "_dtensor", "inductor", "higher_order"})
-# Python registrations (torch/library.py): `torch.library.Library("custom", "FRAGMENT")` / `Library("ns", "DEF")`,
-# and the qualified op names of the ops it defines (`define("ns::op(...)")`, `@custom_op("ns::op")`, `triton_op`)
-# (t11i, tuned on heldout7: torchair's `Library("air", "FRAGMENT")` in ops/_lib.py, its STs' own `custom` ops)
+# Python definitions of operators (torch/library.py): `lib = torch.library.Library("custom", "FRAGMENT")` with
+# `lib.define("sin_cos(Tensor x) -> Tensor")` in the same file, `torch.library.define("ns::op(...)")`,
+# `@custom_op("ns::op")`, `triton_op("ns::op")` (t11i, tuned on heldout7: torchair's system tests define their own
+# `custom` ops). Per operator, not per namespace: torch-tensorrt defines `tensorrt::fused_nccl_*` in Python while its
+# `torch.ops.tensorrt.execute_engine` is its compiled runtime's. `register_fake("_C::op")` / `impl("ns::op")` define
+# nothing (vLLM registers fakes for its compiled `_C` ops).
 _PY_LIBRARY = re.compile(rb"""\bLibrary\(\s*["']([A-Za-z_]\w*)["']\s*,\s*["'](?:DEF|FRAGMENT)["']""")
-# (not `register_fake("_C::op")` / `impl("ns::op", ...)`: vLLM registers fake kernels for its compiled `_C` ops, which
-# stay a compiled CUDA library)
-_PY_QUALIFIED = re.compile(rb"""\b(?:custom_op|triton_op|define)\(\s*["']([A-Za-z_]\w*)::\w+""")
+_PY_DEFINE = re.compile(rb"""\.define\(\s*f?["']([A-Za-z_]\w*)\(""")
+_PY_QUALIFIED = re.compile(rb"""\b(?:custom_op|triton_op|define)\(\s*["']([A-Za-z_]\w*)::(\w+)""")
 # dispatch keys named in the file (`@impl(lib, "sin", "CPU")`, `lib.impl("op", fn, "CUDA")`, `register_kernel("cuda")`)
 _PY_KEY = re.compile(rb"""["'](CUDA|cuda|AutogradCUDA|CPU|cpu|Meta|CompositeExplicitAutograd|CompositeImplicitAutograd|"""
                      rb"""PrivateUse1|privateuse1|npu|NPU|Autograd|AutogradPrivateUse1|XPU|xpu)["']""")
@@ -34,17 +36,54 @@ _PORTABLE_KEYS = frozenset({b"CPU", b"cpu", b"CompositeExplicitAutograd", b"Comp
 
 
 def python_registrations(data: bytes) -> set[str]:
-    """Operator namespaces a Python source registers with torch.library, except where every implementation it
+    """`ns.op` for each operator a Python source defines with torch.library, except where every implementation it
     registers is for the CUDA key (an op defined in Python whose only kernel is CUDA's still fails on an NPU)."""
     if b"Library(" not in data and b"::" not in data:
         return set()
-    found = {m.decode() for m in _PY_LIBRARY.findall(data)} | {m.decode() for m in _PY_QUALIFIED.findall(data)}
+    found = {f"{ns.decode()}.{op.decode()}" for ns, op in _PY_QUALIFIED.findall(data)}
+    libraries = set(_PY_LIBRARY.findall(data))
+    if len(libraries) == 1:
+        ns = next(iter(libraries)).decode()
+        found |= {f"{ns}.{op.decode()}" for op in _PY_DEFINE.findall(data)}
     if not found:
         return set()
     keys = set(_PY_KEY.findall(data))
     if any(b"CUDA" in k.upper() for k in keys) and not keys & _PORTABLE_KEYS:
         return set()
-    return found - _NOT_OWN
+    return {op for op in found if op.split(".", 1)[0] not in _NOT_OWN}
+
+
+def python_defined_ops(files: Iterable[tuple[Path, str]], wanted: set[str]) -> set[str]:
+    """The `ns.op` operators of the namespaces `wanted` that the tree's Python files define (python_registrations)."""
+    found: set[str] = set()
+    for path, rel in files:
+        if not rel.endswith(".py"):
+            continue
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            continue
+        found |= {op for op in python_registrations(data) if op.split(".", 1)[0] in wanted}
+    return found
+
+
+def drop_own_ops(results: Iterable, ops: set[str]) -> int:
+    """Remove custom-op findings that call an operator the tree defines in Python (`torch.ops.custom.sin_cos.default`
+    where `custom.sin_cos` is in `ops`); returns how many."""
+    dropped = 0
+    if not ops:
+        return 0
+    for result in results:
+        kept = []
+        for f in result.findings:
+            parts = (f.symbol or "").split(".")
+            if f.name == "custom-torch-ops" and parts[:2] == ["torch", "ops"] and len(parts) > 3 and \
+                    f"{parts[2]}.{parts[3]}" in ops:
+                dropped += 1
+                continue
+            kept.append(f)
+        result.findings = kept
+    return dropped
 
 
 _GETATTR_OPS = re.compile(r"""\bgetattr\(\s*torch\.ops\s*,\s*["']([A-Za-z_]\w*)["']""")
@@ -99,7 +138,7 @@ def op_namespaces_named(results: Iterable) -> set[str]:
 
 def registered_namespaces(roots: Iterable[Path], wanted: set[str]) -> set[str]:
     """Which of `wanted` the C++ sources under `roots` register (their own code, not vendored third-party
-    folders), or their Python sources with torch.library (python_registrations); stops as soon as all are found."""
+    folders); stops as soon as all are found."""
     wanted = set(wanted) - _NOT_OWN
     found: set[str] = set()
     for root in roots:
@@ -108,17 +147,11 @@ def registered_namespaces(roots: Iterable[Path], wanted: set[str]) -> set[str]:
         for folder, dirs, files in os.walk(root):
             dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".")]
             for name in files:
-                python = name.endswith(".py")
-                if not name.endswith(_CXX_SUFFIXES) and not python:
+                if not name.endswith(_CXX_SUFFIXES):
                     continue
                 try:
                     data = (Path(folder) / name).read_bytes()
                 except OSError:
-                    continue
-                if python:
-                    found.update(python_registrations(data) & wanted)
-                    if not wanted - found:
-                        return found
                     continue
                 if b"TORCH_LIBRARY" not in data:
                     continue
