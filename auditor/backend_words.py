@@ -27,6 +27,9 @@ OTHER_BACKENDS = frozenset(set(_BACKEND_ALIASES.values()) - {"cuda", "npu"})
 # (docs/precision.md, t11d). ONNX Runtime and TensorRT are not listed: their CUDA / TensorRT execution providers
 # run the same code on NVIDIA GPUs, so a CUDA line there may be real.
 HOST_RUNTIMES = frozenset({"openvino"})
+# Runtimes of another vendor's NPU (not Ascend): Intel's intel_npu_acceleration_library (ipex-llm's `npu_models/`,
+# `transformers/npu_model.py`); a folder named for `npu` whose files import one is that vendor's (auditor/static/other_npu.py)
+OTHER_NPU_RUNTIMES = frozenset({"intel_npu_acceleration_library"})
 BACKEND_NAMES = frozenset(_BACKEND_ALIASES)
 # A backend word inside an identifier or string: `is_torch_npu_available`, `CudaPlatform`, "npu:0", `IS_XPU`
 # (lower-case letters on either side make it part of another word: "chip", "timestamps", "gpus").

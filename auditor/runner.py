@@ -21,6 +21,8 @@ from auditor.project.makefile import apply_make_builds
 from auditor.static.backend_files import apply_backend_files, drop_test_performance_hints, drop_unread_cudnn_vars
 from auditor.static.ci_jobs import apply_cuda_ci_jobs
 from auditor.static.crossfile import propagate
+from auditor.static.device_shims import apply_device_shims
+from auditor.static.other_npu import apply_other_npu
 from auditor.static.backends import apply_ascend_project, apply_other_backend_files, apply_transfer_packages
 from auditor.static.frameworks import apply_other_frameworks
 from auditor.static.imported_gates import apply_imported_gates
@@ -30,7 +32,8 @@ from auditor.static.npu_native import apply_ascend_named_project, apply_ascend_s
 from auditor.static.shim_graph import apply_ascend_scripts, apply_shim_graph, drop_quiet_debug_values
 from auditor.static.firstparty import drop_first_party, first_party_packages
 from auditor.static.ported import drop_notes_in_ascend_tree
-from auditor.static.opnamespaces import op_namespaces_named, registered_namespaces
+from auditor.static.opnamespaces import (drop_own_ops, literal_namespaces, op_namespaces_named, python_defined_ops,
+                                         registered_namespaces)
 
 # Below this many files a pool costs more to start than it saves.
 _POOL_MIN_FILES = 24
@@ -51,6 +54,18 @@ class StaticRun:
 
 _ENGINE: StaticEngine | None = None
 
+
+@lru_cache(maxsize=1)
+def _unreported_op_namespaces() -> frozenset[str]:
+    """The torch.ops namespaces the custom-op rule (NPU380) does not report (`!torch.ops.npu`: PyTorch's and
+    torch_npu's own)."""
+    out = set()
+    for rule in load_rules():
+        if rule.name == "custom-torch-ops":
+            for pattern in rule.match.get("qualname", ()):
+                if pattern.startswith("!torch.ops.") and pattern.count(".") == 2:
+                    out.add(pattern.rsplit(".", 1)[1])
+    return frozenset(out)
 
 def _init_worker(product: str, coverage_apis: dict[str, dict] | None, max_bytes: int) -> None:
     global _ENGINE
@@ -229,14 +244,20 @@ def run_static(
     # the tree's own packages are not dependencies (after the cache: it depends on the whole file list)
     packages = first_party_packages(rel for _, rel in found.files)
     drop_first_party(run.results, packages)
+    literal_namespaces(run.results, found.files, _unreported_op_namespaces())   # `getattr(torch.ops, "air")`
     named = op_namespaces_named(run.results) - packages      # `torch.ops.torch_ipex.*`: is it the tree's own library?
     if named:
-        drop_first_party(run.results, frozenset(registered_namespaces([Path(p) for p in paths], named)))
+        own_namespaces = registered_namespaces([Path(p) for p in paths], named)
+        drop_first_party(run.results, frozenset(own_namespaces))
+        # operators defined in Python with torch.library (`Library("custom", "FRAGMENT")` + `define`)
+        drop_own_ops(run.results, python_defined_ops(found.files, named - own_namespaces))
     apply_transfer_packages(run.results, found.files, packages)   # a package whose Ascend backend loads the shim
     # one import summary per file (read in the worker, kept in the cache), one project view for the two passes
     # that follow imports (auditor/static/project_imports.py)
     project = ProjectImports(found.files, run.results)
     apply_shim_graph(run.results, found.files, project)   # modules and launch scripts the import graph puts under the shim
+    apply_device_shims(run.results, found.files, project)   # `import torch_dipu`: a tree package that remaps CUDA
+    apply_other_npu(run.results, found.files, project)   # Intel's NPU (`npu_models/` importing its runtime)
     apply_ascend_scripts(run.results, project)       # CUDA_DEVICE_MAX_CONNECTIONS=1 in a script that sets up Ascend
     apply_hydra_configs(run.results, found.files)    # configs an Ascend Hydra entry reads (npu_native.py)
     apply_ascend_subpackages(run.results, found.files)   # `import deep_ep`: the tree's own Ascend port of it

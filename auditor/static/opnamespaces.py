@@ -19,6 +19,108 @@ _REGISTRATION = re.compile(rb"\bTORCH_LIBRARY(?:_FRAGMENT)?\(\s*([A-Za-z_]\w*)\s
 # PyTorch's and its domain libraries' own namespaces: a fragment a project adds to them does not make them its own
 _NOT_OWN = frozenset({"aten", "prim", "prims", "quantized", "_quantized", "c10d", "_c10d_functional", "torchvision",
                       "torchaudio", "_dtensor", "inductor", "higher_order"})
+# Python definitions of operators (torch/library.py): `lib = torch.library.Library("custom", "FRAGMENT")` with
+# `lib.define("sin_cos(Tensor x) -> Tensor")` in the same file, `torch.library.define("ns::op(...)")`,
+# `@custom_op("ns::op")`, `triton_op("ns::op")` (t11i, tuned on heldout7: torchair's system tests define their own
+# `custom` ops). Per operator, not per namespace: torch-tensorrt defines `tensorrt::fused_nccl_*` in Python while its
+# `torch.ops.tensorrt.execute_engine` is its compiled runtime's. `register_fake("_C::op")` / `impl("ns::op")` define
+# nothing (vLLM registers fakes for its compiled `_C` ops).
+_PY_LIBRARY = re.compile(rb"""\bLibrary\(\s*["']([A-Za-z_]\w*)["']\s*,\s*["'](?:DEF|FRAGMENT)["']""")
+_PY_DEFINE = re.compile(rb"""\.define\(\s*f?["']([A-Za-z_]\w*)\(""")
+_PY_QUALIFIED = re.compile(rb"""\b(?:custom_op|triton_op|define)\(\s*["']([A-Za-z_]\w*)::(\w+)""")
+# dispatch keys named in the file (`@impl(lib, "sin", "CPU")`, `lib.impl("op", fn, "CUDA")`, `register_kernel("cuda")`)
+_PY_KEY = re.compile(rb"""["'](CUDA|cuda|AutogradCUDA|CPU|cpu|Meta|CompositeExplicitAutograd|CompositeImplicitAutograd|"""
+                     rb"""PrivateUse1|privateuse1|npu|NPU|Autograd|AutogradPrivateUse1|XPU|xpu)["']""")
+_PORTABLE_KEYS = frozenset({b"CPU", b"cpu", b"CompositeExplicitAutograd", b"CompositeImplicitAutograd", b"PrivateUse1",
+                            b"privateuse1", b"npu", b"NPU", b"Autograd", b"AutogradPrivateUse1"})
+
+
+def python_registrations(data: bytes) -> set[str]:
+    """`ns.op` for each operator a Python source defines with torch.library, except where every implementation it
+    registers is for the CUDA key (an op defined in Python whose only kernel is CUDA's still fails on an NPU)."""
+    if b"Library(" not in data and b"::" not in data:
+        return set()
+    found = {f"{ns.decode()}.{op.decode()}" for ns, op in _PY_QUALIFIED.findall(data)}
+    libraries = set(_PY_LIBRARY.findall(data))
+    if len(libraries) == 1:
+        ns = next(iter(libraries)).decode()
+        found |= {f"{ns}.{op.decode()}" for op in _PY_DEFINE.findall(data)}
+    if not found:
+        return set()
+    keys = set(_PY_KEY.findall(data))
+    if any(b"CUDA" in k.upper() for k in keys) and not keys & _PORTABLE_KEYS:
+        return set()
+    return {op for op in found if op.split(".", 1)[0] not in _NOT_OWN}
+
+
+def python_defined_ops(files: Iterable[tuple[Path, str]], wanted: set[str]) -> set[str]:
+    """The `ns.op` operators of the namespaces `wanted` that the tree's Python files define (python_registrations)."""
+    found: set[str] = set()
+    for path, rel in files:
+        if not rel.endswith(".py"):
+            continue
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            continue
+        found |= {op for op in python_registrations(data) if op.split(".", 1)[0] in wanted}
+    return found
+
+
+def drop_own_ops(results: Iterable, ops: set[str]) -> int:
+    """Remove custom-op findings that call an operator the tree defines in Python (`torch.ops.custom.sin_cos.default`
+    where `custom.sin_cos` is in `ops`); returns how many."""
+    dropped = 0
+    if not ops:
+        return 0
+    for result in results:
+        kept = []
+        for f in result.findings:
+            parts = (f.symbol or "").split(".")
+            if f.name == "custom-torch-ops" and parts[:2] == ["torch", "ops"] and len(parts) > 3 and \
+                    f"{parts[2]}.{parts[3]}" in ops:
+                dropped += 1
+                continue
+            kept.append(f)
+        result.findings = kept
+    return dropped
+
+
+_GETATTR_OPS = re.compile(r"""\bgetattr\(\s*torch\.ops\s*,\s*["']([A-Za-z_]\w*)["']""")
+
+
+def literal_namespaces(results: Iterable, files: Iterable[tuple[Path, str]], not_reported: frozenset[str]) -> int:
+    """`getattr(torch.ops, "npugraph_ex")` names its namespace as a literal: the finding (symbol `torch.ops`) is
+    given it (`torch.ops.npugraph_ex`), so that the namespaces the rule does not report (PyTorch's, torch_npu's) and
+    the tree's own (registered_namespaces) are read as for `torch.ops.npugraph_ex`; dropped when the rule does not
+    report it. Returns how many were dropped."""
+    from dataclasses import replace
+
+    by_rel = None
+    dropped = 0
+    for result in results:
+        if not any(f.name == "custom-torch-ops" and f.symbol == "torch.ops" for f in result.findings):
+            continue
+        if by_rel is None:
+            by_rel = {rel: path for path, rel in files}
+        try:
+            lines = Path(by_rel[result.path]).read_text(encoding="utf-8", errors="replace").splitlines()
+        except (OSError, KeyError):
+            continue
+        kept = []
+        for f in result.findings:
+            if f.name == "custom-torch-ops" and f.symbol == "torch.ops" and 0 < f.line <= len(lines):
+                names = _GETATTR_OPS.findall(lines[f.line - 1])
+                if len(set(names)) == 1:
+                    if names[0] in not_reported:
+                        dropped += 1
+                        continue
+                    f = replace(f, symbol=f"torch.ops.{names[0]}")
+            kept.append(f)
+        result.findings = kept
+    return dropped
+
+
 _SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", "build", "dist", "third_party", "3rdparty",
                         "thirdparty", "external", "submodules"})
 

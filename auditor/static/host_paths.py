@@ -1,0 +1,147 @@
+"""Host-only code the per-file pass cannot see as such (issue 11, t11i, tuned on heldout7; policies (a) and (e) in
+docs/precision.md). A dtype hint (NPU201 bf16, NPU202 fp16, NPU203 fp8, ...: category precision) is about device
+compute; on values that never leave the host it is false (policy (e)), and a table or chain that maps dtype NAMES
+to dtypes chooses nothing (policy (a)). Four structures, read per file after the per-file pass:
+
+- a test module (it defines tests) that places nothing on a device (no `.cuda()` / `.npu()` / `.to(device)`, no `device=` other than
+  "cpu", no `set_device`, no `torch.cuda.*` / `torch.npu.*`): its tensors are host tensors (torchair's system tests
+  that export a GE graph through a stub backend, slime's CPU-only tests with `NUM_GPUS = 0`): there only the torch
+  dtypes of tensors (`dtype=torch.float16`, `.to(torch.float8_e4m3fn)`) are host values; a setting (`kv_cache_dtype =
+  "fp8"`) may reach an engine that picks the device itself;
+- a function that places nothing on a device and is a CPU path by its name (`run_speculative_cpu`, `cpu_forward`)
+  or runs its work under `torch.autocast("cpu")` / `torch.cpu.amp.autocast()` (ipex-llm's all-in-one benchmark);
+- a converter chain: a function with at least four `if <x> == <A>: return <dtype>` arms (torchair's
+  `_ge_dtype_to_torch_dtype`, `if dtype == DataType.DT_FLOAT8_E8M0: ... return torch.float8_e8m0fnu`): the returns
+  name the dtype a GE enum stands for;
+- a data-type constant built from its name (`DT_BF16 = UnquantizedDataType('BF16')`, policy (a));
+- the body of `with FakeTensorMode():` (torchair's pattern passes build example inputs there);
+- a mock of the torch.cuda module (`monkeypatch.setattr(torch.cuda, "synchronize", fake)`,
+  `mock.patch.object(torch.cuda, "is_available", ...)`): the module is named to be replaced, nothing calls CUDA.
+
+The precision findings there (and the `torch.cuda` reference of a mock) are dropped. Anything else (a `.cuda()`,
+a CUDA-only package) is kept: those are not hints on values.
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+# a line that places a tensor or module on a device, or uses a device runtime
+_PLACES = re.compile(
+    r"""\.(?:cuda|npu|xpu|mlu|musa|hpu|mps)\(|\bdevice\s*=\s*(?!\s*['"]cpu['"])[^=\s,)]"""
+    r"""|\.to\(\s*(?:['"](?!cpu['"])|f['"]|[\w.]*(?:device|dev|rank)\b)|\bset_(?:default_)?device\("""
+    r"""|torch\.device\(\s*(?!['"]cpu['"])|\btorch\.(?:cuda|npu|xpu)\.|\bdevice_map\b""")
+_CPU_NAME = re.compile(r"(?i)(?:^|_)cpu(?:_|$)")
+_CPU_AUTOCAST = re.compile(r"""autocast\(\s*(?:device_type\s*=\s*)?['"]cpu['"]|\btorch\.cpu\.amp\.autocast\(""")
+_CUDA_MOCK = re.compile(r"""\b(?:setattr|patch\.object|object)\(\s*torch\.cuda\s*,""")
+_MIN_ARMS = 4
+# a data-type enum constant built from the name (llama.cpp's converter, copied into many trees: `DT_BF16 =
+# UnquantizedDataType('BF16')`): it names a checkpoint format, chooses nothing (policy (a))
+_DTYPE_CONSTANT = re.compile(r"""\b\w*(?:DataType|DType|Dtype)\(\s*(?:name\s*=\s*)?['"]\w+['"]""")
+# a module that defines tests (a script under tests/ that builds a model at top level is not read as one)
+_TESTS = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+test\w*\(|^[ \t]*class[ \t]+\w*Test\w*\b", re.M)
+
+
+def _test_file(rel: str) -> bool:
+    from auditor.static.backend_files import test_file
+
+    return test_file(rel)
+
+
+def places_on_device(text: str) -> bool:
+    return _PLACES.search(text) is not None
+
+
+def _functions(tree: ast.AST):
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def _cpu_functions(tree: ast.AST, lines: list[str]) -> list[tuple[int, int]]:
+    """Spans of functions that are CPU paths (by name or autocast("cpu")) and place nothing on a device."""
+    out = []
+    for fn in _functions(tree):
+        text = "\n".join(lines[fn.lineno - 1:fn.end_lineno or fn.lineno])
+        if not (_CPU_NAME.search(fn.name) or _CPU_AUTOCAST.search(text)) or places_on_device(text):
+            continue
+        out.append((fn.lineno, fn.end_lineno or fn.lineno))
+    return out
+
+
+def _returns_value(body: list[ast.stmt]) -> bool:
+    """An arm's body: a `return <name / attribute / constant>`, possibly behind a probe (`if hasattr(...):`)."""
+    for stmt in body:
+        if isinstance(stmt, ast.Return):
+            return isinstance(stmt.value, (ast.Attribute, ast.Name, ast.Constant))
+        if isinstance(stmt, ast.If) and _returns_value(stmt.body):
+            continue
+        return False
+    return False
+
+
+def _converter_arms(tree: ast.AST) -> list[tuple[int, int]]:
+    """Spans of the arms of dtype converter chains (`if dtype == DataType.DT_BF16: return torch.bfloat16`)."""
+    out = []
+    for fn in _functions(tree):
+        arms = []
+        stack = list(fn.body)
+        while stack:
+            stmt = stack.pop()
+            if not isinstance(stmt, ast.If):
+                continue
+            test = stmt.test
+            if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.Is)) \
+                    and _returns_value(stmt.body):
+                arms.append((stmt.lineno, stmt.body[-1].end_lineno or stmt.lineno))
+            stack.extend(s for s in stmt.orelse if isinstance(s, ast.If))        # elif
+        if len(arms) >= _MIN_ARMS:
+            out += arms
+    return out
+
+
+def _fake_blocks(tree: ast.AST, text: str) -> list[tuple[int, int]]:
+    """Spans of `with FakeTensorMode():` / `with fake_mode:` bodies (`fake_mode = FakeTensorMode()` in the file):
+    tensors made there are fake, example inputs for tracing or pattern registration."""
+    if "FakeTensorMode" not in text:
+        return []
+    bound = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+             and _callee(n.value) == "FakeTensorMode" for t in n.targets if isinstance(t, ast.Name)}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.With, ast.AsyncWith)) and any(
+                isinstance(i.context_expr, ast.Call) and _callee(i.context_expr) == "FakeTensorMode" or
+                isinstance(i.context_expr, ast.Name) and i.context_expr.id in bound for i in node.items):
+            out.append((node.lineno, node.end_lineno or node.lineno))
+    return out
+
+
+def _callee(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _inside(spans: list[tuple[int, int]], line: int) -> bool:
+    return any(lo <= line <= hi for lo, hi in spans)
+
+
+def drop_host_paths(findings: list, rel: str, text: str, tree: ast.AST) -> list:
+    """The file's findings without precision findings on host-only code and torch.cuda references of mocks (per
+    file, in the worker: the answer is cached with the file's result)."""
+    if not rel.endswith(".py") or not any(f.category == "precision" or f.symbol == "torch.cuda" for f in findings):
+        return findings
+    lines = text.splitlines()
+    host_file = _test_file(rel) and _TESTS.search(text) is not None and not places_on_device(text)
+    precision = any(f.category == "precision" for f in findings)
+    cpu = _cpu_functions(tree, lines) if precision and not host_file and "cpu" in text else []
+    arms = _converter_arms(tree) + _fake_blocks(tree, text) if precision and not host_file else []
+    kept = []
+    for f in findings:
+        line = lines[f.line - 1] if 0 < f.line <= len(lines) else ""
+        if f.category == "precision" and (host_file and (f.symbol or "").startswith("torch.") or
+                                          _inside(cpu, f.line) or _inside(arms, f.line)):
+            continue
+        if f.category == "precision" and _DTYPE_CONSTANT.search(line):
+            continue
+        if f.symbol == "torch.cuda" and _CUDA_MOCK.search(line):
+            continue
+        kept.append(f)
+    return kept
