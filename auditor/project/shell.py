@@ -395,7 +395,11 @@ _CI_SET_VARIABLE_RE = re.compile(r"##vso\[task\.setvariable\s+(?:[^\]]*;\s*)?var
 
 
 _CPU_RUN_RE = re.compile(r"(?<!\S)--(?:accelerator|device)[= ]cpu(?!\S)")
-_BNB_CONTEXT_RE = re.compile(r"(?<!\S)--(?:bnb_4bit_)?quant_type[= ](?:nf4|fp4)(?!\S)|(?<!\S)--double_quant(?!\S)")
+# qlora's `--quant_type nf4` / `--double_quant`; LLaVA's trainer (and its forks: Video-LLaVA, ShareGPT4V, ...)
+# loads the model with bitsandbytes when `--bits 4` / `8` comes with `--lora_enable True` (its QLoRA scripts, t15j);
+# a GPTQ / AWQ quantizer's `--bits 4` has neither
+_BNB_CONTEXT_RE = re.compile(r"(?<!\S)--(?:bnb_4bit_)?quant_type[= ](?:nf4|fp4)(?!\S)|(?<!\S)--double_quant(?!\S)"
+                             r"|(?<!\S)--lora_enable[= ](?:True|true|1)(?!\S)")
 
 
 def _env_list(col: Collector, pos: "_Positions", value) -> None:

@@ -1,0 +1,150 @@
+"""Project-file families behind the misses of the first run on split test10 (issue 15, t15j; test10 is tuned on
+from here): config switches of CUDA-only features, compose environment lists, FlashInfer release wheels, LLaVA's
+QLoRA `--bits 4`. Each test is a realistic file with the lines that must be found and the lines that must not."""
+from __future__ import annotations
+
+import textwrap
+
+from auditor.rules import load_rules
+from auditor.static import StaticEngine
+from static_snippets import line_codes
+
+ENGINE = StaticEngine(load_rules())
+
+
+def found(name: str, text: str) -> list[tuple[int, str]]:
+    return line_codes(ENGINE, name, text)
+
+
+def test_training_config_switches_of_fused_adam_and_a_flash_attention_environment_entry():
+    config = """\
+        {
+            "distributed": {"tp_size": 2, "dp_size": 4, "backend": "nccl", "use_cpu": false},
+            "model": {
+                "name": "meta-llama/Llama-3.2-1B",
+                "num_hidden_layers": 16,
+                "use_fused_adam": true,
+                "use_fused_sgd": true
+            },
+            "training": {"seed": 42, "learning_rate": 3e-4, "micro_batch_size": 8},
+            "environment": {
+                "OMP_NUM_THREADS": "1",
+                "TOKENIZERS_PARALLELISM": "false",
+                "FLASH_ATTEN": "1",
+                "HF_TOKEN": null
+            }
+        }
+        """
+    codes = found("template/base_config.json", config)
+    assert (6, "NPU604") in codes              # the fused AdamW the trainer turns on for CUDA only
+    assert (13, "NPU363") in codes             # exported by train.py, read by the model's attention
+    assert not [c for ln, c in codes if ln in (7, 11, 12, 14)]   # no fused-SGD rule; plain variables
+    off = config.replace('"use_fused_adam": true', '"use_fused_adam": false').replace('"FLASH_ATTEN": "1"',
+                                                                                      '"FLASH_ATTEN": "0"')
+    assert not [c for ln, c in found("template/base_config.json", off) if ln in (6, 13)]
+
+
+def test_hydra_config_cudnn_benchmark_and_diffusers_xformers_switch():
+    hydra = """\
+        defaults:
+          - _self_
+          - model: small_16k
+        exp_id: default
+        debug: False
+        cudnn_benchmark: True
+        compile: True
+        num_workers: 10 # per-GPU
+        pin_memory: False
+        """
+    codes = found("config/base_config.yaml", hydra)
+    assert (6, "NPU704") in codes
+    assert not [c for ln, c in codes if ln != 6]
+    assert not found("config/eval_config.yaml", hydra.replace("cudnn_benchmark: True", "cudnn_benchmark: False"))
+
+    training = """\
+        output_dir: "outputs"
+        pretrained_model_path: "models/StableDiffusion/"
+        train_data:
+          csv_path: "results_10M_train.csv"
+          sample_size: 256
+        learning_rate: 3.e-5
+        train_batch_size: 4
+        mixed_precision_training: true
+        enable_xformers_memory_efficient_attention: True
+        gradient_checkpointing: False
+        """
+    codes = found("configs/training/image_finetune.yaml", training)
+    assert (9, "NPU363") in codes
+    assert not [c for ln, c in codes if ln != 9]
+
+
+def test_compose_environment_list_items_are_variables_like_the_mapping_form():
+    compose = """\
+        version: '3.8'
+        services:
+          tts:
+            build:
+              context: .
+              dockerfile: Dockerfile
+            container_name: tts_container
+            runtime: nvidia
+            network_mode: "host"
+            command: ["python3", "gradio_interface.py"]
+            environment:
+              - NVIDIA_VISIBLE_DEVICES=0
+              - GRADIO_SHARE=False
+              - "CUDA_DEVICE_MAX_CONNECTIONS=1"
+              - HF_HOME
+        """
+    codes = found("docker-compose.yml", compose)
+    assert (12, "NPU004") in codes
+    assert any(ln == 14 for ln, _ in codes)
+    assert not [c for ln, c in codes if ln in (13, 15)]
+    # the mapping form, as before
+    mapping = compose.replace("- NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_VISIBLE_DEVICES: 0") \
+        .replace("- GRADIO_SHARE=False", "GRADIO_SHARE: 'False'") \
+        .replace('- "CUDA_DEVICE_MAX_CONNECTIONS=1"', "CUDA_DEVICE_MAX_CONNECTIONS: 1") \
+        .replace("- HF_HOME", "HF_HOME: /data/hf")
+    codes = found("docker-compose.yml", mapping)
+    assert (12, "NPU004") in codes
+
+
+def test_flashinfer_release_wheel_downloaded_with_wget():
+    dockerfile = """\
+        FROM nvcr.io/nvidia/pytorch:24.08-py3
+        # Install flashinfer-0.2.2.post1+cu124 (cxx11abi=False)
+        # see https://github.com/flashinfer-ai/flashinfer/releases
+        RUN wget -nv https://github.com/flashinfer-ai/flashinfer/releases/download/v0.2.2.post1/flashinfer_python-0.2.2.post1+cu124torch2.6-cp38-abi3-linux_x86_64.whl && \\
+            pip install --no-cache-dir flashinfer_python-0.2.2.post1+cu124torch2.6-cp38-abi3-linux_x86_64.whl
+        RUN wget -nv https://github.com/hiyouga/EasyR1/archive/refs/heads/main.zip
+        """
+    codes = found("Dockerfile", dockerfile)
+    assert (4, "NPU361") in codes and (5, "NPU361") in codes
+    assert not [c for ln, c in codes if ln in (2, 3, 6)]
+
+
+def test_llava_qlora_bits_with_lora_enable_and_not_a_gptq_quantizer():
+    script = """\
+        #!/bin/bash
+        deepspeed llava/train/train_mem.py \\
+            --deepspeed ./scripts/zero2.json \\
+            --lora_enable True \\
+            --bits 4 \\
+            --model_name_or_path ./checkpoints/$MODEL_VERSION \\
+            --version $PROMPT_VERSION \\
+            --output_dir ./checkpoints/llava-$MODEL_VERSION-finetune_lora \\
+            --num_train_epochs 1
+        """
+    codes = found("scripts/finetune_qlora.sh", script)
+    assert (5, "NPU441") in codes
+    gptq = """\
+        #!/bin/bash
+        python quantize.py \\
+            --model_name_or_path meta-llama/Llama-2-7b-hf \\
+            --bits 4 \\
+            --group_size 128 \\
+            --output_dir ./llama-2-7b-gptq
+        """
+    assert not [c for ln, c in found("scripts/quantize_gptq.sh", gptq) if ln == 4]
+    lora_off = script.replace("--lora_enable True", "--lora_enable False")
+    assert not [c for ln, c in found("scripts/finetune_full.sh", lora_off) if ln == 5]
