@@ -148,3 +148,63 @@ def test_llava_qlora_bits_with_lora_enable_and_not_a_gptq_quantizer():
     assert not [c for ln, c in found("scripts/quantize_gptq.sh", gptq) if ln == 4]
     lora_off = script.replace("--lora_enable True", "--lora_enable False")
     assert not [c for ln, c in found("scripts/finetune_full.sh", lora_off) if ln == 5]
+
+
+def _extras_tree(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(textwrap.dedent("""\
+        [project]
+        name = "tts"
+        version = "0.1.0"
+        dependencies = ["torch>=2.5.0", "torchaudio>=2.5.0", "transformers>=4.45.0", "numpy"]
+
+        # These are technically optional, but mamba-ssm is required to run hybrid models.
+        [project.optional-dependencies]
+        compile = [
+            "flash-attn>=2.7.3",
+            "mamba-ssm>=2.2.4",
+            "causal-conv1d>=1.5.0.post8",
+        ]
+        dev = ["pytest>=8", "ruff"]
+        """))
+    (tmp_path / "Dockerfile").write_text(textwrap.dedent("""\
+        FROM python:3.11-slim
+        RUN pip install uv
+        WORKDIR /app
+        COPY . ./
+        RUN uv pip install --system -e . && uv pip install --system -e .[compile]
+        RUN uv pip install --system -e ".[dev]"
+        """))
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "setup_env.sh").write_text(textwrap.dedent("""\
+        #!/bin/bash
+        set -e
+        pip install -e ".[dev,compile]"
+        pip install -e ".[missing]"
+        """))
+    return tmp_path
+
+
+def test_install_of_a_local_extra_that_lists_cuda_only_packages(tmp_path):
+    from pathlib import Path
+
+    from auditor.runner import run_static
+
+    root = _extras_tree(tmp_path)
+    run = run_static([Path(root)], jobs=1)
+    got = {(Path(r.path).name, f.line): f for r in run.results for f in r.findings if f.code == "NPU023"}
+    assert set(got) == {("Dockerfile", 5), ("setup_env.sh", 3)}, got
+    f = got[("Dockerfile", 5)]
+    assert f.category == "device" and f.severity == "error"
+    assert "flash-attn" in f.message and "mamba-ssm" in f.message and "pyproject.toml" in f.message
+    assert "`compile` extra" in got[("setup_env.sh", 3)].message
+
+
+def test_local_extra_call_reads_the_folder():
+    from auditor.project.local_extras import local_extra_call
+
+    assert local_extra_call(".", ["compile"], "") == {"dir": "", "extras": ["compile"]}
+    assert local_extra_call("./sub", ["gpu"], "") == {"dir": "sub", "extras": ["gpu"]}
+    assert local_extra_call(".", ["all"], "pkg") == {"dir": "pkg", "extras": ["all"]}
+    assert local_extra_call(".", ["x"], "/app") == {"dir": "", "extras": ["x"]}
+    assert local_extra_call("$SRC", ["x"], "") is None
+    assert local_extra_call(".", ["${EXTRA}"], "") is None
