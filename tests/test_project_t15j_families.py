@@ -110,12 +110,14 @@ def test_compose_environment_list_items_are_variables_like_the_mapping_form():
 
 
 def test_flashinfer_release_wheel_downloaded_with_wget():
-    dockerfile = """\
+    wheel = "flashinfer_python-0.2.2.post1+cu124torch2.6-cp38-abi3-linux_x86_64.whl"
+    release = "https://github.com/flashinfer-ai/flashinfer/releases/download/v0.2.2.post1"
+    dockerfile = f"""\
         FROM nvcr.io/nvidia/pytorch:24.08-py3
         # Install flashinfer-0.2.2.post1+cu124 (cxx11abi=False)
         # see https://github.com/flashinfer-ai/flashinfer/releases
-        RUN wget -nv https://github.com/flashinfer-ai/flashinfer/releases/download/v0.2.2.post1/flashinfer_python-0.2.2.post1+cu124torch2.6-cp38-abi3-linux_x86_64.whl && \\
-            pip install --no-cache-dir flashinfer_python-0.2.2.post1+cu124torch2.6-cp38-abi3-linux_x86_64.whl
+        RUN wget -nv {release}/{wheel} && \\
+            pip install --no-cache-dir {wheel}
         RUN wget -nv https://github.com/hiyouga/EasyR1/archive/refs/heads/main.zip
         """
     codes = found("Dockerfile", dockerfile)
