@@ -210,3 +210,15 @@ def test_local_extra_call_reads_the_folder():
     assert local_extra_call(".", ["x"], "/app") == {"dir": "", "extras": ["x"]}
     assert local_extra_call("$SRC", ["x"], "") is None
     assert local_extra_call(".", ["${EXTRA}"], "") is None
+
+
+def test_local_extra_with_a_broken_or_odd_pyproject_gives_nothing(tmp_path):
+    from pathlib import Path
+
+    from auditor.runner import run_static
+
+    (tmp_path / "Dockerfile").write_text("FROM python:3.11-slim\nCOPY . /app\nRUN pip install -e .[compile]\n")
+    for text in ('project = "tts"\n', "[project]\noptional-dependencies = 3\n", "[project\nname = 'x'\n"):
+        (tmp_path / "pyproject.toml").write_text(text)
+        run = run_static([Path(tmp_path)], jobs=1)
+        assert not [f for r in run.results for f in r.findings if f.code == "NPU023"]

@@ -55,7 +55,8 @@ def _optional_dependencies(pyproject: Path, cache: dict) -> dict[str, list[str]]
         try:
             if pyproject.stat().st_size <= _MAX_BYTES:
                 doc = tomllib.loads(pyproject.read_text(encoding="utf-8", errors="replace"))
-                found = (doc.get("project") or {}).get("optional-dependencies") or {}
+                project = doc.get("project")
+                found = project.get("optional-dependencies") if isinstance(project, dict) else None
                 if isinstance(found, dict):
                     table = {_normal(str(k)): [str(v) for v in vs if isinstance(v, str)]
                              for k, vs in found.items() if isinstance(vs, list)}
