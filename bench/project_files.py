@@ -170,6 +170,8 @@ def run(as_json: bool) -> int:
 
     from auditor.project.cmake_calls import cmake_build_findings
     from auditor.project.makefile import make_build_findings
+    from auditor.project.hits import ProjectMatchers
+    from auditor.project.local_extras import local_extra_findings
 
     rules = load_rules()
     engine = StaticEngine(rules)
@@ -177,6 +179,8 @@ def run(as_json: bool) -> int:
     make_cache: dict = {}
     cmake_rule = next((r for r in rules if "cmakelists" in r.match), None)
     cmake_cache: dict = {}
+    extra_rule = next((r for r in rules if r.code == "NPU023"), None)
+    extra_matchers, extra_cache = ProjectMatchers.build(rules), {}
     per_cat: dict[str, Counter] = defaultdict(Counter)
     false_hits, unlabelled, missed = [], [], []
     files = json.loads((_dir() / "selection.json").read_text())["files"]
@@ -189,6 +193,8 @@ def run(as_json: bool) -> int:
         result.findings += make_build_findings(result, tree_dir(repo), make_rule, make_cache)
         # and its `cmake` configure calls against the tree's CMakeLists.txt (t15h)
         result.findings += cmake_build_findings(result, tree_dir(repo), cmake_rule, engine.analyze_bytes, cmake_cache)
+        # and its installs of the project's own extras against the tree's pyproject.toml (t15j)
+        result.findings += local_extra_findings(result, tree_dir(repo), extra_rule, extra_matchers, extra_cache)
         by_line: dict[int, set[str]] = defaultdict(set)
         for f in result.findings:
             by_line[f.line].add(f.category)

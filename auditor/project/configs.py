@@ -54,6 +54,9 @@ def _scalars(node, path: str, under_env: bool) -> Iterator[tuple[str, yaml.Node,
             if isinstance(item, yaml.ScalarNode) and not under_env:
                 yield path, item, item, False          # `cuda-version: [12.8]`: each item is a value of the key
                 continue
+            if isinstance(item, yaml.ScalarNode) and isinstance(item.value, str) and "=" in item.value:
+                yield path + _ENV_LIST_ITEM, item, item, True   # compose `environment: [NVIDIA_VISIBLE_DEVICES=0]`
+                continue
             if under_env and isinstance(item, yaml.MappingNode):
                 # Kubernetes / GitHub style: - {name: NCCL_DEBUG, value: INFO}
                 named = {k.value: v for k, v in item.value if isinstance(k, yaml.ScalarNode)}
@@ -219,6 +222,9 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             if path.endswith(".options") and (".container." in f".{path}" or ".services." in f".{path}"):
                 _docker_options(col, m, value)           # GitHub Actions `container: options: --gpus all`
                 continue
+            if env_entry and path.endswith(_ENV_LIST_ITEM):
+                _env_list_item(col, m, value)
+                continue
             if env_entry:
                 if key is not value and isinstance(value.value, str) and DRIVER_PATH_RE.search(value.value):
                     # `- name: NVIDIA_INSTALL_DIR_HOST` / `value: /home/kubernetes/bin/nvidia` (GKE's driver
@@ -231,6 +237,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 if not path:
                     continue                             # a Kubernetes `- name: X` / `value: Y` item: as before
                 if key is not value and _env_build_parameter(col, m, str(key.value), value):
+                    continue
+                if key is not value and _env_setting(col, m, str(key.value), value):
                     continue
                 if value is not key and isinstance(value.value, str) and value.start_mark.line == value.end_mark.line:
                     _value_text(col, m, path, value)     # `PIP_INSTALL_ARGS: -f .../whl/nightly/cu118/...`
@@ -345,6 +353,45 @@ def _env_build_parameter(col: Collector, m, name: str, value) -> bool:
     c += (col.lines[line - 1] if line <= len(col.lines) else "")[c - 1:c] in ("'", '"')
     col.add(rule, f"{name}: {raw}", line, c, c + len(raw), value=raw, severity="info",
             note=" (a build parameter: the CUDA version this job builds or installs for)")
+    return True
+
+
+# the path suffix `_scalars` gives a `NAME=value` item of an environment list
+_ENV_LIST_ITEM = "[]"
+_ENV_ITEM_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
+
+
+def _env_list_item(col: Collector, m, item) -> None:
+    """A compose file's list form of `environment:` (`- NVIDIA_VISIBLE_DEVICES=0`, `- "FLASH_ATTN=1"`): the same
+    variable, and the same setting, as the mapping form `NVIDIA_VISIBLE_DEVICES: 0` (t15j)."""
+    found = _ENV_ITEM_RE.fullmatch(str(item.value))
+    line, c = item.start_mark.line + 1, item.start_mark.column + 1
+    if found is None or item.start_mark.line != item.end_mark.line or line > len(col.lines):
+        return
+    c += col.lines[line - 1][c - 1:c] in ("'", '"')
+    name, raw = found.group(1), found.group(2).strip()
+    col.env(name, line, c, value=raw)
+    value_at = c + len(name) + 1
+    if raw and "$" not in raw and "/" not in raw and col.engine.compiled.match_env(name) is None:
+        rule = m.match_setting(name.lower(), raw)
+        if rule is not None and rule.code not in _SCHEDULER_REQUESTS:
+            col.add(rule, f"{name}={raw}", line, value_at, value_at + len(raw), value=raw)
+
+
+def _env_setting(col: Collector, m, name: str, value) -> bool:
+    """An environment entry of a config that is a project's own switch, not a variable of the CUDA stack
+    (picotron's `"environment": {"FLASH_ATTEN": "1"}`, exported by its train.py and read by its model): the
+    setting its name and value make, as the shell reader reads `FLASH_ATTEN=1` (t15j)."""
+    raw = str(value.value) if isinstance(value, yaml.ScalarNode) else ""
+    if not raw or "$" in raw or "/" in raw or value.start_mark.line != value.end_mark.line or \
+            col.engine.compiled.match_env(name) is not None:
+        return False
+    rule = m.match_setting(name.lower(), raw.strip())
+    if rule is None or rule.code in _SCHEDULER_REQUESTS:
+        return False
+    line, c = value.start_mark.line + 1, value.start_mark.column + 1
+    c += (col.lines[line - 1] if line <= len(col.lines) else "")[c - 1:c] in ("'", '"')
+    col.add(rule, f"{name}: {raw}", line, c, c + len(raw), value=raw)
     return True
 
 

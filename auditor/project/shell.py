@@ -13,6 +13,7 @@ from auditor.findings import FileResult
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.makefile import SUMMARY_KEY as MAKE_CALLS
+from auditor.project.local_extras import SUMMARY_KEY as LOCAL_EXTRAS, local_extra_call
 from auditor.project.makefile import cd as make_cd
 from auditor.project.makefile import make_call
 from auditor.project.requirements import (_ALL_BUILDS_PAGE_RE, _CUDA_INDEX_RE, _OTHER_ACCELERATOR_RE, conda_spec_name,
@@ -395,7 +396,11 @@ _CI_SET_VARIABLE_RE = re.compile(r"##vso\[task\.setvariable\s+(?:[^\]]*;\s*)?var
 
 
 _CPU_RUN_RE = re.compile(r"(?<!\S)--(?:accelerator|device)[= ]cpu(?!\S)")
-_BNB_CONTEXT_RE = re.compile(r"(?<!\S)--(?:bnb_4bit_)?quant_type[= ](?:nf4|fp4)(?!\S)|(?<!\S)--double_quant(?!\S)")
+# qlora's `--quant_type nf4` / `--double_quant`; LLaVA's trainer (and its forks: Video-LLaVA, ShareGPT4V, ...)
+# loads the model with bitsandbytes when `--bits 4` / `8` comes with `--lora_enable True` (its QLoRA scripts, t15j);
+# a GPTQ / AWQ quantizer's `--bits 4` has neither
+_BNB_CONTEXT_RE = re.compile(r"(?<!\S)--(?:bnb_4bit_)?quant_type[= ](?:nf4|fp4)(?!\S)|(?<!\S)--double_quant(?!\S)"
+                             r"|(?<!\S)--lora_enable[= ](?:True|true|1)(?!\S)")
 
 
 def _env_list(col: Collector, pos: "_Positions", value) -> None:
@@ -881,6 +886,19 @@ def _make_variables(col: Collector, m, pos: _Positions, words: list[str], nodes:
             col.add(rule, w, line, c, c + len(w), value=assign.group(2))
 
 
+def _record_local_extras(col: Collector, word: str, line: int, c: int, cwd: str | None) -> None:
+    """`pip install -e ".[compile]"`: kept in the file's summary; the tree pass (auditor/project/local_extras.py)
+    reads what the extra lists in the project's pyproject.toml (t15j)."""
+    word = word.strip("\"'")
+    call = local_extra_call(word.split("[", 1)[0], word.partition("[")[2].rstrip("]").split(","), cwd)
+    if call is None:
+        return
+    call.update(line=line, col=c, end_col=c + len(word))
+    summary = col.result.summary if col.result.summary is not None else {}
+    summary.setdefault(LOCAL_EXTRAS, []).append(call)
+    col.result.summary = summary
+
+
 def _record_cmake(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:
     """A `cmake` configure call, kept in the file's summary: the tree pass (auditor/project/cmake_calls.py) reads the
     CMakeLists.txt of its source folder and reports the call when that build needs CUDA (t15h)."""
@@ -1074,8 +1092,11 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
                 c in w for c in ":=@<>")) and "$" not in w.split("[", 1)[0].rsplit("/", 1)[-1]:
             # `pip install .`, `pip install -e ".[dev]"`, `pip wheel -w DIR /src/apex`: a source tree is built
             _builds(col, source_tree, pos, nodes[i], w.split("[", 1)[0])
-            for symbol, _, rule, note in extra_hits(m, w.partition("[")[2].rstrip("]").split(","), "this project"):
+            named = extra_hits(m, w.partition("[")[2].rstrip("]").split(","), "this project")
+            for symbol, _, rule, note in named:
                 col.add(rule, symbol, line, c, c + len(w), note=note)     # `pip install -e ".[vllm]"`
+            if not named and "[" in w:
+                _record_local_extras(col, w, line, c, source_tree.cwd)    # `.[compile]`: read in pyproject.toml
             continue
         elif w.startswith(("git+", "http")) and "://" in w and "$" not in w:
             _pip_url(col, m, line, c, w)     # `pip install "git+https://github.com/vllm-project/vllm.git"`
