@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor.findings import FileResult, Finding
+from auditor.source import SourceError, read_source
 from auditor.suppress import Suppressions
 
 SUMMARY_KEY = "make_calls"
@@ -305,12 +306,9 @@ def _read_makefile(folder: Path, name: str | None, cache: dict) -> Makefile | No
             if cache[key] is not None:
                 return cache[key]
             continue
-        mk = None
-        try:      # is_file: a FIFO or device named Makefile is refused, never opened (auditor.discover's reader
-            # cannot be imported here: discover imports the project readers)
-            if path.is_file() and path.stat().st_size <= _MAX_BYTES:
-                mk = Makefile.parse(path.read_text(encoding="utf-8", errors="replace"), folder)
-        except OSError:
+        try:      # the discovery's reader: a FIFO or device named Makefile is refused, never waited on
+            mk = Makefile.parse(read_source(path, _MAX_BYTES)[0].decode("utf-8", errors="replace"), folder)
+        except (OSError, SourceError):
             mk = None
         cache[key] = mk
         if mk is not None:
