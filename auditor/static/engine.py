@@ -28,6 +28,7 @@ from auditor.static.compiled import WORD_RE, CompiledRules
 from auditor.static.host_values import on_host
 from auditor.static.crossfile import summarize
 from auditor.static.project_imports import with_facts
+from auditor.project.makefile import note_suppressions
 from auditor.static.context import _WHOLE_FILE, HOLE, FileContext, adopt_local_refs, build_context
 from auditor.static import largefile
 from auditor.static.flags import derived_flag_findings
@@ -357,6 +358,7 @@ class StaticEngine:
                 add_embedded_dockerfiles(self, data, rel, result)
             # the import graph's facts (auditor/static/project_imports.py), from the bytes: a file ast rejects too
             result.summary = with_facts(result.summary, data, rel)
+            note_suppressions(result.summary, data)     # `make x  # npu-audit: ignore[NPU333]`, for the tree pass
             return result
         except RecursionError:
             return FileResult(rel, error=FileError(rel, "syntax", "nesting too deep to parse"))
