@@ -234,7 +234,7 @@ def run_static(
     apply_shim_graph(run.results, found.files, project)   # modules and launch scripts the import graph puts under the shim
     apply_ascend_scripts(run.results, project)       # CUDA_DEVICE_MAX_CONNECTIONS=1 in a script that sets up Ascend
     apply_guarded_modules(run.results, found.files, project)   # a CuTe kernel module imported only under try/except
-    apply_ascend_project(run.results, packages, found.files)   # `vllm_ascend`, FlagGems' `backend/_ascend/`: Triton-Ascend
+    apply_ascend_project(run.results, packages, found.files, project)   # `vllm_ascend`, FlagGems' `_ascend/`: Triton-Ascend
     drop_notes_in_ascend_tree(run.results)          # DeepSpeed's NPU note where the tree already imports torch_npu
     apply_other_backend_files(run.results)          # `docker/rocm/Dockerfile`: set-up for another backend
     apply_backend_files(run.results, found.files)      # `Dockerfile.cuda` beside `Dockerfile.metax`, NPU twins

@@ -98,3 +98,221 @@ def test_kept_comments_follow_the_suppression_forms(tmp_path, text, expected):
     result = next(r for r in run.results if r.path == "build.sh")
     assert [c[IGNORE_KEY] for c in result.summary[SUMMARY_KEY]] == expected
     assert bool(_make_findings(run)) == (expected == [[]])
+
+
+# -- Triton facts -----------------------------------------------------------------------------------------------
+
+# a Triton-Ascend port laid out like MindSpeed's ops/triton/ (t11f): a helper module whose autotune configs are
+# Triton-Ascend ones, a kernel that imports it, a kernel made on NPU tensors, a CUDA kernel beside them, a test
+TRITON_TREE = {
+    "kern/__init__.py": "",
+    "kern/ops/__init__.py": "",
+    "kern/ops/triton/__init__.py": "",
+    "kern/ops/triton/utils.py": """\
+        import triton
+
+
+        def get_autotune_config(multibuffer_list=(True, False), block_list=(64, 128)):
+            return [
+                triton.Config({"BLOCK": b}, multibuffer=m, enable_hivm_auto_cv_balance=True)
+                for m in multibuffer_list for b in block_list
+            ]
+        """,
+    "kern/ops/chunk.py": """\
+        import torch
+        import triton
+        import triton.language as tl
+
+        from kern.ops.triton.utils import get_autotune_config
+
+
+        @triton.autotune(configs=get_autotune_config(block_list=(64,)), key=["T"])
+        @triton.jit
+        def chunk_fwd_kernel(x_ptr, y_ptr, T, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 2)
+
+
+        def chunk_fwd(x: torch.Tensor) -> torch.Tensor:
+            y = torch.empty_like(x)
+            chunk_fwd_kernel[(1,)](x, y, x.numel())
+            return y
+        """,
+    "kern/ops/rms_norm.py": """\
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def rms_norm_kernel(x_ptr, w_ptr, y_ptr, N: tl.constexpr, eps):
+            offs = tl.arange(0, N)
+            x = tl.load(x_ptr + offs)
+            tl.store(y_ptr + offs, x * tl.rsqrt(tl.sum(x * x) / N + eps) * tl.load(w_ptr + offs))
+
+
+        def rms_norm(x, w, eps=1e-6):
+            y = torch.empty(x.shape, device="npu")
+            rms_norm_kernel[(1,)](x, w, y, x.shape[-1], eps)
+            return y
+        """,
+    "kern/ops/softmax_cuda.py": """\
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def softmax_kernel(x_ptr, y_ptr, N: tl.constexpr):
+            offs = tl.arange(0, N)
+            x = tl.load(x_ptr + offs)
+            e = tl.exp(x - tl.max(x, 0))
+            tl.store(y_ptr + offs, e / tl.sum(e, 0))
+
+
+        def softmax(x):
+            y = torch.empty(x.shape, device="cuda")
+            softmax_kernel[(1,)](x, y, x.shape[-1])
+            return y
+        """,
+    "tests/test_chunk.py": """\
+        import torch
+
+        from kern.ops.chunk import chunk_fwd, chunk_fwd_kernel
+
+
+        def test_chunk():
+            x = torch.ones(128)
+            y = torch.empty_like(x)
+            chunk_fwd_kernel[(1,)](x, y, 128)
+            assert torch.equal(chunk_fwd(x), y)
+        """,
+}
+
+
+def _reference_triton_ascend_files(results, files) -> dict[str, str]:
+    """backends.triton_ascend_files as it was before the facts (it read every .py file of the tree): the answer the
+    fact-based pass must keep."""
+    from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
+    from auditor.static.backends import _ASCEND_TRITON, _IMPORT_FROM, _TRITON_IMPORT, _module_of
+
+    wanted = {r.path for r in results if r.path.endswith(".py") and any(
+        f.name == "triton-kernel" and f.severity != "error" and not f.data.get("context") for f in r.findings)}
+    texts, marked = {}, {}
+    for path, rel in files:
+        if not rel.endswith(".py"):
+            continue
+        try:
+            data = read_source(path, MAX_FILE_BYTES)[0][:400_000]
+        except (OSError, SourceError):
+            continue
+        if rel in wanted:
+            texts[rel] = data
+        if b"triton" in data and _TRITON_IMPORT.search(data) and _ASCEND_TRITON.search(data):
+            marked[_module_of(rel) or rel] = rel
+    out = {}
+    for rel, data in texts.items():
+        if _ASCEND_TRITON.search(data):
+            out[rel] = "its kernels run on NPU tensors or Triton-Ascend configs"
+            continue
+        for m in _IMPORT_FROM.finditer(data):
+            mod = (m.group(1) or m.group(2)).decode("ascii", "replace")
+            if mod in marked and marked[mod] != rel:
+                out[rel] = f"it uses the Triton-Ascend module {marked[mod]}"
+                break
+    return out
+
+
+def _per_file_results(root: Path):
+    """Each file's own result (findings and summary as the worker leaves them, before the tree passes)."""
+    from auditor.static.engine import StaticEngine
+
+    engine = StaticEngine(load_rules())
+    files = [(path, path.relative_to(root).as_posix()) for path in sorted(root.rglob("*.py"))]
+    return files, [engine.analyze_path(path, rel) for path, rel in files]
+
+
+def test_triton_ascend_files_reads_the_facts_not_the_files(tmp_path):
+    from auditor.static.backends import triton_ascend_files
+    from auditor.static.project_imports import TRITON, ProjectImports
+    from tests.static_snippets import write_tree
+
+    root = write_tree(tmp_path, TRITON_TREE)
+    files, results = _per_file_results(root)
+    facts = {r.path: r.summary[TRITON] for r in results}
+    assert facts["kern/ops/triton/utils.py"] == {"import": True, "ascend": True, "modules": ["triton"]}
+    assert facts["kern/ops/rms_norm.py"]["ascend"] and "ascend" not in facts["kern/ops/softmax_cuda.py"]
+    assert "kern.ops.triton.utils" in facts["kern/ops/chunk.py"]["modules"]
+    assert facts["kern/__init__.py"] == {}                         # no Triton: nothing written
+
+    expected = _reference_triton_ascend_files(results, files)
+    assert expected == {
+        "kern/ops/triton/utils.py": "its kernels run on NPU tensors or Triton-Ascend configs",
+        "kern/ops/chunk.py": "it uses the Triton-Ascend module kern/ops/triton/utils.py",
+        "kern/ops/rms_norm.py": "its kernels run on NPU tensors or Triton-Ascend configs",
+    }
+    project = ProjectImports(files, results)
+    assert triton_ascend_files(results, files, project) == expected and project.reads == 0
+    # a caller without summaries: each Python file read once this run, the same answer
+    bare = ProjectImports(files)
+    assert triton_ascend_files(results, files, bare) == expected and bare.reads == len(files)
+    assert triton_ascend_files(results, files, bare) == expected and bare.reads == len(files)
+
+
+def test_a_kernel_file_whose_facts_lack_its_imports_is_read_again(tmp_path):
+    from auditor.static.backends import triton_ascend_files
+    from auditor.static.project_imports import TRITON, ProjectImports
+    from tests.static_snippets import write_tree
+
+    root = write_tree(tmp_path, TRITON_TREE)
+    files, results = _per_file_results(root)
+    chunk = next(r for r in results if r.path == "kern/ops/chunk.py")
+    del chunk.summary[TRITON]["modules"]          # facts written for a file without Triton findings
+    project = ProjectImports(files, results)
+    assert triton_ascend_files(results, files, project) == _reference_triton_ascend_files(results, files)
+    assert project.reads == 1
+
+
+def test_a_file_over_the_default_limit_is_skipped_as_the_pass_always_did(tmp_path):
+    from auditor.discover import MAX_FILE_BYTES
+    from auditor.static.backends import triton_facts
+
+    big = b"import triton\nx = torch.ones(1, device='npu')\n" + b"#" * MAX_FILE_BYTES
+    assert triton_facts(big, True) == {"skip": True}
+    late = b"import triton\n" + b"#" * 400_000 + b"\nx = torch.ones(1, device='npu')\n"
+    assert triton_facts(late, False) == {"import": True}          # markers past 400,000 bytes were never read
+
+
+@pytest.mark.parametrize("text", [
+    'y = torch.empty(n, device="npu")', "y = torch.empty(n, device = 'npu:1')", 'x.to("npu:0")',
+    "import torch_npu", "from torch_npu.contrib import transfer_to_npu", "    import torch_npu",
+    "triton.Config({}, multibuffer=True)", "set_workspace_multibuffer=False", "enable_hivm_auto_cv_balance=True",
+    "tile_mix_vector_loop=2", "tile_mix_cube_loop=4",
+    'y = torch.empty(n, device="cuda")', "def npu_input(x): return x", "torch_npu_available = False",
+    "# device='npu' only in a comment", 'name = "npu_kernel"',
+])
+def test_the_cheap_word_test_never_changes_the_marker_answer(text):
+    from auditor.static.backends import _ASCEND_TRITON, ascend_triton_text
+
+    for data in (text.encode(), b"import triton\n\n" + text.encode() + b"\n"):
+        assert ascend_triton_text(data) == (_ASCEND_TRITON.search(data) is not None)
+
+
+def test_warm_run_equals_cold_run_on_the_triton_tree(tmp_path):
+    from auditor.static.project_imports import TRITON
+    from tests.static_snippets import write_tree
+
+    root = write_tree(tmp_path / "tree", TRITON_TREE)
+    cache = tmp_path / "cache"
+
+    def findings(run):
+        return sorted((r.path, f.line, f.code, f.severity, f.message) for r in run.results for f in r.findings)
+
+    cold = run_static([root], jobs=1, cache_dir=cache)
+    warm = run_static([root], jobs=1, cache_dir=cache)
+    assert warm.cached_files == len(warm.results) and warm.project_reads == 0
+    assert findings(warm) == findings(cold) == findings(run_static([root], jobs=1))
+    assert all(TRITON in r.summary for r in warm.results if r.path.endswith(".py"))
+    lowered = {(p, s) for p, _l, c, s, m in findings(cold) if c == "NPU373" and "Triton-Ascend already" in m}
+    assert ("kern/ops/chunk.py", "info") in lowered and ("kern/ops/rms_norm.py", "info") in lowered
+    assert not any(p == "kern/ops/softmax_cuda.py" for p, _s in lowered)

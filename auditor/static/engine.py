@@ -357,7 +357,7 @@ class StaticEngine:
 
                 add_embedded_dockerfiles(self, data, rel, result)
             # the import graph's facts (auditor/static/project_imports.py), from the bytes: a file ast rejects too
-            result.summary = with_facts(result.summary, data, rel)
+            result.summary = with_facts(result.summary, data, rel, result.findings)
             note_suppressions(result.summary, data)     # `make x  # npu-audit: ignore[NPU333]`, for the tree pass
             return result
         except RecursionError:
