@@ -265,7 +265,7 @@ def run_static(
     apply_hydra_configs(run.results, found.files)    # configs an Ascend Hydra entry reads (npu_native.py)
     apply_ascend_subpackages(run.results, found.files)   # `import deep_ep`: the tree's own Ascend port of it
     apply_guarded_modules(run.results, found.files, project)   # a CuTe kernel module imported only under try/except
-    apply_ascend_project(run.results, packages, found.files)   # `vllm_ascend`, FlagGems' `backend/_ascend/`: Triton-Ascend
+    apply_ascend_project(run.results, packages, found.files, project)   # `vllm_ascend`, FlagGems' `_ascend/`: Triton-Ascend
     apply_ascend_named_project(run.results, packages)   # every Python file of `vllm_ascend`'s tree (npu_native.py)
     drop_notes_in_ascend_tree(run.results)          # DeepSpeed's NPU note where the tree already imports torch_npu
     apply_other_backend_files(run.results)          # `docker/rocm/Dockerfile`: set-up for another backend

@@ -89,6 +89,26 @@ class Suppressions:
         return False
 
 
+    def directives_at(self, line: int, end_line: int) -> list[list[str] | None]:
+        """Every code set (None: every code) that applies to a span, file-level ones first, as JSON-able lists:
+        what `covers` reads, for a pass that must decide later without the file's text (`covered`)."""
+        out: list[list[str] | None] = [None] if self.file_all else []
+        if self.file_codes:
+            out.append(sorted(self.file_codes))
+        for n in sorted({line, end_line}):
+            if 1 <= n <= len(self.lines):
+                directives = self._by_line.get(n)
+                if directives is None:
+                    directives = self._by_line[n] = line_directives(self.lines[n - 1])
+                out.extend(None if codes is None else sorted(codes) for codes in directives)
+        return out
+
+
+def covered(directives: list, code: str) -> bool:
+    """Whether code sets kept by `Suppressions.directives_at` silence `code` (as `Suppressions.covers` would)."""
+    return any(_covers(None if codes is None else set(codes), code) for codes in directives)
+
+
 def suppressed(lines: list[str], line: int, end_line: int, code: str) -> bool:
     """One finding against a file's lines (builds the file-level view each call: use Suppressions for many)."""
     return Suppressions.of(lines).covers(line, end_line, code)

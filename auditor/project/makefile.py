@@ -24,9 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from auditor.findings import FileResult, Finding
-from auditor.suppress import Suppressions
+from auditor.source import SourceError, read_source
+from auditor.suppress import Suppressions, covered
 
 SUMMARY_KEY = "make_calls"
+IGNORE_KEY = "ignore"          # a call's suppression comments (note_suppressions)
 MAKEFILE_NAMES = ("GNUmakefile", "makefile", "Makefile")
 _MAX_BYTES = 512 * 1024
 _ASSIGN_RE = re.compile(r"^(?:(?:override|export|private)\s+)*([A-Za-z_][\w.-]*)\s*(::?=|:::=|\?=|\+=|!=|=)(.*)$")
@@ -305,12 +307,9 @@ def _read_makefile(folder: Path, name: str | None, cache: dict) -> Makefile | No
             if cache[key] is not None:
                 return cache[key]
             continue
-        mk = None
-        try:      # is_file: a FIFO or device named Makefile is refused, never opened (auditor.discover's reader
-            # cannot be imported here: discover imports the project readers)
-            if path.is_file() and path.stat().st_size <= _MAX_BYTES:
-                mk = Makefile.parse(path.read_text(encoding="utf-8", errors="replace"), folder)
-        except OSError:
+        try:      # the discovery's reader: a FIFO or device named Makefile is refused, never waited on
+            mk = Makefile.parse(read_source(path, _MAX_BYTES)[0].decode("utf-8", errors="replace"), folder)
+        except (OSError, SourceError):
             mk = None
         cache[key] = mk
         if mk is not None:
@@ -355,7 +354,12 @@ def make_build_findings(result: FileResult, root: Path, rule, cache: dict | None
             message=message, substitution=rule.substitution, fix="none", source="static", symbol=symbol,
             data={"targets": [t for t, _ in built]}))
     if new:
-        # the calling file's own `# npu-audit: ignore[NPU333]` comments, as for the findings of its own pass
+        # the calling file's own `# npu-audit: ignore[NPU333]` comments, as for the findings of its own pass: kept
+        # with each call by the worker that read the file (note_suppressions); calls recorded without them (a caller
+        # that built the summary itself) have the file read, as before
+        if all(isinstance(call, dict) and isinstance(call.get(IGNORE_KEY), list) for call in calls):
+            quiet = {call["line"] for call in calls if covered(call[IGNORE_KEY], rule.code)}
+            return [f for f in new if f.line not in quiet]
         try:
             text = (here if here.is_absolute() else root / here).read_text(encoding="utf-8", errors="replace")
         except OSError:
@@ -363,6 +367,20 @@ def make_build_findings(result: FileResult, root: Path, rule, cache: dict | None
         suppressions = Suppressions.of(text.splitlines(), text)
         new = [f for f in new if not suppressions.covers(f.line, f.end_line, f.code)]
     return new
+
+
+def note_suppressions(summary: dict[str, Any] | None, data: bytes) -> None:
+    """In the worker, from the bytes it read: the suppression comments (file-level and on its line) that apply to
+    each `make` call the file records, kept with the call (`ignore`, in the cache entry), so that the tree pass
+    never reads the calling file again. The text is what that pass read before: the raw file, UTF-8."""
+    calls = (summary or {}).get(SUMMARY_KEY)
+    if not calls:
+        return
+    text = data.decode("utf-8", errors="replace")
+    suppressions = Suppressions.of(text.splitlines(), text)
+    for call in calls:
+        if isinstance(call, dict) and isinstance(call.get("line"), int):
+            call[IGNORE_KEY] = suppressions.directives_at(call["line"], call["line"])
 
 
 def apply_make_builds(results: list[FileResult], root: Path, rules, product: str = "a2") -> None:

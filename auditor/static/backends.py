@@ -695,6 +695,47 @@ def triton_ascend_backend(files: Sequence[tuple[Path, str]], packages: frozenset
 _ASCEND_TRITON = re.compile(rb"""device\s*=\s*["']npu(?::\d+)?["']|["']npu:\d+["']|^(?:import|from)[ \t]+torch_npu\b|"""
                             rb"""\b(?:set_workspace_)?multibuffer|\benable_hivm_\w+|\btile_mix_(?:vector|cube)_loop""", re.M)
 _IMPORT_FROM = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w.]+))", re.M)
+# every spelling _ASCEND_TRITON reads holds one of these words: a file without any is not searched (most files hold
+# `npu` inside `input`, so the quoted and `torch_npu` forms are the cheap test)
+_ASCEND_WORDS = (b'"npu', b"'npu", b"torch_npu", b"multibuffer", b"enable_hivm_", b"tile_mix_")
+_TRITON_READ = 400_000          # how much of a file the Triton-Ascend markers are looked for in
+TRITON_KERNEL = "triton-kernel"
+
+
+def ascend_triton_text(data: bytes) -> bool:
+    """Whether `data` holds a Triton-Ascend marker (_ASCEND_TRITON)."""
+    return any(w in data for w in _ASCEND_WORDS) and _ASCEND_TRITON.search(data) is not None
+
+
+def triton_facts(data: bytes, kernel_findings: bool) -> dict:
+    """A Python file's Triton facts, once per file in the worker (kept in its summary, project_imports.TRITON):
+    `import` (it imports Triton) and `ascend` (a Triton-Ascend marker), read from its first 400,000 bytes as
+    triton_ascend_files always read them; `modules` (what it imports, in order) only for a file with Triton findings
+    (kernel_findings), the only files whose imports the pass follows; `skip` for a file over the default size limit,
+    which the pass never read. Only true facts are written: most files keep `{}`."""
+    if len(data) > MAX_FILE_BYTES:
+        return {"skip": True}
+    head = data[:_TRITON_READ]
+    out: dict = {}
+    if b"triton" in head and _TRITON_IMPORT.search(head):
+        out["import"] = True
+    if ascend_triton_text(head):
+        out["ascend"] = True
+    if kernel_findings:
+        out["modules"] = list(dict.fromkeys((m.group(1) or m.group(2)).decode("ascii", "replace")
+                                            for m in _IMPORT_FROM.finditer(head)))
+    return out
+
+
+def read_triton_facts(path: Path | None) -> dict | None:
+    """The facts of a file no summary holds, read now (None when it cannot be read: a FIFO, over the limit)."""
+    if path is None:
+        return None
+    try:
+        data = read_source(path, MAX_FILE_BYTES)[0]
+    except (OSError, SourceError):
+        return None
+    return triton_facts(data, True)
 
 
 def _module_of(rel: str) -> str | None:
@@ -709,35 +750,39 @@ def _module_of(rel: str) -> str | None:
     return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
 
 
-def triton_ascend_files(results: list, files: Sequence[tuple[Path, str]]) -> dict[str, str]:
+def triton_ascend_files(results: list, files: Sequence[tuple[Path, str]], project=None) -> dict[str, str]:
     """{rel: why} for each Python file with Triton findings whose kernels run on Ascend by its own markers
     (_ASCEND_TRITON), or that imports a Triton module of the tree that has them (a kernel file importing the
-    project's `ops/triton/utils.py` whose autotune configs are Triton-Ascend ones; an NPU test of the kernels)."""
+    project's `ops/triton/utils.py` whose autotune configs are Triton-Ascend ones; an NPU test of the kernels).
+    Each file's facts come from its summary (triton_facts, read in the worker); `project` (ProjectImports, one per
+    run) reads a file without them once."""
     wanted = {r.path for r in results if r.path.endswith(".py") and any(
-        f.name == "triton-kernel" and f.severity != "error" and not f.data.get("context") for f in r.findings)}
+        f.name == TRITON_KERNEL and f.severity != "error" and not f.data.get("context") for f in r.findings)}
     if not wanted:
         return {}
-    texts: dict[str, bytes] = {}
+    if project is None:
+        from auditor.static.project_imports import ProjectImports
+
+        project = ProjectImports(files, results)
+    kept: dict[str, dict] = {}
     marked: dict[str, str] = {}
-    for path, rel in files:
+    for _, rel in files:
         if not rel.endswith(".py"):
             continue
-        try:
-            data = read_source(path, MAX_FILE_BYTES)[0][:400_000]
-        except (OSError, SourceError):
+        facts = project.triton(rel, modules=rel in wanted)
+        if facts is None:
             continue
         if rel in wanted:
-            texts[rel] = data
-        if b"triton" in data and _TRITON_IMPORT.search(data) and _ASCEND_TRITON.search(data):
+            kept[rel] = facts
+        if facts.get("import") and facts.get("ascend"):
             name = _module_of(rel)
             marked[name or rel] = rel
     out: dict[str, str] = {}
-    for rel, data in texts.items():
-        if _ASCEND_TRITON.search(data):
+    for rel, facts in kept.items():
+        if facts.get("ascend"):
             out[rel] = "its kernels run on NPU tensors or Triton-Ascend configs"
             continue
-        for m in _IMPORT_FROM.finditer(data):
-            mod = (m.group(1) or m.group(2)).decode("ascii", "replace")
+        for mod in facts.get("modules") or ():
             if mod in marked and marked[mod] != rel:
                 out[rel] = f"it uses the Triton-Ascend module {marked[mod]}"
                 break
@@ -745,7 +790,7 @@ def triton_ascend_files(results: list, files: Sequence[tuple[Path, str]]) -> dic
 
 
 def apply_ascend_project(results: list, packages: frozenset[str],
-                         files: Sequence[tuple[Path, str]] = ()) -> int:
+                         files: Sequence[tuple[Path, str]] = (), project=None) -> int:
     """A tree whose own package is named for Ascend (`vllm_ascend`, `mindspeed_npu`), or one whose package holds
     Triton kernels in an Ascend-named backend folder (FlagGems' `runtime/backend/_ascend/`): its Triton kernels (and,
     for the first, its custom ops) are Triton-Ascend and the project's NPU op library wherever they sit (its tests
@@ -754,7 +799,7 @@ def apply_ascend_project(results: list, packages: frozenset[str],
     named = any(path_backends(p) == {"npu"} for p in packages)
     backend = None if named else triton_ascend_backend(files, packages)
     if not named and backend is None:
-        return _apply_triton_ascend_files(results, files)
+        return _apply_triton_ascend_files(results, files, project)
     note = (f"in a project written for Ascend: {_NOTES['ascend-code'].split(': ', 1)[1]}" if named else
             f"the project already runs its Triton kernels on Ascend (Triton-Ascend backend in {backend}): "
             "re-validate on the NPU, nothing to port")
@@ -772,10 +817,10 @@ def apply_ascend_project(results: list, packages: frozenset[str],
     return lowered
 
 
-def _apply_triton_ascend_files(results: list, files: Sequence[tuple[Path, str]]) -> int:
+def _apply_triton_ascend_files(results: list, files: Sequence[tuple[Path, str]], project=None) -> int:
     """Triton findings (not errors: inline PTX and Gluon have no Triton-Ascend form) in files whose kernels run on
     Ascend by their own markers (triton_ascend_files): Triton-Ascend already, info."""
-    marked = triton_ascend_files(results, files) if files else {}
+    marked = triton_ascend_files(results, files, project) if files else {}
     lowered = 0
     for result in results:
         why = marked.get(result.path)

@@ -276,9 +276,14 @@ class _Target:
 
 
 def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
-             flag_codes: frozenset[str] = frozenset()) -> dict[str, _Target]:
+             flag_codes: frozenset[str] = frozenset(), project: Any = None) -> dict[str, _Target]:
     from auditor.static.backend_files import per_backend_sibling
     from auditor.static.backends import cuda_backend_module
+
+    if project is None:       # one view per run: a file without facts in its summary is read once
+        from auditor.static.project_imports import ProjectImports
+
+        project = ProjectImports([(path, rel) for rel, path in files.items()], results)
 
     out: dict[str, _Target] = {}
     for r in results:
@@ -302,7 +307,7 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
                 r.path not in files or per_backend_sibling(files[r.path], r.path) is None) and \
                 not (r.findings and all(f.data.get("context") not in (None, *_STILL_CUDA) for f in r.findings)) and \
                 not (tech == "triton" and (_ascend_package(r.path) or
-                                           r.path in files and _triton_ascend_text(files[r.path]))):
+                                           r.path in files and _triton_ascend_text(r.path, project))):
             category = _CATEGORY_OF_TECH.get(tech) or (own[0].category if own else None)
             if category is not None:
                 line = own[0].line if own else 1
@@ -343,20 +348,13 @@ def _ascend_package(rel: str) -> bool:
     return any(backends_in_text(part) == {"npu"} for part in rel.split("/")[:-1])
 
 
-def _triton_ascend_text(path: Path) -> bool:
+def _triton_ascend_text(rel: str, project: Any) -> bool:
     """A module named for Triton whose own text says Triton-Ascend (backends._ASCEND_TRITON: `device="npu"`, an
     unguarded torch_npu import, `multibuffer` / `enable_hivm_*` autotune keys: MindSpeed's `ops/triton/utils.py`
     and its `get_autotune_config`): its name does not make its importers CUDA-specific (t11f, heldout5's
-    chunk_delta_h.py row)."""
-    from auditor.discover import SourceError, read_source
-    from auditor.static.backends import _ASCEND_TRITON
-    from auditor.static.engine import MAX_FILE_BYTES
-
-    try:
-        data = read_source(path, MAX_FILE_BYTES)[0][:400_000]
-    except (OSError, SourceError):
-        return False
-    return _ASCEND_TRITON.search(data) is not None
+    chunk_delta_h.py row). The fact is the file's own, read once in the worker (ProjectImports.triton)."""
+    facts = project.triton(rel)
+    return bool(facts and facts.get("ascend"))
 
 
 def propagate(results: list, files: Sequence[tuple[Path, str]], engine_rules: dict[str, Any],
@@ -371,7 +369,7 @@ def propagate(results: list, files: Sequence[tuple[Path, str]], engine_rules: di
     by_path = project.paths
     flag_codes = frozenset(code for code, rule in engine_rules.items()
                            if "flagname" in (getattr(rule, "match", None) or {}))
-    targets = _targets(results, modules, by_path, flag_codes)
+    targets = _targets(results, modules, by_path, flag_codes, project)
     if not targets:
         return 0
     added = 0

@@ -30,6 +30,7 @@ from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host
 from auditor.static.npu_native import apply_npu_file, written_for_npu
 from auditor.static.crossfile import summarize
 from auditor.static.project_imports import with_facts
+from auditor.project.makefile import note_suppressions
 from auditor.static.context import _WHOLE_FILE, HOLE, FileContext, adopt_local_refs, build_context
 from auditor.static import largefile
 from auditor.static.flags import derived_flag_findings
@@ -358,7 +359,8 @@ class StaticEngine:
 
                 add_embedded_dockerfiles(self, data, rel, result)
             # the import graph's facts (auditor/static/project_imports.py), from the bytes: a file ast rejects too
-            result.summary = with_facts(result.summary, data, rel)
+            result.summary = with_facts(result.summary, data, rel, result.findings)
+            note_suppressions(result.summary, data)     # `make x  # npu-audit: ignore[NPU333]`, for the tree pass
             return result
         except RecursionError:
             return FileResult(rel, error=FileError(rel, "syntax", "nesting too deep to parse"))

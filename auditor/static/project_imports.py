@@ -4,7 +4,7 @@ Two project-level features follow imports across a tree: the transfer_to_npu imp
 modules and launch scripts run under the shim) and the cross-file pass (crossfile.py: uses, in other files, of the
 project's own CUDA-specific code). Both used to read files again on every run. Now:
 
-1. Per file, in the worker (`file_summary`, kept in the file's cache entry, cache FORMAT 4), one dict:
+1. Per file, in the worker (`file_summary`, kept in the file's cache entry, cache FORMAT 4; 5 adds `triton`), one dict:
    - crossfile's part (`defs`, `imports`, `tech`: crossfile.summarize, from the `ast` tree the engine built);
    - `facts`, the import graph's part, read from the raw bytes exactly as the graph always read them (a line
      scan, no parse, so a file `ast` rejects still has its imports): for a `.py` file that mentions `import`,
@@ -13,6 +13,9 @@ project's own CUDA-specific code). Both used to read files again on every run. N
      its launcher lines start, in order) and `ascend` (it sets up Ascend itself: CANN's set_env.sh, an env_npu
      script, NPUS_PER_NODE, ASCEND_RT_VISIBLE_DEVICES, exported ASCEND_* / HCCL_* settings). A file without the
      word `import` has `facts` = {} (no edges).
+   - `triton`, for a `.py` file (backends.triton_facts): does it import Triton, does it hold a Triton-Ascend
+     marker, and for a file with Triton findings what it imports; read by backends.triton_ascend_files and
+     crossfile's Triton modules through `ProjectImports.triton`, so neither reads the tree's files again.
 2. Per run (`ProjectImports`, built once from the results after every per-file result is in, cached or not):
    the file list, each file's summary, and the two module namings the features use (they differ on purpose: the
    graph names a file by its path, `src/` dropped, so that an entry script in a folder without `__init__.py`
@@ -37,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 FACTS = "facts"
+TRITON = "triton"          # a Python file's Triton facts (backends.triton_facts)
 
 # `from x import (` with the names on the next lines (MindSpeed's features_manager/__init__.py) loads x too (t11e)
 _IMPORT_LINE = re.compile(r"^([ \t]*)(?:import[ \t]+([\w., \t]+)|from[ \t]+(\.*[\w.]*)[ \t]+import(?:[ \t]*\([ \t]*|[ \t]+)"
@@ -167,12 +171,19 @@ def import_facts(data: bytes, rel: str) -> dict[str, Any] | None:
     return None
 
 
-def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str) -> dict[str, Any] | None:
-    """`summary` (crossfile's part, or None) with the import graph's facts added (in the worker, once per file)."""
+def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: Sequence[Any] = ()) -> dict[str, Any] | None:
+    """`summary` (crossfile's part, or None) with the import graph's facts added, and for a Python file its Triton
+    facts (backends.triton_facts; `findings`, the file's own, say whether it has Triton findings), in the worker,
+    once per file."""
     facts = import_facts(data, rel)
     if facts is None:
         return summary
-    return {**(summary or {}), FACTS: facts}
+    out = {**(summary or {}), FACTS: facts}
+    if rel.endswith(".py"):
+        from auditor.static.backends import TRITON_KERNEL, triton_facts
+
+        out[TRITON] = triton_facts(data, any(getattr(f, "name", None) == TRITON_KERNEL for f in findings))
+    return out
 
 
 def read_facts(path: Path | None, rel: str) -> dict[str, Any] | None:
@@ -203,6 +214,7 @@ class ProjectImports:
         self.changed: set[str] = set()       # rels whose summary a pass updated (crossfile's `uses`): saved again
         self._module_names: dict[str, str] | None = None
         self._sources: dict[str, tuple[str, ast.Module] | None] = {}
+        self._triton: dict[str, dict[str, Any] | None] = {}      # Triton facts read this run (no summary held them)
 
     def facts(self, rel: str) -> dict[str, Any] | None:
         """A file's import-graph facts: from its summary, else read now (and counted in `reads`)."""
@@ -212,6 +224,22 @@ class ProjectImports:
             return facts
         self.reads += 1
         return read_facts(self.paths.get(rel), rel)
+
+    def triton(self, rel: str, modules: bool = False) -> dict[str, Any] | None:
+        """A Python file's Triton facts (backends.triton_facts): from its summary, else read now, once per run
+        (counted in `reads`); `modules`: the caller follows the file's imports, so facts without them are read
+        again unless its markers settle it. None for a file that is not read (unreadable, over the limit)."""
+        summary = self.summaries.get(rel)
+        facts = summary.get(TRITON) if summary is not None else None
+        if isinstance(facts, dict) and (not modules or "modules" in facts or facts.get("ascend") or facts.get("skip")):
+            return None if facts.get("skip") else facts
+        if rel not in self._triton:
+            from auditor.static.backends import read_triton_facts
+
+            self.reads += 1
+            path = self.paths.get(rel)
+            self._triton[rel] = read_triton_facts(Path(path)) if path is not None else None
+        return self._triton[rel]
 
     def source(self, rel: str) -> tuple[str, ast.Module] | None:
         """A file's text and `ast` tree, read and parsed once per run for every project pass that needs more than
