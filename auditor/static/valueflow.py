@@ -1,0 +1,324 @@
+"""Value flow from CUDA-bound names, inside one file (t14j, issue 14).
+
+A port changes a binding together with every line that uses the name it binds. The per-file rules see the binding
+(`import marlin`, `from flash_attn import flash_attn_func`, `ops = FusedAdamBuilder().load()`) but not always
+the later lines (`marlin.mul(...)`, `ops.multi_tensor_adam`); and when the binding is an import of the project's
+own CUDA-specific module, the per-file pass knows it only by its name (`from ..nccl import allGather as
+ncclAllGather`, `from .cuda_kernel import CUDA_FOLDER`, `from yunchang.kernels import select_flash_attn_impl`,
+`from nvitop.api import libnvml`), since the module itself may not be audited (a sampled file, a partial tree).
+
+Seeds (names that stand for CUDA-specific code: modules, functions, classes, extension handles; not data values,
+which the labelling policy leaves to the line that derives them):
+
+1. an import whose statement holds a finding of this file (not info, not in a multi-backend context): each name it
+   binds from the flagged module (`import marlin` -> `marlin`);
+2. an assignment whose value holds such a finding and loads code: a loader call (`Builder().load()`, `.jit_load()`,
+   `load(name=..., sources=[...])`, `importlib.import_module(...)`, `ctypes.CDLL(...)`) or a reference
+   (`f = ext.op`, `self.kernel = fused_cuda.kernel`);
+3. an import of the project's own module (relative, or of the file's own top-level package) whose module path or
+   imported name is spelled for a CUDA technology (`nccl`, `flash_attn`, `triton`, `cutlass`, `cuda_kernel`,
+   `apex`, `nvml`, `libcudart`): the import line itself gets a finding too.
+
+Uses: every later line of the binding's scope (the module, or the function that binds it) that reads the name
+(a call, an attribute, an argument); a use that binds another name by reference (`fn = ext.forward`) seeds it in
+turn (two steps at most). One finding per line, info, none on a line that already holds a finding, none inside an
+NPU / multi-backend branch (the engine's backend context): the binding carries the severity of the construct; its
+uses move with it (the message names the binding line).
+"""
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any, Sequence
+
+from auditor.findings import Finding
+
+# kernel / attention / apex share the cross-file pass's codes (rules/crossfile.yaml: the same meaning, a use of the
+# project's CUDA-specific code; the 2xx codes this work was offered are precision's by the code policy)
+CODES = {"kernel": ("NPU320", "project-cuda-kernel-use"), "attention": ("NPU321", "project-attention-use"),
+         "apex": ("NPU322", "project-apex-use"), "distributed": ("NPU141", "cuda-bound-nccl-use"),
+         "third_party": ("NPU460", "cuda-bound-package-use"), "device": ("NPU070", "cuda-bound-device-use")}
+OWN_CODES = frozenset(code for code, _ in CODES.values())
+# categories whose findings make a binding CUDA-specific code (device / precision findings are values: a device
+# string, a dtype; the policy leaves their derived uses unlabelled)
+_SEED_CATEGORIES = frozenset({"kernel", "attention", "distributed", "apex", "third_party"})
+_STILL_CUDA = frozenset({"import-guard", "cuda-available-branch", "test-mark"})
+# callee names (last attribute) that load code: an extension builder, a JIT build, a module import, a shared library
+_LOADERS = frozenset({"load", "jit_load", "load_inline", "import_module", "CDLL", "LoadLibrary", "cdll",
+                      "load_library", "load_extension", "get_extension", "import_extension", "builder"})
+# a technology in an identifier, snake_case after camelCase is split (`ncclAllGather` -> nccl_all_gather)
+_SPELLED = (
+    ("distributed", re.compile(r"(?:^|_)nccl(?:$|_)")),
+    ("attention", re.compile(r"(?:^|_)(?:flash_?attn|flash_?attention|flash_?mla|flashinfer)(?:$|_|\d)")),
+    ("apex", re.compile(r"(?:^|_)apex(?:$|_)")),
+    ("third_party", re.compile(r"(?:^|_)(?:lib|py)?nvml(?:$|_)")),
+    ("device", re.compile(r"(?:^|_)(?:libcuda|libcudart|cudart)(?:$|_)")),
+    ("kernel", re.compile(r"(?:^|_)(?:triton|cutlass|cuda_kernels?|cuda_ops|cuda_ext(?:ension)?s?|cuda_lib)(?:$|_)"
+                          r"|^_cuda_")),
+)
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SKIP_TOP = frozenset({"torch", "__future__", "typing", "os", "sys"})
+MAX_DEPTH = 2
+
+
+def spelled(name: str) -> str | None:
+    """The category a CUDA technology spelled in `name` stands for (`ncclAllGather` -> distributed), or None."""
+    snake = _CAMEL.sub("_", name).lower()
+    for category, pattern in _SPELLED:
+        if pattern.search(snake):
+            return category
+    return None
+
+
+def _seed_worthy(f: Finding) -> bool:
+    return f.category in _SEED_CATEGORIES and f.severity != "info" and f.code not in OWN_CODES and \
+        f.data.get("context") in (None, *_STILL_CUDA)
+
+
+class _Binding:
+    __slots__ = ("name", "line", "category", "what", "scope", "depth")
+
+    def __init__(self, name: str, line: int, category: str, what: str, scope: ast.AST, depth: int = 0) -> None:
+        self.name, self.line, self.category, self.what, self.scope, self.depth = name, line, category, what, scope, depth
+
+
+def _scopes(tree: ast.Module):
+    """(statement, its scope node) for every statement: the module, or the innermost function or class."""
+    stack: list[tuple[ast.AST, ast.AST]] = [(tree, tree)]
+    while stack:
+        node, scope = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt):
+                yield child, scope
+            if isinstance(child, (ast.expr, ast.expr_context, ast.operator, ast.arguments)):
+                continue
+            inner = child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else scope
+            stack.append((child, inner))
+
+
+def _own_package(rel: str) -> str:
+    parts = rel.replace("\\", "/").split("/")
+    if parts and parts[0] == "src":
+        parts = parts[1:]
+    return parts[0] if len(parts) > 1 else ""
+
+
+def _loader_call(value: ast.expr) -> bool:
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if name in _LOADERS:
+                return True
+    return False
+
+
+def _target_name(t: ast.expr) -> str | None:
+    if isinstance(t, ast.Name):
+        return t.id
+    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+        return "self." + t.attr
+    return None
+
+
+def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[list[_Binding], dict[int, tuple]]:
+    """The seeded bindings, and the spelled-import lines to report themselves (line -> (category, name, module))."""
+    by_line: dict[int, list[Finding]] = {}
+    for f in findings:
+        if _seed_worthy(f):
+            by_line.setdefault(f.line, []).append(f)
+    own = _own_package(rel)
+    out: list[_Binding] = []
+    spelled_lines: dict[int, tuple] = {}
+
+    def flagged(stmt: ast.stmt) -> list[Finding]:
+        got: list[Finding] = []
+        for line in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1):
+            got += by_line.get(line, ())
+        return got
+
+    for stmt, scope in _scopes(tree):
+        if isinstance(stmt, ast.Import):
+            hits = flagged(stmt)
+            for a in stmt.names:
+                local = a.asname or a.name.split(".", 1)[0]
+                hit = next((f for f in hits if f.symbol and (a.name == f.symbol or a.name.startswith(f.symbol + ".")
+                                                             or f.symbol.startswith(a.name + "."))), None)
+                if hit is not None:
+                    out.append(_Binding(local, stmt.lineno, hit.category, f"{a.name} ({hit.code})", scope))
+                    continue
+                top = a.name.split(".", 1)[0]
+                if own and top == own and a.asname:         # `import lmcache.cuda_ops as native`
+                    cat = next((c for c in map(spelled, a.name.split(".")[1:]) if c), None)
+                    if cat is not None:
+                        out.append(_Binding(local, stmt.lineno, cat, f"{a.name} (named for it)", scope))
+                        spelled_lines.setdefault(stmt.lineno, (cat, local, a.name))
+        elif isinstance(stmt, ast.ImportFrom):
+            module = stmt.module or ""
+            if stmt.level == 0 and module.split(".", 1)[0] in _SKIP_TOP:
+                continue
+            hits = flagged(stmt)
+            first_party = stmt.level > 0 or (bool(own) and module.split(".", 1)[0] == own)
+            module_cat = next((c for c in map(spelled, module.split(".")[1 if stmt.level == 0 else 0:]) if c), None) \
+                if first_party and module else None
+            for a in stmt.names:
+                if a.name == "*":
+                    continue
+                local = a.asname or a.name
+                full = f"{module}.{a.name}" if module else a.name
+                hit = next((f for f in hits if f.symbol and (f.symbol in (module, full) or full.startswith(f.symbol + ".")
+                                                             or f.symbol.rsplit(".", 1)[-1] == a.name)), None)
+                if hit is None and len(stmt.names) == 1 and hits:
+                    hit = hits[0]
+                if hit is not None:
+                    out.append(_Binding(local, stmt.lineno, hit.category, f"{full} ({hit.code})", scope))
+                    continue
+                if not first_party:
+                    continue
+                cat = module_cat or spelled(a.name) or (spelled(local) if a.asname else None)
+                if cat is not None:
+                    dots = "." * stmt.level
+                    out.append(_Binding(local, stmt.lineno, cat, f"{dots}{full} (named for it)", scope))
+                    spelled_lines.setdefault(stmt.lineno, (cat, local, dots + full))
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            names = [n for n in map(_target_name, targets) if n]
+            if not names:
+                continue
+            v = stmt.value
+            hits = [f for f in flagged(stmt)
+                    if v.lineno <= f.line <= (v.end_lineno or v.lineno) and
+                    (f.line > v.lineno or f.col - 1 >= v.col_offset)]
+            if not hits or not (isinstance(v, (ast.Attribute, ast.Name)) or _loader_call(v)):
+                continue
+            for name in names:
+                out.append(_Binding(name, stmt.lineno, hits[0].category, f"{hits[0].symbol} ({hits[0].code})",
+                                    scope))
+    return out, spelled_lines
+
+
+def _rebound_elsewhere(scope: ast.AST, name: str, line: int) -> bool:
+    """`name` is bound again in its scope by something that is not a seed (a fallback `marlin = None` beside the
+    import is fine: the seed's uses are guarded by it; a plain reassignment `ops = cpu_ops` is a path without)."""
+    for node in ast.walk(scope):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.lineno != line:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(_target_name(t) == name for t in targets) and node.value is not None \
+                    and not (isinstance(node.value, ast.Constant) and node.value.value is None):
+                return True
+    return False
+
+
+def _reads(scope: ast.AST, name: str, params_shadow: bool = True):
+    """(line, node, parent statement) of each read of `name` (or `self.attr`) in `scope`, skipping nested functions
+    that bind the name themselves (a parameter or an assignment of that name)."""
+    is_self = name.startswith("self.")
+    attr = name[5:] if is_self else ""
+    stack: list[tuple[ast.AST, ast.stmt | None]] = [(scope, None)]
+    while stack:
+        node, stmt = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            here = child if isinstance(child, ast.stmt) else stmt
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and child is not scope \
+                    and not is_self:
+                args = child.args
+                bound = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+                bound |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+                if name in bound:
+                    continue
+            if is_self:
+                if isinstance(child, ast.Attribute) and child.attr == attr and isinstance(child.value, ast.Name) \
+                        and child.value.id == "self" and isinstance(child.ctx, ast.Load):
+                    yield child.lineno, child, here
+            elif isinstance(child, ast.Name) and child.id == name and isinstance(child.ctx, ast.Load):
+                yield child.lineno, child, here
+            stack.append((child, here))
+
+
+def _class_of(tree: ast.Module, line: int) -> ast.ClassDef | None:
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            if best is None or node.lineno > best.lineno:
+                best = node
+    return best
+
+
+def flow_findings(tree: ast.Module, findings: Sequence[Finding], lines: list[str], rel: str,
+                  rules: dict[str, Any]) -> list[Finding]:
+    """The info findings at the uses of CUDA-bound names (and at spelled project imports), before the backend
+    context; none on a line that holds a finding."""
+    seeds, spelled_lines = _seeds(tree, findings, rel)
+    if not seeds:
+        return []
+    taken = {f.line for f in findings}
+    hits: dict[int, tuple[str, str, int, str, int]] = {}    # line -> (category, name, binding line, what, col)
+    for line, (cat, local, full) in spelled_lines.items():
+        if line not in taken:
+            hits[line] = (cat, local, 0, full, 1)
+    done: set[tuple[str, int]] = set()
+    queue = list(seeds)
+    while queue:
+        b = queue.pop(0)
+        if (b.name, b.line) in done:
+            continue
+        done.add((b.name, b.line))
+        scope = b.scope
+        if b.name.startswith("self."):
+            cls = _class_of(tree, b.line)
+            if cls is None:
+                continue
+            scope = cls
+        elif _rebound_elsewhere(scope, b.name, b.line):
+            continue
+        for line, node, stmt in _reads(scope, b.name):
+            if line == b.line or line in taken:
+                continue
+            hits.setdefault(line, (b.category, b.name, b.line, b.what, node.col_offset + 1))
+            if b.depth < MAX_DEPTH and isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None \
+                    and isinstance(stmt.value, (ast.Attribute, ast.Name)) and \
+                    any(n is node for n in ast.walk(stmt.value)):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for t in targets:
+                    name = _target_name(t)
+                    if name and name != b.name:
+                        queue.append(_Binding(name, stmt.lineno, b.category, b.what, b.scope, b.depth + 1))
+    out = []
+    for line, (category, name, bline, what, col) in sorted(hits.items()):
+        code, rule_name = CODES.get(category, CODES["kernel"])
+        rule = rules.get(code)
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        if bline:
+            message = f"uses `{name}`, bound at line {bline} to CUDA-specific code: {what}; port them together"
+        else:
+            message = f"imports `{name}` from the project's own module {what}, CUDA-specific code by its name; " \
+                      "port it with its module"
+        out.append(Finding(
+            code=code, name=rule_name, category=category,
+            severity="info", effort=getattr(rule, "effort", "medium") if rule is not None else "medium",
+            path=rel, line=line, col=col, end_line=line, end_col=len(text.rstrip("\r\n")) + 1, message=message,
+            substitution=getattr(rule, "substitution", None) if rule is not None else None, fix="none",
+            source="static", symbol=name, data={"bound_at": bline} if bline else {"named_module": what}))
+    return out
+
+
+def add_flow(findings: list[Finding], tree: ast.Module, lines: list[str], rel: str, rules: dict[str, Any],
+             text: str) -> list[Finding]:
+    """`findings` with the value-flow findings added (context applied: none inside an NPU / multi-backend branch;
+    suppression comments honoured)."""
+    from auditor.static.backends import apply_context, build_backend_context
+    from auditor.suppress import Suppressions
+
+    if not rules:
+        return findings
+    try:
+        new = flow_findings(tree, findings, lines, rel, rules)
+    except RecursionError:
+        return findings
+    if not new:
+        return findings
+    ctx = build_backend_context(tree, lines, sorted({f.line for f in new}))
+    new = [f for f in apply_context(new, ctx, rel) if f.data.get("context") in (None, *_STILL_CUDA)]
+    suppressions = Suppressions.of(lines, text)
+    new = [f for f in new if not suppressions.covers(f.line, f.end_line, f.code)]
+    return sorted(findings + new, key=Finding.sort_key)
