@@ -113,6 +113,34 @@ def _loader_call(value: ast.expr) -> bool:
     return False
 
 
+def _reference(v: ast.expr) -> bool:
+    """A value that is the bound object itself: a name, an attribute, or either of two (`a.fw_fp16 if fp16 else
+    a.fw_fp32`)."""
+    if isinstance(v, ast.IfExp):
+        return _reference(v.body) and _reference(v.orelse)
+    return isinstance(v, (ast.Attribute, ast.Name))
+
+
+_CUDA_WORD = re.compile(r"(?:^|_)cuda(?:$|_)")
+
+
+def _builder_load(v: ast.expr, targets: list[str]) -> str | None:
+    """`XBuilder(...).load()` / `.jit_load()` (a DeepSpeed-style op builder of the project) whose builder or target
+    is named for CUDA (`transformer_cuda_module = TransformerBuilder().load()`): the builder's spelling, or None.
+    DeepSpeed's own builders are not meant (its accelerator builds them for Ascend: NPU421)."""
+    if not (isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in ("load", "jit_load")
+            and isinstance(v.func.value, ast.Call)):
+        return None
+    inner = v.func.value.func
+    builder = inner.attr if isinstance(inner, ast.Attribute) else inner.id if isinstance(inner, ast.Name) else ""
+    if not builder.endswith("Builder"):
+        return None
+    words = [_CAMEL.sub("_", n.rsplit(".", 1)[-1]).lower() for n in (builder, *targets)]
+    if not any(_CUDA_WORD.search(w) for w in words):
+        return None
+    return f"{builder}().{v.func.attr}()"
+
+
 def _target_name(t: ast.expr) -> str | None:
     if isinstance(t, ast.Name):
         return t.id
@@ -128,6 +156,7 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
         if _seed_worthy(f):
             by_line.setdefault(f.line, []).append(f)
     own = _own_package(rel)
+    every = {f.line for f in findings}
     out: list[_Binding] = []
     spelled_lines: dict[int, tuple] = {}
 
@@ -152,7 +181,7 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
                     cat = next((c for c in map(spelled, a.name.split(".")[1:]) if c), None)
                     if cat is not None:
                         out.append(_Binding(local, stmt.lineno, cat, f"{a.name} (named for it)", scope))
-                        spelled_lines.setdefault(stmt.lineno, (cat, local, a.name))
+                        spelled_lines.setdefault(getattr(a, "lineno", stmt.lineno), (cat, local, a.name))
         elif isinstance(stmt, ast.ImportFrom):
             module = stmt.module or ""
             if stmt.level == 0 and module.split(".", 1)[0] in _SKIP_TOP:
@@ -179,7 +208,8 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
                 if cat is not None:
                     dots = "." * stmt.level
                     out.append(_Binding(local, stmt.lineno, cat, f"{dots}{full} (named for it)", scope))
-                    spelled_lines.setdefault(stmt.lineno, (cat, local, dots + full))
+                    # (the alias's own line in a parenthesised import: `from nvitop.api import (` ... `libnvml,`)
+                    spelled_lines.setdefault(getattr(a, "lineno", stmt.lineno), (cat, local, dots + full))
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             names = [n for n in map(_target_name, targets) if n]
@@ -189,7 +219,16 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
             hits = [f for f in flagged(stmt)
                     if v.lineno <= f.line <= (v.end_lineno or v.lineno) and
                     (f.line > v.lineno or f.col - 1 >= v.col_offset)]
-            if not hits or not (isinstance(v, (ast.Attribute, ast.Name)) or _loader_call(v)):
+            if not hits:
+                if any(line in every for line in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1)):
+                    continue        # a builder the rules know (DeepSpeed's: NPU421, built for Ascend)
+                built = _builder_load(v, names)
+                if built is not None:       # `fused_ema_adam_cuda = FusedEmaAdamBuilder().jit_load()`
+                    for name in names:
+                        out.append(_Binding(name, stmt.lineno, "kernel", f"{built} (a CUDA extension build)", scope))
+                    spelled_lines.setdefault(stmt.lineno, ("kernel", names[0], "=" + built))
+                continue
+            if not (_reference(v) or _loader_call(v)):
                 continue
             for name in names:
                 out.append(_Binding(name, stmt.lineno, hits[0].category, f"{hits[0].symbol} ({hits[0].code})",
@@ -276,7 +315,7 @@ def flow_findings(tree: ast.Module, findings: Sequence[Finding], lines: list[str
                 continue
             hits.setdefault(line, (b.category, b.name, b.line, b.what, node.col_offset + 1))
             if b.depth < MAX_DEPTH and isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None \
-                    and isinstance(stmt.value, (ast.Attribute, ast.Name)) and \
+                    and _reference(stmt.value) and \
                     any(n is node for n in ast.walk(stmt.value)):
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 for t in targets:
@@ -290,6 +329,9 @@ def flow_findings(tree: ast.Module, findings: Sequence[Finding], lines: list[str
         text = lines[line - 1] if 0 < line <= len(lines) else ""
         if bline:
             message = f"uses `{name}`, bound at line {bline} to CUDA-specific code: {what}; port them together"
+        elif what.startswith("="):
+            message = f"binds `{name}` to a compiled extension built by the project's op builder ({what[1:]}), a " \
+                      "CUDA extension by its name: port it (an Ascend build or torch ops) with its uses"
         else:
             message = f"imports `{name}` from the project's own module {what}, CUDA-specific code by its name; " \
                       "port it with its module"
@@ -298,7 +340,8 @@ def flow_findings(tree: ast.Module, findings: Sequence[Finding], lines: list[str
             severity="info", effort=getattr(rule, "effort", "medium") if rule is not None else "medium",
             path=rel, line=line, col=col, end_line=line, end_col=len(text.rstrip("\r\n")) + 1, message=message,
             substitution=getattr(rule, "substitution", None) if rule is not None else None, fix="none",
-            source="static", symbol=name, data={"bound_at": bline} if bline else {"named_module": what}))
+            source="static", symbol=name,
+            data={"bound_at": bline} if bline else {"built_by": what[1:]} if what.startswith("=") else {"named_module": what}))
     return out
 
 

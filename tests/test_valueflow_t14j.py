@@ -1,0 +1,224 @@
+"""t14j: value flow from CUDA-bound names inside one file (auditor/static/valueflow.py), on code shaped like the
+real code bases it was written for (bmtrain's NCCL ops, lightseq's op builder, nvitop's NVML bindings, yunchang's
+flash-attn selector) and on the multi-backend shapes it must leave alone."""
+from __future__ import annotations
+
+import textwrap
+
+from auditor.rules import load_rules
+from auditor.static import StaticEngine
+from auditor.static.valueflow import OWN_CODES, spelled
+
+ENGINE = StaticEngine(load_rules())
+FLOW = OWN_CODES
+
+
+def _findings(code: str, rel: str):
+    result = ENGINE.analyze_bytes(textwrap.dedent(code).encode(), rel)
+    assert result.error is None
+    return result.findings
+
+
+def _flow_lines(code: str, rel: str) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for f in _findings(code, rel):
+        if f.code in FLOW:
+            assert f.line not in out, f"two value-flow findings on line {f.line}"
+            assert f.severity == "info" and f.fix == "none"
+            out[f.line] = f.code
+    return out
+
+
+BMTRAIN_OPS = '''\
+import torch
+from ..nccl import allGather as ncclAllGather, recv
+from ..nccl import send as ncclSend
+from ..nccl import commCount, commRank, NCCLCommunicator
+
+
+def send_activations(hidden_state, next_rank, comm):
+    """Sends the hidden state with ncclSend over bmtrain's communicator."""
+    # ncclSend is point-to-point
+    ncclSend(hidden_state.storage(), next_rank, comm)
+
+
+def all_gather(x: torch.Tensor, comm: NCCLCommunicator):
+    world_size = commCount(comm)
+    out = torch.empty((world_size,) + x.shape, dtype=x.dtype, device=x.device)
+    ncclAllGather(
+        x.storage(),
+        out.storage(),
+        comm
+    )
+    return out
+
+
+def log_rank(comm):
+    print("rank is", commRank(comm))
+'''
+
+
+def test_project_nccl_bindings_and_their_uses():
+    lines = _flow_lines(BMTRAIN_OPS, "bmtrain/distributed/ops.py")
+    # the imports from the project's `nccl` module, and each later line that calls an imported name
+    assert {2, 3, 4, 10, 13, 14, 16, 25} <= set(lines)
+    assert set(lines.values()) == {"NPU141"}
+    # docstring and comment lines that only mention NCCL, and the arguments' continuation lines: nothing
+    assert not {8, 9, 17, 18, 19} & set(lines)
+
+
+def test_message_names_the_binding_line():
+    f = next(f for f in _findings(BMTRAIN_OPS, "bmtrain/distributed/ops.py") if f.code in FLOW and f.line == 10)
+    assert "line 3" in f.message and f.data["bound_at"] == 3 and f.category == "distributed"
+
+
+def test_use_beside_an_npu_path_is_quiet():
+    code = '''\
+    import torch
+    import torch_npu
+    from ..nccl import send as ncclSend
+
+
+    def send(t, peer, comm):
+        if t.device.type == "npu":
+            torch.distributed.send(t, peer)
+        else:
+            ncclSend(t.storage(), peer, comm)
+    '''
+    lines = _flow_lines(code, "bmtrain/distributed/p2p.py")
+    assert 10 not in lines
+
+
+def test_fallback_binding_and_shadowing_parameter_stop_the_flow():
+    code = '''\
+    import torch
+
+    try:
+        from .triton_utils import flatten_varlen_lse
+    except ImportError:
+        flatten_varlen_lse = torch.flatten
+
+
+    def forward(lse, cu_seqlens):
+        return flatten_varlen_lse(lse, cu_seqlens)
+
+
+    def helper(ncclAllGather):
+        return ncclAllGather(1)
+    '''
+    lines = _flow_lines(code, "yunchang/ring/varlen.py")
+    assert 4 in lines            # the import of the project's Triton module is reported itself
+    assert 10 not in lines       # a portable fallback binds the name too: its uses have a path without Triton
+    assert 14 not in lines
+
+
+def test_op_builder_extension_chain():
+    code = '''\
+    import torch
+    from torch.autograd import Function
+
+    from lightseq.training.ops.pytorch.builder import TransformerBuilder
+
+    transformer_cuda_module = TransformerBuilder().load()
+
+
+    class LSTransformerEncoderFunc(Function):
+        @staticmethod
+        def forward(ctx, input, input_mask, parameters, config):
+            cuda_module = transformer_cuda_module
+            forward_func = (
+                cuda_module.transformer_encoder_layer_fw_fp16
+                if config.fp16
+                else cuda_module.transformer_encoder_layer_fw_fp32
+            )
+            (output,) = forward_func(config.layer_id, input, input_mask, config.training)
+            return output
+    '''
+    lines = _flow_lines(code, "lightseq/training/ops/pytorch/transformer_encoder_layer.py")
+    assert {6, 12, 14, 16, 18} <= set(lines)
+    assert set(lines.values()) == {"NPU320"}
+
+
+def test_deepspeed_builder_is_left_to_its_own_rule():
+    code = '''\
+    from deepspeed.ops.op_builder import FusedAdamBuilder
+
+    fused_adam_cuda = FusedAdamBuilder().load()
+
+
+    def step(bufs):
+        fused_adam_cuda.adam(bufs)
+    '''
+    assert _flow_lines(code, "mypkg/optim.py") == {}
+
+
+def test_instance_attribute_bound_to_a_flagged_module():
+    code = '''\
+    import xformers.ops as xops
+    from torch import nn
+
+
+    class Attention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn_fn = xops.memory_efficient_attention
+
+        def forward(self, q, k, v):
+            out = self.attn_fn(q, k, v)
+            return out
+    '''
+    lines = _flow_lines(code, "mypkg/attention.py")
+    assert lines == {11: "NPU321"}
+
+
+def test_parenthesised_project_import_reports_each_alias_line():
+    code = '''\
+    from gpuwatch.api import (
+        NA,
+        libcuda,
+        libcudart,
+        libnvml,
+    )
+
+
+    def power(handle):
+        value = libnvml.nvmlQuery("nvmlDeviceGetPowerUsage", handle)
+        if not libnvml.nvmlCheckReturn(value, int):
+            return NA
+        return value
+    '''
+    # (nvitop's shape: the project's own ctypes bindings of the CUDA driver, runtime and NVML)
+    lines = _flow_lines(code, "gpuwatch/tui/library/device.py")
+    assert lines == {3: "NPU070", 4: "NPU070", 5: "NPU460", 10: "NPU460", 11: "NPU460"}
+
+
+def test_third_party_spelled_names_are_not_first_party():
+    code = '''\
+    from transformers.utils import is_flash_attn_2_available
+    from mypkg.layers import build_norm
+
+
+    def attn_impl():
+        return "flash_attention_2" if is_flash_attn_2_available() else "sdpa"
+    '''
+    lines = _flow_lines(code, "mypkg/model.py")
+    assert 1 not in lines and 6 not in lines and 2 not in lines
+
+
+def test_spelling():
+    assert spelled("ncclAllGather") == "distributed"
+    assert spelled("ProcessGroupBabyNCCL") == "distributed"
+    assert spelled("select_flash_attn_impl") == "attention"
+    assert spelled("HAS_FLASH_ATTN") == "attention"
+    assert spelled("is_apex_available") == "apex"
+    assert spelled("libnvml") == "third_party"
+    assert spelled("libcudart") == "device"
+    assert spelled("cuda_kernel") == "kernel" and spelled("triton_utils") == "kernel"
+    assert spelled("_cuda_ctc_decoder") == "kernel"
+    for plain in ("cuda_utils", "apexlike", "get_device", "attention", "utils", "device_type"):
+        assert spelled(plain) is None, plain
+
+
+def test_bad_input_never_raises():
+    deep = "x = " + "(" * 150 + "1" + ")" * 150 + "\n"
+    assert _findings("from ..nccl import send as ncclSend\n" + deep + "ncclSend(x)\n", "pkg/a.py") is not None
