@@ -222,3 +222,44 @@ def test_spelling():
 def test_bad_input_never_raises():
     deep = "x = " + "(" * 150 + "1" + ")" * 150 + "\n"
     assert _findings("from ..nccl import send as ncclSend\n" + deep + "ncclSend(x)\n", "pkg/a.py") is not None
+
+
+def _write(root, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+ATTN = '''\
+import torch
+from .triton_utils import flatten_varlen_lse
+
+
+def forward(lse, cu_seqlens):
+    return flatten_varlen_lse(lse, cu_seqlens)
+'''
+
+
+def test_an_audited_module_decides_over_the_spelling(tmp_path):
+    """In a tree run the imported module is audited: a `triton_utils.py` that holds only torch code (no Triton) is
+    not CUDA-specific there, and the findings its name alone placed are dropped; a real NCCL binding keeps them
+    (the cross-file pass's own finding takes the line)."""
+    from auditor.runner import run_static
+
+    root = tmp_path / "proj"
+    _write(root, {
+        "pkg/__init__.py": "", "pkg/ring/__init__.py": "", "pkg/ring/attn.py": ATTN,
+        "pkg/ring/triton_utils.py": "import torch\n\n\ndef flatten_varlen_lse(lse, cu_seqlens):\n"
+                                    "    return torch.cat([lse[i] for i in range(len(cu_seqlens) - 1)])\n",
+        "pkg/nccl/__init__.py": "import ctypes\n\nlib = ctypes.CDLL('libnccl.so.2')\n\n\n"
+                                "def send(buf, peer, comm):\n    lib.ncclSend(buf, peer, comm)\n",
+        "pkg/distributed/__init__.py": "",
+        "pkg/distributed/ops.py": BMTRAIN_OPS,
+    })
+    assert _flow_lines(ATTN, "pkg/ring/attn.py") == {2: "NPU320", 6: "NPU320"}     # one file alone: the spelling
+    run = run_static([root], jobs=1)
+    by_path = {r.path: r.findings for r in run.results}
+    assert not [f for f in by_path["pkg/ring/attn.py"] if f.code in FLOW or f.code.startswith("NPU32")]
+    ops_lines = {f.line for f in by_path["pkg/distributed/ops.py"]}
+    assert {3, 10, 16} <= ops_lines

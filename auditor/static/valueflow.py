@@ -76,10 +76,12 @@ def _seed_worthy(f: Finding) -> bool:
 
 
 class _Binding:
-    __slots__ = ("name", "line", "category", "what", "scope", "depth")
+    __slots__ = ("name", "line", "category", "what", "scope", "depth", "module")
 
-    def __init__(self, name: str, line: int, category: str, what: str, scope: ast.AST, depth: int = 0) -> None:
+    def __init__(self, name: str, line: int, category: str, what: str, scope: ast.AST, depth: int = 0,
+                 module: list | None = None) -> None:
         self.name, self.line, self.category, self.what, self.scope, self.depth = name, line, category, what, scope, depth
+        self.module = module    # [level, module, name] of a project import known only by its spelling
 
 
 def _scopes(tree: ast.Module):
@@ -180,8 +182,9 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
                 if own and top == own and a.asname:         # `import lmcache.cuda_ops as native`
                     cat = next((c for c in map(spelled, a.name.split(".")[1:]) if c), None)
                     if cat is not None:
-                        out.append(_Binding(local, stmt.lineno, cat, f"{a.name} (named for it)", scope))
-                        spelled_lines.setdefault(getattr(a, "lineno", stmt.lineno), (cat, local, a.name))
+                        mod = [0, a.name, ""]
+                        out.append(_Binding(local, stmt.lineno, cat, f"{a.name} (named for it)", scope, 0, mod))
+                        spelled_lines.setdefault(getattr(a, "lineno", stmt.lineno), (cat, local, a.name, mod))
         elif isinstance(stmt, ast.ImportFrom):
             module = stmt.module or ""
             if stmt.level == 0 and module.split(".", 1)[0] in _SKIP_TOP:
@@ -207,9 +210,10 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
                 cat = module_cat or spelled(a.name) or (spelled(local) if a.asname else None)
                 if cat is not None:
                     dots = "." * stmt.level
-                    out.append(_Binding(local, stmt.lineno, cat, f"{dots}{full} (named for it)", scope))
+                    mod = [stmt.level, module, a.name]
+                    out.append(_Binding(local, stmt.lineno, cat, f"{dots}{full} (named for it)", scope, 0, mod))
                     # (the alias's own line in a parenthesised import: `from nvitop.api import (` ... `libnvml,`)
-                    spelled_lines.setdefault(getattr(a, "lineno", stmt.lineno), (cat, local, dots + full))
+                    spelled_lines.setdefault(getattr(a, "lineno", stmt.lineno), (cat, local, dots + full, mod))
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             names = [n for n in map(_target_name, targets) if n]
@@ -226,7 +230,7 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
                 if built is not None:       # `fused_ema_adam_cuda = FusedEmaAdamBuilder().jit_load()`
                     for name in names:
                         out.append(_Binding(name, stmt.lineno, "kernel", f"{built} (a CUDA extension build)", scope))
-                    spelled_lines.setdefault(stmt.lineno, ("kernel", names[0], "=" + built))
+                    spelled_lines.setdefault(stmt.lineno, ("kernel", names[0], "=" + built, None))
                 continue
             if not (_reference(v) or _loader_call(v)):
                 continue
@@ -291,10 +295,10 @@ def flow_findings(tree: ast.Module, findings: Sequence[Finding], lines: list[str
     if not seeds:
         return []
     taken = {f.line for f in findings}
-    hits: dict[int, tuple[str, str, int, str, int]] = {}    # line -> (category, name, binding line, what, col)
-    for line, (cat, local, full) in spelled_lines.items():
+    hits: dict[int, tuple] = {}    # line -> (category, name, binding line, what, col, module)
+    for line, (cat, local, full, mod) in spelled_lines.items():
         if line not in taken:
-            hits[line] = (cat, local, 0, full, 1)
+            hits[line] = (cat, local, 0, full, 1, mod)
     done: set[tuple[str, int]] = set()
     queue = list(seeds)
     while queue:
@@ -313,7 +317,7 @@ def flow_findings(tree: ast.Module, findings: Sequence[Finding], lines: list[str
         for line, node, stmt in _reads(scope, b.name):
             if line == b.line or line in taken:
                 continue
-            hits.setdefault(line, (b.category, b.name, b.line, b.what, node.col_offset + 1))
+            hits.setdefault(line, (b.category, b.name, b.line, b.what, node.col_offset + 1, b.module))
             if b.depth < MAX_DEPTH and isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None \
                     and _reference(stmt.value) and \
                     any(n is node for n in ast.walk(stmt.value)):
@@ -321,9 +325,10 @@ def flow_findings(tree: ast.Module, findings: Sequence[Finding], lines: list[str
                 for t in targets:
                     name = _target_name(t)
                     if name and name != b.name:
-                        queue.append(_Binding(name, stmt.lineno, b.category, b.what, b.scope, b.depth + 1))
+                        queue.append(_Binding(name, stmt.lineno, b.category, b.what, b.scope, b.depth + 1,
+                                              b.module))
     out = []
-    for line, (category, name, bline, what, col) in sorted(hits.items()):
+    for line, (category, name, bline, what, col, mod) in sorted(hits.items()):
         code, rule_name = CODES.get(category, CODES["kernel"])
         rule = rules.get(code)
         text = lines[line - 1] if 0 < line <= len(lines) else ""
@@ -341,7 +346,8 @@ def flow_findings(tree: ast.Module, findings: Sequence[Finding], lines: list[str
             path=rel, line=line, col=col, end_line=line, end_col=len(text.rstrip("\r\n")) + 1, message=message,
             substitution=getattr(rule, "substitution", None) if rule is not None else None, fix="none",
             source="static", symbol=name,
-            data={"bound_at": bline} if bline else {"built_by": what[1:]} if what.startswith("=") else {"named_module": what}))
+            data={**({"bound_at": bline} if bline else {"built_by": what[1:]} if what.startswith("=")
+                     else {"named_module": what}), **({"module": mod} if mod else {})}))
     return out
 
 
@@ -365,3 +371,33 @@ def add_flow(findings: list[Finding], tree: ast.Module, lines: list[str], rel: s
     suppressions = Suppressions.of(lines, text)
     new = [f for f in new if not suppressions.covers(f.line, f.end_line, f.code)]
     return sorted(findings + new, key=Finding.sort_key)
+
+
+def defer_to_project(results: list, modules: dict[str, str], targets: dict[str, Any]) -> int:
+    """In a run that holds the imported project module, its own facts decide (crossfile.py `_targets`): the findings
+    placed by an import's spelling alone (`from ..nccl import send`) are dropped when the module is audited and is
+    not CUDA-specific there (a multi-backend `nccl` helper, Triton-Ascend code). Returns how many were dropped."""
+    from auditor.static.crossfile import _resolve
+
+    present = set(modules.values())
+    dropped = 0
+    for r in results:
+        if not any(f.code in OWN_CODES and f.data.get("module") for f in r.findings):
+            continue
+        me = modules.get(r.path, r.path.rsplit("/", 1)[-1][:-3] if r.path.endswith(".py") else "")
+        is_package = r.path.endswith("/__init__.py") or r.path == "__init__.py"
+        kept = []
+        for f in r.findings:
+            mod = f.data.get("module") if f.code in OWN_CODES else None
+            if isinstance(mod, list) and len(mod) == 3:
+                level, module, name = mod
+                resolved = _resolve(str(module), int(level), me, is_package)
+                names = [resolved, f"{resolved}.{name}"] if name else [resolved]
+                here = [n for n in names if n in present]
+                if here and not any(n in targets and (targets[n].whole or not name or name in targets[n].names
+                                                      or n.endswith("." + name)) for n in names):
+                    dropped += 1
+                    continue
+            kept.append(f)
+        r.findings = kept
+    return dropped
