@@ -10,11 +10,11 @@ ncclAllGather`, `from .cuda_kernel import CUDA_FOLDER`, `from yunchang.kernels i
 Seeds (names that stand for CUDA-specific code: modules, functions, classes, extension handles; not data values,
 which the labelling policy leaves to the line that derives them):
 
-1. an import whose statement holds a finding of this file (not info, not in a multi-backend context): each name it
-   binds from the flagged module (`import marlin` -> `marlin`);
-2. an assignment whose value holds such a finding and loads code: a loader call (`Builder().load()`, `.jit_load()`,
-   `load(name=..., sources=[...])`, `importlib.import_module(...)`, `ctypes.CDLL(...)`) or a reference
-   (`f = ext.op`, `self.kernel = fused_cuda.kernel`);
+1. an assignment whose value holds a finding of this file (not info, not in a multi-backend context) and loads
+   code: a loader call (`load(name=..., sources=[...])`, `importlib.import_module(...)`, `ctypes.CDLL(...)`) or a
+   reference (`self.attn_fn = xops.memory_efficient_attention`, `f = ext.op`): the rules follow a package's names
+   through its imports themselves (and leave `tl.load` in a kernel body alone), not through a name kept elsewhere;
+2. an op-builder load named for CUDA (`transformer_cuda_module = TransformerBuilder().load()`);
 3. an import of the project's own module (relative, or of the file's own top-level package) whose module path or
    imported name is spelled for a CUDA technology (`nccl`, `flash_attn`, `triton`, `cutlass`, `cuda_kernel`,
    `apex`, `nvml`, `libcudart`): the import line itself gets a finding too.
@@ -176,8 +176,7 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
                 hit = next((f for f in hits if f.symbol and (a.name == f.symbol or a.name.startswith(f.symbol + ".")
                                                              or f.symbol.startswith(a.name + "."))), None)
                 if hit is not None:
-                    out.append(_Binding(local, stmt.lineno, hit.category, f"{a.name} ({hit.code})", scope))
-                    continue
+                    continue        # a package the rules know: they report the uses that matter (not `tl.load`)
                 top = a.name.split(".", 1)[0]
                 if own and top == own and a.asname:         # `import lmcache.cuda_ops as native`
                     cat = next((c for c in map(spelled, a.name.split(".")[1:]) if c), None)
@@ -203,8 +202,7 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
                 if hit is None and len(stmt.names) == 1 and hits:
                     hit = hits[0]
                 if hit is not None:
-                    out.append(_Binding(local, stmt.lineno, hit.category, f"{full} ({hit.code})", scope))
-                    continue
+                    continue        # (as above: the rules follow the package's names themselves)
                 if not first_party:
                     continue
                 cat = module_cat or spelled(a.name) or (spelled(local) if a.asname else None)
@@ -278,6 +276,26 @@ def _reads(scope: ast.AST, name: str, params_shadow: bool = True):
             stack.append((child, here))
 
 
+_KERNEL_DECORATORS = frozenset({"jit", "autotune", "heuristics", "kernel", "prim_func", "njit", "jit_kernel"})
+
+
+def _kernel_bodies(tree: ast.Module) -> list[tuple[int, int]]:
+    """Line spans of kernel functions (`@triton.jit`, `@triton.autotune(...)`, `@T.prim_func`, `@cute.kernel`): the
+    lines of a kernel body are the kernel's own (reported at the kernel, its launches and its intrinsics by the
+    rules), not uses to list one by one."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for d in node.decorator_list:
+                target = d.func if isinstance(d, ast.Call) else d
+                name = target.attr if isinstance(target, ast.Attribute) else target.id \
+                    if isinstance(target, ast.Name) else ""
+                if name in _KERNEL_DECORATORS or "triton" in name.lower():
+                    out.append((node.lineno, node.end_lineno or node.lineno))
+                    break
+    return out
+
+
 def _class_of(tree: ast.Module, line: int) -> ast.ClassDef | None:
     best = None
     for node in ast.walk(tree):
@@ -295,6 +313,7 @@ def flow_findings(tree: ast.Module, findings: Sequence[Finding], lines: list[str
     if not seeds:
         return []
     taken = {f.line for f in findings}
+    kernels = _kernel_bodies(tree)
     hits: dict[int, tuple] = {}    # line -> (category, name, binding line, what, col, module)
     for line, (cat, local, full, mod) in spelled_lines.items():
         if line not in taken:
@@ -315,7 +334,7 @@ def flow_findings(tree: ast.Module, findings: Sequence[Finding], lines: list[str
         elif _rebound_elsewhere(scope, b.name, b.line):
             continue
         for line, node, stmt in _reads(scope, b.name):
-            if line == b.line or line in taken:
+            if line == b.line or line in taken or any(start <= line <= end for start, end in kernels):
                 continue
             hits.setdefault(line, (b.category, b.name, b.line, b.what, node.col_offset + 1, b.module))
             if b.depth < MAX_DEPTH and isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None \
