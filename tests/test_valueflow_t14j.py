@@ -263,3 +263,20 @@ def test_an_audited_module_decides_over_the_spelling(tmp_path):
     assert not [f for f in by_path["pkg/ring/attn.py"] if f.code in FLOW or f.code.startswith("NPU32")]
     ops_lines = {f.line for f in by_path["pkg/distributed/ops.py"]}
     assert {3, 10, 16} <= ops_lines
+
+
+def test_npu_extension_bindings_are_not_seeds():
+    code = '''\
+    from torch.autograd import Function
+
+    import mx_driving._C
+
+
+    class ScatterMeanFunction(Function):
+        @staticmethod
+        def forward(ctx, src, index, out=None, dim=0):
+            func = mx_driving._C.npu_scatter_mean
+            res, count = func(src, index, out, dim)
+            return res
+    '''
+    assert _flow_lines(code, "mx_driving/ops/scatter_mean.py") == {}

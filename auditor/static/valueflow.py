@@ -57,6 +57,9 @@ _SPELLED = (
                           r"|^_cuda_")),
 )
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+# an NPU / Ascend word in a binding's symbol or an imported module's path (`mx_driving._C.npu_scatter_mean`,
+# `torch.ops.custom.npu_sparse_attn`, `from .nccl_npu import ...`): the bound code is the NPU's, not CUDA's
+_NPU_WORD = re.compile(r"(?i)(?:^|[._])(?:npu|ascend|hccl|torch_npu|cann)(?:$|[._])|(?:^|[._])npu_")
 _SKIP_TOP = frozenset({"torch", "__future__", "typing", "os", "sys"})
 MAX_DEPTH = 2
 
@@ -178,7 +181,7 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
                 if hit is not None:
                     continue        # a package the rules know: they report the uses that matter (not `tl.load`)
                 top = a.name.split(".", 1)[0]
-                if own and top == own and a.asname:         # `import lmcache.cuda_ops as native`
+                if own and top == own and a.asname and not _NPU_WORD.search(a.name):   # `import lmcache.cuda_ops as native`
                     cat = next((c for c in map(spelled, a.name.split(".")[1:]) if c), None)
                     if cat is not None:
                         mod = [0, a.name, ""]
@@ -203,7 +206,7 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
                     hit = hits[0]
                 if hit is not None:
                     continue        # (as above: the rules follow the package's names themselves)
-                if not first_party:
+                if not first_party or _NPU_WORD.search(f"{module}.{a.name}.{local}"):
                     continue
                 cat = module_cat or spelled(a.name) or (spelled(local) if a.asname else None)
                 if cat is not None:
@@ -231,6 +234,8 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
                     spelled_lines.setdefault(stmt.lineno, ("kernel", names[0], "=" + built, None))
                 continue
             if not (_reference(v) or _loader_call(v)):
+                continue
+            if _NPU_WORD.search(hits[0].symbol or ""):
                 continue
             for name in names:
                 out.append(_Binding(name, stmt.lineno, hits[0].category, f"{hits[0].symbol} ({hits[0].code})",
