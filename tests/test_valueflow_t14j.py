@@ -280,3 +280,16 @@ def test_npu_extension_bindings_are_not_seeds():
             return res
     '''
     assert _flow_lines(code, "mx_driving/ops/scatter_mean.py") == {}
+
+
+def test_values_and_test_helpers_are_not_seeds():
+    code = '''\
+    import cutlass
+    from tests.weight_update.test_nccl_integration import _make_local_scheduler
+
+
+    def entropy_kernel_config(use_fp32):
+        calc_dtype = cutlass.Float32
+        return calc_dtype, _make_local_scheduler()
+    '''
+    assert _flow_lines(code, "roll/fused_entropy.py") == {}

@@ -59,6 +59,7 @@ _SPELLED = (
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # an NPU / Ascend word in a binding's symbol or an imported module's path (`mx_driving._C.npu_scatter_mean`,
 # `torch.ops.custom.npu_sparse_attn`, `from .nccl_npu import ...`): the bound code is the NPU's, not CUDA's
+_VALUE_NAME = re.compile(r"(?i)dtype|(?:^|_)type$")
 _NPU_WORD = re.compile(r"(?i)(?:^|[._])(?:npu|ascend|hccl|torch_npu|cann)(?:$|[._])|(?:^|[._])npu_")
 _SKIP_TOP = frozenset({"torch", "__future__", "typing", "os", "sys"})
 MAX_DEPTH = 2
@@ -193,8 +194,10 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
                 continue
             hits = flagged(stmt)
             first_party = stmt.level > 0 or (bool(own) and module.split(".", 1)[0] == own)
-            module_cat = next((c for c in map(spelled, module.split(".")[1 if stmt.level == 0 else 0:]) if c), None) \
-                if first_party and module else None
+            # (a test module named for the technology, `test_nccl_integration`, lends its helpers no category)
+            module_cat = next((c for c in map(spelled, module.split(".")[1 if stmt.level == 0 else 0:])
+                               if c), None) if first_party and module and not re.search(
+                                   r"(?:^|\.)tests?(?:_|\.|$)", module) else None
             for a in stmt.names:
                 if a.name == "*":
                     continue
@@ -235,8 +238,8 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
                 continue
             if not (_reference(v) or _loader_call(v)):
                 continue
-            if _NPU_WORD.search(hits[0].symbol or ""):
-                continue
+            if _NPU_WORD.search(hits[0].symbol or "") or any(_VALUE_NAME.search(n) for n in names):
+                continue        # NPU code; a dtype or type kept in a name (`calc_dtype = cutlass.Float32`) is a value
             for name in names:
                 out.append(_Binding(name, stmt.lineno, hits[0].category, f"{hits[0].symbol} ({hits[0].code})",
                                     scope))
