@@ -293,3 +293,19 @@ def test_values_and_test_helpers_are_not_seeds():
         return calc_dtype, _make_local_scheduler()
     '''
     assert _flow_lines(code, "roll/fused_entropy.py") == {}
+
+
+def test_a_choice_between_backends_is_not_a_seed():
+    code = '''\
+    import triton
+
+
+    def bench(fn, device):
+        do_bench = (
+            triton.musa_testing.do_bench
+            if device == "musa"
+            else triton.testing.do_bench
+        )
+        return do_bench(fn, warmup=10, rep=100)
+    '''
+    assert 10 not in _flow_lines(code, "benchmark/performance_utils.py")

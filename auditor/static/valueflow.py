@@ -236,7 +236,7 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
                         out.append(_Binding(name, stmt.lineno, "kernel", f"{built} (a CUDA extension build)", scope))
                     spelled_lines.setdefault(stmt.lineno, ("kernel", names[0], "=" + built, None))
                 continue
-            if not (_reference(v) or _loader_call(v)):
+            if not (isinstance(v, (ast.Attribute, ast.Name)) or _loader_call(v)):    # (a choice `a if musa else b`: a dispatch)
                 continue
             if _NPU_WORD.search(hits[0].symbol or "") or any(_VALUE_NAME.search(n) for n in names):
                 continue        # NPU code; a dtype or type kept in a name (`calc_dtype = cutlass.Float32`) is a value
