@@ -309,3 +309,29 @@ def test_a_choice_between_backends_is_not_a_seed():
         return do_bench(fn, warmup=10, rep=100)
     '''
     assert 10 not in _flow_lines(code, "benchmark/performance_utils.py")
+
+
+def test_ascend_backends_and_a_project_named_for_the_technology():
+    fla = '''\
+    from fla.backends import GluonBackend, TritonAscendBackend
+    from .backends import triton_ascend
+
+
+    def pick():
+        if TritonAscendBackend.is_available():
+            return triton_ascend.causal_conv1d
+        return None
+    '''
+    assert _flow_lines(fla, "fla/modules/causal_conv1d/__init__.py") == {}
+    flashinfer = '''\
+    from ..api_logging import flashinfer_api
+    from .sm100.flash_fwd_sm100 import FlashAttentionForwardSm100
+
+
+    @flashinfer_api(trace=None)
+    def sparse_attention(q, k, v):
+        return FlashAttentionForwardSm100(q.shape[-1])(q, k, v)
+    '''
+    lines = _flow_lines(flashinfer, "flashinfer/cute_dsl/sparse/bsa_attn.py")
+    assert 1 not in lines and 5 not in lines           # flashinfer's own logging decorator
+    assert lines.get(2) == "NPU321" and lines.get(7) == "NPU321"

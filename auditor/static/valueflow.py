@@ -65,13 +65,22 @@ _SKIP_TOP = frozenset({"torch", "__future__", "typing", "os", "sys"})
 MAX_DEPTH = 2
 
 
-def spelled(name: str) -> str | None:
-    """The category a CUDA technology spelled in `name` stands for (`ncclAllGather` -> distributed), or None."""
+def spelled(name: str, own: str = "") -> str | None:
+    """The category a CUDA technology spelled in `name` stands for (`ncclAllGather` -> distributed), or None. A
+    project named for the technology (flashinfer's own `flashinfer_api` logging decorator) lends its names nothing by
+    its own name: `own` (the top-level package) is taken out first."""
     snake = _CAMEL.sub("_", name).lower()
+    if own and own.lower() in snake and spelled(own) is not None:
+        snake = snake.replace(own.lower(), "_")
     for category, pattern in _SPELLED:
         if pattern.search(snake):
             return category
     return None
+
+
+def _npu_named(text: str) -> bool:
+    """An NPU / Ascend word in a dotted name, camelCase split (`TritonAscendBackend`, `triton_ascend`)."""
+    return _NPU_WORD.search(_CAMEL.sub("_", text).lower()) is not None
 
 
 def _seed_worthy(f: Finding) -> bool:
@@ -182,8 +191,8 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
                 if hit is not None:
                     continue        # a package the rules know: they report the uses that matter (not `tl.load`)
                 top = a.name.split(".", 1)[0]
-                if own and top == own and a.asname and not _NPU_WORD.search(a.name):   # `import lmcache.cuda_ops as native`
-                    cat = next((c for c in map(spelled, a.name.split(".")[1:]) if c), None)
+                if own and top == own and a.asname and not _npu_named(a.name):   # `import lmcache.cuda_ops as native`
+                    cat = next((c for c in (spelled(p, own) for p in a.name.split(".")[1:]) if c), None)
                     if cat is not None:
                         mod = [0, a.name, ""]
                         out.append(_Binding(local, stmt.lineno, cat, f"{a.name} (named for it)", scope, 0, mod))
@@ -195,7 +204,7 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
             hits = flagged(stmt)
             first_party = stmt.level > 0 or (bool(own) and module.split(".", 1)[0] == own)
             # (a test module named for the technology, `test_nccl_integration`, lends its helpers no category)
-            module_cat = next((c for c in map(spelled, module.split(".")[1 if stmt.level == 0 else 0:])
+            module_cat = next((c for c in (spelled(p, own) for p in module.split(".")[1 if stmt.level == 0 else 0:])
                                if c), None) if first_party and module and not re.search(
                                    r"(?:^|\.)tests?(?:_|\.|$)", module) else None
             for a in stmt.names:
@@ -209,9 +218,9 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
                     hit = hits[0]
                 if hit is not None:
                     continue        # (as above: the rules follow the package's names themselves)
-                if not first_party or _NPU_WORD.search(f"{module}.{a.name}.{local}"):
+                if not first_party or _npu_named(f"{module}.{a.name}.{local}"):
                     continue
-                cat = module_cat or spelled(a.name) or (spelled(local) if a.asname else None)
+                cat = module_cat or spelled(a.name, own) or (spelled(local, own) if a.asname else None)
                 if cat is not None:
                     dots = "." * stmt.level
                     mod = [stmt.level, module, a.name]
@@ -238,7 +247,7 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
                 continue
             if not (isinstance(v, (ast.Attribute, ast.Name)) or _loader_call(v)):    # (a choice `a if musa else b`: a dispatch)
                 continue
-            if _NPU_WORD.search(hits[0].symbol or "") or any(_VALUE_NAME.search(n) for n in names):
+            if _npu_named(hits[0].symbol or "") or any(_VALUE_NAME.search(n) for n in names):
                 continue        # NPU code; a dtype or type kept in a name (`calc_dtype = cutlass.Float32`) is a value
             for name in names:
                 out.append(_Binding(name, stmt.lineno, hits[0].category, f"{hits[0].symbol} ({hits[0].code})",
