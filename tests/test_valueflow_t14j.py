@@ -335,3 +335,23 @@ def test_ascend_backends_and_a_project_named_for_the_technology():
     lines = _flow_lines(flashinfer, "flashinfer/cute_dsl/sparse/bsa_attn.py")
     assert 1 not in lines and 5 not in lines           # flashinfer's own logging decorator
     assert lines.get(2) == "NPU321" and lines.get(7) == "NPU321"
+
+
+def test_namespace_folder_on_the_way_still_reaches_the_module(tmp_path):
+    """DiffSynth: `from ...core.device import parse_nccl_backend` in `diffsynth/utils/xfuser/` (no
+    `utils/__init__.py`); the helper answers "hccl" on an NPU, its module is not CUDA-specific."""
+    from auditor.runner import run_static
+
+    root = tmp_path / "proj"
+    _write(root, {
+        "diffsynth/__init__.py": "", "diffsynth/core/__init__.py": "",
+        "diffsynth/core/device/__init__.py": "from .npu_compatible_device import parse_nccl_backend\n",
+        "diffsynth/core/device/npu_compatible_device.py":
+            "def parse_nccl_backend(device_type):\n    return 'hccl' if device_type == 'npu' else 'nccl'\n",
+        "diffsynth/utils/xfuser/__init__.py": "",
+        "diffsynth/utils/xfuser/ctx.py": "from ...core.device import parse_nccl_backend\n\n\n"
+                                         "def backend(t):\n    return parse_nccl_backend(t)\n",
+    })
+    run = run_static([root], jobs=1)
+    ctx = next(r for r in run.results if r.path == "diffsynth/utils/xfuser/ctx.py")
+    assert not [f for f in ctx.findings if f.code in FLOW]

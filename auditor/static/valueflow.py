@@ -409,6 +409,21 @@ def add_flow(findings: list[Finding], tree: ast.Module, lines: list[str], rel: s
     return sorted(findings + new, key=Finding.sort_key)
 
 
+def _by_path(rel: str, level: int, module: str, modules: dict[str, str]) -> str | None:
+    """The dotted name (as `modules` names it) of the file a relative import reaches, found by the importer's path
+    rather than by packages: `from ...core.device import x` in `diffsynth/utils/xfuser/a.py` where `utils/` has no
+    `__init__.py` (a namespace folder)."""
+    parts = rel.split("/")[:-1]
+    if level - 1 > len(parts):
+        return None
+    base = parts[:len(parts) - (level - 1)]
+    target = base + [p for p in module.split(".") if p]
+    for candidate in ("/".join(target) + ".py", "/".join(target + ["__init__.py"])):
+        if candidate in modules:
+            return modules[candidate]
+    return None
+
+
 def defer_to_project(results: list, modules: dict[str, str], targets: dict[str, Any]) -> int:
     """In a run that holds the imported project module, its own facts decide (crossfile.py `_targets`): the findings
     placed by an import's spelling alone (`from ..nccl import send`) are dropped when the module is audited and is
@@ -428,6 +443,8 @@ def defer_to_project(results: list, modules: dict[str, str], targets: dict[str, 
             if isinstance(mod, list) and len(mod) == 3:
                 level, module, name = mod
                 resolved = _resolve(str(module), int(level), me, is_package)
+                if int(level) > 0 and resolved not in present:    # a namespace folder on the way (no __init__.py)
+                    resolved = _by_path(r.path, int(level), str(module), modules) or resolved
                 names = [resolved, f"{resolved}.{name}"] if name else [resolved]
                 here = [n for n in names if n in present]
                 if here and not any(n in targets and (targets[n].whole or not name or name in targets[n].names
