@@ -355,3 +355,19 @@ def test_namespace_folder_on_the_way_still_reaches_the_module(tmp_path):
     run = run_static([root], jobs=1)
     ctx = next(r for r in run.results if r.path == "diffsynth/utils/xfuser/ctx.py")
     assert not [f for f in ctx.findings if f.code in FLOW]
+
+
+def test_an_ascend_package_gets_no_value_flow():
+    code = '''\
+    from torch.utils.cpp_extension import load
+
+
+    class OffloadManager:
+        def __init__(self, sources):
+            self.offload_cpp = load(name="sparse_kv_offload", sources=sources)
+
+        def swap(self, blocks):
+            return self.offload_cpp.swap_blocks(blocks)
+    '''
+    assert _flow_lines(code, "vllm_ascend/distributed/kv_transfer/offload_manager.py") == {}
+    assert 9 in _flow_lines(code, "myserve/distributed/offload_manager.py")

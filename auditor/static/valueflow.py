@@ -394,8 +394,10 @@ def add_flow(findings: list[Finding], tree: ast.Module, lines: list[str], rel: s
     from auditor.static.backends import apply_context, build_backend_context
     from auditor.suppress import Suppressions
 
-    if not rules:
-        return findings
+    from auditor.static.crossfile import _ascend_package
+
+    if not rules or _ascend_package(rel):
+        return findings     # an Ascend package's own code (vllm_ascend/...): its bindings are the NPU's
     try:
         new = flow_findings(tree, findings, lines, rel, rules)
     except RecursionError:
