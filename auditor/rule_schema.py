@@ -15,6 +15,8 @@ from auditor.target import PRODUCTS
 MATCHER_KINDS = ("qualname", "method", "attribute", "string", "env", "import", "file", "coverage", "dynamic",
                  # the cross-file pass (auditor/static/crossfile.py): uses of the project's own CUDA-specific code
                  "crossfile",
+                 # value flow inside one file (auditor/static/valueflow.py): uses of CUDA-bound names
+                 "valueflow",
                  # the Makefile a `make` call runs (auditor/project/makefile.py): produced after every file is read
                  "makefile",
                  # the CMakeLists.txt a `cmake` configure call reads (auditor/project/cmake_calls.py): after every file

@@ -370,6 +370,9 @@ def propagate(results: list, files: Sequence[tuple[Path, str]], engine_rules: di
     flag_codes = frozenset(code for code, rule in engine_rules.items()
                            if "flagname" in (getattr(rule, "match", None) or {}))
     targets = _targets(results, modules, by_path, flag_codes, project)
+    from auditor.static.valueflow import defer_to_project
+
+    defer_to_project(results, modules, targets)     # imports known by their spelling alone: the module's facts decide
     if not targets:
         return 0
     added = 0
@@ -458,12 +461,15 @@ def _apply(result, wanted: list, engine_rules: dict[str, Any], project: Any) -> 
         new = _uses(result, wanted, source[0], source[1], engine_rules)
         summary["uses"] = [key, [f.to_dict() for f in new]]
         project.changed.add(result.path)
-    have = {(f.line, f.category) for f in result.findings}
+    from auditor.static.valueflow import OWN_CODES as FLOW_CODES
+
+    have = {(f.line, f.category) for f in result.findings if f.code not in FLOW_CODES}
     new = [f for f in new if (f.line, f.category) not in have]
     if not new:
         return 0
-    result.findings = sorted(result.findings + [replace(f, data={k: v for k, v in f.data.items()}) for f in new],
-                             key=Finding.sort_key)
+    placed = {f.line for f in new}     # the definition's own facts replace a same-file value-flow finding
+    result.findings = sorted([f for f in result.findings if not (f.code in FLOW_CODES and f.line in placed)] +
+                             [replace(f, data={k: v for k, v in f.data.items()}) for f in new], key=Finding.sort_key)
     return len(new)
 
 

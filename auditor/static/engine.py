@@ -29,6 +29,7 @@ from auditor.static.host_paths import drop_host_paths
 from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host
 from auditor.static.npu_native import apply_npu_file, written_for_npu
 from auditor.static.crossfile import summarize
+from auditor.static.valueflow import OWN_CODES as FLOW_CODES, add_flow
 from auditor.static.project_imports import with_facts
 from auditor.project.makefile import note_suppressions
 from auditor.static.context import _WHOLE_FILE, HOLE, FileContext, adopt_local_refs, build_context
@@ -331,6 +332,7 @@ class StaticEngine:
                     for name, info in apis.items()})
                 extra.update({name: rule for name in apis})
         self.compiled = CompiledRules.build(rules, extra_exact=extra)
+        self._flow_rules = {r.code: r for r in rules if r.code in FLOW_CODES}
 
     # -- entry points --------------------------------------------------------------------------
 
@@ -432,6 +434,8 @@ class StaticEngine:
         if not (words & c.file_words) and not (c.trigger_prefix_re and c.trigger_prefix_re.search(text)) \
                 and not flag_hits and not (c.module_glob_re and c.module_glob_re.search(text)):
             result.summary = summarize(tree, (), rel, text)     # its imports, for the cross-file pass
+            if self._flow_rules and "import" in words:    # spelled project imports (auditor/static/valueflow.py)
+                result.findings = add_flow([], tree, text.splitlines(keepends=True), rel, self._flow_rules, text)
             return result
         ctx = build_context(tree, c.is_segment)
         if ctx.local_refs:
@@ -543,6 +547,8 @@ class StaticEngine:
                 result.findings = apply_npu_file(result.findings, why)
         result.findings.sort(key=Finding.sort_key)
         result.summary = summarize(tree, result.findings, rel, text)     # auditor/static/crossfile.py
+        if self._flow_rules:     # uses of CUDA-bound names (auditor/static/valueflow.py), after the summary
+            result.findings = add_flow(result.findings, tree, lines, rel, self._flow_rules, text)
         return result
 
     def _cuda_only_package(self, qual: str) -> bool:

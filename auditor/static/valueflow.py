@@ -1,0 +1,458 @@
+"""Value flow from CUDA-bound names, inside one file (t14j, issue 14).
+
+A port changes a binding together with every line that uses the name it binds. The per-file rules see the binding
+(`import marlin`, `from flash_attn import flash_attn_func`, `ops = FusedAdamBuilder().load()`) but not always
+the later lines (`marlin.mul(...)`, `ops.multi_tensor_adam`); and when the binding is an import of the project's
+own CUDA-specific module, the per-file pass knows it only by its name (`from ..nccl import allGather as
+ncclAllGather`, `from .cuda_kernel import CUDA_FOLDER`, `from yunchang.kernels import select_flash_attn_impl`,
+`from nvitop.api import libnvml`), since the module itself may not be audited (a sampled file, a partial tree).
+
+Seeds (names that stand for CUDA-specific code: modules, functions, classes, extension handles; not data values,
+which the labelling policy leaves to the line that derives them):
+
+1. an assignment whose value holds a finding of this file (not info, not in a multi-backend context) and loads
+   code: a loader call (`load(name=..., sources=[...])`, `importlib.import_module(...)`, `ctypes.CDLL(...)`) or a
+   reference (`self.attn_fn = xops.memory_efficient_attention`, `f = ext.op`): the rules follow a package's names
+   through its imports themselves (and leave `tl.load` in a kernel body alone), not through a name kept elsewhere;
+2. an op-builder load named for CUDA (`transformer_cuda_module = TransformerBuilder().load()`);
+3. an import of the project's own module (relative, or of the file's own top-level package) whose module path or
+   imported name is spelled for a CUDA technology (`nccl`, `flash_attn`, `triton`, `cutlass`, `cuda_kernel`,
+   `apex`, `nvml`, `libcudart`): the import line itself gets a finding too.
+
+Uses: every later line of the binding's scope (the module, or the function that binds it) that reads the name
+(a call, an attribute, an argument); a use that binds another name by reference (`fn = ext.forward`) seeds it in
+turn (two steps at most). One finding per line, info, none on a line that already holds a finding, none inside an
+NPU / multi-backend branch (the engine's backend context): the binding carries the severity of the construct; its
+uses move with it (the message names the binding line).
+"""
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any, Sequence
+
+from auditor.findings import Finding
+
+# kernel / attention / apex share the cross-file pass's codes (rules/crossfile.yaml: the same meaning, a use of the
+# project's CUDA-specific code; the 2xx codes this work was offered are precision's by the code policy)
+CODES = {"kernel": ("NPU320", "project-cuda-kernel-use"), "attention": ("NPU321", "project-attention-use"),
+         "apex": ("NPU322", "project-apex-use"), "distributed": ("NPU141", "cuda-bound-nccl-use"),
+         "third_party": ("NPU460", "cuda-bound-package-use"), "device": ("NPU070", "cuda-bound-device-use")}
+OWN_CODES = frozenset(code for code, _ in CODES.values())
+# categories whose findings make a binding CUDA-specific code (device / precision findings are values: a device
+# string, a dtype; the policy leaves their derived uses unlabelled)
+_SEED_CATEGORIES = frozenset({"kernel", "attention", "distributed", "apex", "third_party"})
+_STILL_CUDA = frozenset({"import-guard", "cuda-available-branch", "test-mark"})
+# callee names (last attribute) that load code: an extension builder, a JIT build, a module import, a shared library
+_LOADERS = frozenset({"load", "jit_load", "load_inline", "import_module", "CDLL", "LoadLibrary", "cdll",
+                      "load_library", "load_extension", "get_extension", "import_extension", "builder"})
+# a technology in an identifier, snake_case after camelCase is split (`ncclAllGather` -> nccl_all_gather)
+_SPELLED = (
+    ("distributed", re.compile(r"(?:^|_)nccl(?:$|_)")),
+    ("attention", re.compile(r"(?:^|_)(?:flash_?attn|flash_?attention|flash_?mla|flashinfer)(?:$|_|\d)")),
+    ("apex", re.compile(r"(?:^|_)apex(?:$|_)")),
+    ("third_party", re.compile(r"(?:^|_)(?:lib|py)?nvml(?:$|_)")),
+    ("device", re.compile(r"(?:^|_)(?:libcuda|libcudart|cudart)(?:$|_)")),
+    ("kernel", re.compile(r"(?:^|_)(?:triton|cutlass|cuda_kernels?|cuda_ops|cuda_ext(?:ension)?s?|cuda_lib)(?:$|_)"
+                          r"|^_cuda_")),
+)
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+# an NPU / Ascend word in a binding's symbol or an imported module's path (`mx_driving._C.npu_scatter_mean`,
+# `torch.ops.custom.npu_sparse_attn`, `from .nccl_npu import ...`): the bound code is the NPU's, not CUDA's
+_VALUE_NAME = re.compile(r"(?i)dtype|(?:^|_)type$")
+_NPU_WORD = re.compile(r"(?i)(?:^|[._])(?:npu|ascend|hccl|torch_npu|cann)(?:$|[._])|(?:^|[._])npu_")
+_SKIP_TOP = frozenset({"torch", "__future__", "typing", "os", "sys"})
+MAX_DEPTH = 2
+
+
+def spelled(name: str, own: str = "") -> str | None:
+    """The category a CUDA technology spelled in `name` stands for (`ncclAllGather` -> distributed), or None. A
+    project named for the technology (flashinfer's own `flashinfer_api` logging decorator) lends its names nothing by
+    its own name: `own` (the top-level package) is taken out first."""
+    snake = _CAMEL.sub("_", name).lower()
+    if own and own.lower() in snake and spelled(own) is not None:
+        snake = snake.replace(own.lower(), "_")
+    for category, pattern in _SPELLED:
+        if pattern.search(snake):
+            return category
+    return None
+
+
+def _npu_named(text: str) -> bool:
+    """An NPU / Ascend word in a dotted name, camelCase split (`TritonAscendBackend`, `triton_ascend`)."""
+    return _NPU_WORD.search(_CAMEL.sub("_", text).lower()) is not None
+
+
+def _seed_worthy(f: Finding) -> bool:
+    return f.category in _SEED_CATEGORIES and f.severity != "info" and f.code not in OWN_CODES and \
+        f.data.get("context") in (None, *_STILL_CUDA)
+
+
+class _Binding:
+    __slots__ = ("name", "line", "category", "what", "scope", "depth", "module")
+
+    def __init__(self, name: str, line: int, category: str, what: str, scope: ast.AST, depth: int = 0,
+                 module: list | None = None) -> None:
+        self.name, self.line, self.category, self.what, self.scope, self.depth = name, line, category, what, scope, depth
+        self.module = module    # [level, module, name] of a project import known only by its spelling
+
+
+def _scopes(tree: ast.Module):
+    """(statement, its scope node) for every statement: the module, or the innermost function or class."""
+    stack: list[tuple[ast.AST, ast.AST]] = [(tree, tree)]
+    while stack:
+        node, scope = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt):
+                yield child, scope
+            if isinstance(child, (ast.expr, ast.expr_context, ast.operator, ast.arguments)):
+                continue
+            inner = child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else scope
+            stack.append((child, inner))
+
+
+def _own_package(rel: str) -> str:
+    parts = rel.replace("\\", "/").split("/")
+    if parts and parts[0] == "src":
+        parts = parts[1:]
+    return parts[0] if len(parts) > 1 else ""
+
+
+def _loader_call(value: ast.expr) -> bool:
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if name in _LOADERS:
+                return True
+    return False
+
+
+def _reference(v: ast.expr) -> bool:
+    """A value that is the bound object itself: a name, an attribute, or either of two (`a.fw_fp16 if fp16 else
+    a.fw_fp32`)."""
+    if isinstance(v, ast.IfExp):
+        return _reference(v.body) and _reference(v.orelse)
+    return isinstance(v, (ast.Attribute, ast.Name))
+
+
+_CUDA_WORD = re.compile(r"(?:^|_)cuda(?:$|_)")
+
+
+def _builder_load(v: ast.expr, targets: list[str]) -> str | None:
+    """`XBuilder(...).load()` / `.jit_load()` (a DeepSpeed-style op builder of the project) whose builder or target
+    is named for CUDA (`transformer_cuda_module = TransformerBuilder().load()`): the builder's spelling, or None.
+    DeepSpeed's own builders are not meant (its accelerator builds them for Ascend: NPU421)."""
+    if not (isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in ("load", "jit_load")
+            and isinstance(v.func.value, ast.Call)):
+        return None
+    inner = v.func.value.func
+    builder = inner.attr if isinstance(inner, ast.Attribute) else inner.id if isinstance(inner, ast.Name) else ""
+    if not builder.endswith("Builder"):
+        return None
+    words = [_CAMEL.sub("_", n.rsplit(".", 1)[-1]).lower() for n in (builder, *targets)]
+    if not any(_CUDA_WORD.search(w) for w in words):
+        return None
+    return f"{builder}().{v.func.attr}()"
+
+
+def _target_name(t: ast.expr) -> str | None:
+    if isinstance(t, ast.Name):
+        return t.id
+    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+        return "self." + t.attr
+    return None
+
+
+def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[list[_Binding], dict[int, tuple]]:
+    """The seeded bindings, and the spelled-import lines to report themselves (line -> (category, name, module))."""
+    by_line: dict[int, list[Finding]] = {}
+    for f in findings:
+        if _seed_worthy(f):
+            by_line.setdefault(f.line, []).append(f)
+    own = _own_package(rel)
+    every = {f.line for f in findings}
+    out: list[_Binding] = []
+    spelled_lines: dict[int, tuple] = {}
+
+    def flagged(stmt: ast.stmt) -> list[Finding]:
+        got: list[Finding] = []
+        for line in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1):
+            got += by_line.get(line, ())
+        return got
+
+    for stmt, scope in _scopes(tree):
+        if isinstance(stmt, ast.Import):
+            hits = flagged(stmt)
+            for a in stmt.names:
+                local = a.asname or a.name.split(".", 1)[0]
+                hit = next((f for f in hits if f.symbol and (a.name == f.symbol or a.name.startswith(f.symbol + ".")
+                                                             or f.symbol.startswith(a.name + "."))), None)
+                if hit is not None:
+                    continue        # a package the rules know: they report the uses that matter (not `tl.load`)
+                top = a.name.split(".", 1)[0]
+                if own and top == own and a.asname and not _npu_named(a.name):   # `import lmcache.cuda_ops as native`
+                    cat = next((c for c in (spelled(p, own) for p in a.name.split(".")[1:]) if c), None)
+                    if cat is not None:
+                        mod = [0, a.name, ""]
+                        out.append(_Binding(local, stmt.lineno, cat, f"{a.name} (named for it)", scope, 0, mod))
+                        spelled_lines.setdefault(getattr(a, "lineno", stmt.lineno), (cat, local, a.name, mod))
+        elif isinstance(stmt, ast.ImportFrom):
+            module = stmt.module or ""
+            if stmt.level == 0 and module.split(".", 1)[0] in _SKIP_TOP:
+                continue
+            hits = flagged(stmt)
+            first_party = stmt.level > 0 or (bool(own) and module.split(".", 1)[0] == own)
+            # (a test module named for the technology, `test_nccl_integration`, lends its helpers no category)
+            module_cat = next((c for c in (spelled(p, own) for p in module.split(".")[1 if stmt.level == 0 else 0:])
+                               if c), None) if first_party and module and not re.search(
+                                   r"(?:^|\.)tests?(?:_|\.|$)", module) else None
+            for a in stmt.names:
+                if a.name == "*":
+                    continue
+                local = a.asname or a.name
+                full = f"{module}.{a.name}" if module else a.name
+                hit = next((f for f in hits if f.symbol and (f.symbol in (module, full) or full.startswith(f.symbol + ".")
+                                                             or f.symbol.rsplit(".", 1)[-1] == a.name)), None)
+                if hit is None and len(stmt.names) == 1 and hits:
+                    hit = hits[0]
+                if hit is not None:
+                    continue        # (as above: the rules follow the package's names themselves)
+                if not first_party or _npu_named(f"{module}.{a.name}.{local}"):
+                    continue
+                cat = module_cat or spelled(a.name, own) or (spelled(local, own) if a.asname else None)
+                if cat is not None:
+                    dots = "." * stmt.level
+                    mod = [stmt.level, module, a.name]
+                    out.append(_Binding(local, stmt.lineno, cat, f"{dots}{full} (named for it)", scope, 0, mod))
+                    # (the alias's own line in a parenthesised import: `from nvitop.api import (` ... `libnvml,`)
+                    spelled_lines.setdefault(getattr(a, "lineno", stmt.lineno), (cat, local, dots + full, mod))
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            names = [n for n in map(_target_name, targets) if n]
+            if not names:
+                continue
+            v = stmt.value
+            hits = [f for f in flagged(stmt)
+                    if v.lineno <= f.line <= (v.end_lineno or v.lineno) and
+                    (f.line > v.lineno or f.col - 1 >= v.col_offset)]
+            if not hits:
+                if any(line in every for line in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1)):
+                    continue        # a builder the rules know (DeepSpeed's: NPU421, built for Ascend)
+                built = _builder_load(v, names)
+                if built is not None:       # `fused_ema_adam_cuda = FusedEmaAdamBuilder().jit_load()`
+                    for name in names:
+                        out.append(_Binding(name, stmt.lineno, "kernel", f"{built} (a CUDA extension build)", scope))
+                    spelled_lines.setdefault(stmt.lineno, ("kernel", names[0], "=" + built, None))
+                continue
+            if not (isinstance(v, (ast.Attribute, ast.Name)) or _loader_call(v)):    # (a choice `a if musa else b`: a dispatch)
+                continue
+            if _npu_named(hits[0].symbol or "") or any(_VALUE_NAME.search(n) for n in names):
+                continue        # NPU code; a dtype or type kept in a name (`calc_dtype = cutlass.Float32`) is a value
+            for name in names:
+                out.append(_Binding(name, stmt.lineno, hits[0].category, f"{hits[0].symbol} ({hits[0].code})",
+                                    scope))
+    return out, spelled_lines
+
+
+def _rebound_elsewhere(scope: ast.AST, name: str, line: int) -> bool:
+    """`name` is bound again in its scope by something that is not a seed (a fallback `marlin = None` beside the
+    import is fine: the seed's uses are guarded by it; a plain reassignment `ops = cpu_ops` is a path without)."""
+    for node in ast.walk(scope):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.lineno != line:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(_target_name(t) == name for t in targets) and node.value is not None \
+                    and not (isinstance(node.value, ast.Constant) and node.value.value is None):
+                return True
+    return False
+
+
+def _reads(scope: ast.AST, name: str, params_shadow: bool = True):
+    """(line, node, parent statement) of each read of `name` (or `self.attr`) in `scope`, skipping nested functions
+    that bind the name themselves (a parameter or an assignment of that name)."""
+    is_self = name.startswith("self.")
+    attr = name[5:] if is_self else ""
+    stack: list[tuple[ast.AST, ast.stmt | None]] = [(scope, None)]
+    while stack:
+        node, stmt = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            here = child if isinstance(child, ast.stmt) else stmt
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and child is not scope \
+                    and not is_self:
+                args = child.args
+                bound = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+                bound |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+                if name in bound:
+                    continue
+            if is_self:
+                if isinstance(child, ast.Attribute) and child.attr == attr and isinstance(child.value, ast.Name) \
+                        and child.value.id == "self" and isinstance(child.ctx, ast.Load):
+                    yield child.lineno, child, here
+            elif isinstance(child, ast.Name) and child.id == name and isinstance(child.ctx, ast.Load):
+                yield child.lineno, child, here
+            stack.append((child, here))
+
+
+_KERNEL_DECORATORS = frozenset({"jit", "autotune", "heuristics", "kernel", "prim_func", "njit", "jit_kernel"})
+
+
+def _kernel_bodies(tree: ast.Module) -> list[tuple[int, int]]:
+    """Line spans of kernel functions (`@triton.jit`, `@triton.autotune(...)`, `@T.prim_func`, `@cute.kernel`): the
+    lines of a kernel body are the kernel's own (reported at the kernel, its launches and its intrinsics by the
+    rules), not uses to list one by one."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for d in node.decorator_list:
+                target = d.func if isinstance(d, ast.Call) else d
+                name = target.attr if isinstance(target, ast.Attribute) else target.id \
+                    if isinstance(target, ast.Name) else ""
+                if name in _KERNEL_DECORATORS or "triton" in name.lower():
+                    out.append((node.lineno, node.end_lineno or node.lineno))
+                    break
+    return out
+
+
+def _class_of(tree: ast.Module, line: int) -> ast.ClassDef | None:
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            if best is None or node.lineno > best.lineno:
+                best = node
+    return best
+
+
+def flow_findings(tree: ast.Module, findings: Sequence[Finding], lines: list[str], rel: str,
+                  rules: dict[str, Any]) -> list[Finding]:
+    """The info findings at the uses of CUDA-bound names (and at spelled project imports), before the backend
+    context; none on a line that holds a finding."""
+    seeds, spelled_lines = _seeds(tree, findings, rel)
+    if not seeds:
+        return []
+    taken = {f.line for f in findings}
+    kernels = _kernel_bodies(tree)
+    hits: dict[int, tuple] = {}    # line -> (category, name, binding line, what, col, module)
+    for line, (cat, local, full, mod) in spelled_lines.items():
+        if line not in taken:
+            hits[line] = (cat, local, 0, full, 1, mod)
+    done: set[tuple[str, int]] = set()
+    queue = list(seeds)
+    while queue:
+        b = queue.pop(0)
+        if (b.name, b.line) in done:
+            continue
+        done.add((b.name, b.line))
+        scope = b.scope
+        if b.name.startswith("self."):
+            cls = _class_of(tree, b.line)
+            if cls is None:
+                continue
+            scope = cls
+        elif _rebound_elsewhere(scope, b.name, b.line):
+            continue
+        for line, node, stmt in _reads(scope, b.name):
+            if line == b.line or line in taken or any(start <= line <= end for start, end in kernels):
+                continue
+            hits.setdefault(line, (b.category, b.name, b.line, b.what, node.col_offset + 1, b.module))
+            if b.depth < MAX_DEPTH and isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None \
+                    and _reference(stmt.value) and \
+                    any(n is node for n in ast.walk(stmt.value)):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for t in targets:
+                    name = _target_name(t)
+                    if name and name != b.name:
+                        queue.append(_Binding(name, stmt.lineno, b.category, b.what, b.scope, b.depth + 1,
+                                              b.module))
+    out = []
+    for line, (category, name, bline, what, col, mod) in sorted(hits.items()):
+        code, rule_name = CODES.get(category, CODES["kernel"])
+        rule = rules.get(code)
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        if bline:
+            message = f"uses `{name}`, bound at line {bline} to CUDA-specific code: {what}; port them together"
+        elif what.startswith("="):
+            message = f"binds `{name}` to a compiled extension built by the project's op builder ({what[1:]}), a " \
+                      "CUDA extension by its name: port it (an Ascend build or torch ops) with its uses"
+        else:
+            message = f"imports `{name}` from the project's own module {what}, CUDA-specific code by its name; " \
+                      "port it with its module"
+        out.append(Finding(
+            code=code, name=rule_name, category=category,
+            severity="info", effort=getattr(rule, "effort", "medium") if rule is not None else "medium",
+            path=rel, line=line, col=col, end_line=line, end_col=len(text.rstrip("\r\n")) + 1, message=message,
+            substitution=getattr(rule, "substitution", None) if rule is not None else None, fix="none",
+            source="static", symbol=name,
+            data={**({"bound_at": bline} if bline else {"built_by": what[1:]} if what.startswith("=")
+                     else {"named_module": what}), **({"module": mod} if mod else {})}))
+    return out
+
+
+def add_flow(findings: list[Finding], tree: ast.Module, lines: list[str], rel: str, rules: dict[str, Any],
+             text: str) -> list[Finding]:
+    """`findings` with the value-flow findings added (context applied: none inside an NPU / multi-backend branch;
+    suppression comments honoured)."""
+    from auditor.static.backends import apply_context, build_backend_context
+    from auditor.suppress import Suppressions
+
+    from auditor.static.crossfile import _ascend_package
+
+    if not rules or _ascend_package(rel):
+        return findings     # an Ascend package's own code (vllm_ascend/...): its bindings are the NPU's
+    try:
+        new = flow_findings(tree, findings, lines, rel, rules)
+    except RecursionError:
+        return findings
+    if not new:
+        return findings
+    ctx = build_backend_context(tree, lines, sorted({f.line for f in new}))
+    new = [f for f in apply_context(new, ctx, rel) if f.data.get("context") in (None, *_STILL_CUDA)]
+    suppressions = Suppressions.of(lines, text)
+    new = [f for f in new if not suppressions.covers(f.line, f.end_line, f.code)]
+    return sorted(findings + new, key=Finding.sort_key)
+
+
+def _by_path(rel: str, level: int, module: str, modules: dict[str, str]) -> str | None:
+    """The dotted name (as `modules` names it) of the file a relative import reaches, found by the importer's path
+    rather than by packages: `from ...core.device import x` in `diffsynth/utils/xfuser/a.py` where `utils/` has no
+    `__init__.py` (a namespace folder)."""
+    parts = rel.split("/")[:-1]
+    if level - 1 > len(parts):
+        return None
+    base = parts[:len(parts) - (level - 1)]
+    target = base + [p for p in module.split(".") if p]
+    for candidate in ("/".join(target) + ".py", "/".join(target + ["__init__.py"])):
+        if candidate in modules:
+            return modules[candidate]
+    return None
+
+
+def defer_to_project(results: list, modules: dict[str, str], targets: dict[str, Any]) -> int:
+    """In a run that holds the imported project module, its own facts decide (crossfile.py `_targets`): the findings
+    placed by an import's spelling alone (`from ..nccl import send`) are dropped when the module is audited and is
+    not CUDA-specific there (a multi-backend `nccl` helper, Triton-Ascend code). Returns how many were dropped."""
+    from auditor.static.crossfile import _resolve
+
+    present = set(modules.values())
+    dropped = 0
+    for r in results:
+        if not any(f.code in OWN_CODES and f.data.get("module") for f in r.findings):
+            continue
+        me = modules.get(r.path, r.path.rsplit("/", 1)[-1][:-3] if r.path.endswith(".py") else "")
+        is_package = r.path.endswith("/__init__.py") or r.path == "__init__.py"
+        kept = []
+        for f in r.findings:
+            mod = f.data.get("module") if f.code in OWN_CODES else None
+            if isinstance(mod, list) and len(mod) == 3:
+                level, module, name = mod
+                resolved = _resolve(str(module), int(level), me, is_package)
+                if int(level) > 0 and resolved not in present:    # a namespace folder on the way (no __init__.py)
+                    resolved = _by_path(r.path, int(level), str(module), modules) or resolved
+                names = [resolved, f"{resolved}.{name}"] if name else [resolved]
+                here = [n for n in names if n in present]
+                if here and not any(n in targets and (targets[n].whole or not name or name in targets[n].names
+                                                      or n.endswith("." + name)) for n in names):
+                    dropped += 1
+                    continue
+            kept.append(f)
+        r.findings = kept
+    return dropped
