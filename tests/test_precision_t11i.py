@@ -455,6 +455,24 @@ CUDA_ONLY_OP = """\
     """
 
 
+CUDA_EXTENSION_OP = """\
+    import os
+
+    import torch
+    from torch.utils.cpp_extension import load
+
+    KERNEL_DIR = os.path.dirname(os.path.abspath(__file__))
+    KERNEL = load(name="vq_cuda", sources=[os.path.join(KERNEL_DIR, "vq.cpp"), os.path.join(KERNEL_DIR, "vq.cu")])
+
+    torch.library.define("vq::lookup_matmul", "(Tensor input, Tensor codes, Tensor codebooks) -> Tensor")
+    torch.library.impl("vq::lookup_matmul", "default", KERNEL.lookup_matmul)
+
+
+    def lookup_matmul(x, codes, codebooks):
+        return torch.ops.vq.lookup_matmul(x, codes, codebooks)
+    """
+
+
 def test_own_torch_library_namespaces_are_not_custom_op_libraries(tmp_path):
     found = findings_in_tree(write_tree(tmp_path, {
         "torchair_like/__init__.py": "",
@@ -463,12 +481,15 @@ def test_own_torch_library_namespaces_are_not_custom_op_libraries(tmp_path):
         "torchair_like/ops/_tagged_event.py": OPS_EVENT,
         "tests/st/reinplace_st.py": ST_REINPLACE,
         "kern/fused.py": CUDA_ONLY_OP,
+        "vq/kernels.py": CUDA_EXTENSION_OP,
     }))
     assert not [k for k in found if k[0] == "torchair_like/ops/_tagged_event.py" and k[2] == "NPU380"]
     assert ("tests/st/reinplace_st.py", 23, "NPU380") not in found
     # an outside op library, and an op whose only kernel is CUDA's, are still reported
     assert found[("tests/st/reinplace_st.py", 25, "NPU380")] == "error"
     assert found[("kern/fused.py", 16, "NPU380")] == "error"
+    # an op whose implementation is a CUDA extension the file builds (registered for "default") is a CUDA op too
+    assert ("vq/kernels.py", 14, "NPU380") in found
     # per operator: another op of the same namespace that nothing in the tree defines (a compiled one) stays
     assert found[("tests/st/reinplace_st.py", 26, "NPU380")] == "error"
 

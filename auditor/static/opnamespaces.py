@@ -31,13 +31,18 @@ _PY_QUALIFIED = re.compile(rb"""\b(?:custom_op|triton_op|define)\(\s*["']([A-Za-
 # dispatch keys named in the file (`@impl(lib, "sin", "CPU")`, `lib.impl("op", fn, "CUDA")`, `register_kernel("cuda")`)
 _PY_KEY = re.compile(rb"""["'](CUDA|cuda|AutogradCUDA|CPU|cpu|Meta|CompositeExplicitAutograd|CompositeImplicitAutograd|"""
                      rb"""PrivateUse1|privateuse1|npu|NPU|Autograd|AutogradPrivateUse1|XPU|xpu)["']""")
+# a CUDA extension the same file builds (`load(name=..., sources=[... "kernel.cu"])`, `CUDAExtension(...)`): an op whose
+# implementation is that extension's function (`impl("aqlm::code1x16_matmat", "default", CUDA_KERNEL.code1x16_matmat)`,
+# aqlm) is a CUDA op even when registered for the "default" key
+_CUDA_BUILD = re.compile(rb"""\.cu["']|\bCUDAExtension\(|\bload_inline\([^)]*cuda_sources""")
 _PORTABLE_KEYS = frozenset({b"CPU", b"cpu", b"CompositeExplicitAutograd", b"CompositeImplicitAutograd", b"PrivateUse1",
                             b"privateuse1", b"npu", b"NPU", b"Autograd", b"AutogradPrivateUse1"})
 
 
 def python_registrations(data: bytes) -> set[str]:
     """`ns.op` for each operator a Python source defines with torch.library, except where every implementation it
-    registers is for the CUDA key (an op defined in Python whose only kernel is CUDA's still fails on an NPU)."""
+    registers is for the CUDA key or comes from a CUDA extension the file builds (an op defined in Python whose only
+    kernel is CUDA's still fails on an NPU)."""
     if b"Library(" not in data and b"::" not in data:
         return set()
     found = {f"{ns.decode()}.{op.decode()}" for ns, op in _PY_QUALIFIED.findall(data)}
@@ -48,7 +53,8 @@ def python_registrations(data: bytes) -> set[str]:
     if not found:
         return set()
     keys = set(_PY_KEY.findall(data))
-    if any(b"CUDA" in k.upper() for k in keys) and not keys & _PORTABLE_KEYS:
+    if (any(b"CUDA" in k.upper() for k in keys) or b"cpp_extension" in data and _CUDA_BUILD.search(data)) \
+            and not keys & _PORTABLE_KEYS:
         return set()
     return {op for op in found if op.split(".", 1)[0] not in _NOT_OWN}
 
