@@ -29,7 +29,7 @@ from auditor.static.host_paths import drop_host_paths
 from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host
 from auditor.static.npu_native import apply_npu_file, written_for_npu
 from auditor.static.crossfile import summarize
-from auditor.static.valueflow import OWN_CODES as FLOW_CODES, add_flow
+from auditor.static.valueflow import OWN_CODES as FLOW_CODES, add_flow, spelled
 from auditor.static.project_imports import with_facts
 from auditor.project.makefile import note_suppressions
 from auditor.static.context import _WHOLE_FILE, HOLE, FileContext, adopt_local_refs, build_context
@@ -178,11 +178,17 @@ class _Slicer:
             yield from self.slices(block, depth + 1, loops + (looping and i == 0))
 
 
-def _flag_reading_lines(tree: ast.Module, lines: list[str], findings: list, relevant: list[int]) -> list[int]:
-    """`relevant` plus every line that mentions a name assigned where a finding is (a flag's later reads)."""
+def _flag_reading_lines(tree: ast.Module, lines: list[str], findings: list, relevant: list[int],
+                        imports: bool = False) -> list[int]:
+    """`relevant` plus every line that mentions a name assigned where a finding is (a flag's later reads); with
+    `imports`, also a name imported there (the uses value flow follows, auditor/static/valueflow.py)."""
     found = {f.line for f in findings}
     names = set()
     for node in ast.walk(tree):
+        if imports and isinstance(node, (ast.Import, ast.ImportFrom)):
+            module = getattr(node, "module", None) or ""
+            names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*" and (
+                node.lineno in found or spelled(a.name) is not None or spelled(module) is not None))
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and \
                 any(line in found for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)):
             for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
@@ -548,7 +554,11 @@ class StaticEngine:
         result.findings.sort(key=Finding.sort_key)
         result.summary = summarize(tree, result.findings, rel, text)     # auditor/static/crossfile.py
         if self._flow_rules:     # uses of CUDA-bound names (auditor/static/valueflow.py), after the summary
-            result.findings = add_flow(result.findings, tree, lines, rel, self._flow_rules, text)
+            flow_tree = tree
+            if chunked is not None:     # the pieces hold only lines with a trigger: add the uses of bound names
+                flow_tree = chunked.with_statements_at(
+                    _flag_reading_lines(tree, lines, result.findings, relevant, imports=True))
+            result.findings = add_flow(result.findings, flow_tree, lines, rel, self._flow_rules, text)
         return result
 
     def _cuda_only_package(self, qual: str) -> bool:
