@@ -762,7 +762,13 @@ class MatchVisitor(cst.CSTVisitor):
             self._asserted.update(_dtype_values(node.value))
         elif _key_names_value(node.key, node.value):
             self._table_values.add(id(node.value))
+        help_text = isinstance(node.key, cst.SimpleString) and node.key.evaluated_value in _HELP_KEYWORDS \
+            and _stringy_value(node.value)       # `metadata={"help": "..."}` (HF dataclass fields): text (t14k)
+        if help_text:
+            self._in_message += 1
         node.value.visit(self)
+        if help_text:
+            self._in_message -= 1
         if self.c.keywords and not self._in_message and isinstance(node.key, cst.SimpleString) \
                 and isinstance(node.key.evaluated_value, str) \
                 and not (table and isinstance(node.value, (cst.Attribute, cst.Lambda))):
@@ -953,6 +959,9 @@ class MatchVisitor(cst.CSTVisitor):
                 self._match_values(value, self.ctx.constants[value.value], via=value.value)
             # `skipUnless(device == "cuda", "needs CUDA")`: the condition of a skip/assert helper is code
             text = message and not isinstance(value, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation))
+            # `add_argument(..., help="... 'cuda' ... CUDA_VISIBLE_DEVICES=X cmd")`: help / usage text is for humans
+            # whatever the call (argparse, click, typer, dataclass fields), unless it holds code (t14k)
+            text = text or (arg.keyword is not None and arg.keyword.value in _HELP_KEYWORDS and _stringy_value(value))
             if text:
                 self._in_message += 1
             arg.visit(self)
@@ -1115,6 +1124,15 @@ class MatchVisitor(cst.CSTVisitor):
             self._match_values(node, values)
         _visit_code_operands(node, self)
         return False
+
+
+# keyword arguments and dict keys whose string value is help / usage text (argparse, click, typer, HF `metadata=`)
+_HELP_KEYWORDS = frozenset({"help", "description", "epilog", "usage"})
+
+
+def _stringy_value(node: cst.BaseExpression) -> bool:
+    """A string literal, an implicit concatenation of them, or an f-string (its {code} parts still run)."""
+    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
 
 
 def _assigns_all(stmt: cst.BaseSmallStatement) -> bool:
