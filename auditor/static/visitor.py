@@ -909,6 +909,8 @@ class MatchVisitor(cst.CSTVisitor):
                 # `getattr(te_ext, "TEDotProductAttention", None)`: probes; `getattr(self.pynvml,
                 # "NVML_TEMPERATURE_GPU", -1)` reads a constant of a CUDA-only package in hand
                 self._handled.add(id(node.args[0].value))
+            if func.value == "getattr" and len(node.args) == 3 and not self._in_message:
+                self._getattr_with_fallback(node)
         qual = self._qual(func, call=True)
         if qual is not None and self._match_reference(func, qual, node):
             pass                      # a resolved chain holds no other code to visit
@@ -968,6 +970,21 @@ class MatchVisitor(cst.CSTVisitor):
             if text:
                 self._in_message -= 1
         return False
+
+    def _getattr_with_fallback(self, node: cst.Call) -> None:
+        """`getattr(torch.backends.cuda, "can_use_flash_attention", cannot_use)` (para-attn): a callable fallback
+        (a function, attribute or lambda, not None or a constant) means the attribute is taken to be used, on the
+        backends where it exists; report it as the module's name would be (t14k). A None / constant default is a
+        probe and stays quiet."""
+        obj, name, default = (a.value for a in node.args)
+        if not isinstance(default, (cst.Name, cst.Attribute, cst.Lambda)) or _is_none(default) \
+                or not isinstance(name, cst.SimpleString):
+            return
+        attr = name.evaluated_value
+        base = self._qual(obj)
+        if not isinstance(attr, str) or not attr.isidentifier() or base is None or base == "self":
+            return
+        self._match_reference(name, f"{base}.{attr}", None)
 
     def _third_party_object(self, node: cst.CSTNode) -> bool:
         """A CUDA-only third-party package or an object from one (pynvml, nvidia_smi): using it is the finding."""
