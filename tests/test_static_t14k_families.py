@@ -291,3 +291,24 @@ def test_help_and_usage_text_is_never_a_finding_but_the_default_beside_it_is():
     assert any(ln == 5 for ln, _ in found), found             # default="cuda"
     assert any(ln == 12 and code == "NPU101" for ln, code in found), found     # default="nccl"
     assert not any(ln in (4, 6, 7) for ln, _ in found), found
+
+
+# --- FP8 quantisation algorithms in TensorRT-LLM / ModelOpt configs (NPU295) -------------------------------------
+
+def test_fp8_quant_algo_in_a_config_dict_or_keyword_is_precision_and_other_algorithms_are_not():
+    src = """\
+        import json
+
+
+        def write_config(args, out):
+            config = {"architecture": "DiT", "dtype": "bfloat16", "device": "gpu"}
+            if args.fp8:
+                config["quantization"] = {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}
+            elif args.int8:
+                config["quantization"] = {"quant_algo": "W8A16", "kv_cache_quant_algo": "INT8"}
+            json.dump(config, out)
+            return QuantConfig(quant_algo="NVFP4")
+    """
+    lines = _lines(src, "NPU295")
+    assert lines == [7, 7, 11] or sorted(set(lines)) == [7, 11], lines
+    assert not any(ln == 5 and code == "NPU050" for ln, code in _found(src))   # only opted-in rules read dict keys

@@ -777,6 +777,14 @@ class MatchVisitor(cst.CSTVisitor):
                 if not _switched_off(node.value, node.key.evaluated_value) \
                         and not self._value_says(node.value, kw[0]):
                     self._hit(kw[0], node.key, node.key.evaluated_value, value=kw[1])
+        if self.c.keyword_values and not self._in_message and isinstance(node.key, cst.SimpleString) \
+                and isinstance(node.key.evaluated_value, str) and _literal_text(node.value) is not None:
+            # `{"quant_algo": "FP8"}` (a TensorRT-LLM / ModelOpt config built in code) sets it like `quant_algo="FP8"`;
+            # only `name=value` patterns that name no callee (t14k)
+            literal = _literal_text(node.value)
+            kv = self.c.match_keyword_value(None, node.key.evaluated_value, literal)
+            if kv is not None and kv[0].extra.get("dict_entries"):
+                self._hit(kv[0], node.key, f"{node.key.evaluated_value}={literal}", value=kv[1])
         return False
 
     def visit_SubscriptElement(self, node: cst.SubscriptElement) -> bool:
