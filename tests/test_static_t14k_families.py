@@ -312,3 +312,14 @@ def test_fp8_quant_algo_in_a_config_dict_or_keyword_is_precision_and_other_algor
     lines = _lines(src, "NPU295")
     assert lines == [7, 7, 11] or sorted(set(lines)) == [7, 11], lines
     assert not any(ln == 5 and code == "NPU050" for ln, code in _found(src))   # only opted-in rules read dict keys
+
+
+def test_getattr_with_a_value_fallback_stays_a_probe():
+    src = """\
+        import torch
+
+        FP8_DTYPE = getattr(torch, "float8_e4m3fn", torch.uint8)
+        SYNC = getattr(torch.cuda, "synchronize", NOOP)
+    """
+    found = _found(src)
+    assert not any(ln in (3, 4) for ln, _ in found), found

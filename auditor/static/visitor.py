@@ -981,12 +981,14 @@ class MatchVisitor(cst.CSTVisitor):
 
     def _getattr_with_fallback(self, node: cst.Call) -> None:
         """`getattr(torch.backends.cuda, "can_use_flash_attention", cannot_use)` (para-attn): a callable fallback
-        (a function, attribute or lambda, not None or a constant) means the attribute is taken to be used, on the
+        (a lambda or a function the file defines at its top level, not None, a constant or a dtype) means the attribute is taken to be used, on the
         backends where it exists; report it as the module's name would be (t14k). A None / constant default is a
         probe and stays quiet."""
         obj, name, default = (a.value for a in node.args)
-        if not isinstance(default, (cst.Name, cst.Attribute, cst.Lambda)) or _is_none(default) \
-                or not isinstance(name, cst.SimpleString):
+        # a lambda or a function defined above in the file; `torch.uint8` / a constant is a value fallback
+        callable_default = isinstance(default, cst.Lambda) or (
+            isinstance(default, cst.Name) and default.value in self.ctx.module_functions)
+        if not callable_default or not isinstance(name, cst.SimpleString):
             return
         attr = name.evaluated_value
         base = self._qual(obj)
