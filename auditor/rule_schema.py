@@ -74,7 +74,10 @@ RULE_SCHEMA: dict[str, Any] = {
             "ported_by": {"type": "array", "items": {"type": "string"}},
             # method rules: not when the receiver is a chain of an imported module (`flag_gems.ops.flash_attn_func(...)`:
             # that package's own function, not one held in an object's attribute) (t14g)
-            "not_on_modules": {"type": "boolean"}}},
+            "not_on_modules": {"type": "boolean"},
+            # keyword `name=value` rules: also a string key of a dict built in code with that literal value
+            # (`{"quant_algo": "FP8"}`, t14k)
+            "dict_entries": {"type": "boolean"}}},
         "symbols": {"type": "object", "additionalProperties": {"anyOf": [{"type": "null"}, {
             "type": "object", "additionalProperties": False, "properties": {
                 "substitution": {"type": ["string", "null"]}, "message": {"type": "string"},

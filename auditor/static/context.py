@@ -26,6 +26,7 @@ class FileContext:
     # where each binding is visible: (first line, last line, values); module level spans the whole file
     scopes: dict[str, list[tuple[int, int, frozenset[str]]]] = field(default_factory=dict)
     star_imports: list[str] = field(default_factory=list)          # `from pynvml import *`
+    module_functions: frozenset[str] = frozenset()                # top-level `def`s (getattr fallbacks, t14k)
 
     def visible_values(self, name: str, line: int) -> set[str]:
         """Values `name` may hold at `line`: module-level bindings plus those of the enclosing function."""
@@ -237,6 +238,7 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
                     ctx.scopes.setdefault(name, []).append((*scope, frozenset(folded)))
     if star:
         _bind_star_conventions(ctx, tree)
+    ctx.module_functions = frozenset(s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
     _bind_dynamic_extension_imports(ctx, tree, [stmt for stmt, _ in assigns])
     _bind_jit_extensions(ctx, tree, [stmt for stmt, _ in assigns])
     _bind_ext_loader(ctx, tree, [stmt for stmt, _ in assigns])

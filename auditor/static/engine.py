@@ -33,6 +33,7 @@ from auditor.static.valueflow import OWN_CODES as FLOW_CODES, add_flow, spelled
 from auditor.static.project_imports import with_facts
 from auditor.project.makefile import note_suppressions
 from auditor.static.context import _WHOLE_FILE, HOLE, FileContext, adopt_local_refs, build_context
+from auditor.static.star_names import bind_star_names
 from auditor.static import largefile
 from auditor.static.flags import derived_flag_findings
 from auditor.static.gates import apply_gates
@@ -446,6 +447,8 @@ class StaticEngine:
         ctx = build_context(tree, c.is_segment)
         if ctx.local_refs:
             adopt_local_refs(ctx, tree, c.is_namespace, self._cuda_only_package)
+        if ctx.star_imports:        # `from pynvml import *` ... `nvmlInit()` (auditor/static/star_names.py)
+            bind_star_names(ctx, tree, self._cuda_only_package)
         triggers = self._file_triggers(ctx)
         lines = text.splitlines(keepends=True)
         relevant = self._relevant_lines(lines, text, triggers, _line_numbers(text, flag_hits))

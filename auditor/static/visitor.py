@@ -762,7 +762,13 @@ class MatchVisitor(cst.CSTVisitor):
             self._asserted.update(_dtype_values(node.value))
         elif _key_names_value(node.key, node.value):
             self._table_values.add(id(node.value))
+        help_text = isinstance(node.key, cst.SimpleString) and node.key.evaluated_value in _HELP_KEYWORDS \
+            and _stringy_value(node.value)       # `metadata={"help": "..."}` (HF dataclass fields): text (t14k)
+        if help_text:
+            self._in_message += 1
         node.value.visit(self)
+        if help_text:
+            self._in_message -= 1
         if self.c.keywords and not self._in_message and isinstance(node.key, cst.SimpleString) \
                 and isinstance(node.key.evaluated_value, str) \
                 and not (table and isinstance(node.value, (cst.Attribute, cst.Lambda))):
@@ -771,6 +777,14 @@ class MatchVisitor(cst.CSTVisitor):
                 if not _switched_off(node.value, node.key.evaluated_value) \
                         and not self._value_says(node.value, kw[0]):
                     self._hit(kw[0], node.key, node.key.evaluated_value, value=kw[1])
+        if self.c.keyword_values and not self._in_message and isinstance(node.key, cst.SimpleString) \
+                and isinstance(node.key.evaluated_value, str) and _literal_text(node.value) is not None:
+            # `{"quant_algo": "FP8"}` (a TensorRT-LLM / ModelOpt config built in code) sets it like `quant_algo="FP8"`;
+            # only `name=value` patterns that name no callee (t14k)
+            literal = _literal_text(node.value)
+            kv = self.c.match_keyword_value(None, node.key.evaluated_value, literal)
+            if kv is not None and kv[0].extra.get("dict_entries"):
+                self._hit(kv[0], node.key, f"{node.key.evaluated_value}={literal}", value=kv[1])
         return False
 
     def visit_SubscriptElement(self, node: cst.SubscriptElement) -> bool:
@@ -903,6 +917,8 @@ class MatchVisitor(cst.CSTVisitor):
                 # `getattr(te_ext, "TEDotProductAttention", None)`: probes; `getattr(self.pynvml,
                 # "NVML_TEMPERATURE_GPU", -1)` reads a constant of a CUDA-only package in hand
                 self._handled.add(id(node.args[0].value))
+            if func.value == "getattr" and len(node.args) == 3 and not self._in_message:
+                self._getattr_with_fallback(node)
         qual = self._qual(func, call=True)
         if qual is not None and self._match_reference(func, qual, node):
             pass                      # a resolved chain holds no other code to visit
@@ -953,12 +969,32 @@ class MatchVisitor(cst.CSTVisitor):
                 self._match_values(value, self.ctx.constants[value.value], via=value.value)
             # `skipUnless(device == "cuda", "needs CUDA")`: the condition of a skip/assert helper is code
             text = message and not isinstance(value, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation))
+            # `add_argument(..., help="... 'cuda' ... CUDA_VISIBLE_DEVICES=X cmd")`: help / usage text is for humans
+            # whatever the call (argparse, click, typer, dataclass fields), unless it holds code (t14k)
+            text = text or (arg.keyword is not None and arg.keyword.value in _HELP_KEYWORDS and _stringy_value(value))
             if text:
                 self._in_message += 1
             arg.visit(self)
             if text:
                 self._in_message -= 1
         return False
+
+    def _getattr_with_fallback(self, node: cst.Call) -> None:
+        """`getattr(torch.backends.cuda, "can_use_flash_attention", cannot_use)` (para-attn): a callable fallback
+        (a lambda or a function the file defines at its top level, not None, a constant or a dtype) means the attribute is taken to be used, on the
+        backends where it exists; report it as the module's name would be (t14k). A None / constant default is a
+        probe and stays quiet."""
+        obj, name, default = (a.value for a in node.args)
+        # a lambda or a function defined above in the file; `torch.uint8` / a constant is a value fallback
+        callable_default = isinstance(default, cst.Lambda) or (
+            isinstance(default, cst.Name) and default.value in self.ctx.module_functions)
+        if not callable_default or not isinstance(name, cst.SimpleString):
+            return
+        attr = name.evaluated_value
+        base = self._qual(obj)
+        if not isinstance(attr, str) or not attr.isidentifier() or base is None or base == "self":
+            return
+        self._match_reference(name, f"{base}.{attr}", None)
 
     def _third_party_object(self, node: cst.CSTNode) -> bool:
         """A CUDA-only third-party package or an object from one (pynvml, nvidia_smi): using it is the finding."""
@@ -1115,6 +1151,15 @@ class MatchVisitor(cst.CSTVisitor):
             self._match_values(node, values)
         _visit_code_operands(node, self)
         return False
+
+
+# keyword arguments and dict keys whose string value is help / usage text (argparse, click, typer, HF `metadata=`)
+_HELP_KEYWORDS = frozenset({"help", "description", "epilog", "usage"})
+
+
+def _stringy_value(node: cst.BaseExpression) -> bool:
+    """A string literal, an implicit concatenation of them, or an f-string (its {code} parts still run)."""
+    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
 
 
 def _assigns_all(stmt: cst.BaseSmallStatement) -> bool:
