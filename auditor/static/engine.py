@@ -184,7 +184,7 @@ def _flag_reading_lines(tree: ast.Module, lines: list[str], findings: list, rele
     """`relevant` plus every line that mentions a name assigned where a finding is (a flag's later reads); with
     `imports`, also a name imported there (the uses value flow follows, auditor/static/valueflow.py)."""
     found = {f.line for f in findings}
-    names = set()
+    names: set[str] = set()
     for node in ast.walk(tree):
         if imports and isinstance(node, (ast.Import, ast.ImportFrom)):
             module = getattr(node, "module", None) or ""
