@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from auditor.findings import FileResult, Finding
-from auditor.project.makefile import _join
+from auditor.project.makefile import _join, recorded_calls
 from auditor.suppress import Suppressions
 
 SUMMARY_KEY = "cmake_calls"
@@ -99,12 +99,11 @@ def cmake_build_findings(result: FileResult, root: Path, rule, analyze: Callable
     """The findings of `result`'s recorded `cmake` configure calls whose source tree needs CUDA; root is the tree's
     top folder (a CI step and most scripts run there), the calling file's folder is tried next. analyze(data, name)
     reads a CMakeLists.txt (the static engine's analyze_bytes)."""
-    calls = (result.summary or {}).get(SUMMARY_KEY) or []
+    calls, bases = recorded_calls(result, root, SUMMARY_KEY)
     if rule is None or not calls:
         return []
     cache = {} if cache is None else cache
     here = Path(result.path)
-    own = here.parent if here.is_absolute() else root / here.parent
     new = []
     for call in calls:
         try:
@@ -112,7 +111,7 @@ def cmake_build_findings(result: FileResult, root: Path, rule, analyze: Callable
         except (KeyError, TypeError):
             continue
         why = None
-        for base in dict.fromkeys((root, own)):
+        for base in bases:
             candidate = base / folder if folder else base
             if (candidate / "CMakeLists.txt").is_file():
                 why = _read_lists(candidate, cache, analyze)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor.findings import FileResult, Finding
+from auditor.project.makefile import recorded_calls
 from auditor.suppress import Suppressions
 
 SUMMARY_KEY = "local_extras"
@@ -71,12 +72,11 @@ def local_extra_findings(result: FileResult, root: Path, rule, matchers, cache: 
     """The findings of `result`'s recorded installs of local extras that pull in CUDA-only packages."""
     from auditor.project.requirements import requirement_hits
 
-    calls = (result.summary or {}).get(SUMMARY_KEY) or []
+    calls, bases = recorded_calls(result, root, SUMMARY_KEY)
     if rule is None or not calls:
         return []
     cache = {} if cache is None else cache
     here = Path(result.path)
-    own = here.parent if here.is_absolute() else root / here.parent
     new = []
     for call in calls:
         try:
@@ -85,7 +85,7 @@ def local_extra_findings(result: FileResult, root: Path, rule, matchers, cache: 
             continue
         table: dict[str, list[str]] = {}
         where = ""
-        for base in dict.fromkeys((root, own)):
+        for base in bases:
             candidate = (base / folder if folder else base) / "pyproject.toml"
             if candidate.is_file():
                 table = _optional_dependencies(candidate, cache)

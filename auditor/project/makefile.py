@@ -317,16 +317,25 @@ def _read_makefile(folder: Path, name: str | None, cache: dict) -> Makefile | No
     return None
 
 
+def recorded_calls(result: FileResult, root: Path, key: str) -> tuple[list, tuple[Path, ...]]:
+    """The calls a worker recorded in `result`'s summary under `key` (`make`, `cmake`, local-extra installs), and the
+    folders a call's relative folder is read from: the tree's top folder (a CI step and most scripts run there),
+    then the calling file's folder."""
+    calls = (result.summary or {}).get(key) or []
+    here = Path(result.path)
+    own = here.parent if here.is_absolute() else root / here.parent
+    return calls, tuple(dict.fromkeys((root, own)))
+
+
 def make_build_findings(result: FileResult, root: Path, rule, cache: dict | None = None,
                         product: str = "a2") -> list[Finding]:
     """The findings of `result`'s recorded `make` calls whose targets the Makefile builds with nvcc; root is the
     tree's top folder (a CI step and most scripts run there), the calling file's folder is tried next."""
-    calls = (result.summary or {}).get(SUMMARY_KEY) or []
+    calls, bases = recorded_calls(result, root, SUMMARY_KEY)
     if rule is None or not calls:
         return []
     cache = {} if cache is None else cache
     here = Path(result.path)
-    own = here.parent if here.is_absolute() else root / here.parent
     new = []
     for call in calls:
         try:
@@ -335,7 +344,7 @@ def make_build_findings(result: FileResult, root: Path, rule, cache: dict | None
         except (KeyError, TypeError):
             continue
         mk = None
-        for base in dict.fromkeys((root, own)):
+        for base in bases:
             mk = _read_makefile(base / folder if folder else base, name, cache)
             if mk is not None:
                 break
