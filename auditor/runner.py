@@ -68,6 +68,7 @@ def _unreported_op_namespaces() -> frozenset[str]:
                     out.add(pattern.rsplit(".", 1)[1])
     return frozenset(out)
 
+
 def _init_worker(product: str, coverage_apis: dict[str, dict] | None, max_bytes: int) -> None:
     global _ENGINE
     from auditor.procs import set_parent_death_signal
