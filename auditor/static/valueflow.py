@@ -133,7 +133,11 @@ def _reference(v: ast.expr) -> bool:
     a.fw_fp32`)."""
     if isinstance(v, ast.IfExp):
         return _reference(v.body) and _reference(v.orelse)
-    return isinstance(v, (ast.Attribute, ast.Name))
+    base = v
+    while isinstance(base, ast.Attribute):
+        base = base.value
+    # a field of a call's result (`pynvml.nvmlDeviceGetUtilizationRates(h).gpu`) is data, not the bound code
+    return isinstance(v, (ast.Attribute, ast.Name)) and not isinstance(base, ast.Call)
 
 
 _CUDA_WORD = re.compile(r"(?:^|_)cuda(?:$|_)")
@@ -245,7 +249,7 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
                         out.append(_Binding(name, stmt.lineno, "kernel", f"{built} (a CUDA extension build)", scope))
                     spelled_lines.setdefault(stmt.lineno, ("kernel", names[0], "=" + built, None))
                 continue
-            if not (isinstance(v, (ast.Attribute, ast.Name)) or _loader_call(v)):    # (a choice `a if musa else b`: a dispatch)
+            if not (isinstance(v, (ast.Attribute, ast.Name)) and _reference(v) or _loader_call(v)):    # (a choice `a if musa else b`: a dispatch)
                 continue
             if _npu_named(hits[0].symbol or "") or any(_VALUE_NAME.search(n) for n in names):
                 continue        # NPU code; a dtype or type kept in a name (`calc_dtype = cutlass.Float32`) is a value
