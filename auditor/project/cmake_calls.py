@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from auditor.findings import FileResult, Finding
-from auditor.project.makefile import _join, recorded_calls
-from auditor.suppress import Suppressions
+from auditor.project.makefile import _join, recorded_calls, unsuppressed
 
 SUMMARY_KEY = "cmake_calls"
 _MAX_BYTES = 512 * 1024
@@ -128,12 +127,7 @@ def cmake_build_findings(result: FileResult, root: Path, rule, analyze: Callable
             data={"cmakelists": where, "line": why.line, "code": why.code}))
     if new:
         # the calling file's own `# npu-audit: ignore[...]` comments, as for the findings of its own pass
-        try:
-            text = (here if here.is_absolute() else root / here).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return new
-        suppressions = Suppressions.of(text.splitlines(), text)
-        new = [f for f in new if not suppressions.covers(f.line, f.end_line, f.code)]
+        return unsuppressed(new, here, root)
     return new
 
 

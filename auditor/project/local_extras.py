@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor.findings import FileResult, Finding
-from auditor.project.makefile import recorded_calls
-from auditor.suppress import Suppressions
+from auditor.project.makefile import recorded_calls, unsuppressed
 
 SUMMARY_KEY = "local_extras"
 _RULE_CODE = "NPU023"
@@ -110,12 +109,7 @@ def local_extra_findings(result: FileResult, root: Path, rule, matchers, cache: 
                 message=message, substitution=rule.substitution, fix="none", source="static", symbol=symbol,
                 data={"pyproject": where, "extra": str(extra), "packages": packages}))
     if new:
-        try:
-            text = (here if here.is_absolute() else root / here).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return new
-        suppressions = Suppressions.of(text.splitlines(), text)
-        new = [f for f in new if not suppressions.covers(f.line, f.end_line, f.code)]
+        return unsuppressed(new, here, root)
     return new
 
 

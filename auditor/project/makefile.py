@@ -327,6 +327,17 @@ def recorded_calls(result: FileResult, root: Path, key: str) -> tuple[list, tupl
     return calls, tuple(dict.fromkeys((root, own)))
 
 
+def unsuppressed(new: list[Finding], here: Path, root: Path) -> list[Finding]:
+    """`new` without the findings the calling file's own `# npu-audit: ignore[...]` comments silence (the file is
+    read: its path is relative to root unless absolute)."""
+    try:
+        text = (here if here.is_absolute() else root / here).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return new
+    suppressions = Suppressions.of(text.splitlines(), text)
+    return [f for f in new if not suppressions.covers(f.line, f.end_line, f.code)]
+
+
 def make_build_findings(result: FileResult, root: Path, rule, cache: dict | None = None,
                         product: str = "a2") -> list[Finding]:
     """The findings of `result`'s recorded `make` calls whose targets the Makefile builds with nvcc; root is the
@@ -369,12 +380,7 @@ def make_build_findings(result: FileResult, root: Path, rule, cache: dict | None
         if all(isinstance(call, dict) and isinstance(call.get(IGNORE_KEY), list) for call in calls):
             quiet = {call["line"] for call in calls if covered(call[IGNORE_KEY], rule.code)}
             return [f for f in new if f.line not in quiet]
-        try:
-            text = (here if here.is_absolute() else root / here).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return new
-        suppressions = Suppressions.of(text.splitlines(), text)
-        new = [f for f in new if not suppressions.covers(f.line, f.end_line, f.code)]
+        return unsuppressed(new, here, root)
     return new
 
 
