@@ -127,7 +127,7 @@ def cmake_build_findings(result: FileResult, root: Path, rule, analyze: Callable
             data={"cmakelists": where, "line": why.line, "code": why.code}))
     if new:
         # the calling file's own `# npu-audit: ignore[...]` comments, as for the findings of its own pass
-        return unsuppressed(new, here, root)
+        return unsuppressed(new, calls, here, root)
     return new
 
 

@@ -109,7 +109,7 @@ def local_extra_findings(result: FileResult, root: Path, rule, matchers, cache: 
                 message=message, substitution=rule.substitution, fix="none", source="static", symbol=symbol,
                 data={"pyproject": where, "extra": str(extra), "packages": packages}))
     if new:
-        return unsuppressed(new, here, root)
+        return unsuppressed(new, calls, here, root)
     return new
 
 

@@ -327,9 +327,13 @@ def recorded_calls(result: FileResult, root: Path, key: str) -> tuple[list, tupl
     return calls, tuple(dict.fromkeys((root, own)))
 
 
-def unsuppressed(new: list[Finding], here: Path, root: Path) -> list[Finding]:
-    """`new` without the findings the calling file's own `# npu-audit: ignore[...]` comments silence (the file is
-    read: its path is relative to root unless absolute)."""
+def unsuppressed(new: list[Finding], calls: list, here: Path, root: Path) -> list[Finding]:
+    """`new` without the findings the calling file's own `# npu-audit: ignore[...]` comments silence: those the worker
+    that read the file kept with each call (note_suppressions); calls recorded without them (a caller that built the
+    summary itself, an older cache entry) have the file read, as before (relative to root unless absolute)."""
+    if all(isinstance(call, dict) and isinstance(call.get(IGNORE_KEY), list) for call in calls):
+        return [f for f in new if not any(call["line"] == f.line and covered(call[IGNORE_KEY], f.code)
+                                          for call in calls)]
     try:
         text = (here if here.is_absolute() else root / here).read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -374,28 +378,25 @@ def make_build_findings(result: FileResult, root: Path, rule, cache: dict | None
             message=message, substitution=rule.substitution, fix="none", source="static", symbol=symbol,
             data={"targets": [t for t, _ in built]}))
     if new:
-        # the calling file's own `# npu-audit: ignore[NPU333]` comments, as for the findings of its own pass: kept
-        # with each call by the worker that read the file (note_suppressions); calls recorded without them (a caller
-        # that built the summary itself) have the file read, as before
-        if all(isinstance(call, dict) and isinstance(call.get(IGNORE_KEY), list) for call in calls):
-            quiet = {call["line"] for call in calls if covered(call[IGNORE_KEY], rule.code)}
-            return [f for f in new if f.line not in quiet]
-        return unsuppressed(new, here, root)
+        # the calling file's own `# npu-audit: ignore[NPU333]` comments, as for the findings of its own pass
+        return unsuppressed(new, calls, here, root)
     return new
 
 
-def note_suppressions(summary: dict[str, Any] | None, data: bytes) -> None:
+def note_suppressions(summary: dict[str, Any] | None, data: bytes, keys: tuple[str, ...] = (SUMMARY_KEY,)) -> None:
     """In the worker, from the bytes it read: the suppression comments (file-level and on its line) that apply to
-    each `make` call the file records, kept with the call (`ignore`, in the cache entry), so that the tree pass
-    never reads the calling file again. The text is what that pass read before: the raw file, UTF-8."""
-    calls = (summary or {}).get(SUMMARY_KEY)
-    if not calls:
+    each call the file records under `keys` (`make`, `cmake`, local-extra installs), kept with the call (`ignore`,
+    in the cache entry), so that the tree passes never read the calling file again. The text is what those passes
+    read before: the raw file, UTF-8."""
+    lists = [calls for key in keys if (calls := (summary or {}).get(key))]
+    if not lists:
         return
     text = data.decode("utf-8", errors="replace")
     suppressions = Suppressions.of(text.splitlines(), text)
-    for call in calls:
-        if isinstance(call, dict) and isinstance(call.get("line"), int):
-            call[IGNORE_KEY] = suppressions.directives_at(call["line"], call["line"])
+    for calls in lists:
+        for call in calls:
+            if isinstance(call, dict) and isinstance(call.get("line"), int):
+                call[IGNORE_KEY] = suppressions.directives_at(call["line"], call["line"])
 
 
 def apply_make_builds(results: list[FileResult], root: Path, rules, product: str = "a2") -> None:

@@ -31,7 +31,7 @@ from auditor.static.npu_native import apply_npu_file, written_for_npu
 from auditor.static.crossfile import summarize
 from auditor.static.valueflow import OWN_CODES as FLOW_CODES, add_flow, spelled
 from auditor.static.project_imports import with_facts
-from auditor.project.makefile import note_suppressions
+from auditor.project import cmake_calls, local_extras, makefile
 from auditor.static.context import _WHOLE_FILE, HOLE, FileContext, adopt_local_refs, build_context
 from auditor.static.star_names import bind_star_names
 from auditor.static import largefile
@@ -177,6 +177,10 @@ class _Slicer:
             loops = 0                                     # a def in a loop body runs when called
         for i, block in enumerate(blocks):
             yield from self.slices(block, depth + 1, loops + (looping and i == 0))
+
+
+# summary keys of the calls the tree passes check against another file (make, cmake, `pip install -e .[extra]`)
+_CALL_KEYS = (makefile.SUMMARY_KEY, cmake_calls.SUMMARY_KEY, local_extras.SUMMARY_KEY)
 
 
 def _flag_reading_lines(tree: ast.Module, lines: list[str], findings: list, relevant: list[int],
@@ -369,7 +373,8 @@ class StaticEngine:
                 add_embedded_dockerfiles(self, data, rel, result)
             # the import graph's facts (auditor/static/project_imports.py), from the bytes: a file ast rejects too
             result.summary = with_facts(result.summary, data, rel, result.findings)
-            note_suppressions(result.summary, data)     # `make x  # npu-audit: ignore[NPU333]`, for the tree pass
+            # `make x  # npu-audit: ignore[NPU333]`: kept with each recorded call for the tree passes
+            makefile.note_suppressions(result.summary, data, _CALL_KEYS)
             return result
         except RecursionError:
             return FileResult(rel, error=FileError(rel, "syntax", "nesting too deep to parse"))
