@@ -6,6 +6,13 @@ import textwrap
 from pathlib import Path
 
 
+def snippet_findings(engine, src: str, rel: str = "example.py") -> list:
+    """The findings of `engine` on the dedented snippet as if it were the file `rel`; the snippet must parse."""
+    result = engine.analyze_bytes(textwrap.dedent(src).encode(), rel)
+    assert result.error is None
+    return result.findings
+
+
 def findings_by_line(engine, src: str, rel: str = "pkg/mod.py") -> dict[int, list]:
     """The findings of `engine` on the dedented snippet as if it were the file `rel`, keyed by line."""
     out: dict[int, list] = {}

@@ -5,21 +5,19 @@ mmdet3d, BEVFormer, nerfacc, Torch-TensorRT, NeMo, cuequivariance-torch) that mu
 that must not."""
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from auditor.rules import load_rules
 from auditor.static import StaticEngine
+from tests.static_snippets import snippet_findings
 
 ENGINE = StaticEngine(load_rules())
 
 
 def _findings(src: str, name: str = "example.py"):
-    result = ENGINE.analyze_bytes(textwrap.dedent(src).encode(), name)
-    assert result.error is None
-    return result.findings
+    return snippet_findings(ENGINE, src, name)
 
 
 def _found(src: str, name: str = "example.py") -> set[tuple[int, str]]:
