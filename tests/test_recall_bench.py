@@ -202,7 +202,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
 
 
 @pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
-                                   "test10", "tuned_t14d", "tuned_t14g"])
+                                   "test10", "test11", "tuned_t14d", "tuned_t14g"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
     labels = shipped(split)
     used = {s["name"] for other in recall.SPLITS if other != split for s in recall.load_sources(other)}
@@ -420,6 +420,30 @@ def test_test10_files_are_exactly_what_its_rule_draws():
     pairs = [sum(len(ll.categories) for ll in labels[k].lines.values()) for k in labelled]
     assert sum(pairs) >= 350 > sum(pairs[:-1])
     assert len(labelled) > at
+
+
+def test_test11_files_are_exactly_what_its_rule_draws():
+    select_test, labelled = _replayed_draw("test11", 12)         # test10's rule on pool A8
+    # Main rounds 1-2 in sources.json order: pool A8 is small, so boltz, chai_lab, pykeen and torchani (one eligible
+    # file each) give one file and round 2 only has the other eight code bases.
+    orders = [(src["name"], [p for s, p in select_test.draw(None, "test11") if s["name"] == src["name"]])
+              for src in recall.load_sources("test11")]
+    main = [(name, order[rnd]) for rnd in range(2) for name, order in orders if rnd < len(order)]
+    assert len(main) == 20 and labelled[:20] == main
+    # Top-up (SELECTION.md outcome): precision 5 files, its whole pool after the main rounds, in its pool's order;
+    # device needed none, the distributed and apex pools are empty, and the attention and third_party pools' only
+    # files (and kernel's) were drawn before their turn.
+    pool = [(src["name"], path) for src, path in select_test.topup_order("precision", "test11")]
+    assert labelled[20:25] == [k for k in pool if k not in main]
+    for category in ("distributed", "apex"):
+        assert select_test.topup_order(category, "test11") == []
+    for category in ("precision", "attention", "kernel", "third_party"):
+        pool_keys = {(src["name"], path) for src, path in select_test.topup_order(category, "test11")}
+        assert pool_keys and pool_keys <= set(labelled[:25])
+    # Further main rounds ran every code base's order to its end before 350 pairs: every eligible file is drawn.
+    assert set(labelled) == {(name, path) for name, order in orders for path in order}
+    labels = {(lf.package, lf.path): lf for lf in shipped("test11")}
+    assert sum(len(ll.categories) for k in labelled for ll in labels[k].lines.values()) < 350
 
 
 def _rounds_until(orders: list, labels: dict, files: int, pairs: int) -> list:
