@@ -59,4 +59,21 @@ def analyze_project_file(engine: "StaticEngine", data: bytes, rel: str, kind: st
         "cmake": cmake.analyze_cmake,
         "makefile": makefile_vars.analyze_makefile,
     }[kind]
-    return handler(engine, data, rel)
+    result = handler(engine, data, rel)
+    if result.findings and another_backends_file(rel):
+        # `docker/amd/Dockerfile`, `Dockerfile.mi325`, `configs/gbs256_tpu.yaml`, `requirements-rocm.txt`: the set-up
+        # of another accelerator; an Ascend port adds its own file beside it and never edits this one, so no line of
+        # it is a CUDA finding (t15k; Python files there stay info, "left as is", auditor/static/backends.py)
+        result.findings = []
+    return result
+
+
+def another_backends_file(rel: str) -> bool:
+    """Whether the folders and the name of a project file (its path in the tree) name only accelerators other than
+    CUDA and Ascend (ROCm / AMD Instinct, TPU / XLA, MPS, XPU, Gaudi, ...): `amd64` and words inside other words
+    (`chip`, `gpus`) name none, and a path that also names CUDA or the NPU (`Dockerfile.rocm-cuda`) is not one."""
+    from auditor.backend_words import OTHER_BACKENDS, backends_in_text
+
+    parts = rel.replace("\\", "/").split("/")
+    named = set().union(*(backends_in_text(p.replace(".", "_").replace("-", "_")) for p in parts))
+    return bool(named) and named <= OTHER_BACKENDS
