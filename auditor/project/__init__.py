@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 # (kind, file-name globs): matched against the file name only, lower-cased.
 KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("requirements", ("requirements*.txt", "requirements*.in", "*requirements.txt", "constraints*.txt")),
-    ("pyproject", ("pyproject.toml",)),
+    # `pyproject-flashattention.toml`: one optional stack's dependency table beside the main one (gpt-neox)
+    ("pyproject", ("pyproject.toml", "pyproject-*.toml", "pyproject_*.toml")),
     ("setupcfg", ("setup.cfg",)),
     ("conda", ("environment*.yml", "environment*.yaml", "conda*.yml", "conda*.yaml")),   # environment_cuda.yml too
     ("dockerfile", ("dockerfile", "dockerfile.*", "dockerfile-*", "dockerfile_*", "*.dockerfile", "containerfile")),
@@ -41,7 +42,16 @@ def project_kind(name: str, rel: str = "") -> str | None:
             return kind
     if low.endswith(".json") and any("config" in part.lower() for part in rel.split("/")[:-1]):
         return "config"       # parler-tts helpers/training_configs/starting_point_v1.json: a folder of configs
+    if low.endswith((".txt", ".in")) and not low.startswith(_NOT_REQUIREMENTS) and \
+            any(part.lower() in _REQUIREMENT_FOLDERS for part in rel.split("/")[:-1]):
+        return "requirements"     # vLLM's requirements/cuda.txt, OpenMMLab's requirements/runtime.txt, mminstall.txt
     return None
+
+
+# Folders of pip requirement files named for what they install (`requirements/cuda.txt`, `requirements/build.txt`;
+# t15k) and the text files such a folder may also hold that are not requirement lists
+_REQUIREMENT_FOLDERS = frozenset({"requirements", "requirement", "reqs"})
+_NOT_REQUIREMENTS = ("readme", "license", "licence", "notice", "changelog", "authors", "version")
 
 
 def analyze_project_file(engine: "StaticEngine", data: bytes, rel: str, kind: str) -> FileResult:
