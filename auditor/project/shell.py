@@ -886,14 +886,15 @@ def _make_variables(col: Collector, m, pos: _Positions, words: list[str], nodes:
             col.add(rule, w, line, c, c + len(w), value=assign.group(2))
 
 
-def _record_local_extras(col: Collector, word: str, line: int, c: int, cwd: str | None) -> None:
+def _record_local_extras(col: Collector, word: str, line: int, c: int, cwd: str | None,
+                         width: int | None = None) -> None:
     """`pip install -e ".[compile]"`: kept in the file's summary; the tree pass (auditor/project/local_extras.py)
     reads what the extra lists in the project's pyproject.toml (t15j)."""
     word = word.strip("\"'")
     call = local_extra_call(word.split("[", 1)[0], word.partition("[")[2].rstrip("]").split(","), cwd)
     if call is None:
         return
-    call.update(line=line, col=c, end_col=c + len(word))
+    call.update(line=line, col=c, end_col=c + (len(word) if width is None else width))
     summary = col.result.summary if col.result.summary is not None else {}
     summary.setdefault(LOCAL_EXTRAS, []).append(call)
     col.result.summary = summary
@@ -1044,6 +1045,9 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             line, c = pos.at(nodes[i + 1].start_point)
             for symbol, _, rule, note in extra_hits(m, [words[i + 1]], "this project"):
                 col.add(rule, symbol, line, c, c + len(words[i + 1]), note=note)
+            if w == "--extra" and words[0] in ("sync", "run") and "[" not in words[i + 1]:
+                # `uv sync --extra all`: an extra of the project in the folder, read in its pyproject.toml (t15k)
+                _record_local_extras(col, f".[{words[i + 1]}]", line, c, source_tree.cwd, len(words[i + 1]))
     if not words or words[0] not in ("install", "add", "wheel", "create"):
         return
     skip = False
