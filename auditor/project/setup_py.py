@@ -213,11 +213,11 @@ def add_setup_py_requirements(engine: "StaticEngine", data: bytes, rel: str, res
 
     stops = next((r for r in engine.compiled.rules if r.code == "NPU080"), None)
     stops = None if another_backends_file(rel) else stops     # FlagPerf's `training/iluvatar/.../setup.py`
-    for node in raises_without_cuda(tree) if stops is not None else ():
+    for raised in raises_without_cuda(tree) if stops is not None else ():
         # Deformable-DETR's `else: raise NotImplementedError('Cuda is not available')`: the install stops on Ascend
-        exc = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+        exc = raised.exc.func if isinstance(raised.exc, ast.Call) else raised.exc
         name = _called_name(exc) if exc is not None else "raise"
-        col.add(stops, name or "raise", node.lineno, node.col_offset + 1, node.col_offset + 6)
+        col.add(stops, name or "raise", raised.lineno, raised.col_offset + 1, raised.col_offset + 6)
     seen = {(f.code, f.line, f.col) for f in result.findings}
     result.findings.extend(
         replace(f, symbol=f.symbol.replace(_IN_NAME, "{}"), message=f.message.replace(_IN_NAME, "{}"))
