@@ -264,3 +264,51 @@ def test_setup_py_raises_that_ascend_does_not_reach_are_not_reported():
         setup(name="ops")
         """
     assert "NPU080" not in [c for _, c in found("setup.py", checks)]
+
+
+SINGULARITY_RECIPE = """\
+    Bootstrap: docker
+    From: nvcr.io/nvidia/pytorch:24.05-py3
+
+    %labels
+        maintainer hpc-team
+        cuda cu124
+        built_for H100
+
+    %environment
+        export NCCL_IB_DISABLE=0
+        export OMP_NUM_THREADS=8
+
+    %post
+        # flash-attn needs the CUDA toolkit of the base image
+        apt-get update -y && apt-get install -y libaio-dev
+        pip install --no-cache-dir flash-attn==2.6.3 --no-build-isolation
+        pip install -r /opt/requirements.txt
+
+    %runscript
+        exec torchrun --nproc_per_node=8 train.py "$@"
+    """
+
+
+def test_an_apptainer_recipe_is_read_like_a_dockerfile():
+    for name in ("containers/train.def", "Singularity", "containers/Singularity.gpu", "Apptainer"):
+        assert project_kind(name.rsplit("/", 1)[-1], name) == "apptainer", name
+    got = found("containers/train.def", SINGULARITY_RECIPE)
+    lines = {ln for ln, _ in got}
+    assert 2 in lines                  # the NVIDIA PyTorch base image
+    assert 10 in lines                 # NCCL_IB_DISABLE in %environment
+    assert 16 in lines                 # flash-attn built in %post
+    assert not lines & {5, 6, 7, 14}   # labels, the comment
+
+
+def test_a_def_file_that_is_no_recipe_holds_nothing():
+    xmacro = """\
+        // CUDA_HANDLE(name, type): the CUDA handles the runtime keeps
+        CUDA_HANDLE(cublas, cublasHandle_t)
+        CUDA_HANDLE(cudnn, cudnnHandle_t)
+        """
+    assert found("csrc/handles.def", xmacro) == []
+    assert found("lib/exports.def", "LIBRARY nvtool\nEXPORTS\n    cudaInit\n") == []
+    assert project_kind("singularity.py", "tools/singularity.py") is None
+    result = ENGINE.analyze_bytes(b"\x00\x01Bootstrap: docker\x00", "bad.def")
+    assert result.error is not None and not result.findings

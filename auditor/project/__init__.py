@@ -42,6 +42,9 @@ def project_kind(name: str, rel: str = "") -> str | None:
             return kind
     if low.endswith(".json") and any("config" in part.lower() for part in rel.split("/")[:-1]):
         return "config"       # parler-tts helpers/training_configs/starting_point_v1.json: a folder of configs
+    if low.endswith(".def") or low in ("singularity", "apptainer") or \
+            low.startswith(("singularity.", "apptainer.")) and not low.endswith(_OTHER_SUFFIXES):
+        return "apptainer"        # Apptainer / Singularity recipes (auditor/project/apptainer.py; t15k)
     if low.endswith((".txt", ".in")) and not low.startswith(_NOT_REQUIREMENTS) and \
             any(part.lower() in _REQUIREMENT_FOLDERS for part in rel.split("/")[:-1]):
         return "requirements"     # vLLM's requirements/cuda.txt, OpenMMLab's requirements/runtime.txt, mminstall.txt
@@ -51,11 +54,15 @@ def project_kind(name: str, rel: str = "") -> str | None:
 # Folders of pip requirement files named for what they install (`requirements/cuda.txt`, `requirements/build.txt`;
 # t15k) and the text files such a folder may also hold that are not requirement lists
 _REQUIREMENT_FOLDERS = frozenset({"requirements", "requirement", "reqs"})
+# `singularity.py`, `apptainer.md`: a module or a page named for the tool, not a recipe
+_OTHER_SUFFIXES = (".py", ".pyi", ".md", ".rst", ".txt", ".json", ".yaml", ".yml", ".toml", ".sh", ".ipynb", ".cfg",
+                   ".ini", ".html", ".c", ".cc", ".cpp", ".h", ".hpp", ".go", ".rs", ".js", ".ts")
 _NOT_REQUIREMENTS = ("readme", "license", "licence", "notice", "changelog", "authors", "version")
 
 
 def analyze_project_file(engine: "StaticEngine", data: bytes, rel: str, kind: str) -> FileResult:
-    from auditor.project import cmake, configs, dockerfile, makefile_vars, notebook, requirements, setup_py, shell
+    from auditor.project import (apptainer, cmake, configs, dockerfile, makefile_vars, notebook, requirements,
+                                 setup_py, shell)
 
     handler = {
         "requirements": requirements.analyze_requirements_txt,
@@ -68,6 +75,7 @@ def analyze_project_file(engine: "StaticEngine", data: bytes, rel: str, kind: st
         "config": configs.analyze_config,
         "cmake": cmake.analyze_cmake,
         "makefile": makefile_vars.analyze_makefile,
+        "apptainer": apptainer.analyze_definition,
     }[kind]
     result = handler(engine, data, rel)
     if result.findings and another_backends_file(rel):

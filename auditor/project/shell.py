@@ -1043,9 +1043,10 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
     for i, w in enumerate(words[:-1]):               # `uv sync --group cuda12`, `uv run --extra gpu`
         if w in ("--group", "--only-group", "--extra") and not conda:
             line, c = pos.at(nodes[i + 1].start_point)
-            for symbol, _, rule, note in extra_hits(m, [words[i + 1]], "this project"):
+            named = extra_hits(m, [words[i + 1]], "this project")
+            for symbol, _, rule, note in named:
                 col.add(rule, symbol, line, c, c + len(words[i + 1]), note=note)
-            if w == "--extra" and words[0] in ("sync", "run") and "[" not in words[i + 1]:
+            if w == "--extra" and not named and words[0] in ("sync", "run") and "[" not in words[i + 1]:
                 # `uv sync --extra all`: an extra of the project in the folder, read in its pyproject.toml (t15k)
                 _record_local_extras(col, f".[{words[i + 1]}]", line, c, source_tree.cwd, len(words[i + 1]))
     if not words or words[0] not in ("install", "add", "wheel", "create"):
