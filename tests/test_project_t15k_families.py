@@ -312,3 +312,72 @@ def test_a_def_file_that_is_no_recipe_holds_nothing():
     assert project_kind("singularity.py", "tools/singularity.py") is None
     result = ENGINE.analyze_bytes(b"\x00\x01Bootstrap: docker\x00", "bad.def")
     assert result.error is not None and not result.findings
+
+
+def _fastchat_tree(root: Path) -> Path:
+    train = root / "fastchat" / "train"
+    train.mkdir(parents=True)
+    (train / "__init__.py").write_text("")
+    (train / "llama_flash_attn_monkey_patch.py").write_text(textwrap.dedent("""\
+        from flash_attn.flash_attn_interface import flash_attn_varlen_qkvpacked_func
+        import transformers
+
+
+        def replace_llama_attn_with_flash_attn():
+            transformers.models.llama.modeling_llama.LlamaAttention.forward = forward
+        """))
+    (train / "train_mem.py").write_text(textwrap.dedent("""\
+        # Make it more memory efficient by monkey patching the LLaMA model with FlashAttn.
+
+        # Need to call this before importing transformers.
+        from fastchat.train.llama_flash_attn_monkey_patch import replace_llama_attn_with_flash_attn
+
+        replace_llama_attn_with_flash_attn()
+
+        from fastchat.train.train import train
+
+        if __name__ == "__main__":
+            train()
+        """))
+    body = "\n".join(f"    step_{i} = {i}" for i in range(40))
+    (train / "train.py").write_text(
+        "from fastchat.train.llama_flash_attn_monkey_patch import replace_llama_attn_with_flash_attn\n\n\n"
+        f"def train():\n{body}\n    replace_llama_attn_with_flash_attn()\n")
+    scripts = root / "scripts"
+    scripts.mkdir()
+    (scripts / "train_vicuna_7b.sh").write_text(textwrap.dedent("""\
+        #!/bin/bash
+        cd /path/to/FastChat
+        # deepspeed fastchat/train/train_mem.py --help
+        HF_DATASETS_OFFLINE=1 deepspeed fastchat/train/train_mem.py \\
+            --model_name_or_path lmsys/vicuna-7b-v1.5 \\
+            --bf16 True --output_dir ./checkpoints
+        torchrun --nproc_per_node=8 --master_port=20001 fastchat/train/train.py \\
+            --model_name_or_path lmsys/vicuna-7b-v1.5
+        python -m fastchat.train.train_mem --model_name_or_path lmsys/vicuna-7b-v1.5
+        """))
+    return root
+
+
+def test_a_launch_of_an_attention_wrapper_is_reported_on_the_launch_line(tmp_path):
+    from auditor.runner import run_static
+
+    run = run_static([_fastchat_tree(tmp_path)], jobs=1)
+    got = {(Path(r.path).name, f.line): f for r in run.results for f in r.findings if f.code == "NPU312"}
+    # the wrapper only: not the long train.py (its own lines are where the port is), not a comment, not `-m`
+    assert set(got) == {("train_vicuna_7b.sh", 4)}, got
+    f = got[("train_vicuna_7b.sh", 4)]
+    assert f.category == "attention" and f.severity == "info"
+    assert "fastchat/train/train_mem.py" in f.message
+
+
+def test_launched_call_reads_the_path():
+    from auditor.project.launched import launched_call
+
+    assert launched_call(["--num_gpus", "4", "llava/train/train_mem.py", "--bf16"], "") == \
+        {"file": "llava/train/train_mem.py"}
+    assert launched_call(["train_mem.py"], "scripts") == {"file": "scripts/train_mem.py"}
+    assert launched_call(["train_mem.py"], "/workspace/app") == {"file": "train_mem.py"}
+    assert launched_call(["-m", "fastchat.train.train_mem"], "") is None
+    assert launched_call(["$ROOT/train_mem.py"], "") is None
+    assert launched_call(["--config=x.py"], "") is None

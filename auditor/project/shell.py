@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Iterator
 from auditor.findings import FileResult
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
+from auditor.project.launched import SUMMARY_KEY as LAUNCHED, launched_call
 from auditor.project.makefile import SUMMARY_KEY as MAKE_CALLS
 from auditor.project.local_extras import SUMMARY_KEY as LOCAL_EXTRAS, local_extra_call
 from auditor.project.makefile import cd as make_cd
@@ -805,6 +806,9 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
                     line, c = pos.at(nodes[i].start_point)
                     col.add(rule, f"{override.group(1)}={override.group(2)}", line, c, c + len(w),
                             value=override.group(2))
+    if name == "python" or name.startswith("python3") or name in ("torchrun", "deepspeed") or \
+            name == "accelerate" and words[1:2] == ["launch"]:
+        _record_launch(col, pos, words, nodes, source_tree.cwd)      # `deepspeed llava/train/train_mem.py` (t15k)
     if name.rsplit("\\", 1)[-1].removesuffix(".exe") == "cmake":
         _record_cmake(col, pos, words, nodes, source_tree.cwd)
     if name.rsplit("\\", 1)[-1].removesuffix(".exe") in _MAKES:
@@ -910,6 +914,19 @@ def _record_cmake(col: Collector, pos: _Positions, words: list[str], nodes: list
     call.update(line=line, col=c, end_col=c + len(words[0]))
     summary = col.result.summary if col.result.summary is not None else {}
     summary.setdefault(CMAKE_CALLS, []).append(call)
+    col.result.summary = summary
+
+
+def _record_launch(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:
+    """The Python file a launch line runs, kept in the file's summary: the tree pass (auditor/project/launched.py)
+    reports the line when that file is an attention wrapper (t15k)."""
+    call = launched_call(words[1:], cwd)
+    if call is None:
+        return
+    line, c = pos.at(nodes[0].start_point)
+    call.update(line=line, col=c, end_col=c + len(words[0]))
+    summary = col.result.summary if col.result.summary is not None else {}
+    summary.setdefault(LAUNCHED, []).append(call)
     col.result.summary = summary
 
 
