@@ -21,6 +21,8 @@ MATCHER_KINDS = ("qualname", "method", "attribute", "string", "env", "import", "
                  "makefile",
                  # the CMakeLists.txt a `cmake` configure call reads (auditor/project/cmake_calls.py): after every file
                  "cmakelists",
+                 # the Python file a launch line runs, when it is an attention wrapper (auditor/project/launched.py)
+                 "launched",
                  "callname", "flagname", "keyword",
                  # project files (auditor/project/): dependency pins, shell commands, base images, config settings
                  "requirement", "command", "image", "setting")

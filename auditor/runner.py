@@ -19,6 +19,7 @@ from auditor.static.engine import MAX_FILE_BYTES, FileResult, StaticEngine
 from auditor.project.cmake_calls import apply_cmake_builds
 from auditor.project.makefile import apply_make_builds
 from auditor.project.local_extras import apply_local_extras
+from auditor.project.launched import apply_launched_wrappers
 from auditor.static.backend_files import apply_backend_files, drop_test_performance_hints, drop_unread_cudnn_vars
 from auditor.static.ci_jobs import apply_cuda_ci_jobs
 from auditor.static.crossfile import propagate
@@ -245,6 +246,10 @@ def run_static(
                        lambda: StaticEngine(load_rules(), product=product, max_bytes=max_bytes).analyze_bytes, product)
     # `pip install -e ".[compile]"` where the tree's pyproject.toml lists CUDA-only packages in that extra (t15j)
     apply_local_extras(run.results, found.root, load_rules(), product)
+    # `deepspeed llava/train/train_mem.py` where that file is a FlashAttention / xFormers wrapper (t15k)
+    apply_launched_wrappers(run.results, found.root, load_rules(),
+                            lambda: StaticEngine(load_rules(), product=product, max_bytes=max_bytes).analyze_bytes,
+                            product)
     # the tree's own packages are not dependencies (after the cache: it depends on the whole file list)
     packages = first_party_packages(rel for _, rel in found.files)
     drop_first_party(run.results, packages)

@@ -172,6 +172,7 @@ def run(as_json: bool) -> int:
     from auditor.project.makefile import make_build_findings
     from auditor.project.hits import ProjectMatchers
     from auditor.project.local_extras import local_extra_findings
+    from auditor.project.launched import launched_wrapper_findings
 
     rules = load_rules()
     engine = StaticEngine(rules)
@@ -181,6 +182,8 @@ def run(as_json: bool) -> int:
     cmake_cache: dict = {}
     extra_rule = next((r for r in rules if r.code == "NPU023"), None)
     extra_matchers, extra_cache = ProjectMatchers.build(rules), {}
+    launch_rule = next((r for r in rules if "launched" in r.match), None)
+    launch_cache: dict = {}
     per_cat: dict[str, Counter] = defaultdict(Counter)
     false_hits, unlabelled, missed = [], [], []
     files = json.loads((_dir() / "selection.json").read_text())["files"]
@@ -195,6 +198,9 @@ def run(as_json: bool) -> int:
         result.findings += cmake_build_findings(result, tree_dir(repo), cmake_rule, engine.analyze_bytes, cmake_cache)
         # and its installs of the project's own extras against the tree's pyproject.toml (t15j)
         result.findings += local_extra_findings(result, tree_dir(repo), extra_rule, extra_matchers, extra_cache)
+        # and its launches of an attention wrapper of the tree (t15k)
+        result.findings += launched_wrapper_findings(result, tree_dir(repo), launch_rule, engine.analyze_bytes,
+                                                     launch_cache)
         by_line: dict[int, set[str]] = defaultdict(set)
         for f in result.findings:
             by_line[f.line].add(f.category)

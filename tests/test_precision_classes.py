@@ -205,7 +205,8 @@ def test_a_project_file_for_another_backend_is_info(tmp_path):
     found = _found(run_static([tmp_path], jobs=1))
     rocm = {k: v for k, v in found.items() if "rocm" in k[0]}
     cuda = {k: v for k, v in found.items() if "cu124" in k[0]}
-    assert rocm and set(rocm.values()) == {"info"}
+    # a file for another backend holds no finding at all since t15k (before: info, left as is)
+    assert not rocm
     assert set(cuda.values()) - {"info"}
 
 

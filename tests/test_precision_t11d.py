@@ -103,7 +103,7 @@ def test_an_openvino_ci_workflow_is_another_backends_job(tmp_path):
     found = _found(tmp_path)
     ov = {sev for (path, _, code), sev in found.items() if path.endswith("test_openvino_slow.yml") and code == "NPU440"}
     cuda = {sev for (path, _, code), sev in found.items() if path.endswith("test_quantization_slow.yml") and code == "NPU440"}
-    assert ov == {"info"}
+    assert ov == set()      # a file for another backend holds no finding at all since t15k (before: info)
     assert cuda and cuda != {"info"}
 
 

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 # (kind, file-name globs): matched against the file name only, lower-cased.
 KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("requirements", ("requirements*.txt", "requirements*.in", "*requirements.txt", "constraints*.txt")),
-    ("pyproject", ("pyproject.toml",)),
+    # `pyproject-flashattention.toml`: one optional stack's dependency table beside the main one (gpt-neox)
+    ("pyproject", ("pyproject.toml", "pyproject-*.toml", "pyproject_*.toml")),
     ("setupcfg", ("setup.cfg",)),
     ("conda", ("environment*.yml", "environment*.yaml", "conda*.yml", "conda*.yaml")),   # environment_cuda.yml too
     ("dockerfile", ("dockerfile", "dockerfile.*", "dockerfile-*", "dockerfile_*", "*.dockerfile", "containerfile")),
@@ -41,11 +42,27 @@ def project_kind(name: str, rel: str = "") -> str | None:
             return kind
     if low.endswith(".json") and any("config" in part.lower() for part in rel.split("/")[:-1]):
         return "config"       # parler-tts helpers/training_configs/starting_point_v1.json: a folder of configs
+    if low.endswith(".def") or low in ("singularity", "apptainer") or \
+            low.startswith(("singularity.", "apptainer.")) and not low.endswith(_OTHER_SUFFIXES):
+        return "apptainer"        # Apptainer / Singularity recipes (auditor/project/apptainer.py; t15k)
+    if low.endswith((".txt", ".in")) and not low.startswith(_NOT_REQUIREMENTS) and \
+            any(part.lower() in _REQUIREMENT_FOLDERS for part in rel.split("/")[:-1]):
+        return "requirements"     # vLLM's requirements/cuda.txt, OpenMMLab's requirements/runtime.txt, mminstall.txt
     return None
 
 
+# Folders of pip requirement files named for what they install (`requirements/cuda.txt`, `requirements/build.txt`;
+# t15k) and the text files such a folder may also hold that are not requirement lists
+_REQUIREMENT_FOLDERS = frozenset({"requirements", "requirement", "reqs"})
+# `singularity.py`, `apptainer.md`: a module or a page named for the tool, not a recipe
+_OTHER_SUFFIXES = (".py", ".pyi", ".md", ".rst", ".txt", ".json", ".yaml", ".yml", ".toml", ".sh", ".ipynb", ".cfg",
+                   ".ini", ".html", ".c", ".cc", ".cpp", ".h", ".hpp", ".go", ".rs", ".js", ".ts")
+_NOT_REQUIREMENTS = ("readme", "license", "licence", "notice", "changelog", "authors", "version")
+
+
 def analyze_project_file(engine: "StaticEngine", data: bytes, rel: str, kind: str) -> FileResult:
-    from auditor.project import cmake, configs, dockerfile, makefile_vars, notebook, requirements, setup_py, shell
+    from auditor.project import (apptainer, cmake, configs, dockerfile, makefile_vars, notebook, requirements,
+                                 setup_py, shell)
 
     handler = {
         "requirements": requirements.analyze_requirements_txt,
@@ -58,5 +75,23 @@ def analyze_project_file(engine: "StaticEngine", data: bytes, rel: str, kind: st
         "config": configs.analyze_config,
         "cmake": cmake.analyze_cmake,
         "makefile": makefile_vars.analyze_makefile,
+        "apptainer": apptainer.analyze_definition,
     }[kind]
-    return handler(engine, data, rel)
+    result = handler(engine, data, rel)
+    if result.findings and another_backends_file(rel):
+        # `docker/amd/Dockerfile`, `Dockerfile.mi325`, `configs/gbs256_tpu.yaml`, `requirements-rocm.txt`: the set-up
+        # of another accelerator; an Ascend port adds its own file beside it and never edits this one, so no line of
+        # it is a CUDA finding (t15k; Python files there stay info, "left as is", auditor/static/backends.py)
+        result.findings = []
+    return result
+
+
+def another_backends_file(rel: str) -> bool:
+    """Whether the folders and the name of a project file (its path in the tree) name only accelerators other than
+    CUDA and Ascend (ROCm / AMD Instinct, TPU / XLA, MPS, XPU, Gaudi, ...): `amd64` and words inside other words
+    (`chip`, `gpus`) name none, and a path that also names CUDA or the NPU (`Dockerfile.rocm-cuda`) is not one."""
+    from auditor.backend_words import OTHER_BACKENDS, backends_in_text
+
+    parts = rel.replace("\\", "/").split("/")
+    named = set().union(*(backends_in_text(p.replace(".", "_").replace("-", "_")) for p in parts))
+    return bool(named) and named <= OTHER_BACKENDS

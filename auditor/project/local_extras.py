@@ -60,10 +60,36 @@ def _optional_dependencies(pyproject: Path, cache: dict) -> dict[str, list[str]]
                 if isinstance(found, dict):
                     table = {_normal(str(k)): [str(v) for v in vs if isinstance(v, str)]
                              for k, vs in found.items() if isinstance(vs, list)}
+                    name = project.get("name") if isinstance(project, dict) else None
+                    if isinstance(name, str) and name.strip():
+                        table = {k: _own_extras_expanded(table, k, _normal(name.strip())) for k in table}
         except (OSError, ValueError):
             table = {}
         cache[pyproject] = table
     return cache[pyproject]
+
+
+_OWN_EXTRA_RE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*\[([^\]]*)\]")
+
+
+def _own_extras_expanded(table: dict[str, list[str]], extra: str, own: str) -> list[str]:
+    """An extra's requirements with the project's references to its own extras (`all = ["lerobot[training]",
+    "lerobot[viz]"]` in lerobot's pyproject) replaced by what those extras list, to any depth (t15k)."""
+    out: list[str] = []
+    seen: set[str] = set()
+    todo = [extra]
+    while todo:
+        name = todo.pop(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        for requirement in table.get(name, []):
+            own_ref = _OWN_EXTRA_RE.match(requirement)
+            if own_ref and _normal(own_ref.group(1)) == own:
+                todo += [_normal(e.strip()) for e in own_ref.group(2).split(",") if e.strip()]
+            else:
+                out.append(requirement)
+    return out
 
 
 def local_extra_findings(result: FileResult, root: Path, rule, matchers, cache: dict | None = None,

@@ -140,6 +140,52 @@ def cpp_extensions_with_cuda(tree: ast.Module) -> Iterator[ast.Call]:
             yield node
 
 
+# a test that asks for CUDA (`torch.cuda.is_available()`, `CUDA_HOME is not None`, `shutil.which("nvcc")`) and one
+# that names the NPU or another backend (then the chain dispatches per backend)
+_CUDA_TEST = re.compile(r"(?i)cuda|nvcc")
+_OTHER_TEST = re.compile(r"(?i)npu|ascend|rocm|\bhip|xpu|mps|musa|mlu")
+# an enclosing test of an option the user passes (`"--cuda_ext" in sys.argv`, `os.environ.get("BUILD_CUDA")`): the
+# CUDA build was asked for, so raising there is not what every install does
+_OPT_IN = re.compile(r"argv|environ|getenv")
+
+
+def _negated_cuda_test(test: ast.expr) -> bool:
+    """`not torch.cuda.is_available()`, `CUDA_HOME is None`, `not CUDA_HOME`: true only without CUDA."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return bool(_CUDA_TEST.search(ast.unparse(test.operand)))
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.Eq)) and \
+            isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value in (None, False):
+        return bool(_CUDA_TEST.search(ast.unparse(test.left)))
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return any(_negated_cuda_test(v) for v in test.values)
+    return False
+
+
+def raises_without_cuda(tree: ast.Module) -> Iterator[tuple[ast.Raise, list[ast.expr]]]:
+    """`raise` statements of a setup.py in a branch taken only without CUDA, with the tests of their if / elif
+    chain: the final `else` of a chain whose tests ask for CUDA, or the body of a test that holds only without it
+    (t15k)."""
+    elifs = {id(n.orelse[0]) for n in ast.walk(tree)
+             if isinstance(n, ast.If) and len(n.orelse) == 1 and isinstance(n.orelse[0], ast.If)}
+    opt_in = {id(n) for top in ast.walk(tree) if isinstance(top, ast.If) and _OPT_IN.search(ast.unparse(top.test))
+              for n in ast.walk(top) if n is not top}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If) or id(node) in elifs or id(node) in opt_in:
+            continue    # (apex's `if "--cuda_ext" in sys.argv:` ... `if CUDA_HOME is None: raise`: a build asked for)
+        chain, cur = [node], node
+        while len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If):
+            cur = cur.orelse[0]
+            chain.append(cur)
+        tests = [ast.unparse(n.test) for n in chain]
+        if any(_OTHER_TEST.search(t) for t in tests):
+            continue
+        for n in chain:
+            if _negated_cuda_test(n.test):
+                yield from ((s, [n.test]) for s in n.body if isinstance(s, ast.Raise))
+        if any(_CUDA_TEST.search(t) for t in tests) and not _negated_cuda_test(chain[-1].test):
+            yield from ((s, [n.test for n in chain]) for s in cur.orelse if isinstance(s, ast.Raise))
+
+
 def add_setup_py_requirements(engine: "StaticEngine", data: bytes, rel: str, result: FileResult) -> None:
     """Add the dependency findings of setup.py to the Python pass's result for the same file."""
     text, error = decode_text(data, rel)
@@ -164,6 +210,21 @@ def add_setup_py_requirements(engine: "StaticEngine", data: bytes, rel: str, res
         # CppExtension given .cu sources builds CUDA kernels (BuildExtension hands them to nvcc) like CUDAExtension
         col.add(build, "torch.utils.cpp_extension.CppExtension", call.lineno, call.col_offset + 1,
                 note=" (a CppExtension with .cu sources)")
+    from auditor.project import another_backends_file
+
+    stops = next((r for r in engine.compiled.rules if r.code == "NPU080"), None)
+    stops = None if another_backends_file(rel) else stops     # FlagPerf's `training/iluvatar/.../setup.py`
+    errors = {f.line for f in result.findings if f.severity == "error"}
+    for raised, tests in raises_without_cuda(tree) if stops is not None else ():
+        if any(line in errors for t in tests for line in range(t.lineno, (t.end_lineno or t.lineno) + 1)):
+            # Deformable-DETR's `if torch.cuda.is_available() and CUDA_HOME is not None: ... else: raise ...`: the
+            # test is an error already (NPU002), one finding for the construct (test6 labels the raise `none`)
+            continue
+        # `if CUDA_HOME is None: raise RuntimeError("nvcc was not found")`: the test alone is a warning (NPU371),
+        # the raise makes the install fail on Ascend
+        exc = raised.exc.func if isinstance(raised.exc, ast.Call) else raised.exc
+        name = _called_name(exc) if exc is not None else "raise"
+        col.add(stops, name or "raise", raised.lineno, raised.col_offset + 1, raised.col_offset + 6)
     seen = {(f.code, f.line, f.col) for f in result.findings}
     result.findings.extend(
         replace(f, symbol=f.symbol.replace(_IN_NAME, "{}"), message=f.message.replace(_IN_NAME, "{}"))

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Iterator
 from auditor.findings import FileResult
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
+from auditor.project.launched import SUMMARY_KEY as LAUNCHED, launched_call
 from auditor.project.makefile import SUMMARY_KEY as MAKE_CALLS
 from auditor.project.local_extras import SUMMARY_KEY as LOCAL_EXTRAS, local_extra_call
 from auditor.project.makefile import cd as make_cd
@@ -805,6 +806,9 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
                     line, c = pos.at(nodes[i].start_point)
                     col.add(rule, f"{override.group(1)}={override.group(2)}", line, c, c + len(w),
                             value=override.group(2))
+    if name == "python" or name.startswith("python3") or name in ("torchrun", "deepspeed") or \
+            name == "accelerate" and words[1:2] == ["launch"]:
+        _record_launch(col, pos, words, nodes, source_tree.cwd)      # `deepspeed llava/train/train_mem.py` (t15k)
     if name.rsplit("\\", 1)[-1].removesuffix(".exe") == "cmake":
         _record_cmake(col, pos, words, nodes, source_tree.cwd)
     if name.rsplit("\\", 1)[-1].removesuffix(".exe") in _MAKES:
@@ -886,14 +890,15 @@ def _make_variables(col: Collector, m, pos: _Positions, words: list[str], nodes:
             col.add(rule, w, line, c, c + len(w), value=assign.group(2))
 
 
-def _record_local_extras(col: Collector, word: str, line: int, c: int, cwd: str | None) -> None:
+def _record_local_extras(col: Collector, word: str, line: int, c: int, cwd: str | None,
+                         width: int | None = None) -> None:
     """`pip install -e ".[compile]"`: kept in the file's summary; the tree pass (auditor/project/local_extras.py)
     reads what the extra lists in the project's pyproject.toml (t15j)."""
     word = word.strip("\"'")
     call = local_extra_call(word.split("[", 1)[0], word.partition("[")[2].rstrip("]").split(","), cwd)
     if call is None:
         return
-    call.update(line=line, col=c, end_col=c + len(word))
+    call.update(line=line, col=c, end_col=c + (len(word) if width is None else width))
     summary = col.result.summary if col.result.summary is not None else {}
     summary.setdefault(LOCAL_EXTRAS, []).append(call)
     col.result.summary = summary
@@ -909,6 +914,19 @@ def _record_cmake(col: Collector, pos: _Positions, words: list[str], nodes: list
     call.update(line=line, col=c, end_col=c + len(words[0]))
     summary = col.result.summary if col.result.summary is not None else {}
     summary.setdefault(CMAKE_CALLS, []).append(call)
+    col.result.summary = summary
+
+
+def _record_launch(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:
+    """The Python file a launch line runs, kept in the file's summary: the tree pass (auditor/project/launched.py)
+    reports the line when that file is an attention wrapper (t15k)."""
+    call = launched_call(words[1:], cwd)
+    if call is None:
+        return
+    line, c = pos.at(nodes[0].start_point)
+    call.update(line=line, col=c, end_col=c + len(words[0]))
+    summary = col.result.summary if col.result.summary is not None else {}
+    summary.setdefault(LAUNCHED, []).append(call)
     col.result.summary = summary
 
 
@@ -1042,8 +1060,12 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
     for i, w in enumerate(words[:-1]):               # `uv sync --group cuda12`, `uv run --extra gpu`
         if w in ("--group", "--only-group", "--extra") and not conda:
             line, c = pos.at(nodes[i + 1].start_point)
-            for symbol, _, rule, note in extra_hits(m, [words[i + 1]], "this project"):
+            named = extra_hits(m, [words[i + 1]], "this project")
+            for symbol, _, rule, note in named:
                 col.add(rule, symbol, line, c, c + len(words[i + 1]), note=note)
+            if w == "--extra" and not named and words[0] in ("sync", "run") and "[" not in words[i + 1]:
+                # `uv sync --extra all`: an extra of the project in the folder, read in its pyproject.toml (t15k)
+                _record_local_extras(col, f".[{words[i + 1]}]", line, c, source_tree.cwd, len(words[i + 1]))
     if not words or words[0] not in ("install", "add", "wheel", "create"):
         return
     skip = False

@@ -1,0 +1,111 @@
+"""Launch lines that run an attention wrapper of the tree (t15k, issue 15): FastChat's `train_mem.py` and its many
+copies (LLaVA, Video-LLaVA, ShareGPT4V, MoE-LLaVA ...) are a few lines that patch FlashAttention or xFormers into the
+model and then call the project's `train()`; a script picks the CUDA attention by launching that wrapper instead of
+`train.py` (`deepspeed videollava/train/train_mem.py ...`). The same two steps as `make` and `cmake` calls
+(auditor/project/makefile.py, cmake_calls.py), because the wrapper is another file of the tree:
+
+1. the shell reader records the Python file a launch line runs (`python x.py`, `torchrun ... x.py`, `deepspeed x.py`,
+   `accelerate launch x.py`) with its folder in the file's summary (`launched_scripts`);
+2. after every file is read, `apply_launched_wrappers` reads that file (from the tree's root, then from the calling
+   file's folder) and reports the launch line when the file is a wrapper: short (at most WRAPPER_LINES lines of
+   code) with an attention finding that is not information. A long training script with a FlashAttention path is
+   not reported here: its own lines are where the port happens. Nothing is run.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from auditor.findings import FileResult, Finding
+from auditor.project.makefile import _join, recorded_calls, unsuppressed
+
+SUMMARY_KEY = "launched_scripts"
+WRAPPER_LINES = 30
+_MAX_BYTES = 64 * 1024
+
+
+def launched_call(words: list[str], cwd: str | None) -> dict[str, Any] | None:
+    """The `.py` file a launch runs (the words after the launcher), relative to where the script started; after a
+    `cd` to an absolute or unknown folder (`cd /path/to/Video-LLaVA`), relative to the tree's root."""
+    if cwd is None or cwd.startswith("/"):
+        cwd = ""
+    for i, w in enumerate(words):
+        if w == "-m" or w == "-c":
+            return None                   # a module or a program text: not a file of the tree by path
+        if w.endswith(".py") and not w.startswith("-") and "=" not in w:
+            if "$" in w or "{" in w or "%" in w or w.startswith(("/", "~")):
+                return None
+            path = _join(cwd, w)
+            return None if path is None else {"file": path}
+    return None
+
+
+def _code_lines(text: str) -> int:
+    return sum(1 for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#"))
+
+
+def _wrapper_finding(path: Path, rel: str, cache: dict, analyze: Callable[[bytes, str], FileResult]) -> Finding | None:
+    """The first attention finding (error or warning) of a short Python file, or None."""
+    key = str(path)
+    if key in cache:
+        return cache[key]
+    found = None
+    try:        # is_file: a FIFO or device named x.py is refused, never opened
+        if path.is_file() and path.stat().st_size <= _MAX_BYTES:
+            data = path.read_bytes()
+            if _code_lines(data.decode("utf-8", errors="replace")) <= WRAPPER_LINES:
+                result = analyze(data, rel)
+                hits = [f for f in result.findings if f.category == "attention" and f.severity != "info"]
+                found = min(hits, key=lambda f: f.line) if hits else None
+    except OSError:
+        found = None
+    cache[key] = found
+    return found
+
+
+def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Callable[[bytes, str], FileResult],
+                              cache: dict | None = None, product: str = "a2") -> list[Finding]:
+    """The findings of `result`'s recorded launches of an attention wrapper of the tree."""
+    calls, bases = recorded_calls(result, root, SUMMARY_KEY)
+    if rule is None or not calls:
+        return []
+    cache = {} if cache is None else cache
+    new = []
+    for call in calls:
+        try:
+            line, col, end_col, rel = call["line"], call["col"], call["end_col"], call["file"]
+        except (KeyError, TypeError):
+            continue
+        why = None
+        for base in bases:
+            candidate = base / rel
+            if candidate.is_file():
+                why = _wrapper_finding(candidate, rel, cache, analyze)
+                break
+        if why is None:
+            continue
+        message = rule.message.replace("{symbol}", rel) + f" ({rel}:{why.line}: `{why.symbol}`, {why.code})"
+        new.append(Finding(
+            code=rule.code, name=rule.name, category=rule.category, severity=rule.severity_for(product),
+            effort=rule.effort, path=result.path, line=line, col=col, end_line=line, end_col=end_col,
+            message=message, substitution=rule.substitution, fix="none", source="static", symbol=rel,
+            data={"launched": rel, "line": why.line, "code": why.code}))
+    if new:
+        return unsuppressed(new, calls, Path(result.path), root)
+    return new
+
+
+def apply_launched_wrappers(results: list[FileResult], root: Path, rules,
+                            analyze: Callable[[], Callable[[bytes, str], FileResult]], product: str = "a2") -> None:
+    """Add the launch findings to every file that recorded launches (runner, after the per-file pass)."""
+    rule = next((r for r in rules if "launched" in r.match), None)
+    if rule is None or not any(r.summary and r.summary.get(SUMMARY_KEY) for r in results):
+        return
+    reader = analyze()
+    top = root if root.is_dir() else root.parent
+    cache: dict = {}
+    for result in results:
+        if result.summary and result.summary.get(SUMMARY_KEY):
+            found = launched_wrapper_findings(result, top, rule, reader, cache, product)
+            have = {(f.line, f.code) for f in result.findings}
+            result.findings.extend(f for f in found if (f.line, f.code) not in have)
