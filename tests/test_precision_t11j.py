@@ -176,3 +176,50 @@ def test_same_code_outside_tests_is_kept(engine):
     src = MIXED_TESTS.replace("def test_router_top2_weights", "def check_router_top2_weights")
     found = findings_by_line(engine, src, "mylib/checks.py")
     assert _precision(found, 19) == ["NPU201"]
+
+
+# -- 3. host syncs on tensors made on the host -------------------------------------------------------------------
+
+EPISODES = """\
+    import torch
+
+
+    def get_episode_scores(batch):
+        scores = [float(s) for s in batch["episode_scores"]]
+        return torch.tensor(scores, dtype=torch.float32)
+
+
+    def split_sizes(total, parts):
+        sizes = [total // parts] * parts
+        sizes[-1] += total - sum(sizes)
+        return torch.tensor(sizes)
+
+
+    def val_loop(batches, model, device):
+        metrics = []
+        for batch in batches:
+            metrics.append(get_episode_scores(batch).mean().item())
+            picks = torch.linspace(0, len(batch["ids"]) - 1, 4).long()
+            first = picks.tolist()[0]
+            for size in split_sizes(len(batch["ids"]), 4).tolist():
+                metrics.append(size + first)
+            logits = model(batch["input_ids"].to(device))
+            metrics.append(logits.argmax(-1).float().mean().item())
+            moved = torch.tensor(metrics).to(device)
+            metrics.append(moved.sum().item())
+            on_device = torch.zeros(4, device=device)
+            metrics.append(on_device.sum().item())
+        return metrics
+"""
+
+
+def test_host_sync_on_host_made_tensors_dropped(engine):
+    found = findings_by_line(engine, EPISODES, "pkg/pipeline/validation.py")
+    for line in (18, 20, 21):
+        assert not [f for f in found.get(line, []) if f.code == "NPU703"], line
+
+
+def test_host_sync_on_device_tensors_kept(engine):
+    found = findings_by_line(engine, EPISODES, "pkg/pipeline/validation.py")
+    for line in (24, 26, 28):
+        assert [f for f in found.get(line, []) if f.code == "NPU703"], line

@@ -138,7 +138,10 @@ def _host_test_functions(tree: ast.AST, lines: list[str]) -> list[tuple[int, int
 def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list:
     """The file's findings without dtype hints on unread parameter defaults and in host-only test functions (per
     file, in the worker: cached with the file's result)."""
-    if not rel.endswith(".py") or not any(f.category == "precision" for f in findings):
+    if not rel.endswith(".py"):
+        return findings
+    findings = drop_host_syncs(findings, text, tree)
+    if not any(f.category == "precision" for f in findings):
         return findings
     from auditor.static.backend_files import test_file
 
@@ -152,6 +155,128 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
             if any((lo, lc) <= (f.line, col) < (hi, hc) for lo, lc, hi, hc in defaults):
                 continue
             if (f.symbol or "").startswith("torch.") and any(lo <= f.line <= hi for lo, hi in host_tests):
+                continue
+        kept.append(f)
+    return kept
+
+
+# -- host syncs on tensors made on the host ---------------------------------------------------------------------
+# `.item()` / `.tolist()` (NPU703 / NPU702, host_values.HOST_SYNC_RULES) on a tensor that a torch factory made
+# without a device (`torch.tensor(scores).mean().item()`, `torch.linspace(0, n - 1, k).long().tolist()`), directly,
+# through a name every assignment of its function binds to one, or through a same-file function that returns only
+# such tensors (`cal_split_sizes(...)` returning `torch.tensor(sizes)`): nothing crosses a device (policy (e);
+# ROLL's episode scores, MindSpeed-MM's split sizes and Qwen-Omni indices, t11j). A `torch.set_default_device` in
+# the file makes factories place: then nothing is dropped.
+_FACTORIES = frozenset({"tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange", "linspace",
+                        "logspace", "randn", "rand", "randint", "randperm", "eye"})
+_MOVES = frozenset({"to", "cuda", "npu", "xpu", "pin_memory", "type", "copy_", "share_memory_"})
+_SYNCS = frozenset({"item", "tolist"})
+
+
+def _factory(call: ast.Call) -> bool:
+    """`torch.<factory>(...)` with no device argument (and no `**kwargs` that could carry one)."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr in _FACTORIES and isinstance(func.value, ast.Name)
+            and func.value.id == "torch"):
+        return False
+    return not any(k.arg in (None, "device") for k in call.keywords)
+
+
+class _HostFlow:
+    def __init__(self, tree: ast.AST):
+        self.functions: dict[str, list] = {}
+        for fn in ast.walk(tree):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions.setdefault(fn.name, []).append(fn)
+        self.memo: dict[int, bool] = {}
+
+    def value(self, node: ast.AST, scope, depth: int = 0) -> bool:
+        """Whether the expression is a tensor made on the host (methods other than moves keep it there)."""
+        if depth > 6:
+            return False
+        while True:
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Attribute) and func.attr in _MOVES:
+                    return False
+                if _factory(node):
+                    return True
+                if isinstance(func, ast.Name):
+                    return self.returns_host(func.id, depth + 1)
+                if isinstance(func, ast.Attribute):
+                    if isinstance(func.value, ast.Name) and func.value.id == "torch":
+                        return False        # any other torch function: its inputs decide
+                    node = func.value       # a method on the receiver: `.mean()`, `.long()`, `[0]`
+                    continue
+                return False
+            if isinstance(node, ast.Subscript):
+                node = node.value
+                continue
+            if isinstance(node, ast.Name) and scope is not None:
+                return self.name_host(node.id, scope, depth + 1)
+            return False
+
+    def name_host(self, name: str, scope, depth: int) -> bool:
+        values = []
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    if isinstance(t, ast.Name) and t.id == name:
+                        values.append(node.value)
+                    elif any(isinstance(e, ast.Name) and e.id == name for e in ast.walk(t)):
+                        return False        # bound by unpacking: unknown
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.NamedExpr,
+                                   ast.comprehension)):
+                target = getattr(node, "target", None)
+                if target is not None and any(isinstance(e, ast.Name) and e.id == name for e in ast.walk(target)):
+                    if not isinstance(node, ast.AugAssign):
+                        return False
+            elif isinstance(node, ast.arg) and node.arg == name:
+                return False                # a parameter: the caller's value
+        return bool(values) and all(self.value(v, scope, depth) for v in values)
+
+    def returns_host(self, name: str, depth: int) -> bool:
+        fns = self.functions.get(name, [])
+        if len(fns) != 1:
+            return False
+        fn = fns[0]
+        if id(fn) in self.memo:
+            return self.memo[id(fn)]
+        self.memo[id(fn)] = False
+        returns = [n.value for n in ast.walk(fn) if isinstance(n, ast.Return)]
+        ok = bool(returns) and all(r is not None and self.value(r, fn, depth) for r in returns)
+        self.memo[id(fn)] = ok
+        return ok
+
+
+def _enclosing(tree: ast.AST, line: int):
+    best = None
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.lineno <= line <= (fn.end_lineno or 0):
+            if best is None or fn.lineno >= best.lineno:
+                best = fn
+    return best
+
+
+def drop_host_syncs(findings: list, text: str, tree: ast.AST) -> list:
+    """The file's findings without host-sync hints on tensors made on the host."""
+    from auditor.static.host_values import HOST_SYNC_RULES
+
+    if not any(f.name in HOST_SYNC_RULES for f in findings) or "set_default_device" in text:
+        return findings
+    calls: dict[int, list[ast.Call]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SYNCS:
+            calls.setdefault(node.func.end_lineno or node.lineno, []).append(node)
+            if node.lineno != node.func.end_lineno:
+                calls.setdefault(node.lineno, []).append(node)
+    flow = _HostFlow(tree)
+    kept = []
+    for f in findings:
+        if f.name in HOST_SYNC_RULES:
+            here = calls.get(f.line, [])
+            scope = _enclosing(tree, f.line)
+            if here and all(isinstance(c.func, ast.Attribute) and flow.value(c.func.value, scope) for c in here):
                 continue
         kept.append(f)
     return kept
