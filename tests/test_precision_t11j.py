@@ -13,12 +13,19 @@ import pytest
 
 from auditor.rules import load_rules
 from auditor.static.engine import StaticEngine
-from tests.static_snippets import findings_by_line
+from tests.static_snippets import findings_by_line, findings_in_tree, write_tree
 
 
 @pytest.fixture(scope="module")
 def engine():
     return StaticEngine(load_rules())
+
+
+def _line(src: str, needle: str) -> int:
+    """The 1-based line of the snippet holding `needle` (once)."""
+    hits = [i for i, text in enumerate(src.splitlines(), 1) if needle in text]
+    assert len(hits) == 1, needle
+    return hits[0]
 
 
 def _precision(found: dict, line: int) -> list[str]:
@@ -223,3 +230,83 @@ def test_host_sync_on_device_tensors_kept(engine):
     found = findings_by_line(engine, EPISODES, "pkg/pipeline/validation.py")
     for line in (24, 26, 28):
         assert [f for f in found.get(line, []) if f.code == "NPU703"], line
+
+
+# -- 4. operator namespaces the tree registers itself ------------------------------------------------------------
+
+CONVERTER_TESTS = """\
+    import unittest
+
+    import torch
+    from torch.library import Library, impl
+
+    from mycompiler.converters import convert_graph
+
+
+    class ConverterErrorTest(unittest.TestCase):
+
+        def test_scatter_converter_missing(self):
+            m = Library("custom_scatter", "DEF")
+            m.define("my_scatter(Tensor self, Tensor indices, Tensor updates) -> Tensor")
+
+            @impl(m, "my_scatter", "Meta")
+            def my_scatter_meta(self, indices, updates):
+                return torch.empty_like(self)
+
+            with self.assertRaises(RuntimeError):
+                convert_graph(lambda x, i, u: torch.ops.custom_scatter.my_scatter(x, i, u))
+
+        def test_inplace_converter_missing(self):
+            m = Library("custom_inplace", "DEF")
+            m.define("my_op_inplace(Tensor(a!) self, Tensor updates) -> Tensor")
+
+            @impl(m, "my_op_inplace", "Meta")
+            def my_op_inplace_meta(self, updates):
+                return self
+
+            with self.assertRaises(RuntimeError):
+                convert_graph(lambda x, y: torch.ops.custom_inplace.my_op_inplace(x, y))
+
+        def test_vendor_op(self):
+            convert_graph(lambda x: torch.ops.vendor_ext.fused_gelu(x))
+"""
+
+REGISTRY = """\
+    import torch
+    from torch.library import Library, impl
+
+    from .vendor import dispatch_key
+
+    _libraries = {}
+
+
+    def register_custom_op(qualname):
+        def inner(func):
+            lib_name, func_name = qualname.split("::")
+            torch._custom_ops.custom_op(qualname)(func)
+            if lib_name not in _libraries:
+                _libraries[lib_name] = Library(lib_name, "IMPL")
+            impl(_libraries[lib_name], func_name, dispatch_key)(func)
+            namespace = getattr(torch.ops, lib_name)
+            return getattr(namespace, func_name)
+        return inner
+
+
+    def lookup(ns_name, op_name):
+        return getattr(getattr(torch.ops, ns_name), op_name)
+"""
+
+
+def test_own_ops_of_several_libraries_in_one_file(tmp_path):
+    found = findings_in_tree(write_tree(tmp_path, {"tests/st/test_converter_errors.py": CONVERTER_TESTS}))
+    codes = {(line, code) for (_, line, code) in found}
+    assert (_line(CONVERTER_TESTS, "torch.ops.custom_scatter"), "NPU380") not in codes    # defined in the test
+    assert (_line(CONVERTER_TESTS, "torch.ops.custom_inplace"), "NPU380") not in codes    # a second library
+    assert (_line(CONVERTER_TESTS, "torch.ops.vendor_ext"), "NPU380") in codes            # an outside namespace
+
+
+def test_getattr_of_a_namespace_the_file_registers(tmp_path):
+    found = findings_in_tree(write_tree(tmp_path, {"mylib/graph/custom_op.py": REGISTRY}))
+    codes = {(line, code) for (_, line, code) in found}
+    assert (_line(REGISTRY, "getattr(torch.ops, lib_name)"), "NPU380") not in codes   # registered just above
+    assert (_line(REGISTRY, "getattr(torch.ops, ns_name)"), "NPU380") in codes        # the caller's name: unknown
