@@ -310,3 +310,71 @@ def test_getattr_of_a_namespace_the_file_registers(tmp_path):
     codes = {(line, code) for (_, line, code) in found}
     assert (_line(REGISTRY, "getattr(torch.ops, lib_name)"), "NPU380") not in codes   # registered just above
     assert (_line(REGISTRY, "getattr(torch.ops, ns_name)"), "NPU380") in codes        # the caller's name: unknown
+
+
+# -- 5. a Triton compiler tree with an Ascend backend folder -----------------------------------------------------
+
+TRITON_TREE = {
+    "python/triton/__init__.py": """\
+        from .runtime import jit, autotune
+        from . import language
+        """,
+    "python/triton/runtime/__init__.py": """\
+        from .jit import jit
+        from .autotuner import autotune
+        """,
+    "python/triton/language/__init__.py": """\
+        from .core import load, store, program_id, arange
+        """,
+    "python/test/unit/language/test_add.py": """\
+        import pytest
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            pid = tl.program_id(0)
+            offs = pid * BLOCK + tl.arange(0, BLOCK)
+            mask = offs < n
+            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+        @pytest.mark.parametrize("n", [98432])
+        def test_add(n, device):
+            x = torch.rand(n, device=device)
+            y = torch.rand(n, device=device)
+            out = torch.empty_like(x)
+            add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
+            torch.testing.assert_close(out, x + y)
+        """,
+}
+
+ASCEND_BACKEND = {
+    "third_party/ascend/backend/compiler.py": """\
+        from triton.backends.compiler import BaseBackend, GPUTarget
+        from triton._C.libtriton import ir, passes
+
+
+        class AscendBackend(BaseBackend):
+
+            @staticmethod
+            def supports_target(target: GPUTarget):
+                return target.backend == "npu"
+        """,
+}
+
+
+def _kernel_severities(found: dict) -> set[str]:
+    return {sev for (path, _, code), sev in found.items() if code == "NPU373" and path.endswith("test_add.py")}
+
+
+def test_triton_compiler_tree_with_ascend_backend_is_info(tmp_path):
+    found = findings_in_tree(write_tree(tmp_path, {**TRITON_TREE, **ASCEND_BACKEND}))
+    assert _kernel_severities(found) == {"info"}
+
+
+def test_triton_compiler_tree_without_ascend_backend_keeps_warnings(tmp_path):
+    found = findings_in_tree(write_tree(tmp_path, TRITON_TREE))
+    assert "warning" in _kernel_severities(found)
