@@ -378,3 +378,53 @@ def test_triton_compiler_tree_with_ascend_backend_is_info(tmp_path):
 def test_triton_compiler_tree_without_ascend_backend_keeps_warnings(tmp_path):
     found = findings_in_tree(write_tree(tmp_path, TRITON_TREE))
     assert "warning" in _kernel_severities(found)
+
+
+# -- 6. device strings and CUDA variable names as data of a device-less test module ------------------------------
+
+SCHEDULER_TESTS = """\
+    import pytest
+
+    from fleet.policies.selectors import ResourceFitSelector
+    from fleet.schemas.workers import Worker, GPUDevice
+    from fleet.utils.envs import sanitize_env
+
+
+    def _worker(vendor, runtime):
+        return Worker(name="w1", gpus=[GPUDevice(index=0, vendor=vendor, type=runtime, memory_total=80 << 30)])
+
+
+    @pytest.mark.asyncio
+    async def test_selects_nvidia_worker():
+        selector = ResourceFitSelector(model_size=14 << 30)
+        candidates = await selector.select([_worker("nvidia", "cuda"), _worker("ascend", "cann")])
+        assert candidates[0].gpu_type == "cuda"
+
+
+    @pytest.mark.parametrize("env, expected", [
+        ({"CUDA_VISIBLE_DEVICES": "0", "FLEET_WORKER_ID": "1"}, {"CUDA_VISIBLE_DEVICES": "0"}),
+    ])
+    def test_sanitize_env_keeps_device_selection(env, expected):
+        assert sanitize_env(env) == expected
+"""
+
+
+def _codes(found: dict) -> set[str]:
+    return {f.code for fs in found.values() for f in fs}
+
+
+def test_device_strings_in_deviceless_test_module_dropped(engine):
+    found = findings_by_line(engine, SCHEDULER_TESTS, "tests/policies/test_resource_fit.py")
+    assert not _codes(found) & {"NPU003", "NPU004"}
+
+
+def test_device_strings_kept_where_tensors_or_processes_are(engine):
+    with_torch = SCHEDULER_TESTS.replace("import pytest\n", "import pytest\n    import torch\n")
+    assert "import torch" in with_torch
+    found = findings_by_line(engine, with_torch, "tests/policies/test_resource_fit.py")
+    assert {"NPU003", "NPU004"} <= _codes(found)
+    launching = SCHEDULER_TESTS.replace("import pytest\n", "import subprocess\n    import pytest\n")
+    found = findings_by_line(engine, launching, "tests/policies/test_resource_fit.py")
+    assert "NPU004" in _codes(found)
+    found = findings_by_line(engine, SCHEDULER_TESTS, "fleet/policies/defaults.py")     # not a test module
+    assert {"NPU003", "NPU004"} <= _codes(found)

