@@ -428,3 +428,46 @@ def test_device_strings_kept_where_tensors_or_processes_are(engine):
     assert "NPU004" in _codes(found)
     found = findings_by_line(engine, SCHEDULER_TESTS, "fleet/policies/defaults.py")     # not a test module
     assert {"NPU003", "NPU004"} <= _codes(found)
+
+
+# -- 7. reduce ops named in a converter ---------------------------------------------------------------------------
+
+REDUCE_CONVERTER = """\
+    import torch
+    import torch.distributed as dist
+
+
+    def reduce_op_name(op):
+        if op is torch.distributed.ReduceOp.SUM:
+            return "sum"
+        elif op is torch.distributed.ReduceOp.MAX:
+            return "max"
+        elif op is torch.distributed.ReduceOp.BXOR:
+            return "bxor"
+        raise ValueError(op)
+
+
+    def reduce_op_of(name):
+        if name == "sum":
+            return dist.ReduceOp.SUM
+        elif name == "min":
+            return dist.ReduceOp.MIN
+        elif name == "max":
+            return dist.ReduceOp.MAX
+        elif name == "bor":
+            return dist.ReduceOp.BOR
+        raise ValueError(name)
+
+
+    def xor_checksum(t):
+        dist.all_reduce(t, op=dist.ReduceOp.BXOR)
+        return t
+"""
+
+
+def test_reduce_op_in_converter_dropped_call_kept(engine):
+    found = findings_by_line(engine, REDUCE_CONVERTER, "mycompiler/converters/hcom_allreduce.py")
+    npu106 = {line for line, fs in found.items() for f in fs if f.code == "NPU106"}
+    assert _line(REDUCE_CONVERTER, "ReduceOp.BXOR:") not in npu106         # compared
+    assert _line(REDUCE_CONVERTER, "return dist.ReduceOp.BOR") not in npu106   # an arm of a name -> op table
+    assert _line(REDUCE_CONVERTER, "op=dist.ReduceOp.BXOR") in npu106      # a collective called with it

