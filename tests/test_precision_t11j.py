@@ -471,3 +471,29 @@ def test_reduce_op_in_converter_dropped_call_kept(engine):
     assert _line(REDUCE_CONVERTER, "ReduceOp.BXOR:") not in npu106         # compared
     assert _line(REDUCE_CONVERTER, "return dist.ReduceOp.BOR") not in npu106   # an arm of a name -> op table
     assert _line(REDUCE_CONVERTER, "op=dist.ReduceOp.BXOR") in npu106      # a collective called with it
+
+
+REMAP = """\
+    import torch.distributed as dist
+    from torch.distributed._functional_collectives import traceable_collective_remaps
+
+    from .collectives import npu_all_to_all_patch, npu_all_gather_patch
+
+
+    def adjust_remaps():
+        traceable_collective_remaps.update({
+            dist.distributed_c10d.all_to_all: npu_all_to_all_patch,
+            dist.distributed_c10d.all_gather_into_tensor: npu_all_gather_patch,
+        })
+
+
+    def exchange(outputs, inputs, group):
+        dist.distributed_c10d.all_to_all(outputs, inputs, group=group)
+"""
+
+
+def test_collective_as_remap_key_dropped_call_kept(engine):
+    found = findings_by_line(engine, REMAP, "mycompiler/utils/adjust_remaps.py")
+    npu108 = {line for line, fs in found.items() for f in fs if f.code == "NPU108"}
+    assert _line(REMAP, "all_to_all: npu_all_to_all_patch") not in npu108
+    assert _line(REMAP, "all_to_all(outputs") in npu108

@@ -318,6 +318,9 @@ def drop_deviceless_test_data(findings: list, rel: str, text: str) -> list:
 # with it (t11j, tuned on heldout7's torchair converters). A call argument (`dist.all_reduce(t, op=ReduceOp.BXOR)`)
 # and a default value keep the error.
 _REDUCE_RULES = frozenset({"hccl-unsupported-reduce-op"})
+# a collective function as the KEY of a remap table (`{dist.all_to_all: npu_all_to_all_patch}`, torchair's traceable
+# collective remaps): the port layer's own mapping, no call (NPU108)
+_KEY_RULES = frozenset({"hccl-compatible-impl-collective"})
 _MIN_MAPPING_ARMS = 4
 
 
@@ -357,17 +360,24 @@ def _mapping_spans(tree: ast.AST) -> tuple[set[tuple[int, int]], list[tuple[int,
 def drop_reduce_op_mappings(findings: list, tree: ast.AST) -> list:
     """The findings without unsupported-reduce-op errors on members that are compared, dict keys or returned by a
     converter chain."""
-    if not any(f.name in _REDUCE_RULES for f in findings):
+    if not any(f.name in _REDUCE_RULES | _KEY_RULES for f in findings):
         return findings
     points, arms = _mapping_spans(tree)
     starts = {}
     for line, col in points:
         starts.setdefault(line, set()).add(col)
+    keys: set[tuple[int, int]] = set()
+    if any(f.name in _KEY_RULES for f in findings):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Dict):
+                keys |= {(k.end_lineno or k.lineno, k.col_offset) for k in node.keys if isinstance(k, ast.Attribute)}
     kept = []
     for f in findings:
         if f.name in _REDUCE_RULES:
             cols = starts.get(f.line, set())
             if (f.col or 1) - 1 in cols or any(lo <= f.line <= hi for lo, hi in arms):
                 continue
+        if f.name in _KEY_RULES and (f.line, (f.col or 1) - 1) in keys:
+            continue
         kept.append(f)
     return kept
