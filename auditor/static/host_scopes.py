@@ -42,9 +42,9 @@ def _outer_functions(tree: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionD
     return out
 
 
-def _span(node: ast.AST) -> tuple[int, int]:
-    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-    return first, getattr(node, "end_lineno", None) or node.lineno
+def _span(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int]:
+    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+    return first, node.end_lineno or node.lineno
 
 
 def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
@@ -363,7 +363,7 @@ def drop_reduce_op_mappings(findings: list, tree: ast.AST) -> list:
     if not any(f.name in _REDUCE_RULES | _KEY_RULES for f in findings):
         return findings
     points, arms = _mapping_spans(tree)
-    starts = {}
+    starts: dict[int, set[int]] = {}
     for line, col in points:
         starts.setdefault(line, set()).add(col)
     keys: set[tuple[int, int]] = set()
