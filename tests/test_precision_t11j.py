@@ -430,6 +430,25 @@ def test_device_strings_kept_where_tensors_or_processes_are(engine):
     assert {"NPU003", "NPU004"} <= _codes(found)
 
 
+PREFIXED = """\
+    import pytest
+
+    from utils.quantization_utils import quantization
+
+
+    @pytest.mark.parametrize("model", ["Qwen/Qwen3-0.6B"])
+    def test_quantization_awq(config, model):
+        result, msg = quantization(config, model + "-awq", model, "awq", cuda_prefix="CUDA_VISIBLE_DEVICES=6")
+        assert result, msg
+"""
+
+
+def test_env_prefix_for_a_helper_launch_kept(engine):
+    """A device-less test module that hands a CUDA variable to a helper which starts the job keeps NPU004."""
+    found = findings_by_line(engine, PREFIXED, "autotest/tools/quantization/test_quantization_awq.py")
+    assert "NPU004" in _codes(found)
+
+
 # -- 7. reduce ops named in a converter ---------------------------------------------------------------------------
 
 REDUCE_CONVERTER = """\
