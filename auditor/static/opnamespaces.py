@@ -27,6 +27,12 @@ _NOT_OWN = frozenset({"aten", "prim", "prims", "quantized", "_quantized", "c10d"
 # nothing (vLLM registers fakes for its compiled `_C` ops).
 _PY_LIBRARY = re.compile(rb"""\bLibrary\(\s*["']([A-Za-z_]\w*)["']\s*,\s*["'](?:DEF|FRAGMENT)["']""")
 _PY_DEFINE = re.compile(rb"""\.define\(\s*f?["']([A-Za-z_]\w*)\(""")
+# a file with several libraries (converter tests with one `m = Library("custom_inplace", "DEF")` per case, t11j):
+# the variable, at each point of the file, pairs a library with the `m.define(...)` calls that follow
+_PY_LIBRARY_BOUND = re.compile(
+    rb"""\b([A-Za-z_]\w*)\s*=\s*(?:torch\.library\.|library\.)?Library\(\s*["']([A-Za-z_]\w*)["']\s*,\s*"""
+    rb"""["'](?:DEF|FRAGMENT)["']""")
+_PY_VAR_DEFINE = re.compile(rb"""\b([A-Za-z_]\w*)\.define\(\s*f?["']([A-Za-z_]\w*)\(""")
 _PY_QUALIFIED = re.compile(rb"""\b(?:custom_op|triton_op|define)\(\s*["']([A-Za-z_]\w*)::(\w+)""")
 # dispatch keys named in the file (`@impl(lib, "sin", "CPU")`, `lib.impl("op", fn, "CUDA")`, `register_kernel("cuda")`)
 _PY_KEY = re.compile(rb"""["'](CUDA|cuda|AutogradCUDA|CPU|cpu|Meta|CompositeExplicitAutograd|CompositeImplicitAutograd|"""
@@ -50,6 +56,15 @@ def python_registrations(data: bytes) -> set[str]:
     if len(libraries) == 1:
         ns = next(iter(libraries)).decode()
         found |= {f"{ns}.{op.decode()}" for op in _PY_DEFINE.findall(data)}
+    elif len(libraries) > 1:      # several libraries: each `lib.define("op(")` with the namespace `lib` holds there
+        events = sorted([(m.start(), 0, m) for m in _PY_LIBRARY_BOUND.finditer(data)] +
+                        [(m.start(), 1, m) for m in _PY_VAR_DEFINE.finditer(data)], key=lambda e: e[:2])
+        bound: dict[bytes, bytes] = {}
+        for _, kind, m in events:
+            if kind == 0:
+                bound[m.group(1)] = m.group(2)
+            elif m.group(1) in bound:
+                found.add(f"{bound[m.group(1)].decode()}.{m.group(2).decode()}")
     if not found:
         return set()
     keys = set(_PY_KEY.findall(data))
@@ -93,6 +108,9 @@ def drop_own_ops(results: Iterable, ops: set[str]) -> int:
 
 
 _GETATTR_OPS = re.compile(r"""\bgetattr\(\s*torch\.ops\s*,\s*["']([A-Za-z_]\w*)["']""")
+# `getattr(torch.ops, lib_name)` where the same file registers `Library(lib_name, ...)` (dlinfer's register_custom_op:
+# the namespace it has just registered with the vendor's dispatch key): the tree's own op registry (t11j)
+_GETATTR_VAR = re.compile(r"""\bgetattr\(\s*torch\.ops\s*,\s*([A-Za-z_]\w*)\s*\)""")
 
 
 def literal_namespaces(results: Iterable, files: Iterable[tuple[Path, str]], not_reported: frozenset[str]) -> int:
@@ -117,6 +135,11 @@ def literal_namespaces(results: Iterable, files: Iterable[tuple[Path, str]], not
         for f in result.findings:
             if f.name == "custom-torch-ops" and f.symbol == "torch.ops" and 0 < f.line <= len(lines):
                 names = _GETATTR_OPS.findall(lines[f.line - 1])
+                var = _GETATTR_VAR.findall(lines[f.line - 1])
+                if not names and len(set(var)) == 1 and re.search(
+                        rf"\bLibrary\(\s*{re.escape(var[0])}\s*,", "\n".join(lines)):
+                    dropped += 1
+                    continue
                 if len(set(names)) == 1:
                     if names[0] in not_reported:
                         dropped += 1

@@ -1,0 +1,388 @@
+"""Dtype hints that choose nothing on a device, by the scope they sit in (issue 11, t11j, session 10; tuned on
+heldout3..heldout7, policies (a) and (e) in docs/precision.md). host_paths.py reads whole test modules; this reads
+one function at a time:
+
+- a parameter default that the function never reads (`def build(..., out_dtype=torch.bfloat16)` whose body never
+  names `out_dtype`): the default selects nothing (lmdeploy's dlinfer MoE builder, t11g's "unused default" rows);
+- a torch dtype in a test function that places nothing on a device, directly or through the same file's helpers it
+  calls, takes no device-like parameter, and hands nothing to worker processes (`torch.randn(8, 16,
+  dtype=torch.bfloat16)` in a CPU unit test of a file whose other tests run on the NPU; vllm-ascend's mocked-op unit
+  tests, AReaL's torch.compile router test, torchair's stub-backend system tests): host values (policy (e)).
+
+Only precision findings are dropped; anything else (a `.cuda()`, a CUDA-only package) is kept.
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+# placement or a device runtime, read case-insensitively on one function's text (host_paths._PLACES, widened: a
+# `.to(<anything but a dtype>)`, an upper-case DEVICE constant, a device-like name passed on)
+_PLACES = re.compile(
+    r"""\.(?:cuda|npu|xpu|mlu|musa|hpu|mps)\(|\bdevice\s*=\s*(?!\s*['"]cpu['"])[^=\s,)]"""
+    r"""|\.to\(\s*(?!(?:torch\.)?(?:u?int\d*|float\d*\w*|bfloat16|half|double|bool|long|complex\d*|\w*dtype\w*)\s*[,)])"""
+    r"""(?!['"]cpu['"])"""
+    r"""|\bset_(?:default_)?device\(|torch\.device\(\s*(?!['"]cpu['"])|\btorch\.(?:cuda|npu|xpu)\b|\bdevice_map\b"""
+    r"""|\b(?:current_)?device\(\)|\bget_accelerator\(|\bdevice_type\b""", re.I)
+# a test that hands its tensors to other processes or to a compiled graph run by an accelerator backend
+_HANDS_OFF = re.compile(r"\b(?:spawn|Process|start_processes|submit|remote|launch|distributed|dist\.|run_graph)\b"
+                        r"|backend\s*=\s*(?!['\"](?:eager|aot_eager|inductor)['\"])", re.I)
+_TEST_NAME = re.compile(r"^test|_test$")
+_DEVICE_PARAM = re.compile(r"(?i)device|dev$|rank|npu|cuda|gpu")
+
+
+def _outer_functions(tree: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Top-level functions and methods of top-level classes (a nested closure belongs to its outer function)."""
+    out: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    for node in getattr(tree, "body", []):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.append(node)
+        elif isinstance(node, ast.ClassDef):
+            out += [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return out
+
+
+def _span(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int]:
+    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+    return first, node.end_lineno or node.lineno
+
+
+def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
+    a = fn.args
+    return [*a.posonlyargs, *a.args, *a.kwonlyargs] + [x for x in (a.vararg, a.kwarg) if x is not None]
+
+
+def _called_names(fn: ast.AST) -> set[str]:
+    """Names the function calls as `f(...)` or `self.f(...)` / `cls.f(...)`."""
+    out = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name):
+                out.add(func.id)
+            elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                    and func.value.id in ("self", "cls"):
+                out.add(func.attr)
+    return out
+
+
+def _unused_defaults(tree: ast.AST) -> list[tuple[int, int, int, int]]:
+    """(line, col, end line, end col) of parameter defaults whose parameter the function body never reads."""
+    out = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        a = fn.args
+        positional = [*a.posonlyargs, *a.args]
+        pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults))
+        pairs += [(arg, d) for arg, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+        if not pairs:
+            continue
+        body_names = set()
+        dynamic = False
+        for stmt in fn.body:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Name):
+                    body_names.add(node.id)
+                    if node.id in ("locals", "vars"):       # `**locals()` forwards every parameter
+                        dynamic = True
+        if dynamic or _abstract(fn):
+            continue
+        for arg, default in pairs:
+            if arg.arg not in body_names:
+                out.append((default.lineno, default.col_offset, default.end_lineno or default.lineno,
+                            default.end_col_offset or default.col_offset))
+    return out
+
+
+def _abstract(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A stub whose signature is an interface (`...`, `pass`, `raise NotImplementedError`, a docstring only): an
+    overriding implementation reads the parameter; an `@overload` / `@abstractmethod` alike."""
+    names = {d.attr if isinstance(d, ast.Attribute) else d.id if isinstance(d, ast.Name) else "" for d in
+             fn.decorator_list}
+    if names & {"overload", "abstractmethod"}:
+        return True
+    body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    return all(isinstance(s, (ast.Pass, ast.Raise)) for s in body)
+
+
+def _host_test_functions(tree: ast.AST, lines: list[str]) -> list[tuple[int, int]]:
+    """Spans of test functions that keep their tensors on the host."""
+    functions = _outer_functions(tree)
+    by_name: dict[str, list] = {}
+    for fn in functions:
+        by_name.setdefault(fn.name, []).append(fn)
+    memo: dict[int, bool] = {}
+
+    def placing(fn, depth: int = 0) -> bool:
+        key = id(fn)
+        if key in memo:
+            return memo[key]
+        memo[key] = True        # a cycle counts as placing (conservative)
+        lo, hi = _span(fn)
+        text = "\n".join(lines[lo - 1:hi])
+        result = bool(_PLACES.search(text) or _HANDS_OFF.search(text)) or depth > 4 or any(
+            placing(callee, depth + 1) for name in _called_names(fn) for callee in by_name.get(name, ()))
+        memo[key] = result
+        return result
+
+    out = []
+    for fn in functions:
+        if not _TEST_NAME.search(fn.name) or any(_DEVICE_PARAM.search(p.arg) for p in _params(fn)):
+            continue
+        if not placing(fn):
+            out.append(_span(fn))
+    return out
+
+
+def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list:
+    """The file's findings without dtype hints on unread parameter defaults and in host-only test functions (per
+    file, in the worker: cached with the file's result)."""
+    if not rel.endswith(".py"):
+        return findings
+    findings = drop_host_syncs(findings, text, tree)
+    findings = drop_deviceless_test_data(findings, rel, text)
+    findings = drop_reduce_op_mappings(findings, tree)
+    if not any(f.category == "precision" for f in findings):
+        return findings
+    from auditor.static.backend_files import test_file
+
+    lines = text.splitlines()
+    defaults = _unused_defaults(tree)
+    host_tests = _host_test_functions(tree, lines) if test_file(rel) else []
+    kept = []
+    for f in findings:
+        if f.category == "precision":
+            col = (getattr(f, "col", 1) or 1) - 1       # findings count columns from 1, ast from 0
+            if any((lo, lc) <= (f.line, col) < (hi, hc) for lo, lc, hi, hc in defaults):
+                continue
+            if (f.symbol or "").startswith("torch.") and any(lo <= f.line <= hi for lo, hi in host_tests):
+                continue
+        kept.append(f)
+    return kept
+
+
+# -- host syncs on tensors made on the host ---------------------------------------------------------------------
+# `.item()` / `.tolist()` (NPU703 / NPU702, host_values.HOST_SYNC_RULES) on a tensor that a torch factory made
+# without a device (`torch.tensor(scores).mean().item()`, `torch.linspace(0, n - 1, k).long().tolist()`), directly,
+# through a name every assignment of its function binds to one, or through a same-file function that returns only
+# such tensors (`cal_split_sizes(...)` returning `torch.tensor(sizes)`): nothing crosses a device (policy (e);
+# ROLL's episode scores, MindSpeed-MM's split sizes and Qwen-Omni indices, t11j). A `torch.set_default_device` in
+# the file makes factories place: then nothing is dropped.
+_FACTORIES = frozenset({"tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange", "linspace",
+                        "logspace", "randn", "rand", "randint", "randperm", "eye"})
+_MOVES = frozenset({"to", "cuda", "npu", "xpu", "pin_memory", "type", "copy_", "share_memory_"})
+_SYNCS = frozenset({"item", "tolist"})
+
+
+def _factory(call: ast.Call) -> bool:
+    """`torch.<factory>(...)` with no device argument (and no `**kwargs` that could carry one)."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr in _FACTORIES and isinstance(func.value, ast.Name)
+            and func.value.id == "torch"):
+        return False
+    return not any(k.arg in (None, "device") for k in call.keywords)
+
+
+class _HostFlow:
+    def __init__(self, tree: ast.AST):
+        self.functions: dict[str, list] = {}
+        for fn in ast.walk(tree):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions.setdefault(fn.name, []).append(fn)
+        self.memo: dict[int, bool] = {}
+
+    def value(self, node: ast.AST, scope, depth: int = 0) -> bool:
+        """Whether the expression is a tensor made on the host (methods other than moves keep it there)."""
+        if depth > 6:
+            return False
+        while True:
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Attribute) and func.attr in _MOVES:
+                    return False
+                if _factory(node):
+                    return True
+                if isinstance(func, ast.Name):
+                    return self.returns_host(func.id, depth + 1)
+                if isinstance(func, ast.Attribute):
+                    if isinstance(func.value, ast.Name) and func.value.id == "torch":
+                        return False        # any other torch function: its inputs decide
+                    node = func.value       # a method on the receiver: `.mean()`, `.long()`, `[0]`
+                    continue
+                return False
+            if isinstance(node, ast.Subscript):
+                node = node.value
+                continue
+            if isinstance(node, ast.Name) and scope is not None:
+                return self.name_host(node.id, scope, depth + 1)
+            return False
+
+    def name_host(self, name: str, scope, depth: int) -> bool:
+        values = []
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    if isinstance(t, ast.Name) and t.id == name:
+                        values.append(node.value)
+                    elif any(isinstance(e, ast.Name) and e.id == name for e in ast.walk(t)):
+                        return False        # bound by unpacking: unknown
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.NamedExpr,
+                                   ast.comprehension)):
+                target = getattr(node, "target", None)
+                if target is not None and any(isinstance(e, ast.Name) and e.id == name for e in ast.walk(target)):
+                    if not isinstance(node, ast.AugAssign):
+                        return False
+            elif isinstance(node, ast.arg) and node.arg == name:
+                return False                # a parameter: the caller's value
+        return bool(values) and all(self.value(v, scope, depth) for v in values)
+
+    def returns_host(self, name: str, depth: int) -> bool:
+        fns = self.functions.get(name, [])
+        if len(fns) != 1:
+            return False
+        fn = fns[0]
+        if id(fn) in self.memo:
+            return self.memo[id(fn)]
+        self.memo[id(fn)] = False
+        returns = [n.value for n in ast.walk(fn) if isinstance(n, ast.Return)]
+        ok = bool(returns) and all(r is not None and self.value(r, fn, depth) for r in returns)
+        self.memo[id(fn)] = ok
+        return ok
+
+
+def _enclosing(tree: ast.AST, line: int):
+    best = None
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.lineno <= line <= (fn.end_lineno or 0):
+            if best is None or fn.lineno >= best.lineno:
+                best = fn
+    return best
+
+
+def drop_host_syncs(findings: list, text: str, tree: ast.AST) -> list:
+    """The file's findings without host-sync hints on tensors made on the host."""
+    from auditor.static.host_values import HOST_SYNC_RULES
+
+    if not any(f.name in HOST_SYNC_RULES for f in findings) or "set_default_device" in text:
+        return findings
+    calls: dict[int, list[ast.Call]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SYNCS:
+            calls.setdefault(node.func.end_lineno or node.lineno, []).append(node)
+            if node.lineno != node.func.end_lineno:
+                calls.setdefault(node.lineno, []).append(node)
+    flow = _HostFlow(tree)
+    kept = []
+    for f in findings:
+        if f.name in HOST_SYNC_RULES:
+            here = calls.get(f.line, [])
+            scope = _enclosing(tree, f.line)
+            if here and all(isinstance(c.func, ast.Attribute) and flow.value(c.func.value, scope) for c in here):
+                continue
+        kept.append(f)
+    return kept
+
+
+# -- device strings and CUDA variable names as test data ----------------------------------------------------------
+# A test module that imports no device framework and starts no process (a multi-vendor manager's scheduler,
+# template and env-filter tests: `"gpu_type": "cuda"` in an expected candidate, `assert env["NVIDIA_DISABLE_REQUIRE"]
+# == "1"`, `{"CUDA_VISIBLE_DEVICES": "0"}` as input of an env sanitizer): the strings are data the product's own code
+# is checked on, nothing selects a device or is read by a CUDA stack (t11j, tuned on heldout7's gpustack). A module
+# importing torch (or any framework that places tensors), or one that launches a process, keeps them.
+_DEVICE_FRAMEWORKS = re.compile(
+    r"^[ \t]*(?:import|from)[ \t]+(?:torch|torch_npu|tensorflow|jax|jaxlib|paddle|mindspore|cupy|numba|triton|pycuda|"
+    r"tensorrt|onnxruntime|transformers|accelerate|deepspeed|vllm|sglang|lightning|pytorch_lightning|mxnet|"
+    r"oneflow|megatron|apex|flash_attn|xformers|ray|diffusers|peft|trl)\b", re.M)
+_LAUNCHES = re.compile(r"\b(?:subprocess|Popen|os\.system|os\.exec\w*|os\.spawn\w*|execve|docker|pexpect|"
+                       r"sh\.|run_command|check_output|create_subprocess_\w+)\b")
+_TEST_DEFS = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+test\w*\(", re.M)
+_DATA_RULES = frozenset({"cuda-device-string", "cuda-env-var"})
+# a variable set for something the test starts through a helper of another module: a shell-style prefix
+# (`cuda_prefix='CUDA_VISIBLE_DEVICES=6'`, lmdeploy's autotest) or the process environment: kept
+_SETS_ENV = re.compile(r"""\b[A-Z][A-Z0-9_]{3,}=[^=\s]|os\.environ\[[^\]]+\]\s*=(?!=)|environ\.(?:update|setdefault)\(|\bputenv\(""")
+
+
+def drop_deviceless_test_data(findings: list, rel: str, text: str) -> list:
+    """The findings without device strings / CUDA variable names in a device-less test module (above)."""
+    if not any(f.name in _DATA_RULES for f in findings):
+        return findings
+    from auditor.static.backend_files import test_file
+
+    if not test_file(rel) or not _TEST_DEFS.search(text) or _DEVICE_FRAMEWORKS.search(text) or _LAUNCHES.search(text):
+        return findings
+    lines = text.splitlines()
+    return [f for f in findings if f.name not in _DATA_RULES or f.name == "cuda-env-var" and 0 < f.line <= len(lines)
+            and _SETS_ENV.search(lines[f.line - 1])]
+
+
+# -- reduce ops named in a mapping ---------------------------------------------------------------------------------
+# `if op is ReduceOp.BXOR: return "bxor"` / `elif op == "bor": return ReduceOp.BOR` / `{ReduceOp.BAND: ...}`: a
+# converter between torch's reduce ops and another naming (a graph compiler's HCCL op names, a config string)
+# compares or returns the member, it reduces nothing; the unsupported op fails only where a collective is called
+# with it (t11j, tuned on heldout7's torchair converters). A call argument (`dist.all_reduce(t, op=ReduceOp.BXOR)`)
+# and a default value keep the error.
+_REDUCE_RULES = frozenset({"hccl-unsupported-reduce-op"})
+# a collective function as the KEY of a remap table (`{dist.all_to_all: npu_all_to_all_patch}`, torchair's traceable
+# collective remaps): the port layer's own mapping, no call (NPU108)
+_KEY_RULES = frozenset({"hccl-compatible-impl-collective"})
+_MIN_MAPPING_ARMS = 4
+
+
+def _mapping_spans(tree: ast.AST) -> tuple[set[tuple[int, int]], list[tuple[int, int]]]:
+    """(line, col) of attributes compared (`is`, `==`, `in`) or used as dict keys; line spans of the arms of
+    if-chains with at least four `if <x> == <A>: return <B>` arms."""
+    points: set[tuple[int, int]] = set()
+    arms: list[tuple[int, int]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and all(isinstance(o, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq, ast.In, ast.NotIn))
+                                                 for o in node.ops):
+            for side in [node.left, *node.comparators]:
+                for sub in ast.walk(side):
+                    if isinstance(sub, ast.Attribute):
+                        points.add((sub.end_lineno or sub.lineno, sub.col_offset))
+        elif isinstance(node, ast.Dict):
+            for key in node.keys:
+                if isinstance(key, ast.Attribute):
+                    points.add((key.end_lineno or key.lineno, key.col_offset))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found = []
+            stack = list(node.body)
+            while stack:
+                stmt = stack.pop()
+                if not isinstance(stmt, ast.If):
+                    continue
+                test = stmt.test
+                if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.Is)) \
+                        and stmt.body and isinstance(stmt.body[-1], ast.Return):
+                    found.append((stmt.lineno, stmt.body[-1].end_lineno or stmt.lineno))
+                stack.extend(x for x in stmt.orelse if isinstance(x, ast.If))
+            if len(found) >= _MIN_MAPPING_ARMS:
+                arms += found
+    return points, arms
+
+
+def drop_reduce_op_mappings(findings: list, tree: ast.AST) -> list:
+    """The findings without unsupported-reduce-op errors on members that are compared, dict keys or returned by a
+    converter chain."""
+    if not any(f.name in _REDUCE_RULES | _KEY_RULES for f in findings):
+        return findings
+    points, arms = _mapping_spans(tree)
+    starts: dict[int, set[int]] = {}
+    for line, col in points:
+        starts.setdefault(line, set()).add(col)
+    keys: set[tuple[int, int]] = set()
+    if any(f.name in _KEY_RULES for f in findings):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Dict):
+                keys |= {(k.end_lineno or k.lineno, k.col_offset) for k in node.keys if isinstance(k, ast.Attribute)}
+    kept = []
+    for f in findings:
+        if f.name in _REDUCE_RULES:
+            cols = starts.get(f.line, set())
+            if (f.col or 1) - 1 in cols or any(lo <= f.line <= hi for lo, hi in arms):
+                continue
+        if f.name in _KEY_RULES and (f.line, (f.col or 1) - 1) in keys:
+            continue
+        kept.append(f)
+    return kept
