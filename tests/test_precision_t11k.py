@@ -209,3 +209,119 @@ def test_an_adapter_function_nobody_calls_at_load_time_loads_nothing(tmp_path):
     found = findings_in_tree(root)
     test = "optools/test/test_compare_result.py"
     assert "error" in _at(found, test, _line(root, test, "torch.randn(10, 10).cuda()")).values()
+
+
+# Ascend's own attention package named `flash_attn/`: its modules wrap torch_npu fusions; the package __init__
+# re-exports them and the tests call them. A pure-PyTorch reference named for flash-attn sits beside a dispatcher.
+ASCEND_FLASH_TREE = {
+    "sdkit/__init__.py": "from .layers import attention_forward\n",
+    "sdkit/layers/__init__.py": "from .flash_attn.attention_forward import attention_forward\n",
+    "sdkit/layers/flash_attn/__init__.py": """\
+        from .attention_forward import attention_forward
+        from .sparse_flash_attn import sparse_attention
+        """,
+    "sdkit/layers/flash_attn/attention_forward.py": """\
+        import torch
+
+        from .attention_func import attention_math
+
+
+        def attention_forward(query, key, value, attn_mask=None, scale=None, fused=True):
+            if not fused:
+                return attention_math(query, key, value, attn_mask, scale)
+            from .sparse_flash_attn import sparse_attention
+            return sparse_attention(query, key, value, scale=scale)
+        """,
+    "sdkit/layers/flash_attn/attention_func.py": """\
+        import torch
+
+
+        def attention_math(query, key, value, attn_mask=None, scale=None):
+            scores = torch.matmul(query, key.transpose(-2, -1)) * scale
+            if attn_mask is not None:
+                scores = scores + attn_mask
+            return torch.matmul(torch.softmax(scores, dim=-1), value)
+        """,
+    "sdkit/layers/flash_attn/sparse_flash_attn.py": """\
+        import torch
+        import torch_npu
+
+
+        def sparse_attention(query, key, value, scale=None, input_layout="BNSD"):
+            head_num = query.shape[1]
+            return torch_npu.npu_fusion_attention(query, key, value, head_num, input_layout, scale=scale)[0]
+        """,
+    "tests/layers/flash_attn/test_attn_forward.py": """\
+        import unittest
+
+        import torch
+        from sdkit.layers.flash_attn import attention_forward
+
+
+        class TestAttentionForward(unittest.TestCase):
+            def test_fused_matches_math(self):
+                q = torch.randn(2, 8, 128, 64)
+                out_fused = attention_forward(q, q, q, scale=0.125)
+                out_math = attention_forward(q, q, q, scale=0.125, fused=False)
+                self.assertEqual(out_fused.shape, out_math.shape)
+        """,
+    "opsext/__init__.py": "",
+    "opsext/ops/__init__.py": "",
+    "opsext/ops/flash_attention_fallback.py": """\
+        import math
+
+        import torch
+        from einops import rearrange
+
+
+        def flash_attn_func_torch(q, k, v, causal=False, softmax_scale=None):
+            softmax_scale = softmax_scale or 1.0 / math.sqrt(q.shape[-1])
+            q, k, v = (rearrange(t, "b s h d -> b h s d") for t in (q, k, v))
+            scores = torch.matmul(q, k.transpose(-2, -1)) * softmax_scale
+            return rearrange(torch.matmul(torch.softmax(scores, dim=-1), v), "b h s d -> b s h d")
+        """,
+    "tests/ops/test_flash_attention.py": """\
+        import torch
+        from opsext.ops.flash_attention_fallback import flash_attn_func_torch
+
+
+        def test_reference():
+            q = torch.randn(1, 16, 4, 32)
+            assert flash_attn_func_torch(q, q, q).shape == q.shape
+        """,
+}
+
+
+def test_an_ascend_package_named_flash_attn_is_not_cuda_code(tmp_path):
+    root = write_tree(tmp_path, ASCEND_FLASH_TREE)
+    found = findings_in_tree(root)
+    claims = {k: sev for k, sev in found.items() if k[2] in ("NPU324", "NPU320", "NPU321")}
+    assert claims == {}, claims
+
+
+def test_a_flash_attn_package_that_wraps_the_cuda_kernels_stays_flagged(tmp_path):
+    files = dict(ASCEND_FLASH_TREE)
+    files["sdkit/layers/flash_attn/varlen.py"] = """\
+        import torch
+        from flash_attn import flash_attn_varlen_func
+
+
+        def varlen_attention(q, k, v, cu_seqlens, max_seqlen):
+            return flash_attn_varlen_func(q, k, v, cu_seqlens, cu_seqlens, max_seqlen, max_seqlen, causal=True)
+        """
+    # a flash-attn module that imports the project's own kernel loader is no pure-PyTorch reference: still named
+    files["opsext/ops/flash_attention_fallback.py"] = ASCEND_FLASH_TREE["opsext/ops/flash_attention_fallback.py"] \
+        .replace("from einops import rearrange", "from einops import rearrange\n\n        from .kernel_loader import ops")
+    files["opsext/ops/kernel_loader.py"] = """\
+        import os
+
+        ops = None
+        if os.environ.get("OPSEXT_BUILD"):
+            ops = object()
+        """
+    root = write_tree(tmp_path, files)
+    found = findings_in_tree(root)
+    init = "sdkit/layers/flash_attn/__init__.py"
+    assert found.get((init, _line(root, init, "sparse_attention"), "NPU324")) == "warning"
+    test = "tests/ops/test_flash_attention.py"
+    assert any(k[0] == test and k[2] == "NPU321" for k in found), found
