@@ -325,3 +325,55 @@ def test_a_flash_attn_package_that_wraps_the_cuda_kernels_stays_flagged(tmp_path
     assert found.get((init, _line(root, init, "sparse_attention"), "NPU324")) == "warning"
     test = "tests/ops/test_flash_attention.py"
     assert any(k[0] == test and k[2] == "NPU321" for k in found), found
+
+
+# An op-extension's patch module for a serving engine: it imports the engine's Triton kernel modules only to assign
+# its own ops over them; the engine's kernels never run in this file.
+PATCH_SOURCE = """\
+    import os
+
+    import torch
+
+
+    def _patch_engine():
+        import opext.cpp_extensions as ext
+        import servekit.common.basemodel.triton_kernel.destindex_copy_kv as destindex_copy_kv_pack
+        import servekit.models.llama.triton_kernel.rmsnorm as rms_norm_pack
+
+        def patch_dest_index_copy_kv():
+            destindex_copy_kv_pack.destindex_copy_kv = ext.dest_index_copy_kv
+
+        def patch_rms_norm():
+            def rms_norm(input, weight, eps):
+                output = torch.empty_like(input)
+                ext.rms_norm(output, input, weight, eps)
+                return output
+
+            rms_norm_pack.rmsnorm_forward = rms_norm
+
+        for op in os.environ.get("OPEXT_PATCH_LIST", "dest_index_copy_kv,rms_norm").split(","):
+            locals()[f"patch_{op}"]()
+
+
+    _patch_engine()
+    """
+
+
+def test_a_kernel_module_imported_only_to_be_patched_is_info(tmp_path):
+    root = write_tree(tmp_path, {"opext/__init__.py": "", "opext/patch_engine.py": PATCH_SOURCE})
+    found = findings_in_tree(root)
+    rel = "opext/patch_engine.py"
+    for needle in ("as destindex_copy_kv_pack", "as rms_norm_pack", "destindex_copy_kv_pack.destindex_copy_kv =",
+                   "rms_norm_pack.rmsnorm_forward ="):
+        assert _at(found, rel, _line(root, rel, needle)) == {"NPU330": "info"}, needle
+
+
+def test_a_kernel_module_the_file_also_calls_keeps_its_warning(tmp_path):
+    source = PATCH_SOURCE.replace("            rms_norm_pack.rmsnorm_forward = rms_norm\n",
+                                  "            rms_norm_pack.rmsnorm_forward = rms_norm\n"
+                                  "            return rms_norm_pack.rmsnorm_forward_cuda\n")
+    root = write_tree(tmp_path, {"opext/__init__.py": "", "opext/patch_engine.py": source})
+    found = findings_in_tree(root)
+    rel = "opext/patch_engine.py"
+    assert _at(found, rel, _line(root, rel, "as rms_norm_pack")) == {"NPU330": "warning"}
+    assert _at(found, rel, _line(root, rel, "as destindex_copy_kv_pack")) == {"NPU330": "info"}

