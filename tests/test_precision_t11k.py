@@ -377,3 +377,28 @@ def test_a_kernel_module_the_file_also_calls_keeps_its_warning(tmp_path):
     rel = "opext/patch_engine.py"
     assert _at(found, rel, _line(root, rel, "as rms_norm_pack")) == {"NPU330": "warning"}
     assert _at(found, rel, _line(root, rel, "as destindex_copy_kv_pack")) == {"NPU330": "info"}
+
+
+def test_an_assignment_over_a_torch_cuda_api_is_a_patch_not_a_call(tmp_path):
+    root = write_tree(tmp_path, {"devlayer/__init__.py": "", "devlayer/mock_runtime.py": """\
+        import torch
+
+
+        def mock_get_compiled_version():
+
+            def _cuda_getCompiledVersion():
+                print("_cuda_getCompiledVersion not supported on this device")
+                return None
+
+            torch._C._cuda_getCompiledVersion = _cuda_getCompiledVersion
+
+
+        def compiled_version():
+            return torch._C._cuda_getCompiledVersion()
+        """})
+    found = findings_in_tree(root)
+    rel = "devlayer/mock_runtime.py"
+    stored = _at(found, rel, _line(root, rel, "torch._C._cuda_getCompiledVersion = "))
+    assert stored.get("NPU031") == "info", stored
+    called = _at(found, rel, _line(root, rel, "return torch._C._cuda_getCompiledVersion()"))
+    assert called.get("NPU031") == "error", called

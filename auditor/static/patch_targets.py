@@ -74,12 +74,48 @@ def patch_only(tree: ast.AST) -> set[tuple[int, str]]:
     return out
 
 
+def _dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else None
+
+
+def torch_cuda_stores(tree: ast.AST) -> dict[int, list[tuple[int, int]]]:
+    """{line: [(first col, end col) of a store target]} for assignments over a torch CUDA API
+    (`torch._C._cuda_getCompiledVersion = stub`, `torch.cuda.get_device_capability = fake`): the file replaces the
+    API (a device layer's patch for its own device, a test's mock); it does not call it there."""
+    out: dict[int, list[tuple[int, int]]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                name = _dotted(t) if isinstance(t, ast.Attribute) else None
+                if name and name.startswith("torch.") and "cuda" in name.split(".", 2)[1].lower() or \
+                        name and name.startswith("torch._C.") and "cuda" in name.rsplit(".", 1)[1].lower():
+                    out.setdefault(node.lineno, []).append((t.col_offset + 1, (t.end_col_offset or 0) + 1))
+    return out
+
+
+_STORE_NOTE = "the file assigns its own function over this CUDA API (a patch or a mock): nothing calls it here"
+
+
 def apply_patch_targets(findings: list, tree: ast.AST) -> list:
-    """Package findings on the import and the stores of a module the file only patches: info."""
-    if not any(f.category in _PACKAGE_CATEGORIES and f.severity != "info" for f in findings):
+    """Package findings on the import and the stores of a module the file only patches, and CUDA API findings on
+    the target of an assignment over that API: info."""
+    wanted = [f for f in findings if f.severity != "info"]
+    if not wanted:
         return findings
-    targets = patch_only(tree)
-    if not targets:
+    targets = patch_only(tree) if any(f.category in _PACKAGE_CATEGORIES for f in wanted) else set()
+    stores = torch_cuda_stores(tree) if any(f.category == "device" for f in wanted) else {}
+    if not targets and not stores:
         return findings
-    return [as_info(f, "patch-target", _NOTE) if f.category in _PACKAGE_CATEGORIES and f.severity != "info" and
-            (f.line, f.symbol) in targets else f for f in findings]
+    out = []
+    for f in findings:
+        if f.severity != "info" and f.category in _PACKAGE_CATEGORIES and (f.line, f.symbol) in targets:
+            f = as_info(f, "patch-target", _NOTE)
+        elif f.severity != "info" and f.category == "device" and any(
+                lo <= f.col < hi for lo, hi in stores.get(f.line, ())):
+            f = as_info(f, "patch-target", _STORE_NOTE)
+        out.append(f)
+    return out
