@@ -453,3 +453,58 @@ def test_the_cuda_function_of_a_per_backend_pair_is_info(tmp_path):
     assert probe and set(probe.values()) == {"info"}, probe
     # a CUDA function with no NPU twin keeps its severity
     assert "error" in _at(found, rel, _line(root, rel, "torch.cuda.empty_cache()")).values()
+
+
+MBART_SOURCE = """\
+    import torch
+    from torch import nn
+    from transformers.utils import is_flash_attn_2_available
+
+    if is_flash_attn_2_available():
+        from flash_attn import flash_attn_func
+
+
+    class MBartAttention(nn.Module):
+        def forward(self, hidden_states):
+            return hidden_states
+
+
+    class MBartFlashAttention2(MBartAttention):
+        def forward(self, query_states, key_states, value_states):
+            input_dtype = query_states.dtype
+            if input_dtype == torch.float32:
+                if torch.is_autocast_enabled():
+                    target_dtype = torch.get_autocast_gpu_dtype()
+                else:
+                    target_dtype = torch.float16
+                query_states = query_states.to(target_dtype)
+            return flash_attn_func(query_states, key_states, value_states, causal=True)
+
+
+    class MBartSdpaAttention(MBartAttention):
+        def forward(self, query_states, key_states, value_states):
+            return torch.nn.functional.scaled_dot_product_attention(query_states, key_states, value_states)
+
+
+    MBART_ATTENTION_CLASSES = {
+        "eager": MBartAttention,
+        "sdpa": MBartSdpaAttention,
+        "flash_attention_2": MBartFlashAttention2,
+    }
+    """
+
+
+def test_errors_in_the_class_only_the_flash_attention_key_selects_are_warnings(tmp_path):
+    root = write_tree(tmp_path, {"ocr/__init__.py": "", "ocr/modeling_mbart.py": MBART_SOURCE})
+    found = findings_in_tree(root)
+    rel = "ocr/modeling_mbart.py"
+    autocast = _at(found, rel, _line(root, rel, "torch.get_autocast_gpu_dtype()"))
+    assert autocast and "error" not in autocast.values() and "warning" in autocast.values(), autocast
+
+
+def test_without_the_table_the_same_class_keeps_its_error(tmp_path):
+    source = MBART_SOURCE[:MBART_SOURCE.index("    MBART_ATTENTION_CLASSES")]
+    root = write_tree(tmp_path, {"ocr/__init__.py": "", "ocr/modeling_mbart.py": source})
+    found = findings_in_tree(root)
+    rel = "ocr/modeling_mbart.py"
+    assert "error" in _at(found, rel, _line(root, rel, "torch.get_autocast_gpu_dtype()")).values()

@@ -27,7 +27,7 @@ from auditor.static.backends import (apply_context, as_info, build_backend_conte
 from auditor.static.compiled import WORD_RE, CompiledRules
 from auditor.static.host_paths import drop_host_paths
 from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host
-from auditor.static.patch_targets import apply_cuda_twins, apply_patch_targets
+from auditor.static.patch_targets import apply_cuda_twins, apply_flash_tables, apply_patch_targets
 from auditor.static.npu_native import apply_npu_file, written_for_npu
 from auditor.static.crossfile import summarize
 from auditor.static.valueflow import OWN_CODES as FLOW_CODES, add_flow, spelled
@@ -560,6 +560,7 @@ class StaticEngine:
             result.findings = apply_patch_targets(result.findings, tree)   # `mod.fn = own_fn`: the patch target
             if isinstance(tree, ast.Module):    # `_detect_cuda_devices` beside `_detect_npu_devices`
                 result.findings = apply_cuda_twins(result.findings, tree)
+                result.findings = apply_flash_tables(result.findings, tree)   # `"flash_attention_2": XFlashAttention2`
             why = written_for_npu(text, rel)     # imports torch_npu at its top, or an NPU path (npu_native.py)
             if why is not None:
                 result.findings = apply_npu_file(result.findings, why)

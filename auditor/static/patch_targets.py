@@ -163,3 +163,50 @@ def apply_cuda_twins(findings: list, tree: ast.Module) -> list:
         hit = next((t for lo, hi, t in twins if lo <= f.line <= hi), None) if f.severity != "info" else None
         out.append(as_info(f, "npu-path", _TWIN_NOTE.format(hit)) if hit is not None else f)
     return out
+
+
+# An attention-implementation table (transformers' `*_ATTENTION_CLASSES = {"eager": ..., "sdpa": ...,
+# "flash_attention_2": XFlashAttention2}`): the class under the flash-attention key runs only where the config asks
+# for flash_attention_2, which needs the flash_attn package; on Ascend the model is loaded with eager / sdpa.
+_FLASH_KEYS = frozenset({"flash_attention_2", "flash_attention_3"})
+_TABLE_NOTE = ("in the class an attention table selects only for `{}` (the config's attn_implementation); Ascend "
+               "loads the model with eager / sdpa: port it only to use that path")
+
+
+def flash_table_classes(tree: ast.Module) -> dict[str, str]:
+    """{class name: its key} for classes a module-level dict literal maps a flash-attention key to, where the same
+    dict also maps "eager" or "sdpa" (an attention-implementation table)."""
+    out: dict[str, str] = {}
+    for node in tree.body:
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        if not isinstance(value, ast.Dict):
+            continue
+        keys = {k.value: v for k, v in zip(value.keys, value.values)
+                if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+        if not ({"eager", "sdpa"} & set(keys)):
+            continue
+        for key, v in keys.items():
+            if key in _FLASH_KEYS and isinstance(v, ast.Name):
+                out.setdefault(v.id, key)
+    return out
+
+
+def apply_flash_tables(findings: list, tree: ast.Module) -> list:
+    """Errors inside a class only a flash-attention key of an attention table selects: warning (policy: the code
+    runs only where the user picks that implementation)."""
+    if not any(f.severity == "error" for f in findings):
+        return findings
+    classes = flash_table_classes(tree)
+    if not classes:
+        return findings
+    spans = [(n.lineno, n.end_lineno or n.lineno, classes[n.name]) for n in tree.body
+             if isinstance(n, ast.ClassDef) and n.name in classes]
+    from dataclasses import replace
+
+    out = []
+    for f in findings:
+        hit = next((key for lo, hi, key in spans if lo <= f.line <= hi), None) if f.severity == "error" else None
+        if hit is not None:
+            f = replace(f, severity="warning", message=f"{f.message} ({_TABLE_NOTE.format(hit)})")
+        out.append(f)
+    return out
