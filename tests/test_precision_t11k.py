@@ -508,3 +508,26 @@ def test_without_the_table_the_same_class_keeps_its_error(tmp_path):
     found = findings_in_tree(root)
     rel = "ocr/modeling_mbart.py"
     assert "error" in _at(found, rel, _line(root, rel, "torch.get_autocast_gpu_dtype()")).values()
+
+
+def test_a_dtype_that_only_rounds_a_host_scalar_is_no_device_hint(tmp_path):
+    root = write_tree(tmp_path, {"fusion/__init__.py": "", "fusion/rms_norm_pattern.py": """\
+        import torch
+
+
+        def create(dtype, epsilon=1e-6):
+            if "2.6.0" in torch.__version__:
+                cast = torch.ops.npu.npu_dtype_cast.default
+                eps = torch.tensor(epsilon, dtype=torch.bfloat16, device="cpu").item()
+            else:
+                cast = torch.ops.npu._npu_dtype_cast.default
+                eps = torch.tensor(epsilon, dtype=torch.float32, device="cpu").item()
+            on_device = torch.tensor(epsilon, dtype=torch.bfloat16).cuda().item()
+            weight = torch.ones(8, dtype=torch.bfloat16, device="cuda")
+            return cast, eps, on_device, weight
+        """})
+    found = findings_in_tree(root)
+    rel = "fusion/rms_norm_pattern.py"
+    assert "NPU201" not in _at(found, rel, _line(root, rel, 'dtype=torch.bfloat16, device="cpu").item()'))
+    assert "NPU201" in _at(found, rel, _line(root, rel, "on_device = "))
+    assert "NPU201" in _at(found, rel, _line(root, rel, "weight = "))
