@@ -557,13 +557,14 @@ class StaticEngine:
                     lo <= f.line <= hi for lo, hi in ray_cpu)]
             # dtype hints on host-only code (CPU tests, CPU paths, dtype converter chains), mocks of torch.cuda
             result.findings = drop_host_paths(result.findings, rel, text, tree)
+            why = written_for_npu(text, rel)     # imports torch_npu at its top, or an NPU path (npu_native.py)
+            if why is not None:
+                result.findings = apply_npu_file(result.findings, why)
+            # after the NPU-file pass (its notes win): patch targets, per-backend pairs, attention tables
             result.findings = apply_patch_targets(result.findings, tree)   # `mod.fn = own_fn`: the patch target
             if isinstance(tree, ast.Module):    # `_detect_cuda_devices` beside `_detect_npu_devices`
                 result.findings = apply_cuda_twins(result.findings, tree)
                 result.findings = apply_flash_tables(result.findings, tree)   # `"flash_attention_2": XFlashAttention2`
-            why = written_for_npu(text, rel)     # imports torch_npu at its top, or an NPU path (npu_native.py)
-            if why is not None:
-                result.findings = apply_npu_file(result.findings, why)
         result.findings.sort(key=Finding.sort_key)
         result.summary = summarize(tree, result.findings, rel, text)     # auditor/static/crossfile.py
         if self._flow_rules:     # uses of CUDA-bound names (auditor/static/valueflow.py), after the summary

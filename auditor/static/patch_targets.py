@@ -19,7 +19,10 @@ import ast
 
 from auditor.static.backends import as_info
 
-_PACKAGE_CATEGORIES = frozenset({"kernel", "attention", "third_party", "apex"})
+# kernel modules and CUDA packages: the finding claims a dependency. Not attention: replacing a framework's attention
+# forward (`modeling_flash_attention_utils._flash_attention_forward = fa`) installs an implementation that itself
+# must run on the NPU (t11h's patch-module tests keep that a warning in a file without torch_npu)
+_PACKAGE_CATEGORIES = frozenset({"kernel", "third_party"})
 _NOTE = ("the file imports this module only to assign its own implementation over it (a monkey patch): the import "
          "is the patch target, not a dependency to port")
 
