@@ -22,7 +22,7 @@ from auditor.project.local_extras import apply_local_extras
 from auditor.project.launched import apply_launched_wrappers
 from auditor.static.backend_files import apply_backend_files, drop_test_performance_hints, drop_unread_cudnn_vars
 from auditor.static.ci_jobs import apply_cuda_ci_jobs
-from auditor.static.crossfile import propagate
+from auditor.static.crossfile import drop_ascend_flash_modules, propagate
 from auditor.static.device_shims import apply_device_shims
 from auditor.static.other_npu import apply_other_npu
 from auditor.static.backends import apply_ascend_project, apply_other_backend_files, apply_transfer_packages
@@ -284,6 +284,7 @@ def run_static(
     drop_quiet_debug_values(run.results, found.files)   # `ASCEND_LAUNCH_BLOCKING=0`: the switch set off
     # uses in other files of the tree's own CUDA-specific code: recomputed on every run from the per-file summaries
     # (cached or not), so a changed module changes its importers' findings
+    drop_ascend_flash_modules(run.results, project)   # Ascend's own `flash_attn/` package: not CUDA by its name
     propagate(run.results, found.files, {r.code: r for r in load_rules()}, project)
     if cache is not None:
         by_rel = {rel: path for path, rel in found.files}

@@ -719,12 +719,15 @@ def _triton_compiler_ascend_backend(files: Sequence[tuple[Path, str]]) -> str | 
 # `"npu:0"` for the kernels, an unguarded `import torch_npu`, or autotune keys only Triton-Ascend reads
 # (`multibuffer`, `set_workspace_multibuffer`, `enable_hivm_auto_cv_balance`, `tile_mix_vector_loop`,
 # `tile_mix_cube_loop`: MindSpeed's `get_autotune_config`). Policy (b), docs/precision.md (t11e, tuned on heldout5).
+# `triton.language.extra.cann` is Triton-Ascend's own extension module (CANN intrinsics, vector / AI core counts):
+# only Triton-Ascend has it (t11k, heldout8's MindIE-SD `triton_utils.py`).
 _ASCEND_TRITON = re.compile(rb"""device\s*=\s*["']npu(?::\d+)?["']|["']npu:\d+["']|^(?:import|from)[ \t]+torch_npu\b|"""
-                            rb"""\b(?:set_workspace_)?multibuffer|\benable_hivm_\w+|\btile_mix_(?:vector|cube)_loop""", re.M)
+                            rb"""\b(?:set_workspace_)?multibuffer|\benable_hivm_\w+|\btile_mix_(?:vector|cube)_loop"""
+                            rb"""|\btriton\.language\.extra\.cann\b""", re.M)
 _IMPORT_FROM = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w.]+))", re.M)
 # every spelling _ASCEND_TRITON reads holds one of these words: a file without any is not searched (most files hold
 # `npu` inside `input`, so the quoted and `torch_npu` forms are the cheap test)
-_ASCEND_WORDS = (b'"npu', b"'npu", b"torch_npu", b"multibuffer", b"enable_hivm_", b"tile_mix_")
+_ASCEND_WORDS = (b'"npu', b"'npu", b"torch_npu", b"multibuffer", b"enable_hivm_", b"tile_mix_", b"extra.cann")
 _TRITON_READ = 400_000          # how much of a file the Triton-Ascend markers are looked for in
 TRITON_KERNEL = "triton-kernel"
 

