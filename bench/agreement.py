@@ -13,9 +13,14 @@ both copies label `none`, the lines that are `none` in one copy and must-flag in
 unlabelled in the other. It never runs the
 auditor and reads only the labels.
 
+With `--project` it compares the project-file bench's copies instead: `bench/project_files/<split>/agreement/labels/`
+beside `bench/project_files/<split>/labels/` (docs/project-files.md), read by bench/project_labels.py's parser,
+with the project categories (the same figures; a file is named by repository and path).
+
     python bench/agreement.py                   # every split with an agreement/ folder
     python bench/agreement.py --split test9     # one split
     python bench/agreement.py --split test9 --json
+    python bench/agreement.py --project --split test11
 
 Exit status 0 when the table is printed, 2 on usage errors (no agreement folder, a copy without its main file,
 malformed labels, two copies naming different files).
@@ -27,11 +32,15 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 from recall import CATEGORIES, SPLITS, BenchError, LabelledFile, parse_labels  # noqa: E402
+import project_labels  # noqa: E402  (the project-file bench's label parser and categories)
+from project_files import split_folders as project_split_folders  # noqa: E402
+
+PROJECT_CATEGORIES = tuple(c for c in project_labels.CATEGORIES if c != "none")
 
 AGREEMENT_DIR = "agreement"
 
@@ -48,15 +57,33 @@ class Disagreement:
     note_second: str
 
 
-def agreement_splits() -> list[str]:
-    return [s for s, d in SPLITS.items() if (d / AGREEMENT_DIR / "labels").is_dir()]
+def _split_folders(project: bool = False) -> dict[str, Path]:
+    return project_split_folders() if project else SPLITS
 
 
-def _pairs(lf: LabelledFile) -> set[tuple[int, str]]:
+def agreement_splits(project: bool = False) -> list[str]:
+    return [s for s, d in _split_folders(project).items() if (d / AGREEMENT_DIR / "labels").is_dir()]
+
+
+def _identity(lf: Any) -> tuple[str, ...]:
+    """What a labels file labels: (package, version, path) for the static bench, (repo, path) for project files."""
+    if isinstance(lf, project_labels.ProjectLabels):
+        return lf.identity
+    return (lf.package, lf.version, lf.path)
+
+
+def _parse_project(path: Path) -> project_labels.ProjectLabels:
+    try:
+        return project_labels.parse_label_file(path)
+    except project_labels.LabelError as e:
+        raise BenchError(str(e)) from e
+
+
+def _pairs(lf: Any) -> set[tuple[int, str]]:
     return {(n, c) for n, ll in lf.lines.items() for c in ll.categories}
 
 
-def _describe(lf: LabelledFile, line: int) -> str:
+def _describe(lf: Any, line: int) -> str:
     ll = lf.lines.get(line)
     if ll is None:
         return "absent"
@@ -65,11 +92,12 @@ def _describe(lf: LabelledFile, line: int) -> str:
     return "category: " + ", ".join(ll.categories)
 
 
-def compare_files(first: LabelledFile, second: LabelledFile) -> dict:
+def compare_files(first: LabelledFile | project_labels.ProjectLabels,
+                  second: LabelledFile | project_labels.ProjectLabels) -> dict:
     """Compare one file's two label copies: (line, category) pairs in both / only one, and the none lines."""
-    if (first.package, first.version, first.path) != (second.package, second.version, second.path):
-        raise BenchError(f"{second.labels_path}: labels {second.package} {second.version} {second.path}, "
-                         f"but {first.labels_path.name} labels {first.package} {first.version} {first.path}")
+    if _identity(first) != _identity(second):
+        raise BenchError(f"{second.labels_path}: labels {' '.join(_identity(second))}, "
+                         f"but {first.labels_path.name} labels {' '.join(_identity(first))}")
     a, b = _pairs(first), _pairs(second)
     name = first.labels_path.name
     diffs = []
@@ -92,13 +120,16 @@ def compare_files(first: LabelledFile, second: LabelledFile) -> dict:
             "none_vs_positive": len((none_a & pos_lines_b) | (none_b & pos_lines_a))}
 
 
-def compare_split(split: str, folder: Path | None = None) -> dict:
-    """Compare every file of `folder`/agreement/labels with `folder`/labels (folder: the split's, by default)."""
-    folder = SPLITS[split] if folder is None else folder
+def compare_split(split: str, folder: Path | None = None, project: bool = False) -> dict:
+    """Compare every file of `folder`/agreement/labels with `folder`/labels (folder: the split's, by default);
+    `project`: project-file labels (bench/project_files/<split>), parsed by bench/project_labels.py."""
+    folder = _split_folders(project)[split] if folder is None else folder
+    parse: Callable[[Path], Any] = _parse_project if project else parse_labels
+    categories = PROJECT_CATEGORIES if project else CATEGORIES
     second_files = sorted((folder / AGREEMENT_DIR / "labels").glob("*.yaml"))
     if not second_files:
         raise BenchError(f"no labels files in {folder / AGREEMENT_DIR / 'labels'}")
-    per_cat: dict[str, dict[str, Any]] = {c: {"both": 0, "first_only": 0, "second_only": 0} for c in CATEGORIES}
+    per_cat: dict[str, dict[str, Any]] = {c: {"both": 0, "first_only": 0, "second_only": 0} for c in categories}
     diffs: list[Disagreement] = []
     none_one: list[tuple[str, int, str, str]] = []
     none_both = none_either = none_vs_positive = 0
@@ -106,7 +137,7 @@ def compare_split(split: str, folder: Path | None = None) -> dict:
         main = folder / "labels" / p.name
         if not main.is_file():
             raise BenchError(f"{p}: no labels file of that name in {folder / 'labels'}")
-        r = compare_files(parse_labels(main), parse_labels(p))
+        r = compare_files(parse(main), parse(p))
         for key in ("both", "first_only", "second_only"):
             for _, cat in r[key]:
                 per_cat[cat][key] += 1
@@ -155,18 +186,20 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="bench/agreement.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--split", help="one split with an agreement/ folder (default: every such split)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
+    ap.add_argument("--project", action="store_true",
+                    help="compare the project-file bench's copies (bench/project_files/<split>/agreement/labels)")
     args = ap.parse_args(argv)
     try:
-        splits = agreement_splits()
+        splits = agreement_splits(args.project)
         if args.split:
-            if args.split not in SPLITS:
+            if args.split not in _split_folders(args.project):
                 raise BenchError(f"unknown split {args.split!r}")
             if args.split not in splits:
                 raise BenchError(f"split {args.split} has no {AGREEMENT_DIR}/labels folder")
             splits = [args.split]
         if not splits:
             raise BenchError("no split has an agreement/labels folder")
-        results = [compare_split(s) for s in splits]
+        results = [compare_split(s, project=args.project) for s in splits]
     except BenchError as e:
         print(f"agreement.py: {e}", file=sys.stderr)
         return 2

@@ -30,6 +30,7 @@ import json
 import os
 import sys
 from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -143,6 +144,63 @@ def select(split: str) -> int:
     return 0
 
 
+class LabelError(ValueError):
+    """A label file that cannot be read as project-file labels."""
+
+
+@dataclass(frozen=True)
+class ProjectLine:
+    line: int
+    categories: tuple[str, ...]   # empty tuple = `none` (not a finding)
+    note: str
+    text: str                     # the line's text, or `text_start` for a very long line
+
+
+@dataclass
+class ProjectLabels:
+    """One project file's labels (`<split>/labels/<repo>__<path with __>.yaml`)."""
+    labels_path: Path
+    repo: str
+    path: str
+    sha256: str
+    lines: dict[int, ProjectLine] = field(default_factory=dict)
+
+    @property
+    def identity(self) -> tuple[str, str]:
+        return (self.repo, self.path)
+
+
+def item_categories(item: dict) -> list:
+    """A label entry's categories as a list (`category: device` or `category: [device, precision]`)."""
+    cats = item.get("category")
+    return cats if isinstance(cats, list) else [cats]
+
+
+def parse_label_file(path: Path) -> ProjectLabels:
+    """Read one label file strictly (agreement.py --project): LabelError on anything malformed."""
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as e:
+        raise LabelError(f"{path}: cannot read labels: {e}") from e
+    if not isinstance(doc, dict) or any(k not in doc for k in ("repo", "path")):
+        raise LabelError(f"{path}: expected a mapping with repo, path, sha256, lines")
+    labels = ProjectLabels(path, str(doc["repo"]), str(doc["path"]), str(doc.get("sha256") or ""))
+    for i, item in enumerate(doc.get("lines") or []):
+        where = f"{path}: lines[{i}]"
+        if not isinstance(item, dict) or not isinstance(item.get("line"), int):
+            raise LabelError(f"{where}: each entry needs an integer line")
+        cats = item_categories(item)
+        if not cats or any(c not in CATEGORIES for c in cats) or ("none" in cats and len(cats) > 1):
+            raise LabelError(f"{where}: bad category {cats} (one or more of {', '.join(CATEGORIES[:-1])}, or none)")
+        n = item["line"]
+        if n in labels.lines:
+            raise LabelError(f"{where}: line {n} labelled twice")
+        text = str(item["text"]) if "text" in item else str(item.get("text_start", "")) + "..."
+        labels.lines[n] = ProjectLine(n, tuple(c for c in cats if c != "none"), str(item.get("note") or ""),
+                                      text.strip())
+    return labels
+
+
 def label_file(split: str, repo: str, path: str) -> Path:
     return HERE / split / "labels" / (repo + "__" + path.replace("/", "__") + ".yaml")
 
@@ -172,8 +230,7 @@ def check(split: str) -> int:
         seen: set[int] = set()
         for item in labels.get("lines") or []:
             ln = item.get("line")
-            cats = item.get("category")
-            cats = cats if isinstance(cats, list) else [cats]
+            cats = item_categories(item)
             if not isinstance(ln, int) or not 1 <= ln <= len(lines):
                 problems.append(f"{where}: line {ln} out of range 1..{len(lines)}")
                 continue
