@@ -22,6 +22,8 @@ _MESSAGE_QUAL_PREFIXES = ("logging.", "warnings.", "loguru.", "click.")
 _NPU_VALUE = re.compile(r"^npu(?::(?:\d+|\x00))?\Z")
 # builtins whose second argument is an attribute name (`hasattr(torch, "cuda")`), never a device
 _NAME_ARG_FUNCS = frozenset({"hasattr", "getattr", "setattr", "delattr"})
+# modules every torch build has (`hasattr(torch, "cuda")` is true on Ascend too): probing them names nothing CUDA-only
+_PROBED_EVERYWHERE = frozenset({"torch.cuda", "torch.backends.cuda", "torch.backends.cudnn", "torch.cuda.amp"})
 _PERCENT_SPEC = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]")
 _FORMAT_FIELD = re.compile(r"\{[^{}]*\}")
 
@@ -90,6 +92,9 @@ class RawHit:
     # the value of a dict entry whose string key names it (`"flash_attention": SDPBackend.FLASH_ATTENTION`): an
     # entry of a table of option names, chosen where the option is set
     table_entry: bool = False
+    # named by `hasattr(torch.cuda, "mem_get_info")` / `getattr(torch._C, "_cuda_x", None)`: a probe of the name,
+    # not a use (t14l: reported at most as a warning, never rewritten)
+    probe: bool = False
 
 
 # The name of a dtype as a config or an option spells it ("bf16", "torch.float16", "half", "fp8_e4m3")
@@ -224,6 +229,8 @@ class MatchVisitor(cst.CSTVisitor):
             return      # (`dtype=FP8_WEIGHT_DTYPE`: the constant's own line carries the dtype)
         if self._compared and rule.name in _COMPARED_DTYPE_NAMES:
             return      # `mx_tensor_dtype == tl.float8e4nv` asks which type came in; the cast or table chooses it
+        if not self._compared and rule.extra.get("compared_only"):
+            return      # `VENDORS = {"NVIDIA": ...}`: a vendor name outside a comparison chooses nothing (t14l)
         if (self._compared or self._options) and rule.name in _CHOICE_STRINGS:
             return      # `attn_implementation == "flash_attention_2"` reads a choice made elsewhere; `choices=[...]`
                         # lists the options the user picks from
@@ -919,6 +926,8 @@ class MatchVisitor(cst.CSTVisitor):
                 self._handled.add(id(node.args[0].value))
             if func.value == "getattr" and len(node.args) == 3 and not self._in_message:
                 self._getattr_with_fallback(node)
+            if not self._in_message:
+                self._probe_reference(node)
         qual = self._qual(func, call=True)
         if qual is not None and self._match_reference(func, qual, node):
             pass                      # a resolved chain holds no other code to visit
@@ -972,11 +981,17 @@ class MatchVisitor(cst.CSTVisitor):
             # `add_argument(..., help="... 'cuda' ... CUDA_VISIBLE_DEVICES=X cmd")`: help / usage text is for humans
             # whatever the call (argparse, click, typer, dataclass fields), unless it holds code (t14k)
             text = text or (arg.keyword is not None and arg.keyword.value in _HELP_KEYWORDS and _stringy_value(value))
+            # `print(prof.key_averages().table(sort_by="self_cuda_time_total"))`: a keyword argument of a call made
+            # inside a message is that callee's parameter, code that runs, not text for humans (t14l)
+            saved = self._in_message
+            if saved and not message and arg.keyword is not None and arg.keyword.value not in _MESSAGE_KEYWORDS:
+                self._in_message = 0
             if text:
                 self._in_message += 1
             arg.visit(self)
             if text:
                 self._in_message -= 1
+            self._in_message = saved
         return False
 
     def _getattr_with_fallback(self, node: cst.Call) -> None:
@@ -995,6 +1010,39 @@ class MatchVisitor(cst.CSTVisitor):
         if not isinstance(attr, str) or not attr.isidentifier() or base is None or base == "self":
             return
         self._match_reference(name, f"{base}.{attr}", None)
+
+    def _probe_reference(self, node: cst.Call) -> None:
+        """`hasattr(torch.cuda, "mem_get_info")`, `getattr(torch._C, "_CudaDeviceProperties", None)`,
+        `hasattr(trt.SerializationFlag, "INCLUDE_REFIT")`: the line spells the CUDA-only name it asks about (labelling
+        policy item 1), and on Ascend the answer differs from CUDA's (the name is missing, or present and failing
+        when the branch it opens calls it). Reported as the qualified name would be, as a probe (t14l): at most a
+        warning, never rewritten. Dtype probes (`getattr(torch, "float8_e4m3fn", None)`) stay quiet: a dtype's
+        existence is no choice (t14k), and a callable fallback is `_getattr_with_fallback`'s."""
+        func = node.func
+        if not isinstance(func, cst.Name) or func.value not in ("hasattr", "getattr") or len(node.args) < 2:
+            return
+        if any(a.keyword is not None for a in node.args[:2]):
+            return
+        if func.value == "getattr" and len(node.args) == 3 and (
+                isinstance(node.args[2].value, cst.Lambda) or isinstance(node.args[2].value, cst.Name)
+                and node.args[2].value.value in self.ctx.module_functions):
+            return
+        obj, name = node.args[0].value, node.args[1].value
+        attr = name.evaluated_value if isinstance(name, cst.SimpleString) else None
+        if not isinstance(attr, str) or not attr.isidentifier():
+            return
+        base = self._qual(obj)
+        if base is None or base in ("self", "cls") or "." not in base and base not in self.ctx.aliases.values():
+            return
+        full = f"{base}.{attr}"
+        m = self.c.match_qualname(full)
+        if m is None or m.rule.category == "precision" or full in _PROBED_EVERYWHERE:
+            return
+        first = len(self.hits)
+        self._match_reference(name, full, None)
+        self.hits[first:] = [h for h in self.hits[first:] if h.rule.category != "precision"]
+        for hit in self.hits[first:]:
+            hit.probe = True
 
     def _third_party_object(self, node: cst.CSTNode) -> bool:
         """A CUDA-only third-party package or an object from one (pynvml, nvidia_smi): using it is the finding."""
@@ -1155,6 +1203,9 @@ class MatchVisitor(cst.CSTVisitor):
 
 # keyword arguments and dict keys whose string value is help / usage text (argparse, click, typer, HF `metadata=`)
 _HELP_KEYWORDS = frozenset({"help", "description", "epilog", "usage"})
+# keyword arguments that carry text even in a call made inside a message (`print(colored(text="...", ...))`)
+_MESSAGE_KEYWORDS = _HELP_KEYWORDS | {"msg", "message", "text", "sep", "end", "title", "prefix", "suffix", "fmt",
+                                       "format", "header", "headers", "label", "desc", "note", "reason"}
 
 
 def _stringy_value(node: cst.BaseExpression) -> bool:
