@@ -71,6 +71,25 @@ def test_probes_of_modules_every_build_has_dtypes_and_own_objects_stay_quiet():
     assert 31 not in by_line and 32 not in by_line      # the object's own attributes
 
 
+def test_probe_of_an_objects_cuda_only_attribute():
+    src = '''\
+    def native_stream_handle(stream):
+        handle = getattr(stream, "cuda_stream", None)
+        if not isinstance(handle, int):
+            handle = getattr(stream, "npu_stream", 0)
+        return handle
+
+
+    class Pool:
+        def close(self):
+            if hasattr(self, "cuda_stream"):
+                del self.cuda_stream
+    '''
+    by_line = _by_line(src)
+    assert [f.severity for f in by_line[2] if f.category == "device"] == ["warning"]
+    assert 4 not in by_line and 10 not in by_line
+
+
 # --- NPU076: CUDA / NVIDIA vendor literal in a comparison ----------------------------------------------------------
 
 VENDOR = '''\

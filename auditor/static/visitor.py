@@ -1032,6 +1032,14 @@ class MatchVisitor(cst.CSTVisitor):
         if not isinstance(attr, str) or not attr.isidentifier():
             return
         base = self._qual(obj)
+        if base is None and not (isinstance(obj, cst.Name) and obj.value in ("self", "cls")) and \
+                isinstance(obj, (cst.Name, cst.Attribute)) and self.c.attributes.get(attr):
+            # `getattr(stream, "cuda_stream", None)`: an object's CUDA-only attribute, as `stream.cuda_stream` is
+            first = len(self.hits)
+            self._hit(self.c.attributes[attr][0], name, attr)
+            for hit in self.hits[first:]:
+                hit.probe = True
+            return
         if base is None or base in ("self", "cls") or "." not in base and base not in self.ctx.aliases.values():
             return
         full = f"{base}.{attr}"
