@@ -203,3 +203,36 @@ def test_int4_tinygemm_ops_are_a_kernel_warning_cpu_variant_quiet():
     assert [f.severity for f in by_line[6] if f.code == "NPU308"] == ["warning"]
     assert any(f.code == "NPU308" for f in by_line[11])
     assert all(f.code != "NPU308" for f in by_line.get(10, ()))
+
+
+# --- command-line options that default on (labelling policy item 7) ------------------------------------------------
+
+def test_command_line_options_defaulting_on_are_the_setting_switched_on():
+    src = '''\
+    import argparse
+
+    import click
+
+
+    def get_args():
+        parser = argparse.ArgumentParser(description="fine-tune with mixed precision")
+        parser.add_argument("--fp16", action="store_true", help="train in fp16")
+        parser.add_argument("--bf16", type=bool, default=True, help="train in bf16")
+        parser.add_argument("--use-flash-attn", default=True, help="use flash attention")
+        parser.add_argument("--use_flash_attn_v3", default=False)
+        parser.add_argument("--no-tf32", dest="tf32", action="store_false", help="disable TF32 matmuls")
+        parser.add_argument("--learning-rate", type=float, default=1e-4)
+        return parser.parse_args()
+
+
+    @click.command()
+    @click.option("--fp16/--no-fp16", default=True)
+    def main(fp16):
+        pass
+    '''
+    by_line = _by_line(src)
+    assert {f.category for f in by_line[9]} == {"precision"}
+    assert {f.category for f in by_line[10]} == {"attention"}
+    assert {f.category for f in by_line[12]} == {"precision"}
+    assert {f.category for f in by_line[18]} == {"precision"}
+    assert all(line not in by_line for line in (8, 11, 13))

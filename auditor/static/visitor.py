@@ -928,6 +928,9 @@ class MatchVisitor(cst.CSTVisitor):
                 self._getattr_with_fallback(node)
             if not self._in_message:
                 self._probe_reference(node)
+        if self.c.keywords and not self._in_message and isinstance(func, (cst.Name, cst.Attribute)) and \
+                (func.value if isinstance(func, cst.Name) else func.attr.value) in _OPTION_MAKERS:
+            self._option_default_on(node)
         qual = self._qual(func, call=True)
         if qual is not None and self._match_reference(func, qual, node):
             pass                      # a resolved chain holds no other code to visit
@@ -1051,6 +1054,39 @@ class MatchVisitor(cst.CSTVisitor):
         self.hits[first:] = [h for h in self.hits[first:] if h.rule.category != "precision"]
         for hit in self.hits[first:]:
             hit.probe = True
+
+    def _option_default_on(self, node: cst.Call) -> None:
+        """`parser.add_argument("--fp16", type=bool, default=True)`, `@click.option("--use-flash-attn/--no-flash-attn",
+        default=True)`, `add_argument("--bf16", action="store_false")`: a command-line option that defaults on is the
+        setting switched on, like the keyword `fp16=True` (labelling policy item 7); reported on the option's name
+        by the keyword rules. An option that defaults off (`action="store_true"`, no default, `default=False`) is
+        the user's switch and stays quiet."""
+        flags = [a.value for a in node.args if a.keyword is None and isinstance(a.value, cst.SimpleString)
+                 and isinstance(a.value.evaluated_value, str) and a.value.evaluated_value.startswith("-")]
+        if not flags:
+            return
+        kwargs = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        literal = flags[-1]
+        for flag in flags:
+            if flag.evaluated_value.startswith("--"):
+                literal = flag
+        dest = kwargs.get("dest")
+        name = dest.evaluated_value if isinstance(dest, cst.SimpleString) else \
+            literal.evaluated_value.split("/")[0].lstrip("-").replace("-", "_")
+        if not isinstance(name, str) or not name.isidentifier():
+            return
+        action = kwargs.get("action")
+        default = kwargs.get("default")
+        if default is not None:
+            on = isinstance(default, cst.Name) and default.value == "True" or \
+                isinstance(default, cst.Integer) and default.value != "0" or \
+                isinstance(default, cst.SimpleString) and str(default.evaluated_value).lower() in ("true", "1", "yes")
+        else:
+            on = isinstance(action, cst.SimpleString) and action.evaluated_value == "store_false"
+        if not on:
+            return
+        for rule, pattern in self.c.match_keywords(name):
+            self._hit(rule, literal, name, value=pattern)
 
     def _third_party_object(self, node: cst.CSTNode) -> bool:
         """A CUDA-only third-party package or an object from one (pynvml, nvidia_smi): using it is the finding."""
@@ -1211,6 +1247,8 @@ class MatchVisitor(cst.CSTVisitor):
 
 # keyword arguments and dict keys whose string value is help / usage text (argparse, click, typer, HF `metadata=`)
 _HELP_KEYWORDS = frozenset({"help", "description", "epilog", "usage"})
+# calls that declare a command-line option (argparse, click): a default that is on is a setting switched on (t14l)
+_OPTION_MAKERS = frozenset({"add_argument", "option"})
 # keyword arguments that carry text even in a call made inside a message (`print(colored(text="...", ...))`)
 _MESSAGE_KEYWORDS = _HELP_KEYWORDS | {"msg", "message", "text", "sep", "end", "title", "prefix", "suffix", "fmt",
                                        "format", "header", "headers", "label", "desc", "note", "reason"}
