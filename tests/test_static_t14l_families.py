@@ -236,3 +236,27 @@ def test_command_line_options_defaulting_on_are_the_setting_switched_on():
     assert {f.category for f in by_line[12]} == {"precision"}
     assert {f.category for f in by_line[18]} == {"precision"}
     assert all(line not in by_line for line in (8, 11, 13))
+
+
+# --- NPU217: TensorRT FP8 / FP4 types, stacked on the TensorRT finding ------------------------------------------------
+
+def test_tensorrt_fp8_fp4_types_are_a_second_change_fp16_is_not():
+    src = '''\
+    import tensorrt as trt
+
+
+    def quantize_block(ctx, x, scale, output_type: trt.DataType = trt.DataType.FP4):
+        q = ctx.net.add_dynamic_quantize(x, -1, 16, output_type, trt.DataType.FP8)
+        return q
+
+
+    def builder_config(builder, fp16=True):
+        config = builder.create_builder_config()
+        if fp16:
+            config.set_flag(trt.BuilderFlag.FP16)
+        return config
+    '''
+    by_line = _by_line(src)
+    assert {f.category for f in by_line[4]} >= {"precision", "third_party"}
+    assert [f.code for f in by_line[5] if f.category == "precision"] == ["NPU217"]
+    assert all(f.category != "precision" for f in by_line[12])
