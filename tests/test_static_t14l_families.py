@@ -51,6 +51,11 @@ class Worker:
     def setup(self):
         if hasattr(self, "model_runner"):
             return getattr(self.model_runner, "device", "cpu")
+
+
+def npu_fusion_available():
+    import transformer_engine as te
+    return hasattr(torch.ops._C_ascend, "npu_add_rms_norm_bias") and hasattr(te, "__version__")
 '''
 
 
@@ -69,6 +74,7 @@ def test_probes_of_modules_every_build_has_dtypes_and_own_objects_stay_quiet():
     assert 22 not in by_line        # torch.cuda / torch.backends.mps exist on every torch build
     assert 26 not in by_line        # a dtype's existence is no choice (t14k)
     assert 31 not in by_line and 32 not in by_line      # the object's own attributes
+    assert 37 not in by_line        # the NPU's own op namespace; Python's own attributes (`__version__`)
 
 
 def test_probe_of_an_objects_cuda_only_attribute():
@@ -119,6 +125,10 @@ def device_time_us(prof):
 
 def pick_tool(vendor):
     return _TOOLS.get(vendor, "npu-smi")
+
+
+def test_detail(detail):
+    assert detail.manufacturer == "nvidia"
 '''
 
 
@@ -126,7 +136,7 @@ def test_vendor_literal_in_a_comparison_is_reported_elsewhere_not():
     by_line = _by_line(VENDOR)
     assert any(f.code == "NPU076" for f in by_line[10])
     assert any(f.code == "NPU076" for f in by_line[19])
-    assert all(f.code != "NPU076" for line in (5, 12, 26) for f in by_line.get(line, ()))
+    assert all(f.code != "NPU076" for line in (5, 12, 26, 30) for f in by_line.get(line, ()))
 
 
 # --- NPU077: the profiler's CUDA columns, also in a call made inside print ---------------------------------------

@@ -23,6 +23,7 @@ _NPU_VALUE = re.compile(r"^npu(?::(?:\d+|\x00))?\Z")
 # builtins whose second argument is an attribute name (`hasattr(torch, "cuda")`), never a device
 _NAME_ARG_FUNCS = frozenset({"hasattr", "getattr", "setattr", "delattr"})
 # modules every torch build has (`hasattr(torch, "cuda")` is true on Ascend too): probing them names nothing CUDA-only
+_NPU_SEGMENT = re.compile(r"(?i)(?:^|[._])(?:npu|ascend)(?:$|[._])|_C_ascend|torch_npu")
 _PROBED_EVERYWHERE = frozenset({"torch.cuda", "torch.backends.cuda", "torch.backends.cudnn", "torch.cuda.amp"})
 _PERCENT_SPEC = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]")
 _FORMAT_FIELD = re.compile(r"\{[^{}]*\}")
@@ -210,6 +211,7 @@ class MatchVisitor(cst.CSTVisitor):
         # as many loops as enclose it in the file
         self._loop_depth = loops
         self._compared = 0      # inside a comparison
+        self._asserting = 0     # inside an assert statement's test or an assertion call's arguments
         # string arguments of str methods (`s.replace("fp8", "float8")`): text, not a setting (precision rules)
         self._name_text: set[int] = set()
         self._unset: set[int] = set()       # the variable name of `os.environ.pop("X", None)` / `os.unsetenv("X")`
@@ -229,8 +231,10 @@ class MatchVisitor(cst.CSTVisitor):
             return      # (`dtype=FP8_WEIGHT_DTYPE`: the constant's own line carries the dtype)
         if self._compared and rule.name in _COMPARED_DTYPE_NAMES:
             return      # `mx_tensor_dtype == tl.float8e4nv` asks which type came in; the cast or table chooses it
-        if not self._compared and rule.extra.get("compared_only"):
-            return      # `VENDORS = {"NVIDIA": ...}`: a vendor name outside a comparison chooses nothing (t14l)
+        if rule.extra.get("compared_only") and (not self._compared or self._asserting):
+            # `VENDORS = {"NVIDIA": ...}`: a vendor name outside a comparison chooses nothing; `assert
+            # gpu.manufacturer == "nvidia"` (a test checking data) chooses no branch either (t14l)
+            return
         if (self._compared or self._options) and rule.name in _CHOICE_STRINGS:
             return      # `attn_implementation == "flash_attention_2"` reads a choice made elsewhere; `choices=[...]`
                         # lists the options the user picks from
@@ -871,7 +875,9 @@ class MatchVisitor(cst.CSTVisitor):
     def visit_Assert(self, node: cst.Assert) -> bool:
         if isinstance(node.test, cst.Comparison):
             self._required.add(id(node.test))   # `assert flash_attn is not None`: the package is required
+        self._asserting += 1
         node.test.visit(self)
+        self._asserting -= 1
         if node.msg is not None:
             self._in_message += 1
             node.msg.visit(self)
@@ -1032,9 +1038,11 @@ class MatchVisitor(cst.CSTVisitor):
             return
         obj, name = node.args[0].value, node.args[1].value
         attr = name.evaluated_value if isinstance(name, cst.SimpleString) else None
-        if not isinstance(attr, str) or not attr.isidentifier():
-            return
+        if not isinstance(attr, str) or not attr.isidentifier() or attr.startswith("__"):
+            return      # `hasattr(te, "__version__")`, `hasattr(fn, "__wrapped__")`: Python's own attributes
         base = self._qual(obj)
+        if base is not None and _NPU_SEGMENT.search(f"{base}.{attr}"):
+            return      # `hasattr(torch.ops._C_ascend, "npu_add_rms_norm_bias")`: the NPU's own namespace
         if base is None and not (isinstance(obj, cst.Name) and obj.value in ("self", "cls")) and \
                 isinstance(obj, (cst.Name, cst.Attribute)) and self.c.attributes.get(attr):
             # `getattr(stream, "cuda_stream", None)`: an object's CUDA-only attribute, as `stream.cuda_stream` is
