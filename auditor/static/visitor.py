@@ -1021,38 +1021,26 @@ class MatchVisitor(cst.CSTVisitor):
         self._match_reference(name, f"{base}.{attr}", None)
 
     def _probe_reference(self, node: cst.Call) -> None:
-        """`hasattr(torch.cuda, "mem_get_info")`, `getattr(torch._C, "_CudaDeviceProperties", None)`,
-        `hasattr(trt.SerializationFlag, "INCLUDE_REFIT")`: the line spells the CUDA-only name it asks about (labelling
-        policy item 1), and on Ascend the answer differs from CUDA's (the name is missing, or present and failing
-        when the branch it opens calls it). Reported as the qualified name would be, as a probe (t14l): at most a
-        warning, never rewritten. Dtype probes (`getattr(torch, "float8_e4m3fn", None)`) stay quiet: a dtype's
-        existence is no choice (t14k), and a callable fallback is `_getattr_with_fallback`'s."""
+        """`hasattr(torch.cuda, "mem_get_info")`, `hasattr(torch.ops.my_triton_ops, "layer_norm")`: the line spells the
+        CUDA-only torch name it asks about (labelling policy item 1), and on Ascend the answer differs from CUDA's
+        (the name is missing, or present and failing when the branch it opens calls it). Reported as the qualified
+        name would be, as a probe (t14l): at most a warning, never rewritten. Kept quiet, as issue 11's precision
+        classes decided (docs/precision.md): `getattr(x, "name", default)` (a probe with a fallback: the code has a
+        path without the name) and probes of a third-party optional import (`hasattr(transformer_engine,
+        "pytorch")`: the import is the finding); dtype probes, Python's own attributes and the NPU's own
+        namespaces."""
         func = node.func
-        if not isinstance(func, cst.Name) or func.value not in ("hasattr", "getattr") or len(node.args) < 2:
+        if not isinstance(func, cst.Name) or func.value != "hasattr" or len(node.args) != 2:
             return
-        if any(a.keyword is not None for a in node.args[:2]):
-            return
-        if func.value == "getattr" and len(node.args) == 3 and (
-                isinstance(node.args[2].value, cst.Lambda) or isinstance(node.args[2].value, cst.Name)
-                and node.args[2].value.value in self.ctx.module_functions):
+        if any(a.keyword is not None for a in node.args):
             return
         obj, name = node.args[0].value, node.args[1].value
         attr = name.evaluated_value if isinstance(name, cst.SimpleString) else None
         if not isinstance(attr, str) or not attr.isidentifier() or attr.startswith("__"):
-            return      # `hasattr(te, "__version__")`, `hasattr(fn, "__wrapped__")`: Python's own attributes
+            return      # `hasattr(fn, "__wrapped__")`: Python's own attributes
         base = self._qual(obj)
-        if base is not None and _NPU_SEGMENT.search(f"{base}.{attr}"):
+        if base is None or not base.startswith("torch.") or _NPU_SEGMENT.search(f"{base}.{attr}"):
             return      # `hasattr(torch.ops._C_ascend, "npu_add_rms_norm_bias")`: the NPU's own namespace
-        if base is None and not (isinstance(obj, cst.Name) and obj.value in ("self", "cls")) and \
-                isinstance(obj, (cst.Name, cst.Attribute)) and self.c.attributes.get(attr):
-            # `getattr(stream, "cuda_stream", None)`: an object's CUDA-only attribute, as `stream.cuda_stream` is
-            first = len(self.hits)
-            self._hit(self.c.attributes[attr][0], name, attr)
-            for hit in self.hits[first:]:
-                hit.probe = True
-            return
-        if base is None or base in ("self", "cls") or "." not in base and base not in self.ctx.aliases.values():
-            return
         full = f"{base}.{attr}"
         m = self.c.match_qualname(full)
         if m is None or m.rule.category == "precision" or full in _PROBED_EVERYWHERE:
