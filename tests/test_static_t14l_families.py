@@ -229,6 +229,7 @@ def test_command_line_options_defaulting_on_are_the_setting_switched_on():
         parser.add_argument("--use_flash_attn_v3", default=False)
         parser.add_argument("--no-tf32", dest="tf32", action="store_false", help="disable TF32 matmuls")
         parser.add_argument("--learning-rate", type=float, default=1e-4)
+        parser.add_argument("--use_cuda", action="store_true", default=True)
         return parser.parse_args()
 
 
@@ -241,8 +242,8 @@ def test_command_line_options_defaulting_on_are_the_setting_switched_on():
     assert {f.category for f in by_line[9]} == {"precision"}
     assert {f.category for f in by_line[10]} == {"attention"}
     assert {f.category for f in by_line[12]} == {"precision"}
-    assert {f.category for f in by_line[18]} == {"precision"}
-    assert all(line not in by_line for line in (8, 11, 13))
+    assert {f.category for f in by_line[19]} == {"precision"}
+    assert all(line not in by_line for line in (8, 11, 13, 14))     # off, or a device switch (its calls report)
 
 
 # --- NPU217: TensorRT FP8 / FP4 types, stacked on the TensorRT finding ------------------------------------------------

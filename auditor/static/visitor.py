@@ -1082,7 +1082,8 @@ class MatchVisitor(cst.CSTVisitor):
         if not on:
             return
         for rule, pattern in self.c.match_keywords(name):
-            self._hit(rule, literal, name, value=pattern)
+            if rule.category != "device":    # `--use_cuda` (default on): the device calls it gates are the findings,
+                self._hit(rule, literal, name, value=pattern)   # and ported code keeps the name (`.npu()` under it)
 
     def _third_party_object(self, node: cst.CSTNode) -> bool:
         """A CUDA-only third-party package or an object from one (pynvml, nvidia_smi): using it is the finding."""
