@@ -86,11 +86,16 @@ def test_probe_of_a_custom_op_namespace():
             graph.replace("aten::layer_norm", "fast_triton::layer_norm")
         if hasattr(torch.ops.aten, "layer_norm"):
             pass
+
+
+    def test_registered():
+        assert hasattr(torch.ops.fast_triton, "layer_norm")
     '''
     by_line = _by_line(src)
     assert {f.category for f in by_line[5]} == {"kernel"}
     assert all(f.severity == "warning" for f in by_line[5])
     assert 7 not in by_line         # ATen's own namespace
+    assert 12 not in by_line        # a test asserting a registration
 
 
 # --- NPU076: CUDA / NVIDIA vendor literal in a comparison ----------------------------------------------------------
