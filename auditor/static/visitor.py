@@ -1064,11 +1064,11 @@ class MatchVisitor(cst.CSTVisitor):
         kwargs = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
         literal = flags[-1]
         for flag in flags:
-            if flag.evaluated_value.startswith("--"):
+            if str(flag.evaluated_value).startswith("--"):
                 literal = flag
         dest = kwargs.get("dest")
         name = dest.evaluated_value if isinstance(dest, cst.SimpleString) else \
-            literal.evaluated_value.split("/")[0].lstrip("-").replace("-", "_")
+            str(literal.evaluated_value).split("/")[0].lstrip("-").replace("-", "_")
         if not isinstance(name, str) or not name.isidentifier():
             return
         action = kwargs.get("action")
