@@ -79,7 +79,9 @@ RULE_SCHEMA: dict[str, Any] = {
             "not_on_modules": {"type": "boolean"},
             # keyword `name=value` rules: also a string key of a dict built in code with that literal value
             # (`{"quant_algo": "FP8"}`, t14k)
-            "dict_entries": {"type": "boolean"}}},
+            "dict_entries": {"type": "boolean"},
+            # string rules: only a literal inside a comparison (`"nvidia" in device_name`, t14l)
+            "compared_only": {"type": "boolean"}}},
         "symbols": {"type": "object", "additionalProperties": {"anyOf": [{"type": "null"}, {
             "type": "object", "additionalProperties": False, "properties": {
                 "substitution": {"type": ["string", "null"]}, "message": {"type": "string"},

@@ -277,6 +277,19 @@ def _tensor_device_text(node: ast.expr) -> bool:
 
 _TABLE_NOTE = ("an entry of a table of option names (its key names it): the option that picks it chooses; keep the "
                "entry and give the NPU a choice that works there")
+_PROBE_NOTE = (" (a probe: `hasattr` / `getattr` asks whether the CUDA-only name exists; on Ascend the answer "
+               "differs from CUDA's, so the code takes another path or calls a name that fails: port the probe and "
+               "the branch it opens together)")
+
+
+def _as_probe(finding: Finding) -> Finding:
+    """A finding on a name a probe asks about (`hasattr(torch.cuda, "mem_get_info")`): at most a warning (policy
+    clause `differs`), never rewritten (t14l)."""
+    data = {k: v for k, v in finding.data.items() if k != "replace"}
+    severity = "warning" if finding.severity == "error" else finding.severity
+    return replace(finding, severity=severity, fix="none", data=data, message=finding.message + _PROBE_NOTE)
+
+
 _COMPARED_NOTE = (" (compared with a value the code or its user sets, not the runtime's device type: on Ascend the "
                   "other branch runs; add \"npu\" where the CUDA branch is meant)")
 
@@ -522,6 +535,8 @@ class StaticEngine:
                 finding = replace(finding, line=hit.statement_pos[0], col=hit.statement_pos[1])
             if npu_too:
                 finding = variable_with_npu(finding)
+            if hit.probe:
+                finding = _as_probe(finding)
             if hit.table_entry and finding.severity != "info":
                 finding = as_info(finding, "option-table", _TABLE_NOTE)
             if finding.fix == "safe" and isinstance(hit.node, (cst.SimpleString, cst.ConcatenatedString,

@@ -22,6 +22,9 @@ _MESSAGE_QUAL_PREFIXES = ("logging.", "warnings.", "loguru.", "click.")
 _NPU_VALUE = re.compile(r"^npu(?::(?:\d+|\x00))?\Z")
 # builtins whose second argument is an attribute name (`hasattr(torch, "cuda")`), never a device
 _NAME_ARG_FUNCS = frozenset({"hasattr", "getattr", "setattr", "delattr"})
+# modules every torch build has (`hasattr(torch, "cuda")` is true on Ascend too): probing them names nothing CUDA-only
+_NPU_SEGMENT = re.compile(r"(?i)(?:^|[._])(?:npu|ascend)(?:$|[._])|_C_ascend|torch_npu")
+_PROBED_EVERYWHERE = frozenset({"torch.cuda", "torch.backends.cuda", "torch.backends.cudnn", "torch.cuda.amp"})
 _PERCENT_SPEC = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]")
 _FORMAT_FIELD = re.compile(r"\{[^{}]*\}")
 
@@ -90,6 +93,9 @@ class RawHit:
     # the value of a dict entry whose string key names it (`"flash_attention": SDPBackend.FLASH_ATTENTION`): an
     # entry of a table of option names, chosen where the option is set
     table_entry: bool = False
+    # named by `hasattr(torch.cuda, "mem_get_info")` / `getattr(torch._C, "_cuda_x", None)`: a probe of the name,
+    # not a use (t14l: reported at most as a warning, never rewritten)
+    probe: bool = False
 
 
 # The name of a dtype as a config or an option spells it ("bf16", "torch.float16", "half", "fp8_e4m3")
@@ -205,6 +211,7 @@ class MatchVisitor(cst.CSTVisitor):
         # as many loops as enclose it in the file
         self._loop_depth = loops
         self._compared = 0      # inside a comparison
+        self._asserting = 0     # inside an assert statement's test or an assertion call's arguments
         # string arguments of str methods (`s.replace("fp8", "float8")`): text, not a setting (precision rules)
         self._name_text: set[int] = set()
         self._unset: set[int] = set()       # the variable name of `os.environ.pop("X", None)` / `os.unsetenv("X")`
@@ -224,6 +231,10 @@ class MatchVisitor(cst.CSTVisitor):
             return      # (`dtype=FP8_WEIGHT_DTYPE`: the constant's own line carries the dtype)
         if self._compared and rule.name in _COMPARED_DTYPE_NAMES:
             return      # `mx_tensor_dtype == tl.float8e4nv` asks which type came in; the cast or table chooses it
+        if rule.extra.get("compared_only") and (not self._compared or self._asserting):
+            # `VENDORS = {"NVIDIA": ...}`: a vendor name outside a comparison chooses nothing; `assert
+            # gpu.manufacturer == "nvidia"` (a test checking data) chooses no branch either (t14l)
+            return
         if (self._compared or self._options) and rule.name in _CHOICE_STRINGS:
             return      # `attn_implementation == "flash_attention_2"` reads a choice made elsewhere; `choices=[...]`
                         # lists the options the user picks from
@@ -864,7 +875,9 @@ class MatchVisitor(cst.CSTVisitor):
     def visit_Assert(self, node: cst.Assert) -> bool:
         if isinstance(node.test, cst.Comparison):
             self._required.add(id(node.test))   # `assert flash_attn is not None`: the package is required
+        self._asserting += 1
         node.test.visit(self)
+        self._asserting -= 1
         if node.msg is not None:
             self._in_message += 1
             node.msg.visit(self)
@@ -919,6 +932,11 @@ class MatchVisitor(cst.CSTVisitor):
                 self._handled.add(id(node.args[0].value))
             if func.value == "getattr" and len(node.args) == 3 and not self._in_message:
                 self._getattr_with_fallback(node)
+            if not self._in_message:
+                self._probe_reference(node)
+        if self.c.keywords and not self._in_message and isinstance(func, (cst.Name, cst.Attribute)) and \
+                (func.value if isinstance(func, cst.Name) else func.attr.value) in _OPTION_MAKERS:
+            self._option_default_on(node)
         qual = self._qual(func, call=True)
         if qual is not None and self._match_reference(func, qual, node):
             pass                      # a resolved chain holds no other code to visit
@@ -972,11 +990,17 @@ class MatchVisitor(cst.CSTVisitor):
             # `add_argument(..., help="... 'cuda' ... CUDA_VISIBLE_DEVICES=X cmd")`: help / usage text is for humans
             # whatever the call (argparse, click, typer, dataclass fields), unless it holds code (t14k)
             text = text or (arg.keyword is not None and arg.keyword.value in _HELP_KEYWORDS and _stringy_value(value))
+            # `print(prof.key_averages().table(sort_by="self_cuda_time_total"))`: a keyword argument of a call made
+            # inside a message is that callee's parameter, code that runs, not text for humans (t14l)
+            saved = self._in_message
+            if saved and not message and arg.keyword is not None and arg.keyword.value not in _MESSAGE_KEYWORDS:
+                self._in_message = 0
             if text:
                 self._in_message += 1
             arg.visit(self)
             if text:
                 self._in_message -= 1
+            self._in_message = saved
         return False
 
     def _getattr_with_fallback(self, node: cst.Call) -> None:
@@ -995,6 +1019,71 @@ class MatchVisitor(cst.CSTVisitor):
         if not isinstance(attr, str) or not attr.isidentifier() or base is None or base == "self":
             return
         self._match_reference(name, f"{base}.{attr}", None)
+
+    def _probe_reference(self, node: cst.Call) -> None:
+        """`hasattr(torch.cuda, "mem_get_info")`, `hasattr(torch.ops.my_triton_ops, "layer_norm")`: the line spells the
+        CUDA-only torch name it asks about (labelling policy item 1), and on Ascend the answer differs from CUDA's
+        (the name is missing, or present and failing when the branch it opens calls it). Reported as the qualified
+        name would be, as a probe (t14l): at most a warning, never rewritten. Kept quiet, as issue 11's precision
+        classes decided (docs/precision.md): `getattr(x, "name", default)` (a probe with a fallback: the code has a
+        path without the name) and probes of a third-party optional import (`hasattr(transformer_engine,
+        "pytorch")`: the import is the finding); dtype probes, Python's own attributes and the NPU's own
+        namespaces."""
+        func = node.func
+        if not isinstance(func, cst.Name) or func.value != "hasattr" or len(node.args) != 2 or self._asserting:
+            return      # `assert hasattr(torch.ops.mylib, "op")`: a test checking a registration
+        if any(a.keyword is not None for a in node.args):
+            return
+        obj, name = node.args[0].value, node.args[1].value
+        attr = name.evaluated_value if isinstance(name, cst.SimpleString) else None
+        if not isinstance(attr, str) or not attr.isidentifier() or attr.startswith("__"):
+            return      # `hasattr(fn, "__wrapped__")`: Python's own attributes
+        base = self._qual(obj)
+        if base is None or not base.startswith("torch.") or _NPU_SEGMENT.search(f"{base}.{attr}"):
+            return      # `hasattr(torch.ops._C_ascend, "npu_add_rms_norm_bias")`: the NPU's own namespace
+        full = f"{base}.{attr}"
+        m = self.c.match_qualname(full)
+        if m is None or m.rule.category == "precision" or full in _PROBED_EVERYWHERE:
+            return
+        first = len(self.hits)
+        self._match_reference(name, full, None)
+        self.hits[first:] = [h for h in self.hits[first:] if h.rule.category != "precision"]
+        for hit in self.hits[first:]:
+            hit.probe = True
+
+    def _option_default_on(self, node: cst.Call) -> None:
+        """`parser.add_argument("--fp16", type=bool, default=True)`, `@click.option("--use-flash-attn/--no-flash-attn",
+        default=True)`, `add_argument("--bf16", action="store_false")`: a command-line option that defaults on is the
+        setting switched on, like the keyword `fp16=True` (labelling policy item 7); reported on the option's name
+        by the keyword rules. An option that defaults off (`action="store_true"`, no default, `default=False`) is
+        the user's switch and stays quiet."""
+        flags = [a.value for a in node.args if a.keyword is None and isinstance(a.value, cst.SimpleString)
+                 and isinstance(a.value.evaluated_value, str) and a.value.evaluated_value.startswith("-")]
+        if not flags:
+            return
+        kwargs = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        literal = flags[-1]
+        for flag in flags:
+            if str(flag.evaluated_value).startswith("--"):
+                literal = flag
+        dest = kwargs.get("dest")
+        name = dest.evaluated_value if isinstance(dest, cst.SimpleString) else \
+            str(literal.evaluated_value).split("/")[0].lstrip("-").replace("-", "_")
+        if not isinstance(name, str) or not name.isidentifier():
+            return
+        action = kwargs.get("action")
+        default = kwargs.get("default")
+        if default is not None:
+            on = isinstance(default, cst.Name) and default.value == "True" or \
+                isinstance(default, cst.Integer) and default.value != "0" or \
+                isinstance(default, cst.SimpleString) and str(default.evaluated_value).lower() in ("true", "1", "yes")
+        else:
+            on = isinstance(action, cst.SimpleString) and action.evaluated_value == "store_false"
+        if not on:
+            return
+        for rule, pattern in self.c.match_keywords(name):
+            if rule.category != "device":    # `--use_cuda` (default on): the device calls it gates are the findings,
+                self._hit(rule, literal, name, value=pattern)   # and ported code keeps the name (`.npu()` under it)
 
     def _third_party_object(self, node: cst.CSTNode) -> bool:
         """A CUDA-only third-party package or an object from one (pynvml, nvidia_smi): using it is the finding."""
@@ -1155,6 +1244,11 @@ class MatchVisitor(cst.CSTVisitor):
 
 # keyword arguments and dict keys whose string value is help / usage text (argparse, click, typer, HF `metadata=`)
 _HELP_KEYWORDS = frozenset({"help", "description", "epilog", "usage"})
+# calls that declare a command-line option (argparse, click): a default that is on is a setting switched on (t14l)
+_OPTION_MAKERS = frozenset({"add_argument", "option"})
+# keyword arguments that carry text even in a call made inside a message (`print(colored(text="...", ...))`)
+_MESSAGE_KEYWORDS = _HELP_KEYWORDS | {"msg", "message", "text", "sep", "end", "title", "prefix", "suffix", "fmt",
+                                       "format", "header", "headers", "label", "desc", "note", "reason"}
 
 
 def _stringy_value(node: cst.BaseExpression) -> bool:
