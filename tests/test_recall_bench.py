@@ -476,12 +476,13 @@ def test_test12_files_are_exactly_what_its_rule_draws():
     tp = [k for k in pool("third_party") if k not in labelled[:34]]
     assert len(tp) == 2 and labelled[34:36] == tp and pairs(labelled[:36], "third_party") < 20
     assert pairs(labelled[:18], "device") >= 20 and pairs(labelled[:36], "kernel") >= 20
-    # Further main rounds from round 3, one file per code base per round, skipping files drawn before: the labelled
-    # files after the top-up are a prefix of that order (the deadline clause), under 350 pairs until its last file.
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before, until the
+    # split has 350 must-flag pairs: the rule ran to its end (no deadline prefix), the last file crossing 350.
     later = [(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
              if rnd < len(order) and (name, order[rnd]) not in labelled[:36]]
     assert labelled[36:] == later[:len(labelled) - 36]
-    assert pairs(labelled[:-1]) < 350
+    assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
+    assert len(labelled) == 80
 
 
 def _rounds_until(orders: list, labels: dict, files: int, pairs: int) -> list:
