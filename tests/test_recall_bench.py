@@ -202,7 +202,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
 
 
 @pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
-                                   "test10", "test11", "tuned_t14d", "tuned_t14g"])
+                                   "test10", "test11", "test12", "tuned_t14d", "tuned_t14g"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
     labels = shipped(split)
     used = {s["name"] for other in recall.SPLITS if other != split for s in recall.load_sources(other)}
@@ -444,6 +444,45 @@ def test_test11_files_are_exactly_what_its_rule_draws():
     assert set(labelled) == {(name, path) for name, order in orders for path in order}
     labels = {(lf.package, lf.path): lf for lf in shipped("test11")}
     assert sum(len(ll.categories) for k in labelled for ll in labels[k].lines.values()) < 350
+
+
+def test_test12_files_are_exactly_what_its_rule_draws():
+    select_test, labelled = _replayed_draw("test12", 10)         # test11's rule on pool A9
+    labels = {(lf.package, lf.path): lf for lf in shipped("test12")}
+    # Main rounds 1-2 in sources.json order: local-attention and native-sparse-attention-pytorch have one eligible
+    # file each, so round 2 has the other eight code bases.
+    orders = [(src["name"], [p for s, p in select_test.draw(None, "test12") if s["name"] == src["name"]])
+              for src in recall.load_sources("test12")]
+    main = [(name, order[rnd]) for rnd in range(2) for name, order in orders if rnd < len(order)]
+    assert len(main) == 18 and labelled[:18] == main
+
+    def pool(category):
+        return [(src["name"], path) for src, path in select_test.topup_order(category, "test12")]
+
+    def pairs(keys, category=None):
+        return sum(len(ll.categories) if category is None else ll.categories.count(category)
+                   for k in keys for ll in labels[k].lines.values())
+
+    # Top-up (SELECTION.md outcome), each in its pool's order, skipping files already drawn: distributed drew its
+    # whole pool (7 files), precision 9 files (the 9th brings it to 20 or more), apex's pool is empty, attention's
+    # two files were main-round files, third_party drew the rest of its pool (2 files) and stays under 20.
+    dist_pool = [k for k in pool("distributed") if k not in main]
+    assert len(dist_pool) == 7 and labelled[18:25] == dist_pool and pairs(labelled[:25], "distributed") >= 20
+    prec = [k for k in pool("precision") if k not in labelled[:25]][:9]
+    assert labelled[25:34] == prec
+    assert pairs(labelled[:33], "precision") < 20 <= pairs(labelled[:34], "precision")
+    assert select_test.topup_order("apex", "test12") == []
+    assert set(pool("attention")) <= set(main) and pairs(labelled, "attention") < 20
+    tp = [k for k in pool("third_party") if k not in labelled[:34]]
+    assert len(tp) == 2 and labelled[34:36] == tp and pairs(labelled[:36], "third_party") < 20
+    assert pairs(labelled[:18], "device") >= 20 and pairs(labelled[:36], "kernel") >= 20
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before, until the
+    # split has 350 must-flag pairs: the rule ran to its end (no deadline prefix), the last file crossing 350.
+    later = [(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+             if rnd < len(order) and (name, order[rnd]) not in labelled[:36]]
+    assert labelled[36:] == later[:len(labelled) - 36]
+    assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
+    assert len(labelled) == 80
 
 
 def _rounds_until(orders: list, labels: dict, files: int, pairs: int) -> list:
