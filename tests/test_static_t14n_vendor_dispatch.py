@@ -176,3 +176,28 @@ def test_vendor_value_compared_with_npu_in_another_file_of_the_tree(tmp_path):
     })
     found = {(path, line): sev for (path, line, code), sev in findings_in_tree(root).items() if code == "NPU076"}
     assert found == {("vendorrt/tests/base.py", 5): "info", ("tools/report.py", 2): "warning"}
+
+
+def test_a_single_attribute_or_self_chain_is_not_the_same_value_across_the_tree(tmp_path):
+    root = write_tree(tmp_path, {
+        "prof/events.py": '''\
+            def npu_events(prof):
+                return [e for e in prof.events() if e.device_type().name == "NPU"]
+
+
+            class AscendCard:
+                def is_ours(self):
+                    return self.vendor == "Ascend"
+            ''',
+        "prof/timing.py": '''\
+            def gpu_time(prof):
+                return sum(e.self_device_time_total for e in prof.events() if e.device_type().name == "CUDA")
+
+
+            class Card:
+                def tensor_cores(self):
+                    return self.vendor == "NVIDIA"
+            ''',
+    })
+    found = {(path, line): sev for (path, line, code), sev in findings_in_tree(root).items() if code == "NPU076"}
+    assert found == {("prof/timing.py", 2): "warning", ("prof/timing.py", 7): "warning"}

@@ -53,10 +53,10 @@ def _key(node: ast.AST, scope: int) -> tuple | None:
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
         node = node.value
-    if not parts:
-        return None
     if isinstance(node, ast.Name):
         parts.append(node.id)
+    if len(parts) < 2:
+        return None     # `e.device_type().name`: one attribute of a call says too little to be "the same value"
     return ("attr", ".".join(reversed(parts[:2])))
 
 
@@ -170,7 +170,9 @@ def apply_vendor_dispatch_tree(results: list, files: Sequence[tuple[Path, str]])
             continue
         trees[r.path] = tree
         cuda = _cuda_compared(tree)
-        wanted |= {k for f in r.findings if f.name == RULE for k in cuda.get(f.line, ()) if k[0] == "attr"}
+        # `self.vendor` names a different object in each class: only module-level chains count across files
+        wanted |= {k for f in r.findings if f.name == RULE for k in cuda.get(f.line, ())
+                   if k[0] == "attr" and k[1].split(".")[0] not in ("self", "cls")}
     if not wanted:
         return 0
     needles = {k[1].rsplit(".", 1)[-1].encode() for k in wanted}
