@@ -22,6 +22,7 @@ from auditor.findings import FileError, FileResult, Finding
 from auditor.project import analyze_project_file, project_kind
 from auditor.project.cuda_source import describe, inventory
 from auditor.rules import Rule, SymbolDetail
+from auditor.static.vendor_dispatch import RULE as VENDOR_RULE, apply_vendor_dispatch
 from auditor.static.backends import (apply_context, as_info, build_backend_context, imports_transfer_to_npu,
                                      under_transfer_to_npu, variable_with_npu)
 from auditor.static.compiled import WORD_RE, CompiledRules
@@ -582,6 +583,8 @@ class StaticEngine:
             if isinstance(tree, ast.Module):    # `_detect_cuda_devices` beside `_detect_npu_devices`
                 result.findings = apply_cuda_twins(result.findings, tree)
                 result.findings = apply_flash_tables(result.findings, tree)   # `"flash_attention_2": XFlashAttention2`
+                if any(f.name == VENDOR_RULE for f in result.findings):   # NPU076 beside an NPU arm, in migrations
+                    result.findings = apply_vendor_dispatch(result.findings, tree)
         result.findings.sort(key=Finding.sort_key)
         result.summary = summarize(tree, result.findings, rel, text)     # auditor/static/crossfile.py
         if self._flow_rules:     # uses of CUDA-bound names (auditor/static/valueflow.py), after the summary

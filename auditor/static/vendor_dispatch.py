@@ -1,0 +1,199 @@
+"""Vendor literals compared in a dispatch that has an Ascend arm, and vendor data in migrations (t14n, issue 11;
+tuned on the precision trees deeplink.framework and gpustack, which t14l read).
+
+NPU076 (rules/device_t14l.yaml) reports `if vendor == "NVIDIA":`: on Ascend the test answers False and the NVIDIA
+branch is skipped. Two structures make such a comparison no port problem:
+- the same value is also compared with an Ascend / NPU name (`dipu.vendor_type == "NPU"`, `match vendor: case
+  "Ascend":`, `vendor in ("NVIDIA", "Ascend")`): the comparison is one arm of a vendor dispatch that already has an
+  NPU arm, the multi-backend context `npu-path` of auditor/static/backends.py (whose backend words, _classify and
+  note this reuses): info, never rewritten. "The same value" is the compared expression: a bare name within one
+  function, an attribute chain (its last two parts, `dipu.vendor_type`) anywhere in the file, and across the tree's
+  files (DIPU compares `dipu.vendor_type` with "NPU" in amp.py, with "CUDA" in its tests' config loader).
+- a database migration (an alembic revision: top-level `upgrade()` and `downgrade()` beside an alembic import; a
+  Django `class Migration(migrations.Migration)`) rewrites stored rows about vendors: it selects no device, so
+  NPU076 is dropped there.
+"""
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from pathlib import Path
+
+from auditor.backend_words import backends_in_text
+from auditor.source import SourceError, read_source
+from auditor.static.backends import _NOTES, _classify, as_info
+
+RULE = "cuda-vendor-literal-compared"      # NPU076
+_TEXT_METHODS = frozenset({"lower", "upper", "strip", "casefold", "title"})
+_MAX_BYTES = 2_000_000
+
+
+def _names_npu(value: str) -> bool:
+    """An Ascend / NPU / Huawei name (`"NPU"`, `"ascend"`, `"Huawei"`)."""
+    return _classify(backends_in_text(value)) == "npu" or "huawei" in value.lower()
+
+
+def _strings(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return []
+
+
+def _key(node: ast.AST, scope: int) -> tuple | None:
+    """The compared value: `vendor` (a name, keyed by its function), `dipu.vendor_type` (an attribute chain, its
+    last two parts, keyed file- and tree-wide); `.lower()` and the like are looked through."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _TEXT_METHODS \
+            and not node.args:
+        node = node.func.value
+    if isinstance(node, ast.Name):
+        return ("name", scope, node.id)
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    if len(parts) < 2:
+        return None     # `e.device_type().name`: one attribute of a call says too little to be "the same value"
+    return ("attr", ".".join(reversed(parts[:2])))
+
+
+def npu_compared(tree: ast.AST) -> set[tuple]:
+    """Keys of the values this tree compares with an Ascend / NPU name (comparisons and match statements)."""
+    out: set[tuple] = set()
+
+    def visit(node: ast.AST, scope: int) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = id(child) if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else scope
+            if isinstance(child, ast.Compare):
+                operands = [child.left, *child.comparators]
+                if any(_names_npu(s) for o in operands for s in _strings(o)):
+                    out.update(k for o in operands if not _strings(o) for k in [_key(o, scope)] if k is not None)
+            elif isinstance(child, ast.Match):
+                values = [s for case in child.cases for p in ast.walk(case.pattern) if isinstance(p, ast.MatchValue)
+                          for s in _strings(p.value)]
+                key = _key(child.subject, scope)
+                if key is not None and any(_names_npu(s) for s in values):
+                    out.add(key)
+            visit(child, inner)
+
+    visit(tree, 0)
+    return out
+
+
+def _cuda_compared(tree: ast.AST) -> dict[int, set[tuple]]:
+    """{line: keys of the values compared there with a CUDA / NVIDIA literal}."""
+    out: dict[int, set[tuple]] = {}
+
+    def visit(node: ast.AST, scope: int) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = id(child) if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else scope
+            if isinstance(child, ast.Compare):
+                operands = [child.left, *child.comparators]
+                if any(backends_in_text(s) == {"cuda"} for o in operands for s in _strings(o)):
+                    keys = {k for o in operands if not _strings(o) for k in [_key(o, scope)] if k is not None}
+                    for line in range(child.lineno, (child.end_lineno or child.lineno) + 1):
+                        out.setdefault(line, set()).update(keys)
+            visit(child, inner)
+
+    visit(tree, 0)
+    return out
+
+
+def data_migration(tree: ast.Module) -> bool:
+    """An alembic revision (top-level `upgrade` and `downgrade` beside an alembic import) or a Django migration
+    (`class Migration(migrations.Migration)`): code that rewrites stored data."""
+    defs = {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    imports_alembic = any(isinstance(s, ast.ImportFrom) and (s.module or "").split(".")[0] == "alembic"
+                          or isinstance(s, ast.Import) and any(a.name.split(".")[0] == "alembic" for a in s.names)
+                          for s in tree.body)
+    if {"upgrade", "downgrade"} <= defs and imports_alembic:
+        return True
+    return any(isinstance(s, ast.ClassDef) and s.name == "Migration"
+               and any(ast.unparse(b).endswith("migrations.Migration") for b in s.bases) for s in tree.body)
+
+
+def _lower(findings: list, tree: ast.AST, npu_keys: set[tuple], where: str) -> list:
+    cuda = _cuda_compared(tree)
+    out = []
+    for f in findings:
+        if f.name == RULE and f.severity != "info" and cuda.get(f.line, set()) & npu_keys:
+            f = as_info(f, "npu-path", f"the value is also compared with an Ascend / NPU name {where}: "
+                                       f"{_NOTES['npu-path']}")
+        out.append(f)
+    return out
+
+
+def apply_vendor_dispatch(findings: list, tree: ast.AST) -> list:
+    """Per file: drop NPU076 in a data migration, lower it where the file compares the value with an NPU name."""
+    if not any(f.name == RULE for f in findings) or not isinstance(tree, ast.Module):
+        return findings
+    if data_migration(tree):
+        return [f for f in findings if f.name != RULE]
+    if not any(f.name == RULE and f.severity != "info" for f in findings):
+        return findings
+    return _lower(findings, tree, npu_compared(tree), "in this file")
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return read_source(path, _MAX_BYTES)[0]
+    except (SourceError, OSError):
+        return None
+
+
+def _parse(path: Path, data: bytes | None = None) -> ast.Module | None:
+    data = _read(path) if data is None else data
+    try:
+        return ast.parse(data) if data is not None else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def apply_vendor_dispatch_tree(results: list, files: Sequence[tuple[Path, str]]) -> int:
+    """Across the tree: an NPU076 warning whose attribute chain (`dipu.vendor_type`) another Python file compares
+    with an Ascend / NPU name is info. Only files that hold the chain's last name are parsed. Returns how many
+    findings were lowered."""
+    open_ = [r for r in results if r.path.endswith(".py")
+             and any(f.name == RULE and f.severity != "info" for f in r.findings)]
+    if not open_:
+        return 0
+    trees: dict[str, ast.Module] = {}
+    by_rel = {rel: path for path, rel in files}
+    wanted: set[tuple] = set()
+    for r in open_:
+        path = by_rel.get(r.path)
+        tree = _parse(path) if path is not None else None
+        if tree is None:
+            continue
+        trees[r.path] = tree
+        cuda = _cuda_compared(tree)
+        # `self.vendor` names a different object in each class: only module-level chains count across files
+        wanted |= {k for f in r.findings if f.name == RULE for k in cuda.get(f.line, ())
+                   if k[0] == "attr" and k[1].split(".")[0] not in ("self", "cls")}
+    if not wanted:
+        return 0
+    needles = {k[1].rsplit(".", 1)[-1].encode() for k in wanted}
+    npu_keys: set[tuple] = set()
+    for path, rel in files:
+        if not rel.endswith(".py"):
+            continue
+        data = _read(path)
+        if data is None or not any(n in data for n in needles):
+            continue
+        tree = trees.get(rel) or _parse(path, data)
+        if tree is not None:
+            npu_keys |= {k for k in npu_compared(tree) if k in wanted}
+    if not npu_keys:
+        return 0
+    lowered = 0
+    for r in open_:
+        tree = trees.get(r.path)
+        if tree is None:
+            continue
+        before = sum(f.severity == "info" for f in r.findings)
+        r.findings = _lower(r.findings, tree, npu_keys, "in another file of the tree")
+        lowered += sum(f.severity == "info" for f in r.findings) - before
+    return lowered
