@@ -226,3 +226,47 @@ def test_an_index_written_before_format_6_is_not_read(tmp_path):
     again = run_static([root], jobs=1, cache_dir=cache)
     assert again.cached_files == 0
     assert _findings(again) == _findings(cold)
+
+
+# -- a first-party package's Triton-Ascend backend folder (backends.triton_ascend_backend) -----------------------
+
+def test_the_triton_ascend_backend_module_comes_from_the_worker_and_equals_the_old_reading(tmp_path, monkeypatch):
+    from auditor.static.backends import _TRITON_IMPORT, import_in_head, triton_ascend_backend, triton_facts
+    from auditor.static.firstparty import first_party_packages
+    from tests.test_precision_policy import _triton_tree
+
+    _triton_tree(tmp_path, with_ascend=True)
+    run = run_static([tmp_path], jobs=1)
+    files = _files(run, tmp_path)
+    packages = first_party_packages(rel for _, rel in files)
+    reference = triton_ascend_backend(files, packages)         # no project: each candidate read, as before
+    assert reference == "src/flag_gems/runtime/backend/_ascend/ops/max.py"
+    project = ProjectImports(files, run.results)
+    _refuse_python_reads(monkeypatch)
+    assert triton_ascend_backend(files, packages, project) == reference
+    assert project.reads == 0
+    # the window stays the pass's 200,000 bytes: an import after it is not seen, one inside it is
+    late = b"x = 1\n" * 40_000 + b"import triton\n"
+    assert triton_facts(late, False) == {"import": True, "late": True}
+    assert triton_facts(late[-120_000:], False) == {"import": True}
+    # `\b` at the end of the window: `import triton` cut at 200,000 bytes matches there, `import tritonx` does not
+    edge = b"x = 1\n" * 33_331 + b"\nimport tritonx\n"
+    assert edge[:200_000].endswith(b"import triton")
+    assert triton_facts(edge, False) == {"early": True}
+    for data in (late, late[-120_000:], edge):
+        assert import_in_head(triton_facts(data, False)) == (_TRITON_IMPORT.search(data[:200_000]) is not None)
+
+
+def test_an_ascend_folder_module_without_a_triton_import_is_no_backend_from_facts_either(tmp_path):
+    from auditor.static.backends import triton_ascend_backend
+    from tests.test_precision_policy import _triton_tree
+    from tests.static_snippets import write_source
+
+    _triton_tree(tmp_path, with_ascend=False)
+    write_source(tmp_path, "src/flag_gems/runtime/backend/_ascend/__init__.py",
+                 "import torch_npu\n\nvendor_name = 'ascend'\ndevice_name = 'npu'\n")
+    run = run_static([tmp_path], jobs=1)
+    files = _files(run, tmp_path)
+    project = ProjectImports(files, run.results)
+    assert triton_ascend_backend(files, frozenset({"flag_gems"}), project) is None
+    assert triton_ascend_backend(files, frozenset({"flag_gems"})) is None

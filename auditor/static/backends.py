@@ -668,10 +668,13 @@ def apply_other_backend_files(results: list) -> int:
 _TRITON_IMPORT = re.compile(rb"^\s*(?:import triton\b|from triton(?:\.\w+)* import )", re.M)
 
 
-def triton_ascend_backend(files: Sequence[tuple[Path, str]], packages: frozenset[str]) -> str | None:
+def triton_ascend_backend(files: Sequence[tuple[Path, str]], packages: frozenset[str], project=None) -> str | None:
     """The first module in an Ascend-named folder of a first-party package that imports Triton
     (FlagGems' `src/flag_gems/runtime/backend/_ascend/ops/*.py`), or None: the package runs its Triton kernels on
-    Ascend through Triton-Ascend, with its own Ascend overrides and tuning beside the generic kernels."""
+    Ascend through Triton-Ascend, with its own Ascend overrides and tuning beside the generic kernels. Whether a
+    module imports Triton in its first 200,000 bytes is read from its Triton facts (import_in_head), from its summary
+    through `project` (ProjectImports.triton, which reads a file without facts once); without `project` each
+    candidate is read."""
     for path, rel in files:
         parts = rel.replace("\\", "/").split("/")
         if not rel.endswith(".py") or len(parts) < 3:
@@ -679,8 +682,13 @@ def triton_ascend_backend(files: Sequence[tuple[Path, str]], packages: frozenset
         lead = 1 if parts[0] == "src" else 0
         if parts[lead] not in packages or not any(backends_in_text(p) == {"npu"} for p in parts[lead + 1:-1]):
             continue
+        if project is not None:
+            facts = project.triton(rel)
+            if facts is not None and import_in_head(facts):
+                return rel
+            continue
         try:
-            data = read_source(path, MAX_FILE_BYTES)[0][:200_000]
+            data = read_source(path, MAX_FILE_BYTES)[0][:_BACKEND_READ]
         except (OSError, SourceError):
             continue
         if b"triton" in data and _TRITON_IMPORT.search(data):
@@ -699,6 +707,7 @@ _IMPORT_FROM = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t
 # `npu` inside `input`, so the quoted and `torch_npu` forms are the cheap test)
 _ASCEND_WORDS = (b'"npu', b"'npu", b"torch_npu", b"multibuffer", b"enable_hivm_", b"tile_mix_")
 _TRITON_READ = 400_000          # how much of a file the Triton-Ascend markers are looked for in
+_BACKEND_READ = 200_000         # how much of a module triton_ascend_backend looks for a Triton import in
 TRITON_KERNEL = "triton-kernel"
 
 
@@ -710,7 +719,8 @@ def ascend_triton_text(data: bytes) -> bool:
 def triton_facts(data: bytes, kernel_findings: bool) -> dict:
     """A Python file's Triton facts, once per file in the worker (kept in its summary, project_imports.TRITON):
     `import` (it imports Triton) and `ascend` (a Triton-Ascend marker), read from its first 400,000 bytes as
-    triton_ascend_files always read them; `modules` (what it imports, in order) only for a file with Triton findings
+    triton_ascend_files always read them; `late` / `early` where whether it imports Triton in its first 200,000
+    bytes (triton_ascend_backend's window, import_in_head) differs from `import`; `modules` (what it imports, in order) only for a file with Triton findings
     (kernel_findings), the only files whose imports the pass follows; `skip` for a file over the default size limit,
     which the pass never read. Only true facts are written: most files keep `{}`."""
     if len(data) > MAX_FILE_BYTES:
@@ -719,12 +729,22 @@ def triton_facts(data: bytes, kernel_findings: bool) -> dict:
     out: dict = {}
     if b"triton" in head and _TRITON_IMPORT.search(head):
         out["import"] = True
+    if len(data) > _BACKEND_READ:        # within triton_ascend_backend's window: `import` unless said otherwise
+        first = data[:_BACKEND_READ]
+        early = b"triton" in first and _TRITON_IMPORT.search(first) is not None
+        if early != bool(out.get("import")):
+            out["late" if out.get("import") else "early"] = True
     if ascend_triton_text(head):
         out["ascend"] = True
     if kernel_findings:
         out["modules"] = list(dict.fromkeys((m.group(1) or m.group(2)).decode("ascii", "replace")
                                             for m in _IMPORT_FROM.finditer(head)))
     return out
+
+
+def import_in_head(facts: dict) -> bool:
+    """Whether a file imports Triton in its first 200,000 bytes (triton_ascend_backend's window), by its facts."""
+    return bool(facts.get("import") and not facts.get("late") or facts.get("early"))
 
 
 def read_triton_facts(path: Path | None) -> dict | None:
@@ -797,7 +817,7 @@ def apply_ascend_project(results: list, packages: frozenset[str],
     and tools too), as in a file whose path names Ascend. Triton findings that are errors (inline PTX, Gluon: no
     Triton-Ascend form) keep their severity. Returns how many findings were lowered."""
     named = any(path_backends(p) == {"npu"} for p in packages)
-    backend = None if named else triton_ascend_backend(files, packages)
+    backend = None if named else triton_ascend_backend(files, packages, project)
     if not named and backend is None:
         return _apply_triton_ascend_files(results, files, project)
     note = (f"in a project written for Ascend: {_NOTES['ascend-code'].split(': ', 1)[1]}" if named else
