@@ -720,9 +720,9 @@ def triton_facts(data: bytes, kernel_findings: bool) -> dict:
     """A Python file's Triton facts, once per file in the worker (kept in its summary, project_imports.TRITON):
     `import` (it imports Triton) and `ascend` (a Triton-Ascend marker), read from its first 400,000 bytes as
     triton_ascend_files always read them; `late` / `early` where whether it imports Triton in its first 200,000
-    bytes (triton_ascend_backend's window, import_in_head) differs from `import`; `modules` (what it imports, in order) only for a file with Triton findings
-    (kernel_findings), the only files whose imports the pass follows; `skip` for a file over the default size limit,
-    which the pass never read. Only true facts are written: most files keep `{}`."""
+    bytes (triton_ascend_backend's window, import_in_head) differs from `import`; `modules` (what it imports, in
+    order) only for a file with Triton findings (kernel_findings), the only files whose imports the pass follows;
+    `skip` for a file over the default size limit, which the pass never read. Only true facts are written: most files keep `{}`."""
     if len(data) > MAX_FILE_BYTES:
         return {"skip": True}
     head = data[:_TRITON_READ]
