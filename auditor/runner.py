@@ -272,7 +272,7 @@ def run_static(
     apply_other_backend_files(run.results)          # `docker/rocm/Dockerfile`: set-up for another backend
     apply_backend_files(run.results, found.files)      # `Dockerfile.cuda` beside `Dockerfile.metax`, NPU twins
     apply_cuda_ci_jobs(run.results, found.files)    # a workflow job on NVIDIA runners: it stays for CUDA
-    apply_other_frameworks(run.results, found.files)    # `bert/paddle/`: PaddlePaddle code, torch_npu does not apply
+    apply_other_frameworks(run.results, found.files, project)    # `bert/paddle/`: PaddlePaddle code, torch_npu does not apply
     apply_imported_gates(run.results, found.files, project)   # `from _harness import CUDA` ... `if not CUDA: raise Skip`
     drop_unread_cudnn_vars(run.results)             # `CUDNN_DETERMINISTIC`: read by nothing
     drop_test_performance_hints(run.results)        # `.item()` in a test's loop

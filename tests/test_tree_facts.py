@@ -69,9 +69,9 @@ def test_defined_ops_come_from_the_worker_and_equal_the_old_reading(tmp_path, mo
     run = run_static([root], jobs=1)
     facts = {r.path: r.summary[TREE] for r in run.results if r.path.endswith(".py")}
     # the operators each file defines, kept with its summary (only non-empty facts are written)
-    assert facts["tests/st/reinplace_st.py"] == {"ops": ["custom.sin_cos_inplace"]}
+    assert facts["tests/st/reinplace_st.py"] == {"ops": ["custom.sin_cos_inplace"], "framework": "PyTorch"}
     assert "ops" not in facts["torchair_like/ops/_tagged_event.py"]     # `lib.define` without its own Library(...)
-    assert facts["kern/fused.py"] == {} and facts["vq/kernels.py"] == {}     # CUDA-only operators define nothing
+    assert "ops" not in facts["kern/fused.py"] and "ops" not in facts["vq/kernels.py"]     # CUDA-only operators
     files = _files(run, root)
     wanted = {"custom", "air", "fastkern", "mykern", "vq"}
     reference = python_defined_ops(files, wanted)        # no project: every Python file read, as before
@@ -129,8 +129,8 @@ def test_getattr_namespaces_come_from_the_worker_and_equal_the_old_reading(tmp_p
     root = write_tree(tmp_path, {"ops/guard.py": GUARD, "ops/__init__.py": ""})
     run = run_static([root], jobs=1)
     guard = next(r for r in run.results if r.path == "ops/guard.py")
-    assert guard.summary[TREE] == {"getattr": {"3": ["npugraph_ex"], "5": ["fastkern", "fastkern"],
-                                               "7": ["air", "npu"]}}
+    assert guard.summary[TREE]["getattr"] == {"3": ["npugraph_ex"], "5": ["fastkern", "fastkern"],
+                                              "7": ["air", "npu"]}
     # the findings as the pass first sees them: `getattr(torch.ops, ...)` has the symbol `torch.ops`
     raw = [replace(f, symbol="torch.ops") if f.code == "NPU380" else f for f in guard.findings]
     assert {f.line for f in raw if f.code == "NPU380"} >= {5}
@@ -150,7 +150,7 @@ def test_hydra_config_folders_come_from_the_worker_and_equal_the_old_reading(tmp
     root = _hydra_tree(tmp_path)
     run = run_static([root], jobs=1)
     entry = next(r for r in run.results if r.path == "cli/train_grpo.py")
-    assert entry.summary[TREE] == {"hydra": ["configs"]}
+    assert entry.summary[TREE] == {"hydra": ["configs"]}     # (no findings of its own: no framework fact)
     config = next(r for r in run.results if r.path == "configs/grpo_qwen_7b_A3.yaml")
     assert {f.code: f.severity for f in config.findings if f.code in ("NPU122", "NPU363")} == \
         {"NPU122": "info", "NPU363": "info"}
@@ -192,9 +192,10 @@ def test_hydra_folders_of_several_entries_and_the_size_limit(monkeypatch):
 
 # -- the cache ---------------------------------------------------------------------------------------------------
 
-def test_warm_run_equals_cold_run(tmp_path):
+def test_warm_run_equals_cold_run_and_reads_no_python_file(tmp_path, monkeypatch):
     root = _ops_tree(tmp_path / "tree")
     write_tree(root, {"cli/train_grpo.py": HYDRA_ENTRY, "configs/grpo_qwen_7b_A3.yaml": HYDRA_CONFIG})
+    _paddle_tree(root)
     cache = tmp_path / "cache"
     nocache = run_static([root], jobs=1)
     cold = run_static([root], jobs=1, cache_dir=cache)
@@ -202,8 +203,9 @@ def test_warm_run_equals_cold_run(tmp_path):
     index = next(cache.rglob("*.json"))
     entries = json.loads(index.read_text())["entries"]
     kept = {Path(p).name: e["summary"][TREE] for p, e in entries.items() if p.endswith(".py")}
-    assert kept["reinplace_st.py"] == {"ops": ["custom.sin_cos_inplace"]} and kept["train_grpo.py"] == \
-        {"hydra": ["configs"]}
+    assert kept["reinplace_st.py"] == {"ops": ["custom.sin_cos_inplace"], "framework": "PyTorch"}
+    assert kept["train_grpo.py"] == {"hydra": ["configs"]}      # (no findings: no framework fact)
+    _refuse_python_reads(monkeypatch)         # the warm run reads no Python file: not the worker, not a tree pass
     warm = run_static([root], jobs=1, cache_dir=cache)
     assert warm.cached_files == len(warm.results)
     assert _findings(warm) == _findings(cold) == _findings(nocache)
@@ -270,3 +272,49 @@ def test_an_ascend_folder_module_without_a_triton_import_is_no_backend_from_fact
     project = ProjectImports(files, run.results)
     assert triton_ascend_backend(files, frozenset({"flag_gems"}), project) is None
     assert triton_ascend_backend(files, frozenset({"flag_gems"})) is None
+
+
+# -- another framework's files (frameworks.apply_other_frameworks) -----------------------------------------------
+
+def _paddle_tree(root: Path) -> Path:
+    from tests.test_precision_policy import _PADDLE_CONFIG, _TORCH_CONFIG
+
+    return write_tree(root, {
+        "training/benchmarks/gpt3_13B/paddle/config/_base.py": _PADDLE_CONFIG,
+        "training/benchmarks/gpt3_13B/pytorch/config/_base.py": _TORCH_CONFIG,
+        "training/run_benchmarks/paddle/start_paddle_task.py":
+            "import os\nimport paddle\n\nos.environ['NCCL_ALGO'] = 'Ring'\npaddle.set_device('gpu')\n",
+        "training/run_benchmarks/paddle/run.sh": "export NCCL_ALGO=Ring\npython start_paddle_task.py\n",
+        "training/run_benchmarks/tf/train.py": "import tensorflow as tf\nimport os\n\nos.environ['NCCL_ALGO'] = 'Ring'\n",
+        "tools/paddle_to_torch.py": "import paddle\nimport torch\n\nstate = paddle.load('m.pdparams')\nmodel.cuda()\n",
+    })
+
+
+def test_the_framework_of_each_file_comes_from_the_worker_and_equals_the_old_reading(tmp_path, monkeypatch):
+    from auditor.static.frameworks import file_framework
+
+    root = _paddle_tree(tmp_path)
+    run = run_static([root], jobs=1)
+    with_findings = [r for r in run.results if r.findings]
+    facts = {r.path: r.summary[TREE]["framework"] for r in with_findings}
+    assert facts["training/run_benchmarks/paddle/start_paddle_task.py"] == "PaddlePaddle"
+    assert facts["training/run_benchmarks/tf/train.py"] == "TensorFlow"
+    assert facts["tools/paddle_to_torch.py"] == "PyTorch"
+    assert facts["training/run_benchmarks/paddle/run.sh"] == ""        # a script: its folder names the framework
+    reference = {r.path: file_framework(root / r.path, r.path) for r in with_findings}
+    assert reference["training/run_benchmarks/paddle/run.sh"] == "PaddlePaddle"
+    assert reference["tools/paddle_to_torch.py"] is None
+    _refuse_python_reads(monkeypatch)
+    assert {r.path: file_framework(root / r.path, r.path, facts[r.path]) for r in with_findings} == reference
+    # the findings: Paddle's and TensorFlow's code is info, the PyTorch converter keeps its error
+    severities = {(r.path, f.severity) for r in run.results for f in r.findings}
+    assert ("training/run_benchmarks/tf/train.py", "info") in severities
+    assert not {s for p, s in severities if p == "training/run_benchmarks/tf/train.py"} - {"info"}
+    assert ("tools/paddle_to_torch.py", "error") in severities
+
+
+def test_a_file_over_two_megabytes_is_named_by_its_path_only():
+    from auditor.static.frameworks import _MAX_BYTES, framework_fact
+
+    assert framework_fact(b"import paddle\n") == "PaddlePaddle"
+    assert framework_fact(b"import paddle\n" + b"#" * _MAX_BYTES) == ""

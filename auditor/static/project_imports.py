@@ -16,7 +16,8 @@ project's own CUDA-specific code). Both used to read files again on every run. N
    - `tree`, for a `.py` file (tree_facts, FORMAT 6): the operators it defines with torch.library (`ops`), the
      namespaces `getattr(torch.ops, "ns")` names by line (`getattr`) and the config folders it reads as a Hydra
      entry of an Ascend adaptor (`hydra`), read by opnamespaces.python_defined_ops / literal_namespaces and
-     npu_native.apply_hydra_configs, which used to read the tree's Python files again;
+     npu_native.apply_hydra_configs, which used to read the tree's Python files again; and for a file of any kind
+     with findings, `framework` (what its imports say: frameworks.framework_fact, read by apply_other_frameworks);
    - `triton`, for a `.py` file (backends.triton_facts): does it import Triton, does it hold a Triton-Ascend
      marker, and for a file with Triton findings what it imports; read by backends.triton_ascend_files and
      crossfile's Triton modules through `ProjectImports.triton`, so neither reads the tree's files again.
@@ -178,17 +179,23 @@ def import_facts(data: bytes, rel: str) -> dict[str, Any] | None:
 
 def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: Sequence[Any] = ()) -> dict[str, Any] | None:
     """`summary` (crossfile's part, or None) with the import graph's facts added, and for a Python file its Triton
-    facts (backends.triton_facts; `findings`, the file's own, say whether it has Triton findings), in the worker,
-    once per file."""
+    facts (backends.triton_facts; `findings`, the file's own, say whether it has Triton findings) and its tree-pass
+    facts (tree_facts); for a file of any kind with findings, its framework (frameworks.framework_fact, in `tree`):
+    in the worker, once per file."""
     facts = import_facts(data, rel)
-    if facts is None:
-        return summary
-    out = {**(summary or {}), FACTS: facts}
-    if rel.endswith(".py"):
-        from auditor.static.backends import TRITON_KERNEL, triton_facts
+    out = summary
+    if facts is not None:
+        out = {**(summary or {}), FACTS: facts}
+        if rel.endswith(".py"):
+            from auditor.static.backends import TRITON_KERNEL, triton_facts
 
-        out[TRITON] = triton_facts(data, any(getattr(f, "name", None) == TRITON_KERNEL for f in findings))
-        out[TREE] = tree_facts(data, rel)
+            out[TRITON] = triton_facts(data, any(getattr(f, "name", None) == TRITON_KERNEL for f in findings))
+            out[TREE] = tree_facts(data, rel)
+    if findings:        # apply_other_frameworks reads only files with findings
+        from auditor.static.frameworks import framework_fact
+
+        out = {**(out or {})}
+        out[TREE] = {**(out.get(TREE) or {}), "framework": framework_fact(data)}
     return out
 
 
