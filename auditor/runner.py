@@ -258,7 +258,7 @@ def run_static(
         drop_first_party(run.results, frozenset(own_namespaces))
         # operators defined in Python with torch.library (`Library("custom", "FRAGMENT")` + `define`)
         drop_own_ops(run.results, python_defined_ops(found.files, named - own_namespaces, project))
-    apply_transfer_packages(run.results, found.files, packages)   # a package whose Ascend backend loads the shim
+    apply_transfer_packages(run.results, found.files, packages, project)   # a package whose Ascend backend loads the shim
     apply_shim_graph(run.results, found.files, project)   # modules and launch scripts the import graph puts under the shim
     apply_device_shims(run.results, found.files, project)   # `import torch_dipu`: a tree package that remaps CUDA
     apply_other_npu(run.results, found.files, project)   # Intel's NPU (`npu_models/` importing its runtime)

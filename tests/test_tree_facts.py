@@ -318,3 +318,39 @@ def test_a_file_over_two_megabytes_is_named_by_its_path_only():
 
     assert framework_fact(b"import paddle\n") == "PaddlePaddle"
     assert framework_fact(b"import paddle\n" + b"#" * _MAX_BYTES) == ""
+
+
+# -- an Ascend backend folder of a first-party package that loads transfer_to_npu (backends.transfer_scopes) -----
+
+def test_transfer_scopes_come_from_the_worker_and_equal_the_old_reading(tmp_path, monkeypatch):
+    from auditor.static.backends import shim_fact, transfer_scopes
+    from auditor.static.firstparty import first_party_packages
+
+    root = write_tree(tmp_path, {
+        "dlinfer/__init__.py": "import dlinfer.vendor as vendor\n",
+        "dlinfer/vendor/__init__.py": "from . import ascend\n",
+        "dlinfer/vendor/ascend/__init__.py": "from .pytorch_patch import *\n",
+        "dlinfer/vendor/ascend/pytorch_patch.py": """\
+            import torch
+            import torch_npu
+            from torch_npu.contrib import transfer_to_npu
+
+            torch.cuda.set_device = torch.npu.set_device
+            """,
+        # names the shim in a comment only: no import
+        "dlinfer/vendor/camb/notes.py": "# unlike ascend, camb needs no transfer_to_npu\nimport torch\n",
+        "dlinfer/ops/attention.py": "import torch\n\n\ndef attn(q):\n    return q.cuda()\n",
+    })
+    run = run_static([root], jobs=1)
+    facts = {r.path: r.summary[TREE] for r in run.results if r.path.endswith(".py")}
+    assert facts["dlinfer/vendor/ascend/pytorch_patch.py"].get("shim") is True
+    assert "shim" not in facts["dlinfer/vendor/camb/notes.py"]
+    files = _files(run, root)
+    packages = first_party_packages(rel for _, rel in files)
+    reference = transfer_scopes(files, packages)
+    assert reference == {"dlinfer": "dlinfer/vendor/ascend/pytorch_patch.py"}
+    project = ProjectImports(files, run.results)
+    _refuse_python_reads(monkeypatch)
+    assert transfer_scopes(files, packages, project) == reference and project.reads == 0
+    assert shim_fact(b"from torch_npu.contrib import transfer_to_npu\n")
+    assert not shim_fact(b"# transfer_to_npu is not needed\n")

@@ -610,11 +610,19 @@ def transfer_scope(rel: str) -> str | None:
     return "/".join(scope) if scope and scope != ["src"] else None
 
 
-def transfer_scopes(files: Sequence[tuple[Path, str]], packages: frozenset[str]) -> dict[str, str]:
+def shim_fact(data: bytes) -> bool:
+    """Whether a file imports transfer_to_npu, as transfer_scopes reads it (a file over the default size limit is
+    not read): its per-file fact (project_imports.TREE, `shim`), once per file in the worker."""
+    return len(data) <= MAX_FILE_BYTES and b"transfer_to_npu" in data and \
+        imports_transfer_to_npu(data.decode("utf-8", errors="replace"))
+
+
+def transfer_scopes(files: Sequence[tuple[Path, str]], packages: frozenset[str], project=None) -> dict[str, str]:
     """Parts of first-party packages whose Ascend backend imports transfer_to_npu: {folder: the importing file}.
     Only a module in an Ascend-named folder of a package counts (`lmdeploy/pytorch/backends/dlinfer/ascend/
     op_backend.py`, `dlinfer/vendor/ascend/pytorch_patch.py`): that is what the package loads on Ascend, so the
-    code around it runs under the shim there. A script elsewhere that imports it covers only its own file."""
+    code around it runs under the shim there. A script elsewhere that imports it covers only its own file. Whether
+    a module imports it comes from its per-file facts (`shim`, ProjectImports.tree); a module without them is read."""
     out: dict[str, str] = {}
     for path, rel in files:
         parts = rel.replace("\\", "/").split("/")
@@ -622,6 +630,13 @@ def transfer_scopes(files: Sequence[tuple[Path, str]], packages: frozenset[str])
         scope = transfer_scope(rel) if top in packages and rel.endswith(".py") else None
         if scope is None or scope in out:
             continue
+        facts = project.tree(rel) if project is not None else None
+        if facts is not None:
+            if facts.get("shim"):
+                out[scope] = rel
+            continue
+        if project is not None:
+            project.reads += 1
         try:    # the discovery's reader: a FIFO or device passed by name is refused, not waited on
             data, _ = read_source(path, MAX_FILE_BYTES)
         except (OSError, SourceError):
@@ -631,9 +646,10 @@ def transfer_scopes(files: Sequence[tuple[Path, str]], packages: frozenset[str])
     return out
 
 
-def apply_transfer_packages(results: list, files: Sequence[tuple[Path, str]], packages: frozenset[str]) -> int:
+def apply_transfer_packages(results: list, files: Sequence[tuple[Path, str]], packages: frozenset[str],
+                            project=None) -> int:
     """Lower the remapped findings of every file in a folder that runs under transfer_to_npu; returns how many."""
-    scopes = transfer_scopes(files, packages)
+    scopes = transfer_scopes(files, packages, project)
     if not scopes:
         return 0
     lowered = 0

@@ -15,8 +15,9 @@ project's own CUDA-specific code). Both used to read files again on every run. N
      word `import` has `facts` = {} (no edges).
    - `tree`, for a `.py` file (tree_facts, FORMAT 6): the operators it defines with torch.library (`ops`), the
      namespaces `getattr(torch.ops, "ns")` names by line (`getattr`) and the config folders it reads as a Hydra
-     entry of an Ascend adaptor (`hydra`), read by opnamespaces.python_defined_ops / literal_namespaces and
-     npu_native.apply_hydra_configs, which used to read the tree's Python files again; and for a file of any kind
+     entry of an Ascend adaptor (`hydra`), whether it imports transfer_to_npu (`shim`), read by
+     opnamespaces.python_defined_ops / literal_namespaces, npu_native.apply_hydra_configs and
+     backends.transfer_scopes, which used to read the tree's Python files again; and for a file of any kind
      with findings, `framework` (what its imports say: frameworks.framework_fact, read by apply_other_frameworks);
    - `triton`, for a `.py` file (backends.triton_facts): does it import Triton, does it hold a Triton-Ascend
      marker, and for a file with Triton findings what it imports; read by backends.triton_ascend_files and
@@ -204,7 +205,9 @@ def tree_facts(data: bytes, rel: str) -> dict[str, Any]:
     operators it defines with torch.library (opnamespaces.python_registrations, read by python_defined_ops);
     `getattr`, the namespaces `getattr(torch.ops, "ns")` names, by line (read by opnamespaces.literal_namespaces);
     `hydra`, the config folders it reads as a Hydra entry importing an Ascend adaptor (npu_native.hydra_folders,
-    read by apply_hydra_configs). Only non-empty facts are written: most files keep `{}`."""
+    read by apply_hydra_configs); `shim`, it imports transfer_to_npu (backends.shim_fact, read by
+    transfer_scopes). Only non-empty facts are written: most files keep `{}`."""
+    from auditor.static.backends import shim_fact
     from auditor.static.npu_native import hydra_folders
     from auditor.static.opnamespaces import defined_ops_fact, getattr_namespaces_fact
 
@@ -218,6 +221,8 @@ def tree_facts(data: bytes, rel: str) -> dict[str, Any]:
     hydra = hydra_folders(data, rel)
     if hydra:
         out["hydra"] = hydra
+    if shim_fact(data):
+        out["shim"] = True
     return out
 
 
