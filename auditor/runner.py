@@ -254,22 +254,22 @@ def run_static(
     # the tree's own packages are not dependencies (after the cache: it depends on the whole file list)
     packages = first_party_packages(rel for _, rel in found.files)
     drop_first_party(run.results, packages)
-    literal_namespaces(run.results, found.files, _unreported_op_namespaces())   # `getattr(torch.ops, "air")`
+    # one import summary per file (read in the worker, kept in the cache), one project view for the passes that read
+    # per-file facts or follow imports (auditor/static/project_imports.py)
+    project = ProjectImports(found.files, run.results)
+    literal_namespaces(run.results, found.files, _unreported_op_namespaces(), project)   # `getattr(torch.ops, "air")`
     named = op_namespaces_named(run.results) - packages      # `torch.ops.torch_ipex.*`: is it the tree's own library?
     if named:
         own_namespaces = registered_namespaces([Path(p) for p in paths], named)
         drop_first_party(run.results, frozenset(own_namespaces))
         # operators defined in Python with torch.library (`Library("custom", "FRAGMENT")` + `define`)
-        drop_own_ops(run.results, python_defined_ops(found.files, named - own_namespaces))
-    apply_transfer_packages(run.results, found.files, packages)   # a package whose Ascend backend loads the shim
-    # one import summary per file (read in the worker, kept in the cache), one project view for the two passes
-    # that follow imports (auditor/static/project_imports.py)
-    project = ProjectImports(found.files, run.results)
+        drop_own_ops(run.results, python_defined_ops(found.files, named - own_namespaces, project))
+    apply_transfer_packages(run.results, found.files, packages, project)   # a package whose Ascend backend loads the shim
     apply_shim_graph(run.results, found.files, project)   # modules and launch scripts the import graph puts under the shim
     apply_device_shims(run.results, found.files, project)   # `import torch_dipu`: a tree package that remaps CUDA
     apply_other_npu(run.results, found.files, project)   # Intel's NPU (`npu_models/` importing its runtime)
     apply_ascend_scripts(run.results, project)       # CUDA_DEVICE_MAX_CONNECTIONS=1 in a script that sets up Ascend
-    apply_hydra_configs(run.results, found.files)    # configs an Ascend Hydra entry reads (npu_native.py)
+    apply_hydra_configs(run.results, found.files, project)    # configs an Ascend Hydra entry reads (npu_native.py)
     apply_ascend_subpackages(run.results, found.files)   # `import deep_ep`: the tree's own Ascend port of it
     apply_guarded_modules(run.results, found.files, project)   # a CuTe kernel module imported only under try/except
     apply_ascend_project(run.results, packages, found.files, project)   # `vllm_ascend`, FlagGems' `_ascend/`: Triton-Ascend
@@ -279,7 +279,7 @@ def run_static(
     apply_vendor_dispatch_tree(run.results, found.files)   # `dipu.vendor_type == "NPU"` in another file (t14n)
     apply_backend_files(run.results, found.files)      # `Dockerfile.cuda` beside `Dockerfile.metax`, NPU twins
     apply_cuda_ci_jobs(run.results, found.files)    # a workflow job on NVIDIA runners: it stays for CUDA
-    apply_other_frameworks(run.results, found.files)    # `bert/paddle/`: PaddlePaddle code, torch_npu does not apply
+    apply_other_frameworks(run.results, found.files, project)    # `bert/paddle/`: PaddlePaddle code, torch_npu does not apply
     apply_imported_gates(run.results, found.files, project)   # `from _harness import CUDA` ... `if not CUDA: raise Skip`
     drop_unread_cudnn_vars(run.results)             # `CUDNN_DETERMINISTIC`: read by nothing
     drop_test_performance_hints(run.results)        # `.item()` in a test's loop

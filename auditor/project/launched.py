@@ -44,19 +44,37 @@ def _code_lines(text: str) -> int:
     return sum(1 for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#"))
 
 
-def _wrapper_finding(path: Path, rel: str, cache: dict, analyze: Callable[[bytes, str], FileResult]) -> Finding | None:
-    """The first attention finding (error or warning) of a short Python file, or None."""
+def wrapper_fact(data: bytes, findings) -> bool:
+    """A Python file that is a wrapper when launched: short (at most _MAX_BYTES, WRAPPER_LINES lines of code) with an
+    attention finding that is not information. Its per-file fact (`wrapper` in the worker's tree facts,
+    project_imports.with_facts), so that the pass below reads no file the worker has read."""
+    return (_attention_hit(findings) is not None and len(data) <= _MAX_BYTES
+            and _code_lines(data.decode("utf-8", errors="replace")) <= WRAPPER_LINES)
+
+
+def _attention_hit(findings) -> Finding | None:
+    hits = [f for f in findings if f.category == "attention" and f.severity != "info"]
+    return min(hits, key=lambda f: f.line) if hits else None
+
+
+def _wrapper_finding(path: Path, rel: str, cache: dict, analyze: Callable[[bytes, str], FileResult],
+                     known: FileResult | None = None) -> Finding | None:
+    """The first attention finding (error or warning) of a short Python file, or None. `known`: the worker's result
+    for the file (a file of the tree), whose own findings and `wrapper` fact are used instead of reading it again."""
     key = str(path)
     if key in cache:
         return cache[key]
+    facts = known.summary.get("tree") if known is not None and known.summary else None
+    if known is not None and isinstance(facts, dict):
+        found = _attention_hit(known.findings) if facts.get("wrapper") else None
+        cache[key] = found
+        return found
     found = None
     try:        # is_file: a FIFO or device named x.py is refused, never opened
         if path.is_file() and path.stat().st_size <= _MAX_BYTES:
             data = path.read_bytes()
             if _code_lines(data.decode("utf-8", errors="replace")) <= WRAPPER_LINES:
-                result = analyze(data, rel)
-                hits = [f for f in result.findings if f.category == "attention" and f.severity != "info"]
-                found = min(hits, key=lambda f: f.line) if hits else None
+                found = _attention_hit(analyze(data, rel).findings)
     except OSError:
         found = None
     cache[key] = found
@@ -64,8 +82,10 @@ def _wrapper_finding(path: Path, rel: str, cache: dict, analyze: Callable[[bytes
 
 
 def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Callable[[bytes, str], FileResult],
-                              cache: dict | None = None, product: str = "a2") -> list[Finding]:
-    """The findings of `result`'s recorded launches of an attention wrapper of the tree."""
+                              cache: dict | None = None, product: str = "a2",
+                              by_rel: dict[str, FileResult] | None = None) -> list[Finding]:
+    """The findings of `result`'s recorded launches of an attention wrapper of the tree (`by_rel`: the run's
+    results by path relative to `root`, whose per-file facts spare reading the wrapper again)."""
     calls, bases = recorded_calls(result, root, SUMMARY_KEY)
     if rule is None or not calls:
         return []
@@ -80,7 +100,13 @@ def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Cal
         for base in bases:
             candidate = base / rel
             if candidate.is_file():
-                why = _wrapper_finding(candidate, rel, cache, analyze)
+                known = None
+                if by_rel:
+                    try:
+                        known = by_rel.get(candidate.relative_to(root).as_posix())
+                    except ValueError:
+                        known = None
+                why = _wrapper_finding(candidate, rel, cache, analyze, known)
                 break
         if why is None:
             continue
@@ -104,8 +130,9 @@ def apply_launched_wrappers(results: list[FileResult], root: Path, rules,
     reader = analyze()
     top = root if root.is_dir() else root.parent
     cache: dict = {}
+    by_rel = {r.path: r for r in results if r.path.endswith(".py")}
     for result in results:
         if result.summary and result.summary.get(SUMMARY_KEY):
-            found = launched_wrapper_findings(result, top, rule, reader, cache, product)
+            found = launched_wrapper_findings(result, top, rule, reader, cache, product, by_rel)
             have = {(f.line, f.code) for f in result.findings}
             result.findings.extend(f for f in found if (f.line, f.code) not in have)

@@ -610,11 +610,19 @@ def transfer_scope(rel: str) -> str | None:
     return "/".join(scope) if scope and scope != ["src"] else None
 
 
-def transfer_scopes(files: Sequence[tuple[Path, str]], packages: frozenset[str]) -> dict[str, str]:
+def shim_fact(data: bytes) -> bool:
+    """Whether a file imports transfer_to_npu, as transfer_scopes reads it (a file over the default size limit is
+    not read): its per-file fact (project_imports.TREE, `shim`), once per file in the worker."""
+    return len(data) <= MAX_FILE_BYTES and b"transfer_to_npu" in data and \
+        imports_transfer_to_npu(data.decode("utf-8", errors="replace"))
+
+
+def transfer_scopes(files: Sequence[tuple[Path, str]], packages: frozenset[str], project=None) -> dict[str, str]:
     """Parts of first-party packages whose Ascend backend imports transfer_to_npu: {folder: the importing file}.
     Only a module in an Ascend-named folder of a package counts (`lmdeploy/pytorch/backends/dlinfer/ascend/
     op_backend.py`, `dlinfer/vendor/ascend/pytorch_patch.py`): that is what the package loads on Ascend, so the
-    code around it runs under the shim there. A script elsewhere that imports it covers only its own file."""
+    code around it runs under the shim there. A script elsewhere that imports it covers only its own file. Whether
+    a module imports it comes from its per-file facts (`shim`, ProjectImports.tree); a module without them is read."""
     out: dict[str, str] = {}
     for path, rel in files:
         parts = rel.replace("\\", "/").split("/")
@@ -622,6 +630,13 @@ def transfer_scopes(files: Sequence[tuple[Path, str]], packages: frozenset[str])
         scope = transfer_scope(rel) if top in packages and rel.endswith(".py") else None
         if scope is None or scope in out:
             continue
+        facts = project.tree(rel) if project is not None else None
+        if facts is not None:
+            if facts.get("shim"):
+                out[scope] = rel
+            continue
+        if project is not None:
+            project.reads += 1
         try:    # the discovery's reader: a FIFO or device passed by name is refused, not waited on
             data, _ = read_source(path, MAX_FILE_BYTES)
         except (OSError, SourceError):
@@ -631,9 +646,10 @@ def transfer_scopes(files: Sequence[tuple[Path, str]], packages: frozenset[str])
     return out
 
 
-def apply_transfer_packages(results: list, files: Sequence[tuple[Path, str]], packages: frozenset[str]) -> int:
+def apply_transfer_packages(results: list, files: Sequence[tuple[Path, str]], packages: frozenset[str],
+                            project=None) -> int:
     """Lower the remapped findings of every file in a folder that runs under transfer_to_npu; returns how many."""
-    scopes = transfer_scopes(files, packages)
+    scopes = transfer_scopes(files, packages, project)
     if not scopes:
         return 0
     lowered = 0
@@ -668,10 +684,13 @@ def apply_other_backend_files(results: list) -> int:
 _TRITON_IMPORT = re.compile(rb"^\s*(?:import triton\b|from triton(?:\.\w+)* import )", re.M)
 
 
-def triton_ascend_backend(files: Sequence[tuple[Path, str]], packages: frozenset[str]) -> str | None:
+def triton_ascend_backend(files: Sequence[tuple[Path, str]], packages: frozenset[str], project=None) -> str | None:
     """The first module in an Ascend-named folder of a first-party package that imports Triton
     (FlagGems' `src/flag_gems/runtime/backend/_ascend/ops/*.py`), or None: the package runs its Triton kernels on
-    Ascend through Triton-Ascend, with its own Ascend overrides and tuning beside the generic kernels."""
+    Ascend through Triton-Ascend, with its own Ascend overrides and tuning beside the generic kernels. Whether a
+    module imports Triton in its first 200,000 bytes is read from its Triton facts (import_in_head), from its summary
+    through `project` (ProjectImports.triton, which reads a file without facts once); without `project` each
+    candidate is read."""
     for path, rel in files:
         parts = rel.replace("\\", "/").split("/")
         if not rel.endswith(".py") or len(parts) < 3:
@@ -679,8 +698,13 @@ def triton_ascend_backend(files: Sequence[tuple[Path, str]], packages: frozenset
         lead = 1 if parts[0] == "src" else 0
         if parts[lead] not in packages or not any(backends_in_text(p) == {"npu"} for p in parts[lead + 1:-1]):
             continue
+        if project is not None:
+            facts = project.triton(rel)
+            if facts is not None and import_in_head(facts):
+                return rel
+            continue
         try:
-            data = read_source(path, MAX_FILE_BYTES)[0][:200_000]
+            data = read_source(path, MAX_FILE_BYTES)[0][:_BACKEND_READ]
         except (OSError, SourceError):
             continue
         if b"triton" in data and _TRITON_IMPORT.search(data):
@@ -729,6 +753,7 @@ _IMPORT_FROM = re.compile(rb"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t
 # `npu` inside `input`, so the quoted and `torch_npu` forms are the cheap test)
 _ASCEND_WORDS = (b'"npu', b"'npu", b"torch_npu", b"multibuffer", b"enable_hivm_", b"tile_mix_", b"extra.cann")
 _TRITON_READ = 400_000          # how much of a file the Triton-Ascend markers are looked for in
+_BACKEND_READ = 200_000         # how much of a module triton_ascend_backend looks for a Triton import in
 TRITON_KERNEL = "triton-kernel"
 
 
@@ -740,21 +765,32 @@ def ascend_triton_text(data: bytes) -> bool:
 def triton_facts(data: bytes, kernel_findings: bool) -> dict:
     """A Python file's Triton facts, once per file in the worker (kept in its summary, project_imports.TRITON):
     `import` (it imports Triton) and `ascend` (a Triton-Ascend marker), read from its first 400,000 bytes as
-    triton_ascend_files always read them; `modules` (what it imports, in order) only for a file with Triton findings
-    (kernel_findings), the only files whose imports the pass follows; `skip` for a file over the default size limit,
-    which the pass never read. Only true facts are written: most files keep `{}`."""
+    triton_ascend_files always read them; `late` / `early` where whether it imports Triton in its first 200,000
+    bytes (triton_ascend_backend's window, import_in_head) differs from `import`; `modules` (what it imports, in
+    order) only for a file with Triton findings (kernel_findings), the only files whose imports the pass follows;
+    `skip` for a file over the default size limit, which the pass never read. Only true facts are written: most files keep `{}`."""
     if len(data) > MAX_FILE_BYTES:
         return {"skip": True}
     head = data[:_TRITON_READ]
     out: dict = {}
     if b"triton" in head and _TRITON_IMPORT.search(head):
         out["import"] = True
+    if len(data) > _BACKEND_READ:        # within triton_ascend_backend's window: `import` unless said otherwise
+        first = data[:_BACKEND_READ]
+        early = b"triton" in first and _TRITON_IMPORT.search(first) is not None
+        if early != bool(out.get("import")):
+            out["late" if out.get("import") else "early"] = True
     if ascend_triton_text(head):
         out["ascend"] = True
     if kernel_findings:
         out["modules"] = list(dict.fromkeys((m.group(1) or m.group(2)).decode("ascii", "replace")
                                             for m in _IMPORT_FROM.finditer(head)))
     return out
+
+
+def import_in_head(facts: dict) -> bool:
+    """Whether a file imports Triton in its first 200,000 bytes (triton_ascend_backend's window), by its facts."""
+    return bool(facts.get("import") and not facts.get("late") or facts.get("early"))
 
 
 def read_triton_facts(path: Path | None) -> dict | None:
@@ -827,7 +863,7 @@ def apply_ascend_project(results: list, packages: frozenset[str],
     and tools too), as in a file whose path names Ascend. Triton findings that are errors (inline PTX, Gluon: no
     Triton-Ascend form) keep their severity. Returns how many findings were lowered."""
     named = any(path_backends(p) == {"npu"} for p in packages)
-    backend = None if named else triton_ascend_backend(files, packages)
+    backend = None if named else triton_ascend_backend(files, packages, project)
     if not named and backend is None:
         return _apply_triton_ascend_files(results, files, project)
     note = (f"in a project written for Ascend: {_NOTES['ascend-code'].split(': ', 1)[1]}" if named else

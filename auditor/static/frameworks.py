@@ -36,34 +36,55 @@ def path_framework(rel: str) -> str | None:
     return None
 
 
-def file_framework(path: Path | None, rel: str) -> str | None:
-    """The other framework a file is written for, or None when it is (or may be) PyTorch code."""
-    named = path_framework(rel)
-    data = b""
-    if path is not None:
-        try:    # the discovery's reader: never a FIFO or device
-            data = read_source(path, _MAX_BYTES)[0]
-        except SourceError:
-            data = b""
-        except OSError:
-            return None
+PYTORCH = "PyTorch"
+
+
+def framework_fact(data: bytes) -> str:
+    """What a file's text says of its framework, as file_framework reads it: PYTORCH (it imports torch or a PyTorch
+    library), another framework's name (it imports that framework), or "" (neither, or a file over 2 MB, whose text
+    is not read). Once per file with findings in the worker (project_imports.TREE, `framework`)."""
+    if len(data) > _MAX_BYTES:
+        return ""
     if _TORCH_IMPORT.search(data):
-        return None
+        return PYTORCH
     imported = _FRAMEWORK_IMPORT.search(data)
-    if imported is not None:
-        return _FRAMEWORK_WORDS[imported.group(1).decode()]
-    return named
+    return _FRAMEWORK_WORDS[imported.group(1).decode()] if imported is not None else ""
 
 
-def apply_other_frameworks(results: list, files: Sequence[tuple[Path, str]]) -> int:
+def file_framework(path: Path | None, rel: str, fact: str | None = None) -> str | None:
+    """The other framework a file is written for, or None when it is (or may be) PyTorch code. `fact`: the file's
+    framework_fact from its summary; without it the file is read now."""
+    named = path_framework(rel)
+    if fact is None:
+        data = b""
+        if path is not None:
+            try:    # the discovery's reader: never a FIFO or device
+                data = read_source(path, _MAX_BYTES)[0]
+            except SourceError:
+                data = b""
+            except OSError:
+                return None
+        fact = framework_fact(data)
+    if fact == PYTORCH:
+        return None
+    return fact or named
+
+
+def apply_other_frameworks(results: list, files: Sequence[tuple[Path, str]], project=None) -> int:
     """Lower the findings in other frameworks' files to info (dropping PyTorch-extension settings); returns how
-    many findings changed."""
+    many findings changed. Each file's framework_fact comes from its summary (ProjectImports.tree, `framework`); a
+    file without it (no `project`, findings a tree pass added) is read now, counted in `project.reads`."""
     where = {rel: path for path, rel in files}
     changed = 0
     for result in results:
         if not any(f.severity != "info" or f.category == "apex" for f in result.findings):
             continue
-        framework = file_framework(where.get(result.path), result.path)
+        path = where.get(result.path)
+        facts = project.tree(result.path) if project is not None and path is not None else None
+        fact = facts.get("framework") if facts is not None else None
+        if fact is None and project is not None and path is not None:
+            project.reads += 1
+        framework = file_framework(path, result.path, fact if isinstance(fact, str) else None)
         if framework is None:
             continue
         kept = []

@@ -78,37 +78,57 @@ _ADAPTOR_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(?:mindspeed_llm|mindspeed_mm
 _CONFIG_SUFFIXES = (".yaml", ".yml")
 
 
-def _config_folders(files) -> dict[str, str]:
-    """{config folder (relative, '/'-separated, '' for the root): the entry file} for each Hydra entry of the tree
-    that imports an Ascend adaptor."""
+def hydra_folders(data: bytes, rel: str) -> list[str]:
+    """The config folders (relative, '/'-separated, '' for the root), in order, that the Python file `rel` (its
+    bytes `data`) reads as a Hydra entry importing an Ascend adaptor; [] for any other file and for a file over the
+    default size limit (never read for this). Once per file in the worker (project_imports.TREE, `hydra`)."""
     from posixpath import join, normpath
 
+    from auditor.discover import MAX_FILE_BYTES
+
+    if len(data) > MAX_FILE_BYTES or b"hydra" not in data or b"config_path" not in data:
+        return []
+    text = data.decode("utf-8", errors="replace")
+    if not _ADAPTOR_IMPORT.search(text):
+        return []
+    here = rel.rsplit("/", 1)[0] if "/" in rel else ""
+    out: list[str] = []
+    for m in _HYDRA_MAIN.finditer(text):
+        folder = normpath(join(here, m.group(2))) if m.group(2) else here
+        if folder == ".":
+            folder = ""
+        if not folder.startswith("..") and folder not in out:
+            out.append(folder)
+    return out
+
+
+def _config_folders(files, project=None) -> dict[str, str]:
+    """{config folder (relative, '/'-separated, '' for the root): the entry file} for each Hydra entry of the tree
+    that imports an Ascend adaptor. Each file's folders come from its per-file facts (`hydra`, ProjectImports.tree);
+    a file without them (no `project`, a file the worker did not read) is read now, counted in `project.reads`."""
     from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
 
     folders: dict[str, str] = {}
     for path, rel in files:
         if not rel.endswith(".py"):
             continue
-        try:
-            data = read_source(path, MAX_FILE_BYTES)[0]
-        except (OSError, SourceError):
-            continue
-        if b"hydra" not in data or b"config_path" not in data:
-            continue
-        text = data.decode("utf-8", errors="replace")
-        if not _ADAPTOR_IMPORT.search(text):
-            continue
-        here = rel.rsplit("/", 1)[0] if "/" in rel else ""
-        for m in _HYDRA_MAIN.finditer(text):
-            folder = normpath(join(here, m.group(2))) if m.group(2) else here
-            if folder == ".":
-                folder = ""
-            if not folder.startswith(".."):
-                folders.setdefault(folder, rel)
+        facts = project.tree(rel) if project is not None else None
+        if facts is not None:
+            found = facts.get("hydra") or []
+        else:
+            if project is not None:
+                project.reads += 1
+            try:
+                data = read_source(path, MAX_FILE_BYTES)[0]
+            except (OSError, SourceError):
+                continue
+            found = hydra_folders(data, rel)
+        for folder in found:
+            folders.setdefault(folder, rel)
     return folders
 
 
-def apply_hydra_configs(results: list, files) -> int:
+def apply_hydra_configs(results: list, files, project=None) -> int:
     """Lower the Megatron switches of YAML configs under a folder that an Ascend Hydra entry reads; returns how
     many warnings / errors were lowered."""
     from auditor.static.shim_graph import _MAX_CONNECTIONS, MEGATRON_SWITCHES
@@ -117,7 +137,7 @@ def apply_hydra_configs(results: list, files) -> int:
         f.severity != "info" and (f.name in MEGATRON_SWITCHES or f.symbol == _MAX_CONNECTIONS) for f in r.findings)]
     if not wanted:
         return 0
-    folders = _config_folders(files)
+    folders = _config_folders(files, project)
     if not folders:
         return 0
     lowered = 0

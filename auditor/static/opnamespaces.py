@@ -74,17 +74,35 @@ def python_registrations(data: bytes) -> set[str]:
     return {op for op in found if op.split(".", 1)[0] not in _NOT_OWN}
 
 
-def python_defined_ops(files: Iterable[tuple[Path, str]], wanted: set[str]) -> set[str]:
-    """The `ns.op` operators of the namespaces `wanted` that the tree's Python files define (python_registrations)."""
+def defined_ops_fact(data: bytes) -> list[str]:
+    """python_registrations of one file as a sorted list, for its per-file facts (project_imports.TREE, `ops`):
+    computed once per file in the worker, read by python_defined_ops. Every spelling python_registrations reads
+    holds `define(`, `custom_op(` or `triton_op(`: a file without them is not searched."""
+    if b"define(" not in data and b"custom_op(" not in data and b"triton_op(" not in data:
+        return []
+    return sorted(python_registrations(data))
+
+
+def python_defined_ops(files: Iterable[tuple[Path, str]], wanted: set[str], project=None) -> set[str]:
+    """The `ns.op` operators of the namespaces `wanted` that the tree's Python files define (python_registrations).
+    Each file's operators come from its per-file facts (`ops`, ProjectImports.tree); a file without them (no
+    `project`, a file the worker did not read) is read now, counted in `project.reads`."""
     found: set[str] = set()
     for path, rel in files:
         if not rel.endswith(".py"):
             continue
-        try:
-            data = Path(path).read_bytes()
-        except OSError:
-            continue
-        found |= {op for op in python_registrations(data) if op.split(".", 1)[0] in wanted}
+        facts = project.tree(rel) if project is not None else None
+        if facts is not None:
+            ops = set(facts.get("ops") or ())
+        else:
+            if project is not None:
+                project.reads += 1
+            try:
+                data = Path(path).read_bytes()
+            except OSError:
+                continue
+            ops = python_registrations(data)
+        found |= {op for op in ops if op.split(".", 1)[0] in wanted}
     return found
 
 
@@ -113,11 +131,44 @@ _GETATTR_OPS = re.compile(r"""\bgetattr\(\s*torch\.ops\s*,\s*["']([A-Za-z_]\w*)[
 _GETATTR_VAR = re.compile(r"""\bgetattr\(\s*torch\.ops\s*,\s*([A-Za-z_]\w*)\s*\)""")
 
 
-def literal_namespaces(results: Iterable, files: Iterable[tuple[Path, str]], not_reported: frozenset[str]) -> int:
+def getattr_namespaces_fact(data: bytes) -> dict[str, list[str]]:
+    """{line number (a string, for JSON): the namespaces `getattr(torch.ops, "...")` names on it} for the lines of
+    one file that name one, read as literal_namespaces always read them (UTF-8, errors replaced, `splitlines`): its
+    per-file fact (project_imports.TREE, `getattr`), once per file in the worker."""
+    if b"getattr(" not in data:
+        return {}
+    out: dict[str, list[str]] = {}
+    for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+        if "getattr(" in line:
+            names = _GETATTR_OPS.findall(line)
+            if names:
+                out[str(number)] = names
+    return out
+
+
+def getattr_own_lines_fact(data: bytes) -> list[int]:
+    """The lines of one file where `getattr(torch.ops, lib_name)` (a variable, no literal) names a namespace the same
+    file registers with `Library(lib_name, ...)` (t11j): its per-file fact (project_imports.TREE, `getattr_own`)."""
+    if b"getattr(" not in data or b"Library(" not in data:
+        return []
+    text = data.decode("utf-8", errors="replace")
+    out = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if "getattr(" not in line or _GETATTR_OPS.search(line):
+            continue
+        var = set(_GETATTR_VAR.findall(line))
+        if len(var) == 1 and re.search(rf"\bLibrary\(\s*{re.escape(next(iter(var)))}\s*,", text):
+            out.append(number)
+    return out
+
+
+def literal_namespaces(results: Iterable, files: Iterable[tuple[Path, str]], not_reported: frozenset[str],
+                       project=None) -> int:
     """`getattr(torch.ops, "npugraph_ex")` names its namespace as a literal: the finding (symbol `torch.ops`) is
     given it (`torch.ops.npugraph_ex`), so that the namespaces the rule does not report (PyTorch's, torch_npu's) and
     the tree's own (registered_namespaces) are read as for `torch.ops.npugraph_ex`; dropped when the rule does not
-    report it. Returns how many were dropped."""
+    report it. Returns how many were dropped. The names of each line come from the file's per-file facts
+    (`getattr`, ProjectImports.tree); a file without them is read now, counted in `project.reads`."""
     from dataclasses import replace
 
     by_rel = None
@@ -127,19 +178,26 @@ def literal_namespaces(results: Iterable, files: Iterable[tuple[Path, str]], not
             continue
         if by_rel is None:
             by_rel = {rel: path for path, rel in files}
-        try:
-            lines = Path(by_rel[result.path]).read_text(encoding="utf-8", errors="replace").splitlines()
-        except (OSError, KeyError):
-            continue
+        facts = project.tree(result.path) if project is not None and result.path in by_rel else None
+        if facts is not None:
+            named: dict[str, list[str]] = facts.get("getattr") or {}
+            own = set(facts.get("getattr_own") or ())
+        else:
+            if project is not None:
+                project.reads += 1
+            try:
+                lines = Path(by_rel[result.path]).read_text(encoding="utf-8", errors="replace").splitlines()
+            except (OSError, KeyError):
+                continue
+            named = {str(n): _GETATTR_OPS.findall(line) for n, line in enumerate(lines, 1) if "getattr(" in line}
+            own = set(getattr_own_lines_fact("\n".join(lines).encode("utf-8")))
         kept = []
         for f in result.findings:
-            if f.name == "custom-torch-ops" and f.symbol == "torch.ops" and 0 < f.line <= len(lines):
-                names = _GETATTR_OPS.findall(lines[f.line - 1])
-                var = _GETATTR_VAR.findall(lines[f.line - 1])
-                if not names and len(set(var)) == 1 and re.search(
-                        rf"\bLibrary\(\s*{re.escape(var[0])}\s*,", "\n".join(lines)):
+            if f.name == "custom-torch-ops" and f.symbol == "torch.ops":
+                if f.line in own:
                     dropped += 1
                     continue
+                names = named.get(str(f.line)) or []
                 if len(set(names)) == 1:
                     if names[0] in not_reported:
                         dropped += 1

@@ -13,6 +13,12 @@ project's own CUDA-specific code). Both used to read files again on every run. N
      its launcher lines start, in order) and `ascend` (it sets up Ascend itself: CANN's set_env.sh, an env_npu
      script, NPUS_PER_NODE, ASCEND_RT_VISIBLE_DEVICES, exported ASCEND_* / HCCL_* settings). A file without the
      word `import` has `facts` = {} (no edges).
+   - `tree`, for a `.py` file (tree_facts, FORMAT 6): the operators it defines with torch.library (`ops`), the
+     namespaces `getattr(torch.ops, "ns")` names by line (`getattr`) and the config folders it reads as a Hydra
+     entry of an Ascend adaptor (`hydra`), whether it imports transfer_to_npu (`shim`), read by
+     opnamespaces.python_defined_ops / literal_namespaces, npu_native.apply_hydra_configs and
+     backends.transfer_scopes, which used to read the tree's Python files again; and for a file of any kind
+     with findings, `framework` (what its imports say: frameworks.framework_fact, read by apply_other_frameworks);
    - `triton`, for a `.py` file (backends.triton_facts): does it import Triton, does it hold a Triton-Ascend
      marker, and for a file with Triton findings what it imports; read by backends.triton_ascend_files and
      crossfile's Triton modules through `ProjectImports.triton`, so neither reads the tree's files again.
@@ -41,6 +47,7 @@ from typing import Any
 
 FACTS = "facts"
 TRITON = "triton"          # a Python file's Triton facts (backends.triton_facts)
+TREE = "tree"              # a Python file's facts for other tree passes (tree_facts)
 
 # `from x import (` with the names on the next lines (MindSpeed's features_manager/__init__.py) loads x too (t11e)
 _IMPORT_LINE = re.compile(r"^([ \t]*)(?:import[ \t]+([\w., \t]+)|from[ \t]+(\.*[\w.]*)[ \t]+import(?:[ \t]*\([ \t]*|[ \t]+)"
@@ -173,16 +180,59 @@ def import_facts(data: bytes, rel: str) -> dict[str, Any] | None:
 
 def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: Sequence[Any] = ()) -> dict[str, Any] | None:
     """`summary` (crossfile's part, or None) with the import graph's facts added, and for a Python file its Triton
-    facts (backends.triton_facts; `findings`, the file's own, say whether it has Triton findings), in the worker,
-    once per file."""
+    facts (backends.triton_facts; `findings`, the file's own, say whether it has Triton findings) and its tree-pass
+    facts (tree_facts); for a file of any kind with findings, its framework (frameworks.framework_fact, in `tree`):
+    in the worker, once per file."""
     facts = import_facts(data, rel)
-    if facts is None:
-        return summary
-    out = {**(summary or {}), FACTS: facts}
-    if rel.endswith(".py"):
-        from auditor.static.backends import TRITON_KERNEL, triton_facts
+    out = summary
+    if facts is not None:
+        out = {**(summary or {}), FACTS: facts}
+        if rel.endswith(".py"):
+            from auditor.static.backends import TRITON_KERNEL, triton_facts
 
-        out[TRITON] = triton_facts(data, any(getattr(f, "name", None) == TRITON_KERNEL for f in findings))
+            out[TRITON] = triton_facts(data, any(getattr(f, "name", None) == TRITON_KERNEL for f in findings))
+            out[TREE] = tree_facts(data, rel)
+            if findings:
+                from auditor.project.launched import wrapper_fact
+
+                if wrapper_fact(data, findings):      # FORMAT 7: a short attention wrapper a script may launch
+                    out[TREE]["wrapper"] = True
+    if findings:        # apply_other_frameworks reads only files with findings
+        from auditor.static.frameworks import framework_fact
+
+        out = {**(out or {})}
+        out[TREE] = {**(out.get(TREE) or {}), "framework": framework_fact(data)}
+    return out
+
+
+def tree_facts(data: bytes, rel: str) -> dict[str, Any]:
+    """A Python file's facts for the tree passes that used to read Python files again (cache FORMAT 6): `ops`, the
+    operators it defines with torch.library (opnamespaces.python_registrations, read by python_defined_ops);
+    `getattr`, the namespaces `getattr(torch.ops, "ns")` names, by line, and `getattr_own`, the lines where
+    `getattr(torch.ops, var)` names the file's own `Library(var, ...)` (FORMAT 7; both read by
+    opnamespaces.literal_namespaces);
+    `hydra`, the config folders it reads as a Hydra entry importing an Ascend adaptor (npu_native.hydra_folders,
+    read by apply_hydra_configs); `shim`, it imports transfer_to_npu (backends.shim_fact, read by
+    transfer_scopes). Only non-empty facts are written: most files keep `{}`."""
+    from auditor.static.backends import shim_fact
+    from auditor.static.npu_native import hydra_folders
+    from auditor.static.opnamespaces import defined_ops_fact, getattr_namespaces_fact, getattr_own_lines_fact
+
+    out: dict[str, Any] = {}
+    ops = defined_ops_fact(data)
+    if ops:
+        out["ops"] = ops
+    named = getattr_namespaces_fact(data)
+    if named:
+        out["getattr"] = named
+    own = getattr_own_lines_fact(data)
+    if own:
+        out["getattr_own"] = own
+    hydra = hydra_folders(data, rel)
+    if hydra:
+        out["hydra"] = hydra
+    if shim_fact(data):
+        out["shim"] = True
     return out
 
 
@@ -224,6 +274,13 @@ class ProjectImports:
             return facts
         self.reads += 1
         return read_facts(self.paths.get(rel), rel)
+
+    def tree(self, rel: str) -> dict[str, Any] | None:
+        """A Python file's tree-pass facts (tree_facts) from its summary, or None when no summary holds them (the
+        caller then reads the file itself, as it always did)."""
+        summary = self.summaries.get(rel)
+        facts = summary.get(TREE) if summary is not None else None
+        return facts if isinstance(facts, dict) else None
 
     def triton(self, rel: str, modules: bool = False) -> dict[str, Any] | None:
         """A Python file's Triton facts (backends.triton_facts): from its summary, else read now, once per run

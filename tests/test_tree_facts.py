@@ -1,0 +1,378 @@
+"""Per-file facts for the tree passes that used to read every Python file of the tree again (session 10, hs10;
+cache FORMAT 6): the operators a file defines with torch.library (opnamespaces.python_defined_ops, read when a
+`torch.ops.<ns>` namespace is not first-party) and the config folders of a Hydra entry that imports an Ascend
+adaptor (npu_native.apply_hydra_configs, read when a YAML config holds a Megatron switch warning). Computed once per
+file in the worker (project_imports.tree_facts, key `tree` of the summary, kept in the cache entry); each pass must
+give what it gave when it read the files itself, and read none of them when the summaries hold the facts."""
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from auditor.runner import run_static
+from auditor.static.npu_native import _config_folders, hydra_folders
+from auditor.static.opnamespaces import defined_ops_fact, python_defined_ops, python_registrations
+from auditor.static.project_imports import TREE, ProjectImports
+from tests.static_snippets import write_tree
+from tests.test_precision_t11h import HYDRA_CONFIG, HYDRA_ENTRY
+from tests.test_precision_t11i import CUDA_EXTENSION_OP, CUDA_ONLY_OP, OPS_EVENT, OPS_LIB, ST_REINPLACE
+
+
+def _ops_tree(root: Path) -> Path:
+    return write_tree(root, {
+        "torchair_like/__init__.py": "",
+        "torchair_like/ops/__init__.py": "",
+        "torchair_like/ops/_lib.py": OPS_LIB,
+        "torchair_like/ops/_tagged_event.py": OPS_EVENT,
+        "tests/st/reinplace_st.py": ST_REINPLACE,
+        "kern/fused.py": CUDA_ONLY_OP,
+        "vq/kernels.py": CUDA_EXTENSION_OP,
+    })
+
+
+def _hydra_tree(root: Path, entry: str = HYDRA_ENTRY) -> Path:
+    return write_tree(root, {"cli/train_grpo.py": entry, "configs/grpo_qwen_7b_A3.yaml": HYDRA_CONFIG,
+                             "rl_trainer/__init__.py": "", "rl_trainer/workers.py": "import ray\n"})
+
+
+def _files(run, root: Path) -> list[tuple[Path, str]]:
+    return [(root / r.path, r.path) for r in run.results]
+
+
+def _findings(run) -> list[tuple[str, int, str, str, str]]:
+    return sorted((r.path, f.line, f.code, f.severity, str(f.data.get("context"))) for r in run.results
+                  for f in r.findings)
+
+
+def _refuse_python_reads(monkeypatch) -> None:
+    """Fail the test if anything reads a `.py` file with Path.read_bytes / read_text or os.open."""
+    import os
+
+    real_text, real_bytes, real_open = Path.read_text, Path.read_bytes, os.open
+
+    def check(path) -> None:
+        if str(path).endswith(".py"):
+            raise AssertionError(f"{path} was read again")
+
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: (check(self), real_text(self, *a, **k))[1])
+    monkeypatch.setattr(Path, "read_bytes", lambda self, *a, **k: (check(self), real_bytes(self, *a, **k))[1])
+    monkeypatch.setattr(os, "open", lambda path, *a, **k: (check(path), real_open(path, *a, **k))[1])
+
+
+# -- torch.library operators -----------------------------------------------------------------------------------
+
+def test_defined_ops_come_from_the_worker_and_equal_the_old_reading(tmp_path, monkeypatch):
+    root = _ops_tree(tmp_path)
+    run = run_static([root], jobs=1)
+    facts = {r.path: r.summary[TREE] for r in run.results if r.path.endswith(".py")}
+    # the operators each file defines, kept with its summary (only non-empty facts are written)
+    assert facts["tests/st/reinplace_st.py"] == {"ops": ["custom.sin_cos_inplace"], "framework": "PyTorch"}
+    assert "ops" not in facts["torchair_like/ops/_tagged_event.py"]     # `lib.define` without its own Library(...)
+    assert "ops" not in facts["kern/fused.py"] and "ops" not in facts["vq/kernels.py"]     # CUDA-only operators
+    files = _files(run, root)
+    wanted = {"custom", "air", "fastkern", "mykern", "vq"}
+    reference = python_defined_ops(files, wanted)        # no project: every Python file read, as before
+    assert reference == {"custom.sin_cos_inplace"}
+    project = ProjectImports(files, run.results)
+    _refuse_python_reads(monkeypatch)
+    assert python_defined_ops(files, wanted, project) == reference
+    assert project.reads == 0
+
+
+def test_a_summary_without_the_tree_facts_reads_the_file_as_before(tmp_path):
+    root = _ops_tree(tmp_path)
+    run = run_static([root], jobs=1)
+    for r in run.results:                    # a caller that built the summaries itself, without `tree`
+        if r.summary:
+            r.summary.pop(TREE, None)
+    files = _files(run, root)
+    project = ProjectImports(files, run.results)
+    assert python_defined_ops(files, {"custom"}, project) == {"custom.sin_cos_inplace"}
+    assert project.reads == sum(rel.endswith(".py") for _, rel in files)
+
+
+@pytest.mark.parametrize("source", [
+    ST_REINPLACE, CUDA_ONLY_OP, CUDA_EXTENSION_OP, OPS_LIB, OPS_EVENT,
+    'from torch.library import custom_op\n\n@custom_op("mylib::rms_norm", mutates_args=())\ndef f(x): ...\n',
+    'from torch._library import triton_op\n\n@triton_op ( "kern::add", mutates_args={})\ndef add(x, y): ...\n',
+    'torch.library.define("ns::op(Tensor x) -> Tensor")\ntorch.library.impl("ns::op", "npu", f)\n',
+    'lib = Library("ext", "DEF")\nlib.define(f"scale(Tensor x) -> Tensor")\n',
+    'x = y[::2]\nz = {"a": 1}\n',
+    'lib = torch.library.Library("aten", "IMPL")\nlib.impl("add.Tensor", add_npu, "PrivateUse1")\n',
+])
+def test_the_word_test_never_changes_what_a_file_defines(source):
+    data = textwrap.dedent(source).encode()
+    assert defined_ops_fact(data) == sorted(python_registrations(data))
+
+
+GUARD = """\
+    import torch
+
+    if not hasattr(getattr(torch.ops, "npugraph_ex"), "record_tagged_stream"):
+        pass
+    if not hasattr(getattr(torch.ops, "fastkern"), "rms_norm"):  # a second getattr(torch.ops, "fastkern") too
+        pass
+    if getattr(torch.ops, "air", None) or getattr(torch.ops, "npu", None):
+        pass
+    """
+
+
+def test_getattr_namespaces_come_from_the_worker_and_equal_the_old_reading(tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    from auditor.runner import _unreported_op_namespaces
+    from auditor.static.opnamespaces import literal_namespaces
+
+    root = write_tree(tmp_path, {"ops/guard.py": GUARD, "ops/__init__.py": ""})
+    run = run_static([root], jobs=1)
+    guard = next(r for r in run.results if r.path == "ops/guard.py")
+    assert guard.summary[TREE]["getattr"] == {"3": ["npugraph_ex"], "5": ["fastkern", "fastkern"],
+                                              "7": ["air", "npu"]}
+    # the findings as the pass first sees them: `getattr(torch.ops, ...)` has the symbol `torch.ops`
+    raw = [replace(f, symbol="torch.ops") if f.code == "NPU380" else f for f in guard.findings]
+    assert {f.line for f in raw if f.code == "NPU380"} >= {5}
+    files = _files(run, root)
+    old, new = (replace(guard, findings=list(raw)) for _ in range(2))
+    not_reported = _unreported_op_namespaces()
+    dropped = literal_namespaces([old], files, not_reported)
+    project = ProjectImports(files, run.results)
+    _refuse_python_reads(monkeypatch)
+    assert literal_namespaces([new], files, not_reported, project) == dropped
+    assert new.findings == old.findings and project.reads == 0
+
+
+def test_getattr_of_the_files_own_library_comes_from_the_worker_warm_and_cold(tmp_path, monkeypatch):
+    """t11j's drop (`getattr(torch.ops, lib_name)` where the same file registers `Library(lib_name, ...)`) is read
+    from the per-file fact `getattr_own` (FORMAT 7): the same findings cold, warm and without a cache, and the warm
+    run reads no Python file."""
+    from tests.test_precision_t11j import REGISTRY
+
+    source = textwrap.dedent(REGISTRY)
+    root = write_tree(tmp_path / "tree", {"vendor_ops/registry.py": source,
+                                          "vendor_ops/vendor.py": "dispatch_key = 'PrivateUse1'\n",
+                                          "vendor_ops/__init__.py": ""})
+    cache = tmp_path / "cache"
+    nocache = run_static([root], jobs=1)
+    cold = run_static([root], jobs=1, cache_dir=cache)
+    registry = next(r for r in cold.results if r.path == "vendor_ops/registry.py")
+    own_line = source.splitlines().index("        namespace = getattr(torch.ops, lib_name)") + 1
+    assert registry.summary[TREE]["getattr_own"] == [own_line]
+    _refuse_python_reads(monkeypatch)
+    warm = run_static([root], jobs=1, cache_dir=cache)
+    assert _findings(warm) == _findings(cold) == _findings(nocache)
+    assert (own_line, "NPU380") not in {(f.line, f.code) for r in warm.results for f in r.findings}
+
+
+# -- Hydra entries that load an Ascend adaptor -------------------------------------------------------------------
+
+def test_hydra_config_folders_come_from_the_worker_and_equal_the_old_reading(tmp_path, monkeypatch):
+    root = _hydra_tree(tmp_path)
+    run = run_static([root], jobs=1)
+    entry = next(r for r in run.results if r.path == "cli/train_grpo.py")
+    assert entry.summary[TREE] == {"hydra": ["configs"]}     # (no findings of its own: no framework fact)
+    config = next(r for r in run.results if r.path == "configs/grpo_qwen_7b_A3.yaml")
+    assert {f.code: f.severity for f in config.findings if f.code in ("NPU122", "NPU363")} == \
+        {"NPU122": "info", "NPU363": "info"}
+    files = _files(run, root)
+    reference = _config_folders(files)
+    assert reference == {"configs": "cli/train_grpo.py"}
+    project = ProjectImports(files, run.results)
+    _refuse_python_reads(monkeypatch)
+    assert _config_folders(files, project) == reference
+    assert project.reads == 0
+
+
+def test_a_plain_hydra_entry_has_no_folder_fact(tmp_path):
+    plain = HYDRA_ENTRY.replace("from mindspeed_llm.training.arguments import parse_args_decorator",
+                                "from rl_trainer.arguments import parse_args_decorator")
+    root = _hydra_tree(tmp_path, plain)
+    run = run_static([root], jobs=1)
+    assert next(r for r in run.results if r.path == "cli/train_grpo.py").summary[TREE] == {}
+    config = next(r for r in run.results if r.path == "configs/grpo_qwen_7b_A3.yaml")
+    assert {f.code: f.severity for f in config.findings if f.code in ("NPU122", "NPU363")} == \
+        {"NPU122": "error", "NPU363": "warning"}
+
+
+def test_hydra_folders_of_several_entries_and_the_size_limit(monkeypatch):
+    entry = textwrap.dedent(HYDRA_ENTRY).replace(
+        "@hydra.main(config_path='../configs'",
+        "@hydra.main(config_path=\"conf\", config_name='a')\ndef other(c):\n    pass\n\n\n"
+        "@hydra.main(config_path='../configs'").encode()
+    # in order, each folder once, relative to the entry's folder; a path that climbs out of the tree is left out
+    assert hydra_folders(entry, "cli/train_grpo.py") == ["cli/conf", "configs"]
+    assert hydra_folders(entry, "train_grpo.py") == ["conf"]
+    assert hydra_folders(entry.replace(b"'../configs'", b"'.'"), "train.py") == ["conf", ""]
+    import auditor.discover
+
+    # a file over the default size limit was never read by the pass: no fact either
+    monkeypatch.setattr(auditor.discover, "MAX_FILE_BYTES", len(entry) - 1)
+    assert hydra_folders(entry, "cli/train_grpo.py") == []
+
+
+# -- the cache ---------------------------------------------------------------------------------------------------
+
+def test_warm_run_equals_cold_run_and_reads_no_python_file(tmp_path, monkeypatch):
+    root = _ops_tree(tmp_path / "tree")
+    write_tree(root, {"cli/train_grpo.py": HYDRA_ENTRY, "configs/grpo_qwen_7b_A3.yaml": HYDRA_CONFIG})
+    _paddle_tree(root)
+    cache = tmp_path / "cache"
+    nocache = run_static([root], jobs=1)
+    cold = run_static([root], jobs=1, cache_dir=cache)
+    assert cold.cached_files == 0
+    index = next(cache.rglob("*.json"))
+    entries = json.loads(index.read_text())["entries"]
+    kept = {Path(p).name: e["summary"][TREE] for p, e in entries.items() if p.endswith(".py")}
+    assert kept["reinplace_st.py"] == {"ops": ["custom.sin_cos_inplace"], "framework": "PyTorch"}
+    assert kept["train_grpo.py"] == {"hydra": ["configs"]}      # (no findings: no framework fact)
+    _refuse_python_reads(monkeypatch)         # the warm run reads no Python file: not the worker, not a tree pass
+    warm = run_static([root], jobs=1, cache_dir=cache)
+    assert warm.cached_files == len(warm.results)
+    assert _findings(warm) == _findings(cold) == _findings(nocache)
+    assert warm.project_reads == 0
+
+
+def test_an_index_written_before_format_6_is_not_read(tmp_path):
+    from auditor import cache as cache_module
+
+    root = _hydra_tree(tmp_path / "tree")
+    cache = tmp_path / "cache"
+    cold = run_static([root], jobs=1, cache_dir=cache)
+    index = next(cache.rglob("*.json"))
+    doc = json.loads(index.read_text())
+    assert doc["format"] == cache_module.FORMAT == 7
+    for entry in doc["entries"].values():      # what FORMAT 5 wrote: no tree facts
+        if entry.get("summary"):
+            entry["summary"].pop(TREE, None)
+    index.write_text(json.dumps({**doc, "format": 5}))
+    again = run_static([root], jobs=1, cache_dir=cache)
+    assert again.cached_files == 0
+    assert _findings(again) == _findings(cold)
+
+
+# -- a first-party package's Triton-Ascend backend folder (backends.triton_ascend_backend) -----------------------
+
+def test_the_triton_ascend_backend_module_comes_from_the_worker_and_equals_the_old_reading(tmp_path, monkeypatch):
+    from auditor.static.backends import _TRITON_IMPORT, import_in_head, triton_ascend_backend, triton_facts
+    from auditor.static.firstparty import first_party_packages
+    from tests.test_precision_policy import _triton_tree
+
+    _triton_tree(tmp_path, with_ascend=True)
+    run = run_static([tmp_path], jobs=1)
+    files = _files(run, tmp_path)
+    packages = first_party_packages(rel for _, rel in files)
+    reference = triton_ascend_backend(files, packages)         # no project: each candidate read, as before
+    assert reference == "src/flag_gems/runtime/backend/_ascend/ops/max.py"
+    project = ProjectImports(files, run.results)
+    _refuse_python_reads(monkeypatch)
+    assert triton_ascend_backend(files, packages, project) == reference
+    assert project.reads == 0
+    # the window stays the pass's 200,000 bytes: an import after it is not seen, one inside it is
+    late = b"x = 1\n" * 40_000 + b"import triton\n"
+    assert triton_facts(late, False) == {"import": True, "late": True}
+    assert triton_facts(late[-120_000:], False) == {"import": True}
+    # `\b` at the end of the window: `import triton` cut at 200,000 bytes matches there, `import tritonx` does not
+    edge = b"x = 1\n" * 33_331 + b"\nimport tritonx\n"
+    assert edge[:200_000].endswith(b"import triton")
+    assert triton_facts(edge, False) == {"early": True}
+    for data in (late, late[-120_000:], edge):
+        assert import_in_head(triton_facts(data, False)) == (_TRITON_IMPORT.search(data[:200_000]) is not None)
+
+
+def test_an_ascend_folder_module_without_a_triton_import_is_no_backend_from_facts_either(tmp_path):
+    from auditor.static.backends import triton_ascend_backend
+    from tests.test_precision_policy import _triton_tree
+    from tests.static_snippets import write_source
+
+    _triton_tree(tmp_path, with_ascend=False)
+    write_source(tmp_path, "src/flag_gems/runtime/backend/_ascend/__init__.py",
+                 "import torch_npu\n\nvendor_name = 'ascend'\ndevice_name = 'npu'\n")
+    run = run_static([tmp_path], jobs=1)
+    files = _files(run, tmp_path)
+    project = ProjectImports(files, run.results)
+    assert triton_ascend_backend(files, frozenset({"flag_gems"}), project) is None
+    assert triton_ascend_backend(files, frozenset({"flag_gems"})) is None
+
+
+# -- another framework's files (frameworks.apply_other_frameworks) -----------------------------------------------
+
+def _paddle_tree(root: Path) -> Path:
+    from tests.test_precision_policy import _PADDLE_CONFIG, _TORCH_CONFIG
+
+    return write_tree(root, {
+        "training/benchmarks/gpt3_13B/paddle/config/_base.py": _PADDLE_CONFIG,
+        "training/benchmarks/gpt3_13B/pytorch/config/_base.py": _TORCH_CONFIG,
+        "training/run_benchmarks/paddle/start_paddle_task.py":
+            "import os\nimport paddle\n\nos.environ['NCCL_ALGO'] = 'Ring'\npaddle.set_device('gpu')\n",
+        "training/run_benchmarks/paddle/run.sh": "export NCCL_ALGO=Ring\npython start_paddle_task.py\n",
+        "training/run_benchmarks/tf/train.py": "import tensorflow as tf\nimport os\n\nos.environ['NCCL_ALGO'] = 'Ring'\n",
+        "tools/paddle_to_torch.py": "import paddle\nimport torch\n\nstate = paddle.load('m.pdparams')\nmodel.cuda()\n",
+    })
+
+
+def test_the_framework_of_each_file_comes_from_the_worker_and_equals_the_old_reading(tmp_path, monkeypatch):
+    from auditor.static.frameworks import file_framework
+
+    root = _paddle_tree(tmp_path)
+    run = run_static([root], jobs=1)
+    with_findings = [r for r in run.results if r.findings]
+    facts = {r.path: r.summary[TREE]["framework"] for r in with_findings}
+    assert facts["training/run_benchmarks/paddle/start_paddle_task.py"] == "PaddlePaddle"
+    assert facts["training/run_benchmarks/tf/train.py"] == "TensorFlow"
+    assert facts["tools/paddle_to_torch.py"] == "PyTorch"
+    assert facts["training/run_benchmarks/paddle/run.sh"] == ""        # a script: its folder names the framework
+    reference = {r.path: file_framework(root / r.path, r.path) for r in with_findings}
+    assert reference["training/run_benchmarks/paddle/run.sh"] == "PaddlePaddle"
+    assert reference["tools/paddle_to_torch.py"] is None
+    _refuse_python_reads(monkeypatch)
+    assert {r.path: file_framework(root / r.path, r.path, facts[r.path]) for r in with_findings} == reference
+    # the findings: Paddle's and TensorFlow's code is info, the PyTorch converter keeps its error
+    severities = {(r.path, f.severity) for r in run.results for f in r.findings}
+    assert ("training/run_benchmarks/tf/train.py", "info") in severities
+    assert not {s for p, s in severities if p == "training/run_benchmarks/tf/train.py"} - {"info"}
+    assert ("tools/paddle_to_torch.py", "error") in severities
+
+
+def test_a_file_over_two_megabytes_is_named_by_its_path_only():
+    from auditor.static.frameworks import _MAX_BYTES, framework_fact
+
+    assert framework_fact(b"import paddle\n") == "PaddlePaddle"
+    assert framework_fact(b"import paddle\n" + b"#" * _MAX_BYTES) == ""
+
+
+# -- an Ascend backend folder of a first-party package that loads transfer_to_npu (backends.transfer_scopes) -----
+
+def test_transfer_scopes_come_from_the_worker_and_equal_the_old_reading(tmp_path, monkeypatch):
+    from auditor.static.backends import shim_fact, transfer_scopes
+    from auditor.static.firstparty import first_party_packages
+
+    root = write_tree(tmp_path, {
+        "dlinfer/__init__.py": "import dlinfer.vendor as vendor\n",
+        "dlinfer/vendor/__init__.py": "from . import ascend\n",
+        "dlinfer/vendor/ascend/__init__.py": "from .pytorch_patch import *\n",
+        "dlinfer/vendor/ascend/pytorch_patch.py": """\
+            import torch
+            import torch_npu
+            from torch_npu.contrib import transfer_to_npu
+
+            torch.cuda.set_device = torch.npu.set_device
+            """,
+        # names the shim in a comment only: no import
+        "dlinfer/vendor/camb/notes.py": "# unlike ascend, camb needs no transfer_to_npu\nimport torch\n",
+        "dlinfer/ops/attention.py": "import torch\n\n\ndef attn(q):\n    return q.cuda()\n",
+    })
+    run = run_static([root], jobs=1)
+    facts = {r.path: r.summary[TREE] for r in run.results if r.path.endswith(".py")}
+    assert facts["dlinfer/vendor/ascend/pytorch_patch.py"].get("shim") is True
+    assert "shim" not in facts["dlinfer/vendor/camb/notes.py"]
+    files = _files(run, root)
+    packages = first_party_packages(rel for _, rel in files)
+    reference = transfer_scopes(files, packages)
+    assert reference == {"dlinfer": "dlinfer/vendor/ascend/pytorch_patch.py"}
+    project = ProjectImports(files, run.results)
+    _refuse_python_reads(monkeypatch)
+    assert transfer_scopes(files, packages, project) == reference and project.reads == 0
+    assert shim_fact(b"from torch_npu.contrib import transfer_to_npu\n")
+    assert not shim_fact(b"# transfer_to_npu is not needed\n")
