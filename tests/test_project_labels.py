@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import nbformat
@@ -14,8 +15,11 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 
 def _module(tmp_path: Path):
-    spec = importlib.util.spec_from_file_location("project_labels", BENCH / "project_labels.py")
+    # a private module name per test, registered so that its dataclasses can resolve their annotations
+    name = f"project_labels_under_test_{abs(hash(str(tmp_path)))}"
+    spec = importlib.util.spec_from_file_location(name, BENCH / "project_labels.py")
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
     spec.loader.exec_module(mod)
     mod.HERE = tmp_path / "splits"
     mod.TREES = tmp_path / "trees"
