@@ -1,0 +1,111 @@
+"""Project-file families behind the misses of the first run on split test11 (issue 15, t15l; tuned on test11 after
+its blind run): realistic snippets (written for the test, not copied from the bench trees) with the lines that must
+be found and the lines that must not."""
+from __future__ import annotations
+
+import textwrap
+
+from auditor.rules import load_rules
+from auditor.static import StaticEngine
+from static_snippets import line_codes
+
+ENGINE = StaticEngine(load_rules())
+
+
+def found(name: str, text: str) -> list[tuple[int, str]]:
+    return line_codes(ENGINE, name, text)
+
+
+def codes_on(name: str, text: str, line: int) -> set[str]:
+    return {code for n, code in found(name, textwrap.dedent(text)) if n == line}
+
+
+LAUNCH = """\
+    #!/bin/bash
+    #SBATCH --nodes=16
+    #SBATCH --cpus-per-task=12
+    MODEL=open_lm_1b
+    srun --cpu_bind=v --accel-bind=gn python -m open_lm.main \\
+        --model $MODEL \\
+        --precision amp_bfloat16 \\
+        --fsdp \\
+        --fsdp-amp \\
+        --lr 3e-4
+    srun --cpu_bind=v --accel-bind=v python -m open_lm.eval --precision amp
+"""
+
+
+def test_open_lm_launch_precision_and_slurm_gpu_binding():
+    assert "NPU022" in codes_on("train.sh", LAUNCH, 5)        # --accel-bind=gn binds tasks to GPUs
+    assert "NPU212" in codes_on("train.sh", LAUNCH, 7)        # amp_bfloat16
+    assert "NPU212" in codes_on("train.sh", LAUNCH, 9)        # --fsdp-amp (bf16 mixed precision in FSDP)
+    assert codes_on("train.sh", LAUNCH, 11) == set()          # verbose binding only, fp32/fp16 amp
+
+
+def test_open_lm_yaml_config_keeps_hyphenated_keys():
+    cfg = """\
+        model: "open_lm_7b"
+        precision: "amp_bfloat16"
+        fsdp: True
+        fsdp-pure-bf16: True
+        fsdp-amp: False
+        lr: 3.e-4
+    """
+    assert "NPU212" in codes_on("cfg.yaml", cfg, 2)
+    assert "NPU212" in codes_on("cfg.yaml", cfg, 4)
+    assert codes_on("cfg.yaml", cfg, 5) == set()
+
+
+def test_mosaicml_run_yaml_gpu_count_even_left_blank():
+    run = """\
+        name: sdxl-base
+        image: mosaicml/pytorch_vision:2.1.0_cu121-python3.10-ubuntu20.04
+        compute:
+          cluster: # your cluster
+          gpus:  # number of GPUs
+        parameters:
+          seed: 17
+          gpus_note: 8
+    """
+    assert "NPU020" in codes_on("run.yaml", run, 5)
+    assert codes_on("run.yaml", run, 8) == set()
+
+
+def test_nemo_trt_llm_switch_in_hydra_overrides_and_yaml():
+    script = """\
+        #!/bin/bash
+        torchrun --nproc-per-node 2 examples/nlp/gpt/train_gpt_ppo_actor.py \\
+            trainer.ppo.trt_llm.enable=True \\
+            trainer.ppo.trt_llm.reshard=True \\
+            trainer.ppo.max_steps=3
+        python train.py trainer.ppo.trt_llm.enable=False
+    """
+    assert "NPU441" in codes_on("ppo.sh", script, 3)
+    assert codes_on("ppo.sh", script, 6) == set()
+    cfg = """\
+        trainer:
+          ppo:
+            trt_llm:
+              enable: False
+              reshard: True
+    """
+    assert not any(code == "NPU441" for _, code in found("ppo.yaml", textwrap.dedent(cfg)))
+
+
+def test_reusable_workflow_script_input_is_a_shell_script():
+    wf = """\
+        name: CICD
+        on: [push]
+        jobs:
+          unit-tests:
+            uses: ./.github/workflows/_test_template.yml
+            with:
+              RUNNER: self-hosted-azure
+              TIMEOUT: 10
+              SCRIPT: |
+                nvidia-smi
+                cd ${REPO_DIR}
+                bash tests/run_unit.sh
+    """
+    assert "NPU017" in codes_on(".github/workflows/cicd.yml", wf, 10)
+    assert codes_on(".github/workflows/cicd.yml", wf, 7) == set()
