@@ -109,3 +109,38 @@ def test_reusable_workflow_script_input_is_a_shell_script():
     """
     assert "NPU017" in codes_on(".github/workflows/cicd.yml", wf, 10)
     assert codes_on(".github/workflows/cicd.yml", wf, 7) == set()
+
+
+def test_ci_gpu_steps_driver_runfile_nvidia_docker_repo_and_docker_exec():
+    ci = """\
+        version: 2.1
+        jobs:
+          gpu_tests:
+            machine:
+              image: ubuntu-2004-cuda-11.4:202110-01
+            steps:
+              - checkout
+              - run:
+                  name: Install nvidia driver
+                  command: |
+                    wget -q https://us.download.nvidia.com/XFree86/Linux-x86_64/450.80.02/NVIDIA-Linux-x86_64-450.80.02.run
+                    sudo /bin/bash ./NVIDIA-Linux-x86_64-450.80.02.run -s --no-drm
+              - run:
+                  name: Install nvidia-docker
+                  command: |
+                    curl -s -L https://nvidia.github.io/nvidia-docker/gpgkey | sudo apt-key add -
+                    sudo apt-get update
+              - run:
+                  name: Check
+                  command: |
+                    docker exec -it trainer nvidia-smi
+                    docker exec -e LOG=1 -w /src trainer python3 -m pytest tests
+                    docker exec -it trainer ls /workspace
+    """
+    assert "NPU074" in codes_on(".circleci/config.yml", ci, 11)     # the driver runfile downloaded
+    assert "NPU074" in codes_on(".circleci/config.yml", ci, 12)     # ...and run through a shell
+    assert "NPU017" in codes_on(".circleci/config.yml", ci, 16)     # nvidia-docker's apt repository
+    assert "NPU017" in codes_on(".circleci/config.yml", ci, 21)     # nvidia-smi inside the container
+    assert codes_on(".circleci/config.yml", ci, 17) == set()
+    assert codes_on(".circleci/config.yml", ci, 22) == set()
+    assert codes_on(".circleci/config.yml", ci, 23) == set()
