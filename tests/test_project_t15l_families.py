@@ -144,3 +144,23 @@ def test_ci_gpu_steps_driver_runfile_nvidia_docker_repo_and_docker_exec():
     assert codes_on(".circleci/config.yml", ci, 17) == set()
     assert codes_on(".circleci/config.yml", ci, 22) == set()
     assert codes_on(".circleci/config.yml", ci, 23) == set()
+
+
+def test_tensorrt_build_in_dockerfile_and_mim_install():
+    dockerfile = """\
+        FROM nvcr.io/nvidia/pytorch:24.07-py3
+        ARG TRTLLM_VERSION
+        RUN git clone https://github.com/NVIDIA/TensorRT-LLM.git && \\
+            cd TensorRT-LLM && git checkout ${TRTLLM_VERSION} && \\
+            . docker/common/install_tensorrt.sh && \\
+            python3 ./scripts/build_wheel.py --job_count $(nproc) --trt_root /usr/local/tensorrt && \\
+            cd ..
+        RUN . /opt/venv/bin/activate && source scripts/install_deps.sh
+        RUN mim install mmengine mmcv-full==1.7.2
+        RUN mim install mmengine
+    """
+    assert "NPU441" in codes_on("Dockerfile", dockerfile, 5)
+    assert "NPU441" in codes_on("Dockerfile", dockerfile, 6)
+    assert codes_on("Dockerfile", dockerfile, 8) == set()
+    assert "NPU440" in codes_on("Dockerfile", dockerfile, 9)
+    assert codes_on("Dockerfile", dockerfile, 10) == set()

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 _CONTAINER_CLIS = {"docker", "podman", "nvidia-docker"}
 _EXEC_VALUE_OPTIONS = {"-e", "--env", "-u", "--user", "-w", "--workdir", "--env-file", "--detach-keys"}
 _WRAPPERS = {"sudo", "exec", "time", "nohup", "env", "command", "nice", "srun", "mpirun", "xargs", "stdbuf", "which"}
-_PIP = {"pip", "pip3", "uv", "conda", "mamba", "micromamba"}
+# (`mim install mmcv-full==1.7.2`: OpenMMLab's installer takes pip's requirement specifiers and options; t15l)
+_PIP = {"pip", "pip3", "uv", "conda", "mamba", "micromamba", "mim"}
 _OPTS_WITH_VALUE = {"-r", "--requirement", "-c", "--constraint", "-w", "--wheel-dir", "-t", "--target",
                     "--prefix", "--root", "--platform", "--python-version"}
 _CONDA_OPTS_WITH_VALUE = {"-n", "--name", "-p", "--prefix", "--file", "--override-channels-file"}
@@ -734,7 +735,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         col.add(rule, name, line, c, severity="warning", note=_MASKED_NOTE)
     else:
         col.add(rule, name, line, c)
-    if name in _SHELLS and len(words) > 1 and words[1].endswith((".sh", ".bash", ".run")):
+    if (name in _SHELLS or name in (".", "source")) and len(words) > 1 \
+            and words[1].endswith((".sh", ".bash", ".run")):
         # `bash ci/install-cuda.sh 12.4`: the script run is the command (NPU074 names installers by their file name)
         script = words[1].rsplit("/", 1)[-1]
         rule = m.match_command(script)
