@@ -164,3 +164,30 @@ def test_tensorrt_build_in_dockerfile_and_mim_install():
     assert codes_on("Dockerfile", dockerfile, 8) == set()
     assert "NPU440" in codes_on("Dockerfile", dockerfile, 9)
     assert codes_on("Dockerfile", dockerfile, 10) == set()
+
+
+def test_nemo_apex_optimizer_and_o2_in_config_and_overrides():
+    cfg = """\
+        trainer:
+          devices: 8
+          precision: bf16
+        model:
+          megatron_amp_O2: True
+          optim:
+            name: distributed_fused_adam
+            lr: 9e-6
+          ref_optim:
+            name: adamw
+    """
+    assert "NPU223" in codes_on("gpt_dpo.yaml", cfg, 5)
+    assert "NPU313" in codes_on("gpt_dpo.yaml", cfg, 7)
+    assert codes_on("gpt_dpo.yaml", cfg, 10) == set()
+    script = """\
+        #!/bin/bash
+        python examples/nlp/gpt/train_gpt_sft.py \\
+            model.megatron_amp_O2=False \\
+            model.optim.name=fused_adam \\
+            model.optim.lr=1e-5
+    """
+    assert codes_on("sft.sh", script, 3) == set()
+    assert "NPU313" in codes_on("sft.sh", script, 4)
