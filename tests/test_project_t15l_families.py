@@ -191,3 +191,16 @@ def test_nemo_apex_optimizer_and_o2_in_config_and_overrides():
     """
     assert codes_on("sft.sh", script, 3) == set()
     assert "NPU313" in codes_on("sft.sh", script, 4)
+
+
+def test_mpirun_options_with_values_before_the_launched_command():
+    script = """\
+        #!/bin/bash
+        mpirun -np 2 --allow-run-as-root -x NCCL_DEBUG --mca btl ^openib python -u train_gpt_ppo_actor.py \\
+            trainer.num_nodes=1 \\
+            trainer.ppo.trt_llm.enable=True \\
+            trainer.ppo.trt_llm.reshard=True
+        mpirun -np 2 python -u train_gpt_ppo_actor.py trainer.ppo.trt_llm.enable=False
+    """
+    assert "NPU441" in codes_on("ppo.sh", script, 4)
+    assert codes_on("ppo.sh", script, 6) == set()

@@ -26,6 +26,11 @@ if TYPE_CHECKING:
 
 # Commands that run the next word as the command (their own options skipped).
 # `which nvcc` asks for the tool as `command -v nvcc` does: a CI step that needs it fails without it
+# mpirun (Open MPI / MPICH / Intel MPI) options followed by values: how many
+_MPIRUN_VALUE_OPTIONS = {"-np": 1, "-n": 1, "--np": 1, "-N": 1, "-npernode": 1, "--npernode": 1, "-ppn": 1,
+                         "-H": 1, "--host": 1, "-host": 1, "-hosts": 1, "--hostfile": 1, "-hostfile": 1,
+                         "-machinefile": 1, "-f": 1, "-x": 1, "--map-by": 1, "--bind-to": 1, "--rank-by": 1,
+                         "-mca": 2, "--mca": 2, "-genv": 2, "-env": 2, "--prefix": 1, "-wdir": 1, "--wdir": 1}
 # container CLIs whose `exec CONTAINER CMD` runs CMD inside a running container, and the exec options that take a value
 _CONTAINER_CLIS = {"docker", "podman", "nvidia-docker"}
 _EXEC_VALUE_OPTIONS = {"-e", "--env", "-u", "--user", "-w", "--workdir", "--env-file", "--detach-keys"}
@@ -687,9 +692,11 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
     nodes = [name_node] + args
     while words and (words[0].rsplit("/", 1)[-1] in _WRAPPERS or "=" in words[0] and words[0][0] != "-"):
         slurm = words[0].rsplit("/", 1)[-1] in ("srun", "salloc")
+        mpi = words[0].rsplit("/", 1)[-1] == "mpirun"
         words, nodes = words[1:], nodes[1:]
         while words and words[0].startswith("-"):
-            skip = 1
+            # `mpirun -np 2 --allow-run-as-root python ...` (t15l): mpirun's options that take values
+            skip = _MPIRUN_VALUE_OPTIONS.get(words[0], 0) + 1 if mpi else 1
             if slurm:
                 # `srun --gres=gpu:8 --jobid $ID python ...`: srun's own options are requests to the scheduler
                 key, eq, value = words[0].partition("=")
