@@ -67,7 +67,7 @@ def test_mosaicml_run_yaml_gpu_count_even_left_blank():
           seed: 17
           gpus_note: 8
     """
-    assert "NPU020" in codes_on("run.yaml", run, 5)
+    assert "NPU028" in codes_on("run.yaml", run, 5)
     assert codes_on("run.yaml", run, 8) == set()
 
 
