@@ -206,7 +206,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             if id(value) in seen and key is not value:
                 continue          # a node merged in again through a YAML anchor (`<<: *wt103`): reported once
             seen.add(id(value))
-            if isinstance(value.value, str) and (path.rsplit(".", 1)[-1] in _SHELL_KEYS or _step_bash(path)
+            # a key in any case: a reusable workflow's `with: {SCRIPT: |}` input is the script its job runs (t15l)
+            if isinstance(value.value, str) and (path.rsplit(".", 1)[-1].lower() in _SHELL_KEYS or _step_bash(path)
                                                  or _INSTALL_COMMAND_RE.search(value.value)):
                 interpreter = step_shells.get(id(value), "bash")
                 if interpreter.startswith("python"):

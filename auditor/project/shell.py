@@ -26,8 +26,17 @@ if TYPE_CHECKING:
 
 # Commands that run the next word as the command (their own options skipped).
 # `which nvcc` asks for the tool as `command -v nvcc` does: a CI step that needs it fails without it
+# mpirun (Open MPI / MPICH / Intel MPI) options followed by values: how many
+_MPIRUN_VALUE_OPTIONS = {"-np": 1, "-n": 1, "--np": 1, "-N": 1, "-npernode": 1, "--npernode": 1, "-ppn": 1,
+                         "-H": 1, "--host": 1, "-host": 1, "-hosts": 1, "--hostfile": 1, "-hostfile": 1,
+                         "-machinefile": 1, "-f": 1, "-x": 1, "--map-by": 1, "--bind-to": 1, "--rank-by": 1,
+                         "-mca": 2, "--mca": 2, "-genv": 2, "-env": 2, "--prefix": 1, "-wdir": 1, "--wdir": 1}
+# container CLIs whose `exec CONTAINER CMD` runs CMD inside a running container, and the exec options that take a value
+_CONTAINER_CLIS = {"docker", "podman", "nvidia-docker"}
+_EXEC_VALUE_OPTIONS = {"-e", "--env", "-u", "--user", "-w", "--workdir", "--env-file", "--detach-keys"}
 _WRAPPERS = {"sudo", "exec", "time", "nohup", "env", "command", "nice", "srun", "mpirun", "xargs", "stdbuf", "which"}
-_PIP = {"pip", "pip3", "uv", "conda", "mamba", "micromamba"}
+# (`mim install mmcv-full==1.7.2`: OpenMMLab's installer takes pip's requirement specifiers and options; t15l)
+_PIP = {"pip", "pip3", "uv", "conda", "mamba", "micromamba", "mim"}
 _OPTS_WITH_VALUE = {"-r", "--requirement", "-c", "--constraint", "-w", "--wheel-dir", "-t", "--target",
                     "--prefix", "--root", "--platform", "--python-version"}
 _CONDA_OPTS_WITH_VALUE = {"-n", "--name", "-p", "--prefix", "--file", "--override-channels-file"}
@@ -683,9 +692,11 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
     nodes = [name_node] + args
     while words and (words[0].rsplit("/", 1)[-1] in _WRAPPERS or "=" in words[0] and words[0][0] != "-"):
         slurm = words[0].rsplit("/", 1)[-1] in ("srun", "salloc")
+        mpi = words[0].rsplit("/", 1)[-1] == "mpirun"
         words, nodes = words[1:], nodes[1:]
         while words and words[0].startswith("-"):
-            skip = 1
+            # `mpirun -np 2 --allow-run-as-root python ...` (t15l): mpirun's options that take values
+            skip = _MPIRUN_VALUE_OPTIONS.get(words[0], 0) + 1 if mpi else 1
             if slurm:
                 # `srun --gres=gpu:8 --jobid $ID python ...`: srun's own options are requests to the scheduler
                 key, eq, value = words[0].partition("=")
@@ -704,6 +715,13 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             while words and words[0].startswith("-"):
                 skip = 2 if words[0] in _RUN_VALUE_OPTIONS else 1
                 words, nodes = words[skip:], nodes[skip:]
+        elif words[0].rsplit("/", 1)[-1] in _CONTAINER_CLIS and words[1] == "exec":
+            # `docker exec -it d2 nvidia-smi` (t15l): the command run in the container, after its options and name
+            words, nodes = words[2:], nodes[2:]
+            while words and words[0].startswith("-"):
+                skip = 2 if words[0] in _EXEC_VALUE_OPTIONS else 1
+                words, nodes = words[skip:], nodes[skip:]
+            words, nodes = words[1:], nodes[1:]
         elif re.fullmatch(r"\$\{?[A-Za-z_]\w*\}?", words[0]) and not re.search("PY|PIP", words[0].upper()) \
                 and not words[1].startswith("-"):
             words, nodes = words[1:], nodes[1:]    # `${CONDA_RUN} pip install ...`: a runner held in a variable
@@ -724,7 +742,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         col.add(rule, name, line, c, severity="warning", note=_MASKED_NOTE)
     else:
         col.add(rule, name, line, c)
-    if name in _SHELLS and len(words) > 1 and words[1].endswith((".sh", ".bash")):
+    if (name in _SHELLS or name in (".", "source")) and len(words) > 1 \
+            and words[1].endswith((".sh", ".bash", ".run")):
         # `bash ci/install-cuda.sh 12.4`: the script run is the command (NPU074 names installers by their file name)
         script = words[1].rsplit("/", 1)[-1]
         rule = m.match_command(script)
