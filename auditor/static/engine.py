@@ -584,7 +584,7 @@ class StaticEngine:
                 result.findings = apply_cuda_twins(result.findings, tree)
                 result.findings = apply_flash_tables(result.findings, tree)   # `"flash_attention_2": XFlashAttention2`
                 if any(f.name == VENDOR_RULE for f in result.findings):   # NPU076 beside an NPU arm, in migrations
-                    result.findings = apply_vendor_dispatch(result.findings, tree)
+                    result.findings = apply_vendor_dispatch(result.findings, tree, text)
         result.findings.sort(key=Finding.sort_key)
         result.summary = summarize(tree, result.findings, rel, text)     # auditor/static/crossfile.py
         if self._flow_rules:     # uses of CUDA-bound names (auditor/static/valueflow.py), after the summary

@@ -16,6 +16,7 @@ branch is skipped. Two structures make such a comparison no port problem:
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -102,17 +103,18 @@ def _cuda_compared(tree: ast.AST) -> dict[int, set[tuple]]:
     return out
 
 
-def data_migration(tree: ast.Module) -> bool:
-    """An alembic revision (top-level `upgrade` and `downgrade` beside an alembic import) or a Django migration
-    (`class Migration(migrations.Migration)`): code that rewrites stored data."""
-    defs = {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    imports_alembic = any(isinstance(s, ast.ImportFrom) and (s.module or "").split(".")[0] == "alembic"
-                          or isinstance(s, ast.Import) and any(a.name.split(".")[0] == "alembic" for a in s.names)
-                          for s in tree.body)
-    if {"upgrade", "downgrade"} <= defs and imports_alembic:
+_ALEMBIC_IMPORT = re.compile(r"^(?:from|import)\s+alembic\b", re.M)
+_TOP_DEF = re.compile(r"^(?:async\s+)?def\s+(upgrade|downgrade)\s*\(", re.M)
+_DJANGO_MIGRATION = re.compile(r"^class\s+Migration\s*\([^)]*\bmigrations\.Migration\s*\)", re.M)
+
+
+def data_migration(text: str) -> bool:
+    """An alembic revision (top-level `upgrade` and `downgrade` beside a top-level alembic import) or a Django
+    migration (`class Migration(migrations.Migration)`): code that rewrites stored data. Read from the file's text,
+    not its tree, so that a file parsed in pieces (static/largefile.py) is judged as a whole."""
+    if _ALEMBIC_IMPORT.search(text) and {m.group(1) for m in _TOP_DEF.finditer(text)} == {"upgrade", "downgrade"}:
         return True
-    return any(isinstance(s, ast.ClassDef) and s.name == "Migration"
-               and any(ast.unparse(b).endswith("migrations.Migration") for b in s.bases) for s in tree.body)
+    return _DJANGO_MIGRATION.search(text) is not None
 
 
 def _lower(findings: list, tree: ast.AST, npu_keys: set[tuple], where: str) -> list:
@@ -126,11 +128,11 @@ def _lower(findings: list, tree: ast.AST, npu_keys: set[tuple], where: str) -> l
     return out
 
 
-def apply_vendor_dispatch(findings: list, tree: ast.AST) -> list:
+def apply_vendor_dispatch(findings: list, tree: ast.AST, text: str) -> list:
     """Per file: drop NPU076 in a data migration, lower it where the file compares the value with an NPU name."""
     if not any(f.name == RULE for f in findings) or not isinstance(tree, ast.Module):
         return findings
-    if data_migration(tree):
+    if data_migration(text):
         return [f for f in findings if f.name != RULE]
     if not any(f.name == RULE and f.severity != "info" for f in findings):
         return findings
