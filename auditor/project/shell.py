@@ -923,30 +923,28 @@ def _record_local_extras(col: Collector, word: str, line: int, c: int, cwd: str 
     col.result.summary = summary
 
 
-def _record_cmake(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:
-    """A `cmake` configure call, kept in the file's summary: the tree pass (auditor/project/cmake_calls.py) reads the
-    CMakeLists.txt of its source folder and reports the call when that build needs CUDA (t15h)."""
-    call = cmake_call(words[1:], cwd)
+def _keep_call(col: Collector, pos: _Positions, words: list[str], nodes: list, call: dict | None, key: str) -> None:
+    """A recorded call (cmake configure, launch line) with its position, kept in the file's summary under `key` for
+    the tree pass that reads the file it names."""
     if call is None:
         return
     line, c = pos.at(nodes[0].start_point)
     call.update(line=line, col=c, end_col=c + len(words[0]))
     summary = col.result.summary if col.result.summary is not None else {}
-    summary.setdefault(CMAKE_CALLS, []).append(call)
+    summary.setdefault(key, []).append(call)
     col.result.summary = summary
+
+
+def _record_cmake(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:
+    """A `cmake` configure call, kept in the file's summary: the tree pass (auditor/project/cmake_calls.py) reads the
+    CMakeLists.txt of its source folder and reports the call when that build needs CUDA (t15h)."""
+    _keep_call(col, pos, words, nodes, cmake_call(words[1:], cwd), CMAKE_CALLS)
 
 
 def _record_launch(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:
     """The Python file a launch line runs, kept in the file's summary: the tree pass (auditor/project/launched.py)
     reports the line when that file is an attention wrapper (t15k)."""
-    call = launched_call(words[1:], cwd)
-    if call is None:
-        return
-    line, c = pos.at(nodes[0].start_point)
-    call.update(line=line, col=c, end_col=c + len(words[0]))
-    summary = col.result.summary if col.result.summary is not None else {}
-    summary.setdefault(LAUNCHED, []).append(call)
-    col.result.summary = summary
+    _keep_call(col, pos, words, nodes, launched_call(words[1:], cwd), LAUNCHED)
 
 
 def _record_make(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 
+from auditor.static.astutil import ast_dotted
 from auditor.static.backends import as_info
 
 # kernel modules and CUDA packages: the finding claims a dependency. Not attention: replacing a framework's attention
@@ -77,13 +78,6 @@ def patch_only(tree: ast.AST) -> set[tuple[int, str]]:
     return out
 
 
-def _dotted(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else None
-
 
 def torch_cuda_stores(tree: ast.AST) -> dict[int, list[tuple[int, int]]]:
     """{line: [(first col, end col) of a store target]} for assignments over a torch CUDA API
@@ -93,7 +87,7 @@ def torch_cuda_stores(tree: ast.AST) -> dict[int, list[tuple[int, int]]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
             for t in node.targets:
-                name = _dotted(t) if isinstance(t, ast.Attribute) else None
+                name = ast_dotted(t) if isinstance(t, ast.Attribute) else None
                 if name and name.startswith("torch.") and "cuda" in name.split(".", 2)[1].lower() or \
                         name and name.startswith("torch._C.") and "cuda" in name.rsplit(".", 1)[1].lower():
                     out.setdefault(node.lineno, []).append((t.col_offset + 1, (t.end_col_offset or 0) + 1))

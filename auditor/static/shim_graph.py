@@ -35,6 +35,7 @@ from pathlib import Path
 
 from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
 from auditor.static import project_imports as _pi
+from auditor.static.astutil import ast_dotted
 from auditor.static.backends import CUDA_HELPER, TRANSFER_REMAPPED, as_info
 
 def _read_text(path) -> str:
@@ -296,20 +297,11 @@ def _load_time_calls(tree: ast.Module) -> set[str]:
         for head in heads:
             for node in ast.walk(head):
                 if isinstance(node, ast.Call):
-                    dotted = _dotted(node.func)
+                    dotted = ast_dotted(node.func)
                     if dotted:
                         out.add(dotted)
     return out
 
-
-def _dotted(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return ".".join([node.id, *reversed(parts)])
 
 
 def _names_shim(targets: list[str], names: list[str]) -> bool:
