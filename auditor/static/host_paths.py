@@ -15,6 +15,11 @@ to dtypes chooses nothing (policy (a)). Four structures, read per file after the
   name the dtype a GE enum stands for;
 - a data-type constant built from its name (`DT_BF16 = UnquantizedDataType('BF16')`, policy (a));
 - the body of `with FakeTensorMode():` (torchair's pattern passes build example inputs there);
+- a tensor or module built on the `meta` device (t11l, tuned on heldout9): `torch.empty(..., device="meta",
+  dtype=torch.bfloat16)`, the body of `with torch.device("meta"):` / `with init_empty_weights():` /
+  `with init_on_device(torch.device("meta")):` (not `torch.nn.utils.skip_init`: it materialises on the device it
+  is given, with the dtype): a meta tensor holds a shape and a
+  dtype, nothing is computed (msmodeling's simulator tests; policy (e));
 - a mock of the torch.cuda module (`monkeypatch.setattr(torch.cuda, "synchronize", fake)`,
   `mock.patch.object(torch.cuda, "is_available", ...)`): the module is named to be replaced, nothing calls CUDA.
 
@@ -144,6 +149,50 @@ def _host_scalars(tree: ast.AST) -> list[tuple[int, int, int]]:
     return out
 
 
+# a file that later gives meta-built modules real storage: the dtype chosen under meta then reaches the device
+_MATERIALISES = re.compile(r"\bto_empty\(|\bload_checkpoint_and_dispatch\(|\bdispatch_model\("
+                           r"|\bset_module_tensor_to_device\(|\bassign\s*=\s*True")
+
+
+def _is_meta(node: ast.AST | None) -> bool:
+    """`"meta"` or `torch.device("meta")`."""
+    if isinstance(node, ast.Constant):
+        return node.value == "meta"
+    return isinstance(node, ast.Call) and _callee(node) == "device" and bool(node.args) and _is_meta(node.args[0])
+
+
+def _meta_scope(node: ast.AST) -> bool:
+    """`torch.device("meta")`, `init_empty_weights()` (accelerate), `init_on_device(torch.device("meta"))`."""
+    if _is_meta(node):
+        return True
+    if not isinstance(node, ast.Call):
+        return False
+    name = _callee(node)
+    if name == "init_on_device":
+        device = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "device"), None)
+        return _is_meta(device)
+    return name == "init_empty_weights"
+
+
+def _meta_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
+    """(first line, first col, last line, end col) of each call that builds on the meta device (`device="meta"`;
+    not `torch.nn.utils.skip_init`, which materialises on the device it is given) and of each
+    `with torch.device("meta"):` / `with init_empty_weights():` body. The caller reads them only in files that never materialise such modules (`to_empty`, `load_checkpoint_and_dispatch`, ...)."""
+    out: list[tuple[int, int, int, int]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and any(k.arg == "device" and _is_meta(k.value) for k in node.keywords):
+            out.append((node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
+                        (node.end_col_offset or 0) + 1))
+        elif isinstance(node, (ast.With, ast.AsyncWith)) and node.body and any(
+                _meta_scope(i.context_expr) for i in node.items):
+            out.append((node.body[0].lineno, 0, node.end_lineno or node.lineno, 1 << 30))
+    return out
+
+
+def _in_meta(spans: list[tuple[int, int, int, int]], line: int, col: int) -> bool:
+    return any((l0, c0) <= (line, col) < (l1, c1) for l0, c0, l1, c1 in spans)
+
+
 def _inside(spans: list[tuple[int, int]], line: int) -> bool:
     return any(lo <= line <= hi for lo, hi in spans)
 
@@ -159,6 +208,8 @@ def drop_host_paths(findings: list, rel: str, text: str, tree: ast.AST) -> list:
     cpu = _cpu_functions(tree, lines) if precision and not host_file and "cpu" in text else []
     arms = _converter_arms(tree) + _fake_blocks(tree, text) if precision and not host_file else []
     scalars = _host_scalars(tree) if precision and not host_file and ".item()" in text else []
+    meta = _meta_spans(tree) if precision and ("meta" in text or "init_empty_weights" in text) \
+        and not _MATERIALISES.search(text) else []
     kept = []
     for f in findings:
         line = lines[f.line - 1] if 0 < f.line <= len(lines) else ""
@@ -166,6 +217,8 @@ def drop_host_paths(findings: list, rel: str, text: str, tree: ast.AST) -> list:
                                           _inside(cpu, f.line) or _inside(arms, f.line)):
             continue
         if f.category == "precision" and any(line_ == f.line and lo <= f.col < hi for line_, lo, hi in scalars):
+            continue
+        if f.category == "precision" and _in_meta(meta, f.line, f.col):
             continue
         if f.category == "precision" and _DTYPE_CONSTANT.search(line):
             continue
