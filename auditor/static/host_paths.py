@@ -177,7 +177,8 @@ def _meta_scope(node: ast.AST) -> bool:
 def _meta_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
     """(first line, first col, last line, end col) of each call that builds on the meta device (`device="meta"`;
     not `torch.nn.utils.skip_init`, which materialises on the device it is given) and of each
-    `with torch.device("meta"):` / `with init_empty_weights():` body. The caller reads them only in files that never materialise such modules (`to_empty`, `load_checkpoint_and_dispatch`, ...)."""
+    `with torch.device("meta"):` / `with init_empty_weights():` body. The caller reads them only in files that
+    never materialise such modules (`to_empty`, `load_checkpoint_and_dispatch`, ...)."""
     out: list[tuple[int, int, int, int]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and any(k.arg == "device" and _is_meta(k.value) for k in node.keywords):
