@@ -156,3 +156,67 @@ def test_cuda_seeding_after_torch_manual_seed_is_a_hint(tmp_path):
     assert _severities(found, rel, lines[1]) == {"NPU002": "info"}
     # no torch.manual_seed before it: the NPU's generator is not seeded there, the finding keeps its severity
     assert _severities(found, rel, lines[2])["NPU002"] in {"error", "warning"}
+
+
+CONTRACT_TREE = {
+    "epbench/__init__.py": "",
+    "epbench/report.py": """\
+        def compare_reports(cuda_report: dict, ascend_report: dict) -> list[dict]:
+            rows = []
+            for case, base in cuda_report["cases"].items():
+                other = ascend_report["cases"][case]
+                rows.append({"case": case, "latency_ratio": other["mean"] / base["mean"]})
+            return rows
+        """,
+    "tests/test_report_contract.py": """\
+        import types
+
+        import torch
+
+        from epbench.report import compare_reports
+
+
+        class _FakeTensor:
+            def __init__(self, device_type="cpu", shape=()):
+                self.device = types.SimpleNamespace(type=device_type, index=0)
+                self.shape = shape
+
+
+        def _report(platform, *, mean=2e-6):
+            return {"platform": platform, "cases": {"dispatch": {"mean": mean}}}
+
+
+        def test_reports_carry_their_platform():
+            reports = [_report(platform) for platform in ("cuda", "ascend")]
+            assert [r["platform"] for r in reports] == ["cuda", "ascend"]
+
+
+        def test_latency_ratio():
+            rows = compare_reports(
+                _report("cuda", mean=2e-6),
+                _report("ascend", mean=4e-6),
+            )
+            assert rows[0]["latency_ratio"] == 2.0
+
+
+        def test_fake_tensor_device_is_read():
+            fake = _FakeTensor("cuda", (1, 16))
+            assert fake.device.index == 0 and fake.shape == (1, 16)
+
+
+        def test_real_tensor_on_the_gpu():
+            for device in ("cpu", "cuda"):
+                x = torch.zeros(4, device=device)
+                assert x.sum().item() == 0
+        """,
+}
+
+
+def test_cuda_as_a_platform_label_or_a_fakes_data_is_no_device(tmp_path):
+    root = write_tree(tmp_path, CONTRACT_TREE)
+    found = findings_in_tree(root)
+    test = "tests/test_report_contract.py"
+    for needle in ('for platform in ("cuda", "ascend")', '_report("cuda", mean=2e-6)', '_FakeTensor("cuda", (1, 16))'):
+        assert "NPU003" not in _codes(found, test, _line(root, test, needle)), needle
+    # a device loop over torch device types: still a device string
+    assert "NPU003" in _codes(found, test, _line(root, test, 'for device in ("cpu", "cuda")'))
