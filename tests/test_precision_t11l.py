@@ -177,9 +177,10 @@ CONTRACT_TREE = {
 
 
         class _FakeTensor:
-            def __init__(self, device_type="cpu", shape=()):
+            def __init__(self, device_type="cpu", shape=(), dtype=None):
                 self.device = types.SimpleNamespace(type=device_type, index=0)
                 self.shape = shape
+                self.dtype = dtype
 
 
         def _report(platform, *, mean=2e-6):
@@ -204,9 +205,14 @@ CONTRACT_TREE = {
             assert fake.device.index == 0 and fake.shape == (1, 16)
 
 
+        def test_fake_bf16_input_is_accepted():
+            x = _FakeTensor("npu", (2, 16), torch.bfloat16)
+            assert x.shape == (2, 16)
+
+
         def test_real_tensor_on_the_gpu():
             for device in ("cpu", "cuda"):
-                x = torch.zeros(4, device=device)
+                x = torch.zeros(4, device=device, dtype=torch.bfloat16)
                 assert x.sum().item() == 0
         """,
 }
@@ -218,5 +224,7 @@ def test_cuda_as_a_platform_label_or_a_fakes_data_is_no_device(tmp_path):
     test = "tests/test_report_contract.py"
     for needle in ('for platform in ("cuda", "ascend")', '_report("cuda", mean=2e-6)', '_FakeTensor("cuda", (1, 16))'):
         assert "NPU003" not in _codes(found, test, _line(root, test, needle)), needle
+    assert not _codes(found, test, _line(root, test, '_FakeTensor("npu", (2, 16), torch.bfloat16)')) & PRECISION
     # a device loop over torch device types: still a device string
     assert "NPU003" in _codes(found, test, _line(root, test, 'for device in ("cpu", "cuda")'))
+    assert _codes(found, test, _line(root, test, 'torch.zeros(4, device=device')) & PRECISION

