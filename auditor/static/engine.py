@@ -26,7 +26,7 @@ from auditor.static.vendor_dispatch import RULE as VENDOR_RULE, apply_vendor_dis
 from auditor.static.backends import (apply_context, as_info, build_backend_context, imports_transfer_to_npu,
                                      under_transfer_to_npu, variable_with_npu)
 from auditor.static.compiled import WORD_RE, CompiledRules
-from auditor.static.host_paths import drop_host_paths
+from auditor.static.host_paths import demote_reseeds, drop_host_paths, drop_platform_labels
 from auditor.static.host_scopes import drop_host_scopes
 from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host
 from auditor.static.patch_targets import apply_cuda_twins, apply_flash_tables, apply_patch_targets
@@ -574,6 +574,8 @@ class StaticEngine:
                     lo <= f.line <= hi for lo, hi in ray_cpu)]
             # dtype hints on host-only code (CPU tests, CPU paths, dtype converter chains), mocks of torch.cuda
             result.findings = drop_host_paths(result.findings, rel, text, tree)
+            result.findings = demote_reseeds(result.findings, tree)     # torch.cuda seeds after torch.manual_seed
+            result.findings = drop_platform_labels(result.findings, tree)   # "cuda" as a report label, a fake's data
             result.findings = drop_host_scopes(result.findings, rel, text, tree)    # unread defaults, host tests
             why = written_for_npu(text, rel)     # imports torch_npu at its top, or an NPU path (npu_native.py)
             if why is not None:
