@@ -84,21 +84,28 @@ def _returns_value(body: list[ast.stmt]) -> bool:
     return False
 
 
+def equality_arms(fn: ast.AST, returns) -> list[tuple[int, int]]:
+    """Line spans of the arms of a function's if / elif chains that test one `==` / `is` comparison and whose body
+    `returns(body)` accepts: the converter chains of host_paths and host_scopes' op mappings."""
+    arms = []
+    stack = list(getattr(fn, "body", []))
+    while stack:
+        stmt = stack.pop()
+        if not isinstance(stmt, ast.If):
+            continue
+        test = stmt.test
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.Is)) \
+                and returns(stmt.body):
+            arms.append((stmt.lineno, stmt.body[-1].end_lineno or stmt.lineno))
+        stack.extend(s for s in stmt.orelse if isinstance(s, ast.If))        # elif
+    return arms
+
+
 def _converter_arms(tree: ast.AST) -> list[tuple[int, int]]:
     """Spans of the arms of dtype converter chains (`if dtype == DataType.DT_BF16: return torch.bfloat16`)."""
     out = []
     for fn in _functions(tree):
-        arms = []
-        stack = list(fn.body)
-        while stack:
-            stmt = stack.pop()
-            if not isinstance(stmt, ast.If):
-                continue
-            test = stmt.test
-            if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.Is)) \
-                    and _returns_value(stmt.body):
-                arms.append((stmt.lineno, stmt.body[-1].end_lineno or stmt.lineno))
-            stack.extend(s for s in stmt.orelse if isinstance(s, ast.If))        # elif
+        arms = equality_arms(fn, _returns_value)
         if len(arms) >= _MIN_ARMS:
             out += arms
     return out

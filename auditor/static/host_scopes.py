@@ -16,6 +16,8 @@ from __future__ import annotations
 import ast
 import re
 
+from auditor.static.host_paths import equality_arms
+
 # placement or a device runtime, read case-insensitively on one function's text (host_paths._PLACES, widened: a
 # `.to(<anything but a dtype>)`, an upper-case DEVICE constant, a device-like name passed on)
 _PLACES = re.compile(
@@ -346,17 +348,7 @@ def _mapping_spans(tree: ast.AST) -> tuple[set[tuple[int, int]], list[tuple[int,
                 if isinstance(key, ast.Attribute):
                     points.add((key.end_lineno or key.lineno, key.col_offset))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found = []
-            stack = list(node.body)
-            while stack:
-                stmt = stack.pop()
-                if not isinstance(stmt, ast.If):
-                    continue
-                test = stmt.test
-                if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.Is)) \
-                        and stmt.body and isinstance(stmt.body[-1], ast.Return):
-                    found.append((stmt.lineno, stmt.body[-1].end_lineno or stmt.lineno))
-                stack.extend(x for x in stmt.orelse if isinstance(x, ast.If))
+            found = equality_arms(node, lambda body: bool(body) and isinstance(body[-1], ast.Return))
             if len(found) >= _MIN_MAPPING_ARMS:
                 arms += found
     return points, arms
