@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from auditor.findings import FileResult, Finding
-from auditor.project.makefile import _join, recorded_calls, unsuppressed
+from auditor.project.makefile import _join, add_call_findings, call_finding, recorded_calls, unsuppressed
 
 SUMMARY_KEY = "cmake_calls"
 _MAX_BYTES = 512 * 1024
@@ -120,11 +120,8 @@ def cmake_build_findings(result: FileResult, root: Path, rule, analyze: Callable
         where = f"{folder}/CMakeLists.txt" if folder else "CMakeLists.txt"
         symbol = f"cmake {folder or '.'} -> {where}"
         message = rule.message.replace("{symbol}", symbol) + f" (configured here; {where}:{why.line}: `{why.symbol}`, {why.code})"
-        new.append(Finding(
-            code=rule.code, name=rule.name, category=rule.category, severity=rule.severity_for(product),
-            effort=rule.effort, path=result.path, line=line, col=col, end_line=line, end_col=end_col,
-            message=message, substitution=rule.substitution, fix="none", source="static", symbol=symbol,
-            data={"cmakelists": where, "line": why.line, "code": why.code}))
+        new.append(call_finding(rule, product, result, (line, col, end_col), message, symbol,
+                                {"cmakelists": where, "line": why.line, "code": why.code}))
     if new:
         # the calling file's own `# npu-audit: ignore[...]` comments, as for the findings of its own pass
         return unsuppressed(new, calls, here, root)
@@ -139,10 +136,6 @@ def apply_cmake_builds(results: list[FileResult], root: Path, rules, analyze: Ca
     if rule is None or not any(r.summary and r.summary.get(SUMMARY_KEY) for r in results):
         return
     reader = analyze()
-    top = root if root.is_dir() else root.parent
     cache: dict = {}
-    for result in results:
-        if result.summary and result.summary.get(SUMMARY_KEY):
-            found = cmake_build_findings(result, top, rule, reader, cache, product)
-            have = {(f.line, f.code) for f in result.findings}
-            result.findings.extend(f for f in found if (f.line, f.code) not in have)
+    add_call_findings(results, root, SUMMARY_KEY,
+                      lambda result, top: cmake_build_findings(result, top, rule, reader, cache, product))

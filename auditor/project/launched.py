@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from auditor.findings import FileResult, Finding
-from auditor.project.makefile import _join, recorded_calls, unsuppressed
+from auditor.project.makefile import _join, add_call_findings, call_finding, recorded_calls, unsuppressed
 
 SUMMARY_KEY = "launched_scripts"
 WRAPPER_LINES = 30
@@ -111,11 +111,8 @@ def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Cal
         if why is None:
             continue
         message = rule.message.replace("{symbol}", rel) + f" ({rel}:{why.line}: `{why.symbol}`, {why.code})"
-        new.append(Finding(
-            code=rule.code, name=rule.name, category=rule.category, severity=rule.severity_for(product),
-            effort=rule.effort, path=result.path, line=line, col=col, end_line=line, end_col=end_col,
-            message=message, substitution=rule.substitution, fix="none", source="static", symbol=rel,
-            data={"launched": rel, "line": why.line, "code": why.code}))
+        new.append(call_finding(rule, product, result, (line, col, end_col), message, rel,
+                                {"launched": rel, "line": why.line, "code": why.code}))
     if new:
         return unsuppressed(new, calls, Path(result.path), root)
     return new
@@ -128,11 +125,7 @@ def apply_launched_wrappers(results: list[FileResult], root: Path, rules,
     if rule is None or not any(r.summary and r.summary.get(SUMMARY_KEY) for r in results):
         return
     reader = analyze()
-    top = root if root.is_dir() else root.parent
     cache: dict = {}
     by_rel = {r.path: r for r in results if r.path.endswith(".py")}
-    for result in results:
-        if result.summary and result.summary.get(SUMMARY_KEY):
-            found = launched_wrapper_findings(result, top, rule, reader, cache, product, by_rel)
-            have = {(f.line, f.code) for f in result.findings}
-            result.findings.extend(f for f in found if (f.line, f.code) not in have)
+    add_call_findings(results, root, SUMMARY_KEY,
+                      lambda result, top: launched_wrapper_findings(result, top, rule, reader, cache, product, by_rel))

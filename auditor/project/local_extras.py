@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor.findings import FileResult, Finding
-from auditor.project.makefile import recorded_calls, unsuppressed
+from auditor.project.makefile import add_call_findings, call_finding, recorded_calls, unsuppressed
 
 SUMMARY_KEY = "local_extras"
 _RULE_CODE = "NPU023"
@@ -129,11 +129,8 @@ def local_extra_findings(result: FileResult, root: Path, rule, matchers, cache: 
             listed = ", ".join(packages[:4]) + (", ..." if len(packages) > 4 else "")
             message = rule.message.replace("{symbol}", symbol) + \
                 f" (the `{extra}` extra of {where}: {listed})"
-            new.append(Finding(
-                code=rule.code, name=rule.name, category=rule.category, severity=rule.severity_for(product),
-                effort=rule.effort, path=result.path, line=line, col=col, end_line=line, end_col=end_col,
-                message=message, substitution=rule.substitution, fix="none", source="static", symbol=symbol,
-                data={"pyproject": where, "extra": str(extra), "packages": packages}))
+            new.append(call_finding(rule, product, result, (line, col, end_col), message, symbol,
+                                    {"pyproject": where, "extra": str(extra), "packages": packages}))
     if new:
         return unsuppressed(new, calls, here, root)
     return new
@@ -149,10 +146,6 @@ def apply_local_extras(results: list[FileResult], root: Path, rules, product: st
     if rule is None:
         return
     matchers = ProjectMatchers.build(rules)
-    top = root if root.is_dir() else root.parent
     cache: dict = {}
-    for result in results:
-        if result.summary and result.summary.get(SUMMARY_KEY):
-            found = local_extra_findings(result, top, rule, matchers, cache, product)
-            have = {(f.line, f.code) for f in result.findings}
-            result.findings.extend(f for f in found if (f.line, f.code) not in have)
+    add_call_findings(results, root, SUMMARY_KEY,
+                      lambda result, top: local_extra_findings(result, top, rule, matchers, cache, product))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from auditor.findings import FileResult, Finding
 from auditor.source import SourceError, read_source
@@ -327,6 +327,28 @@ def recorded_calls(result: FileResult, root: Path, key: str) -> tuple[list, tupl
     return calls, tuple(dict.fromkeys((root, own)))
 
 
+def call_finding(rule, product: str, result: FileResult, call_pos: tuple[int, int, int], message: str, symbol: str,
+                 data: dict) -> Finding:
+    """The finding a recorded call (`make`, `cmake`, a local-extra install, a launch) gets on the calling line."""
+    line, col, end_col = call_pos
+    return Finding(
+        code=rule.code, name=rule.name, category=rule.category, severity=rule.severity_for(product),
+        effort=rule.effort, path=result.path, line=line, col=col, end_line=line, end_col=end_col,
+        message=message, substitution=rule.substitution, fix="none", source="static", symbol=symbol, data=data)
+
+
+def add_call_findings(results: list[FileResult], root: Path, key: str,
+                      finder: Callable[[FileResult, Path], list[Finding]]) -> None:
+    """Add finder(result, top)'s findings to every file that recorded calls under `key`, except those on a line that
+    already has the code (runner, after the per-file pass; top: the tree's top folder)."""
+    top = root if root.is_dir() else root.parent
+    for result in results:
+        if result.summary and result.summary.get(key):
+            found = finder(result, top)
+            have = {(f.line, f.code) for f in result.findings}
+            result.findings.extend(f for f in found if (f.line, f.code) not in have)
+
+
 def unsuppressed(new: list[Finding], calls: list, here: Path, root: Path) -> list[Finding]:
     """`new` without the findings the calling file's own `# npu-audit: ignore[...]` comments silence: those the worker
     that read the file kept with each call (note_suppressions); calls recorded without them (a caller that built the
@@ -372,11 +394,8 @@ def make_build_findings(result: FileResult, root: Path, rule, cache: dict | None
         target, why = built[0]
         symbol = "make " + " ".join(t for t, _ in built)
         message = rule.message.replace("{symbol}", symbol) + f" (`{target}`: {why})"
-        new.append(Finding(
-            code=rule.code, name=rule.name, category=rule.category, severity=rule.severity_for(product),
-            effort=rule.effort, path=result.path, line=line, col=col, end_line=line, end_col=end_col,
-            message=message, substitution=rule.substitution, fix="none", source="static", symbol=symbol,
-            data={"targets": [t for t, _ in built]}))
+        new.append(call_finding(rule, product, result, (line, col, end_col), message, symbol,
+                                {"targets": [t for t, _ in built]}))
     if new:
         # the calling file's own `# npu-audit: ignore[NPU333]` comments, as for the findings of its own pass
         return unsuppressed(new, calls, here, root)
@@ -404,10 +423,6 @@ def apply_make_builds(results: list[FileResult], root: Path, rules, product: str
     rule = next((r for r in rules if "makefile" in r.match), None)
     if rule is None:
         return
-    top = root if root.is_dir() else root.parent
     cache: dict = {}
-    for result in results:
-        if result.summary and result.summary.get(SUMMARY_KEY):
-            found = make_build_findings(result, top, rule, cache, product)
-            have = {(f.line, f.code) for f in result.findings}
-            result.findings.extend(f for f in found if (f.line, f.code) not in have)
+    add_call_findings(results, root, SUMMARY_KEY, lambda result, top: make_build_findings(result, top, rule, cache,
+                                                                                          product))
