@@ -32,6 +32,7 @@ import re
 from typing import Any, Sequence
 
 from auditor.findings import Finding
+from auditor.static.flags import _target_key as _target_name   # `x` / `self.x`: one reader (flags, gates)
 
 # kernel / attention / apex share the cross-file pass's codes (rules/crossfile.yaml: the same meaning, a use of the
 # project's CUDA-specific code; the 2xx codes this work was offered are precision's by the code policy)
@@ -158,14 +159,6 @@ def _builder_load(v: ast.expr, targets: list[str]) -> str | None:
     if not any(_CUDA_WORD.search(w) for w in words):
         return None
     return f"{builder}().{v.func.attr}()"
-
-
-def _target_name(t: ast.expr) -> str | None:
-    if isinstance(t, ast.Name):
-        return t.id
-    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
-        return "self." + t.attr
-    return None
 
 
 def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[list[_Binding], dict[int, tuple]]:
