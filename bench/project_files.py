@@ -69,6 +69,9 @@ LINE_CAP = {s: split_draw(s)["line_cap"] for s in SPLITS if "line_cap" in split_
 
 
 SPLIT = "dev"
+# the checkout whose auditor/ and rules/ are scored: this one unless --audit-src names an older one (a blind split
+# is scored with the tool as it stood before anything was tuned on it)
+AUDITOR_SRC = BENCH.parent
 
 
 def tree_dir(name: str) -> Path:
@@ -135,7 +138,7 @@ def capped(items: list[dict], cap: int | None) -> list[dict]:
 
 
 def select() -> int:
-    sys.path.insert(0, str(BENCH.parent))
+    sys.path.insert(0, str(AUDITOR_SRC))
     from auditor.discover import discover
     from auditor.project import project_kind
 
@@ -164,7 +167,7 @@ def _label_file(repo: str, path: str) -> Path:
 
 
 def run(as_json: bool) -> int:
-    sys.path.insert(0, str(BENCH.parent))
+    sys.path.insert(0, str(AUDITOR_SRC))
     from auditor.rules import load_rules
     from auditor.static import StaticEngine
 
@@ -258,9 +261,15 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--split", choices=SPLITS,
                         default="dev")
+    parser.add_argument("--audit-src", type=Path, default=BENCH.parent, metavar="CHECKOUT",
+                        help="score the auditor of another checkout (e.g. a worktree of an older commit) on this "
+                             "checkout's splits; default: this checkout")
     args = parser.parse_args()
-    global SPLIT
+    global SPLIT, AUDITOR_SRC
     SPLIT = args.split
+    if not (args.audit_src / "auditor" / "__init__.py").is_file():
+        parser.error(f"--audit-src {args.audit_src}: no auditor/ package there")
+    AUDITOR_SRC = args.audit_src.resolve()
     return {"fetch": fetch, "select": select, "run": lambda: run(args.json)}[args.command]()
 
 
