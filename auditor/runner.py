@@ -16,10 +16,7 @@ from auditor.findings import Finding
 from auditor.findings import FileError
 from auditor.rules import load_rules
 from auditor.static.engine import MAX_FILE_BYTES, FileResult, StaticEngine
-from auditor.project.cmake_calls import apply_cmake_builds
-from auditor.project.makefile import apply_make_builds
-from auditor.project.local_extras import apply_local_extras
-from auditor.project.launched import apply_launched_wrappers
+from auditor.project.tree_calls import apply_tree_calls
 from auditor.static.backend_files import apply_backend_files, drop_test_performance_hints, drop_unread_cudnn_vars
 from auditor.static.ci_jobs import apply_cuda_ci_jobs
 from auditor.static.crossfile import drop_ascend_flash_modules, propagate
@@ -239,18 +236,12 @@ def run_static(
         for name, rel in todo:
             collect([(name, *_analyze_one(engine, name, rel))])
 
-    # `make train_gpt2cu` where the tree's Makefile runs nvcc (after the cache: it depends on the Makefile), before the
-    # passes that make findings in other-backend files, NPU twins and CUDA CI jobs quieter
-    apply_make_builds(run.results, found.root, load_rules(), product)
-    # `cmake -B build` where the configured CMakeLists.txt needs CUDA (the same place in the pipeline, t15h)
-    apply_cmake_builds(run.results, found.root, load_rules(),
-                       lambda: StaticEngine(load_rules(), product=product, max_bytes=max_bytes).analyze_bytes, product)
-    # `pip install -e ".[compile]"` where the tree's pyproject.toml lists CUDA-only packages in that extra (t15j)
-    apply_local_extras(run.results, found.root, load_rules(), product)
-    # `deepspeed llava/train/train_mem.py` where that file is a FlashAttention / xFormers wrapper (t15k)
-    apply_launched_wrappers(run.results, found.root, load_rules(),
-                            lambda: StaticEngine(load_rules(), product=product, max_bytes=max_bytes).analyze_bytes,
-                            product)
+    # `make train_gpt2cu` where the tree's Makefile runs nvcc, `cmake -B build` of a CUDA CMakeLists.txt,
+    # `pip install -e ".[compile]"` of a CUDA-only extra, `deepspeed llava/train/train_mem.py` launching a
+    # FlashAttention wrapper (after the cache: they depend on other files), before the passes that make findings in
+    # other-backend files, NPU twins and CUDA CI jobs quieter
+    apply_tree_calls(run.results, found.root, load_rules(),
+                     lambda: StaticEngine(load_rules(), product=product, max_bytes=max_bytes).analyze_bytes, product)
     # the tree's own packages are not dependencies (after the cache: it depends on the whole file list)
     packages = first_party_packages(rel for _, rel in found.files)
     drop_first_party(run.results, packages)

@@ -171,22 +171,19 @@ def run(as_json: bool) -> int:
     from auditor.rules import load_rules
     from auditor.static import StaticEngine
 
-    from auditor.project.cmake_calls import cmake_build_findings
-    from auditor.project.makefile import make_build_findings
-    from auditor.project.hits import ProjectMatchers
-    from auditor.project.local_extras import local_extra_findings
-    from auditor.project.launched import launched_wrapper_findings
+    try:
+        from auditor.project.tree_calls import apply_tree_calls
+    except ImportError:     # --audit-src of a checkout older than tree_calls.py (session 11): the same four passes
+        from auditor.project import cmake_calls, launched, local_extras, makefile
+
+        def apply_tree_calls(results, root, rules, analyze, product="a2"):
+            makefile.apply_make_builds(results, root, rules, product)
+            cmake_calls.apply_cmake_builds(results, root, rules, analyze, product)
+            local_extras.apply_local_extras(results, root, rules, product)
+            launched.apply_launched_wrappers(results, root, rules, analyze, product)
 
     rules = load_rules()
     engine = StaticEngine(rules)
-    make_rule = next((r for r in rules if "makefile" in r.match), None)
-    make_cache: dict = {}
-    cmake_rule = next((r for r in rules if "cmakelists" in r.match), None)
-    cmake_cache: dict = {}
-    extra_rule = next((r for r in rules if r.code == "NPU023"), None)
-    extra_matchers, extra_cache = ProjectMatchers.build(rules), {}
-    launch_rule = next((r for r in rules if "launched" in r.match), None)
-    launch_cache: dict = {}
     per_cat: dict[str, Counter] = defaultdict(Counter)
     false_hits, unlabelled, missed = [], [], []
     files = json.loads((_dir() / "selection.json").read_text())["files"]
@@ -195,15 +192,9 @@ def run(as_json: bool) -> int:
         labels = yaml.safe_load(_label_file(repo, path).read_text()) or {}
         data = (tree_dir(repo) / path).read_bytes()
         result = engine.analyze_bytes(data, path)
-        # the one tree-level pass a file's own lines need: its `make` calls against the tree's Makefile (t15e)
-        result.findings += make_build_findings(result, tree_dir(repo), make_rule, make_cache)
-        # and its `cmake` configure calls against the tree's CMakeLists.txt (t15h)
-        result.findings += cmake_build_findings(result, tree_dir(repo), cmake_rule, engine.analyze_bytes, cmake_cache)
-        # and its installs of the project's own extras against the tree's pyproject.toml (t15j)
-        result.findings += local_extra_findings(result, tree_dir(repo), extra_rule, extra_matchers, extra_cache)
-        # and its launches of an attention wrapper of the tree (t15k)
-        result.findings += launched_wrapper_findings(result, tree_dir(repo), launch_rule, engine.analyze_bytes,
-                                                     launch_cache)
+        # the tree-level passes a file's own lines need: its `make` / `cmake` / local-extra / launch calls against
+        # the files of its tree, as the runner applies them
+        apply_tree_calls([result], tree_dir(repo), rules, lambda: engine.analyze_bytes)
         by_line: dict[int, set[str]] = defaultdict(set)
         for f in result.findings:
             by_line[f.line].add(f.category)

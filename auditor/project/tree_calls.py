@@ -1,0 +1,23 @@
+"""The findings a file's own lines get from the files of the tree it calls: `make` targets whose Makefile runs nvcc,
+`cmake` configures of a CUDA CMakeLists.txt, installs of the project's own CUDA-only extras, launches of the tree's
+attention wrappers. One list, so the runner and the project-file bench run the same passes."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from auditor.project.cmake_calls import apply_cmake_builds
+from auditor.project.launched import apply_launched_wrappers
+from auditor.project.local_extras import apply_local_extras
+from auditor.project.makefile import apply_make_builds
+from auditor.findings import FileResult
+
+
+def apply_tree_calls(results: list[FileResult], root: Path, rules,
+                     analyze: Callable[[], Callable[[bytes, str], FileResult]], product: str = "a2") -> None:
+    """Add the call findings to every file of `results` that recorded such calls (after the per-file pass and the
+    cache: they depend on other files); analyze() gives a file reader, built only when some pass needs one."""
+    apply_make_builds(results, root, rules, product)
+    apply_cmake_builds(results, root, rules, analyze, product)
+    apply_local_extras(results, root, rules, product)
+    apply_launched_wrappers(results, root, rules, analyze, product)
