@@ -124,7 +124,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
     assert [i["line"] for i in mod.capped(items, 2)] == [1, 2, 5, 12]      # 7 and 9 are past the cap
     assert mod.capped(items, None) == items                                # splits without a cap score everything
     # fixed in each SELECTION.md before labelling
-    assert mod.LINE_CAP == {"test4": 40, "test5": 40, "test6": 40, "test7": 40, "test8": 40, "test9": 40, "test10": 40, "test11": 40,
+    assert mod.LINE_CAP == {"test4": 40, "test5": 40, "test6": 40, "test7": 40, "test8": 40, "test9": 40, "test10": 40, "test11": 40, "test12": 40,
                             "tuned_t15": 40,
                             "tuned_t15d": 40, "tuned_t15f": 40}
 
@@ -293,6 +293,34 @@ def test_test11_selection_is_exactly_what_its_rule_draws(tmp_path):
     added = {r: sum(f["repo"] == r for f in committed["files"]) - sum(f["repo"] == r for f in first_draw)
              for r in {f["repo"] for f in committed["files"]}}
     assert {r for r, n in added.items() if n} == {"diffusion", "NeMo-Aligner", "IDM-VTON"}
+    assert set(added.values()) == {0, 3}
+
+
+def test_test12_selection_is_exactly_what_its_rule_draws(tmp_path):
+    """test12's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1512,
+    7 per repository, then its one extension to 10 fixed before the first draw), the first draw's 68 files are the
+    start of it, and every drawn file, and no other, has a label file."""
+    mod, sources, committed = _redraw_committed(tmp_path, "test12")
+    assert mod.DRAWS["test12"] == {"seed": 1512, "per_repo": 7}
+    assert mod.LINE_CAP["test12"] == 40
+    assert "test12" not in mod.EXTRA_KINDS                                    # test11's kinds, nothing added
+    assert {s.get("per_repo") for s in sources} == {10}                      # the extension, for every repository
+    assert len({f["repo"] for f in committed["files"]}) == 12
+    first = [dict(s, per_repo=7) for s in sources]
+    (mod.HERE / "test12" / "sources.json").write_text(json.dumps({"sources": first}))
+    assert mod.select("test12") == 0
+    first_draw = json.loads((mod.HERE / "test12" / "selection.json").read_text())["files"]
+    assert len(first_draw) == 68
+    for repo in {f["repo"] for f in committed["files"]}:
+        mine = [f for f in committed["files"] if f["repo"] == repo]
+        head = [f for f in first_draw if f["repo"] == repo]
+        assert mine[:len(head)] == head
+    assert len(committed["files"]) == 92
+    # the extension added three files to each repository that had more than seven candidates, none to the others
+    added = {r: sum(f["repo"] == r for f in committed["files"]) - sum(f["repo"] == r for f in first_draw)
+             for r in {f["repo"] for f in committed["files"]}}
+    assert {r for r, n in added.items() if n} == {"Lumina-T2X", "Pyramid-Flow", "Vim", "VideoLLaMA2", "MoE-LLaVA",
+                                                  "LanguageBind", "mPLUG-Owl", "Bunny"}
     assert set(added.values()) == {0, 3}
 
 
