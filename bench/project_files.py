@@ -182,7 +182,8 @@ def run(as_json: bool) -> int:
     cmake_cache: dict = {}
     extra_rule = next((r for r in rules if r.code == "NPU023"), None)
     extra_matchers, extra_cache = ProjectMatchers.build(rules), {}
-    launch_rule = next((r for r in rules if "launched" in r.match), None)
+    launch_rule = next((r for r in rules if "attention-wrapper" in (r.match.get("launched") or [])), None)
+    default_rule = next((r for r in rules if "attention-default" in (r.match.get("launched") or [])), None)
     launch_cache: dict = {}
     per_cat: dict[str, Counter] = defaultdict(Counter)
     false_hits, unlabelled, missed = [], [], []
@@ -198,9 +199,10 @@ def run(as_json: bool) -> int:
         result.findings += cmake_build_findings(result, tree_dir(repo), cmake_rule, engine.analyze_bytes, cmake_cache)
         # and its installs of the project's own extras against the tree's pyproject.toml (t15j)
         result.findings += local_extra_findings(result, tree_dir(repo), extra_rule, extra_matchers, extra_cache)
-        # and its launches of an attention wrapper of the tree (t15k)
+        # and its launches of an attention wrapper of the tree (t15k), or of a script whose option defaults select
+        # a CUDA-only attention (t15m)
         result.findings += launched_wrapper_findings(result, tree_dir(repo), launch_rule, engine.analyze_bytes,
-                                                     launch_cache)
+                                                     launch_cache, default_rule=default_rule)
         by_line: dict[int, set[str]] = defaultdict(set)
         for f in result.findings:
             by_line[f.line].add(f.category)
