@@ -54,6 +54,7 @@ _ARGPARSE_TRAIN = textwrap.dedent("""\
         parser.add_argument("--model", type=str, default="facebook/opt-1.3b")
         parser.add_argument("--no-flash-attn", dest="use_flash_attn", action="store_false")
         parser.add_argument("--attn-impl", type=str, default="sdpa")
+        parser.add_argument("-b", "--backend", type=str, default="transformers")
         parser.add_argument("--dataset", type=str, default="wikitext")
         parser.add_argument("--seq-len", type=int, default=2048)
         parser.add_argument("--batch-size", type=int, default=8)
@@ -76,6 +77,8 @@ _ARGPARSE_TRAIN = textwrap.dedent("""\
             model = AutoModelForCausalLM.from_pretrained(args.model, attn_implementation="sdpa")
         other = AutoModelForCausalLM.from_pretrained(
             args.model, attn_implementation="flash_attention_2" if args.attn_impl == "fa2" else "eager")
+        if args.backend == "transformers":
+            third = AutoModelForCausalLM.from_pretrained(args.model, use_flash_attention_2=True)
         return model, other
 
 
@@ -160,12 +163,16 @@ def test_argparse_store_false_default_is_followed_and_a_sdpa_default_is_not(tmp_
         python tools/train_lm.py --model facebook/opt-1.3b --attn-impl fa2
         python tools/train_lm.py --model facebook/opt-1.3b --no-flash-attn --attn-impl fa2
         python tools/train_lm.py --no-flash-attn
+        python tools/train_lm.py --no-flash-attn -b vllm
         """)
     got = _findings(tmp_path, {"tools/train_lm.py": _ARGPARSE_TRAIN, "run.sh": script})
     lines = sorted(f.line for name, f in got if f.code == "NPU354")
     # line 1: --use_flash_attn's default (store_false) left on; line 2 turns it off and picks fa2 explicitly (the
-    # value is the launch's own choice); line 3 turns it off and keeps --attn-impl's sdpa default
-    assert lines == [1], got
+    # value is the launch's own choice), and passes no backend: reported once per line, line 2 keeps the
+    # transformers default too
+    # line 3 still runs the transformers backend (its default), whose branch asks for FlashAttention-2; line 4 turns
+    # the flash switch off and picks vllm through the short alias `-b`: nothing left at a CUDA default
+    assert lines == [1, 2, 3], got
 
 
 def test_default_choices_ignore_branches_the_default_does_not_take():

@@ -53,7 +53,9 @@ def launched_call_options(words: list[str], cwd: str | None) -> tuple[dict[str, 
     if call is None:
         return None
     at = next(i for i, w in enumerate(words) if w.endswith(".py") and not w.startswith("-") and "=" not in w)
-    options = sorted({o[2:].split("=", 1)[0] for o in words[at + 1:] if o.startswith("--") and len(o) > 2})
+    # `--attn_type=sdpa`, and argparse short aliases (`-b vllm` for `--backend`: option_defaults maps them)
+    options = sorted({o.lstrip("-").split("=", 1)[0] for o in words[at + 1:]
+                      if o.startswith("-") and len(o.lstrip("-")) > 0 and not o[1:2].isdigit()})
     call["options"] = options[:_MAX_OPTIONS]
     return call, at
 
@@ -129,14 +131,16 @@ def option_defaults(tree: ast.AST) -> dict[str, Any]:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
             flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
                      and a.value.startswith("--")]
+            shorts = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+                      and a.value.startswith("-") and not a.value.startswith("--")]
             kw = {k.arg: k.value for k in node.keywords if k.arg}
             ok_dest, dest = _constant(kw.get("dest"))
             name = dest if ok_dest and isinstance(dest, str) else _option_name(flags[0][2:]) if flags else None
             if name is None:
                 continue
-            for flag in flags:          # `--no-flash-attn` with dest="use_flash_attn": passing either sets it
+            for flag in flags + shorts:     # `--no-flash-attn` with dest="use_flash_attn", `-b` for `--backend`
                 aliases = defaults.setdefault(_ALIASES, {})
-                aliases.setdefault(_option_name(flag[2:]), name)
+                aliases.setdefault(_option_name(flag.lstrip("-")), name)
             ok, v = _constant(kw.get("default"))
             if not ok and "default" not in kw:
                 _, action = _constant(kw.get("action"))
