@@ -13,6 +13,8 @@ model and then call the project's `train()`; a script picks the CUDA attention b
 """
 from __future__ import annotations
 
+import ast
+import dataclasses
 from pathlib import Path
 from typing import Any, Callable
 
@@ -22,6 +24,10 @@ from auditor.project.makefile import _join, add_call_findings, call_finding, rec
 SUMMARY_KEY = "launched_scripts"
 WRAPPER_LINES = 30
 _MAX_BYTES = 64 * 1024
+_MAX_OPTIONS = 128
+_MAX_SCRIPT_BYTES = 512 * 1024
+_DEFAULT_CATEGORIES = ("attention",)
+_ALIASES = "--aliases"       # option_defaults' key for argparse flag -> dest (never a Python name)
 
 
 def launched_call(words: list[str], cwd: str | None) -> dict[str, Any] | None:
@@ -38,6 +44,20 @@ def launched_call(words: list[str], cwd: str | None) -> dict[str, Any] | None:
             path = _join(cwd, w)
             return None if path is None else {"file": path}
     return None
+
+
+def launched_call_options(words: list[str], cwd: str | None) -> tuple[dict[str, Any], int] | None:
+    """launched_call with the options the launch passes to the file (`--attn_type sdpa`: a default they set is not
+    the launched file's), and the index in `words` of the file's word (t15m)."""
+    call = launched_call(words, cwd)
+    if call is None:
+        return None
+    at = next(i for i, w in enumerate(words) if w.endswith(".py") and not w.startswith("-") and "=" not in w)
+    # `--attn_type=sdpa`, and argparse short aliases (`-b vllm` for `--backend`: option_defaults maps them)
+    options = sorted({o.lstrip("-").split("=", 1)[0] for o in words[at + 1:]
+                      if o.startswith("-") and len(o.lstrip("-")) > 0 and not o[1:2].isdigit()})
+    call["options"] = options[:_MAX_OPTIONS]
+    return call, at
 
 
 def _code_lines(text: str) -> int:
@@ -81,13 +101,222 @@ def _wrapper_finding(path: Path, rel: str, cache: dict, analyze: Callable[[bytes
     return found
 
 
+def _option_name(word: str) -> str:
+    return word.replace("-", "_")
+
+
+def _constant(node: ast.expr | None) -> tuple[bool, Any]:
+    if isinstance(node, ast.Constant):
+        return True, node.value
+    return False, None
+
+
+def option_defaults(tree: ast.AST) -> dict[str, Any]:
+    """The defaults of a script's options: dataclass fields of its argument classes (`attn_type: str =
+    field(default="fa2")`, HfArgumentParser) and argparse `add_argument("--use_flash_attn", default=True)` /
+    `action="store_false"`; only literal defaults."""
+    defaults: dict[str, Any] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for stmt in node.body:
+                if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+                    continue
+                value = stmt.value
+                if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)) and \
+                        (value.func.id if isinstance(value.func, ast.Name) else value.func.attr) == "field":
+                    value = next((k.value for k in value.keywords if k.arg == "default"), None)
+                ok, v = _constant(value)
+                if ok:
+                    defaults.setdefault(stmt.target.id, v)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
+            flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+                     and a.value.startswith("--")]
+            shorts = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+                      and a.value.startswith("-") and not a.value.startswith("--")]
+            kw = {k.arg: k.value for k in node.keywords if k.arg}
+            ok_dest, dest = _constant(kw.get("dest"))
+            name = dest if ok_dest and isinstance(dest, str) else _option_name(flags[0][2:]) if flags else None
+            if name is None:
+                continue
+            for flag in flags + shorts:     # `--no-flash-attn` with dest="use_flash_attn", `-b` for `--backend`
+                aliases = defaults.setdefault(_ALIASES, {})
+                aliases.setdefault(_option_name(flag.lstrip("-")), name)
+            ok, v = _constant(kw.get("default"))
+            if not ok and "default" not in kw:
+                _, action = _constant(kw.get("action"))
+                ok, v = (True, False) if action == "store_true" else (True, True) if action == "store_false" else (
+                    False, None)
+            if ok:
+                defaults.setdefault(name, v)
+    return defaults
+
+
+def _aliases(text: str) -> dict[str, str]:
+    try:
+        return option_defaults(ast.parse(text)).get(_ALIASES) or {}
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+
+
+def _test_taken(test: ast.expr, defaults: dict[str, Any]) -> tuple[str, bool] | None:
+    """(option, whether the test is true under the option's default) for `args.x == "fa2"`, `x in ("fa2", ...)`,
+    `args.use_flash_attn`, `not args.x`; None for any other test or an option without a literal default."""
+    negate = False
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, negate = test.operand, True
+
+    def name_of(node: ast.expr) -> str | None:
+        return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        name = name_of(test.left)
+        if name is None or name not in defaults:
+            return None
+        default, op, right = defaults[name], test.ops[0], test.comparators[0]
+        if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+            values = [_constant(e) for e in right.elts]
+            if not all(ok for ok, _ in values):
+                return None
+            taken = default in [v for _, v in values]
+            return name, (taken if isinstance(op, ast.In) else not taken) != negate
+        ok, value = _constant(right)
+        if not ok:
+            return None
+        if isinstance(op, (ast.Eq, ast.Is)):
+            return name, (default == value) != negate
+        if isinstance(op, (ast.NotEq, ast.IsNot)):
+            return name, (default != value) != negate
+        return None
+    name = name_of(test)
+    if name is None or name not in defaults:
+        return None
+    return name, bool(defaults[name]) != negate
+
+
+def _within(node: ast.AST, line: int, col: int) -> bool:
+    end_line = getattr(node, "end_lineno", None) or node.lineno  # type: ignore[attr-defined]
+    start = (node.lineno, node.col_offset + 1)  # type: ignore[attr-defined]
+    end = (end_line, (getattr(node, "end_col_offset", None) or 0) + 1)
+    return start <= (line, col) < end
+
+
+def default_choices(text: str, findings) -> list[tuple[Finding, str]]:
+    """(finding, option) for each attention finding of a launched script that sits in the branch its option's
+    default selects (`attn_implementation="flash_attention_2" if training_args.attn_type == "fa2" else None` with
+    `attn_type: str = field(default="fa2")`): a launch that does not pass the option runs the CUDA-only
+    implementation. Nothing is run."""
+    hits = [f for f in findings if f.category in _DEFAULT_CATEGORIES]
+    if not hits:
+        return []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    defaults = option_defaults(tree)
+    if not defaults:
+        return []
+    out: list[tuple[Finding, str]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.IfExp, ast.If)):
+            continue
+        decided = _test_taken(node.test, defaults)
+        if decided is None:
+            continue
+        name, taken = decided
+        branches = [node.body] if isinstance(node, ast.IfExp) else node.body
+        others = [node.orelse] if isinstance(node, ast.IfExp) else node.orelse
+        chosen = branches if taken else others
+        for f in hits:
+            if any(_within(b, f.line, f.col) for b in chosen):
+                out.append((f, name))
+    return sorted(out, key=lambda p: (p[0].line, p[0].col))
+
+
+def _default_finding(path: Path, rel: str, cache: dict, analyze: Callable[[bytes, str], FileResult],
+                     known: FileResult | None, options: list[str]) -> Finding | None:
+    """The first attention finding of a launched script that its option defaults select and the launch leaves
+    at the default (None when the launch passes that option)."""
+    key = ("defaults", str(path))
+    if key not in cache:
+        choices: list = []
+        aliases: dict = {}
+        try:
+            if path.is_file() and path.stat().st_size <= _MAX_SCRIPT_BYTES:
+                data = path.read_bytes()
+                findings = known.findings if known is not None else analyze(data, rel).findings
+                choices = default_choices(data.decode("utf-8", errors="replace"), findings)
+                aliases = _aliases(data.decode("utf-8", errors="replace")) if choices else {}
+        except OSError:
+            choices = []
+        cache[key] = (choices, aliases)
+    choices, aliases = cache[key]
+    passed = {_option_name(o) for o in options if isinstance(o, str)}
+    passed |= {aliases[o] for o in passed if o in aliases}
+    return next((f for f, name in choices if name not in passed), None)
+
+
+def _patch_calls(text: str) -> list[tuple[str, str]]:
+    """(module, name) for each `from module import name` of a short wrapper whose name the wrapper calls as a
+    statement of its own (`replace_llama_attn_with_xformers_attn()`): the patch it applies before training."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    called = {stmt.value.func.id for stmt in ast.walk(tree)
+              if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and
+              isinstance(stmt.value.func, ast.Name)}
+    return [(node.module, alias.asname or alias.name) for node in tree.body
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level
+            for alias in node.names if (alias.asname or alias.name) in called]
+
+
+def _patched_finding(path: Path, roots: tuple[Path, ...], cache: dict, analyze: Callable[[bytes, str], FileResult],
+                     by_rel: dict[str, FileResult] | None, root: Path) -> Finding | None:
+    """A short wrapper with no attention finding of its own that calls a patch imported from a module of the tree
+    (LLaVA's `train_xformers.py`: `from llava.train.llama_xformers_attn_monkey_patch import
+    replace_llama_attn_with_xformers_attn`, then the call, then `train()`): that module's first attention finding
+    (error or warning), one hop only (t15m)."""
+    key = ("patch", str(path))
+    if key in cache:
+        return cache[key]
+    found = None
+    try:
+        if path.is_file() and path.stat().st_size <= _MAX_BYTES:
+            text = path.read_bytes().decode("utf-8", errors="replace")
+            if _code_lines(text) <= WRAPPER_LINES:
+                for module, _name in _patch_calls(text):
+                    rel = module.replace(".", "/") + ".py"
+                    for base in roots:
+                        target = base / rel
+                        if not target.is_file() or target.stat().st_size > _MAX_SCRIPT_BYTES:
+                            continue
+                        known = None
+                        if by_rel:
+                            try:
+                                known = by_rel.get(target.relative_to(root).as_posix())
+                            except ValueError:
+                                known = None
+                        findings = known.findings if known is not None else analyze(target.read_bytes(), rel).findings
+                        hit = _attention_hit(findings)
+                        found = dataclasses.replace(hit, path=rel) if hit is not None else None
+                        break
+                    if found is not None:
+                        break
+    except OSError:
+        found = None
+    cache[key] = found
+    return found
+
+
 def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Callable[[bytes, str], FileResult],
                               cache: dict | None = None, product: str = "a2",
-                              by_rel: dict[str, FileResult] | None = None) -> list[Finding]:
+                              by_rel: dict[str, FileResult] | None = None, default_rule=None) -> list[Finding]:
     """The findings of `result`'s recorded launches of an attention wrapper of the tree (`by_rel`: the run's
-    results by path relative to `root`, whose per-file facts spare reading the wrapper again)."""
+    results by path relative to `root`, whose per-file facts spare reading the wrapper again), and with
+    `default_rule`, of a script whose option defaults select a CUDA-only attention the launch does not override
+    (t15m)."""
     calls, bases = recorded_calls(result, root, SUMMARY_KEY)
-    if rule is None or not calls:
+    if (rule is None and default_rule is None) or not calls:
         return []
     cache = {} if cache is None else cache
     new = []
@@ -96,7 +325,7 @@ def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Cal
             line, col, end_col, rel = call["line"], call["col"], call["end_col"], call["file"]
         except (KeyError, TypeError):
             continue
-        why = None
+        why, source = None, rel
         for base in bases:
             candidate = base / rel
             if candidate.is_file():
@@ -106,11 +335,18 @@ def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Cal
                         known = by_rel.get(candidate.relative_to(root).as_posix())
                     except ValueError:
                         known = None
-                why = _wrapper_finding(candidate, rel, cache, analyze, known)
+                why = _wrapper_finding(candidate, rel, cache, analyze, known) if rule is not None else None
+                if why is None and rule is not None:
+                    why = _patched_finding(candidate, (root, candidate.parent), cache, analyze, by_rel, root)
+                    source = why.path if why is not None else rel
+                if why is None and default_rule is not None:
+                    chosen = _default_finding(candidate, rel, cache, analyze, known, call.get("options") or [])
+                    if chosen is not None:
+                        new.append(_default_call_finding(default_rule, product, result, call, rel, chosen))
                 break
-        if why is None:
+        if why is None or rule is None:
             continue
-        message = rule.message.replace("{symbol}", rel) + f" ({rel}:{why.line}: `{why.symbol}`, {why.code})"
+        message = rule.message.replace("{symbol}", rel) + f" ({source}:{why.line}: `{why.symbol}`, {why.code})"
         new.append(call_finding(rule, product, result, (line, col, end_col), message, rel,
                                 {"launched": rel, "line": why.line, "code": why.code}))
     if new:
@@ -118,14 +354,27 @@ def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Cal
     return new
 
 
+def _default_call_finding(rule, product: str, result: FileResult, call: dict, rel: str, chosen: Finding) -> Finding:
+    """On the launched file's word (`emu3/train/train.py \\` lines below `torchrun \\`), else the launch's line."""
+    line, col, end_col = call.get("file_line"), call.get("file_col"), call.get("file_end_col")
+    if not (isinstance(line, int) and isinstance(col, int) and isinstance(end_col, int)):
+        line, col, end_col = call["line"], call["col"], call["end_col"]
+    message = rule.message.replace("{symbol}", rel) + f" ({rel}:{chosen.line}: `{chosen.symbol}`, {chosen.code})"
+    return call_finding(rule, product, result, (line, col, end_col), message, rel,
+                        {"launched": rel, "line": chosen.line, "code": chosen.code})
+
+
 def apply_launched_wrappers(results: list[FileResult], root: Path, rules,
                             analyze: Callable[[], Callable[[bytes, str], FileResult]], product: str = "a2") -> None:
     """Add the launch findings to every file that recorded launches (runner, after the per-file pass)."""
-    rule = next((r for r in rules if "launched" in r.match), None)
-    if rule is None or not any(r.summary and r.summary.get(SUMMARY_KEY) for r in results):
+    rule = next((r for r in rules if "attention-wrapper" in (r.match.get("launched") or [])), None)
+    default_rule = next((r for r in rules if "attention-default" in (r.match.get("launched") or [])), None)
+    if (rule is None and default_rule is None) or \
+            not any(r.summary and r.summary.get(SUMMARY_KEY) for r in results):
         return
     reader = analyze()
     cache: dict = {}
     by_rel = {r.path: r for r in results if r.path.endswith(".py")}
     add_call_findings(results, root, SUMMARY_KEY,
-                      lambda result, top: launched_wrapper_findings(result, top, rule, reader, cache, product, by_rel))
+                      lambda result, top: launched_wrapper_findings(result, top, rule, reader, cache, product, by_rel,
+                                                                    default_rule))

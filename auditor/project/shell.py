@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Iterator
 from auditor.findings import FileResult
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
-from auditor.project.launched import SUMMARY_KEY as LAUNCHED, launched_call
+from auditor.project.launched import SUMMARY_KEY as LAUNCHED, launched_call_options
 from auditor.project.makefile import SUMMARY_KEY as MAKE_CALLS
 from auditor.project.local_extras import SUMMARY_KEY as LOCAL_EXTRAS, local_extra_call
 from auditor.project.makefile import cd as make_cd
@@ -944,7 +944,14 @@ def _record_cmake(col: Collector, pos: _Positions, words: list[str], nodes: list
 def _record_launch(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:
     """The Python file a launch line runs, kept in the file's summary: the tree pass (auditor/project/launched.py)
     reports the line when that file is an attention wrapper (t15k)."""
-    _keep_call(col, pos, words, nodes, launched_call(words[1:], cwd), LAUNCHED)
+    found = launched_call_options(words[1:], cwd)
+    call = None
+    if found is not None:           # where the launched file is named (a `torchrun \` line's path is lines below)
+        call, at = found[0], found[1] + 1
+        if at < len(nodes):
+            line, c = pos.at(nodes[at].start_point)
+            call.update(file_line=line, file_col=c, file_end_col=c + len(words[at]))
+    _keep_call(col, pos, words, nodes, call, LAUNCHED)
 
 
 def _record_make(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:
