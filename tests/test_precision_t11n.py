@@ -146,3 +146,56 @@ def test_meta_device_test_is_a_host_test(engine):
     found = findings_by_line(engine, SIMULATOR_TESTS, "tests/test_attention_cost.py")
     assert _precision(found, _line(SIMULATOR_TESTS, "cost = attention_cost(")) == []
     assert _precision(found, _line(SIMULATOR_TESTS, ".npu()")) == ["NPU201"]
+
+
+# -- 3. a test class that never places anything: its setUp's mock weights are host values ------------------------
+
+QUANT_TESTS = """\
+    import unittest
+    from unittest.mock import patch
+
+    import torch
+
+    from diffkit.quantization import quantize, W8A8QuantLinear
+
+
+    class WeightStore:
+        def __init__(self, tensors):
+            self.tensors = tensors
+
+        def get_tensor(self, key):
+            return self.tensors[key]
+
+
+    class TestQuantizeLayers(unittest.TestCase):
+        def setUp(self):
+            self.weights = WeightStore({
+                "0.input_scale": torch.ones(1, dtype=torch.float16),
+                "0.weight": torch.ones(64, 128, dtype=torch.int8),
+            })
+
+        def test_quantize_replaces_linear(self):
+            model = torch.nn.Sequential(torch.nn.Linear(128, 64))
+            quantize(model, self.weights)
+            self.assertIsInstance(model[0], W8A8QuantLinear)
+
+
+    class TestQuantLinearOnDevice(unittest.TestCase):
+        def setUp(self):
+            self.weights = WeightStore({
+                "0.input_scale": torch.ones(1, dtype=torch.bfloat16),
+                "0.weight": torch.ones(64, 128, dtype=torch.int8),
+            })
+
+        def test_forward(self):
+            layer = W8A8QuantLinear(128, 64, weights=self.weights).npu()
+            out = layer(torch.randn(2, 128).npu())
+            self.assertEqual(out.shape, (2, 64))
+"""
+
+
+def test_host_test_class_setup_weights_choose_nothing(engine):
+    found = findings_by_line(engine, QUANT_TESTS, "tests/quantization/test_quantize.py")
+    assert _precision(found, _line(QUANT_TESTS, "dtype=torch.float16),")) == []
+    # the class whose test moves the layer to the NPU keeps its setUp's hint
+    assert _precision(found, _line(QUANT_TESTS, "dtype=torch.bfloat16),")) == ["NPU201"]

@@ -33,6 +33,7 @@ _PLACES = re.compile(
 _HANDS_OFF = re.compile(r"\b(?:spawn|Process|start_processes|submit|remote|launch|distributed|dist\.|run_graph)\b"
                         r"|backend\s*=\s*(?!['\"](?:eager|aot_eager|inductor)['\"])", re.I)
 _TEST_NAME = re.compile(r"^test|_test$")
+_TEST_CLASS = re.compile(r"^Test|Tests?$")
 _DEVICE_PARAM = re.compile(r"(?i)device|dev$|rank|npu|cuda|gpu")
 
 
@@ -137,6 +138,15 @@ def _host_test_functions(tree: ast.AST, lines: list[str]) -> list[tuple[int, int
             continue
         if not placing(fn):
             out.append(_span(fn))
+    # a test class none of whose methods places anything (its setUp / fixtures and helpers included): the mock
+    # weights its setUp builds stay on the host too (t11n; MindIE-SD's quantisation unit tests)
+    for node in getattr(tree, "body", []):
+        if not (isinstance(node, ast.ClassDef) and _TEST_CLASS.search(node.name)):
+            continue
+        methods = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        if any(_TEST_NAME.search(m.name) for m in methods) and not any(
+                placing(m) or any(_DEVICE_PARAM.search(p.arg) for p in _params(m)) for m in methods):
+            out.append((min([node.lineno] + [d.lineno for d in node.decorator_list]), node.end_lineno or node.lineno))
     return out
 
 
