@@ -155,7 +155,9 @@ def _host_test_functions(tree: ast.AST, lines: list[str]) -> list[tuple[int, int
 # `fake.return_value = torch.bfloat16`) is what the fake reports, not a choice any device computes in; in a test
 # module, a `SimpleNamespace(dtype=torch.float16, ...)` stands in for a model or config object the same way
 # (msmodeling's simulator tests, vllm-ascend's mocked-op unit tests; t11n, tuned on heldout9). The mock API is
-# unittest.mock's (and pytest-mock's `mocker.patch*`): a structure, not a project's names. A dtype a test passes to a
+# unittest.mock's (and pytest-mock's `mocker.patch*`): a structure, not a project's names (host_paths._fake_spans
+# already drops the arguments of callees NAMED Fake* / Mock* / Dummy* / Stub*; this adds patching keywords, values
+# assigned to a fake, and SimpleNamespace stand-ins). A dtype a test passes to a
 # real constructor or factory, or puts where real code reads it (`patch("m.DTYPE", torch.bfloat16)`,
 # `monkeypatch.setattr(...)`, `patch.dict(os.environ, ...)`), is untouched.
 _MOCK_CALLS = frozenset({"Mock", "MagicMock", "NonCallableMock", "NonCallableMagicMock", "AsyncMock", "PropertyMock",
