@@ -186,9 +186,9 @@ def _mock_call(func: ast.AST, test_module: bool) -> bool:
 def fake_value_spans(tree: ast.AST, test_module: bool) -> list[tuple[int, int, int, int]]:
     """(line, col, end line, end col) of the arguments of mock / fake-object calls and of values assigned to a
     fake's `return_value` / `side_effect` (SimpleNamespace only in test modules)."""
-    out = []
+    out: list[tuple[int, int, int, int]] = []
 
-    def span(node: ast.AST) -> None:
+    def span(node: ast.expr) -> None:
         out.append((node.lineno, node.col_offset, node.end_lineno or node.lineno,
                     node.end_col_offset or node.col_offset))
 
