@@ -72,6 +72,32 @@ def wrapper_fact(data: bytes, findings) -> bool:
             and _code_lines(data.decode("utf-8", errors="replace")) <= WRAPPER_LINES)
 
 
+def launch_facts(data: bytes, findings) -> dict[str, Any]:
+    """What the launch passes below need from a Python file a script may launch, computed once in the worker
+    (project_imports.with_facts, FORMAT 8) so that a run reads no file the worker has read: `patches`, the patches a
+    short wrapper imports and calls (_patch_calls); `defaults`, the attention findings its option defaults select, as
+    [line, col, code, option] (default_choices), with `aliases`, its short option names."""
+    out: dict[str, Any] = {}
+    if len(data) > _MAX_SCRIPT_BYTES:
+        return out
+    text = data.decode("utf-8", errors="replace")
+    if len(data) <= _MAX_BYTES and b"import" in data and _code_lines(text) <= WRAPPER_LINES:
+        patches = _patch_calls(text)
+        if patches:
+            out["patches"] = [list(p) for p in patches]
+    choices = default_choices(text, findings)
+    if choices:
+        out["defaults"] = [[f.line, f.col, f.code, name] for f, name in choices]
+        out["aliases"] = _aliases(text)
+    return out
+
+
+def _facts(known: FileResult | None) -> dict | None:
+    """The worker's tree facts of a launched file of the tree (None: read the file)."""
+    facts = known.summary.get("tree") if known is not None and known.summary else None
+    return facts if isinstance(facts, dict) else None
+
+
 def _attention_hit(findings) -> Finding | None:
     hits = [f for f in findings if f.category == "attention" and f.severity != "info"]
     return min(hits, key=lambda f: f.line) if hits else None
@@ -237,6 +263,12 @@ def _default_finding(path: Path, rel: str, cache: dict, analyze: Callable[[bytes
     """The first attention finding of a launched script that its option defaults select and the launch leaves
     at the default (None when the launch passes that option)."""
     key = ("defaults", str(path))
+    facts = _facts(known)
+    if key not in cache and facts is not None and known is not None:
+        by_pos = {(f.line, f.col, f.code): f for f in known.findings}
+        chosen = [(by_pos[(ln, col, code)], name) for ln, col, code, name in facts.get("defaults") or []
+                  if (ln, col, code) in by_pos]
+        cache[key] = (chosen, facts.get("aliases") or {})
     if key not in cache:
         choices: list = []
         aliases: dict = {}
@@ -280,28 +312,39 @@ def _patched_finding(path: Path, roots: tuple[Path, ...], cache: dict, analyze: 
     if key in cache:
         return cache[key]
     found = None
+    known_self = None
+    if by_rel:
+        try:
+            known_self = by_rel.get(path.relative_to(root).as_posix())
+        except ValueError:
+            known_self = None
+    facts = _facts(known_self)
     try:
-        if path.is_file() and path.stat().st_size <= _MAX_BYTES:
+        if facts is not None:
+            patches = [tuple(p) for p in facts.get("patches") or []]
+        elif path.is_file() and path.stat().st_size <= _MAX_BYTES:
             text = path.read_bytes().decode("utf-8", errors="replace")
-            if _code_lines(text) <= WRAPPER_LINES:
-                for module, _name in _patch_calls(text):
-                    rel = module.replace(".", "/") + ".py"
-                    for base in roots:
-                        target = base / rel
-                        if not target.is_file() or target.stat().st_size > _MAX_SCRIPT_BYTES:
-                            continue
+            patches = _patch_calls(text) if _code_lines(text) <= WRAPPER_LINES else []
+        else:
+            patches = []
+        for module, _name in patches:
+            rel = module.replace(".", "/") + ".py"
+            for base in roots:
+                target = base / rel
+                if not target.is_file() or target.stat().st_size > _MAX_SCRIPT_BYTES:
+                    continue
+                known = None
+                if by_rel:
+                    try:
+                        known = by_rel.get(target.relative_to(root).as_posix())
+                    except ValueError:
                         known = None
-                        if by_rel:
-                            try:
-                                known = by_rel.get(target.relative_to(root).as_posix())
-                            except ValueError:
-                                known = None
-                        findings = known.findings if known is not None else analyze(target.read_bytes(), rel).findings
-                        hit = _attention_hit(findings)
-                        found = dataclasses.replace(hit, path=rel) if hit is not None else None
-                        break
-                    if found is not None:
-                        break
+                findings = known.findings if known is not None else analyze(target.read_bytes(), rel).findings
+                hit = _attention_hit(findings)
+                found = dataclasses.replace(hit, path=rel) if hit is not None else None
+                break
+            if found is not None:
+                break
     except OSError:
         found = None
     cache[key] = found

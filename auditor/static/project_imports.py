@@ -192,11 +192,11 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
 
             out[TRITON] = triton_facts(data, any(getattr(f, "name", None) == TRITON_KERNEL for f in findings))
             out[TREE] = tree_facts(data, rel)
-            if findings:
-                from auditor.project.launched import wrapper_fact
+            from auditor.project.launched import launch_facts, wrapper_fact
 
-                if wrapper_fact(data, findings):      # FORMAT 7: a short attention wrapper a script may launch
-                    out[TREE]["wrapper"] = True
+            if findings and wrapper_fact(data, findings):      # FORMAT 7: a short attention wrapper a script may launch
+                out[TREE]["wrapper"] = True
+            out[TREE].update(launch_facts(data, findings))    # FORMAT 8: the patches it calls, its option defaults
     if findings:        # apply_other_frameworks reads only files with findings
         from auditor.static.frameworks import framework_fact
 
