@@ -202,7 +202,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
 
 
 @pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
-                                   "test10", "test11", "test12", "tuned_t14d", "tuned_t14g"])
+                                   "test10", "test11", "test12", "test13", "tuned_t14d", "tuned_t14g"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
     labels = shipped(split)
     used = {s["name"] for other in recall.SPLITS if other != split for s in recall.load_sources(other)}
@@ -483,6 +483,46 @@ def test_test12_files_are_exactly_what_its_rule_draws():
     assert labelled[36:] == later[:len(labelled) - 36]
     assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
     assert len(labelled) == 80
+
+
+def test_test13_files_are_exactly_what_its_rule_draws():
+    select_test, labelled = _replayed_draw("test13", 12)         # test12's rule on pool A10
+    labels = {(lf.package, lf.path): lf for lf in shipped("test13")}
+    # Main rounds 1-2 in sources.json order: chgnet and spandrel have one eligible file each, so round 2 has the
+    # other ten code bases.
+    orders = [(src["name"], [p for s, p in select_test.draw(None, "test13") if s["name"] == src["name"]])
+              for src in recall.load_sources("test13")]
+    main = [(name, order[rnd]) for rnd in range(2) for name, order in orders if rnd < len(order)]
+    assert len(main) == 22 and labelled[:22] == main
+
+    def pool(category):
+        return [(src["name"], path) for src, path in select_test.topup_order(category, "test13")]
+
+    def pairs(keys, category=None):
+        return sum(len(ll.categories) if category is None else ll.categories.count(category)
+                   for k in keys for ll in labels[k].lines.values())
+
+    # Top-up (SELECTION.md outcome), each in its pool's order, skipping files already drawn: device needed none;
+    # distributed drew its one-file pool and stays under 20; precision drew 12 files (the cap) and stays under 20;
+    # apex drew its whole pool (4 files) and stays under 20; attention's one-file pool was a main-round file; kernel
+    # needed none; third_party drew 2 files, the second bringing it to 20 or more.
+    assert pairs(main, "device") >= 20
+    assert pool("distributed") == [k for k in pool("distributed") if k not in main] == labelled[22:23]
+    assert pairs(labelled[:23], "distributed") < 20
+    assert labelled[23:35] == [k for k in pool("precision") if k not in labelled[:23]][:12]
+    assert pairs(labelled[:35], "precision") < 20
+    assert len(pool("apex")) == 4 and labelled[35:39] == pool("apex") and pairs(labelled[:39], "apex") < 20
+    assert set(pool("attention")) <= set(main) and pairs(labelled, "attention") < 20
+    assert pairs(labelled[:39], "kernel") >= 20
+    assert labelled[39:41] == [k for k in pool("third_party") if k not in labelled[:39]][:2]
+    assert pairs(labelled[:40], "third_party") < 20 <= pairs(labelled[:41], "third_party")
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before, until the
+    # split has 350 must-flag pairs: the rule ran to its end (no deadline prefix), the last file reaching 350.
+    later = [(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+             if rnd < len(order) and (name, order[rnd]) not in labelled[:41]]
+    assert labelled[41:] == later[:len(labelled) - 41]
+    assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
+    assert len(labelled) == 79
 
 
 def _rounds_until(orders: list, labels: dict, files: int, pairs: int) -> list:
