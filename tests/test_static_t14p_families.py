@@ -61,10 +61,12 @@ class Backend:
 def test_guards_requiring_a_low_precision_dtype_are_info_findings():
     got = {(f.line, f.code) for f in findings(GROUPED_MM)}
     hits = {f.line: f for f in findings(GROUPED_MM) if f.data.get("context") == "dtype-requirement"}
-    assert sorted(hits) == [9, 10, 11, 21, 23, 29, 36]
+    assert sorted(hits) == [9, 10, 11, 21, 23, 29]
     assert all(f.severity == "info" and f.category == "precision" for f in hits.values())
     assert (21, "NPU203") in got and (9, "NPU201") in got
     assert 14 not in hits     # int dtypes are no precision question
+    # an assert checks data (tests assert `weight.dtype == torch.float16` after a conversion): not a requirement
+    assert 36 not in hits
 
 
 READS = '''\

@@ -881,7 +881,6 @@ class MatchVisitor(cst.CSTVisitor):
         self._in_message -= 1
 
     def visit_Assert(self, node: cst.Assert) -> bool:
-        self._required_dtypes.update(required_dtype_nodes(node.test, asserted=True))
         if isinstance(node.test, cst.Comparison):
             self._required.add(id(node.test))   # `assert flash_attn is not None`: the package is required
         self._asserting += 1
