@@ -78,7 +78,8 @@ def to_dtype(name, dtype):
         raise ValueError(f"unsupported dtype {dtype}")
     if dtype == torch.bfloat16:
         return "bf16"
-    use_fp16 = dtype == torch.float16
+    if dtype not in [torch.float16, torch.bfloat16]:
+        raise AssertionError("QKV's dtype must be in bf16 or fp16")
     if dtype != torch.bfloat16:
         x = 1
     return use_fp16
@@ -97,4 +98,4 @@ def test_reads_and_float_validation_stay_quiet():
     # (`return "bf16"` names a precision string: that rule's own finding, not a requirement)
     got = findings(READS)
     assert [f for f in got if f.data.get("context") == "dtype-requirement"] == []
-    assert not any(f.line in (5, 7, 9, 10, 16) and f.category == "precision" for f in got)
+    assert not any(f.line in (5, 7, 9, 11, 17) and f.category == "precision" for f in got)

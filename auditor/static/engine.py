@@ -514,6 +514,7 @@ class StaticEngine:
             result.error = FileError(rel, "syntax", "libcst cannot parse lines " + ", ".join(unparsable)
                                      + "; findings there are missing", int(unparsable[0].split("-")[0]))
         seen = set()
+        required_lines: set[int] = set()     # lines with a dtype-requirement finding (dtype_requirements.py)
         suppressions = Suppressions.of(lines, text)     # own form, noqa codes, file-level forms
         compared: set[tuple[int, int]] | None = None    # string literals compared with something
         for hit, line, col, end_line, end_col in hits:
@@ -552,9 +553,9 @@ class StaticEngine:
             if hit.probe:
                 finding = _as_probe(finding)
             if hit.required and finding.category == "precision":
-                if (finding.line, "required") in seen:
+                if finding.line in required_lines:
                     continue        # `a.dtype != torch.bfloat16 or b.dtype != torch.bfloat16`: one finding a line
-                seen.add((finding.line, "required"))
+                required_lines.add(finding.line)
                 finding = as_info(finding, "dtype-requirement", REQUIRED_NOTE)
             if hit.table_entry and finding.severity != "info":
                 finding = as_info(finding, "option-table", _TABLE_NOTE)
