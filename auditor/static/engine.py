@@ -40,6 +40,7 @@ from auditor.static.star_names import bind_star_names
 from auditor.static import largefile
 from auditor.static.flags import derived_flag_findings
 from auditor.static.gates import apply_gates
+from auditor.static.dtype_requirements import REQUIRED_NOTE
 from auditor.static.visitor import MatchVisitor, RawHit
 from auditor import suppress as _suppress
 from auditor.suppress import Suppressions
@@ -323,6 +324,18 @@ def _compared_literals(tree: ast.AST, lines: list[str]) -> set[tuple[int, int]]:
     return out
 
 
+def _first_body_word(lines: list[str], end: int) -> str:
+    """`raise` / `return` when the first statement after line `end` (a compound statement's header) starts with
+    it, else `pass`."""
+    for line in lines[end:end + 20]:
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        word = stripped.split(None, 1)[0].split("(", 1)[0]
+        return word if word in ("raise", "return") else "pass"
+    return "pass"
+
+
 class _SliceUnparsable(Exception):
     def __init__(self, start: int, end: int) -> None:
         super().__init__(f"lines {start}-{end}")
@@ -501,6 +514,7 @@ class StaticEngine:
             result.error = FileError(rel, "syntax", "libcst cannot parse lines " + ", ".join(unparsable)
                                      + "; findings there are missing", int(unparsable[0].split("-")[0]))
         seen = set()
+        required_lines: set[int] = set()     # lines with a dtype-requirement finding (dtype_requirements.py)
         suppressions = Suppressions.of(lines, text)     # own form, noqa codes, file-level forms
         compared: set[tuple[int, int]] | None = None    # string literals compared with something
         for hit, line, col, end_line, end_col in hits:
@@ -538,6 +552,11 @@ class StaticEngine:
                 finding = variable_with_npu(finding)
             if hit.probe:
                 finding = _as_probe(finding)
+            if hit.required and finding.category == "precision":
+                if finding.line in required_lines:
+                    continue        # `a.dtype != torch.bfloat16 or b.dtype != torch.bfloat16`: one finding a line
+                required_lines.add(finding.line)
+                finding = as_info(finding, "dtype-requirement", REQUIRED_NOTE)
             if hit.table_entry and finding.severity != "info":
                 finding = as_info(finding, "option-table", _TABLE_NOTE)
             if finding.fix == "safe" and isinstance(hit.node, (cst.SimpleString, cst.ConcatenatedString,
@@ -659,7 +678,9 @@ class StaticEngine:
         if not chunk.endswith("\n"):
             chunk += "\n"
         if body_indent is not None:
-            chunk += body_indent + "pass\n"   # the header of a compound statement, without its body
+            # the header of a compound statement, without its body; a body that starts with `raise` / `return`
+            # keeps that first word (a guard: auditor/static/dtype_requirements.py)
+            chunk += body_indent + _first_body_word(lines, end) + "\n"
         offset = start - 1
         if indented:
             chunk = "if 1:\n" + chunk     # keeps the original columns of an indented block

@@ -12,6 +12,7 @@ from auditor.rules import Rule
 from auditor.static.backends import BACKEND_NAMES, backends_in_text
 from auditor.static.compiled import CompiledRules
 from auditor.static.context import HOLE, LOCAL_PACKAGE, MAX_FOLDED, FileContext
+from auditor.static.dtype_requirements import guard_kind, required_dtype_nodes
 
 # Calls whose string arguments are messages for humans, never device or backend values.
 _MESSAGE_FUNCS = re.compile(
@@ -96,6 +97,9 @@ class RawHit:
     # named by `hasattr(torch.cuda, "mem_get_info")` / `getattr(torch._C, "_cuda_x", None)`: a probe of the name,
     # not a use (t14l: reported at most as a warning, never rewritten)
     probe: bool = False
+    # a dtype the code requires (`if x.dtype != torch.bfloat16: raise ...`, `assert w.dtype == torch.float8_e4m3fn`):
+    # the kernel or path takes only that dtype (t14p, auditor/static/dtype_requirements.py)
+    required: bool = False
 
 
 # The name of a dtype as a config or an option spells it ("bf16", "torch.float16", "half", "fp8_e4m3")
@@ -222,10 +226,14 @@ class MatchVisitor(cst.CSTVisitor):
         self._asserted: set[int] = set()
         self._table_values: set[int] = set()     # values of dict entries whose key names them (RawHit.table_entry)
         self._bindings: list[tuple[int, cst.BaseExpression | None, cst.BaseExpression]] = []   # open assignments
+        self._required_dtypes: set[int] = set()   # dtype names a guard requires (dtype_requirements.py)
 
     # -- helpers -------------------------------------------------------------------------------
 
     def _hit(self, rule: Rule, node: cst.CSTNode, symbol: str, **kw) -> None:
+        if id(node) in self._required_dtypes and rule.category == "precision":
+            self.hits.append(RawHit(rule, node, symbol, required=True, **kw))
+            return      # `if x.dtype != torch.bfloat16: raise`: a requirement, not a read (dtype_requirements.py)
         if (self._dtype_quiet or id(node) in self._asserted or isinstance(node, cst.Name) and
                 node.value in self.ctx.assigned_aliases) and rule.category == "precision" and "string" in rule.match:
             return      # (`dtype=FP8_WEIGHT_DTYPE`: the constant's own line carries the dtype)
@@ -1154,6 +1162,7 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_If(self, node: cst.If) -> bool:
         self._flag_reads(node.test)
+        self._required_dtypes.update(required_dtype_nodes(node.test, guard=guard_kind(node)))
         # `elif model_dtype == "torch.bfloat16": return torch.bfloat16`: a branch of a name-to-dtype conversion
         # `elif config.torch_dtype == torch.float16: dtype = torch.float16`: the branch copies the dtype it tested
         # (the choice is where the config's dtype is set)
