@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from auditor.rules import load_rules
 from auditor.runner import run_static
+from auditor.static.engine import StaticEngine
 from auditor.static.npu_native import _config_folders, hydra_folders
 from auditor.static.opnamespaces import defined_ops_fact, python_defined_ops, python_registrations
 from auditor.static.project_imports import TREE, ProjectImports
@@ -218,6 +220,7 @@ def test_warm_run_equals_cold_run_and_reads_no_python_file(tmp_path, monkeypatch
     root = _ops_tree(tmp_path / "tree")
     write_tree(root, {"cli/train_grpo.py": HYDRA_ENTRY, "configs/grpo_qwen_7b_A3.yaml": HYDRA_CONFIG})
     _paddle_tree(root)
+    _debug_tree(root)       # FORMAT 8: the NPU700 lines' `quiet` fact
     cache = tmp_path / "cache"
     nocache = run_static([root], jobs=1)
     cold = run_static([root], jobs=1, cache_dir=cache)
@@ -227,6 +230,8 @@ def test_warm_run_equals_cold_run_and_reads_no_python_file(tmp_path, monkeypatch
     kept = {Path(p).name: e["summary"][TREE] for p, e in entries.items() if p.endswith(".py")}
     assert kept["reinplace_st.py"] == {"ops": ["custom.sin_cos_inplace"], "framework": "PyTorch"}
     assert kept["train_grpo.py"] == {"hydra": ["configs"]}      # (no findings: no framework fact)
+    assert set(kept["launch.py"]["quiet"]) == {"8:ASCEND_LAUNCH_BLOCKING", "9:ASCEND_GLOBAL_LOG_LEVEL",
+                                               "11:ASCEND_LAUNCH_BLOCKING", "12:ASCEND_GLOBAL_LOG_LEVEL"}
     _refuse_python_reads(monkeypatch)         # the warm run reads no Python file: not the worker, not a tree pass
     warm = run_static([root], jobs=1, cache_dir=cache)
     assert warm.cached_files == len(warm.results)
@@ -242,7 +247,7 @@ def test_an_index_written_before_format_6_is_not_read(tmp_path):
     cold = run_static([root], jobs=1, cache_dir=cache)
     index = next(cache.rglob("*.json"))
     doc = json.loads(index.read_text())
-    assert doc["format"] == cache_module.FORMAT == 7
+    assert doc["format"] == cache_module.FORMAT == 8
     for entry in doc["entries"].values():      # what FORMAT 5 wrote: no tree facts
         if entry.get("summary"):
             entry["summary"].pop(TREE, None)
@@ -376,3 +381,79 @@ def test_transfer_scopes_come_from_the_worker_and_equal_the_old_reading(tmp_path
     assert transfer_scopes(files, packages, project) == reference and project.reads == 0
     assert shim_fact(b"from torch_npu.contrib import transfer_to_npu\n")
     assert not shim_fact(b"# transfer_to_npu is not needed\n")
+
+
+# -- NPU700 lines that set an Ascend debug switch to its quiet value (shim_graph.drop_quiet_debug_values) ---------
+
+_DEBUG_LAUNCHER = '''\
+import os
+
+from train.engine import build_engine
+
+
+def setup_debug(args):
+    if args.debug:
+        os.environ["ASCEND_LAUNCH_BLOCKING"] = "1"
+        os.environ["ASCEND_GLOBAL_LOG_LEVEL"] = "1"
+    else:
+        os.environ["ASCEND_LAUNCH_BLOCKING"] = "0"
+        os.environ.setdefault("ASCEND_GLOBAL_LOG_LEVEL", "3")
+    return build_engine(args)
+'''
+_DEBUG_SCRIPT = '''\
+#!/bin/bash
+source /usr/local/Ascend/ascend-toolkit/set_env.sh
+export ASCEND_LAUNCH_BLOCKING=0
+export ASCEND_GLOBAL_LOG_LEVEL=3
+if [ "$DEBUG" = "1" ]; then
+    export ASCEND_LAUNCH_BLOCKING=1
+fi
+python -m train.launch --config configs/7b.yaml
+'''
+
+
+def _debug_tree(root: Path) -> Path:
+    return write_tree(root, {"train/__init__.py": "", "train/engine.py": "def build_engine(args):\n    return args\n",
+                             "train/launch.py": _DEBUG_LAUNCHER, "scripts/run_npu.sh": _DEBUG_SCRIPT})
+
+
+def test_quiet_debug_values_come_from_the_worker_and_equal_the_old_reading(tmp_path, monkeypatch):
+    import copy
+
+    from auditor.static.shim_graph import drop_quiet_debug_values
+
+    root = _debug_tree(tmp_path / "tree")
+    cold = run_static([root], jobs=1)
+    kept = {r.path: r.summary[TREE]["quiet"] for r in cold.results if (r.summary or {}).get(TREE, {}).get("quiet")}
+    assert kept["train/launch.py"] == {"8:ASCEND_LAUNCH_BLOCKING": False, "9:ASCEND_GLOBAL_LOG_LEVEL": False,
+                                       "11:ASCEND_LAUNCH_BLOCKING": True, "12:ASCEND_GLOBAL_LOG_LEVEL": True}
+    assert {f.line for r in cold.results if r.path == "train/launch.py" for f in r.findings
+            if f.name == "npu-debug-env-var"} == {8, 9}          # lines 11 and 12 set the switches off: dropped
+    # the per-file findings again, before the tree pass, then the pass from the facts (no file read) and the old way
+    engine = StaticEngine(load_rules())
+    fresh = [engine.analyze_path(root / r.path, r.path) for r in cold.results]
+    assert sum(f.name == "npu-debug-env-var" for r in fresh for f in r.findings) > \
+        sum(f.name == "npu-debug-env-var" for r in cold.results for f in r.findings)
+    old = copy.deepcopy(fresh)
+    dropped_old = drop_quiet_debug_values(old, _files(cold, root))
+    project = ProjectImports(_files(cold, root), fresh)
+    monkeypatch.setattr("auditor.static.shim_graph._read_text", lambda path: (_ for _ in ()).throw(
+        AssertionError(f"{path} was read again")))
+    dropped_new = drop_quiet_debug_values(fresh, _files(cold, root), project)
+    assert dropped_new == dropped_old > 0 and project.reads == 0
+    assert [[(f.line, f.code, f.symbol) for f in r.findings] for r in fresh] == \
+        [[(f.line, f.code, f.symbol) for f in r.findings] for r in old]
+
+
+def test_a_debug_finding_no_fact_names_reads_the_file_once(tmp_path):
+    from auditor.static.shim_graph import drop_quiet_debug_values
+
+    root = _debug_tree(tmp_path / "tree")
+    rel = "train/launch.py"
+    result = StaticEngine(load_rules()).analyze_path(root / rel, rel)
+    assert [f.line for f in result.findings if f.name == "npu-debug-env-var"] == [8, 9, 11, 12]
+    result.summary[TREE].pop("quiet")        # a summary written without the fact: the file is read, once
+    project = ProjectImports([(root / rel, rel)], [result])
+    assert drop_quiet_debug_values([result], [(root / rel, rel)], project) == 2
+    assert project.reads == 1
+    assert [f.line for f in result.findings if f.name == "npu-debug-env-var"] == [8, 9]

@@ -202,6 +202,11 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
 
         out = {**(out or {})}
         out[TREE] = {**(out.get(TREE) or {}), "framework": framework_fact(data)}
+        from auditor.static.shim_graph import quiet_fact
+
+        quiet = quiet_fact(data, findings)      # FORMAT 8: NPU700 lines that set a switch off (drop_quiet_debug_values)
+        if quiet is not None:
+            out[TREE]["quiet"] = quiet
     return out
 
 
