@@ -155,8 +155,9 @@ def apply_cuda_ci_jobs(results: list, files: Sequence[tuple[Path, str]], project
                                                     for f in result.findings):
             continue
         fact = ((project.tree(result.path) if project is not None else None) or {}).get("ci")
+        spans: list
         if isinstance(fact, list):
-            spans = [tuple(span) for span in fact]
+            spans = fact
         else:
             path = where.get(result.path)
             if project is not None:
