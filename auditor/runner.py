@@ -271,12 +271,12 @@ def run_static(
     apply_vendor_dispatch_tree(run.results, found.files)   # `dipu.vendor_type == "NPU"` in another file (t14n)
     apply_backend_files(run.results, found.files)      # `Dockerfile.cuda` beside `Dockerfile.metax`, NPU twins
     apply_platform_builds(run.results, found.files)    # what only the CUDA arm of the build's own platform switch builds
-    apply_cuda_ci_jobs(run.results, found.files)    # a workflow job on NVIDIA runners: it stays for CUDA
+    apply_cuda_ci_jobs(run.results, found.files, project)    # a workflow job on NVIDIA runners: it stays for CUDA
     apply_other_frameworks(run.results, found.files, project)    # `bert/paddle/`: PaddlePaddle code, torch_npu does not apply
     apply_imported_gates(run.results, found.files, project)   # `from _harness import CUDA` ... `if not CUDA: raise Skip`
     drop_unread_cudnn_vars(run.results)             # `CUDNN_DETERMINISTIC`: read by nothing
     drop_test_performance_hints(run.results)        # `.item()` in a test's loop
-    drop_quiet_debug_values(run.results, found.files)   # `ASCEND_LAUNCH_BLOCKING=0`: the switch set off
+    drop_quiet_debug_values(run.results, found.files, project)   # `ASCEND_LAUNCH_BLOCKING=0`: the switch set off
     # uses in other files of the tree's own CUDA-specific code: recomputed on every run from the per-file summaries
     # (cached or not), so a changed module changes its importers' findings
     drop_ascend_flash_modules(run.results, project)   # Ascend's own `flash_attn/` package: not CUDA by its name

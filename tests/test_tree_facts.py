@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from auditor.rules import load_rules
 from auditor.runner import run_static
+from auditor.static.engine import StaticEngine
 from auditor.static.npu_native import _config_folders, hydra_folders
 from auditor.static.opnamespaces import defined_ops_fact, python_defined_ops, python_registrations
 from auditor.static.project_imports import TREE, ProjectImports
@@ -218,6 +220,10 @@ def test_warm_run_equals_cold_run_and_reads_no_python_file(tmp_path, monkeypatch
     root = _ops_tree(tmp_path / "tree")
     write_tree(root, {"cli/train_grpo.py": HYDRA_ENTRY, "configs/grpo_qwen_7b_A3.yaml": HYDRA_CONFIG})
     _paddle_tree(root)
+    _debug_tree(root)       # FORMAT 8: the NPU700 lines' `quiet` fact
+    from tests.test_precision_policy import _TORCHCHAT_WORKFLOW
+
+    write_tree(root, {".github/workflows/run-readme-pr.yml": _TORCHCHAT_WORKFLOW})     # FORMAT 9: `ci`
     cache = tmp_path / "cache"
     nocache = run_static([root], jobs=1)
     cold = run_static([root], jobs=1, cache_dir=cache)
@@ -227,7 +233,12 @@ def test_warm_run_equals_cold_run_and_reads_no_python_file(tmp_path, monkeypatch
     kept = {Path(p).name: e["summary"][TREE] for p, e in entries.items() if p.endswith(".py")}
     assert kept["reinplace_st.py"] == {"ops": ["custom.sin_cos_inplace"], "framework": "PyTorch"}
     assert kept["train_grpo.py"] == {"hydra": ["configs"]}      # (no findings: no framework fact)
+    assert set(kept["launch.py"]["quiet"]) == {"8:ASCEND_LAUNCH_BLOCKING", "9:ASCEND_GLOBAL_LOG_LEVEL",
+                                               "11:ASCEND_LAUNCH_BLOCKING", "12:ASCEND_GLOBAL_LOG_LEVEL"}
+    assert [s[2] for s in entries[next(p for p in entries if p.endswith(".yml"))]["summary"][TREE]["ci"]] == \
+        ["test-quantization-any"]
     _refuse_python_reads(monkeypatch)         # the warm run reads no Python file: not the worker, not a tree pass
+    _refuse_reads_of(monkeypatch, ".yml")      # nor the workflow (apply_cuda_ci_jobs reads its `ci` fact)
     warm = run_static([root], jobs=1, cache_dir=cache)
     assert warm.cached_files == len(warm.results)
     assert _findings(warm) == _findings(cold) == _findings(nocache)
@@ -242,7 +253,7 @@ def test_an_index_written_before_format_6_is_not_read(tmp_path):
     cold = run_static([root], jobs=1, cache_dir=cache)
     index = next(cache.rglob("*.json"))
     doc = json.loads(index.read_text())
-    assert doc["format"] == cache_module.FORMAT == 8
+    assert doc["format"] == cache_module.FORMAT == 10
     for entry in doc["entries"].values():      # what FORMAT 5 wrote: no tree facts
         if entry.get("summary"):
             entry["summary"].pop(TREE, None)
@@ -376,3 +387,134 @@ def test_transfer_scopes_come_from_the_worker_and_equal_the_old_reading(tmp_path
     assert transfer_scopes(files, packages, project) == reference and project.reads == 0
     assert shim_fact(b"from torch_npu.contrib import transfer_to_npu\n")
     assert not shim_fact(b"# transfer_to_npu is not needed\n")
+
+
+# -- NPU700 lines that set an Ascend debug switch to its quiet value (shim_graph.drop_quiet_debug_values) ---------
+
+_DEBUG_LAUNCHER = '''\
+import os
+
+from train.engine import build_engine
+
+
+def setup_debug(args):
+    if args.debug:
+        os.environ["ASCEND_LAUNCH_BLOCKING"] = "1"
+        os.environ["ASCEND_GLOBAL_LOG_LEVEL"] = "1"
+    else:
+        os.environ["ASCEND_LAUNCH_BLOCKING"] = "0"
+        os.environ.setdefault("ASCEND_GLOBAL_LOG_LEVEL", "3")
+    return build_engine(args)
+'''
+_DEBUG_SCRIPT = '''\
+#!/bin/bash
+source /usr/local/Ascend/ascend-toolkit/set_env.sh
+export ASCEND_LAUNCH_BLOCKING=0
+export ASCEND_GLOBAL_LOG_LEVEL=3
+if [ "$DEBUG" = "1" ]; then
+    export ASCEND_LAUNCH_BLOCKING=1
+fi
+python -m train.launch --config configs/7b.yaml
+'''
+
+
+def _debug_tree(root: Path) -> Path:
+    return write_tree(root, {"train/__init__.py": "", "train/engine.py": "def build_engine(args):\n    return args\n",
+                             "train/launch.py": _DEBUG_LAUNCHER, "scripts/run_npu.sh": _DEBUG_SCRIPT})
+
+
+def test_quiet_debug_values_come_from_the_worker_and_equal_the_old_reading(tmp_path, monkeypatch):
+    import copy
+
+    from auditor.static.shim_graph import drop_quiet_debug_values
+
+    root = _debug_tree(tmp_path / "tree")
+    cold = run_static([root], jobs=1)
+    kept = {r.path: r.summary[TREE]["quiet"] for r in cold.results if (r.summary or {}).get(TREE, {}).get("quiet")}
+    assert kept["train/launch.py"] == {"8:ASCEND_LAUNCH_BLOCKING": False, "9:ASCEND_GLOBAL_LOG_LEVEL": False,
+                                       "11:ASCEND_LAUNCH_BLOCKING": True, "12:ASCEND_GLOBAL_LOG_LEVEL": True}
+    assert {f.line for r in cold.results if r.path == "train/launch.py" for f in r.findings
+            if f.name == "npu-debug-env-var"} == {8, 9}          # lines 11 and 12 set the switches off: dropped
+    # the per-file findings again, before the tree pass, then the pass from the facts (no file read) and the old way
+    engine = StaticEngine(load_rules())
+    fresh = [engine.analyze_path(root / r.path, r.path) for r in cold.results]
+    assert sum(f.name == "npu-debug-env-var" for r in fresh for f in r.findings) > \
+        sum(f.name == "npu-debug-env-var" for r in cold.results for f in r.findings)
+    old = copy.deepcopy(fresh)
+    dropped_old = drop_quiet_debug_values(old, _files(cold, root))
+    project = ProjectImports(_files(cold, root), fresh)
+    monkeypatch.setattr("auditor.static.shim_graph._read_text", lambda path: (_ for _ in ()).throw(
+        AssertionError(f"{path} was read again")))
+    dropped_new = drop_quiet_debug_values(fresh, _files(cold, root), project)
+    assert dropped_new == dropped_old > 0 and project.reads == 0
+    assert [[(f.line, f.code, f.symbol) for f in r.findings] for r in fresh] == \
+        [[(f.line, f.code, f.symbol) for f in r.findings] for r in old]
+
+
+def test_a_debug_finding_no_fact_names_reads_the_file_once(tmp_path):
+    from auditor.static.shim_graph import drop_quiet_debug_values
+
+    root = _debug_tree(tmp_path / "tree")
+    rel = "train/launch.py"
+    result = StaticEngine(load_rules()).analyze_path(root / rel, rel)
+    assert [f.line for f in result.findings if f.name == "npu-debug-env-var"] == [8, 9, 11, 12]
+    result.summary[TREE].pop("quiet")        # a summary written without the fact: the file is read, once
+    project = ProjectImports([(root / rel, rel)], [result])
+    assert drop_quiet_debug_values([result], [(root / rel, rel)], project) == 2
+    assert project.reads == 1
+    assert [f.line for f in result.findings if f.name == "npu-debug-env-var"] == [8, 9]
+
+
+# -- CUDA CI jobs of a workflow (ci_jobs.apply_cuda_ci_jobs) -----------------------------------------------------
+
+def _refuse_reads_of(monkeypatch, suffix: str) -> None:
+    real_text = Path.read_text
+
+    def read_text(self, *a, **k):
+        if str(self).endswith(suffix):
+            raise AssertionError(f"{self} was read again")
+        return real_text(self, *a, **k)
+
+    monkeypatch.setattr(Path, "read_text", read_text)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_cuda_ci_job_spans_come_from_the_worker_and_equal_the_old_reading(tmp_path, monkeypatch, newline):
+    import copy
+
+    from auditor.static.ci_jobs import apply_cuda_ci_jobs
+    from tests.test_precision_policy import _OPENCOMPASS_WORKFLOW, _TORCHCHAT_WORKFLOW
+
+    root = tmp_path / "tree"
+    for rel, text in ((".github/workflows/run-readme-pr.yml", _TORCHCHAT_WORKFLOW),
+                      (".github/workflows/pr-stage-check.yml", _OPENCOMPASS_WORKFLOW)):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(text.replace("\n", newline).encode())
+    cold = run_static([root], jobs=1)
+    spans = {r.path: r.summary[TREE]["ci"] for r in cold.results}
+    readme = spans[".github/workflows/run-readme-pr.yml"]
+    assert [(s[0], s[2]) for s in readme] == [(17, "test-quantization-any")]
+    assert [s[2] for s in spans[".github/workflows/pr-stage-check.yml"]] == ["build_cu131"]
+    engine = StaticEngine(load_rules())
+    fresh = [engine.analyze_path(root / r.path, r.path) for r in cold.results]
+    old = copy.deepcopy(fresh)
+    lowered_old = apply_cuda_ci_jobs(old, _files(cold, root))
+    project = ProjectImports(_files(cold, root), fresh)
+    _refuse_reads_of(monkeypatch, ".yml")
+    lowered_new = apply_cuda_ci_jobs(fresh, _files(cold, root), project)
+    assert lowered_new == lowered_old > 0 and project.reads == 0
+    assert [[(f.line, f.code, f.severity, f.message) for f in r.findings] for r in fresh] == \
+        [[(f.line, f.code, f.severity, f.message) for f in r.findings] for r in old]
+
+
+def test_a_workflow_without_the_ci_fact_is_read_as_before(tmp_path):
+    from auditor.static.ci_jobs import apply_cuda_ci_jobs
+    from tests.test_precision_policy import _TORCHCHAT_WORKFLOW
+
+    root = write_tree(tmp_path / "tree", {".github/workflows/run-readme-pr.yml": _TORCHCHAT_WORKFLOW})
+    rel = ".github/workflows/run-readme-pr.yml"
+    result = StaticEngine(load_rules()).analyze_path(root / rel, rel)
+    result.summary[TREE].pop("ci")
+    project = ProjectImports([(root / rel, rel)], [result])
+    assert apply_cuda_ci_jobs([result], [(root / rel, rel)], project) > 0
+    assert project.reads == 1

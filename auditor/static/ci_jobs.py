@@ -132,22 +132,43 @@ def cuda_job_spans(text: str) -> list[tuple[int, int, str, str]]:
     return out
 
 
-def apply_cuda_ci_jobs(results: list, files: Sequence[tuple[Path, str]]) -> int:
-    """Lower the findings inside CUDA CI jobs of GitHub workflows to info; returns how many were lowered."""
+def ci_fact(data: bytes, rel: str) -> list[list] | None:
+    """Per file, in the worker (cache FORMAT 9, in the summary's `tree` facts): the CUDA CI job spans
+    (cuda_job_spans, as lists) of a GitHub workflow or Azure pipeline, read as apply_cuda_ci_jobs read it (text mode:
+    universal newlines; [] over the size limit); None for any other file."""
+    if not (_is_workflow(rel) or _is_azure_pipeline(rel)):
+        return None
+    if len(data) > _MAX_BYTES:
+        return []
+    text = data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+    return [list(span) for span in cuda_job_spans(text)]
+
+
+def apply_cuda_ci_jobs(results: list, files: Sequence[tuple[Path, str]], project=None) -> int:
+    """Lower the findings inside CUDA CI jobs of GitHub workflows to info; returns how many were lowered. The job
+    spans come from the file's `ci` fact (ci_fact, ProjectImports.tree); a file no fact covers is read (counted in
+    `project.reads`)."""
     where = {rel: path for path, rel in files}
     lowered = 0
     for result in results:
         if not (_is_workflow(result.path) or _is_azure_pipeline(result.path)) or not any(f.severity != "info" and not f.data.get("context")
                                                     for f in result.findings):
             continue
-        path = where.get(result.path)
-        try:
-            if path is None or path.stat().st_size > _MAX_BYTES:
+        fact = ((project.tree(result.path) if project is not None else None) or {}).get("ci")
+        spans: list
+        if isinstance(fact, list):
+            spans = fact
+        else:
+            path = where.get(result.path)
+            if project is not None:
+                project.reads += 1
+            try:
+                if path is None or path.stat().st_size > _MAX_BYTES:
+                    continue
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
                 continue
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        spans = cuda_job_spans(text)
+            spans = cuda_job_spans(text)
         if not spans:
             continue
         kept = []

@@ -202,6 +202,17 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
 
         out = {**(out or {})}
         out[TREE] = {**(out.get(TREE) or {}), "framework": framework_fact(data)}
+        from auditor.static.shim_graph import quiet_fact
+
+        quiet = quiet_fact(data, findings)      # FORMAT 8: NPU700 lines that set a switch off (drop_quiet_debug_values)
+        if quiet is not None:
+            out[TREE]["quiet"] = quiet
+        from auditor.static.ci_jobs import ci_fact
+
+        ci = ci_fact(data, rel) if any(getattr(f, "severity", "info") != "info" and not getattr(f, "data", {}).get(
+            "context") for f in findings) else None     # FORMAT 9: a workflow's CUDA CI job spans (apply_cuda_ci_jobs)
+        if ci is not None:
+            out[TREE]["ci"] = ci
     return out
 
 

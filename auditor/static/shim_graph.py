@@ -510,25 +510,55 @@ def _set_value(line: str, name: str) -> str | None:
     return m.group(2) if m and m.group(2) else None
 
 
-def drop_quiet_debug_values(results: list, files: Sequence[tuple[Path, str]]) -> int:
-    """Remove NPU700 findings whose line sets the switch to its off / quiet value; returns how many."""
+def quiet_fact(data: bytes, findings: Sequence) -> dict[str, bool] | None:
+    """Per file, in the worker (cache FORMAT 8, in the summary's `tree` facts): for each NPU700 finding of a switch
+    with quiet values, `"line:SYMBOL"` -> whether that line sets the switch to one of them (the test
+    drop_quiet_debug_values made on the file's lines, read again); None when the file has no such finding."""
+    out: dict[str, bool] = {}
+    lines: list[str] | None = None
+    for f in findings:
+        quiet = QUIET_VALUES.get(getattr(f, "symbol", None) or "")
+        if getattr(f, "name", None) != _DEBUG_RULE or not quiet:
+            continue
+        if lines is None:
+            lines = data.decode("utf-8", errors="replace").splitlines()
+        line = lines[f.line - 1] if 0 < f.line <= len(lines) else ""
+        out[f"{f.line}:{f.symbol}"] = bool(line) and _set_value(line, f.symbol) in quiet
+    return out if lines is not None else None
+
+
+def drop_quiet_debug_values(results: list, files: Sequence[tuple[Path, str]],
+                            project: _pi.ProjectImports | None = None) -> int:
+    """Remove NPU700 findings whose line sets the switch to its off / quiet value; returns how many. Each line's
+    answer comes from the file's `quiet` fact (quiet_fact, ProjectImports.tree); a finding the fact does not name
+    (no summary, a finding a tree pass added) reads the file, once, counted in `project.reads`."""
     by_rel = None
     dropped = 0
     for result in results:
         if not any(f.name == _DEBUG_RULE for f in result.findings):
             continue
-        if by_rel is None:
-            by_rel = {r: p for p, r in files}
-        path = by_rel.get(result.path)
-        try:
-            lines = _read_text(path).splitlines()
-        except (OSError, SourceError):
-            lines = []
+        fact = ((project.tree(result.path) if project is not None else None) or {}).get("quiet") or {}
+        lines: list[str] | None = None
         kept = []
         for f in result.findings:
             quiet = QUIET_VALUES.get(f.symbol or "")
-            line = lines[f.line - 1] if f.name == _DEBUG_RULE and quiet and 0 < f.line <= len(lines) else ""
-            if line and quiet and _set_value(line, f.symbol) in quiet:
+            if f.name != _DEBUG_RULE or not quiet:
+                kept.append(f)
+                continue
+            known = fact.get(f"{f.line}:{f.symbol}")
+            if known is None:
+                if lines is None:
+                    if by_rel is None:
+                        by_rel = {r: p for p, r in files}
+                    if project is not None:
+                        project.reads += 1
+                    try:
+                        lines = _read_text(by_rel.get(result.path)).splitlines()
+                    except (OSError, SourceError):
+                        lines = []
+                line = lines[f.line - 1] if 0 < f.line <= len(lines) else ""
+                known = bool(line) and _set_value(line, f.symbol) in quiet
+            if known:
                 dropped += 1
                 continue
             kept.append(f)
