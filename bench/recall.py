@@ -106,8 +106,22 @@ def unpack(archive: Path, dest: Path) -> None:
                     raise BenchError(f"{archive.name}: unsafe member path {member!r}")
             zf.extractall(tmp)
     else:
+        refused: list[str] = []
+
+        def data_only(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
+            # a member the data filter refuses (a symlink leaving the tree, an absolute path) is left out, not
+            # extracted, and named: one such link in a repository (rtp-llm's `internal_source`) must not stop the fetch
+            try:
+                return tarfile.data_filter(member, path)
+            except tarfile.FilterError as exc:
+                refused.append(f"{member.name} ({type(exc).__name__})")
+                return None
+
         with tarfile.open(archive) as tf:
-            tf.extractall(tmp, filter="data")
+            tf.extractall(tmp, filter=data_only)
+        if refused:
+            print(f"note  {archive.name}: {len(refused)} member(s) left out (they would leave the folder): "
+                  + ", ".join(refused[:3]) + (" ..." if len(refused) > 3 else ""))
     shutil.rmtree(dest, ignore_errors=True)
     tmp.rename(dest)
 
