@@ -2,7 +2,7 @@
 issue 11; tuned on heldout10): a diffusion engine's building blocks default to `device="cuda:0"`, and the model that
 owns them always passes its own device. The default is then never used: no finding. A public entry point's default
 (called from nowhere, or only from tests / examples), a caller that lets the default through, a caller that passes
-CUDA itself, and a block handed on as a value (a registry) keep theirs."""
+CUDA itself or a local it chose, and a block handed on as a value (a registry) keep theirs."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -111,8 +111,10 @@ def test_defaults_every_caller_overrides_are_quiet(tmp_path):
     run = run_static([_tree(tmp_path / "t")], jobs=1)
     found = _defaults(run, "engine/models/basic/attention.py")
     quiet = {_line(ATTENTION, 'device: str = "cuda:0",'), _line(ATTENTION, "dtype: torch.dtype = torch.float16,"),
-             _line(ATTENTION, "def __init__(self, channels"), _line(ATTENTION, "def enable_sequential_cpu_offload")}
+             _line(ATTENTION, "def __init__(self, channels")}
     assert not {line for line, _ in found} & quiet
+    # a plain function's default stays (a launcher's `device=torch.device("cuda")` is a finding whoever calls it)
+    assert _line(ATTENTION, "def enable_sequential_cpu_offload") in {line for line, _ in found}
     # the pipeline's constructor is called from nowhere in the tree: a public entry point keeps its default
     assert _line(PIPELINE, 'def __init__(self, device="cuda:0"') in {line for line, _ in _defaults(run, "engine/pipelines/base.py")}
 
@@ -171,9 +173,20 @@ def test_facts_are_written_by_the_worker():
     import textwrap
 
     facts = default_facts(textwrap.dedent(VAE).encode())
-    assert facts["calls"]["Attention"] == [[3, ["device", "dtype"], False]]
-    assert [1, ["device", "dtype"], False] in facts["calls"]["DownSampler"]
-    assert [4, [], False] in facts["calls"]["DownSampler"]          # the positional call passes both
+    assert facts["calls"]["Attention"] == [[[], ["device", "dtype"], False]]
+    assert [[], ["device", "dtype"], False] in facts["calls"]["DownSampler"]
+    assert [[2, 3], [], False] in facts["calls"]["DownSampler"]      # the positional call forwards both
+    assert [d[4:] for d in facts.get("defaults", [])] == []           # the encoder's own parameters have no default
+    launcher = default_facts(textwrap.dedent('''\
+        import torch
+        from .blocks import Block
+
+
+        def main(args):
+            device = torch.device("cuda") if args.device == "cuda" else torch.device("cpu")
+            return Block(64, device=device)
+        ''').encode())
+    assert launcher["calls"]["Block"] == [[[], [], False]]          # a local chosen here overrides nothing
     assert default_facts(b"def f(:\n") == {}
 
 

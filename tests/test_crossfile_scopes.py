@@ -135,3 +135,75 @@ h = lambda k: k + 1
     # the default `k=k`, the `[k]` after the comprehension, the class body's right-hand side and the method's
     # `k` (a class body's names are not seen by its methods) read the module's name
     assert module_lines == [6, 11, 15, 18]
+
+
+# a sequence-parallel attention package: a ring implementation on flash_attn beside the project's NPU one, both
+# named for flash-attn; the package re-exports both and a table keyed by attention type picks one
+RING_FLASH = '''\
+import torch
+from flash_attn.flash_attn_interface import _flash_attn_forward
+
+
+def ring_flash_attn_func(q, k, v, causal=False):
+    out, lse = _flash_attn_forward(q, k, v, 0.0, q.shape[-1] ** -0.5, causal)[:2]
+    return out
+'''
+
+ATTENTION_KERNELS = '''\
+import torch
+
+try:
+    from flash_attn.flash_attn_interface import _flash_attn_forward
+    HAS_FLASH_ATTN = True
+except ImportError:
+    HAS_FLASH_ATTN = False
+
+try:
+    import torch_npu
+    HAS_NPU = True
+except ImportError:
+    HAS_NPU = False
+
+
+def fa_forward(q, k, v, causal=False):
+    assert HAS_FLASH_ATTN, "flash_attn is not available"
+    return _flash_attn_forward(q, k, v, 0.0, q.shape[-1] ** -0.5, causal)[0]
+
+
+def npu_fused_attn_forward(q, k, v, head_num, input_layout="BSND"):
+    assert HAS_NPU, "torch_npu is not available"
+    return torch_npu.npu_fusion_attention(q, k, v, head_num, input_layout)[0]
+'''
+
+RING_NPU = '''\
+import torch
+import torch.distributed as dist
+from ..kernels.attention import npu_fused_attn_forward
+
+
+def ring_npu_flash_attn_func(process_group, q, k, v, head_num=None, input_layout="BSND"):
+    if dist.get_world_size(process_group) == 1:
+        return npu_fused_attn_forward(q, k, v, head_num, input_layout)
+    raise NotImplementedError("ring steps")
+'''
+
+RING_INIT = '''\
+from .ring_flash_attn import (
+    ring_flash_attn_func,
+)
+from .ring_npu_flash_attn import (
+    ring_npu_flash_attn_func,
+)
+'''
+
+
+def test_the_projects_npu_module_named_for_flash_attn_is_not_cuda_code(tmp_path):
+    root = tmp_path / "seqpar"
+    _write(root, {"seqpar/__init__.py": "", "seqpar/kernels/__init__.py": "",
+                  "seqpar/kernels/attention.py": ATTENTION_KERNELS, "seqpar/ring/__init__.py": RING_INIT,
+                  "seqpar/ring/ring_flash_attn.py": RING_FLASH, "seqpar/ring/ring_npu_flash_attn.py": RING_NPU})
+    run = run_static([root], jobs=1)
+    init = next(r for r in run.results if r.path == "seqpar/ring/__init__.py")
+    by_line = {(f.line, f.code) for f in init.findings}
+    assert any(line == 1 for line, _ in by_line)           # the flash_attn ring module: ported with its users
+    assert not any(line in (4, 5) for line, _ in by_line)  # the NPU ring module: nothing to port

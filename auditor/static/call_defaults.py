@@ -1,25 +1,28 @@
-"""Device and dtype parameter defaults that every caller in the tree overrides (t11o, issue 11; tuned on heldout10).
+"""Device and dtype parameter defaults of building blocks that every caller in the tree overrides (t11o, issue 11;
+tuned on heldout10).
 
 `class DownSampler(nn.Module): def __init__(self, channels, ..., device: str = "cuda:0", dtype=torch.float16)` whose
-every construction in the tree passes `device=device, dtype=dtype` (a diffusion engine's building blocks, built by
-the model that owns them with the model's device): the default is never used, so nothing fails or differs on Ascend
-as written (host_scopes drops a default the function never reads; this is the tree-wide half: a default no caller
-lets through).
+every construction in the tree hands on the builder's own device, `DownSampler(128, device=device, dtype=dtype)` in
+the `__init__(self, ..., device, dtype)` of the model that owns it (a diffusion engine's blocks, built by their
+model): the block's default is never used; the model's own default, where it has one, is the finding that stays
+(host_scopes drops a default the function never reads; this is the tree-wide half: a default no caller lets
+through).
 
 Per file, in the worker (project_imports.with_facts, key `calls` of the summary, kept in the cache entry):
-- `defaults`: the spans of defaults of parameters named for a device or a dtype (`device`, `dtype`, `torch_dtype`,
-  `precision`, `*_device`) of top-level functions and of the `__init__` of top-level classes, with the name a
-  caller spells (the function's, the class's), the parameter and its position;
-- `calls`: for each name the file calls bare (`DownSampler(...)`, `f(...)`, `module.f(...)` through an imported
-  module, `cls(...)` in a classmethod of the class, `super().__init__(...)` as a call of each base), the distinct
-  argument shapes: positional count, device / dtype keywords passed, `*args` / `**kwargs`; a subclass with no
-  `__init__` of its own is an unknown caller of its base;
-- `refs`: names handed on as values (`{"flux": FluxDiT}`, `partial(f, ...)`, `cls = Block`): unknown callers.
+- `defaults`: the spans of defaults of `__init__` parameters named for a device or a dtype (`device`, `dtype`,
+  `torch_dtype`, `precision`, `*_device`) of top-level classes, with the class name and the parameter's position;
+- `calls`: for each name the file calls bare (`DownSampler(...)`, `module.Block(...)` through an imported module,
+  `cls(...)` in a method of the class, `super().__init__(...)` as a call of each base), the distinct argument
+  shapes: the positions and device / dtype keywords passed a forwarded value (a parameter of the calling function or
+  `self.<attr>`; a literal or a local such as a launcher's `device = torch.device("cuda")` is a choice made at the
+  call, not an override), and `*args` / `**kwargs`; a subclass with no `__init__` of its own is an unknown caller;
+- `refs`: names handed on as values (`{"flux": FluxDiT}`, `partial(Block, ...)`, `cls = Block`): unknown callers.
 
 Per run (drop_overridden_defaults): a finding of category device or precision inside such a default is dropped when
-the name has call sites outside tests and examples, every call site in the tree passes the parameter (by keyword or
-by position; `**kwargs` or `*args` do not count) and no file hands the name on as a value. A public entry point's
-default (called from nowhere in the tree, or only from tests and examples) stays reported.
+the class has call sites outside tests and examples, every call site in the tree forwards the parameter and no file
+hands the class on as a value. A public entry point's default (called from nowhere in the tree, or only from tests
+and examples) stays reported, and so do plain functions' defaults (a launcher's `run_training(..., device=
+torch.device("cuda"))` is labelled a finding in the recall splits, whoever calls it).
 """
 from __future__ import annotations
 
@@ -62,9 +65,7 @@ def _defaults(tree: ast.Module) -> list[list[Any]]:
                             default.end_col_offset or default.col_offset, name, arg.arg, index])
 
     for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            add(node, node.name, False)
-        elif isinstance(node, ast.ClassDef):
+        if isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
                     add(item, node.name, True)
@@ -82,33 +83,35 @@ def _module_aliases(tree: ast.Module) -> set[str]:
     return out
 
 
-def _cuda_value(node: ast.expr) -> bool:
-    """`"cuda"`, `"cuda:0"`, `torch.device("cuda")`: the caller chooses CUDA itself (the default's choice moves to
-    the call, it is not overridden by a portable value)."""
-    if isinstance(node, ast.Call) and node.args:
-        node = node.args[0]
-    return isinstance(node, ast.Constant) and isinstance(node.value, str) and "cuda" in node.value.lower()
+def _forwarded(node: ast.expr, params: frozenset[str]) -> bool:
+    """A value the caller hands on from its own caller: a parameter of the enclosing function (`device=device`) or
+    an attribute of the instance (`self.device`). A local (`device = torch.device("cuda")` in a launcher) or a
+    literal is a choice made at the call, not an override by the caller's caller."""
+    if isinstance(node, ast.Name):
+        return node.id in params
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
-def _shape(call: ast.Call) -> tuple[int, tuple[str, ...], bool]:
-    """(positional count up to a CUDA value, device / dtype keywords passed with another value, `*` / `**`)."""
-    npos = 0
-    for a in call.args:
-        if isinstance(a, ast.Starred) or _cuda_value(a):
+def _shape(call: ast.Call, params: frozenset[str]) -> tuple[tuple[int, ...], tuple[str, ...], bool]:
+    """(positions passed a forwarded value, device / dtype keywords passed a forwarded value, `*` / `**`)."""
+    positions = []
+    for i, a in enumerate(call.args):
+        if isinstance(a, ast.Starred):
             break
-        npos += 1
+        if _forwarded(a, params):
+            positions.append(i)
     star = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
     kws = tuple(sorted({k.arg for k in call.keywords
-                        if k.arg is not None and _PARAM.match(k.arg) and not _cuda_value(k.value)}))
-    return npos, kws, star
+                        if k.arg is not None and _PARAM.match(k.arg) and _forwarded(k.value, params)}))
+    return tuple(positions), kws, star
 
 
 def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], list[str]]:
     modules = _module_aliases(tree)
-    calls: dict[str, set[tuple[int, tuple[str, ...], bool]]] = {}
+    calls: dict[str, set[tuple[tuple[int, ...], tuple[str, ...], bool]]] = {}
     refs: set[str] = set()
 
-    def record(name: str, shape: tuple[int, tuple[str, ...], bool]) -> None:
+    def record(name: str, shape: tuple[tuple[int, ...], tuple[str, ...], bool]) -> None:
         if name not in _BUILTINS:
             calls.setdefault(name, set()).add(shape)
 
@@ -116,18 +119,22 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], list[
         if isinstance(node, ast.Name) and node.id not in _BUILTINS:
             refs.add(node.id)
 
-    def visit(node: ast.AST, owner: ast.ClassDef | None) -> None:
+    def visit(node: ast.AST, owner: ast.ClassDef | None, params: frozenset[str]) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            sig = node.args
+            params = frozenset(x.arg for x in [*sig.posonlyargs, *sig.args, *sig.kwonlyargs]
+                               if x.arg not in ("self", "cls"))
         if isinstance(node, ast.ClassDef):
             if not any(isinstance(i, (ast.FunctionDef, ast.AsyncFunctionDef)) and i.name == "__init__"
                        for i in node.body):
                 for base in node.bases:     # constructing the subclass runs the base's __init__: unknown
                     if isinstance(base, ast.Name):
-                        record(base.id, (0, (), True))
+                        record(base.id, ((), (), True))
             for child in ast.iter_child_nodes(node):
-                visit(child, node)
+                visit(child, node, frozenset())
             return
         if isinstance(node, ast.Call):
-            func, shape = node.func, _shape(node)
+            func, shape = node.func, _shape(node, params)
             if isinstance(func, ast.Name):
                 if func.id == "cls" and owner is not None:
                     record(owner.name, shape)
@@ -160,10 +167,10 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], list[
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.Return, ast.NamedExpr)) and node.value is not None:
             value(node.value)
         for child in ast.iter_child_nodes(node):
-            visit(child, owner)
+            visit(child, owner, params)
 
-    visit(tree, None)
-    return ({name: sorted([n, list(k), s] for n, k, s in shapes) for name, shapes in calls.items()},
+    visit(tree, None, frozenset())
+    return ({name: sorted([list(p), list(k), s] for p, k, s in shapes) for name, shapes in calls.items()},
             sorted(refs))
 
 
@@ -189,8 +196,8 @@ def default_facts(data: bytes) -> dict[str, Any]:
 
 
 def _passes(shape: list[Any], param: str, index: int) -> bool:
-    npos, kws, star = shape
-    return param in kws or (0 <= index < npos and not star)
+    positions, kws, star = shape
+    return param in kws or (index >= 0 and index in positions and not star)
 
 
 def drop_overridden_defaults(results: list, project: Any) -> int:

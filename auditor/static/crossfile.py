@@ -443,6 +443,10 @@ class AscendNamed:
             return False
         if any(self._npu(m) for m in members):
             return True
+        from auditor.static.backends import backends_in_text
+
+        if backends_in_text(stems[named]) == {"npu"}:
+            return True         # `ring_npu_flash_attn.py`: the project's NPU implementation, named beside the CUDA one
         if named != len(parts) - 1:
             return False
         return any(not self._cuda(m) and (self._npu(m) or self(m)) for m in self._imported(rel))
