@@ -199,3 +199,19 @@ def test_a_warm_run_keeps_the_facts_and_the_result(tmp_path):
     assert _defaults(warm, "engine/models/basic/attention.py") == _defaults(cold, "engine/models/basic/attention.py")
     assert not {line for line, _ in _defaults(warm, "engine/models/basic/attention.py")} & \
         {_line(ATTENTION, 'device: str = "cuda:0",')}
+
+
+def test_a_subclass_forwarding_to_its_base_is_an_unknown_caller(tmp_path):
+    variant = '''\
+        import torch
+
+        from ..basic.attention import DownSampler
+
+
+        class DownSamplerNoPad(DownSampler):
+            def __init__(self, channels, device: str = "cuda:0", dtype: torch.dtype = torch.float16):
+                super().__init__(channels, 0, device, dtype)
+        '''
+    run = run_static([_tree(tmp_path / "s", {"engine/models/components/variants.py": variant})], jobs=1)
+    lines = {line for line, _ in _defaults(run, "engine/models/basic/attention.py")}
+    assert _line(ATTENTION, "def __init__(self, channels") in lines    # variants are built by name elsewhere

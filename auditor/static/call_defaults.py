@@ -12,10 +12,11 @@ Per file, in the worker (project_imports.with_facts, key `calls` of the summary,
 - `defaults`: the spans of defaults of `__init__` parameters named for a device or a dtype (`device`, `dtype`,
   `torch_dtype`, `precision`, `*_device`) of top-level classes, with the class name and the parameter's position;
 - `calls`: for each name the file calls bare (`DownSampler(...)`, `module.Block(...)` through an imported module,
-  `cls(...)` in a method of the class, `super().__init__(...)` as a call of each base), the distinct argument
+  `cls(...)` in a method of the class), the distinct argument
   shapes: the positions and device / dtype keywords passed a forwarded value (a parameter of the calling function or
   `self.<attr>`; a literal or a local such as a launcher's `device = torch.device("cuda")` is a choice made at the
-  call, not an override), and `*args` / `**kwargs`; a subclass with no `__init__` of its own is an unknown caller;
+  call, not an override), and `*args` / `**kwargs`; a subclass (its `super().__init__(...)`, or no `__init__` of
+  its own) is an unknown caller: subclasses are built elsewhere, often by name (nnU-Net's trainer variants);
 - `refs`: names handed on as values (`{"flux": FluxDiT}`, `partial(Block, ...)`, `cls = Block`): unknown callers.
 
 Per run (drop_overridden_defaults): a finding of category device or precision inside such a default is dropped when
@@ -151,9 +152,9 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], list[
                     record(func.attr, shape)
                 elif func.attr == "__init__" and isinstance(base, ast.Call) and isinstance(base.func, ast.Name) \
                         and base.func.id == "super" and owner is not None:
-                    for b in owner.bases:
+                    for b in owner.bases:       # a subclass is constructed elsewhere (often by name): unknown
                         if isinstance(b, ast.Name):
-                            record(b.id, shape)
+                            record(b.id, ((), (), True))
                 for a in node.args:
                     value(a.value if isinstance(a, ast.Starred) else a)
                 for k in node.keywords:
