@@ -207,3 +207,14 @@ def test_the_projects_npu_module_named_for_flash_attn_is_not_cuda_code(tmp_path)
     by_line = {(f.line, f.code) for f in init.findings}
     assert any(line == 1 for line, _ in by_line)           # the flash_attn ring module: ported with its users
     assert not any(line in (4, 5) for line, _ in by_line)  # the NPU ring module: nothing to port
+
+
+def test_an_import_inside_a_function_is_the_import_followed_not_a_local():
+    source = '''\
+def print_diagnostics():
+    from .triton_kernels import rotary_kernel
+    import engine.triton_kernels as tk
+    return rotary_kernel, tk.act_quant_kernel
+'''
+    tree = ast.parse(source)
+    assert _shadowed_loads(tree, {"rotary_kernel", "tk"}) == set()

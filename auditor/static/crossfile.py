@@ -624,7 +624,9 @@ def _apply(result, wanted: list, engine_rules: dict[str, Any], project: Any) -> 
 
 def _scope_locals(node: ast.AST) -> set[str]:
     """Names a function, lambda, class or comprehension binds in its own scope: its parameters (its comprehension
-    targets) and the names its body stores, defines or imports, less those it declares `global` / `nonlocal`."""
+    targets) and the names its body stores or defines, less those it declares `global` / `nonlocal`. An import in
+    the body is not counted: the cross-file pass reads imports inside functions too (`import MinkowskiEngine as ME`
+    in a diagnostics function is the import it follows)."""
     names: set[str] = set()
     declared: set[str] = set()
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
@@ -648,8 +650,6 @@ def _scope_locals(node: ast.AST) -> set[str]:
             continue            # (its body is a scope of its own)
         elif isinstance(n, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             continue            # (a scope of its own; a walrus inside binds here, rare enough to leave)
-        elif isinstance(n, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).split(".", 1)[0] for a in n.names if a.name != "*")
         elif isinstance(n, (ast.Global, ast.Nonlocal)):
             declared.update(n.names)
         elif isinstance(n, ast.ExceptHandler) and n.name:
