@@ -20,6 +20,7 @@ from auditor.project.tree_calls import apply_tree_calls
 from auditor.static.backend_files import apply_backend_files, drop_test_performance_hints, drop_unread_cudnn_vars
 from auditor.static.platform_builds import apply_platform_builds
 from auditor.static.ci_jobs import apply_cuda_ci_jobs
+from auditor.static.call_defaults import drop_overridden_defaults
 from auditor.static.crossfile import drop_ascend_flash_modules, propagate
 from auditor.static.device_shims import apply_device_shims
 from auditor.static.other_npu import apply_other_npu
@@ -277,6 +278,7 @@ def run_static(
     drop_unread_cudnn_vars(run.results)             # `CUDNN_DETERMINISTIC`: read by nothing
     drop_test_performance_hints(run.results)        # `.item()` in a test's loop
     drop_quiet_debug_values(run.results, found.files, project)   # `ASCEND_LAUNCH_BLOCKING=0`: the switch set off
+    drop_overridden_defaults(run.results, project)   # `device="cuda:0"` defaults every caller in the tree overrides
     # uses in other files of the tree's own CUDA-specific code: recomputed on every run from the per-file summaries
     # (cached or not), so a changed module changes its importers' findings
     drop_ascend_flash_modules(run.results, project)   # Ascend's own `flash_attn/` package: not CUDA by its name

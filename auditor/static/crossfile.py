@@ -76,22 +76,29 @@ def tech_of(rel: str) -> str | None:
     return None
 
 
-def _statements(body: list[ast.stmt]):
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _statements(body: list[ast.stmt], into_defs: bool = True):
+    """The statements of `body` and of the blocks inside them; with `into_defs=False` not those of a def's or a
+    class's body (names bound there are local to it: a Triton kernel's `y = x / s` is no name of the module)."""
     for stmt in body:
         yield stmt
+        if not into_defs and isinstance(stmt, _SCOPES):
+            continue
         for field in ("body", "orelse", "finalbody"):
             inner = getattr(stmt, field, None)
             if isinstance(inner, list):
-                yield from _statements(inner)
+                yield from _statements(inner, into_defs)
         for handler in getattr(stmt, "handlers", ()):
-            yield from _statements(handler.body)
+            yield from _statements(handler.body, into_defs)
 
 
 def _bound_names(stmt: ast.stmt) -> list[str]:
     """The names a top-level statement binds (a def, a class, assignments and imports, also inside a top-level
     `try:` / `if:` such as `try: from flash_attn import f` ... `HAS_FLASH_ATTN = True`)."""
     out: list[str] = []
-    for node in _statements([stmt]):
+    for node in _statements([stmt], into_defs=False):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             out.append(node.name)
             continue        # (its body's names are local)
@@ -173,7 +180,7 @@ def _branch_bindings(stmt: ast.If, lines: list[int]) -> dict[str, list[list[int]
 
     spans: dict[str, list[list[int]]] = {}
     clean: set[str] = set()
-    for node in _statements([stmt]):
+    for node in _statements([stmt], into_defs=False):
         if node is stmt or isinstance(node, _CONDITIONAL):
             continue            # (the statements of its branches come one by one)
         start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
@@ -436,6 +443,10 @@ class AscendNamed:
             return False
         if any(self._npu(m) for m in members):
             return True
+        from auditor.static.backends import backends_in_text
+
+        if backends_in_text(stems[named]) == {"npu"}:
+            return True         # `ring_npu_flash_attn.py`: the project's NPU implementation, named beside the CUDA one
         if named != len(parts) - 1:
             return False
         return any(not self._cuda(m) and (self._npu(m) or self(m)) for m in self._imported(rel))
@@ -610,6 +621,102 @@ def _apply(result, wanted: list, engine_rules: dict[str, Any], project: Any) -> 
     return len(new)
 
 
+
+def _scope_locals(node: ast.AST) -> set[str]:
+    """Names a function, lambda, class or comprehension binds in its own scope: its parameters (its comprehension
+    targets) and the names its body stores or defines, less those it declares `global` / `nonlocal`. An import in
+    the body is not counted: the cross-file pass reads imports inside functions too (`import MinkowskiEngine as ME`
+    in a diagnostics function is the import it follows)."""
+    names: set[str] = set()
+    declared: set[str] = set()
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        a = node.args
+        names.update(x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x is not None)
+        body: list[ast.AST] = [node.body] if isinstance(node, ast.Lambda) else list(node.body)
+    elif isinstance(node, ast.ClassDef):
+        body = list(node.body)
+    else:                       # a comprehension: its targets only (its iterables and tests are walked as uses)
+        body = [g.target for g in node.generators]      # type: ignore[attr-defined]
+    stack = body
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            names.add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(n.name)
+            stack += [*n.decorator_list, *getattr(n, "bases", ()), *[k.value for k in getattr(n, "keywords", ())]]
+            if not isinstance(n, ast.ClassDef):
+                stack += [d for d in [*n.args.defaults, *n.args.kw_defaults] if d is not None]
+            continue            # (its body is a scope of its own)
+        elif isinstance(n, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue            # (a scope of its own; a walrus inside binds here, rare enough to leave)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            declared.update(n.names)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            names.add(n.name)
+        elif isinstance(n, ast.MatchAs) and n.name:
+            names.add(n.name)
+        stack += list(ast.iter_child_nodes(n))
+    return names - declared
+
+
+def _shadowed_loads(tree: ast.Module, wanted: set[str]) -> set[int]:
+    """ids of the `ast.Name` nodes, among `wanted` names, that a function, class or comprehension scope around them
+    binds: `def rotate(x): y = x.reshape(...)` reads its own `y`, not the `y` a `from .kernels import *` could bring.
+    Python's rules: a def's decorators, defaults and bases are read in the enclosing scope; a class body's names
+    are not seen by its methods; a comprehension's first iterable is read outside it."""
+    out: set[int] = set()
+
+    def visit(node: ast.AST, shadow: frozenset[str], class_names: dict[str, int]) -> None:
+        if isinstance(node, ast.Name):
+            if node.id in wanted and (node.id in shadow or node.lineno > class_names.get(node.id, node.lineno)):
+                out.add(id(node))
+            return
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            outer = [*node.args.defaults, *[d for d in node.args.kw_defaults if d is not None]]
+            if not isinstance(node, ast.Lambda):
+                outer += node.decorator_list
+                outer += [x.annotation for x in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+                          if x.annotation is not None]
+            for e in outer:
+                visit(e, shadow, class_names)
+            inner = shadow | (_scope_locals(node) & wanted)
+            body: list[ast.AST] = [node.body] if isinstance(node, ast.Lambda) else list(node.body)
+            for b in body:
+                visit(b, frozenset(inner), {})
+            return
+        if isinstance(node, ast.ClassDef):
+            for e in [*node.decorator_list, *node.bases, *[k.value for k in node.keywords]]:
+                visit(e, shadow, class_names)
+            # a class body reads the enclosing name until its own first binding (`k = k + 1` reads the module's)
+            mine = {name: 0 for name in _scope_locals(node) & wanted}
+            for stmt in reversed(node.body):
+                for name in _bound_names(stmt):
+                    if name in mine:
+                        mine[name] = stmt.lineno
+            for st in node.body:
+                visit(st, shadow, mine)
+            return
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            visit(node.generators[0].iter, shadow, class_names)
+            inner = frozenset(shadow | (_scope_locals(node) & wanted))
+            for i, g in enumerate(node.generators):
+                for n in ([] if i == 0 else [g.iter]) + [g.target, *g.ifs]:
+                    visit(n, inner, {})
+            for n in ([node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]):
+                visit(n, inner, {})
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child, shadow, class_names)
+
+    if wanted:
+        try:
+            visit(tree, frozenset(), {})
+        except RecursionError:      # a machine-made expression thousands deep: no scope facts, every use counts
+            return set()
+    return out
+
+
 def _uses(result, wanted: list, text: str, tree: ast.Module, engine_rules: dict[str, Any]) -> list[Finding]:
     """The info findings at the importer's uses (before the merge with its own findings), from its text and tree."""
     from auditor.static.backends import apply_context, build_backend_context
@@ -634,21 +741,28 @@ def _uses(result, wanted: list, text: str, tree: ast.Module, engine_rules: dict[
         if info is not None or names:
             note(line, 1, local, info or next(iter(names.values())), rel)
     import_lines = {w[0] for w in wanted}
+    shadowed = _shadowed_loads(tree, set(plain) | set(modules))    # a name a scope binds is its own, not the import
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id in plain and node.lineno not in import_lines:
+        if isinstance(node, ast.Name) and node.id in plain and node.lineno not in import_lines \
+                and id(node) not in shadowed:
             _, info, rel = plain[node.id]
             note(node.lineno, node.col_offset + 1, node.id, info, rel)
         elif isinstance(node, ast.Attribute) and node.lineno not in import_lines:
             chain = ast_dotted(node)
             if chain is None:
                 continue
-            for local, (_, info, rel, names) in modules.items():
-                if chain == local or not chain.startswith(local + "."):
+            base: ast.expr = node
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if id(base) in shadowed:
+                continue
+            for alias, (_, info, rel, names) in modules.items():
+                if chain == alias or not chain.startswith(alias + "."):
                     continue
-                attr = chain[len(local) + 1:].split(".", 1)[0]
+                attr = chain[len(alias) + 1:].split(".", 1)[0]
                 got = names.get(attr) or info
                 if got is not None:
-                    note(node.lineno, node.col_offset + 1, f"{local}.{attr}", got, rel)
+                    note(node.lineno, node.col_offset + 1, f"{alias}.{attr}", got, rel)
     if not hits:
         return []
     new = []

@@ -48,6 +48,7 @@ from typing import Any
 FACTS = "facts"
 TRITON = "triton"          # a Python file's Triton facts (backends.triton_facts)
 TREE = "tree"              # a Python file's facts for other tree passes (tree_facts)
+CALLS = "calls"            # a Python file's device / dtype defaults and call shapes (call_defaults.default_facts)
 
 # `from x import (` with the names on the next lines (MindSpeed's features_manager/__init__.py) loads x too (t11e)
 _IMPORT_LINE = re.compile(r"^([ \t]*)(?:import[ \t]+([\w., \t]+)|from[ \t]+(\.*[\w.]*)[ \t]+import(?:[ \t]*\([ \t]*|[ \t]+)"
@@ -193,10 +194,12 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
             out[TRITON] = triton_facts(data, any(getattr(f, "name", None) == TRITON_KERNEL for f in findings))
             out[TREE] = tree_facts(data, rel)
             from auditor.project.launched import launch_facts, wrapper_fact
+            from auditor.static.call_defaults import default_facts
 
+            out[CALLS] = default_facts(data)    # FORMAT 11: device / dtype defaults, the calls that pass them (t11o)
             if findings and wrapper_fact(data, findings):      # FORMAT 7: a short attention wrapper a script may launch
                 out[TREE]["wrapper"] = True
-            out[TREE].update(launch_facts(data, findings))    # FORMAT 8: the patches it calls, its option defaults
+            out[TREE].update(launch_facts(data, findings))    # FORMAT 10: the patches it calls, its option defaults
     if findings:        # apply_other_frameworks reads only files with findings
         from auditor.static.frameworks import framework_fact
 
@@ -291,6 +294,12 @@ class ProjectImports:
         caller then reads the file itself, as it always did)."""
         summary = self.summaries.get(rel)
         facts = summary.get(TREE) if summary is not None else None
+        return facts if isinstance(facts, dict) else None
+
+    def calls(self, rel: str) -> dict[str, Any] | None:
+        """A Python file's call_defaults facts from its summary, or None when no summary holds them."""
+        summary = self.summaries.get(rel)
+        facts = summary.get(CALLS) if summary is not None else None
         return facts if isinstance(facts, dict) else None
 
     def triton(self, rel: str, modules: bool = False) -> dict[str, Any] | None:

@@ -1,0 +1,244 @@
+"""Device and dtype parameter defaults of building blocks that every caller in the tree overrides (t11o, issue 11;
+tuned on heldout10).
+
+`class DownSampler(nn.Module): def __init__(self, channels, ..., device: str = "cuda:0", dtype=torch.float16)` whose
+every construction in the tree hands on the builder's own device, `DownSampler(128, device=device, dtype=dtype)` in
+the `__init__(self, ..., device, dtype)` of the model that owns it (a diffusion engine's blocks, built by their
+model): the block's default is never used; the model's own default, where it has one, is the finding that stays
+(host_scopes drops a default the function never reads; this is the tree-wide half: a default no caller lets
+through).
+
+Per file, in the worker (project_imports.with_facts, key `calls` of the summary, kept in the cache entry):
+- `defaults`: the spans of defaults of `__init__` parameters named for a device or a dtype (`device`, `dtype`,
+  `torch_dtype`, `precision`, `*_device`) of top-level classes, with the class name and the parameter's position;
+- `calls`: for each name the file calls bare (`DownSampler(...)`, `module.Block(...)` through an imported module,
+  `cls(...)` in a method of the class), the distinct argument
+  shapes: the positions and device / dtype keywords passed a forwarded value (a parameter of the calling function or
+  `self.<attr>`; a literal or a local such as a launcher's `device = torch.device("cuda")` is a choice made at the
+  call, not an override), and `*args` / `**kwargs`; a subclass (its `super().__init__(...)`, or no `__init__` of
+  its own) is an unknown caller: subclasses are built elsewhere, often by name (nnU-Net's trainer variants);
+- `refs`: names handed on as values (`{"flux": FluxDiT}`, `partial(Block, ...)`, `cls = Block`): unknown callers.
+
+Per run (drop_overridden_defaults): a finding of category device or precision inside such a default is dropped when
+the class has call sites outside tests and examples, every call site in the tree forwards the parameter and no file
+hands the class on as a value. A public entry point's default (called from nowhere in the tree, or only from tests
+and examples) stays reported, and so do plain functions' defaults (a launcher's `run_training(..., device=
+torch.device("cuda"))` is labelled a finding in the recall splits, whoever calls it).
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+from typing import Any
+
+_PARAM = re.compile(r"(?i)^(?:\w+_)?(?:device|dtype|precision)(?:_\w+)?$|^torch_dtype$")
+_BUILTINS = frozenset(dir(builtins))
+_NOT_VALUES = frozenset({"isinstance", "issubclass", "type", "getattr", "hasattr", "super", "print", "repr", "str"})
+# a caller whose own code is not what a port runs: tests, examples, demos and docs
+_SIDE = re.compile(r"(?:^|/)(?:tests?|testing|examples?|demos?|docs?|benchmarks?)/|(?:^|/)test_[^/]*\.py$"
+                   r"|_test\.py$|(?:^|/)conftest\.py$")
+_FACT_DEFAULTS, _FACT_CALLS, _FACT_REFS = "defaults", "calls", "refs"
+
+
+def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> list[tuple[ast.arg, ast.expr | None, int]]:
+    """(parameter, default or None, positional index without self / cls; -1 keyword-only) for each parameter."""
+    a = fn.args
+    positional = [*a.posonlyargs, *a.args]
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    skip = 1 if method and positional and positional[0].arg in ("self", "cls") else 0
+    out = [(arg, d, i - skip) for i, (arg, d) in enumerate(zip(positional, defaults)) if i >= skip]
+    out += [(arg, d, -1) for arg, d in zip(a.kwonlyargs, a.kw_defaults)]
+    return out
+
+
+def _is_classmethod(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "classmethod" for d in fn.decorator_list)
+
+
+def _defaults(tree: ast.Module) -> list[list[Any]]:
+    out: list[list[Any]] = []
+
+    def add(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str, method: bool) -> None:
+        for arg, default, index in _params(fn, method):
+            if default is not None and _PARAM.match(arg.arg):
+                out.append([default.lineno, default.col_offset, default.end_lineno or default.lineno,
+                            default.end_col_offset or default.col_offset, name, arg.arg, index])
+
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
+                    add(item, node.name, True)
+    return out
+
+
+def _module_aliases(tree: ast.Module) -> set[str]:
+    """Names the file binds by an import (a module it may call through: `offload.enable_cpu_offload(...)`)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.asname or a.name.split(".", 1)[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            out.update(a.asname or a.name for a in node.names if a.name != "*")
+    return out
+
+
+def _forwarded(node: ast.expr, params: frozenset[str]) -> bool:
+    """A value the caller hands on from its own caller: a parameter of the enclosing function (`device=device`) or
+    an attribute of the instance (`self.device`). A local (`device = torch.device("cuda")` in a launcher) or a
+    literal is a choice made at the call, not an override by the caller's caller."""
+    if isinstance(node, ast.Name):
+        return node.id in params
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def _shape(call: ast.Call, params: frozenset[str]) -> tuple[tuple[int, ...], tuple[str, ...], bool]:
+    """(positions passed a forwarded value, device / dtype keywords passed a forwarded value, `*` / `**`)."""
+    positions = []
+    for i, a in enumerate(call.args):
+        if isinstance(a, ast.Starred):
+            break
+        if _forwarded(a, params):
+            positions.append(i)
+    star = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+    kws = tuple(sorted({k.arg for k in call.keywords
+                        if k.arg is not None and _PARAM.match(k.arg) and _forwarded(k.value, params)}))
+    return tuple(positions), kws, star
+
+
+def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], list[str]]:
+    modules = _module_aliases(tree)
+    calls: dict[str, set[tuple[tuple[int, ...], tuple[str, ...], bool]]] = {}
+    refs: set[str] = set()
+
+    def record(name: str, shape: tuple[tuple[int, ...], tuple[str, ...], bool]) -> None:
+        if name not in _BUILTINS:
+            calls.setdefault(name, set()).add(shape)
+
+    def value(node: ast.AST) -> None:
+        if isinstance(node, ast.Name) and node.id not in _BUILTINS:
+            refs.add(node.id)
+
+    def visit(node: ast.AST, owner: ast.ClassDef | None, params: frozenset[str]) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            sig = node.args
+            params = frozenset(x.arg for x in [*sig.posonlyargs, *sig.args, *sig.kwonlyargs]
+                               if x.arg not in ("self", "cls"))
+        if isinstance(node, ast.ClassDef):
+            if not any(isinstance(i, (ast.FunctionDef, ast.AsyncFunctionDef)) and i.name == "__init__"
+                       for i in node.body):
+                for base in node.bases:     # constructing the subclass runs the base's __init__: unknown
+                    if isinstance(base, ast.Name):
+                        record(base.id, ((), (), True))
+            for child in ast.iter_child_nodes(node):
+                visit(child, node, frozenset())
+            return
+        if isinstance(node, ast.Call):
+            func, shape = node.func, _shape(node, params)
+            if isinstance(func, ast.Name):
+                if func.id == "cls" and owner is not None:
+                    record(owner.name, shape)
+                else:
+                    record(func.id, shape)
+                if func.id not in _NOT_VALUES:
+                    for a in node.args:
+                        value(a.value if isinstance(a, ast.Starred) else a)
+                    for k in node.keywords:
+                        value(k.value)
+            elif isinstance(func, ast.Attribute):
+                base = func.value
+                if isinstance(base, ast.Name) and base.id in modules:
+                    record(func.attr, shape)
+                elif func.attr == "__init__" and isinstance(base, ast.Call) and isinstance(base.func, ast.Name) \
+                        and base.func.id == "super" and owner is not None:
+                    for b in owner.bases:       # a subclass is constructed elsewhere (often by name): unknown
+                        if isinstance(b, ast.Name):
+                            record(b.id, ((), (), True))
+                for a in node.args:
+                    value(a.value if isinstance(a, ast.Starred) else a)
+                for k in node.keywords:
+                    value(k.value)
+        elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            for e in node.elts:
+                value(e)
+        elif isinstance(node, ast.Dict):
+            for v in node.values:
+                value(v)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.Return, ast.NamedExpr)) and node.value is not None:
+            value(node.value)
+        for child in ast.iter_child_nodes(node):
+            visit(child, owner, params)
+
+    visit(tree, None, frozenset())
+    return ({name: sorted([list(p), list(k), s] for p, k, s in shapes) for name, shapes in calls.items()},
+            sorted(refs))
+
+
+def default_facts(data: bytes) -> dict[str, Any]:
+    """The file's `defaults`, `calls` and `refs` facts (see the module doc); {} for a file that cannot be parsed."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    try:
+        defaults = _defaults(tree)
+        calls, refs = _calls_and_refs(tree)
+    except RecursionError:
+        return {}
+    out: dict[str, Any] = {}
+    if defaults:
+        out[_FACT_DEFAULTS] = defaults
+    if calls:
+        out[_FACT_CALLS] = calls
+    if refs:
+        out[_FACT_REFS] = refs
+    return out
+
+
+def _passes(shape: list[Any], param: str, index: int) -> bool:
+    positions, kws, star = shape
+    return param in kws or (index >= 0 and index in positions and not star)
+
+
+def drop_overridden_defaults(results: list, project: Any) -> int:
+    """Drop device / dtype findings in parameter defaults that every caller in the tree overrides (module doc).
+    Reads only the per-file facts; the count dropped."""
+    facts = {r.path: project.calls(r.path) for r in results if r.path.endswith(".py")}
+    if any(f is None for f in facts.values()):
+        return 0        # a file without facts (an older cache entry): its calls are unknown, keep every default
+    wanted: dict[str, list[tuple[Any, list[Any]]]] = {}
+    for r in results:
+        f = facts.get(r.path)
+        if not f or not f.get(_FACT_DEFAULTS) or not r.findings:
+            continue
+        for d in f[_FACT_DEFAULTS]:
+            wanted.setdefault(d[4], []).append((r, d))
+    if not wanted:
+        return 0
+    shapes: dict[str, list[tuple[str, list[Any]]]] = {}
+    refs: set[str] = set()
+    for rel, f in facts.items():
+        if not f:
+            continue
+        for name, found in (f.get(_FACT_CALLS) or {}).items():
+            if name in wanted:
+                shapes.setdefault(name, []).extend((rel, s) for s in found)
+        refs.update(n for n in f.get(_FACT_REFS) or () if n in wanted)
+    dropped = 0
+    for name, entries in wanted.items():
+        sites = shapes.get(name, [])
+        if name in refs or not any(not _SIDE.search(rel) for rel, _ in sites):
+            continue
+        for r, (line, col, end_line, end_col, _, param, index) in entries:
+            if not all(_passes(s, param, index) for _, s in sites):
+                continue
+            kept = []
+            for finding in r.findings:
+                at = (finding.line, (finding.col or 1) - 1)
+                if finding.category in ("device", "precision") and (line, col) <= at < (end_line, end_col):
+                    continue
+                kept.append(finding)
+            dropped += len(r.findings) - len(kept)
+            r.findings = kept
+    return dropped

@@ -1,0 +1,217 @@
+"""Device / dtype parameter defaults that every caller in the tree overrides (auditor/static/call_defaults.py, t11o,
+issue 11; tuned on heldout10): a diffusion engine's building blocks default to `device="cuda:0"`, and the model that
+owns them always passes its own device. The default is then never used: no finding. A public entry point's default
+(called from nowhere, or only from tests / examples), a caller that lets the default through, a caller that passes
+CUDA itself or a local it chose, and a block handed on as a value (a registry) keep theirs."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from auditor.runner import run_static
+from auditor.static.call_defaults import default_facts
+from tests.static_snippets import write_tree
+
+ATTENTION = '''\
+    import torch
+    import torch.nn as nn
+
+
+    class Attention(nn.Module):
+        def __init__(
+            self,
+            q_dim,
+            num_heads,
+            head_dim,
+            bias_q=False,
+            device: str = "cuda:0",
+            dtype: torch.dtype = torch.float16,
+        ):
+            super().__init__()
+            self.to_q = nn.Linear(q_dim, num_heads * head_dim, bias=bias_q, device=device, dtype=dtype)
+            self.to_out = nn.Linear(num_heads * head_dim, q_dim, device=device, dtype=dtype)
+
+        def forward(self, x):
+            return self.to_out(self.to_q(x))
+
+
+    class DownSampler(nn.Module):
+        def __init__(self, channels, padding=1, device: str = "cuda:0", dtype: torch.dtype = torch.float16):
+            super().__init__()
+            self.conv = nn.Conv2d(channels, channels, 3, stride=2, padding=padding, device=device, dtype=dtype)
+
+        def forward(self, x):
+            return self.conv(x)
+
+
+    def enable_sequential_cpu_offload(module: nn.Module, device: str = "cuda:0"):
+        for child in module.children():
+            enable_sequential_cpu_offload(child, device)
+        module.to(device)
+    '''
+
+VAE = '''\
+    import torch
+    import torch.nn as nn
+
+    from ..basic.attention import Attention, DownSampler
+
+
+    class VAEEncoder(nn.Module):
+        def __init__(self, device: str, dtype: torch.dtype):
+            super().__init__()
+            self.attn = Attention(512, 1, 512, bias_q=True, device=device, dtype=dtype)
+            self.down = nn.ModuleList([
+                DownSampler(128, padding=0, device=device, dtype=dtype),
+                DownSampler(256, 0, device, dtype),
+            ])
+
+        def forward(self, x):
+            for block in self.down:
+                x = block(x)
+            return self.attn(x)
+    '''
+
+PIPELINE = '''\
+    import torch
+
+    from ..models.basic import attention
+
+
+    class BasePipeline:
+        def __init__(self, device="cuda:0", dtype=torch.float16):
+            self.device = device
+            self.dtype = dtype
+            self.models = []
+
+        def enable_sequential_cpu_offload(self):
+            for model in self.models:
+                attention.enable_sequential_cpu_offload(model, self.device)
+    '''
+
+
+def _tree(root: Path, extra: dict[str, str] | None = None) -> Path:
+    return write_tree(root, {
+        "engine/__init__.py": "", "engine/models/__init__.py": "", "engine/models/basic/__init__.py": "",
+        "engine/models/basic/attention.py": ATTENTION, "engine/models/components/__init__.py": "",
+        "engine/models/components/vae.py": VAE, "engine/pipelines/__init__.py": "",
+        "engine/pipelines/base.py": PIPELINE, **(extra or {}),
+    })
+
+
+def _defaults(run, rel: str) -> set[tuple[int, str]]:
+    r = next(r for r in run.results if r.path == rel)
+    return {(f.line, f.code) for f in r.findings if f.category in ("device", "precision")}
+
+
+def _line(src: str, text: str) -> int:
+    return next(i + 1 for i, line in enumerate(src.splitlines()) if text in line)
+
+
+def test_defaults_every_caller_overrides_are_quiet(tmp_path):
+    run = run_static([_tree(tmp_path / "t")], jobs=1)
+    found = _defaults(run, "engine/models/basic/attention.py")
+    quiet = {_line(ATTENTION, 'device: str = "cuda:0",'), _line(ATTENTION, "dtype: torch.dtype = torch.float16,"),
+             _line(ATTENTION, "def __init__(self, channels")}
+    assert not {line for line, _ in found} & quiet
+    # a plain function's default stays (a launcher's `device=torch.device("cuda")` is a finding whoever calls it)
+    assert _line(ATTENTION, "def enable_sequential_cpu_offload") in {line for line, _ in found}
+    # the pipeline's constructor is called from nowhere in the tree: a public entry point keeps its default
+    assert _line(PIPELINE, 'def __init__(self, device="cuda:0"') in {line for line, _ in _defaults(run, "engine/pipelines/base.py")}
+
+
+def test_a_caller_that_lets_the_default_through_or_passes_cuda_keeps_it(tmp_path):
+    lets_through = '''\
+        from ..basic.attention import Attention
+
+
+        def build_text_encoder(dim):
+            return Attention(dim, 8, dim // 8)
+        '''
+    run = run_static([_tree(tmp_path / "a", {"engine/models/components/clip.py": lets_through})], jobs=1)
+    lines = {line for line, _ in _defaults(run, "engine/models/basic/attention.py")}
+    assert _line(ATTENTION, 'device: str = "cuda:0",') in lines
+    assert _line(ATTENTION, "def __init__(self, channels") not in lines      # DownSampler: still always passed
+
+    passes_cuda = '''\
+        from ..basic.attention import DownSampler
+
+
+        def build_down(channels):
+            return DownSampler(channels, device="cuda", dtype=None)
+        '''
+    run = run_static([_tree(tmp_path / "b", {"engine/models/components/down.py": passes_cuda})], jobs=1)
+    found = _defaults(run, "engine/models/basic/attention.py")
+    down = _line(ATTENTION, "def __init__(self, channels")
+    assert (down, "NPU003") in found                  # the caller chose CUDA: the default is no quieter than it
+
+
+def test_only_test_callers_or_a_registry_keep_the_default(tmp_path):
+    only_tests = {"engine/models/components/vae.py": "x = 1\n",
+                  "tests/test_attention.py": '''\
+        from engine.models.basic.attention import Attention, DownSampler
+
+
+        def test_attention_shapes():
+            attn = Attention(64, 4, 16, device="cpu", dtype=None)
+            down = DownSampler(64, device="cpu", dtype=None)
+            assert attn is not None and down is not None
+        '''}
+    run = run_static([_tree(tmp_path / "c", only_tests)], jobs=1)
+    lines = {line for line, _ in _defaults(run, "engine/models/basic/attention.py")}
+    assert _line(ATTENTION, 'device: str = "cuda:0",') in lines
+    registry = '''\
+        from ..basic.attention import Attention
+
+        BLOCKS = {"attention": Attention}
+        '''
+    run = run_static([_tree(tmp_path / "d", {"engine/models/components/registry.py": registry})], jobs=1)
+    lines = {line for line, _ in _defaults(run, "engine/models/basic/attention.py")}
+    assert _line(ATTENTION, 'device: str = "cuda:0",') in lines
+
+
+def test_facts_are_written_by_the_worker():
+    import textwrap
+
+    facts = default_facts(textwrap.dedent(VAE).encode())
+    assert facts["calls"]["Attention"] == [[[], ["device", "dtype"], False]]
+    assert [[], ["device", "dtype"], False] in facts["calls"]["DownSampler"]
+    assert [[2, 3], [], False] in facts["calls"]["DownSampler"]      # the positional call forwards both
+    assert [d[4:] for d in facts.get("defaults", [])] == []           # the encoder's own parameters have no default
+    launcher = default_facts(textwrap.dedent('''\
+        import torch
+        from .blocks import Block
+
+
+        def main(args):
+            device = torch.device("cuda") if args.device == "cuda" else torch.device("cpu")
+            return Block(64, device=device)
+        ''').encode())
+    assert launcher["calls"]["Block"] == [[[], [], False]]          # a local chosen here overrides nothing
+    assert default_facts(b"def f(:\n") == {}
+
+
+def test_a_warm_run_keeps_the_facts_and_the_result(tmp_path):
+    root = _tree(tmp_path / "w")
+    cache = tmp_path / "cache"
+    cold = run_static([root], jobs=1, cache_dir=cache)
+    warm = run_static([root], jobs=1, cache_dir=cache)
+    assert warm.cached_files == len(warm.results)
+    assert _defaults(warm, "engine/models/basic/attention.py") == _defaults(cold, "engine/models/basic/attention.py")
+    assert not {line for line, _ in _defaults(warm, "engine/models/basic/attention.py")} & \
+        {_line(ATTENTION, 'device: str = "cuda:0",')}
+
+
+def test_a_subclass_forwarding_to_its_base_is_an_unknown_caller(tmp_path):
+    variant = '''\
+        import torch
+
+        from ..basic.attention import DownSampler
+
+
+        class DownSamplerNoPad(DownSampler):
+            def __init__(self, channels, device: str = "cuda:0", dtype: torch.dtype = torch.float16):
+                super().__init__(channels, 0, device, dtype)
+        '''
+    run = run_static([_tree(tmp_path / "s", {"engine/models/components/variants.py": variant})], jobs=1)
+    lines = {line for line, _ in _defaults(run, "engine/models/basic/attention.py")}
+    assert _line(ATTENTION, "def __init__(self, channels") in lines    # variants are built by name elsewhere
