@@ -1,0 +1,369 @@
+"""The project's own platform checks in Python (issue 11, t11p): CUDA code that only the CUDA arm of the tree's own
+platform switch reaches, where that switch also has an NPU arm. Code already beside an NPU path is at most info and
+never rewritten (the policy of `npu-path`, auditor/static/backends.py); this pass finds the switch when it is not an
+if / elif chain in one file, which the per-file context reads, but a predicate the project defines for itself.
+
+Recognised by structure, never by a project's names:
+- a platform value: a module-level name compared, in the module that binds it, with a value naming the NPU
+  (`COMPILED_PLATFORM = _C.get_platform()` / `if COMPILED_PLATFORM not in ("cuda", "ascend"):`);
+- a CUDA predicate: a function without required arguments whose body returns a comparison of a platform value, or of
+  another value that its module also compares with an NPU name, with a CUDA name (`def is_cuda(): return
+  COMPILED_PLATFORM == "cuda"`);
+- a CUDA requirer: a function whose first statement is `if not <predicate>(): raise ...` (`require_cuda(op)`).
+In a file that defines or imports one by name, the CUDA arms are: the body of `if pred():` / `if PLATFORM == "cuda":`
+(the `else` of `if not pred():`), the rest of a block after `if not pred(): return / raise` or after a requirer's
+call, `x if pred() else y`'s `x`; and the body of a private function or method (`_name`) every call of which in
+the file is inside a CUDA arm (`require_cuda("op"); return self._op_impl(...)`). Findings there are info.
+
+One more form, read in each file with findings: a kernel choice in a package that already runs on Ascend.
+`use_triton = ... and x.is_cuda and ...` (a tensor's `.is_cuda` tested in an `and`, not negated) in a first-party
+package one of whose modules imports torch_npu: the test picks the CUDA kernel, and its False arm (the native path)
+is the one the package runs on the NPU; the `.is_cuda` test and the operands after it are info. A package without
+torch_npu keeps them (there the native path is only a slower fallback the port should know about).
+Applied once per run, after the per-file passes; reads again only the Python files that hold an error or a warning
+and the modules that define the predicates they import.
+"""
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from auditor.backend_words import backends_in_text
+from auditor.static.backends import as_info
+
+_NOTE = "only the CUDA arm of the project's own platform check ({how}) reaches this; its other arm is the NPU " \
+        "path: left as is"
+_KERNEL_NOTE = "`.is_cuda` picks the CUDA kernel here; its other arm is the path this package runs on the NPU " \
+               "(it imports torch_npu): left as is"
+_PYTHON = (".py",)
+_ASCEND_MODULES = ("torch_npu",)
+Region = tuple[int, int, int, int]      # first line, first col (0-based), last line, end col (exclusive)
+_END = 1 << 30
+
+
+def _names(value: Any) -> set[str]:
+    """The backends one string constant (or a tuple / list / set of them) names, by its exact value."""
+    out: set[str] = set()
+    items = value.elts if isinstance(value, (ast.Tuple, ast.List, ast.Set)) else [value]
+    for item in items:
+        if isinstance(item, ast.Constant) and isinstance(item.value, str) and len(item.value) <= 24:
+            out |= backends_in_text(item.value.split(":", 1)[0])
+    return out
+
+
+def _compared(test: ast.expr) -> tuple[str, set[str]] | None:
+    """`X == "cuda"` / `X in ("cuda", ...)` / `X != "ascend"`: (dump of X, backends named, negated?)."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        for side, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+            names = _names(other)
+            if names and not _names(side):
+                return ast.dump(side), names
+    return None
+
+
+def _body(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
+    body = fn.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    return body
+
+
+def _no_required_args(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    a = fn.args
+    return not a.posonlyargs and len(a.args) == len(a.defaults) and all(d is not None for d in a.kw_defaults)
+
+
+class Offer:
+    """What one module offers: platform values (names), CUDA predicates and CUDA requirers (function names)."""
+
+    def __init__(self) -> None:
+        self.values: set[str] = set()
+        self.predicates: set[str] = set()
+        self.requirers: set[str] = set()
+
+    def __bool__(self) -> bool:
+        return bool(self.values or self.predicates or self.requirers)
+
+
+def offers(tree: ast.Module) -> Offer:
+    """The platform values, CUDA predicates and requirers a module defines (read by structure)."""
+    out = Offer()
+    npu_keys: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            found = _compared(node)
+            if found and "npu" in found[1]:
+                npu_keys.add(found[0])
+    if not npu_keys:
+        return out
+    top = {t.id for stmt in tree.body if isinstance(stmt, (ast.Assign, ast.AnnAssign))
+           for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) if isinstance(t, ast.Name)}
+    out.values = {name for name in top if ast.dump(ast.Name(id=name, ctx=ast.Load())) in npu_keys}
+    functions = [s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for fn in functions:
+        body = _body(fn)
+        if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None and _no_required_args(fn):
+            found = _compared(body[0].value)
+            if found and found[0] in npu_keys and found[1] == {"cuda"} and \
+                    isinstance(body[0].value, ast.Compare) and isinstance(body[0].value.ops[0], (ast.Eq, ast.In)):
+                out.predicates.add(fn.name)
+    for fn in functions:
+        body = _body(fn)
+        first = body[0] if body else None
+        if isinstance(first, ast.If) and not first.orelse and first.body and \
+                isinstance(first.body[-1], ast.Raise) and _negated_call(first.test, out.predicates):
+            out.requirers.add(fn.name)
+    return out
+
+
+def _call_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        f = node.func
+        return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+    return None
+
+
+def _negated_call(test: ast.expr, predicates: set[str]) -> bool:
+    return isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and _call_name(test.operand) in predicates
+
+
+class _Known:
+    """The predicates, requirers and platform values a file can name (its own and those it imports)."""
+
+    def __init__(self, values: set[str], predicates: set[str], requirers: set[str]) -> None:
+        self.values, self.predicates, self.requirers = values, predicates, requirers
+
+    def cuda_test(self, test: ast.expr) -> bool:
+        if _call_name(test) in self.predicates:
+            return True
+        found = _compared(test)
+        return bool(found and found[1] == {"cuda"} and isinstance(test, ast.Compare) and
+                    isinstance(test.ops[0], (ast.Eq, ast.In)) and
+                    any(isinstance(n, ast.Name) and n.id in self.values for n in (test.left, *test.comparators)))
+
+    def negated(self, test: ast.expr) -> bool:
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self.cuda_test(test.operand)
+        found = _compared(test)
+        return bool(found and found[1] == {"cuda"} and isinstance(test, ast.Compare) and
+                    isinstance(test.ops[0], (ast.NotEq, ast.NotIn)) and
+                    any(isinstance(n, ast.Name) and n.id in self.values for n in (test.left, *test.comparators)))
+
+    def requires(self, stmt: ast.stmt) -> bool:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            f = stmt.value.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+            return name in self.requirers
+        return False
+
+
+def _stmt_region(first: ast.stmt, last: ast.stmt) -> Region:
+    return first.lineno, 0, last.end_lineno or last.lineno, _END
+
+
+def _exits(stmts: list[ast.stmt]) -> bool:
+    return bool(stmts) and isinstance(stmts[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+
+
+def cuda_regions(tree: ast.Module, known: _Known) -> list[tuple[Region, str]]:
+    """The CUDA arms of the project's own platform checks in one file, with how each is reached."""
+    out: list[tuple[Region, str]] = []
+
+    def block(body: list[ast.stmt]) -> None:
+        for i, stmt in enumerate(body):
+            rest = body[i + 1:]
+            if isinstance(stmt, ast.If):
+                if known.cuda_test(stmt.test) and stmt.body:
+                    out.append((_stmt_region(stmt.body[0], stmt.body[-1]), ast.unparse(stmt.test)))
+                elif known.negated(stmt.test):
+                    if stmt.orelse:
+                        out.append((_stmt_region(stmt.orelse[0], stmt.orelse[-1]), ast.unparse(stmt.test)))
+                    elif _exits(stmt.body) and rest:
+                        out.append((_stmt_region(rest[0], rest[-1]), ast.unparse(stmt.test)))
+            elif known.requires(stmt) and rest:
+                out.append((_stmt_region(rest[0], rest[-1]), ast.unparse(stmt).split("(", 1)[0] + "(...)"))
+            for name in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, name, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    block(inner)
+            for handler in getattr(stmt, "handlers", ()) or ():
+                block(handler.body)
+        for stmt in body:
+            for node in ast.walk(stmt) if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                  ast.ClassDef)) else ():
+                if isinstance(node, ast.IfExp) and known.cuda_test(node.test):
+                    b = node.body
+                    out.append(((b.lineno, b.col_offset, b.end_lineno or b.lineno, b.end_col_offset or _END),
+                                ast.unparse(node.test)))
+
+    block(tree.body)
+    if out:
+        out.extend(_reached_private(tree, out))
+    return out
+
+
+def _inside(regions: list[tuple[Region, str]], line: int, col: int) -> str | None:
+    for (l1, c1, l2, c2), how in regions:
+        if (l1, c1) <= (line, col) < (l2, c2):
+            return how
+    return None
+
+
+def _reached_private(tree: ast.Module, regions: list[tuple[Region, str]]) -> list[tuple[Region, str]]:
+    """Bodies of private functions / methods (`_name`) every call of which in the file is in a CUDA arm (or in
+    another such body): reached only through the platform check. A private name referenced any other way (passed
+    on, stored) keeps its body."""
+    defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("_") and \
+                not node.name.startswith("__"):
+            defs.setdefault(node.name, []).append(node)
+    if not defs:
+        return []
+    uses: dict[str, list[tuple[int, int, bool]]] = {name: [] for name in defs}
+    called: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            called.add(id(node.func))
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
+            continue
+        name = node.id if isinstance(node, ast.Name) else node.attr
+        if name in uses:
+            uses[name].append((node.lineno, node.col_offset, id(node) in called))
+    added: list[tuple[Region, str]] = []
+    done: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        every = regions + added
+        for name, sites in uses.items():
+            if name in done or not sites or not all(c for _, _, c in sites):
+                continue
+            hows = [_inside(every, line, col) for line, col, _ in sites]
+            if all(hows):
+                for fn in defs[name]:
+                    first = fn.body[0]
+                    added.append(((first.lineno, 0, fn.end_lineno or fn.lineno, _END),
+                                  f"{hows[0]}, then {name}()"))
+                done.add(name)
+                changed = True
+    return added
+
+
+def kernel_choices(tree: ast.Module) -> list[Region]:
+    """`.is_cuda` tested in an `and` (not negated) and the operands after it: where the conjunction picks a CUDA
+    kernel."""
+    out: list[Region] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+            for i, v in enumerate(node.values):
+                if any(isinstance(n, ast.Attribute) and n.attr == "is_cuda" for n in ast.walk(v)) and \
+                        not any(isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) for n in ast.walk(v)):
+                    last = node.values[-1]
+                    out.append((v.lineno, v.col_offset, last.end_lineno or last.lineno, last.end_col_offset or _END))
+                    break
+    return out
+
+
+def apply_platform_predicates(results: list, files: Sequence[tuple[Path, str]], project: Any) -> int:
+    """Lower to info the findings in the CUDA arms of the project's own platform checks (see the module doc);
+    returns how many were lowered."""
+    todo = [r for r in results if r.path.endswith(_PYTHON) and
+            any(f.severity != "info" and f.data.get("context") not in ("npu-path", "other-backend", "platform-class")
+                for f in r.findings)]
+    if not todo:
+        return 0
+    from auditor.static.crossfile import _resolve
+
+    modules = project.module_names()
+    by_module = {name: rel for rel, name in modules.items()}
+    summaries = {r.path: getattr(r, "summary", None) or {} for r in results}
+    offered: dict[str, Offer] = {}
+
+    def offer_of(rel: str) -> Offer:
+        if rel not in offered:
+            source = project.source(rel)
+            offered[rel] = offers(source[1]) if source is not None else Offer()
+        return offered[rel]
+
+    ascend_packages: dict[str, bool] = {}
+
+    def package_runs_on_ascend(rel: str) -> bool:
+        name = modules.get(rel)
+        if not name or "." not in name:
+            return False
+        top = name.split(".", 1)[0]
+        if top not in ascend_packages:
+            ascend_packages[top] = any(
+                (mod == top or mod.startswith(top + ".")) and _imports_ascend(summaries.get(other))
+                for other, mod in modules.items())
+        return ascend_packages[top]
+
+    lowered = 0
+    for result in todo:
+        rel = result.path
+        summary = summaries.get(rel) or {}
+        imports = summary.get("imports") or []
+        me = modules.get(rel, "")
+        is_package = rel.endswith("__init__.py")
+        values: set[str] = set()
+        predicates: set[str] = set()
+        requirers: set[str] = set()
+        for _line, level, module, pairs in imports:
+            if level < 0 or not me and level > 0:
+                continue
+            target = by_module.get(_resolve(module, level, me, is_package)) if module or level else None
+            if target is None or target == rel:
+                continue
+            offer = offer_of(target)
+            if not offer:
+                continue
+            for name, alias in pairs:
+                if name in offer.values:
+                    values.add(alias)
+                if name in offer.predicates:
+                    predicates.add(alias)
+                if name in offer.requirers:
+                    requirers.add(alias)
+        source = project.source(rel)
+        if source is None:
+            continue
+        tree = source[1]
+        own = offer_of(rel)
+        values |= own.values
+        predicates |= own.predicates
+        requirers |= own.requirers
+        regions = cuda_regions(tree, _Known(values, predicates, requirers)) \
+            if values or predicates or requirers else []
+        kernels = kernel_choices(tree) if ".is_cuda" in source[0] and package_runs_on_ascend(rel) else []
+        if not regions and not kernels:
+            continue
+        kept = []
+        for f in result.findings:
+            if f.severity == "info" or f.data.get("context") in ("npu-path", "other-backend", "platform-class"):
+                kept.append(f)
+                continue
+            col = f.col - 1
+            how = _inside(regions, f.line, col)
+            if how is not None:
+                f = as_info(f, "npu-path", _NOTE.format(how=how))
+            elif any((l1, c1) <= (f.line, col) < (l2, c2) for l1, c1, l2, c2 in kernels):
+                f = as_info(f, "npu-path", _KERNEL_NOTE)
+            else:
+                kept.append(f)
+                continue
+            kept.append(f)
+            lowered += 1
+        result.findings = kept
+    return lowered
+
+
+def _imports_ascend(summary: dict | None) -> bool:
+    for _line, _level, module, pairs in (summary or {}).get("imports", ()):
+        names = [module] if module else [name for name, _ in pairs]
+        if any(name.split(".", 1)[0] in _ASCEND_MODULES for name in names if name):
+            return True
+    return False
