@@ -16,6 +16,37 @@ EP_TREE = {
     "fast_ep/__init__.py": """\
         from .platform import BUILD_PLATFORM
         from .buffer import Buffer
+
+        if BUILD_PLATFORM == "cuda":
+            from .legacy import LegacyBuffer
+        """,
+    "fast_ep/topology.py": """\
+        import os
+
+        import torch
+        import torch.distributed as dist
+
+
+        def check_nvlink(group: dist.ProcessGroup) -> None:
+            if "PCIE" in torch.cuda.get_device_name():
+                visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0,1,2,3,4,5,6,7").split(",")
+                assert group.size() <= 2, f"PCIe GPUs {visible} only pair over NVLink"
+
+
+        def local_world_size(group: dist.ProcessGroup) -> int:
+            return min(group.size(), torch.cuda.device_count())
+        """,
+    "fast_ep/legacy.py": """\
+        import torch
+
+        from .topology import check_nvlink, local_world_size
+
+
+        class LegacyBuffer:
+            def __init__(self, group) -> None:
+                check_nvlink(group)
+                self.local = local_world_size(group)
+                self.stream = torch.cuda.Stream()
         """,
     "fast_ep/platform.py": """\
         import torch
@@ -49,13 +80,16 @@ EP_TREE = {
         import torch.distributed as dist
 
         from .platform import is_cuda, require_cuda
+        from .topology import check_nvlink, local_world_size
 
 
         class Buffer:
             def __init__(self, group: dist.ProcessGroup, num_bytes: int) -> None:
                 self.group = group
                 self.num_bytes = num_bytes
+                self.local = local_world_size(group)
                 if is_cuda():
+                    check_nvlink(group)
                     os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
                     torch.cuda.set_device(dist.get_rank(group) % torch.cuda.device_count())
                 else:
@@ -93,6 +127,13 @@ def test_code_under_the_projects_own_cuda_check_is_info(tmp_path: Path) -> None:
     assert _in(found, buf, _line(root, buf, "get_device_properties")) == {"info"}
     # a method every backend calls keeps its finding
     assert _in(found, buf, _line(root, buf, "current_stream")) - {"info"}
+    # a helper module's function called only under `if is_cuda():` and from a module imported only for CUDA
+    topo = "fast_ep/topology.py"
+    assert _in(found, topo, _line(root, topo, "CUDA_VISIBLE_DEVICES")) == {"info"}
+    # one called on every platform keeps its finding
+    assert _in(found, topo, _line(root, topo, "device_count")) - {"info"}
+    # the module imported only under `if BUILD_PLATFORM == "cuda":` is the CUDA member itself
+    assert _in(found, "fast_ep/legacy.py", _line(root, "fast_ep/legacy.py", "torch.cuda.Stream")) == {"info"}
 
 
 def test_cuda_check_without_an_npu_arm_keeps_its_findings(tmp_path: Path) -> None:

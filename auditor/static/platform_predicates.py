@@ -268,6 +268,135 @@ def kernel_choices(tree: ast.Module) -> list[Region]:
     return out
 
 
+class _Tree:
+    """The tree's modules, their offers and each file's CUDA arms, read lazily once per run."""
+
+    def __init__(self, results: list, project: Any) -> None:
+        self.project = project
+        self.modules: dict[str, str] = project.module_names()
+        self.by_module = {name: rel for rel, name in self.modules.items()}
+        self.summaries = {r.path: getattr(r, "summary", None) or {} for r in results}
+        self._offers: dict[str, Offer] = {}
+        self._regions: dict[str, list[tuple[Region, str]]] = {}
+        self._importers: dict[str, list[tuple[str, str, str, int]]] | None = None
+
+    def offer(self, rel: str) -> Offer:
+        if rel not in self._offers:
+            source = self.project.source(rel)
+            self._offers[rel] = offers(source[1]) if source is not None else Offer()
+        return self._offers[rel]
+
+    def _targets(self, rel: str):
+        """(target rel, imported name, local name) of each `from M import name` of a tree module (name "" for a
+        module imported whole)."""
+        from auditor.static.crossfile import _resolve
+
+        me = self.modules.get(rel, "")
+        is_package = rel.endswith("__init__.py")
+        for line, level, module, pairs in self.summaries.get(rel, {}).get("imports") or []:
+            if level < 0:
+                for name, alias in pairs:
+                    target = self.by_module.get(name)
+                    if target is not None:
+                        yield target, "", alias or name, line
+                continue
+            if level > 0 and not me:
+                continue
+            base = _resolve(module, level, me, is_package)
+            target = self.by_module.get(base)
+            for name, alias in pairs:
+                sub = self.by_module.get(f"{base}.{name}" if base else name)
+                if sub is not None:
+                    yield sub, "", alias, line
+                elif target is not None:
+                    yield target, name, alias, line
+
+    def regions(self, rel: str) -> list[tuple[Region, str]]:
+        if rel in self._regions:
+            return self._regions[rel]
+        self._regions[rel] = []
+        values: set[str] = set()
+        predicates: set[str] = set()
+        requirers: set[str] = set()
+        for target, name, alias, _line in self._targets(rel):
+            if not name or target == rel:
+                continue
+            offer = self.offer(target)
+            if offer:
+                values |= {alias} if name in offer.values else set()
+                predicates |= {alias} if name in offer.predicates else set()
+                requirers |= {alias} if name in offer.requirers else set()
+        own = self.offer(rel) if rel in self.modules else Offer()
+        values |= own.values
+        predicates |= own.predicates
+        requirers |= own.requirers
+        if values or predicates or requirers:
+            source = self.project.source(rel)
+            if source is not None:
+                self._regions[rel] = cuda_regions(source[1], _Known(values, predicates, requirers))
+        return self._regions[rel]
+
+    def importers(self, rel: str) -> list[tuple[str, str, str, int]]:
+        """(importer, imported name, local name, line) of every import of the module `rel` in the tree."""
+        if self._importers is None:
+            self._importers = {}
+            for other in self.summaries:
+                if other.endswith(_PYTHON):
+                    for target, name, alias, line in self._targets(other):
+                        self._importers.setdefault(target, []).append((other, name, alias, line))
+        return [(i, n, a, ln) for i, n, a, ln in self._importers.get(rel, [])]
+
+    def cuda_only_module(self, rel: str) -> str | None:
+        """A module imported only inside CUDA arms of its importers (`if PLATFORM == "cuda": from .legacy import
+        Buffer`): how, or None."""
+        found = self.importers(rel)
+        if not found:
+            return None
+        hows = [_inside(self.regions(i), line, 1 << 20) for i, _n, _a, line in found]
+        return hows[0] if all(hows) else None
+
+    def reached_public(self, rel: str, tree: ast.Module) -> list[tuple[Region, str]]:
+        """Bodies of public top-level functions of `rel` that every importer calls only inside a CUDA arm (or from
+        a module imported only there), and that `rel` itself names only inside its own CUDA arms."""
+        found = self.importers(rel)
+        if not found or any(not name for _i, name, _a, _l in found):
+            return []         # imported whole somewhere: its uses are not followed
+        own = self.regions(rel)
+        out: list[tuple[Region, str]] = []
+        for fn in tree.body:
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name.startswith("_"):
+                continue
+            users = [(i, a) for i, n, a, _l in found if n == fn.name]
+            if not users or not _uses(tree, fn.name, own, skip=fn):
+                continue
+            hows = []
+            for importer, alias in users:
+                whole = self.cuda_only_module(importer)
+                if whole is not None:
+                    hows.append(f"{importer}, imported only under {whole}")
+                    continue
+                source = self.project.source(importer)
+                if source is None or not _uses(source[1], alias, self.regions(importer)):
+                    break
+                hows.append(importer)
+            else:
+                first = fn.body[0]
+                out.append(((first.lineno, 0, fn.end_lineno or fn.lineno, _END),
+                            f"{fn.name}() is called only in CUDA arms: " + ", ".join(sorted(set(hows)))))
+        return out
+
+
+def _uses(tree: ast.Module, name: str, regions: list[tuple[Region, str]], skip: ast.AST | None = None) -> bool:
+    """Whether every load of `name` in the file (outside `skip`) is a call inside one of `regions`."""
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    inner = {id(n) for n in ast.walk(skip)} if skip is not None else set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and id(node) not in inner:
+            if id(node) not in called or _inside(regions, node.lineno, node.col_offset) is None:
+                return False
+    return True
+
+
 def apply_platform_predicates(results: list, files: Sequence[tuple[Path, str]], project: Any) -> int:
     """Lower to info the findings in the CUDA arms of the project's own platform checks (see the module doc);
     returns how many were lowered."""
@@ -276,69 +405,37 @@ def apply_platform_predicates(results: list, files: Sequence[tuple[Path, str]], 
                 for f in r.findings)]
     if not todo:
         return 0
-    from auditor.static.crossfile import _resolve
-
-    modules = project.module_names()
-    by_module = {name: rel for rel, name in modules.items()}
-    summaries = {r.path: getattr(r, "summary", None) or {} for r in results}
-    offered: dict[str, Offer] = {}
-
-    def offer_of(rel: str) -> Offer:
-        if rel not in offered:
-            source = project.source(rel)
-            offered[rel] = offers(source[1]) if source is not None else Offer()
-        return offered[rel]
-
+    tree_ = _Tree(results, project)
     ascend_packages: dict[str, bool] = {}
 
     def package_runs_on_ascend(rel: str) -> bool:
-        name = modules.get(rel)
+        name = tree_.modules.get(rel)
         if not name or "." not in name:
             return False
         top = name.split(".", 1)[0]
         if top not in ascend_packages:
             ascend_packages[top] = any(
-                (mod == top or mod.startswith(top + ".")) and _imports_ascend(summaries.get(other))
-                for other, mod in modules.items())
+                (mod == top or mod.startswith(top + ".")) and _imports_ascend(tree_.summaries.get(other))
+                for other, mod in tree_.modules.items())
         return ascend_packages[top]
 
     lowered = 0
     for result in todo:
         rel = result.path
-        summary = summaries.get(rel) or {}
-        imports = summary.get("imports") or []
-        me = modules.get(rel, "")
-        is_package = rel.endswith("__init__.py")
-        values: set[str] = set()
-        predicates: set[str] = set()
-        requirers: set[str] = set()
-        for _line, level, module, pairs in imports:
-            if level < 0 or not me and level > 0:
-                continue
-            target = by_module.get(_resolve(module, level, me, is_package)) if module or level else None
-            if target is None or target == rel:
-                continue
-            offer = offer_of(target)
-            if not offer:
-                continue
-            for name, alias in pairs:
-                if name in offer.values:
-                    values.add(alias)
-                if name in offer.predicates:
-                    predicates.add(alias)
-                if name in offer.requirers:
-                    requirers.add(alias)
-        source = project.source(rel)
-        if source is None:
-            continue
-        tree = source[1]
-        own = offer_of(rel)
-        values |= own.values
-        predicates |= own.predicates
-        requirers |= own.requirers
-        regions = cuda_regions(tree, _Known(values, predicates, requirers)) \
-            if values or predicates or requirers else []
-        kernels = kernel_choices(tree) if ".is_cuda" in source[0] and package_runs_on_ascend(rel) else []
+        regions = list(tree_.regions(rel))
+        if rel in tree_.modules and tree_.importers(rel):
+            whole = tree_.cuda_only_module(rel)
+            if whole is not None:
+                regions = [((1, 0, _END, _END), f"imported only under {whole}")]
+            else:
+                source = project.source(rel)
+                if source is not None:
+                    regions += tree_.reached_public(rel, source[1])
+        kernels: list[Region] = []
+        if package_runs_on_ascend(rel):
+            source = project.source(rel)
+            if source is not None and ".is_cuda" in source[0]:
+                kernels = kernel_choices(source[1])
         if not regions and not kernels:
             continue
         kept = []
