@@ -376,7 +376,7 @@ class _Tree:
                     hows.append(f"{importer}, imported only under {whole}")
                     continue
                 source = self.project.source(importer)
-                if source is None or not _uses(source[1], alias, self.regions(importer)):
+                if source is None or not _uses(source[1], alias, self.regions(importer), needed=True):
                     break
                 hows.append(importer)
             else:
@@ -386,15 +386,19 @@ class _Tree:
         return out
 
 
-def _uses(tree: ast.Module, name: str, regions: list[tuple[Region, str]], skip: ast.AST | None = None) -> bool:
-    """Whether every load of `name` in the file (outside `skip`) is a call inside one of `regions`."""
+def _uses(tree: ast.Module, name: str, regions: list[tuple[Region, str]], skip: ast.AST | None = None,
+          needed: bool = False) -> bool:
+    """Whether every load of `name` in the file (outside `skip`) is a call inside one of `regions`; `needed`: and
+    there is at least one (an importer that never calls the function says nothing about where it runs)."""
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     inner = {id(n) for n in ast.walk(skip)} if skip is not None else set()
+    seen = False
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and id(node) not in inner:
             if id(node) not in called or _inside(regions, node.lineno, node.col_offset) is None:
                 return False
-    return True
+            seen = True
+    return seen or not needed
 
 
 def apply_platform_predicates(results: list, files: Sequence[tuple[Path, str]], project: Any) -> int:
