@@ -118,6 +118,19 @@ def offers(tree: ast.Module) -> Offer:
     return out
 
 
+def platform_facts(tree: ast.Module, text: str) -> dict[str, list[str]] | None:
+    """What a module offers, kept in its cross-file summary (crossfile.summarize) so that a warm run reads no file
+    to find the tree's platform checks: None for a module that offers nothing."""
+    low = text.lower()
+    if "cuda" not in low or not any(word in low for word in ("npu", "ascend", "cann", "huawei")):
+        return None
+    offer = offers(tree)
+    if not offer:
+        return None
+    return {"values": sorted(offer.values), "predicates": sorted(offer.predicates),
+            "requirers": sorted(offer.requirers)}
+
+
 def _call_name(node: ast.AST) -> str | None:
     if isinstance(node, ast.Call) and not node.args and not node.keywords:
         f = node.func
@@ -281,9 +294,15 @@ class _Tree:
         self._importers: dict[str, list[tuple[str, str, str, int]]] | None = None
 
     def offer(self, rel: str) -> Offer:
+        """From the module's summary (no read)."""
         if rel not in self._offers:
-            source = self.project.source(rel)
-            self._offers[rel] = offers(source[1]) if source is not None else Offer()
+            facts = self.summaries.get(rel, {}).get("platform")
+            offer = Offer()
+            if isinstance(facts, dict):
+                offer.values = set(facts.get("values") or ())
+                offer.predicates = set(facts.get("predicates") or ())
+                offer.requirers = set(facts.get("requirers") or ())
+            self._offers[rel] = offer
         return self._offers[rel]
 
     def _targets(self, rel: str):
@@ -326,7 +345,7 @@ class _Tree:
                 values |= {alias} if name in offer.values else set()
                 predicates |= {alias} if name in offer.predicates else set()
                 requirers |= {alias} if name in offer.requirers else set()
-        own = self.offer(rel) if rel in self.modules else Offer()
+        own = self.offer(rel)
         values |= own.values
         predicates |= own.predicates
         requirers |= own.requirers
@@ -361,6 +380,8 @@ class _Tree:
         found = self.importers(rel)
         if not found or any(not name for _i, name, _a, _l in found):
             return []         # imported whole somewhere: its uses are not followed
+        if not any(self.regions(i) or self.cuda_only_module(i) for i, _n, _a, _l in found):
+            return []         # no importer has a CUDA arm: nothing is read
         own = self.regions(rel)
         out: list[tuple[Region, str]] = []
         for fn in tree.body:
@@ -431,12 +452,13 @@ def apply_platform_predicates(results: list, files: Sequence[tuple[Path, str]], 
             whole = tree_.cuda_only_module(rel)
             if whole is not None:
                 regions = [((1, 0, _END, _END), f"imported only under {whole}")]
-            else:
+            elif any(tree_.regions(i) or tree_.cuda_only_module(i) for i, _n, _a, _l in tree_.importers(rel)):
                 source = project.source(rel)
                 if source is not None:
                     regions += tree_.reached_public(rel, source[1])
         kernels: list[Region] = []
-        if package_runs_on_ascend(rel):
+        if any(f.name == "is-cuda-attribute" and f.severity != "info" for f in result.findings) and \
+                package_runs_on_ascend(rel):
             source = project.source(rel)
             if source is not None and ".is_cuda" in source[0]:
                 kernels = kernel_choices(source[1])
