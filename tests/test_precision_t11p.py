@@ -187,6 +187,13 @@ PORTED = {
 
         def _mix_triton(x, w):
             raise NotImplementedError
+
+
+        def offload_states(optimizer) -> None:
+            for state in optimizer.state.values():
+                for key, val in state.items():
+                    if isinstance(val, torch.Tensor) and val.is_cuda:
+                        state[key] = val.to("cpu", non_blocking=True)
         """,
 }
 
@@ -196,6 +203,8 @@ def test_is_cuda_kernel_choice_in_a_package_that_runs_on_ascend_is_info(tmp_path
     found = findings_in_tree(root)
     rel = "rwkv_port/fused_mix.py"
     assert _in(found, rel, _line(root, rel, "and x.is_cuda")) == {"info"}
+    # `.is_cuda` straight in an `if`: the NPU silently skips the offload, not a kernel choice
+    assert _in(found, rel, _line(root, rel, "and val.is_cuda")) - {"info"}
 
 
 def test_is_cuda_kernel_choice_in_a_cuda_only_package_keeps_its_severity(tmp_path: Path) -> None:

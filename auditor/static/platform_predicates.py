@@ -16,12 +16,13 @@ call, `x if pred() else y`'s `x`; and the body of a private function or method (
 the file is inside a CUDA arm (`require_cuda("op"); return self._op_impl(...)`). Findings there are info.
 
 One more form, read in each file with findings: a kernel choice in a package that already runs on Ascend.
-`use_triton = ... and x.is_cuda and ...` (a tensor's `.is_cuda` tested in an `and`, not negated) in a first-party
-package one of whose modules imports torch_npu: the test picks the CUDA kernel, and its False arm (the native path)
-is the one the package runs on the NPU; the `.is_cuda` test and the operands after it are info. A package without
-torch_npu keeps them (there the native path is only a slower fallback the port should know about).
-Applied once per run, after the per-file passes; reads again only the Python files that hold an error or a warning
-and the modules that define the predicates they import.
+`use_triton = ... and x.is_cuda and ...` (a tensor's `.is_cuda` tested in an `and`, not negated, bound to a flag the
+function then tests: `if not use_triton:`) in a first-party package one of whose modules imports torch_npu: the
+test picks the CUDA kernel, and its False arm (the native path) is the one the package runs on the NPU; the `.is_cuda`
+test and the operands after it are info. A package without torch_npu keeps them (there the native path is only a
+slower fallback the port should know about), and so does `.is_cuda` written straight into an `if` or an `assert`.
+Applied once per run, after the per-file passes. What a module offers is kept in its cross-file summary
+(`platform_facts`), so a warm run reads no file unless an importer has a CUDA arm.
 """
 from __future__ import annotations
 
@@ -266,16 +267,41 @@ def _reached_private(tree: ast.Module, regions: list[tuple[Region, str]]) -> lis
     return added
 
 
+def _is_cuda_operand(v: ast.expr) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr == "is_cuda" for n in ast.walk(v)) and \
+        not any(isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) for n in ast.walk(v))
+
+
 def kernel_choices(tree: ast.Module) -> list[Region]:
-    """`.is_cuda` tested in an `and` (not negated) and the operands after it: where the conjunction picks a CUDA
-    kernel."""
+    """`use_triton = (... and x.is_cuda and ...)` / `blackwell = bool(x.is_cuda and ...)`: an `and` holding a
+    tensor's `.is_cuda` test (not negated), bound to a local flag that the same function then tests to choose a path
+    (`if not use_triton:`, `128 if blackwell else 64`): the region from the `.is_cuda` operand to the end of the
+    `and`. An `.is_cuda` test written straight into an `if` or an `assert` is not read as a choice (`if
+    val.is_cuda: offload(val)` skips work on the NPU; an assert fails there)."""
     out: list[Region] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
-            for i, v in enumerate(node.values):
-                if any(isinstance(n, ast.Attribute) and n.attr == "is_cuda" for n in ast.walk(v)) and \
-                        not any(isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) for n in ast.walk(v)):
-                    last = node.values[-1]
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        tested: set[str] = set()
+        for node in ast.walk(fn):
+            test = node.test if isinstance(node, (ast.If, ast.IfExp)) else None
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                test = test.operand
+            if isinstance(test, ast.Name):
+                tested.add(test.id)
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Assign) or len(node.targets) != 1 or \
+                    not isinstance(node.targets[0], ast.Name) or node.targets[0].id not in tested:
+                continue
+            value = node.value
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "bool" and \
+                    len(value.args) == 1:
+                value = value.args[0]
+            if not (isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And)):
+                continue
+            for v in value.values:
+                if _is_cuda_operand(v):
+                    last = value.values[-1]
                     out.append((v.lineno, v.col_offset, last.end_lineno or last.lineno, last.end_col_offset or _END))
                     break
     return out
