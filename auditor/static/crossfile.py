@@ -164,6 +164,10 @@ def summarize(tree: ast.Module, findings: Sequence[Finding], rel: str, text: str
     out: dict[str, Any] = {"defs": defs, "imports": imports,
                            "tech": tech if tech is not None and _TECH_TEXT.search(text) else None,
                            "gates": module_gates(tree, text)}     # CUDA gates its importers may ask (auditor/static/imported_gates.py)
+    from auditor.static.platform_predicates import platform_facts
+    platform = platform_facts(tree, text)
+    if platform:
+        out["platform"] = platform          # the project's own platform checks (auditor/static/platform_predicates.py)
     patches = cuda_patches(text)
     if any(patches):
         out["cuda_patch"] = patches         # rebinds Tensor.cuda / patches torch.cuda (auditor/static/device_shims.py)
