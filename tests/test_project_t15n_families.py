@@ -1,0 +1,146 @@
+"""t15n (issue 15, tuned on project test12): launch lines of attention wrappers and of entry points that choose a
+CUDA-only attention, found where the launched path is read from a sub-project's folder, from a renamed package,
+or where the entry point's `__main__` block makes the choice itself."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+_PATCH = textwrap.dedent("""\
+    import torch
+    import transformers
+    from einops import rearrange
+    from flash_attn.flash_attn_interface import flash_attn_varlen_qkvpacked_func
+    from flash_attn.bert_padding import unpad_input, pad_input
+
+
+    def forward(self, hidden_states, attention_mask=None, position_ids=None, **kwargs):
+        bsz, q_len, _ = hidden_states.size()
+        qkv = torch.stack([self.q_proj(hidden_states), self.k_proj(hidden_states), self.v_proj(hidden_states)], dim=2)
+        x_unpad, indices, cu_q_lens, max_s = unpad_input(rearrange(qkv, "b s three h d -> b s (three h d)"),
+                                                         attention_mask)
+        out = flash_attn_varlen_qkvpacked_func(x_unpad, cu_q_lens, max_s, 0.0, softmax_scale=None, causal=True)
+        return pad_input(out, indices, bsz, q_len), None, None
+
+
+    def replace_llama_attn_with_flash_attn():
+        transformers.models.llama.modeling_llama.LlamaAttention.forward = forward
+    """)
+
+_WRAPPER = textwrap.dedent("""\
+    # Make it more memory efficient by monkey patching the LLaMA model with FlashAttn.
+
+    # Need to call this before importing transformers.
+    from {pkg}.train.llama_flash_attn_monkey_patch import replace_llama_attn_with_flash_attn
+
+    replace_llama_attn_with_flash_attn()
+
+    from {pkg}.train.train import train
+
+    if __name__ == "__main__":
+        train()
+    """)
+
+_TRAIN = textwrap.dedent("""\
+    import transformers
+
+
+    def train():
+        parser = transformers.HfArgumentParser((transformers.TrainingArguments,))
+        (training_args,) = parser.parse_args_into_dataclasses()
+        return training_args
+    """)
+
+_FINETUNE = textwrap.dedent("""\
+    #!/bin/bash
+    LOAD='MAGAer13/mplug-owl2-llama2-7b'
+
+    DATA_FILE=./playground/data/llava_v1_5_mix665k.json
+    deepspeed {path} \\
+        --deepspeed ./scripts/zero3.json \\
+        --model_name_or_path $LOAD \\
+        --data_path $DATA_FILE \\
+        --bf16 True \\
+        --output_dir ./checkpoints/finetune
+    """)
+
+
+def _findings(tmp_path: Path, files: dict[str, str]):
+    from auditor.runner import run_static
+
+    for rel, text in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    run = run_static([tmp_path], jobs=1)
+    return [(r.path, f) for r in run.results for f in r.findings]
+
+
+def test_a_sub_project_script_launching_its_wrapper_from_the_sub_project_folder(tmp_path):
+    # the tree holds two sub-projects; the script sits in owl2/scripts/ and is run from owl2/
+    files = {
+        "owl2/owl2pkg/train/llama_flash_attn_monkey_patch.py": _PATCH,
+        "owl2/owl2pkg/train/train_mem.py": _WRAPPER.format(pkg="owl2pkg"),
+        "owl2/owl2pkg/train/train.py": _TRAIN,
+        "owl2/scripts/finetune.sh": _FINETUNE.format(path="owl2pkg/train/train_mem.py"),
+        "owl3/scripts/finetune.sh": _FINETUNE.format(path="owl3pkg/train/train_mem.py"),
+    }
+    got = _findings(tmp_path, files)
+    launches = [(path, f.line) for path, f in got if f.code == "NPU312"]
+    assert launches == [("owl2/scripts/finetune.sh", 5)], launches
+    f = next(f for path, f in got if f.code == "NPU312")
+    assert "llama_flash_attn_monkey_patch" in f.message and f.severity == "info"
+
+
+def test_a_stale_launch_path_of_a_renamed_package_is_read_from_the_one_same_path_file(tmp_path):
+    # a fork renamed llava/ to moellava/ and kept the launch scripts it copied
+    files = {
+        "moellava/train/llama_flash_attn_monkey_patch.py": _PATCH,
+        "moellava/train/train_mem.py": _WRAPPER.format(pkg="moellava"),
+        "moellava/train/train.py": _TRAIN,
+        "scripts/finetune.sh": _FINETUNE.format(path="llava/train/train_mem.py"),
+    }
+    got = _findings(tmp_path, files)
+    found = [f for path, f in got if f.code == "NPU312"]
+    assert [f.line for f in found] == [5], got
+    assert "absent from the tree; read as `moellava/train/train_mem.py`" in found[0].message
+    # two candidates with the same path: which one the script meant is unknown, nothing is reported
+    files["moellava2/train/train_mem.py"] = _WRAPPER.format(pkg="moellava")
+    other = tmp_path.parent / (tmp_path.name + "-two")
+    got = _findings(other, files)
+    assert not [f for path, f in got if f.code == "NPU312"], got
+
+
+def test_an_entry_point_whose_main_block_chooses_flash_attention_is_reported_on_its_launch(tmp_path):
+    train = textwrap.dedent("""\
+        import transformers
+        from transformers import AutoModelForCausalLM
+
+
+        def train(attn_implementation=None):
+            parser = transformers.HfArgumentParser((transformers.TrainingArguments,))
+            (training_args,) = parser.parse_args_into_dataclasses()
+            model = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2-7B-Instruct",
+                                                         attn_implementation=attn_implementation)
+            transformers.Trainer(model=model, args=training_args).train()
+
+
+        if __name__ == "__main__":
+            train("flash_attention_2")
+        """)
+    opt_in = train.replace('    train("flash_attention_2")',
+                           '    import sys\n    if "--flash" in sys.argv:\n        train("flash_attention_2")')
+    script = textwrap.dedent("""\
+        torchrun --nnodes $WORLD_SIZE \\
+            --nproc_per_node $NPROC_PER_NODE \\
+            --master_port=$MASTER_PORT \\
+            vlm/train.py \\
+            --deepspeed scripts/zero3.json \\
+            --bf16 True
+        torchrun --nproc_per_node 8 vlm/train_opt_in.py --bf16 True
+        """)
+    got = _findings(tmp_path, {"vlm/train.py": train, "vlm/train_opt_in.py": opt_in, "scripts/ft.sh": script})
+    launches = [(path, f.line, f.col) for path, f in got if f.code == "NPU354"]
+    assert launches == [("scripts/ft.sh", 4, 5)], launches
+    f = next(f for path, f in got if f.code == "NPU354")
+    assert "vlm/train.py:14" in f.message and f.category == "attention"
