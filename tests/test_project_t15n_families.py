@@ -144,3 +144,30 @@ def test_an_entry_point_whose_main_block_chooses_flash_attention_is_reported_on_
     assert launches == [("scripts/ft.sh", 4, 5)], launches
     f = next(f for path, f in got if f.code == "NPU354")
     assert "vlm/train.py:14" in f.message and f.category == "attention"
+
+
+def test_a_ci_step_printing_build_facts_is_a_report_and_a_probe_that_decides_is_not():
+    from auditor.project.shell import analyze_shell
+    from auditor.rules import load_rules
+    from auditor.static.engine import StaticEngine
+
+    script = textwrap.dedent("""\
+        #!/bin/bash
+        set -ex
+        nvcc --version
+        python --version
+        python -c "import torch; print('PyTorch:', torch.__version__)"
+        python -c "import torch; print('CUDA:', torch.version.cuda)"
+        python -c "from torch.utils import cpp_extension; print (cpp_extension.CUDA_HOME)"
+        python -c 'import torch; print("CUDA:", torch.cuda.is_available())'
+        export TORCH_CUDA_VERSION=$(python -c "import torch; print(torch.version.cuda.replace('.', ''))")
+        if [ "$(python -c 'import torch; print(torch.version.cuda)')" = "12.1" ]; then
+            pip install flash-attn --no-build-isolation
+        fi
+        """)
+    engine = StaticEngine(load_rules())
+    lines = sorted({f.line for f in analyze_shell(engine, script.encode(), "ci/build.sh").findings})
+    # 3: nvcc; 8: a runtime query (is_available) stays; 9: the version read into a variable that the build uses;
+    # 10-11: a test on the probe and the branch it gates. 6 and 7 only print to the log.
+    assert 6 not in lines and 7 not in lines, lines
+    assert {3, 8, 9, 11} <= set(lines), lines

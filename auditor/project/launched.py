@@ -230,6 +230,7 @@ def default_choices(text: str, findings) -> list[tuple[Finding, str]]:
     return sorted(out, key=lambda p: (p[0].line, p[0].col))
 
 
+_OPTION_DECLARATIONS = ("add_argument", "add_option", "set_defaults")
 MAIN = "__main__"        # the option name of a choice the script's entry point makes: no launch option undoes it
 
 
@@ -252,8 +253,9 @@ def _main_choices(tree: ast.AST, hits: list[Finding]) -> list[tuple[Finding, str
             if isinstance(stmt, (ast.If, ast.Try, ast.For, ast.While, ast.With, ast.FunctionDef, ast.ClassDef,
                                  ast.AsyncFunctionDef, ast.Match)):
                 continue
-            if any(isinstance(n, ast.IfExp) for n in ast.walk(stmt)):
-                continue
+            if any(isinstance(n, ast.IfExp) or (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                                                 and n.func.attr in _OPTION_DECLARATIONS) for n in ast.walk(stmt)):
+                continue        # `parser.add_argument("--use_flash_attn", default=True)`: an option, read above
             out.extend((f, MAIN) for f in hits if _within(stmt, f.line, f.col))
     return out
 

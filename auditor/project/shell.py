@@ -4,6 +4,8 @@ error-tolerant bash grammar: environment variables set (`export`, `NAME=... cmd`
 --nproc-per-node=gpu`) and package installs (`pip install flash-attn`, `--extra-index-url .../cu121`)."""
 from __future__ import annotations
 
+import ast
+
 import re
 from functools import lru_cache
 from urllib.parse import unquote
@@ -846,7 +848,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         return
     if name == "python" or name.startswith("python3") or name == "python3":
         if len(words) > 2 and words[1] == "-c":
-            _inline_python(col, pos, words[2], nodes[2])
+            if not (_printed_only(words[2]) and _output_to_log(node)):
+                _inline_python(col, pos, words[2], nodes[2])
             return
         body = _heredoc_body(node)
         if body is not None and (len(words) == 1 or words[1] == "-"):
@@ -1036,6 +1039,39 @@ def _nested_script(col: Collector, pos: _Positions, node) -> None:
     quoted = node.type in ("string", "raw_string") and len(inner) >= 2
     start = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + quoted
     scan_shell(col, "\n" * row + " " * start + (inner[1:-1] if quoted else inner))
+
+
+def _printed_only(code: str) -> bool:
+    """A `python -c` program that only imports and prints values (`import torch; print('CUDA:',
+    torch.version.cuda)`, `from torch.utils import cpp_extension; print(cpp_extension.CUDA_HOME)`): a report of the
+    build in the log. On Ascend it prints None and goes on; nothing in it is a setting to port (t15n)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+    body = tree.body
+    prints = [s.value for s in body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+              and isinstance(s.value.func, ast.Name) and s.value.func.id == "print"]
+    if not prints or len(prints) + sum(isinstance(s, (ast.Import, ast.ImportFrom)) for s in body) != len(body):
+        return False
+    # values read, not runtime queries: `print(torch.cuda.is_available())` asks the device (a CI step's check that
+    # its runner has the GPU, labelled `device` in test4) and stays a finding
+    return not any(isinstance(n, ast.Call) for call in prints for arg in call.args for n in ast.walk(arg))
+
+
+_OUTPUT_USED = ("command_substitution", "process_substitution", "pipeline", "test_command", "redirected_statement",
+                "list", "binary_expression", "variable_assignment")
+
+
+def _output_to_log(command) -> bool:
+    """The command's output goes to the log: it is not read by a `$(...)`, a pipe, a test, a redirect or an `&&` /
+    `||` chain (`[ "$(python -c 'print(torch.version.cuda)')" = "12.1" ]` decides something)."""
+    node = command.parent
+    while node is not None:
+        if node.type in _OUTPUT_USED:
+            return False
+        node = node.parent
+    return True
 
 
 def _inline_python(col: Collector, pos: _Positions, code: str, node) -> None:
