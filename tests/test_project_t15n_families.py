@@ -171,3 +171,47 @@ def test_a_ci_step_printing_build_facts_is_a_report_and_a_probe_that_decides_is_
     # 10-11: a test on the probe and the branch it gates. 6 and 7 only print to the log.
     assert 6 not in lines and 7 not in lines, lines
     assert {3, 8, 9, 11} <= set(lines), lines
+
+
+def _shell_lines(script: str, rel: str = "scripts/run.sh") -> dict[int, set[str]]:
+    from auditor.project.shell import analyze_shell
+    from auditor.rules import load_rules
+    from auditor.static.engine import StaticEngine
+
+    out: dict[int, set[str]] = {}
+    for f in analyze_shell(StaticEngine(load_rules()), script.encode(), rel).findings:
+        out.setdefault(f.line, set()).add(f.code)
+    return out
+
+
+def test_a_torch_install_from_the_cpu_wheel_index_is_not_the_cuda_build():
+    script = textwrap.dedent("""\
+        pip install ninja packaging setuptools wheel twine
+        # We don't want to download anything CUDA-related here
+        pip install torch --index-url https://download.pytorch.org/whl/cpu
+        pip install torch==2.3.1
+        pip install torch --index-url https://download.pytorch.org/whl/cu121
+        """)
+    got = _shell_lines(script)
+    assert 3 not in got, got
+    assert "NPU011" in got.get(4, set()), got       # a plain torch pin: still the torch_npu pairing note
+    assert 5 in got, got                             # the CUDA wheel index
+
+
+def test_an_option_string_in_a_variable_the_launch_never_reads_is_not_a_setting():
+    script = textwrap.dedent("""\
+        #!/bin/bash
+        gpu_model=$(nvidia-smi --query-gpu=gpu_name --format=csv,noheader | head -n 1)
+        if [[ $gpu_model == *"A100"* ]]; then
+            DTYPE="--bf16"
+        else
+            DTYPE="--fp16"
+        fi
+        PREC="--bf16"
+        torchrun --nproc_per_node 8 eval.py --model_path ./ckpt $PREC
+        """)
+    got = _shell_lines(script)
+    assert 4 not in got, got                 # DTYPE is never read
+    assert "NPU212" in got.get(8, set()), got        # PREC is passed to the launch
+    sourced = script.replace("torchrun --nproc_per_node 8 eval.py --model_path ./ckpt $PREC\n", "")
+    assert 4 in _shell_lines(sourced, "scripts/env.sh"), "a settings file others source keeps its values"

@@ -1187,11 +1187,17 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             continue
         else:
             for symbol, _, rule, note in requirement_hits(m, w):    # `torch==2.3.1+cu121`: the CUDA build only
-                if not (rule.extra.get("ported_by") and any(_OTHER_ACCELERATOR_RE.search(x) for x in words)):
+                if not (rule.extra.get("ported_by") and any(_OTHER_ACCELERATOR_RE.search(x) or _CPU_INDEX_RE.search(x)
+                                                            for x in words)):
                     col.add(rule, symbol, line, c, c + len(w), note=note)   # not from the ROCm / XPU index
             continue
         symbol = next((s for s in symbols if m.match_requirement(s) is not None), "")
         col.add(m.match_requirement(symbol), symbol, line, c, c + len(w))
+
+
+# the CPU wheel index (`pip install torch --index-url https://download.pytorch.org/whl/cpu`): a CPU-only torch, as an
+# sdist or docs job installs it (and as torch_npu pairs with it); not a CUDA build to port (t15n)
+_CPU_INDEX_RE = re.compile(r"^(?:https?://)?download\.pytorch\.org/whl/(?:nightly/|test/)?cpu/?$", re.I)
 
 
 def _pip_url(col: Collector, m, line: int, c: int, url: str) -> None:
@@ -1262,7 +1268,38 @@ def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         return result
     gate_findings(result, text)
     _debug_switch_modes(result, text)
+    _drop_unread_option_vars(result, text)
     return result
+
+
+_OWN_LAUNCH_RE = re.compile(r"(?m)^[^#\n]*\b(?:python[\d.]*|torchrun|deepspeed|accelerate|srun)\b")
+_OPTION_VAR_RE = re.compile(r"""^[ \t]*(?:local[ \t]+)?([A-Za-z_]\w*)=["']?-""")
+
+
+def _drop_unread_option_vars(result: FileResult, text: str) -> None:
+    """Findings in an option string held by a variable that the script never reads (`DTYPE="--bf16"` in each branch of
+    a GPU-model test, and no `$DTYPE` in the launch): the launch does not get the option (t15n). Only in a script
+    that runs its own launch (a file of settings that others `source` reads none of its variables); kept when the
+    script exports the name, marks every variable for export (`set -a`), or uses `eval` / `${!name}`."""
+    if not result.findings or re.search(r"(?m)^[ \t]*set[ \t]+-\w*a", text) or not _OWN_LAUNCH_RE.search(text):
+        return
+    lines = text.splitlines()
+    unread: dict[str, bool] = {}
+    drop = set()
+    for f in result.findings:
+        if not (0 < f.line <= len(lines)):
+            continue
+        m = _OPTION_VAR_RE.match(lines[f.line - 1])
+        if m is None:
+            continue
+        name = m.group(1)
+        if name not in unread:
+            unread[name] = re.search(r"\$\{?!?#?" + name + r"\b|\b(?:export|declare|typeset|readonly)\b[^\n]*\b" + name
+                                     + r"\b|(?m:^|[;&|(]\s*)eval\s|\$\{!", text) is None
+        if unread[name]:
+            drop.add(f.line)
+    if drop:
+        result.findings = [f for f in result.findings if f.line not in drop]
 
 
 def _debug_switch_modes(result: FileResult, text: str) -> None:
