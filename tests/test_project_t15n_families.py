@@ -215,3 +215,56 @@ def test_an_option_string_in_a_variable_the_launch_never_reads_is_not_a_setting(
     assert "NPU212" in got.get(8, set()), got        # PREC is passed to the launch
     sourced = script.replace("torchrun --nproc_per_node 8 eval.py --model_path ./ckpt $PREC\n", "")
     assert 4 in _shell_lines(sourced, "scripts/env.sh"), "a settings file others source keeps its values"
+
+
+def test_a_pip_freeze_names_its_editable_cuda_projects():
+    from auditor.project.requirements import analyze_requirements_txt
+    from auditor.rules import load_rules
+    from auditor.static.engine import StaticEngine
+
+    freeze = textwrap.dedent("""\
+        einops==0.8.0
+        exceptiongroup==1.2.1
+        -e git+https://github.com/sustcsonglin/flash-linear-attention@36743f3f14e47f23c1ad45cf5de727dbacb5600e#egg=fla
+        fonttools==4.53.0
+        -e git+https://github.com/psf/black@24.4.2#egg=black_fork
+        # Editable install with no version control (mamba-ssm==1.0.1)
+        -e /mnt/data/envs/det2/lib/python3.9/site-packages
+        # Editable install with no version control (mylib==0.1.0)
+        -e /home/me/mylib
+        Markdown==3.6
+        """)
+    found = analyze_requirements_txt(StaticEngine(load_rules()), freeze.encode(), "det-requirements.txt").findings
+    by_line = {f.line: f for f in found}
+    assert by_line[3].category == "kernel" and "flash-linear-attention" in by_line[3].symbol, by_line
+    assert 5 not in by_line and 9 not in by_line, by_line          # neither names a CUDA project
+    assert 7 in by_line and by_line[7].symbol == "mamba-ssm", by_line
+
+
+def test_a_forced_cuda_build_of_a_cloned_tree_in_a_dockerfile():
+    from auditor.project.dockerfile import analyze_dockerfile
+    from auditor.rules import load_rules
+    from auditor.static.engine import StaticEngine
+
+    docker = textwrap.dedent("""\
+        FROM nvidia/cuda:11.1.1-cudnn8-devel-ubuntu18.04
+        RUN pip install --user 'git+https://github.com/facebookresearch/fvcore'
+        # install detectron2
+        RUN git clone https://github.com/facebookresearch/detectron2 detectron2_repo
+        # set FORCE_CUDA because during `docker build` cuda is not accessible
+        ENV FORCE_CUDA="1"
+        ARG TORCH_CUDA_ARCH_LIST="Kepler;Kepler+Tesla;Maxwell;Maxwell+Tegra;Pascal;Volta;Turing"
+        ENV TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST}"
+
+        RUN pip install --user -e detectron2_repo
+        RUN git clone https://github.com/open-mmlab/mmaction2.git /mmaction2
+        WORKDIR /mmaction2
+        RUN pip install --no-cache-dir -e .
+        """)
+    engine = StaticEngine(load_rules())
+    found = [f for f in analyze_dockerfile(engine, docker.encode(), "docker/Dockerfile").findings
+             if f.code == "NPU355"]
+    assert [(f.line, f.severity) for f in found] == [(10, "error")], found
+    off = docker.replace('ENV FORCE_CUDA="1"', 'ENV FORCE_CUDA="0"')
+    assert not [f for f in analyze_dockerfile(engine, off.encode(), "docker/Dockerfile").findings
+                if f.code == "NPU355"]

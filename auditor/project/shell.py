@@ -214,6 +214,8 @@ class _SourceTree:
         self.cloned: dict[str, tuple[str, Rule] | None] = {}
         self.here: tuple[str, Rule] | None = None
         self.cwd: str | None = ""      # the folder `cd` moved to, relative to the start (None: not known)
+        self.origin: dict[str, str] = {}   # a cloned folder -> the repository's name (`detectron2_repo` -> detectron2)
+        self.here_origin: str | None = None
 
     def clone(self, col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
         positional, skip = [], False
@@ -236,12 +238,16 @@ class _SourceTree:
         directory = positional[1][0] if len(positional) > 1 else url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
         # None for a project the patterns do not name: a `cd` into it leaves the tree the script was in
         self.cloned[directory.rstrip("/").rsplit("/", 1)[-1]] = found
+        self.origin[directory.rstrip("/").rsplit("/", 1)[-1]] = \
+            url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git").lower()
 
     def cd(self, m, target: str | None) -> None:
         if not target or target in ("-", "~") or target.startswith(".."):
             self.here = None
+            self.here_origin = None
             return
         last = target.rstrip("/").rsplit("/", 1)[-1]
+        self.here_origin = self.origin.get(last, last.lower())
         if last in self.cloned:
             self.here = self.cloned[last]
             return
@@ -1111,6 +1117,29 @@ def _builds(col: Collector, source_tree: _SourceTree, pos: _Positions, node, pat
         symbol, rule = found
         col.add(rule, symbol, line, c, c + len(node.text.decode("utf-8", errors="replace")),
                 note=" (built here from its source tree)")
+    elif _forces_cuda(col, command):
+        # `ENV FORCE_CUDA="1"` then `pip install --user -e detectron2_repo` (detectron2, mmcv, pytorch3d, torch-points
+        # read FORCE_CUDA to compile their CUDA extensions without a GPU at build time): a tree the patterns do not
+        # name, built with its CUDA extensions forced on (t15n)
+        last = path.rstrip("/").rsplit("/", 1)[-1]
+        project = source_tree.here_origin if path.rstrip("/") in (".", "") else source_tree.origin.get(last, last)
+        forced = m.match_setting("shell.force_cuda_build", project) if project else None
+        if forced is not None:      # only projects whose setup.py is known to read FORCE_CUDA (the rule's patterns)
+            line, c = pos.at(node.start_point)
+            text = node.text.decode("utf-8", errors="replace")
+            col.add(forced, path, line, c, c + len(text), note=f" ({project})" if project != path else "")
+
+
+_FORCE_CUDA_RE = re.compile(r"(?:^|\s)FORCE_CUDA=[\"']?(?:1|true|yes|on)\b", re.I)
+
+
+def _forces_cuda(col: Collector, command) -> bool:
+    """FORCE_CUDA is on for this build: set on the command (`FORCE_CUDA=1 pip install -e .`) or earlier in the
+    script or Dockerfile (`export FORCE_CUDA=1`, `ENV FORCE_CUDA="1"`)."""
+    value = col.script_vars.get("FORCE_CUDA")
+    if value is not None and value.strip("\"'").lower() in ("1", "true", "yes", "on"):
+        return True
+    return command is not None and _FORCE_CUDA_RE.search(command.text.decode("utf-8", errors="replace")) is not None
 
 
 def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, source_tree: _SourceTree,
@@ -1161,17 +1190,21 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
                 line, c = pos.at(nodes[i + 1].start_point) if skip and i + 1 < len(nodes) else (line, c)
                 col.add(index_rule, "index:" + url, line, c, c + len(url))
             continue
+        editable = False
         if w in ("-e", "--editable") and i + 1 < len(words):
             w, i = words[i + 1], i + 1                     # `pip install -e .`: the tree to build is the value
             skip = True
             line, c = pos.at(nodes[i].start_point)
+            editable = True
         elif w in _OPTS_WITH_VALUE:
             skip = True
             continue
         if w.endswith(".whl"):
             symbols = wheel_symbols(unquote(w))        # a file or a URL (`.../flash_attn-2.8.3%2Bcu12torch2.11-...whl`)
-        elif (w.startswith((".", "/", "~")) or "/" in w and not w.startswith(("git+", "http")) and not any(
-                c in w for c in ":=@<>")) and "$" not in w.split("[", 1)[0].rsplit("/", 1)[-1]:
+        elif (w.startswith((".", "/", "~")) or ("/" in w or editable or w in source_tree.cloned)
+              and not w.startswith(("git+", "http")) and not any(c in w for c in ":=@<>")) \
+                and "$" not in w.split("[", 1)[0].rsplit("/", 1)[-1]:
+            # (`pip install -e detectron2_repo`: an editable install is always a folder, as is a name just cloned)
             # `pip install .`, `pip install -e ".[dev]"`, `pip wheel -w DIR /src/apex`: a source tree is built
             _builds(col, source_tree, pos, nodes[i], w.split("[", 1)[0])
             named = extra_hits(m, w.partition("[")[2].rstrip("]").split(","), "this project")
