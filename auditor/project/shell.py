@@ -1206,7 +1206,8 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
                 and "$" not in w.split("[", 1)[0].rsplit("/", 1)[-1]:
             # (`pip install -e detectron2_repo`: an editable install is always a folder, as is a name just cloned)
             # `pip install .`, `pip install -e ".[dev]"`, `pip wheel -w DIR /src/apex`: a source tree is built
-            _builds(col, source_tree, pos, nodes[i], w.split("[", 1)[0])
+            if not _NPU_EXTRA_RE.search(w.partition("[")[2]):
+                _builds(col, source_tree, pos, nodes[i], w.split("[", 1)[0])   # not `-e "python[all_npu]"` (t15n)
             named = extra_hits(m, w.partition("[")[2].rstrip("]").split(","), "this project")
             for symbol, _, rule, note in named:
                 col.add(rule, symbol, line, c, c + len(w), note=note)     # `pip install -e ".[vllm]"`
@@ -1230,6 +1231,7 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
 
 # the CPU wheel index (`pip install torch --index-url https://download.pytorch.org/whl/cpu`): a CPU-only torch, as an
 # sdist or docs job installs it (and as torch_npu pairs with it); not a CUDA build to port (t15n)
+_NPU_EXTRA_RE = re.compile(r"npu|ascend", re.I)
 _CPU_INDEX_RE = re.compile(r"^(?:https?://)?download\.pytorch\.org/whl/(?:nightly/|test/)?cpu/?$", re.I)
 
 
@@ -1306,7 +1308,9 @@ def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
 
 
 _OWN_LAUNCH_RE = re.compile(r"(?m)^[^#\n]*\b(?:python[\d.]*|torchrun|deepspeed|accelerate|srun)\b")
-_OPTION_VAR_RE = re.compile(r"""^[ \t]*(?:local[ \t]+)?([A-Za-z_]\w*)=["']?-""")
+# a statement of its own (`DTYPE="--bf16"`), not a prefix of a command (`CMAKE_ARGS="-D..." pip install x`, or one
+# continued on the next line with `\`)
+_OPTION_VAR_RE = re.compile(r"""^[ \t]*(?:local[ \t]+)?([A-Za-z_]\w*)=(?:"-[^"]*"|'-[^']*'|-[^\s'"\\;&|]*)[ \t]*(?:#.*)?$""")
 
 
 def _drop_unread_option_vars(result: FileResult, text: str) -> None:
