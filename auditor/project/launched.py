@@ -269,7 +269,9 @@ def _default_finding(path: Path, rel: str, cache: dict, analyze: Callable[[bytes
         choices: list = []
         aliases: dict = {}
         try:
-            if path.is_file() and path.stat().st_size <= _MAX_SCRIPT_BYTES:
+            if known is not None and not any(f.category in _DEFAULT_CATEGORIES for f in known.findings):
+                pass        # a file of the run with no attention finding: nothing to choose, nothing read (warm runs)
+            elif path.is_file() and path.stat().st_size <= _MAX_SCRIPT_BYTES:
                 data = path.read_bytes()
                 findings = known.findings if known is not None else analyze(data, rel).findings
                 choices = default_choices(data.decode("utf-8", errors="replace"), findings)
