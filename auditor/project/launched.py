@@ -310,6 +310,16 @@ def _patched_finding(path: Path, roots: tuple[Path, ...], cache: dict, analyze: 
     if key in cache:
         return cache[key]
     found = None
+    own = None
+    if by_rel:
+        try:
+            own = by_rel.get(path.relative_to(root).as_posix())
+        except ValueError:
+            own = None
+    facts = own.summary.get("tree") if own is not None and own.summary else None
+    if isinstance(facts, dict) and facts.get("framework") not in (None, "PyTorch"):
+        cache[key] = None       # a PaddlePaddle / TensorFlow script of the run patches no PyTorch attention (t15n):
+        return None             # its worker's facts say so, and the file is not read again
     try:
         if path.is_file() and path.stat().st_size <= _MAX_BYTES:
             text = path.read_bytes().decode("utf-8", errors="replace")
