@@ -463,6 +463,7 @@ def test_options_take_their_values_and_slurm_directives_are_read():
         unset PYTORCH_CUDA_ALLOC_CONF
         deepspeed train.py --flash_attn False --bf16 True --tf32 True
         MODEL_ARGS="--attention-backend flash --bf16"
+        torchrun pretrain_gpt.py $MODEL_ARGS
         """)
     got = {(c, ln, s) for c, ln, _, s in found}
     assert ("NPU028", 2, "--gres gpu:8") in got      # a scheduler request (info), not a CUDA install

@@ -78,6 +78,8 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
             names = [w.split("=", 1)[0] for w in words] if all("=" in w for w in words) or kind == "ARG" \
                 else words[:1]                                    # `ENV NAME value` (the old form)
             _build_settings(col, m, words, col.lines[first:last + 1], first + 1)
+            if kind == "ENV":       # `ENV FORCE_CUDA="1"`: read by the RUN lines' builds (shell reader, t15n)
+                col.script_vars.update(w.split("=", 1) for w in words if "=" in w)  # type: ignore[misc]
             for name in names:
                 for n in range(first, last + 1):
                     start = col.lines[n].find(name) if n < len(col.lines) else -1

@@ -92,6 +92,16 @@ def launch_facts(data: bytes, findings) -> dict[str, Any]:
     return out
 
 
+def _known(by_rel: dict[str, FileResult] | None, path: Path, root: Path) -> FileResult | None:
+    """The run's result for a file of the tree (None: not in the run, or outside `root`)."""
+    if not by_rel:
+        return None
+    try:
+        return by_rel.get(path.relative_to(root).as_posix())
+    except ValueError:
+        return None
+
+
 def _facts(known: FileResult | None) -> dict | None:
     """The worker's tree facts of a launched file of the tree (None: read the file)."""
     facts = known.summary.get("tree") if known is not None and known.summary else None
@@ -239,10 +249,8 @@ def default_choices(text: str, findings) -> list[tuple[Finding, str]]:
     except (SyntaxError, ValueError, RecursionError):
         return []
     defaults = option_defaults(tree)
-    if not defaults:
-        return []
-    out: list[tuple[Finding, str]] = []
-    for node in ast.walk(tree):
+    out: list[tuple[Finding, str]] = _main_choices(tree, hits)
+    for node in ast.walk(tree) if defaults else ():
         if not isinstance(node, (ast.IfExp, ast.If)):
             continue
         decided = _test_taken(node.test, defaults)
@@ -256,6 +264,36 @@ def default_choices(text: str, findings) -> list[tuple[Finding, str]]:
             if any(_within(b, f.line, f.col) for b in chosen):
                 out.append((f, name))
     return sorted(out, key=lambda p: (p[0].line, p[0].col))
+
+
+_OPTION_DECLARATIONS = ("add_argument", "add_option", "set_defaults")
+MAIN = "__main__"        # the option name of a choice the script's entry point makes: no launch option undoes it
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    test = node.test if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq) and len(test.comparators) == 1
+            and _constant(test.comparators[0]) == (True, "__main__"))
+
+
+def _main_choices(tree: ast.AST, hits: list[Finding]) -> list[tuple[Finding, str]]:
+    """(finding, MAIN) for each attention finding on an unconditional statement of the module's `if __name__ ==
+    "__main__":` block (VideoLLaMA2's `train("flash_attention_2")`): every launch of the file runs it (t15n). A
+    finding under a further test in that block (`if args.flash:`) is the option's and not taken here."""
+    out: list[tuple[Finding, str]] = []
+    for node in getattr(tree, "body", []):
+        if not _is_main_guard(node):
+            continue
+        for stmt in node.body:
+            if isinstance(stmt, (ast.If, ast.Try, ast.For, ast.While, ast.With, ast.FunctionDef, ast.ClassDef,
+                                 ast.AsyncFunctionDef, ast.Match)):
+                continue
+            if any(isinstance(n, ast.IfExp) or (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                                                 and n.func.attr in _OPTION_DECLARATIONS) for n in ast.walk(stmt)):
+                continue        # `parser.add_argument("--use_flash_attn", default=True)`: an option, read above
+            out.extend((f, MAIN) for f in hits if _within(stmt, f.line, f.col))
+    return out
 
 
 def _default_finding(path: Path, rel: str, cache: dict, analyze: Callable[[bytes, str], FileResult],
@@ -273,7 +311,9 @@ def _default_finding(path: Path, rel: str, cache: dict, analyze: Callable[[bytes
         choices: list = []
         aliases: dict = {}
         try:
-            if path.is_file() and path.stat().st_size <= _MAX_SCRIPT_BYTES:
+            if known is not None and not any(f.category in _DEFAULT_CATEGORIES for f in known.findings):
+                pass        # a file of the run with no attention finding: nothing to choose, nothing read (warm runs)
+            elif path.is_file() and path.stat().st_size <= _MAX_SCRIPT_BYTES:
                 data = path.read_bytes()
                 findings = known.findings if known is not None else analyze(data, rel).findings
                 choices = default_choices(data.decode("utf-8", errors="replace"), findings)
@@ -312,13 +352,10 @@ def _patched_finding(path: Path, roots: tuple[Path, ...], cache: dict, analyze: 
     if key in cache:
         return cache[key]
     found = None
-    known_self = None
-    if by_rel:
-        try:
-            known_self = by_rel.get(path.relative_to(root).as_posix())
-        except ValueError:
-            known_self = None
-    facts = _facts(known_self)
+    facts = _facts(_known(by_rel, path, root))
+    if facts is not None and facts.get("framework") not in (None, "PyTorch"):
+        cache[key] = None       # a PaddlePaddle / TensorFlow script of the run patches no PyTorch attention (t15n):
+        return None             # its worker's facts say so, and the file is not read again
     try:
         if facts is not None:
             patches = [tuple(p) for p in facts.get("patches") or []]
@@ -333,12 +370,7 @@ def _patched_finding(path: Path, roots: tuple[Path, ...], cache: dict, analyze: 
                 target = base / rel
                 if not target.is_file() or target.stat().st_size > _MAX_SCRIPT_BYTES:
                     continue
-                known = None
-                if by_rel:
-                    try:
-                        known = by_rel.get(target.relative_to(root).as_posix())
-                    except ValueError:
-                        known = None
+                known = _known(by_rel, target, root)
                 findings = known.findings if known is not None else analyze(target.read_bytes(), rel).findings
                 hit = _attention_hit(findings)
                 found = dataclasses.replace(hit, path=rel) if hit is not None else None
@@ -347,6 +379,65 @@ def _patched_finding(path: Path, roots: tuple[Path, ...], cache: dict, analyze: 
                 break
     except OSError:
         found = None
+    cache[key] = found
+    return found
+
+
+def launch_bases(bases: tuple[Path, ...], root: Path) -> tuple[Path, ...]:
+    """The folders a launched file's relative path is read from: the tree's top folder, the calling file's folder,
+    then each folder between them, nearest first (t15n): a sub-project's `scripts/finetune.sh` runs `deepspeed
+    mplug_owl2/train/train_mem.py` from the sub-project's folder (`mPLUG-Owl/mPLUG-Owl2`), one above the script."""
+    out = list(bases)
+    for base in bases:
+        if base == root:
+            continue
+        try:
+            base.relative_to(root)
+        except ValueError:
+            continue
+        for parent in base.parents:
+            if parent == root or len(out) >= 16:
+                break
+            out.append(parent)
+    return tuple(dict.fromkeys(out))
+
+
+_MAX_TOP_FOLDERS = 256
+
+
+def resolve_launched(rel: str, bases: tuple[Path, ...], cache: dict) -> tuple[Path, Path] | None:
+    """(base, file) for a launched path: the first base that has it; else, for a path under a package folder
+    (`llava/train/train_mem.py` in MoE-LLaVA, whose package is `moellava/`), the one file of the tree with the same
+    path under another top folder of a base (a fork that renamed its package and kept the copied launch scripts),
+    only when exactly one such file exists (t15n). Nothing is walked beyond the bases' immediate folders."""
+    for base in bases:
+        candidate = base / rel
+        try:
+            if candidate.is_file():
+                return base, candidate
+        except OSError:
+            continue
+    parts = rel.split("/")
+    if len(parts) < 3 or parts[0] in ("", ".", ".."):
+        return None
+    key = ("renamed", rel, bases)
+    if key in cache:
+        return cache[key]
+    rest = "/".join(parts[1:])
+    matches: dict[Path, tuple[Path, Path]] = {}
+    for base in bases:
+        try:
+            tops = sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith("."))
+        except OSError:
+            continue
+        for top in tops[:_MAX_TOP_FOLDERS]:
+            candidate = top / rest
+            try:
+                if top.name != parts[0] and candidate.is_file():
+                    matches.setdefault(candidate.resolve(), (base, candidate))
+            except OSError:
+                continue
+    found = next(iter(matches.values())) if len(matches) == 1 else None
     cache[key] = found
     return found
 
@@ -361,6 +452,7 @@ def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Cal
     calls, bases = recorded_calls(result, root, SUMMARY_KEY)
     if (rule is None and default_rule is None) or not calls:
         return []
+    bases = launch_bases(bases, root)
     cache = {} if cache is None else cache
     new = []
     for call in calls:
@@ -368,28 +460,28 @@ def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Cal
             line, col, end_col, rel = call["line"], call["col"], call["end_col"], call["file"]
         except (KeyError, TypeError):
             continue
-        why, source = None, rel
-        for base in bases:
-            candidate = base / rel
-            if candidate.is_file():
-                known = None
-                if by_rel:
-                    try:
-                        known = by_rel.get(candidate.relative_to(root).as_posix())
-                    except ValueError:
-                        known = None
-                why = _wrapper_finding(candidate, rel, cache, analyze, known) if rule is not None else None
-                if why is None and rule is not None:
-                    why = _patched_finding(candidate, (root, candidate.parent), cache, analyze, by_rel, root)
-                    source = why.path if why is not None else rel
-                if why is None and default_rule is not None:
-                    chosen = _default_finding(candidate, rel, cache, analyze, known, call.get("options") or [])
-                    if chosen is not None:
-                        new.append(_default_call_finding(default_rule, product, result, call, rel, chosen))
-                break
+        why, source, shown = None, rel, rel
+        found = resolve_launched(rel, bases, cache)
+        if found is not None:
+            base, candidate = found
+            read_as = candidate.relative_to(base).as_posix()
+            if read_as != rel:      # a stale path of a renamed package: the message says which file was read
+                shown = f"{rel}` (absent from the tree; read as `{read_as}`)"
+            source = read_as
+            known = _known(by_rel, candidate, root)
+            why = _wrapper_finding(candidate, read_as, cache, analyze, known) if rule is not None else None
+            if why is None and rule is not None:
+                why = _patched_finding(candidate, tuple(dict.fromkeys((root, base, candidate.parent))), cache,
+                                       analyze, by_rel, root)
+                source = why.path if why is not None else read_as
+            if why is None and default_rule is not None:
+                chosen = _default_finding(candidate, read_as, cache, analyze, known, call.get("options") or [])
+                if chosen is not None:
+                    new.append(_default_call_finding(default_rule, product, result, call, rel, chosen, read_as,
+                                                     shown))
         if why is None or rule is None:
             continue
-        message = rule.message.replace("{symbol}", rel) + f" ({source}:{why.line}: `{why.symbol}`, {why.code})"
+        message = rule.message.replace("{symbol}", shown) + f" ({source}:{why.line}: `{why.symbol}`, {why.code})"
         new.append(call_finding(rule, product, result, (line, col, end_col), message, rel,
                                 {"launched": rel, "line": why.line, "code": why.code}))
     if new:
@@ -397,12 +489,14 @@ def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Cal
     return new
 
 
-def _default_call_finding(rule, product: str, result: FileResult, call: dict, rel: str, chosen: Finding) -> Finding:
+def _default_call_finding(rule, product: str, result: FileResult, call: dict, rel: str, chosen: Finding,
+                          read_as: str | None = None, shown: str | None = None) -> Finding:
     """On the launched file's word (`emu3/train/train.py \\` lines below `torchrun \\`), else the launch's line."""
     line, col, end_col = call.get("file_line"), call.get("file_col"), call.get("file_end_col")
     if not (isinstance(line, int) and isinstance(col, int) and isinstance(end_col, int)):
         line, col, end_col = call["line"], call["col"], call["end_col"]
-    message = rule.message.replace("{symbol}", rel) + f" ({rel}:{chosen.line}: `{chosen.symbol}`, {chosen.code})"
+    message = rule.message.replace("{symbol}", shown or rel) + \
+        f" ({read_as or rel}:{chosen.line}: `{chosen.symbol}`, {chosen.code})"
     return call_finding(rule, product, result, (line, col, end_col), message, rel,
                         {"launched": rel, "line": chosen.line, "code": chosen.code})
 

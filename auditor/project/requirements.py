@@ -168,6 +168,7 @@ def _index(col: Collector, line: int, line_text: str, url: str) -> None:
         col.add(rule, "index:" + url, line, start + 1, start + 1 + len(url))
 
 
+_FREEZE_EDITABLE_RE = re.compile(r"^\s*#\s*Editable install with no version control \(([A-Za-z0-9][\w.-]*)==")
 _EGG_RE = re.compile(r"[#&]egg=([A-Za-z0-9][\w.-]*)")
 # a fork kept by another accelerator's vendor (github.com/ROCm/flash-attention, github.com/intel/...): its build
 # targets that device, not CUDA
@@ -261,8 +262,23 @@ def analyze_requirement_item(col: Collector, line: int, logical: str) -> None:
     elif logical.startswith(("-e ", "--editable ")):
         # a local checkout is audited where it lives; a VCS one names its project (`#egg=mamba_ssm`)
         egg = _EGG_RE.search(logical)
+        before = len(col.result.findings)
         if egg:
             _report(col, line, line_text, egg.group(1))
+        target = logical.split(None, 1)[1].strip() if len(logical.split(None, 1)) > 1 else ""
+        if len(col.result.findings) == before and re.match(r"(git|hg|svn|bzr)\+[a-z]+://", target):
+            # `-e git+https://github.com/sustcsonglin/flash-linear-attention@36743f3#egg=fla` (a pip freeze): the
+            # egg is the import name no rule knows; the repository names the CUDA project (t15n)
+            found = vcs_project(matchers(col.engine), re.sub(r"[#].*$", "", target))
+            if found is not None:
+                start = max(line_text.find(target), 0)
+                col.add(found[1], found[0], line, start + 1, start + 1 + len(target.split()[0]))
+        elif len(col.result.findings) == before and line >= 2:
+            # pip freeze writes an editable install without VCS as `# Editable install with no version control
+            # (mamba-ssm==1.0.1)` then `-e /path/to/site-packages`: the comment names what is installed (t15n)
+            named = _FREEZE_EDITABLE_RE.match(col.lines[line - 2])
+            if named:
+                _report(col, line, line_text, named.group(1), max(line_text.find(target), 0))
 
 
 def _locate(lines: list[str], needle: str, start: int = 0) -> int:

@@ -4,6 +4,8 @@ error-tolerant bash grammar: environment variables set (`export`, `NAME=... cmd`
 --nproc-per-node=gpu`) and package installs (`pip install flash-attn`, `--extra-index-url .../cu121`)."""
 from __future__ import annotations
 
+import ast
+
 import re
 from functools import lru_cache
 from urllib.parse import unquote
@@ -212,6 +214,8 @@ class _SourceTree:
         self.cloned: dict[str, tuple[str, Rule] | None] = {}
         self.here: tuple[str, Rule] | None = None
         self.cwd: str | None = ""      # the folder `cd` moved to, relative to the start (None: not known)
+        self.origin: dict[str, str] = {}   # a cloned folder -> the repository's name (`detectron2_repo` -> detectron2)
+        self.here_origin: str | None = None
 
     def clone(self, col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
         positional, skip = [], False
@@ -234,12 +238,16 @@ class _SourceTree:
         directory = positional[1][0] if len(positional) > 1 else url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
         # None for a project the patterns do not name: a `cd` into it leaves the tree the script was in
         self.cloned[directory.rstrip("/").rsplit("/", 1)[-1]] = found
+        self.origin[directory.rstrip("/").rsplit("/", 1)[-1]] = \
+            url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git").lower()
 
     def cd(self, m, target: str | None) -> None:
         if not target or target in ("-", "~") or target.startswith(".."):
             self.here = None
+            self.here_origin = None
             return
         last = target.rstrip("/").rsplit("/", 1)[-1]
+        self.here_origin = self.origin.get(last, last.lower())
         if last in self.cloned:
             self.here = self.cloned[last]
             return
@@ -846,7 +854,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         return
     if name == "python" or name.startswith("python3") or name == "python3":
         if len(words) > 2 and words[1] == "-c":
-            _inline_python(col, pos, words[2], nodes[2])
+            if not (_printed_only(words[2]) and _output_to_log(node)):
+                _inline_python(col, pos, words[2], nodes[2])
             return
         body = _heredoc_body(node)
         if body is not None and (len(words) == 1 or words[1] == "-"):
@@ -1038,6 +1047,39 @@ def _nested_script(col: Collector, pos: _Positions, node) -> None:
     scan_shell(col, "\n" * row + " " * start + (inner[1:-1] if quoted else inner))
 
 
+def _printed_only(code: str) -> bool:
+    """A `python -c` program that only imports and prints values (`import torch; print('CUDA:',
+    torch.version.cuda)`, `from torch.utils import cpp_extension; print(cpp_extension.CUDA_HOME)`): a report of the
+    build in the log. On Ascend it prints None and goes on; nothing in it is a setting to port (t15n)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+    body = tree.body
+    prints = [s.value for s in body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+              and isinstance(s.value.func, ast.Name) and s.value.func.id == "print"]
+    if not prints or len(prints) + sum(isinstance(s, (ast.Import, ast.ImportFrom)) for s in body) != len(body):
+        return False
+    # values read, not runtime queries: `print(torch.cuda.is_available())` asks the device (a CI step's check that
+    # its runner has the GPU, labelled `device` in test4) and stays a finding
+    return not any(isinstance(n, ast.Call) for call in prints for arg in call.args for n in ast.walk(arg))
+
+
+_OUTPUT_USED = ("command_substitution", "process_substitution", "pipeline", "test_command", "redirected_statement",
+                "list", "binary_expression", "variable_assignment")
+
+
+def _output_to_log(command) -> bool:
+    """The command's output goes to the log: it is not read by a `$(...)`, a pipe, a test, a redirect or an `&&` /
+    `||` chain (`[ "$(python -c 'print(torch.version.cuda)')" = "12.1" ]` decides something)."""
+    node = command.parent
+    while node is not None:
+        if node.type in _OUTPUT_USED:
+            return False
+        node = node.parent
+    return True
+
+
 def _inline_python(col: Collector, pos: _Positions, code: str, node) -> None:
     """`python -c "import torch; print(torch.cuda.is_available())"`: the code goes through the Python pass, its
     findings placed where the code sits in the script."""
@@ -1075,6 +1117,29 @@ def _builds(col: Collector, source_tree: _SourceTree, pos: _Positions, node, pat
         symbol, rule = found
         col.add(rule, symbol, line, c, c + len(node.text.decode("utf-8", errors="replace")),
                 note=" (built here from its source tree)")
+    elif _forces_cuda(col, command):
+        # `ENV FORCE_CUDA="1"` then `pip install --user -e detectron2_repo` (detectron2, mmcv, pytorch3d, torch-points
+        # read FORCE_CUDA to compile their CUDA extensions without a GPU at build time): a tree the patterns do not
+        # name, built with its CUDA extensions forced on (t15n)
+        last = path.rstrip("/").rsplit("/", 1)[-1]
+        project = source_tree.here_origin if path.rstrip("/") in (".", "") else source_tree.origin.get(last, last)
+        forced = m.match_setting("shell.force_cuda_build", project) if project else None
+        if forced is not None:      # only projects whose setup.py is known to read FORCE_CUDA (the rule's patterns)
+            line, c = pos.at(node.start_point)
+            text = node.text.decode("utf-8", errors="replace")
+            col.add(forced, path, line, c, c + len(text), note=f" ({project})" if project != path else "")
+
+
+_FORCE_CUDA_RE = re.compile(r"(?:^|\s)FORCE_CUDA=[\"']?(?:1|true|yes|on)\b", re.I)
+
+
+def _forces_cuda(col: Collector, command) -> bool:
+    """FORCE_CUDA is on for this build: set on the command (`FORCE_CUDA=1 pip install -e .`) or earlier in the
+    script or Dockerfile (`export FORCE_CUDA=1`, `ENV FORCE_CUDA="1"`)."""
+    value = col.script_vars.get("FORCE_CUDA")
+    if value is not None and value.strip("\"'").lower() in ("1", "true", "yes", "on"):
+        return True
+    return command is not None and _FORCE_CUDA_RE.search(command.text.decode("utf-8", errors="replace")) is not None
 
 
 def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, source_tree: _SourceTree,
@@ -1125,19 +1190,24 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
                 line, c = pos.at(nodes[i + 1].start_point) if skip and i + 1 < len(nodes) else (line, c)
                 col.add(index_rule, "index:" + url, line, c, c + len(url))
             continue
+        editable = False
         if w in ("-e", "--editable") and i + 1 < len(words):
             w, i = words[i + 1], i + 1                     # `pip install -e .`: the tree to build is the value
             skip = True
             line, c = pos.at(nodes[i].start_point)
+            editable = True
         elif w in _OPTS_WITH_VALUE:
             skip = True
             continue
         if w.endswith(".whl"):
             symbols = wheel_symbols(unquote(w))        # a file or a URL (`.../flash_attn-2.8.3%2Bcu12torch2.11-...whl`)
-        elif (w.startswith((".", "/", "~")) or "/" in w and not w.startswith(("git+", "http")) and not any(
-                c in w for c in ":=@<>")) and "$" not in w.split("[", 1)[0].rsplit("/", 1)[-1]:
+        elif (w.startswith((".", "/", "~")) or ("/" in w or editable or w in source_tree.cloned)
+              and not w.startswith(("git+", "http")) and not any(c in w for c in ":=@<>")) \
+                and "$" not in w.split("[", 1)[0].rsplit("/", 1)[-1]:
+            # (`pip install -e detectron2_repo`: an editable install is always a folder, as is a name just cloned)
             # `pip install .`, `pip install -e ".[dev]"`, `pip wheel -w DIR /src/apex`: a source tree is built
-            _builds(col, source_tree, pos, nodes[i], w.split("[", 1)[0])
+            if not _NPU_EXTRA_RE.search(w.partition("[")[2]):
+                _builds(col, source_tree, pos, nodes[i], w.split("[", 1)[0])   # not `-e "python[all_npu]"` (t15n)
             named = extra_hits(m, w.partition("[")[2].rstrip("]").split(","), "this project")
             for symbol, _, rule, note in named:
                 col.add(rule, symbol, line, c, c + len(w), note=note)     # `pip install -e ".[vllm]"`
@@ -1151,11 +1221,18 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             continue
         else:
             for symbol, _, rule, note in requirement_hits(m, w):    # `torch==2.3.1+cu121`: the CUDA build only
-                if not (rule.extra.get("ported_by") and any(_OTHER_ACCELERATOR_RE.search(x) for x in words)):
+                if not (rule.extra.get("ported_by") and any(_OTHER_ACCELERATOR_RE.search(x) or _CPU_INDEX_RE.search(x)
+                                                            for x in words)):
                     col.add(rule, symbol, line, c, c + len(w), note=note)   # not from the ROCm / XPU index
             continue
         symbol = next((s for s in symbols if m.match_requirement(s) is not None), "")
         col.add(m.match_requirement(symbol), symbol, line, c, c + len(w))
+
+
+# the CPU wheel index (`pip install torch --index-url https://download.pytorch.org/whl/cpu`): a CPU-only torch, as an
+# sdist or docs job installs it (and as torch_npu pairs with it); not a CUDA build to port (t15n)
+_NPU_EXTRA_RE = re.compile(r"npu|ascend", re.I)
+_CPU_INDEX_RE = re.compile(r"^(?:https?://)?download\.pytorch\.org/whl/(?:nightly/|test/)?cpu/?$", re.I)
 
 
 def _pip_url(col: Collector, m, line: int, c: int, url: str) -> None:
@@ -1226,7 +1303,40 @@ def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         return result
     gate_findings(result, text)
     _debug_switch_modes(result, text)
+    _drop_unread_option_vars(result, text)
     return result
+
+
+_OWN_LAUNCH_RE = re.compile(r"(?m)^[^#\n]*\b(?:python[\d.]*|torchrun|deepspeed|accelerate|srun)\b")
+# a statement of its own (`DTYPE="--bf16"`), not a prefix of a command (`CMAKE_ARGS="-D..." pip install x`, or one
+# continued on the next line with `\`)
+_OPTION_VAR_RE = re.compile(r"""^[ \t]*(?:local[ \t]+)?([A-Za-z_]\w*)=(?:"-[^"]*"|'-[^']*'|-[^\s'"\\;&|]*)[ \t]*(?:#.*)?$""")
+
+
+def _drop_unread_option_vars(result: FileResult, text: str) -> None:
+    """Findings in an option string held by a variable that the script never reads (`DTYPE="--bf16"` in each branch of
+    a GPU-model test, and no `$DTYPE` in the launch): the launch does not get the option (t15n). Only in a script
+    that runs its own launch (a file of settings that others `source` reads none of its variables); kept when the
+    script exports the name, marks every variable for export (`set -a`), or uses `eval` / `${!name}`."""
+    if not result.findings or re.search(r"(?m)^[ \t]*set[ \t]+-\w*a", text) or not _OWN_LAUNCH_RE.search(text):
+        return
+    lines = text.splitlines()
+    unread: dict[str, bool] = {}
+    drop = set()
+    for f in result.findings:
+        if not (0 < f.line <= len(lines)):
+            continue
+        m = _OPTION_VAR_RE.match(lines[f.line - 1])
+        if m is None:
+            continue
+        name = m.group(1)
+        if name not in unread:
+            unread[name] = re.search(r"\$\{?!?#?" + name + r"\b|\b(?:export|declare|typeset|readonly)\b[^\n]*\b" + name
+                                     + r"\b|(?m:^|[;&|(]\s*)eval\s|\$\{!", text) is None
+        if unread[name]:
+            drop.add(f.line)
+    if drop:
+        result.findings = [f for f in result.findings if f.line not in drop]
 
 
 def _debug_switch_modes(result: FileResult, text: str) -> None:
