@@ -307,23 +307,48 @@ def _bind_star_conventions(ctx: FileContext, tree: ast.Module) -> None:
 # extension module (named by the `*_cuda` / `*_cuda_*` / `*_kernels` convention) loaded by name
 _DYNAMIC_IMPORTS = frozenset({"importlib.import_module", "import_module", "try_import", "__import__"})
 _EXTENSION_MODULE = re.compile(r"^[A-Za-z_]\w*(?:_cuda|_cuda_\w+|_kernels)$")
+# A package imported by a name in a string (t14q): `cuml = importlib.import_module("cuml")`, a lazy importer's
+# `triton = OptionalImport("triton")` / `tl = OptionalImport("triton.language")` (physicsnemo-style proxies),
+# MONAI's `cupy, has_cp = optional_import("cupy")`: the name stands for that module like `import cuml`, so
+# `cuml.neighbors.NearestNeighbors(...)` and `@triton.jit` resolve. The callee's last segment is what counts.
+_MODULE_IMPORTERS = frozenset({"import_module", "OptionalImport", "optional_import", "lazy_import", "LazyImport"})
+_MODULE_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
+
+
+def dynamic_module_import(call: ast.AST) -> str | None:
+    """The module a `import_module("x.y")` / `OptionalImport("x.y")` / `optional_import("x")` call imports by a
+    literal name (None otherwise; a relative or computed name is not resolved)."""
+    if not isinstance(call, ast.Call) or not call.args:
+        return None
+    callee = ast_dotted(call.func)
+    if callee is None or callee.rsplit(".", 1)[-1] not in _MODULE_IMPORTERS:
+        return None
+    arg = call.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and _MODULE_NAME.match(arg.value):
+        return arg.value
+    return None
 
 
 def dynamic_extension_import(node: ast.AST) -> tuple[str, str] | None:
     """(local name, module) when `node` binds a compiled CUDA extension loaded by name (`x = import_module("y_cuda")`,
-    `x, msg = try_import("y_cuda")`); the large-file path keeps such statements for the context too."""
+    `x, msg = try_import("y_cuda")`) or any module a lazy importer names (`x = OptionalImport("triton")`,
+    dynamic_module_import); the large-file path keeps such statements for the context too."""
     if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.value, ast.Call):
         return None
     target = node.targets[0]
     if isinstance(target, ast.Tuple) and target.elts:
         target = target.elts[0]
-    if not isinstance(target, ast.Name) or ast_dotted(node.value.func) not in _DYNAMIC_IMPORTS:
+    if not isinstance(target, ast.Name):
         return None
+    if ast_dotted(node.value.func) not in _DYNAMIC_IMPORTS:
+        module = dynamic_module_import(node.value)
+        return (target.id, module) if module is not None else None
     args = node.value.args
     if args and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str) \
             and _EXTENSION_MODULE.match(args[0].value):
         return target.id, args[0].value
-    return None
+    module = dynamic_module_import(node.value)
+    return (target.id, module) if module is not None else None
 
 
 def _bind_dynamic_extension_imports(ctx: FileContext, tree: ast.Module, assigns: list[ast.stmt]) -> None:

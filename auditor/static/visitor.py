@@ -11,7 +11,7 @@ import libcst as cst
 from auditor.rules import Rule
 from auditor.static.backends import BACKEND_NAMES, backends_in_text
 from auditor.static.compiled import CompiledRules
-from auditor.static.context import HOLE, LOCAL_PACKAGE, MAX_FOLDED, FileContext
+from auditor.static.context import _MODULE_IMPORTERS, _MODULE_NAME, HOLE, LOCAL_PACKAGE, MAX_FOLDED, FileContext
 from auditor.static.dtype_requirements import guard_kind, required_dtype_nodes
 
 # Calls whose string arguments are messages for humans, never device or backend values.
@@ -548,6 +548,23 @@ class MatchVisitor(cst.CSTVisitor):
                 hit.statement = node
         return False
 
+    def _dynamic_import(self, node: cst.Call) -> None:
+        """`cuml = importlib.import_module("cuml")`, `triton = OptionalImport("triton")`: an import by a literal name
+        is reported like the `import` statement it stands for (t14q); a look-up rule that matched the call itself
+        (NPU393's `import_module("triton")`) goes first."""
+        func = node.func
+        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        if last not in _MODULE_IMPORTERS or not node.args or node.args[0].keyword is not None:
+            return
+        arg = node.args[0].value
+        module = arg.evaluated_value if isinstance(arg, cst.SimpleString) else None
+        if not isinstance(module, str) or not _MODULE_NAME.match(module):
+            return
+        if not self._match_reference(func, module, None):
+            rule = self.c.match_import(module)
+            if rule is not None:
+                self._hit(rule, func, module, end_node=node)
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         self._handled.add(id(node.name))
         return True
@@ -962,6 +979,8 @@ class MatchVisitor(cst.CSTVisitor):
             func.value.visit(self)    # the receiver may hold code: `torch.randn(3).cuda()`
         else:
             func.visit(self)
+        if len(self.hits) == first_hit and not self._in_message:
+            self._dynamic_import(node)
         message = self._is_message_call(func, qual)
         env_kw = qual == "dict" or dotted(func) == "dict" or (
             isinstance(func, cst.Attribute) and func.attr.value in ("update", "setdefault"))

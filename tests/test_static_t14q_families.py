@@ -1,0 +1,111 @@
+"""t14q (issue 14, session 11, tuned on static test13): packages imported by a name in a string. A lazy importer's
+`triton = OptionalImport("triton")`, `cuml = importlib.import_module("cuml")` or MONAI's `cupy, has_cp =
+optional_import("cupy")` stands for the module like an `import` statement: the line itself is the import, and the
+uses below (`@triton.jit`, `cuml.neighbors.NearestNeighbors(...)`) resolve through it."""
+from __future__ import annotations
+
+import textwrap
+
+from auditor.rules import load_rules
+from auditor.static import StaticEngine
+
+RULES = load_rules()
+ENGINE = StaticEngine(RULES, product="a2")
+
+
+def findings(src: str, name: str = "ops.py"):
+    result = ENGINE.analyze_bytes(textwrap.dedent(src).encode(), name)
+    assert result.error is None, result.error
+    return result.findings
+
+
+def by_line(src: str, name: str = "ops.py") -> dict[int, set[str]]:
+    out: dict[int, set[str]] = {}
+    for f in findings(src, name):
+        out.setdefault(f.line, set()).add(f.category)
+    return out
+
+
+LAZY_TRITON = '''\
+import torch
+
+from mylib.core.version_check import OptionalImport
+
+triton = OptionalImport("triton")
+tl = OptionalImport("triton.language")
+
+
+def _configs():
+    return [triton.Config({"BLOCK": b}, num_warps=w) for b in (64, 128) for w in (2, 4)]
+
+
+@triton.jit
+def _scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+def scale(x: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    grid = (triton.cdiv(x.numel(), 128),)
+    _scale_kernel[grid](x, out, x.numel(), BLOCK=128)
+    return out
+'''
+
+
+def test_lazy_triton_import_is_the_import_and_its_uses_resolve():
+    lines = by_line(LAZY_TRITON)
+    assert lines.get(5) == {"kernel"}          # triton = OptionalImport("triton")
+    assert lines.get(6) == {"kernel"}          # tl = OptionalImport("triton.language")
+    assert "kernel" in lines.get(10, set())    # triton.Config(...)
+    assert lines.get(13) == {"kernel"}         # @triton.jit
+    assert lines.get(24) == {"kernel"}         # _scale_kernel[grid](...)
+
+
+RAPIDS_KNN = '''\
+import importlib
+
+import torch
+
+from mylib.core.version_check import check_version_spec
+
+CUML_AVAILABLE = check_version_spec("cuml", "26.2.0", hard_fail=False)
+
+if CUML_AVAILABLE:
+    cuml = importlib.import_module("cuml")
+
+
+def knn(points: torch.Tensor, queries: torch.Tensor, k: int):
+    model = cuml.neighbors.NearestNeighbors(n_neighbors=k)
+    model.fit(points)
+    return model.kneighbors(queries)
+'''
+
+
+def test_import_module_by_literal_name_binds_the_package():
+    lines = by_line(RAPIDS_KNN)
+    assert lines.get(7) == {"third_party"}     # check_version_spec("cuml", ...): a package probe
+    assert lines.get(10) == {"third_party"}    # cuml = importlib.import_module("cuml")
+    assert lines.get(14) == {"third_party"}    # cuml.neighbors.NearestNeighbors(...)
+
+
+PLUGINS = '''\
+import importlib
+
+from mylib.core.version_check import OptionalImport, check_version_spec
+
+yaml = OptionalImport("yaml")
+SCIPY_AVAILABLE = check_version_spec("scipy", "1.10.0", hard_fail=False)
+
+
+def load_plugin(name: str):
+    module = importlib.import_module(name)
+    backend = importlib.import_module("mylib.backends.cpu")
+    return module, backend, yaml.safe_load("a: 1")
+'''
+
+
+def test_host_packages_and_computed_names_stay_quiet():
+    assert findings(PLUGINS) == []
