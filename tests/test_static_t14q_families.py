@@ -109,3 +109,43 @@ def load_plugin(name: str):
 
 def test_host_packages_and_computed_names_stay_quiet():
     assert findings(PLUGINS) == []
+
+
+JIT_BUILD = '''\
+import os
+
+from torch.utils import cpp_extension
+
+
+class ExtensionBuilder:
+    def __init__(self, name, sources, build_directory=None, verbose=False):
+        worker_name = "%s_%d" % (name, os.getpid())
+        self.build_directory = build_directory or cpp_extension._get_build_directory(worker_name, verbose)
+        self.sources = sources
+
+    def flags(self):
+        extra_cflags = ["-Ofast", "-DNDEBUG"]
+        if any(path.endswith(".cu") for path in self.sources):
+            extra_cflags.append("-DCUDA_OP")
+        return extra_cflags
+
+
+def build_root():
+    root = os.environ.get("TORCH_EXTENSIONS_DIR")
+    if root is None:
+        root = cpp_extension.get_default_build_root()
+    baton = cpp_extension.FileBaton(os.path.join(root, "lock"))
+    return root, baton
+'''
+
+
+def test_jit_extension_build_machinery_and_cuda_defines():
+    lines = by_line(JIT_BUILD)
+    assert lines.get(9) == {"kernel"}     # cpp_extension._get_build_directory(...)
+    assert lines.get(13) is None          # plain host flags
+    assert lines.get(15) == {"kernel"}    # extra_cflags.append("-DCUDA_OP")
+    assert lines.get(20) == {"kernel"}    # TORCH_EXTENSIONS_DIR
+    assert lines.get(22) == {"kernel"}    # get_default_build_root()
+    assert lines.get(23) == {"kernel"}    # FileBaton(...)
+    severities = {f.line: f.severity for f in findings(JIT_BUILD)}
+    assert severities[9] == severities[22] == "info" and severities[15] == "error"
