@@ -149,3 +149,64 @@ def test_jit_extension_build_machinery_and_cuda_defines():
     assert lines.get(23) == {"kernel"}    # FileBaton(...)
     severities = {f.line: f.severity for f in findings(JIT_BUILD)}
     assert severities[9] == severities[22] == "info" and severities[15] == "error"
+
+
+RUNTIME_SETUP = '''\
+import ctypes
+import importlib
+import logging
+import os
+from dataclasses import dataclass
+
+import torch
+
+logger = logging.getLogger(__name__)
+
+_is_apex_available = False
+if torch.cuda.is_available():
+    try:
+        apex_gn_module = importlib.import_module("apex.contrib.group_norm")
+        ApexGroupNorm = getattr(apex_gn_module, "GroupNorm")
+        _is_apex_available = True
+    except ImportError:
+        pass
+
+
+def group_norm(num_channels, use_apex_gn=False):
+    if use_apex_gn:
+        return ApexGroupNorm(num_groups=32, num_channels=num_channels, eps=1e-5, affine=True)
+    return torch.nn.GroupNorm(32, num_channels)
+
+
+def set_determinism(seed):
+    torch.manual_seed(seed)
+    os.environ["TF_CUDNN_DETERMINISTIC"] = "1"
+
+
+def increase_l2_fetch_granularity():
+    lib = ctypes.CDLL("libcudart.so")
+    lib.cudaDeviceSetLimit(ctypes.c_int(0x05), ctypes.c_int(128))
+
+
+@dataclass
+class MetaData:
+    name: str = "Darcy2D"
+    cuda_graphs: bool = True
+    amp_cpu: bool = False
+
+
+def log_memory():
+    logger.warning("max GPU memory: %.1f MiB" % (torch.cuda.max_memory_allocated() / 1e6))
+    logger.info("epoch %d done" % 3)
+'''
+
+
+def test_runtime_setup_families():
+    lines = by_line(RUNTIME_SETUP)
+    assert lines.get(23) == {"apex"}              # ApexGroupNorm(...) taken with getattr from the imported module
+    assert lines.get(29) == {"device"}            # TF_CUDNN_DETERMINISTIC
+    assert lines.get(34) == {"device"}            # libcudart's cudaDeviceSetLimit
+    assert lines.get(40) == {"device"}            # cuda_graphs: bool = True
+    assert lines.get(41) is None                  # amp_cpu: bool = False
+    assert lines.get(45) == {"device"}            # torch.cuda.* inside a %-formatted log message
+    assert lines.get(46) is None                  # a %-formatted message with no code in it

@@ -363,6 +363,20 @@ def _bind_dynamic_extension_imports(ctx: FileContext, tree: ast.Module, assigns:
     for local, module in found:
         if bound.get(local) == 1 and local not in ctx.aliases and local not in ctx.bindings:
             ctx.bind(local, module)
+    # `GroupNorm = getattr(apex_gn_module, "GroupNorm")` after `apex_gn_module = import_module("apex.contrib...")`:
+    # the name taken from the module by a literal attribute name is that module's member (t14q)
+    for node in assigns:
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name) \
+                or not isinstance(node.value, ast.Call) or ast_dotted(node.value.func) != "getattr" \
+                or len(node.value.args) not in (2, 3) or not isinstance(node.value.args[0], ast.Name):
+            continue
+        attr = node.value.args[1]
+        source = node.value.args[0].id
+        local = node.targets[0].id
+        if isinstance(attr, ast.Constant) and isinstance(attr.value, str) and attr.value.isidentifier() \
+                and any(source == name for name, _ in found) and source in ctx.aliases \
+                and bound.get(local) == 1 and local not in ctx.aliases and local not in ctx.bindings:
+            ctx.bind(local, f"{ctx.aliases[source]}.{attr.value}")
 
 
 # torch.utils.cpp_extension's run-time builders: `ext = load("name", sources=[...cu])` compiles C++/CUDA sources

@@ -1262,6 +1262,11 @@ class MatchVisitor(cst.CSTVisitor):
         if not _stringy(node):
             return True
         if self._in_message:
+            # `logger.warning("max memory: %.1f MiB" % (torch.cuda.max_memory_allocated() / 1e6))`: the text is
+            # for humans, but the operands are code that runs (as in an f-string's fields, _visit_string) (t14q)
+            if isinstance(node.operator, cst.Modulo) and isinstance(node.left, _STRING_NODES) \
+                    and not isinstance(node.right, _STRING_NODES):
+                node.right.visit(self)
             return False
         values = self.fold(node)
         if values and any(v.replace(HOLE, "") for v in values):
