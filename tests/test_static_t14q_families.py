@@ -237,4 +237,4 @@ def test_transformer_engine_choice_and_nvcc_banner():
     lines = by_line(BACKENDS)
     assert lines.get(5) is None                    # a table of names chooses nothing
     assert "third_party" in lines.get(9, set())    # attention_backend == "transformer_engine"
-    assert lines.get(18) == {"third_party"}        # the parse of nvcc's banner
+    assert lines.get(17) == {"third_party"}        # the parse of nvcc's banner
