@@ -238,3 +238,64 @@ def test_transformer_engine_choice_and_nvcc_banner():
     assert lines.get(5) is None                    # a table of names chooses nothing
     assert "third_party" in lines.get(9, set())    # attention_backend == "transformer_engine"
     assert lines.get(17) == {"third_party"}        # the parse of nvcc's banner
+
+
+DUAL_BACKEND_EXT = '''\
+import os
+
+import torch
+from torch import autograd
+
+from mylib import utils
+
+path = os.path.join(os.path.dirname(__file__), "extension")
+spmm = utils.load_extension("spmm", [os.path.join(path, "spmm.cpp"), os.path.join(path, "spmm.cu")])
+
+
+class SPMMAddMulFunction(autograd.Function):
+
+    @staticmethod
+    def forward(ctx, sparse, input):
+        if input.device.type == "cuda":
+            forward = spmm.spmm_add_mul_forward_cuda
+        else:
+            forward = spmm.spmm_add_mul_forward_cpu
+        return forward(sparse, input)
+
+
+def evaluate(model, batch, device):
+    batch = utils.cuda(batch, device=device)
+    for row in range(model.rowCount()):
+        item = model.item(row)
+        item.setEnabled(True)
+    return batch
+
+
+def mesh_apex(own, fv):
+    apex = own[~torch.isin(own, fv)][0]
+    return apex
+'''
+
+
+def test_false_positive_families():
+    lines = by_line(DUAL_BACKEND_EXT)
+    assert lines.get(19) is None    # the extension's CPU variant (`..._cpu`) is no use to port
+    assert lines.get(24) is None    # utils.cuda(...): a function of an imported module, not Tensor.cuda()
+    assert lines.get(26) is None    # a Qt model's item(row), not Tensor.item()
+    assert lines.get(32) is None    # `apex`: a mesh vertex picked by index, not an apex flag
+    assert lines.get(16) == {"device"}
+
+
+def test_tensor_item_and_cuda_still_found():
+    src = '''\
+    import torch
+
+    def train(model, loader):
+        model = model.cuda()
+        for batch in loader:
+            loss = model(batch.cuda())
+            print(loss.item())
+    '''
+    lines = by_line(src)
+    assert lines.get(4) == {"device"} and lines.get(6) == {"device"}
+    assert "performance" in lines.get(7, set())

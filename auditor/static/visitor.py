@@ -740,6 +740,11 @@ class MatchVisitor(cst.CSTVisitor):
             return
         if not isinstance(value, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
             return      # comparisons, and/or: derived flags (flags.py) follow what they are made of
+        if isinstance(value, cst.Subscript) and not all(
+                isinstance(e.slice, cst.Index) and isinstance(e.slice.value, _STRING_NODES) for e in value.slice):
+            # `apex = own[~torch.isin(own, fv)][0]` (a mesh's apex vertex): an element picked by index or mask is a
+            # value; a flag is read by its key (`env_info["has_flash_attn"]`) (t14q)
+            return
         if isinstance(value, cst.Call):
             func = value.func
             last = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
@@ -974,7 +979,8 @@ class MatchVisitor(cst.CSTVisitor):
         elif isinstance(func, cst.Attribute) and func.attr.value in self.c.methods:
             rule = self.c.methods[func.attr.value][0]
             if self._when_ok(rule, node) and not (
-                    rule.extra.get("not_on_modules") and _base_name(func.value) in self.ctx.aliases):
+                    rule.extra.get("not_on_modules") and _base_name(func.value) in self.ctx.aliases) and not (
+                    rule.extra.get("no_args") and any(a.keyword is None for a in node.args)):
                 self._hit(rule, func.attr, func.attr.value, end_node=node)
             func.value.visit(self)    # the receiver may hold code: `torch.randn(3).cuda()`
         else:
