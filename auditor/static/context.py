@@ -239,7 +239,8 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
     if star:
         _bind_star_conventions(ctx, tree)
     ctx.module_functions = frozenset(s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    _bind_dynamic_extension_imports(ctx, tree, [stmt for stmt, _ in assigns])
+    _bind_dynamic_extension_imports(ctx, tree, [stmt for stmt, _ in assigns],
+                                    {id(stmt) for stmt, scope in assigns if scope == _WHOLE_FILE})
     _bind_jit_extensions(ctx, tree, [stmt for stmt, _ in assigns])
     _bind_ext_loader(ctx, tree, [stmt for stmt, _ in assigns])
     _local_subclasses(ctx, tree)
@@ -351,12 +352,16 @@ def dynamic_extension_import(node: ast.AST) -> tuple[str, str] | None:
     return (target.id, module) if module is not None else None
 
 
-def _bind_dynamic_extension_imports(ctx: FileContext, tree: ast.Module, assigns: list[ast.stmt]) -> None:
+def _bind_dynamic_extension_imports(ctx: FileContext, tree: ast.Module, assigns: list[ast.stmt],
+                                    module_level: set[int] | frozenset[int] = frozenset()) -> None:
     """A name bound once in the file to a compiled CUDA extension loaded by name stands for that module, so
     `marlin_cuda.mul(...)` is a call into it (NPU379's `*_cuda` modules). `assigns`: the file's assignment
     statements (build_context lists them once; an `ast.walk` of the whole tree per file here had cost about 4% of
     a cold run)."""
-    found = [hit for node in assigns if (hit := dynamic_extension_import(node)) is not None]
+    # a package named in a string (dynamic_module_import) binds the file's name only where the module binds it
+    # (also inside a module-level if / try): `envs = import_module("pkg.envs")` in one test function is local there
+    found = [hit for node in assigns if (hit := dynamic_extension_import(node)) is not None
+             and (id(node) in module_level or _EXTENSION_MODULE.match(hit[1]))]
     if not found:
         return
     bound = _bound_names(tree)
