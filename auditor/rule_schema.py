@@ -81,7 +81,10 @@ RULE_SCHEMA: dict[str, Any] = {
             # (`{"quant_algo": "FP8"}`, t14k)
             "dict_entries": {"type": "boolean"},
             # string rules: only a literal inside a comparison (`"nvidia" in device_name`, t14l)
-            "compared_only": {"type": "boolean"}}},
+            "compared_only": {"type": "boolean"},
+            # method rules: only a call with no positional argument (`t.item()`, not a Qt model's `model.item(row)`)
+            # (t14q)
+            "no_args": {"type": "boolean"}}},
         "symbols": {"type": "object", "additionalProperties": {"anyOf": [{"type": "null"}, {
             "type": "object", "additionalProperties": False, "properties": {
                 "substitution": {"type": ["string", "null"]}, "message": {"type": "string"},

@@ -239,7 +239,8 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
     if star:
         _bind_star_conventions(ctx, tree)
     ctx.module_functions = frozenset(s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    _bind_dynamic_extension_imports(ctx, tree, [stmt for stmt, _ in assigns])
+    _bind_dynamic_extension_imports(ctx, tree, [stmt for stmt, _ in assigns],
+                                    {id(stmt) for stmt, scope in assigns if scope == _WHOLE_FILE})
     _bind_jit_extensions(ctx, tree, [stmt for stmt, _ in assigns])
     _bind_ext_loader(ctx, tree, [stmt for stmt, _ in assigns])
     _local_subclasses(ctx, tree)
@@ -307,37 +308,80 @@ def _bind_star_conventions(ctx: FileContext, tree: ast.Module) -> None:
 # extension module (named by the `*_cuda` / `*_cuda_*` / `*_kernels` convention) loaded by name
 _DYNAMIC_IMPORTS = frozenset({"importlib.import_module", "import_module", "try_import", "__import__"})
 _EXTENSION_MODULE = re.compile(r"^[A-Za-z_]\w*(?:_cuda|_cuda_\w+|_kernels)$")
+# A package imported by a name in a string (t14q): `cuml = importlib.import_module("cuml")`, a lazy importer's
+# `triton = OptionalImport("triton")` / `tl = OptionalImport("triton.language")` (physicsnemo-style proxies),
+# MONAI's `cupy, has_cp = optional_import("cupy")`: the name stands for that module like `import cuml`, so
+# `cuml.neighbors.NearestNeighbors(...)` and `@triton.jit` resolve. The callee's last segment is what counts.
+_MODULE_IMPORTERS = frozenset({"import_module", "OptionalImport", "optional_import", "lazy_import", "LazyImport"})
+_MODULE_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
+
+
+def dynamic_module_import(call: ast.AST) -> str | None:
+    """The module a `import_module("x.y")` / `OptionalImport("x.y")` / `optional_import("x")` call imports by a
+    literal name (None otherwise; a relative or computed name is not resolved)."""
+    if not isinstance(call, ast.Call) or not call.args:
+        return None
+    callee = ast_dotted(call.func)
+    if callee is None or callee.rsplit(".", 1)[-1] not in _MODULE_IMPORTERS:
+        return None
+    arg = call.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and _MODULE_NAME.match(arg.value):
+        return arg.value
+    return None
 
 
 def dynamic_extension_import(node: ast.AST) -> tuple[str, str] | None:
     """(local name, module) when `node` binds a compiled CUDA extension loaded by name (`x = import_module("y_cuda")`,
-    `x, msg = try_import("y_cuda")`); the large-file path keeps such statements for the context too."""
+    `x, msg = try_import("y_cuda")`) or any module a lazy importer names (`x = OptionalImport("triton")`,
+    dynamic_module_import); the large-file path keeps such statements for the context too."""
     if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.value, ast.Call):
         return None
     target = node.targets[0]
     if isinstance(target, ast.Tuple) and target.elts:
         target = target.elts[0]
-    if not isinstance(target, ast.Name) or ast_dotted(node.value.func) not in _DYNAMIC_IMPORTS:
+    if not isinstance(target, ast.Name):
         return None
+    if ast_dotted(node.value.func) not in _DYNAMIC_IMPORTS:
+        module = dynamic_module_import(node.value)
+        return (target.id, module) if module is not None else None
     args = node.value.args
     if args and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str) \
             and _EXTENSION_MODULE.match(args[0].value):
         return target.id, args[0].value
-    return None
+    module = dynamic_module_import(node.value)
+    return (target.id, module) if module is not None else None
 
 
-def _bind_dynamic_extension_imports(ctx: FileContext, tree: ast.Module, assigns: list[ast.stmt]) -> None:
+def _bind_dynamic_extension_imports(ctx: FileContext, tree: ast.Module, assigns: list[ast.stmt],
+                                    module_level: set[int] | frozenset[int] = frozenset()) -> None:
     """A name bound once in the file to a compiled CUDA extension loaded by name stands for that module, so
     `marlin_cuda.mul(...)` is a call into it (NPU379's `*_cuda` modules). `assigns`: the file's assignment
     statements (build_context lists them once; an `ast.walk` of the whole tree per file here had cost about 4% of
     a cold run)."""
-    found = [hit for node in assigns if (hit := dynamic_extension_import(node)) is not None]
+    # a package named in a string (dynamic_module_import) binds the file's name only where the module binds it
+    # (also inside a module-level if / try): `envs = import_module("pkg.envs")` in one test function is local there
+    found = [hit for node in assigns if (hit := dynamic_extension_import(node)) is not None
+             and (id(node) in module_level or _EXTENSION_MODULE.match(hit[1]))]
     if not found:
         return
     bound = _bound_names(tree)
     for local, module in found:
         if bound.get(local) == 1 and local not in ctx.aliases and local not in ctx.bindings:
             ctx.bind(local, module)
+    # `GroupNorm = getattr(apex_gn_module, "GroupNorm")` after `apex_gn_module = import_module("apex.contrib...")`:
+    # the name taken from the module by a literal attribute name is that module's member (t14q)
+    for node in assigns:
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name) \
+                or not isinstance(node.value, ast.Call) or ast_dotted(node.value.func) != "getattr" \
+                or len(node.value.args) not in (2, 3) or not isinstance(node.value.args[0], ast.Name):
+            continue
+        attr = node.value.args[1]
+        source = node.value.args[0].id
+        local = node.targets[0].id
+        if isinstance(attr, ast.Constant) and isinstance(attr.value, str) and attr.value.isidentifier() \
+                and any(source == name for name, _ in found) and source in ctx.aliases \
+                and bound.get(local) == 1 and local not in ctx.aliases and local not in ctx.bindings:
+            ctx.bind(local, f"{ctx.aliases[source]}.{attr.value}")
 
 
 # torch.utils.cpp_extension's run-time builders: `ext = load("name", sources=[...cu])` compiles C++/CUDA sources

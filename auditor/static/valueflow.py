@@ -290,6 +290,21 @@ def _reads(scope: ast.AST, name: str, params_shadow: bool = True):
             stack.append((child, here))
 
 
+# `forward = embedding.transe_forward_cpu` beside `..._cuda` (an extension built from .cpp and .cu sources): the
+# host variant of a dual-backend op runs on the CPU of an Ascend machine as it is (t14q, tuned on test13)
+_HOST_VARIANT = re.compile(r"(?:^|_)(?:cpu|host)(?:$|_)", re.IGNORECASE)
+
+
+def _host_variant(stmt: ast.stmt | None, node: ast.AST) -> bool:
+    """The read of a bound extension is `ext.<name>` where the name spells the CPU / host variant of an op."""
+    if stmt is None:
+        return False
+    for sub in ast.walk(stmt):
+        if isinstance(sub, ast.Attribute) and sub.value is node:
+            return bool(_HOST_VARIANT.search(sub.attr))
+    return False
+
+
 _KERNEL_DECORATORS = frozenset({"jit", "autotune", "heuristics", "kernel", "prim_func", "njit", "jit_kernel"})
 
 
@@ -349,6 +364,8 @@ def flow_findings(tree: ast.Module, findings: Sequence[Finding], lines: list[str
             continue
         for line, node, stmt in _reads(scope, b.name):
             if line == b.line or line in taken or any(start <= line <= end for start, end in kernels):
+                continue
+            if _host_variant(stmt, node):
                 continue
             hits.setdefault(line, (b.category, b.name, b.line, b.what, node.col_offset + 1, b.module))
             if b.depth < MAX_DEPTH and isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None \

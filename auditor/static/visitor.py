@@ -11,7 +11,7 @@ import libcst as cst
 from auditor.rules import Rule
 from auditor.static.backends import BACKEND_NAMES, backends_in_text
 from auditor.static.compiled import CompiledRules
-from auditor.static.context import HOLE, LOCAL_PACKAGE, MAX_FOLDED, FileContext
+from auditor.static.context import _MODULE_IMPORTERS, _MODULE_NAME, HOLE, LOCAL_PACKAGE, MAX_FOLDED, FileContext
 from auditor.static.dtype_requirements import guard_kind, required_dtype_nodes
 
 # Calls whose string arguments are messages for humans, never device or backend values.
@@ -548,6 +548,23 @@ class MatchVisitor(cst.CSTVisitor):
                 hit.statement = node
         return False
 
+    def _dynamic_import(self, node: cst.Call) -> None:
+        """`cuml = importlib.import_module("cuml")`, `triton = OptionalImport("triton")`: an import by a literal name
+        is reported like the `import` statement it stands for (t14q); a look-up rule that matched the call itself
+        (NPU393's `import_module("triton")`) goes first."""
+        func = node.func
+        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        if last not in _MODULE_IMPORTERS or not node.args or node.args[0].keyword is not None:
+            return
+        arg = node.args[0].value
+        module = arg.evaluated_value if isinstance(arg, cst.SimpleString) else None
+        if not isinstance(module, str) or not _MODULE_NAME.match(module):
+            return
+        if not self._match_reference(func, module, None):
+            rule = self.c.match_import(module)
+            if rule is not None:
+                self._hit(rule, func, module, end_node=node)
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         self._handled.add(id(node.name))
         return True
@@ -723,6 +740,11 @@ class MatchVisitor(cst.CSTVisitor):
             return
         if not isinstance(value, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
             return      # comparisons, and/or: derived flags (flags.py) follow what they are made of
+        if isinstance(value, cst.Subscript) and not all(
+                isinstance(e.slice, cst.Index) and isinstance(e.slice.value, _STRING_NODES) for e in value.slice):
+            # `apex = own[~torch.isin(own, fv)][0]` (a mesh's apex vertex): an element picked by index or mask is a
+            # value; a flag is read by its key (`env_info["has_flash_attn"]`) (t14q)
+            return
         if isinstance(value, cst.Call):
             func = value.func
             last = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
@@ -957,11 +979,14 @@ class MatchVisitor(cst.CSTVisitor):
         elif isinstance(func, cst.Attribute) and func.attr.value in self.c.methods:
             rule = self.c.methods[func.attr.value][0]
             if self._when_ok(rule, node) and not (
-                    rule.extra.get("not_on_modules") and _base_name(func.value) in self.ctx.aliases):
+                    rule.extra.get("not_on_modules") and _base_name(func.value) in self.ctx.aliases) and not (
+                    rule.extra.get("no_args") and any(a.keyword is None for a in node.args)):
                 self._hit(rule, func.attr, func.attr.value, end_node=node)
             func.value.visit(self)    # the receiver may hold code: `torch.randn(3).cuda()`
         else:
             func.visit(self)
+        if len(self.hits) == first_hit and not self._in_message:
+            self._dynamic_import(node)
         message = self._is_message_call(func, qual)
         env_kw = qual == "dict" or dotted(func) == "dict" or (
             isinstance(func, cst.Attribute) and func.attr.value in ("update", "setdefault"))
@@ -1243,6 +1268,11 @@ class MatchVisitor(cst.CSTVisitor):
         if not _stringy(node):
             return True
         if self._in_message:
+            # `logger.warning("max memory: %.1f MiB" % (torch.cuda.max_memory_allocated() / 1e6))`: the text is
+            # for humans, but the operands are code that runs (as in an f-string's fields, _visit_string) (t14q)
+            if isinstance(node.operator, cst.Modulo) and isinstance(node.left, _STRING_NODES) \
+                    and not isinstance(node.right, _STRING_NODES):
+                node.right.visit(self)
             return False
         values = self.fold(node)
         if values and any(v.replace(HOLE, "") for v in values):
