@@ -205,12 +205,13 @@ def _string_index(target: cst.BaseExpression) -> cst.SimpleString | None:
 
 
 def _build_variant_rule(compiled: CompiledRules, ctx: FileContext) -> Rule | None:
-    """The rule that reports a build-variant string (`extra: {build_variant_of: [rule names]}`), when the file
-    imports torch's C++/CUDA extension builders (`from torch.utils.cpp_extension import CUDAExtension`, `from
-    torch.utils import cpp_extension`); None elsewhere."""
-    if not any(q == "torch.utils.cpp_extension" or q.startswith("torch.utils.cpp_extension.CUDA")
-               for q in ctx.aliases.values()):
-        return None
+    """The rule that reports a build-variant string (`extra: {build_variant_of: [rule names]}`), when the file is a
+    build script: it imports setuptools (or distutils) and torch's C++/CUDA extension builders (`from
+    torch.utils.cpp_extension import CUDAExtension`, `from torch.utils import cpp_extension`); None elsewhere."""
+    quals = set(ctx.aliases.values())
+    if not any(q == "torch.utils.cpp_extension" or q.startswith("torch.utils.cpp_extension.CUDA") for q in quals) \
+            or not any(q.split(".")[0] in ("setuptools", "distutils") for q in quals):
+        return None     # a build script (setup.py); a module that JIT-builds kernels also runs them on a device
     return next((r for r in compiled.rules if r.extra.get("build_variant_of")), None)
 
 
@@ -251,7 +252,7 @@ class MatchVisitor(cst.CSTVisitor):
         # listed there names the CUDA VARIANT of the build (torch_cluster / torch_sparse `suffices = ['cuda', 'cpu']`,
         # `if suffix == 'cuda':`), not a device; the variant rule (extra: {build_variant_of: ...}) reports it (t14r)
         self._variant_rule = _build_variant_rule(compiled, ctx)
-        self._listed: set[int] = set()      # string items of a list / tuple / set literal
+        self._listed: set[int] = set()      # string items of a list / tuple / set literal, or compared with a name
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -274,7 +275,7 @@ class MatchVisitor(cst.CSTVisitor):
         if id(node) in self._table_values:
             kw["table_entry"] = True
         if self._variant_rule is not None and rule.name in self._variant_rule.extra["build_variant_of"] \
-                and (self._compared or id(node) in self._listed) and isinstance(node, cst.SimpleString):
+                and id(node) in self._listed and isinstance(node, cst.SimpleString):
             rule = self._variant_rule
         self.hits.append(RawHit(rule, node, symbol, **kw))
 
@@ -1245,6 +1246,9 @@ class MatchVisitor(cst.CSTVisitor):
         self._dtype_quiet += 1
         self._compared += 1
         sides = [node.left] + [t.comparator for t in node.comparisons]
+        if self._variant_rule is not None and all(isinstance(side, (cst.Name, cst.SimpleString)) for side in sides):
+            # `suffix == 'cuda'` (a build variable), not `x.device.type != "cuda"` (a tensor's device)
+            self._listed.update(id(side) for side in sides if isinstance(side, cst.SimpleString))
         if id(node) not in self._required and any(isinstance(side, cst.Name) and side.value == "None"
                                                   for side in sides):
             for side in sides:        # `if bnb is not None:` checks an optional import; it does not use it
