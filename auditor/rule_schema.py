@@ -77,6 +77,11 @@ RULE_SCHEMA: dict[str, Any] = {
             # method rules: not when the receiver is a chain of an imported module (`flag_gems.ops.flash_attn_func(...)`:
             # that package's own function, not one held in an object's attribute) (t14g)
             "not_on_modules": {"type": "boolean"},
+            # keyword rules: a string key (`{"nvcc": [...]}`, `d["nvcc"] = ...`) is the setting and string rules leave
+            # it alone; a variable of that name is not the setting (`nvcc = shutil.which("nvcc")`) (t14r)
+            "keyword_key": {"type": "boolean"},
+            # the rule that reports these rules' bare "cuda" compared or listed in an extension build module (t14r)
+            "build_variant_of": {"type": "array", "items": {"type": "string"}},
             # keyword `name=value` rules: also a string key of a dict built in code with that literal value
             # (`{"quant_algo": "FP8"}`, t14k)
             "dict_entries": {"type": "boolean"},

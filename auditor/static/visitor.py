@@ -194,6 +194,27 @@ def _compares_same_dtype(test: cst.BaseExpression, value: cst.BaseExpression) ->
         wanted in (dotted(test.left), dotted(test.comparisons[0].comparator))
 
 
+def _string_index(target: cst.BaseExpression) -> cst.SimpleString | None:
+    """The key of `d["key"]` (one string index), else None."""
+    if isinstance(target, cst.Subscript) and len(target.slice) == 1 and \
+            dotted(target.value) not in ("os.environ", "environ"):
+        index = target.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+            return index.value
+    return None
+
+
+def _build_variant_rule(compiled: CompiledRules, ctx: FileContext) -> Rule | None:
+    """The rule that reports a build-variant string (`extra: {build_variant_of: [rule names]}`), when the file is a
+    build script: it imports setuptools (or distutils) and torch's C++/CUDA extension builders (`from
+    torch.utils.cpp_extension import CUDAExtension`, `from torch.utils import cpp_extension`); None elsewhere."""
+    quals = set(ctx.aliases.values())
+    if not any(q == "torch.utils.cpp_extension" or q.startswith("torch.utils.cpp_extension.CUDA") for q in quals) \
+            or not any(q.split(".")[0] in ("setuptools", "distutils") for q in quals):
+        return None     # a build script (setup.py); a module that JIT-builds kernels also runs them on a device
+    return next((r for r in compiled.rules if r.extra.get("build_variant_of")), None)
+
+
 class MatchVisitor(cst.CSTVisitor):
     def __init__(self, compiled: CompiledRules, ctx: FileContext, loops: int = 0) -> None:
         super().__init__()
@@ -227,6 +248,11 @@ class MatchVisitor(cst.CSTVisitor):
         self._table_values: set[int] = set()     # values of dict entries whose key names them (RawHit.table_entry)
         self._bindings: list[tuple[int, cst.BaseExpression | None, cst.BaseExpression]] = []   # open assignments
         self._required_dtypes: set[int] = set()   # dtype names a guard requires (dtype_requirements.py)
+        # a module that builds C++/CUDA extensions (imports CUDAExtension / cpp_extension): a bare "cuda" compared or
+        # listed there names the CUDA VARIANT of the build (torch_cluster / torch_sparse `suffices = ['cuda', 'cpu']`,
+        # `if suffix == 'cuda':`), not a device; the variant rule (extra: {build_variant_of: ...}) reports it (t14r)
+        self._variant_rule = _build_variant_rule(compiled, ctx)
+        self._listed: set[int] = set()      # string items of a list / tuple / set literal, or compared with a name
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -248,6 +274,9 @@ class MatchVisitor(cst.CSTVisitor):
                         # lists the options the user picks from
         if id(node) in self._table_values:
             kw["table_entry"] = True
+        if self._variant_rule is not None and rule.name in self._variant_rule.extra["build_variant_of"] \
+                and id(node) in self._listed and isinstance(node, cst.SimpleString):
+            rule = self._variant_rule
         self.hits.append(RawHit(rule, node, symbol, **kw))
 
     def _qual(self, node: cst.CSTNode, call: bool = False) -> str | None:
@@ -628,6 +657,7 @@ class MatchVisitor(cst.CSTVisitor):
                 self._handled.update(id(a) for a in wrapped if dotted(a) == name)
         for target in node.targets:
             self._match_item_store(target.target)
+            self._claim_key(_string_index(target.target))
             if isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(node.value, cst.Tuple) \
                     and len(target.target.elements) == len(node.value.elements):
                 self._unpacked.add(id(node.value))   # `self.dtype, self.sf_dtype = torch.float8_e4m3fn, ...` (t14e)
@@ -683,6 +713,7 @@ class MatchVisitor(cst.CSTVisitor):
         """`keyword` rules name a setting; `extra_cuda_cflags = [...]` / `self.use_fp8 = cfg.fp8` binds it like a
         keyword argument would pass it (to False / None / 0 it is off). Not when the statement already has a
         finding of the rule's category (`fp8 = config.fp8`: the attribute rule said it)."""
+        key = _string_index(target)
         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
             name_node = target.attr
         elif isinstance(target, cst.Name):
@@ -691,6 +722,11 @@ class MatchVisitor(cst.CSTVisitor):
             # a setting on a config object: `cfg.test_cfg.fp16 = True` (mmpretrain's --amp), `args.bf16 = True`;
             # not an attribute of an imported module (`torch.backends.cuda.matmul.allow_tf32`: its own rules)
             name_node = target.attr
+        elif key is not None:
+            # `extra_compile_args["nvcc"] = nvcc_flags` (torch_cluster), `ds_config["fp16"] = {...}`: an entry set
+            # by key, like the key of a dict built in code (t14r)
+            self._keyword_key(key, value)
+            return
         else:
             return
         if isinstance(value, cst.Attribute) and value.attr.value == name_node.value:
@@ -699,11 +735,27 @@ class MatchVisitor(cst.CSTVisitor):
         # fp8 choice is where the quantization algorithm is picked); `FP8Config(...)` / `Fp8Recipe(...)` are settings
         holds_object = isinstance(value, cst.Call) and _constructs_object(value)
         for kw in self.c.match_keywords(name_node.value):
-            if holds_object and kw[0].category == "precision":
-                continue
+            if holds_object and kw[0].category == "precision" or kw[0].extra.get("keyword_key"):
+                continue    # (`nvcc = shutil.which("nvcc")` holds a path, `{"nvcc": [...]}` holds nvcc's flags)
             if not _switched_off(value, name_node.value) and kw[0].category not in said \
                     and not self._value_says(value, kw[0]):
                 self._hit(kw[0], target, name_node.value, value=kw[1])
+
+    def _claim_key(self, key: cst.SimpleString | None) -> None:
+        """`{"nvcc": [...]}`, `args["nvcc"] = flags`: a key that a `keyword_key` rule names is that setting's slot
+        (nvcc's flags), so string rules (NPU407's `"nvcc"` command) leave the key to it."""
+        if key is not None and isinstance(key.evaluated_value, str) and \
+                any(kw[0].extra.get("keyword_key") for kw in self.c.match_keywords(key.evaluated_value)):
+            self._handled.add(id(key))
+
+    def _keyword_key(self, key: cst.SimpleString, value: cst.BaseExpression) -> None:
+        """A string key that a keyword rule names, set to a value that is not off (a dict entry or `d["k"] = v`)."""
+        name = key.evaluated_value
+        if not isinstance(name, str) or self._in_message:
+            return
+        for kw in self.c.match_keywords(name):
+            if not _switched_off(value, name) and not self._value_says(value, kw[0]):
+                self._hit(kw[0], key, name, value=kw[1])
 
     def _value_says(self, value: cst.BaseExpression, rule: Rule) -> bool:
         """`dict(fp16=torch.float16, bf16=torch.bfloat16)`, `bf16 = (torch.bfloat16, "bf16")` (an enum member):
@@ -791,6 +843,8 @@ class MatchVisitor(cst.CSTVisitor):
         if isinstance(node.key, cst.SimpleString) and isinstance(node.key.evaluated_value, str) \
                 and node.key.evaluated_value.lower() in BACKEND_NAMES:
             self._handled.add(id(node.key))      # `{"cuda": CudaPlatform}`: a key of a table, not a device
+        if isinstance(node.key, cst.SimpleString):
+            self._claim_key(node.key)
         self._dtype_quiet += 1
         node.key.visit(self)
         self._dtype_quiet -= 1
@@ -845,6 +899,7 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_List(self, node: cst.List) -> bool:
         self._dtype_quiet += self._option_names(node)
+        self._listed.update(id(e.value) for e in node.elements if isinstance(e.value, cst.SimpleString))
         return True
 
     def leave_List(self, original_node: cst.List) -> None:
@@ -852,6 +907,7 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_Tuple(self, node: cst.Tuple) -> bool:
         self._dtype_quiet += self._option_names(node)
+        self._listed.update(id(e.value) for e in node.elements if isinstance(e.value, cst.SimpleString))
         return True
 
     def leave_Tuple(self, original_node: cst.Tuple) -> None:
@@ -859,6 +915,7 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_Set(self, node: cst.Set) -> bool:
         self._dtype_quiet += self._option_names(node)
+        self._listed.update(id(e.value) for e in node.elements if isinstance(e.value, cst.SimpleString))
         return True
 
     def leave_Set(self, original_node: cst.Set) -> None:
@@ -1214,6 +1271,9 @@ class MatchVisitor(cst.CSTVisitor):
         self._dtype_quiet += 1
         self._compared += 1
         sides = [node.left] + [t.comparator for t in node.comparisons]
+        if self._variant_rule is not None and all(isinstance(side, (cst.Name, cst.SimpleString)) for side in sides):
+            # `suffix == 'cuda'` (a build variable), not `x.device.type != "cuda"` (a tensor's device)
+            self._listed.update(id(side) for side in sides if isinstance(side, cst.SimpleString))
         if id(node) not in self._required and any(isinstance(side, cst.Name) and side.value == "None"
                                                   for side in sides):
             for side in sides:        # `if bnb is not None:` checks an optional import; it does not use it
