@@ -224,6 +224,7 @@ def test_warm_run_equals_cold_run_and_reads_no_python_file(tmp_path, monkeypatch
     from tests.test_precision_policy import _TORCHCHAT_WORKFLOW
 
     write_tree(root, {".github/workflows/run-readme-pr.yml": _TORCHCHAT_WORKFLOW})     # FORMAT 9: `ci`
+    _subpackage_tree(root)      # FORMAT 11: `top_npu`, `relative` (ascend_subpackages)
     cache = tmp_path / "cache"
     nocache = run_static([root], jobs=1)
     cold = run_static([root], jobs=1, cache_dir=cache)
@@ -237,6 +238,10 @@ def test_warm_run_equals_cold_run_and_reads_no_python_file(tmp_path, monkeypatch
                                                "11:ASCEND_LAUNCH_BLOCKING", "12:ASCEND_GLOBAL_LOG_LEVEL"}
     assert [s[2] for s in entries[next(p for p in entries if p.endswith(".yml"))]["summary"][TREE]["ci"]] == \
         ["test-quantization-any"]
+    by_end = {p.replace("\\", "/"): e["summary"][TREE] for p, e in entries.items() if p.endswith(".py")}
+    assert next(f for p, f in by_end.items() if p.endswith("deep_ep/deep_ep/__init__.py"))["relative"] == \
+        ["buffer", "utils"]
+    assert next(f for p, f in by_end.items() if p.endswith("deep_ep/deep_ep/buffer.py"))["top_npu"] is True
     _refuse_python_reads(monkeypatch)         # the warm run reads no Python file: not the worker, not a tree pass
     _refuse_reads_of(monkeypatch, ".yml")      # nor the workflow (apply_cuda_ci_jobs reads its `ci` fact)
     warm = run_static([root], jobs=1, cache_dir=cache)
@@ -253,7 +258,7 @@ def test_an_index_written_before_format_6_is_not_read(tmp_path):
     cold = run_static([root], jobs=1, cache_dir=cache)
     index = next(cache.rglob("*.json"))
     doc = json.loads(index.read_text())
-    assert doc["format"] == cache_module.FORMAT == 10
+    assert doc["format"] == cache_module.FORMAT == 11
     for entry in doc["entries"].values():      # what FORMAT 5 wrote: no tree facts
         if entry.get("summary"):
             entry["summary"].pop(TREE, None)
@@ -518,3 +523,72 @@ def test_a_workflow_without_the_ci_fact_is_read_as_before(tmp_path):
     project = ProjectImports([(root / rel, rel)], [result])
     assert apply_cuda_ci_jobs([result], [(root / rel, rel)], project) > 0
     assert project.reads == 1
+
+
+# -- the tree's own Ascend sub-project packages (npu_native.ascend_subpackages, FORMAT 11) ----------------------------
+
+def _subpackage_tree(root: Path, init: str = "from .buffer import Buffer\nfrom .utils import init_dist\n") -> Path:
+    """sgl-kernel-npu's layout: `python/deep_ep/` ships a setup.py and the package `deep_ep/`, whose `buffer` module
+    imports torch_npu at its top (the `__init__.py` only re-exports it); a vendored CUDA DeepEP beside it (no
+    torch_npu); a benchmark importing both."""
+    from tests.test_precision_t11h import BENCH_SCRIPT, PORT_BUFFER, PORT_SETUP
+
+    cuda_buffer = PORT_BUFFER.replace("import torch_npu\n", "").replace('"npu"', '"cuda"')
+    return write_tree(root, {
+        "python/deep_ep/setup.py": PORT_SETUP, "python/deep_ep/deep_ep/__init__.py": init,
+        "python/deep_ep/deep_ep/buffer.py": PORT_BUFFER, "python/deep_ep/deep_ep/utils.py": "import torch\n",
+        "vendor/uccl/pyproject.toml": "[project]\nname = \"uccl_ep\"\n",
+        "vendor/uccl/uccl_ep/__init__.py": "from .buffer import Buffer\n",
+        "vendor/uccl/uccl_ep/buffer.py": cuda_buffer,
+        "benchmarks/deepep/bench_dispatch.py": BENCH_SCRIPT + "\n    import uccl_ep\n",
+    })
+
+
+def test_ascend_subpackages_come_from_the_worker_and_equal_the_old_reading(tmp_path, monkeypatch):
+    from auditor.static.npu_native import ascend_subpackages
+
+    root = _subpackage_tree(tmp_path)
+    run = run_static([root], jobs=1)
+    facts = {r.path: r.summary[TREE] for r in run.results if r.path.endswith(".py")}
+    assert facts["python/deep_ep/deep_ep/__init__.py"].get("relative") == ["buffer", "utils"]
+    assert facts["python/deep_ep/deep_ep/buffer.py"].get("top_npu") is True
+    assert "top_npu" not in facts["vendor/uccl/uccl_ep/buffer.py"] and "relative" not in facts[
+        "python/deep_ep/deep_ep/buffer.py"]
+    files = _files(run, root)
+    wanted = {"deep_ep", "uccl_ep", "torch"}
+    reference = ascend_subpackages(files, wanted)        # no project: the files read, as before
+    assert reference == {"deep_ep": "python/deep_ep/deep_ep"}
+    project = ProjectImports(files, run.results)
+    _refuse_python_reads(monkeypatch)
+    assert ascend_subpackages(files, wanted, project) == reference
+    assert project.reads == 0
+    bench = {f.code: f.severity for r in run.results if r.path == "benchmarks/deepep/bench_dispatch.py"
+             for f in r.findings if f.code == "NPU411"}
+    assert bench == {"NPU411": "info"}       # `deep_ep.Buffer` is the tree's own Ascend port
+
+
+@pytest.mark.parametrize("init", ["import torch_npu\n", "from .buffer import Buffer\r\nfrom .buffer import Config\n",
+                                  "from . import buffer\n", ""])
+def test_subpackage_facts_equal_the_old_reading_of_each_init(tmp_path, init):
+    from auditor.static.npu_native import ascend_subpackages
+
+    root = _subpackage_tree(tmp_path, init)
+    run = run_static([root], jobs=1)
+    files = _files(run, root)
+    project = ProjectImports(files, run.results)
+    assert ascend_subpackages(files, {"deep_ep"}, project) == ascend_subpackages(files, {"deep_ep"})
+    assert project.reads == 0
+
+
+def test_a_subpackage_without_the_facts_is_read_as_before(tmp_path):
+    from auditor.static.npu_native import ascend_subpackages
+
+    root = _subpackage_tree(tmp_path)
+    run = run_static([root], jobs=1)
+    for r in run.results:                    # summaries written before FORMAT 11: no `top_npu` / `relative`
+        if r.summary:
+            r.summary.pop(TREE, None)
+    files = _files(run, root)
+    project = ProjectImports(files, run.results)
+    assert ascend_subpackages(files, {"deep_ep"}, project) == {"deep_ep": "python/deep_ep/deep_ep"}
+    assert project.reads == 3      # the __init__.py twice (its top imports, then its relative imports), buffer.py
