@@ -225,6 +225,7 @@ def test_warm_run_equals_cold_run_and_reads_no_python_file(tmp_path, monkeypatch
 
     write_tree(root, {".github/workflows/run-readme-pr.yml": _TORCHCHAT_WORKFLOW})     # FORMAT 9: `ci`
     _subpackage_tree(root)      # FORMAT 11: `top_npu`, `relative` (ascend_subpackages)
+    _docker_tree(root)          # FORMAT 11: `ascend_image` (ascend_dockerfile_sibling)
     cache = tmp_path / "cache"
     nocache = run_static([root], jobs=1)
     cold = run_static([root], jobs=1, cache_dir=cache)
@@ -244,6 +245,7 @@ def test_warm_run_equals_cold_run_and_reads_no_python_file(tmp_path, monkeypatch
     assert next(f for p, f in by_end.items() if p.endswith("deep_ep/deep_ep/buffer.py"))["top_npu"] is True
     _refuse_python_reads(monkeypatch)         # the warm run reads no Python file: not the worker, not a tree pass
     _refuse_reads_of(monkeypatch, ".yml")      # nor the workflow (apply_cuda_ci_jobs reads its `ci` fact)
+    _refuse_dockerfile_reads(monkeypatch)      # nor a Dockerfile (ascend_dockerfile_sibling reads `ascend_image`)
     warm = run_static([root], jobs=1, cache_dir=cache)
     assert warm.cached_files == len(warm.results)
     assert _findings(warm) == _findings(cold) == _findings(nocache)
@@ -592,3 +594,80 @@ def test_a_subpackage_without_the_facts_is_read_as_before(tmp_path):
     project = ProjectImports(files, run.results)
     assert ascend_subpackages(files, {"deep_ep"}, project) == {"deep_ep": "python/deep_ep/deep_ep"}
     assert project.reads == 3      # the __init__.py twice (its top imports, then its relative imports), buffer.py
+
+
+# -- Dockerfiles built for Ascend beside a CUDA one (backend_files.ascend_dockerfile_sibling, FORMAT 11) -------------
+
+def _docker_tree(root: Path) -> Path:
+    """ROLL's `docker/`: a CUDA image beside CANN images (one installs torch_npu on a CANN base, one sources CANN's
+    set_env.sh); a second CUDA image; a multi-stage file that copies from an NVIDIA stage (not Ascend's); a folder
+    with only CUDA images."""
+    from tests.test_precision_t11f import DOCKER
+
+    return write_tree(root, {
+        **DOCKER,
+        "docker/Dockerfile.torch251.sglang": "FROM nvcr.io/nvidia/pytorch:24.07-py3\nRUN pip install sglang\n",
+        "docker/Dockerfile.A2": "FROM ubuntu:22.04\r\nRUN bash Ascend-cann-toolkit_8.0.RC3_linux-aarch64.run --install\r\n"
+                                "RUN pip install torch==2.1.0 torch-npu==2.1.0.post8\r\n",
+        "docker/Dockerfile.mixed": "FROM nvidia/cuda:12.4.0-devel-ubuntu22.04 AS build\n"
+                                   "FROM quay.io/ascend/cann:8.0-910b\nCOPY --from=build /opt /opt\n",
+        "images/cuda/Dockerfile": "FROM nvidia/cuda:12.1.0-devel-ubuntu22.04\nRUN pip install flash-attn\n",
+        "images/cuda/Dockerfile.dev": "FROM nvcr.io/nvidia/pytorch:24.07-py3\nRUN pip install apex\n",
+    })
+
+
+def _refuse_dockerfile_reads(monkeypatch) -> None:
+    real_open = Path.open
+
+    def open_(self, *a, **k):
+        if self.name.lower().startswith("dockerfile"):
+            raise AssertionError(f"{self} was read again")
+        return real_open(self, *a, **k)
+
+    monkeypatch.setattr(Path, "open", open_)
+
+
+def test_ascend_dockerfiles_come_from_the_worker_and_equal_the_old_reading(tmp_path, monkeypatch):
+    from auditor.static.backend_files import apply_backend_files
+
+    root = _docker_tree(tmp_path)
+    run = run_static([root], jobs=1)
+    image = {r.path: (r.summary or {}).get(TREE, {}).get("ascend_image") for r in run.results
+             if "Dockerfile" in r.path}
+    assert image == {"docker/Dockerfile.torch260.vllm": False, "docker/Dockerfile.A3": True,
+                     "docker/Dockerfile.torch251.sglang": False, "docker/Dockerfile.A2": True,
+                     "docker/Dockerfile.mixed": False, "images/cuda/Dockerfile": False,
+                     "images/cuda/Dockerfile.dev": False}
+    files = _files(run, root)
+    reference = _findings(run)
+    assert {s for (p, _, _, s, _) in reference if p == "docker/Dockerfile.torch260.vllm"} == {"info"}
+    assert "error" in {s for (p, _, _, s, _) in reference if p == "images/cuda/Dockerfile"}
+    # the pass as it ran before (it reads the siblings) and on the facts, on the same fresh per-file results
+    import copy
+
+    engine = StaticEngine(load_rules())
+    fresh = [engine.analyze_path(root / r.path, r.path) for r in run.results]
+    old = copy.deepcopy(fresh)
+    lowered_old = apply_backend_files(old, files)
+    project = ProjectImports(files, fresh)
+    _refuse_dockerfile_reads(monkeypatch)
+    lowered_new = apply_backend_files(fresh, files, project)
+    assert lowered_new == lowered_old > 0 and project.reads == 0
+    assert [[(f.line, f.code, f.severity, f.message) for f in r.findings] for r in fresh] == \
+        [[(f.line, f.code, f.severity, f.message) for f in r.findings] for r in old]
+
+
+def test_a_dockerfile_sibling_without_the_fact_is_read_as_before(tmp_path):
+    from auditor.static.backend_files import ascend_dockerfile_sibling
+
+    root = _docker_tree(tmp_path)
+    run = run_static([root], jobs=1)
+    for r in run.results:                    # summaries written before FORMAT 11: no `ascend_image`
+        if r.summary and TREE in r.summary:
+            r.summary[TREE].pop("ascend_image", None)
+    files = _files(run, root)
+    project = ProjectImports(files, run.results)
+    rel = "docker/Dockerfile.torch260.vllm"
+    assert ascend_dockerfile_sibling(root / rel, rel, project) == ascend_dockerfile_sibling(root / rel, rel) \
+        in ("docker/Dockerfile.A2", "docker/Dockerfile.A3")
+    assert project.reads >= 1

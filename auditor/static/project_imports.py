@@ -197,6 +197,12 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
             if findings and wrapper_fact(data, findings):      # FORMAT 7: a short attention wrapper a script may launch
                 out[TREE]["wrapper"] = True
             out[TREE].update(launch_facts(data, findings))    # FORMAT 8: the patches it calls, its option defaults
+    from auditor.static.backend_files import ascend_image_fact
+
+    image = ascend_image_fact(data, rel)     # FORMAT 11: a Dockerfile built for Ascend (ascend_dockerfile_sibling)
+    if image is not None:
+        out = {**(out or {})}
+        out[TREE] = {**(out.get(TREE) or {}), "ascend_image": image}
     if findings:        # apply_other_frameworks reads only files with findings
         from auditor.static.frameworks import framework_fact
 
