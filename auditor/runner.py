@@ -268,7 +268,7 @@ def run_static(
     apply_ascend_named_project(run.results, packages)   # every Python file of `vllm_ascend`'s tree (npu_native.py)
     drop_notes_in_ascend_tree(run.results)          # DeepSpeed's NPU note where the tree already imports torch_npu
     apply_other_backend_files(run.results)          # `docker/rocm/Dockerfile`: set-up for another backend
-    apply_vendor_dispatch_tree(run.results, found.files)   # `dipu.vendor_type == "NPU"` in another file (t14n)
+    apply_vendor_dispatch_tree(run.results, found.files, project)   # `dipu.vendor_type == "NPU"` in another file (t14n)
     apply_backend_files(run.results, found.files, project)      # `Dockerfile.cuda` beside `Dockerfile.metax`, NPU twins
     apply_platform_builds(run.results, found.files)    # what only the CUDA arm of the build's own platform switch builds
     apply_cuda_ci_jobs(run.results, found.files, project)    # a workflow job on NVIDIA runners: it stays for CUDA

@@ -226,6 +226,7 @@ def test_warm_run_equals_cold_run_and_reads_no_python_file(tmp_path, monkeypatch
     write_tree(root, {".github/workflows/run-readme-pr.yml": _TORCHCHAT_WORKFLOW})     # FORMAT 9: `ci`
     _subpackage_tree(root)      # FORMAT 11: `top_npu`, `relative` (ascend_subpackages)
     _docker_tree(root)          # FORMAT 11: `ascend_image` (ascend_dockerfile_sibling)
+    _vendor_tree(root, broken=False)       # FORMAT 11: `vendor_npu`, `vendor_cuda` (apply_vendor_dispatch_tree)
     cache = tmp_path / "cache"
     nocache = run_static([root], jobs=1)
     cold = run_static([root], jobs=1, cache_dir=cache)
@@ -671,3 +672,91 @@ def test_a_dockerfile_sibling_without_the_fact_is_read_as_before(tmp_path):
     assert ascend_dockerfile_sibling(root / rel, rel, project) == ascend_dockerfile_sibling(root / rel, rel) \
         in ("docker/Dockerfile.A2", "docker/Dockerfile.A3")
     assert project.reads >= 1
+
+
+# -- NPU076 values compared with an NPU name in another file (vendor_dispatch.apply_vendor_dispatch_tree, FORMAT 11) --
+
+def _vendor_tree(root: Path, broken: bool = True) -> Path:
+    """DIPU's shape: the runtime compares `rt.vendor_type` with "NPU" in amp.py and with "MLU" / "CUDA" in the tests'
+    loader; a second chain compared with NPU only through an escape (`"\\x4e\\x50\\x55"`) and an implicit
+    concatenation; a report helper whose bare name is compared with "CUDA" only; a file ast cannot parse."""
+    return write_tree(root, {
+        "vendorrt/runtime/amp.py": '''\
+            from vendorrt.runtime import device as rt
+
+
+            def bf16_supported():
+                return rt.vendor_type == "NPU"
+
+
+            def graph_ok():
+                return rt.graph_vendor in ("\\x4e\\x50\\x55", "N" "PU")
+            ''',
+        "vendorrt/tests/base.py": '''\
+            from vendorrt.runtime import device as rt
+
+            if rt.vendor_type == "MLU":
+                from tests.config_mlu import DISABLED_TESTS
+            elif rt.vendor_type == "CUDA":
+                from tests.config_cuda import DISABLED_TESTS
+            if rt.graph_vendor == "NVIDIA":
+                GRAPHS = True
+            ''',
+        "tools/report.py": '''\
+            def header(vendor_type):
+                if vendor_type == "CUDA":
+                    return "GPU"
+                return "accelerator"
+            ''',
+        **({"tools/broken.py": "if rt.vendor_type == 'NPU':\n    x = (\n"} if broken else {}),
+    })
+
+
+def test_vendor_comparisons_come_from_the_worker_and_equal_the_old_reading(tmp_path, monkeypatch):
+    import copy
+
+    from auditor.static.vendor_dispatch import apply_vendor_dispatch_tree
+
+    root = _vendor_tree(tmp_path)
+    run = run_static([root], jobs=1)
+    facts = {r.path: (r.summary or {}).get(TREE) for r in run.results}
+    assert facts["vendorrt/runtime/amp.py"]["vendor_npu"] == ["rt.graph_vendor", "rt.vendor_type"]
+    assert facts["vendorrt/tests/base.py"]["vendor_cuda"] == {"5": ["rt.vendor_type"], "7": ["rt.graph_vendor"]}
+    assert "vendor_cuda" not in facts["tools/report.py"]        # a bare name: matched within its file only
+    assert facts["tools/broken.py"]["vendor_unread"] is True     # no tree: the pass reads it as before
+    found = {(r.path, f.line): f.severity for r in run.results for f in r.findings if f.code == "NPU076"}
+    assert found == {("vendorrt/tests/base.py", 5): "info", ("vendorrt/tests/base.py", 7): "info",
+                     ("tools/report.py", 2): "warning"}
+    files = _files(run, root)
+    engine = StaticEngine(load_rules())
+    fresh = [engine.analyze_path(root / r.path, r.path) for r in run.results]
+    old = copy.deepcopy(fresh)
+    lowered_old = apply_vendor_dispatch_tree(old, files)
+    project = ProjectImports(files, fresh)
+    real_parse = __import__("auditor.static.vendor_dispatch", fromlist=["_read"])._read
+    read: list[str] = []
+    monkeypatch.setattr("auditor.static.vendor_dispatch._read", lambda path: (read.append(str(path)),
+                                                                              real_parse(path))[1])
+    lowered_new = apply_vendor_dispatch_tree(fresh, files, project)
+    assert lowered_new == lowered_old == 2
+    assert [[(f.line, f.code, f.severity, f.message) for f in r.findings] for r in fresh] == \
+        [[(f.line, f.code, f.severity, f.message) for f in r.findings] for r in old]
+    assert [Path(p).name for p in read] == ["broken.py"] and project.reads == 1     # only the file with no tree
+
+
+def test_vendor_files_without_the_facts_are_read_as_before(tmp_path):
+    from auditor.static.vendor_dispatch import apply_vendor_dispatch_tree
+
+    root = _vendor_tree(tmp_path)
+    run = run_static([root], jobs=1)
+    files = _files(run, root)
+    engine = StaticEngine(load_rules())
+    fresh = [engine.analyze_path(root / r.path, r.path) for r in run.results]
+    for r in fresh:                          # summaries written before FORMAT 11
+        if r.summary and TREE in r.summary:
+            for key in ("vendor_npu", "vendor_cuda"):
+                r.summary[TREE].pop(key, None)
+            r.summary[TREE]["vendor_unread"] = True
+    project = ProjectImports(files, fresh)
+    assert apply_vendor_dispatch_tree(fresh, files, project) == 2
+    assert project.reads == 2 + sum(rel.endswith(".py") for _, rel in files)    # the 2 open files twice, as before
