@@ -264,14 +264,14 @@ def run_static(
     apply_other_npu(run.results, found.files, project)   # Intel's NPU (`npu_models/` importing its runtime)
     apply_ascend_scripts(run.results, project)       # CUDA_DEVICE_MAX_CONNECTIONS=1 in a script that sets up Ascend
     apply_hydra_configs(run.results, found.files, project)    # configs an Ascend Hydra entry reads (npu_native.py)
-    apply_ascend_subpackages(run.results, found.files)   # `import deep_ep`: the tree's own Ascend port of it
+    apply_ascend_subpackages(run.results, found.files, project)   # `import deep_ep`: the tree's own Ascend port of it
     apply_guarded_modules(run.results, found.files, project)   # a CuTe kernel module imported only under try/except
     apply_ascend_project(run.results, packages, found.files, project)   # `vllm_ascend`, FlagGems' `_ascend/`: Triton-Ascend
     apply_ascend_named_project(run.results, packages)   # every Python file of `vllm_ascend`'s tree (npu_native.py)
     drop_notes_in_ascend_tree(run.results)          # DeepSpeed's NPU note where the tree already imports torch_npu
     apply_other_backend_files(run.results)          # `docker/rocm/Dockerfile`: set-up for another backend
-    apply_vendor_dispatch_tree(run.results, found.files)   # `dipu.vendor_type == "NPU"` in another file (t14n)
-    apply_backend_files(run.results, found.files)      # `Dockerfile.cuda` beside `Dockerfile.metax`, NPU twins
+    apply_vendor_dispatch_tree(run.results, found.files, project)   # `dipu.vendor_type == "NPU"` in another file (t14n)
+    apply_backend_files(run.results, found.files, project)      # `Dockerfile.cuda` beside `Dockerfile.metax`, NPU twins
     apply_platform_builds(run.results, found.files)    # what only the CUDA arm of the build's own platform switch builds
     apply_platform_predicates(run.results, found.files, project)   # `if is_cuda():`, the project's own check (t11p)
     apply_cuda_ci_jobs(run.results, found.files, project)    # a workflow job on NVIDIA runners: it stays for CUDA

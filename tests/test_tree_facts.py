@@ -224,6 +224,9 @@ def test_warm_run_equals_cold_run_and_reads_no_python_file(tmp_path, monkeypatch
     from tests.test_precision_policy import _TORCHCHAT_WORKFLOW
 
     write_tree(root, {".github/workflows/run-readme-pr.yml": _TORCHCHAT_WORKFLOW})     # FORMAT 9: `ci`
+    _subpackage_tree(root)      # FORMAT 11: `top_npu`, `relative` (ascend_subpackages)
+    _docker_tree(root)          # FORMAT 11: `ascend_image` (ascend_dockerfile_sibling)
+    _vendor_tree(root, broken=False)       # FORMAT 11: `vendor_npu`, `vendor_cuda` (apply_vendor_dispatch_tree)
     cache = tmp_path / "cache"
     nocache = run_static([root], jobs=1)
     cold = run_static([root], jobs=1, cache_dir=cache)
@@ -237,8 +240,13 @@ def test_warm_run_equals_cold_run_and_reads_no_python_file(tmp_path, monkeypatch
                                                "11:ASCEND_LAUNCH_BLOCKING", "12:ASCEND_GLOBAL_LOG_LEVEL"}
     assert [s[2] for s in entries[next(p for p in entries if p.endswith(".yml"))]["summary"][TREE]["ci"]] == \
         ["test-quantization-any"]
+    by_end = {p.replace("\\", "/"): e["summary"][TREE] for p, e in entries.items() if p.endswith(".py")}
+    assert next(f for p, f in by_end.items() if p.endswith("deep_ep/deep_ep/__init__.py"))["relative"] == \
+        ["buffer", "utils"]
+    assert next(f for p, f in by_end.items() if p.endswith("deep_ep/deep_ep/buffer.py"))["top_npu"] is True
     _refuse_python_reads(monkeypatch)         # the warm run reads no Python file: not the worker, not a tree pass
     _refuse_reads_of(monkeypatch, ".yml")      # nor the workflow (apply_cuda_ci_jobs reads its `ci` fact)
+    _refuse_dockerfile_reads(monkeypatch)      # nor a Dockerfile (ascend_dockerfile_sibling reads `ascend_image`)
     warm = run_static([root], jobs=1, cache_dir=cache)
     assert warm.cached_files == len(warm.results)
     assert _findings(warm) == _findings(cold) == _findings(nocache)
@@ -253,7 +261,7 @@ def test_an_index_written_before_format_6_is_not_read(tmp_path):
     cold = run_static([root], jobs=1, cache_dir=cache)
     index = next(cache.rglob("*.json"))
     doc = json.loads(index.read_text())
-    assert doc["format"] == cache_module.FORMAT == 12
+    assert doc["format"] == cache_module.FORMAT == 13
     for entry in doc["entries"].values():      # what FORMAT 5 wrote: no tree facts
         if entry.get("summary"):
             entry["summary"].pop(TREE, None)
@@ -518,3 +526,237 @@ def test_a_workflow_without_the_ci_fact_is_read_as_before(tmp_path):
     project = ProjectImports([(root / rel, rel)], [result])
     assert apply_cuda_ci_jobs([result], [(root / rel, rel)], project) > 0
     assert project.reads == 1
+
+
+# -- the tree's own Ascend sub-project packages (npu_native.ascend_subpackages, FORMAT 11) ----------------------------
+
+def _subpackage_tree(root: Path, init: str = "from .buffer import Buffer\nfrom .utils import init_dist\n") -> Path:
+    """sgl-kernel-npu's layout: `python/deep_ep/` ships a setup.py and the package `deep_ep/`, whose `buffer` module
+    imports torch_npu at its top (the `__init__.py` only re-exports it); a vendored CUDA DeepEP beside it (no
+    torch_npu); a benchmark importing both."""
+    from tests.test_precision_t11h import BENCH_SCRIPT, PORT_BUFFER, PORT_SETUP
+
+    cuda_buffer = PORT_BUFFER.replace("import torch_npu\n", "").replace('"npu"', '"cuda"')
+    return write_tree(root, {
+        "python/deep_ep/setup.py": PORT_SETUP, "python/deep_ep/deep_ep/__init__.py": init,
+        "python/deep_ep/deep_ep/buffer.py": PORT_BUFFER, "python/deep_ep/deep_ep/utils.py": "import torch\n",
+        "vendor/uccl/pyproject.toml": "[project]\nname = \"uccl_ep\"\n",
+        "vendor/uccl/uccl_ep/__init__.py": "from .buffer import Buffer\n",
+        "vendor/uccl/uccl_ep/buffer.py": cuda_buffer,
+        "benchmarks/deepep/bench_dispatch.py": BENCH_SCRIPT + "\n    import uccl_ep\n",
+    })
+
+
+def test_ascend_subpackages_come_from_the_worker_and_equal_the_old_reading(tmp_path, monkeypatch):
+    from auditor.static.npu_native import ascend_subpackages
+
+    root = _subpackage_tree(tmp_path)
+    run = run_static([root], jobs=1)
+    facts = {r.path: r.summary[TREE] for r in run.results if r.path.endswith(".py")}
+    assert facts["python/deep_ep/deep_ep/__init__.py"].get("relative") == ["buffer", "utils"]
+    assert facts["python/deep_ep/deep_ep/buffer.py"].get("top_npu") is True
+    assert "top_npu" not in facts["vendor/uccl/uccl_ep/buffer.py"] and "relative" not in facts[
+        "python/deep_ep/deep_ep/buffer.py"]
+    files = _files(run, root)
+    wanted = {"deep_ep", "uccl_ep", "torch"}
+    reference = ascend_subpackages(files, wanted)        # no project: the files read, as before
+    assert reference == {"deep_ep": "python/deep_ep/deep_ep"}
+    project = ProjectImports(files, run.results)
+    _refuse_python_reads(monkeypatch)
+    assert ascend_subpackages(files, wanted, project) == reference
+    assert project.reads == 0
+    bench = {f.code: f.severity for r in run.results if r.path == "benchmarks/deepep/bench_dispatch.py"
+             for f in r.findings if f.code == "NPU411"}
+    assert bench == {"NPU411": "info"}       # `deep_ep.Buffer` is the tree's own Ascend port
+
+
+@pytest.mark.parametrize("init", ["import torch_npu\n", "from .buffer import Buffer\r\nfrom .buffer import Config\n",
+                                  "from . import buffer\n", ""])
+def test_subpackage_facts_equal_the_old_reading_of_each_init(tmp_path, init):
+    from auditor.static.npu_native import ascend_subpackages
+
+    root = _subpackage_tree(tmp_path, init)
+    run = run_static([root], jobs=1)
+    files = _files(run, root)
+    project = ProjectImports(files, run.results)
+    assert ascend_subpackages(files, {"deep_ep"}, project) == ascend_subpackages(files, {"deep_ep"})
+    assert project.reads == 0
+
+
+def test_a_subpackage_without_the_facts_is_read_as_before(tmp_path):
+    from auditor.static.npu_native import ascend_subpackages
+
+    root = _subpackage_tree(tmp_path)
+    run = run_static([root], jobs=1)
+    for r in run.results:                    # summaries written before FORMAT 11: no `top_npu` / `relative`
+        if r.summary:
+            r.summary.pop(TREE, None)
+    files = _files(run, root)
+    project = ProjectImports(files, run.results)
+    assert ascend_subpackages(files, {"deep_ep"}, project) == {"deep_ep": "python/deep_ep/deep_ep"}
+    assert project.reads == 3      # the __init__.py twice (its top imports, then its relative imports), buffer.py
+
+
+# -- Dockerfiles built for Ascend beside a CUDA one (backend_files.ascend_dockerfile_sibling, FORMAT 11) -------------
+
+def _docker_tree(root: Path) -> Path:
+    """ROLL's `docker/`: a CUDA image beside CANN images (one installs torch_npu on a CANN base, one sources CANN's
+    set_env.sh); a second CUDA image; a multi-stage file that copies from an NVIDIA stage (not Ascend's); a folder
+    with only CUDA images."""
+    from tests.test_precision_t11f import DOCKER
+
+    return write_tree(root, {
+        **DOCKER,
+        "docker/Dockerfile.torch251.sglang": "FROM nvcr.io/nvidia/pytorch:24.07-py3\nRUN pip install sglang\n",
+        "docker/Dockerfile.A2": "FROM ubuntu:22.04\r\nRUN bash Ascend-cann-toolkit_8.0.RC3_linux-aarch64.run --install\r\n"
+                                "RUN pip install torch==2.1.0 torch-npu==2.1.0.post8\r\n",
+        "docker/Dockerfile.mixed": "FROM nvidia/cuda:12.4.0-devel-ubuntu22.04 AS build\n"
+                                   "FROM quay.io/ascend/cann:8.0-910b\nCOPY --from=build /opt /opt\n",
+        "images/cuda/Dockerfile": "FROM nvidia/cuda:12.1.0-devel-ubuntu22.04\nRUN pip install flash-attn\n",
+        "images/cuda/Dockerfile.dev": "FROM nvcr.io/nvidia/pytorch:24.07-py3\nRUN pip install apex\n",
+    })
+
+
+def _refuse_dockerfile_reads(monkeypatch) -> None:
+    real_open = Path.open
+
+    def open_(self, *a, **k):
+        if self.name.lower().startswith("dockerfile"):
+            raise AssertionError(f"{self} was read again")
+        return real_open(self, *a, **k)
+
+    monkeypatch.setattr(Path, "open", open_)
+
+
+def test_ascend_dockerfiles_come_from_the_worker_and_equal_the_old_reading(tmp_path, monkeypatch):
+    from auditor.static.backend_files import apply_backend_files
+
+    root = _docker_tree(tmp_path)
+    run = run_static([root], jobs=1)
+    image = {r.path: (r.summary or {}).get(TREE, {}).get("ascend_image") for r in run.results
+             if "Dockerfile" in r.path}
+    assert image == {"docker/Dockerfile.torch260.vllm": False, "docker/Dockerfile.A3": True,
+                     "docker/Dockerfile.torch251.sglang": False, "docker/Dockerfile.A2": True,
+                     "docker/Dockerfile.mixed": False, "images/cuda/Dockerfile": False,
+                     "images/cuda/Dockerfile.dev": False}
+    files = _files(run, root)
+    reference = _findings(run)
+    assert {s for (p, _, _, s, _) in reference if p == "docker/Dockerfile.torch260.vllm"} == {"info"}
+    assert "error" in {s for (p, _, _, s, _) in reference if p == "images/cuda/Dockerfile"}
+    # the pass as it ran before (it reads the siblings) and on the facts, on the same fresh per-file results
+    import copy
+
+    engine = StaticEngine(load_rules())
+    fresh = [engine.analyze_path(root / r.path, r.path) for r in run.results]
+    old = copy.deepcopy(fresh)
+    lowered_old = apply_backend_files(old, files)
+    project = ProjectImports(files, fresh)
+    _refuse_dockerfile_reads(monkeypatch)
+    lowered_new = apply_backend_files(fresh, files, project)
+    assert lowered_new == lowered_old > 0 and project.reads == 0
+    assert [[(f.line, f.code, f.severity, f.message) for f in r.findings] for r in fresh] == \
+        [[(f.line, f.code, f.severity, f.message) for f in r.findings] for r in old]
+
+
+def test_a_dockerfile_sibling_without_the_fact_is_read_as_before(tmp_path):
+    from auditor.static.backend_files import ascend_dockerfile_sibling
+
+    root = _docker_tree(tmp_path)
+    run = run_static([root], jobs=1)
+    for r in run.results:                    # summaries written before FORMAT 11: no `ascend_image`
+        if r.summary and TREE in r.summary:
+            r.summary[TREE].pop("ascend_image", None)
+    files = _files(run, root)
+    project = ProjectImports(files, run.results)
+    rel = "docker/Dockerfile.torch260.vllm"
+    assert ascend_dockerfile_sibling(root / rel, rel, project) == ascend_dockerfile_sibling(root / rel, rel) \
+        in ("docker/Dockerfile.A2", "docker/Dockerfile.A3")
+    assert project.reads >= 1
+
+
+# -- NPU076 values compared with an NPU name in another file (vendor_dispatch.apply_vendor_dispatch_tree, FORMAT 11) --
+
+def _vendor_tree(root: Path, broken: bool = True) -> Path:
+    """DIPU's shape: the runtime compares `rt.vendor_type` with "NPU" in amp.py and with "MLU" / "CUDA" in the tests'
+    loader; a second chain compared with NPU only through an escape (`"\\x4e\\x50\\x55"`) and an implicit
+    concatenation; a report helper whose bare name is compared with "CUDA" only; a file ast cannot parse."""
+    return write_tree(root, {
+        "vendorrt/runtime/amp.py": '''\
+            from vendorrt.runtime import device as rt
+
+
+            def bf16_supported():
+                return rt.vendor_type == "NPU"
+
+
+            def graph_ok():
+                return rt.graph_vendor in ("\\x4e\\x50\\x55", "N" "PU")
+            ''',
+        "vendorrt/tests/base.py": '''\
+            from vendorrt.runtime import device as rt
+
+            if rt.vendor_type == "MLU":
+                from tests.config_mlu import DISABLED_TESTS
+            elif rt.vendor_type == "CUDA":
+                from tests.config_cuda import DISABLED_TESTS
+            if rt.graph_vendor == "NVIDIA":
+                GRAPHS = True
+            ''',
+        "tools/report.py": '''\
+            def header(vendor_type):
+                if vendor_type == "CUDA":
+                    return "GPU"
+                return "accelerator"
+            ''',
+        **({"tools/broken.py": "if rt.vendor_type == 'NPU':\n    x = (\n"} if broken else {}),
+    })
+
+
+def test_vendor_comparisons_come_from_the_worker_and_equal_the_old_reading(tmp_path, monkeypatch):
+    import copy
+
+    from auditor.static.vendor_dispatch import apply_vendor_dispatch_tree
+
+    root = _vendor_tree(tmp_path)
+    run = run_static([root], jobs=1)
+    facts = {r.path: (r.summary or {}).get(TREE) for r in run.results}
+    assert facts["vendorrt/runtime/amp.py"]["vendor_npu"] == ["rt.graph_vendor", "rt.vendor_type"]
+    assert facts["vendorrt/tests/base.py"]["vendor_cuda"] == {"5": ["rt.vendor_type"], "7": ["rt.graph_vendor"]}
+    assert "vendor_cuda" not in facts["tools/report.py"]        # a bare name: matched within its file only
+    assert facts["tools/broken.py"]["vendor_unread"] is True     # no tree: the pass reads it as before
+    found = {(r.path, f.line): f.severity for r in run.results for f in r.findings if f.code == "NPU076"}
+    assert found == {("vendorrt/tests/base.py", 5): "info", ("vendorrt/tests/base.py", 7): "info",
+                     ("tools/report.py", 2): "warning"}
+    files = _files(run, root)
+    engine = StaticEngine(load_rules())
+    fresh = [engine.analyze_path(root / r.path, r.path) for r in run.results]
+    old = copy.deepcopy(fresh)
+    lowered_old = apply_vendor_dispatch_tree(old, files)
+    project = ProjectImports(files, fresh)
+    real_parse = __import__("auditor.static.vendor_dispatch", fromlist=["_read"])._read
+    read: list[str] = []
+    monkeypatch.setattr("auditor.static.vendor_dispatch._read", lambda path: (read.append(str(path)),
+                                                                              real_parse(path))[1])
+    lowered_new = apply_vendor_dispatch_tree(fresh, files, project)
+    assert lowered_new == lowered_old == 2
+    assert [[(f.line, f.code, f.severity, f.message) for f in r.findings] for r in fresh] == \
+        [[(f.line, f.code, f.severity, f.message) for f in r.findings] for r in old]
+    assert [Path(p).name for p in read] == ["broken.py"] and project.reads == 1     # only the file with no tree
+
+
+def test_vendor_files_without_the_facts_are_read_as_before(tmp_path):
+    from auditor.static.vendor_dispatch import apply_vendor_dispatch_tree
+
+    root = _vendor_tree(tmp_path)
+    run = run_static([root], jobs=1)
+    files = _files(run, root)
+    engine = StaticEngine(load_rules())
+    fresh = [engine.analyze_path(root / r.path, r.path) for r in run.results]
+    for r in fresh:                          # summaries written before FORMAT 11
+        if r.summary and TREE in r.summary:
+            for key in ("vendor_npu", "vendor_cuda"):
+                r.summary[TREE].pop(key, None)
+            r.summary[TREE]["vendor_unread"] = True
+    project = ProjectImports(files, fresh)
+    assert apply_vendor_dispatch_tree(fresh, files, project) == 2
+    assert project.reads == 2 + sum(rel.endswith(".py") for _, rel in files)    # the 2 open files twice, as before

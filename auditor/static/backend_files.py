@@ -193,21 +193,36 @@ _ASCEND_IMAGE = re.compile(r"(?im)^[ \t]*FROM[ \t]+(?:--\S+[ \t]+)*\S*(?:ascend|
 _CUDA_IMAGE = re.compile(r"(?im)^[ \t]*FROM[ \t]+(?:--\S+[ \t]+)*\S*(?:nvidia|cuda)\S*")
 
 
+def ascend_image_fact(data: bytes, rel: str) -> bool | None:
+    """For a Dockerfile (`_kind`), its per-file fact `ascend_image` (project_imports.TREE, cache FORMAT 11), once per
+    file in the worker: whether its first 200 kB say it is built for Ascend and not from an NVIDIA / CUDA image, as
+    `_ascend_image` reads the file (read by ascend_dockerfile_sibling). None for other files."""
+    if _kind(rel.rsplit("/", 1)[-1]) != "dockerfile":
+        return None
+    return _ascend_image_text(data[:200_000].decode("utf-8", errors="replace"))
+
+
+def _ascend_image_text(text: str) -> bool:
+    return _ASCEND_IMAGE.search(text) is not None and _CUDA_IMAGE.search(text) is None
+
+
 def _ascend_image(path: Path) -> bool:
     try:
         with path.open("rb") as fh:       # a regular file checked by the caller; at most 200 kB read
             text = fh.read(200_000).decode("utf-8", errors="replace")
     except OSError:
         return False
-    return _ASCEND_IMAGE.search(text) is not None and _CUDA_IMAGE.search(text) is None
+    return _ascend_image_text(text)
 
 
-def ascend_dockerfile_sibling(path: Path, rel: str) -> str | None:
+def ascend_dockerfile_sibling(path: Path, rel: str, project=None) -> str | None:
     """A Dockerfile named for no backend in a folder that holds a Dockerfile built for Ascend (ROLL's `docker/`:
     `Dockerfile.A2` / `Dockerfile.A3` FROM a CANN image with torch_npu, beside `Dockerfile.torch251.vllm` FROM
     nvcr.io/nvidia/pytorch): the folder is a per-backend set of images, this one is its CUDA member (issue 11, t11f,
     tuned on heldout5's ROLL row). Only Dockerfiles, and only a sibling whose own text says Ascend (a base image
-    named for Ascend / CANN, CANN's toolkit or torch_npu installed) and no NVIDIA / CUDA base image."""
+    named for Ascend / CANN, CANN's toolkit or torch_npu installed) and no NVIDIA / CUDA base image. A sibling's reading
+    comes from its per-file fact (`ascend_image`, ProjectImports.tree); one without it is read now, counted in
+    `project.reads`."""
     parts = rel.split("/")
     name = parts[-1]
     if _kind(name) != "dockerfile" or _name_backends(name):
@@ -217,8 +232,16 @@ def ascend_dockerfile_sibling(path: Path, rel: str) -> str | None:
             continue
         if _name_backends(other) - {"npu"}:       # named for another backend (`Dockerfile.rocm`): not Ascend's
             continue
+        sibling = "/".join(parts[:-1] + [other])
+        facts = project.tree(sibling) if project is not None else None
+        if facts is not None and "ascend_image" in facts:      # the worker's reading (ascend_image_fact)
+            if facts["ascend_image"]:
+                return sibling
+            continue
+        if project is not None:
+            project.reads += 1
         if _ascend_image(path.parent / other):
-            return "/".join(parts[:-1] + [other])
+            return sibling
     return None
 
 
@@ -232,7 +255,7 @@ def _tokens(name: str) -> set[str]:
     return {w for w in (t.lower() for t in _WORD.findall(stem)) if not backends_in_text(w)}
 
 
-def apply_backend_files(results: list, files: Sequence[tuple[Path, str]]) -> int:
+def apply_backend_files(results: list, files: Sequence[tuple[Path, str]], project=None) -> int:
     """Lower the findings of per-backend CUDA files and of project files with an NPU twin to info; returns how
     many were lowered."""
     lowered = 0
@@ -245,7 +268,7 @@ def apply_backend_files(results: list, files: Sequence[tuple[Path, str]]) -> int
         if path is None or not any(f.severity != "info" and not f.data.get("context") for f in result.findings):
             continue
         sibling = per_backend_sibling(path, result.path)
-        image = None if sibling is not None else ascend_dockerfile_sibling(path, result.path)
+        image = None if sibling is not None else ascend_dockerfile_sibling(path, result.path, project)
         twin = None if sibling is not None or image is not None else npu_twin(path, result.path)
         if sibling is None and twin is None and image is None:
             continue

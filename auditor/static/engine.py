@@ -22,7 +22,8 @@ from auditor.findings import FileError, FileResult, Finding
 from auditor.project import analyze_project_file, project_kind
 from auditor.project.cuda_source import describe, inventory
 from auditor.rules import Rule, SymbolDetail
-from auditor.static.vendor_dispatch import RULE as VENDOR_RULE, apply_vendor_dispatch
+from auditor.static.vendor_dispatch import _MAX_BYTES as VENDOR_MAX_BYTES, RULE as VENDOR_RULE, \
+    apply_vendor_dispatch, vendor_facts
 from auditor.static.backends import (apply_context, as_info, build_backend_context, imports_transfer_to_npu,
                                      under_transfer_to_npu, variable_with_npu)
 from auditor.static.compiled import WORD_RE, CompiledRules
@@ -33,7 +34,7 @@ from auditor.static.patch_targets import apply_cuda_twins, apply_flash_tables, a
 from auditor.static.npu_native import apply_npu_file, written_for_npu
 from auditor.static.crossfile import summarize
 from auditor.static.valueflow import OWN_CODES as FLOW_CODES, add_flow, spelled
-from auditor.static.project_imports import with_facts
+from auditor.static.project_imports import TREE, with_facts
 from auditor.project import cmake_calls, launched, local_extras, makefile
 from auditor.static.context import _WHOLE_FILE, HOLE, FileContext, adopt_local_refs, build_context
 from auditor.static.star_names import bind_star_names
@@ -353,6 +354,7 @@ class StaticEngine:
         self.chunked_above = chunked_above   # characters above which the `ast` pass reads pieces (largefile.py)
         self.piece_chars = piece_chars
         self.slicing = slicing   # False parses every file whole: the reference the slicing is tested against
+        self._full_tree: tuple[ast.AST, str] | None = None     # the last file's whole `ast` tree (_add_vendor_facts)
         self.max_bytes = max_bytes
         extra: dict[str, Rule] = {}
         cov_rules = {kind: r for r in rules for kind in r.match.get("coverage", ())}
@@ -402,6 +404,7 @@ class StaticEngine:
                 add_embedded_dockerfiles(self, data, rel, result)
             # the import graph's facts (auditor/static/project_imports.py), from the bytes: a file ast rejects too
             result.summary = with_facts(result.summary, data, rel, result.findings)
+            self._add_vendor_facts(result, data, rel)
             # `make x  # npu-audit: ignore[NPU333]`: kept with each recorded call for the tree passes
             makefile.note_suppressions(result.summary, data, _CALL_KEYS)
             return result
@@ -412,7 +415,21 @@ class StaticEngine:
 
     # -- the pass ------------------------------------------------------------------------------
 
+    def _add_vendor_facts(self, result: FileResult, data: bytes, rel: str) -> None:
+        """A Python file's NPU076 comparison facts (vendor_dispatch.vendor_facts, FORMAT 11), from the tree _analyze
+        parsed from the whole file; `vendor_unread` where it parsed none (an error, a chunked or lowered tree, over
+        the tree pass's 2 MB), so that the tree pass reads that file as before."""
+        full, self._full_tree = self._full_tree, None
+        facts = result.summary.get(TREE) if rel.endswith(".py") and isinstance(result.summary, dict) else None
+        if not isinstance(facts, dict):
+            return
+        if full is None or len(data) > VENDOR_MAX_BYTES:
+            facts["vendor_unread"] = True
+            return
+        facts.update(vendor_facts(full[0], full[1], any(f.name == VENDOR_RULE for f in result.findings)))
+
     def _analyze(self, data: bytes, rel: str) -> FileResult:
+        self._full_tree = None
         name = rel.rsplit("/", 1)[-1]
         kind = project_kind(name, rel)
         if kind is not None:     # requirements, scripts, Dockerfiles, configs, notebooks: auditor/project/
@@ -450,6 +467,7 @@ class StaticEngine:
                     if len(text) > largefile.PIECE_CHARS:
                         largefile.check_fits(text, "this file")
                     tree = ast.parse(text, filename=rel)
+                    self._full_tree = (tree, text)     # the whole file's tree: its vendor facts (_add_vendor_facts)
             except largefile.TooLarge as exc:
                 result.error = FileError(rel, "too-large", str(exc))
                 return result

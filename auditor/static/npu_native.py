@@ -25,6 +25,7 @@ There, by the severity policy's rule for ported code ("at most info, never rewri
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from auditor.static.backends import as_info, path_backends
 
@@ -171,14 +172,46 @@ _PROJECT_FILES = ("setup.py", "pyproject.toml")
 _RELATIVE_IMPORT = re.compile(r"^from[ \t]+\.(\w+)[ \t]+import\b", re.M)
 
 
-def ascend_subpackages(files, wanted: set[str]) -> dict[str, str]:
+def subpackage_facts(data: bytes, rel: str) -> dict[str, Any]:
+    """A Python file's facts for ascend_subpackages (project_imports.TREE, cache FORMAT 11), once per file in the
+    worker, read as the pass read the file (UTF-8, errors replaced; nothing over the default size limit): `top_npu`,
+    it imports torch_npu at its top; for an `__init__.py`, `relative`, the modules it imports as `from .x import`, in
+    order, each once. Only true / non-empty facts are written."""
+    from auditor.discover import MAX_FILE_BYTES
+
+    out: dict[str, Any] = {}
+    if len(data) > MAX_FILE_BYTES:
+        return out
+    init = rel.rsplit("/", 1)[-1] == "__init__.py"
+    if b"torch_npu" not in data and not (init and b"from" in data):
+        return out
+    text = data.decode("utf-8", errors="replace")
+    if "torch_npu" in text and _TOP_IMPORT.search(text) is not None:
+        out["top_npu"] = True
+    if init:
+        modules = list(dict.fromkeys(_RELATIVE_IMPORT.findall(text)))
+        if modules:
+            out["relative"] = modules
+    return out
+
+
+def ascend_subpackages(files, wanted: set[str], project=None) -> dict[str, str]:
     """{package name: its folder} for the tree's sub-project packages named in `wanted` written for Ascend: importing
     the package loads torch_npu (its `__init__.py`, or a module the `__init__.py` imports at its top, imports torch_npu
     at its top). The tree's root project is not a sub-project (its packages are first-party, firstparty.py): a
-    multi-backend package with one Ascend module (lmdeploy) does not count."""
+    multi-backend package with one Ascend module (lmdeploy) does not count. Each file's facts come from its per-file
+    facts (subpackage_facts, ProjectImports.tree); a file without them is read now, counted in `project.reads`."""
     from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
 
-    def top_imports_npu(path) -> bool | None:
+    def facts_of(rel: str) -> dict[str, Any] | None:
+        return project.tree(rel) if project is not None else None
+
+    def top_imports_npu(rel: str, path) -> bool | None:
+        facts = facts_of(rel)
+        if facts is not None:
+            return bool(facts.get("top_npu"))
+        if project is not None:
+            project.reads += 1
         try:
             data = read_source(path, MAX_FILE_BYTES)[0]
         except (OSError, SourceError):
@@ -196,22 +229,30 @@ def ascend_subpackages(files, wanted: set[str]) -> dict[str, str]:
         if not any(f"{parent}/{name}" in by_rel for name in _PROJECT_FILES):
             continue
         folder = "/".join(parts[:-1])
-        if top_imports_npu(path):
+        if top_imports_npu(rel, path):
             out[parts[-2]] = folder
             continue
-        try:
-            init = read_source(path, MAX_FILE_BYTES)[0].decode("utf-8", errors="replace")
-        except (OSError, SourceError):
-            continue
-        for module in dict.fromkeys(_RELATIVE_IMPORT.findall(init)):
-            sub = by_rel.get(f"{folder}/{module}.py")
-            if sub is not None and top_imports_npu(sub):
+        facts = facts_of(rel)
+        if facts is not None:
+            modules = list(facts.get("relative") or ())
+        else:
+            if project is not None:
+                project.reads += 1
+            try:
+                init = read_source(path, MAX_FILE_BYTES)[0].decode("utf-8", errors="replace")
+            except (OSError, SourceError):
+                continue
+            modules = list(dict.fromkeys(_RELATIVE_IMPORT.findall(init)))
+        for module in modules:
+            sub_rel = f"{folder}/{module}.py"
+            sub = by_rel.get(sub_rel)
+            if sub is not None and top_imports_npu(sub_rel, sub):
                 out[parts[-2]] = folder
                 break
     return out
 
 
-def apply_ascend_subpackages(results: list, files) -> int:
+def apply_ascend_subpackages(results: list, files, project=None) -> int:
     """Package findings (`import deep_ep`, `deep_ep.Buffer(...)`) naming a sub-project package of the tree written
     for Ascend: info, never rewritten; returns how many warnings / errors were lowered."""
     def named(f) -> str:
@@ -221,7 +262,7 @@ def apply_ascend_subpackages(results: list, files) -> int:
               if f.severity != "info" and f.category in _PACKAGE_CATEGORIES and named(f).isidentifier()}
     if not wanted:
         return 0
-    own = ascend_subpackages(files, wanted)
+    own = ascend_subpackages(files, wanted, project)
     if not own:
         return 0
     lowered = 0

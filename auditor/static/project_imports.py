@@ -200,6 +200,12 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
             if findings and wrapper_fact(data, findings):      # FORMAT 7: a short attention wrapper a script may launch
                 out[TREE]["wrapper"] = True
             out[TREE].update(launch_facts(data, findings))    # FORMAT 10: the patches it calls, its option defaults
+    from auditor.static.backend_files import ascend_image_fact
+
+    image = ascend_image_fact(data, rel)     # FORMAT 13: a Dockerfile built for Ascend (ascend_dockerfile_sibling)
+    if image is not None:
+        out = {**(out or {})}
+        out[TREE] = {**(out.get(TREE) or {}), "ascend_image": image}
     if findings:        # apply_other_frameworks reads only files with findings
         from auditor.static.frameworks import framework_fact
 
@@ -227,9 +233,10 @@ def tree_facts(data: bytes, rel: str) -> dict[str, Any]:
     opnamespaces.literal_namespaces);
     `hydra`, the config folders it reads as a Hydra entry importing an Ascend adaptor (npu_native.hydra_folders,
     read by apply_hydra_configs); `shim`, it imports transfer_to_npu (backends.shim_fact, read by
-    transfer_scopes). Only non-empty facts are written: most files keep `{}`."""
+    transfer_scopes); `top_npu` and, for an `__init__.py`, `relative` (npu_native.subpackage_facts, FORMAT 11,
+    read by ascend_subpackages). Only non-empty facts are written: most files keep `{}`."""
     from auditor.static.backends import shim_fact
-    from auditor.static.npu_native import hydra_folders
+    from auditor.static.npu_native import hydra_folders, subpackage_facts
     from auditor.static.opnamespaces import defined_ops_fact, getattr_namespaces_fact, getattr_own_lines_fact
 
     out: dict[str, Any] = {}
@@ -247,6 +254,7 @@ def tree_facts(data: bytes, rel: str) -> dict[str, Any]:
         out["hydra"] = hydra
     if shim_fact(data):
         out["shim"] = True
+    out.update(subpackage_facts(data, rel))      # FORMAT 11: `top_npu`, `relative` (npu_native.ascend_subpackages)
     return out
 
 

@@ -19,6 +19,7 @@ import ast
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from auditor.backend_words import backends_in_text
 from auditor.source import SourceError, read_source
@@ -117,8 +118,34 @@ def data_migration(text: str) -> bool:
     return _DJANGO_MIGRATION.search(text) is not None
 
 
-def _lower(findings: list, tree: ast.AST, npu_keys: set[tuple], where: str) -> list:
-    cuda = _cuda_compared(tree)
+# what a string naming Ascend / NPU (_names_npu) needs in the source: one of its words, or a spelling that hides it
+# (an escape, a backslash-newline, implicit concatenation `"N" "PU"`); a file without any has no NPU comparison
+_NPU_HINT = re.compile(r"""(?i:npu|ascend|hccl|huawei|accelerator)|\\(?:[xuUN0-7]|\r|\n)|["']\s*["']""")
+
+
+def vendor_facts(tree: ast.AST, text: str, cuda_rule: bool) -> dict[str, Any]:
+    """A Python file's facts for apply_vendor_dispatch_tree (project_imports.TREE, cache FORMAT 11), from the `ast`
+    tree the engine parsed from the whole file (engine.py; never a chunked or lowered one): `vendor_npu`, the
+    attribute chains it compares with an Ascend / NPU name (npu_compared); for a file with NPU076 findings
+    (`cuda_rule`), `vendor_cuda`, {line: the attribute chains compared there with a CUDA / NVIDIA literal}. Only
+    attribute chains: the tree pass matches nothing else across files. Only non-empty facts are written."""
+    out: dict[str, Any] = {}
+    if _NPU_HINT.search(text):
+        npu = sorted({k[1] for k in npu_compared(tree) if k[0] == "attr"})
+        if npu:
+            out["vendor_npu"] = npu
+    if cuda_rule:
+        cuda = {str(line): sorted({k[1] for k in keys if k[0] == "attr"})
+                for line, keys in _cuda_compared(tree).items()}
+        cuda = {line: keys for line, keys in cuda.items() if keys}
+        if cuda:
+            out["vendor_cuda"] = cuda
+    return out
+
+
+def _lower(findings: list, tree: ast.AST | None, npu_keys: set[tuple], where: str,
+           cuda: dict[int, set[tuple]] | None = None) -> list:
+    cuda = _cuda_compared(tree) if cuda is None and tree is not None else cuda or {}
     out = []
     for f in findings:
         if f.name == RULE and f.severity != "info" and cuda.get(f.line, set()) & npu_keys:
@@ -154,24 +181,39 @@ def _parse(path: Path, data: bytes | None = None) -> ast.Module | None:
         return None
 
 
-def apply_vendor_dispatch_tree(results: list, files: Sequence[tuple[Path, str]]) -> int:
+def apply_vendor_dispatch_tree(results: list, files: Sequence[tuple[Path, str]], project=None) -> int:
     """Across the tree: an NPU076 warning whose attribute chain (`dipu.vendor_type`) another Python file compares
-    with an Ascend / NPU name is info. Only files that hold the chain's last name are parsed. Returns how many
-    findings were lowered."""
+    with an Ascend / NPU name is info. Only files that hold the chain's last name are parsed. Each file's
+    comparisons come from its per-file facts (vendor_facts, ProjectImports.tree); a file without them (`vendor_unread`,
+    no summary) is read and parsed now, counted in `project.reads`. Returns how many findings were lowered."""
     open_ = [r for r in results if r.path.endswith(".py")
              and any(f.name == RULE and f.severity != "info" for f in r.findings)]
     if not open_:
         return 0
-    trees: dict[str, ast.Module] = {}
+
+    def facts_of(rel: str) -> dict[str, Any] | None:
+        facts = project.tree(rel) if project is not None else None
+        return None if facts is None or facts.get("vendor_unread") else facts
+
+    def parse(path: Path, data: bytes | None = None) -> ast.Module | None:
+        if project is not None and data is None:
+            project.reads += 1
+        return _parse(path, data)
+
+    cudas: dict[str, dict[int, set[tuple]]] = {}
     by_rel = {rel: path for path, rel in files}
     wanted: set[tuple] = set()
     for r in open_:
         path = by_rel.get(r.path)
-        tree = _parse(path) if path is not None else None
-        if tree is None:
-            continue
-        trees[r.path] = tree
-        cuda = _cuda_compared(tree)
+        facts = facts_of(r.path) if path is not None else None
+        if facts is not None:
+            cuda = {int(line): {("attr", k) for k in keys} for line, keys in (facts.get("vendor_cuda") or {}).items()}
+        else:
+            tree = parse(path) if path is not None else None
+            if tree is None:
+                continue
+            cuda = _cuda_compared(tree)
+        cudas[r.path] = cuda
         # `self.vendor` names a different object in each class: only module-level chains count across files
         wanted |= {k for f in r.findings if f.name == RULE for k in cuda.get(f.line, ())
                    if k[0] == "attr" and k[1].split(".")[0] not in ("self", "cls")}
@@ -182,20 +224,25 @@ def apply_vendor_dispatch_tree(results: list, files: Sequence[tuple[Path, str]])
     for path, rel in files:
         if not rel.endswith(".py"):
             continue
+        facts = facts_of(rel)
+        if facts is not None:
+            npu_keys |= {("attr", k) for k in facts.get("vendor_npu") or ()} & wanted
+            continue
+        if project is not None:
+            project.reads += 1
         data = _read(path)
         if data is None or not any(n in data for n in needles):
             continue
-        tree = trees.get(rel) or _parse(path, data)
+        tree = parse(path, data)
         if tree is not None:
             npu_keys |= {k for k in npu_compared(tree) if k in wanted}
     if not npu_keys:
         return 0
     lowered = 0
     for r in open_:
-        tree = trees.get(r.path)
-        if tree is None:
+        if r.path not in cudas:
             continue
         before = sum(f.severity == "info" for f in r.findings)
-        r.findings = _lower(r.findings, tree, npu_keys, "in another file of the tree")
+        r.findings = _lower(r.findings, None, npu_keys, "in another file of the tree", cudas[r.path])
         lowered += sum(f.severity == "info" for f in r.findings) - before
     return lowered
