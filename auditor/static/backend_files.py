@@ -194,7 +194,7 @@ _CUDA_IMAGE = re.compile(r"(?im)^[ \t]*FROM[ \t]+(?:--\S+[ \t]+)*\S*(?:nvidia|cu
 
 
 def ascend_image_fact(data: bytes, rel: str) -> bool | None:
-    """For a Dockerfile (`_kind`), its per-file fact `ascend_image` (project_imports.TREE, cache FORMAT 11), once per
+    """For a Dockerfile (`_kind`), its per-file fact `ascend_image` (project_imports.TREE, cache FORMAT 13), once per
     file in the worker: whether its first 200 kB say it is built for Ascend and not from an NVIDIA / CUDA image, as
     `_ascend_image` reads the file (read by ascend_dockerfile_sibling). None for other files."""
     if _kind(rel.rsplit("/", 1)[-1]) != "dockerfile":

@@ -416,7 +416,7 @@ class StaticEngine:
     # -- the pass ------------------------------------------------------------------------------
 
     def _add_vendor_facts(self, result: FileResult, data: bytes, rel: str) -> None:
-        """A Python file's NPU076 comparison facts (vendor_dispatch.vendor_facts, FORMAT 11), from the tree _analyze
+        """A Python file's NPU076 comparison facts (vendor_dispatch.vendor_facts, FORMAT 13), from the tree _analyze
         parsed from the whole file; `vendor_unread` where it parsed none (an error, a chunked or lowered tree, over
         the tree pass's 2 MB), so that the tree pass reads that file as before."""
         full, self._full_tree = self._full_tree, None

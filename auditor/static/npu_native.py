@@ -173,7 +173,7 @@ _RELATIVE_IMPORT = re.compile(r"^from[ \t]+\.(\w+)[ \t]+import\b", re.M)
 
 
 def subpackage_facts(data: bytes, rel: str) -> dict[str, Any]:
-    """A Python file's facts for ascend_subpackages (project_imports.TREE, cache FORMAT 11), once per file in the
+    """A Python file's facts for ascend_subpackages (project_imports.TREE, cache FORMAT 13), once per file in the
     worker, read as the pass read the file (UTF-8, errors replaced; nothing over the default size limit): `top_npu`,
     it imports torch_npu at its top; for an `__init__.py`, `relative`, the modules it imports as `from .x import`, in
     order, each once. Only true / non-empty facts are written."""

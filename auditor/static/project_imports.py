@@ -233,7 +233,7 @@ def tree_facts(data: bytes, rel: str) -> dict[str, Any]:
     opnamespaces.literal_namespaces);
     `hydra`, the config folders it reads as a Hydra entry importing an Ascend adaptor (npu_native.hydra_folders,
     read by apply_hydra_configs); `shim`, it imports transfer_to_npu (backends.shim_fact, read by
-    transfer_scopes); `top_npu` and, for an `__init__.py`, `relative` (npu_native.subpackage_facts, FORMAT 11,
+    transfer_scopes); `top_npu` and, for an `__init__.py`, `relative` (npu_native.subpackage_facts, FORMAT 13,
     read by ascend_subpackages). Only non-empty facts are written: most files keep `{}`."""
     from auditor.static.backends import shim_fact
     from auditor.static.npu_native import hydra_folders, subpackage_facts
@@ -254,7 +254,7 @@ def tree_facts(data: bytes, rel: str) -> dict[str, Any]:
         out["hydra"] = hydra
     if shim_fact(data):
         out["shim"] = True
-    out.update(subpackage_facts(data, rel))      # FORMAT 11: `top_npu`, `relative` (npu_native.ascend_subpackages)
+    out.update(subpackage_facts(data, rel))      # FORMAT 13: `top_npu`, `relative` (npu_native.ascend_subpackages)
     return out
 
 

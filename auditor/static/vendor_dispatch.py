@@ -124,7 +124,7 @@ _NPU_HINT = re.compile(r"""(?i:npu|ascend|hccl|huawei|accelerator)|\\(?:[xuUN0-7
 
 
 def vendor_facts(tree: ast.AST, text: str, cuda_rule: bool) -> dict[str, Any]:
-    """A Python file's facts for apply_vendor_dispatch_tree (project_imports.TREE, cache FORMAT 11), from the `ast`
+    """A Python file's facts for apply_vendor_dispatch_tree (project_imports.TREE, cache FORMAT 13), from the `ast`
     tree the engine parsed from the whole file (engine.py; never a chunked or lowered one): `vendor_npu`, the
     attribute chains it compares with an Ascend / NPU name (npu_compared); for a file with NPU076 findings
     (`cuda_rule`), `vendor_cuda`, {line: the attribute chains compared there with a CUDA / NVIDIA literal}. Only
