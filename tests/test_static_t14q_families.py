@@ -4,19 +4,17 @@ optional_import("cupy")` stands for the module like an `import` statement: the l
 uses below (`@triton.jit`, `cuml.neighbors.NearestNeighbors(...)`) resolve through it."""
 from __future__ import annotations
 
-import textwrap
 
 from auditor.rules import load_rules
 from auditor.static import StaticEngine
+from tests.static_snippets import snippet_findings
 
 RULES = load_rules()
 ENGINE = StaticEngine(RULES, product="a2")
 
 
 def findings(src: str, name: str = "ops.py"):
-    result = ENGINE.analyze_bytes(textwrap.dedent(src).encode(), name)
-    assert result.error is None, result.error
-    return result.findings
+    return snippet_findings(ENGINE, src, name)
 
 
 def by_line(src: str, name: str = "ops.py") -> dict[int, set[str]]:

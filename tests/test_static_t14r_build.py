@@ -9,15 +9,14 @@ import textwrap
 
 from auditor.rules import load_rules
 from auditor.static import StaticEngine
+from tests.static_snippets import snippet_findings
 
 RULES = load_rules()
 ENGINE = StaticEngine(RULES, product="a2")
 
 
 def findings(src: str, name: str = "setup.py"):
-    result = ENGINE.analyze_bytes(textwrap.dedent(src).encode(), name)
-    assert result.error is None, result.error
-    return result.findings
+    return snippet_findings(ENGINE, src, name)
 
 
 def by_line(src: str, name: str = "setup.py") -> dict[int, set[str]]:
