@@ -297,18 +297,20 @@ class ProjectImports:
         self.reads += 1
         return read_facts(self.paths.get(rel), rel)
 
+    def _held(self, rel: str, key: str) -> dict[str, Any] | None:
+        """The facts a file's summary holds under `key`, or None when it holds none."""
+        summary = self.summaries.get(rel)
+        facts = summary.get(key) if summary is not None else None
+        return facts if isinstance(facts, dict) else None
+
     def tree(self, rel: str) -> dict[str, Any] | None:
         """A Python file's tree-pass facts (tree_facts) from its summary, or None when no summary holds them (the
         caller then reads the file itself, as it always did)."""
-        summary = self.summaries.get(rel)
-        facts = summary.get(TREE) if summary is not None else None
-        return facts if isinstance(facts, dict) else None
+        return self._held(rel, TREE)
 
     def calls(self, rel: str) -> dict[str, Any] | None:
         """A Python file's call_defaults facts from its summary, or None when no summary holds them."""
-        summary = self.summaries.get(rel)
-        facts = summary.get(CALLS) if summary is not None else None
-        return facts if isinstance(facts, dict) else None
+        return self._held(rel, CALLS)
 
     def triton(self, rel: str, modules: bool = False) -> dict[str, Any] | None:
         """A Python file's Triton facts (backends.triton_facts): from its summary, else read now, once per run
