@@ -473,16 +473,20 @@ CUDA_EXTENSION_OP = """\
     """
 
 
+# a tree with its own torch.library namespace, a CUDA-only op and a CUDA-extension op (also tests/test_tree_facts.py)
+OPS_TREE = {
+    "torchair_like/__init__.py": "",
+    "torchair_like/ops/__init__.py": "",
+    "torchair_like/ops/_lib.py": OPS_LIB,
+    "torchair_like/ops/_tagged_event.py": OPS_EVENT,
+    "tests/st/reinplace_st.py": ST_REINPLACE,
+    "kern/fused.py": CUDA_ONLY_OP,
+    "vq/kernels.py": CUDA_EXTENSION_OP,
+}
+
+
 def test_own_torch_library_namespaces_are_not_custom_op_libraries(tmp_path):
-    found = findings_in_tree(write_tree(tmp_path, {
-        "torchair_like/__init__.py": "",
-        "torchair_like/ops/__init__.py": "",
-        "torchair_like/ops/_lib.py": OPS_LIB,
-        "torchair_like/ops/_tagged_event.py": OPS_EVENT,
-        "tests/st/reinplace_st.py": ST_REINPLACE,
-        "kern/fused.py": CUDA_ONLY_OP,
-        "vq/kernels.py": CUDA_EXTENSION_OP,
-    }))
+    found = findings_in_tree(write_tree(tmp_path, OPS_TREE))
     assert not [k for k in found if k[0] == "torchair_like/ops/_tagged_event.py" and k[2] == "NPU380"]
     assert ("tests/st/reinplace_st.py", 23, "NPU380") not in found
     # an outside op library, and an op whose only kernel is CUDA's, are still reported

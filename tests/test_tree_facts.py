@@ -20,19 +20,11 @@ from auditor.static.opnamespaces import defined_ops_fact, python_defined_ops, py
 from auditor.static.project_imports import TREE, ProjectImports
 from tests.static_snippets import write_tree
 from tests.test_precision_t11h import HYDRA_CONFIG, HYDRA_ENTRY
-from tests.test_precision_t11i import CUDA_EXTENSION_OP, CUDA_ONLY_OP, OPS_EVENT, OPS_LIB, ST_REINPLACE
+from tests.test_precision_t11i import CUDA_EXTENSION_OP, CUDA_ONLY_OP, OPS_EVENT, OPS_LIB, OPS_TREE, ST_REINPLACE
 
 
 def _ops_tree(root: Path) -> Path:
-    return write_tree(root, {
-        "torchair_like/__init__.py": "",
-        "torchair_like/ops/__init__.py": "",
-        "torchair_like/ops/_lib.py": OPS_LIB,
-        "torchair_like/ops/_tagged_event.py": OPS_EVENT,
-        "tests/st/reinplace_st.py": ST_REINPLACE,
-        "kern/fused.py": CUDA_ONLY_OP,
-        "vq/kernels.py": CUDA_EXTENSION_OP,
-    })
+    return write_tree(root, OPS_TREE)
 
 
 def _hydra_tree(root: Path, entry: str = HYDRA_ENTRY) -> Path:
