@@ -6,6 +6,7 @@ import textwrap
 from pathlib import Path
 
 from auditor.project.launched import default_choices, launched_call_options, option_defaults
+from tests.static_snippets import write_tree
 
 _HF_TRAIN = textwrap.dedent("""\
     from dataclasses import dataclass, field
@@ -109,11 +110,7 @@ _ARGPARSE_TRAIN = textwrap.dedent("""\
 def _findings(tmp_path: Path, files: dict[str, str]):
     from auditor.runner import run_static
 
-    for rel, text in files.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    run = run_static([tmp_path], jobs=1)
+    run = run_static([write_tree(tmp_path, files)], jobs=1)
     return [(Path(r.path).name, f) for r in run.results for f in r.findings]
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from tests.static_snippets import write_tree
+
 _PATCH = textwrap.dedent("""\
     import torch
     import transformers
@@ -68,11 +70,7 @@ _FINETUNE = textwrap.dedent("""\
 def _findings(tmp_path: Path, files: dict[str, str]):
     from auditor.runner import run_static
 
-    for rel, text in files.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    run = run_static([tmp_path], jobs=1)
+    run = run_static([write_tree(tmp_path, files)], jobs=1)
     return [(r.path, f) for r in run.results for f in r.findings]
 
 
