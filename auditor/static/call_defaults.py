@@ -175,12 +175,14 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], list[
             sorted(refs))
 
 
-def default_facts(data: bytes) -> dict[str, Any]:
-    """The file's `defaults`, `calls` and `refs` facts (see the module doc); {} for a file that cannot be parsed."""
-    try:
-        tree = ast.parse(data)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return {}
+def default_facts(data: bytes, tree: ast.AST | None = None) -> dict[str, Any]:
+    """The file's `defaults`, `calls` and `refs` facts (see the module doc); {} for a file that cannot be parsed.
+    `tree`: the whole file's `ast` tree when the caller has parsed it already (the engine), else parsed here."""
+    if not isinstance(tree, ast.Module):
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return {}
     try:
         defaults = _defaults(tree)
         calls, refs = _calls_and_refs(tree)

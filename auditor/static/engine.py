@@ -403,7 +403,8 @@ class StaticEngine:
 
                 add_embedded_dockerfiles(self, data, rel, result)
             # the import graph's facts (auditor/static/project_imports.py), from the bytes: a file ast rejects too
-            result.summary = with_facts(result.summary, data, rel, result.findings)
+            result.summary = with_facts(result.summary, data, rel, result.findings,
+                                        self._full_tree[0] if self._full_tree is not None else None)
             self._add_vendor_facts(result, data, rel)
             # `make x  # npu-audit: ignore[NPU333]`: kept with each recorded call for the tree passes
             makefile.note_suppressions(result.summary, data, _CALL_KEYS)

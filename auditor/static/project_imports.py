@@ -179,11 +179,12 @@ def import_facts(data: bytes, rel: str) -> dict[str, Any] | None:
     return None
 
 
-def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: Sequence[Any] = ()) -> dict[str, Any] | None:
+def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: Sequence[Any] = (),
+               tree: ast.AST | None = None) -> dict[str, Any] | None:
     """`summary` (crossfile's part, or None) with the import graph's facts added, and for a Python file its Triton
     facts (backends.triton_facts; `findings`, the file's own, say whether it has Triton findings) and its tree-pass
     facts (tree_facts); for a file of any kind with findings, its framework (frameworks.framework_fact, in `tree`):
-    in the worker, once per file."""
+    in the worker, once per file. `tree`: the whole file's `ast` tree when the engine parsed one (not parsed again)."""
     facts = import_facts(data, rel)
     out = summary
     if facts is not None:
@@ -196,7 +197,7 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
             from auditor.project.launched import launch_facts, wrapper_fact
             from auditor.static.call_defaults import default_facts
 
-            out[CALLS] = default_facts(data)    # FORMAT 11: device / dtype defaults, the calls that pass them (t11o)
+            out[CALLS] = default_facts(data, tree)    # FORMAT 11: device / dtype defaults, the calls passing them
             if findings and wrapper_fact(data, findings):      # FORMAT 7: a short attention wrapper a script may launch
                 out[TREE]["wrapper"] = True
             out[TREE].update(launch_facts(data, findings))    # FORMAT 10: the patches it calls, its option defaults
