@@ -19,11 +19,12 @@ from auditor.rule_schema import MATCHER_KINDS, STATUSES, duplicate_keys, schema_
 
 CODE_RE = re.compile(r"^NPU\d{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-# Code policy (DESIGN.md §3): the hundreds digit says the family of problem.
+# Code policy (DESIGN.md §3): the hundreds digit says the family of problem. 8xx continues 3xx, whose
+# hundred codes are all taken.
 CODE_CATEGORIES = {
     "0": {"device"}, "1": {"distributed"}, "2": {"precision"},
     "3": {"kernel", "attention", "apex"}, "4": {"third_party"}, "5": {"operator"},
-    "6": {"fusion"}, "7": {"performance"}, "9": set(CATEGORIES),
+    "6": {"fusion"}, "7": {"performance"}, "8": {"kernel", "attention", "apex"}, "9": set(CATEGORIES),
 }
 
 
