@@ -202,7 +202,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
 
 
 @pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
-                                   "test10", "test11", "test12", "test13", "tuned_t14d", "tuned_t14g"])
+                                   "test10", "test11", "test12", "test13", "test14", "tuned_t14d", "tuned_t14g"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
     labels = shipped(split)
     used = {s["name"] for other in recall.SPLITS if other != split for s in recall.load_sources(other)}
@@ -523,6 +523,47 @@ def test_test13_files_are_exactly_what_its_rule_draws():
     assert labelled[41:] == later[:len(labelled) - 41]
     assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
     assert len(labelled) == 79
+
+
+def test_test14_files_are_exactly_what_its_rule_draws():
+    select_test, labelled = _replayed_draw("test14", 15)         # test13's rule on pool A11
+    labels = {(lf.package, lf.path): lf for lf in shipped("test14")}
+    # Main rounds 1-2 in sources.json order: gluonts, momentfm, nougat-ocr and python-doctr have one eligible file
+    # each, so round 2 has the other eleven code bases.
+    orders = [(src["name"], [p for s, p in select_test.draw(None, "test14") if s["name"] == src["name"]])
+              for src in recall.load_sources("test14")]
+    main = [(name, order[rnd]) for rnd in range(2) for name, order in orders if rnd < len(order)]
+    assert len(main) == 26 and labelled[:26] == main
+
+    def pool(category):
+        return [(src["name"], path) for src, path in select_test.topup_order(category, "test14")]
+
+    def pairs(keys, category=None):
+        return sum(len(ll.categories) if category is None else ll.categories.count(category)
+                   for k in keys for ll in labels[k].lines.values())
+
+    # Top-up (SELECTION.md outcome), each in its pool's order, skipping files already drawn: device needed none;
+    # distributed's pool is empty; precision drew 5 files, the fifth bringing it to 20 or more; apex drew the two
+    # pool files not drawn before and stays under 20; attention's four files were all main-round files; kernel drew
+    # 1 file, bringing it to 20 or more; third_party drew its one-file pool and stays under 20.
+    assert pairs(main, "device") >= 20
+    assert select_test.topup_order("distributed", "test14") == []
+    assert labelled[26:31] == [k for k in pool("precision") if k not in main][:5]
+    assert pairs(labelled[:30], "precision") < 20 <= pairs(labelled[:31], "precision")
+    apex = [k for k in pool("apex") if k not in labelled[:31]]
+    assert len(apex) == 2 and labelled[31:33] == apex and pairs(labelled[:33], "apex") < 20
+    assert set(pool("attention")) <= set(main) and pairs(labelled, "attention") < 20
+    assert labelled[33:34] == [k for k in pool("kernel") if k not in labelled[:33]][:1]
+    assert pairs(labelled[:33], "kernel") < 20 <= pairs(labelled[:34], "kernel")
+    assert pool("third_party") == labelled[34:35] and pairs(labelled[:35], "third_party") < 20
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before: every order
+    # ran out before 350 pairs, so the split is every eligible file of the fifteen code bases.
+    later = [(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+             if rnd < len(order) and (name, order[rnd]) not in labelled[:35]]
+    assert labelled[35:] == later
+    assert set(labelled) == {(name, path) for name, order in orders for path in order}
+    assert pairs(labelled) < 350
+    assert len(labelled) == 64
 
 
 def _rounds_until(orders: list, labels: dict, files: int, pairs: int) -> list:
