@@ -102,3 +102,22 @@ def test_cu_names_are_word_parts_only():
     got = found("tools/env.sh", script)
     assert not [c for ln, c in got if ln in (1, 2, 3, 4)], got
     assert (5, "NPU018") in got, got
+
+
+def test_sbatch_wrap_string_is_read_as_the_job_script():
+    script = """\
+        #!/bin/bash
+        # submit the training job; the command is in --wrap below
+        EXP=run_$(date +%F)
+        sbatch --partition=learn --nodes=2 --job-name=${EXP} --output=logs/%j.out \\
+          --wrap="srun --label python train.py --batch_size 4 \\
+        --bf16 --attn_implementation flash_attention_2 \\
+        --device cuda"
+        sbatch --wrap 'python evaluate.py --bf16' -N 1
+        sbatch --wrap="echo finished"
+        """
+    got = found("slurm/launch.sh", script)
+    assert (6, "NPU212") in got and (6, "NPU363") in got, got
+    assert (7, "NPU019") in got, got
+    assert (8, "NPU212") in got, got
+    assert not [c for ln, c in got if ln in (1, 2, 3, 9)], got

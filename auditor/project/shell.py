@@ -912,6 +912,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         at = words.index("clone") + 1
         source_tree.clone(col, m, pos, words[at:], nodes[at:])
         return
+    if name == "sbatch":
+        _wrapped_job(col, pos, words, nodes)     # `sbatch ... --wrap="srun python train.py --bf16"` (t15o)
     if name in _SHELLS and len(words) > 2 and words[1] == "-c" and nodes[2].type in ("string", "raw_string", "word"):
         _nested_script(col, pos, nodes[2])       # `bash -c "python -m sglang.launch_server ..."`
         return
@@ -1098,6 +1100,18 @@ def _heredoc_body(command):
         if redirect.type == "heredoc_redirect":
             return next((c for c in redirect.children if c.type == "heredoc_body"), None)
     return None
+
+
+def _wrapped_job(col: Collector, pos: _Positions, words: list[str], nodes: list) -> None:
+    """`sbatch --wrap="srun python train.py ..."` / `sbatch --wrap "..."`: Slurm runs the string as the job's
+    script, so it is read as one in its place, like `bash -c "..."` (t15o)."""
+    for i, w in enumerate(words[1:], 1):
+        if w.startswith("--wrap=") and nodes[i].type == "concatenation":
+            inner = [c for c in nodes[i].children if c.type in ("string", "raw_string")]
+            if inner:
+                _nested_script(col, pos, inner[0])
+        elif w == "--wrap" and i + 1 < len(nodes) and nodes[i + 1].type in ("string", "raw_string"):
+            _nested_script(col, pos, nodes[i + 1])
 
 
 def _nested_script(col: Collector, pos: _Positions, node) -> None:
