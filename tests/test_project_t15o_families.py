@@ -121,3 +121,16 @@ def test_sbatch_wrap_string_is_read_as_the_job_script():
     assert (7, "NPU019") in got, got
     assert (8, "NPU212") in got, got
     assert not [c for ln, c in got if ln in (1, 2, 3, 9)], got
+
+
+def test_echoed_words_are_no_options():
+    script = """\
+        #!/bin/bash
+        echo finished, rerun with --device cuda --bf16 to train on the GPU
+        printf '%s\\n' "usage: train.sh --device cuda"
+        echo "--device cuda" >> run.args
+        python train.py --device cuda
+        """
+    got = found("scripts/train.sh", script)
+    assert not [c for ln, c in got if ln in (1, 2, 3)], got
+    assert (5, "NPU019") in got, got

@@ -801,6 +801,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
     if not words:
         return
     name = words[0].rsplit("/", 1)[-1]
+    if name in ("echo", "printf") and not _output_to_file(node) and not _output_to_program(node):
+        return      # `echo finished --device cuda`: a message shown to a person, its words are no options (t15o)
     variable = re.fullmatch(r"\$\{?([A-Za-z_]\w*)\}?", name)
     if variable and ("PY" in variable.group(1).upper() and "PIP" not in variable.group(1).upper()
                      or words[1:2] == ["-m"]):
