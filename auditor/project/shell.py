@@ -316,6 +316,7 @@ def scan_shell(col: Collector, text: str) -> None:
             name_node = node.child_by_field_name("name")
             if name_node is not None and name_node.text in (b"echo", b"printf"):
                 _ci_set_variable(col, pos, node)
+                _github_env_write(col, m, pos, node)
         elif node.type == "for_statement":
             _loop_values(col, m, pos, node)
         elif node.type == "array":
@@ -454,9 +455,45 @@ def _ci_set_variable(col: Collector, pos: "_Positions", node) -> None:
         col.env(hit.group(group), ln, c)
 
 
+# `echo "MATRIX_CUDA_VERSION=..." >> $GITHUB_ENV`: a GitHub Actions step writing a variable for the later steps
+_GITHUB_ENV_RE = re.compile(r">>?\s*\"?\$\{?GITHUB_ENV\}?\"?")
+_ENV_FILE_ITEM_RE = re.compile(r"([A-Za-z_]\w*)=(.*)", re.DOTALL)
+
+
+def _github_env_write(col: Collector, m, pos: "_Positions", node) -> None:
+    """`echo "MATRIX_CUDA_VERSION=$(echo ${{ matrix.cuda-version }} | awk ...)" >> $GITHUB_ENV`: the step sets a
+    variable as an assignment would; a CUDA version so derived is the build parameter of the later install steps
+    (t15o)."""
+    holder = node.parent
+    if holder is None or holder.type != "redirected_statement" or \
+            not _GITHUB_ENV_RE.search(holder.text[node.end_byte - holder.start_byte:].decode("utf-8", "replace")):
+        return
+    args = [c for c in node.children if c.type in ("word", "string", "raw_string", "concatenation")
+            and c.type != "command_name" and c.start_byte > node.children[0].end_byte]
+    if len(args) != 1:
+        return
+    item = _ENV_FILE_ITEM_RE.fullmatch(_word(args[0]))
+    if item is None or not item.group(1).upper().endswith("_VERSION"):
+        return
+    line, c = pos.at(args[0].start_point)
+    _cuda_version_parameter(col, m, item.group(1), item.group(2), line, c + (args[0].type in ("string", "raw_string")))
+
+
+# a local version tag made of a CUDA version variable: `TORCH_VERSION_SUFFIX="+$CU_VERSION"`, `+cu${CUDA_MM}`
+_CUDA_TAG_REF_RE = re.compile(r"\+(?:cu)?\$\{?(\w+)\}?")
+
+
 def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) -> None:
     """`DIST_BACKEND=nccl`, `export ACCELERATOR=${ACCELERATOR:-"GPU"}`: a script's variable that the launch line
     passes on is the same setting a config would hold (its default, for `${X:-default}`)."""
+    tag = _CUDA_TAG_REF_RE.fullmatch(_word(value)) if value is not None else None
+    if tag is not None and _cuda_version_name(tag.group(1)):
+        # `export TORCH_VERSION_SUFFIX="+$CU_VERSION"`: the wheel's CUDA local tag, the same build parameter (t15o)
+        rule = m.match_setting("cuda_version", _word(value))
+        if rule is not None and rule.code == "NPU018":
+            col.add(rule, f"{name}={_word(value)}", line, c, c + len(name), severity="info",
+                    note=" (a build parameter: the CUDA tag of the wheel a build step installs)")
+        return
     if value is not None and name.upper().endswith("_VERSION"):
         _cuda_version_parameter(col, m, name, _word(value) if value.type != "expansion" else value.text.decode(
             "utf-8", errors="replace"), line, c)
@@ -501,12 +538,38 @@ _CUDA_VERSION_VALUE_RE = re.compile(r"(?:cu(?:da)?-?)?1[0-9](?:\.[0-9]+){0,2}|cu
                                     re.IGNORECASE)
 
 
+# a value computed by a command (`$(...)`, backquotes)
+_DERIVED_RE = re.compile(r"\$\(.*\)|`.*`", re.DOTALL)
+# ... from a value the script was given (a named variable, a CI expression, the environment): `$(detect_cuda)`
+# reads the machine through a function and is left like nvcc
+_GIVEN_VALUE_RE = re.compile(r"\$\{?[A-Za-z_]\w*|\$\{\{|\benviron\b|\bgetenv\b")
+# ... that asks the machine which CUDA it has: a detection, not a choice (left, t15g)
+_MACHINE_QUERY_RE = re.compile(r"\bnvcc\b|nvidia-smi|torch\.version\.cuda|/usr/local/cuda|\bldconfig\b")
+
+
+def _cuda_version_name(name: str) -> bool:
+    """A variable named for a CUDA version: `CUDA_VERSION`, `TORCH_CUDA_VERSION`, `CU_VERSION`, `CU_VER`."""
+    upper = name.upper()
+    return "CUDA" in upper or re.search(r"(?:^|_)CU(?:_|$)", upper) is not None
+
+
 def _cuda_version_parameter(col: Collector, m, name: str, value: str, line: int, c: int) -> None:
     """`CUDA_VERSION=12.6` in a build script, `--build-arg CUDA_VERSION=$CUDA_VERSION`, a CI step's
     `CUDA_VERSION="${{ matrix.cuda }}"`: the CUDA version a build is made for, a build parameter like the
     Dockerfile's `ARG CUDA_VERSION=12.6` (information: the install lines it feeds are the errors). Only names that
-    say CUDA; a value that is not a version or a variable passing one (`$(nvcc --version ...)`) is left (t15g)."""
-    if "CUDA" not in name.upper() or not _CUDA_VERSION_VALUE_RE.fullmatch(value.strip("\"'")):
+    say CUDA; a value that is not a version or a variable passing one (`$(nvcc --version ...)`) is left (t15g).
+    t15o: a name with a `CU` part says CUDA too (`CU_VERSION=cu118`, the torchvision / detectron2 packaging
+    convention), and a version computed from another one (`$(echo ${{ matrix.cuda-version }} | awk ...)`, a
+    `$(python -c ...)` mapping a torch version to its wheel's CUDA tag) is the same parameter; a version read from
+    the machine (nvcc, nvidia-smi, torch.version.cuda) stays left."""
+    if not _cuda_version_name(name):
+        return
+    default = re.fullmatch(r"\$\{\w+:?[-=](.*)\}", value.strip("\"'"), re.DOTALL)
+    if default is not None:
+        value = default.group(1)        # `CU_VERSION=${CU_VERSION:-cu118}`: its default
+    derived = _DERIVED_RE.fullmatch(value.strip()) is not None and _GIVEN_VALUE_RE.search(value[1:]) is not None \
+        and not _MACHINE_QUERY_RE.search(value)
+    if not derived and not _CUDA_VERSION_VALUE_RE.fullmatch(value.strip("\"'")):
         return
     rule = m.match_setting(name.lower(), value)
     if rule is not None and rule.code == "NPU018":
@@ -738,6 +801,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
     if not words:
         return
     name = words[0].rsplit("/", 1)[-1]
+    if name in ("echo", "printf") and not _output_to_file(node) and not _output_to_program(node):
+        return      # `echo finished --device cuda`: a message shown to a person, its words are no options (t15o)
     variable = re.fullmatch(r"\$\{?([A-Za-z_]\w*)\}?", name)
     if variable and ("PY" in variable.group(1).upper() and "PIP" not in variable.group(1).upper()
                      or words[1:2] == ["-m"]):
@@ -849,6 +914,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         at = words.index("clone") + 1
         source_tree.clone(col, m, pos, words[at:], nodes[at:])
         return
+    if name == "sbatch":
+        _wrapped_job(col, pos, words, nodes)     # `sbatch ... --wrap="srun python train.py --bf16"` (t15o)
     if name in _SHELLS and len(words) > 2 and words[1] == "-c" and nodes[2].type in ("string", "raw_string", "word"):
         _nested_script(col, pos, nodes[2])       # `bash -c "python -m sglang.launch_server ..."`
         return
@@ -1035,6 +1102,18 @@ def _heredoc_body(command):
         if redirect.type == "heredoc_redirect":
             return next((c for c in redirect.children if c.type == "heredoc_body"), None)
     return None
+
+
+def _wrapped_job(col: Collector, pos: _Positions, words: list[str], nodes: list) -> None:
+    """`sbatch --wrap="srun python train.py ..."` / `sbatch --wrap "..."`: Slurm runs the string as the job's
+    script, so it is read as one in its place, like `bash -c "..."` (t15o)."""
+    for i, w in enumerate(words[1:], 1):
+        if w.startswith("--wrap=") and nodes[i].type == "concatenation":
+            inner = [c for c in nodes[i].children if c.type in ("string", "raw_string")]
+            if inner:
+                _nested_script(col, pos, inner[0])
+        elif w == "--wrap" and i + 1 < len(nodes) and nodes[i + 1].type in ("string", "raw_string"):
+            _nested_script(col, pos, nodes[i + 1])
 
 
 def _nested_script(col: Collector, pos: _Positions, node) -> None:
