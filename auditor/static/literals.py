@@ -140,12 +140,12 @@ def literal_category(value: str, packages: dict[str, str], parsed: bool) -> tupl
     text = value.strip()
     if not text or len(text) > 200 or "://" in text or text.startswith("www."):
         return None
-    if _HUB_ID.match(text) and not text.startswith(("-", ".")):
-        return None         # `nvidia/Llama-3.1-Nemotron`, `NVIDIA/apex`: a hub or repository id
-    if any(c.isspace() for c in text) and not parsed and not text.startswith("-"):
-        return None         # prose: a label or message unless the code parses it
     if text.endswith((".cu", ".cuh")) and not any(c.isspace() for c in text):
         return "kernel", text
+    if _HUB_ID.match(text) and text.lower().startswith("nvidia"):
+        text = text.split("/", 1)[1]    # `nvidia/Llama-3.1-Nemotron-70B`: a hub id; the organisation is no CUDA use
+    if any(c.isspace() for c in text) and not parsed and not text.startswith("-"):
+        return None         # prose: a label or message unless the code parses it
     for token in _TOKEN.findall(text):
         category = _word_category(token, packages)
         if category is not None:
