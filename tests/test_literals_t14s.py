@@ -169,3 +169,43 @@ def test_literal_words():
                   "https://developer.nvidia.com/cuda-downloads", "requires CUDA", "accumulate", "current"):
         assert literal_category(value, PACKAGES, False) is None, value
     assert literal_category("Cuda compilation tools, release ", PACKAGES, True) == ("device", "Cuda")
+
+
+def test_tables_enums_paths_patterns_and_other_backends_are_left():
+    code = '''\
+    import enum
+    import os
+    import re
+
+
+    class AttnType(enum.Enum):
+        FA = "fa"
+        FLASHINFER = "flashinfer"
+
+
+    ATTN_TYPES = {"fa": AttnType.FA, "flashinfer": AttnType.FLASHINFER}
+
+
+    def kernel_file(mlu_ops_path):
+        return os.path.join(mlu_ops_path, "triton/fla/chunk_o.py")
+
+
+    def rewrite(text):
+        return re.sub(r'"(?:\\\\.\\\\./)+(?:cuda|hip)/utils\\\\.h"', '"utils.h"', text)
+
+
+    def run_env():
+        return {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}
+    '''
+    got = _net(code, "pkg/kernels/config.py")
+    assert set(got) <= {23}, got        # only the environment name in the dict
+    mlu = '''\
+    import os
+
+
+    def kernel_name(kind):
+        if kind == "triton":
+            return "tmo_" + kind
+        return kind
+    '''
+    assert _net(mlu, "xllm/core/kernels/mlu/tmo_kernel/kernel_config.py") == {}

@@ -55,6 +55,8 @@ _KERNEL_FLAGS = frozenset({"--use_fast_math", "-use_fast_math", "-gencode", "--e
 # catalogue packages whose names are also ordinary words or common field names in ML code: a string holding one
 # names the project's own thing far more often than the package (image `warp`, `rotary_emb`, `syncbn` norms)
 _COMMON = frozenset({"warp", "rotary_emb", "syncbn", "stk", "fla", "awq", "quack", "humming", "cuda"})
+# contexts (auditor/static/backends.py) where a CUDA word belongs to another backend's code
+_OTHER_CODE = frozenset({"other-backend", "ascend-code"})
 _PACKAGE_CATEGORIES = ("kernel", "attention", "apex", "distributed", "third_party")
 
 # calls whose string arguments are messages, and keywords that hold one
@@ -70,6 +72,7 @@ _PARSERS = frozenset({"split", "rsplit", "startswith", "endswith", "find", "rfin
                       "search", "match", "fullmatch", "findall", "finditer", "count", "partition", "rpartition",
                       "strip", "removeprefix", "removesuffix", "check_output", "run", "popen", "call", "check_call",
                       "system", "getoutput", "getstatusoutput", "compile", "sub", "findtext", "finditems"})
+_REGEX_MARKS = ("(?", "|", "[^", ".*", "\\d", "\\w", "\\s", "\\.")
 _TOKEN = re.compile(r"[A-Za-z0-9_\-]+")
 _UPPER = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _HUB_ID = re.compile(r"^[\w.\-]+/[\w.\-]+$")
@@ -146,6 +149,16 @@ def literal_category(value: str, packages: dict[str, str], parsed: bool) -> tupl
         text = text.split("/", 1)[1]    # `nvidia/Llama-3.1-Nemotron-70B`: a hub id; the organisation is no CUDA use
     if any(c.isspace() for c in text) and not parsed and not text.startswith("-"):
         return None         # prose: a label or message unless the code parses it
+    if any(m in text for m in _REGEX_MARKS):
+        return None         # a pattern (`r"(?:cuda|hip)/utils\.h"`): a rewriter's or a parser's, not a use
+    if "/" in text or "\\" in text:
+        # a path (`triton/fla/chunk_o.py`, `/.triton/cache/`, `../cuda/ops.h`): a folder named for a technology is the
+        # project's layout; only a CUDA library file in it names CUDA itself (`/usr/lib/libcudart.so.12`)
+        for token in _TOKEN.findall(text):
+            low = token.lower()
+            if low.startswith("lib") and low[3:] in _CORE:
+                return _CORE[low[3:]], token
+        return None
     for token in _TOKEN.findall(text):
         category = _word_category(token, packages)
         if category is not None:
@@ -199,6 +212,22 @@ class _Walker(ast.NodeVisitor):
         if any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
             return
         self.generic_visit(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        if any(_last_name(b).endswith("Enum") for b in node.bases):
+            return      # `FLASHINFER = "flashinfer"`: an enumeration of choices names them, the choice is elsewhere
+        self.generic_visit(node)
+
+    def visit_Dict(self, node: ast.Dict) -> None:
+        for key, value in zip(node.keys, node.values):
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                # `{"flashinfer": AttnType.FLASHINFER}`, `extras_require={"flash_attn": [...]}`: a table's key names
+                # an entry (its value is the use); environment names and build defines keep their meaning
+                if _UPPER.match(key.value.strip()) or key.value.startswith("-"):
+                    self._literal(key, False)
+            elif key is not None:
+                self.visit(key)
+            self.visit(value)
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
         if isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
@@ -312,6 +341,7 @@ def add_literals(findings: list[Finding], tree: ast.Module, lines: list[str], re
     if not new:
         return findings
     new = apply_context(new, build_backend_context(tree, lines, sorted({f.line for f in new})), rel)
+    new = [f for f in new if f.data.get("context") not in _OTHER_CODE]     # another backend's code: nothing to port
     suppressions = Suppressions.of(lines, text)
     new = [f for f in new if not suppressions.covers(f.line, f.end_line, f.code)]
     return sorted(findings + new, key=Finding.sort_key)
