@@ -1,0 +1,74 @@
+"""t11q (issue 11, tuned on heldout11): general mechanisms for the false classes read in heldout11's trees, each
+tested on code written like the multi-backend trees that show it (docs/precision.md, "t11q")."""
+from __future__ import annotations
+
+import pytest
+
+from auditor.rules import load_rules
+from auditor.static.backends import other_backend_symbol, path_backends
+from auditor.static.engine import StaticEngine
+from static_snippets import findings_by_line as _findings
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return StaticEngine(load_rules())
+
+
+def test_another_compilers_dtype_option_chooses_no_torch_dtype(engine):
+    # an exporter for AWS Inferentia: neuronx-cc reads `auto_cast_type` and casts its own graph
+    src = """\
+        import torch
+
+        def export_neuron(model, input_shapes, auto_cast: str = "matmul", auto_cast_type: str = "bf16"):
+            compiler_args = {"auto_cast": auto_cast, "auto_cast_type": auto_cast_type}
+            return trace(model, input_shapes, compiler_args=compiler_args)
+
+        def test_export_diffusers(tmp_path):
+            compiler_kwargs = {"auto_cast": "matmul", "auto_cast_type": "fp16", "instance_type": "inf2"}
+            export(model_id, tmp_path, compiler_kwargs=compiler_kwargs)
+            export(model_id, tmp_path, auto_cast="matmul", auto_cast_type="bf16")
+
+        model = model.to(dtype=torch.bfloat16)
+        settings = {"dtype": "bf16"}
+        """
+    by_line = _findings(engine, src)
+    assert not any(by_line.get(n) for n in (3, 4, 8, 10)), by_line
+    # a torch dtype chosen for a model and a dtype setting of a config stay reported
+    assert [f.code for f in by_line[12]] == ["NPU201"]
+    assert [f.code for f in by_line[13]] == ["NPU201"]
+
+
+def test_another_backends_kernel_package_is_not_a_flash_attention_module(engine):
+    src = """\
+        import torch
+        try:
+            from neuronx_distributed.kernels.flash_attn import nki_flash_attn_func
+        except ImportError:
+            nki_flash_attn_func = None
+        from myproj.ops.flash_attn_interface import flash_attn_func
+
+        def core_attention(q, k, v, use_nki):
+            if use_nki:
+                return nki_flash_attn_func(q, k, v, causal=True)
+            return flash_attn_func(q, k, v, causal=True)
+        """
+    by_line = _findings(engine, src)
+    assert not by_line.get(3) and not by_line.get(10), by_line
+    # the project's own FlashAttention wrapper is still the CUDA one
+    assert "NPU324" in {f.code for f in by_line[6]} and "NPU324" in {f.code for f in by_line[11]}
+    assert other_backend_symbol("habana_frameworks.torch.hpex.kernels.FusedSDPA")
+    assert not other_backend_symbol("torch.ops.hpu.cast_to_fp8_v2")     # torch's op namespace: its own rule
+    assert not other_backend_symbol("vllm.vllm_flash_attn.flash_attn_varlen_func")
+
+
+def test_neuron_files_and_nki_kernels_name_another_backend(engine):
+    assert path_backends("optimum/neuron/models/inference/backend/modules/attention/flash_attention_nki.py") \
+        == {"neuron"}
+    assert path_backends("tests/training/test_trainium_overfit.py") == {"neuron"}
+    # `neuron` alone names units of a network (pruning code), not AWS Neuron
+    assert path_backends("llm_pruner/pruner/neuron_importance.py") == set()
+    # a module that runs only with torch_neuronx is another backend's code: info, never rewritten
+    src = "import torch\nimport torch_neuronx\n\ndef warm(x):\n    torch.cuda.synchronize()\n    return x.cuda()\n"
+    by_line = _findings(engine, src)
+    assert by_line[5] and {f.severity for f in by_line[5] + by_line[6]} == {"info"}
