@@ -72,3 +72,54 @@ def test_neuron_files_and_nki_kernels_name_another_backend(engine):
     src = "import torch\nimport torch_neuronx\n\ndef warm(x):\n    torch.cuda.synchronize()\n    return x.cuda()\n"
     by_line = _findings(engine, src)
     assert by_line[5] and {f.severity for f in by_line[5] + by_line[6]} == {"info"}
+
+
+def test_code_after_a_too_few_cuda_devices_return_is_gated(engine):
+    src = """\
+        import unittest
+        import torch
+
+        class TestDeviceGuard(unittest.TestCase):
+            def test_device_guard_rejects_mismatch(self):
+                if torch.cuda.device_count() < 2:
+                    return
+                torch.cuda.synchronize(0)
+                x = torch.empty(4, device="cuda:1")
+
+            def test_single(self):
+                if torch.cuda.device_count() > 4:
+                    return
+                torch.cuda.synchronize(0)
+        """
+    by_line = _findings(engine, src)
+    assert {f.severity for f in by_line[8] + by_line[9]} == {"warning"}, by_line
+    # a test that returns only with MANY devices still runs the CUDA call on Ascend
+    assert "error" in {f.severity for f in by_line[14]}
+
+
+def test_windows_only_branches_of_an_env_report_are_info(engine):
+    src = """\
+        import os
+        import subprocess
+        import sys
+
+        def get_nvidia_smi():
+            smi = "nvidia-smi"
+            if sys.platform == "win32":
+                system_root = os.environ.get("SYSTEMROOT", "C:\\\\Windows")
+                program_files_root = os.environ.get("PROGRAMFILES", "C:\\\\Program Files")
+                legacy_path = os.path.join(program_files_root, "NVIDIA Corporation", "NVSMI", smi)
+                cuda_path = os.environ.get("CUDA_PATH", "%CUDA_PATH%")
+                smi = legacy_path
+            return smi
+
+        def get_cudnn_version():
+            cuda_path = os.environ.get("CUDA_PATH")
+            return subprocess.run(["nvidia-smi"], check=False)
+        """
+    by_line = _findings(engine, src)
+    windows = [f for n in range(8, 13) for f in by_line.get(n, [])]
+    assert windows and {f.severity for f in windows} == {"info"}, windows
+    assert all(f.fix == "none" for f in windows)
+    # the same reads outside the branch keep their severity
+    assert {f.severity for f in by_line[16] + by_line[17]} - {"info"}, by_line
