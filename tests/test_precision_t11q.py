@@ -123,3 +123,46 @@ def test_windows_only_branches_of_an_env_report_are_info(engine):
     assert all(f.fix == "none" for f in windows)
     # the same reads outside the branch keep their severity
     assert {f.severity for f in by_line[16] + by_line[17]} - {"info"}, by_line
+
+
+def test_module_function_defaults_every_caller_passes_are_quiet(tmp_path):
+    from auditor.runner import run_static
+    from static_snippets import write_tree
+
+    processors = '''\
+        import torch
+
+
+        def _compute_talker_prompt_ids_length(info, device: torch.device | str = "cuda") -> int:
+            ids = torch.tensor(info["prompt_ids"], device=device)
+            return int(ids.numel())
+
+
+        def build_decode_kernel(dim: int, dtype_str: str = "bfloat16", block: int = 64):
+            return {"dim": dim, "dtype": dtype_str, "block": block}
+
+
+        def load_for_inference(path, device="cuda"):
+            return torch.load(path, map_location=device)
+
+
+        def thinker2talker(infos, current_platform):
+            device = torch.device(current_platform.device_type)
+            lengths = [_compute_talker_prompt_ids_length(info, device=device) for info in infos]
+            return lengths, build_decode_kernel(128, "float16")
+        '''
+    launcher = '''\
+        from pkg.processors import load_for_inference
+
+
+        def main(path):
+            return load_for_inference(path)
+        '''
+    root = write_tree(tmp_path / "t", {"pkg/__init__.py": "", "pkg/processors.py": processors,
+                                       "pkg/serve.py": launcher})
+    run = run_static([root], jobs=1)
+    r = next(r for r in run.results if r.path == "pkg/processors.py")
+    lines = {f.line for f in r.findings if f.category in ("device", "precision")}
+    assert 4 not in lines and 9 not in lines, r.findings      # every caller passes device / dtype_str
+    # a caller that lets `device="cuda"` through keeps the default reported
+    assert 13 in lines

@@ -22,8 +22,15 @@ Per file, in the worker (project_imports.with_facts, key `calls` of the summary,
 Per run (drop_overridden_defaults): a finding of category device or precision inside such a default is dropped when
 the class has call sites outside tests and examples, every call site in the tree forwards the parameter and no file
 hands the class on as a value. A public entry point's default (called from nowhere in the tree, or only from tests
-and examples) stays reported, and so do plain functions' defaults (a launcher's `run_training(..., device=
-torch.device("cuda"))` is labelled a finding in the recall splits, whoever calls it).
+and examples) stays reported.
+
+Module functions (t11q, tuned on heldout11): a top-level function's device / dtype default (`def
+_compute_prompt_len(info, device="cuda")`, `def build_decode_kernel(..., dtype_str="bfloat16")`) is dropped the same
+way when every call site in the tree passes that parameter, with any value (a keyword, or enough positional
+arguments before any `*`): the default never applies, and a CUDA value written at a call is that call's own finding.
+A function called from nowhere in the tree, only from tests and examples, handed on as a value, or decorated (a
+decorator may wrap or register it) keeps its default reported (a launcher's `run_training(..., device=
+torch.device("cuda"))` called from nowhere stays a finding).
 """
 from __future__ import annotations
 
@@ -63,13 +70,15 @@ def _defaults(tree: ast.Module) -> list[list[Any]]:
         for arg, default, index in _params(fn, method):
             if default is not None and _PARAM.match(arg.arg):
                 out.append([default.lineno, default.col_offset, default.end_lineno or default.lineno,
-                            default.end_col_offset or default.col_offset, name, arg.arg, index])
+                            default.end_col_offset or default.col_offset, name, arg.arg, index, not method])
 
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
                     add(item, node.name, True)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.decorator_list:
+            add(node, node.name, False)     # a module function's defaults too (t11q; a decorated one may be wrapped)
     return out
 
 
@@ -93,18 +102,22 @@ def _forwarded(node: ast.expr, params: frozenset[str]) -> bool:
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
-def _shape(call: ast.Call, params: frozenset[str]) -> tuple[tuple[int, ...], tuple[str, ...], bool]:
-    """(positions passed a forwarded value, device / dtype keywords passed a forwarded value, `*` / `**`)."""
+def _shape(call: ast.Call, params: frozenset[str]) -> tuple:
+    """(positions passed a forwarded value, device / dtype keywords passed a forwarded value, `*` / `**`, device /
+    dtype keywords passed any value, the number of positional arguments before a `*`)."""
     positions = []
+    given = len(call.args)
     for i, a in enumerate(call.args):
         if isinstance(a, ast.Starred):
+            given = i
             break
         if _forwarded(a, params):
             positions.append(i)
     star = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
     kws = tuple(sorted({k.arg for k in call.keywords
                         if k.arg is not None and _PARAM.match(k.arg) and _forwarded(k.value, params)}))
-    return tuple(positions), kws, star
+    passed = tuple(sorted({k.arg for k in call.keywords if k.arg is not None and _PARAM.match(k.arg)}))
+    return tuple(positions), kws, star, passed, given
 
 
 def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], list[str]]:
@@ -171,8 +184,8 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], list[
             visit(child, owner, params)
 
     visit(tree, None, frozenset())
-    return ({name: sorted([list(p), list(k), s] for p, k, s in shapes) for name, shapes in calls.items()},
-            sorted(refs))
+    return ({name: sorted([list(p), list(k), s, list(a), n] for p, k, s, a, n in shapes)
+             for name, shapes in calls.items()}, sorted(refs))
 
 
 def default_facts(data: bytes, tree: ast.AST | None = None) -> dict[str, Any]:
@@ -198,8 +211,16 @@ def default_facts(data: bytes, tree: ast.AST | None = None) -> dict[str, Any]:
     return out
 
 
-def _passes(shape: list[Any], param: str, index: int) -> bool:
-    positions, kws, star = shape
+def _passes(shape: list[Any], param: str, index: int, function: bool = False) -> bool:
+    """Whether a call site overrides the parameter: a class's construction hands on its caller's own value (t11o);
+    a module function's call passes any value (t11q: its default then never applies, and a CUDA value written at
+    the call is that line's own finding)."""
+    positions, kws, star = shape[:3]
+    if function:
+        if len(shape) < 5:
+            return False        # facts of an older cache entry: unknown
+        passed, given = shape[3], shape[4]
+        return param in passed or 0 <= index < given
     return param in kws or (index >= 0 and index in positions and not star)
 
 
@@ -232,8 +253,9 @@ def drop_overridden_defaults(results: list, project: Any) -> int:
         sites = shapes.get(name, [])
         if name in refs or not any(not _SIDE.search(rel) for rel, _ in sites):
             continue
-        for r, (line, col, end_line, end_col, _, param, index) in entries:
-            if not all(_passes(s, param, index) for _, s in sites):
+        for r, (line, col, end_line, end_col, _, param, index, *kind) in entries:
+            function = bool(kind and kind[0])
+            if not all(_passes(s, param, index, function) for _, s in sites):
                 continue
             kept = []
             for finding in r.findings:
