@@ -166,3 +166,59 @@ def test_module_function_defaults_every_caller_passes_are_quiet(tmp_path):
     assert 4 not in lines and 9 not in lines, r.findings      # every caller passes device / dtype_str
     # a caller that lets `device="cuda"` through keeps the default reported
     assert 13 in lines
+
+
+def test_cuda_member_of_per_backend_classes_with_an_npu_twin_is_info(tmp_path):
+    from auditor.runner import run_static
+    from static_snippets import write_tree
+
+    gpu_worker = '''\
+        import torch
+        import torch.distributed as dist
+
+        from vllm.v1.worker.gpu_worker import Worker as GPUWorker
+
+
+        class GPUARWorker(GPUWorker):
+            def init_device(self):
+                self.device = torch.device(f"cuda:{self.local_rank}")
+                torch.cuda.set_device(self.device)
+                dist.init_process_group(backend="nccl")
+
+
+        class CudaGraphCache:
+            def capture(self):
+                torch.cuda.synchronize()
+        '''
+    npu_worker = '''\
+        import torch
+        import torch_npu  # noqa: F401
+
+        from vllm_ascend.worker.worker_v1 import NPUWorker
+
+
+        class NPUARWorker(NPUWorker):
+            def init_device(self):
+                self.device = torch.device(f"npu:{self.local_rank}")
+                torch.npu.set_device(self.device)
+        '''
+    platform = '''\
+        def worker_cls(device_type):
+            if device_type == "npu":
+                return "omni.worker.npu.npu_ar_worker.NPUARWorker"
+            return "omni.worker.gpu_ar_worker.GPUARWorker"
+        '''
+    files = {"omni/__init__.py": "", "omni/worker/__init__.py": "", "omni/worker/gpu_ar_worker.py": gpu_worker, "omni/worker/npu/__init__.py": "",
+             "omni/worker/npu/npu_ar_worker.py": npu_worker, "omni/platform_utils.py": platform}
+    run = run_static([write_tree(tmp_path / "t", files)], jobs=1)
+    r = next(r for r in run.results if r.path == "omni/worker/gpu_ar_worker.py")
+    in_twin = [f for f in r.findings if 8 <= f.line <= 11]
+    assert in_twin and {f.severity for f in in_twin} == {"info"}, in_twin
+    assert all(f.fix == "none" and f.data.get("context") == "npu-path" for f in in_twin)
+    # a CUDA-named class with no NPU member in the tree keeps its severity
+    assert "info" not in {f.severity for f in r.findings if f.line == 16}
+    # without the NPU member, the worker's own findings stay
+    del files["omni/worker/npu/npu_ar_worker.py"]
+    run = run_static([write_tree(tmp_path / "u", files)], jobs=1)
+    r = next(r for r in run.results if r.path == "omni/worker/gpu_ar_worker.py")
+    assert "error" in {f.severity for f in r.findings if 8 <= f.line <= 11}

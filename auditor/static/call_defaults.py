@@ -143,7 +143,7 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], list[
                        for i in node.body):
                 for base in node.bases:     # constructing the subclass runs the base's __init__: unknown
                     if isinstance(base, ast.Name):
-                        record(base.id, ((), (), True))
+                        record(base.id, ((), (), True, (), 0))
             for child in ast.iter_child_nodes(node):
                 visit(child, node, frozenset())
             return
@@ -167,7 +167,7 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], list[
                         and base.func.id == "super" and owner is not None:
                     for b in owner.bases:       # a subclass is constructed elsewhere (often by name): unknown
                         if isinstance(b, ast.Name):
-                            record(b.id, ((), (), True))
+                            record(b.id, ((), (), True, (), 0))
                 for a in node.args:
                     value(a.value if isinstance(a, ast.Starred) else a)
                 for k in node.keywords:
