@@ -103,9 +103,13 @@ def test_windows_only_branches_of_an_env_report_are_info(engine):
         import subprocess
         import sys
 
+        def get_platform():
+            return sys.platform
+
+
         def get_nvidia_smi():
             smi = "nvidia-smi"
-            if sys.platform == "win32":
+            if get_platform() == "win32":
                 system_root = os.environ.get("SYSTEMROOT", "C:\\\\Windows")
                 program_files_root = os.environ.get("PROGRAMFILES", "C:\\\\Program Files")
                 legacy_path = os.path.join(program_files_root, "NVIDIA Corporation", "NVSMI", smi)
@@ -118,11 +122,12 @@ def test_windows_only_branches_of_an_env_report_are_info(engine):
             return subprocess.run(["nvidia-smi"], check=False)
         """
     by_line = _findings(engine, src)
-    windows = [f for n in range(8, 13) for f in by_line.get(n, [])]
+    windows = [f for n in range(12, 17) for f in by_line.get(n, [])]
     assert windows and {f.severity for f in windows} == {"info"}, windows
     assert all(f.fix == "none" for f in windows)
     # the same reads outside the branch keep their severity
-    assert {f.severity for f in by_line[16] + by_line[17]} - {"info"}, by_line
+    assert {f.severity for f in by_line[20] + by_line[21]} - {"info"}, by_line
+    assert _findings(engine, "import os\nif os.name == 'nt':\n    os.environ['CUDA_PATH'] = 'C:/cuda'\n")[3][0].severity == "info"
 
 
 def test_module_function_defaults_every_caller_passes_are_quiet(tmp_path):

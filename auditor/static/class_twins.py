@@ -57,8 +57,8 @@ def cuda_class_spans(tree: ast.Module) -> list[list[Any]]:
 
 def apply_class_twins(results: list, files: Sequence[tuple[Path, str]], project: Any) -> int:
     """Lower the findings inside a CUDA-named class whose NPU twin the tree defines to info; the count lowered."""
-    candidates = [r for r in results if r.path.endswith(".py") and any(
-        f.severity != "info" and not f.data.get("context") for f in r.findings)]
+    # (a finding behind a CUDA gate in the class, a warning already, is lowered too: the whole class is the CUDA arm)
+    candidates = [r for r in results if r.path.endswith(".py") and any(f.severity != "info" for f in r.findings)]
     if not candidates:
         return 0
     defined: dict[str, str] = {}
@@ -88,7 +88,7 @@ def apply_class_twins(results: list, files: Sequence[tuple[Path, str]], project:
         out = []
         for f in r.findings:
             twin = next((t for lo, hi, t in spans if lo <= f.line <= hi), None)
-            if twin is not None and f.severity != "info" and not f.data.get("context"):
+            if twin is not None and f.severity != "info":
                 f = as_info(f, "npu-path", _NOTE.format(twin=f"{twin}, {defined[twin]}"))
                 lowered += 1
             out.append(f)

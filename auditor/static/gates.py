@@ -215,9 +215,13 @@ def _windows_test(node: ast.AST) -> bool:
         left, right = node.left, node.comparators[0]
         if isinstance(left, ast.Constant):
             left, right = right, left
+        if not (isinstance(right, ast.Constant) and isinstance(right.value, str)):
+            return False
+        value = right.value.lower()
+        if value in ("win32", "cygwin") or right.value == "Windows":
+            return True     # only Windows is spelled so (`get_platform() == "win32"`, a collect-env helper's value)
         source = _dotted(left.func) if isinstance(left, ast.Call) else _dotted(left)
-        return source in ("sys.platform", "os.name", "platform.system") and isinstance(right, ast.Constant) and \
-            isinstance(right.value, str) and right.value.lower() in _WINDOWS_VALUES
+        return source in ("sys.platform", "os.name", "platform.system") and value in _WINDOWS_VALUES
     return False
 
 
