@@ -24,11 +24,11 @@ the class has call sites outside tests and examples, every call site in the tree
 hands the class on as a value. A public entry point's default (called from nowhere in the tree, or only from tests
 and examples) stays reported.
 
-Module functions (t11q, tuned on heldout11): a top-level function's dtype default (`def build_decode_kernel(...,
-dtype_str="bfloat16")`) is dropped the same way when every call site in the tree passes that parameter, with any
-value (a keyword, or enough positional arguments before any `*`): the default never applies, and a dtype written at a
-call is that call's own finding. A module function's DEVICE default stays reported even then: the recall splits
-label `device: str = "cuda"` of a helper must-change whoever calls it (test13, figconvnet's `_radius_search_warp`).
+Module functions are NOT read (t11q tried, tuned on heldout11, and measured recall drops): the recall splits label
+a module function's device / dtype default must-change whoever calls it (test13 figconvnet's `_radius_search_warp(...,
+device: str = "cuda")`, test12 olmo-core's mxfp8 `out_dtype: torch.dtype = torch.bfloat16`), although every call
+site passes the parameter. The call shapes keep the fields such a reading needs (`_passes(..., function=True)`:
+keywords passed any value, positional count) for the lead's decision on that conflict.
 A function called from nowhere in the tree, only from tests and examples, handed on as a value, or decorated (a
 decorator may wrap or register it) keeps its default reported (a launcher's `run_training(..., device=
 torch.device("cuda"))` called from nowhere stays a finding).
@@ -78,8 +78,6 @@ def _defaults(tree: ast.Module) -> list[list[Any]]:
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
                     add(item, node.name, True)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.decorator_list:
-            add(node, node.name, False)     # a module function's defaults too (t11q; a decorated one may be wrapped)
     return out
 
 
