@@ -101,7 +101,11 @@ def _forwarded(node: ast.expr, params: frozenset[str]) -> bool:
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
-def _shape(call: ast.Call, params: frozenset[str]) -> tuple:
+# (forwarded positions, forwarded keywords, `*` / `**`, keywords passed any value, positional count)
+_Shape = tuple[tuple[int, ...], tuple[str, ...], bool, tuple[str, ...], int]
+
+
+def _shape(call: ast.Call, params: frozenset[str]) -> _Shape:
     """(positions passed a forwarded value, device / dtype keywords passed a forwarded value, `*` / `**`, device /
     dtype keywords passed any value, the number of positional arguments before a `*`)."""
     positions = []
@@ -121,10 +125,10 @@ def _shape(call: ast.Call, params: frozenset[str]) -> tuple:
 
 def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], list[str]]:
     modules = _module_aliases(tree)
-    calls: dict[str, set[tuple[tuple[int, ...], tuple[str, ...], bool]]] = {}
+    calls: dict[str, set[_Shape]] = {}
     refs: set[str] = set()
 
-    def record(name: str, shape: tuple[tuple[int, ...], tuple[str, ...], bool]) -> None:
+    def record(name: str, shape: _Shape) -> None:
         if name not in _BUILTINS:
             calls.setdefault(name, set()).add(shape)
 
