@@ -18,6 +18,10 @@ _BACKEND_ALIASES = {
     # Intel's OpenVINO runtime (optimum-intel's `openvino/` package, `test_openvino_*.yml`): CPU / Intel GPU / NPU,
     # never CUDA or Ascend; its PyTorch side feeds or traces models on the host
     "openvino": "openvino",
+    # AWS Neuron (Trainium / Inferentia): the neuronx-cc compiler, its NKI kernel language (`nki_flash_attn_func`,
+    # `flash_attention_nki.py`), `torch_neuronx` / `neuronx_distributed` (t11q); not the bare word `neuron`, which
+    # names units of a network in pruning code (`neuron_mask`)
+    "neuronx": "neuron", "nki": "neuron", "trainium": "neuron", "inferentia": "neuron",
 }
 # Backends that are neither CUDA nor NPU: code written only for them never runs on Ascend.
 OTHER_BACKENDS = frozenset(set(_BACKEND_ALIASES.values()) - {"cuda", "npu"})

@@ -20,6 +20,7 @@ from auditor.project.tree_calls import apply_tree_calls
 from auditor.static.backend_files import apply_backend_files, drop_test_performance_hints, drop_unread_cudnn_vars
 from auditor.static.platform_builds import apply_platform_builds
 from auditor.static.platform_predicates import apply_platform_predicates
+from auditor.static.class_twins import apply_class_twins
 from auditor.static.ci_jobs import apply_cuda_ci_jobs
 from auditor.static.call_defaults import drop_overridden_defaults
 from auditor.static.crossfile import drop_ascend_flash_modules, propagate
@@ -274,6 +275,7 @@ def run_static(
     apply_backend_files(run.results, found.files, project)      # `Dockerfile.cuda` beside `Dockerfile.metax`, NPU twins
     apply_platform_builds(run.results, found.files)    # what only the CUDA arm of the build's own platform switch builds
     apply_platform_predicates(run.results, found.files, project)   # `if is_cuda():`, the project's own check (t11p)
+    apply_class_twins(run.results, found.files, project)   # `GPUWorker` beside the tree's `NPUWorker` (t11q)
     apply_cuda_ci_jobs(run.results, found.files, project)    # a workflow job on NVIDIA runners: it stays for CUDA
     apply_other_frameworks(run.results, found.files, project)    # `bert/paddle/`: PaddlePaddle code, torch_npu does not apply
     apply_imported_gates(run.results, found.files, project)   # `from _harness import CUDA` ... `if not CUDA: raise Skip`

@@ -113,7 +113,8 @@ def test_defaults_every_caller_overrides_are_quiet(tmp_path):
     quiet = {_line(ATTENTION, 'device: str = "cuda:0",'), _line(ATTENTION, "dtype: torch.dtype = torch.float16,"),
              _line(ATTENTION, "def __init__(self, channels")}
     assert not {line for line, _ in found} & quiet
-    # a plain function's default stays (a launcher's `device=torch.device("cuda")` is a finding whoever calls it)
+    # a plain function's device default stays (a launcher's `device=torch.device("cuda")` is a finding whoever calls
+    # it; t11q drops only a module function's dtype default every caller passes, tests/test_precision_t11q.py)
     assert _line(ATTENTION, "def enable_sequential_cpu_offload") in {line for line, _ in found}
     # the pipeline's constructor is called from nowhere in the tree: a public entry point keeps its default
     assert _line(PIPELINE, 'def __init__(self, device="cuda:0"') in {line for line, _ in _defaults(run, "engine/pipelines/base.py")}
@@ -173,9 +174,10 @@ def test_facts_are_written_by_the_worker():
     import textwrap
 
     facts = default_facts(textwrap.dedent(VAE).encode())
-    assert facts["calls"]["Attention"] == [[[], ["device", "dtype"], False]]
-    assert [[], ["device", "dtype"], False] in facts["calls"]["DownSampler"]
-    assert [[2, 3], [], False] in facts["calls"]["DownSampler"]      # the positional call forwards both
+    # (forwarded positions, forwarded keywords, `*` / `**`, keywords passed any value, positional count: t11q)
+    assert facts["calls"]["Attention"] == [[[], ["device", "dtype"], False, ["device", "dtype"], 3]]
+    assert [[], ["device", "dtype"], False, ["device", "dtype"], 1] in facts["calls"]["DownSampler"]
+    assert [[2, 3], [], False, [], 4] in facts["calls"]["DownSampler"]      # the positional call forwards both
     assert [d[4:] for d in facts.get("defaults", [])] == []           # the encoder's own parameters have no default
     launcher = default_facts(textwrap.dedent('''\
         import torch
@@ -186,7 +188,8 @@ def test_facts_are_written_by_the_worker():
             device = torch.device("cuda") if args.device == "cuda" else torch.device("cpu")
             return Block(64, device=device)
         ''').encode())
-    assert launcher["calls"]["Block"] == [[[], [], False]]          # a local chosen here overrides nothing
+    # a local chosen here overrides no class default (it is passed, which a module function's default counts)
+    assert launcher["calls"]["Block"] == [[[], [], False, ["device"], 1]]
     assert default_facts(b"def f(:\n") == {}
 
 

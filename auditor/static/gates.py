@@ -185,6 +185,45 @@ def _negated_cuda_test(node: ast.AST, flags: set[str]) -> bool:
     return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and is_cuda_test(node.operand, flags)
 
 
+def _too_few_cuda_devices(node: ast.AST) -> bool:
+    """`torch.cuda.device_count() < 2`, `<= 1`, `== 0`: true on Ascend (no CUDA device), so `if ...: return` /
+    `self.skipTest(...)` leaves the test there and what follows runs only with CUDA devices (t11q)."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.left, ast.Call) and
+            _dotted(node.left.func).endswith("cuda.device_count") and isinstance(node.comparators[0], ast.Constant)):
+        return False
+    op, bound = node.ops[0], node.comparators[0].value
+    return isinstance(bound, int) and not isinstance(bound, bool) and (
+        isinstance(op, ast.Lt) and bound >= 1 or isinstance(op, ast.LtE) and bound >= 0 or
+        isinstance(op, ast.Eq) and bound == 0)
+
+
+# `sys.platform == "win32"`, `sys.platform.startswith("win")`, `os.name == "nt"`, `platform.system() == "Windows"`
+_WINDOWS_VALUES = frozenset({"win32", "nt", "windows", "cygwin"})
+_WINDOWS = "a Windows-only branch"
+
+
+def _windows_test(node: ast.AST) -> bool:
+    """Whether an expression holds only on Windows, never on the Linux hosts Ascend runs on (t11q)."""
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        return any(_windows_test(v) for v in node.values)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "startswith" and \
+            _dotted(node.func.value) == "sys.platform" and len(node.args) == 1 and \
+            isinstance(node.args[0], ast.Constant) and node.args[0].value in ("win", "win32", "cygwin"):
+        return True
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
+        left, right = node.left, node.comparators[0]
+        if isinstance(left, ast.Constant):
+            left, right = right, left
+        if not (isinstance(right, ast.Constant) and isinstance(right.value, str)):
+            return False
+        value = right.value.lower()
+        if value in ("win32", "cygwin") or right.value == "Windows":
+            return True     # only Windows is spelled so (`get_platform() == "win32"`, a collect-env helper's value)
+        source = _dotted(left.func) if isinstance(left, ast.Call) else _dotted(left)
+        return source in ("sys.platform", "os.name", "platform.system") and value in _WINDOWS_VALUES
+    return False
+
+
 def cuda_flags(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()) -> set[str]:
     """Names every assignment of which is a CUDA test, and that no function takes as a parameter; with `extra`
     (names a CUDA gate imported from another module binds) and the file's own probes and providers
@@ -400,10 +439,14 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
                 add(_stmt_region(stmts[i + 1], stmts[-1]), f"after {_dotted(stmt.value.func)}(){_SKIPS_TEST}")
             if isinstance(stmt, ast.Assert) and is_cuda_test(stmt.test, flags) and i + 1 < len(stmts):
                 add(_stmt_region(stmts[i + 1], stmts[-1]), f"after assert {gate_text(stmt.test)}")
-            if isinstance(stmt, ast.If):
+            if isinstance(stmt, ast.If) and stmt.body and _windows_test(stmt.test):
+                add(_stmt_region(stmt.body[0], stmt.body[-1]), _WINDOWS)
+            elif isinstance(stmt, ast.If):
                 if stmt.body and is_cuda_test(stmt.test, flags):
                     add(_stmt_region(stmt.body[0], stmt.body[-1]), f"if {gate_text(stmt.test)}")
-                elif _negated_cuda_test(stmt.test, flags):
+                elif _negated_cuda_test(stmt.test, flags) or _too_few_cuda_devices(stmt.test):
+                    # (`if torch.cuda.device_count() < 2: return` in a test body; a skip decorator on the count
+                    # keeps its own reading, tests/test_precision_mined.py)
                     if stmt.orelse:
                         add(_stmt_region(stmt.orelse[0], stmt.orelse[-1]), f"else of if {gate_text(stmt.test)}")
                     elif _exits(stmt.body[-1]) and i + 1 < len(stmts):
@@ -691,7 +734,7 @@ def _drop_choiceless_tests(findings: list, tree: ast.Module) -> list:
 def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()) -> list:
     """The gate part of `apply_gates`; `extra`: gates the file imports from another module (the project pass in
     auditor/static/imported_gates.py runs it again with them)."""
-    if not any(f.severity in ("error", "info") for f in findings):
+    if not findings:
         return findings
     gates = build_gates(tree, extra)
     if not gates.regions and not gates.guarded:
@@ -701,6 +744,14 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
     for f in findings:
         context = f.data.get("context")
         how = gates.gate_of(f.line, f.col - 1) if gates.regions else None
+        if how == _WINDOWS:
+            if f.severity != "info":     # never runs on an Ascend (Linux) host: worth knowing at most
+                data = {k: v for k, v in f.data.items() if k != "replace"}
+                data["context"] = "windows-only"
+                f = replace(f, severity="info", fix="none", data=data,
+                            message=f"{f.message} (in {_WINDOWS}, which does not run on an Ascend (Linux) host)")
+            out.append(f)
+            continue
         if how is None and f.category == "device" and f.severity == "error" and gates.regions:
             if names is None:       # the data flow is read only where a device error may be reached through it
                 names = gates.gated_names = _gated_names(tree, gates)

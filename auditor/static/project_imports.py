@@ -194,6 +194,12 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
 
             out[TRITON] = triton_facts(data, any(getattr(f, "name", None) == TRITON_KERNEL for f in findings))
             out[TREE] = tree_facts(data, rel)
+            if findings and isinstance(tree, ast.Module):
+                from auditor.static.class_twins import cuda_class_spans
+
+                spans = cuda_class_spans(tree)     # class_twins: CUDA-named classes (`GPUWorker`), with findings
+                if spans:
+                    out[TREE]["cuda_classes"] = spans
             from auditor.project.launched import launch_facts, wrapper_fact
             from auditor.static.call_defaults import default_facts
 
@@ -256,6 +262,11 @@ def tree_facts(data: bytes, rel: str) -> dict[str, Any]:
     if shim_fact(data):
         out["shim"] = True
     out.update(subpackage_facts(data, rel))      # FORMAT 13: `top_npu`, `relative` (npu_native.ascend_subpackages)
+    from auditor.static.class_twins import npu_classes
+
+    classes = npu_classes(data)     # class_twins: `NPUWorker`, the NPU members of per-backend classes (t11q)
+    if classes:
+        out["npu_classes"] = classes
     return out
 
 

@@ -47,8 +47,22 @@ _CHOICE_STRINGS = frozenset({"flash-attention-implementation-string"})
 _REF_KEYWORDS = frozenset({"revision", "branch", "tag", "commit", "commit_hash", "subfolder"})
 
 
+# Options of another accelerator's compiler whose value names a dtype (neuronx-cc / torch_neuronx / optimum-neuron
+# `auto_cast_type="bf16"`, `compiler_args={"auto_cast_type": "fp16"}`): the compiler reads the name and casts its
+# own graph; no torch tensor is given that dtype (policies a / d, t11q)
+_COMPILER_DTYPE_KEYS = frozenset({"auto_cast_type"})
+
+
 def _names_a_ref(node: cst.Arg) -> bool:
-    return node.keyword is not None and node.keyword.value in _REF_KEYWORDS
+    return node.keyword is not None and (node.keyword.value in _REF_KEYWORDS or
+                                         node.keyword.value in _COMPILER_DTYPE_KEYS)
+
+
+def _compiler_dtype_key(node: cst.BaseExpression | None) -> bool:
+    """A dict key or parameter name that is another compiler's dtype option (`"auto_cast_type"`)."""
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value in _COMPILER_DTYPE_KEYS
+    return isinstance(node, cst.Name) and node.value in _COMPILER_DTYPE_KEYS
 
 
 def dotted(node: cst.CSTNode) -> str | None:
@@ -634,7 +648,11 @@ class MatchVisitor(cst.CSTVisitor):
         if node.default is not None and self.c.keywords:
             # `def run(bf16: bool = True)`: a default switches the setting on like a keyword argument would
             self._keyword_binding(node.name, node.default, set())
+        self._dtype_quiet += _compiler_dtype_key(node.name)
         return True
+
+    def leave_Param(self, original_node: cst.Param) -> None:
+        self._dtype_quiet -= _compiler_dtype_key(original_node.name)
 
     def visit_Assign(self, node: cst.Assign) -> bool:
         # `torch.cuda.current_stream = torch.npu.current_stream`: the line maps a CUDA API onto the NPU (the
@@ -861,7 +879,10 @@ class MatchVisitor(cst.CSTVisitor):
             and _stringy_value(node.value)       # `metadata={"help": "..."}` (HF dataclass fields): text (t14k)
         if help_text:
             self._in_message += 1
+        compiler_option = _compiler_dtype_key(node.key)
+        self._dtype_quiet += compiler_option
         node.value.visit(self)
+        self._dtype_quiet -= compiler_option
         if help_text:
             self._in_message -= 1
         if self.c.keywords and not self._in_message and isinstance(node.key, cst.SimpleString) \
