@@ -233,3 +233,41 @@ def test_a_wrapper_calling_a_patch_module_of_the_tree_is_reported(tmp_path):
     launches = [f for name, f in got if name == "pretrain.sh" and f.code == "NPU312"]
     assert [f.line for f in launches] == [1], launches
     assert "vlm/train/llama_xformers_attn_monkey_patch.py:2" in launches[0].message
+
+
+def test_launch_facts_parse_a_launched_script_once(monkeypatch):
+    """The worker's launch facts (patches, defaults, aliases) come from one `ast` tree of the file: a short wrapper
+    that applies a patch and whose option default selects FlashAttention-2 is parsed once, and its facts equal
+    what each reading finds on its own."""
+    import ast
+
+    from auditor.project import launched
+    from auditor.rules import load_rules
+    from auditor.static.engine import StaticEngine
+
+    wrapper = textwrap.dedent("""\
+        import argparse
+
+        from transformers import AutoModelForCausalLM
+        from llava.train.llama_flash_attn_monkey_patch import replace_llama_attn_with_flash_attn
+
+        replace_llama_attn_with_flash_attn()
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("-a", "--attn-impl", type=str, default="fa2")
+        args = parser.parse_args()
+        impl = "flash_attention_2" if args.attn_impl == "fa2" else "sdpa"
+        model = AutoModelForCausalLM.from_pretrained("m", attn_implementation=impl)
+        """)
+    findings = StaticEngine(load_rules()).analyze_bytes(wrapper.encode(), "train_mem.py").findings
+    alone = (launched._patch_calls(ast.parse(wrapper)), launched.default_choices(wrapper, findings),
+             launched.option_defaults(ast.parse(wrapper)).get(launched._ALIASES))
+    parsed: list[str] = []
+    real_parse = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda text, *a, **k: (parsed.append(text), real_parse(text, *a, **k))[1])
+    facts = launched.launch_facts(wrapper.encode(), findings)
+    assert len(parsed) == 1
+    assert facts["patches"] == [["llava.train.llama_flash_attn_monkey_patch", "replace_llama_attn_with_flash_attn"]]
+    assert [tuple(p) for p in facts["patches"]] == alone[0]
+    assert facts["defaults"] == [[f.line, f.col, f.code, name] for f, name in alone[1]] != []
+    assert facts["aliases"] == alone[2] == {"a": "attn_impl", "attn_impl": "attn_impl"}

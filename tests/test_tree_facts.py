@@ -443,8 +443,7 @@ def test_quiet_debug_values_come_from_the_worker_and_equal_the_old_reading(tmp_p
     old = copy.deepcopy(fresh)
     dropped_old = drop_quiet_debug_values(old, _files(cold, root))
     project = ProjectImports(_files(cold, root), fresh)
-    monkeypatch.setattr("auditor.static.shim_graph._read_text", lambda path: (_ for _ in ()).throw(
-        AssertionError(f"{path} was read again")))
+    _refuse_python_reads(monkeypatch)
     dropped_new = drop_quiet_debug_values(fresh, _files(cold, root), project)
     assert dropped_new == dropped_old > 0 and project.reads == 0
     assert [[(f.line, f.code, f.symbol) for f in r.findings] for r in fresh] == \
@@ -468,14 +467,28 @@ def test_a_debug_finding_no_fact_names_reads_the_file_once(tmp_path):
 # -- CUDA CI jobs of a workflow (ci_jobs.apply_cuda_ci_jobs) -----------------------------------------------------
 
 def _refuse_reads_of(monkeypatch, suffix: str) -> None:
-    real_text = Path.read_text
+    """Fail the test if anything reads a file named `*suffix` with Path.read_text or os.open (the tree passes'
+    reader, project_imports.read_counted)."""
+    import os
 
-    def read_text(self, *a, **k):
-        if str(self).endswith(suffix):
-            raise AssertionError(f"{self} was read again")
-        return real_text(self, *a, **k)
+    real_text, real_open = Path.read_text, os.open
 
-    monkeypatch.setattr(Path, "read_text", read_text)
+    def check(path) -> None:
+        if str(path).endswith(suffix):
+            raise AssertionError(f"{path} was read again")
+
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: (check(self), real_text(self, *a, **k))[1])
+    monkeypatch.setattr(os, "open", lambda path, *a, **k: (check(path), real_open(path, *a, **k))[1])
+
+
+def _record_reads(monkeypatch) -> list[str]:
+    """The paths opened with os.open from now on (read_source and the tree passes' reader use it)."""
+    import os
+
+    real_open = os.open
+    read: list[str] = []
+    monkeypatch.setattr(os, "open", lambda path, *a, **k: (read.append(str(path)), real_open(path, *a, **k))[1])
+    return read
 
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
@@ -610,14 +623,17 @@ def _docker_tree(root: Path) -> Path:
 
 
 def _refuse_dockerfile_reads(monkeypatch) -> None:
-    real_open = Path.open
+    """Fail the test if anything opens a Dockerfile with Path.open or os.open (project_imports.read_counted)."""
+    import os
 
-    def open_(self, *a, **k):
-        if self.name.lower().startswith("dockerfile"):
-            raise AssertionError(f"{self} was read again")
-        return real_open(self, *a, **k)
+    real_open, real_os_open = Path.open, os.open
 
-    monkeypatch.setattr(Path, "open", open_)
+    def check(path) -> None:
+        if Path(path).name.lower().startswith("dockerfile"):
+            raise AssertionError(f"{path} was read again")
+
+    monkeypatch.setattr(Path, "open", lambda self, *a, **k: (check(self), real_open(self, *a, **k))[1])
+    monkeypatch.setattr(os, "open", lambda path, *a, **k: (check(path), real_os_open(path, *a, **k))[1])
 
 
 def test_ascend_dockerfiles_come_from_the_worker_and_equal_the_old_reading(tmp_path, monkeypatch):
@@ -725,10 +741,7 @@ def test_vendor_comparisons_come_from_the_worker_and_equal_the_old_reading(tmp_p
     old = copy.deepcopy(fresh)
     lowered_old = apply_vendor_dispatch_tree(old, files)
     project = ProjectImports(files, fresh)
-    real_parse = __import__("auditor.static.vendor_dispatch", fromlist=["_read"])._read
-    read: list[str] = []
-    monkeypatch.setattr("auditor.static.vendor_dispatch._read", lambda path: (read.append(str(path)),
-                                                                              real_parse(path))[1])
+    read = _record_reads(monkeypatch)
     lowered_new = apply_vendor_dispatch_tree(fresh, files, project)
     assert lowered_new == lowered_old == 2
     assert [[(f.line, f.code, f.severity, f.message) for f in r.findings] for r in fresh] == \
@@ -752,3 +765,33 @@ def test_vendor_files_without_the_facts_are_read_as_before(tmp_path):
     project = ProjectImports(files, fresh)
     assert apply_vendor_dispatch_tree(fresh, files, project) == 2
     assert project.reads == 2 + sum(rel.endswith(".py") for _, rel in files)    # the 2 open files twice, as before
+
+
+def test_the_tree_passes_reader_counts_each_read_and_keeps_each_pass_limit(tmp_path):
+    """project_imports.read_counted, the one reader of the tree passes: every read is counted in `project.reads`;
+    a file over the pass's limit is refused (SourceError), or with `prefix` its first bytes are read; no limit
+    reads any size; a FIFO is refused, never waited on; no path is an OSError (counted, as the passes counted)."""
+    import os
+
+    from auditor.source import SourceError
+    from auditor.static.project_imports import as_text, read_counted
+
+    big = tmp_path / "Dockerfile"
+    big.write_bytes(b"FROM ascend/cann\r\n" + b"x" * 300_000)
+    project = ProjectImports([], [])
+    with pytest.raises(SourceError):
+        read_counted(project, big, 200_000)
+    assert read_counted(project, big, 200_000, prefix=True) == big.read_bytes()[:200_000]
+    assert read_counted(project, big, limit=None) == big.read_bytes()
+    assert read_counted(None, big) == big.read_bytes()         # no project: read, nothing to count
+    with pytest.raises(OSError):
+        read_counted(project, None)
+    assert project.reads == 4
+    (tmp_path / "t.yml").write_bytes(b"a\r\nb\rc\xff\n")   # the old readers' Path.read_text: universal newlines
+    assert as_text(b"a\r\nb\rc\xff\n") == (tmp_path / "t.yml").read_text(encoding="utf-8", errors="replace") == "a\nb\nc\ufffd\n"
+    if hasattr(os, "mkfifo"):
+        fifo = tmp_path / "ci.yml"
+        os.mkfifo(fifo)
+        for prefix in (False, True):
+            with pytest.raises(SourceError):
+                read_counted(project, fifo, 1_000_000, prefix=prefix)

@@ -81,15 +81,34 @@ def launch_facts(data: bytes, findings) -> dict[str, Any]:
     if len(data) > _MAX_SCRIPT_BYTES:
         return out
     text = data.decode("utf-8", errors="replace")
+    tree = _once(text)        # one parse for the three readings below, and none when no reading needs it
     if len(data) <= _MAX_BYTES and b"import" in data and _code_lines(text) <= WRAPPER_LINES:
-        patches = _patch_calls(text)
+        patches = _patch_calls(tree())
         if patches:
             out["patches"] = [list(p) for p in patches]
-    choices = default_choices(text, findings)
+    choices, aliases = _default_choices(tree, findings)
     if choices:
         out["defaults"] = [[f.line, f.col, f.code, name] for f, name in choices]
-        out["aliases"] = _aliases(text)
+        out["aliases"] = aliases
     return out
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
+def _once(text: str) -> Callable[[], ast.Module | None]:
+    """The text's `ast` tree, parsed on the first call and kept for the next ones (None: it does not parse)."""
+    held: list[ast.Module | None] = []
+
+    def tree() -> ast.Module | None:
+        if not held:
+            held.append(_parse(text))
+        return held[0]
+    return tree
 
 
 def _known(by_rel: dict[str, FileResult] | None, path: Path, root: Path) -> FileResult | None:
@@ -187,13 +206,6 @@ def option_defaults(tree: ast.AST) -> dict[str, Any]:
     return defaults
 
 
-def _aliases(text: str) -> dict[str, str]:
-    try:
-        return option_defaults(ast.parse(text)).get(_ALIASES) or {}
-    except (SyntaxError, ValueError, RecursionError):
-        return {}
-
-
 def _test_taken(test: ast.expr, defaults: dict[str, Any]) -> tuple[str, bool] | None:
     """(option, whether the test is true under the option's default) for `args.x == "fa2"`, `x in ("fa2", ...)`,
     `args.use_flash_attn`, `not args.x`; None for any other test or an option without a literal default."""
@@ -241,13 +253,19 @@ def default_choices(text: str, findings) -> list[tuple[Finding, str]]:
     default selects (`attn_implementation="flash_attention_2" if training_args.attn_type == "fa2" else None` with
     `attn_type: str = field(default="fa2")`): a launch that does not pass the option runs the CUDA-only
     implementation. Nothing is run."""
+    return _default_choices(_once(text), findings)[0]
+
+
+def _default_choices(parsed: Callable[[], ast.Module | None], findings) \
+        -> tuple[list[tuple[Finding, str]], dict[str, str]]:
+    """default_choices, with the script's short option names (option_defaults' aliases), from the script's one
+    tree (`parsed`, called only when an attention finding asks)."""
     hits = [f for f in findings if f.category in _DEFAULT_CATEGORIES]
     if not hits:
-        return []
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
-        return []
+        return [], {}
+    tree = parsed()
+    if tree is None:
+        return [], {}
     defaults = option_defaults(tree)
     out: list[tuple[Finding, str]] = _main_choices(tree, hits)
     for node in ast.walk(tree) if defaults else ():
@@ -263,7 +281,7 @@ def default_choices(text: str, findings) -> list[tuple[Finding, str]]:
         for f in hits:
             if any(_within(b, f.line, f.col) for b in chosen):
                 out.append((f, name))
-    return sorted(out, key=lambda p: (p[0].line, p[0].col))
+    return sorted(out, key=lambda p: (p[0].line, p[0].col)), defaults.get(_ALIASES) or {}
 
 
 _OPTION_DECLARATIONS = ("add_argument", "add_option", "set_defaults")
@@ -316,8 +334,8 @@ def _default_finding(path: Path, rel: str, cache: dict, analyze: Callable[[bytes
             elif path.is_file() and path.stat().st_size <= _MAX_SCRIPT_BYTES:
                 data = path.read_bytes()
                 findings = known.findings if known is not None else analyze(data, rel).findings
-                choices = default_choices(data.decode("utf-8", errors="replace"), findings)
-                aliases = _aliases(data.decode("utf-8", errors="replace")) if choices else {}
+                choices, aliases = _default_choices(_once(data.decode("utf-8", errors="replace")), findings)
+                aliases = aliases if choices else {}
         except OSError:
             choices = []
         cache[key] = (choices, aliases)
@@ -327,12 +345,11 @@ def _default_finding(path: Path, rel: str, cache: dict, analyze: Callable[[bytes
     return next((f for f, name in choices if name not in passed), None)
 
 
-def _patch_calls(text: str) -> list[tuple[str, str]]:
-    """(module, name) for each `from module import name` of a short wrapper whose name the wrapper calls as a
-    statement of its own (`replace_llama_attn_with_xformers_attn()`): the patch it applies before training."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+def _patch_calls(tree: ast.Module | None) -> list[tuple[str, str]]:
+    """(module, name) for each `from module import name` of a short wrapper (its `ast` tree; None: it does not
+    parse) whose name the wrapper calls as a statement of its own (`replace_llama_attn_with_xformers_attn()`): the
+    patch it applies before training."""
+    if tree is None:
         return []
     called = {stmt.value.func.id for stmt in ast.walk(tree)
               if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and
@@ -361,7 +378,7 @@ def _patched_finding(path: Path, roots: tuple[Path, ...], cache: dict, analyze: 
             patches = [tuple(p) for p in facts.get("patches") or []]
         elif path.is_file() and path.stat().st_size <= _MAX_BYTES:
             text = path.read_bytes().decode("utf-8", errors="replace")
-            patches = _patch_calls(text) if _code_lines(text) <= WRAPPER_LINES else []
+            patches = _patch_calls(_parse(text)) if _code_lines(text) <= WRAPPER_LINES else []
         else:
             patches = []
         for module, _name in patches:

@@ -29,7 +29,9 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
+from auditor.source import SourceError
 from auditor.static.backends import OTHER_BACKENDS, as_info, backends_in_text
+from auditor.static.project_imports import held_tree, read_counted
 
 # Folders beside a `cuda/` one that hold the same code without CUDA
 _FALLBACK_FOLDERS = frozenset({"torch", "pytorch", "cpu", "triton", "reference", "fallback", "naive", "generic"})
@@ -206,11 +208,10 @@ def _ascend_image_text(text: str) -> bool:
     return _ASCEND_IMAGE.search(text) is not None and _CUDA_IMAGE.search(text) is None
 
 
-def _ascend_image(path: Path) -> bool:
-    try:
-        with path.open("rb") as fh:       # a regular file checked by the caller; at most 200 kB read
-            text = fh.read(200_000).decode("utf-8", errors="replace")
-    except OSError:
+def _ascend_image(path: Path, project=None) -> bool:
+    try:    # at most the first 200 kB, counted in `project.reads`
+        text = read_counted(project, path, 200_000, prefix=True).decode("utf-8", errors="replace")
+    except (OSError, SourceError):
         return False
     return _ascend_image_text(text)
 
@@ -233,14 +234,12 @@ def ascend_dockerfile_sibling(path: Path, rel: str, project=None) -> str | None:
         if _name_backends(other) - {"npu"}:       # named for another backend (`Dockerfile.rocm`): not Ascend's
             continue
         sibling = "/".join(parts[:-1] + [other])
-        facts = project.tree(sibling) if project is not None else None
+        facts = held_tree(project, sibling)
         if facts is not None and "ascend_image" in facts:      # the worker's reading (ascend_image_fact)
             if facts["ascend_image"]:
                 return sibling
             continue
-        if project is not None:
-            project.reads += 1
-        if _ascend_image(path.parent / other):
+        if _ascend_image(path.parent / other, project):
             return sibling
     return None
 

@@ -38,6 +38,7 @@ from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
 
 from auditor.backend_words import (_BACKEND_ALIASES, BACKEND_NAMES, HOST_RUNTIMES,  # noqa: F401  (re-exported)
                                     OTHER_BACKENDS, backends_in_text)
+from auditor.static.project_imports import held_tree, read_counted
 
 _CUDA_CLASS = re.compile(r"(?i)cuda|gpu|nvidia")
 _ABSTRACTION_BASE = re.compile(r"(?i)platform|accelerator|device(?!_?map)|backend(?!ward)")
@@ -650,15 +651,13 @@ def transfer_scopes(files: Sequence[tuple[Path, str]], packages: frozenset[str],
         scope = transfer_scope(rel) if top in packages and rel.endswith(".py") else None
         if scope is None or scope in out:
             continue
-        facts = project.tree(rel) if project is not None else None
+        facts = held_tree(project, rel)
         if facts is not None:
             if facts.get("shim"):
                 out[scope] = rel
             continue
-        if project is not None:
-            project.reads += 1
         try:    # the discovery's reader: a FIFO or device passed by name is refused, not waited on
-            data, _ = read_source(path, MAX_FILE_BYTES)
+            data = read_counted(project, path)
         except (OSError, SourceError):
             continue
         if b"transfer_to_npu" in data and imports_transfer_to_npu(data.decode("utf-8", errors="replace")):
@@ -811,17 +810,6 @@ def triton_facts(data: bytes, kernel_findings: bool) -> dict:
 def import_in_head(facts: dict) -> bool:
     """Whether a file imports Triton in its first 200,000 bytes (triton_ascend_backend's window), by its facts."""
     return bool(facts.get("import") and not facts.get("late") or facts.get("early"))
-
-
-def read_triton_facts(path: Path | None) -> dict | None:
-    """The facts of a file no summary holds, read now (None when it cannot be read: a FIFO, over the limit)."""
-    if path is None:
-        return None
-    try:
-        data = read_source(path, MAX_FILE_BYTES)[0]
-    except (OSError, SourceError):
-        return None
-    return triton_facts(data, True)
 
 
 def _module_of(rel: str) -> str | None:

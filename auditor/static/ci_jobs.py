@@ -18,7 +18,9 @@ from pathlib import Path
 
 import yaml
 
+from auditor.source import SourceError
 from auditor.static.backends import as_info, backends_in_text
+from auditor.static.project_imports import as_text, held_tree, read_counted
 
 _NOTE = "in a CI job that tests the CUDA build on NVIDIA machines ({job}: {why}): it stays for CUDA; add an Ascend " \
         "job beside it"
@@ -154,19 +156,14 @@ def apply_cuda_ci_jobs(results: list, files: Sequence[tuple[Path, str]], project
         if not (_is_workflow(result.path) or _is_azure_pipeline(result.path)) or not any(f.severity != "info" and not f.data.get("context")
                                                     for f in result.findings):
             continue
-        fact = ((project.tree(result.path) if project is not None else None) or {}).get("ci")
+        fact = (held_tree(project, result.path) or {}).get("ci")
         spans: list
         if isinstance(fact, list):
             spans = fact
         else:
-            path = where.get(result.path)
-            if project is not None:
-                project.reads += 1
             try:
-                if path is None or path.stat().st_size > _MAX_BYTES:
-                    continue
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
+                text = as_text(read_counted(project, where.get(result.path), _MAX_BYTES))
+            except (OSError, SourceError):
                 continue
             spans = cuda_job_spans(text)
         if not spans:

@@ -15,8 +15,9 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from auditor.discover import SourceError, read_source
+from auditor.discover import SourceError
 from auditor.static.backends import as_info
+from auditor.static.project_imports import held_tree, read_counted
 
 _FRAMEWORK_WORDS = {"paddle": "PaddlePaddle", "paddlepaddle": "PaddlePaddle", "paddlenlp": "PaddlePaddle",
                     "tensorflow": "TensorFlow", "mindspore": "MindSpore", "jax": "JAX", "flax": "JAX"}
@@ -51,15 +52,15 @@ def framework_fact(data: bytes) -> str:
     return _FRAMEWORK_WORDS[imported.group(1).decode()] if imported is not None else ""
 
 
-def file_framework(path: Path | None, rel: str, fact: str | None = None) -> str | None:
+def file_framework(path: Path | None, rel: str, fact: str | None = None, project=None) -> str | None:
     """The other framework a file is written for, or None when it is (or may be) PyTorch code. `fact`: the file's
-    framework_fact from its summary; without it the file is read now."""
+    framework_fact from its summary; without it the file is read now (counted in `project.reads`)."""
     named = path_framework(rel)
     if fact is None:
         data = b""
         if path is not None:
             try:    # the discovery's reader: never a FIFO or device
-                data = read_source(path, _MAX_BYTES)[0]
+                data = read_counted(project, path, _MAX_BYTES)
             except SourceError:
                 data = b""
             except OSError:
@@ -80,11 +81,9 @@ def apply_other_frameworks(results: list, files: Sequence[tuple[Path, str]], pro
         if not any(f.severity != "info" or f.category == "apex" for f in result.findings):
             continue
         path = where.get(result.path)
-        facts = project.tree(result.path) if project is not None and path is not None else None
+        facts = held_tree(project, result.path) if path is not None else None
         fact = facts.get("framework") if facts is not None else None
-        if fact is None and project is not None and path is not None:
-            project.reads += 1
-        framework = file_framework(path, result.path, fact if isinstance(fact, str) else None)
+        framework = file_framework(path, result.path, fact if isinstance(fact, str) else None, project)
         if framework is None:
             continue
         kept = []

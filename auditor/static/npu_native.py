@@ -27,7 +27,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from auditor.source import SourceError
 from auditor.static.backends import as_info, path_backends
+from auditor.static.project_imports import held_tree, read_counted
 
 _TOP_IMPORT = re.compile(r"^(?:import[ \t]+torch_npu\b|from[ \t]+torch_npu(?:\.[\w.]+)?[ \t]+import\b)", re.M)
 # per-product dtype facts: their severity already says what the product (`--product`) makes of them
@@ -107,20 +109,16 @@ def _config_folders(files, project=None) -> dict[str, str]:
     """{config folder (relative, '/'-separated, '' for the root): the entry file} for each Hydra entry of the tree
     that imports an Ascend adaptor. Each file's folders come from its per-file facts (`hydra`, ProjectImports.tree);
     a file without them (no `project`, a file the worker did not read) is read now, counted in `project.reads`."""
-    from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
-
     folders: dict[str, str] = {}
     for path, rel in files:
         if not rel.endswith(".py"):
             continue
-        facts = project.tree(rel) if project is not None else None
+        facts = held_tree(project, rel)
         if facts is not None:
             found = facts.get("hydra") or []
         else:
-            if project is not None:
-                project.reads += 1
             try:
-                data = read_source(path, MAX_FILE_BYTES)[0]
+                data = read_counted(project, path)
             except (OSError, SourceError):
                 continue
             found = hydra_folders(data, rel)
@@ -201,19 +199,12 @@ def ascend_subpackages(files, wanted: set[str], project=None) -> dict[str, str]:
     at its top). The tree's root project is not a sub-project (its packages are first-party, firstparty.py): a
     multi-backend package with one Ascend module (lmdeploy) does not count. Each file's facts come from its per-file
     facts (subpackage_facts, ProjectImports.tree); a file without them is read now, counted in `project.reads`."""
-    from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
-
-    def facts_of(rel: str) -> dict[str, Any] | None:
-        return project.tree(rel) if project is not None else None
-
     def top_imports_npu(rel: str, path) -> bool | None:
-        facts = facts_of(rel)
+        facts = held_tree(project, rel)
         if facts is not None:
             return bool(facts.get("top_npu"))
-        if project is not None:
-            project.reads += 1
         try:
-            data = read_source(path, MAX_FILE_BYTES)[0]
+            data = read_counted(project, path)
         except (OSError, SourceError):
             return None
         text = data.decode("utf-8", errors="replace")
@@ -232,14 +223,12 @@ def ascend_subpackages(files, wanted: set[str], project=None) -> dict[str, str]:
         if top_imports_npu(rel, path):
             out[parts[-2]] = folder
             continue
-        facts = facts_of(rel)
+        facts = held_tree(project, rel)
         if facts is not None:
             modules = list(facts.get("relative") or ())
         else:
-            if project is not None:
-                project.reads += 1
             try:
-                init = read_source(path, MAX_FILE_BYTES)[0].decode("utf-8", errors="replace")
+                init = read_counted(project, path).decode("utf-8", errors="replace")
             except (OSError, SourceError):
                 continue
             modules = list(dict.fromkeys(_RELATIVE_IMPORT.findall(init)))

@@ -14,6 +14,9 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from auditor.source import SourceError
+from auditor.static.project_imports import as_text, held_tree, read_counted
+
 _CXX_SUFFIXES = (".cpp", ".cc", ".cxx", ".cu", ".h", ".hpp", ".cuh")
 _REGISTRATION = re.compile(rb"\bTORCH_LIBRARY(?:_FRAGMENT)?\(\s*([A-Za-z_]\w*)\s*,")
 # PyTorch's and its domain libraries' own namespaces: a fragment a project adds to them does not make them its own
@@ -91,15 +94,13 @@ def python_defined_ops(files: Iterable[tuple[Path, str]], wanted: set[str], proj
     for path, rel in files:
         if not rel.endswith(".py"):
             continue
-        facts = project.tree(rel) if project is not None else None
+        facts = held_tree(project, rel)
         if facts is not None:
             ops = set(facts.get("ops") or ())
         else:
-            if project is not None:
-                project.reads += 1
             try:
-                data = Path(path).read_bytes()
-            except OSError:
+                data = read_counted(project, path, limit=None)
+            except (OSError, SourceError):
                 continue
             ops = python_registrations(data)
         found |= {op for op in ops if op.split(".", 1)[0] in wanted}
@@ -183,11 +184,9 @@ def literal_namespaces(results: Iterable, files: Iterable[tuple[Path, str]], not
             named: dict[str, list[str]] = facts.get("getattr") or {}
             own = set(facts.get("getattr_own") or ())
         else:
-            if project is not None:
-                project.reads += 1
             try:
-                lines = Path(by_rel[result.path]).read_text(encoding="utf-8", errors="replace").splitlines()
-            except (OSError, KeyError):
+                lines = as_text(read_counted(project, by_rel[result.path], limit=None)).splitlines()
+            except (OSError, SourceError, KeyError):
                 continue
             named = {str(n): _GETATTR_OPS.findall(line) for n, line in enumerate(lines, 1) if "getattr(" in line}
             own = set(getattr_own_lines_fact("\n".join(lines).encode("utf-8")))

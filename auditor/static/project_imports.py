@@ -40,10 +40,15 @@ A pass that needs a file's text and tree (crossfile's uses, guarded_modules, imp
 from __future__ import annotations
 
 import ast
+import io
+import os
 import re
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from auditor.source import MAX_FILE_BYTES, SourceError, read_source
 
 FACTS = "facts"
 TRITON = "triton"          # a Python file's Triton facts (backends.triton_facts)
@@ -270,17 +275,46 @@ def tree_facts(data: bytes, rel: str) -> dict[str, Any]:
     return out
 
 
-def read_facts(path: Path | None, rel: str) -> dict[str, Any] | None:
-    """The facts of a file no summary holds, read now (None when it cannot be read: a FIFO, over the limit)."""
-    from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
+def held_tree(project: ProjectImports | None, rel: str) -> dict[str, Any] | None:
+    """A file's tree-pass facts (`tree`) from its summary: None without a project or a summary that holds them (the
+    pass then reads the file with read_counted)."""
+    return project.tree(rel) if project is not None else None
 
+
+def read_counted(project: ProjectImports | None, path: Path | str | None, limit: int | None = MAX_FILE_BYTES,
+                 prefix: bool = False) -> bytes:
+    """The one reader of the tree passes for a file whose facts no summary holds: counted in `project.reads` (when
+    there is a project), read as the discovery reads (read_source: a FIFO, device or socket is refused, never waited
+    on). Each pass keeps its own size limit: `limit` bytes (a larger file raises SourceError), None for any size, or
+    with `prefix` the first `limit` bytes of a file of any size. Raises OSError (no path: FileNotFoundError) or
+    SourceError."""
+    if project is not None:
+        project.reads += 1
     if path is None:
-        return None
+        raise FileNotFoundError("no path")
+    if not prefix:
+        return read_source(Path(path), limit if limit is not None else 1 << 62)[0]
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
-        data = read_source(Path(path), MAX_FILE_BYTES)[0]
-    except (OSError, SourceError):
-        return None
-    return import_facts(data, rel)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise SourceError("special", "not a regular file (a FIFO, device or socket); not read")
+        chunks: list[bytes] = []
+        left = limit if limit is not None else 1 << 62
+        while left > 0:
+            chunk = os.read(fd, min(1 << 20, left))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def as_text(data: bytes) -> str:
+    """UTF-8 text (errors replaced) with universal newlines, exactly as `Path.read_text(encoding="utf-8",
+    errors="replace")` reads the same bytes."""
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace").read()
 
 
 class ProjectImports:
@@ -306,8 +340,10 @@ class ProjectImports:
         facts = summary.get(FACTS) if summary is not None else None
         if isinstance(facts, dict):
             return facts
-        self.reads += 1
-        return read_facts(self.paths.get(rel), rel)
+        try:
+            return import_facts(read_counted(self, self.paths.get(rel)), rel)
+        except (OSError, SourceError):      # not read: a FIFO, over the limit
+            return None
 
     def _held(self, rel: str, key: str) -> dict[str, Any] | None:
         """The facts a file's summary holds under `key`, or None when it holds none."""
@@ -333,11 +369,12 @@ class ProjectImports:
         if isinstance(facts, dict) and (not modules or "modules" in facts or facts.get("ascend") or facts.get("skip")):
             return None if facts.get("skip") else facts
         if rel not in self._triton:
-            from auditor.static.backends import read_triton_facts
+            from auditor.static.backends import triton_facts
 
-            self.reads += 1
-            path = self.paths.get(rel)
-            self._triton[rel] = read_triton_facts(Path(path)) if path is not None else None
+            try:
+                self._triton[rel] = triton_facts(read_counted(self, self.paths.get(rel)), True)
+            except (OSError, SourceError):      # not read: a FIFO, over the limit
+                self._triton[rel] = None
         return self._triton[rel]
 
     def source(self, rel: str) -> tuple[str, ast.Module] | None:
@@ -345,14 +382,13 @@ class ProjectImports:
         its summary (the cross-file uses, guarded imports, imported gates), decoded as the engine decodes it (PEP
         263); None when it cannot be read, decoded or parsed. Counted in `reads` when read."""
         if rel not in self._sources:
-            from auditor.discover import MAX_FILE_BYTES, SourceError, decode_source, read_source
+            from auditor.source import decode_source
 
             path = self.paths.get(rel)
             self._sources[rel] = None
             if path is not None:
-                self.reads += 1
                 try:
-                    text = decode_source(read_source(Path(path), MAX_FILE_BYTES)[0])
+                    text = decode_source(read_counted(self, path))
                     self._sources[rel] = (text, ast.parse(text))
                 except (OSError, SourceError, UnicodeDecodeError, SyntaxError, ValueError, LookupError,
                         RecursionError, MemoryError):

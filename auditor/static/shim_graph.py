@@ -33,14 +33,10 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
+from auditor.discover import SourceError
 from auditor.static import project_imports as _pi
 from auditor.static.astutil import ast_dotted
 from auditor.static.backends import CUDA_HELPER, TRANSFER_REMAPPED, as_info
-
-def _read_text(path) -> str:
-    """A regular file's text (never a FIFO or device; raises SourceError / OSError), or "" for no path."""
-    return read_source(Path(path), MAX_FILE_BYTES)[0].decode("utf-8", errors="replace") if path is not None else ""
 
 # Modules outside the tree known to import torch_npu.contrib.transfer_to_npu at import (checked in their source):
 # Ascend/MindSpeed `mindspeed/megatron_adaptor.py` (GitHub mirror, commit 02c49f5d: `from torch_npu.contrib import
@@ -537,7 +533,7 @@ def drop_quiet_debug_values(results: list, files: Sequence[tuple[Path, str]],
     for result in results:
         if not any(f.name == _DEBUG_RULE for f in result.findings):
             continue
-        fact = ((project.tree(result.path) if project is not None else None) or {}).get("quiet") or {}
+        fact = (_pi.held_tree(project, result.path) or {}).get("quiet") or {}
         lines: list[str] | None = None
         kept = []
         for f in result.findings:
@@ -550,10 +546,9 @@ def drop_quiet_debug_values(results: list, files: Sequence[tuple[Path, str]],
                 if lines is None:
                     if by_rel is None:
                         by_rel = {r: p for p, r in files}
-                    if project is not None:
-                        project.reads += 1
                     try:
-                        lines = _read_text(by_rel.get(result.path)).splitlines()
+                        lines = _pi.read_counted(project, by_rel.get(result.path)).decode(
+                            "utf-8", errors="replace").splitlines()
                     except (OSError, SourceError):
                         lines = []
                 line = lines[f.line - 1] if 0 < f.line <= len(lines) else ""

@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from auditor.backend_words import backends_in_text
-from auditor.source import SourceError, read_source
+from auditor.source import SourceError
 from auditor.static.backends import _NOTES, _classify, as_info
+from auditor.static.project_imports import held_tree, read_counted
 
 RULE = "cuda-vendor-literal-compared"      # NPU076
 _TEXT_METHODS = frozenset({"lower", "upper", "strip", "casefold", "title"})
@@ -166,15 +167,7 @@ def apply_vendor_dispatch(findings: list, tree: ast.AST, text: str) -> list:
     return _lower(findings, tree, npu_compared(tree), "in this file")
 
 
-def _read(path: Path) -> bytes | None:
-    try:
-        return read_source(path, _MAX_BYTES)[0]
-    except (SourceError, OSError):
-        return None
-
-
-def _parse(path: Path, data: bytes | None = None) -> ast.Module | None:
-    data = _read(path) if data is None else data
+def _parse(data: bytes | None) -> ast.Module | None:
     try:
         return ast.parse(data) if data is not None else None
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -192,13 +185,14 @@ def apply_vendor_dispatch_tree(results: list, files: Sequence[tuple[Path, str]],
         return 0
 
     def facts_of(rel: str) -> dict[str, Any] | None:
-        facts = project.tree(rel) if project is not None else None
+        facts = held_tree(project, rel)
         return None if facts is None or facts.get("vendor_unread") else facts
 
-    def parse(path: Path, data: bytes | None = None) -> ast.Module | None:
-        if project is not None and data is None:
-            project.reads += 1
-        return _parse(path, data)
+    def read(path: Path) -> bytes | None:
+        try:
+            return read_counted(project, path, _MAX_BYTES)
+        except (SourceError, OSError):
+            return None
 
     cudas: dict[str, dict[int, set[tuple]]] = {}
     by_rel = {rel: path for path, rel in files}
@@ -209,7 +203,7 @@ def apply_vendor_dispatch_tree(results: list, files: Sequence[tuple[Path, str]],
         if facts is not None:
             cuda = {int(line): {("attr", k) for k in keys} for line, keys in (facts.get("vendor_cuda") or {}).items()}
         else:
-            tree = parse(path) if path is not None else None
+            tree = _parse(read(path)) if path is not None else None
             if tree is None:
                 continue
             cuda = _cuda_compared(tree)
@@ -228,12 +222,10 @@ def apply_vendor_dispatch_tree(results: list, files: Sequence[tuple[Path, str]],
         if facts is not None:
             npu_keys |= {("attr", k) for k in facts.get("vendor_npu") or ()} & wanted
             continue
-        if project is not None:
-            project.reads += 1
-        data = _read(path)
+        data = read(path)
         if data is None or not any(n in data for n in needles):
             continue
-        tree = parse(path, data)
+        tree = _parse(data)
         if tree is not None:
             npu_keys |= {k for k in npu_compared(tree) if k in wanted}
     if not npu_keys:
