@@ -17,8 +17,6 @@ MATCHER_KINDS = ("qualname", "method", "attribute", "string", "env", "import", "
                  "crossfile",
                  # value flow inside one file (auditor/static/valueflow.py): uses of CUDA-bound names
                  "valueflow",
-                 # the net for CUDA-specific literals and names (auditor/static/literals.py, t14s)
-                 "literal",
                  # the Makefile a `make` call runs (auditor/project/makefile.py): produced after every file is read
                  "makefile",
                  # the CMakeLists.txt a `cmake` configure call reads (auditor/project/cmake_calls.py): after every file

@@ -34,7 +34,6 @@ from auditor.static.patch_targets import apply_cuda_twins, apply_flash_tables, a
 from auditor.static.npu_native import apply_npu_file, written_for_npu
 from auditor.static.crossfile import summarize
 from auditor.static.valueflow import OWN_CODES as FLOW_CODES, add_flow, spelled
-from auditor.static.literals import OWN_CODES as LITERAL_CODES, add_literals, catalogue_packages, hint_pattern
 from auditor.static.project_imports import TREE, with_facts
 from auditor.project import cmake_calls, launched, local_extras, makefile
 from auditor.static.context import _WHOLE_FILE, HOLE, FileContext, adopt_local_refs, build_context
@@ -376,9 +375,6 @@ class StaticEngine:
                 extra.update({name: rule for name in apis})
         self.compiled = CompiledRules.build(rules, extra_exact=extra)
         self._flow_rules = {r.code: r for r in rules if r.code in FLOW_CODES}
-        self._literal_rules = {r.code: r for r in rules if r.code in LITERAL_CODES}     # literals.py (t14s)
-        self._literal_packages = catalogue_packages(rules) if self._literal_rules else {}
-        self._literal_hint = hint_pattern(self._literal_packages)
 
     # -- entry points --------------------------------------------------------------------------
 
@@ -500,9 +496,6 @@ class StaticEngine:
             result.summary = summarize(tree, (), rel, text)     # its imports, for the cross-file pass
             if self._flow_rules and "import" in words:    # spelled project imports (auditor/static/valueflow.py)
                 result.findings = add_flow([], tree, text.splitlines(keepends=True), rel, self._flow_rules, text)
-            if self._literal_rules and self._literal_hint.search(text):    # CUDA words no rule triggers on (literals.py)
-                result.findings = add_literals(result.findings, tree, text.splitlines(keepends=True), rel,
-                                               self._literal_rules, self._literal_packages, text)
             return result
         ctx = build_context(tree, c.is_segment)
         if ctx.local_refs:
@@ -640,9 +633,6 @@ class StaticEngine:
                 flow_tree = chunked.with_statements_at(
                     _flag_reading_lines(tree, lines, result.findings, relevant, imports=True))
             result.findings = add_flow(result.findings, flow_tree, lines, rel, self._flow_rules, text)
-        if self._literal_rules:     # CUDA-specific literals and API names no rule names (auditor/static/literals.py)
-            result.findings = add_literals(result.findings, tree, lines, rel, self._literal_rules,
-                                           self._literal_packages, text)
         return result
 
     def _cuda_only_package(self, qual: str) -> bool:
