@@ -89,3 +89,69 @@ def test_policy_f_public_entry_point_keeps_its_severity(tmp_path):
     r = next(r for r in run.results if r.path == "pkg/train.py")
     found = [f for f in r.findings if f.line == 4 and f.category == "device"]
     assert found and all(f.severity == "error" and f.data.get("context") != "overridden-default" for f in found)
+
+
+ROPE_INDEX = '''\
+    import torch
+
+
+    def get_rope_index(input_ids, video_grid_thw, audio_seqlens, tokens_per_second, seconds_per_chunk):
+        llm_pos_ids_list = []
+        positions = []
+        for video_idx, audio_seqlen in enumerate(audio_seqlens):
+            start_idx = llm_pos_ids_list[-1].max() + 1 if llm_pos_ids_list else 0
+            grid_t = video_grid_thw[video_idx][0]
+            t_index = (torch.arange(grid_t) * tokens_per_second).long()
+            audio_llm_pos_ids_list: list[torch.Tensor] = []
+            for t_chunk in t_index.split(int(tokens_per_second * seconds_per_chunk)):
+                audio_start_idx = (
+                    start_idx if len(audio_llm_pos_ids_list) == 0 else audio_llm_pos_ids_list[-1][0].item() + 1
+                )
+                audio_llm_pos_ids_list = (
+                    torch.arange(len(t_chunk)).expand(3, -1) + audio_start_idx
+                ).split(1, dim=1)
+                llm_pos_ids_list.extend(audio_llm_pos_ids_list)
+            grid = torch.tensor([[1, 2], [3, 4]])
+            for row in range(2):
+                positions.append(grid[row].tolist() + torch.arange(4).split(2)[row].tolist())
+        return llm_pos_ids_list, positions
+
+
+    def on_device(lengths, device):
+        out = []
+        for n in lengths:
+            idx = torch.arange(n, device=device)
+            moved = torch.arange(n).to(device)
+            out.append(idx[-1].item() + moved[-1].item())
+        return out
+
+
+    def under_default_device(lengths):
+        out = []
+        for n in lengths:
+            ids = torch.arange(n) + 1
+            out.append(ids[-1].item())
+        return out
+    '''
+
+
+def _syncs(tmp_path, name: str, files: dict[str, str]):
+    root = write_tree(tmp_path / name, files)
+    run = run_static([root], jobs=1)
+    return {(r.path, f.line) for r in run.results for f in r.findings if f.code == "NPU703"}
+
+
+def test_factory_host_tensors_followed_through_assignments_are_no_sync(tmp_path):
+    syncs = {line for _, line in _syncs(tmp_path, "r", {"pkg/__init__.py": "", "pkg/rope.py": ROPE_INDEX})}
+    # the rope index's tensors are built by torch.arange / torch.tensor([...]) with no device: host values
+    for text in ("audio_llm_pos_ids_list[-1][0].item()", "positions.append(grid[row].tolist()"):
+        assert _line(ROPE_INDEX, text) not in syncs, (text, syncs)
+    # a factory given a device, or moved with .to(device), stays a sync on the accelerator
+    assert _line(ROPE_INDEX, "out.append(idx[-1].item() + moved[-1].item())") in syncs
+
+
+def test_a_file_that_sets_a_default_device_has_no_factory_host_values(tmp_path):
+    src = ROPE_INDEX.replace("    import torch\n", "    import torch\n\n    torch.set_default_device(\"cuda\")\n", 1)
+    syncs = {line for _, line in _syncs(tmp_path, "d", {"pkg/__init__.py": "", "pkg/rope.py": src})}
+    assert _line(src, "out.append(ids[-1].item())") in syncs
+    assert _line(src, "audio_llm_pos_ids_list[-1][0].item()") in syncs
