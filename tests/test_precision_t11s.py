@@ -155,3 +155,35 @@ def test_a_file_that_sets_a_default_device_has_no_factory_host_values(tmp_path):
     syncs = {line for _, line in _syncs(tmp_path, "d", {"pkg/__init__.py": "", "pkg/rope.py": src})}
     assert _line(src, "out.append(ids[-1].item())") in syncs
     assert _line(src, "audio_llm_pos_ids_list[-1][0].item()") in syncs
+
+
+DOCKERFILE_CUDA = '''\
+    ARG BASE_IMAGE=nvidia/cuda:12.8.1-cudnn-devel-ubuntu22.04
+    FROM ${BASE_IMAGE}
+    ARG TORCH_CUDA_ARCH_LIST="8.0 8.9 9.0a 10.0a 12.0a"
+    ENV TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST}
+    RUN pip install torch==2.7.1 --index-url https://download.pytorch.org/whl/cu128
+    RUN git clone https://github.com/flashinfer-ai/flashinfer.git && cd flashinfer && pip install -v .
+    '''
+
+BUILD_UTILS = '''\
+    import os
+
+
+    def set_npu_envs():
+        import torch_npu  # noqa: F401
+
+        os.environ["ASCEND_RT_VISIBLE_DEVICES"] = "0"
+    '''
+
+
+def test_nvidia_image_of_a_project_that_runs_on_ascend_is_info(tmp_path):
+    files = {"docker/Dockerfile.cuda": DOCKERFILE_CUDA, "scripts/build_support/utils.py": BUILD_UTILS}
+    run = run_static([write_tree(tmp_path / "a", files)], jobs=1)
+    found = [f for r in run.results if r.path == "docker/Dockerfile.cuda" for f in r.findings]
+    assert found and {f.severity for f in found} == {"info"}, found
+    assert any("already runs on Ascend" in f.message for f in found)
+    # the same image in a CUDA-only project keeps its severity (the port has to act on it)
+    run = run_static([write_tree(tmp_path / "b", {"docker/Dockerfile.cuda": DOCKERFILE_CUDA})], jobs=1)
+    found = [f for r in run.results if r.path == "docker/Dockerfile.cuda" for f in r.findings]
+    assert {f.severity for f in found} - {"info"}, found
