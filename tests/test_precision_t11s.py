@@ -187,3 +187,61 @@ def test_nvidia_image_of_a_project_that_runs_on_ascend_is_info(tmp_path):
     run = run_static([write_tree(tmp_path / "b", {"docker/Dockerfile.cuda": DOCKERFILE_CUDA})], jobs=1)
     found = [f for r in run.results if r.path == "docker/Dockerfile.cuda" for f in r.findings]
     assert {f.severity for f in found} - {"info"}, found
+
+
+PYPROJECT = '''\
+    [project]
+    name = "optimum-neuron"
+    dependencies = [
+        "transformers ~= 4.57.1",
+        "accelerate == 1.8.1",
+        "mamba-ssm >= 2.2",
+    ]
+
+    [project.optional-dependencies]
+    tests = ["pytest <= 8.0.0", "psutil"]
+    vllm = [
+        "vllm == 0.11.0",
+    ]
+    quality = ["ruff"]
+
+    [project.entry-points."vllm.platform_plugins"]
+    optimum_neuron = "optimum.neuron.vllm.plugin:register"
+    '''
+
+WORKFLOW = '''\
+    name: Optimum neuron / Test INF2 vLLM
+
+    on:
+      pull_request:
+        paths:
+          - "optimum/neuron/vllm/**"
+
+    jobs:
+      test:
+        runs-on:
+          group: aws-inf2-8xlarge
+        steps:
+          - uses: actions/checkout@v4
+          - name: Install
+            run: |
+              uv pip install .[vllm,vllm-tests]
+    '''
+
+
+def test_opt_in_extras_are_warnings_at_most(tmp_path):
+    files = {"pyproject.toml": PYPROJECT, ".github/workflows/test_inf2_vllm.yml": WORKFLOW,
+             "scripts/install.sh": "#!/bin/bash\nset -e\npip install .[vllm]\n"}
+    run = run_static([write_tree(tmp_path / "x", files)], jobs=1)
+    by_path = {r.path: r.findings for r in run.results}
+    vllm = [f for f in by_path["pyproject.toml"] if f.code == "NPU440" and f.symbol == "vllm"]
+    assert vllm and {f.severity for f in vllm} == {"warning"}, vllm
+    assert all("opt-in extra `vllm`" in f.message for f in vllm)
+    # a plain dependency is pulled by every install: it keeps its error
+    plain = [f for f in by_path["pyproject.toml"] if f.symbol == "mamba-ssm"]
+    assert plain and {f.severity for f in plain} == {"error"}, plain
+    ci = [f for f in by_path[".github/workflows/test_inf2_vllm.yml"] if f.code == "NPU440"]
+    assert ci and {f.severity for f in ci} == {"warning"}, ci
+    # a user's install script runs as written: the install fails on Ascend, an error
+    script = [f for f in by_path["scripts/install.sh"] if f.code == "NPU440"]
+    assert script and {f.severity for f in script} == {"error"}, script
