@@ -245,3 +245,41 @@ def test_opt_in_extras_are_warnings_at_most(tmp_path):
     # a user's install script runs as written: the install fails on Ascend, an error
     script = [f for f in by_path["scripts/install.sh"] if f.code == "NPU440"]
     assert script and {f.severity for f in script} == {"error"}, script
+
+
+TABLES = '''\
+    import torch
+
+    HARDWARE_TFLOPS = {
+        "fp32": 191 / 4,
+        "bf16": 191 / 2,
+        "fp16": 191 / 2,
+        "fp8": 191,
+    }
+
+
+    class InputProcessor:
+        @staticmethod
+        def _dtype_to_name(dtype: torch.dtype) -> str:
+            mapping = {
+                torch.float32: "float32",
+                torch.float16: "float16",
+                torch.bfloat16: "bfloat16",
+                torch.int64: "int64",
+            }
+            return mapping.get(dtype, str(dtype).replace("torch.", ""))
+
+
+    def build(model, use_bf16):
+        choice = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16, "fp8": torch.float8_e4m3fn}
+        return model.to(torch.bfloat16 if use_bf16 else torch.float32), choice
+    '''
+
+
+def test_dtype_name_and_number_tables_choose_nothing(tmp_path):
+    run = run_static([write_tree(tmp_path / "t", {"pkg/__init__.py": "", "pkg/tables.py": TABLES})], jobs=1)
+    lines = {f.line for r in run.results for f in r.findings if f.category == "precision"}
+    for text in ('"bf16": 191 / 2,', 'torch.bfloat16: "bfloat16",'):
+        assert _line(TABLES, text) not in lines, (text, lines)
+    # a model cast is a choice
+    assert _line(TABLES, "return model.to(torch.bfloat16") in lines
