@@ -271,8 +271,9 @@ def drop_overridden_defaults(results: list, project: Any) -> int:
                 continue
             for i, finding in enumerate(r.findings):
                 at = (finding.line, (finding.col or 1) - 1)
+                # (a finding another pass lowered already keeps its reason: `npu-path`, `windows-only`, ...)
                 if finding.category in ("device", "precision") and (line, col) <= at < (end_line, end_col) \
-                        and (finding.data or {}).get("context") != _CONTEXT:
+                        and not (finding.data or {}).get("context"):
                     r.findings[i] = as_info(finding, _CONTEXT, _NOTE)
                     dropped += 1
     return dropped
