@@ -127,7 +127,7 @@ def _number(node: ast.AST) -> bool:
     return isinstance(node, ast.UnaryOp) and _number(node.operand)
 
 
-def _dtype_key(node: ast.AST) -> bool:
+def _dtype_key(node: ast.AST | None) -> bool:
     """`torch.bfloat16`, `torch.float8_e4m3fn`: an attribute of `torch` (the dtype, not a module below it)."""
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "torch" \
         and not node.attr.startswith("_") and node.attr[0].islower() and node.attr not in _NOT_DTYPES
