@@ -251,10 +251,10 @@ TABLES = '''\
     import torch
 
     HARDWARE_TFLOPS = {
-        "fp32": 191 / 4,
-        "bf16": 191 / 2,
-        "fp16": 191 / 2,
-        "fp8": 191,
+        "trn1": {
+            "fp32": 48 / 2,
+            "bf16": 191 / 2,
+        },
     }
 
 
