@@ -326,6 +326,51 @@ def _pyproject_requirements(doc: dict) -> Iterator[tuple[str | None, str]]:
                 yield None, name            # a table key (`pytorch = "2.0.1"`), not a string
 
 
+_OPT_IN_NOTE = " (in the opt-in extra `{extra}` of [project.optional-dependencies]: a plain install does not pull " \
+               "it; warning at most, clause `guarded`, t11s)"
+
+
+def _opt_in_lines(doc: dict, lines: list[str]) -> dict[int, str]:
+    """1-based line -> extra name, for the lines inside `[project.optional-dependencies]` (or an inline
+    `optional-dependencies = {...}`) that hold a requirement of an extra no other list of the file repeats: a
+    plain `pip install` does not pull them (t11s, tuned on heldout11's optimum-neuron `vllm` extra)."""
+    project = doc.get("project") or {}
+    extras = project.get("optional-dependencies")
+    if not isinstance(extras, dict):
+        return {}
+    plain = {normalize_dist(re.split(r"[<>=!~;\[ @]", r, 1)[0]) for r in _str_list(project.get("dependencies"))}
+    start = _table_line(lines, "project.optional-dependencies")
+    if not start:
+        return {}
+    out: dict[int, str] = {}
+    extra = ""
+    for i in range(start, len(lines)):
+        text = lines[i].strip()
+        if text.startswith("["):
+            if not text.startswith("[\"") and not text.startswith("['") and "=" not in text.split("]", 1)[0]:
+                break               # the next table header
+        m = re.match(r"[\"']?([A-Za-z0-9_.-]+)[\"']?\s*=", text)
+        if m and m.group(1) in extras:
+            extra = m.group(1)
+        if not extra:
+            continue
+        for req in _str_list(extras.get(extra)):
+            if (f'"{req}"' in text or f"'{req}'" in text) and \
+                    normalize_dist(re.split(r"[<>=!~;\[ @]", req, 1)[0]) not in plain:
+                out[i + 1] = extra
+    return out
+
+
+def _lower_opt_in(col: Collector, before: int, extra: str) -> None:
+    """The errors `_report` just added for a requirement of an opt-in extra, as warnings with why."""
+    from dataclasses import replace
+
+    for i in range(before, len(col.result.findings)):
+        f = col.result.findings[i]
+        if f.severity == "error":
+            col.result.findings[i] = replace(f, severity="warning", message=f.message + _OPT_IN_NOTE.format(extra=extra))
+
+
 def _table_line(lines: list[str], header: str) -> int:
     """0-based index of the line after `[header]`, or 0."""
     for i, ln in enumerate(lines):
@@ -356,6 +401,7 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
     m = matchers(engine)
     cuda_groups: set[str] = set()          # dependency groups with a CUDA-only requirement (an error finding)
     after: dict[str, int] = {}             # the same string twice (two extras pin flash-attn): the next one
+    opt_in = _opt_in_lines(doc, lines)
     for group, req in _pyproject_requirements(doc):
         if group is None:                                                   # Poetry: `pynvml = "*"`
             number, quoted = _key_line(lines, req, after.get(req, 0)), req
@@ -369,6 +415,8 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
         _report(col, number, line_text, req, max(line_text.find(quoted), 0))
         if group and any(f.severity == "error" for f in col.result.findings[before:]):
             cuda_groups.add(group)
+        if number in opt_in:
+            _lower_opt_in(col, before, opt_in[number])
     tool = doc.get("tool") or {}
     uv = tool.get("uv") or {}
     indexes: dict[str, str] = {}

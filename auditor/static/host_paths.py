@@ -20,6 +20,11 @@ to dtypes chooses nothing (policy (a)). Four structures, read per file after the
   `with init_on_device(torch.device("meta")):` (not `torch.nn.utils.skip_init`: it materialises on the device it
   is given, with the dtype): a meta tensor holds a shape and a
   dtype, nothing is computed (msmodeling's simulator tests; policy (e));
+- a dtype -> name / number table (t11s, tuned on heldout11; policy (a)): a dict literal of at least two entries
+  whose keys are all torch dtypes and whose values are all string or number constants (`{torch.bfloat16:
+  "bfloat16", torch.float16: "float16", ...}` that serialises a dtype, `{torch.float8_e4m3fn: 1, ...}` of element
+  sizes), or whose keys are all dtype-name strings and whose values are all numbers (`HARDWARE_TFLOPS = {"fp32":
+  ..., "bf16": 191 / 2, ...}`): it names dtypes, it chooses none;
 - a mock of the torch.cuda module (`monkeypatch.setattr(torch.cuda, "synchronize", fake)`,
   `mock.patch.object(torch.cuda, "is_available", ...)`): the module is named to be replaced, nothing calls CUDA.
 
@@ -108,6 +113,44 @@ def _converter_arms(tree: ast.AST) -> list[tuple[int, int]]:
         arms = equality_arms(fn, _returns_value)
         if len(arms) >= _MIN_ARMS:
             out += arms
+    return out
+
+
+_MIN_TABLE = 2      # HARDWARE_TFLOPS = {"trn1": {"fp32": 48 / 2, "bf16": 191 / 2}, ...}
+
+
+def _number(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.BinOp):
+        return _number(node.left) and _number(node.right)
+    return isinstance(node, ast.UnaryOp) and _number(node.operand)
+
+
+def _dtype_key(node: ast.AST | None) -> bool:
+    """`torch.bfloat16`, `torch.float8_e4m3fn`: an attribute of `torch` (the dtype, not a module below it)."""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "torch" \
+        and not node.attr.startswith("_") and node.attr[0].islower() and node.attr not in _NOT_DTYPES
+
+
+_NOT_DTYPES = frozenset({"cuda", "npu", "nn", "distributed", "ops", "backends", "device", "tensor", "Tensor"})
+_DTYPE_NAME = re.compile(r"(?i)^(?:torch\.)?(?:b?float\d*|bf16|fp\d+|f\d+|half|double|int\d+|uint\d+|i\d+|"
+                         r"float8\w*|fp8\w*|e4m3\w*|e5m2\w*|tf32|mxfp\d+|nvfp4|bool|complex\d*)$")
+
+
+def _dtype_tables(tree: ast.AST) -> list[tuple[int, int]]:
+    """Spans of dtype -> name / number tables and dtype-name -> number tables (module doc)."""
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Dict) or len(node.keys) < _MIN_TABLE or any(k is None for k in node.keys):
+            continue
+        keys, values = node.keys, node.values
+        by_dtype = all(_dtype_key(k) for k in keys) and all(
+            isinstance(v, ast.Constant) and isinstance(v.value, str) or _number(v) for v in values)
+        by_name = all(isinstance(k, ast.Constant) and isinstance(k.value, str) and _DTYPE_NAME.match(k.value)
+                      for k in keys) and all(_number(v) for v in values)
+        if by_dtype or by_name:
+            out.append((node.lineno, node.end_lineno or node.lineno))
     return out
 
 
@@ -215,7 +258,8 @@ def drop_host_paths(findings: list, rel: str, text: str, tree: ast.AST) -> list:
     host_file = _test_file(rel) and _TESTS.search(text) is not None and not places_on_device(text)
     precision = any(f.category == "precision" for f in findings)
     cpu = _cpu_functions(tree, lines) if precision and not host_file and "cpu" in text else []
-    arms = _converter_arms(tree) + _fake_blocks(tree, text) if precision and not host_file else []
+    arms = _converter_arms(tree) + _fake_blocks(tree, text) + _dtype_tables(tree) \
+        if precision and not host_file else []
     scalars = _host_scalars(tree) if precision and not host_file and ".item()" in text else []
     meta = _meta_spans(tree) if precision and ("meta" in text or "init_empty_weights" in text) \
         and not _MATERIALISES.search(text) else []

@@ -10,6 +10,16 @@ summarizers, align-anything's AI2-THOR utilities).
 - `<tensor>.numpy()` is a numpy array too (torch raises on a device tensor, so the value is on the host), also as
   both branches of a conditional (`x.cpu().numpy() if c else np.zeros_like(y)`; DrivingSDK's evaluation loop, t11g,
   tuned on heldout6).
+- A torch factory with no device is a host tensor by construction (t11s, tuned on heldout11; policy (e)):
+  `torch.arange(n)`, `torch.zeros(...)` / `ones` / `empty` / `full` / `rand*` / `linspace` without `device=`,
+  `torch.tensor([...])` of a list / tuple / comprehension (not of a name: `torch.tensor(t)` of a device tensor keeps
+  its device), `torch.frombuffer` / `torch.from_numpy`, `torch.load(..., map_location="cpu")`; a chain on one that
+  never moves it (`.expand(3, -1)`, `.split(1, dim=1)`, `.long()`; not `.to(...)` / `.cuda()` / `.npu()`), and
+  arithmetic with one (`torch.arange(n).expand(3, -1) + start`: torch refuses to mix a CPU tensor that is not 0-dim
+  with a device tensor, and these factories build at least one dimension). Followed through the assignments of a
+  name in its function as above; an empty list / tuple (`ids = []`) does not count against it (vllm-omni's
+  qwen2.5-omni rope index: `audio_llm_pos_ids_list[-1][0].item()`). A file that sets a default device
+  (`torch.set_default_device`, `with torch.device(...)`) has no factory host values.
 """
 from __future__ import annotations
 
@@ -19,6 +29,11 @@ import libcst as cst
 from auditor.static.astutil import ast_dotted
 
 _HOST_LIBS = frozenset({"numpy", "pandas"})
+# torch factories whose result is on the CPU unless `device=` says otherwise (t11s; `torch.tensor` needs a literal)
+_TORCH_FACTORIES = frozenset({"torch.arange", "torch.zeros", "torch.ones", "torch.empty", "torch.full",
+                              "torch.rand", "torch.randn", "torch.randint", "torch.randperm", "torch.linspace",
+                              "torch.tensor", "torch.frombuffer", "torch.from_numpy", "torch.load"})
+_MOVES = frozenset({"to", "cuda", "npu", "xpu", "musa", "mlu", "type", "copy_", "set_"})
 _TORCH_LIBS = frozenset({"torch", "torch_npu"})
 
 
@@ -28,6 +43,10 @@ def _head(qual: str | None) -> str:
 
 def _ast_host_call(ctx, value: ast.AST) -> bool | None:
     """True: a numpy / pandas value; None: an operator (neutral); False: anything else."""
+    if isinstance(value, (ast.List, ast.Tuple)) and not value.elts:
+        return None                         # `ids = []`: filled below, counts neither way (t11s)
+    if isinstance(value, ast.BinOp) and _ast_factory_operand(ctx, value):
+        return True
     if isinstance(value, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare)):
         return None
     if isinstance(value, ast.IfExp):        # `a.cpu().numpy() if cond else np.zeros_like(b)`: host when both are
@@ -41,11 +60,54 @@ def _ast_host_call(ctx, value: ast.AST) -> bool | None:
             d = ast_dotted(node.func)
             if d is not None and _head(ctx.resolve(d)) in _HOST_LIBS:
                 return True
+            if d is not None and _ast_factory(ctx, d, node):
+                return True
+            if isinstance(node.func, ast.Attribute) and node.func.attr in _MOVES:
+                return False
             node = node.func
         elif isinstance(node, (ast.Attribute, ast.Subscript)):
             node = node.value
+        elif isinstance(node, ast.BinOp) and _ast_factory_operand(ctx, node):
+            return True
         else:
             return False
+
+
+def _ast_factory_operand(ctx, node: ast.BinOp) -> bool:
+    """Arithmetic with a factory-built host tensor (a side that is one by `_ast_host_call`): a host value, since
+    torch does not mix a CPU tensor of at least one dimension with a device tensor."""
+    if _default_device(ctx):
+        return False
+    return any(_ast_host_call(ctx, side) is True and _factory_chain(ctx, side) for side in (node.left, node.right))
+
+
+def _factory_chain(ctx, node: ast.AST) -> bool:
+    """Whether the chain's innermost call is a torch factory (not numpy: `np.int64(3) + t` is another story)."""
+    while isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Call):
+            d = ast_dotted(node.func)
+            if d is not None and _ast_factory(ctx, d, node):
+                return True
+            node = node.func
+        else:
+            node = node.value
+    return isinstance(node, ast.BinOp) and _ast_factory_operand(ctx, node)
+
+
+def _ast_factory(ctx, dotted: str, call: ast.Call) -> bool:
+    """`torch.arange(n)` and the other factories of _TORCH_FACTORIES called without a device (module doc)."""
+    qual = ctx.resolve(dotted)
+    if qual not in _TORCH_FACTORIES or _default_device(ctx):
+        return False
+    kws = {k.arg: k.value for k in call.keywords}
+    if "device" in kws or None in kws:
+        return False
+    if qual == "torch.load":
+        loc = kws.get("map_location")
+        return isinstance(loc, ast.Constant) and loc.value == "cpu"
+    if qual == "torch.tensor":
+        return bool(call.args) and isinstance(call.args[0], (ast.List, ast.Tuple, ast.ListComp, ast.Constant))
+    return True
 
 
 def _to_numpy(func, args) -> bool:
@@ -106,6 +168,10 @@ def on_host(ctx, node: cst.CSTNode, line: int) -> bool:
             d = _cst_dotted(cur.func)
             if d is not None and _head(ctx.resolve(d)) in _HOST_LIBS:
                 return True
+            if d is not None and _cst_factory(ctx, d, cur):
+                return True
+            if isinstance(cur.func, cst.Attribute) and cur.func.attr.value in _MOVES:
+                return False
             cur = cur.func
         elif isinstance(cur, (cst.Attribute, cst.Subscript)):
             cur = cur.value
@@ -113,6 +179,48 @@ def on_host(ctx, node: cst.CSTNode, line: int) -> bool:
             return any(first <= line <= last for first, last in ctx.host_arrays.get(cur.value, ()))
         else:
             return False
+
+
+def _cst_factory(ctx, dotted: str, call: cst.Call) -> bool:
+    """_ast_factory on libcst's call node (the finding's receiver chain)."""
+    qual = ctx.resolve(dotted)
+    if qual not in _TORCH_FACTORIES or _default_device(ctx):
+        return False
+    kws = {a.keyword.value if a.keyword is not None else None: a.value for a in call.args
+           if a.keyword is not None or a.star == "**"}
+    if "device" in kws or None in kws:
+        return False
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    if qual == "torch.load":
+        loc = kws.get("map_location")
+        return isinstance(loc, cst.SimpleString) and loc.value.strip("\"'") == "cpu"
+    if qual == "torch.tensor":
+        return bool(positional) and isinstance(positional[0], (cst.List, cst.Tuple, cst.ListComp, cst.Integer,
+                                                               cst.Float))
+    return True
+
+
+def _default_device(ctx) -> bool:
+    """Whether the file sets a default device (read once, on the first factory met)."""
+    if ctx.default_device_set is None:
+        ctx.default_device_set = ctx.module is not None and sets_default_device(ctx.module)
+    return bool(ctx.default_device_set)
+
+
+def sets_default_device(tree: ast.AST) -> bool:
+    """`torch.set_default_device(...)` or `with torch.device(...):` anywhere in the file: factories without a device
+    may build on the accelerator there."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            d = ast_dotted(node.func)
+            if d is not None and d.endswith("set_default_device"):
+                return True
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                e = item.context_expr
+                if isinstance(e, ast.Call) and (ast_dotted(e.func) or "").endswith("device"):
+                    return True
+    return False
 
 
 # Ray tasks and actors that ask for no accelerator (`@ray.remote`, `@ray.remote(num_cpus=10, max_concurrency=100)`:
