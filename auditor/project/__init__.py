@@ -33,6 +33,12 @@ KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+def is_github_workflow(rel: str) -> bool:
+    """A GitHub Actions workflow file (`.github/workflows/*.yml`)."""
+    parts = rel.replace("\\", "/").split("/")
+    return len(parts) >= 3 and parts[-3:-1] == [".github", "workflows"] and parts[-1].endswith((".yml", ".yaml"))
+
+
 def project_kind(name: str, rel: str = "") -> str | None:
     """The kind of a project file from its name (and, for JSON, its folder: rel is its path in the tree), or None
     for files this module does not read."""

@@ -1230,9 +1230,9 @@ def _opt_in_ci_job(col: Collector, f) -> None:
     warning at most (rules/severity_policy.yaml `guarded`: an optional CUDA-only dependency, the project has a path
     without it; optimum-neuron's vLLM CI job, t11s, tuned on heldout11). Scripts and Dockerfiles keep their
     severity: a user runs them as written."""
-    from auditor.static.ci_jobs import _is_workflow
+    from auditor.project import is_github_workflow
 
-    if f is None or f.severity != "error" or not _is_workflow(col.rel):
+    if f is None or f.severity != "error" or not is_github_workflow(col.rel):
         return
     from dataclasses import replace
 

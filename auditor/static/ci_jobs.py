@@ -18,6 +18,7 @@ from pathlib import Path
 
 import yaml
 
+from auditor.project import is_github_workflow as _is_workflow
 from auditor.source import SourceError
 from auditor.static.backends import as_info, backends_in_text
 from auditor.static.project_imports import as_text, held_tree, read_counted
@@ -26,11 +27,6 @@ _NOTE = "in a CI job that tests the CUDA build on NVIDIA machines ({job}: {why})
         "job beside it"
 _MACHINE_KEYS = ("runs-on", "runner", "container", "image")
 _MAX_BYTES = 1_000_000
-
-
-def _is_workflow(rel: str) -> bool:
-    parts = rel.replace("\\", "/").split("/")
-    return len(parts) >= 3 and parts[-3:-1] == [".github", "workflows"] and parts[-1].endswith((".yml", ".yaml"))
 
 
 def _scalars(node) -> list[str]:
