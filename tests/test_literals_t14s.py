@@ -209,3 +209,22 @@ def test_tables_enums_paths_patterns_and_other_backends_are_left():
         return kind
     '''
     assert _net(mlu, "xllm/core/kernels/mlu/tmo_kernel/kernel_config.py") == {}
+
+
+def test_the_walker_collects_the_defined_names_of_every_scope_an_enum_included():
+    """hs14: the net's own names come from its one walk (no second ast.walk); an Enum's body, which the walker skips,
+    still counts: `def cudaMalloc` in an Enum is the project's own, so `lib.cudaMalloc(n)` is no API finding."""
+    import ast
+
+    from auditor.static.literals import _defined_names, _Walker
+
+    src = (
+        "import enum\n\n\nclass Backend(enum.Enum):\n    CUDA = 'cuda'\n\n    def cudaMalloc(self, n):\n"
+        "        return n\n\n\nasync def load(lib):\n    class Local:\n        pass\n\n    def cuInit():\n"
+        "        return lib.cudaMalloc(0)\n    return lib.cudaDeviceReset(cuInit())\n"
+    )
+    tree = ast.parse(src)
+    walker = _Walker({})
+    walker.visit(tree)
+    assert walker.defined == _defined_names(tree) == {"Backend", "cudaMalloc", "load", "Local", "cuInit"}
+    assert {h[3] for h in walker.hits} == {"cudaMalloc", "cudaDeviceReset", "cuInit"}    # own ones dropped later
