@@ -23,16 +23,31 @@ from auditor.data import rules_dir, tables_dir
 
 CACHE_FOLDER = ".npu-audit-cache"
 DEFAULT_CACHE_DIR = CACHE_FOLDER            # kept for callers that name the folder
-FORMAT = 13         # 3: entries carry the cross-file summary; 4: and the import facts; 5: and the Triton facts,
-                    # and each `make` call's suppression comments; 6: and the tree-pass facts (torch.library operators,
-                    # Ascend Hydra config folders: project_imports.tree_facts); 7: and `getattr_own`;
-                    # 8: and `quiet` (shim_graph.quiet_fact, the NPU700 lines that set a switch off);
-                    # 9: and `ci` (ci_jobs.ci_fact, a workflow's CUDA CI job spans); 10: and the launch facts
-                    # (launched.launch_facts: patches a wrapper calls, attention its option defaults select);
-                    # 11: and `calls` (call_defaults.default_facts: device / dtype defaults and the calls passing them);
-                    # 12: and `platform` (platform_predicates.platform_facts: the project's own platform checks);
-                    # 13: and the facts of the tree passes that still re-read files (npu_native.subpackage_facts:
-                    # `top_npu`, `relative`; `ascend_image`; the vendor-dispatch facts; docs/speed.md, session 11 hs12)
+# What an index holds, one version per fact family (hs14, session 12; replaces the one FORMAT number, 3 .. 13, that
+# every change bumped and every merge renumbered). A change to what a family stores bumps that family's number; a
+# new family adds its own line (two helpers adding different families touch different lines, nothing to renumber).
+# An index is read only when its `facts` equal FACTS exactly: a changed, added or dropped family drops the whole
+# index (an entry's findings and facts come from one worker pass, so no part of an entry is reusable alone), and an
+# index of the numbered scheme (`format`, no `facts`) is never read. (The engine key also covers the tool's code;
+# FACTS is what still holds where the sources are not hashed, e.g. a bytecode-only install.)
+FACTS: dict[str, int] = {
+    "entry": 1,           # size, mtime, sha1, findings, lines, suppressed, error (valid_entry)
+    "summary": 1,         # crossfile.summarize: defs, imports, tech, tech_lines ...; `uses`, `guarded` memos (FORMAT 3)
+    "facts": 1,           # project_imports.import_facts: load, main, mark; a shell script's launch, ascend (FORMAT 4)
+    "triton": 1,          # backends.triton_facts (FORMAT 5)
+    "make": 1,            # makefile.note_suppressions: each `make` call's suppression comments (FORMAT 5)
+    "tree": 1,            # project_imports.tree_facts: ops, getattr, hydra, shim; framework (FORMAT 6)
+    "getattr_own": 1,     # opnamespaces.getattr_own_lines_fact; wrapper (launched.wrapper_fact) (FORMAT 7)
+    "quiet": 1,           # shim_graph.quiet_fact (FORMAT 8)
+    "ci": 1,              # ci_jobs.ci_fact (FORMAT 9)
+    "launch": 1,          # launched.launch_facts: patches, option defaults (FORMAT 10)
+    "calls": 1,           # call_defaults.default_facts (FORMAT 11)
+    "platform": 1,        # platform_predicates.platform_facts (FORMAT 12)
+    "subpackages": 1,     # npu_native.subpackage_facts: top_npu, relative (FORMAT 13)
+    "ascend_image": 1,    # backend_files.ascend_image_fact (FORMAT 13)
+    "vendor": 1,          # vendor_dispatch.vendor_facts: vendor_npu, vendor_cuda (FORMAT 13)
+    "classes": 1,         # class_twins: cuda_classes, npu_classes (t11q)
+}
 KEEP_INDEXES = 4                            # indexes for other keys kept per folder (a few selections/targets)
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -109,7 +124,7 @@ class ResultCache:
         except (OSError, ValueError, RecursionError):
             self.rebuilt = self.dirty = True
             return
-        if isinstance(doc, dict) and doc.get("format") == FORMAT and doc.get("key") == key \
+        if isinstance(doc, dict) and doc.get("facts") == FACTS and doc.get("key") == key \
                 and isinstance(doc.get("entries"), dict):
             self.entries = doc["entries"]
         else:
@@ -179,7 +194,7 @@ class ResultCache:
             fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    json.dump({"format": FORMAT, "key": self.key, "tool": __version__, "entries": self.entries},
+                    json.dump({"facts": FACTS, "key": self.key, "tool": __version__, "entries": self.entries},
                               fh, separators=(",", ":"))
                 os.replace(tmp, self.path)
             except BaseException:

@@ -253,14 +253,66 @@ def test_an_index_written_before_format_6_is_not_read(tmp_path):
     cold = run_static([root], jobs=1, cache_dir=cache)
     index = next(cache.rglob("*.json"))
     doc = json.loads(index.read_text())
-    assert doc["format"] == cache_module.FORMAT == 13
+    assert doc["facts"] == cache_module.FACTS and "format" not in doc
     for entry in doc["entries"].values():      # what FORMAT 5 wrote: no tree facts
         if entry.get("summary"):
             entry["summary"].pop(TREE, None)
-    index.write_text(json.dumps({**doc, "format": 5}))
+    index.write_text(json.dumps({"format": 5, **{k: v for k, v in doc.items() if k != "facts"}}))
     again = run_static([root], jobs=1, cache_dir=cache)
     assert again.cached_files == 0
     assert _findings(again) == _findings(cold)
+
+
+def test_an_index_of_the_numbered_scheme_is_not_read(tmp_path):
+    """The last numbered index (FORMAT 13, hs14 replaced the number by FACTS), same key, every entry intact, is
+    dropped and rebuilt, never read; the rebuilt one is read by the next run."""
+    root = _hydra_tree(tmp_path / "tree")
+    cache = tmp_path / "cache"
+    cold = run_static([root], jobs=1, cache_dir=cache)
+    index = next(cache.rglob("*.json"))
+    doc = json.loads(index.read_text())
+    assert doc["entries"]
+    index.write_text(json.dumps({"format": 13, **{k: v for k, v in doc.items() if k != "facts"}}))
+    again = run_static([root], jobs=1, cache_dir=cache)
+    assert again.cached_files == 0
+    assert _findings(again) == _findings(cold)
+    assert json.loads(index.read_text())["facts"] == doc["facts"]
+    warm = run_static([root], jobs=1, cache_dir=cache)
+    assert warm.cached_files == len(warm.results) > 0
+    assert _findings(warm) == _findings(cold)
+
+
+@pytest.mark.parametrize("change", ["bump", "add", "drop"])
+def test_a_changed_fact_family_drops_the_whole_index(tmp_path, monkeypatch, change):
+    """One family's version bumped (or a family added by another change, or one dropped): no entry of the index is
+    read, whatever family it holds; the other indexes' files are untouched by the reading."""
+    from auditor import cache as cache_module
+
+    root = _hydra_tree(tmp_path / "tree")
+    cache = tmp_path / "cache"
+    cold = run_static([root], jobs=1, cache_dir=cache)
+    assert run_static([root], jobs=1, cache_dir=cache).cached_files == len(cold.results) > 0
+    facts = dict(cache_module.FACTS)
+    if change == "bump":
+        facts["ci"] += 1
+    elif change == "add":
+        facts["a_new_family"] = 1
+    else:
+        facts.pop("quiet")
+    monkeypatch.setattr(cache_module, "FACTS", facts)
+    again = run_static([root], jobs=1, cache_dir=cache)
+    assert again.cached_files == 0
+    assert _findings(again) == _findings(cold)
+    index = next(cache.rglob("*.json"))
+    assert json.loads(index.read_text())["facts"] == facts
+    assert run_static([root], jobs=1, cache_dir=cache).cached_files == len(cold.results)
+
+
+def test_every_fact_family_has_a_version():
+    from auditor import cache as cache_module
+
+    assert cache_module.FACTS and all(type(v) is int and v >= 1 for v in cache_module.FACTS.values())
+    assert all(k and k == k.strip() for k in cache_module.FACTS)
 
 
 # -- a first-party package's Triton-Ascend backend folder (backends.triton_ascend_backend) -----------------------

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 
 
 def ast_dotted(node: ast.AST) -> str | None:
@@ -14,3 +15,49 @@ def ast_dotted(node: ast.AST) -> str | None:
         return None
     parts.append(node.id)
     return ".".join(reversed(parts))
+
+
+_NESTED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def bound_names(nodes: list[ast.AST], scoped: bool, params: Iterable[str] = ()) -> set[str]:
+    """The names `nodes` (and the nodes inside them) bind: stored names, parameters, def / class names, `except ... as`
+    and `case ... as` names. One walker, two readings:
+    - `scoped=False`, flat (star_names: can a called name come from a star import?): every binding anywhere below,
+      nested functions, lambdas and comprehensions included; an import's names (`import a.b` binds `a`) and the
+      names a `global` / `nonlocal` declares count as bound.
+    - `scoped=True`, one scope's own locals (crossfile's shadowed star-import names; `nodes` are the scope's body):
+      a nested def or class binds only its name (its decorators, bases, keyword values and defaults are walked:
+      they run in this scope), a nested lambda or comprehension binds nothing here, an import is not counted (the
+      cross-file pass follows imports inside functions), and `global` / `nonlocal` names are not local (nor are
+      `params`, the scope's parameters, when declared so: a SyntaxError only at compile time, `ast` takes it)."""
+    names: set[str] = set(params)
+    declared: set[str] = set()
+    stack = list(nodes)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            names.add(n.id)
+        elif isinstance(n, ast.arg):        # (scoped: never reached, a nested scope's arguments are not walked)
+            names.add(n.arg)
+        elif isinstance(n, ast.alias):
+            if not scoped and n.name != "*":
+                names.add(n.asname or n.name.split(".", 1)[0])
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(n.name)
+            if scoped:
+                stack += [*n.decorator_list, *getattr(n, "bases", ()), *[k.value for k in getattr(n, "keywords", ())]]
+                if not isinstance(n, ast.ClassDef):
+                    stack += [d for d in [*n.args.defaults, *n.args.kw_defaults] if d is not None]
+                continue            # (its body is a scope of its own)
+        elif isinstance(n, _NESTED):
+            if scoped:
+                continue            # (a scope of its own; a walrus inside binds here, rare enough to leave)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            (declared if scoped else names).update(n.names)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            names.add(n.name)
+        elif isinstance(n, ast.MatchAs) and n.name:
+            names.add(n.name)
+        stack += list(ast.iter_child_nodes(n))
+    return names - declared

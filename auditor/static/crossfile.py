@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from auditor.findings import Finding
-from auditor.static.astutil import ast_dotted
+from auditor.static.astutil import ast_dotted, bound_names
 
 CATEGORIES = ("kernel", "attention", "distributed", "apex", "third_party")
 CODES = {"kernel": ("NPU320", "project-cuda-kernel-use"), "attention": ("NPU321", "project-attention-use"),
@@ -631,37 +631,16 @@ def _scope_locals(node: ast.AST) -> set[str]:
     targets) and the names its body stores or defines, less those it declares `global` / `nonlocal`. An import in
     the body is not counted: the cross-file pass reads imports inside functions too (`import MinkowskiEngine as ME`
     in a diagnostics function is the import it follows)."""
-    names: set[str] = set()
-    declared: set[str] = set()
+    names: list[str] = []
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
         a = node.args
-        names.update(x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x is not None)
+        names += (x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x is not None)
         body: list[ast.AST] = [node.body] if isinstance(node, ast.Lambda) else list(node.body)
     elif isinstance(node, ast.ClassDef):
         body = list(node.body)
     else:                       # a comprehension: its targets only (its iterables and tests are walked as uses)
         body = [g.target for g in node.generators]      # type: ignore[attr-defined]
-    stack = body
-    while stack:
-        n = stack.pop()
-        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
-            names.add(n.id)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(n.name)
-            stack += [*n.decorator_list, *getattr(n, "bases", ()), *[k.value for k in getattr(n, "keywords", ())]]
-            if not isinstance(n, ast.ClassDef):
-                stack += [d for d in [*n.args.defaults, *n.args.kw_defaults] if d is not None]
-            continue            # (its body is a scope of its own)
-        elif isinstance(n, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            continue            # (a scope of its own; a walrus inside binds here, rare enough to leave)
-        elif isinstance(n, (ast.Global, ast.Nonlocal)):
-            declared.update(n.names)
-        elif isinstance(n, ast.ExceptHandler) and n.name:
-            names.add(n.name)
-        elif isinstance(n, ast.MatchAs) and n.name:
-            names.add(n.name)
-        stack += list(ast.iter_child_nodes(n))
-    return names - declared
+    return bound_names(body, scoped=True, params=names)
 
 
 def _shadowed_loads(tree: ast.Module, wanted: set[str]) -> set[int]:

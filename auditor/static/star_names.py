@@ -15,6 +15,7 @@ import ast
 import builtins
 from collections.abc import Callable
 
+from auditor.static.astutil import bound_names
 from auditor.static.context import FileContext
 
 _BUILTINS = frozenset(dir(builtins))
@@ -29,26 +30,6 @@ def _star_modules(tree: ast.Module) -> list[str | None]:
     return out
 
 
-def _bound(tree: ast.Module) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            names.add(node.id)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-        elif isinstance(node, ast.alias) and node.name != "*":
-            names.add(node.asname or node.name.split(".", 1)[0])
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            names.update(node.names)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            names.add(node.name)
-        elif isinstance(node, ast.MatchAs) and node.name:
-            names.add(node.name)
-    return names
-
-
 def bind_star_names(ctx: FileContext, tree: ast.Module, cuda_only: Callable[[str], bool]) -> None:
     """Bind the unbound called names of a file's single star import of a CUDA-only package (see the module doc)."""
     if len(ctx.star_imports) != 1:
@@ -61,7 +42,7 @@ def bind_star_names(ctx: FileContext, tree: ast.Module, cuda_only: Callable[[str
               if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
     if not called:
         return
-    called -= _BUILTINS | _bound(tree) | set(ctx.aliases) | set(ctx.bindings)
+    called -= _BUILTINS | bound_names([tree], scoped=False) | set(ctx.aliases) | set(ctx.bindings)
     for name in sorted(called):
         qual = f"{module}.{name}"
         if cuda_only(qual):
