@@ -93,6 +93,9 @@ class BackendContext:
     # the other backend of a module the file star-imports at its top (`from ...test_hpu_utils import *`): a test
     # built on that backend's helpers (apply_context reads it for test files only)
     star_backend: str | None = None
+    # the file hands a torch.export program to another toolchain's lowering (`exported_program_to_stablehlo`,
+    # ExecuTorch, Core ML, AI Edge): its exports trace host tensors for that toolchain (t11r)
+    foreign_export: bool = False
 
     def kind(self, line: int) -> str | None:
         """The context of a finding at `line`: other-backend, npu-path, platform-class, backend-dispatch or None."""
@@ -382,6 +385,7 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
 
     block(tree.body, False)
     ctx.file_backend, ctx.star_backend = _file_backend(tree.body)
+    ctx.foreign_export = _foreign_lowering(tree)
     for spans in (ctx.npu, ctx.dispatch, ctx.platform, ctx.import_guard, ctx.other, ctx.mmengine_dist, ctx.test_marks,
                   ctx.cuda_available, ctx.registrations):
         spans.sort()
@@ -394,6 +398,26 @@ _TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 _BACKEND_PACKAGES = {"habana_frameworks": "hpu", "torch_mlu": "mlu", "torch_musa": "musa",
                      # AWS Neuron's PyTorch packages (t11q): a file importing one at top level runs only on Neuron
                      "torch_neuronx": "neuron", "neuronx_distributed": "neuron", "neuronxcc": "neuron"}
+
+
+# toolchains that lower a torch.export program for another runtime: StableHLO (torch_xla, TF SavedModel), ExecuTorch,
+# Core ML, AI Edge; a module or imported name that names one (`from torch_xla.stablehlo import ...`,
+# `from torch_xla import save_as_stablehlo`, `import coremltools as ct`)
+_FOREIGN_LOWERING_WORDS = ("stablehlo", "tf_saved_model", "executorch", "coremltools", "ai_edge_torch")
+
+
+def _foreign_lowering(tree: ast.Module) -> bool:
+    """Whether the file imports another toolchain's lowering of exported programs (_FOREIGN_LOWERING_WORDS)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module or ""] + [a.name for a in node.names]
+        else:
+            continue
+        if any(word in name.lower() for name in names for word in _FOREIGN_LOWERING_WORDS):
+            return True
+    return False
 
 
 def _file_backend(body: list[ast.stmt]) -> tuple[str | None, str | None]:
@@ -492,7 +516,9 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
         if host_runtime and f.category in _HOST_HINT_CATEGORIES:
             continue      # OpenVINO's torch tensors are host values: policy (e), nothing reaches the NPU
         if f.category in _VOCABULARY_CATEGORIES and other_backend_symbol(f.symbol or ""):
-            continue      # `neuronx_distributed.kernels.flash_attn.nki_flash_attn_func`: another backend's kernel
+            continue
+        if ctx.foreign_export and f.code in ("NPU501", "NPU502") and (f.symbol or "").startswith("torch.export"):
+            continue      # a program exported for StableHLO / ExecuTorch: host tracing, the NPU's list is not asked      # `neuronx_distributed.kernels.flash_attn.nki_flash_attn_func`: another backend's kernel
         kind = ctx.kind(f.line)
         if file_kind in ("other-backend", "platform-class") or (file_kind == "ascend-code" and (
                 f.name == "custom-torch-ops" or f.name == "triton-kernel" and f.severity != "error")):
