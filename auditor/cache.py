@@ -23,7 +23,7 @@ from auditor.data import rules_dir, tables_dir
 
 CACHE_FOLDER = ".npu-audit-cache"
 DEFAULT_CACHE_DIR = CACHE_FOLDER            # kept for callers that name the folder
-FORMAT = 13         # 3: entries carry the cross-file summary; 4: and the import facts; 5: and the Triton facts,
+FORMAT = 14         # 3: entries carry the cross-file summary; 4: and the import facts; 5: and the Triton facts,
                     # and each `make` call's suppression comments; 6: and the tree-pass facts (torch.library operators,
                     # Ascend Hydra config folders: project_imports.tree_facts); 7: and `getattr_own`;
                     # 8: and `quiet` (shim_graph.quiet_fact, the NPU700 lines that set a switch off);
@@ -32,7 +32,8 @@ FORMAT = 13         # 3: entries carry the cross-file summary; 4: and the import
                     # 11: and `calls` (call_defaults.default_facts: device / dtype defaults and the calls passing them);
                     # 12: and `platform` (platform_predicates.platform_facts: the project's own platform checks);
                     # 13: and the facts of the tree passes that still re-read files (npu_native.subpackage_facts:
-                    # `top_npu`, `relative`; `ascend_image`; the vendor-dispatch facts; docs/speed.md, session 11 hs12)
+                    # `top_npu`, `relative`; `ascend_image`; the vendor-dispatch facts; docs/speed.md, session 11 hs12);
+                    # 14: and `cuda_defs` (cuda_helpers.cuda_defs_fact: helpers named for CUDA a file defines; t11r)
 KEEP_INDEXES = 4                            # indexes for other keys kept per folder (a few selections/targets)
 _PACKAGE_DIR = Path(__file__).resolve().parent
 

@@ -198,6 +198,12 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
 
 
 def _negated_cuda_test(node: ast.AST, flags: set[str]) -> bool:
+    """Whether an expression is false only where CUDA is present: `not <cuda test>`, `device != "cuda"`, an `or`
+    with one such operand (`_device_type(device) != "cuda" or not torch.cuda.is_available()`; t11r)."""
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+        return any(_negated_cuda_test(v, flags) for v in node.values)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.NotEq):
+        return is_cuda_test(ast.Compare(left=node.left, ops=[ast.Eq()], comparators=node.comparators), flags)
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) and all(
             isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not) for v in node.values):
         # `not torch.cuda.is_available() and not torch.xpu.is_available()`: not (CUDA or XPU) (t11r)
@@ -838,6 +844,10 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
         if f.severity == "info" and not context and how is not None and f.category == "precision" and \
                 how != _TEST_MARK and not how.endswith(_SKIPS_TEST):
             continue       # a dtype fact about a dtype chosen only on CUDA (`fp16 if "cuda" in device else fp32`)
+        if f.name == "cuda-helper-call" and not context and how is not None and how != _TEST_MARK and \
+                not how.endswith(_SKIPS_TEST):
+            continue       # `_cuda_device(device)` after `if not torch.cuda.is_available(): return`: the gate is the
+            # finding, the call of a CUDA-named helper behind it adds nothing (t11r)
         if f.severity == "error" and context in (None, "backend-dispatch") and how is not None:
             fix = "none" if context else f.fix      # inside a multi-backend dispatch nothing is rewritten
             data = {k: v for k, v in f.data.items() if k != "replace" or fix != "none"}
