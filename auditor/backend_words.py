@@ -22,6 +22,8 @@ _BACKEND_ALIASES = {
     # `flash_attention_nki.py`), `torch_neuronx` / `neuronx_distributed` (t11q); not the bare word `neuron`, which
     # names units of a network in pruning code (`neuron_mask`)
     "neuronx": "neuron", "nki": "neuron", "trainium": "neuron", "inferentia": "neuron",
+    # Apple's MLX array framework (`import mlx.core as mx`, `device == "mlx"`, `scnet_mlx.py`): Apple silicon only (t11r)
+    "mlx": "mlx",
 }
 # Backends that are neither CUDA nor NPU: code written only for them never runs on Ascend.
 OTHER_BACKENDS = frozenset(set(_BACKEND_ALIASES.values()) - {"cuda", "npu"})

@@ -520,6 +520,10 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
         if ctx.foreign_export and f.code in ("NPU501", "NPU502") and (f.symbol or "").startswith("torch.export"):
             continue      # a program exported for StableHLO / ExecuTorch: host tracing, the NPU's list is not asked      # `neuronx_distributed.kernels.flash_attn.nki_flash_attn_func`: another backend's kernel
         kind = ctx.kind(f.line)
+        if f.severity == "info" and f.category == "precision" and (kind == "other-backend" or file_kind ==
+                                                                  "other-backend" and kind is None):
+            continue      # a dtype fact in code only another backend runs (`if device == "mlx":`): nothing on the
+            # NPU, as behind a CUDA gate (gates.apply_gate_regions; t11r)
         if file_kind in ("other-backend", "platform-class") or (file_kind == "ascend-code" and (
                 f.name == "custom-torch-ops" or f.name == "triton-kernel" and f.severity != "error")):
             # (Triton stays an error where the product has no Triton-Ascend, and inline PTX always does)
