@@ -216,6 +216,25 @@ def _tests_optional_import(test: ast.expr, guarded: set[str], params=frozenset) 
     return False
 
 
+_RANK_NAME = re.compile(r"^_?(?:local_|global_|node_|dp_|tp_|pp_)?rank$|^get_(?:local_|global_|node_)?rank$")
+
+
+def rank_test(test: ast.expr) -> bool:
+    """`torch.distributed.get_rank() == 0`, `self.rank == 0`, `local_rank != 0`: a test of which process runs the
+    code. Every run has a rank 0, so an import under it is not optional: it is not an availability guard (t11r)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq))):
+        return False
+    sides = [test.left, test.comparators[0]]
+    if not any(isinstance(v, ast.Constant) and type(v.value) is int for v in sides):
+        return False
+    for v in sides:
+        node = v.func if isinstance(v, ast.Call) else v
+        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+        if name is not None and _RANK_NAME.match(name):
+            return True
+    return False
+
+
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
@@ -342,9 +361,10 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
                     ctx.import_guard.append((stmt.body[0].lineno, _span(stmt.body[-1])[1]))
                 if relevant:
                     expressions(stmt)
-                block(stmt.body, True)
+                rank = rank_test(stmt.test)     # `if dist.get_rank() == 0:` chooses a process, not a path (t11r)
+                block(stmt.body, guarded or not rank)
                 elif_ = len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.If)
-                block(stmt.orelse, True, chained=elif_)
+                block(stmt.orelse, guarded or not rank, chained=elif_)
                 continue
             if isinstance(stmt, ast.ClassDef) and relevant:
                 # `class DeviceType(StrEnum): CUDA = "cuda"; NPU = "npu"`: a table of backend names

@@ -40,7 +40,7 @@ import ast
 import re
 from dataclasses import dataclass, field, replace
 
-from auditor.static.backends import as_info, backends_in_text
+from auditor.static.backends import as_info, backends_in_text, rank_test
 from auditor.static.flags import _target_key as _flag_name   # `use_cuda` / `self.use_cuda`: one reader
 
 # (first line, first col, last line, last col), 1-based lines, 0-based cols, end exclusive
@@ -497,7 +497,7 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
                 continue
             # an import under an `if` is guarded like one under try/except ImportError; a def starts afresh
             inner = False if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
-                else guarded or isinstance(stmt, ast.If)
+                else guarded or isinstance(stmt, ast.If) and not rank_test(stmt.test)    # (a rank check: t11r)
             for name in ("body", "orelse", "finalbody"):
                 sub = getattr(stmt, name, None)
                 if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
