@@ -96,6 +96,8 @@ class BackendContext:
     # the file hands a torch.export program to another toolchain's lowering (`exported_program_to_stablehlo`,
     # ExecuTorch, Core ML, AI Edge): its exports trace host tensors for that toolchain (t11r)
     foreign_export: bool = False
+    # branches only a host runtime (HOST_RUNTIMES: OpenVINO, MLX) runs: `if requested_device == "mlx":` (t11r)
+    host: list[Span] = field(default_factory=list)
 
     def kind(self, line: int) -> str | None:
         """The context of a finding at `line`: other-backend, npu-path, platform-class, backend-dispatch or None."""
@@ -309,6 +311,8 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
             names_of.append(names)
             if cur.body and _other_backend_test(cur.test, names):
                 ctx.other.append((cur.body[0].lineno, _span(cur.body[-1])[1]))
+                if names & HOST_RUNTIMES:     # `if device == "mlx":` (t11r)
+                    ctx.host.append((cur.body[0].lineno, _span(cur.body[-1])[1]))
             elif cur.body and _CUDA_AVAILABLE.fullmatch(segment(cur.test).strip()):
                 ctx.cuda_available.append((cur.body[0].lineno, _span(cur.body[-1])[1]))
             if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If):
@@ -540,10 +544,8 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
         if ctx.foreign_export and f.code in ("NPU501", "NPU502") and (f.symbol or "").startswith("torch.export"):
             continue      # a program exported for StableHLO / ExecuTorch: host tracing, the NPU's list is not asked      # `neuronx_distributed.kernels.flash_attn.nki_flash_attn_func`: another backend's kernel
         kind = ctx.kind(f.line)
-        if f.severity == "info" and f.category == "precision" and (kind == "other-backend" or file_kind ==
-                                                                  "other-backend" and kind is None):
-            continue      # a dtype fact in code only another backend runs (`if device == "mlx":`): nothing on the
-            # NPU, as behind a CUDA gate (gates.apply_gate_regions; t11r)
+        if f.category in _HOST_HINT_CATEGORIES and _inside(ctx.host, f.line):
+            continue      # `if requested_device == "mlx":` (a host runtime's branch): its hints concern nothing on the NPU
         if file_kind in ("other-backend", "platform-class") or (file_kind == "ascend-code" and (
                 f.name == "custom-torch-ops" or f.name == "triton-kernel" and f.severity != "error")):
             # (Triton stays an error where the product has no Triton-Ascend, and inline PTX always does)
