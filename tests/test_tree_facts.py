@@ -253,7 +253,7 @@ def test_an_index_written_before_format_6_is_not_read(tmp_path):
     cold = run_static([root], jobs=1, cache_dir=cache)
     index = next(cache.rglob("*.json"))
     doc = json.loads(index.read_text())
-    assert doc["format"] == cache_module.FORMAT == 13
+    assert doc["format"] == cache_module.FORMAT == 14
     for entry in doc["entries"].values():      # what FORMAT 5 wrote: no tree facts
         if entry.get("summary"):
             entry["summary"].pop(TREE, None)

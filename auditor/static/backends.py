@@ -540,9 +540,9 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
         if host_runtime and f.category in _HOST_HINT_CATEGORIES:
             continue      # OpenVINO's torch tensors are host values: policy (e), nothing reaches the NPU
         if f.category in _VOCABULARY_CATEGORIES and other_backend_symbol(f.symbol or ""):
-            continue
+            continue      # `neuronx_distributed.kernels.flash_attn.nki_flash_attn_func`: another backend's kernel
         if ctx.foreign_export and f.code in ("NPU501", "NPU502") and (f.symbol or "").startswith("torch.export"):
-            continue      # a program exported for StableHLO / ExecuTorch: host tracing, the NPU's list is not asked      # `neuronx_distributed.kernels.flash_attn.nki_flash_attn_func`: another backend's kernel
+            continue      # a program exported for StableHLO / ExecuTorch: host tracing, the NPU's list is not asked
         kind = ctx.kind(f.line)
         if f.category in _HOST_HINT_CATEGORIES and _inside(ctx.host, f.line):
             continue      # `if requested_device == "mlx":` (a host runtime's branch): its hints concern nothing on the NPU

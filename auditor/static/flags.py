@@ -116,7 +116,7 @@ def _definitions(tree: ast.Module, by_line: dict[int, list[Finding]]):
                         # `self.enabled = dtype == torch.bfloat16 and ...` reads a dtype; a precision question is a call
                         if f.category != "precision" or isinstance(node.value, ast.Call)]
                 where = cls if key.startswith("self.") and cls is not None else scope
-                if defs and cls is not None and key.startswith("self.") and _FLASH_CLASS.search(cls.name) and \
+                if defs and isinstance(cls, ast.ClassDef) and key.startswith("self.") and _FLASH_CLASS.search(cls.name) and \
                         all(f.name == "flash-attn-feature-check" for f in defs):
                     continue    # `self._flash_attn_uses_top_left_mask = not is_flash_attn_greater_or_equal_2_10()` in
                     # `GemmaFlashAttention2`: a flash-attn version quirk of the class that only runs with flash_attn

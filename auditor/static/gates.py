@@ -207,7 +207,8 @@ def _negated_cuda_test(node: ast.AST, flags: set[str]) -> bool:
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) and all(
             isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not) for v in node.values):
         # `not torch.cuda.is_available() and not torch.xpu.is_available()`: not (CUDA or XPU) (t11r)
-        return is_cuda_test(ast.BoolOp(op=ast.Or(), values=[v.operand for v in node.values]), flags)
+        operands = [v.operand for v in node.values if isinstance(v, ast.UnaryOp)]
+        return is_cuda_test(ast.BoolOp(op=ast.Or(), values=operands), flags)
     return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and is_cuda_test(node.operand, flags)
 
 
@@ -836,7 +837,8 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
             if names is None:       # the data flow is read only where a device error may be reached through it
                 names = gates.gated_names = _gated_names(tree, gates)
             how = names.get((f.line, f.col - 1))
-        if how is None and f.severity == "error" and gates.regions and not context:
+        if how is None and f.severity == "error" and gates.regions and not context and \
+                f.category not in ("device", "distributed"):    # a device constant is the choice the port edits
             if tables is None:
                 tables = _gated_tables(tree, gates)
             how = next((_TABLE_NOTE.format(how=h) for (l1, c1, l2, c2), h in tables
