@@ -22,6 +22,8 @@ _BACKEND_ALIASES = {
     # `flash_attention_nki.py`), `torch_neuronx` / `neuronx_distributed` (t11q); not the bare word `neuron`, which
     # names units of a network in pruning code (`neuron_mask`)
     "neuronx": "neuron", "nki": "neuron", "trainium": "neuron", "inferentia": "neuron",
+    # Apple's MLX array framework (`import mlx.core as mx`, `device == "mlx"`, `scnet_mlx.py`): Apple silicon only (t11r)
+    "mlx": "mlx",
 }
 # Backends that are neither CUDA nor NPU: code written only for them never runs on Ascend.
 OTHER_BACKENDS = frozenset(set(_BACKEND_ALIASES.values()) - {"cuda", "npu"})
@@ -30,7 +32,8 @@ OTHER_BACKENDS = frozenset(set(_BACKEND_ALIASES.values()) - {"cuda", "npu"})
 # Hints about device work (host syncs, dtype facts, the NPU's op support) in their code concern nothing on the NPU
 # (docs/precision.md, t11d). ONNX Runtime and TensorRT are not listed: their CUDA / TensorRT execution providers
 # run the same code on NVIDIA GPUs, so a CUDA line there may be real.
-HOST_RUNTIMES = frozenset({"openvino"})
+# Apple's MLX (t11r) likewise: its arrays live in MLX (Apple silicon), the PyTorch side converts to and from them.
+HOST_RUNTIMES = frozenset({"openvino", "mlx"})
 # Runtimes of another vendor's NPU (not Ascend): Intel's intel_npu_acceleration_library (ipex-llm's `npu_models/`,
 # `transformers/npu_model.py`); a folder named for `npu` whose files import one is that vendor's (auditor/static/other_npu.py)
 OTHER_NPU_RUNTIMES = frozenset({"intel_npu_acceleration_library"})

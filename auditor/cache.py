@@ -47,6 +47,7 @@ FACTS: dict[str, int] = {
     "ascend_image": 1,    # backend_files.ascend_image_fact (FORMAT 13)
     "vendor": 1,          # vendor_dispatch.vendor_facts: vendor_npu, vendor_cuda (FORMAT 13)
     "classes": 1,         # class_twins: cuda_classes, npu_classes (t11q)
+    "cuda_defs": 1,       # cuda_helpers.cuda_defs_fact: helpers named for CUDA a file defines (t11r)
 }
 KEEP_INDEXES = 4                            # indexes for other keys kept per folder (a few selections/targets)
 _PACKAGE_DIR = Path(__file__).resolve().parent

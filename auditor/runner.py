@@ -27,6 +27,7 @@ from auditor.static.crossfile import drop_ascend_flash_modules, propagate
 from auditor.static.device_shims import apply_device_shims
 from auditor.static.other_npu import apply_other_npu
 from auditor.static.vendor_dispatch import apply_vendor_dispatch_tree
+from auditor.static.cuda_helpers import drop_tree_cuda_helpers
 from auditor.static.backends import apply_ascend_project, apply_other_backend_files, apply_transfer_packages
 from auditor.static.frameworks import apply_other_frameworks
 from auditor.static.imported_gates import apply_imported_gates
@@ -283,6 +284,7 @@ def run_static(
     drop_test_performance_hints(run.results)        # `.item()` in a test's loop
     drop_quiet_debug_values(run.results, found.files, project)   # `ASCEND_LAUNCH_BLOCKING=0`: the switch set off
     drop_overridden_defaults(run.results, project)   # `device="cuda:0"` defaults every caller in the tree overrides
+    drop_tree_cuda_helpers(run.results)      # `_cuda_device(device)`: the tree's own helper, its body is audited (t11r)
     # uses in other files of the tree's own CUDA-specific code: recomputed on every run from the per-file summaries
     # (cached or not), so a changed module changes its importers' findings
     drop_ascend_flash_modules(run.results, project)   # Ascend's own `flash_attn/` package: not CUDA by its name

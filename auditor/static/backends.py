@@ -93,6 +93,11 @@ class BackendContext:
     # the other backend of a module the file star-imports at its top (`from ...test_hpu_utils import *`): a test
     # built on that backend's helpers (apply_context reads it for test files only)
     star_backend: str | None = None
+    # the file hands a torch.export program to another toolchain's lowering (`exported_program_to_stablehlo`,
+    # ExecuTorch, Core ML, AI Edge): its exports trace host tensors for that toolchain (t11r)
+    foreign_export: bool = False
+    # branches only a host runtime (HOST_RUNTIMES: OpenVINO, MLX) runs: `if requested_device == "mlx":` (t11r)
+    host: list[Span] = field(default_factory=list)
 
     def kind(self, line: int) -> str | None:
         """The context of a finding at `line`: other-backend, npu-path, platform-class, backend-dispatch or None."""
@@ -213,6 +218,25 @@ def _tests_optional_import(test: ast.expr, guarded: set[str], params=frozenset) 
     return False
 
 
+_RANK_NAME = re.compile(r"^_?(?:local_|global_|node_|dp_|tp_|pp_)?rank$|^get_(?:local_|global_|node_)?rank$")
+
+
+def rank_test(test: ast.expr) -> bool:
+    """`torch.distributed.get_rank() == 0`, `self.rank == 0`, `local_rank != 0`: a test of which process runs the
+    code. Every run has a rank 0, so an import under it is not optional: it is not an availability guard (t11r)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq))):
+        return False
+    sides = [test.left, test.comparators[0]]
+    if not any(isinstance(v, ast.Constant) and type(v.value) is int for v in sides):
+        return False
+    for v in sides:
+        node = v.func if isinstance(v, ast.Call) else v
+        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+        if name is not None and _RANK_NAME.match(name):
+            return True
+    return False
+
+
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
@@ -287,6 +311,8 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
             names_of.append(names)
             if cur.body and _other_backend_test(cur.test, names):
                 ctx.other.append((cur.body[0].lineno, _span(cur.body[-1])[1]))
+                if names & HOST_RUNTIMES:     # `if device == "mlx":` (t11r)
+                    ctx.host.append((cur.body[0].lineno, _span(cur.body[-1])[1]))
             elif cur.body and _CUDA_AVAILABLE.fullmatch(segment(cur.test).strip()):
                 ctx.cuda_available.append((cur.body[0].lineno, _span(cur.body[-1])[1]))
             if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If):
@@ -339,9 +365,10 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
                     ctx.import_guard.append((stmt.body[0].lineno, _span(stmt.body[-1])[1]))
                 if relevant:
                     expressions(stmt)
-                block(stmt.body, True)
+                rank = rank_test(stmt.test)     # `if dist.get_rank() == 0:` chooses a process, not a path (t11r)
+                block(stmt.body, guarded or not rank)
                 elif_ = len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.If)
-                block(stmt.orelse, True, chained=elif_)
+                block(stmt.orelse, guarded or not rank, chained=elif_)
                 continue
             if isinstance(stmt, ast.ClassDef) and relevant:
                 # `class DeviceType(StrEnum): CUDA = "cuda"; NPU = "npu"`: a table of backend names
@@ -382,6 +409,7 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
 
     block(tree.body, False)
     ctx.file_backend, ctx.star_backend = _file_backend(tree.body)
+    ctx.foreign_export = _foreign_lowering(tree)
     for spans in (ctx.npu, ctx.dispatch, ctx.platform, ctx.import_guard, ctx.other, ctx.mmengine_dist, ctx.test_marks,
                   ctx.cuda_available, ctx.registrations):
         spans.sort()
@@ -394,6 +422,26 @@ _TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 _BACKEND_PACKAGES = {"habana_frameworks": "hpu", "torch_mlu": "mlu", "torch_musa": "musa",
                      # AWS Neuron's PyTorch packages (t11q): a file importing one at top level runs only on Neuron
                      "torch_neuronx": "neuron", "neuronx_distributed": "neuron", "neuronxcc": "neuron"}
+
+
+# toolchains that lower a torch.export program for another runtime: StableHLO (torch_xla, TF SavedModel), ExecuTorch,
+# Core ML, AI Edge; a module or imported name that names one (`from torch_xla.stablehlo import ...`,
+# `from torch_xla import save_as_stablehlo`, `import coremltools as ct`)
+_FOREIGN_LOWERING_WORDS = ("stablehlo", "tf_saved_model", "executorch", "coremltools", "ai_edge_torch")
+
+
+def _foreign_lowering(tree: ast.Module) -> bool:
+    """Whether the file imports another toolchain's lowering of exported programs (_FOREIGN_LOWERING_WORDS)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module or ""] + [a.name for a in node.names]
+        else:
+            continue
+        if any(word in name.lower() for name in names for word in _FOREIGN_LOWERING_WORDS):
+            return True
+    return False
 
 
 def _file_backend(body: list[ast.stmt]) -> tuple[str | None, str | None]:
@@ -493,7 +541,11 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
             continue      # OpenVINO's torch tensors are host values: policy (e), nothing reaches the NPU
         if f.category in _VOCABULARY_CATEGORIES and other_backend_symbol(f.symbol or ""):
             continue      # `neuronx_distributed.kernels.flash_attn.nki_flash_attn_func`: another backend's kernel
+        if ctx.foreign_export and f.code in ("NPU501", "NPU502") and (f.symbol or "").startswith("torch.export"):
+            continue      # a program exported for StableHLO / ExecuTorch: host tracing, the NPU's list is not asked
         kind = ctx.kind(f.line)
+        if f.category in _HOST_HINT_CATEGORIES and _inside(ctx.host, f.line):
+            continue      # `if requested_device == "mlx":` (a host runtime's branch): its hints concern nothing on the NPU
         if file_kind in ("other-backend", "platform-class") or (file_kind == "ascend-code" and (
                 f.name == "custom-torch-ops" or f.name == "triton-kernel" and f.severity != "error")):
             # (Triton stays an error where the product has no Triton-Ascend, and inline PTX always does)

@@ -81,6 +81,10 @@ _RUNS_COMMAND = re.compile(r"^(?:subprocess\.(?:run|call|check_call|check_output
 _TOOL_RULES = frozenset({"nvidia-cli-tool"})
 
 
+# a class that is the flash-attn path itself (`LlamaFlashAttention2`, `FlashAttnBackend`)
+_FLASH_CLASS = re.compile(r"(?i)flash_?att(?:n|ention)")
+
+
 def _definitions(tree: ast.Module, by_line: dict[int, list[Finding]]):
     """Flags (see the module docstring) and command variables (`smi = shutil.which("nvidia-smi")`) defined from a
     line with a finding, keyed by (scope, name)."""
@@ -112,6 +116,11 @@ def _definitions(tree: ast.Module, by_line: dict[int, list[Finding]]):
                         # `self.enabled = dtype == torch.bfloat16 and ...` reads a dtype; a precision question is a call
                         if f.category != "precision" or isinstance(node.value, ast.Call)]
                 where = cls if key.startswith("self.") and cls is not None else scope
+                if defs and isinstance(cls, ast.ClassDef) and key.startswith("self.") and _FLASH_CLASS.search(cls.name) and \
+                        all(f.name == "flash-attn-feature-check" for f in defs):
+                    continue    # `self._flash_attn_uses_top_left_mask = not is_flash_attn_greater_or_equal_2_10()` in
+                    # `GemmaFlashAttention2`: a flash-attn version quirk of the class that only runs with flash_attn
+                    # installed; the check is reported where it is written, its reads add nothing (t11r)
                 if defs and (not key.startswith("self.") or cls is not None):
                     flags[(id(where), key)] = (where, node.lineno, defs)
             continue

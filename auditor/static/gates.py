@@ -40,7 +40,7 @@ import ast
 import re
 from dataclasses import dataclass, field, replace
 
-from auditor.static.backends import as_info, backends_in_text
+from auditor.static.backends import as_info, backends_in_text, rank_test
 from auditor.static.flags import _target_key as _flag_name   # `use_cuda` / `self.use_cuda`: one reader
 
 # (first line, first col, last line, last col), 1-based lines, 0-based cols, end exclusive
@@ -145,10 +145,26 @@ def _cuda_device(node: ast.AST) -> bool:
         and _cuda_string(node.args[0])
 
 
+# another accelerator's own probe (`torch.xpu.is_available()`, `torch.backends.mps.is_available()`): false on Ascend
+_OTHER_PROBE = re.compile(r"^torch\.(?:xpu|mps|backends\.mps|hpu|mlu|musa)\.is_available$")
+
+
+def _other_backend_probe(node: ast.AST) -> bool:
+    """`torch.xpu.is_available()`, `hasattr(torch, "xpu") and torch.xpu.is_available()`: holds only on that backend."""
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        return any(_other_backend_probe(v) for v in node.values)
+    return isinstance(node, ast.Call) and bool(_OTHER_PROBE.match(_dotted(node.func)))
+
+
 def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) -> bool:
     """Whether an expression holds only where CUDA is present (see the module docstring)."""
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
         return any(is_cuda_test(v, flags) for v in node.values)
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+        # `torch.cuda.is_available() or torch.xpu.is_available()`: CUDA or another non-Ascend backend is false on
+        # Ascend all the same (t11r)
+        cuda = [is_cuda_test(v, flags) for v in node.values]
+        return any(cuda) and all(c or _other_backend_probe(v) for c, v in zip(cuda, node.values))
     if isinstance(node, ast.Call):
         name = _dotted(node.func)
         if isinstance(node.func, ast.Attribute) and node.func.attr == "startswith" and len(node.args) == 1 and \
@@ -182,6 +198,17 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
 
 
 def _negated_cuda_test(node: ast.AST, flags: set[str]) -> bool:
+    """Whether an expression is false only where CUDA is present: `not <cuda test>`, `device != "cuda"`, an `or`
+    with one such operand (`_device_type(device) != "cuda" or not torch.cuda.is_available()`; t11r)."""
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+        return any(_negated_cuda_test(v, flags) for v in node.values)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.NotEq):
+        return is_cuda_test(ast.Compare(left=node.left, ops=[ast.Eq()], comparators=node.comparators), flags)
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) and all(
+            isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not) for v in node.values):
+        # `not torch.cuda.is_available() and not torch.xpu.is_available()`: not (CUDA or XPU) (t11r)
+        operands = [v.operand for v in node.values if isinstance(v, ast.UnaryOp)]
+        return is_cuda_test(ast.BoolOp(op=ast.Or(), values=operands), flags)
     return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and is_cuda_test(node.operand, flags)
 
 
@@ -397,7 +424,10 @@ def _none_test(test: ast.expr) -> str | None:
 
 
 def _stmt_region(first: ast.stmt, last: ast.stmt) -> Region:
-    return first.lineno, 0, (last.end_lineno or last.lineno), _END
+    # a decorated first statement starts at its decorators (`@parametrize("config", _TEST_CONFIGS)` above a test)
+    decorators = getattr(first, "decorator_list", None) or ()
+    start = min([first.lineno] + [d.lineno for d in decorators])
+    return start, 0, (last.end_lineno or last.lineno), _END
 
 
 def _expr_region(node: ast.expr) -> Region:
@@ -468,7 +498,7 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
                 continue
             # an import under an `if` is guarded like one under try/except ImportError; a def starts afresh
             inner = False if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
-                else guarded or isinstance(stmt, ast.If)
+                else guarded or isinstance(stmt, ast.If) and not rank_test(stmt.test)    # (a rank check: t11r)
             for name in ("body", "orelse", "finalbody"):
                 sub = getattr(stmt, name, None)
                 if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
@@ -686,6 +716,55 @@ def _lower_asserted_not(findings: list, tree: ast.Module) -> list:
             else f for f in findings]
 
 
+_FALLBACK_GATE_NOTE = "a gate that raises into a handler which falls back (`except {caught}:` without a re-raise): " \
+    "on Ascend the fallback runs, slower or different; port the gate to use the fast path there"
+
+
+def _fallback_gates(tree: ast.Module) -> list[tuple[Region, str]]:
+    """The tests of `if not (TRITON_AVAILABLE and is_cuda_available): raise ImportError(...)` inside a `try` whose
+    handler catches that exception and does not re-raise (it warns and falls back to a portable path): the code
+    runs on Ascend as written, the other path (t11r)."""
+    out = []
+    for node in _walk(tree):
+        if not isinstance(node, ast.Try):
+            continue
+        caught: set[str] = set()
+        for h in node.handlers:
+            names = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type] if h.type is not None else []
+            if any(isinstance(n, ast.Raise) for n in ast.walk(h)):
+                continue
+            caught |= {_dotted(n).rsplit(".", 1)[-1] for n in names} if names else {"Exception"}
+        if not caught:
+            continue
+        for stmt in node.body:
+            if isinstance(stmt, ast.If) and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Raise) and \
+                    stmt.body[0].exc is not None:
+                exc = stmt.body[0].exc
+                name = _dotted(exc.func if isinstance(exc, ast.Call) else exc).rsplit(".", 1)[-1]
+                if name in caught or "Exception" in caught and name.endswith(("Error", "Exception")):
+                    out.append((_expr_region(stmt.test), name))
+    return out
+
+
+def _lower_fallback_gates(findings: list, tree: ast.Module) -> list:
+    if not any(f.severity == "error" and f.category == "device" for f in findings):
+        return findings
+    regions = _fallback_gates(tree)
+    if not regions:
+        return findings
+    out = []
+    for f in findings:
+        caught = next((c for (l1, c1, l2, c2), c in regions if (l1, c1) <= (f.line, f.col - 1) < (l2, c2)), None) \
+            if f.severity == "error" and f.category == "device" else None
+        if caught is not None:
+            data = {k: v for k, v in f.data.items() if k != "replace"}
+            data["context"] = "fallback-gate"
+            f = replace(f, severity="warning", fix="none", data=data,
+                        message=f"{f.message} ({_FALLBACK_GATE_NOTE.format(caught=caught)})")
+        out.append(f)
+    return out
+
+
 _PROBES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_bf16_supported"})
 
 
@@ -712,6 +791,7 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     for host helpers is info."""
     findings = _lower_asserted_not(_triton_helper_findings(findings, tree), tree)
     findings = _drop_mocked_probes(_lower_abstraction_fallbacks(findings, tree), tree)
+    findings = _lower_fallback_gates(findings, tree)
     return apply_gate_regions(_drop_choiceless_tests(findings, tree), tree)
 
 
@@ -741,6 +821,7 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
         return findings
     out = []
     names: dict[tuple[int, int], str] | None = None
+    tables: list[tuple[Region, str]] | None = None
     for f in findings:
         context = f.data.get("context")
         how = gates.gate_of(f.line, f.col - 1) if gates.regions else None
@@ -756,9 +837,19 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
             if names is None:       # the data flow is read only where a device error may be reached through it
                 names = gates.gated_names = _gated_names(tree, gates)
             how = names.get((f.line, f.col - 1))
+        if how is None and f.severity == "error" and gates.regions and not context and \
+                f.category not in ("device", "distributed"):    # a device constant is the choice the port edits
+            if tables is None:
+                tables = _gated_tables(tree, gates)
+            how = next((_TABLE_NOTE.format(how=h) for (l1, c1, l2, c2), h in tables
+                        if (l1, c1) <= (f.line, f.col - 1) < (l2, c2)), None)
         if f.severity == "info" and not context and how is not None and f.category == "precision" and \
                 how != _TEST_MARK and not how.endswith(_SKIPS_TEST):
             continue       # a dtype fact about a dtype chosen only on CUDA (`fp16 if "cuda" in device else fp32`)
+        if f.name == "cuda-helper-call" and not context and how is not None and how != _TEST_MARK and \
+                not how.endswith(_SKIPS_TEST):
+            continue       # `_cuda_device(device)` after `if not torch.cuda.is_available(): return`: the gate is the
+            # finding, the call of a CUDA-named helper behind it adds nothing (t11r)
         if f.severity == "error" and context in (None, "backend-dispatch") and how is not None:
             fix = "none" if context else f.fix      # inside a multi-backend dispatch nothing is rewritten
             data = {k: v for k, v in f.data.items() if k != "replace" or fix != "none"}
@@ -771,6 +862,67 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
                         message=f"{f.message} ({_GUARDED_NOTE})")
         out.append(f)
     return out
+
+
+_TABLE_NOTE = "a module-level value used only by code behind a CUDA gate ({how})"
+
+
+def _top_bindings(stmts: list[ast.stmt], out: list[tuple[str, ast.stmt]]) -> None:
+    """(name, statement) of each module-level `name = ...` / `name += ...`, under top-level if / else too."""
+    for stmt in stmts:
+        if isinstance(stmt, ast.If):
+            _top_bindings(stmt.body, out)
+            _top_bindings(stmt.orelse, out)
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            out.append((stmt.targets[0].id, stmt))
+        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) and isinstance(stmt.target, ast.Name) and \
+                stmt.value is not None:
+            out.append((stmt.target.id, stmt))
+
+
+def _gated_tables(tree: ast.Module, gates: Gates) -> list[tuple[Region, str]]:
+    """The values of module-level names every read of which is behind a CUDA gate (a config list read only by
+    `@parametrize` in a TestCase marked `skipIf(not cuda and not xpu)`), or feeds another such name
+    (`_TEST_CONFIGS = _ALL_TEST_CONFIGS`): they are built on Ascend but never used there (t11r)."""
+    binds: list[tuple[str, ast.stmt]] = []
+    _top_bindings(tree.body, binds)
+    by_name: dict[str, list[ast.stmt]] = {}
+    for name, stmt in binds:
+        by_name.setdefault(name, []).append(stmt)
+    if not by_name:
+        return []
+    owner: dict[tuple[int, int], str] = {}     # a read inside the value of a binding of `name`
+    for name, stmt in binds:
+        for n in ast.walk(stmt.value):         # type: ignore[attr-defined]
+            if isinstance(n, ast.Name):
+                owner[(n.lineno, n.col_offset)] = name
+    reads: dict[str, list[tuple[int, int]]] = {}
+    for n in _walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in by_name:
+            reads.setdefault(n.id, []).append((n.lineno, n.col_offset))
+    gated: dict[str, str] = {}
+    changed = True
+    while changed:
+        changed = False
+        for name in by_name:
+            if name in gated or not reads.get(name):
+                continue
+            hows = []
+            for at in reads[name]:
+                via = owner.get(at)
+                how = gated.get(via) if via is not None and via != name else \
+                    None if via == name else gates.gate_of(*at)
+                if via == name:
+                    continue        # `x = x + [...]`: the name's own growth
+                if how is None:
+                    break
+                hows.append(how)
+            else:
+                if hows:
+                    gated[name] = hows[0]
+                    changed = True
+    return [(_expr_region(stmt.value), how) for name, how in gated.items()   # type: ignore[attr-defined]
+            for stmt in by_name[name]]
 
 
 def _sorted(regions: list[Region], hows: list[str]) -> tuple[list[Region], list[str]]:

@@ -205,6 +205,12 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
                 spans = cuda_class_spans(tree)     # class_twins: CUDA-named classes (`GPUWorker`), with findings
                 if spans:
                     out[TREE]["cuda_classes"] = spans
+            if isinstance(tree, ast.Module):
+                from auditor.static.cuda_helpers import cuda_defs_fact
+
+                defs = cuda_defs_fact(data, tree, findings)   # FORMAT 14: helpers named for CUDA it defines (t11r)
+                if defs:
+                    out[TREE]["cuda_defs"] = defs
             from auditor.project.launched import launch_facts, wrapper_fact
             from auditor.static.call_defaults import default_facts
 

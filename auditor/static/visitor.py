@@ -131,7 +131,8 @@ def _dtype_values(node: cst.CSTNode) -> list[int]:
     """ids of the dtype constants an entry of a name-to-dtype table holds: `torch.float16`, `lambda: torch.float16`."""
     if isinstance(node, cst.Lambda):
         node = node.body
-    return [id(node)] if isinstance(node, (cst.Attribute, cst.Name)) else []
+    # `{"fp16": "float16"}`: a name normalised to another name (t11r, policy a)
+    return [id(node)] if isinstance(node, (cst.Attribute, cst.Name)) or _names_dtype(node) else []
 
 
 def _env_read_name(node: cst.BaseExpression) -> tuple[str, cst.SimpleString, bool] | None:
@@ -887,7 +888,7 @@ class MatchVisitor(cst.CSTVisitor):
             self._in_message -= 1
         if self.c.keywords and not self._in_message and isinstance(node.key, cst.SimpleString) \
                 and isinstance(node.key.evaluated_value, str) \
-                and not (table and isinstance(node.value, (cst.Attribute, cst.Lambda))):
+                and not (table and (isinstance(node.value, (cst.Attribute, cst.Lambda)) or _names_dtype(node.value))):
             # `{"fp16": True}`, `"bf16": {"enabled": True}` (a config built in code) sets it like a keyword argument
             for kw in self.c.match_keywords(node.key.evaluated_value):
                 if not _switched_off(node.value, node.key.evaluated_value) \
