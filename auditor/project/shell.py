@@ -1367,6 +1367,80 @@ def _cuda_branches(root, pos: "_Positions") -> list[tuple[int, int, str]]:
     return out
 
 
+# a platform name a script branches on (`case $PLATFORM in cuda) ...;; hip) ...;; cpu) ...`, `elif [ "$PLATFORM" =
+# "hip" ]`): another platform's branch does not run on Ascend, and a port adds its own branch beside it
+_OTHER_PLATFORMS = frozenset({"hip", "rocm", "amd", "cpu", "mps", "xpu", "tpu", "metal", "directml", "vulkan"})
+_CUDA_PLATFORMS = frozenset({"cuda", "gpu", "nvidia"})
+_PLATFORM_TEST = re.compile(r"""==?\s*["']?([a-z]+)["']?\s*\]""", re.I)
+
+
+def _case_arms(root, pos: "_Positions") -> list[tuple[int, int, frozenset[str]]]:
+    """(first line, last line, patterns) of each `case` arm: its patterns lower-cased, its commands' lines."""
+    out = []
+    for node in _walk(root):
+        if node.type != "case_item":
+            continue
+        kids = node.children
+        close = next((i for i, c in enumerate(kids) if c.type == ")"), None)
+        if close is None:
+            continue
+        patterns = frozenset(c.text.decode("utf-8", errors="replace").strip("\"'").lower() for c in kids[:close]
+                             if c.is_named)
+        body = [c for c in kids[close + 1:] if c.is_named and c.type != "comment"]
+        if body:
+            out.append((pos.at(body[0].start_point)[0], pos.at(body[-1].end_point)[0], patterns))
+    return out
+
+
+def _platform_branches(root, pos: "_Positions") -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """(CUDA-only spans, other-platform spans): `case` arms whose every pattern names a platform, and `if` / `elif`
+    branches whose test compares a value with another platform's name (`[ "$PLATFORM" = "hip" ]`)."""
+    cuda, other = [], []
+    for a, b, patterns in _case_arms(root, pos):
+        if patterns and patterns <= _CUDA_PLATFORMS:
+            cuda.append((a, b))
+        elif patterns and patterns <= _OTHER_PLATFORMS:
+            other.append((a, b))
+    for node in _walk(root):
+        if node.type not in ("if_statement", "elif_clause"):
+            continue
+        kids = node.children
+        then = next((i for i, c in enumerate(kids) if c.type == "then"), None)
+        if then is None:
+            continue
+        test = b" ".join(c.text for c in kids[1:then]).decode("utf-8", errors="replace")
+        m = _PLATFORM_TEST.search(test)
+        if m is None or m.group(1).lower() not in _OTHER_PLATFORMS or _NEGATED_TEST.search(test) or "||" in test \
+                or re.search(r"\s-o\s", test):
+            continue
+        body = [c for c in kids[then + 1:] if c.is_named and c.type not in ("elif_clause", "else_clause", "comment")]
+        if body:
+            other.append((pos.at(body[0].start_point)[0], pos.at(body[-1].end_point)[0]))
+    return cuda, other
+
+
+# what a CUDA-only branch may read without a finding: the CUDA build's version (`torch.version.cuda` is None only
+# where the branch does not run)
+_SAFE_IN_CUDA_BRANCH = frozenset({"torch-version-cuda"})
+
+
+def platform_branches(result: FileResult, text: str) -> None:
+    """Findings inside another platform's branch of a script (`hip)` / `cpu)` arms of `case $PLATFORM in`, `elif [
+    "$PLATFORM" = "hip" ]`) dropped: that branch does not run on Ascend, and a port adds an `npu` branch beside it
+    rather than editing it (t15p, tuned on project test13: TRELLIS's ROCm flash-attention build, detectron2's
+    `cpu)` arm that unsets FORCE_CUDA). Inside a CUDA-only arm (`cuda)`), a read of the CUDA build's version
+    cannot see None; installs there keep their findings (gate_findings lowers their errors)."""
+    if not result.findings or not re.search(r"\bcase\b|\$\{?\w*(?:PLATFORM|BACKEND|DEVICE|ACCEL)", text, re.I):
+        return
+    raw = text.encode("utf-8")
+    cuda, other = _platform_branches(_parser().parse(raw).root_node, _Positions(raw))
+    if not (cuda or other):
+        return
+    result.findings = [f for f in result.findings
+                       if not any(a <= f.line <= b for a, b in other)
+                       and not (f.name in _SAFE_IN_CUDA_BRANCH and any(a <= f.line <= b for a, b in cuda))]
+
+
 def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     text, error = decode_text(data, rel)
     if text is None:
@@ -1380,6 +1454,7 @@ def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         # installs are not what a port changes (another platform's file is not a CUDA finding; t15g)
         result.findings = []
         return result
+    platform_branches(result, text)
     gate_findings(result, text)
     _debug_switch_modes(result, text)
     _drop_unread_option_vars(result, text)
