@@ -114,3 +114,26 @@ def test_bare_use_flash_switch_on_a_launch_line():
         # torchrun memory_peft.py --use_flash 1
         """)
     assert [(code, line) for code, line, *_ in found if code == "NPU363"] == [("NPU363", 3)]
+
+
+def test_cuda_implementation_values_in_a_render_config():
+    found = audit("configs/textured-mesh.yaml", """\
+        name: "textured-mesh"
+        system_type: "texture-system"
+        system:
+          geometry_type: "tetrahedra-sdf-grid"
+          renderer_type: "nvdiff-rasterizer"
+          renderer:
+            context_type: cuda
+          exporter_type: "mesh-exporter"
+          exporter:
+            fmt: obj
+            context_type: cuda
+          background:
+            color_type: cuda_like_gray
+          trainer:
+            precision: 16-mixed
+        """)
+    assert [(code, line) for code, line, *_ in found if code in ("NPU055", "NPU441")] == [
+        ("NPU441", 5), ("NPU055", 7), ("NPU055", 11)]
+    assert 13 not in lines(found)
