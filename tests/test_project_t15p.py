@@ -137,3 +137,18 @@ def test_cuda_implementation_values_in_a_render_config():
     assert [(code, line) for code, line, *_ in found if code in ("NPU055", "NPU441")] == [
         ("NPU441", 5), ("NPU055", 7), ("NPU055", 11)]
     assert 13 not in lines(found)
+
+
+def test_a_line_shared_with_another_branch_keeps_its_findings():
+    # one-line arms and branches: the CUDA half on the same line is still reported
+    found = audit("run.sh", """\
+        case $PLATFORM in cpu) export CUDA_VISIBLE_DEVICES= ;; cuda) export CUDA_VISIBLE_DEVICES=0 ;; esac
+        if [ "$PLATFORM" = "hip" ]; then pip install flash-attn; else pip install xformers; fi
+        if [[ $PLATFORM == rocm ]]; then
+            pip install flash-attn
+        elif [[ $PLATFORM == cuda ]]; then
+            pip install xformers
+        fi
+        """)
+    assert {1, 2, 6} <= lines(found)
+    assert 4 not in lines(found)
