@@ -47,7 +47,9 @@ def cpu_builds_only(requirements: list[str]) -> bool:
 # NVIDIA's own package index: the RAPIDS `*-cu11` wheels, nvidia-* libraries, TensorRT
 _NVIDIA_INDEX_RE = re.compile(r"://pypi\.(?:ngc\.)?nvidia\.com(?:[/:]|$)")
 _VARIABLE_VERSION_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:==|>=|<=|~=|!=|<|>)\s*[$@{]")
-_LOOSE_VERSION_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*[\w.+!-]+$")
+# (and a local version under another operator, which PEP 440 rejects but older pips read: MambaVision's
+# `torch>=2.6.0+cu124`, still a CUDA build; t15p, tuned on project test13)
+_LOOSE_VERSION_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:==|>=|<=|~=|>|<)\s*[\w.+!-]+$")
 # builds of torch for other accelerators (ROCm, Intel XPU): an extra for that hardware, not the one a port changes
 _OTHER_ACCELERATOR_RE = re.compile(r"(?:\+|%2B)(?:rocm|xpu)|/whl/(?:nightly/)?(?:rocm|xpu)|repo\.radeon\.com", re.I)
 # an extra named after the package itself selects its own features, not a separate build (`transformers[torch]`)

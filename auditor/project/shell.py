@@ -1386,6 +1386,82 @@ def _cuda_branches(root, pos: "_Positions") -> list[tuple[int, int, str]]:
     return out
 
 
+# a platform name a script branches on (`case $PLATFORM in cuda) ...;; hip) ...;; cpu) ...`, `elif [ "$PLATFORM" =
+# "hip" ]`): another platform's branch does not run on Ascend, and a port adds its own branch beside it
+_OTHER_PLATFORMS = frozenset({"hip", "rocm", "amd", "cpu", "mps", "xpu", "tpu", "metal", "directml", "vulkan"})
+_CUDA_PLATFORMS = frozenset({"cuda", "gpu", "nvidia"})
+_PLATFORM_TEST = re.compile(r"""==?\s*["']?([a-z]+)["']?\s*\]""", re.I)
+
+
+def _platform_spans(root, pos: "_Positions") -> Iterator[tuple[int, str, set[int]]]:
+    """(the `case` / `if` statement's id, kind, lines) of each arm or branch: kind "cuda" for a `case` arm whose every
+    pattern names CUDA (`cuda)`), "other" for one naming only other platforms (`hip|rocm)`, `cpu)`) or an `if` /
+    `elif` branch comparing a value with another platform's name (`[ "$PLATFORM" = "hip" ]`), "rest" otherwise."""
+    for node in _walk(root):
+        kids = node.children
+        if node.type == "case_item":
+            close = next((i for i, c in enumerate(kids) if c.type == ")"), None)
+            if close is None:
+                continue
+            patterns = frozenset(c.text.decode("utf-8", errors="replace").strip("\"'").lower() for c in kids[:close]
+                                 if c.is_named)
+            body = [c for c in kids[close + 1:] if c.is_named and c.type != "comment"]
+            kind = "cuda" if patterns and patterns <= _CUDA_PLATFORMS else \
+                "other" if patterns and patterns <= _OTHER_PLATFORMS else "rest"
+            owner = node.parent
+        elif node.type in ("if_statement", "elif_clause", "else_clause"):
+            then = next((i for i, c in enumerate(kids) if c.type == "then"), 0 if node.type == "else_clause" else None)
+            if then is None:
+                continue
+            body = [c for c in kids[then + 1:] if c.is_named and c.type not in ("elif_clause", "else_clause", "comment")]
+            test = b" ".join(c.text for c in kids[1:then]).decode("utf-8", errors="replace")
+            m = _PLATFORM_TEST.search(test)
+            kind = "rest" if node.type == "else_clause" or m is None or m.group(1).lower() not in _OTHER_PLATFORMS \
+                or _NEGATED_TEST.search(test) or "||" in test or re.search(r"\s-o\s", test) else "other"
+            owner = node if node.type == "if_statement" else node.parent
+        else:
+            continue
+        if body and owner is not None:
+            yield owner.id, kind, set(range(pos.at(body[0].start_point)[0], pos.at(body[-1].end_point)[0] + 1))
+
+
+def _platform_branches(root, pos: "_Positions") -> tuple[set[int], set[int]]:
+    """(lines of CUDA-only arms, lines of other platforms' branches). A line an arm or branch shares with a sibling
+    of another kind (`case $P in cpu) ...;; cuda) ...;; esac` on one line) is in neither; a statement nested in a
+    branch stays in it (a `case $TORCH_VERSION` inside the hip branch is still the hip branch)."""
+    groups: dict[int, dict[str, set[int]]] = {}
+    for owner, kind, span in _platform_spans(root, pos):
+        groups.setdefault(owner, {"cuda": set(), "other": set(), "rest": set()})[kind] |= span
+    cuda: set[int] = set()
+    other: set[int] = set()
+    for g in groups.values():
+        cuda |= g["cuda"] - g["other"] - g["rest"]
+        other |= g["other"] - g["cuda"] - g["rest"]
+    return cuda, other
+
+
+# what a CUDA-only branch may read without a finding: the CUDA build's version (`torch.version.cuda` is None only
+# where the branch does not run)
+_SAFE_IN_CUDA_BRANCH = frozenset({"torch-version-cuda"})
+
+
+def platform_branches(result: FileResult, text: str) -> None:
+    """Findings inside another platform's branch of a script (`hip)` / `cpu)` arms of `case $PLATFORM in`, `elif [
+    "$PLATFORM" = "hip" ]`) dropped: that branch does not run on Ascend, and a port adds an `npu` branch beside it
+    rather than editing it (t15p, tuned on project test13: TRELLIS's ROCm flash-attention build, detectron2's
+    `cpu)` arm that unsets FORCE_CUDA). Inside a CUDA-only arm (`cuda)`), a read of the CUDA build's version
+    cannot see None; installs there keep their findings (gate_findings lowers their errors)."""
+    if not result.findings or not re.search(r"\bcase\b|=\s*[\"']?(?:" + "|".join(sorted(_OTHER_PLATFORMS)) + r")\b",
+                                            text, re.I):
+        return
+    raw = text.encode("utf-8")
+    cuda, other = _platform_branches(_parser().parse(raw).root_node, _Positions(raw))
+    if not (cuda or other):
+        return
+    result.findings = [f for f in result.findings
+                       if f.line not in other and not (f.name in _SAFE_IN_CUDA_BRANCH and f.line in cuda)]
+
+
 def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     text, error = decode_text(data, rel)
     if text is None:
@@ -1399,6 +1475,7 @@ def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         # installs are not what a port changes (another platform's file is not a CUDA finding; t15g)
         result.findings = []
         return result
+    platform_branches(result, text)
     gate_findings(result, text)
     _debug_switch_modes(result, text)
     _drop_unread_option_vars(result, text)
