@@ -487,6 +487,10 @@ class MatchVisitor(cst.CSTVisitor):
         stacked = self.c.match_stacked(qual) if self.c.stacked or self.c.stacked_globs else ()
         if m is None and not stacked:
             return False
+        if self._in_message and qual.rsplit(".", 1)[-1] in _MODULE_METADATA:
+            # `warnings.warn("Using precompiled x_cuda from {}".format(x_cuda.__file__))`: a message naming where a
+            # module lives (or its version) describes it, it does not use it; the message rule wins (t14t)
+            return True
         if call is not None and self._already_ported(call):
             return True
         # `torch.autocast(..., enabled=False)` turns mixed precision off: nothing for a precision rule to check
@@ -784,6 +788,8 @@ class MatchVisitor(cst.CSTVisitor):
         literals = _literal_strings(value) if wanted else None
         if literals is not None and not any(fnmatch.fnmatchcase(s, w) for s in literals for w in wanted):
             return True
+        if wanted and literals is None and rule.extra.get("keyword_literal_only"):
+            return True     # `attn_implementation = args.attn`: the choice is made elsewhere (t14t, NPU804)
         items = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List, cst.Set)) else [value]
         for item in items:
             qual = self._qual(item) if isinstance(item, (cst.Name, cst.Attribute)) else None
@@ -1364,6 +1370,8 @@ class MatchVisitor(cst.CSTVisitor):
 
 # keyword arguments and dict keys whose string value is help / usage text (argparse, click, typer, HF `metadata=`)
 _HELP_KEYWORDS = frozenset({"help", "description", "epilog", "usage"})
+# a module's metadata read inside a message text (`x_cuda.__file__`, `flash_attn.__version__`): not a use (t14t)
+_MODULE_METADATA = frozenset({"__file__", "__version__", "__name__", "__path__", "__doc__", "__spec__"})
 # calls that declare a command-line option (argparse, click): a default that is on is a setting switched on (t14l)
 _OPTION_MAKERS = frozenset({"add_argument", "option"})
 # keyword arguments that carry text even in a call made inside a message (`print(colored(text="...", ...))`)
