@@ -240,3 +240,27 @@ def test_a_message_naming_where_an_extension_lives_is_not_a_use():
     assert not found.get(11)                     # the message: `dcn_cuda.__file__` runs nothing of the module
     assert "kernel" in _categories(found, 10)    # the import of the prebuilt copy
     assert "kernel" in _categories(found, 20)    # a call into it
+
+
+OPTIONAL_TCNN = '''\
+tcnn = None
+try:
+    import tinycudann
+
+    tcnn = tinycudann
+    del tinycudann
+    TCNN_EXISTS = True
+except ModuleNotFoundError:
+    TCNN_EXISTS = False
+
+
+def encoder(n_dims):
+    return tcnn.Encoding(n_dims, {"otype": "HashGrid"})
+'''
+
+
+def test_unbinding_a_name_is_not_a_use():
+    found = _findings(OPTIONAL_TCNN)
+    assert "third_party" in _categories(found, 3)     # the import
+    assert "third_party" in _categories(found, 5)     # the alias made of it
+    assert not found.get(6)                           # del tinycudann

@@ -1246,6 +1246,15 @@ class MatchVisitor(cst.CSTVisitor):
             self._hit(rule, node.attr, node.attr.value)
         return False
 
+    def visit_Del(self, node: cst.Del) -> bool:
+        # `tcnn = tinycudann; del tinycudann`: unbinding a name uses nothing (its import is the finding) (t14t)
+        targets = node.target.elements if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]
+        for t in targets:
+            target = t.value if isinstance(t, cst.Element) else t
+            if isinstance(target, (cst.Name, cst.Attribute)):
+                self._handled.add(id(target))
+        return True
+
     def visit_Name(self, node: cst.Name) -> bool:
         if id(node) in self._handled:
             return False
