@@ -72,6 +72,9 @@ RULE_SCHEMA: dict[str, Any] = {
             # keyword rules: a value made only of string literals is a switch only when one matches a glob here
             # (apex `opt_level="O1"`, not the compiler flag `opt_level = "-O3"`)
             "keyword_values": {"type": "array", "items": {"type": "string"}},
+            # keyword rules with keyword_values: only a literal value is the choice (`attn_implementation = "sdpa"`,
+            # not `attn_implementation = args.attn`) (t14t)
+            "keyword_literal_only": {"type": "boolean"},
             # project files: not reported in a file that names one of these (the package that completes the port)
             "ported_by": {"type": "array", "items": {"type": "string"}},
             # method rules: not when the receiver is a chain of an imported module (`flag_gems.ops.flash_attn_func(...)`:

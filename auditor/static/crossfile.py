@@ -700,6 +700,9 @@ def _shadowed_loads(tree: ast.Module, wanted: set[str]) -> set[int]:
     return out
 
 
+_MODULE_METADATA = frozenset({"__file__", "__version__", "__name__", "__path__", "__doc__", "__spec__"})
+
+
 def _uses(result, wanted: list, text: str, tree: ast.Module, engine_rules: dict[str, Any]) -> list[Finding]:
     """The info findings at the importer's uses (before the merge with its own findings), from its text and tree."""
     from auditor.static.backends import apply_context, build_backend_context
@@ -725,6 +728,9 @@ def _uses(result, wanted: list, text: str, tree: ast.Module, engine_rules: dict[
             note(line, 1, local, info or next(iter(names.values())), rel)
     import_lines = {w[0] for w in wanted}
     shadowed = _shadowed_loads(tree, set(plain) | set(modules))    # a name a scope binds is its own, not the import
+    # `"Using precompiled x_cuda from {}".format(x_cuda.__file__)`: where the module lives (or its version) is read,
+    # nothing of it runs (t14t)
+    shadowed |= {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in _MODULE_METADATA}
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id in plain and node.lineno not in import_lines \
                 and id(node) not in shadowed:
@@ -743,6 +749,8 @@ def _uses(result, wanted: list, text: str, tree: ast.Module, engine_rules: dict[
                 if chain == alias or not chain.startswith(alias + "."):
                     continue
                 attr = chain[len(alias) + 1:].split(".", 1)[0]
+                if attr in _MODULE_METADATA:
+                    continue        # `x_cuda.__file__`: where the module lives, nothing of it runs (t14t)
                 got = names.get(attr) or info
                 if got is not None:
                     note(node.lineno, node.col_offset + 1, f"{alias}.{attr}", got, rel)

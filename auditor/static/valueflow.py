@@ -305,6 +305,18 @@ def _host_variant(stmt: ast.stmt | None, node: ast.AST) -> bool:
     return False
 
 
+_MODULE_METADATA = frozenset({"__file__", "__version__", "__name__", "__path__", "__doc__", "__spec__"})
+
+
+def _metadata_read(stmt: ast.AST | None, node: ast.AST) -> bool:
+    """`warnings.warn("Using precompiled x_cuda from {}".format(x_cuda.__file__))`: where the module lives (or its
+    version) is read, nothing of it runs (t14t)."""
+    if stmt is None:
+        return False
+    return any(isinstance(sub, ast.Attribute) and sub.value is node and sub.attr in _MODULE_METADATA
+               for sub in ast.walk(stmt))
+
+
 _KERNEL_DECORATORS = frozenset({"jit", "autotune", "heuristics", "kernel", "prim_func", "njit", "jit_kernel"})
 
 
@@ -365,7 +377,7 @@ def flow_findings(tree: ast.Module, findings: Sequence[Finding], lines: list[str
         for line, node, stmt in _reads(scope, b.name):
             if line == b.line or line in taken or any(start <= line <= end for start, end in kernels):
                 continue
-            if _host_variant(stmt, node):
+            if _host_variant(stmt, node) or _metadata_read(stmt, node):
                 continue
             hits.setdefault(line, (b.category, b.name, b.line, b.what, node.col_offset + 1, b.module))
             if b.depth < MAX_DEPTH and isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None \

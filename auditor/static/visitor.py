@@ -488,6 +488,10 @@ class MatchVisitor(cst.CSTVisitor):
         stacked = self.c.match_stacked(qual) if self.c.stacked or self.c.stacked_globs else ()
         if m is None and not stacked:
             return False
+        if self._in_message and qual.rsplit(".", 1)[-1] in _MODULE_METADATA:
+            # `warnings.warn("Using precompiled x_cuda from {}".format(x_cuda.__file__))`: a message naming where a
+            # module lives (or its version) describes it, it does not use it; the message rule wins (t14t)
+            return True
         if call is not None and self._already_ported(call):
             return True
         # `torch.autocast(..., enabled=False)` turns mixed precision off: nothing for a precision rule to check
@@ -785,6 +789,8 @@ class MatchVisitor(cst.CSTVisitor):
         literals = _literal_strings(value) if wanted else None
         if literals is not None and not any(fnmatch.fnmatchcase(s, w) for s in literals for w in wanted):
             return True
+        if wanted and literals is None and rule.extra.get("keyword_literal_only"):
+            return True     # `attn_implementation = args.attn`: the choice is made elsewhere (t14t, NPU804)
         items = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List, cst.Set)) else [value]
         for item in items:
             qual = self._qual(item) if isinstance(item, (cst.Name, cst.Attribute)) else None
@@ -1241,6 +1247,15 @@ class MatchVisitor(cst.CSTVisitor):
             self._hit(rule, node.attr, node.attr.value)
         return False
 
+    def visit_Del(self, node: cst.Del) -> bool:
+        # `tcnn = tinycudann; del tinycudann`: unbinding a name uses nothing (its import is the finding) (t14t)
+        targets = node.target.elements if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]
+        for t in targets:
+            target = t.value if isinstance(t, cst.Element) else t
+            if isinstance(target, (cst.Name, cst.Attribute)):
+                self._handled.add(id(target))
+        return True
+
     def visit_Name(self, node: cst.Name) -> bool:
         if id(node) in self._handled:
             return False
@@ -1365,6 +1380,8 @@ class MatchVisitor(cst.CSTVisitor):
 
 # keyword arguments and dict keys whose string value is help / usage text (argparse, click, typer, HF `metadata=`)
 _HELP_KEYWORDS = frozenset({"help", "description", "epilog", "usage"})
+# a module's metadata read inside a message text (`x_cuda.__file__`, `flash_attn.__version__`): not a use (t14t)
+_MODULE_METADATA = frozenset({"__file__", "__version__", "__name__", "__path__", "__doc__", "__spec__"})
 # calls that declare a command-line option (argparse, click): a default that is on is a setting switched on (t14l)
 _OPTION_MAKERS = frozenset({"add_argument", "option"})
 # keyword arguments that carry text even in a call made inside a message (`print(colored(text="...", ...))`)
