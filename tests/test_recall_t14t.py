@@ -95,7 +95,9 @@ def load(path, args):
 
 def test_attention_backend_probes_and_choice():
     found = _findings(ATTENTION_PICKER)
-    assert "attention" in _categories(found, 4)   # import of transformers' flash-attn probe
+    # the import of transformers' flash-attn probe is not a finding (the lead dropped t14t's import entry: it
+    # warned on import lines of Ascend-native trees); the probe's call is (line 15)
+    assert "attention" not in _categories(found, 4)
     assert "NPU804" in _codes(found, 11)          # self._sdpa_can_dispatch(True)
     assert ("NPU804", "attention", "info") in found[12]   # attn_implementation = "sdpa"
     assert "NPU391" in _codes(found, 15)          # the probe called
@@ -185,7 +187,9 @@ def keep_on_host(model, cuda: bool = False):
 
 def test_one_line_two_categories():
     found = _findings(DEVICE_HELPER)
-    assert {"device", "precision"} <= _categories(found, 4)
+    # a parameter named `cuda` is not NPU038 (the lead dropped t14t's `cuda` keyword: it fired on values such as
+    # `cuda=cuda_rng`); the bf16 default on the same line still is
+    assert "precision" in _categories(found, 4) and "NPU038" not in _codes(found, 4)
     assert "NPU038" not in _codes(found, 10)
 
 
