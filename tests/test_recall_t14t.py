@@ -99,7 +99,9 @@ def test_attention_backend_probes_and_choice():
     # warned on import lines of Ascend-native trees); the probe's call is (line 15)
     assert "attention" not in _categories(found, 4)
     assert "NPU804" in _codes(found, 11)          # self._sdpa_can_dispatch(True)
-    assert ("NPU804", "attention", "info") in found[12]   # attn_implementation = "sdpa"
+    # a literal attn_implementation = "sdpa" is not reported (tp12: the literal-"sdpa" matches it read were mostly
+    # false: SDPA is the portable choice), only transformers' backend probes are
+    assert "NPU804" not in _codes(found, 12)
     assert "NPU391" in _codes(found, 15)          # the probe called
     assert "attention" in _categories(found, 16)  # "flash_attention_2" (NPU386)
     assert not _codes(found, 14) & {"NPU804", "NPU386"}     # "eager"
@@ -164,10 +166,11 @@ def load_text_encoder(cache_dir, quantize: bool):
 '''
 
 
-def test_bitsandbytes_loading_through_transformers():
+def test_bitsandbytes_loading_keyword_alone_is_not_a_finding():
+    # t14t's NPU424 (`load_in_8bit=True` anywhere) was dropped: tp12 read 21 of its findings on the precision trees
+    # and 1 was right (ipex-llm's own INT4 loader takes the same keyword); the keyword alone does not say bitsandbytes
     found = _findings(TEXT_ENCODER)
-    assert ("NPU424", "third_party", "error") in found[10]
-    assert "NPU424" not in _codes(found, 16)
+    assert not any("NPU424" in _codes(found, line) for line in found)
 
 
 DEVICE_HELPER = '''\

@@ -785,6 +785,8 @@ class MatchVisitor(cst.CSTVisitor):
         the value is itself, or lists, a name a rule of the setting's category reports (a dtype table), so the
         setting's name adds nothing. Also `opt_level = "-O0" if fast else "-O3"`: a value made only of string
         literals none of which is one of the rule's `keyword_values` (a compiler flag, not an apex opt level)."""
+        if rule.extra.get("keyword_true_only") and not (isinstance(value, cst.Name) and value.value == "True"):
+            return True     # `use_triton=cfg.use_triton`, `use_triton = (... and x.is_cuda)`: decided elsewhere (tp12)
         wanted: list[str] = rule.extra.get("keyword_values") or []
         literals = _literal_strings(value) if wanted else None
         if literals is not None and not any(fnmatch.fnmatchcase(s, w) for s in literals for w in wanted):
