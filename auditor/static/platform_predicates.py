@@ -149,21 +149,20 @@ class _Known:
     def __init__(self, values: set[str], predicates: set[str], requirers: set[str]) -> None:
         self.values, self.predicates, self.requirers = values, predicates, requirers
 
-    def cuda_test(self, test: ast.expr) -> bool:
-        if _call_name(test) in self.predicates:
-            return True
+    def _value_is_cuda(self, test: ast.expr, ops: tuple[type, ...]) -> bool:
+        """`platform == "cuda"` (ops Eq / In) or `platform != "cuda"` (NotEq / NotIn) on one of the values."""
         found = _compared(test)
         return bool(found and found[1] == {"cuda"} and isinstance(test, ast.Compare) and
-                    isinstance(test.ops[0], (ast.Eq, ast.In)) and
+                    isinstance(test.ops[0], ops) and
                     any(isinstance(n, ast.Name) and n.id in self.values for n in (test.left, *test.comparators)))
+
+    def cuda_test(self, test: ast.expr) -> bool:
+        return _call_name(test) in self.predicates or self._value_is_cuda(test, (ast.Eq, ast.In))
 
     def negated(self, test: ast.expr) -> bool:
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             return self.cuda_test(test.operand)
-        found = _compared(test)
-        return bool(found and found[1] == {"cuda"} and isinstance(test, ast.Compare) and
-                    isinstance(test.ops[0], (ast.NotEq, ast.NotIn)) and
-                    any(isinstance(n, ast.Name) and n.id in self.values for n in (test.left, *test.comparators)))
+        return self._value_is_cuda(test, (ast.NotEq, ast.NotIn))
 
     def requires(self, stmt: ast.stmt) -> bool:
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
