@@ -202,7 +202,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
 
 
 @pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
-                                   "test10", "test11", "test12", "test13", "test14", "tuned_t14d", "tuned_t14g"])
+                                   "test10", "test11", "test12", "test13", "test14", "test15", "tuned_t14d", "tuned_t14g"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
     labels = shipped(split)
     used = {s["name"] for other in recall.SPLITS if other != split for s in recall.load_sources(other)}
