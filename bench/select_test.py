@@ -43,6 +43,7 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test9": "npu-audit-test-split-9:", "test10": "npu-audit-test-split-10:",
                  "test11": "npu-audit-test-split-11:", "test12": "npu-audit-test-split-12:",
                  "test13": "npu-audit-test-split-13:", "test14": "npu-audit-test-split-14:",
+                 "test15": "npu-audit-test-split-15:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)

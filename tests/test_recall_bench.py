@@ -202,7 +202,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
 
 
 @pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
-                                   "test10", "test11", "test12", "test13", "test14", "tuned_t14d", "tuned_t14g"])
+                                   "test10", "test11", "test12", "test13", "test14", "test15", "tuned_t14d", "tuned_t14g"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
     labels = shipped(split)
     used = {s["name"] for other in recall.SPLITS if other != split for s in recall.load_sources(other)}
@@ -564,6 +564,45 @@ def test_test14_files_are_exactly_what_its_rule_draws():
     assert set(labelled) == {(name, path) for name, order in orders for path in order}
     assert pairs(labelled) < 350
     assert len(labelled) == 64
+
+
+def test_test15_files_are_exactly_what_its_rule_draws():
+    select_test, labelled = _replayed_draw("test15", 13)         # test14's rule on pool A12
+    labels = {(lf.package, lf.path): lf for lf in shipped("test15")}
+    # Main rounds 1-2 in sources.json order: the five code bases with one eligible file give one, so round 2 has the
+    # other eight.
+    orders = [(src["name"], [p for s, p in select_test.draw(None, "test15") if s["name"] == src["name"]])
+              for src in recall.load_sources("test15")]
+    main = [(name, order[rnd]) for rnd in range(2) for name, order in orders if rnd < len(order)]
+    assert len(main) == 21 and labelled[:21] == main
+
+    def pool(category):
+        return [(src["name"], path) for src, path in select_test.topup_order(category, "test15")]
+
+    def pairs(keys, category=None):
+        return sum(len(ll.categories) if category is None else ll.categories.count(category)
+                   for k in keys for ll in labels[k].lines.values())
+
+    # Top-up (SELECTION.md outcome), each in its pool's order, skipping files already drawn: device needed none;
+    # distributed, apex and kernel have empty pools; precision drew every undrawn file of its 14-file pool (11, under
+    # the cap of 12) and stays under 20; attention then drew every undrawn file of its 11-file pool (6) and stays
+    # under 20; third_party's two-file pool was drawn in the main rounds.
+    assert pairs(main, "device") >= 20
+    assert select_test.topup_order("distributed", "test15") == [] == select_test.topup_order("apex", "test15")
+    assert select_test.topup_order("kernel", "test15") == []
+    precision = [k for k in pool("precision") if k not in main]
+    assert len(precision) == 11 and labelled[21:32] == precision and pairs(labelled[:32], "precision") < 20
+    attention = [k for k in pool("attention") if k not in labelled[:32]]
+    assert len(attention) == 6 and labelled[32:38] == attention and pairs(labelled[:38], "attention") < 20
+    assert set(pool("third_party")) <= set(main) and pairs(labelled, "third_party") < 20
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before: every order
+    # ran out before 350 pairs, so the split is every eligible file of the thirteen code bases.
+    later = [(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+             if rnd < len(order) and (name, order[rnd]) not in labelled[:38]]
+    assert labelled[38:] == later
+    assert set(labelled) == {(name, path) for name, order in orders for path in order}
+    assert pairs(labelled) < 350
+    assert len(labelled) == 82
 
 
 def _rounds_until(orders: list, labels: dict, files: int, pairs: int) -> list:
