@@ -10,9 +10,10 @@ and FlashAttention choices; none of it is CUDA, none of it runs on Ascend.
 
 Structure read (per run, from the import facts each file's summary already holds; no file is read again):
 
-- a first-party package (the top level of a dotted module name) one of whose modules imports another accelerator's
-  runtime (`intel_extension_for_pytorch`, `oneccl_bindings_for_pytorch`, `torch.xpu.*`, Habana's, Cambricon's, Moore
-  Threads', Neuron's packages: VENDOR_RUNTIMES), anywhere in the module (a builder imports its extension class
+- a first-party package (the folder of a module: a test suite or an examples tree keeps one backend per folder)
+  one of whose modules imports another accelerator's runtime (`intel_extension_for_pytorch`,
+  `oneccl_bindings_for_pytorch`, `torch.xpu.*`, Habana's, Cambricon's, Moore Threads', Neuron's packages:
+  VENDOR_RUNTIMES), anywhere in the module (a builder imports its extension class
   inside a method), is that accelerator's package: every module of it;
 - a file outside packages (setup.py, a script) that imports one at load time is that accelerator's file;
 - unless the package (or file) also imports torch_npu or a CUDA-only package (CUDA_PACKAGES), or holds a finding on a
@@ -61,7 +62,8 @@ def vendor_files(results: list, files: Sequence[tuple[Path, str]], project) -> d
         if not rel.endswith(".py"):
             continue
         name = names.get(rel, "")
-        owner = name.split(".", 1)[0] if "." in name else rel
+        # its package (the folder), not the top level; a package's __init__.py is the package itself
+        owner = name if rel.endswith("__init__.py") and name else name.rsplit(".", 1)[0] if "." in name else rel
         member[rel] = owner
         for module, imported, load_time in (project.facts(rel) or {}).get("load") or []:
             if _cuda_import(module, imported or ()):
