@@ -275,3 +275,60 @@ def test_unused_cuda_amp_import_is_info_and_says_so(engine):
     assert all("never used in this file" in f.message for f in unused)
     used = [f for f in found.get(_line(UNUSED_AUTOCAST, "import GradScaler"), []) if f.code == "NPU012"]
     assert used and used[0].severity == "error" and "never used" not in used[0].message
+
+
+RECORDS = """\
+    import torch
+
+    # measured on a 24 GB card
+    bs_table = [
+        {"res": 512, "vram": 23, "bs": 20, "dtype": torch.float32},
+        {"res": 512, "vram": 23, "bs": 40, "dtype": torch.float16},
+    ]
+    run_config = [
+        {"res": 512, "dtype": torch.float16, "model": build_model()},
+        {"res": 768, "dtype": torch.float16, "model": build_model()},
+    ]
+
+
+    def pick(res, dtype):
+        return max(r["bs"] for r in bs_table if r["dtype"] == dtype and r["res"] >= res)
+"""
+
+
+def test_record_table_keyed_by_dtype_dropped(engine):
+    found = findings_by_line(engine, RECORDS, "depth/batch_size.py")
+    assert not [f for f in found.get(_line(RECORDS, '"bs": 40'), []) if f.category == "precision"]
+    # rows that build things (a call in a value) are not a table of measured numbers: kept
+    kept = [f for f in found.get(_line(RECORDS, '"res": 512, "dtype": torch.float16'), []) if f.category == "precision"]
+    assert kept
+
+
+PROBE_PATCHED = """\
+    import unittest
+    from unittest.mock import patch
+
+    from pipeline.scheduler import plan_workers
+
+
+    class PlanTest(unittest.TestCase):
+        def setUp(self):
+            self.cuda_patcher = patch("pipeline.utils.resources.is_cuda_available")
+            self.cuda_patcher.start().return_value = True
+
+        def tearDown(self):
+            self.cuda_patcher.stop()
+
+        def test_plan(self):
+            self.assertEqual(plan_workers(gpus=2, use_cuda=True), 2)
+
+
+    def test_plan_for_real():
+        assert plan_workers(gpus=2, use_cuda=True) == 2
+"""
+
+
+def test_switch_values_under_a_patched_probe_dropped(engine):
+    found = findings_by_line(engine, PROBE_PATCHED, "tests/pipeline/test_plan.py")
+    assert not _at(found, PROBE_PATCHED, "self.assertEqual(plan_workers(gpus=2, use_cuda=True), 2)", "NPU038")
+    assert _at(found, PROBE_PATCHED, "assert plan_workers(gpus=2, use_cuda=True) == 2", "NPU038")

@@ -140,7 +140,7 @@ _DTYPE_NAME = re.compile(r"(?i)^(?:torch\.)?(?:b?float\d*|bf16|fp\d+|f\d+|half|d
 
 
 def _dtype_tables(tree: ast.AST) -> list[tuple[int, int]]:
-    """Spans of dtype -> name / number tables and dtype-name -> number tables (module doc)."""
+    """Spans of dtype -> name / number tables, dtype-name -> number / dtype tables and record tables (module doc)."""
     out = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Dict) or len(node.keys) < _MIN_TABLE or any(k is None for k in node.keys):
@@ -156,6 +156,20 @@ def _dtype_tables(tree: ast.AST) -> list[tuple[int, int]]:
         to_dtype = names and all(_dtype_key(v) for v in values) and all(
             isinstance(k, ast.Constant) and str(k.value).upper() == k.value for k in keys)
         if by_dtype or by_name or to_dtype:
+            out.append((node.lineno, node.end_lineno or node.lineno))
+    # a table of records (`[{"res": 768, "total_vram": 23, "bs": 18, "dtype": torch.float16}, ...]`: batch sizes
+    # measured per resolution, memory and dtype, looked up with the dtype the caller chose): at least two dict
+    # literals with the same string keys, every value a number, a string or a torch dtype (t11t, policy (a))
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.List, ast.Tuple)) or len(node.elts) < _MIN_TABLE or not all(
+                isinstance(e, ast.Dict) and e.keys and all(isinstance(k, ast.Constant) and isinstance(k.value, str)
+                                                           for k in e.keys) for e in node.elts):
+            continue
+        rows = [e for e in node.elts if isinstance(e, ast.Dict)]
+        shapes = {tuple(sorted(str(getattr(k, "value", "")) for k in e.keys)) for e in rows}
+        if len(shapes) == 1 and all(_number(v) or _dtype_key(v) or isinstance(v, ast.Constant) and isinstance(
+                v.value, str) for e in rows for v in e.values) and any(_dtype_key(v) for e in rows for v in e.values) \
+                and any(_number(v) for e in rows for v in e.values):
             out.append((node.lineno, node.end_lineno or node.lineno))
     return out
 
@@ -198,7 +212,7 @@ def _host_casts(tree: ast.AST) -> list[tuple[int, int, int, int]]:
             host_cast = attr in _CASTS and _to_host_chain(node.func.value) and (attr != "to" or all(
                 _dtype_key(a) for a in node.args) and all(k.arg == "dtype" for k in node.keywords))
             view = attr == "view" and len(node.args) == 1 and _dtype_key(node.args[0]) and \
-                not node.args[0].attr.startswith(("float8", "float4"))
+                not ast.unparse(node.args[0]).startswith(("torch.float8", "torch.float4"))
             if host_cast or view:
                 out.append((node.lineno, node.col_offset, node.end_lineno or node.lineno,
                             node.end_col_offset or node.col_offset))

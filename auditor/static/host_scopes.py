@@ -275,6 +275,40 @@ def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
     return out
 
 
+# A test that patches the CUDA probe its code reads (`patch("pkg.utils.is_cuda_available")`, `patch(f"{mod}.cuda_device_count")`
+# in the test or in its class's setUp) runs the code under test with a faked answer: a `use_cuda=True` it passes
+# there picks the mocked scenario, nothing asks CUDA (t11t, heldout13's data-juicer scheduler tests). Its CUDA
+# switch values (NPU038) are dropped; a test that patches no CUDA probe keeps them.
+_SWITCH_RULES = frozenset({"cuda-switch-value"})
+_CUDA_PROBE_TARGET = re.compile(r"(?i)cuda|gpu")
+
+
+def _probe_patched_spans(tree: ast.AST) -> list[tuple[int, int]]:
+    def patches_probe(node: ast.AST) -> bool:
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call) and _mock_call(call.func, True):
+                func = call.func
+                name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+                if name.startswith("patch") and call.args and isinstance(call.args[0], (ast.Constant, ast.JoinedStr)) \
+                        and _CUDA_PROBE_TARGET.search(ast.unparse(call.args[0]).rsplit(".", 1)[-1]):
+                    return True
+        return False
+
+    out = []
+    for node in getattr(tree, "body", []):
+        if isinstance(node, ast.ClassDef) and _TEST_CLASS.search(node.name):
+            methods = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            if any(m.name in ("setUp", "setup_method", "setUpClass") and patches_probe(m) for m in methods):
+                out.append((node.lineno, node.end_lineno or node.lineno))
+                continue
+            out += [(m.lineno, m.end_lineno or m.lineno) for m in methods if _TEST_NAME.search(m.name) and
+                    patches_probe(m)]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _TEST_NAME.search(node.name) and \
+                patches_probe(node):
+            out.append((node.lineno, node.end_lineno or node.lineno))
+    return out
+
+
 def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list:
     """The file's findings without dtype hints on unread parameter defaults and in host-only test functions (per
     file, in the worker: cached with the file's result)."""
@@ -284,14 +318,18 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
     findings = drop_deviceless_test_data(findings, rel, text, tree)
     findings = drop_reduce_op_mappings(findings, tree)
     findings = note_unused_torch_imports(findings, rel, tree)
+    from auditor.static.backend_files import test_file
+
+    if any(f.name in _SWITCH_RULES for f in findings) and "patch" in text and test_file(rel):
+        probed = _probe_patched_spans(tree)
+        findings = [f for f in findings if f.name not in _SWITCH_RULES or not any(lo <= f.line <= hi
+                                                                                   for lo, hi in probed)]
     if findings and ("patch" in text):
         targets = patch_target_spans(tree)
         findings = [f for f in findings if not any((lo, lc) <= (f.line, (f.col or 1) - 1) < (hi, hc)
                                                    for lo, lc, hi, hc in targets)]
     if not any(f.category == "precision" for f in findings):
         return findings
-    from auditor.static.backend_files import test_file
-
     lines = text.splitlines()
     defaults = _unused_defaults(tree) + fake_value_spans(tree, test_file(rel))
     host_tests = _host_test_functions(tree, lines) if test_file(rel) else []
