@@ -332,3 +332,23 @@ def test_switch_values_under_a_patched_probe_dropped(engine):
     found = findings_by_line(engine, PROBE_PATCHED, "tests/pipeline/test_plan.py")
     assert not _at(found, PROBE_PATCHED, "self.assertEqual(plan_workers(gpus=2, use_cuda=True), 2)", "NPU038")
     assert _at(found, PROBE_PATCHED, "assert plan_workers(gpus=2, use_cuda=True) == 2", "NPU038")
+
+
+PLATFORM_ASSERT = """\
+    import torch
+    import vllm
+
+    from trainer.cli import build_engine_args
+
+
+    def test_cli_args_on_the_platform(cfg):
+        args = build_engine_args(cfg)
+        assert args.tensor_parallel_size == 2
+        assert vllm.platforms.current_platform.device_type == "cuda"
+"""
+
+
+def test_comparing_the_machines_platform_stays(engine):
+    # the test hands no device to the code: "cuda" is what it expects the machine to report (fails on Ascend)
+    found = findings_by_line(engine, PLATFORM_ASSERT, "tests/trainer/test_cli.py")
+    assert _at(found, PLATFORM_ASSERT, 'device_type == "cuda"', "NPU003")

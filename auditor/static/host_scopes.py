@@ -504,7 +504,8 @@ def drop_deviceless_test_data(findings: list, rel: str, text: str, tree: ast.AST
 # A test function of a module that imports torch may still use a device only as a value: `torch.device("cuda:1")` as
 # the expected result of a device-selection helper, `set_session_device("cuda:0")` stored in a thread-local, a device
 # pool's lock keys, `helper(torch.device("cuda"), enabled=False)` (t11t, heldout13's InvokeAI offload and device
-# tests). When the function (and the same file's helpers it calls) allocates nothing, moves nothing, calls no torch
+# tests). When the function hands such a value to the code under test itself (an argument of a call) and (with the
+# same file's helpers it calls) allocates nothing, moves nothing, calls no torch
 # API but `torch.device`, names no `torch.cuda` attribute, passes no `device=` keyword and hands nothing to other
 # processes, its device strings reach no device: the test passes on Ascend as written, and its "cuda" strings are
 # dropped like those of a device-less module. A CUDA-marked test (a decorator naming cuda / gpu), a test with a
@@ -555,9 +556,36 @@ def _stand_in_spans(tree: ast.AST) -> list[tuple[int, int]]:
         if not _TEST_NAME.search(fn.name) or any(_DEVICE_PARAM.search(p.arg) for p in _params(fn)) or any(
                 re.search(r"(?i)cuda|gpu", ast.unparse(d)) for d in fn.decorator_list):
             continue
-        if not _allocates(fn, by_name, set()):
+        if _feeds_device(fn) and not _allocates(fn, by_name, set()):
             out.append((fn.lineno, fn.end_lineno or fn.lineno))
     return out
+
+
+def _cuda_value(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Constant) and isinstance(n.value, str) and _CUDA_VALUE.match(n.value)
+               for n in ast.walk(node))
+
+
+_CUDA_VALUE = re.compile(r"^cuda(?::\d+)?$")
+
+
+def _feeds_device(fn: ast.AST) -> bool:
+    """The test hands a CUDA device value to the code under test itself (`pin("cuda:1")`, `helper(torch.device(
+    "cuda"), enabled=False)`): the value it compares later is its own. A test that only compares what the
+    environment reports (`assert current_platform.device_type == "cuda"`) asks the machine, and fails on Ascend."""
+    bound = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and _cuda_value(n.value) for t in n.targets
+             if isinstance(t, ast.Name)}      # `device = torch.device("cuda")` ... `helper(device, ...)`
+
+    def value(node: ast.AST) -> bool:
+        return _cuda_value(node) or isinstance(node, ast.Name) and node.id in bound
+
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Attribute) and node.func.attr == "device"
+                                               and isinstance(node.func.value, ast.Name)
+                                               and node.func.value.id == "torch"):
+            if any(value(a) for a in node.args) or any(value(k.value) for k in node.keywords):
+                return True
+    return False
 
 
 def _drop_stand_in_devices(findings: list, text: str, tree: ast.AST | None) -> list:
