@@ -352,3 +352,15 @@ def test_comparing_the_machines_platform_stays(engine):
     # the test hands no device to the code: "cuda" is what it expects the machine to report (fails on Ascend)
     found = findings_by_line(engine, PLATFORM_ASSERT, "tests/trainer/test_cli.py")
     assert _at(found, PLATFORM_ASSERT, 'device_type == "cuda"', "NPU003")
+
+
+def test_view_covers_its_own_dtype_only(engine):
+    src = """\
+        import torch
+
+
+        def pack_scales(d):
+            return d.to(torch.float16).view(torch.uint8)
+    """
+    found = findings_by_line(engine, src, "quant/pack.py")
+    assert [f for f in found.get(_line(src, "view(torch.uint8)"), []) if f.code == "NPU202"]

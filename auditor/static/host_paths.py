@@ -213,9 +213,12 @@ def _host_casts(tree: ast.AST) -> list[tuple[int, int, int, int]]:
                 _dtype_key(a) for a in node.args) and all(k.arg == "dtype" for k in node.keywords))
             view = attr == "view" and len(node.args) == 1 and _dtype_key(node.args[0]) and \
                 not ast.unparse(node.args[0]).startswith(("torch.float8", "torch.float4"))
-            if host_cast or view:
+            if host_cast:
                 out.append((node.lineno, node.col_offset, node.end_lineno or node.lineno,
                             node.end_col_offset or node.col_offset))
+            elif view:      # the dtype named in the view only, not the receiver chain (`x.to(torch.float16).view(u8)`)
+                arg = node.args[0]
+                out.append((arg.lineno, arg.col_offset, arg.end_lineno or arg.lineno, arg.end_col_offset or arg.col_offset))
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
                 isinstance(node.value, ast.Constant) and isinstance(node.value.value, str) and \
                 node.value.value.lower() == node.targets[0].id.lower():
