@@ -67,6 +67,12 @@ SKIP_GATES = """\
         assert layer.weight.is_cuda
 
 
+    def build_nf4_layer():
+        if not torch.cuda.is_available():  # the fixture's builder
+            pytest.skip("CUDA is not available")
+        return torch.nn.Linear(8, 8)
+
+
     def test_runs_wherever():
         layer = torch.nn.Linear(8, 8)
         if torch.cuda.is_available():
@@ -77,9 +83,12 @@ SKIP_GATES = """\
 
 def test_skip_gate_is_a_test_mark(engine):
     found = findings_by_line(engine, SKIP_GATES, "tests/imaging/test_quant.py")
-    gate = _at(found, SKIP_GATES, "if not torch.cuda.is_available():", "NPU002")
+    # the check on the line above `pytest.skip("requires CUDA device")`
+    gate = [f for f in found.get(_line(SKIP_GATES, '"requires CUDA device"') - 1, []) if f.code == "NPU002"]
     assert gate and all(f.severity == "warning" for f in gate)
     assert "skipped" in gate[0].message
+    helper = _at(found, SKIP_GATES, "# the fixture's builder", "NPU002")
+    assert helper and all(f.severity == "warning" for f in helper)
     case = _at(found, SKIP_GATES, '("cuda", QuantType.Q8_0)', "NPU003")
     assert case and all(f.severity == "warning" for f in case)
 
