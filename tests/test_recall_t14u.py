@@ -1,0 +1,111 @@
+"""t14u (issue 14, pooled misses of every earlier split): the families fixed, on code written for these tests in the
+shapes real code bases use (a CUDA-extension package's setup.py built from the Dao-AILab template, a collective
+library's MXNet front end that gates an averaging path on the NCCL version), with the lines each must find and the
+lines it must leave alone."""
+from __future__ import annotations
+
+import textwrap
+
+from auditor.rules import load_rules
+from auditor.static import StaticEngine
+
+ENGINE = StaticEngine(load_rules())
+
+
+def _findings(code: str, rel: str = "pkg/mod.py") -> dict[int, set[tuple[str, str, str]]]:
+    result = ENGINE.analyze_bytes(textwrap.dedent(code).encode(), rel)
+    assert result.error is None
+    out: dict[int, set[tuple[str, str, str]]] = {}
+    for f in result.findings:
+        out.setdefault(f.line, set()).add((f.code, f.category, f.severity))
+    return out
+
+
+def _codes(found: dict[int, set[tuple[str, str, str]]], line: int) -> set[str]:
+    return {code for code, _, _ in found.get(line, set())}
+
+
+def _categories(found: dict[int, set[tuple[str, str, str]]], line: int) -> set[str]:
+    return {cat for _, cat, _ in found.get(line, set())}
+
+
+SETUP_PY = '''\
+import os
+import sys
+from pathlib import Path
+
+from setuptools import find_packages, setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+PACKAGE_NAME = "depthwise_conv1d"
+this_dir = os.path.dirname(os.path.abspath(__file__))
+
+# FORCE_BUILD: build from source even when a prebuilt wheel matches
+FORCE_BUILD = os.getenv("DEPTHWISE_CONV1D_FORCE_BUILD", "FALSE") == "TRUE"
+SKIP_CUDA_BUILD = os.getenv("DEPTHWISE_CONV1D_SKIP_CUDA_BUILD", "FALSE") == "TRUE"
+SKIP_DOCS = os.getenv("DEPTHWISE_CONV1D_SKIP_DOCS", "FALSE") == "TRUE"
+
+ext_modules = []
+if not SKIP_CUDA_BUILD:
+    print("building the CUDA kernels; set DEPTHWISE_CONV1D_SKIP_CUDA_BUILD=TRUE to skip them")
+    ext_modules.append(
+        CUDAExtension(
+            name="depthwise_conv1d_cuda",
+            sources=["csrc/conv1d.cpp", "csrc/conv1d_fwd.cu"],
+        )
+    )
+
+setup(
+    name=PACKAGE_NAME,
+    packages=find_packages(exclude=("csrc", "tests")),
+    ext_modules=ext_modules,
+    cmdclass={"build_ext": BuildExtension},
+)
+'''
+
+
+def test_skip_cuda_build_switch_is_also_a_kernel_build_finding():
+    found = _findings(SETUP_PY, "setup.py")
+    # the switch's read and the flag's test: the device finding stays, the kernel build finding stands beside it
+    assert "NPU367" in _codes(found, 13) and {"device", "kernel"} <= _categories(found, 13)
+    assert "NPU367" in _codes(found, 17) and {"device", "kernel"} <= _categories(found, 17)
+    # other switches of the same package, the message naming the variable and the comment: no kernel build finding
+    assert "NPU367" not in _codes(found, 12)
+    assert "NPU367" not in _codes(found, 14)
+    assert "NPU367" not in _codes(found, 18)
+    assert not found.get(11)
+
+
+HOROVOD_LIKE = '''\
+import mxnet as mx
+
+from collective_ops.common.util import check_extension, gpu_available, nccl_built, rocm_built
+from collective_ops.mxnet.mpi_ops import Average, Sum, allreduce_
+
+
+class DistributedOptimizer(mx.optimizer.Optimizer):
+    def __init__(self, optimizer, gradient_predivide_factor=1.0, num_groups=0):
+        self._optimizer = optimizer
+        if rocm_built() or nccl_built() < 21000:
+            # Perform average in framework via rescale_grad for ROCM or older NCCL versions
+            self._optimizer.rescale_grad *= gradient_predivide_factor / self.size()
+            self._op = Sum
+        else:
+            self._op = Average
+        self._num_groups = num_groups
+
+    def _do_allreduce(self, index, grad):
+        allreduce_(grad, op=self._op, name=str(index))
+
+
+def nccl_version_string(version):
+    return "%d.%d" % (version // 1000, version % 1000 // 100)
+'''
+
+
+def test_a_helper_whose_name_starts_with_nccl_is_a_distributed_finding():
+    found = _findings(HOROVOD_LIKE)
+    assert "NPU133" in _codes(found, 10) and "distributed" in _categories(found, 10)
+    # the import of the helper and the definition of a helper named for NCCL are not calls
+    assert "NPU133" not in _codes(found, 3)
+    assert "NPU133" not in _codes(found, 22)
