@@ -109,3 +109,50 @@ def test_a_helper_whose_name_starts_with_nccl_is_a_distributed_finding():
     # the import of the helper and the definition of a helper named for NCCL are not calls
     assert "NPU133" not in _codes(found, 3)
     assert "NPU133" not in _codes(found, 22)
+
+
+KNN_CUPY = '''\
+import importlib
+
+import torch
+
+from .utils import check_version_spec
+
+CUPY_AVAILABLE = check_version_spec("cupy", "13.6.0", hard_fail=False)
+
+
+def knn_gpu(points: torch.Tensor, queries: torch.Tensor, k: int):
+    cp = importlib.import_module("cupy")
+    neighbors = importlib.import_module("cuml.neighbors")
+    points = cp.from_dlpack(points)
+    queries = cp.from_dlpack(queries)
+    model = neighbors.NearestNeighbors(n_neighbors=k)
+    model.fit(points)
+    distance, index = model.kneighbors(queries)
+    return torch.from_dlpack(distance), torch.from_dlpack(index)
+
+
+_pairwise = None
+
+
+def pairwise_kernel():
+    global _pairwise
+    import cupy
+    if _pairwise is None:
+        _pairwise = cupy.ElementwiseKernel(
+            "float32 x, float32 y", "float32 z", "z = (x - y) * (x - y)", "squared_diff")
+    return _pairwise
+'''
+
+
+def test_cupy_arrays_are_third_party_and_its_kernel_builders_kernel():
+    found = _findings(KNN_CUPY)
+    assert _categories(found, 7) == {"third_party"}          # check_version_spec("cupy", ...)
+    assert "third_party" in _categories(found, 11)           # importlib.import_module("cupy")
+    assert "kernel" not in _categories(found, 11)
+    assert _categories(found, 13) == {"third_party"}         # cp.from_dlpack(points)
+    assert _categories(found, 14) == {"third_party"}
+    assert _categories(found, 26) == {"third_party"}         # import cupy
+    assert "NPU374" in _codes(found, 28) and "kernel" in _categories(found, 28)   # cupy.ElementwiseKernel(
+    # torch's own DLPack exchange is not CuPy
+    assert "NPU414" not in _codes(found, 18)
