@@ -1,7 +1,7 @@
 """t14u (issue 14, pooled misses of every earlier split): the families fixed, on code written for these tests in the
-shapes real code bases use (a CUDA-extension package's setup.py built from the Dao-AILab template, a collective
-library's MXNet front end that gates an averaging path on the NCCL version), with the lines each must find and the
-lines it must leave alone."""
+shapes real code bases use (a CUDA-extension package's setup.py built from the Dao-AILab template, a point-cloud
+library's nearest-neighbour search through cuML and CuPy with a CuPy kernel beside it), with the lines each must find
+and the lines it must leave alone."""
 from __future__ import annotations
 
 import textwrap
@@ -74,41 +74,6 @@ def test_skip_cuda_build_switch_is_also_a_kernel_build_finding():
     assert "NPU367" not in _codes(found, 14)
     assert "NPU367" not in _codes(found, 18)
     assert not found.get(11)
-
-
-HOROVOD_LIKE = '''\
-import mxnet as mx
-
-from collective_ops.common.util import check_extension, gpu_available, nccl_built, rocm_built
-from collective_ops.mxnet.mpi_ops import Average, Sum, allreduce_
-
-
-class DistributedOptimizer(mx.optimizer.Optimizer):
-    def __init__(self, optimizer, gradient_predivide_factor=1.0, num_groups=0):
-        self._optimizer = optimizer
-        if rocm_built() or nccl_built() < 21000:
-            # Perform average in framework via rescale_grad for ROCM or older NCCL versions
-            self._optimizer.rescale_grad *= gradient_predivide_factor / self.size()
-            self._op = Sum
-        else:
-            self._op = Average
-        self._num_groups = num_groups
-
-    def _do_allreduce(self, index, grad):
-        allreduce_(grad, op=self._op, name=str(index))
-
-
-def nccl_version_string(version):
-    return "%d.%d" % (version // 1000, version % 1000 // 100)
-'''
-
-
-def test_a_helper_whose_name_starts_with_nccl_is_a_distributed_finding():
-    found = _findings(HOROVOD_LIKE)
-    assert "NPU133" in _codes(found, 10) and "distributed" in _categories(found, 10)
-    # the import of the helper and the definition of a helper named for NCCL are not calls
-    assert "NPU133" not in _codes(found, 3)
-    assert "NPU133" not in _codes(found, 22)
 
 
 KNN_CUPY = '''\
