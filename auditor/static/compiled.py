@@ -111,6 +111,9 @@ class CompiledRules:
     # `*_CUDA_ARCHITECTURES`: a project's own name for a CUDA setting (TCNN_CUDA_ARCHITECTURES), matched by its end
     env_suffixes: list[tuple[str, Rule]] = field(default_factory=list)
     env_stacked: dict[str, list[Rule]] = field(default_factory=dict)   # a second category for a variable
+    # a project file's setting of a variable (`ENV FORCE_CUDA="1"`, `export ...`, a command prefix) reported by
+    # another rule than its reads (extra.sets_only, t15q): never matched by match_env
+    env_set: dict[str, Rule] = field(default_factory=dict)
     imports: list[tuple[str, Rule]] = field(default_factory=list)       # module prefix -> rule
     files: list[tuple[str, Rule]] = field(default_factory=list)
     coverage_rules: list[Rule] = field(default_factory=list)
@@ -194,6 +197,9 @@ class CompiledRules:
                             raise ValueError(f"{rule.code}: string pattern {v!r} has no literal word to prefilter on")
                         # any one word of the literal must appear; take the rarest-looking one
                         words.add(max(lit, key=lambda w: (w not in _COMMON_WORDS, len(w), w)))
+                    elif kind == "env" and rule.extra.get("sets_only"):
+                        c.env_set.setdefault(v, rule)
+                        words.add(v)
                     elif kind == "env":
                         if rule.extra.get("stack"):     # exact names only: TORCH_CUDA_ARCH_LIST is device and kernel
                             c.env_stacked.setdefault(v, []).append(rule)
