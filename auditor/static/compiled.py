@@ -112,6 +112,9 @@ class CompiledRules:
     env_suffixes: list[tuple[str, Rule]] = field(default_factory=list)
     env_stacked: dict[str, list[Rule]] = field(default_factory=dict)   # a second category for a variable
     env_stacked_suffixes: list[tuple[str, Rule]] = field(default_factory=list)   # the same by suffix (`*_SKIP_CUDA_BUILD`)
+    # a project file's setting of a variable (`ENV FORCE_CUDA="1"`, `export ...`, a command prefix) reported by
+    # another rule than its reads (extra.sets_only, t15q): never matched by match_env
+    env_set: dict[str, Rule] = field(default_factory=dict)
     imports: list[tuple[str, Rule]] = field(default_factory=list)       # module prefix -> rule
     files: list[tuple[str, Rule]] = field(default_factory=list)
     coverage_rules: list[Rule] = field(default_factory=list)
@@ -195,6 +198,9 @@ class CompiledRules:
                             raise ValueError(f"{rule.code}: string pattern {v!r} has no literal word to prefilter on")
                         # any one word of the literal must appear; take the rarest-looking one
                         words.add(max(lit, key=lambda w: (w not in _COMMON_WORDS, len(w), w)))
+                    elif kind == "env" and rule.extra.get("sets_only"):
+                        c.env_set.setdefault(v, rule)
+                        words.add(v)
                     elif kind == "env":
                         if rule.extra.get("stack") and v.startswith("*"):
                             # `*_SKIP_CUDA_BUILD` (t14u): a suffix, as the env rules' own suffixes; the name's
