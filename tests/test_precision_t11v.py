@@ -279,3 +279,43 @@ def test_a_module_that_re_exports_triton_is_triton_not_project_cuda_code(tmp_pat
     # the project's own Triton kernel module is still followed into its importers
     worker = next(r for r in run.results if r.path == "engine/worker.py")
     assert any(f.code == "NPU320" for f in worker.findings)
+
+
+PROVIDERS = '''\
+    from enum import Enum
+
+    import onnxruntime as ort
+
+
+    class ExecutionProvider(str, Enum):
+        CPUExecutionProvider = "CPUExecutionProvider"
+        CUDAExecutionProvider = "CUDAExecutionProvider"
+        DmlExecutionProvider = "DmlExecutionProvider"
+        OpenVINOExecutionProvider = "OpenVINOExecutionProvider"
+        TensorrtExecutionProvider = "TensorrtExecutionProvider"
+        ROCMExecutionProvider = "ROCMExecutionProvider"
+        QNNExecutionProvider = "QNNExecutionProvider"
+
+
+    PROVIDER_PACKAGE = {
+        "CPUExecutionProvider": "onnxruntime",
+        "CUDAExecutionProvider": "onnxruntime-gpu",
+        "TensorrtExecutionProvider": "onnxruntime-gpu",
+        "DmlExecutionProvider": "onnxruntime-directml",
+        "QNNExecutionProvider": "onnxruntime-qnn",
+    }
+
+
+    def make_session(path):
+        providers = ["CUDAExecutionProvider", "CPUExecutionProvider"]
+        return ort.InferenceSession(path, providers=providers)
+    '''
+
+
+def test_an_execution_provider_catalogue_selects_nothing_but_a_provider_list_does(tmp_path):
+    root = write_tree(tmp_path / "o", {"olivelike/hardware.py": PROVIDERS})
+    run = run_static([root], jobs=1)
+    r = next(r for r in run.results if r.path == "olivelike/hardware.py")
+    lines = sorted(f.line for f in r.findings if f.code == "NPU033")
+    selected = next(i + 1 for i, ln in enumerate(PROVIDERS.splitlines()) if "providers = [" in ln)
+    assert lines == [selected], lines
