@@ -366,3 +366,32 @@ def test_an_nvidia_engine_backend_beside_other_backends_is_info(tmp_path):
     run = run_static([root], jobs=1)
     r = next(r for r in run.results if r.path == "srv/tensorrt_llm/backend.py")
     assert any(f.severity != "info" for f in r.findings)
+
+
+EXTRACT = '''\
+    import torch
+    from torch import float16, float32
+
+
+    def load_adapter_model(args, model_path):
+        from transformers import AutoModelForCausalLM
+
+        torch_dtype = float16 if args.dtype == "float16" else float32
+        return AutoModelForCausalLM.from_pretrained(model_path, torch_dtype=torch_dtype)
+
+
+    def pick(args):
+        return torch.float16 if args.fp16 else torch.float32
+    '''
+
+
+def test_a_conditional_expression_that_converts_a_dtype_name_chooses_nothing(tmp_path):
+    root = write_tree(tmp_path / "c", {"tool/cli.py": EXTRACT})
+    run = run_static([root], jobs=1)
+    r = next(r for r in run.results if r.path == "tool/cli.py")
+    precision = {f.line for f in r.findings if f.category == "precision"}
+    lines = EXTRACT.splitlines()
+    converted = next(i + 1 for i, ln in enumerate(lines) if 'args.dtype == "float16"' in ln)
+    chosen = next(i + 1 for i, ln in enumerate(lines) if "args.fp16" in ln)
+    assert converted not in precision, sorted(precision)
+    assert chosen in precision, sorted(precision)
