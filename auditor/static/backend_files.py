@@ -20,6 +20,15 @@ list of a folder, which a per-file analysis does not see).
   project's NVIDIA image, kept for NVIDIA users, as a CUDA CI job on NVIDIA runners is (policy (c)); the Ascend
   users take the project's own images (xllm's `docker/Dockerfile.cuda`, "for NVIDIA GPU usage"; t11s, tuned on
   heldout11). Info, never rewritten.
+- Per-backend file families beyond other vendors (t11v, tuned on heldout14 after its blind run): a file named for
+  CUDA beside the same kind of file named for the CPU (`requirements-gpu.txt` beside `requirements-cpu.txt`, the
+  project's Dockerfile choosing one by `ARCH`), a file whose name starts with CUDA's word in a folder of files
+  prefixed by their device (`examples/cuda_pytorch_bert.py` beside `cpu_ipex_bert.yaml`, `tests/configs/_cuda_.yaml`
+  beside `_cpu_.yaml`; they must share a word, or both have none), and a folder named for an NVIDIA-only engine beside
+  other backends (`backends/tensorrt_llm/` beside `backends/pytorch/`): the CUDA member of the set, info. The CPU
+  member of such a requirements pair keeps NVIDIA wheels only as lock residue of torch's x86-64 build: info too.
+  A Dockerfile named for CUDA alone inside a CI folder (`.azure_pipelines/dockerfiles/linux-gpu.dockerfile`) is the
+  image of a CUDA CI job, policy (c) extended from GitHub runners to CI images: info.
 - NPU004 on a cuDNN-named variable (`CUDNN_*`, `TORCH_CUDNN_*`) that PyTorch does not read (the rule's table of
   variables read by torch, generated from torch's sources by rules/gen/env_vars.py) and that is not one of cuDNN's
   own logging variables (`CUDNN_LOG*`, `*_DBG`, `CUDNN_FRONTEND_*`): `CUDNN_DETERMINISTIC`,
