@@ -59,8 +59,9 @@ _CUDA_IMAGE_NOTE = "the NVIDIA image of a project that already runs on Ascend ({
 _SET_NOTE = "the CUDA member of a per-backend set of files ({sibling} beside it): add an Ascend member beside it; " \
             "left as is"
 _IMAGE_NOTE = "the CUDA member of a set of images whose folder already holds an Ascend one ({image}): left as is"
-_CPU_NOTE = "the CPU member of a per-backend set of requirement files ({sibling} beside it): an NVIDIA wheel here " \
-            "comes with torch's x86-64 CUDA build in the lock, not a choice of this install; left as is"
+_CPU_NOTE = "the CPU member of a per-backend set of requirement files ({sibling} beside it): the CPU hosts' " \
+            "install, not the one an Ascend port changes (an `nvidia-*` wheel here is lock residue of torch's x86-64 " \
+            "build); left as is"
 _CI_IMAGE_NOTE = "the image of a CUDA CI job (a Dockerfile named for CUDA in the CI set-up): it tests the NVIDIA build " \
                  "and never runs on an Ascend host; the port adds an Ascend job; left as is"
 _TWIN_NOTE = "the folder already holds an NPU variant of this file ({twin}): left as is"
