@@ -395,3 +395,25 @@ def test_a_conditional_expression_that_converts_a_dtype_name_chooses_nothing(tmp
     chosen = next(i + 1 for i, ln in enumerate(lines) if "args.fp16" in ln)
     assert converted not in precision, sorted(precision)
     assert chosen in precision, sorted(precision)
+
+
+def test_a_cpu_word_that_names_a_feature_makes_no_family(tmp_path):
+    # `test_shared_cpu_weights.py` tests a shared-CPU-weights store; it is not the CPU twin of the GPU test
+    gpu_test = '''\
+    import pytest
+    import torch
+
+    requires_two_gpus = pytest.mark.skipif(torch.cuda.device_count() < 2, reason="Requires at least 2 CUDA devices.")
+    DEVICE_A = "cuda:0"
+
+
+    @requires_two_gpus
+    def test_weights_move_between_devices():
+        w = torch.ones(4, device=DEVICE_A)
+        assert w.sum().item() == 4
+    '''
+    root = write_tree(tmp_path / "app", {"tests/cache/test_shared_weights_gpu.py": gpu_test,
+                                         "tests/cache/test_shared_cpu_weights.py": "def test_x():\n    pass\n"})
+    run = run_static([root], jobs=1)
+    r = next(r for r in run.results if r.path == "tests/cache/test_shared_weights_gpu.py")
+    assert not any("per-backend set" in f.message for f in r.findings)

@@ -104,7 +104,7 @@ def per_backend_sibling(path: Path, rel: str) -> str | None:
                 continue
             if names and _tokens(other) <= _tokens(name):      # `Dockerfile.metax` for `Dockerfile.cuda`
                 return "/".join(parts[:-1] + [other])
-            if not names and "cpu" in _tokens(other) and _tokens(other) - {"cpu"} <= _tokens(name) and \
+            if not names and _cpu_swap(name, other) and \
                     (folder / other).is_file():   # `requirements-cpu.txt` for `requirements-gpu.txt` (t11v)
                 return "/".join(parts[:-1] + [other])
         if _lead_backends(name) == {"cuda"}:
@@ -143,6 +143,24 @@ def _lead_backends(name: str) -> set[str]:
     return {"cpu"} if first == "cpu" else _name_backends(first)
 
 
+def _cpu_swap(cuda_name: str, cpu_name: str) -> bool:
+    """`cpu_name` is `cuda_name` with its CUDA word(s) in the same places spelled `cpu` (`requirements-gpu.txt` /
+    `requirements-cpu.txt`, `requirements_cuda12_arm.txt` / `requirements_cpu_arm.txt`); `test_shared_cpu_weights.py`
+    is no CPU twin of `test_shared_weights_gpu.py` (the word names a feature there, in another place)."""
+    mine = [w.lower() for w in _WORD.findall(cuda_name)]
+    theirs = [w.lower() for w in _WORD.findall(cpu_name)]
+    if len(mine) != len(theirs):
+        return False
+    swapped = 0
+    for a, b in zip(mine, theirs):
+        if a == b:
+            continue
+        if b != "cpu" or _name_backends(a) != {"cuda"}:
+            return False
+        swapped += 1
+    return swapped > 0
+
+
 def cpu_member_sibling(path: Path, rel: str) -> str | None:
     """A requirements file named for the CPU (`requirements-cpu.txt`) beside the same file named for CUDA or another
     backend (`requirements-gpu.txt`): the CPU member of a per-backend set of installs, which the project's own
@@ -152,10 +170,9 @@ def cpu_member_sibling(path: Path, rel: str) -> str | None:
     name = rel.rsplit("/", 1)[-1]
     if _kind(name) != "requirements" or _name_backends(name) or "cpu" not in _tokens(name):
         return None
-    mine = _tokens(name) - {"cpu"}
     for other in _entries(str(path.parent)):
         if other != name and _kind(other) == "requirements" and _name_backends(other) and \
-                _tokens(other) == mine and (path.parent / other).is_file():
+                _cpu_swap(other, name) and (path.parent / other).is_file():
             return "/".join(rel.split("/")[:-1] + [other])
     return None
 
