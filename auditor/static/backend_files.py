@@ -20,6 +20,15 @@ list of a folder, which a per-file analysis does not see).
   project's NVIDIA image, kept for NVIDIA users, as a CUDA CI job on NVIDIA runners is (policy (c)); the Ascend
   users take the project's own images (xllm's `docker/Dockerfile.cuda`, "for NVIDIA GPU usage"; t11s, tuned on
   heldout11). Info, never rewritten.
+- Per-backend file families beyond other vendors (t11v, tuned on heldout14 after its blind run): a file named for
+  CUDA beside the same kind of file named for the CPU (`requirements-gpu.txt` beside `requirements-cpu.txt`, the
+  project's Dockerfile choosing one by `ARCH`), a file whose name starts with CUDA's word in a folder of files
+  prefixed by their device (`examples/cuda_pytorch_bert.py` beside `cpu_ipex_bert.yaml`, `tests/configs/_cuda_.yaml`
+  beside `_cpu_.yaml`; they must share a word, or both have none), and a folder named for an NVIDIA-only engine beside
+  other backends (`backends/tensorrt_llm/` beside `backends/pytorch/`): the CUDA member of the set, info. The CPU
+  member of such a requirements pair keeps NVIDIA wheels only as lock residue of torch's x86-64 build: info too.
+  A Dockerfile named for CUDA alone inside a CI folder (`.azure_pipelines/dockerfiles/linux-gpu.dockerfile`) is the
+  image of a CUDA CI job, policy (c) extended from GitHub runners to CI images: info.
 - NPU004 on a cuDNN-named variable (`CUDNN_*`, `TORCH_CUDNN_*`) that PyTorch does not read (the rule's table of
   variables read by torch, generated from torch's sources by rules/gen/env_vars.py) and that is not one of cuDNN's
   own logging variables (`CUDNN_LOG*`, `*_DBG`, `CUDNN_FRONTEND_*`): `CUDNN_DETERMINISTIC`,
@@ -42,11 +51,19 @@ from auditor.static.project_imports import held_tree, read_counted
 # Folders beside a `cuda/` one that hold the same code without CUDA
 _FALLBACK_FOLDERS = frozenset({"torch", "pytorch", "cpu", "triton", "reference", "fallback", "naive", "generic"})
 _PYTHON = (".py", ".pyw", ".pyi")
+# folders named for an NVIDIA-only inference engine: a benchmark's or server's `backends/tensorrt_llm/` beside
+# `backends/pytorch/`, `backends/openvino/` is the CUDA member of its per-backend set (t11v, tuned on heldout14)
+_NVIDIA_ENGINES = frozenset({"tensorrt_llm", "trtllm", "trt_llm", "tensorrt"})
 _CUDA_IMAGE_NOTE = "the NVIDIA image of a project that already runs on Ascend ({ascend} imports torch_npu): it " \
                    "stays for NVIDIA users, the Ascend build uses its own image; left as is"
 _SET_NOTE = "the CUDA member of a per-backend set of files ({sibling} beside it): add an Ascend member beside it; " \
             "left as is"
 _IMAGE_NOTE = "the CUDA member of a set of images whose folder already holds an Ascend one ({image}): left as is"
+_CPU_NOTE = "the CPU member of a per-backend set of requirement files ({sibling} beside it): the CPU hosts' " \
+            "install, not the one an Ascend port changes (an `nvidia-*` wheel here is lock residue of torch's x86-64 " \
+            "build); left as is"
+_CI_IMAGE_NOTE = "the image of a CUDA CI job (a Dockerfile named for CUDA in the CI set-up): it tests the NVIDIA build " \
+                 "and never runs on an Ascend host; the port adds an Ascend job; left as is"
 _TWIN_NOTE = "the folder already holds an NPU variant of this file ({twin}): left as is"
 _CUDNN_FAMILY = re.compile(r"^(?:TORCH_)?CUDNN_")
 _CUDNN_OWN = re.compile(r"^CUDNN_(?:LOG\w*|FRONTEND_\w+|\w+_DBG)$")
@@ -83,13 +100,23 @@ def per_backend_sibling(path: Path, rel: str) -> str | None:
     if _name_backends(name) == {"cuda"}:
         for other in _entries(str(folder)):
             names = _name_backends(other)
-            if other != name and names and "cuda" not in names and _kind(other) == _kind(name) and \
-                    _tokens(other) <= _tokens(name):      # `Dockerfile.metax` for `Dockerfile.cuda`
+            if other == name or _kind(other) != _kind(name) or "cuda" in names:
+                continue
+            if names and _tokens(other) <= _tokens(name):      # `Dockerfile.metax` for `Dockerfile.cuda`
                 return "/".join(parts[:-1] + [other])
+            if not names and _cpu_swap(name, other) and \
+                    (folder / other).is_file():   # `requirements-cpu.txt` for `requirements-gpu.txt` (t11v)
+                return "/".join(parts[:-1] + [other])
+        if _lead_backends(name) == {"cuda"}:
+            for other in _entries(str(folder)):   # `cuda_pytorch_bert.py` among `cpu_ipex_bert.yaml`, `mps_*.yaml`
+                theirs, mine = _tokens(other) - {"cpu"}, _tokens(name)
+                if other != name and _lead_backends(other) - {"cuda"} and (theirs & mine or not theirs | mine) \
+                        and (folder / other).is_file():
+                    return "/".join(parts[:-1] + [other])
     for i in range(len(parts) - 2, -1, -1):       # a folder named for CUDA: `.../cuda/load.py`
         if parts[i] in ("", ".", "..") or len(parts) - 1 - i >= len(path.parents):
             break     # `rel` climbs out of the current folder (`../x/cuda/f.py`) or is longer than the path itself
-        if _name_backends(parts[i]) != {"cuda"}:
+        if _name_backends(parts[i]) != {"cuda"} and parts[i].lower() not in _NVIDIA_ENGINES:
             twin = _backend_twin_folder(str(path.parents[len(parts) - 1 - i]), parts[i])
             if twin is not None:                  # `lightx2v_kernel/` (CUDA sources) beside `lightx2v_kernel_xpu/`
                 return "/".join(parts[:i] + [twin]) + "/"
@@ -103,6 +130,64 @@ def per_backend_sibling(path: Path, rel: str) -> str | None:
         if mapped is not None:                    # `kernels/cuda/` beside `kernels/dlinfer/`, `'ascend': 'dlinfer'`
             return "/".join(parts[:i] + [mapped]) + "/"
     return None
+
+
+def _lead_backends(name: str) -> set[str]:
+    """The backends the first word of a file name names, `cpu` included: a folder of files prefixed by the device
+    they run on (optimum-benchmark's `examples/cuda_pytorch_bert.py` beside `cpu_ipex_bert.yaml`, `mps_*.yaml`;
+    `tests/configs/_cuda_.yaml` beside `_cpu_.yaml`) is a per-backend family (t11v, tuned on heldout14)."""
+    words = _WORD.findall(name)
+    if len(words) < 2:
+        return set()
+    first = words[0].lower()
+    return {"cpu"} if first == "cpu" else _name_backends(first)
+
+
+def _cpu_swap(cuda_name: str, cpu_name: str) -> bool:
+    """`cpu_name` is `cuda_name` with its CUDA word(s) in the same places spelled `cpu` (`requirements-gpu.txt` /
+    `requirements-cpu.txt`, `requirements_cuda12_arm.txt` / `requirements_cpu_arm.txt`); `test_shared_cpu_weights.py`
+    is no CPU twin of `test_shared_weights_gpu.py` (the word names a feature there, in another place)."""
+    mine = [w.lower() for w in _WORD.findall(cuda_name)]
+    theirs = [w.lower() for w in _WORD.findall(cpu_name)]
+    if len(mine) != len(theirs):
+        return False
+    swapped = 0
+    for a, b in zip(mine, theirs):
+        if a == b:
+            continue
+        if b != "cpu" or _name_backends(a) != {"cuda"}:
+            return False
+        swapped += 1
+    return swapped > 0
+
+
+def cpu_member_sibling(path: Path, rel: str) -> str | None:
+    """A requirements file named for the CPU (`requirements-cpu.txt`) beside the same file named for CUDA or another
+    backend (`requirements-gpu.txt`): the CPU member of a per-backend set of installs, which the project's own
+    Dockerfile picks for CPU hosts (GenAIComps' `ARG ARCH="cpu"`). An NVIDIA wheel left in it is the residue of
+    torch's x86-64 CUDA build in a lock (`nvidia-nccl-cu12 ; platform_machine == 'x86_64'  # via torch`), not a
+    choice an Ascend port changes (t11v, tuned on heldout14). The sibling's name, or None."""
+    name = rel.rsplit("/", 1)[-1]
+    if _kind(name) != "requirements" or _name_backends(name) or "cpu" not in _tokens(name):
+        return None
+    for other in _entries(str(path.parent)):
+        if other != name and _kind(other) == "requirements" and _name_backends(other) and \
+                _cpu_swap(other, name) and (path.parent / other).is_file():
+            return "/".join(rel.split("/")[:-1] + [other])
+    return None
+
+
+# folders of CI set-up: a Dockerfile there is the image of a CI pipeline
+_CI_FOLDERS = frozenset({".azure_pipelines", ".azure-pipelines", ".github", ".gitlab", ".circleci", ".buildkite",
+                         ".jenkins", "jenkins", "ci", ".ci"})
+
+
+def ci_cuda_image(rel: str) -> bool:
+    """A Dockerfile named for CUDA only (`_cuda_named_dockerfile`) inside a CI folder (Olive's
+    `.azure_pipelines/dockerfiles/linux-gpu.dockerfile`, built by its NVIDIA GPU test job): the image of a CUDA CI
+    job, which tests the CUDA build on purpose and never runs on an Ascend host, as a GitHub job on NVIDIA runners
+    (policy (c), extended to CI images by t11v, tuned on heldout14)."""
+    return _cuda_named_dockerfile(rel) and any(p.lower() in _CI_FOLDERS for p in rel.split("/")[:-1])
 
 
 # a device-to-package table in a dispatcher: `{'cuda': 'cuda', 'ascend': 'dlinfer', 'npu': 'dlinfer'}`
@@ -288,6 +373,22 @@ def apply_backend_files(results: list, files: Sequence[tuple[Path, str]], projec
         image = None if sibling is not None else ascend_dockerfile_sibling(path, result.path, project)
         twin = None if sibling is not None or image is not None else npu_twin(path, result.path)
         own = None
+        cpu = ci = None
+        if sibling is None and twin is None and image is None:
+            cpu = cpu_member_sibling(path, result.path)
+            ci = "yes" if cpu is None and ci_cuda_image(result.path) else None
+        if cpu is not None or ci is not None:
+            note = _CPU_NOTE.format(sibling=cpu) if cpu is not None else _CI_IMAGE_NOTE
+            kind = "platform-class" if cpu is not None else "npu-path"
+            kept = []
+            for f in result.findings:
+                if f.severity == "info" or f.data.get("context"):
+                    kept.append(f)
+                    continue
+                kept.append(as_info(f, kind, note))
+                lowered += 1
+            result.findings = kept
+            continue
         if sibling is None and twin is None and image is None and _cuda_named_dockerfile(result.path):
             if not ascend:
                 ascend.append(next((r.path for r in results if imports_ascend(getattr(r, "summary", None))), None))

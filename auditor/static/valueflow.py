@@ -452,6 +452,12 @@ def _by_path(rel: str, level: int, module: str, modules: dict[str, str]) -> str 
     return None
 
 
+def _reexported(target: Any, module: str, resolved: str, name: str) -> bool:
+    """`name` imported from `module` is a third-party module it re-exports (`from aphrodite.triton_utils import tl`,
+    crossfile `_third_party_bindings`; t11v)."""
+    return bool(name) and module == resolved and name in getattr(target, "reexports", ()) and name not in target.names
+
+
 def defer_to_project(results: list, modules: dict[str, str], targets: dict[str, Any]) -> int:
     """In a run that holds the imported project module, its own facts decide (crossfile.py `_targets`): the findings
     placed by an import's spelling alone (`from ..nccl import send`) are dropped when the module is audited and is
@@ -475,8 +481,10 @@ def defer_to_project(results: list, modules: dict[str, str], targets: dict[str, 
                     resolved = _by_path(r.path, int(level), str(module), modules) or resolved
                 names = [resolved, f"{resolved}.{name}"] if name else [resolved]
                 here = [n for n in names if n in present]
-                if here and not any(n in targets and (targets[n].whole or not name or name in targets[n].names
-                                                      or n.endswith("." + name)) for n in names):
+                if here and not any(n in targets and ((targets[n].whole and not _reexported(targets[n], n, resolved,
+                                                                                              name))
+                                                       or not name or name in targets[n].names
+                                                       or n.endswith("." + name)) for n in names):
                     dropped += 1
                     continue
             kept.append(f)

