@@ -100,6 +100,10 @@ def test_multi_line_from_import_is_reported_on_the_from_line_unless_a_fix_rewrit
             autocast,
             GradScaler,
         )
+
+        scaler = GradScaler()       # the names are used: an unused import is only noted, without a fix (t11t)
+        with autocast():
+            pass
         ''')
     assert [f.symbol.rsplit(".", 1)[-1] for f in found[1]] == ["TEColumnParallelLinear", "TENorm"]
     assert 2 not in found and 3 not in found
