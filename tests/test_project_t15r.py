@@ -196,3 +196,22 @@ def test_script_count_of_a_device_list_is_not_a_cuda_variable():
         python train.py
         """)
     assert lines(found) == {1, 2}
+
+
+def test_force_cuda_read_in_setup_py_stays_the_build_condition():
+    found = audit("setup.py", """\
+        import os
+        import torch
+        from setuptools import setup
+        from torch.utils.cpp_extension import CUDA_HOME, CUDAExtension, CppExtension
+
+        if (torch.cuda.is_available() and CUDA_HOME is not None) or (
+            os.getenv("FORCE_CUDA", "0") == "1"
+        ):
+            ext = CUDAExtension
+        else:
+            ext = CppExtension
+        setup(name="ops", ext_modules=[ext("ops._C", ["csrc/ops.cpp"])])
+        """)
+    codes = {f[0] for f in found if f[1] == 7}
+    assert "NPU021" in codes and "NPU815" not in codes

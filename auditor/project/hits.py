@@ -255,6 +255,10 @@ class Collector:
         if rule.code == "NPU004" and name not in rule.symbols and name not in self.engine.compiled.env_exact \
                 and name in self._count_values():
             return      # CUDA_NUM=${#CUDAs[@]}, then `--nproc_per_node=$CUDA_NUM`: the script's own count (t15r)
+        if sets and rule.code == "NPU021":
+            # FORCE_CUDA set by a script / Dockerfile / config: the builds that follow compile CUDA ops (NPU815,
+            # kernel, t15r); a read stays NPU021's
+            rule = matchers(self.engine).match_setting("shell.build_switch_set", name) or rule
         new = self.engine.replacement_for(rule, name)
         if rule.code == "NPU004" and name not in rule.symbols and name.endswith(_LOCATION_SUFFIXES):
             # CUDA_CACHE_PATH, CUDA_TMPDIR: where the CUDA toolchain keeps files, like CUDA_HOME (info in the
