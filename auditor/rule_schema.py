@@ -95,7 +95,10 @@ RULE_SCHEMA: dict[str, Any] = {
             "compared_only": {"type": "boolean"},
             # method rules: only a call with no positional argument (`t.item()`, not a Qt model's `model.item(row)`)
             # (t14q)
-            "no_args": {"type": "boolean"}}},
+            "no_args": {"type": "boolean"},
+            # env rules: only a project file's setting of the variable (Dockerfile ENV, export, a command prefix,
+            # a config's env block), in place of the rule that reports its reads and Python's uses (t15q)
+            "sets_only": {"type": "boolean"}}},
         "symbols": {"type": "object", "additionalProperties": {"anyOf": [{"type": "null"}, {
             "type": "object", "additionalProperties": False, "properties": {
                 "substitution": {"type": ["string", "null"]}, "message": {"type": "string"},

@@ -26,6 +26,7 @@ _ASCEND_ROUTES = {"vllm": ("vllm-ascend", "vllm-ascend"), "url:github.com/vllm-p
 # it asks for what Ascend needs (t15h)
 _CUDA_OFF_SWITCH_RE = re.compile(r"(?:^|_)(?:SKIP|NO|DISABLE)_CUDA(?:_|$)")
 _TRUTHY = ("1", "true", "yes", "on")
+_FALSY = ("0", "false", "no", "off", "")
 _LOCATION_SUFFIXES = ("_PATH", "_HOME", "_DIR", "_TMPDIR", "_ROOT", "_PREFIX")
 
 
@@ -245,6 +246,9 @@ class Collector:
         rule = self.engine.compiled.match_env(name)
         if rule is None:
             return
+        if sets and name in self.engine.compiled.env_set and not self._set_off(name, line, value):
+            # `ENV FORCE_CUDA="1"`: the setting that forces a CUDA extension build (kernel), not its read (t15q)
+            rule = self.engine.compiled.env_set.get(name, rule)
         if value is not None and _CUDA_OFF_SWITCH_RE.search(name) and value.strip("'\"").lower() in _TRUTHY:
             return      # `DG_SKIP_CUDA_BUILD: "1"`, `export FOO_SKIP_CUDA_BUILD=TRUE`: the CUDA build is off, as on Ascend
         if rule.name == "npu-debug-env-var" and (not sets or self._quiet_debug_value(name, line)):
@@ -255,10 +259,6 @@ class Collector:
         if rule.code == "NPU004" and name not in rule.symbols and name not in self.engine.compiled.env_exact \
                 and name in self._count_values():
             return      # CUDA_NUM=${#CUDAs[@]}, then `--nproc_per_node=$CUDA_NUM`: the script's own count (t15r)
-        if sets and rule.code == "NPU021":
-            # FORCE_CUDA set by a script / Dockerfile / config: the builds that follow compile CUDA ops (NPU815,
-            # kernel, t15r); a read stays NPU021's
-            rule = matchers(self.engine).match_setting("shell.build_switch_set", name) or rule
         new = self.engine.replacement_for(rule, name)
         if rule.code == "NPU004" and name not in rule.symbols and name.endswith(_LOCATION_SUFFIXES):
             # CUDA_CACHE_PATH, CUDA_TMPDIR: where the CUDA toolchain keeps files, like CUDA_HOME (info in the
@@ -271,6 +271,15 @@ class Collector:
             self.add(rule, name, line, col, col + len(name), note=f" (this file sets {new} too)", severity="info")
             return
         self.add(rule, name, line, col, col + len(name), edit=twin, note=note)
+
+    def _set_off(self, name: str, line: int, value: str | None) -> bool:
+        """Is `name` set to an off value (`FORCE_CUDA=0`, `DS_BUILD_OPS: "false"`) here: the value given, or the
+        literal after `NAME=` on the line?"""
+        if value is None:
+            text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+            found = re.search(re.escape(name) + r"""=(["']?)([\w.+-]*)\1(?![\w$.{(])""", text)
+            value = found.group(2) if found else None
+        return value is not None and value.strip("'\"").lower() in _FALSY
 
     def _quiet_debug_value(self, name: str, line: int) -> bool:
         """Does line `line` give the Ascend debug switch `name` its off / quiet value, literally (`NAME=0`) or as
