@@ -152,13 +152,35 @@ def _swallowing_line(lines: list[str], n: int) -> tuple[int, int] | None:
     return None
 
 
+_QUOTES = ('"""', "'''")
+
+
+def _blank_docstring(lines: list[str]) -> list[tuple[int, int]]:
+    """A Python-style docstring block at the top of a YAML file (t15r, tuned on project test14: a Replicate
+    `cog.yaml` that opens with `\"\"\"` / `This file is used for deploying replicate demo:` / `\"\"\"`): prose, not
+    YAML, so its lines are blanked (in place) and reported as cuts; nothing when the file does not open so."""
+    first = next((i for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith("#")), None)
+    if first is None or lines[first].strip()[:3] not in _QUOTES:
+        return []
+    quote = lines[first].strip()[:3]
+    if quote in lines[first].strip()[3:]:
+        end = first
+    else:
+        end = next((i for i in range(first + 1, min(len(lines), first + 200)) if quote in lines[i]), -1)
+    if end < 0 or lines[end].strip().rsplit(quote, 1)[1].strip():
+        return []       # no closing quote, or YAML after it on the same line: not a docstring block
+    for i in range(first, end + 1):
+        lines[i] = ""
+    return [(i + 1, 1) for i in range(first, end + 1)]
+
+
 def _recover_yaml(text: str) -> tuple[list, list[tuple[int, int]]] | None:
     """YAML that PyYAML rejects on a few lines, read without the rest of each offending line: at the problem's
     line and column the line is cut (`key: "a" or "b"` keeps `key: "a"`); a line that fails again where it was
     cut is blanked. Lines keep their numbers. None when that takes more than a few cuts (the file is not YAML
     that a few bad lines spoil) or the problem has no position."""
     lines = text.split("\n")
-    cuts: list[tuple[int, int]] = []
+    cuts: list[tuple[int, int]] = _blank_docstring(lines)
     for _ in range(_MAX_YAML_CUTS):
         try:
             return list(yaml.compose_all("\n".join(lines), Loader=yaml.SafeLoader)), cuts

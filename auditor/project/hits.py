@@ -157,6 +157,10 @@ _QUIET_DEBUG_VALUES = {"ASCEND_LAUNCH_BLOCKING": frozenset({"0", "false", "False
                        "TORCH_NPUGRAPH_GC": frozenset({"0", "false", "False", "FALSE"}),
                        "ASCEND_GLOBAL_LOG_LEVEL": frozenset({"3", "4"})}
 # a variable's value given to a batch scheduler as a partition / queue / account (Slurm, PBS, LSF)
+# a script variable set to the length of an array or string (`CUDA_NUM=${#CUDAs[@]}`, t15r, tuned on project test14):
+# the script's own count, read by no library
+_COUNT_VALUE_RE = re.compile(r"^\s*(?:export\s+|local\s+|declare\s+(?:-\w+\s+)?)?([A-Za-z_]\w*)=[\"']?\$\{#\w+(?:\[[@*]\])?\}[\"']?\s*(?:#.*)?$",
+                             re.M)
 _SCHEDULER_VALUE_RE = re.compile(r"(?:--(?:partition|account|qos|reservation|queue)[= ]|(?:\b(?:srun|sbatch|salloc|qsub|"
                                  r"bsub)\b|#SBATCH)[^\n]*?\s-[pAq]\s+)[\"']?\$\{?([A-Za-z_]\w*)")
 # parts of a version a build script composes (`CUDA_MAJOR`, `CUDA_MINOR`, `CUDA_STRING`, `CUDA_SHORT`); not
@@ -178,6 +182,7 @@ class Collector:
         self.script_vars: dict[str, str] = {}     # NAME -> value a script assigned (shell reader)
         self.cpu_builds_only = False              # a requirements file pinning only `+cpu` torch builds
         self._scheduler: frozenset[str] | None = None
+        self._counts: frozenset[str] | None = None
 
     def add(self, rule: Rule | None, symbol: str, line: int, col: int = 1, end_col: int | None = None, *,
             value: str | None = None, edit=None, note: str = "", severity: str | None = None) -> Finding | None:
@@ -251,6 +256,9 @@ class Collector:
         if rule.code == "NPU004" and name not in rule.symbols and name not in self.engine.compiled.env_exact \
                 and name in self._scheduler_values():
             return      # CUDA_PARTATION="pat_dev" read by `srun --partition=${CUDA_PARTATION}`: a Slurm name, no CUDA's
+        if rule.code == "NPU004" and name not in rule.symbols and name not in self.engine.compiled.env_exact \
+                and name in self._count_values():
+            return      # CUDA_NUM=${#CUDAs[@]}, then `--nproc_per_node=$CUDA_NUM`: the script's own count (t15r)
         new = self.engine.replacement_for(rule, name)
         if rule.code == "NPU004" and name not in rule.symbols and name.endswith(_LOCATION_SUFFIXES):
             # CUDA_CACHE_PATH, CUDA_TMPDIR: where the CUDA toolchain keeps files, like CUDA_HOME (info in the
@@ -286,6 +294,18 @@ class Collector:
         if self._scheduler is None:
             self._scheduler = frozenset(_SCHEDULER_VALUE_RE.findall("\n".join(self.lines)))
         return self._scheduler
+
+    def _count_values(self) -> frozenset[str]:
+        """Names the file sets only to a length (`CUDA_NUM=${#CUDAs[@]}`): each one's every assignment is a count."""
+        if self._counts is None:
+            text = "\n".join(self.lines)
+            counted = set(_COUNT_VALUE_RE.findall(text))
+            self._counts = frozenset(n for n in counted
+                                     if len(re.findall(r"(?m)^\s*(?:export\s+|local\s+|declare\s+(?:-\w+\s+)?)?" +
+                                                       re.escape(n) + "=", text)) ==
+                                     len(re.findall(r"(?m)^\s*(?:export\s+|local\s+|declare\s+(?:-\w+\s+)?)?" +
+                                                    re.escape(n) + r"=[\"']?\$\{#", text)))
+        return self._counts
 
     def sets(self, name: str) -> bool:
         """Does any line of this file set `name` already (`NAME=`, `export NAME=`, `ENV NAME`)?"""

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from auditor.static.engine import StaticEngine
 
 _OPTION_RE = re.compile(r"^(-i|--index-url|--extra-index-url|-f|--find-links)(?:\s+|=)(\S+)")
+_INLINE_INDEX_RE = re.compile(r"\s(-i|--index-url|--extra-index-url|-f|--find-links)(?:\s+|=)(\S+)")
 _CUDA_TAG_RE = re.compile(r"\+(cu\d+)")
 # PyTorch's own wheel indexes name the CUDA build in the path: .../whl/cu121
 # (and find-links pages named for one: https://data.pyg.org/whl/torch-2.1.0+cu121.html)
@@ -264,6 +265,10 @@ def analyze_requirement_item(col: Collector, line: int, logical: str) -> None:
     elif not logical.startswith("-"):
         # per-requirement options (`--hash=...`, `--config-settings ...`) follow the specifier
         _report(col, line, line_text, re.split(r"\s+--?[a-z]", logical, maxsplit=1)[0])
+        # an index option after the requirement (a Cog `python_packages` item `torch==1.11.0
+        # --extra-index-url=https://download.pytorch.org/whl/cu113`, t15r): the build comes from that index
+        for opt in _INLINE_INDEX_RE.finditer(logical):
+            _index(col, line, line_text, opt.group(2))
     elif logical.startswith(("-e ", "--editable ")):
         # a local checkout is audited where it lives; a VCS one names its project (`#egg=mamba_ssm`)
         egg = _EGG_RE.search(logical)
