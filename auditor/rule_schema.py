@@ -95,7 +95,10 @@ RULE_SCHEMA: dict[str, Any] = {
             "compared_only": {"type": "boolean"},
             # method rules: only a call with no positional argument (`t.item()`, not a Qt model's `model.item(row)`)
             # (t14q)
-            "no_args": {"type": "boolean"}}},
+            "no_args": {"type": "boolean"},
+            # keyword rules: only the name of a command-line option (argparse `add_argument`, click `option`) whose
+            # default picks a CUDA device (`--cuda` default 0, `--gpu_id` default 0, `--use_cuda` default True) (t14v)
+            "option_only": {"type": "boolean"}}},
         "symbols": {"type": "object", "additionalProperties": {"anyOf": [{"type": "null"}, {
             "type": "object", "additionalProperties": False, "properties": {
                 "substitution": {"type": ["string", "null"]}, "message": {"type": "string"},

@@ -1193,6 +1193,9 @@ class MatchVisitor(cst.CSTVisitor):
             return
         action = kwargs.get("action")
         default = kwargs.get("default")
+        if _option_picks_device(name.lower(), default, kwargs.get("type")):
+            for rule, pattern in self.c.match_option_keywords(name.lower()):
+                self._hit(rule, literal, name, value=pattern)
         if default is not None:
             on = isinstance(default, cst.Name) and default.value == "True" or \
                 isinstance(default, cst.Integer) and default.value != "0" or \
@@ -1448,6 +1451,24 @@ def _literal_text(value: cst.BaseExpression) -> str | None:
     if isinstance(value, (cst.Integer, cst.Float)):
         return value.value
     return None
+
+
+def _option_picks_device(name: str, default: cst.BaseExpression | None, kind: cst.BaseExpression | None) -> bool:
+    """The default of a command-line option named for a CUDA device (`--cuda`, `--gpu_id`, `--use_cuda`) puts the run
+    on one (t14v, labelling policy item 7): a device index (`default=0`, `default="0,1"`) or a switch that is on
+    (`default=True`, `type=bool, default=1`). Not `-1` / None / False / "" (the CPU or the user's choice), not a
+    count (`--ngpu`, `--num_gpus`: no option_only rule names them)."""
+    if default is None:
+        return False
+    if isinstance(default, cst.Name):
+        return default.value == "True"
+    switch = name.startswith(("use_", "enable_")) or isinstance(kind, cst.Name) and kind.value == "bool"
+    if isinstance(default, cst.Integer):
+        return not switch or default.value != "0"
+    if isinstance(default, cst.SimpleString) and isinstance(default.evaluated_value, str) and not switch:
+        text = default.evaluated_value.replace(" ", "")
+        return bool(text) and all(part.isdigit() for part in text.split(","))
+    return False
 
 
 def _switched_off(value: cst.BaseExpression, name: str) -> bool:
