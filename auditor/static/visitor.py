@@ -2,6 +2,7 @@
 imports and aliases), method or attribute name, folded string value, or environment variable name."""
 from __future__ import annotations
 
+import ast
 import fnmatch
 import re
 from dataclasses import dataclass
@@ -236,6 +237,7 @@ class MatchVisitor(cst.CSTVisitor):
         self.c = compiled
         self.ctx = ctx
         self.hits: list[RawHit] = []
+        self._option_facts: tuple[frozenset[str], frozenset[str]] | None = None   # `_device_option_read`
         self._handled: set[int] = set()   # ids of nodes already matched (or binding names)
         # attribute names that are not the tensor property an attribute rule means: `platform.is_cuda()` (a call:
         # Tensor.is_cuda is a property), `self.is_cuda`, `obj.is_cuda = ...` (a binding)
@@ -1193,7 +1195,7 @@ class MatchVisitor(cst.CSTVisitor):
             return
         action = kwargs.get("action")
         default = kwargs.get("default")
-        if _option_picks_device(name.lower(), default, kwargs.get("type")):
+        if _option_picks_device(name.lower(), default, kwargs.get("type")) and self._device_option_read(name):
             for rule, pattern in self.c.match_option_keywords(name.lower()):
                 self._hit(rule, literal, name, value=pattern)
         if default is not None:
@@ -1207,6 +1209,31 @@ class MatchVisitor(cst.CSTVisitor):
         for rule, pattern in self.c.match_keywords(name):
             if rule.category != "device":    # `--use_cuda` (default on): the device calls it gates are the findings,
                 self._hit(rule, literal, name, value=pattern)   # and ported code keeps the name (`.npu()` under it)
+
+    def _device_option_read(self, name: str) -> bool:
+        """A CUDA-device option (`--gpu`, default 0) that the module reads (`args.gpu`) and that no device-type option
+        of the same module (`--device`, `--accelerator`) overrides: beside one the index serves the CUDA choice among
+        backends (Gaudi's `--device hpu|gpu|cpu` with `--gpu 0`), and an option nobody reads selects nothing (t14v,
+        read on the precision trees of heldout3..13)."""
+        if self._option_facts is None:
+            reads: set[str] = set()
+            options: set[str] = set()
+            if self.ctx.module is not None:
+                for n in ast.walk(self.ctx.module):
+                    if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
+                        reads.add(n.attr)          # `args.cuda`
+                    elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                        reads.add(n.id)            # a click command's parameter
+                    elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                            n.func.attr in _OPTION_MAKERS:
+                        options.update(str(a.value).lstrip("-").replace("-", "_").lower() for a in n.args
+                                       if isinstance(a, ast.Constant) and isinstance(a.value, str)
+                                       and a.value.startswith("-"))
+            self._option_facts = (frozenset(reads), frozenset(options))
+        reads_, options_ = self._option_facts
+        if options_ & _DEVICE_TYPE_OPTIONS:
+            return False
+        return self.ctx.module is None or name in reads_
 
     def _third_party_object(self, node: cst.CSTNode) -> bool:
         """A CUDA-only third-party package or an object from one (pynvml, nvidia_smi): using it is the finding."""
@@ -1387,6 +1414,8 @@ class MatchVisitor(cst.CSTVisitor):
 _HELP_KEYWORDS = frozenset({"help", "description", "epilog", "usage"})
 # a module's metadata read inside a message text (`x_cuda.__file__`, `flash_attn.__version__`): not a use (t14t)
 _MODULE_METADATA = frozenset({"__file__", "__version__", "__name__", "__path__", "__doc__", "__spec__"})
+# options that choose the device type (`--device cuda|npu|cpu`): a CUDA index option beside one serves that choice
+_DEVICE_TYPE_OPTIONS = frozenset({"device", "device_type", "accelerator", "backend_device", "devices"})
 # calls that declare a command-line option (argparse, click): a default that is on is a setting switched on (t14l)
 _OPTION_MAKERS = frozenset({"add_argument", "option"})
 # keyword arguments that carry text even in a call made inside a message (`print(colored(text="...", ...))`)
