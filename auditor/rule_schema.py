@@ -98,7 +98,9 @@ RULE_SCHEMA: dict[str, Any] = {
             "no_args": {"type": "boolean"},
             # keyword rules: only the name of a command-line option (argparse `add_argument`, click `option`) whose
             # default picks a CUDA device (`--cuda` default 0, `--gpu_id` default 0, `--use_cuda` default True) (t14v)
-            "option_only": {"type": "boolean"}}},
+            "option_only": {"type": "boolean"},
+            # attribute rules: only a class's member (`Device.cuda`) that is an operand of a comparison (t14v)
+            "enum_compared": {"type": "boolean"}}},
         "symbols": {"type": "object", "additionalProperties": {"anyOf": [{"type": "null"}, {
             "type": "object", "additionalProperties": False, "properties": {
                 "substitution": {"type": ["string", "null"]}, "message": {"type": "string"},

@@ -238,6 +238,8 @@ class MatchVisitor(cst.CSTVisitor):
         self.ctx = ctx
         self.hits: list[RawHit] = []
         self._option_facts: tuple[frozenset[str], frozenset[str]] | None = None   # `_device_option_read`
+        # `Device.cuda` / `Backend.CUDA` as an operand of a comparison (or in a tuple compared): an enum member (t14v)
+        self._enum_compared: set[int] = set()
         self._handled: set[int] = set()   # ids of nodes already matched (or binding names)
         # attribute names that are not the tensor property an attribute rule means: `platform.is_cuda()` (a call:
         # Tensor.is_cuda is a property), `self.is_cuda`, `obj.is_cuda = ...` (a binding)
@@ -517,6 +519,8 @@ class MatchVisitor(cst.CSTVisitor):
     def _attribute_rule(self, node: cst.Attribute) -> Rule | None:
         """The attribute rule for `obj.name`, unless the name is a method call, a binding or on self/cls."""
         rules = self.c.attributes.get(node.attr.value)
+        if rules and rules[0].extra.get("enum_compared") and id(node) not in self._enum_compared:
+            return None               # `args.cuda`, `Device.cuda` in a table: only a member compared (t14v)
         if not rules or id(node.attr) in self._not_property:
             return None
         if isinstance(node.value, cst.Name) and node.value.value in ("self", "cls") \
@@ -1351,6 +1355,10 @@ class MatchVisitor(cst.CSTVisitor):
                     if qual is not None and not qual.startswith("torch."):   # `CUDA_HOME is None` is the point
                         self._handled.add(id(side))
         sides = [node.left] + [t.comparator for t in node.comparisons]
+        for side in sides:
+            members = [e.value for e in side.elements] if isinstance(side, (cst.Tuple, cst.List, cst.Set)) else [side]
+            self._enum_compared.update(id(m) for m in members if _enum_member(m) and not (
+                (self._qual(m.value) or "").startswith("torch.")))   # torch's profiler DeviceType: its own rules
         if any(isinstance(side, (*_STRING_NODES, cst.Integer, cst.Float)) or
                (isinstance(side, cst.Name) and side.value in ("None", "True", "False")) for side in sides):
             # `name == "sdaa"` asks about the literal, whatever else `name` may hold ("cuda" elsewhere);
@@ -1480,6 +1488,22 @@ def _literal_text(value: cst.BaseExpression) -> str | None:
     if isinstance(value, (cst.Integer, cst.Float)):
         return value.value
     return None
+
+
+_DEVICE_ENUM = re.compile(r"Device|Backend|Accelerator")
+
+
+def _enum_member(node: cst.BaseExpression) -> bool:
+    """`Device.cuda`, `schema.Device.CUDA`, `DeviceType.Cuda`: a member of a device / backend class (its name starts
+    with a capital and says Device, Backend or Accelerator), not a module's or an object's attribute (`torch.cuda`,
+    `args.cuda`), nor another enum's CUDA member (onnxruntime's `ExecutionProvider.CUDA`, codegen's
+    `DispatchKey.CUDA`: read on the precision trees, t14v)."""
+    if not isinstance(node, cst.Attribute):
+        return False
+    owner = node.value
+    name = owner.value if isinstance(owner, cst.Name) else owner.attr.value if isinstance(owner, cst.Attribute) \
+        else ""
+    return name[:1].isupper() and not name.isupper() and _DEVICE_ENUM.search(name) is not None
 
 
 def _option_picks_device(name: str, default: cst.BaseExpression | None, kind: cst.BaseExpression | None) -> bool:
