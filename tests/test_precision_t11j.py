@@ -419,8 +419,12 @@ def test_device_strings_in_deviceless_test_module_dropped(engine):
 
 
 def test_device_strings_kept_where_tensors_or_processes_are(engine):
-    with_torch = SCHEDULER_TESTS.replace("import pytest\n", "import pytest\n    import torch\n")
-    assert "import torch" in with_torch
+    # a module that imports torch AND builds a tensor in the test (t11t: importing torch alone places nothing, and a
+    # test function that allocates nothing keeps its device strings as values: tests/test_precision_t11t.py)
+    with_torch = SCHEDULER_TESTS.replace("import pytest\n", "import pytest\n    import torch\n").replace(
+        "        assert candidates[0].gpu_type == \"cuda\"\n",
+        "        assert candidates[0].gpu_type == \"cuda\"\n        torch.ones(2).to(candidates[0].gpu_type)\n")
+    assert "import torch" in with_torch and "torch.ones(2)" in with_torch
     found = findings_by_line(engine, with_torch, "tests/policies/test_resource_fit.py")
     assert {"NPU003", "NPU004"} <= _codes(found)
     launching = SCHEDULER_TESTS.replace("import pytest\n", "import subprocess\n    import pytest\n")

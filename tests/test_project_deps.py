@@ -243,7 +243,7 @@ def test_dockerfile_cuda_build_variants_named_through_variables_and_find_links_p
     assert found == [
         ("NPU018", 2, "K2_VERSION=1.24.4.dev20240606+cuda12.1.torch2.3.1"),
         ("NPU018", 3, "TORCHAUDIO_VERSION=2.3.1+cu121"), ("NPU018", 5, "PYTORCH_CUDA_VERSION=cu126"),
-        ("NPU021", 6, "FORCE_CUDA"), ("NPU018", 8, "index:https://k2-fsa.github.io/k2/cuda.html"),
+        ("NPU808", 6, "FORCE_CUDA"), ("NPU018", 8, "index:https://k2-fsa.github.io/k2/cuda.html"),
         ("NPU018", 9, "index:https://download.pytorch.org/whl/${PYTORCH_CUDA_VERSION}")]
 
 

@@ -131,7 +131,7 @@ def test_cmake_switches_and_deepspeed_op_builds():
         # cmake -DGGML_CUDA=ON
         """
     got = found("build.sh", script)
-    assert got == [(2, "NPU021"), (2, "NPU021"), (3, "NPU021"), (4, "NPU021"), (6, "NPU021"), (6, "NPU021")]
+    assert got == [(2, "NPU021"), (2, "NPU021"), (3, "NPU021"), (4, "NPU021"), (6, "NPU808"), (6, "NPU808")]   # forced builds: t15q
     workflow = """\
         jobs:
           build:
@@ -163,7 +163,7 @@ def test_requirements_from_cuda_repositories_loose_versions_and_triton_pages():
         gptqmodel>=1.0.9
         --find-links https://download.pytorch.org/whl/nightly/triton
         """
-    assert found("requirements.txt", reqs) == [(2, "NPU361"), (4, "NPU440"), (6, "NPU360"), (7, "NPU440"),
+    assert found("requirements.txt", reqs) == [(2, "NPU809"), (4, "NPU440"), (6, "NPU360"), (7, "NPU440"),
                                                 (8, "NPU360")]
     dockerfile = """\
         ARG PYTORCH="1.6.0"

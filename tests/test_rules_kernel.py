@@ -108,11 +108,10 @@ def test_project_triton_modules_numba_cupy_pycuda():
             return fused_softmax(cp.asarray(x))
     ''')
     # `import pycuda.autoinit` creates a CUDA context: PyCUDA's runtime calls are third_party (NPU475, t14k), its
-    # kernel builders (SourceModule, ElementwiseKernel) kernel (NPU376)
-    # CuPy's import and arrays are third_party (NPU428, t14v: the labels of every earlier split), its kernel
-    # builders kernel (NPU374)
-    assert codes(found) == {1: ["NPU428"], 2: ["NPU475"], 3: ["NPU375"], 4: ["NPU373"], 6: ["NPU375"],
-                            8: ["NPU375"], 11: ["NPU375"], 12: ["NPU373", "NPU428"]}
+    # kernel builders (SourceModule, ElementwiseKernel) kernel (NPU376); CuPy likewise: its arrays third_party
+    # (NPU414, t14u), its RawKernel / ElementwiseKernel builders kernel (NPU374)
+    assert codes(found) == {1: ["NPU414"], 2: ["NPU475"], 3: ["NPU375"], 4: ["NPU373"], 6: ["NPU375"],
+                            8: ["NPU375"], 11: ["NPU375"], 12: ["NPU373", "NPU414"]}
     assert "Numba CUDA kernel `scale`" in found[11][0].message
 
 

@@ -26,6 +26,7 @@ _ASCEND_ROUTES = {"vllm": ("vllm-ascend", "vllm-ascend"), "url:github.com/vllm-p
 # it asks for what Ascend needs (t15h)
 _CUDA_OFF_SWITCH_RE = re.compile(r"(?:^|_)(?:SKIP|NO|DISABLE)_CUDA(?:_|$)")
 _TRUTHY = ("1", "true", "yes", "on")
+_FALSY = ("0", "false", "no", "off", "")
 _LOCATION_SUFFIXES = ("_PATH", "_HOME", "_DIR", "_TMPDIR", "_ROOT", "_PREFIX")
 
 
@@ -240,6 +241,9 @@ class Collector:
         rule = self.engine.compiled.match_env(name)
         if rule is None:
             return
+        if sets and name in self.engine.compiled.env_set and not self._set_off(name, line, value):
+            # `ENV FORCE_CUDA="1"`: the setting that forces a CUDA extension build (kernel), not its read (t15q)
+            rule = self.engine.compiled.env_set.get(name, rule)
         if value is not None and _CUDA_OFF_SWITCH_RE.search(name) and value.strip("'\"").lower() in _TRUTHY:
             return      # `DG_SKIP_CUDA_BUILD: "1"`, `export FOO_SKIP_CUDA_BUILD=TRUE`: the CUDA build is off, as on Ascend
         if rule.name == "npu-debug-env-var" and (not sets or self._quiet_debug_value(name, line)):
@@ -259,6 +263,15 @@ class Collector:
             self.add(rule, name, line, col, col + len(name), note=f" (this file sets {new} too)", severity="info")
             return
         self.add(rule, name, line, col, col + len(name), edit=twin, note=note)
+
+    def _set_off(self, name: str, line: int, value: str | None) -> bool:
+        """Is `name` set to an off value (`FORCE_CUDA=0`, `DS_BUILD_OPS: "false"`) here: the value given, or the
+        literal after `NAME=` on the line?"""
+        if value is None:
+            text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+            found = re.search(re.escape(name) + r"""=(["']?)([\w.+-]*)\1(?![\w$.{(])""", text)
+            value = found.group(2) if found else None
+        return value is not None and value.strip("'\"").lower() in _FALSY
 
     def _quiet_debug_value(self, name: str, line: int) -> bool:
         """Does line `line` give the Ascend debug switch `name` its off / quiet value, literally (`NAME=0`) or as

@@ -84,10 +84,14 @@ def requirement_symbols(text: str) -> Iterator[tuple[str, str]]:
     if tag:
         yield f"cuda-build:{name}", req.name
     if req.url and "://" in req.url:
-        from auditor.project.shell import url_symbol
+        from auditor.project.shell import url_part_symbol, url_symbol
 
         # `dropout_layer_norm @ git+https://github.com/Dao-AILab/flash-attention.git#subdirectory=csrc/layer_norm`:
-        # a package built from a CUDA project's repository is that project's
+        # a package built from a CUDA project's repository is that project's (its subdirectory's, where a rule
+        # names that: t15q)
+        part = url_part_symbol(req.url.removeprefix("git+"))
+        if part is not None:
+            yield part, req.url
         yield url_symbol(req.url.removeprefix("git+")), req.url
 
 
@@ -183,10 +187,9 @@ def vcs_project(m, url: str) -> tuple[str, Rule] | None:
     it (`url:github.com/nvidia/apex`), else a project the requirement patterns name by the repository's last part
     (`git+https://github.com/vllm-project/vllm.git` is vLLM, `.../stanford-futuredata/megablocks.git` MegaBlocks),
     as a clone of it would be named. None for any other repository, and for another accelerator vendor's fork."""
-    from auditor.project.shell import url_symbol
+    from auditor.project.shell import match_url
 
-    symbol = url_symbol(url)
-    rule = m.match_requirement(symbol)
+    symbol, rule = match_url(m, url)
     if rule is not None:
         return symbol, rule
     if symbol.startswith(("url:github.com/", "url:gitlab.com/", "url:gitee.com/")) and symbol.count("/") == 2 \

@@ -85,6 +85,26 @@ def url_symbol(url: str) -> str:
     return f"url:{host}/{path}"
 
 
+_SUBDIRECTORY_RE = re.compile(r"[#&]subdirectory=([\w./-]+)")
+
+
+def url_part_symbol(url: str) -> str | None:
+    """`git+https://github.com/Dao-AILab/flash-attention@v2.6.3#subdirectory=csrc/fused_dense_lib` ->
+    url:github.com/dao-ailab/flash-attention#csrc/fused_dense_lib: the one package of a repository a
+    `#subdirectory=` install builds (t15q), tried before the repository's own symbol; None without one."""
+    sub = _SUBDIRECTORY_RE.search(url)
+    return f"{url_symbol(url)}#{sub.group(1).strip('/').lower()}" if sub else None
+
+
+def match_url(m, url: str) -> tuple[str, Rule | None]:
+    """(symbol, rule) of a URL: its `#subdirectory=` package's when a rule names that, else the repository's."""
+    part = url_part_symbol(url)
+    if part is not None and (rule := m.match_requirement(part)) is not None:
+        return part, rule
+    symbol = url_symbol(url)
+    return symbol, m.match_requirement(symbol)
+
+
 def setting_path(option: str) -> str:
     """`--attention-backend` / `--ds.param_dtype` -> attention_backend / ds.param_dtype"""
     return option.lstrip("-").replace("-", "_")
@@ -158,8 +178,7 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                 continue                 # an index URL: the pip and requirements readers report it
             if _SIGNING_KEY_RE.search(u.group(0)):
                 continue     # `apt-key adv --fetch-keys .../7fa2af80.pub`: a signing key; what installs from the repo is reported
-            symbol = url_symbol(u.group(0))
-            rule = m.match_requirement(symbol)
+            symbol, rule = match_url(m, u.group(0))
             if rule is not None:
                 ln, c = where(u.start())
                 col.add(rule, symbol, ln, c, c + len(u.group(0)))
@@ -1191,6 +1210,9 @@ def _builds(col: Collector, source_tree: _SourceTree, pos: _Positions, node, pat
         source_tree.cloned.get(path.rstrip("/").rsplit("/", 1)[-1]) or m.match_source_tree(path))
     if found is None and not path.startswith(("/", "~", "$", "..")):
         found = source_tree.here    # `pip install csrc/layer_norm` inside a flash-attention checkout: its extension
+        part = f"{found[0]}#{path.strip('/').lower()}" if found is not None else ""
+        if part and (part_rule := m.match_requirement(part)) is not None:
+            found = (part, part_rule)   # ... which a rule may name apart from the project (t15q: its fused kernels)
     if found is not None:
         line, c = pos.at(node.start_point)
         symbol, rule = found

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
+from auditor.static.astutil import ast_dotted
 
 from auditor.backend_words import (_BACKEND_ALIASES, BACKEND_NAMES, HOST_RUNTIMES,  # noqa: F401  (re-exported)
                                     OTHER_BACKENDS, backends_in_text)
@@ -98,6 +99,8 @@ class BackendContext:
     foreign_export: bool = False
     # branches only a host runtime (HOST_RUNTIMES: OpenVINO, MLX) runs: `if requested_device == "mlx":` (t11r)
     host: list[Span] = field(default_factory=list)
+    # the file's tree, read by apply_context only when its path names Apple's MPS (`_apple_mps`; t11u)
+    tree: ast.Module | None = field(default=None, repr=False, compare=False)
 
     def kind(self, line: int) -> str | None:
         """The context of a finding at `line`: other-backend, npu-path, platform-class, backend-dispatch or None."""
@@ -159,6 +162,42 @@ _NEGATIONS = (ast.Not, ast.NotEq, ast.IsNot, ast.NotIn)
 _CUDA_AVAILABLE = re.compile(r"(?:torch\.)?cuda\.is_available\(\)")
 _MARK = re.compile(r"(?:^|\.)mark\.(?!parametrize$)\w+$|(?:^|\.)skip(?:If|Unless)$")    # + unittest's skipIf
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")     # FastLinearROCm -> Fast_Linear_ROCm
+# A test (or a fixture helper) whose first statement skips it without CUDA (`if not torch.cuda.is_available(): pytest.skip(...)`,
+# `if device == "cuda" and not torch.cuda.is_available(): pytest.skip(...)`) selects where it runs like a skipif mark
+# (t11t, heldout13's InvokeAI tests): on Ascend the test is reported skipped. The check is a test mark; so are the
+# `parametrize` cases of the parameter the check compares with a CUDA string (the "cuda" case is skipped there).
+_SKIP_FUNCS = frozenset({"pytest.skip", "self.skipTest", "skipTest"})
+_CUDA_TEXT = re.compile(r"\bcuda\b|\bgpu\b", re.I)
+
+
+def _skip_gate_marks(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Span]:
+    body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    first = body[0] if body else None
+    if not (isinstance(first, ast.If) and not first.orelse and len(first.body) == 1):
+        return []
+    leave = first.body[0]
+    called = ast.unparse(leave.value.func) if isinstance(leave, ast.Expr) and isinstance(leave.value, ast.Call) else ""
+    # a test, or any function whose first statement calls pytest's / unittest's skip (a fixture builder
+    # `build_layer()` that skips without CUDA: the skip API itself says the function runs inside a test)
+    skips = called in _SKIP_FUNCS or \
+        isinstance(leave, ast.Raise) and leave.exc is not None and "SkipTest" in ast.unparse(leave.exc)
+    test = ast.unparse(first.test)
+    if not skips or not _CUDA_TEXT.search(test) or not any(isinstance(n, ast.Not) for n in ast.walk(first.test)):
+        return []       # only a check that skips where CUDA is absent (`not ...is_available()`)
+    marks = [_span(first.test)]
+    params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
+    compared = {n.left.id for n in ast.walk(first.test) if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name)
+                and n.left.id in params and any(isinstance(c, ast.Constant) and isinstance(c.value, str)
+                                                and _CUDA_TEXT.search(c.value) for c in n.comparators)}
+    for dec in fn.decorator_list:
+        if not (compared and isinstance(dec, ast.Call) and ast.unparse(dec.func).endswith("parametrize") and dec.args):
+            continue
+        names = dec.args[0]      # "device, qtype" or ["device", "qtype"]
+        listed = [n.value for n in names.elts if isinstance(n, ast.Constant)] if isinstance(
+            names, (ast.List, ast.Tuple)) else [names.value] if isinstance(names, ast.Constant) else []
+        if compared & {p.strip() for v in listed if isinstance(v, str) for p in v.split(",")}:
+            marks.append(_span(dec))
+    return marks
 
 
 def _only_other(names: set[str]) -> bool:
@@ -243,8 +282,16 @@ _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int]) -> BackendContext:
     """The context around the sorted line numbers `wanted` (the lines with findings); statements that hold none
     of them are only walked for their imports, which keeps the cost far below a second parse."""
-    ctx = BackendContext()
+    ctx = BackendContext(tree=tree)
     params: list[frozenset[str]] = []
+
+    apple: list[set[str]] = []
+
+    def mps_word() -> set[str]:
+        """{"mps"} when the file does not use Apple's MPS: `class MPSModel` names a metric's model (t11u)."""
+        if not apple:
+            apple.append(set() if _apple_mps(tree) else {"mps"})
+        return apple[0]
 
     def parameters() -> frozenset[str]:
         if not params:
@@ -347,6 +394,8 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
                 start = min(start, *(d.lineno for d in decorators))
                 ctx.test_marks.extend(_span(d) for d in decorators if _MARK.search(ast.unparse(d.func if isinstance(
                     d, ast.Call) else d)))
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                ctx.test_marks.extend(_skip_gate_marks(stmt))
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 if guarded:
                     ctx.guarded_imports.update(range(start, end + 1))
@@ -380,7 +429,7 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
                 if kind is not None:
                     (ctx.npu if kind == "npu" else ctx.dispatch).append((start, end))
             if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and relevant \
-                    and _only_other(backends_in_text(_CAMEL.sub("_", stmt.name))):
+                    and _only_other(backends_in_text(_CAMEL.sub("_", stmt.name)) - mps_word()):
                 ctx.other.append((start, end))     # `class FastLinearROCm`, `def forward_xpu`
             elif isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and relevant \
                     and backends_in_text(_CAMEL.sub("_", stmt.name)) == {"npu"}:
@@ -526,12 +575,43 @@ def other_backend_symbol(symbol: str) -> bool:
     return parts[0] in _BACKEND_PACKAGES or _only_other(backends_in_text(parts[0]))
 
 
+def _apple_mps(tree: ast.Module | None) -> bool:
+    """Whether a file whose path names MPS uses Apple's MPS backend: `torch.mps` / `torch.backends.mps`, or "mps" as
+    a device (`torch.device("mps")`, `.to("mps")`, `device == "mps"`, `x.device.type == "mps"`). MPS also names a
+    metric's model (evalscope's Multi-dimensional Preference Score, `mps_model.py`) and NVIDIA's Multi-Process
+    Service: the word in a path alone does not make the file Apple's code (t11u, tuned on heldout13)."""
+    if tree is None:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "mps" and \
+                isinstance(node.value, (ast.Name, ast.Attribute)) and ast_dotted(node.value) in ("torch",
+                                                                                                "torch.backends"):
+            return True
+        if isinstance(node, ast.Call) and any(_mps_string(a) for a in node.args) and \
+                (isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "device") or
+                 isinstance(node.func, ast.Name) and node.func.id == "device"):
+            return True
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and \
+                any(_mps_string(side) for side in (node.left, node.comparators[0])) and \
+                any("device" in ast.unparse(side) or ast.unparse(side).endswith("type")
+                    for side in (node.left, node.comparators[0]) if not _mps_string(side)):
+            return True
+    return False
+
+
+def _mps_string(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+        (node.value == "mps" or node.value.startswith("mps:"))
+
+
 def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
     """Findings as the context reads them: lowered severity, no rewrite, a note on why (data['context'])."""
     from dataclasses import replace
 
     out = []
     on_path = path_backends(rel) if rel else set()
+    if "mps" in on_path and not _apple_mps(ctx.tree):
+        on_path = on_path - {"mps"}     # `mps_model.py`: a metric's model (MPS), not Apple's backend (t11u)
     file_kind = "other-backend" if _only_other(on_path) or ctx.file_backend or \
         ctx.star_backend and _test_path(rel) else "ascend-code" \
         if on_path == {"npu"} else "platform-class" if rel and cuda_backend_module(rel) else None

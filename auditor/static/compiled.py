@@ -111,6 +111,10 @@ class CompiledRules:
     # `*_CUDA_ARCHITECTURES`: a project's own name for a CUDA setting (TCNN_CUDA_ARCHITECTURES), matched by its end
     env_suffixes: list[tuple[str, Rule]] = field(default_factory=list)
     env_stacked: dict[str, list[Rule]] = field(default_factory=dict)   # a second category for a variable
+    env_stacked_suffixes: list[tuple[str, Rule]] = field(default_factory=list)   # the same by suffix (`*_SKIP_CUDA_BUILD`)
+    # a project file's setting of a variable (`ENV FORCE_CUDA="1"`, `export ...`, a command prefix) reported by
+    # another rule than its reads (extra.sets_only, t15q): never matched by match_env
+    env_set: dict[str, Rule] = field(default_factory=dict)
     imports: list[tuple[str, Rule]] = field(default_factory=list)       # module prefix -> rule
     files: list[tuple[str, Rule]] = field(default_factory=list)
     coverage_rules: list[Rule] = field(default_factory=list)
@@ -194,8 +198,16 @@ class CompiledRules:
                             raise ValueError(f"{rule.code}: string pattern {v!r} has no literal word to prefilter on")
                         # any one word of the literal must appear; take the rarest-looking one
                         words.add(max(lit, key=lambda w: (w not in _COMMON_WORDS, len(w), w)))
+                    elif kind == "env" and rule.extra.get("sets_only"):
+                        c.env_set.setdefault(v, rule)
+                        words.add(v)
                     elif kind == "env":
-                        if rule.extra.get("stack"):     # exact names only: TORCH_CUDA_ARCH_LIST is device and kernel
+                        if rule.extra.get("stack") and v.startswith("*"):
+                            # `*_SKIP_CUDA_BUILD` (t14u): a suffix, as the env rules' own suffixes; the name's
+                            # last part is the word the prefilter looks for
+                            c.env_stacked_suffixes.append((v[1:], rule))
+                            suffix_words.append(v[1:])
+                        elif rule.extra.get("stack"):     # TORCH_CUDA_ARCH_LIST is device and kernel
                             c.env_stacked.setdefault(v, []).append(rule)
                             words.add(v)
                         elif v.endswith("*"):
@@ -414,6 +426,15 @@ class CompiledRules:
             if regex.match(value):
                 return rule, pattern
         return None
+
+    def stacked_env(self, name: str) -> list[Rule]:
+        """The stacked rules for an environment variable (a second category beside its own rule): exact names, then
+        suffixes (`*_SKIP_CUDA_BUILD`), each rule once."""
+        rules = list(self.env_stacked.get(name, ()))
+        if _ENV_NAME_RE.match(name):
+            rules += [r for suffix, r in self.env_stacked_suffixes
+                      if name.endswith(suffix) and len(name) > len(suffix) and r not in rules]
+        return rules
 
     def match_env(self, name: str) -> Rule | None:
         if not _ENV_NAME_RE.match(name):

@@ -161,6 +161,7 @@ def summarize(tree: ast.Module, findings: Sequence[Finding], rel: str, text: str
     tech = tech_of(rel)
     from auditor.static.gates import module_gates      # (gates imports nothing of this module)
     from auditor.static.device_shims import cuda_patches
+    exported = _literal_all(tree)
     out: dict[str, Any] = {"defs": defs, "imports": imports,
                            "tech": tech if tech is not None and _TECH_TEXT.search(text) else None,
                            "gates": module_gates(tree, text)}     # CUDA gates its importers may ask (auditor/static/imported_gates.py)
@@ -168,6 +169,8 @@ def summarize(tree: ast.Module, findings: Sequence[Finding], rel: str, text: str
     platform = platform_facts(tree, text)
     if platform:
         out["platform"] = platform          # the project's own platform checks (auditor/static/platform_predicates.py)
+    if exported is not None:
+        out["all"] = exported               # what `from module import *` binds (`_wanted`)
     patches = cuda_patches(text)
     if any(patches):
         out["cuda_patch"] = patches         # rebinds Tensor.cuda / patches torch.cuda (auditor/static/device_shims.py)
@@ -277,6 +280,21 @@ def _resolve(module: str, level: int, importer: str, is_package: bool) -> str:
     return ".".join([*base, module] if module else base)
 
 
+def _literal_all(tree: ast.Module) -> list[str] | None:
+    """The names of a module-level `__all__ = [...]` / `(...)` of string literals (the last one), else None."""
+    found = None
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and \
+                stmt.targets[0].id == "__all__":
+            value = stmt.value
+            found = sorted({e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}) \
+                if isinstance(value, (ast.List, ast.Tuple)) and all(
+                    isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts) else None
+        elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == "__all__":
+            found = None        # `__all__ += other.__all__`: not read
+    return found
+
+
 class _Target:
     """What a module offers: its CUDA-specific names (name -> (category, line, code, symbol)) or itself as a whole."""
 
@@ -284,6 +302,7 @@ class _Target:
         self.rel = rel
         self.names: dict[str, tuple[str, int, str, str]] = {}
         self.whole: tuple[str, int, str, str] | None = None
+        self.exported: set[str] | None = None      # its literal `__all__`: what `import *` binds (t11u)
 
 
 def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
@@ -307,6 +326,8 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
         if _ascend_package(r.path):     # Triton code of an Ascend package is Triton-Ascend: it runs on the NPU
             own = [f for f in own if f.category != "kernel"]
         target = _Target(r.path)
+        if isinstance(summary.get("all"), list):
+            target.exported = set(summary["all"])
         for defined, spans in (summary.get("defs") or {}).items():
             if spans and isinstance(spans[0], int):
                 spans = [spans]
@@ -565,7 +586,10 @@ def _wanted(imports: list, me: str, is_package: bool, targets: dict[str, _Target
                 continue
             if name == "*":
                 for defined, offered in t.names.items():
-                    out.append((line, defined, "name", offered, t.rel, None))
+                    # `import *` binds the module's `__all__`, else its public names: `from .train_loop import *`
+                    # does not bind the `DataParallel` train_loop imports from torch (t11u)
+                    if defined in t.exported if t.exported is not None else not defined.startswith("_"):
+                        out.append((line, defined, "name", offered, t.rel, None))
                 continue
             info = t.names.get(name) or t.whole
             if info is not None:

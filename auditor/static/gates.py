@@ -56,6 +56,8 @@ _MARK_SUFFIX = "@mark"      # in `flags`: a module-level name bound to a CUDA sk
 _CAP_SUFFIX = "#cap"        # in `flags`: a name bound to torch.cuda.get_device_capability()
 # `is_cuda()` (sglang's utils), `current_platform.is_cuda()` / `is_cuda_alike()` (vLLM), `is_torch_cuda_available()`
 _CUDA_PROBE = re.compile(r"^_?is_(?:torch_)?(?:cuda|nvidia)(?:_alike|_available|_platform)?$")
+# `torch.cuda.device_count()`, and the project's own count helper `cuda_device_count()` (data-juicer; t11u)
+_COUNT = re.compile(r"(?:^|\.)(?:cuda\.device_count|_?(?:get_)?cuda_device_count)$")
 _CUDA_WORD = re.compile(r"^(?:cuda|gpu)(?::\d+)?$", re.I)
 _GATED_NOTE = "in code that runs only where CUDA is present ({how}), which does not run on Ascend as written; " \
               "the gate is what to port: port the code behind it with it"
@@ -186,7 +188,7 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
             return True      # `"nccl" in self.backend`, `backend == "nccl"`: only where NCCL runs (t11f)
         if isinstance(op, ast.Eq) and (_cuda_device(left) or _cuda_device(right)):
             return True      # `model.device == torch.device("cuda")`
-        if isinstance(left, ast.Call) and _dotted(left.func).endswith("cuda.device_count") and \
+        if isinstance(left, ast.Call) and _COUNT.search(_dotted(left.func)) and \
                 isinstance(op, (ast.Gt, ast.GtE)) and isinstance(right, ast.Constant) and \
                 isinstance(right.value, int) and right.value >= (1 if isinstance(op, ast.GtE) else 0):
             return True      # `torch.cuda.device_count() > 0`
@@ -258,6 +260,7 @@ def cuda_flags(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset())
     caps = _capability_names(tree)
     flags = _assigned_flags(tree, set(extra) | caps) | set(extra) | caps
     flags |= cuda_probes(tree, flags)
+    flags |= set(method_probes(tree, flags))
     # `requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(), ...)` at module level, used as
     # `@requires_cuda` on test classes and functions (AReaL's tests; t11e, tuned on heldout5)
     for stmt in tree.body:
@@ -349,7 +352,52 @@ def module_gates(tree: ast.Module, text: str) -> list[str]:
             for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
                 if isinstance(t, ast.Name):
                     top.add(t.id)
-    return sorted({f for f in flags if f in top} | cuda_probes(tree, flags))
+    probes = cuda_probes(tree, flags)
+    methods = method_probes(tree, flags | probes)
+    return sorted({f for f in flags if f in top} | probes | set(methods) |
+                  {attr + _ATTR_SUFFIX for attrs in methods.values() for attr in attrs})
+
+
+_ATTR_SUFFIX = "#attr"    # in `module_gates`: `self.<attr>`, a setting a method probe compares with "cuda"
+
+
+def method_probes(tree: ast.Module, flags: set[str]) -> dict[str, set[str]]:
+    """Methods of the module's classes that answer a CUDA test: `self.name()` for a method taking only `self` whose
+    only statement is `return <CUDA test>` (data-juicer's `def use_cuda(self): return self.accelerator == "cuda" and
+    is_cuda_available()`; t11u). With each, the `self.<attr>` settings it compares with "cuda" in an `and` that
+    also asks whether CUDA is present, and the class attributes copied into them in its class (`self.accelerator =
+    self._accelerator`): a subclass's default `_accelerator = "cuda"` then chooses CUDA only where CUDA is found."""
+    out: dict[str, set[str]] = {}
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        copies: dict[str, set[str]] = {}
+        for node in ast.walk(cls):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                    _flag_name(node.targets[0]) and _flag_name(node.value) and \
+                    str(_flag_name(node.value)).startswith("self."):
+                copies.setdefault(str(_flag_name(node.targets[0])), set()).add(str(_flag_name(node.value)))
+        for fn in cls.body:
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or len(fn.args.args) != 1 or \
+                    fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs or fn.decorator_list:
+                continue
+            body = fn.body[1:] if fn.body and isinstance(fn.body[0], ast.Expr) and \
+                isinstance(fn.body[0].value, ast.Constant) else fn.body
+            if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None or \
+                    not is_cuda_test(body[0].value, flags):
+                continue
+            attrs: set[str] = set()
+            value = body[0].value
+            if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And):
+                settings = [v for v in value.values if isinstance(v, ast.Compare) and len(v.ops) == 1 and
+                            isinstance(v.ops[0], ast.Eq) and _cuda_string(v.comparators[0]) and
+                            str(_flag_name(v.left)).startswith("self.")]
+                if settings and any(is_cuda_test(v, flags) for v in value.values if v not in settings):
+                    for v in settings:
+                        attr = str(_flag_name(v.left))
+                        attrs |= {attr} | copies.get(attr, set())
+            out[f"self.{fn.name}()"] = attrs
+    return out
 
 
 def _assigned_flags(tree: ast.Module, extra: frozenset[str] | set[str]) -> set[str]:

@@ -134,12 +134,13 @@ def _dtype_key(node: ast.AST | None) -> bool:
 
 
 _NOT_DTYPES = frozenset({"cuda", "npu", "nn", "distributed", "ops", "backends", "device", "tensor", "Tensor"})
-_DTYPE_NAME = re.compile(r"(?i)^(?:torch\.)?(?:b?float\d*|bf16|fp\d+|f\d+|half|double|int\d+|uint\d+|i\d+|"
+_DTYPE_NAME = re.compile(r"(?i)^(?:torch\.)?(?:b?float\d*|bf16|fp\d+|f\d+|half|double|int\d+|uint\d+|i\d+|u\d+|"
+                         r"f8_e\dm\d\w*|"
                          r"float8\w*|fp8\w*|e4m3\w*|e5m2\w*|tf32|mxfp\d+|nvfp4|bool|complex\d*)$")
 
 
 def _dtype_tables(tree: ast.AST) -> list[tuple[int, int]]:
-    """Spans of dtype -> name / number tables and dtype-name -> number tables (module doc)."""
+    """Spans of dtype -> name / number tables, dtype-name -> number / dtype tables and record tables (module doc)."""
     out = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Dict) or len(node.keys) < _MIN_TABLE or any(k is None for k in node.keys):
@@ -147,10 +148,81 @@ def _dtype_tables(tree: ast.AST) -> list[tuple[int, int]]:
         keys, values = node.keys, node.values
         by_dtype = all(_dtype_key(k) for k in keys) and all(
             isinstance(v, ast.Constant) and isinstance(v.value, str) or _number(v) for v in values)
-        by_name = all(isinstance(k, ast.Constant) and isinstance(k.value, str) and _DTYPE_NAME.match(k.value)
-                      for k in keys) and all(_number(v) for v in values)
-        if by_dtype or by_name:
+        names = all(isinstance(k, ast.Constant) and isinstance(k.value, str) and _DTYPE_NAME.match(k.value)
+                    for k in keys)
+        by_name = names and all(_number(v) for v in values)
+        # `{"F16": torch.float16, "F64": torch.float64, ...}[info["dtype"]]`: a file format's dtype names read into
+        # torch dtypes (safetensors / GGUF headers); the file chose them, the table converts (t11t, policy (a))
+        to_dtype = names and all(_dtype_key(v) for v in values) and all(
+            isinstance(k, ast.Constant) and str(k.value).upper() == k.value for k in keys)
+        if by_dtype or by_name or to_dtype:
             out.append((node.lineno, node.end_lineno or node.lineno))
+    # a table of records (`[{"res": 768, "total_vram": 23, "bs": 18, "dtype": torch.float16}, ...]`: batch sizes
+    # measured per resolution, memory and dtype, looked up with the dtype the caller chose): at least two dict
+    # literals with the same string keys, every value a number, a string or a torch dtype (t11t, policy (a))
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.List, ast.Tuple)) or len(node.elts) < _MIN_TABLE or not all(
+                isinstance(e, ast.Dict) and e.keys and all(isinstance(k, ast.Constant) and isinstance(k.value, str)
+                                                           for k in e.keys) for e in node.elts):
+            continue
+        rows = [e for e in node.elts if isinstance(e, ast.Dict)]
+        shapes = {tuple(sorted(str(getattr(k, "value", "")) for k in e.keys)) for e in rows}
+        if len(shapes) == 1 and all(_number(v) or _dtype_key(v) or isinstance(v, ast.Constant) and isinstance(
+                v.value, str) for e in rows for v in e.values) and any(_dtype_key(v) for e in rows for v in e.values) \
+                and any(_number(v) for e in rows for v in e.values):
+            out.append((node.lineno, node.end_lineno or node.lineno))
+    return out
+
+
+# Host casts and reinterpretations (t11t, tuned on heldout13; policies (e) and (a)):
+# - `w.detach().cpu().contiguous().half()`, `value.cpu().to(torch.float16)`: a cast AFTER the chain brought the
+#   tensor to the host (no move back in between) converts a host copy, mostly for saving a state dict; no device
+#   computes in that dtype (ai-toolkit's LoRA extraction and checkpoint shrinking);
+# - `d.view(torch.float16)`: a dtype view reinterprets the bytes of a packed buffer as the file format lays them out
+#   (GGUF block scales); the cast that follows picks the compute dtype. Only info hints (fp16 / fp64 / bf16): an fp8
+#   view is the fp8 use itself and keeps its finding;
+# - `FP8_E4M3 = "fp8_e4m3"`: a constant whose string is its own name (an enum member, a quantisation-type label)
+#   names a dtype, it chooses nothing.
+_CASTS = frozenset({"half", "float", "bfloat16", "double", "to", "type"})
+_MOVES_BACK = frozenset({"cuda", "npu", "xpu", "to", "mlu", "musa", "pin_memory"})
+
+
+def _to_host_chain(node: ast.AST) -> bool:
+    """Whether the receiver chain holds `.cpu()` (or `.numpy()`) with no move to a device after it."""
+    while True:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in ("cpu", "numpy"):
+                return True
+            if node.func.attr in _MOVES_BACK and not (node.func.attr == "to" and node.args and _dtype_key(
+                    node.args[0]) and len(node.args) == 1 and not node.keywords):
+                return False
+            node = node.func.value
+        elif isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+        else:
+            return False
+
+
+def _host_casts(tree: ast.AST) -> list[tuple[int, int, int, int]]:
+    """(line, col, end line, end col) of host casts, dtype views and self-named dtype constants (above)."""
+    out: list[tuple[int, int, int, int]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            attr = node.func.attr
+            host_cast = attr in _CASTS and _to_host_chain(node.func.value) and (attr != "to" or all(
+                _dtype_key(a) for a in node.args) and all(k.arg == "dtype" for k in node.keywords))
+            view = attr == "view" and len(node.args) == 1 and _dtype_key(node.args[0]) and \
+                not ast.unparse(node.args[0]).startswith(("torch.float8", "torch.float4"))
+            if host_cast:
+                out.append((node.lineno, node.col_offset, node.end_lineno or node.lineno,
+                            node.end_col_offset or node.col_offset))
+            elif view:      # the dtype named in the view only, not the receiver chain (`x.to(torch.float16).view(u8)`)
+                arg = node.args[0]
+                out.append((arg.lineno, arg.col_offset, arg.end_lineno or arg.lineno, arg.end_col_offset or arg.col_offset))
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
+                isinstance(node.value, ast.Constant) and isinstance(node.value.value, str) and \
+                node.value.value.lower() == node.targets[0].id.lower():
+            out.append((node.lineno, 0, node.end_lineno or node.lineno, 1 << 30))
     return out
 
 
@@ -263,6 +335,7 @@ def drop_host_paths(findings: list, rel: str, text: str, tree: ast.AST) -> list:
     scalars = _host_scalars(tree) if precision and not host_file and ".item()" in text else []
     meta = _meta_spans(tree) if precision and ("meta" in text or "init_empty_weights" in text) \
         and not _MATERIALISES.search(text) else []
+    casts = _host_casts(tree) if precision and not host_file else []
     kept = []
     for f in findings:
         line = lines[f.line - 1] if 0 < f.line <= len(lines) else ""
@@ -272,6 +345,8 @@ def drop_host_paths(findings: list, rel: str, text: str, tree: ast.AST) -> list:
         if f.category == "precision" and any(line_ == f.line and lo <= f.col < hi for line_, lo, hi in scalars):
             continue
         if f.category == "precision" and _in_meta(meta, f.line, f.col):
+            continue
+        if f.category == "precision" and any((l0, c0) <= (f.line, f.col - 1) < (l1, c1) for l0, c0, l1, c1 in casts):
             continue
         if f.category == "precision" and _DTYPE_CONSTANT.search(line):
             continue

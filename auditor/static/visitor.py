@@ -383,7 +383,7 @@ class MatchVisitor(cst.CSTVisitor):
             if id(node) in self._unset:
                 if env_rule is None or env_rule.category != "device":
                     continue
-            for stacked in self.c.env_stacked.get(value, ()):
+            for stacked in self.c.stacked_env(value):
                 self._hit(stacked, node, value, via=via)
             if env_rule is not None:
                 self._hit(env_rule, node, value, via=via)
