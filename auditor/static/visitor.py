@@ -1357,8 +1357,9 @@ class MatchVisitor(cst.CSTVisitor):
         sides = [node.left] + [t.comparator for t in node.comparisons]
         for side in sides:
             members = [e.value for e in side.elements] if isinstance(side, (cst.Tuple, cst.List, cst.Set)) else [side]
-            self._enum_compared.update(id(m) for m in members if _enum_member(m) and not (
-                (self._qual(m.value) or "").startswith("torch.")))   # torch's profiler DeviceType: its own rules
+            self._enum_compared.update(id(m) for m in members if isinstance(m, cst.Attribute) and _enum_member(m)
+                                       and not (self._qual(m.value) or "").startswith("torch."))
+            # (torch's profiler DeviceType has its own rules)
         if any(isinstance(side, (*_STRING_NODES, cst.Integer, cst.Float)) or
                (isinstance(side, cst.Name) and side.value in ("None", "True", "False")) for side in sides):
             # `name == "sdaa"` asks about the literal, whatever else `name` may hold ("cuda" elsewhere);
