@@ -2,7 +2,6 @@
 imports and aliases), method or attribute name, folded string value, or environment variable name."""
 from __future__ import annotations
 
-import ast
 import fnmatch
 import re
 from dataclasses import dataclass
@@ -237,7 +236,8 @@ class MatchVisitor(cst.CSTVisitor):
         self.c = compiled
         self.ctx = ctx
         self.hits: list[RawHit] = []
-        self._option_facts: tuple[frozenset[str], frozenset[str]] | None = None   # `_device_option_read`
+        self.file_lines: list[str] | None = None        # the whole file (set by the engine; `_device_option_read`)
+        self._option_text: str | None = None
         # `Device.cuda` / `Backend.CUDA` as an operand of a comparison (or in a tuple compared): an enum member (t14v)
         self._enum_compared: set[int] = set()
         self._handled: set[int] = set()   # ids of nodes already matched (or binding names)
@@ -1215,29 +1215,20 @@ class MatchVisitor(cst.CSTVisitor):
                 self._hit(rule, literal, name, value=pattern)   # and ported code keeps the name (`.npu()` under it)
 
     def _device_option_read(self, name: str) -> bool:
-        """A CUDA-device option (`--gpu`, default 0) that the module reads (`args.gpu`) and that no device-type option
-        of the same module (`--device`, `--accelerator`) overrides: beside one the index serves the CUDA choice among
-        backends (Gaudi's `--device hpu|gpu|cpu` with `--gpu 0`), and an option nobody reads selects nothing (t14v,
-        read on the precision trees of heldout3..13)."""
-        if self._option_facts is None:
-            reads: set[str] = set()
-            options: set[str] = set()
-            if self.ctx.module is not None:
-                for n in ast.walk(self.ctx.module):
-                    if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
-                        reads.add(n.attr)          # `args.cuda`
-                    elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
-                        reads.add(n.id)            # a click command's parameter
-                    elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
-                            n.func.attr in _OPTION_MAKERS:
-                        options.update(str(a.value).lstrip("-").replace("-", "_").lower() for a in n.args
-                                       if isinstance(a, ast.Constant) and isinstance(a.value, str)
-                                       and a.value.startswith("-"))
-            self._option_facts = (frozenset(reads), frozenset(options))
-        reads_, options_ = self._option_facts
-        if options_ & _DEVICE_TYPE_OPTIONS:
+        """A CUDA-device option (`--gpu`, default 0) that the module reads (`args.gpu`, or a click command's
+        parameter) and that no device-type option of the same module (`--device`, `--accelerator`) overrides: beside
+        one the index serves the CUDA choice among backends (Gaudi's `--device hpu|gpu|cpu` with `--gpu 0`), and an
+        option nobody reads selects nothing (t14v, read on the precision trees of heldout3..13). Read on the whole
+        file's text, so that the chunked pass of a large file answers the same."""
+        if self.file_lines is None:
+            return True
+        if self._option_text is None:
+            self._option_text = "".join(self.file_lines)
+        text = self._option_text
+        if _DEVICE_TYPE_OPTION_RE.search(text):
             return False
-        return self.ctx.module is None or name in reads_
+        return re.search(r"\.\s*" + re.escape(name) + r"\b", text) is not None or \
+            re.search(r"\bdef\s+\w+\s*\([^)]*\b" + re.escape(name) + r"\b", text) is not None
 
     def _third_party_object(self, node: cst.CSTNode) -> bool:
         """A CUDA-only third-party package or an object from one (pynvml, nvidia_smi): using it is the finding."""
@@ -1424,7 +1415,9 @@ _HELP_KEYWORDS = frozenset({"help", "description", "epilog", "usage"})
 # a module's metadata read inside a message text (`x_cuda.__file__`, `flash_attn.__version__`): not a use (t14t)
 _MODULE_METADATA = frozenset({"__file__", "__version__", "__name__", "__path__", "__doc__", "__spec__"})
 # options that choose the device type (`--device cuda|npu|cpu`): a CUDA index option beside one serves that choice
-_DEVICE_TYPE_OPTIONS = frozenset({"device", "device_type", "accelerator", "backend_device", "devices"})
+_DEVICE_TYPE_OPTION_RE = re.compile(
+    r"""\b(?:add_argument|option)\(\s*(?:["']-\w+["']\s*,\s*)?["']--?(?:device|device[_-]type|accelerator|"""
+    r"""backend[_-]device|devices)["']""")
 # calls that declare a command-line option (argparse, click): a default that is on is a setting switched on (t14l)
 _OPTION_MAKERS = frozenset({"add_argument", "option"})
 # keyword arguments that carry text even in a call made inside a message (`print(colored(text="...", ...))`)
