@@ -96,6 +96,11 @@ RULE_SCHEMA: dict[str, Any] = {
             # method rules: only a call with no positional argument (`t.item()`, not a Qt model's `model.item(row)`)
             # (t14q)
             "no_args": {"type": "boolean"},
+            # keyword rules: only the name of a command-line option (argparse `add_argument`, click `option`) whose
+            # default picks a CUDA device (`--cuda` default 0, `--gpu_id` default 0, `--use_cuda` default True) (t14v)
+            "option_only": {"type": "boolean"},
+            # attribute rules: only a class's member (`Device.cuda`) that is an operand of a comparison (t14v)
+            "enum_compared": {"type": "boolean"},
             # env rules: only a project file's setting of the variable (Dockerfile ENV, export, a command prefix,
             # a config's env block), in place of the rule that reports its reads and Python's uses (t15q)
             "sets_only": {"type": "boolean"}}},

@@ -462,7 +462,7 @@ class CompiledRules:
 
     def match_keyword(self, name: str) -> tuple[Rule, str] | None:
         for regex, pattern, rule in self.keywords:
-            if regex.match(name):
+            if regex.match(name) and not rule.extra.get("option_only"):
                 return rule, pattern
         return None
 
@@ -471,9 +471,16 @@ class CompiledRules:
         (`use_cuda_fp16=True` picks the CUDA kernels and float16: a device and a precision finding)."""
         out: list[tuple[Rule, str]] = []
         for regex, pattern, rule in self.keywords:
+            if rule.extra.get("option_only"):
+                continue          # a command-line option's name only (`match_option_keywords`)
             if regex.match(name) and all(r.category != rule.category for r, _ in out):
                 out.append((rule, pattern))
         return out
+
+    def match_option_keywords(self, name: str) -> list[tuple[Rule, str]]:
+        """The `option_only` keyword rules for a command-line option's name (`--cuda`, `--gpu_id`: t14v)."""
+        return [(rule, pattern) for regex, pattern, rule in self.keywords
+                if rule.extra.get("option_only") and regex.match(name)]
 
     def match_keyword_value(self, callee: str | None, name: str, value: str | None) -> tuple[Rule, str] | None:
         """A `name=value` / `callee(name)` keyword pattern: `value` is the literal's text (None: not a literal)."""

@@ -711,6 +711,7 @@ class StaticEngine:
         except cst.ParserSyntaxError:
             raise _SliceUnparsable(start, end) from None
         visitor = MatchVisitor(self.compiled, ctx, loops)
+        visitor.file_lines = lines        # the whole file's lines (the same in the chunked pass)
         module.visit(visitor)
         if not visitor.hits:
             return []

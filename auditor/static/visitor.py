@@ -236,6 +236,10 @@ class MatchVisitor(cst.CSTVisitor):
         self.c = compiled
         self.ctx = ctx
         self.hits: list[RawHit] = []
+        self.file_lines: list[str] | None = None        # the whole file (set by the engine; `_device_option_read`)
+        self._option_text: str | None = None
+        # `Device.cuda` / `Backend.CUDA` as an operand of a comparison (or in a tuple compared): an enum member (t14v)
+        self._enum_compared: set[int] = set()
         self._handled: set[int] = set()   # ids of nodes already matched (or binding names)
         # attribute names that are not the tensor property an attribute rule means: `platform.is_cuda()` (a call:
         # Tensor.is_cuda is a property), `self.is_cuda`, `obj.is_cuda = ...` (a binding)
@@ -515,6 +519,8 @@ class MatchVisitor(cst.CSTVisitor):
     def _attribute_rule(self, node: cst.Attribute) -> Rule | None:
         """The attribute rule for `obj.name`, unless the name is a method call, a binding or on self/cls."""
         rules = self.c.attributes.get(node.attr.value)
+        if rules and rules[0].extra.get("enum_compared") and id(node) not in self._enum_compared:
+            return None               # `args.cuda`, `Device.cuda` in a table: only a member compared (t14v)
         if not rules or id(node.attr) in self._not_property:
             return None
         if isinstance(node.value, cst.Name) and node.value.value in ("self", "cls") \
@@ -1193,6 +1199,9 @@ class MatchVisitor(cst.CSTVisitor):
             return
         action = kwargs.get("action")
         default = kwargs.get("default")
+        if _option_picks_device(name.lower(), default, kwargs.get("type")) and self._device_option_read(name):
+            for rule, pattern in self.c.match_option_keywords(name.lower()):
+                self._hit(rule, literal, name, value=pattern)
         if default is not None:
             on = isinstance(default, cst.Name) and default.value == "True" or \
                 isinstance(default, cst.Integer) and default.value != "0" or \
@@ -1204,6 +1213,22 @@ class MatchVisitor(cst.CSTVisitor):
         for rule, pattern in self.c.match_keywords(name):
             if rule.category != "device":    # `--use_cuda` (default on): the device calls it gates are the findings,
                 self._hit(rule, literal, name, value=pattern)   # and ported code keeps the name (`.npu()` under it)
+
+    def _device_option_read(self, name: str) -> bool:
+        """A CUDA-device option (`--gpu`, default 0) that the module reads (`args.gpu`, or a click command's
+        parameter) and that no device-type option of the same module (`--device`, `--accelerator`) overrides: beside
+        one the index serves the CUDA choice among backends (Gaudi's `--device hpu|gpu|cpu` with `--gpu 0`), and an
+        option nobody reads selects nothing (t14v, read on the precision trees of heldout3..13). Read on the whole
+        file's text, so that the chunked pass of a large file answers the same."""
+        if self.file_lines is None:
+            return True
+        if self._option_text is None:
+            self._option_text = "".join(self.file_lines)
+        text = self._option_text
+        if _DEVICE_TYPE_OPTION_RE.search(text):
+            return False
+        return re.search(r"\.\s*" + re.escape(name) + r"\b", text) is not None or \
+            re.search(r"\bdef\s+\w+\s*\([^)]*\b" + re.escape(name) + r"\b", text) is not None
 
     def _third_party_object(self, node: cst.CSTNode) -> bool:
         """A CUDA-only third-party package or an object from one (pynvml, nvidia_smi): using it is the finding."""
@@ -1325,6 +1350,11 @@ class MatchVisitor(cst.CSTVisitor):
                     if qual is not None and not qual.startswith("torch."):   # `CUDA_HOME is None` is the point
                         self._handled.add(id(side))
         sides = [node.left] + [t.comparator for t in node.comparisons]
+        for side in sides:
+            members = [e.value for e in side.elements] if isinstance(side, (cst.Tuple, cst.List, cst.Set)) else [side]
+            self._enum_compared.update(id(m) for m in members if isinstance(m, cst.Attribute) and _enum_member(m)
+                                       and not (self._qual(m.value) or "").startswith("torch."))
+            # (torch's profiler DeviceType has its own rules)
         if any(isinstance(side, (*_STRING_NODES, cst.Integer, cst.Float)) or
                (isinstance(side, cst.Name) and side.value in ("None", "True", "False")) for side in sides):
             # `name == "sdaa"` asks about the literal, whatever else `name` may hold ("cuda" elsewhere);
@@ -1388,6 +1418,10 @@ class MatchVisitor(cst.CSTVisitor):
 _HELP_KEYWORDS = frozenset({"help", "description", "epilog", "usage"})
 # a module's metadata read inside a message text (`x_cuda.__file__`, `flash_attn.__version__`): not a use (t14t)
 _MODULE_METADATA = frozenset({"__file__", "__version__", "__name__", "__path__", "__doc__", "__spec__"})
+# options that choose the device type (`--device cuda|npu|cpu`): a CUDA index option beside one serves that choice
+_DEVICE_TYPE_OPTION_RE = re.compile(
+    r"""\b(?:add_argument|option)\(\s*(?:["']-\w+["']\s*,\s*)?["']--?(?:device|device[_-]type|accelerator|"""
+    r"""backend[_-]device|devices)["']""")
 # calls that declare a command-line option (argparse, click): a default that is on is a setting switched on (t14l)
 _OPTION_MAKERS = frozenset({"add_argument", "option"})
 # keyword arguments that carry text even in a call made inside a message (`print(colored(text="...", ...))`)
@@ -1452,6 +1486,40 @@ def _literal_text(value: cst.BaseExpression) -> str | None:
     if isinstance(value, (cst.Integer, cst.Float)):
         return value.value
     return None
+
+
+_DEVICE_ENUM = re.compile(r"Device|Backend|Accelerator")
+
+
+def _enum_member(node: cst.BaseExpression) -> bool:
+    """`Device.cuda`, `schema.Device.CUDA`, `DeviceType.Cuda`: a member of a device / backend class (its name starts
+    with a capital and says Device, Backend or Accelerator), not a module's or an object's attribute (`torch.cuda`,
+    `args.cuda`), nor another enum's CUDA member (onnxruntime's `ExecutionProvider.CUDA`, codegen's
+    `DispatchKey.CUDA`: read on the precision trees, t14v)."""
+    if not isinstance(node, cst.Attribute):
+        return False
+    owner = node.value
+    name = owner.value if isinstance(owner, cst.Name) else owner.attr.value if isinstance(owner, cst.Attribute) \
+        else ""
+    return name[:1].isupper() and not name.isupper() and _DEVICE_ENUM.search(name) is not None
+
+
+def _option_picks_device(name: str, default: cst.BaseExpression | None, kind: cst.BaseExpression | None) -> bool:
+    """The default of a command-line option named for a CUDA device (`--cuda`, `--gpu_id`, `--use_cuda`) puts the run
+    on one (t14v, labelling policy item 7): a device index (`default=0`, `default="0,1"`) or a switch that is on
+    (`default=True`, `type=bool, default=1`). Not `-1` / None / False / "" (the CPU or the user's choice), not a
+    count (`--ngpu`, `--num_gpus`: no option_only rule names them)."""
+    if default is None:
+        return False
+    if isinstance(default, cst.Name):
+        return default.value == "True"
+    switch = name.startswith(("use_", "enable_")) or isinstance(kind, cst.Name) and kind.value == "bool"
+    if isinstance(default, cst.Integer):
+        return not switch or default.value != "0"
+    if isinstance(default, cst.SimpleString) and isinstance(default.evaluated_value, str) and not switch:
+        text = default.evaluated_value.replace(" ", "")
+        return bool(text) and all(part.isdigit() for part in text.split(","))
+    return False
 
 
 def _switched_off(value: cst.BaseExpression, name: str) -> bool:
