@@ -254,6 +254,20 @@ def test_makefile_reader_follows_make_syntax(tmp_path):
     assert make_call(["all"], None) is None
 
 
+def test_a_variable_appended_from_itself_many_times_expands_linearly(tmp_path):
+    # llm-compressor's Makefile builds PYTEST_ARGS in `ifneq` blocks, each `PYTEST_ARGS := $(PYTEST_ARGS) --ignore ..`:
+    # expanding every branch of every self-reference grew exponentially and held an audit for minutes
+    from auditor.project.makefile import Makefile
+
+    text = 'PYTEST_ARGS ?= ""\n' + "".join(
+        f"ifneq ($(findstring t{i},$(TARGETS)),t{i})\n    PYTEST_ARGS := $(PYTEST_ARGS) --ignore tests/t{i}\nendif\n"
+        for i in range(8)) + "test:\n\tpytest -ra tests $(PYTEST_ARGS) --device cuda\n"
+    mk = Makefile.parse(text, tmp_path)
+    (targets, _, recipe), = mk.rules
+    assert targets == ["test"]
+    assert recipe.count("--ignore tests/t3") == 1 and "--device cuda" in recipe    # once: each branch expanded once
+
+
 def test_a_makefile_that_is_a_fifo_is_refused_not_waited_on(tmp_path):
     import os
     from pathlib import Path

@@ -90,8 +90,10 @@ class Makefile:
                 mk.default_goal = goal
         return mk
 
-    def expand(self, text: str, depth: int = 0) -> str:
-        """Variable and substitution references replaced by every value the Makefile assigns (all branches)."""
+    def expand(self, text: str, depth: int = 0, active: frozenset[str] = frozenset()) -> str:
+        """Variable and substitution references replaced by every value the Makefile assigns (all branches).
+        `active`: the variables being expanded; a reference back to one of them (`ARGS := $(ARGS) --x`, an append)
+        expands to nothing, so a variable assigned many times from itself grows linearly, not exponentially."""
         if depth > 6 or "$" not in text:
             return text
 
@@ -101,14 +103,16 @@ class Makefile:
                 return m.group(0)                   # an automatic variable: left as written
             name, colon, subst = ref.partition(":")
             if " " in name or "," in name:          # a function (`$(shell which nvcc)`, `$(wildcard *.cu)`): its text
-                return self.expand(ref, depth + 1)
-            value = " ".join(self.expand(v, depth + 1) for v in self.variables.get(name, ()))
+                return self.expand(ref, depth + 1, active)
+            if name in active:
+                return ""
+            value = " ".join(self.expand(v, depth + 1, active | {name}) for v in self.variables.get(name, ()))
             if colon and "=" in subst:
                 old, new = subst.split("=", 1)
                 value = " ".join(_substitute(w, old, new) for w in value.split())
             return value
 
-        return self.expand(_REF_RE.sub(one, text), depth + 1)
+        return self.expand(_REF_RE.sub(one, text), depth + 1, active)
 
     def cuda_targets(self) -> dict[str, str]:
         """target -> why it is a CUDA build (an nvcc recipe, a `.cu` prerequisite, a CUDA prerequisite)."""
