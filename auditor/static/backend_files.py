@@ -380,14 +380,7 @@ def apply_backend_files(results: list, files: Sequence[tuple[Path, str]], projec
         if cpu is not None or ci is not None:
             note = _CPU_NOTE.format(sibling=cpu) if cpu is not None else _CI_IMAGE_NOTE
             kind = "platform-class" if cpu is not None else "npu-path"
-            kept = []
-            for f in result.findings:
-                if f.severity == "info" or f.data.get("context"):
-                    kept.append(f)
-                    continue
-                kept.append(as_info(f, kind, note))
-                lowered += 1
-            result.findings = kept
+            lowered += _lower_to_info(result, kind, note)
             continue
         if sibling is None and twin is None and image is None and _cuda_named_dockerfile(result.path):
             if not ascend:
@@ -399,14 +392,21 @@ def apply_backend_files(results: list, files: Sequence[tuple[Path, str]], projec
             ("npu-path", _IMAGE_NOTE.format(image=image)) if image is not None else \
             ("npu-path", _CUDA_IMAGE_NOTE.format(ascend=own)) if own is not None else \
             ("npu-path", _TWIN_NOTE.format(twin=twin))
-        kept = []
-        for f in result.findings:
-            if f.severity == "info" or f.data.get("context"):
-                kept.append(f)
-                continue
-            kept.append(as_info(f, kind, note))
-            lowered += 1
-        result.findings = kept
+        lowered += _lower_to_info(result, kind, note)
+    return lowered
+
+
+def _lower_to_info(result, kind: str, note: str) -> int:
+    """Every finding of `result` not already info or discounted lowered to info with `note`; how many were."""
+    lowered = 0
+    kept = []
+    for f in result.findings:
+        if f.severity == "info" or f.data.get("context"):
+            kept.append(f)
+            continue
+        kept.append(as_info(f, kind, note))
+        lowered += 1
+    result.findings = kept
     return lowered
 
 
