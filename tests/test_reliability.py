@@ -245,8 +245,11 @@ def test_children_of_user_code_are_reaped(tmp_path, leftovers, mode):
 def test_killed_audit_leaves_nothing_running(tmp_path, leftovers, sig):
     path, marker = _user_file(tmp_path, body="while True:\n        pass")
     leftovers.append(f"sleep {marker}")
+    # started as from a terminal, where Ctrl-C reaches it: a suite run in the background (`.ci/run &`) passes its
+    # children SIGINT ignored, and an audit that inherits an ignored SIGINT rightly keeps ignoring it
     proc = subprocess.Popen([sys.executable, "-m", "auditor.cli", str(path), "--trace", "--no-cache"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while len(alive(f"sleep {marker}")) < 3 and time.monotonic() < deadline:   # user code is running
         time.sleep(0.2)
