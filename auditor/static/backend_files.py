@@ -44,7 +44,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from auditor.source import SourceError
-from auditor.static.backends import OTHER_BACKENDS, as_info, backends_in_text
+from auditor.static.backends import OTHER_BACKENDS, backends_in_text, discount_findings, undiscounted
 from auditor.static.ported import imports_ascend
 from auditor.static.project_imports import held_tree, read_counted
 
@@ -367,7 +367,7 @@ def apply_backend_files(results: list, files: Sequence[tuple[Path, str]], projec
     ascend: list[str | None] = []       # the first file that imports torch_npu, read once when a CUDA image asks
     for result in results:
         path = where.get(result.path)
-        if path is None or not any(f.severity != "info" and not f.data.get("context") for f in result.findings):
+        if path is None or not any(undiscounted(f) for f in result.findings):
             continue
         sibling = per_backend_sibling(path, result.path)
         image = None if sibling is not None else ascend_dockerfile_sibling(path, result.path, project)
@@ -380,7 +380,7 @@ def apply_backend_files(results: list, files: Sequence[tuple[Path, str]], projec
         if cpu is not None or ci is not None:
             note = _CPU_NOTE.format(sibling=cpu) if cpu is not None else _CI_IMAGE_NOTE
             kind = "platform-class" if cpu is not None else "npu-path"
-            lowered += _lower_to_info(result, kind, note)
+            lowered += discount_findings(result, kind, note, lower=undiscounted)
             continue
         if sibling is None and twin is None and image is None and _cuda_named_dockerfile(result.path):
             if not ascend:
@@ -392,21 +392,7 @@ def apply_backend_files(results: list, files: Sequence[tuple[Path, str]], projec
             ("npu-path", _IMAGE_NOTE.format(image=image)) if image is not None else \
             ("npu-path", _CUDA_IMAGE_NOTE.format(ascend=own)) if own is not None else \
             ("npu-path", _TWIN_NOTE.format(twin=twin))
-        lowered += _lower_to_info(result, kind, note)
-    return lowered
-
-
-def _lower_to_info(result, kind: str, note: str) -> int:
-    """Every finding of `result` not already info or discounted lowered to info with `note`; how many were."""
-    lowered = 0
-    kept = []
-    for f in result.findings:
-        if f.severity == "info" or f.data.get("context"):
-            kept.append(f)
-            continue
-        kept.append(as_info(f, kind, note))
-        lowered += 1
-    result.findings = kept
+        lowered += discount_findings(result, kind, note, lower=undiscounted)
     return lowered
 
 

@@ -692,6 +692,29 @@ def as_info(finding, kind: str, note: str):
     return replace(finding, severity="info", fix="none", data=data, message=f"{finding.message} ({note})")
 
 
+def discount_findings(result, kind: str, note: str, lower, drop=None) -> int:
+    """`result`'s findings with those `drop` says dropped and those `lower` says lowered to info (`as_info`);
+    returns how many changed. One pass for every "this file is another backend's / one member of a per-backend
+    set" discount."""
+    changed = 0
+    kept = []
+    for f in result.findings:
+        if drop is not None and drop(f):
+            changed += 1
+            continue
+        if lower(f):
+            f = as_info(f, kind, note)
+            changed += 1
+        kept.append(f)
+    result.findings = kept
+    return changed
+
+
+def undiscounted(finding) -> bool:
+    """An error or warning no context has discounted yet."""
+    return finding.severity != "info" and not finding.data.get("context")
+
+
 def variable_with_npu(finding):
     """A CUDA value reached through a variable that may also hold "npu" (`DEVICE = "npu" if npu else "cuda"`):
     the code already chooses the NPU; info, never rewritten."""

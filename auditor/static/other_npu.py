@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from auditor.backend_words import OTHER_NPU_RUNTIMES, backends_in_text
-from auditor.static.backends import _NOTES, as_info
+from auditor.static.backends import _NOTES, discount_findings, undiscounted
 
 _HOST_HINT_CATEGORIES = frozenset({"performance", "precision", "operator"})
 
@@ -100,15 +100,7 @@ def apply_other_npu(results: list, files: Sequence[tuple[Path, str]], project) -
         via = owners.get(r.path)
         if via is None or not r.findings:
             continue
-        kept = []
-        for f in r.findings:
-            if f.category in _HOST_HINT_CATEGORIES:
-                changed += 1
-                continue
-            if f.severity != "info" and not f.data.get("context"):
-                f = as_info(f, "other-backend", f"another vendor's NPU, not Ascend (it imports {via}): "
-                                                f"{_NOTES['other-backend']}")
-                changed += 1
-            kept.append(f)
-        r.findings = kept
+        changed += discount_findings(
+            r, "other-backend", f"another vendor's NPU, not Ascend (it imports {via}): {_NOTES['other-backend']}",
+            lower=undiscounted, drop=lambda f: f.category in _HOST_HINT_CATEGORIES)
     return changed

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from auditor.static.backends import _NOTES, as_info
+from auditor.static.backends import _NOTES, discount_findings
 
 # another accelerator's runtime or build packages (module prefixes), and the backend each is
 VENDOR_RUNTIMES = {"intel_extension_for_pytorch": "xpu", "oneccl_bindings_for_pytorch": "xpu", "torch.xpu": "xpu",
@@ -93,17 +93,11 @@ def apply_vendor_packages(results: list, files: Sequence[tuple[Path, str]], proj
         via = owners.get(r.path)
         if via is None or not r.findings:
             continue
-        kept = []
-        for f in r.findings:
-            if f.category == "precision" and f.data.get("context") in (None, "other-backend"):
-                changed += 1
-                continue
-            if f.severity != "info" and f.data.get("context") in (None, "backend-dispatch", "cuda-available-branch"):
-                f = as_info(f, "other-backend", f"another accelerator's package (it imports {via}): "
-                                                f"{_NOTES['other-backend']}")
-                changed += 1
-            kept.append(f)
-        r.findings = kept
+        changed += discount_findings(
+            r, "other-backend", f"another accelerator's package (it imports {via}): {_NOTES['other-backend']}",
+            lower=lambda f: f.severity != "info" and f.data.get("context") in (None, "backend-dispatch",
+                                                                                "cuda-available-branch"),
+            drop=lambda f: f.category == "precision" and f.data.get("context") in (None, "other-backend"))
     return changed
 
 
