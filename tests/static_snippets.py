@@ -21,6 +21,31 @@ def findings_by_line(engine, src: str, rel: str = "pkg/mod.py") -> dict[int, lis
     return out
 
 
+def finding_keys_by_line(engine, src: str, rel: str = "pkg/mod.py") -> dict[int, set[tuple[str, str, str]]]:
+    """(code, category, severity) of each finding on the dedented snippet, keyed by line; the snippet must parse."""
+    out: dict[int, set[tuple[str, str, str]]] = {}
+    for f in snippet_findings(engine, src, rel):
+        out.setdefault(f.line, set()).add((f.code, f.category, f.severity))
+    return out
+
+
+def codes_at(found: dict[int, set[tuple[str, str, str]]], line: int) -> set[str]:
+    """The codes of `finding_keys_by_line`'s entry for `line`."""
+    return {code for code, _, _ in found.get(line, set())}
+
+
+def categories_at(found: dict[int, set[tuple[str, str, str]]], line: int) -> set[str]:
+    """The categories of `finding_keys_by_line`'s entry for `line`."""
+    return {cat for _, cat, _ in found.get(line, set())}
+
+
+def line_of(src: str, needle: str) -> int:
+    """The 1-based line of the snippet holding `needle`, which it must hold exactly once."""
+    hits = [i for i, text in enumerate(src.splitlines(), 1) if needle in text]
+    assert len(hits) == 1, needle
+    return hits[0]
+
+
 def write_source(root: Path, rel: str, src: str) -> None:
     """Write the dedented snippet to `root/rel`, making its folders."""
     path = root / rel

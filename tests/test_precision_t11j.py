@@ -13,19 +13,12 @@ import pytest
 
 from auditor.rules import load_rules
 from auditor.static.engine import StaticEngine
-from tests.static_snippets import findings_by_line, findings_in_tree, write_tree
+from tests.static_snippets import line_of as _line, findings_by_line, findings_in_tree, write_tree
 
 
 @pytest.fixture(scope="module")
 def engine():
     return StaticEngine(load_rules())
-
-
-def _line(src: str, needle: str) -> int:
-    """The 1-based line of the snippet holding `needle` (once)."""
-    hits = [i for i, text in enumerate(src.splitlines(), 1) if needle in text]
-    assert len(hits) == 1, needle
-    return hits[0]
 
 
 def _precision(found: dict, line: int) -> list[str]:

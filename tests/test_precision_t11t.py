@@ -17,18 +17,12 @@ import pytest
 
 from auditor.rules import load_rules
 from auditor.static.engine import StaticEngine
-from tests.static_snippets import findings_by_line
+from tests.static_snippets import line_of as _line, findings_by_line
 
 
 @pytest.fixture(scope="module")
 def engine():
     return StaticEngine(load_rules())
-
-
-def _line(src: str, needle: str) -> int:
-    hits = [i for i, text in enumerate(src.splitlines(), 1) if needle in text]
-    assert len(hits) == 1, needle
-    return hits[0]
 
 
 def _at(found: dict, src: str, needle: str, code: str) -> list:

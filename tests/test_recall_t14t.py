@@ -5,29 +5,16 @@ deformable-conv package that builds CPU and CUDA extensions and says where the p
 each must find and the lines it must leave alone."""
 from __future__ import annotations
 
-import textwrap
 
 from auditor.rules import load_rules
 from auditor.static import StaticEngine
+from tests.static_snippets import categories_at as _categories, codes_at as _codes, finding_keys_by_line
 
 ENGINE = StaticEngine(load_rules())
 
 
 def _findings(code: str, rel: str = "pkg/mod.py") -> dict[int, set[tuple[str, str, str]]]:
-    result = ENGINE.analyze_bytes(textwrap.dedent(code).encode(), rel)
-    assert result.error is None
-    out: dict[int, set[tuple[str, str, str]]] = {}
-    for f in result.findings:
-        out.setdefault(f.line, set()).add((f.code, f.category, f.severity))
-    return out
-
-
-def _codes(found: dict[int, set[tuple[str, str, str]]], line: int) -> set[str]:
-    return {code for code, _, _ in found.get(line, set())}
-
-
-def _categories(found: dict[int, set[tuple[str, str, str]]], line: int) -> set[str]:
-    return {cat for _, cat, _ in found.get(line, set())}
+    return finding_keys_by_line(ENGINE, code, rel)
 
 
 BACKEND_PICKER = '''\
