@@ -125,7 +125,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
     assert mod.capped(items, None) == items                                # splits without a cap score everything
     # fixed in each SELECTION.md before labelling
     assert mod.LINE_CAP == {"test4": 40, "test5": 40, "test6": 40, "test7": 40, "test8": 40, "test9": 40, "test10": 40, "test11": 40, "test12": 40,
-                            "test13": 40, "test14": 40,
+                            "test13": 40, "test14": 40, "test15": 40,
                             "tuned_t15": 40,
                             "tuned_t15d": 40, "tuned_t15f": 40}
 
@@ -377,6 +377,32 @@ def test_test14_selection_is_exactly_what_its_rule_draws(tmp_path):
              for r in {f["repo"] for f in committed["files"]}}
     assert {r: n for r, n in added.items() if n} == {"yolov10": 2, "Chinese-Vicuna": 3, "CodeFormer": 1}
 
+
+def test_test15_selection_is_exactly_what_its_rule_draws(tmp_path):
+    """test15's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1515,
+    7 per repository, then its one extension to 10 fixed before the first draw), the first draw's 60 files are the
+    start of it, and every drawn file, and no other, has a label file."""
+    mod, sources, committed = _redraw_committed(tmp_path, "test15")
+    assert mod.DRAWS["test15"] == {"seed": 1515, "per_repo": 7}
+    assert mod.LINE_CAP["test15"] == 40
+    assert "test15" not in mod.EXTRA_KINDS                                    # test14's kinds, nothing added
+    assert {s.get("per_repo") for s in sources} == {10}                      # the extension, for every repository
+    assert len({f["repo"] for f in committed["files"]}) == 12
+    first = [dict(s, per_repo=7) for s in sources]
+    (mod.HERE / "test15" / "sources.json").write_text(json.dumps({"sources": first}))
+    assert mod.select("test15") == 0
+    first_draw = json.loads((mod.HERE / "test15" / "selection.json").read_text())["files"]
+    assert len(first_draw) == 60
+    for repo in {f["repo"] for f in committed["files"]}:
+        mine = [f for f in committed["files"] if f["repo"] == repo]
+        head = [f for f in first_draw if f["repo"] == repo]
+        assert mine[:len(head)] == head
+    assert len(committed["files"]) == 71
+    # the extension added files only to the repositories with more than seven candidates
+    added = {r: sum(f["repo"] == r for f in committed["files"]) - sum(f["repo"] == r for f in first_draw)
+             for r in {f["repo"] for f in committed["files"]}}
+    assert {r: n for r, n in added.items() if n} == {"kohya_ss": 3, "so-vits-svc": 1, "VoiceCraft": 1, "Otter": 3,
+                                                     "lama": 3}
 
 def test_tuned_t15d_selection_is_exactly_what_its_rule_draws(tmp_path):
     """tuned_t15d's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1525,

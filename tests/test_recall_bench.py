@@ -202,7 +202,8 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
 
 
 @pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
-                                   "test10", "test11", "test12", "test13", "test14", "test15", "tuned_t14d", "tuned_t14g"])
+                                   "test10", "test11", "test12", "test13", "test14", "test15", "test16", "tuned_t14d",
+                                   "tuned_t14g"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
     labels = shipped(split)
     used = {s["name"] for other in recall.SPLITS if other != split for s in recall.load_sources(other)}
@@ -253,9 +254,14 @@ def _replay(select_test, labels, split):
     """The rule of test4 to test8 (bench/corpus_test4|5|6|7|8/SELECTION.md), stopping points read from the labels:
     main rounds 1-2, per-category top-up (>= 20 must-flag lines, at most 12 files per category),
     then further main rounds, one file at a time, until >= 350 must-flag (line, category) pairs,
-    then test4's apex supplement. Returns the drawn (code base, path) keys in order and the first drawn file
-    with no labels."""
+    then test4's apex supplement. From test16 on, at most MAX_FILES_PER_CODE_BASE[split] files of one code base in
+    the whole split: a file of a code base at that limit is skipped like a file already drawn (test16's
+    SELECTION.md). Returns the drawn (code base, path) keys in order and the first drawn file with no labels."""
     sources = recall.load_sources(split)
+    cap = getattr(select_test, "MAX_FILES_PER_CODE_BASE", {}).get(split)
+
+    def full(name):
+        return cap is not None and sum(1 for n, _ in drawn if n == name) >= cap
     orders: dict[str, list[str]] = {}
     for src, path in select_test.draw(None, split):
         orders.setdefault(src["name"], []).append(path)
@@ -281,7 +287,7 @@ def _replay(select_test, labels, split):
         for src, path in select_test.topup_order(cat, split):
             if must[cat] >= 20 or taken >= 12:
                 break
-            if (src["name"], path) in drawn:
+            if (src["name"], path) in drawn or full(src["name"]):
                 continue
             taken += 1
             if not take((src["name"], path)):
@@ -292,7 +298,7 @@ def _replay(select_test, labels, split):
             order = orders.get(src["name"], [])
             if sum(must.values()) >= 350:
                 break
-            if rnd >= len(order) or (src["name"], order[rnd]) in drawn:
+            if rnd >= len(order) or (src["name"], order[rnd]) in drawn or full(src["name"]):
                 continue
             if not take((src["name"], order[rnd])):
                 return drawn, drawn[-1]
@@ -603,6 +609,58 @@ def test_test15_files_are_exactly_what_its_rule_draws():
     assert set(labelled) == {(name, path) for name, order in orders for path in order}
     assert pairs(labelled) < 350
     assert len(labelled) == 82
+
+
+def test_test16_files_are_exactly_what_its_rule_draws():
+    select_test, labelled = _replayed_draw("test16", 19)         # test15's rule on pool A13, 8 files per code base
+    labels = {(lf.package, lf.path): lf for lf in shipped("test16")}
+    # Main rounds 1-2 in sources.json order: melotts, scvi-tools and torchfcpe have one eligible file each, so round 2
+    # has the other sixteen code bases.
+    orders = [(src["name"], [p for s, p in select_test.draw(None, "test16") if s["name"] == src["name"]])
+              for src in recall.load_sources("test16")]
+    main = [(name, order[rnd]) for rnd in range(2) for name, order in orders if rnd < len(order)]
+    assert len(main) == 35 and labelled[:35] == main
+
+    def pool(category):
+        return [(src["name"], path) for src, path in select_test.topup_order(category, "test16")]
+
+    def pairs(keys, category=None):
+        return sum(len(ll.categories) if category is None else ll.categories.count(category)
+                   for k in keys for ll in labels[k].lines.values())
+
+    def open_(keys, drawn):
+        """keys not drawn yet whose code base is under the 8-file limit when its turn comes (SELECTION.md)."""
+        out, taken = [], list(drawn)
+        for k in keys:
+            if k not in taken and sum(1 for n, _ in taken if n == k[0]) < 8:
+                out.append(k)
+                taken.append(k)
+        return out
+
+    # Top-up (SELECTION.md outcome), each in its pool's order, skipping files already drawn and code bases at 8 files:
+    # device needed none; distributed drew its one-file pool and stays under 20; precision drew 12 files (the cap)
+    # and stays under 20; apex's pool is empty; attention drew the three pool files not drawn before (its pool ran dry)
+    # and stays under 20; kernel drew one file (lycoris-lora's eighth), the rest of its pool being drawn or
+    # lycoris-lora's, and stays under 20; third_party drew 3 files, the third bringing it to 20 or more.
+    assert pairs(main, "device") >= 20
+    assert pool("distributed") == labelled[35:36] and pairs(labelled[:36], "distributed") < 20
+    assert labelled[36:48] == open_(pool("precision"), labelled[:36])[:12] and pairs(labelled[:48], "precision") < 20
+    assert select_test.topup_order("apex", "test16") == []
+    assert labelled[48:51] == open_(pool("attention"), labelled[:48]) and pairs(labelled[:51], "attention") < 20
+    assert labelled[51:52] == open_(pool("kernel"), labelled[:51]) and pairs(labelled[:52], "kernel") < 20
+    assert sum(1 for name, _ in labelled[:52] if name == "lycoris-lora") == 8
+    assert labelled[52:55] == open_(pool("third_party"), labelled[:52])[:3]
+    assert pairs(labelled[:54], "third_party") < 20 <= pairs(labelled[:55], "third_party")
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before and code bases
+    # at 8 files: every order ran out (or reached the limit) before 350 pairs, so the split is every file the limit
+    # allows: min(8, eligible) per code base.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:55])
+    assert labelled[55:] == later
+    assert {name: sum(1 for n, _ in labelled if n == name) for name, _ in orders} == \
+        {name: min(8, len(order)) for name, order in orders}
+    assert pairs(labelled) < 350
+    assert len(labelled) == 78
 
 
 def _rounds_until(orders: list, labels: dict, files: int, pairs: int) -> list:
