@@ -343,3 +343,25 @@ def test_nvidia_instance_runners_are_cuda_ci_jobs(tmp_path):
     # a label that only looks alike (`python3`, `inf2`: AWS Neuron) is no NVIDIA runner
     assert cuda_job_spans(WORKFLOW.replace("aws-g4dn-2xlarge-use1-public-80", "aws-inf2-8xlarge")
                           .replace("aws-g5-4xlarge-plus", "python3-runner")) == []
+
+
+ROCM_TEST = '''\
+import pytest
+import torch
+
+
+def _is_rocm() -> bool:
+    return torch.cuda.is_available() and torch.version.hip is not None
+
+
+@pytest.mark.skipif(not _is_rocm(), reason="ROCm only")
+def test_prefill():
+    q = torch.randn(4, 8, device="cuda")
+    assert q.shape == (4, 8)
+'''
+
+
+def test_a_private_probe_in_a_rocm_test_stays_that_backends_code(tmp_path):
+    root = write_tree(tmp_path, {"models/attention/rocm_impl/test/test_prefill.py": ROCM_TEST})
+    found = {line: v for (_p, line), v in _findings(root).items()}
+    assert found[line_of(ROCM_TEST, "torch.version.hip")] == ("info", "other-backend")

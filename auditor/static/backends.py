@@ -604,14 +604,16 @@ def _mps_string(node: ast.AST) -> bool:
         (node.value == "mps" or node.value.startswith("mps:"))
 
 
-_PROBE_NAME = re.compile(r"^_*(is|has|use[sd]?|using|check|detect)_")
+_PROBE_NAME = re.compile(r"^is_")       # public: `_is_rocm()` in a ROCm test serves that file alone
 
 
 def _backend_probes(tree: ast.Module | None, backends: set[str]) -> list[Span]:
     """Spans of the functions a file of another backend's folder defines to ask whether that backend is the one in
     use (`def is_zluda(device): return torch.cuda.get_device_name(device).endswith("[ZLUDA]")` in OneTrainer's
-    `modules/zluda/ZLUDA.py`): the project calls such a probe on every backend to find out, so its body runs on
-    Ascend too and keeps its own context (t11w)."""
+    `modules/zluda/ZLUDA.py`, called for the train device by `create_trainer` on every backend): the project calls
+    such a public probe to find out, so its body runs on Ascend too and keeps its own context (t11w). A private one
+    (`def _is_rocm(): return torch.cuda.is_available() and torch.version.hip is not None` in a ROCm test) serves
+    its own file, which is that backend's."""
     if tree is None:
         return []
     return sorted(_span(node) for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))

@@ -136,6 +136,8 @@ def _backend_of(fact: dict[str, Any]) -> tuple[str, str] | None:
         if name.replace("-", "_").replace(".", "_").lower() in OTHER_NPU_RUNTIMES:
             return "other-npu", f"its name {name!r}"
         named = backends_in_text(name.replace("-", "_").replace(".", "_"))
+        if named == {"xla"} and "tpu" not in name.lower():
+            named = set()       # XLA compiles for GPUs too (torch-xla's XLA:CUDA): the name alone is no other backend
         if named and named <= OTHER_BACKENDS:
             return sorted(named)[0], f"its name {name!r}"
     for dist in fact.get("core") or ():
