@@ -70,9 +70,9 @@ def _setup_py(data: bytes) -> tuple[str | None, list[str]]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None, []
     bound: dict[str, ast.expr] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            bound[node.targets[0].id] = node.value
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            bound[stmt.targets[0].id] = stmt.value
     name, core = None, []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and (getattr(node.func, "id", None) == "setup"
@@ -104,7 +104,8 @@ def declares_fact(data: bytes, rel: str) -> dict[str, Any] | None:
             doc = tomllib.loads(text)
         except (tomllib.TOMLDecodeError, ValueError, RecursionError):
             return None
-        project = doc.get("project") if isinstance(doc.get("project"), dict) else {}
+        table = doc.get("project")
+        project: dict[str, Any] = table if isinstance(table, dict) else {}
         name = project.get("name") if isinstance(project.get("name"), str) else None
         deps = project.get("dependencies")
         core = [d for d in deps if isinstance(d, str)] if isinstance(deps, list) else []
