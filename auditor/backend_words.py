@@ -24,6 +24,9 @@ _BACKEND_ALIASES = {
     "neuronx": "neuron", "nki": "neuron", "trainium": "neuron", "inferentia": "neuron",
     # Apple's MLX array framework (`import mlx.core as mx`, `device == "mlx"`, `scnet_mlx.py`): Apple silicon only (t11r)
     "mlx": "mlx",
+    # ZLUDA, the CUDA-on-AMD-GPU layer (OneTrainer's `modules/zluda/ZLUDA.py`, SD.Next's `zluda_installer.py`): code
+    # written for it runs only where that layer replaces the CUDA runtime, never on Ascend (t11w)
+    "zluda": "zluda",
 }
 # Backends that are neither CUDA nor NPU: code written only for them never runs on Ascend.
 OTHER_BACKENDS = frozenset(set(_BACKEND_ALIASES.values()) - {"cuda", "npu"})

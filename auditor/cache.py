@@ -39,7 +39,7 @@ FACTS: dict[str, int] = {
     "tree": 1,            # project_imports.tree_facts: ops, getattr, hydra, shim; framework (FORMAT 6)
     "getattr_own": 1,     # opnamespaces.getattr_own_lines_fact; wrapper (launched.wrapper_fact) (FORMAT 7)
     "quiet": 1,           # shim_graph.quiet_fact (FORMAT 8)
-    "ci": 1,              # ci_jobs.ci_fact (FORMAT 9)
+    "ci": 2,              # ci_jobs.ci_fact (FORMAT 9); 2: NVIDIA instance runner labels (t11w)
     "launch": 1,          # launched.launch_facts: patches, option defaults (FORMAT 10)
     "calls": 1,           # call_defaults.default_facts (FORMAT 11)
     "platform": 1,        # platform_predicates.platform_facts (FORMAT 12)
@@ -47,6 +47,7 @@ FACTS: dict[str, int] = {
     "ascend_image": 1,    # backend_files.ascend_image_fact (FORMAT 13)
     "vendor": 1,          # vendor_dispatch.vendor_facts: vendor_npu, vendor_cuda (FORMAT 13)
     "classes": 1,         # class_twins: cuda_classes, npu_classes (t11q)
+    "declares": 1,        # declared_vendor.declares_fact: the root metadata's name, core requirements (t11w)
     "cuda_defs": 1,       # cuda_helpers.cuda_defs_fact: helpers named for CUDA a file defines (t11r)
 }
 KEEP_INDEXES = 4                            # indexes for other keys kept per folder (a few selections/targets)

@@ -27,6 +27,7 @@ from auditor.static.crossfile import drop_ascend_flash_modules, propagate
 from auditor.static.device_shims import apply_device_shims
 from auditor.static.other_npu import apply_other_npu
 from auditor.static.vendor_packages import apply_vendor_packages
+from auditor.static.declared_vendor import apply_declared_vendor
 from auditor.static.vendor_dispatch import apply_vendor_dispatch_tree
 from auditor.static.cuda_helpers import drop_tree_cuda_helpers
 from auditor.static.backends import apply_ascend_project, apply_other_backend_files, apply_transfer_packages
@@ -266,6 +267,7 @@ def run_static(
     apply_device_shims(run.results, found.files, project)   # `import torch_dipu`: a tree package that remaps CUDA
     apply_other_npu(run.results, found.files, project)   # Intel's NPU (`npu_models/` importing its runtime)
     apply_vendor_packages(run.results, found.files, project)   # an Intel XPU / Habana package: not CUDA (t11u)
+    apply_declared_vendor(run.results, found.files, project)   # `setup(name="optimum-amd")`: another accelerator's (t11w)
     apply_ascend_scripts(run.results, project)       # CUDA_DEVICE_MAX_CONNECTIONS=1 in a script that sets up Ascend
     apply_hydra_configs(run.results, found.files, project)    # configs an Ascend Hydra entry reads (npu_native.py)
     apply_ascend_subpackages(run.results, found.files, project)   # `import deep_ep`: the tree's own Ascend port of it

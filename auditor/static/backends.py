@@ -604,6 +604,22 @@ def _mps_string(node: ast.AST) -> bool:
         (node.value == "mps" or node.value.startswith("mps:"))
 
 
+_PROBE_NAME = re.compile(r"^is_")       # public: `_is_rocm()` in a ROCm test serves that file alone
+
+
+def _backend_probes(tree: ast.Module | None, backends: set[str]) -> list[Span]:
+    """Spans of the functions a file of another backend's folder defines to ask whether that backend is the one in
+    use (`def is_zluda(device): return torch.cuda.get_device_name(device).endswith("[ZLUDA]")` in OneTrainer's
+    `modules/zluda/ZLUDA.py`, called for the train device by `create_trainer` on every backend): the project calls
+    such a public probe to find out, so its body runs on Ascend too and keeps its own context (t11w). A private one
+    (`def _is_rocm(): return torch.cuda.is_available() and torch.version.hip is not None` in a ROCm test) serves
+    its own file, which is that backend's."""
+    if tree is None:
+        return []
+    return sorted(_span(node) for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                  and _PROBE_NAME.match(node.name) and backends_in_text(node.name) & backends)
+
+
 def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
     """Findings as the context reads them: lowered severity, no rewrite, a note on why (data['context'])."""
     from dataclasses import replace
@@ -616,6 +632,7 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
         ctx.star_backend and _test_path(rel) else "ascend-code" \
         if on_path == {"npu"} else "platform-class" if rel and cuda_backend_module(rel) else None
     host_runtime = file_kind == "other-backend" and bool(on_path & HOST_RUNTIMES)
+    probes = _backend_probes(ctx.tree, on_path) if file_kind == "other-backend" and _only_other(on_path) else []
     for f in findings:
         if host_runtime and f.category in _HOST_HINT_CATEGORIES:
             continue      # OpenVINO's torch tensors are host values: policy (e), nothing reaches the NPU
@@ -624,9 +641,12 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
         if ctx.foreign_export and f.code in ("NPU501", "NPU502") and (f.symbol or "").startswith("torch.export"):
             continue      # a program exported for StableHLO / ExecuTorch: host tracing, the NPU's list is not asked
         kind = ctx.kind(f.line)
+        if kind == "other-backend" and _inside(probes, f.line):
+            kind = None         # `def is_zluda(device):` itself (named for ZLUDA) runs on every backend
         if f.category in _HOST_HINT_CATEGORIES and _inside(ctx.host, f.line):
             continue      # `if requested_device == "mlx":` (a host runtime's branch): its hints concern nothing on the NPU
-        if file_kind in ("other-backend", "platform-class") or (file_kind == "ascend-code" and (
+        if file_kind in ("other-backend", "platform-class") and not _inside(probes, f.line) or (
+                file_kind == "ascend-code" and (
                 f.name == "custom-torch-ops" or f.name == "triton-kernel" and f.severity != "error")):
             # (Triton stays an error where the product has no Triton-Ascend, and inline PTX always does)
             kind = file_kind

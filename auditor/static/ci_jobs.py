@@ -13,6 +13,7 @@ no CUDA container), keeps its findings.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def _scalars(node) -> list[str]:
     if isinstance(node, yaml.SequenceNode):
         return [s for v in node.value for s in _scalars(v)]
     if isinstance(node, yaml.MappingNode):
-        return [s for k, v in node.value if isinstance(k, yaml.ScalarNode) and str(k.value) in ("labels", "image")
+        return [s for k, v in node.value if isinstance(k, yaml.ScalarNode) and str(k.value) in ("labels", "image", "group")
                 for s in _scalars(v)]
     return []
 
@@ -88,9 +89,22 @@ def azure_cuda_job(job) -> str | None:
     return _cuda_only(words)
 
 
+# NVIDIA GPU machines named by their cloud instance family or GPU model in a runner label
+# (`aws-g4dn-2xlarge-use1-public-80`, `aws-g6-4xlarge-plus`, `linux-a10g`, `8-h100`): a whole `-`/`_`/`.` token (t11w)
+_NVIDIA_RUNNER_TOKEN = re.compile(r"(?i)^(g4dn|g5g?|g6e?|gr6|p3(dn)?|p4de?|p5e?n?|a10g?|t4|l4|l40s?|a100|h100|h200|"
+                                  r"b200|v100)$")
+
+
+def _word_backends(key: str, s: str) -> set[str]:
+    found = backends_in_text(s.replace("-", "_").replace(".", "_").replace(":", "_").replace("/", "_"))
+    if not found and key in ("runs-on", "runner") and any(_NVIDIA_RUNNER_TOKEN.match(t)
+                                                          for t in re.split(r"[-_.:/\s]+", s)):
+        found = {"cuda"}
+    return found
+
+
 def _cuda_only(words: list[tuple[str, str]]) -> str | None:
-    named_backends = [(k, s, backends_in_text(s.replace("-", "_").replace(".", "_").replace(":", "_").replace("/", "_")))
-                      for k, s in words]
+    named_backends = [(k, s, _word_backends(k, s)) for k, s in words]
     if any(b - {"cuda"} for _, _, b in named_backends):
         return None             # a ROCm / XPU / NPU machine too: not a CUDA-only job
     why = [f"{k}: {s}" for k, s, b in named_backends if b == {"cuda"}]

@@ -224,6 +224,13 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
     if image is not None:
         out = {**(out or {})}
         out[TREE] = {**(out.get(TREE) or {}), "ascend_image": image}
+    if "/" not in rel:
+        from auditor.static.declared_vendor import declares_fact
+
+        declares = declares_fact(data, rel)     # t11w: the root metadata's name and requirements (declared_vendor)
+        if declares is not None:
+            out = {**(out or {})}
+            out[TREE] = {**(out.get(TREE) or {}), "declares": declares}
     if findings:        # apply_other_frameworks reads only files with findings
         from auditor.static.frameworks import framework_fact
 
