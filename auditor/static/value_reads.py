@@ -1,0 +1,192 @@
+"""Findings whose construct the code only reads, names or runs on the host (t11x, tuned on bench/precision/heldout15,
+checked on heldout10..14's labels; docs/precision.md, "t11x: host values, stand-ins and names on heldout15").
+
+- Host operands: an operator hint (NPU501 / NPU502 unsupported or unverified torch API, NPU702 data-dependent
+  shape) on `torch.<op>(x, ...)` whose first tensor input is made on the host (`torch.quantize_per_tensor(
+  torch.tensor([-1.0, 0.0, 1.0]), ...)` in a state-dict unit test, `torch.unique_consecutive(torch.zeros_like(x,
+  device="cpu"))` in a meta-tracing stub): torch runs the op where its input is, on the CPU; nothing reaches the NPU
+  (policy (e)). Host-ness is host_scopes._HostFlow's (factories without a device or with a CPU one, names every
+  assignment of the function binds to one, torch functions of one, arithmetic with numbers).
+- Predicates: an fp8 helper name (NPU249) called as the test of an `if` / `elif` / `while` / `assert`, or under
+  `not` / `and` / `or` there (`elif dtype.quantize_fp8():`, a DataType enum method returning a bool): a tensor
+  there would raise (the truth value of a tensor of several elements), so the call returns a truth value, no float8.
+- `.is_cuda` read as a negative check: `assert not t.is_cuda` holds on every backend (no tensor is CUDA on Ascend),
+  nothing fails (dropped); `if not w.is_cuda: raise NotImplementedError("... CUDA-only")`, a deliberate guard that
+  reports the limit of a CUDA-only library, stays as info (worth knowing, the feature's port point is elsewhere).
+- dtype names converted from a dtype: a dtype-name string assigned in a branch whose test reads a dtype
+  (`if "bfloat16" in str(dtype): float_dtype = "bf16"`, `elif dtype == torch.float16: name = "fp16"`) names the
+  model's existing dtype for an exporter or a log: it chooses nothing (policy (a)).
+- dtype-name strings in a device-less test module (imports no device framework, starts no process, as
+  host_scopes.drop_deviceless_test_data for device strings): `"dtype": "float16"` as the expected value of a parsed
+  config is data the product's own code is checked on; nothing computes in that dtype.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import replace
+
+_HOST_OP_CODES = frozenset({"NPU501", "NPU502", "NPU702"})
+_PREDICATE_CODES = frozenset({"NPU249"})
+_DTYPE_NAME_CODES = frozenset({"NPU201", "NPU202", "NPU212"})
+_DTYPE_WORDS = re.compile(r"^(?:b?float16|bf16|fp16|half|float32|fp32|float64|fp64|float8\w*|fp8\w*|int8|"
+                          r"torch\.\w+)$")
+_GUARD_NOTE = (" (a guard that raises for a non-CUDA tensor to report a CUDA-only library's limit: on Ascend it "
+               "reports the limit as written; info, the port point is the library it guards; t11x)")
+
+
+def apply_value_reads(findings: list, rel: str, text: str, tree: ast.AST | None) -> list:
+    """The file's findings less those above (per file, in the worker)."""
+    if not findings or not rel.endswith(".py") or not isinstance(tree, ast.Module):
+        return findings
+    codes = {f.code for f in findings}
+    if codes & _HOST_OP_CODES and "set_default_device" not in text:
+        findings = _drop_host_ops(findings, tree)
+    if codes & _PREDICATE_CODES:
+        findings = _drop_predicates(findings, tree)
+    if "is_cuda" in text and "NPU005" in codes:
+        findings = _negative_is_cuda(findings, tree)
+    if codes & _DTYPE_NAME_CODES:
+        findings = _drop_dtype_names(findings, rel, text, tree)
+    return findings
+
+
+def _calls_at(tree: ast.AST) -> dict[int, list[ast.Call]]:
+    out: dict[int, list[ast.Call]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            out.setdefault(node.lineno, []).append(node)
+    return out
+
+
+def _drop_host_ops(findings: list, tree: ast.Module) -> list:
+    from auditor.static.host_scopes import _enclosing, _HostFlow
+
+    calls = _calls_at(tree)
+    flow = _HostFlow(tree)
+    kept = []
+    for f in findings:
+        if f.code in _HOST_OP_CODES:
+            last = (f.symbol or "").rsplit(".", 1)[-1]
+            here = [c for c in calls.get(f.line, []) if isinstance(c.func, ast.Attribute) and c.func.attr == last
+                    and isinstance(c.func.value, ast.Name) and c.func.value.id == "torch"]
+            if here and all(flow.value(c, _enclosing(tree, f.line)) for c in here):
+                continue
+        kept.append(f)
+    return kept
+
+
+def _bool_context_calls(tree: ast.AST) -> set[int]:
+    """ids of the calls that are (under `not` / `and` / `or`) the test of an if / elif / while / assert / ternary."""
+    out: set[int] = set()
+
+    def visit(test: ast.AST) -> None:
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            visit(test.operand)
+        elif isinstance(test, ast.BoolOp):
+            for v in test.values:
+                visit(v)
+        elif isinstance(test, ast.Call):
+            out.add(id(test))
+
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+            visit(node.test)
+    return out
+
+
+def _drop_predicates(findings: list, tree: ast.Module) -> list:
+    tested = _bool_context_calls(tree)
+    calls = _calls_at(tree)
+    kept = []
+    for f in findings:
+        if f.code in _PREDICATE_CODES:
+            name = (f.symbol or "").rsplit(".", 1)[-1]
+            here = [c for c in calls.get(f.line, []) if _call_name(c) == name]
+            if here and all(id(c) in tested for c in here):
+                continue
+        kept.append(f)
+    return kept
+
+
+def _call_name(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def _is_cuda_reads(tree: ast.AST) -> tuple[set[tuple[int, int]], set[tuple[int, int]]]:
+    """((line, col) of `.is_cuda` under `assert not`, (line, col) of `.is_cuda` in `if not x.is_cuda: raise ...`)."""
+    asserted, guards = set(), set()
+    for node in ast.walk(tree):
+        test = getattr(node, "test", None) if isinstance(node, (ast.Assert, ast.If)) else None
+        if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+                and isinstance(test.operand, ast.Attribute) and test.operand.attr == "is_cuda"):
+            continue
+        at = (test.operand.end_lineno or test.operand.lineno, test.operand.end_col_offset or 0)
+        if isinstance(node, ast.Assert):
+            asserted.add(at)
+        elif not node.orelse and len(node.body) == 1 and isinstance(node.body[0], ast.Raise):
+            guards.add(at)
+    return asserted, guards
+
+
+def _negative_is_cuda(findings: list, tree: ast.Module) -> list:
+    asserted, guards = _is_cuda_reads(tree)
+    asserted_lines = {line for line, _ in asserted}
+    guard_lines = {line for line, _ in guards}
+    kept = []
+    for f in findings:
+        if f.code == "NPU005":
+            if f.line in asserted_lines and f.line not in guard_lines:
+                continue
+            if f.line in guard_lines and f.line not in asserted_lines and f.severity != "info":
+                f = replace(f, severity="info", message=f.message + _GUARD_NOTE)
+        kept.append(f)
+    return kept
+
+
+def _reads_dtype(test: ast.AST) -> bool:
+    """A test that inspects a dtype: `"bfloat16" in str(dtype)`, `dtype == torch.float16`, `x.dtype is torch.half`."""
+    for node in ast.walk(test):
+        if not isinstance(node, ast.Compare):
+            continue
+        for side in [node.left, *node.comparators]:
+            if isinstance(side, ast.Constant) and isinstance(side.value, str) and _DTYPE_WORDS.match(side.value):
+                return True
+            if isinstance(side, ast.Attribute) and isinstance(side.value, ast.Name) and side.value.id == "torch" \
+                    and _DTYPE_WORDS.match(side.attr):
+                return True
+    return False
+
+
+def _converted_name_lines(tree: ast.AST) -> set[int]:
+    """Lines of `name = "<dtype name>"` that are the only statement-kind of a branch whose test reads a dtype."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If) or not _reads_dtype(node.test):
+            continue
+        for stmt in node.body:
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and \
+                    isinstance(stmt.value.value, str) and _DTYPE_WORDS.match(stmt.value.value):
+                out.add(stmt.lineno)
+    return out
+
+
+def _drop_dtype_names(findings: list, rel: str, text: str, tree: ast.Module) -> list:
+    converted = _converted_name_lines(tree)
+    data = _deviceless_test_module(rel, text)
+    kept = []
+    for f in findings:
+        if f.code in _DTYPE_NAME_CODES and not (f.symbol or "").startswith("torch."):
+            if f.line in converted or data:
+                continue
+        kept.append(f)
+    return kept
+
+
+def _deviceless_test_module(rel: str, text: str) -> bool:
+    from auditor.static.backend_files import test_file
+    from auditor.static.host_scopes import _DEVICE_FRAMEWORKS, _LAUNCHES, _TEST_DEFS
+
+    return test_file(rel) and bool(_TEST_DEFS.search(text)) and not _DEVICE_FRAMEWORKS.search(text) \
+        and not _LAUNCHES.search(text)
