@@ -403,6 +403,9 @@ class _HostFlow:
         while True:
             if isinstance(node, ast.Call):
                 func = node.func
+                if isinstance(func, ast.Attribute) and (func.attr in ("cpu", "numpy") and not node.args or
+                                                        func.attr == "to" and node.args and _cpu_device(node.args[0])):
+                    return True             # `x.cpu()`, `x.to("cpu")`: on the host whatever x was (t11x)
                 if isinstance(func, ast.Attribute) and func.attr in _MOVES:
                     return False
                 if _factory(node):
@@ -450,6 +453,9 @@ class _HostFlow:
                 for t in node.targets:
                     if isinstance(t, ast.Name) and t.id == name:
                         values.append(node.value)
+                    elif name in _bound_names(t) and isinstance(t, (ast.Tuple, ast.List)) and \
+                            isinstance(node.value, ast.Call):
+                        values.append(node.value)   # `v, i = torch.kthvalue(x.cpu(), k)`: the outputs sit with x
                     elif name in _bound_names(t):
                         return False        # bound by unpacking: unknown (a name in a subscript's index is read)
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.NamedExpr,
