@@ -54,6 +54,8 @@ def generate(model, prompt_tokens, max_len, mask):
             break
         thresh, _ = torch.kthvalue(logits.cpu(), 3)
         keep = logits >= thresh.item()
+        for i in range(4):
+            row = logits[i].detach().cpu().tolist()
 """
 
 
@@ -64,6 +66,8 @@ def test_a_reduction_of_a_host_position_tensor_reads_no_device(engine):
     # controls: a tensor placed on the device, and the model's output
     assert "NPU703" in _codes(found, line_of(GENERATE, "torch.max(cur).item()"))
     assert "NPU703" in _codes(found, line_of(GENERATE, "torch.argmax(logits).item()"))
+    # the copy in the sync's own chain is the per-step device read
+    assert "NPU703" in _codes(found, line_of(GENERATE, "logits[i].detach().cpu().tolist()"))
 
 
 QUANT_TEST = """\
@@ -241,7 +245,23 @@ class TestEndpointConfig:
 CONFIG_TEST_TORCH = CONFIG_TEST.replace("import yaml\n", "import torch\nimport yaml\n")
 
 
+RUN_TEST = """\
+import unittest
+
+from pkg.ops.diffusion_mapper import DiffusionMapper
+
+
+class DiffusionMapperTest(unittest.TestCase):
+    def test_run(self):
+        op = DiffusionMapper(hf_model="org/sd", torch_dtype="fp16", strength=0.9)
+        self.assertEqual(len(op.run(["a cat"])), 1)
+"""
+
+
 def test_a_dtype_name_expected_from_a_parsed_config_in_a_device_less_test_is_data(engine):
+    # control: a dtype handed to an op that runs a model, in a test module that imports no framework itself
+    found = findings_by_line(engine, RUN_TEST, "tests/ops/test_diffusion_mapper.py")
+    assert "NPU202" in _codes(found, line_of(RUN_TEST, 'torch_dtype="fp16"'))
     found = findings_by_line(engine, CONFIG_TEST, "tests/unit/test_endpoint.py")
     assert "NPU202" not in _codes(found, line_of(CONFIG_TEST, '"dtype": "float16"'))
     # control: the same test in a module that computes with torch

@@ -396,16 +396,21 @@ class _HostFlow:
         self.memo: dict[int, bool] = {}
         self.pending: set[tuple[str, int]] = set()
 
-    def value(self, node: ast.AST, scope, depth: int = 0) -> bool:
-        """Whether the expression is a tensor made on the host (methods other than moves keep it there)."""
+    def value(self, node: ast.AST, scope, depth: int = 0, direct: bool = True) -> bool:
+        """Whether the expression is a tensor made on the host (methods other than moves keep it there). `direct`:
+        the expression is the receiver of the sync itself, where a `.cpu()` in the chain is the device copy."""
         if depth > 6:
             return False
         while True:
             if isinstance(node, ast.Call):
                 func = node.func
-                if isinstance(func, ast.Attribute) and (func.attr in ("cpu", "numpy") and not node.args or
-                                                        func.attr == "to" and node.args and _cpu_device(node.args[0])):
-                    return True             # `x.cpu()`, `x.to("cpu")`: on the host whatever x was (t11x)
+                if not direct and isinstance(func, ast.Attribute) and (
+                        func.attr in ("cpu", "numpy") and not node.args or
+                        func.attr == "to" and node.args and _cpu_device(node.args[0])):
+                    # `t, _ = torch.kthvalue(x.cpu(), k)` ... `t.item()`, `loss_cpu = loss.to("cpu")` ...
+                    # `loss_cpu.item()`: on the host whatever x was, the copy was made before (t11x); in the
+                    # sync's own chain (`logits[i].cpu().tolist()`) the copy is the sync, and the receiver decides
+                    return True
                 if isinstance(func, ast.Attribute) and func.attr in _MOVES:
                     return False
                 if _factory(node):
@@ -419,7 +424,7 @@ class _HostFlow:
                         # are; t11x); one that names a device or an `out=` keeps nothing
                         if not node.args or any(k.arg in ("device", "out") for k in node.keywords):
                             return False
-                        node = node.args[0]
+                        node, direct = node.args[0], False
                         continue
                     node = func.value       # a method on the receiver: `.mean()`, `.long()`, `[0]`
                     continue
@@ -431,7 +436,7 @@ class _HostFlow:
                 # arithmetic of host tensors with each other or with a number (`last_pos + 1`): torch does not mix
                 # a CPU tensor of some dimension with a device tensor, and a number moves nothing (t11x)
                 sides = [side for side in (node.left, node.right) if not _number(side)]
-                return bool(sides) and all(self.value(side, scope, depth + 1) for side in sides)
+                return bool(sides) and all(self.value(side, scope, depth + 1, direct) for side in sides)
             if isinstance(node, ast.Name) and scope is not None:
                 return self.name_host(node.id, scope, depth + 1)
             return False
@@ -466,7 +471,7 @@ class _HostFlow:
                         return False
             elif isinstance(node, ast.arg) and node.arg == name:
                 return False                # a parameter: the caller's value
-        return bool(values) and all(self.value(v, scope, depth) for v in values)
+        return bool(values) and all(self.value(v, scope, depth, direct=False) for v in values)
 
     def returns_host(self, name: str, depth: int) -> bool:
         fns = self.functions.get(name, [])
@@ -477,7 +482,7 @@ class _HostFlow:
             return self.memo[id(fn)]
         self.memo[id(fn)] = False
         returns = [n.value for n in ast.walk(fn) if isinstance(n, ast.Return)]
-        ok = bool(returns) and all(r is not None and self.value(r, fn, depth) for r in returns)
+        ok = bool(returns) and all(r is not None and self.value(r, fn, depth, direct=False) for r in returns)
         self.memo[id(fn)] = ok
         return ok
 

@@ -17,9 +17,11 @@ checked on heldout10..14's labels; docs/precision.md, "t11x: host values, stand-
 - dtype names converted from a dtype: a dtype-name string assigned in a branch whose test reads a dtype
   (`if "bfloat16" in str(dtype): float_dtype = "bf16"`, `elif dtype == torch.float16: name = "fp16"`) names the
   model's existing dtype for an exporter or a log: it chooses nothing (policy (a)).
-- dtype-name strings in a device-less test module (imports no device framework, starts no process, as
-  host_scopes.drop_deviceless_test_data for device strings): `"dtype": "float16"` as the expected value of a parsed
-  config is data the product's own code is checked on; nothing computes in that dtype.
+- dtype-name strings as expected values in a device-less test module (imports no device framework, starts no
+  process, as host_scopes.drop_deviceless_test_data for device strings): `"dtype": "float16"` in the
+  `expected_config` of a parametrize, or in a `ref_config` literal, is data the product's parsing or logging is
+  checked on; nothing computes in that dtype. Not a dtype handed to an op or a run config (data-juicer's
+  `ImageDiffusionMapper(torch_dtype="fp16")`, evalscope's benchmark `model_args`: the test runs a model in it).
 """
 from __future__ import annotations
 
@@ -163,14 +165,39 @@ def _converted_name_lines(tree: ast.AST) -> set[int]:
 
 def _drop_dtype_names(findings: list, rel: str, text: str, tree: ast.Module) -> list:
     converted = _converted_name_lines(tree)
-    data = _deviceless_test_module(rel, text)
+    expected = _expected_value_spans(tree) if _deviceless_test_module(rel, text) else []
     kept = []
     for f in findings:
         if f.code in _DTYPE_NAME_CODES and not (f.symbol or "").startswith("torch."):
-            if f.line in converted or data:
+            if f.line in converted or any(lo <= f.line <= hi for lo, hi in expected):
                 continue
         kept.append(f)
     return kept
+
+
+_EXPECTED_NAME = re.compile(r"(?:^|_)(?:expected|ref)(?:_|$)", re.I)
+
+
+def _expected_value_spans(tree: ast.AST) -> list[tuple[int, int]]:
+    """Line spans of expected values: the argument values of a `pytest.mark.parametrize` whose names include an
+    `expected...` one, and a literal assigned to an `expected...` / `..._ref_...` name (`self.vllm_ref_config =
+    {...}`). A dtype name there is compared with what the code under test parsed or logged, not passed to a model
+    (a test that hands `torch_dtype="fp16"` to an op that runs a model keeps its finding)."""
+    spans: list[tuple[int, int]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and (ast.unparse(node.func).endswith("parametrize")) and len(node.args) >= 2:
+            names = node.args[0]
+            text = names.value if isinstance(names, ast.Constant) and isinstance(names.value, str) else \
+                " ".join(e.value for e in getattr(names, "elts", []) if isinstance(e, ast.Constant)
+                         and isinstance(e.value, str))
+            if any(_EXPECTED_NAME.search(n.strip()) for n in re.split(r"[,\s]+", text) if n.strip()):
+                spans.append((node.args[1].lineno, node.args[1].end_lineno or node.args[1].lineno))
+        elif isinstance(node, ast.Assign) and isinstance(node.value, (ast.Dict, ast.List, ast.Tuple)):
+            for t in node.targets:
+                name = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else ""
+                if _EXPECTED_NAME.search(name):
+                    spans.append((node.value.lineno, node.value.end_lineno or node.value.lineno))
+    return spans
 
 
 def _deviceless_test_module(rel: str, text: str) -> bool:
