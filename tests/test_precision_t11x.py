@@ -207,6 +207,11 @@ def export(model, out_dir):
     return float_dtype
 
 
+def train(training_args):
+    if training_args.mixed_precision == "fp16":
+        training_args.mixed_precision = "bf16"
+
+
 def load(args):
     if args.fast:
         precision = "bf16"
@@ -220,8 +225,9 @@ def test_a_dtype_name_converted_from_the_models_dtype_chooses_nothing(engine):
     found = findings_by_line(engine, EXPORT, "tests/test_export.py")
     assert "NPU201" not in _codes(found, line_of(EXPORT, 'float_dtype = "bf16"'))
     assert "NPU202" not in _codes(found, line_of(EXPORT, 'float_dtype = "fp16"'))
-    # control: a name chosen by the user's flag
-    assert "NPU201" in _codes(found, line_of(EXPORT, 'precision = "bf16"'))
+    # controls: a name chosen by the user's flag, and a switch of the run's mixed precision
+    assert "NPU201" in _codes(found, line_of(EXPORT, '    precision = "bf16"'))
+    assert "NPU201" in _codes(found, line_of(EXPORT, 'training_args.mixed_precision = "bf16"'))
 
 
 CONFIG_TEST = """\

@@ -137,16 +137,22 @@ def _negative_is_cuda(findings: list, tree: ast.Module) -> list:
 
 
 def _reads_dtype(test: ast.AST) -> bool:
-    """A test that inspects a dtype: `"bfloat16" in str(dtype)`, `dtype == torch.float16`, `x.dtype is torch.half`."""
+    """A test that inspects a torch dtype object: `"bfloat16" in str(dtype)`, `dtype == torch.float16`,
+    `x.dtype is torch.half`. Not a name compared with a name (`if args.mixed_precision == "fp16":
+    args.mixed_precision = "bf16"` switches the run to bf16: a choice)."""
     for node in ast.walk(test):
         if not isinstance(node, ast.Compare):
             continue
-        for side in [node.left, *node.comparators]:
-            if isinstance(side, ast.Constant) and isinstance(side.value, str) and _DTYPE_WORDS.match(side.value):
-                return True
+        sides = [node.left, *node.comparators]
+        for side in sides:
             if isinstance(side, ast.Attribute) and isinstance(side.value, ast.Name) and side.value.id == "torch" \
                     and _DTYPE_WORDS.match(side.attr):
                 return True
+        if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) and isinstance(node.left, ast.Constant) and \
+                isinstance(node.left.value, str) and _DTYPE_WORDS.match(node.left.value) and any(
+                    isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == "str"
+                    for c in node.comparators):
+            return True
     return False
 
 
@@ -157,7 +163,8 @@ def _converted_name_lines(tree: ast.AST) -> set[int]:
         if not isinstance(node, ast.If) or not _reads_dtype(node.test):
             continue
         for stmt in node.body:
-            if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and \
+            if isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets) and \
+                    isinstance(stmt.value, ast.Constant) and \
                     isinstance(stmt.value.value, str) and _DTYPE_WORDS.match(stmt.value.value):
                 out.add(stmt.lineno)
     return out
