@@ -207,11 +207,6 @@ def export(model, out_dir):
     return float_dtype
 
 
-def train(training_args):
-    if training_args.mixed_precision == "fp16":
-        training_args.mixed_precision = "bf16"
-
-
 def load(args):
     if args.fast:
         precision = "bf16"
@@ -225,9 +220,24 @@ def test_a_dtype_name_converted_from_the_models_dtype_chooses_nothing(engine):
     found = findings_by_line(engine, EXPORT, "tests/test_export.py")
     assert "NPU201" not in _codes(found, line_of(EXPORT, 'float_dtype = "bf16"'))
     assert "NPU202" not in _codes(found, line_of(EXPORT, 'float_dtype = "fp16"'))
-    # controls: a name chosen by the user's flag, and a switch of the run's mixed precision
+    # control: a name chosen by the user's flag
     assert "NPU201" in _codes(found, line_of(EXPORT, '    precision = "bf16"'))
-    assert "NPU201" in _codes(found, line_of(EXPORT, 'training_args.mixed_precision = "bf16"'))
+
+
+def test_switching_a_precision_setting_by_its_name_is_a_choice_not_a_conversion():
+    # Olive's Flux LoRA: `if training_args.mixed_precision == "fp16": training_args.mixed_precision = "bf16"`
+    import ast
+
+    from auditor.static.value_reads import _converted_name_lines
+
+    src = ('def train(args, model):\n'
+           '    if args.mixed_precision == "fp16":\n'
+           '        args.mixed_precision = "bf16"\n'
+           '    if args.precision == "fp16":\n'
+           '        name = "bf16"\n'
+           '    if model.dtype == torch.bfloat16:\n'
+           '        label = "bf16"\n')
+    assert _converted_name_lines(ast.parse(src)) == {7}
 
 
 CONFIG_TEST = """\
