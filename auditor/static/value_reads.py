@@ -1,0 +1,215 @@
+"""Findings whose construct the code only reads, names or runs on the host (t11x, tuned on bench/precision/heldout15,
+checked on heldout10..14's labels; docs/precision.md, "t11x: host values, stand-ins and names on heldout15").
+
+- Host operands: an operator hint (NPU501 / NPU502 unsupported or unverified torch API, NPU702 data-dependent
+  shape) on `torch.<op>(x, ...)` whose first tensor input is made on the host (`torch.quantize_per_tensor(
+  torch.tensor([-1.0, 0.0, 1.0]), ...)` in a state-dict unit test, `torch.unique_consecutive(torch.zeros_like(x,
+  device="cpu"))` in a meta-tracing stub): torch runs the op where its input is, on the CPU; nothing reaches the NPU
+  (policy (e)). Host-ness is host_scopes._HostFlow's (factories without a device or with a CPU one, names every
+  assignment of the function binds to one, torch functions of one, arithmetic with numbers).
+- Predicates: an fp8 helper name (NPU249) called as the test of an `if` / `elif` / `while` / `assert`, or under
+  `not` / `and` / `or` there (`elif dtype.quantize_fp8():`, a DataType enum method returning a bool): a tensor
+  there would raise (the truth value of a tensor of several elements), so the call returns a truth value, no float8.
+- `.is_cuda` read as a negative check: `assert not t.is_cuda` holds on every backend (no tensor is CUDA on Ascend),
+  nothing fails (dropped). Not `if not w.is_cuda: raise NotImplementedError(...)`: a guard that raises for every
+  non-CUDA tensor fails on Ascend as written, an error by the severity contract (heldout14's deform_pool_func row
+  is labelled so; heldout15's CompressedWeightMixin row, labelled false as "a deliberate guard", is left as it is).
+- dtype names converted from a dtype: a dtype-name string assigned in a branch whose test reads a dtype
+  (`if "bfloat16" in str(dtype): float_dtype = "bf16"`, `elif dtype == torch.float16: name = "fp16"`) names the
+  model's existing dtype for an exporter or a log: it chooses nothing (policy (a)).
+- dtype-name strings as expected values in a device-less test module (imports no device framework, starts no
+  process, as host_scopes.drop_deviceless_test_data for device strings): `"dtype": "float16"` in the
+  `expected_config` of a parametrize, or in a `ref_config` literal, is data the product's parsing or logging is
+  checked on; nothing computes in that dtype. Not a dtype handed to an op or a run config (data-juicer's
+  `ImageDiffusionMapper(torch_dtype="fp16")`, evalscope's benchmark `model_args`: the test runs a model in it).
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+_HOST_OP_CODES = frozenset({"NPU501", "NPU502", "NPU702"})
+_PREDICATE_CODES = frozenset({"NPU249"})
+_DTYPE_NAME_CODES = frozenset({"NPU201", "NPU202", "NPU212"})
+_DTYPE_WORDS = re.compile(r"^(?:b?float16|bf16|fp16|half|float32|fp32|float64|fp64|float8\w*|fp8\w*|int8|"
+                          r"torch\.\w+)$")
+
+
+def apply_value_reads(findings: list, rel: str, text: str, tree: ast.AST | None) -> list:
+    """The file's findings less those above (per file, in the worker)."""
+    if not findings or not rel.endswith(".py") or not isinstance(tree, ast.Module):
+        return findings
+    codes = {f.code for f in findings}
+    if codes & _HOST_OP_CODES and "set_default_device" not in text:
+        findings = _drop_host_ops(findings, tree)
+    if codes & _PREDICATE_CODES:
+        findings = _drop_predicates(findings, tree)
+    if "is_cuda" in text and "NPU005" in codes:
+        findings = _negative_is_cuda(findings, tree)
+    if codes & _DTYPE_NAME_CODES:
+        findings = _drop_dtype_names(findings, rel, text, tree)
+    return findings
+
+
+def _calls_at(tree: ast.AST) -> dict[int, list[ast.Call]]:
+    out: dict[int, list[ast.Call]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            out.setdefault(node.lineno, []).append(node)
+    return out
+
+
+def _drop_host_ops(findings: list, tree: ast.Module) -> list:
+    from auditor.static.host_scopes import _enclosing, _HostFlow
+
+    calls = _calls_at(tree)
+    flow = _HostFlow(tree)
+    kept = []
+    for f in findings:
+        if f.code in _HOST_OP_CODES:
+            last = (f.symbol or "").rsplit(".", 1)[-1]
+            here = [c for c in calls.get(f.line, []) if isinstance(c.func, ast.Attribute) and c.func.attr == last
+                    and isinstance(c.func.value, ast.Name) and c.func.value.id == "torch"]
+            if here and all(flow.value(c, _enclosing(tree, f.line)) for c in here):
+                continue
+        kept.append(f)
+    return kept
+
+
+def _bool_context_calls(tree: ast.AST) -> set[int]:
+    """ids of the calls that are (under `not` / `and` / `or`) the test of an if / elif / while / assert / ternary."""
+    out: set[int] = set()
+
+    def visit(test: ast.AST) -> None:
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            visit(test.operand)
+        elif isinstance(test, ast.BoolOp):
+            for v in test.values:
+                visit(v)
+        elif isinstance(test, ast.Call):
+            out.add(id(test))
+
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+            visit(node.test)
+    return out
+
+
+def _drop_predicates(findings: list, tree: ast.Module) -> list:
+    tested = _bool_context_calls(tree)
+    calls = _calls_at(tree)
+    kept = []
+    for f in findings:
+        if f.code in _PREDICATE_CODES:
+            name = (f.symbol or "").rsplit(".", 1)[-1]
+            here = [c for c in calls.get(f.line, []) if _call_name(c) == name]
+            if here and all(id(c) in tested for c in here):
+                continue
+        kept.append(f)
+    return kept
+
+
+def _call_name(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def _asserted_not_cuda(tree: ast.AST) -> set[int]:
+    """Lines of `.is_cuda` under `assert not`."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        test = node.test if isinstance(node, ast.Assert) else None
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and \
+                isinstance(test.operand, ast.Attribute) and test.operand.attr == "is_cuda":
+            out.add(test.operand.end_lineno or test.operand.lineno)
+    return out
+
+
+def _negative_is_cuda(findings: list, tree: ast.Module) -> list:
+    asserted_lines = _asserted_not_cuda(tree)
+    kept = []
+    for f in findings:
+        if f.code == "NPU005":
+            if f.line in asserted_lines:
+                continue
+        kept.append(f)
+    return kept
+
+
+def _reads_dtype(test: ast.AST) -> bool:
+    """A test that inspects a torch dtype object: `"bfloat16" in str(dtype)`, `dtype == torch.float16`,
+    `x.dtype is torch.half`. Not a name compared with a name (`if args.mixed_precision == "fp16":
+    args.mixed_precision = "bf16"` switches the run to bf16: a choice)."""
+    for node in ast.walk(test):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        for side in sides:
+            if isinstance(side, ast.Attribute) and isinstance(side.value, ast.Name) and side.value.id == "torch" \
+                    and _DTYPE_WORDS.match(side.attr):
+                return True
+        if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) and isinstance(node.left, ast.Constant) and \
+                isinstance(node.left.value, str) and _DTYPE_WORDS.match(node.left.value) and any(
+                    isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == "str"
+                    for c in node.comparators):
+            return True
+    return False
+
+
+def _converted_name_lines(tree: ast.AST) -> set[int]:
+    """Lines of `name = "<dtype name>"` that are the only statement-kind of a branch whose test reads a dtype."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If) or not _reads_dtype(node.test):
+            continue
+        for stmt in node.body:
+            if isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets) and \
+                    isinstance(stmt.value, ast.Constant) and \
+                    isinstance(stmt.value.value, str) and _DTYPE_WORDS.match(stmt.value.value):
+                out.add(stmt.lineno)
+    return out
+
+
+def _drop_dtype_names(findings: list, rel: str, text: str, tree: ast.Module) -> list:
+    converted = _converted_name_lines(tree)
+    expected = _expected_value_spans(tree) if _deviceless_test_module(rel, text) else []
+    kept = []
+    for f in findings:
+        if f.code in _DTYPE_NAME_CODES and not (f.symbol or "").startswith("torch."):
+            if f.line in converted or any(lo <= f.line <= hi for lo, hi in expected):
+                continue
+        kept.append(f)
+    return kept
+
+
+_EXPECTED_NAME = re.compile(r"(?:^|_)(?:expected|ref)(?:_|$)", re.I)
+
+
+def _expected_value_spans(tree: ast.AST) -> list[tuple[int, int]]:
+    """Line spans of expected values: the argument values of a `pytest.mark.parametrize` whose names include an
+    `expected...` one, and a literal assigned to an `expected...` / `..._ref_...` name (`self.vllm_ref_config =
+    {...}`). A dtype name there is compared with what the code under test parsed or logged, not passed to a model
+    (a test that hands `torch_dtype="fp16"` to an op that runs a model keeps its finding)."""
+    spans: list[tuple[int, int]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and (ast.unparse(node.func).endswith("parametrize")) and len(node.args) >= 2:
+            names = node.args[0]
+            text = names.value if isinstance(names, ast.Constant) and isinstance(names.value, str) else \
+                " ".join(e.value for e in getattr(names, "elts", []) if isinstance(e, ast.Constant)
+                         and isinstance(e.value, str))
+            if any(_EXPECTED_NAME.search(n.strip()) for n in re.split(r"[,\s]+", text) if n.strip()):
+                spans.append((node.args[1].lineno, node.args[1].end_lineno or node.args[1].lineno))
+        elif isinstance(node, ast.Assign) and isinstance(node.value, (ast.Dict, ast.List, ast.Tuple)):
+            for t in node.targets:
+                name = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else ""
+                if _EXPECTED_NAME.search(name):
+                    spans.append((node.value.lineno, node.value.end_lineno or node.value.lineno))
+    return spans
+
+
+def _deviceless_test_module(rel: str, text: str) -> bool:
+    from auditor.static.backend_files import test_file
+    from auditor.static.host_scopes import _DEVICE_FRAMEWORKS, _LAUNCHES, _TEST_DEFS
+
+    return test_file(rel) and bool(_TEST_DEFS.search(text)) and not _DEVICE_FRAMEWORKS.search(text) \
+        and not _LAUNCHES.search(text)
