@@ -47,7 +47,9 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
-                 "tuned_t14g": "npu-audit-tuned-t14g:"}
+                 "tuned_t14g": "npu-audit-tuned-t14g:",
+                 # a third tuning sample (bench/corpus_tuned_t14w/SELECTION.md)
+                 "tuned_t14w": "npu-audit-tuned-t14w:"}
 # test3's per-category top-up (bench/corpus_test3/SELECTION.md): a file qualifies for a category
 # when at least TOPUP_MIN_LINES of its lines match that category's fixed word list.
 TOPUP_WORDS = {

@@ -768,3 +768,60 @@ def test_tuned_t14g_files_are_exactly_what_its_rule_draws():
     drawn = _rounds_until(orders, labels, files=40, pairs=200)
     assert set(drawn) == set(labels)
     assert len(drawn) == 64 and len({name for name, _ in drawn}) == 9
+
+
+def _capped_draw(select_test, labels: dict, split: str, cap: int, target: int, pairs_stop: int) -> list:
+    """test15's rule with a per-code-base cap (bench/corpus_tuned_t14w/SELECTION.md): main rounds 1-2; per-category
+    top-up in its pool's order (skipping drawn files and code bases at the cap) while the category has fewer than
+    `target` must-flag lines, at most 12 files each; then rounds 3, 4, ... (skipping drawn files and capped code
+    bases) until `pairs_stop` must-flag pairs. Every drawn file must have labels."""
+    orders = [(src["name"], [p for s, p in select_test.draw(None, split) if s["name"] == src["name"]])
+              for src in recall.load_sources(split)]
+    drawn: list = []
+
+    def count(category=None):
+        return sum(len(ll.categories) if category is None else ll.categories.count(category)
+                   for k in drawn for ll in labels[k].lines.values())
+
+    def take(key) -> None:
+        assert key in labels, f"the rule draws {key}, which has no labels"
+        drawn.append(key)
+
+    def open_slot(name) -> bool:
+        return sum(1 for n, _ in drawn if n == name) < cap
+
+    for rnd in range(2):
+        for name, order in orders:
+            if rnd < len(order):
+                take((name, order[rnd]))
+    for category in recall.CATEGORIES:
+        taken = 0
+        for src, path in select_test.topup_order(category, split):
+            if count(category) >= target or taken >= 12:
+                break
+            key = (src["name"], path)
+            if key not in drawn and open_slot(key[0]):
+                take(key)
+                taken += 1
+    for rnd in range(2, max(len(o) for _, o in orders)):
+        for name, order in orders:
+            if count() >= pairs_stop:
+                return drawn
+            if rnd < len(order) and (name, order[rnd]) not in drawn and open_slot(name):
+                take((name, order[rnd]))
+    return drawn
+
+
+def test_tuned_t14w_files_are_exactly_what_its_rule_draws():
+    """tuned_t14w (a third tuning sample, its SELECTION.md): test15's rule with at most 6 files per code base and a
+    150-pair stop. Only four of the twelve brief packages have eligible files; hidet reaches its cap of 6 in the device
+    top-up and every other order runs out, so the split is 17 files, under 150 pairs."""
+    select_test = _load_select_test()
+    labels = {(lf.package, lf.path): lf for lf in shipped("tuned_t14w")}
+    if not all(lf.corpus_file.exists() for lf in labels.values()):
+        pytest.skip("tuned_t14w corpus not fetched (python bench/recall.py --split tuned_t14w fetch)")
+    drawn = _capped_draw(select_test, labels, "tuned_t14w", cap=6, target=20, pairs_stop=150)
+    assert len(drawn) == len(set(drawn)) and set(drawn) == set(labels)
+    per_base = {name: sum(1 for n, _ in drawn if n == name) for name, _ in drawn}
+    assert per_base == {"hidet": 6, "autogluon.multimodal": 5, "voicefixer": 5, "dalle2-pytorch": 1}
+    assert sum(len(ll.categories) for lf in labels.values() for ll in lf.lines.values()) < 150
