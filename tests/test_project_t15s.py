@@ -24,7 +24,7 @@ def test_nsight_from_nvidias_devtools_repository_and_ngc_build_metadata():
         apt-get update
         # Nsight
         apt install -y --no-install-recommends gnupg
-        echo "deb http://developer.download.nvidia.com/devtools/repos/ubuntu$(source /etc/lsb-release; echo "$DISTRIB_RELEASE" | tr -d .)/$(dpkg --print-architecture) /" | tee /etc/apt/sources.list.d/nvidia-devtools.list
+        echo "deb http://developer.download.nvidia.com/devtools/repos/ubuntu$(lsb_release -rs | tr -d .)/$(arch) /" | tee $LIST
         apt update
         apt install -y nsight-systems-cli
         apt-get clean
