@@ -127,7 +127,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
     assert mod.LINE_CAP == {"test4": 40, "test5": 40, "test6": 40, "test7": 40, "test8": 40, "test9": 40, "test10": 40, "test11": 40, "test12": 40,
                             "test13": 40, "test14": 40, "test15": 40,
                             "tuned_t15": 40,
-                            "tuned_t15d": 40, "tuned_t15f": 40}
+                            "tuned_t15d": 40, "tuned_t15f": 40, "tuned_t15s": 40}
 
 
 def test_test4_draws_with_its_own_seed_and_size(tmp_path):
@@ -426,3 +426,16 @@ def test_tuned_t15f_selection_is_exactly_what_its_rule_draws(tmp_path):
     assert len(sources) == 9 and len(committed["files"]) == 36
     assert {f["kind"] for f in committed["files"]} >= {"build", "cuda", "package"}
     assert mod._kind("CMakeLists.txt", "tuned_t15f") == "build" and mod._kind("CMakeLists.txt", "test8") is None
+
+
+def test_tuned_t15s_selection_is_exactly_what_its_rule_draws(tmp_path):
+    """tuned_t15s's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (test14's
+    rule, seed 1599, 7 per repository, no extension), and every drawn file, and no other, has a label file;
+    pytorch2.0_ttnn ships no candidate file and draws nothing."""
+    mod, sources, committed = _redraw_committed(tmp_path, "tuned_t15s")
+    assert mod.DRAWS["tuned_t15s"] == {"seed": 1599, "per_repo": 7}
+    assert mod.LINE_CAP["tuned_t15s"] == 40 and "tuned_t15s" not in mod.EXTRA_KINDS
+    assert len(sources) == 8 and len(committed["files"]) == 40
+    drawn = {r: sum(f["repo"] == r for f in committed["files"]) for r in {s["name"] for s in sources}}
+    assert drawn == {"Real-ESRGAN": 7, "NeMo-RL": 7, "FlagAttention": 1, "Pretrained-Language-Model": 7,
+                     "neural-speed": 4, "LLM-TPU": 7, "pytorch2.0_ttnn": 0, "FlagCX": 7}

@@ -9,6 +9,7 @@ import re
 from typing import TYPE_CHECKING, Iterator
 
 import yaml
+from yaml.events import AliasEvent
 
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.hits import Collector, decode_text, matchers
@@ -91,7 +92,7 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
             return FileResult(rel, error=FileError(rel, "syntax", f"invalid JSON: {exc}"))
     try:
         # JSON is YAML 1.2 flow syntax; the composer gives each value its line either way
-        roots = list(yaml.compose_all(text.replace("\t", " ") if is_json else text, Loader=yaml.SafeLoader))
+        roots = list(yaml.compose_all(text.replace("\t", " ") if is_json else text, Loader=_AliasTolerantLoader))
     except yaml.YAMLError as exc:
         if is_json:
             return FileResult(rel, lines=text.count("\n"))     # valid JSON PyYAML cannot position: skip quietly
@@ -119,6 +120,21 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
 
 
 _MAX_YAML_CUTS = 8
+
+
+class _AliasTolerantLoader(yaml.SafeLoader):
+    """PyYAML's safe composer, except that an alias whose anchor the file does not define (`<<: *DGX1` in NVIDIA
+    DeepLearningExamples' `configurations.yml`, whose anchors live in another file) is the scalar `*NAME` where it
+    stands, instead of an error that leaves the whole file unread (t15s)."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(AliasEvent):
+            event = self.peek_event()
+            if event.anchor not in self.anchors:
+                self.get_event()
+                return yaml.ScalarNode("tag:yaml.org,2002:str", "*" + str(event.anchor), event.start_mark,
+                                       event.end_mark)
+        return super().compose_node(parent, index)
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> tuple[int, int] | None:
@@ -183,7 +199,7 @@ def _recover_yaml(text: str) -> tuple[list, list[tuple[int, int]]] | None:
     cuts: list[tuple[int, int]] = _blank_docstring(lines)
     for _ in range(_MAX_YAML_CUTS):
         try:
-            return list(yaml.compose_all("\n".join(lines), Loader=yaml.SafeLoader)), cuts
+            return list(yaml.compose_all("\n".join(lines), Loader=_AliasTolerantLoader)), cuts
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             if mark is None or not 0 <= mark.line < len(lines):

@@ -24,6 +24,8 @@ _INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include\b', re.M)
 # runtime types and calls (`cudaDeviceProp`, `cudaStream_t`, `cudaGetDeviceCount(`), launches
 _CUDA_CODE_RE = re.compile(
     r"\b(?:__(?:device|host|shared|constant|forceinline)__|__CUDACC\w*|__CUDA_ARCH__|cuda[A-Z]\w*|CUDA_\w*CHECK)\b|<<<")
+# device code a file writes itself (not the CUDA runtime types an instantiation file's signatures name)
+_DEVICE_CODE_RE = re.compile(r"\b(?:__(?:device|shared|constant)__|__CUDA_ARCH__)\b|<<<")
 _ASM_RE = re.compile(r"\b(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\(")
 # library prefix -> the name a porting engineer knows
 _LIBRARIES = {
@@ -69,7 +71,13 @@ def _first_include_line(text: str, code: str) -> int:
     for pattern in (_CUDA_INCLUDE_RE, _CUDA_CODE_RE, _INCLUDE_RE):
         if pattern is _CUDA_CODE_RE:
             if local_only:
-                continue      # flash-attention's instantiation files: the kernels come from the project header
+                # flash-attention's instantiation files: the kernels come from the project header; device code
+                # the file writes itself (`#if __CUDA_ARCH__ >= 700` / `__nanosleep` in FlagCX's kernel file, whose
+                # `__global__` / `__device__` hide behind the project's macros) is still where the port starts (t15s)
+                own = _DEVICE_CODE_RE.search(code)
+                if own:
+                    return code.count("\n", 0, own.start()) + 1
+                continue
             m = pattern.search(code)          # comments and strings blanked: a name in a comment is not code
             if m:
                 return code.count("\n", 0, m.start()) + 1

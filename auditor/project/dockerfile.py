@@ -77,7 +77,10 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
                 words = ins["value"].split()
             names = [w.split("=", 1)[0] for w in words] if all("=" in w for w in words) or kind == "ARG" \
                 else words[:1]                                    # `ENV NAME value` (the old form)
-            _build_settings(col, m, words, col.lines[first:last + 1], first + 1)
+            # `ENV NV_CUDNN_VERSION 9.1.0.70-1` (the old form): one name, the rest its value (t15s)
+            old_form = kind == "ENV" and len(words) > 1 and "=" not in words[0]
+            _build_settings(col, m, [words[0] + "=" + " ".join(words[1:])] if old_form else words,
+                            col.lines[first:last + 1], first + 1)
             if kind == "ENV":       # `ENV FORCE_CUDA="1"`: read by the RUN lines' builds (shell reader, t15n)
                 col.script_vars.update(w.split("=", 1) for w in words if "=" in w)  # type: ignore[misc]
             for name in names:
@@ -146,6 +149,10 @@ def _build_settings(col: Collector, m, words: list[str], lines: list[str], first
         # `ENV CUDA_VERSION=${CUDA_VERSION}`: the build argument passed on to the image's environment (t15g)
         passed = "CUDA" in name.upper() and name.upper().endswith("_VERSION") and re.fullmatch(r"\$\{?\w+\}?", value)
         setting = m.match_setting(name.lower(), value) if sep and value and ("$" not in value or passed) else None
+        if setting is None and sep and value and name.upper().startswith("NV_"):
+            # NVIDIA's CUDA image package variables (`NV_CUDNN_PACKAGE=libcudnn9-cuda-12=${NV_CUDNN_VERSION}`):
+            # the name says what it is whatever the value reads (rules/project_t15s.yaml, NPU072)
+            setting = m.match_setting(name.lower(), value)
         if setting is None or not (name.endswith("_VERSION") or col.engine.compiled.match_env(name) is None):
             continue
         number = next((i for i, ln in enumerate(lines) if name in ln), 0)

@@ -44,6 +44,9 @@ class ProjectMatchers:
     setting: list[tuple[re.Pattern, re.Pattern, Rule]] = field(default_factory=list)
     # `!key=value` patterns: settings a rule does not report (`!partition=*cpu*` beside `partition=*hopper*`)
     setting_except: dict[str, list[tuple[re.Pattern, re.Pattern]]] = field(default_factory=dict)
+    # `!name` requirement patterns: distributions a rule's globs do not report (`!nvidia-sphinx-theme` beside
+    # `nvidia-*`: NVIDIA's documentation theme is not a CUDA library; t15s)
+    requirement_except: dict[str, list[str]] = field(default_factory=dict)
     _trees: dict[str, tuple[str, Rule]] | None = field(default=None, repr=False)
 
     @classmethod
@@ -51,7 +54,10 @@ class ProjectMatchers:
         m = cls()
         for rule in rules:
             for v in rule.match.get("requirement", ()):
-                m.requirement.append((v.lower(), rule))
+                if v.startswith("!"):
+                    m.requirement_except.setdefault(rule.code, []).append(v[1:].lower())
+                else:
+                    m.requirement.append((v.lower(), rule))
             for v in rule.match.get("command", ()):
                 m.command.append((v, rule))
             for v in rule.match.get("image", ()):
@@ -66,7 +72,12 @@ class ProjectMatchers:
         return m
 
     def match_requirement(self, symbol: str) -> Rule | None:
-        return _first(self.requirement, symbol.lower())
+        value = symbol.lower()
+        for pattern, rule in self.requirement:
+            if fnmatch.fnmatchcase(value, pattern) and not any(
+                    fnmatch.fnmatchcase(value, ex) for ex in self.requirement_except.get(rule.code, ())):
+                return rule
+        return None
 
     def match_source_tree(self, directory: str) -> tuple[str, Rule] | None:
         """A directory named after a CUDA project of the requirement patterns (`DeepEP`, `flash-attention`,
@@ -165,7 +176,8 @@ _SCHEDULER_VALUE_RE = re.compile(r"(?:--(?:partition|account|qos|reservation|que
                                  r"bsub)\b|#SBATCH)[^\n]*?\s-[pAq]\s+)[\"']?\$\{?([A-Za-z_]\w*)")
 # parts of a version a build script composes (`CUDA_MAJOR`, `CUDA_MINOR`, `CUDA_STRING`, `CUDA_SHORT`); not
 # variables any CUDA library reads, unlike the names of the generated environment table
-_BUILD_MARKER_RE = re.compile(r"_(?:MAJOR|MINOR|PATCH|STRING|SHORT|VER|TAG|SUFFIX)(?:_|$)")
+# (NVIDIA_BUILD_ID / NVIDIA_BUILD_REF: an NGC image's build metadata, `ARG` / `ENV` in NeMo-RL's Dockerfile; t15s)
+_BUILD_MARKER_RE = re.compile(r"_(?:MAJOR|MINOR|PATCH|STRING|SHORT|VER|TAG|SUFFIX|BUILD_ID|BUILD_REF)(?:_|$)")
 
 
 class Collector:

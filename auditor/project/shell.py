@@ -906,8 +906,10 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             elif setting is None and "=" in value and "," in value and "=" in w:
                 # `--model_args=pretrained=X,attn_implementation=flash_attention_2,dtype=bfloat16`
                 _key_values(col, m, value, line, c + len(key) + 1 + (nodes[i].type in ("string", "raw_string")))
-    if name.startswith("python") or name.endswith(".py") or name in _PROGRAM_LAUNCHERS:
-        # Hydra / OmegaConf overrides on the command line: `trainer.accelerator=gpu`, `++device=cuda:0`
+    if name.startswith("python") or name.endswith(".py") or name in _PROGRAM_LAUNCHERS or \
+            name == "uv" and words[1:2] == ["run"]:
+        # Hydra / OmegaConf overrides on the command line: `trainer.accelerator=gpu`, `++device=cuda:0`; also of a
+        # script run by uv (NeMo-RL's `uv run examples/run_sft.py cluster.gpus_per_node=2`, t15s)
         for i, w in enumerate(words[1:], 1):
             override = _OVERRIDE_RE.fullmatch(w)
             if override is not None:
