@@ -250,6 +250,7 @@ class MatchVisitor(cst.CSTVisitor):
         self._dtype_quiet = 0
         self._unpacked: set[int] = set()         # tuples unpacked into as many targets (`a, b = x, y`)
         self._in_message = 0
+        self._raising = 0      # inside a `raise` statement: runs at most once, as the run stops (t11y)
         self._mul_operands: set[int] = set()   # calls that are a direct operand of `*` (when: {operand_of: "*"})
         # inside the body of a for / while loop (when: {in_loop: true}); a sliced statement starts inside
         # as many loops as enclose it in the file
@@ -459,8 +460,10 @@ class MatchVisitor(cst.CSTVisitor):
             return False
         if rule.when.get("operand_of") == "*" and id(call) not in self._mul_operands:
             return False      # `F.silu(gate) * up`: the call must be multiplied by something
-        if rule.when.get("in_loop") and (not self._loop_depth or self._made_on_host(call)):
-            return False      # `loss.item()` once per step, not once per run; `torch.randint(3, 10, (1,)).item()`
+        if rule.when.get("in_loop") and (not self._loop_depth or self._made_on_host(call) or self._raising):
+            # `loss.item()` once per step, not once per run; `torch.randint(3, 10, (1,)).item()`; `raise
+            # Exception("Loss is {}".format(loss.item()))` reads the value once, as the run stops (t11y, heldout16)
+            return False
         missing = rule.when.get("missing_arg")
         if missing and self._arg(call, missing.get("pos"), missing.get("kw")) is not None:
             return False
@@ -990,10 +993,12 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_Raise(self, node: cst.Raise) -> bool:
         self._in_message += 1
+        self._raising += 1
         return True
 
     def leave_Raise(self, original_node: cst.Raise) -> None:
         self._in_message -= 1
+        self._raising -= 1
 
     def visit_Assert(self, node: cst.Assert) -> bool:
         if isinstance(node.test, cst.Comparison):
