@@ -402,7 +402,8 @@ AUDIO_ATTENTION = """\
 
 def test_a_backend_list_that_allows_math_names_no_cuda_only_backend():
     found = _found(AUDIO_ATTENTION, "models/audio_utils.py")
-    assert not [f for f in found if f[1] == "NPU350" and f[0] < 15], found
+    math_list = [f for f in found if f[1] == "NPU350" and f[0] < 15]
+    assert math_list and all(sev == "info" for _, _, sev in math_list), found    # worth knowing, fails nothing
     assert _codes_at(found, 16).get("NPU350") == "error", found
 
 
