@@ -209,3 +209,17 @@ def load(name, fn, q, s):
     assert "NPU234" in found[5] and "NPU234" not in found.get(1, set())   # the config built, not its import
     assert "NPU084" in found[6]
     assert sum("NPU084" in c for c in found.values()) == 1
+
+
+def test_tilelang_dsl_in_a_file_written_for_ascend_is_quiet():
+    src = """\
+import tilelang
+import tilelang.language as T
+
+
+@T.macro
+def load_tile(src, dst, row):
+    T.copy(src[row, 0], dst)
+"""
+    assert "NPU820" in codes(src, "kernels/cuda/rope.py")[2]
+    assert not any("NPU820" in c for c in codes(src, "xllm/compiler/tilelang/targets/ascend/kernels/rope.py").values())
