@@ -1210,7 +1210,7 @@ class MatchVisitor(cst.CSTVisitor):
             return
         action = kwargs.get("action")
         default = kwargs.get("default")
-        if _option_picks_device(name.lower(), default, kwargs.get("type")) and self._device_option_read(name):
+        if _option_picks_device(name.lower(), default, kwargs.get("type"), action) and self._device_option_read(name):
             for rule, pattern in self.c.match_option_keywords(name.lower()):
                 self._hit(rule, literal, name, value=pattern)
         if default is not None:
@@ -1515,11 +1515,17 @@ def _enum_member(node: cst.BaseExpression) -> bool:
     return name[:1].isupper() and not name.isupper() and _DEVICE_ENUM.search(name) is not None
 
 
-def _option_picks_device(name: str, default: cst.BaseExpression | None, kind: cst.BaseExpression | None) -> bool:
+def _option_picks_device(name: str, default: cst.BaseExpression | None, kind: cst.BaseExpression | None,
+                         action: cst.BaseExpression | None = None) -> bool:
     """The default of a command-line option named for a CUDA device (`--cuda`, `--gpu_id`, `--use_cuda`) puts the run
     on one (t14v, labelling policy item 7): a device index (`default=0`, `default="0,1"`) or a switch that is on
     (`default=True`, `type=bool, default=1`). Not `-1` / None / False / "" (the CPU or the user's choice), not a
-    count (`--ngpu`, `--num_gpus`: no option_only rule names them)."""
+    count (`--ngpu`, `--num_gpus`: no option_only rule names them). A switch that turns CUDA off (`--no-cuda`,
+    `--disable_gpu`) given as `action="store_true"` with no default or `default=False` leaves CUDA on (t14x)."""
+    if name.startswith(("no_", "disable_", "nocuda", "nogpu")):
+        store_true = isinstance(action, cst.SimpleString) and action.evaluated_value == "store_true"
+        off = default is None or isinstance(default, cst.Name) and default.value == "False"
+        return store_true and off
     if default is None:
         return False
     if isinstance(default, cst.Name):
