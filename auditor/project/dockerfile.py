@@ -54,6 +54,11 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
                 # `ARG BASE_IMAGE=nvidia/cuda:...` then `FROM ${BASE_IMAGE}`: the image is chosen at the ARG
                 default, line, column = args[used.group(1)]
                 col.add(m.match_image(default), default, line, column)
+                # ... and the FROM that builds on it is the line a port changes with it (t15t, sam2's backend
+                # Dockerfile): one finding each
+                start = line_text.find(ref)
+                col.add(m.match_image(default), default, first + 1, start + 1 if start >= 0 else 1,
+                        note=f" (the default of `ARG {used.group(1)}`, line {line})")
             else:
                 start = line_text.find(ref)
                 col.add(m.match_image(ref), ref, first + 1, start + 1 if start >= 0 else 1)
