@@ -436,6 +436,33 @@ def _container_env(col: Collector, pos, words: list[str], nodes: list) -> None:
         col.env(variable.group(1), line, c, sets=False)
 
 
+# `docker run` options that take no value (the others take one: `-v A:B`, `--name X`, `--gpus all`)
+_RUN_FLAGS = {"--rm", "--privileged", "--init", "--read-only", "--interactive", "--tty", "--detach", "--publish-all",
+              "--no-healthcheck", "--oom-kill-disable", "--quiet", "--sig-proxy", "--disable-content-trust"}
+_RUN_SHORT_FLAGS_RE = re.compile(r"-[itdPq]+")
+_RUN_GPUS_RE = re.compile(r"--gpus(?:=|$)|--runtime(?:=|$)nvidia|--device(?:=|$)nvidia\.com/gpu")
+
+
+def _gpu_run_image(col: Collector, m, pos, words: list[str], nodes: list) -> None:
+    """`docker run --gpus all ... windj007/lama /home/user/project/bin/predict.py`: the image started with NVIDIA
+    GPUs is the CUDA stack the container runs on (lama's project image, built on nvidia/cuda), a line a port
+    changes with the `--gpus` option (t15t). An image whose name already says CUDA is NPU016's."""
+    gpus, i = words[0].rsplit("/", 1)[-1] == "nvidia-docker", 2
+    while i < len(words) and words[i].startswith("-"):
+        option = words[i]
+        joined = option + ("=" + words[i + 1] if "=" not in option and i + 1 < len(words) else "")
+        gpus = gpus or _RUN_GPUS_RE.match(joined) is not None
+        takes_value = "=" not in option and option not in _RUN_FLAGS and not _RUN_SHORT_FLAGS_RE.fullmatch(option)
+        i += 2 if takes_value else 1
+    if not gpus or i >= len(words) or not re.fullmatch(r"[\w.-]+(?:[:/][\w.@:/-]+)*", words[i]):
+        return                                  # no GPUs asked, or the image held in a variable
+    image = words[i]
+    if m.match_image(image) is not None:
+        return                                  # `nvidia/cuda:12.1.0-base`: the image rules report it
+    line, c = pos.at(nodes[i].start_point)
+    col.add(m.match_requirement("gpu-run-image:" + image.lower()), image, line, c, c + len(image))
+
+
 # `OPTIONS_NCCL="NCCL_DEBUG=info NCCL_IB_DISABLE=0 LOCAL_WORLD_SIZE=$N"`, later `run_cmd="${OPTIONS_NCCL} deepspeed
 # ..."`: a string that starts with environment assignments is a command prefix kept for later (CogVLM, SAT scripts)
 _ENV_LIST_RE = re.compile(r"\s*(?:[A-Z_][A-Z0-9_]*=[^\s=]*(?:\s+|$))+")
@@ -924,6 +951,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             _cuda_version_parameter(col, m, arg_name, arg_value, wl, wc)
     if name in _CONTAINER_RUNNERS and len(words) > 1 and words[1] in ("run", "create", "exec"):
         _container_env(col, pos, words, nodes)
+    if name in _CONTAINER_RUNNERS and len(words) > 2 and words[1] in ("run", "create"):
+        _gpu_run_image(col, m, pos, words, nodes)
     # `torchrun --nproc-per-node=gpu`, `docker run --gpus all`: an option (with its value) as `name --opt=value`;
     # a line that starts with an option is the tail of a command whose continuation broke (`\\` at a line's end)
     first = 0 if words[0].startswith("--") else 1
