@@ -43,7 +43,7 @@ MULTI_STAGE_DOCKERFILE = """\
         uv venv --system-site-packages /venv && \\
         uv pip install --no-deps \\
         # torch (1.0GiB)
-        torch==2.7.0+cu128 \\ 
+        torch==2.7.0+cu128 \\
         # triton (149.3MiB)
         triton>=3.1.0 \\
         # tensorflow (615.0MiB)
@@ -56,7 +56,7 @@ MULTI_STAGE_DOCKERFILE = """\
         ln -s /usr/lib/x86_64-linux-gnu/libjpeg.so /usr/lib/x86_64-linux-gnu/libjpeg.so.8
     ENV LD_LIBRARY_PATH="/venv/lib/python3.11/site-packages/nvidia/cudnn/lib${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}"
     ENV PYTHONPATH="/venv/lib/python3.11/site-packages"
-    """
+    """.replace("cu128 \\\n", "cu128 \\ \n")         # a blank after the `\\`, as kohya_ss's Dockerfile has
 
 
 def test_a_multi_stage_buildkit_dockerfile_is_read_as_docker_runs_it():
