@@ -84,6 +84,19 @@ def test_words_after_an_unquoted_redirect_are_the_commands_arguments():
     got = lines("install.sh", script)
     assert "NPU440" in got[2] and "NPU440" in got[3]
     assert 4 not in got
+    # `--megatron-path <xxx>` then a new line: bash stops there (a syntax error); tree-sitter glues the next command
+    # onto the `>`; its words are not this command's
+    placeholder = """\
+        #!/bin/bash
+        python convert.py \\
+            --target-params-dtype fp32 \\
+            --megatron-path <xxx>
+
+        python convert.py \\
+            --model-type llama \\
+            --target-params-dtype bf16
+        """
+    assert lines("tools/checkpoint/run.sh", placeholder) == {}
 
 
 def test_pip_and_uv_index_variables_name_the_index():

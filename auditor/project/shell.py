@@ -849,8 +849,13 @@ def _after_redirect(command) -> list:
         return []
     extra: list = []
     for redirect in holder.children[1:]:
-        if redirect.type == "file_redirect":
-            extra += [c for c in redirect.children if c.type in _ARG_TYPES][1:]
+        if redirect.type != "file_redirect":
+            continue
+        words = [c for c in redirect.children if c.type in _ARG_TYPES]
+        for word in words[1:]:
+            if b"\n" in redirect.text[:word.start_byte - redirect.start_byte].replace(b"\\\n", b""):
+                break     # `--path <xxx>` then a new line: tree-sitter's recovery glues the next command on (t15t)
+            extra.append(word)
     return extra
 
 
