@@ -197,11 +197,13 @@ def test_the_image_of_docker_run_with_gpus():
             /home/user/project/bin/predict.py model.path=/data/checkpoint
         docker run --rm -it -v "$PWD":/data windj007/lama bash
         docker run --gpus all --rm "$IMAGE" nvidia-smi
+        docker run --gpus=all -v /logs:/logs ${DOCKER_IMAGE} bash run_tests.sh
         """
     got = lines("docker/2_predict_with_gpu.sh", script)
     assert "NPU091" in got[8]
     assert 10 not in got                         # no GPUs asked
     assert "NPU091" not in got.get(11, set())    # the image held in a variable
+    assert "NPU091" not in got.get(12, set())    # ... unquoted (`bash` is the command, not the image)
 
 
 def test_xformers_chosen_under_its_own_name():

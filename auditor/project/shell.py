@@ -443,7 +443,7 @@ _RUN_SHORT_FLAGS_RE = re.compile(r"-[itdPq]+")
 _RUN_GPUS_RE = re.compile(r"--gpus(?:=|$)|--runtime(?:=|$)nvidia|--device(?:=|$)nvidia\.com/gpu")
 
 
-def _gpu_run_image(col: Collector, m, pos, words: list[str], nodes: list) -> None:
+def _gpu_run_image(col: Collector, m, pos, words: list[str], nodes: list, command) -> None:
     """`docker run --gpus all ... windj007/lama /home/user/project/bin/predict.py`: the image started with NVIDIA
     GPUs is the CUDA stack the container runs on (lama's project image, built on nvidia/cuda), a line a port
     changes with the `--gpus` option (t15t). An image whose name already says CUDA is NPU016's."""
@@ -456,6 +456,9 @@ def _gpu_run_image(col: Collector, m, pos, words: list[str], nodes: list) -> Non
         i += 2 if takes_value else 1
     if not gpus or i >= len(words) or not re.fullmatch(r"[\w.-]+(?:[:/][\w.@:/-]+)*", words[i]):
         return                                  # no GPUs asked, or the image held in a variable
+    if any(c.type in ("expansion", "simple_expansion", "command_substitution")
+           and nodes[i - 1].end_byte <= c.start_byte < nodes[i].start_byte for c in command.children):
+        return                                  # `${{ parameters.docker_image }} bash ...`: the image is a variable
     image = words[i]
     if m.match_image(image) is not None:
         return                                  # `nvidia/cuda:12.1.0-base`: the image rules report it
@@ -957,7 +960,7 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
     if name in _CONTAINER_RUNNERS and len(words) > 1 and words[1] in ("run", "create", "exec"):
         _container_env(col, pos, words, nodes)
     if name in _CONTAINER_RUNNERS and len(words) > 2 and words[1] in ("run", "create"):
-        _gpu_run_image(col, m, pos, words, nodes)
+        _gpu_run_image(col, m, pos, words, nodes, node)
     # `torchrun --nproc-per-node=gpu`, `docker run --gpus all`: an option (with its value) as `name --opt=value`;
     # a line that starts with an option is the tail of a command whose continuation broke (`\\` at a line's end)
     first = 0 if words[0].startswith("--") else 1
