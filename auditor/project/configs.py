@@ -231,8 +231,24 @@ def scan_config_text(col: Collector, text: str) -> None:
     scan_config_roots(col, roots)
 
 
+# Hydra's package header (`# @package _group_`): the file's keys sit under its config group, the folder it is in
+# (`configs/training/trainer/x.yaml` holds `trainer.*`), or under the package it names
+_HYDRA_PACKAGE_RE = re.compile(r"^#\s*@package\s+([\w.]+)\s*$", re.M)
+
+
+def hydra_package(col: Collector) -> str:
+    """The dotted prefix a Hydra config group file's keys are read under ("" for other files, and `_global_`)."""
+    header = _HYDRA_PACKAGE_RE.search("\n".join(col.lines[:5]))
+    if header is None or header.group(1) == "_global_":
+        return ""
+    folder = col.rel.replace("\\", "/").rsplit("/", 2)
+    group = folder[-2].lower() if len(folder) > 1 else ""
+    return header.group(1).lower().replace("_group_", group).strip(".")
+
+
 def scan_config_roots(col: Collector, roots: list) -> None:
     first_finding = len(col.result.findings)
+    package = hydra_package(col)
     engine = col.engine
     m = matchers(engine)
     blocks: list[list[str]] = []        # each `run:` block is its own script: one broken block spoils no other
@@ -303,6 +319,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             if default:
                 raw = default.group(1)       # compose / env files: `BACKEND: ${BACKEND:-cuda}` is cuda unless set
             rule = m.match_setting(path, raw)
+            if rule is None and package:
+                rule = m.match_setting(f"{package}.{path}", raw)      # a Hydra group file's keys (t15t)
             name = path.rsplit(".", 1)[-1]
             if rule is not None and rule.code == "NPU124" and name == "gpu_ids" and not _accelerate_config(col.lines):
                 rule = None     # `infer_cfgs.gpu_ids` of a project's own config: device indices, not accelerate's

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from auditor.findings import FileResult
 from auditor.project.hits import Collector, decode_text, matchers
-from auditor.project.shell import gate_findings, scan_fragment, scan_shell
+from auditor.project.shell import gate_findings, index_env, scan_fragment, scan_shell
 from auditor.backend_words import OTHER_BACKENDS, backends_in_text
 
 if TYPE_CHECKING:
@@ -54,6 +54,11 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
                 # `ARG BASE_IMAGE=nvidia/cuda:...` then `FROM ${BASE_IMAGE}`: the image is chosen at the ARG
                 default, line, column = args[used.group(1)]
                 col.add(m.match_image(default), default, line, column)
+                # ... and the FROM that builds on it is the line a port changes with it (t15t, sam2's backend
+                # Dockerfile): one finding each
+                start = line_text.find(ref)
+                col.add(m.match_image(default), default, first + 1, start + 1 if start >= 0 else 1,
+                        note=f" (the default of `ARG {used.group(1)}`, line {line})")
             else:
                 start = line_text.find(ref)
                 col.add(m.match_image(ref), ref, first + 1, start + 1 if start >= 0 else 1)
@@ -81,6 +86,13 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
             old_form = kind == "ENV" and len(words) > 1 and "=" not in words[0]
             _build_settings(col, m, [words[0] + "=" + " ".join(words[1:])] if old_form else words,
                             col.lines[first:last + 1], first + 1)
+
+            _build_settings(col, m, words, col.lines[first:last + 1], first + 1)
+            for word in words:           # `ENV UV_INDEX=https://download.pytorch.org/whl/cu128` (t15t)
+                key, eq, value = word.partition("=")
+                if eq:
+                    at = next((n for n in range(first, last + 1) if n < len(col.lines) and key in col.lines[n]), first)
+                    index_env(col, m, key, value, at + 1, 1)
             if kind == "ENV":       # `ENV FORCE_CUDA="1"`: read by the RUN lines' builds (shell reader, t15n)
                 col.script_vars.update(w.split("=", 1) for w in words if "=" in w)  # type: ignore[misc]
             for name in names:
@@ -102,11 +114,15 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
         elif kind == "RUN":
             # the shell form: blank the keyword so columns stay where they are in the file
             for n in range(first, min(last + 1, len(col.lines))):
-                shell_lines[n] = col.lines[n]
+                shell_lines[n] = _run_line(col.lines[n], n > first)
             head = shell_lines[first]
             at = head.upper().find("RUN")
             shell_lines[first] = head[:at] + "   " + head[at + 3:]
             _blank_buildkit_flags(shell_lines, first, min(last, len(col.lines) - 1))
+        elif kind == "ADD" and first < len(col.lines):
+            # `ADD https://developer.download.nvidia.com/.../cuda-keyring_1.1-1_all.deb /tmp/`: a download, read as
+            # the URL of a `wget` line is (t15t)
+            scan_fragment(col, col.lines[first], first + 1, 1, options=False)
         elif kind == "WORKDIR" and first < len(shell_lines):
             # the directory the next RUN lines start in: a `cd` for the shell reader (`WORKDIR /src/DeepEP`
             # then `RUN pip wheel .` builds DeepEP); the keyword is blanked to the same width
@@ -160,6 +176,19 @@ def _build_settings(col: Collector, m, words: list[str], lines: list[str], first
         col.add(setting, f"{name}={value}", first + number, lines[number].find(name) + 1,
                 severity="info" if version else None,
                 note=" (a build argument: the CUDA version this image is built for)" if version else "")
+
+
+_TRAILING_ESCAPE_RE = re.compile(r"\\[ \t]+$")
+
+
+def _run_line(text: str, continued: bool) -> str:
+    """A line of a shell-form RUN as Docker hands it to the shell: a comment line inside the continuation
+    (`uv pip install \\` / `    # torch (1.0GiB)` / `    torch==2.7.0+cu128 \\`) is dropped by Docker before the
+    shell sees it (kept, the shell would read it as the end of the command; a lone `\\` stands in for it), and blanks after the closing `\\`
+    still continue the line in Docker (the shell would read `\\ ` as an escaped blank that ends the command)."""
+    if continued and text.lstrip().startswith("#"):
+        return "\\"            # the line dropped, the continuation kept (line numbers stay where they are)
+    return _TRAILING_ESCAPE_RE.sub("\\\\", text)
 
 
 # BuildKit heredocs (Dockerfile 1.4): `RUN <<EOF` runs the lines up to `EOF` as a script; `RUN python3 <<EOF`

@@ -263,6 +263,8 @@ class Collector:
             rule = self.engine.compiled.env_set.get(name, rule)
         if value is not None and _CUDA_OFF_SWITCH_RE.search(name) and value.strip("'\"").lower() in _TRUTHY:
             return      # `DG_SKIP_CUDA_BUILD: "1"`, `export FOO_SKIP_CUDA_BUILD=TRUE`: the CUDA build is off, as on Ascend
+        if sets and name.endswith("_BUILD_CUDA") and self._set_off(name, line, value):
+            return      # `ENV SAM2_BUILD_CUDA=0`: the CUDA extension build is off, as on Ascend (t15t)
         if rule.name == "npu-debug-env-var" and (not sets or self._quiet_debug_value(name, line)):
             return      # a read sets nothing; `ASCEND_GLOBAL_LOG_LEVEL=${ASCEND_GLOBAL_LOG_LEVEL:-3}` keeps it quiet
         if rule.code == "NPU004" and name not in rule.symbols and name not in self.engine.compiled.env_exact \

@@ -53,7 +53,16 @@ def _uses_setuptools(tree: ast.Module) -> bool:
     return False
 
 
-def _in_requirement_list(node: ast.Constant, parents: dict[ast.AST, ast.AST]) -> bool:
+def _passed_as_requirements(tree: ast.Module) -> set[str]:
+    """The names `setup()` takes its requirement lists from (`install_requires=REQUIRED_PACKAGES`,
+    `extras_require=EXTRA_PACKAGES`): lists that hold requirements whatever their names say (t15t: sam2's
+    `REQUIRED_PACKAGES`, read as `packages` by _NOT_REQUIREMENTS)."""
+    return {kw.value.id for node in ast.walk(tree) if isinstance(node, ast.Call) and _called_name(node.func) == "setup"
+            for kw in node.keywords if kw.arg in _REQUIREMENT_KEYWORDS and isinstance(kw.value, ast.Name)}
+
+
+def _in_requirement_list(node: ast.Constant, parents: dict[ast.AST, ast.AST], passed: frozenset[str] = frozenset()
+                         ) -> bool:
     """Is this string an element of a list that holds requirements (see the module docstring)?"""
     parent: ast.AST | None = parents.get(node)
     if isinstance(parent, ast.Call):
@@ -77,7 +86,8 @@ def _in_requirement_list(node: ast.Constant, parents: dict[ast.AST, ast.AST]) ->
                 return not _NOT_REQUIREMENTS.search(_target_name(cur.func.value))
         elif isinstance(cur, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = cur.targets if isinstance(cur, ast.Assign) else [cur.target]
-            return not any(_NOT_REQUIREMENTS.search(_target_name(t)) for t in targets)
+            return not any(_NOT_REQUIREMENTS.search(_target_name(t)) and _target_name(t) not in passed
+                           for t in targets)
         elif isinstance(cur, (ast.Return, ast.Expr, ast.stmt)):
             return isinstance(cur, ast.Return)
         elif isinstance(cur, ast.Dict) and child in cur.keys:
@@ -98,6 +108,7 @@ def setup_requirements(tree: ast.Module) -> Iterator[ast.Constant]:
     for parent in ast.walk(tree):
         for child in ast.iter_child_nodes(parent):
             parents[child] = parent
+    passed = frozenset(_passed_as_requirements(tree))
     for node in ast.walk(tree):
         if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
             # f"transformer_engine_cu12=={__version__}", f"nvidia-curand-cu{CUDAVER}": the literal parts name the
@@ -112,7 +123,7 @@ def setup_requirements(tree: ast.Module) -> Iterator[ast.Constant]:
                 parents[spelled] = parents[node]
             node = spelled
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.strip() \
-                and "\n" not in node.value and _in_requirement_list(node, parents):
+                and "\n" not in node.value and _in_requirement_list(node, parents, passed):
             yield node
 
 

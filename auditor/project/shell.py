@@ -64,6 +64,10 @@ _CUDA_PATH_RE = re.compile(r"(?<![\w/.-])/usr/local/cuda(-[\w.${}]*)?(?![\w.])")
 # the NVIDIA driver's folders (GKE's /home/kubernetes/bin/nvidia on the host, mounted at /usr/local/nvidia; Colab's
 # /usr/lib64-nvidia): NPU075 (t15h)
 DRIVER_PATH_RE = re.compile(r"(?<![\w/.-])(/usr/local/nvidia|/home/kubernetes/bin/nvidia|/usr/lib64-nvidia)(?![\w.-])")
+# the libraries pip's NVIDIA wheels install (`.../site-packages/nvidia/cudnn/lib` on LD_LIBRARY_PATH: nvidia-cudnn-cu12,
+# nvidia-nccl-cu12, ...) and TensorRT's shared libraries by file name (`ln -s .../libnvinfer.so .../libnvinfer.so.7`)
+NVIDIA_LIB_PATH_RE = re.compile(r"site-packages/nvidia/(\w+)(?![\w.-])(?:/lib\b)?"
+                                r"|(?<![\w-])lib(nvinfer(?:_plugin)?|nvonnxparser|nvparsers)\.so(?:\.[\d.]*\d)?(?![\w-])")
 # a repository's signing key (`.../x86_64/3bf863cc.pub`, `cuda-archive-keyring.gpg`): fetching it installs nothing
 _SIGNING_KEY_RE = re.compile(r"\.(?:pub|gpg|asc)$", re.I)
 _URL_RE = re.compile(r"(?:git\+)?https?://([^\s\"'<>|;&)]+)")
@@ -167,6 +171,14 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
             if not any(f.line == ln for f in col.result.findings):   # a CUDA finding on the line says it already
                 symbol = "path:" + driver_path.group(1)
                 col.add(m.match_requirement(symbol), symbol, ln, c, c + len(driver_path.group(0)))
+    if "site-packages/nvidia/" in text or "libnv" in text:
+        for lib_path in NVIDIA_LIB_PATH_RE.finditer(text):
+            ln, c = where(lib_path.start())
+            symbol = "path:" + (f"site-packages/nvidia/{lib_path.group(1)}" if lib_path.group(1)
+                                else f"lib{lib_path.group(2)}.so")
+            # a CUDA finding on the line says it already; `ln -s libnvinfer.so libnvinfer.so.7`: one finding
+            if not any(f.line == ln and (f.category == "device" or f.symbol == symbol) for f in col.result.findings):
+                col.add(m.match_requirement(symbol.lower()), symbol, ln, c, c + len(lib_path.group(0)))
     if "GPU Computing Toolkit" in text:
         win_cuda_paths(col, text, where)
     if "$" in text and "CUDA_" in text:
@@ -439,6 +451,36 @@ def _container_env(col: Collector, pos, words: list[str], nodes: list) -> None:
         col.env(variable.group(1), line, c, sets=False)
 
 
+# `docker run` options that take no value (the others take one: `-v A:B`, `--name X`, `--gpus all`)
+_RUN_FLAGS = {"--rm", "--privileged", "--init", "--read-only", "--interactive", "--tty", "--detach", "--publish-all",
+              "--no-healthcheck", "--oom-kill-disable", "--quiet", "--sig-proxy", "--disable-content-trust"}
+_RUN_SHORT_FLAGS_RE = re.compile(r"-[itdPq]+")
+_RUN_GPUS_RE = re.compile(r"--gpus(?:=|$)|--runtime(?:=|$)nvidia|--device(?:=|$)nvidia\.com/gpu")
+
+
+def _gpu_run_image(col: Collector, m, pos, words: list[str], nodes: list, command) -> None:
+    """`docker run --gpus all ... windj007/lama /home/user/project/bin/predict.py`: the image started with NVIDIA
+    GPUs is the CUDA stack the container runs on (lama's project image, built on nvidia/cuda), a line a port
+    changes with the `--gpus` option (t15t). An image whose name already says CUDA is NPU016's."""
+    gpus, i = words[0].rsplit("/", 1)[-1] == "nvidia-docker", 2
+    while i < len(words) and words[i].startswith("-"):
+        option = words[i]
+        joined = option + ("=" + words[i + 1] if "=" not in option and i + 1 < len(words) else "")
+        gpus = gpus or _RUN_GPUS_RE.match(joined) is not None
+        takes_value = "=" not in option and option not in _RUN_FLAGS and not _RUN_SHORT_FLAGS_RE.fullmatch(option)
+        i += 2 if takes_value else 1
+    if not gpus or i >= len(words) or not re.fullmatch(r"[\w.-]+(?:[:/][\w.@:/-]+)*", words[i]):
+        return                                  # no GPUs asked, or the image held in a variable
+    if any(c.type in ("expansion", "simple_expansion", "command_substitution")
+           and nodes[i - 1].end_byte <= c.start_byte < nodes[i].start_byte for c in command.children):
+        return                                  # `${{ parameters.docker_image }} bash ...`: the image is a variable
+    image = words[i]
+    if m.match_image(image) is not None:
+        return                                  # `nvidia/cuda:12.1.0-base`: the image rules report it
+    line, c = pos.at(nodes[i].start_point)
+    col.add(m.match_requirement("gpu-run-image:" + image.lower()), image, line, c, c + len(image))
+
+
 # `OPTIONS_NCCL="NCCL_DEBUG=info NCCL_IB_DISABLE=0 LOCAL_WORLD_SIZE=$N"`, later `run_cmd="${OPTIONS_NCCL} deepspeed
 # ..."`: a string that starts with environment assignments is a command prefix kept for later (CogVLM, SAT scripts)
 _ENV_LIST_RE = re.compile(r"\s*(?:[A-Z_][A-Z0-9_]*=[^\s=]*(?:\s+|$))+")
@@ -517,9 +559,33 @@ def _github_env_write(col: Collector, m, pos: "_Positions", node) -> None:
 _CUDA_TAG_REF_RE = re.compile(r"\+(?:cu)?\$\{?(\w+)\}?")
 
 
+# pip's and uv's own environment variables for the package index: `ENV UV_INDEX=https://download.pytorch.org/whl/cu128`,
+# `export PIP_EXTRA_INDEX_URL=...` is `--index-url` / `--extra-index-url` given to every later install
+INDEX_ENV_NAMES = frozenset({"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "UV_INDEX", "UV_INDEX_URL",
+                             "UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_FIND_LINKS"})
+
+
+def index_env(col: Collector, m, name: str, value: str, line: int, c: int) -> bool:
+    """An index variable (INDEX_ENV_NAMES) set to a CUDA wheel index: the `index:` finding the option would get,
+    at the value. Returns whether it was one of those variables."""
+    if name.upper() not in INDEX_ENV_NAMES:
+        return False
+    for url in value.split():                   # pip reads several URLs separated by blanks
+        url = url.strip("\"'")
+        rule = m.match_requirement("index:" + url) if "://" in url else None
+        if rule is not None:
+            text = col.lines[line - 1] if 0 < line <= len(col.lines) else ""
+            at = text.find(url, max(c - 1, 0))
+            col.add(rule, "index:" + url, line, at + 1 if at >= 0 else c, (at + 1 if at >= 0 else c) + len(url))
+    return True
+
+
 def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) -> None:
     """`DIST_BACKEND=nccl`, `export ACCELERATOR=${ACCELERATOR:-"GPU"}`: a script's variable that the launch line
     passes on is the same setting a config would hold (its default, for `${X:-default}`)."""
+    if value is not None and value.type in ("word", "string", "raw_string", "concatenation") \
+            and index_env(col, m, name, _word(value), line, c):
+        return
     tag = _CUDA_TAG_REF_RE.fullmatch(_word(value)) if value is not None else None
     if tag is not None and _cuda_version_name(tag.group(1)):
         # `export TORCH_VERSION_SUFFIX="+$CU_VERSION"`: the wheel's CUDA local tag, the same build parameter (t15o)
@@ -787,12 +853,36 @@ def _masked_in_pipeline(col: Collector, node) -> bool:
     return not _PIPEFAIL_RE.search("\n".join(col.lines))
 
 
+_ARG_TYPES = ("word", "string", "raw_string", "concatenation", "number")
+
+
+def _after_redirect(command) -> list:
+    """`uv pip install triton>=3.1.0 onnxruntime-gpu==1.19.2` unquoted: bash reads `>=3.1.0` as a redirect to the
+    file `=3.1.0` and the words after it as more arguments of the command; tree-sitter-bash hangs them on the
+    redirect. They are the command's (t15t, kohya_ss's Dockerfile)."""
+    holder, body = command.parent, command
+    while holder is not None and holder.type == "list" and holder.children[-1] == body:
+        holder, body = holder.parent, holder    # `a && b >x y`: tree-sitter hangs the redirect on the whole list
+    if holder is None or holder.type != "redirected_statement" or holder.children[0] != body:
+        return []
+    extra: list = []
+    for redirect in holder.children[1:]:
+        if redirect.type != "file_redirect":
+            continue
+        words = [c for c in redirect.children if c.type in _ARG_TYPES]
+        for word in words[1:]:
+            if b"\n" in redirect.text[:word.start_byte - redirect.start_byte].replace(b"\\\n", b""):
+                break     # `--path <xxx>` then a new line: tree-sitter's recovery glues the next command on (t15t)
+            extra.append(word)
+    return extra
+
+
 def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree) -> None:
     name_node = node.child_by_field_name("name")
     if name_node is None:
         return
     args = [c for c in node.children if c.type in ("word", "string", "raw_string", "concatenation", "number")
-            and c.start_byte >= name_node.end_byte]
+            and c.start_byte >= name_node.end_byte] + _after_redirect(node)
     words = [_word(name_node)] + [_word(a) for a in args]
     nodes = [name_node] + args
     while words and (words[0].rsplit("/", 1)[-1] in _WRAPPERS or "=" in words[0] and words[0][0] != "-"):
@@ -884,6 +974,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             _cuda_version_parameter(col, m, arg_name, arg_value, wl, wc)
     if name in _CONTAINER_RUNNERS and len(words) > 1 and words[1] in ("run", "create", "exec"):
         _container_env(col, pos, words, nodes)
+    if name in _CONTAINER_RUNNERS and len(words) > 2 and words[1] in ("run", "create"):
+        _gpu_run_image(col, m, pos, words, nodes, node)
     # `torchrun --nproc-per-node=gpu`, `docker run --gpus all`: an option (with its value) as `name --opt=value`;
     # a line that starts with an option is the tail of a command whose continuation broke (`\\` at a line's end)
     first = 0 if words[0].startswith("--") else 1
