@@ -86,8 +86,6 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
             old_form = kind == "ENV" and len(words) > 1 and "=" not in words[0]
             _build_settings(col, m, [words[0] + "=" + " ".join(words[1:])] if old_form else words,
                             col.lines[first:last + 1], first + 1)
-
-            _build_settings(col, m, words, col.lines[first:last + 1], first + 1)
             for word in words:           # `ENV UV_INDEX=https://download.pytorch.org/whl/cu128` (t15t)
                 key, eq, value = word.partition("=")
                 if eq:
