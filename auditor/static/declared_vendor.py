@@ -33,6 +33,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
 from auditor.backend_words import OTHER_BACKENDS, OTHER_NPU_RUNTIMES, backends_in_text
 from auditor.source import SourceError
 from auditor.static.backends import _NOTES, discount_findings, undiscounted
@@ -52,14 +55,17 @@ VENDOR_DISTRIBUTIONS = {
 _CUDA_DISTRIBUTION = re.compile(r"^(torch-npu|nvidia-.*|cupy-cuda.*|pycuda|flash-attn.*|xformers|tensorrt.*|"
                                 r"bitsandbytes|cuda-python|deepspeed-kernels|triton-ascend)$")
 _CUDA_BUILD = re.compile(rb"\b(CUDAExtension|CUDA_HOME|nvcc)\b")
-_REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _HOST_HINTS = frozenset({"performance", "precision", "operator", "fusion", "attention"})
 _TORCH_NEEDS_TORCH_NPU = "torch-pin-needs-torch-npu"
 
 
 def _dist(requirement: str) -> str:
-    m = _REQUIREMENT_NAME.match(requirement)
-    return re.sub(r"[-_.]+", "-", m.group(1)).lower() if m else ""
+    """The PEP 503 name of a requirement line (`torch-neuronx>=2.1; python_version>"3.8"`), by `packaging`; a
+    line it rejects (an option, a URL, a local path) names no distribution."""
+    try:
+        return canonicalize_name(Requirement(requirement.split(" #", 1)[0].strip()).name)
+    except InvalidRequirement:
+        return ""
 
 
 def _setup_py(data: bytes) -> tuple[str | None, list[str]]:
