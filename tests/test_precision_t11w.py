@@ -299,9 +299,11 @@ def test_zluda_setup_is_another_backend_but_its_probe_runs_everywhere(tmp_path):
     assert found[line_of(ZLUDA_PY, "ZLUDA device failed")] == ("info", "other-backend")   # after is_zluda said yes
     # is_zluda(device) is called for the train device on every backend: its torch.cuda call runs on Ascend
     assert found[line_of(ZLUDA_PY, '.endswith("[ZLUDA]")')][0] == "error"
-    # the same set-up in a folder that names no backend stays what it is
+    # the same set-up in a folder that names no backend stays what it is: an SDPA backend switch, a warning since
+    # t11y (the flag is set on Ascend too; NPU349), not dropped to info
     other = write_tree(tmp_path / "o", {"modules/attention/setup_attn.py": ZLUDA_PY})
-    assert {line: v for (_p, line), v in _findings(other).items()}[line_of(ZLUDA_PY, "enable_math_sdp")][0] == "error"
+    assert {line: v for (_p, line), v in _findings(other).items()}[line_of(ZLUDA_PY, "enable_math_sdp")] == \
+        ("warning", None)
 
 
 WORKFLOW = '''\
