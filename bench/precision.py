@@ -244,6 +244,11 @@ def cmd_sample(args: argparse.Namespace) -> int:
         print(f"{src['name']}: {len(static)} findings, {len(picked)} drawn")
         for f in sorted(picked, key=lambda f: (f["path"], f["line"])):
             lines = (tree / f["path"]).read_text(errors="replace").splitlines()
+            if f["path"].endswith(".ipynb"):
+                # a notebook finding's line counts the notebook's code lines (cells joined; its message names the
+                # cell), not the JSON file's: show that code line, not an unrelated line of the JSON
+                from auditor.project.notebook import notebook_code_lines
+                lines = notebook_code_lines("\n".join(lines))
             text = lines[f["line"] - 1].strip()[:160] if f["line"] <= len(lines) else ""
             row = {"tree": f"{src['name']}-{src['version']}", "path": f["path"], "line": f["line"], "col": f["col"],
                    "code": f["code"], "symbol": f["symbol"], "severity": f["severity"], "text": text,
