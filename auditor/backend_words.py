@@ -18,6 +18,9 @@ _BACKEND_ALIASES = {
     # Intel's OpenVINO runtime (optimum-intel's `openvino/` package, `test_openvino_*.yml`): CPU / Intel GPU / NPU,
     # never CUDA or Ascend; its PyTorch side feeds or traces models on the host
     "openvino": "openvino",
+    # Graphcore's IPU: PopTorch compiles a model for the IPU from the host (`poptorch.inferenceModel(model)`), its
+    # inputs and parameters stay CPU tensors (optimum-graphcore; heldout17, after the end draw)
+    "ipu": "ipu", "poptorch": "ipu", "graphcore": "ipu",
     # AWS Neuron (Trainium / Inferentia): the neuronx-cc compiler, its NKI kernel language (`nki_flash_attn_func`,
     # `flash_attention_nki.py`), `torch_neuronx` / `neuronx_distributed` (t11q); not the bare word `neuron`, which
     # names units of a network in pruning code (`neuron_mask`)
@@ -36,7 +39,8 @@ OTHER_BACKENDS = frozenset(set(_BACKEND_ALIASES.values()) - {"cuda", "npu"})
 # (docs/precision.md, t11d). ONNX Runtime and TensorRT are not listed: their CUDA / TensorRT execution providers
 # run the same code on NVIDIA GPUs, so a CUDA line there may be real.
 # Apple's MLX (t11r) likewise: its arrays live in MLX (Apple silicon), the PyTorch side converts to and from them.
-HOST_RUNTIMES = frozenset({"openvino", "mlx"})
+# Graphcore's PopTorch too: the IPU runs the compiled graph, the PyTorch side holds host tensors.
+HOST_RUNTIMES = frozenset({"openvino", "mlx", "ipu"})
 # Runtimes of another vendor's NPU (not Ascend): Intel's intel_npu_acceleration_library (ipex-llm's `npu_models/`,
 # `transformers/npu_model.py`); a folder named for `npu` whose files import one is that vendor's (auditor/static/other_npu.py)
 OTHER_NPU_RUNTIMES = frozenset({"intel_npu_acceleration_library"})

