@@ -419,3 +419,25 @@ def test_a_parameter_that_a_gate_may_reassign_is_not_gated(engine):
         """
     found = _at(engine, src, rel="modelscope/pipelines/cv/controllable_image_generation_pipeline.py")
     assert found[(6, "NPU003")] == "error"
+
+
+def test_an_import_whose_except_only_re_raises_is_not_optional(engine):
+    # Megatron-LLaMA's fused-kernel test and TGI's paged attention (heldout17): the handler reports and raises again,
+    # so there is no path without the extension; a handler that goes on without it keeps the import optional
+    src = '''\
+        def test_load_fused_kernels():
+            try:
+                import scaled_masked_softmax_cuda
+                print("[Success] load_fused_kernels")
+            except ImportError as e:
+                print("[Fail] load_fused_kernels")
+                raise e
+
+        try:
+            import fused_layer_norm_cuda
+        except ImportError:
+            fused_layer_norm_cuda = None
+        '''
+    found = _at(engine, src)
+    assert found[(3, "NPU379")] == "error"
+    assert found[(10, "NPU379")] == "warning"

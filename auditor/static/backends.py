@@ -233,6 +233,11 @@ def path_backends(rel: str) -> set[str]:
 
 
 def _guards_imports(handler: ast.ExceptHandler) -> bool:
+    """An `except ImportError:` (or broader) handler that goes on without the package; one that ends by raising
+    (`except ImportError as e: print("[Fail]"); raise e`, `raise ImportError("build the kernels first")`) leaves no
+    path without it (heldout17: Megatron's fused-kernel test, TGI's paged attention import)."""
+    if handler.body and isinstance(handler.body[-1], ast.Raise):
+        return False
     if handler.type is None:
         return True
     types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
@@ -240,7 +245,6 @@ def _guards_imports(handler: ast.ExceptHandler) -> bool:
                isinstance(t, ast.Attribute) and t.attr in _IMPORT_ERRORS for t in types)
 
 
-# `is_flash_attn_2_available`, `is_apex_installed`, `HAS_APEX`, `_USE_FLASH` (not torch.cuda.is_available)
 # `is_flash_attn_2_available`, `is_apex_installed`, `HAS_APEX`, `_USE_FLASH` (not torch.cuda.is_available)
 _AVAILABILITY = re.compile(r"^_?(?:is|has)_\w+_(?:available|installed)$|^_?(?:HAS|IS|USE)_[A-Z0-9_]+$")
 

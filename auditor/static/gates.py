@@ -584,10 +584,12 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
                     # `m = real_qwen3_8b()` / `if m is None: raise Skip(...)`: None means no CUDA
                     add(_stmt_region(stmts[i + 1], stmts[-1]), f"after if {gate_text(stmt.test)}: skip")
             if isinstance(stmt, ast.Try):
-                catches = any(h.type is None or any(
+                # a handler that only re-raises (`except ImportError: raise`, `raise RuntimeError("install
+                # apex")`) leaves no path without the package: the import is not guarded (heldout17)
+                catches = any((h.type is None or any(
                     isinstance(t, ast.Name) and t.id in _IMPORT_ERRORS or isinstance(t, ast.Attribute) and
-                    t.attr in _IMPORT_ERRORS for t in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]))
-                    for h in stmt.handlers)
+                    t.attr in _IMPORT_ERRORS for t in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type])))
+                    and not (h.body and isinstance(h.body[-1], ast.Raise)) for h in stmt.handlers)
                 body(stmt.body, guarded or catches)
                 for h in stmt.handlers:
                     body(h.body, guarded)
