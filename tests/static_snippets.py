@@ -29,6 +29,14 @@ def finding_keys_by_line(engine, src: str, rel: str = "pkg/mod.py") -> dict[int,
     return out
 
 
+def codes_by_line(engine, src: str, rel: str = "train.py") -> dict[int, set[str]]:
+    """The rule codes on each line of the dedented snippet as if it were the file `rel`; the snippet must parse."""
+    out: dict[int, set[str]] = {}
+    for f in snippet_findings(engine, src, rel):
+        out.setdefault(f.line, set()).add(f.code)
+    return out
+
+
 def codes_at(found: dict[int, set[tuple[str, str, str]]], line: int) -> set[str]:
     """The codes of `finding_keys_by_line`'s entry for `line`."""
     return {code for code, _, _ in found.get(line, set())}

@@ -6,17 +6,14 @@ from __future__ import annotations
 
 from auditor.rules import load_rules
 from auditor.static import StaticEngine
-from tests.static_snippets import snippet_findings
+from tests.static_snippets import codes_by_line
 
 RULES = load_rules()
 ENGINE = StaticEngine(RULES, product="a2")
 
 
 def codes(src: str, name: str = "train.py") -> dict[int, set[str]]:
-    out: dict[int, set[str]] = {}
-    for f in snippet_findings(ENGINE, src, name):
-        out.setdefault(f.line, set()).add(f.code)
-    return out
+    return codes_by_line(ENGINE, src, name)
 
 
 VALIDATE = '''\
