@@ -59,21 +59,31 @@ def _calls_at(tree: ast.AST) -> dict[int, list[ast.Call]]:
     return out
 
 
-def _drop_host_ops(findings: list, tree: ast.Module) -> list:
-    from auditor.static.host_scopes import _enclosing, _HostFlow
-
+def _drop_where_every_call(findings: list, tree: ast.Module, codes: frozenset[str], picks, holds) -> list:
+    """Drop each finding of `codes` whose line has calls that `picks(call, finding)` selects, all of which
+    `holds(call, finding)`."""
     calls = _calls_at(tree)
-    flow = _HostFlow(tree)
     kept = []
     for f in findings:
-        if f.code in _HOST_OP_CODES:
-            last = (f.symbol or "").rsplit(".", 1)[-1]
-            here = [c for c in calls.get(f.line, []) if isinstance(c.func, ast.Attribute) and c.func.attr == last
-                    and isinstance(c.func.value, ast.Name) and c.func.value.id == "torch"]
-            if here and all(flow.value(c, _enclosing(tree, f.line)) for c in here):
+        if f.code in codes:
+            here = [c for c in calls.get(f.line, []) if picks(c, f)]
+            if here and all(holds(c, f) for c in here):
                 continue
         kept.append(f)
     return kept
+
+
+def _drop_host_ops(findings: list, tree: ast.Module) -> list:
+    from auditor.static.host_scopes import _enclosing, _HostFlow
+
+    flow = _HostFlow(tree)
+
+    def torch_op(c: ast.Call, f) -> bool:       # `torch.<the finding's op>(...)`
+        return isinstance(c.func, ast.Attribute) and c.func.attr == (f.symbol or "").rsplit(".", 1)[-1] and \
+            isinstance(c.func.value, ast.Name) and c.func.value.id == "torch"
+
+    return _drop_where_every_call(findings, tree, _HOST_OP_CODES, torch_op,
+                                  lambda c, f: flow.value(c, _enclosing(tree, f.line)))
 
 
 def _bool_context_calls(tree: ast.AST) -> set[int]:
@@ -97,16 +107,9 @@ def _bool_context_calls(tree: ast.AST) -> set[int]:
 
 def _drop_predicates(findings: list, tree: ast.Module) -> list:
     tested = _bool_context_calls(tree)
-    calls = _calls_at(tree)
-    kept = []
-    for f in findings:
-        if f.code in _PREDICATE_CODES:
-            name = (f.symbol or "").rsplit(".", 1)[-1]
-            here = [c for c in calls.get(f.line, []) if _call_name(c) == name]
-            if here and all(id(c) in tested for c in here):
-                continue
-        kept.append(f)
-    return kept
+    return _drop_where_every_call(findings, tree, _PREDICATE_CODES,
+                                  lambda c, f: _call_name(c) == (f.symbol or "").rsplit(".", 1)[-1],
+                                  lambda c, f: id(c) in tested)
 
 
 def _call_name(call: ast.Call) -> str | None:
