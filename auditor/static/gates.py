@@ -40,7 +40,7 @@ import ast
 import re
 from dataclasses import dataclass, field, replace
 
-from auditor.static.backends import as_info, backends_in_text, rank_test
+from auditor.static.backends import _guards_imports, as_info, backends_in_text, rank_test
 from auditor.static.flags import _target_key as _flag_name   # `use_cuda` / `self.use_cuda`: one reader
 
 # (first line, first col, last line, last col), 1-based lines, 0-based cols, end exclusive
@@ -48,8 +48,6 @@ Region = tuple[int, int, int, int]
 _END = 1 << 30
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _PACKAGE_CATEGORIES = frozenset({"attention", "apex", "kernel", "third_party"})
-_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError",
-                            "RuntimeError"})
 _REQUIRE = re.compile(r"^require_\w+$")
 _SKIP_UNLESS = re.compile(r"^skip_(?:unless|if_no|if_lt_x)_\w+$")
 _MARK_SUFFIX = "@mark"      # in `flags`: a module-level name bound to a CUDA skip mark
@@ -584,12 +582,7 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
                     # `m = real_qwen3_8b()` / `if m is None: raise Skip(...)`: None means no CUDA
                     add(_stmt_region(stmts[i + 1], stmts[-1]), f"after if {gate_text(stmt.test)}: skip")
             if isinstance(stmt, ast.Try):
-                # a handler that only re-raises (`except ImportError: raise`, `raise RuntimeError("install
-                # apex")`) leaves no path without the package: the import is not guarded (heldout17)
-                catches = any((h.type is None or any(
-                    isinstance(t, ast.Name) and t.id in _IMPORT_ERRORS or isinstance(t, ast.Attribute) and
-                    t.attr in _IMPORT_ERRORS for t in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type])))
-                    and not (h.body and isinstance(h.body[-1], ast.Raise)) for h in stmt.handlers)
+                catches = any(_guards_imports(h) for h in stmt.handlers)     # (not one that only re-raises)
                 body(stmt.body, guarded or catches)
                 for h in stmt.handlers:
                     body(h.body, guarded)
