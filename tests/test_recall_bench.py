@@ -202,7 +202,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
 
 
 @pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
-                                   "test10", "test11", "test12", "test13", "test14", "test15", "test16", "tuned_t14d",
+                                   "test10", "test11", "test12", "test13", "test14", "test15", "test16", "test18", "tuned_t14d",
                                    "tuned_t14g"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
     labels = shipped(split)
@@ -661,6 +661,54 @@ def test_test16_files_are_exactly_what_its_rule_draws():
         {name: min(8, len(order)) for name, order in orders}
     assert pairs(labelled) < 350
     assert len(labelled) == 78
+
+
+def test_test18_files_are_exactly_what_its_rule_draws():
+    select_test, labelled = _replayed_draw("test18", 17)         # test16's rule on pool A15, 8 files per code base
+    labels = {(lf.package, lf.path): lf for lf in shipped("test18")}
+    # Main rounds 1-2 in sources.json order: eleven code bases have one eligible file each, so round 2 has the other six.
+    orders = [(src["name"], [p for s, p in select_test.draw(None, "test18") if s["name"] == src["name"]])
+              for src in recall.load_sources("test18")]
+    main = [(name, order[rnd]) for rnd in range(2) for name, order in orders if rnd < len(order)]
+    assert len(main) == 23 and labelled[:23] == main
+
+    def pool(category):
+        return [(src["name"], path) for src, path in select_test.topup_order(category, "test18")]
+
+    def pairs(keys, category=None):
+        return sum(len(ll.categories) if category is None else ll.categories.count(category)
+                   for k in keys for ll in labels[k].lines.values())
+
+    def open_(keys, drawn):
+        """keys not drawn yet whose code base is under the 8-file limit when its turn comes (SELECTION.md)."""
+        out, taken = [], list(drawn)
+        for k in keys:
+            if k not in taken and sum(1 for n, _ in taken if n == k[0]) < 8:
+                out.append(k)
+                taken.append(k)
+        return out
+
+    # Top-up (SELECTION.md outcome), each in its pool's order, skipping files already drawn and code bases at 8 files:
+    # device needed none; distributed drew the one pool file not drawn before and stays under 20; precision drew 12
+    # files (the cap) and stays under 20; apex's and kernel's pools are empty; attention drew three files (the third is
+    # pyiqa's eighth, so the last pool file, also pyiqa's, is skipped) and stays under 20; third_party needed none.
+    assert pairs(main, "device") >= 20
+    assert labelled[23:24] == open_(pool("distributed"), labelled[:23]) and pairs(labelled[:24], "distributed") < 20
+    assert labelled[24:36] == open_(pool("precision"), labelled[:24])[:12] and pairs(labelled[:36], "precision") < 20
+    assert select_test.topup_order("apex", "test18") == [] and select_test.topup_order("kernel", "test18") == []
+    assert labelled[36:39] == open_(pool("attention"), labelled[:36]) and pairs(labelled[:39], "attention") < 20
+    assert sum(1 for name, _ in labelled[:39] if name == "pyiqa") == 8
+    assert pairs(labelled[:39], "third_party") >= 20
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before and code bases
+    # at 8 files: every order ran out (or reached the limit) before 350 pairs, so the split is every file the limit
+    # allows: min(8, eligible) per code base.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:39])
+    assert labelled[39:] == later
+    assert {name: sum(1 for n, _ in labelled if n == name) for name, _ in orders} == \
+        {name: min(8, len(order)) for name, order in orders}
+    assert pairs(labelled) < 350
+    assert len(labelled) == 48
 
 
 def _rounds_until(orders: list, labels: dict, files: int, pairs: int) -> list:
