@@ -505,6 +505,9 @@ class MatchVisitor(cst.CSTVisitor):
         disabled = call is not None and any(
             a.keyword is not None and a.keyword.value == "enabled" and isinstance(a.value, cst.Name)
             and a.value.value == "False" for a in call.args) or call is not None and _float32_region(call)
+        if m is not None and call is None and m.rule.extra.get("calls_not_constants") \
+                and _CONSTANT_NAME.match(qual.rsplit(".", 1)[-1]) and not stacked:
+            return True
         if m is not None:
             # Rules on the same name are tried in code order: a conditional rule (`when`) that does not apply
             # leaves the name to the next one (e.g. a coverage finding for the same API).
@@ -1428,6 +1431,7 @@ class MatchVisitor(cst.CSTVisitor):
 # keyword arguments and dict keys whose string value is help / usage text (argparse, click, typer, HF `metadata=`)
 _HELP_KEYWORDS = frozenset({"help", "description", "epilog", "usage"})
 # a module's metadata read inside a message text (`x_cuda.__file__`, `flash_attn.__version__`): not a use (t14t)
+_CONSTANT_NAME = re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+\Z")
 _MODULE_METADATA = frozenset({"__file__", "__version__", "__name__", "__path__", "__doc__", "__spec__"})
 # options that choose the device type (`--device cuda|npu|cpu`): a CUDA index option beside one serves that choice
 _DEVICE_TYPE_OPTION_RE = re.compile(
