@@ -89,3 +89,37 @@ def test_host_syncs_in_neuron_code_are_neurons_cost(tmp_path):
     plain = codes_by_line(ENGINE, src, "src/mylib/decoder.py")
     assert "NPU703" in plain.get(6, set())
     assert "NPU703" not in neuron.get(6, set())
+
+
+def test_cuda_as_a_path_segment_is_a_folder_not_a_device():
+    # nncf src/nncf/torch/quantization/extensions.py
+    src = """\
+    import os
+    from pathlib import Path
+
+    BASE_EXT_DIR = Path(__file__).parent / "extensions" / "src"
+    EXT_SRC = [(BASE_EXT_DIR / "cuda" / "functions_cuda.cpp").as_posix()]
+    OTHER = os.path.join(BASE_EXT_DIR, "cuda", "quantization.cpp")
+    device = torch.device("cuda")
+    """
+    found = codes_by_line(ENGINE, src, "src/nncf/torch/quantization/extensions.py")
+    assert "NPU003" not in found.get(5, set()) and "NPU003" not in found.get(6, set())
+    assert "NPU003" in found[7]
+
+
+def test_a_strategy_parser_converts_dtype_names_it_does_not_choose():
+    # ChatRWKV rwkv/model.py: the user's strategy string ("cuda fp16i8") parsed into dtypes, policy (a)
+    src = """\
+    import torch
+
+    def parse(si1, si):
+        if si1.startswith('fp32'): si[1] = [torch.float]
+        elif si1.startswith('fp16'): si[1] = [torch.float16]
+        elif si1.startswith('bf16'):
+            si[1] = [torch.bfloat16]
+        w = torch.zeros(4, dtype=torch.float16).cuda()
+    """
+    found = codes_by_line(ENGINE, src, "rwkv/model.py")
+    assert not found.get(5, set()) & {"NPU201", "NPU202"}
+    assert not found.get(7, set()) & {"NPU201", "NPU202"}
+    assert "NPU202" in found[8]
