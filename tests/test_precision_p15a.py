@@ -123,3 +123,26 @@ def test_a_strategy_parser_converts_dtype_names_it_does_not_choose():
     assert not found.get(5, set()) & {"NPU201", "NPU202"}
     assert not found.get(7, set()) & {"NPU201", "NPU202"}
     assert "NPU202" in found[8]
+
+
+def test_an_onnx_export_functions_casts_are_the_exported_files_dtype():
+    # chaiNNer backend/src/nodes/impl/pytorch/convert_to_onnx_impl.py
+    src = """\
+    from io import BytesIO
+    import torch
+
+    def convert_to_onnx_impl(model, device, use_half=False, opset_version=14):
+        dummy_input = torch.rand(1, 3, 8, 8).to(device)
+        if use_half:
+            model.half()
+            dummy_input = dummy_input.half()
+        with BytesIO() as f:
+            torch.onnx.export(model, (dummy_input,), f, opset_version=opset_version)
+            return f.getvalue()
+
+    def upscale(model, img):
+        return model.half()(img)
+    """
+    found = codes_by_line(ENGINE, src, "backend/src/nodes/impl/pytorch/convert_to_onnx_impl.py")
+    assert "NPU202" not in found.get(7, set()) and "NPU202" not in found.get(8, set())
+    assert "NPU202" in found[14]
