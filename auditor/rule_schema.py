@@ -103,7 +103,10 @@ RULE_SCHEMA: dict[str, Any] = {
             "enum_compared": {"type": "boolean"},
             # env rules: only a project file's setting of the variable (Dockerfile ENV, export, a command prefix,
             # a config's env block), in place of the rule that reports its reads and Python's uses (t15q)
-            "sets_only": {"type": "boolean"}}},
+            "sets_only": {"type": "boolean"},
+            # qualname rules: an UPPER_CASE constant of the package read but not called (`pynvml.NVML_DEVICE_ARCH_AMPERE`
+            # as a table key) queries nothing; the package's calls on the same module are the findings (t11v)
+            "calls_not_constants": {"type": "boolean"}}},
         "symbols": {"type": "object", "additionalProperties": {"anyOf": [{"type": "null"}, {
             "type": "object", "additionalProperties": False, "properties": {
                 "substitution": {"type": ["string", "null"]}, "message": {"type": "string"},

@@ -121,7 +121,8 @@ def test_an_op_namespace_the_tree_registers_in_cpp_is_its_own_library(tmp_path):
 
 
 # intel-extension-for-pytorch's torchrec copy: `@unittest.skipIf(torch.cuda.device_count() <= 1, ...)` skips the
-# test on Ascend (it selects where the test runs: a warning); the same query in a test body is still an error.
+# test on Ascend (it selects where the test runs: a warning); the test's body then runs only with two CUDA devices,
+# so its queries do not fail on an Ascend machine either (a warning since heldout18's nncf rows, p15a).
 def test_cuda_queries_in_test_skip_decorators_are_warnings(engine):
     by_line = _by_line(engine, '''\
         import unittest
@@ -141,7 +142,7 @@ def test_cuda_queries_in_test_skip_decorators_are_warnings(engine):
             pass
         ''')
     assert [(f.code, f.severity) for f in by_line[7]] == [("NPU002", "warning")]
-    assert [(f.code, f.severity) for f in by_line[11]] == [("NPU002", "error")]
+    assert [(f.code, f.severity) for f in by_line[11]] == [("NPU002", "warning")]
     assert [(f.code, f.severity) for f in by_line[13]] == [("NPU002", "warning")]
 
 

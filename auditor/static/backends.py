@@ -37,7 +37,7 @@ from pathlib import Path
 from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
 from auditor.static.astutil import ast_dotted
 
-from auditor.backend_words import (_BACKEND_ALIASES, BACKEND_NAMES, HOST_RUNTIMES,  # noqa: F401  (re-exported)
+from auditor.backend_words import (_BACKEND_ALIASES, BACKEND_NAMES, HOST_RUNTIMES, HOST_SYNC_RUNTIMES,  # noqa: F401  (re-exported)
                                     OTHER_BACKENDS, backends_in_text)
 from auditor.static.project_imports import held_tree, read_counted
 
@@ -636,10 +636,13 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
         ctx.star_backend and _test_path(rel) else "ascend-code" \
         if on_path == {"npu"} else "platform-class" if rel and cuda_backend_module(rel) else None
     host_runtime = file_kind == "other-backend" and bool(on_path & HOST_RUNTIMES)
+    host_syncs = file_kind == "other-backend" and bool(on_path & HOST_SYNC_RUNTIMES)
     probes = _backend_probes(ctx.tree, on_path) if file_kind == "other-backend" and _only_other(on_path) else []
     for f in findings:
         if host_runtime and f.category in _HOST_HINT_CATEGORIES:
             continue      # OpenVINO's torch tensors are host values: policy (e), nothing reaches the NPU
+        if host_syncs and f.category == "performance":
+            continue      # `cache_ids.max().item()` in transformers-neuronx: Neuron's host inputs, not the NPU's
         if f.category in _VOCABULARY_CATEGORIES and other_backend_symbol(f.symbol or ""):
             continue      # `neuronx_distributed.kernels.flash_attn.nki_flash_attn_func`: another backend's kernel
         if ctx.foreign_export and f.code in ("NPU501", "NPU502") and (f.symbol or "").startswith("torch.export"):

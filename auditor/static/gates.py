@@ -245,6 +245,15 @@ def _negated_cuda_test(node: ast.AST, flags: set[str]) -> bool:
     return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and is_cuda_test(node.operand, flags)
 
 
+def _flags_implying_cuda(test: ast.AST, flags: set[str]) -> set[str]:
+    """The plain names of `F and ... and not <cuda test>`: an exit taken under that test leaves each F true only
+    where CUDA is present."""
+    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and
+            any(_negated_cuda_test(v, flags) for v in test.values)):
+        return set()
+    return {v.id for v in test.values if isinstance(v, ast.Name)}
+
+
 def _too_few_cuda_devices(node: ast.AST) -> bool:
     """`torch.cuda.device_count() < 2`, `<= 1`, `== 0`: true on Ascend (no CUDA device), so `if ...: return` /
     `self.skipTest(...)` leaves the test there and what follows runs only with CUDA devices (t11q)."""
@@ -463,7 +472,8 @@ def _cuda_decorator(dec: ast.expr, flags: set[str]) -> bool:
         return True      # `requires_cuda = pytest.mark.skipif(not CUDA_SM90, ...)` ... `@requires_cuda`
     if isinstance(dec, ast.Call) and dec.args:
         if name in ("skipIf", "skipif"):
-            return _negated_cuda_test(dec.args[0], flags)
+            # (`skipif(torch.cuda.device_count() < 2, ...)` skips on Ascend too: nncf's DataParallel tests, heldout18)
+            return _negated_cuda_test(dec.args[0], flags) or _too_few_cuda_devices(dec.args[0])
         if name == "skipUnless":
             return is_cuda_test(dec.args[0], flags)
     return False
@@ -577,6 +587,14 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
                         add(_stmt_region(stmt.orelse[0], stmt.orelse[-1]), f"else of if {gate_text(stmt.test)}")
                     elif _exits(stmt.body[-1]) and i + 1 < len(stmts):
                         add(_stmt_region(stmts[i + 1], stmts[-1]), f"after if {gate_text(stmt.test)}: return")
+                elif stmt.body and _exits(stmt.body[-1]) and not stmt.orelse:
+                    # `if use_cuda and not torch.cuda.is_available(): pytest.skip(...)`: past it, `use_cuda` holds
+                    # only where CUDA is present, so a later `if use_cuda:` block is CUDA's (nncf's tests, heldout18)
+                    implied = _flags_implying_cuda(stmt.test, flags)
+                    for later in stmts[i + 1:]:
+                        if implied and isinstance(later, ast.If) and isinstance(later.test, ast.Name) and \
+                                later.test.id in implied and later.body:
+                            add(_stmt_region(later.body[0], later.body[-1]), f"if {later.test.id} (after its skip)")
                 elif providers and not stmt.orelse and _exits(stmt.body[-1]) and i + 1 < len(stmts) and \
                         _provided(stmts[:i], _none_test(stmt.test)):
                     # `m = real_qwen3_8b()` / `if m is None: raise Skip(...)`: None means no CUDA

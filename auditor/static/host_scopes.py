@@ -309,6 +309,23 @@ def _probe_patched_spans(tree: ast.AST) -> list[tuple[int, int]]:
     return out
 
 
+# exporters that write the model to another runtime's format: the dtype a function casts to before calling one is
+# the exported file's (chaiNNer's `convert_to_onnx_impl`: `model.half()` then `torch.onnx.export(...)`, heldout18)
+_ONNX_EXPORTS = frozenset({"torch.onnx.export", "onnx.export", "torch.onnx.dynamo_export"})
+
+
+def _onnx_export_functions(tree: ast.AST) -> list[tuple[int, int]]:
+    """Spans of the top-level functions and methods that call an ONNX exporter."""
+    out = []
+    for fn in _outer_functions(tree):
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    ast.unparse(node.func) in _ONNX_EXPORTS:
+                out.append(_span(fn))
+                break
+    return out
+
+
 def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list:
     """The file's findings without dtype hints on unread parameter defaults and in host-only test functions (per
     file, in the worker: cached with the file's result)."""
@@ -333,11 +350,14 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
     lines = text.splitlines()
     defaults = _unused_defaults(tree) + fake_value_spans(tree, test_file(rel))
     host_tests = _host_test_functions(tree, lines) if test_file(rel) else []
+    exports = _onnx_export_functions(tree) if "onnx" in text else []
     kept = []
     for f in findings:
         if f.category == "precision":
             col = (getattr(f, "col", 1) or 1) - 1       # findings count columns from 1, ast from 0
             if any((lo, lc) <= (f.line, col) < (hi, hc) for lo, lc, hi, hc in defaults):
+                continue
+            if any(lo <= f.line <= hi for lo, hi in exports):
                 continue
             if (f.symbol or "").startswith("torch.") and any(lo <= f.line <= hi for lo, hi in host_tests):
                 continue

@@ -182,6 +182,15 @@ def _compares_dtype_name(test: cst.BaseExpression) -> bool:
     return False
 
 
+def _tests_dtype_name(test: cst.BaseExpression) -> bool:
+    """`_compares_dtype_name`, or a prefix / suffix test of a string against a dtype name (ChatRWKV's strategy
+    parser: `elif si1.startswith('fp16'): si[1] = [torch.float16]`, heldout18)."""
+    if _compares_dtype_name(test):
+        return True
+    return isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute) and \
+        test.func.attr.value in ("startswith", "endswith") and len(test.args) == 1 and _names_dtype(test.args[0].value)
+
+
 _UNSETS = frozenset({"os.environ.pop", "environ.pop", "os.unsetenv", "unsetenv"})
 _TEXT_METHODS = frozenset({"replace", "startswith", "endswith", "removeprefix", "removesuffix", "split", "rsplit",
                            "strip", "lstrip", "rstrip", "find", "rfind", "count", "index", "partition", "rpartition"})
@@ -259,6 +268,9 @@ class MatchVisitor(cst.CSTVisitor):
         self._asserting = 0     # inside an assert statement's test or an assertion call's arguments
         # string arguments of str methods (`s.replace("fp8", "float8")`): text, not a setting (precision rules)
         self._name_text: set[int] = set()
+        # string literals that are segments of a file path (`BASE / "cuda" / "functions_cuda.cpp"`,
+        # `os.path.join(root, "cuda", ...)`): a folder's name, not a device (nncf's extension sources, heldout18)
+        self._path_segments: set[int] = set()
         self._unset: set[int] = set()       # the variable name of `os.environ.pop("X", None)` / `os.unsetenv("X")`
         self._options = 0       # inside the value of `choices=` (argparse, click): options listed, none chosen
         self._required: set[int] = set()   # None checks that require an optional import (an assert's test)
@@ -375,6 +387,8 @@ class MatchVisitor(cst.CSTVisitor):
         for value in sorted(values):
             m = self.c.match_string(value)
             if m is not None and m[0].category == "precision" and id(node) in self._name_text:
+                continue
+            if m is not None and m[0].category == "device" and id(node) in self._path_segments:
                 continue
             if m is not None:
                 rule, pattern = m
@@ -505,6 +519,9 @@ class MatchVisitor(cst.CSTVisitor):
         disabled = call is not None and any(
             a.keyword is not None and a.keyword.value == "enabled" and isinstance(a.value, cst.Name)
             and a.value.value == "False" for a in call.args) or call is not None and _float32_region(call)
+        if m is not None and call is None and m.rule.extra.get("calls_not_constants") \
+                and _CONSTANT_NAME.match(qual.rsplit(".", 1)[-1]) and not stacked:
+            return True
         if m is not None:
             # Rules on the same name are tried in code order: a conditional rule (`when`) that does not apply
             # leaves the name to the next one (e.g. a coverage finding for the same API).
@@ -1056,6 +1073,8 @@ class MatchVisitor(cst.CSTVisitor):
                 isinstance(node.args[0].value, cst.SimpleString) and _NPU_VALUE.match(
                     str(node.args[1].value.evaluated_value if isinstance(node.args[1].value, cst.SimpleString) else "")):
             self._handled.add(id(node.args[0].value))   # `device.replace("cuda", "npu")`: the port itself
+        if dotted(func) in _PATH_BUILDERS or isinstance(func, cst.Attribute) and func.attr.value == "joinpath":
+            self._path_segments.update(id(a.value) for a in node.args if isinstance(a.value, _STRING_NODES))
         if isinstance(func, cst.Name) and func.value in _NAME_ARG_FUNCS and len(node.args) >= 2:
             self._handled.add(id(node.args[1].value))   # `hasattr(torch, "cuda")` names an attribute
             if func.value == "hasattr" or (func.value == "getattr" and len(node.args) == 3 and (
@@ -1323,12 +1342,18 @@ class MatchVisitor(cst.CSTVisitor):
         # `elif model_dtype == "torch.bfloat16": return torch.bfloat16`: a branch of a name-to-dtype conversion
         # `elif config.torch_dtype == torch.float16: dtype = torch.float16`: the branch copies the dtype it tested
         # (the choice is where the config's dtype is set)
+        small = None
         if isinstance(node.body, cst.IndentedBlock) and len(node.body.body) == 1:
             stmt = node.body.body[0]
             small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
-            if isinstance(small, (cst.Return, cst.Assign)) and small.value is not None and (
-                    _compares_dtype_name(node.test) or _compares_same_dtype(node.test, small.value)):
-                self._asserted.update(_dtype_values(small.value))
+        elif isinstance(node.body, cst.SimpleStatementSuite) and len(node.body.body) == 1:
+            small = node.body.body[0]       # `elif si1.startswith('fp16'): si[1] = [torch.float16]`
+        if isinstance(small, (cst.Return, cst.Assign)) and small.value is not None and (
+                _tests_dtype_name(node.test) or _compares_same_dtype(node.test, small.value)):
+            value = small.value
+            if isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1:
+                value = value.elements[0].value
+            self._asserted.update(_dtype_values(value))
         return True
 
     def visit_IfExp(self, node: cst.IfExp) -> bool:
@@ -1405,6 +1430,9 @@ class MatchVisitor(cst.CSTVisitor):
         return self._visit_string(node)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> bool:
+        if isinstance(node.operator, cst.Divide) and any(isinstance(side, _STRING_NODES)
+                                                         for side in (node.left, node.right)):
+            self._path_segments.update(id(side) for side in (node.left, node.right) if isinstance(side, _STRING_NODES))
         if isinstance(node.operator, cst.Multiply):
             for side in (node.left, node.right):
                 if isinstance(side, cst.Call):
@@ -1428,6 +1456,10 @@ class MatchVisitor(cst.CSTVisitor):
 # keyword arguments and dict keys whose string value is help / usage text (argparse, click, typer, HF `metadata=`)
 _HELP_KEYWORDS = frozenset({"help", "description", "epilog", "usage"})
 # a module's metadata read inside a message text (`x_cuda.__file__`, `flash_attn.__version__`): not a use (t14t)
+# calls whose string arguments are segments of a file path
+_PATH_BUILDERS = frozenset({"os.path.join", "path.join", "osp.join", "posixpath.join", "Path", "pathlib.Path",
+                            "PurePath", "pathlib.PurePath", "PosixPath"})
+_CONSTANT_NAME = re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+\Z")
 _MODULE_METADATA = frozenset({"__file__", "__version__", "__name__", "__path__", "__doc__", "__spec__"})
 # options that choose the device type (`--device cuda|npu|cpu`): a CUDA index option beside one serves that choice
 _DEVICE_TYPE_OPTION_RE = re.compile(
