@@ -1,6 +1,7 @@
 """The findings a file's own lines get from the files of the tree it calls: `make` targets whose Makefile runs nvcc,
-`cmake` configures of a CUDA CMakeLists.txt, installs of the project's own CUDA-only extras and of its folders
-that always build CUDA extensions, launches of the tree's attention wrappers. One list, so the runner and the project-file bench run the same passes."""
+`cmake` configures of a CUDA CMakeLists.txt, installs of the project's own CUDA-only extras and of its folders that
+always build CUDA extensions, launches of the tree's attention wrappers. One list, so the runner and the
+project-file bench run the same passes."""
 from __future__ import annotations
 
 from pathlib import Path
