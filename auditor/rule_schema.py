@@ -23,6 +23,8 @@ MATCHER_KINDS = ("qualname", "method", "attribute", "string", "env", "import", "
                  "cmakelists",
                  # the Python file a launch line runs, when it is an attention wrapper (auditor/project/launched.py)
                  "launched",
+                 # the setup.py a build of one of the project's own folders runs (auditor/project/local_builds.py)
+                 "setuppy",
                  "callname", "flagname", "keyword",
                  # project files (auditor/project/): dependency pins, shell commands, base images, config settings
                  "requirement", "command", "image", "setting")

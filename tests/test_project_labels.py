@@ -127,7 +127,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
     assert mod.LINE_CAP == {"test4": 40, "test5": 40, "test6": 40, "test7": 40, "test8": 40, "test9": 40, "test10": 40, "test11": 40, "test12": 40,
                             "test13": 40, "test14": 40, "test15": 40, "test16": 40, "test17": 40,
                             "tuned_t15": 40,
-                            "tuned_t15d": 40, "tuned_t15f": 40, "tuned_t15s": 40}
+                            "tuned_t15d": 40, "tuned_t15f": 40, "tuned_t15s": 40, "tuned_t15u": 40}
 
 
 def test_test4_draws_with_its_own_seed_and_size(tmp_path):
@@ -493,3 +493,15 @@ def test_tuned_t15s_selection_is_exactly_what_its_rule_draws(tmp_path):
     drawn = {r: sum(f["repo"] == r for f in committed["files"]) for r in {s["name"] for s in sources}}
     assert drawn == {"Real-ESRGAN": 7, "NeMo-RL": 7, "FlagAttention": 1, "Pretrained-Language-Model": 7,
                      "neural-speed": 4, "LLM-TPU": 7, "pytorch2.0_ttnn": 0, "FlagCX": 7}
+
+
+def test_tuned_t15u_selection_is_exactly_what_its_rule_draws(tmp_path):
+    """tuned_t15u's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (test15's
+    rule, seed 1521, 6 per repository, no extension), and every drawn file, and no other, has a label file."""
+    mod, sources, committed = _redraw_committed(tmp_path, "tuned_t15u")
+    assert mod.DRAWS["tuned_t15u"] == {"seed": 1521, "per_repo": 6}
+    assert mod.LINE_CAP["tuned_t15u"] == 40 and "tuned_t15u" not in mod.EXTRA_KINDS
+    assert len(sources) == 10 and len(committed["files"]) == 35
+    drawn = {r: sum(f["repo"] == r for f in committed["files"]) for r in {s["name"] for s in sources}}
+    assert drawn == {"MegaTTS3": 1, "EditAnything": 3, "FoundationPose": 6, "edm2": 1, "RoboticsDiffusionTransformer": 4,
+                     "UniAD": 6, "Pointcept": 6, "prismatic-vlms": 1, "openvla": 1, "diffusion_policy": 6}

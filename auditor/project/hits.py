@@ -257,6 +257,10 @@ class Collector:
             return      # CUDA_MAJOR=${6:-12}, CUDA_STRING=cu124: a build script's own version parts, read by no library
         rule = self.engine.compiled.match_env(name)
         if rule is None:
+            # a variable only a stacked rule names (`export CUTLASS_PATH=...`, `NVCC_APPEND_FLAGS`: NPU367, the kernel
+            # category beside a device rule): the Python pass reports it through stacked_env, and so do scripts (t15u)
+            rule = next(iter(self.engine.compiled.stacked_env(name)), None)
+        if rule is None:
             return
         if sets and name in self.engine.compiled.env_set and not self._set_off(name, line, value):
             # `ENV FORCE_CUDA="1"`: the setting that forces a CUDA extension build (kernel), not its read (t15q)

@@ -13,6 +13,7 @@ import yaml
 from packaging.requirements import InvalidRequirement, Requirement
 
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
+from auditor.project.local_builds import record_local_build
 from auditor.findings import FileError, FileResult
 from auditor.rules import Rule
 
@@ -255,6 +256,10 @@ def docs_build_requirements(rel: str, text: str) -> bool:
     return bool(_DOCS_PATH.search(rel)) and _DOCS_TOOLS.search(text) is not None
 
 
+# a relative folder of the tree as a requirement item (`./libs/pointops`, `./third_party/ext/`), no wheel or archive
+_LOCAL_FOLDER_RE = re.compile(r"^\./[\w./-]+$")
+
+
 def analyze_requirement_item(col: Collector, line: int, logical: str) -> None:
     """One logical line of requirements.txt (or an item of a config's pip list, on its line `line`): an index
     option, a wheel, a VCS URL, a requirement with its options, an editable install."""
@@ -267,6 +272,12 @@ def analyze_requirement_item(col: Collector, line: int, logical: str) -> None:
         _wheel(col, line, line_text, logical.split()[0].rstrip(";"))
     elif re.match(r"(git|hg|svn|bzr)\+[a-z]+://", logical):
         _vcs_line(col, line, line_text, logical.split()[0])
+    elif _LOCAL_FOLDER_RE.match(logical) or logical.startswith(("-e ./", "--editable ./")):
+        # `./libs/pointops` (a conda environment's pip list), `-e ./ext`: a folder of the tree, built by its setup.py
+        # (the tree pass reads it: auditor/project/local_builds.py, t15u)
+        target = logical.split()[-1]
+        start = max(line_text.find(target), 0)
+        record_local_build(col.result, target, "", line, start + 1, start + 1 + len(target))
     elif not logical.startswith("-"):
         # per-requirement options (`--hash=...`, `--config-settings ...`) follow the specifier
         _report(col, line, line_text, re.split(r"\s+--?[a-z]", logical, maxsplit=1)[0])

@@ -151,6 +151,26 @@ def cpp_extensions_with_cuda(tree: ast.Module) -> Iterator[ast.Call]:
             yield node
 
 
+def unconditional_cuda_extensions(tree: ast.Module) -> list[ast.Call]:
+    """`CUDAExtension(...)` calls (and CppExtensions given .cu sources) that every build makes: inside no `if` /
+    conditional expression / `try` (only an `if __name__ == "__main__":` guard), so `pip install` of the folder
+    compiles them with nvcc by default (the session-11 decision: an opt-in extension's install does not count)."""
+    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _called_name(n.func) == "CUDAExtension"]
+    calls += list(cpp_extensions_with_cuda(tree))
+    found = []
+    for call in calls:
+        node: ast.AST | None = parents.get(id(call))
+        while node is not None:
+            if isinstance(node, (ast.IfExp, ast.Try)) or (
+                    isinstance(node, ast.If) and "__name__" not in ast.unparse(node.test)):
+                break
+            node = parents.get(id(node))
+        else:
+            found.append(call)
+    return sorted(found, key=lambda c: (c.lineno, c.col_offset))
+
+
 # a test that asks for CUDA (`torch.cuda.is_available()`, `CUDA_HOME is not None`, `shutil.which("nvcc")`) and one
 # that names the NPU or another backend (then the chain dispatches per backend)
 _CUDA_TEST = re.compile(r"(?i)cuda|nvcc")

@@ -16,6 +16,7 @@ from auditor.project.hits import Collector, decode_text, matchers, normalize_dis
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.launched import SUMMARY_KEY as LAUNCHED, launched_call_options
 from auditor.project.makefile import SUMMARY_KEY as MAKE_CALLS
+from auditor.project.local_builds import record_local_build
 from auditor.project.local_extras import SUMMARY_KEY as LOCAL_EXTRAS, local_extra_call
 from auditor.project.makefile import cd as make_cd
 from auditor.project.makefile import make_call
@@ -250,6 +251,9 @@ class _SourceTree:
         self.cwd: str | None = ""      # the folder `cd` moved to, relative to the start (None: not known)
         self.origin: dict[str, str] = {}   # a cloned folder -> the repository's name (`detectron2_repo` -> detectron2)
         self.here_origin: str | None = None
+        # after `cd ${PROJ_ROOT}/bundlesdf/mycuda` (cwd unknown): `bundlesdf/mycuda`, a folder the tree pass looks up
+        # from the tree's root and the script's folder (t15u)
+        self.tail: str | None = None
 
     def clone(self, col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
         positional, skip = [], False
@@ -276,6 +280,8 @@ class _SourceTree:
             url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git").lower()
 
     def cd(self, m, target: str | None) -> None:
+        var_rest = _VAR_PREFIX_RE.match(target or "")
+        self.tail = var_rest.group(1) if var_rest and self.cwd is None else None
         if not target or target in ("-", "~") or target.startswith(".."):
             self.here = None
             self.here_origin = None
@@ -292,6 +298,8 @@ class _SourceTree:
             self.here = None       # somewhere else; a relative `cd hopper` stays inside the tree
 
 
+# `$DIR/rest`, `${PROJ_ROOT}/rest` (a variable, then a plain relative folder)
+_VAR_PREFIX_RE = re.compile(r"^\$\{?\w+\}?/([\w.-]+(?:/[\w.-]+)*)/?$")
 _GIT_CLONE_OPTS_WITH_VALUE = {"-b", "--branch", "--depth", "-o", "--origin", "-c", "--config", "--reference",
                               "--filter", "-j", "--jobs", "--shallow-since", "--separate-git-dir", "--template"}
 _TARGET_DEVICE_RE = re.compile(r"\b\w*TARGET_DEVICE=[\"']?(?!cuda)\w+")
@@ -1324,12 +1332,13 @@ def _builds(col: Collector, source_tree: _SourceTree, pos: _Positions, node, pat
         part = f"{found[0]}#{path.strip('/').lower()}" if found is not None else ""
         if part and (part_rule := m.match_requirement(part)) is not None:
             found = (part, part_rule)   # ... which a rule may name apart from the project (t15q: its fused kernels)
+    line, c = pos.at(node.start_point)
+    end = c + len(node.text.decode("utf-8", errors="replace"))
     if found is not None:
-        line, c = pos.at(node.start_point)
         symbol, rule = found
-        col.add(rule, symbol, line, c, c + len(node.text.decode("utf-8", errors="replace")),
-                note=" (built here from its source tree)")
-    elif _forces_cuda(col, command):
+        col.add(rule, symbol, line, c, end, note=" (built here from its source tree)")
+        return
+    if _forces_cuda(col, command):
         # `ENV FORCE_CUDA="1"` then `pip install --user -e detectron2_repo` (detectron2, mmcv, pytorch3d, torch-points
         # read FORCE_CUDA to compile their CUDA extensions without a GPU at build time): a tree the patterns do not
         # name, built with its CUDA extensions forced on (t15n)
@@ -1337,9 +1346,13 @@ def _builds(col: Collector, source_tree: _SourceTree, pos: _Positions, node, pat
         project = source_tree.here_origin if path.rstrip("/") in (".", "") else source_tree.origin.get(last, last)
         forced = m.match_setting("shell.force_cuda_build", project) if project else None
         if forced is not None:      # only projects whose setup.py is known to read FORCE_CUDA (the rule's patterns)
-            line, c = pos.at(node.start_point)
-            text = node.text.decode("utf-8", errors="replace")
-            col.add(forced, path, line, c, c + len(text), note=f" ({project})" if project != path else "")
+            col.add(forced, path, line, c, end, note=f" ({project})" if project != path else "")
+            return
+    cloned = path.rstrip("/").rsplit("/", 1)[-1] in source_tree.cloned or (
+        path.rstrip("/") in (".", "") and source_tree.here_origin in source_tree.origin.values())
+    if not cloned:
+        # a folder of the project's own tree, not a clone: the tree pass reads its setup.py (local_builds, t15u)
+        record_local_build(col.result, path, source_tree.cwd, line, c, end, source_tree.tail)
 
 
 _FORCE_CUDA_RE = re.compile(r"(?:^|\s)FORCE_CUDA=[\"']?(?:1|true|yes|on)\b", re.I)

@@ -1,6 +1,7 @@
 """The findings a file's own lines get from the files of the tree it calls: `make` targets whose Makefile runs nvcc,
-`cmake` configures of a CUDA CMakeLists.txt, installs of the project's own CUDA-only extras, launches of the tree's
-attention wrappers. One list, so the runner and the project-file bench run the same passes."""
+`cmake` configures of a CUDA CMakeLists.txt, installs of the project's own CUDA-only extras and of its folders that
+always build CUDA extensions, launches of the tree's attention wrappers. One list, so the runner and the
+project-file bench run the same passes."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,6 +9,7 @@ from typing import Callable
 
 from auditor.project.cmake_calls import apply_cmake_builds
 from auditor.project.launched import apply_launched_wrappers
+from auditor.project.local_builds import apply_local_builds
 from auditor.project.local_extras import apply_local_extras
 from auditor.project.makefile import apply_make_builds
 from auditor.findings import FileResult
@@ -20,4 +22,5 @@ def apply_tree_calls(results: list[FileResult], root: Path, rules,
     apply_make_builds(results, root, rules, product)
     apply_cmake_builds(results, root, rules, analyze, product)
     apply_local_extras(results, root, rules, product)
+    apply_local_builds(results, root, rules, product)
     apply_launched_wrappers(results, root, rules, analyze, product)

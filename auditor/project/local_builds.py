@@ -1,0 +1,109 @@
+"""`pip install -e .` (or `pip install PATH`, `python setup.py develop`, a conda environment's `pip:` entry
+`- ./libs/pointops`) of a folder of the project's own tree whose setup.py compiles CUDA extensions by default
+(t15u, issue 15: FoundationPose's `cd bundlesdf/mycuda && pip install -e .`, Pointcept's environment.yml installs
+`./libs/pointops`). The same two steps as the local-extra installs (auditor/project/local_extras.py):
+
+1. the shell and conda readers record each build of a local folder the CUDA-project patterns do not name (`dir`,
+   the word's place) in the file's summary (`local_builds`, kept in the cache entry);
+2. after every file is read, `apply_local_builds` reads that folder's setup.py (from the tree's root, then from the
+   calling file's folder) with `ast` and reports the install once, as NPU370 (cuda-extension-build: the rule
+   with a `setuppy:` matcher), when the setup.py makes a `CUDAExtension` (or a CppExtension of .cu sources) in no
+   `if` / `try`: every build of it runs nvcc.
+
+Nothing is run or installed; a folder without setup.py, a setup.py `ast` rejects, or one whose CUDA extension is
+opt-in (built under a condition) gives nothing.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+from auditor.findings import FileResult, Finding
+from auditor.project.makefile import add_call_findings, call_finding, recorded_calls, unsuppressed
+
+SUMMARY_KEY = "local_builds"
+_MAX_BYTES = 512 * 1024
+
+
+def local_build_call(path: str, cwd: str | None, tail: str | None = None) -> dict[str, Any] | None:
+    """The record of a build of the folder `path` (`.`, `./libs/pointops`, `bundlesdf/mycuda`) run in `cwd` (the
+    folder `cd` moved to, relative to where the script started). When `cd` went to `$VAR/rest` (cwd unknown), `tail`
+    is `rest`: the folder is looked up from the tree's root and the calling file's folder, as a relative one."""
+    path = path.strip("\"'").rstrip("/") or "."
+    if "$" in path or path.startswith(("/", "~", "..")):
+        return None
+    folder = "" if path in (".", "./") else path.removeprefix("./")
+    base = cwd if cwd is not None else tail
+    if base is None or base.startswith("/"):
+        return None            # somewhere outside the tree (a Dockerfile's WORKDIR of a clone, an unknown `cd`)
+    base = base.strip("/")
+    folder = "/".join(p for p in (base, folder) if p)
+    if not folder:
+        return None            # the tree's own root: its setup.py is audited as a file of its own
+    return {"dir": folder}
+
+
+def record_local_build(result: FileResult, path: str, cwd: str | None, line: int, col: int, end_col: int,
+                       tail: str | None = None) -> None:
+    """Keep a build of the local folder `path` in `result`'s summary for the tree pass (a reader's step 1)."""
+    call = local_build_call(path, cwd, tail)
+    if call is None:
+        return
+    call.update(line=line, col=col, end_col=end_col)
+    summary = result.summary if result.summary is not None else {}
+    summary.setdefault(SUMMARY_KEY, []).append(call)
+    result.summary = summary
+
+
+def _cuda_extension_lines(setup_py: Path, cache: dict) -> list[int]:
+    from auditor.project.setup_py import unconditional_cuda_extensions
+
+    if setup_py not in cache:
+        lines: list[int] = []
+        try:
+            if setup_py.is_file() and setup_py.stat().st_size <= _MAX_BYTES:
+                tree = ast.parse(setup_py.read_bytes())
+                lines = [c.lineno for c in unconditional_cuda_extensions(tree)]
+        except (OSError, SyntaxError, ValueError, RecursionError):
+            lines = []
+        cache[setup_py] = lines
+    return cache[setup_py]
+
+
+def local_build_findings(result: FileResult, root: Path, rule, cache: dict | None = None,
+                         product: str = "a2") -> list[Finding]:
+    """The findings of `result`'s recorded builds of local folders whose setup.py always compiles CUDA extensions."""
+    calls, bases = recorded_calls(result, root, SUMMARY_KEY)
+    if rule is None or not calls:
+        return []
+    cache = {} if cache is None else cache
+    new = []
+    for call in calls:
+        try:
+            line, col, end_col, folder = call["line"], call["col"], call["end_col"], call["dir"]
+        except (KeyError, TypeError):
+            continue
+        for base in bases:
+            lines = _cuda_extension_lines(base / folder / "setup.py", cache)
+            if lines:
+                where = f"{folder}/setup.py"
+                message = rule.message.replace("{symbol}", folder) + \
+                    f" ({where}, line {lines[0]}: CUDAExtension{'s' if len(lines) > 1 else ''} built unconditionally)"
+                new.append(call_finding(rule, product, result, (line, col, end_col), message, folder,
+                                        {"setup_py": where, "extension_lines": lines}))
+                break
+    if new:
+        return unsuppressed(new, calls, Path(result.path), root)
+    return new
+
+
+def apply_local_builds(results: list[FileResult], root: Path, rules, product: str = "a2") -> None:
+    """Add the local-build findings to every file that recorded such builds (runner, after the per-file pass)."""
+    if not any(r.summary and r.summary.get(SUMMARY_KEY) for r in results):
+        return
+    rule = next((r for r in rules if "setuppy" in r.match), None)
+    if rule is None:
+        return
+    cache: dict = {}
+    add_call_findings(results, root, SUMMARY_KEY, lambda result, top: local_build_findings(result, top, rule, cache, product))
