@@ -388,7 +388,7 @@ class MatchVisitor(cst.CSTVisitor):
             m = self.c.match_string(value)
             if m is not None and m[0].category == "precision" and id(node) in self._name_text:
                 continue
-            if m is not None and m[0].category == "device" and id(node) in self._path_segments:
+            if m is not None and m[0].name == "cuda-device-string" and id(node) in self._path_segments:
                 continue
             if m is not None:
                 rule, pattern = m
