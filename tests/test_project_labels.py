@@ -125,7 +125,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
     assert mod.capped(items, None) == items                                # splits without a cap score everything
     # fixed in each SELECTION.md before labelling
     assert mod.LINE_CAP == {"test4": 40, "test5": 40, "test6": 40, "test7": 40, "test8": 40, "test9": 40, "test10": 40, "test11": 40, "test12": 40,
-                            "test13": 40, "test14": 40, "test15": 40, "test16": 40, "test17": 40,
+                            "test13": 40, "test14": 40, "test15": 40, "test16": 40, "test17": 40, "test18": 40,
                             "tuned_t15": 40,
                             "tuned_t15d": 40, "tuned_t15f": 40, "tuned_t15s": 40}
 
