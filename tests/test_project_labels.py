@@ -125,7 +125,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
     assert mod.capped(items, None) == items                                # splits without a cap score everything
     # fixed in each SELECTION.md before labelling
     assert mod.LINE_CAP == {"test4": 40, "test5": 40, "test6": 40, "test7": 40, "test8": 40, "test9": 40, "test10": 40, "test11": 40, "test12": 40,
-                            "test13": 40, "test14": 40, "test15": 40, "test16": 40, "test17": 40,
+                            "test13": 40, "test14": 40, "test15": 40, "test16": 40, "test17": 40, "test18": 40,
                             "tuned_t15": 40,
                             "tuned_t15d": 40, "tuned_t15f": 40, "tuned_t15s": 40, "tuned_t15u": 40}
 
@@ -456,6 +456,33 @@ def test_test17_selection_is_exactly_what_its_rule_draws(tmp_path):
     added = {r: sum(f["repo"] == r for f in committed["files"]) - sum(f["repo"] == r for f in first_draw)
              for r in {f["repo"] for f in committed["files"]}}
     assert {r: n for r, n in added.items() if n} == {"deepcompressor": 1}
+
+
+def test_test18_selection_is_exactly_what_its_rule_draws(tmp_path):
+    """test18's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1518,
+    7 per repository, then its one extension to 10 fixed before the first draw), the first draw's 39 files are the
+    start of it, and every drawn file, and no other, has a label file."""
+    mod, sources, committed = _redraw_committed(tmp_path, "test18")
+    assert mod.DRAWS["test18"] == {"seed": 1518, "per_repo": 7}
+    assert mod.LINE_CAP["test18"] == 40
+    assert "test18" not in mod.EXTRA_KINDS                                    # test15's kinds, nothing added
+    assert {s.get("per_repo") for s in sources} == {10}                      # the extension, for every repository
+    assert len({f["repo"] for f in committed["files"]}) == 10                # the ten of pool B15 that qualify
+    first = [dict(s, per_repo=7) for s in sources]
+    (mod.HERE / "test18" / "sources.json").write_text(json.dumps({"sources": first}))
+    assert mod.select("test18") == 0
+    first_draw = json.loads((mod.HERE / "test18" / "selection.json").read_text())["files"]
+    assert len(first_draw) == 39
+    for repo in {f["repo"] for f in committed["files"]}:
+        mine = [f for f in committed["files"] if f["repo"] == repo]
+        head = [f for f in first_draw if f["repo"] == repo]
+        assert mine[:len(head)] == head
+    assert len(committed["files"]) == 48
+    # the extension added files only to the repositories with more than seven candidates
+    added = {r: sum(f["repo"] == r for f in committed["files"]) - sum(f["repo"] == r for f in first_draw)
+             for r in {f["repo"] for f in committed["files"]}}
+    assert {r: n for r, n in added.items() if n} == {"EfficientQAT": 3, "SpargeAttn": 1, "TurboDiffusion": 3,
+                                                     "seed-vc": 2}
 
 
 def test_tuned_t15d_selection_is_exactly_what_its_rule_draws(tmp_path):
