@@ -50,7 +50,9 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
                  "tuned_t14g": "npu-audit-tuned-t14g:",
                  # a third tuning sample (bench/corpus_tuned_t14w/SELECTION.md)
-                 "tuned_t14w": "npu-audit-tuned-t14w:"}
+                 "tuned_t14w": "npu-audit-tuned-t14w:",
+                 # a fourth tuning sample (bench/corpus_tuned_t14y/SELECTION.md)
+                 "tuned_t14y": "npu-audit-tuned-t14y:"}
 # test3's per-category top-up (bench/corpus_test3/SELECTION.md): a file qualifies for a category
 # when at least TOPUP_MIN_LINES of its lines match that category's fixed word list.
 TOPUP_WORDS = {

@@ -873,3 +873,17 @@ def test_tuned_t14w_files_are_exactly_what_its_rule_draws():
     per_base = {name: sum(1 for n, _ in drawn if n == name) for name, _ in drawn}
     assert per_base == {"hidet": 6, "autogluon.multimodal": 5, "voicefixer": 5, "dalle2-pytorch": 1}
     assert sum(len(ll.categories) for lf in labels.values() for ll in lf.lines.values()) < 150
+
+
+def test_tuned_t14y_files_are_exactly_what_its_rule_draws():
+    """tuned_t14y (a fourth tuning sample, its SELECTION.md): main rounds only, one file per code base per round in
+    sources.json order, at most 6 files per code base, no top-up and no pair stop. No code base has more than 4
+    eligible files, so the rule draws all 26."""
+    select_test = _load_select_test()
+    labels = {(lf.package, lf.path): lf for lf in shipped("tuned_t14y")}
+    if not all(lf.corpus_file.exists() for lf in labels.values()):
+        pytest.skip("tuned_t14y corpus not fetched (python bench/recall.py --split tuned_t14y fetch)")
+    orders = [(src["name"], [p for s, p in select_test.draw(None, "tuned_t14y") if s["name"] == src["name"]])
+              for src in recall.load_sources("tuned_t14y")]
+    drawn = [(name, order[rnd]) for rnd in range(6) for name, order in orders if rnd < len(order)]
+    assert len(drawn) == len(set(drawn)) == 26 and set(drawn) == set(labels)

@@ -333,6 +333,21 @@ _EXTENSION_MODULE = re.compile(r"^[A-Za-z_]\w*(?:_cuda|_cuda_\w+|_kernels)$")
 # `cuml.neighbors.NearestNeighbors(...)` and `@triton.jit` resolve. The callee's last segment is what counts.
 _MODULE_IMPORTERS = frozenset({"import_module", "OptionalImport", "optional_import", "lazy_import", "LazyImport"})
 _MODULE_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
+# torch itself handed out by a loader call instead of `import torch` (t14y): txtai's `torch = library.torch()` /
+# `torch = Library().torch()` (a lazy-import helper with one method per package), RLlib's
+# `torch, nn = try_import_torch()`; the name is torch, so `torch.cuda.is_available()` is the CUDA API.
+_TORCH_LOADER = re.compile(r"^_?(?:try_)?import_torch$")
+
+
+def torch_loader(call: ast.Call, local: str) -> str | None:
+    """"torch" when `local = <call>` binds the name torch to a loader's result: an argument-less
+    `<helper>.torch()` or `[_][try_]import_torch()` (torch_loader's spellings above); None otherwise."""
+    if local != "torch" or call.args or call.keywords:
+        return None
+    callee = ast_dotted(call.func)
+    if isinstance(call.func, ast.Attribute) and call.func.attr == "torch":
+        return "torch"      # `library.torch()`, `Library().torch()` (ast_dotted is None for a call receiver)
+    return "torch" if callee is not None and _TORCH_LOADER.match(callee.rsplit(".", 1)[-1]) else None
 
 
 def dynamic_module_import(call: ast.AST) -> str | None:
@@ -361,7 +376,7 @@ def dynamic_extension_import(node: ast.AST) -> tuple[str, str] | None:
     if not isinstance(target, ast.Name):
         return None
     if ast_dotted(node.value.func) not in _DYNAMIC_IMPORTS:
-        module = dynamic_module_import(node.value)
+        module = dynamic_module_import(node.value) or torch_loader(node.value, target.id)
         return (target.id, module) if module is not None else None
     args = node.value.args
     if args and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str) \
