@@ -44,6 +44,7 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test11": "npu-audit-test-split-11:", "test12": "npu-audit-test-split-12:",
                  "test13": "npu-audit-test-split-13:", "test14": "npu-audit-test-split-14:",
                  "test15": "npu-audit-test-split-15:", "test16": "npu-audit-test-split-16:",
+                 "test17": "npu-audit-test-split-17:",
                  "test18": "npu-audit-test-split-18:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
@@ -85,7 +86,7 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",)}
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
-MAX_FILES_PER_CODE_BASE = {"test16": 8, "test18": 8}
+MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8}
 
 
 def eligible(root: Path, split: str = "test") -> list[str]:

@@ -202,7 +202,8 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
 
 
 @pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
-                                   "test10", "test11", "test12", "test13", "test14", "test15", "test16", "test18", "tuned_t14d",
+                                   "test10", "test11", "test12", "test13", "test14", "test15", "test16", "test17", "test18",
+                                   "tuned_t14d",
                                    "tuned_t14g"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
     labels = shipped(split)
@@ -661,6 +662,58 @@ def test_test16_files_are_exactly_what_its_rule_draws():
         {name: min(8, len(order)) for name, order in orders}
     assert pairs(labelled) < 350
     assert len(labelled) == 78
+
+
+def test_test17_files_are_exactly_what_its_rule_draws():
+    select_test, labelled = _replayed_draw("test17", 14)         # test16's rule on pool A14, 8 files per code base
+    labels = {(lf.package, lf.path): lf for lf in shipped("test17")}
+    # Main rounds 1-2 in sources.json order: deepface, pufferlib, rotary-embedding-torch and spacy-transformers have one
+    # eligible file each, so round 2 has the other ten code bases.
+    orders = [(src["name"], [p for s, p in select_test.draw(None, "test17") if s["name"] == src["name"]])
+              for src in recall.load_sources("test17")]
+    main = [(name, order[rnd]) for rnd in range(2) for name, order in orders if rnd < len(order)]
+    assert len(main) == 24 and labelled[:24] == main
+
+    def pool(category):
+        return [(src["name"], path) for src, path in select_test.topup_order(category, "test17")]
+
+    def pairs(keys, category=None):
+        return sum(len(ll.categories) if category is None else ll.categories.count(category)
+                   for k in keys for ll in labels[k].lines.values())
+
+    def open_(keys, drawn):
+        """keys not drawn yet whose code base is under the 8-file limit when its turn comes (SELECTION.md)."""
+        out, taken = [], list(drawn)
+        for k in keys:
+            if k not in taken and sum(1 for n, _ in taken if n == k[0]) < 8:
+                out.append(k)
+                taken.append(k)
+        return out
+
+    # Top-up (SELECTION.md outcome), each in its pool's order, skipping files already drawn and code bases at 8 files:
+    # device needed none; distributed's one-file pool was drawn in round 1 and it stays under 20; precision drew 7
+    # files, the seventh bringing it to 20 or more; apex's pool is empty; attention drew every pool file still open
+    # (9; mteb and intel-extension-for-transformers reached the limit) and stays under 20; kernel drew its one-file
+    # pool and stays under 20; third_party drew 2 files, the second bringing it to 20 or more.
+    assert pairs(main, "device") >= 20
+    assert pool("distributed") == [labelled[6]] and pairs(labelled, "distributed") < 20
+    assert labelled[24:31] == open_(pool("precision"), labelled[:24])[:7]
+    assert pairs(labelled[:30], "precision") < 20 <= pairs(labelled[:31], "precision")
+    assert select_test.topup_order("apex", "test17") == []
+    assert labelled[31:40] == open_(pool("attention"), labelled[:31]) and pairs(labelled[:40], "attention") < 20
+    assert pool("kernel") == labelled[40:41] and pairs(labelled[:41], "kernel") < 20
+    assert labelled[41:43] == open_(pool("third_party"), labelled[:41])[:2]
+    assert pairs(labelled[:42], "third_party") < 20 <= pairs(labelled[:43], "third_party")
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before and code bases
+    # at 8 files: every order ran out (or reached the limit) before 350 pairs, so the split is every file the limit
+    # allows: min(8, eligible) per code base.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:43])
+    assert labelled[43:] == later
+    assert {name: sum(1 for n, _ in labelled if n == name) for name, _ in orders} == \
+        {name: min(8, len(order)) for name, order in orders}
+    assert pairs(labelled) < 350
+    assert len(labelled) == 61
 
 
 def test_test18_files_are_exactly_what_its_rule_draws():
