@@ -114,6 +114,9 @@ class RawHit:
     # a dtype the code requires (`if x.dtype != torch.bfloat16: raise ...`, `assert w.dtype == torch.float8_e4m3fn`):
     # the kernel or path takes only that dtype (t14p, auditor/static/dtype_requirements.py)
     required: bool = False
+    # the "cuda" key of a device-type dispatch table (`{"cpu": f_cpu, "cuda": f_cuda}`): renaming it to "npu" would
+    # hand NPU tensors the CUDA function, so no fixer rewrites it (the table needs an NPU entry of its own)
+    no_rewrite: bool = False
 
 
 # The name of a dtype as a config or an option spells it ("bf16", "torch.float16", "half", "fp8_e4m3")
@@ -273,6 +276,9 @@ class MatchVisitor(cst.CSTVisitor):
         # `if suffix == 'cuda':`), not a device; the variant rule (extra: {build_variant_of: ...}) reports it (t14r)
         self._variant_rule = _build_variant_rule(compiled, ctx)
         self._listed: set[int] = set()      # string items of a list / tuple / set literal, or compared with a name
+        # the "cuda" key of a table keyed by torch device type with no "npu" entry (`{"cpu": f_cpu, "cuda": f_cuda}`,
+        # looked up with `x.device.type`): the key names a device the table serves, and an NPU tensor has no entry
+        self._dispatch_keys: set[int] = set()
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -294,6 +300,8 @@ class MatchVisitor(cst.CSTVisitor):
                         # lists the options the user picks from
         if id(node) in self._table_values:
             kw["table_entry"] = True
+        if id(node) in self._dispatch_keys:
+            kw["no_rewrite"] = True
         if self._variant_rule is not None and rule.name in self._variant_rule.extra["build_variant_of"] \
                 and id(node) in self._listed and isinstance(node, cst.SimpleString):
             rule = self._variant_rule
@@ -879,11 +887,14 @@ class MatchVisitor(cst.CSTVisitor):
                 records.append((el.key, read[1]))
         if len(records) >= 3:
             self._handled.update(id(n) for pair in records for n in pair)
+        cuda_key = _device_table_cuda_key(node)
+        if cuda_key is not None:
+            self._dispatch_keys.add(id(cuda_key))
         return True
 
     def visit_DictElement(self, node: cst.DictElement) -> bool:
         if isinstance(node.key, cst.SimpleString) and isinstance(node.key.evaluated_value, str) \
-                and node.key.evaluated_value.lower() in BACKEND_NAMES:
+                and node.key.evaluated_value.lower() in BACKEND_NAMES and id(node.key) not in self._dispatch_keys:
             self._handled.add(id(node.key))      # `{"cuda": CudaPlatform}`: a key of a table, not a device
         if isinstance(node.key, cst.SimpleString):
             self._claim_key(node.key)
@@ -1438,6 +1449,29 @@ _OPTION_MAKERS = frozenset({"add_argument", "option"})
 # keyword arguments that carry text even in a call made inside a message (`print(colored(text="...", ...))`)
 _MESSAGE_KEYWORDS = _HELP_KEYWORDS | {"msg", "message", "text", "sep", "end", "title", "prefix", "suffix", "fmt",
                                        "format", "header", "headers", "label", "desc", "note", "reason"}
+
+
+# torch's device type names (`torch.device(...).type`, c10/core/DeviceType.h's lower-case names)
+_DEVICE_TYPES = frozenset({"cpu", "cuda", "mps", "xpu", "hpu", "xla", "meta", "npu", "mtia", "ipu", "hip", "ve",
+                           "lazy", "vulkan", "maia", "privateuseone"})
+
+
+def _device_table_cuda_key(node: cst.Dict) -> cst.SimpleString | None:
+    """The "cuda" key of a dispatch table keyed by device type that has no "npu" entry: every key a plain string
+    naming a torch device type, two or more of them, "cuda" among them (`{"cpu": isotonic_l2_cpu, "cuda":
+    isotonic_l2_cuda}` in torchsort, looked up as `isotonic_l2[x.device.type]`). A table of platforms or vendors
+    (`{"cuda": CudaPlatform, "rocm": RocmPlatform}`: "rocm" is no device type) and one with an NPU entry are not."""
+    keys: dict[str, cst.SimpleString] = {}
+    for el in node.elements:
+        if not isinstance(el, cst.DictElement) or not isinstance(el.key, cst.SimpleString):
+            return None
+        name = el.key.evaluated_value
+        if not isinstance(name, str) or name not in _DEVICE_TYPES or name in keys:
+            return None
+        keys[name] = el.key
+    if len(keys) < 2 or "npu" in keys:
+        return None
+    return keys.get("cuda")
 
 
 def _stringy_value(node: cst.BaseExpression) -> bool:
