@@ -279,6 +279,8 @@ class MatchVisitor(cst.CSTVisitor):
         # the "cuda" key of a table keyed by torch device type with no "npu" entry (`{"cpu": f_cpu, "cuda": f_cuda}`,
         # looked up with `x.device.type`): the key names a device the table serves, and an NPU tensor has no entry
         self._dispatch_keys: set[int] = set()
+        # a string arm of `a if test else b` whose other arm is a string too: id -> the other arm's text
+        self._other_arm: dict[int, str] = {}
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -291,6 +293,9 @@ class MatchVisitor(cst.CSTVisitor):
             return      # (`dtype=FP8_WEIGHT_DTYPE`: the constant's own line carries the dtype)
         if self._compared and rule.name in _COMPARED_DTYPE_NAMES:
             return      # `mx_tensor_dtype == tl.float8e4nv` asks which type came in; the cast or table chooses it
+        if rule.extra.get("arm_paired_with") and isinstance(node, cst.SimpleString) \
+                and self._other_arm.get(id(node)) not in rule.extra["arm_paired_with"]:
+            return      # `"tf32"` alone names oneDNN's CPU mode too; against "ieee" it is Triton's / torch's fp32 choice
         if rule.extra.get("compared_only") and (not self._compared or self._asserting):
             # `VENDORS = {"NVIDIA": ...}`: a vendor name outside a comparison chooses nothing; `assert
             # gpu.manufacturer == "nvidia"` (a test checking data) chooses no branch either (t14l)
@@ -1344,6 +1349,11 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_IfExp(self, node: cst.IfExp) -> bool:
         self._flag_reads(node.test)
+        if isinstance(node.body, cst.SimpleString) and isinstance(node.orelse, cst.SimpleString):
+            body, orelse = node.body.evaluated_value, node.orelse.evaluated_value
+            if isinstance(body, str) and isinstance(orelse, str):
+                self._other_arm[id(node.body)] = orelse
+                self._other_arm[id(node.orelse)] = body
         if _compares_dtype_name(node.test):
             # `float16 if args.dtype == "float16" else float32`: the user's --dtype NAME converted, policy (a), as
             # the `if` form above; the choice is where the name is given (t11v, tuned on heldout14)
