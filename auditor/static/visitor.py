@@ -1143,6 +1143,9 @@ class MatchVisitor(cst.CSTVisitor):
             # `add_argument(..., help="... 'cuda' ... CUDA_VISIBLE_DEVICES=X cmd")`: help / usage text is for humans
             # whatever the call (argparse, click, typer, dataclass fields), unless it holds code (t14k)
             text = text or (arg.keyword is not None and arg.keyword.value in _HELP_KEYWORDS and _stringy_value(value))
+            # `setup(..., keywords="nvidia-smi gpu cuda monitoring")`: a package's metadata, text for an index
+            text = text or (arg.keyword is not None and arg.keyword.value in _PACKAGE_TEXT_KEYWORDS
+                            and _stringy_value(value) and (dotted(func) or "").split(".")[-1] == "setup")
             # `print(prof.key_averages().table(sort_by="self_cuda_time_total"))`: a keyword argument of a call made
             # inside a message is that callee's parameter, code that runs, not text for humans (t14l)
             saved = self._in_message
@@ -1456,6 +1459,8 @@ _DEVICE_TYPE_OPTION_RE = re.compile(
     r"""backend[_-]device|devices)["']""")
 # calls that declare a command-line option (argparse, click): a default that is on is a setting switched on (t14l)
 _OPTION_MAKERS = frozenset({"add_argument", "option"})
+# text arguments of setuptools' / distutils' `setup(...)` (package metadata shown by an index)
+_PACKAGE_TEXT_KEYWORDS = frozenset({"keywords", "long_description", "summary"})
 # keyword arguments that carry text even in a call made inside a message (`print(colored(text="...", ...))`)
 _MESSAGE_KEYWORDS = _HELP_KEYWORDS | {"msg", "message", "text", "sep", "end", "title", "prefix", "suffix", "fmt",
                                        "format", "header", "headers", "label", "desc", "note", "reason"}
