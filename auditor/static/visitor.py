@@ -1475,8 +1475,8 @@ def _device_table_cuda_key(node: cst.Dict) -> cst.SimpleString | None:
     """The "cuda" key of a dispatch table keyed by device type that has no "npu" entry: every key a plain string
     naming a torch device type, two or more of them, "cuda" among them (`{"cpu": isotonic_l2_cpu, "cuda":
     isotonic_l2_cuda}` in torchsort, looked up as `isotonic_l2[x.device.type]`). A table of platforms or vendors
-    (`{"cuda": CudaPlatform, "rocm": RocmPlatform}`: "rocm" is no device type), one with an NPU entry and a record
-    whose CUDA entry is a call (RNG states, memory figures) are not."""
+    (`{"cuda": CudaPlatform, "rocm": RocmPlatform}`: "rocm" is no device type), one with an NPU entry, a record
+    whose CUDA entry is a call (RNG states, memory figures) and a map of names (a string CUDA entry) are not."""
     entries: dict[str, cst.DictElement] = {}
     for el in node.elements:
         if not isinstance(el, cst.DictElement) or not isinstance(el.key, cst.SimpleString):
@@ -1486,8 +1486,10 @@ def _device_table_cuda_key(node: cst.Dict) -> cst.SimpleString | None:
             return None
         entries[name] = el
     cuda = entries.get("cuda")
-    if len(entries) < 2 or "npu" in entries or cuda is None or isinstance(cuda.value, cst.Call):
-        return None     # `{"cpu": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state()}`: a record; the call is the use
+    if len(entries) < 2 or "npu" in entries or cuda is None or isinstance(cuda.value, cst.Call) or _stringy(cuda.value):
+        # `{"cpu": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state()}`: a record, the call is the use;
+        # `{"cuda": "cuda", "hip": "cuda"}.get(backend, backend)`: a name map that passes other names through
+        return None
     return cuda.key if isinstance(cuda.key, cst.SimpleString) else None
 
 
