@@ -674,7 +674,7 @@ class MatchVisitor(cst.CSTVisitor):
         self._handled.add(id(node.name))
         if node.default is not None and self.c.keywords:
             # `def run(bf16: bool = True)`: a default switches the setting on like a keyword argument would
-            self._keyword_binding(node.name, node.default, set())
+            self._keyword_binding(node.name, node.default, set(), parameter=True)
         self._dtype_quiet += _compiler_dtype_key(node.name)
         return True
 
@@ -754,7 +754,8 @@ class MatchVisitor(cst.CSTVisitor):
                 {h.rule.category for h in self.hits[first_hit:]}
             self._keyword_binding(target, value, said)
 
-    def _keyword_binding(self, target: cst.BaseExpression, value: cst.BaseExpression, said: set[str]) -> None:
+    def _keyword_binding(self, target: cst.BaseExpression, value: cst.BaseExpression, said: set[str],
+                         parameter: bool = False) -> None:
         """`keyword` rules name a setting; `extra_cuda_cflags = [...]` / `self.use_fp8 = cfg.fp8` binds it like a
         keyword argument would pass it (to False / None / 0 it is off). Not when the statement already has a
         finding of the rule's category (`fp8 = config.fp8`: the attribute rule said it)."""
@@ -783,6 +784,8 @@ class MatchVisitor(cst.CSTVisitor):
         for kw in self.c.match_keywords(name_node.value):
             if holds_object and kw[0].category == "precision" or kw[0].extra.get("keyword_key"):
                 continue    # (`nvcc = shutil.which("nvcc")` holds a path, `{"nvcc": [...]}` holds nvcc's flags)
+            if parameter and kw[0].extra.get("not_parameters"):
+                continue    # `def __init__(self, load_in_4bit: bool = True)`: the quantizer's own config class (t14z)
             if derived_graph and kw[0].category == "device":
                 # `self.use_cuda_graph = (cfg.compilation_config.level == CompilationLevel.PIECEWISE and not
                 # cfg.model_config.enforce_eager)`: a graph-capture switch worked out from settings that name no
@@ -930,6 +933,8 @@ class MatchVisitor(cst.CSTVisitor):
                 and not (table and (isinstance(node.value, (cst.Attribute, cst.Lambda)) or _names_dtype(node.value))):
             # `{"fp16": True}`, `"bf16": {"enabled": True}` (a config built in code) sets it like a keyword argument
             for kw in self.c.match_keywords(node.key.evaluated_value):
+                if kw[0].extra.get("not_dict_literals"):
+                    continue    # `set_weight_attrs(w, {"load_in_8bit": True})`: a marker inside the loader (t14z)
                 if not _switched_off(node.value, node.key.evaluated_value) \
                         and not self._value_says(node.value, kw[0]):
                     self._hit(kw[0], node.key, node.key.evaluated_value, value=kw[1])
