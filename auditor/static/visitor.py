@@ -512,6 +512,10 @@ class MatchVisitor(cst.CSTVisitor):
             # `warnings.warn("Using precompiled x_cuda from {}".format(x_cuda.__file__))`: a message naming where a
             # module lives (or its version) describes it, it does not use it; the message rule wins (t14t)
             return True
+        if self._in_message and call is None and m is not None and m.rule.category == "precision" and not stacked:
+            # `warnings.warn(f"... the previous value of {torch.backends.cuda.matmul.allow_tf32}")`: a message showing
+            # a precision switch's (or a dtype's) value reads it for a human, it sets and chooses nothing (t14z)
+            return True
         if call is not None and self._already_ported(call):
             return True
         # `torch.autocast(..., enabled=False)` turns mixed precision off: nothing for a precision rule to check
