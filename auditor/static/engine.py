@@ -584,6 +584,8 @@ class StaticEngine:
                 finding = as_info(finding, "dtype-requirement", REQUIRED_NOTE)
             if hit.table_entry and finding.severity != "info":
                 finding = as_info(finding, "option-table", _TABLE_NOTE)
+            if hit.no_rewrite and finding.fix != "none":
+                finding = replace(finding, fix="none")
             if finding.fix == "safe" and isinstance(hit.node, (cst.SimpleString, cst.ConcatenatedString,
                                                                cst.FormattedString)):
                 if compared is None:

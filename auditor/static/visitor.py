@@ -114,6 +114,9 @@ class RawHit:
     # a dtype the code requires (`if x.dtype != torch.bfloat16: raise ...`, `assert w.dtype == torch.float8_e4m3fn`):
     # the kernel or path takes only that dtype (t14p, auditor/static/dtype_requirements.py)
     required: bool = False
+    # the "cuda" key of a device-type dispatch table (`{"cpu": f_cpu, "cuda": f_cuda}`): renaming it to "npu" would
+    # hand NPU tensors the CUDA function, so no fixer rewrites it (the table needs an NPU entry of its own)
+    no_rewrite: bool = False
 
 
 # The name of a dtype as a config or an option spells it ("bf16", "torch.float16", "half", "fp8_e4m3")
@@ -285,6 +288,11 @@ class MatchVisitor(cst.CSTVisitor):
         # `if suffix == 'cuda':`), not a device; the variant rule (extra: {build_variant_of: ...}) reports it (t14r)
         self._variant_rule = _build_variant_rule(compiled, ctx)
         self._listed: set[int] = set()      # string items of a list / tuple / set literal, or compared with a name
+        # the "cuda" key of a table keyed by torch device type with no "npu" entry (`{"cpu": f_cpu, "cuda": f_cuda}`,
+        # looked up with `x.device.type`): the key names a device the table serves, and an NPU tensor has no entry
+        self._dispatch_keys: set[int] = set()
+        # a string arm of `a if test else b` whose other arm is a string too: id -> the other arm's text
+        self._other_arm: dict[int, str] = {}
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -297,6 +305,9 @@ class MatchVisitor(cst.CSTVisitor):
             return      # (`dtype=FP8_WEIGHT_DTYPE`: the constant's own line carries the dtype)
         if self._compared and rule.name in _COMPARED_DTYPE_NAMES:
             return      # `mx_tensor_dtype == tl.float8e4nv` asks which type came in; the cast or table chooses it
+        if rule.extra.get("arm_paired_with") and isinstance(node, cst.SimpleString) \
+                and self._other_arm.get(id(node)) not in rule.extra["arm_paired_with"]:
+            return      # `"tf32"` alone names oneDNN's CPU mode too; against "ieee" it is Triton's / torch's fp32 choice
         if rule.extra.get("compared_only") and (not self._compared or self._asserting):
             # `VENDORS = {"NVIDIA": ...}`: a vendor name outside a comparison chooses nothing; `assert
             # gpu.manufacturer == "nvidia"` (a test checking data) chooses no branch either (t14l)
@@ -306,6 +317,8 @@ class MatchVisitor(cst.CSTVisitor):
                         # lists the options the user picks from
         if id(node) in self._table_values:
             kw["table_entry"] = True
+        if id(node) in self._dispatch_keys:
+            kw["no_rewrite"] = True
         if self._variant_rule is not None and rule.name in self._variant_rule.extra["build_variant_of"] \
                 and id(node) in self._listed and isinstance(node, cst.SimpleString):
             rule = self._variant_rule
@@ -513,6 +526,10 @@ class MatchVisitor(cst.CSTVisitor):
             # `warnings.warn("Using precompiled x_cuda from {}".format(x_cuda.__file__))`: a message naming where a
             # module lives (or its version) describes it, it does not use it; the message rule wins (t14t)
             return True
+        if self._in_message and call is None and m is not None and m.rule.category == "precision" and not stacked:
+            # `warnings.warn(f"... the previous value of {torch.backends.cuda.matmul.allow_tf32}")`: a message showing
+            # a precision switch's (or a dtype's) value reads it for a human, it sets and chooses nothing (t14z)
+            return True
         if call is not None and self._already_ported(call):
             return True
         # `torch.autocast(..., enabled=False)` turns mixed precision off: nothing for a precision rule to check
@@ -678,7 +695,7 @@ class MatchVisitor(cst.CSTVisitor):
         self._handled.add(id(node.name))
         if node.default is not None and self.c.keywords:
             # `def run(bf16: bool = True)`: a default switches the setting on like a keyword argument would
-            self._keyword_binding(node.name, node.default, set())
+            self._keyword_binding(node.name, node.default, set(), parameter=True)
         self._dtype_quiet += _compiler_dtype_key(node.name)
         return True
 
@@ -758,7 +775,8 @@ class MatchVisitor(cst.CSTVisitor):
                 {h.rule.category for h in self.hits[first_hit:]}
             self._keyword_binding(target, value, said)
 
-    def _keyword_binding(self, target: cst.BaseExpression, value: cst.BaseExpression, said: set[str]) -> None:
+    def _keyword_binding(self, target: cst.BaseExpression, value: cst.BaseExpression, said: set[str],
+                         parameter: bool = False) -> None:
         """`keyword` rules name a setting; `extra_cuda_cflags = [...]` / `self.use_fp8 = cfg.fp8` binds it like a
         keyword argument would pass it (to False / None / 0 it is off). Not when the statement already has a
         finding of the rule's category (`fp8 = config.fp8`: the attribute rule said it)."""
@@ -787,6 +805,8 @@ class MatchVisitor(cst.CSTVisitor):
         for kw in self.c.match_keywords(name_node.value):
             if holds_object and kw[0].category == "precision" or kw[0].extra.get("keyword_key"):
                 continue    # (`nvcc = shutil.which("nvcc")` holds a path, `{"nvcc": [...]}` holds nvcc's flags)
+            if parameter and kw[0].extra.get("not_parameters"):
+                continue    # `def __init__(self, load_in_4bit: bool = True)`: the quantizer's own config class (t14z)
             if derived_graph and kw[0].category == "device":
                 # `self.use_cuda_graph = (cfg.compilation_config.level == CompilationLevel.PIECEWISE and not
                 # cfg.model_config.enforce_eager)`: a graph-capture switch worked out from settings that name no
@@ -896,11 +916,14 @@ class MatchVisitor(cst.CSTVisitor):
                 records.append((el.key, read[1]))
         if len(records) >= 3:
             self._handled.update(id(n) for pair in records for n in pair)
+        cuda_key = _device_table_cuda_key(node)
+        if cuda_key is not None:
+            self._dispatch_keys.add(id(cuda_key))
         return True
 
     def visit_DictElement(self, node: cst.DictElement) -> bool:
         if isinstance(node.key, cst.SimpleString) and isinstance(node.key.evaluated_value, str) \
-                and node.key.evaluated_value.lower() in BACKEND_NAMES:
+                and node.key.evaluated_value.lower() in BACKEND_NAMES and id(node.key) not in self._dispatch_keys:
             self._handled.add(id(node.key))      # `{"cuda": CudaPlatform}`: a key of a table, not a device
         if isinstance(node.key, cst.SimpleString):
             self._claim_key(node.key)
@@ -931,6 +954,8 @@ class MatchVisitor(cst.CSTVisitor):
                 and not (table and (isinstance(node.value, (cst.Attribute, cst.Lambda)) or _names_dtype(node.value))):
             # `{"fp16": True}`, `"bf16": {"enabled": True}` (a config built in code) sets it like a keyword argument
             for kw in self.c.match_keywords(node.key.evaluated_value):
+                if kw[0].extra.get("not_dict_literals"):
+                    continue    # `set_weight_attrs(w, {"load_in_8bit": True})`: a marker inside the loader (t14z)
                 if not _switched_off(node.value, node.key.evaluated_value) \
                         and not self._value_says(node.value, kw[0]):
                     self._hit(kw[0], node.key, node.key.evaluated_value, value=kw[1])
@@ -1146,6 +1171,9 @@ class MatchVisitor(cst.CSTVisitor):
             # `add_argument(..., help="... 'cuda' ... CUDA_VISIBLE_DEVICES=X cmd")`: help / usage text is for humans
             # whatever the call (argparse, click, typer, dataclass fields), unless it holds code (t14k)
             text = text or (arg.keyword is not None and arg.keyword.value in _HELP_KEYWORDS and _stringy_value(value))
+            # `setup(..., keywords="nvidia-smi gpu cuda monitoring")`: a package's metadata, text for an index
+            text = text or (arg.keyword is not None and arg.keyword.value in _PACKAGE_TEXT_KEYWORDS
+                            and _stringy_value(value) and (dotted(func) or "").split(".")[-1] == "setup")
             # `print(prof.key_averages().table(sort_by="self_cuda_time_total"))`: a keyword argument of a call made
             # inside a message is that callee's parameter, code that runs, not text for humans (t14l)
             saved = self._in_message
@@ -1358,6 +1386,11 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_IfExp(self, node: cst.IfExp) -> bool:
         self._flag_reads(node.test)
+        if isinstance(node.body, cst.SimpleString) and isinstance(node.orelse, cst.SimpleString):
+            body, orelse = node.body.evaluated_value, node.orelse.evaluated_value
+            if isinstance(body, str) and isinstance(orelse, str):
+                self._other_arm[id(node.body)] = orelse
+                self._other_arm[id(node.orelse)] = body
         if _compares_dtype_name(node.test):
             # `float16 if args.dtype == "float16" else float32`: the user's --dtype NAME converted, policy (a), as
             # the `if` form above; the choice is where the name is given (t11v, tuned on heldout14)
@@ -1467,9 +1500,38 @@ _DEVICE_TYPE_OPTION_RE = re.compile(
     r"""backend[_-]device|devices)["']""")
 # calls that declare a command-line option (argparse, click): a default that is on is a setting switched on (t14l)
 _OPTION_MAKERS = frozenset({"add_argument", "option"})
+# text arguments of setuptools' / distutils' `setup(...)` (package metadata shown by an index)
+_PACKAGE_TEXT_KEYWORDS = frozenset({"keywords", "long_description", "summary"})
 # keyword arguments that carry text even in a call made inside a message (`print(colored(text="...", ...))`)
 _MESSAGE_KEYWORDS = _HELP_KEYWORDS | {"msg", "message", "text", "sep", "end", "title", "prefix", "suffix", "fmt",
                                        "format", "header", "headers", "label", "desc", "note", "reason"}
+
+
+# torch's device type names (`torch.device(...).type`, c10/core/DeviceType.h's lower-case names)
+_DEVICE_TYPES = frozenset({"cpu", "cuda", "mps", "xpu", "hpu", "xla", "meta", "npu", "mtia", "ipu", "hip", "ve",
+                           "lazy", "vulkan", "maia", "privateuseone"})
+
+
+def _device_table_cuda_key(node: cst.Dict) -> cst.SimpleString | None:
+    """The "cuda" key of a dispatch table keyed by device type that has no "npu" entry: every key a plain string
+    naming a torch device type, two or more of them, "cuda" among them (`{"cpu": isotonic_l2_cpu, "cuda":
+    isotonic_l2_cuda}` in torchsort, looked up as `isotonic_l2[x.device.type]`). A table of platforms or vendors
+    (`{"cuda": CudaPlatform, "rocm": RocmPlatform}`: "rocm" is no device type), one with an NPU entry, a record
+    whose CUDA entry is a call (RNG states, memory figures) and a map of names (a string CUDA entry) are not."""
+    entries: dict[str, cst.DictElement] = {}
+    for el in node.elements:
+        if not isinstance(el, cst.DictElement) or not isinstance(el.key, cst.SimpleString):
+            return None
+        name = el.key.evaluated_value
+        if not isinstance(name, str) or name not in _DEVICE_TYPES or name in entries:
+            return None
+        entries[name] = el
+    cuda = entries.get("cuda")
+    if len(entries) < 2 or "npu" in entries or cuda is None or isinstance(cuda.value, cst.Call) or _stringy(cuda.value):
+        # `{"cpu": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state()}`: a record, the call is the use;
+        # `{"cuda": "cuda", "hip": "cuda"}.get(backend, backend)`: a name map that passes other names through
+        return None
+    return cuda.key if isinstance(cuda.key, cst.SimpleString) else None
 
 
 def _stringy_value(node: cst.BaseExpression) -> bool:
