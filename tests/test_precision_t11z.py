@@ -1,0 +1,98 @@
+"""t11z (issue 11, session 15; TUNED on bench/precision/tuned_t11z and the heldout16 / heldout17 residuals): a project
+whose setup() says whose accelerator it serves (tt-buda: `author='Tenstorrent'`, `description='AI/ML framework for
+Tenstorrent devices'`, its `pybuda._C` drives Tenstorrent chips), and torch.cuda's re-seed behind
+`if torch.cuda.is_available():` right after `torch.manual_seed` (nanoVLM's eval scripts). Trees modelled on those
+projects' files."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from auditor.static.declared_vendor import declares_fact
+from tests.static_snippets import findings_in_tree, line_of, write_tree
+
+TT_SETUP = '''\
+from setuptools import setup, find_packages
+
+setup(
+    name='pybuda',
+    version='0.1.0',
+    author='Tenstorrent',
+    url="http://www.tenstorrent.com",
+    author_email='info@tenstorrent.com',
+    description='AI/ML framework for Tenstorrent devices',
+    packages=find_packages(where="pybuda"),
+    install_requires=["numpy", "torch"],
+)
+'''
+
+TT_DEVICE = '''\
+import torch
+
+from pybuda._C.graph import Graph, create_op_node
+from pybuda._C import DataFormat
+
+
+def pytorch_dtype_to_buda_dataformat(dtype):
+    if dtype == torch.bfloat16:
+        return DataFormat.Float16_b
+    return DataFormat.Float32
+
+
+def place(module):
+    graph = Graph("tt0")
+    return create_op_node(graph, module)
+'''
+
+CUDA_SETUP = '''\
+from setuptools import setup
+
+setup(
+    name="fastops",
+    author="Tenstorrent",
+    description="Fused kernels for NVIDIA GPUs and Tenstorrent devices",
+    packages=["fastops"],
+)
+'''
+
+
+def test_a_project_that_describes_itself_for_another_accelerator_keeps_its_lines_as_info(tmp_path):
+    found = findings_in_tree(write_tree(tmp_path, {"setup.py": TT_SETUP, "pybuda/pybuda/ttdevice.py": TT_DEVICE}))
+    ext = [sev for (rel, line, code), sev in found.items()
+           if rel == "pybuda/pybuda/ttdevice.py" and code == "NPU358"]
+    assert ext and set(ext) == {"info"}       # Tenstorrent's own compiled library, not a CUDA extension
+    fact = declares_fact(TT_SETUP.encode(), "setup.py")
+    assert fact is not None and fact["described"] == ["tenstorrent"] and fact["cuda"] is False
+
+
+def test_a_description_that_also_names_gpus_declares_nothing(tmp_path):
+    fact = declares_fact(CUDA_SETUP.encode(), "setup.py")
+    assert fact is not None and "described" not in fact
+    found = findings_in_tree(write_tree(tmp_path, {"setup.py": CUDA_SETUP, "pybuda/pybuda/ttdevice.py": TT_DEVICE}))
+    assert found[("pybuda/pybuda/ttdevice.py", line_of(TT_DEVICE, "from pybuda._C import DataFormat"), "NPU358")] \
+        == "error"
+
+
+EVAL_SEED = '''\
+import torch
+
+
+def main():
+    torch.manual_seed(0)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(0)
+    model = torch.nn.Linear(4, 4)
+    return model
+
+
+def other():
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(1)
+'''
+
+
+def test_a_guarded_cuda_reseed_after_the_global_seed_is_a_hint(tmp_path: Path):
+    found = findings_in_tree(write_tree(tmp_path, {"eval/benchmark.py": EVAL_SEED}))
+    seeds = {line: sev for (rel, line, code), sev in found.items() if code == "NPU002"}
+    assert seeds[line_of(EVAL_SEED, "manual_seed_all(0)")] == "info"
+    # no torch.manual_seed before it: the NPU's generator is not seeded there, the finding keeps its severity
+    assert seeds[line_of(EVAL_SEED, "manual_seed_all(1)")] != "info"
