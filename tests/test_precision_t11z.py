@@ -96,3 +96,41 @@ def test_a_guarded_cuda_reseed_after_the_global_seed_is_a_hint(tmp_path: Path):
     assert seeds[line_of(EVAL_SEED, "manual_seed_all(0)")] == "info"
     # no torch.manual_seed before it: the NPU's generator is not seeded there, the finding keeps its severity
     assert seeds[line_of(EVAL_SEED, "manual_seed_all(1)")] != "info"
+
+
+PROVIDER_CHOICES = '''\
+from typing import Dict, List, Literal
+
+ExecutionProvider = Literal['cuda', 'tensorrt', 'rocm', 'coreml', 'openvino', 'directml', 'cpu']
+ExecutionProviderValue = Literal['CPUExecutionProvider', 'CoreMLExecutionProvider', 'CUDAExecutionProvider',
+                                 'DmlExecutionProvider', 'ROCMExecutionProvider', 'TensorrtExecutionProvider']
+
+execution_provider_set : Dict[ExecutionProvider, ExecutionProviderValue] =\\
+{
+    'cuda': 'CUDAExecutionProvider',
+    'tensorrt': 'TensorrtExecutionProvider',
+    'rocm': 'ROCMExecutionProvider',
+    'coreml': 'CoreMLExecutionProvider',
+    'directml': 'DmlExecutionProvider',
+    'cpu': 'CPUExecutionProvider'
+}
+
+
+def create_inference_providers(execution_device_id: int, execution_providers: List[ExecutionProvider]):
+    inference_providers = []
+    for execution_provider in execution_providers:
+        if execution_provider == 'cuda':
+            inference_providers.append(('CUDAExecutionProvider', {'device_id': execution_device_id}))
+    return inference_providers
+'''
+
+
+def test_option_to_provider_tables_and_provider_literals_select_nothing(tmp_path):
+    found = findings_in_tree(write_tree(tmp_path, {"app/choices.py": PROVIDER_CHOICES}))
+    ort = {line for (rel, line, code) in found if code == "NPU033"}
+    assert line_of(PROVIDER_CHOICES, "'cuda': 'CUDAExecutionProvider'") not in ort
+    assert line_of(PROVIDER_CHOICES, "'tensorrt': 'TensorrtExecutionProvider'") not in ort
+    literal = line_of(PROVIDER_CHOICES, "ExecutionProviderValue = Literal")
+    assert not {literal, literal + 1} & ort      # the Literal's two lines
+    # the provider a session is given stays reported
+    assert line_of(PROVIDER_CHOICES, "inference_providers.append(('CUDAExecutionProvider'") in ort
