@@ -134,3 +134,30 @@ def test_option_to_provider_tables_and_provider_literals_select_nothing(tmp_path
     assert not {literal, literal + 1} & ort      # the Literal's two lines
     # the provider a session is given stays reported
     assert line_of(PROVIDER_CHOICES, "inference_providers.append(('CUDAExecutionProvider'") in ort
+
+
+SERVER_DTYPE = '''\
+import torch
+
+
+def serve(model_id, dtype=None):
+    if dtype == "bfloat16" or None:
+        data_type = torch.bfloat16
+    else:
+        data_type = torch.float
+    return data_type
+
+
+def pick(dtype):
+    if dtype == "bfloat16" or True:
+        data_type = torch.bfloat16
+    return data_type
+'''
+
+
+def test_a_dtype_name_test_joined_with_a_falsy_constant_converts_a_name(tmp_path):
+    found = findings_in_tree(write_tree(tmp_path, {"server/server.py": SERVER_DTYPE}))
+    bf16 = {line for (rel, line, code) in found if code == "NPU201"}
+    lines = [i for i, t in enumerate(SERVER_DTYPE.splitlines(), 1) if "data_type = torch.bfloat16" in t]
+    assert lines[0] not in bf16        # `dtype == "bfloat16" or None`: the user's --dtype name converted
+    assert lines[1] in bf16            # `or True`: bf16 whatever the name, a choice
