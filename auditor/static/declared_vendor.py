@@ -107,7 +107,7 @@ def declares_fact(data: bytes, rel: str) -> dict[str, Any] | None:
     name: str | None = None
     core: list[str] = []
     every: list[str] = []
-    about: list[str] = []
+    about: list[Any] = []      # strings where the metadata holds them
     text = data.decode("utf-8", errors="replace")
     if rel == "setup.py":
         name, core, about = _setup_py(data)
@@ -135,7 +135,7 @@ def declares_fact(data: bytes, rel: str) -> dict[str, Any] | None:
         except (configparser.Error, ValueError):
             return None
         name = parser.get("metadata", "name", fallback=None)
-        about = [parser.get("metadata", key, fallback=None) for key in _ABOUT_KEYS]
+        about = [parser.get("metadata", key, fallback="") for key in _ABOUT_KEYS]
         core = [s.strip() for s in parser.get("options", "install_requires", fallback="").splitlines() if s.strip()]
         every = core
     else:
