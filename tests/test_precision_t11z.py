@@ -161,3 +161,50 @@ def test_a_dtype_name_test_joined_with_a_falsy_constant_converts_a_name(tmp_path
     lines = [i for i, t in enumerate(SERVER_DTYPE.splitlines(), 1) if "data_type = torch.bfloat16" in t]
     assert lines[0] not in bf16        # `dtype == "bfloat16" or None`: the user's --dtype name converted
     assert lines[1] in bf16            # `or True`: bf16 whatever the name, a choice
+
+
+IMPORT_UTILS = '''\
+import torch
+
+
+def is_ipex_available():
+    try:
+        import intel_extension_for_pytorch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def get_cuda_free_memory(device, memory_fraction):
+    total_free_memory, _ = torch.cuda.mem_get_info(device)
+    return total_free_memory * memory_fraction
+
+
+def get_xpu_free_memory(device, memory_fraction):
+    total_gpu_memory = torch.xpu.get_device_properties(device).total_memory
+    return total_gpu_memory * memory_fraction
+
+
+def get_cuda_peak_memory(device):
+    return torch.cuda.max_memory_allocated(device)
+
+
+SYSTEM = None
+if torch.version.hip is not None:
+    SYSTEM = "rocm"
+    get_free_memory = get_cuda_free_memory
+elif is_ipex_available():
+    SYSTEM = "xpu"
+    get_free_memory = get_xpu_free_memory
+else:
+    SYSTEM = "cuda"
+    get_free_memory = get_cuda_free_memory
+'''
+
+
+def test_the_cuda_member_of_a_per_backend_function_set_is_a_platform_implementation(tmp_path):
+    found = findings_in_tree(write_tree(tmp_path, {"server/utils/import_utils.py": IMPORT_UTILS}))
+    rel = "server/utils/import_utils.py"
+    assert found[(rel, line_of(IMPORT_UTILS, "torch.cuda.mem_get_info"), "NPU002")] == "info"
+    # a CUDA function without a twin for another backend keeps its severity
+    assert found[(rel, line_of(IMPORT_UTILS, "torch.cuda.max_memory_allocated"), "NPU002")] == "error"
