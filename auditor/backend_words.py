@@ -30,6 +30,9 @@ _BACKEND_ALIASES = {
     # ZLUDA, the CUDA-on-AMD-GPU layer (OneTrainer's `modules/zluda/ZLUDA.py`, SD.Next's `zluda_installer.py`): code
     # written for it runs only where that layer replaces the CUDA runtime, never on Ascend (t11w)
     "zluda": "zluda",
+    # Tenstorrent's Grayskull / Wormhole accelerators (tt-buda's `setup(author='Tenstorrent', description='AI/ML
+    # framework for Tenstorrent devices')`): its compiler's `pybuda._C` drives them, not CUDA (t11z)
+    "tenstorrent": "tenstorrent",
 }
 # Backends that are neither CUDA nor NPU: code written only for them never runs on Ascend.
 OTHER_BACKENDS = frozenset(set(_BACKEND_ALIASES.values()) - {"cuda", "npu"})

@@ -109,7 +109,9 @@ def test_a_project_named_for_amd_keeps_its_cuda_lines_as_info(tmp_path):
 
 
 def test_the_same_files_in_a_plain_cuda_project_keep_their_errors(tmp_path):
-    found = _findings(_amd_tree(tmp_path, OPTIMUM_AMD_SETUP.replace('name="optimum-amd"', 'name="bert-bench"')))
+    # (t11z: the description is read too, so a plain project describes itself plainly)
+    plain = OPTIMUM_AMD_SETUP.replace('name="optimum-amd"', 'name="bert-bench"').replace(" for AMD hardware", "")
+    found = _findings(_amd_tree(tmp_path, plain))
     assert found[("benchmarks/inference_pytorch_bert.yaml", line_of(BENCH_YAML, "device: cuda"))] == ("error", None)
     assert found[("examples/quantization/brevitas/quantize_llm.py", line_of(QUANTIZE_LLM, "cuda:0"))] == ("error", None)
 
@@ -125,7 +127,8 @@ def test_a_vendor_name_beside_cuda_metadata_is_multi_backend(tmp_path):
 
 def test_the_tree_folder_name_alone_declares_nothing(tmp_path):
     root = _amd_tree(tmp_path / "optimum-amd-fa22eca40472", OPTIMUM_AMD_SETUP.replace('name="optimum-amd"',
-                                                                                       'name="bench-suite"'))
+                                                                                       'name="bench-suite"')
+                     .replace(" for AMD hardware", ""))
     assert _findings(root)[("benchmarks/inference_pytorch_bert.yaml", line_of(BENCH_YAML, "device: cuda"))] == ("error", None)
 
 

@@ -200,6 +200,34 @@ def _skip_gate_marks(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Span]:
     return marks
 
 
+def _backend_slots(name: str) -> list[tuple[str, str]]:
+    """(the name with one backend word replaced by a slot, that word's backend) for each backend word of a function
+    name: `get_cuda_free_memory` -> [("get_{}_free_memory", "cuda")]."""
+    words = name.split("_")
+    out = []
+    for i, w in enumerate(words):
+        named = backends_in_text(w)
+        if len(named) == 1 and w.lower() == w:
+            out.append(("_".join([*words[:i], "{}", *words[i + 1:]]), next(iter(named))))
+    return out
+
+
+def _cuda_members(body: list[ast.stmt]) -> list[Span]:
+    """Spans of the CUDA members of per-backend function sets in one block: `def get_cuda_free_memory` beside `def
+    get_xpu_free_memory` (the same name with another backend's word), one of which a platform switch binds; the CUDA
+    one is that platform's implementation (t11z, heldout17's TGI `import_utils.py`)."""
+    slots: dict[str, set[str]] = {}
+    defs = [s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for fn in defs:
+        for key, backend in _backend_slots(fn.name):
+            slots.setdefault(key, set()).add(backend)
+    out = []
+    for fn in defs:
+        if any(backend == "cuda" and slots[key] - {"cuda"} for key, backend in _backend_slots(fn.name)):
+            out.append(_span(fn))
+    return out
+
+
 def _only_other(names: set[str]) -> bool:
     return bool(names) and names <= OTHER_BACKENDS
 
@@ -391,6 +419,7 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
     def block(body: list[ast.stmt], guarded: bool, chained: bool = False) -> None:
         if body and not chained and holds(body[0].lineno, _span(body[-1])[1]):
             sibling_ifs(body)
+            ctx.platform.extend(_cuda_members(body))
         for i, stmt in enumerate(body):
             start, end = _span(stmt)
             decorators = getattr(stmt, "decorator_list", None)

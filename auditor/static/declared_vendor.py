@@ -58,6 +58,8 @@ _CUDA_DISTRIBUTION = re.compile(r"^(torch-npu|nvidia-.*|cupy-cuda.*|pycuda|flash
 _CUDA_BUILD = re.compile(rb"\b(CUDAExtension|CUDA_HOME|nvcc)\b")
 _HOST_HINTS = frozenset({"performance", "precision", "operator", "fusion", "attention"})
 _TORCH_NEEDS_TORCH_NPU = "torch-pin-needs-torch-npu"
+# the metadata fields in which a project says what it is for (setup() keywords, setup.cfg [metadata] keys)
+_ABOUT_KEYS = ("author", "description")
 
 
 def _dist(requirement: str) -> str:
@@ -69,18 +71,19 @@ def _dist(requirement: str) -> str:
         return ""
 
 
-def _setup_py(data: bytes) -> tuple[str | None, list[str]]:
-    """The name and the core requirements (`install_requires`: a literal list, or a module-level name bound to one;
-    a requirements file read into it is read from that file) of a setuptools script, by `ast`."""
+def _setup_py(data: bytes) -> tuple[str | None, list[str], list[str]]:
+    """The name, the core requirements (`install_requires`: a literal list, or a module-level name bound to one;
+    a requirements file read into it is read from that file) and the self-description (`author`, `description`)
+    of a setuptools script, by `ast`."""
     try:
         tree = ast.parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None, []
+        return None, [], []
     bound: dict[str, ast.expr] = {}
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             bound[stmt.targets[0].id] = stmt.value
-    name, core = None, []
+    name, core, about = None, [], []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and (getattr(node.func, "id", None) == "setup"
                                                 or getattr(node.func, "attr", None) == "setup")):
@@ -91,7 +94,9 @@ def _setup_py(data: bytes) -> tuple[str | None, list[str]]:
                 name = value.value
             elif kw.arg == "install_requires" and isinstance(value, (ast.List, ast.Tuple)):
                 core += [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-    return name, core
+            elif kw.arg in _ABOUT_KEYS and isinstance(value, ast.Constant) and isinstance(value.value, str):
+                about.append(value.value)
+    return name, core, about
 
 
 def declares_fact(data: bytes, rel: str) -> dict[str, Any] | None:
@@ -102,9 +107,10 @@ def declares_fact(data: bytes, rel: str) -> dict[str, Any] | None:
     name: str | None = None
     core: list[str] = []
     every: list[str] = []
+    about: list[Any] = []      # strings where the metadata holds them
     text = data.decode("utf-8", errors="replace")
     if rel == "setup.py":
-        name, core = _setup_py(data)
+        name, core, about = _setup_py(data)
         every = re.findall(r"[\"']([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:[<>=!~;\[@ ][^\"']*)?[\"']", text)
     elif rel == "pyproject.toml":
         try:
@@ -114,6 +120,9 @@ def declares_fact(data: bytes, rel: str) -> dict[str, Any] | None:
         table = doc.get("project")
         project: dict[str, Any] = table if isinstance(table, dict) else {}
         name = project.get("name") if isinstance(project.get("name"), str) else None
+        authors = project.get("authors")
+        about = [project.get("description")] + [a.get("name") for a in (authors if isinstance(authors, list) else [])
+                                                if isinstance(a, dict)]
         deps = project.get("dependencies")
         core = [d for d in deps if isinstance(d, str)] if isinstance(deps, list) else []
         extras = project.get("optional-dependencies")
@@ -126,6 +135,7 @@ def declares_fact(data: bytes, rel: str) -> dict[str, Any] | None:
         except (configparser.Error, ValueError):
             return None
         name = parser.get("metadata", "name", fallback=None)
+        about = [parser.get("metadata", key, fallback="") for key in _ABOUT_KEYS]
         core = [s.strip() for s in parser.get("options", "install_requires", fallback="").splitlines() if s.strip()]
         every = core
     else:
@@ -135,7 +145,13 @@ def declares_fact(data: bytes, rel: str) -> dict[str, Any] | None:
                 and name.replace("-", "_").lower() not in OTHER_NPU_RUNTIMES)
     cuda = cuda or any(_CUDA_DISTRIBUTION.match(_dist(r)) for r in every) or \
         (rel == "setup.py" and bool(_CUDA_BUILD.search(data)))
-    return {"name": name, "core": sorted({_dist(r) for r in core} - {""}), "cuda": cuda}
+    fact: dict[str, Any] = {"name": name, "core": sorted({_dist(r) for r in core} - {""}), "cuda": cuda}
+    # `author='Tenstorrent', description='AI/ML framework for Tenstorrent devices'`: the project says whose
+    # accelerator it serves; a description that also names CUDA / GPUs / Ascend says nothing of the kind (t11z)
+    described = backends_in_text(" ".join(a for a in about if isinstance(a, str)))
+    if described and described <= OTHER_BACKENDS:
+        fact["described"] = sorted(described)
+    return fact
 
 
 def _backend_of(fact: dict[str, Any]) -> tuple[str, str] | None:
@@ -151,6 +167,9 @@ def _backend_of(fact: dict[str, Any]) -> tuple[str, str] | None:
     for dist in fact.get("core") or ():
         if dist in VENDOR_DISTRIBUTIONS:
             return VENDOR_DISTRIBUTIONS[dist], f"it requires {dist}"
+    described = fact.get("described")
+    if isinstance(described, list) and described:
+        return described[0], f"its author / description names {', '.join(described)}"
     return None
 
 

@@ -94,6 +94,8 @@ _COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.A
 _TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 # Statements this short are parsed whole; longer compound statements are split into header and body.
 _SMALL = 3
+# An if / elif / else chain of one-statement branches up to this long is parsed whole (`_conversion_chain`).
+_CHAIN_LINES = 24
 # Simple statements on lines longer than this are parsed one by one (columns from the `ast` pass).
 _LONG_LINE = 2000
 _BATCH = 200
@@ -149,7 +151,7 @@ class _Slicer:
             return
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
             return      # a docstring: never a finding
-        if not isinstance(stmt, _COMPOUND) or end - start < _SMALL:
+        if not isinstance(stmt, _COMPOUND) or end - start < _SMALL or _conversion_chain(stmt, end - start):
             yield start, end, depth > 0, None, loops
             return
         yield from self._compound(stmt, start, end, depth, loops)
@@ -192,6 +194,23 @@ class _Slicer:
 # summary keys of the calls the tree passes check against another file (make, cmake, `pip install -e .[extra]`)
 _CALL_KEYS = (makefile.SUMMARY_KEY, cmake_calls.SUMMARY_KEY, local_extras.SUMMARY_KEY, launched.SUMMARY_KEY,
               local_builds.SUMMARY_KEY)
+
+
+def _conversion_chain(stmt: ast.stmt, length: int) -> bool:
+    """`if dtype == "bfloat16": data_type = torch.bfloat16` / `elif ...` / `else: ...`, each branch one simple
+    statement: parsed whole like a short statement, so the visitor reads each branch with its test (a name-to-dtype
+    conversion, policy (a), whatever the chain's length; t11z, TGI's server.py)."""
+    if not isinstance(stmt, ast.If) or length > _CHAIN_LINES:
+        return False
+    node: ast.stmt = stmt
+    while isinstance(node, ast.If):
+        if len(node.body) != 1 or isinstance(node.body[0], _COMPOUND):
+            return False
+        if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+            node = node.orelse[0]
+            continue
+        return len(node.orelse) <= 1 and not any(isinstance(s, _COMPOUND) for s in node.orelse)
+    return False
 
 
 def _flag_reading_lines(tree: ast.Module, lines: list[str], findings: list, relevant: list[int],

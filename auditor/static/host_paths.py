@@ -380,7 +380,8 @@ def _seed_call(stmt: ast.stmt) -> str:
 
 def _reseed_lines(tree: ast.AST) -> set[int]:
     """Lines of `torch.cuda.manual_seed(...)` / `manual_seed_all(...)` statements that follow a
-    `torch.manual_seed(...)` statement in the same block (a `set_seed` helper's usual lines)."""
+    `torch.manual_seed(...)` statement in the same block (a `set_seed` helper's usual lines), also as the whole body
+    of an `if` there (`if torch.cuda.is_available():`)."""
     out: set[int] = set()
     for node in ast.walk(tree):
         for field in ("body", "orelse", "finalbody"):
@@ -394,6 +395,10 @@ def _reseed_lines(tree: ast.AST) -> set[int]:
                     seeded = True
                 elif seeded and name in _CUDA_SEEDS:
                     out.add(stmt.lineno)
+                elif seeded and isinstance(stmt, ast.If) and not stmt.orelse and all(
+                        _seed_call(s) in _CUDA_SEEDS for s in stmt.body):
+                    # `if torch.cuda.is_available(): torch.cuda.manual_seed_all(seed)`: the same re-seed, guarded (t11z)
+                    out.update(s.lineno for s in stmt.body)
     return out
 
 

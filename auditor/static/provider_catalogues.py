@@ -6,7 +6,8 @@ OpenVINO, TensorRT, ROCm, QNN ...) or a dict keyed by them (an EP -> package-nam
 providers' names beside the other vendors': nothing in it asks ONNX Runtime for a provider. The selection is the
 `providers=` list or the availability check that reads one of the names, and NPU033 stays there. A catalogue has
 three distinct `*ExecutionProvider` names or more, one of them not NVIDIA's; a list is never a catalogue (it is
-what a session is given)."""
+what a session is given). t11z (tuned on facefusion): a dict whose VALUES are the providers (an option name -> EP
+table) and a `Literal[...]` type of provider names are catalogues too."""
 from __future__ import annotations
 
 import ast
@@ -14,6 +15,11 @@ import re
 
 _PROVIDER = re.compile(r"^[A-Za-z]+ExecutionProvider$")
 _NVIDIA = frozenset({"CUDAExecutionProvider", "TensorrtExecutionProvider", "NvTensorRTRTXExecutionProvider"})
+
+
+def _dotted_name(node: ast.AST) -> str:
+    return node.id if isinstance(node, ast.Name) else \
+        f"{_dotted_name(node.value)}.{node.attr}" if isinstance(node, ast.Attribute) else ""
 
 
 def _catalogue(nodes: list) -> list[ast.Constant]:
@@ -30,7 +36,12 @@ def catalogue_points(tree: ast.AST) -> set[tuple[int, int]]:
             values = [s.value for s in node.body if isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is not None]
             members = _catalogue(values)
         elif isinstance(node, ast.Dict):
-            members = _catalogue([k for k in node.keys if k is not None])
+            # keyed by the providers, or a table of option names -> providers (`{'cuda': 'CUDAExecutionProvider',
+            # 'rocm': 'ROCMExecutionProvider', ...}`: the user's option picks the entry; t11z)
+            members = _catalogue([k for k in node.keys if k is not None]) or _catalogue(node.values)
+        elif isinstance(node, ast.Subscript) and _dotted_name(node.value).rsplit(".", 1)[-1] == "Literal" and \
+                isinstance(node.slice, ast.Tuple):
+            members = _catalogue(node.slice.elts)     # `Literal['CPUExecutionProvider', 'CUDAExecutionProvider', ...]`
         else:
             continue
         out.update((n.lineno, n.col_offset + 1) for n in members)

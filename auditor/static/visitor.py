@@ -173,8 +173,18 @@ def _key_names_value(key: cst.BaseExpression | None, value: cst.BaseExpression) 
     return bool(mine) and mine <= _words(value.attr.value)
 
 
+def _falsy_constant(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value in ("None", "False")
+
+
 def _compares_dtype_name(test: cst.BaseExpression) -> bool:
-    """`s == "bf16"`, `dtype_str in ("float16", "fp16")`: a test of a string against dtype names."""
+    """`s == "bf16"`, `dtype_str in ("float16", "fp16")`: a test of a string against dtype names; also such tests
+    joined by `or`, with falsy constants among them (`dtype == "bfloat16" or dtype == "bf16"`, TGI's
+    `dtype == "bfloat16" or None`; t11z)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        operands = [test.left, test.right]
+        return any(not _falsy_constant(o) for o in operands) and all(
+            _falsy_constant(o) or _compares_dtype_name(o) for o in operands)
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
         return False
     op, right = test.comparisons[0].operator, test.comparisons[0].comparator
