@@ -272,6 +272,9 @@ class MatchVisitor(cst.CSTVisitor):
         self._dtype_quiet = 0
         self._unpacked: set[int] = set()         # tuples unpacked into as many targets (`a, b = x, y`)
         self._in_message = 0
+        # calls entered inside a message's text (`assertEqual(model(x.to(torch.bfloat16)).shape, ...)`): their
+        # arguments are code that runs, whatever the message around them shows
+        self._calls_in_message = 0
         self._raising = 0      # inside a `raise` statement: runs at most once, as the run stops (t11y)
         self._mul_operands: set[int] = set()   # calls that are a direct operand of `*` (when: {operand_of: "*"})
         # inside the body of a for / while loop (when: {in_loop: true}); a sliced statement starts inside
@@ -536,7 +539,8 @@ class MatchVisitor(cst.CSTVisitor):
             # `warnings.warn("Using precompiled x_cuda from {}".format(x_cuda.__file__))`: a message naming where a
             # module lives (or its version) describes it, it does not use it; the message rule wins (t14t)
             return True
-        if self._in_message and call is None and m is not None and m.rule.category == "precision" and not stacked:
+        if self._in_message and not self._calls_in_message and call is None and m is not None \
+                and m.rule.category == "precision" and not stacked:
             # `warnings.warn(f"... the previous value of {torch.backends.cuda.matmul.allow_tf32}")`: a message showing
             # a precision switch's (or a dtype's) value reads it for a human, it sets and chooses nothing (t14z)
             return True
@@ -1073,6 +1077,8 @@ class MatchVisitor(cst.CSTVisitor):
     # -- expressions ---------------------------------------------------------------------------
 
     def visit_Call(self, node: cst.Call) -> bool:
+        if self._in_message:
+            self._calls_in_message += 1
         func = node.func
         first_hit = len(self.hits)
         if _ASSERTION.match(func.attr.value if isinstance(func, cst.Attribute) else
@@ -1323,6 +1329,10 @@ class MatchVisitor(cst.CSTVisitor):
                 self._hit(m[0], func, last, value=m[1], end_node=call)
                 fired = True
         return fired
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        if self._in_message and self._calls_in_message:
+            self._calls_in_message -= 1
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         if id(node) in self._handled:
