@@ -68,6 +68,12 @@ def _first_include_line(text: str, code: str) -> int:
     includes = [m for m in _INCLUDE_RE.finditer(text)
                 if code_lines[text.count("\n", 0, m.start())].lstrip().startswith("#")]
     local_only = bool(includes) and all(text[m.end():].lstrip().startswith('"') for m in includes)
+    if local_only:
+        # only the project's own headers, `.cuh` ones included (FlashInfer's state.cuh: `#include "math.cuh"`): the
+        # device code the file writes itself is where its port starts, as below (t15v, tuned on project test16)
+        own = _DEVICE_CODE_RE.search(code)
+        if own:
+            return code.count("\n", 0, own.start()) + 1
     for pattern in (_CUDA_INCLUDE_RE, _CUDA_CODE_RE, _INCLUDE_RE):
         if pattern is _CUDA_CODE_RE:
             if local_only:
@@ -87,6 +93,18 @@ def _first_include_line(text: str, code: str) -> int:
             if line <= len(code_lines) and code_lines[line - 1].lstrip().startswith("#"):
                 return line
     return 1
+
+
+def plain_cpp_header(text: str) -> bool:
+    """A `.cuh` file with nothing of CUDA in it: no kernel, no CUDA or project include, no device code or CUDA
+    runtime name (FlashInfer's rope.cuh: an enum and `#include <string>`); plain C++ that builds anywhere (t15v)."""
+    code = _strip(text)
+    code_lines = code.splitlines()
+    includes = [m for m in _INCLUDE_RE.finditer(text)
+                if code_lines[text.count("\n", 0, m.start())].lstrip().startswith("#")]
+    return not (_KERNEL_RE.search(code) or _CUDA_CODE_RE.search(code) or _LIB_RE.search(code)
+                or _CUDA_INCLUDE_RE.search(text) or _ASM_RE.search(code)
+                or any(text[m.end():].lstrip().startswith('"') for m in includes))
 
 
 def describe(inv: dict) -> str:

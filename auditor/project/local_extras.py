@@ -25,16 +25,23 @@ from auditor.project.makefile import add_call_findings, call_finding, recorded_c
 
 SUMMARY_KEY = "local_extras"
 _RULE_CODE = "NPU023"
+_BUILD_RULE_CODE = "NPU370"     # cuda-extension-build: a local folder whose setup.py makes a CUDAExtension
 _MAX_BYTES = 512 * 1024
 _NAME_RE = re.compile(r"[-_.]+")
 
 
-def local_extra_call(path: str, extras: list[str], cwd: str | None) -> dict[str, Any] | None:
+def local_extra_call(path: str, extras: list[str], cwd: str | None, build: bool = False) -> dict[str, Any] | None:
     """The record of `pip install PATH[extras]` for a literal relative PATH (`.`, `./`, `subproject`), relative
     to where the script started (an unknown or absolute folder is read as the tree's root: a Dockerfile's
-    `COPY . /app` then `WORKDIR /app`)."""
+    `COPY . /app` then `WORKDIR /app`). `build`: an install of a sub-folder of the tree with or without extras
+    (`./texture_baker/` in requirements.txt), recorded so the tree pass reads that folder's setup.py (t15v)."""
     path = path.strip("\"'").rstrip("/") or "."
     names = [e.strip() for e in extras if e.strip() and "$" not in e]
+    if build and path not in (".", "./") and not names and "$" not in path and not path.startswith(("/", "~", "..")):
+        call = local_extra_call(path, ["-"], cwd)
+        if call is not None:
+            call.update(extras=[], build=True)
+        return call
     if not names or "$" in path or path.startswith(("/", "~", "..")):
         return None
     folder = "" if path in (".", "./") else path.removeprefix("./")
@@ -92,9 +99,30 @@ def _own_extras_expanded(table: dict[str, list[str]], extra: str, own: str) -> l
     return out
 
 
+# CUDAExtension named outside a comment (called, or chosen: `extension = CUDAExtension if use_cuda else ...`)
+_CUDA_EXTENSION_RE = re.compile(r"^[^#\n]*\bCUDAExtension\b", re.M)
+
+
+def _cuda_extension_folder(bases: tuple[Path, ...], folder: str, cache: dict) -> str:
+    """`<folder>/setup.py` (relative to the first base that has it) when it builds a CUDAExtension, else ""."""
+    for base in bases:
+        candidate = base / folder / "setup.py"
+        if candidate.is_file():
+            if candidate not in cache:
+                try:
+                    text = candidate.read_text(encoding="utf-8", errors="replace") \
+                        if candidate.stat().st_size <= _MAX_BYTES else ""
+                except OSError:
+                    text = ""
+                cache[candidate] = bool(_CUDA_EXTENSION_RE.search(text))
+            return f"{folder}/setup.py" if cache[candidate] else ""
+    return ""
+
+
 def local_extra_findings(result: FileResult, root: Path, rule, matchers, cache: dict | None = None,
-                         product: str = "a2") -> list[Finding]:
-    """The findings of `result`'s recorded installs of local extras that pull in CUDA-only packages."""
+                         product: str = "a2", build_rule=None) -> list[Finding]:
+    """The findings of `result`'s recorded installs of local extras that pull in CUDA-only packages, and of local
+    sub-folders whose setup.py builds a CUDA extension (`build_rule`, NPU370)."""
     from auditor.project.requirements import requirement_hits
 
     calls, bases = recorded_calls(result, root, SUMMARY_KEY)
@@ -107,6 +135,13 @@ def local_extra_findings(result: FileResult, root: Path, rule, matchers, cache: 
         try:
             line, col, end_col, folder, extras = call["line"], call["col"], call["end_col"], call["dir"], call["extras"]
         except (KeyError, TypeError):
+            continue
+        if call.get("build"):
+            built = _cuda_extension_folder(bases, folder, cache)
+            if built and build_rule is not None:
+                message = build_rule.message.replace("{symbol}", folder) + f" (its {built} defines a CUDAExtension)"
+                new.append(call_finding(build_rule, product, result, (line, col, end_col), message, folder,
+                                        {"setup_py": built}))
             continue
         table: dict[str, list[str]] = {}
         where = ""
@@ -146,6 +181,7 @@ def apply_local_extras(results: list[FileResult], root: Path, rules, product: st
     if rule is None:
         return
     matchers = ProjectMatchers.build(rules)
+    build_rule = next((r for r in rules if r.code == _BUILD_RULE_CODE), None)
     cache: dict = {}
     add_call_findings(results, root, SUMMARY_KEY,
-                      lambda result, top: local_extra_findings(result, top, rule, matchers, cache, product))
+                      lambda result, top: local_extra_findings(result, top, rule, matchers, cache, product, build_rule))

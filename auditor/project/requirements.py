@@ -303,6 +303,17 @@ def analyze_requirement_item(col: Collector, line: int, logical: str) -> None:
         _wheel(col, line, line_text, logical.split()[0].rstrip(";"))
     elif re.match(r"(git|hg|svn|bzr)\+[a-z]+://", logical):
         _vcs_line(col, line, line_text, logical.split()[0])
+    elif re.match(r"\.{1,2}/[\w./-]*$", logical):
+        # `./texture_baker/`: a sub-folder of the tree built and installed; the tree pass reads its setup.py (t15v)
+        from auditor.project.local_extras import SUMMARY_KEY as LOCAL_EXTRAS, local_extra_call
+
+        call = local_extra_call(logical, [], _requirements_folder(col.rel), build=True)
+        if call is not None:
+            start = max(line_text.find(logical), 0)
+            call.update(line=line, col=start + 1, end_col=start + 1 + len(logical))
+            summary = col.result.summary if col.result.summary is not None else {}
+            summary.setdefault(LOCAL_EXTRAS, []).append(call)
+            col.result.summary = summary
     elif not logical.startswith("-"):
         # per-requirement options (`--hash=...`, `--config-settings ...`) follow the specifier
         _report(col, line, line_text, re.split(r"\s+--?[a-z]", logical, maxsplit=1)[0])
@@ -330,6 +341,12 @@ def analyze_requirement_item(col: Collector, line: int, logical: str) -> None:
             named = _FREEZE_EDITABLE_RE.match(col.lines[line - 2])
             if named:
                 _report(col, line, line_text, named.group(1), max(line_text.find(target), 0))
+
+
+def _requirements_folder(rel: str) -> str:
+    """The folder pip reads a requirements file's relative paths from as the tree's folder: the file's own (a
+    `pip install -r requirements.txt` run beside it)."""
+    return rel.replace("\\", "/").rpartition("/")[0]
 
 
 def _locate(lines: list[str], needle: str, start: int = 0) -> int:

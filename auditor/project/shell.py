@@ -1136,11 +1136,12 @@ def _make_variables(col: Collector, m, pos: _Positions, words: list[str], nodes:
 
 
 def _record_local_extras(col: Collector, word: str, line: int, c: int, cwd: str | None,
-                         width: int | None = None) -> None:
+                         width: int | None = None, build: bool = False) -> None:
     """`pip install -e ".[compile]"`: kept in the file's summary; the tree pass (auditor/project/local_extras.py)
-    reads what the extra lists in the project's pyproject.toml (t15j)."""
+    reads what the extra lists in the project's pyproject.toml (t15j). `build`: also a plain install of a
+    sub-folder (`pip install ./texture_baker`), whose setup.py the tree pass reads for a CUDAExtension (t15v)."""
     word = word.strip("\"'")
-    call = local_extra_call(word.split("[", 1)[0], word.partition("[")[2].rstrip("]").split(","), cwd)
+    call = local_extra_call(word.split("[", 1)[0], word.partition("[")[2].rstrip("]").split(","), cwd, build)
     if call is None:
         return
     call.update(line=line, col=c, end_col=c + (len(word) if width is None else width))
@@ -1464,6 +1465,8 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
                 _opt_in_ci_job(col, f)
             if not named and "[" in w:
                 _record_local_extras(col, w, line, c, source_tree.cwd)    # `.[compile]`: read in pyproject.toml
+            elif not named and not w.startswith(("/", "~")):
+                _record_local_extras(col, w, line, c, source_tree.cwd, build=True)   # `pip install ./ext`: its setup.py
             continue
         elif w.startswith(("git+", "http")) and "://" in w and "$" not in w:
             _pip_url(col, m, line, c, w)     # `pip install "git+https://github.com/vllm-project/vllm.git"`
