@@ -223,3 +223,23 @@ def test_plain_cpp_cuh_header_and_project_headers_only():
     assert found("include/flashinfer/state.cuh", state) == [(11, "NPU372")]
     # a `.cu` file is CUDA by its name, whatever it holds
     assert found("b.cu", "#include <vector>\nint f() { return 1; }\n") == [(1, "NPU372")]
+
+
+def test_easy_install_and_a_cuda_compile_target():
+    dockerfile = """\
+        FROM python:3.10-slim
+        COPY . /streamdiffusion
+        RUN python setup.py develop easy_install streamdiffusion[tensorrt] \\
+            && python -m streamdiffusion.tools.install-tensorrt
+        RUN easy_install bitsandbytes
+        RUN python setup.py develop easy_install numpy
+        """
+    got = found("Dockerfile", dockerfile)
+    assert {(3, "NPU440"), (4, "NPU441"), (5, "NPU440")} <= set(got) and not [c for ln, c in got if ln == 6], got
+    script = """\
+        #!/bin/bash
+        # python build.py --target cuda
+        python build.py --target cuda --quantization w3a16g128asym --model /models/llama --use-cache=0
+        python build.py --target vulkan --quantization q4f16_1 --model /models/llama
+        """
+    assert found("build.sh", script) == [(3, "NPU425")]

@@ -1090,6 +1090,11 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             _pip(col, m, pos, words[4:], nodes[4:], source_tree)
         elif len(words) > 2 and words[1].endswith("setup.py") and words[2] in _SETUP_BUILDS:
             _builds(col, source_tree, pos, nodes[0])
+        if len(words) > 3 and words[1].endswith("setup.py") and "easy_install" in words[2:-1]:
+            # `python setup.py develop easy_install streamdiffusion[tensorrt]`: setuptools' easy_install command
+            # installs the requirements after it, as pip would (t15v, StreamDiffusion's Dockerfile)
+            at = words.index("easy_install", 2)
+            _pip(col, m, pos, ["install", *words[at + 1:]], [nodes[at], *nodes[at + 1:]], source_tree)
         return
     if name == "dpkg" and ("-i" in words or "--install" in words):
         for i, w in enumerate(words[1:], 1):
@@ -1107,6 +1112,9 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
                 line, c = pos.at(nodes[i].start_point)
                 symbol = "apt:" + w.split("=", 1)[0].lower()
                 col.add(m.match_requirement(symbol), symbol, line, c, c + len(w))
+        return
+    if name == "easy_install" and len(words) > 1:       # setuptools' installer: `easy_install pkg[extra]`
+        _pip(col, m, pos, ["install", *words[1:]], nodes, source_tree)
         return
     if name in _PIP:
         rest = words[1:]
