@@ -243,3 +243,16 @@ def test_easy_install_and_a_cuda_compile_target():
         python build.py --target vulkan --quantization q4f16_1 --model /models/llama
         """
     assert found("build.sh", script) == [(3, "NPU425")]
+
+
+def test_cuda_extension_folders_by_name():
+    dockerfile = """\
+        FROM nvcr.io/nvidia/pytorch:24.01-py3
+        WORKDIR /dust3r/croco/models/curope/
+        RUN python setup.py build_ext --inplace
+        WORKDIR /dust3r
+        RUN python setup.py build_ext --inplace
+        """
+    got = found("docker/files/cuda.Dockerfile", dockerfile)
+    assert (3, "NPU360") in got and not [c for ln, c in got if ln == 5], got
+    assert (2, "NPU360") in found("requirements.txt", "numpy\nfast-hadamard-transform==1.0.4\n")
