@@ -256,3 +256,16 @@ def test_cuda_extension_folders_by_name():
     got = found("docker/files/cuda.Dockerfile", dockerfile)
     assert (3, "NPU360") in got and not [c for ln, c in got if ln == 5], got
     assert (2, "NPU360") in found("requirements.txt", "numpy\nfast-hadamard-transform==1.0.4\n")
+
+
+def test_a_cu_file_with_project_headers_only_keeps_its_include():
+    # ThunderKittens' tests (tuned_t15f's label): the `.cuh` the `.cu` file includes brings what it instantiates
+    source = """\
+        #include "reductions.cuh"
+
+        #ifdef TEST_GROUP_SHARED_TILE_REDUCTIONS
+        template<typename T>
+        struct sumred { __device__ static void op(T x) {} };
+        #endif
+        """
+    assert found("tests/group/shared/tile/reductions.cu", source) == [(1, "NPU372")]

@@ -40,7 +40,7 @@ def _strip(text: str) -> str:
     return _NOISE_RE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
 
 
-def inventory(text: str) -> dict:
+def inventory(text: str, header: bool = False) -> dict:
     code = _BOUNDS_RE.sub(lambda m: " " * len(m.group(0)), _strip(text))
     kernels = []
     first_line = None
@@ -54,11 +54,11 @@ def inventory(text: str) -> dict:
         "launches": len(_LAUNCH_RE.findall(code)),
         "inline_asm": len(_ASM_RE.findall(code)),
         "libraries": dict(sorted(libraries.items())),
-        "first_kernel_line": first_line or _first_include_line(text, code),
+        "first_kernel_line": first_line or _first_include_line(text, code, header),
     }
 
 
-def _first_include_line(text: str, code: str) -> int:
+def _first_include_line(text: str, code: str, header: bool = False) -> int:
     """No kernel in the file: the line of its first CUDA include (else of its first CUDA-only code: `__device__`,
     `__CUDACC_VER_MAJOR__`, `cudaDeviceProp`, unless every include is a project header, `#include
     "flash_bwd_launch_template.h"`, whose code the file instantiates; else its first include, else 1), the line a
@@ -68,9 +68,11 @@ def _first_include_line(text: str, code: str) -> int:
     includes = [m for m in _INCLUDE_RE.finditer(text)
                 if code_lines[text.count("\n", 0, m.start())].lstrip().startswith("#")]
     local_only = bool(includes) and all(text[m.end():].lstrip().startswith('"') for m in includes)
-    if local_only:
-        # only the project's own headers, `.cuh` ones included (FlashInfer's state.cuh: `#include "math.cuh"`): the
-        # device code the file writes itself is where its port starts, as below (t15v, tuned on project test16)
+    if local_only and header:
+        # a `.cuh` header that includes only the project's own headers (FlashInfer's state.cuh: `#include
+        # "math.cuh"`): the device code it writes itself is where its port starts (t15v, tuned on project test16). A
+        # `.cu` file's project `.cuh` include still comes first: it brings the kernels the file instantiates
+        # (ThunderKittens' tests: `#include "reductions.cuh"`, tuned_t15f's label)
         own = _DEVICE_CODE_RE.search(code)
         if own:
             return code.count("\n", 0, own.start()) + 1

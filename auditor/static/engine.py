@@ -449,7 +449,7 @@ class StaticEngine:
                 if name.endswith(".cuh") and plain_cpp_header(data.decode("utf-8", errors="replace")):
                     return result       # a header with no CUDA in it (an enum, `#include <string>`): plain C++
                 if name.endswith((".cu", ".cuh")):
-                    inv = inventory(data.decode("utf-8", errors="replace"))
+                    inv = inventory(data.decode("utf-8", errors="replace"), header=name.endswith(".cuh"))
                     line = inv.pop("first_kernel_line")
                     finding = replace(finding, line=line, end_line=line, message=f"{finding.message}: {describe(inv)}",
                                       data={**finding.data, "inventory": inv})
