@@ -53,6 +53,11 @@ def test_macos_only_reads_markers():
     assert not macos_only('bitsandbytes>=0.43.1; sys_platform != "darwin" and platform_machine != "arm64"')
     assert not macos_only("triton-windows==3.1.0; sys_platform == 'win32'")      # Windows hosts CUDA too
     assert not macos_only('flash-attn; extra == "gpu"') and not macos_only("torch==$V")
+    # a Python version is no platform (tt-buda's `torch @ https://.../torch-2.1.0%2Bcpu...whl ; python_version=='3.8'`)
+    assert not macos_only("torch @ https://download.pytorch.org/whl/cpu/torch-2.1.0-cp38-cp38-linux_x86_64.whl ; "
+                          "python_version=='3.8'")
+    assert not macos_only('torch==2.7.0; platform_machine == "ppc64le" or platform_machine == "aarch64"')
+    assert macos_only('torch==2.7.0; platform_system == "Darwin"')
 
 
 def test_zero_plus_plus_quantized_communication():

@@ -106,9 +106,14 @@ def requirement_symbols(text: str) -> Iterator[tuple[str, str]]:
 # the platforms an Ascend host (Linux, x86_64 or aarch64) or a CUDA one (also Windows) can be: a requirement whose
 # environment marker holds on none of them is installed on macOS only (h2ogpt's `bitsandbytes==0.42.0;
 # sys_platform == "darwin" and platform_machine == "arm64"`), not on the machines a port is about
-_PORT_PLATFORMS = [{"sys_platform": "linux", "platform_system": "Linux", "os_name": "posix", "platform_machine": machine}
-                   for machine in ("x86_64", "aarch64")] + [
-    {"sys_platform": "win32", "platform_system": "Windows", "os_name": "nt", "platform_machine": "AMD64"}]
+# (each with every Python a port may run, so that `; python_version=='3.8'` is not read as another platform)
+_PORT_PLATFORMS = [{**host, "python_version": version, "python_full_version": f"{version}.0"}
+                   for host in [{"sys_platform": "linux", "platform_system": "Linux", "os_name": "posix",
+                                 "platform_machine": machine} for machine in ("x86_64", "aarch64")] + [
+                       {"sys_platform": "win32", "platform_system": "Windows", "os_name": "nt",
+                        "platform_machine": "AMD64"}]
+                   for version in ("3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")]
+_PLATFORM_MARKER_RE = re.compile(r"\b(?:sys_platform|platform_system|os_name)\b")
 
 
 def parse_requirement(text: str) -> Requirement:
@@ -124,7 +129,7 @@ def macos_only(text: str) -> bool:
         req = parse_requirement(text)
     except InvalidRequirement:
         return False
-    if req.marker is None or "extra" in str(req.marker):
+    if req.marker is None or "extra" in str(req.marker) or not _PLATFORM_MARKER_RE.search(str(req.marker)):
         return False
     return not any(req.marker.evaluate(env) for env in _PORT_PLATFORMS)
 
