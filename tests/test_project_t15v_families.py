@@ -274,3 +274,38 @@ def test_a_cu_file_with_project_headers_only_keeps_its_include():
         #endif
         """
     assert found("tests/group/shared/tile/reductions.cu", source) == [(1, "NPU372")]
+
+
+def test_cuda_header_markers_and_quoted_library_includes():
+    vectorization = """\
+        #pragma once
+        #include <c10/util/Float8_e4m3fn.h>
+        namespace vllm {
+        template <typename scalar_t>
+        struct __align__(8) vec4_t { scalar_t x, y, z, w; };
+        }
+        """
+    assert found("csrc/quantization/vectorization.cuh", vectorization) == [(2, "NPU372")]
+    conversion = """\
+        #pragma once
+
+        #include "cutlass/numeric_conversion.h"
+        #include "cutlass_extensions/vllm_custom_types.cuh"
+
+        namespace cutlass {
+        template <typename T> struct InterleavedNumericArrayConverter {
+          CUTLASS_DEVICE static int convert(int x) { return x; }
+        };
+        __device__ inline int f() { return 0; }
+        }
+        """
+    assert found("csrc/cutlass_extensions/vllm_numeric_conversion.cuh", conversion)[0][0] in (3, 4)
+    launch = """\
+        #pragma once
+
+        #include "compiled.cuh"
+
+        #define SETUP_LAUNCH_CONFIG(num_sms, num_threads, stream) \\
+            cudaLaunchConfig_t cfg = {(num_sms), (num_threads), 0, stream, nullptr, 0};
+        """
+    assert found("csrc/kernels/launch.cuh", launch) == [(6, "NPU372")]

@@ -20,6 +20,13 @@ _CUDA_INCLUDE_RE = re.compile(
     r'|^[ \t]*#[ \t]*include[ \t]*<(?:cute|cutlass|cub|thrust|cooperative_groups)(?:/[^>]*)?(?:\.h|\.hpp|\.cuh)?>',
     re.M | re.I)       # `<ATen/cuda/CUDAContext.h>` too
 _INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include\b', re.M)
+# an include of a CUDA library header, by either spelling (`"cutlass/numeric_conversion.h"`, `<cuda_fp16.h>`)
+_CUDA_LIBRARY_INCLUDE_RE = re.compile(
+    r'[ \t]*#[ \t]*include[ \t]*[<"](?:[^>"]*/)?(?:cuda\w*\.h|cu(?:blas|dnn|rand|fft|sparse|solver)\w*\.h|nccl\.h)[>"]'
+    r'|[ \t]*#[ \t]*include[ \t]*[<"](?:cute|cutlass|cub|thrust|cooperative_groups)/', re.I)
+# CUDA-only types and builtins a header may hold without any qualifier (`struct __align__(8) vec4_t`, `__half2`)
+_CUDA_TYPES_RE = re.compile(r"\b(?:__align__|__half2?|__nv_bfloat162?|__nv_fp8\w*|half2|dim3|threadIdx|blockIdx|"
+                            r"blockDim|gridDim|warpSize)\b")
 # CUDA-only code in a file with no kernel and no CUDA include: device / host qualifiers, nvcc's macros, CUDA
 # runtime types and calls (`cudaDeviceProp`, `cudaStream_t`, `cudaGetDeviceCount(`), launches
 _CUDA_CODE_RE = re.compile(
@@ -70,11 +77,13 @@ def _first_include_line(text: str, code: str, header: bool = False) -> int:
     local_only = bool(includes) and all(text[m.end():].lstrip().startswith('"') for m in includes)
     if local_only and header:
         # a `.cuh` header that includes only the project's own headers (FlashInfer's state.cuh: `#include
-        # "math.cuh"`): the device code it writes itself is where its port starts (t15v, tuned on project test16). A
-        # `.cu` file's project `.cuh` include still comes first: it brings the kernels the file instantiates
+        # "math.cuh"`): the CUDA code it writes itself is where its port starts (t15v, tuned on project test16),
+        # unless it includes a CUDA library by a quoted path (`#include "cutlass/numeric_conversion.h"`). A `.cu`
+        # file's project `.cuh` include still comes first: it brings the kernels the file instantiates
         # (ThunderKittens' tests: `#include "reductions.cuh"`, tuned_t15f's label)
-        own = _DEVICE_CODE_RE.search(code)
-        if own:
+        library = next((m for m in includes if _CUDA_LIBRARY_INCLUDE_RE.match(text, m.start())), None)
+        own = _CUDA_CODE_RE.search(code)
+        if library is None and own:
             return code.count("\n", 0, own.start()) + 1
     for pattern in (_CUDA_INCLUDE_RE, _CUDA_CODE_RE, _INCLUDE_RE):
         if pattern is _CUDA_CODE_RE:
@@ -104,7 +113,7 @@ def plain_cpp_header(text: str) -> bool:
     code_lines = code.splitlines()
     includes = [m for m in _INCLUDE_RE.finditer(text)
                 if code_lines[text.count("\n", 0, m.start())].lstrip().startswith("#")]
-    return not (_KERNEL_RE.search(code) or _CUDA_CODE_RE.search(code) or _LIB_RE.search(code)
+    return not (_KERNEL_RE.search(code) or _CUDA_CODE_RE.search(code) or _LIB_RE.search(code) or _CUDA_TYPES_RE.search(code)
                 or _CUDA_INCLUDE_RE.search(text) or _ASM_RE.search(code)
                 or any(text[m.end():].lstrip().startswith('"') for m in includes))
 
