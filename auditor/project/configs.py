@@ -14,7 +14,8 @@ from yaml.events import AliasEvent
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.hits import Collector, decode_text, matchers
 from auditor.project.requirements import _CUDA_INDEX_RE
-from auditor.project.shell import DRIVER_PATH_RE, _SCHEDULER_REQUESTS, _URL_RE, cmake_defines, scan_fragment, scan_shell
+from auditor.project.shell import (DRIVER_PATH_RE, _SCHEDULER_REQUESTS, _URL_RE, cmake_defines, container_file_reference,
+                                   scan_fragment, scan_shell)
 from auditor.findings import FileError, FileResult
 
 if TYPE_CHECKING:
@@ -274,6 +275,13 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 continue
             if path.lower().endswith("runargs"):
                 continue                                 # devcontainer `runArgs`: docker options, read below
+            if path.lower().endswith(".build.dockerfile") and isinstance(value.value, str):
+                # a compose service built from a CUDA-named Dockerfile (`dockerfile: cuda.Dockerfile`)
+                container_file_reference(col, m, value.value, value.start_mark.line + 1, value.start_mark.column + 1)
+                continue
+            if path.lower().endswith(".with.build-args") and isinstance(value.value, str):
+                _build_args(col, m, value)               # docker/build-push-action's `build-args: | CUDA_VERSION=...`
+                continue
             if path.endswith(".options") and (".container." in f".{path}" or ".services." in f".{path}"):
                 _docker_options(col, m, value)           # GitHub Actions `container: options: --gpus all`
                 continue
@@ -396,6 +404,21 @@ def _requirement_item(col: Collector, value) -> None:
     line = value.start_mark.line + 1
     if value.start_mark.line == value.end_mark.line and line <= len(col.lines):
         analyze_requirement_item(col, line, str(value.value).strip())
+
+
+_BUILD_ARG_RE = re.compile(r"^\s*-?\s*([A-Za-z_]\w*)=(\S.*?)\s*$")
+
+
+def _build_args(col: Collector, m, value) -> None:
+    """A CI step's `with: build-args:` (docker/build-push-action: one `NAME=value` a line) read as the `--build-arg`s
+    of `docker build`: `CUDA_VERSION=${{ matrix.cuda_version }}` is the CUDA version the image is built for (t15v,
+    index-tts's docker-publish workflow)."""
+    from auditor.project.shell import _cuda_version_parameter
+
+    for n in range(value.start_mark.line, min(value.end_mark.line + 1, len(col.lines))):
+        arg = _BUILD_ARG_RE.match(col.lines[n])
+        if arg is not None:
+            _cuda_version_parameter(col, m, arg.group(1), arg.group(2), n + 1, arg.start(1) + 1)
 
 
 def _env_build_parameter(col: Collector, m, name: str, value) -> bool:

@@ -20,6 +20,13 @@ _CUDA_INCLUDE_RE = re.compile(
     r'|^[ \t]*#[ \t]*include[ \t]*<(?:cute|cutlass|cub|thrust|cooperative_groups)(?:/[^>]*)?(?:\.h|\.hpp|\.cuh)?>',
     re.M | re.I)       # `<ATen/cuda/CUDAContext.h>` too
 _INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include\b', re.M)
+# an include of a CUDA library header, by either spelling (`"cutlass/numeric_conversion.h"`, `<cuda_fp16.h>`)
+_CUDA_LIBRARY_INCLUDE_RE = re.compile(
+    r'[ \t]*#[ \t]*include[ \t]*[<"](?:[^>"]*/)?(?:cuda\w*\.h|cu(?:blas|dnn|rand|fft|sparse|solver)\w*\.h|nccl\.h)[>"]'
+    r'|[ \t]*#[ \t]*include[ \t]*[<"](?:cute|cutlass|cub|thrust|cooperative_groups)/', re.I)
+# CUDA-only types and builtins a header may hold without any qualifier (`struct __align__(8) vec4_t`, `__half2`)
+_CUDA_TYPES_RE = re.compile(r"\b(?:__align__|__half2?|__nv_bfloat162?|__nv_fp8\w*|half2|dim3|threadIdx|blockIdx|"
+                            r"blockDim|gridDim|warpSize)\b")
 # CUDA-only code in a file with no kernel and no CUDA include: device / host qualifiers, nvcc's macros, CUDA
 # runtime types and calls (`cudaDeviceProp`, `cudaStream_t`, `cudaGetDeviceCount(`), launches
 _CUDA_CODE_RE = re.compile(
@@ -40,7 +47,7 @@ def _strip(text: str) -> str:
     return _NOISE_RE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
 
 
-def inventory(text: str) -> dict:
+def inventory(text: str, header: bool = False) -> dict:
     code = _BOUNDS_RE.sub(lambda m: " " * len(m.group(0)), _strip(text))
     kernels = []
     first_line = None
@@ -54,11 +61,11 @@ def inventory(text: str) -> dict:
         "launches": len(_LAUNCH_RE.findall(code)),
         "inline_asm": len(_ASM_RE.findall(code)),
         "libraries": dict(sorted(libraries.items())),
-        "first_kernel_line": first_line or _first_include_line(text, code),
+        "first_kernel_line": first_line or _first_include_line(text, code, header),
     }
 
 
-def _first_include_line(text: str, code: str) -> int:
+def _first_include_line(text: str, code: str, header: bool = False) -> int:
     """No kernel in the file: the line of its first CUDA include (else of its first CUDA-only code: `__device__`,
     `__CUDACC_VER_MAJOR__`, `cudaDeviceProp`, unless every include is a project header, `#include
     "flash_bwd_launch_template.h"`, whose code the file instantiates; else its first include, else 1), the line a
@@ -68,6 +75,16 @@ def _first_include_line(text: str, code: str) -> int:
     includes = [m for m in _INCLUDE_RE.finditer(text)
                 if code_lines[text.count("\n", 0, m.start())].lstrip().startswith("#")]
     local_only = bool(includes) and all(text[m.end():].lstrip().startswith('"') for m in includes)
+    if local_only and header:
+        # a `.cuh` header that includes only the project's own headers (FlashInfer's state.cuh: `#include
+        # "math.cuh"`): the CUDA code it writes itself is where its port starts (t15v, tuned on project test16),
+        # unless it includes a CUDA library by a quoted path (`#include "cutlass/numeric_conversion.h"`). A `.cu`
+        # file's project `.cuh` include still comes first: it brings the kernels the file instantiates
+        # (ThunderKittens' tests: `#include "reductions.cuh"`, tuned_t15f's label)
+        library = next((m for m in includes if _CUDA_LIBRARY_INCLUDE_RE.match(text, m.start())), None)
+        own = _CUDA_CODE_RE.search(code)
+        if library is None and own:
+            return code.count("\n", 0, own.start()) + 1
     for pattern in (_CUDA_INCLUDE_RE, _CUDA_CODE_RE, _INCLUDE_RE):
         if pattern is _CUDA_CODE_RE:
             if local_only:
@@ -87,6 +104,18 @@ def _first_include_line(text: str, code: str) -> int:
             if line <= len(code_lines) and code_lines[line - 1].lstrip().startswith("#"):
                 return line
     return 1
+
+
+def plain_cpp_header(text: str) -> bool:
+    """A `.cuh` file with nothing of CUDA in it: no kernel, no CUDA or project include, no device code or CUDA
+    runtime name (FlashInfer's rope.cuh: an enum and `#include <string>`); plain C++ that builds anywhere (t15v)."""
+    code = _strip(text)
+    code_lines = code.splitlines()
+    includes = [m for m in _INCLUDE_RE.finditer(text)
+                if code_lines[text.count("\n", 0, m.start())].lstrip().startswith("#")]
+    return not (_KERNEL_RE.search(code) or _CUDA_CODE_RE.search(code) or _LIB_RE.search(code) or _CUDA_TYPES_RE.search(code)
+                or _CUDA_INCLUDE_RE.search(text) or _ASM_RE.search(code)
+                or any(text[m.end():].lstrip().startswith('"') for m in includes))
 
 
 def describe(inv: dict) -> str:

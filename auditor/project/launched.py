@@ -28,6 +28,7 @@ _MAX_OPTIONS = 128
 _MAX_SCRIPT_BYTES = 512 * 1024
 _DEFAULT_CATEGORIES = ("attention",)
 _ALIASES = "--aliases"       # option_defaults' key for argparse flag -> dest (never a Python name)
+_NODES = "--nodes"           # option_defaults' key for option -> the expression of its default (never a Python name)
 
 
 def launched_call(words: list[str], cwd: str | None) -> dict[str, Any] | None:
@@ -183,6 +184,7 @@ def option_defaults(tree: ast.AST) -> dict[str, Any]:
                 ok, v = _constant(value)
                 if ok:
                     defaults.setdefault(stmt.target.id, v)
+                    defaults.setdefault(_NODES, {}).setdefault(stmt.target.id, value)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
             flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
                      and a.value.startswith("--")]
@@ -203,6 +205,8 @@ def option_defaults(tree: ast.AST) -> dict[str, Any]:
                     False, None)
             if ok:
                 defaults.setdefault(name, v)
+                if "default" in kw:
+                    defaults.setdefault(_NODES, {}).setdefault(name, kw["default"])
     return defaults
 
 
@@ -268,6 +272,10 @@ def _default_choices(parsed: Callable[[], ast.Module | None], findings) \
         return [], {}
     defaults = option_defaults(tree)
     out: list[tuple[Finding, str]] = _main_choices(tree, hits)
+    # the default itself names the CUDA attention (Mantis's `attn_implementation: str = field(default=
+    # "flash_attention_2")`, passed on to `from_pretrained`): a launch that leaves the option runs it (t15v)
+    for name, node in (defaults.get(_NODES) or {}).items():
+        out += [(f, name) for f in hits if _within(node, f.line, f.col)]
     for node in ast.walk(tree) if defaults else ():
         if not isinstance(node, (ast.IfExp, ast.If)):
             continue

@@ -32,7 +32,8 @@ _NAME_RE = re.compile(r"[-_.]+")
 def local_extra_call(path: str, extras: list[str], cwd: str | None) -> dict[str, Any] | None:
     """The record of `pip install PATH[extras]` for a literal relative PATH (`.`, `./`, `subproject`), relative
     to where the script started (an unknown or absolute folder is read as the tree's root: a Dockerfile's
-    `COPY . /app` then `WORKDIR /app`)."""
+    `COPY . /app` then `WORKDIR /app`). A plain install of a sub-folder that builds a CUDA extension is
+    auditor/project/local_builds.py's."""
     path = path.strip("\"'").rstrip("/") or "."
     names = [e.strip() for e in extras if e.strip() and "$" not in e]
     if not names or "$" in path or path.startswith(("/", "~", "..")):
@@ -90,6 +91,7 @@ def _own_extras_expanded(table: dict[str, list[str]], extra: str, own: str) -> l
             else:
                 out.append(requirement)
     return out
+
 
 
 def local_extra_findings(result: FileResult, root: Path, rule, matchers, cache: dict | None = None,

@@ -67,7 +67,7 @@ def requirement_symbols(text: str) -> Iterator[tuple[str, str]]:
     """(symbol, the text that names it) for one requirement string, most specific first: `torch+cu121` for a CUDA
     build, then the distribution; nothing for what PEP 508 rejects."""
     try:
-        req = Requirement(text)
+        req = parse_requirement(text)
     except InvalidRequirement:
         # `torch==$TORCH_VERSION`, `f"torch=={version}"`: the version comes from a variable, the name is still read
         named = _VARIABLE_VERSION_RE.match(text) or _LOOSE_VERSION_RE.match(text)
@@ -82,6 +82,13 @@ def requirement_symbols(text: str) -> Iterator[tuple[str, str]]:
     tag = _CUDA_TAG_RE.search(str(req.specifier)) or (_CUDA_INDEX_RE.search(req.url) if req.url else None)
     if tag:
         yield f"{name}+{next((g for g in tag.groups() if g), 'cu')}", text
+    elif req.url and req.url.split("#", 1)[0].endswith(".whl"):
+        # `exllama @ https://.../exllama-0.0.18+cu121-cp310-...whl`, `stable_fast @ .../stable_fast-0.0.15.post1+
+        # torch211cu121-...whl`: the wheel's local version names the CUDA build (t15v, tuned on project test16)
+        built = wheel_symbols(unquote(req.url.split("#", 1)[0]))
+        if len(built) > 1:      # [name+cuXXX, name, cuda-build:name]
+            yield from ((symbol, req.name) for symbol in built)
+            return
     yield name, req.name
     if tag:
         yield f"cuda-build:{name}", req.name
@@ -97,13 +104,46 @@ def requirement_symbols(text: str) -> Iterator[tuple[str, str]]:
         yield url_symbol(req.url.removeprefix("git+")), req.url
 
 
+# the platforms an Ascend host (Linux, x86_64 or aarch64) or a CUDA one (also Windows) can be: a requirement whose
+# environment marker holds on none of them is installed on macOS only (h2ogpt's `bitsandbytes==0.42.0;
+# sys_platform == "darwin" and platform_machine == "arm64"`), not on the machines a port is about
+# (each with every Python a port may run, so that `; python_version=='3.8'` is not read as another platform)
+_PORT_PLATFORMS = [{**host, "python_version": version, "python_full_version": f"{version}.0"}
+                   for host in [{"sys_platform": "linux", "platform_system": "Linux", "os_name": "posix",
+                                 "platform_machine": machine} for machine in ("x86_64", "aarch64")] + [
+                       {"sys_platform": "win32", "platform_system": "Windows", "os_name": "nt",
+                        "platform_machine": "AMD64"}]
+                   for version in ("3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")]
+_PLATFORM_MARKER_RE = re.compile(r"\b(?:sys_platform|platform_system|os_name)\b")
+
+
+def parse_requirement(text: str) -> Requirement:
+    """PEP 508's reading, also of a URL requirement whose marker follows the `.whl` with no space (`stable_fast @
+    https://.../stable_fast-...whl; sys_platform=='linux'`: pip reads it, PEP 508 wants a space before `;`)."""
+    return Requirement(re.sub(r"(@\s*\S+?\.whl);", r"\1 ;", text, count=1))
+
+
+def macos_only(text: str) -> bool:
+    """True for a requirement whose environment marker holds only off Linux and Windows (macOS); a marker that
+    names an extra is left alone (it holds when the extra is chosen)."""
+    try:
+        req = parse_requirement(text)
+    except InvalidRequirement:
+        return False
+    if req.marker is None or "extra" in str(req.marker) or not _PLATFORM_MARKER_RE.search(str(req.marker)):
+        return False
+    return not any(req.marker.evaluate(env) for env in _PORT_PLATFORMS)
+
+
 def requirement_hits(m, text: str, own_extras: frozenset[str] = frozenset()) -> list[tuple[str, str, Rule, str]]:
     """(symbol, the text that names it, rule, note) for one requirement string: its most specific symbol that a
     rule matches, and each extra that pulls in a CUDA-only package (`trl[vllm]`) or asks for a CUDA variant
     (`jax[cuda12]`). `own_extras`: `<project>:<extra>` for the extras the project's own pyproject lists (their
     requirements are reported on their own lines, so `dev-gpu = ["lighteval[dev,vllm]"]` in lighteval's pyproject
     adds nothing; t11x, tuned on heldout15)."""
-    hits = []
+    hits: list[tuple[str, str, Rule, str]] = []
+    if macos_only(text):
+        return hits
     for symbol, spelled in requirement_symbols(text):
         rule = m.match_requirement(symbol)
         if rule is not None and rule.extra.get("ported_by") and _OTHER_ACCELERATOR_RE.search(text):
@@ -182,7 +222,8 @@ def _index(col: Collector, line: int, line_text: str, url: str) -> None:
 
 
 _FREEZE_EDITABLE_RE = re.compile(r"^\s*#\s*Editable install with no version control \(([A-Za-z0-9][\w.-]*)==")
-_EGG_RE = re.compile(r"[#&]egg=([A-Za-z0-9][\w.-]*)")
+# with its extras: `#egg=streamdiffusion[tensorrt]` asks for the TensorRT extra (t15v)
+_EGG_RE = re.compile(r"[#&]egg=([A-Za-z0-9][\w.-]*(?:\[[\w.,-]*\])?)")
 # a fork kept by another accelerator's vendor (github.com/ROCm/flash-attention, github.com/intel/...): its build
 # targets that device, not CUDA
 _OTHER_VENDOR_FORK_RE = re.compile(r"^url:(?:github|gitlab)\.com/(?:rocm|rocmsoftwareplatform|amd|amd-aig-aima|intel|"
@@ -257,7 +298,7 @@ def docs_build_requirements(rel: str, text: str) -> bool:
 
 
 # a relative folder of the tree as a requirement item (`./libs/pointops`, `./third_party/ext/`), no wheel or archive
-_LOCAL_FOLDER_RE = re.compile(r"^\./[\w./-]+$")
+_LOCAL_FOLDER_RE = re.compile(r"^\.{1,2}/[\w./-]+$")
 
 
 def analyze_requirement_item(col: Collector, line: int, logical: str) -> None:

@@ -661,6 +661,23 @@ def _cuda_version_name(name: str) -> bool:
     return "CUDA" in upper or re.search(r"(?:^|_)CU(?:_|$)", upper) is not None
 
 
+_CONTAINER_FILE_RE = re.compile(r"(?i)dockerfile|containerfile|compose[\w.-]*\.ya?ml$")
+
+
+def container_file_reference(col: Collector, m, path: str, line: int, c: int) -> None:
+    """A Dockerfile or compose file named for CUDA that a command builds or starts (`docker compose -f
+    docker-compose-cuda.yml up`, `docker build -f Dockerfile.cuda`) or a compose service builds (`dockerfile:
+    cuda.Dockerfile`): the CUDA variant of the project's containers is chosen here (information: the file's own
+    lines are the errors; t15v, dust3r's docker/run.sh and compose file)."""
+    name = path.rsplit("/", 1)[-1]
+    if "$" in name or not _CONTAINER_FILE_RE.search(name):
+        return
+    rule = m.match_image(name.lower())
+    if rule is not None and rule.code == "NPU016" and "cuda" in name.lower():
+        col.add(rule, name, line, c, c + len(path), severity="info",
+                note=" (a container file named for CUDA, built or started here)")
+
+
 def _cuda_version_parameter(col: Collector, m, name: str, value: str, line: int, c: int) -> None:
     """`CUDA_VERSION=12.6` in a build script, `--build-arg CUDA_VERSION=$CUDA_VERSION`, a CI step's
     `CUDA_VERSION="${{ matrix.cuda }}"`: the CUDA version a build is made for, a build parameter like the
@@ -980,6 +997,9 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             arg_name, _, arg_value = words[i + 1].partition("=")
             wl, wc = pos.at(nodes[i + 1].start_point)
             _cuda_version_parameter(col, m, arg_name, arg_value, wl, wc)
+        elif w in ("-f", "--file"):                     # `docker compose -f docker-compose-cuda.yml up`
+            wl, wc = pos.at(nodes[i + 1].start_point)
+            container_file_reference(col, m, words[i + 1], wl, wc)
     if name in _CONTAINER_RUNNERS and len(words) > 1 and words[1] in ("run", "create", "exec"):
         _container_env(col, pos, words, nodes)
     if name in _CONTAINER_RUNNERS and len(words) > 2 and words[1] in ("run", "create"):
@@ -1078,6 +1098,11 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             _pip(col, m, pos, words[4:], nodes[4:], source_tree)
         elif len(words) > 2 and words[1].endswith("setup.py") and words[2] in _SETUP_BUILDS:
             _builds(col, source_tree, pos, nodes[0])
+        if len(words) > 3 and words[1].endswith("setup.py") and "easy_install" in words[2:-1]:
+            # `python setup.py develop easy_install streamdiffusion[tensorrt]`: setuptools' easy_install command
+            # installs the requirements after it, as pip would (t15v, StreamDiffusion's Dockerfile)
+            at = words.index("easy_install", 2)
+            _pip(col, m, pos, ["install", *words[at + 1:]], [nodes[at], *nodes[at + 1:]], source_tree)
         return
     if name == "dpkg" and ("-i" in words or "--install" in words):
         for i, w in enumerate(words[1:], 1):
@@ -1095,6 +1120,9 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
                 line, c = pos.at(nodes[i].start_point)
                 symbol = "apt:" + w.split("=", 1)[0].lower()
                 col.add(m.match_requirement(symbol), symbol, line, c, c + len(w))
+        return
+    if name == "easy_install" and len(words) > 1:       # setuptools' installer: `easy_install pkg[extra]`
+        _pip(col, m, pos, ["install", *words[1:]], nodes, source_tree)
         return
     if name in _PIP:
         rest = words[1:]

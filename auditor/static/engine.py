@@ -20,7 +20,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from auditor.findings import FileError, FileResult, Finding
 from auditor.project import analyze_project_file, project_kind
-from auditor.project.cuda_source import describe, inventory
+from auditor.project.cuda_source import describe, inventory, plain_cpp_header
 from auditor.rules import Rule, SymbolDetail
 from auditor.static.vendor_dispatch import _MAX_BYTES as VENDOR_MAX_BYTES, RULE as VENDOR_RULE, \
     apply_vendor_dispatch, vendor_facts
@@ -466,8 +466,10 @@ class StaticEngine:
             if file_rule is not None:
                 line = 1
                 finding = self._finding(RawHit(file_rule, None, name), rel, 1, 1, 1, 1)  # type: ignore[arg-type]
+                if name.endswith(".cuh") and plain_cpp_header(data.decode("utf-8", errors="replace")):
+                    return result       # a header with no CUDA in it (an enum, `#include <string>`): plain C++
                 if name.endswith((".cu", ".cuh")):
-                    inv = inventory(data.decode("utf-8", errors="replace"))
+                    inv = inventory(data.decode("utf-8", errors="replace"), header=name.endswith(".cuh"))
                     line = inv.pop("first_kernel_line")
                     finding = replace(finding, line=line, end_line=line, message=f"{finding.message}: {describe(inv)}",
                                       data={**finding.data, "inventory": inv})
