@@ -204,7 +204,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
 @pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
                                    "test10", "test11", "test12", "test13", "test14", "test15", "test16", "test17", "test18",
                                    "tuned_t14d",
-                                   "tuned_t14g"])
+                                   "tuned_t14g", "tuned_s15c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
     labels = shipped(split)
     used = {s["name"] for other in recall.SPLITS if other != split for s in recall.load_sources(other)}
@@ -940,3 +940,18 @@ def test_tuned_t14y_files_are_exactly_what_its_rule_draws():
               for src in recall.load_sources("tuned_t14y")]
     drawn = [(name, order[rnd]) for rnd in range(6) for name, order in orders if rnd < len(order)]
     assert len(drawn) == len(set(drawn)) == 26 and set(drawn) == set(labels)
+
+
+def test_tuned_s15c_files_are_exactly_what_its_rule_draws():
+    """tuned_s15c (a fourth tuning sample, its SELECTION.md): main rounds only, at most 6 files per code base, a
+    150-pair stop. The stop is never reached (82 pairs), so the split is every code base's first min(6, eligible)
+    files in its seeded order: 43 files of 12 code bases."""
+    select_test = _load_select_test()
+    labels = {(lf.package, lf.path): lf for lf in shipped("tuned_s15c")}
+    if not all(lf.corpus_file.exists() for lf in labels.values()):
+        pytest.skip("tuned_s15c corpus not fetched (python bench/recall.py --split tuned_s15c fetch)")
+    cap = select_test.MAX_FILES_PER_CODE_BASE["tuned_s15c"]
+    drawn = [(src["name"], path) for src, path in select_test.draw(cap, "tuned_s15c")]
+    assert len(drawn) == len(set(drawn)) == 43 and set(drawn) == set(labels)
+    assert sum(len(ll.categories) for lf in labels.values() for ll in lf.lines.values()) < 150
+

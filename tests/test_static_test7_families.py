@@ -234,3 +234,32 @@ def test_deepspeed_note_is_dropped_where_the_tree_already_runs_on_ascend(tmp_pat
         "import torch\nfrom transformers.utils import is_torch_npu_available\n\n"
         "def get_device():\n    return 'npu' if is_torch_npu_available() else 'cuda'\n")
     assert _deepspeed_notes(tmp_path) == []
+
+
+def test_a_namespace_packages_own_imports_are_first_party(tmp_path):
+    """s15c (tuned_s15c's DALI and cuda-core trees): `nvidia/dali/__init__.py` with no `nvidia/__init__.py` is a PEP 420
+    namespace package; auditing DALI's own source, `from nvidia.dali import ops` is the project's own module. The
+    same import in a tree that does not hold the package stays a dependency; the file's CuPy import stays reported."""
+    from auditor.runner import run_static
+    from auditor.static.firstparty import first_party_packages
+
+    assert first_party_packages(["nvidia/dali/__init__.py", "nvidia/dali/ops.py", "cuda/core/__init__.py",
+                                 "pkg/__init__.py", "pkg/sub/__init__.py"]) == {"nvidia.dali", "cuda.core", "pkg"}
+    source = "import cupy\nfrom nvidia.dali import ops\nfrom nvidia.dali.pipeline import Pipeline\n\n" \
+             "pipe = Pipeline.current()\nops.register('PythonFunction')\nstream = cupy.cuda.Stream(null=True)\n"
+    own = tmp_path / "dali"
+    (own / "nvidia" / "dali").mkdir(parents=True)
+    (own / "nvidia" / "dali" / "__init__.py").write_text("")
+    (own / "nvidia" / "dali" / "python_function.py").write_text(source)
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "train.py").write_text(source)
+
+    def lines(root, rel, category):
+        result = next(r for r in run_static([root], jobs=1).results if r.path.endswith(rel))
+        return sorted({f.line for f in result.findings if f.category == category and "dali" in (f.symbol or "")})
+
+    assert lines(own, "python_function.py", "third_party") == []
+    assert lines(user, "train.py", "third_party") == [2, 3, 5, 6]
+    cupy = [f.line for r in run_static([own], jobs=1).results for f in r.findings if "cupy" in (f.symbol or "")]
+    assert 1 in cupy and 7 in cupy

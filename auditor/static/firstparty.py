@@ -16,15 +16,21 @@ OWN_MODULE_RULES = frozenset({"project-flash-attention-module"})
 
 def first_party_packages(rels: Iterable[str]) -> frozenset[str]:
     """Top-level package names of the audited tree, from the relative paths of its files: `pkg/__init__.py`
-    and `src/pkg/__init__.py`."""
+    and `src/pkg/__init__.py`; and the packages of a top-level namespace package (PEP 420: `nvidia/dali/__init__.py`
+    with no `nvidia/__init__.py`, `cuda/core/__init__.py` in cuda-python's wheels) by their dotted name, `nvidia.dali`
+    (s15c: auditing NVIDIA DALI's or cuda-core's own source, `from nvidia.dali import ops` is the project's own
+    module; another `nvidia.*` package stays a dependency)."""
     out = set()
+    nested = set()
     for rel in rels:
         parts = rel.replace("\\", "/").split("/")
         if parts[0] == "src":
             parts = parts[1:]
         if len(parts) == 2 and parts[1] == "__init__.py" and parts[0].isidentifier():
             out.add(parts[0])
-    return frozenset(out)
+        elif len(parts) == 3 and parts[2] == "__init__.py" and parts[0].isidentifier() and parts[1].isidentifier():
+            nested.add((parts[0], parts[1]))
+    return frozenset(out | {f"{top}.{sub}" for top, sub in nested if top not in out})
 
 
 def is_first_party(finding, packages: frozenset[str]) -> bool:
@@ -36,7 +42,7 @@ def is_first_party(finding, packages: frozenset[str]) -> bool:
     parts = finding.symbol.split(".")
     if parts[:2] == ["torch", "ops"] and len(parts) > 2:
         return parts[2] in packages     # `torch.ops.bitsandbytes.*`: the project's own operator library
-    return parts[0] in packages and parts[0] != "torch"
+    return parts[0] != "torch" and (parts[0] in packages or ".".join(parts[:2]) in packages)
 
 
 def drop_first_party(results: list, packages: frozenset[str]) -> int:
