@@ -218,6 +218,11 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
             if findings and wrapper_fact(data, findings):      # FORMAT 7: a short attention wrapper a script may launch
                 out[TREE]["wrapper"] = True
             out[TREE].update(launch_facts(data, findings))    # FORMAT 10: the patches it calls, its option defaults
+            from auditor.project.launch_imports import FACT, import_failure_facts
+
+            hard = import_failure_facts(tree if tree is not None else _parse_or_none(data), findings)
+            if hard:        # s15e: its unconditional imports and the CUDA-only ones that fail (launch_imports)
+                out[TREE][FACT] = hard
     from auditor.static.backend_files import ascend_image_fact
 
     image = ascend_image_fact(data, rel)     # FORMAT 13: a Dockerfile built for Ascend (ascend_dockerfile_sibling)
@@ -248,6 +253,16 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
         if ci is not None:
             out[TREE]["ci"] = ci
     return out
+
+
+def _parse_or_none(data: bytes) -> ast.Module | None:
+    """The file's `ast` tree when the engine did not hand one over (None: it does not parse, or imports nothing)."""
+    if b"import" not in data:
+        return None
+    try:
+        return ast.parse(as_text(data))
+    except (SyntaxError, ValueError, RecursionError):
+        return None
 
 
 def tree_facts(data: bytes, rel: str) -> dict[str, Any]:

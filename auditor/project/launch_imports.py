@@ -1,0 +1,175 @@
+"""Launch lines of scripts that fail at import on Ascend (s15e, issue 15): a shell script, notebook or Dockerfile runs
+a Python file of the tree (`python infer.py ...`, `accelerate launch main.py ...`) whose module-level imports, not
+under try / if / def, include a CUDA-only package the static pass reports as an error of category kernel, attention
+or third_party (flash_attn, xformers ops, bitsandbytes, tensorrt, a CUDA rasteriser extension ...), directly or
+through modules of the tree it imports the same way (LGM's `main.py` -> `core.models` -> `core.gs` ->
+`diff_gaussian_rasterization`). Such a launch raises ImportError before the script does anything, so the launch line
+is reported in that category, one finding per launch line and category, with the import chain in its message.
+
+Two steps, as for the attention wrappers (auditor/project/launched.py):
+1. in the worker, `import_failure_facts` keeps a Python file's unconditional module-level imports and the error
+   findings of those categories on them (`hard` in the file's tree facts);
+2. after every file is read, `apply_launch_imports` follows them from each recorded launch through the tree's own
+   modules (at most MAX_HOPS files), from the facts alone: nothing is read again and nothing is run.
+"""
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+from auditor.findings import FileResult, Finding
+from auditor.project.launched import SUMMARY_KEY, _facts, _known, launch_bases, resolve_launched
+from auditor.project.makefile import add_call_findings, call_finding, recorded_calls, unsuppressed
+
+FACT = "hard"
+CATEGORIES = ("kernel", "attention", "third_party")
+MAX_HOPS = 4          # the launched file and up to three modules of the tree between it and the failing import
+_MAX_IMPORTS = 200
+# wrapper / option-default findings already say the launch picks a CUDA attention (NPU312, NPU354): one per category
+_ATTENTION_LAUNCH_RULES = ("attention-wrapper", "attention-default")
+
+
+def _first_party_candidate(module: str, level: int) -> bool:
+    """Could the import name a module of the tree (not the standard library, not torch itself)?"""
+    if level:
+        return True
+    top = module.split(".", 1)[0]
+    return bool(top) and top not in sys.stdlib_module_names and top not in ("torch", "torchvision", "torchaudio")
+
+
+def import_failure_facts(tree: ast.AST | None, findings) -> dict:
+    """`imports`: [line, module, level, names] of each import statement of the module body itself (a statement under
+    try, if, with or def is not unconditional) that may name a module of the tree; `hits`: [line, category, code,
+    symbol] of each error finding of CATEGORIES on such a statement. Empty when there is neither."""
+    if not isinstance(tree, ast.Module):
+        return {}
+    wanted = [f for f in findings if f.category in CATEGORIES and f.severity == "error"
+              and not (f.data or {}).get("context")]
+    imports: list[list] = []
+    hits: list[list] = []
+    for stmt in tree.body:
+        if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            continue
+        end = getattr(stmt, "end_lineno", None) or stmt.lineno
+        for f in wanted:
+            if stmt.lineno <= f.line <= end and not any(h[1] == f.category for h in hits):
+                hits.append([stmt.lineno, f.category, f.code, f.symbol or ""])
+        if isinstance(stmt, ast.Import):
+            imports.extend([stmt.lineno, a.name, 0, []] for a in stmt.names if _first_party_candidate(a.name, 0))
+        elif _first_party_candidate(stmt.module or "", stmt.level):
+            imports.append([stmt.lineno, stmt.module or "", stmt.level, [a.name for a in stmt.names if a.name != "*"]])
+    out: dict = {}
+    if hits:
+        out["hits"] = hits
+    if imports:
+        out["imports"] = imports[:_MAX_IMPORTS]
+    return out
+
+
+def _module_files(rel: str, module: str, level: int, names: list[str], folders: list[str]) -> list[str]:
+    """The tree paths (relative to the root) an import may load, nearest folder first: the module's file or package
+    `__init__.py`, the packages above it (Python runs their `__init__.py` first) and, for `from pkg import name`, the
+    submodule `pkg/name.py`."""
+    if level:
+        here = rel.split("/")[:-1]
+        if level - 1 > len(here):
+            return []
+        folders = ["/".join(here[:len(here) - (level - 1)])]
+    parts = [p for p in module.split(".") if p]
+    out: list[str] = []
+    for folder in folders:
+        prefix = f"{folder}/" if folder else ""
+        path = "/".join(parts)
+        out += [f"{prefix}{'/'.join(parts[:i])}/__init__.py" for i in range(1, len(parts) + 1)]
+        if parts:
+            out.append(f"{prefix}{path}.py")
+        out += [f"{prefix}{path + '/' if path else ''}{n}.py" for n in names]
+    return list(dict.fromkeys(out))
+
+
+def failing_imports(start: str, by_rel: dict[str, FileResult], folders: list[str]) -> dict[str, list[str]]:
+    """{category: the import chain, as text per hop} for a launched file of the tree (`start`, relative to the root):
+    the first chain (fewest hops) from its unconditional imports to an error finding of each category. `folders`:
+    where a top-level import is looked for (the script's own folder first, as `sys.path[0]`, then the launch's)."""
+    chains: dict[str, list[str]] = {}
+    seen = {start}
+    frontier: list[tuple[str, list[str]]] = [(start, [])]
+    for _hop in range(MAX_HOPS):
+        following: list[tuple[str, list[str]]] = []
+        for rel, chain in frontier:
+            facts = (_facts(by_rel.get(rel)) or {}).get(FACT) or {}
+            for line, category, code, symbol in facts.get("hits") or []:
+                if category not in chains:
+                    chains[category] = chain + [f"{rel}:{line} `{symbol}` ({code})"]
+            for line, module, level, names in facts.get("imports") or []:
+                shown = "." * level + module
+                for target in _module_files(rel, module, level, names, folders):
+                    if target in by_rel and target not in seen:
+                        seen.add(target)
+                        following.append((target, chain + [f"{rel}:{line} `{shown}`"]))
+        frontier = following
+        if not frontier:
+            break
+    return chains
+
+
+def launch_import_findings(result: FileResult, root: Path, rules_by_category: dict, product: str,
+                           by_rel: dict[str, FileResult], cache: dict) -> list[Finding]:
+    """The findings of `result`'s recorded launches of a tree file that fails at import (one per launch line and
+    category)."""
+    calls, bases = recorded_calls(result, root, SUMMARY_KEY)
+    if not calls:
+        return []
+    bases = launch_bases(bases, root)
+    attention_lines = {f.line for f in result.findings if f.category == "attention" and f.data and f.data.get("launched")}
+    new: list[Finding] = []
+    for call in calls:
+        try:
+            line, col, end_col, rel = call["line"], call["col"], call["end_col"], call["file"]
+        except (KeyError, TypeError):
+            continue
+        found = resolve_launched(rel, bases, cache)
+        if found is None:
+            continue
+        base, candidate = found
+        known = _known(by_rel, candidate, root)
+        if known is None:
+            continue
+        start = known.path
+        folders = list(dict.fromkeys(["/".join(start.split("/")[:-1])] + [_relative(b, root) for b in (base, root)]))
+        key = ("imports", start, tuple(folders))
+        if key not in cache:
+            cache[key] = failing_imports(start, by_rel, folders)
+        for category, chain in cache[key].items():
+            rule = rules_by_category.get(category)
+            if rule is None or (category == "attention" and line in attention_lines):
+                continue
+            message = rule.message.replace("{symbol}", rel) + " (" + " -> ".join(chain) + ")"
+            new.append(call_finding(rule, product, result, (line, col, end_col), message, rel,
+                                    {"launched": rel, "chain": chain}))
+    return unsuppressed(new, calls, Path(result.path), root) if new else new
+
+
+def _relative(folder: Path, root: Path) -> str:
+    try:
+        rel = folder.relative_to(root).as_posix()
+    except ValueError:
+        return ""
+    return "" if rel == "." else rel
+
+
+def apply_launch_imports(results: list[FileResult], root: Path, rules, product: str = "a2") -> None:
+    """Add the launch findings of scripts that fail at import to every file that recorded launches (tree_calls,
+    after the per-file pass)."""
+    by_category = {}
+    for rule in rules:
+        for kind in rule.match.get("launched") or []:
+            if kind.startswith("import-") and kind[len("import-"):] in CATEGORIES:
+                by_category.setdefault(kind[len("import-"):], rule)
+    if not by_category or not any(r.summary and r.summary.get(SUMMARY_KEY) for r in results):
+        return
+    by_rel = {r.path: r for r in results if r.path.endswith(".py")}
+    cache: dict = {}
+    add_call_findings(results, root, SUMMARY_KEY,
+                      lambda result, top: launch_import_findings(result, top, by_category, product, by_rel, cache))
