@@ -10,16 +10,18 @@ Two steps, as for the attention wrappers (auditor/project/launched.py):
 1. in the worker, `import_failure_facts` keeps a Python file's unconditional module-level imports and the error
    findings of those categories on them (`hard` in the file's tree facts);
 2. after every file is read, `apply_launch_imports` follows them from each recorded launch through the tree's own
-   modules (at most MAX_HOPS files), from the facts alone: nothing is read again and nothing is run.
+   modules (at most MAX_HOPS files), from the run's facts; a file of the tree the run did not audit (a caller that
+   audits one file, as the project-file bench does) is analysed once, as launched.py does. Nothing is run.
 """
 from __future__ import annotations
 
 import ast
 import sys
 from pathlib import Path
+from typing import Callable
 
 from auditor.findings import FileResult, Finding
-from auditor.project.launched import SUMMARY_KEY, _facts, _known, launch_bases, resolve_launched
+from auditor.project.launched import _MAX_SCRIPT_BYTES, SUMMARY_KEY, _facts, launch_bases, resolve_launched
 from auditor.project.makefile import add_call_findings, call_finding, recorded_calls, unsuppressed
 
 FACT = "hard"
@@ -88,24 +90,25 @@ def _module_files(rel: str, module: str, level: int, names: list[str], folders: 
     return list(dict.fromkeys(out))
 
 
-def failing_imports(start: str, by_rel: dict[str, FileResult], folders: list[str]) -> dict[str, list[str]]:
+def failing_imports(start: str, facts_of: Callable[[str], dict | None], folders: list[str]) -> dict[str, list[str]]:
     """{category: the import chain, as text per hop} for a launched file of the tree (`start`, relative to the root):
     the first chain (fewest hops) from its unconditional imports to an error finding of each category. `folders`:
-    where a top-level import is looked for (the script's own folder first, as `sys.path[0]`, then the launch's)."""
+    where a top-level import is looked for (the script's own folder first, as `sys.path[0]`, then the launch's);
+    `facts_of(rel)`: a tree file's `hard` facts, None when the tree has no such file."""
     chains: dict[str, list[str]] = {}
     seen = {start}
     frontier: list[tuple[str, list[str]]] = [(start, [])]
     for _hop in range(MAX_HOPS):
         following: list[tuple[str, list[str]]] = []
         for rel, chain in frontier:
-            facts = (_facts(by_rel.get(rel)) or {}).get(FACT) or {}
+            facts = facts_of(rel) or {}
             for line, category, code, symbol in facts.get("hits") or []:
                 if category not in chains:
                     chains[category] = chain + [f"{rel}:{line} `{symbol}` ({code})"]
             for line, module, level, names in facts.get("imports") or []:
                 shown = "." * level + module
                 for target in _module_files(rel, module, level, names, folders):
-                    if target in by_rel and target not in seen:
+                    if target not in seen and facts_of(target) is not None:
                         seen.add(target)
                         following.append((target, chain + [f"{rel}:{line} `{shown}`"]))
         frontier = following
@@ -114,8 +117,32 @@ def failing_imports(start: str, by_rel: dict[str, FileResult], folders: list[str
     return chains
 
 
+def _facts_reader(root: Path, by_rel: dict[str, FileResult], analyze: Callable[[bytes, str], FileResult] | None,
+                  cache: dict) -> Callable[[str], dict | None]:
+    """facts_of for failing_imports: the run's facts of a tree file, else (a file the run did not audit) the facts of
+    one analysis of it; None when the tree has no such Python file."""
+    def facts_of(rel: str) -> dict | None:
+        key = ("hard", rel)
+        if key not in cache:
+            known = by_rel.get(rel)
+            if known is not None:
+                cache[key] = (_facts(known) or {}).get(FACT) or {}
+            elif analyze is None:
+                cache[key] = None
+            else:
+                path = root / rel
+                try:        # is_file: a FIFO or device named x.py is refused, never opened
+                    ok = path.is_file() and path.stat().st_size <= _MAX_SCRIPT_BYTES
+                    cache[key] = ((_facts(analyze(path.read_bytes(), rel)) or {}).get(FACT) or {}) if ok else None
+                except OSError:
+                    cache[key] = None
+        return cache[key]
+    return facts_of
+
+
 def launch_import_findings(result: FileResult, root: Path, rules_by_category: dict, product: str,
-                           by_rel: dict[str, FileResult], cache: dict) -> list[Finding]:
+                           by_rel: dict[str, FileResult], cache: dict,
+                           analyze: Callable[[bytes, str], FileResult] | None = None) -> list[Finding]:
     """The findings of `result`'s recorded launches of a tree file that fails at import (one per launch line and
     category)."""
     calls, bases = recorded_calls(result, root, SUMMARY_KEY)
@@ -133,14 +160,14 @@ def launch_import_findings(result: FileResult, root: Path, rules_by_category: di
         if found is None:
             continue
         base, candidate = found
-        known = _known(by_rel, candidate, root)
-        if known is None:
+        try:
+            start = candidate.relative_to(root).as_posix()
+        except ValueError:
             continue
-        start = known.path
         folders = list(dict.fromkeys(["/".join(start.split("/")[:-1])] + [_relative(b, root) for b in (base, root)]))
         key = ("imports", start, tuple(folders))
         if key not in cache:
-            cache[key] = failing_imports(start, by_rel, folders)
+            cache[key] = failing_imports(start, _facts_reader(root, by_rel, analyze, cache), folders)
         for category, chain in cache[key].items():
             rule = rules_by_category.get(category)
             if rule is None or (category == "attention" and line in attention_lines):
@@ -159,7 +186,8 @@ def _relative(folder: Path, root: Path) -> str:
     return "" if rel == "." else rel
 
 
-def apply_launch_imports(results: list[FileResult], root: Path, rules, product: str = "a2") -> None:
+def apply_launch_imports(results: list[FileResult], root: Path, rules,
+                         analyze: Callable[[], Callable[[bytes, str], FileResult]], product: str = "a2") -> None:
     """Add the launch findings of scripts that fail at import to every file that recorded launches (tree_calls,
     after the per-file pass)."""
     by_category = {}
@@ -171,5 +199,12 @@ def apply_launch_imports(results: list[FileResult], root: Path, rules, product: 
         return
     by_rel = {r.path: r for r in results if r.path.endswith(".py")}
     cache: dict = {}
+    reader: list = []       # the file reader, built when a launched file is not in the run
+
+    def read(data: bytes, rel: str) -> FileResult:
+        if not reader:
+            reader.append(analyze())
+        return reader[0](data, rel)
     add_call_findings(results, root, SUMMARY_KEY,
-                      lambda result, top: launch_import_findings(result, top, by_category, product, by_rel, cache))
+                      lambda result, top: launch_import_findings(result, top, by_category, product, by_rel, cache,
+                                                                 read))

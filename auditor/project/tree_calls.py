@@ -25,4 +25,4 @@ def apply_tree_calls(results: list[FileResult], root: Path, rules,
     apply_local_extras(results, root, rules, product)
     apply_local_builds(results, root, rules, product)
     apply_launched_wrappers(results, root, rules, analyze, product)
-    apply_launch_imports(results, root, rules, product)      # s15e: launched scripts that fail at import
+    apply_launch_imports(results, root, rules, analyze, product)      # s15e: launched scripts that fail at import
