@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from auditor.findings import FileResult, Finding
 from auditor.project.launched import _MAX_SCRIPT_BYTES, SUMMARY_KEY, _facts, launch_bases, resolve_launched
@@ -195,7 +195,7 @@ def apply_launch_imports(results: list[FileResult], root: Path, rules,
                          analyze: Callable[[], Callable[[bytes, str], FileResult]], product: str = "a2") -> None:
     """Add the launch findings of scripts that fail at import to every file that recorded launches (tree_calls,
     after the per-file pass)."""
-    by_category = {}
+    by_category: dict[str, Any] = {}
     for rule in rules:
         for kind in rule.match.get("launched") or []:
             if kind.startswith("import-") and kind[len("import-"):] in CATEGORIES:
