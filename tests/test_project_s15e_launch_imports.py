@@ -165,3 +165,19 @@ def test_import_failure_facts_keep_only_unconditional_imports():
         """)
     facts = import_failure_facts(ast.parse(text), [])
     assert facts == {"imports": [[3, "", 1, ["utils"]], [4, "core.gs", 0, ["GaussianRenderer"]]]}, facts
+
+
+def test_a_warm_run_reports_the_same_launches_and_reads_no_python_file(tmp_path, monkeypatch):
+    from auditor.runner import run_static
+    from tests.test_tree_facts import _refuse_python_reads
+
+    root = _tree(tmp_path)
+    cache = tmp_path / "cache"
+
+    def launches(run) -> list:
+        return sorted((r.path, f.line, f.code, f.message) for r in run.results for f in r.findings
+                      if f.code in ("NPU827", "NPU828"))
+    cold = run_static([root], jobs=1, cache_dir=cache)
+    _refuse_python_reads(monkeypatch)       # the chain is followed from the cached facts (`hard`) alone
+    warm = run_static([root], jobs=1, cache_dir=cache)
+    assert launches(warm) == launches(cold) and len(launches(cold)) == 2

@@ -8,7 +8,7 @@ is reported in that category, one finding per launch line and category, with the
 
 Two steps, as for the attention wrappers (auditor/project/launched.py):
 1. in the worker, `import_failure_facts` keeps a Python file's unconditional module-level imports and the error
-   findings of those categories on them (`hard` in the file's tree facts);
+   findings of those categories on them (`hard` in the file's summary, a fact family of its own);
 2. after every file is read, `apply_launch_imports` follows them from each recorded launch through the tree's own
    modules (at most MAX_HOPS files), from the run's facts; a file of the tree the run did not audit (a caller that
    audits one file, as the project-file bench does) is analysed once, as launched.py does. Nothing is run.
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from auditor.findings import FileResult, Finding
-from auditor.project.launched import _MAX_SCRIPT_BYTES, SUMMARY_KEY, _facts, launch_bases, resolve_launched
+from auditor.project.launched import _MAX_SCRIPT_BYTES, SUMMARY_KEY, launch_bases, resolve_launched
 from auditor.project.makefile import add_call_findings, call_finding, recorded_calls, unsuppressed
 
 FACT = "hard"
@@ -122,6 +122,11 @@ def failing_imports(start: str, facts_of: Callable[[str], dict | None], folders:
     return chains
 
 
+def _hard(result: FileResult) -> dict:
+    held = (result.summary or {}).get(FACT)
+    return held if isinstance(held, dict) else {}
+
+
 def _facts_reader(root: Path, by_rel: dict[str, FileResult], analyze: Callable[[bytes, str], FileResult] | None,
                   cache: dict) -> Callable[[str], dict | None]:
     """facts_of for failing_imports: the run's facts of a tree file, else (a file the run did not audit) the facts of
@@ -131,14 +136,14 @@ def _facts_reader(root: Path, by_rel: dict[str, FileResult], analyze: Callable[[
         if key not in cache:
             known = by_rel.get(rel)
             if known is not None:
-                cache[key] = (_facts(known) or {}).get(FACT) or {}
+                cache[key] = _hard(known)
             elif analyze is None:
                 cache[key] = None
             else:
                 path = root / rel
                 try:        # is_file: a FIFO or device named x.py is refused, never opened
                     ok = path.is_file() and path.stat().st_size <= _MAX_SCRIPT_BYTES
-                    cache[key] = ((_facts(analyze(path.read_bytes(), rel)) or {}).get(FACT) or {}) if ok else None
+                    cache[key] = _hard(analyze(path.read_bytes(), rel)) if ok else None
                 except OSError:
                     cache[key] = None
         return cache[key]

@@ -222,7 +222,7 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
 
             hard = import_failure_facts(tree if tree is not None else _parse_or_none(data), findings)
             if hard:        # s15e: its unconditional imports and the CUDA-only ones that fail (launch_imports)
-                out[TREE][FACT] = hard
+                out[FACT] = hard
     from auditor.static.backend_files import ascend_image_fact
 
     image = ascend_image_fact(data, rel)     # FORMAT 13: a Dockerfile built for Ascend (ascend_dockerfile_sibling)
