@@ -219,8 +219,10 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
                 out[TREE]["wrapper"] = True
             out[TREE].update(launch_facts(data, findings))    # FORMAT 10: the patches it calls, its option defaults
             from auditor.project.launch_imports import FACT, import_failure_facts
+            from auditor.project.launched import _parse
 
-            hard = import_failure_facts(tree if tree is not None else _parse_or_none(data), findings)
+            parsed = tree if tree is not None else _parse(as_text(data)) if b"import" in data else None
+            hard = import_failure_facts(parsed, findings)
             if hard:        # s15e: its unconditional imports and the CUDA-only ones that fail (launch_imports)
                 out[FACT] = hard
     from auditor.static.backend_files import ascend_image_fact
@@ -253,16 +255,6 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
         if ci is not None:
             out[TREE]["ci"] = ci
     return out
-
-
-def _parse_or_none(data: bytes) -> ast.Module | None:
-    """The file's `ast` tree when the engine did not hand one over (None: it does not parse, or imports nothing)."""
-    if b"import" not in data:
-        return None
-    try:
-        return ast.parse(as_text(data))
-    except (SyntaxError, ValueError, RecursionError):
-        return None
 
 
 def tree_facts(data: bytes, rel: str) -> dict[str, Any]:
