@@ -112,10 +112,15 @@ def failing_imports(start: str, facts_of: Callable[[str], dict | None], folders:
                     chains[category] = chain + [f"{rel}:{line} `{symbol}` ({code})"]
             for line, module, level, names in facts.get("imports") or []:
                 shown = "." * level + module
-                for target in _module_files(rel, module, level, names, folders):
-                    if target not in seen and facts_of(target) is not None:
-                        seen.add(target)
-                        following.append((target, chain + [f"{rel}:{line} `{shown}`"]))
+                # the first folder that has the module is the one Python loads it from (sys.path order)
+                for folder in folders[:1] if level else folders:
+                    found = [t for t in _module_files(rel, module, level, names, [folder]) if facts_of(t) is not None]
+                    for target in found:
+                        if target not in seen:
+                            seen.add(target)
+                            following.append((target, chain + [f"{rel}:{line} `{shown}`"]))
+                    if found:
+                        break
         frontier = following
         if not frontier:
             break
