@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Callable
 
 from auditor.project.cmake_calls import apply_cmake_builds
+from auditor.project.launch_imports import apply_launch_imports
 from auditor.project.launched import apply_launched_wrappers
 from auditor.project.local_builds import apply_local_builds
 from auditor.project.local_extras import apply_local_extras
@@ -24,3 +25,4 @@ def apply_tree_calls(results: list[FileResult], root: Path, rules,
     apply_local_extras(results, root, rules, product)
     apply_local_builds(results, root, rules, product)
     apply_launched_wrappers(results, root, rules, analyze, product)
+    apply_launch_imports(results, root, rules, analyze, product)      # s15e: launched scripts that fail at import

@@ -218,6 +218,13 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
             if findings and wrapper_fact(data, findings):      # FORMAT 7: a short attention wrapper a script may launch
                 out[TREE]["wrapper"] = True
             out[TREE].update(launch_facts(data, findings))    # FORMAT 10: the patches it calls, its option defaults
+            from auditor.project.launch_imports import FACT, import_failure_facts
+            from auditor.project.launched import _parse
+
+            parsed = tree if tree is not None else _parse(as_text(data)) if b"import" in data else None
+            hard = import_failure_facts(parsed, findings)
+            if hard:        # s15e: its unconditional imports and the CUDA-only ones that fail (launch_imports)
+                out[FACT] = hard
     from auditor.static.backend_files import ascend_image_fact
 
     image = ascend_image_fact(data, rel)     # FORMAT 13: a Dockerfile built for Ascend (ascend_dockerfile_sibling)

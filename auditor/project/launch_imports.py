@@ -1,0 +1,225 @@
+"""Launch lines of scripts that fail at import on Ascend (s15e, issue 15): a shell script, notebook or Dockerfile runs
+a Python file of the tree (`python infer.py ...`, `accelerate launch main.py ...`) whose module-level imports, not
+under try / if / def, include a CUDA-only package the static pass reports as an error of category kernel, attention
+or third_party (flash_attn, xformers ops, bitsandbytes, tensorrt, a CUDA rasteriser extension ...), directly or
+through modules of the tree it imports the same way (LGM's `main.py` -> `core.models` -> `core.gs` ->
+`diff_gaussian_rasterization`). Such a launch raises ImportError before the script does anything, so the launch line
+is reported in that category, one finding per launch line and category, with the import chain in its message.
+
+Two steps, as for the attention wrappers (auditor/project/launched.py):
+1. in the worker, `import_failure_facts` keeps a Python file's unconditional module-level imports and the error
+   findings of those categories on them (`hard` in the file's summary, a fact family of its own);
+2. after every file is read, `apply_launch_imports` follows them from each recorded launch through the tree's own
+   modules (at most MAX_HOPS files), from the run's facts; a file of the tree the run did not audit (a caller that
+   audits one file, as the project-file bench does) is analysed once, as launched.py does. Nothing is run.
+"""
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from auditor.findings import FileResult, Finding
+from auditor.project.launched import _MAX_SCRIPT_BYTES, SUMMARY_KEY, launch_bases, resolve_launched
+from auditor.project.makefile import add_call_findings, call_finding, recorded_calls, unsuppressed
+
+FACT = "hard"
+CATEGORIES = ("kernel", "attention", "third_party")
+MAX_HOPS = 4          # the launched file and up to three modules of the tree between it and the failing import
+_MAX_IMPORTS = 200
+# wrapper / option-default findings already say the launch picks a CUDA attention (NPU312, NPU354): one per category
+_ATTENTION_LAUNCH_RULES = ("attention-wrapper", "attention-default")
+
+
+_IMPORTS_ON_ASCEND = ("torch", "torchvision", "torchaudio")
+
+
+def _first_party_candidate(module: str, level: int) -> bool:
+    """Could the import name a module of the tree (not the standard library, not torch itself)?"""
+    if level:
+        return True
+    top = module.split(".", 1)[0]
+    return bool(top) and top not in sys.stdlib_module_names and top not in _IMPORTS_ON_ASCEND
+
+
+def import_failure_facts(tree: ast.AST | None, findings) -> dict:
+    """`imports`: [line, module, level, names] of each import statement of the module body itself (a statement under
+    try, if, with or def is not unconditional) that may name a module of the tree; `hits`: [line, category, code,
+    symbol] of each error finding of CATEGORIES on such a statement. Empty when there is neither."""
+    if not isinstance(tree, ast.Module):
+        return {}
+    # torch's own modules import on Ascend: a finding on `from torch.utils.cpp_extension import CUDAExtension` is
+    # about the build it makes, not an import that fails
+    wanted = [f for f in findings if f.category in CATEGORIES and f.severity == "error"
+              and not (f.data or {}).get("context") and (f.symbol or "").split(".", 1)[0] not in _IMPORTS_ON_ASCEND]
+    imports: list[list] = []
+    hits: list[list] = []
+    for stmt in tree.body:
+        if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            continue
+        end = getattr(stmt, "end_lineno", None) or stmt.lineno
+        for f in wanted:
+            if stmt.lineno <= f.line <= end and not any(h[1] == f.category for h in hits):
+                hits.append([stmt.lineno, f.category, f.code, f.symbol or ""])
+        if isinstance(stmt, ast.Import):
+            imports.extend([stmt.lineno, a.name, 0, []] for a in stmt.names if _first_party_candidate(a.name, 0))
+        elif _first_party_candidate(stmt.module or "", stmt.level):
+            imports.append([stmt.lineno, stmt.module or "", stmt.level, [a.name for a in stmt.names if a.name != "*"]])
+    out: dict = {}
+    if hits:
+        out["hits"] = hits
+    if imports:
+        out["imports"] = imports[:_MAX_IMPORTS]
+    return out
+
+
+def _module_files(rel: str, module: str, level: int, names: list[str], folders: list[str]) -> list[str]:
+    """The tree paths (relative to the root) an import may load, nearest folder first: the module's file or package
+    `__init__.py`, the packages above it (Python runs their `__init__.py` first) and, for `from pkg import name`, the
+    submodule `pkg/name.py`."""
+    if level:
+        here = rel.split("/")[:-1]
+        if level - 1 > len(here):
+            return []
+        folders = ["/".join(here[:len(here) - (level - 1)])]
+    parts = [p for p in module.split(".") if p]
+    out: list[str] = []
+    for folder in folders:
+        prefix = f"{folder}/" if folder else ""
+        path = "/".join(parts)
+        out += [f"{prefix}{'/'.join(parts[:i])}/__init__.py" for i in range(1, len(parts) + 1)]
+        if parts:
+            out.append(f"{prefix}{path}.py")
+        out += [f"{prefix}{path + '/' if path else ''}{n}.py" for n in names]
+    return list(dict.fromkeys(out))
+
+
+def failing_imports(start: str, facts_of: Callable[[str], dict | None], folders: list[str]) -> dict[str, list[str]]:
+    """{category: the import chain, as text per hop} for a launched file of the tree (`start`, relative to the root):
+    the first chain (fewest hops) from its unconditional imports to an error finding of each category. `folders`:
+    where a top-level import is looked for (the script's own folder first, as `sys.path[0]`, then the launch's);
+    `facts_of(rel)`: a tree file's `hard` facts, None when the tree has no such file."""
+    chains: dict[str, list[str]] = {}
+    seen = {start}
+    frontier: list[tuple[str, list[str]]] = [(start, [])]
+    for _hop in range(MAX_HOPS):
+        following: list[tuple[str, list[str]]] = []
+        for rel, chain in frontier:
+            facts = facts_of(rel) or {}
+            for line, category, code, symbol in facts.get("hits") or []:
+                if category not in chains:
+                    chains[category] = chain + [f"{rel}:{line} `{symbol}` ({code})"]
+            for line, module, level, names in facts.get("imports") or []:
+                shown = "." * level + module
+                # the first folder that has the module is the one Python loads it from (sys.path order)
+                for folder in folders[:1] if level else folders:
+                    found = [t for t in _module_files(rel, module, level, names, [folder]) if facts_of(t) is not None]
+                    for target in found:
+                        if target not in seen:
+                            seen.add(target)
+                            following.append((target, chain + [f"{rel}:{line} `{shown}`"]))
+                    if found:
+                        break
+        frontier = following
+        if not frontier:
+            break
+    return chains
+
+
+def _hard(result: FileResult) -> dict:
+    held = (result.summary or {}).get(FACT)
+    return held if isinstance(held, dict) else {}
+
+
+def _facts_reader(root: Path, by_rel: dict[str, FileResult], analyze: Callable[[bytes, str], FileResult] | None,
+                  cache: dict) -> Callable[[str], dict | None]:
+    """facts_of for failing_imports: the run's facts of a tree file, else (a file the run did not audit) the facts of
+    one analysis of it; None when the tree has no such Python file."""
+    def facts_of(rel: str) -> dict | None:
+        key = ("hard", rel)
+        if key not in cache:
+            known = by_rel.get(rel)
+            if known is not None:
+                cache[key] = _hard(known)
+            elif analyze is None:
+                cache[key] = None
+            else:
+                path = root / rel
+                try:        # is_file: a FIFO or device named x.py is refused, never opened
+                    ok = path.is_file() and path.stat().st_size <= _MAX_SCRIPT_BYTES
+                    cache[key] = _hard(analyze(path.read_bytes(), rel)) if ok else None
+                except OSError:
+                    cache[key] = None
+        return cache[key]
+    return facts_of
+
+
+def launch_import_findings(result: FileResult, root: Path, rules_by_category: dict, product: str,
+                           by_rel: dict[str, FileResult], cache: dict,
+                           analyze: Callable[[bytes, str], FileResult] | None = None) -> list[Finding]:
+    """The findings of `result`'s recorded launches of a tree file that fails at import (one per launch line and
+    category)."""
+    calls, bases = recorded_calls(result, root, SUMMARY_KEY)
+    if not calls:
+        return []
+    bases = launch_bases(bases, root)
+    attention_lines = {f.line for f in result.findings if f.category == "attention" and f.data and f.data.get("launched")}
+    new: list[Finding] = []
+    for call in calls:
+        try:
+            line, col, end_col, rel = call["line"], call["col"], call["end_col"], call["file"]
+        except (KeyError, TypeError):
+            continue
+        found = resolve_launched(rel, bases, cache)
+        if found is None:
+            continue
+        base, candidate = found
+        try:
+            start = candidate.relative_to(root).as_posix()
+        except ValueError:
+            continue
+        folders = list(dict.fromkeys(["/".join(start.split("/")[:-1])] + [_relative(b, root) for b in (base, root)]))
+        key = ("imports", start, tuple(folders))
+        if key not in cache:
+            cache[key] = failing_imports(start, _facts_reader(root, by_rel, analyze, cache), folders)
+        for category, chain in cache[key].items():
+            rule = rules_by_category.get(category)
+            if rule is None or (category == "attention" and line in attention_lines):
+                continue
+            message = rule.message.replace("{symbol}", rel) + " (" + " -> ".join(chain) + ")"
+            new.append(call_finding(rule, product, result, (line, col, end_col), message, rel,
+                                    {"launched": rel, "chain": chain}))
+    return unsuppressed(new, calls, Path(result.path), root) if new else new
+
+
+def _relative(folder: Path, root: Path) -> str:
+    try:
+        rel = folder.relative_to(root).as_posix()
+    except ValueError:
+        return ""
+    return "" if rel == "." else rel
+
+
+def apply_launch_imports(results: list[FileResult], root: Path, rules,
+                         analyze: Callable[[], Callable[[bytes, str], FileResult]], product: str = "a2") -> None:
+    """Add the launch findings of scripts that fail at import to every file that recorded launches (tree_calls,
+    after the per-file pass)."""
+    by_category: dict[str, Any] = {}
+    for rule in rules:
+        for kind in rule.match.get("launched") or []:
+            if kind.startswith("import-") and kind[len("import-"):] in CATEGORIES:
+                by_category.setdefault(kind[len("import-"):], rule)
+    if not by_category or not any(r.summary and r.summary.get(SUMMARY_KEY) for r in results):
+        return
+    by_rel = {r.path: r for r in results if r.path.endswith(".py")}
+    cache: dict = {}
+    reader: list = []       # the file reader, built when a launched file is not in the run
+
+    def read(data: bytes, rel: str) -> FileResult:
+        if not reader:
+            reader.append(analyze())
+        return reader[0](data, rel)
+    add_call_findings(results, root, SUMMARY_KEY,
+                      lambda result, top: launch_import_findings(result, top, by_category, product, by_rel, cache,
+                                                                 read))
