@@ -108,7 +108,14 @@ RULE_SCHEMA: dict[str, Any] = {
             "sets_only": {"type": "boolean"},
             # qualname rules: an UPPER_CASE constant of the package read but not called (`pynvml.NVML_DEVICE_ARCH_AMPERE`
             # as a table key) queries nothing; the package's calls on the same module are the findings (t11v)
-            "calls_not_constants": {"type": "boolean"}}},
+            "calls_not_constants": {"type": "boolean"},
+            # keyword rules: not a parameter's default (`def __init__(self, load_in_4bit: bool = True)`: a config
+            # class's own field) and not a dict literal's entry (`{"load_in_8bit": True}` weight markers) (t14z)
+            "not_parameters": {"type": "boolean"},
+            "not_dict_literals": {"type": "boolean"},
+            # string rules: only a literal that is one arm of a conditional whose other arm is one of these
+            # (`"tf32" if allow_tf32 else "ieee"`) (t14z)
+            "arm_paired_with": {"type": "array", "items": {"type": "string"}}}},
         "symbols": {"type": "object", "additionalProperties": {"anyOf": [{"type": "null"}, {
             "type": "object", "additionalProperties": False, "properties": {
                 "substitution": {"type": ["string", "null"]}, "message": {"type": "string"},
