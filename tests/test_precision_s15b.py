@@ -112,3 +112,25 @@ def test_reads_of_a_device_string_flag_add_nothing_but_other_flags_are_copied():
     assert not _sev(found, 6, "NPU003")
     line_12 = [f.code for f in found.get(12, [])]
     assert [f.code for f in found.get(13, [])] == line_12
+
+
+PLATFORM_TAG = """\
+def get_platform_name(torch_platform):
+    if torch_platform == "cpu":
+        return "cpu"
+    if torch_platform.startswith("cu"):
+        return "cuda"
+    return "vulkan"
+
+
+def pick(torch_platform):
+    if torch_platform.startswith("fast"):
+        return "cuda"
+    return "cpu"
+"""
+
+
+def test_a_cuda_wheel_tag_test_gates_its_branch():
+    found = audit(PLATFORM_TAG)
+    assert _sev(found, 5, "NPU003") == ["warning"]
+    assert _sev(found, 11, "NPU003") == ["error"]       # control: another prefix is no CUDA gate
