@@ -115,9 +115,10 @@ def _saved_switch_lines(tree: ast.AST) -> set[int]:
     """Lines of `name = <...>.cudnn.deterministic` (one target, the bare switch attribute as the whole value)."""
     out: set[int] = set()
     for node in ast.walk(tree):
-        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) \
-            else []
+        if not isinstance(node, (ast.Assign, ast.AnnAssign)):
+            continue
+        value = node.value
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         if isinstance(value, ast.Attribute) and value.attr in _SWITCH_ATTRS and len(targets) == 1 and \
                 isinstance(targets[0], (ast.Name, ast.Attribute)) and "cud" in ast.unparse(value.value):
             out.add(node.lineno)
