@@ -210,6 +210,36 @@ def _other_backend_test(test: ast.expr, names: set[str]) -> bool:
     return _only_other(names) and not any(isinstance(n, _NEGATIONS) for n in ast.walk(test))
 
 
+def _none_test(node: ast.expr) -> tuple[ast.expr, bool] | None:
+    """(probe, holds when set) of `probe is not None` / `probe != None` (True) and `probe is None` (False)."""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.comparators[0], ast.Constant) \
+            and node.comparators[0].value is None:
+        if isinstance(node.ops[0], (ast.IsNot, ast.NotEq)):
+            return node.left, True
+        if isinstance(node.ops[0], (ast.Is, ast.Eq)):
+            return node.left, False
+    return None
+
+
+def _requires_other_backend(test: ast.expr, text) -> bool:
+    """`sys.platform == "win32" and torch.cuda.is_available() and torch.version.hip is not None` (a ROCm probe in
+    stable-diffusion-webui-amdgpu's shared_init): an `and` one operand of which holds only on another backend holds
+    only there, whatever CUDA probe sits beside it; on Ascend it is False, as it should be (s15d). `text` gives an
+    operand's source. A negated operand (`not torch.version.hip`, `torch.version.hip is None`) does not count."""
+    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)):
+        return False
+    for operand in test.values:
+        none_test = _none_test(operand)
+        if none_test is not None:
+            probe, positive = none_test
+            if positive and _only_other(backends_in_text(text(probe))) and \
+                    not any(isinstance(n, _NEGATIONS) for n in ast.walk(probe)):
+                return True
+        elif _other_backend_test(operand, backends_in_text(text(operand))):
+            return True
+    return False
+
+
 # Folders that hold one implementation per backend (`bitsandbytes/backends/cuda/`, `vllm/platforms/cuda.py`,
 # `dlinfer/vendor/ascend/`)
 PLUGIN_FOLDERS = frozenset({"backends", "backend", "platforms", "platform", "vendor", "vendors", "devices",
@@ -320,7 +350,9 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
             if isinstance(n, (ast.stmt, ast.excepthandler)) and n is not node:
                 continue
             kind = None
-            if isinstance(n, (ast.IfExp, ast.BoolOp)):
+            if isinstance(n, ast.BoolOp) and _requires_other_backend(n, segment):
+                ctx.other.append(_span(n))     # `IS_ROCM = torch.cuda.is_available() and torch.version.hip is not None`
+            elif isinstance(n, (ast.IfExp, ast.BoolOp)):
                 kind = _classify(backends_in_text(segment(n)))
             elif isinstance(n, (ast.Set, ast.List, ast.Tuple, ast.Dict)):
                 kind = _classify(_backend_literals(n))
@@ -360,7 +392,9 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
         while True:
             names = backends_in_text(segment(cur.test))
             names_of.append(names)
-            if cur.body and _other_backend_test(cur.test, names):
+            if cur.body and (_other_backend_test(cur.test, names) or _requires_other_backend(cur.test, segment)):
+                if not _other_backend_test(cur.test, names):
+                    ctx.other.append(_span(cur.test))     # the probe itself: its CUDA half asks for HIP's build
                 ctx.other.append((cur.body[0].lineno, _span(cur.body[-1])[1]))
                 if names & HOST_RUNTIMES:     # `if device == "mlx":` (t11r)
                     ctx.host.append((cur.body[0].lineno, _span(cur.body[-1])[1]))
