@@ -46,3 +46,39 @@ def test_an_and_that_requires_hip_is_rocms_probe():
     assert _at(found, 5, "NPU002") == {"error"}
     assert _at(found, 11, "NPU002") == {"error"}
     assert _at(found, 12, "NPU002") == {"warning"}
+
+
+OLIVE_UNET = """\
+    {
+      "input_model": {"type": "PyTorchModel", "config": {"model_path": "runwayml/stable-diffusion-v1-5"}},
+      "systems": {
+        "local_system": {
+          "type": "LocalSystem",
+          "config": {
+            "accelerators": [
+              {
+                "device": "gpu",
+                "execution_providers": [%s]
+              }
+            ]
+          }
+        }
+      }
+    }
+"""
+
+
+def test_an_olive_gpu_on_directml_is_not_a_cuda_device(tmp_path):
+    from static_snippets import findings_in_tree, write_tree
+
+    root = write_tree(tmp_path, {"configs/olive/unet_dml.json": OLIVE_UNET % '"DmlExecutionProvider"',
+                                 "configs/olive/unet_b.json": OLIVE_UNET % '"ROCMExecutionProvider"',
+                                 "configs/olive/unet_cuda.json": OLIVE_UNET % '"CUDAExecutionProvider"',
+                                 "configs/olive/unet_mixed.json":
+                                     OLIVE_UNET % '"DmlExecutionProvider", "CUDAExecutionProvider"'})
+    found = findings_in_tree(root)
+    assert found[("configs/olive/unet_dml.json", 9, "NPU019")] == "info"
+    assert found[("configs/olive/unet_b.json", 9, "NPU019")] == "info"
+    # a CUDA provider (alone or beside another) keeps the CUDA device
+    assert found[("configs/olive/unet_cuda.json", 9, "NPU019")] == "error"
+    assert found[("configs/olive/unet_mixed.json", 9, "NPU019")] == "error"
