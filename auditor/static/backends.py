@@ -350,9 +350,11 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
             if isinstance(n, (ast.stmt, ast.excepthandler)) and n is not node:
                 continue
             kind = None
-            if isinstance(n, ast.BoolOp) and _requires_other_backend(n, segment):
-                ctx.other.append(_span(n))     # `IS_ROCM = torch.cuda.is_available() and torch.version.hip is not None`
-            elif isinstance(n, (ast.IfExp, ast.BoolOp)):
+            if n is node and isinstance(n, (ast.Assign, ast.AnnAssign, ast.Return)) and \
+                    isinstance(n.value, ast.BoolOp) and _requires_other_backend(n.value, segment):
+                # `IS_ROCM = torch.cuda.is_available() and torch.version.hip is not None`: the probe's own value
+                ctx.other.append(_span(n.value))
+            if isinstance(n, (ast.IfExp, ast.BoolOp)):
                 kind = _classify(backends_in_text(segment(n)))
             elif isinstance(n, (ast.Set, ast.List, ast.Tuple, ast.Dict)):
                 kind = _classify(_backend_literals(n))
