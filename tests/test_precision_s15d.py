@@ -33,6 +33,12 @@ ROCM_PROBES = """\
             torch.cuda.empty_cache()
         if torch.cuda.is_available() and not torch.version.hip:
             torch.cuda.synchronize()
+
+
+    def trt_outputs(engine, outputs, trt):
+        # TensorRT (NVIDIA): "OUTPUT" holds the letters of "TPU" but names no backend
+        if torch.cuda.is_available() and engine.get_tensor_mode("x") == trt.TensorIOMode.OUTPUT:
+            torch.cuda.synchronize()
 """
 
 
@@ -46,6 +52,7 @@ def test_an_and_that_requires_hip_is_rocms_probe():
     assert _at(found, 5, "NPU002") == {"error"}
     assert _at(found, 11, "NPU002") == {"error"}
     assert _at(found, 12, "NPU002") == {"warning"}
+    assert _at(found, 17, "NPU002") == {"error"}
 
 
 OLIVE_UNET = """\

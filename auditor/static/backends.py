@@ -230,14 +230,26 @@ def _requires_other_backend(test: ast.expr, text) -> bool:
         return False
     for operand in test.values:
         none_test = _none_test(operand)
-        if none_test is not None:
-            probe, positive = none_test
-            if positive and _only_other(backends_in_text(text(probe))) and \
-                    not any(isinstance(n, _NEGATIONS) for n in ast.walk(probe)):
-                return True
-        elif _other_backend_test(operand, backends_in_text(text(operand))):
+        probe, positive = none_test if none_test is not None else (operand, True)
+        if positive and _only_other(_probe_backends(probe, text)) and \
+                not any(isinstance(n, _NEGATIONS) for n in ast.walk(probe)):
             return True
     return False
+
+
+def _probe_backends(probe: ast.expr, text) -> set[str]:
+    """The backends an operand names in its own words (names, attributes, strings: `torch.version.hip`, `SYSTEM ==
+    "rocm"`, `torch.xpu.is_available()`), where they agree with the operand's text; a word the text reader finds only
+    across an expression (`engine.get_tensor_mode(name) == trt.TensorIOMode.OUTPUT` in a TensorRT-LLM runner) is not
+    a backend test."""
+    words = [n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else n.value
+             for n in ast.walk(probe) if isinstance(n, (ast.Name, ast.Attribute))
+             or isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    tokens = {t.lower() for w in words for t in _TOKEN.split(_CAMEL.sub("_", w)) if t}
+    return {_BACKEND_ALIASES[t] for t in tokens if t in _BACKEND_ALIASES} & backends_in_text(text(probe))
+
+
+_TOKEN = re.compile(r"[^A-Za-z0-9]+|_")     # `torch.version.hip`, `HAS_FLASH_ATTN_V2_ROCM` -> words
 
 
 # Folders that hold one implementation per backend (`bitsandbytes/backends/cuda/`, `vllm/platforms/cuda.py`,
