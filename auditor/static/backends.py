@@ -242,7 +242,7 @@ def _probe_backends(probe: ast.expr, text) -> set[str]:
     "rocm"`, `torch.xpu.is_available()`), where they agree with the operand's text; a word the text reader finds only
     across an expression (`engine.get_tensor_mode(name) == trt.TensorIOMode.OUTPUT` in a TensorRT-LLM runner) is not
     a backend test."""
-    words = [n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else n.value
+    words = [n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else str(n.value)
              for n in ast.walk(probe) if isinstance(n, (ast.Name, ast.Attribute))
              or isinstance(n, ast.Constant) and isinstance(n.value, str)]
     tokens = {t.lower() for w in words for t in _TOKEN.split(_CAMEL.sub("_", w)) if t}
