@@ -816,13 +816,41 @@ def _vendor_backends(text: str) -> set[str]:
     return backends_in_text(word) if word in BACKEND_NAMES else set()
 
 
+# ONNX Runtime execution providers (https://onnxruntime.ai/docs/execution-providers/), by the backend each runs on;
+# `<Name>ExecutionProvider` in an Olive / ORT config's `execution_providers` list
+_ORT_PROVIDER_BACKENDS = {"cuda": "cuda", "tensorrt": "cuda", "nvtensorrtrtx": "cuda", "cann": "npu", "dml": "directml",
+                          "rocm": "rocm", "migraphx": "rocm", "openvino": "openvino", "coreml": "mps", "qnn": "qnn",
+                          "cpu": "cpu", "xnnpack": "cpu", "dnnl": "cpu", "webgpu": "webgpu", "vitisai": "vitisai",
+                          "nnapi": "nnapi"}
+
+
+def _foreign_providers(value) -> str | None:
+    """`[DmlExecutionProvider]`: the providers, shown, when every one is a known ONNX Runtime provider and none runs
+    on CUDA or Ascend (Olive's `accelerators: [{device: gpu, execution_providers: [DmlExecutionProvider]}]` in
+    stable-diffusion-webui-amdgpu is DirectML's GPU, not a CUDA device; s15d)."""
+    items = [value] if isinstance(value, yaml.ScalarNode) else value.value if isinstance(value, yaml.SequenceNode) \
+        else []
+    words = [str(v.value) for v in items if isinstance(v, yaml.ScalarNode)]
+    kinds = [_ORT_PROVIDER_BACKENDS.get(w[:-len("ExecutionProvider")].lower()) if w.endswith("ExecutionProvider")
+             else None for w in words]
+    if words and len(words) == len(items) and all(kinds) and not {"cuda", "npu"} & set(kinds):
+        return "[" + ", ".join(words) + "]"
+    return None
+
+
 def _restricting_vendor(node) -> tuple[str, str] | None:
     """(`key: value`, value) when a mapping's own vendor key (or one inside its filter / selector mapping) limits it
-    to vendors none of which is Ascend; None otherwise."""
+    to vendors none of which is Ascend, or its ONNX Runtime providers to backends that are neither CUDA nor Ascend;
+    None otherwise."""
     for key, value in node.value:
         if not isinstance(key, yaml.ScalarNode):
             continue
         name = str(key.value)
+        if name == "execution_providers":
+            shown = _foreign_providers(value)
+            if shown is not None:
+                return f"{name}: {shown}", shown
+            continue
         if _FILTER_KEY_RE.fullmatch(name) and isinstance(value, yaml.MappingNode):
             inner = _restricting_vendor(value)
             if inner is not None:

@@ -238,6 +238,48 @@ def _other_backend_test(test: ast.expr, names: set[str]) -> bool:
     return _only_other(names) and not any(isinstance(n, _NEGATIONS) for n in ast.walk(test))
 
 
+def _none_test(node: ast.expr) -> tuple[ast.expr, bool] | None:
+    """(probe, holds when set) of `probe is not None` / `probe != None` (True) and `probe is None` (False)."""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.comparators[0], ast.Constant) \
+            and node.comparators[0].value is None:
+        if isinstance(node.ops[0], (ast.IsNot, ast.NotEq)):
+            return node.left, True
+        if isinstance(node.ops[0], (ast.Is, ast.Eq)):
+            return node.left, False
+    return None
+
+
+def _requires_other_backend(test: ast.expr, text) -> bool:
+    """`sys.platform == "win32" and torch.cuda.is_available() and torch.version.hip is not None` (a ROCm probe in
+    stable-diffusion-webui-amdgpu's shared_init): an `and` one operand of which holds only on another backend holds
+    only there, whatever CUDA probe sits beside it; on Ascend it is False, as it should be (s15d). `text` gives an
+    operand's source. A negated operand (`not torch.version.hip`, `torch.version.hip is None`) does not count."""
+    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)):
+        return False
+    for operand in test.values:
+        none_test = _none_test(operand)
+        probe, positive = none_test if none_test is not None else (operand, True)
+        if positive and _only_other(_probe_backends(probe, text)) and \
+                not any(isinstance(n, _NEGATIONS) for n in ast.walk(probe)):
+            return True
+    return False
+
+
+def _probe_backends(probe: ast.expr, text) -> set[str]:
+    """The backends an operand names in its own words (names, attributes, strings: `torch.version.hip`, `SYSTEM ==
+    "rocm"`, `torch.xpu.is_available()`), where they agree with the operand's text; a word the text reader finds only
+    across an expression (`engine.get_tensor_mode(name) == trt.TensorIOMode.OUTPUT` in a TensorRT-LLM runner) is not
+    a backend test."""
+    words = [n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else str(n.value)
+             for n in ast.walk(probe) if isinstance(n, (ast.Name, ast.Attribute))
+             or isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    tokens = {t.lower() for w in words for t in _TOKEN.split(_CAMEL.sub("_", w)) if t}
+    return {_BACKEND_ALIASES[t] for t in tokens if t in _BACKEND_ALIASES} & backends_in_text(text(probe))
+
+
+_TOKEN = re.compile(r"[^A-Za-z0-9]+|_")     # `torch.version.hip`, `HAS_FLASH_ATTN_V2_ROCM` -> words
+
+
 # Folders that hold one implementation per backend (`bitsandbytes/backends/cuda/`, `vllm/platforms/cuda.py`,
 # `dlinfer/vendor/ascend/`)
 PLUGIN_FOLDERS = frozenset({"backends", "backend", "platforms", "platform", "vendor", "vendors", "devices",
@@ -348,6 +390,10 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
             if isinstance(n, (ast.stmt, ast.excepthandler)) and n is not node:
                 continue
             kind = None
+            if n is node and isinstance(n, (ast.Assign, ast.AnnAssign, ast.Return)) and \
+                    isinstance(n.value, ast.BoolOp) and _requires_other_backend(n.value, segment):
+                # `IS_ROCM = torch.cuda.is_available() and torch.version.hip is not None`: the probe's own value
+                ctx.other.append(_span(n.value))
             if isinstance(n, (ast.IfExp, ast.BoolOp)):
                 kind = _classify(backends_in_text(segment(n)))
             elif isinstance(n, (ast.Set, ast.List, ast.Tuple, ast.Dict)):
@@ -388,7 +434,9 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
         while True:
             names = backends_in_text(segment(cur.test))
             names_of.append(names)
-            if cur.body and _other_backend_test(cur.test, names):
+            if cur.body and (_other_backend_test(cur.test, names) or _requires_other_backend(cur.test, segment)):
+                if not _other_backend_test(cur.test, names):
+                    ctx.other.append(_span(cur.test))     # the probe itself: its CUDA half asks for HIP's build
                 ctx.other.append((cur.body[0].lineno, _span(cur.body[-1])[1]))
                 if names & HOST_RUNTIMES:     # `if device == "mlx":` (t11r)
                     ctx.host.append((cur.body[0].lineno, _span(cur.body[-1])[1]))
