@@ -9,7 +9,7 @@ from collections import Counter
 # comments, string and character literals (with escapes): replaced by spaces, newlines kept
 _NOISE_RE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 _BOUNDS_RE = re.compile(r"\b__launch_bounds__\s*\([^)]*\)")
-_KERNEL_RE = re.compile(r"\b__global__\b[\s\w:<>,*&]*?\b(\w+)\s*\(")
+KERNEL_RE = re.compile(r"\b__global__\b[\s\w:<>,*&]*?\b(\w+)\s*\(")
 _LAUNCH_RE = re.compile(r"<<<")
 # `#include <cuda.h>`, `<cuda_runtime_api.h>`, `<cublas_v2.h>`, a `.cuh` header or another `.cu` file (the
 # instantiation files of flash-attention): where a file without a `__global__` kernel shows it is CUDA code
@@ -51,7 +51,7 @@ def inventory(text: str, header: bool = False) -> dict:
     code = _BOUNDS_RE.sub(lambda m: " " * len(m.group(0)), _strip(text))
     kernels = []
     first_line = None
-    for m in _KERNEL_RE.finditer(code):
+    for m in KERNEL_RE.finditer(code):
         kernels.append(m.group(1))
         if first_line is None:
             first_line = code.count("\n", 0, m.start()) + 1

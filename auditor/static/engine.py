@@ -20,7 +20,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from auditor.findings import FileError, FileResult, Finding
 from auditor.project import analyze_project_file, project_kind
-from auditor.project.cuda_source import describe, inventory, plain_cpp_header
+from auditor.project.cuda_source import KERNEL_RE, describe, inventory, plain_cpp_header
 from auditor.rules import Rule, SymbolDetail
 from auditor.static.vendor_dispatch import _MAX_BYTES as VENDOR_MAX_BYTES, RULE as VENDOR_RULE, \
     apply_vendor_dispatch, vendor_facts
@@ -308,6 +308,20 @@ _TABLE_NOTE = ("an entry of a table of option names (its key names it): the opti
 _PROBE_NOTE = (" (a probe: `hasattr` / `getattr` asks whether the CUDA-only name exists; on Ascend the answer "
                "differs from CUDA's, so the code takes another path or calls a name that fails: port the probe and "
                "the branch it opens together)")
+
+
+def _kernel_lines(finding: Finding, lines: list[str], suppressions: Suppressions) -> list[Finding]:
+    """One more finding of a CUDA source string per `__global__` kernel it defines on a later line (kymatio's
+    `kernel = \"\"\" ... __global__ void periodize(const ${dtype}2 *input, ...)`): the kernel a port rewrites is
+    named where it is written, beside the string's own finding on its first line (s15a)."""
+    out = []
+    for number in range(finding.line + 1, min(finding.end_line, len(lines)) + 1):
+        m = KERNEL_RE.search(lines[number - 1])
+        if m is None or suppressions.covers(number, number, finding.code):
+            continue
+        out.append(replace(finding, line=number, col=m.start() + 1, end_line=number, end_col=m.end() + 1,
+                           symbol=m.group(1), message=f"{finding.message} (CUDA kernel `{m.group(1)}`)"))
+    return out
 
 
 def _as_probe(finding: Finding) -> Finding:
@@ -621,6 +635,8 @@ class StaticEngine:
                         # `backend == "nccl"` alike (a user's argument, not `dist.get_backend()`)
                         finding = replace(finding, severity="warning", message=finding.message + _COMPARED_NOTE)
             result.findings.append(finding)
+            if finding.name == "cuda-source-string" and finding.end_line > finding.line:
+                result.findings += _kernel_lines(finding, lines, suppressions)
         if result.findings:
             flag_tree = tree
             if chunked is not None:     # the pieces hold only lines with a trigger: add the lines that read a flag
