@@ -113,7 +113,7 @@ def plain_cpp_header(text: str) -> bool:
     code_lines = code.splitlines()
     includes = [m for m in _INCLUDE_RE.finditer(text)
                 if code_lines[text.count("\n", 0, m.start())].lstrip().startswith("#")]
-    return not (_KERNEL_RE.search(code) or _CUDA_CODE_RE.search(code) or _LIB_RE.search(code) or _CUDA_TYPES_RE.search(code)
+    return not (KERNEL_RE.search(code) or _CUDA_CODE_RE.search(code) or _LIB_RE.search(code) or _CUDA_TYPES_RE.search(code)
                 or _CUDA_INCLUDE_RE.search(text) or _ASM_RE.search(code)
                 or any(text[m.end():].lstrip().startswith('"') for m in includes))
 
