@@ -115,9 +115,24 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                                  f"(from line:column {where} to the end of each line): findings there are missing",
                                  first[0] if first else None)
         return result
+    if not is_json and _conda_environment(roots):
+        # `docker/HunyuanWorld.yaml`: a `conda env export` under another name is a conda environment, read as one
+        from auditor.project.requirements import analyze_conda
+
+        return analyze_conda(engine, data, rel)
     col = Collector(engine, rel, text)
     scan_config_roots(col, roots)
     return col.done()
+
+
+def _conda_environment(roots: list) -> bool:
+    """A YAML document shaped as a conda environment file: a mapping with a `dependencies:` list and a `channels:`
+    list (what `conda env export` writes and `conda env create -f` reads, whatever the file is called)."""
+    if len(roots) != 1 or not isinstance(roots[0], yaml.MappingNode):
+        return False
+    keys = {k.value: v for k, v in roots[0].value if isinstance(k, yaml.ScalarNode)}
+    return isinstance(keys.get("dependencies"), yaml.SequenceNode) and isinstance(keys.get("channels"),
+                                                                                  yaml.SequenceNode)
 
 
 _MAX_YAML_CUTS = 8
