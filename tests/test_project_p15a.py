@@ -31,3 +31,12 @@ def test_a_conda_export_under_another_name_is_a_conda_environment():
     config = b"name: pipeline\ndependencies:\n  - prepare\n  - train\ndevice: cuda\n"
     kinds = {f.code for f in ENGINE.analyze_bytes(config, "configs/pipeline.yaml").findings}
     assert "NPU018" not in kinds
+
+
+def test_a_config_that_runs_on_the_cpu_chooses_no_npu_dtype():
+    # llm-on-ray llm_on_ray/inference/models/gemma-2b.yaml: vLLM for Intel CPU
+    cpu = b"name: gemma-2b\ndevice: cpu\nvllm:\n  enabled: true\n  precision: bf16\n"
+    gpu = b"name: gemma-2b\ndevice: cuda\nvllm:\n  enabled: true\n  precision: bf16\n"
+    cats = lambda data: {f.category for f in ENGINE.analyze_bytes(data, "models/gemma-2b.yaml").findings}  # noqa: E731
+    assert "precision" not in cats(cpu)
+    assert "precision" in cats(gpu)

