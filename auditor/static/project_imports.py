@@ -219,9 +219,12 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
                 out[TREE]["wrapper"] = True
             out[TREE].update(launch_facts(data, findings))    # FORMAT 10: the patches it calls, its option defaults
             from auditor.project.launch_imports import FACT, import_failure_facts
-            from auditor.project.launched import _parse
+            from auditor.project.launched import _MAX_SCRIPT_BYTES, _parse
 
-            parsed = tree if tree is not None else _parse(as_text(data)) if b"import" in data else None
+            # (a file too big for one parse, read in pieces by the large-file pass, is not a launched script's import
+            # chain: tests/test_reliability.py's bounded-memory audit)
+            parsed = tree if tree is not None else _parse(as_text(data)) \
+                if b"import" in data and len(data) <= _MAX_SCRIPT_BYTES else None
             hard = import_failure_facts(parsed, findings)
             if hard:        # s15e: its unconditional imports and the CUDA-only ones that fail (launch_imports)
                 out[FACT] = hard
