@@ -594,12 +594,12 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
                         add(_stmt_region(stmt.orelse[0], stmt.orelse[-1]), f"else of if {gate_text(stmt.test)}")
                     elif _exits(stmt.body[-1]) and i + 1 < len(stmts):
                         add(_stmt_region(stmts[i + 1], stmts[-1]), f"after if {gate_text(stmt.test)}: return")
-                elif stmt.body and _exits(stmt.body[-1]) and not stmt.orelse:
+                elif stmt.body and _exits(stmt.body[-1]) and not stmt.orelse and _flags_implying_cuda(stmt.test, flags):
                     # `if use_cuda and not torch.cuda.is_available(): pytest.skip(...)`: past it, `use_cuda` holds
                     # only where CUDA is present, so a later `if use_cuda:` block is CUDA's (nncf's tests, heldout18)
                     implied = _flags_implying_cuda(stmt.test, flags)
                     for later in stmts[i + 1:]:
-                        if implied and isinstance(later, ast.If) and isinstance(later.test, ast.Name) and \
+                        if isinstance(later, ast.If) and isinstance(later.test, ast.Name) and \
                                 later.test.id in implied and later.body:
                             add(_stmt_region(later.body[0], later.body[-1]), f"if {later.test.id} (after its skip)")
                 elif providers and not stmt.orelse and _exits(stmt.body[-1]) and i + 1 < len(stmts) and \
