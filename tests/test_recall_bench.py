@@ -612,31 +612,43 @@ def test_test15_files_are_exactly_what_its_rule_draws():
     assert len(labelled) == 82
 
 
-def test_test16_files_are_exactly_what_its_rule_draws():
-    select_test, labelled = _replayed_draw("test16", 19)         # test15's rule on pool A13, 8 files per code base
-    labels = {(lf.package, lf.path): lf for lf in shipped("test16")}
-    # Main rounds 1-2 in sources.json order: melotts, scvi-tools and torchfcpe have one eligible file each, so round 2
-    # has the other sixteen code bases.
-    orders = [(src["name"], [p for s, p in select_test.draw(None, "test16") if s["name"] == src["name"]])
-              for src in recall.load_sources("test16")]
-    main = [(name, order[rnd]) for rnd in range(2) for name, order in orders if rnd < len(order)]
-    assert len(main) == 35 and labelled[:35] == main
 
-    def pool(category):
-        return [(src["name"], path) for src, path in select_test.topup_order(category, "test16")]
+class _LimitedDraw:
+    """A split drawn by test16's rule (at most `limit` files per code base): its replayed draw, the main rounds 1-2
+    and the readings its SELECTION.md outcome is checked with."""
 
-    def pairs(keys, category=None):
+    def __init__(self, split: str, code_bases: int, limit: int = 8):
+        self.select_test, self.labelled = _replayed_draw(split, code_bases)
+        self.split, self.limit = split, limit
+        self.labels = {(lf.package, lf.path): lf for lf in shipped(split)}
+        self.orders = [(src["name"], [p for s, p in self.select_test.draw(None, split) if s["name"] == src["name"]])
+                       for src in recall.load_sources(split)]
+        self.main = [(name, order[rnd]) for rnd in range(2) for name, order in self.orders if rnd < len(order)]
+
+    def pool(self, category):
+        return [(src["name"], path) for src, path in self.select_test.topup_order(category, self.split)]
+
+    def pairs(self, keys, category=None):
         return sum(len(ll.categories) if category is None else ll.categories.count(category)
-                   for k in keys for ll in labels[k].lines.values())
+                   for k in keys for ll in self.labels[k].lines.values())
 
-    def open_(keys, drawn):
-        """keys not drawn yet whose code base is under the 8-file limit when its turn comes (SELECTION.md)."""
+    def open_(self, keys, drawn):
+        """keys not drawn yet whose code base is under the file limit when its turn comes (SELECTION.md)."""
         out, taken = [], list(drawn)
         for k in keys:
-            if k not in taken and sum(1 for n, _ in taken if n == k[0]) < 8:
+            if k not in taken and sum(1 for n, _ in taken if n == k[0]) < self.limit:
                 out.append(k)
                 taken.append(k)
         return out
+
+
+def test_test16_files_are_exactly_what_its_rule_draws():
+    draw = _LimitedDraw("test16", 19)         # test15's rule on pool A13, 8 files per code base
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    # Main rounds 1-2 in sources.json order: melotts, scvi-tools and torchfcpe have one eligible file each, so round 2
+    # has the other sixteen code bases.
+    assert len(main) == 35 and labelled[:35] == main
 
     # Top-up (SELECTION.md outcome), each in its pool's order, skipping files already drawn and code bases at 8 files:
     # device needed none; distributed drew its one-file pool and stays under 20; precision drew 12 files (the cap)
@@ -665,30 +677,12 @@ def test_test16_files_are_exactly_what_its_rule_draws():
 
 
 def test_test17_files_are_exactly_what_its_rule_draws():
-    select_test, labelled = _replayed_draw("test17", 14)         # test16's rule on pool A14, 8 files per code base
-    labels = {(lf.package, lf.path): lf for lf in shipped("test17")}
+    draw = _LimitedDraw("test17", 14)         # test16's rule on pool A14, 8 files per code base
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
     # Main rounds 1-2 in sources.json order: deepface, pufferlib, rotary-embedding-torch and spacy-transformers have one
     # eligible file each, so round 2 has the other ten code bases.
-    orders = [(src["name"], [p for s, p in select_test.draw(None, "test17") if s["name"] == src["name"]])
-              for src in recall.load_sources("test17")]
-    main = [(name, order[rnd]) for rnd in range(2) for name, order in orders if rnd < len(order)]
     assert len(main) == 24 and labelled[:24] == main
-
-    def pool(category):
-        return [(src["name"], path) for src, path in select_test.topup_order(category, "test17")]
-
-    def pairs(keys, category=None):
-        return sum(len(ll.categories) if category is None else ll.categories.count(category)
-                   for k in keys for ll in labels[k].lines.values())
-
-    def open_(keys, drawn):
-        """keys not drawn yet whose code base is under the 8-file limit when its turn comes (SELECTION.md)."""
-        out, taken = [], list(drawn)
-        for k in keys:
-            if k not in taken and sum(1 for n, _ in taken if n == k[0]) < 8:
-                out.append(k)
-                taken.append(k)
-        return out
 
     # Top-up (SELECTION.md outcome), each in its pool's order, skipping files already drawn and code bases at 8 files:
     # device needed none; distributed's one-file pool was drawn in round 1 and it stays under 20; precision drew 7
@@ -717,29 +711,11 @@ def test_test17_files_are_exactly_what_its_rule_draws():
 
 
 def test_test18_files_are_exactly_what_its_rule_draws():
-    select_test, labelled = _replayed_draw("test18", 17)         # test16's rule on pool A15, 8 files per code base
-    labels = {(lf.package, lf.path): lf for lf in shipped("test18")}
+    draw = _LimitedDraw("test18", 17)         # test16's rule on pool A15, 8 files per code base
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
     # Main rounds 1-2 in sources.json order: eleven code bases have one eligible file each, so round 2 has the other six.
-    orders = [(src["name"], [p for s, p in select_test.draw(None, "test18") if s["name"] == src["name"]])
-              for src in recall.load_sources("test18")]
-    main = [(name, order[rnd]) for rnd in range(2) for name, order in orders if rnd < len(order)]
     assert len(main) == 23 and labelled[:23] == main
-
-    def pool(category):
-        return [(src["name"], path) for src, path in select_test.topup_order(category, "test18")]
-
-    def pairs(keys, category=None):
-        return sum(len(ll.categories) if category is None else ll.categories.count(category)
-                   for k in keys for ll in labels[k].lines.values())
-
-    def open_(keys, drawn):
-        """keys not drawn yet whose code base is under the 8-file limit when its turn comes (SELECTION.md)."""
-        out, taken = [], list(drawn)
-        for k in keys:
-            if k not in taken and sum(1 for n, _ in taken if n == k[0]) < 8:
-                out.append(k)
-                taken.append(k)
-        return out
 
     # Top-up (SELECTION.md outcome), each in its pool's order, skipping files already drawn and code bases at 8 files:
     # device needed none; distributed drew the one pool file not drawn before and stays under 20; precision drew 12
