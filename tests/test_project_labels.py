@@ -378,111 +378,42 @@ def test_test14_selection_is_exactly_what_its_rule_draws(tmp_path):
     assert {r: n for r, n in added.items() if n} == {"yolov10": 2, "Chinese-Vicuna": 3, "CodeFormer": 1}
 
 
-def test_test15_selection_is_exactly_what_its_rule_draws(tmp_path):
-    """test15's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1515,
-    7 per repository, then its one extension to 10 fixed before the first draw), the first draw's 60 files are the
-    start of it, and every drawn file, and no other, has a label file."""
-    mod, sources, committed = _redraw_committed(tmp_path, "test15")
-    assert mod.DRAWS["test15"] == {"seed": 1515, "per_repo": 7}
-    assert mod.LINE_CAP["test15"] == 40
-    assert "test15" not in mod.EXTRA_KINDS                                    # test14's kinds, nothing added
+# test15 to test18: test14's rule with a new seed (seed 1500 + N, 7 per repository, then the one extension to 10 their
+# SELECTION.md fixed before the first draw); per split: (repositories, files of the first draw, files in all, the
+# files the extension added per repository)
+_EXTENDED_DRAWS = {
+    "test15": (12, 60, 71, {"kohya_ss": 3, "so-vits-svc": 1, "VoiceCraft": 1, "Otter": 3, "lama": 3}),
+    "test16": (12, 61, 75, {"h2ogpt": 3, "index-tts": 2, "QuaRot": 3, "OmniQuant": 3, "Mantis": 3}),
+    "test17": (5, 16, 17, {"deepcompressor": 1}),                          # the five of pool B14 that qualify
+    "test18": (10, 39, 48, {"EfficientQAT": 3, "SpargeAttn": 1, "TurboDiffusion": 3, "seed-vc": 2}),
+}
+
+
+@pytest.mark.parametrize("split", sorted(_EXTENDED_DRAWS))
+def test_extended_selection_is_exactly_what_its_rule_draws(tmp_path, split):
+    """The split's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees, the first
+    draw's files are the start of it, the extension added files only to the repositories with more than seven
+    candidates, and every drawn file, and no other, has a label file."""
+    repos, first_files, all_files, added_by_repo = _EXTENDED_DRAWS[split]
+    mod, sources, committed = _redraw_committed(tmp_path, split)
+    assert mod.DRAWS[split] == {"seed": 1500 + int(split[4:]), "per_repo": 7}
+    assert mod.LINE_CAP[split] == 40
+    assert split not in mod.EXTRA_KINDS                                       # test14's kinds, nothing added
     assert {s.get("per_repo") for s in sources} == {10}                      # the extension, for every repository
-    assert len({f["repo"] for f in committed["files"]}) == 12
+    assert len({f["repo"] for f in committed["files"]}) == repos
     first = [dict(s, per_repo=7) for s in sources]
-    (mod.HERE / "test15" / "sources.json").write_text(json.dumps({"sources": first}))
-    assert mod.select("test15") == 0
-    first_draw = json.loads((mod.HERE / "test15" / "selection.json").read_text())["files"]
-    assert len(first_draw) == 60
+    (mod.HERE / split / "sources.json").write_text(json.dumps({"sources": first}))
+    assert mod.select(split) == 0
+    first_draw = json.loads((mod.HERE / split / "selection.json").read_text())["files"]
+    assert len(first_draw) == first_files
     for repo in {f["repo"] for f in committed["files"]}:
         mine = [f for f in committed["files"] if f["repo"] == repo]
         head = [f for f in first_draw if f["repo"] == repo]
         assert mine[:len(head)] == head
-    assert len(committed["files"]) == 71
-    # the extension added files only to the repositories with more than seven candidates
+    assert len(committed["files"]) == all_files
     added = {r: sum(f["repo"] == r for f in committed["files"]) - sum(f["repo"] == r for f in first_draw)
              for r in {f["repo"] for f in committed["files"]}}
-    assert {r: n for r, n in added.items() if n} == {"kohya_ss": 3, "so-vits-svc": 1, "VoiceCraft": 1, "Otter": 3,
-                                                     "lama": 3}
-
-
-def test_test16_selection_is_exactly_what_its_rule_draws(tmp_path):
-    """test16's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1516,
-    7 per repository, then its one extension to 10 fixed before the first draw), the first draw's 61 files are the
-    start of it, and every drawn file, and no other, has a label file."""
-    mod, sources, committed = _redraw_committed(tmp_path, "test16")
-    assert mod.DRAWS["test16"] == {"seed": 1516, "per_repo": 7}
-    assert mod.LINE_CAP["test16"] == 40
-    assert "test16" not in mod.EXTRA_KINDS                                    # test15's kinds, nothing added
-    assert {s.get("per_repo") for s in sources} == {10}                      # the extension, for every repository
-    assert len({f["repo"] for f in committed["files"]}) == 12
-    first = [dict(s, per_repo=7) for s in sources]
-    (mod.HERE / "test16" / "sources.json").write_text(json.dumps({"sources": first}))
-    assert mod.select("test16") == 0
-    first_draw = json.loads((mod.HERE / "test16" / "selection.json").read_text())["files"]
-    assert len(first_draw) == 61
-    for repo in {f["repo"] for f in committed["files"]}:
-        mine = [f for f in committed["files"] if f["repo"] == repo]
-        head = [f for f in first_draw if f["repo"] == repo]
-        assert mine[:len(head)] == head
-    assert len(committed["files"]) == 75
-    # the extension added files only to the repositories with more than seven candidates
-    added = {r: sum(f["repo"] == r for f in committed["files"]) - sum(f["repo"] == r for f in first_draw)
-             for r in {f["repo"] for f in committed["files"]}}
-    assert {r: n for r, n in added.items() if n} == {"h2ogpt": 3, "index-tts": 2, "QuaRot": 3, "OmniQuant": 3,
-                                                     "Mantis": 3}
-
-
-def test_test17_selection_is_exactly_what_its_rule_draws(tmp_path):
-    """test17's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1517,
-    7 per repository, then its one extension to 10 fixed before the first draw), the first draw's 16 files are the
-    start of it, and every drawn file, and no other, has a label file."""
-    mod, sources, committed = _redraw_committed(tmp_path, "test17")
-    assert mod.DRAWS["test17"] == {"seed": 1517, "per_repo": 7}
-    assert mod.LINE_CAP["test17"] == 40
-    assert "test17" not in mod.EXTRA_KINDS                                    # test15's kinds, nothing added
-    assert {s.get("per_repo") for s in sources} == {10}                      # the extension, for every repository
-    assert len({f["repo"] for f in committed["files"]}) == 5                 # the five of pool B14 that qualify
-    first = [dict(s, per_repo=7) for s in sources]
-    (mod.HERE / "test17" / "sources.json").write_text(json.dumps({"sources": first}))
-    assert mod.select("test17") == 0
-    first_draw = json.loads((mod.HERE / "test17" / "selection.json").read_text())["files"]
-    assert len(first_draw) == 16
-    for repo in {f["repo"] for f in committed["files"]}:
-        mine = [f for f in committed["files"] if f["repo"] == repo]
-        head = [f for f in first_draw if f["repo"] == repo]
-        assert mine[:len(head)] == head
-    assert len(committed["files"]) == 17
-    # only deepcompressor had candidates left after the first draw (8 candidates, 7 drawn)
-    added = {r: sum(f["repo"] == r for f in committed["files"]) - sum(f["repo"] == r for f in first_draw)
-             for r in {f["repo"] for f in committed["files"]}}
-    assert {r: n for r, n in added.items() if n} == {"deepcompressor": 1}
-
-
-def test_test18_selection_is_exactly_what_its_rule_draws(tmp_path):
-    """test18's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1518,
-    7 per repository, then its one extension to 10 fixed before the first draw), the first draw's 39 files are the
-    start of it, and every drawn file, and no other, has a label file."""
-    mod, sources, committed = _redraw_committed(tmp_path, "test18")
-    assert mod.DRAWS["test18"] == {"seed": 1518, "per_repo": 7}
-    assert mod.LINE_CAP["test18"] == 40
-    assert "test18" not in mod.EXTRA_KINDS                                    # test15's kinds, nothing added
-    assert {s.get("per_repo") for s in sources} == {10}                      # the extension, for every repository
-    assert len({f["repo"] for f in committed["files"]}) == 10                # the ten of pool B15 that qualify
-    first = [dict(s, per_repo=7) for s in sources]
-    (mod.HERE / "test18" / "sources.json").write_text(json.dumps({"sources": first}))
-    assert mod.select("test18") == 0
-    first_draw = json.loads((mod.HERE / "test18" / "selection.json").read_text())["files"]
-    assert len(first_draw) == 39
-    for repo in {f["repo"] for f in committed["files"]}:
-        mine = [f for f in committed["files"] if f["repo"] == repo]
-        head = [f for f in first_draw if f["repo"] == repo]
-        assert mine[:len(head)] == head
-    assert len(committed["files"]) == 48
-    # the extension added files only to the repositories with more than seven candidates
-    added = {r: sum(f["repo"] == r for f in committed["files"]) - sum(f["repo"] == r for f in first_draw)
-             for r in {f["repo"] for f in committed["files"]}}
-    assert {r: n for r, n in added.items() if n} == {"EfficientQAT": 3, "SpargeAttn": 1, "TurboDiffusion": 3,
-                                                     "seed-vc": 2}
+    assert {r: n for r, n in added.items() if n} == added_by_repo
 
 
 def test_tuned_t15d_selection_is_exactly_what_its_rule_draws(tmp_path):
