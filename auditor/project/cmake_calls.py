@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from auditor.findings import FileResult, Finding
-from auditor.project.makefile import _join, add_call_findings, call_finding, recorded_calls, unsuppressed
+from auditor.project.makefile import _join, add_call_findings, call_finding, positioned, recorded_calls, unsuppressed
 
 SUMMARY_KEY = "cmake_calls"
 _MAX_BYTES = 512 * 1024
@@ -104,11 +104,7 @@ def cmake_build_findings(result: FileResult, root: Path, rule, analyze: Callable
     cache = {} if cache is None else cache
     here = Path(result.path)
     new = []
-    for call in calls:
-        try:
-            line, col, end_col, folder = call["line"], call["col"], call["end_col"], call["dir"]
-        except (KeyError, TypeError):
-            continue
+    for call_pos, folder in positioned(calls, "dir"):
         why = None
         for base in bases:
             candidate = base / folder if folder else base
@@ -120,7 +116,7 @@ def cmake_build_findings(result: FileResult, root: Path, rule, analyze: Callable
         where = f"{folder}/CMakeLists.txt" if folder else "CMakeLists.txt"
         symbol = f"cmake {folder or '.'} -> {where}"
         message = rule.message.replace("{symbol}", symbol) + f" (configured here; {where}:{why.line}: `{why.symbol}`, {why.code})"
-        new.append(call_finding(rule, product, result, (line, col, end_col), message, symbol,
+        new.append(call_finding(rule, product, result, call_pos, message, symbol,
                                 {"cmakelists": where, "line": why.line, "code": why.code}))
     if new:
         # the calling file's own `# npu-audit: ignore[...]` comments, as for the findings of its own pass

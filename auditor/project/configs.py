@@ -12,6 +12,7 @@ import yaml
 from yaml.events import AliasEvent
 
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
+from auditor.project.makefile import keep_call
 from auditor.project.hits import Collector, decode_text, matchers
 from auditor.project.requirements import _CUDA_INDEX_RE
 from auditor.project.shell import (DRIVER_PATH_RE, _SCHEDULER_REQUESTS, _URL_RE, cmake_defines, container_file_reference,
@@ -675,9 +676,7 @@ def _windows_block(col: Collector, key, value) -> None:
             if call is not None:
                 c = len(text) - len(text.lstrip())
                 call.update(line=n + 1, col=c + 1, end_col=c + 1 + len(words[0]))
-                summary = col.result.summary if col.result.summary is not None else {}
-                summary.setdefault(CMAKE_CALLS, []).append(call)
-                col.result.summary = summary
+                keep_call(col.result, CMAKE_CALLS, call)
         version = _WINDOWS_VERSION_RE.match(text)
         flat = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", version.group(2)).lower().replace("-", "_") if version else ""
         if version is not None and _CUDA_KEY_RE.fullmatch(flat):

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from auditor.findings import FileResult, Finding
 from auditor.project.launched import _MAX_SCRIPT_BYTES, SUMMARY_KEY, launch_bases, resolve_launched
-from auditor.project.makefile import add_call_findings, call_finding, recorded_calls, unsuppressed
+from auditor.project.makefile import add_call_findings, call_finding, positioned, recorded_calls, unsuppressed
 
 FACT = "hard"
 CATEGORIES = ("kernel", "attention", "third_party")
@@ -166,11 +166,7 @@ def launch_import_findings(result: FileResult, root: Path, rules_by_category: di
     bases = launch_bases(bases, root)
     attention_lines = {f.line for f in result.findings if f.category == "attention" and f.data and f.data.get("launched")}
     new: list[Finding] = []
-    for call in calls:
-        try:
-            line, col, end_col, rel = call["line"], call["col"], call["end_col"], call["file"]
-        except (KeyError, TypeError):
-            continue
+    for call_pos, rel in positioned(calls, "file"):
         found = resolve_launched(rel, bases, cache)
         if found is None:
             continue
@@ -185,10 +181,10 @@ def launch_import_findings(result: FileResult, root: Path, rules_by_category: di
             cache[key] = failing_imports(start, _facts_reader(root, by_rel, analyze, cache), folders)
         for category, chain in cache[key].items():
             rule = rules_by_category.get(category)
-            if rule is None or (category == "attention" and line in attention_lines):
+            if rule is None or (category == "attention" and call_pos[0] in attention_lines):
                 continue
             message = rule.message.replace("{symbol}", rel) + " (" + " -> ".join(chain) + ")"
-            new.append(call_finding(rule, product, result, (line, col, end_col), message, rel,
+            new.append(call_finding(rule, product, result, call_pos, message, rel,
                                     {"launched": rel, "chain": chain}))
     return unsuppressed(new, calls, Path(result.path), root) if new else new
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor.findings import FileResult, Finding
-from auditor.project.makefile import add_call_findings, call_finding, recorded_calls, unsuppressed
+from auditor.project.makefile import add_call_findings, call_finding, keep_call, positioned, recorded_calls, unsuppressed
 
 SUMMARY_KEY = "local_builds"
 _MAX_BYTES = 512 * 1024
@@ -51,9 +51,7 @@ def record_local_build(result: FileResult, path: str, cwd: str | None, line: int
     if call is None:
         return
     call.update(line=line, col=col, end_col=end_col)
-    summary = result.summary if result.summary is not None else {}
-    summary.setdefault(SUMMARY_KEY, []).append(call)
-    result.summary = summary
+    keep_call(result, SUMMARY_KEY, call)
 
 
 def _cuda_extension_lines(setup_py: Path, cache: dict) -> list[int]:
@@ -79,18 +77,14 @@ def local_build_findings(result: FileResult, root: Path, rule, cache: dict | Non
         return []
     cache = {} if cache is None else cache
     new = []
-    for call in calls:
-        try:
-            line, col, end_col, folder = call["line"], call["col"], call["end_col"], call["dir"]
-        except (KeyError, TypeError):
-            continue
+    for call_pos, folder in positioned(calls, "dir"):
         for base in bases:
             lines = _cuda_extension_lines(base / folder / "setup.py", cache)
             if lines:
                 where = f"{folder}/setup.py"
                 message = rule.message.replace("{symbol}", folder) + \
                     f" ({where}, line {lines[0]}: CUDAExtension{'s' if len(lines) > 1 else ''} built unconditionally)"
-                new.append(call_finding(rule, product, result, (line, col, end_col), message, folder,
+                new.append(call_finding(rule, product, result, call_pos, message, folder,
                                         {"setup_py": where, "extension_lines": lines}))
                 break
     if new:

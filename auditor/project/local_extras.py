@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor.findings import FileResult, Finding
-from auditor.project.makefile import add_call_findings, call_finding, recorded_calls, unsuppressed
+from auditor.project.makefile import add_call_findings, call_finding, positioned, recorded_calls, unsuppressed
 
 SUMMARY_KEY = "local_extras"
 _RULE_CODE = "NPU023"
@@ -105,11 +105,7 @@ def local_extra_findings(result: FileResult, root: Path, rule, matchers, cache: 
     cache = {} if cache is None else cache
     here = Path(result.path)
     new = []
-    for call in calls:
-        try:
-            line, col, end_col, folder, extras = call["line"], call["col"], call["end_col"], call["dir"], call["extras"]
-        except (KeyError, TypeError):
-            continue
+    for call_pos, folder, extras in positioned(calls, "dir", "extras"):
         table: dict[str, list[str]] = {}
         where = ""
         for base in bases:
@@ -131,7 +127,7 @@ def local_extra_findings(result: FileResult, root: Path, rule, matchers, cache: 
             listed = ", ".join(packages[:4]) + (", ..." if len(packages) > 4 else "")
             message = rule.message.replace("{symbol}", symbol) + \
                 f" (the `{extra}` extra of {where}: {listed})"
-            new.append(call_finding(rule, product, result, (line, col, end_col), message, symbol,
+            new.append(call_finding(rule, product, result, call_pos, message, symbol,
                                     {"pyproject": where, "extra": str(extra), "packages": packages}))
     if new:
         return unsuppressed(new, calls, here, root)

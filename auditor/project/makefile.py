@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from auditor.findings import FileResult, Finding
 from auditor.source import SourceError, read_source
@@ -329,6 +329,25 @@ def recorded_calls(result: FileResult, root: Path, key: str) -> tuple[list, tupl
     here = Path(result.path)
     own = here.parent if here.is_absolute() else root / here.parent
     return calls, tuple(dict.fromkeys((root, own)))
+
+
+def keep_call(result: FileResult, key: str, call: dict[str, Any]) -> None:
+    """Keep a recorded call (with its position) in `result`'s summary under `key`, for the tree pass that reads the
+    file or folder it names (a reader's step 1)."""
+    summary = result.summary if result.summary is not None else {}
+    summary.setdefault(key, []).append(call)
+    result.summary = summary
+
+
+def positioned(calls: list, *keys: str) -> Iterator[tuple]:
+    """((line, col, end_col), call[key] ...) of each recorded call that has them; a malformed one (an older cache
+    entry, a summary a caller built by hand) is skipped."""
+    for call in calls:
+        try:
+            values = ((call["line"], call["col"], call["end_col"]), *(call[k] for k in keys))
+        except (KeyError, TypeError):
+            continue
+        yield values
 
 
 def call_finding(rule, product: str, result: FileResult, call_pos: tuple[int, int, int], message: str, symbol: str,

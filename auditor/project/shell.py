@@ -19,7 +19,7 @@ from auditor.project.makefile import SUMMARY_KEY as MAKE_CALLS
 from auditor.project.local_builds import record_local_build
 from auditor.project.local_extras import SUMMARY_KEY as LOCAL_EXTRAS, local_extra_call
 from auditor.project.makefile import cd as make_cd
-from auditor.project.makefile import make_call
+from auditor.project.makefile import keep_call, make_call
 from auditor.project.requirements import (_ALL_BUILDS_PAGE_RE, _CUDA_INDEX_RE, _OTHER_ACCELERATOR_RE, conda_spec_name,
                                          cpu_builds_only, extra_hits, requirement_hits, wheel_symbols)
 
@@ -1160,9 +1160,7 @@ def _record_local_extras(col: Collector, word: str, line: int, c: int, cwd: str 
     if call is None:
         return
     call.update(line=line, col=c, end_col=c + (len(word) if width is None else width))
-    summary = col.result.summary if col.result.summary is not None else {}
-    summary.setdefault(LOCAL_EXTRAS, []).append(call)
-    col.result.summary = summary
+    keep_call(col.result, LOCAL_EXTRAS, call)
 
 
 def _keep_call(col: Collector, pos: _Positions, words: list[str], nodes: list, call: dict | None, key: str) -> None:
@@ -1172,9 +1170,7 @@ def _keep_call(col: Collector, pos: _Positions, words: list[str], nodes: list, c
         return
     line, c = pos.at(nodes[0].start_point)
     call.update(line=line, col=c, end_col=c + len(words[0]))
-    summary = col.result.summary if col.result.summary is not None else {}
-    summary.setdefault(key, []).append(call)
-    col.result.summary = summary
+    keep_call(col.result, key, call)
 
 
 def _record_cmake(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:
@@ -1208,9 +1204,7 @@ def _record_make(col: Collector, pos: _Positions, words: list[str], nodes: list,
     last = nodes[-1]
     end_line, end_c = pos.at(last.end_point)
     call.update(line=line, col=c, end_col=end_c if end_line == line else c + len(words[0]))
-    summary = col.result.summary if col.result.summary is not None else {}
-    summary.setdefault(MAKE_CALLS, []).append(call)
-    col.result.summary = summary
+    keep_call(col.result, MAKE_CALLS, call)
 
 
 def _module_options(col: Collector, m, pos: _Positions, module: str, words: list[str], nodes: list) -> None:
