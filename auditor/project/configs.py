@@ -134,20 +134,23 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
 _DEVICE_KEYS = frozenset({"device", "accelerator", "device_type"})
 
 
+def _top_keys(roots: list) -> list[tuple[str, yaml.Node]]:
+    """(key, value node) of a one-document file's top-level mapping, scalar keys only; [] for anything else."""
+    if len(roots) != 1 or not isinstance(roots[0], yaml.MappingNode):
+        return []
+    return [(k.value, v) for k, v in roots[0].value if isinstance(k, yaml.ScalarNode)]
+
+
 def _cpu_device_document(roots: list) -> bool:
     """A config whose top-level mapping sets the run's device to the CPU (`device: cpu`)."""
-    if len(roots) != 1 or not isinstance(roots[0], yaml.MappingNode):
-        return False
-    return any(isinstance(k, yaml.ScalarNode) and k.value in _DEVICE_KEYS and isinstance(v, yaml.ScalarNode)
-               and str(v.value).strip().lower() == "cpu" for k, v in roots[0].value)
+    return any(k in _DEVICE_KEYS and isinstance(v, yaml.ScalarNode) and str(v.value).strip().lower() == "cpu"
+               for k, v in _top_keys(roots))
 
 
 def _conda_environment(roots: list) -> bool:
     """A YAML document shaped as a conda environment file: a mapping with a `dependencies:` list and a `channels:`
     list (what `conda env export` writes and `conda env create -f` reads, whatever the file is called)."""
-    if len(roots) != 1 or not isinstance(roots[0], yaml.MappingNode):
-        return False
-    keys = {k.value: v for k, v in roots[0].value if isinstance(k, yaml.ScalarNode)}
+    keys = dict(_top_keys(roots))
     return isinstance(keys.get("dependencies"), yaml.SequenceNode) and isinstance(keys.get("channels"),
                                                                                   yaml.SequenceNode)
 
