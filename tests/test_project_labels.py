@@ -388,9 +388,9 @@ _EXTENDED_DRAWS = {
     "test16": (12, 61, 75, {"h2ogpt": 3, "index-tts": 2, "QuaRot": 3, "OmniQuant": 3, "Mantis": 3}),
     "test17": (5, 16, 17, {"deepcompressor": 1}),                          # the five of pool B14 that qualify
     "test18": (10, 39, 48, {"EfficientQAT": 3, "SpargeAttn": 1, "TurboDiffusion": 3, "seed-vc": 2}),
-    "test19": (4, 15, 18, {"flow_matching": 3}),                          # the four of pool B16 that qualify
-    "test20": (8, 48, 63, {"groundingLMM": 3, "LLM-Shearing": 3, "pyreft": 3, "HALOs": 3, "Online-RLHF": 3}),  # the eight of pool B20 that qualify
-    "test21": (15, 65, 76, {"omniserve": 3, "duo-attention": 3, "ShadowKV": 3, "MAGI-1": 2}),  # the 15 of pool L43 that qualify
+    "test19": (4, 15, 18, {"flow_matching": 3}),                          # the four of pool B16a that qualify
+    "test20": (8, 48, 63, {"groundingLMM": 3, "LLM-Shearing": 3, "pyreft": 3, "HALOs": 3, "Online-RLHF": 3}),  # the eight of pool B16b that qualify
+    "test21": (15, 65, 76, {"omniserve": 3, "duo-attention": 3, "ShadowKV": 3, "MAGI-1": 2}),  # the 15 of pool B16c that qualify
 }
 
 
