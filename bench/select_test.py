@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))   # the auditor of this checkout (test19's rule)
 import recall  # noqa: E402  (bench/ is not a package)
 
 # The fixed rule (SELECTION.md); changing any of these makes a different split.
@@ -46,6 +47,7 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test15": "npu-audit-test-split-15:", "test16": "npu-audit-test-split-16:",
                  "test17": "npu-audit-test-split-17:",
                  "test18": "npu-audit-test-split-18:",
+                 "test19": "npu-audit-test-split-19:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -88,11 +90,28 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",)}
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
-MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "tuned_s15c": 6}
+MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "tuned_s15c": 6}
+# test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
+# or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
+# pyiqa's build/lib/ copy of its own package). Earlier splits keep their rule, so their replays do not change.
+AUDITED_ONLY_SPLITS = frozenset({"test19"})
 
 
 def eligible(root: Path, split: str = "test") -> list[str]:
-    return list(_eligible_texts(root, SPLIT_EXCLUDED_SUBTREES.get(split, ())))
+    return [p for p in _eligible_texts(root, SPLIT_EXCLUDED_SUBTREES.get(split, ())) if _seen_by_audit(root, p, split)]
+
+
+def _seen_by_audit(root: Path, path: str, split: str) -> bool:
+    return split not in AUDITED_ONLY_SPLITS or path in _audited_paths(root)
+
+
+@functools.cache
+def _audited_paths(root: Path) -> frozenset[str]:
+    """The paths (relative to the unpacked archive) that `audit root` reads with its default folder exclusions. Not
+    its .gitignore reading: bench/_corpus lies in this checkout, whose .gitignore names it."""
+    from auditor.discover import discover   # only test19 on needs the auditor
+
+    return frozenset(path.relative_to(root).as_posix() for path, _ in discover([root], respect_gitignore=False).files)
 
 
 @functools.cache
@@ -158,7 +177,7 @@ def _category_pool(category: str, sources: list[dict], split: str, seed: str) ->
         if not root.exists():
             raise recall.BenchError(f"{root} missing: run `python bench/recall.py --split {split} fetch`")
         for p, lines in _eligible_texts(root).items():
-            if sum(1 for line in lines if words.search(line)) >= TOPUP_MIN_LINES:
+            if _seen_by_audit(root, p, split) and sum(1 for line in lines if words.search(line)) >= TOPUP_MIN_LINES:
                 pool.append((src["name"], p, src))
     pool.sort(key=lambda t: (t[0], t[1]))
     random.Random(seed).shuffle(pool)

@@ -203,6 +203,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
 
 @pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
                                    "test10", "test11", "test12", "test13", "test14", "test15", "test16", "test17", "test18",
+                                   "test19",
                                    "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -931,3 +932,35 @@ def test_tuned_s15c_files_are_exactly_what_its_rule_draws():
     assert len(drawn) == len(set(drawn)) == 43 and set(drawn) == set(labels)
     assert sum(len(ll.categories) for lf in labels.values() for ll in lf.lines.values()) < 150
 
+
+
+def test_test19_files_are_exactly_what_its_rule_draws():
+    draw = _LimitedDraw("test19", 13)         # test18's rule on pool A17, 8 files per code base, audited files only
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    # test19's pre-registered eligibility change: a file audit's default discovery skips is not eligible (it removed
+    # none of these archives' files); earlier splits keep test10's eligibility.
+    assert select_test.AUDITED_ONLY_SPLITS == {"test19"}
+    # Main rounds 1-2 in sources.json order: four code bases have one eligible file each, so round 2 has the other nine.
+    assert len(main) == 22 and labelled[:22] == main
+
+    # Top-up (SELECTION.md outcome), each in its pool's order, skipping files already drawn and code bases at 8 files:
+    # device needed none; distributed's and apex's pools are empty; precision drew its pool's eight files not drawn
+    # before (the pool ran dry) and stays under 20; attention's and kernel's one-file pools were drawn before (both stay
+    # under 20); third_party reached 20 during the precision top-up.
+    assert pairs(main, "device") >= 20
+    assert select_test.topup_order("distributed", "test19") == [] and select_test.topup_order("apex", "test19") == []
+    assert labelled[22:30] == open_(pool("precision"), labelled[:22]) and pairs(labelled[:30], "precision") < 20
+    assert open_(pool("attention"), labelled[:30]) == [] and pairs(labelled[:30], "attention") < 20
+    assert open_(pool("kernel"), labelled[:30]) == [] and pairs(labelled[:30], "kernel") < 20
+    assert pairs(labelled[:22], "third_party") < 20 <= pairs(labelled[:30], "third_party")
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before and code bases
+    # at 8 files: every order ran out (or reached the limit) before 350 pairs, so the split is every file the limit
+    # allows: min(8, eligible) per code base.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:30])
+    assert labelled[30:] == later
+    assert {name: sum(1 for n, _ in labelled if n == name) for name, _ in orders} == \
+        {name: min(8, len(order)) for name, order in orders}
+    assert pairs(labelled) < 350
+    assert len(labelled) == 54
