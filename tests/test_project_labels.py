@@ -129,7 +129,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
                             "test20": 40,
                             "test21": 40,
                             "tuned_t15": 40,
-                            "tuned_t15d": 40, "tuned_t15f": 40, "tuned_t15s": 40, "tuned_t15u": 40}
+                            "tuned_t15d": 40, "tuned_t15f": 40, "tuned_t15s": 40, "tuned_t15u": 40, "tuned_t16d": 40}
 
 
 def test_test4_draws_with_its_own_seed_and_size(tmp_path):
@@ -468,3 +468,16 @@ def test_tuned_t15u_selection_is_exactly_what_its_rule_draws(tmp_path):
     drawn = {r: sum(f["repo"] == r for f in committed["files"]) for r in {s["name"] for s in sources}}
     assert drawn == {"MegaTTS3": 1, "EditAnything": 3, "FoundationPose": 6, "edm2": 1, "RoboticsDiffusionTransformer": 4,
                      "UniAD": 6, "Pointcept": 6, "prismatic-vlms": 1, "openvla": 1, "diffusion_policy": 6}
+
+
+def test_tuned_t16d_selection_is_exactly_what_its_rule_draws(tmp_path):
+    """tuned_t16d's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (test18's
+    kinds and filter, seed 1621, 6 per repository, no extension), and every drawn file, and no other, has a label
+    file."""
+    mod, sources, committed = _redraw_committed(tmp_path, "tuned_t16d")
+    assert mod.DRAWS["tuned_t16d"] == {"seed": 1621, "per_repo": 6}
+    assert mod.LINE_CAP["tuned_t16d"] == 40 and "tuned_t16d" not in mod.EXTRA_KINDS
+    assert len(sources) == 10 and len(committed["files"]) == 37
+    drawn = {r: sum(f["repo"] == r for f in committed["files"]) for r in {s["name"] for s in sources}}
+    assert drawn == {"direct-preference-optimization": 1, "BrushNet": 6, "MotionCtrl": 2, "LoFTR": 6, "EasyVolcap": 6,
+                     "ZoeDepth": 2, "Amphion": 6, "understand-r1-zero": 4, "Open-Reasoner-Zero": 1, "MetaMath": 3}

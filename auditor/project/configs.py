@@ -14,7 +14,7 @@ from yaml.events import AliasEvent
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.makefile import keep_call
 from auditor.project.hits import Collector, decode_text, matchers
-from auditor.project.requirements import _CUDA_INDEX_RE
+from auditor.project.requirements import _CUDA_INDEX_RE, _mapping
 from auditor.project.shell import (DRIVER_PATH_RE, _SCHEDULER_REQUESTS, _URL_RE, cmake_defines, container_file_reference,
                                    scan_fragment, scan_shell)
 from auditor.findings import FileError, FileResult
@@ -290,6 +290,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
     blocks: list[list[str]] = []        # each `run:` block is its own script: one broken block spoils no other
     for root in roots:
         step_shells = _step_shells(root)
+        runner_paths = _matrix_runner_paths(root)
         disabled = _disabled_sections(root, "")
         seen: set[int] = set()
         for path, key, value, env_entry in _scalars(root, "", False):
@@ -361,7 +362,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             default = _DEFAULTED_RE.fullmatch(raw.strip())
             if default:
                 raw = default.group(1)       # compose / env files: `BACKEND: ${BACKEND:-cuda}` is cuda unless set
-            rule = m.match_setting(path, raw)
+            # a matrix value a job's `runs-on: ${{ matrix.config.runner }}` reads is that job's runner label (t16d)
+            rule = m.match_setting("runs-on", raw) if path in runner_paths else m.match_setting(path, raw)
             if rule is None and package:
                 rule = m.match_setting(f"{package}.{path}", raw)      # a Hydra group file's keys (t15t)
             name = path.rsplit(".", 1)[-1]
@@ -593,6 +595,25 @@ def _disabled_sections(node, path: str, found: set[str] | None = None) -> set[st
         for item in node.value:
             _disabled_sections(item, path, found)
     return found
+
+
+_MATRIX_REF_RE = re.compile(r"^\$\{\{\s*matrix\.([\w.-]+)\s*\}\}$")
+
+
+def _matrix_runner_paths(root) -> set[str]:
+    """The key paths of the matrix values that GitHub Actions jobs run on (`runs-on: ${{ matrix.config.runner }}`
+    reads `jobs.<job>.strategy.matrix.config.runner`, and `include:` entries' `runner`); list items add no part."""
+    paths: set[str] = set()
+    jobs = _mapping(root).get("jobs")
+    for job, node in _mapping(jobs).items():
+        runs_on = _mapping(node).get("runs-on")
+        refs = runs_on.value if isinstance(runs_on, yaml.SequenceNode) else [runs_on]
+        for ref in refs:
+            found = _MATRIX_REF_RE.match(str(ref.value).strip()) if isinstance(ref, yaml.ScalarNode) else None
+            if found:
+                key = found.group(1)
+                paths |= {f"jobs.{job}.strategy.matrix.{key}", f"jobs.{job}.strategy.matrix.include.{key}"}
+    return paths
 
 
 def _step_shells(node, found: dict | None = None, default: str | None = None) -> dict[int, str]:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from auditor.findings import FileResult
 from auditor.project.hits import Collector, decode_text, matchers
-from auditor.project.shell import gate_findings, index_env, scan_fragment, scan_shell
+from auditor.project.shell import gate_findings, index_env, scan_fragment, scan_shell, system_config_paths
 from auditor.backend_words import OTHER_BACKENDS, backends_in_text
 
 if TYPE_CHECKING:
@@ -121,6 +121,9 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
             # `ADD https://developer.download.nvidia.com/.../cuda-keyring_1.1-1_all.deb /tmp/`: a download, read as
             # the URL of a `wget` line is (t15t)
             scan_fragment(col, col.lines[first], first + 1, 1, options=False)
+        elif kind == "COPY" and first < len(col.lines):
+            # `COPY nccl.conf /etc/nccl.conf`: a file only NCCL reads, put where it looks (t16d)
+            system_config_paths(col, m, col.lines[first], lambda offset, n=first: (n + 1, offset + 1))
         elif kind == "WORKDIR" and first < len(shell_lines):
             # the directory the next RUN lines start in: a `cd` for the shell reader (`WORKDIR /src/DeepEP`
             # then `RUN pip wheel .` builds DeepEP); the keyword is blanked to the same width

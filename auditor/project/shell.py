@@ -78,6 +78,12 @@ _URL_RE = re.compile(r"(?:git\+)?https?://([^\s\"'<>|;&)]+)")
 # single or doubled backslashes, or slashes): NVIDIA's installer puts every version there and sets CUDA_PATH to it
 WIN_CUDA_PATH_RE = re.compile(r"NVIDIA GPU Computing Toolkit(?:\\+|/)CUDA(?:(?:\\+|/)(v\d+(?:\.\d+)*))?", re.I)
 _CUDA_VAR_PATH_RE = re.compile(r"\$\{?(CUDA_HOME|CUDA_PATH|CUDA_ROOT|CUDA_TOOLKIT_ROOT_DIR|CUDA_INSTALL_DIR)\}?/")
+_WRITTEN_TO_RE = re.compile(r"(?:\btee(?:\s+-a)?|>>?)\s*$")
+# system files only a CUDA image or NCCL reads (t16d): NVIDIA's apt source lists that the CUDA images write
+# (`rm /etc/apt/sources.list.d/cuda.list`, `nvidia-ml.list`) and NCCL's configuration file (`COPY nccl.conf
+# /etc/nccl.conf`, `~/.nccl.conf`)
+_SYSTEM_CONFIG_PATH_RE = re.compile(r"(?<![\w/.-])(/etc/apt/sources\.list\.d/(?:cuda|nvidia)[\w.*-]*|/etc/nccl\.conf|"
+                                    r"(?:~|\$HOME|\$\{HOME\})/\.nccl\.conf)(?![\w.-])", re.I)
 
 
 def url_symbol(url: str) -> str:
@@ -182,6 +188,8 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                 col.add(m.match_requirement(symbol.lower()), symbol, ln, c, c + len(lib_path.group(0)))
     if "GPU Computing Toolkit" in text:
         win_cuda_paths(col, text, where)
+    if "/etc/" in text or ".nccl.conf" in text:
+        system_config_paths(col, m, text, where)
     if "$" in text and "CUDA_" in text:
         for var_path in _CUDA_VAR_PATH_RE.finditer(text):
             ln, c = where(var_path.start())
@@ -198,6 +206,22 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
             if rule is not None:
                 ln, c = where(u.start())
                 col.add(rule, symbol, ln, c, c + len(u.group(0)))
+
+
+def system_config_paths(col: Collector, m, text: str, where) -> None:
+    """NVIDIA's apt source lists and NCCL's configuration file named in text (a command's word, a Dockerfile COPY)."""
+    for found in _SYSTEM_CONFIG_PATH_RE.finditer(text):
+        ln, c = where(found.start())
+        if any(f.line == ln for f in col.result.findings):
+            continue          # a finding on the line says it already (the devtools repository's URL: NPU071)
+        symbol = "path:" + re.sub(r"^(?:~|\$\{?home\}?)/", "~/", found.group(1).lower())
+        rule = m.match_requirement(symbol)
+        if rule is not None and rule.severity == "error" and _WRITTEN_TO_RE.search(col.lines[ln - 1][:c - 1]):
+            # `... | sudo tee /etc/apt/sources.list.d/nvidia-container-toolkit.list`: the list is written, which works
+            # anywhere; the install from its repository is the error
+            col.add(rule, symbol, ln, c, c + len(found.group(1)), severity="info", note=" (written here)")
+        else:
+            col.add(rule, symbol, ln, c, c + len(found.group(1)))
 
 
 @lru_cache(maxsize=1)
