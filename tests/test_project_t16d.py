@@ -98,7 +98,7 @@ def test_cuda_image_apt_list_and_nccl_config_in_a_dockerfile():
         RUN echo "see /etc/nccl.conf" && ls /etc/apt/sources.list.d/
         """
     got = found("docker/Dockerfile", dockerfile)
-    assert (3, "NPU085") in got and (6, "NPU086") in got
+    assert (3, "NPU085") in got and (6, "NPU142") in got
     assert not [f for f in got if f[0] in (2, 4, 5, 7, 8)]
 
 
@@ -115,5 +115,5 @@ def test_written_nvidia_apt_list_is_information_and_a_shell_nccl_config_is_read(
     by_line = {(f.line, f.code): f.severity for f in result.findings}
     assert by_line.get((3, "NPU085")) == "info"
     assert by_line.get((4, "NPU085")) == "error"
-    assert (5, "NPU086") in by_line
+    assert (5, "NPU142") in by_line
     assert not [k for k in by_line if k[0] == 6]
