@@ -101,6 +101,22 @@ class FileContext:
         return f"{target}.{rest}" if rest else target
 
 
+def dataclass_fields(tree: ast.Module) -> frozenset[str]:
+    """Names of the annotated fields (`cuda: bool = True`) of the module's `@dataclass` / `@dataclasses.dataclass(...)`
+    classes, nested ones included."""
+    def is_dataclass(decorator: ast.expr) -> bool:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        return isinstance(target, ast.Name) and target.id == "dataclass" or \
+            isinstance(target, ast.Attribute) and target.attr == "dataclass"
+
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and any(is_dataclass(d) for d in node.decorator_list):
+            names.update(s.target.id for s in node.body
+                         if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.value is not None)
+    return frozenset(names)
+
+
 def _probes_accelerator(node: ast.AST) -> bool:
     """torch.accelerator / current_accelerator(): the backend-neutral probe, the current accelerator (npu on Ascend)."""
     return any(isinstance(n, ast.Attribute) and n.attr in ("accelerator", "current_accelerator")

@@ -11,7 +11,8 @@ import libcst as cst
 from auditor.rules import Rule
 from auditor.static.backends import BACKEND_NAMES, backends_in_text
 from auditor.static.compiled import CompiledRules
-from auditor.static.context import _MODULE_IMPORTERS, _MODULE_NAME, HOLE, LOCAL_PACKAGE, MAX_FOLDED, FileContext
+from auditor.static.context import (_MODULE_IMPORTERS, _MODULE_NAME, HOLE, LOCAL_PACKAGE, MAX_FOLDED, FileContext,
+                                    dataclass_fields)
 from auditor.static.dtype_requirements import guard_kind, required_dtype_nodes
 
 # Calls whose string arguments are messages for humans, never device or backend values.
@@ -306,6 +307,7 @@ class MatchVisitor(cst.CSTVisitor):
         self._dispatch_keys: set[int] = set()
         # a string arm of `a if test else b` whose other arm is a string too: id -> the other arm's text
         self._other_arm: dict[int, str] = {}
+        self._dataclass_fields: frozenset[str] | None = None    # `_dataclass_field_names`
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -768,7 +770,28 @@ class MatchVisitor(cst.CSTVisitor):
         # `bf16: bool = True` (a dataclass field or config attribute) binds like `bf16 = True`
         self._bindings.append((len(self.hits), node.target if node.value is not None else None,
                                node.value if node.value is not None else node.target))
+        if isinstance(node.target, cst.Name) and node.value is not None and \
+                node.target.value in self._dataclass_field_names():
+            self._field_default_on(node.target, node.annotation.annotation, node.value)
         return True
+
+    def _dataclass_field_names(self) -> frozenset[str]:
+        """Names of the annotated fields of the file's `@dataclass` classes (read once from the file's `ast` tree: a
+        large class's body may reach the visitor without its header)."""
+        if self._dataclass_fields is None:
+            self._dataclass_fields = dataclass_fields(self.ctx.module) if self.ctx.module is not None else frozenset()
+        return self._dataclass_fields
+
+    def _field_default_on(self, target: cst.Name, kind: cst.BaseExpression, default: cst.BaseExpression) -> None:
+        """`cuda: bool = True` in CleanRL's `@dataclass class Args` (tyro makes each field a `--cuda` option), read
+        as `args.cuda`: a command-line option named for a CUDA device whose default puts the run on one, as
+        `add_argument("--cuda", type=bool, default=True)` is (`_option_default_on`; t16c, test17's pufferlib).
+        Only a bool switch that is on: an int field (`gpu: int = 0` in a resource spec) is as often a GPU count."""
+        name = target.value
+        if isinstance(kind, cst.Name) and kind.value == "bool" and isinstance(default, cst.Name) and \
+                default.value == "True" and self._device_option_read(name):
+            for rule, pattern in self.c.match_option_keywords(name.lower()):
+                self._hit(rule, target, name, value=pattern)
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
         self._leave_binding()
