@@ -66,6 +66,9 @@ class FileContext:
     # `device=` may build on the accelerator, so they make no host values (host_values.py, t11s)
     # (None: not read yet; read on the first factory met, from `module`)
     default_device_set: bool | None = None
+    # names of the annotated fields of the file's `@dataclass` classes (`dataclass_fields`; None: not read yet, read on
+    # the first annotated assignment met, from `module`, once per file however many slices the visitor sees)
+    dataclass_field_names: frozenset[str] | None = None
     module: ast.Module | None = field(default=None, repr=False)
     # module-level classes of the file (bound once) -> the qualified name of their first base, where it resolves:
     # `class _DataParallel(DataParallel)` ... `_DataParallel(model, ids)` makes a DataParallel (visitor.visit_Call)

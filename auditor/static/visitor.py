@@ -307,7 +307,6 @@ class MatchVisitor(cst.CSTVisitor):
         self._dispatch_keys: set[int] = set()
         # a string arm of `a if test else b` whose other arm is a string too: id -> the other arm's text
         self._other_arm: dict[int, str] = {}
-        self._dataclass_fields: frozenset[str] | None = None    # `_dataclass_field_names`
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -776,11 +775,12 @@ class MatchVisitor(cst.CSTVisitor):
         return True
 
     def _dataclass_field_names(self) -> frozenset[str]:
-        """Names of the annotated fields of the file's `@dataclass` classes (read once from the file's `ast` tree: a
+        """Names of the annotated fields of the file's `@dataclass` classes (read once per file from its `ast` tree: a
         large class's body may reach the visitor without its header)."""
-        if self._dataclass_fields is None:
-            self._dataclass_fields = dataclass_fields(self.ctx.module) if self.ctx.module is not None else frozenset()
-        return self._dataclass_fields
+        if self.ctx.dataclass_field_names is None:
+            self.ctx.dataclass_field_names = dataclass_fields(self.ctx.module) if self.ctx.module is not None \
+                else frozenset()
+        return self.ctx.dataclass_field_names
 
     def _field_default_on(self, target: cst.Name, kind: cst.BaseExpression, default: cst.BaseExpression) -> None:
         """`cuda: bool = True` in CleanRL's `@dataclass class Args` (tyro makes each field a `--cuda` option), read
