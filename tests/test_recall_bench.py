@@ -205,7 +205,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test10", "test11", "test12", "test13", "test14", "test15", "test16", "test17", "test18",
                                    "test19",
                                    "tuned_t14d",
-                                   "tuned_t14g", "tuned_s15c"])
+                                   "tuned_t14g", "tuned_s15c", "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
     labels = shipped(split)
     used = {s["name"] for other in recall.SPLITS if other != split for s in recall.load_sources(other)}
@@ -964,3 +964,18 @@ def test_test19_files_are_exactly_what_its_rule_draws():
         {name: min(8, len(order)) for name, order in orders}
     assert pairs(labelled) < 350
     assert len(labelled) == 54
+
+
+def test_tuned_t16c_files_are_exactly_what_its_rule_draws():
+    """tuned_t16c (a sixth tuning sample, its SELECTION.md): test18's main rounds, at most 6 files per code base, a
+    150-pair stop. Each of the 13 code bases with an eligible file has exactly one, so the split is those 13 files
+    (35 pairs: the stop is never reached)."""
+    select_test = _load_select_test()
+    labels = {(lf.package, lf.path): lf for lf in shipped("tuned_t16c")}
+    if not all(lf.corpus_file.exists() for lf in labels.values()):
+        pytest.skip("tuned_t16c corpus not fetched (python bench/recall.py --split tuned_t16c fetch)")
+    cap = select_test.MAX_FILES_PER_CODE_BASE["tuned_t16c"]
+    drawn = [(src["name"], path) for src, path in select_test.draw(cap, "tuned_t16c")]
+    assert len(drawn) == len(set(drawn)) == 13 and set(drawn) == set(labels)
+    assert sum(len(ll.categories) for lf in labels.values() for ll in lf.lines.values()) == 35
+

@@ -160,3 +160,52 @@ def test_gpu_picker_import_pfn_cupy_bridge_and_onnx_fp16_conversion():
     assert "NPU429" in found[1]
     assert "NPU428" in found[8]
     assert "NPU210" in found[13]
+
+
+CLEANRL_ARGS = '''\
+import os
+from dataclasses import dataclass
+
+import torch
+import tyro
+
+
+@dataclass
+class Args:
+    exp_name: str = os.path.basename(__file__)[: -len(".py")]
+    seed: int = 1
+    torch_deterministic: bool = True
+    cuda: bool = True
+    """if toggled, cuda will be enabled by default"""
+    track: bool = False
+
+
+if __name__ == "__main__":
+    args = tyro.cli(Args)
+    torch.backends.cudnn.deterministic = args.torch_deterministic
+    device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
+'''
+
+
+def test_dataclass_bool_field_named_for_cuda_and_on_is_the_option_default_t16c():
+    # t16c (test17's pufferlib, CleanRL's tyro `Args`): the field is the `--cuda` option, on by default
+    found = codes(CLEANRL_ARGS)
+    assert "NPU025" in found.get(13, set())
+    assert not any("NPU025" in c for line, c in found.items() if line != 13)
+    # off, an int field (a GPU count in a resource spec), a plain class attribute, or a field nobody reads: quiet
+    off = CLEANRL_ARGS.replace("cuda: bool = True", "cuda: bool = False")
+    assert "NPU025" not in codes(off).get(13, set())
+    counted = CLEANRL_ARGS.replace("cuda: bool = True", "gpu: int = 1").replace("args.cuda", "args.gpu")
+    assert "NPU025" not in codes(counted).get(13, set())
+    plain = CLEANRL_ARGS.replace("@dataclass\n", "")
+    assert "NPU025" not in codes(plain).get(13, set())
+    unread = '''\
+from dataclasses import dataclass
+
+
+@dataclass
+class Args:
+    seed: int = 1
+    cuda: bool = True
+'''
+    assert "NPU025" not in codes(unread).get(7, set())

@@ -66,6 +66,9 @@ class FileContext:
     # `device=` may build on the accelerator, so they make no host values (host_values.py, t11s)
     # (None: not read yet; read on the first factory met, from `module`)
     default_device_set: bool | None = None
+    # names of the annotated fields of the file's `@dataclass` classes (`dataclass_fields`; None: not read yet, read on
+    # the first annotated assignment met, from `module`, once per file however many slices the visitor sees)
+    dataclass_field_names: frozenset[str] | None = None
     module: ast.Module | None = field(default=None, repr=False)
     # module-level classes of the file (bound once) -> the qualified name of their first base, where it resolves:
     # `class _DataParallel(DataParallel)` ... `_DataParallel(model, ids)` makes a DataParallel (visitor.visit_Call)
@@ -99,6 +102,22 @@ class FileContext:
         if target is None:
             return None
         return f"{target}.{rest}" if rest else target
+
+
+def dataclass_fields(tree: ast.Module) -> frozenset[str]:
+    """Names of the annotated fields (`cuda: bool = True`) of the module's `@dataclass` / `@dataclasses.dataclass(...)`
+    classes, nested ones included."""
+    def is_dataclass(decorator: ast.expr) -> bool:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        return isinstance(target, ast.Name) and target.id == "dataclass" or \
+            isinstance(target, ast.Attribute) and target.attr == "dataclass"
+
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and any(is_dataclass(d) for d in node.decorator_list):
+            names.update(s.target.id for s in node.body
+                         if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.value is not None)
+    return frozenset(names)
 
 
 def _probes_accelerator(node: ast.AST) -> bool:

@@ -11,7 +11,8 @@ import libcst as cst
 from auditor.rules import Rule
 from auditor.static.backends import BACKEND_NAMES, backends_in_text
 from auditor.static.compiled import CompiledRules
-from auditor.static.context import _MODULE_IMPORTERS, _MODULE_NAME, HOLE, LOCAL_PACKAGE, MAX_FOLDED, FileContext
+from auditor.static.context import (_MODULE_IMPORTERS, _MODULE_NAME, HOLE, LOCAL_PACKAGE, MAX_FOLDED, FileContext,
+                                    dataclass_fields)
 from auditor.static.dtype_requirements import guard_kind, required_dtype_nodes
 
 # Calls whose string arguments are messages for humans, never device or backend values.
@@ -768,7 +769,29 @@ class MatchVisitor(cst.CSTVisitor):
         # `bf16: bool = True` (a dataclass field or config attribute) binds like `bf16 = True`
         self._bindings.append((len(self.hits), node.target if node.value is not None else None,
                                node.value if node.value is not None else node.target))
+        if isinstance(node.target, cst.Name) and node.value is not None and \
+                node.target.value in self._dataclass_field_names():
+            self._field_default_on(node.target, node.annotation.annotation, node.value)
         return True
+
+    def _dataclass_field_names(self) -> frozenset[str]:
+        """Names of the annotated fields of the file's `@dataclass` classes (read once per file from its `ast` tree: a
+        large class's body may reach the visitor without its header)."""
+        if self.ctx.dataclass_field_names is None:
+            self.ctx.dataclass_field_names = dataclass_fields(self.ctx.module) if self.ctx.module is not None \
+                else frozenset()
+        return self.ctx.dataclass_field_names
+
+    def _field_default_on(self, target: cst.Name, kind: cst.BaseExpression, default: cst.BaseExpression) -> None:
+        """`cuda: bool = True` in CleanRL's `@dataclass class Args` (tyro makes each field a `--cuda` option), read
+        as `args.cuda`: a command-line option named for a CUDA device whose default puts the run on one, as
+        `add_argument("--cuda", type=bool, default=True)` is (`_option_default_on`; t16c, test17's pufferlib).
+        Only a bool switch that is on: an int field (`gpu: int = 0` in a resource spec) is as often a GPU count."""
+        name = target.value
+        if isinstance(kind, cst.Name) and kind.value == "bool" and isinstance(default, cst.Name) and \
+                default.value == "True" and self._device_option_read(name):
+            for rule, pattern in self.c.match_option_keywords(name.lower()):
+                self._hit(rule, target, name, value=pattern)
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
         self._leave_binding()
