@@ -103,6 +103,9 @@ RULE_SCHEMA: dict[str, Any] = {
             "option_only": {"type": "boolean"},
             # attribute rules: only a class's member (`Device.cuda`) that is an operand of a comparison (t14v)
             "enum_compared": {"type": "boolean"},
+            # attribute rules: not a member of these classes (`onnx.TensorProto.FLOAT16`: the element type of an ONNX
+            # graph's tensor, which ONNX Runtime reads; no PyTorch setting) (t16e)
+            "not_on_receivers": {"type": "array", "items": {"type": "string"}},
             # env rules: only a project file's setting of the variable (Dockerfile ENV, export, a command prefix,
             # a config's env block), in place of the rule that reports its reads and Python's uses (t15q)
             "sets_only": {"type": "boolean"},

@@ -682,6 +682,28 @@ def _scope_nodes(scope: ast.AST):
             stack.extend(ast.iter_child_nodes(node))
 
 
+def _with_lambda_reads(nodes: list[ast.AST]) -> list[ast.AST]:
+    """The nodes of a scope and the reads inside its lambdas (`lambda: torch.ones([]).to(torch.device(device))` reads
+    the enclosing function's `device`), a lambda's own parameters aside."""
+    out = list(nodes)
+    for lam in nodes:
+        if isinstance(lam, ast.Lambda):
+            own = {a.arg for a in ast.walk(lam.args) if isinstance(a, ast.arg)}
+            out.extend(n for n in ast.walk(lam.body) if not (isinstance(n, ast.Name) and n.id in own))
+    return out
+
+
+def _parameter_defaults(args: ast.arguments) -> list[tuple[ast.arg, ast.expr | None]]:
+    """(parameter, its default or None) of a function's parameters, `*args` / `**kwargs` without a default."""
+    positional = args.posonlyargs + args.args
+    pairs: list[tuple[ast.arg, ast.expr | None]] = [
+        (a, None) for a in positional[:len(positional) - len(args.defaults)]]
+    pairs += list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    pairs += list(zip(args.kwonlyargs, args.kw_defaults))
+    pairs += [(a, None) for a in (args.vararg, args.kwarg) if a is not None]
+    return pairs
+
+
 def _gated_names(tree: ast.Module, gates: Gates) -> dict[tuple[int, int], str]:
     """Uses of a name whose every assignment of a "cuda" value in its scope sits behind a CUDA gate (`if use_cuda:
     device_name = f"cuda:{rank}"` ... `create_device(device_name)`): {(line, col) of the use: how it is gated}.
@@ -703,18 +725,20 @@ def _gated_names(tree: ast.Module, gates: Gates) -> dict[tuple[int, int], str]:
         return cuda, assigned
 
     scopes = [tree] + [n for n in _walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    per_scope = [(scope, list(_scope_nodes(scope))) for scope in scopes]
+    per_scope = [(scope, _with_lambda_reads(list(_scope_nodes(scope)))) for scope in scopes]
     module_cuda, _ = binds_of(per_scope[0][1])
     attrs: dict[str, list[str | None]] = {}          # `self.device = "cuda:0"` anywhere in the file
     scoped = []
     for scope, nodes in per_scope:
         cuda, assigned = binds_of(nodes)
         if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            # a parameter holds what callers pass (`device='cuda'` by default): not gated
-            for a in ast.walk(scope.args):
-                if isinstance(a, ast.arg):
+            # a parameter holds what callers pass: a CUDA default (`device='cuda'`) is not gated; a caller's own
+            # "cuda" is that call's finding, so `device=None` then `device = "cuda" if torch.cuda.is_available()
+            # else "cpu"` reaches the uses only through the gated arm (t16e, PuLID's EVA-CLIP loader)
+            for a, default in _parameter_defaults(scope.args):
+                assigned.add(a.arg)
+                if default is None or _cuda_strings(default):
                     cuda.setdefault(a.arg, []).append(None)
-                    assigned.add(a.arg)
         for name, hows in cuda.items():
             if name.startswith("self."):
                 attrs.setdefault(name, []).extend(hows)

@@ -7,7 +7,8 @@ providers' names beside the other vendors': nothing in it asks ONNX Runtime for 
 `providers=` list or the availability check that reads one of the names, and NPU033 stays there. A catalogue has
 three distinct `*ExecutionProvider` names or more, one of them not NVIDIA's; a list is never a catalogue (it is
 what a session is given). t11z (tuned on facefusion): a dict whose VALUES are the providers (an option name -> EP
-table) and a `Literal[...]` type of provider names are catalogues too."""
+table) and a `Literal[...]` type of provider names are catalogues too. t16e (tuned on onnxruntime-genai): the list of
+a command-line option's `choices` is one as well (the option the user sets selects)."""
 from __future__ import annotations
 
 import ast
@@ -28,10 +29,39 @@ def _catalogue(nodes: list) -> list[ast.Constant]:
     return found if len(names) >= 3 and names - _NVIDIA else []
 
 
+def _choice_lists(tree: ast.AST) -> set[int]:
+    """ids of the lists and tuples that are a command-line option's choices: `choices=[...]`, or a name every read of
+    which is `choices=<name>` (onnxruntime-genai's `all_eps = ["cpu", "cuda", "CUDAExecutionProvider", ...]` then
+    `add_argument("-e", "--execution_provider", choices=all_eps)`; t16e): the user's option picks one."""
+    inline: set[int] = set()
+    choice_reads: dict[str, int] = {}
+    reads: dict[str, int] = {}
+    bound: dict[str, list[ast.AST]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "choices":
+            if isinstance(node.value, (ast.List, ast.Tuple)):
+                inline.add(id(node.value))
+            elif isinstance(node.value, ast.Name):
+                choice_reads[node.value.id] = choice_reads.get(node.value.id, 0) + 1
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            reads[node.id] = reads.get(node.id, 0) + 1
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            bound.setdefault(node.targets[0].id, []).append(node.value)
+    for name, count in choice_reads.items():
+        values = bound.get(name, [])
+        if count == reads.get(name) and len(values) == 1 and isinstance(values[0], (ast.List, ast.Tuple)):
+            inline.add(id(values[0]))
+    return inline
+
+
 def catalogue_points(tree: ast.AST) -> set[tuple[int, int]]:
     """(line, 1-based column) of each provider name in a catalogue of the module."""
     out: set[tuple[int, int]] = set()
+    choices = _choice_lists(tree)
     for node in ast.walk(tree):
+        if isinstance(node, (ast.List, ast.Tuple)) and id(node) in choices:
+            out.update((n.lineno, n.col_offset + 1) for n in _catalogue(node.elts))
+            continue
         if isinstance(node, ast.ClassDef):
             values = [s.value for s in node.body if isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is not None]
             members = _catalogue(values)

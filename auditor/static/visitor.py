@@ -174,6 +174,19 @@ def _key_names_value(key: cst.BaseExpression | None, value: cst.BaseExpression) 
     return bool(mine) and mine <= _words(value.attr.value)
 
 
+def _device_named_by_key(key: cst.BaseExpression | None, value: cst.BaseExpression) -> cst.SimpleString | None:
+    """The device name of `"cuda": torch.device("cuda")` (or `"cuda": "cuda"`): an entry of a table from a device
+    option's names to devices (`{"cuda": torch.device("cuda"), "cpu": ..., "mps": ...}[device]`, a ComfyUI node's
+    device combo; t16e), whose key is the device it builds; the option the user sets chooses."""
+    if isinstance(value, cst.Call) and dotted(value.func) in ("torch.device", "device") and len(value.args) == 1 \
+            and value.args[0].keyword is None:
+        value = value.args[0].value
+    if not isinstance(key, cst.SimpleString) or not isinstance(value, cst.SimpleString):
+        return None
+    text, name = key.evaluated_value, value.evaluated_value
+    return value if isinstance(text, str) and isinstance(name, str) and text and text.lower() == name.lower() else None
+
+
 def _falsy_constant(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value in ("None", "False")
 
@@ -575,6 +588,9 @@ class MatchVisitor(cst.CSTVisitor):
             return None               # `args.cuda`, `Device.cuda` in a table: only a member compared (t14v)
         if not rules or id(node.attr) in self._not_property:
             return None
+        receivers = rules[0].extra.get("not_on_receivers")
+        if receivers and (dotted(node.value) or "").rsplit(".", 1)[-1] in receivers:
+            return None               # `onnx.TensorProto.FLOAT16`: an ONNX element type, not a switch (t16e)
         if isinstance(node.value, cst.Name) and node.value.value in ("self", "cls") \
                 and not (node.attr.value.startswith("__") and node.attr.value.endswith("__")):
             return None               # a protocol dunder (`self.__cuda_array_interface__ = ...`) is not the class's own name
@@ -976,6 +992,8 @@ class MatchVisitor(cst.CSTVisitor):
             self._asserted.update(_dtype_values(node.value))
         elif _key_names_value(node.key, node.value):
             self._table_values.add(id(node.value))
+        elif (device_name := _device_named_by_key(node.key, node.value)) is not None:
+            self._table_values.add(id(device_name))
         help_text = isinstance(node.key, cst.SimpleString) and node.key.evaluated_value in _HELP_KEYWORDS \
             and _stringy_value(node.value)       # `metadata={"help": "..."}` (HF dataclass fields): text (t14k)
         if help_text:
