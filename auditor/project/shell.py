@@ -18,6 +18,7 @@ from auditor.project.launched import SUMMARY_KEY as LAUNCHED, launched_call_opti
 from auditor.project.makefile import SUMMARY_KEY as MAKE_CALLS
 from auditor.project.local_builds import record_local_build
 from auditor.project.local_extras import SUMMARY_KEY as LOCAL_EXTRAS, local_extra_call
+from auditor.project.makefile import _join as make_join
 from auditor.project.makefile import cd as make_cd
 from auditor.project.makefile import keep_call, make_call
 from auditor.project.requirements import (_ALL_BUILDS_PAGE_RE, _CUDA_INDEX_RE, _OTHER_ACCELERATOR_RE, conda_spec_name,
@@ -1189,7 +1190,36 @@ def _record_launch(col: Collector, pos: _Positions, words: list[str], nodes: lis
         if at < len(nodes):
             line, c = pos.at(nodes[at].start_point)
             call.update(file_line=line, file_col=c, file_end_col=c + len(words[at]))
+        folders = _python_path(col, nodes[0], cwd)
+        if folders:
+            call["pythonpath"] = folders
     _keep_call(col, pos, words, nodes, call, LAUNCHED)
+
+
+_CURRENT_DIR_RE = re.compile(r"^(?:\$\(pwd\)|`pwd`|\$\{?PWD\}?)$")
+
+
+def _python_path(col: Collector, first, cwd: str | None) -> list[str]:
+    """The tree folders, relative to where the script started, that PYTHONPATH puts on the launched script's
+    `sys.path`: set on the command (`PYTHONPATH=. python tools/train.py`) or earlier in the script (`export
+    PYTHONPATH=turbodiffusion`); `$(pwd)` is the current folder, other variables and absolute paths are left out."""
+    command = first.parent
+    while command is not None and command.type != "command":
+        command = command.parent
+    value = col.script_vars.get("PYTHONPATH")
+    for child in command.children if command is not None else []:
+        name = child.child_by_field_name("name") if child.type == "variable_assignment" else None
+        if name is not None and name.text == b"PYTHONPATH" and child.child_by_field_name("value") is not None:
+            value = _word(child.child_by_field_name("value"))
+    if not value or cwd is None or cwd.startswith("/"):
+        return []
+    out = []
+    for entry in value.split(":"):
+        entry = "." if _CURRENT_DIR_RE.match(entry) else entry
+        folder = make_join(cwd, entry) if entry and "$" not in entry and "`" not in entry else None
+        if folder is not None and folder not in out:
+            out.append(folder)
+    return out
 
 
 def _record_make(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:
