@@ -5,6 +5,7 @@ error-tolerant bash grammar: environment variables set (`export`, `NAME=... cmd`
 from __future__ import annotations
 
 import ast
+import itertools
 
 import re
 from functools import lru_cache
@@ -12,6 +13,7 @@ from urllib.parse import unquote
 from typing import TYPE_CHECKING, Iterator
 
 from auditor.findings import FileResult
+from auditor.project import for_macos
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.launched import SUMMARY_KEY as LAUNCHED, launched_call_options
@@ -255,6 +257,7 @@ class _SourceTree:
         # after `cd ${PROJ_ROOT}/bundlesdf/mycuda` (cwd unknown): `bundlesdf/mycuda`, a folder the tree pass looks up
         # from the tree's root and the script's folder (t15u)
         self.tail: str | None = None
+        self.depth = 0                 # folders entered below the top of `here` (a relative `cd csrc/rotary`: 2)
 
     def clone(self, col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
         positional, skip = [], False
@@ -283,6 +286,14 @@ class _SourceTree:
     def cd(self, m, target: str | None) -> None:
         var_rest = _VAR_PREFIX_RE.match(target or "")
         self.tail = var_rest.group(1) if var_rest and self.cwd is None else None
+        if target and target.startswith("..") and self.here is not None:
+            # `WORKDIR ../layer_norm` after `WORKDIR csrc/rotary` in a flash-attention clone: up and down again inside
+            # the same source tree (t16a, test18's Samba Dockerfile); more `..` than folders entered leaves it
+            parts = [p for p in target.split("/") if p not in ("", ".")]
+            ups = len(parts) - len(list(itertools.dropwhile(lambda p: p == "..", parts)))
+            if ".." not in parts[ups:] and ups <= self.depth:
+                self.depth += len(parts) - 2 * ups
+                return
         if not target or target in ("-", "~") or target.startswith(".."):
             self.here = None
             self.here_origin = None
@@ -291,12 +302,16 @@ class _SourceTree:
         self.here_origin = self.origin.get(last, last.lower())
         if last in self.cloned:
             self.here = self.cloned[last]
+            self.depth = 0
             return
         found = m.match_source_tree(last)
         if found is not None:
             self.here = found
+            self.depth = 0
         elif target.startswith(("/", "$", "~")):
             self.here = None       # somewhere else; a relative `cd hopper` stays inside the tree
+        else:
+            self.depth += len([p for p in target.split("/") if p not in ("", ".")])
 
 
 # `$DIR/rest`, `${PROJ_ROOT}/rest` (a variable, then a plain relative folder)
@@ -1667,7 +1682,7 @@ def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     col = Collector(engine, rel, text)
     scan_shell(col, text)
     result = col.done()
-    if _for_macos(rel):
+    if for_macos(rel):
         # `cmd_macos.sh`, `start_macos.sh`, `scripts/macos/setup.sh` of a one-click installer: a Mac has neither CUDA
         # nor an Ascend device, so its `export CUDA_HOME="$INSTALL_ENV_DIR"` (isolation from a system toolkit) and
         # installs are not what a port changes (another platform's file is not a CUDA finding; t15g)
@@ -1737,16 +1752,6 @@ def gate_findings(result: FileResult, text: str) -> None:
         branches = _cuda_branches(_parser().parse(raw).root_node, _Positions(raw))
         if branches:
             result.findings = [_gated(f, branches) for f in result.findings]
-
-
-_MACOS_WORDS = frozenset({"macos", "osx", "darwin", "mac"})
-
-
-def _for_macos(rel: str) -> bool:
-    """A script for macOS by its name (`start_macos.sh`, `install-osx.sh`, `build_mac.sh`) or folder (`macos/`)."""
-    parts = rel.replace("\\", "/").lower().split("/")
-    words = set(re.split(r"[_.\-]+", parts[-1].rsplit(".", 1)[0] if "." in parts[-1] else parts[-1]))
-    return bool(words & _MACOS_WORDS) or any(p in _MACOS_WORDS for p in parts[:-1])
 
 
 def _gated(f, branches: list[tuple[int, int, str]]):
