@@ -22,7 +22,6 @@ from typing import Any, Callable
 
 from auditor.findings import FileResult, Finding
 from auditor.project.launched import _MAX_SCRIPT_BYTES, SUMMARY_KEY, launch_bases, resolve_launched
-from auditor.project.local_builds import cuda_extension_modules
 from auditor.project.makefile import _join, add_call_findings, call_finding, positioned, recorded_calls, unsuppressed
 
 FACT = "hard"
@@ -44,12 +43,14 @@ def _first_party_candidate(module: str, level: int) -> bool:
     return bool(top) and top not in sys.stdlib_module_names and top not in _IMPORTS_ON_ASCEND
 
 
-def import_failure_facts(tree: ast.AST | None, findings) -> dict:
+def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
     """`imports`: [line, module, level, names] of each import statement of the module body itself (a statement under
     try, if, with or def is not unconditional) that may name a module of the tree; `hits`: [line, category, code,
-    symbol] of each error finding of CATEGORIES on such a statement. Empty when there is neither."""
+    symbol] of each error finding of CATEGORIES on such a statement; for a setup.py, `extensions`: {module: line} of
+    the CUDA extensions it always builds (t16a). Empty when there is none of these."""
     if not isinstance(tree, ast.Module):
         return {}
+    extensions = _setup_extensions(tree) if rel.rsplit("/", 1)[-1] == "setup.py" else {}
     # torch's own modules import on Ascend: a finding on `from torch.utils.cpp_extension import CUDAExtension` is
     # about the build it makes, not an import that fails
     wanted = [f for f in findings if f.category in CATEGORIES and f.severity == "error"
@@ -68,11 +69,27 @@ def import_failure_facts(tree: ast.AST | None, findings) -> dict:
         elif _first_party_candidate(stmt.module or "", stmt.level):
             imports.append([stmt.lineno, stmt.module or "", stmt.level, [a.name for a in stmt.names if a.name != "*"]])
     out: dict = {}
+    if extensions:
+        out["extensions"] = extensions
     if hits:
         out["hits"] = hits
     if imports:
         out["imports"] = imports[:_MAX_IMPORTS]
     return out
+
+
+def _setup_extensions(tree: ast.Module) -> dict[str, int]:
+    """{module name: line} of the CUDA extensions a setup.py builds in every install (`CUDAExtension(name=
+    "turbo_diffusion_ops", ...)` in no `if` / `try`): once installed, an import of that name loads the nvcc-built
+    library."""
+    from auditor.project.setup_py import extension_module_name, unconditional_cuda_extensions
+
+    found: dict[str, int] = {}
+    for call in unconditional_cuda_extensions(tree):
+        name = extension_module_name(call)
+        if name:
+            found.setdefault(name, call.lineno)
+    return found
 
 
 def _module_files(rel: str, module: str, level: int, names: list[str], folders: list[str]) -> list[str]:
@@ -206,8 +223,8 @@ def launch_import_findings(result: FileResult, root: Path, rules_by_category: di
                                      + [_relative(b, root) for b in (base, root)]))
         key = ("imports", start, tuple(folders))
         if key not in cache:
-            cache[key] = failing_imports(start, _facts_reader(root, by_rel, analyze, cache), folders,
-                                         _tree_extensions(root, (base, root), cache))
+            facts_of = _facts_reader(root, by_rel, analyze, cache)
+            cache[key] = failing_imports(start, facts_of, folders, _tree_extensions(root, (base, root), facts_of))
         for category, chain in cache[key].items():
             rule = rules_by_category.get(category)
             if rule is None or (category == "attention" and call_pos[0] in attention_lines):
@@ -218,17 +235,16 @@ def launch_import_findings(result: FileResult, root: Path, rules_by_category: di
     return unsuppressed(new, calls, Path(result.path), root) if new else new
 
 
-def _tree_extensions(root: Path, folders: tuple[Path, ...], cache: dict) -> dict[str, str]:
+def _tree_extensions(root: Path, folders: tuple[Path, ...], facts_of: Callable[[str], dict | None]) -> dict[str, str]:
     """{module path: `setup.py:LINE`} of the CUDA extensions the setup.py of `folders` (the launch's base, the tree's
-    top) always build: the installed name (`turbo_diffusion_ops`, `pkg/_C`) and, for a setup.py below the top, the
-    tree path a relative import resolves to (`sub/pkg/_C`)."""
+    top) always build, from that file's facts: the installed name (`turbo_diffusion_ops`, `pkg/_C`) and, for a
+    setup.py below the top, the tree path a relative import resolves to (`sub/pkg/_C`)."""
     out: dict[str, str] = {}
-    parsed = cache.setdefault(("setup-extensions",), {})     # setup.py path -> its extensions, once per run
     for folder in dict.fromkeys(folders):
         where = _relative(folder, root)
         setup = f"{where}/setup.py" if where else "setup.py"
-        for name, line in cuda_extension_modules(folder / "setup.py", parsed).items():
-            path = name.replace(".", "/")
+        for name, line in ((facts_of(setup) or {}).get("extensions") or {}).items():
+            path = str(name).replace(".", "/")
             out.setdefault(path, f"{setup}:{line}")
             if where:
                 out.setdefault(f"{where}/{path}", f"{setup}:{line}")

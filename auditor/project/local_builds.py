@@ -54,30 +54,19 @@ def record_local_build(result: FileResult, path: str, cwd: str | None, line: int
     keep_call(result, SUMMARY_KEY, call)
 
 
-def _cuda_extensions(setup_py: Path, cache: dict) -> list[tuple[int, str | None]]:
-    """(line, module name or None when not a literal) of each CUDA extension `setup_py` builds unconditionally."""
-    from auditor.project.setup_py import extension_module_name, unconditional_cuda_extensions
+def _cuda_extension_lines(setup_py: Path, cache: dict) -> list[int]:
+    from auditor.project.setup_py import unconditional_cuda_extensions
 
     if setup_py not in cache:
-        found: list[tuple[int, str | None]] = []
+        lines: list[int] = []
         try:
             if setup_py.is_file() and setup_py.stat().st_size <= _MAX_BYTES:
                 tree = ast.parse(setup_py.read_bytes())
-                found = [(c.lineno, extension_module_name(c)) for c in unconditional_cuda_extensions(tree)]
+                lines = [c.lineno for c in unconditional_cuda_extensions(tree)]
         except (OSError, SyntaxError, ValueError, RecursionError):
-            found = []
-        cache[setup_py] = found
+            lines = []
+        cache[setup_py] = lines
     return cache[setup_py]
-
-
-def _cuda_extension_lines(setup_py: Path, cache: dict) -> list[int]:
-    return [line for line, _name in _cuda_extensions(setup_py, cache)]
-
-
-def cuda_extension_modules(setup_py: Path, cache: dict) -> dict[str, int]:
-    """{module name: line} of the CUDA extensions `setup_py` always builds (`turbo_diffusion_ops`, `quarot._CUDA`):
-    once installed, an import of that name loads the nvcc-built library (launch_imports, t16a)."""
-    return {name: line for line, name in _cuda_extensions(setup_py, cache) if name}
 
 
 def local_build_findings(result: FileResult, root: Path, rule, cache: dict | None = None,
