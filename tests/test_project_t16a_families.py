@@ -207,3 +207,22 @@ def test_macos_requirements_are_another_platforms_file():
             "torch --pre --extra-index-url https://download.pytorch.org/whl/nightly/cpu\n")
     assert not analyze_project_file(ENGINE, text.encode(), "requirements-mac.txt", "requirements").findings
     assert analyze_project_file(ENGINE, text.encode(), "requirements.txt", "requirements").findings
+
+
+def test_an_extension_header_whose_only_cuda_is_the_tensor_check():
+    header = """\
+        #pragma once
+        #include <torch/extension.h>
+        #include <cstdint>
+
+        #define div_ceil(M, N) (((M) + (N)-1) / (N))
+
+        #define CHECK_CUDA(x) \\
+          TORCH_CHECK(x.is_cuda(), "Tensor " #x " must be on CUDA")
+        #define CHECK_CONTIGUOUS(x) \\
+          TORCH_CHECK(x.is_contiguous(), "Tensor " #x " must be contiguous")
+        """
+    assert line_codes(ENGINE, "csrc/pytorch_extensions_utils.cuh", header) == [(8, "NPU372")]
+    # a header of plain C++ (a comment naming is_cuda() is not code) stays unreported
+    assert not line_codes(ENGINE, "csrc/enums.cuh", "#pragma once\n// x.is_cuda() is checked by the caller\n"
+                                                    "#include <string>\nenum class Mode { kA, kB };\n")
