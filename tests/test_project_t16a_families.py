@@ -226,3 +226,21 @@ def test_an_extension_header_whose_only_cuda_is_the_tensor_check():
     # a header of plain C++ (a comment naming is_cuda() is not code) stays unreported
     assert not line_codes(ENGINE, "csrc/enums.cuh", "#pragma once\n// x.is_cuda() is checked by the caller\n"
                                                     "#include <string>\nenum class Mode { kA, kB };\n")
+
+
+def test_pip_install_of_a_variable_holding_a_cloned_attention_tree():
+    found = line_codes(ENGINE, "scripts/install_acceleration.sh", """\
+        install_spargeattn() {
+            local package="${SPARGEATTN_PACKAGE:-}"
+            if [[ -z "${package}" ]]; then
+                package="${BUILD_ROOT}/SpargeAttn"
+            fi
+            MAX_JOBS=8 python -m pip install --no-build-isolation "${package}"
+        }
+        install_local() {
+            local package="${BUILD_ROOT}/ltx-core"
+            python -m pip install --no-build-isolation "${package}"
+        }
+        """)
+    # the SpargeAttn folder is its source tree; a folder of the project's own is not a CUDA project's
+    assert (6, "NPU361") in found and not [c for line, c in found if line == 10], found

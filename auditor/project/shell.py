@@ -1509,6 +1509,11 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
         elif w in _OPTS_WITH_VALUE:
             skip = True
             continue
+        if _VAR_WORD_RE.match(w) and (found := _variable_source_tree(col, m, w)) is not None:
+            # `package="${BUILD_ROOT}/SageAttention"`, `git clone ... "${package}"`, then `pip install "${package}"`:
+            # the folder the script's variable holds is a CUDA project's source tree (t16a, tuned on project test18)
+            col.add(found[1], found[0], line, c, c + len(w), note=f" (built here from its source tree, `{w}`)")
+            continue
         if w.endswith(".whl"):
             symbols = wheel_symbols(unquote(w))        # a file or a URL (`.../flash_attn-2.8.3%2Bcu12torch2.11-...whl`)
         elif (w.startswith((".", "/", "~")) or ("/" in w or editable or w in source_tree.cloned)
@@ -1544,6 +1549,19 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
 # sdist or docs job installs it (and as torch_npu pairs with it); not a CUDA build to port (t15n)
 _NPU_EXTRA_RE = re.compile(r"npu|ascend", re.I)
 _CPU_INDEX_RE = re.compile(r"^(?:https?://)?download\.pytorch\.org/whl/(?:nightly/|test/)?cpu/?$", re.I)
+
+
+_VAR_WORD_RE = re.compile(r"^\$\{?(\w+)\}?$")
+
+
+def _variable_source_tree(col: Collector, m, word: str) -> tuple[str, "Rule"] | None:
+    """The CUDA project whose source tree a script variable's folder is: its value (the script's last assignment
+    before the line) is a path whose last folder is written out and names one (`${BUILD_ROOT}/SpargeAttn`)."""
+    value = col.script_vars.get(_VAR_WORD_RE.match(word).group(1), "")   # type: ignore[union-attr]  # matched above
+    last = value.strip("\"'").rstrip("/").rsplit("/", 1)[-1]
+    if "/" not in value or not last or "$" in last or "{" in last:
+        return None
+    return m.match_source_tree(last)
 
 
 def _pip_url(col: Collector, m, line: int, c: int, url: str) -> None:
