@@ -1509,7 +1509,7 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
         elif w in _OPTS_WITH_VALUE:
             skip = True
             continue
-        if _VAR_WORD_RE.match(w) and (found := _variable_source_tree(col, m, w)) is not None:
+        if (var := _VAR_WORD_RE.match(w)) and (found := _variable_source_tree(col, m, var.group(1))) is not None:
             # `package="${BUILD_ROOT}/SageAttention"`, `git clone ... "${package}"`, then `pip install "${package}"`:
             # the folder the script's variable holds is a CUDA project's source tree (t16a, tuned on project test18)
             col.add(found[1], found[0], line, c, c + len(w), note=f" (built here from its source tree, `{w}`)")
@@ -1554,10 +1554,10 @@ _CPU_INDEX_RE = re.compile(r"^(?:https?://)?download\.pytorch\.org/whl/(?:nightl
 _VAR_WORD_RE = re.compile(r"^\$\{?(\w+)\}?$")
 
 
-def _variable_source_tree(col: Collector, m, word: str) -> tuple[str, "Rule"] | None:
-    """The CUDA project whose source tree a script variable's folder is: its value (the script's last assignment
+def _variable_source_tree(col: Collector, m, name: str) -> tuple[str, "Rule"] | None:
+    """The CUDA project whose source tree the script variable `name` holds: its value (the script's last assignment
     before the line) is a path whose last folder is written out and names one (`${BUILD_ROOT}/SpargeAttn`)."""
-    value = col.script_vars.get(_VAR_WORD_RE.match(word).group(1), "")   # type: ignore[union-attr]  # matched above
+    value = col.script_vars.get(name, "")
     last = value.strip("\"'").rstrip("/").rsplit("/", 1)[-1]
     if "/" not in value or not last or "$" in last or "{" in last:
         return None
