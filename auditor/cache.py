@@ -50,7 +50,8 @@ FACTS: dict[str, int] = {
     "declares": 1,        # declared_vendor.declares_fact: the root metadata's name, core requirements (t11w)
     "cuda_defs": 1,       # cuda_helpers.cuda_defs_fact: helpers named for CUDA a file defines (t11r)
     "local_builds": 1,    # local_builds.record_local_build: builds of the project's own setup.py folders (t15u)
-    "hard_imports": 1,    # launch_imports.import_failure_facts: unconditional imports, CUDA-only ones (s15e)
+    "hard_imports": 2,    # launch_imports.import_failure_facts: unconditional imports, CUDA-only ones (s15e); 2: a
+                          # setup.py's CUDA extension names (t16a)
 }
 KEEP_INDEXES = 4                            # indexes for other keys kept per folder (a few selections/targets)
 _PACKAGE_DIR = Path(__file__).resolve().parent

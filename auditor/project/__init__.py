@@ -90,7 +90,22 @@ def analyze_project_file(engine: "StaticEngine", data: bytes, rel: str, kind: st
         # of another accelerator; an Ascend port adds its own file beside it and never edits this one, so no line of
         # it is a CUDA finding (t15k; Python files there stay info, "left as is", auditor/static/backends.py)
         result.findings = []
+    elif result.findings and kind in ("requirements", "conda") and for_macos(rel):
+        # `requirements-mac.txt`, `requirements_macos_amd64.txt`: what a Mac installs (neither CUDA nor an Ascend
+        # device there), as the shell reader treats `start_macos.sh` (t16a, test18's seed-vc, test15's kohya_ss)
+        result.findings = []
     return result
+
+
+_MACOS_WORDS = frozenset({"macos", "osx", "darwin", "mac"})
+
+
+def for_macos(rel: str) -> bool:
+    """A file for macOS by its name (`start_macos.sh`, `install-osx.sh`, `requirements-mac.txt`) or folder
+    (`macos/`)."""
+    parts = rel.replace("\\", "/").lower().split("/")
+    words = set(re.split(r"[_.\-]+", parts[-1].rsplit(".", 1)[0] if "." in parts[-1] else parts[-1]))
+    return bool(words & _MACOS_WORDS) or any(p in _MACOS_WORDS for p in parts[:-1])
 
 
 def another_backends_file(rel: str) -> bool:

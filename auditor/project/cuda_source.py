@@ -28,9 +28,12 @@ _CUDA_LIBRARY_INCLUDE_RE = re.compile(
 _CUDA_TYPES_RE = re.compile(r"\b(?:__align__|__half2?|__nv_bfloat162?|__nv_fp8\w*|half2|dim3|threadIdx|blockIdx|"
                             r"blockDim|gridDim|warpSize)\b")
 # CUDA-only code in a file with no kernel and no CUDA include: device / host qualifiers, nvcc's macros, CUDA
-# runtime types and calls (`cudaDeviceProp`, `cudaStream_t`, `cudaGetDeviceCount(`), launches
+# runtime types and calls (`cudaDeviceProp`, `cudaStream_t`, `cudaGetDeviceCount(`), launches; and an extension
+# header's CUDA-tensor check (`#define CHECK_CUDA(x) TORCH_CHECK(x.is_cuda(), ...)`: SpargeAttn's
+# pytorch_extensions_utils.cuh, t16a, tuned on project test18), which rejects every NPU tensor
 _CUDA_CODE_RE = re.compile(
-    r"\b(?:__(?:device|host|shared|constant|forceinline)__|__CUDACC\w*|__CUDA_ARCH__|cuda[A-Z]\w*|CUDA_\w*CHECK)\b|<<<")
+    r"\b(?:__(?:device|host|shared|constant|forceinline)__|__CUDACC\w*|__CUDA_ARCH__|cuda[A-Z]\w*|CUDA_\w*CHECK)\b|<<<"
+    r"|\bis_cuda(?=\s*\(\s*\))")
 # device code a file writes itself (not the CUDA runtime types an instantiation file's signatures name)
 _DEVICE_CODE_RE = re.compile(r"\b(?:__(?:device|shared|constant)__|__CUDA_ARCH__)\b|<<<")
 _ASM_RE = re.compile(r"\b(?:asm|__asm__)\s*(?:volatile\s*|__volatile__\s*)?\(")

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from auditor.findings import FileResult, Finding
 from auditor.project.launched import _MAX_SCRIPT_BYTES, SUMMARY_KEY, launch_bases, resolve_launched
-from auditor.project.makefile import add_call_findings, call_finding, positioned, recorded_calls, unsuppressed
+from auditor.project.makefile import _join, add_call_findings, call_finding, positioned, recorded_calls, unsuppressed
 
 FACT = "hard"
 CATEGORIES = ("kernel", "attention", "third_party")
@@ -43,12 +43,14 @@ def _first_party_candidate(module: str, level: int) -> bool:
     return bool(top) and top not in sys.stdlib_module_names and top not in _IMPORTS_ON_ASCEND
 
 
-def import_failure_facts(tree: ast.AST | None, findings) -> dict:
+def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
     """`imports`: [line, module, level, names] of each import statement of the module body itself (a statement under
     try, if, with or def is not unconditional) that may name a module of the tree; `hits`: [line, category, code,
-    symbol] of each error finding of CATEGORIES on such a statement. Empty when there is neither."""
+    symbol] of each error finding of CATEGORIES on such a statement; for a setup.py, `extensions`: {module: line} of
+    the CUDA extensions it always builds (t16a). Empty when there is none of these."""
     if not isinstance(tree, ast.Module):
         return {}
+    extensions = _setup_extensions(tree) if rel.rsplit("/", 1)[-1] == "setup.py" else {}
     # torch's own modules import on Ascend: a finding on `from torch.utils.cpp_extension import CUDAExtension` is
     # about the build it makes, not an import that fails
     wanted = [f for f in findings if f.category in CATEGORIES and f.severity == "error"
@@ -67,11 +69,27 @@ def import_failure_facts(tree: ast.AST | None, findings) -> dict:
         elif _first_party_candidate(stmt.module or "", stmt.level):
             imports.append([stmt.lineno, stmt.module or "", stmt.level, [a.name for a in stmt.names if a.name != "*"]])
     out: dict = {}
+    if extensions:
+        out["extensions"] = extensions
     if hits:
         out["hits"] = hits
     if imports:
         out["imports"] = imports[:_MAX_IMPORTS]
     return out
+
+
+def _setup_extensions(tree: ast.Module) -> dict[str, int]:
+    """{module name: line} of the CUDA extensions a setup.py builds in every install (`CUDAExtension(name=
+    "turbo_diffusion_ops", ...)` in no `if` / `try`): once installed, an import of that name loads the nvcc-built
+    library."""
+    from auditor.project.setup_py import extension_module_name, unconditional_cuda_extensions
+
+    found: dict[str, int] = {}
+    for call in unconditional_cuda_extensions(tree):
+        name = extension_module_name(call)
+        if name:
+            found.setdefault(name, call.lineno)
+    return found
 
 
 def _module_files(rel: str, module: str, level: int, names: list[str], folders: list[str]) -> list[str]:
@@ -95,11 +113,29 @@ def _module_files(rel: str, module: str, level: int, names: list[str], folders: 
     return list(dict.fromkeys(out))
 
 
-def failing_imports(start: str, facts_of: Callable[[str], dict | None], folders: list[str]) -> dict[str, list[str]]:
+def _loaded_paths(rel: str, module: str, level: int, names: list[str], folders: list[str]) -> set[str]:
+    """The tree paths, without `.py`, of every module an import loads when it resolves from one of `folders` (a
+    relative import: from `rel`'s package): `from a.b import c` loads `a`, `a/b` and maybe `a/b/c`."""
+    if level:
+        here = rel.split("/")[:-1]
+        if level - 1 > len(here):
+            return set()
+        folders = ["/".join(here[:len(here) - (level - 1)])]
+    parts = [p for p in module.split(".") if p]
+    dotted = [parts[:i] for i in range(1, len(parts) + 1)] + [parts + [n] for n in names]
+    return {"/".join([folder] + d if folder else d) for folder in folders for d in dotted if d}
+
+
+def failing_imports(start: str, facts_of: Callable[[str], dict | None], folders: list[str],
+                    extensions: dict[str, str] | None = None) -> dict[str, list[str]]:
     """{category: the import chain, as text per hop} for a launched file of the tree (`start`, relative to the root):
     the first chain (fewest hops) from its unconditional imports to an error finding of each category. `folders`:
     where a top-level import is looked for (the script's own folder first, as `sys.path[0]`, then the launch's);
-    `facts_of(rel)`: a tree file's `hard` facts, None when the tree has no such file."""
+    `facts_of(rel)`: a tree file's `hard` facts, None when the tree has no such file; `extensions`: {module path
+    (`pkg/_C`, as a relative import inside the tree resolves it, or the installed name `turbo_diffusion_ops`): where
+    the tree's setup.py builds it as a CUDA extension}, an import of which is a kernel hit (installed by `pip install
+    .`, that module is the nvcc-built library, t16a)."""
+    extensions = extensions or {}
     chains: dict[str, list[str]] = {}
     seen = {start}
     frontier: list[tuple[str, list[str]]] = [(start, [])]
@@ -112,6 +148,11 @@ def failing_imports(start: str, facts_of: Callable[[str], dict | None], folders:
                     chains[category] = chain + [f"{rel}:{line} `{symbol}` ({code})"]
             for line, module, level, names in facts.get("imports") or []:
                 shown = "." * level + module
+                if extensions and "kernel" not in chains:
+                    built = _loaded_paths(rel, module, level, names, [""]) & extensions.keys()
+                    if built:
+                        where = extensions[min(built)]
+                        chains["kernel"] = chain + [f"{rel}:{line} `{shown}` (the tree's CUDA extension, {where})"]
                 # the first folder that has the module is the one Python loads it from (sys.path order)
                 for folder in folders[:1] if level else folders:
                     found = [t for t in _module_files(rel, module, level, names, [folder]) if facts_of(t) is not None]
@@ -166,7 +207,8 @@ def launch_import_findings(result: FileResult, root: Path, rules_by_category: di
     bases = launch_bases(bases, root)
     attention_lines = {f.line for f in result.findings if f.category == "attention" and f.data and f.data.get("launched")}
     new: list[Finding] = []
-    for call_pos, rel in positioned(calls, "file"):
+    for call_pos, rel, pythonpath in ((*pos_rel, call.get("pythonpath") if isinstance(call, dict) else None)
+                                      for call in calls for pos_rel in positioned([call], "file")):
         found = resolve_launched(rel, bases, cache)
         if found is None:
             continue
@@ -175,10 +217,14 @@ def launch_import_findings(result: FileResult, root: Path, rules_by_category: di
             start = candidate.relative_to(root).as_posix()
         except ValueError:
             continue
-        folders = list(dict.fromkeys(["/".join(start.split("/")[:-1])] + [_relative(b, root) for b in (base, root)]))
+        # sys.path: the script's folder, then PYTHONPATH's folders (`export PYTHONPATH=turbodiffusion`), then the launch's
+        paths = [p for p in (_join(_relative(base, root), str(f)) for f in pythonpath or []) if p is not None]
+        folders = list(dict.fromkeys(["/".join(start.split("/")[:-1])] + paths
+                                     + [_relative(b, root) for b in (base, root)]))
         key = ("imports", start, tuple(folders))
         if key not in cache:
-            cache[key] = failing_imports(start, _facts_reader(root, by_rel, analyze, cache), folders)
+            facts_of = _facts_reader(root, by_rel, analyze, cache)
+            cache[key] = failing_imports(start, facts_of, folders, _tree_extensions(root, (base, root), facts_of))
         for category, chain in cache[key].items():
             rule = rules_by_category.get(category)
             if rule is None or (category == "attention" and call_pos[0] in attention_lines):
@@ -187,6 +233,22 @@ def launch_import_findings(result: FileResult, root: Path, rules_by_category: di
             new.append(call_finding(rule, product, result, call_pos, message, rel,
                                     {"launched": rel, "chain": chain}))
     return unsuppressed(new, calls, Path(result.path), root) if new else new
+
+
+def _tree_extensions(root: Path, folders: tuple[Path, ...], facts_of: Callable[[str], dict | None]) -> dict[str, str]:
+    """{module path: `setup.py:LINE`} of the CUDA extensions the setup.py of `folders` (the launch's base, the tree's
+    top) always build, from that file's facts: the installed name (`turbo_diffusion_ops`, `pkg/_C`) and, for a
+    setup.py below the top, the tree path a relative import resolves to (`sub/pkg/_C`)."""
+    out: dict[str, str] = {}
+    for folder in dict.fromkeys(folders):
+        where = _relative(folder, root)
+        setup = f"{where}/setup.py" if where else "setup.py"
+        for name, line in ((facts_of(setup) or {}).get("extensions") or {}).items():
+            path = str(name).replace(".", "/")
+            out.setdefault(path, f"{setup}:{line}")
+            if where:
+                out.setdefault(f"{where}/{path}", f"{setup}:{line}")
+    return out
 
 
 def _relative(folder: Path, root: Path) -> str:

@@ -171,6 +171,16 @@ def unconditional_cuda_extensions(tree: ast.Module) -> list[ast.Call]:
     return sorted(found, key=lambda c: (c.lineno, c.col_offset))
 
 
+def extension_module_name(call: ast.Call) -> str | None:
+    """The module an extension call builds, when written as a literal: `CUDAExtension(name="pkg._C", ...)` or
+    `CUDAExtension("pkg._C", [...])` (the first argument of torch.utils.cpp_extension's builders is `name`)."""
+    value = next((k.value for k in call.keywords if k.arg == "name"), call.args[0] if call.args else None)
+    if isinstance(value, ast.Constant) and isinstance(value.value, str) and \
+            re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*", value.value):
+        return value.value
+    return None
+
+
 # a test that asks for CUDA (`torch.cuda.is_available()`, `CUDA_HOME is not None`, `shutil.which("nvcc")`) and one
 # that names the NPU or another backend (then the chain dispatches per backend)
 _CUDA_TEST = re.compile(r"(?i)cuda|nvcc")

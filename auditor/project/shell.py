@@ -5,6 +5,7 @@ error-tolerant bash grammar: environment variables set (`export`, `NAME=... cmd`
 from __future__ import annotations
 
 import ast
+import itertools
 
 import re
 from functools import lru_cache
@@ -12,12 +13,14 @@ from urllib.parse import unquote
 from typing import TYPE_CHECKING, Iterator
 
 from auditor.findings import FileResult
+from auditor.project import for_macos
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.launched import SUMMARY_KEY as LAUNCHED, launched_call_options
 from auditor.project.makefile import SUMMARY_KEY as MAKE_CALLS
 from auditor.project.local_builds import record_local_build
 from auditor.project.local_extras import SUMMARY_KEY as LOCAL_EXTRAS, local_extra_call
+from auditor.project.makefile import _join as make_join
 from auditor.project.makefile import cd as make_cd
 from auditor.project.makefile import keep_call, make_call
 from auditor.project.requirements import (_ALL_BUILDS_PAGE_RE, _CUDA_INDEX_RE, _OTHER_ACCELERATOR_RE, conda_spec_name,
@@ -278,6 +281,7 @@ class _SourceTree:
         # after `cd ${PROJ_ROOT}/bundlesdf/mycuda` (cwd unknown): `bundlesdf/mycuda`, a folder the tree pass looks up
         # from the tree's root and the script's folder (t15u)
         self.tail: str | None = None
+        self.depth = 0                 # folders entered below the top of `here` (a relative `cd csrc/rotary`: 2)
 
     def clone(self, col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
         positional, skip = [], False
@@ -306,6 +310,14 @@ class _SourceTree:
     def cd(self, m, target: str | None) -> None:
         var_rest = _VAR_PREFIX_RE.match(target or "")
         self.tail = var_rest.group(1) if var_rest and self.cwd is None else None
+        if target and target.startswith("..") and self.here is not None:
+            # `WORKDIR ../layer_norm` after `WORKDIR csrc/rotary` in a flash-attention clone: up and down again inside
+            # the same source tree (t16a, test18's Samba Dockerfile); more `..` than folders entered leaves it
+            parts = [p for p in target.split("/") if p not in ("", ".")]
+            ups = len(parts) - len(list(itertools.dropwhile(lambda p: p == "..", parts)))
+            if ".." not in parts[ups:] and ups <= self.depth:
+                self.depth += len(parts) - 2 * ups
+                return
         if not target or target in ("-", "~") or target.startswith(".."):
             self.here = None
             self.here_origin = None
@@ -314,12 +326,16 @@ class _SourceTree:
         self.here_origin = self.origin.get(last, last.lower())
         if last in self.cloned:
             self.here = self.cloned[last]
+            self.depth = 0
             return
         found = m.match_source_tree(last)
         if found is not None:
             self.here = found
+            self.depth = 0
         elif target.startswith(("/", "$", "~")):
             self.here = None       # somewhere else; a relative `cd hopper` stays inside the tree
+        else:
+            self.depth += len([p for p in target.split("/") if p not in ("", ".")])
 
 
 # `$DIR/rest`, `${PROJ_ROOT}/rest` (a variable, then a plain relative folder)
@@ -1213,7 +1229,36 @@ def _record_launch(col: Collector, pos: _Positions, words: list[str], nodes: lis
         if at < len(nodes):
             line, c = pos.at(nodes[at].start_point)
             call.update(file_line=line, file_col=c, file_end_col=c + len(words[at]))
+        folders = _python_path(col, nodes[0], cwd)
+        if folders:
+            call["pythonpath"] = folders
     _keep_call(col, pos, words, nodes, call, LAUNCHED)
+
+
+_CURRENT_DIR_RE = re.compile(r"^(?:\$\(pwd\)|`pwd`|\$\{?PWD\}?)$")
+
+
+def _python_path(col: Collector, first, cwd: str | None) -> list[str]:
+    """The tree folders, relative to where the script started, that PYTHONPATH puts on the launched script's
+    `sys.path`: set on the command (`PYTHONPATH=. python tools/train.py`) or earlier in the script (`export
+    PYTHONPATH=turbodiffusion`); `$(pwd)` is the current folder, other variables and absolute paths are left out."""
+    command = first.parent
+    while command is not None and command.type != "command":
+        command = command.parent
+    value = col.script_vars.get("PYTHONPATH")
+    for child in command.children if command is not None else []:
+        name = child.child_by_field_name("name") if child.type == "variable_assignment" else None
+        if name is not None and name.text == b"PYTHONPATH" and child.child_by_field_name("value") is not None:
+            value = _word(child.child_by_field_name("value"))
+    if not value or cwd is None or cwd.startswith("/"):
+        return []
+    out = []
+    for entry in value.split(":"):
+        entry = "." if _CURRENT_DIR_RE.match(entry) else entry
+        folder = make_join(cwd, entry) if entry and "$" not in entry and "`" not in entry else None
+        if folder is not None and folder not in out:
+            out.append(folder)
+    return out
 
 
 def _record_make(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:
@@ -1488,6 +1533,11 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
         elif w in _OPTS_WITH_VALUE:
             skip = True
             continue
+        if (var := _VAR_WORD_RE.match(w)) and (found := _variable_source_tree(col, m, var.group(1))) is not None:
+            # `package="${BUILD_ROOT}/SageAttention"`, `git clone ... "${package}"`, then `pip install "${package}"`:
+            # the folder the script's variable holds is a CUDA project's source tree (t16a, tuned on project test18)
+            col.add(found[1], found[0], line, c, c + len(w), note=f" (built here from its source tree, `{w}`)")
+            continue
         if w.endswith(".whl"):
             symbols = wheel_symbols(unquote(w))        # a file or a URL (`.../flash_attn-2.8.3%2Bcu12torch2.11-...whl`)
         elif (w.startswith((".", "/", "~")) or ("/" in w or editable or w in source_tree.cloned)
@@ -1523,6 +1573,19 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
 # sdist or docs job installs it (and as torch_npu pairs with it); not a CUDA build to port (t15n)
 _NPU_EXTRA_RE = re.compile(r"npu|ascend", re.I)
 _CPU_INDEX_RE = re.compile(r"^(?:https?://)?download\.pytorch\.org/whl/(?:nightly/|test/)?cpu/?$", re.I)
+
+
+_VAR_WORD_RE = re.compile(r"^\$\{?(\w+)\}?$")
+
+
+def _variable_source_tree(col: Collector, m, name: str) -> tuple[str, "Rule"] | None:
+    """The CUDA project whose source tree the script variable `name` holds: its value (the script's last assignment
+    before the line) is a path whose last folder is written out and names one (`${BUILD_ROOT}/SpargeAttn`)."""
+    value = col.script_vars.get(name, "")
+    last = value.strip("\"'").rstrip("/").rsplit("/", 1)[-1]
+    if "/" not in value or not last or "$" in last or "{" in last:
+        return None
+    return m.match_source_tree(last)
 
 
 def _pip_url(col: Collector, m, line: int, c: int, url: str) -> None:
@@ -1661,7 +1724,7 @@ def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     col = Collector(engine, rel, text)
     scan_shell(col, text)
     result = col.done()
-    if _for_macos(rel):
+    if for_macos(rel):
         # `cmd_macos.sh`, `start_macos.sh`, `scripts/macos/setup.sh` of a one-click installer: a Mac has neither CUDA
         # nor an Ascend device, so its `export CUDA_HOME="$INSTALL_ENV_DIR"` (isolation from a system toolkit) and
         # installs are not what a port changes (another platform's file is not a CUDA finding; t15g)
@@ -1731,16 +1794,6 @@ def gate_findings(result: FileResult, text: str) -> None:
         branches = _cuda_branches(_parser().parse(raw).root_node, _Positions(raw))
         if branches:
             result.findings = [_gated(f, branches) for f in result.findings]
-
-
-_MACOS_WORDS = frozenset({"macos", "osx", "darwin", "mac"})
-
-
-def _for_macos(rel: str) -> bool:
-    """A script for macOS by its name (`start_macos.sh`, `install-osx.sh`, `build_mac.sh`) or folder (`macos/`)."""
-    parts = rel.replace("\\", "/").lower().split("/")
-    words = set(re.split(r"[_.\-]+", parts[-1].rsplit(".", 1)[0] if "." in parts[-1] else parts[-1]))
-    return bool(words & _MACOS_WORDS) or any(p in _MACOS_WORDS for p in parts[:-1])
 
 
 def _gated(f, branches: list[tuple[int, int, str]]):

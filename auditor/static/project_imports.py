@@ -225,7 +225,7 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
             # chain: tests/test_reliability.py's bounded-memory audit)
             parsed = tree if tree is not None else _parse(as_text(data)) \
                 if b"import" in data and len(data) <= _MAX_SCRIPT_BYTES else None
-            hard = import_failure_facts(parsed, findings)
+            hard = import_failure_facts(parsed, findings, rel)
             if hard:        # s15e: its unconditional imports and the CUDA-only ones that fail (launch_imports)
                 out[FACT] = hard
     from auditor.static.backend_files import ascend_image_fact
