@@ -326,6 +326,24 @@ def _onnx_export_functions(tree: ast.AST) -> list[tuple[int, int]]:
     return out
 
 
+def _unread_device_defaults(findings: list, unused: list[tuple[int, int, int, int]]) -> list:
+    """Device findings in a parameter default the function never reads (`AllegroPipeline.__init__(...,
+    device: torch.device = torch.device("cuda"))` whose body only registers modules) at info: constructing the device
+    needs no CUDA and nothing uses it, so nothing fails or differs on Ascend; a port still changes the default
+    (recall policy item 7, as policy (f)'s overridden defaults). t16b, heldout19."""
+    from auditor.static.backends import as_info
+
+    out = []
+    for f in findings:
+        col = (getattr(f, "col", 1) or 1) - 1
+        if f.category == "device" and f.severity != "info" and \
+                any((lo, lc) <= (f.line, col) < (hi, hc) for lo, lc, hi, hc in unused):
+            f = as_info(f, "unread-default", "the function never reads this parameter, so the default is never "
+                        "used here; it matters only where the code is changed to read it")
+        out.append(f)
+    return out
+
+
 def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list:
     """The file's findings without dtype hints on unread parameter defaults and in host-only test functions (per
     file, in the worker: cached with the file's result)."""
@@ -345,10 +363,13 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
         targets = patch_target_spans(tree)
         findings = [f for f in findings if not any((lo, lc) <= (f.line, (f.col or 1) - 1) < (hi, hc)
                                                    for lo, lc, hi, hc in targets)]
+    unused = _unused_defaults(tree) if any(f.category in ("precision", "device") for f in findings) else []
+    if unused and any(f.category == "device" for f in findings):
+        findings = _unread_device_defaults(findings, unused)
     if not any(f.category == "precision" for f in findings):
         return findings
     lines = text.splitlines()
-    defaults = _unused_defaults(tree) + fake_value_spans(tree, test_file(rel))
+    defaults = unused + fake_value_spans(tree, test_file(rel))
     host_tests = _host_test_functions(tree, lines) if test_file(rel) else []
     exports = _onnx_export_functions(tree) if "onnx" in text else []
     kept = []
