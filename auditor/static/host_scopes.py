@@ -22,9 +22,10 @@ from auditor.static.host_paths import equality_arms
 # placement or a device runtime, read case-insensitively on one function's text (host_paths._PLACES, widened: a
 # `.to(<anything but a dtype>)`, an upper-case DEVICE constant, a device-like name passed on). The meta device
 # places nothing (shape-only tensors, a simulator's analytic models: t11n), nor does a quoted `device=` value that
-# names no device type (`device="ATLAS_800_A3"`, `device="TEST_DEVICE"`: a hardware profile or a fake's label).
+# names no device type (`device="ATLAS_800_A3"`, `device="TEST_DEVICE"`: a hardware profile or a fake's label), nor
+# a constant named for the CPU (`conf.device = DEVICE_CPU`, llm-on-ray's CPU unit tests; t16b).
 _PLACES = re.compile(
-    r"""\.(?:cuda|npu|xpu|mlu|musa|hpu|mps)\(|\bdevice\s*=\s*(?!\s*['"](?:cpu|meta)['"])"""
+    r"""\.(?:cuda|npu|xpu|mlu|musa|hpu|mps)\(|\bdevice\s*=\s*(?!\s*['"](?:cpu|meta)['"])(?!\s*(?:\w+\.)*\w*_cpu\b)"""
     r"""(?!\s*['"](?![^'"]*(?:cuda|npu|xpu|mlu|musa|hpu|mps|gpu|dipu|privateuse|auto))(?!\d)[^'"]*['"])[^=\s,)]"""
     r"""|\.to\(\s*(?!(?:torch\.)?(?:u?int\d*|float\d*\w*|bfloat16|half|double|bool|long|complex\d*|\w*dtype\w*)\s*[,)])"""
     r"""(?!['"](?:cpu|meta)['"])"""
