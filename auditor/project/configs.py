@@ -124,10 +124,13 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     col = Collector(engine, rel, text)
     scan_config_roots(col, roots)
     result = col.done()
-    if _cpu_device_document(roots):
-        # llm-on-ray's `device: cpu` model configs with `vllm: {precision: bf16}`: the dtype is a CPU run's choice,
-        # nothing computes on the NPU (policy (e); heldout19, after its end draw)
-        result.findings = [f for f in result.findings if f.category != "precision"]
+    sections = _device_sections(roots)
+    if any(on_cpu for _, _, on_cpu in sections):
+        # llm-on-ray's `device: cpu` model configs with `vllm: {precision: bf16}`, and its fine-tuning configs'
+        # `Training: {mixed_precision: bf16, device: cpu}`: the dtype is a CPU run's choice, nothing computes on the
+        # NPU (policy (e); heldout19, p15a for the top level, t16b for a nested section)
+        result.findings = [f for f in result.findings if f.category != "precision"
+                           or not _on_cpu(sections, f.line)]
     return result
 
 
@@ -141,10 +144,41 @@ def _top_keys(roots: list) -> list[tuple[str, yaml.Node]]:
     return [(k.value, v) for k, v in roots[0].value if isinstance(k, yaml.ScalarNode)]
 
 
-def _cpu_device_document(roots: list) -> bool:
-    """A config whose top-level mapping sets the run's device to the CPU (`device: cpu`)."""
-    return any(k in _DEVICE_KEYS and isinstance(v, yaml.ScalarNode) and str(v.value).strip().lower() == "cpu"
-               for k, v in _top_keys(roots))
+def _device_value(mapping: yaml.MappingNode) -> str | None:
+    """The lower-cased device a mapping sets itself (`device: cpu`, `accelerator: CPU`), or None."""
+    for k, v in mapping.value:
+        if isinstance(k, yaml.ScalarNode) and k.value in _DEVICE_KEYS and isinstance(v, yaml.ScalarNode):
+            return str(v.value).strip().lower()
+    return None
+
+
+def _device_sections(roots: list) -> list[tuple[int, int, bool]]:
+    """(first, last 1-based line, whether on the CPU) of each mapping that sets a device of its own (`device: cpu`
+    at the top level of a one-document config, or in a nested section such as llm-on-ray's `Training:`)."""
+    out: list[tuple[int, int, bool]] = []
+
+    def walk(node: yaml.Node) -> None:
+        if isinstance(node, yaml.MappingNode):
+            device = _device_value(node)
+            if device is not None:
+                end = node.end_mark
+                # a block mapping ends where the next token starts: at column 0 that is the line after its last
+                out.append((node.start_mark.line + 1, end.line if end.column == 0 else end.line + 1, device == "cpu"))
+            for _, v in node.value:
+                walk(v)
+        elif isinstance(node, yaml.SequenceNode):
+            for v in node.value:
+                walk(v)
+
+    if len(roots) == 1:
+        walk(roots[0])
+    return out
+
+
+def _on_cpu(sections: list[tuple[int, int, bool]], line: int) -> bool:
+    """The innermost section holding `line` that sets a device sets the CPU."""
+    holding = [s for s in sections if s[0] <= line <= s[1]]
+    return bool(holding) and min(holding, key=lambda s: s[1] - s[0])[2]
 
 
 def _conda_environment(roots: list) -> bool:

@@ -162,6 +162,10 @@ def _other_backend_probe(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and bool(_OTHER_PROBE.match(_dotted(node.func)))
 
 
+# ONNX Runtime's execution providers that run only on NVIDIA GPUs (https://onnxruntime.ai/docs/execution-providers/)
+_CUDA_PROVIDERS = frozenset({"CUDAExecutionProvider", "TensorrtExecutionProvider"})
+
+
 def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) -> bool:
     """Whether an expression holds only where CUDA is present (see the module docstring)."""
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
@@ -196,6 +200,11 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
             return True      # `"nccl" in self.backend`, `backend == "nccl"`: only where NCCL runs (t11f)
         if isinstance(op, ast.Eq) and (_cuda_device(left) or _cuda_device(right)):
             return True      # `model.device == torch.device("cuda")`
+        if isinstance(op, ast.In) and isinstance(left, ast.Constant) and left.value in _CUDA_PROVIDERS:
+            # `'CUDAExecutionProvider' in onnxruntime.get_available_providers()` (or the providers the user chose
+            # from that list): ONNX Runtime lists it only with its CUDA build on an NVIDIA GPU; Ascend's build lists
+            # CANNExecutionProvider (roop's `get_device()`, heldout19; t16b)
+            return True
         if isinstance(left, ast.Call) and _COUNT.search(_dotted(left.func)) and \
                 isinstance(op, (ast.Gt, ast.GtE)) and isinstance(right, ast.Constant) and \
                 isinstance(right.value, int) and right.value >= (1 if isinstance(op, ast.GtE) else 0):
@@ -907,6 +916,46 @@ def _lower_fallback_gates(findings: list, tree: ast.Module) -> list:
     return out
 
 
+# libraries that run only on NVIDIA GPUs, as a refusal's message names them
+_CUDA_ONLY_LIBRARY = re.compile(r"(?i)\b(?:xformers|flash[_-]attn|bitsandbytes|apex|transformer[_ ]engine|tensorrt|"
+                                r"cupy|pycuda|flashinfer|deep_gemm)\b")
+_REFUSAL_NOTE = "a CUDA check that refuses {library}, which runs only on NVIDIA GPUs: on Ascend it refuses as it " \
+                "should; port the library's use, not this check"
+
+
+def _library_refusals(tree: ast.Module) -> list[tuple[Region, str]]:
+    """The tests of `if not torch.cuda.is_available(): raise ValueError("xformers' memory efficient attention is only
+    available for GPU")` (also as an `elif`, diffusers' `set_use_memory_efficient_attention_xformers` and its many
+    copies): a check whose only statement raises an error naming a CUDA-only library refuses that library, which is
+    right on Ascend too (t16b, heldout19 Allegro)."""
+    flags = cuda_flags(tree)
+    out = []
+    for node in _walk(tree):
+        if not isinstance(node, ast.If) or len(node.body) != 1 or not isinstance(node.body[0], ast.Raise) or \
+                node.body[0].exc is None or not _negated_cuda_test(node.test, flags):
+            continue
+        text = " ".join(c.value for c in ast.walk(node.body[0].exc)
+                        if isinstance(c, ast.Constant) and isinstance(c.value, str))
+        m = _CUDA_ONLY_LIBRARY.search(text)
+        if m is not None:
+            out.append((_expr_region(node.test), m.group(0)))
+    return out
+
+
+def _lower_library_refusals(findings: list, tree: ast.Module) -> list:
+    if not any(f.category == "device" and f.severity != "info" and not f.data.get("context") for f in findings):
+        return findings
+    regions = _library_refusals(tree)
+    if not regions:
+        return findings
+    out = []
+    for f in findings:
+        library = next((lib for (l1, c1, l2, c2), lib in regions if (l1, c1) <= (f.line, f.col - 1) < (l2, c2)), None) \
+            if f.category == "device" and not f.data.get("context") else None
+        out.append(as_info(f, "library-refusal", _REFUSAL_NOTE.format(library=library)) if library else f)
+    return out
+
+
 _PROBES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_bf16_supported"})
 
 
@@ -933,7 +982,7 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     for host helpers is info."""
     findings = _lower_asserted_not(_triton_helper_findings(findings, tree), tree)
     findings = _drop_mocked_probes(_lower_abstraction_fallbacks(findings, tree), tree)
-    findings = _lower_fallback_gates(findings, tree)
+    findings = _lower_library_refusals(_lower_fallback_gates(findings, tree), tree)
     return apply_gate_regions(_drop_choiceless_tests(findings, tree), tree)
 
 

@@ -22,9 +22,10 @@ from auditor.static.host_paths import equality_arms
 # placement or a device runtime, read case-insensitively on one function's text (host_paths._PLACES, widened: a
 # `.to(<anything but a dtype>)`, an upper-case DEVICE constant, a device-like name passed on). The meta device
 # places nothing (shape-only tensors, a simulator's analytic models: t11n), nor does a quoted `device=` value that
-# names no device type (`device="ATLAS_800_A3"`, `device="TEST_DEVICE"`: a hardware profile or a fake's label).
+# names no device type (`device="ATLAS_800_A3"`, `device="TEST_DEVICE"`: a hardware profile or a fake's label), nor
+# a constant named for the CPU (`conf.device = DEVICE_CPU`, llm-on-ray's CPU unit tests; t16b).
 _PLACES = re.compile(
-    r"""\.(?:cuda|npu|xpu|mlu|musa|hpu|mps)\(|\bdevice\s*=\s*(?!\s*['"](?:cpu|meta)['"])"""
+    r"""\.(?:cuda|npu|xpu|mlu|musa|hpu|mps)\(|\bdevice\s*=\s*(?!\s*['"](?:cpu|meta)['"])(?!\s*(?:\w+\.)*\w*_cpu\b)"""
     r"""(?!\s*['"](?![^'"]*(?:cuda|npu|xpu|mlu|musa|hpu|mps|gpu|dipu|privateuse|auto))(?!\d)[^'"]*['"])[^=\s,)]"""
     r"""|\.to\(\s*(?!(?:torch\.)?(?:u?int\d*|float\d*\w*|bfloat16|half|double|bool|long|complex\d*|\w*dtype\w*)\s*[,)])"""
     r"""(?!['"](?:cpu|meta)['"])"""
@@ -326,6 +327,24 @@ def _onnx_export_functions(tree: ast.AST) -> list[tuple[int, int]]:
     return out
 
 
+def _unread_device_defaults(findings: list, unused: list[tuple[int, int, int, int]]) -> list:
+    """Device findings in a parameter default the function never reads (`AllegroPipeline.__init__(...,
+    device: torch.device = torch.device("cuda"))` whose body only registers modules) at info: constructing the device
+    needs no CUDA and nothing uses it, so nothing fails or differs on Ascend; a port still changes the default
+    (recall policy item 7, as policy (f)'s overridden defaults). t16b, heldout19."""
+    from auditor.static.backends import as_info
+
+    out = []
+    for f in findings:
+        col = (getattr(f, "col", 1) or 1) - 1
+        if f.category == "device" and f.severity != "info" and \
+                any((lo, lc) <= (f.line, col) < (hi, hc) for lo, lc, hi, hc in unused):
+            f = as_info(f, "unread-default", "the function never reads this parameter, so the default is never "
+                        "used here; it matters only where the code is changed to read it")
+        out.append(f)
+    return out
+
+
 def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list:
     """The file's findings without dtype hints on unread parameter defaults and in host-only test functions (per
     file, in the worker: cached with the file's result)."""
@@ -345,10 +364,13 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
         targets = patch_target_spans(tree)
         findings = [f for f in findings if not any((lo, lc) <= (f.line, (f.col or 1) - 1) < (hi, hc)
                                                    for lo, lc, hi, hc in targets)]
+    unused = _unused_defaults(tree) if any(f.category in ("precision", "device") for f in findings) else []
+    if unused and any(f.category == "device" for f in findings):
+        findings = _unread_device_defaults(findings, unused)
     if not any(f.category == "precision" for f in findings):
         return findings
     lines = text.splitlines()
-    defaults = _unused_defaults(tree) + fake_value_spans(tree, test_file(rel))
+    defaults = unused + fake_value_spans(tree, test_file(rel))
     host_tests = _host_test_functions(tree, lines) if test_file(rel) else []
     exports = _onnx_export_functions(tree) if "onnx" in text else []
     kept = []

@@ -131,6 +131,34 @@ def _names_dtype(node: cst.CSTNode) -> bool:
         and bool(_DTYPE_NAME.match(node.evaluated_value))
 
 
+# the spellings of one dtype, for telling a constant that names a dtype name (`PRECISION_BF16 = "bf16"`) from one
+# that chooses it (`DEFAULT_PRECISION = "bf16"`)
+_DTYPE_WORDS = {"bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "float16": "fp16", "half": "fp16", "fp32": "fp32",
+                "float32": "fp32", "float": "fp32", "fp8": "fp8", "float8": "fp8", "fp64": "fp64", "float64": "fp64",
+                "double": "fp64"}
+
+
+def _dtype_word(name: str) -> str | None:
+    return _DTYPE_WORDS.get(name.lower())
+
+
+def _names_dtype_constant(node: cst.CSTNode) -> bool:
+    """An upper-case constant or enum member named for a dtype (`PRECISION_BF16`, `Precision.FP16`, `DType.BF16`):
+    compared with a value, it tests a dtype NAME like a literal does (t16b, llm-on-ray's `decide_torch_dtype`)."""
+    last = node.value if isinstance(node, cst.Name) else node.attr.value if isinstance(node, cst.Attribute) else ""
+    return last.isupper() and any(_dtype_word(t) for t in last.split("_"))
+
+
+def _names_itself(target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+    """`PRECISION_BF16 = "bf16"`, `FP16 = "float16"`: an upper-case name whose words spell the dtype name it holds
+    is that name's constant (what a validator or a comparison refers to), not a choice (policy (a); t16b)."""
+    if not isinstance(target, cst.Name) or not target.value.isupper() or not _names_dtype(value):
+        return False
+    assert isinstance(value, cst.SimpleString)
+    word = _dtype_word(str(value.evaluated_value).removeprefix("torch."))
+    return word is not None and any(_dtype_word(t) == word for t in target.value.split("_"))
+
+
 def _dtype_values(node: cst.CSTNode) -> list[int]:
     """ids of the dtype constants an entry of a name-to-dtype table holds: `torch.float16`, `lambda: torch.float16`."""
     if isinstance(node, cst.Lambda):
@@ -203,9 +231,9 @@ def _compares_dtype_name(test: cst.BaseExpression) -> bool:
         return False
     op, right = test.comparisons[0].operator, test.comparisons[0].comparator
     if isinstance(op, cst.Equal):
-        return _names_dtype(right) or _names_dtype(test.left)
+        return any(_names_dtype(side) or _names_dtype_constant(side) for side in (right, test.left))
     if isinstance(op, cst.In) and isinstance(right, (cst.Tuple, cst.List, cst.Set)) and right.elements:
-        return all(_names_dtype(e.value) for e in right.elements)
+        return all(_names_dtype(e.value) or _names_dtype_constant(e.value) for e in right.elements)
     return False
 
 
@@ -752,6 +780,8 @@ class MatchVisitor(cst.CSTVisitor):
             elif resolved.startswith("torch.") and any(dotted(a) == name for a in wrapped):
                 self._handled.add(id(target.target))
                 self._handled.update(id(a) for a in wrapped if dotted(a) == name)
+        if len(node.targets) == 1 and _names_itself(node.targets[0].target, node.value):
+            self._handled.add(id(node.value))
         for target in node.targets:
             self._match_item_store(target.target)
             self._claim_key(_string_index(target.target))
