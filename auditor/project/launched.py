@@ -308,18 +308,31 @@ def _main_choices(tree: ast.AST, hits: list[Finding]) -> list[tuple[Finding, str
     "__main__":` block (VideoLLaMA2's `train("flash_attention_2")`): every launch of the file runs it (t15n). A
     finding under a further test in that block (`if args.flash:`) is the option's and not taken here."""
     out: list[tuple[Finding, str]] = []
+    functions = {n.name: n for n in getattr(tree, "body", []) if isinstance(n, ast.FunctionDef)}
     for node in getattr(tree, "body", []):
         if not _is_main_guard(node):
             continue
-        for stmt in node.body:
-            if isinstance(stmt, (ast.If, ast.Try, ast.For, ast.While, ast.With, ast.FunctionDef, ast.ClassDef,
-                                 ast.AsyncFunctionDef, ast.Match)):
-                continue
-            if any(isinstance(n, ast.IfExp) or (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                                                 and n.func.attr in _OPTION_DECLARATIONS) for n in ast.walk(stmt)):
-                continue        # `parser.add_argument("--use_flash_attn", default=True)`: an option, read above
+        for stmt in _unconditional(node.body):
             out.extend((f, MAIN) for f in hits if _within(stmt, f.line, f.col))
+            # `if __name__ == "__main__": train()` with `train()` loading the model with
+            # `attn_implementation='flash_attention_2'` on a statement no test guards (Consistency_LLM's
+            # train_cllm_global.py, t16f): the function's own unconditional statements, one call deep
+            called = stmt.value.func if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else None
+            if isinstance(called, ast.Name) and called.id in functions:
+                for inner in _unconditional(functions[called.id].body):
+                    out.extend((f, MAIN) for f in hits if _within(inner, f.line, f.col))
     return out
+
+
+def _unconditional(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The simple statements of a block that run whenever the block does: not under a test, a loop, a try or a
+    nested definition, and not declaring an option (`parser.add_argument("--use_flash_attn", default=True)`: an
+    option, read by option_defaults) or choosing by a conditional expression."""
+    return [stmt for stmt in body
+            if not isinstance(stmt, (ast.If, ast.Try, ast.For, ast.While, ast.With, ast.FunctionDef, ast.ClassDef,
+                                     ast.AsyncFunctionDef, ast.Match))
+            and not any(isinstance(n, ast.IfExp) or (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                                                      and n.func.attr in _OPTION_DECLARATIONS) for n in ast.walk(stmt))]
 
 
 def _default_finding(path: Path, rel: str, cache: dict, analyze: Callable[[bytes, str], FileResult],

@@ -5,7 +5,6 @@ error-tolerant bash grammar: environment variables set (`export`, `NAME=... cmd`
 from __future__ import annotations
 
 import ast
-import itertools
 
 import re
 from functools import lru_cache
@@ -281,7 +280,9 @@ class _SourceTree:
         # after `cd ${PROJ_ROOT}/bundlesdf/mycuda` (cwd unknown): `bundlesdf/mycuda`, a folder the tree pass looks up
         # from the tree's root and the script's folder (t15u)
         self.tail: str | None = None
-        self.depth = 0                 # folders entered below the top of `here` (a relative `cd csrc/rotary`: 2)
+        # the folders below the `here` tree's root that relative `cd`s moved into (`cd csrc/rotary` in a
+        # flash-attention clone: ["csrc", "rotary"]), so that `pip install .` there names that folder's package (t16f)
+        self.sub: list[str] = []
 
     def clone(self, col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
         positional, skip = [], False
@@ -310,32 +311,52 @@ class _SourceTree:
     def cd(self, m, target: str | None) -> None:
         var_rest = _VAR_PREFIX_RE.match(target or "")
         self.tail = var_rest.group(1) if var_rest and self.cwd is None else None
-        if target and target.startswith("..") and self.here is not None:
-            # `WORKDIR ../layer_norm` after `WORKDIR csrc/rotary` in a flash-attention clone: up and down again inside
-            # the same source tree (t16a, test18's Samba Dockerfile); more `..` than folders entered leaves it
-            parts = [p for p in target.split("/") if p not in ("", ".")]
-            ups = len(parts) - len(list(itertools.dropwhile(lambda p: p == "..", parts)))
-            if ".." not in parts[ups:] and ups <= self.depth:
-                self.depth += len(parts) - 2 * ups
-                return
         if not target or target in ("-", "~") or target.startswith(".."):
+            # `cd ../../` back out of `csrc/rotary`: still in the clone while the folders moved into are not used up
+            if target and target.startswith("..") and self.here is not None and self._relative(target):
+                return
             self.here = None
             self.here_origin = None
+            self.sub = []
             return
         last = target.rstrip("/").rsplit("/", 1)[-1]
         self.here_origin = self.origin.get(last, last.lower())
         if last in self.cloned:
             self.here = self.cloned[last]
-            self.depth = 0
+            self.sub = []
+            return
+        first, _, rest = target.strip("/").partition("/")
+        if rest and self.cloned.get(first) is not None:
+            # `cd flash-attention/csrc/rotary` right after the clone: that folder of the clone
+            self.here, self.sub = self.cloned[first], []
+            self._relative(rest)
+            return
+        if self.here is not None and not target.startswith(("/", "$", "~")) and \
+                _tree_part(m, self.here, "/".join(self.sub + [target.strip("/")]))[0] != self.here[0]:
+            self._relative(target)  # `cd csrc/fused_dense_lib` in a flash-attention clone: a folder a rule names
             return
         found = m.match_source_tree(last)
         if found is not None:
             self.here = found
-            self.depth = 0
+            self.sub = []
         elif target.startswith(("/", "$", "~")):
             self.here = None       # somewhere else; a relative `cd hopper` stays inside the tree
-        else:
-            self.depth += len([p for p in target.split("/") if p not in ("", ".")])
+            self.sub = []
+        elif self.here is not None:
+            self._relative(target)
+
+    def _relative(self, target: str) -> bool:
+        """Follow a relative `cd` inside the `here` tree; False (and nothing changed) when it leaves the tree."""
+        sub = list(self.sub)
+        for part in target.split("/"):
+            if part == "..":
+                if not sub:
+                    return False
+                sub.pop()
+            elif part not in ("", "."):
+                sub.append(part)
+        self.sub = sub
+        return True
 
 
 # `$DIR/rest`, `${PROJ_ROOT}/rest` (a variable, then a plain relative folder)
@@ -1406,6 +1427,14 @@ def _inline_python(col: Collector, pos: _Positions, code: str, node) -> None:
                                 data={k: v for k, v in f.data.items() if k != "replace"}))
 
 
+def _tree_part(m, tree: tuple[str, Rule], folder: str) -> tuple[str, Rule]:
+    """A folder of a known source tree: its own package when a rule names `<tree symbol>#<folder>` (t15q:
+    FlashAttention's fused kernels in csrc/), else the tree's."""
+    part = f"{tree[0]}#{folder.strip('/').lower()}"
+    rule = m.match_requirement(part)
+    return (part, rule) if rule is not None else tree
+
+
 def _builds(col: Collector, source_tree: _SourceTree, pos: _Positions, node, path: str = ".") -> None:
     """A build of the source tree at `path` (`.`: the current directory): the project it is a tree of. Not when
     the command picks another target device (`VLLM_TARGET_DEVICE=empty pip install -e .`, the source install
@@ -1416,13 +1445,15 @@ def _builds(col: Collector, source_tree: _SourceTree, pos: _Positions, node, pat
     if command is not None and _TARGET_DEVICE_RE.search(command.text.decode("utf-8", errors="replace")):
         return
     m = matchers(col.engine)
-    found = source_tree.here if path.rstrip("/") in (".", "") else (
+    here = path.rstrip("/") in (".", "")
+    found = source_tree.here if here else (
         source_tree.cloned.get(path.rstrip("/").rsplit("/", 1)[-1]) or m.match_source_tree(path))
-    if found is None and not path.startswith(("/", "~", "$", "..")):
-        found = source_tree.here    # `pip install csrc/layer_norm` inside a flash-attention checkout: its extension
-        part = f"{found[0]}#{path.strip('/').lower()}" if found is not None else ""
-        if part and (part_rule := m.match_requirement(part)) is not None:
-            found = (part, part_rule)   # ... which a rule may name apart from the project (t15q: its fused kernels)
+    if here and found is not None and source_tree.sub:
+        # `cd csrc/rotary && pip install .` inside a flash-attention clone: the folder's package (t16f)
+        found = _tree_part(m, found, "/".join(source_tree.sub))
+    elif found is None and not path.startswith(("/", "~", "$", "..")) and source_tree.here is not None:
+        # `pip install csrc/layer_norm` inside a flash-attention checkout: its extension
+        found = _tree_part(m, source_tree.here, path)
     line, c = pos.at(node.start_point)
     end = c + len(node.text.decode("utf-8", errors="replace"))
     if found is not None:
