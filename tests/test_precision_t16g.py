@@ -81,3 +81,32 @@ def test_import_inside_the_function_rebinds_the_parameter():
     found = _found(GEN_IMG, "gen_img.py")
     assert 9 not in _lines(found, "NPU348")              # `elif xformers:` reads the parameter
     assert 12 in _lines(found, "NPU348") and 16 in _lines(found, "NPU347")   # the import, and the module after it
+
+
+# lora-scripts' install.bash: the CUDA version read from nvidia-smi / nvcc picks the wheels in `(( ))` tests
+INSTALL = """\
+    #!/bin/bash
+    cuda_version=$(nvidia-smi | grep -oiP 'CUDA Version: \\K[\\d\\.]+')
+    cuda_major_version=$(echo "$cuda_version" | awk -F'.' '{print $1}')
+    cuda_minor_version=$(echo "$cuda_version" | awk -F'.' '{print $2}')
+    if (( cuda_major_version >= 12 )); then
+        pip install torch==2.7.0+cu128 --extra-index-url https://download.pytorch.org/whl/cu128
+    elif (( cuda_major_version == 11 && cuda_minor_version >= 8 )); then
+        pip install torch==2.4.0+cu118 --extra-index-url https://download.pytorch.org/whl/cu118
+    elif [ "$CUDA_MAJOR" -ge 11 ]; then
+        pip install torch==2.0.1+cu117 --extra-index-url https://download.pytorch.org/whl/cu117
+    else
+        echo "Unsupported cuda version:$cuda_version"
+        exit 1
+    fi
+    if (( cuda_major_version < 12 )); then
+        pip install torch==2.4.0+cu118 --extra-index-url https://download.pytorch.org/whl/cu118
+    fi
+"""
+
+
+def test_cuda_version_compared_as_a_number_gates_the_branch():
+    found = _found(INSTALL, "install.bash")
+    sev = {(ln, s) for ln, c, s in found if c == "NPU018"}
+    assert {ln for ln, s in sev if s == "warning"} >= {6, 8, 10}      # behind `>= 12`, `== 11 && ...`, `-ge 11`
+    assert (16, "error") in sev                                      # `< 12` holds where no CUDA version was read
