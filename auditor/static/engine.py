@@ -61,12 +61,12 @@ def looks_binary(data: bytes) -> bool:
 
 
 def _names_parameter(ctx: FileContext, node: cst.CSTNode, line: int) -> bool:
-    """The hit's chain starts with a name that is, at its line, a parameter of the enclosing function and not the
-    module imported under that name (FileContext.parameter_at)."""
+    """The hit is a bare name (tested, stored, handed on or called) that is, at its line, a parameter of the enclosing
+    function and not the module imported under that name (FileContext.parameter_at). Attribute chains on such a
+    parameter are left as they were: warp's `Device.__init__(self, runtime, ...)` calls `runtime.core.wp_cuda_*` like
+    the module-level `runtime` does elsewhere in the file (house rule 6 on test18's warp-lang)."""
     if isinstance(node, cst.Call):
         node = node.func
-    while isinstance(node, cst.Attribute):
-        node = node.value
     return isinstance(node, cst.Name) and node.value in ctx.aliases and ctx.parameter_at(node.value, line)
 
 
