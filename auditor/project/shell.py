@@ -1639,9 +1639,13 @@ def _pip_url(col: Collector, m, line: int, c: int, url: str) -> None:
 
 # A test that holds only where CUDA is present: a CUDA variable compared with a value (`[[ "$CUDA_VERSION" ==
 # "13."* ]]`, `[ "$DEVICE" == "gpu" ]` / `"cuda"`), or the NVIDIA tools found (`command -v nvidia-smi`, `nvcc
-# --version`). Negated forms (`!`, `!=`, `-z`) hold without CUDA and are not gates.
+# --version`), a CUDA version number compared as at least a positive value (`(( cuda_major_version >= 12 ))`, t16g).
+# Negated forms (`!`, `!=`, `-z`) hold without CUDA and are not gates.
 _CUDA_VAR_TEST = re.compile(r"\$\{?\w*CUDA\w*\}?\"?\s*==?\s|==?\s*[\"']?(?:cuda|gpu|nvidia)(?::\d+)?[\"']?\s*\]|"
-                            r"\b(?:command\s+-v|which|type)\s+(?:nvidia-smi|nvcc)\b", re.I)
+                            r"\b(?:command\s+-v|which|type)\s+(?:nvidia-smi|nvcc)\b|"
+                            # a CUDA version number at least some positive value (`(( cuda_major_version >= 12 ))`,
+                            # `[ "$CUDA_MAJOR" -ge 12 ]`): an unset or empty version is 0 there, or an error
+                            r"\b\w*cuda\w*\}?\"?\s*(?:==|>=|>|-eq|-ge|-gt)\s*[\"']?[1-9]", re.I)
 _NEGATED_TEST = re.compile(r"(?:^|\s)!\s|!=|\s-z\s")
 # torch asked in the test (`[ "$(python -c 'import torch; print(torch.version.cuda.split(".")[0])')" = "12" ]`): on an
 # Ascend torch `torch.version.cuda` is None (the probe prints nothing) and is_available() is False, so a test that

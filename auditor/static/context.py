@@ -28,6 +28,16 @@ class FileContext:
     star_imports: list[str] = field(default_factory=list)          # `from pynvml import *`
     module_functions: frozenset[str] = frozenset()                # top-level `def`s (getattr fallbacks, t14k)
 
+    def parameter_at(self, name: str, line: int) -> bool:
+        """Whether `name` at `line` is a parameter of the enclosing function rather than the module an import
+        binds: `def replace_unet_modules(unet, mem_eff_attn, xformers, sdpa): ... elif xformers:` tests the
+        caller's flag, whatever `import xformers` the file holds elsewhere; an import of the name inside that
+        function at or above the line rebinds it (`import xformers.ops` under the flag's test)."""
+        for first, last in self.parameter_spans.get(name, ()):
+            if first <= line <= last and not any(first <= at <= line for at in self.import_lines.get(name, ())):
+                return True
+        return False
+
     def visible_values(self, name: str, line: int) -> set[str]:
         """Values `name` may hold at `line`: module-level bindings plus those of the enclosing function."""
         out: set[str] = set()
@@ -41,6 +51,8 @@ class FileContext:
     # the value (`def forward(self, batch, device): ... .to(device)` beside a `__main__` block's `device = 'cuda'`;
     # t11y, tuned on heldout16)
     parameter_spans: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    # local name -> lines of the import statements that bind it (any scope)
+    import_lines: dict[str, list[int]] = field(default_factory=dict)
 
     # every target a local name is imported as (`try: from apex... import X` / `except: from torch... import X`)
     bindings: dict[str, list[str]] = field(default_factory=dict)
@@ -217,13 +229,24 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
             assigns.append((stmt, scope))
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.decorator_list:
             decorated.append(stmt)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body \
+                and node.body[0].lineno > node.lineno:       # defaults are read outside; a one-line def is left
+            span = (node.body[0].lineno, node.end_lineno or node.body[0].lineno)
+            for a in ast.walk(node.args):
+                if isinstance(a, ast.arg):
+                    ctx.parameter_spans.setdefault(a.arg, []).append(span)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".", 1)[0]
+                ctx.import_lines.setdefault(local, []).append(node.lineno)
     # Two rounds so that `DEV = BASE + ":0"` after `BASE = "cuda"` folds, whatever the order of files' code.
     for round_ in range(2):
         for stmt, scope in assigns:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             if len(targets) == 1 and isinstance(targets[0], ast.Attribute) and isinstance(targets[0].value, ast.Name) \
                     and targets[0].value.id == "self" and isinstance(stmt.value, ast.Name) \
-                    and stmt.value.id in ctx.aliases:
+                    and stmt.value.id in ctx.aliases and not ctx.parameter_at(stmt.value.id, stmt.lineno):
                 ctx.self_attrs.setdefault(targets[0].attr, ctx.aliases[stmt.value.id])
                 continue
             if round_ == 0 and len(targets) == 1 and isinstance(targets[0], ast.Attribute) \
@@ -266,13 +289,6 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
                 ctx.constants.setdefault(name, set()).update(folded)
                 if round_ == 1:
                     ctx.scopes.setdefault(name, []).append((*scope, frozenset(folded)))
-    for func in ast.walk(tree):
-        if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and func.body \
-                and func.body[0].lineno > func.lineno:       # defaults are read outside; a one-line def is left
-            span = (func.body[0].lineno, func.end_lineno or func.body[0].lineno)
-            for a in ast.walk(func.args):
-                if isinstance(a, ast.arg):
-                    ctx.parameter_spans.setdefault(a.arg, []).append(span)
     if star:
         _bind_star_conventions(ctx, tree)
     ctx.module_functions = frozenset(s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)))

@@ -60,6 +60,16 @@ def looks_binary(data: bytes) -> bool:
     return b"\x00" in data[:8192]
 
 
+def _names_parameter(ctx: FileContext, node: cst.CSTNode, line: int) -> bool:
+    """The hit is a bare name (tested, stored, handed on or called) that is, at its line, a parameter of the enclosing
+    function and not the module imported under that name (FileContext.parameter_at). Attribute chains on such a
+    parameter are left as they were: warp's `Device.__init__(self, runtime, ...)` calls `runtime.core.wp_cuda_*` like
+    the module-level `runtime` does elsewhere in the file (house rule 6 on test18's warp-lang)."""
+    if isinstance(node, cst.Call):
+        node = node.func
+    return isinstance(node, cst.Name) and node.value in ctx.aliases and ctx.parameter_at(node.value, line)
+
+
 def _fmt(template: str | None, **values: str | None) -> str | None:
     if template is None:
         return None
@@ -580,6 +590,8 @@ class StaticEngine:
         for hit, line, col, end_line, end_col in hits:
             if hit.rule.when.get("in_loop") and on_host(ctx, hit.end_node or hit.node, line):
                 continue        # `.item()` on a numpy array or in a file without torch: no device to wait for
+            if _names_parameter(ctx, hit.node, line):
+                continue        # `def f(unet, xformers): if xformers:` reads the caller's flag, not the package
             npu_too = False
             if hit.via is not None:
                 if hit.rule.category == "precision" and not any(
