@@ -101,6 +101,8 @@ def _contributes(stmt: ast.stmt) -> bool:
                                            or jit_extension_assign(stmt) or ext_loader_assign(stmt))
     if isinstance(stmt, ast.ClassDef) and stmt.bases:
         return True       # a local subclass: calls of it may make the base's object (context.subclass_of)
+    if isinstance(stmt, ast.ClassDef) and stmt.decorator_list:
+        return True       # a `@dataclass` class: its fields are options (context.dataclass_fields)
     if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return False
     for inner, _scope in _stmts([stmt]):
