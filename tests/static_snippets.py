@@ -81,3 +81,16 @@ def line_codes(engine, rel: str, text: str) -> list[tuple[int, str]]:
     result = engine.analyze_bytes(textwrap.dedent(text).encode(), rel)
     assert result.error is None, result.error
     return sorted((f.line, f.code) for f in result.findings)
+
+
+def code_line_symbol_category(engine, rel: str, text: str) -> list[tuple[str, int, str, str]]:
+    """(code, line, symbol, category) of every finding on the dedented `text` read as the file `rel`, in the engine's
+    order; the file must parse."""
+    result = engine.analyze_bytes(textwrap.dedent(text).encode(), rel)
+    assert result.error is None, result.error
+    return [(f.code, f.line, f.symbol, f.category) for f in result.findings]
+
+
+def codes_on(found: list[tuple[str, int, str, str]], line: int) -> set[tuple[str, str]]:
+    """(code, category) of the `code_line_symbol_category` findings on one line."""
+    return {(code, cat) for code, ln, _, cat in found if ln == line}

@@ -4,22 +4,16 @@ device), and FlashAttention's fused CUDA ops installed from its repository (kern
 stays NPU361). Realistic snippets written for these tests, each with the lines that stay as they were."""
 from __future__ import annotations
 
-import textwrap
 
 from auditor.rules import load_rules
 from auditor.static import StaticEngine
+from static_snippets import code_line_symbol_category, codes_on as on
 
 ENGINE = StaticEngine(load_rules())
 
 
 def audit(name: str, text: str) -> list[tuple[str, int, str, str]]:
-    result = ENGINE.analyze_bytes(textwrap.dedent(text).encode(), name)
-    assert result.error is None, result.error
-    return [(f.code, f.line, f.symbol, f.category) for f in result.findings]
-
-
-def on(found, line: int) -> set[tuple[str, str]]:
-    return {(code, cat) for code, ln, _, cat in found if ln == line}
+    return code_line_symbol_category(ENGINE, name, text)
 
 
 def test_force_cuda_set_in_a_dockerfile_is_the_kernel_build_and_the_arch_list_stays_device():

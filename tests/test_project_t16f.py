@@ -11,19 +11,14 @@ from pathlib import Path
 from auditor.project.tree_calls import apply_tree_calls
 from auditor.rules import load_rules
 from auditor.static import StaticEngine
+from static_snippets import code_line_symbol_category, codes_on as on
 
 RULES = load_rules()
 ENGINE = StaticEngine(RULES)
 
 
 def audit(name: str, text: str) -> list[tuple[str, int, str, str]]:
-    result = ENGINE.analyze_bytes(textwrap.dedent(text).encode(), name)
-    assert result.error is None, result.error
-    return [(f.code, f.line, f.symbol, f.category) for f in result.findings]
-
-
-def on(found, line: int) -> set[tuple[str, str]]:
-    return {(code, cat) for code, ln, _, cat in found if ln == line}
+    return code_line_symbol_category(ENGINE, name, text)
 
 
 def test_cd_into_flash_attention_csrc_folders_and_back_names_each_fused_op():
