@@ -42,6 +42,7 @@ from dataclasses import dataclass, field, replace
 
 from auditor.static.backends import _guards_imports, as_info, backends_in_text, rank_test
 from auditor.static.flags import _target_key as _flag_name   # `use_cuda` / `self.use_cuda`: one reader
+from auditor.static.astutil import module_nodes as _walk   # (the name the passes below and engine use)
 
 # (first line, first col, last line, last col), 1-based lines, 0-based cols, end exclusive
 Region = tuple[int, int, int, int]
@@ -88,33 +89,6 @@ class Gates:
             # makes the build optional, not the module; the build under the switch fails on Ascend (heldout18, s15b)
             return False
         return any(symbol == q or symbol.startswith(q + ".") for q in self.guarded)
-
-
-_WALKED: list = [None, []]     # (tree, its nodes): the passes below read one file's tree several times
-
-
-def _walk(tree: ast.AST) -> list[ast.AST]:
-    """Every node of `tree`, listed once per tree (the several passes over one file share the list)."""
-    if _WALKED[0] is not tree:
-        _WALKED[0], _WALKED[1] = tree, walk_list(tree)
-    return _WALKED[1]
-
-
-def walk_list(tree: ast.AST) -> list[ast.AST]:
-    """`list(ast.walk(tree))`, the same nodes in the same (breadth-first) order, in half the time: one list
-    that grows while it is read, instead of ast.walk's deque and two generators per node."""
-    out = [tree]
-    append, node_type = out.append, ast.AST
-    for node in out:
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, list):
-                for item in value:
-                    if isinstance(item, node_type):
-                        append(item)
-            elif isinstance(value, node_type):
-                append(value)
-    return out
 
 
 def _dotted(node: ast.AST) -> str:
