@@ -402,11 +402,6 @@ def method_probes(tree: ast.Module, flags: set[str]) -> dict[str, set[str]]:
         if not isinstance(cls, ast.ClassDef):
             continue
         copies: dict[str, set[str]] = {}
-        for node in ast.walk(cls):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
-                    _flag_name(node.targets[0]) and _flag_name(node.value) and \
-                    str(_flag_name(node.value)).startswith("self."):
-                copies.setdefault(str(_flag_name(node.targets[0])), set()).add(str(_flag_name(node.value)))
         for fn in cls.body:
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or len(fn.args.args) != 1 or \
                     fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs or fn.decorator_list:
@@ -423,11 +418,24 @@ def method_probes(tree: ast.Module, flags: set[str]) -> dict[str, set[str]]:
                             isinstance(v.ops[0], ast.Eq) and _cuda_string(v.comparators[0]) and
                             str(_flag_name(v.left)).startswith("self.")]
                 if settings and any(is_cuda_test(v, flags) for v in value.values if v not in settings):
+                    copies = copies or _self_copies(cls)
                     for v in settings:
                         attr = str(_flag_name(v.left))
                         attrs |= {attr} | copies.get(attr, set())
             out[f"self.{fn.name}()"] = attrs
     return out
+
+
+def _self_copies(cls: ast.ClassDef) -> dict[str, set[str]]:
+    """`self.accelerator = self._accelerator` in the class: each setting with the settings copied into it (read
+    only for a class with a method probe, so walked only then)."""
+    copies: dict[str, set[str]] = {}
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                _flag_name(node.targets[0]) and _flag_name(node.value) and \
+                str(_flag_name(node.value)).startswith("self."):
+            copies.setdefault(str(_flag_name(node.targets[0])), set()).add(str(_flag_name(node.value)))
+    return copies
 
 
 def _assigned_flags(tree: ast.Module, extra: frozenset[str] | set[str]) -> set[str]:
