@@ -655,7 +655,7 @@ def _apply(result, wanted: list, engine_rules: dict[str, Any], project: Any) -> 
     else:
         new = None
     if new is None:
-        source = project.source(result.path)
+        source = project.source(result.path, last=True)     # (each importer once, in the run's last pass)
         if source is None:
             return 0
         new = _uses(result, wanted, source[0], source[1], engine_rules)
