@@ -13,7 +13,6 @@ import ast
 import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
-from auditor.static.astutil import module_nodes
 
 if TYPE_CHECKING:
     from auditor.findings import FileResult
@@ -37,10 +36,10 @@ def add_embedded_dockerfiles(engine: "StaticEngine", data: bytes, rel: str, resu
     except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
         return
     lines = text.splitlines(keepends=True)
-    docstrings = {id(node.value) for node in module_nodes(tree)
+    docstrings = {id(node.value) for node in ast.walk(tree)
                   if isinstance(node, ast.Expr) and isinstance(node.value, (ast.Constant, ast.JoinedStr))}
     seen = {(f.line, f.code) for f in result.findings}
-    for node in module_nodes(tree):
+    for node in ast.walk(tree):
         if not isinstance(node, (ast.Constant, ast.JoinedStr)) or id(node) in docstrings:
             continue
         if isinstance(node, ast.Constant) and not isinstance(node.value, str):

@@ -20,7 +20,6 @@ from typing import Any, Callable
 
 from auditor.findings import FileResult, Finding
 from auditor.project.makefile import _join, add_call_findings, call_finding, recorded_calls, unsuppressed
-from auditor.static.astutil import module_nodes
 
 SUMMARY_KEY = "launched_scripts"
 WRAPPER_LINES = 30
@@ -173,7 +172,7 @@ def option_defaults(tree: ast.AST) -> dict[str, Any]:
     field(default="fa2")`, HfArgumentParser) and argparse `add_argument("--use_flash_attn", default=True)` /
     `action="store_false"`; only literal defaults."""
     defaults: dict[str, Any] = {}
-    for node in module_nodes(tree):
+    for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
             for stmt in node.body:
                 if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
@@ -277,7 +276,7 @@ def _default_choices(parsed: Callable[[], ast.Module | None], findings) \
     # "flash_attention_2")`, passed on to `from_pretrained`): a launch that leaves the option runs it (t15v)
     for name, node in (defaults.get(_NODES) or {}).items():
         out += [(f, name) for f in hits if _within(node, f.line, f.col)]
-    for node in module_nodes(tree) if defaults else ():
+    for node in ast.walk(tree) if defaults else ():
         if not isinstance(node, (ast.IfExp, ast.If)):
             continue
         decided = _test_taken(node.test, defaults)
@@ -360,7 +359,7 @@ def _patch_calls(tree: ast.Module | None) -> list[tuple[str, str]]:
     patch it applies before training."""
     if tree is None:
         return []
-    called = {stmt.value.func.id for stmt in module_nodes(tree)
+    called = {stmt.value.func.id for stmt in ast.walk(tree)
               if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and
               isinstance(stmt.value.func, ast.Name)}
     return [(node.module, alias.asname or alias.name) for node in tree.body
