@@ -15,7 +15,7 @@ from pathlib import Path
 from auditor.rules import load_rules
 from auditor.static.compiled import CompiledRules
 from auditor.static.engine import StaticEngine, _line_numbers
-from auditor.static.gates import walk_list
+from auditor.static.astutil import module_nodes, module_nodes_of, walk_list
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPILED = CompiledRules.build(load_rules())
@@ -110,6 +110,25 @@ def test_walk_list_is_ast_walk_in_the_same_order():
         assert all(a is b for a, b in zip(listed, walked)), name
 
 
+def test_module_nodes_is_one_walk_shared_per_tree():
+    """The passes read one shared node list per module tree (session 16) instead of each walking it: the same nodes
+    in ast.walk's order, the same list object for the same tree, a fresh one for another tree (a chunked file's
+    re-parsed statements), and by-type lists that keep the walk's order."""
+    trees = [ast.parse(textwrap.dedent(src)) for src in SOURCES.values()]
+    for tree in trees:
+        walked = list(ast.walk(tree))
+        nodes = module_nodes(tree)
+        assert len(nodes) == len(walked) and all(a is b for a, b in zip(nodes, walked))
+        assert module_nodes(tree) is nodes
+        for types in (ast.Call, (ast.FunctionDef, ast.AsyncFunctionDef), ast.expr):
+            assert module_nodes_of(tree, types) == [n for n in walked if isinstance(n, types)] != []
+    first, second, third = trees
+    a = module_nodes(first)
+    module_nodes(second), module_nodes(third)     # two other trees since: the first is walked again, same answer
+    again = module_nodes(first)
+    assert again is not a and all(x is y for x, y in zip(again, a)) and len(again) == len(a)
+
+
 def test_engine_findings_on_the_sources_are_those_of_the_reference_pass():
     """The engine with every slice parsed whole (slicing=False, the reference) and the sliced pass agree on these
     sources, and the sliced pass finds the flag and gate findings the faster scans feed."""
@@ -148,3 +167,50 @@ def test_compare_findings_script(tmp_path: Path):
     assert same.returncode == 0 and "identical" in same.stdout
     diff = subprocess.run(script + [str(paths["before"]), str(paths["changed"])], capture_output=True, text=True)
     assert diff.returncode == 1 and "1 only before, 1 only after" in diff.stdout
+
+
+VENDOR_SRC = '''
+import torch
+
+class Platform:
+    def device_kind(self):
+        if self.config.vendor_type.lower() == "npu":
+            return "npu"
+        match self.runtime.backend:
+            case "ascend" | "cann":
+                return "npu"
+        vendor = probe()
+        if vendor == "NPU":
+            return "npu"
+        return "cuda" if self.config.vendor_type == "cuda" else "cpu"
+
+is_cuda = lambda p: p.runtime.backend == "cuda"
+'''
+
+
+def test_vendor_facts_read_from_the_node_list_are_the_scoped_walks_attribute_keys():
+    """vendor_facts reads only attribute-chain keys, which need no enclosing function: the shared node list gives the
+    same keys (and the same lines) as the scoped walk the per-file pass keeps for name keys."""
+    from auditor.static.vendor_dispatch import _cuda_compared, npu_compared
+
+    tree = ast.parse(VENDOR_SRC)
+    scoped = npu_compared(tree)
+    assert {k[0] for k in scoped} == {"attr", "name"}
+    assert npu_compared(tree, attrs_only=True) == {k for k in scoped if k[0] == "attr"} != set()
+    cuda = _cuda_compared(tree)
+    assert cuda and _cuda_compared(tree, attrs_only=True) == \
+        {line: {k for k in keys if k[0] == "attr"} for line, keys in cuda.items()}
+
+
+def test_the_last_reader_of_a_source_does_not_keep_its_tree(tmp_path):
+    """crossfile's placement, the run's last pass, takes a file's tree without keeping it (held trees were most of
+    one process's 440 MB on transformers); the same text and tree, read once."""
+    from auditor.static.project_imports import ProjectImports
+
+    (tmp_path / "model.py").write_text("import torch\nx = torch.ones(2).cuda()\n")
+    project = ProjectImports([(tmp_path / "model.py", "model.py")])
+    kept = project.source("model.py")
+    assert kept is not None and project.reads == 1
+    last = project.source("model.py", last=True)
+    assert last is kept and project.reads == 1
+    assert "model.py" not in project._sources

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
-from auditor.static.astutil import ast_dotted
+from auditor.static.astutil import ast_dotted, module_nodes
 
 from auditor.backend_words import (_BACKEND_ALIASES, BACKEND_NAMES, HOST_RUNTIMES, HOST_SYNC_RUNTIMES,  # noqa: F401  (re-exported)
                                     OTHER_BACKENDS, backends_in_text)
@@ -369,7 +369,7 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
 
     def parameters() -> frozenset[str]:
         if not params:
-            params.append(frozenset(a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)))
+            params.append(frozenset(a.arg for a in module_nodes(tree) if isinstance(a, ast.arg)))
         return params[0]
 
     def holds(start: int, end: int) -> bool:
@@ -562,7 +562,7 @@ _FOREIGN_LOWERING_WORDS = ("stablehlo", "tf_saved_model", "executorch", "coremlt
 
 def _foreign_lowering(tree: ast.Module) -> bool:
     """Whether the file imports another toolchain's lowering of exported programs (_FOREIGN_LOWERING_WORDS)."""
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -663,7 +663,7 @@ def _apple_mps(tree: ast.Module | None) -> bool:
     Service: the word in a path alone does not make the file Apple's code (t11u, tuned on heldout13)."""
     if tree is None:
         return False
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Attribute) and node.attr == "mps" and \
                 isinstance(node.value, (ast.Name, ast.Attribute)) and ast_dotted(node.value) in ("torch",
                                                                                                 "torch.backends"):
@@ -697,7 +697,7 @@ def _backend_probes(tree: ast.Module | None, backends: set[str]) -> list[Span]:
     its own file, which is that backend's."""
     if tree is None:
         return []
-    return sorted(_span(node) for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    return sorted(_span(node) for node in module_nodes(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
                   and _PROBE_NAME.match(node.name) and backends_in_text(node.name) & backends)
 
 

@@ -43,6 +43,7 @@ import re
 from typing import Any
 
 from auditor.static.backends import as_info
+from auditor.static.astutil import module_nodes
 
 _PARAM = re.compile(r"(?i)^(?:\w+_)?(?:device|dtype|precision)(?:_\w+)?$|^torch_dtype$")
 _BUILTINS = frozenset(dir(builtins))
@@ -93,7 +94,7 @@ def _defaults(tree: ast.Module) -> list[list[Any]]:
 def _module_aliases(tree: ast.Module) -> set[str]:
     """Names the file binds by an import (a module it may call through: `offload.enable_cpu_offload(...)`)."""
     out: set[str] = set()
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Import):
             out.update(a.asname or a.name.split(".", 1)[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom):

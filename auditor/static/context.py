@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from auditor.static.host_values import host_arrays, host_only_file
-from auditor.static.astutil import ast_dotted
+from auditor.static.astutil import ast_dotted, module_nodes
 
 # The most values a folded string may take: a concatenation past it is not followed
 MAX_FOLDED = 64
@@ -125,7 +125,7 @@ def dataclass_fields(tree: ast.Module) -> frozenset[str]:
             isinstance(target, ast.Attribute) and target.attr == "dataclass"
 
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.ClassDef) and any(is_dataclass(d) for d in node.decorator_list):
             names.update(s.target.id for s in node.body
                          if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.value is not None)
@@ -229,7 +229,7 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
             assigns.append((stmt, scope))
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.decorator_list:
             decorated.append(stmt)
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body \
                 and node.body[0].lineno > node.lineno:       # defaults are read outside; a one-line def is left
             span = (node.body[0].lineno, node.end_lineno or node.body[0].lineno)
@@ -542,7 +542,7 @@ def _local_subclasses(ctx: FileContext, tree: ast.Module) -> None:
 def _bound_names(tree: ast.Module) -> dict[str, int]:
     """How many times each name is bound in the file (assignments, loop and with targets, parameters, imports)."""
     count: dict[str, int] = {}
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             count[node.id] = count.get(node.id, 0) + 1
         elif isinstance(node, ast.arg):

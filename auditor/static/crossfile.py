@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from auditor.findings import Finding
-from auditor.static.astutil import ast_dotted, bound_names
+from auditor.static.astutil import ast_dotted, bound_names, module_nodes
 
 CATEGORIES = ("kernel", "attention", "distributed", "apex", "third_party")
 CODES = {"kernel": ("NPU320", "project-cuda-kernel-use"), "attention": ("NPU321", "project-attention-use"),
@@ -655,7 +655,7 @@ def _apply(result, wanted: list, engine_rules: dict[str, Any], project: Any) -> 
     else:
         new = None
     if new is None:
-        source = project.source(result.path)
+        source = project.source(result.path, last=True)     # (each importer once, in the run's last pass)
         if source is None:
             return 0
         new = _uses(result, wanted, source[0], source[1], engine_rules)
@@ -778,8 +778,8 @@ def _uses(result, wanted: list, text: str, tree: ast.Module, engine_rules: dict[
     shadowed = _shadowed_loads(tree, set(plain) | set(modules))    # a name a scope binds is its own, not the import
     # `"Using precompiled x_cuda from {}".format(x_cuda.__file__)`: where the module lives (or its version) is read,
     # nothing of it runs (t14t)
-    shadowed |= {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in _MODULE_METADATA}
-    for node in ast.walk(tree):
+    shadowed |= {id(n.value) for n in module_nodes(tree) if isinstance(n, ast.Attribute) and n.attr in _MODULE_METADATA}
+    for node in module_nodes(tree):
         if isinstance(node, ast.Name) and node.id in plain and node.lineno not in import_lines \
                 and id(node) not in shadowed:
             _, info, rel = plain[node.id]

@@ -28,7 +28,7 @@ def cuda_defs_fact(data: bytes, tree: ast.AST, findings) -> list[list]:
     (NPU039 findings there), busy when one of them is."""
     if not _CUDA_DEF.search(data):
         return []
-    from auditor.static.gates import _walk
+    from auditor.static.astutil import module_nodes as _walk
 
     lines = sorted({f.line for f in findings if getattr(f, "name", None) != CUDA_HELPER})
     helper_calls = [(f.line, (f.symbol or "").rsplit(".", 1)[-1]) for f in findings

@@ -51,6 +51,7 @@ from auditor.static.visitor import MatchVisitor, RawHit
 from auditor import suppress as _suppress
 from auditor.suppress import Suppressions
 from auditor.discover import MAX_FILE_BYTES, decode_source  # noqa: F401  (re-exported: the reader's limit and decoder)
+from auditor.static.astutil import module_nodes
 
 SUPPRESS_RE, suppressed = _suppress.SUPPRESS_RE, _suppress.suppressed   # the names callers used here
 
@@ -229,7 +230,7 @@ def _flag_reading_lines(tree: ast.Module, lines: list[str], findings: list, rele
     `imports`, also a name imported there (the uses value flow follows, auditor/static/valueflow.py)."""
     found = {f.line for f in findings}
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if imports and isinstance(node, (ast.Import, ast.ImportFrom)):
             module = getattr(node, "module", None) or ""
             names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*" and (
@@ -276,7 +277,7 @@ def _device_type(node: ast.expr) -> bool:
 def _npu_lines(tree: ast.AST) -> list[int]:
     """Lines that use torch.npu / torch_npu (MindSpeed's `_set_cuda_rng_state` sets the state of
     `torch.npu.default_generators[idx]`): a helper named for CUDA whose body has one is the NPU implementation (t11f)."""
-    return sorted({node.lineno for node in ast.walk(tree)
+    return sorted({node.lineno for node in module_nodes(tree)
                    if isinstance(node, ast.Attribute) and node.attr == "npu" and isinstance(node.value, ast.Name) and
                    node.value.id == "torch" or isinstance(node, ast.Name) and node.id == "torch_npu"})
 
@@ -288,7 +289,7 @@ def _drop_neutral_helpers(findings: list, tree: ast.AST) -> list:
     a torch.cuda call) keeps them, unless the body uses torch.npu / torch_npu: then it is the NPU implementation
     under a CUDA name (MindSpeed's `_set_cuda_rng_state`), and its calls are not reported either."""
     spans: dict[str, tuple[int, int]] = {}
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             spans.setdefault(node.name, (node.lineno, node.end_lineno or node.lineno))
     if not spans:
@@ -350,7 +351,7 @@ def _compared_literals(tree: ast.AST, lines: list[str]) -> set[tuple[int, int]]:
     """(line, 1-based character column) of each string literal compared with something other than a
     device type (`sys.argv[1] == "cuda"`, `args.device in ("cuda", "cpu")`): the value may come from
     the user, and rewriting the literal changes which input matches."""
-    from auditor.static.gates import _walk
+    from auditor.static.astutil import module_nodes as _walk
 
     out = set()
     for node in _walk(tree):      # the node list apply_gates reads too

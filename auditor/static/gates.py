@@ -42,6 +42,7 @@ from dataclasses import dataclass, field, replace
 
 from auditor.static.backends import _guards_imports, as_info, backends_in_text, rank_test
 from auditor.static.flags import _target_key as _flag_name   # `use_cuda` / `self.use_cuda`: one reader
+from auditor.static.astutil import module_nodes as _walk   # (the name the passes below and engine use)
 
 # (first line, first col, last line, last col), 1-based lines, 0-based cols, end exclusive
 Region = tuple[int, int, int, int]
@@ -88,33 +89,6 @@ class Gates:
             # makes the build optional, not the module; the build under the switch fails on Ascend (heldout18, s15b)
             return False
         return any(symbol == q or symbol.startswith(q + ".") for q in self.guarded)
-
-
-_WALKED: list = [None, []]     # (tree, its nodes): the passes below read one file's tree several times
-
-
-def _walk(tree: ast.AST) -> list[ast.AST]:
-    """Every node of `tree`, listed once per tree (the several passes over one file share the list)."""
-    if _WALKED[0] is not tree:
-        _WALKED[0], _WALKED[1] = tree, walk_list(tree)
-    return _WALKED[1]
-
-
-def walk_list(tree: ast.AST) -> list[ast.AST]:
-    """`list(ast.walk(tree))`, the same nodes in the same (breadth-first) order, in half the time: one list
-    that grows while it is read, instead of ast.walk's deque and two generators per node."""
-    out = [tree]
-    append, node_type = out.append, ast.AST
-    for node in out:
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, list):
-                for item in value:
-                    if isinstance(item, node_type):
-                        append(item)
-            elif isinstance(value, node_type):
-                append(value)
-    return out
 
 
 def _dotted(node: ast.AST) -> str:
@@ -428,11 +402,6 @@ def method_probes(tree: ast.Module, flags: set[str]) -> dict[str, set[str]]:
         if not isinstance(cls, ast.ClassDef):
             continue
         copies: dict[str, set[str]] = {}
-        for node in ast.walk(cls):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
-                    _flag_name(node.targets[0]) and _flag_name(node.value) and \
-                    str(_flag_name(node.value)).startswith("self."):
-                copies.setdefault(str(_flag_name(node.targets[0])), set()).add(str(_flag_name(node.value)))
         for fn in cls.body:
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or len(fn.args.args) != 1 or \
                     fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs or fn.decorator_list:
@@ -449,11 +418,24 @@ def method_probes(tree: ast.Module, flags: set[str]) -> dict[str, set[str]]:
                             isinstance(v.ops[0], ast.Eq) and _cuda_string(v.comparators[0]) and
                             str(_flag_name(v.left)).startswith("self.")]
                 if settings and any(is_cuda_test(v, flags) for v in value.values if v not in settings):
+                    copies = copies or _self_copies(cls)
                     for v in settings:
                         attr = str(_flag_name(v.left))
                         attrs |= {attr} | copies.get(attr, set())
             out[f"self.{fn.name}()"] = attrs
     return out
+
+
+def _self_copies(cls: ast.ClassDef) -> dict[str, set[str]]:
+    """`self.accelerator = self._accelerator` in the class: each setting with the settings copied into it (read
+    only for a class with a method probe, so walked only then)."""
+    copies: dict[str, set[str]] = {}
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                _flag_name(node.targets[0]) and _flag_name(node.value) and \
+                str(_flag_name(node.value)).startswith("self."):
+            copies.setdefault(str(_flag_name(node.targets[0])), set()).add(str(_flag_name(node.value)))
+    return copies
 
 
 def _assigned_flags(tree: ast.Module, extra: frozenset[str] | set[str]) -> set[str]:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 import re
+from auditor.static.astutil import module_nodes
 
 # a line that places a tensor or module on a device, or uses a device runtime
 _PLACES = re.compile(
@@ -64,7 +65,7 @@ def places_on_device(text: str) -> bool:
 
 
 def _functions(tree: ast.AST):
-    return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return [n for n in module_nodes(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
 
 
 def _cpu_functions(tree: ast.AST, lines: list[str]) -> list[tuple[int, int]]:
@@ -142,7 +143,7 @@ _DTYPE_NAME = re.compile(r"(?i)^(?:torch\.)?(?:b?float\d*|bf16|fp\d+|f\d+|half|d
 def _dtype_tables(tree: ast.AST) -> list[tuple[int, int]]:
     """Spans of dtype -> name / number tables, dtype-name -> number / dtype tables and record tables (module doc)."""
     out = []
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if not isinstance(node, ast.Dict) or len(node.keys) < _MIN_TABLE or any(k is None for k in node.keys):
             continue
         keys, values = node.keys, node.values
@@ -160,7 +161,7 @@ def _dtype_tables(tree: ast.AST) -> list[tuple[int, int]]:
     # a table of records (`[{"res": 768, "total_vram": 23, "bs": 18, "dtype": torch.float16}, ...]`: batch sizes
     # measured per resolution, memory and dtype, looked up with the dtype the caller chose): at least two dict
     # literals with the same string keys, every value a number, a string or a torch dtype (t11t, policy (a))
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if not isinstance(node, (ast.List, ast.Tuple)) or len(node.elts) < _MIN_TABLE or not all(
                 isinstance(e, ast.Dict) and e.keys and all(isinstance(k, ast.Constant) and isinstance(k.value, str)
                                                            for k in e.keys) for e in node.elts):
@@ -206,7 +207,7 @@ def _to_host_chain(node: ast.AST) -> bool:
 def _host_casts(tree: ast.AST) -> list[tuple[int, int, int, int]]:
     """(line, col, end line, end col) of host casts, dtype views and self-named dtype constants (above)."""
     out: list[tuple[int, int, int, int]] = []
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             attr = node.func.attr
             host_cast = attr in _CASTS and _to_host_chain(node.func.value) and (attr != "to" or all(
@@ -231,10 +232,10 @@ def _fake_blocks(tree: ast.AST, text: str) -> list[tuple[int, int]]:
     tensors made there are fake, example inputs for tracing or pattern registration."""
     if "FakeTensorMode" not in text:
         return []
-    bound = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+    bound = {t.id for n in module_nodes(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
              and _callee(n.value) == "FakeTensorMode" for t in n.targets if isinstance(t, ast.Name)}
     out = []
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, (ast.With, ast.AsyncWith)) and any(
                 isinstance(i.context_expr, ast.Call) and _callee(i.context_expr) == "FakeTensorMode" or
                 isinstance(i.context_expr, ast.Name) and i.context_expr.id in bound for i in node.items):
@@ -256,7 +257,7 @@ def _host_scalars(tree: ast.AST) -> list[tuple[int, int, int]]:
     fusion patterns; t11k, tuned on heldout8): the dtype there is a host value (policy (e)). A tensor without a
     device argument or on "cpu"; `.item()` straight on the call, so nothing else keeps the tensor."""
     out: list[tuple[int, int, int]] = []
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "item"
                 and not node.args and isinstance(node.func.value, ast.Call)):
             continue
@@ -303,7 +304,7 @@ def _meta_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
     `with torch.device("meta"):` / `with init_empty_weights():` body. The caller reads them only in files that
     never materialise such modules (`to_empty`, `load_checkpoint_and_dispatch`, ...)."""
     out: list[tuple[int, int, int, int]] = []
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Call) and any(k.arg == "device" and _is_meta(k.value) for k in node.keywords):
             out.append((node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
                         (node.end_col_offset or 0) + 1))
@@ -383,7 +384,7 @@ def _reseed_lines(tree: ast.AST) -> set[int]:
     `torch.manual_seed(...)` statement in the same block (a `set_seed` helper's usual lines), also as the whole body
     of an `if` there (`if torch.cuda.is_available():`)."""
     out: set[int] = set()
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         for field in ("body", "orelse", "finalbody"):
             block = getattr(node, field, None)
             if not isinstance(block, list):
@@ -435,7 +436,7 @@ def _label_points(tree: ast.AST) -> set[tuple[int, int]]:
     points: set[tuple[int, int]] = set()
     labelled: set[tuple[str, int]] = set()
     calls: list[ast.Call] = []
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             names = {e.value.lower() for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
             if names & _PLATFORM_LABELS:
@@ -472,7 +473,7 @@ def _fake_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
     """Spans of the arguments of fake / mock / stub callees (`_FakeTensor("npu", (2, 16), torch.bfloat16)`): a dtype
     handed to a test double is a host value (policy (e))."""
     out: list[tuple[int, int, int, int]] = []
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Call) and _FAKE_CALLEE.match(_callee(node)):
             out += [(a.lineno, a.col_offset + 1, a.end_lineno or a.lineno, (a.end_col_offset or 0) + 1)
                     for a in [*node.args, *(k.value for k in node.keywords)]]

@@ -18,6 +18,7 @@ import re
 from dataclasses import replace
 
 from auditor.static.host_paths import equality_arms
+from auditor.static.astutil import module_nodes
 
 # placement or a device runtime, read case-insensitively on one function's text (host_paths._PLACES, widened: a
 # `.to(<anything but a dtype>)`, an upper-case DEVICE constant, a device-like name passed on). The meta device
@@ -77,7 +78,7 @@ def _called_names(fn: ast.AST) -> set[str]:
 def _unused_defaults(tree: ast.AST) -> list[tuple[int, int, int, int]]:
     """(line, col, end line, end col) of parameter defaults whose parameter the function body never reads."""
     out = []
-    for fn in ast.walk(tree):
+    for fn in module_nodes(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         a = fn.args
@@ -194,7 +195,7 @@ def fake_value_spans(tree: ast.AST, test_module: bool) -> list[tuple[int, int, i
         out.append((node.lineno, node.col_offset, node.end_lineno or node.lineno,
                     node.end_col_offset or node.col_offset))
 
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Call) and _mock_call(node.func, test_module):
             # patch(target, new) / patch.object(obj, name, new) put `new` where real code reads it: kept; the
             # keywords configure the mock patch makes (`return_value=`, attributes)
@@ -217,7 +218,7 @@ def patch_target_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
     nothing, whatever it names (t11t, heldout13's data-juicer scheduler tests); so do the names a patcher or mock is
     assigned to (`self.cuda_available_patcher = patch(...)`). The `new` value keeps its findings."""
     out: list[tuple[int, int, int, int]] = []
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _mock_call(node.value.func, True):
             # `self.cuda_available_patcher = patch(...)`: the name binds the patcher (a fake), not a CUDA flag
             out += [(t.lineno, t.col_offset, t.end_lineno or t.lineno, t.end_col_offset or t.col_offset)
@@ -253,7 +254,7 @@ def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
         return findings
     body = getattr(tree, "body", [])
     imports: dict[int, list[tuple[str, str]]] = {}     # line -> (dotted name imported, local name)
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for a in node.names:
                 if a.name != "*":
@@ -262,7 +263,7 @@ def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
     if not imports or any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__"
                                                            for t in n.targets) for n in body):
         return findings
-    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    used = {n.id for n in module_nodes(tree) if isinstance(n, ast.Name)}
     out = []
     for f in findings:
         symbol = f.symbol or ""
@@ -432,7 +433,7 @@ _LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "empty_like", "full_like
 class _HostFlow:
     def __init__(self, tree: ast.AST):
         self.functions: dict[str, list] = {}
-        for fn in ast.walk(tree):
+        for fn in module_nodes(tree):
             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.setdefault(fn.name, []).append(fn)
         self.memo: dict[int, bool] = {}
@@ -549,7 +550,7 @@ def _number(node: ast.AST) -> bool:
 
 def _enclosing(tree: ast.AST, line: int):
     best = None
-    for fn in ast.walk(tree):
+    for fn in module_nodes(tree):
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.lineno <= line <= (fn.end_lineno or 0):
             if best is None or fn.lineno >= best.lineno:
                 best = fn
@@ -563,7 +564,7 @@ def drop_host_syncs(findings: list, text: str, tree: ast.AST) -> list:
     if not any(f.name in HOST_SYNC_RULES for f in findings) or "set_default_device" in text:
         return findings
     calls: dict[int, list[ast.Call]] = {}
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SYNCS:
             calls.setdefault(node.func.end_lineno or node.lineno, []).append(node)
             if node.lineno != node.func.end_lineno:
@@ -735,7 +736,7 @@ def _mapping_spans(tree: ast.AST) -> tuple[set[tuple[int, int]], list[tuple[int,
     if-chains with at least four `if <x> == <A>: return <B>` arms."""
     points: set[tuple[int, int]] = set()
     arms: list[tuple[int, int]] = []
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Compare) and all(isinstance(o, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq, ast.In, ast.NotIn))
                                                  for o in node.ops):
             for side in [node.left, *node.comparators]:
@@ -764,7 +765,7 @@ def drop_reduce_op_mappings(findings: list, tree: ast.AST) -> list:
         starts.setdefault(line, set()).add(col)
     keys: set[tuple[int, int]] = set()
     if any(f.name in _KEY_RULES for f in findings):
-        for node in ast.walk(tree):
+        for node in module_nodes(tree):
             if isinstance(node, ast.Dict):
                 keys |= {(k.end_lineno or k.lineno, k.col_offset) for k in node.keys if isinstance(k, ast.Attribute)}
     kept = []

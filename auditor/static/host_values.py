@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 
 import libcst as cst
-from auditor.static.astutil import ast_dotted
+from auditor.static.astutil import ast_dotted, module_nodes
 
 _HOST_LIBS = frozenset({"numpy", "pandas"})
 # torch factories whose result is on the CPU unless `device=` says otherwise (t11s; `torch.tensor` needs a literal)
@@ -216,7 +216,7 @@ def _default_device(ctx) -> bool:
 def sets_default_device(tree: ast.AST) -> bool:
     """`torch.set_default_device(...)` or `with torch.device(...):` anywhere in the file: factories without a device
     may build on the accelerator there."""
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Call):
             d = ast_dotted(node.func)
             if d is not None and d.endswith("set_default_device"):
@@ -254,7 +254,7 @@ def _ray_remote(decorator: ast.expr) -> bool | None:
 def cpu_ray_scopes(tree: ast.AST, lines: list[str]) -> list[tuple[int, int]]:
     """Line spans of the functions / classes decorated as CPU-only Ray tasks or actors that name no device."""
     spans = []
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or not node.decorator_list:
             continue
         kinds = {_ray_remote(d) for d in node.decorator_list} - {None}

@@ -25,6 +25,7 @@ from pathlib import Path
 from auditor.static.crossfile import _resolve, module_names
 from auditor.static.gates import _ATTR_SUFFIX
 from auditor.static.project_imports import ProjectImports
+from auditor.static.astutil import module_nodes
 
 
 def _offered(results: list) -> dict[str, list[str]]:
@@ -79,7 +80,7 @@ def _called_methods(text: str, tree: ast.Module, methods: dict[str, set[str]]) -
     """The tree's method probes this file calls on `self` and does not define again as something else."""
     if not methods:
         return set()
-    own = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    own = {n.name for n in module_nodes(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     return {m for m in methods if m in text and m[5:-2] not in own}
 
 
@@ -90,7 +91,7 @@ def _lower_class_defaults(findings: list, tree: ast.Module, attrs: set[str]) -> 
     if not attrs or not any(f.severity == "error" and f.category == "device" for f in findings):
         return findings
     lines: dict[int, str] = {}
-    for cls in ast.walk(tree):
+    for cls in module_nodes(tree):
         if isinstance(cls, ast.ClassDef):
             for stmt in cls.body:
                 if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \

@@ -14,6 +14,7 @@ import ast
 import re
 
 from auditor.static.backends import as_info
+from auditor.static.astutil import module_nodes
 
 _COVERAGE_CODES = frozenset({"NPU501", "NPU502"})
 
@@ -36,7 +37,7 @@ def drop_overridden_bases(findings: list, tree: ast.AST) -> list:
     if not any(f.code in _COVERAGE_CODES for f in findings) or not isinstance(tree, ast.Module):
         return findings
     spans: list[tuple[int, int, int, int]] = []
-    for cls in ast.walk(tree):
+    for cls in module_nodes(tree):
         if not isinstance(cls, ast.ClassDef) or not cls.bases:
             continue
         own_forward = any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "forward"
@@ -62,7 +63,7 @@ def drop_math_backend_lists(findings: list, tree: ast.AST) -> list:
     if not any(f.code == "NPU350" for f in findings) or not isinstance(tree, ast.Module):
         return findings
     spans = [(n.lineno, n.col_offset, n.end_lineno or n.lineno, n.end_col_offset or n.col_offset)
-             for n in ast.walk(tree) if isinstance(n, (ast.List, ast.Tuple, ast.Set)) and any(
+             for n in module_nodes(tree) if isinstance(n, (ast.List, ast.Tuple, ast.Set)) and any(
                  isinstance(e, ast.Attribute) and e.attr == "MATH" and isinstance(e.value, (ast.Attribute, ast.Name))
                  and (e.value.attr if isinstance(e.value, ast.Attribute) else e.value.id).endswith("SDPBackend")
                  for e in n.elts)]

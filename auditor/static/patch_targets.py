@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 
-from auditor.static.astutil import ast_dotted
+from auditor.static.astutil import ast_dotted, module_nodes
 from auditor.static.backends import as_info
 
 # kernel modules and CUDA packages: the finding claims a dependency. Not attention: replacing a framework's attention
@@ -33,7 +33,7 @@ def _bindings(tree: ast.AST) -> dict[str, list[tuple[int, str]]]:
     one (`import a.b as c`, `from a.b import c [as d]`); `import a.b` (binds `a`), relative and star imports are
     left out."""
     out: dict[str, list[tuple[int, str]]] = {}
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.asname or "." not in a.name:
@@ -53,7 +53,7 @@ def patch_only(tree: ast.AST) -> set[tuple[int, str]]:
         return set()
     stores: dict[str, set[tuple[int, str]]] = {}
     stored_nodes: set[int] = set()
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Assign):
             for t in node.targets:
                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in bound:
@@ -66,7 +66,7 @@ def patch_only(tree: ast.AST) -> set[tuple[int, str]]:
             stored_nodes.add(id(node.args[0]))
     if not stores:
         return set()
-    read = {node.id for node in ast.walk(tree)
+    read = {node.id for node in module_nodes(tree)
             if isinstance(node, ast.Name) and node.id in stores and id(node) not in stored_nodes}
     out: set[tuple[int, str]] = set()
     for name, lines in stores.items():
@@ -84,7 +84,7 @@ def torch_cuda_stores(tree: ast.AST) -> dict[int, list[tuple[int, int]]]:
     (`torch._C._cuda_getCompiledVersion = stub`, `torch.cuda.get_device_capability = fake`): the file replaces the
     API (a device layer's patch for its own device, a test's mock); it does not call it there."""
     out: dict[int, list[tuple[int, int]]] = {}
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Assign):
             for t in node.targets:
                 name = ast_dotted(t) if isinstance(t, ast.Attribute) else None

@@ -33,6 +33,7 @@ from typing import Any
 
 from auditor.backend_words import backends_in_text
 from auditor.static.backends import as_info
+from auditor.static.astutil import module_nodes
 
 _NOTE = "only the CUDA arm of the project's own platform check ({how}) reaches this; its other arm is the NPU " \
         "path: left as is"
@@ -92,7 +93,7 @@ def offers(tree: ast.Module) -> Offer:
     """The platform values, CUDA predicates and requirers a module defines (read by structure)."""
     out = Offer()
     npu_keys: set[str] = set()
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Compare):
             found = _compared(node)
             if found and "npu" in found[1]:
@@ -229,7 +230,7 @@ def _reached_private(tree: ast.Module, regions: list[tuple[Region, str]]) -> lis
     another such body): reached only through the platform check. A private name referenced any other way (passed
     on, stored) keeps its body."""
     defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("_") and \
                 not node.name.startswith("__"):
             defs.setdefault(node.name, []).append(node)
@@ -237,10 +238,10 @@ def _reached_private(tree: ast.Module, regions: list[tuple[Region, str]]) -> lis
         return []
     uses: dict[str, list[tuple[int, int, bool]]] = {name: [] for name in defs}
     called: set[int] = set()
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Call):
             called.add(id(node.func))
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if not isinstance(node, (ast.Name, ast.Attribute)) or not isinstance(node.ctx, ast.Load):
             continue
         name = node.id if isinstance(node, ast.Name) else node.attr
@@ -278,7 +279,7 @@ def kernel_choices(tree: ast.Module) -> list[Region]:
     `and`. An `.is_cuda` test written straight into an `if` or an `assert` is not read as a choice (`if
     val.is_cuda: offload(val)` skips work on the NPU; an assert fails there)."""
     out: list[Region] = []
-    for fn in ast.walk(tree):
+    for fn in module_nodes(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         tested: set[str] = set()
@@ -436,10 +437,10 @@ def _uses(tree: ast.Module, name: str, regions: list[tuple[Region, str]], skip: 
           needed: bool = False) -> bool:
     """Whether every load of `name` in the file (outside `skip`) is a call inside one of `regions`; `needed`: and
     there is at least one (an importer that never calls the function says nothing about where it runs)."""
-    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    called = {id(n.func) for n in module_nodes(tree) if isinstance(n, ast.Call)}
     inner = {id(n) for n in ast.walk(skip)} if skip is not None else set()
     seen = False
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and id(node) not in inner:
             if id(node) not in called or _inside(regions, node.lineno, node.col_offset) is None:
                 return False

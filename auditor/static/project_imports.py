@@ -400,10 +400,12 @@ class ProjectImports:
                 self._triton[rel] = None
         return self._triton[rel]
 
-    def source(self, rel: str) -> tuple[str, ast.Module] | None:
+    def source(self, rel: str, last: bool = False) -> tuple[str, ast.Module] | None:
         """A file's text and `ast` tree, read and parsed once per run for every project pass that needs more than
         its summary (the cross-file uses, guarded imports, imported gates), decoded as the engine decodes it (PEP
-        263); None when it cannot be read, decoded or parsed. Counted in `reads` when read."""
+        263); None when it cannot be read, decoded or parsed. Counted in `reads` when read. `last`: the caller is
+        the run's last reader of the file (crossfile's placement, the last pass), so the tree is not kept: held
+        trees (~26 bytes per byte of source) were most of the 440 MB one process held on transformers (session 16)."""
         if rel not in self._sources:
             from auditor.source import decode_source
 
@@ -416,7 +418,7 @@ class ProjectImports:
                 except (OSError, SourceError, UnicodeDecodeError, SyntaxError, ValueError, LookupError,
                         RecursionError, MemoryError):
                     pass
-        return self._sources[rel]
+        return self._sources.pop(rel) if last else self._sources[rel]
 
     def module_names(self) -> dict[str, str]:
         """rel -> dotted name by packages (crossfile.module_names), computed once."""

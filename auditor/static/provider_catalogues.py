@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+from auditor.static.astutil import module_nodes
 
 _PROVIDER = re.compile(r"^[A-Za-z]+ExecutionProvider$")
 _NVIDIA = frozenset({"CUDAExecutionProvider", "TensorrtExecutionProvider", "NvTensorRTRTXExecutionProvider"})
@@ -37,7 +38,7 @@ def _choice_lists(tree: ast.AST) -> set[int]:
     choice_reads: dict[str, int] = {}
     reads: dict[str, int] = {}
     bound: dict[str, list[ast.AST]] = {}
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.keyword) and node.arg == "choices":
             if isinstance(node.value, (ast.List, ast.Tuple)):
                 inline.add(id(node.value))
@@ -58,7 +59,7 @@ def catalogue_points(tree: ast.AST) -> set[tuple[int, int]]:
     """(line, 1-based column) of each provider name in a catalogue of the module."""
     out: set[tuple[int, int]] = set()
     choices = _choice_lists(tree)
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, (ast.List, ast.Tuple)) and id(node) in choices:
             out.update((n.lineno, n.col_offset + 1) for n in _catalogue(node.elts))
             continue

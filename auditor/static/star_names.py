@@ -15,7 +15,7 @@ import ast
 import builtins
 from collections.abc import Callable
 
-from auditor.static.astutil import bound_names
+from auditor.static.astutil import bound_names, module_nodes
 from auditor.static.context import FileContext
 
 _BUILTINS = frozenset(dir(builtins))
@@ -24,7 +24,7 @@ _BUILTINS = frozenset(dir(builtins))
 def _star_modules(tree: ast.Module) -> list[str | None]:
     """The module of every star import in the file (None for a relative one)."""
     out: list[str | None] = []
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
             out.append(None if node.level else node.module)
     return out
@@ -38,7 +38,7 @@ def bind_star_names(ctx: FileContext, tree: ast.Module, cuda_only: Callable[[str
     if len(modules) != 1 or modules[0] != ctx.star_imports[0]:
         return
     module = ctx.star_imports[0]
-    called = {node.func.id for node in ast.walk(tree)
+    called = {node.func.id for node in module_nodes(tree)
               if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
     if not called:
         return

@@ -35,7 +35,7 @@ from __future__ import annotations
 import ast
 import re
 
-from auditor.static.astutil import ast_dotted
+from auditor.static.astutil import ast_dotted, module_nodes
 
 _HOST_OP_CODES = frozenset({"NPU501", "NPU502", "NPU702"})
 _PREDICATE_CODES = frozenset({"NPU249"})
@@ -95,7 +95,7 @@ def _dtype_operand(node: ast.expr) -> bool:
 def _round_trip_casts(tree: ast.AST) -> list[ast.Call]:
     """The fp16 casts whose result is cast straight back: `<cast>.float()`, `<cast>.to(orig_dtype)`."""
     out: list[ast.Call] = []
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and isinstance(node.func.value, ast.Call) and _fp16_cast(node.func.value)):
             continue
@@ -114,7 +114,7 @@ _SWITCH_ATTRS = frozenset({"deterministic", "benchmark", "enabled", "allow_tf32"
 def _saved_switch_lines(tree: ast.AST) -> set[int]:
     """Lines of `name = <...>.cudnn.deterministic` (one target, the bare switch attribute as the whole value)."""
     out: set[int] = set()
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if not isinstance(node, (ast.Assign, ast.AnnAssign)):
             continue
         value = node.value
@@ -127,7 +127,7 @@ def _saved_switch_lines(tree: ast.AST) -> set[int]:
 
 def _calls_at(tree: ast.AST) -> dict[int, list[ast.Call]]:
     out: dict[int, list[ast.Call]] = {}
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Call):
             out.setdefault(node.lineno, []).append(node)
     return out
@@ -173,7 +173,7 @@ def _bool_context_calls(tree: ast.AST) -> set[int]:
         elif isinstance(test, ast.Call):
             out.add(id(test))
 
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
             visit(node.test)
     return out
@@ -194,7 +194,7 @@ def _call_name(call: ast.Call) -> str | None:
 def _asserted_not_cuda(tree: ast.AST) -> set[int]:
     """Lines of `.is_cuda` under `assert not`."""
     out: set[int] = set()
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         test = node.test if isinstance(node, ast.Assert) else None
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and \
                 isinstance(test.operand, ast.Attribute) and test.operand.attr == "is_cuda":
@@ -236,7 +236,7 @@ def _reads_dtype(test: ast.AST) -> bool:
 def _converted_name_lines(tree: ast.AST) -> set[int]:
     """Lines of `name = "<dtype name>"` that are the only statement-kind of a branch whose test reads a dtype."""
     out: set[int] = set()
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if not isinstance(node, ast.If) or not _reads_dtype(node.test):
             continue
         for stmt in node.body:
@@ -268,7 +268,7 @@ def _expected_value_spans(tree: ast.AST) -> list[tuple[int, int]]:
     {...}`). A dtype name there is compared with what the code under test parsed or logged, not passed to a model
     (a test that hands `torch_dtype="fp16"` to an op that runs a model keeps its finding)."""
     spans: list[tuple[int, int]] = []
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Call) and (ast.unparse(node.func).endswith("parametrize")) and len(node.args) >= 2:
             names = node.args[0]
             text = names.value if isinstance(names, ast.Constant) and isinstance(names.value, str) else \

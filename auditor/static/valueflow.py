@@ -33,6 +33,7 @@ from typing import Any, Sequence
 
 from auditor.findings import Finding
 from auditor.static.flags import _target_key as _target_name   # `x` / `self.x`: one reader (flags, gates)
+from auditor.static.astutil import module_nodes
 
 # kernel / attention / apex share the cross-file pass's codes (rules/crossfile.yaml: the same meaning, a use of the
 # project's CUDA-specific code; the 2xx codes this work was offered are precision's by the code policy)
@@ -325,7 +326,7 @@ def _kernel_bodies(tree: ast.Module) -> list[tuple[int, int]]:
     lines of a kernel body are the kernel's own (reported at the kernel, its launches and its intrinsics by the
     rules), not uses to list one by one."""
     out = []
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for d in node.decorator_list:
                 target = d.func if isinstance(d, ast.Call) else d
@@ -339,7 +340,7 @@ def _kernel_bodies(tree: ast.Module) -> list[tuple[int, int]]:
 
 def _class_of(tree: ast.Module, line: int) -> ast.ClassDef | None:
     best = None
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.ClassDef) and node.lineno <= line <= (node.end_lineno or node.lineno):
             if best is None or node.lineno > best.lineno:
                 best = node

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from auditor.backend_words import backends_in_text
 from auditor.source import SourceError
+from auditor.static.astutil import module_nodes_of
 from auditor.static.backends import _NOTES, _classify, as_info
 from auditor.static.project_imports import held_tree, read_counted
 
@@ -63,46 +64,63 @@ def _key(node: ast.AST, scope: int) -> tuple | None:
     return ("attr", ".".join(reversed(parts[:2])))
 
 
-def npu_compared(tree: ast.AST) -> set[tuple]:
-    """Keys of the values this tree compares with an Ascend / NPU name (comparisons and match statements)."""
+def npu_compared(tree: ast.AST, attrs_only: bool = False) -> set[tuple]:
+    """Keys of the values this tree compares with an Ascend / NPU name (comparisons and match statements).
+    `attrs_only`: only the attribute-chain keys are read (vendor_facts), which need no scope: the module's shared
+    node list is read instead of a walk that tracks the enclosing function."""
     out: set[tuple] = set()
 
-    def visit(node: ast.AST, scope: int) -> None:
-        for child in ast.iter_child_nodes(node):
-            inner = id(child) if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else scope
-            if isinstance(child, ast.Compare):
-                operands = [child.left, *child.comparators]
-                if any(_names_npu(s) for o in operands for s in _strings(o)):
-                    out.update(k for o in operands if not _strings(o) for k in [_key(o, scope)] if k is not None)
-            elif isinstance(child, ast.Match):
-                values = [s for case in child.cases for p in ast.walk(case.pattern) if isinstance(p, ast.MatchValue)
-                          for s in _strings(p.value)]
-                key = _key(child.subject, scope)
-                if key is not None and any(_names_npu(s) for s in values):
-                    out.add(key)
-            visit(child, inner)
+    def check(child: ast.AST, scope: int) -> None:
+        if isinstance(child, ast.Compare):
+            operands = [child.left, *child.comparators]
+            if any(_names_npu(s) for o in operands for s in _strings(o)):
+                out.update(k for o in operands if not _strings(o) for k in [_key(o, scope)] if k is not None)
+        elif isinstance(child, ast.Match):
+            values = [s for case in child.cases for p in ast.walk(case.pattern) if isinstance(p, ast.MatchValue)
+                      for s in _strings(p.value)]
+            key = _key(child.subject, scope)
+            if key is not None and any(_names_npu(s) for s in values):
+                out.add(key)
 
-    visit(tree, 0)
+    if attrs_only:
+        for node in module_nodes_of(tree, (ast.Compare, ast.Match)):
+            check(node, 0)
+        return {k for k in out if k[0] == "attr"}
+    _visit_scoped(tree, check)
     return out
 
 
-def _cuda_compared(tree: ast.AST) -> dict[int, set[tuple]]:
-    """{line: keys of the values compared there with a CUDA / NVIDIA literal}."""
+def _cuda_compared(tree: ast.AST, attrs_only: bool = False) -> dict[int, set[tuple]]:
+    """{line: keys of the values compared there with a CUDA / NVIDIA literal}; `attrs_only` as in npu_compared."""
     out: dict[int, set[tuple]] = {}
 
+    def check(child: ast.AST, scope: int) -> None:
+        if isinstance(child, ast.Compare):
+            operands = [child.left, *child.comparators]
+            if any(backends_in_text(s) == {"cuda"} for o in operands for s in _strings(o)):
+                keys = {k for o in operands if not _strings(o) for k in [_key(o, scope)] if k is not None
+                        and (not attrs_only or k[0] == "attr")}
+                for line in range(child.lineno, (child.end_lineno or child.lineno) + 1):
+                    out.setdefault(line, set()).update(keys)
+
+    if attrs_only:
+        for node in module_nodes_of(tree, ast.Compare):
+            check(node, 0)
+    else:
+        _visit_scoped(tree, check)
+    return out
+
+
+def _visit_scoped(tree: ast.AST, check: Callable[[ast.AST, int], None]) -> None:
+    """`check(node, scope)` for every node below `tree`, `scope` the id of its innermost enclosing function or
+    lambda (0 outside any)."""
     def visit(node: ast.AST, scope: int) -> None:
         for child in ast.iter_child_nodes(node):
             inner = id(child) if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else scope
-            if isinstance(child, ast.Compare):
-                operands = [child.left, *child.comparators]
-                if any(backends_in_text(s) == {"cuda"} for o in operands for s in _strings(o)):
-                    keys = {k for o in operands if not _strings(o) for k in [_key(o, scope)] if k is not None}
-                    for line in range(child.lineno, (child.end_lineno or child.lineno) + 1):
-                        out.setdefault(line, set()).update(keys)
+            check(child, scope)
             visit(child, inner)
 
     visit(tree, 0)
-    return out
 
 
 _ALEMBIC_IMPORT = re.compile(r"^(?:from|import)\s+alembic\b", re.M)
@@ -132,12 +150,12 @@ def vendor_facts(tree: ast.AST, text: str, cuda_rule: bool) -> dict[str, Any]:
     attribute chains: the tree pass matches nothing else across files. Only non-empty facts are written."""
     out: dict[str, Any] = {}
     if _NPU_HINT.search(text):
-        npu = sorted({k[1] for k in npu_compared(tree) if k[0] == "attr"})
+        npu = sorted({k[1] for k in npu_compared(tree, attrs_only=True)})
         if npu:
             out["vendor_npu"] = npu
     if cuda_rule:
         cuda = {str(line): sorted({k[1] for k in keys if k[0] == "attr"})
-                for line, keys in _cuda_compared(tree).items()}
+                for line, keys in _cuda_compared(tree, attrs_only=True).items()}
         cuda = {line: keys for line, keys in cuda.items() if keys}
         if cuda:
             out["vendor_cuda"] = cuda
