@@ -1095,10 +1095,10 @@ def _catalogue_entries(node, key: str) -> list[tuple[int, int, str]]:
                  if b != c and r and q and r <= q), None)
     if pair is None:
         return out
-    for item, name, backends, rest in entries:
-        if "npu" not in backends and backends != {"cpu"}:
+    for item, name, named, rest in entries:
+        if "npu" not in named and named != {"cpu"}:
             # the same name for another backend when there is one (`cpu-llama-cpp` for `cuda12-llama-cpp`)
-            other = next((n for _, n, b, r in entries if b != backends and r and rest and (r <= rest or rest <= r)),
+            other = next((n for _, n, b, r in entries if b != named and r and rest and (r <= rest or rest <= r)),
                          pair[0] if pair[0] != name else pair[1])
             out.append((item.start_mark.line + 1, _last_line(item),
                         f"the `{name}` entry of a per-vendor catalogue (`{other}` in it too): chosen only on that "
