@@ -75,3 +75,24 @@ def backends_in_text(text: str) -> set[str]:
     if "torch.accelerator" in text or "current_accelerator" in text:
         found.add("npu")    # the current accelerator: npu on Ascend (torch_npu registers it as PrivateUse1)
     return found
+
+
+# Build-variant words that name a backend only in the names of files, images and catalogue entries, where a project
+# spells its per-backend builds: LocalAI's `requirements-cublas13.txt` beside `-hipblas`, `-intel`, `-l4t12`, `-mps`
+# (its libbackend.sh installs `requirements-${BUILD_TYPE}.txt`, BUILD_TYPE one of cublas / hipblas / intel / l4t),
+# its gallery's `intel-sycl-f16-llama-cpp`, `vulkan-llama-cpp`, `metal-llama-cpp`, `nvidia-l4t-arm64-llama-cpp`
+# images (`intel-sycl-*` by its SYCL word). cuBLAS / hipBLAS are CUDA's and ROCm's BLAS (the llama.cpp build options GGML_CUDA / GGML_HIP once were
+# LLAMA_CUBLAS / LLAMA_HIPBLAS), L4T is NVIDIA's Linux for Jetson, SYCL is Intel's oneAPI GPU path. Not read in
+# code: `cublas` in an identifier is a library call, not a backend choice.
+_VARIANT_WORDS = {"cublas": "cuda", "l4t": "cuda", "jetson": "cuda", "hipblas": "rocm", "sycl": "xpu",
+                  "vulkan": "vulkan", "metal": "mps"}
+# (not `intel`: `finetune_intel_gpu.yaml` is an Intel GPU's, and boost's `config/intel.hpp` names a compiler)
+_TRAILING_VERSION = re.compile(r"\d+$")
+
+
+def name_word_backends(word: str) -> set[str]:
+    """The backends one word of a file, image or entry name names (`cublas12` / `cuda13` / `l4t` -> cuda,
+    `hipblas` -> rocm, `sycl` -> xpu, `vulkan` -> vulkan); empty for other words."""
+    low = word.lower()
+    variant = _VARIANT_WORDS.get(_TRAILING_VERSION.sub("", low))
+    return {variant} if variant else backends_in_text(low)

@@ -1039,6 +1039,70 @@ def backend_entries(root) -> list[tuple[int, int, str]]:
             walk(value, f"{path}.{key.value}", depth + 1)
 
     walk(root, "", 0)
+    out.extend(_catalogue_entries(root, ""))
+    return out
+
+
+# lists whose items are steps of one job, not alternatives: `- name: Build (cuda)` beside `- name: Build (cpu)`
+_SEQUENTIAL_KEYS = frozenset({"steps", "tasks", "commands", "script", "before_script", "after_script"})
+_NAME_WORD_RE = re.compile(r"[A-Za-z0-9]+")
+
+
+def _entry_name(node) -> str | None:
+    """The scalar `name:` of a mapping, or None."""
+    return next((str(v.value) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == "name"
+                 and isinstance(v, yaml.ScalarNode)), None)
+
+
+def _catalogue_entries(node, key: str) -> list[tuple[int, int, str]]:
+    """(first line, last line, why) of the non-Ascend members of per-vendor catalogues: a list of entries whose
+    names are one name spelled once per backend (LocalAI's backend gallery `backend/index.yaml`: `cpu-llama-cpp`,
+    `cuda12-llama-cpp`, `rocm-llama-cpp`, `intel-sycl-f16-llama-cpp`, `vulkan-llama-cpp`, `metal-llama-cpp`, each
+    with its own image `uri:`; LocalAI installs the one its detected GPU asks for, so an Ascend host never pulls the
+    CUDA one). The list is a catalogue when its entries' names name three backend sets or more (a CUDA / CPU pair
+    of a project's own settings is none) and two of them are one name for two backends (the words of one, backend
+    words left out, all in the other's: `cpu-llama-cpp` / `cuda12-llama-cpp-development`). Then every entry named
+    for other vendors only is one vendor's image, CUDA-only ones (`cuda12-longcat-video`) included: information
+    (pd1, issue 11)."""
+    from auditor.backend_words import name_word_backends
+
+    out: list[tuple[int, int, str]] = []
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode):
+                out.extend(_catalogue_entries(v, str(k.value)))
+        return out
+    if not isinstance(node, yaml.SequenceNode):
+        return out
+    entries = []
+    for item in node.value:
+        if isinstance(item, yaml.MappingNode):
+            out.extend(_catalogue_entries(item, key))
+            name = _entry_name(item)
+            if name is None or key.lower() in _SEQUENTIAL_KEYS:
+                continue
+            words = [w.lower() for w in _NAME_WORD_RE.findall(name)]
+            backends = set().union(*(name_word_backends(w) for w in words)) if words else set()
+            words = [w for w in words if w == "cpu" or not name_word_backends(w)]
+            if "cpu" in words:
+                backends.add("cpu")
+                words.remove("cpu")
+            if backends:
+                entries.append((item, name, frozenset(backends), frozenset(words)))
+    if len({b for _, _, b, _ in entries}) < 3:
+        return out
+    pair = next(((n, m) for _, n, b, r in entries for _, m, c, q in entries
+                 if b != c and r and q and r <= q), None)
+    if pair is None:
+        return out
+    for item, name, named, rest in entries:
+        if "npu" not in named and named != {"cpu"}:
+            # the same name for another backend when there is one (`cpu-llama-cpp` for `cuda12-llama-cpp`)
+            other = next((n for _, n, b, r in entries if b != named and r and rest and (r <= rest or rest <= r)),
+                         pair[0] if pair[0] != name else pair[1])
+            out.append((item.start_mark.line + 1, _last_line(item),
+                        f"the `{name}` entry of a per-vendor catalogue (`{other}` in it too): chosen only on that "
+                        "vendor's hardware, never on Ascend; another backend's entry; left as is"))
     return out
 
 

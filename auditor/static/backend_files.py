@@ -43,6 +43,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
+from auditor.backend_words import name_word_backends
 from auditor.source import SourceError
 from auditor.static.backends import OTHER_BACKENDS, backends_in_text, discount_findings, undiscounted
 from auditor.static.ported import imports_ascend
@@ -70,8 +71,12 @@ _CUDNN_OWN = re.compile(r"^CUDNN_(?:LOG\w*|FRONTEND_\w+|\w+_DBG)$")
 
 
 def _name_backends(name: str) -> set[str]:
-    """Backends a file or folder name names (`Dockerfile.cuda` -> cuda, `DeepSeek-V3-Chat-npu.yaml` -> npu)."""
-    return backends_in_text(name.replace(".", "_").replace("-", "_"))
+    """Backends a file or folder name names (`Dockerfile.cuda` -> cuda, `DeepSeek-V3-Chat-npu.yaml` -> npu), build
+    variant words included (`requirements-cublas13.txt` -> cuda, `requirements-hipblas.txt` -> rocm; pd1)."""
+    found = backends_in_text(name.replace(".", "_").replace("-", "_"))
+    for word in _WORD.findall(name):
+        found |= name_word_backends(word)
+    return found
 
 
 @lru_cache(maxsize=4096)
@@ -344,7 +349,7 @@ def _tokens(name: str) -> set[str]:
     """The words of a file name other than backend names and its extension (`DeepSeek-V3-Chat-npu.yaml` ->
     {deepseek, v3, chat})."""
     stem = name.rsplit(".", 1)[0] if _kind(name).startswith(".") else name
-    return {w for w in (t.lower() for t in _WORD.findall(stem)) if not backends_in_text(w)}
+    return {w for w in (t.lower() for t in _WORD.findall(stem)) if not name_word_backends(w)}
 
 
 def _cuda_named_dockerfile(rel: str) -> bool:
