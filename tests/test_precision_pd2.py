@@ -60,3 +60,76 @@ def test_unread_torch_cuda_submodule_import_is_info(engine):
     assert any(f.code == "NPU002" and f.severity == "error" for f in found.get(used_line, []))
     # the real CUDA calls keep theirs
     assert any(f.code == "NPU002" for f in found.get(_line(PURGE_VRAM, "torch.cuda.empty_cache()"), []))
+
+
+SETUP_PY = """\
+    from setuptools import find_packages, setup
+
+    EXTRAS = {
+        "train": ["deepspeed>=0.14", "xformers>=0.0.26"],
+    }
+    EXTRAS["flash"] = ["flash-attn>=2.5.0"]
+
+    setup(
+        name="clip_server",
+        packages=find_packages(),
+        install_requires=["torch", "open_clip_torch>=2.8.0", "xformers>=0.0.26"],
+        extras_require={
+            "flash-attn": ["flash-attn"],
+            **EXTRAS,
+        },
+    )
+"""
+
+SETUP_PY_PASSED = """\
+    from setuptools import setup
+
+    extras = {"fast": ["flashinfer-python==0.2.5"]}
+    setup(name="srv", install_requires=["torch"], extras_require=extras)
+"""
+
+
+def _setup_findings(engine, src: str, needle: str, code: str = "NPU361") -> list:
+    found = findings_by_line(engine, src, "setup.py")
+    return [f for f in found.get(_line(src, needle), []) if f.code == code]
+
+
+def test_flash_attention_extra_of_setup_py_is_a_warning(engine):
+    for src, needle in ((SETUP_PY, '"flash-attn": ["flash-attn"]'), (SETUP_PY, 'EXTRAS["flash"]'),
+                        (SETUP_PY_PASSED, "flashinfer-python")):
+        hits = _setup_findings(engine, src, needle)
+        assert hits and all(f.severity == "warning" and "opt-in extra" in f.message for f in hits), needle
+
+
+def test_extra_also_installed_by_default_keeps_its_error(engine):
+    # xformers is in install_requires too: a plain install pulls it, whatever the extra says
+    hits = _setup_findings(engine, SETUP_PY, 'install_requires=["torch"')
+    assert hits and all(f.severity == "error" for f in hits)
+    hits = _setup_findings(engine, SETUP_PY, '"train": [')
+    assert hits and all(f.severity == "error" for f in hits)
+
+
+SETUP_CFG = """\
+    [metadata]
+    name = vision_server
+
+    [options]
+    install_requires =
+        torch>=2.1
+        xformers>=0.0.26
+
+    [options.extras_require]
+    flash =
+        flash-attn>=2.5.0
+    train =
+        xformers>=0.0.26
+"""
+
+
+def test_flash_attention_extra_of_setup_cfg_is_a_warning(engine):
+    found = findings_by_line(engine, SETUP_CFG, "setup.cfg")
+    hits = [f for f in found.get(_line(SETUP_CFG, "flash-attn>=2.5.0"), []) if f.code == "NPU361"]
+    assert hits and all(f.severity == "warning" and "opt-in extra `flash`" in f.message for f in hits)
+    # xformers is installed by default too: both of its lines keep the error
+    lines = [i for i, text in enumerate(SETUP_CFG.splitlines(), 1) if "xformers" in text]
+    assert all(any(f.code == "NPU361" and f.severity == "error" for f in found.get(n, [])) for n in lines)
