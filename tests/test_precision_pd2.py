@@ -15,8 +15,9 @@ from __future__ import annotations
 import pytest
 
 from auditor.rules import load_rules
+from auditor.runner import run_static
 from auditor.static.engine import StaticEngine
-from tests.static_snippets import line_of as _line, findings_by_line
+from tests.static_snippets import line_of as _line, findings_by_line, write_tree
 
 
 @pytest.fixture(scope="module")
@@ -133,3 +134,92 @@ def test_flash_attention_extra_of_setup_cfg_is_a_warning(engine):
     # xformers is installed by default too: both of its lines keep the error
     lines = [i for i, text in enumerate(SETUP_CFG.splitlines(), 1) if "xformers" in text]
     assert all(any(f.code == "NPU361" and f.severity == "error" for f in found.get(n, [])) for n in lines)
+
+
+TRT_EXECUTOR = """\
+    from typing import Optional
+
+    from jina import Executor, requests
+
+    from clip_server.model.clip_trt import CLIPTensorRTModel
+
+
+    class CLIPEncoder(Executor):
+        def __init__(self, name: str = 'ViT-B-32::openai', device: str = 'cuda', **kwargs):
+            super().__init__(**kwargs)
+            assert device.startswith('cuda'), f'can not perform inference on {device} with Nvidia TensorRT as backend'
+            self._model = CLIPTensorRTModel(name)
+            self._model.start_engines()
+"""
+
+TRT_MODEL = """\
+    import tensorrt as trt
+    from tensorrt.tensorrt import Logger, Runtime
+
+    from clip_server.model.trt_utils import build_engine, load_engine
+
+
+    class CLIPTensorRTModel:
+        def __init__(self, name: str):
+            self._name = name
+
+        def start_engines(self):
+            trt_logger: Logger = trt.Logger(trt.Logger.ERROR)
+            runtime: Runtime = trt.Runtime(trt_logger)
+            self._engine = load_engine(runtime, f"{self._name}.trt")
+"""
+
+TRT_UTILS = """\
+    import tensorrt as trt
+    import torch
+
+
+    def load_engine(runtime, path):
+        with open(path, 'rb') as f:
+            return runtime.deserialize_cuda_engine(f.read())
+
+
+    def build_engine(onnx_path, workspace_size=1 << 30):
+        builder = trt.Builder(trt.Logger(trt.Logger.ERROR))
+        config = builder.create_builder_config()
+        config.set_tactic_sources(1 << int(trt.TacticSource.CUBLAS_LT))
+        return builder, config
+
+
+    def run(context, bindings):
+        context.execute_async_v2(bindings, torch.cuda.current_stream().cuda_stream)
+"""
+
+ONNX_EXECUTOR = """\
+    import onnxruntime as ort
+
+
+    class CLIPEncoder:
+        def __init__(self, device: str = 'cpu'):
+            self._session = ort.InferenceSession('visual.onnx', providers=['CPUExecutionProvider'])
+"""
+
+
+def test_tensorrt_member_of_a_per_backend_set_of_modules_is_info(tmp_path):
+    files = {"clip_server/__init__.py": "", "clip_server/executors/__init__.py": "",
+             "clip_server/executors/clip_tensorrt.py": TRT_EXECUTOR,
+             "clip_server/executors/clip_onnx.py": ONNX_EXECUTOR,
+             "clip_server/model/__init__.py": "", "clip_server/model/clip_trt.py": TRT_MODEL,
+             "clip_server/model/clip_onnx.py": ONNX_EXECUTOR, "clip_server/model/trt_utils.py": TRT_UTILS}
+    run = run_static([write_tree(tmp_path / "cas", files)], jobs=1)
+    by_path = {r.path: r for r in run.results}
+    for rel in ("clip_server/executors/clip_tensorrt.py", "clip_server/model/clip_trt.py",
+                "clip_server/model/trt_utils.py"):
+        found = by_path[rel].findings
+        assert found and all(f.severity == "info" for f in found), (rel, [(f.code, f.severity) for f in found])
+        assert all("per-backend set" in f.message for f in found if f.code in ("NPU409", "NPU035"))
+
+
+def test_tensorrt_module_without_a_portable_sibling_keeps_its_severity(tmp_path):
+    # no `clip_onnx.py` / `clip_torch.py` beside them: the TensorRT path is the project's only one
+    files = {"srv/__init__.py": "", "srv/clip_trt.py": TRT_MODEL.replace("clip_server.model", "srv"),
+             "srv/trt_utils.py": TRT_UTILS, "srv/onnx_export.py": ONNX_EXECUTOR}
+    run = run_static([write_tree(tmp_path / "srv", files)], jobs=1)
+    by_path = {r.path: r for r in run.results}
+    for rel in ("srv/clip_trt.py", "srv/trt_utils.py"):
+        assert any(f.severity == "error" for f in by_path[rel].findings), rel
