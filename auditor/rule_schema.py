@@ -40,7 +40,9 @@ _SEVERITY = {"anyOf": [
 ]}
 _ARG = {"type": "object", "additionalProperties": False, "properties": {
     "pos": {"type": "integer", "minimum": 0}, "kw": {"type": "string"},
-    "values": {"type": "array"}, "within": {"type": "boolean"}}}
+    "values": {"type": "array"}, "within": {"type": "boolean"},
+    # literal values that make the call no finding (`set_float32_matmul_precision("highest")`: TF32 off, as on Ascend)
+    "not_values": {"type": "array"}}}
 
 RULE_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -437,14 +437,19 @@ def _opt_in_lines(doc: dict, lines: list[str]) -> dict[int, str]:
     return out
 
 
-def _lower_opt_in(col: Collector, before: int, extra: str) -> None:
+def _lower_opt_in(col: Collector, before: int, extra: str, note: str = _OPT_IN_NOTE) -> None:
     """The errors `_report` just added for a requirement of an opt-in extra, as warnings with why."""
     from dataclasses import replace
 
     for i in range(before, len(col.result.findings)):
         f = col.result.findings[i]
         if f.severity == "error":
-            col.result.findings[i] = replace(f, severity="warning", message=f.message + _OPT_IN_NOTE.format(extra=extra))
+            col.result.findings[i] = replace(f, severity="warning", message=f.message + note.format(extra=extra))
+
+
+def requirement_dist(requirement: str) -> str:
+    """The normalized distribution name a requirement string starts with (`flash-attn>=2; ...` -> flash-attn)."""
+    return normalize_dist(re.split(r"[<>=!~;\[ @]", requirement.strip(), maxsplit=1)[0])
 
 
 def _table_line(lines: list[str], header: str) -> int:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from auditor.findings import FileError, FileResult, Finding
 from auditor.project.hits import Collector, decode_text, matchers
-from auditor.project.requirements import _report
+from auditor.project.requirements import _lower_opt_in, _report, requirement_dist
 
 if TYPE_CHECKING:
     from auditor.static.engine import StaticEngine
@@ -127,6 +127,58 @@ def setup_requirements(tree: ast.Module) -> Iterator[ast.Constant]:
             yield node
 
 
+_EXTRAS_NOTE = " (in the opt-in extra `{extra}` of setup.py's extras_require: a plain install does not pull it; " \
+               "warning at most, clause `guarded`, as [project.optional-dependencies])"
+
+
+def _opt_in_extras(tree: ast.Module, requirements: list[ast.Constant]) -> dict[int, str]:
+    """id(requirement) -> extra name, for the requirements of `setup(extras_require=...)` (written in the call or in
+    a dict passed to it: `EXTRAS = {...}`, `extras["flash"] = [...]`) whose distribution no other requirement list
+    of the file names: an opt-in extra (clip-as-service's `'flash-attn': ['flash-attn']`; pd2, heldout20)."""
+    given = [kw.value for node in ast.walk(tree) if isinstance(node, ast.Call) and _called_name(node.func) == "setup"
+             for kw in node.keywords if kw.arg == "extras_require"]
+    passed = {v.id for v in given if isinstance(v, ast.Name)} | {     # `extras_require={..., **EXTRAS}` too
+        k.id for v in given if isinstance(v, ast.Dict) for key, k in zip(v.keys, v.values)
+        if key is None and isinstance(k, ast.Name)}
+    parents: dict[ast.AST, ast.AST] = {}
+    for parent in ast.walk(tree):
+        for child in ast.iter_child_nodes(parent):
+            parents[child] = parent
+    found: dict[int, str] = {}
+    for node in requirements:
+        extra = _extra_of(node, parents, passed)
+        if extra is not None:
+            found[id(node)] = extra
+    plain = {requirement_dist(str(n.value)) for n in requirements if id(n) not in found}
+    return {key: extra for key, extra in found.items()
+            if requirement_dist(str(next(n.value for n in requirements if id(n) == key))) not in plain}
+
+
+def _extra_of(node: ast.AST, parents: dict[ast.AST, ast.AST], passed: set[str]) -> str | None:
+    """The extra whose list holds `node`, or None when the list is not an extras_require entry."""
+    extra = ""
+    child, cur = node, parents.get(node)
+    while cur is not None:
+        if isinstance(cur, ast.Dict) and child in cur.values:
+            key = cur.keys[cur.values.index(child)]
+            extra = key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else extra
+        elif isinstance(cur, ast.keyword):
+            return extra if cur.arg == "extras_require" and extra else None
+        elif isinstance(cur, (ast.Assign, ast.AnnAssign)):
+            targets = cur.targets if isinstance(cur, ast.Assign) else [cur.target]
+            for t in targets:
+                if isinstance(t, ast.Name) and t.id in passed and extra:
+                    return extra
+                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in passed and \
+                        isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str):
+                    return t.slice.value
+            return None
+        elif isinstance(cur, ast.stmt):
+            return None
+        child, cur = cur, parents.get(cur)
+    return None
+
+
 def dependency_links(tree: ast.Module) -> Iterator[ast.Constant]:
     """The URL strings of `setup(dependency_links=[...])` (pip's old find-links), in a setuptools script."""
     if not _uses_setuptools(tree):
@@ -237,9 +289,14 @@ def add_setup_py_requirements(engine: "StaticEngine", data: bytes, rel: str, res
     except (SyntaxError, ValueError):
         return                          # the Python pass has reported it
     col = Collector(engine, rel, text)
-    for node in setup_requirements(tree):
+    requirements = list(setup_requirements(tree))
+    extras = _opt_in_extras(tree, requirements)
+    for node in requirements:
         line = col.lines[node.lineno - 1] if node.lineno <= len(col.lines) else ""
+        before = len(col.result.findings)
         _report(col, node.lineno, line, str(node.value).strip(), node.col_offset)
+        if id(node) in extras:
+            _lower_opt_in(col, before, extras[id(node)], _EXTRAS_NOTE)
     for link in dependency_links(tree):
         # `setup(dependency_links=["https://developer.download.nvidia.com/compute/redist"])`: a package index
         url = str(link.value).strip()
@@ -287,6 +344,7 @@ def analyze_setup_cfg(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
         return FileResult(rel, error=FileError(rel, "syntax", f"invalid setup.cfg: {exc}".splitlines()[0]))
     col = Collector(engine, rel, text)
     section, option = "", ""
+    specs: list[tuple[int, str, str, int, str]] = []      # line, its text, requirement, column, extra ("" if none)
     for number, line in enumerate(col.lines, 1):
         body = re.split(r"(^|\s)[#;]", line, maxsplit=1)[0].rstrip()
         if not body.strip():
@@ -302,7 +360,13 @@ def analyze_setup_cfg(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
         wanted = section == "options.extras_require" or (section == "options" and option in _CFG_KEYS)
         spec = body[at:].strip()
         if wanted and spec and not spec.startswith("file:"):
-            _report(col, number, line, spec, line.find(spec, at))
+            specs.append((number, line, spec, line.find(spec, at), option if section != "options" else ""))
+    plain = {requirement_dist(spec) for _, _, spec, _, extra in specs if not extra}
+    for number, line, spec, at, extra in specs:
+        before = len(col.result.findings)
+        _report(col, number, line, spec, at)
+        if extra and requirement_dist(spec) not in plain:   # `[options.extras_require] flash = flash-attn`: opt-in
+            _lower_opt_in(col, before, extra, _EXTRAS_NOTE.replace("setup.py's", "setup.cfg's"))
     return col.done()
 
 

@@ -97,11 +97,59 @@ def _kind(name: str) -> str:
     return os.path.splitext(low)[1]
 
 
+# an NVIDIA-only inference engine as a word of a module's name (`clip_trt.py`, `clip_tensorrt.py`), and the words
+# naming the portable runtimes the other members of its per-backend set of modules use (`clip_onnx.py`, `clip_torch.py`)
+_ENGINE_WORDS = frozenset({"trt", "tensorrt", "trtllm"})
+_PORTABLE_WORDS = frozenset({"onnx", "ort", "onnxruntime", "torch", "pytorch", "openvino", "cpu", "torchscript", "jit"})
+
+
+def _module_words(name: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(name.rsplit(".", 1)[0])}
+
+
+def _engine_pair(folder: str, name: str) -> str | None:
+    """`clip_onnx.py` for `clip_tensorrt.py`: a module of the folder named like `name` with the NVIDIA engine's word
+    swapped for a portable runtime's (or another backend's), or None."""
+    mine = _module_words(name)
+    rest = mine - _ENGINE_WORDS
+    if not rest or rest == mine:
+        return None
+    for other in _entries(folder):
+        if other == name or not other.endswith(_PYTHON):
+            continue
+        theirs = _module_words(other)
+        runtime = {w for w in theirs if w in _PORTABLE_WORDS or backends_in_text(w) - {"cuda"}}
+        if runtime and not theirs & _ENGINE_WORDS and theirs - runtime == rest:
+            return other
+    return None
+
+
+def engine_module_sibling(path: Path, rel: str) -> str | None:
+    """The NVIDIA-engine member of a per-backend set of modules: clip-as-service's TensorRT executor
+    (`executors/clip_tensorrt.py` beside `clip_torch.py` / `clip_onnx.py`, `model/clip_trt.py` beside
+    `clip_onnx.py`) and a helper named for the same engine in a folder holding such a pair (`model/trt_utils.py`).
+    The project picks the member per deployment; an Ascend one takes the portable member (pd2, heldout20). The
+    portable sibling's path, or None."""
+    name = rel.rsplit("/", 1)[-1]
+    if not name.endswith(_PYTHON) or not _module_words(name) & _ENGINE_WORDS:
+        return None
+    folder = str(path.parent)
+    pair = _engine_pair(folder, name)
+    if pair is None:       # `trt_utils.py` beside `clip_trt.py` / `clip_onnx.py`
+        engine = _module_words(name) & _ENGINE_WORDS
+        pair = next((p for other in _entries(folder) if other != name and other.endswith(_PYTHON)
+                     and _module_words(other) & engine for p in [_engine_pair(folder, other)] if p), None)
+    return None if pair is None else "/".join(rel.split("/")[:-1] + [pair])
+
+
 def per_backend_sibling(path: Path, rel: str) -> str | None:
     """The sibling that makes the file `path` (`rel` in the report) the CUDA member of a per-backend set, or None."""
     parts = rel.split("/")
     folder = path.parent
     name = parts[-1]
+    engine = engine_module_sibling(path, rel)
+    if engine is not None:
+        return engine
     if _name_backends(name) == {"cuda"}:
         for other in _entries(str(folder)):
             names = _name_backends(other)

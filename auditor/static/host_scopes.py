@@ -248,20 +248,32 @@ def patch_target_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
 # with `__all__` (a re-export).
 _UNUSED_NOTE = "imported here and never used in this file: nothing runs it on Ascend; drop the import when porting"
 
+_UNUSED_SUBMODULE_NOTE = "a module every torch build has, torch_npu's too, and nothing in this scope reads it: " \
+                         "nothing runs it on Ascend; drop the import when porting"
+
 
 def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
     if rel.endswith("__init__.py") or not any((f.symbol or "").startswith("torch.") for f in findings):
         return findings
     body = getattr(tree, "body", [])
     imports: dict[int, list[tuple[str, str]]] = {}     # line -> (dotted name imported, local name)
+    submodules: dict[int, tuple[str, ast.AST]] = {}    # line -> (`torch.cuda` of `import torch.cuda`, its scope)
     for node in module_nodes(tree):
         if isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for a in node.names:
                 if a.name != "*":
                     for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
                         imports.setdefault(line, []).append((f"{node.module}.{a.name}", a.asname or a.name))
-    if not imports or any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__"
-                                                           for t in n.targets) for n in body):
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            # `import torch.cuda` binds `torch`, which the rest of the scope uses anyway: the submodule is unused
+            # unless the scope spells `torch.cuda.<...>` (ComfyUI_LayerStyle's `purge_vram()`, heldout20)
+            for stmt in ast.walk(node):
+                if isinstance(stmt, ast.Import) and _scope_of(node, stmt):
+                    for a in stmt.names:
+                        if a.asname is None and a.name.startswith("torch.") and stmt.lineno not in submodules:
+                            submodules[stmt.lineno] = (a.name, node)
+    if not (imports or submodules) or any(isinstance(n, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets) for n in body):
         return findings
     used = {n.id for n in module_nodes(tree) if isinstance(n, ast.Name)}
     out = []
@@ -269,12 +281,38 @@ def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
         symbol = f.symbol or ""
         local = next((name for dotted, name in imports.get(f.line, ()) if symbol.startswith("torch.") and (
             dotted == symbol or dotted.startswith(symbol + "."))), None)
+        module, scope = submodules.get(f.line, ("", None))
+        if scope is not None and module == symbol and not _spells(scope, module):
+            local = ""
         if local is not None and local not in used:
             data = {k: v for k, v in f.data.items() if k != "replace"}
             data["context"] = "unused-import"
-            f = replace(f, severity="info", fix="none", data=data, message=f"{f.message} ({_UNUSED_NOTE})")
+            note = _UNUSED_NOTE if local else _UNUSED_SUBMODULE_NOTE
+            f = replace(f, severity="info", fix="none", data=data, message=f"{f.message} ({note})")
         out.append(f)
     return out
+
+
+def _scope_of(scope: ast.AST, stmt: ast.Import) -> bool:
+    """`stmt` belongs to `scope` itself, not to a function nested in it."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        if node is stmt:
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _spells(scope: ast.AST, module: str) -> bool:
+    """The scope (nested functions included) reads `module` or an attribute of it (`torch.cuda.empty_cache`)."""
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            chain = ast.unparse(node)
+            if chain == module or chain.startswith(module + "."):
+                return True
+    return False
 
 
 # A test that patches the CUDA probe its code reads (`patch("pkg.utils.is_cuda_available")`, `patch(f"{mod}.cuda_device_count")`

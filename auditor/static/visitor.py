@@ -553,9 +553,12 @@ class MatchVisitor(cst.CSTVisitor):
         if cond:
             arg = self._arg(call, cond.get("pos"), cond.get("kw"))
             if arg is None:
-                return False
+                # a rule that only names values to leave alone holds for a call without the argument
+                return "not_values" in cond and "values" not in cond
             wanted = {str(v) for v in cond.get("values", [])}
             values = self._arg_values(arg.value)
+            if values and values <= {str(v) for v in cond.get("not_values", [])}:
+                return False
             if cond.get("within"):
                 values = values | self._names_within(arg.value)
             if wanted and not _any_value_matches(values, wanted):
