@@ -1540,8 +1540,13 @@ class MatchVisitor(cst.CSTVisitor):
                 if isinstance(part, cst.FormattedStringExpression):
                     part.expression.visit(self)
         elif isinstance(node, cst.ConcatenatedString):
-            for side in (node.left, node.right):
-                if isinstance(side, cst.FormattedString):
+            # three or more adjacent literals nest (`f"a" f"{x}" f"{y}"` is left=f"a", right=(f"{x}" f"{y}")) (pd3)
+            sides: list[cst.BaseExpression] = [node.left, node.right]
+            while sides:
+                side = sides.pop()
+                if isinstance(side, cst.ConcatenatedString):
+                    sides += [side.left, side.right]
+                elif isinstance(side, cst.FormattedString):
                     for part in side.parts:
                         if isinstance(part, cst.FormattedStringExpression):
                             part.expression.visit(self)
@@ -1571,6 +1576,11 @@ class MatchVisitor(cst.CSTVisitor):
             # for humans, but the operands are code that runs (as in an f-string's fields, _visit_string) (t14q)
             if isinstance(node.operator, cst.Modulo) and isinstance(node.left, _STRING_NODES) \
                     and not isinstance(node.right, _STRING_NODES):
+                node.right.visit(self)
+            elif isinstance(node.operator, cst.Add):
+                # `logger.info("devices: " + str(torch.cuda.device_count()))`: the same for a concatenation; string
+                # operands stay text (in a message _visit_string only visits an f-string's fields) (pd3)
+                node.left.visit(self)
                 node.right.visit(self)
             return False
         values = self.fold(node)
