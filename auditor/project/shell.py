@@ -371,8 +371,9 @@ _SETUP_BUILDS = {"install", "develop", "build", "build_ext", "bdist_wheel", "bdi
 # `key=value` pairs of a comma-separated list (`pretrained=X,dtype=bfloat16`)
 _KEY_VALUE_RE = re.compile(r"(?:(?<=^)|(?<=[,\s\"']))([A-Za-z_][\w.-]*)=([^,\s\"'{}]+)")
 # Slurm's short options for the GPU request: `-p gpu` (partition), `-G 8` (GPUs)
-_SLURM_SHORT = {"p": "partition", "G": "gpus"}
-_SLURM_SHORT_RE = re.compile(r"(?<!\S)-([pG])(?:=|[ \t]+)?([^\s\-$][^\s]*)")
+# `-C` is `--constraint` (node features: NERSC Perlmutter's `#SBATCH -C gpu`)
+_SLURM_SHORT = {"p": "partition", "G": "gpus", "C": "constraint"}
+_SLURM_SHORT_RE = re.compile(r"(?<!\S)-([pGC])(?:=|[ \t]+)?([^\s\-$][^\s]*)")
 _SLURM = {"srun", "sbatch", "salloc"}
 # rules that read a count or a node type from a setting: a script variable holding a count only computes with it
 _SCHEDULER_REQUESTS = {"NPU022", "NPU028"}
