@@ -46,6 +46,13 @@ from auditor.static.astutil import module_nodes as _walk   # (the name the passe
 
 # (first line, first col, last line, last col), 1-based lines, 0-based cols, end exclusive
 Region = tuple[int, int, int, int]
+
+
+def _held_by(regions, f):
+    """The value tagged on the first (region, value) pair whose region holds the finding's start; None when none does."""
+    return next((value for (l1, c1, l2, c2), value in regions if (l1, c1) <= (f.line, f.col - 1) < (l2, c2)), None)
+
+
 _END = 1 << 30
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _PACKAGE_CATEGORIES = frozenset({"attention", "apex", "kernel", "third_party"})
@@ -831,7 +838,7 @@ def _lower_abstraction_fallbacks(findings: list, tree: ast.Module) -> list:
         return findings
     out = []
     for f in findings:
-        call = next((c for (l1, c1, l2, c2), c in regions if (l1, c1) <= (f.line, f.col - 1) < (l2, c2)), None)
+        call = _held_by(regions, f)
         out.append(as_info(f, "npu-path", _FALLBACK_NOTE.format(call=call)) if call and not f.data.get("context")
                    else f)
     return out
@@ -887,8 +894,7 @@ def _lower_fallback_gates(findings: list, tree: ast.Module) -> list:
         return findings
     out = []
     for f in findings:
-        caught = next((c for (l1, c1, l2, c2), c in regions if (l1, c1) <= (f.line, f.col - 1) < (l2, c2)), None) \
-            if f.severity == "error" and f.category == "device" else None
+        caught = _held_by(regions, f) if f.severity == "error" and f.category == "device" else None
         if caught is not None:
             data = {k: v for k, v in f.data.items() if k != "replace"}
             data["context"] = "fallback-gate"
@@ -932,8 +938,7 @@ def _lower_library_refusals(findings: list, tree: ast.Module) -> list:
         return findings
     out = []
     for f in findings:
-        library = next((lib for (l1, c1, l2, c2), lib in regions if (l1, c1) <= (f.line, f.col - 1) < (l2, c2)), None) \
-            if f.category == "device" and not f.data.get("context") else None
+        library = _held_by(regions, f) if f.category == "device" and not f.data.get("context") else None
         out.append(as_info(f, "library-refusal", _REFUSAL_NOTE.format(library=library)) if library else f)
     return out
 
