@@ -1081,9 +1081,9 @@ def _catalogue_entries(node, key: str) -> list[tuple[int, int, str]]:
             name = _entry_name(item)
             if name is None or key.lower() in _SEQUENTIAL_KEYS:
                 continue
-            words = [w.lower() for w in _NAME_WORD_RE.findall(name)]
-            backends = set().union(*(name_word_backends(w) for w in words)) if words else set()
-            words = [w for w in words if w == "cpu" or not name_word_backends(w)]
+            word_backends = {w: name_word_backends(w) for w in (w.lower() for w in _NAME_WORD_RE.findall(name))}
+            backends = set().union(*word_backends.values())
+            words = [w for w, b in word_backends.items() if w == "cpu" or not b]
             if "cpu" in words:
                 backends.add("cpu")
                 words.remove("cpu")
