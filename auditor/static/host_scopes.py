@@ -267,11 +267,10 @@ def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
             # `import torch.cuda` binds `torch`, which the rest of the scope uses anyway: the submodule is unused
             # unless the scope spells `torch.cuda.<...>` (ComfyUI_LayerStyle's `purge_vram()`, heldout20)
-            for stmt in ast.walk(node):
-                if isinstance(stmt, ast.Import) and _scope_of(node, stmt):
-                    for a in stmt.names:
-                        if a.asname is None and a.name.startswith("torch.") and stmt.lineno not in submodules:
-                            submodules[stmt.lineno] = (a.name, node)
+            for stmt in _own_imports(node):
+                for a in stmt.names:
+                    if a.asname is None and a.name.startswith("torch.") and stmt.lineno not in submodules:
+                        submodules[stmt.lineno] = (a.name, node)
     if not (imports or submodules) or any(isinstance(n, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets) for n in body):
         return findings
@@ -293,16 +292,16 @@ def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
     return out
 
 
-def _scope_of(scope: ast.AST, stmt: ast.Import) -> bool:
-    """`stmt` belongs to `scope` itself, not to a function nested in it."""
-    stack = list(ast.iter_child_nodes(scope))
-    while stack:
-        node = stack.pop()
-        if node is stmt:
-            return True
+def _own_imports(scope: ast.AST) -> list[ast.Import]:
+    """The `import` statements of `scope` itself, not of functions nested in it, in ast.walk's order: one walk of the
+    scope's own statements (a test per import against the whole scope was quadratic in a module's imports)."""
+    out, queue = [], list(ast.iter_child_nodes(scope))
+    for node in queue:
+        if isinstance(node, ast.Import):
+            out.append(node)
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
-    return False
+            queue.extend(ast.iter_child_nodes(node))
+    return out
 
 
 def _spells(scope: ast.AST, module: str) -> bool:
