@@ -241,3 +241,45 @@ def test_a_device_string_nothing_reads_is_info():
     # read on the next line, or a tensor made on the device (it runs even when unread): errors stay
     assert any(s == "error" for ln, _, s, _ in found if ln == 11)
     assert any(s == "error" for ln, _, s, _ in found if ln == 15)
+
+
+def test_a_config_or_a_sys_path_module_reaches_a_definition(tmp_path):
+    # `import impact.core as core` with modules/ on sys.path: `core.ESAMWrapper(...)` is the tree's own class; a
+    # YAML config naming a class by its dotted path (`target: vq.GumbelQuantize`) builds it
+    core = """\
+        import torch
+
+
+        class ESAMWrapper:
+            def __init__(self, model, device):
+                self.model = model.to("cuda")
+
+
+        class GumbelQuantize(torch.nn.Module):
+            def forward(self, z):
+                return z.cuda()
+
+
+        class Unused:
+            def run(self, z):
+                return z.cuda()
+    """
+    pack = """\
+        import sys, os
+        sys.path.append(os.path.join(os.path.dirname(__file__), "modules"))
+        import impact.core as core
+
+
+        class SAMLoader:
+            def load_model(self, esam):
+                return (core.ESAMWrapper(esam, "cpu"),)
+    """
+    root = write_tree(tmp_path / "pack", {
+        "__init__.py": "from .impact_pack import SAMLoader\nNODE_CLASS_MAPPINGS = {'SAMLoader': SAMLoader}\n",
+        "impact_pack.py": pack, "modules/impact/__init__.py": "", "modules/impact/core.py": core,
+        "configs/vq.yaml": "model:\n  target: impact.core.GumbelQuantize\n"})
+    found = _by_line(run_static([root], jobs=1), "modules/impact/core.py")
+    for text in ('self.model = model.to("cuda")', "return z.cuda()"):
+        assert not any(ctx == "unreached" for _, _, ctx in found[_line(core, text)]), text
+    last = max(found)        # the Unused class, named nowhere
+    assert all(ctx == "unreached" for _, _, ctx in found[last])

@@ -38,7 +38,10 @@ REACH = "reach"                 # the summary key of a Python file's facts
 _CONTEXT = "unreached"
 _NOTE = ("nothing in this ComfyUI node pack calls it: ComfyUI reaches a pack only through its NODE_CLASS_MAPPINGS; "
          "port it if you reuse the helper")
-_IDENT = re.compile(r"^[A-Za-z_]\w*$")
+_DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
+_CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini")
+_CONFIG_BYTES = 1 << 20         # a config larger than this (a tokenizer's vocabulary) names no class to build
+_WORD = re.compile(rb"[A-Za-z_]\w*")
 # decorators that wrap a function without registering it anywhere (a registered one is reached by its registry)
 _WRAPPERS = frozenset({"lru_cache", "cache", "cached_property", "no_grad", "inference_mode", "wraps", "property",
                        "staticmethod", "classmethod", "contextmanager", "enable_grad"})
@@ -84,8 +87,8 @@ def _names_read(node: ast.AST, roots: dict[str, str]) -> set[str]:
                 out.add(n.attr)
         elif isinstance(n, ast.alias):
             out.add((n.name.split(".")[-1]))
-        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _IDENT.match(n.value):
-            out.add(n.value)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value):
+            out.add(n.value.rsplit(".", 1)[-1])     # "loadmodel", "taming.modules.vqvae.GumbelQuantize"
     return out
 
 
@@ -121,9 +124,13 @@ def reach_facts(tree: ast.AST | None, rel: str, data: bytes) -> dict[str, Any]:
     return out
 
 
-def _unreached(facts: dict[str, dict[str, Any]]) -> dict[str, list[tuple[int, int]]]:
-    """Per file, the line spans of top-level definitions no reached region reads (to a fixed point)."""
-    own_roots = {rel.split("/")[0].removesuffix(".py") for rel in facts}
+def _unreached(facts: dict[str, dict[str, Any]], config_words: set[str] = frozenset()  # type: ignore[assignment]
+               ) -> dict[str, list[tuple[int, int]]]:
+    """Per file, the line spans of top-level definitions no reached region reads (to a fixed point). `config_words`:
+    the words of the tree's configs (`target: taming.modules.vqvae.quantize.GumbelQuantize`), each reached."""
+    # any folder or module of the tree may be a root on sys.path (`sys.path.append(modules_path)`, then
+    # `import impact.core as core` for modules/impact/core.py): an attribute of one of them is the tree's own
+    own_roots = {part.removesuffix(".py") for rel in facts for part in rel.split("/")}
 
     def resolved(names: list[str]) -> set[str]:
         out = set()
@@ -136,7 +143,7 @@ def _unreached(facts: dict[str, dict[str, Any]]) -> dict[str, list[tuple[int, in
         return out
 
     regions: dict[str, set[str]] = {}         # definition name -> names its bodies read (all files)
-    reached: set[str] = set()
+    reached: set[str] = set(config_words)
     for f in facts.values():
         for region, names in f.get("names", {}).items():
             if region:
@@ -160,6 +167,24 @@ def _unreached(facts: dict[str, dict[str, Any]]) -> dict[str, list[tuple[int, in
     return out
 
 
+def _config_words(project: Any, results: list) -> set[str]:
+    """The words of the tree's YAML / JSON / TOML / INI files (a config may name a class to build by its dotted
+    path), read once per run of a node pack; a file over _CONFIG_BYTES or unreadable adds none."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    words: set[str] = set()
+    paths = getattr(project, "paths", {})
+    for rel, path in paths.items():
+        if rel.lower().endswith(_CONFIG_SUFFIXES):
+            try:
+                data = read_counted(project, path, _CONFIG_BYTES)
+            except (OSError, SourceError):
+                continue
+            words.update(w.decode() for w in _WORD.findall(data))
+    return words
+
+
 def apply_unreached_defs(results: list, project: Any) -> int:
     """Findings inside top-level definitions nothing in a ComfyUI node pack reaches, lowered to info (module doc);
     the count lowered. Reads only the per-file facts; a Python file without them (an older cache entry) leaves
@@ -174,7 +199,7 @@ def apply_unreached_defs(results: list, project: Any) -> int:
             facts[r.path] = f
     if not facts.get("__init__.py", {}).get("comfy_nodes"):
         return 0
-    spans = _unreached(facts)
+    spans = _unreached(facts, _config_words(project, results))
     lowered = 0
     for r in results:
         inside = spans.get(r.path)
