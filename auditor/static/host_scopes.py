@@ -113,7 +113,7 @@ def _unread_locals(tree: ast.AST) -> list[tuple[int, int, int, int]]:
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         read: set[str] = set()
-        stores: list[ast.Assign] = []
+        stores: list[tuple[str, ast.expr]] = []
         for stmt in fn.body:
             for node in ast.walk(stmt):
                 if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
@@ -121,12 +121,11 @@ def _unread_locals(tree: ast.AST) -> list[tuple[int, int, int, int]]:
                 elif isinstance(node, (ast.Global, ast.Nonlocal)):
                     read.update(node.names)
                 elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                    stores.append(node)
+                    stores.append((node.targets[0].id, node.value))
         if read & {"locals", "vars", "eval", "exec"}:
             continue
-        for node in stores:
-            if node.targets[0].id not in read and _names_a_device(node.value):    # type: ignore[attr-defined]
-                v = node.value
+        for name, v in stores:
+            if name not in read and _names_a_device(v):
                 out.append((v.lineno, v.col_offset, v.end_lineno or v.lineno, v.end_col_offset or v.col_offset))
     return out
 

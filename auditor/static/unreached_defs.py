@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Collection
 from typing import Any
 
 from auditor.static.backends import as_info
@@ -124,8 +125,7 @@ def reach_facts(tree: ast.AST | None, rel: str, data: bytes) -> dict[str, Any]:
     return out
 
 
-def _unreached(facts: dict[str, dict[str, Any]], config_words: set[str] = frozenset()  # type: ignore[assignment]
-               ) -> dict[str, list[tuple[int, int]]]:
+def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] = ()) -> dict[str, list[tuple[int, int]]]:
     """Per file, the line spans of top-level definitions no reached region reads (to a fixed point). `config_words`:
     the words of the tree's configs (`target: taming.modules.vqvae.quantize.GumbelQuantize`), each reached."""
     # any folder or module of the tree may be a root on sys.path (`sys.path.append(modules_path)`, then
