@@ -104,6 +104,45 @@ def _unused_defaults(tree: ast.AST) -> list[tuple[int, int, int, int]]:
     return out
 
 
+def _unread_locals(tree: ast.AST) -> list[tuple[int, int, int, int]]:
+    """(line, col, end line, end col) of the values of plain local assignments (`loc = 'cuda:{}'.format(0)`) whose
+    name the function never reads (no load of it, no `locals()` / `vars()`, not global / nonlocal): a leftover that
+    selects nothing (t17e, Marigold's flow estimator)."""
+    out = []
+    for fn in module_nodes(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        read: set[str] = set()
+        stores: list[tuple[str, ast.expr]] = []
+        for stmt in fn.body:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
+                    read.add(node.id)
+                elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                    read.update(node.names)
+                elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    stores.append((node.targets[0].id, node.value))
+        if read & {"locals", "vars", "eval", "exec"}:
+            continue
+        for name, v in stores:
+            if name not in read and _names_a_device(v):
+                out.append((v.lineno, v.col_offset, v.end_lineno or v.lineno, v.end_col_offset or v.col_offset))
+    return out
+
+
+def _names_a_device(value: ast.expr) -> bool:
+    """A value that only names a device and runs nothing on one: a string, an f-string, `'cuda:{}'.format(i)`,
+    `torch.device(...)` (`x = torch.zeros(3, device=d)` left unread still runs on the device)."""
+    if isinstance(value, ast.Constant) and isinstance(value.value, str) or isinstance(value, ast.JoinedStr):
+        return True
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Constant) and isinstance(func.value.value, str):
+        return True
+    return ast.unparse(func) in ("torch.device", "device")
+
+
 def _abstract(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """A stub whose signature is an interface (`...`, `pass`, `raise NotImplementedError`, a docstring only): an
     overriding implementation reads the parameter; an `@overload` / `@abstractmethod` alike."""
@@ -365,7 +404,13 @@ def _onnx_export_functions(tree: ast.AST) -> list[tuple[int, int]]:
     return out
 
 
-def _unread_device_defaults(findings: list, unused: list[tuple[int, int, int, int]]) -> list:
+_UNREAD_DEFAULT = ("unread-default", "the function never reads this parameter, so the default is never used here; it "
+                   "matters only where the code is changed to read it")
+_UNREAD_LOCAL = ("unread-local", "the function never reads the name this value is assigned to, so it selects nothing")
+
+
+def _unread_device_defaults(findings: list, unused: list[tuple[int, int, int, int]],
+                            why: tuple[str, str] = _UNREAD_DEFAULT) -> list:
     """Device findings in a parameter default the function never reads (`AllegroPipeline.__init__(...,
     device: torch.device = torch.device("cuda"))` whose body only registers modules) at info: constructing the device
     needs no CUDA and nothing uses it, so nothing fails or differs on Ascend; a port still changes the default
@@ -377,8 +422,7 @@ def _unread_device_defaults(findings: list, unused: list[tuple[int, int, int, in
         col = (getattr(f, "col", 1) or 1) - 1
         if f.category == "device" and f.severity != "info" and \
                 any((lo, lc) <= (f.line, col) < (hi, hc) for lo, lc, hi, hc in unused):
-            f = as_info(f, "unread-default", "the function never reads this parameter, so the default is never "
-                        "used here; it matters only where the code is changed to read it")
+            f = as_info(f, *why)
         out.append(f)
     return out
 
@@ -405,6 +449,8 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
     unused = _unused_defaults(tree) if any(f.category in ("precision", "device") for f in findings) else []
     if unused and any(f.category == "device" for f in findings):
         findings = _unread_device_defaults(findings, unused)
+    if any(f.category == "device" and f.severity != "info" for f in findings):
+        findings = _unread_device_defaults(findings, _unread_locals(tree), _UNREAD_LOCAL)
     if not any(f.category == "precision" for f in findings):
         return findings
     lines = text.splitlines()

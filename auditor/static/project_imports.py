@@ -215,6 +215,9 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
             from auditor.static.call_defaults import default_facts
 
             out[CALLS] = default_facts(data, tree)    # FORMAT 11: device / dtype defaults, the calls passing them
+            from auditor.static.unreached_defs import REACH, reach_facts
+
+            out[REACH] = reach_facts(tree, rel, data)     # t17e: what it defines and reads (a node pack's reach)
             if findings and wrapper_fact(data, findings):      # FORMAT 7: a short attention wrapper a script may launch
                 out[TREE]["wrapper"] = True
             out[TREE].update(launch_facts(data, findings))    # FORMAT 10: the patches it calls, its option defaults

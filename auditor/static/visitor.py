@@ -45,7 +45,10 @@ _CHOICE_STRINGS = frozenset({"flash-attention-implementation-string"})
 
 # Keywords whose value names a repository ref or folder (`from_pretrained(name, revision="float16")`: a Hub
 # branch), never a dtype being chosen
-_REF_KEYWORDS = frozenset({"revision", "branch", "tag", "commit", "commit_hash", "subfolder"})
+_REF_KEYWORDS = frozenset({"revision", "branch", "tag", "commit", "commit_hash", "subfolder",
+                           # diffusers' / transformers' `from_pretrained(..., variant="fp16")`: the weights FILE
+                           # `*.fp16.safetensors`; `torch_dtype=` chooses the dtype (t17e)
+                           "variant"})
 
 
 # Options of another accelerator's compiler whose value names a dtype (neuronx-cc / torch_neuronx / optimum-neuron
@@ -57,6 +60,12 @@ _COMPILER_DTYPE_KEYS = frozenset({"auto_cast_type"})
 def _names_a_ref(node: cst.Arg) -> bool:
     return node.keyword is not None and (node.keyword.value in _REF_KEYWORDS or
                                          node.keyword.value in _COMPILER_DTYPE_KEYS)
+
+
+def _assigns_a_ref(node: cst.Assign) -> bool:
+    """`variant = "fp16"` (the name handed on as `variant=variant`): a ref keyword's value bound to its own name."""
+    return len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+        and node.targets[0].target.value in _REF_KEYWORDS and isinstance(node.value, _STRING_NODES)
 
 
 def _compiler_dtype_key(node: cst.BaseExpression | None) -> bool:
@@ -795,6 +804,7 @@ class MatchVisitor(cst.CSTVisitor):
             self._flag_definition(node.targets[0].target, node.value)
         self._bindings.append((len(self.hits), node.targets[0].target if len(node.targets) == 1 else None,
                                node.value))
+        self._dtype_quiet += _assigns_a_ref(node)
         return True
 
     def _match_item_store(self, target: cst.BaseExpression) -> None:
@@ -812,6 +822,7 @@ class MatchVisitor(cst.CSTVisitor):
             self._match_reference(target, m.pattern, None)
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
+        self._dtype_quiet -= _assigns_a_ref(original_node)
         self._leave_binding()
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
@@ -1254,7 +1265,8 @@ class MatchVisitor(cst.CSTVisitor):
                     self._hit(env_rule, arg.keyword, arg.keyword.value)
             value = arg.value
             if not message and isinstance(value, cst.Name) and value.value in self.ctx.constants \
-                    and value.value not in self.ctx.aliases:
+                    and value.value not in self.ctx.aliases and not _names_a_ref(arg):
+                # (`variant=variant` after `variant = "fp16"`: a weights file's name, not a dtype, t17e)
                 self._match_values(value, self.ctx.constants[value.value], via=value.value)
             # `skipUnless(device == "cuda", "needs CUDA")`: the condition of a skip/assert helper is code
             text = message and not isinstance(value, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation))

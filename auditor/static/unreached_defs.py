@@ -1,0 +1,214 @@
+"""Code nothing in a ComfyUI custom-node pack reaches (t17e, issue 11; tuned on tuned_t17e).
+
+A ComfyUI custom-node pack is loaded by ComfyUI through its root `__init__.py`'s `NODE_CLASS_MAPPINGS`
+(https://docs.comfy.org/custom-nodes/backend/lifecycle): ComfyUI imports the package and calls the node classes it
+lists; nothing outside the pack calls the pack's own functions. A node pack vendors whole model repositories for
+their inference path (GroundingDINO's `util/misc.py` with its DDP training helpers `all_gather`, `MetricLogger`,
+`init_distributed_mode`; Marigold's `seed_all`, `find_batch_size`), and the CUDA lines of the helpers the pack never
+calls neither fail nor differ on Ascend. They are reported at info ("nothing in this node pack calls it"), never
+dropped: a name reached dynamically (a `getattr` on a computed name) would be missed by the reading below, and the
+line still matters to whoever reuses the vendored helper.
+
+Per file, in the worker (`reach_facts`, kept in the summary under `reach`, cache family "reach"):
+- `top`: the top-level functions and classes, [name, first line, last line, registered], where registered means
+  a decorator other than a plain wrapper (`@functools.lru_cache`, `@torch.no_grad()`) may register it
+  (`@PromptServer.instance.routes.post(...)`, `@register_model`): registered definitions are always reached;
+- `names`: per region (the top-level definition holding the reference, "" for module-level code), the names the
+  region reads: bare names, imported names, attributes (except attributes of a module imported from outside the
+  tree: `dist.all_gather` does not read the pack's own `all_gather`; recorded as `<root>:<attr>` and resolved per
+  run against the tree's top-level names), and identifier-like strings (`FUNCTION = "loadmodel"`,
+  `lumina_models.__dict__["NextDiT_2B_GQA_patch2"]`, `__all__`);
+- `comfy_nodes`: for the root `__init__.py`, whether it names NODE_CLASS_MAPPINGS.
+
+Per run (`apply_unreached_defs`): only in a tree whose root `__init__.py` names NODE_CLASS_MAPPINGS. Module-level
+code of every file (tests and scripts included) is reached; a top-level definition is reached when a reached region
+reads its name (any file: names are matched, not resolved, so a name defined twice is reached when either is);
+the rest, to a fixed point, is not. Findings of a Python file inside an unreached definition are lowered to info,
+context `unreached` (a warning behind a CUDA gate too), unless another pass already lowered them to info.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Collection
+from typing import Any
+
+from auditor.static.backends import as_info
+
+REACH = "reach"                 # the summary key of a Python file's facts
+_CONTEXT = "unreached"
+_NOTE = ("nothing in this ComfyUI node pack calls it: ComfyUI reaches a pack only through its NODE_CLASS_MAPPINGS; "
+         "port it if you reuse the helper")
+_DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
+_CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini")
+_CONFIG_BYTES = 1 << 20         # a config larger than this (a tokenizer's vocabulary) names no class to build
+_WORD = re.compile(rb"[A-Za-z_]\w*")
+# decorators that wrap a function without registering it anywhere (a registered one is reached by its registry)
+_WRAPPERS = frozenset({"lru_cache", "cache", "cached_property", "no_grad", "inference_mode", "wraps", "property",
+                       "staticmethod", "classmethod", "contextmanager", "enable_grad"})
+
+
+def _decorator_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _registered(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
+    return any(_decorator_name(d) not in _WRAPPERS for d in node.decorator_list)
+
+
+def _imported_roots(tree: ast.Module) -> dict[str, str]:
+    """Names the file binds to a module imported by absolute name (`import torch.distributed as dist` -> torch,
+    `from torch import distributed` -> torch): an attribute of one is another package's unless the root is the
+    tree's own. Relative imports are the tree's own (not listed)."""
+    roots: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                roots[alias.asname or alias.name.split(".")[0]] = alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            for alias in node.names:
+                roots[alias.asname or alias.name] = node.module.split(".")[0]
+    return roots
+
+
+def _names_read(node: ast.AST, roots: dict[str, str]) -> set[str]:
+    out: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            base = n.value
+            if isinstance(base, ast.Name) and base.id in roots:
+                out.add(f"{roots[base.id]}:{n.attr}")
+            else:
+                out.add(n.attr)
+        elif isinstance(n, ast.alias):
+            out.add((n.name.split(".")[-1]))
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value):
+            out.add(n.value.rsplit(".", 1)[-1])     # "loadmodel", "taming.modules.vqvae.GumbelQuantize"
+    return out
+
+
+def reach_facts(tree: ast.AST | None, rel: str, data: bytes) -> dict[str, Any]:
+    """The file's `top`, `names` and (root `__init__.py`) `comfy_nodes` facts (module doc); {} when not parsed."""
+    if not isinstance(tree, ast.Module):
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return {}
+    out: dict[str, Any] = {}
+    if rel == "__init__.py" and b"NODE_CLASS_MAPPINGS" in data:
+        out["comfy_nodes"] = True
+    roots = _imported_roots(tree)
+    top: list[list[Any]] = []
+    names: dict[str, set[str]] = {"": set()}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            top.append([node.name, first, node.end_lineno or node.lineno, _registered(node)])
+            own = set()
+            for part in (*node.decorator_list, *getattr(node, "bases", ()), *getattr(node, "keywords", ()),
+                         *node.body):
+                own |= _names_read(part, roots)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                own |= _names_read(node.args, roots)
+            own.discard(node.name)           # a recursive call does not reach it
+            names.setdefault(node.name, set()).update(own)
+        else:
+            names[""] |= _names_read(node, roots)
+    out["top"] = top
+    out["names"] = {k: sorted(v) for k, v in names.items() if v}
+    return out
+
+
+def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] = ()) -> dict[str, list[tuple[int, int]]]:
+    """Per file, the line spans of top-level definitions no reached region reads (to a fixed point). `config_words`:
+    the words of the tree's configs (`target: taming.modules.vqvae.quantize.GumbelQuantize`), each reached."""
+    # any folder or module of the tree may be a root on sys.path (`sys.path.append(modules_path)`, then
+    # `import impact.core as core` for modules/impact/core.py): an attribute of one of them is the tree's own
+    own_roots = {part.removesuffix(".py") for rel in facts for part in rel.split("/")}
+
+    def resolved(names: list[str]) -> set[str]:
+        out = set()
+        for n in names:
+            root, sep, attr = n.partition(":")
+            if not sep:
+                out.add(n)
+            elif root in own_roots:
+                out.add(attr)
+        return out
+
+    regions: dict[str, set[str]] = {}         # definition name -> names its bodies read (all files)
+    reached: set[str] = set(config_words)
+    for f in facts.values():
+        for region, names in f.get("names", {}).items():
+            if region:
+                regions.setdefault(region, set()).update(resolved(names))
+            else:
+                reached |= resolved(names)
+        reached.update(name for name, _, _, registered in f.get("top", ()) if registered or name.startswith("__"))
+    todo = list(reached)
+    done: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in done:
+            continue
+        done.add(name)
+        todo.extend(regions.get(name, set()) - done)
+    out: dict[str, list[tuple[int, int]]] = {}
+    for rel, f in facts.items():
+        spans = [(first, last) for name, first, last, _ in f.get("top", ()) if name not in done]
+        if spans:
+            out[rel] = spans
+    return out
+
+
+def _config_words(project: Any, results: list) -> set[str]:
+    """The words of the tree's YAML / JSON / TOML / INI files (a config may name a class to build by its dotted
+    path), read once per run of a node pack; a file over _CONFIG_BYTES or unreadable adds none."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    words: set[str] = set()
+    paths = getattr(project, "paths", {})
+    for rel, path in paths.items():
+        if rel.lower().endswith(_CONFIG_SUFFIXES):
+            try:
+                data = read_counted(project, path, _CONFIG_BYTES)
+            except (OSError, SourceError):
+                continue
+            words.update(w.decode() for w in _WORD.findall(data))
+    return words
+
+
+def apply_unreached_defs(results: list, project: Any) -> int:
+    """Findings inside top-level definitions nothing in a ComfyUI node pack reaches, lowered to info (module doc);
+    the count lowered. Reads only the per-file facts; a Python file without them (an older cache entry) leaves
+    the tree as it is."""
+    facts: dict[str, dict[str, Any]] = {}
+    for r in results:
+        if r.path.endswith(".py"):
+            summary = getattr(r, "summary", None)
+            f = summary.get(REACH) if isinstance(summary, dict) else None
+            if not isinstance(f, dict) or not f:
+                return 0        # an older cache entry or a file not parsed: what it reads is unknown
+            facts[r.path] = f
+    if not facts.get("__init__.py", {}).get("comfy_nodes"):
+        return 0
+    spans = _unreached(facts, _config_words(project, results))
+    lowered = 0
+    for r in results:
+        inside = spans.get(r.path)
+        if not inside or not r.findings:
+            continue
+        for i, finding in enumerate(r.findings):
+            if finding.severity == "info" and (finding.data or {}).get("context"):
+                continue        # another pass's reason stays (`overridden-default`, `other-backend`, ...)
+            if any(first <= finding.line <= last for first, last in inside):
+                r.findings[i] = as_info(finding, _CONTEXT, _NOTE)
+                lowered += 1
+    return lowered
