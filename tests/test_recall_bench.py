@@ -977,23 +977,23 @@ def test_test20_files_are_exactly_what_its_rule_draws():
     # Top-up (SELECTION.md outcome), each in its pool's order, skipping files already drawn and code bases at 8 files:
     # device needed none; distributed drew its one-file pool (effdet) and stays under 20; precision drew 12 files (the
     # cap) and stays under 20; apex drew its one-file pool (ART's FBF trainer) and stays under 20; attention drew the
-    # three pool files not drawn before (the pool ran dry) and stays under 20; kernel drew 3 files (deepmd-kit reached
-    # the limit after two), the third bringing it to 20 or more; third_party drew the three pool files still open
+    # three pool files not drawn before (the pool ran dry) and stays under 20; kernel drew 4 files (deepmd-kit reached
+    # the limit with the third), the fourth bringing it to 20 or more; third_party drew the three pool files still open
     # (boxmot reached the limit, lama-cleaner was at it) and stays under 20.
     assert pairs(main, "device") >= 20
     assert pool("distributed") == labelled[39:40] and pairs(labelled[:40], "distributed") < 20
     assert labelled[40:52] == open_(pool("precision"), labelled[:40])[:12] and pairs(labelled[:52], "precision") < 20
     assert pool("apex") == labelled[52:53] and pairs(labelled[:53], "apex") < 20
     assert labelled[53:56] == open_(pool("attention"), labelled[:53]) and pairs(labelled[:56], "attention") < 20
-    assert labelled[56:59] == open_(pool("kernel"), labelled[:56])[:3]
-    assert pairs(labelled[:58], "kernel") < 20 <= pairs(labelled[:59], "kernel")
-    assert labelled[59:62] == open_(pool("third_party"), labelled[:59]) and pairs(labelled[:62], "third_party") < 20
+    assert labelled[56:60] == open_(pool("kernel"), labelled[:56])[:4]
+    assert pairs(labelled[:59], "kernel") < 20 <= pairs(labelled[:60], "kernel")
+    assert labelled[60:63] == open_(pool("third_party"), labelled[:60]) and pairs(labelled[:63], "third_party") < 20
     # Further main rounds from round 3, one file per code base per round, skipping files drawn before and code bases
     # at 8 files: every order ran out (or reached the limit) before 350 pairs, so the split is every file the limit
     # allows: min(8, eligible) per code base.
     later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
-                   if rnd < len(order)], labelled[:62])
-    assert labelled[62:] == later
+                   if rnd < len(order)], labelled[:63])
+    assert labelled[63:] == later
     assert {name: sum(1 for n, _ in labelled if n == name) for name, _ in orders} == \
         {name: min(8, len(order)) for name, order in orders}
     assert pairs(labelled) < 350
