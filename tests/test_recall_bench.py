@@ -203,7 +203,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
 
 @pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
                                    "test10", "test11", "test12", "test13", "test14", "test15", "test16", "test17", "test18",
-                                   "test19",
+                                   "test19", "test20",
                                    "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c", "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -940,7 +940,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
     pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
     # test19's pre-registered eligibility change: a file audit's default discovery skips is not eligible (it removed
     # none of these archives' files); earlier splits keep test10's eligibility.
-    assert select_test.AUDITED_ONLY_SPLITS == {"test19"}
+    assert select_test.AUDITED_ONLY_SPLITS == {"test19", "test20"}      # test20 copies test19's rule
     # Main rounds 1-2 in sources.json order: four code bases have one eligible file each, so round 2 has the other nine.
     assert len(main) == 22 and labelled[:22] == main
 
@@ -964,6 +964,40 @@ def test_test19_files_are_exactly_what_its_rule_draws():
         {name: min(8, len(order)) for name, order in orders}
     assert pairs(labelled) < 350
     assert len(labelled) == 54
+
+
+def test_test20_files_are_exactly_what_its_rule_draws():
+    draw = _LimitedDraw("test20", 23)         # test19's rule on pool A18, 8 files per code base, audited files only
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    assert "test20" in select_test.AUDITED_ONLY_SPLITS
+    # Main rounds 1-2 in sources.json order: seven code bases have one eligible file each, so round 2 has the other 16.
+    assert len(main) == 39 and labelled[:39] == main
+
+    # Top-up (SELECTION.md outcome), each in its pool's order, skipping files already drawn and code bases at 8 files:
+    # device needed none; distributed drew its one-file pool (effdet) and stays under 20; precision drew 12 files (the
+    # cap) and stays under 20; apex drew its one-file pool (ART's FBF trainer) and stays under 20; attention drew the
+    # three pool files not drawn before (the pool ran dry) and stays under 20; kernel drew 4 files (deepmd-kit reached
+    # the limit with the third), the fourth bringing it to 20 or more; third_party drew the three pool files still open
+    # (boxmot reached the limit, lama-cleaner was at it) and stays under 20.
+    assert pairs(main, "device") >= 20
+    assert pool("distributed") == labelled[39:40] and pairs(labelled[:40], "distributed") < 20
+    assert labelled[40:52] == open_(pool("precision"), labelled[:40])[:12] and pairs(labelled[:52], "precision") < 20
+    assert pool("apex") == labelled[52:53] and pairs(labelled[:53], "apex") < 20
+    assert labelled[53:56] == open_(pool("attention"), labelled[:53]) and pairs(labelled[:56], "attention") < 20
+    assert labelled[56:60] == open_(pool("kernel"), labelled[:56])[:4]
+    assert pairs(labelled[:59], "kernel") < 20 <= pairs(labelled[:60], "kernel")
+    assert labelled[60:63] == open_(pool("third_party"), labelled[:60]) and pairs(labelled[:63], "third_party") < 20
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before and code bases
+    # at 8 files: every order ran out (or reached the limit) before 350 pairs, so the split is every file the limit
+    # allows: min(8, eligible) per code base.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:63])
+    assert labelled[63:] == later
+    assert {name: sum(1 for n, _ in labelled if n == name) for name, _ in orders} == \
+        {name: min(8, len(order)) for name, order in orders}
+    assert pairs(labelled) < 350
+    assert len(labelled) == 106
 
 
 def test_tuned_t16c_files_are_exactly_what_its_rule_draws():
