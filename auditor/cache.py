@@ -49,8 +49,8 @@ FACTS: dict[str, int] = {
     "classes": 1,         # class_twins: cuda_classes, npu_classes (t11q)
     "declares": 1,        # declared_vendor.declares_fact: the root metadata's name, core requirements (t11w)
     "cuda_defs": 1,       # cuda_helpers.cuda_defs_fact: helpers named for CUDA a file defines (t11r)
+    "comfy_nodes": 1,     # tree facts of a root __init__.py naming NODE_CLASS_MAPPINGS (unreached_defs, t17e)
     "local_builds": 1,    # local_builds.record_local_build: builds of the project's own setup.py folders (t15u)
-    "reach": 1,           # unreached_defs.reach_facts: top-level definitions, names read per region (t17e)
     "hard_imports": 2,    # launch_imports.import_failure_facts: unconditional imports, CUDA-only ones (s15e); 2: a
                           # setup.py's CUDA extension names (t16a)
 }

@@ -199,6 +199,8 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
 
             out[TRITON] = triton_facts(data, any(getattr(f, "name", None) == TRITON_KERNEL for f in findings))
             out[TREE] = tree_facts(data, rel)
+            if rel == "__init__.py" and b"NODE_CLASS_MAPPINGS" in data:
+                out[TREE]["comfy_nodes"] = True   # a ComfyUI node pack's root (unreached_defs reads the pack again)
             if findings and isinstance(tree, ast.Module):
                 from auditor.static.class_twins import cuda_class_spans
 
@@ -215,9 +217,6 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
             from auditor.static.call_defaults import default_facts
 
             out[CALLS] = default_facts(data, tree)    # FORMAT 11: device / dtype defaults, the calls passing them
-            from auditor.static.unreached_defs import REACH, reach_facts
-
-            out[REACH] = reach_facts(tree, rel, data)     # t17e: what it defines and reads (a node pack's reach)
             if findings and wrapper_fact(data, findings):      # FORMAT 7: a short attention wrapper a script may launch
                 out[TREE]["wrapper"] = True
             out[TREE].update(launch_facts(data, findings))    # FORMAT 10: the patches it calls, its option defaults

@@ -9,7 +9,8 @@ calls neither fail nor differ on Ascend. They are reported at info ("nothing in 
 dropped: a name reached dynamically (a `getattr` on a computed name) would be missed by the reading below, and the
 line still matters to whoever reuses the vendored helper.
 
-Per file, in the worker (`reach_facts`, kept in the summary under `reach`, cache family "reach"):
+Per file of a node pack, read again by the run (`reach_facts`; only a tree whose root `__init__.py` names
+NODE_CLASS_MAPPINGS pays for it, so the per-file pass and its cache carry nothing for every other tree):
 - `top`: the top-level functions and classes, [name, first line, last line, registered], where registered means
   a decorator other than a plain wrapper (`@functools.lru_cache`, `@torch.no_grad()`) may register it
   (`@PromptServer.instance.routes.post(...)`, `@register_model`): registered definitions are always reached;
@@ -18,7 +19,6 @@ Per file, in the worker (`reach_facts`, kept in the summary under `reach`, cache
   tree: `dist.all_gather` does not read the pack's own `all_gather`; recorded as `<root>:<attr>` and resolved per
   run against the tree's top-level names), and identifier-like strings (`FUNCTION = "loadmodel"`,
   `lumina_models.__dict__["NextDiT_2B_GQA_patch2"]`, `__all__`);
-- `comfy_nodes`: for the root `__init__.py`, whether it names NODE_CLASS_MAPPINGS.
 
 Per run (`apply_unreached_defs`): only in a tree whose root `__init__.py` names NODE_CLASS_MAPPINGS. Module-level
 code of every file (tests and scripts included) is reached; a top-level definition is reached when a reached region
@@ -35,7 +35,6 @@ from typing import Any
 
 from auditor.static.backends import as_info
 
-REACH = "reach"                 # the summary key of a Python file's facts
 _CONTEXT = "unreached"
 _NOTE = ("nothing in this ComfyUI node pack calls it: ComfyUI reaches a pack only through its NODE_CLASS_MAPPINGS; "
          "port it if you reuse the helper")
@@ -93,16 +92,13 @@ def _names_read(node: ast.AST, roots: dict[str, str]) -> set[str]:
     return out
 
 
-def reach_facts(tree: ast.AST | None, rel: str, data: bytes) -> dict[str, Any]:
-    """The file's `top`, `names` and (root `__init__.py`) `comfy_nodes` facts (module doc); {} when not parsed."""
-    if not isinstance(tree, ast.Module):
-        try:
-            tree = ast.parse(data)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return {}
+def reach_facts(data: bytes) -> dict[str, Any]:
+    """The file's `top` and `names` facts (module doc); {} when it does not parse."""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
     out: dict[str, Any] = {}
-    if rel == "__init__.py" and b"NODE_CLASS_MAPPINGS" in data:
-        out["comfy_nodes"] = True
     roots = _imported_roots(tree)
     top: list[list[Any]] = []
     names: dict[str, set[str]] = {"": set()}
@@ -185,19 +181,36 @@ def _config_words(project: Any, results: list) -> set[str]:
     return words
 
 
+def _pack_facts(results: list, project: Any) -> dict[str, dict[str, Any]]:
+    """Each Python file's reach facts when the tree is a ComfyUI node pack (its root `__init__.py`'s tree facts say
+    it names NODE_CLASS_MAPPINGS), else {}; also {} when a Python file cannot be read or parsed: what it reads is
+    unknown."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import TREE, read_counted
+
+    root = next((r for r in results if r.path == "__init__.py"), None)
+    summary = getattr(root, "summary", None)
+    if not isinstance(summary, dict) or not (summary.get(TREE) or {}).get("comfy_nodes"):
+        return {}
+    facts: dict[str, dict[str, Any]] = {}
+    for rel, path in getattr(project, "paths", {}).items():
+        if rel.endswith(".py"):
+            try:
+                facts[rel] = reach_facts(read_counted(project, path))
+            except (OSError, SourceError):
+                return {}
+            if not facts[rel]:
+                return {}
+    return facts
+
+
 def apply_unreached_defs(results: list, project: Any) -> int:
     """Findings inside top-level definitions nothing in a ComfyUI node pack reaches, lowered to info (module doc);
-    the count lowered. Reads only the per-file facts; a Python file without them (an older cache entry) leaves
-    the tree as it is."""
-    facts: dict[str, dict[str, Any]] = {}
-    for r in results:
-        if r.path.endswith(".py"):
-            summary = getattr(r, "summary", None)
-            f = summary.get(REACH) if isinstance(summary, dict) else None
-            if not isinstance(f, dict) or not f:
-                return 0        # an older cache entry or a file not parsed: what it reads is unknown
-            facts[r.path] = f
-    if not facts.get("__init__.py", {}).get("comfy_nodes"):
+    the count lowered."""
+    if not any(r.findings for r in results if r.path.endswith(".py")):
+        return 0
+    facts = _pack_facts(results, project)
+    if not facts:
         return 0
     spans = _unreached(facts, _config_words(project, results))
     lowered = 0
