@@ -125,6 +125,15 @@ _DTYPE_NAME = re.compile(r"(?i)^(?:torch\.)?(?:b?float(?:16|32|64)?|bf16|fp(?:8|
                          r"|u?int(?:4|8|16|32|64)|bfloat16|tf32|(?:bf)?16-(?:mixed|true)|32-true)$")
 
 
+_FP8_FORMAT = re.compile(r"(?i)^e[0-9]m[0-9](?:fnuz|fn)?$")
+
+
+def _names_fp8_format(node: cst.CSTNode) -> bool:
+    """A string literal naming an fp8 format (`"e4m3fn"`, `"e5m2"`)."""
+    return isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str) \
+        and bool(_FP8_FORMAT.match(node.evaluated_value))
+
+
 def _names_dtype(node: cst.CSTNode) -> bool:
     """A string literal naming a dtype."""
     return isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str) \
@@ -242,6 +251,12 @@ def _tests_dtype_name(test: cst.BaseExpression) -> bool:
     parser: `elif si1.startswith('fp16'): si[1] = [torch.float16]`, heldout18)."""
     if _compares_dtype_name(test):
         return True
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and \
+            isinstance(test.comparisons[0].operator, cst.In) and \
+            not isinstance(test.comparisons[0].comparator, (cst.Tuple, cst.List, cst.Set, cst.SimpleString)):
+        # `if "e5m2" in s: return torch.float8_e5m2` (Easy-Use's string_to_dtype, t17b): a substring test of a
+        # name against a dtype name or an fp8 format's (`e4m3fn`, `e5m2`)
+        return _names_dtype(test.left) or _names_fp8_format(test.left)
     return isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute) and \
         test.func.attr.value in ("startswith", "endswith") and len(test.args) == 1 and _names_dtype(test.args[0].value)
 
@@ -271,6 +286,47 @@ def _compares_same_dtype(test: cst.BaseExpression, value: cst.BaseExpression) ->
     wanted = dotted(value) or ""
     return wanted.startswith("torch.") and \
         wanted in (dotted(test.left), dotted(test.comparisons[0].comparator))
+
+
+_CAST_METHODS = {"half": "fp16", "bfloat16": "bf16", "float": "fp32", "double": "fp64"}
+
+
+def _tested_torch_dtype(test: cst.BaseExpression) -> str | None:
+    """The dtype word of `x == torch.bfloat16` / `x is torch.float16` (either side), else None."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 or \
+            not isinstance(test.comparisons[0].operator, (cst.Equal, cst.Is)):
+        return None
+    for side in (test.left, test.comparisons[0].comparator):
+        name = dotted(side) or ""
+        if name.startswith("torch.") and _dtype_word(name.removeprefix("torch.")):
+            return _dtype_word(name.removeprefix("torch."))
+    return None
+
+
+def _cast_nodes(arm: cst.BaseExpression) -> tuple[str, list[int]] | None:
+    """(dtype word, ids of the nodes a precision rule reports) of a cast `x.half()` / `x.bfloat16()` /
+    `x.to(torch.float16)`, else None."""
+    if not isinstance(arm, cst.Call) or not isinstance(arm.func, cst.Attribute):
+        return None
+    method = arm.func.attr.value
+    if method in _CAST_METHODS and not arm.args:
+        return _CAST_METHODS[method], [id(arm.func.attr)]
+    if method == "to" and len(arm.args) == 1 and arm.args[0].keyword is None:
+        name = dotted(arm.args[0].value) or ""
+        word = _dtype_word(name.removeprefix("torch.")) if name.startswith("torch.") else None
+        return (word, [id(arm.args[0].value)]) if word else None
+    return None
+
+
+def _casts_following_test(node: cst.IfExp) -> list[int]:
+    """`cache.bfloat16() if dtype == torch.bfloat16 else cache.half()` (ChatGLM's rotary cache, vendored in Kolors,
+    CogVLM, GLM-4): two casts, one to the dtype the test found, the other for the rest: the cast follows a dtype
+    chosen where `dtype` was set (policy (a2), t17b); the ids of both casts' reported nodes, else []."""
+    tested = _tested_torch_dtype(node.test)
+    body, orelse = _cast_nodes(node.body), _cast_nodes(node.orelse)
+    if tested is None or body is None or orelse is None or body[0] != tested:
+        return []
+    return body[1] + orelse[1]
 
 
 def _string_index(target: cst.BaseExpression) -> cst.SimpleString | None:
@@ -1489,6 +1545,7 @@ class MatchVisitor(cst.CSTVisitor):
             # `float16 if args.dtype == "float16" else float32`: the user's --dtype NAME converted, policy (a), as
             # the `if` form above; the choice is where the name is given (t11v, tuned on heldout14)
             self._asserted.update(_dtype_values(node.body))
+        self._asserted.update(_casts_following_test(node))
         return True
 
     def visit_Annotation(self, node: cst.Annotation) -> bool:
