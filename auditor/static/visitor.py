@@ -748,8 +748,8 @@ class MatchVisitor(cst.CSTVisitor):
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name) \
                     and alias.asname.name.value == "_C":      # `from nerfacc import csrc as _C` (context.py)
                 qual = self._qual(alias.asname.name) or qual
-            if not self._match_reference(alias, qual, None):
-                rule = self.c.match_import(module)
+            if not self._match_reference(alias, qual, None) and not self.c.excluded_by_glob(qual):
+                rule = self.c.match_import(module)      # (`from fla.models.rwkv6 import RWKV6Config`: excluded)
                 if rule is not None:
                     self._hit(rule, alias, qual)
         if node.lpar is not None:
