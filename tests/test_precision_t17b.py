@@ -126,3 +126,27 @@ def test_casts_following_a_tested_dtype_choose_nothing(engine):
     # the control: a cast under a test of something other than a dtype is a choice
     chosen = _line(ROTARY, "return cache.half() if big")
     assert any(f.code == "NPU202" for f in found.get(chosen, []))
+
+
+DEPLOY = """\
+    def deploy(finetuned, hpus_per_worker, cpus_per_worker):
+        deploy_conf = finetuned.copy(deep=True)
+        if hpus_per_worker > 0:
+            deploy_conf.device = "hpu"
+            deploy_conf.hpus_per_worker = hpus_per_worker
+            deploy_conf.precision = "bf16"
+        else:
+            deploy_conf.device = "cpu"
+            deploy_conf.ipex.precision = "bf16"
+        deploy_conf.cpus_per_worker = cpus_per_worker
+        return deploy_conf
+"""
+
+
+def test_precision_set_in_the_arm_that_places_the_object_on_the_cpu_is_a_host_value(engine):
+    found = findings_by_line(engine, DEPLOY, "app/ui/deploy.py")
+    cpu_arm = _line(DEPLOY, 'deploy_conf.ipex.precision = "bf16"')
+    assert not [f for f in found.get(cpu_arm, []) if f.category == "precision"], found.get(cpu_arm)
+    # the control: the accelerator arm's bf16 is still reported
+    accel_arm = _line(DEPLOY, 'deploy_conf.precision = "bf16"')
+    assert any(f.code == "NPU201" for f in found.get(accel_arm, []))
