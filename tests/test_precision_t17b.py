@@ -87,6 +87,14 @@ STRING_TO_DTYPE = """\
         if "H100" in device_name:
             return torch.float8_e4m3fn
         return torch.bfloat16
+
+
+    def vae_dtype(precision):
+        if "fp8" in precision:
+            vae = torch.bfloat16
+        else:
+            vae = parse_dtype(precision)
+        return vae
 """
 
 
@@ -99,6 +107,9 @@ def test_substring_test_of_a_dtype_name_chooses_nothing(engine):
     # the control: a GPU model name tested is a choice of fp8 made here
     chosen = _line(STRING_TO_DTYPE, 'if "H100" in device_name') + 1
     assert any(f.code == "NPU203" for f in found.get(chosen, []))
+    # and a dtype other than the one the name spells is a choice made here (bf16 for the VAE of an fp8 model)
+    other = _line(STRING_TO_DTYPE, "vae = torch.bfloat16")
+    assert any(f.code == "NPU201" for f in found.get(other, []))
 
 
 ROTARY = """\

@@ -251,12 +251,6 @@ def _tests_dtype_name(test: cst.BaseExpression) -> bool:
     parser: `elif si1.startswith('fp16'): si[1] = [torch.float16]`, heldout18)."""
     if _compares_dtype_name(test):
         return True
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and \
-            isinstance(test.comparisons[0].operator, cst.In) and \
-            not isinstance(test.comparisons[0].comparator, (cst.Tuple, cst.List, cst.Set, cst.SimpleString)):
-        # `if "e5m2" in s: return torch.float8_e5m2` (Easy-Use's string_to_dtype, t17b): a substring test of a
-        # name against a dtype name or an fp8 format's (`e4m3fn`, `e5m2`)
-        return _names_dtype(test.left) or _names_fp8_format(test.left)
     return isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute) and \
         test.func.attr.value in ("startswith", "endswith") and len(test.args) == 1 and _names_dtype(test.args[0].value)
 
@@ -316,6 +310,27 @@ def _cast_nodes(arm: cst.BaseExpression) -> tuple[str, list[int]] | None:
         word = _dtype_word(name.removeprefix("torch.")) if name.startswith("torch.") else None
         return (word, [id(arm.args[0].value)]) if word else None
     return None
+
+
+def _finds_dtype_name_in(test: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+    """`if "e5m2" in s: return torch.float8_e5m2` (Easy-Use's string_to_dtype, t17b): a substring test of a name
+    for a dtype name or an fp8 format's (`e4m3fn`, `e5m2`) whose branch gives that same dtype converts the name
+    (policy (a)); `if "fp8" in precision: vae_dtype = torch.bfloat16` (another dtype: a choice made here) does not."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 or \
+            not isinstance(test.comparisons[0].operator, cst.In) or \
+            isinstance(test.comparisons[0].comparator, (cst.Tuple, cst.List, cst.Set, cst.SimpleString)) or \
+            not (_names_dtype(test.left) or _names_fp8_format(test.left)):
+        return False
+    assert isinstance(test.left, cst.SimpleString)
+    name = str(test.left.evaluated_value).lower().removeprefix("torch.")
+    given = (dotted(value) or "").lower()
+    if not given.startswith("torch."):
+        return False
+    given = given.removeprefix("torch.")
+    if _FP8_FORMAT.match(name):     # "e4m3" names float8_e4m3fn
+        return given.startswith("float8") and any(part.startswith(name) for part in given.split("_"))
+    word = _dtype_word(name)
+    return word is not None and (word == _dtype_word(given) or word == "fp8" and given.startswith("float8"))
 
 
 def _casts_following_test(node: cst.IfExp) -> list[int]:
@@ -1527,7 +1542,8 @@ class MatchVisitor(cst.CSTVisitor):
         elif isinstance(node.body, cst.SimpleStatementSuite) and len(node.body.body) == 1:
             small = node.body.body[0]       # `elif si1.startswith('fp16'): si[1] = [torch.float16]`
         if isinstance(small, (cst.Return, cst.Assign)) and small.value is not None and (
-                _tests_dtype_name(node.test) or _compares_same_dtype(node.test, small.value)):
+                _tests_dtype_name(node.test) or _compares_same_dtype(node.test, small.value) or
+                _finds_dtype_name_in(node.test, small.value)):
             value = small.value
             if isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1:
                 value = value.elements[0].value
