@@ -272,9 +272,12 @@ def drop_overridden_defaults(results: list, project: Any) -> int:
                 continue
             for i, finding in enumerate(r.findings):
                 at = (finding.line, (finding.col or 1) - 1)
-                # (a finding another pass lowered already keeps its reason: `npu-path`, `windows-only`, ...)
+                # (a finding another pass lowered to info already keeps its reason: `npu-path`, `windows-only`, ...;
+                # one lowered only to a warning, `'cuda' if torch.cuda.is_available() else 'cpu'` as the default
+                # (`cuda-available-branch`), is still a default no caller lets through: info (t17b, clip-as-service's
+                # load_openai_model))
                 if finding.category in ("device", "precision") and (line, col) <= at < (end_line, end_col) \
-                        and not (finding.data or {}).get("context"):
+                        and not ((finding.data or {}).get("context") and finding.severity == "info"):
                     r.findings[i] = as_info(finding, _CONTEXT, _NOTE)
                     dropped += 1
     return dropped

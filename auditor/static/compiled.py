@@ -73,6 +73,10 @@ class CompiledRules:
     # '*.*flash_attn*.*': a package path through a part the glob names (`vllm.vllm_flash_attn`), after exact segments
     segment_globs: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
     import_excluded: list[str] = field(default_factory=list)   # `import: ["!pkg.sub"]`: modules no import rule reports
+    # '!fla.models.*.configuration_*': names (and modules, for imports) a glob below the top-level name excludes,
+    # it and all below it (a package's per-model config modules, t17b)
+    excluded_globs: list[re.Pattern[str]] = field(default_factory=list)
+    import_excluded_globs: list[re.Pattern[str]] = field(default_factory=list)
     # '*_cuda': a top-level module named by a glob (compiled extension modules: `import selective_scan_cuda`),
     # with everything below it; tried after every exact name (stacked ones report beside the exact rule)
     module_globs: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
@@ -163,6 +167,9 @@ class CompiledRules:
                             c.stacked.setdefault(base, []).append(rule)
                             words.add(base.rsplit(".", 1)[-1])
                             continue
+                        if base.startswith("!") and "*" in base and not v.endswith(".*"):
+                            c.excluded_globs.append(_name_glob(base[1:]))
+                            continue
                         if base.startswith("!"):
                             (c.excluded_below if v.endswith(".*") else c.excluded).add(base[1:])
                             continue
@@ -219,6 +226,8 @@ class CompiledRules:
                         else:
                             c.env_exact.setdefault(v, []).append(rule)
                             words.add(v)
+                    elif kind == "import" and v.startswith("!") and "*" in v:
+                        c.import_excluded_globs.append(_name_glob(v[1:]))
                     elif kind == "import" and v.startswith("!"):
                         c.import_excluded.append(v[1:])   # `!deepspeed.accelerator`: no import rule for it or below
                     elif kind == "import":
@@ -312,6 +321,8 @@ class CompiledRules:
     def match_qualname(self, qualname: str) -> QualMatch | None:
         """Most specific rule for a qualified name: the rule for the name itself, else for its nearest
         ancestor ('torch.cuda.*' registers 'torch.cuda', which covers 'torch.cuda.foo.bar')."""
+        if self.excluded_globs and self.excluded_by_glob(qualname):
+            return None
         name = qualname
         while True:
             if name in self.excluded or (name != qualname and name in self.excluded_below):
@@ -326,6 +337,10 @@ class CompiledRules:
                     m = self._match_glob(qualname, self.module_globs)
                 return m
             name = name[:cut]
+
+    def excluded_by_glob(self, qualname: str) -> bool:
+        """A name a `!pkg.*.glob_*` pattern excludes (it or an ancestor)."""
+        return any(g.match(qualname) for g in self.excluded_globs)
 
     def is_namespace(self, qualname: str) -> bool:
         """A module a prefix rule covers as a whole (torch.cuda, torch.backends.cudnn, pynvml), not a value in it."""
@@ -453,7 +468,8 @@ class CompiledRules:
         return best[1] if best else None
 
     def match_import(self, module: str) -> Rule | None:
-        if any(module == ex or module.startswith(ex + ".") for ex in self.import_excluded):
+        if any(module == ex or module.startswith(ex + ".") for ex in self.import_excluded) or \
+                any(g.match(module) for g in self.import_excluded_globs):
             return None
         for prefix, rule in self.imports:
             if module == prefix or module.startswith(prefix + "."):

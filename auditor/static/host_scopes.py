@@ -18,7 +18,7 @@ import re
 from dataclasses import replace
 
 from auditor.static.host_paths import equality_arms
-from auditor.static.astutil import module_nodes
+from auditor.static.astutil import ast_dotted, module_nodes
 
 # placement or a device runtime, read case-insensitively on one function's text (host_paths._PLACES, widened: a
 # `.to(<anything but a dtype>)`, an upper-case DEVICE constant, a device-like name passed on). The meta device
@@ -404,6 +404,27 @@ def _onnx_export_functions(tree: ast.AST) -> list[tuple[int, int]]:
     return out
 
 
+def _cpu_setting_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
+    """Settings of an object in the arm of an `if` that places it on the CPU: `else: deploy.device = "cpu";
+    deploy.ipex.precision = "bf16"` (llm-on-ray's UI, the CPU arm beside `deploy.device = "hpu"`; t17b): the dtype is
+    the CPU run's (policy (e)), as a YAML section whose own `device: cpu` decides (configs._device_sections). Spans of
+    the assignments to `<root>.<...>` in an arm that also assigns `<root>.device = "cpu"`."""
+    spans = []
+    for node in module_nodes(tree):
+        if not isinstance(node, ast.If):
+            continue    # an arm that chooses the CPU, not a function body whose default device a caller may change
+        for block in (node.body, node.orelse):
+            roots = {ast_dotted(t.value) for stmt in block if isinstance(stmt, ast.Assign) and _cpu_device(stmt.value)
+                     for t in stmt.targets if isinstance(t, ast.Attribute) and t.attr == "device"}
+            roots.discard(None)
+            for stmt in block if roots else ():
+                if isinstance(stmt, ast.Assign) and any(
+                        (ast_dotted(t) or "").startswith(tuple(f"{r}." for r in roots)) for t in stmt.targets):
+                    spans.append((stmt.lineno, stmt.col_offset, stmt.end_lineno or stmt.lineno,
+                                  stmt.end_col_offset or 0))
+    return spans
+
+
 _UNREAD_DEFAULT = ("unread-default", "the function never reads this parameter, so the default is never used here; it "
                    "matters only where the code is changed to read it")
 _UNREAD_LOCAL = ("unread-local", "the function never reads the name this value is assigned to, so it selects nothing")
@@ -454,7 +475,7 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
     if not any(f.category == "precision" for f in findings):
         return findings
     lines = text.splitlines()
-    defaults = unused + fake_value_spans(tree, test_file(rel))
+    defaults = unused + fake_value_spans(tree, test_file(rel)) + (_cpu_setting_spans(tree) if "cpu" in text else [])
     host_tests = _host_test_functions(tree, lines) if test_file(rel) else []
     exports = _onnx_export_functions(tree) if "onnx" in text else []
     kept = []

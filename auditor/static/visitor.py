@@ -134,6 +134,15 @@ _DTYPE_NAME = re.compile(r"(?i)^(?:torch\.)?(?:b?float(?:16|32|64)?|bf16|fp(?:8|
                          r"|u?int(?:4|8|16|32|64)|bfloat16|tf32|(?:bf)?16-(?:mixed|true)|32-true)$")
 
 
+_FP8_FORMAT = re.compile(r"(?i)^e[0-9]m[0-9](?:fnuz|fn)?$")
+
+
+def _names_fp8_format(node: cst.CSTNode) -> bool:
+    """A string literal naming an fp8 format (`"e4m3fn"`, `"e5m2"`)."""
+    return isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str) \
+        and bool(_FP8_FORMAT.match(node.evaluated_value))
+
+
 def _names_dtype(node: cst.CSTNode) -> bool:
     """A string literal naming a dtype."""
     return isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str) \
@@ -280,6 +289,68 @@ def _compares_same_dtype(test: cst.BaseExpression, value: cst.BaseExpression) ->
     wanted = dotted(value) or ""
     return wanted.startswith("torch.") and \
         wanted in (dotted(test.left), dotted(test.comparisons[0].comparator))
+
+
+_CAST_METHODS = {"half": "fp16", "bfloat16": "bf16", "float": "fp32", "double": "fp64"}
+
+
+def _tested_torch_dtype(test: cst.BaseExpression) -> str | None:
+    """The dtype word of `x == torch.bfloat16` / `x is torch.float16` (either side), else None."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 or \
+            not isinstance(test.comparisons[0].operator, (cst.Equal, cst.Is)):
+        return None
+    for side in (test.left, test.comparisons[0].comparator):
+        name = dotted(side) or ""
+        if name.startswith("torch.") and _dtype_word(name.removeprefix("torch.")):
+            return _dtype_word(name.removeprefix("torch."))
+    return None
+
+
+def _cast_nodes(arm: cst.BaseExpression) -> tuple[str, list[int]] | None:
+    """(dtype word, ids of the nodes a precision rule reports) of a cast `x.half()` / `x.bfloat16()` /
+    `x.to(torch.float16)`, else None."""
+    if not isinstance(arm, cst.Call) or not isinstance(arm.func, cst.Attribute):
+        return None
+    method = arm.func.attr.value
+    if method in _CAST_METHODS and not arm.args:
+        return _CAST_METHODS[method], [id(arm.func.attr)]
+    if method == "to" and len(arm.args) == 1 and arm.args[0].keyword is None:
+        name = dotted(arm.args[0].value) or ""
+        word = _dtype_word(name.removeprefix("torch.")) if name.startswith("torch.") else None
+        return (word, [id(arm.args[0].value)]) if word else None
+    return None
+
+
+def _finds_dtype_name_in(test: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+    """`if "e5m2" in s: return torch.float8_e5m2` (Easy-Use's string_to_dtype, t17b): a substring test of a name
+    for a dtype name or an fp8 format's (`e4m3fn`, `e5m2`) whose branch gives that same dtype converts the name
+    (policy (a)); `if "fp8" in precision: vae_dtype = torch.bfloat16` (another dtype: a choice made here) does not."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 or \
+            not isinstance(test.comparisons[0].operator, cst.In) or \
+            isinstance(test.comparisons[0].comparator, (cst.Tuple, cst.List, cst.Set, cst.SimpleString)) or \
+            not (_names_dtype(test.left) or _names_fp8_format(test.left)):
+        return False
+    assert isinstance(test.left, cst.SimpleString)
+    name = str(test.left.evaluated_value).lower().removeprefix("torch.")
+    given = (dotted(value) or "").lower()
+    if not given.startswith("torch."):
+        return False
+    given = given.removeprefix("torch.")
+    if _FP8_FORMAT.match(name):     # "e4m3" names float8_e4m3fn
+        return given.startswith("float8") and any(part.startswith(name) for part in given.split("_"))
+    word = _dtype_word(name)
+    return word is not None and (word == _dtype_word(given) or word == "fp8" and given.startswith("float8"))
+
+
+def _casts_following_test(node: cst.IfExp) -> list[int]:
+    """`cache.bfloat16() if dtype == torch.bfloat16 else cache.half()` (ChatGLM's rotary cache, vendored in Kolors,
+    CogVLM, GLM-4): two casts, one to the dtype the test found, the other for the rest: the cast follows a dtype
+    chosen where `dtype` was set (policy (a2), t17b); the ids of both casts' reported nodes, else []."""
+    tested = _tested_torch_dtype(node.test)
+    body, orelse = _cast_nodes(node.body), _cast_nodes(node.orelse)
+    if tested is None or body is None or orelse is None or body[0] != tested:
+        return []
+    return body[1] + orelse[1]
 
 
 def _string_index(target: cst.BaseExpression) -> cst.SimpleString | None:
@@ -701,8 +772,8 @@ class MatchVisitor(cst.CSTVisitor):
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name) \
                     and alias.asname.name.value == "_C":      # `from nerfacc import csrc as _C` (context.py)
                 qual = self._qual(alias.asname.name) or qual
-            if not self._match_reference(alias, qual, None):
-                rule = self.c.match_import(module)
+            if not self._match_reference(alias, qual, None) and not self.c.excluded_by_glob(qual):
+                rule = self.c.match_import(module)      # (`from fla.models.rwkv6 import RWKV6Config`: excluded)
                 if rule is not None:
                     self._hit(rule, alias, qual)
         if node.lpar is not None:
@@ -1483,7 +1554,8 @@ class MatchVisitor(cst.CSTVisitor):
         elif isinstance(node.body, cst.SimpleStatementSuite) and len(node.body.body) == 1:
             small = node.body.body[0]       # `elif si1.startswith('fp16'): si[1] = [torch.float16]`
         if isinstance(small, (cst.Return, cst.Assign)) and small.value is not None and (
-                _tests_dtype_name(node.test) or _compares_same_dtype(node.test, small.value)):
+                _tests_dtype_name(node.test) or _compares_same_dtype(node.test, small.value) or
+                _finds_dtype_name_in(node.test, small.value)):
             value = small.value
             if isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1:
                 value = value.elements[0].value
@@ -1501,6 +1573,7 @@ class MatchVisitor(cst.CSTVisitor):
             # `float16 if args.dtype == "float16" else float32`: the user's --dtype NAME converted, policy (a), as
             # the `if` form above; the choice is where the name is given (t11v, tuned on heldout14)
             self._asserted.update(_dtype_values(node.body))
+        self._asserted.update(_casts_following_test(node))
         return True
 
     def visit_Annotation(self, node: cst.Annotation) -> bool:
