@@ -716,6 +716,7 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
 
         return analyze_config(engine, data, rel)
     col = Collector(engine, rel, text)
+    conda_names: set[str] = set()
     for key, value in root.value:
         if key.value == "channels" and isinstance(value, yaml.SequenceNode):
             for item in value.value:
@@ -739,6 +740,7 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                 if name:
                     line = item.start_mark.line + 1
                     symbol = normalize_dist(name)
+                    conda_names.add(symbol)
                     build = _CONDA_CUDA_BUILD_RE.search(item.value.split("::")[-1][len(name):])
                     if build and matchers(engine).match_requirement(f"{symbol}+{build.group(1)}") is not None:
                         symbol = f"{symbol}+{build.group(1)}"      # `torchvision=0.15.0=py310_cu118`
@@ -752,4 +754,24 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                                 # as a line of requirements.txt: index options, wheels, VCS URLs (t15f: torch-ngp's
                                 # `- git+https://github.com/NVlabs/tiny-cuda-nn/#subdirectory=bindings/torch`)
                                 analyze_requirement_item(col, p.start_mark.line + 1, p.value.strip())
+    _unused_channels(col, conda_names)
     return col.done()
+
+
+# the pytorch channel's torch packages take their CUDA runtime (pytorch-cuda) from the nvidia channel
+_TORCH_CONDA = frozenset({"pytorch", "torch", "torchvision", "torchaudio"})
+_UNUSED_CHANNEL_NOTE = ("no dependency of this file is a CUDA package or a torch build, so nothing is installed from "
+                        "the channel; the environment is created on an Ascend host as written")
+
+
+def _unused_channels(col: Collector, conda_names: set[str]) -> None:
+    """A CUDA channel (`- nvidia`) of an environment whose dependencies have no finding of their own and name no torch
+    build (Fooocus-MRE's environment.yaml: python, pip, packaging; torch is installed by its launcher, t17d) serves
+    nothing the file installs: info, not an error."""
+    from auditor.static.backends import as_info
+
+    channels = [f for f in col.result.findings if (f.symbol or "").startswith("channel:")]
+    if not channels or len(channels) < len(col.result.findings) or conda_names & _TORCH_CONDA:
+        return
+    col.result.findings = [as_info(f, "unused-channel", _UNUSED_CHANNEL_NOTE) if f in channels and
+                           f.severity != "info" else f for f in col.result.findings]

@@ -1,6 +1,6 @@
 """Findings on code whose CUDA-looking part does not run, or does nothing device-specific, on Ascend (t11y, tuned on
 heldout16): a torch.nn base whose forward the subclass replaces, an SDPA backend list that allows MATH, a checkpoint
-conversion script's dtype hints.
+conversion script's dtype hints; a module class named only as a type (t17d).
 
 Op-coverage findings (NPU501 / NPU502) on the base of a subclass that replaces the base's forward (t11y, tuned on
 heldout16's icefall: `class ConformerEncoder(nn.TransformerEncoder)` whose `__init__` reuses the base's layer cloning
@@ -51,6 +51,37 @@ def drop_overridden_bases(findings: list, tree: ast.AST) -> list:
         return findings
     return [f for f in findings if f.code not in _COVERAGE_CODES or not (f.symbol or "").startswith("torch.nn.") or
             not any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in spans)]
+
+
+def _type_reference_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
+    """Spans of class references that build nothing: the keys of a dict (`{nn.MaxPool3d: pool_flops_counter_hook}`)
+    and the classes of `isinstance(m, ...)` / `issubclass(c, ...)`."""
+    found: list[ast.expr] = []
+    for node in module_nodes(tree):
+        if isinstance(node, ast.Dict):
+            found += [k for k in node.keys if isinstance(k, (ast.Attribute, ast.Name))]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
+            found.append(node.args[1])
+    return [(n.lineno, n.col_offset, n.end_lineno or n.lineno, n.end_col_offset or n.col_offset) for n in found]
+
+
+def drop_type_references(findings: list, tree: ast.AST) -> list:
+    """Drop NPU501 / NPU502 findings on a `torch.nn` module class that is only named as a type (t17d, tuned on
+    tuned_t17d's vendored mmcv flops counter): a key of a class-to-hook table (mmcv / ptflops / thop
+    `MODULES_MAPPING = {nn.AdaptiveMaxPool1d: pool_flops_counter_hook}`) or the class an `isinstance` /
+    `issubclass` tests. The support lists rate what the module's forward runs; naming the class builds no layer and
+    runs no op. Where the model builds the layer (`nn.MaxPool3d(2)`) is reported as before."""
+    if not any(f.code in _COVERAGE_CODES for f in findings) or not isinstance(tree, ast.Module):
+        return findings
+    spans = _type_reference_spans(tree)
+    if not spans:
+        return findings
+    return [f for f in findings if f.code not in _COVERAGE_CODES or not _MODULE_CLASS.match(f.symbol or "") or
+            not any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in spans)]
+
+
+_MODULE_CLASS = re.compile(r"torch\.nn\.(?:modules\.[\w.]+\.)?[A-Z]\w*$")
 
 
 def drop_math_backend_lists(findings: list, tree: ast.AST) -> list:
