@@ -717,6 +717,7 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         return analyze_config(engine, data, rel)
     col = Collector(engine, rel, text)
     conda_names: set[str] = set()
+    channel_hits: list[tuple[Rule | None, str, int, int, int]] = []    # added last: they depend on the dependencies
     for key, value in root.value:
         if key.value == "channels" and isinstance(value, yaml.SequenceNode):
             for item in value.value:
@@ -730,8 +731,8 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                     # `pytorch` channel serves CPU builds too
                     symbol, rule = normalize_dist(channel), matchers(engine).match_requirement(normalize_dist(channel))
                     rule = None if rule is not None and rule.extra.get("ported_by") else rule
-                col.add(rule, symbol, item.start_mark.line + 1, item.start_mark.column + 1,
-                        item.start_mark.column + 1 + len(item.value))
+                channel_hits.append((rule, symbol, item.start_mark.line + 1, item.start_mark.column + 1,
+                                     item.start_mark.column + 1 + len(item.value)))
         if key.value != "dependencies" or not isinstance(value, yaml.SequenceNode):
             continue
         for item in value.value:
@@ -754,24 +755,17 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                                 # as a line of requirements.txt: index options, wheels, VCS URLs (t15f: torch-ngp's
                                 # `- git+https://github.com/NVlabs/tiny-cuda-nn/#subdirectory=bindings/torch`)
                                 analyze_requirement_item(col, p.start_mark.line + 1, p.value.strip())
-    _unused_channels(col, conda_names)
+    # a CUDA channel serves nothing when no dependency has a finding of its own and none is a torch build
+    unused = not col.result.findings and not conda_names & _TORCH_CONDA
+    for rule, symbol, line, col_start, col_end in channel_hits:
+        col.add(rule, symbol, line, col_start, col_end, severity="info" if unused else None,
+                note=_UNUSED_CHANNEL_NOTE if unused else "")
     return col.done()
 
 
 # the pytorch channel's torch packages take their CUDA runtime (pytorch-cuda) from the nvidia channel
 _TORCH_CONDA = frozenset({"pytorch", "torch", "torchvision", "torchaudio"})
-_UNUSED_CHANNEL_NOTE = ("no dependency of this file is a CUDA package or a torch build, so nothing is installed from "
-                        "the channel; the environment is created on an Ascend host as written")
-
-
-def _unused_channels(col: Collector, conda_names: set[str]) -> None:
-    """A CUDA channel (`- nvidia`) of an environment whose dependencies have no finding of their own and name no torch
-    build (Fooocus-MRE's environment.yaml: python, pip, packaging; torch is installed by its launcher, t17d) serves
-    nothing the file installs: info, not an error."""
-    from auditor.static.backends import as_info
-
-    channels = [f for f in col.result.findings if (f.symbol or "").startswith("channel:")]
-    if not channels or len(channels) < len(col.result.findings) or conda_names & _TORCH_CONDA:
-        return
-    col.result.findings = [as_info(f, "unused-channel", _UNUSED_CHANNEL_NOTE) if f in channels and
-                           f.severity != "info" else f for f in col.result.findings]
+# Fooocus-MRE's environment.yaml: channels pytorch, nvidia; dependencies python, pip, packaging (torch comes from its
+# launcher): the channel installs nothing, info (t17d)
+_UNUSED_CHANNEL_NOTE = (" (no dependency of this file is a CUDA package or a torch build, so nothing is installed "
+                        "from the channel; the environment is created on an Ascend host as written)")
