@@ -194,3 +194,30 @@ def test_map_location_default_every_caller_overrides_is_info(tmp_path):
     found = [f for r in run.results if r.path == "lama/trainers.py" for f in r.findings
              if f.line == _line(TRAINERS, 'map_location="cuda"')]
     assert found and any(f.severity == "error" for f in found)
+
+
+DOWNLOAD = """\
+    import os
+
+    import torch
+    from transformers import T5ForConditionalGeneration, T5Tokenizer
+
+
+    def download_models(model_dir):
+        name = "roborovski/superprompt-v1"
+        tokenizer = T5Tokenizer.from_pretrained(name)
+        model = T5ForConditionalGeneration.from_pretrained(name, torch_dtype=torch.float16)
+        os.makedirs(model_dir, exist_ok=True)
+        tokenizer.save_pretrained(model_dir)
+        model.save_pretrained(model_dir)
+"""
+
+
+def test_download_script_that_saves_a_host_copy_has_no_dtype_hints(engine):
+    needle = "torch_dtype=torch.float16"
+    found = findings_by_line(engine, DOWNLOAD, "superprompter/download_models.py")
+    assert not [f for f in found.get(_line(DOWNLOAD, needle), []) if f.category == "precision"]
+    # the control: the same code that moves the model to a device keeps the hint
+    moved = DOWNLOAD.replace("    model.save_pretrained(model_dir)", "    model.to(\"cuda\").save_pretrained(model_dir)")
+    found = findings_by_line(engine, moved, "superprompter/download_models.py")
+    assert [f for f in found.get(_line(moved, needle), []) if f.category == "precision"]

@@ -114,6 +114,11 @@ _HOST_DEVICE = re.compile(r"""\bdevice\s*=\s*['"]cpu['"]""")
 _SAVES = re.compile(r"\.save_pretrained\(|\btorch\.save\(|\bsave_file\(|\bsave_model\(")
 
 
+# scripts that read a checkpoint and write it again: converters, and downloaders that save a local copy
+# (RuinedFooocus' superprompter/download_models.py: from_pretrained(..., torch_dtype=torch.float16), save_pretrained; t17d)
+_HOST_SCRIPTS = ("convert", "download")
+
+
 def drop_host_conversion_hints(findings: list, rel: str, text: str) -> list:
     """Dtype hints (info, precision) in a checkpoint conversion script that places nothing on a device
     (`convert_*_to_hf.py`: `--dtype` default "bfloat16", the model built and cast on the host, then
@@ -121,7 +126,7 @@ def drop_host_conversion_hints(findings: list, rel: str, text: str) -> list:
     tuned on heldout16's CosyVoice). A script that names a device other than the host's, CUDA or a device map keeps
     them."""
     name = rel.replace("\\", "/").rsplit("/", 1)[-1].lower()
-    if not name.startswith("convert") or not any(f.category == "precision" for f in findings):
+    if not name.startswith(_HOST_SCRIPTS) or not any(f.category == "precision" for f in findings):
         return findings
     if _DEVICE_WORDS.search(_HOST_DEVICE.sub("", text)) or not _SAVES.search(text):
         return findings
