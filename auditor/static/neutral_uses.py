@@ -123,8 +123,8 @@ def drop_host_conversion_hints(findings: list, rel: str, text: str) -> list:
     """Dtype hints (info, precision) in a checkpoint conversion script that places nothing on a device
     (`convert_*_to_hf.py`: `--dtype` default "bfloat16", the model built and cast on the host, then
     `save_pretrained`): the dtype is the checkpoint's storage type, nothing computes on the NPU (policy (e); t11y,
-    tuned on heldout16's CosyVoice); likewise a `download*.py` that loads a model only to save it (t17d). A script that names a device other than the host's, CUDA or a device map keeps
-    them."""
+    tuned on heldout16's CosyVoice); likewise a `download*.py` that loads a model only to save it (t17d). A script
+    that names a device other than the host's, CUDA or a device map keeps them."""
     name = rel.replace("\\", "/").rsplit("/", 1)[-1].lower()
     if not name.startswith(_HOST_SCRIPTS) or not any(f.category == "precision" for f in findings):
         return findings
