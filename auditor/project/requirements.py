@@ -716,6 +716,8 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
 
         return analyze_config(engine, data, rel)
     col = Collector(engine, rel, text)
+    conda_names: set[str] = set()
+    channel_hits: list[tuple[Rule | None, str, int, int, int]] = []    # added last: they depend on the dependencies
     for key, value in root.value:
         if key.value == "channels" and isinstance(value, yaml.SequenceNode):
             for item in value.value:
@@ -729,8 +731,8 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                     # `pytorch` channel serves CPU builds too
                     symbol, rule = normalize_dist(channel), matchers(engine).match_requirement(normalize_dist(channel))
                     rule = None if rule is not None and rule.extra.get("ported_by") else rule
-                col.add(rule, symbol, item.start_mark.line + 1, item.start_mark.column + 1,
-                        item.start_mark.column + 1 + len(item.value))
+                channel_hits.append((rule, symbol, item.start_mark.line + 1, item.start_mark.column + 1,
+                                     item.start_mark.column + 1 + len(item.value)))
         if key.value != "dependencies" or not isinstance(value, yaml.SequenceNode):
             continue
         for item in value.value:
@@ -739,6 +741,7 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                 if name:
                     line = item.start_mark.line + 1
                     symbol = normalize_dist(name)
+                    conda_names.add(symbol)
                     build = _CONDA_CUDA_BUILD_RE.search(item.value.split("::")[-1][len(name):])
                     if build and matchers(engine).match_requirement(f"{symbol}+{build.group(1)}") is not None:
                         symbol = f"{symbol}+{build.group(1)}"      # `torchvision=0.15.0=py310_cu118`
@@ -752,4 +755,17 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                                 # as a line of requirements.txt: index options, wheels, VCS URLs (t15f: torch-ngp's
                                 # `- git+https://github.com/NVlabs/tiny-cuda-nn/#subdirectory=bindings/torch`)
                                 analyze_requirement_item(col, p.start_mark.line + 1, p.value.strip())
+    # a CUDA channel serves nothing when no dependency has a finding of its own and none is a torch build
+    unused = not col.result.findings and not conda_names & _TORCH_CONDA
+    for rule, symbol, line, col_start, col_end in channel_hits:
+        col.add(rule, symbol, line, col_start, col_end, severity="info" if unused else None,
+                note=_UNUSED_CHANNEL_NOTE if unused else "")
     return col.done()
+
+
+# the pytorch channel's torch packages take their CUDA runtime (pytorch-cuda) from the nvidia channel
+_TORCH_CONDA = frozenset({"pytorch", "torch", "torchvision", "torchaudio"})
+# Fooocus-MRE's environment.yaml: channels pytorch, nvidia; dependencies python, pip, packaging (torch comes from its
+# launcher): the channel installs nothing, info (t17d)
+_UNUSED_CHANNEL_NOTE = (" (no dependency of this file is a CUDA package or a torch build, so nothing is installed "
+                        "from the channel; the environment is created on an Ascend host as written)")

@@ -45,7 +45,8 @@ from typing import Any
 from auditor.static.backends import as_info
 from auditor.static.astutil import module_nodes
 
-_PARAM = re.compile(r"(?i)^(?:\w+_)?(?:device|dtype|precision)(?:_\w+)?$|^torch_dtype$")
+# `map_location` is torch.load's device argument, handed on (`def load_checkpoint(path, map_location="cuda")`, t17d)
+_PARAM = re.compile(r"(?i)^(?:\w+_)?(?:device|dtype|precision)(?:_\w+)?$|^torch_dtype$|^map_location$")
 _BUILTINS = frozenset(dir(builtins))
 _NOT_VALUES = frozenset({"isinstance", "issubclass", "type", "getattr", "hasattr", "super", "print", "repr", "str"})
 # a caller whose own code is not what a port runs: tests, examples, demos and docs

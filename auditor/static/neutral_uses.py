@@ -1,6 +1,6 @@
 """Findings on code whose CUDA-looking part does not run, or does nothing device-specific, on Ascend (t11y, tuned on
 heldout16): a torch.nn base whose forward the subclass replaces, an SDPA backend list that allows MATH, a checkpoint
-conversion script's dtype hints.
+conversion script's dtype hints; a module class named only as a type (t17d).
 
 Op-coverage findings (NPU501 / NPU502) on the base of a subclass that replaces the base's forward (t11y, tuned on
 heldout16's icefall: `class ConformerEncoder(nn.TransformerEncoder)` whose `__init__` reuses the base's layer cloning
@@ -53,6 +53,37 @@ def drop_overridden_bases(findings: list, tree: ast.AST) -> list:
             not any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in spans)]
 
 
+def _type_reference_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
+    """Spans of class references that build nothing: the keys of a dict (`{nn.MaxPool3d: pool_flops_counter_hook}`)
+    and the classes of `isinstance(m, ...)` / `issubclass(c, ...)`."""
+    found: list[ast.expr] = []
+    for node in module_nodes(tree):
+        if isinstance(node, ast.Dict):
+            found += [k for k in node.keys if isinstance(k, (ast.Attribute, ast.Name))]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
+            found.append(node.args[1])
+    return [(n.lineno, n.col_offset, n.end_lineno or n.lineno, n.end_col_offset or n.col_offset) for n in found]
+
+
+def drop_type_references(findings: list, tree: ast.AST) -> list:
+    """Drop NPU501 / NPU502 findings on a `torch.nn` module class that is only named as a type (t17d, tuned on
+    tuned_t17d's vendored mmcv flops counter): a key of a class-to-hook table (mmcv / ptflops / thop
+    `MODULES_MAPPING = {nn.AdaptiveMaxPool1d: pool_flops_counter_hook}`) or the class an `isinstance` /
+    `issubclass` tests. The support lists rate what the module's forward runs; naming the class builds no layer and
+    runs no op. Where the model builds the layer (`nn.MaxPool3d(2)`) is reported as before."""
+    if not any(f.code in _COVERAGE_CODES for f in findings) or not isinstance(tree, ast.Module):
+        return findings
+    spans = _type_reference_spans(tree)
+    if not spans:
+        return findings
+    return [f for f in findings if f.code not in _COVERAGE_CODES or not _MODULE_CLASS.match(f.symbol or "") or
+            not any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in spans)]
+
+
+_MODULE_CLASS = re.compile(r"torch\.nn\.(?:modules\.[\w.]+\.)?[A-Z]\w*$")
+
+
 def drop_math_backend_lists(findings: list, tree: ast.AST) -> list:
     """NPU350 on the members of a backend list that also allows the math backend (`sdpa_kernel([SDPBackend.FLASH_ATTENTION,
     SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH, SDPBackend.CUDNN_ATTENTION])`, vLLM's phi4mm attention; t11y,
@@ -83,14 +114,19 @@ _HOST_DEVICE = re.compile(r"""\bdevice\s*=\s*['"]cpu['"]""")
 _SAVES = re.compile(r"\.save_pretrained\(|\btorch\.save\(|\bsave_file\(|\bsave_model\(")
 
 
+# scripts that read a checkpoint and write it again: converters, and downloaders that save a local copy
+# (RuinedFooocus' superprompter/download_models.py: from_pretrained(..., torch_dtype=torch.float16), save_pretrained; t17d)
+_HOST_SCRIPTS = ("convert", "download")
+
+
 def drop_host_conversion_hints(findings: list, rel: str, text: str) -> list:
     """Dtype hints (info, precision) in a checkpoint conversion script that places nothing on a device
     (`convert_*_to_hf.py`: `--dtype` default "bfloat16", the model built and cast on the host, then
     `save_pretrained`): the dtype is the checkpoint's storage type, nothing computes on the NPU (policy (e); t11y,
-    tuned on heldout16's CosyVoice). A script that names a device other than the host's, CUDA or a device map keeps
-    them."""
+    tuned on heldout16's CosyVoice); likewise a `download*.py` that loads a model only to save it (t17d). A script
+    that names a device other than the host's, CUDA or a device map keeps them."""
     name = rel.replace("\\", "/").rsplit("/", 1)[-1].lower()
-    if not name.startswith("convert") or not any(f.category == "precision" for f in findings):
+    if not name.startswith(_HOST_SCRIPTS) or not any(f.category == "precision" for f in findings):
         return findings
     if _DEVICE_WORDS.search(_HOST_DEVICE.sub("", text)) or not _SAVES.search(text):
         return findings

@@ -264,6 +264,7 @@ def _tests_dtype_name(test: cst.BaseExpression) -> bool:
         test.func.attr.value in ("startswith", "endswith") and len(test.args) == 1 and _names_dtype(test.args[0].value)
 
 
+_REMOVALS = frozenset({"remove", "discard"})
 _UNSETS = frozenset({"os.environ.pop", "environ.pop", "os.unsetenv", "unsetenv"})
 _TEXT_METHODS = frozenset({"replace", "startswith", "endswith", "removeprefix", "removesuffix", "split", "rsplit",
                            "strip", "lstrip", "rstrip", "find", "rfind", "count", "index", "partition", "rpartition"})
@@ -291,6 +292,18 @@ def _compares_same_dtype(test: cst.BaseExpression, value: cst.BaseExpression) ->
         wanted in (dotted(test.left), dotted(test.comparisons[0].comparator))
 
 
+def _cast_dtype(value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The dtype argument of a cast `x.to(dtype=D)` / `x.to(D)` / `x.to(device, D)` / `x.type(D)`, written as a
+    `torch.` attribute; else None."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in
+            ("to", "type")):
+        return None
+    for arg in value.args:
+        if (arg.keyword is None or arg.keyword.value == "dtype") and (dotted(arg.value) or "").startswith("torch."):
+            return arg.value
+    return None
+
+
 _CAST_METHODS = {"half": "fp16", "bfloat16": "bf16", "float": "fp32", "double": "fp64"}
 
 
@@ -308,17 +321,15 @@ def _tested_torch_dtype(test: cst.BaseExpression) -> str | None:
 
 def _cast_nodes(arm: cst.BaseExpression) -> tuple[str, list[int]] | None:
     """(dtype word, ids of the nodes a precision rule reports) of a cast `x.half()` / `x.bfloat16()` /
-    `x.to(torch.float16)`, else None."""
+    `x.to(torch.float16)` (any form _cast_dtype reads), else None."""
     if not isinstance(arm, cst.Call) or not isinstance(arm.func, cst.Attribute):
         return None
     method = arm.func.attr.value
     if method in _CAST_METHODS and not arm.args:
         return _CAST_METHODS[method], [id(arm.func.attr)]
-    if method == "to" and len(arm.args) == 1 and arm.args[0].keyword is None:
-        name = dotted(arm.args[0].value) or ""
-        word = _dtype_word(name.removeprefix("torch.")) if name.startswith("torch.") else None
-        return (word, [id(arm.args[0].value)]) if word else None
-    return None
+    dtype = _cast_dtype(arm)
+    word = _dtype_word((dotted(dtype) or "").removeprefix("torch.")) if dtype is not None else None
+    return (word, [id(dtype)]) if word else None
 
 
 def _finds_dtype_name_in(test: cst.BaseExpression, value: cst.BaseExpression) -> bool:
@@ -409,6 +420,7 @@ class MatchVisitor(cst.CSTVisitor):
         # string literals that are segments of a file path (`BASE / "cuda" / "functions_cuda.cpp"`,
         # `os.path.join(root, "cuda", ...)`): a folder's name, not a device (nncf's extension sources, heldout18)
         self._path_segments: set[int] = set()
+        self._dropped: set[int] = set()     # `imports.remove("flash_attn")`: a name taken out of a collection
         self._unset: set[int] = set()       # the variable name of `os.environ.pop("X", None)` / `os.unsetenv("X")`
         self._options = 0       # inside the value of `choices=` (argparse, click): options listed, none chosen
         self._required: set[int] = set()   # None checks that require an optional import (an assert's test)
@@ -535,6 +547,8 @@ class MatchVisitor(cst.CSTVisitor):
         for value in sorted(values):
             m = self.c.match_string(value)
             if m is not None and m[0].category == "precision" and id(node) in self._name_text:
+                continue
+            if m is not None and m[0].category != "device" and id(node) in self._dropped:
                 continue
             if m is not None and m[0].name == "cuda-device-string" and id(node) in self._path_segments:
                 continue
@@ -1248,6 +1262,11 @@ class MatchVisitor(cst.CSTVisitor):
             # `os.environ.pop("NVTE_FLASH_ATTN", None)`: the variable is removed, nothing is configured (a device
             # visibility variable keeps its finding: removing it exposes every device, which Ascend spells otherwise)
             self._unset.add(id(node.args[0].value))
+        if isinstance(func, cst.Attribute) and func.attr.value in _REMOVALS and len(node.args) == 1 and \
+                isinstance(node.args[0].value, _STRING_NODES):
+            # `imports.remove("flash_attn")` (Florence-2's get_imports workaround, t17d): the name is taken out of a
+            # list, so nothing is selected by it; a device string keeps its finding
+            self._dropped.add(id(node.args[0].value))
         if isinstance(func, cst.Attribute) and func.attr.value in _TEXT_METHODS:
             # `dtype.replace("fp8", "float8")`, `name.endswith("_bf16")`: text about a dtype's name, no choice
             self._name_text.update(id(a.value) for a in node.args if isinstance(a.value, _STRING_NODES))
@@ -1553,7 +1572,12 @@ class MatchVisitor(cst.CSTVisitor):
             small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
         elif isinstance(node.body, cst.SimpleStatementSuite) and len(node.body.body) == 1:
             small = node.body.body[0]       # `elif si1.startswith('fp16'): si[1] = [torch.float16]`
-        if isinstance(small, (cst.Return, cst.Assign)) and small.value is not None and (
+        cast = _cast_dtype(small.value) if isinstance(small, (cst.Return, cst.Assign)) and small.value else None
+        if cast is not None and _compares_same_dtype(node.test, cast):
+            # `if dtype == torch.float16: return value.to(dtype=torch.float16)` (ComfyUI's stochastic_rounding,
+            # t17d): the cast copies the dtype its test found, the caller chose it
+            self._asserted.update(_dtype_values(cast))
+        elif isinstance(small, (cst.Return, cst.Assign)) and small.value is not None and (
                 _tests_dtype_name(node.test) or _compares_same_dtype(node.test, small.value) or
                 _finds_dtype_name_in(node.test, small.value)):
             value = small.value
