@@ -35,6 +35,9 @@ _ATTENTION_LAUNCH_RULES = ("attention-wrapper", "attention-default")
 
 
 _IMPORTS_ON_ASCEND = ("torch", "torchvision", "torchaudio")
+# pure-Python libraries whose import works on Ascend: a finding on `from transformers import BitsAndBytesConfig` is
+# about what the script does with the name, not an import that fails (t17a, Chinese-Vicuna's generate_4bit.py)
+_LIBRARIES_IMPORTING_ON_ASCEND = ("transformers", "diffusers", "accelerate", "peft")
 
 
 def _first_party_candidate(module: str, level: int) -> bool:
@@ -56,7 +59,8 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
     # torch's own modules import on Ascend: a finding on `from torch.utils.cpp_extension import CUDAExtension` is
     # about the build it makes, not an import that fails
     wanted = [f for f in findings if f.category in CATEGORIES and f.severity == "error"
-              and not (f.data or {}).get("context") and (f.symbol or "").split(".", 1)[0] not in _IMPORTS_ON_ASCEND]
+              and not (f.data or {}).get("context")
+              and (f.symbol or "").split(".", 1)[0] not in _IMPORTS_ON_ASCEND + _LIBRARIES_IMPORTING_ON_ASCEND]
     imports: list[list] = []
     hits: list[list] = []
     for stmt in tree.body:
