@@ -27,17 +27,19 @@ from auditor.project.makefile import _join, add_call_findings, call_finding, pos
 
 FACT = "hard"
 CATEGORIES = ("kernel", "attention", "third_party")
-MAX_HOPS = 8          # the launched file and up to seven modules of the tree between it and the failing import (MAGI-1's
-                      # entry.py reaches flash_attn through a package __init__, the pipeline and the model: six)
+MAX_HOPS = 6          # the launched file and up to five modules of the tree between it and the failing import (MAGI-1's
+                      # entry.py reaches flash_attn through a package __init__, the pipeline and the model: six files)
 _MAX_IMPORTS = 200
 # wrapper / option-default findings already say the launch picks a CUDA attention (NPU312, NPU354): one per category
 _ATTENTION_LAUNCH_RULES = ("attention-wrapper", "attention-default")
 
 
 _IMPORTS_ON_ASCEND = ("torch", "torchvision", "torchaudio")
-# pure-Python libraries whose import works on Ascend: a finding on `from transformers import BitsAndBytesConfig` is
-# about what the script does with the name, not an import that fails (t17a, Chinese-Vicuna's generate_4bit.py)
-_LIBRARIES_IMPORTING_ON_ASCEND = ("transformers", "diffusers", "accelerate", "peft")
+# libraries whose import works on Ascend: a finding on `from transformers import BitsAndBytesConfig` is about what the
+# script does with the name, not an import that fails (t17a, Chinese-Vicuna's generate_4bit.py); mmcv has an Ascend
+# build (https://mmcv.readthedocs.io/en/latest/get_started/build.html, "Build mmcv-full on Ascend NPU machine") whose
+# ops import and fail only when an op without an NPU kernel runs (groundingLMM's vendored mmdet `fpn_carafe`)
+_LIBRARIES_IMPORTING_ON_ASCEND = ("transformers", "diffusers", "accelerate", "peft", "mmcv")
 
 
 def _first_party_candidate(module: str, level: int) -> bool:
