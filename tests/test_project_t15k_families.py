@@ -372,8 +372,9 @@ def test_a_launch_of_an_attention_wrapper_is_reported_on_the_launch_line(tmp_pat
 
     run = run_static([_fastchat_tree(tmp_path)], jobs=1)
     got = {(Path(r.path).name, f.line): f for r in run.results for f in r.findings if f.code == "NPU312"}
-    # the wrapper only: not the long train.py (its own lines are where the port is), not a comment, not `-m`
-    assert set(got) == {("train_vicuna_7b.sh", 4)}, got
+    # the wrapper only: not the long train.py (its own lines are where the port is), not a comment; `python -m
+    # fastchat.train.train_mem` runs the same wrapper (t17a: a module launch is the file of its dotted path)
+    assert set(got) == {("train_vicuna_7b.sh", 4), ("train_vicuna_7b.sh", 9)}, got
     f = got[("train_vicuna_7b.sh", 4)]
     assert f.category == "attention" and f.severity == "info"
     assert "fastchat/train/train_mem.py" in f.message
@@ -386,6 +387,10 @@ def test_launched_call_reads_the_path():
         {"file": "llava/train/train_mem.py"}
     assert launched_call(["train_mem.py"], "scripts") == {"file": "scripts/train_mem.py"}
     assert launched_call(["train_mem.py"], "/workspace/app") == {"file": "train_mem.py"}
-    assert launched_call(["-m", "fastchat.train.train_mem"], "") is None
+    # t17a: a module run with `-m` is the file of its dotted path (resolved against the tree later; `-m pip` finds none)
+    assert launched_call(["-m", "fastchat.train.train_mem"], "") == {"file": "fastchat/train/train_mem.py"}
+    assert launched_call(["-m", "torch.distributed.launch", "--nproc_per_node", "8", "train.py"], "") == \
+        {"file": "train.py"}
+    assert launched_call(["-c", "import x; x.main()"], "") is None
     assert launched_call(["$ROOT/train_mem.py"], "") is None
     assert launched_call(["--config=x.py"], "") is None

@@ -124,6 +124,9 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     col = Collector(engine, rel, text)
     scan_config_roots(col, roots)
     result = col.done()
+    if _run_record(roots, rel):
+        result.findings = []
+        return result
     sections = _device_sections(roots)
     if any(on_cpu for _, _, on_cpu in sections):
         # llm-on-ray's `device: cpu` model configs with `vllm: {precision: bf16}`, and its fine-tuning configs'
@@ -135,6 +138,26 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
 
 
 _DEVICE_KEYS = frozenset({"device", "accelerator", "device_type"})
+# where a run writes its outputs: a config holding one that names the config's own folder is that run's record
+_OUTPUT_DIR_KEYS = frozenset({"output_dir", "out_dir", "outdir", "save_dir", "output_path", "save_path",
+                              "checkpoint_dir", "exp_dir", "run_dir", "log_dir"})
+
+
+def _run_record(roots: list, rel: str) -> bool:
+    """The arguments a run saved into its own output folder (DuoAttention's `attn_patterns/<model>/<run>/config.json`,
+    `json.dump(vars(args))` with `"output_dir"` that folder, t17a): a record of a finished run, not a setting anything
+    reads back whole (the policy: settings nothing reads are not findings), so its `"device": "cuda:0"` is no
+    finding. Only when the output key's path ends with the file's own folder (its last two names, or its one)."""
+    folder = [p for p in rel.split("/")[:-1] if p not in ("", ".")]
+    if not folder:
+        return False
+    for key, value in _top_keys(roots):
+        if key in _OUTPUT_DIR_KEYS and isinstance(value, yaml.ScalarNode) and isinstance(value.value, str):
+            path = [p for p in value.value.strip().rstrip("/").split("/") if p not in ("", ".")]
+            tail = min(2, len(folder))
+            if len(path) >= tail and path[-tail:] == folder[-tail:]:
+                return True
+    return False
 
 
 def _top_keys(roots: list) -> list[tuple[str, yaml.Node]]:

@@ -17,7 +17,14 @@ _CUDA_INCLUDE_RE = re.compile(
     r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]*/)?(?:cuda\w*\.h|cu(?:blas|dnn|rand|fft|sparse|solver)\w*\.h|nccl\.h|'
     r'[^>"/]*\.cuh?)[>"]'
     # the CUDA template libraries' headers (t15f: FlashMLA's fmha_cutlass_bwd_sm100.cuh, `#include <cute/tensor.hpp>`)
-    r'|^[ \t]*#[ \t]*include[ \t]*<(?:cute|cutlass|cub|thrust|cooperative_groups)(?:/[^>]*)?(?:\.h|\.hpp|\.cuh)?>',
+    r'|^[ \t]*#[ \t]*include[ \t]*<(?:cute|cutlass|cub|thrust|cooperative_groups)(?:/[^>]*)?(?:\.h|\.hpp|\.cuh)?>'
+    # a project's own CUTLASS extension, in CUTLASS's folder layout (t17a: QUIK's `"symmetric/gemm/device/
+    # gemm_dequant.h"`, after the include/cutlass/gemm/device/, epilogue/threadblock/ ... folders of
+    # github.com/NVIDIA/cutlass): device templates, the file's CUDA code
+    r'|^[ \t]*#[ \t]*include[ \t]*"(?:[^"]*/)?(?:gemm|conv|epilogue|reduction)/(?:device|kernel|threadblock|warp|thread)/'
+    r'[^"/]+\.h"'
+    # CUTLASS itself by a quoted path (`"cutlass/half.h"`, its unit tests' `"../common/cutlass_unit_test.h"`)
+    r'|^[ \t]*#[ \t]*include[ \t]*"[^"]*cutlass[^"]*"',
     re.M | re.I)       # `<ATen/cuda/CUDAContext.h>` too
 _INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include\b', re.M)
 # an include of a CUDA library header, by either spelling (`"cutlass/numeric_conversion.h"`, `<cuda_fp16.h>`)

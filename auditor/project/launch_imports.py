@@ -21,18 +21,25 @@ from pathlib import Path
 from typing import Any, Callable
 
 from auditor.findings import FileResult, Finding
-from auditor.project.launched import _MAX_SCRIPT_BYTES, SUMMARY_KEY, launch_bases, resolve_launched
+from auditor.project.launched import (_MAX_SCRIPT_BYTES, SUMMARY_KEY, launch_bases, launched_word_position,
+                                      resolve_launched)
 from auditor.project.makefile import _join, add_call_findings, call_finding, positioned, recorded_calls, unsuppressed
 
 FACT = "hard"
 CATEGORIES = ("kernel", "attention", "third_party")
-MAX_HOPS = 4          # the launched file and up to three modules of the tree between it and the failing import
+MAX_HOPS = 6          # the launched file and up to five modules of the tree between it and the failing import (MAGI-1's
+                      # entry.py reaches flash_attn through a package __init__, the pipeline and the model: six files)
 _MAX_IMPORTS = 200
 # wrapper / option-default findings already say the launch picks a CUDA attention (NPU312, NPU354): one per category
 _ATTENTION_LAUNCH_RULES = ("attention-wrapper", "attention-default")
 
 
 _IMPORTS_ON_ASCEND = ("torch", "torchvision", "torchaudio")
+# libraries whose import works on Ascend: a finding on `from transformers import BitsAndBytesConfig` is about what the
+# script does with the name, not an import that fails (t17a, Chinese-Vicuna's generate_4bit.py); mmcv has an Ascend
+# build (https://mmcv.readthedocs.io/en/latest/get_started/build.html, "Build mmcv-full on Ascend NPU machine") whose
+# ops import and fail only when an op without an NPU kernel runs (groundingLMM's vendored mmdet `fpn_carafe`)
+_LIBRARIES_IMPORTING_ON_ASCEND = ("transformers", "diffusers", "accelerate", "peft", "mmcv")
 
 
 def _first_party_candidate(module: str, level: int) -> bool:
@@ -54,7 +61,8 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
     # torch's own modules import on Ascend: a finding on `from torch.utils.cpp_extension import CUDAExtension` is
     # about the build it makes, not an import that fails
     wanted = [f for f in findings if f.category in CATEGORIES and f.severity == "error"
-              and not (f.data or {}).get("context") and (f.symbol or "").split(".", 1)[0] not in _IMPORTS_ON_ASCEND]
+              and not (f.data or {}).get("context")
+              and (f.symbol or "").split(".", 1)[0] not in _IMPORTS_ON_ASCEND + _LIBRARIES_IMPORTING_ON_ASCEND]
     imports: list[list] = []
     hits: list[list] = []
     for stmt in tree.body:
@@ -207,8 +215,11 @@ def launch_import_findings(result: FileResult, root: Path, rules_by_category: di
     bases = launch_bases(bases, root)
     attention_lines = {f.line for f in result.findings if f.category == "attention" and f.data and f.data.get("launched")}
     new: list[Finding] = []
-    for call_pos, rel, pythonpath in ((*pos_rel, call.get("pythonpath") if isinstance(call, dict) else None)
-                                      for call in calls for pos_rel in positioned([call], "file")):
+    for command_pos, rel, call in ((*pos_rel, call) for call in calls for pos_rel in positioned([call], "file")):
+        pythonpath = call.get("pythonpath")
+        # on the word naming the launched file (`wan_t2v_inference.py \` below `torchrun \`), as the option-default
+        # findings are (t17a)
+        call_pos = launched_word_position(call)
         found = resolve_launched(rel, bases, cache)
         if found is None:
             continue
@@ -227,7 +238,7 @@ def launch_import_findings(result: FileResult, root: Path, rules_by_category: di
             cache[key] = failing_imports(start, facts_of, folders, _tree_extensions(root, (base, root), facts_of))
         for category, chain in cache[key].items():
             rule = rules_by_category.get(category)
-            if rule is None or (category == "attention" and call_pos[0] in attention_lines):
+            if rule is None or (category == "attention" and {call_pos[0], command_pos[0]} & attention_lines):
                 continue
             message = rule.message.replace("{symbol}", rel) + " (" + " -> ".join(chain) + ")"
             new.append(call_finding(rule, product, result, call_pos, message, rel,
@@ -248,6 +259,32 @@ def _tree_extensions(root: Path, folders: tuple[Path, ...], facts_of: Callable[[
             out.setdefault(path, f"{setup}:{line}")
             if where:
                 out.setdefault(f"{where}/{path}", f"{setup}:{line}")
+    # a kernels folder's own package (omniserve's `kernels/setup.py` builds `omniserve_backend.*`, KIVI's
+    # `quant/setup.py` `kivi_gemv`, t17a): once built, its installed name is importable from anywhere, and nothing
+    # else provides it, so an import of that name is the nvcc-built library (the tree path is not: it is not the
+    # installed package's folder)
+    for setup in _child_setups(root):
+        for name, line in ((facts_of(setup) or {}).get("extensions") or {}).items():
+            out.setdefault(str(name).replace(".", "/"), f"{setup}:{line}")
+    return out
+
+
+_MAX_CHILD_FOLDERS = 256
+
+
+def _child_setups(root: Path) -> list[str]:
+    """The setup.py files of the tree's top folders (`kernels/setup.py`, `quant/setup.py`), relative to the root."""
+    try:
+        tops = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError:
+        return []
+    out = []
+    for top in tops[:_MAX_CHILD_FOLDERS]:
+        try:
+            if (top / "setup.py").is_file():
+                out.append(f"{top.name}/setup.py")
+        except OSError:
+            continue
     return out
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 from pathlib import Path
 from typing import Any, Callable
 
@@ -31,29 +32,51 @@ _ALIASES = "--aliases"       # option_defaults' key for argparse flag -> dest (n
 _NODES = "--nodes"           # option_defaults' key for option -> the expression of its default (never a Python name)
 
 
-def launched_call(words: list[str], cwd: str | None) -> dict[str, Any] | None:
-    """The `.py` file a launch runs (the words after the launcher), relative to where the script started; after a
-    `cd` to an absolute or unknown folder (`cd /path/to/Video-LLaVA`), relative to the tree's root."""
+_MODULE_RE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+# `python -m torch.distributed.launch train.py`: launcher modules whose own argument is the launched file
+_LAUNCHER_MODULES = ("torch.distributed.launch", "torch.distributed.run")
+
+
+def _launched_word(words: list[str], cwd: str | None) -> tuple[dict[str, Any], int] | None:
+    """launched_call with the index in `words` of the word that names the launched file or module."""
     if cwd is None or cwd.startswith("/"):
         cwd = ""
     for i, w in enumerate(words):
-        if w == "-m" or w == "-c":
-            return None                   # a module or a program text: not a file of the tree by path
+        if w == "-c":
+            return None                   # a program text: not a file of the tree
+        if w == "-m":
+            module = words[i + 1] if i + 1 < len(words) else ""
+            if module in _LAUNCHER_MODULES:
+                continue                  # its own arguments name the file
+            # `python -m train.sample`, `python -m quantize_llama.finetune_e2e_llama` (t17a): the module's file,
+            # found from where the script runs as a file path is; a module not in the tree (pip, venv) gives nothing
+            if not _MODULE_RE.fullmatch(module):
+                return None
+            path = _join(cwd, module.replace(".", "/") + ".py")
+            return None if path is None else ({"file": path}, i + 1)
         if w.endswith(".py") and not w.startswith("-") and "=" not in w:
             if "$" in w or "{" in w or "%" in w or w.startswith(("/", "~")):
                 return None
             path = _join(cwd, w)
-            return None if path is None else {"file": path}
+            return None if path is None else ({"file": path}, i)
     return None
+
+
+def launched_call(words: list[str], cwd: str | None) -> dict[str, Any] | None:
+    """The `.py` file a launch runs (the words after the launcher), relative to where the script started; after a
+    `cd` to an absolute or unknown folder (`cd /path/to/Video-LLaVA`), relative to the tree's root. A module run with
+    `-m` is the file of that dotted path."""
+    found = _launched_word(words, cwd)
+    return None if found is None else found[0]
 
 
 def launched_call_options(words: list[str], cwd: str | None) -> tuple[dict[str, Any], int] | None:
     """launched_call with the options the launch passes to the file (`--attn_type sdpa`: a default they set is not
     the launched file's), and the index in `words` of the file's word (t15m)."""
-    call = launched_call(words, cwd)
-    if call is None:
+    found = _launched_word(words, cwd)
+    if found is None:
         return None
-    at = next(i for i, w in enumerate(words) if w.endswith(".py") and not w.startswith("-") and "=" not in w)
+    call, at = found
     # `--attn_type=sdpa`, and argparse short aliases (`-b vllm` for `--backend`: option_defaults maps them)
     options = sorted({o.lstrip("-").split("=", 1)[0] for o in words[at + 1:]
                       if o.startswith("-") and len(o.lstrip("-")) > 0 and not o[1:2].isdigit()})
@@ -527,12 +550,19 @@ def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Cal
     return new
 
 
-def _default_call_finding(rule, product: str, result: FileResult, call: dict, rel: str, chosen: Finding,
-                          read_as: str | None = None, shown: str | None = None) -> Finding:
-    """On the launched file's word (`emu3/train/train.py \\` lines below `torchrun \\`), else the launch's line."""
+def launched_word_position(call: dict) -> tuple[int, int, int]:
+    """(line, col, end_col) of the word naming the launched file or module, where the shell reader recorded it, else
+    of the launch command's first word."""
     line, col, end_col = call.get("file_line"), call.get("file_col"), call.get("file_end_col")
     if not (isinstance(line, int) and isinstance(col, int) and isinstance(end_col, int)):
         line, col, end_col = call["line"], call["col"], call["end_col"]
+    return line, col, end_col
+
+
+def _default_call_finding(rule, product: str, result: FileResult, call: dict, rel: str, chosen: Finding,
+                          read_as: str | None = None, shown: str | None = None) -> Finding:
+    """On the launched file's word (`emu3/train/train.py \\` lines below `torchrun \\`), else the launch's line."""
+    line, col, end_col = launched_word_position(call)
     message = rule.message.replace("{symbol}", shown or rel) + \
         f" ({read_as or rel}:{chosen.line}: `{chosen.symbol}`, {chosen.code})"
     return call_finding(rule, product, result, (line, col, end_col), message, rel,

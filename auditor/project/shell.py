@@ -386,6 +386,20 @@ _SCRIPT_RUN_RE = re.compile(r"(?:^|[\s;&|(\"'])(?:\S*/)?(?:python[\d.]*|torchrun
 _SCHEDULER_WORD_RE = re.compile(r"(?<![\w-])(?:sbatch|srun|salloc|qsub|bsub)(?![\w-])")
 
 
+def _expanded_value(col: Collector, option) -> str | None:
+    """The value the script assigned to the variable written right after the option node (`--use-flash $FLASH` with
+    `export FLASH=0` above: `0`; the command's word list holds no expansion, so the option would read as a bare
+    switch, t17a); None when no variable follows or the script never assigned it."""
+    following = option.next_sibling
+    if following is None or following.type not in ("simple_expansion", "expansion"):
+        return None
+    ref = _VARIABLE_REF_RE.fullmatch(following.text.decode("utf-8", errors="replace"))
+    return col.script_vars.get(ref.group(1)) if ref else None
+
+
+_VARIABLE_REF_RE = re.compile(r"\$\{?(\w+)\}?")
+
+
 def _script_option(program: str) -> bool:
     """Whether the options after `program` (a command's first word) are a Python script's own."""
     return program in _SCRIPT_RUNNERS or program.startswith("python") or program.endswith(".py")
@@ -1079,6 +1093,10 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         if not w.startswith("-"):
             continue
         option = w if "=" in w or i + 1 >= len(words) or words[i + 1].startswith("-") else f"{w}={words[i + 1]}"
+        if "=" not in w:
+            assigned = _expanded_value(col, nodes[i])
+            if assigned is not None:
+                option = f"{w}={assigned}"   # `--use-flash $FLASH` after `export FLASH=0`: the value, not a bare flag
         symbol = f"{name} {option}"
         rule = m.match_command(symbol)
         line, c = pos.at(nodes[i].start_point)
