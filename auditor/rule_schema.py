@@ -120,7 +120,10 @@ RULE_SCHEMA: dict[str, Any] = {
             "not_dict_literals": {"type": "boolean"},
             # string rules: only a literal that is one arm of a conditional whose other arm is one of these
             # (`"tf32" if allow_tf32 else "ieee"`) (t14z)
-            "arm_paired_with": {"type": "array", "items": {"type": "string"}}}},
+            "arm_paired_with": {"type": "array", "items": {"type": "string"}},
+            # call rules with `when: arg`: the finding starts at that argument, not at the callee (`find_spec(`
+            # on one line, `f"{library}_cuda"` on the next: the line that names the CUDA module) (t17g)
+            "at_arg": {"type": "boolean"}}},
         "symbols": {"type": "object", "additionalProperties": {"anyOf": [{"type": "null"}, {
             "type": "object", "additionalProperties": False, "properties": {
                 "substitution": {"type": ["string", "null"]}, "message": {"type": "string"},

@@ -462,6 +462,12 @@ class MatchVisitor(cst.CSTVisitor):
         if (self._compared or self._options) and rule.name in _CHOICE_STRINGS:
             return      # `attn_implementation == "flash_attention_2"` reads a choice made elsewhere; `choices=[...]`
                         # lists the options the user picks from
+        end = kw.get("end_node")
+        if rule.extra.get("at_arg") and isinstance(end, cst.Call):
+            cond = rule.when.get("arg") or {}
+            arg = self._arg(end, cond.get("pos"), cond.get("kw"))
+            if arg is not None:
+                node = arg.value    # a multi-line call: report the line that names what the rule is about
         if id(node) in self._table_values:
             kw["table_entry"] = True
         if id(node) in self._dispatch_keys:
