@@ -117,6 +117,9 @@ RULE_SCHEMA: dict[str, Any] = {
             # keyword rules: not a parameter's default (`def __init__(self, load_in_4bit: bool = True)`: a config
             # class's own field) and not a dict literal's entry (`{"load_in_8bit": True}` weight markers) (t14z)
             "not_parameters": {"type": "boolean"},
+            # keyword rules: only a function parameter's default, and only the literal True or a non-zero integer
+            # (`def main(ways=5, cuda=True)`, `cuda=1`; a bare `cuda` elsewhere is a table key or a variable) (t17c)
+            "parameters_only": {"type": "boolean"},
             "not_dict_literals": {"type": "boolean"},
             # string rules: only a literal that is one arm of a conditional whose other arm is one of these
             # (`"tf32" if allow_tf32 else "ieee"`) (t14z)

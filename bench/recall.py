@@ -465,6 +465,25 @@ def package_root(lf: LabelledFile) -> Path:
     return folder
 
 
+def _copy_output_folder_markers(lf: LabelledFile, root: Path) -> None:
+    """Copy the `__init__.py` of each `build` / `dist` folder above a sampled file when the real tree has one.
+
+    Discovery skips a folder of that name unless it is a Python package (auditor/discover.py, `_OUTPUT_FOLDERS`):
+    without its marker the copy would hide a file the user's audit of the real tree reads (tuned_t17c: carefree-learn's
+    `cflearn/dist/ml/experiment.py`). Only these markers: any other `__init__.py` would change module naming."""
+    from auditor.discover import _OUTPUT_FOLDERS
+
+    top = source_dir(lf.package, lf.version)
+    folder = lf.corpus_file.parent
+    while folder != top and top in folder.parents:
+        marker = folder / "__init__.py"
+        if folder.name in _OUTPUT_FOLDERS and marker.is_file():
+            dest = root / lf.package / marker.relative_to(top)
+            if not dest.exists():
+                shutil.copyfile(marker, dest)
+        folder = folder.parent
+
+
 def run_audit(labels: list[LabelledFile], audit_cmd: list[str], extra: list[str],
               with_package: bool = False, one_tree: bool = False) -> dict:
     """Audit the sampled files, each code base as its own project root (the default), and merge the findings.
@@ -491,6 +510,7 @@ def run_audit(labels: list[LabelledFile], audit_cmd: list[str], extra: list[str]
             dest = root / lf.key
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(lf.corpus_file, dest)
+            _copy_output_folder_markers(lf, root)
         if one_tree:
             return audit_folder(root, audit_cmd, extra)
         merged: dict = {"findings": [], "errors": []}

@@ -940,7 +940,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
     pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
     # test19's pre-registered eligibility change: a file audit's default discovery skips is not eligible (it removed
     # none of these archives' files); earlier splits keep test10's eligibility.
-    assert select_test.AUDITED_ONLY_SPLITS == {"test19", "test20"}      # test20 copies test19's rule
+    assert select_test.AUDITED_ONLY_SPLITS == {"test19", "test20", "tuned_t17c"}   # test20 and tuned_t17c copy test19's rule
     # Main rounds 1-2 in sources.json order: four code bases have one eligible file each, so round 2 has the other nine.
     assert len(main) == 22 and labelled[:22] == main
 
@@ -1013,3 +1013,42 @@ def test_tuned_t16c_files_are_exactly_what_its_rule_draws():
     assert len(drawn) == len(set(drawn)) == 13 and set(drawn) == set(labels)
     assert sum(len(ll.categories) for lf in labels.values() for ll in lf.lines.values()) == 35
 
+
+def test_tuned_t17c_files_are_exactly_what_its_rule_draws():
+    """tuned_t17c (a seventh tuning sample, its SELECTION.md): test19's eligibility (audited files only), main rounds,
+    at most 6 files per code base, a 150-pair stop that is never reached (41 pairs): 19 files of 6 code bases."""
+    select_test = _load_select_test()
+    labels = {(lf.package, lf.path): lf for lf in shipped("tuned_t17c")}
+    if not all(lf.corpus_file.exists() for lf in labels.values()):
+        pytest.skip("tuned_t17c corpus not fetched (python bench/recall.py --split tuned_t17c fetch)")
+    cap = select_test.MAX_FILES_PER_CODE_BASE["tuned_t17c"]
+    drawn = [(src["name"], path) for src, path in select_test.draw(cap, "tuned_t17c")]
+    assert len(drawn) == len(set(drawn)) == 19 and set(drawn) == set(labels)
+    assert sum(len(ll.categories) for lf in labels.values() for ll in lf.lines.values()) == 41
+
+
+def test_a_sampled_file_under_a_dist_package_is_audited(tmp_path, monkeypatch):
+    """The copy keeps the `__init__.py` of a `dist/` (or `build/`) package above a sampled file: discovery skips such a
+    folder unless it is a package, so without its marker the bench hid a file the user's audit reads (tuned_t17c's
+    carefree-learn `cflearn/dist/ml/experiment.py`). No other `__init__.py` comes along."""
+    corpus = tmp_path / "_corpus"
+    top = corpus / "cflearn-0.5.0"
+    (top / "cflearn" / "dist" / "ml").mkdir(parents=True)
+    (top / "cflearn" / "__init__.py").write_text("")
+    (top / "cflearn" / "dist" / "__init__.py").write_text("")
+    (top / "cflearn" / "dist" / "ml" / "__init__.py").write_text("")
+    src = top / "cflearn" / "dist" / "ml" / "experiment.py"
+    src.write_text("import torch\n\nAVAILABLE = torch.cuda.is_available()\n")
+    labels_dir = tmp_path / "split" / "labels"
+    labels_dir.mkdir(parents=True)
+    doc = {"package": "cflearn", "version": "0.5.0", "path": "cflearn/dist/ml/experiment.py",
+           "sha256": recall.sha256_of(src),
+           "lines": [{"line": 3, "category": "device", "note": "torch.cuda.is_available()",
+                      "text": "AVAILABLE = torch.cuda.is_available()"}]}
+    (labels_dir / "cflearn__experiment.yaml").write_text(yaml.safe_dump(doc))
+    monkeypatch.setattr(recall, "CORPUS_DIR", corpus)
+    monkeypatch.setattr(recall, "SPLITS", {"dev": labels_dir.parent})
+    labels = recall.load_all_labels("dev")
+    found = recall.run_audit(labels, [sys.executable, "-m", "auditor.cli", "--no-cache"], [])
+    assert ("cflearn/cflearn/dist/ml/experiment.py", 3) in {(f["path"], f["line"]) for f in found["findings"]}
+    assert recall.score(labels, found)["per_category"]["device"]["found"] == 1

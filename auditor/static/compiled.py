@@ -478,17 +478,20 @@ class CompiledRules:
 
     def match_keyword(self, name: str) -> tuple[Rule, str] | None:
         for regex, pattern, rule in self.keywords:
-            if regex.match(name) and not rule.extra.get("option_only"):
+            if regex.match(name) and not rule.extra.get("option_only") and not rule.extra.get("parameters_only"):
                 return rule, pattern
         return None
 
-    def match_keywords(self, name: str) -> list[tuple[Rule, str]]:
+    def match_keywords(self, name: str, parameter: bool = False) -> list[tuple[Rule, str]]:
         """Every keyword rule for a setting's name, the first of each category: one name can need two changes
-        (`use_cuda_fp16=True` picks the CUDA kernels and float16: a device and a precision finding)."""
+        (`use_cuda_fp16=True` picks the CUDA kernels and float16: a device and a precision finding). `parameter`: the
+        name is a function parameter's (its default), which `parameters_only` rules also answer (t17c)."""
         out: list[tuple[Rule, str]] = []
         for regex, pattern, rule in self.keywords:
             if rule.extra.get("option_only"):
                 continue          # a command-line option's name only (`match_option_keywords`)
+            if rule.extra.get("parameters_only") and not parameter:
+                continue          # a bare `cuda` names table keys and variables too; only a parameter's default here
             if regex.match(name) and all(r.category != rule.category for r, _ in out):
                 out.append((rule, pattern))
         return out

@@ -883,6 +883,7 @@ class MatchVisitor(cst.CSTVisitor):
             elif resolved.startswith("torch.") and any(dotted(a) == name for a in wrapped):
                 self._handled.add(id(target.target))
                 self._handled.update(id(a) for a in wrapped if dotted(a) == name)
+        self._enum_chosen(node.value)
         if len(node.targets) == 1 and _names_itself(node.targets[0].target, node.value):
             self._handled.add(id(node.value))
         for target in node.targets:
@@ -920,10 +921,20 @@ class MatchVisitor(cst.CSTVisitor):
         # `bf16: bool = True` (a dataclass field or config attribute) binds like `bf16 = True`
         self._bindings.append((len(self.hits), node.target if node.value is not None else None,
                                node.value if node.value is not None else node.target))
+        if node.value is not None:
+            self._enum_chosen(node.value)
         if isinstance(node.target, cst.Name) and node.value is not None and \
                 node.target.value in self._dataclass_field_names():
             self._field_default_on(node.target, node.annotation.annotation, node.value)
         return True
+
+    def _enum_chosen(self, value: cst.BaseExpression) -> None:
+        """`device = Device.cuda`, `device_type: DeviceType = DeviceType.CUDA`: a device enum's CUDA member as the whole
+        value bound is a choice of CUDA, as a comparison with it is a test for CUDA (NPU000; t17c, test19's
+        infinity-emb). Not a member inside a table (`[Device.cpu, Device.cuda]`)."""
+        if isinstance(value, cst.Attribute) and _enum_member(value) \
+                and not (self._qual(value.value) or "").startswith("torch."):
+            self._enum_compared.add(id(value))
 
     def _dataclass_field_names(self) -> frozenset[str]:
         """Names of the annotated fields of the file's `@dataclass` classes (read once per file from its `ast` tree: a
@@ -990,7 +1001,9 @@ class MatchVisitor(cst.CSTVisitor):
         # fp8 choice is where the quantization algorithm is picked); `FP8Config(...)` / `Fp8Recipe(...)` are settings
         holds_object = isinstance(value, cst.Call) and _constructs_object(value)
         derived_graph = "graph" in name_node.value.lower() and _neutral_condition(value)
-        for kw in self.c.match_keywords(name_node.value):
+        for kw in self.c.match_keywords(name_node.value, parameter=parameter):
+            if kw[0].extra.get("parameters_only") and not _literal_on(value):
+                continue    # `def main(cuda=True)` / `cuda=1`; not `cuda=args.cuda` (decided where it is set)
             if holds_object and kw[0].category == "precision" or kw[0].extra.get("keyword_key"):
                 continue    # (`nvcc = shutil.which("nvcc")` holds a path, `{"nvcc": [...]}` holds nvcc's flags)
             if parameter and kw[0].extra.get("not_parameters"):
@@ -1850,6 +1863,12 @@ def _option_picks_device(name: str, default: cst.BaseExpression | None, kind: cs
         text = default.evaluated_value.replace(" ", "")
         return bool(text) and all(part.isdigit() for part in text.split(","))
     return False
+
+
+def _literal_on(value: cst.BaseExpression) -> bool:
+    """The literal True or a non-zero integer (`cuda=1` in learn2learn's example mains)."""
+    return isinstance(value, cst.Name) and value.value == "True" or \
+        isinstance(value, cst.Integer) and value.evaluated_value != 0
 
 
 def _switched_off(value: cst.BaseExpression, name: str) -> bool:
