@@ -151,13 +151,18 @@ _CUDA_TWINS = frozenset({"rocm", "hip"})
 
 
 _CUDA_MEMBER = re.compile(r"^CUDA(?:_[A-Z0-9]+)*$")
+# the enum names a backend / device choice (not a result code: `err == cuda.CUresult.CUDA_SUCCESS` is no gate)
+_CHOICE_ENUM = re.compile(r"(?i)backend|device|platform|accelerator")
 
 
 def _cuda_member(node: ast.AST) -> bool:
-    """An enum member or class constant named for CUDA (`BackendType.CUDA_TORCH`, `DeviceType.CUDA`): a value equal
-    to it is the CUDA choice of a per-backend switch."""
-    return isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Attribute)) and \
-        bool(_CUDA_MEMBER.match(node.attr))
+    """A member named for CUDA of an enum of backends or devices (`BackendType.CUDA_TORCH`, `DeviceType.CUDA`): a
+    value equal to it is the CUDA choice of a per-backend switch."""
+    if not (isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Attribute)) and
+            _CUDA_MEMBER.match(node.attr)):
+        return False
+    owner = node.value.id if isinstance(node.value, ast.Name) else node.value.attr
+    return bool(_CHOICE_ENUM.search(owner))
 
 
 def _cuda_and_twins(node: ast.AST) -> bool:
