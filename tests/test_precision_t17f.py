@@ -120,3 +120,19 @@ def test_a_flag_that_is_a_cuda_probe_or_false_is_a_gate():
     by_line = audit(src, "library/device_utils.py")
     assert _sev(by_line, 10, "NPU002") == ["warning"]
     assert _sev(by_line, 4, "NPU002") == ["error"]          # the probe itself stays the error
+
+
+def test_a_cuda_result_code_is_no_backend_choice():
+    # cuda-python's driver API (vendored TVM / CUTLASS): `err != CUresult.CUDA_SUCCESS` checks a call, chooses nothing
+    src = """\
+    from cuda.bindings import driver as cuda
+
+    def load(cubin):
+        err, ctx = cuda.cuCtxCreate(0, 0)
+        if err != cuda.CUresult.CUDA_SUCCESS:
+            raise RuntimeError(f"cuCtxCreate failed: {err}")
+        err, module = cuda.cuModuleLoadData(cubin)
+        return module
+    """
+    by_line = audit(src, "contrib/nvcc.py")
+    assert "error" in _sev(by_line, 7, "NPU385")
