@@ -145,6 +145,38 @@ def _other_backend_probe(node: ast.AST) -> bool:
 
 # ONNX Runtime's execution providers that run only on NVIDIA GPUs (https://onnxruntime.ai/docs/execution-providers/)
 _CUDA_PROVIDERS = frozenset({"CUDAExecutionProvider", "TensorrtExecutionProvider"})
+# ROCm's PyTorch reuses the CUDA device type and `torch.cuda` (https://pytorch.org/docs/stable/notes/hip.html), so
+# projects list it beside CUDA as one GPU family; neither name is what an Ascend run sets
+_CUDA_TWINS = frozenset({"rocm", "hip"})
+
+
+_CUDA_MEMBER = re.compile(r"^CUDA(?:_[A-Z0-9]+)*$")
+# the enum names a backend / device choice (not a result code: `err == cuda.CUresult.CUDA_SUCCESS` is no gate)
+_CHOICE_ENUM = re.compile(r"(?i)backend|device|platform|accelerator")
+
+
+def _cuda_member(node: ast.AST) -> bool:
+    """A member named for CUDA of an enum of backends or devices (`BackendType.CUDA_TORCH`, `DeviceType.CUDA`): a
+    value equal to it is the CUDA choice of a per-backend switch."""
+    if not (isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Attribute)) and
+            _CUDA_MEMBER.match(node.attr)):
+        return False
+    owner = node.value.id if isinstance(node.value, ast.Name) else node.value.attr
+    return bool(_CHOICE_ENUM.search(owner))
+
+
+def _cuda_and_twins(node: ast.AST) -> bool:
+    """A literal list / tuple / set of device names that holds "cuda" and otherwise only its ROCm twins
+    (`{"cuda", "rocm"}`), or of enum members named for CUDA (`[BackendType.CUDA_TORCH, BackendType.CUDA_FX_TORCH]`):
+    a value found in it is a CUDA (or ROCm) device, never the NPU."""
+    if not isinstance(node, (ast.List, ast.Tuple, ast.Set)) or not node.elts:
+        return False
+    if all(_cuda_member(e) for e in node.elts):
+        return True
+    if not all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+        return False
+    return any(_cuda_string(e) for e in node.elts) and \
+        all(_cuda_string(e) or str(e.value).lower() in _CUDA_TWINS for e in node.elts if isinstance(e, ast.Constant))
 
 
 def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) -> bool:
@@ -179,8 +211,12 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
                 _nccl_string(left) and not isinstance(right, ast.Constant) and not _runtime_backend(right) or
                 _nccl_string(right) and isinstance(op, ast.Eq) and not _runtime_backend(left)):
             return True      # `"nccl" in self.backend`, `backend == "nccl"`: only where NCCL runs (t11f)
+        if isinstance(op, (ast.Eq, ast.Is)) and (_cuda_member(left) or _cuda_member(right)):
+            return True      # `self.backend == BackendType.CUDA_TORCH` (nncf's test pipelines; t17f)
         if isinstance(op, ast.Eq) and (_cuda_device(left) or _cuda_device(right)):
             return True      # `model.device == torch.device("cuda")`
+        if isinstance(op, ast.In) and _cuda_and_twins(right):
+            return True      # `SYSTEM in {"cuda", "rocm"}` (TGI), `VLLM_TARGET_DEVICE in ["cuda", "rocm"]` (t17f)
         if isinstance(op, ast.In) and isinstance(left, ast.Constant) and left.value in _CUDA_PROVIDERS:
             # `'CUDAExecutionProvider' in onnxruntime.get_available_providers()` (or the providers the user chose
             # from that list): ONNX Runtime lists it only with its CUDA build on an NVIDIA GPU; Ascend's build lists
@@ -234,6 +270,9 @@ def _negated_cuda_test(node: ast.AST, flags: set[str]) -> bool:
         return any(_negated_cuda_test(v, flags) for v in node.values)
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.NotEq):
         return is_cuda_test(ast.Compare(left=node.left, ops=[ast.Eq()], comparators=node.comparators), flags)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.NotIn) and \
+            _cuda_and_twins(node.comparators[0]):
+        return True      # `VLLM_TARGET_DEVICE not in ["cuda", "rocm"]` (a skipif's test; t17f)
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) and all(
             isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not) for v in node.values):
         # `not torch.cuda.is_available() and not torch.xpu.is_available()`: not (CUDA or XPU) (t11r)
@@ -445,9 +484,34 @@ def _self_copies(cls: ast.ClassDef) -> dict[str, set[str]]:
     return copies
 
 
+def _gated_true_assigns(tree: ast.Module, extra: frozenset[str] | set[str]) -> set[int]:
+    """The module-level `NAME = True` statements inside the body of an `if <cuda test>:` (at any depth of if / try /
+    with / for below it, not in a def): TGI's `HAS_FLASH_ATTN = False` ... `if SYSTEM in {"cuda", "rocm"}:` ...
+    `HAS_FLASH_ATTN = True`, a flag that holds only where CUDA does (t17f)."""
+    out: set[int] = set()
+    stack: list[tuple[ast.AST, bool]] = [(s, False) for s in tree.body]
+    while stack:
+        node, gated = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if gated and isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is True:
+            out.add(id(node))
+        if isinstance(node, ast.If):
+            inner = gated or is_cuda_test(node.test, extra)
+            stack.extend((s, inner) for s in node.body)
+            stack.extend((s, gated) for s in node.orelse)
+        elif isinstance(node, (ast.Try, ast.With, ast.For, ast.While)):
+            stack.extend((s, gated) for s in ast.iter_child_nodes(node) if isinstance(s, ast.stmt))
+            stack.extend((s, gated) for h in getattr(node, "handlers", []) for s in h.body)
+    return out
+
+
 def _assigned_flags(tree: ast.Module, extra: frozenset[str] | set[str]) -> set[str]:
+    """Names every assignment of which is a CUDA test; `False` / `None` counts neither way beside a `True` set only
+    behind a CUDA gate (`_gated_true_assigns`), which counts as a test."""
     tests: dict[str, bool] = {}
     params: set[str] = set()
+    gated_true = _gated_true_assigns(tree, extra)
     for node in _walk(tree):
         if isinstance(node, ast.arg):
             params.add(node.arg)
@@ -461,9 +525,12 @@ def _assigned_flags(tree: ast.Module, extra: frozenset[str] | set[str]) -> set[s
             continue
         for t in targets:
             name = _flag_name(t)
-            if name is not None:
-                tests[name] = tests.get(name, True) and value is not None and len(targets) == 1 and \
-                    is_cuda_test(value, extra)
+            if name is None:
+                continue
+            if len(targets) == 1 and isinstance(value, ast.Constant) and (value.value is False or value.value is None):
+                continue        # `HAS_FLASH_ATTN = False`: the flag's off state counts neither way
+            tests[name] = tests.get(name, True) and value is not None and len(targets) == 1 and \
+                (is_cuda_test(value, extra) or id(node) in gated_true)
     return {n for n, ok in tests.items() if ok and n not in params}
 
 
