@@ -132,7 +132,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
                             "test23": 40,
                             "tuned_t15": 40,
                             "tuned_t15d": 40, "tuned_t15f": 40, "tuned_t15s": 40, "tuned_t15u": 40, "tuned_t16d": 40,
-                            "tuned_t16f": 40}
+                            "tuned_t16f": 40, "tuned_t17h": 40}
 
 
 def test_test4_draws_with_its_own_seed_and_size(tmp_path):
@@ -488,3 +488,16 @@ def test_tuned_t16d_selection_is_exactly_what_its_rule_draws(tmp_path):
     drawn = {r: sum(f["repo"] == r for f in committed["files"]) for r in {s["name"] for s in sources}}
     assert drawn == {"direct-preference-optimization": 1, "BrushNet": 6, "MotionCtrl": 2, "LoFTR": 6, "EasyVolcap": 6,
                      "ZoeDepth": 2, "Amphion": 6, "understand-r1-zero": 4, "Open-Reasoner-Zero": 1, "MetaMath": 3}
+
+
+def test_tuned_t17h_selection_is_exactly_what_its_rule_draws(tmp_path):
+    """tuned_t17h's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (test21's
+    kinds and filter, seed 1721, 7 per repository, no extension), and every drawn file, and no other, has a label
+    file."""
+    mod, sources, committed = _redraw_committed(tmp_path, "tuned_t17h")
+    assert mod.DRAWS["tuned_t17h"] == {"seed": 1721, "per_repo": 7}
+    assert mod.LINE_CAP["tuned_t17h"] == 40 and "tuned_t17h" not in mod.EXTRA_KINDS
+    assert len(sources) == 6 and len(committed["files"]) == 35
+    drawn = {r: sum(f["repo"] == r for f in committed["files"]) for r in {s["name"] for s in sources}}
+    assert drawn == {"koboldcpp": 7, "PowerInfer": 7, "distributed-llama": 0, "modelscope-agent": 7, "nm-vllm": 7,
+                     "candle": 7}

@@ -85,7 +85,13 @@ def _first_include_line(text: str, code: str, header: bool = False) -> int:
     includes = [m for m in _INCLUDE_RE.finditer(text)
                 if code_lines[text.count("\n", 0, m.start())].lstrip().startswith("#")]
     local_only = bool(includes) and all(text[m.end():].lstrip().startswith('"') for m in includes)
-    if local_only and header:
+    # a header's angle-bracket includes of the C / C++ standard library (vLLM's dtype_float32.cuh: `#include
+    # "attention_generic.cuh"` then `<stdint.h>`) build anywhere: they do not make its first include a CUDA one (t17h)
+    own_or_std = bool(includes) and all(
+        text[m.end():].lstrip().startswith('"')
+        or not (_CUDA_INCLUDE_RE.match(text, m.start()) or _CUDA_LIBRARY_INCLUDE_RE.match(text, m.start()))
+        for m in includes)
+    if (local_only or own_or_std) and header:
         # a `.cuh` header that includes only the project's own headers (FlashInfer's state.cuh: `#include
         # "math.cuh"`): the CUDA code it writes itself is where its port starts (t15v, tuned on project test16),
         # unless it includes a CUDA library by a quoted path (`#include "cutlass/numeric_conversion.h"`). A `.cu`
