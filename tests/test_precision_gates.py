@@ -448,3 +448,68 @@ def test_an_import_whose_except_only_re_raises_is_not_optional(engine):
     found = _at(engine, src)
     assert found[(3, "NPU379")] == "error"
     assert found[(10, "NPU379")] == "warning"
+
+
+def _contexts(engine, src: str, rel: str = "pkg/mod.py") -> dict[tuple[int, str], set[tuple[str, object]]]:
+    """{(line, code): {(severity, context)}}."""
+    out: dict[tuple[int, str], set[tuple[str, object]]] = {}
+    for f in engine.analyze_bytes(textwrap.dedent(src).encode(), rel).findings:
+        out.setdefault((f.line, f.code), set()).add((f.severity, f.data.get("context")))
+    return out
+
+
+def test_a_dtype_chosen_only_on_the_cuda_path_is_an_info_worth_knowing(engine):
+    # esm's extract script, carvekit's TracerUniversalB7, a device-keyed dtype choice: each dtype runs on the NPU
+    # once the gate is ported (decision (i), session 17: info with context cuda-path-dtype, never warning or error)
+    src = """\
+        import torch
+        from contextlib import nullcontext
+
+
+        def load_esm(model, args):
+            model.eval()
+            if torch.cuda.is_available() and not args.nogpu:
+                model = model.cuda().half()
+                print("Transferred model to GPU")
+            return model
+
+
+        class TracerUniversalB7:
+            def __init__(self, device="cpu", fp16=False):
+                self.device = device
+                self.fp16 = fp16
+
+            def __call__(self, batch):
+                with torch.no_grad():
+                    batch = batch.to(self.device)
+                    with torch.autocast(device_type="cuda", dtype=torch.float16) if self.fp16 and self.device.startswith("cuda") else nullcontext():
+                        return self.net(batch)
+
+
+        def pick_dtype(device):
+            dtype = torch.float16 if "cuda" in device else torch.float32
+            return dtype
+        """
+    found = _contexts(engine, src)
+    for line, code in ((8, "NPU202"), (21, "NPU204"), (21, "NPU202"), (26, "NPU202")):
+        assert found[(line, code)] == {("info", "cuda-path-dtype")}, (line, code, found.get((line, code)))
+    assert ("error", None) in found[(7, "NPU002")]        # the gate itself is still the finding to port
+    assert ("warning", "cuda-available-branch") in found[(8, "NPU001")]
+
+
+def test_a_test_marked_for_cuda_keeps_its_dtype_hints(engine):
+    # the dtype is the test's choice: unchanged by decision (i), no cuda-path-dtype context
+    src = """\
+        import pytest
+        import torch
+
+
+        @pytest.mark.skipif(not torch.cuda.is_available(), reason="requires CUDA")
+        def test_half_forward():
+            model = torch.nn.Linear(8, 8).cuda().half()
+            x = torch.randn(2, 8, device="cuda", dtype=torch.float16)
+            assert model(x).dtype == torch.float16
+        """
+    found = _contexts(engine, src, rel="tests/test_forward.py")
+    hints = found[(7, "NPU202")] | found[(8, "NPU202")]
+    assert hints and all(sev == "info" and ctx != "cuda-path-dtype" for sev, ctx in hints), hints
