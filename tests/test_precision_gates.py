@@ -497,7 +497,7 @@ def test_a_dtype_chosen_only_on_the_cuda_path_is_an_info_worth_knowing(engine):
     assert ("warning", "cuda-available-branch") in found[(8, "NPU001")]
 
 
-def test_a_test_marked_for_cuda_keeps_its_dtype_hints(engine):
+def test_a_cuda_marked_test_keeps_its_dtype_hints_without_the_cuda_path_note(engine):
     # the dtype is the test's choice: unchanged by decision (i), no cuda-path-dtype context
     src = """\
         import pytest
