@@ -164,7 +164,7 @@ def test_tests_marked_for_cuda_are_warnings(engine):
     assert found[(26, "NPU002")] == "error"           # any accelerator: runs on Ascend
 
 
-def test_dtype_hints_behind_a_cuda_gate_are_dropped(engine):
+def test_dtype_hints_behind_a_cuda_gate_are_info_on_the_cuda_path(engine):
     src = """\
         import torch
 
@@ -185,7 +185,13 @@ def test_dtype_hints_behind_a_cuda_gate_are_dropped(engine):
                 return attention_mask.half()
         """
     found = _at(engine, src)
-    assert (7, "NPU202") not in found
+    # chosen only on CUDA: once the gate is ported the dtype runs on the NPU (decision (i), session 17; until then
+    # the hint was dropped)
+    assert found[(7, "NPU202")] == "info"
+    hint = [f for f in engine.analyze_bytes(textwrap.dedent(src).encode(), "pkg/mod.py").findings
+            if f.line == 7 and f.code == "NPU202"]
+    assert all(f.data.get("context") == "cuda-path-dtype" and f.fix == "none" and
+               "chosen only on the CUDA path here" in f.message for f in hint), hint
     # code for another backend keeps its dtype hints (the heldout2 labellers took them as right, 8 of 9)
     assert found[(14, "NPU202")] == "info" and found[(17, "NPU202")] == "info"
 
@@ -351,7 +357,8 @@ def test_code_after_an_assertion_of_cuda_is_gated(engine):
         """
     found = _at(engine, src)
     assert found[(10, "NPU003")] == "error"
-    assert found[(11, "NPU012")] == "warning" and (11, "NPU204") not in found
+    # the autocast's dtype hint is kept at info on the CUDA path (decision (i), session 17; dropped until then)
+    assert found[(11, "NPU012")] == "warning" and found[(11, "NPU204")] == "info"
 
 
 def test_platform_probes_for_cuda_gate_their_code(engine):
@@ -441,3 +448,68 @@ def test_an_import_whose_except_only_re_raises_is_not_optional(engine):
     found = _at(engine, src)
     assert found[(3, "NPU379")] == "error"
     assert found[(10, "NPU379")] == "warning"
+
+
+def _contexts(engine, src: str, rel: str = "pkg/mod.py") -> dict[tuple[int, str], set[tuple[str, object]]]:
+    """{(line, code): {(severity, context)}}."""
+    out: dict[tuple[int, str], set[tuple[str, object]]] = {}
+    for f in engine.analyze_bytes(textwrap.dedent(src).encode(), rel).findings:
+        out.setdefault((f.line, f.code), set()).add((f.severity, f.data.get("context")))
+    return out
+
+
+def test_a_dtype_chosen_only_on_the_cuda_path_is_an_info_worth_knowing(engine):
+    # esm's extract script, carvekit's TracerUniversalB7, a device-keyed dtype choice: each dtype runs on the NPU
+    # once the gate is ported (decision (i), session 17: info with context cuda-path-dtype, never warning or error)
+    src = """\
+        import torch
+        from contextlib import nullcontext
+
+
+        def load_esm(model, args):
+            model.eval()
+            if torch.cuda.is_available() and not args.nogpu:
+                model = model.cuda().half()
+                print("Transferred model to GPU")
+            return model
+
+
+        class TracerUniversalB7:
+            def __init__(self, device="cpu", fp16=False):
+                self.device = device
+                self.fp16 = fp16
+
+            def __call__(self, batch):
+                with torch.no_grad():
+                    batch = batch.to(self.device)
+                    with torch.autocast(device_type="cuda", dtype=torch.float16) if self.fp16 and self.device.startswith("cuda") else nullcontext():
+                        return self.net(batch)
+
+
+        def pick_dtype(device):
+            dtype = torch.float16 if "cuda" in device else torch.float32
+            return dtype
+        """
+    found = _contexts(engine, src)
+    for line, code in ((8, "NPU202"), (21, "NPU204"), (21, "NPU202"), (26, "NPU202")):
+        assert found[(line, code)] == {("info", "cuda-path-dtype")}, (line, code, found.get((line, code)))
+    assert ("error", None) in found[(7, "NPU002")]        # the gate itself is still the finding to port
+    assert ("warning", "cuda-available-branch") in found[(8, "NPU001")]
+
+
+def test_a_cuda_marked_test_keeps_its_dtype_hints_without_the_cuda_path_note(engine):
+    # the dtype is the test's choice: unchanged by decision (i), no cuda-path-dtype context
+    src = """\
+        import pytest
+        import torch
+
+
+        @pytest.mark.skipif(not torch.cuda.is_available(), reason="requires CUDA")
+        def test_half_forward():
+            model = torch.nn.Linear(8, 8).cuda().half()
+            x = torch.randn(2, 8, device="cuda", dtype=torch.float16)
+            assert model(x).dtype == torch.float16
+        """
+    found = _contexts(engine, src, rel="tests/test_forward.py")
+    hints = found[(7, "NPU202")] | found[(8, "NPU202")]
+    assert hints and all(sev == "info" and ctx != "cuda-path-dtype" for sev, ctx in hints), hints

@@ -1100,7 +1100,13 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
                             f.category not in ("device", "distributed") or h in (_TEST_MARK, _SKIP_MARK))), None)
         if f.severity == "info" and not context and how is not None and f.category == "precision" and \
                 how != _TEST_MARK and not how.endswith(_SKIPS_TEST):
-            continue       # a dtype fact about a dtype chosen only on CUDA (`fp16 if "cuda" in device else fp32`)
+            # a dtype chosen only on CUDA (`fp16 if "cuda" in device else fp32`): once the gate is ported it runs
+            # on the NPU, so worth knowing, never more (the lead's decision (i), session 17, docs/precision.md)
+            data = {k: v for k, v in f.data.items() if k != "replace"}
+            data["context"] = "cuda-path-dtype"
+            f = replace(f, fix="none", data=data, message=f"{f.message} ({_CUDA_PATH_DTYPE_NOTE})")
+            out.append(f)
+            continue
         if f.name == "cuda-helper-call" and not context and how is not None and how != _TEST_MARK and \
                 not how.endswith(_SKIPS_TEST):
             continue       # `_cuda_device(device)` after `if not torch.cuda.is_available(): return`: the gate is the
@@ -1119,6 +1125,7 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
     return out
 
 
+_CUDA_PATH_DTYPE_NOTE = "chosen only on the CUDA path here: once the gate is ported this dtype runs on the NPU"
 _TABLE_NOTE = "a module-level value used only by code behind a CUDA gate ({how})"
 
 
