@@ -129,7 +129,8 @@ def test_launched_call_options_keep_the_options_after_the_file():
     call, at = launched_call_options(words, "") or ({}, -1)
     assert at == 1 and call["file"] == "emu/train/train.py"
     assert call["options"] == ["attn_type", "bf16", "model_name_or_path"]     # not torchrun's own --nproc_per_node
-    assert launched_call_options(["-m", "pkg.train"], "") is None
+    # `python -m pkg.train` runs the tree's pkg/train.py (t17a): its options are read like a file's
+    assert launched_call_options(["-m", "pkg.train"], "") == ({"file": "pkg/train.py", "options": []}, 1)
 
 
 def test_a_launch_leaving_a_flash_attention_default_is_reported_on_the_file_word(tmp_path):

@@ -399,6 +399,18 @@ def _launched_entries(launched: list, entries: dict[str, list[str]], shimmed: di
     return None
 
 
+def _chain_ends_patched(f) -> bool:
+    """A launch line whose script fails at import (launch_imports, t17a) only through a finding the Megatron adaptor
+    patches (`megatron.core.extensions.transformer_engine`, NPU432): the chain's last hop names that rule's code."""
+    chain = f.data.get("chain") if isinstance(f.data, dict) else None
+    if not chain or not isinstance(chain[-1], str):
+        return False
+    from auditor.rules import load_rules
+
+    codes = {rule.code for rule in load_rules() if rule.name in ADAPTOR_PATCHED}
+    return any(chain[-1].endswith(f"({code})") for code in codes)
+
+
 def _lower(findings: list, via: str, python: bool, adaptor: bool = False) -> tuple[list, int]:
     out = []
     lowered = 0
@@ -409,7 +421,8 @@ def _lower(findings: list, via: str, python: bool, adaptor: bool = False) -> tup
         # `--transformer-impl transformer_engine` in a script whose entry loads a Megatron adaptor: the adaptor
         # replaces the Transformer Engine classes (MindSpeed-LLM's `mindspeed_llm/te`; t11f, heldout4's A5 recipe)
         patched = adaptor and (f.name in ADAPTOR_PATCHED or
-                               not python and f.name == _CUDA_ONLY_SETTING and _TE_IMPL.search(f.symbol or ""))
+                               not python and f.name == _CUDA_ONLY_SETTING and _TE_IMPL.search(f.symbol or "") or
+                               not python and _chain_ends_patched(f))
         fallback = python and f.severity == "warning" and f.data.get("context") == "guarded-import"
         if f.severity == "info" and f.data.get("context") or f.data.get("dispatch_key") or \
                 not (megatron or patched or fallback or python and f.name in TRANSFER_REMAPPED):
