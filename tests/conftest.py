@@ -14,6 +14,19 @@ def _neutral_working_directory(tmp_path_factory, monkeypatch):
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
 
 
+@pytest.fixture(scope="session")
+def coverage_engine():
+    """The static engine as `audit` builds it for the default target: with the coverage tables' unsupported APIs
+    (NPU501 / NPU502), which a plain `StaticEngine(load_rules())` leaves out."""
+    from auditor.coverage import unsupported_api_details
+    from auditor.rules import load_rules
+    from auditor.static.engine import StaticEngine
+    from auditor.target import resolve_target
+
+    target = resolve_target(None, None)
+    return StaticEngine(load_rules(), product=target.product, coverage_apis=unsupported_api_details(target))
+
+
 # Modules whose tests run a model or a checker in a child process: most of the suite's time (measured with
 # `python -m pytest --durations=30`). CI runs them (the default run selects every test); `-m "not slow"`
 # leaves them out of a quick local run.

@@ -25,16 +25,6 @@ def engine():
     return StaticEngine(load_rules())
 
 
-@pytest.fixture(scope="module")
-def coverage_engine():
-    """The engine as `audit` builds it for the default target: with the coverage tables' unsupported APIs."""
-    from auditor.coverage import unsupported_api_details
-    from auditor.target import resolve_target
-
-    target = resolve_target(None, None)
-    return StaticEngine(load_rules(), product=target.product, coverage_apis=unsupported_api_details(target))
-
-
 FLORENCE = """\
     from unittest.mock import patch
 
