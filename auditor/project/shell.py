@@ -374,6 +374,8 @@ _SETUP_BUILDS = {"install", "develop", "build", "build_ext", "bdist_wheel", "bdi
 # `key=value` pairs of a comma-separated list (`pretrained=X,dtype=bfloat16`)
 _KEY_VALUE_RE = re.compile(r"(?:(?<=^)|(?<=[,\s\"']))([A-Za-z_][\w.-]*)=([^,\s\"'{}]+)")
 # Slurm's short options for the GPU request: `-p gpu` (partition), `-G 8` (GPUs)
+# `--constraint="gpu-mid|gpu-high"`: an option whose value is quoted (an `#SBATCH` line)
+_QUOTED_OPTION_RE = re.compile(r"(?<![\w-])--([A-Za-z][\w.-]*)=([\"'])([^\"'\s]+)\2")
 # `-C` is `--constraint` (node features: NERSC Perlmutter's `#SBATCH -C gpu`)
 _SLURM_SHORT = {"p": "partition", "G": "gpus", "C": "constraint"}
 _SLURM_SHORT_RE = re.compile(r"(?<!\S)-([pGC])(?:=|[ \t]+)?([^\s\-$][^\s]*)")
@@ -487,6 +489,13 @@ def scan_shell(col: Collector, text: str) -> None:
             start = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + 1 + len("#SBATCH")
             options = node.text.decode("utf-8", errors="replace")[len("#SBATCH"):].split("#", 1)[0]
             scan_fragment(col, options, row + 1, start)
+            for quoted in _QUOTED_OPTION_RE.finditer(options):
+                # `#SBATCH --constraint="[a5000|a6000|a100|3090]"` (pd6, mdlm): Slurm reads the value without the
+                # quotes, as the shell would (scan_fragment's option values stop at a quote)
+                value = quoted.group(3)
+                col.add(m.match_setting(setting_path(quoted.group(1)), value), f"--{quoted.group(1)} {value}",
+                        row + 1, start + quoted.start(), start + quoted.start() + len(quoted.group(1)) + 2,
+                        value=value)
             for short in _SLURM_SHORT_RE.finditer(options):   # `#SBATCH -p gpu`, `#SBATCH -G 8`
                 key = _SLURM_SHORT[short.group(1)]
                 col.add(m.match_setting(key, short.group(2)), f"-{short.group(1)} {short.group(2)}", row + 1,
