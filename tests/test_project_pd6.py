@@ -106,3 +106,33 @@ def test_torchrun_and_distributed_launch_are_multi_process_a_plain_python_line_i
     assert "NPU143" in got.get(1, set()) and "NPU143" in got.get(2, set()), got
     for line in (3, 4, 5):
         assert "NPU143" not in got.get(line, set()), got
+
+
+def test_nccl_variables_written_to_deepspeed_env_are_reported_as_exports_are(tmp_path):
+    # minRF's advanced/run_multi.sh: DeepSpeed exports each line of ~/.deepspeed_env on every node it starts
+    root = tmp_path / "minRF"
+    _write(root, "run_multi.sh", """\
+        rm -f ~/.deepspeed_env
+        echo "NCCL_P2P_DISABLE=1" > ~/.deepspeed_env
+        echo "NCCL_P2P_LEVEL=NVL" >> ~/.deepspeed_env
+        # echo "NCCL_SHM_DISABLE=1" >> ~/.deepspeed_env
+        echo "NCCL_SHM_DISABLE=1" >> notes.txt
+        echo "PYTHONPATH=/workspace" >> ~/.deepspeed_env
+        """)
+    got = _audit(root, "run_multi.sh")
+    assert "NPU121" in got.get(2, set()) and "NPU121" in got.get(3, set()), got
+    assert not any(line in got for line in (1, 4, 5, 6)), got
+
+
+def test_a_quoted_sbatch_constraint_naming_gpu_features_is_a_gpu_request(tmp_path):
+    root = tmp_path / "mdlm"
+    _write(root, "train.sh", """\
+        #!/bin/bash
+        #SBATCH --constraint="[a5000|a6000|a100|3090]"
+        #SBATCH --constraint="gpu-mid|gpu-high"
+        #SBATCH --constraint="rh9"
+        srun python -u -m main
+        """)
+    got = _audit(root, "train.sh")
+    assert "NPU022" in got.get(2, set()) and "NPU022" in got.get(3, set()), got
+    assert "NPU022" not in got.get(4, set()), got

@@ -452,6 +452,7 @@ def scan_shell(col: Collector, text: str) -> None:
             if name_node is not None and name_node.text in (b"echo", b"printf"):
                 _ci_set_variable(col, pos, node)
                 _github_env_write(col, m, pos, node)
+                _deepspeed_env_write(col, pos, node)
         elif node.type == "for_statement":
             _loop_values(col, m, pos, node)
         elif node.type == "array":
@@ -649,6 +650,30 @@ def _github_env_write(col: Collector, m, pos: "_Positions", node) -> None:
         return
     line, c = pos.at(args[0].start_point)
     _cuda_version_parameter(col, m, item.group(1), item.group(2), line, c + (args[0].type in ("string", "raw_string")))
+
+
+# `echo "NCCL_P2P_DISABLE=1" >> ~/.deepspeed_env`: DeepSpeed's launcher exports every `NAME=value` line of
+# ~/.deepspeed_env (or ./.deepspeed_env) on each node it starts (https://www.deepspeed.ai/getting-started/,
+# "Multi-node Environment Variables")
+_DEEPSPEED_ENV_RE = re.compile(r">>?\s*\"?(?:~|\$\{?HOME\}?|\.)?/?\.deepspeed_env\"?(?![\w.])")
+
+
+def _deepspeed_env_write(col: Collector, pos: "_Positions", node) -> None:
+    """`echo "NCCL_P2P_DISABLE=1" > ~/.deepspeed_env`: the variable is set for every process DeepSpeed launches, as
+    an `export` would set it (pd6, minRF); reported by the same environment rules."""
+    holder = node.parent
+    if holder is None or holder.type != "redirected_statement" or \
+            not _DEEPSPEED_ENV_RE.search(holder.text[node.end_byte - holder.start_byte:].decode("utf-8", "replace")):
+        return
+    args = [c for c in node.children if c.type in ("word", "string", "raw_string", "concatenation")
+            and c.start_byte > node.children[0].end_byte]
+    if len(args) != 1:
+        return
+    item = _ENV_FILE_ITEM_RE.fullmatch(_word(args[0]))
+    if item is None:
+        return
+    line, c = pos.at(args[0].start_point)
+    col.env(item.group(1), line, c + (args[0].type in ("string", "raw_string")), value=item.group(2))
 
 
 # a local version tag made of a CUDA version variable: `TORCH_VERSION_SUFFIX="+$CU_VERSION"`, `+cu${CUDA_MM}`
