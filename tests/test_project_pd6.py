@@ -136,3 +136,21 @@ def test_a_quoted_sbatch_constraint_naming_gpu_features_is_a_gpu_request(tmp_pat
     got = _audit(root, "train.sh")
     assert "NPU022" in got.get(2, set()) and "NPU022" in got.get(3, set()), got
     assert "NPU022" not in got.get(4, set()), got
+
+
+def test_a_parameter_default_naming_nccl_is_not_a_hard_coded_backend(tmp_path):
+    # LookaheadDecoding's lade/utils.py: `def config_lade(..., backend='nccl')` only starts a group when the script
+    # asks for several workers (test21 labels its `deepspeed --num_gpus $GPUS eval_mtbench.py` line `none`)
+    root = tmp_path / "LookaheadDecoding"
+    _write(root, "lade/__init__.py", "from .utils import config_lade\n")
+    _write(root, "lade/utils.py", """\
+        import torch.distributed as dist
+
+
+        def config_lade(DIST_WORKERS=None, backend='nccl'):
+            if DIST_WORKERS is not None and DIST_WORKERS > 1:
+                dist.init_process_group(backend)
+        """)
+    _write(root, "eval_mtbench.py", "import lade\n")
+    _write(root, "run.sh", "deepspeed --num_gpus $GPUS eval_mtbench.py --level 0\n")
+    assert "NPU143" not in _audit(root, "run.sh").get(1, set())

@@ -68,9 +68,10 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
     hits: list[list] = []
     # pd6: the first hard-coded NCCL backend anywhere in the file (VideoMAEv2's `args.dist_backend = 'nccl'` inside
     # utils.init_distributed_mode): a multi-process launch of a script importing it starts an NCCL process group
+    defaults = _nccl_default_lines(tree)
     nccl = next(([f.line, f.code, f.symbol or ""] for f in findings or []
                  if f.category == "distributed" and f.severity == "error" and not (f.data or {}).get("context")
-                 and "nccl" in (f.symbol or "").lower()), None)
+                 and "nccl" in (f.symbol or "").lower() and f.line not in defaults), None)
     for stmt in tree.body:
         if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
             continue
@@ -92,6 +93,19 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
     if imports:
         out["imports"] = imports[:_MAX_IMPORTS]
     return out
+
+
+def _nccl_default_lines(tree: ast.Module) -> set[int]:
+    """Lines of a parameter default naming NCCL (`def config_lade(..., backend='nccl')`, LookaheadDecoding): the
+    backend of a library function the launched script may never call, or call with another backend."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
+                if isinstance(default, ast.Constant) and isinstance(default.value, str) \
+                        and "nccl" in default.value.lower():
+                    lines.add(default.lineno)
+    return lines
 
 
 def _setup_extensions(tree: ast.Module) -> dict[str, int]:
