@@ -154,3 +154,27 @@ def test_a_parameter_default_naming_nccl_is_not_a_hard_coded_backend(tmp_path):
     _write(root, "eval_mtbench.py", "import lade\n")
     _write(root, "run.sh", "deepspeed --num_gpus $GPUS eval_mtbench.py --level 0\n")
     assert "NPU143" not in _audit(root, "run.sh").get(1, set())
+
+
+def test_a_file_that_picks_hccl_on_npu_does_not_hard_code_nccl(tmp_path):
+    # ms-swift's swift/utils/torch_utils.py (vendored in VBench-2.0): hccl when torch_npu is there, nccl elif CUDA
+    root = tmp_path / "swift"
+    _write(root, "dist_utils.py", """\
+        import torch
+        import torch.distributed as dist
+        from transformers.utils import is_torch_npu_available
+
+
+        def init_process_group(backend=None):
+            if backend is None:
+                if is_torch_npu_available():
+                    backend = 'hccl'
+                elif torch.cuda.is_available():
+                    backend = 'nccl'
+                else:
+                    backend = 'gloo'
+            dist.init_process_group(backend=backend)
+        """)
+    _write(root, "sft.py", "from dist_utils import init_process_group\n\ninit_process_group()\n")
+    _write(root, "train.sh", "NPROC_PER_NODE=4 torchrun --nproc_per_node=4 sft.py --model Qwen/Qwen2.5-7B\n")
+    assert "NPU143" not in _audit(root, "train.sh").get(1, set())

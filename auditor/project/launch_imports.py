@@ -69,7 +69,7 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
     # pd6: the first hard-coded NCCL backend anywhere in the file (VideoMAEv2's `args.dist_backend = 'nccl'` inside
     # utils.init_distributed_mode): a multi-process launch of a script importing it starts an NCCL process group
     defaults = _nccl_default_lines(tree)
-    nccl = next(([f.line, f.code, f.symbol or ""] for f in findings or []
+    nccl = None if defaults is None else next(([f.line, f.code, f.symbol or ""] for f in findings or []
                  if f.category == "distributed" and f.severity == "error" and not (f.data or {}).get("context")
                  and "nccl" in (f.symbol or "").lower() and f.line not in defaults), None)
     for stmt in tree.body:
@@ -95,11 +95,15 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
     return out
 
 
-def _nccl_default_lines(tree: ast.Module) -> set[int]:
+def _nccl_default_lines(tree: ast.Module) -> set[int] | None:
     """Lines of a parameter default naming NCCL (`def config_lade(..., backend='nccl')`, LookaheadDecoding): the
-    backend of a library function the launched script may never call, or call with another backend."""
+    backend of a library function the launched script may never call, or call with another backend. None when the
+    file names "hccl" too: it picks the backend by device (ms-swift's `backend = 'hccl'` when
+    is_torch_npu_available(), `'nccl'` elif CUDA), so no NCCL is hard-coded."""
     lines: set[int] = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "hccl" in node.value.lower():
+            return None
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
                 if isinstance(default, ast.Constant) and isinstance(default.value, str) \
