@@ -27,6 +27,7 @@ from auditor.project.makefile import _join, add_call_findings, call_finding, pos
 
 FACT = "hard"
 CATEGORIES = ("kernel", "attention", "third_party")
+NCCL = "nccl"       # the facts' key of a hard-coded NCCL backend, and the launch kind `import-nccl` (pd6)
 MAX_HOPS = 6          # the launched file and up to five modules of the tree between it and the failing import (MAGI-1's
                       # entry.py reaches flash_attn through a package __init__, the pipeline and the model: six files)
 _MAX_IMPORTS = 200
@@ -65,6 +66,12 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
               and (f.symbol or "").split(".", 1)[0] not in _IMPORTS_ON_ASCEND + _LIBRARIES_IMPORTING_ON_ASCEND]
     imports: list[list] = []
     hits: list[list] = []
+    # pd6: the first hard-coded NCCL backend anywhere in the file (VideoMAEv2's `args.dist_backend = 'nccl'` inside
+    # utils.init_distributed_mode): a multi-process launch of a script importing it starts an NCCL process group
+    defaults = _nccl_default_lines(tree)
+    nccl = None if defaults is None else next(([f.line, f.code, f.symbol or ""] for f in findings or []
+                 if f.category == "distributed" and f.severity == "error" and not (f.data or {}).get("context")
+                 and "nccl" in (f.symbol or "").lower() and f.line not in defaults), None)
     for stmt in tree.body:
         if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
             continue
@@ -81,9 +88,28 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
         out["extensions"] = extensions
     if hits:
         out["hits"] = hits
+    if nccl is not None:
+        out[NCCL] = nccl
     if imports:
         out["imports"] = imports[:_MAX_IMPORTS]
     return out
+
+
+def _nccl_default_lines(tree: ast.Module) -> set[int] | None:
+    """Lines of a parameter default naming NCCL (`def config_lade(..., backend='nccl')`, LookaheadDecoding): the
+    backend of a library function the launched script may never call, or call with another backend. None when the
+    file names "hccl" too: it picks the backend by device (ms-swift's `backend = 'hccl'` when
+    is_torch_npu_available(), `'nccl'` elif CUDA), so no NCCL is hard-coded."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "hccl" in node.value.lower():
+            return None
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
+                if isinstance(default, ast.Constant) and isinstance(default.value, str) \
+                        and "nccl" in default.value.lower():
+                    lines.add(default.lineno)
+    return lines
 
 
 def _setup_extensions(tree: ast.Module) -> dict[str, int]:
@@ -154,6 +180,9 @@ def failing_imports(start: str, facts_of: Callable[[str], dict | None], folders:
             for line, category, code, symbol in facts.get("hits") or []:
                 if category not in chains:
                     chains[category] = chain + [f"{rel}:{line} `{symbol}` ({code})"]
+            held = facts.get(NCCL)
+            if NCCL not in chains and isinstance(held, list) and len(held) == 3:
+                chains[NCCL] = chain + [f"{rel}:{held[0]} `{held[2]}` ({held[1]})"]
             for line, module, level, names in facts.get("imports") or []:
                 shown = "." * level + module
                 if extensions and "kernel" not in chains:
@@ -237,6 +266,8 @@ def launch_import_findings(result: FileResult, root: Path, rules_by_category: di
             facts_of = _facts_reader(root, by_rel, analyze, cache)
             cache[key] = failing_imports(start, facts_of, folders, _tree_extensions(root, (base, root), facts_of))
         for category, chain in cache[key].items():
+            if category == NCCL and not call.get("multi_process"):
+                continue        # one process (`python train.py`): the script's distributed branch may never run
             rule = rules_by_category.get(category)
             if rule is None or (category == "attention" and {call_pos[0], command_pos[0]} & attention_lines):
                 continue
@@ -303,7 +334,7 @@ def apply_launch_imports(results: list[FileResult], root: Path, rules,
     by_category: dict[str, Any] = {}
     for rule in rules:
         for kind in rule.match.get("launched") or []:
-            if kind.startswith("import-") and kind[len("import-"):] in CATEGORIES:
+            if kind.startswith("import-") and kind[len("import-"):] in CATEGORIES + (NCCL,):
                 by_category.setdefault(kind[len("import-"):], rule)
     if not by_category or not any(r.summary and r.summary.get(SUMMARY_KEY) for r in results):
         return

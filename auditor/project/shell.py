@@ -49,6 +49,9 @@ _INDEX_OPTS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links"}
 # srun options that take no value (the others do: `--jobid $ID`, `--ntasks 8`)
 _SRUN_FLAGS = {"--pty", "--exclusive", "--overlap", "--label", "--unbuffered", "--kill-on-bad-exit", "--verbose",
                "--quiet", "--exact", "--no-kill", "--mpi=pmix"}
+# srun's short options that take a value (`-p gpu`, `-n 8`, `-J name`; https://slurm.schedmd.com/srun.html)
+_SRUN_SHORT_VALUES = {"-p", "-N", "-n", "-c", "-J", "-t", "-G", "-w", "-x", "-A", "-q", "-o", "-e", "-C", "-D", "-d"}
+_EXPANSIONS = ("simple_expansion", "expansion", "command_substitution")
 # environment runners whose `run` subcommand runs the rest of the line (uv's own `run --group` is read as uv)
 _RUNNERS = {"conda", "mamba", "micromamba", "poetry", "pipenv", "pixi", "hatch", "pdm"}
 _RUN_VALUE_OPTIONS = {"-n", "--name", "-p", "--prefix", "-e", "--environment", "--cwd"}
@@ -371,6 +374,8 @@ _SETUP_BUILDS = {"install", "develop", "build", "build_ext", "bdist_wheel", "bdi
 # `key=value` pairs of a comma-separated list (`pretrained=X,dtype=bfloat16`)
 _KEY_VALUE_RE = re.compile(r"(?:(?<=^)|(?<=[,\s\"']))([A-Za-z_][\w.-]*)=([^,\s\"'{}]+)")
 # Slurm's short options for the GPU request: `-p gpu` (partition), `-G 8` (GPUs)
+# `--constraint="gpu-mid|gpu-high"`: an option whose value is quoted (an `#SBATCH` line)
+_QUOTED_OPTION_RE = re.compile(r"(?<![\w-])--([A-Za-z][\w.-]*)=([\"'])([^\"'\s]+)\2")
 # `-C` is `--constraint` (node features: NERSC Perlmutter's `#SBATCH -C gpu`)
 _SLURM_SHORT = {"p": "partition", "G": "gpus", "C": "constraint"}
 _SLURM_SHORT_RE = re.compile(r"(?<!\S)-([pGC])(?:=|[ \t]+)?([^\s\-$][^\s]*)")
@@ -447,6 +452,7 @@ def scan_shell(col: Collector, text: str) -> None:
             if name_node is not None and name_node.text in (b"echo", b"printf"):
                 _ci_set_variable(col, pos, node)
                 _github_env_write(col, m, pos, node)
+                _deepspeed_env_write(col, pos, node)
         elif node.type == "for_statement":
             _loop_values(col, m, pos, node)
         elif node.type == "array":
@@ -484,6 +490,13 @@ def scan_shell(col: Collector, text: str) -> None:
             start = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + 1 + len("#SBATCH")
             options = node.text.decode("utf-8", errors="replace")[len("#SBATCH"):].split("#", 1)[0]
             scan_fragment(col, options, row + 1, start)
+            for quoted in _QUOTED_OPTION_RE.finditer(options):
+                # `#SBATCH --constraint="[a5000|a6000|a100|3090]"` (pd6, mdlm): Slurm reads the value without the
+                # quotes, as the shell would (scan_fragment's option values stop at a quote)
+                value = quoted.group(3)
+                col.add(m.match_setting(setting_path(quoted.group(1)), value), f"--{quoted.group(1)} {value}",
+                        row + 1, start + quoted.start(), start + quoted.start() + len(quoted.group(1)) + 2,
+                        value=value)
             for short in _SLURM_SHORT_RE.finditer(options):   # `#SBATCH -p gpu`, `#SBATCH -G 8`
                 key = _SLURM_SHORT[short.group(1)]
                 col.add(m.match_setting(key, short.group(2)), f"-{short.group(1)} {short.group(2)}", row + 1,
@@ -637,6 +650,30 @@ def _github_env_write(col: Collector, m, pos: "_Positions", node) -> None:
         return
     line, c = pos.at(args[0].start_point)
     _cuda_version_parameter(col, m, item.group(1), item.group(2), line, c + (args[0].type in ("string", "raw_string")))
+
+
+# `echo "NCCL_P2P_DISABLE=1" >> ~/.deepspeed_env`: DeepSpeed's launcher exports every `NAME=value` line of
+# ~/.deepspeed_env (or ./.deepspeed_env) on each node it starts (https://www.deepspeed.ai/getting-started/,
+# "Multi-node Environment Variables")
+_DEEPSPEED_ENV_RE = re.compile(r">>?\s*\"?(?:~|\$\{?HOME\}?|\.)?/?\.deepspeed_env\"?(?![\w.])")
+
+
+def _deepspeed_env_write(col: Collector, pos: "_Positions", node) -> None:
+    """`echo "NCCL_P2P_DISABLE=1" > ~/.deepspeed_env`: the variable is set for every process DeepSpeed launches, as
+    an `export` would set it (pd6, minRF); reported by the same environment rules."""
+    holder = node.parent
+    if holder is None or holder.type != "redirected_statement" or \
+            not _DEEPSPEED_ENV_RE.search(holder.text[node.end_byte - holder.start_byte:].decode("utf-8", "replace")):
+        return
+    args = [c for c in node.children if c.type in ("word", "string", "raw_string", "concatenation")
+            and c.start_byte > node.children[0].end_byte]
+    if len(args) != 1:
+        return
+    item = _ENV_FILE_ITEM_RE.fullmatch(_word(args[0]))
+    if item is None:
+        return
+    line, c = pos.at(args[0].start_point)
+    col.env(item.group(1), line, c + (args[0].type in ("string", "raw_string")), value=item.group(2))
 
 
 # a local version tag made of a CUDA version variable: `TORCH_VERSION_SUFFIX="+$CU_VERSION"`, `+cu${CUDA_MM}`
@@ -978,6 +1015,13 @@ def _after_redirect(command) -> list:
     return extra
 
 
+def _value_expanded(option) -> bool:
+    """Is the word after an option node an expansion (`-p $PARTITION`, `--async ${SRUN_ARGS}`)? Expansions are not
+    among a command's words, so the option's value (or the options the variable holds) is not the next word."""
+    following = option.next_sibling
+    return following is not None and following.type in _EXPANSIONS
+
+
 def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree) -> None:
     name_node = node.child_by_field_name("name")
     if name_node is None:
@@ -986,14 +1030,20 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             and c.start_byte >= name_node.end_byte] + _after_redirect(node)
     words = [_word(name_node)] + [_word(a) for a in args]
     nodes = [name_node] + args
+    multi_process = False       # under srun / mpirun: one process per task, each running the launched script
     while words and (words[0].rsplit("/", 1)[-1] in _WRAPPERS or "=" in words[0] and words[0][0] != "-"):
         slurm = words[0].rsplit("/", 1)[-1] in ("srun", "salloc")
         mpi = words[0].rsplit("/", 1)[-1] == "mpirun"
+        multi_process = multi_process or slurm or mpi
         words, nodes = words[1:], nodes[1:]
         while words and words[0].startswith("-"):
             # `mpirun -np 2 --allow-run-as-root python ...` (t15l): mpirun's options that take values
             skip = _MPIRUN_VALUE_OPTIONS.get(words[0], 0) + 1 if mpi else 1
-            if slurm:
+            if slurm and _value_expanded(nodes[0]):
+                skip = 1        # `srun -p $PARTITION python ...`: the value is an expansion, not one of `words`
+            elif slurm and words[0] in _SRUN_SHORT_VALUES and len(words) > 2:
+                skip = 2        # `srun -p video --job-name=x python run.py` (pd6, VideoMAEv2)
+            elif slurm:
                 # `srun --gres=gpu:8 --jobid $ID python ...`: srun's own options are requests to the scheduler
                 key, eq, value = words[0].partition("=")
                 if not eq and key.startswith("--") and key not in _SRUN_FLAGS and len(words) > 1 \
@@ -1138,7 +1188,7 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
                             value=override.group(2))
     if name == "python" or name.startswith("python3") or name in ("torchrun", "deepspeed") or \
             name == "accelerate" and words[1:2] == ["launch"]:
-        _record_launch(col, pos, words, nodes, source_tree.cwd)      # `deepspeed llava/train/train_mem.py` (t15k)
+        _record_launch(col, pos, words, nodes, source_tree.cwd, multi_process)  # `deepspeed llava/train/train_mem.py` (t15k)
     if name.rsplit("\\", 1)[-1].removesuffix(".exe") == "cmake":
         _record_cmake(col, pos, words, nodes, source_tree.cwd)
     if name.rsplit("\\", 1)[-1].removesuffix(".exe") in _MAKES:
@@ -1259,13 +1309,23 @@ def _record_cmake(col: Collector, pos: _Positions, words: list[str], nodes: list
     _keep_call(col, pos, words, nodes, cmake_call(words[1:], cwd), CMAKE_CALLS)
 
 
-def _record_launch(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:
+# launchers that start one process per device (pd6): `python -m torch.distributed.launch`, torchrun, deepspeed
+_MULTI_PROCESS_MODULES = ("torch.distributed.launch", "torch.distributed.run")
+
+
+def _record_launch(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None,
+                   multi_process: bool = False) -> None:
     """The Python file a launch line runs, kept in the file's summary: the tree pass (auditor/project/launched.py)
-    reports the line when that file is an attention wrapper (t15k)."""
+    reports the line when that file is an attention wrapper (t15k). `multi_process`: the line runs under srun /
+    mpirun; a torchrun, deepspeed or `python -m torch.distributed.launch` line is one too (the launched script's
+    hard-coded NCCL then starts a process group, auditor/project/launch_imports.py)."""
     found = launched_call_options(words[1:], cwd)
     call = None
     if found is not None:           # where the launched file is named (a `torchrun \` line's path is lines below)
         call, at = found[0], found[1] + 1
+        if multi_process or words[0].rsplit("/", 1)[-1] in ("torchrun", "deepspeed") or \
+                any(w in _MULTI_PROCESS_MODULES for w in words[1:at]):
+            call["multi_process"] = True
         if at < len(nodes):
             line, c = pos.at(nodes[at].start_point)
             call.update(file_line=line, file_col=c, file_end_col=c + len(words[at]))
