@@ -37,3 +37,25 @@ def test_launch_template_in_a_comment_does_not_move_the_line():
     commented = BLOCK_SPARSE_INSTANTIATION.replace('#include "flash_fwd_launch_template.h"',
                                                    '// #include "flash_fwd_launch_template.h"')
     assert inventory(commented)["first_kernel_line"] == 5
+
+
+OPEN_MAGVIT2_CONFIG = b"""seed_everything: true
+trainer:
+  accelerator: npu
+  strategy: ddp_find_unused_parameters_true
+  devices: 8
+  num_nodes: 8
+  precision: bf16-mixed
+  max_epochs: 330
+"""
+
+
+def test_config_in_a_folder_named_for_the_npu_is_ascends_own():
+    from auditor.project import analyze_project_file
+
+    npu = analyze_project_file(ENGINE, OPEN_MAGVIT2_CONFIG, "configs/IBQ/npu/imagenet_ibqgan_1024.yaml", "config")
+    assert npu.findings == []
+    # the `gpu/` copy beside it keeps its findings
+    gpu = analyze_project_file(ENGINE, OPEN_MAGVIT2_CONFIG.replace(b"accelerator: npu", b"accelerator: gpu"),
+                               "configs/IBQ/gpu/imagenet_ibqgan_1024.yaml", "config")
+    assert any(f.line == 7 for f in gpu.findings)
