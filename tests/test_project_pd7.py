@@ -59,3 +59,29 @@ def test_config_in_a_folder_named_for_the_npu_is_ascends_own():
     gpu = analyze_project_file(ENGINE, OPEN_MAGVIT2_CONFIG.replace(b"accelerator: npu", b"accelerator: gpu"),
                                "configs/IBQ/gpu/imagenet_ibqgan_1024.yaml", "config")
     assert any(f.line == 7 for f in gpu.findings)
+
+
+# written the way svox2's svox2/csrc/include/cubemap_util.cuh is: its one project include is named for CUDA
+SVOX2_HEADER = """#pragma once
+#include "cuda_util.cuh"
+#include <cmath>
+#include <cstdint>
+
+namespace {
+namespace device {
+
+__device__ __inline__ void
+invert_cubemap(int u, int v, float* __restrict__ dir) {
+    dir[0] = u;
+}
+
+}  // namespace device
+}  // namespace
+"""
+
+
+def test_header_including_a_cuda_named_project_header_is_reported_at_that_include():
+    assert inventory(SVOX2_HEADER, header=True)["first_kernel_line"] == 2
+    # a project header not named for CUDA keeps the t15v reading: the header's own first device code
+    plain = SVOX2_HEADER.replace('"cuda_util.cuh"', '"math.cuh"')
+    assert inventory(plain, header=True)["first_kernel_line"] == 9
