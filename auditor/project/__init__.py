@@ -90,6 +90,10 @@ def analyze_project_file(engine: "StaticEngine", data: bytes, rel: str, kind: st
         # of another accelerator; an Ascend port adds its own file beside it and never edits this one, so no line of
         # it is a CUDA finding (t15k; Python files there stay info, "left as is", auditor/static/backends.py)
         result.findings = []
+    elif result.findings and kind == "config" and ascend_folder_file(rel):
+        # Open-MAGVIT2's `configs/IBQ/npu/*.yaml` beside `configs/IBQ/gpu/` copies (`accelerator: npu`): the project
+        # is already ported and the config under the NPU's folder is Ascend's own (pd7, tuned on project test23)
+        result.findings = []
     elif result.findings and kind in ("requirements", "conda") and for_macos(rel):
         # `requirements-mac.txt`, `requirements_macos_amd64.txt`: what a Mac installs (neither CUDA nor an Ascend
         # device there), as the shell reader treats `start_macos.sh` (t16a, test18's seed-vc, test15's kohya_ss)
@@ -119,6 +123,16 @@ def another_backends_file(rel: str) -> bool:
     if not named and any(_NON_ASCEND_CPU.search(p) for p in parts):
         return True
     return bool(named) and named <= OTHER_BACKENDS
+
+
+def ascend_folder_file(rel: str) -> bool:
+    """Whether a project file sits in a folder named for the NPU (`configs/npu/`, `ascend/`) and no folder on its
+    path names another backend or CUDA (`npu/gpu/` is not one): the Ascend port's own copy of a file."""
+    from auditor.backend_words import backends_in_text
+
+    folders = rel.replace("\\", "/").split("/")[:-1]
+    named = set().union(set(), *(backends_in_text(p.replace(".", "_").replace("-", "_")) for p in folders))
+    return named == {"npu"}
 
 
 # t11y (tuned on heldout16's vLLM fork, `docker/Dockerfile.s390x`, `Dockerfile.ppc64le`): a file named for a CPU

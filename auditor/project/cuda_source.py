@@ -27,10 +27,18 @@ _CUDA_INCLUDE_RE = re.compile(
     r'|^[ \t]*#[ \t]*include[ \t]*"[^"]*cutlass[^"]*"',
     re.M | re.I)       # `<ATen/cuda/CUDAContext.h>` too
 _INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include\b', re.M)
+# a project's kernel launch template (`#include "flash_fwd_launch_template.h"`, `"mha_bwd_launch_template.h"`): the
+# header whose kernels an instantiation file compiles, after any config include (Block-Sparse-Attention's
+# `#include "namespace_config.h"` first, tuned on project test22; test4's and tuned_t17h's labels sit on it)
+_LAUNCH_TEMPLATE_INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"(?:[^"]*/)?[^"/]*launch[^"/]*\.(?:h|hpp|cuh)"',
+                                         re.M | re.I)
 # an include of a CUDA library header, by either spelling (`"cutlass/numeric_conversion.h"`, `<cuda_fp16.h>`)
 _CUDA_LIBRARY_INCLUDE_RE = re.compile(
     r'[ \t]*#[ \t]*include[ \t]*[<"](?:[^>"]*/)?(?:cuda\w*\.h|cu(?:blas|dnn|rand|fft|sparse|solver)\w*\.h|nccl\.h)[>"]'
     r'|[ \t]*#[ \t]*include[ \t]*[<"](?:cute|cutlass|cub|thrust|cooperative_groups)/', re.I)
+# a quoted project include whose file name has `cuda` as a word (`"cuda_util.cuh"`, `"utils_cuda.h"`)
+_CUDA_NAMED_INCLUDE_RE = re.compile(r'[ \t]*#[ \t]*include[ \t]*"(?:[^"]*/)?(?:[^"/]*[_\-])?cuda(?:[_\-][^"/]*)?\.(?:h|hpp|cuh)"',
+                                    re.I)
 # CUDA-only types and builtins a header may hold without any qualifier (`struct __align__(8) vec4_t`, `__half2`)
 _CUDA_TYPES_RE = re.compile(r"\b(?:__align__|__half2?|__nv_bfloat162?|__nv_fp8\w*|half2|dim3|threadIdx|blockIdx|"
                             r"blockDim|gridDim|warpSize)\b")
@@ -98,10 +106,21 @@ def _first_include_line(text: str, code: str, header: bool = False) -> int:
         # file's project `.cuh` include still comes first: it brings the kernels the file instantiates
         # (ThunderKittens' tests: `#include "reductions.cuh"`, tuned_t15f's label)
         library = next((m for m in includes if _CUDA_LIBRARY_INCLUDE_RE.match(text, m.start())), None)
+        # a project header named for CUDA (svox2's `#include "cuda_util.cuh"`: its device helpers and CUDA checks)
+        # is where the port starts, as a library include is (pd7, tuned on project test23)
+        cuda_named = next((m for m in includes if _CUDA_NAMED_INCLUDE_RE.match(text, m.start())), None)
+        if library is None and cuda_named is not None:
+            return text.count("\n", 0, cuda_named.start()) + 1
         own = _CUDA_CODE_RE.search(code)
         if library is None and own:
             return code.count("\n", 0, own.start()) + 1
+    launch = None
+    if local_only:
+        launch = next((m for m in _LAUNCH_TEMPLATE_INCLUDE_RE.finditer(text)
+                       if code_lines[text.count("\n", 0, m.start())].lstrip().startswith("#")), None)
     for pattern in (_CUDA_INCLUDE_RE, _CUDA_CODE_RE, _INCLUDE_RE):
+        if pattern is _INCLUDE_RE and launch is not None:
+            return text.count("\n", 0, launch.start()) + 1
         if pattern is _CUDA_CODE_RE:
             if local_only:
                 # flash-attention's instantiation files: the kernels come from the project header; device code
