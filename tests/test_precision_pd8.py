@@ -1,0 +1,59 @@
+"""Precision fixes of pd8 (session 17, after the draw): heldout21's false classes (heldout21 is TUNED ON from
+here). The code below is written afresh in the shape of the classes, not copied from the bench trees; each fix
+has a control that keeps the finding.
+
+- a call behind a try-import availability flag (`try: import xformers; XFORMERS_IS_AVAILABLE = True`, then
+  `if XFORMERS_IS_AVAILABLE: unet.enable_xformers_memory_efficient_attention()`): a warning (clause guarded);
+  the same call with no flag test stays an error.
+"""
+from __future__ import annotations
+
+import pytest
+
+from auditor.rules import load_rules
+from auditor.static.engine import StaticEngine
+from tests.static_snippets import line_of as _line, findings_by_line
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return StaticEngine(load_rules())
+
+
+XFORMERS_FLAG = """\
+    import torch
+    from diffusers import UNet2DConditionModel
+
+    try:
+        import xformers
+        import xformers.ops
+
+        XFORMERS_IS_AVAILABLE = True
+    except ImportError:
+        XFORMERS_IS_AVAILABLE = False
+
+
+    class LoraTrainerLoader:
+        def load(self, path, use_xformers=False):
+            unet = UNet2DConditionModel.from_pretrained(path, subfolder="unet")
+            if XFORMERS_IS_AVAILABLE:
+                if use_xformers:
+                    unet.enable_xformers_memory_efficient_attention()  # flagged
+                else:
+                    unet.disable_xformers_memory_efficient_attention()
+            return unet
+
+
+    def load_unguarded(path):
+        unet = UNet2DConditionModel.from_pretrained(path, subfolder="unet")
+        unet.enable_xformers_memory_efficient_attention()  # control
+        return unet
+"""
+
+
+def test_call_behind_try_import_flag_is_guarded_warning(engine):
+    found = findings_by_line(engine, XFORMERS_FLAG, "nodes.py")
+    guarded = [f for f in found.get(_line(XFORMERS_FLAG, "# flagged"), []) if f.code == "NPU334"]
+    assert guarded and all(f.severity == "warning" for f in guarded)
+    control = [f for f in found.get(_line(XFORMERS_FLAG, "# control"), []) if f.code == "NPU334"]
+    assert control and all(f.severity == "error" for f in control)
