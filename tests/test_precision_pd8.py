@@ -4,7 +4,9 @@ has a control that keeps the finding.
 
 - a call behind a try-import availability flag (`try: import xformers; XFORMERS_IS_AVAILABLE = True`, then
   `if XFORMERS_IS_AVAILABLE: unet.enable_xformers_memory_efficient_attention()`): a warning (clause guarded);
-  the same call with no flag test stays an error.
+  the same call with no flag test stays an error;
+- the "cuda" of a disabled autocast (`torch.amp.autocast(device_type="cuda", enabled=False)`) in a file that enters
+  no enabled CUDA autocast region: info (port the device_type); a file that also enters one keeps the error.
 """
 from __future__ import annotations
 
@@ -57,3 +59,33 @@ def test_call_behind_try_import_flag_is_guarded_warning(engine):
     assert guarded and all(f.severity == "warning" for f in guarded)
     control = [f for f in found.get(_line(XFORMERS_FLAG, "# control"), []) if f.code == "NPU334"]
     assert control and all(f.severity == "error" for f in control)
+
+
+ROPE = """\
+    import torch
+
+
+    def compute_rope_rotations(length, dim, theta=10000):
+        with torch.amp.autocast(device_type="cuda", enabled=False):  # disabled
+            freqs = 1.0 / (theta ** (torch.arange(0, dim, 2).float() / dim))
+            t = torch.arange(length, dtype=torch.float32)
+            return torch.einsum("i,j->ij", t, freqs)
+"""
+
+ROPE_UNDER_AMP = ROPE + """\
+
+
+    def run(model, x):
+        with torch.autocast("cuda", dtype=torch.bfloat16):  # enabled
+            return model(x)
+"""
+
+
+def test_disabled_cuda_autocast_is_info_without_an_enabled_region(engine):
+    found = findings_by_line(engine, ROPE, "ext/rotary_embeddings.py")
+    device = [f for f in found.get(_line(ROPE, "# disabled"), []) if f.code == "NPU003"]
+    assert device and all(f.severity == "info" for f in device)
+    # the control: the same file with an enabled CUDA autocast keeps the disable's device string an error
+    found = findings_by_line(engine, ROPE_UNDER_AMP, "ext/rotary_embeddings.py")
+    device = [f for f in found.get(_line(ROPE_UNDER_AMP, "# disabled"), []) if f.code == "NPU003"]
+    assert device and all(f.severity == "error" for f in device)

@@ -108,6 +108,45 @@ _MATH_NOTE = ("the list also allows SDPBackend.MATH, which runs on any device: S
               "picks the kernel")
 
 
+def _autocast_call(node: ast.AST) -> bool:
+    func = node.func if isinstance(node, ast.Call) else None
+    return (isinstance(func, ast.Attribute) and func.attr == "autocast") or (
+        isinstance(func, ast.Name) and func.id == "autocast")
+
+
+def _disabled(call: ast.Call) -> bool:
+    return any(k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False
+               for k in call.keywords)
+
+
+def _cuda_device_arg(call: ast.Call) -> ast.Constant | None:
+    """The "cuda" string a `torch.autocast("cuda", ...)` / `torch.amp.autocast(device_type="cuda", ...)` names."""
+    given = [k.value for k in call.keywords if k.arg == "device_type"] + call.args[:1]
+    return next((v for v in given if isinstance(v, ast.Constant) and v.value == "cuda"), None)
+
+
+def lower_disabled_autocast_devices(findings: list, tree: ast.AST) -> list:
+    """NPU003 on the "cuda" of a disabled autocast (`with torch.amp.autocast(device_type="cuda", enabled=False):`
+    around fp32 RoPE math; pd8, heldout21's MMAudio). Constructing it does not need CUDA, and it only switches off an
+    outer CUDA autocast: when the file enters no enabled CUDA autocast region, the code runs in fp32 on Ascend as on
+    CUDA, and the device_type is only worth porting (info). A file that also opens an enabled CUDA autocast keeps the
+    error: there the disable must name the NPU to take effect."""
+    if not any(f.code == "NPU003" for f in findings) or not isinstance(tree, ast.Module):
+        return findings
+    calls = [n for n in module_nodes(tree) if isinstance(n, ast.Call) and _autocast_call(n)]
+    if any(not _disabled(c) and (_cuda_device_arg(c) is not None or "cuda" in ast.unparse(c.func)) for c in calls):
+        return findings
+    spots = {(v.lineno, v.col_offset + 1) for c in calls if _disabled(c) for v in [_cuda_device_arg(c)] if v}
+    if not spots:
+        return findings
+    return [as_info(f, "disabled-autocast", _DISABLED_NOTE) if f.code == "NPU003" and f.severity != "info"
+            and (f.line, f.col) in spots else f for f in findings]
+
+
+_DISABLED_NOTE = ("a disabled autocast, and no CUDA autocast region is entered in this file: the code runs in full "
+                  "precision on Ascend too; name the NPU's device_type when porting")
+
+
 _DEVICE_WORDS = re.compile(r"\bdevice|\.cuda\(|\.npu\(|\bcuda\b|torch\.cuda|device_map|\.to\(\s*['\"](?!cpu)")
 # a device named only as the host's: `safe_open(path, framework="pt", device="cpu")`, `map_location="cpu"` (t16b)
 _HOST_DEVICE = re.compile(r"""\bdevice\s*=\s*['"]cpu['"]""")
