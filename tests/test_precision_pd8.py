@@ -6,7 +6,8 @@ has a control that keeps the finding.
   `if XFORMERS_IS_AVAILABLE: unet.enable_xformers_memory_efficient_attention()`): a warning (clause guarded);
   the same call with no flag test stays an error;
 - the "cuda" of a disabled autocast (`torch.amp.autocast(device_type="cuda", enabled=False)`) in a file that enters
-  no enabled CUDA autocast region: info (port the device_type); a file that also enters one keeps the error.
+  no enabled CUDA autocast region: info (port the device_type); a file that also enters one keeps the error, and so
+  does a tree where another file opens an autocast region (the disable must name the NPU to switch it off).
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 
 from auditor.rules import load_rules
 from auditor.static.engine import StaticEngine
-from tests.static_snippets import line_of as _line, findings_by_line
+from tests.static_snippets import line_of as _line, findings_by_line, findings_in_tree, write_tree
 
 
 @pytest.fixture(scope="module")
@@ -89,3 +90,22 @@ def test_disabled_cuda_autocast_is_info_without_an_enabled_region(engine):
     found = findings_by_line(engine, ROPE_UNDER_AMP, "ext/rotary_embeddings.py")
     device = [f for f in found.get(_line(ROPE_UNDER_AMP, "# disabled"), []) if f.code == "NPU003"]
     assert device and all(f.severity == "error" for f in device)
+
+
+TRAIN = """\
+    import torch
+    from ext.rotary_embeddings import compute_rope_rotations
+
+
+    def step(model, x):
+        with torch.autocast(device_type="cuda", dtype=torch.float16):
+            return model(x, compute_rope_rotations(x.shape[1], 64))
+"""
+
+
+def test_disabled_cuda_autocast_keeps_error_when_the_tree_opens_autocast(tmp_path):
+    alone = findings_in_tree(write_tree(tmp_path / "alone", {"ext/rotary_embeddings.py": ROPE}))
+    line = _line(ROPE, "# disabled")
+    assert alone[("ext/rotary_embeddings.py", line, "NPU003")] == "info"
+    both = findings_in_tree(write_tree(tmp_path / "both", {"ext/rotary_embeddings.py": ROPE, "train.py": TRAIN}))
+    assert both[("ext/rotary_embeddings.py", line, "NPU003")] == "error"

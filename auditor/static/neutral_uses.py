@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 
 from auditor.static.backends import as_info
 from auditor.static.astutil import module_nodes
@@ -139,11 +140,28 @@ def lower_disabled_autocast_devices(findings: list, tree: ast.AST) -> list:
     spots = {(v.lineno, v.col_offset + 1) for c in calls if _disabled(c) for v in [_cuda_device_arg(c)] if v}
     if not spots:
         return findings
-    return [as_info(f, "disabled-autocast", _DISABLED_NOTE) if f.code == "NPU003" and f.severity != "info"
-            and (f.line, f.col) in spots else f for f in findings]
+    return [_lowered(f) if f.code == "NPU003" and f.severity != "info" and (f.line, f.col) in spots else f
+            for f in findings]
 
 
-_DISABLED_NOTE = ("a disabled autocast, and no CUDA autocast region is entered in this file: the code runs in full "
+def _lowered(f):
+    low = as_info(f, "disabled-autocast", _DISABLED_NOTE)
+    return replace(low, data={**low.data, "unlowered": {"severity": f.severity, "message": f.message, "fix": f.fix,
+                                                         "data": dict(f.data)}})
+
+
+def restore_disabled_autocasts(results: list) -> None:
+    """Undo lower_disabled_autocast_devices across a tree that opens an autocast region in some file (NPU204, which
+    a disabled autocast never makes): an outer region ported to the NPU is not switched off by the "cuda" disable,
+    so the full-precision code would silently run in low precision (the error stands)."""
+    if not any(f.code == "NPU204" for r in results for f in r.findings):
+        return
+    for r in results:
+        if any("unlowered" in f.data for f in r.findings):
+            r.findings = [replace(f, **f.data["unlowered"]) if "unlowered" in f.data else f for f in r.findings]
+
+
+_DISABLED_NOTE = ("a disabled autocast, and no autocast region is opened in the code audited: the code runs in full "
                   "precision on Ascend too; name the NPU's device_type when porting")
 
 
