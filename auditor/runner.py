@@ -292,7 +292,7 @@ def run_static(
     drop_overridden_defaults(run.results, project)   # `device="cuda:0"` defaults every caller in the tree overrides
     apply_unreached_defs(run.results, project)     # a ComfyUI node pack's vendored helpers nothing calls (t17e)
     drop_tree_cuda_helpers(run.results)      # `_cuda_device(device)`: the tree's own helper, its body is audited (t11r)
-    restore_disabled_autocasts(run.results)   # autocast("cuda", enabled=False) in a tree that opens autocast (pd8)
+    restore_disabled_autocasts(run.results, project)   # autocast("cuda", enabled=False) in a tree that opens autocast (pd8)
     # uses in other files of the tree's own CUDA-specific code: recomputed on every run from the per-file summaries
     # (cached or not), so a changed module changes its importers' findings
     drop_ascend_flash_modules(run.results, project)   # Ascend's own `flash_attn/` package: not CUDA by its name

@@ -7,7 +7,8 @@ has a control that keeps the finding.
   the same call with no flag test stays an error;
 - the "cuda" of a disabled autocast (`torch.amp.autocast(device_type="cuda", enabled=False)`) in a file that enters
   no enabled CUDA autocast region: info (port the device_type); a file that also enters one keeps the error, and so
-  does a tree where another file opens an autocast region (the disable must name the NPU to switch it off).
+  does a tree where another file opens an autocast region, and any tree but a ComfyUI node pack (a library's
+  callers open the region the disable switches off; ported to the NPU, the "cuda" disable no longer does).
 """
 from __future__ import annotations
 
@@ -92,6 +93,12 @@ def test_disabled_cuda_autocast_is_info_without_an_enabled_region(engine):
     assert device and all(f.severity == "error" for f in device)
 
 
+NODE_PACK_INIT = """\
+    from .nodes import RopeNode
+
+    NODE_CLASS_MAPPINGS = {"RopeNode": RopeNode}
+"""
+
 TRAIN = """\
     import torch
     from ext.rotary_embeddings import compute_rope_rotations
@@ -104,8 +111,13 @@ TRAIN = """\
 
 
 def test_disabled_cuda_autocast_keeps_error_when_the_tree_opens_autocast(tmp_path):
-    alone = findings_in_tree(write_tree(tmp_path / "alone", {"ext/rotary_embeddings.py": ROPE}))
     line = _line(ROPE, "# disabled")
-    assert alone[("ext/rotary_embeddings.py", line, "NPU003")] == "info"
-    both = findings_in_tree(write_tree(tmp_path / "both", {"ext/rotary_embeddings.py": ROPE, "train.py": TRAIN}))
+    pack = findings_in_tree(write_tree(tmp_path / "pack", {"__init__.py": NODE_PACK_INIT,
+                                                           "ext/rotary_embeddings.py": ROPE}))
+    assert pack[("ext/rotary_embeddings.py", line, "NPU003")] == "info"
+    # controls: the pack with a file that opens autocast, and a library (no node pack: its callers open autocast)
+    both = findings_in_tree(write_tree(tmp_path / "both", {"__init__.py": NODE_PACK_INIT,
+                                                           "ext/rotary_embeddings.py": ROPE, "train.py": TRAIN}))
     assert both[("ext/rotary_embeddings.py", line, "NPU003")] == "error"
+    library = findings_in_tree(write_tree(tmp_path / "lib", {"ext/rotary_embeddings.py": ROPE}))
+    assert library[("ext/rotary_embeddings.py", line, "NPU003")] == "error"

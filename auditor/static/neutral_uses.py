@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import replace
+from typing import Any
 
 from auditor.static.backends import as_info
 from auditor.static.astutil import module_nodes
@@ -150,11 +151,16 @@ def _lowered(f):
                                                          "data": dict(f.data)}})
 
 
-def restore_disabled_autocasts(results: list) -> None:
-    """Undo lower_disabled_autocast_devices across a tree that opens an autocast region in some file (NPU204, which
-    a disabled autocast never makes): an outer region ported to the NPU is not switched off by the "cuda" disable,
-    so the full-precision code would silently run in low precision (the error stands)."""
-    if not any(f.code == "NPU204" for r in results for f in r.findings):
+def restore_disabled_autocasts(results: list, project: Any = None) -> None:
+    """Undo lower_disabled_autocast_devices unless the tree is a ComfyUI node pack that opens no autocast region in
+    any file (NPU204, which a disabled autocast never makes). Anywhere else the disable is written for an outer
+    region that some file or the library's caller opens (Lightning's "bf16-mixed", a user's autocast; read on boltz,
+    quack, darts): ported to the NPU, that region is not switched off by the "cuda" disable, so the full-precision
+    code would silently run in low precision (the error stands). A node pack is called by ComfyUI, which casts
+    weights itself and opens no autocast around a node (pd8, heldout21's MMAudio)."""
+    from auditor.static.unreached_defs import comfy_node_pack
+
+    if comfy_node_pack(results) and not any(f.code == "NPU204" for r in results for f in r.findings):
         return
     for r in results:
         if any("unlowered" in f.data for f in r.findings):
