@@ -319,6 +319,12 @@ def _guards_imports(handler: ast.ExceptHandler) -> bool:
 _AVAILABILITY = re.compile(r"^_?(?:is|has)_\w+_(?:available|installed)$|^_?(?:HAS|IS|USE)_[A-Z0-9_]+$")
 
 
+def _true_flags(body: list[ast.stmt]) -> set[str]:
+    """Names a try body sets to True beside its imports (`XFORMERS_IS_AVAILABLE = True`): availability flags."""
+    return {t.id for s in body if isinstance(s, ast.Assign) and isinstance(s.value, ast.Constant)
+            and s.value.value is True for t in s.targets if isinstance(t, ast.Name)}
+
+
 def _tests_optional_import(test: ast.expr, guarded: set[str], params=frozenset) -> bool:
     """`flash_attn_func is not None`, `if apex_amp:`, `is_flash_attn_2_available()`, `HAS_APEX`. A name the file
     takes as a function parameter is an argument, not an import flag (a Triton or Gluon kernel's
@@ -523,6 +529,10 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
             if relevant:
                 expressions(stmt)
             if isinstance(stmt, _TRY):
+                if any(_guards_imports(h) for h in stmt.handlers) and any(
+                        isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body):
+                    # `try: import xformers; XFORMERS_IS_AVAILABLE = True`: the flag says the import succeeded
+                    ctx.guarded_names.update(_true_flags(stmt.body))
                 block(stmt.body, guarded or any(_guards_imports(h) for h in stmt.handlers))
                 for h in stmt.handlers:
                     block(h.body, guarded)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
+from typing import Any
 
 from auditor.static.backends import as_info
 from auditor.static.astutil import module_nodes
@@ -106,6 +108,67 @@ def drop_math_backend_lists(findings: list, tree: ast.AST) -> list:
 
 _MATH_NOTE = ("the list also allows SDPBackend.MATH, which runs on any device: SDPA runs on Ascend, where torch_npu "
               "picks the kernel")
+
+
+def _autocast_call(node: ast.AST) -> bool:
+    func = node.func if isinstance(node, ast.Call) else None
+    return (isinstance(func, ast.Attribute) and func.attr == "autocast") or (
+        isinstance(func, ast.Name) and func.id == "autocast")
+
+
+def _disabled(call: ast.Call) -> bool:
+    return any(k.arg == "enabled" and isinstance(k.value, ast.Constant) and k.value.value is False
+               for k in call.keywords)
+
+
+def _cuda_device_arg(call: ast.Call) -> ast.Constant | None:
+    """The "cuda" string a `torch.autocast("cuda", ...)` / `torch.amp.autocast(device_type="cuda", ...)` names."""
+    given = [k.value for k in call.keywords if k.arg == "device_type"] + call.args[:1]
+    return next((v for v in given if isinstance(v, ast.Constant) and v.value == "cuda"), None)
+
+
+def lower_disabled_autocast_devices(findings: list, tree: ast.AST) -> list:
+    """NPU003 on the "cuda" of a disabled autocast (`with torch.amp.autocast(device_type="cuda", enabled=False):`
+    around fp32 RoPE math; pd8, heldout21's MMAudio). Constructing it does not need CUDA, and it only switches off an
+    outer CUDA autocast: when the file enters no enabled CUDA autocast region, the code runs in fp32 on Ascend as on
+    CUDA, and the device_type is only worth porting (info). A file that also opens an enabled CUDA autocast keeps the
+    error: there the disable must name the NPU to take effect."""
+    if not any(f.code == "NPU003" for f in findings) or not isinstance(tree, ast.Module):
+        return findings
+    calls = [n for n in module_nodes(tree) if isinstance(n, ast.Call) and _autocast_call(n)]
+    if any(not _disabled(c) and (_cuda_device_arg(c) is not None or "cuda" in ast.unparse(c.func)) for c in calls):
+        return findings
+    spots = {(v.lineno, v.col_offset + 1) for c in calls if _disabled(c) for v in [_cuda_device_arg(c)] if v}
+    if not spots:
+        return findings
+    return [_lowered(f) if f.code == "NPU003" and f.severity != "info" and (f.line, f.col) in spots else f
+            for f in findings]
+
+
+def _lowered(f):
+    low = as_info(f, "disabled-autocast", _DISABLED_NOTE)
+    return replace(low, data={**low.data, "unlowered": {"severity": f.severity, "message": f.message, "fix": f.fix,
+                                                         "data": dict(f.data)}})
+
+
+def restore_disabled_autocasts(results: list, project: Any = None) -> None:
+    """Undo lower_disabled_autocast_devices unless the tree is a ComfyUI node pack that opens no autocast region in
+    any file (NPU204, which a disabled autocast never makes). Anywhere else the disable is written for an outer
+    region that some file or the library's caller opens (Lightning's "bf16-mixed", a user's autocast; read on boltz,
+    quack, darts): ported to the NPU, that region is not switched off by the "cuda" disable, so the full-precision
+    code would silently run in low precision (the error stands). A node pack is called by ComfyUI, which casts
+    weights itself and opens no autocast around a node (pd8, heldout21's MMAudio)."""
+    from auditor.static.unreached_defs import comfy_node_pack
+
+    if comfy_node_pack(results) and not any(f.code == "NPU204" for r in results for f in r.findings):
+        return
+    for r in results:
+        if any("unlowered" in f.data for f in r.findings):
+            r.findings = [replace(f, **f.data["unlowered"]) if "unlowered" in f.data else f for f in r.findings]
+
+
+_DISABLED_NOTE = ("a disabled autocast, and no autocast region is opened in the code audited: the code runs in full "
+                  "precision on Ascend too; name the NPU's device_type when porting")
 
 
 _DEVICE_WORDS = re.compile(r"\bdevice|\.cuda\(|\.npu\(|\bcuda\b|torch\.cuda|device_map|\.to\(\s*['\"](?!cpu)")

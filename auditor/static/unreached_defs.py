@@ -181,16 +181,23 @@ def _config_words(project: Any, results: list) -> set[str]:
     return words
 
 
+def comfy_node_pack(results: list) -> bool:
+    """Whether the tree is a ComfyUI node pack: its root `__init__.py`'s tree facts say it names NODE_CLASS_MAPPINGS."""
+    from auditor.static.project_imports import TREE
+
+    root = next((r for r in results if r.path == "__init__.py"), None)
+    summary = getattr(root, "summary", None)
+    return isinstance(summary, dict) and bool((summary.get(TREE) or {}).get("comfy_nodes"))
+
+
 def _pack_facts(results: list, project: Any) -> dict[str, dict[str, Any]]:
     """Each Python file's reach facts when the tree is a ComfyUI node pack (its root `__init__.py`'s tree facts say
     it names NODE_CLASS_MAPPINGS), else {}; also {} when a Python file cannot be read or parsed: what it reads is
     unknown."""
     from auditor.source import SourceError
-    from auditor.static.project_imports import TREE, read_counted
+    from auditor.static.project_imports import read_counted
 
-    root = next((r for r in results if r.path == "__init__.py"), None)
-    summary = getattr(root, "summary", None)
-    if not isinstance(summary, dict) or not (summary.get(TREE) or {}).get("comfy_nodes"):
+    if not comfy_node_pack(results):
         return {}
     facts: dict[str, dict[str, Any]] = {}
     for rel, path in getattr(project, "paths", {}).items():
