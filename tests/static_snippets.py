@@ -94,3 +94,20 @@ def code_line_symbol_category(engine, rel: str, text: str) -> list[tuple[str, in
 def codes_on(found: list[tuple[str, int, str, str]], line: int) -> set[tuple[str, str]]:
     """(code, category) of the `code_line_symbol_category` findings on one line."""
     return {(code, cat) for code, ln, _, cat in found if ln == line}
+
+
+def tree_codes_by_line(root: Path, rel: str) -> dict[int, set[str]]:
+    """{line: codes} of one file of the tree at `root`, with the tree passes (as the project-file bench runs them)."""
+    from auditor.project.tree_calls import apply_tree_calls
+    from auditor.rules import load_rules
+    from auditor.static import StaticEngine
+
+    rules = load_rules()
+    engine = StaticEngine(rules)
+    result = engine.analyze_bytes((root / rel).read_bytes(), rel)
+    apply_tree_calls([result], root, rules, lambda: engine.analyze_bytes)
+    out: dict[int, set[str]] = {}
+    for f in result.findings:
+        out.setdefault(f.line, set()).add(f.code)
+    return out
+

@@ -18,28 +18,16 @@ import json
 import textwrap
 from pathlib import Path
 
-from auditor.project.tree_calls import apply_tree_calls
 from auditor.rules import load_rules
 from auditor.static import StaticEngine
+from tests.static_snippets import tree_codes_by_line, write_source
 
 RULES = load_rules()
 ENGINE = StaticEngine(RULES)
 
 
-def _write(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text))
-
-
-def _audit(root: Path, rel: str) -> dict[int, set[str]]:
-    """{line: codes} of one file of the tree, with the tree passes (as the project-file bench runs them)."""
-    result = ENGINE.analyze_bytes((root / rel).read_bytes(), rel)
-    apply_tree_calls([result], root, RULES, lambda: ENGINE.analyze_bytes)
-    out: dict[int, set[str]] = {}
-    for f in result.findings:
-        out.setdefault(f.line, set()).add(f.code)
-    return out
+_write = write_source
+_audit = tree_codes_by_line
 
 
 def _quant_tree(root: Path) -> Path:
