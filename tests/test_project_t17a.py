@@ -18,12 +18,8 @@ import json
 import textwrap
 from pathlib import Path
 
-from auditor.rules import load_rules
-from auditor.static import StaticEngine
 from tests.static_snippets import tree_codes_by_line, write_source
 
-RULES = load_rules()
-ENGINE = StaticEngine(RULES)
 
 
 _write = write_source
