@@ -21,7 +21,8 @@ NODE_CLASS_MAPPINGS pays for it, so the per-file pass and its cache carry nothin
   `lumina_models.__dict__["NextDiT_2B_GQA_patch2"]`, `__all__`);
 
 Per run (`apply_unreached_defs`): only in a tree whose root `__init__.py` names NODE_CLASS_MAPPINGS. Module-level
-code of every file (tests and scripts included) is reached; a top-level definition is reached when a reached region
+code of every file (tests and scripts included) is reached, except the `__main__` block of a file with a module-level
+package-relative import (`from ...lvdm import x` fails when the file runs as a script; pd9); a top-level definition is reached when a reached region
 reads its name (any file: names are matched, not resolved, so a name defined twice is reached when either is);
 the rest, to a fixed point, is not. Findings of a Python file inside an unreached definition are lowered to info,
 context `unreached` (a warning behind a CUDA gate too), unless another pass already lowered them to info.
@@ -92,6 +93,15 @@ def _names_read(node: ast.AST, roots: dict[str, str]) -> set[str]:
     return out
 
 
+def _main_block(node: ast.stmt) -> bool:
+    """Whether the statement is `if __name__ == "__main__":` (either order of the comparison)."""
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare) or len(node.test.comparators) != 1:
+        return False
+    sides = (node.test.left, node.test.comparators[0])
+    return (isinstance(node.test.ops[0], ast.Eq) and any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides)
+            and any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides))
+
+
 def reach_facts(data: bytes) -> dict[str, Any]:
     """The file's `top` and `names` facts (module doc); {} when it does not parse."""
     try:
@@ -100,6 +110,9 @@ def reach_facts(data: bytes) -> dict[str, Any]:
         return {}
     out: dict[str, Any] = {}
     roots = _imported_roots(tree)
+    # a module-level package-relative import (`from ...lvdm.models import x`) raises ImportError when the file runs
+    # as a script, so its `__main__` block never runs: what only that block calls is not reached
+    script_only = any(isinstance(node, ast.ImportFrom) and node.level for node in tree.body)
     top: list[list[Any]] = []
     names: dict[str, set[str]] = {"": set()}
     for node in tree.body:
@@ -114,7 +127,7 @@ def reach_facts(data: bytes) -> dict[str, Any]:
                 own |= _names_read(node.args, roots)
             own.discard(node.name)           # a recursive call does not reach it
             names.setdefault(node.name, set()).update(own)
-        else:
+        elif not (script_only and _main_block(node)):
             names[""] |= _names_read(node, roots)
     out["top"] = top
     out["names"] = {k: sorted(v) for k, v in names.items() if v}
