@@ -21,8 +21,11 @@ NODE_CLASS_MAPPINGS pays for it, so the per-file pass and its cache carry nothin
   `lumina_models.__dict__["NextDiT_2B_GQA_patch2"]`, `__all__`);
 
 Per run (`apply_unreached_defs`): only in a tree whose root `__init__.py` names NODE_CLASS_MAPPINGS. Module-level
-code of every file (tests and scripts included) is reached; a top-level definition is reached when a reached region
-reads its name (any file: names are matched, not resolved, so a name defined twice is reached when either is);
+code of every file (tests and scripts included) is reached, except the `__main__` block of a file with a
+module-level package-relative import (`from ...lvdm import x` fails when the file runs as a script; pd9); a
+top-level definition is reached when a reached region reads its name: a bare name the region's file defines itself
+reaches that definition only (pd9); any other name (an attribute, an imported name, a string, a bare name of
+another file) reaches every definition of that name (names are matched, not resolved);
 the rest, to a fixed point, is not. Findings of a Python file inside an unreached definition are lowered to info,
 context `unreached` (a warning behind a CUDA gate too), unless another pass already lowered them to info.
 """
@@ -75,6 +78,8 @@ def _imported_roots(tree: ast.Module) -> dict[str, str]:
 
 
 def _names_read(node: ast.AST, roots: dict[str, str]) -> set[str]:
+    """A bare name as is (the file's own definition of it when it has one); an attribute, an imported name or a
+    string prefixed with "." (any file's definition of it)."""
     out: set[str] = set()
     for n in ast.walk(node):
         if isinstance(n, ast.Name):
@@ -84,12 +89,21 @@ def _names_read(node: ast.AST, roots: dict[str, str]) -> set[str]:
             if isinstance(base, ast.Name) and base.id in roots:
                 out.add(f"{roots[base.id]}:{n.attr}")
             else:
-                out.add(n.attr)
+                out.add("." + n.attr)
         elif isinstance(n, ast.alias):
-            out.add((n.name.split(".")[-1]))
+            out.add("." + n.name.split(".")[-1])
         elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value):
-            out.add(n.value.rsplit(".", 1)[-1])     # "loadmodel", "taming.modules.vqvae.GumbelQuantize"
+            out.add("." + n.value.rsplit(".", 1)[-1])     # "loadmodel", "taming.modules.vqvae.GumbelQuantize"
     return out
+
+
+def _main_block(node: ast.stmt) -> bool:
+    """Whether the statement is `if __name__ == "__main__":` (either order of the comparison)."""
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare) or len(node.test.comparators) != 1:
+        return False
+    sides = (node.test.left, node.test.comparators[0])
+    return (isinstance(node.test.ops[0], ast.Eq) and any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides)
+            and any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides))
 
 
 def reach_facts(data: bytes) -> dict[str, Any]:
@@ -100,6 +114,9 @@ def reach_facts(data: bytes) -> dict[str, Any]:
         return {}
     out: dict[str, Any] = {}
     roots = _imported_roots(tree)
+    # a module-level package-relative import (`from ...lvdm.models import x`) raises ImportError when the file runs
+    # as a script, so its `__main__` block never runs: what only that block calls is not reached
+    script_only = any(isinstance(node, ast.ImportFrom) and node.level for node in tree.body)
     top: list[list[Any]] = []
     names: dict[str, set[str]] = {"": set()}
     for node in tree.body:
@@ -112,9 +129,9 @@ def reach_facts(data: bytes) -> dict[str, Any]:
                 own |= _names_read(part, roots)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 own |= _names_read(node.args, roots)
-            own.discard(node.name)           # a recursive call does not reach it
+            own -= {node.name, "." + node.name}           # a recursive call does not reach it
             names.setdefault(node.name, set()).update(own)
-        else:
+        elif not (script_only and _main_block(node)):
             names[""] |= _names_read(node, roots)
     out["top"] = top
     out["names"] = {k: sorted(v) for k, v in names.items() if v}
@@ -128,36 +145,48 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
     # `import impact.core as core` for modules/impact/core.py): an attribute of one of them is the tree's own
     own_roots = {part.removesuffix(".py") for rel in facts for part in rel.split("/")}
 
-    def resolved(names: list[str]) -> set[str]:
+    defined: dict[str, set[str]] = {}       # top-level name -> the files defining it
+    for rel, f in facts.items():
+        for name, *_ in f.get("top", ()):
+            defined.setdefault(name, set()).add(rel)
+
+    def resolved(rel: str, names: list[str]) -> set[tuple[str, str]]:
+        """The (file, definition) pairs the names read in `rel` reach: a bare name the file defines itself is its own
+        definition (ddp_wrapper.py's `setup_dist(rank)` calls its own def, not utils.py's); any other name reaches
+        every definition of that name (names are matched, not resolved)."""
         out = set()
         for n in names:
             root, sep, attr = n.partition(":")
-            if not sep:
-                out.add(n)
-            elif root in own_roots:
-                out.add(attr)
+            if sep and root not in own_roots:
+                continue
+            name = attr if sep else n.removeprefix(".")
+            files = defined.get(name, ())
+            if n == name and rel in files:
+                files = (rel,)
+            out.update((f, name) for f in files)
         return out
 
-    regions: dict[str, set[str]] = {}         # definition name -> names its bodies read (all files)
-    reached: set[str] = set(config_words)
-    for f in facts.values():
+    regions: dict[tuple[str, str], set[tuple[str, str]]] = {}   # (file, definition) -> what its bodies reach
+    reached = {(f, word) for word in config_words for f in defined.get(word, ())}
+    for rel, f in facts.items():
         for region, names in f.get("names", {}).items():
             if region:
-                regions.setdefault(region, set()).update(resolved(names))
+                regions.setdefault((rel, region), set()).update(resolved(rel, names))
             else:
-                reached |= resolved(names)
-        reached.update(name for name, _, _, registered in f.get("top", ()) if registered or name.startswith("__"))
+                reached |= resolved(rel, names)
+        reached.update((rel, name) for name, _, _, registered in f.get("top", ())
+                       if registered or name.startswith("__"))
     todo = list(reached)
-    done: set[str] = set()
+    done: set[tuple[str, str]] = set()
     while todo:
-        name = todo.pop()
-        if name in done:
+        key = todo.pop()
+        if key in done:
             continue
-        done.add(name)
-        todo.extend(regions.get(name, set()) - done)
+        done.add(key)
+        todo.extend(regions.get(key, set()) - done)
     out: dict[str, list[tuple[int, int]]] = {}
     for rel, f in facts.items():
-        spans = [(first, last) for name, first, last, _ in f.get("top", ()) if name not in done]
+        spans = [(first, last) for name, first, last, _ in f.get("top", ()) if (rel, name) not in done]
         if spans:
             out[rel] = spans
     return out
