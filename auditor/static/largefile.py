@@ -5,8 +5,8 @@ Python's parser holds the whole tree of what it parses, about 500-900 bytes per 
 piece (about PIECE_CHARS, cut where a top-level statement starts) at a time and keeps only what the
 rest of the pass reads from statements without a finding:
 
-* what `build_context` reads: imports, assignments whose value may be a name or a string, decorated
-  functions (the whole top-level statement holding one is kept);
+* what `build_context` reads: imports, assignments whose value may be a name or a string or is the result of a
+  call (`gym = gymapi.acquire_gym()`), decorated functions (the whole top-level statement holding one is kept);
 * what `build_backend_context` reads from statements without a finding: top-level `if` / `try` /
   `with` / `for` / `while` (guarded imports, sibling `if`s over backends).
 
@@ -98,7 +98,8 @@ def _contributes(stmt: ast.stmt) -> bool:
 
     if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
         return stmt.value is not None and (_may_fold(stmt.value) or dynamic_extension_import(stmt) is not None
-                                           or jit_extension_assign(stmt) or ext_loader_assign(stmt))
+                                           or jit_extension_assign(stmt) or ext_loader_assign(stmt)
+                                           or _made_by_call(stmt))
     if isinstance(stmt, ast.ClassDef) and stmt.bases:
         return True       # a local subclass: calls of it may make the base's object (context.subclass_of)
     if isinstance(stmt, ast.ClassDef) and stmt.decorator_list:
@@ -114,6 +115,14 @@ def _contributes(stmt: ast.stmt) -> bool:
         if isinstance(inner, (ast.Assign, ast.AnnAssign)) and inner.value is not None and _may_fold(inner.value):
             return True
     return False
+
+
+def _made_by_call(stmt: ast.Assign | ast.AnnAssign) -> bool:
+    """`gym = gymapi.acquire_gym()`: one name bound to the result of a dotted call, which build_context records as an
+    instance of what made it (`local_refs`, "instance"), so later uses (`gym.create_sim(...)`) resolve."""
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    return len(targets) == 1 and isinstance(targets[0], ast.Name) and isinstance(stmt.value, ast.Call) \
+        and isinstance(stmt.value.func, (ast.Name, ast.Attribute))
 
 
 def _may_fold(node: ast.expr) -> bool:
