@@ -121,3 +121,70 @@ def test_disabled_cuda_autocast_keeps_error_when_the_tree_opens_autocast(tmp_pat
     assert both[("ext/rotary_embeddings.py", line, "NPU003")] == "error"
     library = findings_in_tree(write_tree(tmp_path / "lib", {"ext/rotary_embeddings.py": ROPE}))
     assert library[("ext/rotary_embeddings.py", line, "NPU003")] == "error"
+
+
+# pd12's controls: a True flag set beside an import of something Ascend has is no availability flag of a CUDA-only
+# package, so what it guards keeps its severity (easyocr's DBNet dcn: the tree's own CPU extension, which builds on
+# an Ascend host; bitblas' vendored cutlass: the `bfloat16` numpy package)
+OWN_CPU_EXTENSION = """\
+    import os
+    import warnings
+
+    import torch
+    from torch.autograd import Function
+    from torch.utils import cpp_extension
+
+    src_dir = os.path.dirname(os.path.dirname(__file__))
+    try:
+        from .. import deform_conv_cpu
+        warnings.warn("Using precompiled deform_conv_cpu from {}".format(deform_conv_cpu.__file__))
+        dcn_cpu_ready = True
+    except ImportError:
+        deform_conv_cpu = cpp_extension.load(
+            name="deform_conv_cpu", sources=[os.path.join(src_dir, "src", "deform_conv_cpu.cpp")])
+        dcn_cpu_ready = True
+
+
+    class DeformConvFunction(Function):
+        @staticmethod
+        def forward(ctx, input, offset, weight):
+            output = input.new_empty(input.shape)
+            if not input.is_cuda and dcn_cpu_ready:
+                deform_conv_cpu.deform_conv_forward_cpu(input, weight, offset, output)
+            else:
+                output = output.cuda()  # flagged
+            return output
+"""
+
+
+def test_flag_of_a_tree_own_cpu_extension_is_no_import_guard(engine):
+    found = findings_by_line(engine, OWN_CPU_EXTENSION, "ops/dcn/functions/deform_conv.py")
+    kept = found.get(_line(OWN_CPU_EXTENSION, "# flagged"), [])
+    assert kept and all(f.severity == "error" for f in kept)
+    assert all(f.data.get("context") != "import-guard" for f in kept)
+
+
+NUMPY_BFLOAT16 = """\
+    import numpy as np
+    import torch
+
+    try:
+        import bfloat16
+
+        bfloat16_available = True
+    except ImportError:
+        bfloat16_available = False
+
+
+    def to_device_dtype(inp):
+        if bfloat16_available:
+            return torch.zeros(1, dtype=torch.bfloat16).cuda()  # flagged
+        return torch.from_numpy(np.asarray(inp)).cuda()
+"""
+
+
+def test_flag_of_a_numpy_package_is_no_import_guard(engine):
+    found = findings_by_line(engine, NUMPY_BFLOAT16, "cutlass/utils/datatypes.py")
+    kept = found.get(_line(NUMPY_BFLOAT16, "# flagged"), [])
+    assert kept and any(f.severity == "error" for f in kept)
+    assert all(f.data.get("context") != "import-guard" for f in kept)

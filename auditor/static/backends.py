@@ -329,6 +329,16 @@ def cuda_only_import_lines(findings: Sequence[Finding]) -> frozenset[int]:
     return frozenset(f.line for f in findings if f.category in _CUDA_ONLY_IMPORT_CATEGORIES and f.severity == "error")
 
 
+_CPU_WORD = re.compile(r"(?i)(?:^|[_.])cpu(?:$|[_.])")
+
+
+def _imports_cpu_build(stmt: ast.Import | ast.ImportFrom) -> bool:
+    """`from .. import deform_conv_cpu`: the CPU build of a tree's own extension (easyocr's DBNet dcn), which builds
+    on an Ascend host too; its flag is no sign of CUDA."""
+    names = [a.name for a in stmt.names] + ([stmt.module] if isinstance(stmt, ast.ImportFrom) and stmt.module else [])
+    return any(_CPU_WORD.search(n) for n in names)
+
+
 def _true_flags(body: list[ast.stmt]) -> set[str]:
     """Names a try body sets to True beside its imports (`XFORMERS_IS_AVAILABLE = True`): availability flags."""
     return {t.id for s in body if isinstance(s, ast.Assign) and isinstance(s.value, ast.Constant)
@@ -544,7 +554,7 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
             if isinstance(stmt, _TRY):
                 if any(_guards_imports(h) for h in stmt.handlers) and any(
                         isinstance(s, (ast.Import, ast.ImportFrom)) and s.lineno in cuda_only_imports
-                        for s in stmt.body):
+                        and not _imports_cpu_build(s) for s in stmt.body):
                     # `try: import xformers; XFORMERS_IS_AVAILABLE = True`: the flag says the import succeeded; not
                     # a tree's own CPU extension or a package Ascend has (`import bfloat16`: easyocr, bitblas; pd12)
                     ctx.guarded_names.update(_true_flags(stmt.body))
