@@ -1,4 +1,4 @@
-"""Precision fixes of pd8 (session 17, after the draw): heldout21's false classes (heldout21 is TUNED ON from
+"""Precision fixes of pd8 (session 17, after the draw; the flag narrowed by pd12): heldout21's false classes (heldout21 is TUNED ON from
 here). The code below is written afresh in the shape of the classes, not copied from the bench trees; each fix
 has a control that keeps the finding.
 
@@ -124,49 +124,48 @@ def test_disabled_cuda_autocast_keeps_error_when_the_tree_opens_autocast(tmp_pat
 
 
 # pd12's controls: a True flag set beside an import of something Ascend has is no availability flag of a CUDA-only
-# package, so what it guards keeps its severity (easyocr's DBNet dcn: the tree's own CPU extension, which builds on
-# an Ascend host; bitblas' vendored cutlass: the `bfloat16` numpy package)
+# package, so what it guards keeps its severity (easyocr's DBNet dcn: the CPU build of the tree's own extension,
+# which builds on an Ascend host; bitblas' vendored cutlass: the `bfloat16` numpy package)
 OWN_CPU_EXTENSION = """\
     import os
     import warnings
 
-    import torch
     from torch.autograd import Function
     from torch.utils import cpp_extension
 
     src_dir = os.path.dirname(os.path.dirname(__file__))
     try:
         from .. import deform_conv_cpu
-        warnings.warn("Using precompiled deform_conv_cpu from {}".format(deform_conv_cpu.__file__))
         dcn_cpu_ready = True
     except ImportError:
-        deform_conv_cpu = cpp_extension.load(
-            name="deform_conv_cpu", sources=[os.path.join(src_dir, "src", "deform_conv_cpu.cpp")])
-        dcn_cpu_ready = True
+        try:
+            deform_conv_cpu = cpp_extension.load(
+                name="deform_conv_cpu", sources=[os.path.join(src_dir, "src", "deform_conv_cpu.cpp")])
+            dcn_cpu_ready = True
+        except Exception as error:
+            warnings.warn(f"deform_conv_cpu failed to build: {error}")
+            dcn_cpu_ready = False
 
 
     class DeformConvFunction(Function):
         @staticmethod
         def forward(ctx, input, offset, weight):
             output = input.new_empty(input.shape)
-            if not input.is_cuda and dcn_cpu_ready:
-                deform_conv_cpu.deform_conv_forward_cpu(input, weight, offset, output)
-            else:
-                output = output.cuda()  # flagged
+            columns, ones = input.new_empty(0), input.new_empty(0)
+            if dcn_cpu_ready:
+                deform_conv_cpu.deform_conv_forward_cpu(input, weight, offset, output, columns, ones)  # flagged
             return output
 """
 
 
 def test_flag_of_a_tree_own_cpu_extension_is_no_import_guard(engine):
     found = findings_by_line(engine, OWN_CPU_EXTENSION, "ops/dcn/functions/deform_conv.py")
-    kept = found.get(_line(OWN_CPU_EXTENSION, "# flagged"), [])
+    kept = [f for f in found.get(_line(OWN_CPU_EXTENSION, "# flagged"), []) if f.category == "kernel"]
     assert kept and all(f.severity == "error" for f in kept)
-    assert all(f.data.get("context") != "import-guard" for f in kept)
 
 
 NUMPY_BFLOAT16 = """\
-    import numpy as np
-    import torch
+    import cutlass
 
     try:
         import bfloat16
@@ -176,15 +175,14 @@ NUMPY_BFLOAT16 = """\
         bfloat16_available = False
 
 
-    def to_device_dtype(inp):
+    def bfloat16_type(inp):
         if bfloat16_available:
-            return torch.zeros(1, dtype=torch.bfloat16).cuda()  # flagged
-        return torch.from_numpy(np.asarray(inp)).cuda()
+            if inp == cutlass.DataType.bf16:  # flagged
+                return bfloat16.bfloat16
 """
 
 
 def test_flag_of_a_numpy_package_is_no_import_guard(engine):
     found = findings_by_line(engine, NUMPY_BFLOAT16, "cutlass/utils/datatypes.py")
-    kept = found.get(_line(NUMPY_BFLOAT16, "# flagged"), [])
-    assert kept and any(f.severity == "error" for f in kept)
-    assert all(f.data.get("context") != "import-guard" for f in kept)
+    kept = [f for f in found.get(_line(NUMPY_BFLOAT16, "# flagged"), []) if f.category == "kernel"]
+    assert kept and all(f.severity == "error" for f in kept)
