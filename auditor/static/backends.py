@@ -30,11 +30,12 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
+from auditor.findings import Finding
 from auditor.static.astutil import ast_dotted, module_nodes
 
 from auditor.backend_words import (_BACKEND_ALIASES, BACKEND_NAMES, HOST_RUNTIMES, HOST_SYNC_RUNTIMES,  # noqa: F401  (re-exported)
@@ -319,6 +320,25 @@ def _guards_imports(handler: ast.ExceptHandler) -> bool:
 _AVAILABILITY = re.compile(r"^_?(?:is|has)_\w+_(?:available|installed)$|^_?(?:HAS|IS|USE)_[A-Z0-9_]+$")
 
 
+_CUDA_ONLY_IMPORT_CATEGORIES = frozenset({"attention", "kernel", "third_party", "apex"})
+
+
+def cuda_only_import_lines(findings: Sequence[Finding]) -> frozenset[int]:
+    """Lines whose import a rule reports as a CUDA-only package at error (xformers, transformer_engine, a CUDA
+    extension), before context: the imports whose success a try body's True flag can stand for."""
+    return frozenset(f.line for f in findings if f.category in _CUDA_ONLY_IMPORT_CATEGORIES and f.severity == "error")
+
+
+_CPU_WORD = re.compile(r"(?i)(?:^|[_.])cpu(?:$|[_.])")
+
+
+def _imports_cpu_build(stmt: ast.Import | ast.ImportFrom) -> bool:
+    """`from .. import deform_conv_cpu`: the CPU build of a tree's own extension (easyocr's DBNet dcn), which builds
+    on an Ascend host too; its flag is no sign of CUDA."""
+    names = [a.name for a in stmt.names] + ([stmt.module] if isinstance(stmt, ast.ImportFrom) and stmt.module else [])
+    return any(_CPU_WORD.search(n) for n in names)
+
+
 def _true_flags(body: list[ast.stmt]) -> set[str]:
     """Names a try body sets to True beside its imports (`XFORMERS_IS_AVAILABLE = True`): availability flags."""
     return {t.id for s in body if isinstance(s, ast.Assign) and isinstance(s.value, ast.Constant)
@@ -359,9 +379,12 @@ def rank_test(test: ast.expr) -> bool:
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int]) -> BackendContext:
+def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
+                          cuda_only_imports: Collection[int] = ()) -> BackendContext:
     """The context around the sorted line numbers `wanted` (the lines with findings); statements that hold none
-    of them are only walked for their imports, which keeps the cost far below a second parse."""
+    of them are only walked for their imports, which keeps the cost far below a second parse. `cuda_only_imports`:
+    the lines of error imports of CUDA-only packages (`cuda_only_import_lines`), which make a try body's True
+    flag an availability flag."""
     ctx = BackendContext(tree=tree)
     params: list[frozenset[str]] = []
 
@@ -530,8 +553,10 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int])
                 expressions(stmt)
             if isinstance(stmt, _TRY):
                 if any(_guards_imports(h) for h in stmt.handlers) and any(
-                        isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body):
-                    # `try: import xformers; XFORMERS_IS_AVAILABLE = True`: the flag says the import succeeded
+                        isinstance(s, (ast.Import, ast.ImportFrom)) and s.lineno in cuda_only_imports
+                        and not _imports_cpu_build(s) for s in stmt.body):
+                    # `try: import xformers; XFORMERS_IS_AVAILABLE = True`: the flag says the import succeeded; not
+                    # a tree's own CPU extension or a package Ascend has (`import bfloat16`: easyocr, bitblas; pd12)
                     ctx.guarded_names.update(_true_flags(stmt.body))
                 block(stmt.body, guarded or any(_guards_imports(h) for h in stmt.handlers))
                 for h in stmt.handlers:

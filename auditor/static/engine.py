@@ -24,8 +24,8 @@ from auditor.project.cuda_source import KERNEL_RE, describe, inventory, plain_cp
 from auditor.rules import Rule, SymbolDetail
 from auditor.static.vendor_dispatch import _MAX_BYTES as VENDOR_MAX_BYTES, RULE as VENDOR_RULE, \
     apply_vendor_dispatch, vendor_facts
-from auditor.static.backends import (apply_context, as_info, build_backend_context, imports_transfer_to_npu,
-                                     under_transfer_to_npu, variable_with_npu)
+from auditor.static.backends import (apply_context, as_info, build_backend_context, cuda_only_import_lines,
+                                     imports_transfer_to_npu, under_transfer_to_npu, variable_with_npu)
 from auditor.static.compiled import WORD_RE, CompiledRules
 from auditor.static.host_paths import demote_reseeds, drop_host_paths, drop_platform_labels
 from auditor.static.host_scopes import drop_host_scopes
@@ -658,7 +658,8 @@ class StaticEngine:
             # Multi-backend context (NPU branches, backend tables, platform classes, guarded imports): one more
             # walk of the tree, only for files with findings.
             wanted = sorted({f.line for f in result.findings})
-            result.findings = apply_context(result.findings, build_backend_context(tree, lines, wanted), rel)
+            result.findings = apply_context(result.findings, build_backend_context(
+                tree, lines, wanted, cuda_only_import_lines(result.findings)), rel)
             result.findings = apply_gates(result.findings, tree)     # behind CUDA gates (auditor/static/gates.py)
             if any(f.name == "cuda-helper-call" for f in result.findings):
                 result.findings = _drop_neutral_helpers(result.findings, tree)
