@@ -160,11 +160,12 @@ def restore_disabled_autocasts(results: list, project: Any = None) -> None:
     weights itself and opens no autocast around a node (pd8, heldout21's MMAudio)."""
     from auditor.static.unreached_defs import comfy_node_pack
 
-    if comfy_node_pack(results) and not any(f.code == "NPU204" for r in results for f in r.findings):
-        return
+    keep = comfy_node_pack(results) and not any(f.code == "NPU204" for r in results for f in r.findings)
     for r in results:
         if any("unlowered" in f.data for f in r.findings):
-            r.findings = [replace(f, **f.data["unlowered"]) if "unlowered" in f.data else f for f in r.findings]
+            r.findings = [(replace(f, data={k: v for k, v in f.data.items() if k != "unlowered"}) if keep
+                           else replace(f, **f.data["unlowered"])) if "unlowered" in f.data else f
+                          for f in r.findings]
 
 
 _DISABLED_NOTE = ("a disabled autocast, and no autocast region is opened in the code audited: the code runs in full "

@@ -154,13 +154,13 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
         """The (file, definition) pairs the names read in `rel` reach: a bare name the file defines itself is its own
         definition (ddp_wrapper.py's `setup_dist(rank)` calls its own def, not utils.py's); any other name reaches
         every definition of that name (names are matched, not resolved)."""
-        out = set()
+        out: set[tuple[str, str]] = set()
         for n in names:
             root, sep, attr = n.partition(":")
             if sep and root not in own_roots:
                 continue
             name = attr if sep else n.removeprefix(".")
-            files = defined.get(name, ())
+            files: Collection[str] = defined.get(name, ())
             if n == name and rel in files:
                 files = (rel,)
             out.update((f, name) for f in files)
