@@ -60,7 +60,7 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
-from recall import BenchError, download_wheel, sha256_of, unpack  # noqa: E402  (one fetch/unpack implementation)
+from recall import BenchError, absent_blobs, download_wheel, git_archive, sha256_of, unpack  # noqa: E402  (one fetch/unpack implementation)
 
 DATA = BENCH / "precision"
 
@@ -102,46 +102,6 @@ def load_sources() -> list[dict]:
 
 def default_per_tree() -> int:
     return json.loads(SOURCES_FILE.read_text()).get("per_tree", 26)
-
-
-def git_archive(src: dict, archive: Path, mirrors: Path) -> None:
-    """Export a pinned GitHub commit as a tar: from a local mirror when it has the commit, else a shallow fetch."""
-    gitdir = mirrors / src["repo"].replace("/", "+") / "repo"
-    has = gitdir.is_dir() and subprocess.run(["git", "--git-dir", str(gitdir), "cat-file", "-e",
-                                              src["commit"] + "^{commit}"], capture_output=True).returncode == 0
-    if not has:
-        gitdir = WORK / "_git" / src["repo"].replace("/", "+")
-        steps = [["git", "init", "-q", "--bare", str(gitdir)],
-                 ["git", "--git-dir", str(gitdir), "fetch", "-q", "--depth", "1",
-                  f"https://github.com/{src['repo']}", src["commit"]]]
-        for cmd in steps:
-            proc = subprocess.run(cmd, capture_output=True, text=True)
-            if proc.returncode != 0:
-                raise BenchError(f"{src['repo']}@{src['commit']}: {' '.join(cmd[:4])} failed: {proc.stderr.strip()[-200:]}")
-    tmp = archive.with_name(archive.name + ".partial")
-    absent = absent_blobs(gitdir, src["commit"])
-    if absent:   # a stored snapshot lacks its largest files (data such as tokenizer.json): export the rest
-        print(f"note  {src['repo']}@{src['commit'][:12]}: {len(absent)} file(s) absent from the mirror, left out: "
-              f"{', '.join(absent[:3])}{' ...' if len(absent) > 3 else ''}")
-    with tmp.open("wb") as fh:
-        proc = subprocess.run(["git", "--git-dir", str(gitdir), "archive", "--format=tar", src["commit"], "--", ".",
-                               *(f":(exclude,literal){p}" for p in absent)],
-                              stdout=fh, stderr=subprocess.PIPE, text=False)
-    if proc.returncode != 0:
-        tmp.unlink(missing_ok=True)
-        raise BenchError(f"git archive {src['repo']}@{src['commit']} failed: {proc.stderr.decode()[-200:]}")
-    tmp.rename(archive)
-
-
-def absent_blobs(gitdir: Path, commit: str) -> list[str]:
-    """Paths of the commit whose blobs the git directory does not hold (a partial mirror)."""
-    ls = subprocess.run(["git", "--git-dir", str(gitdir), "ls-tree", "-r", "-z", commit],
-                        capture_output=True, text=True)
-    entries = [e.split("\t", 1) for e in ls.stdout.split("\0") if e]
-    blobs = [(meta.split()[2], path) for meta, path in entries if meta.split()[1] == "blob"]
-    check = subprocess.run(["git", "--git-dir", str(gitdir), "cat-file", "--batch-check"],
-                           input="".join(f"{sha}\n" for sha, _ in blobs), capture_output=True, text=True)
-    return [path for (_, path), out in zip(blobs, check.stdout.splitlines()) if out.endswith(" missing")]
 
 
 def tree_dir(src: dict, trees: Path) -> Path:

@@ -158,9 +158,60 @@ def download_wheel(name: str, version: str, archive: Path) -> None:
         raise BenchError(f"pip download {name}=={version} failed: {' | '.join(tail)}")
 
 
+def git_archive(src: dict, archive: Path, mirrors: Path) -> None:
+    """Export a pinned GitHub commit as a tar: from a local mirror when it has the commit, else a shallow fetch."""
+    gitdir = mirrors / src["repo"].replace("/", "+") / "repo"
+    has = gitdir.is_dir() and subprocess.run(["git", "--git-dir", str(gitdir), "cat-file", "-e",
+                                              src["commit"] + "^{commit}"], capture_output=True).returncode == 0
+    if not has:
+        gitdir = archive.parent.parent / "_git" / src["repo"].replace("/", "+")   # beside the archives folder
+        steps = [["git", "init", "-q", "--bare", str(gitdir)],
+                 ["git", "--git-dir", str(gitdir), "fetch", "-q", "--depth", "1",
+                  f"https://github.com/{src['repo']}", src["commit"]]]
+        for cmd in steps:
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise BenchError(f"{src['repo']}@{src['commit']}: {' '.join(cmd[:4])} failed: {proc.stderr.strip()[-200:]}")
+    tmp = archive.with_name(archive.name + ".partial")
+    absent = absent_blobs(gitdir, src["commit"])
+    if absent:   # a stored snapshot lacks its largest files (data such as tokenizer.json): export the rest
+        print(f"note  {src['repo']}@{src['commit'][:12]}: {len(absent)} file(s) absent from the mirror, left out: "
+              f"{', '.join(absent[:3])}{' ...' if len(absent) > 3 else ''}")
+    with tmp.open("wb") as fh:
+        proc = subprocess.run(["git", "--git-dir", str(gitdir), "archive", "--format=tar", src["commit"], "--", ".",
+                               *(f":(exclude,literal){p}" for p in absent)],
+                              stdout=fh, stderr=subprocess.PIPE, text=False)
+    if proc.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        raise BenchError(f"git archive {src['repo']}@{src['commit']} failed: {proc.stderr.decode()[-200:]}")
+    tmp.rename(archive)
+
+
+def absent_blobs(gitdir: Path, commit: str) -> list[str]:
+    """Paths of the commit whose blobs the git directory does not hold (a partial mirror)."""
+    ls = subprocess.run(["git", "--git-dir", str(gitdir), "ls-tree", "-r", "-z", commit],
+                        capture_output=True, text=True)
+    entries = [e.split("\t", 1) for e in ls.stdout.split("\0") if e]
+    blobs = [(meta.split()[2], path) for meta, path in entries if meta.split()[1] == "blob"]
+    check = subprocess.run(["git", "--git-dir", str(gitdir), "cat-file", "--batch-check"],
+                           input="".join(f"{sha}\n" for sha, _ in blobs), capture_output=True, text=True)
+    return [path for (_, path), out in zip(blobs, check.stdout.splitlines()) if out.endswith(" missing")]
+
+
+
 def cmd_fetch(args: argparse.Namespace) -> int:
     ARCHIVES_DIR.mkdir(parents=True, exist_ok=True)
     for src in [s for split in chosen_splits(args) for s in load_sources(split)]:
+        if "commit" in src:   # a pinned GitHub tree: the commit id is its checksum
+            archive = ARCHIVES_DIR / f"{src['name']}-{src['commit']}.tar"
+            if not archive.exists():
+                print(f"fetch {src['repo']}@{src['commit'][:12]} (git)", flush=True)
+                git_archive(src, archive, args.mirrors)
+            dest = source_dir(src["name"], src["version"])
+            if not dest.exists() or args.force:
+                unpack(archive, dest)
+            print(f"ok    {src['repo']}@{src['commit'][:12]} -> {dest.relative_to(BENCH.parent)}")
+            continue
         name, version, archive_name = src["name"], src["version"], src["archive"]
         archive = ARCHIVES_DIR / archive_name
         if not archive.exists():
@@ -612,6 +663,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     f = sub.add_parser("fetch", help="download and unpack the pinned releases")
     f.add_argument("--force", action="store_true", help="unpack again even if present")
+    f.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"),
+                   help="folder of local git mirrors <owner>+<name>/repo to export pinned commits of git sources from")
     sub.add_parser("check", help="verify labels against the corpus")
     r = sub.add_parser("run", help="audit the sampled files and print the recall table")
     r.add_argument("--json", action="store_true", help="print the result as JSON")
