@@ -130,6 +130,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
                             "test21": 40,
                             "test22": 40,
                             "test23": 40,
+                            "test25": 40,
                             "tuned_t15": 40,
                             "tuned_t15d": 40, "tuned_t15f": 40, "tuned_t15s": 40, "tuned_t15u": 40, "tuned_t16d": 40,
                             "tuned_t16f": 40, "tuned_t17h": 40}
@@ -385,7 +386,7 @@ def test_test14_selection_is_exactly_what_its_rule_draws(tmp_path):
 
 # test15 to test22: test14's rule with a new seed (seed 1500 + N, 7 per repository, then the one extension to 10 their
 
-# test15 to test23: test14's rule with a new seed (seed 1500 + N, 7 per repository, then the one extension to 10 their
+# test15 to test25: test14's rule with a new seed (seed 1500 + N, 7 per repository, then the one extension to 10 their
 # SELECTION.md fixed before the first draw); per split: (repositories, files of the first draw, files in all, the
 # files the extension added per repository)
 _EXTENDED_DRAWS = {
@@ -398,6 +399,7 @@ _EXTENDED_DRAWS = {
     "test21": (15, 65, 76, {"omniserve": 3, "duo-attention": 3, "ShadowKV": 3, "MAGI-1": 2}),  # the 15 of pool B16c that qualify
     "test22": (10, 36, 42, {"Block-Sparse-Attention": 3, "Sparse-VideoGen": 3}),  # the 10 of pool B17a that qualify
     "test23": (16, 62, 75, {"VideoMAEv2": 3, "Open-MAGVIT2": 3, "mdlm": 2, "svox2": 2, "Wonder3D": 3}),  # the 16 of pool B17b that qualify
+    "test25": (9, 34, 40, {"fast3r": 3, "EveryDream2trainer": 3}),  # the 9 of pool B18b that qualify
 }
 
 
