@@ -24,9 +24,10 @@ Per run (`apply_unreached_defs`): only in a tree whose root `__init__.py` names 
 code of every file (tests and scripts included) is reached, except the `__main__` block of a file with a
 module-level package-relative import (`from ...lvdm import x` fails when the file runs as a script; pd9; from t18d
 the block's own lines are unreached too, `dead`); a top-level definition is reached when a reached region reads its
-name (a `from x import name` whose name the file never reads, outside a package's `__init__.py`, reads nothing; t18d): a bare name the region's file defines itself
-reaches that definition only (pd9); any other name (an attribute, an imported name, a string, a bare name of
-another file) reaches every definition of that name (names are matched, not resolved);
+name (a `from x import name` whose name the file never reads, outside a package's `__init__.py`, reads nothing;
+t18d): a bare name the region's file defines itself reaches that definition only (pd9); any other name (an
+attribute, an imported name, a string, a bare name of another file) reaches every definition of that name (names
+are matched, not resolved);
 the rest, to a fixed point, is not. Findings of a Python file inside an unreached definition are lowered to info,
 context `unreached` (a warning behind a CUDA gate too), unless another pass already lowered them to info.
 """
