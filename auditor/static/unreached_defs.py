@@ -22,10 +22,12 @@ NODE_CLASS_MAPPINGS pays for it, so the per-file pass and its cache carry nothin
 
 Per run (`apply_unreached_defs`): only in a tree whose root `__init__.py` names NODE_CLASS_MAPPINGS. Module-level
 code of every file (tests and scripts included) is reached, except the `__main__` block of a file with a
-module-level package-relative import (`from ...lvdm import x` fails when the file runs as a script; pd9); a
-top-level definition is reached when a reached region reads its name: a bare name the region's file defines itself
-reaches that definition only (pd9); any other name (an attribute, an imported name, a string, a bare name of
-another file) reaches every definition of that name (names are matched, not resolved);
+module-level package-relative import (`from ...lvdm import x` fails when the file runs as a script; pd9; from t18d
+the block's own lines are unreached too, `dead`); a top-level definition is reached when a reached region reads its
+name (a `from x import name` whose name the file never reads, outside a package's `__init__.py`, reads nothing;
+t18d): a bare name the region's file defines itself reaches that definition only (pd9); any other name (an
+attribute, an imported name, a string, a bare name of another file) reaches every definition of that name (names
+are matched, not resolved);
 the rest, to a fixed point, is not. Findings of a Python file inside an unreached definition are lowered to info,
 context `unreached` (a warning behind a CUDA gate too), unless another pass already lowered them to info.
 """
@@ -77,11 +79,14 @@ def _imported_roots(tree: ast.Module) -> dict[str, str]:
     return roots
 
 
-def _names_read(node: ast.AST, roots: dict[str, str]) -> set[str]:
+def _names_read(node: ast.AST, roots: dict[str, str], unused: Collection[ast.alias] = ()) -> set[str]:
     """A bare name as is (the file's own definition of it when it has one); an attribute, an imported name or a
-    string prefixed with "." (any file's definition of it)."""
+    string prefixed with "." (any file's definition of it). `unused`: imported names the file never uses, which
+    reach nothing."""
     out: set[str] = set()
     for n in ast.walk(node):
+        if isinstance(n, ast.alias) and n in unused:
+            continue
         if isinstance(n, ast.Name):
             out.add(n.id)
         elif isinstance(n, ast.Attribute):
@@ -106,18 +111,30 @@ def _main_block(node: ast.stmt) -> bool:
             and any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides))
 
 
-def reach_facts(data: bytes) -> dict[str, Any]:
-    """The file's `top` and `names` facts (module doc); {} when it does not parse."""
+def _unused_imports(tree: ast.Module) -> set[ast.alias]:
+    """The `from x import name` aliases whose bound name the file never reads (Geowizard's pipeline imports
+    `find_batch_size` and sizes its batches itself; t18d): importing a function does not call it. A package's
+    `__init__.py` re-exports what it imports, so the caller passes it no tree here."""
+    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    return {alias for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+            for alias in node.names if alias.name != "*" and (alias.asname or alias.name) not in read}
+
+
+def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
+    """The file's `top`, `names` and `dead` facts (module doc); {} when it does not parse. `package_init`: the file
+    is a package's `__init__.py`, whose imports re-export names (each counts as read)."""
     try:
         tree = ast.parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
     out: dict[str, Any] = {}
     roots = _imported_roots(tree)
+    unused = set() if package_init else _unused_imports(tree)
     # a module-level package-relative import (`from ...lvdm.models import x`) raises ImportError when the file runs
-    # as a script, so its `__main__` block never runs: what only that block calls is not reached
+    # as a script, so its `__main__` block never runs: neither what only that block calls nor its own lines
     script_only = any(isinstance(node, ast.ImportFrom) and node.level for node in tree.body)
     top: list[list[Any]] = []
+    dead: list[list[int]] = []
     names: dict[str, set[str]] = {"": set()}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -126,14 +143,18 @@ def reach_facts(data: bytes) -> dict[str, Any]:
             own = set()
             for part in (*node.decorator_list, *getattr(node, "bases", ()), *getattr(node, "keywords", ()),
                          *node.body):
-                own |= _names_read(part, roots)
+                own |= _names_read(part, roots, unused)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                own |= _names_read(node.args, roots)
+                own |= _names_read(node.args, roots, unused)
             own -= {node.name, "." + node.name}           # a recursive call does not reach it
             names.setdefault(node.name, set()).update(own)
-        elif not (script_only and _main_block(node)):
-            names[""] |= _names_read(node, roots)
+        elif script_only and _main_block(node):
+            dead.append([node.lineno, node.end_lineno or node.lineno])
+        else:
+            names[""] |= _names_read(node, roots, unused)
     out["top"] = top
+    if dead:
+        out["dead"] = dead
     out["names"] = {k: sorted(v) for k, v in names.items() if v}
     return out
 
@@ -187,6 +208,7 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
     out: dict[str, list[tuple[int, int]]] = {}
     for rel, f in facts.items():
         spans = [(first, last) for name, first, last, _ in f.get("top", ()) if (rel, name) not in done]
+        spans += [(first, last) for first, last in f.get("dead", ())]
         if spans:
             out[rel] = spans
     return out
@@ -232,7 +254,7 @@ def _pack_facts(results: list, project: Any) -> dict[str, dict[str, Any]]:
     for rel, path in getattr(project, "paths", {}).items():
         if rel.endswith(".py"):
             try:
-                facts[rel] = reach_facts(read_counted(project, path))
+                facts[rel] = reach_facts(read_counted(project, path), rel.rsplit("/", 1)[-1] == "__init__.py")
             except (OSError, SourceError):
                 return {}
             if not facts[rel]:
