@@ -91,6 +91,11 @@ def source_dir(name: str, version: str) -> Path:
     return CORPUS_DIR / f"{name}-{version}"
 
 
+def shown(path: Path) -> Path:
+    """A path as printed: relative to this checkout when inside it (a corpus folder elsewhere prints in full)."""
+    return path.relative_to(BENCH.parent) if path.is_relative_to(BENCH.parent) else path
+
+
 def sha256_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -210,7 +215,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
             dest = source_dir(src["name"], src["version"])
             if not dest.exists() or args.force:
                 unpack(archive, dest)
-            print(f"ok    {src['repo']}@{src['commit'][:12]} -> {dest.relative_to(BENCH.parent)}")
+            print(f"ok    {src['repo']}@{src['commit'][:12]} -> {shown(dest)}")
             continue
         name, version, archive_name = src["name"], src["version"], src["archive"]
         archive = ARCHIVES_DIR / archive_name
@@ -230,7 +235,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
         dest = source_dir(name, version)
         if not dest.exists() or args.force:
             unpack(archive, dest)
-        print(f"ok    {name}=={version} -> {dest.relative_to(BENCH.parent)}")
+        print(f"ok    {name}=={version} -> {shown(dest)}")
     return 0
 
 

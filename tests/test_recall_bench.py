@@ -203,7 +203,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
 
 @pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
                                    "test10", "test11", "test12", "test13", "test14", "test15", "test16", "test17", "test18",
-                                   "test19", "test20",
+                                   "test19", "test20", "test21",
                                    "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c", "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -940,7 +940,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
     pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
     # test19's pre-registered eligibility change: a file audit's default discovery skips is not eligible (it removed
     # none of these archives' files); earlier splits keep test10's eligibility.
-    assert select_test.AUDITED_ONLY_SPLITS == {"test19", "test20", "tuned_t17c"}   # test20 and tuned_t17c copy test19's rule
+    assert select_test.AUDITED_ONLY_SPLITS == {"test19", "test20", "test21", "tuned_t17c"}   # later splits copy test19's rule
     # Main rounds 1-2 in sources.json order: four code bases have one eligible file each, so round 2 has the other nine.
     assert len(main) == 22 and labelled[:22] == main
 
@@ -998,6 +998,82 @@ def test_test20_files_are_exactly_what_its_rule_draws():
         {name: min(8, len(order)) for name, order in orders}
     assert pairs(labelled) < 350
     assert len(labelled) == 106
+
+
+def test_test21_files_are_exactly_what_its_rule_draws():
+    draw = _LimitedDraw("test21", 19)         # test20's rule on pool A19 (pinned GitHub commits), 8 files per code base
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    assert "test21" in select_test.AUDITED_ONLY_SPLITS
+    # Every source is a pinned commit of its repository, exported from a mirror (no archive, no sha256).
+    assert all(len(s["commit"]) == 40 and s["version"] == s["commit"][:12] and "archive" not in s
+               for s in recall.load_sources("test21"))
+    # Main rounds 1-2 in sources.json order: eight code bases have one eligible file each, so round 2 has the other 11.
+    assert len(main) == 30 and labelled[:30] == main
+
+    # Top-up (SELECTION.md outcome), each in its pool's order, skipping files already drawn and code bases at 8 files:
+    # device needed none; distributed drew its two-file pool and stays under 20; precision drew the four pool files not
+    # drawn before (the pool ran dry) and stays under 20; apex drew the four pool files not drawn before (the pool ran
+    # dry) and stays under 20; attention's and kernel's pools are empty; third_party had 20 or more after the main rounds.
+    assert pairs(main, "device") >= 20 and pairs(main, "third_party") >= 20
+    assert pool("distributed") == labelled[30:32] and pairs(labelled[:32], "distributed") < 20
+    assert labelled[32:36] == open_(pool("precision"), labelled[:32]) and pairs(labelled[:36], "precision") < 20
+    assert labelled[36:40] == open_(pool("apex"), labelled[:36]) and pairs(labelled[:40], "apex") < 20
+    assert pool("attention") == [] and pool("kernel") == []
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before and code bases
+    # at 8 files: every order ran out (or reached the limit) before 350 pairs, so the split is every file the limit
+    # allows: min(8, eligible) per code base.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:40])
+    assert labelled[40:] == later
+    assert {name: sum(1 for n, _ in labelled if n == name) for name, _ in orders} == \
+        {name: min(8, len(order)) for name, order in orders}
+    assert pairs(labelled) < 350
+    assert len(labelled) == 64
+
+
+TRAIN_PY = "import torch\n\n\ndef main():\n    device = torch.device(\"cuda\")\n    torch.cuda.set_device(0)\n" + \
+    "".join(f"    x{i} = torch.zeros({i}, device=device)\n" for i in range(16)) + "    torch.cuda.synchronize()\n"
+
+
+def test_a_pinned_git_commit_is_fetched_from_a_local_mirror_checked_and_drawn(tmp_path, monkeypatch):
+    """test21 on: a recall source may be a pinned GitHub commit ("repo", "commit", "version" = the commit's first 12 hex
+    digits; no archive or sha256). `fetch` exports it from the local mirror <mirrors>/<owner>+<name>/repo; `check` and
+    select_test.py then find the exported tree by name and version, as they find an unpacked archive."""
+    import subprocess
+
+    repo = tmp_path / "r"
+    run = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True, text=True)  # noqa: E731
+    (repo / "pkg").mkdir(parents=True)
+    run("init", "-q")
+    (repo / "pkg" / "train.py").write_text(TRAIN_PY)
+    run("add", "-A")
+    run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c")
+    commit = run("rev-parse", "HEAD").stdout.strip()
+    mirrors = tmp_path / "mirrors"
+    (mirrors / "o+r").mkdir(parents=True)
+    (mirrors / "o+r" / "repo").symlink_to(repo / ".git")
+
+    split = tmp_path / "corpus_test21"
+    (split / "labels").mkdir(parents=True)
+    source = {"name": "r", "repo": "o/r", "commit": commit, "version": commit[:12], "committed": "2026-12-02"}
+    (split / "sources.json").write_text(json.dumps({"sources": [source]}))
+    (split / "labels" / "r__pkg__train.py.yaml").write_text(yaml.safe_dump({
+        "package": "r", "version": commit[:12], "path": "pkg/train.py", "sha256": "",
+        "lines": [{"line": 6, "category": "device", "note": "torch.cuda.set_device", "text": "torch.cuda.set_device(0)"}]}))
+    corpus = tmp_path / "_corpus"
+    select_test = _load_select_test()
+    for mod in (recall, select_test.recall):
+        monkeypatch.setattr(mod, "SPLITS", {"test21": split})
+        monkeypatch.setattr(mod, "CORPUS_DIR", corpus)
+        monkeypatch.setattr(mod, "ARCHIVES_DIR", corpus / "_archives")
+
+    assert recall.main(["--split", "test21", "fetch", "--mirrors", str(mirrors)]) == 0
+    assert (corpus / f"r-{commit[:12]}" / "pkg" / "train.py").read_text() == TRAIN_PY
+    assert (corpus / "_archives" / f"r-{commit}.tar").is_file()
+    assert recall.main(["--split", "test21", "check"]) == 0
+    assert [(src["name"], path) for src, path in select_test.draw(None, "test21")] == [("r", "pkg/train.py")]
+    assert [(src["name"], path) for src, path in select_test.topup_order("device", "test21")] == [("r", "pkg/train.py")]
 
 
 def test_tuned_t16c_files_are_exactly_what_its_rule_draws():
