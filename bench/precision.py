@@ -60,7 +60,7 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
-from recall import BenchError, absent_blobs, download_wheel, git_archive, sha256_of, unpack  # noqa: E402  (one fetch/unpack implementation)
+from recall import BenchError, download_wheel, git_archive, sha256_of, unpack  # noqa: E402  (one fetch/unpack implementation)
 
 DATA = BENCH / "precision"
 

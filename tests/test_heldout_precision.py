@@ -258,7 +258,8 @@ def test_export_leaves_out_blobs_a_partial_mirror_lacks(tmp_path):
     blob = run("rev-parse", "HEAD:tokenizer.json").stdout.strip()
     gitdir = repo / ".git"
     (gitdir / "objects" / blob[:2] / blob[2:]).unlink()   # drop the large blob, as a size-limited snapshot does
-    assert mod.absent_blobs(gitdir, commit) == ["tokenizer.json"]
+    import recall   # the export code lives in bench/recall.py (precision.py puts bench/ on sys.path)
+    assert recall.absent_blobs(gitdir, commit) == ["tokenizer.json"]
     archive = tmp_path / "r.tar"
     src = {"repo": "o/r", "commit": commit}
     mirrors = tmp_path / "m"
