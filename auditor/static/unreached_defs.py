@@ -14,6 +14,8 @@ NODE_CLASS_MAPPINGS pays for it, so the per-file pass and its cache carry nothin
 - `top`: the top-level functions and classes, [name, first line, last line, registered], where registered means
   a decorator other than a plain wrapper (`@functools.lru_cache`, `@torch.no_grad()`) may register it
   (`@PromptServer.instance.routes.post(...)`, `@register_model`): registered definitions are always reached;
+- `main`: the names its `__main__` block reads (none behind a package-relative import); `launches`: the script
+  files its strings name (`"train_network.py"` -> train_network);
 - `names`: per region (the top-level definition holding the reference, "" for module-level code), the names the
   region reads: bare names, imported names, attributes (except attributes of a module imported from outside the
   tree: `dist.all_gather` does not read the pack's own `all_gather`; recorded as `<root>:<attr>` and resolved per
@@ -21,7 +23,10 @@ NODE_CLASS_MAPPINGS pays for it, so the per-file pass and its cache carry nothin
   `lumina_models.__dict__["NextDiT_2B_GQA_patch2"]`, `__all__`);
 
 Per run (`apply_unreached_defs`): only in a tree whose root `__init__.py` names NODE_CLASS_MAPPINGS. Module-level
-code of every file (tests and scripts included) is reached, except the `__main__` block of a file with a
+code of every file (tests and scripts included) is reached, except `if __name__ == "__main__":` blocks: ComfyUI
+imports the pack and runs none of them, so a block reaches what it calls only when the pack runs the file as a
+script: `install.py` (ComfyUI-Manager runs it) or a file whose name a string of the pack names (`[sys.executable,
+"train_network.py", ...]`; t18e: a vendored DDP launcher's `setup_dist`, heldout21), and never in a file with a
 module-level package-relative import (`from ...lvdm import x` fails when the file runs as a script; pd9); a
 top-level definition is reached when a reached region reads its name: a bare name the region's file defines itself
 reaches that definition only (pd9); any other name (an attribute, an imported name, a string, a bare name of
@@ -45,6 +50,9 @@ _DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini")
 _CONFIG_BYTES = 1 << 20         # a config larger than this (a tokenizer's vocabulary) names no class to build
 _WORD = re.compile(rb"[A-Za-z_]\w*")
+_SCRIPT = re.compile(r"^([A-Za-z_]\w*)\.py\b")
+# run as a script by ComfyUI-Manager when the pack is installed (https://docs.comfy.org/custom-nodes/backend/manager)
+_RUN_ON_INSTALL = frozenset({"install.py"})
 # decorators that wrap a function without registering it anywhere (a registered one is reached by its registry)
 _WRAPPERS = frozenset({"lru_cache", "cache", "cached_property", "no_grad", "inference_mode", "wraps", "property",
                        "staticmethod", "classmethod", "contextmanager", "enable_grad"})
@@ -119,6 +127,7 @@ def reach_facts(data: bytes) -> dict[str, Any]:
     script_only = any(isinstance(node, ast.ImportFrom) and node.level for node in tree.body)
     top: list[list[Any]] = []
     names: dict[str, set[str]] = {"": set()}
+    main: set[str] = set()
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
@@ -131,10 +140,20 @@ def reach_facts(data: bytes) -> dict[str, Any]:
                 own |= _names_read(node.args, roots)
             own -= {node.name, "." + node.name}           # a recursive call does not reach it
             names.setdefault(node.name, set()).update(own)
-        elif not (script_only and _main_block(node)):
+        elif _main_block(node):
+            if not script_only:
+                main |= _names_read(node, roots)
+        else:
             names[""] |= _names_read(node, roots)
     out["top"] = top
     out["names"] = {k: sorted(v) for k, v in names.items() if v}
+    if main:
+        out["main"] = sorted(main)
+    # the script files the code names (`[sys.executable, "train_network.py", ...]`, `"scripts/train.py"`): their
+    # `__main__` blocks run when the pack launches them
+    launched = {_SCRIPT.match(n.value.replace("\\", "/").rsplit("/", 1)[-1]) for n in ast.walk(tree)
+                if isinstance(n, ast.Constant) and isinstance(n.value, str) and ".py" in n.value}
+    out["launches"] = sorted(m.group(1) for m in launched if m)
     return out
 
 
@@ -168,12 +187,16 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
 
     regions: dict[tuple[str, str], set[tuple[str, str]]] = {}   # (file, definition) -> what its bodies reach
     reached = {(f, word) for word in config_words for f in defined.get(word, ())}
+    launched = {stem for f in facts.values() for stem in f.get("launches", ())}
     for rel, f in facts.items():
         for region, names in f.get("names", {}).items():
             if region:
                 regions.setdefault((rel, region), set()).update(resolved(rel, names))
             else:
                 reached |= resolved(rel, names)
+        name = rel.rsplit("/", 1)[-1]
+        if f.get("main") and (name in _RUN_ON_INSTALL or name.removesuffix(".py") in launched):
+            reached |= resolved(rel, f["main"])
         reached.update((rel, name) for name, _, _, registered in f.get("top", ())
                        if registered or name.startswith("__"))
     todo = list(reached)

@@ -1,0 +1,107 @@
+"""Precision fix of t18e (session 18; heldout21 is TUNED ON): ComfyUI imports a custom-node pack and runs none of its
+`if __name__ == "__main__":` blocks, so in a node pack a definition only such a block calls is unreached (info,
+context `unreached`) unless the pack runs that file as a script: `install.py` (ComfyUI-Manager runs it on install)
+or a file a string of the pack names (`[sys.executable, "scripts/train.py", ...]`). heldout21's shape: a vendored
+DDP launcher whose `__main__` calls its own `setup_dist` (torch.cuda.set_device, the NCCL process group) and runs
+a module it loads by a command-line name. Code written afresh in the shape of a vendored launcher, not copied."""
+from __future__ import annotations
+
+from auditor.runner import run_static
+from tests.static_snippets import line_of as _line, write_tree
+
+PACK_INIT = """\
+    from .nodes import VideoSampler
+
+    NODE_CLASS_MAPPINGS = {"VideoSampler": VideoSampler}
+"""
+
+NODES = """\
+    import os
+    import subprocess
+    import sys
+
+    import comfy.model_management as mm
+
+
+    class VideoSampler:
+        FUNCTION = "sample"
+
+        def sample(self, model, latents):
+            return (model(latents.to(mm.get_torch_device())),)
+    {extra}
+"""
+
+LAUNCH = """\
+
+    def run_launcher(config):
+        here = os.path.dirname(__file__)
+        subprocess.run([sys.executable, os.path.join(here, "scripts", "ddp_launcher.py"), "--config", config])
+"""
+
+LAUNCHER = """\
+    import argparse
+    import importlib
+
+    import torch
+    import torch.distributed as dist
+
+
+    def setup_dist(local_rank):
+        if dist.is_initialized():
+            return
+        torch.cuda.set_device(local_rank)
+        dist.init_process_group("nccl", init_method="env://")
+
+
+    if __name__ == "__main__":
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--module", type=str, default="sample_video")
+        parser.add_argument("--local_rank", type=int, default=0)
+        args, _ = parser.parse_known_args()
+        runner = importlib.import_module(args.module)
+        setup_dist(args.local_rank)
+        runner.run(args)
+"""
+
+INSTALL = """\
+    import subprocess
+    import sys
+
+    import torch
+
+
+    def check_device():
+        if torch.cuda.is_available():
+            torch.cuda.set_device(0)
+
+
+    if __name__ == "__main__":
+        check_device()
+        subprocess.check_call([sys.executable, "-m", "pip", "install", "-r", "requirements.txt"])
+"""
+
+
+def _findings(tmp_path, files: dict[str, str], rel: str, text: str, snippet: str) -> set[tuple[str, str, str]]:
+    root = write_tree(tmp_path / "pack", {"__init__.py": PACK_INIT, **files})
+    line = _line(text, snippet)
+    run = run_static([root], jobs=1)
+    return {(f.code, f.severity, (f.data or {}).get("context") or "") for r in run.results
+            if r.path == rel for f in r.findings if f.line == line}
+
+
+def test_a_main_block_the_pack_never_runs_reaches_nothing(tmp_path):
+    found = _findings(tmp_path, {"nodes.py": NODES.format(extra=""), "scripts/ddp_launcher.py": LAUNCHER},
+                      "scripts/ddp_launcher.py", LAUNCHER, 'dist.init_process_group("nccl"')
+    assert found and all(sev == "info" and ctx == "unreached" for _, sev, ctx in found), found
+
+
+def test_a_main_block_the_pack_launches_still_reaches(tmp_path):
+    found = _findings(tmp_path, {"nodes.py": NODES.format(extra=LAUNCH), "scripts/ddp_launcher.py": LAUNCHER},
+                      "scripts/ddp_launcher.py", LAUNCHER, 'dist.init_process_group("nccl"')
+    assert any(sev == "error" for _, sev, _ in found), found
+
+
+def test_install_py_main_block_still_reaches(tmp_path):
+    found = _findings(tmp_path, {"nodes.py": NODES.format(extra=""), "install.py": INSTALL},
+                      "install.py", INSTALL, "torch.cuda.set_device(0)")
+    assert found and not any(ctx == "unreached" for _, _, ctx in found), found
