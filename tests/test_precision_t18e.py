@@ -105,3 +105,51 @@ def test_install_py_main_block_still_reaches(tmp_path):
     found = _findings(tmp_path, {"nodes.py": NODES.format(extra=""), "install.py": INSTALL},
                       "install.py", INSTALL, "torch.cuda.set_device(0)")
     assert found and not any(ctx == "unreached" for _, _, ctx in found), found
+
+
+# heldout21's ADMotionDirector LoRA saver, in the same shape (written afresh): the fp16 cast only sets the file's
+# storage dtype
+SAVER = """\
+    import torch
+    from safetensors.torch import save_file
+
+
+    def save_lora_for_webui(unet, text_encoder, save_path, metadata=None):
+        lora_dict_fp16 = unet_dict_converter(lora_state_dict(unet), strict_mapping=True)
+        lora_dict_fp16.update(text_dict_converter(lora_state_dict(text_encoder)))
+        for k, v in lora_dict_fp16.items():
+            lora_dict_fp16[k] = v.to(dtype=torch.float16)
+        save_file(lora_dict_fp16, save_path, metadata=metadata)
+
+
+    def save_half_copy(state_dict, path):
+        torch.save({k: v.half() for k, v in state_dict.items()}, path)
+
+
+    def save_half_model(model, path):
+        torch.save(model.half().state_dict(), path)
+
+
+    def cast_callers_dict(state_dict, path):
+        for k, v in state_dict.items():
+            state_dict[k] = v.half()
+        save_file(state_dict, path)
+"""
+
+
+def _fp16_lines(tmp_path) -> set[int]:
+    root = write_tree(tmp_path / "proj", {"lora_saver.py": SAVER})
+    run = run_static([root], jobs=1)
+    return {f.line for r in run.results for f in r.findings if f.code == "NPU202"}
+
+
+def test_fp16_casts_only_written_to_a_file_are_dropped(tmp_path):
+    lines = _fp16_lines(tmp_path)
+    assert _line(SAVER, "v.to(dtype=torch.float16)") not in lines
+    assert _line(SAVER, "v.half() for k, v") not in lines
+
+
+def test_fp16_casts_of_the_model_or_the_callers_dict_stay(tmp_path):
+    lines = _fp16_lines(tmp_path)
+    # `model.half()` casts the model itself; `state_dict[k] = v.half()` changes the caller's dict, which it may use
+    assert {_line(SAVER, "model.half().state_dict()"), _line(SAVER, "state_dict[k] = v.half()")} <= lines
