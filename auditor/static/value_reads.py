@@ -129,7 +129,7 @@ def _saved_casts(tree: ast.Module) -> list[ast.Call]:
     scopes: list[ast.AST] = [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
     for scope in scopes:
         nodes = list(ast.walk(scope)) if scope is not tree else list(module_nodes(tree))
-        saves = [n for n in nodes if _save_call(n)]
+        saves = [n for n in nodes if isinstance(n, ast.Call) and _save_call(n)]
         if not saves:
             continue
         save_args = {id(a) for c in saves for a in (*c.args, *(k.value for k in c.keywords))}
@@ -147,7 +147,7 @@ def _saved_casts(tree: ast.Module) -> list[ast.Call]:
                 continue
             target = stmt.targets[0]
             item = isinstance(target, ast.Subscript)
-            holder = target.value if item else target
+            holder = target.value if isinstance(target, ast.Subscript) else target
             if not isinstance(holder, ast.Name) or (item and holder.id in params):
                 continue
             loops = [n for n in nodes if isinstance(n, (ast.For, ast.While)) and n.lineno <= stmt.lineno
