@@ -50,7 +50,7 @@ _DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini")
 _CONFIG_BYTES = 1 << 20         # a config larger than this (a tokenizer's vocabulary) names no class to build
 _WORD = re.compile(rb"[A-Za-z_]\w*")
-_SCRIPT = re.compile(r"^([A-Za-z_]\w*)\.py\b")
+_SCRIPT = re.compile(r"(?<![\w.-])([A-Za-z_]\w*)\.py\b")    # "python ./src/tools/run_handmesh.py --ckpt x"
 # run as a script by ComfyUI-Manager when the pack is installed (https://docs.comfy.org/custom-nodes/backend/manager)
 _RUN_ON_INSTALL = frozenset({"install.py"})
 # decorators that wrap a function without registering it anywhere (a registered one is reached by its registry)
@@ -151,9 +151,8 @@ def reach_facts(data: bytes) -> dict[str, Any]:
         out["main"] = sorted(main)
     # the script files the code names (`[sys.executable, "train_network.py", ...]`, `"scripts/train.py"`): their
     # `__main__` blocks run when the pack launches them
-    launched = {_SCRIPT.match(n.value.replace("\\", "/").rsplit("/", 1)[-1]) for n in ast.walk(tree)
-                if isinstance(n, ast.Constant) and isinstance(n.value, str) and ".py" in n.value}
-    out["launches"] = sorted(m.group(1) for m in launched if m)
+    out["launches"] = sorted({stem for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                              and ".py" in n.value for stem in _SCRIPT.findall(n.value)})
     return out
 
 
