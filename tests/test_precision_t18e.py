@@ -153,3 +153,10 @@ def test_fp16_casts_of_the_model_or_the_callers_dict_stay(tmp_path):
     lines = _fp16_lines(tmp_path)
     # `model.half()` casts the model itself; `state_dict[k] = v.half()` changes the caller's dict, which it may use
     assert {_line(SAVER, "model.half().state_dict()"), _line(SAVER, "state_dict[k] = v.half()")} <= lines
+
+
+def test_a_main_block_run_as_a_module_still_reaches(tmp_path):
+    launch = LAUNCH.replace('os.path.join(here, "scripts", "ddp_launcher.py")', '"-m", "scripts.ddp_launcher"')
+    found = _findings(tmp_path, {"nodes.py": NODES.format(extra=launch), "scripts/ddp_launcher.py": LAUNCHER},
+                      "scripts/ddp_launcher.py", LAUNCHER, 'dist.init_process_group("nccl"')
+    assert any(sev == "error" for _, sev, _ in found), found

@@ -15,7 +15,7 @@ NODE_CLASS_MAPPINGS pays for it, so the per-file pass and its cache carry nothin
   a decorator other than a plain wrapper (`@functools.lru_cache`, `@torch.no_grad()`) may register it
   (`@PromptServer.instance.routes.post(...)`, `@register_model`): registered definitions are always reached;
 - `main`: the names its `__main__` block reads (none behind a package-relative import); `launches`: the script
-  files its strings name (`"train_network.py"` -> train_network);
+  files and `-m` modules its strings name (`"train_network.py"`, `"-m", "tools.train"` -> train_network, train);
 - `names`: per region (the top-level definition holding the reference, "" for module-level code), the names the
   region reads: bare names, imported names, attributes (except attributes of a module imported from outside the
   tree: `dist.all_gather` does not read the pack's own `all_gather`; recorded as `<root>:<attr>` and resolved per
@@ -50,6 +50,7 @@ _DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini")
 _CONFIG_BYTES = 1 << 20         # a config larger than this (a tokenizer's vocabulary) names no class to build
 _WORD = re.compile(rb"[A-Za-z_]\w*")
+_MODULE_RUN = re.compile(r"-m\s+(?:[\w]+\.)*(\w+)")                   # "python -m pack.tools.train --cfg x"
 _SCRIPT = re.compile(r"(?<![\w.-])([A-Za-z_]\w*)\.py\b")    # "python ./src/tools/run_handmesh.py --ckpt x"
 # run as a script by ComfyUI-Manager when the pack is installed (https://docs.comfy.org/custom-nodes/backend/manager)
 _RUN_ON_INSTALL = frozenset({"install.py"})
@@ -151,8 +152,14 @@ def reach_facts(data: bytes) -> dict[str, Any]:
         out["main"] = sorted(main)
     # the script files the code names (`[sys.executable, "train_network.py", ...]`, `"scripts/train.py"`): their
     # `__main__` blocks run when the pack launches them
-    out["launches"] = sorted({stem for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
-                              and ".py" in n.value for stem in _SCRIPT.findall(n.value)})
+    launches = {stem for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                for stem in (*_SCRIPT.findall(n.value), *_MODULE_RUN.findall(n.value))}
+    for n in ast.walk(tree):        # [sys.executable, "-m", "pack.tools.train", ...]
+        if isinstance(n, (ast.List, ast.Tuple)):
+            launches.update(b.value.rsplit(".", 1)[-1] for a, b in zip(n.elts, n.elts[1:])
+                            if isinstance(a, ast.Constant) and a.value == "-m" and isinstance(b, ast.Constant)
+                            and isinstance(b.value, str))
+    out["launches"] = sorted(launches)
     return out
 
 
