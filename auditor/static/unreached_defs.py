@@ -14,6 +14,8 @@ NODE_CLASS_MAPPINGS pays for it, so the per-file pass and its cache carry nothin
 - `top`: the top-level functions and classes, [name, first line, last line, registered], where registered means
   a decorator other than a plain wrapper (`@functools.lru_cache`, `@torch.no_grad()`) may register it
   (`@PromptServer.instance.routes.post(...)`, `@register_model`): registered definitions are always reached;
+- `main`: the names its `__main__` block reads (none behind a package-relative import); `launches`: the script
+  files and `-m` modules its strings name (`"train_network.py"`, `"-m", "tools.train"` -> train_network, train);
 - `names`: per region (the top-level definition holding the reference, "" for module-level code), the names the
   region reads: bare names, imported names, attributes (except attributes of a module imported from outside the
   tree: `dist.all_gather` does not read the pack's own `all_gather`; recorded as `<root>:<attr>` and resolved per
@@ -21,7 +23,10 @@ NODE_CLASS_MAPPINGS pays for it, so the per-file pass and its cache carry nothin
   `lumina_models.__dict__["NextDiT_2B_GQA_patch2"]`, `__all__`);
 
 Per run (`apply_unreached_defs`): only in a tree whose root `__init__.py` names NODE_CLASS_MAPPINGS. Module-level
-code of every file (tests and scripts included) is reached, except the `__main__` block of a file with a
+code of every file (tests and scripts included) is reached, except `if __name__ == "__main__":` blocks: ComfyUI
+imports the pack and runs none of them, so a block reaches what it calls only when the pack runs the file as a
+script: `install.py` (ComfyUI-Manager runs it) or a file whose name a string of the pack names (`[sys.executable,
+"train_network.py", ...]`; t18e: a vendored DDP launcher's `setup_dist`, heldout21), and never in a file with a
 module-level package-relative import (`from ...lvdm import x` fails when the file runs as a script; pd9; from t18d
 the block's own lines are unreached too, `dead`); a top-level definition is reached when a reached region reads its
 name (a `from x import name` whose name the file never reads, outside a package's `__init__.py`, reads nothing;
@@ -47,6 +52,10 @@ _DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini")
 _CONFIG_BYTES = 1 << 20         # a config larger than this (a tokenizer's vocabulary) names no class to build
 _WORD = re.compile(rb"[A-Za-z_]\w*")
+_MODULE_RUN = re.compile(r"-m\s+(?:[\w]+\.)*(\w+)")                   # "python -m pack.tools.train --cfg x"
+_SCRIPT = re.compile(r"(?<![\w.-])([A-Za-z_]\w*)\.py\b")    # "python ./src/tools/run_handmesh.py --ckpt x"
+# run as a script by ComfyUI-Manager when the pack is installed (https://docs.comfy.org/custom-nodes/backend/manager)
+_RUN_ON_INSTALL = frozenset({"install.py"})
 # decorators that wrap a function without registering it anywhere (a registered one is reached by its registry)
 _WRAPPERS = frozenset({"lru_cache", "cache", "cached_property", "no_grad", "inference_mode", "wraps", "property",
                        "staticmethod", "classmethod", "contextmanager", "enable_grad"})
@@ -136,6 +145,7 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     top: list[list[Any]] = []
     dead: list[list[int]] = []
     names: dict[str, set[str]] = {"": set()}
+    main: set[str] = set()
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
@@ -148,14 +158,29 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
                 own |= _names_read(node.args, roots, unused)
             own -= {node.name, "." + node.name}           # a recursive call does not reach it
             names.setdefault(node.name, set()).update(own)
-        elif script_only and _main_block(node):
-            dead.append([node.lineno, node.end_lineno or node.lineno])
+        elif _main_block(node):
+            if script_only:
+                dead.append([node.lineno, node.end_lineno or node.lineno])
+            else:
+                main |= _names_read(node, roots, unused)
         else:
             names[""] |= _names_read(node, roots, unused)
     out["top"] = top
     if dead:
         out["dead"] = dead
     out["names"] = {k: sorted(v) for k, v in names.items() if v}
+    if main:
+        out["main"] = sorted(main)
+    # the script files the code names (`[sys.executable, "train_network.py", ...]`, `"scripts/train.py"`): their
+    # `__main__` blocks run when the pack launches them
+    launches = {stem for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                for stem in (*_SCRIPT.findall(n.value), *_MODULE_RUN.findall(n.value))}
+    for n in ast.walk(tree):        # [sys.executable, "-m", "pack.tools.train", ...]
+        if isinstance(n, (ast.List, ast.Tuple)):
+            launches.update(b.value.rsplit(".", 1)[-1] for a, b in zip(n.elts, n.elts[1:])
+                            if isinstance(a, ast.Constant) and a.value == "-m" and isinstance(b, ast.Constant)
+                            and isinstance(b.value, str))
+    out["launches"] = sorted(launches)
     return out
 
 
@@ -189,12 +214,16 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
 
     regions: dict[tuple[str, str], set[tuple[str, str]]] = {}   # (file, definition) -> what its bodies reach
     reached = {(f, word) for word in config_words for f in defined.get(word, ())}
+    launched = {stem for f in facts.values() for stem in f.get("launches", ())}
     for rel, f in facts.items():
         for region, names in f.get("names", {}).items():
             if region:
                 regions.setdefault((rel, region), set()).update(resolved(rel, names))
             else:
                 reached |= resolved(rel, names)
+        name = rel.rsplit("/", 1)[-1]
+        if f.get("main") and (name in _RUN_ON_INSTALL or name.removesuffix(".py") in launched):
+            reached |= resolved(rel, f["main"])
         reached.update((rel, name) for name, _, _, registered in f.get("top", ())
                        if registered or name.startswith("__"))
     todo = list(reached)

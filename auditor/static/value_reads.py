@@ -58,7 +58,7 @@ def apply_value_reads(findings: list, rel: str, text: str, tree: ast.AST | None)
     if codes & _DTYPE_NAME_CODES:
         findings = _drop_dtype_names(findings, rel, text, tree)
     if "NPU202" in codes:
-        trips = _round_trip_casts(tree)
+        trips = _round_trip_casts(tree) + (_saved_casts(tree) if _SAVES.search(text) else [])
         findings = [f for f in findings if not (f.code in _FP16_CAST_CODES and any(
             c.lineno == f.line and c.col_offset < f.col <= (c.end_col_offset or 0) + 1 for c in trips))]
     if codes & _SWITCH_CODES:
@@ -104,6 +104,60 @@ def _round_trip_casts(tree: ast.AST) -> list[ast.Call]:
         if back in _WIDE_METHODS and not operands or back == "to" and len(operands) == 1 and \
                 len(node.args) + len(node.keywords) == 1 and _dtype_operand(operands[0]):
             out.append(node.func.value)
+    return out
+
+
+# writers of a state dict / tensors to a file (safetensors' `save_file`, `torch.save`)
+_SAVES = re.compile(r"\bsave_file\(|\btorch\.save\(")
+
+
+def _save_call(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    name = ast_dotted(node.func) or ""
+    return name.rsplit(".", 1)[-1] == "save_file" or name == "torch.save"
+
+
+def _saved_casts(tree: ast.Module) -> list[ast.Call]:
+    """fp16 casts whose result is only written to a file (t18e, heldout21's LoRA savers): a cast inside the
+    arguments of `save_file(...)` / `torch.save(...)` (`save_file({k: v.half() for k, v in sd.items()}, path)`, not
+    `model.half().state_dict()`, which casts the model itself), or assigned to a local name (or an item of a local
+    dict) that the function afterwards reads only as such an argument (`for k, v in sd.items(): sd[k] =
+    v.to(dtype=torch.float16)`, then `save_file(sd, path)`). The fp16 is the file's storage dtype; nothing computes
+    in it (policy (e))."""
+    out: list[ast.Call] = []
+    scopes: list[ast.AST] = [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
+    for scope in scopes:
+        nodes = list(ast.walk(scope)) if scope is not tree else list(module_nodes(tree))
+        saves = [n for n in nodes if isinstance(n, ast.Call) and _save_call(n)]
+        if not saves:
+            continue
+        save_args = {id(a) for c in saves for a in (*c.args, *(k.value for k in c.keywords))}
+        for call in saves:
+            for arg in (*call.args, *(k.value for k in call.keywords)):
+                parents = {id(c): p for p in ast.walk(arg) for c in ast.iter_child_nodes(p)}
+                out.extend(n for n in ast.walk(arg) if isinstance(n, ast.Call) and _fp16_cast(n)
+                           and not isinstance(parents.get(id(n)), ast.Attribute))
+        if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue        # module level: a name there is any function's global
+        params = {a.arg for a in (*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs)}
+        for stmt in nodes:
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Call)
+                    and _fp16_cast(stmt.value)):
+                continue
+            target = stmt.targets[0]
+            item = isinstance(target, ast.Subscript)
+            holder = target.value if isinstance(target, ast.Subscript) else target
+            if not isinstance(holder, ast.Name) or (item and holder.id in params):
+                continue
+            loops = [n for n in nodes if isinstance(n, (ast.For, ast.While)) and n.lineno <= stmt.lineno
+                     <= (n.end_lineno or n.lineno)]
+            start = min([stmt.lineno, *(n.lineno for n in loops)])
+            headers = {id(x) for n in loops if isinstance(n, ast.For) for x in ast.walk(n.iter)}
+            reads = [n for n in nodes if isinstance(n, ast.Name) and n.id == holder.id and isinstance(n.ctx, ast.Load)
+                     and n is not holder and n.lineno >= start and id(n) not in headers]
+            if reads and all(id(n) in save_args for n in reads):
+                out.append(stmt.value)
     return out
 
 
