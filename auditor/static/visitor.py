@@ -1806,13 +1806,18 @@ def _base_name(node: cst.BaseExpression) -> str | None:
 
 
 def _literal_strings(value: cst.BaseExpression) -> list[str] | None:
-    """The strings a value can only be (`"O1"`, `"-O0" if fast else "-O3"`), or None when it is not made of literals."""
+    """The strings a value can only be (`"O1"`, `"-O0" if fast else "-O3"`, `["cublas", "m"]`), or None when it is not made of literals."""
     if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
         folded = value.evaluated_value
         return [folded] if isinstance(folded, str) else None
     if isinstance(value, cst.IfExp):
         body, orelse = _literal_strings(value.body), _literal_strings(value.orelse)
         return body + orelse if body is not None and orelse is not None else None
+    if isinstance(value, (cst.List, cst.Tuple)) and value.elements:
+        # `libraries=["cusolver", "cusparse"]` (pd10): a list of literals names each of them
+        parts = [_literal_strings(e.value) for e in value.elements if not isinstance(e, cst.StarredElement)]
+        if len(parts) == len(value.elements) and all(p is not None for p in parts):
+            return [s for p in parts if p is not None for s in p]
     return None
 
 
