@@ -1355,7 +1355,8 @@ class MatchVisitor(cst.CSTVisitor):
                 keyword_rules = self.c.match_keywords(arg.keyword.value)
                 for kw in keyword_rules:
                     if not _switched_off(arg.value, arg.keyword.value) \
-                            and kw[0].category not in call_categories and not self._value_says(arg.value, kw[0]):
+                            and (kw[0].category not in call_categories or kw[0].extra.get("stack")) \
+                            and not self._value_says(arg.value, kw[0]):
                         self._hit(kw[0], arg.keyword, arg.keyword.value, value=kw[1])
                 if not keyword_rules and self.c.keyword_values:
                     # `Trainer(device="gpu")`, `executor.update_parameters(gpus_per_node=8)`: a literal value, or a
