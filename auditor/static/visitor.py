@@ -1355,7 +1355,8 @@ class MatchVisitor(cst.CSTVisitor):
                 keyword_rules = self.c.match_keywords(arg.keyword.value)
                 for kw in keyword_rules:
                     if not _switched_off(arg.value, arg.keyword.value) \
-                            and kw[0].category not in call_categories and not self._value_says(arg.value, kw[0]):
+                            and (kw[0].category not in call_categories or kw[0].extra.get("stack")) \
+                            and not self._value_says(arg.value, kw[0]):
                         self._hit(kw[0], arg.keyword, arg.keyword.value, value=kw[1])
                 if not keyword_rules and self.c.keyword_values:
                     # `Trainer(device="gpu")`, `executor.update_parameters(gpus_per_node=8)`: a literal value, or a
@@ -1806,13 +1807,18 @@ def _base_name(node: cst.BaseExpression) -> str | None:
 
 
 def _literal_strings(value: cst.BaseExpression) -> list[str] | None:
-    """The strings a value can only be (`"O1"`, `"-O0" if fast else "-O3"`), or None when it is not made of literals."""
+    """The strings a value can only be (`"O1"`, `"-O0" if fast else "-O3"`, `["cublas", "m"]`), or None when it is not made of literals."""
     if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
         folded = value.evaluated_value
         return [folded] if isinstance(folded, str) else None
     if isinstance(value, cst.IfExp):
         body, orelse = _literal_strings(value.body), _literal_strings(value.orelse)
         return body + orelse if body is not None and orelse is not None else None
+    if isinstance(value, (cst.List, cst.Tuple)) and value.elements:
+        # `libraries=["cusolver", "cusparse"]` (pd10): a list of literals names each of them
+        parts = [_literal_strings(e.value) for e in value.elements if not isinstance(e, cst.StarredElement)]
+        if len(parts) == len(value.elements) and all(p is not None for p in parts):
+            return [s for p in parts if p is not None for s in p]
     return None
 
 
