@@ -24,3 +24,21 @@ def test_libraries_list_inside_a_cuda_extension_call_is_its_own_finding():
     found = ENGINE.analyze_bytes(src, "setup.py").findings
     assert [f.line for f in found if f.code == "NPU805"] == [6]
     assert any(f.code == "NPU370" for f in found)
+
+
+def test_horovod_module_named_on_its_own_is_not_a_use():
+    # t18a: autogluon / LAVIS `assert hvd is not None`, deepmd-kit's `self._HVD = HVD`, `if not self._HVD`, a log
+    # message and the flag `self.is_distrib = HVD.size() > 1` read later: only the import and the calls change
+    src = (b"try:\n    import horovod.tensorflow as HVD\nexcept ImportError:\n    HVD = None\n\n\n"
+           b"class RunOptions:\n"
+           b"    def setup(self):\n"
+           b"        assert HVD is not None\n"
+           b"        HVD.init()\n"
+           b"        self.is_distrib = HVD.size() > 1\n"
+           b"        if self.is_distrib:\n"
+           b"            self._HVD = HVD\n"
+           b"            self._init_distributed(HVD)\n"
+           b"        if not self._HVD:\n"
+           b"            log.info(f\"rank {HVD.rank()} {self._HVD}\")\n")
+    found = [f for f in ENGINE.analyze_bytes(src, "run_options.py").findings if f.code == "NPU144"]
+    assert sorted({f.line for f in found}) == [2, 10, 11, 16]

@@ -1541,7 +1541,7 @@ class MatchVisitor(cst.CSTVisitor):
                 self._hit(rule, node.attr, node.attr.value)
             return True
         qual = self._resolve(d)
-        if qual is not None and self._match_reference(node, qual, None):
+        if qual is not None and (self._bare_module(qual) or self._match_reference(node, qual, None)):
             return False
         rule = self._attribute_rule(node)
         if rule is not None:
@@ -1561,9 +1561,15 @@ class MatchVisitor(cst.CSTVisitor):
         if id(node) in self._handled:
             return False
         qual = self._resolve(node.value)
-        if qual is not None:
+        if qual is not None and not self._bare_module(qual):
             self._match_reference(node, qual, None)
         return False
+
+    def _bare_module(self, qual: str) -> bool:
+        """`assert hvd is not None`, `self._HVD = HVD`, `run(HVD)`: a module named on its own, for a rule whose
+        finding is what the code calls or reads in it (`not_bare_module`, t18a: Horovod), not that it holds it."""
+        m = self.c.match_qualname(qual)
+        return m is not None and bool(m.rule.extra.get("not_bare_module")) and self.c.is_namespace(qual)
 
     def _flag_reads(self, test: cst.BaseExpression) -> None:
         """`if _FLASH_ATTN_AVAILABLE and not HAVE_APEX:`: feature flags a test reads, by their names (`flagname`)."""
