@@ -1336,7 +1336,11 @@ class MatchVisitor(cst.CSTVisitor):
                 func.value.visit(self)
         elif isinstance(func, cst.Attribute) and func.attr.value in self.c.methods:
             rule = self.c.methods[func.attr.value][0]
+            receivers = rule.extra.get("on_receivers")
             if self._when_ok(rule, node) and not (
+                    # `libraries.append("cusolver")`, not `backends.append("cudnn")` (t18a)
+                    receivers and not any(fnmatch.fnmatchcase((dotted(func.value) or "").rsplit(".", 1)[-1], r)
+                                          for r in receivers)) and not (
                     rule.extra.get("not_on_modules") and _base_name(func.value) in self.ctx.aliases) and not (
                     rule.extra.get("no_args") and any(a.keyword is None for a in node.args)):
                 self._hit(rule, func.attr, func.attr.value, end_node=node)
