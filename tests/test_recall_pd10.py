@@ -29,7 +29,7 @@ def test_libraries_list_inside_a_cuda_extension_call_is_its_own_finding():
 def test_horovod_module_named_on_its_own_is_not_a_use():
     # t18a: autogluon / LAVIS `assert hvd is not None`, deepmd-kit's `self._HVD = HVD`, `if not self._HVD`, a log
     # message and the flag `self.is_distrib = HVD.size() > 1` read later: only the import and the calls change
-    src = (b"try:\n    import horovod.tensorflow as HVD\nexcept ImportError:\n    HVD = None\n\n\n"
+    src = (b"try:\n    import horovod.torch as HVD\nexcept ImportError:\n    HVD = None\n\n\n"
            b"class RunOptions:\n"
            b"    def setup(self):\n"
            b"        assert HVD is not None\n"
@@ -42,3 +42,9 @@ def test_horovod_module_named_on_its_own_is_not_a_use():
            b"            log.info(f\"rank {HVD.rank()} {self._HVD}\")\n")
     found = [f for f in ENGINE.analyze_bytes(src, "run_options.py").findings if f.code == "NPU144"]
     assert sorted({f.line for f in found}) == [2, 10, 11, 16]
+
+
+def test_horovod_for_another_framework_is_not_reported():
+    # deepxde's `tensorflow.compat.v1` backend: not a PyTorch code path (t18a)
+    src = b"import horovod.tensorflow as hvd\nfrom horovod.keras import callbacks\n\nhvd.init()\nrank = hvd.rank()\n"
+    assert not [f for f in ENGINE.analyze_bytes(src, "config.py").findings if f.code == "NPU144"]
