@@ -10,6 +10,8 @@ from collections.abc import Iterable
 
 # Rule categories whose findings name a package (a dependency), as opposed to a PyTorch API or a device string.
 PACKAGE_CATEGORIES = frozenset({"third_party", "attention", "apex", "kernel"})
+# Rules of another category that name a package all the same (pd10: NPU144, Horovod's own tree imports horovod).
+PACKAGE_RULES = frozenset({"horovod-distributed"})
 # Rules that report a project's own modules by what their path names (t14c: NPU324, `*.*flash_attn*.*`): kept there.
 OWN_MODULE_RULES = frozenset({"project-flash-attention-module"})
 
@@ -35,7 +37,8 @@ def first_party_packages(rels: Iterable[str]) -> frozenset[str]:
 
 def is_first_party(finding, packages: frozenset[str]) -> bool:
     """A package finding whose symbol is a dotted name inside one of the tree's own packages."""
-    if not packages or finding.category not in PACKAGE_CATEGORIES or not finding.symbol:
+    if not packages or not finding.symbol or (finding.category not in PACKAGE_CATEGORIES
+                                              and finding.name not in PACKAGE_RULES):
         return False
     if finding.name in OWN_MODULE_RULES:
         return False        # the rule is about the project's own module (`vllm.vllm_flash_attn` in vLLM's tree)

@@ -117,7 +117,10 @@ def _definitions(tree: ast.Module, by_line: dict[int, list[Finding]]):
                         if (f.category != "precision" or isinstance(node.value, ast.Call))
                         # `cuda_applicable = ... and 'cuda' in str(dev)`: the device string is compared (and ported)
                         # where the flag is set; its reads hold no device string (heldout18, s15b)
-                        and f.name != "cuda-device-string"]
+                        and f.name != "cuda-device-string"
+                        # `self.is_distrib = hvd.size() > 1`: the Horovod calls are the change, not the branch a
+                        # world size takes (deepmd-kit, t18a)
+                        and f.name != "horovod-distributed"]
                 where = cls if key.startswith("self.") and cls is not None else scope
                 if defs and isinstance(cls, ast.ClassDef) and key.startswith("self.") and _FLASH_CLASS.search(cls.name) and \
                         all(f.name == "flash-attn-feature-check" for f in defs):

@@ -1336,7 +1336,11 @@ class MatchVisitor(cst.CSTVisitor):
                 func.value.visit(self)
         elif isinstance(func, cst.Attribute) and func.attr.value in self.c.methods:
             rule = self.c.methods[func.attr.value][0]
+            receivers = rule.extra.get("on_receivers")
             if self._when_ok(rule, node) and not (
+                    # `libraries.append("cusolver")`, not `backends.append("cudnn")` (t18a)
+                    receivers and not any(fnmatch.fnmatchcase((dotted(func.value) or "").rsplit(".", 1)[-1], r)
+                                          for r in receivers)) and not (
                     rule.extra.get("not_on_modules") and _base_name(func.value) in self.ctx.aliases) and not (
                     rule.extra.get("no_args") and any(a.keyword is None for a in node.args)):
                 self._hit(rule, func.attr, func.attr.value, end_node=node)
@@ -1355,7 +1359,8 @@ class MatchVisitor(cst.CSTVisitor):
                 keyword_rules = self.c.match_keywords(arg.keyword.value)
                 for kw in keyword_rules:
                     if not _switched_off(arg.value, arg.keyword.value) \
-                            and kw[0].category not in call_categories and not self._value_says(arg.value, kw[0]):
+                            and (kw[0].category not in call_categories or kw[0].extra.get("stack")) \
+                            and not self._value_says(arg.value, kw[0]):
                         self._hit(kw[0], arg.keyword, arg.keyword.value, value=kw[1])
                 if not keyword_rules and self.c.keyword_values:
                     # `Trainer(device="gpu")`, `executor.update_parameters(gpus_per_node=8)`: a literal value, or a
@@ -1540,7 +1545,7 @@ class MatchVisitor(cst.CSTVisitor):
                 self._hit(rule, node.attr, node.attr.value)
             return True
         qual = self._resolve(d)
-        if qual is not None and self._match_reference(node, qual, None):
+        if qual is not None and (self._bare_module(qual) or self._match_reference(node, qual, None)):
             return False
         rule = self._attribute_rule(node)
         if rule is not None:
@@ -1560,9 +1565,15 @@ class MatchVisitor(cst.CSTVisitor):
         if id(node) in self._handled:
             return False
         qual = self._resolve(node.value)
-        if qual is not None:
+        if qual is not None and not self._bare_module(qual):
             self._match_reference(node, qual, None)
         return False
+
+    def _bare_module(self, qual: str) -> bool:
+        """`assert hvd is not None`, `self._HVD = HVD`, `run(HVD)`: a module named on its own, for a rule whose
+        finding is what the code calls or reads in it (`not_bare_module`, t18a: Horovod), not that it holds it."""
+        m = self.c.match_qualname(qual)
+        return m is not None and bool(m.rule.extra.get("not_bare_module")) and self.c.is_namespace(qual)
 
     def _flag_reads(self, test: cst.BaseExpression) -> None:
         """`if _FLASH_ATTN_AVAILABLE and not HAVE_APEX:`: feature flags a test reads, by their names (`flagname`)."""
@@ -1806,13 +1817,18 @@ def _base_name(node: cst.BaseExpression) -> str | None:
 
 
 def _literal_strings(value: cst.BaseExpression) -> list[str] | None:
-    """The strings a value can only be (`"O1"`, `"-O0" if fast else "-O3"`), or None when it is not made of literals."""
+    """The strings a value can only be (`"O1"`, `"-O0" if fast else "-O3"`, `["cublas", "m"]`), or None when it is not made of literals."""
     if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
         folded = value.evaluated_value
         return [folded] if isinstance(folded, str) else None
     if isinstance(value, cst.IfExp):
         body, orelse = _literal_strings(value.body), _literal_strings(value.orelse)
         return body + orelse if body is not None and orelse is not None else None
+    if isinstance(value, (cst.List, cst.Tuple)) and value.elements:
+        # `libraries=["cusolver", "cusparse"]` (pd10): a list of literals names each of them
+        parts = [_literal_strings(e.value) for e in value.elements if not isinstance(e, cst.StarredElement)]
+        if len(parts) == len(value.elements) and all(p is not None for p in parts):
+            return [s for p in parts if p is not None for s in p]
     return None
 
 
