@@ -108,6 +108,12 @@ RULE_SCHEMA: dict[str, Any] = {
             # attribute rules: not a member of these classes (`onnx.TensorProto.FLOAT16`: the element type of an ONNX
             # graph's tensor, which ONNX Runtime reads; no PyTorch setting) (t16e)
             "not_on_receivers": {"type": "array", "items": {"type": "string"}},
+            # method rules: only a call on a list of one of these names or ending `_<name>` (`libraries.append(
+            # "cusolver")`, `extra_libraries.extend([...])`; not `backends.append("cudnn")`) (t18a)
+            "on_receivers": {"type": "array", "items": {"type": "string"}},
+            # qualname rules: not the module named on its own (`assert hvd is not None`, `self._HVD = hvd`): what the
+            # code calls or reads in it is the finding (t18a: Horovod)
+            "not_bare_module": {"type": "boolean"},
             # env rules: only a project file's setting of the variable (Dockerfile ENV, export, a command prefix,
             # a config's env block), in place of the rule that reports its reads and Python's uses (t15q)
             "sets_only": {"type": "boolean"},
