@@ -1,0 +1,101 @@
+"""Project-file families behind test23's misses after the draw (issue 15, t18b; test23 is tuned on): a launch line
+that passes the script a YAML config whose setting turns on the script's CUDA-only attention branch (Wonder3D's
+`accelerate launch train_mvdiffusion_image.py --config configs/train/stage1.yaml` with
+`enable_xformers_memory_efficient_attention: true`)."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from static_snippets import write_tree
+
+
+def _tree_findings(tmp_path: Path, files: dict[str, str]):
+    from auditor.runner import run_static
+
+    run = run_static([write_tree(tmp_path, files)], jobs=1)
+    return [(Path(r.path).as_posix().rsplit("/", 1)[-1], f) for r in run.results for f in r.findings]
+
+
+TRAIN = textwrap.dedent("""\
+    import argparse
+    from dataclasses import dataclass
+
+    import torch
+    from accelerate import Accelerator
+    from diffusers import UNet2DConditionModel
+    from omegaconf import OmegaConf
+
+
+    @dataclass
+    class TrainingConfig:
+        pretrained_model_name_or_path: str
+        enable_xformers_memory_efficient_attention: bool
+        attention_backend: str
+
+
+    def log_validation(pipeline, dataloader, cfg: TrainingConfig, global_step, save_dir):
+        images = []
+        for i, batch in enumerate(dataloader):
+            with torch.autocast("cuda"):
+                out = pipeline(batch["imgs_in"], guidance_scale=cfg.guidance_scale).images
+            images.append(out)
+            if i >= cfg.validation_batches:
+                break
+        return images
+
+
+    def main(cfg: TrainingConfig):
+        accelerator = Accelerator(gradient_accumulation_steps=cfg.gradient_accumulation_steps,
+                                  mixed_precision=cfg.mixed_precision)
+        unet = UNet2DConditionModel.from_pretrained(cfg.pretrained_model_name_or_path, subfolder="unet")
+        if cfg.enable_xformers_memory_efficient_attention:
+            unet.enable_xformers_memory_efficient_attention()
+        optimizer = torch.optim.AdamW(unet.parameters(), lr=cfg.learning_rate)
+        unet, optimizer = accelerator.prepare(unet, optimizer)
+        for step in range(cfg.max_train_steps):
+            with accelerator.accumulate(unet):
+                loss = unet(torch.randn(1, 4, 32, 32), step, torch.randn(1, 77, 768)).sample.mean()
+                accelerator.backward(loss)
+                optimizer.step()
+                optimizer.zero_grad()
+        accelerator.wait_for_everyone()
+        return unet
+
+
+    if __name__ == "__main__":
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--config", type=str, required=True)
+        args, extras = parser.parse_known_args()
+        schema = OmegaConf.structured(TrainingConfig)
+        main(OmegaConf.merge(schema, OmegaConf.load(args.config)))
+    """)
+
+
+def test_a_launch_whose_config_turns_on_xformers(tmp_path):
+    on = "pretrained_model_name_or_path: lambdalabs/sd-image-variations-diffusers\n" \
+         "enable_xformers_memory_efficient_attention: true\nattention_backend: sdpa\n"
+    off = on.replace("attention: true", "attention: false")
+    script = textwrap.dedent("""\
+        # stage 1
+        accelerate launch --config_file 1gpu.yaml train_image.py --config configs/train/stage1.yaml
+        accelerate launch --config_file 1gpu.yaml train_image.py --config=configs/train/stage1_sdpa.yaml
+        accelerate launch --config_file 1gpu.yaml train_image.py --config $CONFIG
+        python train_image.py --config configs/train/stage1.yaml --enable_xformers_memory_efficient_attention false
+        # accelerate launch train_image.py --config configs/train/stage1.yaml
+        """)
+    got = _tree_findings(tmp_path, {"train_image.py": TRAIN, "run_train.sh": script, "1gpu.yaml": "num_processes: 1\n",
+                                    "configs/train/stage1.yaml": on, "configs/train/stage1_sdpa.yaml": off})
+    hits = [f for name, f in got if name == "run_train.sh" and f.code == "NPU354"]
+    assert [f.line for f in hits] == [2], got
+    assert "`enable_xformers_memory_efficient_attention: true` in configs/train/stage1.yaml" in hits[0].message
+
+
+def test_a_config_setting_compared_with_a_value(tmp_path):
+    train = TRAIN.replace("if cfg.enable_xformers_memory_efficient_attention:",
+                          'if cfg.model.attention_backend == "xformers":')
+    script = "python train_image.py --cfg configs/xformers.yml\npython train_image.py --cfg configs/sdpa.yml\n"
+    got = _tree_findings(tmp_path, {"train_image.py": train, "launch.sh": script,
+                                    "configs/xformers.yml": "model:\n  attention_backend: xformers\n",
+                                    "configs/sdpa.yml": "model:\n  attention_backend: sdpa\n"})
+    assert [f.line for name, f in got if name == "launch.sh" and f.code == "NPU354"] == [1], got
