@@ -99,3 +99,83 @@ def test_a_config_setting_compared_with_a_value(tmp_path):
                                     "configs/xformers.yml": "model:\n  attention_backend: xformers\n",
                                     "configs/sdpa.yml": "model:\n  attention_backend: sdpa\n"})
     assert [f.line for name, f in got if name == "launch.sh" and f.code == "NPU354"] == [1], got
+
+
+DIFFUSION = textwrap.dedent("""\
+    import hydra.utils
+    import lightning as L
+    import torch
+
+    import models
+
+
+    class Diffusion(L.LightningModule):
+        def __init__(self, config, tokenizer):
+            super().__init__()
+            self.config = config
+            self.vocab_size = tokenizer.vocab_size
+            if self.config.backbone == 'dit':
+                self.backbone = models.dit.DIT(self.config, vocab_size=self.vocab_size)
+            elif self.config.backbone == 'mlp':
+                self.backbone = models.mlp.MLP(self.config, vocab_size=self.vocab_size)
+            else:
+                raise ValueError(f'Unknown backbone: {self.config.backbone}')
+            self.noise = hydra.utils.instantiate(self.config.noise)
+
+        def forward(self, x, sigma):
+            with torch.amp.autocast("cpu", dtype=torch.float32):
+                return self.backbone(x, sigma)
+    """)
+DIT = textwrap.dedent("""\
+    import flash_attn
+    import flash_attn.layers.rotary
+    import torch
+    import torch.nn as nn
+
+
+    class DIT(nn.Module):
+        def __init__(self, config, vocab_size):
+            super().__init__()
+            self.embed = nn.Embedding(vocab_size, config.model.hidden_size)
+
+        def forward(self, qkv, cu_seqlens, seq_len):
+            return flash_attn.flash_attn_interface.flash_attn_varlen_qkvpacked_func(qkv, cu_seqlens, seq_len, 0.0)
+    """)
+MLP = textwrap.dedent("""\
+    import torch.nn as nn
+
+
+    class MLP(nn.Module):
+        def __init__(self, config, vocab_size):
+            super().__init__()
+            self.net = nn.Sequential(nn.Embedding(vocab_size, 256), nn.Linear(256, vocab_size))
+    """)
+
+
+def test_a_config_value_that_selects_a_flash_attention_module(tmp_path):
+    config = textwrap.dedent("""\
+        defaults:
+          - _self_
+          - /model: small
+        mode: train  # train / ppl_eval / sample_eval
+        backbone: dit  # dit / mlp
+        # backbone: dit
+        """)
+    script = textwrap.dedent("""\
+        #!/bin/bash
+        #SBATCH --gres=gpu:4
+        srun python -u -m main \\
+          data=openwebtext-split \\
+          backbone=dit \\
+          model.length=1024
+        python -u -m main backbone=mlp mode=ppl_eval
+        # python -u -m main backbone=dit
+        """)
+    got = _tree_findings(tmp_path, {"main.py": "import diffusion\n", "diffusion.py": DIFFUSION,
+                                    "models/__init__.py": "from . import dit\nfrom . import mlp\n",
+                                    "models/dit.py": DIT, "models/mlp.py": MLP,
+                                    "configs/config.yaml": config, "scripts/train_owt.sh": script})
+    hits = sorted((name, f.line) for name, f in got if f.code == "NPU363")
+    assert hits == [("config.yaml", 5), ("train_owt.sh", 5)], got
+    message = next(f.message for name, f in got if f.code == "NPU363")
+    assert "models/dit.py" in message and "flash_attn" in message

@@ -122,8 +122,11 @@ def _selecting_hit(result: FileResult) -> Finding | None:
 
 
 def _selected(results: list[FileResult], by_rel: dict[str, FileResult]) -> dict[tuple[str, str], tuple[str, Finding]]:
-    """(key, value) -> (module file, its finding) for the choices that select a module with CUDA-only code."""
+    """(key, value) -> (module file, its finding) for the choices that select a module with CUDA-only attention,
+    when another value of the same key selects a module of the tree without one (a choice between implementations:
+    mdlm's `dimamba` beside `dit` / `ar`; a `stage: sft` whose every workflow patches FlashAttention is not one)."""
     out: dict[tuple[str, str], tuple[str, Finding]] = {}
+    plain: set[str] = set()        # keys with a value whose module has no such finding
     for rel, result in by_rel.items():
         tree = result.summary.get("tree") if result.summary else None
         choices = tree.get(FACT) if isinstance(tree, dict) else None
@@ -133,10 +136,14 @@ def _selected(results: list[FileResult], by_rel: dict[str, FileResult]) -> dict[
             except (TypeError, ValueError):
                 continue
             target = _module_file(module, level, rel.rsplit("/", 1)[0] if "/" in rel else "", by_rel)
-            hit = _selecting_hit(by_rel[target]) if target is not None and target != rel else None
+            if target is None or target == rel:
+                continue
+            hit = _selecting_hit(by_rel[target])
             if hit is not None:
                 out.setdefault((key, value), (target, hit))
-    return out
+            else:
+                plain.add(key)
+    return {choice: found for choice, found in out.items() if choice[0] in plain}
 
 
 def _patterns(selected) -> list[tuple[re.Pattern, re.Pattern, tuple[str, str]]]:
