@@ -179,3 +179,61 @@ def test_a_config_value_that_selects_a_flash_attention_module(tmp_path):
     assert hits == [("config.yaml", 5), ("train_owt.sh", 5)], got
     message = next(f.message for name, f in got if f.code == "NPU363")
     assert "models/dit.py" in message and "flash_attn" in message
+
+
+def test_a_launch_leaving_a_default_that_loads_bitsandbytes(tmp_path):
+    train = textwrap.dedent("""\
+        from dataclasses import dataclass, field
+        from typing import Optional
+
+        import torch
+        import transformers
+
+
+        @dataclass
+        class ModelArguments:
+            model_name_or_path: Optional[str] = field(default="LoftQ/Llama-2-7b-hf-4bit-64rank")
+            full_precision: bool = field(default=False)
+            token: Optional[str] = field(default=None)
+
+
+        def load(model_args):
+            if model_args.full_precision:
+                model = transformers.AutoModelForCausalLM.from_pretrained(
+                    model_args.model_name_or_path, torch_dtype=torch.float32, token=model_args.token)
+            else:
+                model = transformers.AutoModelForCausalLM.from_pretrained(
+                    model_args.model_name_or_path,
+                    low_cpu_mem_usage=True,
+                    token=model_args.token,
+                    quantization_config=transformers.BitsAndBytesConfig(
+                        load_in_4bit=True,
+                        bnb_4bit_quant_type="nf4",
+                    ),
+                )
+            return model
+
+
+        def main():
+            parser = transformers.HfArgumentParser((ModelArguments,))
+            (model_args,) = parser.parse_args_into_dataclasses()
+            model = load(model_args)
+            tokenizer = transformers.AutoTokenizer.from_pretrained(model_args.model_name_or_path)
+            trainer = transformers.Trainer(model=model, tokenizer=tokenizer)
+            trainer.train()
+
+
+        if __name__ == "__main__":
+            main()
+        """)
+    script = textwrap.dedent("""\
+        # LoftQ: train 4-bit 64-rank llama-2-7b on wikitext-2 using 8 GPU
+        python train_clm.py \\
+          --model_name_or_path LoftQ/Llama-2-7b-hf-4bit-64rank \\
+          --learning_rate 3e-4
+        python train_clm.py --model_name_or_path meta-llama/Llama-2-7b-hf --full_precision True
+        """)
+    got = _tree_findings(tmp_path, {"train_clm.py": train, "scripts/train_wikitext.sh": script})
+    hits = [f for name, f in got if name == "train_wikitext.sh" and f.code == "NPU437"]
+    assert [f.line for f in hits] == [2], got
+    assert hits[0].category == "third_party" and "BitsAndBytesConfig" in hits[0].message

@@ -29,7 +29,7 @@ WRAPPER_LINES = 30
 _MAX_BYTES = 64 * 1024
 _MAX_OPTIONS = 128
 _MAX_SCRIPT_BYTES = 512 * 1024
-_DEFAULT_CATEGORIES = ("attention",)
+_DEFAULT_CATEGORIES = ("attention", "third_party")     # third_party: error / warning findings only (t18b)
 _ALIASES = "--aliases"       # option_defaults' key for argparse flag -> dest (never a Python name)
 _NODES = "--nodes"           # option_defaults' key for option -> the expression of its default (never a Python name)
 
@@ -162,7 +162,7 @@ def _setting_guards(parsed: Callable[[], ast.Module | None], findings) -> list[l
     """[line, col, code, setting, value] for each attention finding in the body of an `if cfg.x:` (value True) or
     `if cfg.x == "xformers":` test (t18b, Wonder3D's `if cfg.enable_xformers_memory_efficient_attention:`): the
     setting a config file passed at launch may turn on. The `else` branch is not taken (its setting is unknown)."""
-    hits = [f for f in findings if f.category in _DEFAULT_CATEGORIES]
+    hits = [f for f in findings if f.category == "attention"]
     if not hits:
         return []
     tree = parsed()
@@ -353,14 +353,17 @@ def _default_choices(parsed: Callable[[], ast.Module | None], findings) \
         -> tuple[list[tuple[Finding, str]], dict[str, str]]:
     """default_choices, with the script's short option names (option_defaults' aliases), from the script's one
     tree (`parsed`, called only when an attention finding asks)."""
-    hits = [f for f in findings if f.category in _DEFAULT_CATEGORIES]
+    # a CUDA-only library the default selects (LoftQ's `full_precision: bool = field(default=False)` taking the
+    # `BitsAndBytesConfig(load_in_4bit=True)` branch, t18b): its error / warning findings; the entry point's own
+    # calls stay attention's only
+    hits = [f for f in findings if f.category == "attention" or f.category == "third_party" and f.severity != "info"]
     if not hits:
         return [], {}
     tree = parsed()
     if tree is None:
         return [], {}
     defaults = option_defaults(tree)
-    out: list[tuple[Finding, str]] = _main_choices(tree, hits)
+    out: list[tuple[Finding, str]] = _main_choices(tree, [f for f in hits if f.category == "attention"])
     # the default itself names the CUDA attention (Mantis's `attn_implementation: str = field(default=
     # "flash_attention_2")`, passed on to `from_pretrained`): a launch that leaves the option runs it (t15v)
     for name, node in (defaults.get(_NODES) or {}).items():
@@ -645,7 +648,8 @@ def resolve_launched(rel: str, bases: tuple[Path, ...], cache: dict) -> tuple[Pa
 
 def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Callable[[bytes, str], FileResult],
                               cache: dict | None = None, product: str = "a2",
-                              by_rel: dict[str, FileResult] | None = None, default_rule=None) -> list[Finding]:
+                              by_rel: dict[str, FileResult] | None = None, default_rule=None,
+                              third_party_rule=None) -> list[Finding]:
     """The findings of `result`'s recorded launches of an attention wrapper of the tree (`by_rel`: the run's
     results by path relative to `root`, whose per-file facts spare reading the wrapper again), and with
     `default_rule`, of a script whose option defaults select a CUDA-only attention the launch does not override
@@ -680,8 +684,10 @@ def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Cal
                 via = None
                 if chosen is None and call.get("configs"):
                     chosen, via = _config_finding(candidate, read_as, cache, analyze, known, call, bases)
-                if chosen is not None:
-                    new.append(_default_call_finding(default_rule, product, result, call, rel, chosen, read_as,
+                chosen_rule = third_party_rule if chosen is not None and chosen.category == "third_party" else \
+                    default_rule
+                if chosen is not None and chosen_rule is not None:
+                    new.append(_default_call_finding(chosen_rule, product, result, call, rel, chosen, read_as,
                                                      shown, via))
         if why is None or rule is None:
             continue
@@ -718,6 +724,7 @@ def apply_launched_wrappers(results: list[FileResult], root: Path, rules,
     """Add the launch findings to every file that recorded launches (runner, after the per-file pass)."""
     rule = next((r for r in rules if "attention-wrapper" in (r.match.get("launched") or [])), None)
     default_rule = next((r for r in rules if "attention-default" in (r.match.get("launched") or [])), None)
+    third_party_rule = next((r for r in rules if "third-party-default" in (r.match.get("launched") or [])), None)
     if (rule is None and default_rule is None) or \
             not any(r.summary and r.summary.get(SUMMARY_KEY) for r in results):
         return
@@ -726,4 +733,4 @@ def apply_launched_wrappers(results: list[FileResult], root: Path, rules,
     by_rel = {r.path: r for r in results if r.path.endswith(".py")}
     add_call_findings(results, root, SUMMARY_KEY,
                       lambda result, top: launched_wrapper_findings(result, top, rule, reader, cache, product, by_rel,
-                                                                    default_rule))
+                                                                    default_rule, third_party_rule))
