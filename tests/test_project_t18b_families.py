@@ -237,3 +237,19 @@ def test_a_launch_leaving_a_default_that_loads_bitsandbytes(tmp_path):
     hits = [f for name, f in got if name == "train_wikitext.sh" and f.code == "NPU437"]
     assert [f.line for f in hits] == [2], got
     assert hits[0].category == "third_party" and "BitsAndBytesConfig" in hits[0].message
+
+
+def test_the_command_an_ssh_line_runs_on_the_remote_host(tmp_path):
+    script = textwrap.dedent("""\
+        #!/bin/bash
+        for host in `cat hostfiles`; do
+            host_ip=`echo $host | cut -d ' ' -f 1`
+            ssh -o StrictHostKeyChecking=no $host_ip "python -c 'import torch; print(torch.randn(100).cuda())'"
+            ssh -o StrictHostKeyChecking=no $host_ip "sudo rm -rf /scratch/simo && sudo mkdir -p /scratch/simo"
+            ssh -p 2222 -i ~/.ssh/id_rsa worker-1 "export NCCL_IB_DISABLE=1; nvidia-smi"
+            # ssh $host_ip "python -c 'import torch; torch.zeros(1).cuda()'"
+            ssh $host_ip "echo use torch.cuda() here"
+        done
+        """)
+    got = _tree_findings(tmp_path, {"run_multi.sh": script})
+    assert sorted({(f.line, f.code) for _, f in got}) == [(4, "NPU001"), (6, "NPU017"), (6, "NPU121")], got
