@@ -19,6 +19,8 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
+import yaml
+
 from auditor.findings import FileResult, Finding
 from auditor.project.makefile import _join, add_call_findings, call_finding, recorded_calls, unsuppressed
 
@@ -27,7 +29,7 @@ WRAPPER_LINES = 30
 _MAX_BYTES = 64 * 1024
 _MAX_OPTIONS = 128
 _MAX_SCRIPT_BYTES = 512 * 1024
-_DEFAULT_CATEGORIES = ("attention",)
+_DEFAULT_CATEGORIES = ("attention", "third_party")     # third_party: error / warning findings only (t18b)
 _ALIASES = "--aliases"       # option_defaults' key for argparse flag -> dest (never a Python name)
 _NODES = "--nodes"           # option_defaults' key for option -> the expression of its default (never a Python name)
 
@@ -81,7 +83,33 @@ def launched_call_options(words: list[str], cwd: str | None) -> tuple[dict[str, 
     options = sorted({o.lstrip("-").split("=", 1)[0] for o in words[at + 1:]
                       if o.startswith("-") and len(o.lstrip("-")) > 0 and not o[1:2].isdigit()})
     call["options"] = options[:_MAX_OPTIONS]
+    configs = _config_files(words[at + 1:], cwd)
+    if configs:
+        call["configs"] = configs
     return call, at
+
+
+# options that name the YAML file a script reads its settings from (`--config configs/train.yaml`, Wonder3D)
+_CONFIG_OPTIONS = ("config", "cfg", "config_file", "config-file", "config_path", "config-path", "cfg_file",
+                   "cfg-file")
+
+
+def _config_files(words: list[str], cwd: str | None) -> list[str]:
+    """The tree paths of the YAML files passed to a launched script with a config option (t18b): `--config x.yaml`,
+    `--config=x.yaml`; a value that is an expansion or an absolute path is not a file of the tree."""
+    out = []
+    for i, w in enumerate(words):
+        name, eq, value = w.lstrip("-").partition("=")
+        if not w.startswith("-") or name not in _CONFIG_OPTIONS:
+            continue
+        if not eq:
+            value = words[i + 1] if i + 1 < len(words) else ""
+        if not value.endswith((".yaml", ".yml")) or any(c in value for c in "${}%*") or value.startswith(("/", "~")):
+            continue
+        path = _join("" if cwd is None or cwd.startswith("/") else cwd, value)
+        if path is not None:
+            out.append(path)
+    return out[:4]
 
 
 def _code_lines(text: str) -> int:
@@ -114,7 +142,45 @@ def launch_facts(data: bytes, findings) -> dict[str, Any]:
     if choices:
         out["defaults"] = [[f.line, f.col, f.code, name] for f, name in choices]
         out["aliases"] = aliases
+    guards = _setting_guards(tree, findings)
+    if guards:
+        out["guards"] = guards
     return out
+
+
+def _setting_path(node: ast.expr) -> str | None:
+    """`cfg.enable_xformers` -> "enable_xformers", `self.cfg.model.use_flash` -> "cfg.model.use_flash": the
+    attribute chain after its root name (None for anything else)."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join(reversed(parts)) if parts and isinstance(node, ast.Name) else None
+
+
+def _setting_guards(parsed: Callable[[], ast.Module | None], findings) -> list[list[Any]]:
+    """[line, col, code, setting, value] for each attention finding in the body of an `if cfg.x:` (value True) or
+    `if cfg.x == "xformers":` test (t18b, Wonder3D's `if cfg.enable_xformers_memory_efficient_attention:`): the
+    setting a config file passed at launch may turn on. The `else` branch is not taken (its setting is unknown)."""
+    hits = [f for f in findings if f.category == "attention"]
+    if not hits:
+        return []
+    tree = parsed()
+    out: list[list[Any]] = []
+    for node in ast.walk(tree) if tree is not None else ():
+        if not isinstance(node, ast.If):
+            continue
+        test, value = node.test, True
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.Is)):
+            ok, value = _constant(test.comparators[0])
+            if not ok or value is None:
+                continue
+            test = test.left
+        path = _setting_path(test)
+        if path is None:
+            continue
+        out += [[f.line, f.col, f.code, path, value] for f in hits if any(_within(b, f.line, f.col) for b in node.body)]
+    return sorted(out, key=lambda g: (g[0], g[1]))[:_MAX_OPTIONS]
 
 
 def _parse(text: str) -> ast.Module | None:
@@ -287,14 +353,17 @@ def _default_choices(parsed: Callable[[], ast.Module | None], findings) \
         -> tuple[list[tuple[Finding, str]], dict[str, str]]:
     """default_choices, with the script's short option names (option_defaults' aliases), from the script's one
     tree (`parsed`, called only when an attention finding asks)."""
-    hits = [f for f in findings if f.category in _DEFAULT_CATEGORIES]
+    # a CUDA-only library the default selects (LoftQ's `full_precision: bool = field(default=False)` taking the
+    # `BitsAndBytesConfig(load_in_4bit=True)` branch, t18b): its error / warning findings; the entry point's own
+    # calls stay attention's only
+    hits = [f for f in findings if f.category == "attention" or f.category == "third_party" and f.severity != "info"]
     if not hits:
         return [], {}
     tree = parsed()
     if tree is None:
         return [], {}
     defaults = option_defaults(tree)
-    out: list[tuple[Finding, str]] = _main_choices(tree, hits)
+    out: list[tuple[Finding, str]] = _main_choices(tree, [f for f in hits if f.category == "attention"])
     # the default itself names the CUDA attention (Mantis's `attn_implementation: str = field(default=
     # "flash_attention_2")`, passed on to `from_pretrained`): a launch that leaves the option runs it (t15v)
     for name, node in (defaults.get(_NODES) or {}).items():
@@ -387,6 +456,80 @@ def _default_finding(path: Path, rel: str, cache: dict, analyze: Callable[[bytes
     passed = {_option_name(o) for o in options if isinstance(o, str)}
     passed |= {aliases[o] for o in passed if o in aliases}
     return next((f for f, name in choices if name not in passed), None)
+
+
+_MISSING = object()
+
+
+def _setting(settings: Any, path: str) -> Any:
+    """The value of a dotted setting in a loaded YAML mapping: the whole path, else the path without its leading
+    names (`cfg.model.use_flash` in a file whose top holds `model:`), else _MISSING."""
+    parts = path.split(".")
+    for start in range(len(parts)):
+        node = settings
+        for p in parts[start:]:
+            node = node.get(p, _MISSING) if isinstance(node, dict) else _MISSING
+            if node is _MISSING:
+                break
+        if node is not _MISSING:
+            return node
+    return _MISSING
+
+
+def _config_settings(path: Path, cache: dict) -> Any:
+    key = ("config", str(path))
+    if key not in cache:
+        settings = None
+        try:
+            if path.is_file() and path.stat().st_size <= _MAX_BYTES:
+                settings = yaml.safe_load(path.read_bytes().decode("utf-8", errors="replace"))
+        except (OSError, yaml.YAMLError, RecursionError, ValueError):
+            settings = None
+        cache[key] = settings if isinstance(settings, dict) else None
+    return cache[key]
+
+
+def _config_finding(path: Path, rel: str, cache: dict, analyze: Callable[[bytes, str], FileResult],
+                    known: FileResult | None, call: dict, bases: tuple[Path, ...]) -> tuple[Finding | None, str | None]:
+    """The first attention finding of a launched script under an `if cfg.x:` test that a YAML file the launch passes
+    (`--config configs/train.yaml`) turns on (`x: true`), with the file and setting (t18b, Wonder3D). A setting the
+    launch also passes as an option is the launch's own choice and not taken."""
+    key = ("guards", str(path))
+    if key not in cache:
+        facts = _facts(known)
+        guards: list = []
+        try:
+            if facts is not None and known is not None:
+                raw, findings = facts.get("guards") or [], known.findings
+            elif known is not None and not any(f.category in _DEFAULT_CATEGORIES for f in known.findings):
+                raw, findings = [], []
+            elif path.is_file() and path.stat().st_size <= _MAX_SCRIPT_BYTES:
+                data = path.read_bytes()
+                findings = known.findings if known is not None else analyze(data, rel).findings
+                raw = _setting_guards(_once(data.decode("utf-8", errors="replace")), findings)
+            else:
+                raw, findings = [], []
+        except OSError:
+            raw, findings = [], []
+        by_pos = {(f.line, f.col, f.code): f for f in findings}
+        guards = [(by_pos[(ln, col, code)], setting, value) for ln, col, code, setting, value in raw
+                  if (ln, col, code) in by_pos]
+        cache[key] = guards
+    guards = cache[key]
+    passed = {_option_name(o) for o in call.get("options") or [] if isinstance(o, str)}
+    for config in call.get("configs") or [] if guards else []:
+        found = resolve_launched(config, bases, cache) if isinstance(config, str) else None
+        settings = _config_settings(found[1], cache) if found is not None else None
+        if settings is None:
+            continue
+        for f, setting, value in guards:
+            got = _setting(settings, setting)
+            if got is _MISSING or setting.rsplit(".", 1)[-1] in passed:
+                continue
+            if (got == value and type(got) is type(value)) or (value is True and isinstance(got, bool) and got):
+                shown = str(got).lower() if isinstance(got, bool) else got
+                return f, f"`{setting.rsplit('.', 1)[-1]}: {shown}` in {config}"
+    return None, None
 
 
 def _patch_calls(tree: ast.Module | None) -> list[tuple[str, str]]:
@@ -505,7 +648,8 @@ def resolve_launched(rel: str, bases: tuple[Path, ...], cache: dict) -> tuple[Pa
 
 def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Callable[[bytes, str], FileResult],
                               cache: dict | None = None, product: str = "a2",
-                              by_rel: dict[str, FileResult] | None = None, default_rule=None) -> list[Finding]:
+                              by_rel: dict[str, FileResult] | None = None, default_rule=None,
+                              third_party_rule=None) -> list[Finding]:
     """The findings of `result`'s recorded launches of an attention wrapper of the tree (`by_rel`: the run's
     results by path relative to `root`, whose per-file facts spare reading the wrapper again), and with
     `default_rule`, of a script whose option defaults select a CUDA-only attention the launch does not override
@@ -537,9 +681,14 @@ def launched_wrapper_findings(result: FileResult, root: Path, rule, analyze: Cal
                 source = why.path if why is not None else read_as
             if why is None and default_rule is not None:
                 chosen = _default_finding(candidate, read_as, cache, analyze, known, call.get("options") or [])
-                if chosen is not None:
-                    new.append(_default_call_finding(default_rule, product, result, call, rel, chosen, read_as,
-                                                     shown))
+                via = None
+                if chosen is None and call.get("configs"):
+                    chosen, via = _config_finding(candidate, read_as, cache, analyze, known, call, bases)
+                chosen_rule = third_party_rule if chosen is not None and chosen.category == "third_party" else \
+                    default_rule
+                if chosen is not None and chosen_rule is not None:
+                    new.append(_default_call_finding(chosen_rule, product, result, call, rel, chosen, read_as,
+                                                     shown, via))
         if why is None or rule is None:
             continue
         message = rule.message.replace("{symbol}", shown) + f" ({source}:{why.line}: `{why.symbol}`, {why.code})"
@@ -560,11 +709,12 @@ def launched_word_position(call: dict) -> tuple[int, int, int]:
 
 
 def _default_call_finding(rule, product: str, result: FileResult, call: dict, rel: str, chosen: Finding,
-                          read_as: str | None = None, shown: str | None = None) -> Finding:
-    """On the launched file's word (`emu3/train/train.py \\` lines below `torchrun \\`), else the launch's line."""
+                          read_as: str | None = None, shown: str | None = None, via: str | None = None) -> Finding:
+    """On the launched file's word (`emu3/train/train.py \\` lines below `torchrun \\`), else the launch's line.
+    `via`: the passed config file and setting that select the finding's branch."""
     line, col, end_col = launched_word_position(call)
     message = rule.message.replace("{symbol}", shown or rel) + \
-        f" ({read_as or rel}:{chosen.line}: `{chosen.symbol}`, {chosen.code})"
+        f" ({read_as or rel}:{chosen.line}: `{chosen.symbol}`, {chosen.code}{'; ' + via if via else ''})"
     return call_finding(rule, product, result, (line, col, end_col), message, rel,
                         {"launched": rel, "line": chosen.line, "code": chosen.code})
 
@@ -574,6 +724,7 @@ def apply_launched_wrappers(results: list[FileResult], root: Path, rules,
     """Add the launch findings to every file that recorded launches (runner, after the per-file pass)."""
     rule = next((r for r in rules if "attention-wrapper" in (r.match.get("launched") or [])), None)
     default_rule = next((r for r in rules if "attention-default" in (r.match.get("launched") or [])), None)
+    third_party_rule = next((r for r in rules if "third-party-default" in (r.match.get("launched") or [])), None)
     if (rule is None and default_rule is None) or \
             not any(r.summary and r.summary.get(SUMMARY_KEY) for r in results):
         return
@@ -582,4 +733,4 @@ def apply_launched_wrappers(results: list[FileResult], root: Path, rules,
     by_rel = {r.path: r for r in results if r.path.endswith(".py")}
     add_call_findings(results, root, SUMMARY_KEY,
                       lambda result, top: launched_wrapper_findings(result, top, rule, reader, cache, product, by_rel,
-                                                                    default_rule))
+                                                                    default_rule, third_party_rule))

@@ -1207,6 +1207,11 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
     if name in _SHELLS and len(words) > 2 and words[1] == "-c" and nodes[2].type in ("string", "raw_string", "word"):
         _nested_script(col, pos, nodes[2])       # `bash -c "python -m sglang.launch_server ..."`
         return
+    if name == "ssh":
+        remote = _ssh_command(words)
+        if remote is not None and nodes[remote].type in ("string", "raw_string"):
+            _nested_script(col, pos, nodes[remote])     # `ssh $host "python -c '... .cuda()'"` (t18b, minRF)
+            return
     if name == "python" or name.startswith("python3") or name == "python3":
         if len(words) > 2 and words[1] == "-c":
             if not (_printed_only(words[2]) and _output_to_log(node)):
@@ -1443,6 +1448,23 @@ def _wrapped_job(col: Collector, pos: _Positions, words: list[str], nodes: list)
                 _nested_script(col, pos, inner[0])
         elif w == "--wrap" and i + 1 < len(nodes) and nodes[i + 1].type in ("string", "raw_string"):
             _nested_script(col, pos, nodes[i + 1])
+
+
+# ssh's options that take a value (ssh(1), OpenBSD: https://man.openbsd.org/ssh)
+_SSH_VALUE_OPTIONS = set("BbcDEeFIiJLlmOopQRSWw")
+
+
+def _ssh_command(words: list[str]) -> int | None:
+    """The index of the one word after the destination of `ssh [options] destination "command"`: the command ssh
+    runs on the remote host with its shell (ssh(1): "If a command is specified, it will be executed on the remote
+    host instead of a login shell"), or the one word left after the options when the destination is an expansion;
+    None when there is none or it is more than one word."""
+    i = 1
+    while i < len(words) and words[i].startswith("-"):
+        flag = words[i]
+        i += 2 if len(flag) == 2 and flag[1] in _SSH_VALUE_OPTIONS else 1
+    # `ssh -o X $host_ip "cmd"`: an expanded destination is not one of `words` (the command's word nodes)
+    return i + 1 if i + 2 == len(words) else i if i + 1 == len(words) else None
 
 
 def _nested_script(col: Collector, pos: _Positions, node) -> None:

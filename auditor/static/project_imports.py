@@ -213,6 +213,11 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
                 defs = cuda_defs_fact(data, tree, findings)   # FORMAT 14: helpers named for CUDA it defines (t11r)
                 if defs:
                     out[TREE]["cuda_defs"] = defs
+                from auditor.project.setting_choices import FACT as CHOICES, choice_facts
+
+                choices = choice_facts(tree)     # t18b: `if cfg.backbone == "dit": models.dit.DIT(...)`
+                if choices:
+                    out[TREE][CHOICES] = choices
             from auditor.project.launched import launch_facts, wrapper_fact
             from auditor.static.call_defaults import default_facts
 
