@@ -1617,7 +1617,10 @@ class MatchVisitor(cst.CSTVisitor):
         return True
 
     def visit_IfExp(self, node: cst.IfExp) -> bool:
-        self._flag_reads(node.test)
+        if not self._in_message:
+            # `print(f"... to {'CUDA' if self.cuda_available else 'device'}")`: inside a message the test only picks
+            # the words printed (t18c, diffusion-pipe's block swapper); the branch that gates the device is reported
+            self._flag_reads(node.test)
         if isinstance(node.body, cst.SimpleString) and isinstance(node.orelse, cst.SimpleString):
             body, orelse = node.body.evaluated_value, node.orelse.evaluated_value
             if isinstance(body, str) and isinstance(orelse, str):
