@@ -78,3 +78,16 @@ def test_a_helper_under_examples_that_a_node_calls_stays_reached(tmp_path):
     found = _trainer_findings(tmp_path, "examples", "from .examples.train_prior import prepare", "prepare(latents) or ")
     assert any(sev == "error" for sev, _ in found["helper"]), found
     assert found["module"] and all(f == ("info", "unreached") for f in found["module"]), found
+
+
+def test_a_file_that_does_not_parse_leaves_the_pass_on(tmp_path):
+    # MuseV ships one file with `import ..visualization.plot_3d_global as plot_3d` (invalid in every Python 3):
+    # it cannot be imported, so it reaches nothing, and the rest of the pack is still read
+    rel = "diffusers/examples/wuerstchen/train_prior.py"
+    root = write_tree(tmp_path / "pack", {"__init__.py": PACK_INIT, "nodes.py": NODES.format(imports="", call=""),
+                                           rel: TRAINER, "t2p/eval_trans.py": "import ..visualization.plot as plot\n"})
+    line = _line(TRAINER, 'torch.autocast("cuda")')
+    run = run_static([root], jobs=1)
+    found = {(f.severity, (f.data or {}).get("context") or "") for r in run.results if r.path == rel
+             for f in r.findings if f.line == line}
+    assert found and all(f == ("info", "unreached") for f in found), found

@@ -258,8 +258,8 @@ def comfy_node_pack(results: list) -> bool:
 
 def _pack_facts(results: list, project: Any) -> dict[str, dict[str, Any]]:
     """Each Python file's reach facts when the tree is a ComfyUI node pack (its root `__init__.py`'s tree facts say
-    it names NODE_CLASS_MAPPINGS), else {}; also {} when a Python file cannot be read or parsed: what it reads is
-    unknown."""
+    it names NODE_CLASS_MAPPINGS), else {}; also {} when a Python file cannot be read; a file that does not parse
+    reads nothing (it cannot be imported either)."""
     from auditor.source import SourceError
     from auditor.static.project_imports import read_counted
 
@@ -272,8 +272,8 @@ def _pack_facts(results: list, project: Any) -> dict[str, dict[str, Any]]:
                 facts[rel] = reach_facts(read_counted(project, path), rel.rsplit("/", 1)[-1] == "__init__.py")
             except (OSError, SourceError):
                 return {}
-            if not facts[rel]:
-                return {}
+            if not facts[rel]:      # a SyntaxError in every Python 3 (MuseV's `import ..visualization.x`): the
+                facts[rel] = {"top": [], "names": {}}   # file cannot be imported or run, so it reaches nothing (t18g)
     return facts
 
 
