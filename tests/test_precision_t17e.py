@@ -158,7 +158,10 @@ def test_a_registered_or_named_definition_is_reached(tmp_path):
         getattr(mod, "loadmodel")("m.pt")
     """
     root = write_tree(tmp_path / "pack", {"__init__.py": PACK_INIT.replace("nodes", "entry"), "entry.py": nodes +
-                                          "\n\nclass GroundingDinoSAMSegment:\n    pass\n", "routes.py": routes})
+                                          # indented like `nodes`, so the dedented file parses (t18g: an unparsable
+                                          # file used to switch the whole pass off, which this test passed by)
+                                          "\n\n        class GroundingDinoSAMSegment:\n            pass\n",
+                                          "routes.py": routes})
     found = _by_line(run_static([root], jobs=1), "routes.py")
     assert not any(ctx == "unreached" for f in found.values() for _, _, ctx in f)
 

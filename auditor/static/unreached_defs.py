@@ -23,10 +23,11 @@ NODE_CLASS_MAPPINGS pays for it, so the per-file pass and its cache carry nothin
   `lumina_models.__dict__["NextDiT_2B_GQA_patch2"]`, `__all__`);
 
 Per run (`apply_unreached_defs`): only in a tree whose root `__init__.py` names NODE_CLASS_MAPPINGS. Module-level
-code of every file (tests and scripts included) is reached, except `if __name__ == "__main__":` blocks: ComfyUI
-imports the pack and runs none of them, so a block reaches what it calls only when the pack runs the file as a
-script: `install.py` (ComfyUI-Manager runs it) or a file whose name a string of the pack names (`[sys.executable,
-"train_network.py", ...]`; t18e: a vendored DDP launcher's `setup_dist`, heldout21), and never in a file with a
+code of every file (scripts included) is reached, except in a file under a `tests/`, `test/` or `examples/` folder
+(a vendored repository's test suite and examples: ComfyUI runs none of them; t18g), and except `if __name__ ==
+"__main__":` blocks: ComfyUI imports the pack and runs none of them, so a block reaches what it calls only when the
+pack runs the file as a script: `install.py` (ComfyUI-Manager runs it) or a file whose name a string of the pack
+names (`[sys.executable, "train_network.py", ...]`; t18e: a vendored DDP launcher's `setup_dist`, heldout21), and never in a file with a
 module-level package-relative import (`from ...lvdm import x` fails when the file runs as a script; pd9; from t18d
 the block's own lines are unreached too, `dead`); a top-level definition is reached when a reached region reads its
 name (a `from x import name` whose name the file never reads, outside a package's `__init__.py`, reads nothing;
@@ -49,6 +50,8 @@ _CONTEXT = "unreached"
 _NOTE = ("nothing in this ComfyUI node pack calls it: ComfyUI reaches a pack only through its NODE_CLASS_MAPPINGS; "
          "port it if you reuse the helper")
 _DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
+_BENCH_FOLDERS = frozenset({"tests", "test", "examples"})
+_END = 1 << 30                  # a span's last line when it runs to the end of the file
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini")
 _CONFIG_BYTES = 1 << 20         # a config larger than this (a tokenizer's vocabulary) names no class to build
 _WORD = re.compile(rb"[A-Za-z_]\w*")
@@ -184,6 +187,13 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     return out
 
 
+def _bench_file(rel: str) -> bool:
+    """Whether a pack's file lies under a `tests/`, `test/` or `examples/` folder (a vendored upstream repository's
+    test suite or example scripts, MuseV's `diffusers/tests/`, `diffusers/examples/`): ComfyUI imports none of them
+    and runs none of their module-level code (t18g), so only a definition a reached region names is reached there."""
+    return any(part in _BENCH_FOLDERS for part in rel.split("/")[:-1])
+
+
 def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] = ()) -> dict[str, list[tuple[int, int]]]:
     """Per file, the line spans of top-level definitions no reached region reads (to a fixed point). `config_words`:
     the words of the tree's configs (`target: taming.modules.vqvae.quantize.GumbelQuantize`), each reached."""
@@ -219,7 +229,7 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
         for region, names in f.get("names", {}).items():
             if region:
                 regions.setdefault((rel, region), set()).update(resolved(rel, names))
-            else:
+            elif not _bench_file(rel):
                 reached |= resolved(rel, names)
         name = rel.rsplit("/", 1)[-1]
         if f.get("main") and (name in _RUN_ON_INSTALL or name.removesuffix(".py") in launched):
@@ -238,6 +248,11 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
     for rel, f in facts.items():
         spans = [(first, last) for name, first, last, _ in f.get("top", ()) if (rel, name) not in done]
         spans += [(first, last) for first, last in f.get("dead", ())]
+        if _bench_file(rel):    # its module-level lines too: all but the definitions a reached region reads
+            kept = sorted((first, last) for name, first, last, _ in f.get("top", ()) if (rel, name) in done)
+            starts = [1] + [last + 1 for _, last in kept]
+            ends = [first - 1 for first, _ in kept] + [_END]
+            spans = [(a, b) for a, b in zip(starts, ends) if a <= b]
         if spans:
             out[rel] = spans
     return out
@@ -272,8 +287,8 @@ def comfy_node_pack(results: list) -> bool:
 
 def _pack_facts(results: list, project: Any) -> dict[str, dict[str, Any]]:
     """Each Python file's reach facts when the tree is a ComfyUI node pack (its root `__init__.py`'s tree facts say
-    it names NODE_CLASS_MAPPINGS), else {}; also {} when a Python file cannot be read or parsed: what it reads is
-    unknown."""
+    it names NODE_CLASS_MAPPINGS), else {}; also {} when a Python file cannot be read; a file that does not parse
+    reads nothing (it cannot be imported either)."""
     from auditor.source import SourceError
     from auditor.static.project_imports import read_counted
 
@@ -286,8 +301,8 @@ def _pack_facts(results: list, project: Any) -> dict[str, dict[str, Any]]:
                 facts[rel] = reach_facts(read_counted(project, path), rel.rsplit("/", 1)[-1] == "__init__.py")
             except (OSError, SourceError):
                 return {}
-            if not facts[rel]:
-                return {}
+            if not facts[rel]:      # a SyntaxError in every Python 3 (MuseV's `import ..visualization.x`): the
+                facts[rel] = {"top": [], "names": {}}   # file cannot be imported or run, so it reaches nothing (t18g)
     return facts
 
 
