@@ -83,7 +83,7 @@ def test_a_key_the_tree_reads_by_subscript_stays(tmp_path):
     assert 3 not in found, found
 
 
-def test_configs_a_library_reads_whole_keep_their_findings(tmp_path):
+def test_configs_a_library_or_tool_reads_whole_keep_their_findings(tmp_path):
     deepspeed = """\
         {
           "train_micro_batch_size_per_gpu": 4,
@@ -91,8 +91,24 @@ def test_configs_a_library_reads_whole_keep_their_findings(tmp_path):
           "bf16": {"enabled": true}
         }
         """
-    root = _tree(tmp_path, {"ds_config.json": deepspeed, "train.py": TRAIN})
+    trainer_group = """\
+        # @package _group_
+        kwargs:
+          gpus: -1
+          accelerator: ddp
+          max_epochs: 40
+        """
+    cog = """\
+        build:
+          gpu: true
+          python_version: "3.10"
+        predict: "predict.py:Predictor"
+        """
+    root = _tree(tmp_path, {"ds_config.json": deepspeed, "configs/training/trainer/any_gpu.yaml": trainer_group,
+                            "cog.yaml": cog, "train.py": TRAIN})
     assert _lines(root, "ds_config.json"), "a DeepSpeed config's settings are DeepSpeed's to read"
+    assert 3 in _lines(root, "configs/training/trainer/any_gpu.yaml"), "Lightning's Trainer(**kwargs) reads `gpus`"
+    assert 2 in _lines(root, "cog.yaml"), "Cog reads `build.gpu`"
 
 
 def test_trees_that_parse_argument_files_into_library_dataclasses_keep_them(tmp_path):

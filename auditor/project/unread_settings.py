@@ -1,9 +1,10 @@
-"""Settings nothing reads (t18h): a CUDA setting in a project's own YAML / JSON config (`device: cuda`,
-`dist_backend: nccl`, `enable_xformers_memory_efficient_attention: true`) whose key no Python file of the tree names
-is a leftover, not a finding (docs/project-files.md, policy: settings nothing reads). A config a library reads
-whole (DeepSpeed, accelerate, Lightning, Hydra / LDM `_target_` instantiation, CI / compose / Kubernetes manifests,
-HfArgumentParser argument files) keeps its findings, and so does any key whose name appears as a word in the tree's
-Python or notebooks: an attribute, a subscript, a `get()`, a parameter a `**cfg` splat fills all name it."""
+"""Settings nothing reads (t18h): a CUDA setting in a project's own YAML / JSON config (`device: cuda`, `dist_backend:
+nccl`, `enable_xformers_memory_efficient_attention: true`) whose key no Python file of the tree names is a leftover,
+not a finding (docs/project-files.md, policy: settings nothing reads). A config a library or tool reads whole
+(DeepSpeed, accelerate, Lightning and its Hydra trainer group files, Hydra / LDM `_target_` instantiation, CI /
+compose / Kubernetes manifests, Cog, HfArgumentParser argument files, any JSON) keeps its findings, and so does any
+key whose name appears as a word in the tree's Python or notebooks: an attribute, a subscript, a `get()`, a parameter
+a `**cfg` splat fills all name it."""
 from __future__ import annotations
 
 import os
@@ -13,7 +14,12 @@ from pathlib import Path
 from auditor.discover import DEFAULT_EXCLUDE
 from auditor.findings import FileResult
 
-_CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
+# YAML only: the JSON configs of the trees read are mostly files a library or a model loader reads whole
+# (transformers' config.json: ClapConfig's `enable_fusion`; DeepSpeed), and the project bench's test16 / test18 labels
+# count a vendored BigVGAN config.json's `"dist_backend": "nccl"` as a finding
+_CONFIG_SUFFIXES = (".yaml", ".yml")
+# files a tool reads whole by their name (Cog's `build: gpu: true`, a GitHub action's metadata)
+_TOOL_CONFIG_NAMES = frozenset({"cog.yaml", "action.yml", "action.yaml"})
 _CODE_SUFFIXES = (".py", ".ipynb")
 # the symbol configs.scan_config_roots gives a setting finding: `dotted.key.path: value`
 _SETTING_SYMBOL_RE = re.compile(r"([A-Za-z_][\w.-]*): ")
@@ -65,8 +71,11 @@ def apply_unread_settings(results: list[FileResult], root: Path) -> int:
     """Drop the setting findings of the tree's own configs whose key nothing in the tree names. Returns how many."""
     candidates: list[tuple[FileResult, dict[int, str]]] = []
     for r in results:
-        if not r.path.lower().endswith(_CONFIG_SUFFIXES) or not r.findings:
+        low = r.path.lower()
+        if not low.endswith(_CONFIG_SUFFIXES) or not r.findings or low.rsplit("/", 1)[-1] in _TOOL_CONFIG_NAMES:
             continue
+        if any("trainer" in part or "lightning" in part for part in low.split("/")[:-1]):
+            continue      # a Hydra trainer group file (lama's `trainer/*.yaml`: `kwargs: {gpus: -1}`): Lightning's keys
         try:
             text = (root / r.path).read_text(encoding="utf-8", errors="replace")
         except OSError:
