@@ -1,4 +1,4 @@
-"""Settings nothing reads (t18h): a CUDA setting in a project's own YAML / JSON config (`device: cuda`, `dist_backend:
+"""Settings nothing reads (t18h): a CUDA setting in a project's own YAML config (`device: cuda`, `dist_backend:
 nccl`, `enable_xformers_memory_efficient_attention: true`) whose key no Python file of the tree names is a leftover,
 not a finding (docs/project-files.md, policy: settings nothing reads). A config a library or tool reads whole
 (DeepSpeed, accelerate, Lightning and its Hydra trainer group files, Hydra / LDM `_target_` instantiation, CI /
@@ -11,7 +11,6 @@ import os
 import re
 from pathlib import Path
 
-from auditor.discover import DEFAULT_EXCLUDE
 from auditor.findings import FileResult
 
 # YAML only: the JSON configs of the trees read are mostly files a library or a model loader reads whole
@@ -34,8 +33,9 @@ _LIBRARY_CONFIG_RE = re.compile(
 _LIBRARY_ARGUMENT_FILE_WORDS = frozenset({b"HfArgumentParser", b"parse_yaml_file", b"parse_json_file", b"TrlParser",
                                           b"llamafactory", b"llmtuner", b"from_json_file", b"from_yaml_file"})
 _MAX_CODE_BYTES = 4 * 1024 * 1024
-# build/ and dist/ stay: a project's own `build/` package is code that may read the key
-_SKIPPED_FOLDERS = frozenset(DEFAULT_EXCLUDE) - {"build", "dist"}
+# only folders that hold no code of the project (auditor.discover imports auditor.project: its DEFAULT_EXCLUDE
+# would be an import cycle); any other folder's words only keep more findings
+_SKIPPED_FOLDERS = frozenset({".git", "node_modules", "__pycache__", ".npu-audit-cache"})
 
 
 def _setting_key(finding, lines: list[str]) -> str | None:
