@@ -14,7 +14,6 @@ from auditor.project.local_builds import apply_local_builds
 from auditor.project.local_extras import apply_local_extras
 from auditor.project.makefile import apply_make_builds
 from auditor.project.setting_choices import apply_setting_choices
-from auditor.project.unread_settings import apply_unread_settings
 from auditor.findings import FileResult
 
 
@@ -29,4 +28,3 @@ def apply_tree_calls(results: list[FileResult], root: Path, rules,
     apply_launched_wrappers(results, root, rules, analyze, product)
     apply_launch_imports(results, root, rules, analyze, product)      # s15e: launched scripts that fail at import
     apply_setting_choices(results, root, rules, product)     # t18b: config values that select a CUDA-only module
-    apply_unread_settings(results, root)                               # t18h: config keys no Python file names
