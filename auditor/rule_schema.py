@@ -126,6 +126,9 @@ RULE_SCHEMA: dict[str, Any] = {
             # keyword rules: only a function parameter's default, and only the literal True or a non-zero integer
             # (`def main(ways=5, cuda=True)`, `cuda=1`; a bare `cuda` elsewhere is a table key or a variable) (t17c)
             "parameters_only": {"type": "boolean"},
+            # parameters_only keyword rules: the name turns CUDA off (`no_cuda`), so the default that leaves CUDA on
+            # is the literal False (`def downsample(x, planes, stride, no_cuda=False)`) (pd13)
+            "off_switch": {"type": "boolean"},
             "not_dict_literals": {"type": "boolean"},
             # string rules: only a literal that is one arm of a conditional whose other arm is one of these
             # (`"tf32" if allow_tf32 else "ieee"`) (t14z)

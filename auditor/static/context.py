@@ -364,9 +364,11 @@ _DYNAMIC_IMPORTS = frozenset({"importlib.import_module", "import_module", "try_i
 _EXTENSION_MODULE = re.compile(r"^[A-Za-z_]\w*(?:_cuda|_cuda_\w+|_kernels)$")
 # A package imported by a name in a string (t14q): `cuml = importlib.import_module("cuml")`, a lazy importer's
 # `triton = OptionalImport("triton")` / `tl = OptionalImport("triton.language")` (physicsnemo-style proxies),
-# MONAI's `cupy, has_cp = optional_import("cupy")`: the name stands for that module like `import cuml`, so
-# `cuml.neighbors.NearestNeighbors(...)` and `@triton.jit` resolve. The callee's last segment is what counts.
-_MODULE_IMPORTERS = frozenset({"import_module", "OptionalImport", "optional_import", "lazy_import", "LazyImport"})
+# MONAI's `cupy, has_cp = optional_import("cupy")`, deeptime's `torch = try_import("torch")` (pd13): the name
+# stands for that module like `import cuml`, so `cuml.neighbors.NearestNeighbors(...)` and `@triton.jit` resolve.
+# The callee's last segment is what counts.
+_MODULE_IMPORTERS = frozenset({"import_module", "OptionalImport", "optional_import", "lazy_import", "LazyImport",
+                               "try_import"})
 _MODULE_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
 # torch itself handed out by a loader call instead of `import torch` (t14y): txtai's `torch = library.torch()` /
 # `torch = Library().torch()` (a lazy-import helper with one method per package), RLlib's

@@ -1002,6 +1002,11 @@ class MatchVisitor(cst.CSTVisitor):
         holds_object = isinstance(value, cst.Call) and _constructs_object(value)
         derived_graph = "graph" in name_node.value.lower() and _neutral_condition(value)
         for kw in self.c.match_keywords(name_node.value, parameter=parameter):
+            if kw[0].extra.get("off_switch"):
+                # `def f(x, no_cuda=False)`: CUDA stays on by default; the False default is the finding (pd13)
+                if isinstance(value, cst.Name) and value.value == "False":
+                    self._hit(kw[0], target, name_node.value, value=kw[1])
+                continue
             if kw[0].extra.get("parameters_only") and not _literal_on(value):
                 continue    # `def main(cuda=True)` / `cuda=1`; not `cuda=args.cuda` (decided where it is set)
             if holds_object and kw[0].category == "precision" or kw[0].extra.get("keyword_key"):
