@@ -317,7 +317,10 @@ def _guards_imports(handler: ast.ExceptHandler) -> bool:
 
 
 # `is_flash_attn_2_available`, `is_apex_installed`, `HAS_APEX`, `_USE_FLASH` (not torch.cuda.is_available)
-_AVAILABILITY = re.compile(r"^_?(?:is|has)_\w+_(?:available|installed)$|^_?(?:HAS|IS|USE)_[A-Z0-9_]+$")
+# `XFORMERS_IS_AVAILABLE` (ComfyUI's comfy.model_management), `FLASH_ATTN_AVAILABLE`: a flag set where the import
+# succeeded, read as a module attribute (`mm.XFORMERS_IS_AVAILABLE`) as often as a name (heldout22, pd15)
+_AVAILABILITY = re.compile(r"^_?(?:is|has)_\w+_(?:available|installed)$|^_?(?:HAS|IS|USE)_[A-Z0-9_]+$"
+                           r"|^_?[A-Z][A-Z0-9_]*_(?:IS_)?(?:AVAILABLE|INSTALLED)$")
 
 
 _CUDA_ONLY_IMPORT_CATEGORIES = frozenset({"attention", "kernel", "third_party", "apex"})
