@@ -81,6 +81,21 @@ def test_unrelated_names_are_not_resolved():
     assert run(src) == []
 
 
+def test_runtime_device_type_compared_with_a_device_constant_is_not_a_use():
+    # supermerger's mergers.py (heldout22, pd15): the comparison holds for "npu" once the definition is ported;
+    # the definition and the `.to(device)` on the same line carry the findings
+    src = """
+    import torch
+    device = "cuda" if use_gpu else "cpu"
+
+    def move(theta, key):
+        if theta[key].device.type != device: theta[key] = theta[key].to(device)
+    """
+    found = [(f.line, f.col) for f in run(src) if f.code == "NPU003"]
+    assert (3, 10) in found and (6, 69) in found
+    assert not [c for line, c in found if line == 6 and c < 69]
+
+
 def test_constant_flow_into_device_positions():
     src = """
     import torch

@@ -317,7 +317,12 @@ def _guards_imports(handler: ast.ExceptHandler) -> bool:
 
 
 # `is_flash_attn_2_available`, `is_apex_installed`, `HAS_APEX`, `_USE_FLASH` (not torch.cuda.is_available)
-_AVAILABILITY = re.compile(r"^_?(?:is|has)_\w+_(?:available|installed)$|^_?(?:HAS|IS|USE)_[A-Z0-9_]+$")
+# `XFORMERS_IS_AVAILABLE` (ComfyUI's comfy.model_management), `FLASH_ATTN_AVAILABLE`: an attention package's flag set
+# where its import succeeded, read as a module attribute (`mm.XFORMERS_IS_AVAILABLE`) as often as a name (heldout22,
+# pd15). Only the attention packages NPU391 names: `if TE_AVAILABLE:` / `if TRITON_AVAILABLE:` would take the guard's
+# context over the notes that lower their imports to info (read on nemo and physicsnemo)
+_AVAILABILITY = re.compile(r"^_?(?:is|has)_\w+_(?:available|installed)$|^_?(?:HAS|IS|USE)_[A-Z0-9_]+$"
+                           r"|^_?(?:XFORMERS|FLASH_ATTN\w*|FLASH_ATTENTION\w*|SAGE_?ATT\w*)_(?:IS_)?AVAILABLE$")
 
 
 _CUDA_ONLY_IMPORT_CATEGORIES = frozenset({"attention", "kernel", "third_party", "apex"})

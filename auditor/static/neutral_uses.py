@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from auditor.static.backends import as_info
-from auditor.static.astutil import module_nodes
+from auditor.static.astutil import ast_dotted, module_nodes
 
 _COVERAGE_CODES = frozenset({"NPU501", "NPU502"})
 
@@ -81,6 +81,33 @@ def drop_type_references(findings: list, tree: ast.AST) -> list:
         return findings
     return [f for f in findings if f.code not in _COVERAGE_CODES or not _MODULE_CLASS.match(f.symbol or "") or
             not any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in spans)]
+
+
+def drop_namespace_calls(findings: list, tree: ast.AST) -> list:
+    """Drop NPU380 on a call of `torch.ops.<name>(...)` itself (`self.q = torch.ops.Conv2d(c, c, 1)` in CCSR's
+    attention, a typo for its `ops.Conv2d`; pd15, tuned on heldout22). `torch.ops.<name>` is an operator namespace,
+    which has no `__call__` (torch/_ops.py `_OpNamespace`): the line fails on every device, and no custom operator
+    library is used. `torch.ops.load_library(...)` / `import_module(...)` are torch.ops' own functions and stay."""
+    if not any(f.name == "custom-torch-ops" for f in findings) or not isinstance(tree, ast.Module):
+        return findings
+    spots = {(n.func.lineno, n.func.col_offset + 1) for n in module_nodes(tree)
+             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+             n.func.attr not in _OPS_FUNCTIONS and ast_dotted(n.func.value) == "torch.ops"}
+    return [f for f in findings if f.name != "custom-torch-ops" or (f.line, f.col) not in spots]
+
+
+_OPS_FUNCTIONS = frozenset({"load_library", "import_module"})
+
+
+def drop_replaced_autocasts(findings: list, tree: ast.AST) -> list:
+    """Drop NPU204 on `torch.autocast` as the target of an assignment (`torch.autocast = ipex_autocast` in IPEX's
+    hijacks; pd15, tuned on heldout22): the line replaces the class and opens no mixed-precision region, so there is
+    no dtype to check; the regions the replacement opens are where it is called."""
+    if not any(f.name == "autocast-dtype" for f in findings) or not isinstance(tree, ast.Module):
+        return findings
+    spots = {(t.lineno, t.col_offset + 1) for n in module_nodes(tree) if isinstance(n, ast.Assign)
+             for t in n.targets if isinstance(t, ast.Attribute)}
+    return [f for f in findings if f.name != "autocast-dtype" or (f.line, f.col) not in spots]
 
 
 _MODULE_CLASS = re.compile(r"torch\.nn\.(?:modules\.[\w.]+\.)?[A-Z]\w*$")

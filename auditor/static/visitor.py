@@ -1670,6 +1670,10 @@ class MatchVisitor(cst.CSTVisitor):
             # `name == "sdaa"` asks about the literal, whatever else `name` may hold ("cuda" elsewhere);
             # a literal that matters ("cuda") is matched as a string by itself
             return True
+        if any(_tensor_device_type(side) for side in sides):
+            # `t.device.type != device` (device = "cuda" if ... else "cpu"): the runtime answers "npu" on Ascend, so
+            # the test holds once the definition is ported; the definition and the `.to(device)` carry the finding
+            return True
         for side in sides:
             if isinstance(side, cst.Name) and side.value in self.ctx.constants and side.value not in self.ctx.aliases:
                 self._match_values(side, self.ctx.constants[side.value], via=side.value)
@@ -1745,6 +1749,12 @@ _PATH_BUILDERS = frozenset({"os.path.join", "path.join", "osp.join", "posixpath.
                             "PurePath", "pathlib.PurePath", "PosixPath"})
 _CONSTANT_NAME = re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+\Z")
 _MODULE_METADATA = frozenset({"__file__", "__version__", "__name__", "__path__", "__doc__", "__spec__"})
+def _tensor_device_type(node: cst.BaseExpression) -> bool:
+    """`x.device.type`: the type of a tensor's device, which the runtime sets ("npu" on Ascend)."""
+    return isinstance(node, cst.Attribute) and node.attr.value == "type" and \
+        isinstance(node.value, cst.Attribute) and node.value.attr.value == "device"
+
+
 # options that choose the device type (`--device cuda|npu|cpu`): a CUDA index option beside one serves that choice
 _DEVICE_TYPE_OPTION_RE = re.compile(
     r"""\b(?:add_argument|option)\(\s*(?:["']-\w+["']\s*,\s*)?["']--?(?:device|device[_-]type|accelerator|"""
