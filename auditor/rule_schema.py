@@ -25,6 +25,8 @@ MATCHER_KINDS = ("qualname", "method", "attribute", "string", "env", "import", "
                  "launched",
                  # the setup.py a build of one of the project's own folders runs (auditor/project/local_builds.py)
                  "setuppy",
+                 # a C++ qualified name in the host code of a CUDA source (.cu / .cuh): `torch::kCUDA` (engine.py)
+                 "cxx_name",
                  "callname", "flagname", "keyword",
                  # project files (auditor/project/): dependency pins, shell commands, base images, config settings
                  "requirement", "command", "image", "setting")

@@ -3,6 +3,7 @@
 tokenizer strips comments and string literals first, so a kernel named in a comment is not counted."""
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 
@@ -59,6 +60,21 @@ _LIBRARIES = {
     "cutlass::": "CUTLASS", "cute::": "CuTe", "wmma::": "WMMA (tensor cores)", "__shfl": "warp shuffles",
 }
 _LIB_RE = re.compile(r"\b(" + "|".join(re.escape(p) for p in sorted(_LIBRARIES, key=len, reverse=True)) + r")\w*")
+
+
+def cxx_name_lines(text: str, names: list[str]) -> list[tuple[int, int, str]]:
+    """(line, column, name) of each qualified C++ name in `names` (`torch::kCUDA`) outside comments and string
+    literals; a longer qualification of the same name (`at::DeviceType::CUDA` for `DeviceType::CUDA`) is its own."""
+    if not names:
+        return []
+    pattern = re.compile(r"(?<![\w:])(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b")
+    code = _strip(text)
+    starts = [0] + [i + 1 for i, ch in enumerate(code) if ch == "\n"]
+    out = []
+    for hit in pattern.finditer(code):
+        line = bisect.bisect_right(starts, hit.start())
+        out.append((line, hit.start() - starts[line - 1] + 1, hit.group(0)))
+    return out
 
 
 def _strip(text: str) -> str:

@@ -298,7 +298,10 @@ def docs_build_requirements(rel: str, text: str) -> bool:
 
 
 # a relative folder of the tree as a requirement item (`./libs/pointops`, `./third_party/ext/`), no wheel or archive
-_LOCAL_FOLDER_RE = re.compile(r"^\.{1,2}/[\w./-]+$")
+# (pd14, tuned on project test24: Scaffold-GS's environment.yml `- submodules/diff-gaussian-rasterization`): pip reads
+# any item with a path separator as a path, `./` or not (pip's `_looks_like_path` in
+# https://github.com/pypa/pip/blob/main/src/pip/_internal/req/constructors.py); a requirement name has no `/`
+_LOCAL_FOLDER_RE = re.compile(r"^(?:\.{1,2}/)?[\w.-]+(?:/[\w.-]+)+/?$")
 
 
 def analyze_requirement_item(col: Collector, line: int, logical: str) -> None:

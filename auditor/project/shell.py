@@ -413,6 +413,17 @@ _MODULE_LOADERS = {"module": ("load", "add", "swap", "switch"), "ml": None, "spa
 _SHELLS = {"bash", "sh", "zsh", "dash"}
 
 
+# `eval ${run_cmd}`, `eval "$CMD"`: the command line the script runs is the string a variable holds
+_EVAL_VAR_RE = re.compile(r"""(?m:^|[;&|(]|\bthen|\bdo)\s*eval\s+["']?\$\{?([A-Za-z_]\w*)\}?["']?\s*(?:$|[;&|)#])""", re.M)
+
+
+def _evaluated_vars(text: str) -> set[str]:
+    """The variables whose string the script runs with `eval` (hallo3's `run_cmd="PYTORCH_CUDA_ALLOC_CONF=... torchrun
+    ..."; eval ${run_cmd}`): bash reads the string as a command line, environment assignments included (bash(1),
+    "eval [arg ...]: the args are read and concatenated together into a single command")."""
+    return set(_EVAL_VAR_RE.findall(text))
+
+
 def scan_shell(col: Collector, text: str) -> None:
     """Report what `text` (lines aligned with the file's lines) sets, reads, runs and installs."""
     raw = text.encode("utf-8")
@@ -420,6 +431,7 @@ def scan_shell(col: Collector, text: str) -> None:
     pos = _Positions(raw)
     m = matchers(col.engine)
     source_tree = _SourceTree()
+    evaluated = _evaluated_vars(text) if "eval" in text else set()
     for node in _walk(tree.root_node):
         if node.type == "variable_assignment":
             name_node = node.child_by_field_name("name")
@@ -436,6 +448,8 @@ def scan_shell(col: Collector, text: str) -> None:
             _assignment_setting(col, m, name, value, line, c)
             if value is not None and value.type in ("string", "raw_string"):
                 _env_list(col, pos, value)
+                if name in evaluated:
+                    _nested_script(col, pos, value)     # the command line `eval $name` runs, read in its place
             if value is not None and "IMAGE" in name.upper():         # IMAGE_NAME="nvcr.io/nvidia/pytorch:..."
                 ref = _word(value) if value.type != "string" else value.text.decode()[1:-1]
                 vline, vc = pos.at(value.start_point)

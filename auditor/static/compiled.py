@@ -121,6 +121,7 @@ class CompiledRules:
     env_set: dict[str, Rule] = field(default_factory=dict)
     imports: list[tuple[str, Rule]] = field(default_factory=list)       # module prefix -> rule
     files: list[tuple[str, Rule]] = field(default_factory=list)
+    cxx_names: list[tuple[str, Rule]] = field(default_factory=list)
     coverage_rules: list[Rule] = field(default_factory=list)
     trigger_words: set[str] = field(default_factory=set)   # words of non-qualname matchers
     file_words: set[str] = field(default_factory=set)      # a file with none of these cannot match
@@ -235,6 +236,8 @@ class CompiledRules:
                         words.add(v.rsplit(".", 1)[-1])   # every import of v or below names it
                     elif kind == "file":
                         c.files.append((v, rule))
+                    elif kind == "cxx_name":
+                        c.cxx_names.append((v, rule))
                     elif kind == "coverage":
                         c.coverage_rules.append(rule)
         for name, rule in (extra_exact or {}).items():

@@ -20,7 +20,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from auditor.findings import FileError, FileResult, Finding
 from auditor.project import analyze_project_file, project_kind
-from auditor.project.cuda_source import KERNEL_RE, describe, inventory, plain_cpp_header
+from auditor.project.cuda_source import KERNEL_RE, cxx_name_lines, describe, inventory, plain_cpp_header
 from auditor.rules import Rule, SymbolDetail
 from auditor.static.vendor_dispatch import _MAX_BYTES as VENDOR_MAX_BYTES, RULE as VENDOR_RULE, \
     apply_vendor_dispatch, vendor_facts
@@ -500,6 +500,12 @@ class StaticEngine:
                     finding = replace(finding, line=line, end_line=line, message=f"{finding.message}: {describe(inv)}",
                                       data={**finding.data, "inventory": inv})
                 result.findings.append(finding)
+                if name.endswith((".cu", ".cuh")) and self.compiled.cxx_names:
+                    # the host code's own CUDA device (`torch::Device device(torch::kCUDA)`): a device to port
+                    by_name = dict(self.compiled.cxx_names)
+                    for at_line, at_col, cxx in cxx_name_lines(data.decode("utf-8", errors="replace"), list(by_name)):
+                        result.findings.append(self._finding(RawHit(by_name[cxx], None, cxx), rel, at_line, at_col,  # type: ignore[arg-type]
+                                                             at_line, at_col + len(cxx)))
             return result
         if looks_binary(data):
             return FileResult(rel, error=FileError(rel, "binary", "binary content (NUL bytes) in a .py file"))
