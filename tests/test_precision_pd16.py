@@ -47,3 +47,28 @@ def test_from_torch_import_cuda_read_only_through_attributes_is_info(tmp_path):
 def test_the_alias_passed_on_whole_keeps_the_import_finding(tmp_path):
     found = _findings(tmp_path, "import torch.cuda as cuda", "cuda", "print(cuda)")
     assert any(sym == "torch.cuda" and sev != "info" for sym, sev, _ in found["import"]), found
+
+
+MODEL_IO = """\
+    import torch
+
+
+    def load_state_dict(model, state_dict):
+        do_prefix = isinstance(model, (torch.nn.DataParallel, torch.nn.parallel.DistributedDataParallel))
+        return model.load_state_dict(state_dict)
+
+
+    def wrap(model):
+        return torch.nn.DataParallel(model)
+"""
+
+
+def test_data_parallel_only_tested_as_a_type_is_info_and_the_wrap_keeps_its_error(tmp_path):
+    root = write_tree(tmp_path / "zoe", {"models/model_io.py": MODEL_IO})
+    found: dict[int, set[tuple[str, str]]] = {}
+    for r in run_static([root], jobs=1).results:
+        for f in r.findings:
+            if f.code == "NPU112":
+                found.setdefault(f.line, set()).add((f.severity, (f.data or {}).get("context") or ""))
+    assert found.get(_line(MODEL_IO, "isinstance(")) == {("info", "type-test")}, found
+    assert found.get(_line(MODEL_IO, "return torch.nn.DataParallel")) == {("error", "")}, found
