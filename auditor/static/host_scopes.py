@@ -290,6 +290,13 @@ _UNUSED_NOTE = "imported here and never used in this file: nothing runs it on As
 _UNUSED_SUBMODULE_NOTE = "a module every torch build has, torch_npu's too, and nothing in this scope reads it: " \
                          "nothing runs it on Ascend; drop the import when porting"
 
+# `import torch.cuda as cuda` / `from torch import cuda` whose name the file reads only as `cuda.<attr>` (ReActor's
+# settings UI, tuned_t18g; pd16): the import runs on every torch build, and each use is reported where it is
+# (`cuda.is_available()` is torch.cuda.is_available's finding), so the import line itself is worth knowing only.
+_TORCH_MODULES = frozenset({"torch.cuda", "torch.backends.cuda", "torch.backends.cudnn"})
+_ALIASED_MODULE_NOTE = "a module every torch build has, torch_npu's too: the import runs on Ascend, and each use of " \
+                       "it is reported where it is"
+
 
 def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
     if rel.endswith("__init__.py") or not any((f.symbol or "").startswith("torch.") for f in findings):
@@ -303,7 +310,11 @@ def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
                 if a.name != "*":
                     for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
                         imports.setdefault(line, []).append((f"{node.module}.{a.name}", a.asname or a.name))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname is not None and a.name in _TORCH_MODULES:
+                    imports.setdefault(node.lineno, []).append((a.name, a.asname))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
             # `import torch.cuda` binds `torch`, which the rest of the scope uses anyway: the submodule is unused
             # unless the scope spells `torch.cuda.<...>` (ComfyUI_LayerStyle's `purge_vram()`, heldout20)
             for stmt in _own_imports(node):
@@ -314,6 +325,10 @@ def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
             isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets) for n in body):
         return findings
     used = {n.id for n in module_nodes(tree) if isinstance(n, ast.Name)}
+    attribute_bases = {id(n.value) for n in module_nodes(tree) if isinstance(n, ast.Attribute)}
+    # names some load reads other than as `name.<attr>` (passed on, compared, returned): the import stays the finding
+    read_whole = {n.id for n in module_nodes(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                  and id(n) not in attribute_bases}
     out = []
     for f in findings:
         symbol = f.symbol or ""
@@ -327,6 +342,11 @@ def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
             data["context"] = "unused-import"
             note = _UNUSED_NOTE if local else _UNUSED_SUBMODULE_NOTE
             f = replace(f, severity="info", fix="none", data=data, message=f"{f.message} ({note})")
+        elif local and symbol in _TORCH_MODULES and f.severity != "info" and local not in read_whole and any(
+                dotted == symbol and name == local for dotted, name in imports.get(f.line, ())):
+            data = {k: v for k, v in f.data.items() if k != "replace"}
+            data["context"] = "module-import"
+            f = replace(f, severity="info", fix="none", data=data, message=f"{f.message} ({_ALIASED_MODULE_NOTE})")
         out.append(f)
     return out
 

@@ -113,6 +113,28 @@ def drop_replaced_autocasts(findings: list, tree: ast.AST) -> list:
 _MODULE_CLASS = re.compile(r"torch\.nn\.(?:modules\.[\w.]+\.)?[A-Z]\w*$")
 
 
+_DATA_PARALLEL = "data-parallel"        # NPU112
+_TYPE_TEST_NOTE = ("only tested as a type here, nothing is wrapped: once the model is wrapped in DistributedDataParallel "
+                   "instead, the test must name it too")
+
+
+def lower_parallel_type_tests(findings: list, tree: ast.AST) -> list:
+    """NPU112 on `torch.nn.DataParallel` named only as the class an `isinstance` / `issubclass` tests (pd16, tuned on
+    tuned_t18g's vendored zoedepth `isinstance(model, (DataParallel, DistributedDataParallel))` that strips `module.`
+    prefixes) is info: the test runs on every build and wraps nothing; where DataParallel wraps a model is reported
+    at error as before."""
+    if not any(f.name == _DATA_PARALLEL and f.severity != "info" for f in findings) or not isinstance(tree, ast.Module):
+        return findings
+    spans = [(n.args[1].lineno, n.args[1].col_offset, n.args[1].end_lineno or n.args[1].lineno,
+              n.args[1].end_col_offset or n.args[1].col_offset) for n in module_nodes(tree)
+             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("isinstance", "issubclass")
+             and len(n.args) == 2]
+    if not spans:
+        return findings
+    return [as_info(f, "type-test", _TYPE_TEST_NOTE) if f.name == _DATA_PARALLEL and f.severity != "info" and any(
+        (l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in spans) else f for f in findings]
+
+
 def drop_math_backend_lists(findings: list, tree: ast.AST) -> list:
     """NPU350 on the members of a backend list that also allows the math backend (`sdpa_kernel([SDPBackend.FLASH_ATTENTION,
     SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH, SDPBackend.CUDNN_ATTENTION])`, vLLM's phi4mm attention; t11y,

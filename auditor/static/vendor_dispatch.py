@@ -12,6 +12,10 @@ branch is skipped. Two structures make such a comparison no port problem:
 - a database migration (an alembic revision: top-level `upgrade()` and `downgrade()` beside an alembic import; a
   Django `class Migration(migrations.Migration)`) rewrites stored rows about vendors: it selects no device, so
   NPU076 is dropped there.
+- the program's own CPU / CUDA setting (pd16, session 18, on tuned_t18g's ReActor rows): a value the file sets to
+  "CPU" itself, or a test whose branch picks an ONNX Runtime execution provider, is a choice of the user, not a name
+  a device reports; the CUDA side of that choice is reported where it is made (the `torch.cuda.is_available()` gate,
+  NPU033 on the provider), so NPU076 is dropped there.
 """
 from __future__ import annotations
 
@@ -174,12 +178,56 @@ def _lower(findings: list, tree: ast.AST | None, npu_keys: set[tuple], where: st
     return out
 
 
+_PROVIDER_SUFFIX = "ExecutionProvider"
+
+
+def _own_cpu_settings(tree: ast.AST) -> set[str]:
+    """Names the file itself sets to "CPU" (`last_device = "CPU"`, `available_devices = ["CPU", "CUDA"]`): a
+    CPU / CUDA choice of the program (ReActor's ONNX Runtime device setting), not a name a device reports."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None \
+                and "CPU" in _strings(node.value):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            out.update(t.id for t in targets if isinstance(t, ast.Name))
+    return out
+
+
+def _own_setting_lines(tree: ast.AST) -> set[int]:
+    """Lines of comparisons that test the program's own CPU / CUDA setting rather than a device's vendor name:
+    an operand the file sets to "CPU" itself (_own_cpu_settings), or an `if` / conditional expression whose branch
+    picks an ONNX Runtime execution provider (`["CUDAExecutionProvider"] if device == "CUDA" else [...]`; the
+    provider line is NPU033's)."""
+    settings = _own_cpu_settings(tree)
+    out: set[int] = set()
+
+    def add(compare: ast.Compare) -> None:
+        out.update(range(compare.lineno, (compare.end_lineno or compare.lineno) + 1))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and any(isinstance(o, ast.Name) and o.id in settings
+                                                 for o in [node.left, *node.comparators]):
+            add(node)
+        elif isinstance(node, (ast.If, ast.IfExp)):
+            branches = node.body if isinstance(node.body, list) else [node.body, node.orelse]
+            if any(isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value.endswith(_PROVIDER_SUFFIX)
+                   for b in branches for c in ast.walk(b)):
+                for c in ast.walk(node.test):
+                    if isinstance(c, ast.Compare):
+                        add(c)
+    return out
+
+
 def apply_vendor_dispatch(findings: list, tree: ast.AST, text: str) -> list:
-    """Per file: drop NPU076 in a data migration, lower it where the file compares the value with an NPU name."""
+    """Per file: drop NPU076 in a data migration and on the program's own CPU / CUDA setting (_own_setting_lines),
+    lower it where the file compares the value with an NPU name."""
     if not any(f.name == RULE for f in findings) or not isinstance(tree, ast.Module):
         return findings
     if data_migration(text):
         return [f for f in findings if f.name != RULE]
+    own = _own_setting_lines(tree)
+    if own:
+        findings = [f for f in findings if f.name != RULE or f.line not in own]
     if not any(f.name == RULE and f.severity != "info" for f in findings):
         return findings
     return _lower(findings, tree, npu_compared(tree), "in this file")
