@@ -344,9 +344,10 @@ def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
             f = replace(f, severity="info", fix="none", data=data, message=f"{f.message} ({note})")
         elif local and symbol in _TORCH_MODULES and f.severity != "info" and local not in read_whole and any(
                 dotted == symbol and name == local for dotted, name in imports.get(f.line, ())):
-            data = {k: v for k, v in f.data.items() if k != "replace"}
-            data["context"] = "module-import"
-            f = replace(f, severity="info", fix="none", data=data, message=f"{f.message} ({_ALIASED_MODULE_NOTE})")
+            # the uses keep their findings, but they name the module through this import: `audit fix` still
+            # rewrites it (`import torch.cuda as tc` -> `import torch_npu.npu as tc`)
+            data = {**f.data, "context": "module-import"}
+            f = replace(f, severity="info", data=data, message=f"{f.message} ({_ALIASED_MODULE_NOTE})")
         out.append(f)
     return out
 

@@ -84,6 +84,10 @@ def outputs(pins: Pins, wheel: Wheel | None = None) -> dict:
                 "import torch\nout = torch.ops.vllm.unified_attention(q, k, v, layer_name)\n",
             ],
             "ok": [
+                "import torch\nclass SpatialSelfAttention(torch.nn.Module):\n    def __init__(self, in_channels):\n"
+                "        super().__init__()\n"
+                "        # a typo for ops.Conv2d: an op namespace is not callable, so this fails on every device\n"
+                "        self.q = torch.ops.Conv2d(in_channels, in_channels, kernel_size=1, stride=1, padding=0)\n",
                 "import torch\ny = torch.ops.aten.gelu.default(x)\n",
                 "import torch\nout = torch.ops.npu.npu_rms_norm(x, w, 1e-6)\n",
                 "import torch\nr = torch.ops.higher_order.cond(pred, f, g, (x,))\n",
