@@ -1749,6 +1749,8 @@ _PATH_BUILDERS = frozenset({"os.path.join", "path.join", "osp.join", "posixpath.
                             "PurePath", "pathlib.PurePath", "PosixPath"})
 _CONSTANT_NAME = re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+\Z")
 _MODULE_METADATA = frozenset({"__file__", "__version__", "__name__", "__path__", "__doc__", "__spec__"})
+
+
 def _tensor_device_type(node: cst.BaseExpression) -> bool:
     """`x.device.type`: the type of a tensor's device, which the runtime sets ("npu" on Ascend)."""
     return isinstance(node, cst.Attribute) and node.attr.value == "type" and \
