@@ -120,7 +120,7 @@ def wrapper_fact(data: bytes, findings) -> bool:
     """A Python file that is a wrapper when launched: short (at most _MAX_BYTES, WRAPPER_LINES lines of code) with an
     attention finding that is not information. Its per-file fact (`wrapper` in the worker's tree facts,
     project_imports.with_facts), so that the pass below reads no file the worker has read."""
-    return (_attention_hit(findings) is not None and len(data) <= _MAX_BYTES
+    return (attention_hit(findings) is not None and len(data) <= _MAX_BYTES
             and _code_lines(data.decode("utf-8", errors="replace")) <= WRAPPER_LINES)
 
 
@@ -217,9 +217,10 @@ def _facts(known: FileResult | None) -> dict | None:
     return facts if isinstance(facts, dict) else None
 
 
-def _attention_hit(findings) -> Finding | None:
+def attention_hit(findings) -> Finding | None:
+    """The first attention finding above info (a CUDA attention kernel the file uses), or None."""
     hits = [f for f in findings if f.category == "attention" and f.severity != "info"]
-    return min(hits, key=lambda f: f.line) if hits else None
+    return min(hits, key=lambda f: (f.line, f.col)) if hits else None
 
 
 def _wrapper_finding(path: Path, rel: str, cache: dict, analyze: Callable[[bytes, str], FileResult],
@@ -231,7 +232,7 @@ def _wrapper_finding(path: Path, rel: str, cache: dict, analyze: Callable[[bytes
         return cache[key]
     facts = known.summary.get("tree") if known is not None and known.summary else None
     if known is not None and isinstance(facts, dict):
-        found = _attention_hit(known.findings) if facts.get("wrapper") else None
+        found = attention_hit(known.findings) if facts.get("wrapper") else None
         cache[key] = found
         return found
     found = None
@@ -239,7 +240,7 @@ def _wrapper_finding(path: Path, rel: str, cache: dict, analyze: Callable[[bytes
         if path.is_file() and path.stat().st_size <= _MAX_BYTES:
             data = path.read_bytes()
             if _code_lines(data.decode("utf-8", errors="replace")) <= WRAPPER_LINES:
-                found = _attention_hit(analyze(data, rel).findings)
+                found = attention_hit(analyze(data, rel).findings)
     except OSError:
         found = None
     cache[key] = found
@@ -576,7 +577,7 @@ def _patched_finding(path: Path, roots: tuple[Path, ...], cache: dict, analyze: 
                     continue
                 known = _known(by_rel, target, root)
                 findings = known.findings if known is not None else analyze(target.read_bytes(), rel).findings
-                hit = _attention_hit(findings)
+                hit = attention_hit(findings)
                 found = dataclasses.replace(hit, path=rel) if hit is not None else None
                 break
             if found is not None:

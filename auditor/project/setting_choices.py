@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from auditor.findings import FileResult, Finding
+from auditor.project.launched import attention_hit
 from auditor.project.makefile import call_finding
 from auditor.source import MAX_FILE_BYTES, SourceError, read_source
 from auditor.suppress import Suppressions
@@ -116,11 +117,6 @@ def _module_file(module: str, level: int, folder: str, by_rel: dict[str, FileRes
     return None
 
 
-def _selecting_hit(result: FileResult) -> Finding | None:
-    hits = [f for f in result.findings if f.category == "attention" and f.severity != "info"]
-    return min(hits, key=lambda f: (f.line, f.col)) if hits else None
-
-
 def _selected(results: list[FileResult], by_rel: dict[str, FileResult]) -> dict[tuple[str, str], tuple[str, Finding]]:
     """(key, value) -> (module file, its finding) for the choices that select a module with CUDA-only attention,
     when another value of the same key selects a module of the tree without one (a choice between implementations:
@@ -138,7 +134,7 @@ def _selected(results: list[FileResult], by_rel: dict[str, FileResult]) -> dict[
             target = _module_file(module, level, rel.rsplit("/", 1)[0] if "/" in rel else "", by_rel)
             if target is None or target == rel:
                 continue
-            hit = _selecting_hit(by_rel[target])
+            hit = attention_hit(by_rel[target].findings)
             if hit is not None:
                 out.setdefault((key, value), (target, hit))
             else:
