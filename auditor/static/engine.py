@@ -34,7 +34,7 @@ from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host
 from auditor.static.ort_only import lower_ort_only
 from auditor.static.neutral_uses import drop_host_conversion_hints, drop_math_backend_lists, \
     drop_namespace_calls, drop_overridden_bases, drop_replaced_autocasts, drop_type_references, \
-    lower_disabled_autocast_devices, lower_parallel_type_tests
+    mark_disabled_autocast_devices, lower_parallel_type_tests
 from auditor.static.provider_catalogues import drop_provider_catalogues
 from auditor.static.patch_targets import apply_cuda_twins, apply_flash_tables, apply_patch_targets
 from auditor.static.npu_native import apply_npu_file, written_for_npu
@@ -687,7 +687,7 @@ class StaticEngine:
             result.findings = drop_namespace_calls(result.findings, tree)   # `torch.ops.Conv2d(...)`: a typo
             result.findings = drop_replaced_autocasts(result.findings, tree)   # `torch.autocast = own`
             result.findings = lower_parallel_type_tests(result.findings, tree)   # isinstance(m, DataParallel)
-            result.findings = lower_disabled_autocast_devices(result.findings, tree)   # autocast("cuda", enabled=False)
+            result.findings = mark_disabled_autocast_devices(result.findings, tree)   # autocast("cuda", enabled=False)
             result.findings = drop_host_conversion_hints(result.findings, rel, text)   # convert_*.py, no device
             result.findings = lower_ort_only(result.findings, text)   # "cuda" picks an ORT provider (falls back)
             result.findings = drop_host_scopes(result.findings, rel, text, tree)    # unread defaults, host tests

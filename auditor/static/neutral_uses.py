@@ -176,12 +176,13 @@ def _cuda_device_arg(call: ast.Call) -> ast.Constant | None:
     return next((v for v in given if isinstance(v, ast.Constant) and v.value == "cuda"), None)
 
 
-def lower_disabled_autocast_devices(findings: list, tree: ast.AST) -> list:
+def mark_disabled_autocast_devices(findings: list, tree: ast.AST) -> list:
     """NPU003 on the "cuda" of a disabled autocast (`with torch.amp.autocast(device_type="cuda", enabled=False):`
     around fp32 RoPE math; pd8, heldout21's MMAudio). Constructing it does not need CUDA, and it only switches off an
     outer CUDA autocast: when the file enters no enabled CUDA autocast region, the code runs in fp32 on Ascend as on
-    CUDA, and the device_type is only worth porting (info). A file that also opens an enabled CUDA autocast keeps the
-    error: there the disable must name the NPU to take effect."""
+    CUDA. Whether that holds depends on the whole tree (`lower_disabled_autocasts`), so the file pass only marks the
+    finding. A file that also opens an enabled CUDA autocast marks nothing: there the disable must name the NPU to
+    take effect."""
     if not any(f.code == "NPU003" for f in findings) or not isinstance(tree, ast.Module):
         return findings
     calls = [n for n in module_nodes(tree) if isinstance(n, ast.Call) and _autocast_call(n)]
@@ -190,31 +191,33 @@ def lower_disabled_autocast_devices(findings: list, tree: ast.AST) -> list:
     spots = {(v.lineno, v.col_offset + 1) for c in calls if _disabled(c) for v in [_cuda_device_arg(c)] if v}
     if not spots:
         return findings
-    return [_lowered(f) if f.code == "NPU003" and f.severity != "info" and (f.line, f.col) in spots else f
+    return [replace(f, data={**f.data, _MARK: True}) if f.code == "NPU003" and (f.line, f.col) in spots else f
             for f in findings]
 
 
-def _lowered(f):
-    low = as_info(f, "disabled-autocast", _DISABLED_NOTE)
-    return replace(low, data={**low.data, "unlowered": {"severity": f.severity, "message": f.message, "fix": f.fix,
-                                                         "data": dict(f.data)}})
+_MARK = "disabled_autocast"
 
 
-def restore_disabled_autocasts(results: list, project: Any = None) -> None:
-    """Undo lower_disabled_autocast_devices unless the tree is a ComfyUI node pack that opens no autocast region in
-    any file (NPU204, which a disabled autocast never makes). Anywhere else the disable is written for an outer
-    region that some file or the library's caller opens (Lightning's "bf16-mixed", a user's autocast; read on boltz,
-    quack, darts): ported to the NPU, that region is not switched off by the "cuda" disable, so the full-precision
-    code would silently run in low precision (the error stands). A node pack is called by ComfyUI, which casts
-    weights itself and opens no autocast around a node (pd8, heldout21's MMAudio)."""
+def lower_disabled_autocasts(results: list, project: Any = None) -> None:
+    """The marked "cuda" of a disabled autocast to info when the tree is a ComfyUI node pack that opens no autocast
+    region in any file (NPU204, which a disabled autocast never makes): ComfyUI casts weights itself and opens no
+    autocast around a node (pd8, heldout21's MMAudio). Anywhere else the disable is written for an outer region that
+    some file or the library's caller opens (Lightning's "bf16-mixed", a user's autocast; read on boltz, quack,
+    darts): ported to the NPU, that region is not switched off by the "cuda" disable, so the full-precision code would
+    silently run in low precision (the finding keeps its severity). The mark is removed either way."""
     from auditor.static.unreached_defs import comfy_node_pack
 
-    keep = comfy_node_pack(results) and not any(f.code == "NPU204" for r in results for f in r.findings)
-    for r in results:
-        if any("unlowered" in f.data for f in r.findings):
-            r.findings = [(replace(f, data={k: v for k, v in f.data.items() if k != "unlowered"}) if keep
-                           else replace(f, **f.data["unlowered"])) if "unlowered" in f.data else f
-                          for f in r.findings]
+    marked = [r for r in results if any(_MARK in f.data for f in r.findings)]
+    if not marked:
+        return
+    lower = comfy_node_pack(results) and not any(f.code == "NPU204" for r in results for f in r.findings)
+    for r in marked:
+        r.findings = [_unmarked(f, lower) if _MARK in f.data else f for f in r.findings]
+
+
+def _unmarked(f, lower: bool):
+    f = replace(f, data={k: v for k, v in f.data.items() if k != _MARK})
+    return as_info(f, "disabled-autocast", _DISABLED_NOTE) if lower and f.severity != "info" else f
 
 
 _DISABLED_NOTE = ("a disabled autocast, and no autocast region is opened in the code audited: the code runs in full "
