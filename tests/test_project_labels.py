@@ -132,6 +132,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
                             "test23": 40,
                             "test24": 40,
                             "test25": 40,
+                            "test26": 40,
                             "test27": 40,
                             "tuned_t15": 40,
                             "tuned_t15d": 40, "tuned_t15f": 40, "tuned_t15s": 40, "tuned_t15u": 40, "tuned_t16d": 40,
@@ -431,6 +432,24 @@ def test_extended_selection_is_exactly_what_its_rule_draws(tmp_path, split):
     added = {r: sum(f["repo"] == r for f in committed["files"]) - sum(f["repo"] == r for f in first_draw)
              for r in {f["repo"] for f in committed["files"]}}
     assert {r: n for r, n in added.items() if n} == added_by_repo
+
+
+def test_test26_selection_is_exactly_what_its_rule_draws(tmp_path):
+    """test26's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1526,
+    7 per repository, no extension), the first draw's 33 files (its first seven repositories) are the start of it
+    after the amendment appended six repositories, and every drawn file, and no other, has a label file."""
+    mod, sources, committed = _redraw_committed(tmp_path, "test26")
+    assert mod.DRAWS["test26"] == {"seed": 1526, "per_repo": 7}
+    assert mod.LINE_CAP["test26"] == 40
+    assert "test26" not in mod.EXTRA_KINDS
+    assert all("per_repo" not in s for s in sources)                          # no extension to 10
+    assert len(sources) == 13 and len(committed["files"]) == 52
+    first = sources[:7]                                                       # the sources fixed before the first draw
+    (mod.HERE / "test26" / "sources.json").write_text(json.dumps({"sources": first}))
+    assert mod.select("test26") == 0
+    first_draw = json.loads((mod.HERE / "test26" / "selection.json").read_text())["files"]
+    assert len(first_draw) == 33
+    assert committed["files"][:33] == first_draw
 
 
 def test_tuned_t15d_selection_is_exactly_what_its_rule_draws(tmp_path):
