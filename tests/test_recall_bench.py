@@ -203,7 +203,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
 
 @pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
                                    "test10", "test11", "test12", "test13", "test14", "test15", "test16", "test17", "test18",
-                                   "test19", "test20", "test21",
+                                   "test19", "test20", "test21", "test22",
                                    "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c", "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -940,7 +940,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
     pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
     # test19's pre-registered eligibility change: a file audit's default discovery skips is not eligible (it removed
     # none of these archives' files); earlier splits keep test10's eligibility.
-    assert select_test.AUDITED_ONLY_SPLITS == {"test19", "test20", "test21", "tuned_t17c", "tuned_t18c"}   # later splits copy test19's rule
+    assert select_test.AUDITED_ONLY_SPLITS == {"test19", "test20", "test21", "test22", "tuned_t17c", "tuned_t18c"}   # later splits copy test19's rule
     # Main rounds 1-2 in sources.json order: four code bases have one eligible file each, so round 2 has the other nine.
     assert len(main) == 22 and labelled[:22] == main
 
@@ -1030,6 +1030,36 @@ def test_test21_files_are_exactly_what_its_rule_draws():
         {name: min(8, len(order)) for name, order in orders}
     assert pairs(labelled) < 350
     assert len(labelled) == 64
+
+
+def test_test22_files_are_exactly_what_its_rule_draws():
+    draw = _LimitedDraw("test22", 21)         # test21's rule on pool A20 and its recorded extension (pinned commits)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    assert "test22" in select_test.AUDITED_ONLY_SPLITS
+    assert all(len(s["commit"]) == 40 and s["version"] == s["commit"][:12] and "archive" not in s
+               for s in recall.load_sources("test22"))
+    # Main rounds 1-2 in sources.json order: six code bases have one eligible file each, so round 2 has the other 15.
+    assert len(main) == 36 and labelled[:36] == main
+
+    # Top-up (SELECTION.md outcome), each in its pool's order, skipping files already drawn and code bases at 8 files:
+    # device needed none; distributed drew the one pool file not drawn before (hyena-dna's copy of safari's
+    # distributed.py) and stays under 20; precision had 20 or more after the main rounds; apex drew its two-file pool
+    # (the fftconv setup.py of safari and hyena-dna, whose only apex match is a comment) and stays under 20; attention
+    # had 20 or more after the main rounds; kernel reached 20 with the apex top-up; third_party's pool is empty.
+    assert pairs(main, "device") >= 20 and pairs(main, "precision") >= 20 and pairs(main, "attention") >= 20
+    assert labelled[36:37] == open_(pool("distributed"), labelled[:36]) and pairs(labelled[:37], "distributed") < 20
+    assert labelled[37:39] == pool("apex") and pairs(labelled[:39], "apex") < 20
+    assert pairs(labelled[:37], "kernel") < 20 <= pairs(labelled[:39], "kernel")
+    assert pool("third_party") == []
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before and code bases
+    # at 8 files, until 350 pairs: the 350th pair came with the seventh file of round 5 (SimCSE's classifier.py).
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:39])
+    assert labelled[39:] == later[:len(labelled) - 39]
+    assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
+    assert labelled[-1] == ("SimCSE", "SentEval/senteval/tools/classifier.py")
+    assert len(labelled) == 71
 
 
 TRAIN_PY = "import torch\n\n\ndef main():\n    device = torch.device(\"cuda\")\n    torch.cuda.set_device(0)\n" + \
