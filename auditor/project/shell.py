@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Iterator
 from auditor.findings import FileResult
 from auditor.project import for_macos
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
+from auditor.project.called_scripts import SUMMARY_KEY as CALLED_SCRIPTS, script_call
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.launched import SUMMARY_KEY as LAUNCHED, launched_call_options
 from auditor.project.makefile import SUMMARY_KEY as MAKE_CALLS
@@ -1203,6 +1204,9 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
     if name == "python" or name.startswith("python3") or name in ("torchrun", "deepspeed") or \
             name == "accelerate" and words[1:2] == ["launch"]:
         _record_launch(col, pos, words, nodes, source_tree.cwd, multi_process)  # `deepspeed llava/train/train_mem.py` (t15k)
+    called = script_call(words, source_tree.cwd)
+    if called is not None:
+        _record_script_call(col, pos, words, nodes, called)      # `./train.sh -d mipnerf360/bicycle ...` (t19c)
     if name.rsplit("\\", 1)[-1].removesuffix(".exe") == "cmake":
         _record_cmake(col, pos, words, nodes, source_tree.cwd)
     if name.rsplit("\\", 1)[-1].removesuffix(".exe") in _MAKES:
@@ -1378,6 +1382,16 @@ def _python_path(col: Collector, first, cwd: str | None) -> list[str]:
         if folder is not None and folder not in out:
             out.append(folder)
     return out
+
+
+def _record_script_call(col: Collector, pos: _Positions, words: list[str], nodes: list,
+                        called: tuple[dict, int]) -> None:
+    """A line that runs another shell script of the tree, kept in the file's summary on the word naming the script:
+    the tree pass (auditor/project/called_scripts.py) gives the line that script's launch findings."""
+    call, at = called
+    line, c = pos.at(nodes[at].start_point)
+    call.update(line=line, col=c, end_col=c + len(words[at]))
+    keep_call(col.result, CALLED_SCRIPTS, call)
 
 
 def _record_make(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:

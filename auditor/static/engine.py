@@ -41,7 +41,7 @@ from auditor.static.npu_native import apply_npu_file, written_for_npu
 from auditor.static.crossfile import summarize
 from auditor.static.valueflow import OWN_CODES as FLOW_CODES, add_flow, spelled
 from auditor.static.project_imports import TREE, with_facts
-from auditor.project import cmake_calls, launched, local_builds, local_extras, makefile
+from auditor.project import called_scripts, cmake_calls, launched, local_builds, local_extras, makefile
 from auditor.static.context import _WHOLE_FILE, HOLE, FileContext, adopt_local_refs, build_context
 from auditor.static.star_names import bind_star_names
 from auditor.static import largefile
@@ -205,7 +205,7 @@ class _Slicer:
 
 # summary keys of the calls the tree passes check against another file (make, cmake, `pip install -e .[extra]`)
 _CALL_KEYS = (makefile.SUMMARY_KEY, cmake_calls.SUMMARY_KEY, local_extras.SUMMARY_KEY, launched.SUMMARY_KEY,
-              local_builds.SUMMARY_KEY)
+              local_builds.SUMMARY_KEY, called_scripts.SUMMARY_KEY)
 
 
 def _conversion_chain(stmt: ast.stmt, length: int) -> bool:
