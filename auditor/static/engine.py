@@ -208,6 +208,19 @@ _CALL_KEYS = (makefile.SUMMARY_KEY, cmake_calls.SUMMARY_KEY, local_extras.SUMMAR
               local_builds.SUMMARY_KEY, called_scripts.SUMMARY_KEY)
 
 
+def _call_text(data: bytes, rel: str) -> bytes:
+    """The text a file's recorded calls count their lines through: a notebook's code lines (t19c: its `!python` /
+    `%run` launches), any other file's bytes."""
+    if not rel.endswith(".ipynb"):
+        return data
+    from auditor.project.notebook import notebook_code_lines
+
+    try:
+        return "\n".join(notebook_code_lines(data.decode("utf-8", errors="replace"))).encode("utf-8")
+    except ValueError:
+        return data
+
+
 def _conversion_chain(stmt: ast.stmt, length: int) -> bool:
     """`if dtype == "bfloat16": data_type = torch.bfloat16` / `elif ...` / `else: ...`, each branch one simple
     statement: parsed whole like a short statement, so the visitor reads each branch with its test (a name-to-dtype
@@ -458,7 +471,7 @@ class StaticEngine:
                                         self._full_tree[0] if self._full_tree is not None else None)
             self._add_vendor_facts(result, data, rel)
             # `make x  # npu-audit: ignore[NPU333]`: kept with each recorded call for the tree passes
-            makefile.note_suppressions(result.summary, data, _CALL_KEYS)
+            makefile.note_suppressions(result.summary, _call_text(data, rel), _CALL_KEYS)
             return result
         except RecursionError:
             return FileResult(rel, error=FileError(rel, "syntax", "nesting too deep to parse"))
