@@ -124,3 +124,30 @@ def test_a_run_magic_finding_keeps_the_notebooks_own_columns(tmp_path):
     launch = next(f for f in result.findings if f.code == "NPU827")
     # on `train.py`, columns 6 to 14 of `%run train.py --gpu 0`
     assert (launch.line, launch.col, launch.end_col) == (1, 6, 14), launch
+
+
+def test_an_argument_list_in_a_config_is_read_as_the_programs_options():
+    from auditor.rules import load_rules
+    from auditor.static import StaticEngine
+    from static_snippets import line_codes
+
+    engine = StaticEngine(load_rules())
+    text = """\
+        steps:
+          - name: colmap_feature_extractor
+            app: colmap
+            command_args: [feature_extractor, --database_path, db.db,
+                           --SiftExtraction.use_gpu, "0"]
+          - name: colmap_exhaustive_matcher
+            app: colmap
+            command_args:
+              - exhaustive_matcher
+              - --SiftMatching.gpu_index
+              - "${gpusIndices}"
+          - name: colmap_patch_match_stereo
+            command_args: ["patch_match_stereo", "--PatchMatchStereo.gpu_index=0,1"]
+        description: "--SiftMatching.gpu_index 0 needs CUDA"
+        """
+    got = line_codes(engine, "configs/colmap_steps.yaml", text)
+    assert (10, "NPU086") in got and (13, "NPU087") in got, got
+    assert not [c for ln, c in got if c in ("NPU086", "NPU087") and ln not in (10, 13)], got
