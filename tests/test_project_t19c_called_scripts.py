@@ -151,3 +151,27 @@ def test_an_argument_list_in_a_config_is_read_as_the_programs_options():
     got = line_codes(engine, "configs/colmap_steps.yaml", text)
     assert (10, "NPU086") in got and (13, "NPU087") in got, got
     assert not [c for ln, c in got if c in ("NPU086", "NPU087") and ln not in (10, 13)], got
+
+
+def test_a_dotted_optimizer_type_in_a_sat_config_is_read_as_the_class_it_builds():
+    from auditor.rules import load_rules
+    from auditor.static import StaticEngine
+    from static_snippets import line_codes
+
+    engine = StaticEngine(load_rules())
+    text = """\
+        deepspeed:
+          bf16:
+            enabled: False
+          optimizer:
+            type: sat.ops.FusedEmaAdam
+            params:
+              lr: 1e-5
+        scheduler:
+          type: WarmupDecayLR
+        model:
+          type: sat.model.BaseModel
+        """
+    got = line_codes(engine, "configs/sft.yaml", text)
+    assert (5, "NPU438") in got, got
+    assert not [ln for ln, _ in got if ln in (9, 11)], got

@@ -29,8 +29,9 @@ _ENV_KEYS = {"env", "environment", "envs", "env_vars", "environment_variables", 
 # any other value that is an install command line (`pip_package: pip install -e .; pip install triton`)
 _INSTALL_COMMAND_RE = re.compile(r"(?:^|[;&|]\s*)(?:sudo\s+)?(?:pip3?|python3?\s+-m\s+pip|uv\s+pip|conda|mamba|apt-get|apt|yum)"
                                  r"\s+install\s")
-# keys whose value is a class to build by qualified name (Hydra / OmegaConf, Lightning CLI, LDM configs)
-_CLASS_KEYS = {"_target_", "class_path", "target"}
+# keys whose value is a class to build by qualified name (Hydra / OmegaConf, Lightning CLI, LDM configs; SAT's
+# `optimizer: type: sat.ops.FusedEmaAdam`, t19c: a dotted `type` names a class, a bare one a registry entry)
+_CLASS_KEYS = {"_target_", "class_path", "target", "type"}
 # keys whose list items are pip requirements (see _package_list)
 _PACKAGE_LIST_KEYS = {"python_packages", "pip", "pip_packages"}
 _QUALNAME_RE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
