@@ -175,3 +175,20 @@ def test_a_dotted_optimizer_type_in_a_sat_config_is_read_as_the_class_it_builds(
     got = line_codes(engine, "configs/sft.yaml", text)
     assert (5, "NPU438") in got, got
     assert not [ln for ln, _ in got if ln in (9, 11)], got
+
+
+def test_a_conda_archive_of_a_cuda_build_is_reported_and_a_cpu_one_is_not():
+    from auditor.rules import load_rules
+    from auditor.static import StaticEngine
+    from static_snippets import line_codes
+
+    engine = StaticEngine(load_rules())
+    text = """\
+        conda create -n mvdust3r python=3.12 cmake=3.14.0 -y
+        wget https://anaconda.org/pytorch3d/pytorch3d/0.7.8/download/linux-64/pytorch3d-0.7.8-py312_cu121_pyt241.tar.bz2
+        conda install pytorch3d-0.7.8-py312_cu121_pyt241.tar.bz2
+        conda install -y ./pytorch3d-0.7.8-py312_cpu_pyt241.tar.bz2
+        """
+    got = line_codes(engine, "install.sh", text)
+    assert (3, "NPU440") in got, got
+    assert not [ln for ln, c in got if c == "NPU440" and ln != 3], got

@@ -24,7 +24,8 @@ from auditor.project.makefile import _join as make_join
 from auditor.project.makefile import cd as make_cd
 from auditor.project.makefile import keep_call, make_call
 from auditor.project.requirements import (_ALL_BUILDS_PAGE_RE, _CUDA_INDEX_RE, _OTHER_ACCELERATOR_RE, conda_spec_name,
-                                         cpu_builds_only, extra_hits, requirement_hits, wheel_symbols)
+                                         conda_archive_symbols, cpu_builds_only, extra_hits, requirement_hits,
+                                         wheel_symbols)
 
 if TYPE_CHECKING:
     from auditor.rules import Rule
@@ -1666,6 +1667,13 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
                 skip = True
             elif w in _CONDA_OPTS_WITH_VALUE:
                 skip = True
+            elif not w.startswith("-") and "$" not in w and w.endswith((".tar.bz2", ".conda")):
+                # a package archive by path: its build string may name the CUDA build (t19c)
+                for symbol in conda_archive_symbols(unquote(w)):
+                    rule = m.match_requirement(symbol)
+                    if rule is not None:
+                        col.add(rule, symbol, line, c, c + len(w))
+                        break
             elif not w.startswith("-") and "$" not in w and (name := conda_spec_name(w)):
                 symbol = normalize_dist(name)
                 col.add(m.match_requirement(symbol), symbol, line, c, c + len(name))
