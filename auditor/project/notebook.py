@@ -127,7 +127,8 @@ def _unshifted(summary: dict, shifted: dict[int, int]) -> dict:
             if not isinstance(call, dict):
                 continue
             for line_key, keys in (("line", ("col", "end_col")), ("file_line", ("file_col", "file_end_col"))):
-                start = shifted.get(call.get(line_key))
+                at = call.get(line_key)
+                start = shifted.get(at) if isinstance(at, int) else None
                 for key in keys:
                     if start is not None and isinstance(call.get(key), int) and call[key] > start:
                         call[key] -= _RUN_SHIFT
