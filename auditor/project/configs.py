@@ -29,8 +29,9 @@ _ENV_KEYS = {"env", "environment", "envs", "env_vars", "environment_variables", 
 # any other value that is an install command line (`pip_package: pip install -e .; pip install triton`)
 _INSTALL_COMMAND_RE = re.compile(r"(?:^|[;&|]\s*)(?:sudo\s+)?(?:pip3?|python3?\s+-m\s+pip|uv\s+pip|conda|mamba|apt-get|apt|yum)"
                                  r"\s+install\s")
-# keys whose value is a class to build by qualified name (Hydra / OmegaConf, Lightning CLI, LDM configs)
-_CLASS_KEYS = {"_target_", "class_path", "target"}
+# keys whose value is a class to build by qualified name (Hydra / OmegaConf, Lightning CLI, LDM configs; SAT's
+# `optimizer: type: sat.ops.FusedEmaAdam`, t19c: a dotted `type` names a class, a bare one a registry entry)
+_CLASS_KEYS = {"_target_", "class_path", "target", "type"}
 # keys whose list items are pip requirements (see _package_list)
 _PACKAGE_LIST_KEYS = {"python_packages", "pip", "pip_packages"}
 _QUALNAME_RE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
@@ -474,6 +475,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                         edit=edit, note=note)
     for root in roots:
         _run_args(col, m, root)
+        _argument_lists(col, m, root)
         _version_keys(col, m, root, "")
     for shell_lines in blocks:
         # CI expressions (`${{ matrix.cuda-version }}`) are not shell: same-length placeholders keep the columns
@@ -837,6 +839,46 @@ def _run_args(col: Collector, m, node) -> None:
                 option = w if "=" in w or not nxt or nxt.startswith("-") else f"{w}={nxt}"
                 line, c = item.start_mark.line + 1, item.start_mark.column + 2     # past the opening quote
                 col.add(m.match_command("docker " + option), "docker " + option, line, c, c + len(w))
+
+
+# keys naming the program an argument list beside them is passed to (SIBR's `{"app": "colmap", "command_args": [...]}`)
+_PROGRAM_KEYS = ("app", "program", "executable", "binary", "command", "cmd", "tool")
+_MAX_LIST_DEPTH = 32
+
+
+def _argument_lists(col: Collector, m, node, program: str = "args", depth: int = 0) -> None:
+    """A list of command-line words in a config (t19c: Scaffold-GS's SIBR `ColmapProcessSteps.json` passes
+    `"--SiftExtraction.gpu_index", "${gpusIndices}"` to COLMAP) read as that program's options: a `--name value`
+    pair or `--name=value` word against the command rules (`colmap --SiftExtraction.gpu_index=*`). The program is a
+    sibling key's value when one names it, else none (`args`): only rules whose option names one program's own
+    settings match a list of unknown program (`* --PatchMatchStereo.gpu_index*`)."""
+    if depth > _MAX_LIST_DEPTH:
+        return
+    if isinstance(node, yaml.MappingNode):
+        named = next((str(v.value).rsplit("/", 1)[-1] for k, v in node.value if isinstance(k, yaml.ScalarNode)
+                      and str(k.value).lower() in _PROGRAM_KEYS and isinstance(v, yaml.ScalarNode)
+                      and isinstance(v.value, str) and v.value and " " not in v.value), "args")
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode) and str(key.value) == "runArgs":
+                continue        # a devcontainer's docker options (_run_args)
+            _argument_lists(col, m, value, named, depth + 1)
+        return
+    if not isinstance(node, yaml.SequenceNode):
+        return
+    items = [v for v in node.value if isinstance(v, yaml.ScalarNode) and isinstance(v.value, str)]
+    for i, item in enumerate(items):
+        w = str(item.value)
+        if not w.startswith("--") or len(w) < 4 or " " in w:
+            continue
+        nxt = str(items[i + 1].value) if i + 1 < len(items) else ""
+        option = w if "=" in w or not nxt or nxt.startswith("-") else f"{w}={nxt}"
+        rule = m.match_command(f"{program} {option}")
+        if rule is not None:
+            c = item.start_mark.column + (2 if item.style in ('"', "'") else 1)      # past the opening quote
+            col.add(rule, f"{program} {option}", item.start_mark.line + 1, c, c + len(w))
+    for child in node.value:
+        if not isinstance(child, yaml.ScalarNode):
+            _argument_lists(col, m, child, program, depth + 1)
 
 
 def _jsonc_to_json(text: str) -> str:

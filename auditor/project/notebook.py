@@ -19,6 +19,8 @@ _SHELL_CELL_MAGICS = ("%%bash", "%%sh", "%%script bash", "%%script sh")
 # `%%writefile /content/setup.sh` then the script (a Colab notebook's set-up, run by a later `!bash setup.sh`): the
 # cell's body is a shell script (t15g)
 _WRITES_SCRIPT_RE = re.compile(r"%%writefile(?:\s+-a)?\s+\S+\.(?:sh|bash)\s*$")
+_RUN_MAGIC_RE = re.compile(r"%run\s")
+_RUN_SHIFT = len("python") - len("%run")
 
 
 # IPython expands `{expr}` in a `!` line before the shell runs it (`!{sys.executable} -m pip install ...`): the
@@ -108,6 +110,31 @@ def _switch_findings(col: Collector, switches: list[tuple[int, int, str, str]], 
         col.add(rule, f"{name} = {value}", line, c, c + len(name), value=value)
 
 
+def _unshift(f, shifted: dict[int, int]):
+    """A shell finding on a `%run` line with its columns in the notebook's own text."""
+    start = shifted.get(f.line)
+    if start is None or f.end_col <= start:
+        return f
+    return replace(f, col=f.col - _RUN_SHIFT if f.col > start else f.col, end_col=f.end_col - _RUN_SHIFT)
+
+
+def _unshifted(summary: dict, shifted: dict[int, int]) -> dict:
+    """The shell reader's recorded calls with the columns of `%run` lines put back (see _unshift)."""
+    if not shifted:
+        return summary
+    for calls in summary.values():
+        for call in calls if isinstance(calls, list) else []:
+            if not isinstance(call, dict):
+                continue
+            for line_key, keys in (("line", ("col", "end_col")), ("file_line", ("file_col", "file_end_col"))):
+                at = call.get(line_key)
+                start = shifted.get(at) if isinstance(at, int) else None
+                for key in keys:
+                    if start is not None and isinstance(call.get(key), int) and call[key] > start:
+                        call[key] -= _RUN_SHIFT
+    return summary
+
+
 def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     text, error = decode_text(data, rel)
     if text is None:
@@ -123,6 +150,7 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
     imported: list[str] = []      # the kernel's imports so far, put on one line before each later cell
     switches: list[tuple[int, int, str, str]] = []     # `cuda = True` at a cell's top level: (line, col, name, value)
     read: set[str] = set()        # names the notebook's code reads
+    shifted: dict[int, int] = {}   # line -> column of a `%run` read as `python` (two columns longer)
     for number, source in cells:
         lines = source.splitlines() or [""]
         if lines[0].strip().startswith(_SHELL_CELL_MAGICS) or _WRITES_SCRIPT_RE.match(lines[0].strip()):
@@ -143,6 +171,14 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
                 elif stripped.startswith("!"):
                     python_lines.append("")
                     shell_lines.append(_PY_INTERPOLATION_RE.sub(_placeholder, ln.replace("!", " ", 1)))
+                    continued = ln.rstrip().endswith("\\")
+                elif _RUN_MAGIC_RE.match(stripped):
+                    # `%run train.py --config train.json`: IPython runs the file as `python train.py ...` would
+                    # (t19c, EveryDream2trainer); read as that launch, the columns after the magic put back below
+                    python_lines.append("")
+                    start = len(ln) - len(stripped)
+                    shifted[len(shell_lines) + 1] = start + 1      # 1-based, as a finding's column
+                    shell_lines.append(ln[:start] + "python" + stripped[len("%run"):])
                     continued = ln.rstrip().endswith("\\")
                 elif stripped.startswith(("%", "?")) or stripped.endswith("?") and not stripped.startswith("#"):
                     python_lines.append("")
@@ -172,6 +208,11 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
         offset += len(lines)
     if any(shell_lines):
         scan_shell(shell, "\n".join(shell_lines))
+        # the launches and script calls of `!python x.py` / `%run x.py` lines, for the tree passes (t19c): the shell
+        # text has the notebook's code lines, so their lines are the notebook's
+        if shell.result.summary:
+            result.summary = _unshifted(shell.result.summary, shifted)
+        shell.result.findings = [_unshift(f, shifted) for f in shell.result.findings]
     _switch_findings(shell, switches, read)
     if shell.result.findings:
         starts = []

@@ -195,6 +195,24 @@ def wheel_symbols(path: str) -> list[str]:
     return symbols
 
 
+_CONDA_ARCHIVE_RE = re.compile(r"(?P<name>[A-Za-z0-9_.\-]+)-(?P<version>[^-/]+)-(?P<build>[^-/]+)\.(?:tar\.bz2|conda)")
+
+
+def conda_archive_symbols(path: str) -> list[str]:
+    """A conda package archive installed by path (`conda install pytorch3d-0.7.8-py312_cu121_pyt241.tar.bz2`, t19c:
+    mvdust3r): conda names the file `name-version-build`, and a build string with `cuNNN` / `cudaNN` is the package's
+    CUDA build (https://docs.conda.io/projects/conda-build/en/latest/concepts/package-naming-conv.html). The same
+    symbols as wheel_symbols; none for a build without a CUDA tag (`py312_cpu_pyt241`)."""
+    found = _CONDA_ARCHIVE_RE.fullmatch(path.rsplit("/", 1)[-1])
+    if found is None:
+        return []
+    tag = re.search(r"(?:^|[^a-z])cu(?:da)?(\d+)", found.group("build").lower())
+    if tag is None:
+        return []
+    name = found.group("name").lower()
+    return [f"{name}+cu{tag.group(1)}", name, f"cuda-build:{name}"]
+
+
 def _report(col: Collector, line: int, line_text: str, requirement: str, at: int = 0,
             own_extras: frozenset[str] = frozenset()) -> None:
     for symbol, spelled, rule, note in requirement_hits(matchers(col.engine), requirement, own_extras):

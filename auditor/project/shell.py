@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Iterator
 from auditor.findings import FileResult
 from auditor.project import for_macos
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
+from auditor.project.called_scripts import SUMMARY_KEY as CALLED_SCRIPTS, script_call
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.launched import SUMMARY_KEY as LAUNCHED, launched_call_options
 from auditor.project.makefile import SUMMARY_KEY as MAKE_CALLS
@@ -23,7 +24,8 @@ from auditor.project.makefile import _join as make_join
 from auditor.project.makefile import cd as make_cd
 from auditor.project.makefile import keep_call, make_call
 from auditor.project.requirements import (_ALL_BUILDS_PAGE_RE, _CUDA_INDEX_RE, _OTHER_ACCELERATOR_RE, conda_spec_name,
-                                         cpu_builds_only, extra_hits, requirement_hits, wheel_symbols)
+                                         conda_archive_symbols, cpu_builds_only, extra_hits, requirement_hits,
+                                         wheel_symbols)
 
 if TYPE_CHECKING:
     from auditor.rules import Rule
@@ -1203,6 +1205,9 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
     if name == "python" or name.startswith("python3") or name in ("torchrun", "deepspeed") or \
             name == "accelerate" and words[1:2] == ["launch"]:
         _record_launch(col, pos, words, nodes, source_tree.cwd, multi_process)  # `deepspeed llava/train/train_mem.py` (t15k)
+    called = script_call(words, source_tree.cwd)
+    if called is not None:
+        _record_script_call(col, pos, words, nodes, called)      # `./train.sh -d mipnerf360/bicycle ...` (t19c)
     if name.rsplit("\\", 1)[-1].removesuffix(".exe") == "cmake":
         _record_cmake(col, pos, words, nodes, source_tree.cwd)
     if name.rsplit("\\", 1)[-1].removesuffix(".exe") in _MAKES:
@@ -1378,6 +1383,16 @@ def _python_path(col: Collector, first, cwd: str | None) -> list[str]:
         if folder is not None and folder not in out:
             out.append(folder)
     return out
+
+
+def _record_script_call(col: Collector, pos: _Positions, words: list[str], nodes: list,
+                        called: tuple[dict, int]) -> None:
+    """A line that runs another shell script of the tree, kept in the file's summary on the word naming the script:
+    the tree pass (auditor/project/called_scripts.py) gives the line that script's launch findings."""
+    call, at = called
+    line, c = pos.at(nodes[at].start_point)
+    call.update(line=line, col=c, end_col=c + len(words[at]))
+    keep_call(col.result, CALLED_SCRIPTS, call)
 
 
 def _record_make(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:
@@ -1652,6 +1667,13 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
                 skip = True
             elif w in _CONDA_OPTS_WITH_VALUE:
                 skip = True
+            elif not w.startswith("-") and "$" not in w and w.endswith((".tar.bz2", ".conda")):
+                # a package archive by path: its build string may name the CUDA build (t19c)
+                for symbol in conda_archive_symbols(unquote(w)):
+                    rule = m.match_requirement(symbol)
+                    if rule is not None:
+                        col.add(rule, symbol, line, c, c + len(w))
+                        break
             elif not w.startswith("-") and "$" not in w and (name := conda_spec_name(w)):
                 symbol = normalize_dist(name)
                 col.add(m.match_requirement(symbol), symbol, line, c, c + len(name))

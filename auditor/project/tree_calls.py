@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+from auditor.project.called_scripts import apply_called_scripts
 from auditor.project.cmake_calls import apply_cmake_builds
 from auditor.project.launch_imports import apply_launch_imports
 from auditor.project.launched import apply_launched_wrappers
@@ -21,6 +22,13 @@ def apply_tree_calls(results: list[FileResult], root: Path, rules,
                      analyze: Callable[[], Callable[[bytes, str], FileResult]], product: str = "a2") -> None:
     """Add the call findings to every file of `results` that recorded such calls (after the per-file pass and the
     cache: they depend on other files); analyze() gives a file reader, built only when some pass needs one."""
+    _call_passes(results, root, rules, analyze, product)
+    # t19c: a line running another script of the tree (`./train.sh ...`) gets that script's launch findings
+    apply_called_scripts(results, root, analyze, lambda called: _call_passes(called, root, rules, analyze, product))
+
+
+def _call_passes(results: list[FileResult], root: Path, rules,
+                 analyze: Callable[[], Callable[[bytes, str], FileResult]], product: str) -> None:
     apply_make_builds(results, root, rules, product)
     apply_cmake_builds(results, root, rules, analyze, product)
     apply_local_extras(results, root, rules, product)

@@ -41,7 +41,7 @@ from auditor.static.npu_native import apply_npu_file, written_for_npu
 from auditor.static.crossfile import summarize
 from auditor.static.valueflow import OWN_CODES as FLOW_CODES, add_flow, spelled
 from auditor.static.project_imports import TREE, with_facts
-from auditor.project import cmake_calls, launched, local_builds, local_extras, makefile
+from auditor.project import called_scripts, cmake_calls, launched, local_builds, local_extras, makefile
 from auditor.static.context import _WHOLE_FILE, HOLE, FileContext, adopt_local_refs, build_context
 from auditor.static.star_names import bind_star_names
 from auditor.static import largefile
@@ -205,7 +205,20 @@ class _Slicer:
 
 # summary keys of the calls the tree passes check against another file (make, cmake, `pip install -e .[extra]`)
 _CALL_KEYS = (makefile.SUMMARY_KEY, cmake_calls.SUMMARY_KEY, local_extras.SUMMARY_KEY, launched.SUMMARY_KEY,
-              local_builds.SUMMARY_KEY)
+              local_builds.SUMMARY_KEY, called_scripts.SUMMARY_KEY)
+
+
+def _call_text(data: bytes, rel: str) -> bytes:
+    """The text a file's recorded calls count their lines through: a notebook's code lines (t19c: its `!python` /
+    `%run` launches), any other file's bytes."""
+    if not rel.endswith(".ipynb"):
+        return data
+    from auditor.project.notebook import notebook_code_lines
+
+    try:
+        return "\n".join(notebook_code_lines(data.decode("utf-8", errors="replace"))).encode("utf-8")
+    except ValueError:
+        return data
 
 
 def _conversion_chain(stmt: ast.stmt, length: int) -> bool:
@@ -458,7 +471,7 @@ class StaticEngine:
                                         self._full_tree[0] if self._full_tree is not None else None)
             self._add_vendor_facts(result, data, rel)
             # `make x  # npu-audit: ignore[NPU333]`: kept with each recorded call for the tree passes
-            makefile.note_suppressions(result.summary, data, _CALL_KEYS)
+            makefile.note_suppressions(result.summary, _call_text(data, rel), _CALL_KEYS)
             return result
         except RecursionError:
             return FileResult(rel, error=FileError(rel, "syntax", "nesting too deep to parse"))
