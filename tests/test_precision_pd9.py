@@ -133,7 +133,9 @@ LAUNCHER = """\
 def _utils_findings(tmp_path, imports: str) -> set[tuple[str, str, str]]:
     root = write_tree(tmp_path / "pack", {
         "__init__.py": PACK_INIT, "nodes.py": NODES.replace("scripts.evaluation.funcs", "utils.utils").replace(
-            "load_model_checkpoint", "instantiate_from_config"),
+            "load_model_checkpoint", "instantiate_from_config")
+        # the pack runs the launcher (a file nothing imports or launches loads nothing at all: t19d)
+        + '\n    DDP_LAUNCHER = ["python", "scripts/ddp_wrapper.py"]\n',
         "utils/__init__.py": "", "utils/utils.py": UTILS,
         "scripts/ddp_wrapper.py": LAUNCHER.format(imports=imports)})
     line = _line(UTILS, "torch.cuda.set_device(args.local_rank)")

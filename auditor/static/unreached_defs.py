@@ -12,9 +12,10 @@ line still matters to whoever reuses the vendored helper.
 Per file of a node pack, read again by the run (`reach_facts`; only a tree whose root `__init__.py` names
 NODE_CLASS_MAPPINGS pays for it, so the per-file pass and its cache carry nothing for every other tree):
 - `top`: the top-level functions and classes, [name, first line, last line, registered], where registered means
-  a decorator other than a plain wrapper (`@functools.lru_cache`, `@torch.no_grad()`) may register it
-  (`@PromptServer.instance.routes.post(...)`, `@register_model`): registered definitions are always reached;
-- `main`: the names its `__main__` block reads (none behind a package-relative import); `launches`: the script
+  a decorator other than a plain wrapper (`@functools.lru_cache`, `@torch.no_grad()`) or click's own command
+  decorators (`@click.command()`, `@click.option(...)`; t19d) may register it (`@PromptServer.instance.routes.post(...)`, `@register_model`): registered definitions are always reached;
+- `main` / `main_lines`: the names its `__main__` block reads and the block's lines (none behind a package-relative
+  import); `launches`: the script
   files and `-m` modules its strings name (`"train_network.py"`, `"-m", "tools.train"` -> train_network, train);
 - `names`: per region (the top-level definition holding the reference, "" for module-level code), the names the
   region reads: bare names, imported names, attributes (except attributes of a module imported from outside the
@@ -29,7 +30,8 @@ code of every file (scripts included) is reached, except in a file under a `test
 pack runs the file as a script: `install.py` (ComfyUI-Manager runs it) or a file whose name a string of the pack
 names (`[sys.executable, "train_network.py", ...]`; t18e: a vendored DDP launcher's `setup_dist`, heldout21), and never in a file with a
 module-level package-relative import (`from ...lvdm import x` fails when the file runs as a script; pd9; from t18d
-the block's own lines are unreached too, `dead`); a top-level definition is reached when a reached region reads its
+the block's own lines are unreached too, `dead`; from t19d the own lines of every block the pack does not run:
+FishSpeech's llama.py smoke test); a top-level definition is reached when a reached region reads its
 name (a `from x import name` whose name the file never reads, outside a package's `__init__.py`, reads nothing;
 t18d): a bare name the region's file defines itself reaches that definition only (pd9); any other name (an
 attribute, an imported name, a string, a bare name of another file) reaches every definition of that name (names
@@ -59,6 +61,8 @@ _MODULE_RUN = re.compile(r"-m\s+(?:[\w]+\.)*(\w+)")                   # "python 
 _SCRIPT = re.compile(r"(?<![\w.-])([A-Za-z_]\w*)\.py\b")    # "python ./src/tools/run_handmesh.py --ckpt x"
 # run as a script by ComfyUI-Manager when the pack is installed (https://docs.comfy.org/custom-nodes/backend/manager)
 _RUN_ON_INSTALL = frozenset({"install.py"})
+# run by ComfyUI at startup, before the packs are imported (ComfyUI main.py, execute_prestartup_script)
+_PRESTARTUP = "prestartup_script.py"
 # decorators that wrap a function without registering it anywhere (a registered one is reached by its registry)
 _WRAPPERS = frozenset({"lru_cache", "cache", "cached_property", "no_grad", "inference_mode", "wraps", "property",
                        "staticmethod", "classmethod", "contextmanager", "enable_grad"})
@@ -72,8 +76,17 @@ def _decorator_name(node: ast.expr) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
+def _click_decorator(node: ast.expr) -> bool:
+    """`@click.command()`, `@click.option(...)`, `@click.argument(...)`: click builds a command object that runs only
+    when something calls it (the file's `__main__` block, a console entry point), registering it nowhere
+    (https://click.palletsprojects.com/en/stable/commands/); `@cli.command()` adds it to a group and stays registered."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "click"
+
+
 def _registered(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
-    return any(_decorator_name(d) not in _WRAPPERS for d in node.decorator_list)
+    return any(_decorator_name(d) not in _WRAPPERS and not _click_decorator(d) for d in node.decorator_list)
 
 
 def _imported_roots(tree: ast.Module) -> dict[str, str]:
@@ -149,6 +162,7 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     dead: list[list[int]] = []
     names: dict[str, set[str]] = {"": set()}
     main: set[str] = set()
+    main_lines: list[list[int]] = []
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
@@ -166,6 +180,7 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
                 dead.append([node.lineno, node.end_lineno or node.lineno])
             else:
                 main |= _names_read(node, roots, unused)
+                main_lines.append([node.lineno, node.end_lineno or node.lineno])
         else:
             names[""] |= _names_read(node, roots, unused)
     out["top"] = top
@@ -174,6 +189,8 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     out["names"] = {k: sorted(v) for k, v in names.items() if v}
     if main:
         out["main"] = sorted(main)
+    if main_lines:
+        out["main_lines"] = main_lines
     # the script files the code names (`[sys.executable, "train_network.py", ...]`, `"scripts/train.py"`): their
     # `__main__` blocks run when the pack launches them
     launches = {stem for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
@@ -184,7 +201,27 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
                             if isinstance(a, ast.Constant) and a.value == "-m" and isinstance(b, ast.Constant)
                             and isinstance(b.value, str))
     out["launches"] = sorted(launches)
+    modules = {part for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+               for part in node.module.split(".")}
+    modules |= {part for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+                for part in alias.name.split(".")}
+    out["modules"] = sorted(modules)
+    if any(_dynamic_load(n) for n in ast.walk(tree)):
+        out["dynamic"] = True
     return out
+
+
+_LOADERS = frozenset({"import_module", "__import__", "spec_from_file_location", "load_source", "run_path",
+                      "run_module", "exec"})
+
+
+def _dynamic_load(node: ast.AST) -> bool:
+    """A call that imports or runs a module whose name or path is computed (`importlib.import_module(f"nodes.{name}")`
+    over a folder listing, `spec_from_file_location(name, path)`, `exec(open(path).read())`): any file may be loaded."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return False
+    name = _decorator_name(node.func)
+    return name in _LOADERS and not (isinstance(node.args[0], ast.Constant) and name != "spec_from_file_location")
 
 
 def _bench_file(rel: str) -> bool:
@@ -192,6 +229,35 @@ def _bench_file(rel: str) -> bool:
     test suite or example scripts, MuseV's `diffusers/tests/`, `diffusers/examples/`): ComfyUI imports none of them
     and runs none of their module-level code (t18g), so only a definition a reached region names is reached there."""
     return any(part in _BENCH_FOLDERS for part in rel.split("/")[:-1])
+
+
+def _unnamed_files(facts: dict[str, dict[str, Any]], config_words: Collection[str]) -> set[str]:
+    """The pack's modules nothing can load: no other file imports, launches or names the module (its stem, or the
+    folder of a package's `__init__.py`), no config names it, and no file loads modules by a computed name
+    (t19d: FishSpeech vendors fish-speech's training web UI `fish_speech/webui/manage.py`, which ComfyUI never
+    imports and the pack never runs). The root `__init__.py` is what ComfyUI loads."""
+    if any(f.get("dynamic") for f in facts.values()):
+        return set()
+    named: dict[str, set[str]] = {}     # word -> the files that name it
+    for rel, f in facts.items():
+        read = [n for names in f.get("names", {}).values() for n in names] + list(f.get("main", ()))
+        words = {n.rpartition(":")[2].removeprefix(".") for n in read}
+        words |= {*f.get("modules", ()), *f.get("launches", ())}
+        for w in words:
+            named.setdefault(w, set()).add(rel)
+    out: set[str] = set()
+    while True:     # a file named only by files nothing loads is not loaded either (manage.py launching extract_vq.py)
+        more = set()
+        for rel in facts.keys() - out:
+            parts = rel.split("/")
+            if rel == "__init__.py" or parts[-1] in _RUN_ON_INSTALL or rel == _PRESTARTUP or parts[-1] == "setup.py":
+                continue    # a setup.py is run by whoever builds its extension (pip), not imported
+            module = parts[-2] if parts[-1] == "__init__.py" else parts[-1].removesuffix(".py")
+            if module not in config_words and not (named.get(module, set()) - out - {rel}):
+                more.add(rel)
+        if not more:
+            return out
+        out |= more
 
 
 def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] = ()) -> dict[str, list[tuple[int, int]]]:
@@ -224,16 +290,20 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
 
     regions: dict[tuple[str, str], set[tuple[str, str]]] = {}   # (file, definition) -> what its bodies reach
     reached = {(f, word) for word in config_words for f in defined.get(word, ())}
-    launched = {stem for f in facts.values() for stem in f.get("launches", ())}
+    unloaded = _unnamed_files(facts, config_words)
+    launched = {stem for rel, f in facts.items() if rel not in unloaded for stem in f.get("launches", ())}
+    idle_mains: dict[str, list[list[int]]] = {}     # file -> `__main__` blocks the pack never runs
     for rel, f in facts.items():
         for region, names in f.get("names", {}).items():
             if region:
                 regions.setdefault((rel, region), set()).update(resolved(rel, names))
-            elif not _bench_file(rel):
+            elif not _bench_file(rel) and rel not in unloaded:
                 reached |= resolved(rel, names)
         name = rel.rsplit("/", 1)[-1]
-        if f.get("main") and (name in _RUN_ON_INSTALL or name.removesuffix(".py") in launched):
-            reached |= resolved(rel, f["main"])
+        if name in _RUN_ON_INSTALL or name.removesuffix(".py") in launched:
+            reached |= resolved(rel, f.get("main", ()))
+        else:   # the block's own lines do not run either (t19d: FishSpeech's llama.py smoke test)
+            idle_mains[rel] = f.get("main_lines", [])
         reached.update((rel, name) for name, _, _, registered in f.get("top", ())
                        if registered or name.startswith("__"))
     todo = list(reached)
@@ -247,8 +317,8 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
     out: dict[str, list[tuple[int, int]]] = {}
     for rel, f in facts.items():
         spans = [(first, last) for name, first, last, _ in f.get("top", ()) if (rel, name) not in done]
-        spans += [(first, last) for first, last in f.get("dead", ())]
-        if _bench_file(rel):    # its module-level lines too: all but the definitions a reached region reads
+        spans += [(first, last) for first, last in (*f.get("dead", ()), *idle_mains.get(rel, ()))]
+        if _bench_file(rel) or rel in unloaded:     # its module-level lines too: all but the definitions reached
             kept = sorted((first, last) for name, first, last, _ in f.get("top", ()) if (rel, name) in done)
             starts = [1] + [last + 1 for _, last in kept]
             ends = [first - 1 for first, _ in kept] + [_END]

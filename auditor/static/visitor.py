@@ -1621,6 +1621,29 @@ class MatchVisitor(cst.CSTVisitor):
             self._asserted.update(_dtype_values(value))
         return True
 
+    def visit_MatchCase(self, node: cst.MatchCase) -> bool:
+        # `case Precision.FP16: return torch.float16`, `case "bf16": dtype = torch.bfloat16` (comfy_mtb's
+        # Precision.to_dtype, t19d): an arm of a match over a precision name is the `elif` conversion above, policy (a)
+        values = [p.value for p in (node.pattern.patterns if isinstance(node.pattern, cst.MatchOr) else [node.pattern])
+                  if isinstance(p, cst.MatchValue)]
+        stmt = node.body.body[0] if isinstance(node.body, cst.IndentedBlock) and len(node.body.body) == 1 else None
+        small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+        if values and any(_names_dtype(v) or _names_dtype_constant(v) for v in values) and \
+                isinstance(small, (cst.Return, cst.Assign)) and small.value is not None:
+            self._asserted.update(_dtype_values(small.value))
+        return True
+
+    def visit_MatchValue(self, node: cst.MatchValue) -> bool:
+        # `case Precision.FP16:` / `case "bf16":` compares the subject with a name, as `==` does (visit_Comparison)
+        self._dtype_quiet += 1
+        if isinstance(node.value, cst.Attribute) and _enum_member(node.value) and \
+                not (self._qual(node.value.value) or "").startswith("torch."):
+            self._enum_compared.add(id(node.value))
+        return True
+
+    def leave_MatchValue(self, original_node: cst.MatchValue) -> None:
+        self._dtype_quiet -= 1
+
     def visit_IfExp(self, node: cst.IfExp) -> bool:
         if not self._in_message:
             # `print(f"... to {'CUDA' if self.cuda_available else 'device'}")`: inside a message the test only picks
