@@ -1103,6 +1103,24 @@ def test_tuned_t17c_files_are_exactly_what_its_rule_draws():
     assert sum(len(ll.categories) for lf in labels.values() for ll in lf.lines.values()) == 41
 
 
+def test_tuned_t19e_files_are_exactly_what_its_rule_draws():
+    """tuned_t19e (a ninth tuning sample, its SELECTION.md): test19's eligibility, rounds over the code bases in
+    sources.json order, at most 6 files per code base, stopped at 150 pairs after the 30th file; 144 pairs after the
+    12 labels that departed from settled policy were removed (its SELECTION.md)."""
+    select_test = _load_select_test()
+    labels = {(lf.package, lf.path): lf for lf in shipped("tuned_t19e")}
+    if not all(lf.corpus_file.exists() for lf in labels.values()):
+        pytest.skip("tuned_t19e corpus not fetched (python bench/recall.py --split tuned_t19e fetch)")
+    cap = select_test.MAX_FILES_PER_CODE_BASE["tuned_t19e"]
+    per_base: dict[str, list[str]] = {}
+    for src, path in select_test.draw(cap, "tuned_t19e"):
+        per_base.setdefault(src["name"], []).append(path)
+    rounds = [(name, paths[r]) for r in range(cap) for name, paths in per_base.items() if r < len(paths)]
+    assert set(rounds[:30]) == set(labels) and len(labels) == 30
+    assert sum(len(ll.categories) for lf in labels.values() for ll in lf.lines.values()
+               if "none" not in ll.categories) == 144
+
+
 def test_a_sampled_file_under_a_dist_package_is_audited(tmp_path, monkeypatch):
     """The copy keeps the `__init__.py` of a `dist/` (or `build/`) package above a sampled file: discovery skips such a
     folder unless it is a package, so without its marker the bench hid a file the user's audit reads (tuned_t17c's
