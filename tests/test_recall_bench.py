@@ -940,7 +940,8 @@ def test_test19_files_are_exactly_what_its_rule_draws():
     pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
     # test19's pre-registered eligibility change: a file audit's default discovery skips is not eligible (it removed
     # none of these archives' files); earlier splits keep test10's eligibility.
-    assert select_test.AUDITED_ONLY_SPLITS == {"test19", "test20", "test21", "tuned_t17c", "tuned_t18c", "tuned_t19e"}   # later splits copy test19's rule
+    # later splits copy test19's rule
+    assert select_test.AUDITED_ONLY_SPLITS == {"test19", "test20", "test21", "tuned_t17c", "tuned_t18c", "tuned_t19e"}
     # Main rounds 1-2 in sources.json order: four code bases have one eligible file each, so round 2 has the other nine.
     assert len(main) == 22 and labelled[:22] == main
 
