@@ -66,7 +66,9 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  # a seventh tuning sample (bench/corpus_tuned_t17c/SELECTION.md)
                  "tuned_t17c": "npu-audit-tuned-t17c:",
                  # an eighth tuning sample, GitHub trees (bench/corpus_tuned_t18c/SELECTION.md)
-                 "tuned_t18c": "npu-audit-tuned-t18c:"}
+                 "tuned_t18c": "npu-audit-tuned-t18c:",
+                 # a ninth tuning sample, GitHub image-restoration trees (bench/corpus_tuned_t19e/SELECTION.md)
+                 "tuned_t19e": "npu-audit-tuned-t19e:"}
 # test3's per-category top-up (bench/corpus_test3/SELECTION.md): a file qualifies for a category
 # when at least TOPUP_MIN_LINES of its lines match that category's fixed word list.
 TOPUP_WORDS = {
@@ -101,11 +103,11 @@ PER_CODE_BASE = 2
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
 MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "test20": 8, "test21": 8, "test22": 8,
                            "tuned_s15c": 6,
-                           "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6}
+                           "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
 # pyiqa's build/lib/ copy of its own package). Earlier splits keep their rule, so their replays do not change.
-AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "tuned_t17c", "tuned_t18c"})
+AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "tuned_t17c", "tuned_t18c", "tuned_t19e"})
 
 
 def eligible(root: Path, split: str = "test") -> list[str]:

@@ -940,7 +940,9 @@ def test_test19_files_are_exactly_what_its_rule_draws():
     pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
     # test19's pre-registered eligibility change: a file audit's default discovery skips is not eligible (it removed
     # none of these archives' files); earlier splits keep test10's eligibility.
-    assert select_test.AUDITED_ONLY_SPLITS == {"test19", "test20", "test21", "test22", "tuned_t17c", "tuned_t18c"}   # later splits copy test19's rule
+    # later splits copy test19's rule
+    assert select_test.AUDITED_ONLY_SPLITS == {"test19", "test20", "test21", "test22", "tuned_t17c", "tuned_t18c",
+                                               "tuned_t19e"}
     # Main rounds 1-2 in sources.json order: four code bases have one eligible file each, so round 2 has the other nine.
     assert len(main) == 22 and labelled[:22] == main
 
@@ -1131,6 +1133,24 @@ def test_tuned_t17c_files_are_exactly_what_its_rule_draws():
     drawn = [(src["name"], path) for src, path in select_test.draw(cap, "tuned_t17c")]
     assert len(drawn) == len(set(drawn)) == 19 and set(drawn) == set(labels)
     assert sum(len(ll.categories) for lf in labels.values() for ll in lf.lines.values()) == 41
+
+
+def test_tuned_t19e_files_are_exactly_what_its_rule_draws():
+    """tuned_t19e (a ninth tuning sample, its SELECTION.md): test19's eligibility, rounds over the code bases in
+    sources.json order, at most 6 files per code base, stopped at 150 pairs after the 30th file; 144 pairs after the
+    12 labels that departed from settled policy were removed (its SELECTION.md)."""
+    select_test = _load_select_test()
+    labels = {(lf.package, lf.path): lf for lf in shipped("tuned_t19e")}
+    if not all(lf.corpus_file.exists() for lf in labels.values()):
+        pytest.skip("tuned_t19e corpus not fetched (python bench/recall.py --split tuned_t19e fetch)")
+    cap = select_test.MAX_FILES_PER_CODE_BASE["tuned_t19e"]
+    per_base: dict[str, list[str]] = {}
+    for src, path in select_test.draw(cap, "tuned_t19e"):
+        per_base.setdefault(src["name"], []).append(path)
+    rounds = [(name, paths[r]) for r in range(cap) for name, paths in per_base.items() if r < len(paths)]
+    assert set(rounds[:30]) == set(labels) and len(labels) == 30
+    assert sum(len(ll.categories) for lf in labels.values() for ll in lf.lines.values()
+               if "none" not in ll.categories) == 144
 
 
 def test_a_sampled_file_under_a_dist_package_is_audited(tmp_path, monkeypatch):

@@ -37,6 +37,9 @@ _COMMON_WORDS = frozenset({
 })
 
 
+# the categories of rules on a third-party library's names (a module an object may hold: `Config.xformers`, t19e)
+LIBRARY_CATEGORIES = frozenset({"attention", "kernel", "third_party", "apex"})
+
 @dataclass
 class QualMatch:
     rule: Rule
@@ -128,6 +131,10 @@ class CompiledRules:
     # qualified-name prefix -> words a reference below it must contain (see _index_qualnames)
     below: dict[str, frozenset[str]] = field(default_factory=dict)
     trigger_prefix_re: re.Pattern[str] | None = None
+    # library modules a chain may reach through an object that holds them (`Config.xformers.ops.<fn>`, t19e): the
+    # first names of library rules' exact names of three segments or more, and a line prefilter for such chains
+    held_heads: frozenset[str] = frozenset()
+    held_module_re: re.Pattern[str] | None = None
     namespaces: set[str] = field(default_factory=set)      # names a prefix rule covers ('torch.cuda.*' -> torch.cuda)
     env_in_text_re: re.Pattern[str] | None = None
 
@@ -243,6 +250,7 @@ class CompiledRules:
         for name, rule in (extra_exact or {}).items():
             c.exact.setdefault(name, []).append(rule)
         c._index_qualnames()
+        c._index_held_heads()
         c.trigger_words = words
         c.file_words = words | {n.rsplit(".", 1)[-1] for n in c.exact} | set().union(*c.below.values())
         if prefix_words or suffix_words:
@@ -318,6 +326,17 @@ class CompiledRules:
                 word = max(candidates, key=lambda p: (share[p], p))
                 below.setdefault(".".join(parts[:i]), set()).add(word)
         self.below = {k: frozenset(v) for k, v in below.items()}
+
+    def _index_held_heads(self) -> None:
+        """`held_heads` / `held_module_re` (see the fields). Not torch (its names resolve through the file's own
+        imports) nor importlib (a standard-library module)."""
+        heads = {name.split(".", 1)[0] for name, rules in self.exact.items()
+                 if name.count(".") >= 2 and any(r.category in LIBRARY_CATEGORIES for r in rules)}
+        heads -= {"torch", "importlib"}
+        self.held_heads = frozenset(heads)
+        if heads:
+            alt = "|".join(re.escape(h) for h in sorted(heads))
+            self.held_module_re = re.compile(r"\w\s*\.\s*(?:" + alt + r")\s*\.\s*\w+\s*\.")
 
     # -- queries ---------------------------------------------------------------------------------
 

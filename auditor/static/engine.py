@@ -766,11 +766,14 @@ class StaticEngine:
         rx = self.compiled.trigger_prefix_re
         if rx is not None and not rx.search(text):
             rx = None
+        held = self.compiled.held_module_re     # `Config.xformers.ops.memory_efficient_attention(`: no alias
+        if held is not None and not held.search(text):
+            held = None
         out = []
         for number, line in enumerate(lines, 1):
             # flag_lines: `if _FLASH_ATTN_AVAILABLE:` names no rule word (flagname rules)
             if not triggers.isdisjoint(WORD_RE.findall(line)) or (rx is not None and rx.search(line)) \
-                    or number in flag_lines:
+                    or number in flag_lines or (held is not None and held.search(line)):
                 if not line.lstrip().startswith("#"):       # a comment line is never a finding
                     out.append(number)
         return out

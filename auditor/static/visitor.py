@@ -10,7 +10,7 @@ import libcst as cst
 
 from auditor.rules import Rule
 from auditor.static.backends import BACKEND_NAMES, backends_in_text
-from auditor.static.compiled import CompiledRules
+from auditor.static.compiled import LIBRARY_CATEGORIES, CompiledRules
 from auditor.static.context import (_MODULE_IMPORTERS, _MODULE_NAME, HOLE, LOCAL_PACKAGE, MAX_FOLDED, FileContext,
                                     dataclass_fields)
 from auditor.static.dtype_requirements import guard_kind, required_dtype_nodes
@@ -489,7 +489,25 @@ class MatchVisitor(cst.CSTVisitor):
             for q in quals:
                 if self.c.match_qualname(q) is not None:
                     return q
+        if not quals and d.count(".") >= 3:
+            return self._held_module_name(d)
         return quals[0] if quals else None
+
+    def _held_module_name(self, d: str) -> str | None:
+        """`Config.xformers.ops.memory_efficient_attention(...)` (DiffBIR: `Config.xformers = xformers` after the guarded
+        import, in another module): a library module kept on an object whose name no import binds (`self`, a local,
+        a relatively imported class); the tail from the module's name on is a name a library rule (attention /
+        kernel / third_party / apex) knows exactly, three segments at least, so that `self.flash_attn(...)` or
+        `args.cuda.x` stay the code's own. Not a chain through an imported package (`optimum.habana.transformers.
+        integrations...`: that package's own copy) (t19e)."""
+        segments = d.split(".")
+        for i in range(1, len(segments) - 2):
+            if segments[i] not in self.c.held_heads:
+                continue
+            tail = ".".join(segments[i:])
+            if any(rule.category in LIBRARY_CATEGORIES for rule in self.c.exact.get(tail, ())):
+                return tail
+        return None
 
     def fold(self, node: cst.CSTNode, follow_names: bool = False) -> set[str] | None:
         """Possible string values of an expression; unknown parts become HOLE."""
