@@ -13,10 +13,10 @@ Per file of a node pack, read again by the run (`reach_facts`; only a tree whose
 NODE_CLASS_MAPPINGS pays for it, so the per-file pass and its cache carry nothing for every other tree):
 - `top`: the top-level functions and classes, [name, first line, last line, registered], where registered means
   a decorator other than a plain wrapper (`@functools.lru_cache`, `@torch.no_grad()`) or click's own command
-  decorators (`@click.command()`, `@click.option(...)`; t19d) may register it (`@PromptServer.instance.routes.post(...)`, `@register_model`): registered definitions are always reached;
+  decorators (`@click.command()`, `@click.option(...)`; t19d) may register it
+  (`@PromptServer.instance.routes.post(...)`, `@register_model`): registered definitions are always reached;
 - `main` / `main_lines`: the names its `__main__` block reads and the block's lines (none behind a package-relative
-  import); `launches`: the script
-  files and `-m` modules its strings name (`"train_network.py"`, `"-m", "tools.train"` -> train_network, train);
+  import); `launches`: the script files and `-m` modules its strings name (`"train_network.py"`, `"-m", "tools.train"` -> train_network, train);
 - `names`: per region (the top-level definition holding the reference, "" for module-level code), the names the
   region reads: bare names, imported names, attributes (except attributes of a module imported from outside the
   tree: `dist.all_gather` does not read the pack's own `all_gather`; recorded as `<root>:<attr>` and resolved per
