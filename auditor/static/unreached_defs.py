@@ -59,6 +59,12 @@ _MODULE_RUN = re.compile(r"-m\s+(?:[\w]+\.)*(\w+)")                   # "python 
 _SCRIPT = re.compile(r"(?<![\w.-])([A-Za-z_]\w*)\.py\b")    # "python ./src/tools/run_handmesh.py --ckpt x"
 # run as a script by ComfyUI-Manager when the pack is installed (https://docs.comfy.org/custom-nodes/backend/manager)
 _RUN_ON_INSTALL = frozenset({"install.py"})
+# run by ComfyUI itself before it loads the pack (comfy's main.py, execute_prestartup_script:
+# https://github.com/comfyanonymous/ComfyUI/blob/master/main.py)
+_RUN_AT_STARTUP = frozenset({"__init__.py", "prestartup_script.py"})
+_DYNAMIC_IMPORTS = frozenset({"import_module", "__import__", "spec_from_file_location", "load_source",
+                              "SourceFileLoader", "load_module", "exec_module"})
+_FOLDER_LISTINGS = frozenset({"listdir", "scandir", "walk", "glob", "iglob", "iterdir", "rglob"})
 # decorators that wrap a function without registering it anywhere (a registered one is reached by its registry)
 _WRAPPERS = frozenset({"lru_cache", "cache", "cached_property", "no_grad", "inference_mode", "wraps", "property",
                        "staticmethod", "classmethod", "contextmanager", "enable_grad"})
@@ -91,15 +97,33 @@ def _imported_roots(tree: ast.Module) -> dict[str, str]:
     return roots
 
 
-def _names_read(node: ast.AST, roots: dict[str, str], unused: Collection[ast.alias] = ()) -> set[str]:
+def _from_imports(tree: ast.Module) -> dict[str, tuple[str, str]]:
+    """Names the file binds by `from <absolute module> import name [as alias]`: bound name -> (the module's root, the
+    imported name). Such a name is the tree's own only when the root is (`from diffusers.models.attention_processor
+    import Attention` never reaches a vendored `class Attention` of the pack; t19a)."""
+    return {alias.asname or alias.name: (node.module.split(".")[0], alias.name) for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module
+            for alias in node.names if alias.name != "*"}
+
+
+def _names_read(node: ast.AST, roots: dict[str, str], unused: Collection[ast.alias] = (),
+                bound: dict[str, tuple[str, str]] | None = None) -> set[str]:
     """A bare name as is (the file's own definition of it when it has one); an attribute, an imported name or a
-    string prefixed with "." (any file's definition of it). `unused`: imported names the file never uses, which
-    reach nothing."""
+    string prefixed with "." (any file's definition of it); a name or attribute of an absolute import as
+    `<root>:<name>` (resolved per run: the tree's own only when the root is). `unused`: imported names that reach
+    nothing here (never read, or read where the reading region carries them). `bound`: _from_imports of the file."""
     out: set[str] = set()
+    bound = bound or {}
     for n in ast.walk(node):
         if isinstance(n, ast.alias) and n in unused:
             continue
-        if isinstance(n, ast.Name):
+        if isinstance(n, ast.Name) and n.id in bound:
+            out.add("%s:%s" % bound[n.id])
+        elif isinstance(n, ast.ImportFrom) and not n.level and n.module:
+            root = n.module.split(".")[0]
+            out.update(f"{root}:{a.name}" for a in n.names if a not in unused and a.name != "*")
+            unused = {*unused, *n.names}        # handled here, not again as aliases below
+        elif isinstance(n, ast.Name):
             out.add(n.id)
         elif isinstance(n, ast.Attribute):
             base = n.value
@@ -141,7 +165,13 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
         return {}
     out: dict[str, Any] = {}
     roots = _imported_roots(tree)
+    bound = _from_imports(tree)
     unused = set() if package_init else _unused_imports(tree)
+    # a `from x import name` the file reads: the regions that read the name reach its definition, not the import
+    # (DynamiCrafter's condition.py imports the `autocast` decorator for a class nothing builds; t19a, heldout21)
+    carried = unused if package_init else unused | {
+        alias for node in tree.body if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        for sub in ast.walk(node) if isinstance(sub, ast.ImportFrom) for alias in sub.names}
     # a module-level package-relative import (`from ...lvdm.models import x`) raises ImportError when the file runs
     # as a script, so its `__main__` block never runs: neither what only that block calls nor its own lines
     script_only = any(isinstance(node, ast.ImportFrom) and node.level for node in tree.body)
@@ -156,19 +186,26 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
             own = set()
             for part in (*node.decorator_list, *getattr(node, "bases", ()), *getattr(node, "keywords", ()),
                          *node.body):
-                own |= _names_read(part, roots, unused)
+                own |= _names_read(part, roots, unused, bound)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                own |= _names_read(node.args, roots, unused)
+                own |= _names_read(node.args, roots, unused, bound)
             own -= {node.name, "." + node.name}           # a recursive call does not reach it
             names.setdefault(node.name, set()).update(own)
         elif _main_block(node):
             if script_only:
                 dead.append([node.lineno, node.end_lineno or node.lineno])
             else:
-                main |= _names_read(node, roots, unused)
+                main |= _names_read(node, roots, unused, bound)
         else:
-            names[""] |= _names_read(node, roots, unused)
+            names[""] |= _names_read(node, roots, carried, bound)
     out["top"] = top
+    if any(_main_block(node) for node in tree.body):
+        out["script"] = True
+    modules = _module_words(tree)
+    if modules:
+        out["modules"] = sorted(modules)
+    if _scans_for_modules(tree):
+        out["scans"] = True
     if dead:
         out["dead"] = dead
     out["names"] = {k: sorted(v) for k, v in names.items() if v}
@@ -185,6 +222,32 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
                             and isinstance(b.value, str))
     out["launches"] = sorted(launches)
     return out
+
+
+def _module_words(tree: ast.Module) -> set[str]:
+    """The module names the file imports or names, each dotted part apart (`from .mimicmotion.dwpose import
+    preprocess` -> mimicmotion, dwpose, preprocess; `importlib.import_module("pack.nodes")` -> pack, nodes): a file
+    whose stem (a package's folder) is none of the tree's words is imported by nothing in the tree."""
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom):
+            out.update((n.module or "").split("."))
+            out.update(a.name for a in n.names)
+        elif isinstance(n, ast.Import):
+            out.update(part for a in n.names for part in a.name.split("."))
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value):
+            out.update(n.value.split("."))
+    out.discard("")
+    return out
+
+
+def _scans_for_modules(tree: ast.Module) -> bool:
+    """Whether the file imports modules by a computed name it may list from a folder (`for f in os.listdir(dir):
+    importlib.import_module(f".nodes.{f[:-3]}")`, Easy-Use's and Impact Pack's loaders): then a file no word of the
+    tree names may still be imported."""
+    called = {n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
+              for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    return bool(called & _DYNAMIC_IMPORTS) and bool(called & _FOLDER_LISTINGS)
 
 
 def _bench_file(rel: str) -> bool:
@@ -225,11 +288,12 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
     regions: dict[tuple[str, str], set[tuple[str, str]]] = {}   # (file, definition) -> what its bodies reach
     reached = {(f, word) for word in config_words for f in defined.get(word, ())}
     launched = {stem for f in facts.values() for stem in f.get("launches", ())}
+    unloaded = {rel for rel in facts if _bench_file(rel)} | _unimported_scripts(facts, launched, config_words)
     for rel, f in facts.items():
         for region, names in f.get("names", {}).items():
             if region:
                 regions.setdefault((rel, region), set()).update(resolved(rel, names))
-            elif not _bench_file(rel):
+            elif rel not in unloaded:
                 reached |= resolved(rel, names)
         name = rel.rsplit("/", 1)[-1]
         if f.get("main") and (name in _RUN_ON_INSTALL or name.removesuffix(".py") in launched):
@@ -248,13 +312,39 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
     for rel, f in facts.items():
         spans = [(first, last) for name, first, last, _ in f.get("top", ()) if (rel, name) not in done]
         spans += [(first, last) for first, last in f.get("dead", ())]
-        if _bench_file(rel):    # its module-level lines too: all but the definitions a reached region reads
+        if rel in unloaded:     # its module-level lines too: all but the definitions a reached region reads
             kept = sorted((first, last) for name, first, last, _ in f.get("top", ()) if (rel, name) in done)
             starts = [1] + [last + 1 for _, last in kept]
             ends = [first - 1 for first, _ in kept] + [_END]
             spans = [(a, b) for a, b in zip(starts, ends) if a <= b]
         if spans:
             out[rel] = spans
+    return out
+
+
+def _unimported_scripts(facts: dict[str, dict[str, Any]], launched: Collection[str],
+                        config_words: Collection[str]) -> set[str]:
+    """The scripts (files with an `if __name__ == "__main__":` block) no other file of the pack imports or names and
+    the pack never runs (MimicMotionWrapper's upstream `inference.py` beside its nodes; t19a, heldout22): their
+    module-level code runs only when someone runs the file by hand, as their `__main__` block, which ComfyUI never
+    does. A file without such a block keeps its module-level code reached (it may be a module loaded in a way the
+    words miss), and so does every file when some file imports modules by a name listed from a folder."""
+    if any(f.get("scans") for f in facts.values()):
+        return set()
+    named: dict[str, set[str]] = {}         # module word -> the files naming it
+    for rel, f in facts.items():
+        for word in f.get("modules", ()):
+            named.setdefault(word, set()).add(rel)
+    out = set()
+    for rel, f in facts.items():
+        parts = rel.split("/")
+        name = parts[-1]
+        if not f.get("script") or name in _RUN_AT_STARTUP or name in _RUN_ON_INSTALL:
+            continue
+        stem = name.removesuffix(".py")
+        if stem in launched or stem in config_words or named.get(stem, set()) - {rel}:
+            continue
+        out.add(rel)
     return out
 
 
