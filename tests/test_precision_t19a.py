@@ -207,3 +207,54 @@ def test_a_decorator_imported_only_for_a_class_nothing_builds_is_unreached(tmp_p
 def test_the_decorator_of_a_class_a_node_builds_keeps_its_error(tmp_path):
     found = _decorator_findings(tmp_path, "ImageEmbedder")
     assert any(sev == "error" for sev, _ in found), found
+
+
+# --- a module-level device nothing reads (heldout22's MimicMotion dwpose_detector.py)
+
+DETECTOR = """\
+    import torch
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+    class PoseDetector:
+        def __init__(self, run_on="cpu"):
+            self.device = run_on
+
+        def __call__(self, image):
+            return image.to(self.device)
+"""
+
+
+def _detector_findings(tmp_path, nodes_import: str, detector: str = DETECTOR) -> set[tuple[str, str]]:
+    nodes = USER_NODES.replace("    from .adapter import count_attention\n", "").replace(
+        "print(count_attention(unet))", "pass").replace("from .blocks import {imported}", nodes_import).replace(
+        "{imported}()(x, x)", "PoseDetector()(x)")
+    root = write_tree(tmp_path / "pack", {"__init__.py": "from .nodes import BlockNode\n\n"
+                                                         "NODE_CLASS_MAPPINGS = {'BlockNode': BlockNode}\n",
+                                           "nodes.py": nodes, "dwpose/__init__.py": "", "dwpose/detector.py": detector})
+    line = _line(detector, 'device = torch.device("cuda"')
+    run = run_static([root], jobs=1)
+    return {(f.severity, (f.data or {}).get("context") or "")
+            for r in run.results if r.path == "dwpose/detector.py" for f in r.findings if f.line == line}
+
+
+def test_a_module_level_device_nothing_reads_is_unreached(tmp_path):
+    found = _detector_findings(tmp_path, "from .dwpose.detector import PoseDetector")
+    assert found and all(f == ("info", "unreached") for f in found), found
+
+
+def test_a_module_level_device_another_file_imports_keeps_its_error(tmp_path):
+    found = _detector_findings(tmp_path, "from .dwpose.detector import PoseDetector, device")
+    assert any(sev == "error" for sev, _ in found), found
+
+
+def test_a_module_level_device_of_a_module_imported_whole_keeps_its_error(tmp_path):
+    found = _detector_findings(tmp_path, "from .dwpose import detector\n    PoseDetector = detector.PoseDetector")
+    assert any(sev == "error" for sev, _ in found), found
+
+
+def test_a_module_level_device_the_file_reads_keeps_its_error(tmp_path):
+    found = _detector_findings(tmp_path, "from .dwpose.detector import PoseDetector",
+                               DETECTOR.replace('run_on="cpu"', "run_on=device"))
+    assert any(sev == "error" for sev, _ in found), found

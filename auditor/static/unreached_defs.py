@@ -206,6 +206,12 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
         out["modules"] = sorted(modules)
     if _scans_for_modules(tree):
         out["scans"] = True
+    whole = _whole_imports(tree)
+    if whole:
+        out["whole"] = sorted(whole)
+    unread = _unread_globals(tree)
+    if unread:
+        out["unread"] = unread
     if dead:
         out["dead"] = dead
     out["names"] = {k: sorted(v) for k, v in names.items() if v}
@@ -239,6 +245,33 @@ def _module_words(tree: ast.Module) -> set[str]:
             out.update(n.value.split("."))
     out.discard("")
     return out
+
+
+def _whole_imports(tree: ast.Module) -> set[str]:
+    """The modules the file imports whole, last dotted part (`import pack.config` -> config, `from . import config`
+    -> config, `from .config import *` -> config): their globals may be read as attributes or star-imported names.
+    `from .dwpose_detector import DWposeDetector` imports a name, not the module."""
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            out.update(a.name.rsplit(".", 1)[-1] for a in n.names)
+        elif isinstance(n, ast.ImportFrom):
+            last = (n.module or "").rsplit(".", 1)[-1]
+            out.update(last if a.name == "*" else a.name for a in n.names if a.name == "*" or a.name != last)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value):
+            out.add(n.value.rsplit(".", 1)[-1])     # importlib.import_module("pack.config")
+    return out
+
+
+def _unread_globals(tree: ast.Module) -> list[list[Any]]:
+    """Module-level `name = value` assignments whose name the file never reads (no load of the name, no string of
+    it: `__all__`), [name, first line, last line]: MimicMotion's dwpose_detector.py sets `device = torch.device("cuda"
+    if torch.cuda.is_available() else "cpu")` and nothing reads it (t19a, heldout22)."""
+    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
+    read |= {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    return [[t.id, node.lineno, node.end_lineno or node.lineno] for node in tree.body
+            if isinstance(node, ast.Assign) and len(node.targets) == 1
+            for t in node.targets if isinstance(t, ast.Name) and t.id not in read]
 
 
 def _scans_for_modules(tree: ast.Module) -> bool:
@@ -317,9 +350,22 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
             starts = [1] + [last + 1 for _, last in kept]
             ends = [first - 1 for first, _ in kept] + [_END]
             spans = [(a, b) for a, b in zip(starts, ends) if a <= b]
+        spans += _unread_spans(rel, f, facts)
         if spans:
             out[rel] = spans
     return out
+
+
+def _unread_spans(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]]) -> list[tuple[int, int]]:
+    """The module-level assignments of `rel` that nothing reads: the file never reads the name, no other file imports
+    the name or the module whole (t19a). None when some file imports modules by a name listed from a folder."""
+    if not f.get("unread") or any(g.get("scans") for g in facts.values()):
+        return []
+    stem = rel.rsplit("/", 1)[-1].removesuffix(".py")
+    if stem == "__init__" or any(stem in g.get("whole", ()) for other, g in facts.items() if other != rel):
+        return []
+    imported = {w for other, g in facts.items() if other != rel for w in g.get("modules", ())}
+    return [(first, last) for name, first, last in f["unread"] if name not in imported]
 
 
 def _unimported_scripts(facts: dict[str, dict[str, Any]], launched: Collection[str],
