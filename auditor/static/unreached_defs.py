@@ -34,7 +34,16 @@ name (a `from x import name` whose name the file never reads, outside a package'
 t18d): a bare name the region's file defines itself reaches that definition only (pd9); any other name (an
 attribute, an imported name, a string, a bare name of another file) reaches every definition of that name (names
 are matched, not resolved);
-the rest, to a fixed point, is not. Findings of a Python file inside an unreached definition are lowered to info,
+the rest, to a fixed point, is not. t19a (heldout20..22): a script (a file with a `__main__` block) that no other
+file imports or names (`modules`: every dotted part of its imports and dotted strings) and the pack never runs has no
+reached module-level code either, like the bench folders (MimicMotionWrapper's upstream `inference.py`); a name bound
+by `from <package outside the tree> import name` reads `<root>:name` (brushnet's `from diffusers... import Attention`
+does not reach Easy-Use's vendored `class Attention`); a module-level `from x import name` the file reads reaches
+through the regions that read it, not from the module level (a decorator imported only for a class nothing builds);
+a module-level `name = value` that its file never reads and that no other file imports by name or with its whole
+module (`whole`) is unreached (`unread`: MimicMotion's `device = torch.device("cuda" if ... else "cpu")`). A tree
+where some file imports modules by a name listed from a folder (`scans`) keeps every module-level line reached.
+Findings of a Python file inside an unreached definition are lowered to info,
 context `unreached` (a warning behind a CUDA gate too), unless another pass already lowered them to info.
 """
 from __future__ import annotations
