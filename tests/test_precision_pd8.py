@@ -112,13 +112,35 @@ TRAIN = """\
 """
 
 
+# the pack's nodes import what they use, so every file below is loaded (a module nothing imports is unreached: t19d)
+NODES = """\
+    from .ext.rotary_embeddings import compute_rope_rotations
+
+
+    class RopeNode:
+        def run(self, x):
+            return (compute_rope_rotations(x.shape[1], 64),)
+"""
+
+NODES_TRAINING = NODES + """\
+
+
+    from .train import step
+
+
+    class TrainStepNode:
+        def run(self, model, x):
+            return (step(model, x),)
+"""
+
+
 def test_disabled_cuda_autocast_keeps_error_when_the_tree_opens_autocast(tmp_path):
     line = _line(ROPE, "# disabled")
-    pack = findings_in_tree(write_tree(tmp_path / "pack", {"__init__.py": NODE_PACK_INIT,
+    pack = findings_in_tree(write_tree(tmp_path / "pack", {"__init__.py": NODE_PACK_INIT, "nodes.py": NODES,
                                                            "ext/rotary_embeddings.py": ROPE}))
     assert pack[("ext/rotary_embeddings.py", line, "NPU003")] == "info"
     # controls: the pack with a file that opens autocast, and a library (no node pack: its callers open autocast)
-    both = findings_in_tree(write_tree(tmp_path / "both", {"__init__.py": NODE_PACK_INIT,
+    both = findings_in_tree(write_tree(tmp_path / "both", {"__init__.py": NODE_PACK_INIT, "nodes.py": NODES_TRAINING,
                                                            "ext/rotary_embeddings.py": ROPE, "train.py": TRAIN}))
     assert both[("ext/rotary_embeddings.py", line, "NPU003")] == "error"
     library = findings_in_tree(write_tree(tmp_path / "lib", {"ext/rotary_embeddings.py": ROPE}))

@@ -36,7 +36,13 @@ name (a `from x import name` whose name the file never reads, outside a package'
 t18d): a bare name the region's file defines itself reaches that definition only (pd9); any other name (an
 attribute, an imported name, a string, a bare name of another file) reaches every definition of that name (names
 are matched, not resolved);
-the rest, to a fixed point, is not. Findings of a Python file inside an unreached definition are lowered to info,
+the rest, to a fixed point, is not. t19a (heldout20..22): a name bound by `from <package outside the tree> import
+name` reads `<root>:name` (brushnet's `from diffusers... import Attention` does not reach Easy-Use's vendored `class
+Attention`); a module-level `from x import name` the file reads reaches through the regions that read it, not from
+the module level (a decorator imported only for a class nothing builds); a module-level `name = value` that its file
+never reads and that no other file imports by name or with its whole module (`whole`) is unreached (`unread`:
+MimicMotion's `device = torch.device("cuda" if ... else "cpu")`), unless some file loads modules by a computed name.
+Findings of a Python file inside an unreached definition are lowered to info,
 context `unreached` (a warning behind a CUDA gate too), unless another pass already lowered them to info.
 """
 from __future__ import annotations
@@ -104,15 +110,33 @@ def _imported_roots(tree: ast.Module) -> dict[str, str]:
     return roots
 
 
-def _names_read(node: ast.AST, roots: dict[str, str], unused: Collection[ast.alias] = ()) -> set[str]:
+def _from_imports(tree: ast.Module) -> dict[str, tuple[str, str]]:
+    """Names the file binds by `from <absolute module> import name [as alias]`: bound name -> (the module's root, the
+    imported name). Such a name is the tree's own only when the root is (`from diffusers.models.attention_processor
+    import Attention` never reaches a vendored `class Attention` of the pack; t19a)."""
+    return {alias.asname or alias.name: (node.module.split(".")[0], alias.name) for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module
+            for alias in node.names if alias.name != "*"}
+
+
+def _names_read(node: ast.AST, roots: dict[str, str], unused: Collection[ast.alias] = (),
+                bound: dict[str, tuple[str, str]] | None = None) -> set[str]:
     """A bare name as is (the file's own definition of it when it has one); an attribute, an imported name or a
-    string prefixed with "." (any file's definition of it). `unused`: imported names the file never uses, which
-    reach nothing."""
+    string prefixed with "." (any file's definition of it); a name or attribute of an absolute import as
+    `<root>:<name>` (resolved per run: the tree's own only when the root is). `unused`: imported names that reach
+    nothing here (never read, or read where the reading region carries them). `bound`: _from_imports of the file."""
     out: set[str] = set()
+    bound = bound or {}
     for n in ast.walk(node):
         if isinstance(n, ast.alias) and n in unused:
             continue
-        if isinstance(n, ast.Name):
+        if isinstance(n, ast.Name) and n.id in bound:
+            out.add("%s:%s" % bound[n.id])
+        elif isinstance(n, ast.ImportFrom) and not n.level and n.module:
+            root = n.module.split(".")[0]
+            out.update(f"{root}:{a.name}" for a in n.names if a not in unused and a.name != "*")
+            unused = {*unused, *n.names}        # handled here, not again as aliases below
+        elif isinstance(n, ast.Name):
             out.add(n.id)
         elif isinstance(n, ast.Attribute):
             base = n.value
@@ -154,7 +178,13 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
         return {}
     out: dict[str, Any] = {}
     roots = _imported_roots(tree)
+    bound = _from_imports(tree)
     unused = set() if package_init else _unused_imports(tree)
+    # a `from x import name` the file reads: the regions that read the name reach its definition, not the import
+    # (DynamiCrafter's condition.py imports the `autocast` decorator for a class nothing builds; t19a, heldout21)
+    carried = unused if package_init else unused | {
+        alias for node in tree.body if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        for sub in ast.walk(node) if isinstance(sub, ast.ImportFrom) for alias in sub.names}
     # a module-level package-relative import (`from ...lvdm.models import x`) raises ImportError when the file runs
     # as a script, so its `__main__` block never runs: neither what only that block calls nor its own lines
     script_only = any(isinstance(node, ast.ImportFrom) and node.level for node in tree.body)
@@ -170,19 +200,19 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
             own = set()
             for part in (*node.decorator_list, *getattr(node, "bases", ()), *getattr(node, "keywords", ()),
                          *node.body):
-                own |= _names_read(part, roots, unused)
+                own |= _names_read(part, roots, unused, bound)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                own |= _names_read(node.args, roots, unused)
+                own |= _names_read(node.args, roots, unused, bound)
             own -= {node.name, "." + node.name}           # a recursive call does not reach it
             names.setdefault(node.name, set()).update(own)
         elif _main_block(node):
             if script_only:
                 dead.append([node.lineno, node.end_lineno or node.lineno])
             else:
-                main |= _names_read(node, roots, unused)
+                main |= _names_read(node, roots, unused, bound)
                 main_lines.append([node.lineno, node.end_lineno or node.lineno])
         else:
-            names[""] |= _names_read(node, roots, unused)
+            names[""] |= _names_read(node, roots, carried, bound)
     out["top"] = top
     if dead:
         out["dead"] = dead
@@ -201,14 +231,60 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
                             if isinstance(a, ast.Constant) and a.value == "-m" and isinstance(b, ast.Constant)
                             and isinstance(b.value, str))
     out["launches"] = sorted(launches)
-    modules = {part for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
-               for part in node.module.split(".")}
-    modules |= {part for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
-                for part in alias.name.split(".")}
-    out["modules"] = sorted(modules)
+    out["modules"] = sorted(_module_words(tree))
+    whole = _whole_imports(tree)
+    if whole:
+        out["whole"] = sorted(whole)
+    unread = _unread_globals(tree)
+    if unread:
+        out["unread"] = unread
     if any(_dynamic_load(n) for n in ast.walk(tree)):
         out["dynamic"] = True
     return out
+
+
+def _module_words(tree: ast.Module) -> set[str]:
+    """The module names the file imports or names, each dotted part apart (`from .mimicmotion.dwpose import
+    preprocess` -> mimicmotion, dwpose, preprocess; `importlib.import_module("pack.nodes")` -> pack, nodes): a file
+    whose stem (a package's folder) is none of the tree's words is imported by nothing in the tree."""
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom):
+            out.update((n.module or "").split("."))
+            out.update(a.name for a in n.names)
+        elif isinstance(n, ast.Import):
+            out.update(part for a in n.names for part in a.name.split("."))
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value):
+            out.update(n.value.split("."))
+    out.discard("")
+    return out
+
+
+def _whole_imports(tree: ast.Module) -> set[str]:
+    """The modules the file imports whole, last dotted part (`import pack.config` -> config, `from . import config`
+    -> config, `from .config import *` -> config): their globals may be read as attributes or star-imported names.
+    `from .dwpose_detector import DWposeDetector` imports a name, not the module."""
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            out.update(a.name.rsplit(".", 1)[-1] for a in n.names)
+        elif isinstance(n, ast.ImportFrom):
+            last = (n.module or "").rsplit(".", 1)[-1]
+            out.update(last if a.name == "*" else a.name for a in n.names if a.name == "*" or a.name != last)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value):
+            out.add(n.value.rsplit(".", 1)[-1])     # importlib.import_module("pack.config")
+    return out
+
+
+def _unread_globals(tree: ast.Module) -> list[list[Any]]:
+    """Module-level `name = value` assignments whose name the file never reads (no load of the name, no string of
+    it: `__all__`), [name, first line, last line]: MimicMotion's dwpose_detector.py sets `device = torch.device("cuda"
+    if torch.cuda.is_available() else "cpu")` and nothing reads it (t19a, heldout22)."""
+    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
+    read |= {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    return [[t.id, node.lineno, node.end_lineno or node.lineno] for node in tree.body
+            if isinstance(node, ast.Assign) and len(node.targets) == 1
+            for t in node.targets if isinstance(t, ast.Name) and t.id not in read]
 
 
 _LOADERS = frozenset({"import_module", "__import__", "spec_from_file_location", "load_source", "run_path",
@@ -323,9 +399,22 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
             starts = [1] + [last + 1 for _, last in kept]
             ends = [first - 1 for first, _ in kept] + [_END]
             spans = [(a, b) for a, b in zip(starts, ends) if a <= b]
+        spans += _unread_spans(rel, f, facts)
         if spans:
             out[rel] = spans
     return out
+
+
+def _unread_spans(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]]) -> list[tuple[int, int]]:
+    """The module-level assignments of `rel` that nothing reads: the file never reads the name, no other file imports
+    the name or the module whole (t19a). None when some file loads modules by a computed name."""
+    if not f.get("unread") or any(g.get("dynamic") for g in facts.values()):
+        return []
+    stem = rel.rsplit("/", 1)[-1].removesuffix(".py")
+    if stem == "__init__" or any(stem in g.get("whole", ()) for other, g in facts.items() if other != rel):
+        return []
+    imported = {w for other, g in facts.items() if other != rel for w in g.get("modules", ())}
+    return [(first, last) for name, first, last in f["unread"] if name not in imported]
 
 
 def _config_words(project: Any, results: list) -> set[str]:
