@@ -87,3 +87,20 @@ def test_deepspeed_engine_calls_and_fbgemm_import():
     assert ("NPU418", 7, "deepspeed.initialize") in found
     assert ("NPU449", 3, "fbgemm_gpu.split_embedding_configs.EmbOptimType") in found
     assert not [f for f in found if f[1] == 8]      # an enum member of fbgemm_gpu's configs is no kernel use
+
+
+def test_install_helpers_take_requirements_not_their_labels():
+    found = audit('''
+        def build(builder):
+            builder.install_pip_package('torch==1.13.1+cu117 -f https://download.pytorch.org/whl/torch_stable.html')
+            builder.install_pip_package('onnxruntime-gpu==1.15.1')
+            pip_install(
+                "CUDA torch repair",
+                "--force-reinstall",
+                "--no-cache-dir",
+            )
+            pip_install_try("bitsandbytes (AMD Windows, pre-release main)", "--force-reinstall")
+    ''')
+    lines = {line for _, line, _ in found}
+    assert 3 in lines and 4 in lines                 # DeepFaceLive's Windows builder: CUDA torch, onnxruntime-gpu
+    assert not lines & {5, 6, 10}                    # unsloth studio's step labels

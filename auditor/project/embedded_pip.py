@@ -31,6 +31,8 @@ _RUNNER_NAMES = frozenset({"system", "popen", "run", "call", "check_call", "chec
 _PIP_HELPER = re.compile(r"(?:^|_)pip(?:_|$)", re.IGNORECASE)
 _PIP_WORD = re.compile(r"^pip(?:3(?:\.\d+)?)?$")
 _SUBCOMMANDS = frozenset({"install", "download", "wheel"})
+# a word of a bare requirement list: an option, a URL or wheel, or a lower-case distribution with a version spec
+_SPEC_WORD = re.compile(r"^(?:-\S*|https?://\S+|\S+\.whl|[a-z0-9][\w.\-]*(?:\[[\w,\-]+\])?(?:==|>=|<=|~=|!=|<|>)\S+)$")
 
 
 def add_embedded_pip_commands(engine: "StaticEngine", data: bytes, rel: str, result: "FileResult") -> None:
@@ -92,8 +94,10 @@ def _pip_command(call: ast.Call) -> tuple[str, list[tuple[int, int, int, int]]] 
         words = parts[0][0].split()
         if words and words[0] in _SUBCOMMANDS:
             prefix = "pip"                      # `run_pip("install tensorrt==9.0.1")`
-        elif "install" in last.lower() and words and not words[0].startswith("-"):
-            prefix = "pip install"              # `pip_install("bitsandbytes>=0.41")`
+        elif "install" in last.lower() and words and all(_SPEC_WORD.match(w) for w in words):
+            # `install_pip_package("onnxruntime-gpu==1.15.1")`: requirements with a version, options, URLs; not a
+            # helper's label (unsloth's `pip_install("CUDA torch repair", "--force-reinstall", ...)`)
+            prefix = "pip install"
         else:
             return None
         text, spans = _joined(parts)
