@@ -16,8 +16,6 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from auditor.static.astutil import ast_dotted
-
 if TYPE_CHECKING:
     from auditor.findings import FileResult
     from auditor.static.engine import StaticEngine
@@ -73,9 +71,10 @@ def add_embedded_pip_commands(engine: "StaticEngine", data: bytes, rel: str, res
 def _pip_command(call: ast.Call) -> tuple[str, list[tuple[int, int, int, int]]] | None:
     """The shell text of the pip command `call` runs, with the spans (start, end in the text, line, column in the
     file) of the Python nodes each part comes from; None when the call runs no pip command."""
-    name = ast_dotted(call.func)
-    if name is None:
+    if not isinstance(call.func, (ast.Name, ast.Attribute)):
         return None
+    # (ast.unparse, not auditor.static.astutil's dotted name: auditor.project does not import auditor.static)
+    name = ast.unparse(call.func)
     module, _, last = name.rpartition(".")
     first = call.args[0]
     if last in _RUNNER_NAMES and (module in _RUNNER_MODULES or not module):
