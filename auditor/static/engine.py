@@ -466,6 +466,11 @@ class StaticEngine:
                 from auditor.project.embedded import add_embedded_dockerfiles
 
                 add_embedded_dockerfiles(self, data, rel, result)
+                # a pip command the code runs (`run_pip("install tensorrt ...")`, `subprocess.check_call([..., "pip",
+                # "install", "bitsandbytes"])`)
+                from auditor.project.embedded_pip import add_embedded_pip_commands
+
+                add_embedded_pip_commands(self, data, rel, result)
             # the import graph's facts (auditor/static/project_imports.py), from the bytes: a file ast rejects too
             result.summary = with_facts(result.summary, data, rel, result.findings,
                                         self._full_tree[0] if self._full_tree is not None else None)

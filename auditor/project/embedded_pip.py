@@ -1,0 +1,136 @@
+"""pip commands that Python code runs (t19b, issue 14): install helpers that call pip through a string or an argument
+list (streamv2v's `tools/install-tensorrt.py`: `run_pip("install --pre --extra-index-url https://pypi.nvidia.com
+tensorrt==9.0.1.post11.dev4")`, A1111 / ComfyUI extensions' `launch.run_pip("install xformers", ...)`,
+`subprocess.check_call([sys.executable, "-m", "pip", "install", "bitsandbytes"])`, `os.system("pip install
+flash-attn --no-build-isolation")`). The command is read by the shell reader (auditor/project/shell.py's `pip`
+handling: requirements, wheel indexes, CUDA wheel URLs) and its findings are placed on the Python file's lines, as
+auditor/project/embedded.py does for Dockerfile templates.
+
+Only commands that run: the first argument of `os.system` / `os.popen` / a `subprocess` call, or of a helper named
+for pip (`run_pip`, `pip_install`); not help or error texts that tell the user what to type (`raise
+ImportError("pip install flash-attn")`), which install nothing."""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from auditor.findings import FileResult
+    from auditor.static.engine import StaticEngine
+
+_QUICK = re.compile(rb"pip")
+# calls that run a command: `os.system(cmd)`, `subprocess.run([...])` (also as `sp.run`, or imported by name)
+_RUNNER_MODULES = frozenset({"os", "subprocess", "sp"})
+_RUNNER_NAMES = frozenset({"system", "popen", "run", "call", "check_call", "check_output", "Popen", "getoutput",
+                           "getstatusoutput"})
+# a helper named for pip: `run_pip`, `launch.run_pip`, `pip_install`, `_pip_install`, `install_pip_package`
+_PIP_HELPER = re.compile(r"(?:^|_)pip(?:_|$)", re.IGNORECASE)
+_PIP_WORD = re.compile(r"^pip(?:3(?:\.\d+)?)?$")
+_SUBCOMMANDS = frozenset({"install", "download", "wheel"})
+# a word of a bare requirement list: an option, a URL or wheel, or a lower-case distribution with a version spec
+_SPEC_WORD = re.compile(r"^(?:-\S*|https?://\S+|\S+\.whl|[a-z0-9][\w.\-]*(?:\[[\w,\-]+\])?(?:==|>=|<=|~=|!=|<|>)\S+)$")
+
+
+def add_embedded_pip_commands(engine: "StaticEngine", data: bytes, rel: str, result: "FileResult") -> None:
+    """Append the findings of every pip command the Python source runs to `result`."""
+    if not _QUICK.search(data):
+        return
+    from auditor.project.shell import analyze_shell
+
+    try:
+        tree = ast.parse(data.decode("utf-8"))
+    except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
+        return
+    seen = {(f.line, f.code) for f in result.findings}
+    added = False
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        command = _pip_command(node)
+        if command is None:
+            continue
+        text, spans = command
+        inner = analyze_shell(engine, (text + "\n").encode("utf-8"), rel)
+        for f in inner.findings:
+            if f.line != 1:
+                continue
+            at = next((s for s in spans if s[0] <= f.col - 1 < s[1]), spans[-1])
+            line, col = at[2], at[3] + max(f.col - 1 - at[0], 0) + 1
+            if (line, f.code) in seen:
+                continue            # the Python pass already reports it there (NPU026's index URL string)
+            seen.add((line, f.code))
+            result.findings.append(replace(f, path=rel, line=line, col=col, end_line=line,
+                                           message=f"{f.message} [pip command run by the code]"))
+            added = True
+    if added:
+        result.findings.sort(key=lambda f: f.sort_key())
+
+
+def _pip_command(call: ast.Call) -> tuple[str, list[tuple[int, int, int, int]]] | None:
+    """The shell text of the pip command `call` runs, with the spans (start, end in the text, line, column in the
+    file) of the Python nodes each part comes from; None when the call runs no pip command."""
+    if not isinstance(call.func, (ast.Name, ast.Attribute)):
+        return None
+    # (ast.unparse, not auditor.static.astutil's dotted name: auditor.project does not import auditor.static)
+    name = ast.unparse(call.func)
+    module, _, last = name.rpartition(".")
+    first = call.args[0]
+    if last in _RUNNER_NAMES and (module in _RUNNER_MODULES or not module):
+        parts = _parts(first.elts) if isinstance(first, (ast.List, ast.Tuple)) else _parts([first])
+        if parts is None:
+            return None
+        words = " ".join(p[0] for p in parts).split()
+        at = next((i for i, w in enumerate(words) if _PIP_WORD.match(w.rsplit("/", 1)[-1])), None)
+        if at is None or at + 1 >= len(words) or words[at + 1] not in _SUBCOMMANDS:
+            return None
+        return _joined(parts)
+    if _PIP_HELPER.search(last):
+        parts = _parts([first])
+        if parts is None:
+            return None
+        words = parts[0][0].split()
+        if words and words[0] in _SUBCOMMANDS:
+            prefix = "pip"                      # `run_pip("install tensorrt==9.0.1")`
+        elif "install" in last.lower() and words and all(_SPEC_WORD.match(w) for w in words):
+            # `install_pip_package("onnxruntime-gpu==1.15.1")`: requirements with a version, options, URLs; not a
+            # helper's label (unsloth's `pip_install("CUDA torch repair", "--force-reinstall", ...)`)
+            prefix = "pip install"
+        else:
+            return None
+        text, spans = _joined(parts)
+        return f"{prefix} {text}", [(s + len(prefix) + 1, e + len(prefix) + 1, line, col)
+                                    for s, e, line, col in spans]
+    return None
+
+
+def _parts(nodes: list[ast.expr]) -> list[tuple[str, ast.expr]] | None:
+    """Each node's shell text: a string literal's value, an f-string's with `${X}` for its fields, `$X` for any other
+    expression (`sys.executable`, a variable); None when no node is a string."""
+    out: list[tuple[str, ast.expr]] = []
+    for node in nodes:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            out.append((node.value, node))
+        elif isinstance(node, ast.JoinedStr):
+            out.append(("".join(v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else "${X}"
+                                for v in node.values), node))
+        else:
+            out.append(("$X", node))
+    if not any(isinstance(n, (ast.Constant, ast.JoinedStr)) for _, n in out):
+        return None
+    if any("\n" in text for text, _ in out):
+        return None           # a multi-line script: not one command line
+    return out
+
+
+def _joined(parts: list[tuple[str, ast.expr]]) -> tuple[str, list[tuple[int, int, int, int]]]:
+    text, spans = "", []
+    for value, node in parts:
+        start = len(text) + (1 if text else 0)
+        text = f"{text} {value}" if text else value
+        # a string's text starts after its opening quote (and an f / r prefix)
+        shift = 0 if not isinstance(node, (ast.Constant, ast.JoinedStr)) else 2 if isinstance(node, ast.JoinedStr) else 1
+        spans.append((start, len(text), node.lineno, node.col_offset + shift))
+    return text, spans
+
