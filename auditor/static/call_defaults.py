@@ -104,12 +104,15 @@ def _module_aliases(tree: ast.Module) -> set[str]:
 
 
 def _forwarded(node: ast.expr, params: frozenset[str]) -> bool:
-    """A value the caller hands on from its own caller: a parameter of the enclosing function (`device=device`) or
-    an attribute of the instance (`self.device`). A local (`device = torch.device("cuda")` in a launcher) or a
-    literal is a choice made at the call, not an override by the caller's caller."""
+    """A value the caller hands on from its own caller: a parameter of the enclosing function (`device=device`), an
+    attribute of the instance (`self.device`) or of a parameter (`device=model_manager.device` in DiffSynth's
+    `from_model_manager(model_manager)`, t19g: the object the caller was given carries the device). A local
+    (`device = torch.device("cuda")` in a launcher) or a literal is a choice made at the call, not an override by the
+    caller's caller."""
     if isinstance(node, ast.Name):
         return node.id in params
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+        and (node.value.id == "self" or node.value.id in params)
 
 
 # (forwarded positions, forwarded keywords, `*` / `**`, keywords passed any value, positional count)
