@@ -160,7 +160,9 @@ def _off_switch_branches(tree: ast.Module) -> list[list[int]]:
         if not off:
             continue
         for n in ast.walk(cls):
-            test = n.test if isinstance(n, ast.If) else None
+            if not isinstance(n, ast.If):
+                continue
+            test = n.test
             if isinstance(test, ast.Attribute) and test.attr in off and isinstance(test.value, ast.Name) \
                     and test.value.id in ("self", "cls", cls.name) and n.body:
                 out.append([n.body[0].lineno, n.body[-1].end_lineno or n.body[-1].lineno])
