@@ -230,3 +230,83 @@ def test_a_subclass_forwarding_to_its_base_is_an_unknown_caller(tmp_path):
     run = run_static([_tree(tmp_path / "s", {"engine/models/components/variants.py": variant})], jobs=1)
     lines = {line for line, _ in _defaults(run, "engine/models/basic/attention.py")}
     assert _line(ATTENTION, "def __init__(self, channels") in lines    # variants are built by name elsewhere
+
+
+def test_an_attribute_of_the_callers_parameter_is_handed_on(tmp_path):
+    """DiffSynth's pipelines (tuned_t19g): `from_model_manager(model_manager)` builds the pipeline with
+    `device=model_manager.device`, the device the model manager was given: the pipeline's `device="cuda"` default
+    never applies (policy (f), info). A local's attribute chosen at the call (`cfg = Config(); Pipe(device=cfg.device)`)
+    is not its caller's value and keeps the default's severity."""
+    pipeline = '''\
+        import torch
+
+
+        class SDXLImagePipeline(torch.nn.Module):
+            def __init__(self, device="cuda", torch_dtype=torch.float16):
+                super().__init__()
+                self.device = device
+                self.torch_dtype = torch_dtype
+
+            @staticmethod
+            def from_model_manager(model_manager):
+                pipe = SDXLImagePipeline(
+                    device=model_manager.device,
+                    torch_dtype=model_manager.torch_dtype,
+                )
+                return pipe
+        '''
+    local = '''\
+        import torch
+
+
+        class Config:
+            device = "cpu"
+
+
+        class Sampler(torch.nn.Module):
+            def __init__(self, device="cuda"):
+                super().__init__()
+                self.device = device
+
+
+        def build():
+            cfg = Config()
+            return Sampler(device=cfg.device)
+        '''
+    root = write_tree(tmp_path / "t", {"pipe/__init__.py": "", "pipe/sdxl.py": pipeline, "pipe/sampler.py": local})
+    run = run_static([root], jobs=1)
+    assert _line(pipeline, 'def __init__(self, device="cuda"') in _overridden(run, "pipe/sdxl.py")
+    assert _line(local, 'def __init__(self, device="cuda"') in {line for line, _ in _defaults(run, "pipe/sampler.py")}
+
+
+def test_a_public_method_whose_every_call_passes_the_device(tmp_path):
+    """DiffSynth's `SDLoRA.add_lora_to_text_encoder(..., device="cuda")` (tuned_t19g): its one call passes
+    `device=self.device`, so the default never applies (policy (f), info). A method some call lets the default through
+    keeps it."""
+    lora = '''\
+        import torch
+
+
+        class SDLoRA:
+            def add_lora_to_text_encoder(self, text_encoder, state_dict, alpha=1.0, device="cuda"):
+                return {k: v.to(device) for k, v in state_dict.items()}
+
+            def add_lora_to_unet(self, unet, state_dict, alpha=1.0, device="cuda"):
+                return {k: v.to(device) for k, v in state_dict.items()}
+        '''
+    manager = '''\
+        from .lora import SDLoRA
+
+
+        class ModelManager:
+            def __init__(self, device):
+                self.device = device
+
+            def load_lora(self, encoder, unet, state_dict):
+                SDLoRA().add_lora_to_text_encoder(encoder, state_dict, alpha=1.0, device=self.device)
+                SDLoRA().add_lora_to_unet(unet, state_dict)
+        '''
+    root = write_tree(tmp_path / "t", {"pkg/__init__.py": "", "pkg/lora.py": lora, "pkg/manager.py": manager})
+    run = run_static([root], jobs=1)
+    assert _line(lora, "def add_lora_to_text_encoder") in _overridden(run, "pkg/lora.py")
+    assert _line(lora, "def add_lora_to_unet") in {line for line, _ in _defaults(run, "pkg/lora.py")}

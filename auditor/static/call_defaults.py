@@ -53,6 +53,11 @@ _NOT_VALUES = frozenset({"isinstance", "issubclass", "type", "getattr", "hasattr
 _SIDE = re.compile(r"(?:^|/)(?:tests?|testing|examples?|demos?|docs?|benchmarks?)/|(?:^|/)test_[^/]*\.py$"
                    r"|_test\.py$|(?:^|/)conftest\.py$")
 _FACT_DEFAULTS, _FACT_CALLS, _FACT_REFS = "defaults", "calls", "refs"
+# methods of torch.Tensor / torch.nn.Module (https://pytorch.org/docs/stable/tensors.html,
+# https://pytorch.org/docs/stable/generated/torch.nn.Module.html) taking a device or dtype: a method of the same name
+# is matched by name, and `x.type(torch.float64)` on a tensor is not a call of pypose's `type(self, dtype=...)`
+_TORCH_METHODS = frozenset({"to", "type", "cuda", "cpu", "half", "float", "double", "bfloat16", "forward", "apply",
+                            "new_tensor", "new_zeros", "new_ones", "new_empty", "new_full", "to_empty"})
 _CONTEXT = "overridden-default"
 _NOTE = ("every caller in this tree passes this argument, so the default never applies here; "
          "it matters to callers outside this tree (policy (f))")
@@ -87,6 +92,16 @@ def _defaults(tree: ast.Module) -> list[list[Any]]:
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
                     add(item, node.name, True)
+                elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and not item.decorator_list \
+                        and not item.name.startswith("_") and item.name not in _TORCH_METHODS:
+                    # a public method (t19g: DiffSynth's `SDLoRA.add_lora_to_text_encoder(..., device="cuda")`, whose
+                    # one call passes `device=self.device`): keyed by `.name`, the attribute its calls go through;
+                    # read like a module function (a call overrides when it passes the parameter)
+                    for arg, default, index in _params(item, True):
+                        if default is not None and _PARAM.match(arg.arg):
+                            out.append([default.lineno, default.col_offset, default.end_lineno or default.lineno,
+                                        default.end_col_offset or default.col_offset, "." + item.name, arg.arg, index,
+                                        True])
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.decorator_list:
             add(node, node.name, False)     # a module function's defaults too (t11s; a decorated one may be wrapped)
     return out
@@ -104,12 +119,15 @@ def _module_aliases(tree: ast.Module) -> set[str]:
 
 
 def _forwarded(node: ast.expr, params: frozenset[str]) -> bool:
-    """A value the caller hands on from its own caller: a parameter of the enclosing function (`device=device`) or
-    an attribute of the instance (`self.device`). A local (`device = torch.device("cuda")` in a launcher) or a
-    literal is a choice made at the call, not an override by the caller's caller."""
+    """A value the caller hands on from its own caller: a parameter of the enclosing function (`device=device`), an
+    attribute of the instance (`self.device`) or of a parameter (`device=model_manager.device` in DiffSynth's
+    `from_model_manager(model_manager)`, t19g: the object the caller was given carries the device). A local
+    (`device = torch.device("cuda")` in a launcher) or a literal is a choice made at the call, not an override by the
+    caller's caller."""
     if isinstance(node, ast.Name):
         return node.id in params
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+        and (node.value.id == "self" or node.value.id in params)
 
 
 # (forwarded positions, forwarded keywords, `*` / `**`, keywords passed any value, positional count)
@@ -182,6 +200,8 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], list[
                     for b in owner.bases:       # a subclass is constructed elsewhere (often by name): unknown
                         if isinstance(b, ast.Name):
                             record(b.id, ((), (), True, (), 0))
+                else:
+                    record("." + func.attr, shape)      # `obj.method(...)`: a call of every method of that name
                 for a in node.args:
                     value(a.value if isinstance(a, ast.Starred) else a)
                 for k in node.keywords:
@@ -198,6 +218,13 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], list[
             visit(child, owner, params)
 
     visit(tree, None, frozenset())
+    # a method handed on as a value (`hooks.append(self.save)`, `getattr(pipe, "offload")`) has callers unseen
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and id(n) not in called:
+            refs.add("." + n.attr)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.isidentifier():
+            refs.add("." + n.value)
     return ({name: sorted([list(p), list(k), s, list(a), n] for p, k, s, a, n in shapes)
              for name, shapes in calls.items()}, sorted(refs))
 

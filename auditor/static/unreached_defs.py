@@ -169,6 +169,43 @@ def _unused_imports(tree: ast.Module) -> set[ast.alias]:
             for alias in node.names if alias.name != "*" and (alias.asname or alias.name) not in read}
 
 
+def _off_switch_branches(tree: ast.Module) -> list[list[int]]:
+    """The bodies of `if self.<FLAG>:` in a ComfyUI node class (its body names `FUNCTION`) whose body sets an
+    upper-case `<FLAG> = False` that nothing else in the file sets (t19g: Inpaint-CropAndStitch's `DEBUG_MODE =
+    False`, its `True` variant kept inside a string): ComfyUI builds the node class and sets no attribute of it, so
+    the debug branch never runs. Not other classes: a library's base-class switch (diffusers' `has_compatibles =
+    False`, `_supports_gradient_checkpointing`) is overridden by subclasses in other files."""
+    stored: dict[str, int] = {}
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+        for t in targets:
+            for n in ast.walk(t):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    stored[n.id] = stored.get(n.id, 0) + 1
+                elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
+                    stored[n.attr] = stored.get(n.attr, 0) + 1
+    out: list[list[int]] = []
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef) or not any(
+                isinstance(item, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "FUNCTION" for t in item.targets)
+                for item in cls.body):
+            continue
+        off = {t.id for item in cls.body if isinstance(item, ast.Assign) and isinstance(item.value, ast.Constant)
+               and item.value.value is False for t in item.targets
+               if isinstance(t, ast.Name) and t.id.isupper() and stored.get(t.id) == 1}
+        if not off:
+            continue
+        for n in ast.walk(cls):
+            if not isinstance(n, ast.If):
+                continue
+            test = n.test
+            if isinstance(test, ast.Attribute) and test.attr in off and isinstance(test.value, ast.Name) \
+                    and test.value.id in ("self", "cls", cls.name) and n.body:
+                out.append([n.body[0].lineno, n.body[-1].end_lineno or n.body[-1].lineno])
+    return out
+
+
 def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     """The file's `top`, `names` and `dead` facts (module doc); {} when it does not parse. `package_init`: the file
     is a package's `__init__.py`, whose imports re-export names (each counts as read)."""
@@ -213,6 +250,7 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
                 main_lines.append([node.lineno, node.end_lineno or node.lineno])
         else:
             names[""] |= _names_read(node, roots, carried, bound)
+    dead += _off_switch_branches(tree)
     out["top"] = top
     if dead:
         out["dead"] = dead
