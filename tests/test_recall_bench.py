@@ -203,7 +203,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
 
 @pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
                                    "test10", "test11", "test12", "test13", "test14", "test15", "test16", "test17", "test18",
-                                   "test19", "test20", "test21", "test22",
+                                   "test19", "test20", "test21", "test22", "test23",
                                    "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c", "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -941,7 +941,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
     # test19's pre-registered eligibility change: a file audit's default discovery skips is not eligible (it removed
     # none of these archives' files); earlier splits keep test10's eligibility.
     # later splits copy test19's rule
-    assert select_test.AUDITED_ONLY_SPLITS == {"test19", "test20", "test21", "test22", "tuned_t17c", "tuned_t18c",
+    assert select_test.AUDITED_ONLY_SPLITS == {"test19", "test20", "test21", "test22", "test23", "tuned_t17c", "tuned_t18c",
                                                "tuned_t19e"}
     # Main rounds 1-2 in sources.json order: four code bases have one eligible file each, so round 2 has the other nine.
     assert len(main) == 22 and labelled[:22] == main
@@ -1062,6 +1062,40 @@ def test_test22_files_are_exactly_what_its_rule_draws():
     assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
     assert labelled[-1] == ("SimCSE", "SentEval/senteval/tools/classifier.py")
     assert len(labelled) == 71
+
+
+def test_test23_files_are_exactly_what_its_rule_draws():
+    draw = _LimitedDraw("test23", 18)         # test22's rule on l53's pool (pinned GitHub commits), 8 files per code base
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    assert "test23" in select_test.AUDITED_ONLY_SPLITS
+    assert all(len(s["commit"]) == 40 and s["version"] == s["commit"][:12] and "archive" not in s
+               for s in recall.load_sources("test23"))
+    # Main rounds 1-2 in sources.json order: two code bases have one eligible file each, so round 2 has the other 16.
+    assert len(main) == 34 and labelled[:34] == main
+
+    # Top-up (SELECTION.md outcome), each in its pool's order, skipping files already drawn and code bases at 8 files:
+    # device needed none; distributed drew the one pool file not drawn before (CenterPoint's tools/train.py) and stays
+    # under 20; precision drew 10 files, the tenth bringing it to 20 or more (PVT reached the limit on the way); apex
+    # drew 5 files, the fifth bringing it to 20; attention drew the one pool file not drawn before and stays under 20;
+    # kernel had 20 or more after the main rounds; third_party's two pool files are poolformer's, which was at 8 files.
+    assert pairs(main, "device") >= 20 and pairs(main, "kernel") >= 20
+    assert labelled[34:35] == open_(pool("distributed"), labelled[:34]) and pairs(labelled[:35], "distributed") < 20
+    assert labelled[35:45] == open_(pool("precision"), labelled[:35])[:10]
+    assert pairs(labelled[:44], "precision") < 20 <= pairs(labelled[:45], "precision")
+    assert labelled[45:50] == open_(pool("apex"), labelled[:45])[:5]
+    assert pairs(labelled[:49], "apex") < 20 <= pairs(labelled[:50], "apex")
+    assert labelled[50:51] == open_(pool("attention"), labelled[:50]) and pairs(labelled[:51], "attention") < 20
+    assert len(pool("third_party")) == 2 and open_(pool("third_party"), labelled[:51]) == []
+    assert pairs(labelled[:51], "third_party") < 20
+    # Further main rounds from round 3, one file per code base per round, skipping files drawn before and code bases
+    # at 8 files, until 350 pairs: the 350th pair came with the first file of round 4 (PAConv's obj_cls/eval_voting.py).
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:51])
+    assert labelled[51:] == later[:len(labelled) - 51]
+    assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
+    assert labelled[-1] == ("PAConv", "obj_cls/eval_voting.py")
+    assert len(labelled) == 65
 
 
 TRAIN_PY = "import torch\n\n\ndef main():\n    device = torch.device(\"cuda\")\n    torch.cuda.set_device(0)\n" + \
