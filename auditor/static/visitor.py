@@ -1364,7 +1364,8 @@ class MatchVisitor(cst.CSTVisitor):
                     # `libraries.append("cusolver")`, not `backends.append("cudnn")` (t18a)
                     receivers and not any(fnmatch.fnmatchcase((dotted(func.value) or "").rsplit(".", 1)[-1], r)
                                           for r in receivers)) and not (
-                    rule.extra.get("not_on_modules") and _base_name(func.value) in self.ctx.aliases) and not (
+                    rule.extra.get("not_on_modules") and _base_name(func.value) in self.ctx.aliases
+                    and _base_name(func.value) not in self.ctx.reassigned) and not (
                     rule.extra.get("no_args") and any(a.keyword is None for a in node.args)):
                 self._hit(rule, func.attr, func.attr.value, end_node=node)
             func.value.visit(self)    # the receiver may hold code: `torch.randn(3).cuda()`
@@ -1923,14 +1924,15 @@ def _option_picks_device(name: str, default: cst.BaseExpression | None, kind: cs
     """The default of a command-line option named for a CUDA device (`--cuda`, `--gpu_id`, `--use_cuda`) puts the run
     on one (t14v, labelling policy item 7): a device index (`default=0`, `default="0,1"`) or a switch that is on
     (`default=True`, `type=bool, default=1`). Not `-1` / None / False / "" (the CPU or the user's choice), not a
-    count (`--ngpu`, `--num_gpus`: no option_only rule names them). A switch that turns CUDA off (`--no-cuda`,
+    count (`--ngpu`, `--num_gpus`: no option_only rule names them). `action="store_false"` with no default is a
+    switch that is on (awd-lstm-lm's `--cuda`, test22). A switch that turns CUDA off (`--no-cuda`,
     `--disable_gpu`) given as `action="store_true"` with no default or `default=False` leaves CUDA on (t14x)."""
     if name.startswith(("no_", "disable_", "nocuda", "nogpu")):
         store_true = isinstance(action, cst.SimpleString) and action.evaluated_value == "store_true"
         off = default is None or isinstance(default, cst.Name) and default.value == "False"
         return store_true and off
-    if default is None:
-        return False
+    if default is None:    # `add_argument("--cuda", action="store_false")`: a switch that is on unless given
+        return isinstance(action, cst.SimpleString) and action.evaluated_value == "store_false"
     if isinstance(default, cst.Name):
         return default.value == "True"
     switch = name.startswith(("use_", "enable_")) or isinstance(kind, cst.Name) and kind.value == "bool"
