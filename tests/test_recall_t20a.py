@@ -47,3 +47,36 @@ def test_imported_module_rebound_to_a_network_is_not_the_module():
 def test_function_of_an_imported_module_stays_quiet():
     src = b"from torchdrug import utils\n\ndef evaluate(self, batch):\n    return utils.cuda(batch, device=self.device)\n"
     assert _lines(src, "NPU001") == []
+
+
+# hyena-dna / safari csrc/fftconv/setup.py (copied from apex's setup.py): nvcc's flags extended in a helper, and
+# torch.utils.cpp_extension's own nvcc flag list edited
+FFTCONV_SETUP = b"""import torch
+from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension, CUDA_HOME
+
+
+def append_nvcc_threads(nvcc_extra_args):
+    _, bare_metal_major, bare_metal_minor = get_cuda_bare_metal_version(CUDA_HOME)
+    if int(bare_metal_major) >= 11 and int(bare_metal_minor) >= 2:
+        return nvcc_extra_args + ["--threads", "4"]
+    return nvcc_extra_args
+
+
+nvcc_flags = ["-O3"]
+if os.name != "nt":
+    nvcc_flags.append("-Xcompiler=-fno-strict-aliasing")
+nvcc_flags = nvcc_flags + ["-DNDEBUG"]
+cxx_flags = ["-O3"]
+cxx_flags.append("-fopenmp")
+torch.utils.cpp_extension.COMMON_NVCC_FLAGS.remove('-D__CUDA_NO_HALF2_OPERATORS__')
+logger.info("nvcc flags: " + str(nvcc_flags + ["-g"]))
+"""
+
+
+def test_flags_added_to_or_removed_from_an_nvcc_flag_list():
+    assert _lines(FFTCONV_SETUP, "NPU369", "setup.py") == [8, 12, 14, 15, 18]
+
+
+def test_one_finding_for_a_list_extended_in_its_own_assignment():
+    hits = [f for f in ENGINE.analyze_bytes(FFTCONV_SETUP, "setup.py").findings if f.code == "NPU369" and f.line == 15]
+    assert len(hits) == 1

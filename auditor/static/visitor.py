@@ -265,6 +265,7 @@ def _tests_dtype_name(test: cst.BaseExpression) -> bool:
 
 
 _REMOVALS = frozenset({"remove", "discard"})
+_LIST_EDITS = frozenset({"append", "extend", "insert", "remove"})
 _UNSETS = frozenset({"os.environ.pop", "environ.pop", "os.unsetenv", "unsetenv"})
 _TEXT_METHODS = frozenset({"replace", "startswith", "endswith", "removeprefix", "removesuffix", "split", "rsplit",
                            "strip", "lstrip", "rstrip", "find", "rfind", "count", "index", "partition", "rpartition"})
@@ -1293,6 +1294,9 @@ class MatchVisitor(cst.CSTVisitor):
             self._calls_in_message += 1
         func = node.func
         first_hit = len(self.hits)
+        if isinstance(func, cst.Attribute) and func.attr.value in _LIST_EDITS and node.args and \
+                not self._in_message and all(_literal_strings(a.value) for a in node.args[-1:]):
+            self._flag_list_edit(func.value)     # `nvcc_flags.append("-O3")`, `COMMON_NVCC_FLAGS.remove(...)`
         if _ASSERTION.match(func.attr.value if isinstance(func, cst.Attribute) else
                             func.value if isinstance(func, cst.Name) else ""):
             self._asserted.update(id(a.value) for a in node.args if isinstance(a.value, (cst.Name, cst.Attribute)))
@@ -1754,7 +1758,25 @@ class MatchVisitor(cst.CSTVisitor):
     def visit_FormattedString(self, node: cst.FormattedString) -> bool:
         return self._visit_string(node)
 
+    def _flag_list_edit(self, target: cst.BaseExpression) -> None:
+        """Flags added to or taken from a list named for a compiler's flags (`flag_list` keyword rules): the list is
+        set there, as `nvcc_flags = [...]` sets it. Not inside an assignment to the same name (`nvcc_flags =
+        nvcc_flags + [...]`: the binding reports it)."""
+        name_node = target.attr if isinstance(target, cst.Attribute) else target
+        if not isinstance(name_node, cst.Name) or any(
+                isinstance(t, (cst.Name, cst.Attribute)) and dotted(t) == dotted(target) for _, t, _ in self._bindings):
+            return
+        for rule, pattern in self.c.match_keywords(name_node.value):
+            if rule.extra.get("flag_list"):
+                self._hit(rule, name_node, name_node.value, value=pattern)
+
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> bool:
+        if isinstance(node.operator, cst.Add) and not self._in_message:
+            # `return nvcc_extra_args + ["--threads", "4"]` (the Dao-AILab / apex setup.py helper, test22)
+            for side, other in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(side, (cst.Name, cst.Attribute)) and isinstance(other, (cst.List, cst.Tuple)) \
+                        and _literal_strings(other):
+                    self._flag_list_edit(side)
         if isinstance(node.operator, cst.Divide) and any(isinstance(side, _STRING_NODES)
                                                          for side in (node.left, node.right)):
             self._path_segments.update(id(side) for side in (node.left, node.right) if isinstance(side, _STRING_NODES))
