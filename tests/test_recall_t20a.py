@@ -80,3 +80,12 @@ def test_flags_added_to_or_removed_from_an_nvcc_flag_list():
 def test_one_finding_for_a_list_extended_in_its_own_assignment():
     hits = [f for f in ENGINE.analyze_bytes(FFTCONV_SETUP, "setup.py").findings if f.code == "NPU369" and f.line == 15]
     assert len(hits) == 1
+
+
+def test_flash_attn_template_with_the_thread_count_from_the_environment():
+    src = (b'import os\n\n\ndef append_nvcc_threads(nvcc_extra_args):\n'
+           b'    nvcc_threads = os.getenv("NVCC_THREADS") or "4"\n'
+           b'    return nvcc_extra_args + ["--threads", nvcc_threads]\n\n\n'
+           b'nvcc_flags.append(f"-arch=sm_{cc}")\nnvcc_flags.extend(get_flags())\n')
+    assert _lines(src, "NPU369", "setup.py") == [6, 9]
+    assert _lines(src, "NPU367", "setup.py") == [5]

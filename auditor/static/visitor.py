@@ -266,6 +266,9 @@ def _tests_dtype_name(test: cst.BaseExpression) -> bool:
 
 _REMOVALS = frozenset({"remove", "discard"})
 _LIST_EDITS = frozenset({"append", "extend", "insert", "remove"})
+# what a list of compiler flags is given in an edit: a flag (`"-O3"`, `f"-arch=sm_{cc}"`) or a list of them, not a
+# value computed elsewhere (`nvcc_flags.extend(get_flags())`)
+_FLAG_ITEMS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.List, cst.Tuple)
 _UNSETS = frozenset({"os.environ.pop", "environ.pop", "os.unsetenv", "unsetenv"})
 _TEXT_METHODS = frozenset({"replace", "startswith", "endswith", "removeprefix", "removesuffix", "split", "rsplit",
                            "strip", "lstrip", "rstrip", "find", "rfind", "count", "index", "partition", "rpartition"})
@@ -1295,7 +1298,7 @@ class MatchVisitor(cst.CSTVisitor):
         func = node.func
         first_hit = len(self.hits)
         if isinstance(func, cst.Attribute) and func.attr.value in _LIST_EDITS and node.args and \
-                not self._in_message and all(_literal_strings(a.value) for a in node.args[-1:]):
+                not self._in_message and isinstance(node.args[-1].value, _FLAG_ITEMS):
             self._flag_list_edit(func.value)     # `nvcc_flags.append("-O3")`, `COMMON_NVCC_FLAGS.remove(...)`
         if _ASSERTION.match(func.attr.value if isinstance(func, cst.Attribute) else
                             func.value if isinstance(func, cst.Name) else ""):
@@ -1774,9 +1777,8 @@ class MatchVisitor(cst.CSTVisitor):
         if isinstance(node.operator, cst.Add) and not self._in_message:
             # `return nvcc_extra_args + ["--threads", "4"]` (the Dao-AILab / apex setup.py helper, test22)
             for side, other in ((node.left, node.right), (node.right, node.left)):
-                if isinstance(side, (cst.Name, cst.Attribute)) and isinstance(other, (cst.List, cst.Tuple)) \
-                        and _literal_strings(other):
-                    self._flag_list_edit(side)
+                if isinstance(side, (cst.Name, cst.Attribute)) and isinstance(other, (cst.List, cst.Tuple)):
+                    self._flag_list_edit(side)    # flash-attn's `nvcc_extra_args + ["--threads", nvcc_threads]` too
         if isinstance(node.operator, cst.Divide) and any(isinstance(side, _STRING_NODES)
                                                          for side in (node.left, node.right)):
             self._path_segments.update(id(side) for side in (node.left, node.right) if isinstance(side, _STRING_NODES))
