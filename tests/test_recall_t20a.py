@@ -89,3 +89,14 @@ def test_flash_attn_template_with_the_thread_count_from_the_environment():
            b'nvcc_flags.append(f"-arch=sm_{cc}")\nnvcc_flags.extend(get_flags())\n')
     assert _lines(src, "NPU369", "setup.py") == [6, 9]
     assert _lines(src, "NPU367", "setup.py") == [5]
+
+
+def test_flags_added_to_the_nvcc_slot_are_nvccs_flags_not_the_nvcc_command():
+    src = (b'extra_compile_args = {"cxx": ["-O3"], "nvcc": ["-O3"]}\n'
+           b'extra_compile_args["nvcc"].append("-lineinfo")\n'
+           b'extra_compile_args["nvcc"] += ["-DNDEBUG"]\n'
+           b'extra_compile_args["nvcc"] = extra_compile_args["nvcc"] + ["-g"]\n'
+           b'nvcc = shutil.which("nvcc")\n')
+    findings = ENGINE.analyze_bytes(src, "setup.py").findings
+    assert sorted((f.line, f.code) for f in findings if f.code in ("NPU353", "NPU407")) == [
+        (1, "NPU353"), (2, "NPU353"), (3, "NPU353"), (4, "NPU353"), (5, "NPU407")]

@@ -981,6 +981,7 @@ class MatchVisitor(cst.CSTVisitor):
         self._leave_binding()
 
     def visit_AugAssign(self, node: cst.AugAssign) -> bool:
+        self._claim_key(_string_index(node.target))    # `extra_compile_args["nvcc"] += [...]`: nvcc's flags (t20a)
         self._bindings.append((len(self.hits), node.target, node.value))   # `nvcc_flags += ["-gencode", arch]`
         return True
 
@@ -1765,6 +1766,17 @@ class MatchVisitor(cst.CSTVisitor):
         """Flags added to or taken from a list named for a compiler's flags (`flag_list` keyword rules): the list is
         set there, as `nvcc_flags = [...]` sets it. Not inside an assignment to the same name (`nvcc_flags =
         nvcc_flags + [...]`: the binding reports it)."""
+        key = _string_index(target)
+        if key is not None and isinstance(key.evaluated_value, str):
+            # `extra_compile_args["nvcc"].append("-O3")`: the nvcc slot's flags (the `keyword_key` rule), not the nvcc
+            # command NPU407 reports for a bare "nvcc"
+            self._claim_key(key)
+            if id(key) in self._handled and not any(
+                    _string_index(t) is not None and _string_index(t).evaluated_value == key.evaluated_value
+                    for _, t, _ in self._bindings):      # `d["nvcc"] = d["nvcc"] + [...]`: the binding reports it
+                rule, pattern = next(kw for kw in self.c.match_keywords(key.evaluated_value) if kw[0].extra.get("keyword_key"))
+                self._hit(rule, key, key.evaluated_value, value=pattern)
+            return
         name_node = target.attr if isinstance(target, cst.Attribute) else target
         if not isinstance(name_node, cst.Name) or any(
                 isinstance(t, (cst.Name, cst.Attribute)) and dotted(t) == dotted(target) for _, t, _ in self._bindings):
@@ -1777,7 +1789,7 @@ class MatchVisitor(cst.CSTVisitor):
         if isinstance(node.operator, cst.Add) and not self._in_message:
             # `return nvcc_extra_args + ["--threads", "4"]` (the Dao-AILab / apex setup.py helper, test22)
             for side, other in ((node.left, node.right), (node.right, node.left)):
-                if isinstance(side, (cst.Name, cst.Attribute)) and isinstance(other, (cst.List, cst.Tuple)):
+                if isinstance(side, (cst.Name, cst.Attribute, cst.Subscript)) and isinstance(other, (cst.List, cst.Tuple)):
                     self._flag_list_edit(side)    # flash-attn's `nvcc_extra_args + ["--threads", nvcc_threads]` too
         if isinstance(node.operator, cst.Divide) and any(isinstance(side, _STRING_NODES)
                                                          for side in (node.left, node.right)):
