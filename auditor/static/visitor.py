@@ -1771,10 +1771,12 @@ class MatchVisitor(cst.CSTVisitor):
             # `extra_compile_args["nvcc"].append("-O3")`: the nvcc slot's flags (the `keyword_key` rule), not the nvcc
             # command NPU407 reports for a bare "nvcc"
             self._claim_key(key)
-            if id(key) in self._handled and not any(
-                    _string_index(t) is not None and _string_index(t).evaluated_value == key.evaluated_value
-                    for _, t, _ in self._bindings):      # `d["nvcc"] = d["nvcc"] + [...]`: the binding reports it
-                rule, pattern = next(kw for kw in self.c.match_keywords(key.evaluated_value) if kw[0].extra.get("keyword_key"))
+            bound_keys = {k.evaluated_value for k in (_string_index(t) for _, t, _ in self._bindings if t is not None)
+                          if k is not None}
+            if id(key) in self._handled and key.evaluated_value not in bound_keys:
+                # (`d["nvcc"] = d["nvcc"] + [...]`: the binding reports it)
+                rule, pattern = next(kw for kw in self.c.match_keywords(key.evaluated_value)
+                                     if kw[0].extra.get("keyword_key"))
                 self._hit(rule, key, key.evaluated_value, value=pattern)
             return
         name_node = target.attr if isinstance(target, cst.Attribute) else target
