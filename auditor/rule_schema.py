@@ -92,6 +92,10 @@ RULE_SCHEMA: dict[str, Any] = {
             # keyword rules: a string key (`{"nvcc": [...]}`, `d["nvcc"] = ...`) is the setting and string rules leave
             # it alone; a variable of that name is not the setting (`nvcc = shutil.which("nvcc")`) (t14r)
             "keyword_key": {"type": "boolean"},
+            # keyword rules: the name holds a list of compiler flags, and flags added to it or taken out of it
+            # (`nvcc_extra_args + ["--threads", "4"]`, `nvcc_flags.append("-O3")`, `COMMON_NVCC_FLAGS.remove(...)`)
+            # set it as an assignment does (t20a)
+            "flag_list": {"type": "boolean"},
             # the rule that reports these rules' bare "cuda" compared or listed in an extension build module (t14r)
             "build_variant_of": {"type": "array", "items": {"type": "string"}},
             # keyword `name=value` rules: also a string key of a dict built in code with that literal value

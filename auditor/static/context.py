@@ -53,6 +53,9 @@ class FileContext:
     parameter_spans: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     # local name -> lines of the import statements that bind it (any scope)
     import_lines: dict[str, list[int]] = field(default_factory=dict)
+    # imported names the file also binds by assignment, loop or `with` target: `import model` then
+    # `model = model.RNNModel(...)` (awd-lstm-lm, test22), after which `model.cuda()` is the object's method
+    reassigned: set[str] = field(default_factory=set)
 
     # every target a local name is imported as (`try: from apex... import X` / `except: from torch... import X`)
     bindings: dict[str, list[str]] = field(default_factory=dict)
@@ -229,6 +232,7 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
             assigns.append((stmt, scope))
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.decorator_list:
             decorated.append(stmt)
+    stored: set[str] = set()
     for node in module_nodes(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body \
                 and node.body[0].lineno > node.lineno:       # defaults are read outside; a one-line def is left
@@ -240,6 +244,9 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
             for alias in node.names:
                 local = alias.asname or alias.name.split(".", 1)[0]
                 ctx.import_lines.setdefault(local, []).append(node.lineno)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stored.add(node.id)
+    ctx.reassigned = stored & set(ctx.import_lines)
     # Two rounds so that `DEV = BASE + ":0"` after `BASE = "cuda"` folds, whatever the order of files' code.
     for round_ in range(2):
         for stmt, scope in assigns:

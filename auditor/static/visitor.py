@@ -265,6 +265,10 @@ def _tests_dtype_name(test: cst.BaseExpression) -> bool:
 
 
 _REMOVALS = frozenset({"remove", "discard"})
+_LIST_EDITS = frozenset({"append", "extend", "insert", "remove"})
+# what a list of compiler flags is given in an edit: a flag (`"-O3"`, `f"-arch=sm_{cc}"`) or a list of them, not a
+# value computed elsewhere (`nvcc_flags.extend(get_flags())`)
+_FLAG_ITEMS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.List, cst.Tuple)
 _UNSETS = frozenset({"os.environ.pop", "environ.pop", "os.unsetenv", "unsetenv"})
 _TEXT_METHODS = frozenset({"replace", "startswith", "endswith", "removeprefix", "removesuffix", "split", "rsplit",
                            "strip", "lstrip", "rstrip", "find", "rfind", "count", "index", "partition", "rpartition"})
@@ -977,6 +981,7 @@ class MatchVisitor(cst.CSTVisitor):
         self._leave_binding()
 
     def visit_AugAssign(self, node: cst.AugAssign) -> bool:
+        self._claim_key(_string_index(node.target))    # `extra_compile_args["nvcc"] += [...]`: nvcc's flags (t20a)
         self._bindings.append((len(self.hits), node.target, node.value))   # `nvcc_flags += ["-gencode", arch]`
         return True
 
@@ -1293,6 +1298,9 @@ class MatchVisitor(cst.CSTVisitor):
             self._calls_in_message += 1
         func = node.func
         first_hit = len(self.hits)
+        if isinstance(func, cst.Attribute) and func.attr.value in _LIST_EDITS and node.args and \
+                not self._in_message and isinstance(node.args[-1].value, _FLAG_ITEMS):
+            self._flag_list_edit(func.value)     # `nvcc_flags.append("-O3")`, `COMMON_NVCC_FLAGS.remove(...)`
         if _ASSERTION.match(func.attr.value if isinstance(func, cst.Attribute) else
                             func.value if isinstance(func, cst.Name) else ""):
             self._asserted.update(id(a.value) for a in node.args if isinstance(a.value, (cst.Name, cst.Attribute)))
@@ -1364,7 +1372,8 @@ class MatchVisitor(cst.CSTVisitor):
                     # `libraries.append("cusolver")`, not `backends.append("cudnn")` (t18a)
                     receivers and not any(fnmatch.fnmatchcase((dotted(func.value) or "").rsplit(".", 1)[-1], r)
                                           for r in receivers)) and not (
-                    rule.extra.get("not_on_modules") and _base_name(func.value) in self.ctx.aliases) and not (
+                    rule.extra.get("not_on_modules") and _base_name(func.value) in self.ctx.aliases
+                    and _base_name(func.value) not in self.ctx.reassigned) and not (
                     rule.extra.get("no_args") and any(a.keyword is None for a in node.args)):
                 self._hit(rule, func.attr, func.attr.value, end_node=node)
             func.value.visit(self)    # the receiver may hold code: `torch.randn(3).cuda()`
@@ -1753,7 +1762,37 @@ class MatchVisitor(cst.CSTVisitor):
     def visit_FormattedString(self, node: cst.FormattedString) -> bool:
         return self._visit_string(node)
 
+    def _flag_list_edit(self, target: cst.BaseExpression) -> None:
+        """Flags added to or taken from a list named for a compiler's flags (`flag_list` keyword rules): the list is
+        set there, as `nvcc_flags = [...]` sets it. Not inside an assignment to the same name (`nvcc_flags =
+        nvcc_flags + [...]`: the binding reports it)."""
+        key = _string_index(target)
+        if key is not None and isinstance(key.evaluated_value, str):
+            # `extra_compile_args["nvcc"].append("-O3")`: the nvcc slot's flags (the `keyword_key` rule), not the nvcc
+            # command NPU407 reports for a bare "nvcc"
+            self._claim_key(key)
+            bound_keys = {k.evaluated_value for k in (_string_index(t) for _, t, _ in self._bindings if t is not None)
+                          if k is not None}
+            if id(key) in self._handled and key.evaluated_value not in bound_keys:
+                # (`d["nvcc"] = d["nvcc"] + [...]`: the binding reports it)
+                rule, pattern = next(kw for kw in self.c.match_keywords(key.evaluated_value)
+                                     if kw[0].extra.get("keyword_key"))
+                self._hit(rule, key, key.evaluated_value, value=pattern)
+            return
+        name_node = target.attr if isinstance(target, cst.Attribute) else target
+        if not isinstance(name_node, cst.Name) or any(
+                isinstance(t, (cst.Name, cst.Attribute)) and dotted(t) == dotted(target) for _, t, _ in self._bindings):
+            return
+        for rule, pattern in self.c.match_keywords(name_node.value):
+            if rule.extra.get("flag_list"):
+                self._hit(rule, name_node, name_node.value, value=pattern)
+
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> bool:
+        if isinstance(node.operator, cst.Add) and not self._in_message:
+            # `return nvcc_extra_args + ["--threads", "4"]` (the Dao-AILab / apex setup.py helper, test22)
+            for side, other in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(side, (cst.Name, cst.Attribute, cst.Subscript)) and isinstance(other, (cst.List, cst.Tuple)):
+                    self._flag_list_edit(side)    # flash-attn's `nvcc_extra_args + ["--threads", nvcc_threads]` too
         if isinstance(node.operator, cst.Divide) and any(isinstance(side, _STRING_NODES)
                                                          for side in (node.left, node.right)):
             self._path_segments.update(id(side) for side in (node.left, node.right) if isinstance(side, _STRING_NODES))
@@ -1923,14 +1962,15 @@ def _option_picks_device(name: str, default: cst.BaseExpression | None, kind: cs
     """The default of a command-line option named for a CUDA device (`--cuda`, `--gpu_id`, `--use_cuda`) puts the run
     on one (t14v, labelling policy item 7): a device index (`default=0`, `default="0,1"`) or a switch that is on
     (`default=True`, `type=bool, default=1`). Not `-1` / None / False / "" (the CPU or the user's choice), not a
-    count (`--ngpu`, `--num_gpus`: no option_only rule names them). A switch that turns CUDA off (`--no-cuda`,
+    count (`--ngpu`, `--num_gpus`: no option_only rule names them). `action="store_false"` with no default is a
+    switch that is on (awd-lstm-lm's `--cuda`, test22). A switch that turns CUDA off (`--no-cuda`,
     `--disable_gpu`) given as `action="store_true"` with no default or `default=False` leaves CUDA on (t14x)."""
     if name.startswith(("no_", "disable_", "nocuda", "nogpu")):
         store_true = isinstance(action, cst.SimpleString) and action.evaluated_value == "store_true"
         off = default is None or isinstance(default, cst.Name) and default.value == "False"
         return store_true and off
-    if default is None:
-        return False
+    if default is None:    # `add_argument("--cuda", action="store_false")`: a switch that is on unless given
+        return isinstance(action, cst.SimpleString) and action.evaluated_value == "store_false"
     if isinstance(default, cst.Name):
         return default.value == "True"
     switch = name.startswith(("use_", "enable_")) or isinstance(kind, cst.Name) and kind.value == "bool"
