@@ -419,6 +419,15 @@ _SHELLS = {"bash", "sh", "zsh", "dash"}
 _EVAL_VAR_RE = re.compile(r"""(?m:^|[;&|(]|\bthen|\bdo)\s*eval\s+["']?\$\{?([A-Za-z_]\w*)\}?["']?\s*(?:$|[;&|)#])""", re.M)
 
 
+def _exports(declaration) -> bool:
+    """`export NAME ...` or `declare -x` / `typeset -x NAME ...`: the bare names it lists become environment variables."""
+    if declaration.type != "declaration_command" or not declaration.children:
+        return False
+    keyword = declaration.children[0].type
+    return keyword == "export" or (keyword in ("declare", "typeset") and any(
+        c.type == "word" and c.text.startswith(b"-") and b"x" in c.text for c in declaration.children))
+
+
 def _evaluated_vars(text: str) -> set[str]:
     """The variables whose string the script runs with `eval` (hallo3's `run_cmd="PYTORCH_CUDA_ALLOC_CONF=... torchrun
     ..."; eval ${run_cmd}`): bash reads the string as a command line, environment assignments included (bash(1),
@@ -456,6 +465,11 @@ def scan_shell(col: Collector, text: str) -> None:
                 ref = _word(value) if value.type != "string" else value.text.decode()[1:-1]
                 vline, vc = pos.at(value.start_point)
                 col.add(m.match_image(ref), ref, vline, vc + (value.type in ("string", "raw_string")))
+        elif node.type == "variable_name" and node.parent is not None and _exports(node.parent):
+            # `export CUDA_VISIBLE_DEVICES` (a value set earlier, or parsed from the options): the name reaches every
+            # later command's environment, as `export NAME=value` does (t20b, LLMxMapReduce's start_gunicorn.sh)
+            line, c = pos.at(node.start_point)
+            col.env(node.text.decode(), line, c)
         elif node.type in ("simple_expansion", "expansion") and not _in_message(node) and not _in_label(node):
             for child in node.children:
                 if child.type == "variable_name":

@@ -1,0 +1,40 @@
+"""test26 / test27's project-file families (t20b, issue 15), each on a file written the way the labelled one is."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from auditor.rules import load_rules
+from auditor.static import StaticEngine
+from static_snippets import codes_by_line, line_of
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return StaticEngine(load_rules())
+
+
+def _codes(engine, rel: str, src: str) -> dict[int, set[str]]:
+    return codes_by_line(engine, textwrap.dedent(src), rel)
+
+
+def test_bare_export_of_a_cuda_variable(engine):
+    # LLMxMapReduce's start_gunicorn.sh: options parsed into variables, then `export NAME` of each
+    src = """\
+        while [[ "$#" -gt 0 ]]; do
+          case $1 in
+            --cuda-visible-devices) CUDA_VISIBLE_DEVICES="$2"; shift ;;
+            --port) PORT="$2"; shift ;;
+          esac
+          shift
+        done
+        export PORT
+        export CUDA_VISIBLE_DEVICES
+        declare -x PYTORCH_CUDA_ALLOC_CONF
+        gunicorn -c gunicorn_conf.py
+        """
+    found = _codes(engine, "start_gunicorn.sh", src)
+    assert "NPU004" in found[line_of(src, "export CUDA_VISIBLE_DEVICES")]
+    assert found.get(line_of(src, "declare -x"))
+    assert not found.get(line_of(src, "export PORT"))
