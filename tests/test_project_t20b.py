@@ -38,3 +38,24 @@ def test_bare_export_of_a_cuda_variable(engine):
     assert "NPU004" in found[line_of(src, "export CUDA_VISIBLE_DEVICES")]
     assert found.get(line_of(src, "declare -x"))
     assert not found.get(line_of(src, "export PORT"))
+
+
+def test_cuda_samples_helper_include_is_where_a_kernel_less_cu_file_starts(engine):
+    # 3DTopia-XL's mvpraymarch_kernel.cu: host code launching kernels of its headers; NVIDIA cuda-samples'
+    # helper_math.h (CUDA vector-type operators) is its first CUDA include, before the project's cudadispatch.h
+    src = """\
+        // Copyright (c) Meta Platforms, Inc. and affiliates.
+        #include <functional>
+        #include <vector>
+
+        #include "helper_math.h"
+
+        #include "cudadispatch.h"
+
+        #include "utils.h"
+
+        typedef std::function<void(dim3, dim3, cudaStream_t, int)> mapfn_t;
+        """
+    found = _codes(engine, "extensions/mvpraymarch/mvpraymarch_kernel.cu", src)
+    assert "NPU372" in found[line_of(src, '"helper_math.h"')]
+    assert not found.get(line_of(src, '"cudadispatch.h"'))
