@@ -59,3 +59,43 @@ def test_cuda_samples_helper_include_is_where_a_kernel_less_cu_file_starts(engin
     found = _codes(engine, "extensions/mvpraymarch/mvpraymarch_kernel.cu", src)
     assert "NPU372" in found[line_of(src, '"helper_math.h"')]
     assert not found.get(line_of(src, '"cudadispatch.h"'))
+
+
+def test_environment_pip_entry_of_a_submodule_not_checked_out(tmp_path):
+    # 2d-gaussian-splatting: environment.yml's pip list installs two git submodules by path; a checkout without
+    # `--recursive` has empty folders, and .gitmodules names the CUDA rasteriser / KNN repositories
+    from static_snippets import tree_codes_by_line, write_tree
+
+    env = textwrap.dedent("""\
+        name: surfel_splatting
+        channels:
+          - pytorch
+          - conda-forge
+        dependencies:
+          - python=3.8
+          - pip:
+            - submodules/diff-surfel-rasterization
+            - submodules/simple-knn
+            - submodules/my-utils
+            - open3d==0.18.0
+        """)
+    root = write_tree(tmp_path / "2dgs", {
+        "environment.yml": env,
+        ".gitmodules": textwrap.dedent("""\
+            [submodule "submodules/diff-surfel-rasterization"]
+            \tpath = submodules/diff-surfel-rasterization
+            \turl = https://github.com/hbb1/diff-surfel-rasterization.git
+            [submodule "submodules/simple-knn"]
+            \tpath = submodules/simple-knn
+            \turl = https://gitlab.inria.fr/bkerbl/simple-knn.git
+            [submodule "submodules/my-utils"]
+            \tpath = submodules/my-utils
+            \turl = https://github.com/someone/my-utils.git
+            """),
+    })
+    for sub in ("diff-surfel-rasterization", "simple-knn", "my-utils"):
+        (root / "submodules" / sub).mkdir(parents=True)
+    found = tree_codes_by_line(root, "environment.yml")
+    assert "NPU370" in found[line_of(env, "diff-surfel-rasterization")]
+    assert "NPU370" in found[line_of(env, "simple-knn")]
+    assert not found.get(line_of(env, "my-utils"))      # a package the CUDA patterns do not know: nothing to say

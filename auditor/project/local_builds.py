@@ -16,6 +16,7 @@ opt-in (built under a condition) gives nothing.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 from typing import Any
 
@@ -69,8 +70,42 @@ def _cuda_extension_lines(setup_py: Path, cache: dict) -> list[int]:
     return cache[setup_py]
 
 
+def _submodule_urls(root: Path) -> dict[str, str]:
+    """{path: url} of the tree's `.gitmodules` (git-config syntax: `[submodule "x"]`, `path = ...`, `url = ...`)."""
+    try:
+        text = (root / ".gitmodules").read_text(errors="replace")
+    except OSError:
+        return {}
+    out: dict[str, str] = {}
+    for block in re.split(r"(?m)^\s*\[submodule\b", text)[1:]:
+        path = re.search(r"(?m)^\s*path\s*=\s*(\S+)", block)
+        url = re.search(r"(?m)^\s*url\s*=\s*(\S+)", block)
+        if path and url:
+            out[path.group(1).strip("/")] = url.group(1)
+    return out
+
+
+def _unchecked_out_cuda_package(root: Path, bases: list[Path], folder: str, matchers) -> str | None:
+    """A folder installed by path that is missing (or empty) in this checkout: a git submodule not cloned (2DGS's
+    environment.yml `- submodules/diff-surfel-rasterization`). Its `.gitmodules` URL (else the folder's own name) is
+    the package; when the requirement patterns know it as a CUDA one (`diff-*-rasterization`, `simple-knn`), that
+    package's build is the install's (t20b, tuned on project test26)."""
+    if any((base / folder).is_dir() and any((base / folder).iterdir()) for base in bases):
+        return None             # present: its setup.py decides (above), not its name
+    url = _submodule_urls(root).get(folder)
+    if url is not None:
+        host_path = re.sub(r"^(?:\w+://|git@)", "", url).replace(":", "/", 1).removesuffix(".git").lower()
+        if matchers.match_requirement("url:" + host_path):
+            return url
+        name = host_path.rsplit("/", 1)[-1]
+    else:
+        name = folder.rsplit("/", 1)[-1]
+    rule = matchers.match_requirement(name)
+    return (url or name) if rule is not None else None
+
+
 def local_build_findings(result: FileResult, root: Path, rule, cache: dict | None = None,
-                         product: str = "a2") -> list[Finding]:
+                         product: str = "a2", matchers=None) -> list[Finding]:
     """The findings of `result`'s recorded builds of local folders whose setup.py always compiles CUDA extensions."""
     calls, bases = recorded_calls(result, root, SUMMARY_KEY)
     if rule is None or not calls:
@@ -87,6 +122,12 @@ def local_build_findings(result: FileResult, root: Path, rule, cache: dict | Non
                 new.append(call_finding(rule, product, result, call_pos, message, folder,
                                         {"setup_py": where, "extension_lines": lines}))
                 break
+        else:
+            known = _unchecked_out_cuda_package(root, bases, folder, matchers) if matchers is not None else None
+            if known is not None:
+                message = rule.message.replace("{symbol}", folder) + \
+                    f" (not in this checkout: {known}, a CUDA extension package)"
+                new.append(call_finding(rule, product, result, call_pos, message, folder, {"package": known}))
     if new:
         return unsuppressed(new, calls, Path(result.path), root)
     return new
@@ -99,5 +140,9 @@ def apply_local_builds(results: list[FileResult], root: Path, rules, product: st
     rule = next((r for r in rules if "setuppy" in r.match), None)
     if rule is None:
         return
+    from auditor.project.hits import ProjectMatchers
+
     cache: dict = {}
-    add_call_findings(results, root, SUMMARY_KEY, lambda result, top: local_build_findings(result, top, rule, cache, product))
+    matchers = ProjectMatchers.build(tuple(rules))
+    add_call_findings(results, root, SUMMARY_KEY,
+                      lambda result, top: local_build_findings(result, top, rule, cache, product, matchers))
