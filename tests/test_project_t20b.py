@@ -99,3 +99,54 @@ def test_environment_pip_entry_of_a_submodule_not_checked_out(tmp_path):
     assert "NPU370" in found[line_of(env, "diff-surfel-rasterization")]
     assert "NPU370" in found[line_of(env, "simple-knn")]
     assert not found.get(line_of(env, "my-utils"))      # a package the CUDA patterns do not know: nothing to say
+
+
+_KNN_SETUP = """\
+    import glob
+    import os
+
+    import torch
+    from setuptools import find_packages, setup
+    from torch.utils.cpp_extension import CUDA_HOME, CppExtension, CUDAExtension
+
+
+    def get_extensions():
+        extensions_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "src")
+        sources = glob.glob(os.path.join(extensions_dir, "*.cpp"))
+        source_cuda = glob.glob(os.path.join(extensions_dir, "*.cu"))
+        extension = CppExtension
+        if torch.cuda.is_available() and CUDA_HOME is not None:
+            extension = CUDAExtension
+            sources += source_cuda
+        else:
+            raise NotImplementedError("Cuda is not available")
+        return [extension("KNN", sources)]
+
+
+    setup(name="KNN", version="0.1", ext_modules=get_extensions(), packages=find_packages(),
+          cmdclass={"build_ext": torch.utils.cpp_extension.BuildExtension})
+    """
+_CPU_FALLBACK_SETUP = _KNN_SETUP.replace('raise NotImplementedError("Cuda is not available")', 'print("CPU only")')
+
+
+def test_setup_py_build_beside_the_script_that_raises_without_cuda(tmp_path):
+    # UniDepth's unidepth/ops/knn/compile.sh: `python setup.py build install` next to a setup.py with no CPU build
+    from static_snippets import tree_codes_by_line, write_tree
+
+    script = """\
+        #!/usr/bin/env bash
+
+        export TORCH_CUDA_ARCH_LIST="6.1 7.0 7.5 8.0 8.6 8.7 8.9 9.0+PTX"
+        python setup.py build install
+        """
+    root = write_tree(tmp_path / "unidepth", {
+        "setup.py": "from setuptools import setup\nsetup(name='unidepth')\n",
+        "install.sh": "pip install -e .\npython setup.py develop\n",
+        "unidepth/ops/knn/setup.py": _KNN_SETUP, "unidepth/ops/knn/compile.sh": script,
+        "unidepth/ops/other/setup.py": _CPU_FALLBACK_SETUP, "unidepth/ops/other/compile.sh": script,
+    })
+    build = line_of(textwrap.dedent(script), "python setup.py")
+    assert "NPU370" in tree_codes_by_line(root, "unidepth/ops/knn/compile.sh")[build]
+    # a CppExtension fallback builds anywhere; the root's own install is the root setup.py's, audited on its own
+    assert not tree_codes_by_line(root, "unidepth/ops/other/compile.sh").get(build)
+    assert not tree_codes_by_line(root, "install.sh")
