@@ -150,3 +150,21 @@ def test_setup_py_build_beside_the_script_that_raises_without_cuda(tmp_path):
     # a CppExtension fallback builds anywhere; the root's own install is the root setup.py's, audited on its own
     assert not tree_codes_by_line(root, "unidepth/ops/other/compile.sh").get(build)
     assert not tree_codes_by_line(root, "install.sh")
+
+
+def test_torch_memory_saver_dependency(engine):
+    # OpenManus-RL (verl) setup.py: the sglang extra pins torch-memory-saver, a cudaMalloc hook
+    src = """\
+        from setuptools import find_packages, setup
+
+        SGLANG_REQUIRES = [
+            "tensordict<=0.6.2",
+            "sglang[srt,openai]==0.4.6.post5",
+            "torch-memory-saver>=0.0.5",
+            "torch==2.6.0",
+        ]
+        setup(name="verl", packages=find_packages(), extras_require={"sglang": SGLANG_REQUIRES})
+        """
+    found = _codes(engine, "setup.py", src)
+    assert "NPU440" in found[line_of(src, "torch-memory-saver")]
+    assert "NPU440" in _codes(engine, "requirements.txt", "torch_memory_saver==0.0.6\n")[1]
