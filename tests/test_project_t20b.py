@@ -168,3 +168,25 @@ def test_torch_memory_saver_dependency(engine):
     found = _codes(engine, "setup.py", src)
     assert "NPU440" in found[line_of(src, "torch-memory-saver")]
     assert "NPU440" in _codes(engine, "requirements.txt", "torch_memory_saver==0.0.6\n")[1]
+
+
+def test_dockerfile_cuda_cub_pytorch3d_wheel_folder_and_cudart_link(engine):
+    # ER-NeRF's Dockerfile: NVIDIA CUB from the bottler channel, pytorch3d from its py/cu/pyt wheel folder, and a
+    # link of the conda CUDA runtime into /usr/lib
+    src = """\
+        FROM ubuntu:20.04
+        RUN conda install -c fvcore -c iopath -c conda-forge fvcore iopath -y
+        RUN conda install -c bottler nvidiacub -y
+        RUN pip install --no-index --no-cache-dir pytorch3d -f https://dl.fbaipublicfiles.com/pytorch3d/packaging/wheels/py310_cu117_pyt1131/download.html
+        RUN echo 'export LD_LIBRARY_PATH="$CONDA_PREFIX/lib"' >> ~/.bashrc
+        RUN ln -s $CONDA_PREFIX/lib/libcudart.so /usr/lib/libcudart.so
+        RUN ln -s /usr/lib/x86_64-linux-gnu/libjpeg.so /usr/lib/libjpeg.so
+        RUN pip install pytorch3d -f https://dl.fbaipublicfiles.com/pytorch3d/packaging/wheels/py310_cpu_pyt1131/download.html
+        """
+    found = _codes(engine, "Dockerfile", src)
+    assert "NPU018" in found[line_of(src, "nvidiacub")]
+    assert not found.get(line_of(src, "fvcore iopath"))
+    assert "NPU440" in found[line_of(src, "py310_cu117_pyt1131")]
+    assert "NPU092" in found[line_of(src, "libcudart.so")]
+    assert not found.get(line_of(src, "libjpeg.so"))
+    assert not found.get(line_of(src, "py310_cpu_pyt1131"))

@@ -75,7 +75,10 @@ DRIVER_PATH_RE = re.compile(r"(?<![\w/.-])(/usr/local/nvidia|/home/kubernetes/bi
 # the libraries pip's NVIDIA wheels install (`.../site-packages/nvidia/cudnn/lib` on LD_LIBRARY_PATH: nvidia-cudnn-cu12,
 # nvidia-nccl-cu12, ...) and TensorRT's shared libraries by file name (`ln -s .../libnvinfer.so .../libnvinfer.so.7`)
 NVIDIA_LIB_PATH_RE = re.compile(r"site-packages/nvidia/(\w+)(?![\w.-])(?:/lib\b)?"
-                                r"|(?<![\w-])lib(nvinfer(?:_plugin)?|nvonnxparser|nvparsers)\.so(?:\.[\d.]*\d)?(?![\w-])")
+                                r"|(?<![\w-])lib(nvinfer(?:_plugin)?|nvonnxparser|nvparsers|"
+                                # the CUDA toolkit's runtime and libraries (t20b: `ln -s .../libcudart.so`)
+                                r"cudart|cuda|cublas(?:Lt)?|cudnn|nvrtc|cufft|curand|cusparse|cusolver|nccl|nvToolsExt|"
+                                r"nvidia-ml)\.so(?:\.[\d.]*\d)?(?![\w-])")
 # a repository's signing key (`.../x86_64/3bf863cc.pub`, `cuda-archive-keyring.gpg`): fetching it installs nothing
 _SIGNING_KEY_RE = re.compile(r"\.(?:pub|gpg|asc)$", re.I)
 _URL_RE = re.compile(r"(?:git\+)?https?://([^\s\"'<>|;&)]+)")
@@ -185,7 +188,7 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
             if not any(f.line == ln for f in col.result.findings):   # a CUDA finding on the line says it already
                 symbol = "path:" + driver_path.group(1)
                 col.add(m.match_requirement(symbol), symbol, ln, c, c + len(driver_path.group(0)))
-    if "site-packages/nvidia/" in text or "libnv" in text:
+    if "site-packages/nvidia/" in text or "libnv" in text or "libcu" in text or "libnccl" in text:
         for lib_path in NVIDIA_LIB_PATH_RE.finditer(text):
             ln, c = where(lib_path.start())
             symbol = "path:" + (f"site-packages/nvidia/{lib_path.group(1)}" if lib_path.group(1)
