@@ -190,3 +190,56 @@ def test_dockerfile_cuda_cub_pytorch3d_wheel_folder_and_cudart_link(engine):
     assert "NPU092" in found[line_of(src, "libcudart.so")]
     assert not found.get(line_of(src, "libjpeg.so"))
     assert not found.get(line_of(src, "py310_cpu_pyt1131"))
+
+
+def test_ray_gpus_openrlhf_vllm_engines(engine):
+    # LIMR's train_limr.sh: Ray head / worker nodes with 8 GPUs each, then OpenRLHF's PPO with 4 vLLM engines
+    src = """\
+        if [ "$PET_NODE_RANK" -eq 0 ]; then
+            echo "Starting Ray head node on $(hostname)"
+            ray start --head  --port=$RAY_MASTER_PORT --dashboard-host=127.0.0.1 --dashboard-port=$RAY_DASHBOARD_PORT --num-gpus 8
+        else
+            ray start --address="$MASTER_ADDR:$RAY_MASTER_PORT" --num-gpus 8 --block
+        fi
+        ray start --head --num-gpus 0
+        RAY_ADDRESS="http://127.0.0.1:$RAY_DASHBOARD_PORT" ray job submit --address="http://$MASTER_ADDR:$MASTER_PORT" \\
+            --runtime-env-json='{"working_dir": "path/to/limr"}' \\
+            -- python3 -m openrlhf.cli.train_ppo_ray \\
+            --ref_num_nodes 1 \\
+            --vllm_num_engines 4 \\
+            --vllm_tensor_parallel_size 1 \\
+            --save_steps 1
+        python3 -m openrlhf.cli.train_ppo_ray --vllm_num_engines 0 --save_steps 1
+        """
+    found = _codes(engine, "scripts/train_limr.sh", src)
+    assert "NPU093" in found[line_of(src, "ray start --head  --port")]
+    assert "NPU093" in found[line_of(src, "--num-gpus 8 --block")]
+    assert not found.get(line_of(src, "--num-gpus 0"))
+    assert "NPU447" in found[line_of(src, "--vllm_num_engines 4")]
+    assert not found.get(line_of(src, "--vllm_num_engines 0"))
+
+
+def test_verl_rollout_engine_from_a_parameter_default(engine):
+    # OpenManus-RL's train_alfworld.sh: ENGINE=${1:-vllm}; a `\\ # TODO` comment ends the python command early, so
+    # the later overrides are a command of their own (bash runs them as one and fails; the intent is the launch's)
+    src = """\
+        set -x
+        ENGINE=${1:-vllm}
+        MODE=$2
+        python3 -m verl.trainer.main_ppo \\
+            algorithm.adv_estimator=gae \\
+            data.train_files=/data/train.parquet \\ # TODO: change to the correct path
+            data.val_files=/data/test.parquet \\ # TODO: change to the correct path
+            data.train_batch_size=$train_data_size \\
+            actor_rollout_ref.rollout.tensor_model_parallel_size=1 \\
+            actor_rollout_ref.rollout.name=$ENGINE \\
+            actor_rollout_ref.rollout.mode=$MODE \\
+            trainer.n_gpus_per_node=2
+        python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.name=hf trainer.total_epochs=1
+        python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.name=sglang trainer.total_epochs=1
+        """
+    found = _codes(engine, "scripts/ppo_train/train_alfworld.sh", src)
+    assert "NPU447" in found[line_of(src, "rollout.name=$ENGINE")]
+    assert not found.get(line_of(src, "rollout.mode=$MODE"))
+    assert not found.get(line_of(src, "rollout.name=hf"))
+    assert "NPU447" in found[line_of(src, "rollout.name=sglang")]
