@@ -292,3 +292,25 @@ def test_setup_py_helper_nothing_calls(engine):
     found = _codes(engine, "setup.py", called)
     assert found.get(line_of(called, "if torch.cuda.is_available()"))
     assert "NPU370" in found[line_of(called, "extension = CUDAExtension")]
+
+
+def test_server_script_engine_and_quantization_defaults(engine):
+    # LLMxMapReduce's start_gunicorn.sh: defaults set before the option parsing, exported to the gunicorn app
+    src = """\
+        #!/bin/bash
+        HF_MODEL_NAME="your/model/path"
+        PORT=5002 # Default port
+        INFER_TYPE="vLLM" # The default inference type is "vLLM" or "transformers".
+        QUANTIZATION=awq
+        MAX_MODEL_LEN=None
+        INFER_TYPE_FALLBACK="transformers"
+        export INFER_TYPE
+        export QUANTIZATION
+        gunicorn -c URLs/gunicorn_conf.py
+        vllm serve $HF_MODEL_NAME --quantization None
+        """
+    found = _codes(engine, "URLs/start_gunicorn.sh", src)
+    assert "NPU447" in found[line_of(src, 'INFER_TYPE="vLLM"')]
+    assert "NPU441" in found[line_of(src, "QUANTIZATION=awq")]
+    assert not found.get(line_of(src, "INFER_TYPE_FALLBACK"))
+    assert "NPU441" not in found.get(line_of(src, "--quantization None"), set())
