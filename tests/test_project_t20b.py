@@ -314,3 +314,66 @@ def test_server_script_engine_and_quantization_defaults(engine):
     assert "NPU441" in found[line_of(src, "QUANTIZATION=awq")]
     assert not found.get(line_of(src, "INFER_TYPE_FALLBACK"))
     assert "NPU441" not in found.get(line_of(src, "--quantization None"), set())
+
+
+_GUNICORN_SH = """\
+    #!/bin/bash
+    HF_MODEL_NAME="your/model/path"
+    PER_PROC_GPUS=1
+    CUDA_VISIBLE_DEVICES="0,1,2,6"
+    INFER_TYPE="vLLM" # The default inference type is "vLLM" or "transformers".
+    QUANTIZATION=awq
+    options=$(getopt -o "" --long hf-model-name:,per-proc-gpus:,cuda-visible-devices:,infer-type:,quantization: -- "$@")
+    eval set -- "$options"
+    while true; do
+        case $1 in
+            --hf-model-name)
+                HF_MODEL_NAME=$2
+                shift 2
+                ;;
+            --per-proc-gpus)
+                PER_PROC_GPUS=$2
+                shift 2
+                ;;
+            --cuda-visible-devices)
+                CUDA_VISIBLE_DEVICES=$2
+                shift 2
+                ;;
+            --infer-type)
+                INFER_TYPE=$2
+                shift 2
+                ;;
+            --quantization)
+                QUANTIZATION=$2
+                shift 2
+                ;;
+            --)
+                shift
+                break
+                ;;
+        esac
+    done
+    export CUDA_VISIBLE_DEVICES
+    export INFER_TYPE
+    export QUANTIZATION
+    gunicorn -c URLs/gunicorn_conf.py
+    """
+
+
+def test_wrapper_options_and_defaults_of_a_called_script(tmp_path):
+    # LLMxMapReduce's URLs/scripts/start_*.sh: one line each, running start_gunicorn.sh with some of its options
+    from static_snippets import tree_codes_by_line, write_tree
+
+    root = write_tree(tmp_path / "mapreduce", {
+        "URLs/start_gunicorn.sh": _GUNICORN_SH,
+        "URLs/scripts/start_a.sh": "bash URLs/start_gunicorn.sh --hf-model-name m --per-proc-gpus 2 --quantization None "
+                                   "--cuda-visible-devices 0,1,2,3\n",
+        "URLs/scripts/start_b.sh": "bash URLs/start_gunicorn.sh --hf-model-name m --infer-type transformers "
+                                   "--quantization None --cuda-visible-devices 0\n",
+        "URLs/scripts/start_c.sh": 'bash URLs/start_gunicorn.sh "$@"\n',
+    })
+    assert tree_codes_by_line(root, "URLs/scripts/start_a.sh")[1] >= {"NPU004", "NPU447"}
+    assert "NPU441" not in tree_codes_by_line(root, "URLs/scripts/start_a.sh")[1]   # `--quantization None` passed
+    b = tree_codes_by_line(root, "URLs/scripts/start_b.sh")[1]
+    assert "NPU004" in b and "NPU447" not in b                  # the engine is chosen: transformers
+    assert not tree_codes_by_line(root, "URLs/scripts/start_c.sh")   # the caller's own options: unknown
