@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from auditor.findings import FileResult, Finding
 from auditor.project.launched import _MAX_SCRIPT_BYTES, launch_bases, resolve_launched
-from auditor.project.makefile import _join, add_call_findings, positioned, recorded_calls, unsuppressed
+from auditor.project.makefile import _join, add_call_findings, recorded_calls, unsuppressed
 
 SUMMARY_KEY = "called_scripts"
 _SCRIPT_SUFFIXES = (".sh", ".bash")

@@ -90,7 +90,7 @@ def _submodule_urls(root: Path) -> dict[str, str]:
     return out
 
 
-def _unchecked_out_cuda_package(root: Path, bases: list[Path], folder: str, matchers) -> str | None:
+def _unchecked_out_cuda_package(root: Path, bases: tuple[Path, ...], folder: str, matchers) -> str | None:
     """A folder installed by path that is missing (or empty) in this checkout: a git submodule not cloned (2DGS's
     environment.yml `- submodules/diff-surfel-rasterization`). Its `.gitmodules` URL (else the folder's own name) is
     the package; when the requirement patterns know it as a CUDA one (`diff-*-rasterization`, `simple-knn`), that
