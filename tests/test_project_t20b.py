@@ -377,3 +377,28 @@ def test_wrapper_options_and_defaults_of_a_called_script(tmp_path):
     b = tree_codes_by_line(root, "URLs/scripts/start_b.sh")[1]
     assert "NPU004" in b and "NPU447" not in b                  # the engine is chosen: transformers
     assert not tree_codes_by_line(root, "URLs/scripts/start_c.sh")   # the caller's own options: unknown
+
+
+_ROCM_SERVE = """\
+    #!/bin/bash
+    # Enter the container and start vLLM
+    docker exec -it openmanus-rl bash -c '
+    # Set up environment variables for ROCm
+    export TRANSFORMERS_NO_TORCHVISION=1
+    export VLLM_USE_ROCM=1
+    export VLLM_PLATFORM=rocm
+    vllm serve /root/models/GiGPO-Qwen2.5-7B-Instruct-ALFWorld \\
+      --dtype bfloat16 \\
+      --tensor-parallel-size 1 \\
+      --device cuda \\
+      --host 0.0.0.0 --port 8000
+    '
+    """
+
+
+def test_script_for_the_rocm_container(engine):
+    # OpenManus-RL's serve_model.sh: vLLM in the AMD container; `--device cuda` is PyTorch's name for ROCm GPUs too
+    assert not _codes(engine, "scripts/serve_model.sh", _ROCM_SERVE)
+    # the same lines in a script that also sets up the NVIDIA stack are read as usual
+    both = _ROCM_SERVE.replace("export VLLM_USE_ROCM=1", "export CUDA_VISIBLE_DEVICES=0")
+    assert _codes(engine, "scripts/serve_model.sh", both)
