@@ -402,3 +402,19 @@ def test_script_for_the_rocm_container(engine):
     # the same lines in a script that also sets up the NVIDIA stack are read as usual
     both = _ROCM_SERVE.replace("export VLLM_USE_ROCM=1", "export CUDA_VISIBLE_DEVICES=0")
     assert _codes(engine, "scripts/serve_model.sh", both)
+
+
+def test_config_choice_of_a_triton_implementation(engine):
+    # Depth-Anything-3's da3_streaming configs: the Sim(3) alignment library
+    src = """\
+        Weights:
+          DA3: './weights/model.safetensors'
+        Model:
+          chunk_size: 120
+          align_lib: 'triton' # choose among 'triton' (GPU), 'torch' (GPU), 'numba' (CPU) or 'numpy' (CPU)
+          align_method: 'sim3'
+          loop_lib: 'torch'
+        """
+    found = _codes(engine, "da3_streaming/configs/base_config.yaml", src)
+    assert "NPU360" in found[line_of(src, "align_lib")]
+    assert not found.get(line_of(src, "loop_lib"))
