@@ -158,13 +158,13 @@ def apply_called_scripts(results: list[FileResult], root: Path, analyze: Callabl
         return
     top = root if root.is_dir() else root.parent
     # the run's own scripts as the other passes left them, before this pass adds to them: one level deep
-    by_rel = {r.path: _launch_findings(r) for r in results}
+    by_rel = {r.path: (_launch_findings(r), list(r.findings)) for r in results}
     cache: dict = {}
     reader: list = []
 
-    def findings_of(rel: str) -> list[Finding] | None:
-        if rel in by_rel:
-            return by_rel[rel]
+    def read(rel: str) -> tuple[str, list[Finding], list[Finding]] | None:
+        """The called script's text, launch findings and own findings (the run's file as the other passes left
+        it, else one analysis of it with those passes)."""
         key = ("called", rel)
         if key not in cache:
             path = top / rel
@@ -175,32 +175,26 @@ def apply_called_scripts(results: list[FileResult], root: Path, analyze: Callabl
                 data = None
             found = None
             if data is not None:
-                if not reader:
-                    reader.append(analyze())
-                called = reader[0](data, rel)
-                call_passes([called])
-                found = _launch_findings(called)
-            cache[key] = found
-        return cache[key]
-    def text_of(rel: str) -> tuple[str, list[Finding]] | None:
-        """The called script's text and own findings (those of the run's file, else of one analysis of it)."""
-        key = ("text", rel)
-        if key not in cache:
-            path = top / rel
-            try:
-                ok = path.is_file() and path.stat().st_size <= _MAX_SCRIPT_BYTES
-                data = path.read_bytes() if ok else None
-            except OSError:
-                data = None
-            own = None
-            if data is not None:
-                mine = next((r for r in results if r.path == rel), None)
-                if mine is None:
+                if rel in by_rel:
+                    launch, own = by_rel[rel]
+                else:
                     if not reader:
                         reader.append(analyze())
-                    mine = reader[0](data, rel)
-                own = (data.decode("utf-8", errors="replace"), list(mine.findings))
-            cache[key] = own
+                    called = reader[0](data, rel)
+                    call_passes([called])
+                    launch, own = _launch_findings(called), list(called.findings)
+                found = (data.decode("utf-8", errors="replace"), launch, own)
+            cache[key] = found
         return cache[key]
+
+    def findings_of(rel: str) -> list[Finding] | None:
+        if rel in by_rel:
+            return by_rel[rel][0]
+        found = read(rel)
+        return found[1] if found is not None else None
+
+    def text_of(rel: str) -> tuple[str, list[Finding]] | None:
+        found = read(rel)
+        return (found[0], found[2]) if found is not None else None
     add_call_findings(results, root, SUMMARY_KEY, lambda result, here: called_script_findings(
         result, here, findings_of, cache, text_of))
