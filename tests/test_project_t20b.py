@@ -245,54 +245,6 @@ def test_verl_rollout_engine_from_a_parameter_default(engine):
     assert "NPU447" in found[line_of(src, "rollout.name=sglang")]
 
 
-_MMDET_SETUP = """\
-    import os
-
-    import torch
-    from setuptools import find_packages, setup
-    from torch.utils.cpp_extension import (BuildExtension, CppExtension,
-                                           CUDAExtension)
-
-
-    def make_cuda_ext(name, module, sources, sources_cuda=[], extra_args=[]):
-        define_macros = []
-        extra_compile_args = {'cxx': [] + extra_args}
-        if torch.cuda.is_available() or os.getenv('FORCE_CUDA', '0') == '1':
-            define_macros += [('WITH_CUDA', None)]
-            extension = CUDAExtension
-            extra_compile_args['nvcc'] = extra_args + ['-D__CUDA_NO_HALF_OPERATORS__']
-            sources += sources_cuda
-        else:
-            print('Compiling {} without CUDA'.format(name))
-            extension = CppExtension
-        return extension(name=f"{module}.{name}", sources=sources, define_macros=define_macros,
-                         extra_compile_args=extra_compile_args)
-
-
-    setup(
-        name='genpercept',
-        packages=find_packages(exclude=('configs', 'docs')),
-        install_requires=[],
-        EXT_MODULES
-    )
-    """
-
-
-def test_setup_py_helper_nothing_calls(engine):
-    # GenPercept's setup.py: mmdet's make_cuda_ext kept, its ext_modules call commented out
-    src = _MMDET_SETUP.replace("EXT_MODULES", "# ext_modules=[make_cuda_ext(name='voxel_pooling_ext', module='ops',\n"
-                               "    #     sources=['src/a.cpp'], sources_cuda=['src/a_cuda.cu'])],")
-    found = _codes(engine, "GenPercept_v1/setup.py", src)
-    assert not found.get(line_of(src, "if torch.cuda.is_available()"))
-    assert not found.get(line_of(src, "extension = CUDAExtension"))
-    assert not found.get(line_of(src, "from torch.utils.cpp_extension"))
-    # the same helper called by setup(): its CUDA build stays reported
-    called = _MMDET_SETUP.replace("EXT_MODULES", "ext_modules=[make_cuda_ext('ext', 'ops', ['a.cpp'], ['a_cuda.cu'])],\n"
-                                  "    cmdclass={'build_ext': BuildExtension},")
-    found = _codes(engine, "setup.py", called)
-    assert found.get(line_of(called, "if torch.cuda.is_available()"))
-    assert "NPU370" in found[line_of(called, "extension = CUDAExtension")]
-
 
 def test_server_script_engine_and_quantization_defaults(engine):
     # LLMxMapReduce's start_gunicorn.sh: defaults set before the option parsing, exported to the gunicorn app

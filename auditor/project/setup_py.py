@@ -328,45 +328,7 @@ def add_setup_py_requirements(engine: "StaticEngine", data: bytes, rel: str, res
         replace(f, symbol=f.symbol.replace(_IN_NAME, "{}"), message=f.message.replace(_IN_NAME, "{}"))
         for f in col.done().findings if (f.code, f.line, f.col) not in seen)
     result.suppressed += col.result.suppressed
-    spans, only_there = uncalled_helpers(tree)
-    if spans:
-        result.findings = [f for f in result.findings if not any(a <= f.line <= b for a, b in spans)
-                           and not (f.symbol.rsplit(".", 1)[-1] in only_there and f.line in only_there[
-                               f.symbol.rsplit(".", 1)[-1]])]
     result.findings.sort(key=Finding.sort_key)
-
-
-def uncalled_helpers(tree: ast.Module) -> tuple[list[tuple[int, int]], dict[str, set[int]]]:
-    """The line spans of setup.py's top-level functions that nothing in the file names (the mmdet-style
-    `make_cuda_ext` kept after `ext_modules=[make_cuda_ext(...)]` was commented out: GenPercept, t20b, tuned on
-    project test26), and {imported name: its import's lines} for names read only inside them. setup.py runs as a
-    script that nothing imports, so such a helper never runs: its CUDAExtension builds nothing."""
-    helpers = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    runs_setup = any(isinstance(n, ast.Call) and _called_name(n.func) == "setup" for n in ast.walk(tree)
-                     if not any(n in ast.walk(fn) for fn in helpers.values()))
-    if not helpers or not runs_setup:
-        return [], {}       # no `setup(...)` call outside the helpers: a module that something else may import
-    inside: dict[int, str] = {}
-    for name, fn in helpers.items():
-        for node in ast.walk(fn):
-            inside[id(node)] = name
-    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and inside.get(id(n)) != n.id} | {
-        n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} | {
-        n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
-    uncalled = {name for name in helpers if name not in read}
-    if not uncalled:
-        return [], {}
-    spans = [(min([helpers[n].lineno] + [d.lineno for d in helpers[n].decorator_list]),
-              helpers[n].end_lineno or helpers[n].lineno) for n in uncalled]
-    reached_reads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and inside.get(id(n)) not in uncalled}
-    only_there: dict[str, set[int]] = {}
-    for node in tree.body:
-        if isinstance(node, ast.ImportFrom):
-            for alias in node.names:
-                bound = alias.asname or alias.name
-                if bound not in reached_reads:
-                    only_there[bound] = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
-    return spans, only_there
 
 
 def analyze_setup_cfg(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
