@@ -94,6 +94,11 @@ def analyze_project_file(engine: "StaticEngine", data: bytes, rel: str, kind: st
         # Open-MAGVIT2's `configs/IBQ/npu/*.yaml` beside `configs/IBQ/gpu/` copies (`accelerator: npu`): the project
         # is already ported and the config under the NPU's folder is Ascend's own (pd7, tuned on project test23)
         result.findings = []
+    elif result.findings and kind in ("shell", "dockerfile") and rocm_setup(data):
+        # OpenManus-RL's serve_model.sh: `export VLLM_USE_ROCM=1`, `export VLLM_PLATFORM=rocm`, then `vllm serve ...
+        # --device cuda` (PyTorch's device name on ROCm too): a script for the AMD container, as a ROCm-named file
+        # is (t20b, tuned on project test27)
+        result.findings = []
     elif result.findings and kind in ("requirements", "conda") and for_macos(rel):
         # `requirements-mac.txt`, `requirements_macos_amd64.txt`: what a Mac installs (neither CUDA nor an Ascend
         # device there), as the shell reader treats `start_macos.sh` (t16a, test18's seed-vc, test15's kohya_ss)
@@ -102,6 +107,17 @@ def analyze_project_file(engine: "StaticEngine", data: bytes, rel: str, kind: st
 
 
 _MACOS_WORDS = frozenset({"macos", "osx", "darwin", "mac"})
+# a script that picks the ROCm build of its program for every line (vLLM's platform switches, set unconditionally
+# at the start of a line), and one that also speaks to NVIDIA's stack (then it serves both, and is read as usual)
+_ROCM_PLATFORM_RE = re.compile(rb"(?m)^[ \t]*(?:export[ \t]+|ENV[ \t]+)?(?:VLLM_USE_ROCM=[\"']?1\b|"
+                               rb"VLLM_PLATFORM=[\"']?rocm\b|VLLM_TARGET_DEVICE=[\"']?rocm\b)")
+_NVIDIA_STACK_RE = re.compile(rb"CUDA_VISIBLE_DEVICES|nvidia|NCCL_|\bnvcc\b|cu1[0-9]{2}\b")
+
+
+def rocm_setup(data: bytes) -> bool:
+    """A shell script or Dockerfile that selects the ROCm platform of vLLM for all it runs, and names no NVIDIA
+    stack beside it: the AMD container's set-up (an Ascend port adds its own, as for a ROCm-named file)."""
+    return _ROCM_PLATFORM_RE.search(data) is not None and _NVIDIA_STACK_RE.search(data) is None
 
 
 def for_macos(rel: str) -> bool:

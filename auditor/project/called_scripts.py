@@ -14,18 +14,20 @@ auditor/project/tree_calls.py run on it, never from the scripts it calls in turn
 """
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
 from auditor.findings import FileResult, Finding
 from auditor.project.launched import _MAX_SCRIPT_BYTES, launch_bases, resolve_launched
-from auditor.project.makefile import _join, add_call_findings, positioned, recorded_calls, unsuppressed
+from auditor.project.makefile import _join, add_call_findings, recorded_calls, unsuppressed
 
 SUMMARY_KEY = "called_scripts"
 _SCRIPT_SUFFIXES = (".sh", ".bash")
 _SOURCING = (".", "source")
 _SHELLS = ("bash", "sh", "zsh", "dash")
+_MAX_ARGS = 64
 
 
 def script_call(words: list[str], cwd: str | None) -> tuple[dict[str, Any], int] | None:
@@ -50,7 +52,8 @@ def script_call(words: list[str], cwd: str | None) -> tuple[dict[str, Any], int]
     if any(c in word for c in "$`{*?") or word.startswith(("/", "~")):
         return None
     path = _join("" if cwd is None or cwd.startswith("/") else cwd, word)
-    return None if not path else ({"file": path}, at)
+    # the words after the script: the options it parses into its own variables (option_findings)
+    return None if not path else ({"file": path, "args": words[at + 1:at + 1 + _MAX_ARGS]}, at)
 
 
 def _launch_findings(result: FileResult) -> list[Finding]:
@@ -63,8 +66,48 @@ def _launch_findings(result: FileResult) -> list[Finding]:
     return list(out.values())
 
 
+# an option branch of the called script's `case` that stores the option's value in a variable (`--cuda-visible-devices)
+# CUDA_VISIBLE_DEVICES=$2`, `-d|--data) data="$2"`, getopts' `$OPTARG`, `--port=*) PORT="${1#*=}"`)
+_OPTION_BRANCH_RE = re.compile(r"""(?m)^[ \t]*\(?[ \t]*((?:-{1,2}[\w-]+(?:=\*)?\|?)+)[ \t]*\)[ \t]*(?:#[^\n]*)?\n?[ \t]*"""
+                               r"""([A-Za-z_]\w*)=["']?\$(?:2\b|\{2\}|OPTARG\b|\{OPTARG\}|\{1#\*=\})""")
+
+
+def option_findings(text: str, findings: list[Finding], args: list[str]) -> list[tuple[Finding, str]]:
+    """The called script's findings that the caller's options decide, each with how: an option the script stores in
+    a variable (its `case` branch) takes the findings of that branch's assignment when the caller passes it (`bash
+    start_gunicorn.sh --cuda-visible-devices 0`: `CUDA_VISIBLE_DEVICES=$2`), else those of the variable's default
+    assignment (`INFER_TYPE="vLLM"` when the caller passes no `--infer-type`) (t20b, LLMxMapReduce)."""
+    passed = {a.split("=", 1)[0] for a in args if a.startswith("-")}
+    by_line: dict[int, list[Finding]] = {}
+    for f in findings:
+        if f.severity != "info" and not (isinstance(f.data, dict) and f.data.get("launched")):
+            by_line.setdefault(f.line, []).append(f)
+    if not by_line:
+        return []
+    branches: dict[str, tuple[list[str], int]] = {}
+    for m in _OPTION_BRANCH_RE.finditer(text):
+        options = [o.removesuffix("=*") for o in m.group(1).split("|") if o]
+        line = text.count("\n", 0, m.start(2)) + 1
+        branches.setdefault(m.group(2), (options, line))
+    out = []
+    for variable, (options, branch_line) in branches.items():
+        given = next((o for o in options if o in passed), None)
+        if given is not None:
+            out += [(f, f"`{given}`") for f in by_line.get(branch_line, [])]
+            continue
+        if any("$@" in a or "$*" in a or "${@" in a for a in args):
+            continue            # `./run.sh "$@"`: the caller's own options, not known here
+        default = re.compile(r"(?m)^[ \t]*(?:export[ \t]+)?" + variable + r"=")
+        for m in default.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            if line != branch_line:
+                out += [(f, f"no `{options[-1]}` (the script's default)") for f in by_line.get(line, [])]
+    return out
+
+
 def called_script_findings(result: FileResult, root: Path, product_findings: Callable[[str], list[Finding] | None],
-                           cache: dict) -> list[Finding]:
+                           cache: dict, called_text: Callable[[str], tuple[str, list[Finding]] | None] | None = None
+                           ) -> list[Finding]:
     """The findings of `result`'s recorded calls of a script of the tree whose own lines launch a file that fails or
     picks a CUDA-only path on Ascend."""
     calls, bases = recorded_calls(result, root, SUMMARY_KEY)
@@ -72,7 +115,11 @@ def called_script_findings(result: FileResult, root: Path, product_findings: Cal
         return []
     bases = launch_bases(bases, root)
     new: list[Finding] = []
-    for call_pos, rel in positioned(calls, "file"):
+    for call in calls:
+        try:
+            call_pos, rel, args = (call["line"], call["col"], call["end_col"]), call["file"], call.get("args") or []
+        except (KeyError, TypeError):
+            continue
         found = resolve_launched(rel, bases, cache)
         if found is None:
             continue
@@ -89,6 +136,17 @@ def called_script_findings(result: FileResult, root: Path, product_findings: Cal
                 f, path=result.path, line=line, col=col, end_line=line, end_col=end_col, fix="none",
                 message=f"this line runs `{rel}`; at {called}:{f.line}, {f.message}",
                 data={"launched": f.data["launched"], "called_script": called, "chain": chain}))
+        own = called_text(called) if called_text is not None else None
+        categories = {f.category for f in new if f.line == call_pos[0]}
+        for f, how in option_findings(own[0], own[1], args) if own is not None else []:
+            if f.category in categories:
+                continue        # one finding per calling line and category
+            categories.add(f.category)
+            line, col, end_col = call_pos
+            new.append(replace(
+                f, path=result.path, line=line, col=col, end_line=line, end_col=end_col, fix="none",
+                message=f"this line runs `{rel}` with {how}; at {called}:{f.line}, {f.message}",
+                data={"called_script": called, "chain": [f"{called}:{f.line}"]}))
     return unsuppressed(new, calls, Path(result.path), root) if new else new
 
 
@@ -100,13 +158,13 @@ def apply_called_scripts(results: list[FileResult], root: Path, analyze: Callabl
         return
     top = root if root.is_dir() else root.parent
     # the run's own scripts as the other passes left them, before this pass adds to them: one level deep
-    by_rel = {r.path: _launch_findings(r) for r in results}
+    by_rel = {r.path: (_launch_findings(r), list(r.findings)) for r in results}
     cache: dict = {}
     reader: list = []
 
-    def findings_of(rel: str) -> list[Finding] | None:
-        if rel in by_rel:
-            return by_rel[rel]
+    def read(rel: str) -> tuple[str, list[Finding], list[Finding]] | None:
+        """The called script's text, launch findings and own findings (the run's file as the other passes left
+        it, else one analysis of it with those passes)."""
         key = ("called", rel)
         if key not in cache:
             path = top / rel
@@ -117,12 +175,26 @@ def apply_called_scripts(results: list[FileResult], root: Path, analyze: Callabl
                 data = None
             found = None
             if data is not None:
-                if not reader:
-                    reader.append(analyze())
-                called = reader[0](data, rel)
-                call_passes([called])
-                found = _launch_findings(called)
+                if rel in by_rel:
+                    launch, own = by_rel[rel]
+                else:
+                    if not reader:
+                        reader.append(analyze())
+                    called = reader[0](data, rel)
+                    call_passes([called])
+                    launch, own = _launch_findings(called), list(called.findings)
+                found = (data.decode("utf-8", errors="replace"), launch, own)
             cache[key] = found
         return cache[key]
-    add_call_findings(results, root, SUMMARY_KEY, lambda result, here: called_script_findings(result, here, findings_of,
-                                                                                             cache))
+
+    def findings_of(rel: str) -> list[Finding] | None:
+        if rel in by_rel:
+            return by_rel[rel][0]
+        found = read(rel)
+        return found[1] if found is not None else None
+
+    def text_of(rel: str) -> tuple[str, list[Finding]] | None:
+        found = read(rel)
+        return (found[0], found[2]) if found is not None else None
+    add_call_findings(results, root, SUMMARY_KEY, lambda result, here: called_script_findings(
+        result, here, findings_of, cache, text_of))

@@ -25,7 +25,10 @@ _CUDA_INCLUDE_RE = re.compile(
     r'|^[ \t]*#[ \t]*include[ \t]*"(?:[^"]*/)?(?:gemm|conv|epilogue|reduction)/(?:device|kernel|threadblock|warp|thread)/'
     r'[^"/]+\.h"'
     # CUTLASS itself by a quoted path (`"cutlass/half.h"`, its unit tests' `"../common/cutlass_unit_test.h"`)
-    r'|^[ \t]*#[ \t]*include[ \t]*"[^"]*cutlass[^"]*"',
+    r'|^[ \t]*#[ \t]*include[ \t]*"[^"]*cutlass[^"]*"'
+    # NVIDIA cuda-samples' helpers, copied into many trees (t20b: 3DTopia-XL's mvpraymarch, ngp_pl): float3 / float4
+    # operators and checks as `__host__ __device__` code on CUDA's vector types
+    r'|^[ \t]*#[ \t]*include[ \t]*[<"](?:[^>"]*/)?helper_(?:math|cuda)\.h[>"]',
     re.M | re.I)       # `<ATen/cuda/CUDAContext.h>` too
 _INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include\b', re.M)
 # a project's kernel launch template (`#include "flash_fwd_launch_template.h"`, `"mha_bwd_launch_template.h"`): the
@@ -36,7 +39,8 @@ _LAUNCH_TEMPLATE_INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"(?:[^"]*/
 # an include of a CUDA library header, by either spelling (`"cutlass/numeric_conversion.h"`, `<cuda_fp16.h>`)
 _CUDA_LIBRARY_INCLUDE_RE = re.compile(
     r'[ \t]*#[ \t]*include[ \t]*[<"](?:[^>"]*/)?(?:cuda\w*\.h|cu(?:blas|dnn|rand|fft|sparse|solver)\w*\.h|nccl\.h)[>"]'
-    r'|[ \t]*#[ \t]*include[ \t]*[<"](?:cute|cutlass|cub|thrust|cooperative_groups)/', re.I)
+    r'|[ \t]*#[ \t]*include[ \t]*[<"](?:cute|cutlass|cub|thrust|cooperative_groups)/'
+    r'|[ \t]*#[ \t]*include[ \t]*[<"](?:[^>"]*/)?helper_(?:math|cuda)\.h[>"]', re.I)
 # a quoted project include whose file name has `cuda` as a word (`"cuda_util.cuh"`, `"utils_cuda.h"`)
 _CUDA_NAMED_INCLUDE_RE = re.compile(r'[ \t]*#[ \t]*include[ \t]*"(?:[^"]*/)?(?:[^"/]*[_\-])?cuda(?:[_\-][^"/]*)?\.(?:h|hpp|cuh)"',
                                     re.I)

@@ -8,7 +8,9 @@
 2. after every file is read, `apply_local_builds` reads that folder's setup.py (from the tree's root, then from the
    calling file's folder) with `ast` and reports the install once, as NPU370 (cuda-extension-build: the rule
    with a `setuppy:` matcher), when the setup.py makes a `CUDAExtension` (or a CppExtension of .cu sources) in no
-   `if` / `try`: every build of it runs nvcc.
+   `if` / `try`: every build of it runs nvcc; or whose build raises without CUDA (t20b: UniDepth's ops/knn, `if
+   torch.cuda.is_available(): extension = CUDAExtension ... else: raise NotImplementedError`). A `python setup.py
+   install` with no `cd` is a build of the calling script's own folder (not the tree root's, audited on its own).
 
 Nothing is run or installed; a folder without setup.py, a setup.py `ast` rejects, or one whose CUDA extension is
 opt-in (built under a condition) gives nothing.
@@ -16,6 +18,7 @@ opt-in (built under a condition) gives nothing.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +42,9 @@ def local_build_call(path: str, cwd: str | None, tail: str | None = None) -> dic
         return None            # somewhere outside the tree (a Dockerfile's WORKDIR of a clone, an unknown `cd`)
     base = base.strip("/")
     folder = "/".join(p for p in (base, folder) if p)
-    if not folder:
-        return None            # the tree's own root: its setup.py is audited as a file of its own
-    return {"dir": folder}
+    # `.`: the calling script's own folder (UniDepth's ops/knn/compile.sh: `python setup.py build install` beside
+    # its setup.py); the tree root's setup.py is audited as a file of its own (local_build_findings skips it)
+    return {"dir": folder or "."}
 
 
 def record_local_build(result: FileResult, path: str, cwd: str | None, line: int, col: int, end_col: int,
@@ -55,22 +58,59 @@ def record_local_build(result: FileResult, path: str, cwd: str | None, line: int
 
 
 def _cuda_extension_lines(setup_py: Path, cache: dict) -> list[int]:
-    from auditor.project.setup_py import unconditional_cuda_extensions
+    from auditor.project.setup_py import raises_without_cuda, unconditional_cuda_extensions
 
     if setup_py not in cache:
         lines: list[int] = []
         try:
             if setup_py.is_file() and setup_py.stat().st_size <= _MAX_BYTES:
                 tree = ast.parse(setup_py.read_bytes())
-                lines = [c.lineno for c in unconditional_cuda_extensions(tree)]
+                # a CUDAExtension every build makes; else the `raise` of a build that has no CPU fallback (`if
+                # torch.cuda.is_available(): extension = CUDAExtension ... else: raise NotImplementedError`)
+                lines = [c.lineno for c in unconditional_cuda_extensions(tree)] or \
+                    [-r.lineno for r, _ in raises_without_cuda(tree)]
         except (OSError, SyntaxError, ValueError, RecursionError):
             lines = []
         cache[setup_py] = lines
     return cache[setup_py]
 
 
+def _submodule_urls(root: Path) -> dict[str, str]:
+    """{path: url} of the tree's `.gitmodules` (git-config syntax: `[submodule "x"]`, `path = ...`, `url = ...`)."""
+    try:
+        text = (root / ".gitmodules").read_text(errors="replace")
+    except OSError:
+        return {}
+    out: dict[str, str] = {}
+    for block in re.split(r"(?m)^\s*\[submodule\b", text)[1:]:
+        path = re.search(r"(?m)^\s*path\s*=\s*(\S+)", block)
+        url = re.search(r"(?m)^\s*url\s*=\s*(\S+)", block)
+        if path and url:
+            out[path.group(1).strip("/")] = url.group(1)
+    return out
+
+
+def _unchecked_out_cuda_package(root: Path, bases: tuple[Path, ...], folder: str, matchers) -> str | None:
+    """A folder installed by path that is missing (or empty) in this checkout: a git submodule not cloned (2DGS's
+    environment.yml `- submodules/diff-surfel-rasterization`). Its `.gitmodules` URL (else the folder's own name) is
+    the package; when the requirement patterns know it as a CUDA one (`diff-*-rasterization`, `simple-knn`), that
+    package's build is the install's (t20b, tuned on project test26)."""
+    if any((base / folder).is_dir() and any((base / folder).iterdir()) for base in bases):
+        return None             # present: its setup.py decides (above), not its name
+    url = _submodule_urls(root).get(folder)
+    if url is not None:
+        host_path = re.sub(r"^(?:\w+://|git@)", "", url).replace(":", "/", 1).removesuffix(".git").lower()
+        if matchers.match_requirement("url:" + host_path):
+            return url
+        name = host_path.rsplit("/", 1)[-1]
+    else:
+        name = folder.rsplit("/", 1)[-1]
+    rule = matchers.match_requirement(name)
+    return (url or name) if rule is not None else None
+
+
 def local_build_findings(result: FileResult, root: Path, rule, cache: dict | None = None,
-                         product: str = "a2") -> list[Finding]:
+                         product: str = "a2", matchers=None) -> list[Finding]:
     """The findings of `result`'s recorded builds of local folders whose setup.py always compiles CUDA extensions."""
     calls, bases = recorded_calls(result, root, SUMMARY_KEY)
     if rule is None or not calls:
@@ -79,14 +119,29 @@ def local_build_findings(result: FileResult, root: Path, rule, cache: dict | Non
     new = []
     for call_pos, folder in positioned(calls, "dir"):
         for base in bases:
+            if folder == "." and base == root:
+                continue
             lines = _cuda_extension_lines(base / folder / "setup.py", cache)
             if lines:
+                if folder == ".":       # the calling script's folder, named from the tree's root
+                    try:
+                        folder = base.relative_to(root).as_posix()
+                    except ValueError:
+                        pass
                 where = f"{folder}/setup.py"
-                message = rule.message.replace("{symbol}", folder) + \
-                    f" ({where}, line {lines[0]}: CUDAExtension{'s' if len(lines) > 1 else ''} built unconditionally)"
+                how = f"CUDAExtension{'s' if len(lines) > 1 else ''} built unconditionally" if lines[0] > 0 else \
+                    "the build raises without CUDA"
+                lines = [abs(n) for n in lines]
+                message = rule.message.replace("{symbol}", folder) + f" ({where}, line {lines[0]}: {how})"
                 new.append(call_finding(rule, product, result, call_pos, message, folder,
                                         {"setup_py": where, "extension_lines": lines}))
                 break
+        else:
+            known = _unchecked_out_cuda_package(root, bases, folder, matchers) if matchers is not None else None
+            if known is not None:
+                message = rule.message.replace("{symbol}", folder) + \
+                    f" (not in this checkout: {known}, a CUDA extension package)"
+                new.append(call_finding(rule, product, result, call_pos, message, folder, {"package": known}))
     if new:
         return unsuppressed(new, calls, Path(result.path), root)
     return new
@@ -99,5 +154,9 @@ def apply_local_builds(results: list[FileResult], root: Path, rules, product: st
     rule = next((r for r in rules if "setuppy" in r.match), None)
     if rule is None:
         return
+    from auditor.project.hits import ProjectMatchers
+
     cache: dict = {}
-    add_call_findings(results, root, SUMMARY_KEY, lambda result, top: local_build_findings(result, top, rule, cache, product))
+    matchers = ProjectMatchers.build(tuple(rules))
+    add_call_findings(results, root, SUMMARY_KEY,
+                      lambda result, top: local_build_findings(result, top, rule, cache, product, matchers))

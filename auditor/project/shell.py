@@ -75,7 +75,10 @@ DRIVER_PATH_RE = re.compile(r"(?<![\w/.-])(/usr/local/nvidia|/home/kubernetes/bi
 # the libraries pip's NVIDIA wheels install (`.../site-packages/nvidia/cudnn/lib` on LD_LIBRARY_PATH: nvidia-cudnn-cu12,
 # nvidia-nccl-cu12, ...) and TensorRT's shared libraries by file name (`ln -s .../libnvinfer.so .../libnvinfer.so.7`)
 NVIDIA_LIB_PATH_RE = re.compile(r"site-packages/nvidia/(\w+)(?![\w.-])(?:/lib\b)?"
-                                r"|(?<![\w-])lib(nvinfer(?:_plugin)?|nvonnxparser|nvparsers)\.so(?:\.[\d.]*\d)?(?![\w-])")
+                                r"|(?<![\w-])lib(nvinfer(?:_plugin)?|nvonnxparser|nvparsers|"
+                                # the CUDA toolkit's runtime and libraries (t20b: `ln -s .../libcudart.so`)
+                                r"cudart|cuda|cublas(?:Lt)?|cudnn|nvrtc|cufft|curand|cusparse|cusolver|nccl|nvToolsExt|"
+                                r"nvidia-ml)\.so(?:\.[\d.]*\d)?(?![\w-])")
 # a repository's signing key (`.../x86_64/3bf863cc.pub`, `cuda-archive-keyring.gpg`): fetching it installs nothing
 _SIGNING_KEY_RE = re.compile(r"\.(?:pub|gpg|asc)$", re.I)
 _URL_RE = re.compile(r"(?:git\+)?https?://([^\s\"'<>|;&)]+)")
@@ -185,7 +188,7 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
             if not any(f.line == ln for f in col.result.findings):   # a CUDA finding on the line says it already
                 symbol = "path:" + driver_path.group(1)
                 col.add(m.match_requirement(symbol), symbol, ln, c, c + len(driver_path.group(0)))
-    if "site-packages/nvidia/" in text or "libnv" in text:
+    if "site-packages/nvidia/" in text or "libnv" in text or "libcu" in text or "libnccl" in text:
         for lib_path in NVIDIA_LIB_PATH_RE.finditer(text):
             ln, c = where(lib_path.start())
             symbol = "path:" + (f"site-packages/nvidia/{lib_path.group(1)}" if lib_path.group(1)
@@ -405,6 +408,24 @@ def _expanded_value(col: Collector, option) -> str | None:
 
 
 _VARIABLE_REF_RE = re.compile(r"\$\{?(\w+)\}?")
+# `data.train_files=...`: a dotted Hydra key, never a command or an environment name
+_DOTTED_OVERRIDE_RE = re.compile(r"\+{0,2}[A-Za-z_][\w-]*(?:\.[\w-]+)+=")
+# `${1:-vllm}`, `${ENGINE:-"sglang"}`: a parameter's default, the value when the caller passes none
+_PARAMETER_DEFAULT_RE = re.compile(r"\$\{\w+:?-([^${}]*)\}")
+
+
+def _assigned_override(col: Collector, word: str) -> str:
+    """`key=$VAR` with the literal the script assigned to VAR (`ENGINE=${1:-vllm}` above: its default `vllm`), as
+    `key=vllm`; "" when the word is no such override or the value is not a literal (t20b, OpenManus-RL's
+    `actor_rollout_ref.rollout.name=$ENGINE`)."""
+    key, sep, ref = word.partition("=")
+    variable = _VARIABLE_REF_RE.fullmatch(ref) if sep else None
+    value = col.script_vars.get(variable.group(1)) if variable else None
+    if value is None:
+        return ""
+    default = _PARAMETER_DEFAULT_RE.fullmatch(value)
+    value = default.group(1).strip("\"'") if default else value
+    return f"{key}={value}" if value and "$" not in value else ""
 
 
 def _script_option(program: str) -> bool:
@@ -417,6 +438,15 @@ _SHELLS = {"bash", "sh", "zsh", "dash"}
 
 # `eval ${run_cmd}`, `eval "$CMD"`: the command line the script runs is the string a variable holds
 _EVAL_VAR_RE = re.compile(r"""(?m:^|[;&|(]|\bthen|\bdo)\s*eval\s+["']?\$\{?([A-Za-z_]\w*)\}?["']?\s*(?:$|[;&|)#])""", re.M)
+
+
+def _exports(declaration) -> bool:
+    """`export NAME ...` or `declare -x` / `typeset -x NAME ...`: the bare names it lists become environment variables."""
+    if declaration.type != "declaration_command" or not declaration.children:
+        return False
+    keyword = declaration.children[0].type
+    return keyword == "export" or (keyword in ("declare", "typeset") and any(
+        c.type == "word" and c.text.startswith(b"-") and b"x" in c.text for c in declaration.children))
 
 
 def _evaluated_vars(text: str) -> set[str]:
@@ -456,6 +486,11 @@ def scan_shell(col: Collector, text: str) -> None:
                 ref = _word(value) if value.type != "string" else value.text.decode()[1:-1]
                 vline, vc = pos.at(value.start_point)
                 col.add(m.match_image(ref), ref, vline, vc + (value.type in ("string", "raw_string")))
+        elif node.type == "variable_name" and node.parent is not None and _exports(node.parent):
+            # `export CUDA_VISIBLE_DEVICES` (a value set earlier, or parsed from the options): the name reaches every
+            # later command's environment, as `export NAME=value` does (t20b, LLMxMapReduce's start_gunicorn.sh)
+            line, c = pos.at(node.start_point)
+            col.env(node.text.decode(), line, c)
         elif node.type in ("simple_expansion", "expansion") and not _in_message(node) and not _in_label(node):
             for child in node.children:
                 if child.type == "variable_name":
@@ -1038,6 +1073,19 @@ def _value_expanded(option) -> bool:
     return following is not None and following.type in _EXPANSIONS
 
 
+def _overrides(col: Collector, m, pos: _Positions, words: list[str], nodes: list) -> None:
+    """Hydra / OmegaConf overrides among a command's words (`trainer.accelerator=gpu`, `++device=cuda:0`, `key=$VAR`
+    with the literal the script assigned), each matched as a setting."""
+    for w, node in zip(words, nodes):
+        override = _OVERRIDE_RE.fullmatch(w) or _OVERRIDE_RE.fullmatch(_assigned_override(col, w))
+        if override is not None:
+            rule = m.match_setting(override.group(1), override.group(2)) or \
+                cli_setting(m, override.group(1), override.group(2))    # `yolo ... device=0`
+            if rule is not None:
+                line, c = pos.at(node.start_point)
+                col.add(rule, f"{override.group(1)}={override.group(2)}", line, c, c + len(w), value=override.group(2))
+
+
 def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree) -> None:
     name_node = node.child_by_field_name("name")
     if name_node is None:
@@ -1046,6 +1094,11 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             and c.start_byte >= name_node.end_byte] + _after_redirect(node)
     words = [_word(name_node)] + [_word(a) for a in args]
     nodes = [name_node] + args
+    if _DOTTED_OVERRIDE_RE.match(words[0]):
+        # a line of dotted overrides is the tail of a command whose continuation broke (OpenManus-RL's `data.val_files=
+        # ... \ # TODO` ends the `python3 -m verl.trainer.main_ppo` command there; no environment name has a dot, t20b)
+        _overrides(col, m, pos, words, nodes)
+        return
     multi_process = False       # under srun / mpirun: one process per task, each running the launched script
     while words and (words[0].rsplit("/", 1)[-1] in _WRAPPERS or "=" in words[0] and words[0][0] != "-"):
         slurm = words[0].rsplit("/", 1)[-1] in ("srun", "salloc")
@@ -1193,15 +1246,7 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             name == "uv" and words[1:2] == ["run"]:
         # Hydra / OmegaConf overrides on the command line: `trainer.accelerator=gpu`, `++device=cuda:0`; also of a
         # script run by uv (NeMo-RL's `uv run examples/run_sft.py cluster.gpus_per_node=2`, t15s)
-        for i, w in enumerate(words[1:], 1):
-            override = _OVERRIDE_RE.fullmatch(w)
-            if override is not None:
-                rule = m.match_setting(override.group(1), override.group(2)) or \
-                    cli_setting(m, override.group(1), override.group(2))    # `yolo ... device=0`
-                if rule is not None:
-                    line, c = pos.at(nodes[i].start_point)
-                    col.add(rule, f"{override.group(1)}={override.group(2)}", line, c, c + len(w),
-                            value=override.group(2))
+        _overrides(col, m, pos, words[1:], nodes[1:])
     if name == "python" or name.startswith("python3") or name in ("torchrun", "deepspeed") or \
             name == "accelerate" and words[1:2] == ["launch"]:
         _record_launch(col, pos, words, nodes, source_tree.cwd, multi_process)  # `deepspeed llava/train/train_mem.py` (t15k)
