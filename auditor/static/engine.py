@@ -459,7 +459,8 @@ class StaticEngine:
             full = self._full_tree
             # the whole file's tree, for the readers that would parse the bytes' UTF-8 decoding again (not a file with
             # a BOM or another coding cookie, whose text differs)
-            utf8_tree = full[0] if full is not None and full[1] == data.decode("utf-8", errors="replace") else None
+            utf8_tree = full[0] if full is not None and isinstance(full[0], ast.Module) \
+                and full[1] == data.decode("utf-8", errors="replace") else None
             if rel.rsplit("/", 1)[-1] == "setup.py" and result.error is None:
                 # a setuptools script is also a dependency file: install_requires / extras_require
                 from auditor.project.setup_py import add_setup_py_requirements
