@@ -40,7 +40,7 @@ def add_embedded_pip_commands(engine: "StaticEngine", data: bytes, rel: str, res
     if not _QUICK.search(data):
         return
     from auditor.project.shell import analyze_shell
-    from auditor.static.astutil import module_nodes_of
+    from auditor.astnodes import module_nodes_of
 
     if tree is None:
         try:

@@ -24,7 +24,7 @@ from auditor.findings import FileResult, Finding
 from auditor.project.launched import (_MAX_SCRIPT_BYTES, SUMMARY_KEY, launch_bases, launched_word_position,
                                       resolve_launched)
 from auditor.project.makefile import _join, add_call_findings, call_finding, positioned, recorded_calls, unsuppressed
-from auditor.static.astutil import module_nodes_of
+from auditor.astnodes import module_nodes_of
 
 FACT = "hard"
 CATEGORIES = ("kernel", "attention", "third_party")

@@ -23,7 +23,7 @@ import yaml
 
 from auditor.findings import FileResult, Finding
 from auditor.project.makefile import _join, add_call_findings, call_finding, recorded_calls, unsuppressed
-from auditor.static.astutil import module_nodes_of
+from auditor.astnodes import module_nodes_of
 
 SUMMARY_KEY = "launched_scripts"
 WRAPPER_LINES = 30

@@ -28,7 +28,7 @@ from typing import Any
 from auditor.findings import FileResult, Finding
 from auditor.project.launched import attention_hit
 from auditor.project.makefile import call_finding
-from auditor.static.astutil import module_nodes_of
+from auditor.astnodes import module_nodes_of
 from auditor.source import MAX_FILE_BYTES, SourceError, read_source
 from auditor.suppress import Suppressions
 
