@@ -214,3 +214,78 @@ def test_the_last_reader_of_a_source_does_not_keep_its_tree(tmp_path):
     last = project.source("model.py", last=True)
     assert last is kept and project.reads == 1
     assert "model.py" not in project._sources
+
+
+# Session 20 (s20a): the worker's per-file facts read the engine's tree instead of parsing the file again, and the
+# keyword / string rule answers are kept per name. A launch script shaped like Mantis' / LoftQ's train.py (dataclass
+# option defaults, argparse flags, a guarded xformers switch, a pip command the code runs).
+LAUNCH_SCRIPT = '''
+import argparse
+import os
+from dataclasses import dataclass, field
+
+from transformers import AutoModelForCausalLM, HfArgumentParser
+
+
+@dataclass
+class ModelArguments:
+    attn_implementation: str = field(default="flash_attention_2")
+    use_flash_attn: bool = field(default=True)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--backend", "-b", default="nccl")
+    parser.add_argument("--use_xformers", action="store_true")
+    args = parser.parse_args()
+    (model_args,) = HfArgumentParser(ModelArguments).parse_args_into_dataclasses()
+    model = AutoModelForCausalLM.from_pretrained(
+        "m", attn_implementation="flash_attention_2" if model_args.use_flash_attn else "eager")
+    if args.use_xformers:
+        model.enable_xformers_memory_efficient_attention()
+    os.system("pip install flash-attn --no-build-isolation")
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_launch_and_pip_facts_from_the_engine_tree_are_those_of_their_own_parse():
+    from auditor.project.embedded_pip import add_embedded_pip_commands
+    from auditor.project.launched import launch_facts
+    from auditor.findings import FileResult
+
+    data = LAUNCH_SCRIPT.encode()
+    engine = StaticEngine(load_rules())
+    result = engine.analyze_bytes(data, "train.py")
+    own = launch_facts(data, result.findings)
+    assert own["defaults"] and own["guards"]            # the readings the shared tree must not change
+    assert launch_facts(data, result.findings, ast.parse(LAUNCH_SCRIPT)) == own
+    parsed, reparsed = FileResult("train.py"), FileResult("train.py")
+    add_embedded_pip_commands(engine, data, "train.py", parsed, ast.parse(LAUNCH_SCRIPT))
+    add_embedded_pip_commands(engine, data, "train.py", reparsed)
+    assert parsed.findings and parsed.findings == reparsed.findings
+    # the engine hands its tree on only where it parsed the bytes' plain UTF-8 text: with a BOM (stripped by the
+    # engine, kept by the readers' own decoding, which `ast` rejects) the readers read the bytes as before
+    from auditor.static.project_imports import TREE
+
+    bom_data = b"\xef\xbb\xbf" + data
+    bom = engine.analyze_bytes(bom_data, "train.py")
+    kept = {k: v for k, v in bom.summary[TREE].items() if k in ("patches", "defaults", "aliases", "guards")}
+    assert kept == launch_facts(bom_data, bom.findings)
+
+
+def test_keyword_and_string_answers_kept_per_name_are_the_scans_answers():
+    fresh = CompiledRules.build(load_rules())
+    names = ["cuda", "no_cuda", "use_cuda", "use_fp8_gemms", "fp16", "device", "use_flash_attn", "x" * 300]
+    for parameter in (False, True):
+        first = [COMPILED.match_keywords(n, parameter=parameter) for n in names]
+        again = [COMPILED.match_keywords(n, parameter=parameter) for n in names]
+        assert first == again == [fresh.match_keywords(n, parameter=parameter) for n in names]
+    # `cuda` answers a parameter's default only (parameters_only): the two askings are kept apart
+    assert not COMPILED.match_keywords("cuda") and COMPILED.match_keywords("cuda", parameter=True)
+    values = ["cuda", "cuda:0", "nccl", "bfloat16", "hello", "cuda" + " " * 300]
+    assert [COMPILED.match_string(v) for v in values] == [COMPILED.match_string(v) for v in values] \
+        == [fresh.match_string(v) for v in values]
+    assert COMPILED.match_string("hello") is None and COMPILED.match_string("cuda:0") is not None

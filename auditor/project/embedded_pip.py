@@ -33,20 +33,24 @@ _SUBCOMMANDS = frozenset({"install", "download", "wheel"})
 _SPEC_WORD = re.compile(r"^(?:-\S*|https?://\S+|\S+\.whl|[a-z0-9][\w.\-]*(?:\[[\w,\-]+\])?(?:==|>=|<=|~=|!=|<|>)\S+)$")
 
 
-def add_embedded_pip_commands(engine: "StaticEngine", data: bytes, rel: str, result: "FileResult") -> None:
-    """Append the findings of every pip command the Python source runs to `result`."""
+def add_embedded_pip_commands(engine: "StaticEngine", data: bytes, rel: str, result: "FileResult",
+                              tree: ast.Module | None = None) -> None:
+    """Append the findings of every pip command the Python source runs to `result`. `tree`: the engine's tree of
+    the bytes' UTF-8 decoding, when it has one (not parsed again)."""
     if not _QUICK.search(data):
         return
     from auditor.project.shell import analyze_shell
+    from auditor.astnodes import module_nodes_of
 
-    try:
-        tree = ast.parse(data.decode("utf-8"))
-    except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
-        return
+    if tree is None:
+        try:
+            tree = ast.parse(data.decode("utf-8"))
+        except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
+            return
     seen = {(f.line, f.code) for f in result.findings}
     added = False
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call) or not node.args:
+    for node in module_nodes_of(tree, ast.Call):
+        if not node.args:
             continue
         command = _pip_command(node)
         if command is None:

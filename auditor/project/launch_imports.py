@@ -24,6 +24,7 @@ from auditor.findings import FileResult, Finding
 from auditor.project.launched import (_MAX_SCRIPT_BYTES, SUMMARY_KEY, launch_bases, launched_word_position,
                                       resolve_launched)
 from auditor.project.makefile import _join, add_call_findings, call_finding, positioned, recorded_calls, unsuppressed
+from auditor.astnodes import module_nodes_of
 
 FACT = "hard"
 CATEGORIES = ("kernel", "attention", "third_party")
@@ -101,7 +102,7 @@ def _nccl_default_lines(tree: ast.Module) -> set[int] | None:
     file names "hccl" too: it picks the backend by device (ms-swift's `backend = 'hccl'` when
     is_torch_npu_available(), `'nccl'` elif CUDA), so no NCCL is hard-coded."""
     lines: set[int] = set()
-    for node in ast.walk(tree):
+    for node in module_nodes_of(tree, (ast.Constant, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and "hccl" in node.value.lower():
             return None
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):

@@ -23,6 +23,7 @@ import yaml
 
 from auditor.findings import FileResult, Finding
 from auditor.project.makefile import _join, add_call_findings, call_finding, recorded_calls, unsuppressed
+from auditor.astnodes import module_nodes_of
 
 SUMMARY_KEY = "launched_scripts"
 WRAPPER_LINES = 30
@@ -124,16 +125,17 @@ def wrapper_fact(data: bytes, findings) -> bool:
             and _code_lines(data.decode("utf-8", errors="replace")) <= WRAPPER_LINES)
 
 
-def launch_facts(data: bytes, findings) -> dict[str, Any]:
+def launch_facts(data: bytes, findings, parsed: ast.Module | None = None) -> dict[str, Any]:
     """What the launch passes below need from a Python file a script may launch, computed once in the worker
     (project_imports.with_facts, FORMAT 8) so that a run reads no file the worker has read: `patches`, the patches a
     short wrapper imports and calls (_patch_calls); `defaults`, the attention findings its option defaults select, as
-    [line, col, code, option] (default_choices), with `aliases`, its short option names."""
+    [line, col, code, option] (default_choices), with `aliases`, its short option names. `parsed`: the engine's tree
+    of the same text (its UTF-8 decoding), so that it is not parsed a second time."""
     out: dict[str, Any] = {}
     if len(data) > _MAX_SCRIPT_BYTES:
         return out
     text = data.decode("utf-8", errors="replace")
-    tree = _once(text)        # one parse for the three readings below, and none when no reading needs it
+    tree = _once(text, parsed)        # one parse for the three readings below, and none when no reading needs it
     if len(data) <= _MAX_BYTES and b"import" in data and _code_lines(text) <= WRAPPER_LINES:
         patches = _patch_calls(tree())
         if patches:
@@ -167,9 +169,7 @@ def _setting_guards(parsed: Callable[[], ast.Module | None], findings) -> list[l
         return []
     tree = parsed()
     out: list[list[Any]] = []
-    for node in ast.walk(tree) if tree is not None else ():
-        if not isinstance(node, ast.If):
-            continue
+    for node in module_nodes_of(tree, ast.If) if tree is not None else ():
         test, value = node.test, True
         if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.Is)):
             ok, value = _constant(test.comparators[0])
@@ -190,9 +190,10 @@ def _parse(text: str) -> ast.Module | None:
         return None
 
 
-def _once(text: str) -> Callable[[], ast.Module | None]:
-    """The text's `ast` tree, parsed on the first call and kept for the next ones (None: it does not parse)."""
-    held: list[ast.Module | None] = []
+def _once(text: str, parsed: ast.Module | None = None) -> Callable[[], ast.Module | None]:
+    """The text's `ast` tree, parsed on the first call and kept for the next ones (None: it does not parse);
+    `parsed`, the tree of `text` a caller already has."""
+    held: list[ast.Module | None] = [] if parsed is None else [parsed]
 
     def tree() -> ast.Module | None:
         if not held:
@@ -262,7 +263,7 @@ def option_defaults(tree: ast.AST) -> dict[str, Any]:
     field(default="fa2")`, HfArgumentParser) and argparse `add_argument("--use_flash_attn", default=True)` /
     `action="store_false"`; only literal defaults."""
     defaults: dict[str, Any] = {}
-    for node in ast.walk(tree):
+    for node in module_nodes_of(tree, (ast.ClassDef, ast.Call)):
         if isinstance(node, ast.ClassDef):
             for stmt in node.body:
                 if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
@@ -369,9 +370,7 @@ def _default_choices(parsed: Callable[[], ast.Module | None], findings) \
     # "flash_attention_2")`, passed on to `from_pretrained`): a launch that leaves the option runs it (t15v)
     for name, node in (defaults.get(_NODES) or {}).items():
         out += [(f, name) for f in hits if _within(node, f.line, f.col)]
-    for node in ast.walk(tree) if defaults else ():
-        if not isinstance(node, (ast.IfExp, ast.If)):
-            continue
+    for node in module_nodes_of(tree, (ast.IfExp, ast.If)) if defaults else ():
         decided = _test_taken(node.test, defaults)
         if decided is None:
             continue
@@ -539,8 +538,8 @@ def _patch_calls(tree: ast.Module | None) -> list[tuple[str, str]]:
     patch it applies before training."""
     if tree is None:
         return []
-    called = {stmt.value.func.id for stmt in ast.walk(tree)
-              if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and
+    called = {stmt.value.func.id for stmt in module_nodes_of(tree, ast.Expr)
+              if isinstance(stmt.value, ast.Call) and
               isinstance(stmt.value.func, ast.Name)}
     return [(node.module, alias.asname or alias.name) for node in tree.body
             if isinstance(node, ast.ImportFrom) and node.module and not node.level

@@ -28,6 +28,7 @@ from typing import Any
 from auditor.findings import FileResult, Finding
 from auditor.project.launched import attention_hit
 from auditor.project.makefile import call_finding
+from auditor.astnodes import module_nodes_of
 from auditor.source import MAX_FILE_BYTES, SourceError, read_source
 from auditor.suppress import Suppressions
 
@@ -43,7 +44,7 @@ def _imported_modules(tree: ast.Module) -> dict[str, tuple[str, int]]:
     """Local name -> (module, level) for the file's imports: `import models` -> models, `from models import dit` ->
     models.dit (a submodule or a name defined there), `from models.dit import DIT` -> models.dit."""
     names: dict[str, tuple[str, int]] = {}
-    for node in ast.walk(tree):
+    for node in module_nodes_of(tree, (ast.Import, ast.ImportFrom)):     # (the engine's shared node list)
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -83,8 +84,8 @@ def choice_facts(tree: ast.Module) -> list[list[Any]]:
     if not imports:
         return []
     out: list[list[Any]] = []
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1
+    for node in module_nodes_of(tree, ast.If):
+        if not (isinstance(node.test, ast.Compare) and len(node.test.ops) == 1
                 and isinstance(node.test.ops[0], ast.Eq) and isinstance(node.test.left, ast.Attribute)):
             continue
         right = node.test.comparators[0]

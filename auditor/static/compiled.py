@@ -50,6 +50,7 @@ class QualMatch:
 _WORD_CORE = re.compile(r"(?:[a-z0-9_]|\\w\*)+")     # a flag_re core made of literal word characters and `\w*`
 _WORD_RUN = re.compile(r"\w+")
 _FLAG_WORDS_KEPT = 500_000
+_ANSWER_KEY_CHARS = 200         # longer names and strings are asked again (rare; keeps the memo small)
 
 
 def _name_glob(pattern: str) -> re.Pattern[str]:
@@ -113,6 +114,10 @@ class CompiledRules:
     # literal gives it (fnmatch, case-insensitive), optionally only in calls of one callee (its last name)
     keyword_values: list[tuple[str | None, re.Pattern[str], str | None, str, Rule]] = field(default_factory=list)
     strings: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
+    # answers of match_keywords / match_string by name (shared by the files of a run): each asks ~100-300 regexes
+    _keyword_answers: dict[tuple[str, bool], list[tuple[Rule, str]]] = field(default_factory=dict, repr=False,
+                                                                             compare=False)
+    _string_answers: dict[str, tuple[Rule, str] | None] = field(default_factory=dict, repr=False, compare=False)
     env_exact: dict[str, list[Rule]] = field(default_factory=dict)
     env_prefixes: list[tuple[str, Rule]] = field(default_factory=list)
     # `*_CUDA_ARCHITECTURES`: a project's own name for a CUDA setting (TCNN_CUDA_ARCHITECTURES), matched by its end
@@ -459,10 +464,14 @@ class CompiledRules:
         return None
 
     def match_string(self, value: str) -> tuple[Rule, str] | None:
-        for regex, pattern, rule in self.strings:
-            if regex.match(value):
-                return rule, pattern
-        return None
+        if value in self._string_answers:
+            return self._string_answers[value]
+        found = next(((rule, pattern) for regex, pattern, rule in self.strings if regex.match(value)), None)
+        if len(value) <= _ANSWER_KEY_CHARS:
+            if len(self._string_answers) > _FLAG_WORDS_KEPT:
+                self._string_answers.clear()     # bounded memory over a very large tree
+            self._string_answers[value] = found
+        return found
 
     def stacked_env(self, name: str) -> list[Rule]:
         """The stacked rules for an environment variable (a second category beside its own rule): exact names, then
@@ -507,7 +516,11 @@ class CompiledRules:
     def match_keywords(self, name: str, parameter: bool = False) -> list[tuple[Rule, str]]:
         """Every keyword rule for a setting's name, the first of each category: one name can need two changes
         (`use_cuda_fp16=True` picks the CUDA kernels and float16: a device and a precision finding). `parameter`: the
-        name is a function parameter's (its default), which `parameters_only` rules also answer (t17c)."""
+        name is a function parameter's (its default), which `parameters_only` rules also answer (t17c). The list is
+        shared by every asker of the same name: read it, never change it."""
+        known = self._keyword_answers.get((name, parameter))
+        if known is not None:
+            return known
         out: list[tuple[Rule, str]] = []
         for regex, pattern, rule in self.keywords:
             if rule.extra.get("option_only"):
@@ -516,6 +529,10 @@ class CompiledRules:
                 continue          # a bare `cuda` names table keys and variables too; only a parameter's default here
             if regex.match(name) and all(r.category != rule.category for r, _ in out):
                 out.append((rule, pattern))
+        if len(name) <= _ANSWER_KEY_CHARS:
+            if len(self._keyword_answers) > _FLAG_WORDS_KEPT:
+                self._keyword_answers.clear()
+            self._keyword_answers[(name, parameter)] = out
         return out
 
     def match_option_keywords(self, name: str) -> list[tuple[Rule, str]]:

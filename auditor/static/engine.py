@@ -456,6 +456,11 @@ class StaticEngine:
     def analyze_bytes(self, data: bytes, rel: str) -> FileResult:
         try:
             result = self._analyze(data, rel)
+            full = self._full_tree
+            # the whole file's tree, for the readers that would parse the bytes' UTF-8 decoding again (not a file with
+            # a BOM or another coding cookie, whose text differs)
+            utf8_tree = full[0] if full is not None and isinstance(full[0], ast.Module) \
+                and full[1] == data.decode("utf-8", errors="replace") else None
             if rel.rsplit("/", 1)[-1] == "setup.py" and result.error is None:
                 # a setuptools script is also a dependency file: install_requires / extras_require
                 from auditor.project.setup_py import add_setup_py_requirements
@@ -470,10 +475,10 @@ class StaticEngine:
                 # "install", "bitsandbytes"])`)
                 from auditor.project.embedded_pip import add_embedded_pip_commands
 
-                add_embedded_pip_commands(self, data, rel, result)
+                add_embedded_pip_commands(self, data, rel, result, utf8_tree)
             # the import graph's facts (auditor/static/project_imports.py), from the bytes: a file ast rejects too
             result.summary = with_facts(result.summary, data, rel, result.findings,
-                                        self._full_tree[0] if self._full_tree is not None else None)
+                                        full[0] if full is not None else None, utf8_tree)
             self._add_vendor_facts(result, data, rel)
             # `make x  # npu-audit: ignore[NPU333]`: kept with each recorded call for the tree passes
             makefile.note_suppressions(result.summary, _call_text(data, rel), _CALL_KEYS)

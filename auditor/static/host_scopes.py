@@ -18,7 +18,7 @@ import re
 from dataclasses import replace
 
 from auditor.static.host_paths import equality_arms
-from auditor.static.astutil import ast_dotted, module_nodes
+from auditor.static.astutil import ast_dotted, module_nodes, walk_list
 
 # placement or a device runtime, read case-insensitively on one function's text (host_paths._PLACES, widened: a
 # `.to(<anything but a dtype>)`, an upper-case DEVICE constant, a device-like name passed on). The meta device
@@ -90,7 +90,7 @@ def _unused_defaults(tree: ast.AST) -> list[tuple[int, int, int, int]]:
         body_names = set()
         dynamic = False
         for stmt in fn.body:
-            for node in ast.walk(stmt):
+            for node in walk_list(stmt):
                 if isinstance(node, ast.Name):
                     body_names.add(node.id)
                     if node.id in ("locals", "vars"):       # `**locals()` forwards every parameter
@@ -115,7 +115,7 @@ def _unread_locals(tree: ast.AST) -> list[tuple[int, int, int, int]]:
         read: set[str] = set()
         stores: list[tuple[str, ast.expr]] = []
         for stmt in fn.body:
-            for node in ast.walk(stmt):
+            for node in walk_list(stmt):
                 if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
                     read.add(node.id)
                 elif isinstance(node, (ast.Global, ast.Nonlocal)):

@@ -185,11 +185,12 @@ def import_facts(data: bytes, rel: str) -> dict[str, Any] | None:
 
 
 def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: Sequence[Any] = (),
-               tree: ast.AST | None = None) -> dict[str, Any] | None:
+               tree: ast.AST | None = None, utf8_tree: ast.Module | None = None) -> dict[str, Any] | None:
     """`summary` (crossfile's part, or None) with the import graph's facts added, and for a Python file its Triton
     facts (backends.triton_facts; `findings`, the file's own, say whether it has Triton findings) and its tree-pass
     facts (tree_facts); for a file of any kind with findings, its framework (frameworks.framework_fact, in `tree`):
-    in the worker, once per file. `tree`: the whole file's `ast` tree when the engine parsed one (not parsed again)."""
+    in the worker, once per file. `tree`: the whole file's `ast` tree when the engine parsed one (not parsed again);
+    `utf8_tree`: the same tree when it is also the tree of the bytes' plain UTF-8 decoding (the launch facts')."""
     facts = import_facts(data, rel)
     out = summary
     if facts is not None:
@@ -224,7 +225,7 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
             out[CALLS] = default_facts(data, tree)    # FORMAT 11: device / dtype defaults, the calls passing them
             if findings and wrapper_fact(data, findings):      # FORMAT 7: a short attention wrapper a script may launch
                 out[TREE]["wrapper"] = True
-            out[TREE].update(launch_facts(data, findings))    # FORMAT 10: the patches it calls, its option defaults
+            out[TREE].update(launch_facts(data, findings, utf8_tree))    # FORMAT 10: the patches it calls, its option defaults
             from auditor.project.launch_imports import FACT, import_failure_facts
             from auditor.project.launched import _MAX_SCRIPT_BYTES, _parse
 

@@ -33,7 +33,7 @@ from typing import Any, Sequence
 
 from auditor.findings import Finding
 from auditor.static.flags import _target_key as _target_name   # `x` / `self.x`: one reader (flags, gates)
-from auditor.static.astutil import module_nodes
+from auditor.static.astutil import module_nodes, walk_list
 
 # kernel / attention / apex share the cross-file pass's codes (rules/crossfile.yaml: the same meaning, a use of the
 # project's CUDA-specific code; the 2xx codes this work was offered are precision's by the code policy)
@@ -256,7 +256,7 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
 def _rebound_elsewhere(scope: ast.AST, name: str, line: int) -> bool:
     """`name` is bound again in its scope by something that is not a seed (a fallback `marlin = None` beside the
     import is fine: the seed's uses are guarded by it; a plain reassignment `ops = cpu_ops` is a path without)."""
-    for node in ast.walk(scope):
+    for node in walk_list(scope):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.lineno != line:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(_target_name(t) == name for t in targets) and node.value is not None \
