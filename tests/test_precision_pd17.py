@@ -135,3 +135,35 @@ def test_locals_positional_names_and_a_node_packs_self_test_override_a_default(t
     # not a node pack: the file may run as a script, and its self-test lets the default through
     run = _pack(tmp_path / "lib", pack=False)
     assert _at(run, "yoloface.py", YOLOFACE, "def __init__(self, pt_path") == [("error", None)]
+
+
+def test_a_gate_on_a_name_bound_to_the_cuda_device_count(tmp_path):
+    """GPT-SoVITS's finetune.py (heldout23): `ngpu = torch.cuda.device_count()`, then `if torch.cuda.is_available()
+    or ngpu != 0: for i in range(ngpu): torch.cuda.get_device_properties(i)`: both operands are 0 / False on Ascend,
+    so the body is behind a CUDA gate (warning; the gate is the error). A parameter of the same name is not the
+    device count."""
+    src = """\
+        import torch
+
+        ngpu = torch.cuda.device_count()
+        mem = []
+        if torch.cuda.is_available() or ngpu != 0:
+            for i in range(ngpu):
+                mem.append(int(torch.cuda.get_device_properties(i).total_memory / 1024 ** 3))
+        """
+    param = """        import torch
+
+
+        def report(ngpu):
+            if torch.cuda.is_available() or ngpu != 0:
+                print(torch.cuda.get_device_name(0))
+        """
+    run = run_static([write_tree(tmp_path / "t", {"finetune.py": src, "report.py": param})], jobs=1)
+
+    def severities(rel):
+        r = next(r for r in run.results if r.path == rel)
+        return {f.line: f.severity for f in r.findings if f.code == "NPU002"}
+
+    assert severities("finetune.py")[_line(src, "get_device_properties")] == "warning"
+    assert severities("finetune.py")[_line(src, "if torch.cuda.is_available() or ngpu != 0:")] == "error"
+    assert severities("report.py")[_line(param, "get_device_name")] == "error"
