@@ -167,3 +167,36 @@ def test_a_gate_on_a_name_bound_to_the_cuda_device_count(tmp_path):
     assert severities("finetune.py")[_line(src, "get_device_properties")] == "warning"
     assert severities("finetune.py")[_line(src, "if torch.cuda.is_available() or ngpu != 0:")] == "error"
     assert severities("report.py")[_line(param, "get_device_name")] == "error"
+
+
+def test_a_branch_on_an_offload_hook_nothing_sets(tmp_path):
+    """BrushNet's and PowerPaint's pipelines (heldout23): `torch.cuda.empty_cache()` under `if hasattr(self,
+    "final_offload_hook") and self.final_offload_hook is not None:`, the hook older diffusers releases set; nothing
+    in the pack sets it: info (context `unset-attribute`). A tree that sets the hook (a vendored older diffusers)
+    keeps the error."""
+    pipeline = """\
+        import torch
+        from diffusers import StableDiffusionPipeline
+
+
+        class StableDiffusionBrushNetPipeline(StableDiffusionPipeline):
+            def __call__(self, prompt, image):
+                latents = self.unet(prompt, image)
+                if hasattr(self, "final_offload_hook") and self.final_offload_hook is not None:
+                    self.unet.to("cpu")
+                    torch.cuda.empty_cache()
+                return latents
+        """
+    setter = """\
+        class OffloadMixin:
+            def enable_model_cpu_offload(self, hook):
+                self.final_offload_hook = hook
+        """
+
+    def severity(root, files):
+        run = run_static([write_tree(root, files)], jobs=1)
+        r = next(r for r in run.results if r.path == "pipeline.py")
+        return [(f.severity, f.data.get("context")) for f in r.findings if f.line == _line(pipeline, "empty_cache")]
+
+    assert severity(tmp_path / "unset", {"pipeline.py": pipeline}) == [("info", "unset-attribute")]
+    assert severity(tmp_path / "set", {"pipeline.py": pipeline, "offload.py": setter}) == [("error", None)]

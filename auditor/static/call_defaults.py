@@ -57,6 +57,7 @@ _FACT_DEFAULTS, _FACT_CALLS, _FACT_REFS = "defaults", "calls", "refs"
 # pd17: calls inside `if __name__ == "__main__":` blocks; `if flag:` branches of parameters defaulting to a false
 # constant; keyword -> whether some call of the file passes it a value other than a false constant
 _FACT_MAIN_CALLS, _FACT_FLAGS, _FACT_SWITCHES = "main_calls", "flags", "switches"
+_FACT_OPTIONAL = "optional_attrs"      # `if hasattr(self, "X") and self.X is not None:` bodies
 # methods of torch.Tensor / torch.nn.Module (https://pytorch.org/docs/stable/tensors.html,
 # https://pytorch.org/docs/stable/generated/torch.nn.Module.html) taking a device or dtype: a method of the same name
 # is matched by name, and `x.type(torch.float64)` on a tensor is not a call of pypose's `type(self, dtype=...)`
@@ -144,6 +145,48 @@ def _flag_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, method:
         if spans:
             out.append([key, arg.arg, index, spans, ast.unparse(default)])
     return out
+
+
+def _optional_self_attr(test: ast.expr) -> str | None:
+    """X of `hasattr(self, "X") and self.X is not None` (a hook set only by some code path: diffusers' old
+    `final_offload_hook`), else None."""
+    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and len(test.values) >= 2):
+        return None
+    probe, check = test.values[0], test.values[1]
+    if not (isinstance(probe, ast.Call) and isinstance(probe.func, ast.Name) and probe.func.id == "hasattr"
+            and len(probe.args) == 2 and isinstance(probe.args[0], ast.Name) and probe.args[0].id == "self"
+            and isinstance(probe.args[1], ast.Constant) and isinstance(probe.args[1].value, str)):
+        return None
+    name = probe.args[1].value
+    if isinstance(check, ast.Compare) and len(check.ops) == 1 and isinstance(check.ops[0], ast.IsNot) \
+            and isinstance(check.comparators[0], ast.Constant) and check.comparators[0].value is None \
+            and isinstance(check.left, ast.Attribute) and check.left.attr == name \
+            and isinstance(check.left.value, ast.Name) and check.left.value.id == "self":
+        return name
+    return None
+
+
+def _optional_attr_branches(tree: ast.Module) -> list[list[Any]]:
+    """[X, first line, last line] of each `if hasattr(self, "X") and self.X is not None:` body."""
+    out: list[list[Any]] = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.If) and (name := _optional_self_attr(n.test)) is not None:
+            out.append([name, n.body[0].lineno, max(b.end_lineno or b.lineno for b in n.body)])
+    return out
+
+
+def _binds(tree: ast.Module, name: str) -> bool:
+    """Whether the file may set attribute `name`: an attribute or name store, a parameter or keyword of that name,
+    `setattr(_, "name", ...)`, or the string anywhere but as hasattr's / getattr's attribute argument."""
+    probed = {id(n.args[1]) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+              and n.func.id in ("hasattr", "getattr") and len(n.args) >= 2}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute) and n.attr == name and not isinstance(n.ctx, ast.Load) \
+                or isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) \
+                or isinstance(n, ast.arg) and n.arg == name or isinstance(n, ast.keyword) and n.arg == name \
+                or isinstance(n, ast.Constant) and n.value == name and id(n) not in probed:
+            return True
+    return False
 
 
 def _flags(tree: ast.Module) -> list[list[Any]]:
@@ -319,11 +362,13 @@ def default_facts(data: bytes, tree: ast.AST | None = None) -> dict[str, Any]:
         defaults = _defaults(tree)
         calls, main_calls, refs, switches = _calls_and_refs(tree)
         flags = _flags(tree)
+        optional = _optional_attr_branches(tree)
     except RecursionError:
         return {}
     out: dict[str, Any] = {}
     for fact, value in ((_FACT_DEFAULTS, defaults), (_FACT_CALLS, calls), (_FACT_MAIN_CALLS, main_calls),
-                        (_FACT_REFS, refs), (_FACT_FLAGS, flags), (_FACT_SWITCHES, switches)):
+                        (_FACT_REFS, refs), (_FACT_FLAGS, flags), (_FACT_SWITCHES, switches),
+                        (_FACT_OPTIONAL, optional)):
         if value:
             out[fact] = value
     return out
@@ -446,5 +491,55 @@ def lower_unswitched_flags(results: list, project: Any) -> int:
                 if any(a <= finding.line <= b for a, b in spans) \
                         and not ((finding.data or {}).get("context") and finding.severity == "info"):
                     r.findings[i] = as_info(finding, _FLAG_CONTEXT, _FLAG_NOTE.format(param, default))
+                    lowered += 1
+    return lowered
+
+
+_UNSET_CONTEXT = "unset-attribute"
+_UNSET_NOTE = ("nothing in this tree sets `self.{}`, so this branch does not run here (a library base class of an "
+               "older release may set it: check the one you run)")
+
+
+def lower_unset_attribute_branches(results: list, project: Any) -> int:
+    """Findings in the body of `if hasattr(self, "X") and self.X is not None:` where no file of the tree may set X
+    (`_binds`), lowered to info (pd17, heldout23: BrushNet's and PowerPaint's pipelines call
+    `torch.cuda.empty_cache()` under `hasattr(self, "final_offload_hook")`, the offload hook of diffusers releases
+    before 0.2x; the pack's requirements pin a diffusers that no longer sets it and the pack never does). The
+    count lowered."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    wanted: dict[str, list[tuple[Any, list[Any]]]] = {}
+    for r in results:
+        f = project.calls(r.path) if r.path.endswith(".py") and r.findings else None
+        for name, first, last in (f or {}).get(_FACT_OPTIONAL) or ():
+            if any(first <= x.line <= last for x in r.findings):
+                wanted.setdefault(name, []).append((r, [first, last]))
+    if not wanted:
+        return 0
+    set_somewhere: set[str] = set()
+    for rel, path in project.paths.items():
+        if not rel.endswith(".py"):
+            continue
+        try:
+            data = read_counted(project, path)
+        except (OSError, SourceError):
+            return 0            # a file not read may set anything
+        named = [n for n in wanted if n not in set_somewhere and n.encode() in data]
+        if named:
+            source = project.source(rel)
+            if source is None:
+                set_somewhere.update(named)
+                continue
+            set_somewhere.update(n for n in named if _binds(source[1], n))
+    lowered = 0
+    for name, entries in wanted.items():
+        if name in set_somewhere:
+            continue
+        for r, (first, last) in entries:
+            for i, finding in enumerate(r.findings):
+                if first <= finding.line <= last \
+                        and not ((finding.data or {}).get("context") and finding.severity == "info"):
+                    r.findings[i] = as_info(finding, _UNSET_CONTEXT, _UNSET_NOTE.format(name))
                     lowered += 1
     return lowered
