@@ -200,3 +200,40 @@ def test_a_branch_on_an_offload_hook_nothing_sets(tmp_path):
 
     assert severity(tmp_path / "unset", {"pipeline.py": pipeline}) == [("info", "unset-attribute")]
     assert severity(tmp_path / "set", {"pipeline.py": pipeline, "offload.py": setter}) == [("error", None)]
+
+
+def test_uses_of_a_device_chosen_in_an_if_else_with_a_fallback(tmp_path):
+    """GPT-SoVITS's inference_webui.py (heldout23): `if torch.cuda.is_available(): device = "cuda"` / `else: device =
+    "cpu"`, then `vq_model.to(device)`: the choice with its fallback, like `"cuda" if ... else "cpu"` (t11y); the
+    gate is reported, its uses are not the lines to port. A CUDA value set in an `if` with no fallback keeps its
+    uses."""
+    src = """\
+        import torch
+
+        if torch.cuda.is_available():
+            device = "cuda"
+        else:
+            device = "cpu"
+
+
+        def load(model):
+            return model.to(device)
+        """
+    no_fallback = """\
+        import torch
+
+        if torch.cuda.is_available():
+            device = "cuda"
+
+
+        def load(model):
+            return model.to(device)
+        """
+    run = run_static([write_tree(tmp_path / "t", {"webui.py": src, "other.py": no_fallback})], jobs=1)
+
+    def lines(rel):
+        return {f.line for r in run.results if r.path == rel for f in r.findings if f.code == "NPU003"}
+
+    assert _line(src, "model.to(device)") not in lines("webui.py")
+    assert _line(src, 'device = "cuda"') in lines("webui.py")
+    assert _line(no_fallback, "model.to(device)") in lines("other.py")

@@ -615,6 +615,16 @@ def _stmt_region(first: ast.stmt, last: ast.stmt) -> Region:
     return start, 0, (last.end_lineno or last.lineno), _END
 
 
+def _binds_with_fallback(stmt: ast.If) -> bool:
+    """Whether the `if` body binds names to a "cuda" value and its `else` binds each of them to another value."""
+    def bound(stmts: list[ast.stmt], cuda: bool) -> set[str]:
+        return {t.id for s in stmts if isinstance(s, ast.Assign) and (not cuda or _cuda_strings(s.value))
+                for t in s.targets if isinstance(t, ast.Name)}
+
+    chosen = bound(stmt.body, True)
+    return bool(chosen) and chosen <= bound(stmt.orelse, False) - bound(stmt.orelse, True)
+
+
 def _expr_region(node: ast.expr) -> Region:
     return node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or _END
 
@@ -669,7 +679,10 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
                 add(_stmt_region(stmt.body[0], stmt.body[-1]), _WINDOWS)
             elif isinstance(stmt, ast.If):
                 if stmt.body and is_cuda_test(stmt.test, flags):
-                    add(_stmt_region(stmt.body[0], stmt.body[-1]), f"if {gate_text(stmt.test)}")
+                    # `if torch.cuda.is_available(): device = "cuda"` / `else: device = "cpu"`: the choice with its
+                    # fallback, like `"cuda" if ... else "cpu"` (its uses are not the line to port; pd17, GPT-SoVITS)
+                    fallback = " ... else" if _binds_with_fallback(stmt) else ""
+                    add(_stmt_region(stmt.body[0], stmt.body[-1]), f"if {gate_text(stmt.test)}{fallback}")
                 elif _negated_cuda_test(stmt.test, flags) or _too_few_cuda_devices(stmt.test):
                     # (`if torch.cuda.device_count() < 2: return` in a test body; a skip decorator on the count
                     # keeps its own reading, tests/test_precision_mined.py)
