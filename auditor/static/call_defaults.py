@@ -28,7 +28,15 @@ default (docs/recall.md policy item 7: a port changes the default; test13 figcon
 device: str = "cuda")`, test12 olmo-core's mxfp8 `out_dtype: torch.bfloat16`), while the line neither fails nor
 differs on Ascend for this tree (so not error / warning).
 
-Classes (t11o): a construction overrides when it hands on its caller's own value (a parameter or `self.<attr>`).
+Classes (t11o): a construction overrides when it hands on its caller's own value (a parameter or `self.<attr>`), or
+(pd17) passes any name, a local or a global (`device = mm.get_torch_device()`; a CUDA choice there is reported where
+the name is set); a literal keeps the default's severity. In a ComfyUI node pack, calls in `__main__` blocks are not
+callers (ComfyUI runs no file of the pack as a script); elsewhere they are.
+
+Flag branches (pd17, `lower_unswitched_flags`): the body of `if flag:` where `flag` is a parameter defaulting to a
+false constant that no call in the tree turns on (context `flag-off`, info). Optional hooks (pd17,
+`lower_unset_attribute_branches`): the body of `if hasattr(self, "X") and self.X is not None:` where no file of the
+tree may set X (context `unset-attribute`, info).
 Module functions (t11q's shapes, t11s): a top-level, undecorated function's call overrides when it passes the
 parameter with any value (a keyword, or enough positional arguments before any `*`); a CUDA value written at the
 call is that call's own finding. A public entry point (called from nowhere in the tree, or only from tests and
