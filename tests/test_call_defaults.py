@@ -200,8 +200,9 @@ def test_facts_are_written_by_the_worker():
             device = torch.device("cuda") if args.device == "cuda" else torch.device("cpu")
             return Block(64, device=device)
         ''').encode())
-    # a local chosen here overrides no class default (it is passed, which a module function's default counts)
-    assert launcher["calls"]["Block"] == [[[], [], False, ["device"], 1]]
+    # a local chosen here overrides the class default too (pd17: BrushNet's `device = mm.get_torch_device()`): its
+    # own CUDA choice is reported where the local is set
+    assert launcher["calls"]["Block"] == [[[], ["device"], False, ["device"], 1]]
     assert default_facts(b"def f(:\n") == {}
 
 

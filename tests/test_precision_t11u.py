@@ -142,7 +142,9 @@ def test_class_default_read_by_the_probe_is_a_warning(tmp_path: Path) -> None:
 def test_project_count_helper_gates_like_torch_cuda_device_count(tmp_path: Path) -> None:
     found = _found(_data_juicer(tmp_path))
     assert found[("dj/utils/model_utils.py", 11, "NPU003")][0] == "warning"      # device = f"cuda:{rank}"
-    assert found[("dj/utils/model_utils.py", 14, "NPU003")][0] == "warning"      # model_key(device=device)
+    # model_key(device=device): a use of the if / else choice with its "cpu" fallback, read like `"cuda:..." if ...
+    # else "cpu"` (t11y): the choice is reported, the use is not (pd17, heldout23's GPT-SoVITS `vq_model.to(device)`)
+    assert ("dj/utils/model_utils.py", 14, "NPU003") not in found
 
 
 XPU_BUILDER = '''\

@@ -28,7 +28,15 @@ default (docs/recall.md policy item 7: a port changes the default; test13 figcon
 device: str = "cuda")`, test12 olmo-core's mxfp8 `out_dtype: torch.bfloat16`), while the line neither fails nor
 differs on Ascend for this tree (so not error / warning).
 
-Classes (t11o): a construction overrides when it hands on its caller's own value (a parameter or `self.<attr>`).
+Classes (t11o): a construction overrides when it hands on its caller's own value (a parameter or `self.<attr>`), or
+(pd17) passes any name, a local or a global (`device = mm.get_torch_device()`; a CUDA choice there is reported where
+the name is set); a literal keeps the default's severity. In a ComfyUI node pack, calls in `__main__` blocks are not
+callers (ComfyUI runs no file of the pack as a script); elsewhere they are.
+
+Flag branches (pd17, `lower_unswitched_flags`): the body of `if flag:` where `flag` is a parameter defaulting to a
+false constant that no call in the tree turns on (context `flag-off`, info). Optional hooks (pd17,
+`lower_unset_attribute_branches`): the body of `if hasattr(self, "X") and self.X is not None:` where no file of the
+tree may set X (context `unset-attribute`, info).
 Module functions (t11q's shapes, t11s): a top-level, undecorated function's call overrides when it passes the
 parameter with any value (a keyword, or enough positional arguments before any `*`); a CUDA value written at the
 call is that call's own finding. A public entry point (called from nowhere in the tree, or only from tests and
@@ -43,6 +51,7 @@ import re
 from typing import Any
 
 from auditor.static.backends import as_info
+from auditor.static.unreached_defs import _WRAPPERS, _main_block, comfy_node_pack
 from auditor.static.astutil import module_nodes
 
 # `map_location` is torch.load's device argument, handed on (`def load_checkpoint(path, map_location="cuda")`, t17d)
@@ -53,6 +62,10 @@ _NOT_VALUES = frozenset({"isinstance", "issubclass", "type", "getattr", "hasattr
 _SIDE = re.compile(r"(?:^|/)(?:tests?|testing|examples?|demos?|docs?|benchmarks?)/|(?:^|/)test_[^/]*\.py$"
                    r"|_test\.py$|(?:^|/)conftest\.py$")
 _FACT_DEFAULTS, _FACT_CALLS, _FACT_REFS = "defaults", "calls", "refs"
+# pd17: calls inside `if __name__ == "__main__":` blocks; `if flag:` branches of parameters defaulting to a false
+# constant; keyword -> whether some call of the file passes it a value other than a false constant
+_FACT_MAIN_CALLS, _FACT_FLAGS, _FACT_SWITCHES = "main_calls", "flags", "switches"
+_FACT_OPTIONAL = "optional_attrs"      # `if hasattr(self, "X") and self.X is not None:` bodies
 # methods of torch.Tensor / torch.nn.Module (https://pytorch.org/docs/stable/tensors.html,
 # https://pytorch.org/docs/stable/generated/torch.nn.Module.html) taking a device or dtype: a method of the same name
 # is matched by name, and `x.type(torch.float64)` on a tensor is not a call of pypose's `type(self, dtype=...)`
@@ -107,6 +120,103 @@ def _defaults(tree: ast.Module) -> list[list[Any]]:
     return out
 
 
+def _false_constant(node: ast.expr | None) -> bool:
+    """`False`, `None`, `0`, `""`: a value that leaves an `if flag:` branch off."""
+    return isinstance(node, ast.Constant) and not node.value
+
+
+def _plain(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Undecorated, or decorated only by wrappers that neither register nor replace it (`@torch.no_grad()`)."""
+    for d in fn.decorator_list:
+        d = d.func if isinstance(d, ast.Call) else d
+        name = d.attr if isinstance(d, ast.Attribute) else d.id if isinstance(d, ast.Name) else ""
+        if name not in _WRAPPERS:
+            return False
+    return True
+
+
+def _flag_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, method: bool) -> list[list[Any]]:
+    """[key, parameter, positional index, [[first, last line] of each `if <parameter>:` body], the default] for each
+    parameter of `fn` whose default is a false constant (`track_time: bool = False`) that its body tests and never rebinds."""
+    out: list[list[Any]] = []
+    stored = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    for arg, default, index in _params(fn, method):
+        if default is None or not _false_constant(default) or arg.arg in stored:
+            continue
+        spans = []
+        for n in ast.walk(fn):
+            if isinstance(n, ast.If) and (
+                    isinstance(n.test, ast.Name) and n.test.id == arg.arg
+                    or isinstance(n.test, ast.BoolOp) and isinstance(n.test.op, ast.And)
+                    and any(isinstance(v, ast.Name) and v.id == arg.arg for v in n.test.values)):
+                spans.append([n.body[0].lineno, max(b.end_lineno or b.lineno for b in n.body)])
+        if spans:
+            out.append([key, arg.arg, index, spans, ast.unparse(default)])
+    return out
+
+
+def _optional_self_attr(test: ast.expr) -> str | None:
+    """X of `hasattr(self, "X") and self.X is not None` (a hook set only by some code path: diffusers' old
+    `final_offload_hook`), else None."""
+    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and len(test.values) >= 2):
+        return None
+    probe, check = test.values[0], test.values[1]
+    if not (isinstance(probe, ast.Call) and isinstance(probe.func, ast.Name) and probe.func.id == "hasattr"
+            and len(probe.args) == 2 and isinstance(probe.args[0], ast.Name) and probe.args[0].id == "self"
+            and isinstance(probe.args[1], ast.Constant) and isinstance(probe.args[1].value, str)):
+        return None
+    name = probe.args[1].value
+    if isinstance(check, ast.Compare) and len(check.ops) == 1 and isinstance(check.ops[0], ast.IsNot) \
+            and isinstance(check.comparators[0], ast.Constant) and check.comparators[0].value is None \
+            and isinstance(check.left, ast.Attribute) and check.left.attr == name \
+            and isinstance(check.left.value, ast.Name) and check.left.value.id == "self":
+        return name
+    return None
+
+
+def _optional_attr_branches(tree: ast.Module) -> list[list[Any]]:
+    """[X, first line, last line] of each `if hasattr(self, "X") and self.X is not None:` body."""
+    out: list[list[Any]] = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.If) and (name := _optional_self_attr(n.test)) is not None:
+            out.append([name, n.body[0].lineno, max(b.end_lineno or b.lineno for b in n.body)])
+    return out
+
+
+def _binds(tree: ast.Module, name: str) -> bool:
+    """Whether the file may set attribute `name`: an attribute or name store, a parameter or keyword of that name,
+    `setattr(_, "name", ...)`, or the string anywhere but as hasattr's / getattr's attribute argument."""
+    probed = {id(n.args[1]) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+              and n.func.id in ("hasattr", "getattr") and len(n.args) >= 2}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute) and n.attr == name and not isinstance(n.ctx, ast.Load) \
+                or isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) \
+                or isinstance(n, ast.arg) and n.arg == name or isinstance(n, ast.keyword) and n.arg == name \
+                or isinstance(n, ast.Constant) and n.value == name and id(n) not in probed:
+            return True
+    return False
+
+
+def _flags(tree: ast.Module) -> list[list[Any]]:
+    """The flag branches (_flag_branches) of top-level functions and of methods of top-level classes, keyed as
+    their calls are: a function by its name, `__init__` by its class, `__call__` by `()` (called through an
+    instance: not resolved), another method by `.name`."""
+    out: list[list[Any]] = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _plain(node):
+            out += _flag_branches(node, node.name, False)
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _plain(item) \
+                        or item.name in _TORCH_METHODS or _is_classmethod(item):
+                    continue
+                key = node.name if item.name == "__init__" else "()" if item.name == "__call__" \
+                    else None if item.name.startswith("__") else "." + item.name
+                if key is not None:
+                    out += _flag_branches(item, key, True)
+    return out
+
+
 def _module_aliases(tree: ast.Module) -> set[str]:
     """Names the file binds by an import (a module it may call through: `offload.enable_cpu_offload(...)`)."""
     out: set[str] = set()
@@ -119,13 +229,14 @@ def _module_aliases(tree: ast.Module) -> set[str]:
 
 
 def _forwarded(node: ast.expr, params: frozenset[str]) -> bool:
-    """A value the caller hands on from its own caller: a parameter of the enclosing function (`device=device`), an
-    attribute of the instance (`self.device`) or of a parameter (`device=model_manager.device` in DiffSynth's
-    `from_model_manager(model_manager)`, t19g: the object the caller was given carries the device). A local
-    (`device = torch.device("cuda")` in a launcher) or a literal is a choice made at the call, not an override by the
-    caller's caller."""
+    """A value the caller hands on or chose where it is defined: a name (a parameter of the enclosing function,
+    `device=device`; pd17: a local or a global too, `device = mm.get_torch_device()` in BrushNet's node, whose CUDA
+    choice, if any, is reported where the name is set), an attribute of the instance (`self.device`) or of a parameter
+    (`device=model_manager.device` in DiffSynth's `from_model_manager(model_manager)`, t19g: the object the caller
+    was given carries the device). A literal is a choice made at the call (the default stays no quieter than it), and
+    so is an attribute of a local (`cfg = Config(); Sampler(device=cfg.device)`, whose class default decides)."""
     if isinstance(node, ast.Name):
-        return node.id in params
+        return True
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
         and (node.value.id == "self" or node.value.id in params)
 
@@ -152,14 +263,21 @@ def _shape(call: ast.Call, params: frozenset[str]) -> _Shape:
     return tuple(positions), kws, star, passed, given
 
 
-def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], list[str]]:
+def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[str, list[list[Any]]], list[str],
+                                                 dict[str, bool]]:
+    """(calls outside `__main__` blocks, calls inside them, refs, switches: keyword -> whether some call passes it a
+    value other than a false constant)."""
     modules = _module_aliases(tree)
     calls: dict[str, set[_Shape]] = {}
+    main_calls: dict[str, set[_Shape]] = {}
+    main_blocks = {id(n) for n in tree.body if _main_block(n)}
     refs: set[str] = set()
+    switches: dict[str, bool] = {}
+    into = calls
 
     def record(name: str, shape: _Shape) -> None:
         if name not in _BUILTINS:
-            calls.setdefault(name, set()).add(shape)
+            into.setdefault(name, set()).add(shape)
 
     def value(node: ast.AST) -> None:
         if isinstance(node, ast.Name) and node.id not in _BUILTINS:
@@ -179,7 +297,13 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], list[
             for child in ast.iter_child_nodes(node):
                 visit(child, node, frozenset())
             return
+        nonlocal into
+        if id(node) in main_blocks:
+            into = main_calls
         if isinstance(node, ast.Call):
+            for k in node.keywords:
+                if k.arg is not None:
+                    switches[k.arg] = switches.get(k.arg, False) or not _false_constant(k.value)
             func, shape = node.func, _shape(node, params)
             if isinstance(func, ast.Name):
                 if func.id == "cls" and owner is not None:
@@ -216,6 +340,8 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], list[
             value(node.value)
         for child in ast.iter_child_nodes(node):
             visit(child, owner, params)
+        if id(node) in main_blocks:
+            into = calls
 
     visit(tree, None, frozenset())
     # a method handed on as a value (`hooks.append(self.save)`, `getattr(pipe, "offload")`) has callers unseen
@@ -225,8 +351,11 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], list[
             refs.add("." + n.attr)
         elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.isidentifier():
             refs.add("." + n.value)
-    return ({name: sorted([list(p), list(k), s, list(a), n] for p, k, s, a, n in shapes)
-             for name, shapes in calls.items()}, sorted(refs))
+    def listed(found: dict[str, set[_Shape]]) -> dict[str, list[list[Any]]]:
+        return {name: sorted([list(p), list(k), s, list(a), n] for p, k, s, a, n in shapes)
+                for name, shapes in found.items()}
+
+    return listed(calls), listed(main_calls), sorted(refs), switches
 
 
 def default_facts(data: bytes, tree: ast.AST | None = None) -> dict[str, Any]:
@@ -239,16 +368,17 @@ def default_facts(data: bytes, tree: ast.AST | None = None) -> dict[str, Any]:
             return {}
     try:
         defaults = _defaults(tree)
-        calls, refs = _calls_and_refs(tree)
+        calls, main_calls, refs, switches = _calls_and_refs(tree)
+        flags = _flags(tree)
+        optional = _optional_attr_branches(tree)
     except RecursionError:
         return {}
     out: dict[str, Any] = {}
-    if defaults:
-        out[_FACT_DEFAULTS] = defaults
-    if calls:
-        out[_FACT_CALLS] = calls
-    if refs:
-        out[_FACT_REFS] = refs
+    for fact, value in ((_FACT_DEFAULTS, defaults), (_FACT_CALLS, calls), (_FACT_MAIN_CALLS, main_calls),
+                        (_FACT_REFS, refs), (_FACT_FLAGS, flags), (_FACT_SWITCHES, switches),
+                        (_FACT_OPTIONAL, optional)):
+        if value:
+            out[fact] = value
     return out
 
 
@@ -263,6 +393,25 @@ def _passes(shape: list[Any], param: str, index: int, function: bool = False) ->
         passed, given = shape[3], shape[4]
         return param in passed or 0 <= index < given
     return param in kws or (index >= 0 and index in positions and not star)
+
+
+def _call_sites(results: list, facts: dict[str, Any], wanted: Any) -> tuple[dict[str, list[tuple[str, list[Any]]]],
+                                                                             set[str]]:
+    """The call shapes of each wanted name over the tree, and the wanted names handed on as values. Calls in a
+    `__main__` block count, except in a ComfyUI node pack: ComfyUI imports the pack and runs no file as a script
+    (pd17: Sonic's yoloface.py constructs `YoloFace(pt_path=...)` in its self-test)."""
+    scripts_run = not comfy_node_pack(results)
+    shapes: dict[str, list[tuple[str, list[Any]]]] = {}
+    refs: set[str] = set()
+    for rel, f in facts.items():
+        if not f:
+            continue
+        for fact in (_FACT_CALLS, _FACT_MAIN_CALLS) if scripts_run else (_FACT_CALLS,):
+            for name, found in (f.get(fact) or {}).items():
+                if name in wanted:
+                    shapes.setdefault(name, []).extend((rel, s) for s in found)
+        refs.update(n for n in f.get(_FACT_REFS) or () if n in wanted)
+    return shapes, refs
 
 
 def drop_overridden_defaults(results: list, project: Any) -> int:
@@ -280,15 +429,7 @@ def drop_overridden_defaults(results: list, project: Any) -> int:
             wanted.setdefault(d[4], []).append((r, d))
     if not wanted:
         return 0
-    shapes: dict[str, list[tuple[str, list[Any]]]] = {}
-    refs: set[str] = set()
-    for rel, f in facts.items():
-        if not f:
-            continue
-        for name, found in (f.get(_FACT_CALLS) or {}).items():
-            if name in wanted:
-                shapes.setdefault(name, []).extend((rel, s) for s in found)
-        refs.update(n for n in f.get(_FACT_REFS) or () if n in wanted)
+    shapes, refs = _call_sites(results, facts, wanted)
     dropped = 0
     for name, entries in wanted.items():
         sites = shapes.get(name, [])
@@ -309,3 +450,104 @@ def drop_overridden_defaults(results: list, project: Any) -> int:
                     r.findings[i] = as_info(finding, _CONTEXT, _NOTE)
                     dropped += 1
     return dropped
+
+
+_FLAG_CONTEXT = "flag-off"
+_FLAG_NOTE = ("no call in this tree turns `{}` on (its default is `{}` and every call leaves it off), so this branch "
+              "does not run here; it matters to callers outside this tree (policy (f))")
+
+
+def lower_unswitched_flags(results: list, project: Any) -> int:
+    """Findings in the `if flag:` branch of a parameter whose default is a false constant and that no call in the tree
+    turns on (pd17, heldout23: DepthCrafter's `__call__(..., track_time=False)` times its stages with
+    `torch.cuda.Event` / `torch.cuda.synchronize()` under `if track_time:`, and its one call passes
+    `track_time=False`), lowered to info: the branch neither fails nor differs in this tree. Policy (f)'s conditions:
+    every call site is seen (the function is called from outside tests, never handed on as a value, passed no
+    `*args` / `**kwargs` and not the flag's position) and no call in the tree passes the flag's keyword a value
+    other than a false constant. A `__call__` is called through an instance, which is not resolved: there some call
+    must pass the keyword off. The count lowered."""
+    facts = {r.path: project.calls(r.path) for r in results if r.path.endswith(".py")}
+    if any(f is None for f in facts.values()):
+        return 0        # a file without facts (an older cache entry): its calls are unknown
+    wanted: dict[str, list[tuple[Any, list[Any]]]] = {}
+    for r in results:
+        f = facts.get(r.path)
+        for flag in (f or {}).get(_FACT_FLAGS) or ():
+            if any(s <= x.line <= e for x in r.findings for s, e in flag[3]):
+                wanted.setdefault(flag[0], []).append((r, flag))
+    if not wanted:
+        return 0
+    switched: dict[str, bool] = {}     # keyword -> turned on by some call (True) / passed only off, outside tests
+    for rel, f in facts.items():
+        for kw, on in ((f or {}).get(_FACT_SWITCHES) or {}).items():
+            if on or not _SIDE.search(rel):
+                switched[kw] = switched.get(kw, False) or on
+    shapes, refs = _call_sites(results, facts, wanted)
+    lowered = 0
+    for key, entries in wanted.items():
+        sites = shapes.get(key, [])
+        for r, (_, param, index, spans, default) in entries:
+            if switched.get(param):
+                continue
+            if key == "()":
+                if param not in switched:
+                    continue        # no call names the flag: an instance's callers are unseen
+            elif key in refs or not any(not _SIDE.search(rel) for rel, _ in sites) \
+                    or any(len(s) < 5 or s[2] or 0 <= index < s[4] for _, s in sites):
+                continue
+            for i, finding in enumerate(r.findings):
+                if any(a <= finding.line <= b for a, b in spans) \
+                        and not ((finding.data or {}).get("context") and finding.severity == "info"):
+                    r.findings[i] = as_info(finding, _FLAG_CONTEXT, _FLAG_NOTE.format(param, default))
+                    lowered += 1
+    return lowered
+
+
+_UNSET_CONTEXT = "unset-attribute"
+_UNSET_NOTE = ("nothing in this tree sets `self.{}`, so this branch does not run here (a library base class of an "
+               "older release may set it: check the one you run)")
+
+
+def lower_unset_attribute_branches(results: list, project: Any) -> int:
+    """Findings in the body of `if hasattr(self, "X") and self.X is not None:` where no file of the tree may set X
+    (`_binds`), lowered to info (pd17, heldout23: BrushNet's and PowerPaint's pipelines call
+    `torch.cuda.empty_cache()` under `hasattr(self, "final_offload_hook")`, the offload hook of diffusers releases
+    before 0.2x; the pack's requirements pin a diffusers that no longer sets it and the pack never does). The
+    count lowered."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    wanted: dict[str, list[tuple[Any, list[Any]]]] = {}
+    for r in results:
+        f = project.calls(r.path) if r.path.endswith(".py") and r.findings else None
+        for name, first, last in (f or {}).get(_FACT_OPTIONAL) or ():
+            if any(first <= x.line <= last for x in r.findings):
+                wanted.setdefault(name, []).append((r, [first, last]))
+    if not wanted:
+        return 0
+    set_somewhere: set[str] = set()
+    for rel, path in project.paths.items():
+        if not rel.endswith(".py"):
+            continue
+        try:
+            data = read_counted(project, path)
+        except (OSError, SourceError):
+            return 0            # a file not read may set anything
+        named = [n for n in wanted if n not in set_somewhere and n.encode() in data]
+        if named:
+            source = project.source(rel)
+            if source is None:
+                set_somewhere.update(named)
+                continue
+            set_somewhere.update(n for n in named if _binds(source[1], n))
+    lowered = 0
+    for name, entries in wanted.items():
+        if name in set_somewhere:
+            continue
+        for r, (first, last) in entries:
+            for i, finding in enumerate(r.findings):
+                if first <= finding.line <= last \
+                        and not ((finding.data or {}).get("context") and finding.severity == "info"):
+                    r.findings[i] = as_info(finding, _UNSET_CONTEXT, _UNSET_NOTE.format(name))
+                    lowered += 1
+    return lowered

@@ -60,6 +60,7 @@ _REQUIRE = re.compile(r"^require_\w+$")
 _SKIP_UNLESS = re.compile(r"^skip_(?:unless|if_no|if_lt_x)_\w+$")
 _MARK_SUFFIX = "@mark"      # in `flags`: a module-level name bound to a CUDA skip mark
 _CAP_SUFFIX = "#cap"        # in `flags`: a name bound to torch.cuda.get_device_capability()
+_COUNT_SUFFIX = "#count"    # in `flags`: a module-level name bound only to torch.cuda.device_count() (pd17)
 # `is_cuda()` (sglang's utils), `current_platform.is_cuda()` / `is_cuda_alike()` (vLLM), `is_torch_cuda_available()`
 _CUDA_PROBE = re.compile(r"^_?is_(?:torch_)?(?:cuda|nvidia)(?:_alike|_available|_platform)?$")
 # `torch.cuda.device_count()`, and the project's own count helper `cuda_device_count()` (data-juicer; t11u)
@@ -222,10 +223,14 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
             # from that list): ONNX Runtime lists it only with its CUDA build on an NVIDIA GPU; Ascend's build lists
             # CANNExecutionProvider (roop's `get_device()`, heldout19; t16b)
             return True
-        if isinstance(left, ast.Call) and _COUNT.search(_dotted(left.func)) and \
-                isinstance(op, (ast.Gt, ast.GtE)) and isinstance(right, ast.Constant) and \
-                isinstance(right.value, int) and right.value >= (1 if isinstance(op, ast.GtE) else 0):
-            return True      # `torch.cuda.device_count() > 0`
+        if (isinstance(left, ast.Call) and _COUNT.search(_dotted(left.func))
+                or isinstance(left, ast.Name) and left.id + _COUNT_SUFFIX in flags) and \
+                isinstance(op, (ast.Gt, ast.GtE, ast.NotEq)) and isinstance(right, ast.Constant) and \
+                isinstance(right.value, int) and right.value >= (1 if isinstance(op, ast.GtE) else 0) \
+                and (right.value == 0 or not isinstance(op, ast.NotEq)):
+            # `torch.cuda.device_count() > 0`; `ngpu != 0` with `ngpu = torch.cuda.device_count()` (GPT-SoVITS's
+            # webui and finetune.py, heldout23: `if torch.cuda.is_available() or ngpu != 0:`): 0 on Ascend
+            return True
         if isinstance(op, (ast.Gt, ast.GtE)) and isinstance(right, ast.Tuple) and right.elts and (
                 isinstance(left, ast.Call) and _capability_call(left) or
                 isinstance(left, ast.Name) and left.id + _CAP_SUFFIX in flags):
@@ -350,14 +355,27 @@ def cuda_flags(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset())
 
 def _capability_names(tree: ast.Module) -> set[str]:
     """Module-level names bound to the CUDA compute capability (`_CUDA_CAPABILITY =
-    torch.cuda.get_device_capability() if CUDA_AVAILABLE else (0, 0)`): `cap >= (9, 0)` holds only on CUDA."""
+    torch.cuda.get_device_capability() if CUDA_AVAILABLE else (0, 0)`): `cap >= (9, 0)` holds only on CUDA; and
+    names every module-level binding of which is the CUDA device count (`ngpu = torch.cuda.device_count()`, pd17):
+    `ngpu != 0` holds only on CUDA."""
     out: set[str] = set()
+    counts: dict[str, bool] = {}
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and \
                 any(isinstance(n, ast.Call) and _dotted(n.func).endswith("cuda.get_device_capability")
                     for n in ast.walk(stmt.value)):
             out.add(stmt.targets[0].id + _CAP_SUFFIX)
-    return out
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+            if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)) else []
+        for t in targets:
+            for n in ast.walk(t):
+                if isinstance(n, ast.Name):
+                    counts[n.id] = counts.get(n.id, True) and isinstance(node, ast.Assign) and len(targets) == 1 \
+                        and t is n and isinstance(node.value, ast.Call) and bool(_COUNT.search(_dotted(node.value.func)))
+        if isinstance(node, ast.arg):
+            counts[node.arg] = False        # a parameter: the caller's count, not the device count
+    return out | {name + _COUNT_SUFFIX for name, only in counts.items() if only}
 
 
 def cuda_probes(tree: ast.Module, flags: set[str]) -> set[str]:
@@ -597,6 +615,16 @@ def _stmt_region(first: ast.stmt, last: ast.stmt) -> Region:
     return start, 0, (last.end_lineno or last.lineno), _END
 
 
+def _binds_with_fallback(stmt: ast.If) -> bool:
+    """Whether the `if` body binds names to a "cuda" value and its `else` binds each of them to another value."""
+    def bound(stmts: list[ast.stmt], cuda: bool) -> set[str]:
+        return {t.id for s in stmts if isinstance(s, ast.Assign) and (not cuda or _cuda_strings(s.value))
+                for t in s.targets if isinstance(t, ast.Name)}
+
+    chosen = bound(stmt.body, True)
+    return bool(chosen) and chosen <= bound(stmt.orelse, False) - bound(stmt.orelse, True)
+
+
 def _expr_region(node: ast.expr) -> Region:
     return node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or _END
 
@@ -651,7 +679,10 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
                 add(_stmt_region(stmt.body[0], stmt.body[-1]), _WINDOWS)
             elif isinstance(stmt, ast.If):
                 if stmt.body and is_cuda_test(stmt.test, flags):
-                    add(_stmt_region(stmt.body[0], stmt.body[-1]), f"if {gate_text(stmt.test)}")
+                    # `if torch.cuda.is_available(): device = "cuda"` / `else: device = "cpu"`: the choice with its
+                    # fallback, like `"cuda" if ... else "cpu"` (its uses are not the line to port; pd17, GPT-SoVITS)
+                    fallback = " ... else" if _binds_with_fallback(stmt) else ""
+                    add(_stmt_region(stmt.body[0], stmt.body[-1]), f"if {gate_text(stmt.test)}{fallback}")
                 elif _negated_cuda_test(stmt.test, flags) or _too_few_cuda_devices(stmt.test):
                     # (`if torch.cuda.device_count() < 2: return` in a test body; a skip decorator on the count
                     # keeps its own reading, tests/test_precision_mined.py)
