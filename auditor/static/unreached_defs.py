@@ -400,8 +400,8 @@ def _module_words(tree: ast.Module) -> set[str]:
             out.update(a.name for a in n.names)
         elif isinstance(n, ast.Import):
             out.update(part for a in n.names for part in a.name.split("."))
-        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value):
-            out.update(n.value.split("."))
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value.lstrip(".")):
+            out.update(n.value.split("."))     # `import_module(".routes", __package__)` names routes.py too
     out.discard("")
     return out
 
@@ -418,8 +418,8 @@ def _whole_imports(tree: ast.Module) -> set[str]:
         elif isinstance(n, ast.ImportFrom):
             last = (n.module or "").rsplit(".", 1)[-1]
             out.update(a.name for a in n.names if a.name != "*" and a.name != last)   # stars: `_star_files`
-        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value):
-            out.add(n.value.rsplit(".", 1)[-1])     # importlib.import_module("pack.config")
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value.lstrip(".")):
+            out.add(n.value.rsplit(".", 1)[-1])     # importlib.import_module("pack.config") / (".config", pkg)
     return out
 
 
