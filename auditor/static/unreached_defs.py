@@ -351,6 +351,10 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
             names[""] |= _names_read(node, roots, carried, bound)
     dead += _off_switch_branches(tree)
     out["top"] = top
+    methods, bases = _class_methods(tree)
+    if methods:
+        out["methods"], out["bases"] = methods, bases
+        out["words"] = sorted(_identifiers_read(tree))
     if dead:
         out["dead"] = dead
     out["names"] = {k: sorted(v) for k, v in names.items() if v}
@@ -387,6 +391,52 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     if dynamic:
         out["dynamic"] = dynamic
     return out
+
+
+def _class_methods(tree: ast.Module) -> tuple[list[list[Any]], dict[str, list[str]]]:
+    """The methods of the file's top-level classes, [class, method, first line, last line, registered], and each
+    class's base names (last dotted part; "<keywords>" for a metaclass or other class keyword, which may call
+    methods as a framework does)."""
+    methods: list[list[Any]] = []
+    bases: dict[str, list[str]] = {}
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        bases[cls.name] = [_decorator_name(b) or "<expr>" for b in cls.bases] + ["<keywords>"] * bool(cls.keywords)
+        for node in cls.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                methods.append([cls.name, node.name, first, node.end_lineno or node.lineno, _registered(node)])
+    return methods, bases
+
+
+def _identifiers_read(tree: ast.Module) -> set[str]:
+    """Every name, attribute and identifier-like string part the file reads, wherever it is (`self.fn()`,
+    `hooks.append(self.save)`, `getattr(m, "enable_xformers")`); "<computed-self>" when the file reads an attribute of
+    `self` / `cls` by a computed name (`getattr(self, f"on_{event}")`: any method of its classes), "<computed-call>"
+    when it calls an attribute read by a computed name (`getattr(pipe, mode)(...)`: any method of the pack)."""
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and _computed_getattr(n.func):
+            out.add("<computed-call>")
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Store):
+            out.add(n.attr)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value.lstrip(".")):
+            out.update(n.value.split("."))
+        elif _computed_getattr(n) and isinstance(n.args[0], ast.Name) and n.args[0].id in ("self", "cls"):
+            out.add("<computed-self>")
+        elif isinstance(n, ast.Call) and _decorator_name(n.func) == "methodcaller" and n.args \
+                and not isinstance(n.args[0], ast.Constant):
+            out.add("<computed-call>")
+    return out
+
+
+def _computed_getattr(node: ast.AST) -> bool:
+    """`getattr(obj, name)` with a name that is not a literal."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+            and len(node.args) >= 2 and not isinstance(node.args[1], ast.Constant))
 
 
 def _module_words(tree: ast.Module) -> set[str]:
@@ -577,8 +627,65 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
             ends = [first - 1 for first, _ in kept] + [_END]
             spans = [(a, b) for a, b in zip(starts, ends) if a <= b]
         spans += _unread_spans(rel, f, facts)
+        spans += _uncalled_methods(rel, f, facts, done)
         if spans:
             out[rel] = spans
+    return out
+
+
+# methods a library calls on the pack's subclasses of its classes, with the calls that make it do so: a hook is
+# reached only when the pack makes one of them (diffusers' `enable_xformers_memory_efficient_attention` walks the
+# modules calling `set_use_memory_efficient_attention_xformers`; src/diffusers/models/modeling_utils.py)
+_LIBRARY_HOOKS = {
+    "set_use_memory_efficient_attention_xformers": frozenset({
+        "enable_xformers_memory_efficient_attention", "disable_xformers_memory_efficient_attention",
+        "set_use_memory_efficient_attention_xformers"}),
+}
+
+
+def _uncalled_methods(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]],
+                      done: Collection[tuple[str, str]]) -> list[tuple[int, int]]:
+    """The methods of reached classes of `rel` that nothing in the pack calls (pd18, heldout23: EchoMimic's
+    `BlockGPUManager.get_gpu_memory_usage`; a diffusers `Attention` subclass's
+    `set_use_memory_efficient_attention_xformers` in a pack that never enables xformers). Names are matched, not
+    resolved: a method is called when any file reads its name (an attribute, a string, a name). Kept: dunders,
+    registered methods, upper-case ComfyUI hooks (`INPUT_TYPES`, `IS_CHANGED`), every method of a file reading an
+    attribute of `self` by a computed name and every method of a pack calling an attribute read by one, and, in a
+    class tied by inheritance to a class from outside the pack (nn.Module, diffusers' Attention, a metaclass), every
+    method but a known library hook (`_LIBRARY_HOOKS`) the pack never triggers: the library may call any other by
+    its name."""
+    if not f.get("methods") or "<computed-self>" in f.get("words", ()):
+        return []
+    read = {w for g in facts.values() for w in g.get("words", ())}
+    if "<computed-call>" in read:
+        return []
+    read |= {n.rpartition(":")[2].removeprefix(".") for g in facts.values()
+             for names in (*g.get("names", {}).values(), g.get("main", ())) for n in names}
+    pack_classes = {c for g in facts.values() for c in g.get("bases", {})}
+    children: dict[str, set[str]] = {}
+    outside: set[str] = set()       # pack classes with a base from outside the pack
+    for g in facts.values():
+        for c, names in g.get("bases", {}).items():
+            for b in names:
+                if b not in pack_classes and b != "object":
+                    outside.add(c)
+                children.setdefault(b, set()).add(c)
+    tied: set[str] = set()          # ... and every class related to one by inheritance, up or down
+    todo = list(outside)
+    parents = {c: set(names) for g in facts.values() for c, names in g.get("bases", {}).items()}
+    while todo:
+        c = todo.pop()
+        if c in tied:
+            continue
+        tied.add(c)
+        todo.extend((children.get(c, set()) | parents.get(c, set())) & pack_classes)
+    out = []
+    for cls, name, first, last, registered in f["methods"]:
+        if (rel, cls) not in done or registered or name.startswith("__") or name.isupper() or name in read:
+            continue
+        if cls in tied and (name not in _LIBRARY_HOOKS or _LIBRARY_HOOKS[name] & read):
+            continue
+        out.append((first, last))
     return out
 
 
