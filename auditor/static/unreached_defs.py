@@ -115,10 +115,15 @@ def _imported_roots(tree: ast.Module) -> dict[str, str]:
 def _from_imports(tree: ast.Module) -> dict[str, tuple[str, str]]:
     """Names the file binds by `from <absolute module> import name [as alias]`: bound name -> (the module's root, the
     imported name). Such a name is the tree's own only when the root is (`from diffusers.models.attention_processor
-    import Attention` never reaches a vendored `class Attention` of the pack; t19a)."""
-    return {alias.asname or alias.name: (node.module.split(".")[0], alias.name) for node in ast.walk(tree)
-            if isinstance(node, ast.ImportFrom) and not node.level and node.module
-            for alias in node.names if alias.name != "*"}
+    import Attention` never reaches a vendored `class Attention` of the pack; t19a). A package-relative import under
+    another name maps to root "" (`from .attention_processor_custom_cross import Attention as CrossAttention`: a read
+    of CrossAttention reaches the pack's `Attention`; pd18)."""
+    out = {alias.asname or alias.name: (node.module.split(".")[0], alias.name) for node in ast.walk(tree)
+           if isinstance(node, ast.ImportFrom) and not node.level and node.module
+           for alias in node.names if alias.name != "*"}
+    out.update({alias.asname: ("", alias.name) for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                and node.level for alias in node.names if alias.asname and alias.asname != alias.name})
+    return out
 
 
 _TYPE_TESTS = frozenset({"isinstance", "issubclass"})
@@ -213,7 +218,8 @@ def _names_read(node: ast.AST, roots: dict[str, str], unused: Collection[ast.ali
             continue
         if isinstance(n, ast.Name):
             if isinstance(n.ctx, ast.Load) and n.id not in local:
-                out.add("%s:%s" % bound[n.id] if n.id in bound else n.id)
+                root, name = bound.get(n.id, (None, n.id))
+                out.add(n.id if root is None else f"{root}:{name}" if root else "." + name)
             continue
         if isinstance(n, ast.ImportFrom) and not n.level and n.module:
             root = n.module.split(".")[0]
@@ -380,8 +386,8 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
              if isinstance(n, ast.ImportFrom) and n.level and any(a.name == "*" for a in n.names)]
     if stars:
         out["stars"] = stars
-    if bound:   # what a file star-importing this one gets by name from absolute imports: `<root>:<bound name>`
-        out["bound"] = sorted(f"{root}:{name}" for name, (root, _) in bound.items())
+    if any(root for root, _ in bound.values()):   # what a file star-importing this one gets by name from absolute imports: `<root>:<bound name>`
+        out["bound"] = sorted(f"{root}:{name}" for name, (root, _) in bound.items() if root)
     unread = _unread_globals(tree)
     if unread:
         out["unread"] = unread
@@ -417,7 +423,7 @@ def _identifiers_read(tree: ast.Module) -> set[str]:
     when it calls an attribute read by a computed name (`getattr(pipe, mode)(...)`: any method of the pack)."""
     out: set[str] = set()
     for n in ast.walk(tree):
-        if isinstance(n, ast.Call) and _computed_getattr(n.func):
+        if isinstance(n, ast.Call) and _computed_getattr(n.func) and not _of_self(n.func):
             out.add("<computed-call>")
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store):
             out.add(n.id)
@@ -425,12 +431,16 @@ def _identifiers_read(tree: ast.Module) -> set[str]:
             out.add(n.attr)
         elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value.lstrip(".")):
             out.update(n.value.split("."))
-        elif _computed_getattr(n) and isinstance(n.args[0], ast.Name) and n.args[0].id in ("self", "cls"):
+        elif _computed_getattr(n) and _of_self(n):
             out.add("<computed-self>")
         elif isinstance(n, ast.Call) and _decorator_name(n.func) == "methodcaller" and n.args \
                 and not isinstance(n.args[0], ast.Constant):
             out.add("<computed-call>")
     return out
+
+
+def _of_self(call: ast.Call) -> bool:
+    return isinstance(call.args[0], ast.Name) and call.args[0].id in ("self", "cls")
 
 
 def _computed_getattr(node: ast.AST) -> bool:
