@@ -114,15 +114,22 @@ def _imported_roots(tree: ast.Module) -> dict[str, str]:
 
 def _from_imports(tree: ast.Module) -> dict[str, tuple[str, str]]:
     """Names the file binds by `from <absolute module> import name [as alias]`: bound name -> (the module's root, the
-    imported name). Such a name is the tree's own only when the root is (`from diffusers.models.attention_processor
-    import Attention` never reaches a vendored `class Attention` of the pack; t19a). A package-relative import under
+    imported name). Such a name is the tree's own only when the root is, or a package-relative import binds it too
+    (`from diffusers.models.attention_processor import Attention` never reaches a vendored `class Attention` of the
+    pack; t19a). A package-relative import under
     another name maps to root "" (`from .attention_processor_custom_cross import Attention as CrossAttention`: a read
     of CrossAttention reaches the pack's `Attention`; pd18)."""
     out = {alias.asname or alias.name: (node.module.split(".")[0], alias.name) for node in ast.walk(tree)
            if isinstance(node, ast.ImportFrom) and not node.level and node.module
            for alias in node.names if alias.name != "*"}
-    out.update({alias.asname: ("", alias.name) for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-                and node.level for alias in node.names if alias.asname and alias.asname != alias.name})
+    # a name bound both ways (champWrapper's nodes.py imports diffusers' UNet2DConditionModel, then its own) may be
+    # the pack's: the outside binding alone does not decide it
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            for alias in node.names:
+                out.pop(alias.asname or alias.name, None)
+                if alias.asname and alias.asname != alias.name:
+                    out[alias.asname] = ("", alias.name)
     return out
 
 
