@@ -157,6 +157,8 @@ def _scope_locals(node: ast.AST) -> set[str]:
     out: set[str] = set()
     if isinstance(node, _COMPREHENSIONS):
         return {n.id for gen in node.generators for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+    if not isinstance(node, _SCOPES):
+        return out
     args = node.args
     out.update(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a)
     if isinstance(node, ast.Lambda):
@@ -351,7 +353,8 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
         elif _name_table(node):
             # `CROSS_ATTENTION_PROCESSORS = (AttnProcessor, XFormersAttnProcessor, ...)`: a table of classes or
             # functions reaches its members only where something reads the table (pd18)
-            target = node.targets[0].id                  # type: ignore[attr-defined]
+            assert isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+            target = node.targets[0].id
             top.append([target, node.lineno, node.end_lineno or node.lineno, False])
             names.setdefault(target, set()).update(_names_read(node.value, roots, unused, bound))
         elif _main_block(node):
@@ -446,8 +449,10 @@ def _identifiers_read(tree: ast.Module) -> set[str]:
     return out
 
 
-def _of_self(call: ast.Call) -> bool:
-    return isinstance(call.args[0], ast.Name) and call.args[0].id in ("self", "cls")
+def _of_self(call: ast.AST) -> bool:
+    """Whether the call's first argument is `self` / `cls`."""
+    return isinstance(call, ast.Call) and bool(call.args) and isinstance(call.args[0], ast.Name) \
+        and call.args[0].id in ("self", "cls")
 
 
 def _computed_getattr(node: ast.AST) -> bool:
