@@ -71,7 +71,9 @@ _RUN_ON_INSTALL = frozenset({"install.py"})
 _PRESTARTUP = "prestartup_script.py"
 # decorators that wrap a function without registering it anywhere (a registered one is reached by its registry)
 _WRAPPERS = frozenset({"lru_cache", "cache", "cached_property", "no_grad", "inference_mode", "wraps", "property",
-                       "staticmethod", "classmethod", "contextmanager", "enable_grad"})
+                       "staticmethod", "classmethod", "contextmanager", "enable_grad",
+                       # diffusers' marker for torch.compile (torch._dynamo.allow_in_graph): it builds nothing (pd18)
+                       "maybe_allow_in_graph", "allow_in_graph"})
 
 
 def _decorator_name(node: ast.expr) -> str | None:
@@ -112,42 +114,138 @@ def _imported_roots(tree: ast.Module) -> dict[str, str]:
 
 def _from_imports(tree: ast.Module) -> dict[str, tuple[str, str]]:
     """Names the file binds by `from <absolute module> import name [as alias]`: bound name -> (the module's root, the
-    imported name). Such a name is the tree's own only when the root is (`from diffusers.models.attention_processor
-    import Attention` never reaches a vendored `class Attention` of the pack; t19a)."""
-    return {alias.asname or alias.name: (node.module.split(".")[0], alias.name) for node in ast.walk(tree)
-            if isinstance(node, ast.ImportFrom) and not node.level and node.module
-            for alias in node.names if alias.name != "*"}
+    imported name). Such a name is the tree's own only when the root is, or a package-relative import binds it too
+    (`from diffusers.models.attention_processor import Attention` never reaches a vendored `class Attention` of the
+    pack; t19a). A package-relative import under
+    another name maps to root "" (`from .attention_processor_custom_cross import Attention as CrossAttention`: a read
+    of CrossAttention reaches the pack's `Attention`; pd18)."""
+    out = {alias.asname or alias.name: (node.module.split(".")[0], alias.name) for node in ast.walk(tree)
+           if isinstance(node, ast.ImportFrom) and not node.level and node.module
+           for alias in node.names if alias.name != "*"}
+    # a name bound both ways (champWrapper's nodes.py imports diffusers' UNet2DConditionModel, then its own) may be
+    # the pack's: the outside binding alone does not decide it
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            for alias in node.names:
+                out.pop(alias.asname or alias.name, None)
+                if alias.asname and alias.asname != alias.name:
+                    out[alias.asname] = ("", alias.name)
+    return out
+
+
+_TYPE_TESTS = frozenset({"isinstance", "issubclass"})
+_MEMBERSHIP = (ast.In, ast.NotIn, ast.Is, ast.IsNot)
+# typing constructs whose subscript names types, never builds them (`Union[AttnProcessor, XFormersAttnProcessor]`)
+_TYPE_HINTS = frozenset({"Union", "Optional", "Type", "List", "Dict", "Tuple", "Set", "Callable", "Sequence",
+                         "Iterable", "Literal", "ClassVar"})
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _named_only(node: ast.expr) -> bool:
+    """A name, an attribute or a tuple / list / set of them: an operand that names things without running them."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return all(_named_only(e) for e in node.elts)
+    return isinstance(node, (ast.Name, ast.Attribute))
+
+
+def _scope_locals(node: ast.AST) -> set[str]:
+    """The names a function, lambda or comprehension binds for itself (parameters, assignments, loop and `with`
+    targets, local imports; not those declared `global` / `nonlocal`): Python reads them locally everywhere in
+    it, so a read of one names no definition of the pack (pd18: `self.checkpoint = checkpoint` with a parameter
+    `checkpoint` does not reach sgm's `def checkpoint`)."""
+    out: set[str] = set()
+    if isinstance(node, _COMPREHENSIONS):
+        return {n.id for gen in node.generators for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+    if not isinstance(node, _SCOPES):
+        return out
+    args = node.args
+    out.update(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a)
+    if isinstance(node, ast.Lambda):
+        return out
+    declared: set[str] = set()
+    todo: list[ast.AST] = list(node.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+            continue            # a nested scope binds its own names
+        if isinstance(n, (ast.Lambda, *_COMPREHENSIONS)):
+            continue
+        if isinstance(n, (ast.Global, ast.Nonlocal)):
+            declared.update(n.names)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            out.add(n.id)
+        elif isinstance(n, ast.alias):
+            out.add(n.asname or n.name.split(".")[0])
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            out.add(n.name)
+        todo.extend(ast.iter_child_nodes(n))
+    return out - declared
 
 
 def _names_read(node: ast.AST, roots: dict[str, str], unused: Collection[ast.alias] = (),
-                bound: dict[str, tuple[str, str]] | None = None) -> set[str]:
+                bound: dict[str, tuple[str, str]] | None = None, local: frozenset[str] = frozenset()) -> set[str]:
     """A bare name as is (the file's own definition of it when it has one); an attribute, an imported name or a
     string prefixed with "." (any file's definition of it); a name or attribute of an absolute import as
     `<root>:<name>` (resolved per run: the tree's own only when the root is). `unused`: imported names that reach
-    nothing here (never read, or read where the reading region carries them). `bound`: _from_imports of the file."""
+    nothing here (never read, or read where the reading region carries them). `bound`: _from_imports of the file.
+    Not read (pd18, heldout23): a name the enclosing function binds itself (`local`, `_scope_locals`), a name or
+    attribute being assigned, `self.x` / `cls.x` (an instance's attribute, never a module's definition),
+    annotations, the types of `isinstance` / `issubclass`, the operands of `in` / `is` that only name things
+    (`proc.__class__ in CROSS_ATTENTION_PROCESSORS`) and the subscript of `Union[...]` / `Optional[...]`: testing or
+    naming a type builds nothing (Sonic's vendored diffusers `Attention`, named only in `attn: Attention` hints)."""
     out: set[str] = set()
     bound = bound or {}
-    for n in ast.walk(node):
+    unused = set(unused)
+    todo: list[tuple[ast.AST, frozenset[str]]] = [(node, local)]
+    while todo:
+        n, local = todo.pop()
         if isinstance(n, ast.alias) and n in unused:
             continue
-        if isinstance(n, ast.Name) and n.id in bound:
-            out.add("%s:%s" % bound[n.id])
-        elif isinstance(n, ast.ImportFrom) and not n.level and n.module:
+        if isinstance(n, (*_SCOPES, *_COMPREHENSIONS)):
+            inner = local | _scope_locals(n)
+            if isinstance(n, _SCOPES):      # decorators and defaults are read where the function is defined
+                outer = [*getattr(n, "decorator_list", ()), *n.args.defaults, *n.args.kw_defaults]
+                todo.extend((d, local) for d in outer if d is not None)
+                todo.extend((b, inner) for b in (n.body if isinstance(n.body, list) else [n.body]))
+            else:
+                todo.extend((c, inner) for c in ast.iter_child_nodes(n))
+            continue
+        if isinstance(n, ast.arg) or (isinstance(n, ast.AnnAssign) and not n.value):
+            continue                                    # an annotation names a type
+        if isinstance(n, ast.AnnAssign):
+            todo.extend([(n.target, local), (n.value, local)])   # type: ignore[list-item]
+            continue
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _TYPE_TESTS and len(n.args) == 2:
+            todo.append((n.args[0], local))
+            continue
+        if isinstance(n, ast.Compare) and all(isinstance(op, _MEMBERSHIP) for op in n.ops):
+            todo.extend((o, local) for o in (n.left, *n.comparators) if not _named_only(o))
+            continue
+        if isinstance(n, ast.Subscript) and _decorator_name(n.value) in _TYPE_HINTS:
+            continue
+        if isinstance(n, ast.Name):
+            if isinstance(n.ctx, ast.Load) and n.id not in local:
+                root, name = bound.get(n.id, (None, n.id))
+                out.add(n.id if root is None else f"{root}:{name}" if root else "." + name)
+            continue
+        if isinstance(n, ast.ImportFrom) and not n.level and n.module:
             root = n.module.split(".")[0]
             out.update(f"{root}:{a.name}" for a in n.names if a not in unused and a.name != "*")
-            unused = {*unused, *n.names}        # handled here, not again as aliases below
-        elif isinstance(n, ast.Name):
-            out.add(n.id)
+            unused.update(n.names)        # handled here, not again as aliases below
         elif isinstance(n, ast.Attribute):
             base = n.value
-            if isinstance(base, ast.Name) and base.id in roots:
-                out.add(f"{roots[base.id]}:{n.attr}")
-            else:
-                out.add("." + n.attr)
+            if isinstance(n.ctx, ast.Load) and not (isinstance(base, ast.Name) and base.id in ("self", "cls")):
+                if isinstance(base, ast.Name) and base.id in roots and base.id not in local:
+                    out.add(f"{roots[base.id]}:{n.attr}")
+                else:
+                    out.add("." + n.attr)
         elif isinstance(n, ast.alias):
             out.add("." + n.name.split(".")[-1])
         elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value):
             out.add("." + n.value.rsplit(".", 1)[-1])     # "loadmodel", "taming.modules.vqvae.GumbelQuantize"
+        todo.extend((c, local) for c in ast.iter_child_nodes(n))
     return out
 
 
@@ -158,6 +256,13 @@ def _main_block(node: ast.stmt) -> bool:
     sides = (node.test.left, node.test.comparators[0])
     return (isinstance(node.test.ops[0], ast.Eq) and any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides)
             and any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides))
+
+
+def _name_table(node: ast.stmt) -> bool:
+    """Whether the statement is a module-level `NAME = (a, b, ...)` / `[a, b, ...]` of names and attributes only."""
+    return (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, (ast.Tuple, ast.List)) and bool(node.value.elts)
+            and _named_only(node.value))
 
 
 def _unused_imports(tree: ast.Module) -> set[ast.alias]:
@@ -235,13 +340,23 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
             top.append([node.name, first, node.end_lineno or node.lineno, _registered(node)])
             own = set()
-            for part in (*node.decorator_list, *getattr(node, "bases", ()), *getattr(node, "keywords", ()),
-                         *node.body):
+            for part in (*node.decorator_list, *getattr(node, "bases", ()), *getattr(node, "keywords", ())):
                 own |= _names_read(part, roots, unused, bound)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 own |= _names_read(node.args, roots, unused, bound)
+            local = frozenset(_scope_locals(node)) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                else frozenset()
+            for part in node.body:
+                own |= _names_read(part, roots, unused, bound, local)
             own -= {node.name, "." + node.name}           # a recursive call does not reach it
             names.setdefault(node.name, set()).update(own)
+        elif _name_table(node):
+            # `CROSS_ATTENTION_PROCESSORS = (AttnProcessor, XFormersAttnProcessor, ...)`: a table of classes or
+            # functions reaches its members only where something reads the table (pd18)
+            assert isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+            target = node.targets[0].id
+            top.append([target, node.lineno, node.end_lineno or node.lineno, False])
+            names.setdefault(target, set()).update(_names_read(node.value, roots, unused, bound))
         elif _main_block(node):
             if script_only:
                 dead.append([node.lineno, node.end_lineno or node.lineno])
@@ -252,6 +367,10 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
             names[""] |= _names_read(node, roots, carried, bound)
     dead += _off_switch_branches(tree)
     out["top"] = top
+    methods, bases = _class_methods(tree)
+    if methods:
+        out["methods"], out["bases"] = methods, bases
+        out["words"] = sorted(_identifiers_read(tree))
     if dead:
         out["dead"] = dead
     out["names"] = {k: sorted(v) for k, v in names.items() if v}
@@ -273,12 +392,73 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     whole = _whole_imports(tree)
     if whole:
         out["whole"] = sorted(whole)
+    stars = [[n.level, n.module or ""] for n in tree.body
+             if isinstance(n, ast.ImportFrom) and n.level and any(a.name == "*" for a in n.names)]
+    if stars:
+        out["stars"] = stars
+    if any(root for root, _ in bound.values()):   # what a file star-importing this one gets by name from absolute imports: `<root>:<bound name>`
+        out["bound"] = sorted(f"{root}:{name}" for name, (root, _) in bound.items() if root)
     unread = _unread_globals(tree)
     if unread:
         out["unread"] = unread
-    if any(_dynamic_load(n) for n in ast.walk(tree)):
-        out["dynamic"] = True
+    # the regions that load modules by a computed name ("" for module-level code)
+    dynamic = sorted({"" if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else node.name
+                      for node in tree.body for n in ast.walk(node) if _dynamic_load(n)})
+    if dynamic:
+        out["dynamic"] = dynamic
     return out
+
+
+def _class_methods(tree: ast.Module) -> tuple[list[list[Any]], dict[str, list[str]]]:
+    """The methods of the file's top-level classes, [class, method, first line, last line, registered], and each
+    class's base names (last dotted part; "<keywords>" for a metaclass or other class keyword, which may call
+    methods as a framework does)."""
+    methods: list[list[Any]] = []
+    bases: dict[str, list[str]] = {}
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        bases[cls.name] = [_decorator_name(b) or "<expr>" for b in cls.bases] + ["<keywords>"] * bool(cls.keywords)
+        for node in cls.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                methods.append([cls.name, node.name, first, node.end_lineno or node.lineno, _registered(node)])
+    return methods, bases
+
+
+def _identifiers_read(tree: ast.Module) -> set[str]:
+    """Every name, attribute and identifier-like string part the file reads, wherever it is (`self.fn()`,
+    `hooks.append(self.save)`, `getattr(m, "enable_xformers")`); "<computed-self>" when the file reads an attribute of
+    `self` / `cls` by a computed name (`getattr(self, f"on_{event}")`: any method of its classes), "<computed-call>"
+    when it calls an attribute read by a computed name (`getattr(pipe, mode)(...)`: any method of the pack)."""
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and _computed_getattr(n.func) and not _of_self(n.func):
+            out.add("<computed-call>")
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Store):
+            out.add(n.attr)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value.lstrip(".")):
+            out.update(n.value.split("."))
+        elif _computed_getattr(n) and _of_self(n):
+            out.add("<computed-self>")
+        elif isinstance(n, ast.Call) and _decorator_name(n.func) == "methodcaller" and n.args \
+                and not isinstance(n.args[0], ast.Constant):
+            out.add("<computed-call>")
+    return out
+
+
+def _of_self(call: ast.AST) -> bool:
+    """Whether the call's first argument is `self` / `cls`."""
+    return isinstance(call, ast.Call) and bool(call.args) and isinstance(call.args[0], ast.Name) \
+        and call.args[0].id in ("self", "cls")
+
+
+def _computed_getattr(node: ast.AST) -> bool:
+    """`getattr(obj, name)` with a name that is not a literal."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+            and len(node.args) >= 2 and not isinstance(node.args[1], ast.Constant))
 
 
 def _module_words(tree: ast.Module) -> set[str]:
@@ -292,25 +472,26 @@ def _module_words(tree: ast.Module) -> set[str]:
             out.update(a.name for a in n.names)
         elif isinstance(n, ast.Import):
             out.update(part for a in n.names for part in a.name.split("."))
-        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value):
-            out.update(n.value.split("."))
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value.lstrip(".")):
+            out.update(n.value.split("."))     # `import_module(".routes", __package__)` names routes.py too
     out.discard("")
     return out
 
 
 def _whole_imports(tree: ast.Module) -> set[str]:
     """The modules the file imports whole, last dotted part (`import pack.config` -> config, `from . import config`
-    -> config, `from .config import *` -> config): their globals may be read as attributes or star-imported names.
-    `from .dwpose_detector import DWposeDetector` imports a name, not the module."""
+    -> config): their globals may be read as attributes or star-imported names.
+    `from .dwpose_detector import DWposeDetector` imports a name, not the module. A star import is read apart
+    (`_star_files`): it brings only the globals the importing file then reads."""
     out: set[str] = set()
     for n in ast.walk(tree):
         if isinstance(n, ast.Import):
             out.update(a.name.rsplit(".", 1)[-1] for a in n.names)
         elif isinstance(n, ast.ImportFrom):
             last = (n.module or "").rsplit(".", 1)[-1]
-            out.update(last if a.name == "*" else a.name for a in n.names if a.name == "*" or a.name != last)
-        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value):
-            out.add(n.value.rsplit(".", 1)[-1])     # importlib.import_module("pack.config")
+            out.update(a.name for a in n.names if a.name != "*" and a.name != last)   # stars: `_star_files`
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value.lstrip(".")):
+            out.add(n.value.rsplit(".", 1)[-1])     # importlib.import_module("pack.config") / (".config", pkg)
     return out
 
 
@@ -335,7 +516,21 @@ def _dynamic_load(node: ast.AST) -> bool:
     if not isinstance(node, ast.Call) or not node.args:
         return False
     name = _decorator_name(node.func)
-    return name in _LOADERS and not (isinstance(node.args[0], ast.Constant) and name != "spec_from_file_location")
+    first = node.args[0]
+    if isinstance(first, ast.Name) and first.id == "__name__":
+        return False    # `import_module(__name__)`: the file's own module, already loaded (diffusers' LoRA processors)
+    return name in _LOADERS and not (isinstance(first, ast.Constant) and name != "spec_from_file_location")
+
+
+def _loads_dynamically(facts: dict[str, dict[str, Any]]) -> bool:
+    """Whether some file may load modules by a computed name: at module level, or in a definition whose name any file
+    reads. A loader nothing names (EchoMimic's vendored `import_filename`, never called; pd18) loads nothing."""
+    regions = {region for f in facts.values() for region in f.get("dynamic", ())}
+    if not regions or "" in regions:
+        return bool(regions)
+    read = {n.rpartition(":")[2].removeprefix(".") for f in facts.values()
+            for names in (*f.get("names", {}).values(), f.get("main", ())) for n in names}
+    return bool(regions & read)
 
 
 def _bench_file(rel: str) -> bool:
@@ -350,7 +545,7 @@ def _unnamed_files(facts: dict[str, dict[str, Any]], config_words: Collection[st
     folder of a package's `__init__.py`), no config names it, and no file loads modules by a computed name
     (t19d: FishSpeech vendors fish-speech's training web UI `fish_speech/webui/manage.py`, which ComfyUI never
     imports and the pack never runs). The root `__init__.py` is what ComfyUI loads."""
-    if any(f.get("dynamic") for f in facts.values()):
+    if _loads_dynamically(facts):
         return set()
     named: dict[str, set[str]] = {}     # word -> the files that name it
     for rel, f in facts.items():
@@ -366,6 +561,10 @@ def _unnamed_files(facts: dict[str, dict[str, Any]], config_words: Collection[st
             parts = rel.split("/")
             if rel == "__init__.py" or parts[-1] in _RUN_ON_INSTALL or rel == _PRESTARTUP or parts[-1] == "setup.py":
                 continue    # a setup.py is run by whoever builds its extension (pip), not imported
+            if parts[-1] == "__main__.py":  # run only by `python -m <package>` (pd18: whisper's CLI)
+                if len(parts) < 2 or not any(parts[-2] in facts[o].get("launches", ()) for o in facts.keys() - out):
+                    more.add(rel)
+                continue
             module = parts[-2] if parts[-1] == "__init__.py" else parts[-1].removesuffix(".py")
             if module not in config_words and not (named.get(module, set()) - out - {rel}):
                 more.add(rel)
@@ -381,10 +580,22 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
     # `import impact.core as core` for modules/impact/core.py): an attribute of one of them is the tree's own
     own_roots = {part.removesuffix(".py") for rel in facts for part in rel.split("/")}
 
+    unloaded = _unnamed_files(facts, config_words)
     defined: dict[str, set[str]] = {}       # top-level name -> the files defining it
     for rel, f in facts.items():
+        if rel in unloaded:     # a module nothing loads defines nothing that runs (pd18: VEnhancer's CLI script
+            continue            # `class VEnhancer`, named only by the string CATEGORY = "VEnhancer")
         for name, *_ in f.get("top", ()):
             defined.setdefault(name, set()).add(rel)
+    # a bare name a file gets from a pack file it star-imports, which imports it from a package by name
+    # (`from ..modules.attention import *` bringing attention.py's `from torch.utils.checkpoint import checkpoint`)
+    star_bound: dict[str, dict[str, str]] = {}
+    for rel, f in facts.items():
+        for other in _star_files(rel, f, facts):
+            for entry in facts[other].get("bound", ()):
+                root, _, name = entry.partition(":")
+                if name not in f.get("modules", ()):
+                    star_bound.setdefault(rel, {})[name] = f"{root}:{name}"
 
     def resolved(rel: str, names: list[str]) -> set[tuple[str, str]]:
         """The (file, definition) pairs the names read in `rel` reach: a bare name the file defines itself is its own
@@ -392,6 +603,7 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
         every definition of that name (names are matched, not resolved)."""
         out: set[tuple[str, str]] = set()
         for n in names:
+            n = star_bound.get(rel, {}).get(n, n)
             root, sep, attr = n.partition(":")
             if sep and root not in own_roots:
                 continue
@@ -404,7 +616,6 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
 
     regions: dict[tuple[str, str], set[tuple[str, str]]] = {}   # (file, definition) -> what its bodies reach
     reached = {(f, word) for word in config_words for f in defined.get(word, ())}
-    unloaded = _unnamed_files(facts, config_words)
     launched = {stem for rel, f in facts.items() if rel not in unloaded for stem in f.get("launches", ())}
     idle_mains: dict[str, list[list[int]]] = {}     # file -> `__main__` blocks the pack never runs
     for rel, f in facts.items():
@@ -438,21 +649,99 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
             ends = [first - 1 for first, _ in kept] + [_END]
             spans = [(a, b) for a, b in zip(starts, ends) if a <= b]
         spans += _unread_spans(rel, f, facts)
+        spans += _uncalled_methods(rel, f, facts, done)
         if spans:
             out[rel] = spans
+    return out
+
+
+# methods a library calls on the pack's subclasses of its classes, with the calls that make it do so: a hook is
+# reached only when the pack makes one of them (diffusers' `enable_xformers_memory_efficient_attention` walks the
+# modules calling `set_use_memory_efficient_attention_xformers`; src/diffusers/models/modeling_utils.py)
+_LIBRARY_HOOKS = {
+    "set_use_memory_efficient_attention_xformers": frozenset({
+        "enable_xformers_memory_efficient_attention", "disable_xformers_memory_efficient_attention",
+        "set_use_memory_efficient_attention_xformers"}),
+}
+
+
+def _uncalled_methods(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]],
+                      done: Collection[tuple[str, str]]) -> list[tuple[int, int]]:
+    """The methods of reached classes of `rel` that nothing in the pack calls (pd18, heldout23: EchoMimic's
+    `BlockGPUManager.get_gpu_memory_usage`; a diffusers `Attention` subclass's
+    `set_use_memory_efficient_attention_xformers` in a pack that never enables xformers). Names are matched, not
+    resolved: a method is called when any file reads its name (an attribute, a string, a name). Kept: dunders,
+    registered methods, upper-case ComfyUI hooks (`INPUT_TYPES`, `IS_CHANGED`), every method of a file reading an
+    attribute of `self` by a computed name and every method of a pack calling an attribute read by one, and, in a
+    class tied by inheritance to a class from outside the pack (nn.Module, diffusers' Attention, a metaclass), every
+    method but a known library hook (`_LIBRARY_HOOKS`) the pack never triggers: the library may call any other by
+    its name."""
+    if not f.get("methods") or "<computed-self>" in f.get("words", ()):
+        return []
+    read = {w for g in facts.values() for w in g.get("words", ())}
+    if "<computed-call>" in read:
+        return []
+    read |= {n.rpartition(":")[2].removeprefix(".") for g in facts.values()
+             for names in (*g.get("names", {}).values(), g.get("main", ())) for n in names}
+    pack_classes = {c for g in facts.values() for c in g.get("bases", {})}
+    children: dict[str, set[str]] = {}
+    outside: set[str] = set()       # pack classes with a base from outside the pack
+    for g in facts.values():
+        for c, names in g.get("bases", {}).items():
+            for b in names:
+                if b not in pack_classes and b != "object":
+                    outside.add(c)
+                children.setdefault(b, set()).add(c)
+    tied: set[str] = set()          # ... and every class related to one by inheritance, up or down
+    todo = list(outside)
+    parents = {c: set(names) for g in facts.values() for c, names in g.get("bases", {}).items()}
+    while todo:
+        c = todo.pop()
+        if c in tied:
+            continue
+        tied.add(c)
+        todo.extend((children.get(c, set()) | parents.get(c, set())) & pack_classes)
+    out = []
+    for cls, name, first, last, registered in f["methods"]:
+        if (rel, cls) not in done or registered or name.startswith("__") or name.isupper() or name in read:
+            continue
+        if cls in tied and (name not in _LIBRARY_HOOKS or _LIBRARY_HOOKS[name] & read):
+            continue
+        out.append((first, last))
+    return out
+
+
+def _star_files(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]]) -> list[str]:
+    """The pack's files `rel` star-imports (`from .IFNet_HDv3 import *`, `from ..modules.attention import *`)."""
+    out = []
+    for level, module in f.get("stars", ()):
+        base = rel.split("/")[:-level] if level <= rel.count("/") + 1 else []
+        stem = "/".join([*base, *filter(None, module.split("."))])
+        out += [c for c in (f"{stem}.py", f"{stem}/__init__.py") if c in facts]
     return out
 
 
 def _unread_spans(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]]) -> list[tuple[int, int]]:
     """The module-level assignments of `rel` that nothing reads: the file never reads the name, no other file imports
     the name or the module whole (t19a). None when some file loads modules by a computed name."""
-    if not f.get("unread") or any(g.get("dynamic") for g in facts.values()):
+    if not f.get("unread") or _loads_dynamically(facts):
         return []
     stem = rel.rsplit("/", 1)[-1].removesuffix(".py")
     if stem == "__init__" or any(stem in g.get("whole", ()) for other, g in facts.items() if other != rel):
         return []
     imported = {w for other, g in facts.items() if other != rel for w in g.get("modules", ())}
-    return [(first, last) for name, first, last in f["unread"] if name not in imported]
+    # a file star-importing this one reads a global only by its bare name outside a function binding it
+    # (pd18: Sonic's RIFE_HDv3.py star-imports IFNet_HDv3's `device` and reads only its own parameter `device`);
+    # a star importer that is itself imported whole or star-imported passes the names on: all kept
+    starred = [g for other, g in facts.items() if other != rel and rel in _star_files(other, g, facts)]
+    for other, g in facts.items():
+        if g in starred:
+            other_stem = other.rsplit("/", 1)[-1].removesuffix(".py")
+            if other_stem == "__init__" or any(other_stem in h.get("whole", ()) or other in _star_files(o, h, facts)
+                                               for o, h in facts.items() if o != other):
+                return []
+    read = {n for g in starred for names in (*g.get("names", {}).values(), g.get("main", ())) for n in names}
+    return [(first, last) for name, first, last in f["unread"] if name not in imported and name not in read]
 
 
 def _config_words(project: Any, results: list) -> set[str]:
