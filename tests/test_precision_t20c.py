@@ -8,6 +8,8 @@
    vendored diffusers SDXL pipeline: `needs_upcasting = self.vae.dtype == torch.float16 and ...`, then `if
    needs_upcasting: self.vae.to(dtype=torch.float16)` after the fp32 decode). A cast under `!=` forces the dtype and
    stays reported; so does the fp16 choice where the VAE is loaded.
+3. A ComfyUI BOOLEAN input off by default (LVCDWrapper's `"use_xformers": ("BOOLEAN", {"default": False})`, which
+   fix 1 stopped lowering to info) switches nothing on, like an argparse option whose default is off.
 
 Code written afresh in the shape of those packs, not copied."""
 from __future__ import annotations
@@ -117,3 +119,33 @@ def test_the_choice_and_a_forcing_cast_stay_reported(tmp_path):
     lines = {f.line for f in found if f.code == "NPU202"}
     assert _line(PIPELINE, "torch_dtype=torch.float16") in lines
     assert _line(PIPELINE, "x = x.half()") in lines
+
+
+SWITCHES = """\
+    class LoadLVCDModel:
+        FUNCTION = "load"
+
+        @classmethod
+        def INPUT_TYPES(s):
+            return {
+                "required": {
+                    "use_xformers": ("BOOLEAN", {"default": False}),
+                },
+            }
+
+
+    class LoadOnByDefault:
+        FUNCTION = "load"
+
+        @classmethod
+        def INPUT_TYPES(s):
+            return {"required": {"use_xformers": ("BOOLEAN", {"default": True})}}
+"""
+
+
+def test_a_node_switch_off_by_default_is_not_switched_on(tmp_path):
+    # 3. ComfyUI's `("BOOLEAN", {"default": False})` widget is set by its default, like an argparse option's
+    found = _findings(tmp_path, {"nodes.py": SWITCHES}, "nodes.py")
+    lines = {f.line: f.severity for f in found if f.code == "NPU357"}
+    assert _line(SWITCHES, '"use_xformers": ("BOOLEAN", {"default": False})') not in lines
+    assert lines.get(_line(SWITCHES, '{"use_xformers": ("BOOLEAN", {"default": True})}')) == "warning"
