@@ -69,7 +69,10 @@ def backends_in_text(text: str) -> set[str]:
     """The backends a piece of source names through identifiers, attribute names and strings."""
     if "md64" in text:
         text = _AMD64.sub("", text)     # `amd64` (x86-64: `linux/amd64`, `amd64/ubuntu`) is a CPU, not AMD's GPU stack
-    found = {_BACKEND_ALIASES[m.lower()] for m in _BACKEND_WORD.findall(text)}
+    # an upper-case word continuing an upper-case run is inside that word: the NPU of ComfyUI's `INPUT_TYPES`, the
+    # AMD of `LAMDA`, names no backend (t20c, tuned_t20c); `IS_XPU`, `NPUModel`, `CudaPlatform` keep theirs
+    found = {_BACKEND_ALIASES[m.group(1).lower()] for m in _BACKEND_WORD.finditer(text)
+             if not (m.start() and text[m.start() - 1].isupper() and m.group(1)[:2].isupper())}
     if _AMD_WORD.search(text):
         found.add("rocm")
     if "torch.accelerator" in text or "current_accelerator" in text:

@@ -32,7 +32,7 @@ from auditor.static.host_scopes import drop_host_scopes
 from auditor.static.value_reads import apply_value_reads
 from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host
 from auditor.static.ort_only import lower_ort_only
-from auditor.static.neutral_uses import drop_host_conversion_hints, drop_math_backend_lists, \
+from auditor.static.neutral_uses import drop_dtype_restores, drop_host_conversion_hints, drop_math_backend_lists, \
     drop_namespace_calls, drop_overridden_bases, drop_replaced_autocasts, drop_type_references, \
     mark_disabled_autocast_devices, lower_parallel_type_tests
 from auditor.static.provider_catalogues import drop_provider_catalogues
@@ -709,6 +709,7 @@ class StaticEngine:
             result.findings = drop_type_references(result.findings, tree)   # `{nn.MaxPool3d: hook}`, isinstance
             result.findings = drop_namespace_calls(result.findings, tree)   # `torch.ops.Conv2d(...)`: a typo
             result.findings = drop_replaced_autocasts(result.findings, tree)   # `torch.autocast = own`
+            result.findings = drop_dtype_restores(result.findings, tree)   # `if needs_upcasting: vae.to(fp16)`
             result.findings = lower_parallel_type_tests(result.findings, tree)   # isinstance(m, DataParallel)
             result.findings = mark_disabled_autocast_devices(result.findings, tree)   # autocast("cuda", enabled=False)
             result.findings = drop_host_conversion_hints(result.findings, rel, text)   # convert_*.py, no device

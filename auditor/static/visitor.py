@@ -1999,6 +1999,13 @@ def _switched_off(value: cst.BaseExpression, name: str) -> bool:
             isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == "enabled"
             and _switched_off(e.value, "enabled") for e in value.elements):
         return True     # `"fp16": {"enabled": False, ...}` (DeepSpeed-style section switched off)
+    if isinstance(value, cst.Tuple) and len(value.elements) == 2 and isinstance(value.elements[0].value, cst.SimpleString) \
+            and value.elements[0].value.evaluated_value == "BOOLEAN" and isinstance(value.elements[1].value, cst.Dict):
+        # a ComfyUI node input `"use_xformers": ("BOOLEAN", {"default": False})`: a widget the user may switch on,
+        # set by its default like an argparse option's (t20c, LVCDWrapper's loader)
+        default = next((e.value for e in value.elements[1].value.elements if isinstance(e, cst.DictElement) and
+                        isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == "default"), None)
+        return default is None or _switched_off(default, name)
     if isinstance(value, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
         return not value.elements
     if isinstance(value, cst.Comparison):
