@@ -51,7 +51,7 @@ import re
 from typing import Any
 
 from auditor.static.backends import as_info
-from auditor.static.unreached_defs import _WRAPPERS, _main_block, comfy_node_pack
+from auditor.static.unreached_defs import _WRAPPERS, _decorator_name, _main_block, comfy_node_pack
 from auditor.static.astutil import module_nodes
 
 # `map_location` is torch.load's device argument, handed on (`def load_checkpoint(path, map_location="cuda")`, t17d)
@@ -127,12 +127,7 @@ def _false_constant(node: ast.expr | None) -> bool:
 
 def _plain(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Undecorated, or decorated only by wrappers that neither register nor replace it (`@torch.no_grad()`)."""
-    for d in fn.decorator_list:
-        d = d.func if isinstance(d, ast.Call) else d
-        name = d.attr if isinstance(d, ast.Attribute) else d.id if isinstance(d, ast.Name) else ""
-        if name not in _WRAPPERS:
-            return False
-    return True
+    return all(_decorator_name(d) in _WRAPPERS for d in fn.decorator_list)
 
 
 def _flag_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, method: bool) -> list[list[Any]]:
@@ -414,6 +409,17 @@ def _call_sites(results: list, facts: dict[str, Any], wanted: Any) -> tuple[dict
     return shapes, refs
 
 
+def _lower(r: Any, inside: Any, context: str, note: str) -> int:
+    """Lowers to info, with `context` and `note`, the findings of result `r` for which `inside(finding)` holds, except
+    those another pass already lowered to info with its own reason (`npu-path`, `windows-only`, ...). The count."""
+    lowered = 0
+    for i, finding in enumerate(r.findings):
+        if inside(finding) and not ((finding.data or {}).get("context") and finding.severity == "info"):
+            r.findings[i] = as_info(finding, context, note)
+            lowered += 1
+    return lowered
+
+
 def drop_overridden_defaults(results: list, project: Any) -> int:
     """Device / dtype findings in parameter defaults that every caller in the tree overrides, lowered to info with
     why (module doc, policy (f)). Reads only the per-file facts; the count lowered."""
@@ -439,16 +445,12 @@ def drop_overridden_defaults(results: list, project: Any) -> int:
             function = bool(kind and kind[0])
             if not all(_passes(s, param, index, function) for _, s in sites):
                 continue
-            for i, finding in enumerate(r.findings):
-                at = (finding.line, (finding.col or 1) - 1)
-                # (a finding another pass lowered to info already keeps its reason: `npu-path`, `windows-only`, ...;
-                # one lowered only to a warning, `'cuda' if torch.cuda.is_available() else 'cpu'` as the default
-                # (`cuda-available-branch`), is still a default no caller lets through: info (t17b, clip-as-service's
-                # load_openai_model))
-                if finding.category in ("device", "precision") and (line, col) <= at < (end_line, end_col) \
-                        and not ((finding.data or {}).get("context") and finding.severity == "info"):
-                    r.findings[i] = as_info(finding, _CONTEXT, _NOTE)
-                    dropped += 1
+            # (one lowered only to a warning, `'cuda' if torch.cuda.is_available() else 'cpu'` as the default
+            # (`cuda-available-branch`), is still a default no caller lets through: info (t17b, clip-as-service's
+            # load_openai_model))
+            dropped += _lower(r, lambda f, start=(line, col), end=(end_line, end_col):
+                              f.category in ("device", "precision") and start <= (f.line, (f.col or 1) - 1) < end,
+                              _CONTEXT, _NOTE)
     return dropped
 
 
@@ -495,11 +497,8 @@ def lower_unswitched_flags(results: list, project: Any) -> int:
             elif key in refs or not any(not _SIDE.search(rel) for rel, _ in sites) \
                     or any(len(s) < 5 or s[2] or 0 <= index < s[4] for _, s in sites):
                 continue
-            for i, finding in enumerate(r.findings):
-                if any(a <= finding.line <= b for a, b in spans) \
-                        and not ((finding.data or {}).get("context") and finding.severity == "info"):
-                    r.findings[i] = as_info(finding, _FLAG_CONTEXT, _FLAG_NOTE.format(param, default))
-                    lowered += 1
+            lowered += _lower(r, lambda f, spans=spans: any(a <= f.line <= b for a, b in spans),
+                              _FLAG_CONTEXT, _FLAG_NOTE.format(param, default))
     return lowered
 
 
@@ -545,9 +544,6 @@ def lower_unset_attribute_branches(results: list, project: Any) -> int:
         if name in set_somewhere:
             continue
         for r, (first, last) in entries:
-            for i, finding in enumerate(r.findings):
-                if first <= finding.line <= last \
-                        and not ((finding.data or {}).get("context") and finding.severity == "info"):
-                    r.findings[i] = as_info(finding, _UNSET_CONTEXT, _UNSET_NOTE.format(name))
-                    lowered += 1
+            lowered += _lower(r, lambda f, first=first, last=last: first <= f.line <= last,
+                              _UNSET_CONTEXT, _UNSET_NOTE.format(name))
     return lowered
