@@ -52,6 +52,7 @@ import re
 from collections.abc import Collection
 from typing import Any
 
+from auditor.astnodes import module_nodes
 from auditor.static.backends import as_info
 
 _CONTEXT = "unreached"
@@ -102,7 +103,7 @@ def _imported_roots(tree: ast.Module) -> dict[str, str]:
     `from torch import distributed` -> torch): an attribute of one is another package's unless the root is the
     tree's own. Relative imports are the tree's own (not listed)."""
     roots: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 roots[alias.asname or alias.name.split(".")[0]] = alias.name.split(".")[0]
@@ -119,12 +120,12 @@ def _from_imports(tree: ast.Module) -> dict[str, tuple[str, str]]:
     pack; t19a). A package-relative import under
     another name maps to root "" (`from .attention_processor_custom_cross import Attention as CrossAttention`: a read
     of CrossAttention reaches the pack's `Attention`; pd18)."""
-    out = {alias.asname or alias.name: (node.module.split(".")[0], alias.name) for node in ast.walk(tree)
+    out = {alias.asname or alias.name: (node.module.split(".")[0], alias.name) for node in module_nodes(tree)
            if isinstance(node, ast.ImportFrom) and not node.level and node.module
            for alias in node.names if alias.name != "*"}
     # a name bound both ways (champWrapper's nodes.py imports diffusers' UNet2DConditionModel, then its own) may be
     # the pack's: the outside binding alone does not decide it
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.ImportFrom) and node.level:
             for alias in node.names:
                 out.pop(alias.asname or alias.name, None)
@@ -269,8 +270,8 @@ def _unused_imports(tree: ast.Module) -> set[ast.alias]:
     """The `from x import name` aliases whose bound name the file never reads (Geowizard's pipeline imports
     `find_batch_size` and sizes its batches itself; t18d): importing a function does not call it. A package's
     `__init__.py` re-exports what it imports, so the caller passes it no tree here."""
-    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    return {alias for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+    read = {n.id for n in module_nodes(tree) if isinstance(n, ast.Name)}
+    return {alias for node in module_nodes(tree) if isinstance(node, ast.ImportFrom)
             for alias in node.names if alias.name != "*" and (alias.asname or alias.name) not in read}
 
 
@@ -281,7 +282,7 @@ def _off_switch_branches(tree: ast.Module) -> list[list[int]]:
     the debug branch never runs. Not other classes: a library's base-class switch (diffusers' `has_compatibles =
     False`, `_supports_gradient_checkpointing`) is overridden by subclasses in other files."""
     stored: dict[str, int] = {}
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         targets = node.targets if isinstance(node, ast.Assign) else \
             [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
         for t in targets:
@@ -380,9 +381,9 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
         out["main_lines"] = main_lines
     # the script files the code names (`[sys.executable, "train_network.py", ...]`, `"scripts/train.py"`): their
     # `__main__` blocks run when the pack launches them
-    launches = {stem for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    launches = {stem for n in module_nodes(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
                 for stem in (*_SCRIPT.findall(n.value), *_MODULE_RUN.findall(n.value))}
-    for n in ast.walk(tree):        # [sys.executable, "-m", "pack.tools.train", ...]
+    for n in module_nodes(tree):        # [sys.executable, "-m", "pack.tools.train", ...]
         if isinstance(n, (ast.List, ast.Tuple)):
             launches.update(b.value.rsplit(".", 1)[-1] for a, b in zip(n.elts, n.elts[1:])
                             if isinstance(a, ast.Constant) and a.value == "-m" and isinstance(b, ast.Constant)
@@ -432,7 +433,7 @@ def _identifiers_read(tree: ast.Module) -> set[str]:
     `self` / `cls` by a computed name (`getattr(self, f"on_{event}")`: any method of its classes), "<computed-call>"
     when it calls an attribute read by a computed name (`getattr(pipe, mode)(...)`: any method of the pack)."""
     out: set[str] = set()
-    for n in ast.walk(tree):
+    for n in module_nodes(tree):
         if isinstance(n, ast.Call) and _computed_getattr(n.func) and not _of_self(n.func):
             out.add("<computed-call>")
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store):
@@ -466,7 +467,7 @@ def _module_words(tree: ast.Module) -> set[str]:
     preprocess` -> mimicmotion, dwpose, preprocess; `importlib.import_module("pack.nodes")` -> pack, nodes): a file
     whose stem (a package's folder) is none of the tree's words is imported by nothing in the tree."""
     out: set[str] = set()
-    for n in ast.walk(tree):
+    for n in module_nodes(tree):
         if isinstance(n, ast.ImportFrom):
             out.update((n.module or "").split("."))
             out.update(a.name for a in n.names)
@@ -484,7 +485,7 @@ def _whole_imports(tree: ast.Module) -> set[str]:
     `from .dwpose_detector import DWposeDetector` imports a name, not the module. A star import is read apart
     (`_star_files`): it brings only the globals the importing file then reads."""
     out: set[str] = set()
-    for n in ast.walk(tree):
+    for n in module_nodes(tree):
         if isinstance(n, ast.Import):
             out.update(a.name.rsplit(".", 1)[-1] for a in n.names)
         elif isinstance(n, ast.ImportFrom):
@@ -499,8 +500,8 @@ def _unread_globals(tree: ast.Module) -> list[list[Any]]:
     """Module-level `name = value` assignments whose name the file never reads (no load of the name, no string of
     it: `__all__`), [name, first line, last line]: MimicMotion's dwpose_detector.py sets `device = torch.device("cuda"
     if torch.cuda.is_available() else "cpu")` and nothing reads it (t19a, heldout22)."""
-    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
-    read |= {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    read = {n.id for n in module_nodes(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
+    read |= {n.value for n in module_nodes(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
     return [[t.id, node.lineno, node.end_lineno or node.lineno] for node in tree.body
             if isinstance(node, ast.Assign) and len(node.targets) == 1
             for t in node.targets if isinstance(t, ast.Name) and t.id not in read]
