@@ -172,7 +172,7 @@ def _optional_self_attr(test: ast.expr) -> str | None:
 def _optional_attr_branches(tree: ast.Module) -> list[list[Any]]:
     """[X, first line, last line] of each `if hasattr(self, "X") and self.X is not None:` body."""
     out: list[list[Any]] = []
-    for n in ast.walk(tree):
+    for n in module_nodes(tree):
         if isinstance(n, ast.If) and (name := _optional_self_attr(n.test)) is not None:
             out.append([name, n.body[0].lineno, max(b.end_lineno or b.lineno for b in n.body)])
     return out
@@ -181,9 +181,9 @@ def _optional_attr_branches(tree: ast.Module) -> list[list[Any]]:
 def _binds(tree: ast.Module, name: str) -> bool:
     """Whether the file may set attribute `name`: an attribute or name store, a parameter or keyword of that name,
     `setattr(_, "name", ...)`, or the string anywhere but as hasattr's / getattr's attribute argument."""
-    probed = {id(n.args[1]) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    probed = {id(n.args[1]) for n in module_nodes(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
               and n.func.id in ("hasattr", "getattr") and len(n.args) >= 2}
-    for n in ast.walk(tree):
+    for n in module_nodes(tree):
         if isinstance(n, ast.Attribute) and n.attr == name and not isinstance(n.ctx, ast.Load) \
                 or isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) \
                 or isinstance(n, ast.arg) and n.arg == name or isinstance(n, ast.keyword) and n.arg == name \
@@ -340,8 +340,8 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
 
     visit(tree, None, frozenset())
     # a method handed on as a value (`hooks.append(self.save)`, `getattr(pipe, "offload")`) has callers unseen
-    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-    for n in ast.walk(tree):
+    called = {id(n.func) for n in module_nodes(tree) if isinstance(n, ast.Call)}
+    for n in module_nodes(tree):
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and id(n) not in called:
             refs.add("." + n.attr)
         elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.isidentifier():
