@@ -111,3 +111,18 @@ def tree_codes_by_line(root: Path, rel: str) -> dict[int, set[str]]:
         out.setdefault(f.line, set()).add(f.code)
     return out
 
+
+
+def findings_on_line(root: Path, rel: str, lines: int | set[int]) -> set[tuple[str, str, str]]:
+    """(code, severity, context) of the findings of the whole-tree static pass on `rel` at `lines` (one line or a
+    set), the shape the precision tests of node packs assert on."""
+    from auditor.runner import run_static
+
+    wanted = {lines} if isinstance(lines, int) else lines
+    return {(f.code, f.severity, (f.data or {}).get("context") or "") for r in run_static([root], jobs=1).results
+            if r.path == rel for f in r.findings if f.line in wanted}
+
+
+def severity_context_on_line(root: Path, rel: str, lines: int | set[int]) -> set[tuple[str, str]]:
+    """(severity, context) of `findings_on_line`."""
+    return {(sev, ctx) for _, sev, ctx in findings_on_line(root, rel, lines)}

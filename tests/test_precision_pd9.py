@@ -8,8 +8,7 @@ module's same-named one); an imported name still reaches the other file's. Code 
 inference CLI, not copied."""
 from __future__ import annotations
 
-from auditor.runner import run_static
-from tests.static_snippets import line_of as _line, write_tree
+from tests.static_snippets import line_of as _line, write_tree, findings_on_line
 
 PACK_INIT = """\
     from .nodes import DynamiCrafterI2V
@@ -83,9 +82,7 @@ def _cli_findings(tmp_path, imports: str) -> set[tuple[str, str, str]]:
         "scripts/evaluation/__init__.py": "", "scripts/evaluation/funcs.py": FUNCS,
         "scripts/evaluation/inference.py": cli})
     line = _line(cli, '.to("cuda")')
-    run = run_static([root], jobs=1)
-    return {(f.code, f.severity, (f.data or {}).get("context") or "") for r in run.results
-            if r.path == "scripts/evaluation/inference.py" for f in r.findings if f.line == line}
+    return findings_on_line(root, "scripts/evaluation/inference.py", line)
 
 
 def test_a_main_block_behind_relative_imports_reaches_nothing(tmp_path):
@@ -142,9 +139,7 @@ def _utils_findings(tmp_path, imports: str, main_block: bool = True) -> set[tupl
         "utils/__init__.py": "", "utils/utils.py": UTILS,
         "scripts/ddp_wrapper.py": launcher})
     line = _line(UTILS, "torch.cuda.set_device(args.local_rank)")
-    run = run_static([root], jobs=1)
-    return {(f.code, f.severity, (f.data or {}).get("context") or "") for r in run.results
-            if r.path == "utils/utils.py" for f in r.findings if f.line == line}
+    return findings_on_line(root, "utils/utils.py", line)
 
 
 def test_a_bare_call_reaches_the_own_files_definition(tmp_path):

@@ -13,8 +13,7 @@ ComfyUI node pack, each with a control.
 Code written afresh in the shape of those node packs, not copied."""
 from __future__ import annotations
 
-from auditor.runner import run_static
-from tests.static_snippets import line_of as _line, write_tree
+from tests.static_snippets import line_of as _line, write_tree, findings_on_line
 
 PACK_INIT = """\
     from .nodes import DepthNormalNode
@@ -64,9 +63,7 @@ USED = "bs = batch_size if batch_size > 0 else pick_batch_size(4, image.dtype)"
 def _helper_findings(tmp_path, files: dict[str, str]) -> set[tuple[str, str, str]]:
     root = write_tree(tmp_path / "pack", files)
     line = _line(BATCH_SIZE, "torch.cuda.is_available()")
-    run = run_static([root], jobs=1)
-    return {(f.code, f.severity, (f.data or {}).get("context") or "") for r in run.results
-            if r.path == "utils/batch_size.py" for f in r.findings if f.line == line}
+    return findings_on_line(root, "utils/batch_size.py", line)
 
 
 def _pack(body: str) -> dict[str, str]:
@@ -138,9 +135,7 @@ def _main_block_findings(tmp_path, imports: str, launch: bool = False) -> set[tu
         "architecture/__init__.py": "", "architecture/common.py": "def to_2tuple(x):\n    return (x, x)\n",
         "architecture/sr.py": arch})
     lines = {_line(arch, "SuperResolution(scale=4).cuda()"), _line(arch, "torch.randn((1, 3, 180, 180)).cuda()")}
-    run = run_static([root], jobs=1)
-    return {(f.code, f.severity, (f.data or {}).get("context") or "") for r in run.results
-            if r.path == "architecture/sr.py" for f in r.findings if f.line in lines}
+    return findings_on_line(root, "architecture/sr.py", lines)
 
 
 def test_a_main_block_behind_relative_imports_is_unreached_itself(tmp_path):

@@ -7,7 +7,7 @@ a module it loads by a command-line name. Code written afresh in the shape of a 
 from __future__ import annotations
 
 from auditor.runner import run_static
-from tests.static_snippets import line_of as _line, write_tree
+from tests.static_snippets import line_of as _line, write_tree, findings_on_line
 
 PACK_INIT = """\
     from .nodes import VideoSampler
@@ -84,9 +84,7 @@ INSTALL = """\
 def _findings(tmp_path, files: dict[str, str], rel: str, text: str, snippet: str) -> set[tuple[str, str, str]]:
     root = write_tree(tmp_path / "pack", {"__init__.py": PACK_INIT, **files})
     line = _line(text, snippet)
-    run = run_static([root], jobs=1)
-    return {(f.code, f.severity, (f.data or {}).get("context") or "") for r in run.results
-            if r.path == rel for f in r.findings if f.line == line}
+    return findings_on_line(root, rel, line)
 
 
 def test_a_main_block_the_pack_never_runs_reaches_nothing(tmp_path):

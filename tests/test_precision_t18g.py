@@ -8,7 +8,7 @@ Code written afresh in the shape of that node pack, not copied."""
 from __future__ import annotations
 
 from auditor.runner import run_static
-from tests.static_snippets import line_of as _line, write_tree
+from tests.static_snippets import line_of as _line, write_tree, severity_context_on_line
 
 PACK_INIT = """\
     from .nodes import VideoNode
@@ -89,7 +89,5 @@ def test_a_file_that_does_not_parse_leaves_the_pass_on(tmp_path):
     root = write_tree(tmp_path / "pack", {"__init__.py": PACK_INIT, "nodes.py": NODES.format(imports="", call=""),
                                            rel: TRAINER, "t2p/eval_trans.py": "import ..visualization.plot as plot\n"})
     line = _line(TRAINER, 'torch.autocast("cuda")')
-    run = run_static([root], jobs=1)
-    found = {(f.severity, (f.data or {}).get("context") or "") for r in run.results if r.path == rel
-             for f in r.findings if f.line == line}
+    found = severity_context_on_line(root, rel, line)
     assert found and all(f == ("info", "unreached") for f in found), found

@@ -9,8 +9,7 @@ names listed from a folder keeps its error, and so does a file without a `__main
 Code written afresh in the shape of that node pack, not copied."""
 from __future__ import annotations
 
-from auditor.runner import run_static
-from tests.static_snippets import line_of as _line, write_tree
+from tests.static_snippets import line_of as _line, write_tree, severity_context_on_line
 
 PACK_INIT = """\
     from .nodes import PoseNode
@@ -63,9 +62,7 @@ def _script_findings(tmp_path, imports: str = "", call: str = "pass", loader: st
                                            "nodes.py": NODES.format(imports=imports, call=call),
                                            "inference.py": script})
     line = _line(script, 'device = torch.device("cuda"')
-    run = run_static([root], jobs=1)
-    return {(f.severity, (f.data or {}).get("context") or "")
-            for r in run.results if r.path == "inference.py" for f in r.findings if f.line == line}
+    return severity_context_on_line(root, "inference.py", line)
 
 
 def test_module_level_code_of_a_script_nothing_imports_is_unreached(tmp_path):
@@ -146,9 +143,7 @@ def _blocks_findings(tmp_path, imported: str) -> set[tuple[str, str]]:
                                            "nodes.py": USER_NODES.format(imported=imported),
                                            "adapter.py": ADAPTER, "blocks.py": BLOCKS})
     line = _line(BLOCKS, "torch.cuda.amp.autocast(enabled=True)")
-    run = run_static([root], jobs=1)
-    return {(f.severity, (f.data or {}).get("context") or "")
-            for r in run.results if r.path == "blocks.py" for f in r.findings if f.line == line}
+    return severity_context_on_line(root, "blocks.py", line)
 
 
 def test_a_name_imported_from_another_package_does_not_reach_the_packs_class(tmp_path):
@@ -196,9 +191,7 @@ def _decorator_findings(tmp_path, built: str) -> set[tuple[str, str]]:
                                                          "NODE_CLASS_MAPPINGS = {'BlockNode': BlockNode}\n",
                                            "nodes.py": nodes, "common.py": COMMON, "condition.py": CONDITION})
     line = _line(COMMON, "torch.cuda.amp.autocast(enabled=True")
-    run = run_static([root], jobs=1)
-    return {(f.severity, (f.data or {}).get("context") or "")
-            for r in run.results if r.path == "common.py" for f in r.findings if f.line == line}
+    return severity_context_on_line(root, "common.py", line)
 
 
 def test_a_decorator_imported_only_for_a_class_nothing_builds_is_unreached(tmp_path):
@@ -236,9 +229,7 @@ def _detector_findings(tmp_path, nodes_import: str, detector: str = DETECTOR) ->
                                                          "NODE_CLASS_MAPPINGS = {'BlockNode': BlockNode}\n",
                                            "nodes.py": nodes, "dwpose/__init__.py": "", "dwpose/detector.py": detector})
     line = _line(detector, 'device = torch.device("cuda"')
-    run = run_static([root], jobs=1)
-    return {(f.severity, (f.data or {}).get("context") or "")
-            for r in run.results if r.path == "dwpose/detector.py" for f in r.findings if f.line == line}
+    return severity_context_on_line(root, "dwpose/detector.py", line)
 
 
 def test_a_module_level_device_nothing_reads_is_unreached(tmp_path):
