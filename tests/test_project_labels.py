@@ -135,6 +135,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
                             "test26": 40,
                             "test27": 40,
                             "test28": 40,
+                            "test29": 40,
                             "tuned_t15": 40,
                             "tuned_t15d": 40, "tuned_t15f": 40, "tuned_t15s": 40, "tuned_t15u": 40, "tuned_t16d": 40,
                             "tuned_t16f": 40, "tuned_t17h": 40, "tuned_t18f": 40,
@@ -389,7 +390,7 @@ def test_test14_selection_is_exactly_what_its_rule_draws(tmp_path):
     assert {r: n for r, n in added.items() if n} == {"yolov10": 2, "Chinese-Vicuna": 3, "CodeFormer": 1}
 
 
-# test15 to test28: test14's rule with a new seed (seed 1500 + N, 7 per repository, then the one extension to 10 their
+# test15 to test29: test14's rule with a new seed (seed 1500 + N, 7 per repository, then the one extension to 10 their
 # SELECTION.md fixed before the first draw); per split: (repositories, files of the first draw, files in all, the
 # files the extension added per repository)
 _EXTENDED_DRAWS = {
@@ -408,6 +409,8 @@ _EXTENDED_DRAWS = {
     "test27": (9, 42, 48, {"OpenManus-RL": 2, "VL-RLHF": 3, "KVCache-Factory": 1}),  # the 4 of pool B19b and 5 of its extension that qualify
     "test28": (11, 50, 65, {"VideoX-Fun": 3, "SLAM-LLM": 3, "FunCodec": 3, "distil-whisper": 3,
                             "Qwen2-VL-Finetune": 3}),  # the 10 of pool B20 and 1 of its reserve that qualify
+    "test29": (10, 41, 50, {"Llama2-Chinese": 3, "generative-recommenders": 3,
+                            "Time-LLM": 3}),  # the 8 of pool B21 and 2 of its reserve that qualify
 }
 
 
