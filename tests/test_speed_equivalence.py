@@ -401,3 +401,26 @@ def test_findings_of_rule_examples_the_same_with_libcst_visit(monkeypatch):
     theirs = run()
     assert ours == theirs
     assert sum(map(bool, ours)) > 500
+
+
+def test_import_rules_prefilter_on_their_rarest_word():
+    """NPU144's `horovod.torch` once made `torch` a trigger word: every line naming torch was parsed with libcst.
+    The import rules' word is now the rarest-looking part of the module (every reported import spells it whole):
+    the same findings as with `torch` kept, on every rule example and on horovod's import forms."""
+    assert "torch" not in COMPILED.trigger_words and "horovod" in COMPILED.trigger_words
+    horovod = textwrap.dedent('''
+        import torch
+        import horovod.torch as hvd
+        from horovod.torch import DistributedOptimizer
+        hvd_mod = importlib.import_module("horovod.torch")
+        x = torch.randn(3).to(torch.float16)
+        ''')
+    new = StaticEngine(load_rules())
+    old = StaticEngine(load_rules())
+    assert old.compiled is not new.compiled
+    old.compiled.trigger_words = old.compiled.trigger_words | {"torch"}
+    for text in [horovod, *_libcst_sources()]:
+        data = text.encode()
+        assert [f.to_dict() for f in new.analyze_bytes(data, "example.py").findings] == \
+            [f.to_dict() for f in old.analyze_bytes(data, "example.py").findings], text
+    assert sum(f.code == "NPU144" for f in new.analyze_bytes(horovod.encode(), "train.py").findings) >= 3
