@@ -17,20 +17,22 @@ from typing import Callable
 
 import libcst as cst
 
-_FIELDS: dict[type, tuple[str, ...]] = {}
+_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
 
 
-def _child_fields(cls: type) -> tuple[str, ...]:
+def _child_fields(cls: type[cst.CSTNode]) -> tuple[str, ...]:
     """The fields `cls._visit_and_replace_children` passes to libcst's visit_required / visit_optional /
     visit_sentinel / visit_sequence / visit_body_sequence helpers, in source order."""
     fields = _FIELDS.get(cls)
     if fields is None:
         tree = ast.parse(textwrap.dedent(inspect.getsource(cls._visit_and_replace_children)))
-        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-                 and n.func.id.startswith("visit_") and len(n.args) >= 2 and isinstance(n.args[1], ast.Constant)]
-        calls.sort(key=lambda n: (n.lineno, n.col_offset))
+        named: list[tuple[int, int, str]] = []
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id.startswith("visit_") \
+                    and len(n.args) >= 2 and isinstance(n.args[1], ast.Constant):
+                named.append((n.lineno, n.col_offset, str(n.args[1].value)))
         # `names=visit_required(...) if isinstance(names, ImportStar) else visit_sequence(...)`: one field, twice
-        fields = tuple(dict.fromkeys(n.args[1].value for n in calls))
+        fields = tuple(dict.fromkeys(name for _, _, name in sorted(named)))
         _FIELDS[cls] = fields
     return fields
 
@@ -56,10 +58,11 @@ def _hooks(visitor_cls: type, node_cls: type) -> tuple[_Hook, _Hook]:
     hooks = _HOOKS.get(key)
     if hooks is None:
         name = node_cls.__name__
+        visit = getattr(visitor_cls, f"visit_{name}", None)
+        leave = getattr(visitor_cls, f"leave_{name}", None)
         # CSTVisitor's own visit_<Node> / leave_<Node> do nothing: not called
-        hooks = tuple(None if hook is getattr(cst.CSTVisitor, attr, None) else hook   # type: ignore[assignment]
-                      for attr in (f"visit_{name}", f"leave_{name}") for hook in [getattr(visitor_cls, attr, None)])
-        _HOOKS[key] = hooks
+        hooks = _HOOKS[key] = (None if visit is getattr(cst.CSTVisitor, f"visit_{name}", None) else visit,
+                               None if leave is getattr(cst.CSTVisitor, f"leave_{name}", None) else leave)
     return hooks
 
 
