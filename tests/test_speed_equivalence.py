@@ -289,3 +289,138 @@ def test_keyword_and_string_answers_kept_per_name_are_the_scans_answers():
     assert [COMPILED.match_string(v) for v in values] == [COMPILED.match_string(v) for v in values] \
         == [fresh.match_string(v) for v in values]
     assert COMPILED.match_string("hello") is None and COMPILED.match_string("cuda:0") is not None
+
+
+# -- session 21 (s21a): cstwalk.walk, libcst's visit without rebuilding nodes ---------------------------------
+
+def _libcst_sources() -> list[str]:
+    """Every rule example that parses, plus code with each node family the walk's field table must order
+    (f-string format specs, `from . import *`, match statements, decorators, lambdas, type parameters)."""
+    import libcst as cst
+
+    texts = [t for rule in load_rules() for t in (*rule.examples_flag, *rule.examples_ok,
+                                                  *(p for pair in rule.examples_fix for p in pair))]
+    texts += [IMPORT_UTILS, textwrap.dedent('''
+        from . import *
+        from .a import (b as c, d)
+        x = f"{a!r:>{width}} {b=} {c:{d}.{e}f}" "plain" 'more'
+        @torch.no_grad()
+        async def f(a, /, b: int = 1, *args, c, d=torch.float16, **kw) -> None:
+            global g
+            async with torch.autocast("cuda") as (p, q), open(x):
+                async for i in range(3):
+                    y = [j async for j in g if j] or {k: v for k, v in w.items()} or {*s}
+                    z = lambda m, *n, o=1, **p: (yield m)
+            try:
+                pass
+            except* ValueError as e:
+                raise RuntimeError("x") from e
+            match cmd:
+                case {"device": "cuda", **rest} | [1, 2, *others] if rest:
+                    pass
+                case Point(x=0, y=_) as pt:
+                    del pt
+        class C[T: int, *Ts, **P](Base, metaclass=M):
+            a: int = 1; b += 2; c @= d
+        type Alias[T] = list[T]
+        print(x[1:2:3, ::, ...], not a, -b, ~c, a if b else c, (a := 3), *d, a < b <= c is not d not in e)
+        ''')]
+    out = []
+    for text in texts:
+        try:
+            cst.parse_module(text)
+        except cst.ParserSyntaxError:
+            continue
+        out.append(text)
+    return out
+
+
+def _recorder(log: list):
+    """A CSTVisitor that logs every visit_<Node> / leave_<Node> call (with the node's id) and stops at Lambda
+    (a visit returning False must skip the children, as libcst does)."""
+    import libcst as cst
+
+    def hooks(name):
+        def visit(self, node):
+            log.append(("visit", name, id(node)))
+            return name != "Lambda"
+
+        def leave(self, node):
+            log.append(("leave", name, id(node)))
+        return visit, leave
+
+    names = {a.split("_", 1)[1] for a in dir(cst.CSTVisitor) if a.startswith("visit_") and a.count("_") == 1}
+    methods = {}
+    for name in names:
+        methods[f"visit_{name}"], methods[f"leave_{name}"] = hooks(name)
+    return type("Recorder", (cst.CSTVisitor,), methods)()
+
+
+def test_cstwalk_calls_what_libcst_visit_calls():
+    import libcst as cst
+    from auditor.static.cstwalk import children, walk
+
+    sources = _libcst_sources()
+    assert len(sources) > 1000 and "case Point(x=0" in sources[-1]
+    for text in sources:
+        module = cst.parse_module(text)
+        theirs: list = []
+        ours: list = []
+        module.visit(_recorder(theirs))
+        walk(module, _recorder(ours))
+        assert ours == theirs, text
+        stack: list = [module]
+        while stack:
+            node = stack.pop()
+            theirs_children = node.children
+            assert [id(c) for c in children(node)] == [id(c) for c in theirs_children], (type(node).__name__, text)
+            stack.extend(theirs_children)
+
+
+def test_findings_of_rule_examples_the_same_with_libcst_visit(monkeypatch):
+    """The engine over libcst's own visit (every nested walk too) and over cstwalk.walk: the same findings, in
+    the same order, for every rule example (as example.py, the name tests/test_rule_examples.py audits them as)."""
+    from auditor.static import engine as engine_module, visitor as visitor_module
+    from auditor.static.cstwalk import check_visitor
+    from auditor.static.visitor import MatchVisitor
+
+    check_visitor(MatchVisitor)
+    engine = StaticEngine(load_rules())
+    sources = _libcst_sources()
+
+    def run() -> list:
+        return [[(f.line, f.col, f.end_line, f.end_col, f.code, f.severity, f.symbol, f.message)
+                 for f in engine.analyze_bytes(text.encode(), "example.py").findings] for text in sources]
+
+    ours = run()
+
+    def libcst_visit(node, visitor):
+        node.visit(visitor)
+    monkeypatch.setattr(engine_module, "walk", libcst_visit)
+    monkeypatch.setattr(visitor_module, "walk", libcst_visit)
+    theirs = run()
+    assert ours == theirs
+    assert sum(map(bool, ours)) > 500
+
+
+def test_import_rules_prefilter_on_their_rarest_word():
+    """NPU144's `horovod.torch` once made `torch` a trigger word: every line naming torch was parsed with libcst.
+    The import rules' word is now the rarest-looking part of the module (every reported import spells it whole):
+    the same findings as with `torch` kept, on every rule example and on horovod's import forms."""
+    assert "torch" not in COMPILED.trigger_words and "horovod" in COMPILED.trigger_words
+    horovod = textwrap.dedent('''
+        import torch
+        import horovod.torch as hvd
+        from horovod.torch import DistributedOptimizer
+        hvd_mod = importlib.import_module("horovod.torch")
+        x = torch.randn(3).to(torch.float16)
+        ''')
+    new = StaticEngine(load_rules())
+    old = StaticEngine(load_rules())
+    assert old.compiled is not new.compiled
+    old.compiled.trigger_words = old.compiled.trigger_words | {"torch"}
+    for text in [horovod, *_libcst_sources()]:
+        data = text.encode()
+        assert [f.to_dict() for f in new.analyze_bytes(data, "example.py").findings] == \
+            [f.to_dict() for f in old.analyze_bytes(data, "example.py").findings], text
+    assert sum(f.code == "NPU144" for f in new.analyze_bytes(horovod.encode(), "train.py").findings) >= 3

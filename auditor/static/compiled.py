@@ -245,7 +245,10 @@ class CompiledRules:
                         c.import_excluded.append(v[1:])   # `!deepspeed.accelerator`: no import rule for it or below
                     elif kind == "import":
                         c.imports.append((v, rule))
-                        words.add(v.rsplit(".", 1)[-1])   # every import of v or below names it
+                        # every import statement the rule reports spells v whole (`import horovod.torch`, `from
+                        # horovod.torch import x`; relative imports never match): any one part of it will do, and
+                        # the rarest-looking keeps `torch` lines from being parsed for NPU144
+                        words.add(max(v.split("."), key=lambda w: (w not in _COMMON_WORDS, len(w), w)))
                     elif kind == "file":
                         c.files.append((v, rule))
                     elif kind == "cxx_name":

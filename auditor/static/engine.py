@@ -27,6 +27,7 @@ from auditor.static.vendor_dispatch import _MAX_BYTES as VENDOR_MAX_BYTES, RULE 
 from auditor.static.backends import (apply_context, as_info, build_backend_context, cuda_only_import_lines,
                                      imports_transfer_to_npu, under_transfer_to_npu, variable_with_npu)
 from auditor.static.compiled import WORD_RE, CompiledRules
+from auditor.static.cstwalk import walk
 from auditor.static.host_paths import demote_reseeds, drop_host_paths, drop_platform_labels
 from auditor.static.host_scopes import drop_host_scopes
 from auditor.static.value_reads import apply_value_reads
@@ -814,7 +815,7 @@ class StaticEngine:
             raise _SliceUnparsable(start, end) from None
         visitor = MatchVisitor(self.compiled, ctx, loops)
         visitor.file_lines = lines        # the whole file's lines (the same in the chunked pass)
-        module.visit(visitor)
+        walk(module, visitor)         # read-only: libcst's own visit rebuilds every node
         if not visitor.hits:
             return []
         # Positions cost a code generation pass over the slice: only for slices with a hit.

@@ -13,6 +13,7 @@ from auditor.static.backends import BACKEND_NAMES, backends_in_text
 from auditor.static.compiled import LIBRARY_CATEGORIES, CompiledRules
 from auditor.static.context import (_MODULE_IMPORTERS, _MODULE_NAME, HOLE, LOCAL_PACKAGE, MAX_FOLDED, FileContext,
                                     dataclass_fields)
+from auditor.static.cstwalk import children, walk
 from auditor.static.dtype_requirements import guard_kind, required_dtype_nodes
 
 # Calls whose string arguments are messages for humans, never device or backend values.
@@ -654,7 +655,7 @@ class MatchVisitor(cst.CSTVisitor):
                 out.add("." + n.func.attr.value)
             elif isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.MatrixMultiply):
                 out.add("@")          # `softmax(q @ k.transpose(-2, -1) * scale)`
-            stack.extend(n.children)
+            stack.extend(children(n))
         return out
 
     def _when_ok(self, rule: Rule, call: cst.Call | None) -> bool:
@@ -1157,7 +1158,7 @@ class MatchVisitor(cst.CSTVisitor):
         if isinstance(node.key, cst.SimpleString):
             self._claim_key(node.key)
         self._dtype_quiet += 1
-        node.key.visit(self)
+        walk(node.key, self)
         self._dtype_quiet -= 1
         # `{"fp16": lambda: torch.float16}`, `{"torch.bfloat16": torch.bfloat16}`: an entry of a table that maps
         # dtype NAMES to dtypes; it chooses nothing (the config or option that names the dtype does, and is
@@ -1176,7 +1177,7 @@ class MatchVisitor(cst.CSTVisitor):
             self._in_message += 1
         compiler_option = _compiler_dtype_key(node.key)
         self._dtype_quiet += compiler_option
-        node.value.visit(self)
+        walk(node.value, self)
         self._dtype_quiet -= compiler_option
         if help_text:
             self._in_message -= 1
@@ -1251,23 +1252,23 @@ class MatchVisitor(cst.CSTVisitor):
         self._options -= _lists_choices(original_node)
 
     def visit_For(self, node: cst.For) -> bool:
-        node.target.visit(self)
-        node.iter.visit(self)         # the iterable is evaluated once, outside the loop
+        walk(node.target, self)
+        walk(node.iter, self)         # the iterable is evaluated once, outside the loop
         self._loop_depth += 1
-        node.body.visit(self)
+        walk(node.body, self)
         self._loop_depth -= 1
         if node.orelse is not None:
-            node.orelse.visit(self)
+            walk(node.orelse, self)
         return False
 
     def visit_While(self, node: cst.While) -> bool:
         self._flag_reads(node.test)
         self._loop_depth += 1         # the condition runs on every iteration too
-        node.test.visit(self)
-        node.body.visit(self)
+        walk(node.test, self)
+        walk(node.body, self)
         self._loop_depth -= 1
         if node.orelse is not None:
-            node.orelse.visit(self)
+            walk(node.orelse, self)
         return False
 
     def visit_Raise(self, node: cst.Raise) -> bool:
@@ -1283,11 +1284,11 @@ class MatchVisitor(cst.CSTVisitor):
         if isinstance(node.test, cst.Comparison):
             self._required.add(id(node.test))   # `assert flash_attn is not None`: the package is required
         self._asserting += 1
-        node.test.visit(self)
+        walk(node.test, self)
         self._asserting -= 1
         if node.msg is not None:
             self._in_message += 1
-            node.msg.visit(self)
+            walk(node.msg, self)
             self._in_message -= 1
         return False
 
@@ -1326,7 +1327,7 @@ class MatchVisitor(cst.CSTVisitor):
                 if values:
                     self._match_values(node, values)
             for arg in node.args:
-                arg.visit(self)
+                walk(arg, self)
             return False
         if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name) \
                 and func.value.value in self.ctx.decorated:
@@ -1364,7 +1365,7 @@ class MatchVisitor(cst.CSTVisitor):
             pass
         elif (self.c.callnames or self.c.callname_globs) and self._match_callname(func, node):
             if isinstance(func, cst.Attribute):
-                func.value.visit(self)
+                walk(func.value, self)
         elif isinstance(func, cst.Attribute) and func.attr.value in self.c.methods:
             rule = self.c.methods[func.attr.value][0]
             receivers = rule.extra.get("on_receivers")
@@ -1376,9 +1377,9 @@ class MatchVisitor(cst.CSTVisitor):
                     and _base_name(func.value) not in self.ctx.reassigned) and not (
                     rule.extra.get("no_args") and any(a.keyword is None for a in node.args)):
                 self._hit(rule, func.attr, func.attr.value, end_node=node)
-            func.value.visit(self)    # the receiver may hold code: `torch.randn(3).cuda()`
+            walk(func.value, self)    # the receiver may hold code: `torch.randn(3).cuda()`
         else:
-            func.visit(self)
+            walk(func, self)
         if len(self.hits) == first_hit and not self._in_message:
             self._dynamic_import(node)
         message = self._is_message_call(func, qual)
@@ -1429,7 +1430,7 @@ class MatchVisitor(cst.CSTVisitor):
                 self._in_message = 0
             if text:
                 self._in_message += 1
-            arg.visit(self)
+            walk(arg, self)
             if text:
                 self._in_message -= 1
             self._in_message = saved
@@ -1739,7 +1740,7 @@ class MatchVisitor(cst.CSTVisitor):
         if isinstance(node, cst.FormattedString):
             for part in node.parts:
                 if isinstance(part, cst.FormattedStringExpression):
-                    part.expression.visit(self)
+                    walk(part.expression, self)
         elif isinstance(node, cst.ConcatenatedString):
             # three or more adjacent literals nest (`f"a" f"{x}" f"{y}"` is left=f"a", right=(f"{x}" f"{y}")) (pd3)
             sides: list[cst.BaseExpression] = [node.left, node.right]
@@ -1750,7 +1751,7 @@ class MatchVisitor(cst.CSTVisitor):
                 elif isinstance(side, cst.FormattedString):
                     for part in side.parts:
                         if isinstance(part, cst.FormattedStringExpression):
-                            part.expression.visit(self)
+                            walk(part.expression, self)
         return False
 
     def visit_SimpleString(self, node: cst.SimpleString) -> bool:
@@ -1807,12 +1808,12 @@ class MatchVisitor(cst.CSTVisitor):
             # for humans, but the operands are code that runs (as in an f-string's fields, _visit_string) (t14q)
             if isinstance(node.operator, cst.Modulo) and isinstance(node.left, _STRING_NODES) \
                     and not isinstance(node.right, _STRING_NODES):
-                node.right.visit(self)
+                walk(node.right, self)
             elif isinstance(node.operator, cst.Add):
                 # `logger.info("devices: " + str(torch.cuda.device_count()))`: the same for a concatenation; string
                 # operands stay text (in a message _visit_string only visits an f-string's fields) (pd3)
-                node.left.visit(self)
-                node.right.visit(self)
+                walk(node.left, self)
+                walk(node.right, self)
             return False
         values = self.fold(node)
         if values and any(v.replace(HOLE, "") for v in values):
@@ -2046,7 +2047,7 @@ def _visit_code_operands(node: cst.BinaryOperation, visitor: MatchVisitor) -> No
         if isinstance(side, cst.BinaryOperation) and _stringy(side):
             _visit_code_operands(side, visitor)
         elif not isinstance(side, _STRING_NODES):
-            side.visit(visitor)
+            walk(side, visitor)
 
 
 _CUDA_WORDS = ("cuda", "gpu", "nvidia", "cudagraph")
@@ -2068,5 +2069,5 @@ def _neutral_condition(value: cst.BaseExpression) -> bool:
             words.append(n.value.lower())
         elif isinstance(n, cst.SimpleString):
             words.append(n.value.lower())
-        stack.extend(n.children)
+        stack.extend(children(n))
     return not any(w in word for word in words for w in _CUDA_WORDS)
