@@ -1385,13 +1385,15 @@ class MatchVisitor(cst.CSTVisitor):
         env_kw = qual == "dict" or dotted(func) == "dict" or (
             isinstance(func, cst.Attribute) and func.attr.value in ("update", "setdefault"))
         call_categories = {h.rule.category for h in self.hits[first_hit:]}   # what the callee itself matched
-        for arg in node.args:
+        for index, arg in enumerate(node.args):
             if arg.keyword is not None and self.c.keywords and not message:
-                # `use_fp8_gemms=False` is off; `load(..., extra_cuda_cflags=...)` is already a kernel finding
+                # `use_fp8_gemms=False` is off; `load(..., extra_cuda_cflags=...)` is already a kernel finding, unless
+                # the keyword starts a line of its own in a multi-line call (t21a: that line is a change of its own)
                 keyword_rules = self.c.match_keywords(arg.keyword.value)
                 for kw in keyword_rules:
                     if not _switched_off(arg.value, arg.keyword.value) \
-                            and (kw[0].category not in call_categories or kw[0].extra.get("stack")) \
+                            and (kw[0].category not in call_categories or kw[0].extra.get("stack")
+                                 or _starts_line(node, index)) \
                             and not self._value_says(arg.value, kw[0]):
                         self._hit(kw[0], arg.keyword, arg.keyword.value, value=kw[1])
                 if not keyword_rules and self.c.keyword_values:
@@ -1986,6 +1988,12 @@ def _literal_on(value: cst.BaseExpression) -> bool:
     """The literal True or a non-zero integer (`cuda=1` in learn2learn's example mains)."""
     return isinstance(value, cst.Name) and value.value == "True" or \
         isinstance(value, cst.Integer) and value.evaluated_value != 0
+
+
+def _starts_line(call: cst.Call, index: int) -> bool:
+    """Whether argument `index` of `call` begins a line of its own (a newline before it inside the parentheses)."""
+    before = call.whitespace_before_args if index == 0 else getattr(call.args[index - 1].comma, "whitespace_after", None)
+    return isinstance(before, cst.ParenthesizedWhitespace)
 
 
 def _switched_off(value: cst.BaseExpression, name: str) -> bool:
