@@ -126,3 +126,11 @@ def test_host_compiler_flags_and_messages_are_not_nvcc_flags():
     src = (b'cflags = "-O3 -fPIC -march=native -x c++"\n'
            b'print("rebuild with --use_fast_math -gencode arch=compute_80,code=sm_80")\n')
     assert _lines(src, "NPU369") == []
+
+
+def test_a_flag_the_value_names_is_the_lines_one_finding():
+    # duo-attention demo/int4_kv.py: the flag string carries the line; the keyword adds nothing
+    src = (b'from torch.utils.cpp_extension import load\nmodule = load(\n    name="quantize_int4",\n'
+           b'    sources=["demo/quantize_int4.cu"],\n    extra_cuda_cflags=["--use_fast_math"],\n)\n')
+    findings = [f for f in ENGINE.analyze_bytes(src, "main.py").findings if f.code == "NPU369"]
+    assert [(f.line, f.symbol) for f in findings] == [(5, "--use_fast_math")]

@@ -481,6 +481,14 @@ class MatchVisitor(cst.CSTVisitor):
             rule = self._variant_rule
         self.hits.append(RawHit(rule, node, symbol, **kw))
 
+    def _names_rule(self, value: cst.BaseExpression, rule: Rule) -> bool:
+        """Whether a literal string inside `value` is itself a finding of `rule` (`["--use_fast_math"]`: one a line)."""
+        for string in _literal_strings(value) or []:
+            hit = self.c.match_string(string)
+            if hit is not None and hit[0] is rule:
+                return True
+        return False
+
     def _qual(self, node: cst.CSTNode, call: bool = False) -> str | None:
         d = dotted(node)
         return self._resolve(d, call) if d is not None else None
@@ -1395,7 +1403,7 @@ class MatchVisitor(cst.CSTVisitor):
                 for kw in keyword_rules:
                     if not _switched_off(arg.value, arg.keyword.value) \
                             and (kw[0].category not in call_categories or kw[0].extra.get("stack")
-                                 or _starts_line(node, index)) \
+                                 or _starts_line(node, index) and not self._names_rule(arg.value, kw[0])) \
                             and not self._value_says(arg.value, kw[0]):
                         self._hit(kw[0], arg.keyword, arg.keyword.value, value=kw[1])
                 if not keyword_rules and self.c.keyword_values:
