@@ -134,3 +134,11 @@ def test_a_flag_the_value_names_is_the_lines_one_finding():
            b'    sources=["demo/quantize_int4.cu"],\n    extra_cuda_cflags=["--use_fast_math"],\n)\n')
     findings = [f for f in ENGINE.analyze_bytes(src, "main.py").findings if f.code == "NPU369"]
     assert [(f.line, f.symbol) for f in findings] == [(5, "--use_fast_math")]
+
+
+def test_other_keywords_of_a_reported_call_stay_with_the_call():
+    # nnsight modeling/quantization.py: the bitsandbytes config is the finding, not each of its switches
+    src = (b"from transformers import BitsAndBytesConfig\n\ndef nf4():\n    return BitsAndBytesConfig(\n"
+           b"        load_in_4bit=True,\n        bnb_4bit_quant_type='nf4',\n    )\n")
+    lines = sorted({f.line for f in ENGINE.analyze_bytes(src, "main.py").findings})
+    assert 5 not in lines and 4 in lines

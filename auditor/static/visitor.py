@@ -1398,12 +1398,14 @@ class MatchVisitor(cst.CSTVisitor):
         for index, arg in enumerate(node.args):
             if arg.keyword is not None and self.c.keywords and not message:
                 # `use_fp8_gemms=False` is off; `load(..., extra_cuda_cflags=...)` is already a kernel finding, unless
-                # the keyword starts a line of its own in a multi-line call (t21a: that line is a change of its own)
+                # a kernel-build keyword starts a line of its own in a multi-line call (t21a; lead decision 2: the nvcc
+                # settings of a build are lines of their own; `BitsAndBytesConfig(\n load_in_4bit=True` stays one)
                 keyword_rules = self.c.match_keywords(arg.keyword.value)
                 for kw in keyword_rules:
                     if not _switched_off(arg.value, arg.keyword.value) \
                             and (kw[0].category not in call_categories or kw[0].extra.get("stack")
-                                 or _starts_line(node, index) and not self._names_rule(arg.value, kw[0])) \
+                                 or kw[0].category == "kernel" and _starts_line(node, index)
+                                 and not self._names_rule(arg.value, kw[0])) \
                             and not self._value_says(arg.value, kw[0]):
                         self._hit(kw[0], arg.keyword, arg.keyword.value, value=kw[1])
                 if not keyword_rules and self.c.keyword_values:
