@@ -826,9 +826,7 @@ class MatchVisitor(cst.CSTVisitor):
                 rule = self.c.match_import(module)      # (`from fla.models.rwkv6 import RWKV6Config`: excluded)
                 if rule is not None:
                     self._hit(rule, alias, qual)
-        if node.lpar is not None and isinstance(node.lpar.whitespace_after, cst.ParenthesizedWhitespace):
-            # `from X import (` alone on its line: its findings start there; a name that follows others on a later
-            # line (`from mmcv.runner import (get_dist_info, ...,` ... `wrap_fp16_model)`) keeps its own line (t21a)
+        if node.lpar is not None:
             for hit in self.hits[first:]:
                 hit.statement = node
         return False
