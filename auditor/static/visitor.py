@@ -482,6 +482,14 @@ class MatchVisitor(cst.CSTVisitor):
             rule = self._variant_rule
         self.hits.append(RawHit(rule, node, symbol, **kw))
 
+    def _names_rule(self, value: cst.BaseExpression, rule: Rule) -> bool:
+        """Whether a literal string inside `value` is itself a finding of `rule` (`["--use_fast_math"]`: one a line)."""
+        for string in _literal_strings(value) or []:
+            hit = self.c.match_string(string)
+            if hit is not None and hit[0] is rule:
+                return True
+        return False
+
     def _qual(self, node: cst.CSTNode, call: bool = False) -> str | None:
         d = dotted(node)
         return self._resolve(d, call) if d is not None else None
@@ -1386,13 +1394,17 @@ class MatchVisitor(cst.CSTVisitor):
         env_kw = qual == "dict" or dotted(func) == "dict" or (
             isinstance(func, cst.Attribute) and func.attr.value in ("update", "setdefault"))
         call_categories = {h.rule.category for h in self.hits[first_hit:]}   # what the callee itself matched
-        for arg in node.args:
+        for index, arg in enumerate(node.args):
             if arg.keyword is not None and self.c.keywords and not message:
-                # `use_fp8_gemms=False` is off; `load(..., extra_cuda_cflags=...)` is already a kernel finding
+                # `use_fp8_gemms=False` is off; `load(..., extra_cuda_cflags=...)` is already a kernel finding, unless
+                # a kernel-build keyword starts a line of its own in a multi-line call (t21a; lead decision 2: the nvcc
+                # settings of a build are lines of their own; `BitsAndBytesConfig(\n load_in_4bit=True` stays one)
                 keyword_rules = self.c.match_keywords(arg.keyword.value)
                 for kw in keyword_rules:
                     if not _switched_off(arg.value, arg.keyword.value) \
-                            and (kw[0].category not in call_categories or kw[0].extra.get("stack")) \
+                            and (kw[0].category not in call_categories or kw[0].extra.get("stack")
+                                 or kw[0].category == "kernel" and _starts_line(node, index)
+                                 and not self._names_rule(arg.value, kw[0])) \
                             and not self._value_says(arg.value, kw[0]):
                         self._hit(kw[0], arg.keyword, arg.keyword.value, value=kw[1])
                 if not keyword_rules and self.c.keyword_values:
@@ -1987,6 +1999,12 @@ def _literal_on(value: cst.BaseExpression) -> bool:
     """The literal True or a non-zero integer (`cuda=1` in learn2learn's example mains)."""
     return isinstance(value, cst.Name) and value.value == "True" or \
         isinstance(value, cst.Integer) and value.evaluated_value != 0
+
+
+def _starts_line(call: cst.Call, index: int) -> bool:
+    """Whether argument `index` of `call` begins a line of its own (a newline before it inside the parentheses)."""
+    before = call.whitespace_before_args if index == 0 else getattr(call.args[index - 1].comma, "whitespace_after", None)
+    return isinstance(before, cst.ParenthesizedWhitespace)
 
 
 def _switched_off(value: cst.BaseExpression, name: str) -> bool:
