@@ -44,3 +44,45 @@ def test_negated_switch_in_a_config(engine):
     found = _codes(engine, "configs/train.yaml", src)
     assert "NPU363" in found[line_of(src, "disable_xformers")]
     assert not found.get(line_of(src, "disable_flash_attn"))
+
+
+def test_plain_shell_variable_nothing_sees_is_not_a_setting(engine):
+    # VideoX-Fun's scripts/*/train*.sh: `NCCL_DEBUG=INFO` on its own line, neither exported nor read
+    src = """\
+        export MODEL_NAME="models/Diffusion_Transformer/FLUX.2-dev"
+        # NCCL_IB_DISABLE is used in multi nodes without RDMA
+        NCCL_DEBUG=INFO
+        NCCL_IB_DISABLE=1
+        NCCL_P2P_DISABLE=1
+        export NCCL_P2P_DISABLE
+
+        NCCL_SOCKET_IFNAME=eth0 accelerate launch --mixed_precision="bf16" scripts/flux2/train_lora.py \\
+          --pretrained_model_name_or_path=$MODEL_NAME
+        echo "IB off: $NCCL_IB_DISABLE"
+        """
+    found = _codes(engine, "scripts/flux2/train_lora.sh", src)
+    assert not found.get(line_of(src, "NCCL_DEBUG=INFO"))
+    assert found.get(line_of(src, "NCCL_IB_DISABLE=1"))        # read below: the script uses it
+    assert found.get(line_of(src, "NCCL_P2P_DISABLE=1"))         # exported below
+    assert found.get(line_of(src, "NCCL_SOCKET_IFNAME=eth0"))    # the command's own environment
+    allexport = "set -a\n" + textwrap.dedent(src)
+    assert _codes(engine, "train.sh", allexport).get(line_of(allexport, "NCCL_DEBUG=INFO"))
+
+
+def _notebook(*cells: str) -> str:
+    import json
+    return json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                                  "source": c.splitlines(keepends=True)} for c in cells],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+
+
+def test_env_magic_sets_the_variable(engine):
+    # Matcha-TTS's synthesis.ipynb: `%env CUDA_VISIBLE_DEVICES=0` in its own cell, before the imports
+    from static_snippets import snippet_findings
+
+    nb = _notebook("%env CUDA_VISIBLE_DEVICES=0", "%set_env NCCL_DEBUG INFO\nimport torch",
+                   "%env TOKENIZERS_PARALLELISM=false")
+    found = {(f.line, f.code, f.col) for f in snippet_findings(engine, nb, "synthesis.ipynb")}
+    assert (1, "NPU004", 6) in found          # the name's own column in the notebook's text
+    assert any(line == 2 and code == "NPU121" for line, code, _ in found)
+    assert not any(line == 4 for line, _, _ in found)

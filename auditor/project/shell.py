@@ -456,6 +456,30 @@ def _evaluated_vars(text: str) -> set[str]:
     return set(_EVAL_VAR_RE.findall(text))
 
 
+# `set -a` / `set -o allexport`: every later assignment is exported
+_ALLEXPORT_RE = re.compile(r"(?m)^\s*set\s+(?:-[a-zA-Z]*a[a-zA-Z]*\b|-o\s+allexport\b)")
+_EXPORT_LINE_RE = re.compile(r"(?m)(?:^|[;&|]\s*)(?:export|(?:declare|typeset)\s+-[a-zA-Z]*x[a-zA-Z]*)\s+([^;&|#\n]*)")
+
+
+class _Everything(frozenset):
+    def __contains__(self, item) -> bool:
+        return True
+
+
+def _environment_names(text: str, evaluated: set[str]) -> frozenset[str]:
+    """The names a plain assignment (`NCCL_DEBUG=INFO` on its own line) of this script can reach a program or the
+    script through: exported (`export NAME`, `declare -x`, `set -a`: all of them) or read (`$NAME`, `${NAME:-x}`).
+    A name outside them is a shell variable nothing sees: the launched process does not inherit it (bash(1),
+    ENVIRONMENT: only exported names are passed; VideoX-Fun's train scripts, labelled `none` in project test28).
+    `evaluated`: the variables run with `eval`, whose text is read as a command line."""
+    if _ALLEXPORT_RE.search(text):
+        return _Everything()
+    names = set(re.findall(r"\$\{?[#!]?([A-Za-z_]\w*)", text)) | evaluated
+    for listed in _EXPORT_LINE_RE.findall(text):
+        names.update(re.findall(r"(?:^|\s)([A-Za-z_]\w*)", listed))
+    return frozenset(names)
+
+
 def scan_shell(col: Collector, text: str) -> None:
     """Report what `text` (lines aligned with the file's lines) sets, reads, runs and installs."""
     raw = text.encode("utf-8")
@@ -464,6 +488,7 @@ def scan_shell(col: Collector, text: str) -> None:
     m = matchers(col.engine)
     source_tree = _SourceTree()
     evaluated = _evaluated_vars(text) if "eval" in text else set()
+    environment_names = _environment_names(text, evaluated)
     for node in _walk(tree.root_node):
         if node.type == "variable_assignment":
             name_node = node.child_by_field_name("name")
@@ -475,8 +500,10 @@ def scan_shell(col: Collector, text: str) -> None:
             if value is not None:
                 # the script's own variables, for a URL that reads one (`--find-links .../whl/${UV_TORCH_BACKEND}`)
                 col.script_vars[name] = _word(value)
-            col.env(name, line, c, twin=_twin(col, node, value, line, c),
-                    value=_word(value) if value is not None else None)
+            if not (node.parent is not None and node.parent.type not in ("declaration_command", "command")
+                    and name not in environment_names):
+                col.env(name, line, c, twin=_twin(col, node, value, line, c),
+                        value=_word(value) if value is not None else None)
             _assignment_setting(col, m, name, value, line, c)
             if value is not None and value.type in ("string", "raw_string"):
                 _env_list(col, pos, value)
