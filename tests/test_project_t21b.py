@@ -86,3 +86,47 @@ def test_env_magic_sets_the_variable(engine):
     assert (1, "NPU004", 6) in found          # the name's own column in the notebook's text
     assert any(line == 2 and code == "NPU121" for line, code, _ in found)
     assert not any(line == 4 for line, _, _ in found)
+
+
+def test_triton_server_and_tensorrt_tools(engine):
+    # FireRedASR's runtime/triton_tensorrt/run.sh: stages that build TensorRT engines and serve them with Triton
+    src = """\
+        if [ $stage -le 2 ] && [ $stop_stage -ge 2 ]; then
+            echo "Starting Triton server"
+            tritonserver --model-repository=model_repo_fireredasr_aed
+        fi
+        trtexec --onnx=encoder.onnx --saveEngine=encoder.plan --fp16
+        python3 client.py --server-addr localhost --model-name whisper
+        """
+    found = _codes(engine, "runtime/triton_tensorrt/run.sh", src)
+    assert "NPU480" in found[line_of(src, "tritonserver --model")]
+    assert "NPU480" in found[line_of(src, "trtexec")]
+    assert not found.get(line_of(src, "echo"))
+    assert not found.get(line_of(src, "client.py"))
+
+
+def test_image_of_a_compose_service_reserving_nvidia_gpus(engine):
+    # FireRedASR's runtime/triton_tensorrt/docker-compose.yml: a service on an image whose name says nothing
+    src = """\
+        services:
+          asr:
+            image: soar97/triton-fireredasr:25.06
+            shm_size: '1gb'
+            deploy:
+              resources:
+                reservations:
+                  devices:
+                    - driver: nvidia
+                      device_ids: ['0']
+                      capabilities: [gpu]
+          cache:
+            image: redis:7
+          web:
+            build: .
+            image: myorg/web:latest
+            runtime: nvidia
+        """
+    found = _codes(engine, "docker-compose.yml", src)
+    assert "NPU094" in found[line_of(src, "soar97/triton")]
+    assert not found.get(line_of(src, "redis:7"))
+    assert "NPU094" not in found.get(line_of(src, "myorg/web"), set())

@@ -124,6 +124,7 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         return analyze_conda(engine, data, rel)
     col = Collector(engine, rel, text)
     scan_config_roots(col, roots)
+    _gpu_service_images(col, roots)
     result = col.done()
     if _run_record(roots, rel):
         result.findings = []
@@ -136,6 +137,48 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         result.findings = [f for f in result.findings if f.category != "precision"
                            or not _on_cpu(sections, f.line)]
     return result
+
+
+def _entries(node) -> dict:
+    """A YAML mapping node's entries by key text ({} for anything else)."""
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    return {str(k.value): v for k, v in node.value if isinstance(k, yaml.ScalarNode)}
+
+
+def _reserves_nvidia_gpu(service: dict) -> bool:
+    """A compose service that asks for NVIDIA GPUs: `runtime: nvidia`, `gpus: all` or a device reservation
+    (`deploy.resources.reservations.devices: [{driver: nvidia, capabilities: [gpu]}]`, Docker's GPU support page)."""
+    runtime = service.get("runtime")
+    if isinstance(runtime, yaml.ScalarNode) and str(runtime.value).lower() == "nvidia" or "gpus" in service:
+        return True
+    devices = _entries(_entries(_entries(service.get("deploy")).get("resources")).get("reservations")).get("devices")
+    for item in devices.value if isinstance(devices, yaml.SequenceNode) else []:
+        entry = _entries(item)
+        driver, caps = entry.get("driver"), entry.get("capabilities")
+        if isinstance(driver, yaml.ScalarNode) and str(driver.value).lower() == "nvidia" or \
+                isinstance(caps, yaml.SequenceNode) and any(str(c.value).lower() == "gpu" for c in caps.value
+                                                            if isinstance(c, yaml.ScalarNode)):
+            return True
+    return False
+
+
+def _gpu_service_images(col: Collector, roots: list) -> None:
+    """The `image:` of a compose service that reserves NVIDIA GPUs, when its name says nothing (t21b, project test28:
+    FireRedASR's `image: soar97/triton-fireredasr:25.06`, test4: FunASR's `soar97/triton-sensevoice`): the
+    container runs CUDA code on those GPUs, so it is a CUDA image whatever its name. A service that builds its
+    image (`build:`) is left to its Dockerfile's FROM; a name an image rule matches has that rule's finding."""
+    m = matchers(col.engine)
+    for root in roots:
+        for service in _entries(_entries(root).get("services")).values():
+            entries = _entries(service)
+            image = entries.get("image")
+            if not isinstance(image, yaml.ScalarNode) or not isinstance(image.value, str) \
+                    or "build" in entries or m.match_image(image.value) is not None \
+                    or not _reserves_nvidia_gpu(entries):
+                continue
+            col.add(m.match_setting("compose:gpu_service_image", image.value), image.value, image.start_mark.line + 1, image.start_mark.column + 1,
+                    image.start_mark.column + 1 + len(image.value))
 
 
 _DEVICE_KEYS = frozenset({"device", "accelerator", "device_type"})
