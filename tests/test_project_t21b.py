@@ -130,3 +130,46 @@ def test_image_of_a_compose_service_reserving_nvidia_gpus(engine):
     assert "NPU094" in found[line_of(src, "soar97/triton")]
     assert not found.get(line_of(src, "redis:7"))
     assert "NPU094" not in found.get(line_of(src, "myorg/web"), set())
+
+
+def test_comfyui_workflow_dtype_widget(engine):
+    # VideoX-Fun's comfyui/flux2/v1/flux2_workflow_t2i.json: a loader node's widgets, the weight dtype last
+    src = """\
+        {
+          "nodes": [
+            {
+              "id": 3,
+              "type": "LoadFlux2Model",
+              "properties": {"Node name for S&R": "LoadFlux2Model"},
+              "widgets_values": [
+                "FLUX.2-dev",
+                "sequential_cpu_offload",
+                "bf16"
+              ]
+            },
+            {
+              "id": 4,
+              "type": "Note",
+              "widgets_values": ["set GPU_memory_mode to model_cpu_offload; bf16 weights"]
+            }
+          ]
+        }
+        """
+    found = _codes(engine, "comfyui/flux2/v1/flux2_workflow_t2i.json", src)
+    assert "NPU212" in found[line_of(src, '"bf16"')]
+    assert not found.get(line_of(src, "GPU_memory_mode"))
+    assert "NPU212" in _codes(engine, "example_workflows/wan_t2v.json", src)[line_of(src, '"bf16"')]
+
+
+def test_flax_whisper_precision_modes(engine):
+    # distil-whisper's training/flax/distillation_scripts/run_distillation_32_2_gpu.sh
+    src = """\
+        python3 run_distillation.py \\
+          --dtype "bfloat16" \\
+          --precision "full_mixed" \\
+          --output_dir "./"
+        python3 run_distillation.py --precision "full"
+        """
+    found = _codes(engine, "training/flax/run.sh", src)
+    assert "NPU212" in found[line_of(src, "full_mixed")]
+    assert not found.get(line_of(src, '"full"'))

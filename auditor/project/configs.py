@@ -181,6 +181,8 @@ def _gpu_service_images(col: Collector, roots: list) -> None:
                     image.start_mark.column + 1 + len(image.value))
 
 
+# the bfloat16 spellings a ComfyUI loader's dtype widget offers (a value no other widget takes)
+_WIDGET_DTYPES = frozenset({"bf16", "bfloat16"})
 _DEVICE_KEYS = frozenset({"device", "accelerator", "device_type"})
 # where a run writes its outputs: a config holding one that names the config's own folder is that run's record
 _OUTPUT_DIR_KEYS = frozenset({"output_dir", "out_dir", "outdir", "save_dir", "output_path", "save_path",
@@ -446,6 +448,13 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             raw = value.value if isinstance(value.value, str) else str(value.value)
             if key is value and isinstance(value.value, str) and _package_list(path):
                 _requirement_item(col, value)            # Cog `build: python_packages: - "torch==1.10.0"`
+                continue
+            if path.endswith("widgets_values") and key is value and raw.lower() in _WIDGET_DTYPES:
+                # a ComfyUI workflow node's widget values are its inputs without their names: a loader's weight
+                # dtype widget (`LoadFlux2Model` ["FLUX.2-dev", "sequential_cpu_offload", "bf16"]) is its dtype
+                # (t21b, project test28: VideoX-Fun's comfyui workflows)
+                col.add(m.match_setting("dtype", raw), f"dtype {raw}", value.start_mark.line + 1,
+                        value.start_mark.column + 1, value=raw)
                 continue
             if path.rsplit(".", 1)[-1] == "image":       # compose, Kubernetes, CI `container: image:`
                 col.add(m.match_image(raw), raw, value.start_mark.line + 1, value.start_mark.column + 1,
