@@ -173,3 +173,51 @@ def test_flax_whisper_precision_modes(engine):
     found = _codes(engine, "training/flax/run.sh", src)
     assert "NPU212" in found[line_of(src, "full_mixed")]
     assert not found.get(line_of(src, '"full"'))
+
+
+def test_torchrun_of_a_script_whose_src_layout_package_hard_codes_nccl(tmp_path):
+    # SLAM-LLM's examples/s2s/scripts/pretrain/pretrain_tts_debug.sh: `torchrun \` whose file is
+    # `$code_dir/finetune_s2s.py`, importing slam_llm from the src layout, whose train_utils starts an NCCL group
+    from static_snippets import tree_codes_by_line, write_source
+
+    root = tmp_path / "SLAM-LLM"
+    write_source(root, "pyproject.toml", """\
+        [tool.hatch.build.targets.wheel]
+        packages = ["src/slam_llm"]
+        """)
+    write_source(root, "src/slam_llm/__init__.py", "")
+    write_source(root, "src/slam_llm/utils/__init__.py", "")
+    write_source(root, "src/slam_llm/utils/train_utils.py", """\
+        import torch.distributed as dist
+
+
+        def setup():
+            dist.init_process_group("nccl")
+        """)
+    write_source(root, "src/slam_llm/pipeline/__init__.py", "")
+    write_source(root, "src/slam_llm/pipeline/finetune.py", """\
+        from slam_llm.utils.train_utils import setup
+
+
+        def main(cfg):
+            setup()
+        """)
+    write_source(root, "examples/s2s/finetune_s2s.py", """\
+        from slam_llm.pipeline.finetune import main as train
+
+        if __name__ == "__main__":
+            train({})
+        """)
+    write_source(root, "examples/s2s/scripts/pretrain/pretrain_tts_debug.sh", """\
+        code_dir=examples/s2s
+        num_nodes=1
+        torchrun \\
+            --nnodes $num_nodes \\
+            --nproc_per_node 2 \\
+            $code_dir/finetune_s2s.py \\
+            ++train_config.enable_ddp=true
+        python $code_dir/finetune_s2s.py
+        """)
+    got = tree_codes_by_line(root, "examples/s2s/scripts/pretrain/pretrain_tts_debug.sh")
+    assert "NPU143" in got.get(3, set()), got             # the launcher's line starts the processes
+    assert "NPU143" not in got.get(6, set()) and "NPU143" not in got.get(8, set()), got

@@ -414,6 +414,12 @@ _DOTTED_OVERRIDE_RE = re.compile(r"\+{0,2}[A-Za-z_][\w-]*(?:\.[\w-]+)+=")
 _PARAMETER_DEFAULT_RE = re.compile(r"\$\{\w+:?-([^${}]*)\}")
 
 
+def _literal_var(col: Collector, ref: re.Match) -> str:
+    """The literal a script variable holds (`code_dir=examples/s2s`), else the reference as written."""
+    value = col.script_vars.get(ref.group(1), "").strip("\"'")
+    return value if value and "$" not in value and "`" not in value else ref.group(0)
+
+
 def _assigned_override(col: Collector, word: str) -> str:
     """`key=$VAR` with the literal the script assigned to VAR (`ENGINE=${1:-vllm}` above: its default `vllm`), as
     `key=vllm`; "" when the word is no such override or the value is not a literal (t20b, OpenManus-RL's
@@ -1415,7 +1421,9 @@ def _record_launch(col: Collector, pos: _Positions, words: list[str], nodes: lis
     reports the line when that file is an attention wrapper (t15k). `multi_process`: the line runs under srun /
     mpirun; a torchrun, deepspeed or `python -m torch.distributed.launch` line is one too (the launched script's
     hard-coded NCCL then starts a process group, auditor/project/launch_imports.py)."""
-    found = launched_call_options(words[1:], cwd)
+    # `torchrun ... $code_dir/finetune_s2s.py` after `code_dir=examples/s2s`: the file the script's own variable names
+    # (t21b, SLAM-LLM); a value that is itself an expansion stays unread
+    found = launched_call_options([_VARIABLE_REF_RE.sub(lambda v: _literal_var(col, v), w) for w in words[1:]], cwd)
     call = None
     if found is not None:           # where the launched file is named (a `torchrun \` line's path is lines below)
         call, at = found[0], found[1] + 1
