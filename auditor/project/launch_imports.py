@@ -276,10 +276,8 @@ def launch_import_findings(result: FileResult, root: Path, rules_by_category: di
             if rule is None or (category == "attention" and {call_pos[0], command_pos[0]} & attention_lines):
                 continue
             message = rule.message.replace("{symbol}", rel) + " (" + " -> ".join(chain) + ")"
-            # NCCL: on the launcher's word (`torchrun \` above the file), the line that starts the processes whose
-            # process groups fail (t21b: project test24's and test28's labels); the others on the launched file
-            new.append(call_finding(rule, product, result, command_pos if category == NCCL else call_pos, message,
-                                    rel, {"launched": rel, "chain": chain}))
+            new.append(call_finding(rule, product, result, call_pos, message, rel,
+                                    {"launched": rel, "chain": chain}))
     return unsuppressed(new, calls, Path(result.path), root) if new else new
 
 
