@@ -49,6 +49,9 @@ def project_kind(name: str, rel: str = "") -> str | None:
             return kind
     if low.endswith(".json") and any("config" in part.lower() for part in rel.split("/")[:-1]):
         return "config"       # parler-tts helpers/training_configs/starting_point_v1.json: a folder of configs
+    if low.endswith(".json") and ("workflow" in low or any(
+            "workflow" in part.lower() or part.lower() == "comfyui" for part in rel.split("/")[:-1])):
+        return "config"       # ComfyUI workflows (`example_workflows/*.json`, VideoX-Fun's comfyui/): nodes' inputs (t21b)
     if low.endswith(".def") or low in ("singularity", "apptainer") or \
             low.startswith(("singularity.", "apptainer.")) and not low.endswith(_OTHER_SUFFIXES):
         return "apptainer"        # Apptainer / Singularity recipes (auditor/project/apptainer.py; t15k)

@@ -124,6 +124,7 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         return analyze_conda(engine, data, rel)
     col = Collector(engine, rel, text)
     scan_config_roots(col, roots)
+    _gpu_service_images(col, roots)
     result = col.done()
     if _run_record(roots, rel):
         result.findings = []
@@ -138,6 +139,50 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     return result
 
 
+def _entries(node) -> dict:
+    """A YAML mapping node's entries by key text ({} for anything else)."""
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    return {str(k.value): v for k, v in node.value if isinstance(k, yaml.ScalarNode)}
+
+
+def _reserves_nvidia_gpu(service: dict) -> bool:
+    """A compose service that asks for NVIDIA GPUs: `runtime: nvidia`, `gpus: all` or a device reservation
+    (`deploy.resources.reservations.devices: [{driver: nvidia, capabilities: [gpu]}]`, Docker's GPU support page)."""
+    runtime = service.get("runtime")
+    if isinstance(runtime, yaml.ScalarNode) and str(runtime.value).lower() == "nvidia" or "gpus" in service:
+        return True
+    devices = _entries(_entries(_entries(service.get("deploy")).get("resources")).get("reservations")).get("devices")
+    for item in devices.value if isinstance(devices, yaml.SequenceNode) else []:
+        entry = _entries(item)
+        driver, caps = entry.get("driver"), entry.get("capabilities")
+        if isinstance(driver, yaml.ScalarNode) and str(driver.value).lower() == "nvidia" or \
+                isinstance(caps, yaml.SequenceNode) and any(str(c.value).lower() == "gpu" for c in caps.value
+                                                            if isinstance(c, yaml.ScalarNode)):
+            return True
+    return False
+
+
+def _gpu_service_images(col: Collector, roots: list) -> None:
+    """The `image:` of a compose service that reserves NVIDIA GPUs, when its name says nothing (t21b, project test28:
+    FireRedASR's `image: soar97/triton-fireredasr:25.06`, test4: FunASR's `soar97/triton-sensevoice`): the
+    container runs CUDA code on those GPUs, so it is a CUDA image whatever its name. A service that builds its
+    image (`build:`) is left to its Dockerfile's FROM; a name an image rule matches has that rule's finding."""
+    m = matchers(col.engine)
+    for root in roots:
+        for service in _entries(_entries(root).get("services")).values():
+            entries = _entries(service)
+            image = entries.get("image")
+            if not isinstance(image, yaml.ScalarNode) or not isinstance(image.value, str) \
+                    or "build" in entries or m.match_image(image.value) is not None \
+                    or not _reserves_nvidia_gpu(entries):
+                continue
+            col.add(m.match_setting("compose:gpu_service_image", image.value), image.value, image.start_mark.line + 1, image.start_mark.column + 1,
+                    image.start_mark.column + 1 + len(image.value))
+
+
+# the bfloat16 spellings a ComfyUI loader's dtype widget offers (a value no other widget takes)
+_WIDGET_DTYPES = frozenset({"bf16", "bfloat16"})
 _DEVICE_KEYS = frozenset({"device", "accelerator", "device_type"})
 # where a run writes its outputs: a config holding one that names the config's own folder is that run's record
 _OUTPUT_DIR_KEYS = frozenset({"output_dir", "out_dir", "outdir", "save_dir", "output_path", "save_path",
@@ -403,6 +448,13 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             raw = value.value if isinstance(value.value, str) else str(value.value)
             if key is value and isinstance(value.value, str) and _package_list(path):
                 _requirement_item(col, value)            # Cog `build: python_packages: - "torch==1.10.0"`
+                continue
+            if path.endswith("widgets_values") and key is value and raw.lower() in _WIDGET_DTYPES:
+                # a ComfyUI workflow node's widget values are its inputs without their names: a loader's weight
+                # dtype widget (`LoadFlux2Model` ["FLUX.2-dev", "sequential_cpu_offload", "bf16"]) is its dtype
+                # (t21b, project test28: VideoX-Fun's comfyui workflows)
+                col.add(m.match_setting("dtype", raw), f"dtype {raw}", value.start_mark.line + 1,
+                        value.start_mark.column + 1, value=raw)
                 continue
             if path.rsplit(".", 1)[-1] == "image":       # compose, Kubernetes, CI `container: image:`
                 col.add(m.match_image(raw), raw, value.start_mark.line + 1, value.start_mark.column + 1,

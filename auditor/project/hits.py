@@ -116,12 +116,15 @@ class ProjectMatchers:
     def match_setting(self, path: str, value: str) -> Rule | None:
         """path: dotted keys from the document root (`zero_optimization.offload_optimizer.device`); a key
         glob matches the whole path or its tail after a dot. `no_X: true` (Megatron's `--no-X` flags) is
-        read as `X: false`."""
+        read as `X: false`, and so are `disable_X` / `without_X` (Qwen2-VL-Finetune's `--disable_flash_attn2
+        False` leaves FlashAttention-2 on; `--disable_flash_attn2 True` turns it off)."""
         low = value.lower()
         path = path.lower()            # yacs / Hydra configs write `MODEL.DEVICE: cuda`, `USE_FLASH_ATTN: True`
         head, _, last = path.rpartition(".")
-        if last.startswith("no_") and low in ("true", "false"):
-            path = f"{head}.{last[3:]}" if head else last[3:]
+        prefix = next((p for p in ("no_", "disable_", "without_") if last.startswith(p)), None)
+        if prefix and low in ("true", "false"):
+            last = last[len(prefix):]
+            path = f"{head}.{last}" if head else last
             low = "false" if low == "true" else "true"
         for key, value_glob, rule in self.setting:
             if key.match(path) and value_glob.match(low) and not any(

@@ -260,8 +260,11 @@ def launch_import_findings(result: FileResult, root: Path, rules_by_category: di
             continue
         # sys.path: the script's folder, then PYTHONPATH's folders (`export PYTHONPATH=turbodiffusion`), then the launch's
         paths = [p for p in (_join(_relative(base, root), str(f)) for f in pythonpath or []) if p is not None]
+        # the tree's src layout last (`src/slam_llm`, installed by `pip install -e .`: the PyPA packaging guide's
+        # "src layout"), where a package no other folder holds is imported from (t21b, SLAM-LLM)
         folders = list(dict.fromkeys(["/".join(start.split("/")[:-1])] + paths
-                                     + [_relative(b, root) for b in (base, root)]))
+                                     + [_relative(b, root) for b in (base, root)]
+                                     + (["src"] if (root / "src").is_dir() else [])))
         key = ("imports", start, tuple(folders))
         if key not in cache:
             facts_of = _facts_reader(root, by_rel, analyze, cache)

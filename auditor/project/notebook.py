@@ -21,6 +21,10 @@ _SHELL_CELL_MAGICS = ("%%bash", "%%sh", "%%script bash", "%%script sh")
 _WRITES_SCRIPT_RE = re.compile(r"%%writefile(?:\s+-a)?\s+\S+\.(?:sh|bash)\s*$")
 _RUN_MAGIC_RE = re.compile(r"%run\s")
 _RUN_SHIFT = len("python") - len("%run")
+# `%env NAME=value` / `%env NAME value` / `%set_env NAME value`: IPython sets os.environ[NAME] for the kernel and
+# the commands it starts (IPython's magics reference), as `export NAME=value` does in a script (t21b, project test28:
+# Matcha-TTS's synthesis.ipynb `%env CUDA_VISIBLE_DEVICES=0`)
+_ENV_MAGIC_RE = re.compile(r"(%(?:set_)?env)\s+([A-Za-z_]\w*)(=|\s+)(\S.*)")
 
 
 # IPython expands `{expr}` in a `!` line before the shell runs it (`!{sys.executable} -m pip install ...`): the
@@ -110,16 +114,16 @@ def _switch_findings(col: Collector, switches: list[tuple[int, int, str, str]], 
         col.add(rule, f"{name} = {value}", line, c, c + len(name), value=value)
 
 
-def _unshift(f, shifted: dict[int, int]):
-    """A shell finding on a `%run` line with its columns in the notebook's own text."""
-    start = shifted.get(f.line)
+def _unshift(f, shifted: dict[int, tuple[int, int]]):
+    """A shell finding on a `%run` / `%env` line with its columns in the notebook's own text."""
+    start, shift = shifted.get(f.line, (None, 0))
     if start is None or f.end_col <= start:
         return f
-    return replace(f, col=f.col - _RUN_SHIFT if f.col > start else f.col, end_col=f.end_col - _RUN_SHIFT)
+    return replace(f, col=f.col - shift if f.col > start else f.col, end_col=f.end_col - shift)
 
 
-def _unshifted(summary: dict, shifted: dict[int, int]) -> dict:
-    """The shell reader's recorded calls with the columns of `%run` lines put back (see _unshift)."""
+def _unshifted(summary: dict, shifted: dict[int, tuple[int, int]]) -> dict:
+    """The shell reader's recorded calls with the columns of `%run` / `%env` lines put back (see _unshift)."""
     if not shifted:
         return summary
     for calls in summary.values():
@@ -128,10 +132,10 @@ def _unshifted(summary: dict, shifted: dict[int, int]) -> dict:
                 continue
             for line_key, keys in (("line", ("col", "end_col")), ("file_line", ("file_col", "file_end_col"))):
                 at = call.get(line_key)
-                start = shifted.get(at) if isinstance(at, int) else None
+                start, shift = shifted.get(at, (None, 0)) if isinstance(at, int) else (None, 0)
                 for key in keys:
                     if start is not None and isinstance(call.get(key), int) and call[key] > start:
-                        call[key] -= _RUN_SHIFT
+                        call[key] -= shift
     return summary
 
 
@@ -150,7 +154,7 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
     imported: list[str] = []      # the kernel's imports so far, put on one line before each later cell
     switches: list[tuple[int, int, str, str]] = []     # `cuda = True` at a cell's top level: (line, col, name, value)
     read: set[str] = set()        # names the notebook's code reads
-    shifted: dict[int, int] = {}   # line -> column of a `%run` read as `python` (two columns longer)
+    shifted: dict[int, tuple[int, int]] = {}   # line -> (column of a magic read as shell, columns it grew)
     for number, source in cells:
         lines = source.splitlines() or [""]
         if lines[0].strip().startswith(_SHELL_CELL_MAGICS) or _WRITES_SCRIPT_RE.match(lines[0].strip()):
@@ -177,9 +181,16 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
                     # (t19c, EveryDream2trainer); read as that launch, the columns after the magic put back below
                     python_lines.append("")
                     start = len(ln) - len(stripped)
-                    shifted[len(shell_lines) + 1] = start + 1      # 1-based, as a finding's column
+                    shifted[len(shell_lines) + 1] = (start + 1, _RUN_SHIFT)      # 1-based, as a finding's column
                     shell_lines.append(ln[:start] + "python" + stripped[len("%run"):])
                     continued = ln.rstrip().endswith("\\")
+                elif env := _ENV_MAGIC_RE.match(stripped):
+                    python_lines.append("")
+                    start = len(ln) - len(stripped)
+                    shifted[len(shell_lines) + 1] = (start + 1, len("export") - len(env.group(1)))
+                    # `NAME value` -> `NAME=value`: the separator's first character, the columns kept
+                    sep = env.group(3)
+                    shell_lines.append(ln[:start] + "export " + env.group(2) + "=" + sep[1:] + env.group(4))
                 elif stripped.startswith(("%", "?")) or stripped.endswith("?") and not stripped.startswith("#"):
                     python_lines.append("")
                     shell_lines.append("")

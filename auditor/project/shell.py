@@ -414,6 +414,12 @@ _DOTTED_OVERRIDE_RE = re.compile(r"\+{0,2}[A-Za-z_][\w-]*(?:\.[\w-]+)+=")
 _PARAMETER_DEFAULT_RE = re.compile(r"\$\{\w+:?-([^${}]*)\}")
 
 
+def _literal_var(col: Collector, ref: re.Match) -> str:
+    """The literal a script variable holds (`code_dir=examples/s2s`), else the reference as written."""
+    value = col.script_vars.get(ref.group(1), "").strip("\"'")
+    return value if value and "$" not in value and "`" not in value else ref.group(0)
+
+
 def _assigned_override(col: Collector, word: str) -> str:
     """`key=$VAR` with the literal the script assigned to VAR (`ENGINE=${1:-vllm}` above: its default `vllm`), as
     `key=vllm`; "" when the word is no such override or the value is not a literal (t20b, OpenManus-RL's
@@ -456,6 +462,30 @@ def _evaluated_vars(text: str) -> set[str]:
     return set(_EVAL_VAR_RE.findall(text))
 
 
+# `set -a` / `set -o allexport`: every later assignment is exported
+_ALLEXPORT_RE = re.compile(r"(?m)^\s*set\s+(?:-[a-zA-Z]*a[a-zA-Z]*\b|-o\s+allexport\b)")
+_EXPORT_LINE_RE = re.compile(r"(?m)(?:^|[;&|]\s*)(?:export|(?:declare|typeset)\s+-[a-zA-Z]*x[a-zA-Z]*)\s+([^;&|#\n]*)")
+
+
+class _Everything(frozenset):
+    def __contains__(self, item) -> bool:
+        return True
+
+
+def _environment_names(text: str, evaluated: set[str]) -> frozenset[str]:
+    """The names a plain assignment (`NCCL_DEBUG=INFO` on its own line) of this script can reach a program or the
+    script through: exported (`export NAME`, `declare -x`, `set -a`: all of them) or read (`$NAME`, `${NAME:-x}`).
+    A name outside them is a shell variable nothing sees: the launched process does not inherit it (bash(1),
+    ENVIRONMENT: only exported names are passed; VideoX-Fun's train scripts, labelled `none` in project test28).
+    `evaluated`: the variables run with `eval`, whose text is read as a command line."""
+    if _ALLEXPORT_RE.search(text):
+        return _Everything()
+    names = set(re.findall(r"\$\{?[#!]?([A-Za-z_]\w*)", text)) | evaluated
+    for listed in _EXPORT_LINE_RE.findall(text):
+        names.update(re.findall(r"(?:^|\s)([A-Za-z_]\w*)", listed))
+    return frozenset(names)
+
+
 def scan_shell(col: Collector, text: str) -> None:
     """Report what `text` (lines aligned with the file's lines) sets, reads, runs and installs."""
     raw = text.encode("utf-8")
@@ -464,6 +494,7 @@ def scan_shell(col: Collector, text: str) -> None:
     m = matchers(col.engine)
     source_tree = _SourceTree()
     evaluated = _evaluated_vars(text) if "eval" in text else set()
+    environment_names = _environment_names(text, evaluated)
     for node in _walk(tree.root_node):
         if node.type == "variable_assignment":
             name_node = node.child_by_field_name("name")
@@ -475,8 +506,10 @@ def scan_shell(col: Collector, text: str) -> None:
             if value is not None:
                 # the script's own variables, for a URL that reads one (`--find-links .../whl/${UV_TORCH_BACKEND}`)
                 col.script_vars[name] = _word(value)
-            col.env(name, line, c, twin=_twin(col, node, value, line, c),
-                    value=_word(value) if value is not None else None)
+            if not (node.parent is not None and node.parent.type not in ("declaration_command", "command")
+                    and name not in environment_names):
+                col.env(name, line, c, twin=_twin(col, node, value, line, c),
+                        value=_word(value) if value is not None else None)
             _assignment_setting(col, m, name, value, line, c)
             if value is not None and value.type in ("string", "raw_string"):
                 _env_list(col, pos, value)
@@ -1388,7 +1421,9 @@ def _record_launch(col: Collector, pos: _Positions, words: list[str], nodes: lis
     reports the line when that file is an attention wrapper (t15k). `multi_process`: the line runs under srun /
     mpirun; a torchrun, deepspeed or `python -m torch.distributed.launch` line is one too (the launched script's
     hard-coded NCCL then starts a process group, auditor/project/launch_imports.py)."""
-    found = launched_call_options(words[1:], cwd)
+    # `torchrun ... $code_dir/finetune_s2s.py` after `code_dir=examples/s2s`: the file the script's own variable names
+    # (t21b, SLAM-LLM); a value that is itself an expansion stays unread
+    found = launched_call_options([_VARIABLE_REF_RE.sub(lambda v: _literal_var(col, v), w) for w in words[1:]], cwd)
     call = None
     if found is not None:           # where the launched file is named (a `torchrun \` line's path is lines below)
         call, at = found[0], found[1] + 1
