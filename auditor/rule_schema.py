@@ -103,6 +103,9 @@ RULE_SCHEMA: dict[str, Any] = {
             "dict_entries": {"type": "boolean"},
             # string rules: only a literal inside a comparison (`"nvidia" in device_name`, t14l)
             "compared_only": {"type": "boolean"},
+            # with compared_only: only a literal that is an operand itself (or an item of a tuple / list / set operand),
+            # not one inside a call in the comparison (`find_spec("bitsandbytes") is None` has its own rule) (t21d)
+            "compared_operand": {"type": "boolean"},
             # method rules: only a call with no positional argument (`t.item()`, not a Qt model's `model.item(row)`)
             # (t14q)
             "no_args": {"type": "boolean"},

@@ -419,6 +419,7 @@ class MatchVisitor(cst.CSTVisitor):
         # as many loops as enclose it in the file
         self._loop_depth = loops
         self._compared = 0      # inside a comparison
+        self._operands: set[int] = set()    # a comparison's operands (and the items of a tuple / list / set operand)
         self._asserting = 0     # inside an assert statement's test or an assertion call's arguments
         # string arguments of str methods (`s.replace("fp8", "float8")`): text, not a setting (precision rules)
         self._name_text: set[int] = set()
@@ -464,6 +465,8 @@ class MatchVisitor(cst.CSTVisitor):
             # `VENDORS = {"NVIDIA": ...}`: a vendor name outside a comparison chooses nothing; `assert
             # gpu.manufacturer == "nvidia"` (a test checking data) chooses no branch either (t14l)
             return
+        if rule.extra.get("compared_operand") and id(node) not in self._operands:
+            return      # `find_spec("bitsandbytes") is None`: the literal is a call's argument, not what is compared
         if (self._compared or self._options) and rule.name in _CHOICE_STRINGS:
             return      # `attn_implementation == "flash_attention_2"` reads a choice made elsewhere; `choices=[...]`
                         # lists the options the user picks from
@@ -1725,6 +1728,8 @@ class MatchVisitor(cst.CSTVisitor):
         sides = [node.left] + [t.comparator for t in node.comparisons]
         for side in sides:
             members = [e.value for e in side.elements] if isinstance(side, (cst.Tuple, cst.List, cst.Set)) else [side]
+            # (an attribute rule reports the member's name node: `Device.tensorrt` -> `tensorrt`)
+            self._operands.update(id(m.attr if isinstance(m, cst.Attribute) else m) for m in members)
             self._enum_compared.update(id(m) for m in members if isinstance(m, cst.Attribute) and _enum_member(m)
                                        and not (self._qual(m.value) or "").startswith("torch."))
             # (torch's profiler DeviceType has its own rules)
