@@ -523,13 +523,16 @@ def _dynamic_load(node: ast.AST) -> bool:
     return name in _LOADERS and not (isinstance(first, ast.Constant) and name != "spec_from_file_location")
 
 
-def _loads_dynamically(facts: dict[str, dict[str, Any]]) -> bool:
+def _loads_dynamically(facts: dict[str, dict[str, Any]], unloaded: Collection[str] = ()) -> bool:
     """Whether some file may load modules by a computed name: at module level, or in a definition whose name any file
-    reads. A loader nothing names (EchoMimic's vendored `import_filename`, never called; pd18) loads nothing."""
-    regions = {region for f in facts.values() for region in f.get("dynamic", ())}
+    reads. A loader nothing names (EchoMimic's vendored `import_filename`, never called; pd18) loads nothing; nor
+    does one in or named only by `unloaded` files, nor a `setup.py`'s (pd19: Hallo2's vendored basicsr/setup.py
+    execs its version file in pip's build process, not in ComfyUI's)."""
+    live = {rel: f for rel, f in facts.items() if rel not in unloaded and rel.rsplit("/", 1)[-1] != "setup.py"}
+    regions = {region for f in live.values() for region in f.get("dynamic", ())}
     if not regions or "" in regions:
         return bool(regions)
-    read = {n.rpartition(":")[2].removeprefix(".") for f in facts.values()
+    read = {n.rpartition(":")[2].removeprefix(".") for f in live.values()
             for names in (*f.get("names", {}).values(), f.get("main", ())) for n in names}
     return bool(regions & read)
 
@@ -545,11 +548,19 @@ def _unnamed_files(facts: dict[str, dict[str, Any]], config_words: Collection[st
     """The pack's modules nothing can load: no other file imports, launches or names the module (its stem, or the
     folder of a package's `__init__.py`), no config names it, and no file loads modules by a computed name
     (t19d: FishSpeech vendors fish-speech's training web UI `fish_speech/webui/manage.py`, which ComfyUI never
-    imports and the pack never runs). The root `__init__.py` is what ComfyUI loads."""
-    if _loads_dynamically(facts):
-        return set()
+    imports and the pack never runs). The root `__init__.py` is what ComfyUI loads. A loader that only files
+    nothing loads hold or name never runs, so it leaves the reading as it is (pd19: Hallo2's `import_filename`,
+    called only by training scripts nothing imports)."""
+    unloaded = _named_by_nothing(facts, config_words)
+    return set() if _loads_dynamically(facts, unloaded) else unloaded
+
+
+def _named_by_nothing(facts: dict[str, dict[str, Any]], config_words: Collection[str]) -> set[str]:
+    """`_unnamed_files` as if no file loaded modules by a computed name."""
     named: dict[str, set[str]] = {}     # word -> the files that name it
     for rel, f in facts.items():
+        if rel.rsplit("/", 1)[-1] == "setup.py":
+            continue    # its module names are build inputs for pip (`make_cuda_ext(module="basicsr.ops.fused_act")`)
         read = [n for names in f.get("names", {}).values() for n in names] + list(f.get("main", ()))
         words = {n.rpartition(":")[2].removeprefix(".") for n in read}
         words |= {*f.get("modules", ()), *f.get("launches", ())}
@@ -567,7 +578,11 @@ def _unnamed_files(facts: dict[str, dict[str, Any]], config_words: Collection[st
                     more.add(rel)
                 continue
             module = parts[-2] if parts[-1] == "__init__.py" else parts[-1].removesuffix(".py")
-            if module not in config_words and not (named.get(module, set()) - out - {rel}):
+            namers = named.get(module, set()) - out - {rel}
+            if parts[-1] == "__init__.py":   # a file inside the package is loaded after it: naming it loads nothing
+                folder = rel.removesuffix("__init__.py")    # (pd19: basicsr's upfirdn2d.py reads its own `upfirdn2d`)
+                namers = {o for o in namers if not o.startswith(folder)}
+            if module not in config_words and not namers:
                 more.add(rel)
         if not more:
             return out
