@@ -237,9 +237,12 @@ def _names_read(node: ast.AST, roots: dict[str, str], unused: Collection[ast.ali
             unused.update(n.names)        # handled here, not again as aliases below
         elif isinstance(n, ast.Attribute):
             base = n.value
+            first = base         # the chain's first name: `torch.jit.load` is torch's, not the pack's `def load`
+            while isinstance(first, ast.Attribute):
+                first = first.value
             if isinstance(n.ctx, ast.Load) and not (isinstance(base, ast.Name) and base.id in ("self", "cls")):
-                if isinstance(base, ast.Name) and base.id in roots and base.id not in local:
-                    out.add(f"{roots[base.id]}:{n.attr}")
+                if isinstance(first, ast.Name) and first.id in roots and first.id not in local:
+                    out.add(f"{roots[first.id]}:{n.attr}")
                 else:
                     out.add("." + n.attr)
         elif isinstance(n, ast.alias):
@@ -402,6 +405,12 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     unread = _unread_globals(tree)
     if unread:
         out["unread"] = unread
+    guarded = _guarded_imports(tree)
+    if guarded:
+        out["guarded"] = guarded
+    # `<module's last part>:<name>` of each `from ... import name`: who imports a name from which module
+    out["imports_from"] = sorted({f"{(n.module or '').rsplit('.', 1)[-1]}:{a.name}" for n in module_nodes(tree)
+                                  if isinstance(n, ast.ImportFrom) for a in n.names})
     # the regions that load modules by a computed name ("" for module-level code)
     dynamic = sorted({"" if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else node.name
                       for node in tree.body for n in ast.walk(node) if _dynamic_load(n)})
@@ -505,6 +514,45 @@ def _unread_globals(tree: ast.Module) -> list[list[Any]]:
     return [[t.id, node.lineno, node.end_lineno or node.lineno] for node in tree.body
             if isinstance(node, ast.Assign) and len(node.targets) == 1
             for t in node.targets if isinstance(t, ast.Name) and t.id not in read]
+
+
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+def _guards_import(node: ast.stmt) -> bool:
+    """A module-level `try:` catching ImportError (or broader) or an `if` (`if is_xformers_available():`) whose every
+    statement, in every branch, is an import, an assignment, `pass` or a bare expression (a warning, a docstring)."""
+    if isinstance(node, ast.Try):
+        if not all(h.type is None or _decorator_name(h.type) in _IMPORT_ERRORS
+                   or isinstance(h.type, ast.Tuple) and any(_decorator_name(e) in _IMPORT_ERRORS for e in h.type.elts)
+                   for h in node.handlers) or not node.handlers:
+            return False
+        parts = [*node.body, *node.orelse, *node.finalbody, *(s for h in node.handlers for s in h.body)]
+    elif isinstance(node, ast.If):
+        parts = [*node.body, *node.orelse]
+    else:
+        return False
+    return any(isinstance(p, (ast.Import, ast.ImportFrom)) for p in parts) and all(
+        isinstance(p, (ast.Import, ast.ImportFrom, ast.Assign, ast.Pass, ast.Expr)) for p in parts)
+
+
+def _guarded_imports(tree: ast.Module) -> list[list[Any]]:
+    """[first line, last line, [lines reading a name it binds]] of each module-level guarded optional import
+    (`_guards_import`) that binds names the file reads (pd19, the lead's decision 1 of session 21): when every such
+    read lies in code the pack never reaches, the guard and its imports are info too."""
+    out: list[list[Any]] = []
+    for node in tree.body:
+        if not _guards_import(node):
+            continue
+        bound = {a.asname or a.name.split(".")[0] for n in ast.walk(node) if isinstance(n, (ast.Import, ast.ImportFrom))
+                 for a in n.names} | {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+                                      and isinstance(n.ctx, ast.Store)}
+        first, last = node.lineno, node.end_lineno or node.lineno
+        uses = sorted({n.lineno for n in module_nodes(tree) if isinstance(n, ast.Name) and n.id in bound
+                       and isinstance(n.ctx, ast.Load) and not first <= n.lineno <= last})
+        if uses:
+            out.append([first, last, uses, sorted(bound)])
+    return out
 
 
 _LOADERS = frozenset({"import_module", "__import__", "spec_from_file_location", "load_source", "run_path",
@@ -666,6 +714,7 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
             spans = [(a, b) for a, b in zip(starts, ends) if a <= b]
         spans += _unread_spans(rel, f, facts)
         spans += _uncalled_methods(rel, f, facts, done)
+        spans += _unused_guarded_imports(rel, f, facts, spans)
         if spans:
             out[rel] = spans
     return out
@@ -678,6 +727,10 @@ _LIBRARY_HOOKS = {
     "set_use_memory_efficient_attention_xformers": frozenset({
         "enable_xformers_memory_efficient_attention", "disable_xformers_memory_efficient_attention",
         "set_use_memory_efficient_attention_xformers"}),
+    # a pipeline's CPU offload is the user's opt-in: diffusers never calls it itself (pd19: ID_Animator's
+    # AnimationPipeline overrides it with `torch.device(f"cuda:{gpu_id}")` and nothing in the pack calls it)
+    "enable_sequential_cpu_offload": frozenset({"enable_sequential_cpu_offload"}),
+    "enable_model_cpu_offload": frozenset({"enable_model_cpu_offload"}),
 }
 
 
@@ -725,6 +778,24 @@ def _uncalled_methods(rel: str, f: dict[str, Any], facts: dict[str, dict[str, An
             continue
         out.append((first, last))
     return out
+
+
+def _unused_guarded_imports(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]],
+                            spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The guarded optional imports of `rel` (`_guarded_imports`) whose every read in the file lies in `spans` (code the
+    pack never reaches) and whose names no other file can import (by name, the module whole or a star import): an
+    optional CUDA path nothing runs is info (the lead's decision 1, session 21; ID_Animator's `if
+    is_xformers_available(): import xformers`, read only in diffusers' uncalled xformers hook)."""
+    if not f.get("guarded"):
+        return []
+    stem = rel.rsplit("/", 1)[-1].removesuffix(".py")
+    others = [(o, g) for o, g in facts.items() if o != rel]
+    if stem == "__init__" or any(stem in g.get("whole", ()) or rel in _star_files(o, g, facts) for o, g in others):
+        return []
+    # `from .attention import xformers` takes the name from this module; `import xformers` elsewhere does not
+    imported = {entry for _, g in others for entry in g.get("imports_from", ())}
+    return [(first, last) for first, last, uses, names in f["guarded"]
+            if not imported & {f"{stem}:{name}" for name in names} and all(any(a <= u <= b for a, b in spans) for u in uses)]
 
 
 def _star_files(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]]) -> list[str]:
