@@ -53,6 +53,7 @@ from collections.abc import Collection
 from typing import Any
 
 from auditor.astnodes import module_nodes
+from auditor.static.attribute_sets import setting_nodes
 from auditor.static.backends import as_info
 
 _CONTEXT = "unreached"
@@ -372,9 +373,12 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     dead += _off_switch_branches(tree)
     out["top"] = top
     methods, bases = _class_methods(tree)
+    flags = _attribute_flags(tree)
+    if flags:
+        out["flags"] = flags
     if methods:
         out["methods"], out["bases"] = methods, bases
-        out["words"] = sorted(_identifiers_read(tree))
+        out["words"] = sorted(_identifiers_read(tree, [(first, last) for _, first, last, _ in flags]))
     if dead:
         out["dead"] = dead
     out["names"] = {k: sorted(v) for k, v in names.items() if v}
@@ -436,26 +440,56 @@ def _class_methods(tree: ast.Module) -> tuple[list[list[Any]], dict[str, list[st
     return methods, bases
 
 
-def _identifiers_read(tree: ast.Module) -> set[str]:
+def _identifiers_read(tree: ast.Module, skip: Collection[tuple[int, int]] = ()) -> set[str]:
     """Every name, attribute and identifier-like string part the file reads, wherever it is (`self.fn()`,
     `hooks.append(self.save)`, `getattr(m, "enable_xformers")`); "<computed-self>" when the file reads an attribute of
     `self` / `cls` by a computed name (`getattr(self, f"on_{event}")`: any method of its classes), "<computed-call>"
-    when it calls an attribute read by a computed name (`getattr(pipe, mode)(...)`: any method of the pack)."""
+    when it calls an attribute read by a computed name (`getattr(pipe, mode)(...)`: any method of the pack). Not on
+    the lines of `skip` (the bodies of attribute flags, `_attribute_flags`, read apart)."""
     out: set[str] = set()
     for n in module_nodes(tree):
-        if isinstance(n, ast.Call) and _computed_getattr(n.func) and not _of_self(n.func):
-            out.add("<computed-call>")
-        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store):
-            out.add(n.id)
-        elif isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Store):
-            out.add(n.attr)
-        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value.lstrip(".")):
-            out.update(n.value.split("."))
-        elif _computed_getattr(n) and _of_self(n):
-            out.add("<computed-self>")
-        elif isinstance(n, ast.Call) and _decorator_name(n.func) == "methodcaller" and n.args \
-                and not isinstance(n.args[0], ast.Constant):
-            out.add("<computed-call>")
+        if not (skip and any(a <= getattr(n, "lineno", 0) <= b for a, b in skip)):
+            out.update(_words(n))
+    return out
+
+
+def _words(n: ast.AST) -> list[str]:
+    """The words one node reads (`_identifiers_read`)."""
+    out = ["<computed-call>"] if isinstance(n, ast.Call) and _computed_getattr(n.func) and not _of_self(n.func) else []
+    if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store):
+        out.append(n.id)
+    elif isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Store):
+        out.append(n.attr)
+    elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value.lstrip(".")):
+        out += n.value.split(".")
+    elif _computed_getattr(n) and _of_self(n):
+        out.append("<computed-self>")
+    elif isinstance(n, ast.Call) and _decorator_name(n.func) == "methodcaller" and n.args \
+            and not isinstance(n.args[0], ast.Constant):
+        out.append("<computed-call>")
+    return out
+
+
+def _attribute_flags(tree: ast.Module) -> list[list[Any]]:
+    """[X, first line, last line, the words its body reads (`_identifiers_read`)] of each `if self.X:` / `if self.X
+    and ...:` body (pd19): when nothing in the pack sets X but to a false constant, the body never runs."""
+    out: list[list[Any]] = []
+    for n in module_nodes(tree):
+        if not isinstance(n, ast.If) or not n.body:
+            continue
+        tests = n.test.values if isinstance(n.test, ast.BoolOp) and isinstance(n.test.op, ast.And) else [n.test]
+        flag = next((t.attr for t in tests if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                     and t.value.id in ("self", "cls")), None)
+        if flag is not None:
+            out.append([flag, n.body[0].lineno, max(b.end_lineno or b.lineno for b in n.body), set()])
+    if out:
+        for n in module_nodes(tree):
+            line = getattr(n, "lineno", 0)
+            for entry in out:
+                if entry[1] <= line <= entry[2]:
+                    entry[3].update(_words(n))
+        for entry in out:
+            entry[3] = sorted(entry[3])
     return out
 
 
@@ -703,9 +737,19 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
             continue
         done.add(key)
         todo.extend(regions.get(key, set()) - done)
+    out = _spans(facts, done, unloaded, idle_mains, frozenset())
+    off = _off_flags(facts, out)
+    return _spans(facts, done, unloaded, idle_mains, off) if off else out
+
+
+def _spans(facts: dict[str, dict[str, Any]], done: Collection[tuple[str, str]], unloaded: Collection[str],
+           idle_mains: dict[str, list[list[int]]], off: Collection[str]) -> dict[str, list[tuple[int, int]]]:
+    """Per file, the unreached spans (`_unreached`), given the reached definitions and the attribute flags nothing
+    turns on (`off`: their `if self.X:` bodies are unreached too, and so is what only they read)."""
     out: dict[str, list[tuple[int, int]]] = {}
     for rel, f in facts.items():
         spans = [(first, last) for name, first, last, _ in f.get("top", ()) if (rel, name) not in done]
+        spans += [(first, last) for flag, first, last, _ in f.get("flags", ()) if flag in off]
         spans += [(first, last) for first, last in (*f.get("dead", ()), *idle_mains.get(rel, ()))]
         if _bench_file(rel) or rel in unloaded:     # its module-level lines too: all but the definitions reached
             kept = sorted((first, last) for name, first, last, _ in f.get("top", ()) if (rel, name) in done)
@@ -713,7 +757,7 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
             ends = [first - 1 for first, _ in kept] + [_END]
             spans = [(a, b) for a, b in zip(starts, ends) if a <= b]
         spans += _unread_spans(rel, f, facts)
-        spans += _uncalled_methods(rel, f, facts, done)
+        spans += _uncalled_methods(rel, f, facts, done, off)
         spans += _unused_guarded_imports(rel, f, facts, spans)
         if spans:
             out[rel] = spans
@@ -734,8 +778,59 @@ _LIBRARY_HOOKS = {
 }
 
 
+# attributes a library sets on the pack's modules, with the calls that make it do so (diffusers' and transformers'
+# gradient checkpointing switches; torch's `train()` / `eval()` set `training`)
+_LIBRARY_FLAGS = {
+    "gradient_checkpointing": frozenset({"enable_gradient_checkpointing", "gradient_checkpointing_enable",
+                                         "_set_gradient_checkpointing"}),
+    "training": frozenset({"train", "eval", "training"}),
+}
+
+
+def _off_flags(facts: dict[str, dict[str, Any]], spans: dict[str, list[tuple[int, int]]]) -> set[str]:
+    """The attributes X of `if self.X:` branches (`_attribute_flags`) that the pack sets somewhere to a false constant
+    and nowhere else but in code it never reaches (`spans`), by `attribute_sets.setting_nodes` (pd19, heldout24:
+    ID_Animator's `self._use_memory_efficient_attention_xformers = False`, set from a parameter only in diffusers'
+    xformers hook that nothing triggers): the branch never runs. pd17's unset-hook reading, for a flag. A flag a
+    library sets (`_LIBRARY_FLAGS`) stays on when the pack makes the call that sets it."""
+    if not all("sets" in f for f in facts.values()):
+        return set()
+    read = {w for f in facts.values() for w in f.get("words", ())}
+    out: set[str] = set()
+    for flag in {flag for f in facts.values() for flag, *_ in f.get("flags", ())}:
+        if _LIBRARY_FLAGS.get(flag, frozenset()) & read:
+            continue
+        entries = [(rel, f["sets"][flag]) for rel, f in facts.items() if flag in f["sets"]]
+        if any(falsy for _, (_, falsy) in entries) and all(
+                any(a <= line <= b for a, b in spans.get(rel, ())) for rel, (lines, _) in entries for line in lines):
+            out.add(flag)
+    return out
+
+
+def _flag_sets(facts: dict[str, dict[str, Any]], sources: dict[str, bytes]) -> None:
+    """Adds `sets` to each file's facts: for each attribute flag of the pack the file names, [the lines that may set it
+    to something other than a false constant, whether it sets it to one] (`_off_flags`)."""
+    flags = {flag for f in facts.values() for flag, *_ in f.get("flags", ())}
+    for rel, f in facts.items():
+        f["sets"] = {}
+        named = [flag for flag in flags if flag.encode() in sources.get(rel, b"")]
+        if not named:
+            continue
+        try:
+            tree = ast.parse(sources[rel])
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue        # a file that does not parse sets nothing (it cannot be imported)
+        for flag in named:
+            on = list(setting_nodes(tree, flag, false_stores=False))
+            # an instance attribute set off (`self.X = False`); a class attribute's false default is left alone, as
+            # t19g's control does (a library base class's switch that subclasses override)
+            falsy = any(isinstance(n, ast.Attribute) for n in set(setting_nodes(tree, flag)) - set(on))
+            if on or falsy:
+                f["sets"][flag] = [[getattr(n, "lineno", 0) for n in on], falsy]
+
+
 def _uncalled_methods(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]],
-                      done: Collection[tuple[str, str]]) -> list[tuple[int, int]]:
+                      done: Collection[tuple[str, str]], off: Collection[str] = ()) -> list[tuple[int, int]]:
     """The methods of reached classes of `rel` that nothing in the pack calls (pd18, heldout23: EchoMimic's
     `BlockGPUManager.get_gpu_memory_usage`; a diffusers `Attention` subclass's
     `set_use_memory_efficient_attention_xformers` in a pack that never enables xformers). Names are matched, not
@@ -748,6 +843,11 @@ def _uncalled_methods(rel: str, f: dict[str, Any], facts: dict[str, dict[str, An
     if not f.get("methods") or "<computed-self>" in f.get("words", ()):
         return []
     read = {w for g in facts.values() for w in g.get("words", ())}
+    dead: set[str] = set()      # words read only in the bodies of flags nothing turns on
+    for g in facts.values():
+        for flag, _, _, words in g.get("flags", ()):
+            (dead if flag in off else read).update(words)
+    dead -= read
     if "<computed-call>" in read:
         return []
     read |= {n.rpartition(":")[2].removeprefix(".") for g in facts.values()
@@ -774,7 +874,7 @@ def _uncalled_methods(rel: str, f: dict[str, Any], facts: dict[str, dict[str, An
     for cls, name, first, last, registered in f["methods"]:
         if (rel, cls) not in done or registered or name.startswith("__") or name.isupper() or name in read:
             continue
-        if cls in tied and (name not in _LIBRARY_HOOKS or _LIBRARY_HOOKS[name] & read):
+        if cls in tied and name not in dead and (name not in _LIBRARY_HOOKS or _LIBRARY_HOOKS[name] & read):
             continue
         out.append((first, last))
     return out
@@ -868,14 +968,17 @@ def _pack_facts(results: list, project: Any) -> dict[str, dict[str, Any]]:
     if not comfy_node_pack(results):
         return {}
     facts: dict[str, dict[str, Any]] = {}
+    sources: dict[str, bytes] = {}
     for rel, path in getattr(project, "paths", {}).items():
         if rel.endswith(".py"):
             try:
-                facts[rel] = reach_facts(read_counted(project, path), rel.rsplit("/", 1)[-1] == "__init__.py")
+                sources[rel] = read_counted(project, path)
             except (OSError, SourceError):
                 return {}
+            facts[rel] = reach_facts(sources[rel], rel.rsplit("/", 1)[-1] == "__init__.py")
             if not facts[rel]:      # a SyntaxError in every Python 3 (MuseV's `import ..visualization.x`): the
                 facts[rel] = {"top": [], "names": {}}   # file cannot be imported or run, so it reaches nothing (t18g)
+    _flag_sets(facts, sources)
     return facts
 
 
