@@ -49,8 +49,9 @@ def test_a_debug_branch_switched_off_in_a_node_class_is_unreached(tmp_path):
 
 
 def test_a_switch_the_file_sets_elsewhere_keeps_its_severity(tmp_path):
+    # a setter the pack runs (pd19: one in a method nothing calls turns nothing on, tests/test_precision_pd19.py)
     extra = """
-        def enable_debug(self):
+        def __init__(self):
             self.DEBUG_MODE = True
 """
     severity, context = _sync(tmp_path, extra)

@@ -53,6 +53,8 @@ from typing import Any
 from auditor.static.backends import as_info
 from auditor.static.unreached_defs import _WRAPPERS, _decorator_name, _main_block, comfy_node_pack
 from auditor.static.astutil import module_nodes
+from auditor.static.attribute_sets import false_constant as _false_constant
+from auditor.static.attribute_sets import may_set as _binds
 
 # `map_location` is torch.load's device argument, handed on (`def load_checkpoint(path, map_location="cuda")`, t17d)
 _PARAM = re.compile(r"(?i)^(?:\w+_)?(?:device|dtype|precision)(?:_\w+)?$|^torch_dtype$|^map_location$")
@@ -120,11 +122,6 @@ def _defaults(tree: ast.Module) -> list[list[Any]]:
     return out
 
 
-def _false_constant(node: ast.expr | None) -> bool:
-    """`False`, `None`, `0`, `""`: a value that leaves an `if flag:` branch off."""
-    return isinstance(node, ast.Constant) and not node.value
-
-
 def _plain(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Undecorated, or decorated only by wrappers that neither register nor replace it (`@torch.no_grad()`)."""
     return all(_decorator_name(d) in _WRAPPERS for d in fn.decorator_list)
@@ -176,20 +173,6 @@ def _optional_attr_branches(tree: ast.Module) -> list[list[Any]]:
         if isinstance(n, ast.If) and (name := _optional_self_attr(n.test)) is not None:
             out.append([name, n.body[0].lineno, max(b.end_lineno or b.lineno for b in n.body)])
     return out
-
-
-def _binds(tree: ast.Module, name: str) -> bool:
-    """Whether the file may set attribute `name`: an attribute or name store, a parameter or keyword of that name,
-    `setattr(_, "name", ...)`, or the string anywhere but as hasattr's / getattr's attribute argument."""
-    probed = {id(n.args[1]) for n in module_nodes(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-              and n.func.id in ("hasattr", "getattr") and len(n.args) >= 2}
-    for n in module_nodes(tree):
-        if isinstance(n, ast.Attribute) and n.attr == name and not isinstance(n.ctx, ast.Load) \
-                or isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) \
-                or isinstance(n, ast.arg) and n.arg == name or isinstance(n, ast.keyword) and n.arg == name \
-                or isinstance(n, ast.Constant) and n.value == name and id(n) not in probed:
-            return True
-    return False
 
 
 def _flags(tree: ast.Module) -> list[list[Any]]:

@@ -53,6 +53,7 @@ from collections.abc import Collection
 from typing import Any
 
 from auditor.astnodes import module_nodes
+from auditor.static.attribute_sets import setting_nodes
 from auditor.static.backends import as_info
 
 _CONTEXT = "unreached"
@@ -237,9 +238,12 @@ def _names_read(node: ast.AST, roots: dict[str, str], unused: Collection[ast.ali
             unused.update(n.names)        # handled here, not again as aliases below
         elif isinstance(n, ast.Attribute):
             base = n.value
+            first = base         # the chain's first name: `torch.jit.load` is torch's, not the pack's `def load`
+            while isinstance(first, ast.Attribute):
+                first = first.value
             if isinstance(n.ctx, ast.Load) and not (isinstance(base, ast.Name) and base.id in ("self", "cls")):
-                if isinstance(base, ast.Name) and base.id in roots and base.id not in local:
-                    out.add(f"{roots[base.id]}:{n.attr}")
+                if isinstance(first, ast.Name) and first.id in roots and first.id not in local:
+                    out.add(f"{roots[first.id]}:{n.attr}")
                 else:
                     out.add("." + n.attr)
         elif isinstance(n, ast.alias):
@@ -369,9 +373,12 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     dead += _off_switch_branches(tree)
     out["top"] = top
     methods, bases = _class_methods(tree)
+    flags = _attribute_flags(tree)
+    if flags:
+        out["flags"] = flags
     if methods:
         out["methods"], out["bases"] = methods, bases
-        out["words"] = sorted(_identifiers_read(tree))
+        out["words"] = sorted(_identifiers_read(tree, [(first, last) for _, first, last, _ in flags]))
     if dead:
         out["dead"] = dead
     out["names"] = {k: sorted(v) for k, v in names.items() if v}
@@ -402,6 +409,12 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     unread = _unread_globals(tree)
     if unread:
         out["unread"] = unread
+    guarded = _guarded_imports(tree)
+    if guarded:
+        out["guarded"] = guarded
+    # `<module's last part>:<name>` of each `from ... import name`: who imports a name from which module
+    out["imports_from"] = sorted({f"{(n.module or '').rsplit('.', 1)[-1]}:{a.name}" for n in module_nodes(tree)
+                                  if isinstance(n, ast.ImportFrom) for a in n.names})
     # the regions that load modules by a computed name ("" for module-level code)
     dynamic = sorted({"" if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else node.name
                       for node in tree.body for n in ast.walk(node) if _dynamic_load(n)})
@@ -427,26 +440,56 @@ def _class_methods(tree: ast.Module) -> tuple[list[list[Any]], dict[str, list[st
     return methods, bases
 
 
-def _identifiers_read(tree: ast.Module) -> set[str]:
+def _identifiers_read(tree: ast.Module, skip: Collection[tuple[int, int]] = ()) -> set[str]:
     """Every name, attribute and identifier-like string part the file reads, wherever it is (`self.fn()`,
     `hooks.append(self.save)`, `getattr(m, "enable_xformers")`); "<computed-self>" when the file reads an attribute of
     `self` / `cls` by a computed name (`getattr(self, f"on_{event}")`: any method of its classes), "<computed-call>"
-    when it calls an attribute read by a computed name (`getattr(pipe, mode)(...)`: any method of the pack)."""
+    when it calls an attribute read by a computed name (`getattr(pipe, mode)(...)`: any method of the pack). Not on
+    the lines of `skip` (the bodies of attribute flags, `_attribute_flags`, read apart)."""
     out: set[str] = set()
     for n in module_nodes(tree):
-        if isinstance(n, ast.Call) and _computed_getattr(n.func) and not _of_self(n.func):
-            out.add("<computed-call>")
-        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store):
-            out.add(n.id)
-        elif isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Store):
-            out.add(n.attr)
-        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value.lstrip(".")):
-            out.update(n.value.split("."))
-        elif _computed_getattr(n) and _of_self(n):
-            out.add("<computed-self>")
-        elif isinstance(n, ast.Call) and _decorator_name(n.func) == "methodcaller" and n.args \
-                and not isinstance(n.args[0], ast.Constant):
-            out.add("<computed-call>")
+        if not (skip and any(a <= getattr(n, "lineno", 0) <= b for a, b in skip)):
+            out.update(_words(n))
+    return out
+
+
+def _words(n: ast.AST) -> list[str]:
+    """The words one node reads (`_identifiers_read`)."""
+    out = ["<computed-call>"] if isinstance(n, ast.Call) and _computed_getattr(n.func) and not _of_self(n.func) else []
+    if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store):
+        out.append(n.id)
+    elif isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Store):
+        out.append(n.attr)
+    elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value.lstrip(".")):
+        out += n.value.split(".")
+    elif _computed_getattr(n) and _of_self(n):
+        out.append("<computed-self>")
+    elif isinstance(n, ast.Call) and _decorator_name(n.func) == "methodcaller" and n.args \
+            and not isinstance(n.args[0], ast.Constant):
+        out.append("<computed-call>")
+    return out
+
+
+def _attribute_flags(tree: ast.Module) -> list[list[Any]]:
+    """[X, first line, last line, the words its body reads (`_identifiers_read`)] of each `if self.X:` / `if self.X
+    and ...:` body (pd19): when nothing in the pack sets X but to a false constant, the body never runs."""
+    out: list[list[Any]] = []
+    for n in module_nodes(tree):
+        if not isinstance(n, ast.If) or not n.body:
+            continue
+        tests = n.test.values if isinstance(n.test, ast.BoolOp) and isinstance(n.test.op, ast.And) else [n.test]
+        flag = next((t.attr for t in tests if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                     and t.value.id in ("self", "cls")), None)
+        if flag is not None:
+            out.append([flag, n.body[0].lineno, max(b.end_lineno or b.lineno for b in n.body), set()])
+    if out:
+        for n in module_nodes(tree):
+            line = getattr(n, "lineno", 0)
+            for entry in out:
+                if entry[1] <= line <= entry[2]:
+                    entry[3].update(_words(n))
+        for entry in out:
+            entry[3] = sorted(entry[3])
     return out
 
 
@@ -507,6 +550,45 @@ def _unread_globals(tree: ast.Module) -> list[list[Any]]:
             for t in node.targets if isinstance(t, ast.Name) and t.id not in read]
 
 
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+def _guards_import(node: ast.stmt) -> bool:
+    """A module-level `try:` catching ImportError (or broader) or an `if` (`if is_xformers_available():`) whose every
+    statement, in every branch, is an import, an assignment, `pass` or a bare expression (a warning, a docstring)."""
+    if isinstance(node, ast.Try):
+        if not all(h.type is None or _decorator_name(h.type) in _IMPORT_ERRORS
+                   or isinstance(h.type, ast.Tuple) and any(_decorator_name(e) in _IMPORT_ERRORS for e in h.type.elts)
+                   for h in node.handlers) or not node.handlers:
+            return False
+        parts = [*node.body, *node.orelse, *node.finalbody, *(s for h in node.handlers for s in h.body)]
+    elif isinstance(node, ast.If):
+        parts = [*node.body, *node.orelse]
+    else:
+        return False
+    return any(isinstance(p, (ast.Import, ast.ImportFrom)) for p in parts) and all(
+        isinstance(p, (ast.Import, ast.ImportFrom, ast.Assign, ast.Pass, ast.Expr)) for p in parts)
+
+
+def _guarded_imports(tree: ast.Module) -> list[list[Any]]:
+    """[first line, last line, [lines reading a name it binds]] of each module-level guarded optional import
+    (`_guards_import`) that binds names the file reads (pd19, the lead's decision 1 of session 21): when every such
+    read lies in code the pack never reaches, the guard and its imports are info too."""
+    out: list[list[Any]] = []
+    for node in tree.body:
+        if not _guards_import(node):
+            continue
+        bound = {a.asname or a.name.split(".")[0] for n in ast.walk(node) if isinstance(n, (ast.Import, ast.ImportFrom))
+                 for a in n.names} | {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+                                      and isinstance(n.ctx, ast.Store)}
+        first, last = node.lineno, node.end_lineno or node.lineno
+        uses = sorted({n.lineno for n in module_nodes(tree) if isinstance(n, ast.Name) and n.id in bound
+                       and isinstance(n.ctx, ast.Load) and not first <= n.lineno <= last})
+        if uses:
+            out.append([first, last, uses, sorted(bound)])
+    return out
+
+
 _LOADERS = frozenset({"import_module", "__import__", "spec_from_file_location", "load_source", "run_path",
                       "run_module", "exec"})
 
@@ -523,13 +605,16 @@ def _dynamic_load(node: ast.AST) -> bool:
     return name in _LOADERS and not (isinstance(first, ast.Constant) and name != "spec_from_file_location")
 
 
-def _loads_dynamically(facts: dict[str, dict[str, Any]]) -> bool:
+def _loads_dynamically(facts: dict[str, dict[str, Any]], unloaded: Collection[str] = ()) -> bool:
     """Whether some file may load modules by a computed name: at module level, or in a definition whose name any file
-    reads. A loader nothing names (EchoMimic's vendored `import_filename`, never called; pd18) loads nothing."""
-    regions = {region for f in facts.values() for region in f.get("dynamic", ())}
+    reads. A loader nothing names (EchoMimic's vendored `import_filename`, never called; pd18) loads nothing; nor
+    does one in or named only by `unloaded` files, nor a `setup.py`'s (pd19: Hallo2's vendored basicsr/setup.py
+    execs its version file in pip's build process, not in ComfyUI's)."""
+    live = {rel: f for rel, f in facts.items() if rel not in unloaded and rel.rsplit("/", 1)[-1] != "setup.py"}
+    regions = {region for f in live.values() for region in f.get("dynamic", ())}
     if not regions or "" in regions:
         return bool(regions)
-    read = {n.rpartition(":")[2].removeprefix(".") for f in facts.values()
+    read = {n.rpartition(":")[2].removeprefix(".") for f in live.values()
             for names in (*f.get("names", {}).values(), f.get("main", ())) for n in names}
     return bool(regions & read)
 
@@ -545,11 +630,19 @@ def _unnamed_files(facts: dict[str, dict[str, Any]], config_words: Collection[st
     """The pack's modules nothing can load: no other file imports, launches or names the module (its stem, or the
     folder of a package's `__init__.py`), no config names it, and no file loads modules by a computed name
     (t19d: FishSpeech vendors fish-speech's training web UI `fish_speech/webui/manage.py`, which ComfyUI never
-    imports and the pack never runs). The root `__init__.py` is what ComfyUI loads."""
-    if _loads_dynamically(facts):
-        return set()
+    imports and the pack never runs). The root `__init__.py` is what ComfyUI loads. A loader that only files
+    nothing loads hold or name never runs, so it leaves the reading as it is (pd19: Hallo2's `import_filename`,
+    called only by training scripts nothing imports)."""
+    unloaded = _named_by_nothing(facts, config_words)
+    return set() if _loads_dynamically(facts, unloaded) else unloaded
+
+
+def _named_by_nothing(facts: dict[str, dict[str, Any]], config_words: Collection[str]) -> set[str]:
+    """`_unnamed_files` as if no file loaded modules by a computed name."""
     named: dict[str, set[str]] = {}     # word -> the files that name it
     for rel, f in facts.items():
+        if rel.rsplit("/", 1)[-1] == "setup.py":
+            continue    # its module names are build inputs for pip (`make_cuda_ext(module="basicsr.ops.fused_act")`)
         read = [n for names in f.get("names", {}).values() for n in names] + list(f.get("main", ()))
         words = {n.rpartition(":")[2].removeprefix(".") for n in read}
         words |= {*f.get("modules", ()), *f.get("launches", ())}
@@ -567,7 +660,11 @@ def _unnamed_files(facts: dict[str, dict[str, Any]], config_words: Collection[st
                     more.add(rel)
                 continue
             module = parts[-2] if parts[-1] == "__init__.py" else parts[-1].removesuffix(".py")
-            if module not in config_words and not (named.get(module, set()) - out - {rel}):
+            namers = named.get(module, set()) - out - {rel}
+            if parts[-1] == "__init__.py":   # a file inside the package is loaded after it: naming it loads nothing
+                folder = rel.removesuffix("__init__.py")    # (pd19: basicsr's upfirdn2d.py reads its own `upfirdn2d`)
+                namers = {o for o in namers if not o.startswith(folder)}
+            if module not in config_words and not namers:
                 more.add(rel)
         if not more:
             return out
@@ -640,9 +737,19 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
             continue
         done.add(key)
         todo.extend(regions.get(key, set()) - done)
+    out = _spans(facts, done, unloaded, idle_mains, frozenset())
+    off = _off_flags(facts, out)
+    return _spans(facts, done, unloaded, idle_mains, off) if off else out
+
+
+def _spans(facts: dict[str, dict[str, Any]], done: Collection[tuple[str, str]], unloaded: Collection[str],
+           idle_mains: dict[str, list[list[int]]], off: Collection[str]) -> dict[str, list[tuple[int, int]]]:
+    """Per file, the unreached spans (`_unreached`), given the reached definitions and the attribute flags nothing
+    turns on (`off`: their `if self.X:` bodies are unreached too, and so is what only they read)."""
     out: dict[str, list[tuple[int, int]]] = {}
     for rel, f in facts.items():
         spans = [(first, last) for name, first, last, _ in f.get("top", ()) if (rel, name) not in done]
+        spans += [(first, last) for flag, first, last, _ in f.get("flags", ()) if flag in off]
         spans += [(first, last) for first, last in (*f.get("dead", ()), *idle_mains.get(rel, ()))]
         if _bench_file(rel) or rel in unloaded:     # its module-level lines too: all but the definitions reached
             kept = sorted((first, last) for name, first, last, _ in f.get("top", ()) if (rel, name) in done)
@@ -650,7 +757,8 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
             ends = [first - 1 for first, _ in kept] + [_END]
             spans = [(a, b) for a, b in zip(starts, ends) if a <= b]
         spans += _unread_spans(rel, f, facts)
-        spans += _uncalled_methods(rel, f, facts, done)
+        spans += _uncalled_methods(rel, f, facts, done, off)
+        spans += _unused_guarded_imports(rel, f, facts, spans)
         if spans:
             out[rel] = spans
     return out
@@ -663,11 +771,66 @@ _LIBRARY_HOOKS = {
     "set_use_memory_efficient_attention_xformers": frozenset({
         "enable_xformers_memory_efficient_attention", "disable_xformers_memory_efficient_attention",
         "set_use_memory_efficient_attention_xformers"}),
+    # a pipeline's CPU offload is the user's opt-in: diffusers never calls it itself (pd19: ID_Animator's
+    # AnimationPipeline overrides it with `torch.device(f"cuda:{gpu_id}")` and nothing in the pack calls it)
+    "enable_sequential_cpu_offload": frozenset({"enable_sequential_cpu_offload"}),
+    "enable_model_cpu_offload": frozenset({"enable_model_cpu_offload"}),
 }
 
 
+# attributes a library sets on the pack's modules, with the calls that make it do so (diffusers' and transformers'
+# gradient checkpointing switches; torch's `train()` / `eval()` set `training`)
+_LIBRARY_FLAGS = {
+    "gradient_checkpointing": frozenset({"enable_gradient_checkpointing", "gradient_checkpointing_enable",
+                                         "_set_gradient_checkpointing"}),
+    "training": frozenset({"train", "eval", "training"}),
+}
+
+
+def _off_flags(facts: dict[str, dict[str, Any]], spans: dict[str, list[tuple[int, int]]]) -> set[str]:
+    """The attributes X of `if self.X:` branches (`_attribute_flags`) that the pack sets somewhere to a false constant
+    and nowhere else but in code it never reaches (`spans`), by `attribute_sets.setting_nodes` (pd19, heldout24:
+    ID_Animator's `self._use_memory_efficient_attention_xformers = False`, set from a parameter only in diffusers'
+    xformers hook that nothing triggers): the branch never runs. pd17's unset-hook reading, for a flag. A flag a
+    library sets (`_LIBRARY_FLAGS`) stays on when the pack makes the call that sets it."""
+    if not all("sets" in f for f in facts.values()):
+        return set()
+    read = {w for f in facts.values() for w in f.get("words", ())}
+    out: set[str] = set()
+    for flag in {flag for f in facts.values() for flag, *_ in f.get("flags", ())}:
+        if _LIBRARY_FLAGS.get(flag, frozenset()) & read:
+            continue
+        entries = [(rel, f["sets"][flag]) for rel, f in facts.items() if flag in f["sets"]]
+        if any(falsy for _, (_, falsy) in entries) and all(
+                any(a <= line <= b for a, b in spans.get(rel, ())) for rel, (lines, _) in entries for line in lines):
+            out.add(flag)
+    return out
+
+
+def _flag_sets(facts: dict[str, dict[str, Any]], sources: dict[str, bytes]) -> None:
+    """Adds `sets` to each file's facts: for each attribute flag of the pack the file names, [the lines that may set it
+    to something other than a false constant, whether it sets it to one] (`_off_flags`)."""
+    flags = {flag for f in facts.values() for flag, *_ in f.get("flags", ())}
+    for rel, f in facts.items():
+        f["sets"] = {}
+        named = [flag for flag in flags if flag.encode() in sources.get(rel, b"")]
+        if not named:
+            continue
+        try:
+            tree = ast.parse(sources[rel])
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue        # a file that does not parse sets nothing (it cannot be imported)
+        for flag in named:
+            on = list(setting_nodes(tree, flag, false_stores=False))
+            # an instance attribute set off (`self.X = False`); a class attribute's false default is left alone, as
+            # t19g's control does (a library base class's switch that subclasses override)
+            falsy = any(isinstance(n, ast.Attribute) for n in set(setting_nodes(tree, flag)) - set(on))
+            if on or falsy:
+                f["sets"][flag] = [[getattr(n, "lineno", 0) for n in on], falsy]
+
+
 def _uncalled_methods(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]],
-                      done: Collection[tuple[str, str]]) -> list[tuple[int, int]]:
+                      done: Collection[tuple[str, str]], off: Collection[str] = ()) -> list[tuple[int, int]]:
     """The methods of reached classes of `rel` that nothing in the pack calls (pd18, heldout23: EchoMimic's
     `BlockGPUManager.get_gpu_memory_usage`; a diffusers `Attention` subclass's
     `set_use_memory_efficient_attention_xformers` in a pack that never enables xformers). Names are matched, not
@@ -680,6 +843,11 @@ def _uncalled_methods(rel: str, f: dict[str, Any], facts: dict[str, dict[str, An
     if not f.get("methods") or "<computed-self>" in f.get("words", ()):
         return []
     read = {w for g in facts.values() for w in g.get("words", ())}
+    dead: set[str] = set()      # words read only in the bodies of flags nothing turns on
+    for g in facts.values():
+        for flag, _, _, words in g.get("flags", ()):
+            (dead if flag in off else read).update(words)
+    dead -= read
     if "<computed-call>" in read:
         return []
     read |= {n.rpartition(":")[2].removeprefix(".") for g in facts.values()
@@ -706,10 +874,28 @@ def _uncalled_methods(rel: str, f: dict[str, Any], facts: dict[str, dict[str, An
     for cls, name, first, last, registered in f["methods"]:
         if (rel, cls) not in done or registered or name.startswith("__") or name.isupper() or name in read:
             continue
-        if cls in tied and (name not in _LIBRARY_HOOKS or _LIBRARY_HOOKS[name] & read):
+        if cls in tied and name not in dead and (name not in _LIBRARY_HOOKS or _LIBRARY_HOOKS[name] & read):
             continue
         out.append((first, last))
     return out
+
+
+def _unused_guarded_imports(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]],
+                            spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The guarded optional imports of `rel` (`_guarded_imports`) whose every read in the file lies in `spans` (code the
+    pack never reaches) and whose names no other file can import (by name, the module whole or a star import): an
+    optional CUDA path nothing runs is info (the lead's decision 1, session 21; ID_Animator's `if
+    is_xformers_available(): import xformers`, read only in diffusers' uncalled xformers hook)."""
+    if not f.get("guarded"):
+        return []
+    stem = rel.rsplit("/", 1)[-1].removesuffix(".py")
+    others = [(o, g) for o, g in facts.items() if o != rel]
+    if stem == "__init__" or any(stem in g.get("whole", ()) or rel in _star_files(o, g, facts) for o, g in others):
+        return []
+    # `from .attention import xformers` takes the name from this module; `import xformers` elsewhere does not
+    imported = {entry for _, g in others for entry in g.get("imports_from", ())}
+    return [(first, last) for first, last, uses, names in f["guarded"]
+            if not imported & {f"{stem}:{name}" for name in names} and all(any(a <= u <= b for a, b in spans) for u in uses)]
 
 
 def _star_files(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]]) -> list[str]:
@@ -782,14 +968,17 @@ def _pack_facts(results: list, project: Any) -> dict[str, dict[str, Any]]:
     if not comfy_node_pack(results):
         return {}
     facts: dict[str, dict[str, Any]] = {}
+    sources: dict[str, bytes] = {}
     for rel, path in getattr(project, "paths", {}).items():
         if rel.endswith(".py"):
             try:
-                facts[rel] = reach_facts(read_counted(project, path), rel.rsplit("/", 1)[-1] == "__init__.py")
+                sources[rel] = read_counted(project, path)
             except (OSError, SourceError):
                 return {}
+            facts[rel] = reach_facts(sources[rel], rel.rsplit("/", 1)[-1] == "__init__.py")
             if not facts[rel]:      # a SyntaxError in every Python 3 (MuseV's `import ..visualization.x`): the
                 facts[rel] = {"top": [], "names": {}}   # file cannot be imported or run, so it reaches nothing (t18g)
+    _flag_sets(facts, sources)
     return facts
 
 
