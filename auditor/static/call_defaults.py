@@ -98,7 +98,7 @@ def _is_none_test(test: ast.expr, param: str, negated: bool) -> bool:
         and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None
 
 
-def _span(first: ast.AST, last: ast.AST) -> list[int]:
+def _span(first: ast.stmt | ast.expr, last: ast.stmt | ast.expr) -> list[int]:
     return [first.lineno, first.col_offset, last.end_lineno or last.lineno, last.end_col_offset or last.col_offset]
 
 
