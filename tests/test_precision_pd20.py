@@ -147,3 +147,28 @@ def test_probes_bindings_tokenizers_and_host_extensions(tmp_path):
     line = _line(SETUP, "BuildExtension, CppExtension, CUDAExtension")
     assert "NPU370" in first and not any(f.symbol.endswith("CppExtension") for f in r.findings if f.line == line)
     assert _codes(run, "setup.py", SETUP, "CppExtension as HostExtension") == ["NPU371"]
+
+
+SAMPLER = """\
+    import torch
+
+    device = "cuda"
+
+
+    def sample(model, latents, steps):
+        model.to(device)
+        noise = torch.randn(latents.shape, device=device)
+        for t in range(steps):
+            latents = model(latents + noise, torch.tensor([t]).to("cuda"))
+        return latents
+"""
+
+
+def test_uses_of_a_device_variable_are_not_findings_of_their_own(tmp_path):
+    # lead decision 4 (session 21): the choice `device = "cuda"` is the finding; `model.to(device)` and
+    # `device=device` below it are not; a CUDA spelling in the use itself (`.to("cuda")`) stays
+    run = run_static([write_tree(tmp_path, {"sampler.py": SAMPLER})], jobs=1)
+    assert _codes(run, "sampler.py", SAMPLER, 'device = "cuda"') == ["NPU003"]
+    assert _codes(run, "sampler.py", SAMPLER, "model.to(device)") == []
+    assert _codes(run, "sampler.py", SAMPLER, "device=device)") == []
+    assert _codes(run, "sampler.py", SAMPLER, '.to("cuda")') == ["NPU003"]
