@@ -136,13 +136,16 @@ def drop_module_bindings(findings: list, tree: ast.AST) -> list:
     """Drop a finding on a module object only bound to another name (Crystools' `import pynvml` then `self.pynvml =
     pynvml`, heldout24): the binding calls nothing; the import and the calls through the new name carry the
     findings. Only names an `import X` statement binds (a `from X import f` may bind a function, whose alias is the
-    call's only trace)."""
+    call's only trace), and only an attribute target: the calls through `self.pynvml.X` resolve to the module and are
+    reported; a global alias (`tcnn = tinycudann; del tinycudann`, nerfstudio, labelled third_party in test14) is how
+    other files reach the module, and keeps its finding."""
     if not findings or not isinstance(tree, ast.Module):
         return findings
     modules = {a.asname or a.name for n in module_nodes(tree) if isinstance(n, ast.Import) for a in n.names
                if a.asname or "." not in a.name}
     spots = {(n.value.lineno, n.value.col_offset + 1) for n in module_nodes(tree)
-             if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id in modules}
+             if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id in modules
+             and all(isinstance(t, ast.Attribute) for t in n.targets)}
     if not spots:
         return findings
     return [f for f in findings if (f.line, f.col) not in spots]
