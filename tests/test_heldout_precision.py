@@ -160,8 +160,9 @@ def test_variables_that_may_name_the_npu_and_dtype_names_passed_along(engine):
             return a, b
         """
     by_line = _findings(engine, src)
-    assert by_line[13][0].severity == "info"
-    assert by_line[14][0].severity == "error"
+    # the choices are the findings; their uses are not findings of their own (lead decision 4, session 21)
+    assert 6 in by_line and 7 in by_line
+    assert 13 not in by_line and 14 not in by_line
     assert 11 in by_line and 12 not in by_line       # the fp8 name is reported where it is written
 
 

@@ -205,8 +205,8 @@ def test_a_branch_on_an_offload_hook_nothing_sets(tmp_path):
 def test_uses_of_a_device_chosen_in_an_if_else_with_a_fallback(tmp_path):
     """GPT-SoVITS's inference_webui.py (heldout23): `if torch.cuda.is_available(): device = "cuda"` / `else: device =
     "cpu"`, then `vq_model.to(device)`: the choice with its fallback, like `"cuda" if ... else "cpu"` (t11y); the
-    gate is reported, its uses are not the lines to port. A CUDA value set in an `if` with no fallback keeps its
-    uses."""
+    gate is reported, its uses are not the lines to port. Since lead decision 4 (session 21) a CUDA value set in an
+    `if` with no fallback has no findings on its uses either."""
     src = """\
         import torch
 
@@ -236,4 +236,6 @@ def test_uses_of_a_device_chosen_in_an_if_else_with_a_fallback(tmp_path):
 
     assert _line(src, "model.to(device)") not in lines("webui.py")
     assert _line(src, 'device = "cuda"') in lines("webui.py")
-    assert _line(no_fallback, "model.to(device)") in lines("other.py")
+    # lead decision 4 (session 21): with no fallback too, the use is not a finding of its own; the choice is
+    assert _line(no_fallback, "model.to(device)") not in lines("other.py")
+    assert _line(no_fallback, 'device = "cuda"') in lines("other.py")

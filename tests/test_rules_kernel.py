@@ -24,7 +24,8 @@ setup(name="fused", ext_modules=ext_modules, cmdclass={"build_ext": BuildExtensi
 
 def test_setup_py_extensions():
     found = audit(SETUP_PY, "setup.py")
-    assert codes(found) == {3: ["NPU370", "NPU371", "NPU371", "NPU371"], 5: ["NPU371"], 6: ["NPU371"], 8: ["NPU370"],
+    # 3: CppExtension beside CUDAExtension / BuildExtension on one import is left to them (pd20, heldout24)
+    assert codes(found) == {3: ["NPU370", "NPU371", "NPU371"], 5: ["NPU371"], 6: ["NPU371"], 8: ["NPU370"],
                             10: ["NPU383"], 11: ["NPU353", "NPU369"], 14: ["NPU371"]}   # 10: the .cu source it builds;
     # 3 and 5: CppExtension, the host twin, at info (t14t: where a package builds its extensions is worth knowing)
     assert all(f.severity == "info" for f in found[5])

@@ -93,6 +93,36 @@ def _is_classmethod(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "classmethod" for d in fn.decorator_list)
 
 
+def _is_none_test(test: ast.expr, param: str, negated: bool) -> bool:
+    """`param is None` (or `param is not None` when `negated`)."""
+    return isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == param \
+        and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot if negated else ast.Is) \
+        and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None
+
+
+def _span(first: ast.stmt | ast.expr, last: ast.stmt | ast.expr) -> list[int]:
+    return [first.lineno, first.col_offset, last.end_lineno or last.lineno, last.end_col_offset or last.col_offset]
+
+
+def _none_fallbacks(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> list[list[int]]:
+    """pd20: spans of the value a `param=None` default stands for, chosen in the body: the body of `if param is
+    None:` (Hallo2's FaceRestoreHelper `if device is None: self.device = torch.device('cuda' if ... else 'cpu')`),
+    the fallback arm of `param if param is not None else X` / `X if param is None else param`, and `param or X`.
+    A caller that passes the parameter never runs them, like a default it overrides."""
+    out = []
+    for node in ast.walk(fn):
+        if isinstance(node, ast.If) and _is_none_test(node.test, param, False):
+            out.append(_span(node.body[0], node.body[-1]))
+        elif isinstance(node, ast.IfExp) and _is_none_test(node.test, param, False):
+            out.append(_span(node.body, node.body))
+        elif isinstance(node, ast.IfExp) and _is_none_test(node.test, param, True):
+            out.append(_span(node.orelse, node.orelse))
+        elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and isinstance(node.values[0], ast.Name) \
+                and node.values[0].id == param:
+            out.append(_span(node.values[1], node.values[-1]))
+    return out
+
+
 def _defaults(tree: ast.Module) -> list[list[Any]]:
     out: list[list[Any]] = []
 
@@ -101,6 +131,8 @@ def _defaults(tree: ast.Module) -> list[list[Any]]:
             if default is not None and _PARAM.match(arg.arg):
                 out.append([default.lineno, default.col_offset, default.end_lineno or default.lineno,
                             default.end_col_offset or default.col_offset, name, arg.arg, index, not method])
+                if isinstance(default, ast.Constant) and default.value is None:
+                    out.extend([*span, name, arg.arg, index, not method] for span in _none_fallbacks(fn, arg.arg))
 
     for node in tree.body:
         if isinstance(node, ast.ClassDef):

@@ -110,6 +110,60 @@ def drop_replaced_autocasts(findings: list, tree: ast.AST) -> list:
     return [f for f in findings if f.name != "autocast-dtype" or (f.line, f.col) not in spots]
 
 
+# pd20: loaders of weightless preprocessing objects (transformers' tokenizers, processors, feature extractors):
+# `from_pretrained(..., torch_dtype=torch.float16)` there is passed through **kwargs and ignored (a tokenizer holds
+# no tensors), so the dtype chooses nothing on any device
+_WEIGHTLESS = re.compile(r"(?:Tokenizer(?:Fast)?|Processor|FeatureExtractor)$")
+_LOADERS = frozenset({"from_pretrained", "from_single_file"})
+
+
+def drop_weightless_loader_dtypes(findings: list, tree: ast.AST) -> list:
+    """Drop precision findings in the dtype argument of a tokenizer's / processor's loader (ID_Animator's
+    `CLIPTokenizer.from_pretrained(path, subfolder="tokenizer", torch_dtype=torch.float16)`, heldout24)."""
+    if not any(f.category == "precision" for f in findings) or not isinstance(tree, ast.Module):
+        return findings
+    spans = [(k.value.lineno, k.value.col_offset, k.value.end_lineno or k.value.lineno, k.value.end_col_offset or 0)
+             for n in module_nodes(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and n.func.attr in _LOADERS and _WEIGHTLESS.search((ast_dotted(n.func.value) or "").rsplit(".", 1)[-1])
+             for k in n.keywords if k.arg in ("torch_dtype", "dtype")]
+    if not spans:
+        return findings
+    return [f for f in findings if f.category != "precision" or
+            not any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in spans)]
+
+
+def drop_module_bindings(findings: list, tree: ast.AST) -> list:
+    """Drop a finding on a module object only bound to another name (Crystools' `import pynvml` then `self.pynvml =
+    pynvml`, heldout24): the binding calls nothing; the import and the calls through the new name carry the
+    findings. Only names an `import X` statement binds (a `from X import f` may bind a function, whose alias is the
+    call's only trace), and only an attribute target: the calls through `self.pynvml.X` resolve to the module and are
+    reported; a global alias (`tcnn = tinycudann; del tinycudann`, nerfstudio, labelled third_party in test14) is how
+    other files reach the module, and keeps its finding."""
+    if not findings or not isinstance(tree, ast.Module):
+        return findings
+    modules = {a.asname or a.name for n in module_nodes(tree) if isinstance(n, ast.Import) for a in n.names
+               if a.asname or "." not in a.name}
+    spots = {(n.value.lineno, n.value.col_offset + 1) for n in module_nodes(tree)
+             if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id in modules
+             and all(isinstance(t, ast.Attribute) for t in n.targets)}
+    if not spots:
+        return findings
+    return [f for f in findings if (f.line, f.col) not in spots]
+
+
+_CPP_EXTENSION = "torch.utils.cpp_extension.CppExtension"
+_EXTENSION_RULES = frozenset({"cuda-extension-build", "cuda-toolkit-reference"})      # NPU370, NPU371
+
+
+def drop_host_extension_twins(findings: list) -> list:
+    """Drop NPU371 on `CppExtension` (the host-compiler build, which builds on Ascend as it is) on a line where the
+    CUDA build is reported too (`from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension`
+    in basicsr's setup.py, heldout24): the CUDAExtension / BuildExtension finding carries the line. A line naming
+    only CppExtension keeps its info (test14 labels such an import kernel)."""
+    lines = {f.line for f in findings if f.name in _EXTENSION_RULES and f.symbol != _CPP_EXTENSION}
+    return [f for f in findings if f.symbol != _CPP_EXTENSION or f.line not in lines]
+
+
 # dtype words of the casts a restore writes: `torch.float16` / `torch.half` / `.half()`, `torch.bfloat16` / `.bfloat16()`
 _DTYPE_WORDS = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16"}
 _DTYPE_RULES = frozenset({"fp16-dtype", "bf16-dtype"})

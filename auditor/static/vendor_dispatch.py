@@ -16,6 +16,8 @@ branch is skipped. Two structures make such a comparison no port problem:
   "CPU" itself, or a test whose branch picks an ONNX Runtime execution provider, is a choice of the user, not a name
   a device reports; the CUDA side of that choice is reported where it is made (the `torch.cuda.is_available()` gate,
   NPU033 on the provider), so NPU076 is dropped there.
+- a board probe (pd20, heldout24's Crystools): a comparison in a function that reads the device tree's model file
+  (`"NVIDIA" in open('/proc/device-tree/model').read()`, a Jetson test) answers False on an Ascend host, rightly.
 """
 from __future__ import annotations
 
@@ -218,6 +220,25 @@ def _own_setting_lines(tree: ast.AST) -> set[int]:
     return out
 
 
+# the board's model string of a device tree (Jetson: "NVIDIA Jetson ..."), and L4T's release file
+_BOARD_FILES = re.compile(r"^/(?:proc/device-tree|sys/firmware/devicetree/base)/model$|nv_tegra_release$")
+
+
+def _board_probe_lines(tree: ast.AST) -> set[int]:
+    """pd20: lines of comparisons in a function that reads the board's model file (Crystools' `is_jetson()`: `with
+    open('/proc/device-tree/model') as f: ... return "NVIDIA" in model`): the test asks which board the host is, not
+    which accelerator runs; on an Ascend host it answers False, the right answer, and the accelerator code the probe
+    selects is reported where it runs."""
+    out: set[int] = set()
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                isinstance(c, ast.Constant) and isinstance(c.value, str) and _BOARD_FILES.search(c.value)
+                for c in ast.walk(fn)):
+            out.update(line for c in ast.walk(fn) if isinstance(c, ast.Compare)
+                       for line in range(c.lineno, (c.end_lineno or c.lineno) + 1))
+    return out
+
+
 def apply_vendor_dispatch(findings: list, tree: ast.AST, text: str) -> list:
     """Per file: drop NPU076 in a data migration and on the program's own CPU / CUDA setting (_own_setting_lines),
     lower it where the file compares the value with an NPU name."""
@@ -225,7 +246,7 @@ def apply_vendor_dispatch(findings: list, tree: ast.AST, text: str) -> list:
         return findings
     if data_migration(text):
         return [f for f in findings if f.name != RULE]
-    own = _own_setting_lines(tree)
+    own = _own_setting_lines(tree) | _board_probe_lines(tree)
     if own:
         findings = [f for f in findings if f.name != RULE or f.line not in own]
     if not any(f.name == RULE and f.severity != "info" for f in findings):

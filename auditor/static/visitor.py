@@ -22,6 +22,7 @@ _MESSAGE_FUNCS = re.compile(
     r"write|assert\w*|fail|skip\w*)(?:_|$)|(?:Error|Exception|Warning)$"
 )
 _MESSAGE_QUAL_PREFIXES = ("logging.", "warnings.", "loguru.", "click.")
+_DEVICE_STRING_RULE = "cuda-device-string"    # NPU003
 _NPU_VALUE = re.compile(r"^npu(?::(?:\d+|\x00))?\Z")
 # builtins whose second argument is an attribute name (`hasattr(torch, "cuda")`), never a device
 _NAME_ARG_FUNCS = frozenset({"hasattr", "getattr", "setattr", "delattr"})
@@ -580,6 +581,10 @@ class MatchVisitor(cst.CSTVisitor):
             for value in sorted(values):
                 env_rule = self.c.match_env(value)
                 m = self.c.match_string(value) or ((env_rule, value) if env_rule is not None else None)
+                if m is not None and m[0].name == _DEVICE_STRING_RULE:
+                    # `model.to(device)` below `device = "cuda"`: a use of the choice, not a finding of its own;
+                    # the choice is reported where it is made (lead decision 4, session 21; docs/precision.md)
+                    continue
                 if m is not None and m[0].code not in fired:
                     fired.add(m[0].code)
                     self._hit(m[0], node, value.replace(HOLE, "{…}"), value=m[1], via=via)
@@ -590,7 +595,7 @@ class MatchVisitor(cst.CSTVisitor):
                 continue
             if m is not None and m[0].category != "device" and id(node) in self._dropped:
                 continue
-            if m is not None and m[0].name == "cuda-device-string" and id(node) in self._path_segments:
+            if m is not None and m[0].name == _DEVICE_STRING_RULE and id(node) in self._path_segments:
                 continue
             if m is not None:
                 rule, pattern = m
