@@ -6,6 +6,11 @@
 2. A float16 switch handed the answer of a per-device decision function chooses nothing on that line: the WAS node
    suite's diffusers loader passes `fp16=comfy.model_management.should_use_fp16()` (ComfyUI's model management
    decides per device and knows the NPU). `fp16=True` stays reported.
+3. A method's host result followed into its caller: the WAS suite's vendored segment-anything builds a MaskData of
+   device tensors, converts it in place (`data.to_numpy()`) before `return data`, and the automatic mask generator's
+   record loop reads `mask_data["iou_preds"][idx].item()` on the numpy arrays (policy e); a static method that edits
+   and returns its argument (`mask_data = self.postprocess_small_regions(mask_data, ...)`) keeps it a host value.
+   A method that returns the device MaskData keeps the hint.
 
 Code written afresh in the shape of those packs, not copied."""
 from __future__ import annotations
@@ -85,3 +90,69 @@ def test_fp16_from_a_per_device_decision_is_not_a_switch(tmp_path):
     lines = {(f.line, f.code) for f in found}
     assert (_line(LOADER, "should_use_fp16()"), "NPU247") not in lines
     assert (_line(LOADER, "fp16=True"), "NPU247") in lines
+
+
+AMG = """\
+    import torch
+
+
+    class MaskData:
+        def __init__(self, **kwargs):
+            self._stats = dict(kwargs)
+
+        def __getitem__(self, key):
+            return self._stats[key]
+
+        def to_numpy(self):
+            for k, v in self._stats.items():
+                if isinstance(v, torch.Tensor):
+                    self._stats[k] = v.detach().cpu().numpy()
+
+
+    class MaskGenerator:
+        def __init__(self, model, min_area=0):
+            self.model = model
+            self.min_area = min_area
+
+        def generate(self, image):
+            mask_data = self._generate_masks(image)
+            if self.min_area > 0:
+                mask_data = self.postprocess_small_regions(mask_data, self.min_area)
+            records = []
+            for idx in range(len(mask_data["iou_preds"])):
+                records.append({
+                    "predicted_iou": mask_data["iou_preds"][idx].item(),
+                    "point_coords": [mask_data["points"][idx].tolist()],
+                })
+            return records
+
+        def generate_on_device(self, image):
+            mask_data = self._device_masks(image)
+            scores = []
+            for idx in range(4):
+                scores.append(mask_data["iou_preds"][idx].item())
+            return scores
+
+        def _generate_masks(self, image):
+            data = self._device_masks(image)
+            data.to_numpy()
+            return data
+
+        def _device_masks(self, image):
+            iou, points = self.model(image.to("npu"))
+            return MaskData(iou_preds=iou, points=points)
+
+        @staticmethod
+        def postprocess_small_regions(mask_data, min_area):
+            if min_area == 0:
+                return mask_data
+            return mask_data
+"""
+
+
+def test_a_mask_record_loop_over_a_method_s_numpy_result_is_on_the_host(tmp_path):
+    found = _findings(tmp_path, {"__init__.py": "", "amg.py": AMG}, "amg.py")
+    lines = {(f.line, f.code) for f in found}
+    assert (_line(AMG, '"predicted_iou": mask_data'), "NPU703") not in lines
+    assert (_line(AMG, '"point_coords": [mask_data'), "NPU703") not in lines
+    assert (_line(AMG, "scores.append(mask_data"), "NPU703") in lines, "the device MaskData keeps its hint"
