@@ -127,11 +127,14 @@ def host_arrays(ctx, assigns) -> dict[str, list[tuple[int, int]]]:
     """name -> scopes (line spans of the enclosing function, or the file) where every assignment of the name
     binds a numpy / pandas value and at least one does."""
     seen: dict[tuple[str, tuple[int, int]], set[bool]] = {}
+    methods = _method_returns(ctx.module) if ctx.module is not None else {}
     for stmt, scope in assigns:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         if len(targets) != 1 or not isinstance(targets[0], ast.Name):
             continue
-        kind = _ast_host_call(ctx, stmt.value)
+        kind = _self_call_kind(stmt.value, targets[0].id, methods) if methods else False
+        if kind is False:
+            kind = _ast_host_call(ctx, stmt.value)
         if kind is not None:
             seen.setdefault((targets[0].id, scope), set()).add(kind)
     out: dict[str, list[tuple[int, int]]] = {}
@@ -139,6 +142,75 @@ def host_arrays(ctx, assigns) -> dict[str, list[tuple[int, int]]]:
         if kinds == {True}:
             out.setdefault(name, []).append(scope)
     return out
+
+
+# a method's result, for `x = self.m(...)` (t21c, tuned on tuned_t21c's vendored segment-anything): HOST when every
+# `return` gives a host value, or a name an in-place `<name>.to_numpy()` statement converted before it (SAM's
+# `_generate_masks`: `data.to_numpy(); return data`, a MaskData whose fields become numpy arrays); or the name of
+# the parameter every `return` hands back, as "<index after self>:<name>" (`postprocess_small_regions(mask_data, ...)`
+# edits and returns its argument)
+_HOST = ""
+
+
+def _method_returns(tree: ast.AST) -> dict[str, str]:
+    """Method name -> _HOST or the returned parameter, for the file's classes; a name defined twice with
+    different answers, or any other method, is left out."""
+    out: dict[str, str | None] = {}
+    for cls in module_nodes(tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        for func in cls.body:
+            if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                kind = _returns_of(func)
+                out[func.name] = kind if out.get(func.name, kind) == kind else None
+    return {name: kind for name, kind in out.items() if kind is not None}
+
+
+def _returns_of(func: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    params = [a.arg for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs]
+    converted: dict[str, int] = {}      # name -> line of its in-place `.to_numpy()` statement
+    returns = []
+    for node in ast.walk(func):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) and node is not func:
+            return None                 # nested scopes' returns are not this method's: not followed
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and not node.value.args \
+                and isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "to_numpy" \
+                and isinstance(node.value.func.value, ast.Name):
+            converted[node.value.func.value.id] = node.lineno
+        elif isinstance(node, ast.Return):
+            returns.append(node)
+    kinds = set()
+    for ret in returns:
+        value = ret.value
+        if isinstance(value, ast.Name) and converted.get(value.id, ret.lineno) < ret.lineno:
+            kinds.add(_HOST)
+        elif isinstance(value, ast.Name) and value.id in params and value.id not in ("self", "cls"):
+            kinds.add(f"{params.index(value.id) - (0 if _static(func) else 1)}:{value.id}")
+        else:
+            return None
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _self_call_kind(value: ast.AST, target: str, methods: dict[str, str]) -> bool | None:
+    """`x = self.m(...)`: True when m returns a host value; None (neutral, like an operator) when m hands back the
+    argument passed as `x` itself; False otherwise (left to _ast_host_call)."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+            and isinstance(value.func.value, ast.Name) and value.func.value.id in ("self", "cls")):
+        return False
+    kind = methods.get(value.func.attr)
+    if kind is None:
+        return False
+    if kind == _HOST:
+        return True
+    index, param = kind.split(":", 1)
+    args = [a for a in value.args if not isinstance(a, ast.Starred)]
+    passed = args[int(index)] if 0 <= int(index) < len(args) and len(args) == len(value.args) else \
+        next((k.value for k in value.keywords if k.arg == param), None)
+    return None if isinstance(passed, ast.Name) and passed.id == target else False
+
+
+def _static(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in func.decorator_list)
 
 
 def host_only_file(ctx) -> bool:

@@ -1337,6 +1337,10 @@ class MatchVisitor(cst.CSTVisitor):
         if isinstance(func, cst.Attribute) and func.attr.value in _TEXT_METHODS:
             # `dtype.replace("fp8", "float8")`, `name.endswith("_bf16")`: text about a dtype's name, no choice
             self._name_text.update(id(a.value) for a in node.args if isinstance(a.value, _STRING_NODES))
+        if isinstance(func, cst.Attribute) and func.attr.value == "format":
+            # `url_template.format(dtype="fp16" if fp16 else "fp32")` (ComfyUI-Video-Matting, t21c): the dtype's name
+            # spelled into a file name or URL; the flag that chose it is reported where it is set
+            self._name_text.update(id(s) for a in node.args for s in _string_arms(a.value))
         if isinstance(func, cst.Attribute) and func.attr.value == "format" and isinstance(func.value, _STRING_NODES):
             if not self._in_message:
                 values = self.fold(node)
@@ -1939,6 +1943,15 @@ def _base_name(node: cst.BaseExpression) -> str | None:
     return node.value if isinstance(node, cst.Name) else None
 
 
+def _string_arms(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The string literals a value is made of: itself, or the arms of `"a" if c else "b"`."""
+    if isinstance(value, _STRING_NODES):
+        return [value]
+    if isinstance(value, cst.IfExp):
+        return _string_arms(value.body) + _string_arms(value.orelse)
+    return []
+
+
 def _literal_strings(value: cst.BaseExpression) -> list[str] | None:
     """The strings a value can only be (`"O1"`, `"-O0" if fast else "-O3"`, `["cublas", "m"]`), or None when it is not made of literals."""
     if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
@@ -2045,6 +2058,10 @@ def _switched_off(value: cst.BaseExpression, name: str) -> bool:
         callee = value.func.value if isinstance(value.func, cst.Name) else value.func.attr.value
         keys = [a.value for a in value.args[:2] if isinstance(a.value, cst.SimpleString)]
         if callee == name or (callee in ("get", "getattr", "pop") and any(k.evaluated_value == name for k in keys)):
+            return True
+        if callee.startswith("should_") and callee.endswith("_" + name.removeprefix("use_")):
+            # `fp16=comfy.model_management.should_use_fp16()` (WAS node suite, t21c): a decision made per device
+            # by the function called (ComfyUI's model management knows the NPU), passed on, not chosen here
             return True
         if callee in ("field", "Field"):
             default = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "default"),
