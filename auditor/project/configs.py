@@ -465,8 +465,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 # that class, so the Python pass's rule for the name applies
                 qualified = engine.compiled.match_qualname(raw)
                 # a rule that wants an argument's value (`Trainer(precision=16)`, NPU256) does not hold for the
-                # class named alone (the config's other keys are read as settings); `torch.optim.AdamW` (NPU600,
-                # wanting params only) still does
+                # class named alone (the config's other keys are read as settings); a condition on an argument's
+                # presence only (NPU600's `params`, which Hydra's partial instantiation supplies) is kept
                 if qualified is not None and "values" not in (qualified.rule.when.get("arg") or {}):
                     line, c = value.start_mark.line + 1, value.start_mark.column + 1
                     c += col.lines[line - 1][c - 1:c] in ("'", '"')
