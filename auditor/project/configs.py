@@ -464,7 +464,10 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 # Hydra `_target_: apex.optimizers.FusedAdam`, Lightning CLI `class_path: ...`: the config builds
                 # that class, so the Python pass's rule for the name applies
                 qualified = engine.compiled.match_qualname(raw)
-                if qualified is not None:
+                # a rule that wants an argument's value (`Trainer(precision=16)`, NPU256) does not hold for the
+                # class named alone (the config's other keys are read as settings); a condition on an argument's
+                # presence only (NPU600's `params`, which Hydra's partial instantiation supplies) is kept
+                if qualified is not None and "values" not in (qualified.rule.when.get("arg") or {}):
                     line, c = value.start_mark.line + 1, value.start_mark.column + 1
                     c += col.lines[line - 1][c - 1:c] in ("'", '"')
                     col.add(qualified.rule, raw, line, c, c + len(raw))

@@ -1377,6 +1377,9 @@ class MatchVisitor(cst.CSTVisitor):
         if self.c.keywords and not self._in_message and isinstance(func, (cst.Name, cst.Attribute)) and \
                 (func.value if isinstance(func, cst.Name) else func.attr.value) in _OPTION_MAKERS:
             self._option_default_on(node)
+        if self.c.keywords and not self._in_message and isinstance(func, cst.Attribute) and \
+                func.attr.value == "set_defaults":
+            self._set_defaults_on(node)
         qual = self._qual(func, call=True)
         if qual is not None and self._match_reference(func, qual, node):
             pass                      # a resolved chain holds no other code to visit
@@ -1528,11 +1531,40 @@ class MatchVisitor(cst.CSTVisitor):
             str(literal.evaluated_value).split("/")[0].lstrip("-").replace("-", "_")
         if not isinstance(name, str) or not name.isidentifier():
             return
-        action = kwargs.get("action")
-        default = kwargs.get("default")
-        if _option_picks_device(name.lower(), default, kwargs.get("type"), action) and self._device_option_read(name):
+        self._report_option_default(name, literal, kwargs.get("default"), kwargs.get("type"), kwargs.get("action"))
+
+    def _set_defaults_on(self, node: cst.Call) -> None:
+        """`parser.set_defaults(cuda=True)` after `--cuda` (store_true) / `--no-cuda` (store_false, dest cuda): the
+        default given apart from the option, read like `add_argument`'s own (e3_diffusion's qm9 args.py, test24).
+        Only for a name the file declares as an option: the module that reads `args.cuda` is another one."""
+        for arg in node.args:
+            if arg.keyword is not None and self._option_declared(arg.keyword.value):
+                self._report_option_default(arg.keyword.value, arg.keyword, arg.value, None, None, declared=True)
+
+    def _file_text(self) -> str:
+        """The whole file's text (the chunked pass of a large file sees one piece of the tree), read once."""
+        if self._option_text is None:
+            self._option_text = "".join(self.file_lines or ())
+        return self._option_text
+
+    def _option_declared(self, name: str) -> bool:
+        """Whether the file declares a command-line option for `name` (`"--cuda"`, `"--no-cuda", dest="cuda"`)."""
+        text = self._file_text()
+        spelled = re.escape(name).replace("_", "[-_]")
+        return re.search(r"""["']--?""" + spelled + r"""["']|\bdest\s*=\s*["']""" + re.escape(name) + r"""["']""",
+                         text) is not None
+
+    def _report_option_default(self, name: str, at: cst.CSTNode, default: cst.BaseExpression | None,
+                               kind: cst.BaseExpression | None, action: cst.BaseExpression | None,
+                               declared: bool = False) -> None:
+        """An option's default that is on: the CUDA-device option rules (read by the module, or declared in it for
+        `set_defaults`) and the keyword rules of other categories (`--fp16` default True)."""
+        if _option_picks_device(name.lower(), default, kind, action) and \
+                (self._device_option_read(name) or declared and not _DEVICE_TYPE_OPTION_RE.search(self._file_text())):
             for rule, pattern in self.c.match_option_keywords(name.lower()):
-                self._hit(rule, literal, name, value=pattern)
+                self._hit(rule, at, name, value=pattern)
+        if declared:
+            return     # `set_defaults(fp16=True)`: a keyword argument, which the keyword rules read already
         if default is not None:
             on = isinstance(default, cst.Name) and default.value == "True" or \
                 isinstance(default, cst.Integer) and default.value != "0" or \
@@ -1543,7 +1575,7 @@ class MatchVisitor(cst.CSTVisitor):
             return
         for rule, pattern in self.c.match_keywords(name):
             if rule.category != "device":    # `--use_cuda` (default on): the device calls it gates are the findings,
-                self._hit(rule, literal, name, value=pattern)   # and ported code keeps the name (`.npu()` under it)
+                self._hit(rule, at, name, value=pattern)   # and ported code keeps the name (`.npu()` under it)
 
     def _device_option_read(self, name: str) -> bool:
         """A CUDA-device option (`--gpu`, default 0) that the module reads (`args.gpu`, or a click command's
@@ -1553,9 +1585,7 @@ class MatchVisitor(cst.CSTVisitor):
         file's text, so that the chunked pass of a large file answers the same."""
         if self.file_lines is None:
             return True
-        if self._option_text is None:
-            self._option_text = "".join(self.file_lines)
-        text = self._option_text
+        text = self._file_text()
         if _DEVICE_TYPE_OPTION_RE.search(text):
             return False
         return re.search(r"\.\s*" + re.escape(name) + r"\b", text) is not None or \
