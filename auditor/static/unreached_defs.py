@@ -14,7 +14,8 @@ NODE_CLASS_MAPPINGS pays for it, so the per-file pass and its cache carry nothin
 - `top`: the top-level functions and classes, [name, first line, last line, registered], where registered means
   a decorator other than a plain wrapper (`@functools.lru_cache`, `@torch.no_grad()`) or click's own command
   decorators (`@click.command()`, `@click.option(...)`; t19d) may register it
-  (`@PromptServer.instance.routes.post(...)`, `@register_model`): registered definitions are always reached;
+  (`@PromptServer.instance.routes.post(...)`, `@register_model`): registered definitions are always reached, except
+  a registration keyed by the class's own name (`@ARCH_REGISTRY.register()`: reached by that name, pd21);
 - `main` / `main_lines`: the names its `__main__` block reads and the block's lines (none behind a package-relative
   import); `launches`: the script files and `-m` modules its strings name (`"train_network.py"`, `"-m", "tools.train"` -> train_network, train);
 - `names`: per region (the top-level definition holding the reference, "" for module-level code), the names the
@@ -95,8 +96,20 @@ def _click_decorator(node: ast.expr) -> bool:
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "click"
 
 
+def _name_keyed(node: ast.expr) -> bool:
+    """`@ARCH_REGISTRY.register()`, `@MODELS.register_module()`: a registry keyed by the class's own name (basicsr's
+    Registry, mmengine's), so the class is built only where something spells that name (`ARCH_REGISTRY.get("CodeFormer")`,
+    a config's `type: CodeFormer`): it is reached like any definition, by its name read in reached code or a config
+    (pd21: reactor's vendored r_basicsr registers a dozen archs and builds only CodeFormer). A key given explicitly
+    (`register("name")`, `register_module(name=...)`) is not the class's name and stays registered."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("register", "register_module") and isinstance(node.func.value, ast.Name)
+            and not node.args and all(k.arg not in (None, "name", "module_name", "key") for k in node.keywords))
+
+
 def _registered(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
-    return any(_decorator_name(d) not in _WRAPPERS and not _click_decorator(d) for d in node.decorator_list)
+    return any(_decorator_name(d) not in _WRAPPERS and not _click_decorator(d) and not _name_keyed(d)
+               for d in node.decorator_list)
 
 
 def _imported_roots(tree: ast.Module) -> dict[str, str]:
