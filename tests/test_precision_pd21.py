@@ -179,3 +179,55 @@ def test_a_registered_model_the_node_builds_keeps_its_base_class(tmp_path):
     found = _at(tmp_path, _pack(), "sr/models/base_model.py", "DataParallel(net)", "from .sr.models import build_model",
                 call)
     assert ("error", "") in found, found
+
+
+# --- a `__main__` self-test of a module the pack imports, whose stem another repository's script string names
+# (heldout25: 3D-Pack's Unique3D render.py; PartCrafter's preprocess launches its own datasets/preprocess/render.py)
+
+RENDER = """\
+    import torch
+
+
+    class NormalsRenderer:
+        def render(self, vertices):
+            return vertices
+
+
+    if __name__ == "__main__":
+        vertices = torch.tensor([[0, 0, 0], [0, 0, 1]], device="cuda", dtype=torch.float32)
+        print(NormalsRenderer().render(vertices))
+"""
+
+PREPROCESS = """\
+    import os
+
+
+    def render_all(paths):
+        for path in paths:
+            os.system(f"python {script} --input {{path}}")
+"""
+
+
+def _renders(script: str) -> dict[str, str]:
+    return {"unique3d/__init__.py": "", "unique3d/mesh/__init__.py": "", "unique3d/mesh/render.py": RENDER,
+            "partcrafter/datasets/preprocess/render.py": RENDER,
+            "partcrafter/datasets/preprocess/preprocess.py": PREPROCESS.format(script=script)}
+
+
+RENDER_USE = ("from .unique3d.mesh.render import NormalsRenderer\n"
+              "    from .partcrafter.datasets.preprocess.preprocess import render_all")     # NODES indents by four
+RENDER_CALL = "x = NormalsRenderer().render(render_all([x]))"
+
+
+def test_a_script_string_with_folders_runs_only_the_script_it_spells(tmp_path):
+    files = _renders("datasets/preprocess/render.py")
+    found = _at(tmp_path, files, "unique3d/mesh/render.py", 'device="cuda"', RENDER_USE, RENDER_CALL)
+    assert _unreached(found), found
+    found = _at(tmp_path / "b", files, "partcrafter/datasets/preprocess/render.py", 'device="cuda"', RENDER_USE,
+                RENDER_CALL)
+    assert ("error", "") in found, found
+
+
+def test_a_bare_script_name_still_runs_every_script_of_that_name(tmp_path):
+    found = _at(tmp_path, _renders("render.py"), "unique3d/mesh/render.py", 'device="cuda"', RENDER_USE, RENDER_CALL)
+    assert ("error", "") in found, found

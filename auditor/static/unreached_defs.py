@@ -17,7 +17,8 @@ NODE_CLASS_MAPPINGS pays for it, so the per-file pass and its cache carry nothin
   (`@PromptServer.instance.routes.post(...)`, `@register_model`): registered definitions are always reached, except
   a registration keyed by the class's own name (`@ARCH_REGISTRY.register()`: reached by that name, pd21);
 - `main` / `main_lines`: the names its `__main__` block reads and the block's lines (none behind a package-relative
-  import); `launches`: the script files and `-m` modules its strings name (`"train_network.py"`, `"-m", "tools.train"` -> train_network, train);
+  import); `launches`: the script files and `-m` modules its strings name, a script with the folders it spells
+  (`"train_network.py"`, `"src/tools/run.py"`, `"-m", "tools.train"` -> train_network, src/tools/run, train);
 - `names`: per region (the top-level definition holding the reference, "" for module-level code), the names the
   region reads: bare names, imported names, attributes (except attributes of a module imported from outside the
   tree: `dist.all_gather` does not read the pack's own `all_gather`; recorded as `<root>:<attr>` and resolved per
@@ -67,7 +68,9 @@ _CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini")
 _CONFIG_BYTES = 1 << 20         # a config larger than this (a tokenizer's vocabulary) names no class to build
 _WORD = re.compile(rb"[A-Za-z_]\w*")
 _MODULE_RUN = re.compile(r"-m\s+(?:[\w]+\.)*(\w+)")                   # "python -m pack.tools.train --cfg x"
-_SCRIPT = re.compile(r"(?<![\w.-])([A-Za-z_]\w*)\.py\b")    # "python ./src/tools/run_handmesh.py --ckpt x"
+# "python ./src/tools/run_handmesh.py --ckpt x" -> src/tools/run_handmesh: the folders a script string spells say which
+# of the pack's same-named scripts it runs (pd21: PartCrafter's "datasets/preprocess/render.py" is not Unique3D's render.py)
+_SCRIPT = re.compile(r"(?<![\w.-])(?:\.\.?/)*((?:[\w-]+/)*[A-Za-z_]\w*)\.py\b")
 # run as a script by ComfyUI-Manager when the pack is installed (https://docs.comfy.org/custom-nodes/backend/manager)
 _RUN_ON_INSTALL = frozenset({"install.py"})
 # run by ComfyUI at startup, before the packs are imported (ComfyUI main.py, execute_prestartup_script)
@@ -632,6 +635,12 @@ def _loads_dynamically(facts: dict[str, dict[str, Any]], unloaded: Collection[st
     return bool(regions & read)
 
 
+def _launched(rel: str, launches: Collection[str]) -> bool:
+    """Whether a launch string names the file: its stem, or a folder path `rel` ends with (`datasets/preprocess/render`)."""
+    path = rel.removesuffix(".py")
+    return any(path == launch or path.endswith("/" + launch) for launch in launches)
+
+
 def _bench_file(rel: str) -> bool:
     """Whether a pack's file lies under a `tests/`, `test/` or `examples/` folder (a vendored upstream repository's
     test suite or example scripts, MuseV's `diffusers/tests/`, `diffusers/examples/`): ComfyUI imports none of them
@@ -658,7 +667,7 @@ def _named_by_nothing(facts: dict[str, dict[str, Any]], config_words: Collection
             continue    # its module names are build inputs for pip (`make_cuda_ext(module="basicsr.ops.fused_act")`)
         read = [n for names in f.get("names", {}).values() for n in names] + list(f.get("main", ()))
         words = {n.rpartition(":")[2].removeprefix(".") for n in read}
-        words |= {*f.get("modules", ()), *f.get("launches", ())}
+        words |= {*f.get("modules", ()), *(launch.rsplit("/", 1)[-1] for launch in f.get("launches", ()))}
         for w in words:
             named.setdefault(w, set()).add(rel)
     out: set[str] = set()
@@ -727,7 +736,7 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
 
     regions: dict[tuple[str, str], set[tuple[str, str]]] = {}   # (file, definition) -> what its bodies reach
     reached = {(f, word) for word in config_words for f in defined.get(word, ())}
-    launched = {stem for rel, f in facts.items() if rel not in unloaded for stem in f.get("launches", ())}
+    launched = {launch for rel, f in facts.items() if rel not in unloaded for launch in f.get("launches", ())}
     idle_mains: dict[str, list[list[int]]] = {}     # file -> `__main__` blocks the pack never runs
     for rel, f in facts.items():
         for region, names in f.get("names", {}).items():
@@ -736,7 +745,7 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
             elif not _bench_file(rel) and rel not in unloaded:
                 reached |= resolved(rel, names)
         name = rel.rsplit("/", 1)[-1]
-        if name in _RUN_ON_INSTALL or name.removesuffix(".py") in launched:
+        if name in _RUN_ON_INSTALL or _launched(rel, launched):
             reached |= resolved(rel, f.get("main", ()))
         else:   # the block's own lines do not run either (t19d: FishSpeech's llama.py smoke test)
             idle_mains[rel] = f.get("main_lines", [])
