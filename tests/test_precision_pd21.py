@@ -231,3 +231,37 @@ def test_a_script_string_with_folders_runs_only_the_script_it_spells(tmp_path):
 def test_a_bare_script_name_still_runs_every_script_of_that_name(tmp_path):
     found = _at(tmp_path, _renders("render.py"), "unique3d/mesh/render.py", 'device="cuda"', RENDER_USE, RENDER_CALL)
     assert ("error", "") in found, found
+
+
+# --- a root `__init__.py` that registers every class of a module it loads by name (heldout25: 3D-Pack's
+# `importlib.import_module(f".{nodes_filename}")` + `inspect.getmembers(module, inspect.isclass)`): the classes are
+# reached, and what they call keeps its severity
+
+MEMBERS_INIT = """\
+    import importlib
+    import inspect
+
+    NODE_CLASS_MAPPINGS = {}
+    nodes_filename = "gen_nodes"
+    module = importlib.import_module(f".{nodes_filename}", package=__name__)
+    for name, cls in inspect.getmembers(module, inspect.isclass):
+        if cls.__module__ == module.__name__:
+            NODE_CLASS_MAPPINGS[f"[Gen] {name}"] = cls
+"""
+
+GEN_NODES = """\
+    import torch
+
+
+    class Preview:
+        FUNCTION = "run"
+
+        def run(self, x):
+            torch.cuda.empty_cache()
+            return (x,)
+"""
+
+
+def test_classes_a_root_init_lists_with_getmembers_are_reached(tmp_path):
+    found = _at(tmp_path, {"gen_nodes.py": GEN_NODES}, "gen_nodes.py", "torch.cuda.empty_cache()", init=MEMBERS_INIT)
+    assert ("error", "") in found, found

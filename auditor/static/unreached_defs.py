@@ -436,6 +436,8 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
                       for node in tree.body for n in ast.walk(node) if _dynamic_load(n)})
     if dynamic:
         out["dynamic"] = dynamic
+    if any(isinstance(n, ast.Call) and _decorator_name(n.func) == "getmembers" for n in module_nodes(tree)):
+        out["members"] = True
     return out
 
 
@@ -635,6 +637,23 @@ def _loads_dynamically(facts: dict[str, dict[str, Any]], unloaded: Collection[st
     return bool(regions & read)
 
 
+def _listed_members(facts: dict[str, dict[str, Any]], unloaded: Collection[str]) -> set[tuple[str, str]]:
+    """Every top-level definition of a module that a file lists with `inspect.getmembers` and names (3D-Pack's
+    `__init__.py` imports `f".{nodes_filename}"`, `nodes_filename = "nodes"`, and registers each class of it as a node;
+    pd21): the members are used without a read of their names."""
+    out: set[tuple[str, str]] = set()
+    for rel, f in facts.items():
+        if not f.get("members") or rel in unloaded or _bench_file(rel):
+            continue
+        words = {n.rpartition(":")[2].removeprefix(".") for names in f.get("names", {}).values() for n in names}
+        for other, g in facts.items():
+            parts = other.split("/")
+            module = parts[-2] if parts[-1] == "__init__.py" and len(parts) > 1 else parts[-1].removesuffix(".py")
+            if other != rel and module in words:
+                out.update((other, name) for name, *_ in g.get("top", ()))
+    return out
+
+
 def _launched(rel: str, launches: Collection[str]) -> bool:
     """Whether a launch string names the file: its stem, or a folder path `rel` ends with (`datasets/preprocess/render`)."""
     path = rel.removesuffix(".py")
@@ -751,6 +770,7 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
             idle_mains[rel] = f.get("main_lines", [])
         reached.update((rel, name) for name, _, _, registered in f.get("top", ())
                        if registered or name.startswith("__"))
+    reached |= _listed_members(facts, unloaded)
     todo = list(reached)
     done: set[tuple[str, str]] = set()
     while todo:
