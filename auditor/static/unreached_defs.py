@@ -14,9 +14,11 @@ NODE_CLASS_MAPPINGS pays for it, so the per-file pass and its cache carry nothin
 - `top`: the top-level functions and classes, [name, first line, last line, registered], where registered means
   a decorator other than a plain wrapper (`@functools.lru_cache`, `@torch.no_grad()`) or click's own command
   decorators (`@click.command()`, `@click.option(...)`; t19d) may register it
-  (`@PromptServer.instance.routes.post(...)`, `@register_model`): registered definitions are always reached;
+  (`@PromptServer.instance.routes.post(...)`, `@register_model`): registered definitions are always reached, except
+  a registration keyed by the class's own name (`@ARCH_REGISTRY.register()`: reached by that name, pd21);
 - `main` / `main_lines`: the names its `__main__` block reads and the block's lines (none behind a package-relative
-  import); `launches`: the script files and `-m` modules its strings name (`"train_network.py"`, `"-m", "tools.train"` -> train_network, train);
+  import); `launches`: the script files and `-m` modules its strings name, a script with the folders it spells
+  (`"train_network.py"`, `"src/tools/run.py"`, `"-m", "tools.train"` -> train_network, src/tools/run, train);
 - `names`: per region (the top-level definition holding the reference, "" for module-level code), the names the
   region reads: bare names, imported names, attributes (except attributes of a module imported from outside the
   tree: `dist.all_gather` does not read the pack's own `all_gather`; recorded as `<root>:<attr>` and resolved per
@@ -66,7 +68,9 @@ _CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini")
 _CONFIG_BYTES = 1 << 20         # a config larger than this (a tokenizer's vocabulary) names no class to build
 _WORD = re.compile(rb"[A-Za-z_]\w*")
 _MODULE_RUN = re.compile(r"-m\s+(?:[\w]+\.)*(\w+)")                   # "python -m pack.tools.train --cfg x"
-_SCRIPT = re.compile(r"(?<![\w.-])([A-Za-z_]\w*)\.py\b")    # "python ./src/tools/run_handmesh.py --ckpt x"
+# "python ./src/tools/run_handmesh.py --ckpt x" -> src/tools/run_handmesh: the folders a script string spells say which
+# of the pack's same-named scripts it runs (pd21: PartCrafter's "datasets/preprocess/render.py" is not Unique3D's render.py)
+_SCRIPT = re.compile(r"(?<![\w.-])(?:\.\.?/)*((?:[\w-]+/)*[A-Za-z_]\w*)\.py\b")
 # run as a script by ComfyUI-Manager when the pack is installed (https://docs.comfy.org/custom-nodes/backend/manager)
 _RUN_ON_INSTALL = frozenset({"install.py"})
 # run by ComfyUI at startup, before the packs are imported (ComfyUI main.py, execute_prestartup_script)
@@ -95,8 +99,20 @@ def _click_decorator(node: ast.expr) -> bool:
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "click"
 
 
+def _name_keyed(node: ast.expr) -> bool:
+    """`@ARCH_REGISTRY.register()`, `@MODELS.register_module()`: a registry keyed by the class's own name (basicsr's
+    Registry, mmengine's), so the class is built only where something spells that name (`ARCH_REGISTRY.get("CodeFormer")`,
+    a config's `type: CodeFormer`): it is reached like any definition, by its name read in reached code or a config
+    (pd21: reactor's vendored r_basicsr registers a dozen archs and builds only CodeFormer). A key given explicitly
+    (`register("name")`, `register_module(name=...)`) is not the class's name and stays registered."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("register", "register_module") and isinstance(node.func.value, ast.Name)
+            and not node.args and all(k.arg not in (None, "name", "module_name", "key") for k in node.keywords))
+
+
 def _registered(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
-    return any(_decorator_name(d) not in _WRAPPERS and not _click_decorator(d) for d in node.decorator_list)
+    return any(_decorator_name(d) not in _WRAPPERS and not _click_decorator(d) and not _name_keyed(d)
+               for d in node.decorator_list)
 
 
 def _imported_roots(tree: ast.Module) -> dict[str, str]:
@@ -420,6 +436,8 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
                       for node in tree.body for n in ast.walk(node) if _dynamic_load(n)})
     if dynamic:
         out["dynamic"] = dynamic
+    if any(isinstance(n, ast.Call) and _decorator_name(n.func) == "getmembers" for n in module_nodes(tree)):
+        out["members"] = True
     return out
 
 
@@ -619,6 +637,29 @@ def _loads_dynamically(facts: dict[str, dict[str, Any]], unloaded: Collection[st
     return bool(regions & read)
 
 
+def _listed_members(facts: dict[str, dict[str, Any]], unloaded: Collection[str]) -> set[tuple[str, str]]:
+    """Every top-level definition of a module that a file lists with `inspect.getmembers` and names (3D-Pack's
+    `__init__.py` imports `f".{nodes_filename}"`, `nodes_filename = "nodes"`, and registers each class of it as a node;
+    pd21): the members are used without a read of their names."""
+    out: set[tuple[str, str]] = set()
+    for rel, f in facts.items():
+        if not f.get("members") or rel in unloaded or _bench_file(rel):
+            continue
+        words = {n.rpartition(":")[2].removeprefix(".") for names in f.get("names", {}).values() for n in names}
+        for other, g in facts.items():
+            parts = other.split("/")
+            module = parts[-2] if parts[-1] == "__init__.py" and len(parts) > 1 else parts[-1].removesuffix(".py")
+            if other != rel and module in words:
+                out.update((other, name) for name, *_ in g.get("top", ()))
+    return out
+
+
+def _launched(rel: str, launches: Collection[str]) -> bool:
+    """Whether a launch string names the file: its stem, or a folder path `rel` ends with (`datasets/preprocess/render`)."""
+    path = rel.removesuffix(".py")
+    return any(path == launch or path.endswith("/" + launch) for launch in launches)
+
+
 def _bench_file(rel: str) -> bool:
     """Whether a pack's file lies under a `tests/`, `test/` or `examples/` folder (a vendored upstream repository's
     test suite or example scripts, MuseV's `diffusers/tests/`, `diffusers/examples/`): ComfyUI imports none of them
@@ -645,7 +686,7 @@ def _named_by_nothing(facts: dict[str, dict[str, Any]], config_words: Collection
             continue    # its module names are build inputs for pip (`make_cuda_ext(module="basicsr.ops.fused_act")`)
         read = [n for names in f.get("names", {}).values() for n in names] + list(f.get("main", ()))
         words = {n.rpartition(":")[2].removeprefix(".") for n in read}
-        words |= {*f.get("modules", ()), *f.get("launches", ())}
+        words |= {*f.get("modules", ()), *(launch.rsplit("/", 1)[-1] for launch in f.get("launches", ()))}
         for w in words:
             named.setdefault(w, set()).add(rel)
     out: set[str] = set()
@@ -714,7 +755,7 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
 
     regions: dict[tuple[str, str], set[tuple[str, str]]] = {}   # (file, definition) -> what its bodies reach
     reached = {(f, word) for word in config_words for f in defined.get(word, ())}
-    launched = {stem for rel, f in facts.items() if rel not in unloaded for stem in f.get("launches", ())}
+    launched = {launch for rel, f in facts.items() if rel not in unloaded for launch in f.get("launches", ())}
     idle_mains: dict[str, list[list[int]]] = {}     # file -> `__main__` blocks the pack never runs
     for rel, f in facts.items():
         for region, names in f.get("names", {}).items():
@@ -723,12 +764,13 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
             elif not _bench_file(rel) and rel not in unloaded:
                 reached |= resolved(rel, names)
         name = rel.rsplit("/", 1)[-1]
-        if name in _RUN_ON_INSTALL or name.removesuffix(".py") in launched:
+        if name in _RUN_ON_INSTALL or _launched(rel, launched):
             reached |= resolved(rel, f.get("main", ()))
         else:   # the block's own lines do not run either (t19d: FishSpeech's llama.py smoke test)
             idle_mains[rel] = f.get("main_lines", [])
         reached.update((rel, name) for name, _, _, registered in f.get("top", ())
                        if registered or name.startswith("__"))
+    reached |= _listed_members(facts, unloaded)
     todo = list(reached)
     done: set[tuple[str, str]] = set()
     while todo:
