@@ -90,3 +90,27 @@ def test_a_static_method_default_every_caller_passes_positionally(tmp_path):
     src = SAMPLE.replace(", {device}", "")
     run = run_static([write_tree(tmp_path / "omit", {"__init__.py": PACK_INIT, "sample.py": src})], jobs=1)
     assert ("error", None) in _device_at(run, "sample.py", src, 'device="cuda"):')
+
+
+MODELS = """\
+    import torch
+
+    SAM2_MODELS = {
+        "sam2.1_hiera_tiny": {
+            "fp32": {"model_url": "https://huggingface.co/org/sam2/resolve/main/sam2.1_hiera_tiny.safetensors",
+                     "filename": "sam2.1_hiera_tiny.safetensors"},
+            "fp16": {"model_url": "https://huggingface.co/org/sam2/resolve/main/sam2.1_hiera_tiny-fp16.safetensors",
+                     "filename": "sam2.1_hiera_tiny-fp16.safetensors"},
+        },
+    }
+    DS_CONFIG = {"train_batch_size": 8, "fp16": {"enabled": "auto", "loss_scale": 0}}
+"""
+
+
+def test_a_precision_key_of_a_table_of_model_files_switches_nothing(tmp_path):
+    run = run_static([write_tree(tmp_path, {"models.py": MODELS})], jobs=1)
+    r = next(r for r in run.results if r.path == "models.py")
+    flagged = {f.line for f in r.findings if f.code == "NPU247"}
+    assert _line(MODELS, '"fp16": {"model_url"') not in flagged
+    # a DeepSpeed-style section names no file: its key switches float16 on
+    assert _line(MODELS, '"fp16": {"enabled": "auto"') in flagged
