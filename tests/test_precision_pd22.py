@@ -114,3 +114,34 @@ def test_a_precision_key_of_a_table_of_model_files_switches_nothing(tmp_path):
     assert _line(MODELS, '"fp16": {"model_url"') not in flagged
     # a DeepSpeed-style section names no file: its key switches float16 on
     assert _line(MODELS, '"fp16": {"enabled": "auto"') in flagged
+
+
+FA3 = """\
+    import torch
+
+
+    @torch.library.custom_op("flash::flash_attn_func", mutates_args=())
+    def flash_attn_func_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return fa3_kernel(q.to(torch.bfloat16), k, v)
+
+
+    @flash_attn_func_op.register_fake
+    def _(q, k, v, **kwargs):
+        meta_q = torch.empty_like(q, dtype=torch.bfloat16).contiguous()
+        return meta_q
+
+
+    @torch.library.register_fake("flash::lse")
+    def _lse(q):
+        return q.new_empty(q.shape[:-1], dtype=torch.bfloat16)
+"""
+
+
+def test_dtypes_of_a_fake_kernel_are_not_findings(tmp_path):
+    run = run_static([write_tree(tmp_path, {"fa3.py": FA3})], jobs=1)
+    r = next(r for r in run.results if r.path == "fa3.py")
+    precision = {f.line for f in r.findings if f.category == "precision"}
+    assert _line(FA3, "torch.empty_like(q, dtype=torch.bfloat16)") not in precision
+    assert _line(FA3, "q.new_empty(q.shape[:-1], dtype=torch.bfloat16)") not in precision
+    # the real kernel's cast is the choice and keeps its finding
+    assert _line(FA3, "q.to(torch.bfloat16)") in precision
