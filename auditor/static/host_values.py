@@ -91,7 +91,7 @@ def _numpy_array_chain(ctx, node: ast.AST) -> bool:
         if isinstance(node, ast.Call):
             d = ast_dotted(node.func)
             qual = ctx.resolve(d) if d is not None else None
-            if _head(qual) == "numpy":
+            if qual is not None and _head(qual) == "numpy":
                 return qual.rsplit(".", 1)[-1] not in _NUMPY_SCALARS
             node = node.func
         else:
@@ -299,7 +299,7 @@ def _cst_numpy_array(ctx, node: cst.CSTNode) -> bool:
         if isinstance(node, cst.Call):
             d = _cst_dotted(node.func)
             qual = ctx.resolve(d) if d is not None else None
-            if _head(qual) == "numpy":
+            if qual is not None and _head(qual) == "numpy":
                 return qual.rsplit(".", 1)[-1] not in _NUMPY_SCALARS
             node = node.func
         else:
