@@ -1,6 +1,7 @@
 """Precision fixes of pd22 (session 21, tuned on heldout25 after its draw).
 
-- host_values: `.tolist()` / `.item()` give Python values, so a name rebound to one stays a host value
+- host_values: `.tolist()` / `.item()` give Python values, neutral in a name's assignments, so a name rebound to one
+  stays what it was
   (Florence2's `_polygon = np.array(_polygon).reshape(-1, 2)` ... `_polygon = _polygon.reshape(-1).tolist()`), and
   arithmetic with a numpy array built in the operand is a host value (`(np.array(box) * scale).tolist()`); a numpy
   scalar (`np.float32(s) * t`) still mixes with a device tensor and keeps the hint;
@@ -33,6 +34,9 @@ DRAW = """\
         for row in out:
             print((np.float32(s) * row).tolist())
             print(row.sum().item())
+            idx = row == s
+            idx = idx.nonzero().item()
+            print(idx)
 """
 
 
@@ -49,6 +53,8 @@ def test_python_values_and_numpy_operands_are_host_values(tmp_path):
     # a numpy scalar times a device tensor is a device tensor; a tensor from the model stays one
     assert _hints(run, "draw.py", DRAW, "(np.float32(s) * row).tolist()") == ["NPU703"]
     assert _hints(run, "draw.py", DRAW, "row.sum().item()") == ["NPU703"]
+    # a name rebound to its own `.item()` held a device tensor before: the receiver is that tensor (cosmos-predict1)
+    assert _hints(run, "draw.py", DRAW, "idx = idx.nonzero().item()") == ["NPU703"]
 
 
 SAMPLE = """\

@@ -6,7 +6,9 @@ summarizers, align-anything's AI2-THOR utilities).
   values (a tensor handed in from elsewhere is possible, but such a file does no device work of its own).
 - A receiver built by a numpy / pandas call in the same expression (`np.linspace(...).tolist()`), or a name that
   every assignment in its function binds to one (`labels = np.array(...)` ... `labels.sum().item()`); an operator
-  (`labels = labels | other`) keeps what its operands are and does not count against it.
+  (`labels = labels | other`) keeps what its operands are and does not count against it, nor does a `.tolist()` /
+  `.item()` result (pd22: `p = np.clip(p, lo, hi); p = p.reshape(-1).tolist()`); arithmetic with a numpy array built
+  in the operand is one (`(np.array(box) * scale).tolist()`), with a numpy scalar (`np.float32(s) * t`) is not.
 - `<tensor>.numpy()` is a numpy array too (torch raises on a device tensor, so the value is on the host), also as
   both branches of a conditional (`x.cpu().numpy() if c else np.zeros_like(y)`; DrivingSDK's evaluation loop, t11g,
   tuned on heldout6).
@@ -55,7 +57,9 @@ def _ast_host_call(ctx, value: ast.AST) -> bool | None:
     node = value
     while True:
         if isinstance(node, ast.Call):
-            if _to_numpy(node.func, node.args or node.keywords) or _python_value(node.func, node.args):
+            if _python_value(node.func, node.args):
+                return None                 # a list / number: keeps what the name held before (module doc)
+            if _to_numpy(node.func, node.args or node.keywords):
                 return True
             d = ast_dotted(node.func)
             if d is not None and _head(ctx.resolve(d)) in _HOST_LIBS:
@@ -136,8 +140,9 @@ def _to_numpy(func, args) -> bool:
 
 
 def _python_value(func, args) -> bool:
-    """`<x>.tolist()` / `<x>.item()` (no argument): a Python list or number, on the host whatever x was (pd22:
-    Florence2's `_polygon = _polygon.reshape(-1).tolist()` rebinds a numpy array's name to a list)."""
+    """`<x>.tolist()` / `<x>.item()` (no argument): a Python list or number. Neutral in a name's assignments, like an
+    operator (pd22: Florence2's `_polygon = _polygon.reshape(-1).tolist()` rebinds a numpy array's name to a list;
+    not a host value of its own: in `idx = idx.nonzero().item()` the receiver is the device tensor bound before)."""
     return not args and (isinstance(func, ast.Attribute) and func.attr in _PYTHON_METHODS or
                          isinstance(func, cst.Attribute) and func.attr.value in _PYTHON_METHODS)
 
