@@ -41,7 +41,8 @@ FACTS: dict[str, int] = {
     "quiet": 1,           # shim_graph.quiet_fact (FORMAT 8)
     "ci": 2,              # ci_jobs.ci_fact (FORMAT 9); 2: NVIDIA instance runner labels (t11w)
     "launch": 2,          # launched.launch_facts: patches, option defaults (FORMAT 10); 2: setting guards (t18b)
-    "calls": 3,           # call_defaults.default_facts (FORMAT 11); 2: main_calls, flags, switches, optional_attrs (pd17); 3: None fallbacks (pd20)
+    "calls": 4,           # call_defaults.default_facts (FORMAT 11); 2: main_calls, flags, switches, optional_attrs (pd17);
+                          # 3: None fallbacks (pd20); 4: static / class methods (pd22)
     "platform": 1,        # platform_predicates.platform_facts (FORMAT 12)
     "subpackages": 1,     # npu_native.subpackage_facts: top_npu, relative (FORMAT 13)
     "ascend_image": 1,    # backend_files.ascend_image_fact (FORMAT 13)

@@ -139,11 +139,14 @@ def _defaults(tree: ast.Module) -> list[list[Any]]:
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
                     add(item, node.name, True)
-                elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and not item.decorator_list \
+                elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and _plain(item) \
                         and not item.name.startswith("_") and item.name not in _TORCH_METHODS:
                     # a public method (t19g: DiffSynth's `SDLoRA.add_lora_to_text_encoder(..., device="cuda")`, whose
                     # one call passes `device=self.device`): keyed by `.name`, the attribute its calls go through;
-                    # read like a module function (a call overrides when it passes the parameter)
+                    # read like a module function (a call overrides when it passes the parameter). pd22: also a
+                    # `@staticmethod` / `@classmethod` / `@torch.no_grad()` one (CRM's
+                    # `ImageDreamDiffusion.get_ip_conditions(..., device="cuda")`, passed positionally by its caller;
+                    # a static method's index counts from its first parameter, as its calls do)
                     for arg, default, index in _params(item, True):
                         if default is not None and _PARAM.match(arg.arg):
                             out.append([default.lineno, default.col_offset, default.end_lineno or default.lineno,

