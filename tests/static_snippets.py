@@ -126,3 +126,12 @@ def findings_on_line(root: Path, rel: str, lines: int | set[int]) -> set[tuple[s
 def severity_context_on_line(root: Path, rel: str, lines: int | set[int]) -> set[tuple[str, str]]:
     """(severity, context) of `findings_on_line`."""
     return {(sev, ctx) for _, sev, ctx in findings_on_line(root, rel, lines)}
+
+
+def device_findings_at(run, rel: str, src: str, needle: str) -> list[tuple[str, str | None]]:
+    """Sorted (severity, context) of the device findings of `run` on the line of `src` (the file `rel`) holding
+    `needle`."""
+    line = line_of(src, needle)
+    result = next(r for r in run.results if r.path == rel)
+    return sorted((f.severity, f.data.get("context")) for f in result.findings
+                  if f.line == line and f.category == "device")

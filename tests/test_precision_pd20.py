@@ -14,7 +14,7 @@ Code written afresh in the shape of those node packs, not copied."""
 from __future__ import annotations
 
 from auditor.runner import run_static
-from tests.static_snippets import line_of as _line, write_tree
+from tests.static_snippets import line_of as _line, write_tree, device_findings_at
 
 HELPER = """\
     import torch
@@ -51,22 +51,16 @@ PACK_INIT = """\
 """
 
 
-def _at(run, rel, src, text):
-    line = _line(src, text)
-    r = next(r for r in run.results if r.path == rel)
-    return sorted((f.severity, f.data.get("context")) for f in r.findings if f.line == line and f.category == "device")
-
-
 def test_a_none_default_chosen_in_the_body_is_overridden_by_every_caller(tmp_path):
     run = run_static([write_tree(tmp_path / "pass", {"__init__.py": PACK_INIT, "helper.py": HELPER,
                                                      "loader.py": LOADER.replace("{device}", "device")})], jobs=1)
-    assert {s for s in _at(run, "helper.py", HELPER, "torch.device('cuda' if")} == {("info", "overridden-default")}
-    assert {s for s in _at(run, "helper.py", HELPER, 'device or torch.device("cuda")')} \
+    assert {s for s in device_findings_at(run, "helper.py", HELPER, "torch.device('cuda' if")} == {("info", "overridden-default")}
+    assert {s for s in device_findings_at(run, "helper.py", HELPER, 'device or torch.device("cuda")')} \
         == {("info", "overridden-default")}
     # a caller that leaves the device out lets the CUDA choice through: it keeps its severity
     run = run_static([write_tree(tmp_path / "omit", {"__init__.py": PACK_INIT, "helper.py": HELPER,
                                                      "loader.py": LOADER.replace(", device={device}", "")})], jobs=1)
-    assert ("warning", "cuda-available-branch") in _at(run, "helper.py", HELPER, "torch.device('cuda' if")
+    assert ("warning", "cuda-available-branch") in device_findings_at(run, "helper.py", HELPER, "torch.device('cuda' if")
 
 
 MONITOR = """\

@@ -13,7 +13,7 @@ Code written afresh in the shape of those node packs, not copied."""
 from __future__ import annotations
 
 from auditor.runner import run_static
-from tests.static_snippets import line_of as _line, write_tree
+from tests.static_snippets import line_of as _line, write_tree, device_findings_at
 
 DRAW = """\
     import numpy as np
@@ -82,20 +82,14 @@ PACK_INIT = """\
 """
 
 
-def _device_at(run, rel, src, text):
-    line = _line(src, text)
-    r = next(r for r in run.results if r.path == rel)
-    return sorted((f.severity, f.data.get("context")) for f in r.findings if f.line == line and f.category == "device")
-
-
 def test_a_static_method_default_every_caller_passes_positionally(tmp_path):
     src = SAMPLE.replace("{device}", "self.device")
     run = run_static([write_tree(tmp_path / "pass", {"__init__.py": PACK_INIT, "sample.py": src})], jobs=1)
-    assert _device_at(run, "sample.py", src, 'device="cuda"):') == [("info", "overridden-default")]
+    assert device_findings_at(run, "sample.py", src, 'device="cuda"):') == [("info", "overridden-default")]
     # a caller that leaves the device out lets the default through: it keeps its severity
     src = SAMPLE.replace(", {device}", "")
     run = run_static([write_tree(tmp_path / "omit", {"__init__.py": PACK_INIT, "sample.py": src})], jobs=1)
-    assert ("error", None) in _device_at(run, "sample.py", src, 'device="cuda"):')
+    assert ("error", None) in device_findings_at(run, "sample.py", src, 'device="cuda"):')
 
 
 MODELS = """\
