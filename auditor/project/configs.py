@@ -735,7 +735,7 @@ def _step_shells(node, found: dict | None = None, default: str | None = None) ->
     `defaults: run: shell:` of its job or workflow (t15h: a `shell: pwsh` default makes every step PowerShell)."""
     found = {} if found is None else found
     if isinstance(node, yaml.MappingNode):
-        named = {str(k.value): v for k, v in node.value if isinstance(k, yaml.ScalarNode)}
+        named = _entries(node)
         defaults = named.get("defaults")
         if isinstance(defaults, yaml.MappingNode):
             run_defaults = {str(k.value): v for k, v in defaults.value if isinstance(k, yaml.ScalarNode)}.get("run")
