@@ -203,7 +203,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
 
 @pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
                                    "test10", "test11", "test12", "test13", "test14", "test15", "test16", "test17", "test18",
-                                   "test19", "test20", "test21", "test22", "test23", "test24", "test26",
+                                   "test19", "test20", "test21", "test22", "test23", "test24", "test25", "test26",
                                    "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c", "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -941,7 +941,8 @@ def test_test19_files_are_exactly_what_its_rule_draws():
     # test19's pre-registered eligibility change: a file audit's default discovery skips is not eligible (it removed
     # none of these archives' files); earlier splits keep test10's eligibility.
     # later splits copy test19's rule
-    assert select_test.AUDITED_ONLY_SPLITS == {"test19", "test20", "test21", "test22", "test23", "test24", "test26", "tuned_t17c",
+    assert select_test.AUDITED_ONLY_SPLITS == {"test19", "test20", "test21", "test22", "test23", "test24", "test25",
+                                               "test26", "tuned_t17c",
                                                "tuned_t18c", "tuned_t19e"}
     # Main rounds 1-2 in sources.json order: four code bases have one eligible file each, so round 2 has the other nine.
     assert len(main) == 22 and labelled[:22] == main
