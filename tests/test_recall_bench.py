@@ -254,7 +254,8 @@ def _load_select_test():
 
 def _replay(select_test, labels, split):
     """The rule of test4 to test8 (bench/corpus_test4|5|6|7|8/SELECTION.md), stopping points read from the labels:
-    main rounds 1-2, per-category top-up (>= 20 must-flag lines, at most 12 files per category),
+    main rounds 1-2, per-category top-up (>= 20 must-flag lines, at most 12 files per category; from test25 on the
+    split's TOPUP_RULES entry),
     then further main rounds, one file at a time, until >= 350 must-flag (line, category) pairs,
     then test4's apex supplement. From test16 on, at most MAX_FILES_PER_CODE_BASE[split] files of one code base in
     the whole split: a file of a code base at that limit is skipped like a file already drawn (test16's
@@ -284,10 +285,13 @@ def _replay(select_test, labels, split):
             order = orders.get(src["name"], [])
             if rnd < len(order) and not take((src["name"], order[rnd])):
                 return drawn, drawn[-1]
-    for cat in recall.CATEGORIES:
+    # test25 on: the split's own top-up order, target and cap (select_test.TOPUP_RULES); earlier splits 20 and 12.
+    rule = getattr(select_test, "TOPUP_RULES", {}).get(split, {})
+    target, topup_cap = rule.get("target", 20), rule.get("cap", 12)
+    for cat in rule.get("order", recall.CATEGORIES):
         taken = 0
         for src, path in select_test.topup_order(cat, split):
-            if must[cat] >= 20 or taken >= 12:
+            if must[cat] >= target or taken >= topup_cap:
                 break
             if (src["name"], path) in drawn or full(src["name"]):
                 continue
@@ -1033,6 +1037,16 @@ def test_test21_files_are_exactly_what_its_rule_draws():
         {name: min(8, len(order)) for name, order in orders}
     assert pairs(labelled) < 350
     assert len(labelled) == 64
+
+
+@pytest.mark.parametrize("split, code_bases", [("test24", 16), ("test25", 22), ("test26", 20)])
+def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
+    """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
+    change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
+    the draw, and without the last file's labels the rule asks for that file."""
+    draw = _LimitedDraw(split, code_bases)
+    assert split in draw.select_test.AUDITED_ONLY_SPLITS
+    assert draw.labelled[:len(draw.main)] == draw.main
 
 
 def test_test22_files_are_exactly_what_its_rule_draws():
