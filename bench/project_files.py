@@ -66,6 +66,9 @@ SPLITS = tuple(split_folders())
 # At most this many positive labels per file are scored (its first, in file order; `none` lines not capped),
 # so that one long launch script cannot dominate a split's figure (test4 onwards: `line_cap` in the split's `draw`).
 LINE_CAP = {s: split_draw(s)["line_cap"] for s in SPLITS if "line_cap" in split_draw(s)}
+# At most this many positive (line, category) pairs per repository are scored (lead decision 10: no repository's
+# repeated line carries a split; `pair_cap` in the split's `draw`, fixed in its SELECTION.md before labelling).
+PAIR_CAP = {s: split_draw(s)["pair_cap"] for s in SPLITS if "pair_cap" in split_draw(s)}
 
 
 SPLIT = "dev"
@@ -137,6 +140,24 @@ def capped(items: list[dict], cap: int | None) -> list[dict]:
     return kept
 
 
+def pair_capped(items: list[dict], used: Counter, repo: str, cap: int | None) -> list[dict]:
+    """Of one file's scored items (files in selection order, so `used` holds the repository's pairs so far): every
+    `none` line, and positive lines while the repository's running pair count stays within `cap`; the first line
+    that would pass it closes the repository (no later positive line of it is scored)."""
+    if cap is None:
+        return list(items)
+    kept = []
+    for item in sorted(items, key=lambda i: i["line"]):
+        cats = item.get("category") if isinstance(item.get("category"), list) else [item.get("category")]
+        if cats != ["none"]:
+            if used[repo] + len(cats) > cap:
+                used[repo] = cap + 1        # closed
+                continue
+            used[repo] += len(cats)
+        kept.append(item)
+    return kept
+
+
 def select() -> int:
     sys.path.insert(0, str(AUDITOR_SRC))
     from auditor.discover import discover
@@ -187,6 +208,7 @@ def run(as_json: bool) -> int:
     per_cat: dict[str, Counter] = defaultdict(Counter)
     false_hits, unlabelled, missed = [], [], []
     files = json.loads((_dir() / "selection.json").read_text())["files"]
+    pairs_used: Counter = Counter()
     for entry in files:
         repo, path = entry["repo"], entry["path"]
         labels = yaml.safe_load(_label_file(repo, path).read_text()) or {}
@@ -199,7 +221,8 @@ def run(as_json: bool) -> int:
         for f in result.findings:
             by_line[f.line].add(f.category)
         labelled = {}
-        for item in capped(labels.get("lines") or [], LINE_CAP.get(SPLIT)):
+        scored = pair_capped(capped(labels.get("lines") or [], LINE_CAP.get(SPLIT)), pairs_used, repo, PAIR_CAP.get(SPLIT))
+        for item in scored:
             cats = item["category"] if isinstance(item["category"], list) else [item["category"]]
             labelled[item["line"]] = cats
             for cat in cats:

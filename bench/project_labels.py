@@ -29,7 +29,7 @@ import hashlib
 import json
 import os
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,7 +37,7 @@ import yaml
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
-from project_files import LINE_CAP, SPLITS, capped, round_robin, split_draw  # noqa: E402  (the draw and cap of every split; no auditor import)
+from project_files import LINE_CAP, PAIR_CAP, SPLITS, capped, pair_capped, round_robin, split_draw  # noqa: E402  (the draw and cap of every split; no auditor import)
 
 HERE = BENCH / "project_files"
 TREES = BENCH / "_projects"
@@ -210,6 +210,7 @@ def check(split: str) -> int:
     files = json.loads((HERE / split / "selection.json").read_text())["files"]
     counted = scored = 0
     cap = LINE_CAP.get(split)
+    pairs_used: Counter = Counter()
     for entry in files:
         repo, rel = entry["repo"], entry["path"]
         lf = label_file(split, repo, rel)
@@ -250,7 +251,7 @@ def check(split: str) -> int:
                 problems.append(f"{where}:{ln}: no note")
             counted += 1
         valid = [i for i in labels.get("lines") or [] if isinstance(i.get("line"), int)]
-        scored += len(capped(valid, cap))
+        scored += len(pair_capped(capped(valid, cap), pairs_used, repo, PAIR_CAP.get(split)))
     for lf in sorted((HERE / split / "labels").glob("*.yaml")) if (HERE / split / "labels").is_dir() else []:
         if not any(label_file(split, e["repo"], e["path"]) == lf for e in files):
             problems.append(f"{lf.name}: not in the selection")

@@ -141,7 +141,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
                             "tuned_t15": 40,
                             "tuned_t15d": 40, "tuned_t15f": 40, "tuned_t15s": 40, "tuned_t15u": 40, "tuned_t16d": 40,
                             "tuned_t16f": 40, "tuned_t17h": 40, "tuned_t18f": 40,
-                            "tuned_t19f": 40}
+                            "tuned_t19f": 40, "tuned_t22c": 40}
 
 
 def test_test4_draws_with_its_own_seed_and_size(tmp_path):

@@ -213,6 +213,13 @@ def _top_keys(roots: list) -> list[tuple[str, yaml.Node]]:
     return [(k.value, v) for k, v in roots[0].value if isinstance(k, yaml.ScalarNode)]
 
 
+def _deepspeed_config(root) -> bool:
+    """A DeepSpeed JSON / YAML config: a top-level mapping with DeepSpeed's own batch or ZeRO keys."""
+    return isinstance(root, yaml.MappingNode) and any(
+        isinstance(k, yaml.ScalarNode) and k.value in ("zero_optimization", "train_micro_batch_size_per_gpu")
+        for k, _ in root.value)
+
+
 def _device_value(mapping: yaml.MappingNode) -> str | None:
     """The lower-cased device a mapping sets itself (`device: cpu`, `accelerator: CPU`), or None."""
     for k, v in mapping.value:
@@ -395,6 +402,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         step_shells = _step_shells(root)
         runner_paths = _matrix_runner_paths(root)
         disabled = _disabled_sections(root, "")
+        deepspeed = _deepspeed_config(root)
         seen: set[int] = set()
         for path, key, value, env_entry in _scalars(root, "", False):
             if id(value) in seen and key is not value:
@@ -483,6 +491,10 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             if rule is not None and rule.code == "NPU021" and name in _OWN_CUDA_SWITCHES:
                 rule = None     # `use_cuda: 1` in ClearerVoice's model YAMLs: the project's own device option that its
                 # argparse reads, not the build's `USE_CUDA=1` (heldout17, after the end draw)
+            if rule is not None and deepspeed and "." not in path and name.endswith("_dtype"):
+                rule = None     # a top-level `gradient_accumulation_dtype: bf16` in a DeepSpeed config: DeepSpeed reads
+                # its dtypes from `data_types.grad_accum_dtype`, `bf16` / `fp16` and `*communication_data_type`
+                # (deepspeed/runtime/constants.py), so the key is read by nothing (test29's TencentPretrain)
             if rule is not None and rule.code == "NPU124" and name == "gpu_ids" and not _accelerate_config(col.lines):
                 rule = None     # `infer_cfgs.gpu_ids` of a project's own config: device indices, not accelerate's
             if rule is not None and rule.code == "NPU020" and name == "accelerator" and not _trainer_key(path):

@@ -98,13 +98,18 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
 
 def _nccl_default_lines(tree: ast.Module) -> set[int] | None:
     """Lines of a parameter default naming NCCL (`def config_lade(..., backend='nccl')`, LookaheadDecoding): the
-    backend of a library function the launched script may never call, or call with another backend. None when the
+    backend of a library function the launched script may never call, or call with another backend; and of a
+    comparison with it (`get_backend() == 'nccl'`), which reads the backend. None when the
     file names "hccl" too: it picks the backend by device (ms-swift's `backend = 'hccl'` when
     is_torch_npu_available(), `'nccl'` elif CUDA), so no NCCL is hard-coded."""
     lines: set[int] = set()
-    for node in module_nodes_of(tree, (ast.Constant, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+    for node in module_nodes_of(tree, (ast.Constant, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Compare)):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and "hccl" in node.value.lower():
             return None
+        if isinstance(node, ast.Compare):
+            # `if dist.get_backend() == 'nccl':` (mmdet's dist_utils): the backend is read, not chosen (t22c, Groma)
+            lines.update(c.lineno for c in [node.left, *node.comparators]
+                         if isinstance(c, ast.Constant) and isinstance(c.value, str) and "nccl" in c.value.lower())
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
                 if isinstance(default, ast.Constant) and isinstance(default.value, str) \
@@ -276,7 +281,10 @@ def launch_import_findings(result: FileResult, root: Path, rules_by_category: di
             if rule is None or (category == "attention" and {call_pos[0], command_pos[0]} & attention_lines):
                 continue
             message = rule.message.replace("{symbol}", rel) + " (" + " -> ".join(chain) + ")"
-            new.append(call_finding(rule, product, result, call_pos, message, rel,
+            # NPU143 says "this line starts several processes": the launcher's line (`torchrun \`), where test24,
+            # test28 and tuned_t22c label it; the import failures stay on the launched file's word (t17a)
+            where = command_pos if category == NCCL else call_pos
+            new.append(call_finding(rule, product, result, where, message, rel,
                                     {"launched": rel, "chain": chain}))
     return unsuppressed(new, calls, Path(result.path), root) if new else new
 

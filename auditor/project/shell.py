@@ -210,12 +210,16 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
         for u in _URL_RE.finditer(text):
             if _CUDA_INDEX_RE.search(u.group(0)):
                 continue                 # an index URL: the pip and requirements readers report it
-            if _SIGNING_KEY_RE.search(u.group(0)):
-                continue     # `apt-key adv --fetch-keys .../7fa2af80.pub`: a signing key; what installs from the repo is reported
             symbol, rule = match_url(m, u.group(0))
             if rule is not None:
                 ln, c = where(u.start())
-                col.add(rule, symbol, ln, c, c + len(u.group(0)))
+                if _SIGNING_KEY_RE.search(u.group(0)):
+                    # `apt-key adv --fetch-keys .../cuda/repos/.../3bf863cc.pub`: adding NVIDIA's key installs nothing
+                    # (what installs from the repository is the finding), but the line only serves a CUDA image: info
+                    # (tuned_t15s, tuned_t15u and tuned_t22c label it device)
+                    col.add(rule, symbol, ln, c, c + len(u.group(0)), severity="info", note=" (the repository's signing key)")
+                else:
+                    col.add(rule, symbol, ln, c, c + len(u.group(0)))
 
 
 def system_config_paths(col: Collector, m, text: str, where) -> None:
@@ -1119,6 +1123,21 @@ def _overrides(col: Collector, m, pos: _Positions, words: list[str], nodes: list
                 col.add(rule, f"{override.group(1)}={override.group(2)}", line, c, c + len(w), value=override.group(2))
 
 
+_LOOPS = frozenset({"for_statement", "c_style_for_statement", "while_statement"})
+
+
+def _backgrounded_in_loop(node) -> bool:
+    """The command, or a group holding it, ends in `&` inside a loop's body: the loop starts one process per pass
+    (ESPnet-style recipes: FunCodec's and FunASR's `run.sh` start one trainer per GPU this way, each joining one
+    process group)."""
+    background = False
+    while node is not None and node.type not in _LOOPS:
+        after = node.next_sibling
+        background = background or (after is not None and after.type == "&")
+        node = node.parent
+    return background and node is not None
+
+
 def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree) -> None:
     name_node = node.child_by_field_name("name")
     if name_node is None:
@@ -1132,7 +1151,9 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         # ... \ # TODO` ends the `python3 -m verl.trainer.main_ppo` command there; no environment name has a dot, t20b)
         _overrides(col, m, pos, words, nodes)
         return
-    multi_process = False       # under srun / mpirun: one process per task, each running the launched script
+    # under srun / mpirun: one process per task, each running the launched script; or started in the background once
+    # per pass of a loop (`for ((i = 0; i < ngpu; ++i)); do { python -m x.bin.train --gpu_id $i ...; } & done`)
+    multi_process = _backgrounded_in_loop(node)
     while words and (words[0].rsplit("/", 1)[-1] in _WRAPPERS or "=" in words[0] and words[0][0] != "-"):
         slurm = words[0].rsplit("/", 1)[-1] in ("srun", "salloc")
         mpi = words[0].rsplit("/", 1)[-1] == "mpirun"
