@@ -600,13 +600,19 @@ def _whole_imports(tree: ast.Module) -> set[str]:
     `from .dwpose_detector import DWposeDetector` imports a name, not the module. A star import is read apart
     (`_star_files`): it brings only the globals the importing file then reads."""
     out: set[str] = set()
+    # `__all__ = ["deform_conv"]` beside `from .deform_conv import deform_conv` names the function, not the module
+    # (pd23: basicsr's ops/dcn/__init__.py)
+    imported = {a.asname or a.name for i in module_nodes(tree) if isinstance(i, ast.ImportFrom) for a in i.names}
+    listed = {n for node in tree.body if _all_list(node) for n in ast.walk(node)
+              if isinstance(n, ast.Constant) and n.value in imported}
     for n in module_nodes(tree):
         if isinstance(n, ast.Import):
             out.update(a.name.rsplit(".", 1)[-1] for a in n.names)
         elif isinstance(n, ast.ImportFrom):
             last = (n.module or "").rsplit(".", 1)[-1]
             out.update(a.name for a in n.names if a.name != "*" and a.name != last)   # stars: `_star_files`
-        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value.lstrip(".")):
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value.lstrip(".")) \
+                and n not in listed:
             out.add(n.value.rsplit(".", 1)[-1])     # importlib.import_module("pack.config") / (".config", pkg)
     return out
 
