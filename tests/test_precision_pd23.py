@@ -5,7 +5,7 @@ the name; a guard whose branch holds a guard of its own (`if BASICSR_JIT: ext = 
 ext`) is one optional import; a function's `try: import spconv` whose name nothing reads is a probe (the lead's
 decision 1, vacuously); `@triton.jit` registers nothing; a training folder's configs build nothing; `from
 sam2.modeling.x import C` reaches that module's C, not SAM3's class of the same name; a training launcher the pack never
-runs is info (the lead's decision 9). Findings there are info, context `unreached`, never dropped. Each case has a
+runs is info (the lead's decision 9); so is a CUDA source only unreached code names. Findings there are info, context `unreached`, never dropped. Each case has a
 control that keeps its severity.
 
 Code written afresh in the shape of those node packs, not copied."""
@@ -61,10 +61,21 @@ DEFORM_CONV = """\
 """
 
 
+KERNEL = """\
+    #include <cuda.h>
+
+    __global__ void dcn_im2col_kernel(const int n, const float* data, float* out) {
+      out[threadIdx.x] = data[threadIdx.x];
+    }
+"""
+
+
 # the node loads the package for a helper: the module's own lines run, its Function does not
-def _dcn(tmp_path, needle: str, imports: str = "from .ops.dcn import offset_grid", call: str = "o = offset_grid(x)"):
-    files = {"ops/__init__.py": "", "ops/dcn/__init__.py": DCN_INIT, "ops/dcn/deform_conv.py": DEFORM_CONV}
-    return _at(tmp_path, files, "ops/dcn/deform_conv.py", needle, imports, call)
+def _dcn(tmp_path, needle: str, imports: str = "from .ops.dcn import offset_grid", call: str = "o = offset_grid(x)",
+         rel: str = "ops/dcn/deform_conv.py"):
+    files = {"ops/__init__.py": "", "ops/dcn/__init__.py": DCN_INIT, "ops/dcn/deform_conv.py": DEFORM_CONV,
+             "ops/dcn/src/dcn_kernel.cu": KERNEL}
+    return _at(tmp_path, files, rel, needle, imports, call)
 
 
 def test_an_alias_and_a_reexport_nothing_reads_reach_nothing(tmp_path):
@@ -75,10 +86,16 @@ def test_a_nested_guard_whose_names_only_unreached_code_reads_is_unreached(tmp_p
     assert _unreached(_dcn(tmp_path, "dcn_ext = load("))
 
 
+def test_a_cuda_source_only_unreached_code_names_is_unreached(tmp_path):
+    assert _unreached(_dcn(tmp_path, "__global__", rel="ops/dcn/src/dcn_kernel.cu"))
+
+
 def test_the_alias_the_node_calls_keeps_its_findings(tmp_path):
     found = _dcn(tmp_path, "if not x.is_cuda:", "from .ops.dcn import deform_conv", "x = deform_conv(x, x)")
     assert not _unreached(found), found
-    assert not _unreached(_dcn(tmp_path, "dcn_ext = load(", "from .ops.dcn import DeformConv", "x = DeformConv()(x, x)"))
+    use = ("from .ops.dcn import DeformConv", "x = DeformConv()(x, x)")
+    assert not _unreached(_dcn(tmp_path, "dcn_ext = load(", *use))
+    assert not _unreached(_dcn(tmp_path, "__global__", *use, rel="ops/dcn/src/dcn_kernel.cu"))
 
 
 # --- a probe whose imported name nothing reads (heldout25: 3D-Pack Stable3DGen trellis/backend_config.py:59)

@@ -487,6 +487,11 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
         out["dynamic"] = dynamic
     if any(isinstance(n, ast.Call) and _decorator_name(n.func) == "getmembers" for n in module_nodes(tree)):
         out["members"] = True
+    # the CUDA sources its strings name (`load("dcn", sources=["src/dcn_kernel.cu"])`), [file name, line]
+    kernels = sorted({(n.value.rsplit("/", 1)[-1], n.lineno) for n in module_nodes(tree) if isinstance(n, ast.Constant)
+                      and isinstance(n.value, str) and n.value.endswith(_CUDA_SOURCES)})
+    if kernels:
+        out["kernels"] = [list(k) for k in kernels]
     # the shell scripts its strings name (`subprocess.run(["bash", "scripts/train.sh"])`): the pack may run them
     shells = {m for n in module_nodes(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
               for m in _SHELL_NAME.findall(n.value)}
@@ -1102,6 +1107,7 @@ def _config_words(project: Any, results: list) -> set[str]:
 # lead decision 9 (session 22): a training launcher a node pack carries but never runs (a vendored `train*.sh`,
 # a DeepSpeed / torchrun launch script, a dataset preparation script) is info; its install scripts stay (users run them)
 _SHELL_SUFFIXES = (".sh", ".bash")
+_CUDA_SOURCES = (".cu", ".cuh")
 _TRAINING_NAME = re.compile(r"(?:^|[_\-.])(?:train(?:ing)?|finetune|fine_tune|pretrain|prepare|preprocess)(?:$|[_\-.\d])",
                             re.IGNORECASE)
 _INSTALL_NAME = re.compile(r"install|setup|build|env", re.IGNORECASE)
@@ -1135,6 +1141,22 @@ def _unrun_launchers(project: Any, facts: dict[str, dict[str, Any]]) -> set[str]
         if base in named or any(base.encode() in other for o, other in shells.items() if o != rel):
             continue
         out.add(rel)
+    return out
+
+
+def _unbuilt_kernels(results: list, facts: dict[str, dict[str, Any]], spans: dict[str, list[tuple[int, int]]]) -> list[str]:
+    """The pack's CUDA sources that Python strings name only in code the pack never reaches (pd23: basicsr's
+    `deform_conv_cuda_kernel.cu`, named by the `load(...)` of a JIT build behind `BASICSR_JIT` whose every use is
+    unreached). A source named nowhere (a build that globs `*.cu`) or in reached code (a `setup.py`) is kept."""
+    named: dict[str, list[tuple[str, int]]] = {}
+    for rel, f in facts.items():
+        for name, line in f.get("kernels", ()):
+            named.setdefault(name, []).append((rel, line))
+    out = []
+    for r in results:
+        where = named.get(r.path.rsplit("/", 1)[-1]) if r.path.endswith(_CUDA_SOURCES) and r.findings else None
+        if where and all(any(a <= line <= b for a, b in spans.get(rel, ())) for rel, line in where):
+            out.append(r.path)
     return out
 
 
@@ -1181,6 +1203,8 @@ def apply_unreached_defs(results: list, project: Any) -> int:
         return 0
     spans = _unreached(facts, _config_words(project, results))
     launchers = _unrun_launchers(project, facts)
+    for rel in _unbuilt_kernels(results, facts, spans):
+        spans[rel] = [(1, _END)]
     lowered = 0
     for r in results:
         inside = spans.get(r.path, [])
