@@ -46,6 +46,14 @@ never reads and that no other file imports by name or with its whole module (`wh
 MimicMotion's `device = torch.device("cuda" if ... else "cpu")`), unless some file loads modules by a computed name.
 Findings of a Python file inside an unreached definition are lowered to info,
 context `unreached` (a warning behind a CUDA gate too), unless another pass already lowered them to info.
+pd23 (heldout23..25): a module-level alias `name = a.b` is a region like a name table (`deform_conv =
+DeformConvFunction.apply`); a package `__init__.py`'s re-exports (`from .x import name`, `__all__`) read nothing but
+in the root (`exports`: a file reading the name reaches it itself); a `from pkg.mod import C` reaches the C of
+pkg/mod.py when the pack has it (two vendored copies, SAM2's and SAM3's `TwoWayTransformer`), and so does a dotted
+config path; configs under a training folder name nothing to build; `@triton.jit` and other compilers' decorators
+register nothing; a guard may hold a guard, and one whose names nothing reads is unreached (decision 1, vacuously), as
+is a function's `try: import X` probe (`probes`); a CUDA source that only unreached code names, and a training or
+data-preparation shell launcher nothing runs (decision 9), are info.
 """
 from __future__ import annotations
 
