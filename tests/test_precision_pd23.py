@@ -5,8 +5,8 @@ the name; a guard whose branch holds a guard of its own (`if BASICSR_JIT: ext = 
 ext`) is one optional import; a function's `try: import spconv` whose name nothing reads is a probe (the lead's
 decision 1, vacuously); `@triton.jit` registers nothing; a training folder's configs build nothing; `from
 sam2.modeling.x import C` reaches that module's C, not SAM3's class of the same name; a training launcher the pack never
-runs is info (the lead's decision 9); so is a CUDA source only unreached code names. Findings there are info, context `unreached`, never dropped. Each case has a
-control that keeps its severity.
+runs is info (the lead's decision 9); so is a CUDA source only unreached code names. Findings there are info,
+context `unreached`, never dropped. Each case has a control that keeps its severity.
 
 Code written afresh in the shape of those node packs, not copied."""
 from __future__ import annotations
