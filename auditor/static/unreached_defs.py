@@ -867,7 +867,7 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
     regions: dict[tuple[str, str], set[tuple[str, str]]] = {}   # (file, definition) -> what its bodies reach
     # a dotted config path (`_target_: sam2.modeling.sam.transformer.RoPEAttention`) builds that module's class when
     # the pack has the module, else any of that name (a shorter sys.path root); a bare word any of that name
-    reached = set()
+    reached: set[tuple[str, str]] = set()
     for word in config_words:
         module, _, name = word.rpartition(".")
         files = defined.get(name, ())
