@@ -436,8 +436,9 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
             exports |= _names_read(node.value, roots, (), bound)    # type: ignore[attr-defined]
         else:
             names[""] |= _names_read(node, roots, carried, bound)
-            exports |= {r for n in ast.walk(node) if isinstance(n, ast.ImportFrom)
-                        for r in _names_read(n, roots, set(n.names) - exported, bound)}
+            if exported:
+                exports |= {r for n in ast.walk(node) if isinstance(n, ast.ImportFrom)
+                            for r in _names_read(n, roots, set(n.names) - exported, bound)}
     dead += _off_switch_branches(tree)
     if exports:
         out["exports"] = sorted(exports)
