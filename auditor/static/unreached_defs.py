@@ -46,6 +46,14 @@ never reads and that no other file imports by name or with its whole module (`wh
 MimicMotion's `device = torch.device("cuda" if ... else "cpu")`), unless some file loads modules by a computed name.
 Findings of a Python file inside an unreached definition are lowered to info,
 context `unreached` (a warning behind a CUDA gate too), unless another pass already lowered them to info.
+pd23 (heldout23..25): a module-level alias `name = a.b` is a region like a name table (`deform_conv =
+DeformConvFunction.apply`); a package `__init__.py`'s re-exports (`from .x import name`, `__all__`) read nothing but
+in the root (`exports`: a file reading the name reaches it itself); a `from pkg.mod import C` reaches the C of
+pkg/mod.py when the pack has it (two vendored copies, SAM2's and SAM3's `TwoWayTransformer`), and so does a dotted
+config path; configs under a training folder name nothing to build; `@triton.jit` and other compilers' decorators
+register nothing; a guard may hold a guard, and one whose names nothing reads is unreached (decision 1, vacuously), as
+is a function's `try: import X` probe (`probes`); a CUDA source that only unreached code names, and a training or
+data-preparation shell launcher nothing runs (decision 9), are info.
 """
 from __future__ import annotations
 
@@ -61,12 +69,17 @@ from auditor.static.backends import as_info
 _CONTEXT = "unreached"
 _NOTE = ("nothing in this ComfyUI node pack calls it: ComfyUI reaches a pack only through its NODE_CLASS_MAPPINGS; "
          "port it if you reuse the helper")
+_PROBE_NOTE = ("an availability probe: nothing reads the name it imports, so on Ascend it only answers that the "
+               "library is missing; the path it enables has its own findings")
 _DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
 _BENCH_FOLDERS = frozenset({"tests", "test", "examples"})
 _END = 1 << 30                  # a span's last line when it runs to the end of the file
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini")
+# a vendored repository's training / evaluation configs (SAM3's `train/configs/`, SAM2's `configs/sam2.1_training/`):
+# the node pack builds nothing they name (pd23: SAM3's video-eval configs named `build_sam3_video_model`)
+_TRAINING_FOLDER = re.compile(r"^(?:train|training|finetune)$|_train(?:ing)?$", re.IGNORECASE)
 _CONFIG_BYTES = 1 << 20         # a config larger than this (a tokenizer's vocabulary) names no class to build
-_WORD = re.compile(rb"[A-Za-z_]\w*")
+_WORD = re.compile(rb"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")     # a word or a dotted path (`sam2.modeling.X`)
 _MODULE_RUN = re.compile(r"-m\s+(?:[\w]+\.)*(\w+)")                   # "python -m pack.tools.train --cfg x"
 # "python ./src/tools/run_handmesh.py --ckpt x" -> src/tools/run_handmesh: the folders a script string spells say which
 # of the pack's same-named scripts it runs (pd21: PartCrafter's "datasets/preprocess/render.py" is not Unique3D's render.py)
@@ -80,6 +93,11 @@ _WRAPPERS = frozenset({"lru_cache", "cache", "cached_property", "no_grad", "infe
                        "staticmethod", "classmethod", "contextmanager", "enable_grad",
                        # diffusers' marker for torch.compile (torch._dynamo.allow_in_graph): it builds nothing (pd18)
                        "maybe_allow_in_graph", "allow_in_graph"})
+# compilers' decorators: `@triton.jit`, `@triton.autotune(...)`, `@torch.jit.script`, `@numba.cuda.jit` return a kernel
+# object that runs only where something launches it by name (`_kernel[grid](...)`), registering it nowhere (pd23: SAM3's
+# connected-components kernels, launched only by the video tracker the pack never builds). Apart from _WRAPPERS, which
+# call_defaults reads as "plain" too.
+_COMPILED = frozenset({"jit", "njit", "autotune", "heuristics", "script", "compile"})
 
 
 def _decorator_name(node: ast.expr) -> str | None:
@@ -111,7 +129,7 @@ def _name_keyed(node: ast.expr) -> bool:
 
 
 def _registered(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
-    return any(_decorator_name(d) not in _WRAPPERS and not _click_decorator(d) and not _name_keyed(d)
+    return any(_decorator_name(d) not in _WRAPPERS | _COMPILED and not _click_decorator(d) and not _name_keyed(d)
                for d in node.decorator_list)
 
 
@@ -137,7 +155,7 @@ def _from_imports(tree: ast.Module) -> dict[str, tuple[str, str]]:
     pack; t19a). A package-relative import under
     another name maps to root "" (`from .attention_processor_custom_cross import Attention as CrossAttention`: a read
     of CrossAttention reaches the pack's `Attention`; pd18)."""
-    out = {alias.asname or alias.name: (node.module.split(".")[0], alias.name) for node in module_nodes(tree)
+    out = {alias.asname or alias.name: (node.module, alias.name) for node in module_nodes(tree)
            if isinstance(node, ast.ImportFrom) and not node.level and node.module
            for alias in node.names if alias.name != "*"}
     # a name bound both ways (champWrapper's nodes.py imports diffusers' UNet2DConditionModel, then its own) may be
@@ -157,6 +175,8 @@ _MEMBERSHIP = (ast.In, ast.NotIn, ast.Is, ast.IsNot)
 _TYPE_HINTS = frozenset({"Union", "Optional", "Type", "List", "Dict", "Tuple", "Set", "Callable", "Sequence",
                          "Iterable", "Literal", "ClassVar"})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+# torch.utils.cpp_extension's builders, whose first argument / `name=` is the compiled module's name
+_BUILDS = frozenset({"load", "load_inline", "CUDAExtension", "CppExtension"})
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
@@ -243,14 +263,19 @@ def _names_read(node: ast.AST, roots: dict[str, str], unused: Collection[ast.ali
             continue
         if isinstance(n, ast.Subscript) and _decorator_name(n.value) in _TYPE_HINTS:
             continue
+        if isinstance(n, ast.Call) and _decorator_name(n.func) in _BUILDS:
+            # the extension's module name (`load('deform_conv', sources=[...])`) names a build, not a definition
+            todo.extend((c, local) for c in (n.func, *n.args[1:], *(k.value for k in n.keywords if k.arg != "name")))
+            if n.args and not isinstance(n.args[0], ast.Constant):
+                todo.append((n.args[0], local))
+            continue
         if isinstance(n, ast.Name):
             if isinstance(n.ctx, ast.Load) and n.id not in local:
                 root, name = bound.get(n.id, (None, n.id))
                 out.add(n.id if root is None else f"{root}:{name}" if root else "." + name)
             continue
         if isinstance(n, ast.ImportFrom) and not n.level and n.module:
-            root = n.module.split(".")[0]
-            out.update(f"{root}:{a.name}" for a in n.names if a not in unused and a.name != "*")
+            out.update(f"{n.module}:{a.name}" for a in n.names if a not in unused and a.name != "*")
             unused.update(n.names)        # handled here, not again as aliases below
         elif isinstance(n, ast.Attribute):
             base = n.value
@@ -280,10 +305,29 @@ def _main_block(node: ast.stmt) -> bool:
 
 
 def _name_table(node: ast.stmt) -> bool:
-    """Whether the statement is a module-level `NAME = (a, b, ...)` / `[a, b, ...]` of names and attributes only."""
+    """Whether the statement is a module-level `NAME = (a, b, ...)` / `[a, b, ...]` of names and attributes only, or an
+    alias `NAME = a.b` (pd23: basicsr's `deform_conv = DeformConvFunction.apply`, read by nothing the pack builds):
+    naming a function runs nothing, so it reaches what it names only where something reads NAME."""
     return (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-            and isinstance(node.value, (ast.Tuple, ast.List)) and bool(node.value.elts)
-            and _named_only(node.value))
+            and (isinstance(node.value, (ast.Tuple, ast.List)) and bool(node.value.elts)
+                 or isinstance(node.value, (ast.Name, ast.Attribute))) and _named_only(node.value))
+
+
+def _reexports(tree: ast.Module) -> set[ast.alias]:
+    """The aliases of a package `__init__.py`'s module-level `from x import name` that keep their name and that the file
+    never reads itself: re-exports (`from .deform_conv import DeformConv, deform_conv`). A renamed one (`import foo as
+    bar`) is read by its new name elsewhere, so it stays a read of `foo` here."""
+    read = {n.id for n in module_nodes(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return {alias for node in tree.body if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            for sub in ast.walk(node) if isinstance(sub, ast.ImportFrom)
+            for alias in sub.names if alias.name != "*" and alias.asname in (None, alias.name) and alias.name not in read}
+
+
+def _all_list(node: ast.stmt) -> bool:
+    """`__all__ = [...]` / `__all__ += [...]` at module level: the names a star import of the package brings."""
+    target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else \
+        node.target if isinstance(node, ast.AugAssign) else None
+    return isinstance(target, ast.Name) and target.id == "__all__"
 
 
 def _unused_imports(tree: ast.Module) -> set[ast.alias]:
@@ -343,9 +387,12 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     roots = _imported_roots(tree)
     bound = _from_imports(tree)
     unused = set() if package_init else _unused_imports(tree)
+    # a package's re-exports (`from .deform_conv import deform_conv`, `__all__`): read apart (`exports`), since a file
+    # reading the name elsewhere reaches its definitions itself (names are matched); ComfyUI reads the root's (pd23)
+    exported = _reexports(tree) if package_init else set()
     # a `from x import name` the file reads: the regions that read the name reach its definition, not the import
     # (DynamiCrafter's condition.py imports the `autocast` decorator for a class nothing builds; t19a, heldout21)
-    carried = unused if package_init else unused | {
+    carried = exported if package_init else unused | {
         alias for node in tree.body if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         for sub in ast.walk(node) if isinstance(sub, ast.ImportFrom) for alias in sub.names}
     # a module-level package-relative import (`from ...lvdm.models import x`) raises ImportError when the file runs
@@ -356,6 +403,7 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     names: dict[str, set[str]] = {"": set()}
     main: set[str] = set()
     main_lines: list[list[int]] = []
+    exports: set[str] = set()
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
@@ -384,9 +432,16 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
             else:
                 main |= _names_read(node, roots, unused, bound)
                 main_lines.append([node.lineno, node.end_lineno or node.lineno])
+        elif package_init and _all_list(node):
+            exports |= _names_read(node.value, roots, (), bound)    # type: ignore[attr-defined]
         else:
             names[""] |= _names_read(node, roots, carried, bound)
+            if exported:
+                exports |= {r for n in ast.walk(node) if isinstance(n, ast.ImportFrom)
+                            for r in _names_read(n, roots, set(n.names) - exported, bound)}
     dead += _off_switch_branches(tree)
+    if exports:
+        out["exports"] = sorted(exports)
     out["top"] = top
     methods, bases = _class_methods(tree)
     flags = _attribute_flags(tree)
@@ -428,6 +483,9 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     guarded = _guarded_imports(tree)
     if guarded:
         out["guarded"] = guarded
+    probes = _probes(tree)
+    if probes:
+        out["probes"] = probes
     # `<module's last part>:<name>` of each `from ... import name`: who imports a name from which module
     out["imports_from"] = sorted({f"{(n.module or '').rsplit('.', 1)[-1]}:{a.name}" for n in module_nodes(tree)
                                   if isinstance(n, ast.ImportFrom) for a in n.names})
@@ -438,6 +496,16 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
         out["dynamic"] = dynamic
     if any(isinstance(n, ast.Call) and _decorator_name(n.func) == "getmembers" for n in module_nodes(tree)):
         out["members"] = True
+    # the CUDA sources its strings name (`load("dcn", sources=["src/dcn_kernel.cu"])`), [file name, line]
+    kernels = sorted({(n.value.rsplit("/", 1)[-1], n.lineno) for n in module_nodes(tree) if isinstance(n, ast.Constant)
+                      and isinstance(n.value, str) and n.value.endswith(_CUDA_SOURCES)})
+    if kernels:
+        out["kernels"] = [list(k) for k in kernels]
+    # the shell scripts its strings name (`subprocess.run(["bash", "scripts/train.sh"])`): the pack may run them
+    shells = {m for n in module_nodes(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+              for m in _SHELL_NAME.findall(n.value)}
+    if shells:
+        out["shells"] = sorted(m.rsplit("/", 1)[-1] for m in shells)
     return out
 
 
@@ -546,13 +614,19 @@ def _whole_imports(tree: ast.Module) -> set[str]:
     `from .dwpose_detector import DWposeDetector` imports a name, not the module. A star import is read apart
     (`_star_files`): it brings only the globals the importing file then reads."""
     out: set[str] = set()
+    # `__all__ = ["deform_conv"]` beside `from .deform_conv import deform_conv` names the function, not the module
+    # (pd23: basicsr's ops/dcn/__init__.py)
+    imported = {a.asname or a.name for i in module_nodes(tree) if isinstance(i, ast.ImportFrom) for a in i.names}
+    listed = {n for node in tree.body if _all_list(node) for n in ast.walk(node)
+              if isinstance(n, ast.Constant) and n.value in imported}
     for n in module_nodes(tree):
         if isinstance(n, ast.Import):
             out.update(a.name.rsplit(".", 1)[-1] for a in n.names)
         elif isinstance(n, ast.ImportFrom):
             last = (n.module or "").rsplit(".", 1)[-1]
             out.update(a.name for a in n.names if a.name != "*" and a.name != last)   # stars: `_star_files`
-        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value.lstrip(".")):
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value.lstrip(".")) \
+                and n not in listed:
             out.add(n.value.rsplit(".", 1)[-1])     # importlib.import_module("pack.config") / (".config", pkg)
     return out
 
@@ -571,27 +645,56 @@ def _unread_globals(tree: ast.Module) -> list[list[Any]]:
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 
 
+def _catches_import_errors(node: ast.Try) -> bool:
+    """Whether every handler of the `try:` catches ImportError (or broader), and it has one."""
+    return bool(node.handlers) and all(
+        h.type is None or _decorator_name(h.type) in _IMPORT_ERRORS
+        or isinstance(h.type, ast.Tuple) and any(_decorator_name(e) in _IMPORT_ERRORS for e in h.type.elts)
+        for h in node.handlers)
+
+
 def _guards_import(node: ast.stmt) -> bool:
     """A module-level `try:` catching ImportError (or broader) or an `if` (`if is_xformers_available():`) whose every
     statement, in every branch, is an import, an assignment, `pass` or a bare expression (a warning, a docstring)."""
     if isinstance(node, ast.Try):
-        if not all(h.type is None or _decorator_name(h.type) in _IMPORT_ERRORS
-                   or isinstance(h.type, ast.Tuple) and any(_decorator_name(e) in _IMPORT_ERRORS for e in h.type.elts)
-                   for h in node.handlers) or not node.handlers:
+        if not _catches_import_errors(node):
             return False
         parts = [*node.body, *node.orelse, *node.finalbody, *(s for h in node.handlers for s in h.body)]
     elif isinstance(node, ast.If):
         parts = [*node.body, *node.orelse]
     else:
         return False
+    # a branch may hold a guard of its own (pd23: basicsr's `if BASICSR_JIT == 'True': ext = load(...)` / `else: try:
+    # from . import deform_conv_ext` / `except ImportError: pass`)
     return any(isinstance(p, (ast.Import, ast.ImportFrom)) for p in parts) and all(
-        isinstance(p, (ast.Import, ast.ImportFrom, ast.Assign, ast.Pass, ast.Expr)) for p in parts)
+        isinstance(p, (ast.Import, ast.ImportFrom, ast.Assign, ast.Pass, ast.Expr)) or _guards_import(p) for p in parts)
+
+
+def _probes(tree: ast.Module) -> list[list[int]]:
+    """[first line, last line] of each import of a function's `try:` catching ImportError whose names the function never
+    reads (pd23: Stable3DGen's `def _try_import_spconv(): try: import spconv; return True / except ImportError: return
+    False`): an availability probe, whose import on Ascend only makes it answer False; the path it enables has its own
+    findings. The lead's decision 1 with no use, vacuously: info."""
+    out: list[list[int]] = []
+    for fn in module_nodes(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        read = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
+        read |= {name for n in ast.walk(fn) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Try) or not _catches_import_errors(node):
+                continue
+            for imp in node.body:
+                if isinstance(imp, (ast.Import, ast.ImportFrom)) and not any(
+                        (a.asname or a.name.split(".")[0]) in read or a.name == "*" for a in imp.names):
+                    out.append([imp.lineno, imp.end_lineno or imp.lineno])
+    return out
 
 
 def _guarded_imports(tree: ast.Module) -> list[list[Any]]:
     """[first line, last line, [lines reading a name it binds]] of each module-level guarded optional import
-    (`_guards_import`) that binds names the file reads (pd19, the lead's decision 1 of session 21): when every such
-    read lies in code the pack never reaches, the guard and its imports are info too."""
+    (`_guards_import`) (pd19, the lead's decision 1 of session 21): when every read of a name it binds lies in code the
+    pack never reaches, or nothing reads one (pd23), the guard and its imports are info too."""
     out: list[list[Any]] = []
     for node in tree.body:
         if not _guards_import(node):
@@ -602,8 +705,7 @@ def _guarded_imports(tree: ast.Module) -> list[list[Any]]:
         first, last = node.lineno, node.end_lineno or node.lineno
         uses = sorted({n.lineno for n in module_nodes(tree) if isinstance(n, ast.Name) and n.id in bound
                        and isinstance(n.ctx, ast.Load) and not first <= n.lineno <= last})
-        if uses:
-            out.append([first, last, uses, sorted(bound)])
+        out.append([first, last, uses, sorted(bound)])     # no use at all: every use is unreached, vacuously (pd23)
     return out
 
 
@@ -652,6 +754,14 @@ def _listed_members(facts: dict[str, dict[str, Any]], unloaded: Collection[str])
             if other != rel and module in words:
                 out.update((other, name) for name, *_ in g.get("top", ()))
     return out
+
+
+def _is_module(rel: str, module: str) -> bool:
+    """Whether the file is the dotted module, under any folder put on sys.path (pd23: RMBG's `models/sam2/...` imported
+    as `sam2.modeling.sam.transformer`, beside SAM3's own `sam/transformer.py` defining the same class names)."""
+    path = rel.removesuffix(".py").removesuffix("/__init__")
+    dotted = module.replace(".", "/")
+    return path == dotted or path.endswith("/" + dotted)
 
 
 def _launched(rel: str, launches: Collection[str]) -> bool:
@@ -719,7 +829,7 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
     # `import impact.core as core` for modules/impact/core.py): an attribute of one of them is the tree's own
     own_roots = {part.removesuffix(".py") for rel in facts for part in rel.split("/")}
 
-    unloaded = _unnamed_files(facts, config_words)
+    unloaded = _unnamed_files(facts, {part for word in config_words for part in word.split(".")})
     defined: dict[str, set[str]] = {}       # top-level name -> the files defining it
     for rel, f in facts.items():
         if rel in unloaded:     # a module nothing loads defines nothing that runs (pd18: VEnhancer's CLI script
@@ -743,18 +853,26 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
         out: set[tuple[str, str]] = set()
         for n in names:
             n = star_bound.get(rel, {}).get(n, n)
-            root, sep, attr = n.partition(":")
-            if sep and root not in own_roots:
+            module, sep, attr = n.partition(":")
+            if sep and module.split(".")[0] not in own_roots:
                 continue
             name = attr if sep else n.removeprefix(".")
             files: Collection[str] = defined.get(name, ())
             if n == name and rel in files:
                 files = (rel,)
+            elif "." in module:     # `from sam2.modeling.sam.transformer import X`: that module's X, when it has one
+                files = [f for f in files if _is_module(f, module)] or files
             out.update((f, name) for f in files)
         return out
 
     regions: dict[tuple[str, str], set[tuple[str, str]]] = {}   # (file, definition) -> what its bodies reach
-    reached = {(f, word) for word in config_words for f in defined.get(word, ())}
+    # a dotted config path (`_target_: sam2.modeling.sam.transformer.RoPEAttention`) builds that module's class when
+    # the pack has the module, else any of that name (a shorter sys.path root); a bare word any of that name
+    reached: set[tuple[str, str]] = set()
+    for word in config_words:
+        module, _, name = word.rpartition(".")
+        files = defined.get(name, ())
+        reached.update((f, name) for f in ([f for f in files if module and _is_module(f, module)] or files))
     launched = {launch for rel, f in facts.items() if rel not in unloaded for launch in f.get("launches", ())}
     idle_mains: dict[str, list[list[int]]] = {}     # file -> `__main__` blocks the pack never runs
     for rel, f in facts.items():
@@ -763,6 +881,8 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
                 regions.setdefault((rel, region), set()).update(resolved(rel, names))
             elif not _bench_file(rel) and rel not in unloaded:
                 reached |= resolved(rel, names)
+        if rel == "__init__.py":    # the root's re-exports are what ComfyUI reads; another package's reach nothing
+            reached |= resolved(rel, f.get("exports", ()))
         name = rel.rsplit("/", 1)[-1]
         if name in _RUN_ON_INSTALL or _launched(rel, launched):
             reached |= resolved(rel, f.get("main", ()))
@@ -975,20 +1095,78 @@ def _unread_spans(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]])
 
 def _config_words(project: Any, results: list) -> set[str]:
     """The words of the tree's YAML / JSON / TOML / INI files (a config may name a class to build by its dotted
-    path), read once per run of a node pack; a file over _CONFIG_BYTES or unreadable adds none."""
+    path), read once per run of a node pack; a file over _CONFIG_BYTES or unreadable adds none, nor does one under a
+    test, example or training folder (`_TRAINING_FOLDER`)."""
     from auditor.source import SourceError
     from auditor.static.project_imports import read_counted
 
     words: set[str] = set()
     paths = getattr(project, "paths", {})
     for rel, path in paths.items():
-        if rel.lower().endswith(_CONFIG_SUFFIXES):
+        if rel.lower().endswith(_CONFIG_SUFFIXES) and not any(
+                part in _BENCH_FOLDERS or _TRAINING_FOLDER.search(part) for part in rel.split("/")[:-1]):
             try:
                 data = read_counted(project, path, _CONFIG_BYTES)
             except (OSError, SourceError):
                 continue
             words.update(w.decode() for w in _WORD.findall(data))
     return words
+
+
+# lead decision 9 (session 22): a training launcher a node pack carries but never runs (a vendored `train*.sh`,
+# a DeepSpeed / torchrun launch script, a dataset preparation script) is info; its install scripts stay (users run them)
+_SHELL_SUFFIXES = (".sh", ".bash")
+_CUDA_SOURCES = (".cu", ".cuh")
+_TRAINING_NAME = re.compile(r"(?:^|[_\-.])(?:train(?:ing)?|finetune|fine_tune|pretrain|prepare|preprocess)(?:$|[_\-.\d])",
+                            re.IGNORECASE)
+_INSTALL_NAME = re.compile(r"install|setup|build|env", re.IGNORECASE)
+_LAUNCH = re.compile(rb"^\s*(?:[A-Z_]+=\S*\s+)*(?:deepspeed|torchrun|accelerate\s+launch|python3?\s+-m\s+torch\.distributed\."
+                     rb"(?:launch|run))\b", re.MULTILINE)
+_SHELL_NAME = re.compile(r"[\w.-]+\.(?:sh|bash)\b")
+_LAUNCHER_NOTE = ("a training or data-preparation launcher this ComfyUI node pack carries and never runs: ComfyUI runs "
+                  "only the pack's nodes and install script; port it if you train with it")
+
+
+def _unrun_launchers(project: Any, facts: dict[str, dict[str, Any]]) -> set[str]:
+    """The pack's shell scripts that launch training or prepare data (`_TRAINING_NAME`, or a `deepspeed` / `torchrun` /
+    `accelerate launch` command) and that no Python file of the pack and no other shell script names (pd23: 3D-Pack's
+    vendored Hunyuan3D-2.1 `train_deepspeed.sh` with its NCCL_* exports). Install, setup and build scripts are kept."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    shells: dict[str, bytes] = {}
+    for rel, path in getattr(project, "paths", {}).items():
+        if rel.endswith(_SHELL_SUFFIXES):
+            try:
+                shells[rel] = read_counted(project, path)
+            except (OSError, SourceError):
+                continue
+    named = {w for f in facts.values() for w in f.get("shells", ())}
+    out = set()
+    for rel, data in shells.items():
+        base = rel.rsplit("/", 1)[-1]
+        if _INSTALL_NAME.search(base) or not (_TRAINING_NAME.search(base) or _LAUNCH.search(data)):
+            continue
+        if base in named or any(base.encode() in other for o, other in shells.items() if o != rel):
+            continue
+        out.add(rel)
+    return out
+
+
+def _unbuilt_kernels(results: list, facts: dict[str, dict[str, Any]], spans: dict[str, list[tuple[int, int]]]) -> list[str]:
+    """The pack's CUDA sources that Python strings name only in code the pack never reaches (pd23: basicsr's
+    `deform_conv_cuda_kernel.cu`, named by the `load(...)` of a JIT build behind `BASICSR_JIT` whose every use is
+    unreached). A source named nowhere (a build that globs `*.cu`) or in reached code (a `setup.py`) is kept."""
+    named: dict[str, list[tuple[str, int]]] = {}
+    for rel, f in facts.items():
+        for name, line in f.get("kernels", ()):
+            named.setdefault(name, []).append((rel, line))
+    out = []
+    for r in results:
+        where = named.get(r.path.rsplit("/", 1)[-1]) if r.path.endswith(_CUDA_SOURCES) and r.findings else None
+        if where and all(any(a <= line <= b for a, b in spans.get(rel, ())) for rel, line in where):
+            out.append(r.path)
+    return out
 
 
 def comfy_node_pack(results: list) -> bool:
@@ -1033,15 +1211,22 @@ def apply_unreached_defs(results: list, project: Any) -> int:
     if not facts:
         return 0
     spans = _unreached(facts, _config_words(project, results))
+    launchers = _unrun_launchers(project, facts)
+    for rel in _unbuilt_kernels(results, facts, spans):
+        spans[rel] = [(1, _END)]
     lowered = 0
     for r in results:
-        inside = spans.get(r.path)
-        if not inside or not r.findings:
+        inside = spans.get(r.path, [])
+        probes = facts.get(r.path, {}).get("probes", [])
+        if not (inside or probes or r.path in launchers) or not r.findings:
             continue
         for i, finding in enumerate(r.findings):
             if finding.severity == "info" and (finding.data or {}).get("context"):
                 continue        # another pass's reason stays (`overridden-default`, `other-backend`, ...)
-            if any(first <= finding.line <= last for first, last in inside):
-                r.findings[i] = as_info(finding, _CONTEXT, _NOTE)
+            note = _LAUNCHER_NOTE if r.path in launchers else \
+                _NOTE if any(first <= finding.line <= last for first, last in inside) else \
+                _PROBE_NOTE if any(first <= finding.line <= last for first, last in probes) else None
+            if note:
+                r.findings[i] = as_info(finding, _CONTEXT, note)
                 lowered += 1
     return lowered
