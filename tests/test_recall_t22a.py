@@ -114,3 +114,31 @@ def configure(p):
     return run(kernel="flash_cuda")
 """
     assert _lines(src, "NPU836") == [11, 13]
+
+
+# olmo-core's nn/functional/cross_entropy_loss.py: an annotated declaration of the name before the guarded binding
+OLMO_CE = b"""from typing import Callable, Optional
+
+_fused_linear_cross_entropy_loss: Optional[Callable] = None
+
+try:
+    from liger_kernel.ops.fused_linear_cross_entropy import (  # type: ignore
+        LigerFusedLinearCrossEntropyFunction,
+    )
+
+    _fused_linear_cross_entropy_loss = LigerFusedLinearCrossEntropyFunction.apply
+except ImportError:
+    pass
+
+
+def fused_linear_cross_entropy_loss(_input, weight, labels):
+    if _fused_linear_cross_entropy_loss is None:
+        raise RuntimeError("'fused_linear_cross_entropy_loss' requires liger-kernel")
+    return _fused_linear_cross_entropy_loss(_input, weight, labels)
+"""
+
+
+def test_annotated_declaration_of_an_alias_is_not_a_use():
+    lines = _lines(OLMO_CE, "NPU404")
+    assert 3 not in lines
+    assert 18 in lines      # the call through the name is the use
