@@ -946,8 +946,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
     # none of these archives' files); earlier splits keep test10's eligibility.
     # later splits copy test19's rule
     assert select_test.AUDITED_ONLY_SPLITS == {"test19", "test20", "test21", "test22", "test23", "test24", "test25",
-                                               "test26", "tuned_t17c",
-                                               "tuned_t18c", "tuned_t19e"}
+                                               "test26", "tuned_t17c", "tuned_t18c", "tuned_t19e", "tuned_t22a"}
     # Main rounds 1-2 in sources.json order: four code bases have one eligible file each, so round 2 has the other nine.
     assert len(main) == 22 and labelled[:22] == main
 
@@ -1200,6 +1199,26 @@ def test_tuned_t19e_files_are_exactly_what_its_rule_draws():
     assert set(rounds[:30]) == set(labels) and len(labels) == 30
     assert sum(len(ll.categories) for lf in labels.values() for ll in lf.lines.values()
                if "none" not in ll.categories) == 144
+
+
+def test_tuned_t22a_files_are_exactly_what_its_rule_draws():
+    """tuned_t22a (a tenth tuning sample, its SELECTION.md): main rounds 1-2 (18 files: two code bases have one eligible
+    file), kernel already at 25 pairs, attention's pool empty, then precision's top-up pool in its seeded order,
+    skipping drawn files and code bases at 6 files, until the pool ran dry (6 files); 24 files, 172 pairs."""
+    select_test = _load_select_test()
+    labels = {(lf.package, lf.path): lf for lf in shipped("tuned_t22a")}
+    if not all(lf.corpus_file.exists() for lf in labels.values()):
+        pytest.skip("tuned_t22a corpus not fetched (python bench/recall.py --split tuned_t22a fetch)")
+    cap = select_test.MAX_FILES_PER_CODE_BASE["tuned_t22a"]
+    drawn = [(src["name"], path) for src, path in select_test.draw(2, "tuned_t22a")]
+    assert len(drawn) == 18 and select_test.topup_order("attention", "tuned_t22a") == []
+    for src, path in select_test.topup_order("precision", "tuned_t22a"):
+        if (src["name"], path) in drawn or sum(1 for name, _ in drawn if name == src["name"]) >= cap:
+            continue
+        drawn.append((src["name"], path))
+    assert len(drawn) == len(set(drawn)) == 24 and set(drawn) == set(labels)
+    assert sum(len(ll.categories) for lf in labels.values() for ll in lf.lines.values()
+               if "none" not in ll.categories) == 172
 
 
 def test_a_sampled_file_under_a_dist_package_is_audited(tmp_path, monkeypatch):

@@ -200,6 +200,9 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
     assigns: list[tuple[ast.Assign | ast.AnnAssign, tuple[int, int]]] = []
     decorated: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     top_level = {id(s) for s in tree.body}
+    # `try: autocast = torch.cuda.amp.autocast` / `except: class autocast: ...` (RAFT and the optical-flow code built
+    # on it): the try body is what runs on any torch that has the API, so its assignments alias like top-level ones
+    try_bodies = {id(s) for t in tree.body if isinstance(t, ast.Try) for s in t.body}
     star = uses_triton = False
     imported_from: list[tuple[str, str]] = []      # (local name, module) of every `from M import name`
     for stmt, scope in _stmts(tree.body):
@@ -285,7 +288,7 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
             if dotted is not None:
                 resolved = ctx.resolve(dotted)
                 # only module-level `amp = torch.cuda.amp`: a local `dtype = torch.bfloat16` is a value, not an alias
-                if resolved is not None and name not in ctx.aliases and id(stmt) in top_level:
+                if resolved is not None and name not in ctx.aliases and id(stmt) in top_level | try_bodies:
                     ctx.aliases[name] = resolved      # `amp = torch.cuda.amp`
                     ctx.assigned_aliases.add(name)
                 elif resolved is not None and round_ == 0 and name not in ctx.aliases:

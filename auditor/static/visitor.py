@@ -962,6 +962,10 @@ class MatchVisitor(cst.CSTVisitor):
                                node.value if node.value is not None else node.target))
         if node.value is not None:
             self._enum_chosen(node.value)
+        if isinstance(node.target, cst.Name):
+            # `_fused_ce: Optional[Callable] = None` before `_fused_ce = LigerFusedLinearCrossEntropyFunction.apply`
+            # declares the name (as visit_AssignTarget's binding does); its calls are the uses (t22a)
+            self._handled.add(id(node.target))
         if isinstance(node.target, cst.Name) and node.value is not None and \
                 node.target.value in self._dataclass_field_names():
             self._field_default_on(node.target, node.annotation.annotation, node.value)
