@@ -11,8 +11,8 @@ import libcst as cst
 from auditor.rules import Rule
 from auditor.static.backends import BACKEND_NAMES, backends_in_text
 from auditor.static.compiled import LIBRARY_CATEGORIES, CompiledRules
-from auditor.static.context import (_MODULE_IMPORTERS, _MODULE_NAME, HOLE, LOCAL_PACKAGE, MAX_FOLDED, FileContext,
-                                    dataclass_fields)
+from auditor.static.context import (_MODULE_IMPORTERS, _MODULE_NAME, HOLE, JIT_BUILDERS, JIT_EXTENSION, LOCAL_PACKAGE,
+                                    MAX_FOLDED, FileContext, dataclass_fields)
 from auditor.static.cstwalk import children, walk
 from auditor.static.dtype_requirements import guard_kind, required_dtype_nodes
 
@@ -933,10 +933,27 @@ class MatchVisitor(cst.CSTVisitor):
                 self._unpacked.add(id(node.value))   # `self.dtype, self.sf_dtype = torch.float8_e4m3fn, ...` (t14e)
         if self.c.flagnames and len(node.targets) == 1:
             self._flag_definition(node.targets[0].target, node.value)
-        self._bindings.append((len(self.hits), node.targets[0].target if len(node.targets) == 1 else None,
-                               node.value))
+        self._own_jit_build(node)
+        # a chain (`c.G_kwargs.num_fp16_res = c.D_kwargs.num_fp16_res = 4`, StyleGAN3's train.py) binds its value
+        # like its last target would alone (t22b)
+        self._bindings.append((len(self.hits), node.targets[-1].target, node.value))
         self._dtype_quiet += _assigns_a_ref(node)
         return True
+
+    def _own_jit_build(self, node: cst.Assign) -> None:
+        """`_plugin = custom_ops.get_plugin(..., sources=['bias_act.cpp', 'bias_act.cu'])`: a project's own builder of
+        CUDA sources (context.builds_cuda_sources) binds the compiled module; the line that builds it is the module's
+        first use. `ext = cpp_extension.load(...)` is reported by the builder's own rule (t22b)."""
+        target = node.targets[0].target
+        if len(node.targets) != 1 or not isinstance(target, cst.Name) or not isinstance(node.value, cst.Call):
+            return
+        qual = self._resolve(target.value)
+        if qual is not None and qual.startswith(f"{LOCAL_PACKAGE}.{JIT_EXTENSION}.") \
+                and self._qual(node.value.func) not in JIT_BUILDERS:
+            self._match_reference(target, qual, None)
+
+    def visit_Global(self, node: cst.Global) -> bool:
+        return False    # `global _plugin` declares a scope; it uses nothing
 
     def _match_item_store(self, target: cst.BaseExpression) -> None:
         """`ALL_ATTENTION_FUNCTIONS["sdpa"] = fn` (t14e): an item stored into an imported registry is matched as the
@@ -1083,7 +1100,7 @@ class MatchVisitor(cst.CSTVisitor):
         the value is itself, or lists, a name a rule of the setting's category reports (a dtype table), so the
         setting's name adds nothing. Also `opt_level = "-O0" if fast else "-O3"`: a value made only of string
         literals none of which is one of the rule's `keyword_values` (a compiler flag, not an apex opt level)."""
-        if rule.extra.get("keyword_true_only") and not (isinstance(value, cst.Name) and value.value == "True"):
+        if rule.extra.get("keyword_true_only") and not _literal_on(value):
             return True     # `use_triton=cfg.use_triton`, `use_triton = (... and x.is_cuda)`: decided elsewhere (tp12)
         wanted: list[str] = rule.extra.get("keyword_values") or []
         literals = _literal_strings(value) if wanted else None
