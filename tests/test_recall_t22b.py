@@ -107,3 +107,19 @@ def test_keyword_true_only_takes_a_non_zero_integer():
     # `use_triton=1` switches Triton on as `use_triton=True` does; 0 stays off
     assert _lines(b"model = AutoGPTQForCausalLM.from_quantized(path, use_triton=1)\n", "NPU803") == [1]
     assert _lines(b"model = AutoGPTQForCausalLM.from_quantized(path, use_triton=0)\n", "NPU803") == []
+
+
+# `half` switches: boxmot's exporter signature (test20's label), Real-ESRGAN's upsampler, a decided-elsewhere value
+HALF = b"""class TensorRTExporter(BaseExporter):
+    def __init__(self, model, im, file, half: bool = True, dynamic: bool = False):
+        super().__init__(model, im, file)
+
+upsampler = RealESRGANer(scale=4, model_path=model_path, model=model, tile=0, pre_pad=0, half=True)
+lama = RealESRGANer(scale=4, model_path=model_path, model=model, half=True if "cuda" in str(device) else False)
+model = load(weights, half=half)
+print("half=True only compatible with GPU export")
+"""
+
+
+def test_half_switch_on_only_for_a_literal():
+    assert _lines(HALF, "NPU235") == [2, 5]
