@@ -55,7 +55,7 @@ def test_own_builder_of_cuda_sources_binds_the_plugin():
 
 
 def test_impl_cuda_default_is_the_kernel_choice():
-    assert _lines(BIAS_ACT, "NPU830") == [20]
+    assert _lines(BIAS_ACT, "NPU830") == [20, 22]
     assert 20 in _lines(BIAS_ACT, "NPU003")      # the device string stays reported too
 
 

@@ -1095,6 +1095,15 @@ class MatchVisitor(cst.CSTVisitor):
             if not _switched_off(value, name) and not self._value_says(value, kw[0]):
                 self._hit(kw[0], key, name, value=kw[1])
 
+    def _keyword_compared(self, left: cst.BaseExpression, right: cst.BaseExpression) -> None:
+        """`impl == 'cuda'`: a variable named like a `keyword_compared` setting, tested for one of its values (t22b)."""
+        name, literal = (left, right) if isinstance(left, cst.Name) else (right, left)
+        if not isinstance(name, cst.Name) or not isinstance(literal, cst.SimpleString):
+            return
+        for kw in self.c.match_keywords(name.value):
+            if kw[0].extra.get("keyword_compared") and not self._value_says(literal, kw[0]):
+                self._hit(kw[0], name, name.value, value=kw[1])
+
     def _value_says(self, value: cst.BaseExpression, rule: Rule) -> bool:
         """`dict(fp16=torch.float16, bf16=torch.bfloat16)`, `bf16 = (torch.bfloat16, "bf16")` (an enum member):
         the value is itself, or lists, a name a rule of the setting's category reports (a dtype table), so the
@@ -1771,6 +1780,8 @@ class MatchVisitor(cst.CSTVisitor):
         self._dtype_quiet += 1
         self._compared += 1
         sides = [node.left] + [t.comparator for t in node.comparisons]
+        if len(sides) == 2 and isinstance(node.comparisons[0].operator, cst.Equal) and not self._in_message:
+            self._keyword_compared(*sides)
         if self._variant_rule is not None and all(isinstance(side, (cst.Name, cst.SimpleString)) for side in sides):
             # `suffix == 'cuda'` (a build variable), not `x.device.type != "cuda"` (a tensor's device)
             self._listed.update(id(side) for side in sides if isinstance(side, cst.SimpleString))
