@@ -478,6 +478,13 @@ def jit_extension_assign(node: ast.stmt) -> bool:
         or builds_cuda_sources(node.value)
 
 
+def _own_callee(ctx: FileContext, callee: str) -> bool:
+    """A callee of the project's own (a relative import, or a name no import binds): not a library's build class
+    (`CUDAExtension(name, sources=[...cu])` in setup.py is a build description with rules of its own)."""
+    resolved = ctx.resolve(callee)
+    return resolved is None or resolved.startswith(".")
+
+
 def builds_cuda_sources(call: ast.Call) -> bool:
     """A call handed a literal list of sources with a `.cu` file (`sources=['bias_act.cpp', 'bias_act.cu']`): a
     project's own JIT builder around cpp_extension.load (NVlabs' StyleGAN2-ADA / StyleGAN3 `custom_ops.get_plugin`
@@ -505,7 +512,7 @@ def _bind_jit_extensions(ctx: FileContext, tree: ast.Module, assigns: list[ast.s
         callee = ast_dotted(value.func)
         if callee is not None and (ctx.resolve(callee) in JIT_BUILDERS
                                    or any(q in JIT_BUILDERS for q in ctx.resolve_all(callee))) \
-                or builds_cuda_sources(value):
+                or callee is not None and builds_cuda_sources(value) and _own_callee(ctx, callee):
             names.append(target.id)
     for name in names:
         # (a rebinding of the name elsewhere is not looked for: the large-file pass keeps only the statements
