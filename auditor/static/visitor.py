@@ -2,8 +2,10 @@
 imports and aliases), method or attribute name, folded string value, or environment variable name."""
 from __future__ import annotations
 
+import ast
 import fnmatch
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
@@ -394,6 +396,7 @@ def _build_variant_rule(compiled: CompiledRules, ctx: FileContext) -> Rule | Non
 class MatchVisitor(cst.CSTVisitor):
     def __init__(self, compiled: CompiledRules, ctx: FileContext, loops: int = 0) -> None:
         super().__init__()
+        self._choices_read: dict[str, bool] = {}    # rule code -> the file acts on its setting (_choice_read)
         self.c = compiled
         self.ctx = ctx
         self.hits: list[RawHit] = []
@@ -1095,6 +1098,16 @@ class MatchVisitor(cst.CSTVisitor):
             if not _switched_off(value, name) and not self._value_says(value, kw[0]):
                 self._hit(kw[0], key, name, value=kw[1])
 
+    def _choice_read(self, rule: Rule, wanted: list[str]) -> bool:
+        """Whether the file acts on a `keyword_compared` setting: it tests a name of the rule for one of the values
+        (`impl == 'cuda'`) or binds a module it builds from CUDA sources (context.py's JIT extensions)."""
+        if rule.code not in self._choices_read:
+            self._choices_read[rule.code] = any(
+                q.startswith(f"{LOCAL_PACKAGE}.{JIT_EXTENSION}.") for q in self.ctx.aliases.values()) or any(
+                _compares_name(node, lambda n: any(kw[0] is rule for kw in self.c.match_keywords(n)), wanted)
+                for node in ast.walk(self.ctx.module)) if self.ctx.module is not None else False
+        return self._choices_read[rule.code]
+
     def _keyword_compared(self, left: cst.BaseExpression, right: cst.BaseExpression) -> None:
         """`impl == 'cuda'`: a variable named like a `keyword_compared` setting, tested for one of its values (t22b)."""
         name, literal = (left, right) if isinstance(left, cst.Name) else (right, left)
@@ -1112,6 +1125,8 @@ class MatchVisitor(cst.CSTVisitor):
         if rule.extra.get("keyword_true_only") and not _literal_on(value):
             return True     # `use_triton=cfg.use_triton`, `use_triton = (... and x.is_cuda)`: decided elsewhere (tp12)
         wanted: list[str] = rule.extra.get("keyword_values") or []
+        if rule.extra.get("keyword_compared") and not self._choice_read(rule, wanted):
+            return True     # `impl="cuda"` where nothing takes a CUDA branch (lama-cleaner's ref-only StyleGAN ops)
         literals = _literal_strings(value) if wanted else None
         if literals is not None and not any(fnmatch.fnmatchcase(s, w) for s in literals for w in wanted):
             return True
@@ -2074,6 +2089,16 @@ def _option_picks_device(name: str, default: cst.BaseExpression | None, kind: cs
         text = default.evaluated_value.replace(" ", "")
         return bool(text) and all(part.isdigit() for part in text.split(","))
     return False
+
+
+def _compares_name(node: ast.AST, named: Callable[[str], bool], values: list[str]) -> bool:
+    """`name == "value"` (either side) with a name `named` accepts and a string matching one of the globs."""
+    if not isinstance(node, ast.Compare) or len(node.comparators) != 1 or not isinstance(node.ops[0], ast.Eq):
+        return False
+    sides = (node.left, node.comparators[0])
+    names = [n.id for n in sides if isinstance(n, ast.Name)]
+    strings = [n.value for n in sides if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return bool(names and strings and named(names[0]) and any(fnmatch.fnmatchcase(strings[0], w) for w in values))
 
 
 def _literal_on(value: cst.BaseExpression) -> bool:
