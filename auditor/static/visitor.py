@@ -2,10 +2,8 @@
 imports and aliases), method or attribute name, folded string value, or environment variable name."""
 from __future__ import annotations
 
-import ast
 import fnmatch
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
@@ -1100,12 +1098,14 @@ class MatchVisitor(cst.CSTVisitor):
 
     def _choice_read(self, rule: Rule, wanted: list[str]) -> bool:
         """Whether the file acts on a `keyword_compared` setting: it tests a name of the rule for one of the values
-        (`impl == 'cuda'`) or binds a module it builds from CUDA sources (context.py's JIT extensions)."""
+        (`impl == 'cuda'`) or binds a module it builds from CUDA sources (context.py's JIT extensions). Read from the
+        whole file's lines, which the piecewise pass of a large file has too."""
         if rule.code not in self._choices_read:
             self._choices_read[rule.code] = any(
                 q.startswith(f"{LOCAL_PACKAGE}.{JIT_EXTENSION}.") for q in self.ctx.aliases.values()) or any(
-                _compares_name(node, lambda n: any(kw[0] is rule for kw in self.c.match_keywords(n)), wanted)
-                for node in ast.walk(self.ctx.module)) if self.ctx.module is not None else False
+                any(kw[0] is rule for kw in self.c.match_keywords(m[0] or m[3]))
+                and any(fnmatch.fnmatchcase(m[1] or m[2], w) for w in wanted)
+                for line in self.file_lines or () for m in _COMPARED_LITERAL.findall(line))
         return self._choices_read[rule.code]
 
     def _keyword_compared(self, left: cst.BaseExpression, right: cst.BaseExpression) -> None:
@@ -2091,14 +2091,8 @@ def _option_picks_device(name: str, default: cst.BaseExpression | None, kind: cs
     return False
 
 
-def _compares_name(node: ast.AST, named: Callable[[str], bool], values: list[str]) -> bool:
-    """`name == "value"` (either side) with a name `named` accepts and a string matching one of the globs."""
-    if not isinstance(node, ast.Compare) or len(node.comparators) != 1 or not isinstance(node.ops[0], ast.Eq):
-        return False
-    sides = (node.left, node.comparators[0])
-    names = [n.id for n in sides if isinstance(n, ast.Name)]
-    strings = [n.value for n in sides if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-    return bool(names and strings and named(names[0]) and any(fnmatch.fnmatchcase(strings[0], w) for w in values))
+# `impl == 'cuda'` / `"cuda" == impl`: a name tested for a string literal (_choice_read)
+_COMPARED_LITERAL = re.compile(r"""\b([A-Za-z_]\w*)\s*==\s*['"]([^'"]*)['"]|['"]([^'"]*)['"]\s*==\s*([A-Za-z_]\w*)\b""")
 
 
 def _literal_on(value: cst.BaseExpression) -> bool:
