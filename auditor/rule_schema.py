@@ -81,8 +81,13 @@ RULE_SCHEMA: dict[str, Any] = {
             # keyword rules with keyword_values: only a literal value is the choice (`attn_implementation = "sdpa"`,
             # not `attn_implementation = args.attn`) (t14t)
             "keyword_literal_only": {"type": "boolean"},
-            # keyword rules: only a literal `True` is the switch (`use_triton=True`; not a value computed or passed
-            # through, which tp12 found 0 of 8 right on the precision trees)
+            # keyword rules with keyword_values: also a variable of that name compared with one of the values
+            # (`if impl == 'cuda' and x.device.type == 'cuda':`, StyleGAN's ops: the test that takes the plugin), and only in
+            # a file that tests it so or builds a CUDA plugin (t22b)
+            "keyword_compared": {"type": "boolean"},
+            # keyword rules: only a literal `True` or non-zero integer is the switch (`use_triton=True`,
+            # `num_fp16_res = 4`; not a value computed or passed through, which tp12 found 0 of 8 right on the
+            # precision trees)
             "keyword_true_only": {"type": "boolean"},
             # project files: not reported in a file that names one of these (the package that completes the port)
             "ported_by": {"type": "array", "items": {"type": "string"}},

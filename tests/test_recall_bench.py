@@ -946,7 +946,8 @@ def test_test19_files_are_exactly_what_its_rule_draws():
     # none of these archives' files); earlier splits keep test10's eligibility.
     # later splits copy test19's rule
     assert select_test.AUDITED_ONLY_SPLITS == {"test19", "test20", "test21", "test22", "test23", "test24", "test25",
-                                               "test26", "tuned_t17c", "tuned_t18c", "tuned_t19e", "tuned_t22a"}
+                                               "test26", "tuned_t17c", "tuned_t18c", "tuned_t19e", "tuned_t22a",
+                                               "tuned_t22b"}
     # Main rounds 1-2 in sources.json order: four code bases have one eligible file each, so round 2 has the other nine.
     assert len(main) == 22 and labelled[:22] == main
 
@@ -1219,6 +1220,34 @@ def test_tuned_t22a_files_are_exactly_what_its_rule_draws():
     assert len(drawn) == len(set(drawn)) == 24 and set(drawn) == set(labels)
     assert sum(len(ll.categories) for lf in labels.values() for ll in lf.lines.values()
                if "none" not in ll.categories) == 172
+
+
+def test_tuned_t22b_files_are_exactly_what_its_rule_draws():
+    """tuned_t22b (a tenth tuning sample, its SELECTION.md): main rounds 1-2, then the precision top-up, which took
+    its cap of 12 files (skipping drawn files and code bases at 6) with precision still at 11 pairs; attention's pool
+    is empty, kernel was over 25 and 234 pairs needed no further round."""
+    select_test = _load_select_test()
+    labels = {(lf.package, lf.path): lf for lf in shipped("tuned_t22b")}
+    if not all(lf.corpus_file.exists() for lf in labels.values()):
+        pytest.skip("tuned_t22b corpus not fetched (python bench/recall.py --split tuned_t22b fetch)")
+    cap = select_test.MAX_FILES_PER_CODE_BASE["tuned_t22b"]
+    drawn = [(src["name"], path) for src, path in select_test.draw(2, "tuned_t22b")]
+    assert len(drawn) == 21
+    per_base = {name: sum(1 for n, _ in drawn if n == name) for name, _ in drawn}
+    taken = 0
+    for src, path in select_test.topup_order("precision", "tuned_t22b"):
+        key = (src["name"], path)
+        if taken == 12:
+            break
+        if key in drawn or per_base.get(src["name"], 0) >= cap:
+            continue
+        drawn.append(key)
+        per_base[src["name"]] = per_base.get(src["name"], 0) + 1
+        taken += 1
+    assert select_test.topup_order("attention", "tuned_t22b") == []
+    assert set(drawn) == set(labels) and len(labels) == 33
+    pairs = [c for lf in labels.values() for ll in lf.lines.values() for c in ll.categories]
+    assert len(pairs) == 234 and pairs.count("precision") == 11
 
 
 def test_a_sampled_file_under_a_dist_package_is_audited(tmp_path, monkeypatch):

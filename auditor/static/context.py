@@ -466,18 +466,37 @@ def _bind_dynamic_extension_imports(ctx: FileContext, tree: ast.Module, assigns:
 
 
 # torch.utils.cpp_extension's run-time builders: `ext = load("name", sources=[...cu])` compiles C++/CUDA sources
-_JIT_BUILDERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})
+JIT_BUILDERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})
 JIT_EXTENSION = "jit_extension"   # the segment a JIT-built extension's name resolves through (`.jit_extension.ext`)
 
 
 def jit_extension_assign(node: ast.stmt) -> bool:
-    """`name = <...>.load(...)` / `load_inline(...)`: may bind a JIT-built extension (what _bind_jit_extensions reads;
-    largefile.py keeps such statements)."""
+    """`name = <...>.load(...)` / `load_inline(...)`, or a call handed CUDA sources: may bind a JIT-built extension
+    (what _bind_jit_extensions reads; largefile.py keeps such statements)."""
     if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name) \
             or not isinstance(node.value, ast.Call):
         return False
     callee = ast_dotted(node.value.func)
-    return callee is not None and callee.rsplit(".", 1)[-1] in ("load", "load_inline")
+    return callee is not None and callee.rsplit(".", 1)[-1] in ("load", "load_inline") \
+        or builds_cuda_sources(node.value)
+
+
+def _own_callee(ctx: FileContext, callee: str) -> bool:
+    """A callee of the project's own (a relative import, or a name no import binds): not a library's build class
+    (`CUDAExtension(name, sources=[...cu])` in setup.py is a build description with rules of its own)."""
+    resolved = ctx.resolve(callee)
+    return resolved is None or resolved.startswith(".")
+
+
+def builds_cuda_sources(call: ast.Call) -> bool:
+    """A call handed a literal list of sources with a `.cu` file (`sources=['bias_act.cpp', 'bias_act.cu']`): a
+    project's own JIT builder around cpp_extension.load (NVlabs' StyleGAN2-ADA / StyleGAN3 `custom_ops.get_plugin`
+    and its copies in stylegan-xl, EG3D, PyTorch-StudioGAN), whose result is the compiled module (t22b)."""
+    for kw in call.keywords:
+        if kw.arg == "sources" and isinstance(kw.value, (ast.List, ast.Tuple)):
+            return any(isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value.endswith((".cu", ".cuh"))
+                       for e in kw.value.elts)
+    return False
 
 
 def _bind_jit_extensions(ctx: FileContext, tree: ast.Module, assigns: list[ast.stmt]) -> None:
@@ -494,8 +513,9 @@ def _bind_jit_extensions(ctx: FileContext, tree: ast.Module, assigns: list[ast.s
         if not isinstance(target, ast.Name) or not isinstance(value, ast.Call):
             continue
         callee = ast_dotted(value.func)
-        if callee is not None and (ctx.resolve(callee) in _JIT_BUILDERS
-                                   or any(q in _JIT_BUILDERS for q in ctx.resolve_all(callee))):
+        if callee is not None and (ctx.resolve(callee) in JIT_BUILDERS
+                                   or any(q in JIT_BUILDERS for q in ctx.resolve_all(callee))) \
+                or callee is not None and builds_cuda_sources(value) and _own_callee(ctx, callee):
             names.append(target.id)
     for name in names:
         # (a rebinding of the name elsewhere is not looked for: the large-file pass keeps only the statements

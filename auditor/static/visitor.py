@@ -11,8 +11,8 @@ import libcst as cst
 from auditor.rules import Rule
 from auditor.static.backends import BACKEND_NAMES, backends_in_text
 from auditor.static.compiled import LIBRARY_CATEGORIES, CompiledRules
-from auditor.static.context import (_MODULE_IMPORTERS, _MODULE_NAME, HOLE, LOCAL_PACKAGE, MAX_FOLDED, FileContext,
-                                    dataclass_fields)
+from auditor.static.context import (_MODULE_IMPORTERS, _MODULE_NAME, HOLE, JIT_BUILDERS, JIT_EXTENSION, LOCAL_PACKAGE,
+                                    MAX_FOLDED, FileContext, dataclass_fields)
 from auditor.static.cstwalk import children, walk
 from auditor.static.dtype_requirements import guard_kind, required_dtype_nodes
 
@@ -394,6 +394,7 @@ def _build_variant_rule(compiled: CompiledRules, ctx: FileContext) -> Rule | Non
 class MatchVisitor(cst.CSTVisitor):
     def __init__(self, compiled: CompiledRules, ctx: FileContext, loops: int = 0) -> None:
         super().__init__()
+        self._choices_read: dict[str, bool] = {}    # rule code -> the file acts on its setting (_choice_read)
         self.c = compiled
         self.ctx = ctx
         self.hits: list[RawHit] = []
@@ -933,10 +934,27 @@ class MatchVisitor(cst.CSTVisitor):
                 self._unpacked.add(id(node.value))   # `self.dtype, self.sf_dtype = torch.float8_e4m3fn, ...` (t14e)
         if self.c.flagnames and len(node.targets) == 1:
             self._flag_definition(node.targets[0].target, node.value)
-        self._bindings.append((len(self.hits), node.targets[0].target if len(node.targets) == 1 else None,
-                               node.value))
+        self._own_jit_build(node)
+        # a chain (`c.G_kwargs.num_fp16_res = c.D_kwargs.num_fp16_res = 4`, StyleGAN3's train.py) binds its value
+        # like its last target would alone (t22b)
+        self._bindings.append((len(self.hits), node.targets[-1].target, node.value))
         self._dtype_quiet += _assigns_a_ref(node)
         return True
+
+    def _own_jit_build(self, node: cst.Assign) -> None:
+        """`_plugin = custom_ops.get_plugin(..., sources=['bias_act.cpp', 'bias_act.cu'])`: a project's own builder of
+        CUDA sources (context.builds_cuda_sources) binds the compiled module; the line that builds it is the module's
+        first use. `ext = cpp_extension.load(...)` is reported by the builder's own rule (t22b)."""
+        target = node.targets[0].target
+        if len(node.targets) != 1 or not isinstance(target, cst.Name) or not isinstance(node.value, cst.Call):
+            return
+        qual = self._resolve(target.value)
+        if qual is not None and qual.startswith(f"{LOCAL_PACKAGE}.{JIT_EXTENSION}.") \
+                and self._qual(node.value.func) not in JIT_BUILDERS:
+            self._match_reference(target, qual, None)
+
+    def visit_Global(self, node: cst.Global) -> bool:
+        return False    # `global _plugin` declares a scope; it uses nothing
 
     def _match_item_store(self, target: cst.BaseExpression) -> None:
         """`ALL_ATTENTION_FUNCTIONS["sdpa"] = fn` (t14e): an item stored into an imported registry is matched as the
@@ -1082,14 +1100,37 @@ class MatchVisitor(cst.CSTVisitor):
             if not _switched_off(value, name) and not self._value_says(value, kw[0]):
                 self._hit(kw[0], key, name, value=kw[1])
 
+    def _choice_read(self, rule: Rule, wanted: list[str]) -> bool:
+        """Whether the file acts on a `keyword_compared` setting: it tests a name of the rule for one of the values
+        (`impl == 'cuda'`) or binds a module it builds from CUDA sources (context.py's JIT extensions). Read from the
+        whole file's lines, which the piecewise pass of a large file has too."""
+        if rule.code not in self._choices_read:
+            self._choices_read[rule.code] = any(
+                q.startswith(f"{LOCAL_PACKAGE}.{JIT_EXTENSION}.") for q in self.ctx.aliases.values()) or any(
+                any(kw[0] is rule for kw in self.c.match_keywords(m[0] or m[3]))
+                and any(fnmatch.fnmatchcase(m[1] or m[2], w) for w in wanted)
+                for line in self.file_lines or () for m in _COMPARED_LITERAL.findall(line))
+        return self._choices_read[rule.code]
+
+    def _keyword_compared(self, left: cst.BaseExpression, right: cst.BaseExpression) -> None:
+        """`impl == 'cuda'`: a variable named like a `keyword_compared` setting, tested for one of its values (t22b)."""
+        name, literal = (left, right) if isinstance(left, cst.Name) else (right, left)
+        if not isinstance(name, cst.Name) or not isinstance(literal, cst.SimpleString):
+            return
+        for kw in self.c.match_keywords(name.value):
+            if kw[0].extra.get("keyword_compared") and not self._value_says(literal, kw[0]):
+                self._hit(kw[0], name, name.value, value=kw[1])
+
     def _value_says(self, value: cst.BaseExpression, rule: Rule) -> bool:
         """`dict(fp16=torch.float16, bf16=torch.bfloat16)`, `bf16 = (torch.bfloat16, "bf16")` (an enum member):
         the value is itself, or lists, a name a rule of the setting's category reports (a dtype table), so the
         setting's name adds nothing. Also `opt_level = "-O0" if fast else "-O3"`: a value made only of string
         literals none of which is one of the rule's `keyword_values` (a compiler flag, not an apex opt level)."""
-        if rule.extra.get("keyword_true_only") and not (isinstance(value, cst.Name) and value.value == "True"):
+        if rule.extra.get("keyword_true_only") and not _literal_on(value):
             return True     # `use_triton=cfg.use_triton`, `use_triton = (... and x.is_cuda)`: decided elsewhere (tp12)
         wanted: list[str] = rule.extra.get("keyword_values") or []
+        if rule.extra.get("keyword_compared") and not self._choice_read(rule, wanted):
+            return True     # `impl="cuda"` where nothing takes a CUDA branch (lama-cleaner's ref-only StyleGAN ops)
         literals = _literal_strings(value) if wanted else None
         if literals is not None and not any(fnmatch.fnmatchcase(s, w) for s in literals for w in wanted):
             return True
@@ -1758,6 +1799,8 @@ class MatchVisitor(cst.CSTVisitor):
         self._dtype_quiet += 1
         self._compared += 1
         sides = [node.left] + [t.comparator for t in node.comparisons]
+        if len(sides) == 2 and isinstance(node.comparisons[0].operator, cst.Equal) and not self._in_message:
+            self._keyword_compared(*sides)
         if self._variant_rule is not None and all(isinstance(side, (cst.Name, cst.SimpleString)) for side in sides):
             # `suffix == 'cuda'` (a build variable), not `x.device.type != "cuda"` (a tensor's device)
             self._listed.update(id(side) for side in sides if isinstance(side, cst.SimpleString))
@@ -2050,6 +2093,10 @@ def _option_picks_device(name: str, default: cst.BaseExpression | None, kind: cs
         text = default.evaluated_value.replace(" ", "")
         return bool(text) and all(part.isdigit() for part in text.split(","))
     return False
+
+
+# `impl == 'cuda'` / `"cuda" == impl`: a name tested for a string literal (_choice_read)
+_COMPARED_LITERAL = re.compile(r"""\b([A-Za-z_]\w*)\s*==\s*['"]([^'"]*)['"]|['"]([^'"]*)['"]\s*==\s*([A-Za-z_]\w*)\b""")
 
 
 def _literal_on(value: cst.BaseExpression) -> bool:
