@@ -6,7 +6,12 @@ decisions of session 22).
   `colab-notebook`), as a CUDA CI job on NVIDIA runners has (policy (c)). A notebook whose only mention of Colab is
   a comment, a markdown cell or a URL's `/content/` keeps its findings.
 
-Code written afresh in the shape of the notebooks it came from (EveryDream2trainer's Train_Colab.ipynb and
+- neutral_uses: the entries of a per-backend SDPA table (generative-models' `BACKEND_MAP = {SDPBackend.MATH: ...,
+  SDPBackend.FLASH_ATTENTION: ..., SDPBackend.EFFICIENT_ATTENTION: ..., None: [...]}`, vendored by SVD / SUPIR /
+  LVCD / DynamiCrafter wrappers) are info (context `backend-table`): an entry is chosen only where a caller passes
+  its key, which keeps its own finding; a dict of CUDA backends with no default or math entry keeps its severity.
+
+Code written afresh in the shape of the notebooks and modules it came from (EveryDream2trainer's Train_Colab.ipynb and
 CaptionCog.ipynb, PyHealth's interpretability notebooks, WAS Node Suite's ComfyUI notebook), not copied."""
 from __future__ import annotations
 
@@ -91,3 +96,63 @@ def test_the_colab_tie_is_kept_in_the_cache(tmp_path):
 
     assert found(fill) == found(warm) and warm.project_reads == 0
     assert {sev for path, _, code, sev in found(warm) if code == "NPU003"} == {"info", "error"}
+
+
+SGM_ATTENTION = """\
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    BACKEND_MAP = {
+        SDPBackend.MATH: [SDPBackend.MATH],
+        SDPBackend.FLASH_ATTENTION: [SDPBackend.FLASH_ATTENTION],
+        SDPBackend.EFFICIENT_ATTENTION: [SDPBackend.EFFICIENT_ATTENTION],
+        None: [SDPBackend.MATH, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION],
+    }
+    FAST_ONLY = {
+        SDPBackend.FLASH_ATTENTION: [SDPBackend.FLASH_ATTENTION],
+        SDPBackend.EFFICIENT_ATTENTION: [SDPBackend.EFFICIENT_ATTENTION],
+    }
+
+
+    class CrossAttention(nn.Module):
+        def __init__(self, dim, heads=8, backend=None):
+            super().__init__()
+            self.heads = heads
+            self.backend = backend
+            self.to_qkv = nn.Linear(dim, dim * 3)
+
+        def forward(self, x):
+            q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+            with sdpa_kernel(BACKEND_MAP[self.backend]):
+                return F.scaled_dot_product_attention(q, k, v)
+
+
+    def build(dim):
+        fast = CrossAttention(dim, backend=SDPBackend.FLASH_ATTENTION)
+        with sdpa_kernel(FAST_ONLY[SDPBackend.EFFICIENT_ATTENTION]):
+            return fast
+"""
+
+
+def test_entries_of_a_per_backend_sdpa_table_are_info(tmp_path):
+    from tests.static_snippets import line_of
+
+    run = run_static([write_tree(tmp_path, {"sgm/modules/attention.py": SGM_ATTENTION})], jobs=1)
+    found = {}
+    for f in next(r for r in run.results if r.path == "sgm/modules/attention.py").findings:
+        if f.code == "NPU350":
+            found.setdefault(f.line, set()).add((f.severity, f.data.get("context")))
+
+    def at(text):
+        return found.get(line_of(SGM_ATTENTION, text))
+
+    table = line_of(SGM_ATTENTION, "BACKEND_MAP = {")
+    assert found.get(table + 2) == found.get(table + 3) == {("info", "backend-table")}     # FLASH and EFFICIENT
+    assert at("None: [SDPBackend.MATH") == {("info", "math-allowed")}      # a list allowing MATH, as before
+    # controls: the caller that passes a CUDA-only key, and a table with no default or math entry, keep their error
+    assert at("fast = CrossAttention(dim, backend=SDPBackend.FLASH_ATTENTION)") == {("error", None)}
+    assert ("error", None) in at("with sdpa_kernel(FAST_ONLY[SDPBackend.EFFICIENT_ATTENTION]):")
+    fast_only = line_of(SGM_ATTENTION, "FAST_ONLY = {")
+    assert found.get(fast_only + 1) == found.get(fast_only + 2) == {("error", None)}
