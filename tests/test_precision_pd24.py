@@ -11,6 +11,11 @@ decisions of session 22).
   LVCD / DynamiCrafter wrappers) are info (context `backend-table`): an entry is chosen only where a caller passes
   its key, which keeps its own finding; a dict of CUDA backends with no default or math entry keeps its severity.
 
+- host_scopes: a ComfyUI node's IMAGE and MASK inputs (INPUT_TYPES `"mask": ("MASK",)`, received by the method
+  FUNCTION names) are host tensors (ComfyUI keeps them on its intermediate device, the CPU): host-sync hints
+  (`.item()` / `.tolist()` in a loop) on them and on torch functions of them are dropped (policy (e)); an input the
+  method moves (`mask = mask.to(device)`), a LATENT input and a helper's parameter keep the hint.
+
 Code written afresh in the shape of the notebooks and modules it came from (EveryDream2trainer's Train_Colab.ipynb and
 CaptionCog.ipynb, PyHealth's interpretability notebooks, WAS Node Suite's ComfyUI notebook), not copied."""
 from __future__ import annotations
@@ -156,3 +161,67 @@ def test_entries_of_a_per_backend_sdpa_table_are_info(tmp_path):
     assert ("error", None) in at("with sdpa_kernel(FAST_ONLY[SDPBackend.EFFICIENT_ATTENTION]):")
     fast_only = line_of(SGM_ATTENTION, "FAST_ONLY = {")
     assert found.get(fast_only + 1) == found.get(fast_only + 2) == {("error", None)}
+
+
+NODE = """\
+    import torch
+    import comfy.model_management as mm
+
+
+    class MaskBoxes:
+        @classmethod
+        def INPUT_TYPES(cls):
+            return {"required": {"image": ("IMAGE",), "mask": ("MASK",), "padding": ("INT", {"default": 0}),
+                                 "samples": ("LATENT",)}}
+
+        RETURN_TYPES = ("IMAGE",)
+        FUNCTION = "crop"
+
+        def crop(self, image, mask, padding, samples):
+            boxes = []
+            for m in mask:
+                ys, xs = torch.where(m > 0.5)
+                top = ys.min().item()
+                left = xs.min().item()
+                boxes.append((top, left, image.shape[1]))
+            nz = torch.nonzero(mask[0])
+            for i in range(len(boxes)):
+                print(nz[i, 0].item(), mask[0].max().item() + padding)
+            latent = samples["samples"]
+            for i in range(latent.shape[0]):
+                print(latent[i].mean().item())
+            return (image, helper(mask))
+
+
+    class MovedMask:
+        @classmethod
+        def INPUT_TYPES(cls):
+            return {"required": {"mask": ("MASK",)}}
+
+        FUNCTION = "run"
+
+        def run(self, mask):
+            mask = mask.to(mm.get_torch_device())
+            for i in range(mask.shape[0]):
+                print(mask[i].sum().item())
+            return (mask,)
+
+
+    def helper(mask):
+        for i in range(mask.shape[0]):
+            print(mask[i].sum().item())
+        return mask
+"""
+
+
+def test_comfyui_image_and_mask_inputs_are_host_values(tmp_path):
+    from tests.static_snippets import line_of
+
+    run = run_static([write_tree(tmp_path, {"nodes.py": NODE})], jobs=1)
+    hints = {f.line for r in run.results for f in r.findings if f.code == "NPU703"}
+    for text in ("top = ys.min().item()", "left = xs.min().item()", "print(nz[i, 0].item()"):
+        assert line_of(NODE, text) not in hints, text
+    # controls: a LATENT input, a MASK the method moves to the device, a helper's parameter keep the hint
+    assert line_of(NODE, "print(latent[i].mean().item())") in hints
+    moved, helper = [i for i, t in enumerate(NODE.splitlines(), 1) if "print(mask[i].sum().item())" in t]
+    assert moved in hints and helper in hints
