@@ -35,10 +35,10 @@ _NOTE = "in a CI job that tests the CUDA build on NVIDIA machines ({job}: {why})
 _COLAB_NOTE = "in a notebook pinned to Colab's NVIDIA runtime ({why}): it stays for Colab; an Ascend run needs its " \
               "own notebook or script"
 # a Colab tie in a code line: the google.colab package, a Drive mount, or Colab's working folder `/content` as a path
-# (not part of a URL or a longer path: `https://physionet.org/content/...`, `/srv/content`)
+# (not part of a URL or a longer path: `https://physionet.org/content/...`, `/srv/content`, `f"{root}/content"`)
 _COLAB_TIE = re.compile(r"(?:^|[^\w.])(?:import\s+google\.colab|from\s+google\.colab\b|google\.colab\.)"
                         r"|\bdrive\.mount\("
-                        r"|(?<![\w./:-])/content(?![\w-])")
+                        r"|(?<![\w./:}-])/content(?![\w-])")
 _MACHINE_KEYS = ("runs-on", "runner", "container", "image")
 _MAX_BYTES = 1_000_000
 
