@@ -286,18 +286,18 @@ def lower_parallel_type_tests(findings: list, tree: ast.AST) -> list:
         (l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in spans) else f for f in findings]
 
 
-def _sdpa_member(node: ast.AST, name: str | None = None) -> bool:
+def _sdpa_member(node: ast.AST | None, name: str | None = None) -> bool:
     """`SDPBackend.<X>` / `torch.nn.attention.SDPBackend.<X>` (any X, or `name`)."""
     return isinstance(node, ast.Attribute) and (name is None or node.attr == name) and isinstance(
         node.value, (ast.Attribute, ast.Name)) and (node.value.attr if isinstance(node.value, ast.Attribute)
                                                     else node.value.id).endswith("SDPBackend")
 
 
-def _backend_table(node: ast.AST) -> bool:
+def _backend_table(node: ast.Dict) -> bool:
     """A dict keyed by SDPA backends with a default or math entry (generative-models' `BACKEND_MAP = {SDPBackend.MATH:
     [...], SDPBackend.FLASH_ATTENTION: [...], SDPBackend.EFFICIENT_ATTENTION: [...], None: [all three]}`, looked up as
     `sdpa_kernel(BACKEND_MAP[self.backend])`): an entry is chosen only where a caller passes its key."""
-    if not isinstance(node, ast.Dict) or len(node.keys) < 2 or any(k is None for k in node.keys):
+    if len(node.keys) < 2 or any(k is None for k in node.keys):
         return False
     default = [k for k in node.keys if isinstance(k, ast.Constant) and k.value is None]
     if not all(_sdpa_member(k) for k in node.keys if not (isinstance(k, ast.Constant) and k.value is None)):
@@ -320,7 +320,7 @@ def drop_math_backend_lists(findings: list, tree: ast.AST) -> list:
     # pd24 (heldout23's LVCDWrapper, heldout21's DynamiCrafterWrapper: sgm's BACKEND_MAP): the entries of a per-backend
     # table, NPU349 and NPU350 alike (`torch.backends.cuda.SDPBackend.MATH` as a key chooses nothing either)
     tables = [(n.lineno, n.col_offset, n.end_lineno or n.lineno, n.end_col_offset or n.col_offset)
-              for n in module_nodes(tree) if _backend_table(n)]
+              for n in module_nodes(tree) if isinstance(n, ast.Dict) and _backend_table(n)]
     if not spans and not tables:
         return findings
 
