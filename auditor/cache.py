@@ -40,6 +40,7 @@ FACTS: dict[str, int] = {
     "getattr_own": 1,     # opnamespaces.getattr_own_lines_fact; wrapper (launched.wrapper_fact) (FORMAT 7)
     "quiet": 1,           # shim_graph.quiet_fact (FORMAT 8)
     "ci": 2,              # ci_jobs.ci_fact (FORMAT 9); 2: NVIDIA instance runner labels (t11w)
+    "colab": 1,           # ci_jobs.colab_fact: a notebook's Colab tie (lead decision 8, pd24)
     "launch": 2,          # launched.launch_facts: patches, option defaults (FORMAT 10); 2: setting guards (t18b)
     "calls": 4,           # call_defaults.default_facts (FORMAT 11); 2: main_calls, flags, switches, optional_attrs (pd17);
                           # 3: None fallbacks (pd20); 4: static / class methods (pd22)

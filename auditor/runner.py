@@ -21,7 +21,7 @@ from auditor.static.backend_files import apply_backend_files, drop_test_performa
 from auditor.static.platform_builds import apply_platform_builds
 from auditor.static.platform_predicates import apply_platform_predicates
 from auditor.static.class_twins import apply_class_twins
-from auditor.static.ci_jobs import apply_cuda_ci_jobs
+from auditor.static.ci_jobs import apply_colab_notebooks, apply_cuda_ci_jobs
 from auditor.static.call_defaults import drop_overridden_defaults, lower_unset_attribute_branches, \
     lower_unswitched_flags
 from auditor.static.unreached_defs import apply_unreached_defs
@@ -285,6 +285,7 @@ def run_static(
     apply_platform_predicates(run.results, found.files, project)   # `if is_cuda():`, the project's own check (t11p)
     apply_class_twins(run.results, found.files, project)   # `GPUWorker` beside the tree's `NPUWorker` (t11q)
     apply_cuda_ci_jobs(run.results, found.files, project)    # a workflow job on NVIDIA runners: it stays for CUDA
+    apply_colab_notebooks(run.results, found.files, project)   # a notebook pinned to Colab's runtime (decision 8)
     apply_other_frameworks(run.results, found.files, project)    # `bert/paddle/`: PaddlePaddle code, torch_npu does not apply
     apply_imported_gates(run.results, found.files, project)   # `from _harness import CUDA` ... `if not CUDA: raise Skip`
     drop_unread_cudnn_vars(run.results)             # `CUDNN_DETERMINISTIC`: read by nothing

@@ -10,6 +10,12 @@ the port keeps it and adds an Ascend job beside it. Its findings (`gpu-arch-type
 `nvidia-smi`, a CUDA wheel index) are worth knowing, not acting on line by line: info, never rewritten. A job whose
 machine names another backend too (`linux.rocm.gpu`, a matrix over cuda and rocm), or nothing (`ubuntu-latest` with
 no CUDA container), keeps its findings.
+
+Notebooks pinned to Colab's NVIDIA runtime (lead decision 8, session 22; pd24): a notebook whose code imports
+`google.colab`, mounts Drive or works in `/content` (`%cd /content/EveryDream2trainer`, `"/content/drive/MyDrive"`)
+runs on Colab's machines, as a CUDA CI job runs on its runner: its CUDA installs (`!pip install xformers
+--extra-index-url .../cu118`) and CUDA calls (`device="cuda"`) are info, never rewritten. A notebook with no such tie
+keeps its findings; a comment line (`# from google.colab import files`) or a URL's `/content/` is no tie.
 """
 from __future__ import annotations
 
@@ -26,6 +32,13 @@ from auditor.static.project_imports import as_text, held_tree, read_counted
 
 _NOTE = "in a CI job that tests the CUDA build on NVIDIA machines ({job}: {why}): it stays for CUDA; add an Ascend " \
         "job beside it"
+_COLAB_NOTE = "in a notebook pinned to Colab's NVIDIA runtime ({why}): it stays for Colab; an Ascend run needs its " \
+              "own notebook or script"
+# a Colab tie in a code line: the google.colab package, a Drive mount, or Colab's working folder `/content` as a path
+# (not part of a URL or a longer path: `https://physionet.org/content/...`, `/srv/content`, `f"{root}/content"`)
+_COLAB_TIE = re.compile(r"(?:^|[^\w.])(?:import\s+google\.colab|from\s+google\.colab\b|google\.colab\.)"
+                        r"|\bdrive\.mount\("
+                        r"|(?<![\w./:}-])/content(?![\w-])")
 _MACHINE_KEYS = ("runs-on", "runner", "container", "image")
 _MAX_BYTES = 1_000_000
 
@@ -186,5 +199,53 @@ def apply_cuda_ci_jobs(results: list, files: Sequence[tuple[Path, str]], project
                 continue
             kept.append(as_info(f, "cuda-ci-job", _NOTE.format(job=span[2], why=span[3])))
             lowered += 1
+        result.findings = kept
+    return lowered
+
+
+def colab_fact(data: bytes, rel: str) -> str | None:
+    """Per notebook, in the worker (the summary's `tree` facts, key `colab`): the first Colab tie of its code cells
+    (module doc), "" when it has none; None for any other file or a notebook that does not read."""
+    if not rel.endswith(".ipynb"):
+        return None
+    from auditor.project.notebook import code_cells
+
+    try:
+        cells = code_cells(as_text(data))
+    except ValueError:
+        return None
+    for _number, source in cells:
+        for line in source.splitlines():
+            if line.lstrip().startswith("#"):
+                continue
+            tie = _COLAB_TIE.search(line)
+            if tie is not None:
+                return line.strip()[:60]
+    return ""
+
+
+def apply_colab_notebooks(results: list, files: Sequence[tuple[Path, str]], project=None) -> int:
+    """Lower the findings of notebooks pinned to Colab (module doc) to info; returns how many were lowered. The tie
+    comes from the file's `colab` fact; a notebook no fact covers is read (counted in `project.reads`)."""
+    where = {rel: path for path, rel in files}
+    lowered = 0
+    for result in results:
+        if not result.path.endswith(".ipynb") or all(f.severity == "info" for f in result.findings):
+            continue
+        tie = (held_tree(project, result.path) or {}).get("colab")
+        if tie is None:
+            try:
+                tie = colab_fact(read_counted(project, where.get(result.path), None), result.path)
+            except (OSError, SourceError):
+                continue
+        if not tie:
+            continue
+        note = _COLAB_NOTE.format(why=tie)
+        kept = []
+        for f in result.findings:
+            if f.severity != "info":    # a line already read in context (a CUDA-gated branch) too: Colab runs it
+                f = as_info(f, "colab-notebook", note)
+                lowered += 1
+            kept.append(f)
         result.findings = kept
     return lowered

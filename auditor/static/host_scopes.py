@@ -555,6 +555,36 @@ _LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "empty_like", "full_like
                              "randint_like"})
 
 
+# ComfyUI passes IMAGE and MASK values between nodes on its intermediate device, the CPU (comfy.model_management.
+# intermediate_device); a node's FUNCTION method receives them there (pd24; tuned_s15d's KJNodes, heldout25's
+# reactor-node: `.item()` on a mask's bounding box)
+_COMFY_HOST_TYPES = frozenset({"IMAGE", "MASK"})
+
+
+def _comfy_host_params(tree: ast.AST) -> dict[int, set[str]]:
+    """id of a ComfyUI node's FUNCTION method -> its parameters that INPUT_TYPES declares IMAGE or MASK
+    (`"mask": ("MASK",)`), for a class that names its method (`FUNCTION = "overlay"`)."""
+    out: dict[int, set[str]] = {}
+    for cls in module_nodes(tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        entry = next((s.value.value for s in cls.body if isinstance(s, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "FUNCTION" for t in s.targets) and isinstance(s.value, ast.Constant)
+            and isinstance(s.value.value, str)), None)
+        types = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "INPUT_TYPES"), None)
+        method = next((s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+                       and s.name == entry), None)
+        if entry is None or types is None or method is None:
+            continue
+        declared = {k.value for d in ast.walk(types) if isinstance(d, ast.Dict) for k, v in zip(d.keys, d.values)
+                    if isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, ast.Tuple)
+                    and v.elts and isinstance(v.elts[0], ast.Constant) and v.elts[0].value in _COMFY_HOST_TYPES}
+        params = {a.arg for a in method.args.posonlyargs + method.args.args + method.args.kwonlyargs}
+        if declared & params:
+            out[id(method)] = declared & params
+    return out
+
+
 class _HostFlow:
     def __init__(self, tree: ast.AST):
         self.functions: dict[str, list] = {}
@@ -563,6 +593,7 @@ class _HostFlow:
                 self.functions.setdefault(fn.name, []).append(fn)
         self.memo: dict[int, bool] = {}
         self.pending: set[tuple[str, int]] = set()
+        self.host_params = _comfy_host_params(tree)
 
     def value(self, node: ast.AST, scope, depth: int = 0, direct: bool = True) -> bool:
         """Whether the expression is a tensor made on the host (methods other than moves keep it there). `direct`:
@@ -605,6 +636,10 @@ class _HostFlow:
                 # a CPU tensor of some dimension with a device tensor, and a number moves nothing (t11x)
                 sides = [side for side in (node.left, node.right) if not _number(side)]
                 return bool(sides) and all(self.value(side, scope, depth + 1, direct) for side in sides)
+            if isinstance(node, ast.Compare) and len(node.comparators) == 1:
+                # `m > 0.5`: a comparison keeps its operands' place, as arithmetic does (pd24)
+                node = ast.BinOp(left=node.left, op=ast.Add(), right=node.comparators[0])
+                continue
             if isinstance(node, ast.Name) and scope is not None:
                 return self.name_host(node.id, scope, depth + 1)
             return False
@@ -621,6 +656,8 @@ class _HostFlow:
 
     def _name_host(self, name: str, scope, depth: int) -> bool:
         values = []
+        seeded = False          # a ComfyUI IMAGE / MASK input: on the host unless the method moves it
+        seeded_scope = id(scope) in self.host_params
         for node in ast.walk(scope):
             if isinstance(node, ast.Assign):
                 for t in node.targets:
@@ -631,6 +668,9 @@ class _HostFlow:
                         values.append(node.value)   # `v, i = torch.kthvalue(x.cpu(), k)`: the outputs sit with x
                     elif name in _bound_names(t):
                         return False        # bound by unpacking: unknown (a name in a subscript's index is read)
+            elif isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.target, ast.Name) and \
+                    node.target.id == name and seeded_scope:
+                values.append(node.iter)    # `for m in mask:` of a ComfyUI MASK: its rows sit with it (pd24)
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.NamedExpr,
                                    ast.comprehension)):
                 target = getattr(node, "target", None)
@@ -638,8 +678,10 @@ class _HostFlow:
                     if not isinstance(node, ast.AugAssign):
                         return False
             elif isinstance(node, ast.arg) and node.arg == name:
-                return False                # a parameter: the caller's value
-        return bool(values) and all(self.value(v, scope, depth, direct=False) for v in values)
+                if name not in self.host_params.get(id(scope), ()):
+                    return False            # a parameter: the caller's value
+                seeded = True
+        return (bool(values) or seeded) and all(self.value(v, scope, depth, direct=False) for v in values)
 
     def returns_host(self, name: str, depth: int) -> bool:
         fns = self.functions.get(name, [])

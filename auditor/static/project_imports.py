@@ -265,6 +265,13 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
             "context") for f in findings) else None     # FORMAT 9: a workflow's CUDA CI job spans (apply_cuda_ci_jobs)
         if ci is not None:
             out[TREE]["ci"] = ci
+        if rel.endswith(".ipynb"):
+            from auditor.static.ci_jobs import colab_fact
+
+            colab = colab_fact(data, rel) if any(getattr(f, "severity", "info") != "info" for f in findings) \
+                else None       # a notebook's Colab tie (apply_colab_notebooks, lead decision 8)
+            if colab is not None:
+                out[TREE]["colab"] = colab
     return out
 
 
