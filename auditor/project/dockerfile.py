@@ -190,7 +190,10 @@ def _build_settings(col: Collector, m, words: list[str], lines: list[str], first
         # ... or put together from its parts (`ARG CUDA_VERSION=${CUDA_MAJOR_VERSION}.${CUDA_MINOR_VERSION}`, t22f)
         passed = "CUDA" in name.upper() and name.upper().endswith("_VERSION") \
             and re.fullmatch(r"(\$\{?\w+\}?[.\-_]?)+", value)
-        setting = m.match_setting(name.lower(), value) if sep and value and ("$" not in value or passed) else None
+        # the parts of a CUDA version (`ARG CUDA_MAJOR_VERSION=12`, `ARG CUDA_PKG_VERSION=${...}-${...}`, t22f):
+        # read as CUDA_VERSION here only, where they are set (a shell test of them is a gate, not a setting)
+        key = "cuda_version" if re.fullmatch(r"CUDA_[A-Z]+_VERSION", name.upper()) else name.lower()
+        setting = m.match_setting(key, value) if sep and value and ("$" not in value or passed) else None
         if setting is None and sep and value and name.upper().startswith("NV_"):
             # NVIDIA's CUDA image package variables (`NV_CUDNN_PACKAGE=libcudnn9-cuda-12=${NV_CUDNN_VERSION}`):
             # the name says what it is whatever the value reads (rules/project_t15s.yaml, NPU072)
