@@ -62,6 +62,8 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
             else:
                 start = line_text.find(ref)
                 col.add(m.match_image(ref), ref, first + 1, start + 1 if start >= 0 else 1)
+                if m.match_image(ref) is None and used is None:
+                    _image_through_args(col, m, ref, args, first + 1, start + 1 if start >= 0 else 1)
                 registry = _ARG_REF_RE.match(ref)
                 if registry and registry.group(1) in args and ref[registry.end():registry.end() + 1] == "/" \
                         and args[registry.group(1)][0].lower().startswith("nvcr.io"):
@@ -148,6 +150,27 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
     return result
 
 
+def _image_through_args(col: Collector, m, ref: str, args: dict, line: int, column: int) -> None:
+    """`ARG BASE_IMAGE=openmpi4.1.0-cuda11.3-cudnn8-ubuntu20.04` then `FROM mcr.microsoft.com/azureml/${BASE_IMAGE}`
+    (t22f, project test31's ClimaX): only the defaults say it is a CUDA image. The FROM and each ARG whose default
+    makes it one are the lines a port changes."""
+    def resolved(blank: str = "") -> str:
+        return _ARG_REF_RE.sub(lambda a: "" if a.group(1) == blank else args.get(a.group(1), ("",))[0], ref)
+    image = resolved()
+    rule = m.match_image(image)
+    if rule is None:
+        return
+    chosen = [name for name in dict.fromkeys(a.group(1) for a in _ARG_REF_RE.finditer(ref))
+              if name in args and m.match_image(resolved(name)) is None]
+    if not chosen:
+        return
+    col.add(rule, image, line, column, note=f" (the default{'s' if len(chosen) > 1 else ''} of "
+            f"{', '.join(f'`ARG {n}`' for n in chosen)})")
+    for name in chosen:
+        default, arg_line, arg_column = args[name]
+        col.add(rule, image, arg_line, arg_column, note=f" (`ARG {name}`, read by the FROM on line {line})")
+
+
 def _other_backend(finding, note: str):
     """The finding as info in context `other-backend`, never rewritten (as auditor/static/backends.as_info does;
     that layer sits above this one)."""
@@ -164,8 +187,13 @@ def _build_settings(col: Collector, m, words: list[str], lines: list[str], first
     for word in words:
         name, sep, value = word.partition("=")
         # `ENV CUDA_VERSION=${CUDA_VERSION}`: the build argument passed on to the image's environment (t15g)
-        passed = "CUDA" in name.upper() and name.upper().endswith("_VERSION") and re.fullmatch(r"\$\{?\w+\}?", value)
-        setting = m.match_setting(name.lower(), value) if sep and value and ("$" not in value or passed) else None
+        # ... or put together from its parts (`ARG CUDA_VERSION=${CUDA_MAJOR_VERSION}.${CUDA_MINOR_VERSION}`, t22f)
+        passed = "CUDA" in name.upper() and name.upper().endswith("_VERSION") \
+            and re.fullmatch(r"(\$\{?\w+\}?[.\-_]?)+", value)
+        # the parts of a CUDA version (`ARG CUDA_MAJOR_VERSION=12`, `ARG CUDA_PKG_VERSION=${...}-${...}`, t22f):
+        # read as CUDA_VERSION here only, where they are set (a shell test of them is a gate, not a setting)
+        key = "cuda_version" if re.fullmatch(r"CUDA_[A-Z]+_VERSION", name.upper()) else name.lower()
+        setting = m.match_setting(key, value) if sep and value and ("$" not in value or passed) else None
         if setting is None and sep and value and name.upper().startswith("NV_"):
             # NVIDIA's CUDA image package variables (`NV_CUDNN_PACKAGE=libcudnn9-cuda-12=${NV_CUDNN_VERSION}`):
             # the name says what it is whatever the value reads (rules/project_t15s.yaml, NPU072)

@@ -88,11 +88,13 @@ _URL_RE = re.compile(r"(?:git\+)?https?://([^\s\"'<>|;&)]+)")
 # single or doubled backslashes, or slashes): NVIDIA's installer puts every version there and sets CUDA_PATH to it
 WIN_CUDA_PATH_RE = re.compile(r"NVIDIA GPU Computing Toolkit(?:\\+|/)CUDA(?:(?:\\+|/)(v\d+(?:\.\d+)*))?", re.I)
 _CUDA_VAR_PATH_RE = re.compile(r"\$\{?(CUDA_HOME|CUDA_PATH|CUDA_ROOT|CUDA_TOOLKIT_ROOT_DIR|CUDA_INSTALL_DIR)\}?/")
-_WRITTEN_TO_RE = re.compile(r"(?:\btee(?:\s+-a)?|>>?)\s*$")
+# ... or a Dockerfile COPY / ADD's destination (`COPY cuda.repo-x86_64 /etc/yum.repos.d/cuda.repo`, t22f)
+_WRITTEN_TO_RE = re.compile(r"(?:\btee(?:\s+-a)?|>>?)\s*$|^\s*(?:COPY|ADD)\s.*\s$")
 # system files only a CUDA image or NCCL reads (t16d): NVIDIA's apt source lists that the CUDA images write
 # (`rm /etc/apt/sources.list.d/cuda.list`, `nvidia-ml.list`) and NCCL's configuration file (`COPY nccl.conf
 # /etc/nccl.conf`, `~/.nccl.conf`)
-_SYSTEM_CONFIG_PATH_RE = re.compile(r"(?<![\w/.-])(/etc/apt/sources\.list\.d/(?:cuda|nvidia)[\w.*-]*|/etc/nccl\.conf|"
+_SYSTEM_CONFIG_PATH_RE = re.compile(r"(?<![\w/.-])(/etc/(?:apt/sources\.list\.d|yum\.repos\.d)/(?:cuda|nvidia)[\w.*-]*|"
+                                    r"/etc/nccl\.conf|"
                                     r"(?:~|\$HOME|\$\{HOME\})/\.nccl\.conf)(?![\w.-])", re.I)
 
 
