@@ -150,3 +150,10 @@ def test_precision_option_defaulting_to_amp():
 
 def test_precision_option_defaulting_to_fp32_is_quiet():
     assert _lines(PRECISION_OPTION.replace(b'default="amp"', b'default="fp32"'), "NPU263") == []
+
+
+def test_integer_precision_option_is_not_amp():
+    # torchmd-net's scripts/train.py: Lightning's numeric precision, on by the option-default reading but not "amp"
+    src = (b"import argparse\nparser = argparse.ArgumentParser()\n"
+           b"parser.add_argument('--precision', type=int, default=32, choices=[16, 32, 64], help='Floating point precision')\n")
+    assert _lines(src, "NPU263") == []

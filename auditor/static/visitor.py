@@ -1625,6 +1625,8 @@ class MatchVisitor(cst.CSTVisitor):
         if not on:
             return
         for rule, pattern in self.c.match_keywords(name):
+            if rule.extra.get("keyword_literal_only") and default is not None and self._value_says(default, rule):
+                continue      # `--precision` default 32: not one of the values the rule names (read above)
             if rule.category != "device":    # `--use_cuda` (default on): the device calls it gates are the findings,
                 self._hit(rule, at, name, value=pattern)   # and ported code keeps the name (`.npu()` under it)
 
