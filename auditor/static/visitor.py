@@ -40,8 +40,8 @@ _HOST_FACTORIES = frozenset(f"torch.{n}" for n in ("randint", "rand", "randn", "
 _ASSERTION = re.compile(r"^assert(?:_|[A-Z])")
 # String rules whose literal is a choice (an implementation name): compared with a value, it is read, not chosen.
 # Dtype rules that match only qualified names (so `_dtype_quiet` does not cover them): in a comparison the name is
-# read, not chosen (t14d: Triton's float8 types)
-_COMPARED_DTYPE_NAMES = frozenset({"triton-fp8-dtype"})
+# read, not chosen (t14d: Triton's float8 types; t22e: `qtype == Dtypes.kfloat8_e4m3`)
+_COMPARED_DTYPE_NAMES = frozenset({"triton-fp8-dtype", "fp8-dtype-enum-member"})
 _CHOICE_STRINGS = frozenset({"flash-attention-implementation-string"})
 
 
@@ -1610,6 +1610,12 @@ class MatchVisitor(cst.CSTVisitor):
                 self._hit(rule, at, name, value=pattern)
         if declared:
             return     # `set_defaults(fp16=True)`: a keyword argument, which the keyword rules read already
+        if isinstance(default, cst.SimpleString):
+            # `add_argument("--precision", default="amp")`: a string default is the value a keyword rule with
+            # `keyword_values` reads, reported on the default (t22e: open_clip's precision option)
+            for rule, pattern in self.c.match_keywords(name):
+                if rule.extra.get("keyword_values") and not self._value_says(default, rule):
+                    self._hit(rule, default, name, value=pattern)
         if default is not None:
             on = isinstance(default, cst.Name) and default.value == "True" or \
                 isinstance(default, cst.Integer) and default.value != "0" or \
@@ -1619,6 +1625,8 @@ class MatchVisitor(cst.CSTVisitor):
         if not on:
             return
         for rule, pattern in self.c.match_keywords(name):
+            if rule.extra.get("keyword_literal_only") and default is not None and self._value_says(default, rule):
+                continue      # `--precision` default 32: not one of the values the rule names (read above)
             if rule.category != "device":    # `--use_cuda` (default on): the device calls it gates are the findings,
                 self._hit(rule, at, name, value=pattern)   # and ported code keeps the name (`.npu()` under it)
 
