@@ -638,6 +638,11 @@ def _bind_relative_extension(ctx: FileContext, stmt: ast.ImportFrom,
     for alias in stmt.names:
         if (alias.name == "_C" or alias.asname == "_C") and not module:
             ctx.bind(alias.asname or alias.name, f"{LOCAL_PACKAGE}._C")
+        elif not module and _EXTENSION_MODULE.match(alias.name) and not alias.name.endswith("_kernels"):
+            # `from . import roiaware_pool3d_cuda` (OpenPCDet's ops, mmdet3d 0.x's, CenterPoint's): the CUDAExtension
+            # setup.py builds into the package folder, named by NPU379's `*_cuda` convention; not `*_kernels`, often a
+            # package's own Python module (`from . import triton_kernels`) (t22d)
+            ctx.bind(alias.asname or alias.name, f"{LOCAL_PACKAGE}.{alias.name}")
         elif alias.name == "ext_loader" and module.split(".")[-1] == "utils" and stmt.level:
             ctx.bind(alias.asname or alias.name, MMCV_EXT_LOADER)
         elif module.split(".")[-1] == "_C" and alias.name != "*":
