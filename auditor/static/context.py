@@ -222,6 +222,10 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
             imported_from.extend((alias.asname or alias.name, stmt.module or "") for alias in stmt.names)
             if stmt.level or not stmt.module:
                 _bind_relative_extension(ctx, stmt, local_segment)
+                for alias in stmt.names:
+                    package = _reexported_package(stmt.module or "", alias.name)
+                    if package is not None:
+                        ctx.bind(alias.asname or alias.name, package)
                 continue  # relative imports bind project-local modules
             for alias in stmt.names:
                 if alias.name == "*":
@@ -230,7 +234,8 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
                 if alias.asname == "_C" and alias.name != "_C":    # `from nerfacc import csrc as _C`
                     ctx.bind(alias.asname, f"{stmt.module}._C")      # named the compiled extension by its author
                     continue
-                ctx.bind(alias.asname or alias.name, f"{stmt.module}.{alias.name}")
+                ctx.bind(alias.asname or alias.name, _reexported_package(stmt.module, alias.name)
+                         or f"{stmt.module}.{alias.name}")
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             assigns.append((stmt, scope))
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.decorator_list:
@@ -614,6 +619,13 @@ def adopt_local_refs(ctx: FileContext, tree: ast.Module, namespace, cuda_only) -
                 ctx.aliases[name] = qual
             else:
                 ctx.instances[name] = qual
+
+
+def _reexported_package(module: str, name: str) -> str | None:
+    """`from pcdet.utils.spconv_utils import spconv`, `from ...utils.spconv_utils import replace_feature, spconv`
+    (OpenPCDet and its forks): a project's `<package>_utils` module that imports the package (`import spconv.pytorch
+    as spconv`) and hands it on under its own name; the name stands for the package (t22d)."""
+    return name if module.rsplit(".", 1)[-1] == f"{name}_utils" else None
 
 
 LOCAL_PACKAGE = ""   # relative imports of a compiled extension resolve as `._C...` (an empty package head)
