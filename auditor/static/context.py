@@ -85,6 +85,9 @@ class FileContext:
     # the first annotated assignment met, from `module`, once per file however many slices the visitor sees)
     dataclass_field_names: frozenset[str] | None = None
     module: ast.Module | None = field(default=None, repr=False)
+    # the visitor met a bf16 fallback's cast up (`if dtype == torch.bfloat16: x = x.to(torch.float32)`): kept here, not
+    # on the visitor, as the slices of a file are walked in order by visitors of their own (dtype_requirements.py)
+    dtype_cast_up: bool = False
     # module-level classes of the file (bound once) -> the qualified name of their first base, where it resolves:
     # `class _DataParallel(DataParallel)` ... `_DataParallel(model, ids)` makes a DataParallel (visitor.visit_Call)
     subclass_of: dict[str, str] = field(default_factory=dict)

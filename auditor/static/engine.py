@@ -49,7 +49,7 @@ from auditor.static.star_names import bind_star_names
 from auditor.static import largefile
 from auditor.static.flags import derived_flag_findings
 from auditor.static.gates import apply_gates
-from auditor.static.dtype_requirements import REQUIRED_NOTE
+from auditor.static.dtype_requirements import CAST_NOTE, REQUIRED_NOTE
 from auditor.static.visitor import MatchVisitor, RawHit
 from auditor import suppress as _suppress
 from auditor.suppress import Suppressions
@@ -661,7 +661,7 @@ class StaticEngine:
                 if finding.line in required_lines:
                     continue        # `a.dtype != torch.bfloat16 or b.dtype != torch.bfloat16`: one finding a line
                 required_lines.add(finding.line)
-                finding = as_info(finding, "dtype-requirement", REQUIRED_NOTE)
+                finding = as_info(finding, "dtype-requirement", CAST_NOTE if hit.required == "cast" else REQUIRED_NOTE)
             if hit.table_entry and finding.severity != "info":
                 finding = as_info(finding, "option-table", _TABLE_NOTE)
             if hit.no_rewrite and finding.fix != "none":
