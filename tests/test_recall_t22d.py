@@ -32,7 +32,8 @@ def main(unet, enable_xformers_memory_efficient_attention: bool = True):
             raise ValueError("xformers is not available. Make sure it is installed correctly")
 """
 
-# VideoSwap's animatediff_models/attention.py, abridged
+# VideoSwap's animatediff_models/attention.py, abridged (it never uses the processor class; SDXL pipelines import it for
+# upcast_vae's isinstance check)
 PROCESSORS = b"""from diffusers.models.attention_processor import XFormersAttnProcessor, AttnProcessor2_0
 from diffusers.utils.import_utils import is_xformers_available
 """
@@ -45,7 +46,7 @@ def test_xformers_helper_imports_are_info_and_the_check_stays_npu391():
     assert ("NPU391", "warning") in found[9]    # the call keeps its own rule
     assert not any(code == "NPU356" for code, _ in found[9])
     procs = _found(PROCESSORS)
-    assert ("NPU356", "info") in procs[1] and ("NPU356", "info") in procs[2]
+    assert 1 not in procs and ("NPU356", "info") in procs[2]    # the processor class: its use picks the kernel
 
 
 # diffusers 0.11's resnet.py Upsample2D, as Tune-A-Video / vid2vid-zero / SimDA / ControlVideo copy it
