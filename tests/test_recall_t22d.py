@@ -100,11 +100,24 @@ def load(model, dtype):
 """
 
 
+# transformer-lens' vllm worker_extension.py: bf16 to fp32 bytes for the wire, no cast back (numpy has no bf16)
+HOST_CAST = b"""import torch
+
+
+def encode_tensor(t: torch.Tensor):
+    t = t.detach().cpu().contiguous()
+    if t.dtype == torch.bfloat16:
+        t = t.to(torch.float32)
+    return {"data": t.numpy().tobytes()}
+"""
+
+
 def test_bf16_fallback_casts_are_info():
     found = _found(UPSAMPLE)
     assert ("NPU201", "info") in found[17]      # the cast up
     assert ("NPU201", "info") in found[32]      # the cast back
     assert _found(NO_FALLBACK) == {}
+    assert _found(HOST_CAST) == {}
 
 
 # OpenPCDet pcdet/ops/roiaware_pool3d/roiaware_pool3d_utils.py (DSVT, UniTR), abridged

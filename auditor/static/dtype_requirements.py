@@ -61,8 +61,9 @@ def _cast_kind(stmt: cst.BaseSmallStatement) -> str | None:
     hidden_states.to(dtype)`: diffusers' Upsample2D (and every model file copied from it: Tune-A-Video, AnimateDiff,
     their forks) around `F.interpolate(..., mode="nearest")`, whose CUDA kernel had no bfloat16 (pytorch#86679). The
     visitor takes a cast back only after a cast in the same file (`if dtype == torch.bfloat16: model =
-    model.to(dtype)` alone chooses nothing). A cast to a low-precision dtype (`x.to(torch.float16)`) is no fallback
-    (t22d)."""
+    model.to(dtype)` alone chooses nothing), and the engine a cast only with a cast back (`if t.dtype ==
+    torch.bfloat16: t = t.to(torch.float32)` before `t.numpy()` is a host conversion). A cast to a low-precision dtype
+    (`x.to(torch.float16)`) is no fallback (t22d)."""
     if not isinstance(stmt, cst.Assign) or not isinstance(stmt.value, cst.Call) \
             or not isinstance(stmt.value.func, cst.Attribute):
         return None

@@ -1728,8 +1728,8 @@ class MatchVisitor(cst.CSTVisitor):
     def visit_If(self, node: cst.If) -> bool:
         self._flag_reads(node.test)
         guard = guard_kind(node)
-        if guard == "cast-back":      # the cast back of a bf16 fallback, after its cast up (dtype_requirements.py)
-            guard = "cast" if self.ctx.dtype_cast_up else None
+        if guard == "cast-back" and not self.ctx.dtype_cast_up:
+            guard = None              # a cast back counts after its cast up only (dtype_requirements.py)
         required = required_dtype_nodes(node.test, guard=guard)
         self.ctx.dtype_cast_up = self.ctx.dtype_cast_up or bool(required) and guard == "cast"
         self._required_dtypes.update(dict.fromkeys(required, guard or "guard"))
