@@ -55,9 +55,9 @@ FACTS: dict[str, int] = {
     "local_builds": 1,    # local_builds.record_local_build: builds of the project's own setup.py folders (t15u)
     "called_scripts": 2,  # called_scripts.script_call: a shell line's call of another script of the tree (t19c);
                           # 2: the words after the script (t20b)
-    "hard_imports": 4,    # launch_imports.import_failure_facts: unconditional imports, CUDA-only ones (s15e); 2: a
+    "hard_imports": 5,    # launch_imports.import_failure_facts: unconditional imports, CUDA-only ones (s15e); 2: a
                           # setup.py's CUDA extension names (t16a); 3: a hard-coded NCCL backend (pd6); 4: a
-                          # comparison with "nccl" is none (t22c)
+                          # comparison with "nccl" is none (t22c); 5: not a `.x_cuda` known by its name only (t22d)
 }
 KEEP_INDEXES = 4                            # indexes for other keys kept per folder (a few selections/targets)
 _PACKAGE_DIR = Path(__file__).resolve().parent

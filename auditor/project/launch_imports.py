@@ -52,6 +52,13 @@ def _first_party_candidate(module: str, level: int) -> bool:
     return bool(top) and top not in sys.stdlib_module_names and top not in _IMPORTS_ON_ASCEND
 
 
+def _named_extension(symbol: str) -> bool:
+    """`.iou3d_cuda`: a package's own extension known by the `*_cuda` name only (`from . import iou3d_cuda`,
+    context._bind_relative_extension); it fails a launch only where the tree's setup.py builds it (`extensions`,
+    t16a), not on the name alone (t22d; `._C` keeps its own evidence)."""
+    return symbol.startswith(".") and not symbol.startswith("._C")
+
+
 def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
     """`imports`: [line, module, level, names] of each import statement of the module body itself (a statement under
     try, if, with or def is not unconditional) that may name a module of the tree; `hits`: [line, category, code,
@@ -64,7 +71,8 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
     # about the build it makes, not an import that fails
     wanted = [f for f in findings if f.category in CATEGORIES and f.severity == "error"
               and not (f.data or {}).get("context")
-              and (f.symbol or "").split(".", 1)[0] not in _IMPORTS_ON_ASCEND + _LIBRARIES_IMPORTING_ON_ASCEND]
+              and (f.symbol or "").split(".", 1)[0] not in _IMPORTS_ON_ASCEND + _LIBRARIES_IMPORTING_ON_ASCEND
+              and not _named_extension(f.symbol or "")]
     imports: list[list] = []
     hits: list[list] = []
     # pd6: the first hard-coded NCCL backend anywhere in the file (VideoMAEv2's `args.dist_backend = 'nccl'` inside

@@ -414,8 +414,9 @@ class CompiledRules:
 
     @staticmethod
     def _match_glob(qualname: str, globs: list[tuple[re.Pattern[str], str, Rule]]) -> QualMatch | None:
-        """`*_cuda`: the top-level module of the name (a compiled extension imported by its own name)."""
-        top = qualname.split(".", 1)[0]
+        """`*_cuda`: the top-level module of the name (a compiled extension imported by its own name, or from its
+        package's folder: `.roiaware_pool3d_cuda`, context._bind_relative_extension)."""
+        top = qualname.removeprefix(".").split(".", 1)[0]
         for regex, pattern, rule in globs:
             if regex.match(top):
                 return QualMatch(rule, pattern, 0)

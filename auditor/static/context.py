@@ -85,6 +85,9 @@ class FileContext:
     # the first annotated assignment met, from `module`, once per file however many slices the visitor sees)
     dataclass_field_names: frozenset[str] | None = None
     module: ast.Module | None = field(default=None, repr=False)
+    # the visitor met a bf16 fallback's cast up (`if dtype == torch.bfloat16: x = x.to(torch.float32)`): kept here, not
+    # on the visitor, as the slices of a file are walked in order by visitors of their own (dtype_requirements.py)
+    dtype_cast_up: bool = False
     # module-level classes of the file (bound once) -> the qualified name of their first base, where it resolves:
     # `class _DataParallel(DataParallel)` ... `_DataParallel(model, ids)` makes a DataParallel (visitor.visit_Call)
     subclass_of: dict[str, str] = field(default_factory=dict)
@@ -222,6 +225,10 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
             imported_from.extend((alias.asname or alias.name, stmt.module or "") for alias in stmt.names)
             if stmt.level or not stmt.module:
                 _bind_relative_extension(ctx, stmt, local_segment)
+                for alias in stmt.names:
+                    package = _reexported_package(stmt.module or "", alias.name)
+                    if package is not None:
+                        ctx.bind(alias.asname or alias.name, package)
                 continue  # relative imports bind project-local modules
             for alias in stmt.names:
                 if alias.name == "*":
@@ -230,7 +237,8 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
                 if alias.asname == "_C" and alias.name != "_C":    # `from nerfacc import csrc as _C`
                     ctx.bind(alias.asname, f"{stmt.module}._C")      # named the compiled extension by its author
                     continue
-                ctx.bind(alias.asname or alias.name, f"{stmt.module}.{alias.name}")
+                ctx.bind(alias.asname or alias.name, _reexported_package(stmt.module, alias.name)
+                         or f"{stmt.module}.{alias.name}")
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             assigns.append((stmt, scope))
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.decorator_list:
@@ -616,6 +624,13 @@ def adopt_local_refs(ctx: FileContext, tree: ast.Module, namespace, cuda_only) -
                 ctx.instances[name] = qual
 
 
+def _reexported_package(module: str, name: str) -> str | None:
+    """`from pcdet.utils.spconv_utils import spconv`, `from ...utils.spconv_utils import replace_feature, spconv`
+    (OpenPCDet and its forks): a project's `<package>_utils` module that imports the package (`import spconv.pytorch
+    as spconv`) and hands it on under its own name; the name stands for the package (t22d)."""
+    return name if module.rsplit(".", 1)[-1] == f"{name}_utils" else None
+
+
 LOCAL_PACKAGE = ""   # relative imports of a compiled extension resolve as `._C...` (an empty package head)
 
 
@@ -638,6 +653,11 @@ def _bind_relative_extension(ctx: FileContext, stmt: ast.ImportFrom,
     for alias in stmt.names:
         if (alias.name == "_C" or alias.asname == "_C") and not module:
             ctx.bind(alias.asname or alias.name, f"{LOCAL_PACKAGE}._C")
+        elif not module and _EXTENSION_MODULE.match(alias.name) and not alias.name.endswith("_kernels"):
+            # `from . import roiaware_pool3d_cuda` (OpenPCDet's ops, mmdet3d 0.x's, CenterPoint's): the CUDAExtension
+            # setup.py builds into the package folder, named by NPU379's `*_cuda` convention; not `*_kernels`, often a
+            # package's own Python module (`from . import triton_kernels`) (t22d)
+            ctx.bind(alias.asname or alias.name, f"{LOCAL_PACKAGE}.{alias.name}")
         elif alias.name == "ext_loader" and module.split(".")[-1] == "utils" and stmt.level:
             ctx.bind(alias.asname or alias.name, MMCV_EXT_LOADER)
         elif module.split(".")[-1] == "_C" and alias.name != "*":

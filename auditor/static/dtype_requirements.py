@@ -33,12 +33,15 @@ _FULL = frozenset({"float32", "float", "float64", "double"})
 _REFUSING = (cst.NotEqual, cst.IsNot, cst.NotIn)
 _ACCEPTING = (cst.Equal, cst.Is, cst.In)
 
+CAST_NOTE = ("a guard casts around this dtype for a CUDA op that lacks it (diffusers' `upsample_nearest2d` bf16 "
+             "fallback): the cast costs time on Ascend, whose op may take the dtype; check it there")
 REQUIRED_NOTE = ("a guard requires this dtype (the path refuses or falls back on every other): usable on Ascend "
                  "only where the chip has it")
 
 
 def guard_kind(node: cst.If) -> str | None:
-    """"raise" / "return" when the `if` body starts with that statement, else None."""
+    """"raise" / "return" when the `if` body starts with that statement, "cast" / "cast-back" when its one statement
+    casts a tensor to full precision or back to a saved dtype (`_cast_kind`), else None."""
     body = node.body
     if not isinstance(body, cst.IndentedBlock) or not body.body:
         return None
@@ -48,7 +51,30 @@ def guard_kind(node: cst.If) -> str | None:
             return "raise"
         if isinstance(first.body[0], cst.Return):
             return "return"
+        if len(body.body) == 1 and len(first.body) == 1:
+            return _cast_kind(first.body[0])
     return None
+
+
+def _cast_kind(stmt: cst.BaseSmallStatement) -> str | None:
+    """"cast" for `hidden_states = hidden_states.to(torch.float32)` / `.float()`, "cast-back" for `hidden_states =
+    hidden_states.to(dtype)`: diffusers' Upsample2D (and every model file copied from it: Tune-A-Video, AnimateDiff,
+    their forks) around `F.interpolate(..., mode="nearest")`, whose CUDA kernel had no bfloat16 (pytorch#86679). The
+    visitor takes a cast back only after a cast in the same file (`if dtype == torch.bfloat16: model =
+    model.to(dtype)` alone chooses nothing), and the engine a cast only with a cast back (`if t.dtype ==
+    torch.bfloat16: t = t.to(torch.float32)` before `t.numpy()` is a host conversion). A cast to a low-precision dtype
+    (`x.to(torch.float16)`) is no fallback (t22d)."""
+    if not isinstance(stmt, cst.Assign) or not isinstance(stmt.value, cst.Call) \
+            or not isinstance(stmt.value.func, cst.Attribute):
+        return None
+    method, args = stmt.value.func.attr.value, stmt.value.args
+    if method == "float" and not args:
+        return "cast"
+    if method != "to" or len(args) != 1 or args[0].keyword is not None and args[0].keyword.value != "dtype":
+        return None
+    if _last_name(args[0].value) in _FULL:
+        return "cast"
+    return "cast-back" if isinstance(args[0].value, cst.Name) and _is_dtype_value(args[0].value) else None
 
 
 def _last_name(node: cst.BaseExpression) -> str | None:
@@ -105,6 +131,8 @@ def required_dtype_nodes(test: cst.BaseExpression, guard: str | None = None, ass
                 wanted = isinstance(op, _ACCEPTING)
             elif guard == "return":
                 wanted = isinstance(op, _REFUSING)
+            elif guard in ("cast", "cast-back"):
+                wanted = isinstance(op, cst.Equal)      # `if dtype == torch.bfloat16:` (t22d)
             else:
                 wanted = isinstance(op, _REFUSING + _ACCEPTING)
             if wanted:

@@ -49,7 +49,7 @@ from auditor.static.star_names import bind_star_names
 from auditor.static import largefile
 from auditor.static.flags import derived_flag_findings
 from auditor.static.gates import apply_gates
-from auditor.static.dtype_requirements import REQUIRED_NOTE
+from auditor.static.dtype_requirements import CAST_NOTE, REQUIRED_NOTE
 from auditor.static.visitor import MatchVisitor, RawHit
 from auditor import suppress as _suppress
 from auditor.suppress import Suppressions
@@ -618,6 +618,9 @@ class StaticEngine:
                                      + "; findings there are missing", int(unparsable[0].split("-")[0]))
         seen = set()
         required_lines: set[int] = set()     # lines with a dtype-requirement finding (dtype_requirements.py)
+        # a cast up with no cast back (`if t.dtype == torch.bfloat16: t = t.to(torch.float32)` before `.numpy()`):
+        # a host conversion, not the fallback around a CUDA op (dtype_requirements._cast_kind)
+        casts_back = any(hit.required == "cast-back" for hit, *_ in hits)
         suppressions = Suppressions.of(lines, text)     # own form, noqa codes, file-level forms
         compared: set[tuple[int, int]] | None = None    # string literals compared with something
         for hit, line, col, end_line, end_col in hits:
@@ -658,10 +661,10 @@ class StaticEngine:
             if hit.probe:
                 finding = _as_probe(finding)
             if hit.required and finding.category == "precision":
-                if finding.line in required_lines:
+                if finding.line in required_lines or hit.required == "cast" and not casts_back:
                     continue        # `a.dtype != torch.bfloat16 or b.dtype != torch.bfloat16`: one finding a line
                 required_lines.add(finding.line)
-                finding = as_info(finding, "dtype-requirement", REQUIRED_NOTE)
+                finding = as_info(finding, "dtype-requirement", CAST_NOTE if hit.required.startswith("cast") else REQUIRED_NOTE)
             if hit.table_entry and finding.severity != "info":
                 finding = as_info(finding, "option-table", _TABLE_NOTE)
             if hit.no_rewrite and finding.fix != "none":

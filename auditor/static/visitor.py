@@ -125,7 +125,7 @@ class RawHit:
     probe: bool = False
     # a dtype the code requires (`if x.dtype != torch.bfloat16: raise ...`, `assert w.dtype == torch.float8_e4m3fn`):
     # the kernel or path takes only that dtype (t14p, auditor/static/dtype_requirements.py)
-    required: bool = False
+    required: str = ""      # the guard's kind (dtype_requirements.guard_kind; "cast": a fallback around the dtype)
     # the "cuda" key of a device-type dispatch table (`{"cpu": f_cpu, "cuda": f_cuda}`): renaming it to "npu" would
     # hand NPU tensors the CUDA function, so no fixer rewrites it (the table needs an NPU entry of its own)
     no_rewrite: bool = False
@@ -437,7 +437,8 @@ class MatchVisitor(cst.CSTVisitor):
         self._asserted: set[int] = set()
         self._table_values: set[int] = set()     # values of dict entries whose key names them (RawHit.table_entry)
         self._bindings: list[tuple[int, cst.BaseExpression | None, cst.BaseExpression]] = []   # open assignments
-        self._required_dtypes: set[int] = set()   # dtype names a guard requires (dtype_requirements.py)
+        # dtype names a guard requires or casts around -> the guard's kind (dtype_requirements.py)
+        self._required_dtypes: dict[int, str] = {}
         # a module that builds C++/CUDA extensions (imports CUDAExtension / cpp_extension): a bare "cuda" compared or
         # listed there names the CUDA VARIANT of the build (torch_cluster / torch_sparse `suffices = ['cuda', 'cpu']`,
         # `if suffix == 'cuda':`), not a device; the variant rule (extra: {build_variant_of: ...}) reports it (t14r)
@@ -453,7 +454,7 @@ class MatchVisitor(cst.CSTVisitor):
 
     def _hit(self, rule: Rule, node: cst.CSTNode, symbol: str, **kw) -> None:
         if id(node) in self._required_dtypes and rule.category == "precision":
-            self.hits.append(RawHit(rule, node, symbol, required=True, **kw))
+            self.hits.append(RawHit(rule, node, symbol, required=self._required_dtypes[id(node)], **kw))
             return      # `if x.dtype != torch.bfloat16: raise`: a requirement, not a read (dtype_requirements.py)
         if (self._dtype_quiet or id(node) in self._asserted or isinstance(node, cst.Name) and
                 node.value in self.ctx.assigned_aliases) and rule.category == "precision" and "string" in rule.match:
@@ -720,6 +721,8 @@ class MatchVisitor(cst.CSTVisitor):
         stacked = self.c.match_stacked(qual) if self.c.stacked or self.c.stacked_globs else ()
         if m is None and not stacked:
             return False
+        if m is not None and not stacked and m.rule.extra.get("imported_only") and not isinstance(node, cst.ImportAlias):
+            return False              # the import line only: the name's uses are other rules' (NPU391's call) (t22d)
         if self._in_message and qual.rsplit(".", 1)[-1] in _MODULE_METADATA:
             # `warnings.warn("Using precompiled x_cuda from {}".format(x_cuda.__file__))`: a message naming where a
             # module lives (or its version) describes it, it does not use it; the message rule wins (t14t)
@@ -1732,7 +1735,12 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_If(self, node: cst.If) -> bool:
         self._flag_reads(node.test)
-        self._required_dtypes.update(required_dtype_nodes(node.test, guard=guard_kind(node)))
+        guard = guard_kind(node)
+        if guard == "cast-back" and not self.ctx.dtype_cast_up:
+            guard = None              # a cast back counts after its cast up only (dtype_requirements.py)
+        required = required_dtype_nodes(node.test, guard=guard)
+        self.ctx.dtype_cast_up = self.ctx.dtype_cast_up or bool(required) and guard == "cast"
+        self._required_dtypes.update(dict.fromkeys(required, guard or "guard"))
         # `elif model_dtype == "torch.bfloat16": return torch.bfloat16`: a branch of a name-to-dtype conversion
         # `elif config.torch_dtype == torch.float16: dtype = torch.float16`: the branch copies the dtype it tested
         # (the choice is where the config's dtype is set)
