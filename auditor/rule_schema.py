@@ -149,10 +149,7 @@ RULE_SCHEMA: dict[str, Any] = {
             "arm_paired_with": {"type": "array", "items": {"type": "string"}},
             # call rules with `when: arg`: the finding starts at that argument, not at the callee (`find_spec(`
             # on one line, `f"{library}_cuda"` on the next: the line that names the CUDA module) (t17g)
-            "at_arg": {"type": "boolean"},
-            # qualname rules: only the name's import statement (`from diffusers.utils import is_xformers_available`);
-            # its uses are left to other rules (NPU391 reports the call) (t22d)
-            "imported_only": {"type": "boolean"}}},
+            "at_arg": {"type": "boolean"}}},
         "symbols": {"type": "object", "additionalProperties": {"anyOf": [{"type": "null"}, {
             "type": "object", "additionalProperties": False, "properties": {
                 "substitution": {"type": ["string", "null"]}, "message": {"type": "string"},

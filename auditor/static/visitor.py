@@ -721,8 +721,6 @@ class MatchVisitor(cst.CSTVisitor):
         stacked = self.c.match_stacked(qual) if self.c.stacked or self.c.stacked_globs else ()
         if m is None and not stacked:
             return False
-        if m is not None and not stacked and m.rule.extra.get("imported_only") and not isinstance(node, cst.ImportAlias):
-            return False              # the import line only: the name's uses are other rules' (NPU391's call) (t22d)
         if self._in_message and qual.rsplit(".", 1)[-1] in _MODULE_METADATA:
             # `warnings.warn("Using precompiled x_cuda from {}".format(x_cuda.__file__))`: a message naming where a
             # module lives (or its version) describes it, it does not use it; the message rule wins (t14t)
