@@ -26,6 +26,8 @@ summarizers, align-anything's AI2-THOR utilities).
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
+from typing import Any
 
 import libcst as cst
 from auditor.static.astutil import ast_dotted, module_nodes
@@ -88,19 +90,30 @@ def _ast_factory_operand(ctx, node: ast.BinOp) -> bool:
     return any(_ast_host_call(ctx, side) is True and _factory_chain(ctx, side) for side in (node.left, node.right))
 
 
-def _numpy_array_chain(ctx, node: ast.AST) -> bool:
+def _numpy_array_chain(ctx, node: ast.AST | cst.CSTNode) -> bool:
     """Whether the chain's innermost call builds a numpy array (`np.array(box)`, `np.clip(p, lo, hi).reshape(-1)`),
-    not a numpy scalar (`np.float32(x) * t` is a device tensor when t is one)."""
-    while isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)):
-        if isinstance(node, ast.Call):
-            d = ast_dotted(node.func)
+    not a numpy scalar (`np.float32(x) * t` is a device tensor when t is one). Both trees name a chain's parts alike
+    (`Call.func`, `Attribute.value`, `Subscript.value`), so one walk serves ast's nodes and libcst's."""
+    call, links, dotted = _chain_kinds(node)
+    cur = node
+    while isinstance(cur, links):
+        link: Any = cur     # ast's or libcst's node: the attribute names are the same
+        if isinstance(cur, call):
+            d = dotted(link.func)
             qual = ctx.resolve(d) if d is not None else None
             if qual is not None and _head(qual) == "numpy":
                 return qual.rsplit(".", 1)[-1] not in _NUMPY_SCALARS
-            node = node.func
+            cur = link.func
         else:
-            node = node.value
+            cur = link.value
     return False
+
+
+def _chain_kinds(node: ast.AST | cst.CSTNode) -> tuple[type, tuple[type, ...], Callable[[Any], str | None]]:
+    """A chain's call class, link classes and dotted-name reader in the node's own tree (ast or libcst)."""
+    if isinstance(node, ast.AST):
+        return ast.Call, (ast.Call, ast.Attribute, ast.Subscript), ast_dotted
+    return cst.Call, (cst.Call, cst.Attribute, cst.Subscript), _cst_dotted
 
 
 def _factory_chain(ctx, node: ast.AST) -> bool:
@@ -293,23 +306,9 @@ def on_host(ctx, node: cst.CSTNode, line: int) -> bool:
         elif isinstance(cur, cst.Name):
             return any(first <= line <= last for first, last in ctx.host_arrays.get(cur.value, ()))
         elif isinstance(cur, cst.BinaryOperation):      # `(np.array(box) * scale).tolist()` (pd22)
-            return any(_cst_numpy_array(ctx, side) for side in (cur.left, cur.right))
+            return any(_numpy_array_chain(ctx, side) for side in (cur.left, cur.right))
         else:
             return False
-
-
-def _cst_numpy_array(ctx, node: cst.CSTNode) -> bool:
-    """_numpy_array_chain on libcst's nodes."""
-    while isinstance(node, (cst.Call, cst.Attribute, cst.Subscript)):
-        if isinstance(node, cst.Call):
-            d = _cst_dotted(node.func)
-            qual = ctx.resolve(d) if d is not None else None
-            if qual is not None and _head(qual) == "numpy":
-                return qual.rsplit(".", 1)[-1] not in _NUMPY_SCALARS
-            node = node.func
-        else:
-            node = node.value
-    return False
 
 
 def _cst_factory(ctx, dotted: str, call: cst.Call) -> bool:
