@@ -15,10 +15,6 @@ def engine():
     return StaticEngine(load_rules())
 
 
-def _codes(engine, rel: str, src: str) -> dict[int, set[str]]:
-    return codes_by_line(engine, textwrap.dedent(src), rel)
-
-
 def test_bare_export_of_a_cuda_variable(engine):
     # LLMxMapReduce's start_gunicorn.sh: options parsed into variables, then `export NAME` of each
     src = """\
@@ -34,7 +30,7 @@ def test_bare_export_of_a_cuda_variable(engine):
         declare -x PYTORCH_CUDA_ALLOC_CONF
         gunicorn -c gunicorn_conf.py
         """
-    found = _codes(engine, "start_gunicorn.sh", src)
+    found = codes_by_line(engine, src, "start_gunicorn.sh")
     assert "NPU004" in found[line_of(src, "export CUDA_VISIBLE_DEVICES")]
     assert found.get(line_of(src, "declare -x"))
     assert not found.get(line_of(src, "export PORT"))
@@ -56,7 +52,7 @@ def test_cuda_samples_helper_include_is_where_a_kernel_less_cu_file_starts(engin
 
         typedef std::function<void(dim3, dim3, cudaStream_t, int)> mapfn_t;
         """
-    found = _codes(engine, "extensions/mvpraymarch/mvpraymarch_kernel.cu", src)
+    found = codes_by_line(engine, src, "extensions/mvpraymarch/mvpraymarch_kernel.cu")
     assert "NPU372" in found[line_of(src, '"helper_math.h"')]
     assert not found.get(line_of(src, '"cudadispatch.h"'))
 
@@ -165,9 +161,9 @@ def test_torch_memory_saver_dependency(engine):
         ]
         setup(name="verl", packages=find_packages(), extras_require={"sglang": SGLANG_REQUIRES})
         """
-    found = _codes(engine, "setup.py", src)
+    found = codes_by_line(engine, src, "setup.py")
     assert "NPU440" in found[line_of(src, "torch-memory-saver")]
-    assert "NPU440" in _codes(engine, "requirements.txt", "torch_memory_saver==0.0.6\n")[1]
+    assert "NPU440" in codes_by_line(engine, "torch_memory_saver==0.0.6\n", "requirements.txt")[1]
 
 
 def test_dockerfile_cuda_cub_pytorch3d_wheel_folder_and_cudart_link(engine):
@@ -183,7 +179,7 @@ def test_dockerfile_cuda_cub_pytorch3d_wheel_folder_and_cudart_link(engine):
         RUN ln -s /usr/lib/x86_64-linux-gnu/libjpeg.so /usr/lib/libjpeg.so
         RUN pip install pytorch3d -f https://dl.fbaipublicfiles.com/pytorch3d/packaging/wheels/py310_cpu_pyt1131/download.html
         """
-    found = _codes(engine, "Dockerfile", src)
+    found = codes_by_line(engine, src, "Dockerfile")
     assert "NPU018" in found[line_of(src, "nvidiacub")]
     assert not found.get(line_of(src, "fvcore iopath"))
     assert "NPU440" in found[line_of(src, "py310_cu117_pyt1131")]
@@ -211,7 +207,7 @@ def test_ray_gpus_openrlhf_vllm_engines(engine):
             --save_steps 1
         python3 -m openrlhf.cli.train_ppo_ray --vllm_num_engines 0 --save_steps 1
         """
-    found = _codes(engine, "scripts/train_limr.sh", src)
+    found = codes_by_line(engine, src, "scripts/train_limr.sh")
     assert "NPU093" in found[line_of(src, "ray start --head  --port")]
     assert "NPU093" in found[line_of(src, "--num-gpus 8 --block")]
     assert not found.get(line_of(src, "--num-gpus 0"))
@@ -238,7 +234,7 @@ def test_verl_rollout_engine_from_a_parameter_default(engine):
         python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.name=hf trainer.total_epochs=1
         python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.name=sglang trainer.total_epochs=1
         """
-    found = _codes(engine, "scripts/ppo_train/train_alfworld.sh", src)
+    found = codes_by_line(engine, src, "scripts/ppo_train/train_alfworld.sh")
     assert "NPU447" in found[line_of(src, "rollout.name=$ENGINE")]
     assert not found.get(line_of(src, "rollout.mode=$MODE"))
     assert not found.get(line_of(src, "rollout.name=hf"))
@@ -261,7 +257,7 @@ def test_server_script_engine_and_quantization_defaults(engine):
         gunicorn -c URLs/gunicorn_conf.py
         vllm serve $HF_MODEL_NAME --quantization None
         """
-    found = _codes(engine, "URLs/start_gunicorn.sh", src)
+    found = codes_by_line(engine, src, "URLs/start_gunicorn.sh")
     assert "NPU447" in found[line_of(src, 'INFER_TYPE="vLLM"')]
     assert "NPU441" in found[line_of(src, "QUANTIZATION=awq")]
     assert not found.get(line_of(src, "INFER_TYPE_FALLBACK"))
@@ -350,10 +346,10 @@ _ROCM_SERVE = """\
 
 def test_script_for_the_rocm_container(engine):
     # OpenManus-RL's serve_model.sh: vLLM in the AMD container; `--device cuda` is PyTorch's name for ROCm GPUs too
-    assert not _codes(engine, "scripts/serve_model.sh", _ROCM_SERVE)
+    assert not codes_by_line(engine, _ROCM_SERVE, "scripts/serve_model.sh")
     # the same lines in a script that also sets up the NVIDIA stack are read as usual
     both = _ROCM_SERVE.replace("export VLLM_USE_ROCM=1", "export CUDA_VISIBLE_DEVICES=0")
-    assert _codes(engine, "scripts/serve_model.sh", both)
+    assert codes_by_line(engine, both, "scripts/serve_model.sh")
 
 
 def test_config_choice_of_a_triton_implementation(engine):
@@ -367,6 +363,6 @@ def test_config_choice_of_a_triton_implementation(engine):
           align_method: 'sim3'
           loop_lib: 'torch'
         """
-    found = _codes(engine, "da3_streaming/configs/base_config.yaml", src)
+    found = codes_by_line(engine, src, "da3_streaming/configs/base_config.yaml")
     assert "NPU360" in found[line_of(src, "align_lib")]
     assert not found.get(line_of(src, "loop_lib"))

@@ -15,10 +15,6 @@ def engine():
     return StaticEngine(load_rules())
 
 
-def _codes(engine, rel: str, src: str) -> dict[int, set[str]]:
-    return codes_by_line(engine, textwrap.dedent(src), rel)
-
-
 def test_negated_attention_switch_turned_off_selects_the_kernel(engine):
     # Qwen2-VL-Finetune's scripts/finetune.sh: `--disable_flash_attn2 False` leaves FlashAttention-2 on
     src = """\
@@ -29,10 +25,10 @@ def test_negated_attention_switch_turned_off_selects_the_kernel(engine):
             --disable_flash_attn2 False \\
             --output_dir output/test_fft
         """
-    found = _codes(engine, "scripts/finetune.sh", src)
+    found = codes_by_line(engine, src, "scripts/finetune.sh")
     assert "NPU363" in found[line_of(src, "--disable_flash_attn2 False")]
     off = src.replace("--disable_flash_attn2 False", "--disable_flash_attn2 True")
-    assert "NPU363" not in _codes(engine, "scripts/finetune.sh", off).get(line_of(off, "--disable_flash_attn2"), set())
+    assert "NPU363" not in codes_by_line(engine, off, "scripts/finetune.sh").get(line_of(off, "--disable_flash_attn2"), set())
 
 
 def test_negated_switch_in_a_config(engine):
@@ -41,7 +37,7 @@ def test_negated_switch_in_a_config(engine):
           disable_xformers: false
           disable_flash_attn: true
         """
-    found = _codes(engine, "configs/train.yaml", src)
+    found = codes_by_line(engine, src, "configs/train.yaml")
     assert "NPU363" in found[line_of(src, "disable_xformers")]
     assert not found.get(line_of(src, "disable_flash_attn"))
 
@@ -60,13 +56,13 @@ def test_plain_shell_variable_nothing_sees_is_not_a_setting(engine):
           --pretrained_model_name_or_path=$MODEL_NAME
         echo "IB off: $NCCL_IB_DISABLE"
         """
-    found = _codes(engine, "scripts/flux2/train_lora.sh", src)
+    found = codes_by_line(engine, src, "scripts/flux2/train_lora.sh")
     assert not found.get(line_of(src, "NCCL_DEBUG=INFO"))
     assert found.get(line_of(src, "NCCL_IB_DISABLE=1"))        # read below: the script uses it
     assert found.get(line_of(src, "NCCL_P2P_DISABLE=1"))         # exported below
     assert found.get(line_of(src, "NCCL_SOCKET_IFNAME=eth0"))    # the command's own environment
     allexport = "set -a\n" + textwrap.dedent(src)
-    assert _codes(engine, "train.sh", allexport).get(line_of(allexport, "NCCL_DEBUG=INFO"))
+    assert codes_by_line(engine, allexport, "train.sh").get(line_of(allexport, "NCCL_DEBUG=INFO"))
 
 
 def _notebook(*cells: str) -> str:
@@ -98,7 +94,7 @@ def test_triton_server_and_tensorrt_tools(engine):
         trtexec --onnx=encoder.onnx --saveEngine=encoder.plan --fp16
         python3 client.py --server-addr localhost --model-name whisper
         """
-    found = _codes(engine, "runtime/triton_tensorrt/run.sh", src)
+    found = codes_by_line(engine, src, "runtime/triton_tensorrt/run.sh")
     assert "NPU480" in found[line_of(src, "tritonserver --model")]
     assert "NPU480" in found[line_of(src, "trtexec")]
     assert not found.get(line_of(src, "echo"))
@@ -126,7 +122,7 @@ def test_image_of_a_compose_service_reserving_nvidia_gpus(engine):
             image: myorg/web:latest
             runtime: nvidia
         """
-    found = _codes(engine, "docker-compose.yml", src)
+    found = codes_by_line(engine, src, "docker-compose.yml")
     assert "NPU094" in found[line_of(src, "soar97/triton")]
     assert not found.get(line_of(src, "redis:7"))
     assert "NPU094" not in found.get(line_of(src, "myorg/web"), set())
@@ -155,10 +151,10 @@ def test_comfyui_workflow_dtype_widget(engine):
           ]
         }
         """
-    found = _codes(engine, "comfyui/flux2/v1/flux2_workflow_t2i.json", src)
+    found = codes_by_line(engine, src, "comfyui/flux2/v1/flux2_workflow_t2i.json")
     assert "NPU212" in found[line_of(src, '"bf16"')]
     assert not found.get(line_of(src, "GPU_memory_mode"))
-    assert "NPU212" in _codes(engine, "example_workflows/wan_t2v.json", src)[line_of(src, '"bf16"')]
+    assert "NPU212" in codes_by_line(engine, src, "example_workflows/wan_t2v.json")[line_of(src, '"bf16"')]
 
 
 def test_flax_whisper_precision_modes(engine):
@@ -170,7 +166,7 @@ def test_flax_whisper_precision_modes(engine):
           --output_dir "./"
         python3 run_distillation.py --precision "full"
         """
-    found = _codes(engine, "training/flax/run.sh", src)
+    found = codes_by_line(engine, src, "training/flax/run.sh")
     assert "NPU212" in found[line_of(src, "full_mixed")]
     assert not found.get(line_of(src, '"full"'))
 

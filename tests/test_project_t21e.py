@@ -1,7 +1,6 @@
 """test29's project-file families (t21e, issue 15; test29 TUNED), each on a file written the way the labelled one is."""
 from __future__ import annotations
 
-import textwrap
 
 import pytest
 
@@ -15,10 +14,6 @@ def engine():
     return StaticEngine(load_rules())
 
 
-def _codes(engine, rel: str, src: str) -> dict[int, set[str]]:
-    return codes_by_line(engine, textwrap.dedent(src), rel)
-
-
 def test_ray_tune_gpu_share_per_trial_is_a_gpu_request(engine):
     # parseq's configs/tune.yaml and configs/experiment/tune_abinet-lm.yaml (tune.py hands it to Ray as {'gpu': ...})
     src = """\
@@ -30,11 +25,11 @@ def test_ray_tune_gpu_share_per_trial_is_a_gpu_request(engine):
           num_samples: 10
           gpus_per_trial: 1
         """
-    assert "NPU022" in _codes(engine, "configs/tune.yaml", src)[line_of(src, "gpus_per_trial")]
+    assert "NPU022" in codes_by_line(engine, src, "configs/tune.yaml")[line_of(src, "gpus_per_trial")]
     half = src.replace("gpus_per_trial: 1", "gpus_per_trial: 0.5")
-    assert "NPU022" in _codes(engine, "configs/experiment/tune_abinet-lm.yaml", half)[line_of(half, "gpus_per_trial")]
+    assert "NPU022" in codes_by_line(engine, half, "configs/experiment/tune_abinet-lm.yaml")[line_of(half, "gpus_per_trial")]
     none = src.replace("gpus_per_trial: 1", "gpus_per_trial: 0")
-    assert not _codes(engine, "configs/tune.yaml", none).get(line_of(none, "gpus_per_trial"))
+    assert not codes_by_line(engine, none, "configs/tune.yaml").get(line_of(none, "gpus_per_trial"))
 
 
 def test_load_in_bits_option_loads_through_bitsandbytes(engine):
@@ -47,9 +42,9 @@ def test_load_in_bits_option_loads_through_bitsandbytes(engine):
             --lora_r 8 \\
             --output_dir output
         """
-    assert "NPU441" in _codes(engine, "train/sft/finetune_lora.sh", src)[line_of(src, "--load_in_bits")]
+    assert "NPU441" in codes_by_line(engine, src, "train/sft/finetune_lora.sh")[line_of(src, "--load_in_bits")]
     full = src.replace("--load_in_bits 4", "--load_in_bits 16")
-    assert "NPU441" not in _codes(engine, "train/sft/finetune_lora.sh", full).get(line_of(full, "--load_in_bits"), set())
+    assert "NPU441" not in codes_by_line(engine, full, "train/sft/finetune_lora.sh").get(line_of(full, "--load_in_bits"), set())
 
 
 def test_fp16_opt_level_inside_deepspeeds_fp16_block_is_read_by_nothing(engine):
@@ -67,7 +62,7 @@ def test_fp16_opt_level_inside_deepspeeds_fp16_block_is_read_by_nothing(engine):
             }
         }
         """
-    found = _codes(engine, "train/pretrain/ds_config_zero3.json", src)
+    found = codes_by_line(engine, src, "train/pretrain/ds_config_zero3.json")
     assert "NPU317" not in found.get(line_of(src, "fp16_opt_level"), set())
     # DeepSpeed passes its `amp` block to apex's amp.initialize: that opt level is apex's
     assert "NPU317" in found[line_of(src, '"opt_level"')]
@@ -82,10 +77,10 @@ def test_lmdeploy_chosen_as_the_inference_backend(engine):
           backend: lmdeploy # lmdeploy or vllm or transformers
           batch_size: 10 # active when using `transformers` as backend
         """
-    found = _codes(engine, "model_configs.yaml", src)
+    found = codes_by_line(engine, src, "model_configs.yaml")
     assert "NPU447" in found[line_of(src, "backend: lmdeploy")]
     plain = src.replace("backend: lmdeploy", "backend: transformers")
-    assert "NPU447" not in _codes(engine, "model_configs.yaml", plain).get(line_of(plain, "backend:"), set())
+    assert "NPU447" not in codes_by_line(engine, plain, "model_configs.yaml").get(line_of(plain, "backend:"), set())
 
 
 def test_hydra_target_of_a_rule_that_wants_an_argument_value(engine):
@@ -101,7 +96,7 @@ def test_hydra_target_of_a_rule_that_wants_an_argument_value(engine):
           _target_: apex.optimizers.FusedAdam
           lr: 1e-4
         """
-    found = _codes(engine, "configs/main.yaml", src)
+    found = codes_by_line(engine, src, "configs/main.yaml")
     assert "NPU256" not in found.get(line_of(src, "pytorch_lightning.Trainer"), set())
     assert "NPU020" in found[line_of(src, "accelerator: gpu")]
     assert "NPU310" in found[line_of(src, "apex.optimizers.FusedAdam")]

@@ -17,10 +17,6 @@ def engine():
     return StaticEngine(load_rules())
 
 
-def _codes(engine, rel: str, src: str) -> dict[int, set[str]]:
-    return codes_by_line(engine, textwrap.dedent(src), rel)
-
-
 def _funcodec(root):
     # FunCodec: the trainer's dataclass default `dist_backend: str = "nccl"`, read by init_process_group
     write_source(root, "funcodec/__init__.py", "")
@@ -149,7 +145,7 @@ def test_nvidia_repository_signing_key_is_info(engine):
 def test_deepspeed_dtype_keys_deepspeed_reads(engine):
     # test29's TencentPretrain models/deepspeed_mp_config.json: a top-level gradient_accumulation_dtype is no
     # DeepSpeed key; data_types.grad_accum_dtype and communication_data_type are
-    got = _codes(engine, "models/deepspeed_mp_config.json", """\
+    got = codes_by_line(engine, """\
         {
           "train_micro_batch_size_per_gpu": 1,
           "fp16": {"enabled": true},
@@ -157,10 +153,10 @@ def test_deepspeed_dtype_keys_deepspeed_reads(engine):
           "data_types": {"grad_accum_dtype": "bf16"},
           "communication_data_type": "bf16"
         }
-        """)
+        """, "models/deepspeed_mp_config.json")
     assert "NPU212" not in got.get(4, set()) and "NPU212" in got.get(5, set()) and "NPU212" in got.get(6, set()), got
     # outside a DeepSpeed config a `*_dtype` key stays a setting (lingua's `model_dtype: bf16`)
-    assert "NPU212" in _codes(engine, "configs/train.yaml", "model_dtype: bf16\nsteps: 10\n").get(1, set())
+    assert "NPU212" in codes_by_line(engine, "model_dtype: bf16\nsteps: 10\n", "configs/train.yaml").get(1, set())
 
 
 def test_pair_cap_scores_a_repositorys_first_pairs_in_selection_order():
