@@ -322,3 +322,36 @@ def test_try_blocks_and_comment_lines_are_sliced_without_syntax_errors():
     result = ENGINE.analyze_bytes(textwrap.dedent(src).encode(), "detect.py")
     assert result.error is None
     assert {f.line for f in result.findings} == {14, 15}
+
+
+def test_a_statement_on_its_clause_line_is_parsed_with_its_statement():
+    """`else: raise ...` / `except E: x = None` / `elif c: y = ...` (gritlm's pooling): the clause's first
+    statement shares its line with the keyword, so the slicer keeps the whole `if` / `try` (a line cut alone
+    would not parse: a syntax error and lost findings, as in the whole-file reference)."""
+    src = """
+    import torch
+    try:
+        import flash_attn
+        import xformers
+    except ImportError: flash_attn = None
+
+
+    def pool(x, kind):
+        if kind == "mean":
+            y = x.cuda()
+            z = 1
+            w = 2
+        elif kind == "cast": y = x.to("cuda")
+        else: y = torch.cuda.current_device()
+        if kind is None:
+            y = x.mean(1)
+            z = 2
+        else: raise NotImplementedError(f"Unknown pooling method: {kind}")
+        return y
+    """
+    data = textwrap.dedent(src).encode()
+    result = ENGINE.analyze_bytes(data, "pool.py")
+    assert result.error is None
+    reference = StaticEngine(load_rules(), slicing=False).analyze_bytes(data, "pool.py")
+    assert [f.to_dict() for f in result.findings] == [f.to_dict() for f in reference.findings]
+    assert {11, 14, 15} <= {f.line for f in result.findings}

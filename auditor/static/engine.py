@@ -170,6 +170,14 @@ class _Slicer:
             return
         yield from self._compound(stmt, start, end, depth, loops)
 
+    def _after_clause(self, block: list[ast.stmt]) -> bool:
+        """`else: raise ...`, `except E: pass`, `elif c: x = 1`: the block's first statement shares its line with
+        the clause keyword, so that line cannot be parsed alone (gritlm's `else: raise NotImplementedError(...)`)."""
+        if not block:
+            return False
+        first = block[0]
+        return bool(self.lines[first.lineno - 1].encode("utf-8")[:first.col_offset].strip())
+
     def _compound(self, stmt: Any, start: int, end: int, depth: int, loops: int):   # a statement with a body
         blocks = [stmt.body]
         clause_heads: list[tuple[int, int]] = []      # `elif cond:` headers, which cannot stand alone
@@ -192,7 +200,7 @@ class _Slicer:
         clause_lines = [n for n in range(start, end + 1) if n not in covered
                         and self.lines[n - 1].strip() and not self.lines[n - 1].lstrip().startswith("#")]
         if header_end < start or any(self._hit(a, b) for a, b in clause_heads) \
-                or any(self._hit(n, n) for n in clause_lines):
+                or any(self._hit(n, n) for n in clause_lines) or any(self._after_clause(b) for b in blocks[1:]):
             yield start, end, depth > 0, None, loops      # cannot be split: parse it whole
             return
         if self._hit(start, header_end) and not isinstance(stmt, _TRY):   # `try:` holds no code
