@@ -204,8 +204,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
 @pytest.mark.parametrize("split", ["fresh", "fresh2", "test3", "test4", "test5", "test6", "test7", "test8", "test9",
                                    "test10", "test11", "test12", "test13", "test14", "test15", "test16", "test17", "test18",
                                    "test19", "test20", "test21", "test22", "test23", "test24", "test25", "test26",
-                                   "test28",
-                                   "tuned_t14d",
+                                   "test27", "test28", "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c", "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
     labels = shipped(split)
@@ -291,8 +290,9 @@ def _replay(select_test, labels, split):
     target, topup_cap = rule.get("target", 20), rule.get("cap", 12)
     for cat in rule.get("order", recall.CATEGORIES):
         taken = 0
+        cat_target = rule.get("targets", {}).get(cat, target)   # test27 on: a category's own target
         for src, path in select_test.topup_order(cat, split):
-            if must[cat] >= target or taken >= topup_cap:
+            if must[cat] >= cat_target or taken >= topup_cap:
                 break
             if (src["name"], path) in drawn or full(src["name"]):
                 continue
@@ -947,7 +947,8 @@ def test_test19_files_are_exactly_what_its_rule_draws():
     # none of these archives' files); earlier splits keep test10's eligibility.
     # later splits copy test19's rule
     assert select_test.AUDITED_ONLY_SPLITS == {"test19", "test20", "test21", "test22", "test23", "test24", "test25",
-                                               "test26", "test28", "tuned_t17c", "tuned_t18c", "tuned_t19e", "tuned_t22a",
+                                               "test26", "test27", "test28", "tuned_t17c", "tuned_t18c", "tuned_t19e",
+                                               "tuned_t22a",
                                                "tuned_t22b"}
     # Main rounds 1-2 in sources.json order: four code bases have one eligible file each, so round 2 has the other nine.
     assert len(main) == 22 and labelled[:22] == main
@@ -1040,7 +1041,8 @@ def test_test21_files_are_exactly_what_its_rule_draws():
     assert len(labelled) == 64
 
 
-@pytest.mark.parametrize("split, code_bases", [("test24", 16), ("test25", 22), ("test26", 20), ("test28", 22)])
+@pytest.mark.parametrize("split, code_bases", [("test24", 16), ("test25", 22), ("test26", 20), ("test27", 20),
+                                               ("test28", 22)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
