@@ -13,7 +13,9 @@
   except as an assignment target (`cfg.DEVICE = 'cuda'`, a default), two or more keys of its section must be read by
   name under the section's name, and the section must not be handed whole to anything. Top-level keys qualify only
   in upper case (yacs); lower-case top-level keys are how DeepSpeed, accelerate and HF TrainingArguments files are
-  written, and those libraries read keys the tree never names.
+  written, and those libraries read keys the tree never names. A tree that imports a framework building models from
+  a whole config (detectron2, the mm* family) keeps these findings: the framework reads keys the tree never
+  names (detectron2's `MODEL.DEVICE`).
 
 Nothing is run; the tree's Python files are parsed with `ast` once per tree and root, and only when a config of the
 results has such a finding.
@@ -35,6 +37,10 @@ _COUNT_KEYS = frozenset({"gpus", "gpu_count", "gpucount"})   # NPU028's count pa
 _CHOICE_CODES = frozenset({"NPU019", "NPU020", "NPU122", "NPU363"})
 # calls that hand a config section whole to a library: Hydra's builders and Lightning's trainer constructors
 _HANDOVER_CALLS = frozenset({"instantiate", "call", "Trainer", "from_argparse_args"})
+# frameworks that build a model from a whole config and read its device / backend keys themselves (detectron2's
+# `DefaultPredictor(cfg)` reads `cfg.MODEL.DEVICE`, which the tree never names: PDF-Extract-Kit's LayoutLMv3 config)
+_CONFIG_FRAMEWORKS = frozenset({"detectron2", "maskrcnn_benchmark", "fvcore", "mmcv", "mmdet", "mmengine", "mmseg",
+                                "mmdet3d", "yolox"})
 _SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", "site-packages", "build", "dist"})
 _MAX_FILES = 4000
 _MAX_BYTES = 512 * 1024
@@ -46,9 +52,10 @@ class _Reads:
     under: set[tuple[str, str]] = field(default_factory=set)   # (section, key) read as `x.section.key`, `['s']['k']`
     named: set[str] = field(default_factory=set)     # every name or string read anywhere (not as an assignment target)
     handed: set[str] = field(default_factory=set)    # sections unpacked (`**cfg.trainer`) or passed to a builder
+    imported: set[str] = field(default_factory=set)  # top-level modules imported
 
 
-_CACHE: dict[str, _Reads] = {}
+_CACHE: dict[str, tuple[tuple, _Reads]] = {}     # tree root -> (its .py files' stats, their reads)
 
 
 def _last_name(node: ast.expr) -> str | None:
@@ -86,6 +93,10 @@ def _read_file(tree: ast.Module, reads: _Reads) -> None:
             reads.named.add(node.value)
         elif isinstance(node, ast.Name):
             reads.named.add(node.id)
+        elif isinstance(node, ast.Import):
+            reads.imported.update(alias.name.split(".", 1)[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            reads.imported.add(node.module.split(".", 1)[0])
         elif isinstance(node, ast.keyword) and node.arg:
             reads.named.add(node.arg)
         elif isinstance(node, ast.Call):
@@ -114,27 +125,37 @@ def _read_file(tree: ast.Module, reads: _Reads) -> None:
                         reads.handed.add(section)
 
 
-def _tree_reads(top: Path) -> _Reads:
-    key = str(top)
-    if key in _CACHE:
-        return _CACHE[key]
-    reads = _Reads()
-    count = 0
+def _python_files(top: Path) -> list[tuple[Path, int, int]]:
+    out: list[tuple[Path, int, int]] = []
     for folder, dirs, files in os.walk(top):
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
         for name in sorted(files):
-            if not name.endswith(".py") or count >= _MAX_FILES:
-                continue
-            path = Path(folder) / name
-            try:
-                if path.stat().st_size > _MAX_BYTES:
+            if name.endswith(".py") and len(out) < _MAX_FILES:
+                path = Path(folder) / name
+                try:
+                    stat = path.stat()
+                except OSError:
                     continue
-                tree = ast.parse(path.read_bytes())
-            except (OSError, SyntaxError, ValueError):
-                continue
-            count += 1
-            _read_file(tree, reads)
-    _CACHE[key] = reads
+                if stat.st_size <= _MAX_BYTES:
+                    out.append((path, stat.st_mtime_ns, stat.st_size))
+    return out
+
+
+def _tree_reads(top: Path) -> _Reads:
+    """The reads of the tree's Python files, parsed again only when a file changed (the bench asks once per config)."""
+    files = _python_files(top)
+    stamp = tuple((str(p), m, n) for p, m, n in files)
+    cached = _CACHE.get(str(top))
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    reads = _Reads()
+    for path, _, _ in files:
+        try:
+            tree = ast.parse(path.read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        _read_file(tree, reads)
+    _CACHE[str(top)] = (stamp, reads)
     return reads
 
 
@@ -163,7 +184,8 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads) -> bool:
     sections = [parts[-2]] if len(parts) > 1 else [p for p in rel.split("/")[-2:-1]]
     if finding.code == "NPU028" and key.lower() in _COUNT_KEYS:
         return any((s, key) in reads.under and s not in reads.handed for s in sections)
-    if finding.code not in _CHOICE_CODES or key in reads.named or any((s, key) in reads.under for s in sections):
+    if finding.code not in _CHOICE_CODES or key in reads.named or any((s, key) in reads.under for s in sections) \
+            or reads.imported & _CONFIG_FRAMEWORKS:
         return False
     if len(parts) == 1:
         if not key.isupper():
