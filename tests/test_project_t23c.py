@@ -208,3 +208,27 @@ def test_a_device_key_a_config_framework_reads_stays(tmp_path):
               DEVICE: "cuda"
             """})
     assert [code for _, code in _codes(root, "layoutlmv3_util/layoutlmv3_base_inference.yaml")] == ["NPU019"]
+
+
+def test_a_switch_in_params_unpacked_into_a_library_class_stays(tmp_path):
+    # ComfyUI_StoryDiffusion's sd_xl_base.yaml: `instantiate_from_config` unpacks `params` into sgm's UNet, which reads
+    # spatial_transformer_attn_type; the tree reads other `params` keys by name
+    root = _tree(tmp_path, {
+        "utils.py": """\
+            import importlib
+
+            def instantiate_from_config(config):
+                return get_obj_from_str(config["target"])(**config.get("params", dict()))
+
+            def sizes(config):
+                return config.params.model_channels, config.params.context_dim
+            """,
+        "config/sd_xl_base.yaml": """\
+            model:
+              target: sgm.models.diffusion.DiffusionEngine
+              params:
+                model_channels: 320
+                context_dim: 2048
+                spatial_transformer_attn_type: softmax-xformers
+            """})
+    assert [code for _, code in _codes(root, "config/sd_xl_base.yaml")] == ["NPU363"]

@@ -59,7 +59,11 @@ _CACHE: dict[str, tuple[tuple, _Reads]] = {}     # tree root -> (its .py files' 
 
 
 def _last_name(node: ast.expr) -> str | None:
-    """`cfg.general` -> general, `trainer` -> trainer, `cfg["solver"]` -> solver."""
+    """`cfg.general` -> general, `trainer` -> trainer, `cfg["solver"]` -> solver, `config.get("params", {})` -> params
+    (LDM / SGM's `instantiate_from_config` unpacks it into a library class: ComfyUI_StoryDiffusion)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args \
+            and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        return node.args[0].value
     if isinstance(node, ast.Attribute):
         return node.attr
     if isinstance(node, ast.Name):
