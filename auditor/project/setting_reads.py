@@ -32,6 +32,8 @@ import yaml
 from auditor.findings import FileResult, Finding
 
 _CONFIG_SUFFIXES = (".yaml", ".yml")
+# CI files: their keys are read by the CI service (a reusable workflow's `with:` inputs), never by the tree's Python
+_CI_PARTS = (".github/", ".circleci/", ".gitlab-ci", ".buildkite/", "azure-pipelines", ".ci/")
 _COUNT_KEYS = frozenset({"gpus", "gpu_count", "gpucount"})   # NPU028's count patterns (rules/project_launch.yaml)
 # the settings rules whose config findings name a choice (device, backend, attention switch); a count is NPU028's
 _CHOICE_CODES = frozenset({"NPU019", "NPU020", "NPU122", "NPU363"})
@@ -179,6 +181,17 @@ def _setting_path(finding: Finding) -> list[str] | None:
     return path.strip().split(".")
 
 
+def _candidate(finding: Finding) -> bool:
+    """A finding of a shape this pass decides (checked before any file is read: a warm run reads nothing more for the
+    others)."""
+    parts = _setting_path(finding)
+    if not parts:
+        return False
+    if finding.code == "NPU028":
+        return parts[-1].lower() in _COUNT_KEYS
+    return finding.code in _CHOICE_CODES and (len(parts) > 1 or parts[0].isupper())
+
+
 def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads) -> bool:
     parts = _setting_path(finding)
     if not parts:
@@ -206,10 +219,9 @@ def drop_code_read_settings(results: list[FileResult], root: Path) -> None:
     """Drop the config findings whose setting the tree's own code decides on, or that nothing reads (module doc)."""
     top = (root if root.is_dir() else root.parent).resolve()
     for result in results:
-        if not result.path.endswith(_CONFIG_SUFFIXES):
+        if not result.path.endswith(_CONFIG_SUFFIXES) or any(p in result.path.replace("\\", "/") for p in _CI_PARTS):
             continue
-        candidates = [f for f in result.findings if (f.code == "NPU028" or f.code in _CHOICE_CODES)
-                      and _setting_path(f)]
+        candidates = [f for f in result.findings if _candidate(f)]
         if not candidates:
             continue
         path = Path(result.path)
