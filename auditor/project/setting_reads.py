@@ -1,0 +1,237 @@
+"""Config settings the tree's own Python decides on, read by how the code reads the key rather than by the key's name
+(t23c, issue 15; lead decisions 7 and 17). Two shapes, both in YAML configs:
+
+- **a device count the code reads by name** (`general.gpus: 1`, NPU028): DiGress's `main.py` reads
+  `cfg.general.gpus` and picks the accelerator itself (`use_gpu = cfg.general.gpus > 0 and
+  torch.cuda.is_available()`). The count is not a request to a scheduler or to Lightning; the Python line that picks
+  is the finding (decision 17). A section handed whole to a library (`hydra.utils.instantiate(config.trainer)`,
+  `Trainer(**cfg.trainer)`) keeps its finding: there the library reads the count (decision 7's second half).
+- **a choice nothing reads, in a section the code reads key by key** (V-Express's
+  `solver.enable_xformers_memory_efficient_attention: True` beside `cfg.solver.mixed_precision` reads; PSHuman's yacs
+  `DEVICE: cuda` beside `cfg.MODEL...` reads): no code and no library reads the key, so the line changes nothing
+  (the session-18 labelling policy, "settings nothing reads"). The key must be named nowhere in the tree's Python
+  except as an assignment target (`cfg.DEVICE = 'cuda'`, a default), two or more keys of its section must be read by
+  name under the section's name, and the section must not be handed whole to anything. Top-level keys qualify only
+  in upper case (yacs); lower-case top-level keys are how DeepSpeed, accelerate and HF TrainingArguments files are
+  written, and those libraries read keys the tree never names. A tree that imports a framework building models from
+  a whole config (detectron2, the mm* family) keeps these findings: the framework reads keys the tree never
+  names (detectron2's `MODEL.DEVICE`).
+
+Nothing is run; the tree's Python files are parsed with `ast` once per tree and root, and only when a config of the
+results has such a finding.
+"""
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from auditor.findings import FileResult, Finding
+
+_CONFIG_SUFFIXES = (".yaml", ".yml")
+# CI files: their keys are read by the CI service (a reusable workflow's `with:` inputs), never by the tree's Python
+_CI_PARTS = (".github/", ".circleci/", ".gitlab-ci", ".buildkite/", "azure-pipelines", ".ci/")
+_COUNT_KEYS = frozenset({"gpus", "gpu_count", "gpucount"})   # NPU028's count patterns (rules/project_launch.yaml)
+# the settings rules whose config findings name a choice (device, backend, attention switch); a count is NPU028's
+_CHOICE_CODES = frozenset({"NPU019", "NPU020", "NPU122", "NPU363"})
+# calls that hand a config section whole to a library: Hydra's builders and Lightning's trainer constructors
+_HANDOVER_CALLS = frozenset({"instantiate", "call", "Trainer", "from_argparse_args"})
+# frameworks that build a model from a whole config and read its device / backend keys themselves (detectron2's
+# `DefaultPredictor(cfg)` reads `cfg.MODEL.DEVICE`, which the tree never names: PDF-Extract-Kit's LayoutLMv3 config)
+_CONFIG_FRAMEWORKS = frozenset({"detectron2", "maskrcnn_benchmark", "fvcore", "mmcv", "mmdet", "mmengine", "mmseg",
+                                "mmdet3d", "yolox"})
+_SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", "site-packages", "build", "dist"})
+_MAX_FILES = 4000
+_MAX_BYTES = 512 * 1024
+
+
+@dataclass
+class _Reads:
+    """How a tree's Python reads config keys."""
+    under: set[tuple[str, str]] = field(default_factory=set)   # (section, key) read as `x.section.key`, `['s']['k']`
+    named: set[str] = field(default_factory=set)     # every name or string read anywhere (not as an assignment target)
+    handed: set[str] = field(default_factory=set)    # sections unpacked (`**cfg.trainer`) or passed to a builder
+    imported: set[str] = field(default_factory=set)  # top-level modules imported
+
+
+_CACHE: dict[str, tuple[tuple, _Reads]] = {}     # tree root -> (its .py files' stats, their reads)
+
+
+def _last_name(node: ast.expr) -> str | None:
+    """`cfg.general` -> general, `trainer` -> trainer, `cfg["solver"]` -> solver, `config.get("params", {})` -> params
+    (LDM / SGM's `instantiate_from_config` unpacks it into a library class: ComfyUI_StoryDiffusion)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args \
+            and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        return node.args[0].value
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        return node.slice.value
+    return None
+
+
+def _read_file(tree: ast.Module, reads: _Reads) -> None:
+    stored: set[int] = set()      # ids of nodes that are assignment targets (`cfg.DEVICE = 'cuda'`)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            stored.add(id(node))
+            if isinstance(node, ast.Subscript):
+                stored.add(id(node.slice))
+    for node in ast.walk(tree):
+        if id(node) in stored:
+            continue
+        if isinstance(node, ast.Attribute):
+            reads.named.add(node.attr)
+            section = _last_name(node.value)
+            if section:
+                reads.under.add((section, node.attr))
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+                and isinstance(node.slice.value, str):
+            section = _last_name(node.value)
+            if section:
+                reads.under.add((section, node.slice.value))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 80:
+            reads.named.add(node.value)
+        elif isinstance(node, ast.Name):
+            reads.named.add(node.id)
+        elif isinstance(node, ast.Import):
+            reads.imported.update(alias.name.split(".", 1)[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            reads.imported.add(node.module.split(".", 1)[0])
+        elif isinstance(node, ast.keyword) and node.arg:
+            reads.named.add(node.arg)
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in ("get", "pop") and node.args \
+                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                section = _last_name(func.value)     # `cfg.trainer.get("gpus")`
+                if section:
+                    reads.under.add((section, node.args[0].value))
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name in _HANDOVER_CALLS or name.endswith("Trainer"):
+                for arg in node.args[:1]:
+                    section = _last_name(arg)
+                    if section:
+                        reads.handed.add(section)
+            for kw in node.keywords:
+                if kw.arg is None:           # `**cfg.trainer`
+                    section = _last_name(kw.value)
+                    if section:
+                        reads.handed.add(section)
+        elif isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if key is None:              # `{**cfg.trainer}`
+                    section = _last_name(value)
+                    if section:
+                        reads.handed.add(section)
+
+
+def _python_files(top: Path) -> list[tuple[Path, int, int]]:
+    out: list[tuple[Path, int, int]] = []
+    for folder, dirs, files in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+        for name in sorted(files):
+            if name.endswith(".py") and len(out) < _MAX_FILES:
+                path = Path(folder) / name
+                try:
+                    stat = path.stat()
+                except OSError:
+                    continue
+                if stat.st_size <= _MAX_BYTES:
+                    out.append((path, stat.st_mtime_ns, stat.st_size))
+    return out
+
+
+def _tree_reads(top: Path) -> _Reads:
+    """The reads of the tree's Python files, parsed again only when a file changed (the bench asks once per config)."""
+    files = _python_files(top)
+    stamp = tuple((str(p), m, n) for p, m, n in files)
+    cached = _CACHE.get(str(top))
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    reads = _Reads()
+    for path, _, _ in files:
+        try:
+            tree = ast.parse(path.read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        _read_file(tree, reads)
+    _CACHE[str(top)] = (stamp, reads)
+    return reads
+
+
+def _section_keys(data, parts: list[str]) -> list[str]:
+    """The keys beside `parts[-1]` in the loaded YAML (the section's other keys)."""
+    for part in parts[:-1]:
+        if not isinstance(data, dict):
+            return []
+        data = next((v for k, v in data.items() if str(k) == part), None)
+    return [str(k) for k in data if str(k) != parts[-1]] if isinstance(data, dict) else []
+
+
+def _setting_path(finding: Finding) -> list[str] | None:
+    path, sep, _ = (finding.symbol or "").partition(":")
+    if not sep or not path or " " in path.strip():
+        return None
+    return path.strip().split(".")
+
+
+def _candidate(finding: Finding) -> bool:
+    """A finding of a shape this pass decides (checked before any file is read: a warm run reads nothing more for the
+    others)."""
+    parts = _setting_path(finding)
+    if not parts:
+        return False
+    if finding.code == "NPU028":
+        return parts[-1].lower() in _COUNT_KEYS
+    return finding.code in _CHOICE_CODES and (len(parts) > 1 or parts[0].isupper())
+
+
+def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads) -> bool:
+    parts = _setting_path(finding)
+    if not parts:
+        return False
+    key = parts[-1]
+    # a top-level key of a Hydra group file sits under the group: the folder the file is in (`configs/general/`)
+    sections = [parts[-2]] if len(parts) > 1 else [p for p in rel.split("/")[-2:-1]]
+    if finding.code == "NPU028" and key.lower() in _COUNT_KEYS:
+        return any((s, key) in reads.under and s not in reads.handed for s in sections)
+    if finding.code not in _CHOICE_CODES or key in reads.named or any((s, key) in reads.under for s in sections) \
+            or reads.imported & _CONFIG_FRAMEWORKS:
+        return False
+    if len(parts) == 1:
+        if not key.isupper():
+            return False
+        siblings = [k for k in _section_keys(loaded, parts) if k.isupper() and k in reads.named]
+        return len(siblings) >= 2
+    section = parts[-2]
+    if section in reads.handed:
+        return False
+    return sum((section, k) in reads.under for k in _section_keys(loaded, parts)) >= 2
+
+
+def drop_code_read_settings(results: list[FileResult], root: Path) -> None:
+    """Drop the config findings whose setting the tree's own code decides on, or that nothing reads (module doc)."""
+    top = (root if root.is_dir() else root.parent).resolve()
+    for result in results:
+        if not result.path.endswith(_CONFIG_SUFFIXES) or any(p in result.path.replace("\\", "/") for p in _CI_PARTS):
+            continue
+        candidates = [f for f in result.findings if _candidate(f)]
+        if not candidates:
+            continue
+        path = Path(result.path)
+        path = path if path.is_absolute() else top / path
+        try:
+            rel = path.resolve().relative_to(top).as_posix()
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
+        except (OSError, ValueError, yaml.YAMLError):
+            continue
+        reads = _tree_reads(top)
+        dropped = {id(f) for f in candidates if _decided_by_code(f, rel, loaded, reads)}
+        if dropped:
+            result.findings = [f for f in result.findings if id(f) not in dropped]
