@@ -209,6 +209,7 @@ def _value_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, param:
         if not items or not all(isinstance(i, ast.Constant) and isinstance(i.value, (str, int)) for i in items):
             continue
         values = [i.value for i in items]     # type: ignore[attr-defined]
+        on: tuple[str, ...]
         if isinstance(op, ast.NotEq):
             if values[0] != default:
                 continue
