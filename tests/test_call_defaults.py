@@ -186,10 +186,12 @@ def test_facts_are_written_by_the_worker():
     import textwrap
 
     facts = default_facts(textwrap.dedent(VAE).encode())
-    # (forwarded positions, forwarded keywords, `*` / `**`, keywords passed any value, positional count: t11q)
-    assert facts["calls"]["Attention"] == [[[], ["device", "dtype"], False, ["device", "dtype"], 3]]
-    assert [[], ["device", "dtype"], False, ["device", "dtype"], 1] in facts["calls"]["DownSampler"]
-    assert [[2, 3], [], False, [], 4] in facts["calls"]["DownSampler"]      # the positional call forwards both
+    # (forwarded positions, forwarded keywords, `*` / `**`, keywords passed any value, positional count: t11q;
+    # each keyword's value, a constant's repr or `*`: pd25)
+    assert facts["calls"]["Attention"] == [[[], ["device", "dtype"], False, ["device", "dtype"], 3,
+                                            ["bias_q=True", "device=*", "dtype=*"]]]
+    assert [shape[:5] for shape in facts["calls"]["DownSampler"]] == [
+        [[], ["device", "dtype"], False, ["device", "dtype"], 1], [[2, 3], [], False, [], 4]]
     assert [d[4:] for d in facts.get("defaults", [])] == []           # the encoder's own parameters have no default
     launcher = default_facts(textwrap.dedent('''\
         import torch
@@ -202,7 +204,7 @@ def test_facts_are_written_by_the_worker():
         ''').encode())
     # a local chosen here overrides the class default too (pd17: BrushNet's `device = mm.get_torch_device()`): its
     # own CUDA choice is reported where the local is set
-    assert launcher["calls"]["Block"] == [[[], ["device"], False, ["device"], 1]]
+    assert launcher["calls"]["Block"] == [[[], ["device"], False, ["device"], 1, ["device=*"]]]
     assert default_facts(b"def f(:\n") == {}
 
 

@@ -164,11 +164,20 @@ def _plain(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 def _flag_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, method: bool) -> list[list[Any]]:
     """[key, parameter, positional index, [[first, last line] of each `if <parameter>:` body], the default] for each
-    parameter of `fn` whose default is a false constant (`track_time: bool = False`) that its body tests and never rebinds."""
+    parameter of `fn` whose default is a false constant (`track_time: bool = False`) that its body tests and never
+    rebinds; and (pd25) [..., the default, the literals that run the body] for each `if <parameter> == "cuda":` /
+    `if <parameter> != "cpu":` / `if <parameter> in ("cuda", "mps"):` body that the parameter's constant default
+    does not run (DragNUWA's `adaptively_load_state_dict(..., device="cpu")` with `if device == "cuda":
+    torch.cuda.empty_cache()`)."""
     out: list[list[Any]] = []
     stored = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
     for arg, default, index in _params(fn, method):
-        if default is None or not _false_constant(default) or arg.arg in stored:
+        if default is None or arg.arg in stored:
+            continue
+        if not _false_constant(default):
+            if isinstance(default, ast.Constant) and isinstance(default.value, (str, int)) \
+                    and not isinstance(default.value, bool):
+                out += _value_branches(fn, key, arg.arg, index, default.value)
             continue
         spans = []
         for n in ast.walk(fn):
@@ -180,6 +189,37 @@ def _flag_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, method:
         if spans:
             out.append([key, arg.arg, index, spans, ast.unparse(default)])
     return out
+
+
+def _value_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, param: str, index: int,
+                    default: str | int) -> list[list[Any]]:
+    """The value-branch entries of `_flag_branches` for one parameter with a constant default: one per distinct set of
+    literals that run a body (a call passing none of them leaves every such body off)."""
+    spans: dict[tuple[str, ...], list[list[int]]] = {}
+    for n in ast.walk(fn):
+        if not isinstance(n, ast.If) or not (isinstance(n.test, ast.Compare) and len(n.test.ops) == 1):
+            continue
+        left, op, right = n.test.left, n.test.ops[0], n.test.comparators[0]
+        if isinstance(right, ast.Name) and right.id == param and isinstance(op, (ast.Eq, ast.NotEq)):
+            left, right = right, left
+        if not (isinstance(left, ast.Name) and left.id == param):
+            continue
+        items = right.elts if isinstance(op, ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)) else \
+            [right] if isinstance(op, (ast.Eq, ast.NotEq)) else []
+        if not items or not all(isinstance(i, ast.Constant) and isinstance(i.value, (str, int)) for i in items):
+            continue
+        values = [i.value for i in items]     # type: ignore[attr-defined]
+        on: tuple[str, ...]
+        if isinstance(op, ast.NotEq):
+            if values[0] != default:
+                continue
+            on = ("*",)         # `if device != "cpu":` runs for any value passed but the default
+        elif default in values:
+            continue
+        else:
+            on = tuple(sorted(repr(v) for v in values))
+        spans.setdefault(on, []).append([n.body[0].lineno, max(b.end_lineno or b.lineno for b in n.body)])
+    return [[key, param, index, found, repr(default), list(on)] for on, found in spans.items()]
 
 
 def _optional_self_attr(test: ast.expr) -> str | None:
@@ -254,13 +294,15 @@ def _forwarded(node: ast.expr, params: frozenset[str]) -> bool:
         and (node.value.id == "self" or node.value.id in params)
 
 
-# (forwarded positions, forwarded keywords, `*` / `**`, keywords passed any value, positional count)
-_Shape = tuple[tuple[int, ...], tuple[str, ...], bool, tuple[str, ...], int]
+# (forwarded positions, forwarded keywords, `*` / `**`, keywords passed any value, positional count, `kw=<repr of
+# the constant passed>` / `kw=*` of each keyword: pd25's value branches)
+_Shape = tuple[tuple[int, ...], tuple[str, ...], bool, tuple[str, ...], int, tuple[str, ...]]
 
 
 def _shape(call: ast.Call, params: frozenset[str]) -> _Shape:
     """(positions passed a forwarded value, device / dtype keywords passed a forwarded value, `*` / `**`, device /
-    dtype keywords passed any value, the number of positional arguments before a `*`)."""
+    dtype keywords passed any value, the number of positional arguments before a `*`, each keyword's value: `kw=` and
+    the constant's repr, or `kw=*`)."""
     positions = []
     given = len(call.args)
     for i, a in enumerate(call.args):
@@ -273,7 +315,9 @@ def _shape(call: ast.Call, params: frozenset[str]) -> _Shape:
     kws = tuple(sorted({k.arg for k in call.keywords
                         if k.arg is not None and _PARAM.match(k.arg) and _forwarded(k.value, params)}))
     passed = tuple(sorted({k.arg for k in call.keywords if k.arg is not None and _PARAM.match(k.arg)}))
-    return tuple(positions), kws, star, passed, given
+    values = tuple(sorted({f"{k.arg}={repr(k.value.value) if isinstance(k.value, ast.Constant) else '*'}"
+                           for k in call.keywords if k.arg is not None}))
+    return tuple(positions), kws, star, passed, given, values
 
 
 def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[str, list[list[Any]]], list[str],
@@ -306,7 +350,7 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
                        for i in node.body):
                 for base in node.bases:     # constructing the subclass runs the base's __init__: unknown
                     if isinstance(base, ast.Name):
-                        record(base.id, ((), (), True, (), 0))
+                        record(base.id, ((), (), True, (), 0, ()))
             for child in ast.iter_child_nodes(node):
                 visit(child, node, frozenset())
             return
@@ -336,7 +380,7 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
                         and base.func.id == "super" and owner is not None:
                     for b in owner.bases:       # a subclass is constructed elsewhere (often by name): unknown
                         if isinstance(b, ast.Name):
-                            record(b.id, ((), (), True, (), 0))
+                            record(b.id, ((), (), True, (), 0, ()))
                 else:
                     record("." + func.attr, shape)      # `obj.method(...)`: a call of every method of that name
                 for a in node.args:
@@ -365,7 +409,7 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
         elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.isidentifier():
             refs.add("." + n.value)
     def listed(found: dict[str, set[_Shape]]) -> dict[str, list[list[Any]]]:
-        return {name: sorted([list(p), list(k), s, list(a), n] for p, k, s, a, n in shapes)
+        return {name: sorted([list(p), list(k), s, list(a), n, list(v)] for p, k, s, a, n, v in shapes)
                 for name, shapes in found.items()}
 
     return listed(calls), listed(main_calls), sorted(refs), switches
@@ -473,6 +517,8 @@ def drop_overridden_defaults(results: list, project: Any) -> int:
 
 
 _FLAG_CONTEXT = "flag-off"
+_VALUE_NOTE = ("no call in this tree passes `{}` a value that takes this branch (its default is `{}`), so it does not "
+               "run here; it matters to callers outside this tree (policy (f))")
 _FLAG_NOTE = ("no call in this tree turns `{}` on (its default is `{}` and every call leaves it off), so this branch "
               "does not run here; it matters to callers outside this tree (policy (f))")
 
@@ -506,8 +552,13 @@ def lower_unswitched_flags(results: list, project: Any) -> int:
     lowered = 0
     for key, entries in wanted.items():
         sites = shapes.get(key, [])
-        for r, (_, param, index, spans, default) in entries:
-            if switched.get(param):
+        for r, (_, param, index, spans, default, *runs) in entries:
+            if runs:        # a value branch: off unless a call passes a value that runs it, or one not known
+                given = {v for _, s in sites for v in (s[5] if len(s) > 5 else ["*"]) if v.startswith(param + "=")}
+                values = {v.partition("=")[2] for v in given}
+                if key == "()" or "*" in values or values & set(runs[0]) or "*" in runs[0] and values - {default}:
+                    continue        # (a `__call__`'s callers, through an instance, are unseen)
+            elif switched.get(param):
                 continue
             if key == "()":
                 if param not in switched:
@@ -515,8 +566,8 @@ def lower_unswitched_flags(results: list, project: Any) -> int:
             elif key in refs or not any(not _SIDE.search(rel) for rel, _ in sites) \
                     or any(len(s) < 5 or s[2] or 0 <= index < s[4] for _, s in sites):
                 continue
-            lowered += _lower(r, lambda f, spans=spans: any(a <= f.line <= b for a, b in spans),
-                              _FLAG_CONTEXT, _FLAG_NOTE.format(param, default))
+            note = _VALUE_NOTE.format(param, default) if runs else _FLAG_NOTE.format(param, default)
+            lowered += _lower(r, lambda f, spans=spans: any(a <= f.line <= b for a, b in spans), _FLAG_CONTEXT, note)
     return lowered
 
 

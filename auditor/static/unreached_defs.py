@@ -72,6 +72,10 @@ _NOTE = ("nothing in this ComfyUI node pack calls it: ComfyUI reaches a pack onl
 _PROBE_NOTE = ("an availability probe: nothing reads the name it imports, so on Ascend it only answers that the "
                "library is missing; the path it enables has its own findings")
 _DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
+# a dotted path through folders whose names are not identifiers (pd25: DragNUWA's config targets
+# "custom_nodes.ComfyUI-DragNUWA.dragnuwa.svd.modules.encoders.modules.FrozenOpenCLIPImageEmbedder", which the pack's
+# `get_obj_from_str` imports): it names its last part like any dotted string
+_FOLDER_PATH = re.compile(r"^(?:[\w-]+\.)+[A-Za-z_]\w*$")
 _BENCH_FOLDERS = frozenset({"tests", "test", "examples"})
 _END = 1 << 30                  # a span's last line when it runs to the end of the file
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini")
@@ -289,7 +293,8 @@ def _names_read(node: ast.AST, roots: dict[str, str], unused: Collection[ast.ali
                     out.add("." + n.attr)
         elif isinstance(n, ast.alias):
             out.add("." + n.name.split(".")[-1])
-        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value):
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and (_DOTTED.match(n.value)
+                                                                         or _FOLDER_PATH.match(n.value)):
             out.add("." + n.value.rsplit(".", 1)[-1])     # "loadmodel", "taming.modules.vqvae.GumbelQuantize"
         todo.extend((c, local) for c in ast.iter_child_nodes(n))
     return out
@@ -480,6 +485,9 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     unread = _unread_globals(tree)
     if unread:
         out["unread"] = unread
+    read_in = _globals_read_in(tree)
+    if read_in:
+        out["read_in"] = read_in
     guarded = _guarded_imports(tree)
     if guarded:
         out["guarded"] = guarded
@@ -489,11 +497,15 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     # `<module's last part>:<name>` of each `from ... import name`: who imports a name from which module
     out["imports_from"] = sorted({f"{(n.module or '').rsplit('.', 1)[-1]}:{a.name}" for n in module_nodes(tree)
                                   if isinstance(n, ast.ImportFrom) for a in n.names})
-    # the regions that load modules by a computed name ("" for module-level code)
+    # the regions that load modules by a computed name ("" for module-level code); a dotted-path resolver loads only
+    # modules some string names (`_resolver`), which the module words already count
     dynamic = sorted({"" if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else node.name
-                      for node in tree.body for n in ast.walk(node) if _dynamic_load(n)})
+                      for node in tree.body for n in ast.walk(node) if _dynamic_load(n) and not _resolver(node)})
     if dynamic:
         out["dynamic"] = dynamic
+    prefixes = _module_prefixes(tree)
+    if prefixes:
+        out["prefixes"] = prefixes
     if any(isinstance(n, ast.Call) and _decorator_name(n.func) == "getmembers" for n in module_nodes(tree)):
         out["members"] = True
     # the CUDA sources its strings name (`load("dcn", sources=["src/dcn_kernel.cu"])`), [file name, line]
@@ -596,13 +608,21 @@ def _module_words(tree: ast.Module) -> set[str]:
     preprocess` -> mimicmotion, dwpose, preprocess; `importlib.import_module("pack.nodes")` -> pack, nodes): a file
     whose stem (a package's folder) is none of the tree's words is imported by nothing in the tree."""
     out: set[str] = set()
+    # a word without a dot names a module only where something loads it by that name (`import_module("nodes")`) or a
+    # star import brings it (`__all__`); a dict key or a mode string (`out["sample"]`) names none (pd25: OpenDiT's
+    # standalone `scripts/latte/sample.py`, "named" by gaussian_diffusion's `{"sample": ...}`)
+    loaded = {id(c.args[0]) for c in module_nodes(tree) if isinstance(c, ast.Call) and c.args
+              and _decorator_name(c.func) in _LOADERS | {"find_spec", "import_string"}}
+    loaded |= {id(c) for node in tree.body if _all_list(node) for c in ast.walk(node)}
     for n in module_nodes(tree):
         if isinstance(n, ast.ImportFrom):
             out.update((n.module or "").split("."))
             out.update(a.name for a in n.names)
         elif isinstance(n, ast.Import):
             out.update(part for a in n.names for part in a.name.split("."))
-        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and _DOTTED.match(n.value.lstrip(".")):
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and (_DOTTED.match(n.value.lstrip("."))
+                                                                         or _FOLDER_PATH.match(n.value)) \
+                and ("." in n.value or id(n) in loaded):
             out.update(n.value.split("."))     # `import_module(".routes", __package__)` names routes.py too
     out.discard("")
     return out
@@ -640,6 +660,30 @@ def _unread_globals(tree: ast.Module) -> list[list[Any]]:
     return [[t.id, node.lineno, node.end_lineno or node.lineno] for node in tree.body
             if isinstance(node, ast.Assign) and len(node.targets) == 1
             for t in node.targets if isinstance(t, ast.Name) and t.id not in read]
+
+
+def _globals_read_in(tree: ast.Module) -> list[list[Any]]:
+    """[name, first line, last line, [the lines reading it]] of each module-level `name = value` that only the file's
+    top-level definitions read (no module-level read, no string of it): when every reading definition is unreached, so
+    is the value (pd25: OpenDiT's `configs = [triton.Config(...), ...]`, read only by the `@triton.autotune(configs=
+    configs)` of kernels nothing launches)."""
+    defs = [(n.lineno, n.end_lineno or n.lineno) for n in tree.body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    defs += [(d.lineno, n.end_lineno or n.lineno) for n in tree.body
+             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for d in n.decorator_list]
+    strings = {n.value for n in module_nodes(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    reads: dict[str, list[int]] = {}
+    for n in module_nodes(tree):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store):
+            reads.setdefault(n.id, []).append(n.lineno)
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            lines = reads.get(name, [])
+            if lines and name not in strings and all(any(a <= line <= b for a, b in defs) for line in lines):
+                out.append([name, node.lineno, node.end_lineno or node.lineno, sorted(set(lines))])
+    return out
 
 
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
@@ -725,6 +769,52 @@ def _dynamic_load(node: ast.AST) -> bool:
     return name in _LOADERS and not (isinstance(first, ast.Constant) and name != "spec_from_file_location")
 
 
+_LISTINGS = frozenset({"listdir", "scandir", "walk", "glob", "iglob", "rglob", "iterdir"})
+_DOT_SPLITS = frozenset({"rsplit", "rpartition", "split", "partition"})
+
+
+def _resolver(node: ast.stmt) -> bool:
+    """Whether a top-level function loads modules only by a dotted path it is handed (pd25: the `get_obj_from_str(string)`
+    of every LDM / SGM copy, `module, cls = string.rsplit(".", 1); importlib.import_module(module)`, and OpenDiT's
+    `resolve_str_to_obj`, which prefixes "opendit.models.opensora_plan.modules."): the path comes from a config's
+    `target` or a string of the pack, whose words name the module (`_module_words`, `_config_words`); a module
+    built by concatenation is named by its prefix (`_module_prefixes`). Not a loader over a folder listing
+    (`os.listdir`, `glob`: any file of the folder) or one whose name is not split from a dotted path."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+    if any(_decorator_name(c.func) in _LISTINGS for c in calls):
+        return False
+    split = {t.id for n in ast.walk(node) if isinstance(n, ast.Assign) and _dot_split(n.value)
+             for tgt in n.targets for t in ast.walk(tgt) if isinstance(t, ast.Name)}
+    loads = [c for c in calls if _dynamic_load(c)]
+    return bool(loads) and all(_decorator_name(c.func) in ("import_module", "__import__") and (
+        _dot_split(c.args[0]) or isinstance(c.args[0], ast.Name) and c.args[0].id in split) for c in loads)
+
+
+def _dot_split(node: ast.expr) -> bool:
+    """`s.rsplit(".", 1)`, `s.rpartition(".")`, or an item of one (`s.rsplit(".", 1)[0]`)."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _DOT_SPLITS \
+        and bool(node.args) and isinstance(node.args[0], ast.Constant) and node.args[0].value == "."
+
+
+_PREFIX = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.$")
+
+
+def _module_prefixes(tree: ast.Module) -> list[str]:
+    """The dotted module prefixes the file builds paths from (`"opendit.models.opensora_plan.modules." + name`,
+    `f"ldm.modules.{name}"`), as folders: every module under one may be loaded by a resolver (`_resolver`)."""
+    out: set[str] = set()
+    for n in module_nodes(tree):
+        head = n.left if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add) else \
+            n.values[0] if isinstance(n, ast.JoinedStr) and n.values else None
+        if isinstance(head, ast.Constant) and isinstance(head.value, str) and _PREFIX.match(head.value):
+            out.add(head.value.rstrip(".").replace(".", "/"))
+    return sorted(out)
+
+
 def _loads_dynamically(facts: dict[str, dict[str, Any]], unloaded: Collection[str] = ()) -> bool:
     """Whether some file may load modules by a computed name: at module level, or in a definition whose name any file
     reads. A loader nothing names (EchoMimic's vendored `import_filename`, never called; pd18) loads nothing; nor
@@ -794,11 +884,12 @@ def _named_by_nothing(facts: dict[str, dict[str, Any]], config_words: Collection
     for rel, f in facts.items():
         if rel.rsplit("/", 1)[-1] == "setup.py":
             continue    # its module names are build inputs for pip (`make_cuda_ext(module="basicsr.ops.fused_act")`)
-        read = [n for names in f.get("names", {}).values() for n in names] + list(f.get("main", ()))
-        words = {n.rpartition(":")[2].removeprefix(".") for n in read}
-        words |= {*f.get("modules", ()), *(launch.rsplit("/", 1)[-1] for launch in f.get("launches", ()))}
+        # a module is loaded by an import, a loader's string or a launch (`_module_words`, `launches`); a name or
+        # attribute read (`scheduler.sample(...)`) loads no module of that name (pd25)
+        words = {*f.get("modules", ()), *(launch.rsplit("/", 1)[-1] for launch in f.get("launches", ()))}
         for w in words:
             named.setdefault(w, set()).add(rel)
+    prefixes = {p for f in facts.values() for p in f.get("prefixes", ())}
     out: set[str] = set()
     while True:     # a file named only by files nothing loads is not loaded either (manage.py launching extract_vq.py)
         more = set()
@@ -815,7 +906,8 @@ def _named_by_nothing(facts: dict[str, dict[str, Any]], config_words: Collection
             if parts[-1] == "__init__.py":   # a file inside the package is loaded after it: naming it loads nothing
                 folder = rel.removesuffix("__init__.py")    # (pd19: basicsr's upfirdn2d.py reads its own `upfirdn2d`)
                 namers = {o for o in namers if not o.startswith(folder)}
-            if module not in config_words and not namers:
+            if module not in config_words and not namers and not any(
+                    rel.startswith(p + "/") or f"/{p}/" in rel for p in prefixes):
                 more.add(rel)
         if not more:
             return out
@@ -829,7 +921,9 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
     # `import impact.core as core` for modules/impact/core.py): an attribute of one of them is the tree's own
     own_roots = {part.removesuffix(".py") for rel in facts for part in rel.split("/")}
 
-    unloaded = _unnamed_files(facts, {part for word in config_words for part in word.split(".")})
+    # a config's dotted path names the modules on it (`target: lvdm.models.ddpm3d.LatentDiffusion`); a bare word (a
+    # key, a mode: "sample") names none (pd25)
+    unloaded = _unnamed_files(facts, {part for word in config_words if "." in word for part in word.split(".")})
     defined: dict[str, set[str]] = {}       # top-level name -> the files defining it
     for rel, f in facts.items():
         if rel in unloaded:     # a module nothing loads defines nothing that runs (pd18: VEnhancer's CLI script
@@ -918,7 +1012,7 @@ def _spans(facts: dict[str, dict[str, Any]], done: Collection[tuple[str, str]], 
             starts = [1] + [last + 1 for _, last in kept]
             ends = [first - 1 for first, _ in kept] + [_END]
             spans = [(a, b) for a, b in zip(starts, ends) if a <= b]
-        spans += _unread_spans(rel, f, facts)
+        spans += _unread_spans(rel, f, facts, spans)
         spans += _uncalled_methods(rel, f, facts, done, off)
         spans += _unused_guarded_imports(rel, f, facts, spans)
         if spans:
@@ -1070,10 +1164,14 @@ def _star_files(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]]) -
     return out
 
 
-def _unread_spans(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]]) -> list[tuple[int, int]]:
-    """The module-level assignments of `rel` that nothing reads: the file never reads the name, no other file imports
-    the name or the module whole (t19a). None when some file loads modules by a computed name."""
-    if not f.get("unread") or _loads_dynamically(facts):
+def _unread_spans(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]],
+                  spans: Collection[tuple[int, int]] = ()) -> list[tuple[int, int]]:
+    """The module-level assignments of `rel` that nothing reads: the file never reads the name, or reads it only in
+    `spans` (code the pack never reaches; pd25), and no other file imports the name or the module whole (t19a). None
+    when some file loads modules by a computed name."""
+    unread = [*f.get("unread", ()), *([name, first, last] for name, first, last, uses in f.get("read_in", ())
+                                      if all(any(a <= u <= b for a, b in spans) for u in uses))]
+    if not unread or _loads_dynamically(facts):
         return []
     stem = rel.rsplit("/", 1)[-1].removesuffix(".py")
     if stem == "__init__" or any(stem in g.get("whole", ()) for other, g in facts.items() if other != rel):
@@ -1090,7 +1188,7 @@ def _unread_spans(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]])
                                                for o, h in facts.items() if o != other):
                 return []
     read = {n for g in starred for names in (*g.get("names", {}).values(), g.get("main", ())) for n in names}
-    return [(first, last) for name, first, last in f["unread"] if name not in imported and name not in read]
+    return [(first, last) for name, first, last in unread if name not in imported and name not in read]
 
 
 def _config_words(project: Any, results: list) -> set[str]:

@@ -896,6 +896,7 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_Param(self, node: cst.Param) -> bool:
         self._handled.add(id(node.name))
+        self._implementation_names(node.name, node.default)
         if node.default is not None and self.c.keywords:
             # `def run(bf16: bool = True)`: a default switches the setting on like a keyword argument would
             self._keyword_binding(node.name, node.default, set(), parameter=True)
@@ -1113,6 +1114,17 @@ class MatchVisitor(cst.CSTVisitor):
                 for line in self.file_lines or () for m in _COMPARED_LITERAL.findall(line))
         return self._choices_read[rule.code]
 
+    def _implementation_names(self, name: cst.BaseExpression | None, value: cst.BaseExpression | None) -> None:
+        """`impl="cuda"` (a parameter's default, a keyword argument), `impl == "cuda"`, `impl in ["ref", "cuda"]`: the
+        value of a setting a `keyword_compared` rule names (StyleGAN's `bias_act` / `upfirdn2d`) is an implementation's
+        name, not a device (lead decision 15, pd25): no string rule reads it; the kernel rule reports the choice where
+        the code dispatches on it to its own CUDA plugin."""
+        if not isinstance(name, cst.Name) or value is None or not any(
+                kw[0].extra.get("keyword_compared") for kw in self.c.match_keywords(name.value)):
+            return
+        items = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List, cst.Set)) else [value]
+        self._handled.update(id(i) for i in items if isinstance(i, cst.SimpleString))
+
     def _keyword_compared(self, left: cst.BaseExpression, right: cst.BaseExpression) -> None:
         """`impl == 'cuda'`: a variable named like a `keyword_compared` setting, tested for one of its values (t22b)."""
         name, literal = (left, right) if isinstance(left, cst.Name) else (right, left)
@@ -1305,6 +1317,7 @@ class MatchVisitor(cst.CSTVisitor):
     def visit_Arg(self, node: cst.Arg) -> bool:
         if node.keyword is not None:
             self._handled.add(id(node.keyword))
+            self._implementation_names(node.keyword, node.value)
         self._dtype_quiet += _names_a_ref(node)
         self._options += _lists_choices(node)
         return True
@@ -1815,6 +1828,9 @@ class MatchVisitor(cst.CSTVisitor):
         sides = [node.left] + [t.comparator for t in node.comparisons]
         if len(sides) == 2 and isinstance(node.comparisons[0].operator, cst.Equal) and not self._in_message:
             self._keyword_compared(*sides)
+        if len(sides) == 2:     # `impl == "cuda"`, `assert impl in ["ref", "cuda"]`
+            self._implementation_names(sides[0], sides[1])
+            self._implementation_names(sides[1], sides[0])
         if self._variant_rule is not None and all(isinstance(side, (cst.Name, cst.SimpleString)) for side in sides):
             # `suffix == 'cuda'` (a build variable), not `x.device.type != "cuda"` (a tensor's device)
             self._listed.update(id(side) for side in sides if isinstance(side, cst.SimpleString))
