@@ -59,6 +59,15 @@ _REF_KEYWORDS = frozenset({"revision", "branch", "tag", "commit", "commit_hash",
 _COMPILER_DTYPE_KEYS = frozenset({"auto_cast_type"})
 
 
+def _cmake_define(m: re.Match[str]) -> str:
+    """The variable an env-in-text match names: `-DCMAKE_CUDA_ARCHITECTURES=90` in a CMake argument defines
+    CMAKE_CUDA_ARCHITECTURES (the regex sees `DCMAKE_...` after the dash), a shell assignment names itself."""
+    name = m.group(1)
+    if name.startswith("D") and m.start() > 0 and m.string[m.start() - 1] == "-":
+        return name[1:]
+    return name
+
+
 def _names_a_ref(node: cst.Arg) -> bool:
     return node.keyword is not None and (node.keyword.value in _REF_KEYWORDS or
                                          node.keyword.value in _COMPILER_DTYPE_KEYS)
@@ -613,9 +622,11 @@ class MatchVisitor(cst.CSTVisitor):
                 self._hit(env_rule, node, value, via=via)
                 continue
             if self.c.env_in_text_re is not None and via is None:
-                for name in dict.fromkeys(self.c.env_in_text_re.findall(value)):
+                for name in dict.fromkeys(_cmake_define(m) for m in self.c.env_in_text_re.finditer(value)):
                     env_rule = self.c.match_env(name)
                     if env_rule is not None:
+                        for stacked in self.c.stacked_env(name):
+                            self._hit(stacked, node, name)
                         self._hit(env_rule, node, name)
 
     def _is_message_call(self, func: cst.CSTNode, qual: str | None) -> bool:
