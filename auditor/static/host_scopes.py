@@ -559,6 +559,12 @@ _LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "empty_like", "full_like
 # intermediate_device); a node's FUNCTION method receives them there (pd24; tuned_s15d's KJNodes, heldout25's
 # reactor-node: `.item()` on a mask's bounding box)
 _COMFY_HOST_TYPES = frozenset({"IMAGE", "MASK"})
+# and its widget values as Python numbers, booleans and strings (pd26: essentials' `color_noise` FLOAT rebound to
+# `torch.normal(torch.zeros_like(imgs), std=color_noise)` stays with the image it is made from)
+_COMFY_WIDGET_TYPES = frozenset({"INT", "FLOAT", "BOOLEAN", "STRING"})
+# libraries whose calls return host values (arrays, images), never a device tensor (pd26: essentials'
+# `im = Image.fromarray(...)` ... `im = torch.tensor(np.array(im))`, whose rows `torch.unique` reads on the host)
+_HOST_MODULES = frozenset({"numpy", "PIL", "cv2", "pandas", "scipy", "skimage", "imageio"})
 
 
 def _comfy_host_params(tree: ast.AST) -> dict[int, set[str]]:
@@ -578,11 +584,31 @@ def _comfy_host_params(tree: ast.AST) -> dict[int, set[str]]:
             continue
         declared = {k.value for d in ast.walk(types) if isinstance(d, ast.Dict) for k, v in zip(d.keys, d.values)
                     if isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, ast.Tuple)
-                    and v.elts and isinstance(v.elts[0], ast.Constant) and v.elts[0].value in _COMFY_HOST_TYPES}
+                    and v.elts and (isinstance(v.elts[0], ast.Constant) and v.elts[0].value in _COMFY_HOST_TYPES
+                                    or _comfy_widget(v.elts[0]))}
         params = {a.arg for a in method.args.posonlyargs + method.args.args + method.args.kwonlyargs}
         if declared & params:
             out[id(method)] = declared & params
     return out
+
+
+def _comfy_widget(kind: ast.AST) -> bool:
+    """`"FLOAT"` / `"INT"` / `"BOOLEAN"` / `"STRING"`, or a combo's list of choices (`(["nearest", "bilinear"],)`)."""
+    return isinstance(kind, ast.Constant) and kind.value in _COMFY_WIDGET_TYPES or \
+        isinstance(kind, (ast.List, ast.Tuple)) and all(isinstance(e, ast.Constant) for e in kind.elts)
+
+
+def _host_module_names(tree: ast.AST) -> set[str]:
+    """Local names bound to a host library or one of its names (`import numpy as np`, `from PIL import Image`)."""
+    names: set[str] = set()
+    for node in module_nodes(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.asname or a.name.split(".", 1)[0] for a in node.names
+                         if a.name.split(".", 1)[0] in _HOST_MODULES)
+        elif isinstance(node, ast.ImportFrom) and not node.level and \
+                (node.module or "").split(".", 1)[0] in _HOST_MODULES:
+            names.update(a.asname or a.name for a in node.names if a.name != "*")
+    return names
 
 
 class _HostFlow:
@@ -591,6 +617,7 @@ class _HostFlow:
         for fn in module_nodes(tree):
             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.setdefault(fn.name, []).append(fn)
+        self.host_modules = _host_module_names(tree)
         self.memo: dict[int, bool] = {}
         self.pending: set[tuple[str, int]] = set()
         self.host_params = _comfy_host_params(tree)
@@ -614,6 +641,8 @@ class _HostFlow:
                     return False
                 if _factory(node):
                     return True
+                if (ast_dotted(func) or "").split(".", 1)[0] in self.host_modules:
+                    return True     # `Image.fromarray(...)`, `np.array(im)`: an image or array, on the host
                 if isinstance(func, ast.Name):
                     return self.returns_host(func.id, depth + 1)
                 if isinstance(func, ast.Attribute):
@@ -662,7 +691,8 @@ class _HostFlow:
             if isinstance(node, ast.Assign):
                 for t in node.targets:
                     if isinstance(t, ast.Name) and t.id == name:
-                        values.append(node.value)
+                        if not (isinstance(node.value, ast.Constant) and node.value.value is None):
+                            values.append(node.value)   # `imgs = None` frees the name: no tensor, no place
                     elif name in _bound_names(t) and isinstance(t, (ast.Tuple, ast.List)) and \
                             isinstance(node.value, ast.Call):
                         values.append(node.value)   # `v, i = torch.kthvalue(x.cpu(), k)`: the outputs sit with x
