@@ -208,6 +208,7 @@ import torch
 
 def train(args, model, loader, opt, writer):
     global_step = 0
+    train_dmd_loss = 0.0
     for epoch in range(args.epochs):
         for step, batch in enumerate(loader):
             loss = model(batch.cuda())
@@ -219,6 +220,8 @@ def train(args, model, loader, opt, writer):
                 print(f"step {step}: {loss.item():.4f}")
             if step % 2 == 0:
                 print("even", loss.item())
+            if step % args.gen_update_interval == 0:
+                train_dmd_loss += loss.item() / args.gradient_accumulation_steps
             global_step += 1
         if epoch % args.eval_every == 0:
             for batch in loader:
@@ -235,6 +238,7 @@ def test_a_host_sync_read_once_every_n_steps_is_the_remedy(tmp_path):
     codes = _codes_by_line(tmp_path, {"train_dit.py": TRAIN}, "train_dit.py")
     assert "NPU703" not in codes.get(line_of(TRAIN, 'writer.add_scalar("loss", loss.item()'), set())
     assert "NPU703" not in codes.get(line_of(TRAIN, 'print(f"step {step}: {loss.item():.4f}")'), set())
-    # controls: a parity test, a loop inside the every-N branch, a sync on every epoch
-    for text in ('print("even", loss.item())', "print(model(batch.cuda()).item())", 'print("epoch", loss.item())'):
+    # controls: a parity test, an accumulation every N updates (VideoX-Fun's DMD loss), a loop inside the every-N
+    # branch, a sync on every epoch
+    for text in ('print("even", loss.item())', "train_dmd_loss += loss.item()", "print(model(batch.cuda()).item())", 'print("epoch", loss.item())'):
         assert "NPU703" in codes.get(line_of(TRAIN, text), set()), text

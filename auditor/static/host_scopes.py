@@ -773,19 +773,29 @@ def _every_n(test: ast.AST) -> bool:
 
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+# a statement that only logs: `print(...)`, `logger.info(...)`, `writer.add_scalar(...)`, `pbar.set_postfix(...)`
+_LOG_CALL = re.compile(r"^(?:print|log\w*|info|debug|warning|add_scalars?|add_text|set_postfix\w*|set_description|"
+                       r"write|report\w*)$")
 
 
 def _throttled_lines(tree: ast.AST) -> set[int]:
-    """Lines of the bodies of `if` statements taken once every N iterations, less the loops inside them: a host sync
-    there is already read every N steps, the host-sync hint's own remedy (pd26; heldout26's OpenDiT `loss.item()`
-    under `(global_step + 1) % args.log_every == 0`). A loop inside the branch syncs on each of its own turns."""
+    """Lines of the logging statements (`_LOG_CALL`) of `if` branches taken once every N iterations, outside the
+    loops inside them: such a host sync is already read every N steps for logging, the host-sync hint's own remedy
+    (pd26; heldout26's OpenDiT `writer.add_scalar("loss", loss.item(), step)` under `(global_step + 1) % args.log_every
+    == 0`). A loop inside the branch syncs on each of its own turns; an accumulation (`total += loss.item()`, every
+    `gen_update_interval` steps) is the per-step sync the hint is about."""
     lines: set[int] = set()
     for n in module_nodes(tree):
-        if isinstance(n, ast.If) and _every_n(n.test):
-            lines.update(range(n.body[0].lineno, (n.body[-1].end_lineno or n.body[-1].lineno) + 1))
-            for inner in (x for stmt in n.body for x in walk_list(stmt)):
-                if isinstance(inner, _LOOPS):
-                    lines.difference_update(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
+        if not (isinstance(n, ast.If) and _every_n(n.test)):
+            continue
+        looped: set[int] = set()
+        for inner in (x for stmt in n.body for x in walk_list(stmt)):
+            if isinstance(inner, _LOOPS):
+                looped.update(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
+            elif isinstance(inner, ast.Expr) and isinstance(inner.value, ast.Call) and \
+                    _LOG_CALL.match((ast_dotted(inner.value.func) or "").rsplit(".", 1)[-1]):
+                lines.update(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
+        lines -= looped
     return lines
 
 
