@@ -333,28 +333,33 @@ def _word(name: str) -> str | None:
     return _dtype_word(name.rsplit(".", 1)[-1])
 
 
+def _string_word(node: ast.AST) -> str | None:
+    """The dtype word of a string literal (`"fp16"`, `'Half'`), else None."""
+    return _word(node.value) if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
 def _tested_word(test: ast.AST) -> str | None:
     """The one dtype word a test compares a name with: `s == "fp16"`, `s in ("fp16", "half")`, `"Half" in x.type()`,
     such a test joined by `and` with others, or several joined by `or`; else None."""
     if isinstance(test, ast.BoolOp):
-        words = [_tested_word(v) for v in test.values]
-        found = {w for w in words if w}
-        if len(found) != 1 or isinstance(test.op, ast.Or) and None in words:
+        parts = [_tested_word(v) for v in test.values]
+        found = {w for w in parts if w}
+        if len(found) != 1 or isinstance(test.op, ast.Or) and None in parts:
             return None         # `fp16 == "fp16" or args.force_half`: a flag may run the branch
         return found.pop()
     if not isinstance(test, ast.Compare) or len(test.ops) != 1:
         return None
     left, op, right = test.left, test.ops[0], test.comparators[0]
-    literals = [e for e in (right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [])]
+    literals = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else []
+    words: set[str | None]
     if isinstance(op, ast.Eq):
-        sides = [side for side in (left, right) if isinstance(side, ast.Constant) and isinstance(side.value, str)]
-        words = {_word(side.value) for side in sides}
+        words = {_string_word(side) for side in (left, right)
+                 if isinstance(side, ast.Constant) and isinstance(side.value, str)}
     elif isinstance(op, ast.In) and literals and not isinstance(left, ast.Constant):
-        words = {_word(e.value) if isinstance(e, ast.Constant) and isinstance(e.value, str) else None
-                 for e in literals}
+        words = {_string_word(e) for e in literals}
     elif isinstance(op, ast.In) and isinstance(left, ast.Constant) and isinstance(left.value, str) and \
             not isinstance(right, (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict)):
-        words = {_word(left.value)}     # a substring test of a name: `"Half" in x.type()`
+        words = {_string_word(left)}    # a substring test of a name: `"Half" in x.type()`
     else:
         return None
     return words.pop() if len(words) == 1 and None not in words else None
