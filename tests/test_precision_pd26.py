@@ -9,9 +9,11 @@ heldout20..26, bench/precision/pooled_false_s22.csv).
   args.mixed_precision == "fp16" and ...: dtype = torch.float16`, `if "Half" in x.type(): ... .half()`) and the
   entries of a table from another library's dtypes to torch's (`{np.float16: torch.float16}`) choose nothing (lead
   decision 11, policy (a)); a branch that casts to another dtype than it tested, or one under a flag, keeps its hint.
+- host_scopes: a host sync in a logging statement under `if step % log_every == 0:` is already read every N steps,
+  the hint's own remedy; a parity test, an accumulation every N updates and a loop inside the branch keep the hint.
 
 Code written afresh in the shape of the modules it came from (ComfyUI_essentials' image.py / mask.py, Kolors-MZ's
-mz_kolors_legacy.py, OpenDiT's train_dit.py, APISR's cunet.py, Upscaler-Tensorrt's trt_utilities.py), not copied."""
+mz_kolors_legacy.py, OpenDiT's train_dit.py, VideoX-Fun's train_distill.py, APISR's cunet.py, Upscaler-Tensorrt's trt_utilities.py), not copied."""
 from __future__ import annotations
 
 from auditor.runner import run_static
