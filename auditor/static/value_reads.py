@@ -57,6 +57,8 @@ def apply_value_reads(findings: list, rel: str, text: str, tree: ast.AST | None)
         findings = _negative_is_cuda(findings, tree)
     if codes & _DTYPE_NAME_CODES:
         findings = _drop_dtype_names(findings, rel, text, tree)
+    if codes & _CONVERSION_CODES:
+        findings = _drop_conversions(findings, tree)
     if "NPU202" in codes:
         trips = _round_trip_casts(tree) + (_saved_casts(tree) if _SAVES.search(text) else [])
         findings = [f for f in findings if not (f.code in _FP16_CAST_CODES and any(
@@ -309,6 +311,97 @@ def _drop_dtype_names(findings: list, rel: str, text: str, tree: ast.Module) -> 
         if f.code in _DTYPE_NAME_CODES and not (f.symbol or "").startswith("torch."):
             if f.line in converted or any(lo <= f.line <= hi for lo, hi in expected):
                 continue
+        kept.append(f)
+    return kept
+
+
+# -- name-to-dtype conversions (lead decision 11, policy (a); pd26, tuned on heldout26) ----------------------------
+# `if dtype == "fp16": cond = cond.half()` / `elif dtype == "bf16": ...` (Kolors-MZ's FakeCond), `if
+# args.mixed_precision == "fp16" and args.plugin != "ddp": dtype = torch.float16` (OpenDiT's train script), `if "Half"
+# in x.type(): x0 = ....half()` (APISR's cunet restoring the dtype it found): the branch turns a name into the dtype
+# it names; the choice is where the name is set (a node's combo, a command-line default), which keeps its finding.
+# A conversion table keyed by another library's dtype (`{np.float16: torch.float16, np.float64: torch.float64}`,
+# Upscaler-Tensorrt's numpy-to-torch map) maps a dtype to its torch twin: chosen by the array it is looked up with.
+# Not a branch that casts to another dtype than it tested (`if precision == "fp16": x = x.bfloat16()`: a choice made
+# here), nor one whose test is a flag (`if args.fp16: model.half()`).
+_CONVERSION_CODES = frozenset({"NPU201", "NPU202", "NPU203", "NPU208"})
+
+
+def _word(name: str) -> str | None:
+    from auditor.static.visitor import _dtype_word
+
+    return _dtype_word(name.rsplit(".", 1)[-1])
+
+
+def _string_word(node: ast.AST) -> str | None:
+    """The dtype word of a string literal (`"fp16"`, `'Half'`), else None."""
+    return _word(node.value) if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _tested_word(test: ast.AST) -> str | None:
+    """The one dtype word a test compares a name with: `s == "fp16"`, `s in ("fp16", "half")`, `"Half" in x.type()`,
+    such a test joined by `and` with others, or several joined by `or`; else None."""
+    if isinstance(test, ast.BoolOp):
+        parts = [_tested_word(v) for v in test.values]
+        found = {w for w in parts if w}
+        if len(found) != 1 or isinstance(test.op, ast.Or) and None in parts:
+            return None         # `fp16 == "fp16" or args.force_half`: a flag may run the branch
+        return found.pop()
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        return None
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    literals = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else []
+    words: set[str | None]
+    if isinstance(op, ast.Eq):
+        words = {_string_word(side) for side in (left, right)
+                 if isinstance(side, ast.Constant) and isinstance(side.value, str)}
+    elif isinstance(op, ast.In) and literals and not isinstance(left, ast.Constant):
+        words = {_string_word(e) for e in literals}
+    elif isinstance(op, ast.In) and isinstance(left, ast.Constant) and isinstance(left.value, str) and \
+            not isinstance(right, (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict)):
+        words = {_string_word(left)}    # a substring test of a name: `"Half" in x.type()`
+    else:
+        return None
+    return words.pop() if len(words) == 1 and None not in words else None
+
+
+def _conversion_spans(tree: ast.AST) -> list[tuple[int, int, int, int, str]]:
+    """(first line, col, last line, end col, dtype word) of the statements of conversion branches and of the entries
+    of conversion tables (the comment above)."""
+    out: list[tuple[int, int, int, int, str]] = []
+    for node in module_nodes(tree):
+        if isinstance(node, ast.If):
+            word = _tested_word(node.test)
+            if word is None:
+                continue
+            for stmt in node.body:
+                if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Return, ast.Expr)):
+                    out.append((stmt.lineno, stmt.col_offset, stmt.end_lineno or stmt.lineno,
+                                stmt.end_col_offset or 0, word))
+        elif isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                names = [ast_dotted(key) if key is not None else None, ast_dotted(value)]
+                if None in names or sum(n.startswith("torch.") for n in names if n) != 1:
+                    continue
+                words = {_word(n) for n in names if n}
+                word = words.pop() if len(words) == 1 else None
+                if word is not None and key is not None:
+                    out += [(side.lineno, side.col_offset, side.end_lineno or side.lineno, side.end_col_offset or 0,
+                             word) for side in (key, value)]
+    return out
+
+
+def _drop_conversions(findings: list, tree: ast.Module) -> list:
+    spans = _conversion_spans(tree)
+    if not spans:
+        return findings
+    kept = []
+    for f in findings:
+        col = (f.col or 1) - 1
+        if f.code in _CONVERSION_CODES and any(
+                (lo, lc) <= (f.line, col) < (hi, hc) and word == _word(f.symbol or "")
+                for lo, lc, hi, hc, word in spans):
+            continue
         kept.append(f)
     return kept
 
