@@ -41,7 +41,11 @@ _ASSERTION = re.compile(r"^assert(?:_|[A-Z])")
 # String rules whose literal is a choice (an implementation name): compared with a value, it is read, not chosen.
 # Dtype rules that match only qualified names (so `_dtype_quiet` does not cover them): in a comparison the name is
 # read, not chosen (t14d: Triton's float8 types; t22e: `qtype == Dtypes.kfloat8_e4m3`)
-_COMPARED_DTYPE_NAMES = frozenset({"triton-fp8-dtype", "fp8-dtype-enum-member"})
+_COMPARED_DTYPE_NAMES = frozenset({"triton-fp8-dtype", "fp8-dtype-enum-member", "foreign-bf16-dtype",
+                                   "foreign-fp16-dtype"})
+# Of those, the ones that name bf16 / fp16 through another namespace (`jnp.bfloat16`, `DType.bfloat16`; t23a): a
+# branch of a name-to-dtype conversion or a table entry chooses nothing for them either, as for torch's names
+_FOREIGN_DTYPE_NAMES = frozenset({"foreign-bf16-dtype", "foreign-fp16-dtype"})
 _CHOICE_STRINGS = frozenset({"flash-attention-implementation-string"})
 
 
@@ -294,8 +298,12 @@ def _compares_same_dtype(test: cst.BaseExpression, value: cst.BaseExpression) ->
             not isinstance(test.comparisons[0].operator, (cst.Equal, cst.Is)):
         return False
     wanted = dotted(value) or ""
-    return wanted.startswith("torch.") and \
-        wanted in (dotted(test.left), dotted(test.comparisons[0].comparator))
+    sides = (dotted(test.left) or "", dotted(test.comparisons[0].comparator) or "")
+    if wanted.startswith("torch."):
+        return wanted in sides
+    # `elif dtype == torch.bfloat16: return DType.bfloat16`: the same dtype in a code base's own enum (t23a)
+    last = wanted.rsplit(".", 1)[-1]
+    return "." in wanted and any(s.startswith("torch.") and s.rsplit(".", 1)[-1] == last for s in sides)
 
 
 def _cast_dtype(value: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -457,7 +465,8 @@ class MatchVisitor(cst.CSTVisitor):
             self.hits.append(RawHit(rule, node, symbol, required=self._required_dtypes[id(node)], **kw))
             return      # `if x.dtype != torch.bfloat16: raise`: a requirement, not a read (dtype_requirements.py)
         if (self._dtype_quiet or id(node) in self._asserted or isinstance(node, cst.Name) and
-                node.value in self.ctx.assigned_aliases) and rule.category == "precision" and "string" in rule.match:
+                node.value in self.ctx.assigned_aliases) and rule.category == "precision" and (
+                "string" in rule.match or rule.name in _FOREIGN_DTYPE_NAMES):
             return      # (`dtype=FP8_WEIGHT_DTYPE`: the constant's own line carries the dtype)
         if self._compared and rule.name in _COMPARED_DTYPE_NAMES:
             return      # `mx_tensor_dtype == tl.float8e4nv` asks which type came in; the cast or table chooses it
@@ -760,9 +769,15 @@ class MatchVisitor(cst.CSTVisitor):
             return None               # `args.cuda`, `Device.cuda` in a table: only a member compared (t14v)
         if not rules or id(node.attr) in self._not_property:
             return None
+        receiver = (dotted(node.value) or "").rsplit(".", 1)[-1]
         receivers = rules[0].extra.get("not_on_receivers")
-        if receivers and (dotted(node.value) or "").rsplit(".", 1)[-1] in receivers:
+        if receivers and receiver in receivers:
             return None               # `onnx.TensorProto.FLOAT16`: an ONNX element type, not a switch (t16e)
+        only = rules[0].extra.get("on_receivers")
+        if only and receiver not in only:
+            return None               # `DType.bfloat16` of a dtype enum, not numpy's or Triton's `float16` (t23a)
+        if rules[0].name in _FOREIGN_DTYPE_NAMES and id(node) in self._asserted:
+            return None               # `{"bf16": DType.bfloat16}`: a table entry (the hit is on the member's name)
         if isinstance(node.value, cst.Name) and node.value.value in ("self", "cls") \
                 and not (node.attr.value.startswith("__") and node.attr.value.endswith("__")):
             return None               # a protocol dunder (`self.__cuda_array_interface__ = ...`) is not the class's own name
