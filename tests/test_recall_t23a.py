@@ -196,3 +196,47 @@ z = cfg.precision.bfloat16
 def test_near_misses_stay_clean():
     assert _lines(CONTROLS, "NPU264") == []
     assert _lines(CONTROLS, "NPU265") == []
+
+
+# warp-lang's warp/_src/jax/__init__.py, xla_ffi.py and tests/interop/test_jax.py: maps between two namespaces'
+# dtypes, and a test of them, choose nothing (the read-check's wrong findings of the first version)
+WARP_JAX = b"""import warp
+from warp._src.jax import XLA_FFI_DataType
+
+
+def dtype_to_jax(warp_dtype):
+    if dtype_to_jax.type_map is None:
+        import jax.numpy as jp
+
+        dtype_to_jax.type_map = {
+            warp.float16: jp.float16,
+            warp.bfloat16: jp.bfloat16,
+            warp.float32: jp.float32,
+        }
+    return dtype_to_jax.type_map[warp_dtype]
+
+
+def ffi_types():
+    import jax.numpy as jnp
+
+    return {
+        XLA_FFI_DataType.F16: jnp.float16,
+        XLA_FFI_DataType.BF16: jnp.bfloat16,
+    }
+
+
+def test_dtype_to_jax(test, device):
+    import jax.numpy as jp
+    import warp as wp
+
+    def test_conversions(warp_type, jax_type):
+        test.assertEqual(wp.dtype_to_jax(warp_type), jax_type)
+
+    test_conversions(wp.float16, jp.float16)
+    test_conversions(wp.float32, jp.float32)
+"""
+
+
+def test_maps_between_dtype_namespaces_choose_nothing():
+    assert _lines(WARP_JAX, "NPU264") == []
+    assert _lines(WARP_JAX, "NPU265") == []

@@ -166,6 +166,22 @@ def _dtype_word(name: str) -> str | None:
     return _DTYPE_WORDS.get(name.lower())
 
 
+_SHORT_DTYPE_WORDS = {"f16": "fp16", "f32": "fp32", "f64": "fp64"}    # XLA's `F16`, `BF16` element types
+
+
+def _same_dtype_pair(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+    """`warp.float16: jp.float16`, `XLA_FFI_DataType.BF16: jnp.bfloat16`, `check(jp.float16, wp.float16)`: one dtype
+    named in two namespaces, a map between them (or a test of it) that chooses nothing (policy (a); t23a)."""
+    words = []
+    for node in (a, b):
+        last = node.value if isinstance(node, cst.Name) else node.attr.value if isinstance(node, cst.Attribute) else ""
+        word = _dtype_word(last) or _SHORT_DTYPE_WORDS.get(last.lower())
+        if word is None or dotted(node) is None:
+            return False
+        words.append(word)
+    return words[0] == words[1] and dotted(a) != dotted(b)
+
+
 def _names_dtype_constant(node: cst.CSTNode) -> bool:
     """An upper-case constant or enum member named for a dtype (`PRECISION_BF16`, `Precision.FP16`, `DType.BF16`):
     compared with a value, it tests a dtype NAME like a literal does (t16b, llm-on-ray's `decide_torch_dtype`)."""
@@ -1241,7 +1257,7 @@ class MatchVisitor(cst.CSTVisitor):
         # dtype NAMES to dtypes; it chooses nothing (the config or option that names the dtype does, and is
         # reported there), and its key does not switch float16 on like `{"fp16": True}` (docs/precision.md,
         # "Judgement policy" (a))
-        table = _names_dtype(node.key)
+        table = _names_dtype(node.key) or node.key is not None and _same_dtype_pair(node.key, node.value)
         if table:
             self._asserted.update(_dtype_values(node.value))
         elif _key_names_value(node.key, node.value):
@@ -1382,6 +1398,11 @@ class MatchVisitor(cst.CSTVisitor):
         if _ASSERTION.match(func.attr.value if isinstance(func, cst.Attribute) else
                             func.value if isinstance(func, cst.Name) else ""):
             self._asserted.update(id(a.value) for a in node.args if isinstance(a.value, (cst.Name, cst.Attribute)))
+        elif len(node.args) == 2 and _same_dtype_pair(node.args[0].value, node.args[1].value):
+            # `test_conversions(jp.float16, wp.float16)`; not torch's dtype (`wrap_tensor(torch.float16, wp.float16)`
+            # may make the tensor on the device)
+            self._asserted.update(id(a.value) for a in node.args
+                                  if not (self._resolve(dotted(a.value) or "") or "").startswith("torch."))
         if isinstance(func, cst.Attribute) and func.attr.value in ("finfo", "iinfo") and \
                 dotted(func) in ("torch.finfo", "torch.iinfo"):
             # `FP8_MAX = torch.finfo(torch.float8_e4m3fn).max`: a dtype's limits, read on the host; nothing runs in it
