@@ -123,7 +123,8 @@ RULE_SCHEMA: dict[str, Any] = {
             # graph's tensor, which ONNX Runtime reads; no PyTorch setting) (t16e)
             "not_on_receivers": {"type": "array", "items": {"type": "string"}},
             # method rules: only a call on a list of one of these names or ending `_<name>` (`libraries.append(
-            # "cusolver")`, `extra_libraries.extend([...])`; not `backends.append("cudnn")`) (t18a)
+            # "cusolver")`, `extra_libraries.extend([...])`; not `backends.append("cudnn")`) (t18a); attribute rules:
+            # only a member of a class of these names (`DType.bfloat16`, not `np.float16`; t23a)
             "on_receivers": {"type": "array", "items": {"type": "string"}},
             # qualname rules: not the module named on its own (`assert hvd is not None`, `self._HVD = hvd`): what the
             # code calls or reads in it is the finding (t18a: Horovod)

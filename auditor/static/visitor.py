@@ -41,7 +41,11 @@ _ASSERTION = re.compile(r"^assert(?:_|[A-Z])")
 # String rules whose literal is a choice (an implementation name): compared with a value, it is read, not chosen.
 # Dtype rules that match only qualified names (so `_dtype_quiet` does not cover them): in a comparison the name is
 # read, not chosen (t14d: Triton's float8 types; t22e: `qtype == Dtypes.kfloat8_e4m3`)
-_COMPARED_DTYPE_NAMES = frozenset({"triton-fp8-dtype", "fp8-dtype-enum-member"})
+_COMPARED_DTYPE_NAMES = frozenset({"triton-fp8-dtype", "fp8-dtype-enum-member", "foreign-bf16-dtype",
+                                   "foreign-fp16-dtype"})
+# Of those, the ones that name bf16 / fp16 through another namespace (`jnp.bfloat16`, `DType.bfloat16`; t23a): a
+# branch of a name-to-dtype conversion or a table entry chooses nothing for them either, as for torch's names
+_FOREIGN_DTYPE_NAMES = frozenset({"foreign-bf16-dtype", "foreign-fp16-dtype"})
 _CHOICE_STRINGS = frozenset({"flash-attention-implementation-string"})
 
 
@@ -169,6 +173,22 @@ _DTYPE_WORDS = {"bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "float16": "
 
 def _dtype_word(name: str) -> str | None:
     return _DTYPE_WORDS.get(name.lower())
+
+
+_SHORT_DTYPE_WORDS = {"f16": "fp16", "f32": "fp32", "f64": "fp64"}    # XLA's `F16`, `BF16` element types
+
+
+def _same_dtype_pair(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+    """`warp.float16: jp.float16`, `XLA_FFI_DataType.BF16: jnp.bfloat16`, `check(jp.float16, wp.float16)`: one dtype
+    named in two namespaces, a map between them (or a test of it) that chooses nothing (policy (a); t23a)."""
+    words = []
+    for node in (a, b):
+        last = node.value if isinstance(node, cst.Name) else node.attr.value if isinstance(node, cst.Attribute) else ""
+        word = _dtype_word(last) or _SHORT_DTYPE_WORDS.get(last.lower())
+        if word is None or dotted(node) is None:
+            return False
+        words.append(word)
+    return words[0] == words[1] and dotted(a) != dotted(b)
 
 
 def _names_dtype_constant(node: cst.CSTNode) -> bool:
@@ -303,8 +323,12 @@ def _compares_same_dtype(test: cst.BaseExpression, value: cst.BaseExpression) ->
             not isinstance(test.comparisons[0].operator, (cst.Equal, cst.Is)):
         return False
     wanted = dotted(value) or ""
-    return wanted.startswith("torch.") and \
-        wanted in (dotted(test.left), dotted(test.comparisons[0].comparator))
+    sides = (dotted(test.left) or "", dotted(test.comparisons[0].comparator) or "")
+    if wanted.startswith("torch."):
+        return wanted in sides
+    # `elif dtype == torch.bfloat16: return DType.bfloat16`: the same dtype in a code base's own enum (t23a)
+    last = wanted.rsplit(".", 1)[-1]
+    return "." in wanted and any(s.startswith("torch.") and s.rsplit(".", 1)[-1] == last for s in sides)
 
 
 def _cast_dtype(value: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -466,7 +490,8 @@ class MatchVisitor(cst.CSTVisitor):
             self.hits.append(RawHit(rule, node, symbol, required=self._required_dtypes[id(node)], **kw))
             return      # `if x.dtype != torch.bfloat16: raise`: a requirement, not a read (dtype_requirements.py)
         if (self._dtype_quiet or id(node) in self._asserted or isinstance(node, cst.Name) and
-                node.value in self.ctx.assigned_aliases) and rule.category == "precision" and "string" in rule.match:
+                node.value in self.ctx.assigned_aliases) and rule.category == "precision" and (
+                "string" in rule.match or rule.name in _FOREIGN_DTYPE_NAMES):
             return      # (`dtype=FP8_WEIGHT_DTYPE`: the constant's own line carries the dtype)
         if self._compared and rule.name in _COMPARED_DTYPE_NAMES:
             return      # `mx_tensor_dtype == tl.float8e4nv` asks which type came in; the cast or table chooses it
@@ -771,9 +796,15 @@ class MatchVisitor(cst.CSTVisitor):
             return None               # `args.cuda`, `Device.cuda` in a table: only a member compared (t14v)
         if not rules or id(node.attr) in self._not_property:
             return None
+        receiver = (dotted(node.value) or "").rsplit(".", 1)[-1]
         receivers = rules[0].extra.get("not_on_receivers")
-        if receivers and (dotted(node.value) or "").rsplit(".", 1)[-1] in receivers:
+        if receivers and receiver in receivers:
             return None               # `onnx.TensorProto.FLOAT16`: an ONNX element type, not a switch (t16e)
+        only = rules[0].extra.get("on_receivers")
+        if only and receiver not in only:
+            return None               # `DType.bfloat16` of a dtype enum, not numpy's or Triton's `float16` (t23a)
+        if rules[0].name in _FOREIGN_DTYPE_NAMES and id(node) in self._asserted:
+            return None               # `{"bf16": DType.bfloat16}`: a table entry (the hit is on the member's name)
         if isinstance(node.value, cst.Name) and node.value.value in ("self", "cls") \
                 and not (node.attr.value.startswith("__") and node.attr.value.endswith("__")):
             return None               # a protocol dunder (`self.__cuda_array_interface__ = ...`) is not the class's own name
@@ -1249,7 +1280,7 @@ class MatchVisitor(cst.CSTVisitor):
         # dtype NAMES to dtypes; it chooses nothing (the config or option that names the dtype does, and is
         # reported there), and its key does not switch float16 on like `{"fp16": True}` (docs/precision.md,
         # "Judgement policy" (a))
-        table = _names_dtype(node.key)
+        table = _names_dtype(node.key) or node.key is not None and _same_dtype_pair(node.key, node.value)
         if table:
             self._asserted.update(_dtype_values(node.value))
         elif _key_names_value(node.key, node.value):
@@ -1391,6 +1422,11 @@ class MatchVisitor(cst.CSTVisitor):
         if _ASSERTION.match(func.attr.value if isinstance(func, cst.Attribute) else
                             func.value if isinstance(func, cst.Name) else ""):
             self._asserted.update(id(a.value) for a in node.args if isinstance(a.value, (cst.Name, cst.Attribute)))
+        elif len(node.args) == 2 and _same_dtype_pair(node.args[0].value, node.args[1].value):
+            # `test_conversions(jp.float16, wp.float16)`; not torch's dtype (`wrap_tensor(torch.float16, wp.float16)`
+            # may make the tensor on the device)
+            self._asserted.update(id(a.value) for a in node.args
+                                  if not (self._resolve(dotted(a.value) or "") or "").startswith("torch."))
         if isinstance(func, cst.Attribute) and func.attr.value in ("finfo", "iinfo") and \
                 dotted(func) in ("torch.finfo", "torch.iinfo"):
             # `FP8_MAX = torch.finfo(torch.float8_e4m3fn).max`: a dtype's limits, read on the host; nothing runs in it
