@@ -219,6 +219,12 @@ def test_warm_run_equals_cold_run_and_reads_no_python_file(tmp_path, monkeypatch
     _subpackage_tree(root)      # FORMAT 11: `top_npu`, `relative` (ascend_subpackages)
     _docker_tree(root)          # FORMAT 11: `ascend_image` (ascend_dockerfile_sibling)
     _vendor_tree(root, broken=False)       # FORMAT 11: `vendor_npu`, `vendor_cuda` (apply_vendor_dispatch_tree)
+    from tests.test_project_t23c import DIGRESS_EXPERIMENT, DIGRESS_GROUP, DIGRESS_MAIN
+
+    # t23e: a config whose device count the code reads by name (setting_reads' `setting_reads` fact)
+    write_tree(root, {"digress/src/main.py": DIGRESS_MAIN,
+                      "digress/configs/experiment/sbm.yaml": DIGRESS_EXPERIMENT,
+                      "digress/configs/general/general_default.yaml": DIGRESS_GROUP})
     cache = tmp_path / "cache"
     nocache = run_static([root], jobs=1)
     cold = run_static([root], jobs=1, cache_dir=cache)
@@ -236,6 +242,9 @@ def test_warm_run_equals_cold_run_and_reads_no_python_file(tmp_path, monkeypatch
     assert next(f for p, f in by_end.items() if p.endswith("deep_ep/deep_ep/__init__.py"))["relative"] == \
         ["buffer", "utils"]
     assert next(f for p, f in by_end.items() if p.endswith("deep_ep/deep_ep/buffer.py"))["top_npu"] is True
+    reads = next(e["summary"]["setting_reads"] for p, e in entries.items() if p.endswith("digress/src/main.py"))
+    assert ["general", "gpus"] in reads["under"]
+    assert not {r.path for r in cold.results for f in r.findings if r.path.startswith("digress/configs/")}
     _refuse_python_reads(monkeypatch)         # the warm run reads no Python file: not the worker, not a tree pass
     _refuse_reads_of(monkeypatch, ".yml")      # nor the workflow (apply_cuda_ci_jobs reads its `ci` fact)
     _refuse_dockerfile_reads(monkeypatch)      # nor a Dockerfile (ascend_dockerfile_sibling reads `ascend_image`)

@@ -17,13 +17,16 @@
   a whole config (detectron2, the mm* family) keeps these findings: the framework reads keys the tree never
   names (detectron2's `MODEL.DEVICE`).
 
-Nothing is run; the tree's Python files are parsed with `ast` once per tree and root, and only when a config of the
-results has such a finding.
+Nothing is run. Each Python file's reads are a per-file fact (`setting_reads` in its summary, computed in the worker
+from the tree the engine parsed and kept in the cache), so a warm run reads no Python file; a file of the tree the run
+did not audit (the project-file bench audits one config at a time) is parsed here, once per tree and root, and only
+when a config of the results has such a finding.
 """
 from __future__ import annotations
 
 import ast
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,7 +60,18 @@ class _Reads:
     imported: set[str] = field(default_factory=set)  # top-level modules imported
 
 
-_CACHE: dict[str, tuple[tuple, _Reads]] = {}     # tree root -> (its .py files' stats, their reads)
+    def add(self, other: "_Reads") -> None:
+        self.under |= other.under
+        self.named |= other.named
+        self.handed |= other.handed
+        self.imported |= other.imported
+
+
+FACT = "setting_reads"      # the summary key of a Python file's reads (auditor/cache.py FACTS)
+# a name or string that could be a config key (`enable_xformers_memory_efficient_attention`, `MODEL.DEVICE`): log
+# messages and other prose are left out of the fact, which the cache keeps for every Python file
+_KEY_LIKE_RE = re.compile(r"[A-Za-z_][\w.-]{0,63}")
+_CACHE: dict[str, tuple[tuple, _Reads]] = {}     # tree root -> (the stats of the .py files read here, their reads)
 
 
 def _last_name(node: ast.expr) -> str | None:
@@ -131,6 +145,31 @@ def _read_file(tree: ast.Module, reads: _Reads) -> None:
                         reads.handed.add(section)
 
 
+def reads_fact(tree: ast.AST | None) -> dict | None:
+    """A Python file's reads as the summary keeps them (lists, JSON-ready); None when it has none or no tree."""
+    if not isinstance(tree, ast.Module):
+        return None
+    reads = _Reads()
+    _read_file(tree, reads)
+    fact = {"under": sorted([s, k] for s, k in reads.under if _KEY_LIKE_RE.fullmatch(k)),
+            "named": sorted(n for n in reads.named if _KEY_LIKE_RE.fullmatch(n)),
+            "handed": sorted(reads.handed), "imported": sorted(reads.imported)}
+    return {k: v for k, v in fact.items() if v} or None
+
+
+def _from_fact(fact) -> _Reads | None:
+    """The reads a summary holds, None when it holds none of the right shape."""
+    if not isinstance(fact, dict):
+        return None
+    try:
+        return _Reads(under={(str(s), str(k)) for s, k in fact.get("under") or []},
+                      named={str(n) for n in fact.get("named") or []},
+                      handed={str(n) for n in fact.get("handed") or []},
+                      imported={str(n) for n in fact.get("imported") or []})
+    except (TypeError, ValueError):
+        return None
+
+
 def _python_files(top: Path) -> list[tuple[Path, int, int]]:
     out: list[tuple[Path, int, int]] = []
     for folder, dirs, files in os.walk(top):
@@ -147,21 +186,32 @@ def _python_files(top: Path) -> list[tuple[Path, int, int]]:
     return out
 
 
-def _tree_reads(top: Path) -> _Reads:
-    """The reads of the tree's Python files, parsed again only when a file changed (the bench asks once per config)."""
-    files = _python_files(top)
+def _tree_reads(top: Path, results: list[FileResult]) -> _Reads:
+    """The reads of the tree's Python files: the run's own from their summaries (a warm run reads no Python file),
+    the others parsed here, again only when one changed (the bench asks once per config)."""
+    reads = _Reads()
+    known: set[str] = set()
+    for result in results:
+        if result.path.endswith(".py"):
+            known.add(os.path.normpath(top / result.path))
+            held = _from_fact((result.summary or {}).get(FACT))
+            if held is not None:
+                reads.add(held)
+    files = [f for f in _python_files(top) if os.path.normpath(f[0]) not in known]
     stamp = tuple((str(p), m, n) for p, m, n in files)
     cached = _CACHE.get(str(top))
-    if cached is not None and cached[0] == stamp:
-        return cached[1]
-    reads = _Reads()
-    for path, _, _ in files:
-        try:
-            tree = ast.parse(path.read_bytes())
-        except (OSError, SyntaxError, ValueError):
-            continue
-        _read_file(tree, reads)
-    _CACHE[str(top)] = (stamp, reads)
+    if cached is None or cached[0] != stamp:
+        parsed = _Reads()
+        for path, _, _ in files:
+            try:
+                tree = ast.parse(path.read_bytes())
+            except (OSError, SyntaxError, ValueError):
+                continue
+            held = _from_fact(reads_fact(tree))
+            if held is not None:
+                parsed.add(held)
+        cached = _CACHE[str(top)] = (stamp, parsed)
+    reads.add(cached[1])
     return reads
 
 
@@ -218,6 +268,7 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads) -> bool:
 def drop_code_read_settings(results: list[FileResult], root: Path) -> None:
     """Drop the config findings whose setting the tree's own code decides on, or that nothing reads (module doc)."""
     top = (root if root.is_dir() else root.parent).resolve()
+    reads: _Reads | None = None
     for result in results:
         if not result.path.endswith(_CONFIG_SUFFIXES) or any(p in result.path.replace("\\", "/") for p in _CI_PARTS):
             continue
@@ -231,7 +282,8 @@ def drop_code_read_settings(results: list[FileResult], root: Path) -> None:
             loaded = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
         except (OSError, ValueError, yaml.YAMLError):
             continue
-        reads = _tree_reads(top)
+        if reads is None:
+            reads = _tree_reads(top, results)
         dropped = {id(f) for f in candidates if _decided_by_code(f, rel, loaded, reads)}
         if dropped:
             result.findings = [f for f in result.findings if id(f) not in dropped]

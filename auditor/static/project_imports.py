@@ -236,6 +236,11 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
             hard = import_failure_facts(parsed, findings, rel)
             if hard:        # s15e: its unconditional imports and the CUDA-only ones that fail (launch_imports)
                 out[FACT] = hard
+            from auditor.project.setting_reads import FACT as READS, reads_fact
+
+            reads = reads_fact(parsed)      # t23e: how it reads config keys (setting_reads, on a warm run too)
+            if reads:
+                out[READS] = reads
     from auditor.static.backend_files import ascend_image_fact
 
     image = ascend_image_fact(data, rel)     # FORMAT 13: a Dockerfile built for Ascend (ascend_dockerfile_sibling)
