@@ -113,13 +113,18 @@ _MACOS_WORDS = frozenset({"macos", "osx", "darwin", "mac"})
 # a script that picks the ROCm build of its program for every line (vLLM's platform switches, set unconditionally
 # at the start of a line), and one that also speaks to NVIDIA's stack (then it serves both, and is read as usual)
 _ROCM_PLATFORM_RE = re.compile(rb"(?m)^[ \t]*(?:export[ \t]+|ENV[ \t]+)?(?:VLLM_USE_ROCM=[\"']?1\b|"
-                               rb"VLLM_PLATFORM=[\"']?rocm\b|VLLM_TARGET_DEVICE=[\"']?rocm\b)")
+                               rb"VLLM_PLATFORM=[\"']?rocm\b|VLLM_TARGET_DEVICE=[\"']?rocm\b)"
+                               # t23e (tuned on project test32: octopack's LUMI jobs, `#SBATCH --gpus-per-node=mi250:1`):
+                               # a Slurm job asking for AMD Instinct GPUs by model, or loading the ROCm module
+                               rb"|^#SBATCH[ \t]+--(?:gpus(?:-per-(?:node|task|socket))?|gres)[= ](?:gpu:)?mi[0-9]{2,3}"
+                               rb"|^[ \t]*(?:module|ml)[ \t]+load[ \t]+rocm\b")
 _NVIDIA_STACK_RE = re.compile(rb"CUDA_VISIBLE_DEVICES|nvidia|NCCL_|\bnvcc\b|cu1[0-9]{2}\b")
 
 
 def rocm_setup(data: bytes) -> bool:
-    """A shell script or Dockerfile that selects the ROCm platform of vLLM for all it runs, and names no NVIDIA
-    stack beside it: the AMD container's set-up (an Ascend port adds its own, as for a ROCm-named file)."""
+    """A shell script or Dockerfile that selects the ROCm platform of vLLM for all it runs, or a Slurm job for AMD
+    GPUs, and names no NVIDIA stack beside it: the AMD machine's set-up (an Ascend port adds its own, as for a
+    ROCm-named file)."""
     return _ROCM_PLATFORM_RE.search(data) is not None and _NVIDIA_STACK_RE.search(data) is None
 
 

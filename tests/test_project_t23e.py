@@ -1,0 +1,89 @@
+"""t23e (session 23, project test32): Slurm jobs written for AMD GPUs (octopack's LUMI evaluation scripts,
+`#SBATCH --gpus-per-node=mi250:1`; an OLCF Frontier job's `module load rocm/6.3`) are another accelerator's files, and
+IDRIS Jean Zay's GPU allocation accounts (`#SBATCH --account=cnw@a100`) are GPU requests; with controls."""
+from __future__ import annotations
+
+import textwrap
+
+from auditor.rules import load_rules
+from auditor.static import StaticEngine
+
+ENGINE = StaticEngine(load_rules())
+
+
+def _codes(text: str, rel: str = "eval.sh") -> list[tuple[int, str]]:
+    return sorted((f.line, f.code) for f in ENGINE.analyze_bytes(textwrap.dedent(text).encode(), rel).findings)
+
+
+LUMI_EVAL = """\
+    #!/bin/bash
+    #SBATCH --nodes=1
+    #SBATCH --ntasks-per-node=1
+    #SBATCH -p small-g
+    #SBATCH -t 48:00:00
+    #SBATCH --cpus-per-task=8
+    #SBATCH --gpus-per-node={gpus}
+    #SBATCH --exclusive=user
+    #SBATCH --account=project_462000241
+    #SBATCH -o logs/%j.out
+    {extra}
+    source /pfs/lustrep2/scratch/project_462000241/muennighoff/venv/bin/activate
+    accelerate launch --config_file config_1gpus_bf16.yaml --main_process_port 25900 main.py \\
+    --model starcoder \\
+    --tasks humanevalfixtests-python \\
+    --max_length_generation 1800 \\
+    --precision bf16
+    """
+
+
+def test_a_slurm_job_for_amd_gpus_is_another_accelerators_file():
+    assert _codes(LUMI_EVAL.format(gpus="mi250:1", extra="")) == []
+
+
+def test_the_same_job_for_nvidia_gpus_keeps_its_findings():
+    codes = {c for _, c in _codes(LUMI_EVAL.format(gpus="1", extra=""))}
+    assert {"NPU022", "NPU212"} <= codes
+
+
+def test_an_amd_job_that_also_names_the_nvidia_stack_is_read_as_usual():
+    codes = {c for _, c in _codes(LUMI_EVAL.format(gpus="mi250:1", extra="export CUDA_VISIBLE_DEVICES=0"))}
+    assert {"NPU004", "NPU212"} <= codes
+
+
+FRONTIER = """\
+    #!/usr/bin/env bash
+    #SBATCH -A csc652
+    #SBATCH -N 1
+    module reset
+    module load PrgEnv-gnu/8.6.0
+    module load {module}
+    module load craype-accel-amd-gfx90a
+    python -m olmocr.train.train --config example_config_frontier.yaml --precision bf16
+    """
+
+
+def test_a_job_loading_the_rocm_module_is_another_accelerators_file():
+    assert _codes(FRONTIER.format(module="rocm/6.3")) == []
+    assert "NPU212" in {c for _, c in _codes(FRONTIER.format(module="cudatoolkit/12.2"))}
+
+
+JEAN_ZAY = """\
+    #!/bin/bash
+    #SBATCH --job-name=tr13f-6B3-ml-t0
+    #SBATCH --ntasks-per-node=1
+    #SBATCH --cpus-per-task=64
+    #SBATCH --hint=nomultithread
+    #SBATCH --account={account}
+    #SBATCH --output=%x-%j.out
+    srun python finetune.py
+    """
+
+
+def test_a_jean_zay_gpu_allocation_account_is_a_gpu_request():
+    assert _codes(JEAN_ZAY.format(account="cnw@a100"), "train.slurm") == [(6, "NPU022")]
+    assert _codes(JEAN_ZAY.format(account="ajs@v100"), "train.slurm") == [(6, "NPU022")]
+
+
+def test_a_cpu_allocation_account_and_a_plain_account_are_not():
+    assert _codes(JEAN_ZAY.format(account="six@cpu"), "train.slurm") == []
+    assert _codes(JEAN_ZAY.format(account="project_462000241"), "train.slurm") == []
