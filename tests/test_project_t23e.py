@@ -87,3 +87,76 @@ def test_a_jean_zay_gpu_allocation_account_is_a_gpu_request():
 def test_a_cpu_allocation_account_and_a_plain_account_are_not():
     assert _codes(JEAN_ZAY.format(account="six@cpu"), "train.slurm") == []
     assert _codes(JEAN_ZAY.format(account="project_462000241"), "train.slurm") == []
+
+
+DART_INIT = """\
+    #!/usr/bin/env bash
+    # Initialize conda
+    __conda_setup="$("/home/${USER}/miniconda3/bin/conda" 'shell.bash' 'hook' 2>/dev/null)"
+    eval "$__conda_setup"
+
+    log() {
+        local level="$1"
+        shift
+        echo -e "[$level] $*"
+    }
+    export -f log
+
+    conda_act() {
+        local env="${1:-dart-math}"
+        conda activate "$env"
+        log INFO "Using Python: $(which python)"
+    }
+    export -f conda_act
+
+    load_cuda() {
+        local ver="${1:-12.3}"
+        module load "cuda-${ver}"
+        log INFO "CUDA:
+    $(which nvcc)
+    $(nvcc --version)"
+    }
+    export -f load_cuda
+    """
+
+DART_JOB = """\
+    #!/usr/bin/env bash
+    #SBATCH --job-name=synth-onpolicy
+    #SBATCH --partition=general
+    #SBATCH --cpus-per-task=1
+    set -eo pipefail
+    {before}
+    {source} utils/init.sh
+    conda_act dart-math
+    load_cuda 12.3
+
+    task_id="synth-onpolicy"
+    mkdir -p "logs/${{task_id}}"
+    python pipeline/gen.py --gen_save_path "data/res/${{task_id}}/${{task_id}}.jsonl"
+    """
+
+
+def _tree_codes(tmp_path, job: str) -> list[tuple[int, str]]:
+    from auditor.runner import run_static
+
+    root = tmp_path / "tree"
+    for rel, text in {"utils/init.sh": DART_INIT, "scripts/synth.sh": job}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text))
+    run = run_static([root], jobs=1)
+    return sorted((f.line, f.code) for r in run.results if r.path == "scripts/synth.sh" for f in r.findings)
+
+
+def test_a_call_of_a_sourced_function_that_loads_cuda(tmp_path):
+    # one finding per call and category: the body's first device line (`module load "cuda-${ver}"`)
+    assert _tree_codes(tmp_path, DART_JOB.format(before="", source="source")) == [(9, "NPU029")]
+    # `.` sources as `source` does
+    assert _tree_codes(tmp_path, DART_JOB.format(before="", source=".")) == [(9, "NPU029")]
+
+
+def test_a_function_of_a_script_run_in_another_shell_or_called_before_the_source_is_not(tmp_path):
+    # `bash utils/init.sh` runs it in a child shell: its functions are not defined here
+    assert _tree_codes(tmp_path, DART_JOB.format(before="", source="bash")) == []
+    # called before the script is sourced; and `conda_act`, whose body has no finding, never is
+    job = DART_JOB.format(before="load_cuda 12.3", source="source").replace("load_cuda 12.3\n\n", "\n")
+    assert _tree_codes(tmp_path, job) == []

@@ -105,6 +105,52 @@ def option_findings(text: str, findings: list[Finding], args: list[str]) -> list
     return out
 
 
+# `load_cuda() {`, `function load_cuda {`: a function a script defines (its body ends at the `}` line at the same indent)
+_FUNCTION_RE = re.compile(r"(?m)^([ \t]*)(?:function[ \t]+([A-Za-z_][\w-]*)[ \t]*(?:\(\))?|([A-Za-z_][\w-]*)[ \t]*\(\))"
+                          r"[ \t]*\{?[ \t]*(?:#.*)?$")
+
+
+def _functions(text: str) -> dict[str, tuple[int, int]]:
+    """{name: (line of `name() {`, line of its closing `}`)} of the shell functions a script defines."""
+    lines = text.splitlines()
+    out: dict[str, tuple[int, int]] = {}
+    for m in _FUNCTION_RE.finditer(text):
+        start = text.count("\n", 0, m.start()) + 1
+        close = re.compile(re.escape(m.group(1)) + r"\}[ \t]*(?:#.*)?$")
+        end = next((n for n in range(start, len(lines)) if close.match(lines[n])), None)
+        if end is not None:
+            out.setdefault(m.group(2) or m.group(3), (start, end + 1))
+    return out
+
+
+def sourced_function_calls(caller: str, source_line: int, called: str, called_own: list[Finding]
+                           ) -> list[tuple[int, int, int, str, Finding]]:
+    """(line, col, end col, function, body finding) for each line of the calling script, below its `source lib.sh`
+    line, that calls a function the sourced script defines whose body has a finding (dart-math's `source
+    utils/init.sh` then `load_cuda 12.3`, whose body runs `module load "cuda-${ver}"`): one per call and category,
+    first body line first (t23e, tuned on project test32)."""
+    bodies: dict[str, list[Finding]] = {}
+    for name, (start, end) in _functions(called).items():
+        inside = sorted((f for f in called_own if start < f.line < end and f.severity != "info"),
+                        key=lambda f: f.sort_key())
+        first: dict[str, Finding] = {}
+        for f in inside:
+            first.setdefault(f.category, f)
+        if first:
+            bodies[name] = list(first.values())
+    if not bodies:
+        return []
+    # the function's name as a command: after `VAR=value` prefixes, `&&`, `;` or `then`, never inside a word
+    call_re = re.compile(r"(?:^|&&|;|\bthen\b|\bdo\b)[ \t]*(?:[A-Za-z_]\w*=\S*[ \t]+)*(" + "|".join(
+        re.escape(n) for n in sorted(bodies, key=len, reverse=True)) + r")(?=[ \t;&|]|$)")
+    out = []
+    for number, line in enumerate(caller.splitlines()[source_line:], source_line + 1):
+        code = line.split("#", 1)[0] if not line.lstrip().startswith("#") else ""
+        for m in call_re.finditer(code):
+            out += [(number, m.start(1) + 1, m.end(1) + 1, m.group(1), f) for f in bodies[m.group(1)]]
+    return out
+
+
 def called_script_findings(result: FileResult, root: Path, product_findings: Callable[[str], list[Finding] | None],
                            cache: dict, called_text: Callable[[str], tuple[str, list[Finding]] | None] | None = None
                            ) -> list[Finding]:
@@ -137,6 +183,15 @@ def called_script_findings(result: FileResult, root: Path, product_findings: Cal
                 message=f"this line runs `{rel}`; at {called}:{f.line}, {f.message}",
                 data={"launched": f.data["launched"], "called_script": called, "chain": chain}))
         own = called_text(called) if called_text is not None else None
+        caller = called_text(result.path) if own is not None and called_text is not None else None
+        if caller is not None and re.match(r"[ \t]*(?:source|\.)[ \t]", (caller[0].splitlines() or [""])[
+                min(call_pos[0], len(caller[0].splitlines())) - 1]):
+            for line, col, end_col, name, f in sourced_function_calls(caller[0], call_pos[0], own[0], own[1]):
+                new.append(replace(
+                    f, path=result.path, line=line, col=col, end_line=line, end_col=end_col, fix="none",
+                    message=f"`{name}` is defined in `{rel}`, sourced at line {call_pos[0]}; at {called}:{f.line}, "
+                            f"{f.message}",
+                    data={"called_script": called, "chain": [f"{called}:{f.line}"]}))
         categories = {f.category for f in new if f.line == call_pos[0]}
         for f, how in option_findings(own[0], own[1], args) if own is not None else []:
             if f.category in categories:
