@@ -160,3 +160,48 @@ def test_a_function_of_a_script_run_in_another_shell_or_called_before_the_source
     # called before the script is sourced; and `conda_act`, whose body has no finding, never is
     job = DART_JOB.format(before="load_cuda 12.3", source="source").replace("load_cuda 12.3\n\n", "\n")
     assert _tree_codes(tmp_path, job) == []
+
+
+def _notebook(*cells: str) -> bytes:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(textwrap.dedent(c)) for c in cells]
+    return nbformat.writes(nb).encode()
+
+
+def _notebook_codes(*cells: str) -> list[tuple[int, str]]:
+    return sorted((f.line, f.code) for f in ENGINE.analyze_bytes(_notebook(*cells), "gen.ipynb").findings)
+
+
+DART_GEN_IMPORTS = """\
+    import argparse
+    import os
+
+    from vllm import LLM, SamplingParams
+    """
+
+DART_GEN_ENGINE = """\
+    llm = LLM(
+        model=args.model_name_or_path,
+        tensor_parallel_size=args.tp,
+        seed=args.inf_seed,
+        trust_remote_code=True,
+    )
+    """
+
+
+def test_a_notebook_that_starts_a_vllm_engine_in_its_kernel():
+    # the engine is built in a later cell than the import: the kernel keeps the name
+    assert _notebook_codes(DART_GEN_IMPORTS, DART_GEN_ENGINE) == [(5, "NPU447")]
+    assert _notebook_codes("import vllm\nengine = vllm.AsyncLLMEngine.from_engine_args(engine_args)\n") == \
+        [(2, "NPU447")]
+
+
+def test_a_notebook_that_only_imports_vllm_or_talks_to_a_server_does_not():
+    # sampling parameters alone, and an SGLang frontend client of a server launched elsewhere (SWE-Gym)
+    assert _notebook_codes(DART_GEN_IMPORTS, "params = SamplingParams(temperature=0.7)\n") == []
+    assert _notebook_codes("import sglang as sgl\nsgl.set_default_backend(sgl.RuntimeEndpoint('http://h:30000'))\n") \
+        == []
+    # a class of the notebook's own that happens to be called LLM
+    assert _notebook_codes("class LLM:\n    pass\nllm = LLM()\n") == []

@@ -114,6 +114,50 @@ def _switch_findings(col: Collector, switches: list[tuple[int, int, str, str]], 
         col.add(rule, f"{name} = {value}", line, c, c + len(name), value=value)
 
 
+# t23e (tuned on project test32: dart-math's gen.ipynb `llm = LLM(model=..., tensor_parallel_size=...)` after `from
+# vllm import LLM`): the inference engines a notebook starts in its own kernel, as a script's `vllm serve` line starts
+# one (NPU447); a client of a server started elsewhere (SGLang's `RuntimeEndpoint`, an OpenAI client) is not one
+_ENGINES = frozenset({"vllm.LLM", "vllm.LLMEngine", "vllm.AsyncLLMEngine", "vllm.LLMEngine.from_engine_args",
+                      "vllm.AsyncLLMEngine.from_engine_args", "sglang.Engine"})
+
+
+def _engine_aliases(tree: ast.Module, aliases: dict[str, str]) -> None:
+    """Add a cell's top-level imports of vLLM / SGLang to `aliases` (local name -> qualified name): a later cell runs
+    in the same kernel and sees them."""
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".", 1)[0] in ("vllm", "sglang"):
+                    aliases[a.asname or a.name.split(".", 1)[0]] = a.name if a.asname else a.name.split(".", 1)[0]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module \
+                and node.module.split(".", 1)[0] in ("vllm", "sglang"):
+            for a in node.names:
+                aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+
+
+def _engine_starts(code: str, aliases: dict[str, str]) -> list[tuple[int, int, int, str]]:
+    """(line in the cell, column, end column, qualified name) of each construction of an inference engine."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    _engine_aliases(tree, aliases)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        parts, func = [], node.func
+        while isinstance(func, ast.Attribute):
+            parts.append(func.attr)
+            func = func.value
+        if not isinstance(func, ast.Name) or func.id not in aliases:
+            continue
+        name = ".".join([aliases[func.id], *reversed(parts)])
+        if name in _ENGINES:
+            found.append((node.lineno, node.func.col_offset + 1, node.func.end_col_offset + 1, name))
+    return found
+
+
 def _unshift(f, shifted: dict[int, tuple[int, int]]):
     """A shell finding on a `%run` / `%env` line with its columns in the notebook's own text."""
     start, shift = shifted.get(f.line, (None, 0))
@@ -155,6 +199,8 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
     switches: list[tuple[int, int, str, str]] = []     # `cuda = True` at a cell's top level: (line, col, name, value)
     read: set[str] = set()        # names the notebook's code reads
     shifted: dict[int, tuple[int, int]] = {}   # line -> (column of a magic read as shell, columns it grew)
+    engines: list[tuple[int, int, int, str]] = []    # inference engines the kernel starts: (line, col, end col, name)
+    aliases: dict[str, str] = {}      # the kernel's vLLM / SGLang names so far
     for number, source in cells:
         lines = source.splitlines() or [""]
         if lines[0].strip().startswith(_SHELL_CELL_MAGICS) or _WRITES_SCRIPT_RE.match(lines[0].strip()):
@@ -200,6 +246,7 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
         code = "\n".join(python_lines) + "\n"
         switches.extend((offset + ln, c, name, value) for ln, c, name, value in _switches(code))
         read |= _names_read(code)
+        engines.extend((offset + ln, c, end, name) for ln, c, end, name in _engine_starts(code, aliases))
         prefix = 1 if imported else 0
         cell = engine.analyze_bytes(((("; ".join(imported) + "\n") if prefix else "") + code).encode("utf-8"),
                                     rel + ".py")
@@ -225,6 +272,12 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
             result.summary = _unshifted(shell.result.summary, shifted)
         shell.result.findings = [_unshift(f, shifted) for f in shell.result.findings]
     _switch_findings(shell, switches, read)
+    if engines:
+        from auditor.project.hits import matchers
+
+        rule = matchers(engine).match_command("vllm serve")
+        for line, c, end, name in engines:
+            shell.add(rule, name, line, c, end)
     if shell.result.findings:
         starts = []
         total = 0
