@@ -184,7 +184,7 @@ def called_script_findings(result: FileResult, root: Path, product_findings: Cal
                 data={"launched": f.data["launched"], "called_script": called, "chain": chain}))
         own = called_text(called) if called_text is not None else None
         caller = called_text(result.path) if own is not None and called_text is not None else None
-        if caller is not None and re.match(r"[ \t]*(?:source|\.)[ \t]", (caller[0].splitlines() or [""])[
+        if caller is not None and own is not None and re.match(r"[ \t]*(?:source|\.)[ \t]", (caller[0].splitlines() or [""])[
                 min(call_pos[0], len(caller[0].splitlines())) - 1]):
             for line, col, end_col, name, f in sourced_function_calls(caller[0], call_pos[0], own[0], own[1]):
                 new.append(replace(

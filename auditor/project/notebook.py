@@ -154,7 +154,8 @@ def _engine_starts(code: str, aliases: dict[str, str]) -> list[tuple[int, int, i
             continue
         name = ".".join([aliases[func.id], *reversed(parts)])
         if name in _ENGINES:
-            found.append((node.lineno, node.func.col_offset + 1, node.func.end_col_offset + 1, name))
+            end = node.func.end_col_offset if node.func.end_col_offset is not None else node.func.col_offset
+            found.append((node.lineno, node.func.col_offset + 1, end + 1, name))
     return found
 
 
