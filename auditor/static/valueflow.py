@@ -162,6 +162,23 @@ def _builder_load(v: ast.expr, targets: list[str]) -> str | None:
     return f"{builder}().{v.func.attr}()"
 
 
+# an environment variable that says where a library lives (`NCCL_HOME`, `NCCL_INCLUDE_DIR`, `NCCL_LIB`)
+_LOCATION_VAR = re.compile(r"_(?:HOME|ROOT|DIR|PATH|INCLUDE|INC|LIB|LIBRARY)(?:_DIRS?|_PATH)?S?$")
+
+
+def _nccl_location(v: ast.expr, hits: list[Finding]) -> bool:
+    """`NCCL_HOME = os.environ.get("NCCL_HOME", "/usr/local/nccl")`: the name holds where NCCL is installed, and the
+    build lines that probe or join it (`os.path.isdir(NCCL_HOME)`, `include_dirs.append(os.path.join(NCCL_HOME,
+    "include"))`) build against NCCL (torch_cgx's setup.py, test28). Only a read of the variable itself, not a value
+    derived from it (`int(os.environ.get("NCCL_DEBUG_LEVEL", "0"))`), and only NCCL's: CUDA_HOME's uses are the
+    extension build's, reported where it is built."""
+    if not (isinstance(v, ast.Call) and ast.unparse(v.func) in ("os.environ.get", "os.getenv", "environ.get", "getenv")
+            or isinstance(v, ast.Subscript) and ast.unparse(v.value) in ("os.environ", "environ")):
+        return False
+    return any(f.category == "distributed" and f.symbol and "NCCL" in f.symbol.upper()
+               and _LOCATION_VAR.search(f.symbol) for f in hits)
+
+
 def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[list[_Binding], dict[int, tuple]]:
     """The seeded bindings, and the spelled-import lines to report themselves (line -> (category, name, module))."""
     by_line: dict[int, list[Finding]] = {}
@@ -243,7 +260,8 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
                         out.append(_Binding(name, stmt.lineno, "kernel", f"{built} (a CUDA extension build)", scope))
                     spelled_lines.setdefault(stmt.lineno, ("kernel", names[0], "=" + built, None))
                 continue
-            if not (isinstance(v, (ast.Attribute, ast.Name)) and _reference(v) or _loader_call(v)):    # (a choice `a if musa else b`: a dispatch)
+            if not (isinstance(v, (ast.Attribute, ast.Name)) and _reference(v) or _loader_call(v)
+                    or _nccl_location(v, hits)):    # (a choice `a if musa else b`: a dispatch)
                 continue
             if _npu_named(hits[0].symbol or "") or any(_VALUE_NAME.search(n) for n in names):
                 continue        # NPU code; a dtype or type kept in a name (`calc_dtype = cutlass.Float32`) is a value
