@@ -110,3 +110,43 @@ def test_build_lines_using_an_nccl_location_variable():
     assert _lines(CGX_SETUP, "NPU141", "setup.py") == [14, 15, 16, 18, 19, 20]
     # controls: MPI_HOME / CUDA_HOME lines (12), NCCL_DEBUG (a setting, not a location: 22)
     assert _lines(CGX_SETUP, "NPU136", "setup.py") == [17, 21]
+
+
+# PyTorch-Encoding encoding/functions/encoding.py, abridged: the package's own CUDA extension (setup.py builds
+# `encoding.gpu` from lib/gpu/*.cu), imported only when CUDA is present
+ENCODING = b"""import torch
+from torch.autograd import Function
+
+from encoding import cpu
+if torch.cuda.device_count() > 0:
+    from encoding import gpu
+
+
+class _aggregate(Function):
+    @staticmethod
+    def forward(ctx, A, X, C):
+        ctx.save_for_backward(A, X, C)
+        if A.is_cuda:
+            E = gpu.aggregate_forward(A, X, C)
+        else:
+            E = cpu.aggregate_forward(A, X, C)
+        return E
+"""
+
+# control: a dispatch with a CPU twin in the `else` binds nothing
+DISPATCH = b"""import torch
+
+if torch.cuda.is_available():
+    from mypkg.ops import fused_op
+else:
+    from mypkg.ops_cpu import fused_op
+
+
+def run(x):
+    return fused_op(x)
+"""
+
+
+def test_an_own_module_imported_only_under_a_cuda_check_is_cuda_code():
+    assert _lines(ENCODING, "NPU320", "encoding/functions/encoding.py") == [6, 14]
+    assert _lines(DISPATCH, "NPU320", "mypkg/layer.py") == []
