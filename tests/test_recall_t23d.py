@@ -150,3 +150,16 @@ def run(x):
 def test_an_own_module_imported_only_under_a_cuda_check_is_cuda_code():
     assert _lines(ENCODING, "NPU320", "encoding/functions/encoding.py") == [6, 14]
     assert _lines(DISPATCH, "NPU320", "mypkg/layer.py") == []
+
+
+def test_an_import_of_the_package_is_not_the_file_of_the_same_stem(tmp_path):
+    """The recall bench audits a sampled file without its package's `__init__.py`: `encoding/functions/encoding.py`
+    is then a module named `encoding`, and `from encoding import gpu` must not read as an import of itself."""
+    from auditor.runner import run_static
+
+    path = tmp_path / "proj" / "encoding" / "functions" / "encoding.py"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(ENCODING)
+    run = run_static([tmp_path / "proj"], jobs=1)
+    lines = sorted(f.line for r in run.results for f in r.findings if f.code == "NPU320")
+    assert lines == [6, 14]

@@ -523,7 +523,9 @@ def defer_to_project(results: list, modules: dict[str, str], targets: dict[str, 
                 if int(level) > 0 and resolved not in present:    # a namespace folder on the way (no __init__.py)
                     resolved = _by_path(r.path, int(level), str(module), modules) or resolved
                 names = [resolved, f"{resolved}.{name}"] if name else [resolved]
-                here = [n for n in names if n in present]
+                # (a file does not import itself: `from encoding import gpu` in `encoding/functions/encoding.py`
+                # audited without its package's `__init__.py` names the package, not the file's own stem)
+                here = [n for n in names if n in present and n != me]
                 if here and not any(n in targets and ((targets[n].whole and not _reexported(targets[n], n, resolved,
                                                                                               name))
                                                        or not name or name in targets[n].names
