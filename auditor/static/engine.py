@@ -755,9 +755,12 @@ class StaticEngine:
 
     def _cuda_only_package(self, qual: str) -> bool:
         """A name from a package a third-party rule reports as a whole (`pynvml.*`, `GPUtil.*`, `cuda.*`), not one
-        CUDA name of a package that also runs without CUDA (faiss.index_cpu_to_gpu: its index is a faiss index)."""
+        CUDA name of a package that also runs without CUDA (faiss.index_cpu_to_gpu: its index is a faiss index); also
+        an NCCL binding a distributed rule reports as a whole (`cupy.cuda.nccl.*`: after `self.comm = nccl.
+        NcclCommunicator(...)`, `self.comm.allReduce(...)` calls libnccl; DT-FM, test28), not horovod's optimizer."""
         m = self.compiled.match_qualname(qual)
-        return m is not None and m.rule.category == "third_party" and m.pattern in self.compiled.namespaces
+        return m is not None and m.pattern in self.compiled.namespaces and (
+            m.rule.category == "third_party" or m.rule.category == "distributed" and "nccl" in m.pattern.lower())
 
     def _file_triggers(self, ctx: FileContext) -> set[str]:
         """Trigger words plus, through this file's aliases, the words of qualified-name rules: the local

@@ -162,6 +162,42 @@ def _builder_load(v: ast.expr, targets: list[str]) -> str | None:
     return f"{builder}().{v.func.attr}()"
 
 
+# an environment variable that says where a library lives (`NCCL_HOME`, `NCCL_INCLUDE_DIR`, `NCCL_LIB`)
+_LOCATION_VAR = re.compile(r"_(?:HOME|ROOT|DIR|PATH|INCLUDE|INC|LIB|LIBRARY)(?:_DIRS?|_PATH)?S?$")
+
+
+def _nccl_location(v: ast.expr, hits: list[Finding]) -> bool:
+    """`NCCL_HOME = os.environ.get("NCCL_HOME", "/usr/local/nccl")`: the name holds where NCCL is installed, and the
+    build lines that probe or join it (`os.path.isdir(NCCL_HOME)`, `include_dirs.append(os.path.join(NCCL_HOME,
+    "include"))`) build against NCCL (torch_cgx's setup.py, test28). Only a read of the variable itself, not a value
+    derived from it (`int(os.environ.get("NCCL_DEBUG_LEVEL", "0"))`), and only NCCL's: CUDA_HOME's uses are the
+    extension build's, reported where it is built."""
+    if not (isinstance(v, ast.Call) and ast.unparse(v.func) in ("os.environ.get", "os.getenv", "environ.get", "getenv")
+            or isinstance(v, ast.Subscript) and ast.unparse(v.value) in ("os.environ", "environ")):
+        return False
+    return any(f.category == "distributed" and f.symbol and "NCCL" in f.symbol.upper()
+               and _LOCATION_VAR.search(f.symbol) for f in hits)
+
+
+_GUARDED = "imported only under a CUDA check"
+_CUDA_PROBES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count"})
+
+
+def _cuda_only_imports(tree: ast.Module) -> set[int]:
+    """`from ...` statements in the body of `if torch.cuda.is_available():` / `if torch.cuda.device_count() > 0:` with
+    no `else`: a project module loaded only where CUDA is, its compiled CUDA extension (PyTorch-Encoding's `from
+    encoding import gpu`, then `gpu.aggregate_forward(...)`; cogdl's `from cogdl.operators.spmm import csrspmm`,
+    test28). A module with a CPU twin in the `else` (`from . import cpu_ops`) is a dispatch, not bound here."""
+    out: set[int] = set()
+    for node in module_nodes(tree):
+        if not isinstance(node, ast.If) or node.orelse:
+            continue
+        probes = {ast.unparse(n.func) for n in ast.walk(node.test) if isinstance(n, ast.Call)}
+        if probes & _CUDA_PROBES:
+            out.update(id(s) for s in node.body if isinstance(s, ast.ImportFrom))
+    return out
+
+
 def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[list[_Binding], dict[int, tuple]]:
     """The seeded bindings, and the spelled-import lines to report themselves (line -> (category, name, module))."""
     by_line: dict[int, list[Finding]] = {}
@@ -179,6 +215,7 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
             got += by_line.get(line, ())
         return got
 
+    cuda_only = _cuda_only_imports(tree)
     for stmt, scope in _scopes(tree):
         if isinstance(stmt, ast.Import):
             hits = flagged(stmt)
@@ -219,12 +256,16 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
                 if not first_party or _npu_named(f"{module}.{a.name}.{local}"):
                     continue
                 cat = module_cat or spelled(a.name, own) or (spelled(local, own) if a.asname else None)
+                why = "named for it"
+                if cat is None and id(stmt) in cuda_only:
+                    cat, why = "kernel", _GUARDED
                 if cat is not None:
                     dots = "." * stmt.level
                     mod = [stmt.level, module, a.name]
-                    out.append(_Binding(local, stmt.lineno, cat, f"{dots}{full} (named for it)", scope, 0, mod))
+                    out.append(_Binding(local, stmt.lineno, cat, f"{dots}{full} ({why})", scope, 0, mod))
                     # (the alias's own line in a parenthesised import: `from nvitop.api import (` ... `libnvml,`)
-                    spelled_lines.setdefault(getattr(a, "lineno", stmt.lineno), (cat, local, dots + full, mod))
+                    spelled_lines.setdefault(getattr(a, "lineno", stmt.lineno),
+                                             (cat, local, dots + full + ("" if why != _GUARDED else f" ({why})"), mod))
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             names = [n for n in map(_target_name, targets) if n]
@@ -243,7 +284,8 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
                         out.append(_Binding(name, stmt.lineno, "kernel", f"{built} (a CUDA extension build)", scope))
                     spelled_lines.setdefault(stmt.lineno, ("kernel", names[0], "=" + built, None))
                 continue
-            if not (isinstance(v, (ast.Attribute, ast.Name)) and _reference(v) or _loader_call(v)):    # (a choice `a if musa else b`: a dispatch)
+            if not (isinstance(v, (ast.Attribute, ast.Name)) and _reference(v) or _loader_call(v)
+                    or _nccl_location(v, hits)):    # (a choice `a if musa else b`: a dispatch)
                 continue
             if _npu_named(hits[0].symbol or "") or any(_VALUE_NAME.search(n) for n in names):
                 continue        # NPU code; a dtype or type kept in a name (`calc_dtype = cutlass.Float32`) is a value
@@ -401,8 +443,8 @@ def flow_findings(tree: ast.Module, findings: Sequence[Finding], lines: list[str
             message = f"binds `{name}` to a compiled extension built by the project's op builder ({what[1:]}), a " \
                       "CUDA extension by its name: port it (an Ascend build or torch ops) with its uses"
         else:
-            message = f"imports `{name}` from the project's own module {what}, CUDA-specific code by its name; " \
-                      "port it with its module"
+            message = f"imports `{name}` from the project's own module {what}, CUDA-specific code by its " \
+                      f"{'guard' if what.endswith(f'({_GUARDED})') else 'name'}; port it with its module"
         out.append(Finding(
             code=code, name=rule_name, category=category,
             severity="info", effort=getattr(rule, "effort", "medium") if rule is not None else "medium",
@@ -410,7 +452,7 @@ def flow_findings(tree: ast.Module, findings: Sequence[Finding], lines: list[str
             substitution=getattr(rule, "substitution", None) if rule is not None else None, fix="none",
             source="static", symbol=name,
             data={**({"bound_at": bline} if bline else {"built_by": what[1:]} if what.startswith("=")
-                     else {"named_module": what}), **({"module": mod} if mod else {})}))
+                     else {"named_module": what.split(" (", 1)[0]}), **({"module": mod} if mod else {})}))
     return out
 
 
@@ -481,7 +523,9 @@ def defer_to_project(results: list, modules: dict[str, str], targets: dict[str, 
                 if int(level) > 0 and resolved not in present:    # a namespace folder on the way (no __init__.py)
                     resolved = _by_path(r.path, int(level), str(module), modules) or resolved
                 names = [resolved, f"{resolved}.{name}"] if name else [resolved]
-                here = [n for n in names if n in present]
+                # (a file does not import itself: `from encoding import gpu` in `encoding/functions/encoding.py`
+                # audited without its package's `__init__.py` names the package, not the file's own stem)
+                here = [n for n in names if n in present and n != me]
                 if here and not any(n in targets and ((targets[n].whole and not _reexported(targets[n], n, resolved,
                                                                                               name))
                                                        or not name or name in targets[n].names
