@@ -69,6 +69,8 @@ from auditor.static.backends import as_info
 _CONTEXT = "unreached"
 _NOTE = ("nothing in this ComfyUI node pack calls it: ComfyUI reaches a pack only through its NODE_CLASS_MAPPINGS; "
          "port it if you reuse the helper")
+_WEBUI_NOTE = ("nothing in this stable-diffusion-webui extension calls it: webui runs an extension's scripts/*.py, "
+               "install.py and preload.py and what they import; port it if you reuse the helper")
 _PROBE_NOTE = ("an availability probe: nothing reads the name it imports, so on Ascend it only answers that the "
                "library is missing; the path it enables has its own findings")
 _DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
@@ -92,6 +94,12 @@ _SCRIPT = re.compile(r"(?<![\w.-])(?:\.\.?/)*((?:[\w-]+/)*[A-Za-z_]\w*)\.py\b")
 _RUN_ON_INSTALL = frozenset({"install.py"})
 # run by ComfyUI at startup, before the packs are imported (ComfyUI main.py, execute_prestartup_script)
 _PRESTARTUP = "prestartup_script.py"
+# a stable-diffusion-webui extension (pd27): webui imports every `scripts/*.py` of it, runs `install.py` and imports
+# `preload.py` (modules/extensions.py, modules/scripts.py of AUTOMATIC1111/stable-diffusion-webui); a scripts module of
+# one imports webui's script API
+_WEBUI_PRELOAD = "preload.py"
+_WEBUI_API = re.compile(rb"^\s*(?:from\s+modules\s+import\s[^\n]*\b(?:scripts|script_callbacks)\b|import\s+modules\.scripts\b|"
+                        rb"from\s+modules\.(?:scripts|script_callbacks)\s+import\b)", re.MULTILINE)
 # decorators that wrap a function without registering it anywhere (a registered one is reached by its registry)
 _WRAPPERS = frozenset({"lru_cache", "cache", "cached_property", "no_grad", "inference_mode", "wraps", "property",
                        "staticmethod", "classmethod", "contextmanager", "enable_grad",
@@ -895,7 +903,8 @@ def _named_by_nothing(facts: dict[str, dict[str, Any]], config_words: Collection
         more = set()
         for rel in facts.keys() - out:
             parts = rel.split("/")
-            if rel == "__init__.py" or parts[-1] in _RUN_ON_INSTALL or rel == _PRESTARTUP or parts[-1] == "setup.py":
+            if rel == "__init__.py" or parts[-1] in _RUN_ON_INSTALL or rel == _PRESTARTUP or parts[-1] == "setup.py" \
+                    or facts[rel].get("entry"):
                 continue    # a setup.py is run by whoever builds its extension (pip), not imported
             if parts[-1] == "__main__.py":  # run only by `python -m <package>` (pd18: whisper's CLI)
                 if len(parts) < 2 or not any(parts[-2] in facts[o].get("launches", ()) for o in facts.keys() - out):
@@ -1276,15 +1285,39 @@ def comfy_node_pack(results: list) -> bool:
     return isinstance(summary, dict) and bool((summary.get(TREE) or {}).get("comfy_nodes"))
 
 
-def _pack_facts(results: list, project: Any) -> dict[str, dict[str, Any]]:
-    """Each Python file's reach facts when the tree is a ComfyUI node pack (its root `__init__.py`'s tree facts say
-    it names NODE_CLASS_MAPPINGS), else {}; also {} when a Python file cannot be read; a file that does not parse
-    reads nothing (it cannot be imported either)."""
+def _webui_entries(project: Any) -> set[str]:
+    """The files stable-diffusion-webui runs of the tree when it is a webui extension: a root `scripts/` folder one of
+    whose modules imports webui's script API (`from modules import scripts, script_callbacks`); then every
+    `scripts/*.py` (webui imports them all) and `preload.py`. Empty for any other tree (pd27)."""
     from auditor.source import SourceError
     from auditor.static.project_imports import read_counted
 
-    if not comfy_node_pack(results):
-        return {}
+    paths = getattr(project, "paths", {})
+    scripts = [rel for rel in paths if rel.startswith("scripts/") and rel.count("/") == 1 and rel.endswith(".py")]
+    for rel in scripts:
+        try:
+            if _WEBUI_API.search(read_counted(project, paths[rel])):
+                return {*scripts, *([_WEBUI_PRELOAD] if _WEBUI_PRELOAD in paths else [])}
+        except (OSError, SourceError):
+            continue
+    return set()
+
+
+def _host(results: list, project: Any) -> tuple[str, set[str]]:
+    """The note for code the tree's host never reaches and the tree's entry files besides those every host runs
+    (`__init__.py`, `install.py`): a ComfyUI node pack's, a webui extension's; ("", set()) for any other tree."""
+    if comfy_node_pack(results):
+        return _NOTE, set()
+    entries = _webui_entries(project)
+    return (_WEBUI_NOTE, entries) if entries else ("", set())
+
+
+def _pack_facts(results: list, project: Any, entries: Collection[str] = ()) -> dict[str, dict[str, Any]]:
+    """Each Python file's reach facts, `entries` (files the host runs itself) marked `entry`; {} when a Python file
+    cannot be read; a file that does not parse reads nothing (it cannot be imported either)."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
     facts: dict[str, dict[str, Any]] = {}
     sources: dict[str, bytes] = {}
     for rel, path in getattr(project, "paths", {}).items():
@@ -1296,6 +1329,8 @@ def _pack_facts(results: list, project: Any) -> dict[str, dict[str, Any]]:
             facts[rel] = reach_facts(sources[rel], rel.rsplit("/", 1)[-1] == "__init__.py")
             if not facts[rel]:      # a SyntaxError in every Python 3 (MuseV's `import ..visualization.x`): the
                 facts[rel] = {"top": [], "names": {}}   # file cannot be imported or run, so it reaches nothing (t18g)
+            if rel in entries:
+                facts[rel]["entry"] = True
     _flag_sets(facts, sources)
     return facts
 
@@ -1305,7 +1340,8 @@ def apply_unreached_defs(results: list, project: Any) -> int:
     the count lowered."""
     if not any(r.findings for r in results if r.path.endswith(".py")):
         return 0
-    facts = _pack_facts(results, project)
+    host_note, entries = _host(results, project)
+    facts = _pack_facts(results, project, entries) if host_note else {}
     if not facts:
         return 0
     spans = _unreached(facts, _config_words(project, results))
@@ -1322,7 +1358,7 @@ def apply_unreached_defs(results: list, project: Any) -> int:
             if finding.severity == "info" and (finding.data or {}).get("context"):
                 continue        # another pass's reason stays (`overridden-default`, `other-backend`, ...)
             note = _LAUNCHER_NOTE if r.path in launchers else \
-                _NOTE if any(first <= finding.line <= last for first, last in inside) else \
+                host_note if any(first <= finding.line <= last for first, last in inside) else \
                 _PROBE_NOTE if any(first <= finding.line <= last for first, last in probes) else None
             if note:
                 r.findings[i] = as_info(finding, _CONTEXT, note)
