@@ -1312,6 +1312,11 @@ def _host(results: list, project: Any) -> tuple[str, set[str]]:
     return (_WEBUI_NOTE, entries) if entries else ("", set())
 
 
+def hosted_tree(results: list, project: Any) -> bool:
+    """Whether the tree is run by a host application that reaches it only through known entry points (`_host`)."""
+    return bool(_host(results, project)[0])
+
+
 def _pack_facts(results: list, project: Any, entries: Collection[str] = ()) -> dict[str, dict[str, Any]]:
     """Each Python file's reach facts, `entries` (files the host runs itself) marked `entry`; {} when a Python file
     cannot be read; a file that does not parse reads nothing (it cannot be imported either)."""
