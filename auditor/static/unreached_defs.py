@@ -480,7 +480,19 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
                             if isinstance(a, ast.Constant) and a.value == "-m" and isinstance(b, ast.Constant)
                             and isinstance(b.value, str))
     out["launches"] = sorted(launches)
-    out["modules"] = sorted(_module_words(tree))
+    # the modules only an idle `__main__` block imports are loaded only when the file runs as a script (pd27: utils3d's
+    # `if __name__ == '__main__': from .nerf import *` in its package `__init__.py`)
+    in_main = {id(n) for node in tree.body if _main_block(node) for n in ast.walk(node)}
+    out["modules"] = sorted(_module_words(tree, in_main))
+    main_modules = _module_words(tree) - set(out["modules"]) if in_main else set()
+    if main_modules:
+        out["main_modules"] = sorted(main_modules)
+    lazy = _lazy_children(tree) if package_init else None
+    if lazy is not None:
+        out["lazy"] = lazy
+    listed = {n.value for node in tree.body if _all_list(node) for n in ast.walk(node) if isinstance(n, ast.Constant)}
+    if listed:
+        out["listed"] = sorted(v for v in listed if isinstance(v, str))
     whole = _whole_imports(tree)
     if whole:
         out["whole"] = sorted(whole)
@@ -508,7 +520,8 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     # the regions that load modules by a computed name ("" for module-level code); a dotted-path resolver loads only
     # modules some string names (`_resolver`), which the module words already count
     dynamic = sorted({"" if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else node.name
-                      for node in tree.body for n in ast.walk(node) if _dynamic_load(n) and not _resolver(node)})
+                      for node in tree.body for n in ast.walk(node) if _dynamic_load(n) and not _resolver(node)
+                      and not (lazy is not None and _lazy_getattr(node))})
     if dynamic:
         out["dynamic"] = dynamic
     prefixes = _module_prefixes(tree)
@@ -611,10 +624,37 @@ def _computed_getattr(node: ast.AST) -> bool:
             and len(node.args) >= 2 and not isinstance(node.args[1], ast.Constant))
 
 
-def _module_words(tree: ast.Module) -> set[str]:
+def _lazy_getattr(node: ast.stmt) -> bool:
+    """A package's module-level `def __getattr__(name)` that imports `f".{...}"` relative to the package itself
+    (`importlib.import_module(f'.{module_name}', __name__)`): a lazy loader of the package's own children."""
+    return isinstance(node, ast.FunctionDef) and node.name == "__getattr__" and any(
+        isinstance(c, ast.Call) and _decorator_name(c.func) == "import_module" and len(c.args) == 2
+        and isinstance(c.args[0], ast.JoinedStr) and c.args[0].values
+        and isinstance(c.args[0].values[0], ast.Constant) and c.args[0].values[0].value == "."
+        and isinstance(c.args[1], ast.Name) and c.args[1].id in ("__name__", "__package__") for c in ast.walk(node))
+
+
+def _lazy_children(tree: ast.Module) -> dict[str, list[str]] | None:
+    """For a package `__init__.py` with a lazy `__getattr__` (`_lazy_getattr`, pd27: utils3d's): the children it may
+    load, {child: the names that make it load it} from a module-level table `{"nerf": ["get_rays", ...], ...}`, or
+    {"*": []} when it loads the child named by the attribute itself (`utils3d.torch`); None for any other file."""
+    if not any(_lazy_getattr(node) for node in tree.body):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and node.value.keys and all(
+                isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, (ast.List, ast.Tuple))
+                and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in v.elts)
+                for k, v in zip(node.value.keys, node.value.values)):
+            return {k.value: [e.value for e in v.elts]                          # type: ignore[union-attr]
+                    for k, v in zip(node.value.keys, node.value.values)}        # type: ignore[union-attr]
+    return {"*": []}
+
+
+def _module_words(tree: ast.Module, skip: Collection[int] = ()) -> set[str]:
     """The module names the file imports or names, each dotted part apart (`from .mimicmotion.dwpose import
     preprocess` -> mimicmotion, dwpose, preprocess; `importlib.import_module("pack.nodes")` -> pack, nodes): a file
-    whose stem (a package's folder) is none of the tree's words is imported by nothing in the tree."""
+    whose stem (a package's folder) is none of the tree's words is imported by nothing in the tree. `skip`: the ids
+    of nodes not read (an idle `__main__` block's)."""
     out: set[str] = set()
     # a word without a dot names a module only where something loads it by that name (`import_module("nodes")`) or a
     # star import brings it (`__all__`); a dict key or a mode string (`out["sample"]`) names none (pd25: OpenDiT's
@@ -623,6 +663,8 @@ def _module_words(tree: ast.Module) -> set[str]:
               and _decorator_name(c.func) in _LOADERS | {"find_spec", "import_string"}}
     loaded |= {id(c) for node in tree.body if _all_list(node) for c in ast.walk(node)}
     for n in module_nodes(tree):
+        if id(n) in skip:
+            continue
         if isinstance(n, ast.ImportFrom):
             out.update((n.module or "").split("."))
             out.update(a.name for a in n.names)
@@ -889,14 +931,35 @@ def _unnamed_files(facts: dict[str, dict[str, Any]], config_words: Collection[st
 def _named_by_nothing(facts: dict[str, dict[str, Any]], config_words: Collection[str]) -> set[str]:
     """`_unnamed_files` as if no file loaded modules by a computed name."""
     named: dict[str, set[str]] = {}     # word -> the files that name it
+    launched = {launch for f in facts.values() for launch in f.get("launches", ())}
     for rel, f in facts.items():
         if rel.rsplit("/", 1)[-1] == "setup.py":
             continue    # its module names are build inputs for pip (`make_cuda_ext(module="basicsr.ops.fused_act")`)
         # a module is loaded by an import, a loader's string or a launch (`_module_words`, `launches`); a name or
         # attribute read (`scheduler.sample(...)`) loads no module of that name (pd25)
         words = {*f.get("modules", ()), *(launch.rsplit("/", 1)[-1] for launch in f.get("launches", ()))}
+        if rel.rsplit("/", 1)[-1] in _RUN_ON_INSTALL or _launched(rel, launched):
+            words.update(f.get("main_modules", ()))     # its `__main__` block runs
         for w in words:
             named.setdefault(w, set()).add(rel)
+    # a lazy package `__init__.py` loads a child when some file reads one of its names (pd27: utils3d.torch's table)
+    lazy = any("lazy" in f for f in facts.values())
+    reads = {rel: ({n.rpartition(":")[2].removeprefix(".") for names in f.get("names", {}).values() for n in names}
+                   | {e.partition(":")[2] for e in f.get("imports_from", ())})
+             - {name for name, *_ in f.get("top", ())} - set(f.get("listed", ()))
+             for rel, f in facts.items() if "lazy" not in f} if lazy else {}   # (nor does another lazy package's table)
+    # (a file reading its own definitions or listing names in its `__all__` asks no package for them)
+    by_path: dict[str, set[str]] = {}      # a lazy package's child -> the files whose reads make the package load it
+    for rel, f in facts.items():
+        table = f.get("lazy") or {}
+        folder = rel.removesuffix("__init__.py")
+        for other in facts:
+            parts = other[len(folder):].split("/") if other.startswith(folder) and other != rel else []
+            if not table or not parts or len(parts) > 2 or len(parts) == 2 and parts[1] != "__init__.py":
+                continue
+            child = parts[0].removesuffix(".py")
+            names = {child} if "*" in table else set(table.get(child, ()))     # `*`: the attribute names the child
+            by_path.setdefault(other, set()).update(o for o, words in reads.items() if o != rel and words & names)
     prefixes = {p for f in facts.values() for p in f.get("prefixes", ())}
     out: set[str] = set()
     while True:     # a file named only by files nothing loads is not loaded either (manage.py launching extract_vq.py)
@@ -911,7 +974,7 @@ def _named_by_nothing(facts: dict[str, dict[str, Any]], config_words: Collection
                     more.add(rel)
                 continue
             module = parts[-2] if parts[-1] == "__init__.py" else parts[-1].removesuffix(".py")
-            namers = named.get(module, set()) - out - {rel}
+            namers = (named.get(module, set()) | by_path.get(rel, set())) - out - {rel}
             if parts[-1] == "__init__.py":   # a file inside the package is loaded after it: naming it loads nothing
                 folder = rel.removesuffix("__init__.py")    # (pd19: basicsr's upfirdn2d.py reads its own `upfirdn2d`)
                 namers = {o for o in namers if not o.startswith(folder)}
