@@ -304,25 +304,20 @@ def _autocasts(tree: ast.Module) -> list[list[Any]]:
     for fn in module_nodes(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        stores: dict[str, list[ast.AST]] = {}
+        stores: dict[str, list[ast.AST]] = {}     # name -> the values bound to it (a node that is no value: unknown)
+        plain = {id(t) for n in ast.walk(fn) if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
         for n in ast.walk(fn):
             if isinstance(n, ast.Assign):
                 for t in n.targets:
-                    for name in ast.walk(t):
-                        if isinstance(name, ast.Name):
-                            stores.setdefault(name.id, []).append(n.value if t is name else name)
-            elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.NamedExpr, ast.arg,
-                                ast.Global, ast.Nonlocal)):
-                for name in ast.walk(n.target if isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr))
-                                     else n) if not isinstance(n, ast.With) else \
-                        (x for item in n.items if item.optional_vars for x in ast.walk(item.optional_vars)):
-                    if isinstance(name, ast.Name):
-                        stores.setdefault(name.id, []).append(name)
-                if isinstance(n, ast.arg):
-                    stores.setdefault(n.arg, []).append(n)
-                if isinstance(n, (ast.Global, ast.Nonlocal)):
-                    for name in n.names:
-                        stores.setdefault(name, []).append(n)
+                    if isinstance(t, ast.Name):
+                        stores.setdefault(t.id, []).append(n.value)
+            elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and id(n) not in plain:
+                stores.setdefault(n.id, []).append(n)       # a loop, `with`, tuple, augmented or walrus target
+            elif isinstance(n, ast.arg):
+                stores.setdefault(n.arg, []).append(n)
+            elif isinstance(n, (ast.Global, ast.Nonlocal)):
+                for name in n.names:
+                    stores.setdefault(name, []).append(n)
         for call in ast.walk(fn):
             if not isinstance(call, ast.Call) or not _autocast_func(call.func, aliases):
                 continue

@@ -641,12 +641,14 @@ def _lazy_children(tree: ast.Module) -> dict[str, list[str]] | None:
     if not any(_lazy_getattr(node) for node in tree.body):
         return None
     for node in tree.body:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and node.value.keys and all(
-                isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, (ast.List, ast.Tuple))
-                and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in v.elts)
-                for k, v in zip(node.value.keys, node.value.values)):
-            return {k.value: [e.value for e in v.elts]                          # type: ignore[union-attr]
-                    for k, v in zip(node.value.keys, node.value.values)}        # type: ignore[union-attr]
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and node.value.keys):
+            continue
+        table: dict[str, list[str]] = {}
+        for k, v in zip(node.value.keys, node.value.values):
+            if isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, (ast.List, ast.Tuple)):
+                table[k.value] = [e.value for e in v.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        if len(table) == len(node.value.keys):
+            return table
     return {"*": []}
 
 
