@@ -336,7 +336,7 @@ def _autocasts(tree: ast.Module) -> list[list[Any]]:
     for node in assigns:
         names = [t.id for t in node.targets if isinstance(t, ast.Name)]
         if names and all(every.get(a) == len(calls.get(a, ())) > 0 for a in names):
-            out.append([node.lineno, node.end_lineno or node.lineno, "alias", sorted(set(calls[names[0]]))])
+            out.append([node.lineno, node.end_lineno or node.lineno, "alias", sorted(set(calls[names[0]])), names[0]])
     return out
 
 
@@ -732,6 +732,25 @@ def _attributes_set_on(project: Any, names: set[str]) -> set[str]:
     return on | (names - set_off)
 
 
+def _imported_elsewhere(project: Any, rel: str, name: str) -> bool:
+    """Whether another Python file of the tree may take `name` from module `rel` (`from .raft import autocast`, `from
+    .raft import *`, `raft.autocast`): then the alias may be called there, enabled. True when a file cannot be read."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    stem, word = re.escape(rel.rsplit("/", 1)[-1].removesuffix(".py").encode()), re.escape(name.encode())
+    pattern = re.compile(rb"\bfrom\s+[\w.]*\b" + stem + rb"\s+import\s[^\n]*(?:\b" + word + rb"\b|\*)|\b" + stem
+                         + rb"\." + word + rb"\b")
+    for other, path in project.paths.items():
+        if other.endswith(".py") and other != rel:
+            try:
+                if pattern.search(read_counted(project, path)):
+                    return True
+            except (OSError, SourceError):
+                return True
+    return False
+
+
 def lower_off_autocasts(results: list, project: Any) -> int:
     """Device and precision findings on an autocast that is never enabled in the tree (`_autocasts`, pd27, heldout27:
     RAFT's `with autocast(enabled=self.args.mixed_precision):` where the one place building its args sets
@@ -757,7 +776,8 @@ def lower_off_autocasts(results: list, project: Any) -> int:
         lowered += _lower(r, lambda f, a=first, b=last: a <= f.line <= b and f.category in ("device", "precision"),
                           _OFF_CONTEXT, _OFF_NOTE.format(why))
     for r, (first, last, how, *rest) in wanted:
-        if how == "alias" and rest and set(rest[0]) <= off_calls.get(r.path, set()):
+        if how == "alias" and rest and set(rest[0]) <= off_calls.get(r.path, set()) \
+                and not _imported_elsewhere(project, r.path, rest[-1]):
             lowered += _lower(r, lambda f, a=first, b=last: a <= f.line <= b and f.category in ("device", "precision"),
                               _OFF_CONTEXT, _OFF_NOTE.format("every call of this alias passes an `enabled` that is "
                                                              "always false"))
