@@ -1171,8 +1171,8 @@ def _uncalled_methods(rel: str, f: dict[str, Any], facts: dict[str, dict[str, An
     class tied by inheritance to a class from outside the pack (nn.Module, diffusers' Attention, a metaclass), every
     method but a known library hook (`_LIBRARY_HOOKS`) the pack never triggers: the library may call any other by
     its name."""
-    if not f.get("methods") or "<computed-self>" in f.get("words", ()):
-        return []
+    if not f.get("methods") or "<computed-self>" in f.get("words", ()) or f.get("entry"):
+        return []       # (webui calls a scripts module's `Script` hooks, `process`, `ui`, ..., by name: pd27)
     read = {w for g in facts.values() for w in g.get("words", ())}
     dead: set[str] = set()      # words read only in the bodies of flags nothing turns on
     for g in facts.values():
