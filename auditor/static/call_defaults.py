@@ -68,6 +68,7 @@ _FACT_DEFAULTS, _FACT_CALLS, _FACT_REFS = "defaults", "calls", "refs"
 # constant; keyword -> whether some call of the file passes it a value other than a false constant
 _FACT_MAIN_CALLS, _FACT_FLAGS, _FACT_SWITCHES = "main_calls", "flags", "switches"
 _FACT_OPTIONAL = "optional_attrs"      # `if hasattr(self, "X") and self.X is not None:` bodies
+_FACT_AUTOCASTS = "autocasts"           # pd27: autocasts whose `enabled` is always off (`_autocasts`)
 # methods of torch.Tensor / torch.nn.Module (https://pytorch.org/docs/stable/tensors.html,
 # https://pytorch.org/docs/stable/generated/torch.nn.Module.html) taking a device or dtype: a method of the same name
 # is matched by name, and `x.type(torch.float64)` on a tensor is not a call of pypose's `type(self, dtype=...)`
@@ -270,6 +271,75 @@ def _flags(tree: ast.Module) -> list[list[Any]]:
     return out
 
 
+def _surely_false(node: ast.expr | None) -> bool:
+    """`False`, `None`, `0`, or an `and` with such an operand (`vae_dtype != torch.float32 and False`): always false."""
+    return _false_constant(node) or isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) \
+        and any(_surely_false(v) for v in node.values)
+
+
+def _autocast_func(func: ast.expr, aliases: frozenset[str]) -> bool:
+    """`torch.autocast`, `torch.cuda.amp.autocast`, a bare `autocast`, or a module-level alias of one."""
+    return isinstance(func, ast.Attribute) and func.attr == "autocast" \
+        or isinstance(func, ast.Name) and (func.id == "autocast" or func.id in aliases)
+
+
+def _autocasts(tree: ast.Module) -> list[list[Any]]:
+    """[first, last line, how it is off] of each autocast whose `enabled` is off where the file alone cannot say it is
+    on (pd27, heldout27): "off" for a local of the enclosing function bound only to always-false values
+    (`vae_autocast_enabled = ... and False`), "attr:X" for `<object>.X` (`self.args.mixed_precision`: off where every
+    file of the tree sets X only to a false constant, read per run); and [first, last, "alias", [the calls' first
+    lines]] for a module-level alias (`autocast = torch.cuda.amp.autocast`) whose every call is one of those. A literal
+    `enabled=False` is neutral_uses' (pd8): the disable may be written for an outer region."""
+    # module-level, a `try:` around it included (RAFT's `try: autocast = torch.cuda.amp.autocast` / `except:` a dummy)
+    assigns = [n for node in tree.body if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+               for n in ast.walk(node) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Attribute)
+               and n.value.attr == "autocast"]
+    aliases = frozenset(t.id for node in assigns for t in node.targets if isinstance(t, ast.Name))
+    out: list[list[Any]] = []
+    calls: dict[str, list[int]] = {}        # alias -> the lines of its calls found off
+    every: dict[str, int] = {}              # alias -> how many times the file reads it
+    for n in module_nodes(tree):
+        if isinstance(n, ast.Name) and n.id in aliases and isinstance(n.ctx, ast.Load):
+            every[n.id] = every.get(n.id, 0) + 1
+    for fn in module_nodes(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        stores: dict[str, list[ast.AST]] = {}     # name -> the values bound to it (a node that is no value: unknown)
+        plain = {id(t) for n in ast.walk(fn) if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    if isinstance(t, ast.Name):
+                        stores.setdefault(t.id, []).append(n.value)
+            elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and id(n) not in plain:
+                stores.setdefault(n.id, []).append(n)       # a loop, `with`, tuple, augmented or walrus target
+            elif isinstance(n, ast.arg):
+                stores.setdefault(n.arg, []).append(n)
+            elif isinstance(n, (ast.Global, ast.Nonlocal)):
+                for name in n.names:
+                    stores.setdefault(name, []).append(n)
+        for call in ast.walk(fn):
+            if not isinstance(call, ast.Call) or not _autocast_func(call.func, aliases):
+                continue
+            value = next((k.value for k in call.keywords if k.arg == "enabled"), None)
+            how = None
+            if isinstance(value, ast.Name) and stores.get(value.id) and all(
+                    isinstance(v, ast.expr) and not isinstance(v, ast.Name) and _surely_false(v)
+                    for v in stores[value.id]):
+                how = "off"
+            elif isinstance(value, ast.Attribute) and not isinstance(value.value, ast.Constant):
+                how = "attr:" + value.attr
+            if how:
+                out.append([call.lineno, call.end_lineno or call.lineno, how])
+                if isinstance(call.func, ast.Name) and call.func.id in aliases:
+                    calls.setdefault(call.func.id, []).append(call.lineno)
+    for node in assigns:
+        names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        if names and all(every.get(a) == len(calls.get(a, ())) > 0 for a in names):
+            out.append([node.lineno, node.end_lineno or node.lineno, "alias", sorted(set(calls[names[0]])), names[0]])
+    return out
+
+
 def _module_aliases(tree: ast.Module) -> set[str]:
     """Names the file binds by an import (a module it may call through: `offload.enable_cpu_offload(...)`)."""
     out: set[str] = set()
@@ -428,12 +498,13 @@ def default_facts(data: bytes, tree: ast.AST | None = None) -> dict[str, Any]:
         calls, main_calls, refs, switches = _calls_and_refs(tree)
         flags = _flags(tree)
         optional = _optional_attr_branches(tree)
+        autocasts = _autocasts(tree)
     except RecursionError:
         return {}
     out: dict[str, Any] = {}
     for fact, value in ((_FACT_DEFAULTS, defaults), (_FACT_CALLS, calls), (_FACT_MAIN_CALLS, main_calls),
                         (_FACT_REFS, refs), (_FACT_FLAGS, flags), (_FACT_SWITCHES, switches),
-                        (_FACT_OPTIONAL, optional)):
+                        (_FACT_OPTIONAL, optional), (_FACT_AUTOCASTS, autocasts)):
         if value:
             out[fact] = value
     return out
@@ -615,4 +686,99 @@ def lower_unset_attribute_branches(results: list, project: Any) -> int:
         for r, (first, last) in entries:
             lowered += _lower(r, lambda f, first=first, last=last: first <= f.line <= last,
                               _UNSET_CONTEXT, _UNSET_NOTE.format(name))
+    return lowered
+
+
+_OFF_CONTEXT = "autocast-off"
+_OFF_NOTE = ("this autocast is never enabled in this tree ({}): it opens no mixed-precision region, so its CUDA spelling "
+             "changes nothing on Ascend; name the NPU when you turn it on")
+_CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini")
+
+
+def _attributes_set_on(project: Any, names: set[str]) -> set[str]:
+    """The attributes of `names` that the tree may set to something other than a false constant, or never sets at all
+    (then a caller outside the tree does): a store, a keyword or parameter of that name, the name as a string (a
+    config dict's key, `setattr`), a command-line option spelling it (`--mixed_precision`, `--mixed-precision`), or
+    the word in a config file. All of them when a file cannot be read."""
+    from auditor.source import SourceError
+    from auditor.static.attribute_sets import setting_nodes
+    from auditor.static.project_imports import read_counted
+
+    on: set[str] = set()
+    set_off: set[str] = set()
+    for rel, path in project.paths.items():
+        python = rel.endswith(".py")
+        if not (python or rel.lower().endswith(_CONFIG_SUFFIXES)):
+            continue
+        try:
+            data = read_counted(project, path)
+        except (OSError, SourceError):
+            return set(names)
+        named = [n for n in names - on if n.encode() in data or n.replace("_", "-").encode() in data]
+        if not named:
+            continue
+        source = project.source(rel) if python else None
+        if source is None:
+            on.update(named)        # a config file naming it, or a Python file not parsed
+            continue
+        tree = source[1]
+        options = {n.value.lstrip("-").replace("-", "_") for n in module_nodes(tree)
+                   if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.startswith("-")}
+        for name in named:
+            if name in options or any(True for _ in setting_nodes(tree, name, false_stores=False)):
+                on.add(name)
+            elif any(True for _ in setting_nodes(tree, name)):
+                set_off.add(name)
+    return on | (names - set_off)
+
+
+def _imported_elsewhere(project: Any, rel: str, name: str) -> bool:
+    """Whether another Python file of the tree may take `name` from module `rel` (`from .raft import autocast`, `from
+    .raft import *`, `raft.autocast`): then the alias may be called there, enabled. True when a file cannot be read."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    stem, word = re.escape(rel.rsplit("/", 1)[-1].removesuffix(".py").encode()), re.escape(name.encode())
+    pattern = re.compile(rb"\bfrom\s+[\w.]*\b" + stem + rb"\s+import\s[^\n]*(?:\b" + word + rb"\b|\*)|\b" + stem
+                         + rb"\." + word + rb"\b")
+    for other, path in project.paths.items():
+        if other.endswith(".py") and other != rel:
+            try:
+                if pattern.search(read_counted(project, path)):
+                    return True
+            except (OSError, SourceError):
+                return True
+    return False
+
+
+def lower_off_autocasts(results: list, project: Any) -> int:
+    """Device and precision findings on an autocast that is never enabled in the tree (`_autocasts`, pd27, heldout27:
+    RAFT's `with autocast(enabled=self.args.mixed_precision):` where the one place building its args sets
+    `args.mixed_precision = False`; HunyuanVideo's `enabled=vae_autocast_enabled` with `vae_autocast_enabled = ... and
+    False`), and on a module-level alias of autocast every call of which is such, lowered to info: a region that never
+    opens neither fails nor differs on Ascend. An autocast whose flag some file may turn on keeps its severity. The
+    count lowered."""
+    wanted: list[tuple[Any, list[Any]]] = []
+    for r in results:
+        f = project.calls(r.path) if r.path.endswith(".py") and r.findings else None
+        wanted += [(r, entry) for entry in (f or {}).get(_FACT_AUTOCASTS) or ()]
+    if not wanted:
+        return 0
+    attrs = {how.partition(":")[2] for _, (_, _, how, *_) in wanted if how.startswith("attr:")}
+    on = _attributes_set_on(project, attrs) if attrs else set()
+    lowered = 0
+    off_calls: dict[str, set[int]] = {}
+    for r, (first, last, how, *rest) in wanted:
+        if how == "alias" or how.startswith("attr:") and how[5:] in on:
+            continue
+        off_calls.setdefault(r.path, set()).add(first)
+        why = "`enabled` is always false here" if how == "off" else f"no file of it sets `{how[5:]}` but to False"
+        lowered += _lower(r, lambda f, a=first, b=last: a <= f.line <= b and f.category in ("device", "precision"),
+                          _OFF_CONTEXT, _OFF_NOTE.format(why))
+    for r, (first, last, how, *rest) in wanted:
+        if how == "alias" and rest and set(rest[0]) <= off_calls.get(r.path, set()) \
+                and not _imported_elsewhere(project, r.path, rest[-1]):
+            lowered += _lower(r, lambda f, a=first, b=last: a <= f.line <= b and f.category in ("device", "precision"),
+                              _OFF_CONTEXT, _OFF_NOTE.format("every call of this alias passes an `enabled` that is "
+                                                             "always false"))
     return lowered

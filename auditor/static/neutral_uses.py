@@ -368,34 +368,39 @@ def mark_disabled_autocast_devices(findings: list, tree: ast.AST) -> list:
     CUDA. Whether that holds depends on the whole tree (`lower_disabled_autocasts`), so the file pass only marks the
     finding. A file that also opens an enabled CUDA autocast marks nothing: there the disable must name the NPU to
     take effect."""
-    if not any(f.code == "NPU003" for f in findings) or not isinstance(tree, ast.Module):
+    if not any(f.code in ("NPU003", "NPU012") for f in findings) or not isinstance(tree, ast.Module):
         return findings
     calls = [n for n in module_nodes(tree) if isinstance(n, ast.Call) and _autocast_call(n)]
     if any(not _disabled(c) and (_cuda_device_arg(c) is not None or "cuda" in ast.unparse(c.func)) for c in calls):
         return findings
-    spots = {(v.lineno, v.col_offset + 1) for c in calls if _disabled(c) for v in [_cuda_device_arg(c)] if v}
+    spots = {("NPU003", v.lineno, v.col_offset + 1) for c in calls if _disabled(c) for v in [_cuda_device_arg(c)] if v}
+    # `torch.cuda.amp.autocast(enabled=False)`: the CUDA spelling of the same disable (pd27, heldout27's GroundingDINO)
+    spots |= {("NPU012", c.func.lineno, c.func.col_offset + 1) for c in calls if _disabled(c)
+              and "cuda" in ast.unparse(c.func)}
     if not spots:
         return findings
-    return [replace(f, data={**f.data, _MARK: True}) if f.code == "NPU003" and (f.line, f.col) in spots else f
-            for f in findings]
+    return [replace(f, data={**f.data, _MARK: True}) if (f.code, f.line, f.col) in spots else f for f in findings]
 
 
 _MARK = "disabled_autocast"
 
 
 def lower_disabled_autocasts(results: list, project: Any = None) -> None:
-    """The marked "cuda" of a disabled autocast to info when the tree is a ComfyUI node pack that opens no autocast
+    """The marked "cuda" of a disabled autocast (or its `torch.cuda.amp` spelling, pd27) to info when the tree is a
+    ComfyUI node pack or a webui extension (pd27: webui calls an extension's scripts outside any region) that opens no autocast
     region in any file (NPU204, which a disabled autocast never makes): ComfyUI casts weights itself and opens no
     autocast around a node (pd8, heldout21's MMAudio). Anywhere else the disable is written for an outer region that
     some file or the library's caller opens (Lightning's "bf16-mixed", a user's autocast; read on boltz, quack,
     darts): ported to the NPU, that region is not switched off by the "cuda" disable, so the full-precision code would
     silently run in low precision (the finding keeps its severity). The mark is removed either way."""
-    from auditor.static.unreached_defs import comfy_node_pack
+    from auditor.static.unreached_defs import hosted_tree
 
     marked = [r for r in results if any(_MARK in f.data for f in r.findings)]
     if not marked:
         return
-    lower = comfy_node_pack(results) and not any(f.code == "NPU204" for r in results for f in r.findings)
+    # (an autocast call_defaults found never enabled opens no region either; pd27)
+    lower = not any(f.code == "NPU204" and f.data.get("context") != "autocast-off" for r in results
+                    for f in r.findings) and hosted_tree(results, project)
     for r in marked:
         r.findings = [_unmarked(f, lower) if _MARK in f.data else f for f in r.findings]
 

@@ -69,6 +69,8 @@ from auditor.static.backends import as_info
 _CONTEXT = "unreached"
 _NOTE = ("nothing in this ComfyUI node pack calls it: ComfyUI reaches a pack only through its NODE_CLASS_MAPPINGS; "
          "port it if you reuse the helper")
+_WEBUI_NOTE = ("nothing in this stable-diffusion-webui extension calls it: webui runs an extension's scripts/*.py, "
+               "install.py and preload.py and what they import; port it if you reuse the helper")
 _PROBE_NOTE = ("an availability probe: nothing reads the name it imports, so on Ascend it only answers that the "
                "library is missing; the path it enables has its own findings")
 _DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
@@ -92,6 +94,12 @@ _SCRIPT = re.compile(r"(?<![\w.-])(?:\.\.?/)*((?:[\w-]+/)*[A-Za-z_]\w*)\.py\b")
 _RUN_ON_INSTALL = frozenset({"install.py"})
 # run by ComfyUI at startup, before the packs are imported (ComfyUI main.py, execute_prestartup_script)
 _PRESTARTUP = "prestartup_script.py"
+# a stable-diffusion-webui extension (pd27): webui imports every `scripts/*.py` of it, runs `install.py` and imports
+# `preload.py` (modules/extensions.py, modules/scripts.py of AUTOMATIC1111/stable-diffusion-webui); a scripts module of
+# one imports webui's script API
+_WEBUI_PRELOAD = "preload.py"
+_WEBUI_API = re.compile(rb"^\s*(?:from\s+modules\s+import\s[^\n]*\b(?:scripts|script_callbacks)\b|import\s+modules\.scripts\b|"
+                        rb"from\s+modules\.(?:scripts|script_callbacks)\s+import\b)", re.MULTILINE)
 # decorators that wrap a function without registering it anywhere (a registered one is reached by its registry)
 _WRAPPERS = frozenset({"lru_cache", "cache", "cached_property", "no_grad", "inference_mode", "wraps", "property",
                        "staticmethod", "classmethod", "contextmanager", "enable_grad",
@@ -472,7 +480,19 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
                             if isinstance(a, ast.Constant) and a.value == "-m" and isinstance(b, ast.Constant)
                             and isinstance(b.value, str))
     out["launches"] = sorted(launches)
-    out["modules"] = sorted(_module_words(tree))
+    # the modules only an idle `__main__` block imports are loaded only when the file runs as a script (pd27: utils3d's
+    # `if __name__ == '__main__': from .nerf import *` in its package `__init__.py`)
+    in_main = {id(n) for node in tree.body if _main_block(node) for n in ast.walk(node)}
+    out["modules"] = sorted(_module_words(tree, in_main))
+    main_modules = _module_words(tree) - set(out["modules"]) if in_main else set()
+    if main_modules:
+        out["main_modules"] = sorted(main_modules)
+    lazy = _lazy_children(tree) if package_init else None
+    if lazy is not None:
+        out["lazy"] = lazy
+    listed = {n.value for node in tree.body if _all_list(node) for n in ast.walk(node) if isinstance(n, ast.Constant)}
+    if listed:
+        out["listed"] = sorted(v for v in listed if isinstance(v, str))
     whole = _whole_imports(tree)
     if whole:
         out["whole"] = sorted(whole)
@@ -500,7 +520,8 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     # the regions that load modules by a computed name ("" for module-level code); a dotted-path resolver loads only
     # modules some string names (`_resolver`), which the module words already count
     dynamic = sorted({"" if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else node.name
-                      for node in tree.body for n in ast.walk(node) if _dynamic_load(n) and not _resolver(node)})
+                      for node in tree.body for n in ast.walk(node) if _dynamic_load(n) and not _resolver(node)
+                      and not (lazy is not None and _lazy_getattr(node))})
     if dynamic:
         out["dynamic"] = dynamic
     prefixes = _module_prefixes(tree)
@@ -603,10 +624,39 @@ def _computed_getattr(node: ast.AST) -> bool:
             and len(node.args) >= 2 and not isinstance(node.args[1], ast.Constant))
 
 
-def _module_words(tree: ast.Module) -> set[str]:
+def _lazy_getattr(node: ast.stmt) -> bool:
+    """A package's module-level `def __getattr__(name)` that imports `f".{...}"` relative to the package itself
+    (`importlib.import_module(f'.{module_name}', __name__)`): a lazy loader of the package's own children."""
+    return isinstance(node, ast.FunctionDef) and node.name == "__getattr__" and any(
+        isinstance(c, ast.Call) and _decorator_name(c.func) == "import_module" and len(c.args) == 2
+        and isinstance(c.args[0], ast.JoinedStr) and c.args[0].values
+        and isinstance(c.args[0].values[0], ast.Constant) and c.args[0].values[0].value == "."
+        and isinstance(c.args[1], ast.Name) and c.args[1].id in ("__name__", "__package__") for c in ast.walk(node))
+
+
+def _lazy_children(tree: ast.Module) -> dict[str, list[str]] | None:
+    """For a package `__init__.py` with a lazy `__getattr__` (`_lazy_getattr`, pd27: utils3d's): the children it may
+    load, {child: the names that make it load it} from a module-level table `{"nerf": ["get_rays", ...], ...}`, or
+    {"*": []} when it loads the child named by the attribute itself (`utils3d.torch`); None for any other file."""
+    if not any(_lazy_getattr(node) for node in tree.body):
+        return None
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and node.value.keys):
+            continue
+        table: dict[str, list[str]] = {}
+        for k, v in zip(node.value.keys, node.value.values):
+            if isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, (ast.List, ast.Tuple)):
+                table[k.value] = [e.value for e in v.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        if len(table) == len(node.value.keys):
+            return table
+    return {"*": []}
+
+
+def _module_words(tree: ast.Module, skip: Collection[int] = ()) -> set[str]:
     """The module names the file imports or names, each dotted part apart (`from .mimicmotion.dwpose import
     preprocess` -> mimicmotion, dwpose, preprocess; `importlib.import_module("pack.nodes")` -> pack, nodes): a file
-    whose stem (a package's folder) is none of the tree's words is imported by nothing in the tree."""
+    whose stem (a package's folder) is none of the tree's words is imported by nothing in the tree. `skip`: the ids
+    of nodes not read (an idle `__main__` block's)."""
     out: set[str] = set()
     # a word without a dot names a module only where something loads it by that name (`import_module("nodes")`) or a
     # star import brings it (`__all__`); a dict key or a mode string (`out["sample"]`) names none (pd25: OpenDiT's
@@ -615,6 +665,8 @@ def _module_words(tree: ast.Module) -> set[str]:
               and _decorator_name(c.func) in _LOADERS | {"find_spec", "import_string"}}
     loaded |= {id(c) for node in tree.body if _all_list(node) for c in ast.walk(node)}
     for n in module_nodes(tree):
+        if id(n) in skip:
+            continue
         if isinstance(n, ast.ImportFrom):
             out.update((n.module or "").split("."))
             out.update(a.name for a in n.names)
@@ -881,28 +933,50 @@ def _unnamed_files(facts: dict[str, dict[str, Any]], config_words: Collection[st
 def _named_by_nothing(facts: dict[str, dict[str, Any]], config_words: Collection[str]) -> set[str]:
     """`_unnamed_files` as if no file loaded modules by a computed name."""
     named: dict[str, set[str]] = {}     # word -> the files that name it
+    launched = {launch for f in facts.values() for launch in f.get("launches", ())}
     for rel, f in facts.items():
         if rel.rsplit("/", 1)[-1] == "setup.py":
             continue    # its module names are build inputs for pip (`make_cuda_ext(module="basicsr.ops.fused_act")`)
         # a module is loaded by an import, a loader's string or a launch (`_module_words`, `launches`); a name or
         # attribute read (`scheduler.sample(...)`) loads no module of that name (pd25)
         words = {*f.get("modules", ()), *(launch.rsplit("/", 1)[-1] for launch in f.get("launches", ()))}
+        if rel.rsplit("/", 1)[-1] in _RUN_ON_INSTALL or _launched(rel, launched):
+            words.update(f.get("main_modules", ()))     # its `__main__` block runs
         for w in words:
             named.setdefault(w, set()).add(rel)
+    # a lazy package `__init__.py` loads a child when some file reads one of its names (pd27: utils3d.torch's table)
+    lazy = any("lazy" in f for f in facts.values())
+    reads = {rel: ({n.rpartition(":")[2].removeprefix(".") for names in f.get("names", {}).values() for n in names}
+                   | {e.partition(":")[2] for e in f.get("imports_from", ())})
+             - {name for name, *_ in f.get("top", ())} - set(f.get("listed", ()))
+             for rel, f in facts.items() if "lazy" not in f} if lazy else {}   # (nor does another lazy package's table)
+    # (a file reading its own definitions or listing names in its `__all__` asks no package for them)
+    by_path: dict[str, set[str]] = {}      # a lazy package's child -> the files whose reads make the package load it
+    for rel, f in facts.items():
+        table = f.get("lazy") or {}
+        folder = rel.removesuffix("__init__.py")
+        for other in facts:
+            parts = other[len(folder):].split("/") if other.startswith(folder) and other != rel else []
+            if not table or not parts or len(parts) > 2 or len(parts) == 2 and parts[1] != "__init__.py":
+                continue
+            child = parts[0].removesuffix(".py")
+            names = {child} if "*" in table else set(table.get(child, ()))     # `*`: the attribute names the child
+            by_path.setdefault(other, set()).update(o for o, words in reads.items() if o != rel and words & names)
     prefixes = {p for f in facts.values() for p in f.get("prefixes", ())}
     out: set[str] = set()
     while True:     # a file named only by files nothing loads is not loaded either (manage.py launching extract_vq.py)
         more = set()
         for rel in facts.keys() - out:
             parts = rel.split("/")
-            if rel == "__init__.py" or parts[-1] in _RUN_ON_INSTALL or rel == _PRESTARTUP or parts[-1] == "setup.py":
+            if rel == "__init__.py" or parts[-1] in _RUN_ON_INSTALL or rel == _PRESTARTUP or parts[-1] == "setup.py" \
+                    or facts[rel].get("entry"):
                 continue    # a setup.py is run by whoever builds its extension (pip), not imported
             if parts[-1] == "__main__.py":  # run only by `python -m <package>` (pd18: whisper's CLI)
                 if len(parts) < 2 or not any(parts[-2] in facts[o].get("launches", ()) for o in facts.keys() - out):
                     more.add(rel)
                 continue
             module = parts[-2] if parts[-1] == "__init__.py" else parts[-1].removesuffix(".py")
-            namers = named.get(module, set()) - out - {rel}
+            namers = (named.get(module, set()) | by_path.get(rel, set())) - out - {rel}
             if parts[-1] == "__init__.py":   # a file inside the package is loaded after it: naming it loads nothing
                 folder = rel.removesuffix("__init__.py")    # (pd19: basicsr's upfirdn2d.py reads its own `upfirdn2d`)
                 namers = {o for o in namers if not o.startswith(folder)}
@@ -982,8 +1056,9 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
             reached |= resolved(rel, f.get("main", ()))
         else:   # the block's own lines do not run either (t19d: FishSpeech's llama.py smoke test)
             idle_mains[rel] = f.get("main_lines", [])
+        # (webui builds every `scripts.Script` subclass of an extension's scripts modules, found by type: pd27)
         reached.update((rel, name) for name, _, _, registered in f.get("top", ())
-                       if registered or name.startswith("__"))
+                       if registered or name.startswith("__") or f.get("entry"))
     reached |= _listed_members(facts, unloaded)
     todo = list(reached)
     done: set[tuple[str, str]] = set()
@@ -1096,8 +1171,8 @@ def _uncalled_methods(rel: str, f: dict[str, Any], facts: dict[str, dict[str, An
     class tied by inheritance to a class from outside the pack (nn.Module, diffusers' Attention, a metaclass), every
     method but a known library hook (`_LIBRARY_HOOKS`) the pack never triggers: the library may call any other by
     its name."""
-    if not f.get("methods") or "<computed-self>" in f.get("words", ()):
-        return []
+    if not f.get("methods") or "<computed-self>" in f.get("words", ()) or f.get("entry"):
+        return []       # (webui calls a scripts module's `Script` hooks, `process`, `ui`, ..., by name: pd27)
     read = {w for g in facts.values() for w in g.get("words", ())}
     dead: set[str] = set()      # words read only in the bodies of flags nothing turns on
     for g in facts.values():
@@ -1276,15 +1351,44 @@ def comfy_node_pack(results: list) -> bool:
     return isinstance(summary, dict) and bool((summary.get(TREE) or {}).get("comfy_nodes"))
 
 
-def _pack_facts(results: list, project: Any) -> dict[str, dict[str, Any]]:
-    """Each Python file's reach facts when the tree is a ComfyUI node pack (its root `__init__.py`'s tree facts say
-    it names NODE_CLASS_MAPPINGS), else {}; also {} when a Python file cannot be read; a file that does not parse
-    reads nothing (it cannot be imported either)."""
+def _webui_entries(project: Any) -> set[str]:
+    """The files stable-diffusion-webui runs of the tree when it is a webui extension: a root `scripts/` folder one of
+    whose modules imports webui's script API (`from modules import scripts, script_callbacks`); then every
+    `scripts/*.py` (webui imports them all) and `preload.py`. Empty for any other tree (pd27)."""
     from auditor.source import SourceError
     from auditor.static.project_imports import read_counted
 
-    if not comfy_node_pack(results):
-        return {}
+    paths = getattr(project, "paths", {})
+    scripts = [rel for rel in paths if rel.startswith("scripts/") and rel.count("/") == 1 and rel.endswith(".py")]
+    for rel in scripts:
+        try:
+            if _WEBUI_API.search(read_counted(project, paths[rel])):
+                return {*scripts, *([_WEBUI_PRELOAD] if _WEBUI_PRELOAD in paths else [])}
+        except (OSError, SourceError):
+            continue
+    return set()
+
+
+def _host(results: list, project: Any) -> tuple[str, set[str]]:
+    """The note for code the tree's host never reaches and the tree's entry files besides those every host runs
+    (`__init__.py`, `install.py`): a ComfyUI node pack's, a webui extension's; ("", set()) for any other tree."""
+    if comfy_node_pack(results):
+        return _NOTE, set()
+    entries = _webui_entries(project)
+    return (_WEBUI_NOTE, entries) if entries else ("", set())
+
+
+def hosted_tree(results: list, project: Any) -> bool:
+    """Whether the tree is run by a host application that reaches it only through known entry points (`_host`)."""
+    return bool(_host(results, project)[0])
+
+
+def _pack_facts(results: list, project: Any, entries: Collection[str] = ()) -> dict[str, dict[str, Any]]:
+    """Each Python file's reach facts, `entries` (files the host runs itself) marked `entry`; {} when a Python file
+    cannot be read; a file that does not parse reads nothing (it cannot be imported either)."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
     facts: dict[str, dict[str, Any]] = {}
     sources: dict[str, bytes] = {}
     for rel, path in getattr(project, "paths", {}).items():
@@ -1296,6 +1400,8 @@ def _pack_facts(results: list, project: Any) -> dict[str, dict[str, Any]]:
             facts[rel] = reach_facts(sources[rel], rel.rsplit("/", 1)[-1] == "__init__.py")
             if not facts[rel]:      # a SyntaxError in every Python 3 (MuseV's `import ..visualization.x`): the
                 facts[rel] = {"top": [], "names": {}}   # file cannot be imported or run, so it reaches nothing (t18g)
+            if rel in entries:
+                facts[rel]["entry"] = True
     _flag_sets(facts, sources)
     return facts
 
@@ -1305,7 +1411,8 @@ def apply_unreached_defs(results: list, project: Any) -> int:
     the count lowered."""
     if not any(r.findings for r in results if r.path.endswith(".py")):
         return 0
-    facts = _pack_facts(results, project)
+    host_note, entries = _host(results, project)
+    facts = _pack_facts(results, project, entries) if host_note else {}
     if not facts:
         return 0
     spans = _unreached(facts, _config_words(project, results))
@@ -1322,7 +1429,7 @@ def apply_unreached_defs(results: list, project: Any) -> int:
             if finding.severity == "info" and (finding.data or {}).get("context"):
                 continue        # another pass's reason stays (`overridden-default`, `other-backend`, ...)
             note = _LAUNCHER_NOTE if r.path in launchers else \
-                _NOTE if any(first <= finding.line <= last for first, last in inside) else \
+                host_note if any(first <= finding.line <= last for first, last in inside) else \
                 _PROBE_NOTE if any(first <= finding.line <= last for first, last in probes) else None
             if note:
                 r.findings[i] = as_info(finding, _CONTEXT, note)
