@@ -1296,8 +1296,9 @@ _INSTALL_NAME = re.compile(r"install|setup|build|env", re.IGNORECASE)
 _LAUNCH = re.compile(rb"^\s*(?:[A-Z_]+=\S*\s+)*(?:deepspeed|torchrun|accelerate\s+launch|python3?\s+-m\s+torch\.distributed\."
                      rb"(?:launch|run))\b", re.MULTILINE)
 _SHELL_NAME = re.compile(r"[\w.-]+\.(?:sh|bash)\b")
-_LAUNCHER_NOTE = ("a training or data-preparation launcher this ComfyUI node pack carries and never runs: ComfyUI runs "
-                  "only the pack's nodes and install script; port it if you train with it")
+_LAUNCHER_NOTE = ("a training or data-preparation launcher this tree carries and its host application never runs "
+                  "(ComfyUI runs a pack's nodes and install script, webui an extension's scripts/*.py, install.py and "
+                  "preload.py); port it if you train with it")
 
 
 def _unrun_launchers(project: Any, facts: dict[str, dict[str, Any]]) -> set[str]:
