@@ -112,17 +112,20 @@ def _contributes(stmt: ast.stmt) -> bool:
             return True
         if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) and inner.decorator_list:
             return True
-        if isinstance(inner, (ast.Assign, ast.AnnAssign)) and inner.value is not None and _may_fold(inner.value):
+        if isinstance(inner, (ast.Assign, ast.AnnAssign)) and inner.value is not None and (
+                _may_fold(inner.value) or _made_by_call(inner)):
             return True
     return False
 
 
 def _made_by_call(stmt: ast.Assign | ast.AnnAssign) -> bool:
-    """`gym = gymapi.acquire_gym()`: one name bound to the result of a dotted call, which build_context records as an
-    instance of what made it (`local_refs`, "instance"), so later uses (`gym.create_sim(...)`) resolve."""
+    """`gym = gymapi.acquire_gym()`, `self.comm = nccl.NcclCommunicator(...)` in a method: one name or attribute bound
+    to the result of a dotted call, which build_context records as an instance of what made it (`local_refs`,
+    "instance"), so later uses (`gym.create_sim(...)`, `self.comm.allReduce(...)`, t23d) resolve."""
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-    return len(targets) == 1 and isinstance(targets[0], ast.Name) and isinstance(stmt.value, ast.Call) \
-        and isinstance(stmt.value.func, (ast.Name, ast.Attribute))
+    return len(targets) == 1 and (isinstance(targets[0], ast.Name) or isinstance(targets[0], ast.Attribute)
+                                  and isinstance(targets[0].value, ast.Name)) \
+        and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, (ast.Name, ast.Attribute))
 
 
 def _may_fold(node: ast.expr) -> bool:
