@@ -367,6 +367,8 @@ def _forwarded(node: ast.expr, params: frozenset[str]) -> bool:
 # (forwarded positions, forwarded keywords, `*` / `**`, keywords passed any value, positional count, `kw=<repr of
 # the constant passed>` / `kw=*` of each keyword: pd25's value branches)
 _Shape = tuple[tuple[int, ...], tuple[str, ...], bool, tuple[str, ...], int, tuple[str, ...]]
+# a construction this file cannot see (a subclass built elsewhere): as if through `*` / `**`, nothing known
+_UNKNOWN_CALL: _Shape = ((), (), True, (), 0, ())
 
 
 def _shape(call: ast.Call, params: frozenset[str]) -> _Shape:
@@ -420,7 +422,7 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
                        for i in node.body):
                 for base in node.bases:     # constructing the subclass runs the base's __init__: unknown
                     if isinstance(base, ast.Name):
-                        record(base.id, ((), (), True, (), 0, ()))
+                        record(base.id, _UNKNOWN_CALL)
             for child in ast.iter_child_nodes(node):
                 visit(child, node, frozenset())
             return
@@ -450,7 +452,7 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
                         and base.func.id == "super" and owner is not None:
                     for b in owner.bases:       # a subclass is constructed elsewhere (often by name): unknown
                         if isinstance(b, ast.Name):
-                            record(b.id, ((), (), True, (), 0, ()))
+                            record(b.id, _UNKNOWN_CALL)
                 else:
                     record("." + func.attr, shape)      # `obj.method(...)`: a call of every method of that name
                 for a in node.args:
