@@ -76,8 +76,28 @@ ENV = """\
 """
 
 
+VERSION_GATE = """\
+    try:
+        import flash_attn
+        from flash_attn.flash_attn_interface import _flash_attn_forward
+    except ImportError:
+        flash_attn = None
+        _flash_attn_forward = None
+
+
+    def joint_attention(q, k, v):
+        if flash_attn.__version__ >= "2.7.0":
+            return _flash_attn_forward(q, k, v, dropout_p=0.0)
+        return None
+"""
+
+
 def test_guarded_import_read_only_for_its_version_is_info(tmp_path):
-    root = write_tree(tmp_path / "t", {"pkg/env_utils.py": ENV})
+    root = write_tree(tmp_path / "t", {"pkg/env_utils.py": ENV, "pkg/attention.py": VERSION_GATE})
+    # control (Sparse-VideoGen's shape): the version is read outside the try, after `flash_attn = None`: it fails on
+    # Ascend and chooses the kernel; the read keeps its severity above info
+    gate = _found(root, "pkg/attention.py", VERSION_GATE, "flash_attn.__version__")
+    assert gate and all(ctx != "version-probe" and sev != "info" for _, sev, ctx in gate), gate
     for needle in ("import bitsandbytes", "bitsandbytes.__version__"):
         found = _found(root, "pkg/env_utils.py", ENV, needle)
         assert found and all(sev == "info" and ctx == "version-probe" for _, sev, ctx in found), (needle, found)

@@ -609,26 +609,30 @@ _VERSION_ATTRS = frozenset({"__version__", "VERSION"})
 
 def _version_reads(tree: ast.Module, guarded_lines: set[int]) -> set[tuple[int, str]]:
     """(line, package) of each guarded `import pkg` (`import pkg as p`) whose bound name every read in the file uses
-    only as `p.__version__`, and of those reads: an environment report (LLaMA-Factory-style
-    `print_env`, tuned_pd28's LLamaTuner `env_utils`) that runs nothing of the package; a name never read is left."""
-    bound: dict[str, list[tuple[int, str]]] = {}
+    only as `p.__version__` inside the same try body (the handler catches the import's failure), and of those reads:
+    an environment report (LLaMA-Factory-style `print_env`, tuned_pd28's LLamaTuner `env_utils`) that runs nothing of
+    the package. A version read outside the try (`if flash_attn.__version__ >= "2.7.0":` after `except: flash_attn =
+    None`, which fails on Ascend) keeps the import's finding; a name never read is left."""
     loads: dict[str, int] = {}
-    meta: dict[str, list[int]] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import) and node.lineno in guarded_lines:
-            for a in node.names:
-                bound.setdefault(a.asname or a.name.split(".")[0], []).append((node.lineno, a.name.split(".")[0]))
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             loads[node.id] = loads.get(node.id, 0) + 1
-        elif isinstance(node, ast.Attribute) and node.attr in _VERSION_ATTRS and isinstance(node.value, ast.Name):
-            meta.setdefault(node.value.id, []).append(node.lineno)
     out: set[tuple[int, str]] = set()
-    for name, imports in bound.items():
-        reads = meta.get(name, [])
-        if reads and len(reads) == loads.get(name, 0) and len({pkg for _, pkg in imports}) == 1:
-            pkg = imports[0][1]
-            out.update((line, pkg) for line, _ in imports)
-            out.update((line, pkg) for line in reads)
+    for node in ast.walk(tree):
+        if not isinstance(node, _TRY) or not node.body:
+            continue
+        last = node.body[-1].end_lineno or node.body[-1].lineno
+        for stmt in node.body:
+            if not isinstance(stmt, ast.Import) or stmt.lineno not in guarded_lines:
+                continue
+            for alias in stmt.names:
+                name, pkg = alias.asname or alias.name.split(".")[0], alias.name.split(".")[0]
+                reads = [n.lineno for s in node.body for n in ast.walk(s) if isinstance(n, ast.Attribute)
+                         and n.attr in _VERSION_ATTRS and isinstance(n.value, ast.Name) and n.value.id == name
+                         and stmt.lineno < n.lineno <= last]
+                if reads and len(reads) == loads.get(name, 0):
+                    out.add((stmt.lineno, pkg))
+                    out.update((line, pkg) for line in reads)
     return out
 # packages that exist only for one other backend and fail to import without it (Gaudi's habana_frameworks,
 # Cambricon's torch_mlu, Moore Threads' torch_musa): a file importing one unguarded at its top needs that backend
@@ -712,7 +716,7 @@ _NOTES = {
                  "reported where they are written)",
     "negated-flag": "a negated test (`not cfg.fp8`): it selects the path without the low-precision mode; the "
                     "setting itself is what to port",
-    "version-probe": "an optional import read only for its version (an environment report): nothing of it runs",
+    "version-probe": "an optional import read only for its version: nothing of the package runs here",
     "option-choices": "one of the values a command-line option accepts, not the one it picks (its default is): "
                       "add \"npu\" beside it",
     "import-guard": "under a guard on an optional import that is never true on Ascend, so the other path runs; "
