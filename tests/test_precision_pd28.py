@@ -134,6 +134,11 @@ def test_cuda_among_option_choices_is_info_and_default_stays(tmp_path):
               if f.line == line and f.code == "NPU003"}
     assert by_col[col_choice] == ("info", "option-choices")
     assert by_col[col_default][0] == "error"         # the default is what the option picks
+    # control (omniserve's `choices=["cuda"]`): a single choice is the choice, and keeps its error
+    only = DEMO.replace('default="cuda", choices=["cpu", "cuda", "mpx", "mps"]', 'default=None, choices=["cuda"]')
+    root2 = write_tree(tmp_path / "u", {"demo.py": only})
+    run2 = run_static([root2], jobs=1)
+    assert {f.severity for r in run2.results for f in r.findings if f.line == line and f.code == "NPU003"} == {"error"}
 
 
 PYPROJECT = """\

@@ -453,7 +453,8 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
             if isinstance(n, ast.Call) and _registration(n):
                 ctx.registrations.append(_span(n))    # `@op.impl(["cpu", "cuda"])`: dispatch keys, not devices
             if isinstance(n, ast.keyword) and n.arg == "choices" and isinstance(n.value, (ast.List, ast.Tuple, ast.Set)) \
-                    and "cuda" in backends_in_text(" ".join(_backend_literals(n.value))):
+                    and len(n.value.elts) > 1 and "cuda" in backends_in_text(" ".join(_backend_literals(n.value))):
+                # (`choices=["cuda"]` alone is the choice: omniserve's --device accepts nothing else)
                 ctx.choices.append((_span(n.value), n.value.col_offset, n.value.end_col_offset or 0))
             if isinstance(n, ast.keyword) and n.arg == "dist_cfg":
                 ctx.mmengine_dist.append(_span(n.value))      # `env_cfg = dict(dist_cfg=dict(backend="nccl"))`
