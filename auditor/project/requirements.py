@@ -14,6 +14,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
 from auditor.project.local_builds import record_local_build
+from auditor.backend_words import backends_in_text
 from auditor.findings import FileError, FileResult
 from auditor.rules import Rule
 
@@ -458,6 +459,31 @@ def _opt_in_lines(doc: dict, lines: list[str]) -> dict[int, str]:
     return out
 
 
+def _cuda_member_extras(doc: dict) -> dict[str, str]:
+    """Extras named only for CUDA (`cuda`, `gpu`, `cuda12`) -> a sibling extra named for another backend (`npu`,
+    `rocm`, `xpu`): the CUDA member of a per-backend set of extras, which an Ascend install does not pick
+    (tuned_pd28, mini-vllm's `cuda = ["flash-attn", "triton"]` beside `npu = ["torch-npu"]`), as the CUDA member of
+    a per-backend set of files is (docs/precision.md, "Per-backend sets of files")."""
+    extras = (doc.get("project") or {}).get("optional-dependencies")
+    if not isinstance(extras, dict):
+        return {}
+    named = {str(e): backends_in_text(str(e)) for e in extras}
+    others = [e for e, names in named.items() if names and "cuda" not in names]
+    return {e: others[0] for e, names in named.items() if names == {"cuda"}} if others else {}
+
+
+def _lower_cuda_member(col: Collector, before: int, extra: str, sibling: str) -> None:
+    """The findings `_report` just added for a requirement of a CUDA member extra, as info with why."""
+    from dataclasses import replace
+
+    for i in range(before, len(col.result.findings)):
+        f = col.result.findings[i]
+        col.result.findings[i] = replace(
+            f, severity="info", fix="none", data={**f.data, "context": "per-backend-extra"},
+            message=f"{f.message} (in the extra `{extra}`, the CUDA member of per-backend extras beside `{sibling}`: "
+                    f"an Ascend install picks the other; left as is)")
+
+
 def _lower_opt_in(col: Collector, before: int, extra: str, note: str = _OPT_IN_NOTE) -> None:
     """The errors `_report` just added for a requirement of an opt-in extra, as warnings with why."""
     from dataclasses import replace
@@ -528,6 +554,7 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
     opt_in = _opt_in_lines(doc, lines)
     listed = _word_list_lines(lines)
     own_extras = _own_extras(doc)
+    cuda_extras = _cuda_member_extras(doc)
     for group, req in _pyproject_requirements(doc):
         if group is None:                                                   # Poetry: `pynvml = "*"`
             number, quoted = _key_line(lines, req, after.get(req, 0)), req
@@ -543,7 +570,9 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
         _report(col, number, line_text, req, max(line_text.find(quoted), 0), own_extras)
         if group and any(f.severity == "error" for f in col.result.findings[before:]):
             cuda_groups.add(group)
-        if number in opt_in:
+        if number in opt_in and opt_in[number] in cuda_extras:
+            _lower_cuda_member(col, before, opt_in[number], cuda_extras[opt_in[number]])
+        elif number in opt_in:
             _lower_opt_in(col, before, opt_in[number])
     tool = doc.get("tool") or {}
     uv = tool.get("uv") or {}

@@ -100,6 +100,12 @@ class BackendContext:
     foreign_export: bool = False
     # branches only a host runtime (HOST_RUNTIMES: OpenVINO, MLX) runs: `if requested_device == "mlx":` (t11r)
     host: list[Span] = field(default_factory=list)
+    # (line, package) of a guarded `import pkg` whose name the file reads only for its metadata, and of those reads
+    # (`try: import bitsandbytes; info["Bitsandbytes version"] = bitsandbytes.__version__`): a version report
+    version_reads: set[tuple[int, str]] = field(default_factory=set)
+    # `choices=["cpu", "cuda", "mps"]` of a command-line option: (span, first col, last col) of each such list, whose
+    # device names are what the option accepts, not what it picks (the option's default is the choice)
+    choices: list[tuple[Span, int, int]] = field(default_factory=list)
     # the file's tree, read by apply_context only when its path names Apple's MPS (`_apple_mps`; t11u)
     tree: ast.Module | None = field(default=None, repr=False, compare=False)
 
@@ -115,6 +121,12 @@ class BackendContext:
 def _inside(spans: list[Span], line: int) -> bool:
     i = bisect.bisect_right(spans, (line, 1 << 30))
     return any(end >= line for _, end in spans[:i])
+
+
+def _in_columns(spans: list[tuple[Span, int, int]], line: int, col: int) -> bool:
+    """Whether 1-based (line, col) lies inside one of the column-exact expression spans."""
+    return any(lo <= line <= hi and (line != lo or col > first) and (line != hi or col <= last)
+               for (lo, hi), first, last in spans)
 
 
 def _span(node: ast.stmt | ast.expr) -> Span:
@@ -440,6 +452,10 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
                 ctx.read_flags.add((read.lineno, read.attr))      # `if self.config.fp8 and ...`: a test reads it
             if isinstance(n, ast.Call) and _registration(n):
                 ctx.registrations.append(_span(n))    # `@op.impl(["cpu", "cuda"])`: dispatch keys, not devices
+            if isinstance(n, ast.keyword) and n.arg == "choices" and isinstance(n.value, (ast.List, ast.Tuple, ast.Set)) \
+                    and len(n.value.elts) > 1 and "cuda" in backends_in_text(" ".join(_backend_literals(n.value))):
+                # (`choices=["cuda"]` alone is the choice: omniserve's --device accepts nothing else)
+                ctx.choices.append((_span(n.value), n.value.col_offset, n.value.end_col_offset or 0))
             if isinstance(n, ast.keyword) and n.arg == "dist_cfg":
                 ctx.mmengine_dist.append(_span(n.value))      # `env_cfg = dict(dist_cfg=dict(backend="nccl"))`
             elif isinstance(n, ast.Dict):
@@ -578,6 +594,8 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
                 block(case.body, guarded)
 
     block(tree.body, False)
+    if ctx.guarded_imports:
+        ctx.version_reads = _version_reads(tree, ctx.guarded_imports)
     ctx.file_backend, ctx.star_backend = _file_backend(tree.body)
     ctx.foreign_export = _foreign_lowering(tree)
     for spans in (ctx.npu, ctx.dispatch, ctx.platform, ctx.import_guard, ctx.other, ctx.mmengine_dist, ctx.test_marks,
@@ -587,6 +605,36 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
 
 
 _TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+_VERSION_ATTRS = frozenset({"__version__", "VERSION"})
+
+
+def _version_reads(tree: ast.Module, guarded_lines: set[int]) -> set[tuple[int, str]]:
+    """(line, package) of each guarded `import pkg` (`import pkg as p`) whose bound name every read in the file uses
+    only as `p.__version__` inside the same try body (the handler catches the import's failure), and of those reads:
+    an environment report (LLaMA-Factory-style `print_env`, tuned_pd28's LLamaTuner `env_utils`) that runs nothing of
+    the package. A version read outside the try (`if flash_attn.__version__ >= "2.7.0":` after `except: flash_attn =
+    None`, which fails on Ascend) keeps the import's finding; a name never read is left."""
+    loads: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            loads[node.id] = loads.get(node.id, 0) + 1
+    out: set[tuple[int, str]] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, _TRY) or not node.body:
+            continue
+        last = node.body[-1].end_lineno or node.body[-1].lineno
+        for stmt in node.body:
+            if not isinstance(stmt, ast.Import) or stmt.lineno not in guarded_lines:
+                continue
+            for alias in stmt.names:
+                name, pkg = alias.asname or alias.name.split(".")[0], alias.name.split(".")[0]
+                reads = [n.lineno for s in node.body for n in ast.walk(s) if isinstance(n, ast.Attribute)
+                         and n.attr in _VERSION_ATTRS and isinstance(n.value, ast.Name) and n.value.id == name
+                         and stmt.lineno < n.lineno <= last]
+                if reads and len(reads) == loads.get(name, 0):
+                    out.add((stmt.lineno, pkg))
+                    out.update((line, pkg) for line in reads)
+    return out
 # packages that exist only for one other backend and fail to import without it (Gaudi's habana_frameworks,
 # Cambricon's torch_mlu, Moore Threads' torch_musa): a file importing one unguarded at its top needs that backend
 _BACKEND_PACKAGES = {"habana_frameworks": "hpu", "torch_mlu": "mlu", "torch_musa": "musa",
@@ -669,12 +717,15 @@ _NOTES = {
                  "reported where they are written)",
     "negated-flag": "a negated test (`not cfg.fp8`): it selects the path without the low-precision mode; the "
                     "setting itself is what to port",
+    "version-probe": "an optional import read only for its version: nothing of the package runs here",
+    "option-choices": "one of the values a command-line option accepts, not the one it picks (its default is): "
+                      "add \"npu\" beside it",
     "import-guard": "under a guard on an optional import that is never true on Ascend, so the other path runs; "
                     "port the guard and the call together by hand",
 }
 # Contexts that discount a finding to info (counted in the report summary as `context_discounted`).
 DISCOUNTED = ("npu-path", "platform-class", "other-backend", "ascend-code", "dynamic-op-namespace", "mmengine-dist",
-              "negated-flag", "flag-read", "ascend-package")
+              "negated-flag", "flag-read", "ascend-package", "version-probe", "option-choices")
 _PACKAGE_CATEGORIES = ("attention", "apex", "kernel", "third_party")
 # what a host runtime's code (HOST_RUNTIMES) holds no finding of: syncs, dtype facts and op support on host tensors
 _HOST_HINT_CATEGORIES = frozenset({"performance", "precision", "operator"})
@@ -795,6 +846,12 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
             kind = "ascend-package"
         if kind is None and f.name == "custom-torch-ops" and f.symbol == "torch.ops":
             kind = "dynamic-op-namespace"    # `getattr(torch.ops, lib_name)`, `patch.object(torch.ops, "_C_x")`
+        if kind in (None, "backend-dispatch") and f.name == "cuda-device-string" and \
+                _in_columns(ctx.choices, f.line, f.col):
+            kind = "option-choices"
+        if kind is None and f.category in _PACKAGE_CATEGORIES and \
+                (f.line, (f.symbol or "").split(".", 1)[0]) in ctx.version_reads:
+            kind = "version-probe"
         changes: dict = {}
         if kind is not None:
             changes["fix"] = "none" if kind != "cuda-available-branch" or ctx.kind(f.line) else f.fix

@@ -11,6 +11,7 @@ import ast
 import re
 from dataclasses import replace
 
+from auditor.backend_words import backends_in_text
 from auditor.findings import Finding
 from auditor.static.astutil import ast_dotted   # one dotted-name reader for the ast passes
 
@@ -28,6 +29,15 @@ def _is_flag_value(value: ast.expr) -> bool:
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
         return bool(_QUESTION.search(name))
     return isinstance(value, _FLAG_VALUES)
+
+
+def _asks_npu_too(value: ast.expr) -> bool:
+    """`is_torch_npu_available() or is_torch_cuda_available()`: an `or` one of whose operands (not negated) asks about
+    the NPU. The flag is True on Ascend, so a test that reads it takes the same branch there (tuned_pd28, LLamaTuner's
+    `_is_fp16_available`); `cuda_ok and not is_npu()` stays a CUDA-only flag."""
+    return isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) and any(
+        not (isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not)) and "npu" in backends_in_text(ast.unparse(v))
+        for v in value.values)
 
 
 def _target_key(node: ast.expr) -> str | None:
@@ -111,7 +121,7 @@ def _definitions(tree: ast.Module, by_line: dict[int, list[Finding]]):
             if tools and key is not None:
                 commands[(id(scope), key)] = (scope, node.lineno, tools)
             elif key is not None and any(line in by_line for line in range(node.value.lineno, last + 1)) \
-                    and _is_flag_value(node.value):
+                    and _is_flag_value(node.value) and not _asks_npu_too(node.value):
                 defs = [f for line in range(node.value.lineno, last + 1) for f in by_line.get(line, ())
                         # `self.enabled = dtype == torch.bfloat16 and ...` reads a dtype; a precision question is a call
                         if (f.category != "precision" or isinstance(node.value, ast.Call))
