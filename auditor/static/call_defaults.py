@@ -283,6 +283,21 @@ def _autocast_func(func: ast.expr, aliases: frozenset[str]) -> bool:
         or isinstance(func, ast.Name) and (func.id == "autocast" or func.id in aliases)
 
 
+def _call_keys(tree: ast.Module) -> dict[int, str]:
+    """id -> how its calls are keyed (`_flags`), for each top-level function and each method of a top-level class:
+    a `forward` is keyed `()` (a module runs it through `__call__`) and its direct calls are `.forward`'s."""
+    out: dict[int, str] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out[id(node)] = node.name
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _is_classmethod(item):
+                    out[id(item)] = node.name if item.name == "__init__" else \
+                        "()" if item.name in ("__call__", "forward") else "." + item.name
+    return out
+
+
 def _autocasts(tree: ast.Module) -> list[list[Any]]:
     """[first, last line, how it is off] of each autocast whose `enabled` is off where the file alone cannot say it is
     on (pd27, heldout27): "off" for a local of the enclosing function bound only to always-false values
@@ -301,9 +316,13 @@ def _autocasts(tree: ast.Module) -> list[list[Any]]:
     for n in module_nodes(tree):
         if isinstance(n, ast.Name) and n.id in aliases and isinstance(n.ctx, ast.Load):
             every[n.id] = every.get(n.id, 0) + 1
+    keys = _call_keys(tree)
     for fn in module_nodes(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
+        # pd29: a parameter defaulting to a false constant (MoGe's `forward(self, image, mixed_precision=False)`)
+        flags = {arg.arg: index for arg, default, index in _params(fn, id(fn) in keys and keys[id(fn)] != fn.name)
+                 if _false_constant(default)} if id(fn) in keys and _plain(fn) else {}
         stores: dict[str, list[ast.AST]] = {}     # name -> the values bound to it (a node that is no value: unknown)
         plain = {id(t) for n in ast.walk(fn) if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
         for n in ast.walk(fn):
@@ -329,6 +348,9 @@ def _autocasts(tree: ast.Module) -> list[list[Any]]:
                 how = "off"
             elif isinstance(value, ast.Attribute) and not isinstance(value.value, ast.Constant):
                 how = "attr:" + value.attr
+            elif isinstance(value, ast.Name) and value.id in flags and stores.get(value.id) == [
+                    a for a in ast.walk(fn.args) if isinstance(a, ast.arg) and a.arg == value.id]:
+                how = f"param:{value.id}:{flags[value.id]}:{keys[id(fn)]}"
             if how:
                 out.append([call.lineno, call.end_lineno or call.lineno, how])
                 if isinstance(call.func, ast.Name) and call.func.id in aliases:
@@ -734,6 +756,28 @@ def _attributes_set_on(project: Any, names: set[str]) -> set[str]:
     return on | (names - set_off)
 
 
+def _parameters_turned_on(results: list, project: Any, params: list[str]) -> set[str]:
+    """The `param:<name>:<index>:<key>` autocast flags (`_autocasts`) that some call in the tree may turn on: a call
+    passing the keyword anything but a false constant, the name as a string (a `**kwargs` dict's key, `setattr`), or
+    a call of the function (`key`, `.forward` for a `forward`) with `*args` / `**kwargs` or enough positional
+    arguments to reach it. All of them when a file's facts are missing. A module's `forward` is also called through
+    the instance (`model(x)`), whose positional arguments are not resolved: a flag passed there by keyword counts."""
+    facts = {r.path: project.calls(r.path) for r in results if r.path.endswith(".py")}
+    if any(f is None for f in facts.values()):
+        return set(params)
+    switched = {kw for f in facts.values() for kw, turned in (f.get(_FACT_SWITCHES) or {}).items() if turned}
+    strings = {ref[1:] for f in facts.values() for ref in f.get(_FACT_REFS) or () if ref.startswith(".")}
+    keys = {how.split(":")[3]: ".forward" if how.split(":")[3] == "()" else how.split(":")[3] for how in params}
+    shapes, _ = _call_sites(results, facts, set(keys.values()))
+    out: set[str] = set()
+    for how in params:
+        _, name, index, key = how.split(":")
+        sites = shapes.get(keys[key], [])
+        if name in switched or name in strings or any(s[2] or 0 <= int(index) < s[4] for _, s in sites):
+            out.add(how)
+    return out
+
+
 def _imported_elsewhere(project: Any, rel: str, name: str) -> bool:
     """Whether another Python file of the tree may take `name` from module `rel` (`from .raft import autocast`, `from
     .raft import *`, `raft.autocast`): then the alias may be called there, enabled. True when a file cannot be read."""
@@ -768,13 +812,17 @@ def lower_off_autocasts(results: list, project: Any) -> int:
         return 0
     attrs = {how.partition(":")[2] for _, (_, _, how, *_) in wanted if how.startswith("attr:")}
     on = _attributes_set_on(project, attrs) if attrs else set()
+    params = [how for _, (_, _, how, *_) in wanted if how.startswith("param:")]
+    on |= _parameters_turned_on(results, project, params) if params else set()
     lowered = 0
     off_calls: dict[str, set[int]] = {}
     for r, (first, last, how, *rest) in wanted:
-        if how == "alias" or how.startswith("attr:") and how[5:] in on:
+        if how == "alias" or how in on or how.startswith("attr:") and how[5:] in on:
             continue
         off_calls.setdefault(r.path, set()).add(first)
-        why = "`enabled` is always false here" if how == "off" else f"no file of it sets `{how[5:]}` but to False"
+        why = "`enabled` is always false here" if how == "off" else \
+            f"no call in it passes `{how.split(':')[1]}` but its false default" if how.startswith("param:") else \
+            f"no file of it sets `{how[5:]}` but to False"
         lowered += _lower(r, lambda f, a=first, b=last: a <= f.line <= b and f.category in ("device", "precision"),
                           _OFF_CONTEXT, _OFF_NOTE.format(why))
     for r, (first, last, how, *rest) in wanted:
