@@ -232,3 +232,27 @@ def test_autocast_parameter_a_call_turns_on_stays(tmp_path):
         node = NODE.replace("model.infer(image, resolution_level=9)", call).replace("def run(image)", "def run(image, flag)")
         root = write_tree(tmp_path / f"moge{i}", {"moge_model.py": MOGE, "nodes.py": node})
         assert "autocast-off" not in _context(root, "moge_model.py", MOGE, "torch.autocast("), call
+
+
+def test_autocast_facts_come_from_the_worker_warm_equals_cold(tmp_path, monkeypatch):
+    """Item 3: the names a file sets and what it imports by name are per-file facts (`calls` 7), so the autocast pass
+    reads no Python file on a warm run, with the same findings cold, warm and without a cache."""
+    import json
+
+    from tests.test_precision_pd27 import BUILD_OFF, RAFT
+    from tests.test_tree_facts import _findings, _refuse_python_reads
+
+    root = write_tree(tmp_path / "t", {"raft.py": RAFT, "flow.py": BUILD_OFF})
+    cache = tmp_path / "cache"
+    nocache = run_static([root], jobs=1)
+    cold = run_static([root], jobs=1, cache_dir=cache)
+    entries = json.loads(next(cache.rglob("*.json")).read_text())["entries"]
+    flow = next(e["summary"]["calls"] for p, e in entries.items() if p.endswith("flow.py"))
+    assert "mixed_precision" in flow["sets_off"] and "raft:RAFT" in flow["imports"]
+    _refuse_python_reads(monkeypatch)
+    warm = run_static([root], jobs=1, cache_dir=cache)
+    assert warm.cached_files == len(warm.results)
+    assert _findings(warm) == _findings(cold) == _findings(nocache)
+    assert warm.project_reads == 0
+    assert {(f.severity, (f.data or {}).get("context")) for r in warm.results if r.path == "raft.py"
+            for f in r.findings if f.line == line_of(RAFT, "with autocast(")} == {("info", "autocast-off")}
