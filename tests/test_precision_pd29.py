@@ -19,6 +19,7 @@ from tests.static_snippets import line_of, write_tree
 
 APP = """\
     import argparse
+    import gradio as gr
     from shared.utils.plugins import PluginManager
     from shared.kernels.quant import fused_mm
     from models.wan.pipeline import WanPipeline
@@ -182,8 +183,11 @@ def test_library_with_an_examples_script_is_no_application(tmp_path):
 
 
 def test_repository_with_a_root_train_script_is_no_application(tmp_path):
-    """Control: a root `train.py` (no launch script, no shell script running one) is not read as an application."""
+    """Controls: a root `train.py` (no launch script, no shell script running one) is not read as an application, nor
+    is a research repository's `main.py` that serves no UI."""
     root = _tree(tmp_path, "train.py", {"scripts/run.sh": "#!/bin/bash\necho hi\n"})
+    assert "unreached" not in _context(root, "preprocessing/depth/utils/memory.py", MEMORY, "memory_allocated")
+    root = _tree(tmp_path / "main", "main.py", {"main.py": APP.replace("import gradio as gr", "import os")})
     assert "unreached" not in _context(root, "preprocessing/depth/utils/memory.py", MEMORY, "memory_allocated")
 
 

@@ -104,6 +104,8 @@ _WEBUI_PRELOAD = "preload.py"
 # of scripts a user runs by hand, and what makes a tree a library instead (`_library`)
 _APP_SCRIPTS = frozenset({"app.py", "webui.py", "main.py", "launch.py"})
 _APP_TOOL_FOLDERS = frozenset({"scripts", "tools", "bin"})
+# what a launch script serves its user through: a research repository's `main.py` training entry is no application
+_APP_SERVERS = frozenset({"gradio", "streamlit", "fastapi", "flask", "uvicorn", "aiohttp"})
 _LIBRARY_MARKS = {"setup.py": (re.compile(rb"\bsetup\s*\("), re.compile(rb"\b(?:setuptools|distutils)\b")),
                   "pyproject.toml": (re.compile(rb"(?m)^\[(?:project|tool\.poetry)\]"),),
                   "setup.cfg": (re.compile(rb"(?m)^\[metadata\]"),)}
@@ -1470,7 +1472,8 @@ def _library(project: Any) -> bool:
 def _app_entries(project: Any) -> set[str]:
     """The files an APPLICATION runs itself (pd29, heldout27: Wan2GP's `wgp.py`): a tree with no root `__init__.py`,
     not pip-installable (`_library`), whose root holds a launch script (`_APP_SCRIPTS`, or a root `x.py` its own shell
-    scripts run: `python3 wgp.py --listen`) that imports the tree's own modules. Its entry files are every root-level
+    scripts run: `python3 wgp.py --listen`) that serves a UI or an API (`_APP_SERVERS`: gradio, fastapi, ...) and
+    imports the tree's own modules. Its entry files are every root-level
     script, every file its shell scripts run and every file of a root `scripts/` or `tools/` folder (a user may run any
     of them); the rest runs only as far as they import or load it by name. Empty for any other tree."""
     from auditor.source import SourceError
@@ -1491,7 +1494,7 @@ def _app_entries(project: Any) -> set[str]:
             imported = {m.decode() for m in _TOP_IMPORT.findall(read_counted(project, paths[rel]))}
         except (OSError, SourceError):
             continue
-        if imported & (own - {rel.removesuffix(".py")}):
+        if imported & _APP_SERVERS and imported & (own - {rel.removesuffix(".py")}):
             tools = {p for p in paths if p.endswith(".py") and p.split("/", 1)[0] in _APP_TOOL_FOLDERS}
             return root | (launched & set(paths)) | tools
     return set()
