@@ -283,7 +283,8 @@ def _surely_false(node: ast.expr | None) -> bool:
 
 # what an autocast call resolves to through the file's imports and module-level aliases (context.build_context)
 _AUTOCAST_APIS = frozenset({"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast",
-                            "torch.amp.autocast_mode.autocast", "torch.cuda.amp.autocast_mode.autocast"})
+                            "torch.amp.autocast_mode.autocast", "torch.cuda.amp.autocast_mode.autocast",
+                            "mmengine.runner.autocast", "mmengine.runner.amp.autocast"})     # (mmengine's wraps torch's)
 
 
 def _call_keys(tree: ast.Module) -> dict[int, str]:
