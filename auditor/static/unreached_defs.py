@@ -1549,6 +1549,10 @@ def _pack_facts(results: list, project: Any, entries: Collection[str] = (), app:
             dotted = rel.removesuffix(".py").removesuffix("/__init__").split("/")
             if any(p.fullmatch(".".join(dotted[i:])) for p in patterns for i in range(len(dotted))):
                 f["entry"] = True
+        # a file no other file loads is a program of its own (Spark-TTS's `python -m cli.inference`, a Triton model
+        # repository's `model.py`, a conversion script its README runs): only what the app loads is read as the app
+        for rel in _named_by_nothing(facts, ()):
+            facts[rel]["entry"] = facts[rel]["script"] = True
     _flag_sets(facts, sources)
     return facts
 
