@@ -1551,8 +1551,8 @@ def _pack_facts(results: list, project: Any, entries: Collection[str] = (), app:
                 f["entry"] = True
         # a file no other file loads is a program of its own (Spark-TTS's `python -m cli.inference`, a Triton model
         # repository's `model.py`, a conversion script its README runs): only what the app loads is read as the app
-        for rel in _named_by_nothing(facts, ()):
-            facts[rel]["entry"] = facts[rel]["script"] = True
+        for rel in _named_by_nothing(facts, ()) | {r for r in facts if r.rsplit("/", 1)[-1] == "setup.py"}:
+            facts[rel]["entry"] = facts[rel]["script"] = True     # (a CUDA extension's setup.py: the user builds it)
     _flag_sets(facts, sources)
     return facts
 
