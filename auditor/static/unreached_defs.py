@@ -106,6 +106,9 @@ _APP_SCRIPTS = frozenset({"app.py", "webui.py", "main.py", "launch.py"})
 _APP_TOOL_FOLDERS = frozenset({"scripts", "tools", "bin"})
 # what a launch script serves its user through: a research repository's `main.py` training entry is no application
 _APP_SERVERS = frozenset({"gradio", "streamlit", "fastapi", "flask", "uvicorn", "aiohttp"})
+# the reach passes over a 1671-file application (Wan2GP) ran past 20 minutes where the audit alone takes 5: a larger
+# tree is not read as an application until they are made faster (pd29, Left)
+_APP_MAX_FILES = 1000
 _LIBRARY_MARKS = {"setup.py": (re.compile(rb"\bsetup\s*\("), re.compile(rb"\b(?:setuptools|distutils)\b")),
                   "pyproject.toml": (re.compile(rb"(?m)^\[(?:project|tool\.poetry)\]"),),
                   "setup.cfg": (re.compile(rb"(?m)^\[metadata\]"),)}
@@ -1480,7 +1483,7 @@ def _app_entries(project: Any) -> set[str]:
     from auditor.static.project_imports import read_counted
 
     paths = getattr(project, "paths", {})
-    if "__init__.py" in paths or _library(project):
+    if "__init__.py" in paths or _library(project) or sum(rel.endswith(".py") for rel in paths) > _APP_MAX_FILES:
         return set()
     launched: set[str] = set()       # the .py files the tree's shell scripts run, as paths from the root
     for rel in paths:
