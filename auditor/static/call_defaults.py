@@ -52,7 +52,7 @@ from typing import Any
 
 from auditor.static.backends import as_info
 from auditor.static.unreached_defs import _WRAPPERS, _decorator_name, _main_block, comfy_node_pack
-from auditor.static.astutil import module_nodes
+from auditor.static.astutil import ast_dotted, module_nodes
 from auditor.static.attribute_sets import false_constant as _false_constant
 from auditor.static.attribute_sets import may_set as _binds
 
@@ -69,6 +69,10 @@ _FACT_DEFAULTS, _FACT_CALLS, _FACT_REFS = "defaults", "calls", "refs"
 _FACT_MAIN_CALLS, _FACT_FLAGS, _FACT_SWITCHES = "main_calls", "flags", "switches"
 _FACT_OPTIONAL = "optional_attrs"      # `if hasattr(self, "X") and self.X is not None:` bodies
 _FACT_AUTOCASTS = "autocasts"           # pd27: autocasts whose `enabled` is always off (`_autocasts`)
+# pd29: the names the file may set to something other than a false constant, those it sets only to one
+# (`_setting_names`), and what it takes from other modules by name (`_imported_names`), read per run without the file
+_FACT_SETS, _FACT_SETS_OFF, _FACT_IMPORTS = "sets", "sets_off", "imports"
+_FACT_UNPARSED = "unparsed"             # the file did not parse: the passes above read it as before
 # methods of torch.Tensor / torch.nn.Module (https://pytorch.org/docs/stable/tensors.html,
 # https://pytorch.org/docs/stable/generated/torch.nn.Module.html) taking a device or dtype: a method of the same name
 # is matched by name, and `x.type(torch.float64)` on a tensor is not a call of pypose's `type(self, dtype=...)`
@@ -277,10 +281,25 @@ def _surely_false(node: ast.expr | None) -> bool:
         and any(_surely_false(v) for v in node.values)
 
 
-def _autocast_func(func: ast.expr, aliases: frozenset[str]) -> bool:
-    """`torch.autocast`, `torch.cuda.amp.autocast`, a bare `autocast`, or a module-level alias of one."""
-    return isinstance(func, ast.Attribute) and func.attr == "autocast" \
-        or isinstance(func, ast.Name) and (func.id == "autocast" or func.id in aliases)
+# what an autocast call resolves to through the file's imports and module-level aliases (context.build_context)
+_AUTOCAST_APIS = frozenset({"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast",
+                            "torch.amp.autocast_mode.autocast", "torch.cuda.amp.autocast_mode.autocast",
+                            "mmengine.runner.autocast", "mmengine.runner.amp.autocast"})     # (mmengine's wraps torch's)
+
+
+def _call_keys(tree: ast.Module) -> dict[int, str]:
+    """id -> how its calls are keyed (`_flags`), for each top-level function and each method of a top-level class:
+    a `forward` is keyed `()` (a module runs it through `__call__`) and its direct calls are `.forward`'s."""
+    out: dict[int, str] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out[id(node)] = node.name
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _is_classmethod(item):
+                    out[id(item)] = node.name if item.name == "__init__" else \
+                        "()" if item.name in ("__call__", "forward") else "." + item.name
+    return out
 
 
 def _autocasts(tree: ast.Module) -> list[list[Any]]:
@@ -290,20 +309,33 @@ def _autocasts(tree: ast.Module) -> list[list[Any]]:
     file of the tree sets X only to a false constant, read per run); and [first, last, "alias", [the calls' first
     lines]] for a module-level alias (`autocast = torch.cuda.amp.autocast`) whose every call is one of those. A literal
     `enabled=False` is neutral_uses' (pd8): the disable may be written for an outer region."""
-    # module-level, a `try:` around it included (RAFT's `try: autocast = torch.cuda.amp.autocast` / `except:` a dummy)
+    from auditor.static.context import build_context
+
+    # the file's qualified names: `from torch.cuda.amp import autocast`, `from torch.cuda import amp`, and module-level
+    # aliases, a `try:` around them included (RAFT's `try: autocast = torch.cuda.amp.autocast` / `except:` a dummy)
+    ctx = build_context(tree)
+    aliases = frozenset(n for n in ctx.assigned_aliases if ctx.aliases.get(n) in _AUTOCAST_APIS)
     assigns = [n for node in tree.body if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-               for n in ast.walk(node) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Attribute)
-               and n.value.attr == "autocast"]
-    aliases = frozenset(t.id for node in assigns for t in node.targets if isinstance(t, ast.Name))
+               for n in ast.walk(node) if isinstance(n, ast.Assign)
+               and any(isinstance(t, ast.Name) and t.id in aliases for t in n.targets)]
+
+    def autocast_call(func: ast.expr) -> bool:
+        dotted = ast_dotted(func)
+        return dotted is not None and any(q in _AUTOCAST_APIS for q in ctx.resolve_all(dotted))
+
     out: list[list[Any]] = []
     calls: dict[str, list[int]] = {}        # alias -> the lines of its calls found off
     every: dict[str, int] = {}              # alias -> how many times the file reads it
     for n in module_nodes(tree):
         if isinstance(n, ast.Name) and n.id in aliases and isinstance(n.ctx, ast.Load):
             every[n.id] = every.get(n.id, 0) + 1
+    keys = _call_keys(tree)
     for fn in module_nodes(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
+        # pd29: a parameter defaulting to a false constant (MoGe's `forward(self, image, mixed_precision=False)`)
+        flags = {arg.arg: index for arg, default, index in _params(fn, id(fn) in keys and keys[id(fn)] != fn.name)
+                 if _false_constant(default)} if id(fn) in keys and _plain(fn) else {}
         stores: dict[str, list[ast.AST]] = {}     # name -> the values bound to it (a node that is no value: unknown)
         plain = {id(t) for n in ast.walk(fn) if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
         for n in ast.walk(fn):
@@ -319,7 +351,7 @@ def _autocasts(tree: ast.Module) -> list[list[Any]]:
                 for name in n.names:
                     stores.setdefault(name, []).append(n)
         for call in ast.walk(fn):
-            if not isinstance(call, ast.Call) or not _autocast_func(call.func, aliases):
+            if not isinstance(call, ast.Call) or not autocast_call(call.func):
                 continue
             value = next((k.value for k in call.keywords if k.arg == "enabled"), None)
             how = None
@@ -329,6 +361,9 @@ def _autocasts(tree: ast.Module) -> list[list[Any]]:
                 how = "off"
             elif isinstance(value, ast.Attribute) and not isinstance(value.value, ast.Constant):
                 how = "attr:" + value.attr
+            elif isinstance(value, ast.Name) and value.id in flags and stores.get(value.id) == [
+                    a for a in ast.walk(fn.args) if isinstance(a, ast.arg) and a.arg == value.id]:
+                how = f"param:{value.id}:{flags[value.id]}:{keys[id(fn)]}"
             if how:
                 out.append([call.lineno, call.end_lineno or call.lineno, how])
                 if isinstance(call.func, ast.Name) and call.func.id in aliases:
@@ -494,19 +529,22 @@ def default_facts(data: bytes, tree: ast.AST | None = None) -> dict[str, Any]:
         try:
             tree = ast.parse(data)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return {}
+            return {_FACT_UNPARSED: True}
     try:
         defaults = _defaults(tree)
         calls, main_calls, refs, switches = _calls_and_refs(tree)
         flags = _flags(tree)
         optional = _optional_attr_branches(tree)
-        autocasts = _autocasts(tree)
+        autocasts = _autocasts(tree) if b"autocast" in data else []
+        settings = _setting_names(tree)
+        imports = _imported_names(tree)
     except RecursionError:
-        return {}
+        return {_FACT_UNPARSED: True}
     out: dict[str, Any] = {}
     for fact, value in ((_FACT_DEFAULTS, defaults), (_FACT_CALLS, calls), (_FACT_MAIN_CALLS, main_calls),
                         (_FACT_REFS, refs), (_FACT_FLAGS, flags), (_FACT_SWITCHES, switches),
-                        (_FACT_OPTIONAL, optional), (_FACT_AUTOCASTS, autocasts)):
+                        (_FACT_OPTIONAL, optional), (_FACT_AUTOCASTS, autocasts), (_FACT_SETS, settings[0]),
+                        (_FACT_SETS_OFF, settings[1]), (_FACT_IMPORTS, imports)):
         if value:
             out[fact] = value
     return out
@@ -697,13 +735,57 @@ _OFF_NOTE = ("this autocast is never enabled in this tree ({}): it opens no mixe
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini")
 
 
+def _setting_names(tree: ast.Module) -> tuple[list[str], list[str]]:
+    """(the identifiers the file may set to something other than a false constant, those it sets only to one), as
+    `_attributes_set_on` reads them: a store, a parameter or keyword of that name, the name as a string anywhere but as
+    hasattr's / getattr's attribute argument (attribute_sets.setting_nodes), or a command-line option spelling it
+    (`--mixed-precision`: on)."""
+    probed = {id(n.args[1]) for n in module_nodes(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+              and n.func.id in ("hasattr", "getattr") and len(n.args) >= 2}
+    off = {id(t) for n in module_nodes(tree) if isinstance(n, (ast.Assign, ast.AnnAssign)) and _false_constant(n.value)
+           for t in (n.targets if isinstance(n, ast.Assign) else [n.target])}
+    on: set[str] = set()
+    every: set[str] = set()
+    for n in module_nodes(tree):
+        name = n.attr if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) else \
+            n.id if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) else \
+            n.arg if isinstance(n, (ast.arg, ast.keyword)) else \
+            n.value if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in probed else None
+        if name and name.isidentifier():
+            every.add(name)
+            if id(n) not in off:
+                on.add(name)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.startswith("-"):
+            option = n.value.lstrip("-").replace("-", "_")
+            if option.isidentifier():
+                on.add(option)
+    return sorted(on), sorted(every - on)
+
+
+def _imported_names(tree: ast.Module) -> list[str]:
+    """What the file may take from another module by name: `<module's last part>:<name>` of each `from M import name`
+    (`:*` for a star import), and `<module>.<name>` of each attribute read through a module the file imports
+    (`raft.autocast`); `_imported_elsewhere` asks it."""
+    modules = _module_aliases(tree)
+    out: set[str] = set()
+    for n in module_nodes(tree):
+        if isinstance(n, ast.ImportFrom) and n.module:
+            out.update(f"{n.module.rsplit('.', 1)[-1]}:{a.name}" for a in n.names)
+        elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
+            base = n.value.attr if isinstance(n.value, ast.Attribute) else \
+                n.value.id if isinstance(n.value, ast.Name) and n.value.id in modules else None
+            if base and (dotted := ast_dotted(n.value)) and dotted.split(".")[0] in modules:
+                out.add(f"{base}.{n.attr}")
+    return sorted(out)
+
+
 def _attributes_set_on(project: Any, names: set[str]) -> set[str]:
     """The attributes of `names` that the tree may set to something other than a false constant, or never sets at all
     (then a caller outside the tree does): a store, a keyword or parameter of that name, the name as a string (a
     config dict's key, `setattr`), a command-line option spelling it (`--mixed_precision`, `--mixed-precision`), or
-    the word in a config file. All of them when a file cannot be read."""
+    the word in a config file. All of them when a file cannot be read. A Python file's part comes from its facts
+    (`_setting_names`; pd29: a warm run parses nothing), a file without them is read as before."""
     from auditor.source import SourceError
-    from auditor.static.attribute_sets import setting_nodes
     from auditor.static.project_imports import read_counted
 
     on: set[str] = set()
@@ -711,6 +793,11 @@ def _attributes_set_on(project: Any, names: set[str]) -> set[str]:
     for rel, path in project.paths.items():
         python = rel.endswith(".py")
         if not (python or rel.lower().endswith(_CONFIG_SUFFIXES)):
+            continue
+        facts = project.calls(rel) if python else None
+        if facts is not None and not facts.get(_FACT_UNPARSED):
+            on.update(names & set(facts.get(_FACT_SETS) or ()))
+            set_off.update(names & set(facts.get(_FACT_SETS_OFF) or ()))
             continue
         try:
             data = read_counted(project, path)
@@ -723,34 +810,51 @@ def _attributes_set_on(project: Any, names: set[str]) -> set[str]:
         if source is None:
             on.update(named)        # a config file naming it, or a Python file not parsed
             continue
-        tree = source[1]
-        options = {n.value.lstrip("-").replace("-", "_") for n in module_nodes(tree)
-                   if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.startswith("-")}
-        for name in named:
-            if name in options or any(True for _ in setting_nodes(tree, name, false_stores=False)):
-                on.add(name)
-            elif any(True for _ in setting_nodes(tree, name)):
-                set_off.add(name)
+        sets, sets_off = _setting_names(source[1])
+        on.update(set(named) & set(sets))
+        set_off.update(set(named) & set(sets_off))
     return on | (names - set_off)
 
 
 def _imported_elsewhere(project: Any, rel: str, name: str) -> bool:
     """Whether another Python file of the tree may take `name` from module `rel` (`from .raft import autocast`, `from
-    .raft import *`, `raft.autocast`): then the alias may be called there, enabled. True when a file cannot be read."""
-    from auditor.source import SourceError
-    from auditor.static.project_imports import read_counted
-
-    stem, word = re.escape(rel.rsplit("/", 1)[-1].removesuffix(".py").encode()), re.escape(name.encode())
-    pattern = re.compile(rb"\bfrom\s+[\w.]*\b" + stem + rb"\s+import\s[^\n]*(?:\b" + word + rb"\b|\*)|\b" + stem
-                         + rb"\." + word + rb"\b")
-    for other, path in project.paths.items():
+    .raft import *`, `raft.autocast`): then the alias may be called there, enabled. From the files' facts
+    (`_imported_names`); a file without them is parsed; True when a file cannot be read or parsed."""
+    stem = rel.rsplit("/", 1)[-1].removesuffix(".py")
+    wanted = {f"{stem}:{name}", f"{stem}:*", f"{stem}.{name}"}
+    for other in project.paths:
         if other.endswith(".py") and other != rel:
-            try:
-                if pattern.search(read_counted(project, path)):
+            facts = project.calls(other)
+            if facts is None or facts.get(_FACT_UNPARSED):
+                source = project.source(other)
+                if source is None:
                     return True
-            except (OSError, SourceError):
+                facts = {_FACT_IMPORTS: _imported_names(source[1])}
+            if wanted & set(facts.get(_FACT_IMPORTS) or ()):
                 return True
     return False
+
+
+def _parameters_turned_on(results: list, project: Any, params: list[str]) -> set[str]:
+    """The `param:<name>:<index>:<key>` autocast flags (`_autocasts`) that some call in the tree may turn on: a call
+    passing the keyword anything but a false constant, the name as a string (a `**kwargs` dict's key, `setattr`), or
+    a call of the function (`key`, `.forward` for a `forward`) with `*args` / `**kwargs` or enough positional
+    arguments to reach it. All of them when a file's facts are missing. A module's `forward` is also called through
+    the instance (`model(x)`), whose positional arguments are not resolved: a flag passed there by keyword counts."""
+    facts = {r.path: project.calls(r.path) for r in results if r.path.endswith(".py")}
+    if any(f is None for f in facts.values()):
+        return set(params)
+    switched = {kw for f in facts.values() for kw, turned in (f.get(_FACT_SWITCHES) or {}).items() if turned}
+    strings = {ref[1:] for f in facts.values() for ref in f.get(_FACT_REFS) or () if ref.startswith(".")}
+    keys = {how.split(":")[3]: ".forward" if how.split(":")[3] == "()" else how.split(":")[3] for how in params}
+    shapes, _ = _call_sites(results, facts, set(keys.values()))
+    out: set[str] = set()
+    for how in params:
+        _, name, index, key = how.split(":")
+        sites = shapes.get(keys[key], [])
+        if name in switched or name in strings or any(s[2] or 0 <= int(index) < s[4] for _, s in sites):
+            out.add(how)
+    return out
 
 
 def lower_off_autocasts(results: list, project: Any) -> int:
@@ -768,13 +872,17 @@ def lower_off_autocasts(results: list, project: Any) -> int:
         return 0
     attrs = {how.partition(":")[2] for _, (_, _, how, *_) in wanted if how.startswith("attr:")}
     on = _attributes_set_on(project, attrs) if attrs else set()
+    params = [how for _, (_, _, how, *_) in wanted if how.startswith("param:")]
+    on |= _parameters_turned_on(results, project, params) if params else set()
     lowered = 0
     off_calls: dict[str, set[int]] = {}
     for r, (first, last, how, *rest) in wanted:
-        if how == "alias" or how.startswith("attr:") and how[5:] in on:
+        if how == "alias" or how in on or how.startswith("attr:") and how[5:] in on:
             continue
         off_calls.setdefault(r.path, set()).add(first)
-        why = "`enabled` is always false here" if how == "off" else f"no file of it sets `{how[5:]}` but to False"
+        why = "`enabled` is always false here" if how == "off" else \
+            f"no call in it passes `{how.split(':')[1]}` but its false default" if how.startswith("param:") else \
+            f"no file of it sets `{how[5:]}` but to False"
         lowered += _lower(r, lambda f, a=first, b=last: a <= f.line <= b and f.category in ("device", "precision"),
                           _OFF_CONTEXT, _OFF_NOTE.format(why))
     for r, (first, last, how, *rest) in wanted:

@@ -71,6 +71,8 @@ _NOTE = ("nothing in this ComfyUI node pack calls it: ComfyUI reaches a pack onl
          "port it if you reuse the helper")
 _WEBUI_NOTE = ("nothing in this stable-diffusion-webui extension calls it: webui runs an extension's scripts/*.py, "
                "install.py and preload.py and what they import; port it if you reuse the helper")
+_APP_NOTE = ("nothing this application runs reaches it: it starts from its launch scripts and runs only what they "
+             "import or load by name (policy (h)); port it if you run it")
 _PROBE_NOTE = ("an availability probe: nothing reads the name it imports, so on Ascend it only answers that the "
                "library is missing; the path it enables has its own findings")
 _DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
@@ -98,6 +100,19 @@ _PRESTARTUP = "prestartup_script.py"
 # `preload.py` (modules/extensions.py, modules/scripts.py of AUTOMATIC1111/stable-diffusion-webui); a scripts module of
 # one imports webui's script API
 _WEBUI_PRELOAD = "preload.py"
+# pd29: an application's launch scripts by name (besides the root scripts its own shell scripts run), the root folders
+# of scripts a user runs by hand, and what makes a tree a library instead (`_library`)
+_APP_SCRIPTS = frozenset({"app.py", "webui.py", "main.py", "launch.py"})
+_APP_TOOL_FOLDERS = frozenset({"scripts", "tools", "bin"})
+# what a launch script serves its user through: a research repository's `main.py` training entry is no application
+_APP_SERVERS = frozenset({"gradio", "streamlit", "fastapi", "flask", "uvicorn", "aiohttp"})
+# the reach passes over a 1671-file application (Wan2GP) ran past 20 minutes where the audit alone takes 5: a larger
+# tree is not read as an application until they are made faster (pd29, Left)
+_APP_MAX_FILES = 1000
+_LIBRARY_MARKS = {"setup.py": (re.compile(rb"\bsetup\s*\("), re.compile(rb"\b(?:setuptools|distutils)\b")),
+                  "pyproject.toml": (re.compile(rb"(?m)^\[(?:project|tool\.poetry)\]"),),
+                  "setup.cfg": (re.compile(rb"(?m)^\[metadata\]"),)}
+_TOP_IMPORT = re.compile(rb"(?m)^[ \t]*(?:from|import)[ \t]+([A-Za-z_]\w*)")
 _WEBUI_API = re.compile(rb"^\s*(?:from\s+modules\s+import\s[^\n]*\b(?:scripts|script_callbacks)\b|import\s+modules\.scripts\b|"
                         rb"from\s+modules\.(?:scripts|script_callbacks)\s+import\b)", re.MULTILINE)
 # decorators that wrap a function without registering it anywhere (a registered one is reached by its registry)
@@ -389,6 +404,25 @@ def _off_switch_branches(tree: ast.Module) -> list[list[int]]:
     return out
 
 
+_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def _after_exits(tree: ast.Module) -> list[list[int]]:
+    """The statements that follow an unconditional `return` / `raise` / `continue` / `break` in the same block
+    (pd29: Wan2GP's `is_causal_conv1d_available()` returns False before its `torch.cuda.is_available()` test): they
+    never run."""
+    out: list[list[int]] = []
+    for n in module_nodes(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(n, field, None)
+            if not isinstance(block, list):
+                continue
+            stop = next((i for i, stmt in enumerate(block) if isinstance(stmt, _EXITS)), None)
+            if stop is not None and stop + 1 < len(block):
+                out.append([block[stop + 1].lineno, block[-1].end_lineno or block[-1].lineno])
+    return out
+
+
 def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     """The file's `top`, `names` and `dead` facts (module doc); {} when it does not parse. `package_init`: the file
     is a package's `__init__.py`, whose imports re-export names (each counts as read)."""
@@ -452,7 +486,7 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
             if exported:
                 exports |= {r for n in ast.walk(node) if isinstance(n, ast.ImportFrom)
                             for r in _names_read(n, roots, set(n.names) - exported, bound)}
-    dead += _off_switch_branches(tree)
+    dead += _off_switch_branches(tree) + _after_exits(tree)
     if exports:
         out["exports"] = sorted(exports)
     out["top"] = top
@@ -524,6 +558,11 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
                       and not (lazy is not None and _lazy_getattr(node))})
     if dynamic:
         out["dynamic"] = dynamic
+        patterns, unknown = _named_loads(tree)
+        if patterns:
+            out["patterns"] = patterns
+        if unknown:
+            out["dynamic_unknown"] = unknown
     prefixes = _module_prefixes(tree)
     if prefixes:
         out["prefixes"] = prefixes
@@ -822,6 +861,51 @@ def _dynamic_load(node: ast.AST) -> bool:
 
 
 _LISTINGS = frozenset({"listdir", "scandir", "walk", "glob", "iglob", "rglob", "iterdir"})
+
+
+def _load_pattern(node: ast.expr) -> str | None:
+    """The modules an f-string or a concatenation names (`f"{dir_name}.plugin"` -> `[\\w.]+\\.plugin`), as a regex
+    over dotted module names; None for a name built otherwise or with no literal part."""
+    parts: list[str] = []
+    todo: list[ast.expr] = [node]
+    while todo:
+        n = todo.pop(0)
+        if isinstance(n, ast.JoinedStr):
+            todo[:0] = list(n.values)
+        elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add):
+            todo[:0] = [n.left, n.right]
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+            parts.append(re.escape(n.value))
+        elif isinstance(n, (ast.FormattedValue, ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
+            parts.append(r"[\w.]+")
+        else:
+            return None
+    if not any(p != r"[\w.]+" for p in parts):
+        return None
+    return "".join(parts)
+
+
+def _named_loads(tree: ast.Module) -> tuple[list[str], list[str]]:
+    """How an application's loaders name what they load (pd29): the patterns of loaders given an f-string or a
+    concatenation (`import_module(f"{dir_name}.plugin")` over a folder listing: every module matching it), and the
+    regions ("" for module-level code) with a loader that may load anything: `exec`, or a name or path computed in a
+    definition that lists a folder. A loader handed a plain name or parameter elsewhere loads what the tree's strings
+    name (dotted module paths, `x.py` files), which the module words and launches already count."""
+    patterns: set[str] = set()
+    unknown: set[str] = set()
+    for node in tree.body:
+        region = node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else ""
+        calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+        lists = any(_decorator_name(c.func) in _LISTINGS for c in calls)
+        for c in calls:
+            if not _dynamic_load(c):
+                continue
+            pattern = _load_pattern(c.args[0]) if _decorator_name(c.func) in ("import_module", "__import__") else None
+            if pattern:
+                patterns.add(pattern)
+            elif _decorator_name(c.func) == "exec" or lists:
+                unknown.add(region)
+    return sorted(patterns), sorted(unknown)
 _DOT_SPLITS = frozenset({"rsplit", "rpartition", "split", "partition"})
 
 
@@ -940,7 +1024,7 @@ def _named_by_nothing(facts: dict[str, dict[str, Any]], config_words: Collection
         # a module is loaded by an import, a loader's string or a launch (`_module_words`, `launches`); a name or
         # attribute read (`scheduler.sample(...)`) loads no module of that name (pd25)
         words = {*f.get("modules", ()), *(launch.rsplit("/", 1)[-1] for launch in f.get("launches", ()))}
-        if rel.rsplit("/", 1)[-1] in _RUN_ON_INSTALL or _launched(rel, launched):
+        if rel.rsplit("/", 1)[-1] in _RUN_ON_INSTALL or _launched(rel, launched) or f.get("script"):
             words.update(f.get("main_modules", ()))     # its `__main__` block runs
         for w in words:
             named.setdefault(w, set()).add(rel)
@@ -1052,7 +1136,7 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
         if rel == "__init__.py":    # the root's re-exports are what ComfyUI reads; another package's reach nothing
             reached |= resolved(rel, f.get("exports", ()))
         name = rel.rsplit("/", 1)[-1]
-        if name in _RUN_ON_INSTALL or _launched(rel, launched):
+        if name in _RUN_ON_INSTALL or _launched(rel, launched) or f.get("script"):
             reached |= resolved(rel, f.get("main", ()))
         else:   # the block's own lines do not run either (t19d: FishSpeech's llama.py smoke test)
             idle_mains[rel] = f.get("main_lines", [])
@@ -1370,23 +1454,79 @@ def _webui_entries(project: Any) -> set[str]:
     return set()
 
 
+def _library(project: Any) -> bool:
+    """Whether the tree is pip-installable (a root `setup.py` calling setuptools' or distutils' `setup(`, a
+    `pyproject.toml` with `[project]` or `[tool.poetry]`, a `setup.cfg` with `[metadata]`): other code may import its
+    packages, so no launch script says what runs."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    paths = getattr(project, "paths", {})
+    for rel, mark in _LIBRARY_MARKS.items():
+        if rel in paths:
+            try:
+                if all(m.search(read_counted(project, paths[rel])) for m in mark):
+                    return True
+            except (OSError, SourceError):
+                return True
+    return False
+
+
+def _app_entries(project: Any) -> set[str]:
+    """The files an APPLICATION runs itself (pd29, heldout27: Wan2GP's `wgp.py`): a tree with no root `__init__.py`,
+    not pip-installable (`_library`), whose root holds a launch script (`_APP_SCRIPTS`, or a root `x.py` its own shell
+    scripts run: `python3 wgp.py --listen`) that serves a UI or an API (`_APP_SERVERS`: gradio, fastapi, ...) and
+    imports the tree's own modules. Its entry files are every root-level
+    script, every file its shell scripts run and every file of a root `scripts/` or `tools/` folder (a user may run any
+    of them); the rest runs only as far as they import or load it by name. Empty for any other tree."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    paths = getattr(project, "paths", {})
+    if "__init__.py" in paths or _library(project) or sum(rel.endswith(".py") for rel in paths) > _APP_MAX_FILES:
+        return set()
+    launched: set[str] = set()       # the .py files the tree's shell scripts run, as paths from the root
+    for rel in paths:
+        if rel.endswith(_SHELL_SUFFIXES):
+            for folders, name in (project.facts(rel) or {}).get("launch", ()):
+                launched.add("/".join([*folders, name]))
+    root = {rel for rel in paths if "/" not in rel and rel.endswith(".py") and rel != "setup.py"}
+    own = {rel.split("/", 1)[0].removesuffix(".py") for rel in paths if rel.endswith(".py")}
+    for rel in sorted(root & (_APP_SCRIPTS | launched)):
+        try:
+            imported = {m.decode() for m in _TOP_IMPORT.findall(read_counted(project, paths[rel]))}
+        except (OSError, SourceError):
+            continue
+        if imported & _APP_SERVERS and imported & (own - {rel.removesuffix(".py")}):
+            tools = {p for p in paths if p.endswith(".py") and p.split("/", 1)[0] in _APP_TOOL_FOLDERS}
+            return root | (launched & set(paths)) | tools
+    return set()
+
+
 def _host(results: list, project: Any) -> tuple[str, set[str]]:
     """The note for code the tree's host never reaches and the tree's entry files besides those every host runs
-    (`__init__.py`, `install.py`): a ComfyUI node pack's, a webui extension's; ("", set()) for any other tree."""
+    (`__init__.py`, `install.py`): a ComfyUI node pack's, a webui extension's, an application's; ("", set()) for any
+    other tree."""
     if comfy_node_pack(results):
         return _NOTE, set()
     entries = _webui_entries(project)
-    return (_WEBUI_NOTE, entries) if entries else ("", set())
+    if entries:
+        return _WEBUI_NOTE, entries
+    entries = _app_entries(project)
+    return (_APP_NOTE, entries) if entries else ("", set())
 
 
 def hosted_tree(results: list, project: Any) -> bool:
-    """Whether the tree is run by a host application that reaches it only through known entry points (`_host`)."""
-    return bool(_host(results, project)[0])
+    """Whether the tree is run by a host application that reaches it only through known entry points: a ComfyUI
+    node pack or a webui extension (an application is its own host, and opens its own autocasts)."""
+    return comfy_node_pack(results) or bool(_webui_entries(project))
 
 
-def _pack_facts(results: list, project: Any, entries: Collection[str] = ()) -> dict[str, dict[str, Any]]:
+def _pack_facts(results: list, project: Any, entries: Collection[str] = (), app: bool = False) -> dict[str, dict[str, Any]]:
     """Each Python file's reach facts, `entries` (files the host runs itself) marked `entry`; {} when a Python file
-    cannot be read; a file that does not parse reads nothing (it cannot be imported either)."""
+    cannot be read; a file that does not parse reads nothing (it cannot be imported either). `app`: an application's
+    (`_app_entries`): its entries are scripts (their `__main__` blocks run), a module some loader's pattern matches is
+    an entry too, and only loaders that may load anything (`_named_loads`) load every file."""
     from auditor.source import SourceError
     from auditor.static.project_imports import read_counted
 
@@ -1403,6 +1543,19 @@ def _pack_facts(results: list, project: Any, entries: Collection[str] = ()) -> d
                 facts[rel] = {"top": [], "names": {}}   # file cannot be imported or run, so it reaches nothing (t18g)
             if rel in entries:
                 facts[rel]["entry"] = True
+                if app:
+                    facts[rel]["script"] = True
+    if app:
+        patterns = [re.compile(p) for f in facts.values() for p in f.get("patterns", ())]
+        for rel, f in facts.items():
+            f["dynamic"] = f.get("dynamic_unknown", [])
+            dotted = rel.removesuffix(".py").removesuffix("/__init__").split("/")
+            if any(p.fullmatch(".".join(dotted[i:])) for p in patterns for i in range(len(dotted))):
+                f["entry"] = True
+        # a file no other file loads is a program of its own (Spark-TTS's `python -m cli.inference`, a Triton model
+        # repository's `model.py`, a conversion script its README runs): only what the app loads is read as the app
+        for rel in _named_by_nothing(facts, ()) | {r for r in facts if r.rsplit("/", 1)[-1] == "setup.py"}:
+            facts[rel]["entry"] = facts[rel]["script"] = True     # (a CUDA extension's setup.py: the user builds it)
     _flag_sets(facts, sources)
     return facts
 
@@ -1413,12 +1566,14 @@ def apply_unreached_defs(results: list, project: Any) -> int:
     if not any(r.findings for r in results if r.path.endswith(".py")):
         return 0
     host_note, entries = _host(results, project)
-    facts = _pack_facts(results, project, entries) if host_note else {}
+    app = host_note == _APP_NOTE
+    facts = _pack_facts(results, project, entries, app) if host_note else {}
     if not facts:
         return 0
     spans = _unreached(facts, _config_words(project, results))
-    launchers = _unrun_launchers(project, facts)
-    for rel in _unbuilt_kernels(results, facts, spans):
+    # (an application's own launchers and kernels are the user's to run and build: only its Python is read)
+    launchers = set() if app else _unrun_launchers(project, facts)
+    for rel in () if app else _unbuilt_kernels(results, facts, spans):
         spans[rel] = [(1, _END)]
     lowered = 0
     for r in results:
