@@ -2,7 +2,7 @@
 a module every torch build has (`import torch.cuda as cuda`, ReActor's settings UI) whose name the file reads only
 as `cuda.<attr>` is info (context `module-import`): each use is reported where it is. Controls: the alias passed on
 whole keeps the import's finding, and the use keeps its own. (NPU076 on the program's own CPU / CUDA setting is
-covered by the rule's `ok` examples in rules/device_t14l.yaml.)
+covered by the rule's `ok` examples in rules/device_cuda_name_strings.yaml.)
 
 Code written afresh in the shape of that extension, not copied."""
 from __future__ import annotations

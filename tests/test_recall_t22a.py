@@ -1,6 +1,6 @@
 """t22a (session 22): misses of the fresh kernel sample tuned_t22a (TUNED): RAFT's `autocast = torch.cuda.amp.autocast`
 bound in a module-level `try:` beside a dummy class in `except:` (auditor/static/context.py), and RAFT-Stereo's
-comparisons with the name of a CUDA kernel variant (NPU836, rules/kernel_t22a.yaml)."""
+comparisons with the name of a CUDA kernel variant (NPU836, rules/kernel_cuda_variant_compared.yaml)."""
 from __future__ import annotations
 
 from auditor.rules import load_rules

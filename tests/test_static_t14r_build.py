@@ -1,4 +1,4 @@
-"""t14r (issue 14, session 11): the CUDA side of extension builds (rules/kernel_build_t14r.yaml, NPU353), on
+"""t14r (issue 14, session 11): the CUDA side of extension builds (rules/kernel_cuda_build_helpers.yaml, NPU353), on
 setup.py files written like the real ones (pyg's torch_cluster / torch_sparse, the Dao-AILab template of
 causal-conv1d / fast-hadamard-transform): the "cuda" build variant is a kernel finding (not a device string to
 rewrite), the "nvcc" slot of extra_compile_args is nvcc's flags (not the nvcc command), the template's toolkit

@@ -1,7 +1,7 @@
 """t14y (issue 14, session 15, tuned on the fresh sample tuned_t14y): torch handed out by a loader call instead of
 `import torch` (txtai's `torch = library.torch()`, RLlib's `torch, nn = try_import_torch()`), so the CUDA APIs
 reached through that name resolve; flash-attention switches that default on under the short names lucidrains-style
-models use (`flash_attn = True`, `flash = True`, NPU825, rules/recall_t14y.yaml)."""
+models use (`flash_attn = True`, `flash = True`, NPU825, rules/attention_flash_switch_default_on.yaml)."""
 from __future__ import annotations
 
 from auditor.rules import load_rules

@@ -196,7 +196,7 @@ def _build_settings(col: Collector, m, words: list[str], lines: list[str], first
         setting = m.match_setting(key, value) if sep and value and ("$" not in value or passed) else None
         if setting is None and sep and value and name.upper().startswith("NV_"):
             # NVIDIA's CUDA image package variables (`NV_CUDNN_PACKAGE=libcudnn9-cuda-12=${NV_CUDNN_VERSION}`):
-            # the name says what it is whatever the value reads (rules/project_t15s.yaml, NPU072)
+            # the name says what it is whatever the value reads (rules/project_nvidia_tools_images.yaml, NPU072)
             setting = m.match_setting(name.lower(), value)
         if setting is None or not (name.endswith("_VERSION") or col.engine.compiled.match_env(name) is None):
             continue

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import yaml
 
+from auditor.astnodes import module_nodes_of
 from auditor.findings import FileResult, Finding
 
 _CONFIG_SUFFIXES = (".yaml", ".yml")
@@ -89,14 +90,20 @@ def _last_name(node: ast.expr) -> str | None:
     return None
 
 
+# the node types _read_file reads (a file's other nodes, most of them, are never looked at)
+_READ_TYPES = (ast.Attribute, ast.Subscript, ast.Constant, ast.Name, ast.Import, ast.ImportFrom, ast.keyword, ast.Call,
+               ast.Dict)
+
+
 def _read_file(tree: ast.Module, reads: _Reads) -> None:
-    stored: set[int] = set()      # ids of nodes that are assignment targets (`cfg.DEVICE = 'cuda'`)
-    for node in ast.walk(tree):
+    # one pass over the node list the file's other passes share (breadth-first: an assignment target comes before its
+    # subscript, so `cfg['DEVICE'] = 'cuda'` skips the key it stores as well as the target)
+    stored: set[int] = set()      # ids of the subscripts of assignment targets (`cfg['DEVICE'] = 'cuda'`)
+    for node in module_nodes_of(tree, _READ_TYPES):
         if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            stored.add(id(node))
             if isinstance(node, ast.Subscript):
                 stored.add(id(node.slice))
-    for node in ast.walk(tree):
+            continue
         if id(node) in stored:
             continue
         if isinstance(node, ast.Attribute):

@@ -468,9 +468,10 @@ def _evaluated_vars(text: str) -> set[str]:
     return set(_EVAL_VAR_RE.findall(text))
 
 
-# `set -a` / `set -o allexport`: every later assignment is exported
+# `set -a` / `set -o allexport`: every later assignment is exported (a text fallback where the parse has errors)
 _ALLEXPORT_RE = re.compile(r"(?m)^\s*set\s+(?:-[a-zA-Z]*a[a-zA-Z]*\b|-o\s+allexport\b)")
 _EXPORT_LINE_RE = re.compile(r"(?m)(?:^|[;&|]\s*)(?:export|(?:declare|typeset)\s+-[a-zA-Z]*x[a-zA-Z]*)\s+([^;&|#\n]*)")
+_READ_NAME_RE = re.compile(r"\$\{?[#!]?([A-Za-z_]\w*)")
 
 
 class _Everything(frozenset):
@@ -478,17 +479,53 @@ class _Everything(frozenset):
         return True
 
 
-def _environment_names(text: str, evaluated: set[str]) -> frozenset[str]:
+def _sets_allexport(command) -> bool:
+    """`set -a`, `set -ea`, `set -o allexport`: bash exports every later assignment (bash(1), `set`)."""
+    name = command.child_by_field_name("name")
+    if name is None or name.text != b"set":
+        return False
+    words = [c.text for c in command.children if c.type == "word"]
+    return any(w.startswith(b"-") and not w.startswith(b"--") and b"a" in w for w in words) \
+        or any(w == b"-o" and nxt == b"allexport" for w, nxt in zip(words, words[1:]))
+
+
+def _environment_names(tree, raw: bytes, text: str, evaluated: set[str]) -> frozenset[str]:
     """The names a plain assignment (`NCCL_DEBUG=INFO` on its own line) of this script can reach a program or the
     script through: exported (`export NAME`, `declare -x`, `set -a`: all of them) or read (`$NAME`, `${NAME:-x}`).
     A name outside them is a shell variable nothing sees: the launched process does not inherit it (bash(1),
     ENVIRONMENT: only exported names are passed; VideoX-Fun's train scripts, labelled `none` in project test28).
-    `evaluated`: the variables run with `eval`, whose text is read as a command line."""
-    if _ALLEXPORT_RE.search(text):
-        return _Everything()
-    names = set(re.findall(r"\$\{?[#!]?([A-Za-z_]\w*)", text)) | evaluated
-    for listed in _EXPORT_LINE_RE.findall(text):
-        names.update(re.findall(r"(?:^|\s)([A-Za-z_]\w*)", listed))
+    `evaluated`: the variables run with `eval`, whose text is read as a command line. Read from the parse tree;
+    where tree-sitter-bash could not parse part of the script (an ERROR node), the text's spellings are added, as
+    the parse does not hold the expansions and exports inside it."""
+    names = set(evaluated)
+    for node in _walk(tree.root_node):
+        if node.type in ("simple_expansion", "expansion"):
+            target = next((c for c in node.children if c.type in ("variable_name", "subscript")), None)
+            if target is not None and target.type == "subscript":   # `${ARR[0]}`
+                target = target.child_by_field_name("name")
+            if target is not None and target.type == "variable_name":
+                names.add(target.text.decode())
+        elif node.type == "word" and node.start_byte and raw[node.start_byte - 1:node.start_byte] == b"$" \
+                and raw[node.start_byte - 2:node.start_byte - 1] != b"\\":
+            # tree-sitter-bash splits `$OUT/$PREFIX-log.txt` after the second `$`: the word is the expansion's name
+            names.update(re.findall(r"^[A-Za-z_]\w*", node.text.decode("utf-8", errors="replace")))
+        elif node.type in ("extglob_pattern", "regex"):
+            # `[[ $f != *$pattern* ]]`: the pattern's expansions are not parsed into nodes
+            names.update(_READ_NAME_RE.findall(node.text.decode("utf-8", errors="replace")))
+        elif node.type == "declaration_command" and _exports(node):
+            for child in node.children:
+                if child.type == "variable_assignment":
+                    child = child.child_by_field_name("name")
+                if child is not None and child.type == "variable_name":
+                    names.add(child.text.decode())
+        elif node.type == "command" and _sets_allexport(node):
+            return _Everything()
+    if tree.root_node.has_error:
+        if _ALLEXPORT_RE.search(text):
+            return _Everything()
+        names.update(_READ_NAME_RE.findall(text))
+        for listed in _EXPORT_LINE_RE.findall(text):
+            names.update(re.findall(r"(?:^|\s)([A-Za-z_]\w*)", listed))
     return frozenset(names)
 
 
@@ -500,7 +537,7 @@ def scan_shell(col: Collector, text: str) -> None:
     m = matchers(col.engine)
     source_tree = _SourceTree()
     evaluated = _evaluated_vars(text) if "eval" in text else set()
-    environment_names = _environment_names(text, evaluated)
+    environment_names = _environment_names(tree, raw, text, evaluated)
     for node in _walk(tree.root_node):
         if node.type == "variable_assignment":
             name_node = node.child_by_field_name("name")

@@ -1,7 +1,7 @@
 """Vendor literals compared in a dispatch that has an Ascend arm, and vendor data in migrations (t14n, issue 11;
 tuned on the precision trees deeplink.framework and gpustack, which t14l read).
 
-NPU076 (rules/device_t14l.yaml) reports `if vendor == "NVIDIA":`: on Ascend the test answers False and the NVIDIA
+NPU076 (rules/device_cuda_name_strings.yaml) reports `if vendor == "NVIDIA":`: on Ascend the test answers False and the NVIDIA
 branch is skipped. Two structures make such a comparison no port problem:
 - the same value is also compared with an Ascend / NPU name (`dipu.vendor_type == "NPU"`, `match vendor: case
   "Ascend":`, `vendor in ("NVIDIA", "Ascend")`): the comparison is one arm of a vendor dispatch that already has an
