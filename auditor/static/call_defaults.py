@@ -52,7 +52,7 @@ from typing import Any
 
 from auditor.static.backends import as_info
 from auditor.static.unreached_defs import _WRAPPERS, _decorator_name, _main_block, comfy_node_pack
-from auditor.static.astutil import module_nodes
+from auditor.static.astutil import module_nodes, module_nodes_of
 from auditor.static.attribute_sets import false_constant as _false_constant
 from auditor.static.attribute_sets import may_set as _binds
 
@@ -295,6 +295,9 @@ def _autocasts(tree: ast.Module) -> list[list[Any]]:
                for n in ast.walk(node) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Attribute)
                and n.value.attr == "autocast"]
     aliases = frozenset(t.id for node in assigns for t in node.targets if isinstance(t, ast.Name))
+    # every entry below is an autocast call's: a file without one (most) needs no per-function walks (s24a)
+    if not any(_autocast_func(c.func, aliases) for c in module_nodes_of(tree, ast.Call)):
+        return []
     out: list[list[Any]] = []
     calls: dict[str, list[int]] = {}        # alias -> the lines of its calls found off
     every: dict[str, int] = {}              # alias -> how many times the file reads it
