@@ -424,3 +424,103 @@ def test_import_rules_prefilter_on_their_rarest_word():
         assert [f.to_dict() for f in new.analyze_bytes(data, "example.py").findings] == \
             [f.to_dict() for f in old.analyze_bytes(data, "example.py").findings], text
     assert sum(f.code == "NPU144" for f in new.analyze_bytes(horovod.encode(), "train.py").findings) >= 3
+
+
+def _python_sources() -> list[str]:
+    """Rule examples and the shapes above, plus this repository's own Python files (real modules with classes,
+    methods, nested functions, aliases)."""
+    root = Path(__file__).resolve().parent.parent
+    return _libcst_sources() + [p.read_text(encoding="utf-8") for folder in ("auditor", "tests", "examples")
+                                for p in sorted((root / folder).rglob("*.py"))]
+
+
+_AUTOCAST_SHAPES = textwrap.dedent('''
+    import torch
+    try:
+        autocast = torch.cuda.amp.autocast
+    except AttributeError:
+        autocast = None
+    class Net:
+        def forward(self, x, mixed=False):
+            use_amp = x and False
+            with autocast(enabled=use_amp):
+                y = x
+            with torch.autocast("cuda", enabled=self.args.mixed_precision):
+                def inner():
+                    with torch.cuda.amp.autocast(enabled=use_amp):
+                        pass
+            return y
+    ''')
+
+
+def test_autocasts_without_an_autocast_call_skip_the_walks_and_find_the_same(monkeypatch):
+    """s24a: `_autocasts` returns [] at once when no name of the file holds "autocast"; with that test forced to pass
+    the full walks give the same answers on every source."""
+    from auditor.static import call_defaults
+
+    trees = []
+    for text in [_AUTOCAST_SHAPES, *_python_sources()]:
+        try:
+            trees.append(ast.parse(text))
+        except SyntaxError:
+            continue
+    ours = [call_defaults._autocasts(t) for t in trees]
+    monkeypatch.setattr(call_defaults, "_mentions_autocast", lambda tree: True)
+    assert ours == [call_defaults._autocasts(t) for t in trees]
+    assert len(ours[0]) >= 3
+
+
+_METHOD_RETURNS = textwrap.dedent('''
+    class A:
+        def host(self, x):
+            data = x.to_numpy()
+            data.to_numpy()
+            return data
+        def same(self, a, b):
+            return b
+        def twice(self, a):
+            return a
+        @staticmethod
+        def static(a, b):
+            return a
+        def nested(self, a):
+            def f():
+                return 1
+            return a
+    class B:
+        def twice(self, a, b):
+            return b
+        def same(self, a, b):
+            return b
+    ''')
+
+
+def test_method_returns_read_on_demand_are_the_eager_reading():
+    """s24a: host_values' `_MethodReturns.get` (a method read when a `self.m(...)` asks for it) answers what the
+    eager reading of every method of every class (its former form) answered, for every method name and an unknown
+    name, on every source."""
+    from auditor.static.host_values import _MethodReturns, _returns_of
+
+    def eager(tree):
+        out: dict = {}
+        for cls in module_nodes(tree):
+            if isinstance(cls, ast.ClassDef):
+                for func in cls.body:
+                    if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        kind = _returns_of(func)
+                        out[func.name] = kind if out.get(func.name, kind) == kind else None
+        return {name: kind for name, kind in out.items() if kind is not None}
+
+    answered = 0
+    for text in [_METHOD_RETURNS, *_python_sources()]:
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        names = {n.name for n in module_nodes_of(tree, (ast.FunctionDef, ast.AsyncFunctionDef))} | {"_unknown_"}
+        lazy = _MethodReturns(tree)
+        assert {n: k for n in sorted(names) if (k := lazy.get(n)) is not None} == eager(tree), text[:200]
+        answered += len(eager(tree))
+    assert eager(ast.parse(_METHOD_RETURNS)) == {"host": "", "same": "1:b", "static": "0:a"}
+    assert answered >= 4
+    assert _MethodReturns(None).get("x") is None

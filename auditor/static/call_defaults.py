@@ -302,6 +302,14 @@ def _call_keys(tree: ast.Module) -> dict[int, str]:
     return out
 
 
+def _mentions_autocast(tree: ast.Module) -> bool:
+    """Whether a name, attribute or imported name of the file holds the word "autocast". Every entry `_autocasts`
+    makes is an autocast call's, and every autocast API's qualified name ends in it, so a file without the word has
+    none (an alias is imported or assigned under a name the file spells)."""
+    return any("autocast" in (n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else n.name)
+               for n in module_nodes(tree) if isinstance(n, (ast.Name, ast.Attribute, ast.alias)))
+
+
 def _autocasts(tree: ast.Module) -> list[list[Any]]:
     """[first, last line, how it is off] of each autocast whose `enabled` is off where the file alone cannot say it is
     on (pd27, heldout27): "off" for a local of the enclosing function bound only to always-false values
@@ -313,6 +321,8 @@ def _autocasts(tree: ast.Module) -> list[list[Any]]:
 
     # the file's qualified names: `from torch.cuda.amp import autocast`, `from torch.cuda import amp`, and module-level
     # aliases, a `try:` around them included (RAFT's `try: autocast = torch.cuda.amp.autocast` / `except:` a dummy)
+    if not _mentions_autocast(tree):        # most files: no context and no per-function walks (s24a)
+        return []
     ctx = build_context(tree)
     aliases = frozenset(n for n in ctx.assigned_aliases if ctx.aliases.get(n) in _AUTOCAST_APIS)
     assigns = [n for node in tree.body if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))

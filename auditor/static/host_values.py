@@ -177,12 +177,12 @@ def host_arrays(ctx, assigns) -> dict[str, list[tuple[int, int]]]:
     """name -> scopes (line spans of the enclosing function, or the file) where every assignment of the name
     binds a numpy / pandas value and at least one does."""
     seen: dict[tuple[str, tuple[int, int]], set[bool]] = {}
-    methods = _method_returns(ctx.module) if ctx.module is not None else {}
+    methods = _MethodReturns(ctx.module)
     for stmt, scope in assigns:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         if len(targets) != 1 or not isinstance(targets[0], ast.Name):
             continue
-        kind = _self_call_kind(stmt.value, targets[0].id, methods) if methods else False
+        kind = _self_call_kind(stmt.value, targets[0].id, methods)
         if kind is False:
             kind = _ast_host_call(ctx, stmt.value)
         if kind is not None:
@@ -202,18 +202,28 @@ def host_arrays(ctx, assigns) -> dict[str, list[tuple[int, int]]]:
 _HOST = ""
 
 
-def _method_returns(tree: ast.AST) -> dict[str, str]:
-    """Method name -> _HOST or the returned parameter, for the file's classes; a name defined twice with
-    different answers, or any other method, is left out."""
-    out: dict[str, str | None] = {}
-    for cls in module_nodes(tree):
-        if not isinstance(cls, ast.ClassDef):
-            continue
-        for func in cls.body:
-            if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                kind = _returns_of(func)
-                out[func.name] = kind if out.get(func.name, kind) == kind else None
-    return {name: kind for name, kind in out.items() if kind is not None}
+class _MethodReturns:
+    """Method name -> _HOST or the returned parameter, for the file's classes (`get`, None for a name defined twice
+    with different answers, or any other method); a method's body is read only when a `self.m(...)` asks for m
+    (s24a: reading every method of every class was ~5 % of the engine on transformers)."""
+
+    def __init__(self, tree: ast.AST | None) -> None:
+        self._funcs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] | None = None
+        self._tree = tree
+        self._kinds: dict[str, str | None] = {}
+
+    def get(self, name: str) -> str | None:
+        if name not in self._kinds:
+            if self._funcs is None:
+                self._funcs = {}
+                for cls in module_nodes(self._tree) if self._tree is not None else ():
+                    if isinstance(cls, ast.ClassDef):
+                        for func in cls.body:
+                            if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                                self._funcs.setdefault(func.name, []).append(func)
+            kinds = {_returns_of(func) for func in self._funcs.get(name, ())}
+            self._kinds[name] = kinds.pop() if len(kinds) == 1 else None
+        return self._kinds[name]
 
 
 def _returns_of(func: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
@@ -241,7 +251,7 @@ def _returns_of(func: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     return kinds.pop() if len(kinds) == 1 else None
 
 
-def _self_call_kind(value: ast.AST, target: str, methods: dict[str, str]) -> bool | None:
+def _self_call_kind(value: ast.AST, target: str, methods: _MethodReturns) -> bool | None:
     """`x = self.m(...)`: True when m returns a host value; None (neutral, like an operator) when m hands back the
     argument passed as `x` itself; False otherwise (left to _ast_host_call)."""
     if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
