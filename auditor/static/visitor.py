@@ -1793,11 +1793,9 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_If(self, node: cst.If) -> bool:
         self._flag_reads(node.test)
-        guard = guard_kind(node)
-        if guard == "cast-back" and not self.ctx.dtype_cast_up:
-            guard = None              # a cast back counts after its cast up only (dtype_requirements.py)
+        guard = self.ctx.cast_fallbacks.admit(guard_kind(node))
         required = required_dtype_nodes(node.test, guard=guard)
-        self.ctx.dtype_cast_up = self.ctx.dtype_cast_up or bool(required) and guard == "cast"
+        self.ctx.cast_fallbacks.met(guard, required)
         self._required_dtypes.update(dict.fromkeys(required, guard or "guard"))
         # `elif model_dtype == "torch.bfloat16": return torch.bfloat16`: a branch of a name-to-dtype conversion
         # `elif config.torch_dtype == torch.float16: dtype = torch.float16`: the branch copies the dtype it tested
