@@ -4,26 +4,21 @@ from __future__ import annotations
 
 from auditor.rules import load_rules
 from auditor.static import StaticEngine
+from tests.static_snippets import finding_keys_by_line, findings_by_line
 from tests.test_recall_t22d import NO_FALLBACK, UPSAMPLE
 
 ENGINE = StaticEngine(load_rules())
 
 
-def _found(src: bytes, path: str = "main.py") -> dict[int, set[tuple[str, str]]]:
-    out: dict[int, set[tuple[str, str]]] = {}
-    for f in ENGINE.analyze_bytes(src, path).findings:
-        out.setdefault(f.line, set()).add((f.code, f.severity))
-    return out
-
-
 def test_a_cast_up_in_one_file_does_not_make_the_next_files_cast_back_a_guard():
     # diffusers' Upsample2D audited first, then a loader that only copies the dtype it tested (the same engine)
-    assert ("NPU201", "info") in _found(UPSAMPLE, "diffusers/models/upsampling.py")[32]
-    assert _found(NO_FALLBACK, "pipelines/load.py") == {}
+    assert ("NPU201", "precision", "info") in finding_keys_by_line(ENGINE, UPSAMPLE.decode(),
+                                                                   "diffusers/models/upsampling.py")[32]
+    assert finding_keys_by_line(ENGINE, NO_FALLBACK.decode(), "pipelines/load.py") == {}
 
 
 # Upsample2D's two guards in the other order: the cast back comes first, so it is no fallback's second half
-CAST_BACK_FIRST = b"""import torch
+CAST_BACK_FIRST = """import torch
 import torch.nn.functional as F
 
 
@@ -43,13 +38,13 @@ def upsample(hidden_states):
 
 
 def test_a_cast_back_above_the_cast_up_is_not_a_guard():
-    found = _found(CAST_BACK_FIRST)
+    found = finding_keys_by_line(ENGINE, CAST_BACK_FIRST)
     assert 6 not in found       # read as any dtype comparison: nothing chosen
     assert 13 not in found      # a cast up with no cast back after it: a host conversion (t22d)
 
 
 # cogdl's operators (test28): project modules imported only when CUDA is there, and an op builder's extension
-COGDL = b'''import torch
+COGDL = '''import torch
 
 if torch.cuda.is_available():
     from cogdl.operators.spmm import csrspmm
@@ -71,8 +66,9 @@ def adam():
 
 
 def test_flow_findings_say_why_the_bound_code_is_cuda_specific():
-    found = {f.line: f for f in ENGINE.analyze_bytes(COGDL, "cogdl/layers/spmm_layer.py").findings
-             if f.code == "NPU320"}
+    found = {line: next(f for f in fs if f.code == "NPU320")
+             for line, fs in findings_by_line(ENGINE, COGDL, "cogdl/layers/spmm_layer.py").items()
+             if any(f.code == "NPU320" for f in fs)}
     assert "cogdl.operators.spmm.csrspmm (imported only under a CUDA check), CUDA-specific code by its guard" \
         in found[4].message
     assert found[4].data["named_module"] == "cogdl.operators.spmm.csrspmm"
