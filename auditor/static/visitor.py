@@ -1332,29 +1332,17 @@ class MatchVisitor(cst.CSTVisitor):
         return len(node.elements) >= 2 and all(
             isinstance(e.value, (cst.SimpleString, cst.Integer, cst.Name, cst.Attribute)) for e in node.elements)
 
-    def visit_List(self, node: cst.List) -> bool:
+    def _visit_collection(self, node: cst.List | cst.Tuple | cst.Set) -> bool:
         self._dtype_quiet += self._option_names(node)
         self._listed.update(id(e.value) for e in node.elements if isinstance(e.value, cst.SimpleString))
         return True
 
-    def leave_List(self, original_node: cst.List) -> None:
+    def _leave_collection(self, original_node: cst.List | cst.Tuple | cst.Set) -> None:
         self._dtype_quiet -= self._option_names(original_node)
 
-    def visit_Tuple(self, node: cst.Tuple) -> bool:
-        self._dtype_quiet += self._option_names(node)
-        self._listed.update(id(e.value) for e in node.elements if isinstance(e.value, cst.SimpleString))
-        return True
-
-    def leave_Tuple(self, original_node: cst.Tuple) -> None:
-        self._dtype_quiet -= self._option_names(original_node)
-
-    def visit_Set(self, node: cst.Set) -> bool:
-        self._dtype_quiet += self._option_names(node)
-        self._listed.update(id(e.value) for e in node.elements if isinstance(e.value, cst.SimpleString))
-        return True
-
-    def leave_Set(self, original_node: cst.Set) -> None:
-        self._dtype_quiet -= self._option_names(original_node)
+    # a list, tuple and set literal alike (libcst calls `visit_<node type>`)
+    visit_List = visit_Tuple = visit_Set = _visit_collection
+    leave_List = leave_Tuple = leave_Set = _leave_collection
 
     def visit_Arg(self, node: cst.Arg) -> bool:
         if node.keyword is not None:
