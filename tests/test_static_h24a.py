@@ -81,3 +81,24 @@ def test_flow_findings_say_why_the_bound_code_is_cuda_specific():
     assert "op builder (FusedAdamBuilder().jit_load())" in found[17].message
     assert found[17].data["built_by"] == "FusedAdamBuilder().jit_load()"
     assert "FusedAdamBuilder().jit_load() (a CUDA extension build)" in found[18].message
+
+
+# pipedream's translate.py: a name converted to a legacy tensor type, then the model cast to it
+PIPEDREAM = """import torch
+
+
+def evaluate(model, args):
+    if args.math == 'fp32':
+        dtype = torch.FloatTensor
+    if args.math == 'fp16':
+        dtype = torch.HalfTensor
+    model.type(dtype)
+    if args.cuda:
+        model = model.cuda()
+"""
+
+
+def test_a_name_converted_to_a_legacy_tensor_type_chooses_nothing():
+    found = finding_keys_by_line(ENGINE, PIPEDREAM, "translation/translate.py")
+    assert 8 not in found                     # decision 11: `--math fp16` is the choice
+    assert 11 in found                        # the device call stays

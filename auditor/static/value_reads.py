@@ -328,10 +328,15 @@ def _drop_dtype_names(findings: list, rel: str, text: str, tree: ast.Module) -> 
 _CONVERSION_CODES = frozenset({"NPU201", "NPU202", "NPU203", "NPU208", "NPU264", "NPU265"})
 
 
+_TENSOR_TYPE = re.compile(r"(?<=.)(?:Tensor|Storage)$")
+
+
 def _word(name: str) -> str | None:
+    """The dtype word of a dtype's or a legacy tensor type's name (`torch.float16`, `torch.HalfTensor`: pipedream's
+    `if args.math == 'fp16': dtype = torch.HalfTensor`)."""
     from auditor.static.visitor import _dtype_word
 
-    return _dtype_word(name.rsplit(".", 1)[-1])
+    return _dtype_word(_TENSOR_TYPE.sub("", name.rsplit(".", 1)[-1]))
 
 
 def _string_word(node: ast.AST) -> str | None:
