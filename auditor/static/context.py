@@ -18,6 +18,24 @@ HOLE = "\x00"   # stands for an unknown part of a folded string (an f-string fie
 
 
 @dataclass
+class CastFallbacks:
+    """The bf16 fallbacks met so far in the walk of one file (dtype_requirements.py): `if dtype == torch.bfloat16:
+    x = x.to(torch.float32)` is a cast up, a later `if dtype == torch.bfloat16: x = x.to(dtype)` its cast back, which
+    is a guard only after a cast up above it in the file (alone, `model = model.to(dtype)` chooses nothing). Its life
+    is the file's walk: one per FileContext, which a file's audit builds afresh; it lives there, not on the visitor,
+    because the slices of a file are walked in source order by visitors of their own."""
+    cast_up_met: bool = False
+
+    def admit(self, guard: str | None) -> str | None:
+        """`guard` (dtype_requirements.guard_kind), or None for a cast back with no cast up before it."""
+        return None if guard == "cast-back" and not self.cast_up_met else guard
+
+    def met(self, guard: str | None, required: list[int]) -> None:
+        """The `if` just read is `guard` over the `required` dtype nodes: a cast up, if it is one, is now met."""
+        self.cast_up_met = self.cast_up_met or bool(required) and guard == "cast"
+
+
+@dataclass
 class FileContext:
     aliases: dict[str, str] = field(default_factory=dict)          # local name -> qualified name
     # local function -> qualified names of its decorators, innermost first (`@triton.jit` -> triton.jit)
@@ -85,9 +103,7 @@ class FileContext:
     # the first annotated assignment met, from `module`, once per file however many slices the visitor sees)
     dataclass_field_names: frozenset[str] | None = None
     module: ast.Module | None = field(default=None, repr=False)
-    # the visitor met a bf16 fallback's cast up (`if dtype == torch.bfloat16: x = x.to(torch.float32)`): kept here, not
-    # on the visitor, as the slices of a file are walked in order by visitors of their own (dtype_requirements.py)
-    dtype_cast_up: bool = False
+    cast_fallbacks: CastFallbacks = field(default_factory=CastFallbacks)
     # module-level classes of the file (bound once) -> the qualified name of their first base, where it resolves:
     # `class _DataParallel(DataParallel)` ... `_DataParallel(model, ids)` makes a DataParallel (visitor.visit_Call)
     subclass_of: dict[str, str] = field(default_factory=dict)

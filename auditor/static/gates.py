@@ -1041,7 +1041,10 @@ def _lower_library_refusals(findings: list, tree: ast.Module) -> list:
     return out
 
 
-_PROBES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_bf16_supported"})
+# the calls that ask whether CUDA is there (valueflow reads an import under one as CUDA-only) and, with them, the
+# probes a file may fake (`torch.cuda.is_available = lambda: True`)
+CUDA_PRESENCE_PROBES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count"})
+_PROBES = CUDA_PRESENCE_PROBES | {"torch.cuda.is_bf16_supported"}
 
 
 def _drop_mocked_probes(findings: list, tree: ast.Module) -> list:

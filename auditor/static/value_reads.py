@@ -324,13 +324,19 @@ def _drop_dtype_names(findings: list, rel: str, text: str, tree: ast.Module) -> 
 # Upscaler-Tensorrt's numpy-to-torch map) maps a dtype to its torch twin: chosen by the array it is looked up with.
 # Not a branch that casts to another dtype than it tested (`if precision == "fp16": x = x.bfloat16()`: a choice made
 # here), nor one whose test is a flag (`if args.fp16: model.half()`).
-_CONVERSION_CODES = frozenset({"NPU201", "NPU202", "NPU203", "NPU208"})
+# (NPU264 / NPU265: bf16 / fp16 named through another namespace, `jnp.bfloat16`, `DType.float16`; t23a)
+_CONVERSION_CODES = frozenset({"NPU201", "NPU202", "NPU203", "NPU208", "NPU264", "NPU265"})
+
+
+_TENSOR_TYPE = re.compile(r"(?<=.)(?:Tensor|Storage)$")
 
 
 def _word(name: str) -> str | None:
+    """The dtype word of a dtype's or a legacy tensor type's name (`torch.float16`, `torch.HalfTensor`: pipedream's
+    `if args.math == 'fp16': dtype = torch.HalfTensor`)."""
     from auditor.static.visitor import _dtype_word
 
-    return _dtype_word(name.rsplit(".", 1)[-1])
+    return _dtype_word(_TENSOR_TYPE.sub("", name.rsplit(".", 1)[-1]))
 
 
 def _string_word(node: ast.AST) -> str | None:
@@ -338,25 +344,48 @@ def _string_word(node: ast.AST) -> str | None:
     return _word(node.value) if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
+def _constant_word(node: ast.AST) -> str | None:
+    """The dtype word of an upper-case constant or enum member named for a dtype (`PRECISION_BF16`, `Precision.FP16`):
+    compared with a value it tests a dtype NAME as a literal does (t16b, llm-on-ray's `decide_torch_dtype`)."""
+    last = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    if not last.isupper():
+        return None
+    return next((w for w in map(_word, last.split("_")) if w), None)
+
+
+def _name_word(node: ast.AST) -> str | None:
+    """The dtype word of a side of a name test: a dtype-name literal or a constant named for a dtype."""
+    return _string_word(node) if isinstance(node, ast.Constant) else _constant_word(node)
+
+
+def _falsy(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value in (None, False)
+
+
 def _tested_word(test: ast.AST) -> str | None:
     """The one dtype word a test compares a name with: `s == "fp16"`, `s in ("fp16", "half")`, `"Half" in x.type()`,
-    such a test joined by `and` with others, or several joined by `or`; else None."""
+    `s.startswith("fp16")` (ChatRWKV's strategy parser), `s == PRECISION_BF16`, such a test joined by `and` with
+    others, or several joined by `or` (falsy constants among them: TGI's `dtype == "bfloat16" or None`); else None.
+    The one recogniser of lead decision 11's conversion branches (the comment above)."""
     if isinstance(test, ast.BoolOp):
-        parts = [_tested_word(v) for v in test.values]
+        parts = [_tested_word(v) for v in test.values if not (isinstance(test.op, ast.Or) and _falsy(v))]
         found = {w for w in parts if w}
         if len(found) != 1 or isinstance(test.op, ast.Or) and None in parts:
             return None         # `fp16 == "fp16" or args.force_half`: a flag may run the branch
         return found.pop()
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and \
+            test.func.attr in ("startswith", "endswith") and len(test.args) == 1 and not test.keywords:
+        return _string_word(test.args[0])     # `elif si1.startswith('fp16'): si[1] = [torch.float16]`
     if not isinstance(test, ast.Compare) or len(test.ops) != 1:
         return None
     left, op, right = test.left, test.ops[0], test.comparators[0]
     literals = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else []
     words: set[str | None]
     if isinstance(op, ast.Eq):
-        words = {_string_word(side) for side in (left, right)
-                 if isinstance(side, ast.Constant) and isinstance(side.value, str)}
+        words = {_name_word(side) for side in (left, right)
+                 if isinstance(side, ast.Constant) and isinstance(side.value, str) or _constant_word(side)}
     elif isinstance(op, ast.In) and literals and not isinstance(left, ast.Constant):
-        words = {_string_word(e) for e in literals}
+        words = {_name_word(e) for e in literals}
     elif isinstance(op, ast.In) and isinstance(left, ast.Constant) and isinstance(left.value, str) and \
             not isinstance(right, (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict)):
         words = {_string_word(left)}    # a substring test of a name: `"Half" in x.type()`

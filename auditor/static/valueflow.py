@@ -29,11 +29,15 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
+from enum import Enum
 from typing import Any, Sequence
 
 from auditor.findings import Finding
 from auditor.static.flags import _target_key as _target_name   # `x` / `self.x`: one reader (flags, gates)
 from auditor.static.astutil import module_nodes, walk_list
+# (is_bf16_supported is not one: a module imported when bf16 is supported is not thereby CUDA-only)
+from auditor.static.gates import CUDA_PRESENCE_PROBES
 
 # kernel / attention / apex share the cross-file pass's codes (rules/crossfile.yaml: the same meaning, a use of the
 # project's CUDA-specific code; the 2xx codes this work was offered are precision's by the code policy)
@@ -90,10 +94,30 @@ def _seed_worthy(f: Finding) -> bool:
         f.data.get("context") in (None, *_STILL_CUDA)
 
 
+class _Why(Enum):
+    """Why the code a name is bound to is CUDA-specific (the words the findings' messages give)."""
+    NAMED = "named for it"                          # a project module or name spelled for CUDA
+    GUARDED = "imported only under a CUDA check"    # `if torch.cuda.is_available(): from . import gpu`
+    BUILT = "a CUDA extension build"                # `XBuilder().load()` named for CUDA
+    FLAGGED = "flagged"                             # a finding of the rules on the bound value (its code is said)
+
+
+@dataclass(frozen=True)
+class _Bound:
+    """The code a seeded name is bound to, as written (`.ops.gpu`, `XBuilder().load()`, `torch.cuda.Stream`), and
+    why it is CUDA-specific (`rule_code`: the flagging finding's code, for FLAGGED)."""
+    code: str
+    why: _Why
+    rule_code: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.code} ({self.rule_code or self.why.value})"
+
+
 class _Binding:
     __slots__ = ("name", "line", "category", "what", "scope", "depth", "module")
 
-    def __init__(self, name: str, line: int, category: str, what: str, scope: ast.AST, depth: int = 0,
+    def __init__(self, name: str, line: int, category: str, what: _Bound, scope: ast.AST, depth: int = 0,
                  module: list | None = None) -> None:
         self.name, self.line, self.category, self.what, self.scope, self.depth = name, line, category, what, scope, depth
         self.module = module    # [level, module, name] of a project import known only by its spelling
@@ -179,10 +203,6 @@ def _nccl_location(v: ast.expr, hits: list[Finding]) -> bool:
                and _LOCATION_VAR.search(f.symbol) for f in hits)
 
 
-_GUARDED = "imported only under a CUDA check"
-_CUDA_PROBES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count"})
-
-
 def _cuda_only_imports(tree: ast.Module) -> set[int]:
     """`from ...` statements in the body of `if torch.cuda.is_available():` / `if torch.cuda.device_count() > 0:` with
     no `else`: a project module loaded only where CUDA is, its compiled CUDA extension (PyTorch-Encoding's `from
@@ -193,7 +213,7 @@ def _cuda_only_imports(tree: ast.Module) -> set[int]:
         if not isinstance(node, ast.If) or node.orelse:
             continue
         probes = {ast.unparse(n.func) for n in ast.walk(node.test) if isinstance(n, ast.Call)}
-        if probes & _CUDA_PROBES:
+        if probes & CUDA_PRESENCE_PROBES:
             out.update(id(s) for s in node.body if isinstance(s, ast.ImportFrom))
     return out
 
@@ -230,8 +250,9 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
                     cat = next((c for c in (spelled(p, own) for p in a.name.split(".")[1:]) if c), None)
                     if cat is not None:
                         mod = [0, a.name, ""]
-                        out.append(_Binding(local, stmt.lineno, cat, f"{a.name} (named for it)", scope, 0, mod))
-                        spelled_lines.setdefault(getattr(a, "lineno", stmt.lineno), (cat, local, a.name, mod))
+                        bound = _Bound(a.name, _Why.NAMED)
+                        out.append(_Binding(local, stmt.lineno, cat, bound, scope, 0, mod))
+                        spelled_lines.setdefault(getattr(a, "lineno", stmt.lineno), (cat, local, bound, mod))
         elif isinstance(stmt, ast.ImportFrom):
             module = stmt.module or ""
             if stmt.level == 0 and module.split(".", 1)[0] in _SKIP_TOP:
@@ -256,16 +277,15 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
                 if not first_party or _npu_named(f"{module}.{a.name}.{local}"):
                     continue
                 cat = module_cat or spelled(a.name, own) or (spelled(local, own) if a.asname else None)
-                why = "named for it"
+                why = _Why.NAMED
                 if cat is None and id(stmt) in cuda_only:
-                    cat, why = "kernel", _GUARDED
+                    cat, why = "kernel", _Why.GUARDED
                 if cat is not None:
-                    dots = "." * stmt.level
+                    bound = _Bound("." * stmt.level + full, why)
                     mod = [stmt.level, module, a.name]
-                    out.append(_Binding(local, stmt.lineno, cat, f"{dots}{full} ({why})", scope, 0, mod))
+                    out.append(_Binding(local, stmt.lineno, cat, bound, scope, 0, mod))
                     # (the alias's own line in a parenthesised import: `from nvitop.api import (` ... `libnvml,`)
-                    spelled_lines.setdefault(getattr(a, "lineno", stmt.lineno),
-                                             (cat, local, dots + full + ("" if why != _GUARDED else f" ({why})"), mod))
+                    spelled_lines.setdefault(getattr(a, "lineno", stmt.lineno), (cat, local, bound, mod))
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             names = [n for n in map(_target_name, targets) if n]
@@ -280,9 +300,10 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
                     continue        # a builder the rules know (DeepSpeed's: NPU421, built for Ascend)
                 built = _builder_load(v, names)
                 if built is not None:       # `fused_ema_adam_cuda = FusedEmaAdamBuilder().jit_load()`
+                    bound = _Bound(built, _Why.BUILT)
                     for name in names:
-                        out.append(_Binding(name, stmt.lineno, "kernel", f"{built} (a CUDA extension build)", scope))
-                    spelled_lines.setdefault(stmt.lineno, ("kernel", names[0], "=" + built, None))
+                        out.append(_Binding(name, stmt.lineno, "kernel", bound, scope))
+                    spelled_lines.setdefault(stmt.lineno, ("kernel", names[0], bound, None))
                 continue
             if not (isinstance(v, (ast.Attribute, ast.Name)) and _reference(v) or _loader_call(v)
                     or _nccl_location(v, hits)):    # (a choice `a if musa else b`: a dispatch)
@@ -290,8 +311,8 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
             if _npu_named(hits[0].symbol or "") or any(_VALUE_NAME.search(n) for n in names):
                 continue        # NPU code; a dtype or type kept in a name (`calc_dtype = cutlass.Float32`) is a value
             for name in names:
-                out.append(_Binding(name, stmt.lineno, hits[0].category, f"{hits[0].symbol} ({hits[0].code})",
-                                    scope))
+                out.append(_Binding(name, stmt.lineno, hits[0].category,
+                                    _Bound(str(hits[0].symbol), _Why.FLAGGED, hits[0].code), scope))
     return out, spelled_lines
 
 
@@ -398,10 +419,10 @@ def flow_findings(tree: ast.Module, findings: Sequence[Finding], lines: list[str
         return []
     taken = {f.line for f in findings}
     kernels = _kernel_bodies(tree)
-    hits: dict[int, tuple] = {}    # line -> (category, name, binding line, what, col, module)
-    for line, (cat, local, full, mod) in spelled_lines.items():
+    hits: dict[int, tuple] = {}    # line -> (category, name, binding line, what it is bound to, col, module)
+    for line, (cat, local, bound, mod) in spelled_lines.items():
         if line not in taken:
-            hits[line] = (cat, local, 0, full, 1, mod)
+            hits[line] = (cat, local, 0, bound, 1, mod)
     done: set[tuple[str, int]] = set()
     queue = list(seeds)
     while queue:
@@ -439,20 +460,23 @@ def flow_findings(tree: ast.Module, findings: Sequence[Finding], lines: list[str
         text = lines[line - 1] if 0 < line <= len(lines) else ""
         if bline:
             message = f"uses `{name}`, bound at line {bline} to CUDA-specific code: {what}; port them together"
-        elif what.startswith("="):
-            message = f"binds `{name}` to a compiled extension built by the project's op builder ({what[1:]}), a " \
+        elif what.why is _Why.BUILT:
+            message = f"binds `{name}` to a compiled extension built by the project's op builder ({what.code}), a " \
                       "CUDA extension by its name: port it (an Ascend build or torch ops) with its uses"
+        elif what.why is _Why.GUARDED:
+            message = f"imports `{name}` from the project's own module {what}, CUDA-specific code by its guard; " \
+                      "port it with its module"
         else:
-            message = f"imports `{name}` from the project's own module {what}, CUDA-specific code by its " \
-                      f"{'guard' if what.endswith(f'({_GUARDED})') else 'name'}; port it with its module"
+            message = f"imports `{name}` from the project's own module {what.code}, CUDA-specific code by its " \
+                      "name; port it with its module"
         out.append(Finding(
             code=code, name=rule_name, category=category,
             severity="info", effort=getattr(rule, "effort", "medium") if rule is not None else "medium",
             path=rel, line=line, col=col, end_line=line, end_col=len(text.rstrip("\r\n")) + 1, message=message,
             substitution=getattr(rule, "substitution", None) if rule is not None else None, fix="none",
             source="static", symbol=name,
-            data={**({"bound_at": bline} if bline else {"built_by": what[1:]} if what.startswith("=")
-                     else {"named_module": what.split(" (", 1)[0]}), **({"module": mod} if mod else {})}))
+            data={**({"bound_at": bline} if bline else {"built_by": what.code} if what.why is _Why.BUILT
+                     else {"named_module": what.code}), **({"module": mod} if mod else {})}))
     return out
 
 

@@ -286,15 +286,6 @@ def _compares_dtype_name(test: cst.BaseExpression) -> bool:
     return False
 
 
-def _tests_dtype_name(test: cst.BaseExpression) -> bool:
-    """`_compares_dtype_name`, or a prefix / suffix test of a string against a dtype name (ChatRWKV's strategy
-    parser: `elif si1.startswith('fp16'): si[1] = [torch.float16]`, heldout18)."""
-    if _compares_dtype_name(test):
-        return True
-    return isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute) and \
-        test.func.attr.value in ("startswith", "endswith") and len(test.args) == 1 and _names_dtype(test.args[0].value)
-
-
 _REMOVALS = frozenset({"remove", "discard"})
 _LIST_EDITS = frozenset({"append", "extend", "insert", "remove"})
 # what a list of compiler flags is given in an edit: a flag (`"-O3"`, `f"-arch=sm_{cc}"`) or a list of them, not a
@@ -1332,29 +1323,17 @@ class MatchVisitor(cst.CSTVisitor):
         return len(node.elements) >= 2 and all(
             isinstance(e.value, (cst.SimpleString, cst.Integer, cst.Name, cst.Attribute)) for e in node.elements)
 
-    def visit_List(self, node: cst.List) -> bool:
+    def _visit_collection(self, node: cst.List | cst.Tuple | cst.Set) -> bool:
         self._dtype_quiet += self._option_names(node)
         self._listed.update(id(e.value) for e in node.elements if isinstance(e.value, cst.SimpleString))
         return True
 
-    def leave_List(self, original_node: cst.List) -> None:
+    def _leave_collection(self, original_node: cst.List | cst.Tuple | cst.Set) -> None:
         self._dtype_quiet -= self._option_names(original_node)
 
-    def visit_Tuple(self, node: cst.Tuple) -> bool:
-        self._dtype_quiet += self._option_names(node)
-        self._listed.update(id(e.value) for e in node.elements if isinstance(e.value, cst.SimpleString))
-        return True
-
-    def leave_Tuple(self, original_node: cst.Tuple) -> None:
-        self._dtype_quiet -= self._option_names(original_node)
-
-    def visit_Set(self, node: cst.Set) -> bool:
-        self._dtype_quiet += self._option_names(node)
-        self._listed.update(id(e.value) for e in node.elements if isinstance(e.value, cst.SimpleString))
-        return True
-
-    def leave_Set(self, original_node: cst.Set) -> None:
-        self._dtype_quiet -= self._option_names(original_node)
+    # a list, tuple and set literal alike (libcst calls `visit_<node type>`)
+    visit_List = visit_Tuple = visit_Set = _visit_collection
+    leave_List = leave_Tuple = leave_Set = _leave_collection
 
     def visit_Arg(self, node: cst.Arg) -> bool:
         if node.keyword is not None:
@@ -1793,15 +1772,13 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_If(self, node: cst.If) -> bool:
         self._flag_reads(node.test)
-        guard = guard_kind(node)
-        if guard == "cast-back" and not self.ctx.dtype_cast_up:
-            guard = None              # a cast back counts after its cast up only (dtype_requirements.py)
+        guard = self.ctx.cast_fallbacks.admit(guard_kind(node))
         required = required_dtype_nodes(node.test, guard=guard)
-        self.ctx.dtype_cast_up = self.ctx.dtype_cast_up or bool(required) and guard == "cast"
+        self.ctx.cast_fallbacks.met(guard, required)
         self._required_dtypes.update(dict.fromkeys(required, guard or "guard"))
-        # `elif model_dtype == "torch.bfloat16": return torch.bfloat16`: a branch of a name-to-dtype conversion
         # `elif config.torch_dtype == torch.float16: dtype = torch.float16`: the branch copies the dtype it tested
-        # (the choice is where the config's dtype is set)
+        # (the choice is where the config's dtype is set). (The branches of a name-to-dtype conversion, `elif
+        # model_dtype == "torch.bfloat16": return torch.bfloat16`, are value_reads._drop_conversions': one recogniser.)
         small = None
         if isinstance(node.body, cst.IndentedBlock) and len(node.body.body) == 1:
             stmt = node.body.body[0]
@@ -1814,8 +1791,7 @@ class MatchVisitor(cst.CSTVisitor):
             # t17d): the cast copies the dtype its test found, the caller chose it
             self._asserted.update(_dtype_values(cast))
         elif isinstance(small, (cst.Return, cst.Assign)) and small.value is not None and (
-                _tests_dtype_name(node.test) or _compares_same_dtype(node.test, small.value) or
-                _finds_dtype_name_in(node.test, small.value)):
+                _compares_same_dtype(node.test, small.value) or _finds_dtype_name_in(node.test, small.value)):
             value = small.value
             if isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1:
                 value = value.elements[0].value
