@@ -129,3 +129,23 @@ def test_a_whole_tree_run_reports_the_same_lines(tmp_path):
     lines = sorted((f.line, f.code) for r in run_static([root], jobs=1).results for f in r.findings
                    if f.path.endswith("ltxv_2b_lora.yaml"))
     assert lines == [(9, "NPU212"), (11, "NPU441")]
+
+
+ANEMOI_MODEL = """\
+    processor:
+      _target_: anemoi.models.layers.processor.GraphTransformerProcessor
+      num_layers: 16
+      num_heads: 16
+      graph_attention_backend: "triton"  # Options: "triton", "pyg"
+    encoder:
+      graph_attention_backend: "pyg"  # Options: "triton", "pyg"
+      backend: "triton"
+    """
+
+
+def test_a_named_backend_set_to_triton_is_a_kernel_setting(tmp_path):
+    """anemoi-core's model configs: `graph_attention_backend: "triton"` picks its own @triton.jit graph attention
+    (NPU360, warning: it falls back to pyg where triton is missing); "pyg" and a bare `backend` key (spikingjelly's
+    neuron backend, not tuned on) stay quiet."""
+    found = _found(_tree(tmp_path, {"config/model/transformer.yaml": ANEMOI_MODEL}), "config/model/transformer.yaml")
+    assert found == [(5, "NPU360", "warning")]
