@@ -149,3 +149,23 @@ def test_a_named_backend_set_to_triton_is_a_kernel_setting(tmp_path):
     neuron backend, not tuned on) stay quiet."""
     found = _found(_tree(tmp_path, {"config/model/transformer.yaml": ANEMOI_MODEL}), "config/model/transformer.yaml")
     assert found == [(5, "NPU360", "warning")]
+
+
+MAKANI_DOCKERFILE = """\
+    ARG DLFW_VERSION=25.12
+    FROM nvcr.io/nvidia/pytorch:${DLFW_VERSION}-py3
+    # torch-harmonics gates the CUDA build on this variable
+    ENV TORCH_HARMONICS_BUILD_CUDA_EXTENSION=1
+    RUN cd /opt && git clone https://github.com/NVIDIA/torch-harmonics.git && \\
+        cd torch-harmonics && \\
+        pip install --no-build-isolation -e .
+    """
+
+
+def test_a_switch_that_builds_a_packages_cuda_extension_is_a_kernel_build(tmp_path):
+    """makani's NGC Dockerfile (NPU367, kernel, as `*_FORCE_CUDA` / `*_SKIP_CUDA_BUILD`: set either way, it steers the
+    nvcc build); another build switch of the same package stays quiet."""
+    root = _tree(tmp_path, {"docker/Dockerfile": MAKANI_DOCKERFILE,
+                            "docker/Dockerfile.cpu": MAKANI_DOCKERFILE.replace("BUILD_CUDA_EXTENSION", "BUILD_DOCS")})
+    assert (4, "NPU367", "warning") in _found(root, "docker/Dockerfile")
+    assert not [c for line, c, _ in _found(root, "docker/Dockerfile.cpu") if line == 4]
