@@ -158,8 +158,11 @@ def _tag_args(col: Collector, rule, ref: str, args: dict, line: int) -> None:
     _, sep, tag = ref.rpartition(":")
     if rule is None or not sep or "/" in tag:
         return
+    # only the ARG that opens the tag: the image's release (NGC `25.12-py3`, CUDA `12.8.1-devel-...`); a later part
+    # (`-ubuntu${UBUNTU_VERSION}`) picks the OS, the same on Ascend
+    opening = _ARG_REF_RE.match(tag)
     image = _ARG_REF_RE.sub(lambda a: args.get(a.group(1), ("",))[0], ref)
-    for name in dict.fromkeys(a.group(1) for a in _ARG_REF_RE.finditer(tag)):
+    for name in [opening.group(1)] if opening else []:
         if name in args and args[name][0] and not any(f.line == args[name][1] for f in col.result.findings):
             col.add(rule, image, args[name][1], args[name][2], severity="info",
                     note=f" (`ARG {name}` picks the tag of the base image on line {line}: a build parameter of it)")
