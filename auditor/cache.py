@@ -60,7 +60,8 @@ FACTS: dict[str, int] = {
     "hard_imports": 5,    # launch_imports.import_failure_facts: unconditional imports, CUDA-only ones (s15e); 2: a
                           # setup.py's CUDA extension names (t16a); 3: a hard-coded NCCL backend (pd6); 4: a
                           # comparison with "nccl" is none (t22c); 5: not a `.x_cuda` known by its name only (t22d)
-    "setting_reads": 1,   # setting_reads.reads_fact: config keys a Python file reads, sections it hands over (t23e)
+    "setting_reads": 2,   # setting_reads.reads_fact: config keys a Python file reads, sections it hands over (t23e);
+                          # 2: reads passed as keywords, names passed on (t24b)
 }
 KEEP_INDEXES = 4                            # indexes for other keys kept per folder (a few selections/targets)
 _PACKAGE_DIR = Path(__file__).resolve().parent

@@ -62,6 +62,7 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
             else:
                 start = line_text.find(ref)
                 col.add(m.match_image(ref), ref, first + 1, start + 1 if start >= 0 else 1)
+                _tag_args(col, m.match_image(ref), ref, args, first + 1)
                 if m.match_image(ref) is None and used is None:
                     _image_through_args(col, m, ref, args, first + 1, start + 1 if start >= 0 else 1)
                 registry = _ARG_REF_RE.match(ref)
@@ -148,6 +149,23 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
         result.findings = [f if f.severity == "info" or f.data.get("context") else _other_backend(f, note)
                            for f in result.findings]
     return result
+
+
+def _tag_args(col: Collector, rule, ref: str, args: dict, line: int) -> None:
+    """`ARG DLFW_VERSION=25.12` then `FROM nvcr.io/nvidia/pytorch:${DLFW_VERSION}-py3` (t24b, project test35's makani):
+    the ARG picks the release of a CUDA base image, a build parameter of it (information, as `ARG CUDA_VERSION`); an
+    ARG line with a finding of its own (NPU018's CUDA version) keeps that one."""
+    _, sep, tag = ref.rpartition(":")
+    if rule is None or not sep or "/" in tag:
+        return
+    # only the ARG that opens the tag: the image's release (NGC `25.12-py3`, CUDA `12.8.1-devel-...`); a later part
+    # (`-ubuntu${UBUNTU_VERSION}`) picks the OS, the same on Ascend
+    opening = _ARG_REF_RE.match(tag)
+    image = _ARG_REF_RE.sub(lambda a: args.get(a.group(1), ("",))[0], ref)
+    for name in [opening.group(1)] if opening else []:
+        if name in args and args[name][0] and not any(f.line == args[name][1] for f in col.result.findings):
+            col.add(rule, image, args[name][1], args[name][2], severity="info",
+                    note=f" (`ARG {name}` picks the tag of the base image on line {line}: a build parameter of it)")
 
 
 def _image_through_args(col: Collector, m, ref: str, args: dict, line: int, column: int) -> None:

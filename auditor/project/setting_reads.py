@@ -59,13 +59,18 @@ class _Reads:
     named: set[str] = field(default_factory=set)     # every name or string read anywhere (not as an assignment target)
     handed: set[str] = field(default_factory=set)    # sections unpacked (`**cfg.trainer`) or passed to a builder
     imported: set[str] = field(default_factory=set)  # top-level modules imported
-
+    # t24b: (section, key, keyword) for a read passed as a call's keyword (`mixed_precision=cfg.acceleration.mode`)
+    passed: set[tuple[str, str, str]] = field(default_factory=set)
+    # t24b: (name, keyword) for a name passed on under another keyword (`load_in_8bit=load_text_encoder_in_8bit`)
+    forwards: set[tuple[str, str]] = field(default_factory=set)
 
     def add(self, other: "_Reads") -> None:
         self.under |= other.under
         self.named |= other.named
         self.handed |= other.handed
         self.imported |= other.imported
+        self.passed |= other.passed
+        self.forwards |= other.forwards
 
 
 FACT = "setting_reads"      # the summary key of a Python file's reads (auditor/cache.py FACTS)
@@ -87,6 +92,21 @@ def _last_name(node: ast.expr) -> str | None:
         return node.id
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
         return node.slice.value
+    return None
+
+
+def _read_key(node: ast.expr) -> tuple[str, str] | None:
+    """(section, key) of a read `cfg.section.key`, `cfg["section"]["key"]`, `cfg.section.get("key")`."""
+    if isinstance(node, ast.Attribute):
+        section = _last_name(node.value)
+        return (section, node.attr) if section else None
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        section = _last_name(node.value)
+        return (section, node.slice.value) if section else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args \
+            and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        section = _last_name(node.func.value)
+        return (section, node.args[0].value) if section else None
     return None
 
 
@@ -128,6 +148,13 @@ def _read_file(tree: ast.Module, reads: _Reads) -> None:
             reads.named.add(node.arg)
         elif isinstance(node, ast.Call):
             func = node.func
+            for kw in node.keywords:
+                if kw.arg and isinstance(kw.value, ast.Name) and kw.value.id != kw.arg:
+                    reads.forwards.add((kw.value.id, kw.arg))
+                elif kw.arg and isinstance(kw.value, (ast.Attribute, ast.Subscript, ast.Call)):
+                    read = _read_key(kw.value)
+                    if read:
+                        reads.passed.add((*read, kw.arg))
             if isinstance(func, ast.Attribute) and func.attr in ("get", "pop") and node.args \
                     and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
                 section = _last_name(func.value)     # `cfg.trainer.get("gpus")`
@@ -160,7 +187,9 @@ def reads_fact(tree: ast.AST | None) -> dict | None:
     _read_file(tree, reads)
     fact = {"under": sorted([s, k] for s, k in reads.under if _KEY_LIKE_RE.fullmatch(k)),
             "named": sorted(n for n in reads.named if _KEY_LIKE_RE.fullmatch(n)),
-            "handed": sorted(reads.handed), "imported": sorted(reads.imported)}
+            "handed": sorted(reads.handed), "imported": sorted(reads.imported),
+            "passed": sorted([s, k, w] for s, k, w in reads.passed if _KEY_LIKE_RE.fullmatch(k)),
+            "forwards": sorted([n, w] for n, w in reads.forwards)}
     return {k: v for k, v in fact.items() if v} or None
 
 
@@ -172,7 +201,9 @@ def _from_fact(fact) -> _Reads | None:
         return _Reads(under={(str(s), str(k)) for s, k in fact.get("under") or []},
                       named={str(n) for n in fact.get("named") or []},
                       handed={str(n) for n in fact.get("handed") or []},
-                      imported={str(n) for n in fact.get("imported") or []})
+                      imported={str(n) for n in fact.get("imported") or []},
+                      passed={(str(s), str(k), str(w)) for s, k, w in fact.get("passed") or []},
+                      forwards={(str(n), str(w)) for n, w in fact.get("forwards") or []})
     except (TypeError, ValueError):
         return None
 
@@ -294,3 +325,6 @@ def drop_code_read_settings(results: list[FileResult], root: Path) -> None:
         dropped = {id(f) for f in candidates if _decided_by_code(f, rel, loaded, reads)}
         if dropped:
             result.findings = [f for f in result.findings if id(f) not in dropped]
+
+
+tree_reads = _tree_reads     # the tree's reads for auditor/project/setting_keywords.py (t24b)

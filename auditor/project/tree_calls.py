@@ -15,6 +15,7 @@ from auditor.project.local_builds import apply_local_builds
 from auditor.project.local_extras import apply_local_extras
 from auditor.project.makefile import apply_make_builds
 from auditor.project.setting_choices import apply_setting_choices
+from auditor.project.setting_keywords import apply_setting_keywords
 from auditor.project.setting_reads import drop_code_read_settings
 from auditor.findings import FileResult
 
@@ -28,6 +29,8 @@ def apply_tree_calls(results: list[FileResult], root: Path, rules,
     apply_called_scripts(results, root, analyze, lambda called: _call_passes(called, root, rules, analyze, product))
     # t23c: config settings the tree's own code decides on (`cfg.general.gpus`), or that nothing reads
     drop_code_read_settings(results, root)
+    # t24b: config settings the tree's code passes to a call under a keyword a settings rule reads
+    apply_setting_keywords(results, root, rules, product)
 
 
 def _call_passes(results: list[FileResult], root: Path, rules,

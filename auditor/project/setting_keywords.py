@@ -1,0 +1,99 @@
+"""Config settings the tree's own Python passes to a call under another name (t24b, issue 15). LTX-Video-Trainer's
+YAML says `acceleration: {mixed_precision_mode: "bf16", load_text_encoder_in_8bit: true}` and its trainer reads them
+into library arguments:
+
+    Accelerator(mixed_precision=self._config.acceleration.mixed_precision_mode, ...)
+    load_ltxv_components(load_text_encoder_in_8bit=self._config.acceleration.load_text_encoder_in_8bit)
+        -> load_text_encoder(load_in_8bit=load_text_encoder_in_8bit)      (BitsAndBytesConfig)
+
+The key's own name matches no settings rule, but the keyword it is passed as does: the line is the setting
+`mixed_precision: bf16` (NPU212) and `load_in_8bit: true` (NPU441). setting_reads' per-file fact records each read
+passed as a keyword (`passed`) and each name passed on under another keyword (`forwards`, one step: a parameter handed
+to the function that uses it); this pass matches the YAML line as each such keyword, with the settings rules the
+config reader uses (ProjectMatchers.match_setting). A key is found under its section (`acceleration`), a top-level
+key of a Hydra group file under its folder, as setting_reads reads them. Nothing is run.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from auditor.findings import FileResult
+from auditor.project.configs import _scalars
+from auditor.project.hits import ProjectMatchers
+from auditor.project.makefile import call_finding
+from auditor.project.setting_reads import _CI_PARTS, _CONFIG_SUFFIXES, tree_reads
+from auditor.source import MAX_FILE_BYTES, SourceError, read_source
+from auditor.suppress import Suppressions
+
+_MATCHERS: dict[int, tuple[object, ProjectMatchers]] = {}     # id(rules) -> (rules, their matchers)
+
+
+def _matchers(rules) -> ProjectMatchers:
+    held = _MATCHERS.get(id(rules))
+    if held is None or held[0] is not rules:
+        held = _MATCHERS[id(rules)] = (rules, ProjectMatchers.build(tuple(rules)))
+    return held[1]
+
+
+def _keywords(reads, sections: list[str], key: str) -> list[str]:
+    """The keywords the code passes the key as (not its own name), and those a tree function passes them on as
+    (`load_text_encoder_in_8bit=cfg.acceleration.load_text_encoder_in_8bit`, then `load_in_8bit=<that parameter>`)."""
+    passed = {w for s, k, w in reads.passed if k == key and s in sections}
+    first = sorted(passed - {key})
+    onward = sorted({w2 for n, w2 in reads.forwards if n in passed and w2 != key} - passed)
+    return first + onward
+
+
+def apply_setting_keywords(results: list[FileResult], root: Path, rules, product: str = "a2") -> None:
+    """Add a finding to each YAML config line whose key the tree's code passes as a keyword a settings rule reads."""
+    top = (root if root.is_dir() else root.parent).resolve()
+    reads = None
+    for result in results:
+        rel_path = result.path.replace("\\", "/")
+        if not rel_path.endswith(_CONFIG_SUFFIXES) or any(p in rel_path for p in _CI_PARTS):
+            continue
+        path = Path(result.path)
+        path = path if path.is_absolute() else top / path
+        try:
+            text = read_source(path, MAX_FILE_BYTES)[0].decode("utf-8", errors="replace")
+            rel = path.resolve().relative_to(top).as_posix()
+            roots = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+        except (OSError, SourceError, ValueError, yaml.YAMLError):
+            continue
+        if reads is None:
+            reads = tree_reads(top, results)
+            if not reads.passed:
+                return
+        m = _matchers(rules)
+        have = {f.line for f in result.findings}
+        lines = text.splitlines()
+        suppressions = None
+        for doc in roots:
+            for dotted, key, value, env_entry in _scalars(doc, "", False):
+                if env_entry or key is value or not isinstance(value.value, str) or "." in str(key.value):
+                    continue
+                line = value.start_mark.line + 1
+                parts = dotted.split(".")
+                # a top-level key of a Hydra group file sits under the group: its folder (setting_reads, t23c)
+                sections = [parts[-2]] if len(parts) > 1 else rel.split("/")[-2:-1]
+                if line in have or not sections:
+                    continue
+                raw = value.value.strip()
+                for keyword in _keywords(reads, sections, parts[-1]):
+                    rule = m.match_setting(keyword, raw)
+                    if rule is None:
+                        continue
+                    suppressions = suppressions or Suppressions.of(lines, text)
+                    if suppressions.covers(line, line, rule.code):
+                        break
+                    symbol = f"{dotted}: {raw}"
+                    col = value.start_mark.column + 1
+                    col += lines[line - 1][col - 1:col] in ("'", '"') if line <= len(lines) else 0
+                    message = rule.message.replace("{symbol}", symbol) + \
+                        f" (the tree's code passes `{parts[-1]}` as `{keyword}=`)"
+                    result.findings.append(call_finding(rule, product, result, (line, col, col + len(raw)), message,
+                                                        symbol, {"keyword": keyword}))
+                    have.add(line)
+                    break
