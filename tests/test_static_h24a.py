@@ -102,3 +102,17 @@ def test_a_name_converted_to_a_legacy_tensor_type_chooses_nothing():
     found = finding_keys_by_line(ENGINE, PIPEDREAM, "translation/translate.py")
     assert 8 not in found                     # decision 11: `--math fp16` is the choice
     assert 11 in found                        # the device call stays
+
+
+def test_an_upper_case_mode_name_compared_with_a_dtype_literal_is_a_conversion_branch():
+    """SpikeGPT's `if self.FLOAT_MODE == "bf16": w[x] = w[x].bfloat16()` (test33): the literal names the dtype; the
+    upper-case attribute is the tested name, not a constant named for "float" (which made the test name two dtypes
+    and kept the branch's casts after h24a's one recogniser; the visitor's former test had quieted them)."""
+    import ast
+
+    from auditor.static.value_reads import _tested_word
+
+    assert _tested_word(ast.parse('self.FLOAT_MODE == "bf16"', mode="eval").body) == "bf16"
+    assert _tested_word(ast.parse('self.FLOAT_MODE == "fp32"', mode="eval").body) == "fp32"
+    assert _tested_word(ast.parse("dtype == PRECISION_BF16", mode="eval").body) == "bf16"      # control: constant
+    assert _tested_word(ast.parse('self.MODE == "train"', mode="eval").body) is None        # control: no dtype

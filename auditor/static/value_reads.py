@@ -382,8 +382,10 @@ def _tested_word(test: ast.AST) -> str | None:
     literals = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else []
     words: set[str | None]
     if isinstance(op, ast.Eq):
-        words = {_name_word(side) for side in (left, right)
-                 if isinstance(side, ast.Constant) and isinstance(side.value, str) or _constant_word(side)}
+        # a literal names the dtype when there is one: the other side is the tested name, whatever it is called
+        # (SpikeGPT's `self.FLOAT_MODE == "bf16"`, whose upper-case name would read as a constant for "float")
+        literal = [side for side in (left, right) if isinstance(side, ast.Constant) and isinstance(side.value, str)]
+        words = {_name_word(side) for side in literal or [side for side in (left, right) if _constant_word(side)]}
     elif isinstance(op, ast.In) and literals and not isinstance(left, ast.Constant):
         words = {_name_word(e) for e in literals}
     elif isinstance(op, ast.In) and isinstance(left, ast.Constant) and isinstance(left.value, str) and \
