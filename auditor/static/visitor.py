@@ -636,6 +636,8 @@ class MatchVisitor(cst.CSTVisitor):
             if m is not None:
                 rule, pattern = m
                 self._hit(rule, node, value.replace(HOLE, "{…}"), value=pattern, via=via)
+                for stacked, stacked_pattern in self.c.stacked_strings(value):
+                    self._hit(stacked, node, value.replace(HOLE, "{…}"), value=stacked_pattern, via=via)
                 continue
             env_rule = self.c.match_env(value)
             if id(node) in self._unset:
@@ -1411,9 +1413,22 @@ class MatchVisitor(cst.CSTVisitor):
 
     # -- expressions ---------------------------------------------------------------------------
 
+    def _env_read_in_message(self, node: cst.Subscript | cst.Call) -> None:
+        """`print(f"devices: {os.environ['CUDA_VISIBLE_DEVICES']}")`: an environment read inside a message runs (it
+        raises where the variable is unset), as a call inside one does; the variable's rule reports it (t24a)."""
+        read = _env_read_name(node) if self._in_message else None
+        if read is not None and id(read[1]) not in self._handled:
+            self._match_values(read[1], {read[0]})
+            self._handled.add(id(read[1]))
+
+    def visit_Subscript(self, node: cst.Subscript) -> bool:
+        self._env_read_in_message(node)
+        return True
+
     def visit_Call(self, node: cst.Call) -> bool:
         if self._in_message:
             self._calls_in_message += 1
+            self._env_read_in_message(node)
         func = node.func
         first_hit = len(self.hits)
         if isinstance(func, cst.Attribute) and func.attr.value in _LIST_EDITS and node.args and \
