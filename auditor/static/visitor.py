@@ -1119,6 +1119,9 @@ class MatchVisitor(cst.CSTVisitor):
                 continue    # `def main(cuda=True)` / `cuda=1`; not `cuda=args.cuda` (decided where it is set)
             if holds_object and kw[0].category == "precision" or kw[0].extra.get("keyword_key"):
                 continue    # (`nvcc = shutil.which("nvcc")` holds a path, `{"nvcc": [...]}` holds nvcc's flags)
+            if kw[0].extra.get("settings_only") and (parameter or not isinstance(target, cst.Name)
+                                                      or target.value not in self._dataclass_field_names()):
+                continue    # a variable or parameter of that name is code's own (aten's `cudnn_enabled`), not a setting
             if parameter and kw[0].extra.get("not_parameters"):
                 continue    # `def __init__(self, load_in_4bit: bool = True)`: the quantizer's own config class (t14z)
             if derived_graph and kw[0].category == "device":
@@ -1537,6 +1540,8 @@ class MatchVisitor(cst.CSTVisitor):
                 # settings of a build are lines of their own; `BitsAndBytesConfig(\n load_in_4bit=True` stays one)
                 keyword_rules = self.c.match_keywords(arg.keyword.value)
                 for kw in keyword_rules:
+                    if kw[0].extra.get("settings_only") and (qual or "").startswith("torch."):
+                        continue    # `torch.batch_norm(..., cudnn_enabled=True)`: aten's own parameter
                     if not _switched_off(arg.value, arg.keyword.value) \
                             and (kw[0].category not in call_categories or kw[0].extra.get("stack")
                                  or kw[0].category == "kernel" and _starts_line(node, index)
