@@ -216,6 +216,25 @@ def _dtype_values(node: cst.CSTNode) -> list[int]:
     return [id(node)] if isinstance(node, (cst.Attribute, cst.Name)) or _names_dtype(node) else []
 
 
+_GRID_NAME = re.compile(r"(?:.*_)?(?:grid|blocks|blocks_?per_?grid|num_blocks|bpg|n_blocks)(?:_?dims?|_?size)?$",
+                        re.IGNORECASE)
+_BLOCK_NAME = re.compile(r"(?:.*_)?(?:block|threads|threads_?per_?block|num_threads|tpb|n_threads)(?:_?dims?|_?size)?$",
+                         re.IGNORECASE)
+
+
+def _numba_launch_config(func: cst.Subscript) -> bool:
+    """`kernel[grid, block]`, `k[blocks_per_grid, threads_per_block]`: two subscript items named for a CUDA grid and
+    block (names or attributes), numba.cuda's launch configuration."""
+    if len(func.slice) != 2 or not all(isinstance(e.slice, cst.Index) for e in func.slice):
+        return False
+    names = []
+    for element in func.slice:
+        value = element.slice.value  # type: ignore[union-attr]
+        names.append(value.value if isinstance(value, cst.Name) else
+                     value.attr.value if isinstance(value, cst.Attribute) else "")
+    return bool(_GRID_NAME.match(names[0]) and _BLOCK_NAME.match(names[1]))
+
+
 def _env_read_name(node: cst.BaseExpression) -> tuple[str, cst.SimpleString, bool] | None:
     """(name, literal, whether it may be unset) of `os.environ.get("X")`, `os.getenv("X", default)`,
     `os.environ["X"]`, or None."""
@@ -462,6 +481,7 @@ class MatchVisitor(cst.CSTVisitor):
         # `os.path.join(root, "cuda", ...)`): a folder's name, not a device (nncf's extension sources, heldout18)
         self._path_segments: set[int] = set()
         self._dropped: set[int] = set()     # `imports.remove("flash_attn")`: a name taken out of a collection
+        self._annotated: set[int] = set()   # targets of annotated assignments (`cudnn_enabled: bool = True`)
         self._unset: set[int] = set()       # the variable name of `os.environ.pop("X", None)` / `os.unsetenv("X")`
         self._options = 0       # inside the value of `choices=` (argparse, click): options listed, none chosen
         self._required: set[int] = set()   # None checks that require an optional import (an assert's test)
@@ -1026,6 +1046,7 @@ class MatchVisitor(cst.CSTVisitor):
                                node.value if node.value is not None else node.target))
         if node.value is not None:
             self._enum_chosen(node.value)
+        self._annotated.add(id(node.target))
         if isinstance(node.target, cst.Name):
             # `_fused_ce: Optional[Callable] = None` before `_fused_ce = LigerFusedLinearCrossEntropyFunction.apply`
             # declares the name (as visit_AssignTarget's binding does); its calls are the uses (t22a)
@@ -1119,8 +1140,9 @@ class MatchVisitor(cst.CSTVisitor):
                 continue    # `def main(cuda=True)` / `cuda=1`; not `cuda=args.cuda` (decided where it is set)
             if holds_object and kw[0].category == "precision" or kw[0].extra.get("keyword_key"):
                 continue    # (`nvcc = shutil.which("nvcc")` holds a path, `{"nvcc": [...]}` holds nvcc's flags)
-            if kw[0].extra.get("settings_only") and (parameter or not isinstance(target, cst.Name)
-                                                      or target.value not in self._dataclass_field_names()):
+            if kw[0].extra.get("settings_only") and (
+                    parameter or not isinstance(target, cst.Name) or id(target) not in self._annotated
+                    or target.value not in self._dataclass_field_names()):
                 continue    # a variable or parameter of that name is code's own (aten's `cudnn_enabled`), not a setting
             if parameter and kw[0].extra.get("not_parameters"):
                 continue    # `def __init__(self, load_in_4bit: bool = True)`: the quantizer's own config class (t14z)
@@ -1478,6 +1500,12 @@ class MatchVisitor(cst.CSTVisitor):
             launch = self.c.match_launch(self.ctx.decorated[func.value.value])
             if launch is not None and self._when_ok(launch[1].rule, node):
                 self._hit(launch[1].rule, func, launch[0], value=func.value.value, end_node=node)
+        elif isinstance(func, cst.Subscript) and _numba_launch_config(func):
+            # `self.cuda_step[manager.grid, manager.block](...)` (WarpDrive), `kernel[blocks_per_grid,
+            # threads_per_block](...)` of a kernel defined in another module: numba.cuda's launch syntax (t24a)
+            launch = self.c.match_launch(["numba.cuda.jit"])
+            if launch is not None:
+                self._hit(launch[1].rule, func, launch[0], value=dotted(func.value) or "kernel", end_node=node)
         if isinstance(func, cst.Attribute):
             self._not_property.add(id(func.attr))    # `current_platform.is_cuda()`: a method, not the property
         if isinstance(func, cst.Attribute) and func.attr.value == "replace" and len(node.args) == 2 and \
