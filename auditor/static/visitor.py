@@ -225,11 +225,13 @@ _BLOCK_NAME = re.compile(r"(?:.*_)?(?:block|threads|threads_?per_?block|num_thre
 def _numba_launch_config(func: cst.Subscript) -> bool:
     """`kernel[grid, block]`, `k[blocks_per_grid, threads_per_block]`: two subscript items named for a CUDA grid and
     block (names or attributes), numba.cuda's launch configuration."""
-    if len(func.slice) != 2 or not all(isinstance(e.slice, cst.Index) for e in func.slice):
+    if len(func.slice) != 2:
         return False
     names = []
     for element in func.slice:
-        value = element.slice.value  # type: ignore[union-attr]
+        if not isinstance(element.slice, cst.Index):
+            return False
+        value = element.slice.value
         names.append(value.value if isinstance(value, cst.Name) else
                      value.attr.value if isinstance(value, cst.Attribute) else "")
     return bool(_GRID_NAME.match(names[0]) and _BLOCK_NAME.match(names[1]))
