@@ -1445,7 +1445,9 @@ class MatchVisitor(cst.CSTVisitor):
         raises where the variable is unset), as a call inside one does; the variable's rule reports it (t24a)."""
         read = _env_read_name(node) if self._in_message else None
         if read is not None and id(read[1]) not in self._handled:
-            self._match_values(read[1], {read[0]})
+            rule = self.c.match_env(read[0])     # the variable's own rule; a stacked build rule needs a build
+            if rule is not None:
+                self._hit(rule, read[1], read[0])
             self._handled.add(id(read[1]))
 
     def visit_Subscript(self, node: cst.Subscript) -> bool:
