@@ -1170,6 +1170,8 @@ class MatchVisitor(cst.CSTVisitor):
         if not isinstance(name, str) or self._in_message:
             return
         for kw in self.c.match_keywords(name):
+            if kw[0].extra.get("settings_only"):
+                continue    # `{"cudnn_enabled": state.cudnn_enabled}`, `attr["cudnn_enabled"] = ...`: a record of it
             if not _switched_off(value, name) and not self._value_says(value, kw[0]):
                 self._hit(kw[0], key, name, value=kw[1])
 
@@ -1572,8 +1574,10 @@ class MatchVisitor(cst.CSTVisitor):
                 # settings of a build are lines of their own; `BitsAndBytesConfig(\n load_in_4bit=True` stays one)
                 keyword_rules = self.c.match_keywords(arg.keyword.value)
                 for kw in keyword_rules:
-                    if kw[0].extra.get("settings_only") and (qual or "").startswith("torch."):
-                        continue    # `torch.batch_norm(..., cudnn_enabled=True)`: aten's own parameter
+                    if kw[0].extra.get("settings_only") and (
+                            (qual or "").startswith("torch.") or not _literal_on(arg.value)):
+                        continue    # `torch.batch_norm(..., cudnn_enabled=True)`: aten's own parameter; a value
+                                    # passed on (`cudnn_enabled=state.cudnn_enabled`) records a setting made elsewhere
                     if not _switched_off(arg.value, arg.keyword.value) \
                             and (kw[0].category not in call_categories or kw[0].extra.get("stack")
                                  or kw[0].category == "kernel" and _starts_line(node, index)
