@@ -191,3 +191,5 @@ def test_seed_switch_version_read_and_env_read_in_message():
     assert {(5, "NPU068"), (7, "NPU418"), (8, "NPU004")} <= found
     assert not {c for line, c in found if line in (6, 9)}
     assert {c for line, c in found if line == 10} == {"NPU004"}   # the variable's own rule, no build rule stacked
+    shown = [f for f in ENGINE.analyze_bytes(MISC, "main.py").findings if f.line in (8, 10)]
+    assert shown and all(f.severity == "info" for f in shown)      # read only to be shown: at most info

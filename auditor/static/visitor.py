@@ -142,6 +142,9 @@ class RawHit:
     # the "cuda" key of a device-type dispatch table (`{"cpu": f_cpu, "cuda": f_cuda}`): renaming it to "npu" would
     # hand NPU tensors the CUDA function, so no fixer rewrites it (the table needs an NPU entry of its own)
     no_rewrite: bool = False
+    # an environment variable read inside a message (`print(f"... {os.environ['CUDA_VISIBLE_DEVICES']}")`): it runs,
+    # but only shows the value; at most info (t24a)
+    message_read: bool = False
 
 
 # The name of a dtype as a config or an option spells it ("bf16", "torch.float16", "half", "fp8_e4m3")
@@ -1449,7 +1452,7 @@ class MatchVisitor(cst.CSTVisitor):
         if read is not None and id(read[1]) not in self._handled:
             rule = self.c.match_env(read[0])     # the variable's own rule; a stacked build rule needs a build
             if rule is not None:
-                self._hit(rule, read[1], read[0])
+                self._hit(rule, read[1], read[0], message_read=True)
             self._handled.add(id(read[1]))
 
     def visit_Subscript(self, node: cst.Subscript) -> bool:
