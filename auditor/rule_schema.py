@@ -145,6 +145,10 @@ RULE_SCHEMA: dict[str, Any] = {
             # is the literal False (`def downsample(x, planes, stride, no_cuda=False)`) (pd13)
             "off_switch": {"type": "boolean"},
             "not_dict_literals": {"type": "boolean"},
+            # keyword rules: only a setting, not code's own use of the name: a dataclass field, or the literal True
+            # as a keyword of a call that is not torch's (`cudnn_enabled` is also aten's batch_norm / layer_norm
+            # parameter, and state records copy it) (t24a)
+            "settings_only": {"type": "boolean"},
             # string rules: only a literal that is one arm of a conditional whose other arm is one of these
             # (`"tf32" if allow_tf32 else "ieee"`) (t14z)
             "arm_paired_with": {"type": "array", "items": {"type": "string"}},

@@ -114,6 +114,9 @@ class CompiledRules:
     # literal gives it (fnmatch, case-insensitive), optionally only in calls of one callee (its last name)
     keyword_values: list[tuple[str | None, re.Pattern[str], str | None, str, Rule]] = field(default_factory=list)
     strings: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
+    # string rules with `extra: {stack: true}`: a second category for a value another string rule reports (RWKV's
+    # strategy "cuda fp16" names a device and a dtype, t24a)
+    strings_stacked: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
     # answers of match_keywords / match_string by name (shared by the files of a run): each asks ~100-300 regexes
     _keyword_answers: dict[tuple[str, bool], list[tuple[Rule, str]]] = field(default_factory=dict, repr=False,
                                                                              compare=False)
@@ -212,7 +215,8 @@ class CompiledRules:
                     elif kind == "keyword":
                         c.keywords.append((re.compile(_glob_word(v) + r"\Z"), v, rule))
                     elif kind == "string":
-                        c.strings.append((_pattern_regex(v), v, rule))
+                        (c.strings_stacked if rule.extra.get("stack") else c.strings).append(
+                            (_pattern_regex(v), v, rule))
                         lit = _literal_words(v)
                         if not lit:
                             raise ValueError(f"{rule.code}: string pattern {v!r} has no literal word to prefilter on")
@@ -476,6 +480,10 @@ class CompiledRules:
                 self._string_answers.clear()     # bounded memory over a very large tree
             self._string_answers[value] = found
         return found
+
+    def stacked_strings(self, value: str) -> list[tuple[Rule, str]]:
+        """The stacked string rules for a value (a second category beside its own string rule)."""
+        return [(rule, pattern) for regex, pattern, rule in self.strings_stacked if regex.match(value)]
 
     def stacked_env(self, name: str) -> list[Rule]:
         """The stacked rules for an environment variable (a second category beside its own rule): exact names, then

@@ -644,7 +644,15 @@ def _reexported_package(module: str, name: str) -> str | None:
     """`from pcdet.utils.spconv_utils import spconv`, `from ...utils.spconv_utils import replace_feature, spconv`
     (OpenPCDet and its forks): a project's `<package>_utils` module that imports the package (`import spconv.pytorch
     as spconv`) and hands it on under its own name; the name stands for the package (t22d)."""
+    if name in _REEXPORTED_BY_NAME:
+        return name
     return name if module.rsplit(".", 1)[-1] == f"{name}_utils" else None
+
+
+# `from .base import cupy` (spikingjelly's CUDA-kernel modules, each taking the name from a sibling that does `try:
+# import cupy` / `except ImportError: cupy = None`): a project module handing on a CUDA-only package under the package's
+# own name, which no project module of its own would take (t24a)
+_REEXPORTED_BY_NAME = frozenset({"cupy", "cupyx", "pycuda"})
 
 
 LOCAL_PACKAGE = ""   # relative imports of a compiled extension resolve as `._C...` (an empty package head)

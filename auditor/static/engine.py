@@ -338,6 +338,7 @@ def _tensor_device_text(node: ast.expr) -> bool:
         len(node.args) == 1 and isinstance(node.args[0], ast.Attribute) and node.args[0].attr == "device"
 
 
+_MESSAGE_READ_NOTE = "read only to be shown in a message: rename it with the variable the port sets"
 _TABLE_NOTE = ("an entry of a table of option names (its key names it): the option that picks it chooses; keep the "
                "entry and give the NPU a choice that works there")
 _PROBE_NOTE = (" (a probe: `hasattr` / `getattr` asks whether the CUDA-only name exists; on Ascend the answer "
@@ -675,6 +676,8 @@ class StaticEngine:
                 finding = as_info(finding, "dtype-requirement", CAST_NOTE if hit.required.startswith("cast") else REQUIRED_NOTE)
             if hit.table_entry and finding.severity != "info":
                 finding = as_info(finding, "option-table", _TABLE_NOTE)
+            if hit.message_read and finding.severity != "info":
+                finding = as_info(finding, "message-read", _MESSAGE_READ_NOTE)
             if hit.no_rewrite and finding.fix != "none":
                 finding = replace(finding, fix="none")
             if finding.fix == "safe" and isinstance(hit.node, (cst.SimpleString, cst.ConcatenatedString,

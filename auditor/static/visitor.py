@@ -142,6 +142,9 @@ class RawHit:
     # the "cuda" key of a device-type dispatch table (`{"cpu": f_cpu, "cuda": f_cuda}`): renaming it to "npu" would
     # hand NPU tensors the CUDA function, so no fixer rewrites it (the table needs an NPU entry of its own)
     no_rewrite: bool = False
+    # an environment variable read inside a message (`print(f"... {os.environ['CUDA_VISIBLE_DEVICES']}")`): it runs,
+    # but only shows the value; at most info (t24a)
+    message_read: bool = False
 
 
 # The name of a dtype as a config or an option spells it ("bf16", "torch.float16", "half", "fp8_e4m3")
@@ -214,6 +217,27 @@ def _dtype_values(node: cst.CSTNode) -> list[int]:
         node = node.body
     # `{"fp16": "float16"}`: a name normalised to another name (t11r, policy a)
     return [id(node)] if isinstance(node, (cst.Attribute, cst.Name)) or _names_dtype(node) else []
+
+
+_GRID_NAME = re.compile(r"(?:.*_)?(?:grid|blocks|blocks_?per_?grid|num_blocks|bpg|n_blocks)(?:_?dims?|_?size)?$",
+                        re.IGNORECASE)
+_BLOCK_NAME = re.compile(r"(?:.*_)?(?:block|threads|threads_?per_?block|num_threads|tpb|n_threads)(?:_?dims?|_?size)?$",
+                         re.IGNORECASE)
+
+
+def _numba_launch_config(func: cst.Subscript) -> bool:
+    """`kernel[grid, block]`, `k[blocks_per_grid, threads_per_block]`: two subscript items named for a CUDA grid and
+    block (names or attributes), numba.cuda's launch configuration."""
+    if len(func.slice) != 2:
+        return False
+    names = []
+    for element in func.slice:
+        if not isinstance(element.slice, cst.Index):
+            return False
+        value = element.slice.value
+        names.append(value.value if isinstance(value, cst.Name) else
+                     value.attr.value if isinstance(value, cst.Attribute) else "")
+    return bool(_GRID_NAME.match(names[0]) and _BLOCK_NAME.match(names[1]))
 
 
 def _env_read_name(node: cst.BaseExpression) -> tuple[str, cst.SimpleString, bool] | None:
@@ -453,6 +477,7 @@ class MatchVisitor(cst.CSTVisitor):
         # `os.path.join(root, "cuda", ...)`): a folder's name, not a device (nncf's extension sources, heldout18)
         self._path_segments: set[int] = set()
         self._dropped: set[int] = set()     # `imports.remove("flash_attn")`: a name taken out of a collection
+        self._annotated: set[int] = set()   # targets of annotated assignments (`cudnn_enabled: bool = True`)
         self._unset: set[int] = set()       # the variable name of `os.environ.pop("X", None)` / `os.unsetenv("X")`
         self._options = 0       # inside the value of `choices=` (argparse, click): options listed, none chosen
         self._required: set[int] = set()   # None checks that require an optional import (an assert's test)
@@ -627,6 +652,8 @@ class MatchVisitor(cst.CSTVisitor):
             if m is not None:
                 rule, pattern = m
                 self._hit(rule, node, value.replace(HOLE, "{…}"), value=pattern, via=via)
+                for stacked, stacked_pattern in self.c.stacked_strings(value):
+                    self._hit(stacked, node, value.replace(HOLE, "{…}"), value=stacked_pattern, via=via)
                 continue
             env_rule = self.c.match_env(value)
             if id(node) in self._unset:
@@ -1015,6 +1042,7 @@ class MatchVisitor(cst.CSTVisitor):
                                node.value if node.value is not None else node.target))
         if node.value is not None:
             self._enum_chosen(node.value)
+        self._annotated.add(id(node.target))
         if isinstance(node.target, cst.Name):
             # `_fused_ce: Optional[Callable] = None` before `_fused_ce = LigerFusedLinearCrossEntropyFunction.apply`
             # declares the name (as visit_AssignTarget's binding does); its calls are the uses (t22a)
@@ -1108,6 +1136,10 @@ class MatchVisitor(cst.CSTVisitor):
                 continue    # `def main(cuda=True)` / `cuda=1`; not `cuda=args.cuda` (decided where it is set)
             if holds_object and kw[0].category == "precision" or kw[0].extra.get("keyword_key"):
                 continue    # (`nvcc = shutil.which("nvcc")` holds a path, `{"nvcc": [...]}` holds nvcc's flags)
+            if kw[0].extra.get("settings_only") and (
+                    parameter or not isinstance(target, cst.Name) or id(target) not in self._annotated
+                    or target.value not in self._dataclass_field_names()):
+                continue    # a variable or parameter of that name is code's own (aten's `cudnn_enabled`), not a setting
             if parameter and kw[0].extra.get("not_parameters"):
                 continue    # `def __init__(self, load_in_4bit: bool = True)`: the quantizer's own config class (t14z)
             if derived_graph and kw[0].category == "device":
@@ -1132,6 +1164,8 @@ class MatchVisitor(cst.CSTVisitor):
         if not isinstance(name, str) or self._in_message:
             return
         for kw in self.c.match_keywords(name):
+            if kw[0].extra.get("settings_only"):
+                continue    # `{"cudnn_enabled": state.cudnn_enabled}`, `attr["cudnn_enabled"] = ...`: a record of it
             if not _switched_off(value, name) and not self._value_says(value, kw[0]):
                 self._hit(kw[0], key, name, value=kw[1])
 
@@ -1390,9 +1424,24 @@ class MatchVisitor(cst.CSTVisitor):
 
     # -- expressions ---------------------------------------------------------------------------
 
+    def _env_read_in_message(self, node: cst.Subscript | cst.Call) -> None:
+        """`print(f"devices: {os.environ['CUDA_VISIBLE_DEVICES']}")`: an environment read inside a message runs (it
+        raises where the variable is unset), as a call inside one does; the variable's rule reports it (t24a)."""
+        read = _env_read_name(node) if self._in_message else None
+        if read is not None and id(read[1]) not in self._handled:
+            rule = self.c.match_env(read[0])     # the variable's own rule; a stacked build rule needs a build
+            if rule is not None:
+                self._hit(rule, read[1], read[0], message_read=True)
+            self._handled.add(id(read[1]))
+
+    def visit_Subscript(self, node: cst.Subscript) -> bool:
+        self._env_read_in_message(node)
+        return True
+
     def visit_Call(self, node: cst.Call) -> bool:
         if self._in_message:
             self._calls_in_message += 1
+            self._env_read_in_message(node)
         func = node.func
         first_hit = len(self.hits)
         if isinstance(func, cst.Attribute) and func.attr.value in _LIST_EDITS and node.args and \
@@ -1439,6 +1488,12 @@ class MatchVisitor(cst.CSTVisitor):
             launch = self.c.match_launch(self.ctx.decorated[func.value.value])
             if launch is not None and self._when_ok(launch[1].rule, node):
                 self._hit(launch[1].rule, func, launch[0], value=func.value.value, end_node=node)
+        elif isinstance(func, cst.Subscript) and _numba_launch_config(func):
+            # `self.cuda_step[manager.grid, manager.block](...)` (WarpDrive), `kernel[blocks_per_grid,
+            # threads_per_block](...)` of a kernel defined in another module: numba.cuda's launch syntax (t24a)
+            launch = self.c.match_launch(["numba.cuda.jit"])
+            if launch is not None:
+                self._hit(launch[1].rule, func, launch[0], value=dotted(func.value) or "kernel", end_node=node)
         if isinstance(func, cst.Attribute):
             self._not_property.add(id(func.attr))    # `current_platform.is_cuda()`: a method, not the property
         if isinstance(func, cst.Attribute) and func.attr.value == "replace" and len(node.args) == 2 and \
@@ -1501,6 +1556,10 @@ class MatchVisitor(cst.CSTVisitor):
                 # settings of a build are lines of their own; `BitsAndBytesConfig(\n load_in_4bit=True` stays one)
                 keyword_rules = self.c.match_keywords(arg.keyword.value)
                 for kw in keyword_rules:
+                    if kw[0].extra.get("settings_only") and (
+                            (qual or "").startswith("torch.") or not _literal_on(arg.value)):
+                        continue    # `torch.batch_norm(..., cudnn_enabled=True)`: aten's own parameter; a value
+                                    # passed on (`cudnn_enabled=state.cudnn_enabled`) records a setting made elsewhere
                     if not _switched_off(arg.value, arg.keyword.value) \
                             and (kw[0].category not in call_categories or kw[0].extra.get("stack")
                                  or kw[0].category == "kernel" and _starts_line(node, index)
