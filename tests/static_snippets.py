@@ -68,6 +68,19 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+def severities_at(root: Path, rel: str, src: str, needle: str) -> set[tuple[str, str]]:
+    """(severity, context) of the findings the static pass over the whole tree `root` reports on the line of `rel`
+    (whose text is `src`) holding `needle`; there must be some."""
+    from auditor.runner import run_static
+
+    line = line_of(src, needle)
+    run = run_static([root], jobs=1)
+    found = {(f.severity, (f.data or {}).get("context") or "")
+             for r in run.results if r.path == rel for f in r.findings if f.line == line}
+    assert found, (rel, line)
+    return found
+
+
 def findings_in_tree(root: Path) -> dict[tuple[str, int, str], str]:
     """The static pass over a whole tree (file neighbours count), as (path, line, code) -> severity."""
     from auditor.runner import run_static

@@ -12,8 +12,7 @@ auditor/static/call_defaults.py, auditor/static/neutral_uses.py).
 Each case has a control that keeps its severity. Code written afresh in the shape of those trees, not copied."""
 from __future__ import annotations
 
-from auditor.runner import run_static
-from tests.static_snippets import line_of, write_tree
+from tests.static_snippets import severities_at as _severities, write_tree
 from tests.test_precision_pd18 import PACK_INIT
 
 SCRIPT = """\
@@ -40,15 +39,6 @@ MISC = """\
 """
 
 WEBUI_API = "from modules import scripts, script_callbacks"
-
-
-def _severities(root, rel: str, src: str, needle: str) -> set[tuple[str, str]]:
-    line = line_of(src, needle)
-    run = run_static([root], jobs=1)
-    found = {(f.severity, (f.data or {}).get("context") or "")
-             for r in run.results if r.path == rel for f in r.findings if f.line == line}
-    assert found, (rel, line)
-    return found
 
 
 def test_webui_extension_helper_nothing_calls_is_unreached(tmp_path):

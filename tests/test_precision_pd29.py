@@ -15,7 +15,7 @@ variable. Code written afresh in the shape of those trees, not copied."""
 from __future__ import annotations
 
 from auditor.runner import run_static
-from tests.static_snippets import line_of, write_tree
+from tests.static_snippets import line_of, severities_at as _severities, write_tree
 
 APP = """\
     import argparse
@@ -133,15 +133,6 @@ def _tree(tmp_path, launcher: str = "wgp.py", extra: dict[str, str] | None = Non
              "plugins/about/plugin.py": PLUGIN}
     files.update(extra or {})
     return write_tree(tmp_path / "app", files)
-
-
-def _severities(root, rel: str, src: str, needle: str) -> set[tuple[str, str]]:
-    line = line_of(src, needle)
-    run = run_static([root], jobs=1)
-    found = {(f.severity, (f.data or {}).get("context") or "")
-             for r in run.results if r.path == rel for f in r.findings if f.line == line}
-    assert found, (rel, line)
-    return found
 
 
 def _context(root, rel: str, src: str, needle: str) -> set[str]:

@@ -14,17 +14,10 @@ from auditor.project.tree_calls import apply_tree_calls
 from auditor.rules import load_rules
 from auditor.runner import run_static
 from auditor.static import StaticEngine
+from tests.static_snippets import write_tree
 
 RULES = load_rules()
 ENGINE = StaticEngine(RULES)
-
-
-def _tree(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    return root
 
 
 def _found(root: Path, rel: str) -> list[tuple[int, str, str]]:
@@ -85,7 +78,7 @@ LTX_LOADER = """\
 
 
 def _ltx(root: Path, trainer: str = LTX_TRAINER, config: str = LTX_CONFIG) -> Path:
-    return _tree(root, {"configs/ltxv_2b_lora.yaml": config, "src/ltxv_trainer/trainer.py": trainer,
+    return write_tree(root, {"configs/ltxv_2b_lora.yaml": config, "src/ltxv_trainer/trainer.py": trainer,
                         "src/ltxv_trainer/model_loader.py": LTX_LOADER})
 
 
@@ -147,7 +140,7 @@ def test_a_named_backend_set_to_triton_is_a_kernel_setting(tmp_path):
     """anemoi-core's model configs: `graph_attention_backend: "triton"` picks its own @triton.jit graph attention
     (NPU360, warning: it falls back to pyg where triton is missing); "pyg" and a bare `backend` key (spikingjelly's
     neuron backend, not tuned on) stay quiet."""
-    found = _found(_tree(tmp_path, {"config/model/transformer.yaml": ANEMOI_MODEL}), "config/model/transformer.yaml")
+    found = _found(write_tree(tmp_path, {"config/model/transformer.yaml": ANEMOI_MODEL}), "config/model/transformer.yaml")
     assert found == [(5, "NPU360", "warning")]
 
 
@@ -165,7 +158,7 @@ MAKANI_DOCKERFILE = """\
 def test_a_switch_that_builds_a_packages_cuda_extension_is_a_kernel_build(tmp_path):
     """makani's NGC Dockerfile (NPU367, kernel, as `*_FORCE_CUDA` / `*_SKIP_CUDA_BUILD`: set either way, it steers the
     nvcc build); another build switch of the same package stays quiet."""
-    root = _tree(tmp_path, {"docker/Dockerfile": MAKANI_DOCKERFILE,
+    root = write_tree(tmp_path, {"docker/Dockerfile": MAKANI_DOCKERFILE,
                             "docker/Dockerfile.cpu": MAKANI_DOCKERFILE.replace("BUILD_CUDA_EXTENSION", "BUILD_DOCS")})
     assert (4, "NPU367", "warning") in _found(root, "docker/Dockerfile")
     assert not [c for line, c, _ in _found(root, "docker/Dockerfile.cpu") if line == 4]
@@ -177,7 +170,7 @@ def test_an_arg_that_picks_a_cuda_images_tag_is_its_build_parameter(tmp_path):
     Ubuntu version later in the tag (3dgrut's `-devel-ubuntu${UBUNTU_VERSION}`) picks the OS, not the CUDA image."""
     other = ("ARG PY=3.11\nFROM python:${PY}-slim\nARG CUDA_VERSION=12.4.1\nARG UBUNTU_VERSION=24.04\n"
              "FROM nvidia/cuda:${CUDA_VERSION}-devel-ubuntu${UBUNTU_VERSION}\n")
-    root = _tree(tmp_path, {"docker/Dockerfile": MAKANI_DOCKERFILE, "other/Dockerfile": other})
+    root = write_tree(tmp_path, {"docker/Dockerfile": MAKANI_DOCKERFILE, "other/Dockerfile": other})
     assert (1, "NPU016", "info") in _found(root, "docker/Dockerfile")
     found = _found(root, "other/Dockerfile")
     assert not [f for f in found if f[0] in (1, 2, 4)]
