@@ -108,7 +108,8 @@ def _unreached(found: set[tuple[str, str]]) -> bool:
 
 def test_a_module_nothing_imports_or_launches_is_unreached(tmp_path):
     found = _pack(tmp_path)
-    assert _unreached(found["webui"]), found
+    # (pd28: the "cuda" among the dropdown's choices is info as an option's accepted value; value="cuda" is unreached)
+    assert ("info", "unreached") in found["webui"] and {s for s, _ in found["webui"]} == {"info"}, found
 
 
 def test_a_cli_only_an_unloaded_module_launches_is_unreached(tmp_path):

@@ -109,10 +109,8 @@ _APP_SERVERS = frozenset({"gradio", "streamlit", "fastapi", "flask", "uvicorn", 
 # the reach passes over a 1671-file application (Wan2GP) ran past 20 minutes where the audit alone takes 5: a larger
 # tree is not read as an application until they are made faster (pd29, Left)
 _APP_MAX_FILES = 1000
-_LIBRARY_MARKS = {"setup.py": (re.compile(rb"\bsetup\s*\("), re.compile(rb"\b(?:setuptools|distutils)\b")),
-                  "pyproject.toml": (re.compile(rb"(?m)^\[(?:project|tool\.poetry)\]"),),
+_LIBRARY_MARKS = {"pyproject.toml": (re.compile(rb"(?m)^\[(?:project|tool\.poetry)\]"),),
                   "setup.cfg": (re.compile(rb"(?m)^\[metadata\]"),)}
-_TOP_IMPORT = re.compile(rb"(?m)^[ \t]*(?:from|import)[ \t]+([A-Za-z_]\w*)")
 _WEBUI_API = re.compile(rb"^\s*(?:from\s+modules\s+import\s[^\n]*\b(?:scripts|script_callbacks)\b|import\s+modules\.scripts\b|"
                         rb"from\s+modules\.(?:scripts|script_callbacks)\s+import\b)", re.MULTILINE)
 # decorators that wrap a function without registering it anywhere (a registered one is reached by its registry)
@@ -1455,13 +1453,16 @@ def _webui_entries(project: Any) -> set[str]:
 
 
 def _library(project: Any) -> bool:
-    """Whether the tree is pip-installable (a root `setup.py` calling setuptools' or distutils' `setup(`, a
-    `pyproject.toml` with `[project]` or `[tool.poetry]`, a `setup.cfg` with `[metadata]`): other code may import its
-    packages, so no launch script says what runs."""
+    """Whether the tree is pip-installable (a root `setup.py` importing setuptools or distutils, a `pyproject.toml`
+    with `[project]` or `[tool.poetry]`, a `setup.cfg` with `[metadata]`): other code may import its packages, so no
+    launch script says what runs. `setup.py`'s imports come from its cached facts; the two metadata files are read
+    only for a tree that has an application's launch script (`_app_entries` asks last)."""
     from auditor.source import SourceError
     from auditor.static.project_imports import read_counted
 
     paths = getattr(project, "paths", {})
+    if "setup.py" in paths and _imported(project, "setup.py") & {"setuptools", "distutils"}:
+        return True
     for rel, mark in _LIBRARY_MARKS.items():
         if rel in paths:
             try:
@@ -1472,6 +1473,11 @@ def _library(project: Any) -> bool:
     return False
 
 
+def _imported(project: Any, rel: str) -> set[str]:
+    """The top-level packages a Python file imports, from its cached import-graph facts (a warm run reads nothing)."""
+    return {str(load[0]).split(".", 1)[0] for load in (project.facts(rel) or {}).get("load", ()) if load and load[0]}
+
+
 def _app_entries(project: Any) -> set[str]:
     """The files an APPLICATION runs itself (pd29, heldout27: Wan2GP's `wgp.py`): a tree with no root `__init__.py`,
     not pip-installable (`_library`), whose root holds a launch script (`_APP_SCRIPTS`, or a root `x.py` its own shell
@@ -1479,11 +1485,8 @@ def _app_entries(project: Any) -> set[str]:
     imports the tree's own modules. Its entry files are every root-level
     script, every file its shell scripts run and every file of a root `scripts/` or `tools/` folder (a user may run any
     of them); the rest runs only as far as they import or load it by name. Empty for any other tree."""
-    from auditor.source import SourceError
-    from auditor.static.project_imports import read_counted
-
     paths = getattr(project, "paths", {})
-    if "__init__.py" in paths or _library(project) or sum(rel.endswith(".py") for rel in paths) > _APP_MAX_FILES:
+    if "__init__.py" in paths or sum(rel.endswith(".py") for rel in paths) > _APP_MAX_FILES:
         return set()
     launched: set[str] = set()       # the .py files the tree's shell scripts run, as paths from the root
     for rel in paths:
@@ -1493,11 +1496,10 @@ def _app_entries(project: Any) -> set[str]:
     root = {rel for rel in paths if "/" not in rel and rel.endswith(".py") and rel != "setup.py"}
     own = {rel.split("/", 1)[0].removesuffix(".py") for rel in paths if rel.endswith(".py")}
     for rel in sorted(root & (_APP_SCRIPTS | launched)):
-        try:
-            imported = {m.decode() for m in _TOP_IMPORT.findall(read_counted(project, paths[rel]))}
-        except (OSError, SourceError):
-            continue
+        imported = _imported(project, rel)
         if imported & _APP_SERVERS and imported & (own - {rel.removesuffix(".py")}):
+            if _library(project):
+                return set()
             tools = {p for p in paths if p.endswith(".py") and p.split("/", 1)[0] in _APP_TOOL_FOLDERS}
             return root | (launched & set(paths)) | tools
     return set()

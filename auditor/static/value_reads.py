@@ -384,7 +384,8 @@ def _tested_word(test: ast.AST) -> str | None:
     if isinstance(op, ast.Eq):
         # a literal names the dtype when there is one: the other side is the tested name, whatever it is called
         # (SpikeGPT's `self.FLOAT_MODE == "bf16"`, whose upper-case name would read as a constant for "float")
-        literal = [side for side in (left, right) if isinstance(side, ast.Constant) and isinstance(side.value, str)]
+        literal: list[ast.expr] = [side for side in (left, right)
+                                   if isinstance(side, ast.Constant) and isinstance(side.value, str)]
         words = {_name_word(side) for side in literal or [side for side in (left, right) if _constant_word(side)]}
     elif isinstance(op, ast.In) and literals and not isinstance(left, ast.Constant):
         words = {_name_word(e) for e in literals}

@@ -458,7 +458,13 @@ def _install_module_hooks(rec: Recording, model: torch.nn.Module):
         rec.module_names[id(module)] = f"{root}.{name}" if name else root
 
     def pre(module, _args):
-        rec.module_stack.append(rec.module_names.get(id(module), type(module).__name__))
+        name = rec.module_names.get(id(module))
+        if name is None:
+            # a module outside the model's tree called inside it (transformers 5.25 runs `apply_rotary_pos_emb`
+            # through a kernel-hub wrapper module, `Func`): its ops belong to the enclosing module, so a traced
+            # block's patterns scale with the block's depth
+            name = rec.module_stack[-1] if rec.module_stack else type(module).__name__
+        rec.module_stack.append(name)
 
     def post(module, _args, _out):
         if rec.module_stack:
