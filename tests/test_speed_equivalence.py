@@ -453,21 +453,21 @@ _AUTOCAST_SHAPES = textwrap.dedent('''
     ''')
 
 
-def test_autocasts_without_an_autocast_call_skip_the_walks_and_find_the_same(monkeypatch):
-    """s24a: `_autocasts` returns [] at once when no name of the file holds "autocast"; with that test forced to pass
-    the full walks give the same answers on every source."""
+def test_autocasts_without_an_autocast_call_skip_the_walks_and_find_the_same():
+    """s24a: `default_facts` runs `_autocasts` only for a file holding the word "autocast"; on every source without
+    the word the full walks find nothing, so skipping them loses nothing."""
     from auditor.static import call_defaults
 
-    trees = []
+    found = []
     for text in [_AUTOCAST_SHAPES, *_python_sources()]:
         try:
-            trees.append(ast.parse(text))
+            tree = ast.parse(text)
         except SyntaxError:
             continue
-    ours = [call_defaults._autocasts(t) for t in trees]
-    monkeypatch.setattr(call_defaults, "_mentions_autocast", lambda tree: True)
-    assert ours == [call_defaults._autocasts(t) for t in trees]
-    assert len(ours[0]) >= 3
+        found.append(call_defaults._autocasts(tree))
+        if "autocast" not in text:
+            assert found[-1] == [], text[:200]
+    assert len(found[0]) >= 3
 
 
 _METHOD_RETURNS = textwrap.dedent('''

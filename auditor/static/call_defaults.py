@@ -302,27 +302,18 @@ def _call_keys(tree: ast.Module) -> dict[int, str]:
     return out
 
 
-def _mentions_autocast(tree: ast.Module) -> bool:
-    """Whether a name, attribute or imported name of the file holds the word "autocast". Every entry `_autocasts`
-    makes is an autocast call's, and every autocast API's qualified name ends in it, so a file without the word has
-    none (an alias is imported or assigned under a name the file spells)."""
-    return any("autocast" in (n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else n.name)
-               for n in module_nodes(tree) if isinstance(n, (ast.Name, ast.Attribute, ast.alias)))
-
-
 def _autocasts(tree: ast.Module) -> list[list[Any]]:
     """[first, last line, how it is off] of each autocast whose `enabled` is off where the file alone cannot say it is
     on (pd27, heldout27): "off" for a local of the enclosing function bound only to always-false values
     (`vae_autocast_enabled = ... and False`), "attr:X" for `<object>.X` (`self.args.mixed_precision`: off where every
     file of the tree sets X only to a false constant, read per run); and [first, last, "alias", [the calls' first
     lines]] for a module-level alias (`autocast = torch.cuda.amp.autocast`) whose every call is one of those. A literal
-    `enabled=False` is neutral_uses' (pd8): the disable may be written for an outer region."""
+    `enabled=False` is neutral_uses' (pd8): the disable may be written for an outer region. `default_facts` calls it
+    only for a file holding the word "autocast", which every autocast API's name ends in (s24a: most files skip it)."""
     from auditor.static.context import build_context
 
     # the file's qualified names: `from torch.cuda.amp import autocast`, `from torch.cuda import amp`, and module-level
     # aliases, a `try:` around them included (RAFT's `try: autocast = torch.cuda.amp.autocast` / `except:` a dummy)
-    if not _mentions_autocast(tree):        # most files: no context and no per-function walks (s24a)
-        return []
     ctx = build_context(tree)
     aliases = frozenset(n for n in ctx.assigned_aliases if ctx.aliases.get(n) in _AUTOCAST_APIS)
     assigns = [n for node in tree.body if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
@@ -347,12 +338,14 @@ def _autocasts(tree: ast.Module) -> list[list[Any]]:
         flags = {arg.arg: index for arg, default, index in _params(fn, id(fn) in keys and keys[id(fn)] != fn.name)
                  if _false_constant(default)} if id(fn) in keys and _plain(fn) else {}
         stores: dict[str, list[ast.AST]] = {}     # name -> the values bound to it (a node that is no value: unknown)
-        plain = {id(t) for n in ast.walk(fn) if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
-        for n in ast.walk(fn):
+        plain: set[int] = set()     # the Name targets of plain assignments (ast.walk meets an Assign before them)
+        calls_in: list[ast.Call] = []
+        for n in ast.walk(fn):      # one walk (s24a: three walks per function were the cost)
             if isinstance(n, ast.Assign):
                 for t in n.targets:
                     if isinstance(t, ast.Name):
                         stores.setdefault(t.id, []).append(n.value)
+                        plain.add(id(t))
             elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and id(n) not in plain:
                 stores.setdefault(n.id, []).append(n)       # a loop, `with`, tuple, augmented or walrus target
             elif isinstance(n, ast.arg):
@@ -360,9 +353,9 @@ def _autocasts(tree: ast.Module) -> list[list[Any]]:
             elif isinstance(n, (ast.Global, ast.Nonlocal)):
                 for name in n.names:
                     stores.setdefault(name, []).append(n)
-        for call in ast.walk(fn):
-            if not isinstance(call, ast.Call) or not autocast_call(call.func):
-                continue
+            elif isinstance(n, ast.Call) and autocast_call(n.func):
+                calls_in.append(n)
+        for call in calls_in:
             value = next((k.value for k in call.keywords if k.arg == "enabled"), None)
             how = None
             if isinstance(value, ast.Name) and stores.get(value.id) and all(
