@@ -111,8 +111,7 @@ _APP_SERVERS = frozenset({"gradio", "streamlit", "fastapi", "flask", "uvicorn", 
 _APP_MAX_FILES = 1000
 _LIBRARY_MARKS = {"pyproject.toml": (re.compile(rb"(?m)^\[(?:project|tool\.poetry)\]"),),
                   "setup.cfg": (re.compile(rb"(?m)^\[metadata\]"),)}
-_WEBUI_API = re.compile(rb"^\s*(?:from\s+modules\s+import\s[^\n]*\b(?:scripts|script_callbacks)\b|import\s+modules\.scripts\b|"
-                        rb"from\s+modules\.(?:scripts|script_callbacks)\s+import\b)", re.MULTILINE)
+_WEBUI_MODULES = frozenset({"modules.scripts", "modules.script_callbacks"})
 # decorators that wrap a function without registering it anywhere (a registered one is reached by its registry)
 _WRAPPERS = frozenset({"lru_cache", "cache", "cached_property", "no_grad", "inference_mode", "wraps", "property",
                        "staticmethod", "classmethod", "contextmanager", "enable_grad",
@@ -1437,18 +1436,14 @@ def comfy_node_pack(results: list) -> bool:
 def _webui_entries(project: Any) -> set[str]:
     """The files stable-diffusion-webui runs of the tree when it is a webui extension: a root `scripts/` folder one of
     whose modules imports webui's script API (`from modules import scripts, script_callbacks`); then every
-    `scripts/*.py` (webui imports them all) and `preload.py`. Empty for any other tree (pd27)."""
-    from auditor.source import SourceError
-    from auditor.static.project_imports import read_counted
-
+    `scripts/*.py` (webui imports them all) and `preload.py`. Empty for any other tree (pd27). The imports come from
+    the files' cached import-graph facts, so a warm run reads nothing."""
     paths = getattr(project, "paths", {})
     scripts = [rel for rel in paths if rel.startswith("scripts/") and rel.count("/") == 1 and rel.endswith(".py")]
     for rel in scripts:
-        try:
-            if _WEBUI_API.search(read_counted(project, paths[rel])):
-                return {*scripts, *([_WEBUI_PRELOAD] if _WEBUI_PRELOAD in paths else [])}
-        except (OSError, SourceError):
-            continue
+        if any(_WEBUI_MODULES & {module, *(f"{module}.{n}" for n in names)}
+               for module, names, *_ in (project.facts(rel) or {}).get("load", ())):
+            return {*scripts, *([_WEBUI_PRELOAD] if _WEBUI_PRELOAD in paths else [])}
     return set()
 
 
