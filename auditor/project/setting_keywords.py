@@ -27,16 +27,6 @@ from auditor.project.setting_reads import _CI_PARTS, _CONFIG_SUFFIXES, tree_read
 from auditor.source import MAX_FILE_BYTES, SourceError, read_source
 from auditor.suppress import Suppressions
 
-_MATCHERS: dict[int, tuple[object, ProjectMatchers]] = {}     # id(rules) -> (rules, their matchers)
-
-
-def _matchers(rules) -> ProjectMatchers:
-    held = _MATCHERS.get(id(rules))
-    if held is None or held[0] is not rules:
-        held = _MATCHERS[id(rules)] = (rules, ProjectMatchers.build(tuple(rules)))
-    return held[1]
-
-
 def _keywords(reads, sections: list[str], key: str) -> list[str]:
     """The keywords the code passes the key as (not its own name), and those a tree function passes them on as
     (`load_text_encoder_in_8bit=cfg.acceleration.load_text_encoder_in_8bit`, then `load_in_8bit=<that parameter>`)."""
@@ -50,6 +40,7 @@ def apply_setting_keywords(results: list[FileResult], root: Path, rules, product
     """Add a finding to each YAML config line whose key the tree's code passes as a keyword a settings rule reads."""
     top = (root if root.is_dir() else root.parent).resolve()
     reads = None
+    m: ProjectMatchers | None = None       # built once, when a config first needs them (as local_builds does)
     for result in results:
         rel_path = result.path.replace("\\", "/")
         if not rel_path.endswith(_CONFIG_SUFFIXES) or any(p in rel_path for p in _CI_PARTS):
@@ -66,7 +57,7 @@ def apply_setting_keywords(results: list[FileResult], root: Path, rules, product
             reads = tree_reads(top, results)
             if not reads.passed:
                 return
-        m = _matchers(rules)
+        m = m or ProjectMatchers.build(tuple(rules))
         have = {f.line for f in result.findings}
         lines = text.splitlines()
         suppressions = None
