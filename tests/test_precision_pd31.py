@@ -193,3 +193,79 @@ def test_autocast_on_attribute_set_from_outside_keeps_error(tmp_path):
     root = write_tree(tmp_path, {"pipeline.py": PIPELINE, "manager.py": manager})
     found = severities_at(root, "pipeline.py", PIPELINE, "with autocast(enabled=self.isHalf)")
     assert "error" in {s for s, _ in found}
+
+
+SINE = """\
+    import torch
+
+
+    class SineGen(torch.nn.Module):
+        def forward(self, f0):
+            rad_values = f0 % 1
+            is_half = rad_values.dtype is not torch.float32
+            tmp_over_one = torch.cumsum(rad_values.double(), 1)
+            if is_half:
+                tmp_over_one = tmp_over_one.half()
+            else:
+                tmp_over_one = tmp_over_one.float()
+            return tmp_over_one
+"""
+
+
+def test_half_restoring_the_input_dtype_is_not_reported(tmp_path):
+    from auditor.runner import run_static
+    from tests.static_snippets import line_of
+
+    root = write_tree(tmp_path, {"sine.py": SINE})
+    line = line_of(SINE, "tmp_over_one.half()")
+    run = run_static([root], jobs=1)
+    assert not [f for r in run.results for f in r.findings if f.line == line and f.name == "fp16-dtype"]
+
+
+def test_half_forced_without_a_float_arm_is_reported(tmp_path):
+    from auditor.runner import run_static
+    from tests.static_snippets import line_of
+
+    src = SINE.replace("            else:\n                tmp_over_one = tmp_over_one.float()\n", "")
+    root = write_tree(tmp_path, {"sine.py": src})
+    line = line_of(src, "tmp_over_one.half()")
+    run = run_static([root], jobs=1)
+    assert [f for r in run.results for f in r.findings if f.line == line and f.name == "fp16-dtype"]
+
+
+EMBED = """\
+    import onnxruntime
+    import torch
+    import torchaudio
+
+
+    def main(paths, onnx_path):
+        ort_session = onnxruntime.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+        out = {}
+        for utt, path in paths.items():
+            audio, _ = torchaudio.load(path)
+            feat = audio - audio.mean(dim=0, keepdim=True)
+            out[utt] = ort_session.run(None, {"feats": feat.unsqueeze(0).cpu().numpy()})[0].flatten().tolist()
+        return out
+"""
+
+
+def _sync_hints(root, rel, src, needle):
+    from auditor.runner import run_static
+    from tests.static_snippets import line_of
+
+    line = line_of(src, needle)
+    return [f for r in run_static([root], jobs=1).results if r.path == rel for f in r.findings
+            if f.line == line and f.symbol == "tolist"]
+
+
+def test_tolist_on_onnx_runtime_outputs_is_not_a_sync(tmp_path):
+    root = write_tree(tmp_path, {"embed.py": EMBED})
+    assert not _sync_hints(root, "embed.py", EMBED, "ort_session.run(")
+
+
+def test_tolist_on_a_model_output_stays_a_sync(tmp_path):
+    src = EMBED.replace('ort_session.run(None, {"feats": feat.unsqueeze(0).cpu().numpy()})[0]', "model(feat)")
+    src = src.replace("def main(paths, onnx_path):", "def main(paths, onnx_path, model):")
+    root = write_tree(tmp_path, {"embed.py": src})
+    assert _sync_hints(root, "embed.py", src, "model(feat)")
