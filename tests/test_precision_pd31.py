@@ -269,3 +269,36 @@ def test_tolist_on_a_model_output_stays_a_sync(tmp_path):
     src = src.replace("def main(paths, onnx_path):", "def main(paths, onnx_path, model):")
     root = write_tree(tmp_path, {"embed.py": src})
     assert _sync_hints(root, "embed.py", src, "model(feat)")
+
+
+INDEX = """\
+    import torch
+
+
+    def index_initial(n_batch, n_ch, tensor=True):
+        batch_index = [[[i]] * n_ch for i in range(n_batch)]
+        if tensor:
+            batch_index = torch.tensor(batch_index)
+            if torch.cuda.is_available():
+                batch_index = batch_index.cuda()
+        return batch_index
+"""
+
+BLOCK = """\
+    from index import index_initial
+
+
+    def forward(x, channels):
+        return index_initial(x.size(0), channels, tensor=False)
+"""
+
+
+def test_true_default_flag_every_caller_passes_off_is_info(tmp_path):
+    root = write_tree(tmp_path, {"index.py": INDEX, "block.py": BLOCK})
+    assert {s for s, _ in severities_at(root, "index.py", INDEX, "batch_index.cuda()")} == {"info"}
+
+
+def test_true_default_flag_left_on_by_a_caller_keeps_severity(tmp_path):
+    block = BLOCK + "\n\n    def other(x, channels):\n        return index_initial(x.size(0), channels)\n"
+    root = write_tree(tmp_path, {"index.py": INDEX, "block.py": block})
+    assert "info" not in {s for s, _ in severities_at(root, "index.py", INDEX, "batch_index.cuda()")}

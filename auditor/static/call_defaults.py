@@ -182,7 +182,8 @@ def _flag_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, method:
     for arg, default, index in _params(fn, method):
         if default is None or arg.arg in stored:
             continue
-        if not _false_constant(default):
+        truthy = isinstance(default, ast.Constant) and default.value is True
+        if not _false_constant(default) and not truthy:
             if isinstance(default, ast.Constant) and isinstance(default.value, (str, int)) \
                     and not isinstance(default.value, bool):
                 out += _value_branches(fn, key, arg.arg, index, default.value)
@@ -194,9 +195,14 @@ def _flag_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, method:
                     or isinstance(n.test, ast.BoolOp) and isinstance(n.test.op, ast.And)
                     and any(isinstance(v, ast.Name) and v.id == arg.arg for v in n.test.values)):
                 spans.append([n.body[0].lineno, max(b.end_lineno or b.lineno for b in n.body)])
-        if spans:
-            out.append([key, arg.arg, index, spans, ast.unparse(default)])
+        if spans:       # pd31: a True default runs the body unless every call passes the flag off (`_TRUTHY`)
+            out.append([key, arg.arg, index, spans, ast.unparse(default)] + ([[_TRUTHY]] if truthy else []))
     return out
+
+
+# the value-branch marker of an `if flag:` body whose flag defaults to True: off only where every call passes it off
+# by keyword (MMVCv15's `index_initial(n_batch, n_ch, tensor=True)`, called only with `tensor=False`; pd31, heldout28)
+_TRUTHY = "<true>"
 
 
 def _value_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, param: str, index: int,
@@ -676,7 +682,11 @@ def lower_unswitched_flags(results: list, project: Any) -> int:
     for key, entries in wanted.items():
         sites = shapes.get(key, [])
         for r, (_, param, index, spans, default, *runs) in entries:
-            if runs:        # a value branch: off unless a call passes a value that runs it, or one not known
+            if runs and runs[0] == [_TRUTHY]:
+                off = {f"{param}={v}" for v in ("False", "None", "0")}
+                if key == "()" or not sites or not all(len(s) > 5 and set(s[5]) & off for _, s in sites):
+                    continue
+            elif runs:        # a value branch: off unless a call passes a value that runs it, or one not known
                 given = {v for _, s in sites for v in (s[5] if len(s) > 5 else ["*"]) if v.startswith(param + "=")}
                 values = {v.partition("=")[2] for v in given}
                 if key == "()" or "*" in values or values & set(runs[0]) or "*" in runs[0] and values - {default}:
