@@ -65,6 +65,9 @@ _CPU_NOTE = "the CPU member of a per-backend set of requirement files ({sibling}
             "build); left as is"
 _CI_IMAGE_NOTE = "the image of a CUDA CI job (a Dockerfile named for CUDA in the CI set-up): it tests the NVIDIA build " \
                  "and never runs on an Ascend host; the port adds an Ascend job; left as is"
+_REGISTRY_NOTE = "one member of a per-backend registry whose Ascend member the project already has ({member} " \
+                 "registers into the same registry): on Ascend that member runs; left as is"
+_LIBRARY_CATEGORIES = frozenset({"attention", "kernel", "third_party", "apex"})
 _TWIN_NOTE = "the folder already holds an NPU variant of this file ({twin}): left as is"
 _CUDNN_FAMILY = re.compile(r"^(?:TORCH_)?CUDNN_")
 _CUDNN_OWN = re.compile(r"^CUDNN_(?:LOG\w*|FRONTEND_\w+|\w+_DBG)$")
@@ -142,6 +145,49 @@ def engine_module_sibling(path: Path, rel: str) -> str | None:
     return None if pair is None else "/".join(rel.split("/")[:-1] + [pair])
 
 
+def _registry_callees(tree) -> set[str]:
+    """The registries a module's decorators add to (`@_AttnBackendRegistry.register(...)` -> that dotted name)."""
+    import ast
+
+    from auditor.static.astutil import ast_dotted
+
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for deco in node.decorator_list:
+                name = ast_dotted(deco.func if isinstance(deco, ast.Call) else deco) or ""
+                if "." in name and "register" in name.rsplit(".", 1)[-1].lower():
+                    out.add(name)
+    return out
+
+
+def registered_npu_member(path: Path, rel: str) -> str | None:
+    """The NPU module of the registry the module `path` registers into (cache-dit's `attention/backends/sage3.py`
+    and `npu.py` both decorate their attention functions with `@_AttnBackendRegistry.register(...)`): the module is
+    then one member of a per-backend set whose Ascend member the project already has, and its CUDA-only library
+    (SageAttention-3, flash-attn) is skipped on Ascend (issue 11, pd31). None otherwise."""
+    import ast
+
+    name = rel.rsplit("/", 1)[-1]
+    if not name.endswith(".py") or _name_backends(name) & {"npu"}:
+        return None
+    folder = str(path.parent)
+    npu = [o for o in _entries(folder) if o.endswith(".py") and _name_backends(o) == {"npu"}]
+    if not npu:
+        return None
+    trees = {}
+    for module in [name] + npu:
+        try:
+            trees[module] = ast.parse(Path(folder, module).read_text(errors="replace")[:_PARENT_READ])
+        except (OSError, SyntaxError, ValueError):
+            continue
+    mine = _registry_callees(trees[name]) if name in trees else set()
+    if not mine:
+        return None
+    member = next((m for m in npu if m in trees and _registry_callees(trees[m]) & mine), None)
+    return None if member is None else "/".join(rel.split("/")[:-1] + [member])
+
+
 def per_backend_sibling(path: Path, rel: str) -> str | None:
     """The sibling that makes the file `path` (`rel` in the report) the CUDA member of a per-backend set, or None."""
     parts = rel.split("/")
@@ -173,6 +219,9 @@ def per_backend_sibling(path: Path, rel: str) -> str | None:
             twin = _backend_twin_folder(str(path.parents[len(parts) - 1 - i]), parts[i])
             if twin is not None:                  # `lightx2v_kernel/` (CUDA sources) beside `lightx2v_kernel_xpu/`
                 return "/".join(parts[:i] + [twin]) + "/"
+            fallback = _cuda_gated_member(str(path.parents[len(parts) - 1 - i]), parts[i])
+            if fallback is not None:              # `kernels/cutedsl/` beside `kernels/triton/`, picked on CUDA only
+                return "/".join(parts[:i] + [fallback]) + "/"
             continue
         parent = path.parents[len(parts) - 1 - i]
         for other in _entries(str(parent)):
@@ -276,6 +325,74 @@ def _dispatched_npu_member(parent: str, folder: str) -> str | None:
 
 
 _CUDA_SOURCES = (".cu", ".cuh")
+_PARENT_READ = 200_000      # how much of a package module the member reading parses
+_PARENT_MODULES = 40        # a folder with more modules than this is no small dispatch package
+# a test of the CUDA runtime that gates a member: `torch.cuda.is_available()`, `get_device_capability()`
+_CUDA_CAPABILITY = re.compile(r"(?:^|\.)cuda\.(?:is_available|get_device_capability|device_count)$")
+
+
+@lru_cache(maxsize=1024)
+def _package_trees(parent: str) -> list:
+    """The parsed Python modules of the folder `parent` that import a sibling package relatively (`from .x import`),
+    or [] when the folder holds more modules than a dispatch package does."""
+    import ast
+
+    from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
+
+    names = [n for n in _entries(parent) if n.endswith(".py")]
+    if len(names) > _PARENT_MODULES:
+        return []
+    trees = []
+    for name in names:
+        try:
+            text = read_source(Path(parent, name), MAX_FILE_BYTES)[0].decode("utf-8", errors="replace")[:_PARENT_READ]
+            trees.append(ast.parse(text))
+        except (OSError, SourceError, SyntaxError, ValueError):
+            continue
+    return trees
+
+
+@lru_cache(maxsize=4096)
+def _cuda_gated_member(parent: str, folder: str) -> str | None:
+    """The sibling package that stands in for `folder` when the package's own selection skips it off CUDA (cache-dit's
+    `kernels/ops.py` imports `fused_merge_attn_states` from `.cutedsl` and from `.triton`, and `kernels/backend.py`
+    supports CUTEDSL only `if torch.cuda.is_available()`): `folder` is then the CUDA member of a per-backend set whose
+    other member runs on Ascend (issue 11, pd31). Read from the code, never from the names: a module of `parent`
+    imports one name from both packages, and a test of the CUDA runtime sits under a branch that names `folder` (its
+    key, `KernelBackend.CUTEDSL` / `"cutedsl"`). The sibling must not itself be CUDA's (named for it, or `.cu`
+    sources). None otherwise."""
+    import ast
+
+    from auditor.static.astutil import ast_dotted
+
+    if _name_backends(folder) or not os.path.isdir(os.path.join(parent, folder)):
+        return None
+    trees = _package_trees(parent)
+    imported: dict[str, set[str]] = {}
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                imported.setdefault(node.module.split(".")[0], set()).update(a.name for a in node.names)
+    mine = imported.get(folder, set())
+    siblings = [other for other, names in sorted(imported.items()) if other != folder and names & mine
+                and not _name_backends(other) & {"cuda"} and os.path.isdir(os.path.join(parent, other))
+                and not _holds_cuda_sources(os.path.join(parent, other))]
+    if not siblings:
+        return None
+    key = folder.lower()
+    for tree in trees:
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.If):
+                continue
+            words = {(n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else
+                      n.value if isinstance(n, ast.Constant) and isinstance(n.value, str) else "").lower()
+                     for n in ast.walk(node.test)}
+            if key not in words:
+                continue
+            if any(isinstance(c, ast.Call) and _CUDA_CAPABILITY.search(ast_dotted(c.func) or "")
+                   for stmt in node.body for c in ast.walk(stmt)):
+                return siblings[0]
+    return None
 
 
 @lru_cache(maxsize=4096)
@@ -416,6 +533,8 @@ def apply_backend_files(results: list, files: Sequence[tuple[Path, str]], projec
     _entries.cache_clear()
     _backend_twin_folder.cache_clear()
     _dispatched_npu_member.cache_clear()
+    _cuda_gated_member.cache_clear()
+    _package_trees.cache_clear()
     where = {rel: path for path, rel in files}
     ascend: list[str | None] = []       # the first file that imports torch_npu, read once when a CUDA image asks
     for result in results:
@@ -440,6 +559,10 @@ def apply_backend_files(results: list, files: Sequence[tuple[Path, str]], projec
                 ascend.append(next((r.path for r in results if imports_ascend(getattr(r, "summary", None))), None))
             own = ascend[0]
         if sibling is None and twin is None and image is None and own is None:
+            member = registered_npu_member(path, result.path) if result.path.endswith(".py") else None
+            if member is not None:    # only the CUDA library the member wraps: its device lines keep their reading
+                lowered += discount_findings(result, "npu-path", _REGISTRY_NOTE.format(member=member),
+                                             lower=lambda f: undiscounted(f) and f.category in _LIBRARY_CATEGORIES)
             continue
         kind, note = ("platform-class", _SET_NOTE.format(sibling=sibling)) if sibling is not None else \
             ("npu-path", _IMAGE_NOTE.format(image=image)) if image is not None else \

