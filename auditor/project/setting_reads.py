@@ -277,7 +277,7 @@ def _candidate(finding: Finding) -> bool:
         return False
     if finding.code == "NPU028":
         return parts[-1].lower() in _COUNT_KEYS
-    return finding.code in _CHOICE_CODES and (len(parts) > 1 or parts[0].isupper())
+    return finding.code in _CHOICE_CODES
 
 
 def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads) -> bool:
@@ -289,18 +289,49 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads) -> bool:
     sections = [parts[-2]] if len(parts) > 1 else [p for p in rel.split("/")[-2:-1]]
     if finding.code == "NPU028" and key.lower() in _COUNT_KEYS:
         return any((s, key) in reads.under and s not in reads.handed for s in sections)
-    if finding.code not in _CHOICE_CODES or key in reads.named or any((s, key) in reads.under for s in sections) \
+    if finding.code not in _CHOICE_CODES or any((s, key) in reads.under for s in sections) \
             or reads.imported & _CONFIG_FRAMEWORKS:
         return False
+    if len(parts) == 1 and not key.isupper():
+        # by its readers, not by "named nowhere": a lower-case key (`device`) is also every object's attribute name
+        return _unread_top_level(key, loaded, reads)
+    if key in reads.named:
+        return False
     if len(parts) == 1:
-        if not key.isupper():
-            return False
         siblings = [k for k in _section_keys(loaded, parts) if k.isupper() and k in reads.named]
         return len(siblings) >= 2
     section = parts[-2]
     if section in reads.handed:
         return False
     return sum((section, k) in reads.under for k in _section_keys(loaded, parts)) >= 2
+
+
+# names that hold an object's own attributes, never a loaded config: `self.device` is the object's field
+_NOT_ROOTS = frozenset({"self", "cls", "super"})
+
+
+def _hydra_config(loaded) -> bool:
+    """A Hydra / OmegaConf config: a defaults list, a `hydra:` section, a `_target_` or an `${...}` interpolation.
+    DeepSpeed, accelerate and HF TrainingArguments files (whose libraries read keys the tree never names) have none."""
+    if not isinstance(loaded, dict):
+        return False
+    if any(str(k) in ("defaults", "hydra", "_target_") for k in loaded):
+        return True
+    return any(isinstance(v, str) and "${" in v for v in loaded.values())
+
+
+def _unread_top_level(key: str, loaded, reads: _Reads) -> bool:
+    """A lower-case top-level key of a Hydra / OmegaConf config that its readers never read: the tree reads two or
+    more of the key's top-level siblings under one name (`cfg.gpu_id`, `cfg.get("seed")`: the config's root), none of
+    those roots reads the key (`cfg.device`, `cfg["device"]`, `args.device` after a merge keep the finding) and none
+    is handed whole to a builder (`instantiate(cfg)`, `**cfg`). open-pi-zero's `device: cuda`."""
+    if not _hydra_config(loaded):
+        return False
+    siblings = [str(k) for k in loaded if str(k) != key]
+    # a name that is itself one of the config's keys is a section (`self.data.device` is a tensor's, under `data`)
+    roots = {s for s, k in reads.under if k in siblings and s not in _NOT_ROOTS and s not in siblings}
+    roots = {r for r in roots if sum((r, k) in reads.under for k in siblings) >= 2}
+    return bool(roots) and not any((r, key) in reads.under or r in reads.handed for r in roots)
 
 
 def drop_code_read_settings(results: list[FileResult], root: Path) -> None:
