@@ -161,3 +161,65 @@ def test_a_library_config_without_hydra_marks_stays(tmp_path):
         """
     root = _tree(tmp_path, {"serve.py": code, "serve.yaml": config})
     assert (3, "NPU019") in _codes(root, "serve.yaml")
+
+
+# sliders' trainscripts/textsliders: a pydantic-loaded YAML, both dtypes from `config.train.precision`
+SLIDERS_TRAIN = """\
+    from pathlib import Path
+    import config_util
+
+
+    def train(config):
+        save_path = Path(config.save.path)
+        weight_dtype = config_util.parse_precision(config.train.precision)
+        save_weight_dtype = config_util.parse_precision(config.train.precision)
+        for i in range(config.train.iterations):
+            if i % config.save.per_steps == 0:
+                network.save_weights(save_path / f"{config.save.name}_{i}steps.pt", dtype=save_weight_dtype)
+    """
+
+SLIDERS_UTIL = """\
+    from pydantic import BaseModel
+
+
+    class SaveConfig(BaseModel):
+        name: str = "untitled"
+        path: str = "./output"
+        per_steps: int = 200
+        precision: str = "float32"
+
+
+    def parse_precision(precision: str):
+        return {"fp32": "float32", "bf16": "bfloat16", "bfloat16": "bfloat16"}[precision]
+    """
+
+SLIDERS_CONFIG = """\
+    train:
+      precision: "bfloat16"
+      iterations: 1000
+    save:
+      name: "temp"
+      path: "./models"
+      per_steps: 500
+      precision: "bfloat16"
+    """
+
+
+def test_a_key_read_only_under_another_section_is_dropped(tmp_path):
+    root = _tree(tmp_path, {"train_lora.py": SLIDERS_TRAIN, "config_util.py": SLIDERS_UTIL,
+                            "data/config.yaml": SLIDERS_CONFIG})
+    # `save.precision` (line 8) goes; `train.precision` (line 2), which the trainer reads, stays
+    assert _codes(root, "data/config.yaml") == [(2, "NPU212")]
+
+
+def test_a_section_alias_that_reads_the_key_keeps_it(tmp_path):
+    train = SLIDERS_TRAIN + """\
+
+    def export(config):
+        save_cfg = config.save
+        out = Path(save_cfg.path) / save_cfg.name
+        dtype = config_util.parse_precision(save_cfg.precision)
+    """
+    root = _tree(tmp_path, {"train_lora.py": train, "config_util.py": SLIDERS_UTIL,
+                            "data/config.yaml": SLIDERS_CONFIG})
+    assert _codes(root, "data/config.yaml") == [(2, "NPU212"), (8, "NPU212")]

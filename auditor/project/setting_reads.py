@@ -41,6 +41,8 @@ _CI_PARTS = (".github/", ".circleci/", ".gitlab-ci", ".buildkite/", "azure-pipel
 _COUNT_KEYS = frozenset({"gpus", "gpu_count", "gpucount"})   # NPU028's count patterns (rules/project_launch.yaml)
 # the settings rules whose config findings name a choice (device, backend, attention switch); a count is NPU028's
 _CHOICE_CODES = frozenset({"NPU019", "NPU020", "NPU122", "NPU363"})
+# the codes whose settings this pass reads by their readers: the choices and the bf16 settings (NPU212, t25b)
+_READER_CODES = _CHOICE_CODES | {"NPU212"}
 # calls that hand a config section whole to a library: Hydra's builders and Lightning's trainer constructors
 _HANDOVER_CALLS = frozenset({"instantiate", "call", "Trainer", "from_argparse_args"})
 # frameworks that build a model from a whole config and read its device / backend keys themselves (detectron2's
@@ -277,7 +279,7 @@ def _candidate(finding: Finding) -> bool:
         return False
     if finding.code == "NPU028":
         return parts[-1].lower() in _COUNT_KEYS
-    return finding.code in _CHOICE_CODES
+    return finding.code in _READER_CODES
 
 
 def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads) -> bool:
@@ -289,21 +291,19 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads) -> bool:
     sections = [parts[-2]] if len(parts) > 1 else [p for p in rel.split("/")[-2:-1]]
     if finding.code == "NPU028" and key.lower() in _COUNT_KEYS:
         return any((s, key) in reads.under and s not in reads.handed for s in sections)
-    if finding.code not in _CHOICE_CODES or any((s, key) in reads.under for s in sections) \
+    if finding.code not in _READER_CODES or any((s, key) in reads.under for s in sections) \
             or reads.imported & _CONFIG_FRAMEWORKS:
         return False
+    siblings = _section_keys(loaded, parts)
     if len(parts) == 1 and not key.isupper():
         # by its readers, not by "named nowhere": a lower-case key (`device`) is also every object's attribute name
-        return _unread_top_level(key, loaded, reads)
-    if key in reads.named:
-        return False
-    if len(parts) == 1:
-        siblings = [k for k in _section_keys(loaded, parts) if k.isupper() and k in reads.named]
-        return len(siblings) >= 2
-    section = parts[-2]
-    if section in reads.handed:
-        return False
-    return sum((section, k) in reads.under for k in _section_keys(loaded, parts)) >= 2
+        return _hydra_config(loaded) and _unread_by_readers(key, siblings, reads)
+    if finding.code in _CHOICE_CODES and key not in reads.named:
+        if len(parts) == 1:
+            return sum(k.isupper() and k in reads.named for k in siblings) >= 2
+        return parts[-2] not in reads.handed and sum((parts[-2], k) in reads.under for k in siblings) >= 2
+    # a key named somewhere (`precision`, read as `config.train.precision`): its own section's readers decide
+    return len(parts) > 1 and _unread_by_readers(key, siblings, reads, parts[-2])
 
 
 # names that hold an object's own attributes, never a loaded config: `self.device` is the object's field
@@ -320,18 +320,18 @@ def _hydra_config(loaded) -> bool:
     return any(isinstance(v, str) and "${" in v for v in loaded.values())
 
 
-def _unread_top_level(key: str, loaded, reads: _Reads) -> bool:
-    """A lower-case top-level key of a Hydra / OmegaConf config that its readers never read: the tree reads two or
-    more of the key's top-level siblings under one name (`cfg.gpu_id`, `cfg.get("seed")`: the config's root), none of
-    those roots reads the key (`cfg.device`, `cfg["device"]`, `args.device` after a merge keep the finding) and none
-    is handed whole to a builder (`instantiate(cfg)`, `**cfg`). open-pi-zero's `device: cuda`."""
-    if not _hydra_config(loaded):
+def _unread_by_readers(key: str, siblings: list[str], reads: _Reads, section: str | None = None) -> bool:
+    """A key its mapping's readers never read (t25b): a reader is a name under which the tree reads two or more of the
+    key's siblings (`cfg.gpu_id`, `cfg.get("seed")`: the config's root; `config.save.name`: the section `save`, or an
+    alias of it); none reads the key (`cfg.device`, `cfg["device"]`, `args.device` after a merge keep the finding)
+    and none is handed whole to a builder (`instantiate(cfg)`, `**cfg`). open-pi-zero's top-level `device: cuda`;
+    sliders' `save.precision`, read under `train` only. A nested key needs its own section among the readers."""
+    # a name that is itself one of the mapping's keys is a section (`self.data.device` is a tensor's, under `data`)
+    names = {s for s, k in reads.under if k in siblings and s not in _NOT_ROOTS and s not in siblings}
+    readers = {r for r in names if sum((r, k) in reads.under for k in siblings) >= 2}
+    if not readers or (section is not None and section not in readers):
         return False
-    siblings = [str(k) for k in loaded if str(k) != key]
-    # a name that is itself one of the config's keys is a section (`self.data.device` is a tensor's, under `data`)
-    roots = {s for s, k in reads.under if k in siblings and s not in _NOT_ROOTS and s not in siblings}
-    roots = {r for r in roots if sum((r, k) in reads.under for k in siblings) >= 2}
-    return bool(roots) and not any((r, key) in reads.under or r in reads.handed for r in roots)
+    return not any((r, key) in reads.under or r in reads.handed for r in readers)
 
 
 def drop_code_read_settings(results: list[FileResult], root: Path) -> None:
