@@ -223,3 +223,26 @@ def test_a_section_alias_that_reads_the_key_keeps_it(tmp_path):
     root = _tree(tmp_path, {"train_lora.py": train, "config_util.py": SLIDERS_UTIL,
                             "data/config.yaml": SLIDERS_CONFIG})
     assert _codes(root, "data/config.yaml") == [(2, "NPU212"), (8, "NPU212")]
+
+
+def test_a_group_file_built_into_a_library_class_stays(tmp_path):
+    # mattergen's conf/trainer/default.yaml: Hydra builds it into Lightning's Trainer (through the tree's own
+    # `maybe_instantiate` wrapper), which reads `accelerator` as its argument
+    run = """\
+        def maybe_instantiate(cfg, cls):
+            return hydra.utils.instantiate(cfg) if "_target_" in cfg else cls(**cfg)
+
+
+        def main(config):
+            trainer = maybe_instantiate(config.trainer, pl.Trainer)
+            print(config.lightning_module.devices, config.lightning_module.precision)
+            print(config.data_module.devices, config.data_module.precision)
+        """
+    trainer = """\
+        _target_: pytorch_lightning.Trainer
+        accelerator: 'gpu'
+        devices: 1
+        precision: 32
+        """
+    root = _tree(tmp_path, {"pkg/run.py": run, "pkg/conf/trainer/default.yaml": trainer})
+    assert (2, "NPU020") in _codes(root, "pkg/conf/trainer/default.yaml")

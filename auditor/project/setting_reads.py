@@ -255,13 +255,28 @@ def _tree_reads(top: Path, results: list[FileResult]) -> _Reads:
     return reads
 
 
-def _section_keys(data, parts: list[str]) -> list[str]:
-    """The keys beside `parts[-1]` in the loaded YAML (the section's other keys)."""
+def _mapping_of(data, parts: list[str]) -> dict:
+    """The mapping that holds `parts[-1]` in the loaded YAML (empty when the path leaves the YAML's mappings)."""
     for part in parts[:-1]:
         if not isinstance(data, dict):
-            return []
+            return {}
         data = next((v for k, v in data.items() if str(k) == part), None)
-    return [str(k) for k in data if str(k) != parts[-1]] if isinstance(data, dict) else []
+    return data if isinstance(data, dict) else {}
+
+
+def _section_keys(data, parts: list[str]) -> list[str]:
+    """The keys beside `parts[-1]` in the loaded YAML (the section's other keys)."""
+    return [str(k) for k in _mapping_of(data, parts) if str(k) != parts[-1]]
+
+
+def _library_target(mapping: dict, top: Path) -> bool:
+    """A mapping Hydra builds into a class outside the tree (`_target_: pytorch_lightning.Trainer`: mattergen's
+    trainer group, built by its own `maybe_instantiate` wrapper): the class reads the keys as its arguments."""
+    target = mapping.get("_target_")
+    if not isinstance(target, str) or not target.strip():
+        return False
+    first = target.strip().split(".", 1)[0]
+    return not ((top / first).is_dir() or (top / f"{first}.py").is_file())
 
 
 def _setting_path(finding: Finding) -> list[str] | None:
@@ -282,7 +297,7 @@ def _candidate(finding: Finding) -> bool:
     return finding.code in _READER_CODES
 
 
-def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads) -> bool:
+def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Path) -> bool:
     parts = _setting_path(finding)
     if not parts:
         return False
@@ -295,6 +310,8 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads) -> bool:
             or reads.imported & _CONFIG_FRAMEWORKS:
         return False
     siblings = _section_keys(loaded, parts)
+    if _library_target(_mapping_of(loaded, parts), top):
+        return False
     if len(parts) == 1 and not key.isupper():
         # by its readers, not by "named nowhere": a lower-case key (`device`) is also every object's attribute name
         return _hydra_config(loaded) and _unread_by_readers(key, siblings, reads)
@@ -353,7 +370,7 @@ def drop_code_read_settings(results: list[FileResult], root: Path) -> None:
             continue
         if reads is None:
             reads = _tree_reads(top, results)
-        dropped = {id(f) for f in candidates if _decided_by_code(f, rel, loaded, reads)}
+        dropped = {id(f) for f in candidates if _decided_by_code(f, rel, loaded, reads, top)}
         if dropped:
             result.findings = [f for f in result.findings if id(f) not in dropped]
 
