@@ -246,3 +246,26 @@ def test_a_group_file_built_into_a_library_class_stays(tmp_path):
         """
     root = _tree(tmp_path, {"pkg/run.py": run, "pkg/conf/trainer/default.yaml": trainer})
     assert (2, "NPU020") in _codes(root, "pkg/conf/trainer/default.yaml")
+
+
+def test_a_lightning_cli_config_stays(tmp_path):
+    # ModelGenerator's experiment configs: LightningCLI hands `trainer:` to Lightning; the tree's `self.trainer.*`
+    # reads are the Trainer object's attributes, not reads of the config section
+    task = """\
+        class Task(LightningModule):
+            def configure_optimizers(self):
+                n = self.trainer.num_nodes * self.trainer.devices
+                return self.trainer.strategy
+        """
+    config = """\
+        seed_everything: 42
+        trainer:
+          accelerator: auto
+          strategy:
+            class_path: lightning.pytorch.strategies.DDPStrategy
+          devices: auto
+          num_nodes: 1
+          precision: bf16
+        """
+    root = _tree(tmp_path, {"pkg/tasks.py": task, "configs/run.yaml": config})
+    assert (8, "NPU212") in _codes(root, "configs/run.yaml")

@@ -269,6 +269,15 @@ def _section_keys(data, parts: list[str]) -> list[str]:
     return [str(k) for k in _mapping_of(data, parts) if str(k) != parts[-1]]
 
 
+def _class_paths(data) -> bool:
+    """A LightningCLI / jsonargparse config (`class_path:` / `init_args:` anywhere): the CLI hands its sections to
+    Lightning, which reads `trainer.precision` as the Trainer's argument (ModelGenerator's experiment configs), while
+    the tree's `self.trainer.strategy` reads are the Trainer object's, not the config's."""
+    if isinstance(data, dict):
+        return "class_path" in data or any(_class_paths(v) for v in data.values())
+    return isinstance(data, list) and any(_class_paths(v) for v in data)
+
+
 def _library_target(mapping: dict, top: Path) -> bool:
     """A mapping Hydra builds into a class outside the tree (`_target_: pytorch_lightning.Trainer`: mattergen's
     trainer group, built by its own `maybe_instantiate` wrapper): the class reads the keys as its arguments."""
@@ -310,7 +319,7 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Pat
             or reads.imported & _CONFIG_FRAMEWORKS:
         return False
     siblings = _section_keys(loaded, parts)
-    if _library_target(_mapping_of(loaded, parts), top):
+    if _library_target(_mapping_of(loaded, parts), top) or _class_paths(loaded):
         return False
     if len(parts) == 1 and not key.isupper():
         # by its readers, not by "named nowhere": a lower-case key (`device`) is also every object's attribute name
