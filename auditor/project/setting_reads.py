@@ -41,6 +41,8 @@ _CI_PARTS = (".github/", ".circleci/", ".gitlab-ci", ".buildkite/", "azure-pipel
 _COUNT_KEYS = frozenset({"gpus", "gpu_count", "gpucount"})   # NPU028's count patterns (rules/project_launch.yaml)
 # the settings rules whose config findings name a choice (device, backend, attention switch); a count is NPU028's
 _CHOICE_CODES = frozenset({"NPU019", "NPU020", "NPU122", "NPU363"})
+# the codes whose settings this pass reads by their readers: the choices and the bf16 settings (NPU212, t25b)
+_READER_CODES = _CHOICE_CODES | {"NPU212"}
 # calls that hand a config section whole to a library: Hydra's builders and Lightning's trainer constructors
 _HANDOVER_CALLS = frozenset({"instantiate", "call", "Trainer", "from_argparse_args"})
 # frameworks that build a model from a whole config and read its device / backend keys themselves (detectron2's
@@ -253,13 +255,37 @@ def _tree_reads(top: Path, results: list[FileResult]) -> _Reads:
     return reads
 
 
-def _section_keys(data, parts: list[str]) -> list[str]:
-    """The keys beside `parts[-1]` in the loaded YAML (the section's other keys)."""
+def _mapping_of(data, parts: list[str]) -> dict:
+    """The mapping that holds `parts[-1]` in the loaded YAML (empty when the path leaves the YAML's mappings)."""
     for part in parts[:-1]:
         if not isinstance(data, dict):
-            return []
+            return {}
         data = next((v for k, v in data.items() if str(k) == part), None)
-    return [str(k) for k in data if str(k) != parts[-1]] if isinstance(data, dict) else []
+    return data if isinstance(data, dict) else {}
+
+
+def _section_keys(data, parts: list[str]) -> list[str]:
+    """The keys beside `parts[-1]` in the loaded YAML (the section's other keys)."""
+    return [str(k) for k in _mapping_of(data, parts) if str(k) != parts[-1]]
+
+
+def _class_paths(data) -> bool:
+    """A LightningCLI / jsonargparse config (`class_path:` / `init_args:` anywhere): the CLI hands its sections to
+    Lightning, which reads `trainer.precision` as the Trainer's argument (ModelGenerator's experiment configs), while
+    the tree's `self.trainer.strategy` reads are the Trainer object's, not the config's."""
+    if isinstance(data, dict):
+        return "class_path" in data or any(_class_paths(v) for v in data.values())
+    return isinstance(data, list) and any(_class_paths(v) for v in data)
+
+
+def _library_target(mapping: dict, top: Path) -> bool:
+    """A mapping Hydra builds into a class outside the tree (`_target_: pytorch_lightning.Trainer`: mattergen's
+    trainer group, built by its own `maybe_instantiate` wrapper): the class reads the keys as its arguments."""
+    target = mapping.get("_target_")
+    if not isinstance(target, str) or not target.strip():
+        return False
+    first = target.strip().split(".", 1)[0]
+    return not ((top / first).is_dir() or (top / f"{first}.py").is_file())
 
 
 def _setting_path(finding: Finding) -> list[str] | None:
@@ -277,10 +303,10 @@ def _candidate(finding: Finding) -> bool:
         return False
     if finding.code == "NPU028":
         return parts[-1].lower() in _COUNT_KEYS
-    return finding.code in _CHOICE_CODES and (len(parts) > 1 or parts[0].isupper())
+    return finding.code in _READER_CODES
 
 
-def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads) -> bool:
+def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Path) -> bool:
     parts = _setting_path(finding)
     if not parts:
         return False
@@ -289,18 +315,49 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads) -> bool:
     sections = [parts[-2]] if len(parts) > 1 else [p for p in rel.split("/")[-2:-1]]
     if finding.code == "NPU028" and key.lower() in _COUNT_KEYS:
         return any((s, key) in reads.under and s not in reads.handed for s in sections)
-    if finding.code not in _CHOICE_CODES or key in reads.named or any((s, key) in reads.under for s in sections) \
+    if finding.code not in _READER_CODES or any((s, key) in reads.under for s in sections) \
             or reads.imported & _CONFIG_FRAMEWORKS:
         return False
-    if len(parts) == 1:
-        if not key.isupper():
-            return False
-        siblings = [k for k in _section_keys(loaded, parts) if k.isupper() and k in reads.named]
-        return len(siblings) >= 2
-    section = parts[-2]
-    if section in reads.handed:
+    siblings = _section_keys(loaded, parts)
+    if _library_target(_mapping_of(loaded, parts), top) or _class_paths(loaded):
         return False
-    return sum((section, k) in reads.under for k in _section_keys(loaded, parts)) >= 2
+    if len(parts) == 1 and not key.isupper():
+        # by its readers, not by "named nowhere": a lower-case key (`device`) is also every object's attribute name
+        return _hydra_config(loaded) and _unread_by_readers(key, siblings, reads)
+    if finding.code in _CHOICE_CODES and key not in reads.named:
+        if len(parts) == 1:
+            return sum(k.isupper() and k in reads.named for k in siblings) >= 2
+        return parts[-2] not in reads.handed and sum((parts[-2], k) in reads.under for k in siblings) >= 2
+    # a key named somewhere (`precision`, read as `config.train.precision`): its own section's readers decide
+    return len(parts) > 1 and _unread_by_readers(key, siblings, reads, parts[-2])
+
+
+# names that hold an object's own attributes, never a loaded config: `self.device` is the object's field
+_NOT_ROOTS = frozenset({"self", "cls", "super"})
+
+
+def _hydra_config(loaded) -> bool:
+    """A Hydra / OmegaConf config: a defaults list, a `hydra:` section, a `_target_` or an `${...}` interpolation.
+    DeepSpeed, accelerate and HF TrainingArguments files (whose libraries read keys the tree never names) have none."""
+    if not isinstance(loaded, dict):
+        return False
+    if any(str(k) in ("defaults", "hydra", "_target_") for k in loaded):
+        return True
+    return any(isinstance(v, str) and "${" in v for v in loaded.values())
+
+
+def _unread_by_readers(key: str, siblings: list[str], reads: _Reads, section: str | None = None) -> bool:
+    """A key its mapping's readers never read (t25b): a reader is a name under which the tree reads two or more of the
+    key's siblings (`cfg.gpu_id`, `cfg.get("seed")`: the config's root; `config.save.name`: the section `save`, or an
+    alias of it); none reads the key (`cfg.device`, `cfg["device"]`, `args.device` after a merge keep the finding)
+    and none is handed whole to a builder (`instantiate(cfg)`, `**cfg`). open-pi-zero's top-level `device: cuda`;
+    sliders' `save.precision`, read under `train` only. A nested key needs its own section among the readers."""
+    # a name that is itself one of the mapping's keys is a section (`self.data.device` is a tensor's, under `data`)
+    names = {s for s, k in reads.under if k in siblings and s not in _NOT_ROOTS and s not in siblings}
+    readers = {r for r in names if sum((r, k) in reads.under for k in siblings) >= 2}
+    if not readers or (section is not None and section not in readers):
+        return False
+    return not any((r, key) in reads.under or r in reads.handed for r in readers)
 
 
 def drop_code_read_settings(results: list[FileResult], root: Path) -> None:
@@ -322,7 +379,7 @@ def drop_code_read_settings(results: list[FileResult], root: Path) -> None:
             continue
         if reads is None:
             reads = _tree_reads(top, results)
-        dropped = {id(f) for f in candidates if _decided_by_code(f, rel, loaded, reads)}
+        dropped = {id(f) for f in candidates if _decided_by_code(f, rel, loaded, reads, top)}
         if dropped:
             result.findings = [f for f in result.findings if id(f) not in dropped]
 
