@@ -1,7 +1,9 @@
 # tuned_t25a's draw (bench/corpus_tuned_t25a/SELECTION.md)
-import re, sys
+import re
+import sys
 sys.path.insert(0, "bench")
-import recall, select_test as st
+import recall  # noqa: E402
+import select_test as st  # noqa: E402
 WORDS = re.compile(st.TOPUP_WORDS["kernel"] + "|" + st.TOPUP_WORDS["third_party"]
                    + r"|numba|pycuda|taichi|\bti\.(?:kernel|func|init)|import warp|\bwp\.|RawKernel|RawModule"
                    r"|ElementwiseKernel|SourceModule|cuda\.jit|\.cu['\"]", re.I)

@@ -9,6 +9,9 @@ EXT = [(r"^from torch.utils.cpp_extension import load", "kernel", "cpp_extension
        (r"os.environ\['TORCH_CUDA_ARCH_LIST'\]", "kernel", "TORCH_CUDA_ARCH_LIST set for the JIT CUDA build"),
        (r"Accelerated.module = load\(", "kernel", "load(sources=[*.cu]) JIT CUDA build of the own extension")]
 label("lava-dl", L + "utils/time/shift.py", EXT + [(r"return Accelerated.shift.shift\(", "kernel", "call into the own CUDA extension")])
-label("lava-dl", L + "neuron/dynamics/adaptive_phase_th.py", EXT + [(r"= Accelerated.adaptive_phase_th.(dynamics|fwd)\(", "kernel", "call into the own CUDA extension")])
-label("lava-dl", L + "neuron/dynamics/adaptive_resonator.py", EXT + [(r"= Accelerated(\.adaptive_resonator)?\\$", "kernel", "call into the own CUDA extension")])
+CALL = "call into the own CUDA extension"
+label("lava-dl", L + "neuron/dynamics/adaptive_phase_th.py",
+      EXT + [(r"= Accelerated.adaptive_phase_th.(dynamics|fwd)\(", "kernel", CALL)])
+label("lava-dl", L + "neuron/dynamics/adaptive_resonator.py",
+      EXT + [(r"= Accelerated(\.adaptive_resonator)?\\$", "kernel", CALL)])
 label("lava-dl", L + "utils/filter/conv.py", EXT + [(r"return Accelerated.conv.(fwd|bwd)\(", "kernel", "call into the own CUDA extension")])
