@@ -82,7 +82,9 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  # a tenth tuning sample, GitHub kernel / attention trees (bench/corpus_tuned_t22a/SELECTION.md)
                  "tuned_t22a": "npu-audit-tuned-t22a:",
                  # an eleventh tuning sample, GitHub trees rich in mixed precision (bench/corpus_tuned_t22b/SELECTION.md)
-                 "tuned_t22b": "npu-audit-tuned-t22b:"}
+                 "tuned_t22b": "npu-audit-tuned-t22b:",
+                 # a twelfth tuning sample, GitHub trees with own kernels / CUDA-only libraries (bench/corpus_tuned_t25a/SELECTION.md)
+                 "tuned_t25a": "npu-audit-tuned-t25a:"}
 # test3's per-category top-up (bench/corpus_test3/SELECTION.md): a file qualifies for a category
 # when at least TOPUP_MIN_LINES of its lines match that category's fixed word list.
 TOPUP_WORDS = {
@@ -120,7 +122,7 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test28": 8, "test33": 8, "test34": 8, "test36": 8, "test37": 8,
                            "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
-                           "tuned_t22a": 6, "tuned_t22b": 6}
+                           "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
 # test25 (bench/corpus_test25/SELECTION.md): the top-up runs in this category order, with this target of must-flag
 # pairs per category and this cap of top-up files per category (test4's to test24's rule: recall.CATEGORIES' order,
 # 20 and 12). Nothing here reads it; it records the rule for whoever replays the draw.
@@ -157,7 +159,7 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
 # pyiqa's build/lib/ copy of its own package). Earlier splits keep their rule, so their replays do not change.
 AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23", "test24", "test25", "test26", "test27",
                                  "test28", "test33", "test34", "test36", "test37", "tuned_t17c",
-                                 "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b"})
+                                 "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 
 
 def eligible(root: Path, split: str = "test") -> list[str]:

@@ -952,7 +952,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "tuned_t18c",
                                                "tuned_t19e",
                                                "tuned_t22a",
-                                               "tuned_t22b"}
+                                               "tuned_t22b", "tuned_t25a"}
     # Main rounds 1-2 in sources.json order: four code bases have one eligible file each, so round 2 has the other nine.
     assert len(main) == 22 and labelled[:22] == main
 
@@ -1282,3 +1282,18 @@ def test_a_sampled_file_under_a_dist_package_is_audited(tmp_path, monkeypatch):
     found = recall.run_audit(labels, [sys.executable, "-m", "auditor.cli", "--no-cache"], [])
     assert ("cflearn/cflearn/dist/ml/experiment.py", 3) in {(f["path"], f["line"]) for f in found["findings"]}
     assert recall.score(labels, found)["per_category"]["device"]["found"] == 1
+
+
+def test_tuned_t25a_files_are_exactly_what_its_rule_draws():
+    """tuned_t25a (a twelfth tuning sample, its SELECTION.md): per code base, the first 4 files of its seeded pool of
+    audited files with 2+ kernel / GPU-library lines; PhiFlow's and Brain-Cog's pools are empty: 27 files, 219 pairs."""
+    labels = {(lf.package, lf.path): lf for lf in shipped("tuned_t25a")}
+    if not all(lf.corpus_file.exists() for lf in labels.values()):
+        pytest.skip("tuned_t25a corpus not fetched (python bench/recall.py --split tuned_t25a fetch)")
+    spec = importlib.util.spec_from_file_location("draw_t25a", REPO / "bench" / "corpus_tuned_t25a" / "draw.py")
+    draw = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(draw)
+    drawn = draw.drawn()
+    assert len(drawn) == len(set(drawn)) == 27 and set(drawn) == set(labels)
+    assert sum(len(ll.categories) for lf in labels.values() for ll in lf.lines.values()
+               if "none" not in ll.categories) == 219
