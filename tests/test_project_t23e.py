@@ -162,6 +162,24 @@ def test_a_function_of_a_script_run_in_another_shell_or_called_before_the_source
     assert _tree_codes(tmp_path, job) == []
 
 
+def test_the_sourced_scripts_functions_come_from_its_one_parse(tmp_path):
+    # h25a: the shell reader keeps the spans of the functions it parsed (no second, regex reading of the script); a
+    # warm run takes them from the cache and gives the same findings
+    from auditor.project.called_scripts import FUNCTIONS_KEY
+    from auditor.runner import run_static
+
+    summary = ENGINE.analyze_bytes(textwrap.dedent(DART_INIT).encode(), "utils/init.sh").summary
+    assert summary[FUNCTIONS_KEY] == {"log": [6, 10], "conda_act": [13, 17], "load_cuda": [20, 26]}
+    root = tmp_path / "tree"
+    for rel, text in {"utils/init.sh": DART_INIT, "scripts/synth.sh": DART_JOB.format(before="", source="source")
+                      }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text))
+    runs = [run_static([root], jobs=1, cache_dir=tmp_path / "cache") for _ in range(2)]
+    found = [sorted((r.path, f.line, f.code) for r in run.results for f in r.findings) for run in runs]
+    assert found[0] == found[1] and ("scripts/synth.sh", 9, "NPU029") in found[0]
+
+
 def _notebook(*cells: str) -> bytes:
     import nbformat
 
