@@ -62,6 +62,7 @@ FACTS: dict[str, int] = {
                           # comparison with "nccl" is none (t22c); 5: not a `.x_cuda` known by its name only (t22d)
     "setting_reads": 2,   # setting_reads.reads_fact: config keys a Python file reads, sections it hands over (t23e);
                           # 2: reads passed as keywords, names passed on (t24b)
+    "setting_keys": 1,    # setting_keywords.keys_fact: a YAML config's keyed scalars (h25a)
 }
 KEEP_INDEXES = 4                            # indexes for other keys kept per folder (a few selections/targets)
 _PACKAGE_DIR = Path(__file__).resolve().parent

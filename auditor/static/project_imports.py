@@ -254,6 +254,11 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
         if declares is not None:
             out = {**(out or {})}
             out[TREE] = {**(out.get(TREE) or {}), "declares": declares}
+    from auditor.project.setting_keywords import FACT as KEYS, config_file, keys_fact
+
+    if config_file(rel):        # h25a: a YAML config's keyed scalars (setting_keywords, on a warm run too)
+        keys = keys_fact(data)
+        out = {**(out or {}), KEYS: keys if keys is not None else False}     # False: it does not parse
     if findings:        # apply_other_frameworks reads only files with findings
         from auditor.static.frameworks import framework_fact
 
