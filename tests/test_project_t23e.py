@@ -223,3 +223,12 @@ def test_a_notebook_that_only_imports_vllm_or_talks_to_a_server_does_not():
         == []
     # a class of the notebook's own that happens to be called LLM
     assert _notebook_codes("class LLM:\n    pass\nllm = LLM()\n") == []
+
+
+def test_engine_starts_are_named_by_the_python_pass_import_reading():
+    # h25a: the cell's callee is named by build_context (one alias table for the rules and the notebook reader):
+    # an alias of an earlier cell, a module alias, and a client of a server started elsewhere that stays quiet
+    assert _notebook_codes("from vllm import LLM as Engine\n", "x = 1\n", "llm = Engine(model=path)\n") == \
+        [(3, "NPU447")]
+    assert _notebook_codes("import sglang as sgl\n", "engine = sgl.Engine(model_path=path)\n") == [(2, "NPU447")]
+    assert _notebook_codes("import sglang as sgl\n", "backend = sgl.RuntimeEndpoint(url)\n") == []
