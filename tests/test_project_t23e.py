@@ -162,6 +162,24 @@ def test_a_function_of_a_script_run_in_another_shell_or_called_before_the_source
     assert _tree_codes(tmp_path, job) == []
 
 
+def test_the_sourced_scripts_functions_come_from_its_one_parse(tmp_path):
+    # h25a: the shell reader keeps the spans of the functions it parsed (no second, regex reading of the script); a
+    # warm run takes them from the cache and gives the same findings
+    from auditor.project.called_scripts import FUNCTIONS_KEY
+    from auditor.runner import run_static
+
+    summary = ENGINE.analyze_bytes(textwrap.dedent(DART_INIT).encode(), "utils/init.sh").summary
+    assert summary[FUNCTIONS_KEY] == {"log": [6, 10], "conda_act": [13, 17], "load_cuda": [20, 26]}
+    root = tmp_path / "tree"
+    for rel, text in {"utils/init.sh": DART_INIT, "scripts/synth.sh": DART_JOB.format(before="", source="source")
+                      }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text))
+    runs = [run_static([root], jobs=1, cache_dir=tmp_path / "cache") for _ in range(2)]
+    found = [sorted((r.path, f.line, f.code) for r in run.results for f in r.findings) for run in runs]
+    assert found[0] == found[1] and ("scripts/synth.sh", 9, "NPU029") in found[0]
+
+
 def _notebook(*cells: str) -> bytes:
     import nbformat
 
@@ -205,3 +223,12 @@ def test_a_notebook_that_only_imports_vllm_or_talks_to_a_server_does_not():
         == []
     # a class of the notebook's own that happens to be called LLM
     assert _notebook_codes("class LLM:\n    pass\nllm = LLM()\n") == []
+
+
+def test_engine_starts_are_named_by_the_python_pass_import_reading():
+    # h25a: the cell's callee is named by build_context (one alias table for the rules and the notebook reader):
+    # an alias of an earlier cell, a module alias, and a client of a server started elsewhere that stays quiet
+    assert _notebook_codes("from vllm import LLM as Engine\n", "x = 1\n", "llm = Engine(model=path)\n") == \
+        [(3, "NPU447")]
+    assert _notebook_codes("import sglang as sgl\n", "engine = sgl.Engine(model_path=path)\n") == [(2, "NPU447")]
+    assert _notebook_codes("import sglang as sgl\n", "backend = sgl.RuntimeEndpoint(url)\n") == []

@@ -175,3 +175,47 @@ def test_an_arg_that_picks_a_cuda_images_tag_is_its_build_parameter(tmp_path):
     found = _found(root, "other/Dockerfile")
     assert not [f for f in found if f[0] in (1, 2, 4)]
     assert [f for f in found if f[0] == 3] == [(3, "NPU018", "info")]
+
+
+def test_a_warm_run_parses_no_config_again(tmp_path, monkeypatch):
+    """h25a: the config's keyed scalars are a per-file fact (setting_keywords.keys_fact) kept in the cache entry: a warm
+    run gives the cold run's lines, parses no YAML and reads no Python file. (apply_other_frameworks still reads the
+    config's first bytes: its findings come from this tree pass, after the worker recorded its framework.)"""
+    import os
+
+    import yaml
+
+    root = _ltx(tmp_path / "tree")
+
+    def lines() -> list[tuple[int, str]]:
+        run = run_static([root], jobs=1, cache_dir=tmp_path / "cache")
+        return sorted((f.line, f.code) for r in run.results for f in r.findings if f.path.endswith(".yaml"))
+
+    cold = lines()
+    real_text, real_bytes, real_open = Path.read_text, Path.read_bytes, os.open
+
+    def check(path) -> None:
+        if str(path).endswith(".py"):
+            raise AssertionError(f"{path} was read again")
+
+    def no_parse(*a, **k):
+        raise AssertionError("a YAML file was parsed again")
+
+    monkeypatch.setattr(yaml, "compose_all", no_parse)
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: (check(self), real_text(self, *a, **k))[1])
+    monkeypatch.setattr(Path, "read_bytes", lambda self, *a, **k: (check(self), real_bytes(self, *a, **k))[1])
+    monkeypatch.setattr(os, "open", lambda path, *a, **k: (check(path), real_open(path, *a, **k))[1])
+    assert lines() == cold == [(9, "NPU212"), (11, "NPU441")]
+
+
+def test_a_config_without_the_fact_is_read_as_before(tmp_path):
+    """A result whose summary has no keys fact (one a caller built by hand) reads the config itself."""
+    from auditor.project.setting_keywords import FACT
+
+    root = _ltx(tmp_path)
+    rel = "configs/ltxv_2b_lora.yaml"
+    result = ENGINE.analyze_bytes((root / rel).read_bytes(), rel)
+    assert result.summary[FACT]
+    result.summary.pop(FACT)
+    apply_tree_calls([result], root, RULES, lambda: ENGINE.analyze_bytes)
+    assert sorted((f.line, f.code) for f in result.findings) == [(9, "NPU212"), (11, "NPU441")]

@@ -24,6 +24,9 @@ from auditor.project.launched import _MAX_SCRIPT_BYTES, launch_bases, resolve_la
 from auditor.project.makefile import _join, add_call_findings, recorded_calls, unsuppressed
 
 SUMMARY_KEY = "called_scripts"
+# the functions a script defines, {name: [line of `name() {`, line of its closing `}`]}, read by the shell reader
+# (shell._record_function) from its one parse of the script
+FUNCTIONS_KEY = "shell_functions"
 _SCRIPT_SUFFIXES = (".sh", ".bash")
 _SOURCING = (".", "source")
 _SHELLS = ("bash", "sh", "zsh", "dash")
@@ -105,32 +108,25 @@ def option_findings(text: str, findings: list[Finding], args: list[str]) -> list
     return out
 
 
-# `load_cuda() {`, `function load_cuda {`: a function a script defines (its body ends at the `}` line at the same indent)
-_FUNCTION_RE = re.compile(r"(?m)^([ \t]*)(?:function[ \t]+([A-Za-z_][\w-]*)[ \t]*(?:\(\))?|([A-Za-z_][\w-]*)[ \t]*\(\))"
-                          r"[ \t]*\{?[ \t]*(?:#.*)?$")
-
-
-def _functions(text: str) -> dict[str, tuple[int, int]]:
-    """{name: (line of `name() {`, line of its closing `}`)} of the shell functions a script defines."""
-    lines = text.splitlines()
+def _functions(result: FileResult) -> dict[str, tuple[int, int]]:
+    """{name: (first line, last line)} of the shell functions a script defines, as its reader kept them; a malformed
+    entry (a summary a caller built by hand) is skipped."""
+    held = (result.summary or {}).get(FUNCTIONS_KEY)
     out: dict[str, tuple[int, int]] = {}
-    for m in _FUNCTION_RE.finditer(text):
-        start = text.count("\n", 0, m.start()) + 1
-        close = re.compile(re.escape(m.group(1)) + r"\}[ \t]*(?:#.*)?$")
-        end = next((n for n in range(start, len(lines)) if close.match(lines[n])), None)
-        if end is not None:
-            out.setdefault(m.group(2) or m.group(3), (start, end + 1))
+    for name, span in held.items() if isinstance(held, dict) else ():
+        if isinstance(span, (list, tuple)) and len(span) == 2 and all(isinstance(n, int) for n in span):
+            out[name] = (span[0], span[1])
     return out
 
 
-def sourced_function_calls(caller: str, source_line: int, called: str, called_own: list[Finding]
+def sourced_function_calls(caller: str, source_line: int, functions: dict, called_own: list[Finding]
                            ) -> list[tuple[int, int, int, str, Finding]]:
     """(line, col, end col, function, body finding) for each line of the calling script, below its `source lib.sh`
     line, that calls a function the sourced script defines whose body has a finding (dart-math's `source
     utils/init.sh` then `load_cuda 12.3`, whose body runs `module load "cuda-${ver}"`): one per call and category,
     first body line first (t23e, tuned on project test32)."""
     bodies: dict[str, list[Finding]] = {}
-    for name, (start, end) in _functions(called).items():
+    for name, (start, end) in functions.items():
         inside = sorted((f for f in called_own if start < f.line < end and f.severity != "info"),
                         key=lambda f: f.sort_key())
         first: dict[str, Finding] = {}
@@ -152,7 +148,7 @@ def sourced_function_calls(caller: str, source_line: int, called: str, called_ow
 
 
 def called_script_findings(result: FileResult, root: Path, product_findings: Callable[[str], list[Finding] | None],
-                           cache: dict, called_text: Callable[[str], tuple[str, list[Finding]] | None] | None = None
+                           cache: dict, called_text: Callable[[str], tuple[str, list[Finding], dict] | None] | None = None
                            ) -> list[Finding]:
     """The findings of `result`'s recorded calls of a script of the tree whose own lines launch a file that fails or
     picks a CUDA-only path on Ascend."""
@@ -186,7 +182,7 @@ def called_script_findings(result: FileResult, root: Path, product_findings: Cal
         caller = called_text(result.path) if own is not None and called_text is not None else None
         if caller is not None and own is not None and re.match(r"[ \t]*(?:source|\.)[ \t]", (caller[0].splitlines() or [""])[
                 min(call_pos[0], len(caller[0].splitlines())) - 1]):
-            for line, col, end_col, name, f in sourced_function_calls(caller[0], call_pos[0], own[0], own[1]):
+            for line, col, end_col, name, f in sourced_function_calls(caller[0], call_pos[0], own[2], own[1]):
                 new.append(replace(
                     f, path=result.path, line=line, col=col, end_line=line, end_col=end_col, fix="none",
                     message=f"`{name}` is defined in `{rel}`, sourced at line {call_pos[0]}; at {called}:{f.line}, "
@@ -213,13 +209,13 @@ def apply_called_scripts(results: list[FileResult], root: Path, analyze: Callabl
         return
     top = root if root.is_dir() else root.parent
     # the run's own scripts as the other passes left them, before this pass adds to them: one level deep
-    by_rel = {r.path: (_launch_findings(r), list(r.findings)) for r in results}
+    by_rel = {r.path: (_launch_findings(r), list(r.findings), _functions(r)) for r in results}
     cache: dict = {}
     reader: list = []
 
-    def read(rel: str) -> tuple[str, list[Finding], list[Finding]] | None:
-        """The called script's text, launch findings and own findings (the run's file as the other passes left
-        it, else one analysis of it with those passes)."""
+    def read(rel: str) -> tuple[str, list[Finding], list[Finding], dict] | None:
+        """The called script's text, launch findings, own findings and functions (the run's file as the other
+        passes left it, else one analysis of it with those passes)."""
         key = ("called", rel)
         if key not in cache:
             path = top / rel
@@ -231,14 +227,14 @@ def apply_called_scripts(results: list[FileResult], root: Path, analyze: Callabl
             found = None
             if data is not None:
                 if rel in by_rel:
-                    launch, own = by_rel[rel]
+                    launch, own, functions = by_rel[rel]
                 else:
                     if not reader:
                         reader.append(analyze())
                     called = reader[0](data, rel)
                     call_passes([called])
-                    launch, own = _launch_findings(called), list(called.findings)
-                found = (data.decode("utf-8", errors="replace"), launch, own)
+                    launch, own, functions = _launch_findings(called), list(called.findings), _functions(called)
+                found = (data.decode("utf-8", errors="replace"), launch, own, functions)
             cache[key] = found
         return cache[key]
 
@@ -248,8 +244,8 @@ def apply_called_scripts(results: list[FileResult], root: Path, analyze: Callabl
         found = read(rel)
         return found[1] if found is not None else None
 
-    def text_of(rel: str) -> tuple[str, list[Finding]] | None:
+    def text_of(rel: str) -> tuple[str, list[Finding], dict] | None:
         found = read(rel)
-        return (found[0], found[2]) if found is not None else None
+        return (found[0], found[2], found[3]) if found is not None else None
     add_call_findings(results, root, SUMMARY_KEY, lambda result, here: called_script_findings(
         result, here, findings_of, cache, text_of))

@@ -121,41 +121,26 @@ _ENGINES = frozenset({"vllm.LLM", "vllm.LLMEngine", "vllm.AsyncLLMEngine", "vllm
                       "vllm.AsyncLLMEngine.from_engine_args", "sglang.Engine"})
 
 
-def _engine_aliases(tree: ast.Module, aliases: dict[str, str]) -> None:
-    """Add a cell's top-level imports of vLLM / SGLang to `aliases` (local name -> qualified name): a later cell runs
-    in the same kernel and sees them."""
-    for node in tree.body:
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                if a.name.split(".", 1)[0] in ("vllm", "sglang"):
-                    aliases[a.asname or a.name.split(".", 1)[0]] = a.name if a.asname else a.name.split(".", 1)[0]
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module \
-                and node.module.split(".", 1)[0] in ("vllm", "sglang"):
-            for a in node.names:
-                aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+ENGINE_STARTS = "engine_starts"     # a cell's summary key: its engine starts (project_imports.with_facts)
 
 
-def _engine_starts(code: str, aliases: dict[str, str]) -> list[tuple[int, int, int, str]]:
-    """(line in the cell, column, end column, qualified name) of each construction of an inference engine."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError):
-        return []
-    _engine_aliases(tree, aliases)
+def engine_starts(tree: ast.Module) -> list[list]:
+    """[line, column, end column, qualified name] of each construction of an inference engine in a cell's tree (the
+    cell below the kernel's earlier imports), its callee named by the Python pass's own import reading (build_context):
+    one alias table for the rules and this reader."""
+    from auditor.static.astutil import ast_dotted
+    from auditor.static.context import build_context
+
+    ctx = build_context(tree)
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        parts, func = [], node.func
-        while isinstance(func, ast.Attribute):
-            parts.append(func.attr)
-            func = func.value
-        if not isinstance(func, ast.Name) or func.id not in aliases:
-            continue
-        name = ".".join([aliases[func.id], *reversed(parts)])
+        callee = ast_dotted(node.func)
+        name = ctx.resolve(callee) if callee is not None else None
         if name in _ENGINES:
             end = node.func.end_col_offset if node.func.end_col_offset is not None else node.func.col_offset
-            found.append((node.lineno, node.func.col_offset + 1, end + 1, name))
+            found.append([node.lineno, node.func.col_offset + 1, end + 1, name])
     return found
 
 
@@ -201,7 +186,6 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
     read: set[str] = set()        # names the notebook's code reads
     shifted: dict[int, tuple[int, int]] = {}   # line -> (column of a magic read as shell, columns it grew)
     engines: list[tuple[int, int, int, str]] = []    # inference engines the kernel starts: (line, col, end col, name)
-    aliases: dict[str, str] = {}      # the kernel's vLLM / SGLang names so far
     for number, source in cells:
         lines = source.splitlines() or [""]
         if lines[0].strip().startswith(_SHELL_CELL_MAGICS) or _WRITES_SCRIPT_RE.match(lines[0].strip()):
@@ -247,10 +231,11 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
         code = "\n".join(python_lines) + "\n"
         switches.extend((offset + ln, c, name, value) for ln, c, name, value in _switches(code))
         read |= _names_read(code)
-        engines.extend((offset + ln, c, end, name) for ln, c, end, name in _engine_starts(code, aliases))
         prefix = 1 if imported else 0
         cell = engine.analyze_bytes(((("; ".join(imported) + "\n") if prefix else "") + code).encode("utf-8"),
                                     rel + ".py")
+        engines.extend((offset + ln - prefix, c, end, name) for ln, c, end, name in
+                       (cell.summary or {}).get(ENGINE_STARTS) or () if ln > prefix)
         imported.extend(i for i in _cell_imports(code) if i not in imported)
         result.suppressed += cell.suppressed
         if cell.error is not None and result.error is None:

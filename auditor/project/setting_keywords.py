@@ -12,6 +12,9 @@ passed as a keyword (`passed`) and each name passed on under another keyword (`f
 to the function that uses it); this pass matches the YAML line as each such keyword, with the settings rules the
 config reader uses (ProjectMatchers.match_setting). A key is found under its section (`acceleration`), a top-level
 key of a Hydra group file under its folder, as setting_reads reads them. Nothing is run.
+
+A YAML config's keyed scalars are a per-file fact (`keys_fact`, summary key FACT), read in the worker once per file and
+kept in the cache entry: a warm run parses no YAML again.
 """
 from __future__ import annotations
 
@@ -25,7 +28,49 @@ from auditor.project.hits import ProjectMatchers
 from auditor.project.makefile import call_finding
 from auditor.project.setting_reads import _CI_PARTS, _CONFIG_SUFFIXES, tree_reads
 from auditor.source import MAX_FILE_BYTES, SourceError, read_source
-from auditor.suppress import Suppressions
+from auditor.suppress import Suppressions, covered
+
+FACT = "setting_keys"       # the summary key of a YAML config's keyed scalars (auditor/cache.py FACTS)
+
+
+def config_file(rel: str) -> bool:
+    """A YAML file whose keys the tree's Python may read (not a CI file, whose keys the CI service reads)."""
+    rel = rel.replace("\\", "/")
+    return rel.endswith(_CONFIG_SUFFIXES) and not any(p in rel for p in _CI_PARTS)
+
+
+def keys_fact(data: bytes) -> list | None:
+    """A YAML config's string scalars under a plain key, as the summary keeps them (JSON-ready): [line, column of the
+    value's text, dotted path, value stripped, the suppression code sets at the line] each; None when it does not
+    parse."""
+    text = data.decode("utf-8", errors="replace")
+    try:
+        roots = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    except (ValueError, yaml.YAMLError):
+        return None
+    lines = text.splitlines()
+    suppressions = Suppressions.of(lines, text)
+    out = []
+    for doc in roots:
+        for dotted, key, value, env_entry in _scalars(doc, "", False):
+            if env_entry or key is value or not isinstance(value.value, str) or "." in str(key.value):
+                continue
+            line = value.start_mark.line + 1
+            col = value.start_mark.column + 1
+            col += lines[line - 1][col - 1:col] in ("'", '"') if line <= len(lines) else 0
+            out.append([line, col, dotted, value.value.strip(), suppressions.directives_at(line, line)])
+    return out
+
+
+def _held_keys(result: FileResult, path: Path) -> list | None:
+    """The config's fact from its summary; a result without one (a summary a caller built by hand) reads the file."""
+    held = (result.summary or {}).get(FACT)
+    if held is not None:
+        return held if isinstance(held, list) else None
+    try:
+        return keys_fact(read_source(path, MAX_FILE_BYTES)[0])
+    except (OSError, SourceError):
+        return None
 
 def _keywords(reads, sections: list[str], key: str) -> list[str]:
     """The keywords the code passes the key as (not its own name), and those a tree function passes them on as
@@ -42,16 +87,16 @@ def apply_setting_keywords(results: list[FileResult], root: Path, rules, product
     reads = None
     m: ProjectMatchers | None = None       # built once, when a config first needs them (as local_builds does)
     for result in results:
-        rel_path = result.path.replace("\\", "/")
-        if not rel_path.endswith(_CONFIG_SUFFIXES) or any(p in rel_path for p in _CI_PARTS):
+        if not config_file(result.path):
             continue
         path = Path(result.path)
         path = path if path.is_absolute() else top / path
         try:
-            text = read_source(path, MAX_FILE_BYTES)[0].decode("utf-8", errors="replace")
             rel = path.resolve().relative_to(top).as_posix()
-            roots = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
-        except (OSError, SourceError, ValueError, yaml.YAMLError):
+        except (OSError, ValueError):
+            continue
+        held = _held_keys(result, path)
+        if held is None:
             continue
         if reads is None:
             reads = tree_reads(top, results)
@@ -59,32 +104,26 @@ def apply_setting_keywords(results: list[FileResult], root: Path, rules, product
                 return
         m = m or ProjectMatchers.build(tuple(rules))
         have = {f.line for f in result.findings}
-        lines = text.splitlines()
-        suppressions = None
-        for doc in roots:
-            for dotted, key, value, env_entry in _scalars(doc, "", False):
-                if env_entry or key is value or not isinstance(value.value, str) or "." in str(key.value):
+        for entry in held:
+            try:
+                line, col, dotted, raw, directives = entry
+            except (TypeError, ValueError):
+                continue
+            parts = dotted.split(".")
+            # a top-level key of a Hydra group file sits under the group: its folder (setting_reads, t23c)
+            sections = [parts[-2]] if len(parts) > 1 else rel.split("/")[-2:-1]
+            if line in have or not sections:
+                continue
+            for keyword in _keywords(reads, sections, parts[-1]):
+                rule = m.match_setting(keyword, raw)
+                if rule is None:
                     continue
-                line = value.start_mark.line + 1
-                parts = dotted.split(".")
-                # a top-level key of a Hydra group file sits under the group: its folder (setting_reads, t23c)
-                sections = [parts[-2]] if len(parts) > 1 else rel.split("/")[-2:-1]
-                if line in have or not sections:
-                    continue
-                raw = value.value.strip()
-                for keyword in _keywords(reads, sections, parts[-1]):
-                    rule = m.match_setting(keyword, raw)
-                    if rule is None:
-                        continue
-                    suppressions = suppressions or Suppressions.of(lines, text)
-                    if suppressions.covers(line, line, rule.code):
-                        break
-                    symbol = f"{dotted}: {raw}"
-                    col = value.start_mark.column + 1
-                    col += lines[line - 1][col - 1:col] in ("'", '"') if line <= len(lines) else 0
-                    message = rule.message.replace("{symbol}", symbol) + \
-                        f" (the tree's code passes `{parts[-1]}` as `{keyword}=`)"
-                    result.findings.append(call_finding(rule, product, result, (line, col, col + len(raw)), message,
-                                                        symbol, {"keyword": keyword}))
-                    have.add(line)
+                if covered(directives, rule.code):
                     break
+                symbol = f"{dotted}: {raw}"
+                message = rule.message.replace("{symbol}", symbol) + \
+                    f" (the tree's code passes `{parts[-1]}` as `{keyword}=`)"
+                result.findings.append(call_finding(rule, product, result, (line, col, col + len(raw)), message,
+                                                    symbol, {"keyword": keyword}))
+                have.add(line)
+                break

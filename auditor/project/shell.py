@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Iterator
 from auditor.findings import FileResult
 from auditor.project import for_macos
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
-from auditor.project.called_scripts import SUMMARY_KEY as CALLED_SCRIPTS, script_call
+from auditor.project.called_scripts import FUNCTIONS_KEY, SUMMARY_KEY as CALLED_SCRIPTS, script_call
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.launched import SUMMARY_KEY as LAUNCHED, launched_call_options
 from auditor.project.makefile import SUMMARY_KEY as MAKE_CALLS
@@ -529,8 +529,9 @@ def _environment_names(tree, raw: bytes, text: str, evaluated: set[str]) -> froz
     return frozenset(names)
 
 
-def scan_shell(col: Collector, text: str) -> None:
-    """Report what `text` (lines aligned with the file's lines) sets, reads, runs and installs."""
+def scan_shell(col: Collector, text: str, script: bool = False) -> None:
+    """Report what `text` (lines aligned with the file's lines) sets, reads, runs and installs; `script`: `text` is a
+    whole shell script, whose function definitions are kept in its summary (called_scripts.FUNCTIONS_KEY)."""
     raw = text.encode("utf-8")
     tree = _parser().parse(raw)
     pos = _Positions(raw)
@@ -586,6 +587,8 @@ def scan_shell(col: Collector, text: str) -> None:
             _array_options(col, m, pos, node)
         elif node.type == "binary_expression" and node.parent is not None and node.parent.type == "test_command":
             _comparison(col, m, pos, node)
+        elif node.type == "function_definition" and script:
+            _record_function(col, node)
         if node.type == "heredoc_body" and _writes_config(node):
             from auditor.project.configs import scan_config_text   # configs reads CI `run:` blocks through here
 
@@ -1535,6 +1538,19 @@ def _record_script_call(col: Collector, pos: _Positions, words: list[str], nodes
     keep_call(col.result, CALLED_SCRIPTS, call)
 
 
+def _record_function(col: Collector, node) -> None:
+    """A function the script defines, {name: [line of `name() {`, line of its closing `}`]} in its summary: a script
+    that sources this one and calls the function gets the body's findings (called_scripts.sourced_function_calls).
+    The first definition of a name is kept."""
+    name_node = node.child_by_field_name("name")
+    if name_node is None:
+        return
+    summary = col.result.summary if col.result.summary is not None else {}
+    summary.setdefault(FUNCTIONS_KEY, {}).setdefault(name_node.text.decode("utf-8", errors="replace"),
+                                                     [node.start_point[0] + 1, node.end_point[0] + 1])
+    col.result.summary = summary
+
+
 def _record_make(col: Collector, pos: _Positions, words: list[str], nodes: list, cwd: str | None) -> None:
     """A `make` call, kept in the file's summary: the tree pass (auditor/project/makefile.py) reads the Makefile it
     runs and reports the call when its targets compile with nvcc."""
@@ -2034,7 +2050,7 @@ def analyze_shell(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     if text is None:
         return FileResult(rel, error=error)
     col = Collector(engine, rel, text)
-    scan_shell(col, text)
+    scan_shell(col, text, script=True)
     result = col.done()
     if for_macos(rel):
         # `cmd_macos.sh`, `start_macos.sh`, `scripts/macos/setup.sh` of a one-click installer: a Mac has neither CUDA

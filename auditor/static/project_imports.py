@@ -219,6 +219,13 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
                 choices = choice_facts(tree)     # t18b: `if cfg.backbone == "dit": models.dit.DIT(...)`
                 if choices:
                     out[TREE][CHOICES] = choices
+            if rel.endswith(".ipynb.py") and isinstance(tree, ast.Module) and (b"vllm" in data or b"sglang" in data):
+                from auditor.project.notebook import ENGINE_STARTS, engine_starts
+
+                # a notebook cell (analyze_notebook reads each as `<notebook>.ipynb.py`): the engines it starts
+                starts = engine_starts(tree)
+                if starts:
+                    out[ENGINE_STARTS] = starts
             from auditor.project.launched import launch_facts, wrapper_fact
             from auditor.static.call_defaults import default_facts
 
@@ -254,6 +261,11 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
         if declares is not None:
             out = {**(out or {})}
             out[TREE] = {**(out.get(TREE) or {}), "declares": declares}
+    from auditor.project.setting_keywords import FACT as KEYS, config_file, keys_fact
+
+    if config_file(rel):        # h25a: a YAML config's keyed scalars (setting_keywords, on a warm run too)
+        keys = keys_fact(data)
+        out = {**(out or {}), KEYS: keys if keys is not None else False}     # False: it does not parse
     if findings:        # apply_other_frameworks reads only files with findings
         from auditor.static.frameworks import framework_fact
 
