@@ -1035,10 +1035,12 @@ def _named_by_nothing(facts: dict[str, dict[str, Any]], config_words: Collection
     by_path: dict[str, set[str]] = {}      # a lazy package's child -> the files whose reads make the package load it
     for rel, f in facts.items():
         table = f.get("lazy") or {}
+        if not table:
+            continue
         folder = rel.removesuffix("__init__.py")
         for other in facts:
             parts = other[len(folder):].split("/") if other.startswith(folder) and other != rel else []
-            if not table or not parts or len(parts) > 2 or len(parts) == 2 and parts[1] != "__init__.py":
+            if not parts or len(parts) > 2 or len(parts) == 2 and parts[1] != "__init__.py":
                 continue
             child = parts[0].removesuffix(".py")
             names = {child} if "*" in table else set(table.get(child, ()))     # `*`: the attribute names the child
@@ -1158,6 +1160,7 @@ def _spans(facts: dict[str, dict[str, Any]], done: Collection[tuple[str, str]], 
            idle_mains: dict[str, list[list[int]]], off: Collection[str]) -> dict[str, list[tuple[int, int]]]:
     """Per file, the unreached spans (`_unreached`), given the reached definitions and the attribute flags nothing
     turns on (`off`: their `if self.X:` bodies are unreached too, and so is what only they read)."""
+    index = _PackIndex(facts, off)
     out: dict[str, list[tuple[int, int]]] = {}
     for rel, f in facts.items():
         spans = [(first, last) for name, first, last, _ in f.get("top", ()) if (rel, name) not in done]
@@ -1168,9 +1171,9 @@ def _spans(facts: dict[str, dict[str, Any]], done: Collection[tuple[str, str]], 
             starts = [1] + [last + 1 for _, last in kept]
             ends = [first - 1 for first, _ in kept] + [_END]
             spans = [(a, b) for a, b in zip(starts, ends) if a <= b]
-        spans += _unread_spans(rel, f, facts, spans)
-        spans += _uncalled_methods(rel, f, facts, done, off)
-        spans += _unused_guarded_imports(rel, f, facts, spans)
+        spans += _unread_spans(rel, f, index, spans)
+        spans += _uncalled_methods(rel, f, index, done)
+        spans += _unused_guarded_imports(rel, f, index, spans)
         if spans:
             out[rel] = spans
     return out
@@ -1241,8 +1244,60 @@ def _flag_sets(facts: dict[str, dict[str, Any]], sources: dict[str, bytes]) -> N
                 f["sets"][flag] = [[getattr(n, "lineno", 0) for n in on], falsy]
 
 
-def _uncalled_methods(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]],
-                      done: Collection[tuple[str, str]], off: Collection[str] = ()) -> list[tuple[int, int]]:
+class _PackIndex:
+    """What the per-file span readers (`_uncalled_methods`, `_unused_guarded_imports`, `_unread_spans`) ask of the
+    whole tree, gathered once per `_spans` call: asked per file, each question walked every file's facts again, and
+    the reach passes grew with the square of the files (past 20 minutes on Wan2GP's 1671; pd29)."""
+
+    def __init__(self, facts: dict[str, dict[str, Any]], off: Collection[str]) -> None:
+        self.facts = facts
+        self.dynamic = _loads_dynamically(facts)
+        self.whole: dict[str, set[str]] = {}            # a module stem -> the files importing it whole
+        self.stars: dict[str, set[str]] = {}            # a file -> the files star-importing it
+        self.imports_from: dict[str, set[str]] = {}     # `<module>:<name>` -> the files importing the name
+        self.modules: dict[str, set[str]] = {}          # a module word -> the files naming it
+        read: set[str] = set()
+        dead: set[str] = set()      # words read only in the bodies of flags nothing turns on
+        for rel, g in facts.items():
+            for stem in g.get("whole", ()):
+                self.whole.setdefault(stem, set()).add(rel)
+            for other in _star_files(rel, g, facts):
+                self.stars.setdefault(other, set()).add(rel)
+            for entry in g.get("imports_from", ()):
+                self.imports_from.setdefault(entry, set()).add(rel)
+            for word in g.get("modules", ()):
+                self.modules.setdefault(word, set()).add(rel)
+            read.update(g.get("words", ()))
+            for flag, _, _, words in g.get("flags", ()):
+                (dead if flag in off else read).update(words)
+        self.dead = dead - read
+        self.computed_call = "<computed-call>" in read
+        self.method_reads = read | {n.rpartition(":")[2].removeprefix(".") for g in facts.values()
+                                    for names in (*g.get("names", {}).values(), g.get("main", ())) for n in names}
+        # pack classes tied by inheritance to a class from outside the pack, and every class related to one, up or down
+        pack_classes = {c for g in facts.values() for c in g.get("bases", {})}
+        children: dict[str, set[str]] = {}
+        parents: dict[str, set[str]] = {}
+        outside: set[str] = set()
+        for g in facts.values():
+            for c, names in g.get("bases", {}).items():
+                parents[c] = set(names)
+                for b in names:
+                    if b not in pack_classes and b != "object":
+                        outside.add(c)
+                    children.setdefault(b, set()).add(c)
+        self.tied: set[str] = set()
+        todo = list(outside)
+        while todo:
+            c = todo.pop()
+            if c in self.tied:
+                continue
+            self.tied.add(c)
+            todo.extend((children.get(c, set()) | parents.get(c, set())) & pack_classes)
+
+
+def _uncalled_methods(rel: str, f: dict[str, Any], index: _PackIndex,
+                      done: Collection[tuple[str, str]]) -> list[tuple[int, int]]:
     """The methods of reached classes of `rel` that nothing in the pack calls (pd18, heldout23: EchoMimic's
     `BlockGPUManager.get_gpu_memory_usage`; a diffusers `Attention` subclass's
     `set_use_memory_efficient_attention_xformers` in a pack that never enables xformers). Names are matched, not
@@ -1252,36 +1307,9 @@ def _uncalled_methods(rel: str, f: dict[str, Any], facts: dict[str, dict[str, An
     class tied by inheritance to a class from outside the pack (nn.Module, diffusers' Attention, a metaclass), every
     method but a known library hook (`_LIBRARY_HOOKS`) the pack never triggers: the library may call any other by
     its name."""
-    if not f.get("methods") or "<computed-self>" in f.get("words", ()) or f.get("entry"):
+    if not f.get("methods") or "<computed-self>" in f.get("words", ()) or f.get("entry") or index.computed_call:
         return []       # (webui calls a scripts module's `Script` hooks, `process`, `ui`, ..., by name: pd27)
-    read = {w for g in facts.values() for w in g.get("words", ())}
-    dead: set[str] = set()      # words read only in the bodies of flags nothing turns on
-    for g in facts.values():
-        for flag, _, _, words in g.get("flags", ()):
-            (dead if flag in off else read).update(words)
-    dead -= read
-    if "<computed-call>" in read:
-        return []
-    read |= {n.rpartition(":")[2].removeprefix(".") for g in facts.values()
-             for names in (*g.get("names", {}).values(), g.get("main", ())) for n in names}
-    pack_classes = {c for g in facts.values() for c in g.get("bases", {})}
-    children: dict[str, set[str]] = {}
-    outside: set[str] = set()       # pack classes with a base from outside the pack
-    for g in facts.values():
-        for c, names in g.get("bases", {}).items():
-            for b in names:
-                if b not in pack_classes and b != "object":
-                    outside.add(c)
-                children.setdefault(b, set()).add(c)
-    tied: set[str] = set()          # ... and every class related to one by inheritance, up or down
-    todo = list(outside)
-    parents = {c: set(names) for g in facts.values() for c, names in g.get("bases", {}).items()}
-    while todo:
-        c = todo.pop()
-        if c in tied:
-            continue
-        tied.add(c)
-        todo.extend((children.get(c, set()) | parents.get(c, set())) & pack_classes)
+    read, dead, tied = index.method_reads, index.dead, index.tied
     out = []
     for cls, name, first, last, registered in f["methods"]:
         if (rel, cls) not in done or registered or name.startswith("__") or name.isupper() or name in read:
@@ -1292,7 +1320,7 @@ def _uncalled_methods(rel: str, f: dict[str, Any], facts: dict[str, dict[str, An
     return out
 
 
-def _unused_guarded_imports(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]],
+def _unused_guarded_imports(rel: str, f: dict[str, Any], index: _PackIndex,
                             spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The guarded optional imports of `rel` (`_guarded_imports`) whose every read in the file lies in `spans` (code the
     pack never reaches) and whose names no other file can import (by name, the module whole or a star import): an
@@ -1301,13 +1329,12 @@ def _unused_guarded_imports(rel: str, f: dict[str, Any], facts: dict[str, dict[s
     if not f.get("guarded"):
         return []
     stem = rel.rsplit("/", 1)[-1].removesuffix(".py")
-    others = [(o, g) for o, g in facts.items() if o != rel]
-    if stem == "__init__" or any(stem in g.get("whole", ()) or rel in _star_files(o, g, facts) for o, g in others):
+    if stem == "__init__" or index.whole.get(stem, set()) - {rel} or index.stars.get(rel, set()) - {rel}:
         return []
     # `from .attention import xformers` takes the name from this module; `import xformers` elsewhere does not
-    imported = {entry for _, g in others for entry in g.get("imports_from", ())}
     return [(first, last) for first, last, uses, names in f["guarded"]
-            if not imported & {f"{stem}:{name}" for name in names} and all(any(a <= u <= b for a, b in spans) for u in uses)]
+            if not any(index.imports_from.get(f"{stem}:{name}", set()) - {rel} for name in names)
+            and all(any(a <= u <= b for a, b in spans) for u in uses)]
 
 
 def _star_files(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]]) -> list[str]:
@@ -1320,31 +1347,31 @@ def _star_files(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]]) -
     return out
 
 
-def _unread_spans(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]],
+def _unread_spans(rel: str, f: dict[str, Any], index: _PackIndex,
                   spans: Collection[tuple[int, int]] = ()) -> list[tuple[int, int]]:
     """The module-level assignments of `rel` that nothing reads: the file never reads the name, or reads it only in
     `spans` (code the pack never reaches; pd25), and no other file imports the name or the module whole (t19a). None
     when some file loads modules by a computed name."""
     unread = [*f.get("unread", ()), *([name, first, last] for name, first, last, uses in f.get("read_in", ())
                                       if all(any(a <= u <= b for a, b in spans) for u in uses))]
-    if not unread or _loads_dynamically(facts):
+    if not unread or index.dynamic:
         return []
     stem = rel.rsplit("/", 1)[-1].removesuffix(".py")
-    if stem == "__init__" or any(stem in g.get("whole", ()) for other, g in facts.items() if other != rel):
+    if stem == "__init__" or index.whole.get(stem, set()) - {rel}:
         return []
-    imported = {w for other, g in facts.items() if other != rel for w in g.get("modules", ())}
     # a file star-importing this one reads a global only by its bare name outside a function binding it
     # (pd18: Sonic's RIFE_HDv3.py star-imports IFNet_HDv3's `device` and reads only its own parameter `device`);
     # a star importer that is itself imported whole or star-imported passes the names on: all kept
-    starred = [g for other, g in facts.items() if other != rel and rel in _star_files(other, g, facts)]
-    for other, g in facts.items():
-        if g in starred:
-            other_stem = other.rsplit("/", 1)[-1].removesuffix(".py")
-            if other_stem == "__init__" or any(other_stem in h.get("whole", ()) or other in _star_files(o, h, facts)
-                                               for o, h in facts.items() if o != other):
-                return []
-    read = {n for g in starred for names in (*g.get("names", {}).values(), g.get("main", ())) for n in names}
-    return [(first, last) for name, first, last in unread if name not in imported and name not in read]
+    starred = index.stars.get(rel, set()) - {rel}
+    for other in starred:
+        other_stem = other.rsplit("/", 1)[-1].removesuffix(".py")
+        if other_stem == "__init__" or index.whole.get(other_stem, set()) - {other} or \
+                index.stars.get(other, set()) - {other}:
+            return []
+    read = {n for other in starred for names in (*index.facts[other].get("names", {}).values(),
+                                                 index.facts[other].get("main", ())) for n in names}
+    return [(first, last) for name, first, last in unread
+            if not index.modules.get(name, set()) - {rel} and name not in read]
 
 
 def _config_words(project: Any, results: list) -> set[str]:
