@@ -73,6 +73,8 @@ _WEBUI_NOTE = ("nothing in this stable-diffusion-webui extension calls it: webui
                "install.py and preload.py and what they import; port it if you reuse the helper")
 _APP_NOTE = ("nothing this application runs reaches it: it starts from its launch scripts and runs only what they "
              "import or load by name (policy (h)); port it if you run it")
+_MISSING_NOTE = ("nothing this application runs loads it, and it cannot run: it imports {}, which this tree does not "
+                 "hold (a vendored upstream program the application never runs)")
 _PROBE_NOTE = ("an availability probe: nothing reads the name it imports, so on Ascend it only answers that the "
                "library is missing; the path it enables has its own findings")
 _DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
@@ -106,9 +108,13 @@ _APP_SCRIPTS = frozenset({"app.py", "webui.py", "main.py", "launch.py"})
 _APP_TOOL_FOLDERS = frozenset({"scripts", "tools", "bin"})
 # what a launch script serves its user through: a research repository's `main.py` training entry is no application
 _APP_SERVERS = frozenset({"gradio", "streamlit", "fastapi", "flask", "uvicorn", "aiohttp"})
-# the reach passes over a 1671-file application (Wan2GP) ran past 20 minutes where the audit alone takes 5: a larger
-# tree is not read as an application until they are made faster (pd29, Left)
-_APP_MAX_FILES = 1000
+# a desktop GUI toolkit: a script importing one is a launch script whatever its name (pd30: UVR's `UVR.py`, tkinter);
+# a training script imports none
+_APP_GUIS = frozenset({"tkinter", "PyQt5", "PyQt6", "PySide2", "PySide6", "wx"})
+# the words of a launch script's name besides `_APP_SCRIPTS` (pd30: LongCat-Video's `run_streamlit.py`,
+# voice-changer's `server/MMVCServerSIO.py`, a `gradio_app.py`); a `train.py` importing gradio stays no application
+_APP_NAME_WORDS = frozenset({"app", "webui", "gui", "server", "ui", "streamlit", "gradio"})
+_NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")     # `MMVCServerSIO` -> MMVC, Server, SIO
 _LIBRARY_MARKS = {"pyproject.toml": (re.compile(rb"(?m)^\[(?:project|tool\.poetry)\]"),),
                   "setup.cfg": (re.compile(rb"(?m)^\[metadata\]"),)}
 _WEBUI_MODULES = frozenset({"modules.scripts", "modules.script_callbacks"})
@@ -420,6 +426,21 @@ def _after_exits(tree: ast.Module) -> list[list[int]]:
     return out
 
 
+# module-level calls a library module makes on import too: they do not make it a program (`_runs`)
+_SETUP_CALLS = frozenset({"append", "insert", "extend", "filterwarnings", "simplefilter", "basicConfig", "setLevel",
+                          "disable", "addHandler", "update", "setdefault", "load_dotenv", "register", "seed",
+                          "manual_seed", "set_grad_enabled", "use", "getLogger", "set_verbosity_error"})
+
+
+def _runs(node: ast.stmt) -> bool:
+    """Whether a module-level statement does something when the file runs (a call other than a setup call, a loop, a
+    `with`): a file that only defines, imports and assigns is a module, not a program (pd30)."""
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)):
+        return True
+    return isinstance(node, ast.Expr) and isinstance(node.value, (ast.Call, ast.Await)) \
+        and _decorator_name(node.value.func if isinstance(node.value, ast.Call) else node.value) not in _SETUP_CALLS
+
+
 def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     """The file's `top`, `names` and `dead` facts (module doc); {} when it does not parse. `package_init`: the file
     is a package's `__init__.py`, whose imports re-export names (each counts as read)."""
@@ -501,6 +522,13 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
         out["main"] = sorted(main)
     if main_lines:
         out["main_lines"] = main_lines
+    if any(_main_block(node) or _runs(node) for node in tree.body):
+        out["runs"] = True
+    # the package-relative modules it imports at module level, unguarded: [level, dotted module]
+    relative = [[node.level, node.module] for node in tree.body
+                if isinstance(node, ast.ImportFrom) and node.level and node.module]
+    if relative:
+        out["relative"] = relative
     # the script files the code names (`[sys.executable, "train_network.py", ...]`, `"scripts/train.py"`): their
     # `__main__` blocks run when the pack launches them
     launches = {stem for n in module_nodes(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
@@ -528,7 +556,7 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     if whole:
         out["whole"] = sorted(whole)
     stars = [[n.level, n.module or ""] for n in tree.body
-             if isinstance(n, ast.ImportFrom) and n.level and any(a.name == "*" for a in n.names)]
+             if isinstance(n, ast.ImportFrom) and (n.level or n.module) and any(a.name == "*" for a in n.names)]
     if stars:
         out["stars"] = stars
     if any(root for root, _ in bound.values()):   # what a file star-importing this one gets by name from absolute imports: `<root>:<bound name>`
@@ -808,6 +836,8 @@ def _probes(tree: ast.Module) -> list[list[int]]:
     False`): an availability probe, whose import on Ascend only makes it answer False; the path it enables has its own
     findings. The lead's decision 1 with no use, vacuously: info."""
     out: list[list[int]] = []
+    if not any(isinstance(n, ast.Try) and _catches_import_errors(n) for n in module_nodes(tree)):
+        return out      # (most files: no walk of each function, nested ones walked again with each enclosing one)
     for fn in module_nodes(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
@@ -845,6 +875,9 @@ _LOADERS = frozenset({"import_module", "__import__", "spec_from_file_location", 
                       "run_module", "exec"})
 
 
+_BUILTIN_LOADERS = frozenset({"exec", "__import__"})
+
+
 def _dynamic_load(node: ast.AST) -> bool:
     """A call that imports or runs a module whose name or path is computed (`importlib.import_module(f"nodes.{name}")`
     over a folder listing, `spec_from_file_location(name, path)`, `exec(open(path).read())`): any file may be loaded."""
@@ -854,6 +887,8 @@ def _dynamic_load(node: ast.AST) -> bool:
     first = node.args[0]
     if isinstance(first, ast.Name) and first.id == "__name__":
         return False    # `import_module(__name__)`: the file's own module, already loaded (diffusers' LoRA processors)
+    if name in _BUILTIN_LOADERS and not isinstance(node.func, ast.Name):
+        return False    # a method of that name (pd30: voice-changer's `self.pipeline.exec(...)` runs its pipeline)
     return name in _LOADERS and not (isinstance(first, ast.Constant) and name != "spec_from_file_location")
 
 
@@ -1338,9 +1373,13 @@ def _unused_guarded_imports(rel: str, f: dict[str, Any], index: _PackIndex,
 
 
 def _star_files(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]]) -> list[str]:
-    """The pack's files `rel` star-imports (`from .IFNet_HDv3 import *`, `from ..modules.attention import *`)."""
+    """The pack's files `rel` star-imports (`from .IFNet_HDv3 import *`, `from ..modules.attention import *`,
+    `from gui_data.constants import *`)."""
     out = []
     for level, module in f.get("stars", ()):
+        if not level:   # `from gui_data.constants import *` (pd30: UVR's separate.py), under any sys.path root
+            out += [other for other in facts if _is_module(other, module)]
+            continue
         base = rel.split("/")[:-level] if level <= rel.count("/") + 1 else []
         stem = "/".join([*base, *filter(None, module.split("."))])
         out += [c for c in (f"{stem}.py", f"{stem}/__init__.py") if c in facts]
@@ -1500,30 +1539,47 @@ def _imported(project: Any, rel: str) -> set[str]:
     return {str(load[0]).split(".", 1)[0] for load in (project.facts(rel) or {}).get("load", ()) if load and load[0]}
 
 
+def _launch_script(project: Any, rel: str, own: Collection[str], launched: Collection[str]) -> bool:
+    """Whether the script launches an application: it serves a UI or an API (`_APP_SERVERS`, `_APP_GUIS`), imports
+    the modules of its own folder's tree (`own`), and is named as a launch script (`_APP_SCRIPTS`, a word of
+    `_APP_NAME_WORDS`, run by the tree's shell scripts) or imports a desktop GUI toolkit."""
+    imported = _imported(project, rel)
+    base = rel.rsplit("/", 1)[-1]
+    words = {w.lower() for w in _NAME_WORD.findall(base.removesuffix(".py"))}
+    named = base in _APP_SCRIPTS or rel in launched or bool(words & _APP_NAME_WORDS) or bool(imported & _APP_GUIS)
+    return named and bool(imported & (_APP_SERVERS | _APP_GUIS)) and bool(imported & (set(own) - {base[:-3]}))
+
+
 def _app_entries(project: Any) -> set[str]:
     """The files an APPLICATION runs itself (pd29, heldout27: Wan2GP's `wgp.py`): a tree with no root `__init__.py`,
-    not pip-installable (`_library`), whose root holds a launch script (`_APP_SCRIPTS`, or a root `x.py` its own shell
-    scripts run: `python3 wgp.py --listen`) that serves a UI or an API (`_APP_SERVERS`: gradio, fastapi, ...) and
-    imports the tree's own modules. Its entry files are every root-level
-    script, every file its shell scripts run and every file of a root `scripts/` or `tools/` folder (a user may run any
-    of them); the rest runs only as far as they import or load it by name. Empty for any other tree."""
+    not pip-installable (`_library`), whose root, or a top-level folder that is no package (pd30: voice-changer's
+    `server/`, run as `python MMVCServerSIO.py` from there), holds a launch script (`_launch_script`: `wgp.py` run by
+    `python3 wgp.py --listen` in its shell scripts, UVR's tkinter `UVR.py`) importing that folder's own modules. Its
+    entry files are every script of the root and of that folder, every file its shell scripts run and every file of a
+    root `scripts/` or `tools/` folder (a user may run any of them); the rest runs only as far as they import or load
+    it by name. Empty for any other tree."""
     paths = getattr(project, "paths", {})
-    if "__init__.py" in paths or sum(rel.endswith(".py") for rel in paths) > _APP_MAX_FILES:
+    if "__init__.py" in paths:
         return set()
     launched: set[str] = set()       # the .py files the tree's shell scripts run, as paths from the root
     for rel in paths:
         if rel.endswith(_SHELL_SUFFIXES):
             for folders, name in (project.facts(rel) or {}).get("launch", ()):
                 launched.add("/".join([*folders, name]))
-    root = {rel for rel in paths if "/" not in rel and rel.endswith(".py") and rel != "setup.py"}
-    own = {rel.split("/", 1)[0].removesuffix(".py") for rel in paths if rel.endswith(".py")}
-    for rel in sorted(root & (_APP_SCRIPTS | launched)):
-        imported = _imported(project, rel)
-        if imported & _APP_SERVERS and imported & (own - {rel.removesuffix(".py")}):
+    python = [rel for rel in paths if rel.endswith(".py")]
+    folders = [""] + sorted({rel.split("/", 1)[0] + "/" for rel in python if rel.count("/") >= 2}
+                            - {f"{d}/" for d in _APP_TOOL_FOLDERS}
+                            - {rel.removesuffix("__init__.py") for rel in python if rel.count("/") == 1})
+    for folder in folders:
+        inside = [rel[len(folder):] for rel in python if rel.startswith(folder)]
+        scripts = {folder + rel for rel in inside if "/" not in rel and rel != "setup.py"}
+        own = {rel.split("/", 1)[0].removesuffix(".py") for rel in inside}
+        if any(_launch_script(project, rel, own, launched) for rel in sorted(scripts)):
             if _library(project):
                 return set()
-            tools = {p for p in paths if p.endswith(".py") and p.split("/", 1)[0] in _APP_TOOL_FOLDERS}
-            return root | (launched & set(paths)) | tools
+            tools = {p for p in python if p.split("/", 1)[0] in _APP_TOOL_FOLDERS}
+            root = {rel for rel in python if "/" not in rel and rel != "setup.py"}
+            return root | scripts | (launched & set(paths)) | tools
     return set()
 
 
@@ -1544,6 +1600,20 @@ def hosted_tree(results: list, project: Any) -> bool:
     """Whether the tree is run by a host application that reaches it only through known entry points: a ComfyUI
     node pack or a webui extension (an application is its own host, and opens its own autocasts)."""
     return comfy_node_pack(results) or bool(_webui_entries(project))
+
+
+def _missing_modules(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]]) -> list[str]:
+    """The package-relative modules the file imports at module level that the tree does not hold (`from .train import
+    x` beside no `train.py`): the file cannot be imported or run (pd30). A level above the tree's root is not judged."""
+    folders = rel.split("/")[:-1]
+    out = []
+    for level, module in f.get("relative", ()):
+        if level - 1 > len(folders):
+            continue
+        stem = "/".join([*folders[:len(folders) - level + 1], *module.split(".")])
+        if f"{stem}.py" not in facts and not any(other.startswith(stem + "/") for other in facts):
+            out.append("." * level + module)     # (a folder with no `__init__.py` is a namespace package)
+    return out
 
 
 def _pack_facts(results: list, project: Any, entries: Collection[str] = (), app: bool = False) -> dict[str, dict[str, Any]]:
@@ -1576,10 +1646,22 @@ def _pack_facts(results: list, project: Any, entries: Collection[str] = (), app:
             dotted = rel.removesuffix(".py").removesuffix("/__init__").split("/")
             if any(p.fullmatch(".".join(dotted[i:])) for p in patterns for i in range(len(dotted))):
                 f["entry"] = True
-        # a file no other file loads is a program of its own (Spark-TTS's `python -m cli.inference`, a Triton model
-        # repository's `model.py`, a conversion script its README runs): only what the app loads is read as the app
-        for rel in _named_by_nothing(facts, ()) | {r for r in facts if r.rsplit("/", 1)[-1] == "setup.py"}:
-            facts[rel]["entry"] = facts[rel]["script"] = True     # (a CUDA extension's setup.py: the user builds it)
+        # a file no other file loads is a program of its own (Spark-TTS's `python -m cli.inference`, a conversion
+        # script its README runs): only what the app loads is read as the app. Not one that does nothing when run
+        # (pd30: voice-changer's `RVC/RVC.py`, whose one import is commented out; a vendored DDSP-SVC `solver.py`
+        # defining a training loop nothing calls), nor one importing package modules the tree lacks (UVR's vendored
+        # `demucs/__main__.py` and its `.train`, `.augment`): it cannot run at all. A module defining a subclass stays:
+        # unpickling a saved model may load it (UVR's demucs `load_model` builds the checkpoint's pickled class)
+        for rel in _named_by_nothing(facts, ()):
+            missing = _missing_modules(rel, facts[rel], facts)
+            if missing:
+                facts[rel]["missing"] = missing
+            elif facts[rel].get("runs") or any(b != "object" for bases in facts[rel].get("bases", {}).values()
+                                               for b in bases):
+                facts[rel]["entry"] = facts[rel]["script"] = True
+        for rel in facts:
+            if rel.rsplit("/", 1)[-1] == "setup.py":    # a CUDA extension's setup.py: the user builds it
+                facts[rel]["entry"] = facts[rel]["script"] = True
     _flag_sets(facts, sources)
     return facts
 
@@ -1608,8 +1690,10 @@ def apply_unreached_defs(results: list, project: Any) -> int:
         for i, finding in enumerate(r.findings):
             if finding.severity == "info" and (finding.data or {}).get("context"):
                 continue        # another pass's reason stays (`overridden-default`, `other-backend`, ...)
+            missing = facts.get(r.path, {}).get("missing")
             note = _LAUNCHER_NOTE if r.path in launchers else \
-                host_note if any(first <= finding.line <= last for first, last in inside) else \
+                (_MISSING_NOTE.format(", ".join(missing)) if missing else host_note) \
+                if any(first <= finding.line <= last for first, last in inside) else \
                 _PROBE_NOTE if any(first <= finding.line <= last for first, last in probes) else None
             if note:
                 r.findings[i] = as_info(finding, _CONTEXT, note)
