@@ -10,7 +10,7 @@ recognise, and vendored programs inside them that nothing runs (auditor/static/u
 - a method named `exec` (`self.pipeline.exec(...)`) loads no module; `from gui_data.constants import *` reads the
   constants it brings (UVR's `separate.py` reading `CUDA_DEVICE`).
 Each case has a control that keeps its severity: a root `train.py` importing gradio is no application (pd29's), a
-file nothing loads with a `__main__` block, a module defining a subclass (a pickled model may load it), a constant a
+file nothing loads with a `__main__` block, a module defining a class (a server or a pickled model may load it), a constant a
 star-importer reads. Code written afresh in the shape of those trees, not copied."""
 from __future__ import annotations
 
@@ -117,8 +117,8 @@ def test_vendored_main_whose_imports_exist_is_a_program(tmp_path):
     assert "unreached" not in _contexts(root, "demucs/__main__.py", DEMUCS_MAIN, "set_device")
 
 
-def test_module_defining_a_subclass_nothing_imports_stays(tmp_path):
-    """Control: a model class nothing imports by name may be loaded by unpickling a saved model."""
+def test_module_defining_a_class_nothing_imports_stays(tmp_path):
+    """Control: a class nothing imports by name may be loaded by a server by path or by unpickling a saved model."""
     root = _uvr(tmp_path)
     assert "unreached" not in _contexts(root, "demucs/htdemucs.py", DEMUCS_MODEL, '"cuda"')
 

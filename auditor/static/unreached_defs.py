@@ -820,8 +820,8 @@ def _guards_import(node: ast.stmt) -> bool:
         if not _catches_import_errors(node):
             return False
         parts = [*node.body, *node.orelse, *node.finalbody, *(s for h in node.handlers for s in h.body)]
-    elif isinstance(node, ast.If):
-        parts = [*node.body, *node.orelse]
+    elif isinstance(node, ast.If) and not _main_block(node):    # (pd30: Unique3D's `if __name__ == "__main__":`
+        parts = [*node.body, *node.orelse]                      # setting TF32 before its imports runs, no guard)
     else:
         return False
     # a branch may hold a guard of its own (pd23: basicsr's `if BASICSR_JIT == 'True': ext = load(...)` / `else: try:
@@ -1650,14 +1650,14 @@ def _pack_facts(results: list, project: Any, entries: Collection[str] = (), app:
         # script its README runs): only what the app loads is read as the app. Not one that does nothing when run
         # (pd30: voice-changer's `RVC/RVC.py`, whose one import is commented out; a vendored DDSP-SVC `solver.py`
         # defining a training loop nothing calls), nor one importing package modules the tree lacks (UVR's vendored
-        # `demucs/__main__.py` and its `.train`, `.augment`): it cannot run at all. A module defining a subclass stays:
-        # unpickling a saved model may load it (UVR's demucs `load_model` builds the checkpoint's pickled class)
+        # `demucs/__main__.py` and its `.train`, `.augment`): it cannot run at all. A module defining a class stays: a
+        # server may load it by its path (a Triton model repository's `model.py` and its `TritonPythonModel`), or
+        # unpickling a saved model (UVR's demucs `load_model` builds the checkpoint's pickled class)
         for rel in _named_by_nothing(facts, ()):
             missing = _missing_modules(rel, facts[rel], facts)
             if missing:
                 facts[rel]["missing"] = missing
-            elif facts[rel].get("runs") or any(b != "object" for bases in facts[rel].get("bases", {}).values()
-                                               for b in bases):
+            elif facts[rel].get("runs") or facts[rel].get("bases"):
                 facts[rel]["entry"] = facts[rel]["script"] = True
         for rel in facts:
             if rel.rsplit("/", 1)[-1] == "setup.py":    # a CUDA extension's setup.py: the user builds it
