@@ -73,6 +73,8 @@ _WEBUI_NOTE = ("nothing in this stable-diffusion-webui extension calls it: webui
                "install.py and preload.py and what they import; port it if you reuse the helper")
 _APP_NOTE = ("nothing this application runs reaches it: it starts from its launch scripts and runs only what they "
              "import or load by name (policy (h)); port it if you run it")
+_MISSING_NOTE = ("nothing this application runs loads it, and it cannot run: it imports {}, which this tree does not "
+                 "hold (a vendored upstream program the application never runs)")
 _PROBE_NOTE = ("an availability probe: nothing reads the name it imports, so on Ascend it only answers that the "
                "library is missing; the path it enables has its own findings")
 _DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
@@ -106,9 +108,13 @@ _APP_SCRIPTS = frozenset({"app.py", "webui.py", "main.py", "launch.py"})
 _APP_TOOL_FOLDERS = frozenset({"scripts", "tools", "bin"})
 # what a launch script serves its user through: a research repository's `main.py` training entry is no application
 _APP_SERVERS = frozenset({"gradio", "streamlit", "fastapi", "flask", "uvicorn", "aiohttp"})
-# the reach passes over a 1671-file application (Wan2GP) ran past 20 minutes where the audit alone takes 5: a larger
-# tree is not read as an application until they are made faster (pd29, Left)
-_APP_MAX_FILES = 1000
+# a desktop GUI toolkit: a script importing one is a launch script whatever its name (pd30: UVR's `UVR.py`, tkinter);
+# a training script imports none
+_APP_GUIS = frozenset({"tkinter", "PyQt5", "PyQt6", "PySide2", "PySide6", "wx"})
+# the words of a launch script's name besides `_APP_SCRIPTS` (pd30: LongCat-Video's `run_streamlit.py`,
+# voice-changer's `server/MMVCServerSIO.py`, a `gradio_app.py`); a `train.py` importing gradio stays no application
+_APP_NAME_WORDS = frozenset({"app", "webui", "gui", "server", "ui", "streamlit", "gradio"})
+_NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")     # `MMVCServerSIO` -> MMVC, Server, SIO
 _LIBRARY_MARKS = {"pyproject.toml": (re.compile(rb"(?m)^\[(?:project|tool\.poetry)\]"),),
                   "setup.cfg": (re.compile(rb"(?m)^\[metadata\]"),)}
 _WEBUI_MODULES = frozenset({"modules.scripts", "modules.script_callbacks"})
@@ -420,6 +426,21 @@ def _after_exits(tree: ast.Module) -> list[list[int]]:
     return out
 
 
+# module-level calls a library module makes on import too: they do not make it a program (`_runs`)
+_SETUP_CALLS = frozenset({"append", "insert", "extend", "filterwarnings", "simplefilter", "basicConfig", "setLevel",
+                          "disable", "addHandler", "update", "setdefault", "load_dotenv", "register", "seed",
+                          "manual_seed", "set_grad_enabled", "use", "getLogger", "set_verbosity_error"})
+
+
+def _runs(node: ast.stmt) -> bool:
+    """Whether a module-level statement does something when the file runs (a call other than a setup call, a loop, a
+    `with`): a file that only defines, imports and assigns is a module, not a program (pd30)."""
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)):
+        return True
+    return isinstance(node, ast.Expr) and isinstance(node.value, (ast.Call, ast.Await)) \
+        and _decorator_name(node.value.func if isinstance(node.value, ast.Call) else node.value) not in _SETUP_CALLS
+
+
 def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     """The file's `top`, `names` and `dead` facts (module doc); {} when it does not parse. `package_init`: the file
     is a package's `__init__.py`, whose imports re-export names (each counts as read)."""
@@ -501,6 +522,13 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
         out["main"] = sorted(main)
     if main_lines:
         out["main_lines"] = main_lines
+    if any(_main_block(node) or _runs(node) for node in tree.body):
+        out["runs"] = True
+    # the package-relative modules it imports at module level, unguarded: [level, dotted module]
+    relative = [[node.level, node.module] for node in tree.body
+                if isinstance(node, ast.ImportFrom) and node.level and node.module]
+    if relative:
+        out["relative"] = relative
     # the script files the code names (`[sys.executable, "train_network.py", ...]`, `"scripts/train.py"`): their
     # `__main__` blocks run when the pack launches them
     launches = {stem for n in module_nodes(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
@@ -528,7 +556,7 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     if whole:
         out["whole"] = sorted(whole)
     stars = [[n.level, n.module or ""] for n in tree.body
-             if isinstance(n, ast.ImportFrom) and n.level and any(a.name == "*" for a in n.names)]
+             if isinstance(n, ast.ImportFrom) and (n.level or n.module) and any(a.name == "*" for a in n.names)]
     if stars:
         out["stars"] = stars
     if any(root for root, _ in bound.values()):   # what a file star-importing this one gets by name from absolute imports: `<root>:<bound name>`
@@ -792,8 +820,8 @@ def _guards_import(node: ast.stmt) -> bool:
         if not _catches_import_errors(node):
             return False
         parts = [*node.body, *node.orelse, *node.finalbody, *(s for h in node.handlers for s in h.body)]
-    elif isinstance(node, ast.If):
-        parts = [*node.body, *node.orelse]
+    elif isinstance(node, ast.If) and not _main_block(node):    # (pd30: Unique3D's `if __name__ == "__main__":`
+        parts = [*node.body, *node.orelse]                      # setting TF32 before its imports runs, no guard)
     else:
         return False
     # a branch may hold a guard of its own (pd23: basicsr's `if BASICSR_JIT == 'True': ext = load(...)` / `else: try:
@@ -808,6 +836,8 @@ def _probes(tree: ast.Module) -> list[list[int]]:
     False`): an availability probe, whose import on Ascend only makes it answer False; the path it enables has its own
     findings. The lead's decision 1 with no use, vacuously: info."""
     out: list[list[int]] = []
+    if not any(isinstance(n, ast.Try) and _catches_import_errors(n) for n in module_nodes(tree)):
+        return out      # (most files: no walk of each function, nested ones walked again with each enclosing one)
     for fn in module_nodes(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
@@ -845,6 +875,9 @@ _LOADERS = frozenset({"import_module", "__import__", "spec_from_file_location", 
                       "run_module", "exec"})
 
 
+_BUILTIN_LOADERS = frozenset({"exec", "__import__"})
+
+
 def _dynamic_load(node: ast.AST) -> bool:
     """A call that imports or runs a module whose name or path is computed (`importlib.import_module(f"nodes.{name}")`
     over a folder listing, `spec_from_file_location(name, path)`, `exec(open(path).read())`): any file may be loaded."""
@@ -854,6 +887,8 @@ def _dynamic_load(node: ast.AST) -> bool:
     first = node.args[0]
     if isinstance(first, ast.Name) and first.id == "__name__":
         return False    # `import_module(__name__)`: the file's own module, already loaded (diffusers' LoRA processors)
+    if name in _BUILTIN_LOADERS and not isinstance(node.func, ast.Name):
+        return False    # a method of that name (pd30: voice-changer's `self.pipeline.exec(...)` runs its pipeline)
     return name in _LOADERS and not (isinstance(first, ast.Constant) and name != "spec_from_file_location")
 
 
@@ -1035,10 +1070,12 @@ def _named_by_nothing(facts: dict[str, dict[str, Any]], config_words: Collection
     by_path: dict[str, set[str]] = {}      # a lazy package's child -> the files whose reads make the package load it
     for rel, f in facts.items():
         table = f.get("lazy") or {}
+        if not table:
+            continue
         folder = rel.removesuffix("__init__.py")
         for other in facts:
             parts = other[len(folder):].split("/") if other.startswith(folder) and other != rel else []
-            if not table or not parts or len(parts) > 2 or len(parts) == 2 and parts[1] != "__init__.py":
+            if not parts or len(parts) > 2 or len(parts) == 2 and parts[1] != "__init__.py":
                 continue
             child = parts[0].removesuffix(".py")
             names = {child} if "*" in table else set(table.get(child, ()))     # `*`: the attribute names the child
@@ -1158,6 +1195,7 @@ def _spans(facts: dict[str, dict[str, Any]], done: Collection[tuple[str, str]], 
            idle_mains: dict[str, list[list[int]]], off: Collection[str]) -> dict[str, list[tuple[int, int]]]:
     """Per file, the unreached spans (`_unreached`), given the reached definitions and the attribute flags nothing
     turns on (`off`: their `if self.X:` bodies are unreached too, and so is what only they read)."""
+    index = _PackIndex(facts, off)
     out: dict[str, list[tuple[int, int]]] = {}
     for rel, f in facts.items():
         spans = [(first, last) for name, first, last, _ in f.get("top", ()) if (rel, name) not in done]
@@ -1168,9 +1206,9 @@ def _spans(facts: dict[str, dict[str, Any]], done: Collection[tuple[str, str]], 
             starts = [1] + [last + 1 for _, last in kept]
             ends = [first - 1 for first, _ in kept] + [_END]
             spans = [(a, b) for a, b in zip(starts, ends) if a <= b]
-        spans += _unread_spans(rel, f, facts, spans)
-        spans += _uncalled_methods(rel, f, facts, done, off)
-        spans += _unused_guarded_imports(rel, f, facts, spans)
+        spans += _unread_spans(rel, f, index, spans)
+        spans += _uncalled_methods(rel, f, index, done)
+        spans += _unused_guarded_imports(rel, f, index, spans)
         if spans:
             out[rel] = spans
     return out
@@ -1241,8 +1279,60 @@ def _flag_sets(facts: dict[str, dict[str, Any]], sources: dict[str, bytes]) -> N
                 f["sets"][flag] = [[getattr(n, "lineno", 0) for n in on], falsy]
 
 
-def _uncalled_methods(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]],
-                      done: Collection[tuple[str, str]], off: Collection[str] = ()) -> list[tuple[int, int]]:
+class _PackIndex:
+    """What the per-file span readers (`_uncalled_methods`, `_unused_guarded_imports`, `_unread_spans`) ask of the
+    whole tree, gathered once per `_spans` call: asked per file, each question walked every file's facts again, and
+    the reach passes grew with the square of the files (past 20 minutes on Wan2GP's 1671; pd29)."""
+
+    def __init__(self, facts: dict[str, dict[str, Any]], off: Collection[str]) -> None:
+        self.facts = facts
+        self.dynamic = _loads_dynamically(facts)
+        self.whole: dict[str, set[str]] = {}            # a module stem -> the files importing it whole
+        self.stars: dict[str, set[str]] = {}            # a file -> the files star-importing it
+        self.imports_from: dict[str, set[str]] = {}     # `<module>:<name>` -> the files importing the name
+        self.modules: dict[str, set[str]] = {}          # a module word -> the files naming it
+        read: set[str] = set()
+        dead: set[str] = set()      # words read only in the bodies of flags nothing turns on
+        for rel, g in facts.items():
+            for stem in g.get("whole", ()):
+                self.whole.setdefault(stem, set()).add(rel)
+            for other in _star_files(rel, g, facts):
+                self.stars.setdefault(other, set()).add(rel)
+            for entry in g.get("imports_from", ()):
+                self.imports_from.setdefault(entry, set()).add(rel)
+            for word in g.get("modules", ()):
+                self.modules.setdefault(word, set()).add(rel)
+            read.update(g.get("words", ()))
+            for flag, _, _, words in g.get("flags", ()):
+                (dead if flag in off else read).update(words)
+        self.dead = dead - read
+        self.computed_call = "<computed-call>" in read
+        self.method_reads = read | {n.rpartition(":")[2].removeprefix(".") for g in facts.values()
+                                    for names in (*g.get("names", {}).values(), g.get("main", ())) for n in names}
+        # pack classes tied by inheritance to a class from outside the pack, and every class related to one, up or down
+        pack_classes = {c for g in facts.values() for c in g.get("bases", {})}
+        children: dict[str, set[str]] = {}
+        parents: dict[str, set[str]] = {}
+        outside: set[str] = set()
+        for g in facts.values():
+            for c, names in g.get("bases", {}).items():
+                parents[c] = set(names)
+                for b in names:
+                    if b not in pack_classes and b != "object":
+                        outside.add(c)
+                    children.setdefault(b, set()).add(c)
+        self.tied: set[str] = set()
+        todo = list(outside)
+        while todo:
+            c = todo.pop()
+            if c in self.tied:
+                continue
+            self.tied.add(c)
+            todo.extend((children.get(c, set()) | parents.get(c, set())) & pack_classes)
+
+
+def _uncalled_methods(rel: str, f: dict[str, Any], index: _PackIndex,
+                      done: Collection[tuple[str, str]]) -> list[tuple[int, int]]:
     """The methods of reached classes of `rel` that nothing in the pack calls (pd18, heldout23: EchoMimic's
     `BlockGPUManager.get_gpu_memory_usage`; a diffusers `Attention` subclass's
     `set_use_memory_efficient_attention_xformers` in a pack that never enables xformers). Names are matched, not
@@ -1252,36 +1342,9 @@ def _uncalled_methods(rel: str, f: dict[str, Any], facts: dict[str, dict[str, An
     class tied by inheritance to a class from outside the pack (nn.Module, diffusers' Attention, a metaclass), every
     method but a known library hook (`_LIBRARY_HOOKS`) the pack never triggers: the library may call any other by
     its name."""
-    if not f.get("methods") or "<computed-self>" in f.get("words", ()) or f.get("entry"):
+    if not f.get("methods") or "<computed-self>" in f.get("words", ()) or f.get("entry") or index.computed_call:
         return []       # (webui calls a scripts module's `Script` hooks, `process`, `ui`, ..., by name: pd27)
-    read = {w for g in facts.values() for w in g.get("words", ())}
-    dead: set[str] = set()      # words read only in the bodies of flags nothing turns on
-    for g in facts.values():
-        for flag, _, _, words in g.get("flags", ()):
-            (dead if flag in off else read).update(words)
-    dead -= read
-    if "<computed-call>" in read:
-        return []
-    read |= {n.rpartition(":")[2].removeprefix(".") for g in facts.values()
-             for names in (*g.get("names", {}).values(), g.get("main", ())) for n in names}
-    pack_classes = {c for g in facts.values() for c in g.get("bases", {})}
-    children: dict[str, set[str]] = {}
-    outside: set[str] = set()       # pack classes with a base from outside the pack
-    for g in facts.values():
-        for c, names in g.get("bases", {}).items():
-            for b in names:
-                if b not in pack_classes and b != "object":
-                    outside.add(c)
-                children.setdefault(b, set()).add(c)
-    tied: set[str] = set()          # ... and every class related to one by inheritance, up or down
-    todo = list(outside)
-    parents = {c: set(names) for g in facts.values() for c, names in g.get("bases", {}).items()}
-    while todo:
-        c = todo.pop()
-        if c in tied:
-            continue
-        tied.add(c)
-        todo.extend((children.get(c, set()) | parents.get(c, set())) & pack_classes)
+    read, dead, tied = index.method_reads, index.dead, index.tied
     out = []
     for cls, name, first, last, registered in f["methods"]:
         if (rel, cls) not in done or registered or name.startswith("__") or name.isupper() or name in read:
@@ -1292,7 +1355,7 @@ def _uncalled_methods(rel: str, f: dict[str, Any], facts: dict[str, dict[str, An
     return out
 
 
-def _unused_guarded_imports(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]],
+def _unused_guarded_imports(rel: str, f: dict[str, Any], index: _PackIndex,
                             spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The guarded optional imports of `rel` (`_guarded_imports`) whose every read in the file lies in `spans` (code the
     pack never reaches) and whose names no other file can import (by name, the module whole or a star import): an
@@ -1301,50 +1364,53 @@ def _unused_guarded_imports(rel: str, f: dict[str, Any], facts: dict[str, dict[s
     if not f.get("guarded"):
         return []
     stem = rel.rsplit("/", 1)[-1].removesuffix(".py")
-    others = [(o, g) for o, g in facts.items() if o != rel]
-    if stem == "__init__" or any(stem in g.get("whole", ()) or rel in _star_files(o, g, facts) for o, g in others):
+    if stem == "__init__" or index.whole.get(stem, set()) - {rel} or index.stars.get(rel, set()) - {rel}:
         return []
     # `from .attention import xformers` takes the name from this module; `import xformers` elsewhere does not
-    imported = {entry for _, g in others for entry in g.get("imports_from", ())}
     return [(first, last) for first, last, uses, names in f["guarded"]
-            if not imported & {f"{stem}:{name}" for name in names} and all(any(a <= u <= b for a, b in spans) for u in uses)]
+            if not any(index.imports_from.get(f"{stem}:{name}", set()) - {rel} for name in names)
+            and all(any(a <= u <= b for a, b in spans) for u in uses)]
 
 
 def _star_files(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]]) -> list[str]:
-    """The pack's files `rel` star-imports (`from .IFNet_HDv3 import *`, `from ..modules.attention import *`)."""
+    """The pack's files `rel` star-imports (`from .IFNet_HDv3 import *`, `from ..modules.attention import *`,
+    `from gui_data.constants import *`)."""
     out = []
     for level, module in f.get("stars", ()):
+        if not level:   # `from gui_data.constants import *` (pd30: UVR's separate.py), under any sys.path root
+            out += [other for other in facts if _is_module(other, module)]
+            continue
         base = rel.split("/")[:-level] if level <= rel.count("/") + 1 else []
         stem = "/".join([*base, *filter(None, module.split("."))])
         out += [c for c in (f"{stem}.py", f"{stem}/__init__.py") if c in facts]
     return out
 
 
-def _unread_spans(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]],
+def _unread_spans(rel: str, f: dict[str, Any], index: _PackIndex,
                   spans: Collection[tuple[int, int]] = ()) -> list[tuple[int, int]]:
     """The module-level assignments of `rel` that nothing reads: the file never reads the name, or reads it only in
     `spans` (code the pack never reaches; pd25), and no other file imports the name or the module whole (t19a). None
     when some file loads modules by a computed name."""
     unread = [*f.get("unread", ()), *([name, first, last] for name, first, last, uses in f.get("read_in", ())
                                       if all(any(a <= u <= b for a, b in spans) for u in uses))]
-    if not unread or _loads_dynamically(facts):
+    if not unread or index.dynamic:
         return []
     stem = rel.rsplit("/", 1)[-1].removesuffix(".py")
-    if stem == "__init__" or any(stem in g.get("whole", ()) for other, g in facts.items() if other != rel):
+    if stem == "__init__" or index.whole.get(stem, set()) - {rel}:
         return []
-    imported = {w for other, g in facts.items() if other != rel for w in g.get("modules", ())}
     # a file star-importing this one reads a global only by its bare name outside a function binding it
     # (pd18: Sonic's RIFE_HDv3.py star-imports IFNet_HDv3's `device` and reads only its own parameter `device`);
     # a star importer that is itself imported whole or star-imported passes the names on: all kept
-    starred = [g for other, g in facts.items() if other != rel and rel in _star_files(other, g, facts)]
-    for other, g in facts.items():
-        if g in starred:
-            other_stem = other.rsplit("/", 1)[-1].removesuffix(".py")
-            if other_stem == "__init__" or any(other_stem in h.get("whole", ()) or other in _star_files(o, h, facts)
-                                               for o, h in facts.items() if o != other):
-                return []
-    read = {n for g in starred for names in (*g.get("names", {}).values(), g.get("main", ())) for n in names}
-    return [(first, last) for name, first, last in unread if name not in imported and name not in read]
+    starred = index.stars.get(rel, set()) - {rel}
+    for other in starred:
+        other_stem = other.rsplit("/", 1)[-1].removesuffix(".py")
+        if other_stem == "__init__" or index.whole.get(other_stem, set()) - {other} or \
+                index.stars.get(other, set()) - {other}:
+            return []
+    read = {n for other in starred for names in (*index.facts[other].get("names", {}).values(),
+                                                 index.facts[other].get("main", ())) for n in names}
+    return [(first, last) for name, first, last in unread
+            if not index.modules.get(name, set()) - {rel} and name not in read]
 
 
 def _config_words(project: Any, results: list) -> set[str]:
@@ -1473,30 +1539,47 @@ def _imported(project: Any, rel: str) -> set[str]:
     return {str(load[0]).split(".", 1)[0] for load in (project.facts(rel) or {}).get("load", ()) if load and load[0]}
 
 
+def _launch_script(project: Any, rel: str, own: Collection[str], launched: Collection[str]) -> bool:
+    """Whether the script launches an application: it serves a UI or an API (`_APP_SERVERS`, `_APP_GUIS`), imports
+    the modules of its own folder's tree (`own`), and is named as a launch script (`_APP_SCRIPTS`, a word of
+    `_APP_NAME_WORDS`, run by the tree's shell scripts) or imports a desktop GUI toolkit."""
+    imported = _imported(project, rel)
+    base = rel.rsplit("/", 1)[-1]
+    words = {w.lower() for w in _NAME_WORD.findall(base.removesuffix(".py"))}
+    named = base in _APP_SCRIPTS or rel in launched or bool(words & _APP_NAME_WORDS) or bool(imported & _APP_GUIS)
+    return named and bool(imported & (_APP_SERVERS | _APP_GUIS)) and bool(imported & (set(own) - {base[:-3]}))
+
+
 def _app_entries(project: Any) -> set[str]:
     """The files an APPLICATION runs itself (pd29, heldout27: Wan2GP's `wgp.py`): a tree with no root `__init__.py`,
-    not pip-installable (`_library`), whose root holds a launch script (`_APP_SCRIPTS`, or a root `x.py` its own shell
-    scripts run: `python3 wgp.py --listen`) that serves a UI or an API (`_APP_SERVERS`: gradio, fastapi, ...) and
-    imports the tree's own modules. Its entry files are every root-level
-    script, every file its shell scripts run and every file of a root `scripts/` or `tools/` folder (a user may run any
-    of them); the rest runs only as far as they import or load it by name. Empty for any other tree."""
+    not pip-installable (`_library`), whose root, or a top-level folder that is no package (pd30: voice-changer's
+    `server/`, run as `python MMVCServerSIO.py` from there), holds a launch script (`_launch_script`: `wgp.py` run by
+    `python3 wgp.py --listen` in its shell scripts, UVR's tkinter `UVR.py`) importing that folder's own modules. Its
+    entry files are every script of the root and of that folder, every file its shell scripts run and every file of a
+    root `scripts/` or `tools/` folder (a user may run any of them); the rest runs only as far as they import or load
+    it by name. Empty for any other tree."""
     paths = getattr(project, "paths", {})
-    if "__init__.py" in paths or sum(rel.endswith(".py") for rel in paths) > _APP_MAX_FILES:
+    if "__init__.py" in paths:
         return set()
     launched: set[str] = set()       # the .py files the tree's shell scripts run, as paths from the root
     for rel in paths:
         if rel.endswith(_SHELL_SUFFIXES):
             for folders, name in (project.facts(rel) or {}).get("launch", ()):
                 launched.add("/".join([*folders, name]))
-    root = {rel for rel in paths if "/" not in rel and rel.endswith(".py") and rel != "setup.py"}
-    own = {rel.split("/", 1)[0].removesuffix(".py") for rel in paths if rel.endswith(".py")}
-    for rel in sorted(root & (_APP_SCRIPTS | launched)):
-        imported = _imported(project, rel)
-        if imported & _APP_SERVERS and imported & (own - {rel.removesuffix(".py")}):
+    python = [rel for rel in paths if rel.endswith(".py")]
+    folders = [""] + sorted({rel.split("/", 1)[0] + "/" for rel in python if rel.count("/") >= 2}
+                            - {f"{d}/" for d in _APP_TOOL_FOLDERS}
+                            - {rel.removesuffix("__init__.py") for rel in python if rel.count("/") == 1})
+    for folder in folders:
+        inside = [rel[len(folder):] for rel in python if rel.startswith(folder)]
+        scripts = {folder + rel for rel in inside if "/" not in rel and rel != "setup.py"}
+        own = {rel.split("/", 1)[0].removesuffix(".py") for rel in inside}
+        if any(_launch_script(project, rel, own, launched) for rel in sorted(scripts)):
             if _library(project):
                 return set()
-            tools = {p for p in paths if p.endswith(".py") and p.split("/", 1)[0] in _APP_TOOL_FOLDERS}
-            return root | (launched & set(paths)) | tools
+            tools = {p for p in python if p.split("/", 1)[0] in _APP_TOOL_FOLDERS}
+            root = {rel for rel in python if "/" not in rel and rel != "setup.py"}
+            return root | scripts | (launched & set(paths)) | tools
     return set()
 
 
@@ -1517,6 +1600,20 @@ def hosted_tree(results: list, project: Any) -> bool:
     """Whether the tree is run by a host application that reaches it only through known entry points: a ComfyUI
     node pack or a webui extension (an application is its own host, and opens its own autocasts)."""
     return comfy_node_pack(results) or bool(_webui_entries(project))
+
+
+def _missing_modules(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]]) -> list[str]:
+    """The package-relative modules the file imports at module level that the tree does not hold (`from .train import
+    x` beside no `train.py`): the file cannot be imported or run (pd30). A level above the tree's root is not judged."""
+    folders = rel.split("/")[:-1]
+    out = []
+    for level, module in f.get("relative", ()):
+        if level - 1 > len(folders):
+            continue
+        stem = "/".join([*folders[:len(folders) - level + 1], *module.split(".")])
+        if f"{stem}.py" not in facts and not any(other.startswith(stem + "/") for other in facts):
+            out.append("." * level + module)     # (a folder with no `__init__.py` is a namespace package)
+    return out
 
 
 def _pack_facts(results: list, project: Any, entries: Collection[str] = (), app: bool = False) -> dict[str, dict[str, Any]]:
@@ -1549,10 +1646,22 @@ def _pack_facts(results: list, project: Any, entries: Collection[str] = (), app:
             dotted = rel.removesuffix(".py").removesuffix("/__init__").split("/")
             if any(p.fullmatch(".".join(dotted[i:])) for p in patterns for i in range(len(dotted))):
                 f["entry"] = True
-        # a file no other file loads is a program of its own (Spark-TTS's `python -m cli.inference`, a Triton model
-        # repository's `model.py`, a conversion script its README runs): only what the app loads is read as the app
-        for rel in _named_by_nothing(facts, ()) | {r for r in facts if r.rsplit("/", 1)[-1] == "setup.py"}:
-            facts[rel]["entry"] = facts[rel]["script"] = True     # (a CUDA extension's setup.py: the user builds it)
+        # a file no other file loads is a program of its own (Spark-TTS's `python -m cli.inference`, a conversion
+        # script its README runs): only what the app loads is read as the app. Not one that does nothing when run
+        # (pd30: voice-changer's `RVC/RVC.py`, whose one import is commented out; a vendored DDSP-SVC `solver.py`
+        # defining a training loop nothing calls), nor one importing package modules the tree lacks (UVR's vendored
+        # `demucs/__main__.py` and its `.train`, `.augment`): it cannot run at all. A module defining a class stays: a
+        # server may load it by its path (a Triton model repository's `model.py` and its `TritonPythonModel`), or
+        # unpickling a saved model (UVR's demucs `load_model` builds the checkpoint's pickled class)
+        for rel in _named_by_nothing(facts, ()):
+            missing = _missing_modules(rel, facts[rel], facts)
+            if missing:
+                facts[rel]["missing"] = missing
+            elif facts[rel].get("runs") or facts[rel].get("bases"):
+                facts[rel]["entry"] = facts[rel]["script"] = True
+        for rel in facts:
+            if rel.rsplit("/", 1)[-1] == "setup.py":    # a CUDA extension's setup.py: the user builds it
+                facts[rel]["entry"] = facts[rel]["script"] = True
     _flag_sets(facts, sources)
     return facts
 
@@ -1581,8 +1690,10 @@ def apply_unreached_defs(results: list, project: Any) -> int:
         for i, finding in enumerate(r.findings):
             if finding.severity == "info" and (finding.data or {}).get("context"):
                 continue        # another pass's reason stays (`overridden-default`, `other-backend`, ...)
+            missing = facts.get(r.path, {}).get("missing")
             note = _LAUNCHER_NOTE if r.path in launchers else \
-                host_note if any(first <= finding.line <= last for first, last in inside) else \
+                (_MISSING_NOTE.format(", ".join(missing)) if missing else host_note) \
+                if any(first <= finding.line <= last for first, last in inside) else \
                 _PROBE_NOTE if any(first <= finding.line <= last for first, last in probes) else None
             if note:
                 r.findings[i] = as_info(finding, _CONTEXT, note)
