@@ -39,7 +39,8 @@ FACTS: dict[str, int] = {
     "tree": 2,            # project_imports.tree_facts: ops, getattr, hydra, shim; framework (FORMAT 6); 2: choices (t18b)
     "getattr_own": 1,     # opnamespaces.getattr_own_lines_fact; wrapper (launched.wrapper_fact) (FORMAT 7)
     "quiet": 1,           # shim_graph.quiet_fact (FORMAT 8)
-    "ci": 2,              # ci_jobs.ci_fact (FORMAT 9); 2: NVIDIA instance runner labels (t11w)
+    "ci": 3,              # ci_jobs.ci_fact (FORMAT 9); 2: NVIDIA instance runner labels (t11w); 3: Lightning,
+                          # CircleCI, runners a job of the workflow launches (pd32)
     "colab": 1,           # ci_jobs.colab_fact: a notebook's Colab tie (lead decision 8, pd24)
     "launch": 2,          # launched.launch_facts: patches, option defaults (FORMAT 10); 2: setting guards (t18b)
     "calls": 8,           # call_defaults.default_facts (FORMAT 11); 2: main_calls, flags, switches, optional_attrs (pd17);

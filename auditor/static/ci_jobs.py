@@ -16,6 +16,14 @@ Notebooks pinned to Colab's NVIDIA runtime (lead decision 8, session 22; pd24): 
 runs on Colab's machines, as a CUDA CI job runs on its runner: its CUDA installs (`!pip install xformers
 --extra-index-url .../cu118`) and CUDA calls (`device="cuda"`) are info, never rewritten. A notebook with no such tie
 keeps its findings; a comment line (`# from google.colab import files`) or a URL's `/content/` is no tie.
+
+CI services other than GitHub Actions read the same way (pd32): a Lightning CI workflow (`.lightning/workflows/*.yml`,
+one job per file) on `machine: L4_X_2` (a GPU model token) or with a CUDA `image:`; a CircleCI job
+(`.circleci/*.yml`) with `resource_class: gpu.nvidia.small` or a CUDA `machine: {image: ubuntu-2004-cuda-11.4...}` /
+`docker: [{image: ...}]`. A GitHub job on a self-hosted runner that another job of the workflow starts
+(`runs-on: ${{ needs.start-runner.outputs.label }}`) runs on the machine that job launches: the instance type it names
+(`EC2_INSTANCE_TYPE: g5.12xlarge`, `ec2-instance-type:`) is the job's machine. A CPU resource class, a CPU image or a
+launcher that names no NVIDIA instance keeps the findings.
 """
 from __future__ import annotations
 
@@ -40,6 +48,10 @@ _COLAB_TIE = re.compile(r"(?:^|[^\w.])(?:import\s+google\.colab|from\s+google\.c
                         r"|\bdrive\.mount\("
                         r"|(?<![\w./:}-])/content(?![\w-])")
 _MACHINE_KEYS = ("runs-on", "runner", "container", "image")
+# runner / machine keys whose GPU-model or instance tokens (`L4_X_2`, `g5.12xlarge`) name NVIDIA hardware
+_TOKEN_KEYS = ("runs-on", "runner", "machine", "instance-type")
+_STARTED_RUNNER = re.compile(r"\$\{\{\s*needs\.([\w-]+)\.outputs\.")
+_INSTANCE_TYPE_KEY = re.compile(r"(?i)instance[-_]?type$")
 _MAX_BYTES = 1_000_000
 
 
@@ -58,6 +70,19 @@ def _named(node) -> dict:
     if not isinstance(node, yaml.MappingNode):
         return {}
     return {str(k.value): v for k, v in node.value if isinstance(k, yaml.ScalarNode)}
+
+
+def _is_other_ci(rel: str) -> bool:
+    """A Lightning CI workflow (`.lightning/workflows/*.yml`) or a CircleCI config (`.circleci/*.yml`)."""
+    parts = rel.replace("\\", "/").split("/")
+    if not parts[-1].endswith((".yml", ".yaml")):
+        return False
+    return parts[-3:-1] == [".lightning", "workflows"] or (len(parts) >= 2 and parts[-2] == ".circleci")
+
+
+def is_ci_file(rel: str) -> bool:
+    """A CI definition whose jobs this module reads (GitHub, Azure, Lightning, CircleCI)."""
+    return _is_workflow(rel) or _is_azure_pipeline(rel) or _is_other_ci(rel)
 
 
 def _is_azure_pipeline(rel: str) -> bool:
@@ -110,7 +135,7 @@ _NVIDIA_RUNNER_TOKEN = re.compile(r"(?i)^(g4dn|g5g?|g6e?|gr6|p3(dn)?|p4de?|p5e?n
 
 def _word_backends(key: str, s: str) -> set[str]:
     found = backends_in_text(s.replace("-", "_").replace(".", "_").replace(":", "_").replace("/", "_"))
-    if not found and key in ("runs-on", "runner") and any(_NVIDIA_RUNNER_TOKEN.match(t)
+    if not found and key in _TOKEN_KEYS and any(_NVIDIA_RUNNER_TOKEN.match(t)
                                                           for t in re.split(r"[-_.:/\s]+", s)):
         found = {"cuda"}
     return found
@@ -124,16 +149,51 @@ def _cuda_only(words: list[tuple[str, str]]) -> str | None:
     return why[0] if why else None
 
 
-def cuda_job(job) -> str | None:
-    """Why a workflow job (its mapping node) runs only on NVIDIA machines (`runs-on: linux.g5.4xlarge.nvidia.gpu`),
-    or None."""
+def _instance_types(node) -> list[str]:
+    """The literal values of `*instance-type` / `*_INSTANCE_TYPE` keys anywhere in a job (an EC2 runner launcher)."""
+    if isinstance(node, yaml.SequenceNode):
+        return [s for v in node.value for s in _instance_types(v)]
+    if not isinstance(node, yaml.MappingNode):
+        return []
+    out = []
+    for k, v in node.value:
+        if isinstance(k, yaml.ScalarNode) and _INSTANCE_TYPE_KEY.search(str(k.value)) and isinstance(v, yaml.ScalarNode):
+            out.append(str(v.value))
+        else:
+            out += _instance_types(v)
+    return [s for s in out if "${{" not in s]
+
+
+def cuda_job(job, jobs: dict | None = None) -> str | None:
+    """Why a workflow job (its mapping node) runs only on NVIDIA machines (`runs-on: linux.g5.4xlarge.nvidia.gpu`;
+    a CircleCI `resource_class: gpu.nvidia.small`; a runner that the job `jobs[X]` it needs launches on an NVIDIA
+    instance), or None."""
     named = _named(job)
-    machine = {**{k: named[k] for k in ("runs-on", "container") if k in named},
+    machine = {**{k: named[k] for k in ("runs-on", "container", "resource_class") if k in named},
                **{k: v for k, v in _named(named.get("with")).items() if k in _MACHINE_KEYS}}
-    arch = _named(named.get("with")).get("gpu-arch-type")
     words: list[tuple[str, str]] = [(k, s) for k, v in machine.items() for s in _scalars(v) if "${{" not in s]
+    arch = _named(named.get("with")).get("gpu-arch-type")
     if isinstance(arch, yaml.ScalarNode) and "${{" not in str(arch.value):
         words.append(("gpu-arch-type", str(arch.value)))
+    circle_machine = named.get("machine")   # CircleCI: `machine: {image: ...}` (or `machine: true`)
+    words += [("machine", s) for s in _scalars(_named(circle_machine).get("image"))]
+    docker = named.get("docker")
+    if isinstance(docker, yaml.SequenceNode):
+        words += [("image", s) for item in docker.value for s in _scalars(_named(item).get("image"))]
+    runs_on = named.get("runs-on")
+    started = _STARTED_RUNNER.search(str(runs_on.value)) if isinstance(runs_on, yaml.ScalarNode) else None
+    if started is not None and jobs and started.group(1) in jobs:
+        words += [("instance-type", s) for s in _instance_types(jobs[started.group(1)])]
+    return _cuda_only(words)
+
+
+def _lightning_job(root) -> str | None:
+    """Why a Lightning CI workflow (the whole file is one job: top-level `machine:` and `image:`) runs only on
+    NVIDIA machines, or None."""
+    named = _named(root)
+    if "machine" not in named or "jobs" in named:
+        return None
+    words = [(k, s) for k in ("machine", "image") for s in _scalars(named.get(k)) if "${{" not in s]
     return _cuda_only(words)
 
 
@@ -145,8 +205,11 @@ def cuda_job_spans(text: str) -> list[tuple[int, int, str, str]]:
         return []
     jobs = _named(root).get("jobs")
     out = []
+    lightning = _lightning_job(root)
+    if lightning is not None:
+        out.append((1, root.end_mark.line + 1, "workflow", lightning))
     for key, job in (jobs.value if isinstance(jobs, yaml.MappingNode) else []):
-        why = cuda_job(job) if isinstance(key, yaml.ScalarNode) else None
+        why = cuda_job(job, _named(jobs)) if isinstance(key, yaml.ScalarNode) else None
         if why is not None:
             out.append((key.start_mark.line + 1, job.end_mark.line + 1, str(key.value), why))
     for job in _azure_jobs(root):          # Azure Pipelines: `jobs:` is a list of `- job: NAME` mappings
@@ -161,7 +224,7 @@ def ci_fact(data: bytes, rel: str) -> list[list] | None:
     """Per file, in the worker (cache FORMAT 9, in the summary's `tree` facts): the CUDA CI job spans
     (cuda_job_spans, as lists) of a GitHub workflow or Azure pipeline, read as apply_cuda_ci_jobs read it (text mode:
     universal newlines; [] over the size limit); None for any other file."""
-    if not (_is_workflow(rel) or _is_azure_pipeline(rel)):
+    if not is_ci_file(rel):
         return None
     if len(data) > _MAX_BYTES:
         return []
@@ -176,7 +239,7 @@ def apply_cuda_ci_jobs(results: list, files: Sequence[tuple[Path, str]], project
     where = {rel: path for path, rel in files}
     lowered = 0
     for result in results:
-        if not (_is_workflow(result.path) or _is_azure_pipeline(result.path)) or not any(f.severity != "info" and not f.data.get("context")
+        if not is_ci_file(result.path) or not any(f.severity != "info" and not f.data.get("context")
                                                     for f in result.findings):
             continue
         fact = (held_tree(project, result.path) or {}).get("ci")
