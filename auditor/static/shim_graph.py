@@ -113,6 +113,8 @@ class ShimGraph:
         self.direct: dict[str, str] = {}        # module -> what it imports that is the shim or an adaptor
         self.entries: set[str] = set()
         self.adapted: set[str] = set()          # rels loaded through a Megatron adaptor (set by under_shim)
+        self.megatron: set[str] = set()         # modules that import Megatron at load time
+        self.mindspeed: dict[str, str] = {}     # top package -> the first file of it that imports MindSpeed
         raw: dict[str, tuple[dict, bool]] = {}
         marked = False
         for _path, rel in files:
@@ -125,6 +127,12 @@ class ShimGraph:
                 continue
             marked = marked or bool(facts.get("mark"))
             raw[named[0]] = (facts, named[1])
+            heads = [(module.split(".", 1)[0], load_time) for module, _names, load_time in facts["load"]]
+            if any(head == "megatron" and load_time for head, load_time in heads):
+                self.megatron.add(named[0])
+            if any(head == "mindspeed" for head, _ in heads) and not _test_module(named[0]):
+                self.mindspeed.setdefault(named[0].split(".", 1)[0], rel)
+        marked = marked or bool(self.mindspeed)
         # no file names the shim or an adaptor: nothing can load it
         for name, (facts, is_pkg) in (raw.items() if marked else ()):
             deps: set[str] = set()
@@ -207,7 +215,8 @@ class ShimGraph:
         reached_plain: set[str] = set()
         reached_shim: dict[str, str] = {}
         reached_adaptor: set[str] = set()
-        for entry in sorted(self.entries | self.adaptors()):
+        self_tests = self._self_tests()
+        for entry in sorted((self.entries - self_tests) | self.adaptors()):
             via = self.loads_shim(entry)
             adaptor = via is not None and self.through_adaptor(entry)
             for mod in self._closure(entry, lazy=True):     # a function the entry calls runs in its process
@@ -246,6 +255,37 @@ class ShimGraph:
                     self.adapted.add(rel)
         for rel, conftest in self.fixtures.items():
             out.setdefault(rel, conftest + _FIXTURE_NOTE)
+        for rel, via in self._under_mindspeed().items():
+            if rel not in out:
+                out[rel] = via
+                self.adapted.add(rel)
+        return out
+
+    def _self_tests(self) -> set[str]:
+        """Entry modules that are library modules of a program under the shim: a `__main__` block in a module that
+        an entry loading the shim reaches (FlashI2V's `flashi2v/modules/vae.py` smoke test, reached from
+        `train/train.py`, which calls `check_and_import_npu()` first). Its `__main__` block is the module's own
+        smoke test, not a second program: it does not keep the modules it reaches off the shim (a launched
+        entry is read by apply_shim_graph's launch scripts; one that loads the shim itself is not one of these)."""
+        shim_entries = [e for e in self.entries if self.loads_shim(e) is not None]
+        if not shim_entries:
+            return set()
+        reached = set().union(*(self._closure(e, lazy=True) - {e} for e in shim_entries))
+        return {e for e in self.entries if e in reached and self.loads_shim(e) is None and not _test_module(e)}
+
+    def _under_mindspeed(self) -> dict[str, str]:
+        """{rel: why} for the Megatron modules of a package that imports MindSpeed itself (mcore-bridge's
+        `config/model_config.py`: `import mindspeed.features_manager`). On Ascend, Megatron runs only under
+        MindSpeed's `megatron_adaptor` (which imports transfer_to_npu and replaces Transformer Engine's wrapper
+        classes), imported by the program that uses the package; a package that imports MindSpeed is written for that
+        process. Only modules of that top package that load Megatron (module-level imports, through the package's own
+        modules too) are read so; test modules are not. A package that never imports MindSpeed keeps its findings."""
+        out: dict[str, str] = {}
+        for top, rel in sorted(self.mindspeed.items()):
+            via = f"MindSpeed's megatron_adaptor (the package imports MindSpeed in {rel})"
+            for mod, mod_rel in self.known.items():
+                if mod.split(".", 1)[0] == top and not _test_module(mod) and self._closure(mod) & self.megatron:
+                    out[mod_rel] = via
         return out
 
 
@@ -459,7 +499,7 @@ def apply_shim_graph(results: list, files: Sequence[tuple[Path, str]],
         return 0
     project = project if project is not None else _pi.ProjectImports(files, results)
     graph = ShimGraph(py, project)
-    if not graph.direct and not graph.fixtures:
+    if not graph.direct and not graph.fixtures and not graph.mindspeed:
         return 0
     shimmed = graph.under_shim()
     entries: dict[str, list[str]] = {}
