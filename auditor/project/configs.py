@@ -12,6 +12,7 @@ import yaml
 from yaml.events import AliasEvent
 
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
+from auditor.project.dockerfile import cuda_member_siblings, lower_cuda_member
 from auditor.project.makefile import keep_call
 from auditor.project.hits import Collector, decode_text, matchers
 from auditor.project.requirements import _CUDA_INDEX_RE, _mapping
@@ -126,6 +127,9 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     scan_config_roots(col, roots)
     _gpu_service_images(col, roots)
     result = col.done()
+    members = _cuda_services(roots)
+    if members:
+        result.findings = lower_cuda_member(result.findings, members, "compose profile")
     if _run_record(roots, rel):
         result.findings = []
         return result
@@ -161,6 +165,27 @@ def _reserves_nvidia_gpu(service: dict) -> bool:
                                                             if isinstance(c, yaml.ScalarNode)):
             return True
     return False
+
+
+def _cuda_services(roots: list) -> list[tuple[int, int, str, list[str]]]:
+    """(first line, last line, profile, sibling profiles) of each compose service started only under a CUDA profile
+    beside services of other backends' profiles (`profiles: [cuda]` beside `[cpu]`, `[xpu]`; pd32): an Ascend host
+    starts another profile. A service without profiles is started by default and keeps its findings."""
+    out = []
+    for root in roots:
+        services = _entries(root).get("services")
+        if not isinstance(services, yaml.MappingNode):
+            continue
+        profiles = {str(k.value): [str(p.value) for p in _entries(v).get("profiles").value
+                                   if isinstance(p, yaml.ScalarNode)]
+                    for k, v in services.value if isinstance(_entries(v).get("profiles"), yaml.SequenceNode)}
+        for key, service in services.value:
+            own = profiles.get(str(key.value)) or []
+            others = [p for name, ps in profiles.items() if name != str(key.value) for p in ps]
+            siblings = [s for p in own for s in cuda_member_siblings(p, others)]
+            if own and all(cuda_member_siblings(p, others) for p in own):
+                out.append((key.start_mark.line + 1, service.end_mark.line + 1, "/".join(own), sorted(set(siblings))))
+    return out
 
 
 def _gpu_service_images(col: Collector, roots: list) -> None:

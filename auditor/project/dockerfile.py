@@ -148,6 +148,9 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
                "left as is"
         result.findings = [f if f.severity == "info" or f.data.get("context") else _other_backend(f, note)
                            for f in result.findings]
+    stages = _cuda_stages(instructions)
+    if stages:
+        result.findings = lower_cuda_member(result.findings, stages, "stage")
     return result
 
 
@@ -189,12 +192,71 @@ def _image_through_args(col: Collector, m, ref: str, args: dict, line: int, colu
         col.add(rule, image, arg_line, arg_column, note=f" (`ARG {name}`, read by the FROM on line {line})")
 
 
-def _other_backend(finding, note: str):
-    """The finding as info in context `other-backend`, never rewritten (as auditor/static/backends.as_info does;
+def _other_backend(finding, note: str, context: str = "other-backend"):
+    """The finding as info in `context` (`other-backend`), never rewritten (as auditor/static/backends.as_info does;
     that layer sits above this one)."""
     data = {k: v for k, v in finding.data.items() if k != "replace"}
-    data["context"] = "other-backend"
+    data["context"] = context
     return replace(finding, severity="info", fix="none", data=data, message=f"{finding.message} ({note})")
+
+
+# per-backend members (pd32): the words that name the CUDA member and the other backends' members of a set of
+# Dockerfile stages (`builder-cuda` beside `builder-cpu`, `builder-xpu`) or compose profiles (`profiles: [cuda]`)
+_CUDA_KEYS = frozenset({"cuda", "nvidia"})
+_CUDA_KEY_RE = re.compile(r"^cu\d{2,3}$")      # `cu121`
+_OTHER_KEYS = frozenset({"cpu", "xpu", "rocm", "hip", "amd", "npu", "ascend", "cann", "mps", "metal", "hpu", "gaudi",
+                         "intel", "openvino", "vulkan", "tpu", "musa", "mlu", "ipex"})
+_KEY_SPLIT = re.compile(r"[-_.]")
+
+
+def cuda_member_siblings(name: str, names) -> list[str]:
+    """The members for other backends beside `name` when `name` is the CUDA member of a per-backend set: a name one
+    of whose words is `cuda` (`nvidia`, `cu121`), and other names equal to it but for that word, which names another
+    backend (`builder-cpu`, `builder-xpu` beside `builder-cuda`). [] when `name` is no such member: a CUDA stage
+    with only CUDA siblings (`builder-cu118` beside `builder-cu121`), or none, keeps its findings."""
+    words = _KEY_SPLIT.split(name.lower())
+    out: list[str] = []
+    for at, word in enumerate(words):
+        if word not in _CUDA_KEYS and not _CUDA_KEY_RE.match(word):
+            continue
+        for other in names:
+            other_words = _KEY_SPLIT.split(other.lower())
+            if len(other_words) == len(words) and other_words[at] in _OTHER_KEYS and \
+                    other_words[:at] + other_words[at + 1:] == words[:at] + words[at + 1:]:
+                out.append(other)
+    return out
+
+
+def lower_cuda_member(findings: list, spans: list[tuple[int, int, str, list[str]]], what: str) -> list:
+    """Findings inside a CUDA member's span (first line, last line, name, its siblings) as info, in context
+    `platform-class` (the CUDA member of a set that already has another backend's), never rewritten."""
+    out = []
+    for f in findings:
+        span = next((s for s in spans if s[0] <= f.line <= s[1]), None)
+        if span is not None and f.severity != "info" and not f.data.get("context"):
+            f = _other_backend(f, f"in the CUDA {what} `{span[2]}` of per-backend {what}s ({', '.join(span[3])} "
+                                  f"beside it): a build for Ascend picks another member and adds its own",
+                               context="platform-class")
+        out.append(f)
+    return out
+
+
+def _cuda_stages(instructions: list[dict]) -> list[tuple[int, int, str, list[str]]]:
+    """(first line, last line, name, siblings) of each Dockerfile stage (`FROM ... AS builder-cuda`) that is the CUDA
+    member of per-backend stages (1-based lines; a stage runs to the line before the next FROM)."""
+    stages: list[tuple[int, str]] = []
+    for ins in instructions:
+        if ins["instruction"] == "FROM":
+            words = ins["value"].split()
+            stages.append((ins["startline"] + 1, words[-1] if len(words) >= 3 and words[-2].lower() == "as" else ""))
+    names = [name for _, name in stages if name]
+    out = []
+    for n, (first, name) in enumerate(stages):
+        siblings = cuda_member_siblings(name, names) if name else []
+        if siblings:
+            last = stages[n + 1][0] - 1 if n + 1 < len(stages) else 1 << 30
+            out.append((first, last, name, siblings))
+    return out
 
 
 def _build_settings(col: Collector, m, words: list[str], lines: list[str], first: int) -> None:
