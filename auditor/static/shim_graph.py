@@ -107,12 +107,14 @@ class ShimGraph:
         """`project` holds each file's import facts (read in the worker, kept in the cache); without it, or for a
         file whose summary has none, the file is read here."""
         project = project if project is not None else _pi.ProjectImports(files)
+        self._project = project
         self.known: dict[str, str] = {}         # dotted name -> rel
         self.edges: dict[str, set[str]] = {}    # load-time imports (tree modules only) and parent packages
         self.lazy: dict[str, set[str]] = {}     # imports inside functions (run when called)
         self.direct: dict[str, str] = {}        # module -> what it imports that is the shim or an adaptor
         self.entries: set[str] = set()
         self.adapted: set[str] = set()          # rels loaded through a Megatron adaptor (set by under_shim)
+        self.mindspeed_rels: set[str] = set()   # ... of them, those read so only because their package imports MindSpeed
         self.megatron: set[str] = set()         # modules that import Megatron at load time
         self.mindspeed: dict[str, str] = {}     # top package -> the first file of it that imports MindSpeed
         raw: dict[str, tuple[dict, bool]] = {}
@@ -255,10 +257,12 @@ class ShimGraph:
                     self.adapted.add(rel)
         for rel, conftest in self.fixtures.items():
             out.setdefault(rel, conftest + _FIXTURE_NOTE)
+        self.mindspeed_rels = set()
         for rel, via in self._under_mindspeed().items():
             if rel not in out:
                 out[rel] = via
                 self.adapted.add(rel)
+                self.mindspeed_rels.add(rel)
         return out
 
     def _self_tests(self) -> set[str]:
@@ -278,15 +282,34 @@ class ShimGraph:
         `config/model_config.py`: `import mindspeed.features_manager`). On Ascend, Megatron runs only under
         MindSpeed's `megatron_adaptor` (which imports transfer_to_npu and replaces Transformer Engine's wrapper
         classes), imported by the program that uses the package; a package that imports MindSpeed is written for that
-        process. Only modules of that top package that load Megatron (module-level imports, through the package's own
-        modules too) are read so; test modules are not. A package that never imports MindSpeed keeps its findings."""
+        process. Only modules of that top package that import Megatron themselves at load time are read so (a module
+        of the package's other paths, FSDP or vLLM, is not); test modules are not. A package that never imports
+        MindSpeed keeps its findings."""
         out: dict[str, str] = {}
         for top, rel in sorted(self.mindspeed.items()):
             via = f"MindSpeed's megatron_adaptor (the package imports MindSpeed in {rel})"
             for mod, mod_rel in self.known.items():
-                if mod.split(".", 1)[0] == top and not _test_module(mod) and self._closure(mod) & self.megatron:
+                # the line scan counts an import under a multi-line `def` signature as load time: the parse decides
+                if mod.split(".", 1)[0] == top and not _test_module(mod) and mod in self.megatron and \
+                        _imports_megatron_at_load(self._project.source(mod_rel)):
                     out[mod_rel] = via
         return out
+
+
+def _imports_megatron_at_load(parsed) -> bool:
+    """Whether a parsed module (project.source) imports Megatron outside function and class bodies."""
+    if parsed is None:
+        return False
+    todo: list[ast.AST] = list(parsed[1].body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Import) and any(a.name.split(".", 1)[0] == "megatron" for a in node.names) or \
+                isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".", 1)[0] == "megatron":
+            return True
+        todo.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt))
+    return False
 
 
 def _shim_import(node: ast.AST) -> str | None:
@@ -451,7 +474,7 @@ def _chain_ends_patched(f) -> bool:
     return any(chain[-1].endswith(f"({code})") for code in codes)
 
 
-def _lower(findings: list, via: str, python: bool, adaptor: bool = False) -> tuple[list, int]:
+def _lower(findings: list, via: str, python: bool, adaptor: bool = False, fallbacks: bool = True) -> tuple[list, int]:
     out = []
     lowered = 0
     for f in findings:
@@ -463,7 +486,7 @@ def _lower(findings: list, via: str, python: bool, adaptor: bool = False) -> tup
         patched = adaptor and (f.name in ADAPTOR_PATCHED or
                                not python and f.name == _CUDA_ONLY_SETTING and _TE_IMPL.search(f.symbol or "") or
                                not python and _chain_ends_patched(f))
-        fallback = python and f.severity == "warning" and f.data.get("context") == "guarded-import"
+        fallback = fallbacks and python and f.severity == "warning" and f.data.get("context") == "guarded-import"
         if f.severity == "info" and f.data.get("context") or f.data.get("dispatch_key") or \
                 not (megatron or patched or fallback or python and f.name in TRANSFER_REMAPPED):
             out.append(f)
@@ -515,7 +538,10 @@ def apply_shim_graph(results: list, files: Sequence[tuple[Path, str]],
             continue
         via = shimmed.get(result.path)
         if via is not None:
-            result.findings, n = _lower(result.findings, via, python=True, adaptor=result.path in graph.adapted)
+            # under MindSpeed read from the package alone (no shim import seen): its optional imports (`try: import
+            # transformer_engine`) are not known to fail there, so their fallbacks are not read as the NPU path
+            result.findings, n = _lower(result.findings, via, python=True, adaptor=result.path in graph.adapted,
+                                        fallbacks=result.path not in graph.mindspeed_rels)
             lowered += n
             continue
         if result.path.endswith(".sh") and (launchable or own):
