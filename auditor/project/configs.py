@@ -176,9 +176,11 @@ def _cuda_services(roots: list) -> list[tuple[int, int, str, list[str]]]:
         services = _entries(root).get("services")
         if not isinstance(services, yaml.MappingNode):
             continue
-        profiles = {str(k.value): [str(p.value) for p in _entries(v).get("profiles").value
-                                   if isinstance(p, yaml.ScalarNode)]
-                    for k, v in services.value if isinstance(_entries(v).get("profiles"), yaml.SequenceNode)}
+        profiles: dict[str, list[str]] = {}
+        for k, v in services.value:
+            listed = _entries(v).get("profiles")
+            if isinstance(listed, yaml.SequenceNode):
+                profiles[str(k.value)] = [str(p.value) for p in listed.value if isinstance(p, yaml.ScalarNode)]
         for key, service in services.value:
             own = profiles.get(str(key.value)) or []
             others = [p for name, ps in profiles.items() if name != str(key.value) for p in ps]

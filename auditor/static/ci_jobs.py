@@ -206,7 +206,7 @@ def cuda_job_spans(text: str) -> list[tuple[int, int, str, str]]:
     jobs = _named(root).get("jobs")
     out = []
     lightning = _lightning_job(root)
-    if lightning is not None:
+    if lightning is not None and root is not None:
         out.append((1, root.end_mark.line + 1, "workflow", lightning))
     for key, job in (jobs.value if isinstance(jobs, yaml.MappingNode) else []):
         why = cuda_job(job, _named(jobs)) if isinstance(key, yaml.ScalarNode) else None
