@@ -66,7 +66,9 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
     the CUDA extensions it always builds (t16a). Empty when there is none of these."""
     if not isinstance(tree, ast.Module):
         return {}
-    extensions = _setup_extensions(tree) if rel.rsplit("/", 1)[-1] == "setup.py" else {}
+    from auditor.project.setup_py import built_cuda_extensions
+
+    extensions = built_cuda_extensions(tree) if rel.rsplit("/", 1)[-1] == "setup.py" else {}
     # torch's own modules import on Ascend: a finding on `from torch.utils.cpp_extension import CUDAExtension` is
     # about the build it makes, not an import that fails
     wanted = [f for f in findings if f.category in CATEGORIES and f.severity == "error"
@@ -124,20 +126,6 @@ def _nccl_default_lines(tree: ast.Module) -> set[int] | None:
                         and "nccl" in default.value.lower():
                     lines.add(default.lineno)
     return lines
-
-
-def _setup_extensions(tree: ast.Module) -> dict[str, int]:
-    """{module name: line} of the CUDA extensions a setup.py builds in every install (`CUDAExtension(name=
-    "turbo_diffusion_ops", ...)` in no `if` / `try`): once installed, an import of that name loads the nvcc-built
-    library."""
-    from auditor.project.setup_py import extension_module_name, unconditional_cuda_extensions
-
-    found: dict[str, int] = {}
-    for call in unconditional_cuda_extensions(tree):
-        name = extension_module_name(call)
-        if name:
-            found.setdefault(name, call.lineno)
-    return found
 
 
 def _module_files(rel: str, module: str, level: int, names: list[str], folders: list[str]) -> list[str]:

@@ -17,6 +17,10 @@
   a whole config (detectron2, the mm* family) keeps these findings: the framework reads keys the tree never
   names (detectron2's `MODEL.DEVICE`).
 
+Two readers decide before these tests (t25d): a tree built on LightningCLI hands every section to Lightning, so its
+findings stay; Lightning's saved `hparams.yaml` (a run's record beside its checkpoints) loses its device-count and
+accelerator findings, which no trainer reads.
+
 Nothing is run. Each Python file's reads are a per-file fact (`setting_reads` in its summary, computed in the worker
 from the tree the engine parsed and kept in the cache), so a warm run reads no Python file; a file of the tree the run
 did not audit (the project-file bench audits one config at a time) is parsed here, once per tree and root, and only
@@ -49,6 +53,14 @@ _HANDOVER_CALLS = frozenset({"instantiate", "call", "Trainer", "from_argparse_ar
 # `DefaultPredictor(cfg)` reads `cfg.MODEL.DEVICE`, which the tree never names: PDF-Extract-Kit's LayoutLMv3 config)
 _CONFIG_FRAMEWORKS = frozenset({"detectron2", "maskrcnn_benchmark", "fvcore", "mmcv", "mmdet", "mmengine", "mmseg",
                                 "mmdet3d", "yolox"})
+# LightningCLI (jsonargparse) builds the trainer, model and data from the config file's sections itself: a tree that
+# subclasses or calls it hands every section whole to Lightning (pdearena's `class PDECLI(LightningCLI)`), and its
+# `cli.trainer.fit(...)` / `cli.trainer.default_root_dir` reads are the Trainer object's attributes, not config reads
+_WHOLE_CONFIG_CLIS = frozenset({"LightningCLI"})
+# the file Lightning's loggers write beside checkpoints (`save_hyperparameters`): a saved run's record, read back by
+# `load_from_checkpoint(hparams_file=...)` to build the model; no trainer reads its device counts or accelerator
+_SAVED_HPARAMS = "hparams.yaml"
+_TRAINER_DEVICE_CODES = frozenset({"NPU020", "NPU028"})
 _SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", "site-packages", "build", "dist"})
 _MAX_FILES = 4000
 _MAX_BYTES = 512 * 1024
@@ -316,7 +328,7 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Pat
     if finding.code == "NPU028" and key.lower() in _COUNT_KEYS:
         return any((s, key) in reads.under and s not in reads.handed for s in sections)
     if finding.code not in _READER_CODES or any((s, key) in reads.under for s in sections) \
-            or reads.imported & _CONFIG_FRAMEWORKS:
+            or reads.imported & _CONFIG_FRAMEWORKS or reads.named & _WHOLE_CONFIG_CLIS:
         return False
     siblings = _section_keys(loaded, parts)
     if _library_target(_mapping_of(loaded, parts), top) or _class_paths(loaded):
@@ -366,6 +378,9 @@ def drop_code_read_settings(results: list[FileResult], root: Path) -> None:
     reads: _Reads | None = None
     for result in results:
         if not result.path.endswith(_CONFIG_SUFFIXES) or any(p in result.path.replace("\\", "/") for p in _CI_PARTS):
+            continue
+        if result.path.replace("\\", "/").rsplit("/", 1)[-1] == _SAVED_HPARAMS:
+            result.findings = [f for f in result.findings if f.code not in _TRAINER_DEVICE_CODES]
             continue
         candidates = [f for f in result.findings if _candidate(f)]
         if not candidates:

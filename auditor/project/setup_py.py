@@ -233,6 +233,18 @@ def extension_module_name(call: ast.Call) -> str | None:
     return None
 
 
+def built_cuda_extensions(tree: ast.Module) -> dict[str, int]:
+    """{module name: line} of the CUDA extensions a setup.py builds in every install (`CUDAExtension(name=
+    "turbo_diffusion_ops", ...)` in no `if` / `try`): once installed, an import of that name loads the nvcc-built
+    library."""
+    found: dict[str, int] = {}
+    for call in unconditional_cuda_extensions(tree):
+        name = extension_module_name(call)
+        if name:
+            found.setdefault(name, call.lineno)
+    return found
+
+
 # a test that asks for CUDA (`torch.cuda.is_available()`, `CUDA_HOME is not None`, `shutil.which("nvcc")`) and one
 # that names the NPU or another backend (then the chain dispatches per backend)
 _CUDA_TEST = re.compile(r"(?i)cuda|nvcc")

@@ -211,6 +211,14 @@ def _stmts(body: list[ast.stmt], scope: tuple[int, int] = _WHOLE_FILE):
             yield from _stmts(case.body, inner)
 
 
+def _version_test(test: ast.expr) -> bool:
+    """A test on a release (`torch.__version__ >= "2"`, `TORCH_VERSION < (1, 10)`, `version.parse(...)`,
+    `sys.version_info`) that names no device."""
+    names = [n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(test) if isinstance(n, (ast.Name, ast.Attribute))]
+    return any("version" in n.lower() for n in names) and not any(
+        w in n.lower() for n in names for w in ("cuda", "npu", "device", "gpu", "available"))
+
+
 def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None = None) -> FileContext:
     """local_segment: whether a rule names a package path through this part (`*.triton.*`, `*._triton.*`); a relative
     import through such a module (`from ..ops.triton.layernorm import rms_norm`) then binds as
@@ -222,6 +230,11 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
     # `try: autocast = torch.cuda.amp.autocast` / `except: class autocast: ...` (RAFT and the optical-flow code built
     # on it): the try body is what runs on any torch that has the API, so its assignments alias like top-level ones
     try_bodies = {id(s) for t in tree.body if isinstance(t, ast.Try) for s in t.body}
+    # `if torch.__version__.startswith("2"): autocast = partial(torch.autocast, device_type="cuda")` / `else: autocast =
+    # torch.cuda.amp.autocast` (DROID-SLAM, DPVO): branches chosen by a release, not by a device, alias like top-level
+    # ones (first binding wins); a module-level `if` on anything else may hold the NPU branch and binds nothing (t25c)
+    try_bodies |= {id(s) for t in tree.body if isinstance(t, ast.If) and _version_test(t.test)
+                   for s in (*t.body, *t.orelse) if not isinstance(s, ast.If)}
     star = uses_triton = False
     imported_from: list[tuple[str, str]] = []      # (local name, module) of every `from M import name`
     for stmt, scope in _stmts(tree.body):

@@ -323,6 +323,8 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
     tops = {m.split(".", 1)[0] for m in modules.values()}
     for r in results:
         summary = getattr(r, "summary", None)
+        for built, target in _built_extensions(r).items():
+            out.setdefault(built, target)
         name = modules.get(r.path)
         if not summary or name is None or technology_package(name, r.path):
             continue
@@ -354,6 +356,26 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
             target.reexports = _third_party_bindings(summary.get("imports") or (), tops) - set(target.names)
         if target.names or target.whole:
             out[name] = target
+    return out
+
+
+def _built_extensions(result) -> dict[str, _Target]:
+    """The CUDA extensions a setup.py of the tree builds in every install (`CUDAExtension('cuda_sparse_ops', [...cu])`,
+    FastPointTransformer's src/cuda_ops/setup.py), by their installed name: an import of that name anywhere in the
+    tree (`import cuda_sparse_ops`) loads the nvcc-built library the setup.py's own finding reports (t25c)."""
+    from auditor.project.launch_imports import FACT as HARD_IMPORTS
+
+    summary = getattr(result, "summary", None)
+    hard = summary.get(HARD_IMPORTS) if isinstance(summary, dict) else None
+    extensions = hard.get("extensions") if isinstance(hard, dict) else None
+    out: dict[str, _Target] = {}
+    for built, line in (extensions or {}).items():
+        if not isinstance(built, str) or not isinstance(line, int):
+            continue
+        own = [f for f in result.findings if f.category == "kernel" and f.line == line and f.severity != "info"]
+        target = _Target(result.path)
+        target.whole = ("kernel", line, own[0].code, own[0].symbol) if own else ("kernel", line, "", "CUDAExtension")
+        out[built] = target
     return out
 
 
@@ -590,6 +612,7 @@ def _wanted(imports: list, me: str, is_package: bool, targets: dict[str, _Target
     CUDA-specific name or module."""
     out: list[tuple[Any, ...]] = []
     package = me.rsplit(".", 1)[0] if "." in me else ""
+    folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
     for line, level, module, names in imports:
         if level == -1:                    # `import a.b.c [as x]`
             for full, alias in names:
@@ -597,12 +620,19 @@ def _wanted(imports: list, me: str, is_package: bool, targets: dict[str, _Target
                 if t is not None and t.rel != rel:
                     out.append((line, alias or full, "module", t.whole, t.rel, t.names))
             continue
-        if level > 0 and "." not in me and not is_package:
-            continue            # a relative import in a file outside a package (its folder has no __init__.py)
-        resolved = _resolve(module, level, me, is_package)
-        t = _lookup(resolved, targets, package if level == 0 else None)
+        # a relative import in a file outside a package (its folder has no __init__.py): a namespace package
+        # (DirectVoxGO's lib/, `from .dvgo import render_utils_cuda`), whose `.x` is only the sibling file x.py (t25c)
+        sibling = level > 0 and "." not in me and not is_package
+        if sibling and level > 1:
+            continue
+        resolved = module if sibling else _resolve(module, level, me, is_package)
+        t = _lookup(resolved, targets, package if level == 0 else None) if resolved else None
+        if sibling and t is not None and _folder(t.rel) != folder:
+            t = None
         for name, alias in names:
-            sub = _lookup(f"{resolved}.{name}", targets, package if level == 0 else None)
+            sub = _lookup(f"{resolved}.{name}" if resolved else name, targets, package if level == 0 else None)
+            if sub is not None and sibling and _folder(sub.rel) != folder:
+                sub = None
             if sub is not None and sub.rel != rel:      # `from . import gemm_kernels`: a module
                 out.append((line, alias, "module", sub.whole, sub.rel, sub.names))
                 continue
@@ -619,6 +649,10 @@ def _wanted(imports: list, me: str, is_package: bool, targets: dict[str, _Target
             if info is not None:
                 out.append((line, alias, "name", info, t.rel, None))
     return out
+
+
+def _folder(rel: str) -> str:
+    return rel.rsplit("/", 1)[0] if "/" in rel else ""
 
 
 def _lookup(name: str, targets: dict[str, _Target], package: str | None) -> _Target | None:
