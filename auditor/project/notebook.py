@@ -114,34 +114,7 @@ def _switch_findings(col: Collector, switches: list[tuple[int, int, str, str]], 
         col.add(rule, f"{name} = {value}", line, c, c + len(name), value=value)
 
 
-# t23e (tuned on project test32: dart-math's gen.ipynb `llm = LLM(model=..., tensor_parallel_size=...)` after `from
-# vllm import LLM`): the inference engines a notebook starts in its own kernel, as a script's `vllm serve` line starts
-# one (NPU447); a client of a server started elsewhere (SGLang's `RuntimeEndpoint`, an OpenAI client) is not one
-_ENGINES = frozenset({"vllm.LLM", "vllm.LLMEngine", "vllm.AsyncLLMEngine", "vllm.LLMEngine.from_engine_args",
-                      "vllm.AsyncLLMEngine.from_engine_args", "sglang.Engine"})
-
-
-ENGINE_STARTS = "engine_starts"     # a cell's summary key: its engine starts (project_imports.with_facts)
-
-
-def engine_starts(tree: ast.Module) -> list[list]:
-    """[line, column, end column, qualified name] of each construction of an inference engine in a cell's tree (the
-    cell below the kernel's earlier imports), its callee named by the Python pass's own import reading (build_context):
-    one alias table for the rules and this reader."""
-    from auditor.static.astutil import ast_dotted
-    from auditor.static.context import build_context
-
-    ctx = build_context(tree)
-    found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        callee = ast_dotted(node.func)
-        name = ctx.resolve(callee) if callee is not None else None
-        if name in _ENGINES:
-            end = node.func.end_col_offset if node.func.end_col_offset is not None else node.func.col_offset
-            found.append([node.lineno, node.func.col_offset + 1, end + 1, name])
-    return found
+ENGINE_STARTS = "engine_starts"     # a cell's summary key: its engine starts (auditor.static.project_imports)
 
 
 def _unshift(f, shifted: dict[int, tuple[int, int]]):
