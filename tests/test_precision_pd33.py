@@ -1,0 +1,182 @@
+"""Precision fix of pd33 (session 25, issue 11; heldout29 TUNED): lines that name CUDA without selecting a device
+(auditor/static/unselected_devices.py). Code written afresh in the shape of OpenMMLab 1.x's util_distribution.py and
+tools/benchmark.py (mmtracking, mmrotate), LitServe's connector / server tests, physical-ai-studio's device-detection
+test and twinkle's skipped smoke test; each class has a control that keeps its severity."""
+from __future__ import annotations
+
+import pytest
+
+from auditor.static.engine import StaticEngine
+from tests.static_snippets import findings_by_line, line_of
+
+
+@pytest.fixture(scope="module")
+def engine():
+    from auditor.rules import load_rules
+    return StaticEngine(load_rules())
+
+
+def _sev(engine, src, needle, code, rel="pkg/mod.py"):
+    found = findings_by_line(engine, src, rel).get(line_of(src, needle), [])
+    return {f.severity for f in found if f.code == code}
+
+
+UTIL_DISTRIBUTION = """\
+    import torch
+    from mmcv.parallel import MMDataParallel, MMDistributedDataParallel
+
+    dp_factory = {'cuda': MMDataParallel, 'cpu': MMDataParallel}
+
+    ddp_factory = {'cuda': MMDistributedDataParallel}
+
+
+    def build_dp(model, device='cuda', dim=0, *args, **kwargs):
+        if device == 'npu':
+            from mmcv.device.npu import NPUDataParallel
+            dp_factory['npu'] = NPUDataParallel
+            torch.npu.set_device(kwargs['device_ids'][0])
+        elif device == 'cuda':
+            model = model.cuda(kwargs['device_ids'][0])
+        return dp_factory[device](model, dim=dim, *args, **kwargs)
+"""
+
+BENCHMARK = """\
+    import torch
+    from mmcv.parallel import MMDistributedDataParallel
+
+
+    def main(model, cfg):
+        model = MMDistributedDataParallel(
+            model.cuda(), device_ids=[torch.cuda.current_device()], broadcast_buffers=False)
+        return model
+"""
+
+
+def test_wrapper_import_is_info_and_its_use_keeps_the_error(engine):
+    assert _sev(engine, BENCHMARK, "from mmcv.parallel", "NPU069") == {"info"}
+    assert _sev(engine, BENCHMARK, "model = MMDistributedDataParallel(", "NPU069") == {"error"}   # control
+
+
+def test_cuda_slot_of_a_factory_table_beside_npu_is_info(engine):
+    assert _sev(engine, UTIL_DISTRIBUTION, "from mmcv.parallel", "NPU069") <= {"info"}
+    assert _sev(engine, UTIL_DISTRIBUTION, "ddp_factory = {", "NPU069") <= {"info"}
+
+
+def test_cuda_slot_without_an_npu_route_keeps_its_severity(engine):
+    src = UTIL_DISTRIBUTION.replace("'npu'", "'mlu'").replace("mmcv.device.npu", "mmcv.device.mlu").replace(
+        "torch.npu.set_device", "torch.mlu.set_device")
+    assert _sev(engine, src, "ddp_factory = {", "NPU069") - {"info"}
+
+
+CONNECTOR_TEST = """\
+    import pytest
+    import torch
+    from litserve.connector import _Connector
+
+
+    @pytest.mark.parametrize(
+        ("input_accelerator", "expected_accelerator", "expected_devices"),
+        [
+            ("cpu", "cpu", 1),
+            pytest.param(
+                "cuda",
+                "cuda",
+                torch.cuda.device_count(),
+                marks=pytest.mark.skipif(torch.cuda.device_count() == 0, reason="Only tested on Nvidia GPU"),
+            ),
+        ],
+    )
+    def test_connector(input_accelerator, expected_accelerator, expected_devices):
+        connector = _Connector(accelerator=input_accelerator)
+        assert connector.accelerator == expected_accelerator
+        assert connector.devices == expected_devices
+
+
+    @pytest.mark.parametrize("devices", ["cpu", ["cuda:a", "cuda:1"]])
+    def test_device_identifiers_error(simple_litapi, devices):
+        with pytest.raises(ValueError, match="devices must be an integer"):
+            LitServer(simple_litapi, accelerator="cuda", devices=devices, timeout=10)
+
+
+    def test_server_on_gpu(simple_litapi):
+        server = LitServer(simple_litapi, accelerator="cuda", devices=1)
+        x = torch.ones(2).cuda()
+        assert server.devices == [[f"cuda:{i}"] for i in range(torch.cuda.device_count())]
+
+
+    @pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.device_count() < 4, reason="Need 4 GPUs")
+    def test_ep_fsdp_smoke():
+        pytest.skip("Run this smoke in the integration environment with a local model fixture.")
+
+
+    @pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.device_count() < 4, reason="Need 4 GPUs")
+    def test_ep_fsdp_real():
+        assert torch.ones(4).cuda().sum() == 4
+"""
+
+
+def _worst(engine, src, needle, rel="tests/unit/test_connector.py"):
+    found = findings_by_line(engine, src, rel).get(line_of(src, needle), [])
+    assert found, needle
+    return {f.severity for f in found}
+
+
+def test_expected_value_of_a_cuda_skipped_param_is_info(engine):
+    assert _worst(engine, CONNECTOR_TEST, "torch.cuda.device_count(),") == {"info"}
+
+
+def test_call_expected_to_raise_is_info_and_a_real_gpu_test_keeps_its_findings(engine):
+    assert _worst(engine, CONNECTOR_TEST, 'LitServer(simple_litapi, accelerator="cuda", devices=devices') == {"info"}
+    assert _worst(engine, CONNECTOR_TEST, "x = torch.ones(2).cuda()") - {"info"}           # control
+
+
+def test_skipif_of_a_skip_only_test_is_info_a_real_test_keeps_it(engine):
+    lines = CONNECTOR_TEST.splitlines()
+    skip_line = lines.index("    def test_ep_fsdp_smoke():")          # the decorator is the line above (0-based)
+    real_line = lines.index("    def test_ep_fsdp_real():")
+    found = findings_by_line(engine, CONNECTOR_TEST, "tests/unit/test_connector.py")
+    assert {f.severity for f in found[skip_line]} == {"info"}
+    assert {f.severity for f in found[real_line]} - {"info"}                             # control
+
+
+MOCKED_TEST = """\
+    from unittest.mock import MagicMock, patch
+
+    import pytest
+    import torch
+
+
+    class TestInferenceModel:
+        @pytest.mark.parametrize("cuda_available", [True, False])
+        def test_device_detection(self, tmp_path, mock_adapter: MagicMock, cuda_available: bool) -> None:
+            expected_device = "cuda" if cuda_available else "cpu"
+            mock_adapter.default_device.return_value = expected_device
+            with patch("torch.cuda.is_available", return_value=cuda_available):
+                assert InferenceModel(tmp_path, device="auto").device == expected_device
+
+        def test_runs_on_gpu(self, tmp_path) -> None:
+            model = InferenceModel(tmp_path, device="cuda")
+            assert model.device == "cuda"
+"""
+
+
+def test_mocked_cuda_availability_is_info_an_unmocked_test_keeps_it(engine):
+    rel = "tests/unit/inference/test_model.py"
+    assert _worst(engine, MOCKED_TEST, 'expected_device = "cuda"', rel) == {"info"}
+    assert _worst(engine, MOCKED_TEST, 'device="cuda")', rel) - {"info"}                    # control
+
+
+def test_assert_accepting_npu_is_dropped_a_cuda_only_assert_is_kept(engine):
+    src = """\
+        def build_ddp(model, device='cuda', *args, **kwargs):
+            assert device in ['cuda', 'npu'], 'Only available for cuda or npu devices.'
+            return model
+
+
+        def build_ddp_cuda(model, device='cuda'):
+            assert device in ['cuda'], 'Only available for cuda devices.'
+            return model
+    """
+    found = findings_by_line(engine, src, "mmrotate/utils/util_distribution.py")
+    assert not found.get(line_of(src, "['cuda', 'npu']"))
+    assert found.get(line_of(src, "assert device in ['cuda'],"))                            # control
