@@ -180,3 +180,57 @@ def test_assert_accepting_npu_is_dropped_a_cuda_only_assert_is_kept(engine):
     found = findings_by_line(engine, src, "mmrotate/utils/util_distribution.py")
     assert not found.get(line_of(src, "['cuda', 'npu']"))
     assert found.get(line_of(src, "assert device in ['cuda'],"))                            # control
+
+
+LIGER_ROPE = """\
+    from liger_kernel.transformers import liger_rotary_pos_emb
+
+
+    def apply_liger_rope(module):
+        module.apply_rotary_pos_emb = liger_rotary_pos_emb
+        return module
+"""
+
+
+def _liger_tree(tmp_path, requirement):
+    from tests.static_snippets import write_tree
+    return write_tree(tmp_path, {"requirements.txt": f"torch\ntransformers\n{requirement}\n",
+                                 "src/pkg/kernel/liger.py": LIGER_ROPE})
+
+
+def test_liger_with_its_ascend_backend_is_info(tmp_path):
+    from tests.static_snippets import severities_at
+    root = _liger_tree(tmp_path, "liger-kernel")
+    assert severities_at(root, "src/pkg/kernel/liger.py", LIGER_ROPE, "module.apply_rotary_pos_emb =") == {
+        ("info", "liger-ascend")}
+
+
+def test_liger_pinned_before_its_ascend_backend_keeps_the_warning(tmp_path):
+    from tests.static_snippets import severities_at
+    root = _liger_tree(tmp_path, "liger-kernel==0.5.4")
+    assert ("warning", "") in severities_at(root, "src/pkg/kernel/liger.py", LIGER_ROPE,
+                                            "module.apply_rotary_pos_emb =")
+
+
+def test_has_ascend_path_reads_the_pins():
+    from auditor.static.liger_ascend import has_ascend_path
+    assert has_ascend_path(None) and has_ascend_path([""]) and has_ascend_path([">=0.5.0"])
+    assert not has_ascend_path(["==0.6.2"]) and not has_ascend_path(["<0.7"])
+
+
+SEQUENCE_PARALLEL = """\
+    def patch_sequence_parallel(text_model):
+        from transformers.modeling_flash_attention_utils import is_flash_attn_available
+        if is_flash_attn_available():
+            import transformers
+            transformers.modeling_flash_attention_utils._flash_attention_forward = _sp_flash_attention_forward
+        return text_model
+"""
+
+
+def test_transformers_flash_probe_is_not_reported_its_patch_is(engine):
+    found = findings_by_line(engine, SEQUENCE_PARALLEL, "src/pkg/strategy/sequence_parallel/__init__.py")
+    assert not [f for f in found.get(line_of(SEQUENCE_PARALLEL, "if is_flash_attn_available():"), [])
+                if f.code == "NPU332"]
+    assert {f.severity for f in found[line_of(SEQUENCE_PARALLEL, "._flash_attention_forward =")]
+            if f.code == "NPU332"} == {"warning"}                                          # control
