@@ -234,3 +234,88 @@ def test_transformers_flash_probe_is_not_reported_its_patch_is(engine):
                 if f.code == "NPU332"]
     assert {f.severity for f in found[line_of(SEQUENCE_PARALLEL, "._flash_attention_forward =")]
             if f.code == "NPU332"} == {"warning"}                                          # control
+
+
+METADATA_KERNELS = """\
+    from typing import Optional
+
+    import triton
+    from loguru import logger
+
+    _HAS_TRITON: Optional[bool] = None
+
+
+    def has_triton():
+        global _HAS_TRITON
+        if _HAS_TRITON is None:
+            _HAS_TRITON = has_triton_torch() if SYSTEM == "cuda" else False
+            if _HAS_TRITON:
+                logger.info("Using optimized Triton indexing kernels.")
+        return _HAS_TRITON
+
+
+    def block_tables_to_padded(max_blocks, cu_seqlen, block_tables, block_tables_ragged):
+        if has_triton():
+            return triton_block_tables_to_padded(max_blocks, cu_seqlen, block_tables, block_tables_ragged)
+        return torch_block_tables_to_padded(max_blocks, cu_seqlen, block_tables, block_tables_ragged)
+"""
+
+
+def test_flag_test_that_only_logs_is_not_reported_the_decision_is(engine):
+    found = findings_by_line(engine, METADATA_KERNELS, "server/pkg/models/metadata_kernels.py")
+    assert not found.get(line_of(METADATA_KERNELS, "if _HAS_TRITON:"))
+    assert found.get(line_of(METADATA_KERNELS, "if has_triton():"))                      # control: it chooses
+
+
+SETUP = """\
+    import os
+
+    import torch
+    from setuptools import find_packages, setup
+    from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension
+
+
+    def make_cuda_ext(name, module, sources, sources_cuda=[]):
+        define_macros = []
+        extra_compile_args = {'cxx': []}
+        if torch.cuda.is_available() or os.getenv('FORCE_CUDA', '0') == '1':
+            define_macros += [('WITH_CUDA', None)]
+            extension = CUDAExtension
+        else:
+            extension = CppExtension
+        return extension(name=f'{module}.{name}', sources=sources, define_macros=define_macros,
+                         extra_compile_args=extra_compile_args)
+
+
+    if __name__ == '__main__':
+        setup(name='mmtrack', packages=find_packages(), ext_modules=[], cmdclass={'build_ext': BuildExtension})
+"""
+
+
+def test_setup_helper_nothing_calls_is_info_a_called_one_keeps_its_error(engine):
+    needle = "if torch.cuda.is_available() or"
+    assert _worst(engine, SETUP, needle, "setup.py") == {"info"}
+    called = SETUP.replace("ext_modules=[]", "ext_modules=[make_cuda_ext('deform_conv', 'ops', ['a.cpp'])]")
+    assert _worst(engine, called, needle, "setup.py") - {"info"}                              # control
+
+
+LEROBOT = """\
+    import torch
+
+
+    def features_of(dataset_meta, batch):
+        features = {}
+        for k in dataset_meta.features:
+            stats = dataset_meta.stats[k]
+            features[k] = dict(mean=stats["mean"].tolist(), std=stats["std"].tolist())
+        for step in range(10):
+            loss = model(batch)
+            history = loss.detach().tolist()
+        return features, history
+"""
+
+
+def test_tolist_on_dataset_metadata_stats_is_not_reported(engine):
+    found = findings_by_line(engine, LEROBOT, "library/src/pkg/data/lerobot/dataset.py")
+    assert not [f for f in found.get(line_of(LEROBOT, 'stats["mean"].tolist()'), []) if f.code == "NPU703"]
+    assert [f for f in found.get(line_of(LEROBOT, "loss.detach().tolist()"), []) if f.code == "NPU703"]   # control

@@ -11,8 +11,15 @@ any) is elsewhere and carries its own finding.
   expected device count is never used on Ascend: the param is skipped), the CUDA skipif of a test whose body is an
   unconditional `pytest.skip(...)`, and a test that patches `torch.cuda.is_available` (its "cuda" strings are the
   mocked answers);
-- `assert device in ['cuda', 'npu']`: the check already accepts the NPU.
-Lowered to info (worth knowing), never dropped, except the assert, which asks nothing of a porter. A test that runs on
+- `assert device in ['cuda', 'npu']`: the check already accepts the NPU;
+- the flag test of an `if` whose body only logs (`if _HAS_TRITON: logger.info("Using Triton kernels.")`, lorax): the
+  flag's decision is where it is set, reported there;
+- a helper function of a setup.py that setup.py never calls (mmtracking's `make_cuda_ext` with `ext_modules=[]`): it
+  builds nothing;
+- `.tolist()` on dataset metadata statistics (LeRobot's `dataset_meta.stats[key]["std"]`: numpy arrays read from
+  stats.json): a host value, no device sync (judgement policy (e)).
+Lowered to info (worth knowing); the assert, the log-only flag test and the metadata `.tolist()` ask nothing of a
+porter and are dropped. A test that runs on
 CUDA keeps its findings (tests/test_precision_pd33.py holds both)."""
 from __future__ import annotations
 
@@ -122,9 +129,59 @@ def _npu_accepting_asserts(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     return out
 
 
-def apply_unselected_devices(findings: list, tree: ast.AST, text: str) -> list:
+_LOG_CALLS = frozenset({"print", "warn", "warning", "info", "debug", "error", "log", "warning_once", "info_once"})
+_HOST_SYNC_CODES = frozenset({"NPU703"})
+_UNCALLED_NOTE = "in a setup.py helper that setup.py never calls: it builds nothing"
+
+
+def _log_only_flag_tests(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of the tests of `if FLAG:` (a bare name or attribute, no else) whose body only logs."""
+    out = []
+    for n in module_nodes(tree):
+        if isinstance(n, ast.If) and not n.orelse and isinstance(n.test, (ast.Name, ast.Attribute)) and all(
+                isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and (ast_dotted(s.value.func) or "")
+                .rsplit(".", 1)[-1] in _LOG_CALLS for s in n.body):
+            out.append(_span(n.test))
+    return out
+
+
+def _uncalled_setup_helpers(tree: ast.Module, rel: str) -> list[tuple[int, int, int, int]]:
+    """Spans of the module-level functions of a setup.py that the file never names (a script nothing imports)."""
+    if rel.rsplit("/", 1)[-1] != "setup.py":
+        return []
+    loaded = _loaded_names(tree)
+    return [_span(n) for n in tree.body if isinstance(n, ast.FunctionDef) and n.name not in loaded]
+
+
+def _metadata_stats(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of `.tolist()` calls on dataset metadata statistics: a receiver read from `<meta>.stats[...]` directly or
+    through a name bound to it (`stats = dataset_meta.stats[k]; stats["std"].tolist()`)."""
+    def from_stats(node: ast.AST) -> bool:
+        while isinstance(node, ast.Subscript):
+            node = node.value
+        dotted = ast_dotted(node) or ""
+        return dotted.endswith("meta.stats") or dotted.endswith("_meta.stats")
+
+    bound = {t.id for n in module_nodes(tree) if isinstance(n, ast.Assign) and from_stats(n.value)
+             for t in n.targets if isinstance(t, ast.Name)}
+    out = []
+    for n in module_nodes(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "tolist":
+            root = n.func.value
+            while isinstance(root, ast.Subscript):
+                root = root.value
+            if from_stats(n.func.value) or isinstance(root, ast.Name) and root.id in bound:
+                out.append(_span(n))
+    return out
+
+
+def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str = "") -> list:
     if not findings or not isinstance(tree, ast.Module):
         return findings
+    dropped = _npu_accepting_asserts(tree) if "npu" in text else []
+    dropped += _log_only_flag_tests(tree)
+    stats = _metadata_stats(tree) if ".stats" in text and any(f.code in _HOST_SYNC_CODES for f in findings) else []
+    uncalled = _uncalled_setup_helpers(tree, rel)
     carried = [f for f in findings if f.code in _CARRIED_BY_USE and f.severity != "info"]
     imports, tables, loaded = [], [], set()
     if carried:
@@ -132,13 +189,14 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str) -> list:
         tables = _cuda_slot_values(tree) if _mentions_npu(tree) else []
         loaded = _loaded_names(tree)
     tests = _test_spans(tree) if "pytest" in text or "patch" in text else {}
-    asserts = _npu_accepting_asserts(tree) if "npu" in text else []
     out = []
     for f in findings:
-        if asserts and _inside(f, asserts):
+        if _inside(f, dropped) or f.code in _HOST_SYNC_CODES and _inside(f, stats):
             continue
         if f.severity != "info":
-            if f.code in _CARRIED_BY_USE and _inside(f, imports) and f.symbol.rsplit(".", 1)[-1] in loaded:
+            if uncalled and _inside(f, uncalled):
+                f = as_info(f, "uncalled-helper", _UNCALLED_NOTE)
+            elif f.code in _CARRIED_BY_USE and _inside(f, imports) and f.symbol.rsplit(".", 1)[-1] in loaded:
                 f = as_info(f, "import-carried", _IMPORT_NOTE)
             elif f.code in _CARRIED_BY_USE and _inside(f, tables):
                 f = as_info(f, "device-table", _TABLE_NOTE)
