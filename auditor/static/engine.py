@@ -737,7 +737,7 @@ class StaticEngine:
             result.findings = lower_ort_only(result.findings, text)   # "cuda" picks an ORT provider (falls back)
             result.findings = drop_host_scopes(result.findings, rel, text, tree)    # unread defaults, host tests
             result.findings = apply_value_reads(result.findings, rel, text, tree)   # host operands, predicates
-            result.findings = apply_unselected_devices(result.findings, tree, text)   # pytest.raises, mmcv imports
+            result.findings = apply_unselected_devices(result.findings, tree, text, rel)   # pytest.raises, mmcv imports
             why = written_for_npu(text, rel)     # imports torch_npu at its top, or an NPU path (npu_native.py)
             if why is not None:
                 result.findings = apply_npu_file(result.findings, why)
