@@ -319,3 +319,16 @@ def test_tolist_on_dataset_metadata_stats_is_not_reported(engine):
     found = findings_by_line(engine, LEROBOT, "library/src/pkg/data/lerobot/dataset.py")
     assert not [f for f in found.get(line_of(LEROBOT, 'stats["mean"].tolist()'), []) if f.code == "NPU703"]
     assert [f for f in found.get(line_of(LEROBOT, "loss.detach().tolist()"), []) if f.code == "NPU703"]   # control
+
+
+def test_transformers_flash_probe_is_not_a_feature_check_other_probes_are(engine):
+    src = SEQUENCE_PARALLEL + """\
+
+
+    def pick_attention():
+        from transformers.utils import is_flash_attn_2_available
+        return "flash_attention_2" if is_flash_attn_2_available() else "sdpa"
+"""
+    found = findings_by_line(engine, src, "src/pkg/strategy/sequence_parallel/__init__.py")
+    assert not found.get(line_of(src, "if is_flash_attn_available():"))
+    assert [f for f in found[line_of(src, "if is_flash_attn_2_available()")] if f.code == "NPU391"]   # control

@@ -16,6 +16,9 @@ any) is elsewhere and carries its own finding.
   flag's decision is where it is set, reported there;
 - a helper function of a setup.py that setup.py never calls (mmtracking's `make_cuda_ext` with `ext_modules=[]`): it
   builds nothing;
+- a call of a flash-attention probe whose library answers True on Ascend (transformers'
+  `modeling_flash_attention_utils.is_flash_attn_available`, 4.51.0 on: `... or is_torch_npu_available()`; the rule
+  data leave it out of NPU332, rules/attention_transformers_fa.yaml), which the name-only NPU391 would report;
 - `.tolist()` on dataset metadata statistics (LeRobot's `dataset_meta.stats[key]["std"]`: numpy arrays read from
   stats.json): a host value, no device sync (judgement policy (e)).
 Lowered to info (worth knowing); the assert, the log-only flag test and the metadata `.tolist()` ask nothing of a
@@ -175,6 +178,18 @@ def _metadata_stats(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     return out
 
 
+# probes whose every release answers True with torch_npu (sources in rules/attention_transformers_fa.yaml)
+_ASCEND_AWARE_PROBES = {"transformers.modeling_flash_attention_utils": "is_flash_attn_available"}
+_PROBE_RULE = "NPU391"
+
+
+def _ascend_aware_probe_names(tree: ast.Module) -> set[str]:
+    """Local names bound to an Ascend-aware probe (`from transformers.modeling_flash_attention_utils import
+    is_flash_attn_available`), anywhere in the file."""
+    return {a.asname or a.name for n in module_nodes(tree) if isinstance(n, ast.ImportFrom) and n.module in
+            _ASCEND_AWARE_PROBES for a in n.names if a.name == _ASCEND_AWARE_PROBES[n.module]}
+
+
 def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str = "") -> list:
     if not findings or not isinstance(tree, ast.Module):
         return findings
@@ -182,6 +197,7 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
     dropped += _log_only_flag_tests(tree)
     stats = _metadata_stats(tree) if ".stats" in text and any(f.code in _HOST_SYNC_CODES for f in findings) else []
     uncalled = _uncalled_setup_helpers(tree, rel)
+    probes = _ascend_aware_probe_names(tree) if any(f.code == _PROBE_RULE for f in findings) else set()
     carried = [f for f in findings if f.code in _CARRIED_BY_USE and f.severity != "info"]
     imports, tables, loaded = [], [], set()
     if carried:
@@ -191,7 +207,8 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
     tests = _test_spans(tree) if "pytest" in text or "patch" in text else {}
     out = []
     for f in findings:
-        if _inside(f, dropped) or f.code in _HOST_SYNC_CODES and _inside(f, stats):
+        if _inside(f, dropped) or f.code in _HOST_SYNC_CODES and _inside(f, stats) or \
+                f.code == _PROBE_RULE and f.symbol in probes:
             continue
         if f.severity != "info":
             if uncalled and _inside(f, uncalled):
