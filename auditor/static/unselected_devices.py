@@ -27,6 +27,7 @@ CUDA keeps its findings (tests/test_precision_pd33.py holds both)."""
 from __future__ import annotations
 
 import ast
+from typing import Any, TypeGuard
 
 from auditor.static.astutil import ast_dotted, module_nodes
 from auditor.static.backends import as_info
@@ -42,7 +43,7 @@ _SKIP_NOTE = "the test's body is an unconditional pytest.skip(...): the CUDA con
 _MOCK_NOTE = "the test patches torch.cuda.is_available: its 'cuda' values are mocked answers, no device is selected"
 
 
-def _span(node: ast.AST) -> tuple[int, int, int, int]:
+def _span(node: Any) -> tuple[int, int, int, int]:
     return (node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or node.col_offset)
 
 
@@ -50,14 +51,14 @@ def _inside(f, spans) -> bool:
     return any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in spans)
 
 
-def _str(node: ast.AST) -> str | None:
+def _str(node: Any) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
 def _mentions_npu(tree: ast.Module) -> bool:
     """The module routes to the NPU somewhere: an 'npu' string (a key, a comparison) or an import from an npu module."""
     for n in module_nodes(tree):
-        if _str(n) is not None and n.value.lower() == "npu":
+        if (_str(n) or "").lower() == "npu":
             return True
         if isinstance(n, ast.ImportFrom) and n.module and ".npu" in f".{n.module}":
             return True
@@ -74,7 +75,7 @@ def _loaded_names(tree: ast.Module) -> set[str]:
     return {n.id for n in module_nodes(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
-def _is_call_of(node: ast.AST, *names: str) -> bool:
+def _is_call_of(node: Any, *names: str) -> TypeGuard[ast.Call]:
     return isinstance(node, ast.Call) and (ast_dotted(node.func) or "") in names
 
 
