@@ -332,3 +332,16 @@ def test_transformers_flash_probe_is_not_a_feature_check_other_probes_are(engine
     found = findings_by_line(engine, src, "src/pkg/strategy/sequence_parallel/__init__.py")
     assert not found.get(line_of(src, "if is_flash_attn_available():"))
     assert [f for f in found[line_of(src, "if is_flash_attn_2_available()")] if f.code == "NPU391"]   # control
+
+
+def test_placing_keyword_inside_pytest_raises_keeps_its_severity(engine):
+    src = """\
+        import pytest
+        import torch
+
+
+        def test_directory_load_requires_quant_config_json(tmp_path):
+            with pytest.raises(FileNotFoundError, match="quant_config.json"):
+                cache_dit.load(torch.nn.Linear(128, 128, device="cuda", dtype=torch.bfloat16), str(tmp_path))
+    """
+    assert _worst(engine, src, 'device="cuda"', "tests/quantization/test_ptq.py") - {"info"}

@@ -6,9 +6,10 @@ any) is elsewhere and carries its own finding.
   mmcv.parallel imports on Ascend); the file's use of the class (`MMDataParallel(model, device_ids=[0])`) carries the
   finding, and a use that only fills the 'cuda' slot of a per-device factory table beside an NPU route
   (`dp_factory = {'cuda': MMDataParallel, ...}` + `if device == 'npu': ... NPUDataParallel`) chooses nothing;
-- pytest code that expects no device: a call inside `with pytest.raises(...)` (the test expects argument validation to
-  raise before any device is touched), the values of a `pytest.param(...)` whose marks skip it without CUDA (the
-  expected device count is never used on Ascend: the param is skipped), the CUDA skipif of a test whose body is an
+- pytest code that expects no device: an option keyword (`accelerator="cuda"`, not `device=`) of a call inside
+  `with pytest.raises(...)` (the test expects argument validation to raise before any device is touched), the
+  values of a `pytest.param(...)` whose marks skip it without CUDA (the expected device count is never used on
+  Ascend: the param is skipped), the CUDA skipif of a test whose body is an
   unconditional `pytest.skip(...)`, and a test that patches `torch.cuda.is_available` (its "cuda" strings are the
   mocked answers);
 - `assert device in ['cuda', 'npu']`: the check already accepts the NPU;
@@ -37,7 +38,8 @@ _CARRIED_BY_USE = frozenset({"NPU069"})
 _IMPORT_NOTE = "the import runs on Ascend; the class's use in this file carries the finding"
 _TABLE_NOTE = ("the 'cuda' entry of a per-device factory table beside an NPU route: the device picks the wrapper, "
                "nothing here runs on Ascend")
-_RAISES_NOTE = "inside `pytest.raises(...)`: the test expects the call to raise before any device is used"
+_RAISES_NOTE = ("an option of a call inside `pytest.raises(...)`: the test expects argument validation to raise before "
+                "any device is used")
 _PARAM_NOTE = "an expected value of a pytest.param skipped without CUDA: never used on Ascend"
 _SKIP_NOTE = "the test's body is an unconditional pytest.skip(...): the CUDA condition changes nothing on Ascend"
 _MOCK_NOTE = "the test patches torch.cuda.is_available: its 'cuda' values are mocked answers, no device is selected"
@@ -105,12 +107,25 @@ def _patches_cuda_available(fn: ast.AST) -> bool:
     return False
 
 
+# keywords that place or allocate (`nn.Linear(128, 128, device="cuda")` inside pytest.raises runs before the expected
+# error and fails on Ascend: cache-dit's quantization tests, heldout28)
+_PLACING_KEYWORDS = frozenset({"device", "device_map", "map_location", "device_type", "devices"})
+
+
+def _option_keywords(body: list[ast.stmt]) -> list[tuple[int, int, int, int]]:
+    """Spans of the option keywords (`accelerator="cuda"`) of the calls in a `pytest.raises` body: values a validator
+    reads; a placing keyword or a value that calls something (`.cuda()`, `torch.device(...)`) is left out."""
+    return [_span(kw) for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Call) for kw in n.keywords
+            if kw.arg and kw.arg not in _PLACING_KEYWORDS
+            and not any(isinstance(m, ast.Call) for m in ast.walk(kw.value))]
+
+
 def _test_spans(tree: ast.Module) -> dict[str, list]:
     spans: dict[str, list] = {"raises": [], "param": [], "skip": [], "mock": []}
     for n in module_nodes(tree):
         if isinstance(n, (ast.With, ast.AsyncWith)) and any(
                 _is_call_of(item.context_expr, "pytest.raises") for item in n.items):
-            spans["raises"] += [_span(s) for s in n.body]
+            spans["raises"] += _option_keywords(n.body)
         elif _is_call_of(n, "pytest.param") and _cuda_skip_marks(n):
             spans["param"] += [_span(a) for a in n.args]
         elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test"):
