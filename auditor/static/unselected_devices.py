@@ -13,7 +13,7 @@ any) is elsewhere and carries its own finding.
   unconditional `pytest.skip(...)`, and a test that patches `torch.cuda.is_available` (its "cuda" strings are the
   mocked answers);
 - `assert device in ['cuda', 'npu']`: the check already accepts the NPU;
-- the flag test of an `if` whose body only logs (`if _HAS_TRITON: logger.info("Using Triton kernels.")`, lorax): the
+- the feature-check flag (NPU391 / NPU394) tested by an `if` whose body only logs (`if _HAS_TRITON: logger.info("Using Triton kernels.")`, lorax): the
   flag's decision is where it is set, reported there;
 - a helper function of a setup.py that setup.py never calls (mmtracking's `make_cuda_ext` with `ext_modules=[]`): it
   builds nothing;
@@ -150,6 +150,7 @@ def _npu_accepting_asserts(tree: ast.Module) -> list[tuple[int, int, int, int]]:
 
 _LOG_CALLS = frozenset({"print", "warn", "warning", "info", "debug", "error", "log", "warning_once", "info_once"})
 _HOST_SYNC_CODES = frozenset({"NPU703"})
+_FEATURE_CHECK_CODES = frozenset({"NPU391", "NPU394"})   # the flag reads a log-only `if` may drop
 _UNCALLED_NOTE = "in a setup.py helper that setup.py never calls: it builds nothing"
 
 
@@ -209,8 +210,8 @@ def _ascend_aware_probe_names(tree: ast.Module) -> set[str]:
 def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str = "") -> list:
     if not findings or not isinstance(tree, ast.Module):
         return findings
-    dropped = _npu_accepting_asserts(tree) if "npu" in text else []
-    dropped += _log_only_flag_tests(tree)
+    asserts = _npu_accepting_asserts(tree) if "npu" in text else []
+    log_only = _log_only_flag_tests(tree) if any(f.code in _FEATURE_CHECK_CODES for f in findings) else []
     stats = _metadata_stats(tree) if ".stats" in text and any(f.code in _HOST_SYNC_CODES for f in findings) else []
     uncalled = _uncalled_setup_helpers(tree, rel)
     probes = _ascend_aware_probe_names(tree) if any(f.code == _PROBE_RULE for f in findings) else set()
@@ -223,7 +224,8 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
     tests = _test_spans(tree) if "pytest" in text or "patch" in text else {}
     out = []
     for f in findings:
-        if _inside(f, dropped) or f.code in _HOST_SYNC_CODES and _inside(f, stats) or \
+        if _inside(f, asserts) or f.code in _FEATURE_CHECK_CODES and _inside(f, log_only) or \
+                f.code in _HOST_SYNC_CODES and _inside(f, stats) or \
                 f.code == _PROBE_RULE and f.symbol in probes:
             continue
         if f.severity != "info":
