@@ -345,3 +345,22 @@ def test_placing_keyword_inside_pytest_raises_keeps_its_severity(engine):
                 cache_dit.load(torch.nn.Linear(128, 128, device="cuda", dtype=torch.bfloat16), str(tmp_path))
     """
     assert _worst(engine, src, 'device="cuda"', "tests/quantization/test_ptq.py") - {"info"}
+
+
+def test_device_string_of_a_cuda_skipped_param_keeps_its_finding(engine):
+    src = """\
+        import pytest
+        import torch
+
+
+        @pytest.mark.parametrize('device', [
+            'cpu',
+            pytest.param(
+                'cuda',
+                marks=pytest.mark.skipif(
+                    not torch.cuda.is_available(), reason='requires CUDA support')),
+        ])
+        def test_active_rotated_filter(device):
+            assert device
+    """
+    assert _worst(engine, src, "'cuda',", "mmcv/tests/test_ops/test_active_rotated_filter.py") - {"info"}
