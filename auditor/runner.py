@@ -31,6 +31,7 @@ from auditor.static.device_shims import apply_device_shims
 from auditor.static.other_npu import apply_other_npu
 from auditor.static.vendor_packages import apply_vendor_packages
 from auditor.static.declared_vendor import apply_declared_vendor
+from auditor.static.liger_ascend import apply_liger_ascend
 from auditor.static.vendor_dispatch import apply_vendor_dispatch_tree
 from auditor.static.cuda_helpers import drop_tree_cuda_helpers
 from auditor.static.backends import apply_ascend_project, apply_other_backend_files, apply_transfer_packages
@@ -271,6 +272,7 @@ def run_static(
     apply_other_npu(run.results, found.files, project)   # Intel's NPU (`npu_models/` importing its runtime)
     apply_vendor_packages(run.results, found.files, project)   # an Intel XPU / Habana package: not CUDA (t11u)
     apply_declared_vendor(run.results, found.files, project)   # `setup(name="optimum-amd")`: another accelerator's (t11w)
+    apply_liger_ascend(run.results, found.files, project)   # Liger-Kernel >= 0.8 dispatches to its Ascend backend
     apply_ascend_scripts(run.results, project)       # CUDA_DEVICE_MAX_CONNECTIONS=1 in a script that sets up Ascend
     apply_hydra_configs(run.results, found.files, project)    # configs an Ascend Hydra entry reads (npu_native.py)
     apply_ascend_subpackages(run.results, found.files, project)   # `import deep_ep`: the tree's own Ascend port of it

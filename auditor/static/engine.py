@@ -31,6 +31,7 @@ from auditor.static.cstwalk import walk
 from auditor.static.host_paths import demote_reseeds, drop_host_paths, drop_platform_labels
 from auditor.static.host_scopes import drop_host_scopes
 from auditor.static.value_reads import apply_value_reads
+from auditor.static.unselected_devices import apply_unselected_devices
 from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host
 from auditor.static.ort_only import lower_ort_only
 from auditor.static.neutral_uses import drop_dtype_restores, drop_host_conversion_hints, drop_math_backend_lists, \
@@ -736,6 +737,7 @@ class StaticEngine:
             result.findings = lower_ort_only(result.findings, text)   # "cuda" picks an ORT provider (falls back)
             result.findings = drop_host_scopes(result.findings, rel, text, tree)    # unread defaults, host tests
             result.findings = apply_value_reads(result.findings, rel, text, tree)   # host operands, predicates
+            result.findings = apply_unselected_devices(result.findings, tree, text, rel)   # pytest.raises, mmcv imports
             why = written_for_npu(text, rel)     # imports torch_npu at its top, or an NPU path (npu_native.py)
             if why is not None:
                 result.findings = apply_npu_file(result.findings, why)

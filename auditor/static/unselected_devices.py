@@ -1,0 +1,246 @@
+"""Findings on lines that name CUDA without selecting a device (pd33, issue 11; TUNED on heldout29's mmtracking,
+mmrotate, LitServe, twinkle, physical-ai-studio): the line runs the same on Ascend, the construct that differs (if
+any) is elsewhere and carries its own finding.
+
+- the import of a wrapper class whose import runs everywhere (mmcv 1.x's `from mmcv.parallel import MMDataParallel`:
+  mmcv.parallel imports on Ascend); the file's use of the class (`MMDataParallel(model, device_ids=[0])`) carries the
+  finding, and a use that only fills the 'cuda' slot of a per-device factory table beside an NPU route
+  (`dp_factory = {'cuda': MMDataParallel, ...}` + `if device == 'npu': ... NPUDataParallel`) chooses nothing;
+- pytest code that expects no device: an option keyword (`accelerator="cuda"`, not `device=`) of a call inside
+  `with pytest.raises(...)` (the test expects argument validation to raise before any device is touched), the
+  values of a `pytest.param(...)` whose marks skip it without CUDA (the expected device count is never used on
+  Ascend: the param is skipped), the CUDA skipif of a test whose body is an
+  unconditional `pytest.skip(...)`, and a test that patches `torch.cuda.is_available` (its "cuda" strings are the
+  mocked answers);
+- `assert device in ['cuda', 'npu']`: the check already accepts the NPU;
+- the feature-check flag (NPU391 / NPU394) tested by an `if` whose body only logs (`if _HAS_TRITON: logger.info("Using Triton kernels.")`, lorax): the
+  flag's decision is where it is set, reported there;
+- a helper function of a setup.py that setup.py never calls (mmtracking's `make_cuda_ext` with `ext_modules=[]`): it
+  builds nothing;
+- a call of a flash-attention probe whose library answers True on Ascend (transformers'
+  `modeling_flash_attention_utils.is_flash_attn_available`, 4.51.0 on: `... or is_torch_npu_available()`; the rule
+  data leave it out of NPU332, rules/attention_transformers_fa.yaml), which the name-only NPU391 would report;
+- `.tolist()` on dataset metadata statistics (LeRobot's `dataset_meta.stats[key]["std"]`: numpy arrays read from
+  stats.json): a host value, no device sync (judgement policy (e)).
+Lowered to info (worth knowing); the assert, the log-only flag test and the metadata `.tolist()` ask nothing of a
+porter and are dropped. A test that runs on
+CUDA keeps its findings (tests/test_precision_pd33.py holds both)."""
+from __future__ import annotations
+
+import ast
+from typing import Any, TypeGuard
+
+from auditor.static.astutil import ast_dotted, module_nodes
+from auditor.static.backends import as_info
+
+# rules whose match on an import statement is the name of a class whose module imports on Ascend
+_CARRIED_BY_USE = frozenset({"NPU069"})
+_IMPORT_NOTE = "the import runs on Ascend; the class's use in this file carries the finding"
+_TABLE_NOTE = ("the 'cuda' entry of a per-device factory table beside an NPU route: the device picks the wrapper, "
+               "nothing here runs on Ascend")
+_RAISES_NOTE = ("an option of a call inside `pytest.raises(...)`: the test expects argument validation to raise before "
+                "any device is used")
+_PARAM_NOTE = "an expected value of a pytest.param skipped without CUDA: never used on Ascend"
+_SKIP_NOTE = "the test's body is an unconditional pytest.skip(...): the CUDA condition changes nothing on Ascend"
+_MOCK_NOTE = "the test patches torch.cuda.is_available: its 'cuda' values are mocked answers, no device is selected"
+
+
+def _span(node: Any) -> tuple[int, int, int, int]:
+    return (node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or node.col_offset)
+
+
+def _inside(f, spans) -> bool:
+    return any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in spans)
+
+
+def _str(node: Any) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _mentions_npu(tree: ast.Module) -> bool:
+    """The module routes to the NPU somewhere: an 'npu' string (a key, a comparison) or an import from an npu module."""
+    for n in module_nodes(tree):
+        if (_str(n) or "").lower() == "npu":
+            return True
+        if isinstance(n, ast.ImportFrom) and n.module and ".npu" in f".{n.module}":
+            return True
+    return False
+
+
+def _cuda_slot_values(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of the values of `'cuda': X` entries of dict literals."""
+    return [_span(v) for n in module_nodes(tree) if isinstance(n, ast.Dict)
+            for k, v in zip(n.keys, n.values) if k is not None and _str(k) == "cuda"]
+
+
+def _loaded_names(tree: ast.Module) -> set[str]:
+    return {n.id for n in module_nodes(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _is_call_of(node: Any, *names: str) -> TypeGuard[ast.Call]:
+    return isinstance(node, ast.Call) and (ast_dotted(node.func) or "") in names
+
+
+def _cuda_skip_marks(call: ast.Call) -> bool:
+    """`marks=pytest.mark.skipif(<a condition naming cuda>, ...)` (or a list of marks holding one)."""
+    for kw in call.keywords:
+        if kw.arg == "marks":
+            for n in ast.walk(kw.value):
+                if _is_call_of(n, "pytest.mark.skipif") and n.args and "cuda" in ast.dump(n.args[0]).lower():
+                    return True
+    return False
+
+
+def _skip_only(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    body = fn.body[1:] if fn.body and _str(getattr(fn.body[0], "value", None)) is not None else fn.body
+    return bool(body) and isinstance(body[0], ast.Expr) and _is_call_of(body[0].value, "pytest.skip")
+
+
+def _patches_cuda_available(fn: ast.AST) -> bool:
+    for n in ast.walk(fn):
+        if _is_call_of(n, "patch", "mock.patch", "unittest.mock.patch") and n.args \
+                and _str(n.args[0]) == "torch.cuda.is_available":
+            return True
+        if _is_call_of(n, "patch.object", "mock.patch.object", "monkeypatch.setattr") and len(n.args) >= 2 \
+                and ast_dotted(n.args[0]) == "torch.cuda" and _str(n.args[1]) == "is_available":
+            return True
+    return False
+
+
+# keywords that place or allocate (`nn.Linear(128, 128, device="cuda")` inside pytest.raises runs before the expected
+# error and fails on Ascend: cache-dit's quantization tests, heldout28)
+_PLACING_KEYWORDS = frozenset({"device", "device_map", "map_location", "device_type", "devices"})
+
+
+def _option_keywords(body: list[ast.stmt]) -> list[tuple[int, int, int, int]]:
+    """Spans of the option keywords (`accelerator="cuda"`) of the calls in a `pytest.raises` body: values a validator
+    reads; a placing keyword or a value that calls something (`.cuda()`, `torch.device(...)`) is left out."""
+    return [_span(kw) for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Call) for kw in n.keywords
+            if kw.arg and kw.arg not in _PLACING_KEYWORDS
+            and not any(isinstance(m, ast.Call) for m in ast.walk(kw.value))]
+
+
+def _test_spans(tree: ast.Module) -> dict[str, list]:
+    spans: dict[str, list] = {"raises": [], "param": [], "skip": [], "mock": []}
+    for n in module_nodes(tree):
+        if isinstance(n, (ast.With, ast.AsyncWith)) and any(
+                _is_call_of(item.context_expr, "pytest.raises") for item in n.items):
+            spans["raises"] += _option_keywords(n.body)
+        elif _is_call_of(n, "pytest.param") and _cuda_skip_marks(n):
+            # the device string itself ('cuda:0') picks the test's device: it keeps its finding (Groma's mmcv tests)
+            spans["param"] += [_span(a) for a in n.args if _str(a) is None]
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test"):
+            if _skip_only(n):
+                spans["skip"] += [_span(d) for d in n.decorator_list]
+            if _patches_cuda_available(n):
+                spans["mock"].append(_span(n))
+    return spans
+
+
+def _npu_accepting_asserts(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """`assert device in ['cuda', 'npu']`: a membership test of a list of device names that holds 'npu'."""
+    out = []
+    for n in module_nodes(tree):
+        if isinstance(n, ast.Assert) and isinstance(n.test, ast.Compare) and len(n.test.ops) == 1 \
+                and isinstance(n.test.ops[0], ast.In) and isinstance(n.test.comparators[0], (ast.List, ast.Tuple, ast.Set)):
+            names = {(_str(e) or "").lower() for e in n.test.comparators[0].elts}
+            if "npu" in names and "cuda" in names:
+                out.append(_span(n.test))
+    return out
+
+
+_LOG_CALLS = frozenset({"print", "warn", "warning", "info", "debug", "error", "log", "warning_once", "info_once"})
+_HOST_SYNC_CODES = frozenset({"NPU703"})
+_FEATURE_CHECK_CODES = frozenset({"NPU391", "NPU394"})   # the flag reads a log-only `if` may drop
+_UNCALLED_NOTE = "in a setup.py helper that setup.py never calls: it builds nothing"
+
+
+def _log_only_flag_tests(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of the tests of `if FLAG:` (a bare name or attribute, no else) whose body only logs."""
+    out = []
+    for n in module_nodes(tree):
+        if isinstance(n, ast.If) and not n.orelse and isinstance(n.test, (ast.Name, ast.Attribute)) and all(
+                isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and (ast_dotted(s.value.func) or "")
+                .rsplit(".", 1)[-1] in _LOG_CALLS for s in n.body):
+            out.append(_span(n.test))
+    return out
+
+
+def _uncalled_setup_helpers(tree: ast.Module, rel: str) -> list[tuple[int, int, int, int]]:
+    """Spans of the module-level functions of a setup.py that the file never names (a script nothing imports)."""
+    if rel.rsplit("/", 1)[-1] != "setup.py":
+        return []
+    loaded = _loaded_names(tree)
+    return [_span(n) for n in tree.body if isinstance(n, ast.FunctionDef) and n.name not in loaded]
+
+
+def _metadata_stats(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of `.tolist()` calls on dataset metadata statistics: a receiver read from `<meta>.stats[...]` directly or
+    through a name bound to it (`stats = dataset_meta.stats[k]; stats["std"].tolist()`)."""
+    def from_stats(node: ast.AST) -> bool:
+        while isinstance(node, ast.Subscript):
+            node = node.value
+        dotted = ast_dotted(node) or ""
+        return dotted.endswith("meta.stats") or dotted.endswith("_meta.stats")
+
+    bound = {t.id for n in module_nodes(tree) if isinstance(n, ast.Assign) and from_stats(n.value)
+             for t in n.targets if isinstance(t, ast.Name)}
+    out = []
+    for n in module_nodes(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "tolist":
+            root = n.func.value
+            while isinstance(root, ast.Subscript):
+                root = root.value
+            if from_stats(n.func.value) or isinstance(root, ast.Name) and root.id in bound:
+                out.append(_span(n))
+    return out
+
+
+# probes whose every release answers True with torch_npu (sources in rules/attention_transformers_fa.yaml)
+_ASCEND_AWARE_PROBES = {"transformers.modeling_flash_attention_utils": "is_flash_attn_available"}
+_PROBE_RULE = "NPU391"
+
+
+def _ascend_aware_probe_names(tree: ast.Module) -> set[str]:
+    """Local names bound to an Ascend-aware probe (`from transformers.modeling_flash_attention_utils import
+    is_flash_attn_available`), anywhere in the file."""
+    return {a.asname or a.name for n in module_nodes(tree) if isinstance(n, ast.ImportFrom) and n.module in
+            _ASCEND_AWARE_PROBES for a in n.names if a.name == _ASCEND_AWARE_PROBES[n.module]}
+
+
+def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str = "") -> list:
+    if not findings or not isinstance(tree, ast.Module):
+        return findings
+    asserts = _npu_accepting_asserts(tree) if "npu" in text else []
+    log_only = _log_only_flag_tests(tree) if any(f.code in _FEATURE_CHECK_CODES for f in findings) else []
+    stats = _metadata_stats(tree) if ".stats" in text and any(f.code in _HOST_SYNC_CODES for f in findings) else []
+    uncalled = _uncalled_setup_helpers(tree, rel)
+    probes = _ascend_aware_probe_names(tree) if any(f.code == _PROBE_RULE for f in findings) else set()
+    carried = [f for f in findings if f.code in _CARRIED_BY_USE and f.severity != "info"]
+    imports, tables, loaded = [], [], set()
+    if carried:
+        imports = [_span(n) for n in module_nodes(tree) if isinstance(n, ast.ImportFrom)]
+        tables = _cuda_slot_values(tree) if _mentions_npu(tree) else []
+        loaded = _loaded_names(tree)
+    tests = _test_spans(tree) if "pytest" in text or "patch" in text else {}
+    out = []
+    for f in findings:
+        if _inside(f, asserts) or f.code in _FEATURE_CHECK_CODES and _inside(f, log_only) or \
+                f.code in _HOST_SYNC_CODES and _inside(f, stats) or \
+                f.code == _PROBE_RULE and f.symbol in probes:
+            continue
+        if f.severity != "info":
+            if uncalled and _inside(f, uncalled):
+                f = as_info(f, "uncalled-helper", _UNCALLED_NOTE)
+            elif f.code in _CARRIED_BY_USE and _inside(f, imports) and f.symbol.rsplit(".", 1)[-1] in loaded:
+                f = as_info(f, "import-carried", _IMPORT_NOTE)
+            elif f.code in _CARRIED_BY_USE and _inside(f, tables):
+                f = as_info(f, "device-table", _TABLE_NOTE)
+            elif f.category == "device" and tests:
+                for kind, note in (("raises", _RAISES_NOTE), ("param", _PARAM_NOTE), ("skip", _SKIP_NOTE),
+                                   ("mock", _MOCK_NOTE)):
+                    if _inside(f, tests[kind]):
+                        f = as_info(f, f"test-{kind}", note)
+                        break
+        out.append(f)
+    return out
