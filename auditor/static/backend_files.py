@@ -166,7 +166,6 @@ def registered_npu_member(path: Path, rel: str) -> str | None:
     and `npu.py` both decorate their attention functions with `@_AttnBackendRegistry.register(...)`): the module is
     then one member of a per-backend set whose Ascend member the project already has, and its CUDA-only library
     (SageAttention-3, flash-attn) is skipped on Ascend (issue 11, pd31). None otherwise."""
-    import ast
 
     name = rel.rsplit("/", 1)[-1]
     if not name.endswith(".py") or _name_backends(name) & {"npu"}:
@@ -175,16 +174,11 @@ def registered_npu_member(path: Path, rel: str) -> str | None:
     npu = [o for o in _entries(folder) if o.endswith(".py") and _name_backends(o) == {"npu"}]
     if not npu:
         return None
-    trees = {}
-    for module in [name] + npu:
-        try:
-            trees[module] = ast.parse(Path(folder, module).read_text(errors="replace")[:_PARENT_READ])
-        except (OSError, SyntaxError, ValueError):
-            continue
-    mine = _registry_callees(trees[name]) if name in trees else set()
+    mine = set(_module_members(os.path.join(folder, name)).get("registry") or ())
     if not mine:
         return None
-    member = next((m for m in npu if m in trees and _registry_callees(trees[m]) & mine), None)
+    registries = {m: set(_module_members(os.path.join(folder, m)).get("registry") or ()) for m in npu}
+    member = next((m for m in npu if registries[m] & mine), None)
     return None if member is None else "/".join(rel.split("/")[:-1] + [member])
 
 
@@ -331,25 +325,68 @@ _PARENT_MODULES = 40        # a folder with more modules than this is no small d
 _CUDA_CAPABILITY = re.compile(r"(?:^|\.)cuda\.(?:is_available|get_device_capability|device_count)$")
 
 
-@lru_cache(maxsize=1024)
-def _package_trees(parent: str) -> list:
-    """The parsed Python modules of the folder `parent` that import a sibling package relatively (`from .x import`),
-    or [] when the folder holds more modules than a dispatch package does."""
+def member_facts(tree) -> dict:
+    """A Python module's facts for the per-backend member readings below (pd31), kept in its summary (`tree` facts,
+    `members`) so that a warm run reads no file for them: `relative`, the names it imports from each sibling package
+    (`from .cutedsl import f` -> {"cutedsl": ["f"]}); `gates`, the words of each `if` test whose body tests the CUDA
+    runtime (`if backend == KernelBackend.CUTEDSL: ... torch.cuda.is_available()`); `registry`, the registries its
+    decorators add to. Empty when it has none."""
     import ast
 
-    from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
+    from auditor.static.astutil import ast_dotted
 
+    relative: dict[str, set[str]] = {}
+    gates = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+            relative.setdefault(node.module.split(".")[0], set()).update(a.name for a in node.names)
+        elif isinstance(node, ast.If) and any(
+                isinstance(c, ast.Call) and _CUDA_CAPABILITY.search(ast_dotted(c.func) or "")
+                for stmt in node.body for c in ast.walk(stmt)):
+            words = {(n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else
+                      n.value if isinstance(n, ast.Constant) and isinstance(n.value, str) else "").lower()
+                     for n in ast.walk(node.test)}
+            gates.append(sorted(words - {""}))
+    out: dict = {}
+    if relative:
+        out["relative"] = {k: sorted(v) for k, v in sorted(relative.items())}
+    if gates:
+        out["gates"] = gates
+    registry = _registry_callees(tree)
+    if registry:
+        out["registry"] = sorted(registry)
+    return out
+
+
+# the run's project and its files by path, for the cached readings below (set by apply_backend_files)
+_RUN: dict = {}
+
+
+def _module_members(path: str) -> dict:
+    """`member_facts` of the module at `path`: from its summary when the run holds it, else read and parsed."""
+    import ast
+
+    from auditor.discover import MAX_FILE_BYTES
+
+    rel = _RUN.get("rels", {}).get(path)
+    held = held_tree(_RUN.get("project"), rel) if rel is not None else None
+    if held is not None:
+        return held.get("members") or {}
+    try:
+        text = read_counted(_RUN.get("project"), path, MAX_FILE_BYTES).decode("utf-8", errors="replace")
+        return member_facts(ast.parse(text[:_PARENT_READ]))
+    except (OSError, SourceError, SyntaxError, ValueError):
+        return {}
+
+
+@lru_cache(maxsize=1024)
+def _package_members(parent: str) -> list[dict]:
+    """`member_facts` of the Python modules of the folder `parent`, or [] when the folder holds more modules than a
+    dispatch package does."""
     names = [n for n in _entries(parent) if n.endswith(".py")]
     if len(names) > _PARENT_MODULES:
         return []
-    trees = []
-    for name in names:
-        try:
-            text = read_source(Path(parent, name), MAX_FILE_BYTES)[0].decode("utf-8", errors="replace")[:_PARENT_READ]
-            trees.append(ast.parse(text))
-        except (OSError, SourceError, SyntaxError, ValueError):
-            continue
-    return trees
+    return [_module_members(os.path.join(parent, name)) for name in names]
 
 
 @lru_cache(maxsize=4096)
@@ -361,18 +398,13 @@ def _cuda_gated_member(parent: str, folder: str) -> str | None:
     imports one name from both packages, and a test of the CUDA runtime sits under a branch that names `folder` (its
     key, `KernelBackend.CUTEDSL` / `"cutedsl"`). The sibling must not itself be CUDA's (named for it, or `.cu`
     sources). None otherwise."""
-    import ast
-
-    from auditor.static.astutil import ast_dotted
-
     if _name_backends(folder) or not os.path.isdir(os.path.join(parent, folder)):
         return None
-    trees = _package_trees(parent)
+    members = _package_members(parent)
     imported: dict[str, set[str]] = {}
-    for tree in trees:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
-                imported.setdefault(node.module.split(".")[0], set()).update(a.name for a in node.names)
+    for facts in members:
+        for module, names in (facts.get("relative") or {}).items():
+            imported.setdefault(module, set()).update(names)
     mine = imported.get(folder, set())
     siblings = [other for other, names in sorted(imported.items()) if other != folder and names & mine
                 and not _name_backends(other) & {"cuda"} and os.path.isdir(os.path.join(parent, other))
@@ -380,18 +412,8 @@ def _cuda_gated_member(parent: str, folder: str) -> str | None:
     if not siblings:
         return None
     key = folder.lower()
-    for tree in trees:
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.If):
-                continue
-            words = {(n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else
-                      n.value if isinstance(n, ast.Constant) and isinstance(n.value, str) else "").lower()
-                     for n in ast.walk(node.test)}
-            if key not in words:
-                continue
-            if any(isinstance(c, ast.Call) and _CUDA_CAPABILITY.search(ast_dotted(c.func) or "")
-                   for stmt in node.body for c in ast.walk(stmt)):
-                return siblings[0]
+    if any(key in words for facts in members for words in facts.get("gates") or ()):
+        return siblings[0]
     return None
 
 
@@ -534,8 +556,10 @@ def apply_backend_files(results: list, files: Sequence[tuple[Path, str]], projec
     _backend_twin_folder.cache_clear()
     _dispatched_npu_member.cache_clear()
     _cuda_gated_member.cache_clear()
-    _package_trees.cache_clear()
+    _package_members.cache_clear()
     where = {rel: path for path, rel in files}
+    _RUN.clear()
+    _RUN.update(project=project, rels={str(path): rel for path, rel in files})
     ascend: list[str | None] = []       # the first file that imports torch_npu, read once when a CUDA image asks
     for result in results:
         path = where.get(result.path)

@@ -202,6 +202,12 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
 
             out[TRITON] = triton_facts(data, any(getattr(f, "name", None) == TRITON_KERNEL for f in findings))
             out[TREE] = tree_facts(data, rel)
+            if isinstance(tree, ast.Module):
+                from auditor.static.backend_files import member_facts
+
+                members = member_facts(tree)     # pd31's per-backend member reading, kept for warm runs
+                if members:
+                    out[TREE]["members"] = members
             if rel == "__init__.py" and b"NODE_CLASS_MAPPINGS" in data:
                 out[TREE]["comfy_nodes"] = True   # a ComfyUI node pack's root (unreached_defs reads the pack again)
             if findings and isinstance(tree, ast.Module):
