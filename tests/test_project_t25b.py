@@ -4,30 +4,7 @@ with controls: the same key read as `cfg.device`, as `args.device` after an argp
 to Hydra's `instantiate`, and an accelerate-style file (no Hydra marks) whose library reads keys the tree never names."""
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
-
-from auditor.project.tree_calls import apply_tree_calls
-from auditor.rules import load_rules
-from auditor.static import StaticEngine
-
-RULES = load_rules()
-ENGINE = StaticEngine(RULES)
-
-
-def _tree(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    return root
-
-
-def _codes(root: Path, rel: str) -> list[tuple[int, str]]:
-    """A config's findings as the project-file bench computes them: the file, then the tree passes."""
-    result = ENGINE.analyze_bytes((root / rel).read_bytes(), rel)
-    apply_tree_calls([result], root, RULES, lambda: ENGINE.analyze_bytes)
-    return sorted((f.line, f.code) for f in result.findings)
+from tests.test_project_t23c import _codes, _tree  # one tree writer and one bench-shaped reading of a config
 
 
 # open-pi-zero's scripts/run.py and src/agent/eval.py, cut down
