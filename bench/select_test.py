@@ -61,6 +61,7 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test34": "npu-audit-test-split-34:",
                  "test36": "npu-audit-test-split-36:",
                  "test37": "npu-audit-test-split-37:",
+                 "test39": "npu-audit-test-split-39:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -98,7 +99,24 @@ TOPUP_WORDS = {
     "third_party": r"transformer_engine|bitsandbytes|deepspeed|pynvml|nvml|fbgemm|nvfuser|tensorrt"
                    r"|megatron|cupy",
 }
+# test39 (bench/corpus_test39/SELECTION.md, the lead's word change for that split only): extra words OR-ed with a
+# category's TOPUP_WORDS in that split's top-up pools (extension libraries, run-time built ops, CUDA-only libraries the
+# fixed lists miss). Other splits' pools use TOPUP_WORDS alone, so their draws do not change.
+SPLIT_TOPUP_WORDS = {
+    "test39": {
+        "kernel": r"\.cu['\"]|custom_ops|_ext\b|_cuda\b|cuda\.jit|\.so['\"]|upfirdn2d|fused_bias_act|bias_act|filtered_lrelu",
+        "third_party": r"spconv|MinkowskiEngine|torchsparse|torch_scatter|torch_sparse|torch_cluster|tinycudann|nvdiffrast"
+                       r"|pycuda|numba|nvidia\.dali|cudf|cuml|faiss|onnxruntime|CUDAExecutionProvider|pytorch3d|kaolin"
+                       r"|open3d\.ml|neural_renderer",
+    },
+}
 TOPUP_MIN_LINES = 2
+
+
+def topup_words(category: str, split: str) -> str:
+    """A category's top-up word list in `split`: TOPUP_WORDS, OR-ed with the split's own extension if it has one."""
+    extra = SPLIT_TOPUP_WORDS.get(split, {}).get(category)
+    return TOPUP_WORDS[category] if extra is None else TOPUP_WORDS[category] + "|" + extra
 # test3's stopping points (its SELECTION.md): main-draw rounds until this many labelled lines, then
 # top-up passes (cap = most top-up files per category, the second pass is the written amendment)
 # until a category has TOPUP_TARGET must-flag lines.
@@ -119,7 +137,7 @@ PER_CODE_BASE = 2
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
 MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "test20": 8, "test21": 8, "test22": 8,
                            "test23": 8, "test24": 8, "test25": 8, "test26": 8, "test27": 8,
-                           "test28": 8, "test33": 8, "test34": 8, "test36": 8, "test37": 8,
+                           "test28": 8, "test33": 8, "test34": 8, "test36": 8, "test37": 8, "test39": 8,
                            "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
@@ -153,12 +171,16 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # test37 (bench/corpus_test37/SELECTION.md): attention, apex, distributed, precision first; target 25, but
                # 15 for apex
                "test37": {"order": ("attention", "apex", "distributed", "precision", "kernel", "device", "third_party"),
-                          "target": 25, "targets": {"apex": 15}, "cap": 16}}
+                          "target": 25, "targets": {"apex": 15}, "cap": 16},
+               # test39 (bench/corpus_test39/SELECTION.md): test36's rule (order kernel, third_party, precision, then the
+               # others in test27's order; target 25, but 30 for kernel and third_party), with SPLIT_TOPUP_WORDS' extension
+               "test39": {"order": ("kernel", "third_party", "precision", "attention", "device", "distributed", "apex"),
+                          "target": 25, "targets": {"kernel": 30, "third_party": 30}, "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
 # pyiqa's build/lib/ copy of its own package). Earlier splits keep their rule, so their replays do not change.
 AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23", "test24", "test25", "test26", "test27",
-                                 "test28", "test33", "test34", "test36", "test37", "tuned_t17c",
+                                 "test28", "test33", "test34", "test36", "test37", "test39", "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 
 
@@ -235,7 +257,7 @@ def supplement_order(category: str, split: str = "test4") -> list[tuple[dict, st
 
 
 def _category_pool(category: str, sources: list[dict], split: str, seed: str) -> list[tuple[dict, str]]:
-    words = re.compile(TOPUP_WORDS[category], re.IGNORECASE)
+    words = re.compile(topup_words(category, split), re.IGNORECASE)
     pool = []
     for src in sources:
         root = recall.source_dir(src["name"], src["version"])
