@@ -62,6 +62,7 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test36": "npu-audit-test-split-36:",
                  "test37": "npu-audit-test-split-37:",
                  "test39": "npu-audit-test-split-39:",
+                 "test40": "npu-audit-test-split-40:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -138,6 +139,7 @@ PER_CODE_BASE = 2
 MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "test20": 8, "test21": 8, "test22": 8,
                            "test23": 8, "test24": 8, "test25": 8, "test26": 8, "test27": 8,
                            "test28": 8, "test33": 8, "test34": 8, "test36": 8, "test37": 8, "test39": 8,
+                           "test40": 8,
                            "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
@@ -175,12 +177,16 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # test39 (bench/corpus_test39/SELECTION.md): test36's rule (order kernel, third_party, precision, then the
                # others in test27's order; target 25, but 30 for kernel and third_party), with SPLIT_TOPUP_WORDS' extension
                "test39": {"order": ("kernel", "third_party", "precision", "attention", "device", "distributed", "apex"),
-                          "target": 25, "targets": {"kernel": 30, "third_party": 30}, "cap": 16}}
+                          "target": 25, "targets": {"kernel": 30, "third_party": 30}, "cap": 16},
+               # test40 (bench/corpus_test40/SELECTION.md): test37's rule (order attention, apex, distributed, precision,
+               # then the others; target 25, but 15 for apex)
+               "test40": {"order": ("attention", "apex", "distributed", "precision", "kernel", "device", "third_party"),
+                          "target": 25, "targets": {"apex": 15}, "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
 # pyiqa's build/lib/ copy of its own package). Earlier splits keep their rule, so their replays do not change.
 AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23", "test24", "test25", "test26", "test27",
-                                 "test28", "test33", "test34", "test36", "test37", "test39", "tuned_t17c",
+                                 "test28", "test33", "test34", "test36", "test37", "test39", "test40", "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 
 
