@@ -24,3 +24,61 @@ def test_cuda_stage_siblings_as_before():
     assert cuda_member_siblings("builder-cu121", ["builder-cu118", "builder-cu121"]) == []
     assert cuda_member_siblings("builder-gpu", names) == []
     assert cuda_member_siblings("nvidia", ["nvidia", "cann", "rocm"]) == ["cann", "rocm"]
+
+
+# -- Liger-Kernel pins from the requirement readers' facts -----------------------------------------------------------
+
+LIGER_ROPE = """\
+    from liger_kernel.transformers import liger_rotary_pos_emb
+
+
+    def apply_liger_rope(module):
+        module.apply_rotary_pos_emb = liger_rotary_pos_emb
+        return module
+"""
+
+# verl's setup.py (OpenManus-RL, TTRL): the pin sits in an extras list passed through a module-level name
+VERL_SETUP = """\
+    from setuptools import find_packages, setup
+
+    install_requires = ["torch", "transformers"]
+    GPU_REQUIRES = ["{liger}", "flash-attn"]
+    extras_require = {{"gpu": GPU_REQUIRES}}
+
+    setup(name="verl", packages=find_packages(), install_requires=install_requires, extras_require=extras_require)
+"""
+
+
+def _liger_tree(root, liger):
+    from tests.static_snippets import write_tree
+    return write_tree(root, {"setup.py": VERL_SETUP.format(liger=liger), "verl/kernel/liger.py": LIGER_ROPE})
+
+
+def _liger_severities(run):
+    from tests.static_snippets import line_of
+    line = line_of(LIGER_ROPE, "module.apply_rotary_pos_emb =")
+    return {(f.severity, (f.data or {}).get("context") or "") for r in run.results if r.path == "verl/kernel/liger.py"
+            for f in r.findings if f.line == line}
+
+
+def test_liger_pins_come_from_the_requirement_facts_warm_and_cold(tmp_path):
+    from auditor.project.requirements import PINS_KEY
+    from auditor.runner import run_static
+
+    old = _liger_tree(tmp_path / "old", "liger-kernel==0.5.4")      # before the full Ascend backend: kept
+    cache = tmp_path / "cache"
+    cold = run_static([old], jobs=1, cache_dir=cache)
+    setup = next(r for r in cold.results if r.path == "setup.py")
+    assert setup.summary[PINS_KEY] == {"liger-kernel": ["==0.5.4"]}
+    assert ("warning", "") in _liger_severities(cold)
+    warm = run_static([old], jobs=1, cache_dir=cache)
+    assert warm.project_reads == 0 and _liger_severities(warm) == _liger_severities(cold)
+    assert _liger_severities(run_static([_liger_tree(tmp_path / "new", "liger-kernel>=0.8.0")], jobs=1)) == {
+        ("info", "liger-ascend")}
+    # a requirements file's comment names no pin (the requirement reader skips comments), the requirement does
+    from tests.static_snippets import write_tree
+    root = write_tree(tmp_path / "txt", {"requirements.txt": "torch\n# liger-kernel==0.5.4 was too old\nliger_kernel\n",
+                                         "verl/kernel/liger.py": LIGER_ROPE})
+    run = run_static([root], jobs=1)
+    assert next(r for r in run.results if r.path == "requirements.txt").summary[PINS_KEY] == {"liger-kernel": [""]}
+    assert _liger_severities(run) == {("info", "liger-ascend")}
