@@ -82,3 +82,40 @@ def test_liger_pins_come_from_the_requirement_facts_warm_and_cold(tmp_path):
     run = run_static([root], jobs=1)
     assert next(r for r in run.results if r.path == "requirements.txt").summary[PINS_KEY] == {"liger-kernel": [""]}
     assert _liger_severities(run) == {("info", "liger-ascend")}
+
+
+# -- a called script's text: one read, its readings shared ------------------------------------------------------------
+
+def test_called_script_is_read_once_for_its_three_readings(tmp_path, monkeypatch):
+    # LLMxMapReduce's start_*.sh callers (three calls of one script with and without its options) beside dart-math's
+    # `source utils/init.sh` + `load_cuda 12.3`: each script's text is read once and its readings shared
+    from pathlib import Path
+
+    from auditor.project.called_scripts import ScriptText
+    from auditor.runner import run_static
+    from tests.static_snippets import write_tree
+    from tests.test_project_t20b import _GUNICORN_SH
+
+    root = write_tree(tmp_path / "tree", {
+        "URLs/start_gunicorn.sh": _GUNICORN_SH,
+        "URLs/scripts/start_all.sh": "bash URLs/start_gunicorn.sh --infer-type transformers\n"
+                                     "bash URLs/start_gunicorn.sh --cuda-visible-devices 0\n"
+                                     "bash URLs/start_gunicorn.sh\n",
+        "utils/init.sh": 'load_cuda() {\n    local ver="$1"\n    module load "cuda-${ver}"\n}\n',
+        "run.sh": "source utils/init.sh\nload_cuda 12.3\npython -c 'print(1)'\n"})
+    reads: dict[str, int] = {}
+    read_bytes = Path.read_bytes
+
+    def counted(path):
+        reads[path.name] = reads.get(path.name, 0) + 1
+        return read_bytes(path)
+    run = run_static([root], jobs=1)
+    monkeypatch.setattr(Path, "read_bytes", counted)
+    again = run_static([root], jobs=1)
+    assert [r.findings for r in again.results] == [r.findings for r in run.results]
+    assert {f.line for r in run.results if r.path == "URLs/scripts/start_all.sh" for f in r.findings} == {1, 2, 3}
+    assert any(f.symbol and f.line == 2 for r in run.results if r.path == "run.sh" for f in r.findings)
+    assert reads.get("start_gunicorn.sh", 0) <= 1 and reads.get("init.sh", 0) <= 1
+    script = ScriptText(_GUNICORN_SH.replace("\n    ", "\n"))
+    assert script.branches["INFER_TYPE"][0] == ["--infer-type"] and len(script.assigned["INFER_TYPE"]) == 2
+    assert ScriptText("source a.sh\nx\n").sources_at(1) and not ScriptText("x\n").sources_at(5)
