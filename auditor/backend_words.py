@@ -1,5 +1,7 @@
 """Words that name an accelerator backend in identifiers, paths, strings and image names, read by the static pass
-(auditor/static/backends.py) and the project-file readers (auditor/project/dockerfile.py) alike: a layer below both."""
+(auditor/static/backends.py) and the project-file readers (auditor/project/dockerfile.py) alike: a layer below both.
+One table of words (`_BACKEND_ALIASES`, with the name-only `_VARIANT_WORDS` and `_MEMBER_ONLY_WORDS`); each use that
+reads fewer or more words names its subset here (`MEMBER_WORDS`)."""
 from __future__ import annotations
 
 import re
@@ -99,3 +101,22 @@ def name_word_backends(word: str) -> set[str]:
     low = word.lower()
     variant = _VARIANT_WORDS.get(_TRAILING_VERSION.sub("", low))
     return {variant} if variant else backends_in_text(low)
+
+
+# Words that name a backend only as a member of a per-backend set of build stages or compose profiles (`builder-cpu`
+# beside `builder-cuda`, `profiles: [cann]`), never in code: the host CPU, CANN (Ascend's toolkit), Intel's builds
+_MEMBER_ONLY_WORDS = {"cpu": "cpu", "cann": "npu", "intel": "xpu"}
+_WORD_BACKENDS = {**_BACKEND_ALIASES, **_VARIANT_WORDS, **_MEMBER_ONLY_WORDS}
+# The words of the table that name a member of such a set (pd32, auditor/project/dockerfile.cuda_member_siblings).
+# Fewer than the code words: `gpu` (a `builder-gpu` stage may serve any GPU), library words (nccl, cudnn, hccl,
+# torch_npu) and other vendors' stack names are no member's name; `cu121` names CUDA's (MEMBER_CUDA_BUILD).
+MEMBER_WORDS = {word: _WORD_BACKENDS[word] for word in (
+    "cuda", "nvidia", "cpu", "xpu", "rocm", "hip", "amd", "npu", "ascend", "cann", "mps", "metal", "hpu", "gaudi",
+    "intel", "openvino", "vulkan", "tpu", "musa", "mlu", "ipex")}
+MEMBER_CUDA_BUILD = re.compile(r"^cu\d{2,3}$")      # `cu121`
+
+
+def member_backend(word: str) -> str | None:
+    """The backend a lower-case word names as the member of a per-backend set of stages or profiles (`cuda`,
+    `nvidia`, `cu121` -> cuda; `cpu` -> cpu; `cann` -> npu), or None (`gpu`, `builder`)."""
+    return MEMBER_WORDS.get(word) or ("cuda" if MEMBER_CUDA_BUILD.match(word) else None)

@@ -64,6 +64,7 @@ FACTS: dict[str, int] = {
     "setting_reads": 2,   # setting_reads.reads_fact: config keys a Python file reads, sections it hands over (t23e);
                           # 2: reads passed as keywords, names passed on (t24b)
     "setting_keys": 1,    # setting_keywords.keys_fact: a YAML config's keyed scalars (h25a)
+    "pins": 1,            # requirements.PINS_KEY: a metadata file's Liger-Kernel specifiers (liger_ascend, h26a)
 }
 KEEP_INDEXES = 4                            # indexes for other keys kept per folder (a few selections/targets)
 _PACKAGE_DIR = Path(__file__).resolve().parent

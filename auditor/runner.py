@@ -272,7 +272,7 @@ def run_static(
     apply_other_npu(run.results, found.files, project)   # Intel's NPU (`npu_models/` importing its runtime)
     apply_vendor_packages(run.results, found.files, project)   # an Intel XPU / Habana package: not CUDA (t11u)
     apply_declared_vendor(run.results, found.files, project)   # `setup(name="optimum-amd")`: another accelerator's (t11w)
-    apply_liger_ascend(run.results, found.files, project)   # Liger-Kernel >= 0.8 dispatches to its Ascend backend
+    apply_liger_ascend(run.results)   # Liger-Kernel >= 0.8 dispatches to its Ascend backend
     apply_ascend_scripts(run.results, project)       # CUDA_DEVICE_MAX_CONNECTIONS=1 in a script that sets up Ascend
     apply_hydra_configs(run.results, found.files, project)    # configs an Ascend Hydra entry reads (npu_native.py)
     apply_ascend_subpackages(run.results, found.files, project)   # `import deep_ep`: the tree's own Ascend port of it

@@ -75,7 +75,27 @@ _OPTION_BRANCH_RE = re.compile(r"""(?m)^[ \t]*\(?[ \t]*((?:-{1,2}[\w-]+(?:=\*)?\
                                r"""([A-Za-z_]\w*)=["']?\$(?:2\b|\{2\}|OPTARG\b|\{OPTARG\}|\{1#\*=\})""")
 
 
-def option_findings(text: str, findings: list[Finding], args: list[str]) -> list[tuple[Finding, str]]:
+class ScriptText:
+    """What the three readings of a script's text need (the caller's `source` line, the calls of a sourced script's
+    functions, the called script's option branches), read from the text once per script and run."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines()
+        # {variable: (its options, the line of the branch's assignment)}, first branch per variable
+        self.branches: dict[str, tuple[list[str], int]] = {}
+        for m in _OPTION_BRANCH_RE.finditer(text):
+            options = [o.removesuffix("=*") for o in m.group(1).split("|") if o]
+            self.branches.setdefault(m.group(2), (options, text.count("\n", 0, m.start(2)) + 1))
+        # {variable: the lines that assign it (`INFER_TYPE="vLLM"`, `export PORT=8000`)}, for the branches' variables
+        self.assigned = {variable: [text.count("\n", 0, m.start()) + 1 for m in re.finditer(
+            r"(?m)^[ \t]*(?:export[ \t]+)?" + variable + r"=", text)] for variable in self.branches}
+
+    def sources_at(self, line: int) -> bool:
+        """The line `line` (1-based; past the end: the last) starts with `source` or `.`."""
+        return bool(re.match(r"[ \t]*(?:source|\.)[ \t]", (self.lines or [""])[min(line, len(self.lines)) - 1]))
+
+
+def option_findings(script: ScriptText, findings: list[Finding], args: list[str]) -> list[tuple[Finding, str]]:
     """The called script's findings that the caller's options decide, each with how: an option the script stores in
     a variable (its `case` branch) takes the findings of that branch's assignment when the caller passes it (`bash
     start_gunicorn.sh --cuda-visible-devices 0`: `CUDA_VISIBLE_DEVICES=$2`), else those of the variable's default
@@ -87,22 +107,15 @@ def option_findings(text: str, findings: list[Finding], args: list[str]) -> list
             by_line.setdefault(f.line, []).append(f)
     if not by_line:
         return []
-    branches: dict[str, tuple[list[str], int]] = {}
-    for m in _OPTION_BRANCH_RE.finditer(text):
-        options = [o.removesuffix("=*") for o in m.group(1).split("|") if o]
-        line = text.count("\n", 0, m.start(2)) + 1
-        branches.setdefault(m.group(2), (options, line))
     out = []
-    for variable, (options, branch_line) in branches.items():
+    for variable, (options, branch_line) in script.branches.items():
         given = next((o for o in options if o in passed), None)
         if given is not None:
             out += [(f, f"`{given}`") for f in by_line.get(branch_line, [])]
             continue
         if any("$@" in a or "$*" in a or "${@" in a for a in args):
             continue            # `./run.sh "$@"`: the caller's own options, not known here
-        default = re.compile(r"(?m)^[ \t]*(?:export[ \t]+)?" + variable + r"=")
-        for m in default.finditer(text):
-            line = text.count("\n", 0, m.start()) + 1
+        for line in script.assigned[variable]:
             if line != branch_line:
                 out += [(f, f"no `{options[-1]}` (the script's default)") for f in by_line.get(line, [])]
     return out
@@ -119,7 +132,7 @@ def _functions(result: FileResult) -> dict[str, tuple[int, int]]:
     return out
 
 
-def sourced_function_calls(caller: str, source_line: int, functions: dict, called_own: list[Finding]
+def sourced_function_calls(caller: ScriptText, source_line: int, functions: dict, called_own: list[Finding]
                            ) -> list[tuple[int, int, int, str, Finding]]:
     """(line, col, end col, function, body finding) for each line of the calling script, below its `source lib.sh`
     line, that calls a function the sourced script defines whose body has a finding (dart-math's `source
@@ -140,7 +153,7 @@ def sourced_function_calls(caller: str, source_line: int, functions: dict, calle
     call_re = re.compile(r"(?:^|&&|;|\bthen\b|\bdo\b)[ \t]*(?:[A-Za-z_]\w*=\S*[ \t]+)*(" + "|".join(
         re.escape(n) for n in sorted(bodies, key=len, reverse=True)) + r")(?=[ \t;&|]|$)")
     out = []
-    for number, line in enumerate(caller.splitlines()[source_line:], source_line + 1):
+    for number, line in enumerate(caller.lines[source_line:], source_line + 1):
         code = line.split("#", 1)[0] if not line.lstrip().startswith("#") else ""
         for m in call_re.finditer(code):
             out += [(number, m.start(1) + 1, m.end(1) + 1, m.group(1), f) for f in bodies[m.group(1)]]
@@ -148,7 +161,8 @@ def sourced_function_calls(caller: str, source_line: int, functions: dict, calle
 
 
 def called_script_findings(result: FileResult, root: Path, product_findings: Callable[[str], list[Finding] | None],
-                           cache: dict, called_text: Callable[[str], tuple[str, list[Finding], dict] | None] | None = None
+                           cache: dict,
+                           called_text: Callable[[str], tuple[ScriptText, list[Finding], dict] | None] | None = None
                            ) -> list[Finding]:
     """The findings of `result`'s recorded calls of a script of the tree whose own lines launch a file that fails or
     picks a CUDA-only path on Ascend."""
@@ -180,8 +194,7 @@ def called_script_findings(result: FileResult, root: Path, product_findings: Cal
                 data={"launched": f.data["launched"], "called_script": called, "chain": chain}))
         own = called_text(called) if called_text is not None else None
         caller = called_text(result.path) if own is not None and called_text is not None else None
-        if caller is not None and own is not None and re.match(r"[ \t]*(?:source|\.)[ \t]", (caller[0].splitlines() or [""])[
-                min(call_pos[0], len(caller[0].splitlines())) - 1]):
+        if caller is not None and own is not None and caller[0].sources_at(call_pos[0]):
             for line, col, end_col, name, f in sourced_function_calls(caller[0], call_pos[0], own[2], own[1]):
                 new.append(replace(
                     f, path=result.path, line=line, col=col, end_line=line, end_col=end_col, fix="none",
@@ -213,9 +226,10 @@ def apply_called_scripts(results: list[FileResult], root: Path, analyze: Callabl
     cache: dict = {}
     reader: list = []
 
-    def read(rel: str) -> tuple[str, list[Finding], list[Finding], dict] | None:
-        """The called script's text, launch findings, own findings and functions (the run's file as the other
-        passes left it, else one analysis of it with those passes)."""
+    def read(rel: str) -> tuple[ScriptText, list[Finding], list[Finding], dict] | None:
+        """The called script's text (read once, its readings shared by the three checks), launch findings, own
+        findings and functions (the run's file as the other passes left it, else one analysis of it with those
+        passes)."""
         key = ("called", rel)
         if key not in cache:
             path = top / rel
@@ -234,7 +248,7 @@ def apply_called_scripts(results: list[FileResult], root: Path, analyze: Callabl
                     called = reader[0](data, rel)
                     call_passes([called])
                     launch, own, functions = _launch_findings(called), list(called.findings), _functions(called)
-                found = (data.decode("utf-8", errors="replace"), launch, own, functions)
+                found = (ScriptText(data.decode("utf-8", errors="replace")), launch, own, functions)
             cache[key] = found
         return cache[key]
 
@@ -244,7 +258,7 @@ def apply_called_scripts(results: list[FileResult], root: Path, analyze: Callabl
         found = read(rel)
         return found[1] if found is not None else None
 
-    def text_of(rel: str) -> tuple[str, list[Finding], dict] | None:
+    def text_of(rel: str) -> tuple[ScriptText, list[Finding], dict] | None:
         found = read(rel)
         return (found[0], found[2], found[3]) if found is not None else None
     add_call_findings(results, root, SUMMARY_KEY, lambda result, here: called_script_findings(

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from auditor.findings import FileResult
 from auditor.project.hits import Collector, decode_text, matchers
 from auditor.project.shell import gate_findings, index_env, scan_fragment, scan_shell, system_config_paths
-from auditor.backend_words import OTHER_BACKENDS, backends_in_text
+from auditor.backend_words import OTHER_BACKENDS, backends_in_text, member_backend
 
 if TYPE_CHECKING:
     from auditor.static.engine import StaticEngine
@@ -201,11 +201,8 @@ def _other_backend(finding, note: str, context: str = "other-backend"):
 
 
 # per-backend members (pd32): the words that name the CUDA member and the other backends' members of a set of
-# Dockerfile stages (`builder-cuda` beside `builder-cpu`, `builder-xpu`) or compose profiles (`profiles: [cuda]`)
-_CUDA_KEYS = frozenset({"cuda", "nvidia"})
-_CUDA_KEY_RE = re.compile(r"^cu\d{2,3}$")      # `cu121`
-_OTHER_KEYS = frozenset({"cpu", "xpu", "rocm", "hip", "amd", "npu", "ascend", "cann", "mps", "metal", "hpu", "gaudi",
-                         "intel", "openvino", "vulkan", "tpu", "musa", "mlu", "ipex"})
+# Dockerfile stages (`builder-cuda` beside `builder-cpu`, `builder-xpu`) or compose profiles (`profiles: [cuda]`) are
+# backend_words.member_backend's
 _KEY_SPLIT = re.compile(r"[-_.]")
 
 
@@ -217,11 +214,11 @@ def cuda_member_siblings(name: str, names) -> list[str]:
     words = _KEY_SPLIT.split(name.lower())
     out: list[str] = []
     for at, word in enumerate(words):
-        if word not in _CUDA_KEYS and not _CUDA_KEY_RE.match(word):
+        if member_backend(word) != "cuda":
             continue
         for other in names:
             other_words = _KEY_SPLIT.split(other.lower())
-            if len(other_words) == len(words) and other_words[at] in _OTHER_KEYS and \
+            if len(other_words) == len(words) and member_backend(other_words[at]) not in (None, "cuda") and \
                     other_words[:at] + other_words[at + 1:] == words[:at] + words[at + 1:]:
                 out.append(other)
     return out

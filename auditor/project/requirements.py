@@ -214,8 +214,34 @@ def conda_archive_symbols(path: str) -> list[str]:
     return [f"{name}+cu{tag.group(1)}", name, f"cuda-build:{name}"]
 
 
+# Distributions whose version specifiers a tree pass reads (auditor/static/liger_ascend.py: which Liger-Kernel
+# releases the tree allows), kept in the summary of each file that requires them, {dist: [specifier, ...]} ('' for
+# an unpinned requirement): read once here, with `packaging`, and from the cache on a warm run
+PINS_KEY = "pins"
+KEPT_PINS = frozenset({"liger-kernel"})
+_PIN_WORDS = frozenset(dist.split("-", 1)[0] for dist in KEPT_PINS)     # most requirements name none: no parse
+
+
+def _keep_pin(col: Collector, requirement: str) -> None:
+    """A requirement of a distribution in KEPT_PINS, its specifier kept in the file's summary (PINS_KEY); what PEP 508
+    rejects (`liger-kernel==$VERSION`) names no pin."""
+    low = requirement.lower()
+    if not any(word in low for word in _PIN_WORDS):
+        return
+    try:
+        req = parse_requirement(requirement)
+    except InvalidRequirement:
+        return
+    name = normalize_dist(req.name)
+    if name in KEPT_PINS:
+        summary = col.result.summary if col.result.summary is not None else {}
+        summary.setdefault(PINS_KEY, {}).setdefault(name, []).append(str(req.specifier))
+        col.result.summary = summary
+
+
 def _report(col: Collector, line: int, line_text: str, requirement: str, at: int = 0,
             own_extras: frozenset[str] = frozenset()) -> None:
+    _keep_pin(col, requirement)
     for symbol, spelled, rule, note in requirement_hits(matchers(col.engine), requirement, own_extras):
         start = line_text.find(spelled, at)
         column = start + 1 if start >= 0 else at + 1

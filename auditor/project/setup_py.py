@@ -341,6 +341,8 @@ def add_setup_py_requirements(engine: "StaticEngine", data: bytes, rel: str, res
         for f in col.done().findings if (f.code, f.line, f.col) not in seen)
     result.suppressed += col.result.suppressed
     result.findings.sort(key=Finding.sort_key)
+    if col.result.summary:      # the pins the requirement readers keep for the tree passes (requirements.PINS_KEY)
+        result.summary = {**(result.summary or {}), **col.result.summary}
 
 
 def analyze_setup_cfg(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:

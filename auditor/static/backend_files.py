@@ -161,11 +161,12 @@ def _registry_callees(tree) -> set[str]:
     return out
 
 
-def registered_npu_member(path: Path, rel: str) -> str | None:
+def registered_npu_member(path: Path, rel: str, members: ModuleMembers | None = None) -> str | None:
     """The NPU module of the registry the module `path` registers into (cache-dit's `attention/backends/sage3.py`
     and `npu.py` both decorate their attention functions with `@_AttnBackendRegistry.register(...)`): the module is
     then one member of a per-backend set whose Ascend member the project already has, and its CUDA-only library
-    (SageAttention-3, flash-attn) is skipped on Ascend (issue 11, pd31). None otherwise."""
+    (SageAttention-3, flash-attn) is skipped on Ascend (issue 11, pd31). `members`: the run's module facts (none:
+    the modules are read). None otherwise."""
 
     name = rel.rsplit("/", 1)[-1]
     if not name.endswith(".py") or _name_backends(name) & {"npu"}:
@@ -174,16 +175,18 @@ def registered_npu_member(path: Path, rel: str) -> str | None:
     npu = [o for o in _entries(folder) if o.endswith(".py") and _name_backends(o) == {"npu"}]
     if not npu:
         return None
-    mine = set(_module_members(os.path.join(folder, name)).get("registry") or ())
+    members = members or ModuleMembers()
+    mine = set(members.module(os.path.join(folder, name)).get("registry") or ())
     if not mine:
         return None
-    registries = {m: set(_module_members(os.path.join(folder, m)).get("registry") or ()) for m in npu}
+    registries = {m: set(members.module(os.path.join(folder, m)).get("registry") or ()) for m in npu}
     member = next((m for m in npu if registries[m] & mine), None)
     return None if member is None else "/".join(rel.split("/")[:-1] + [member])
 
 
-def per_backend_sibling(path: Path, rel: str) -> str | None:
-    """The sibling that makes the file `path` (`rel` in the report) the CUDA member of a per-backend set, or None."""
+def per_backend_sibling(path: Path, rel: str, members: ModuleMembers | None = None) -> str | None:
+    """The sibling that makes the file `path` (`rel` in the report) the CUDA member of a per-backend set, or None.
+    `members`: the run's module facts (none: the modules are read)."""
     parts = rel.split("/")
     folder = path.parent
     name = parts[-1]
@@ -213,7 +216,7 @@ def per_backend_sibling(path: Path, rel: str) -> str | None:
             twin = _backend_twin_folder(str(path.parents[len(parts) - 1 - i]), parts[i])
             if twin is not None:                  # `lightx2v_kernel/` (CUDA sources) beside `lightx2v_kernel_xpu/`
                 return "/".join(parts[:i] + [twin]) + "/"
-            fallback = _cuda_gated_member(str(path.parents[len(parts) - 1 - i]), parts[i])
+            fallback = _cuda_gated_member(str(path.parents[len(parts) - 1 - i]), parts[i], members or ModuleMembers())
             if fallback is not None:              # `kernels/cutedsl/` beside `kernels/triton/`, picked on CUDA only
                 return "/".join(parts[:i] + [fallback]) + "/"
             continue
@@ -358,51 +361,62 @@ def member_facts(tree) -> dict:
     return out
 
 
-# the run's project and its files by path, for the cached readings below (set by apply_backend_files)
-_RUN: dict = {}
+class ModuleMembers:
+    """`member_facts` of one run's Python modules, for the per-backend member readings: from a module's summary when
+    the run holds it, else read and parsed (counted in `project.reads`); the packages' readings are kept for the run.
+    One per run, passed in (apply_backend_files, crossfile): nothing of a run outlives it."""
+
+    def __init__(self, project=None, files: Sequence[tuple[Path, str]] = ()) -> None:
+        self.project = project
+        self.rels = {str(path): rel for path, rel in files}
+        self.packages: dict[str, list[dict]] = {}
+        self.gated: dict[tuple[str, str], str | None] = {}     # _cuda_gated_member's answers
+
+    def module(self, path: str) -> dict:
+        """`member_facts` of the module at `path`."""
+        import ast
+
+        from auditor.discover import MAX_FILE_BYTES
+
+        rel = self.rels.get(path)
+        held = held_tree(self.project, rel) if rel is not None else None
+        if held is not None:
+            return held.get("members") or {}
+        try:
+            text = read_counted(self.project, path, MAX_FILE_BYTES).decode("utf-8", errors="replace")
+            return member_facts(ast.parse(text[:_PARENT_READ]))
+        except (OSError, SourceError, SyntaxError, ValueError):
+            return {}
+
+    def package(self, parent: str) -> list[dict]:
+        """`member_facts` of the Python modules of the folder `parent`, or [] when the folder holds more modules than
+        a dispatch package does."""
+        if parent not in self.packages:
+            names = [n for n in _entries(parent) if n.endswith(".py")]
+            self.packages[parent] = [] if len(names) > _PARENT_MODULES else \
+                [self.module(os.path.join(parent, name)) for name in names]
+        return self.packages[parent]
 
 
-def _module_members(path: str) -> dict:
-    """`member_facts` of the module at `path`: from its summary when the run holds it, else read and parsed."""
-    import ast
-
-    from auditor.discover import MAX_FILE_BYTES
-
-    rel = _RUN.get("rels", {}).get(path)
-    held = held_tree(_RUN.get("project"), rel) if rel is not None else None
-    if held is not None:
-        return held.get("members") or {}
-    try:
-        text = read_counted(_RUN.get("project"), path, MAX_FILE_BYTES).decode("utf-8", errors="replace")
-        return member_facts(ast.parse(text[:_PARENT_READ]))
-    except (OSError, SourceError, SyntaxError, ValueError):
-        return {}
-
-
-@lru_cache(maxsize=1024)
-def _package_members(parent: str) -> list[dict]:
-    """`member_facts` of the Python modules of the folder `parent`, or [] when the folder holds more modules than a
-    dispatch package does."""
-    names = [n for n in _entries(parent) if n.endswith(".py")]
-    if len(names) > _PARENT_MODULES:
-        return []
-    return [_module_members(os.path.join(parent, name)) for name in names]
-
-
-@lru_cache(maxsize=4096)
-def _cuda_gated_member(parent: str, folder: str) -> str | None:
+def _cuda_gated_member(parent: str, folder: str, members: ModuleMembers) -> str | None:
     """The sibling package that stands in for `folder` when the package's own selection skips it off CUDA (cache-dit's
     `kernels/ops.py` imports `fused_merge_attn_states` from `.cutedsl` and from `.triton`, and `kernels/backend.py`
     supports CUTEDSL only `if torch.cuda.is_available()`): `folder` is then the CUDA member of a per-backend set whose
     other member runs on Ascend (issue 11, pd31). Read from the code, never from the names: a module of `parent`
     imports one name from both packages, and a test of the CUDA runtime sits under a branch that names `folder` (its
     key, `KernelBackend.CUTEDSL` / `"cutedsl"`). The sibling must not itself be CUDA's (named for it, or `.cu`
-    sources). None otherwise."""
+    sources). None otherwise; answered once per run (`members.gated`)."""
+    if (parent, folder) not in members.gated:
+        members.gated[parent, folder] = _gated_member(parent, folder, members)
+    return members.gated[parent, folder]
+
+
+def _gated_member(parent: str, folder: str, members: ModuleMembers) -> str | None:
     if _name_backends(folder) or not os.path.isdir(os.path.join(parent, folder)):
         return None
-    members = _package_members(parent)
+    package = members.package(parent)
     imported: dict[str, set[str]] = {}
-    for facts in members:
+    for facts in package:
         for module, names in (facts.get("relative") or {}).items():
             imported.setdefault(module, set()).update(names)
     mine = imported.get(folder, set())
@@ -412,7 +426,7 @@ def _cuda_gated_member(parent: str, folder: str) -> str | None:
     if not siblings:
         return None
     key = folder.lower()
-    if any(key in words for facts in members for words in facts.get("gates") or ()):
+    if any(key in words for facts in package for words in facts.get("gates") or ()):
         return siblings[0]
     return None
 
@@ -555,17 +569,14 @@ def apply_backend_files(results: list, files: Sequence[tuple[Path, str]], projec
     _entries.cache_clear()
     _backend_twin_folder.cache_clear()
     _dispatched_npu_member.cache_clear()
-    _cuda_gated_member.cache_clear()
-    _package_members.cache_clear()
     where = {rel: path for path, rel in files}
-    _RUN.clear()
-    _RUN.update(project=project, rels={str(path): rel for path, rel in files})
+    members = ModuleMembers(project, files)
     ascend: list[str | None] = []       # the first file that imports torch_npu, read once when a CUDA image asks
     for result in results:
         path = where.get(result.path)
         if path is None or not any(undiscounted(f) for f in result.findings):
             continue
-        sibling = per_backend_sibling(path, result.path)
+        sibling = per_backend_sibling(path, result.path, members)
         image = None if sibling is not None else ascend_dockerfile_sibling(path, result.path, project)
         twin = None if sibling is not None or image is not None else npu_twin(path, result.path)
         own = None
@@ -583,7 +594,7 @@ def apply_backend_files(results: list, files: Sequence[tuple[Path, str]], projec
                 ascend.append(next((r.path for r in results if imports_ascend(getattr(r, "summary", None))), None))
             own = ascend[0]
         if sibling is None and twin is None and image is None and own is None:
-            member = registered_npu_member(path, result.path) if result.path.endswith(".py") else None
+            member = registered_npu_member(path, result.path, members) if result.path.endswith(".py") else None
             if member is not None:    # only the CUDA library the member wraps: its device lines keep their reading
                 lowered += discount_findings(result, "npu-path", _REGISTRY_NOTE.format(member=member),
                                              lower=lambda f: undiscounted(f) and f.category in _LIBRARY_CATEGORIES)

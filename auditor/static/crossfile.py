@@ -310,7 +310,7 @@ class _Target:
 
 def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
              flag_codes: frozenset[str] = frozenset(), project: Any = None) -> dict[str, _Target]:
-    from auditor.static.backend_files import per_backend_sibling
+    from auditor.static.backend_files import ModuleMembers, per_backend_sibling
     from auditor.static.backends import cuda_backend_module
 
     if project is None:       # one view per run: a file without facts in its summary is read once
@@ -320,6 +320,7 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
 
     out: dict[str, _Target] = {}
     ascend_named = AscendNamed(project)
+    members = ModuleMembers(project, [(path, rel) for rel, path in files.items()])
     tops = {m.split(".", 1)[0] for m in modules.values()}
     for r in results:
         summary = getattr(r, "summary", None)
@@ -343,7 +344,7 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
                 target.names[defined] = (f.category, f.line, f.code, f.symbol)
         tech = summary.get("tech")
         if tech and not cuda_backend_module(r.path) and (
-                r.path not in files or per_backend_sibling(files[r.path], r.path) is None) and \
+                r.path not in files or per_backend_sibling(files[r.path], r.path, members) is None) and \
                 not (r.findings and all(f.data.get("context") not in (None, *_STILL_CUDA) for f in r.findings)) and \
                 not (tech == "triton" and (_ascend_package(r.path) or
                                            r.path in files and _triton_ascend_text(r.path, project))) and \

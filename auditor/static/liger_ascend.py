@@ -10,19 +10,15 @@ re-validating, per op unverified). A pin that allows only older releases keeps t
 from __future__ import annotations
 
 import re
-from pathlib import Path
-from typing import Sequence
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
-from auditor.source import SourceError
+from auditor.project.requirements import PINS_KEY
 from auditor.static.backends import discount_findings
-from auditor.static.project_imports import read_counted
 
 RULE = "liger-kernel"
 FIRST_FULL_ASCEND = Version("0.8.0")     # the release whose Ascend backend covers the losses and norms too
-_PIN_RE = re.compile(r"""liger[-_]kernel\s*(?:\[[^\]]*\])?\s*((?:[<>=!~]=?\s*[\w.*]+\s*,?\s*)*)""", re.I)
 _METADATA = re.compile(r"(^|/)(requirements[^/]*\.txt|pyproject\.toml|setup\.py|setup\.cfg|environment[^/]*\.ya?ml)$")
 _NOTE = ("Liger-Kernel swaps in its Ascend backend on an npu device (liger_kernel/ops/__init__.py "
          "_replace_with_vendor_ops; ops/backends/_ascend: rope, swiglu from 0.6.5, rms_norm from 0.7.0, cross_entropy, "
@@ -30,19 +26,15 @@ _NOTE = ("Liger-Kernel swaps in its Ascend backend on an npu device (liger_kerne
          "unverified per op): re-validate on the NPU")
 
 
-def _pins(files: Sequence[tuple[Path, str]], project) -> list[str] | None:
-    """The version specifiers the tree's metadata files give Liger-Kernel ('' for an unpinned mention); None when no
-    metadata file names it."""
+def _pins(results: list) -> list[str] | None:
+    """The version specifiers the tree's metadata files give Liger-Kernel ('' for an unpinned requirement), as the
+    requirement readers kept them in each file's summary (requirements.PINS_KEY, parsed with `packaging`; cached);
+    None when no metadata file requires it."""
     found: list[str] | None = None
-    for path, rel in files:
-        if not _METADATA.search(rel):
-            continue
-        try:
-            text = read_counted(project, path, 1 << 20).decode("utf-8", "replace")
-        except (OSError, SourceError):
-            continue
-        for m in _PIN_RE.finditer(text):
-            found = (found or []) + [m.group(1).strip().rstrip(",").replace(" ", "")]
+    for r in results:
+        pins = (getattr(r, "summary", None) or {}).get(PINS_KEY) or {}
+        if RULE in pins and _METADATA.search(r.path):
+            found = (found or []) + pins[RULE]
     return found
 
 
@@ -60,11 +52,11 @@ def has_ascend_path(pins: list[str] | None) -> bool:
     return True
 
 
-def apply_liger_ascend(results: list, files: Sequence[tuple[Path, str]], project) -> int:
+def apply_liger_ascend(results: list) -> int:
     """NPU404 findings to info where the tree's Liger-Kernel has the Ascend backend; returns how many changed."""
     if not any(f.name == RULE and f.severity != "info" for r in results for f in r.findings):
         return 0
-    if not has_ascend_path(_pins(files, project)):
+    if not has_ascend_path(_pins(results)):
         return 0
     changed = 0
     for r in results:
