@@ -140,3 +140,58 @@ def test_kernel_module_some_importer_loads_unguarded_keeps_its_errors(tmp_path):
     root = _server_tree(tmp_path, init)
     rel = "server/lorax_like/layers/gptq/exllama.py"
     assert {s for s, _ in severities_at(root, rel, EXLLAMA, "from exllama_kernels import")} == {"error"}
+
+
+ATTN_LAYERS = """\
+    import torch
+
+    try:
+        from flash_attn import flash_attn_qkvpacked_func, flash_attn_varlen_qkvpacked_func
+        from flash_attn.bert_padding import pad_input, unpad_input
+    except ImportError:
+        flash_attn_qkvpacked_func = None
+
+
+    def flash_attn_no_pad(qkv, mask, causal=False):
+        x_unpad, indices, cu_seqlens, max_s = unpad_input(qkv, mask)
+        out = flash_attn_varlen_qkvpacked_func(x_unpad, cu_seqlens, max_s, causal=causal)
+        return pad_input(out, indices, qkv.shape[0], qkv.shape[1])
+
+
+    def attention(q, k, v, mode="torch"):
+        if mode == "flash" and flash_attn_qkvpacked_func is not None:
+            return flash_attn_qkvpacked_func(torch.stack([q, k, v], dim=2))
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+"""
+
+MODEL = """\
+    from .attn_layers import attention
+
+
+    def forward(q, k, v):
+        return attention(q, k, v)
+"""
+
+
+def _foley_tree(tmp_path, model: str):
+    return write_tree(tmp_path, {"foley/__init__.py": "", "foley/attn_layers.py": ATTN_LAYERS,
+                                 "foley/model.py": model, "pyproject.toml": '[project]\nname = "foley"\n'})
+
+
+def test_guarded_import_used_only_by_a_function_nothing_names_is_info(tmp_path):
+    root = _foley_tree(tmp_path, MODEL)
+    rel = "foley/attn_layers.py"
+    assert severities_at(root, rel, ATTN_LAYERS, "from flash_attn.bert_padding") == {("info", "unreached")}
+    assert severities_at(root, rel, ATTN_LAYERS, "out = flash_attn_varlen") == {("info", "unreached")}
+    # the name another function, which the model calls, uses keeps its warning
+    assert {s for s, _ in severities_at(root, rel, ATTN_LAYERS, "return flash_attn_qkvpacked_func(")} == {"warning"}
+
+
+def test_guarded_import_used_by_a_function_the_tree_calls_keeps_its_warning(tmp_path):
+    model = MODEL.replace("from .attn_layers import attention", "from .attn_layers import attention, "
+                          "flash_attn_no_pad").replace("return attention(q, k, v)",
+                                                       "return flash_attn_no_pad(q, None) or attention(q, k, v)")
+    root = _foley_tree(tmp_path, model)
+    rel = "foley/attn_layers.py"
+    assert severities_at(root, rel, ATTN_LAYERS, "from flash_attn.bert_padding") == {("warning", "guarded-import")}
+    assert severities_at(root, rel, ATTN_LAYERS, "out = flash_attn_varlen") == {("warning", "guarded-import")}
