@@ -195,3 +195,41 @@ def test_guarded_import_used_by_a_function_the_tree_calls_keeps_its_warning(tmp_
     rel = "foley/attn_layers.py"
     assert severities_at(root, rel, ATTN_LAYERS, "from flash_attn.bert_padding") == {("warning", "guarded-import")}
     assert severities_at(root, rel, ATTN_LAYERS, "out = flash_attn_varlen") == {("warning", "guarded-import")}
+
+
+BETA_SCHEDULE = """\
+    import numpy as np
+    import torch
+
+
+    def make_beta_schedule(schedule, n_timestep, linear_start=1e-4, linear_end=2e-2, cosine_s=8e-3):
+        if schedule == "linear":
+            betas = torch.linspace(linear_start ** 0.5, linear_end ** 0.5, n_timestep, dtype=torch.float64) ** 2
+        elif schedule == "cosine":
+            timesteps = torch.arange(n_timestep + 1, dtype=torch.float64) / n_timestep + cosine_s
+            alphas = torch.cos(timesteps / (1 + cosine_s) * np.pi / 2).pow(2)
+            betas = 1 - alphas[1:] / alphas[:-1]
+        else:
+            raise ValueError(f"schedule '{schedule}' unknown.")
+        return betas.numpy()
+"""
+
+
+def _dtype_findings(rel: str, src: str) -> set[tuple[int, str]]:
+    from auditor.rules import load_rules
+    from auditor.static.engine import StaticEngine
+    from tests.static_snippets import line_codes
+
+    return set(line_codes(StaticEngine(load_rules()), rel, src))
+
+
+def test_schedule_built_on_the_host_and_returned_as_numpy_has_no_dtype_hints():
+    found = _dtype_findings("ldm/modules/diffusionmodules/util.py", BETA_SCHEDULE)
+    assert not any(code == "NPU208" for _, code in found), found
+
+
+def test_schedule_built_on_a_device_keeps_its_dtype_hints():
+    src = BETA_SCHEDULE.replace("n_timestep, linear_start", "n_timestep, device, linear_start").replace(
+        "n_timestep, dtype=torch.float64) ** 2", "n_timestep, dtype=torch.float64, device=device) ** 2")
+    found = _dtype_findings("ldm/modules/diffusionmodules/util.py", src)
+    assert any(code == "NPU208" for _, code in found), found
