@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 from collections.abc import Collection
 from typing import Any
 
@@ -1670,20 +1671,16 @@ _UNNAMED_NOTE = ("every use of this optional import sits in {}, which nothing in
                  "path nothing here runs (decision 1); port it if you call it")
 
 
-# files whose text may name a definition: code, notebooks, and configs that build by dotted path (`_target_: m.f`)
-_NAMING_FILES = (".py", ".ipynb", ".yaml", ".yml", ".toml", ".cfg")
-
-
-def _guarded_use_lines(tree: ast.Module, rel: str, findings: list) -> dict[str, tuple[int, list[int]]]:
-    """qualified symbol -> (import line, lines reading the name it binds) of the module-level imports in `rel` that a
-    finding reports as guarded optional imports (context `guarded-import`, warning)."""
+def _guarded_use_lines(tree: ast.Module, findings: list) -> dict[str, tuple[int, list[int]]]:
+    """qualified symbol -> (import line, lines reading the name it binds) of the module-level imports that a finding
+    reports as guarded optional imports (context `guarded-import`, warning)."""
     lines = {f.line for f in findings if f.severity == "warning" and (f.data or {}).get("context") == "guarded-import"}
     bound: dict[str, tuple[str, int]] = {}      # local name -> (qualified name, import line)
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)) and node.lineno in lines and not getattr(node, "level", 0):
             for a in node.names:
-                qual = f"{node.module}.{a.name}" if isinstance(node, ast.ImportFrom) else a.name
                 if a.asname or isinstance(node, ast.ImportFrom):
+                    qual = f"{node.module}.{a.name}" if isinstance(node, ast.ImportFrom) else a.name
                     bound[a.asname or a.name] = (qual, node.lineno)
     uses: dict[str, tuple[int, list[int]]] = {qual: (line, []) for qual, line in bound.values()}
     for node in module_nodes(tree):
@@ -1692,73 +1689,81 @@ def _guarded_use_lines(tree: ast.Module, rel: str, findings: list) -> dict[str, 
     return uses
 
 
+_UNNAMED_USES = "unnamed_uses"      # a finding's data: the file's top-level definitions holding every use
+
+
+def mark_unnamed_guarded_uses(findings: list, tree: ast.AST, text: str) -> list:
+    """Per file (in the worker, cached with its findings): a guarded optional import whose every use sits in top-level
+    functions or classes the file itself never names outside them (HunyuanVideo-Foley's `flash_attn_no_pad`,
+    heldout28; pd34) gets their names in its findings' data (`unnamed_uses`), on the import line and on those uses;
+    `lower_unnamed_guarded_uses` asks the rest of the tree."""
+    if not isinstance(tree, ast.Module) or not any(
+            f.severity == "warning" and (f.data or {}).get("context") == "guarded-import" for f in findings):
+        return findings
+    tops = [(n.name, n.lineno, n.end_lineno or n.lineno) for n in tree.body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not n.decorator_list
+            and not n.name.startswith("__")]
+    lines = text.splitlines()
+
+    def unnamed(name: str, first: int, last: int) -> bool:
+        outside = "\n".join(lines[:first - 1] + lines[last:]) + "\n" + lines[first - 1].split(name, 1)[-1]
+        return re.search(rf"\b{re.escape(name)}\b", outside) is None
+
+    marks: dict[str, tuple[int, list[tuple[int, int]], list[str]]] = {}
+    for qual, (line, uses) in _guarded_use_lines(tree, findings).items():
+        holders = {next((t for t in tops if t[1] <= u <= t[2]), None) for u in uses}
+        if uses and None not in holders and all(unnamed(*t) for t in holders if t is not None):
+            found = sorted(t for t in holders if t is not None)
+            marks[qual] = (line, [(a, b) for _, a, b in found], [n for n, _, _ in found])
+    if not marks:
+        return findings
+    out = []
+    for f in findings:
+        qual = next((q for q in marks if f.symbol == q or (f.symbol or "").startswith(q + ".")), None) \
+            if f.severity == "warning" and (f.data or {}).get("context") == "guarded-import" else None
+        if qual is not None and (f.line == marks[qual][0] or any(a <= f.line <= b for a, b in marks[qual][1])):
+            f = replace(f, data={**f.data, _UNNAMED_USES: marks[qual][2]})
+        out.append(f)
+    return out
+
+
+_UNNAMED_NOTE = ("every use of this optional import sits in {}, which nothing in this tree names: an optional CUDA "
+                 "path nothing here runs (decision 1); port it if you call it")
+
+
 def lower_unnamed_guarded_uses(results: list, project: Any) -> int:
-    """Outside a hosted tree (where `_unused_guarded_imports` reads reach): a guarded optional import whose every use
-    sits in top-level functions or classes that nothing in the tree names, not even its own file outside them
-    (HunyuanVideo-Foley's `flash_attn_varlen_qkvpacked_func`, used only by `flash_attn_no_pad`, heldout28), is info
-    with those uses (the lead's decision 1). Names are matched as words over every Python file of the tree, so a
-    definition some file calls, imports or names in a string keeps the import's warning. Returns the count lowered."""
-    from auditor.source import SourceError
-    from auditor.static.project_imports import read_counted
-
-    wanted = [r for r in results if r.path.endswith(".py") and any(
-        f.severity == "warning" and (f.data or {}).get("context") == "guarded-import" for f in r.findings)]
-    paths = getattr(project, "paths", {})
-    if not wanted or not paths:
+    """Outside a hosted tree (where `_unused_guarded_imports` reads reach): the findings `mark_unnamed_guarded_uses`
+    marked are info (the lead's decision 1) when no other Python file of the tree calls, imports or refers to any
+    definition holding the uses, by the files' cached facts (call_defaults: calls, imports, refs; a warm run reads
+    nothing); a star import anywhere, or a file without facts, keeps them. Returns the count lowered."""
+    marked = [r for r in results if any(_UNNAMED_USES in (f.data or {}) for f in r.findings)]
+    if not marked or not hasattr(project, "calls"):
         return 0
-    texts: dict[str, str] = {}
+    python = [r.path for r in results if r.path.endswith(".py")]
+    named: dict[tuple[str, str], bool] = {}
 
-    def text(rel: str) -> str:
-        if rel not in texts:
-            try:
-                texts[rel] = read_counted(project, paths[rel]).decode("utf-8", "replace")
-            except (OSError, SourceError, KeyError):
-                texts[rel] = ""
-        return texts[rel]
+    def named_elsewhere(rel: str, name: str) -> bool:
+        if (rel, name) not in named:
+            hit = False
+            for other in python:
+                facts = project.calls(other) if other != rel else {}
+                if facts is None or facts.get("unparsed"):
+                    hit = True
+                else:
+                    imports = facts.get("imports") or ()
+                    hit = name in (facts.get("calls") or {}) or name in (facts.get("main_calls") or {}) or \
+                        "." + name in (facts.get("refs") or ()) or \
+                        any(i.endswith((":" + name, "." + name, ":*")) for i in imports)
+                if hit:
+                    break
+            named[(rel, name)] = hit
+        return named[(rel, name)]
 
     lowered = 0
-    for r in wanted:
-        source = project.source(r.path) if hasattr(project, "source") else None
-        if source is None:
-            continue
-        tree = source[1]
-        tops = [(n.name, n.lineno, n.end_lineno or n.lineno) for n in tree.body
-                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not n.decorator_list
-                and not n.name.startswith("__")]
-        unnamed: dict[str, tuple[int, int]] = {}
-
-        def holder(line: int) -> str | None:
-            return next((name for name, first, last in tops if first <= line <= last), None)
-
-        def named_nowhere(name: str) -> bool:
-            if name not in unnamed:
-                word = re.compile(rf"\b{re.escape(name)}\b")
-                first, last = next((a, b) for n, a, b in tops if n == name)
-                own = text(r.path).splitlines()
-                outside = "\n".join(own[:first - 1] + own[last:]) + "\n" + own[first - 1].split(name, 1)[-1]
-                if word.search(outside) or any(word.search(text(rel)) for rel in paths
-                                               if rel != r.path and rel.endswith(_NAMING_FILES)):
-                    return False
-                unnamed[name] = (first, last)
-            return True
-
-        # qualified symbol -> (its import line, the unnamed definitions using it, their names)
-        spans: dict[str, tuple[int, list[tuple[int, int]], list[str]]] = {}
-        for qual, (line, uses) in _guarded_use_lines(tree, r.path, r.findings).items():
-            holders = {holder(u) for u in uses}
-            if uses and None not in holders and all(named_nowhere(h) for h in holders if h is not None):
-                names = sorted(h for h in holders if h is not None)
-                spans[qual] = (line, [unnamed[h] for h in names], names)
-        if not spans:
-            continue
+    for r in marked:
         for i, f in enumerate(r.findings):
-            if f.severity != "warning" or (f.data or {}).get("context") != "guarded-import":
-                continue
-            qual = next((q for q in spans if f.symbol == q or (f.symbol or "").startswith(q + ".")), None)
-            if qual is None:
-                continue
-            line, inside, names = spans[qual]
-            if f.line == line or any(a <= f.line <= b for a, b in inside):
+            names = (f.data or {}).get(_UNNAMED_USES)
+            if names and f.severity == "warning" and not any(named_elsewhere(r.path, n) for n in names):
                 r.findings[i] = as_info(f, _CONTEXT, _UNNAMED_NOTE.format(" and ".join(f"`{n}`" for n in names)))
                 lowered += 1
     return lowered
