@@ -716,7 +716,8 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
             for name in ("body", "orelse", "finalbody"):
                 sub = getattr(stmt, name, None)
                 if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):   # (an `else` after `if is_xpu:`
-                    body(sub, guarded if name == "orelse" and inner and default_arm(stmt.test) else inner)  # runs: pd34)
+                    body(sub, guarded if name == "orelse" and isinstance(stmt, ast.If) and default_arm(stmt.test)
+                         else inner)  # runs: pd34)
             for case in getattr(stmt, "cases", ()) or ():
                 body(case.body, guarded)
 

@@ -1719,10 +1719,10 @@ def mark_unnamed_guarded_uses(findings: list, tree: ast.AST, text: str) -> list:
         return findings
     out = []
     for f in findings:
-        qual = next((q for q in marks if f.symbol == q or (f.symbol or "").startswith(q + ".")), None) \
+        hit = next((q for q in marks if f.symbol == q or (f.symbol or "").startswith(q + ".")), None) \
             if f.severity == "warning" and (f.data or {}).get("context") == "guarded-import" else None
-        if qual is not None and (f.line == marks[qual][0] or any(a <= f.line <= b for a, b in marks[qual][1])):
-            f = replace(f, data={**f.data, _UNNAMED_USES: marks[qual][2]})
+        if hit is not None and (f.line == marks[hit][0] or any(a <= f.line <= b for a, b in marks[hit][1])):
+            f = replace(f, data={**f.data, _UNNAMED_USES: marks[hit][2]})
         out.append(f)
     return out
 
