@@ -514,10 +514,14 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
     return kept
 
 
+_DEVICE_WORDS = re.compile(r"(?i)cuda|device|autocast|npu|gpu")
+
+
 def _numpy_result_functions(tree: ast.AST) -> list[tuple[int, int]]:
     """Spans of functions that build their tensors on the host and hand back numpy: every `return` returns
-    `<x>.numpy()` (or `<x>.cpu().numpy()`), every torch factory in the body passes no device (`_factory`) and nothing
-    moves a tensor (`.to(...)`, `.cuda()`) or names a device. Latent diffusion's `make_beta_schedule`
+    `<x>.numpy()` (or `<x>.cpu().numpy()`), every torch factory in the body passes no device (`_factory`), nothing
+    moves a tensor (`.to(...)`, `.cuda()`), and nothing in it names CUDA, a device or autocast (nnU-Net's
+    `to_cuda(data)` ... `with autocast():` ... `return out.detach().cpu().numpy()` runs on the GPU). Latent diffusion's `make_beta_schedule`
     (`torch.linspace(..., dtype=torch.float64) ** 2` ... `return betas.numpy()`, vendored in CCSR and EasyAnimate,
     heldout22; pd34): its dtypes are host values (policy (e)), not dtypes on the NPU."""
     out = []
@@ -527,6 +531,8 @@ def _numpy_result_functions(tree: ast.AST) -> list[tuple[int, int]]:
         returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
         if not returns or not all(isinstance(r.value, ast.Call) and isinstance(r.value.func, ast.Attribute)
                                   and r.value.func.attr == "numpy" and not r.value.args for r in returns):
+            continue
+        if _DEVICE_WORDS.search(ast.unparse(fn)):   # `to_cuda(data)`, `with autocast():`, `self.device` (nnU-Net)
             continue
         calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call)]
         if any(isinstance(c.func, ast.Attribute) and c.func.attr in _MOVES for c in calls) or any(
