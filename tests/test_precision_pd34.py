@@ -233,3 +233,25 @@ def test_schedule_built_on_a_device_keeps_its_dtype_hints():
         "n_timestep, dtype=torch.float64) ** 2", "n_timestep, dtype=torch.float64, device=device) ** 2")
     found = _dtype_findings("ldm/modules/diffusionmodules/util.py", src)
     assert any(code == "NPU208" for _, code in found), found
+
+
+def test_a_for_else_under_an_import_guard_is_read(tmp_path):
+    """(a `for ... else:` has an `orelse` but no test: the default-arm check reads only an `if`'s)"""
+    src = """\
+        import torch
+
+        try:
+            import xformers.ops as xops
+            for name in ("memory_efficient_attention",):
+                getattr(xops, name)
+            else:
+                HAS_XFORMERS = True
+        except ImportError:
+            HAS_XFORMERS = False
+
+
+        def attend(q, k, v):
+            return torch.cuda.synchronize() if HAS_XFORMERS else None
+    """
+    root = write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/attn.py": src})
+    assert {s for s, _ in severities_at(root, "pkg/attn.py", src, "import xformers.ops")} == {"warning"}
