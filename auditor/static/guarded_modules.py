@@ -102,7 +102,7 @@ def apply_guarded_modules(results: list, files: Sequence[tuple[Path, str]],
                           project: _pi.ProjectImports | None = None) -> int:
     """Lower to warnings the package findings (errors) of modules every in-tree importer loads only under a guard
     on ImportError; returns how many were lowered."""
-    from auditor.static.shim_graph import _resolve, module_names
+    from auditor.static.shim_graph import _module_name, _resolve
 
     wanted = [r for r in results if r.path.endswith(".py") and any(
         f.severity == "error" and f.category in _PACKAGE_CATEGORIES and not f.data.get("context")
@@ -113,9 +113,11 @@ def apply_guarded_modules(results: list, files: Sequence[tuple[Path, str]],
     project = project if project is not None else _pi.ProjectImports(files, results)
     known: dict[str, str] = {}
     named: dict[str, tuple[str, bool]] = {}
-    for rel, m in module_names([rel for _p, rel in py]).items():     # (`server/lorax_server/...`: pd34)
-        known[m[0]] = rel
-        named[rel] = m
+    for _p, rel in py:
+        m = _module_name(rel)
+        if m is not None:
+            known[m[0]] = rel
+            named[rel] = m
     targets = {named[r.path][0]: r for r in wanted if r.path in named}
     if not targets:
         return 0

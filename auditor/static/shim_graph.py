@@ -80,37 +80,6 @@ def _module_name(rel: str) -> tuple[str, bool] | None:
     return ".".join(parts), is_pkg
 
 
-def module_names(rels: Sequence[str]) -> dict[str, tuple[str, bool]]:
-    """rel -> (dotted name, is package) of each Python file, as `_module_name`, except that a file inside a package
-    whose top folder sits below folders that are no packages is named from that top package, as Python imports it
-    when the folder above is on sys.path (pd34: lorax's `server/lorax_server/layers/gptq/exllama.py` is
-    `lorax_server.layers.gptq.exllama`; physical-ai-studio's `library/src/physicalai/...`). Two files that would get
-    one such name keep their path names."""
-    present = set(rels)
-    out: dict[str, tuple[str, bool]] = {}
-    by_package: dict[str, tuple[str, bool]] = {}
-    for rel in rels:
-        named = _module_name(rel)
-        if named is not None:
-            out[rel] = named
-        parts = rel.split("/")
-        if len(parts) < 3 or not parts[-1].endswith(".py"):
-            continue
-        folders, is_pkg = parts[:-1], parts[-1] == "__init__.py"
-        top = len(folders)
-        while top > 0 and "/".join(folders[:top] + ["__init__.py"]) in present:
-            top -= 1
-        dotted = folders[top:] + ([] if is_pkg else [parts[-1][:-3]])
-        if 0 < top < len(folders) and all(p.isidentifier() for p in dotted):
-            by_package[rel] = (".".join(dotted), is_pkg)
-    taken: dict[str, int] = {}
-    for rel in {*out, *by_package}:
-        name = by_package.get(rel, out.get(rel, ("", False)))[0]
-        taken[name] = taken.get(name, 0) + 1
-    out.update({rel: named for rel, named in by_package.items() if taken[named[0]] == 1})
-    return out
-
-
 def _resolve(module: str, names: list[str], current: str, is_pkg: bool, known: dict[str, str]) -> list[str]:
     """Dotted names (inside the tree where `known` has them, else as written) an import statement loads."""
     if module.startswith("."):
@@ -150,9 +119,8 @@ class ShimGraph:
         self.mindspeed: dict[str, str] = {}     # top package -> the first file of it that imports MindSpeed
         raw: dict[str, tuple[dict, bool]] = {}
         marked = False
-        names = module_names([rel for _path, rel in files])
         for _path, rel in files:
-            named = names.get(rel)
+            named = _module_name(rel)
             if named is None:
                 continue
             self.known[named[0]] = rel
