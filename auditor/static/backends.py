@@ -251,6 +251,13 @@ def _other_backend_test(test: ast.expr, names: set[str]) -> bool:
     return _only_other(names) and not any(isinstance(n, _NEGATIONS) for n in ast.walk(test))
 
 
+def default_arm(test: ast.expr) -> bool:
+    """Whether the `else` of `if <test>:` is the default path, which runs on CUDA and on Ascend alike: the test holds
+    only on another backend (`if SYSTEM == "xpu": import intel_extension_for_pytorch` / `else: import vllm._custom_ops`,
+    lorax's paged attention; pd34). An import there is not optional."""
+    return _other_backend_test(test, backends_in_text(ast.unparse(test)))
+
+
 def _none_test(node: ast.expr) -> tuple[ast.expr, bool] | None:
     """(probe, holds when set) of `probe is not None` / `probe != None` (True) and `probe is None` (False)."""
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.comparators[0], ast.Constant) \
@@ -548,7 +555,10 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
                 rank = rank_test(stmt.test)     # `if dist.get_rank() == 0:` chooses a process, not a path (t11r)
                 block(stmt.body, guarded or not rank)
                 elif_ = len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.If)
-                block(stmt.orelse, guarded or not rank, chained=elif_)
+                # the arm after a test that holds only on another backend (`if SYSTEM == "xpu": import ipex` / `else:
+                # import vllm._custom_ops`, lorax) is the default path: it runs on CUDA and on Ascend alike (pd34)
+                default = relevant and default_arm(stmt.test)
+                block(stmt.orelse, guarded or not (rank or default), chained=elif_)
                 continue
             if isinstance(stmt, ast.ClassDef) and relevant:
                 # `class DeviceType(StrEnum): CUDA = "cuda"; NPU = "npu"`: a table of backend names

@@ -40,7 +40,7 @@ import ast
 import re
 from dataclasses import dataclass, field, replace
 
-from auditor.static.backends import _guards_imports, as_info, backends_in_text, rank_test
+from auditor.static.backends import _guards_imports, as_info, backends_in_text, default_arm, rank_test
 from auditor.static.flags import _target_key as _flag_name   # `use_cuda` / `self.use_cuda`: one reader
 from auditor.static.astutil import module_nodes as _walk   # (the name the passes below and engine use)
 
@@ -715,8 +715,9 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
                 else guarded or isinstance(stmt, ast.If) and not rank_test(stmt.test)    # (a rank check: t11r)
             for name in ("body", "orelse", "finalbody"):
                 sub = getattr(stmt, name, None)
-                if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
-                    body(sub, inner)
+                if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):   # (an `else` after `if is_xpu:`
+                    body(sub, guarded if name == "orelse" and isinstance(stmt, ast.If) and default_arm(stmt.test)
+                         else inner)  # runs: pd34)
             for case in getattr(stmt, "cases", ()) or ():
                 body(case.body, guarded)
 

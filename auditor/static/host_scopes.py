@@ -497,7 +497,8 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
         return findings
     lines = text.splitlines()
     defaults = unused + fake_value_spans(tree, test_file(rel)) + (_cpu_setting_spans(tree) if "cpu" in text else [])
-    host_tests = _host_test_functions(tree, lines) if test_file(rel) else []
+    host_tests = (_host_test_functions(tree, lines) if test_file(rel) else []) + \
+        (_numpy_result_functions(tree) if ".numpy()" in text else [])
     exports = _onnx_export_functions(tree) if "onnx" in text else []
     kept = []
     for f in findings:
@@ -511,6 +512,36 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
                 continue
         kept.append(f)
     return kept
+
+
+_DEVICE_WORDS = re.compile(r"(?i)cuda|device|autocast|npu|gpu")
+
+
+def _numpy_result_functions(tree: ast.AST) -> list[tuple[int, int]]:
+    """Spans of functions that build their tensors on the host and hand back numpy: every `return` returns
+    `<x>.numpy()` (or `<x>.cpu().numpy()`), every torch factory in the body passes no device (`_factory`), nothing
+    moves a tensor (`.to(...)`, `.cuda()`), and nothing in it names CUDA, a device or autocast (nnU-Net's
+    `to_cuda(data)` ... `with autocast():` ... `return out.detach().cpu().numpy()` runs on the GPU). Latent diffusion's `make_beta_schedule`
+    (`torch.linspace(..., dtype=torch.float64) ** 2` ... `return betas.numpy()`, vendored in CCSR and EasyAnimate,
+    heldout22; pd34): its dtypes are host values (policy (e)), not dtypes on the NPU."""
+    out = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+        if not returns or not all(isinstance(r.value, ast.Call) and isinstance(r.value.func, ast.Attribute)
+                                  and r.value.func.attr == "numpy" and not r.value.args for r in returns):
+            continue
+        if _DEVICE_WORDS.search(ast.unparse(fn)):   # `to_cuda(data)`, `with autocast():`, `self.device` (nnU-Net)
+            continue
+        calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call)]
+        if any(isinstance(c.func, ast.Attribute) and c.func.attr in _MOVES for c in calls) or any(
+                k.arg == "device" or k.arg is None for c in calls for k in c.keywords) or any(
+                isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name) and c.func.value.id == "torch"
+                and (c.func.attr in _FACTORIES or c.func.attr in _LIKE_FACTORIES) and not _factory(c) for c in calls):
+            continue
+        out.append((fn.lineno, fn.end_lineno or fn.lineno))
+    return out
 
 
 # -- host syncs on tensors made on the host ---------------------------------------------------------------------

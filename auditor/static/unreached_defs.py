@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 from collections.abc import Collection
 from typing import Any
 
@@ -1666,12 +1667,116 @@ def _pack_facts(results: list, project: Any, entries: Collection[str] = (), app:
     return facts
 
 
+_UNNAMED_NOTE = ("every use of this optional import sits in {}, which nothing in this tree names: an optional CUDA "
+                 "path nothing here runs (decision 1); port it if you call it")
+
+
+def _guarded_use_lines(tree: ast.Module, findings: list) -> dict[str, tuple[int, list[int]]]:
+    """qualified symbol -> (import line, lines reading the name it binds) of the module-level imports that a finding
+    reports as guarded optional imports (context `guarded-import`, warning)."""
+    lines = {f.line for f in findings if f.severity == "warning" and (f.data or {}).get("context") == "guarded-import"}
+    bound: dict[str, tuple[str, int]] = {}      # local name -> (qualified name, import line)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and node.lineno in lines and not getattr(node, "level", 0):
+            for a in node.names:
+                if a.asname or isinstance(node, ast.ImportFrom):
+                    qual = f"{node.module}.{a.name}" if isinstance(node, ast.ImportFrom) else a.name
+                    bound[a.asname or a.name] = (qual, node.lineno)
+    uses: dict[str, tuple[int, list[int]]] = {qual: (line, []) for qual, line in bound.values()}
+    for node in module_nodes(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in bound:
+            uses[bound[node.id][0]][1].append(node.lineno)
+    return uses
+
+
+_UNNAMED_USES = "unnamed_uses"      # a finding's data: the file's top-level definitions holding every use
+
+
+def mark_unnamed_guarded_uses(findings: list, tree: ast.AST, text: str) -> list:
+    """Per file (in the worker, cached with its findings): a guarded optional import whose every use sits in top-level
+    functions or classes the file itself never names outside them (HunyuanVideo-Foley's `flash_attn_no_pad`,
+    heldout28; pd34) gets their names in its findings' data (`unnamed_uses`), on the import line and on those uses;
+    `lower_unnamed_guarded_uses` asks the rest of the tree."""
+    if not isinstance(tree, ast.Module) or not any(
+            f.severity == "warning" and (f.data or {}).get("context") == "guarded-import" for f in findings):
+        return findings
+    tops = [(n.name, n.lineno, n.end_lineno or n.lineno) for n in tree.body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not n.decorator_list
+            and not n.name.startswith("__")]
+    lines = text.splitlines()
+
+    def unnamed(name: str, first: int, last: int) -> bool:
+        outside = "\n".join(lines[:first - 1] + lines[last:]) + "\n" + lines[first - 1].split(name, 1)[-1]
+        return re.search(rf"\b{re.escape(name)}\b", outside) is None
+
+    marks: dict[str, tuple[int, list[tuple[int, int]], list[str]]] = {}
+    for qual, (line, uses) in _guarded_use_lines(tree, findings).items():
+        holders = {next((t for t in tops if t[1] <= u <= t[2]), None) for u in uses}
+        if uses and None not in holders and all(unnamed(*t) for t in holders if t is not None):
+            found = sorted(t for t in holders if t is not None)
+            marks[qual] = (line, [(a, b) for _, a, b in found], [n for n, _, _ in found])
+    if not marks:
+        return findings
+    out = []
+    for f in findings:
+        hit = next((q for q in marks if f.symbol == q or (f.symbol or "").startswith(q + ".")), None) \
+            if f.severity == "warning" and (f.data or {}).get("context") == "guarded-import" else None
+        if hit is not None and (f.line == marks[hit][0] or any(a <= f.line <= b for a, b in marks[hit][1])):
+            f = replace(f, data={**f.data, _UNNAMED_USES: marks[hit][2]})
+        out.append(f)
+    return out
+
+
+_UNNAMED_NOTE = ("every use of this optional import sits in {}, which nothing in this tree names: an optional CUDA "
+                 "path nothing here runs (decision 1); port it if you call it")
+
+
+def lower_unnamed_guarded_uses(results: list, project: Any) -> int:
+    """Outside a hosted tree (where `_unused_guarded_imports` reads reach): the findings `mark_unnamed_guarded_uses`
+    marked are info (the lead's decision 1) when no other Python file of the tree calls, imports or refers to any
+    definition holding the uses, by the files' cached facts (call_defaults: calls, imports, refs; a warm run reads
+    nothing); a star import anywhere, or a file without facts, keeps them. Returns the count lowered."""
+    marked = [r for r in results if any(_UNNAMED_USES in (f.data or {}) for f in r.findings)]
+    if not marked or not hasattr(project, "calls"):
+        return 0
+    python = [r.path for r in results if r.path.endswith(".py")]
+    named: dict[tuple[str, str], bool] = {}
+
+    def named_elsewhere(rel: str, name: str) -> bool:
+        if (rel, name) not in named:
+            hit = False
+            for other in python:
+                facts = project.calls(other) if other != rel else {}
+                if facts is None or facts.get("unparsed"):
+                    hit = True
+                else:
+                    imports = facts.get("imports") or ()
+                    hit = name in (facts.get("calls") or {}) or name in (facts.get("main_calls") or {}) or \
+                        "." + name in (facts.get("refs") or ()) or \
+                        any(i.endswith((":" + name, "." + name, ":*")) for i in imports)
+                if hit:
+                    break
+            named[(rel, name)] = hit
+        return named[(rel, name)]
+
+    lowered = 0
+    for r in marked:
+        for i, f in enumerate(r.findings):
+            names = (f.data or {}).get(_UNNAMED_USES)
+            if names and f.severity == "warning" and not any(named_elsewhere(r.path, n) for n in names):
+                r.findings[i] = as_info(f, _CONTEXT, _UNNAMED_NOTE.format(" and ".join(f"`{n}`" for n in names)))
+                lowered += 1
+    return lowered
+
+
 def apply_unreached_defs(results: list, project: Any) -> int:
     """Findings inside top-level definitions nothing in a ComfyUI node pack reaches, lowered to info (module doc);
     the count lowered."""
     if not any(r.findings for r in results if r.path.endswith(".py")):
         return 0
     host_note, entries = _host(results, project)
+    if not host_note:
+        return lower_unnamed_guarded_uses(results, project)
     app = host_note == _APP_NOTE
     facts = _pack_facts(results, project, entries, app) if host_note else {}
     if not facts:
