@@ -107,3 +107,33 @@ def test_tvm_cuda_codegen_hooks_are_kernel_errors():
     found = _codes(TVM_HOOKS)
     assert "NPU892" in found[7] and "NPU892" in found[13]
     assert "NPU892" not in found.get(18, set()) and "NPU892" not in found.get(22, set())
+
+
+# BEVFusion mmdet3d/ops/knn/knn.py (abridged): mmdet3d 0.x's ops import the `*_ext` their setup.py builds, relatively
+KNN = """import torch
+from torch.autograd import Function
+
+from . import knn_ext
+
+
+class KNN(Function):
+    @staticmethod
+    def forward(ctx, k, xyz, center_xyz=None, transposed=False):
+        idx = center_xyz.new_zeros((B, k, npoint)).int()
+        knn_ext.knn_wrapper(B, N, npoint, k, xyz, center_xyz, idx, dist2)
+        return idx
+"""
+
+
+def test_relative_ext_imports_and_the_tree_own_python_module(tmp_path: Path):
+    found = _codes(KNN, "ops/knn/knn.py")
+    assert "NPU891" in found[4] and "NPU891" in found[11]
+    (tmp_path / "ops").mkdir()
+    (tmp_path / "ops" / "__init__.py").write_text("")
+    (tmp_path / "ops" / "knn.py").write_text(KNN)
+    (tmp_path / "ops" / "knn_wrapper.py").write_text("")      # a module named like the called function: no effect
+    lines = {f.line for r in run_static([tmp_path], jobs=1).results for f in r.findings if f.code == "NPU891"}
+    assert lines == {4, 11}
+    (tmp_path / "ops" / "knn_ext.py").write_text("def knn_wrapper(*a):\n    return None\n")   # Python after all
+    lines = {f.line for r in run_static([tmp_path], jobs=1).results for f in r.findings if f.code == "NPU891"}
+    assert lines == set()

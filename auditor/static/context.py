@@ -695,6 +695,12 @@ def _bind_relative_extension(ctx: FileContext, stmt: ast.ImportFrom,
             # setup.py builds into the package folder, named by NPU379's `*_cuda` convention; not `*_kernels`, often a
             # package's own Python module (`from . import triton_kernels`) (t22d)
             ctx.bind(alias.asname or alias.name, f"{LOCAL_PACKAGE}.{alias.name}")
+        elif not module and alias.name.endswith("_ext") and alias.name != "build_ext":
+            # `from . import knn_ext` (mmdet3d 0.x's ops and their copies in BEVFusion, BEVDet): the `*_ext`
+            # CUDAExtension its setup.py builds into the package folder (NPU891, t26a)
+            ctx.bind(alias.asname or alias.name, f"{LOCAL_PACKAGE}.{alias.name}")
+        elif module == "_ext" and alias.name != "*":
+            ctx.bind(alias.asname or alias.name, f"{LOCAL_PACKAGE}._ext.{alias.name}")    # `from ._ext import nms`
         elif alias.name == "ext_loader" and module.split(".")[-1] == "utils" and stmt.level:
             ctx.bind(alias.asname or alias.name, MMCV_EXT_LOADER)
         elif module.split(".")[-1] == "_C" and alias.name != "*":

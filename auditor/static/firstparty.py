@@ -79,11 +79,13 @@ def python_module_names(rels: Iterable[str]) -> frozenset[str]:
 
 
 def drop_python_named(results: list, names: frozenset[str]) -> int:
-    """Remove name-read findings (NAME_READ_RULES) whose symbol passes through one of the tree's Python modules."""
+    """Remove name-read findings (NAME_READ_RULES) whose extension-named module (`cuda_*` / `*_ext`, not the function
+    called in it) is one of the tree's Python modules."""
     dropped = 0
     for result in results:
         kept = [f for f in result.findings
-                if not (f.name in NAME_READ_RULES and any(p in names for p in (f.symbol or "").split(".")))]
+                if not (f.name in NAME_READ_RULES and any(p in names for p in (f.symbol or "").split(".")
+                                                          if p.startswith("cuda_") or p.endswith("_ext")))]
         dropped += len(result.findings) - len(kept)
         result.findings = kept
     return dropped
