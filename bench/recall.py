@@ -553,15 +553,19 @@ def run_audit(labels: list[LabelledFile], audit_cmd: list[str], extra: list[str]
     compare figures). A temporary tree outside the repository keeps any [tool.*] config of this repository
     out of the measurement. with_package: the Python files of each sampled file's package come along (the
     cross-file pass reads the modules a sampled file imports); only the sampled files are scored.
-    with_tree: each code base's whole unpacked source folder is audited in place (every file: setup.py, .cu
+    with_tree: a copy of each code base's whole unpacked source folder is audited (every file: setup.py, .cu
     sources, configs, the modules no sampled file is), as a user audits a repository; only the sampled files
     are scored. The per-file default stays the issue's figure; this one says what a repository audit finds.
     """
-    if with_tree:
-        return _merged({lf.package: source_dir(lf.package, lf.version) for lf in labels}, audit_cmd,
-                       [*extra, "--no-cache"])
     with tempfile.TemporaryDirectory(prefix="npu-audit-recall-") as tmp:
         root = Path(tmp)
+        if with_tree:
+            # a copy: the corpus lies under this checkout's ignored bench/_corpus, whose .gitignore would hide the
+            # whole tree from discovery; the code base's own .gitignore files come along and apply as for its users
+            for package, version in sorted({(lf.package, lf.version) for lf in labels}):
+                shutil.copytree(source_dir(package, version), root / package, symlinks=True,
+                                ignore=shutil.ignore_patterns(".git"))
+            return _merged({lf.package: root / lf.package for lf in labels}, audit_cmd, [*extra, "--no-cache"])
         if with_package:
             for pkg in sorted({(lf.package, lf.version, package_root(lf)) for lf in labels}):
                 top = source_dir(pkg[0], pkg[1])
@@ -697,7 +701,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="audit every code base of the split as one tree in one run (the bench's former model; "
                         "default: each code base audited as its own project root)")
     r.add_argument("--with-tree", action="store_true",
-                   help="audit each code base's whole unpacked source folder in place (every file, as a user audits "
+                   help="audit a copy of each code base's whole unpacked source folder (every file, as a user audits "
                         "a repository; no result cache); only the sampled files are scored")
     r.add_argument("audit_args", nargs=argparse.REMAINDER,
                    help="after `--`: extra arguments for audit, e.g. -- --product 910a")
