@@ -557,6 +557,10 @@ def _bind_jit_extensions(ctx: FileContext, tree: ast.Module, assigns: list[ast.s
     for name in names:
         # (a rebinding of the name elsewhere is not looked for: the large-file pass keeps only the statements
         # that may bind something, and the two passes must agree)
+        if ctx.aliases.get(name) == f"{LOCAL_PACKAGE}.{name}" and name.endswith("_ext"):
+            # `from . import deform_conv_ext` bound as a prebuilt `*_ext` (NPU891): the load below says more (NPU327)
+            del ctx.aliases[name]
+            del ctx.bindings[name]
         if name not in ctx.aliases and name not in ctx.bindings:
             ctx.bind(name, f"{LOCAL_PACKAGE}.{JIT_EXTENSION}.{name}")
 
