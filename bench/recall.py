@@ -17,6 +17,8 @@
                                             (the cross-file pass sees the modules it imports); scores the same files
     python bench/recall.py run --one-tree   audit all code bases of a split as one tree (the former model; by
                                             default each code base is audited as its own project root)
+    python bench/recall.py run --with-tree  audit each code base's whole unpacked source folder (every file, as a
+                                            user audits a repository); scores the same sampled files
     python bench/recall.py fill LABELS...   write sha256 and line texts into labels files (labelling aid)
 
 Scoring: a labelled line is found when any finding starts on it (finding.line); it is found in the
@@ -541,7 +543,7 @@ def _copy_output_folder_markers(lf: LabelledFile, root: Path) -> None:
 
 
 def run_audit(labels: list[LabelledFile], audit_cmd: list[str], extra: list[str],
-              with_package: bool = False, one_tree: bool = False) -> dict:
+              with_package: bool = False, one_tree: bool = False, with_tree: bool = False) -> dict:
     """Audit the sampled files, each code base as its own project root (the default), and merge the findings.
 
     Each code base's sampled files are copied into a temporary folder (<package>/<path>) and audited as one
@@ -551,9 +553,19 @@ def run_audit(labels: list[LabelledFile], audit_cmd: list[str], extra: list[str]
     compare figures). A temporary tree outside the repository keeps any [tool.*] config of this repository
     out of the measurement. with_package: the Python files of each sampled file's package come along (the
     cross-file pass reads the modules a sampled file imports); only the sampled files are scored.
+    with_tree: a copy of each code base's whole unpacked source folder is audited (every file: setup.py, .cu
+    sources, configs, the modules no sampled file is), as a user audits a repository; only the sampled files
+    are scored. The per-file default stays the issue's figure; this one says what a repository audit finds.
     """
     with tempfile.TemporaryDirectory(prefix="npu-audit-recall-") as tmp:
         root = Path(tmp)
+        if with_tree:
+            # a copy: the corpus lies under this checkout's ignored bench/_corpus, whose .gitignore would hide the
+            # whole tree from discovery; the code base's own .gitignore files come along and apply as for its users
+            for package, version in sorted({(lf.package, lf.version) for lf in labels}):
+                shutil.copytree(source_dir(package, version), root / package, symlinks=True,
+                                ignore=shutil.ignore_patterns(".git"))
+            return _merged({lf.package: root / lf.package for lf in labels}, audit_cmd, [*extra, "--no-cache"])
         if with_package:
             for pkg in sorted({(lf.package, lf.version, package_root(lf)) for lf in labels}):
                 top = source_dir(pkg[0], pkg[1])
@@ -569,18 +581,23 @@ def run_audit(labels: list[LabelledFile], audit_cmd: list[str], extra: list[str]
             _copy_output_folder_markers(lf, root)
         if one_tree:
             return audit_folder(root, audit_cmd, extra)
-        merged: dict = {"findings": [], "errors": []}
-        for package in sorted({lf.package for lf in labels}):
-            doc = audit_folder(root / package, audit_cmd, extra)
-            for f in doc.get("findings") or []:
-                if isinstance(f, dict) and "path" in f:
-                    f["path"] = f"{package}/{str(f['path']).replace(chr(92), '/').removeprefix('./')}"
-                merged["findings"].append(f)
-            for e in doc.get("errors") or []:
-                if isinstance(e, dict) and "path" in e:
-                    e["path"] = f"{package}/{e['path']}"
-                merged["errors"].append(e)
-        return merged
+        return _merged({lf.package: root / lf.package for lf in labels}, audit_cmd, extra)
+
+
+def _merged(folders: dict[str, Path], audit_cmd: list[str], extra: list[str]) -> dict:
+    """Audit each code base's folder as its own project root; findings and errors under `<package>/<path>`."""
+    merged: dict = {"findings": [], "errors": []}
+    for package, folder in sorted(folders.items()):
+        doc = audit_folder(folder, audit_cmd, extra)
+        for f in doc.get("findings") or []:
+            if isinstance(f, dict) and "path" in f:
+                f["path"] = f"{package}/{str(f['path']).replace(chr(92), '/').removeprefix('./')}"
+            merged["findings"].append(f)
+        for e in doc.get("errors") or []:
+            if isinstance(e, dict) and "path" in e:
+                e["path"] = f"{package}/{e['path']}"
+            merged["errors"].append(e)
+    return merged
 
 
 def audit_folder(folder: Path, audit_cmd: list[str], extra: list[str]) -> dict:
@@ -626,7 +643,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             audit_cmd = args.audit.split() if args.audit else default_audit_cmd()
             extra = [a for a in args.audit_args if a != "--"]
             doc = run_audit(labels, audit_cmd, extra, with_package=args.with_package,
-                            one_tree=args.one_tree)
+                            one_tree=args.one_tree, with_tree=args.with_tree)
         results[split] = score(labels, doc)
         add_texts(results[split], labels)
     if args.json:
@@ -683,6 +700,9 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--one-tree", action="store_true",
                    help="audit every code base of the split as one tree in one run (the bench's former model; "
                         "default: each code base audited as its own project root)")
+    r.add_argument("--with-tree", action="store_true",
+                   help="audit a copy of each code base's whole unpacked source folder (every file, as a user audits "
+                        "a repository; no result cache); only the sampled files are scored")
     r.add_argument("audit_args", nargs=argparse.REMAINDER,
                    help="after `--`: extra arguments for audit, e.g. -- --product 910a")
     fl = sub.add_parser("fill", help="write sha256 and line texts into labels files")

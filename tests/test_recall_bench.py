@@ -1297,3 +1297,19 @@ def test_tuned_t25a_files_are_exactly_what_its_rule_draws():
     assert len(drawn) == len(set(drawn)) == 27 and set(drawn) == set(labels)
     assert sum(len(ll.categories) for lf in labels.values() for ll in lf.lines.values()
                if "none" not in ll.categories) == 219
+
+
+def test_with_tree_audits_the_whole_source_folder_and_scores_the_sampled_files(two_code_bases):
+    # t26a: a file no label names (a setup.py that builds the extension the sampled file imports) is read as a
+    # user's audit of the repository reads it; its own findings are audited but not scored
+    top = recall.source_dir("ludwig", "0.10.4")
+    (top / "setup.py").write_text("from torch.utils.cpp_extension import CUDAExtension\n"
+                                  "ext = CUDAExtension('sparse_ops', ['sparse.cu'])\n")
+    audit = [sys.executable, "-m", "auditor.cli"]
+    whole = recall.run_audit(two_code_bases, audit, [], with_tree=True)
+    paths = {f["path"] for f in whole["findings"]}
+    assert "ludwig/setup.py" in paths and "ludwig/ludwig/distributed/deepspeed.py" in paths
+    assert not list(top.rglob(".npu-audit-cache"))          # nothing written into the corpus
+    r = recall.score(two_code_bases, whole)
+    assert r["per_category"]["third_party"]["found"] == 1
+    assert {u["file"] for u in r["unlabelled_flagged"]} == {"ludwig/ludwig/distributed/deepspeed.py"}

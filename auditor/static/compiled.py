@@ -173,6 +173,10 @@ class CompiledRules:
                                 and "*" not in base.split(".", 1)[0]:
                             c.stacked_name_globs.append((_name_glob(base), v, rule))
                             continue
+                        if base.startswith("!") and "*" in base.split(".", 1)[0]:
+                            # `!cuda_util*`: top-level modules that a module glob (`cuda_*`) must leave alone
+                            c.excluded_globs.append(_name_glob(base[1:]))
+                            continue
                         if "*" in base.split(".", 1)[0]:
                             if "." in base:
                                 raise ValueError(f"{rule.code}: module glob {v!r} must be one top-level name")

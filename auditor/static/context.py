@@ -557,6 +557,10 @@ def _bind_jit_extensions(ctx: FileContext, tree: ast.Module, assigns: list[ast.s
     for name in names:
         # (a rebinding of the name elsewhere is not looked for: the large-file pass keeps only the statements
         # that may bind something, and the two passes must agree)
+        if ctx.aliases.get(name) == f"{LOCAL_PACKAGE}.{name}" and name.endswith("_ext"):
+            # `from . import deform_conv_ext` bound as a prebuilt `*_ext` (NPU891): the load below says more (NPU327)
+            del ctx.aliases[name]
+            del ctx.bindings[name]
         if name not in ctx.aliases and name not in ctx.bindings:
             ctx.bind(name, f"{LOCAL_PACKAGE}.{JIT_EXTENSION}.{name}")
 
@@ -695,6 +699,12 @@ def _bind_relative_extension(ctx: FileContext, stmt: ast.ImportFrom,
             # setup.py builds into the package folder, named by NPU379's `*_cuda` convention; not `*_kernels`, often a
             # package's own Python module (`from . import triton_kernels`) (t22d)
             ctx.bind(alias.asname or alias.name, f"{LOCAL_PACKAGE}.{alias.name}")
+        elif not module and alias.name.endswith("_ext") and alias.name != "build_ext":
+            # `from . import knn_ext` (mmdet3d 0.x's ops and their copies in BEVFusion, BEVDet): the `*_ext`
+            # CUDAExtension its setup.py builds into the package folder (NPU891, t26a)
+            ctx.bind(alias.asname or alias.name, f"{LOCAL_PACKAGE}.{alias.name}")
+        elif module == "_ext" and alias.name != "*":
+            ctx.bind(alias.asname or alias.name, f"{LOCAL_PACKAGE}._ext.{alias.name}")    # `from ._ext import nms`
         elif alias.name == "ext_loader" and module.split(".")[-1] == "utils" and stmt.level:
             ctx.bind(alias.asname or alias.name, MMCV_EXT_LOADER)
         elif module.split(".")[-1] == "_C" and alias.name != "*":

@@ -58,3 +58,34 @@ def drop_first_party(results: list, packages: frozenset[str]) -> int:
         dropped += len(result.findings) - len(kept)
         result.findings = kept
     return dropped
+
+
+# Rules that read a module as a compiled extension by its name alone (t26a: NPU891 `cuda_*` / `*_ext`): where the
+# audited tree holds a Python module or package of that name, the name is the project's own Python code.
+NAME_READ_RULES = frozenset({"own-cuda-extension-name"})
+
+
+def python_module_names(rels: Iterable[str]) -> frozenset[str]:
+    """Stems of the tree's `.py` files and the folders of its `__init__.py` files, wherever they sit (scripts put
+    their own folders on sys.path, so `import cuda_utils` may mean `tools/cuda_utils.py`)."""
+    out = set()
+    for rel in rels:
+        parts = rel.replace("\\", "/").split("/")
+        if parts[-1] == "__init__.py" and len(parts) > 1:
+            out.add(parts[-2])
+        elif parts[-1].endswith(".py"):
+            out.add(parts[-1][:-3])
+    return frozenset(out)
+
+
+def drop_python_named(results: list, names: frozenset[str]) -> int:
+    """Remove name-read findings (NAME_READ_RULES) whose extension-named module (`cuda_*` / `*_ext`, not the function
+    called in it) is one of the tree's Python modules."""
+    dropped = 0
+    for result in results:
+        kept = [f for f in result.findings
+                if not (f.name in NAME_READ_RULES and any(p in names for p in (f.symbol or "").split(".")
+                                                          if p.startswith("cuda_") or p.endswith("_ext")))]
+        dropped += len(result.findings) - len(kept)
+        result.findings = kept
+    return dropped

@@ -22,6 +22,8 @@ _MESSAGE_FUNCS = re.compile(
     r"write|assert\w*|fail|skip\w*)(?:_|$)|(?:Error|Exception|Warning)$"
 )
 _MESSAGE_QUAL_PREFIXES = ("logging.", "warnings.", "loguru.", "click.")
+# decorators that register a function under its own name (the name is then a string a rule may know)
+_REGISTERED_BY_NAME = frozenset({"tvm.register_func", "tvm._ffi.register_func", "tvm.ffi.register_func"})
 _DEVICE_STRING_RULE = "cuda-device-string"    # NPU003
 _NPU_VALUE = re.compile(r"^npu(?::(?:\d+|\x00))?\Z")
 # builtins whose second argument is an attribute name (`hasattr(torch, "cuda")`), never a device
@@ -921,6 +923,12 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         self._handled.add(id(node.name))
+        if any(self._qual(d.decorator) in _REGISTERED_BY_NAME for d in node.decorators):
+            # `@tvm.register_func def tvm_callback_cuda_compile(...)`: TVM registers the function under its own name,
+            # which string rules read as they read `register_func("tvm_callback_cuda_compile", f)` (t26a)
+            m = self.c.match_string(node.name.value)
+            if m is not None:
+                self._hit(m[0], node.name, node.name.value, value=m[1])
         return True
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
