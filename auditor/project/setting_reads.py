@@ -424,6 +424,56 @@ def _saved_run_config(path: Path) -> bool:
         return False
 
 
+# the files a config can be named in: code, launch scripts, other configs, notebooks and the docs users follow
+_NAMING_SUFFIXES = (".py", ".sh", ".bash", ".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".md", ".rst", ".txt",
+                    ".ipynb", ".slurm", "Makefile", "Dockerfile")
+_WORD_RE = re.compile(r"[\w-]+")
+_LISTING_RE = re.compile(r"\b(?:glob|rglob|iglob|listdir|scandir|iterdir|walk)\b")
+_WORDS: dict[str, tuple[set[str], list[str]]] = {}   # tree root -> (words of its text files, Python listing lines)
+
+
+def _tree_words(top: Path) -> tuple[set[str], list[str]]:
+    """Every word of the tree's text files (a config is named by its stem: `--config configs/x.yaml`, `x.yaml`,
+    a Hydra `trainer: x`), and the Python lines that list folders (a config picked by a glob is named by its folder)."""
+    held = _WORDS.get(str(top))
+    if held is not None:
+        return held
+    words: set[str] = set()
+    listing: list[str] = []
+    seen = 0
+    for folder, dirs, files in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+        for name in sorted(files):
+            if not name.endswith(_NAMING_SUFFIXES) or seen >= _MAX_FILES:
+                continue
+            seen += 1
+            try:
+                path = Path(folder) / name
+                if path.stat().st_size > _MAX_BYTES:
+                    continue
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            words.update(_WORD_RE.findall(text))
+            if name.endswith(".py"):
+                listing += [line for line in text.splitlines() if _LISTING_RE.search(line)]
+    held = _WORDS[str(top)] = (words, listing)
+    return held
+
+
+def _named_nowhere(path: Path, loaded, top: Path) -> bool:
+    """A config no file of the tree names (pd35): no code, script, config, notebook or doc names its stem, no Python
+    line lists its folder, and it is no Hydra config (a group option is named where it is chosen, but a primary
+    config can be picked from the command line alone). GeoLDM's `configs/qm9_config.yaml` (main_qm9.py takes argparse
+    options), OpenManus-RL's `config_thor.yaml` beside the `config_tw.yaml` its code loads."""
+    if _hydra_config(loaded) or _class_paths(loaded):
+        return False
+    words, listing = _tree_words(top)
+    if all(part in words for part in _WORD_RE.findall(path.stem)):     # `v1.5.yaml` is named as v1 and 5
+        return False
+    return not any(path.parent.name in line for line in listing)
+
+
 def drop_code_read_settings(results: list[FileResult], root: Path) -> None:
     """Drop the config findings whose setting the tree's own code decides on, or that nothing reads (module doc)."""
     top = (root if root.is_dir() else root.parent).resolve()
@@ -443,6 +493,9 @@ def drop_code_read_settings(results: list[FileResult], root: Path) -> None:
             rel = path.resolve().relative_to(top).as_posix()
             loaded = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
         except (OSError, ValueError, yaml.YAMLError):
+            continue
+        if _named_nowhere(path, loaded, top):
+            result.findings = [f for f in result.findings if id(f) not in {id(c) for c in candidates}]
             continue
         if reads is None:
             reads = _tree_reads(top, results)
