@@ -429,6 +429,10 @@ _NAMING_SUFFIXES = (".py", ".sh", ".bash", ".yaml", ".yml", ".json", ".toml", ".
                     ".ipynb", ".slurm", "Makefile", "Dockerfile")
 _WORD_RE = re.compile(r"[\w-]+")
 _LISTING_RE = re.compile(r"\b(?:glob|rglob|iglob|listdir|scandir|iterdir|walk)\b")
+# a config path the tree takes from its command line (`--config`, `--cfg-path`, `--model_config`, Hydra's
+# `config_path` / `config_name`): the user names the config there, so an unnamed one may still be run (LAVIS's
+# `--cfg-path lavis/projects/blip/train/...yaml`, semseg's `--config config/voc2012/...yaml`)
+_CONFIG_OPTION_RE = re.compile(r"-{1,2}[\w-]*(?:cfg|config)[\w-]*|config_(?:path|name|file)|cfg_(?:path|file)")
 _WORDS: dict[str, tuple[set[str], list[str]]] = {}   # tree root -> (words of its text files, Python listing lines)
 
 
@@ -463,12 +467,14 @@ def _tree_words(top: Path) -> tuple[set[str], list[str]]:
 
 def _named_nowhere(path: Path, loaded, top: Path) -> bool:
     """A config no file of the tree names (pd35): no code, script, config, notebook or doc names its stem, no Python
-    line lists its folder, and it is no Hydra config (a group option is named where it is chosen, but a primary
-    config can be picked from the command line alone). GeoLDM's `configs/qm9_config.yaml` (main_qm9.py takes argparse
-    options), OpenManus-RL's `config_thor.yaml` beside the `config_tw.yaml` its code loads."""
+    line lists its folder, the tree takes no config path from a command line (a user names the config there), and it
+    is no Hydra config (a group option is named where it is chosen). GeoLDM's `configs/qm9_config.yaml`: main_qm9.py
+    takes argparse options, none of them a config path."""
     if _hydra_config(loaded) or _class_paths(loaded):
         return False
     words, listing = _tree_words(top)
+    if any(_CONFIG_OPTION_RE.fullmatch(w) for w in words):
+        return False
     if all(part in words for part in _WORD_RE.findall(path.stem)):     # `v1.5.yaml` is named as v1 and 5
         return False
     return not any(path.parent.name in line for line in listing)
