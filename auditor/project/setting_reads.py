@@ -433,6 +433,11 @@ _LISTING_RE = re.compile(r"\b(?:glob|rglob|iglob|listdir|scandir|iterdir|walk)\b
 # `config_path` / `config_name`): the user names the config there, so an unnamed one may still be run (LAVIS's
 # `--cfg-path lavis/projects/blip/train/...yaml`, semseg's `--config config/voc2012/...yaml`)
 _CONFIG_OPTION_RE = re.compile(r"-{1,2}[\w-]*(?:cfg|config)[\w-]*|config_(?:path|name|file)|cfg_(?:path|file)")
+# modules that load YAML configs (or build on a library that does, from a path the tree need not name: suncet's
+# `yaml.load(open(args.fname))`, HfArgumentParser's yaml files): a tree that imports one may load any of its configs
+_YAML_READERS = frozenset({"yaml", "ruamel", "omegaconf", "hydra", "yacs", "fvcore", "detectron2", "mmcv", "mmengine",
+                           "jsonargparse", "lightning", "pytorch_lightning", "transformers", "hyperpyyaml", "confuse",
+                           "ml_collections", "gin", "easydict", "addict", "munch", "simple_parsing", "tyro"})
 _WORDS: dict[str, tuple[set[str], list[str]]] = {}   # tree root -> (words of its text files, Python listing lines)
 
 
@@ -468,8 +473,9 @@ def _tree_words(top: Path) -> tuple[set[str], list[str]]:
 def _named_nowhere(path: Path, loaded, top: Path) -> bool:
     """A config no file of the tree names (pd35): no code, script, config, notebook or doc names its stem, no Python
     line lists its folder, the tree takes no config path from a command line (a user names the config there), and it
-    is no Hydra config (a group option is named where it is chosen). GeoLDM's `configs/qm9_config.yaml`: main_qm9.py
-    takes argparse options, none of them a config path."""
+    is no Hydra config (a group option is named where it is chosen); the caller checks that the tree's Python imports
+    no YAML reader. GeoLDM's `configs/qm9_config.yaml`: its code imports no YAML reader and takes argparse options,
+    none of them a config path."""
     if _hydra_config(loaded) or _class_paths(loaded):
         return False
     words, listing = _tree_words(top)
@@ -500,11 +506,11 @@ def drop_code_read_settings(results: list[FileResult], root: Path) -> None:
             loaded = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
         except (OSError, ValueError, yaml.YAMLError):
             continue
-        if _named_nowhere(path, loaded, top):
-            result.findings = [f for f in result.findings if id(f) not in {id(c) for c in candidates}]
-            continue
         if reads is None:
             reads = _tree_reads(top, results)
+        if not reads.imported & _YAML_READERS and _named_nowhere(path, loaded, top):
+            result.findings = [f for f in result.findings if id(f) not in {id(c) for c in candidates}]
+            continue
         dropped = {id(f) for f in candidates if _decided_by_code(f, rel, loaded, reads, top)}
         if dropped:
             result.findings = [f for f in result.findings if id(f) not in dropped]
