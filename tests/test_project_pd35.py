@@ -187,6 +187,6 @@ def test_a_hydra_primary_config_nothing_names_stays(tmp_path):
 
 def test_an_unnamed_config_stays_where_the_code_loads_yaml_from_an_option(tmp_path):
     # suncet / PAWS: `yaml.load(open(args.fname))`, the config named only on the user's command line
-    main = QM9_MAIN.replace("import torch\n", "import torch\nimport yaml\n") + "params = yaml.load(open(args.exp_name))\n"
+    main = QM9_MAIN.replace("import torch\n", "import torch\n    import yaml\n") + "params = yaml.load(open(args.exp_name))\n"
     root = _tree(tmp_path, {"configs/qm9_config.yaml": QM9_CONFIG, "main_qm9.py": main})
     assert (6, "NPU019") in _codes(root, "configs/qm9_config.yaml")
