@@ -4,14 +4,10 @@
   `init_distributed_mode(args)` copy: `args.dist_backend = "nccl"` then `backend=args.dist_backend`; CUT3R's Hydra
   configs carry `dist_backend: 'nccl'`), with controls: the store under an `if`, and a read before the store;
 - a `**args` inside a map helper that calls a callable it was given (dust3r's `starstarcall`) hands no section over;
-- a config no file of the tree names (GeoLDM's `configs/qm9_config.yaml`), with controls: named in a README, in a
-  folder the code globs, a Hydra primary config;
 - a run's saved config beside its checkpoints (mattergen's `checkpoints/<model>/config.yaml`, Hydra's
   `.hydra/config.yaml`) loses its trainer accelerator finding; the same config elsewhere keeps it.
 """
 from __future__ import annotations
-
-import textwrap
 
 from tests.test_project_t23c import _codes, _tree  # one tree writer and one bench-shaped reading of a config
 
@@ -136,57 +132,3 @@ def test_the_same_trainer_config_a_run_starts_from_keeps_it(tmp_path):
                             "mattergen/conf/default.yaml": "defaults:\n  - trainer: default\n"})
     assert (5, "NPU020") in _codes(root, "mattergen/conf/trainer/default.yaml")
 
-
-# GeoLDM's configs/qm9_config.yaml (main_qm9.py takes argparse options; no file names the config), cut down
-QM9_CONFIG = """\
-    exp_name: qm9_latent2
-    model: egnn_dynamics
-    n_epochs: 3000
-    batch_size: 64
-    lr: 0.0001
-    no_cuda: False
-    dataset: qm9
-    """
-
-QM9_MAIN = """\
-    import argparse
-    import torch
-
-    parser = argparse.ArgumentParser(description='E3Diffusion')
-    parser.add_argument('--exp_name', type=str, default='debug_10')
-    parser.add_argument('--no-cuda', action='store_true', default=False)
-    args = parser.parse_args()
-    args.cuda = not args.no_cuda and torch.cuda.is_available()
-    device = torch.device("cuda" if args.cuda else "cpu")
-    """
-
-
-def test_a_config_no_file_names_is_dropped(tmp_path):
-    root = _tree(tmp_path, {"configs/qm9_config.yaml": QM9_CONFIG, "main_qm9.py": QM9_MAIN,
-                            "README.md": "python main_qm9.py --n_epochs 3000 --exp_name edm_qm9\n"})
-    assert (6, "NPU019") not in _codes(root, "configs/qm9_config.yaml")
-
-
-def test_the_same_config_named_in_a_readme_stays(tmp_path):
-    root = _tree(tmp_path, {"configs/qm9_config.yaml": QM9_CONFIG, "main_qm9.py": QM9_MAIN,
-                            "README.md": "python main_qm9.py --config configs/qm9_config.yaml\n"})
-    assert (6, "NPU019") in _codes(root, "configs/qm9_config.yaml")
-
-
-def test_the_same_config_in_a_folder_the_code_globs_stays(tmp_path):
-    main = QM9_MAIN + 'CONFIGS = sorted(glob.glob("configs/*.yaml"))\n'
-    root = _tree(tmp_path, {"configs/qm9_config.yaml": QM9_CONFIG, "main_qm9.py": main})
-    assert (6, "NPU019") in _codes(root, "configs/qm9_config.yaml")
-
-
-def test_a_hydra_primary_config_nothing_names_stays(tmp_path):
-    config = "defaults:\n  - _self_\n" + textwrap.dedent(QM9_CONFIG)
-    root = _tree(tmp_path, {"configs/qm9_config.yaml": config, "main_qm9.py": QM9_MAIN})
-    assert (8, "NPU019") in _codes(root, "configs/qm9_config.yaml")
-
-
-def test_an_unnamed_config_stays_where_the_code_loads_yaml_from_an_option(tmp_path):
-    # suncet / PAWS: `yaml.load(open(args.fname))`, the config named only on the user's command line
-    main = QM9_MAIN.replace("import torch\n", "import torch\n    import yaml\n") + "params = yaml.load(open(args.exp_name))\n"
-    root = _tree(tmp_path, {"configs/qm9_config.yaml": QM9_CONFIG, "main_qm9.py": main})
-    assert (6, "NPU019") in _codes(root, "configs/qm9_config.yaml")

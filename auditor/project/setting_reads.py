@@ -424,68 +424,6 @@ def _saved_run_config(path: Path) -> bool:
         return False
 
 
-# the files a config can be named in: code, launch scripts, other configs, notebooks and the docs users follow
-_NAMING_SUFFIXES = (".py", ".sh", ".bash", ".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".md", ".rst", ".txt",
-                    ".ipynb", ".slurm", "Makefile", "Dockerfile")
-_WORD_RE = re.compile(r"[\w-]+")
-_LISTING_RE = re.compile(r"\b(?:glob|rglob|iglob|listdir|scandir|iterdir|walk)\b")
-# a config path the tree takes from its command line (`--config`, `--cfg-path`, `--model_config`, Hydra's
-# `config_path` / `config_name`): the user names the config there, so an unnamed one may still be run (LAVIS's
-# `--cfg-path lavis/projects/blip/train/...yaml`, semseg's `--config config/voc2012/...yaml`)
-_CONFIG_OPTION_RE = re.compile(r"-{1,2}[\w-]*(?:cfg|config)[\w-]*|config_(?:path|name|file)|cfg_(?:path|file)")
-# modules that load YAML configs (or build on a library that does, from a path the tree need not name: suncet's
-# `yaml.load(open(args.fname))`, HfArgumentParser's yaml files): a tree that imports one may load any of its configs
-_YAML_READERS = frozenset({"yaml", "ruamel", "omegaconf", "hydra", "yacs", "fvcore", "detectron2", "mmcv", "mmengine",
-                           "jsonargparse", "lightning", "pytorch_lightning", "transformers", "hyperpyyaml", "confuse",
-                           "ml_collections", "gin", "easydict", "addict", "munch", "simple_parsing", "tyro"})
-_WORDS: dict[str, tuple[set[str], list[str]]] = {}   # tree root -> (words of its text files, Python listing lines)
-
-
-def _tree_words(top: Path) -> tuple[set[str], list[str]]:
-    """Every word of the tree's text files (a config is named by its stem: `--config configs/x.yaml`, `x.yaml`,
-    a Hydra `trainer: x`), and the Python lines that list folders (a config picked by a glob is named by its folder)."""
-    held = _WORDS.get(str(top))
-    if held is not None:
-        return held
-    words: set[str] = set()
-    listing: list[str] = []
-    seen = 0
-    for folder, dirs, files in os.walk(top):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
-        for name in sorted(files):
-            if not name.endswith(_NAMING_SUFFIXES) or seen >= _MAX_FILES:
-                continue
-            seen += 1
-            try:
-                path = Path(folder) / name
-                if path.stat().st_size > _MAX_BYTES:
-                    continue
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            words.update(_WORD_RE.findall(text))
-            if name.endswith(".py"):
-                listing += [line for line in text.splitlines() if _LISTING_RE.search(line)]
-    held = _WORDS[str(top)] = (words, listing)
-    return held
-
-
-def _named_nowhere(path: Path, loaded, top: Path) -> bool:
-    """A config no file of the tree names (pd35): no code, script, config, notebook or doc names its stem, no Python
-    line lists its folder, the tree takes no config path from a command line (a user names the config there), and it
-    is no Hydra config (a group option is named where it is chosen); the caller checks that the tree's Python imports
-    no YAML reader. GeoLDM's `configs/qm9_config.yaml`: its code imports no YAML reader and takes argparse options,
-    none of them a config path."""
-    if _hydra_config(loaded) or _class_paths(loaded):
-        return False
-    words, listing = _tree_words(top)
-    if any(_CONFIG_OPTION_RE.fullmatch(w) for w in words):
-        return False
-    if all(part in words for part in _WORD_RE.findall(path.stem)):     # `v1.5.yaml` is named as v1 and 5
-        return False
-    return not any(path.parent.name in line for line in listing)
-
-
 def drop_code_read_settings(results: list[FileResult], root: Path) -> None:
     """Drop the config findings whose setting the tree's own code decides on, or that nothing reads (module doc)."""
     top = (root if root.is_dir() else root.parent).resolve()
@@ -508,9 +446,6 @@ def drop_code_read_settings(results: list[FileResult], root: Path) -> None:
             continue
         if reads is None:
             reads = _tree_reads(top, results)
-        if not reads.imported & _YAML_READERS and _named_nowhere(path, loaded, top):
-            result.findings = [f for f in result.findings if id(f) not in {id(c) for c in candidates}]
-            continue
         dropped = {id(f) for f in candidates if _decided_by_code(f, rel, loaded, reads, top)}
         if dropped:
             result.findings = [f for f in result.findings if id(f) not in dropped]
