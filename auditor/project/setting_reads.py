@@ -60,6 +60,8 @@ _WHOLE_CONFIG_CLIS = frozenset({"LightningCLI"})
 # the file Lightning's loggers write beside checkpoints (`save_hyperparameters`): a saved run's record, read back by
 # `load_from_checkpoint(hparams_file=...)` to build the model; no trainer reads its device counts or accelerator
 _SAVED_HPARAMS = "hparams.yaml"
+# the names Lightning's SaveConfigCallback and Hydra give a run's saved config (beside checkpoints: a run's record)
+_SAVED_CONFIG_NAMES = frozenset({"config.yaml", "config.yml", "hparams.yaml"})
 _TRAINER_DEVICE_CODES = frozenset({"NPU020", "NPU028"})
 _SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", "site-packages", "build", "dist"})
 _MAX_FILES = 4000
@@ -129,10 +131,43 @@ _READ_TYPES = (ast.Attribute, ast.Subscript, ast.Constant, ast.Name, ast.Import,
                ast.Dict)
 
 
+def _overwritten_reads(tree: ast.Module) -> set[int]:
+    """Ids of the reads a constant stored earlier in the same function body decides (pd35): the DeiT / MAE / croco
+    `init_distributed_mode(args)` sets `args.dist_backend = "nccl"` on its own level, then reads
+    `backend=args.dist_backend`; the config's `dist_backend:` never reaches the read (CUT3R). Only stores on the
+    function's own level count: one under an `if` or a loop may not run."""
+    shadowed: set[int] = set()
+    for func in module_nodes_of(tree, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        fixed: set[tuple[str, str]] = set()
+        for stmt in func.body:
+            if fixed:
+                for node in ast.walk(stmt):
+                    if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Load) \
+                            and _read_key(node) in fixed:
+                        shadowed.add(id(node))
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant):
+                fixed.update(k for k in map(_read_key, stmt.targets) if k)
+    return shadowed
+
+
+def _forwarding_calls(tree: ast.Module) -> set[int]:
+    """Ids of calls to a callable the function was given or unpacked itself (`function, args = args;
+    function(**args)`: dust3r's `starstarcall` map helper, pd35): such a call forwards whatever mapping it is handed,
+    so its `**args` hands no config section to a library."""
+    found: set[int] = set()
+    for func in module_nodes_of(tree, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        local = {a.arg for a in func.args.args + func.args.posonlyargs + func.args.kwonlyargs}
+        local |= {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        found.update(id(n) for n in ast.walk(func)
+                     if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in local)
+    return found
+
+
 def _read_file(tree: ast.Module, reads: _Reads) -> None:
     # one pass over the node list the file's other passes share (breadth-first: an assignment target comes before its
     # subscript, so `cfg['DEVICE'] = 'cuda'` skips the key it stores as well as the target)
-    stored: set[int] = set()      # ids of the subscripts of assignment targets (`cfg['DEVICE'] = 'cuda'`)
+    stored: set[int] = _overwritten_reads(tree)   # ids of subscripts of assignment targets, and of decided reads
+    forwarding = _forwarding_calls(tree)
     for node in module_nodes_of(tree, _READ_TYPES):
         if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
             if isinstance(node, ast.Subscript):
@@ -165,7 +200,8 @@ def _read_file(tree: ast.Module, reads: _Reads) -> None:
             for kw in node.keywords:
                 if kw.arg and isinstance(kw.value, ast.Name) and kw.value.id != kw.arg:
                     reads.forwards.add((kw.value.id, kw.arg))
-                elif kw.arg and isinstance(kw.value, (ast.Attribute, ast.Subscript, ast.Call)):
+                elif kw.arg and isinstance(kw.value, (ast.Attribute, ast.Subscript, ast.Call)) \
+                        and id(kw.value) not in stored:
                     read = _read_key(kw.value)
                     if read:
                         reads.passed.add((*read, kw.arg))
@@ -180,7 +216,7 @@ def _read_file(tree: ast.Module, reads: _Reads) -> None:
                     section = _last_name(arg)
                     if section:
                         reads.handed.add(section)
-            for kw in node.keywords:
+            for kw in node.keywords if id(node) not in forwarding else ():
                 if kw.arg is None:           # `**cfg.trainer`
                     section = _last_name(kw.value)
                     if section:
@@ -372,6 +408,22 @@ def _unread_by_readers(key: str, siblings: list[str], reads: _Reads, section: st
     return not any((r, key) in reads.under or r in reads.handed for r in readers)
 
 
+def _saved_run_config(path: Path) -> bool:
+    """A run's record rather than a config a run starts from (pd35): Lightning's `hparams.yaml`, Hydra's
+    `.hydra/config.yaml`, or a config saved beside a run's checkpoints (a `checkpoints/` folder or `*.ckpt` files
+    next to it: mattergen's released `checkpoints/<model>/config.yaml`, loaded back for the model only). No trainer
+    reads its device counts or accelerator."""
+    if path.name == _SAVED_HPARAMS or path.parent.name == ".hydra":
+        return True
+    if path.name not in _SAVED_CONFIG_NAMES:
+        return False
+    folder = path.parent
+    try:
+        return (folder / "checkpoints").is_dir() or any(folder.glob("*.ckpt"))
+    except OSError:
+        return False
+
+
 def drop_code_read_settings(results: list[FileResult], root: Path) -> None:
     """Drop the config findings whose setting the tree's own code decides on, or that nothing reads (module doc)."""
     top = (root if root.is_dir() else root.parent).resolve()
@@ -379,14 +431,14 @@ def drop_code_read_settings(results: list[FileResult], root: Path) -> None:
     for result in results:
         if not result.path.endswith(_CONFIG_SUFFIXES) or any(p in result.path.replace("\\", "/") for p in _CI_PARTS):
             continue
-        if result.path.replace("\\", "/").rsplit("/", 1)[-1] == _SAVED_HPARAMS:
+        path = Path(result.path)
+        path = path if path.is_absolute() else top / path
+        if _saved_run_config(path):
             result.findings = [f for f in result.findings if f.code not in _TRAINER_DEVICE_CODES]
             continue
         candidates = [f for f in result.findings if _candidate(f)]
         if not candidates:
             continue
-        path = Path(result.path)
-        path = path if path.is_absolute() else top / path
         try:
             rel = path.resolve().relative_to(top).as_posix()
             loaded = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
