@@ -18,6 +18,7 @@ import re
 from dataclasses import replace
 
 from auditor.static.host_paths import equality_arms
+from auditor.static.host_values import own_scope_nodes, reaching_lines
 from auditor.static.astutil import ast_dotted, module_nodes, walk_list
 
 # placement or a device runtime, read case-insensitively on one function's text (host_paths._PLACES, widened: a
@@ -670,24 +671,29 @@ class _HostFlow:
                 node = ast.BinOp(left=node.left, op=ast.Add(), right=node.comparators[0])
                 continue
             if isinstance(node, ast.Name) and scope is not None:
-                return self.name_host(node.id, scope, depth + 1)
+                return self.name_host(node.id, scope, depth + 1, node.lineno)
             return False
 
-    def name_host(self, name: str, scope, depth: int) -> bool:
-        key = (name, id(scope))
+    def name_host(self, name: str, scope, depth: int, at: int = 0) -> bool:
+        key = (name, id(scope), at)
         if key in self.pending:
             return True             # `last_pos = last_pos + 1`: the name's other assignments decide
         self.pending.add(key)
         try:
-            return self._name_host(name, scope, depth)
+            return self._name_host(name, scope, depth, at)
         finally:
             self.pending.discard(key)
 
-    def _name_host(self, name: str, scope, depth: int) -> bool:
+    def _name_host(self, name: str, scope, depth: int, at: int) -> bool:
         values = []
         seeded = False          # a ComfyUI IMAGE / MASK input: on the host unless the method moves it
         seeded_scope = id(scope) in self.host_params
-        for node in ast.walk(scope):
+        since, until = reaching_lines(scope, name, at)
+        for node in own_scope_nodes(scope):
+            if not since <= getattr(node, "lineno", since) <= until:
+                continue            # a binding that cannot reach the use (pd36)
+            if isinstance(node, ast.AnnAssign) and node.value is not None and isinstance(node.target, ast.Name):
+                node = ast.Assign(targets=[node.target], value=node.value)  # `t: torch.Tensor = x.ge(0)`
             if isinstance(node, ast.Assign):
                 for t in node.targets:
                     if isinstance(t, ast.Name) and t.id == name:
