@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from auditor.static.engine import StaticEngine
-from tests.static_snippets import findings_by_line, line_of
+from auditor.runner import run_static
+from tests.static_snippets import findings_by_line, line_of, write_tree
 
 
 @pytest.fixture(scope="module")
@@ -215,3 +216,96 @@ def test_a_branch_on_the_first_turn_runs_once(engine):
 def test_control_element_tests_and_parity_branches_keep_their_hint(engine):
     assert "NPU703" in _codes(engine, MAIN_LOOP, "print(row.sum().item())")
     assert "NPU703" in _codes(engine, MAIN_LOOP, "print(logits.max().item())")
+
+
+# -- the TensorRT member of a user-chosen set of model formats (auditor/static/format_members.py) ---------------------
+EXPORTER = """\
+import torch
+
+
+class Exporter:
+    def export_onnx(self, prefix="ONNX:"):
+        import onnx
+        torch.onnx.export(self.model, self.im, "model.onnx")
+        return "model.onnx", onnx
+
+    def export_openvino(self, prefix="OpenVINO:"):
+        import openvino as ov
+        return ov.convert_model("model.onnx")
+
+    def export_coreml(self, prefix="CoreML:"):
+        import coremltools as ct
+        return ct.convert(self.model)
+
+    def export_engine(self, prefix="TensorRT:"):
+        import tensorrt as trt
+        logger = trt.Logger(trt.Logger.INFO)
+        builder = trt.Builder(logger)
+        torch.cuda.empty_cache()
+        return builder
+"""
+
+AUTOBACKEND = """\
+import torch
+
+
+class AutoBackend(torch.nn.Module):
+    def __init__(self, weights, device=torch.device("cpu")):
+        super().__init__()
+        onnx, xml, engine, coreml = (str(weights).endswith(s) for s in (".onnx", ".xml", ".engine", ".mlpackage"))
+        if onnx:
+            import onnxruntime
+            session = onnxruntime.InferenceSession(weights)
+        elif xml:
+            import openvino as ov
+            session = ov.Core().read_model(weights)
+        elif engine:
+            import tensorrt as trt
+            device = torch.device("cuda:0")
+            with open(weights, "rb") as f, trt.Runtime(trt.Logger(trt.Logger.INFO)) as runtime:
+                model = runtime.deserialize_cuda_engine(f.read())
+        elif coreml:
+            import coremltools as ct
+            model = ct.models.MLModel(weights)
+"""
+
+LONE_ENGINE = """\
+import torch
+
+
+class Builder:
+    def export_engine(self):
+        import tensorrt as trt
+        logger = trt.Logger(trt.Logger.INFO)
+        return trt.Builder(logger)
+
+    def export_weights(self):
+        torch.save(self.model.state_dict(), "model.pt")
+"""
+
+
+def _severities(tmp_path, files, rel):
+    run = run_static([write_tree(tmp_path, files)], jobs=1)
+    out: dict[int, set[str]] = {}
+    for r in run.results:
+        if r.path == rel:
+            for f in r.findings:
+                out.setdefault(f.line, set()).add(f.severity)
+    return out
+
+
+def test_the_tensorrt_export_method_beside_other_formats_is_info(tmp_path):
+    sev = _severities(tmp_path, {"exporter.py": EXPORTER}, "exporter.py")
+    assert sev.get(line_of(EXPORTER, "logger = trt.Logger(trt.Logger.INFO)")) == {"info"}
+    assert sev.get(line_of(EXPORTER, "torch.cuda.empty_cache()")) == {"info"}
+
+
+def test_the_engine_arm_of_a_format_chain_is_info(tmp_path):
+    sev = _severities(tmp_path, {"autobackend.py": AUTOBACKEND}, "autobackend.py")
+    assert sev.get(line_of(AUTOBACKEND, "model = runtime.deserialize_cuda_engine(f.read())")) == {"info"}
+    assert sev.get(line_of(AUTOBACKEND, 'device = torch.device("cuda:0")')) == {"info"}
+
+
+def test_control_a_lone_tensorrt_export_keeps_its_severity(tmp_path):
+    sev = _severities(tmp_path, {"builder.py": LONE_ENGINE}, "builder.py")
+    assert "error" in sev.get(line_of(LONE_ENGINE, "logger = trt.Logger(trt.Logger.INFO)"), set())
