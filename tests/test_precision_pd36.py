@@ -309,3 +309,61 @@ def test_the_engine_arm_of_a_format_chain_is_info(tmp_path):
 def test_control_a_lone_tensorrt_export_keeps_its_severity(tmp_path):
     sev = _severities(tmp_path, {"builder.py": LONE_ENGINE}, "builder.py")
     assert "error" in sev.get(line_of(LONE_ENGINE, "logger = trt.Logger(trt.Logger.INFO)"), set())
+
+
+# -- a relative import of a module the audited folder does not hold (valueflow.defer_to_project) ---------------------
+GEMMA_COPY = """\
+from typing import Optional
+
+import torch
+from torch import nn
+
+from ...modeling_flash_attention_utils import FlashAttentionKwargs
+from ...processing_utils import Unpack
+
+
+class GemmaAttention(nn.Module):
+    def forward(self, hidden_states: torch.Tensor, mask: Optional[torch.Tensor] = None,
+                **kwargs: Unpack[FlashAttentionKwargs]):
+        return hidden_states
+"""
+
+FLASH_UTILS = """\
+from typing import TypedDict
+
+from flash_attn import flash_attn_func
+
+
+class FlashAttentionKwargs(TypedDict, total=False):
+    max_length_q: int
+
+
+def flash_forward(q, k, v):
+    return flash_attn_func(q, k, v)
+"""
+
+
+def _codes_in(tmp_path, files, rel):
+    run = run_static([write_tree(tmp_path, files)], jobs=1)
+    out: dict[int, set[str]] = {}
+    for r in run.results:
+        if r.path == rel:
+            for f in r.findings:
+                out.setdefault(f.line, set()).add(f.code)
+    return out
+
+
+def test_a_vendored_transformers_file_importing_a_module_the_tree_lacks_is_not_project_code(tmp_path):
+    rel = "policy/transformers_replace/models/gemma/modeling_gemma.py"
+    codes = _codes_in(tmp_path, {rel: GEMMA_COPY, "policy/__init__.py": "", "policy/train.py": "import torch\n"}, rel)
+    assert "NPU321" not in codes.get(line_of(GEMMA_COPY, "import FlashAttentionKwargs"), set())
+    assert "NPU321" not in codes.get(line_of(GEMMA_COPY, "**kwargs: Unpack[FlashAttentionKwargs]"), set())
+
+
+def test_control_the_tree_holding_its_own_flash_attention_module_keeps_the_hint(tmp_path):
+    rel = "policy/transformers_replace/models/gemma/modeling_gemma.py"
+    files = {rel: GEMMA_COPY, "policy/transformers_replace/modeling_flash_attention_utils.py": FLASH_UTILS,
+             "policy/transformers_replace/__init__.py": "", "policy/transformers_replace/models/__init__.py": "",
+             "policy/transformers_replace/models/gemma/__init__.py": ""}
+    codes = _codes_in(tmp_path, files, rel)
+    assert "NPU321" in codes.get(line_of(GEMMA_COPY, "import FlashAttentionKwargs"), set())
