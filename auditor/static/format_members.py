@@ -43,7 +43,7 @@ def _chain_spans(tree: ast.AST) -> list[tuple[int, int, str]]:
         if not isinstance(node, ast.If) or id(node) in seen:
             continue
         arms: list[tuple[set[str] | None, list[ast.stmt]]] = []
-        cur: ast.AST = node
+        cur: ast.AST | None = node
         while isinstance(cur, ast.If):
             seen.add(id(cur))
             arms.append((_format_of(cur.test), cur.body))
@@ -65,19 +65,20 @@ def _method_spans(tree: ast.AST) -> list[tuple[int, int, str]]:
     for holder in module_nodes(tree):
         if not isinstance(holder, (ast.Module, ast.ClassDef)):
             continue
-        by_stem: dict[str, dict[str, ast.AST]] = {}
-        for fn in holder.body:
-            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and "_" in fn.name:
-                stem, fmt = fn.name.lstrip("_").rsplit("_", 1) if fn.name.count("_") else ("", "")
+        by_stem: dict[str, dict[str, ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        for stmt in holder.body:
+            name = stmt.name.lstrip("_") if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) else ""
+            if "_" in name:
+                stem, fmt = name.rsplit("_", 1)
                 if fmt in _FORMATS and stem:
-                    by_stem.setdefault(stem, {})[fmt] = fn
+                    by_stem.setdefault(stem, {})[fmt] = stmt
         for members in by_stem.values():
             others = sorted(set(members) - _NVIDIA)
             if len(members) < 3 or not others:
                 continue
             for fmt in set(members) & _NVIDIA:
-                fn = members[fmt]
-                spans.append((fn.lineno, fn.end_lineno or fn.lineno, ", ".join(others[:4])))
+                member = members[fmt]
+                spans.append((member.lineno, member.end_lineno or member.lineno, ", ".join(others[:4])))
     return spans
 
 
