@@ -67,7 +67,9 @@ def _method_spans(tree: ast.AST) -> list[tuple[int, int, str]]:
             continue
         by_stem: dict[str, dict[str, ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         for stmt in holder.body:
-            name = stmt.name.lstrip("_") if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) else ""
+            if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            name = stmt.name.lstrip("_")
             if "_" in name:
                 stem, fmt = name.rsplit("_", 1)
                 if fmt in _FORMATS and stem:
