@@ -99,6 +99,8 @@ class FileContext:
     # `device=` may build on the accelerator, so they make no host values (host_values.py, t11s)
     # (None: not read yet; read on the first factory met, from `module`)
     default_device_set: bool | None = None
+    # host_values.quiet_sync_lines, read on the first in-loop hint: (name, first, last) numpy-type guards, once lines
+    host_sync_spans: tuple[list[tuple[str, int, int]], set[int]] | None = None
     # names of the annotated fields of the file's `@dataclass` classes (`dataclass_fields`; None: not read yet, read on
     # the first annotated assignment met, from `module`, once per file however many slices the visitor sees)
     dataclass_field_names: frozenset[str] | None = None

@@ -32,7 +32,7 @@ from auditor.static.host_paths import demote_reseeds, drop_host_paths, drop_plat
 from auditor.static.host_scopes import drop_host_scopes
 from auditor.static.value_reads import apply_value_reads
 from auditor.static.unselected_devices import apply_unselected_devices
-from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host
+from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host, runs_once
 from auditor.static.ort_only import lower_ort_only
 from auditor.static.neutral_uses import drop_dtype_restores, drop_host_conversion_hints, drop_math_backend_lists, \
     drop_namespace_calls, drop_overridden_bases, drop_replaced_autocasts, drop_type_references, \
@@ -634,8 +634,8 @@ class StaticEngine:
         suppressions = Suppressions.of(lines, text)     # own form, noqa codes, file-level forms
         compared: set[tuple[int, int]] | None = None    # string literals compared with something
         for hit, line, col, end_line, end_col in hits:
-            if hit.rule.when.get("in_loop") and on_host(ctx, hit.end_node or hit.node, line):
-                continue        # `.item()` on a numpy array or in a file without torch: no device to wait for
+            if hit.rule.when.get("in_loop") and (on_host(ctx, hit.end_node or hit.node, line) or runs_once(ctx, line)):
+                continue        # `.item()` on a numpy array, in a file without torch, or on one turn of the loop
             if _names_parameter(ctx, hit.node, line):
                 continue        # `def f(unet, xformers): if xformers:` reads the caller's flag, not the package
             npu_too = False

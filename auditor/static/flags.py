@@ -14,6 +14,7 @@ from dataclasses import replace
 from auditor.backend_words import backends_in_text
 from auditor.findings import Finding
 from auditor.static.astutil import ast_dotted   # one dotted-name reader for the ast passes
+from auditor.static.host_values import HOST_SYNC_RULES
 
 # values that make a yes/no flag: a comparison, and/or/not, or a call that asks a question
 _FLAG_VALUES = (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Call)
@@ -130,7 +131,10 @@ def _definitions(tree: ast.Module, by_line: dict[int, list[Finding]]):
                         and f.name != "cuda-device-string"
                         # `self.is_distrib = hvd.size() > 1`: the Horovod calls are the change, not the branch a
                         # world size takes (deepmd-kit, t18a)
-                        and f.name != "horovod-distributed"]
+                        and f.name != "horovod-distributed"
+                        # `ending = t[-2:].tolist() == [False, True]`: the host copy happens once, where the flag is
+                        # set; a test of the Python bool syncs nothing (pd36, heldout30's whisper transcribe)
+                        and f.name not in HOST_SYNC_RULES]
                 where = cls if key.startswith("self.") and cls is not None else scope
                 if defs and isinstance(cls, ast.ClassDef) and key.startswith("self.") and _FLASH_CLASS.search(cls.name) and \
                         all(f.name == "flash-attn-feature-check" for f in defs):

@@ -18,6 +18,7 @@ import re
 from dataclasses import replace
 
 from auditor.static.host_paths import equality_arms
+from auditor.static.host_values import own_scope_nodes, reaching_lines
 from auditor.static.astutil import ast_dotted, module_nodes, walk_list
 
 # placement or a device runtime, read case-insensitively on one function's text (host_paths._PLACES, widened: a
@@ -650,13 +651,13 @@ class _HostFlow:
                 self.functions.setdefault(fn.name, []).append(fn)
         self.host_modules = _host_module_names(tree)
         self.memo: dict[int, bool] = {}
-        self.pending: set[tuple[str, int]] = set()
+        self.pending: dict[tuple[str, int, int], None] = {}     # (an ordered set: the innermost name is last)
         self.host_params = _comfy_host_params(tree)
 
     def value(self, node: ast.AST, scope, depth: int = 0, direct: bool = True) -> bool:
         """Whether the expression is a tensor made on the host (methods other than moves keep it there). `direct`:
         the expression is the receiver of the sync itself, where a `.cpu()` in the chain is the device copy."""
-        if depth > 6:
+        if depth > 10:       # (pd36: 6 before reads followed a name's rebindings one by one)
             return False
         while True:
             if isinstance(node, ast.Call):
@@ -701,24 +702,32 @@ class _HostFlow:
                 node = ast.BinOp(left=node.left, op=ast.Add(), right=node.comparators[0])
                 continue
             if isinstance(node, ast.Name) and scope is not None:
-                return self.name_host(node.id, scope, depth + 1)
+                # (`imgs = imgs.clamp(0, 1)` after `imgs = imgs + noise`: a rebinding of the name being read is
+                # followed at the same depth, each one reaching back only to the one before it)
+                same = bool(self.pending) and next(reversed(self.pending))[0] == node.id
+                return self.name_host(node.id, scope, depth + (0 if same else 1), node.lineno)
             return False
 
-    def name_host(self, name: str, scope, depth: int) -> bool:
-        key = (name, id(scope))
+    def name_host(self, name: str, scope, depth: int, at: int = 0) -> bool:
+        key = (name, id(scope), at)
         if key in self.pending:
             return True             # `last_pos = last_pos + 1`: the name's other assignments decide
-        self.pending.add(key)
+        self.pending[key] = None
         try:
-            return self._name_host(name, scope, depth)
+            return self._name_host(name, scope, depth, at)
         finally:
-            self.pending.discard(key)
+            del self.pending[key]
 
-    def _name_host(self, name: str, scope, depth: int) -> bool:
+    def _name_host(self, name: str, scope, depth: int, at: int) -> bool:
         values = []
         seeded = False          # a ComfyUI IMAGE / MASK input: on the host unless the method moves it
         seeded_scope = id(scope) in self.host_params
-        for node in ast.walk(scope):
+        since, until = reaching_lines(scope, name, at)
+        for node in own_scope_nodes(scope):
+            if not since <= getattr(node, "lineno", since) <= until:
+                continue            # a binding that cannot reach the use (pd36)
+            if isinstance(node, ast.AnnAssign) and node.value is not None and isinstance(node.target, ast.Name):
+                node = ast.Assign(targets=[node.target], value=node.value)  # `t: torch.Tensor = x.ge(0)`
             if isinstance(node, ast.Assign):
                 for t in node.targets:
                     if isinstance(t, ast.Name) and t.id == name:

@@ -318,7 +318,8 @@ def on_host(ctx, node: cst.CSTNode, line: int) -> bool:
         elif isinstance(cur, (cst.Attribute, cst.Subscript)):
             cur = cur.value
         elif isinstance(cur, cst.Name):
-            return any(first <= line <= last for first, last in ctx.host_arrays.get(cur.value, ()))
+            return any(first <= line <= last for first, last in ctx.host_arrays.get(cur.value, ())) or any(
+                name == cur.value and first <= line <= last for name, first, last in _sync_spans(ctx)[0])
         elif isinstance(cur, cst.BinaryOperation):      # `(np.array(box) * scale).tolist()` (pd22)
             return any(_numpy_array_chain(ctx, side) for side in (cur.left, cur.right))
         else:
@@ -403,3 +404,147 @@ def cpu_ray_scopes(tree: ast.AST, lines: list[str]) -> list[tuple[int, int]]:
         if not any(word in body for word in _DEVICE_WORDS):
             spans.append((first, last))
     return spans
+
+
+# -- where a name's value comes from, for the host flows (host_scopes._HostFlow) -----------------------------------
+_OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def own_scope_nodes(scope: ast.AST) -> list[ast.AST]:
+    """The nodes below `scope` outside its nested functions, classes and lambdas: a nested `def f(tokens):` binds
+    its own `tokens`, not the enclosing function's (pd36; heldout30's whisper `transcribe`, whose helper
+    `new_segment(*, tokens, ...)` hid the outer `tokens = torch.tensor(result.tokens)`)."""
+    out: list[ast.AST] = []
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if not isinstance(node, _OWN_SCOPES):
+            stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def reaching_lines(scope: ast.AST, name: str, at: int) -> tuple[int, int]:
+    """The lines whose bindings of `name` can reach a use on line `at` (0: anywhere): from the last dominating
+    rebinding (`dominating_rebind`) to the end of the outermost loop around the use, or to the use itself; a binding
+    further down reaches it only through a loop (decoding's `sum_logprobs: List[List[float]] = [...]` after the
+    `.item()` loop that reads `sum_logprobs = sum_logprobs.cpu()`; pd36)."""
+    if not at:
+        return 0, 1 << 30
+    loops = [n.end_lineno or n.lineno for n in own_scope_nodes(scope) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))
+             and n.lineno <= at <= (n.end_lineno or n.lineno)]
+    return dominating_rebind(scope, name, at), max([at, *loops])
+
+
+def dominating_rebind(scope: ast.AST, name: str, at: int) -> int:
+    """The line of the last plain assignment `name = ...` that runs on every path to line `at` (a statement before
+    the one holding `at` in the same block, or in a block around it), or 0: the name's bindings before it cannot
+    reach the use (`sum_logprobs = sum_logprobs.cpu()` at the top of a method, `actions = actions.cpu().numpy()`
+    after `actions = self.play(...)` in both arms of an if; pd36, heldout30)."""
+    if not at:
+        return 0
+    best = 0
+    for node in [scope, *own_scope_nodes(scope)]:
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if not isinstance(stmts, list) or not stmts or not isinstance(stmts[0], ast.stmt):
+                continue
+            here = next((i for i, s in enumerate(stmts) if s.lineno <= at <= (s.end_lineno or s.lineno)), None)
+            for stmt in reversed(stmts[:here or 0]):
+                target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else \
+                    stmt.target if isinstance(stmt, ast.AnnAssign) and stmt.value is not None else None
+                if isinstance(target, ast.Name) and target.id == name:
+                    best = max(best, stmt.lineno)
+                    break
+    return best
+
+
+def runs_once(ctx, line: int) -> bool:
+    """Whether `line` is in the branch of `if i == 0:` (or `i == k`) in the loop over `i`: it runs on one turn of
+    the loop, not on every one (pd36; heldout30's whisper `_main_loop`, `no_speech_probs = ....tolist()` under
+    `if i == 0 and ...`)."""
+    return line in _sync_spans(ctx)[1]
+
+
+def _sync_spans(ctx) -> tuple[list[tuple[str, int, int]], set[int]]:
+    if ctx.host_sync_spans is None:
+        ctx.host_sync_spans = _read_sync_spans(ctx) if ctx.module is not None else ([], set())
+    return ctx.host_sync_spans
+
+
+def _read_sync_spans(ctx) -> tuple[list[tuple[str, int, int]], set[int]]:
+    """(name, first, last) for the arms a numpy type check guards (`v.tolist() if isinstance(v, np.ndarray) else v`,
+    `if isinstance(v, np.ndarray): v = v.tolist()`: v is a numpy array there; LeRobot's metadata buffer, pd36), and
+    the lines of `if <loop variable> == <constant>:` branches outside the loops inside them (`runs_once`)."""
+    guards: list[tuple[str, int, int]] = []
+    once: set[int] = set()
+    for node in module_nodes(ctx.module):
+        if isinstance(node, (ast.If, ast.IfExp)):
+            name = _numpy_isinstance(ctx, node.test)
+            if name is not None:
+                body = node.body if isinstance(node.body, list) else [node.body]
+                guards.append((name, body[0].lineno, body[-1].end_lineno or body[-1].lineno))
+        elif isinstance(node, (ast.For, ast.AsyncFor)) and (counter := _counter(node)) is not None:
+            for branch in _own_turn_nodes(node.body):
+                if isinstance(branch, ast.If) and _tests_one_turn(branch.test, counter):
+                    once.update(_lines_outside_loops(branch.body))
+    return guards, once
+
+
+def _numpy_isinstance(ctx, test: ast.AST) -> str | None:
+    """`isinstance(v, np.ndarray)` (or a tuple of numpy types, or the first operand of an `and`): the name checked."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        test = test.values[0]
+    if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+            and len(test.args) == 2 and isinstance(test.args[0], ast.Name)):
+        return None
+    kinds = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+    quals = [ctx.resolve(d) if (d := ast_dotted(k)) is not None else None for k in kinds]
+    return test.args[0].id if quals and all(_head(q) == "numpy" for q in quals) else None
+
+
+def _counter(loop: ast.For | ast.AsyncFor) -> str | None:
+    """The loop's counter: `i` of `for i in range(n)` / `for i, x in enumerate(xs)` (not an element, whose value
+    may equal the constant on many turns)."""
+    it, target = loop.iter, loop.target
+    func = it.func.id if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) else None
+    if func == "range" and isinstance(target, ast.Name):
+        return target.id
+    if func == "enumerate" and isinstance(target, ast.Tuple) and target.elts and isinstance(target.elts[0], ast.Name):
+        return target.elts[0].id
+    return None
+
+
+_LOOP_NODES = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _own_turn_nodes(body: list[ast.stmt]) -> list[ast.AST]:
+    """The nodes of a loop's body outside the loops (and functions) inside it: they run once per turn."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = list(body)
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        if not isinstance(n, (*_LOOP_NODES, *_OWN_SCOPES)):
+            stack.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def _tests_one_turn(test: ast.AST, counter: str) -> bool:
+    """`i == 0`, `step == 3`, `i == 0 and cond`: an equality of the loop's counter with a number."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_tests_one_turn(v, counter) for v in test.values)
+    return isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq) and any(
+        isinstance(a, ast.Name) and a.id == counter and isinstance(b, ast.Constant) and type(b.value) is int
+        for a, b in ((test.left, test.comparators[0]), (test.comparators[0], test.left)))
+
+
+def _lines_outside_loops(body: list[ast.stmt]) -> set[int]:
+    lines: set[int] = set()
+    looped: set[int] = set()
+    for stmt in body:
+        for n in ast.walk(stmt):
+            if isinstance(n, _LOOP_NODES):
+                looped.update(range(n.lineno, (n.end_lineno or n.lineno) + 1))
+        lines.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
+    return lines - looped

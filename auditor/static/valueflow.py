@@ -519,6 +519,12 @@ def _by_path(rel: str, level: int, module: str, modules: dict[str, str]) -> str 
     return None
 
 
+def _folder_in_run(rel: str, level: int) -> bool:
+    """Whether the folder a relative import starts from (`..` of `a/b/c.py` at level 2: `a/`) lies inside the
+    audited root: the run holds every module of it, so one missing from the run is not the project's (pd36)."""
+    return level - 1 < len(rel.split("/")) - 1     # (the root or above: the run may have started inside a package)
+
+
 def _reexported(target: Any, module: str, resolved: str, name: str) -> bool:
     """`name` imported from `module` is a third-party module it re-exports (`from aphrodite.triton_utils import tl`,
     crossfile `_third_party_bindings`; t11v)."""
@@ -550,6 +556,9 @@ def defer_to_project(results: list, modules: dict[str, str], targets: dict[str, 
                 # (a file does not import itself: `from encoding import gpu` in `encoding/functions/encoding.py`
                 # audited without its package's `__init__.py` names the package, not the file's own stem)
                 here = [n for n in names if n in present and n != me]
+                if not here and int(level) > 0 and _folder_in_run(r.path, int(level)):
+                    dropped += 1    # (a relative import of a module the audited folder does not hold: a vendored
+                    continue        # copy of another package's file, transformers' `...modeling_flash_attention_utils`)
                 if here and not any(n in targets and ((targets[n].whole and not _reexported(targets[n], n, resolved,
                                                                                               name))
                                                        or not name or name in targets[n].names
