@@ -121,6 +121,15 @@ def test_faiss_controls_cpu_workers_and_a_value_on_the_next_line(tmp_path):
     assert [f for f in _found(root, "off.sh") if f[1] == "NPU415"] == []
 
 
+def test_an_option_and_value_split_over_a_line_break_keep_their_meaning(tmp_path):
+    root = write_tree(tmp_path, {"serve.sh": """\
+        #!/bin/bash
+        docker run --rm --runtime \\
+            nvidia trainer:latest python train.py
+        """})
+    assert (2, "NPU017", "error") in _found(root, "serve.sh")
+
+
 PYMARL_DEFAULT = """\
     # --- pymarl options ---
     runner: "episode" # Runs 1 env for an episode

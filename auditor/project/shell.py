@@ -862,9 +862,18 @@ def _program_variable(col: Collector, m, pos: _Positions, tree, name: str, value
 
 def _subcommand_after_break(option, following, word: str) -> bool:
     """A flag that ends its line (`--faiss_on_gpu \\`) before a bare name on the next (`dataset --resize 366`, a
-    click subcommand of patchcore's launches, t26c): the name is the next part of the command, not the flag's value."""
+    click subcommand of patchcore's launches, t26c): the name is the next part of the command, not the flag's value
+    (unless the pair means something as option and value: `--runtime \\` / `nvidia`)."""
     return following.start_point[0] > option.end_point[0] and re.fullmatch(r"[A-Za-z_]\w*", word) is not None \
         and word.lower() not in ("true", "false", "yes", "no", "on", "off", "none")
+
+
+def _option_matches(m, program: str, option: str) -> bool:
+    """Whether `--key=value` on `program`'s line means something to a rule (`docker --runtime=nvidia`, `--device cuda`)."""
+    key, _, value = option.partition("=")
+    path = setting_path(key)
+    return m.match_command(f"{program} {option}") is not None or (key.startswith("--") and (
+        m.match_setting(path, value) is not None or cli_setting(m, path, value) is not None))
 
 
 def _runs_variable(root, name: str) -> bool:
@@ -1353,8 +1362,10 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
     for i, w in enumerate(words[first:], first):
         if not w.startswith("-"):
             continue
-        option = w if "=" in w or i + 1 >= len(words) or words[i + 1].startswith("-") \
-            or _subcommand_after_break(nodes[i], nodes[i + 1], words[i + 1]) else f"{w}={words[i + 1]}"
+        option = w if "=" in w or i + 1 >= len(words) or words[i + 1].startswith("-") else f"{w}={words[i + 1]}"
+        if option != w and _subcommand_after_break(nodes[i], nodes[i + 1], words[i + 1]) \
+                and not _option_matches(m, name, option):
+            option = w
         if "=" not in w:
             assigned = _expanded_value(col, nodes[i])
             if assigned is not None:
