@@ -515,9 +515,11 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             if rule is None and package:
                 rule = m.match_setting(f"{package}.{path}", raw)      # a Hydra group file's keys (t15t)
             name = path.rsplit(".", 1)[-1]
-            if rule is not None and rule.code == "NPU021" and name in _OWN_CUDA_SWITCHES:
+            if rule is not None and rule.code in ("NPU021", "NPU019") and name in _OWN_CUDA_SWITCHES:
                 rule = None     # `use_cuda: 1` in ClearerVoice's model YAMLs: the project's own device option that its
-                # argparse reads, not the build's `USE_CUDA=1` (heldout17, after the end draw)
+                # argparse reads, not the build's `USE_CUDA=1` (heldout17, after the end draw); nor a device choice:
+                # pymarl's `use_cuda: True` is a boolean device option whose gated calls (`"cuda" if args.use_cuda
+                # else "cpu"`) are the findings (lead decision 25, t26c)
             if rule is not None and deepspeed and "." not in path and name.endswith("_dtype"):
                 rule = None     # a top-level `gradient_accumulation_dtype: bf16` in a DeepSpeed config: DeepSpeed reads
                 # its dtypes from `data_types.grad_accum_dtype`, `bf16` / `fp16` and `*communication_data_type`

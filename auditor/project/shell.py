@@ -555,6 +555,8 @@ def scan_shell(col: Collector, text: str, script: bool = False) -> None:
                 col.env(name, line, c, twin=_twin(col, node, value, line, c),
                         value=_word(value) if value is not None else None)
             _assignment_setting(col, m, name, value, line, c)
+            if value is not None and value.type == "word":
+                _program_variable(col, m, pos, tree, name, value)
             if value is not None and value.type in ("string", "raw_string"):
                 _env_list(col, pos, value)
                 if name in evaluated:
@@ -829,6 +831,59 @@ def index_env(col: Collector, m, name: str, value: str, line: int, c: int) -> bo
             at = text.find(url, max(c - 1, 0))
             col.add(rule, "index:" + url, line, at + 1 if at >= 0 else c, (at + 1 if at >= 0 else c) + len(url))
     return True
+
+
+# a probe of whether a program is installed (`if hash nvidia-docker 2>/dev/null; then`, `command -v X`, `which X`)
+_PROBE_RE = re.compile(r"\b(?:hash|command\s+-v|which|type)\s+(\S+)")
+
+
+def _program_variable(col: Collector, m, pos: _Positions, tree, name: str, value) -> None:
+    """`cmd=nvidia-docker`, then `NV_GPU="$GPU" ${cmd} run ...` (pymarl's run.sh, t26c): a variable that holds the
+    program a later command runs is that program's choice, reported where the name is written. Assigned inside a
+    branch that first probes for the program (`if hash nvidia-docker`), the script falls back to the other branch where
+    it is missing: the container then starts without an accelerator (warning, not error)."""
+    program = _word(value)
+    rule = m.match_command(program) if re.fullmatch(r"[\w./+-]+", program) else None
+    if rule is None or not _runs_variable(tree.root_node, name):
+        return
+    probed = False
+    node = value.parent
+    while node is not None and not probed:
+        if node.type in ("if_statement", "elif_clause"):
+            condition = node.child_by_field_name("condition")
+            text = (condition or node).text.decode("utf-8", errors="replace").split("then", 1)[0]
+            probed = any(p.rsplit("/", 1)[-1] == program.rsplit("/", 1)[-1] for p in _PROBE_RE.findall(text))
+        node = node.parent
+    line, c = pos.at(value.start_point)
+    col.add(rule, program, line, c, c + len(program), severity="warning" if probed else None,
+            note=" (a program held in a variable the script runs; chosen only where it is installed)" if probed
+            else " (a program held in a variable the script runs)")
+
+
+def _subcommand_after_break(option, following, word: str) -> bool:
+    """A flag that ends its line (`--faiss_on_gpu \\`) before a bare name on the next (`dataset --resize 366`, a
+    click subcommand of patchcore's launches, t26c): the name is the next part of the command, not the flag's value
+    (unless the pair means something as option and value: `--runtime \\` / `nvidia`)."""
+    return following.start_point[0] > option.end_point[0] and re.fullmatch(r"[A-Za-z_]\w*", word) is not None \
+        and word.lower() not in ("true", "false", "yes", "no", "on", "off", "none")
+
+
+def _option_matches(m, program: str, option: str) -> bool:
+    """Whether `--key=value` on `program`'s line means something to a rule (`docker --runtime=nvidia`, `--device cuda`)."""
+    key, _, value = option.partition("=")
+    path = setting_path(key)
+    return m.match_command(f"{program} {option}") is not None or (key.startswith("--") and (
+        m.match_setting(path, value) is not None or cli_setting(m, path, value) is not None))
+
+
+def _runs_variable(root, name: str) -> bool:
+    """Whether some command of the script runs the program held in `name` (`${cmd} run`, `$DOCKER build`)."""
+    for node in _walk(root):
+        if node.type == "command":
+            first = node.child_by_field_name("name")
+            if first is not None and re.fullmatch(r"\$\{?" + re.escape(name) + r"\}?", _word(first)):
+                return True
+    return False
 
 
 def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) -> None:
@@ -1308,6 +1363,9 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         if not w.startswith("-"):
             continue
         option = w if "=" in w or i + 1 >= len(words) or words[i + 1].startswith("-") else f"{w}={words[i + 1]}"
+        if option != w and _subcommand_after_break(nodes[i], nodes[i + 1], words[i + 1]) \
+                and not _option_matches(m, name, option):
+            option = w
         if "=" not in w:
             assigned = _expanded_value(col, nodes[i])
             if assigned is not None:
