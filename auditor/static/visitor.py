@@ -1201,6 +1201,22 @@ class MatchVisitor(cst.CSTVisitor):
             if kw[0].extra.get("keyword_compared") and not self._value_says(literal, kw[0]):
                 self._hit(kw[0], name, name.value, value=kw[1])
 
+    def _keyword_asserted(self, left: cst.BaseExpression, right: cst.BaseExpression) -> None:
+        """`assert self.attn_impl == "xformers"`: an assert that a setting holds one of its rule's `keyword_values`
+        refuses every other value, so it chooses that value as a default would (t26b); `keyword_compared` rules
+        read every comparison already."""
+        name, literal = (left, right) if isinstance(right, cst.SimpleString) else (right, left)
+        if isinstance(name, cst.Attribute) and isinstance(name.value, cst.Name) and name.value.value == "self":
+            name = name.attr
+        if not isinstance(name, cst.Name) or not isinstance(literal, cst.SimpleString) \
+                or not isinstance(literal.evaluated_value, str):
+            return
+        for rule, pattern in self.c.match_keywords(name.value):
+            wanted: list[str] = rule.extra.get("keyword_values") or []
+            if not rule.extra.get("keyword_compared") and \
+                    any(fnmatch.fnmatchcase(literal.evaluated_value, w) for w in wanted):
+                self._hit(rule, name, name.value, value=pattern)
+
     def _value_says(self, value: cst.BaseExpression, rule: Rule) -> bool:
         """`dict(fp16=torch.float16, bf16=torch.bfloat16)`, `bf16 = (torch.bfloat16, "bf16")` (an enum member):
         the value is itself, or lists, a name a rule of the setting's category reports (a dtype table), so the
@@ -1413,6 +1429,8 @@ class MatchVisitor(cst.CSTVisitor):
     def visit_Assert(self, node: cst.Assert) -> bool:
         if isinstance(node.test, cst.Comparison):
             self._required.add(id(node.test))   # `assert flash_attn is not None`: the package is required
+            if len(node.test.comparisons) == 1 and isinstance(node.test.comparisons[0].operator, cst.Equal):
+                self._keyword_asserted(node.test.left, node.test.comparisons[0].comparator)
         self._asserting += 1
         walk(node.test, self)
         self._asserting -= 1
