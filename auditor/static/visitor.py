@@ -12,7 +12,7 @@ from auditor.rules import Rule
 from auditor.static.backends import BACKEND_NAMES, backends_in_text
 from auditor.static.compiled import LIBRARY_CATEGORIES, CompiledRules
 from auditor.static.context import (_MODULE_IMPORTERS, _MODULE_NAME, HOLE, JIT_BUILDERS, JIT_EXTENSION, LOCAL_PACKAGE,
-                                    MAX_FOLDED, FileContext, dataclass_fields)
+                                    MAX_FOLDED, FileContext, dataclass_fields, params_fed_to_backend_switches)
 from auditor.static.cstwalk import children, walk
 from auditor.static.dtype_requirements import guard_kind, required_dtype_nodes
 
@@ -451,6 +451,7 @@ class MatchVisitor(cst.CSTVisitor):
         # `Device.cuda` / `Backend.CUDA` as an operand of a comparison (or in a tuple compared): an enum member (t14v)
         self._enum_compared: set[int] = set()
         self._handled: set[int] = set()   # ids of nodes already matched (or binding names)
+        self._def_names: list[str] = []   # the enclosing defs' names, innermost last
         # attribute names that are not the tensor property an attribute rule means: `platform.is_cuda()` (a call:
         # Tensor.is_cuda is a property), `self.is_cuda`, `obj.is_cuda = ...` (a binding)
         self._not_property: set[int] = set()
@@ -921,7 +922,20 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         self._handled.add(id(node.name))
+        self._def_names.append(node.name.value)
         return True
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._def_names.pop()
+
+    def _fed_to_switch(self, param: str) -> bool:
+        """Whether the enclosing def writes this parameter straight into a torch.backends switch (context.
+        params_fed_to_backend_switches): the switch line is the finding, not the default (lead decision 7)."""
+        if not self._def_names or self.ctx.module is None:
+            return False
+        if self.ctx.switch_fed_params is None:
+            self.ctx.switch_fed_params = params_fed_to_backend_switches(self.ctx, self.ctx.module)
+        return (self._def_names[-1], param) in self.ctx.switch_fed_params
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         self._handled.add(id(node.name))
@@ -957,7 +971,7 @@ class MatchVisitor(cst.CSTVisitor):
     def visit_Param(self, node: cst.Param) -> bool:
         self._handled.add(id(node.name))
         self._implementation_names(node.name, node.default)
-        if node.default is not None and self.c.keywords:
+        if node.default is not None and self.c.keywords and not self._fed_to_switch(node.name.value):
             # `def run(bf16: bool = True)`: a default switches the setting on like a keyword argument would
             self._keyword_binding(node.name, node.default, set(), parameter=True)
         self._dtype_quiet += _compiler_dtype_key(node.name)
@@ -1308,6 +1322,23 @@ class MatchVisitor(cst.CSTVisitor):
             self._dispatch_keys.add(id(cuda_key))
         return True
 
+    def _report_row(self, row: cst.BaseExpression) -> None:
+        """`data.append(("CUDA_HOME", str(CUDA_HOME)))`, `data.append(("TORCH_CUDA_ARCH_LIST", arch_list))`: a
+        (label, value) row of an environment report (detectron2's collect_env and its copies in fast-reid, vissl,
+        AdelaiDet ...), printed for the reader: the label names a variable and the value is shown, neither sets
+        nor builds anything (t26b). A row whose value is a literal may be an environment handed on, so it stays."""
+        if not isinstance(row, cst.Tuple) or len(row.elements) != 2:
+            return
+        label, shown = (e.value for e in row.elements)
+        if not isinstance(label, cst.SimpleString) or isinstance(shown, _STRING_NODES):
+            return
+        self._handled.add(id(label))
+        if isinstance(shown, cst.Call) and isinstance(shown.func, cst.Name) and shown.func.value == "str" \
+                and len(shown.args) == 1:
+            shown = shown.args[0].value
+        if isinstance(shown, cst.Name):
+            self._handled.add(id(shown))
+
     def visit_DictElement(self, node: cst.DictElement) -> bool:
         if isinstance(node.key, cst.SimpleString) and isinstance(node.key.evaluated_value, str) \
                 and node.key.evaluated_value.lower() in BACKEND_NAMES and id(node.key) not in self._dispatch_keys:
@@ -1518,6 +1549,8 @@ class MatchVisitor(cst.CSTVisitor):
                 isinstance(node.args[0].value, cst.SimpleString) and _NPU_VALUE.match(
                     str(node.args[1].value.evaluated_value if isinstance(node.args[1].value, cst.SimpleString) else "")):
             self._handled.add(id(node.args[0].value))   # `device.replace("cuda", "npu")`: the port itself
+        if isinstance(func, cst.Attribute) and func.attr.value == "append" and len(node.args) == 1:
+            self._report_row(node.args[0].value)
         if dotted(func) in _PATH_BUILDERS or isinstance(func, cst.Attribute) and func.attr.value == "joinpath":
             self._path_segments.update(id(a.value) for a in node.args if isinstance(a.value, _STRING_NODES))
         if isinstance(func, cst.Name) and func.value in _NAME_ARG_FUNCS and len(node.args) >= 2:
