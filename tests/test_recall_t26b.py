@@ -180,6 +180,8 @@ def collect_env_info():
         data.append(("TORCH_CUDA_ARCH_LIST", cuda_arch_list))
     env_pairs = []
     env_pairs.append(("CUDA_VISIBLE_DEVICES", "0,1"))
+    define_macros = []
+    define_macros.append(("WITH_CUDA", None))
     return data
 """
 
@@ -189,6 +191,7 @@ def test_environment_report_rows_are_not_findings():
     assert 9 not in cats and 12 not in cats
     assert 8 in cats and 10 in cats           # the import and the read stay findings
     assert 14 in cats                         # a literal value: an environment handed on
+    assert 16 in cats                         # MS-AMP's setup.py: a build macro (test26)
 
 
 # pytracking/ltr/run_training.py

@@ -1326,12 +1326,14 @@ class MatchVisitor(cst.CSTVisitor):
         """`data.append(("CUDA_HOME", str(CUDA_HOME)))`, `data.append(("TORCH_CUDA_ARCH_LIST", arch_list))`: a
         (label, value) row of an environment report (detectron2's collect_env and its copies in fast-reid, vissl,
         AdelaiDet ...), printed for the reader: the label names a variable and the value is shown, neither sets
-        nor builds anything (t26b). A row whose value is a literal may be an environment handed on, so it stays."""
+        nor builds anything (t26b). A row whose value is a literal (or None / True / False) may be an environment
+        handed on or a build macro, so it stays."""
         if not isinstance(row, cst.Tuple) or len(row.elements) != 2:
             return
         label, shown = (e.value for e in row.elements)
-        if not isinstance(label, cst.SimpleString) or isinstance(shown, _STRING_NODES):
-            return
+        if not isinstance(label, cst.SimpleString) or isinstance(shown, _STRING_NODES) or \
+                isinstance(shown, cst.Name) and shown.value in ("None", "True", "False"):
+            return      # (`define_macros.append(("WITH_CUDA", None))`: a build macro, not a report row)
         self._handled.add(id(label))
         if isinstance(shown, cst.Call) and isinstance(shown.func, cst.Name) and shown.func.value == "str" \
                 and len(shown.args) == 1:
