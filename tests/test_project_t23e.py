@@ -211,9 +211,9 @@ DART_GEN_ENGINE = """\
 
 def test_a_notebook_that_starts_a_vllm_engine_in_its_kernel():
     # the engine is built in a later cell than the import: the kernel keeps the name
-    assert _notebook_codes(DART_GEN_IMPORTS, DART_GEN_ENGINE) == [(5, "NPU447")]
+    assert _notebook_codes(DART_GEN_IMPORTS, DART_GEN_ENGINE) == [(5, "NPU487")]
     assert _notebook_codes("import vllm\nengine = vllm.AsyncLLMEngine.from_engine_args(engine_args)\n") == \
-        [(2, "NPU447")]
+        [(2, "NPU487")]
 
 
 def test_a_notebook_that_only_imports_vllm_or_talks_to_a_server_does_not():
@@ -229,6 +229,6 @@ def test_engine_starts_are_named_by_the_python_pass_import_reading():
     # h25a: the cell's callee is named by build_context (one alias table for the rules and the notebook reader):
     # an alias of an earlier cell, a module alias, and a client of a server started elsewhere that stays quiet
     assert _notebook_codes("from vllm import LLM as Engine\n", "x = 1\n", "llm = Engine(model=path)\n") == \
-        [(3, "NPU447")]
-    assert _notebook_codes("import sglang as sgl\n", "engine = sgl.Engine(model_path=path)\n") == [(2, "NPU447")]
+        [(3, "NPU487")]
+    assert _notebook_codes("import sglang as sgl\n", "engine = sgl.Engine(model_path=path)\n") == [(2, "NPU487")]
     assert _notebook_codes("import sglang as sgl\n", "backend = sgl.RuntimeEndpoint(url)\n") == []

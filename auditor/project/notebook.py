@@ -114,9 +114,6 @@ def _switch_findings(col: Collector, switches: list[tuple[int, int, str, str]], 
         col.add(rule, f"{name} = {value}", line, c, c + len(name), value=value)
 
 
-ENGINE_STARTS = "engine_starts"     # a cell's summary key: its engine starts (auditor.static.project_imports)
-
-
 def _unshift(f, shifted: dict[int, tuple[int, int]]):
     """A shell finding on a `%run` / `%env` line with its columns in the notebook's own text."""
     start, shift = shifted.get(f.line, (None, 0))
@@ -158,7 +155,6 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
     switches: list[tuple[int, int, str, str]] = []     # `cuda = True` at a cell's top level: (line, col, name, value)
     read: set[str] = set()        # names the notebook's code reads
     shifted: dict[int, tuple[int, int]] = {}   # line -> (column of a magic read as shell, columns it grew)
-    engines: list[tuple[int, int, int, str]] = []    # inference engines the kernel starts: (line, col, end col, name)
     for number, source in cells:
         lines = source.splitlines() or [""]
         if lines[0].strip().startswith(_SHELL_CELL_MAGICS) or _WRITES_SCRIPT_RE.match(lines[0].strip()):
@@ -207,8 +203,6 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
         prefix = 1 if imported else 0
         cell = engine.analyze_bytes(((("; ".join(imported) + "\n") if prefix else "") + code).encode("utf-8"),
                                     rel + ".py")
-        engines.extend((offset + ln - prefix, c, end, name) for ln, c, end, name in
-                       (cell.summary or {}).get(ENGINE_STARTS) or () if ln > prefix)
         imported.extend(i for i in _cell_imports(code) if i not in imported)
         result.suppressed += cell.suppressed
         if cell.error is not None and result.error is None:
@@ -231,12 +225,6 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
             result.summary = _unshifted(shell.result.summary, shifted)
         shell.result.findings = [_unshift(f, shifted) for f in shell.result.findings]
     _switch_findings(shell, switches, read)
-    if engines:
-        from auditor.project.hits import matchers
-
-        rule = matchers(engine).match_command("vllm serve")
-        for line, c, end, name in engines:
-            shell.add(rule, name, line, c, end)
     if shell.result.findings:
         starts = []
         total = 0

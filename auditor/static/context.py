@@ -104,6 +104,7 @@ class FileContext:
     # names of the annotated fields of the file's `@dataclass` classes (`dataclass_fields`; None: not read yet, read on
     # the first annotated assignment met, from `module`, once per file however many slices the visitor sees)
     dataclass_field_names: frozenset[str] | None = None
+    switch_fed_params: frozenset[tuple[str, str]] | None = None    # params_fed_to_backend_switches, read once
     module: ast.Module | None = field(default=None, repr=False)
     cast_fallbacks: CastFallbacks = field(default_factory=CastFallbacks)
     # module-level classes of the file (bound once) -> the qualified name of their first base, where it resolves:
@@ -154,6 +155,22 @@ def dataclass_fields(tree: ast.Module) -> frozenset[str]:
             names.update(s.target.id for s in node.body
                          if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.value is not None)
     return frozenset(names)
+
+
+def params_fed_to_backend_switches(ctx: FileContext, tree: ast.Module) -> frozenset[tuple[str, str]]:
+    """(function name, parameter) pairs where the function writes the parameter straight into a torch.backends switch
+    (`def run_training(..., cudnn_benchmark=True): torch.backends.cudnn.benchmark = cudnn_benchmark`, pytracking): the
+    switch line is the finding, the parameter's default is not one of its own (lead decision 7; t26b)."""
+    out: set[tuple[str, str]] = set()
+    for fn in module_nodes(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        params = {a.arg for a in (*fn.args.args, *fn.args.kwonlyargs)}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in params and any(
+                    (ctx.resolve(ast_dotted(t) or "") or "").startswith("torch.backends.") for t in node.targets):
+                out.add((fn.name, node.value.id))
+    return frozenset(out)
 
 
 def _probes_accelerator(node: ast.AST) -> bool:

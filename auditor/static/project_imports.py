@@ -49,8 +49,6 @@ from pathlib import Path
 from typing import Any
 
 from auditor.source import MAX_FILE_BYTES, SourceError, read_source
-from auditor.static.astutil import ast_dotted
-from auditor.static.context import build_context
 
 FACTS = "facts"
 TRITON = "triton"          # a Python file's Triton facts (backends.triton_facts)
@@ -227,13 +225,6 @@ def with_facts(summary: dict[str, Any] | None, data: bytes, rel: str, findings: 
                 choices = choice_facts(tree)     # t18b: `if cfg.backbone == "dit": models.dit.DIT(...)`
                 if choices:
                     out[TREE][CHOICES] = choices
-            if rel.endswith(".ipynb.py") and isinstance(tree, ast.Module) and (b"vllm" in data or b"sglang" in data):
-                from auditor.project.notebook import ENGINE_STARTS
-
-                # a notebook cell (analyze_notebook reads each as `<notebook>.ipynb.py`): the engines it starts
-                starts = engine_starts(tree)
-                if starts:
-                    out[ENGINE_STARTS] = starts
             from auditor.project.launched import launch_facts, wrapper_fact
             from auditor.static.call_defaults import default_facts
 
@@ -469,25 +460,3 @@ class ProjectImports:
         return self._module_names
 
 
-# t23e (tuned on project test32: dart-math's gen.ipynb `llm = LLM(model=..., tensor_parallel_size=...)` after `from
-# vllm import LLM`): the inference engines a notebook starts in its own kernel, as a script's `vllm serve` line starts
-# one (NPU447); a client of a server started elsewhere (SGLang's `RuntimeEndpoint`, an OpenAI client) is not one
-_ENGINES = frozenset({"vllm.LLM", "vllm.LLMEngine", "vllm.AsyncLLMEngine", "vllm.LLMEngine.from_engine_args",
-                      "vllm.AsyncLLMEngine.from_engine_args", "sglang.Engine"})
-
-
-def engine_starts(tree: ast.Module) -> list[list]:
-    """[line, column, end column, qualified name] of each construction of an inference engine in a cell's tree (the
-    cell below the kernel's earlier imports), its callee named by the Python pass's own import reading (build_context):
-    one alias table for the rules and this reader."""
-    ctx = build_context(tree)
-    found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        callee = ast_dotted(node.func)
-        name = ctx.resolve(callee) if callee is not None else None
-        if name in _ENGINES:
-            end = node.func.end_col_offset if node.func.end_col_offset is not None else node.func.col_offset
-            found.append([node.lineno, node.func.col_offset + 1, end + 1, name])
-    return found

@@ -12,7 +12,7 @@ from auditor.rules import Rule
 from auditor.static.backends import BACKEND_NAMES, backends_in_text
 from auditor.static.compiled import LIBRARY_CATEGORIES, CompiledRules
 from auditor.static.context import (_MODULE_IMPORTERS, _MODULE_NAME, HOLE, JIT_BUILDERS, JIT_EXTENSION, LOCAL_PACKAGE,
-                                    MAX_FOLDED, FileContext, dataclass_fields)
+                                    MAX_FOLDED, FileContext, dataclass_fields, params_fed_to_backend_switches)
 from auditor.static.cstwalk import children, walk
 from auditor.static.dtype_requirements import guard_kind, required_dtype_nodes
 
@@ -453,6 +453,7 @@ class MatchVisitor(cst.CSTVisitor):
         # `Device.cuda` / `Backend.CUDA` as an operand of a comparison (or in a tuple compared): an enum member (t14v)
         self._enum_compared: set[int] = set()
         self._handled: set[int] = set()   # ids of nodes already matched (or binding names)
+        self._def_names: list[str] = []   # the enclosing defs' names, innermost last
         # attribute names that are not the tensor property an attribute rule means: `platform.is_cuda()` (a call:
         # Tensor.is_cuda is a property), `self.is_cuda`, `obj.is_cuda = ...` (a binding)
         self._not_property: set[int] = set()
@@ -929,7 +930,20 @@ class MatchVisitor(cst.CSTVisitor):
             m = self.c.match_string(node.name.value)
             if m is not None:
                 self._hit(m[0], node.name, node.name.value, value=m[1])
+        self._def_names.append(node.name.value)
         return True
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._def_names.pop()
+
+    def _fed_to_switch(self, param: str) -> bool:
+        """Whether the enclosing def writes this parameter straight into a torch.backends switch (context.
+        params_fed_to_backend_switches): the switch line is the finding, not the default (lead decision 7)."""
+        if not self._def_names or self.ctx.module is None:
+            return False
+        if self.ctx.switch_fed_params is None:
+            self.ctx.switch_fed_params = params_fed_to_backend_switches(self.ctx, self.ctx.module)
+        return (self._def_names[-1], param) in self.ctx.switch_fed_params
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         self._handled.add(id(node.name))
@@ -965,7 +979,7 @@ class MatchVisitor(cst.CSTVisitor):
     def visit_Param(self, node: cst.Param) -> bool:
         self._handled.add(id(node.name))
         self._implementation_names(node.name, node.default)
-        if node.default is not None and self.c.keywords:
+        if node.default is not None and self.c.keywords and not self._fed_to_switch(node.name.value):
             # `def run(bf16: bool = True)`: a default switches the setting on like a keyword argument would
             self._keyword_binding(node.name, node.default, set(), parameter=True)
         self._dtype_quiet += _compiler_dtype_key(node.name)
@@ -1209,6 +1223,22 @@ class MatchVisitor(cst.CSTVisitor):
             if kw[0].extra.get("keyword_compared") and not self._value_says(literal, kw[0]):
                 self._hit(kw[0], name, name.value, value=kw[1])
 
+    def _keyword_asserted(self, left: cst.BaseExpression, right: cst.BaseExpression) -> None:
+        """`assert self.attn_impl == "xformers"`: an assert that a setting holds one of its rule's `keyword_values`
+        refuses every other value, so it chooses that value as a default would (t26b); `keyword_compared` rules
+        read every comparison already."""
+        name, literal = (left, right) if isinstance(right, cst.SimpleString) else (right, left)
+        if isinstance(name, cst.Attribute) and isinstance(name.value, cst.Name) and name.value.value == "self":
+            name = name.attr
+        if not isinstance(name, cst.Name) or not isinstance(literal, cst.SimpleString) \
+                or not isinstance(literal.evaluated_value, str):
+            return
+        for rule, pattern in self.c.match_keywords(name.value):
+            wanted: list[str] = rule.extra.get("keyword_values") or []
+            if not rule.extra.get("keyword_compared") and \
+                    any(fnmatch.fnmatchcase(literal.evaluated_value, w) for w in wanted):
+                self._hit(rule, name, name.value, value=pattern)
+
     def _value_says(self, value: cst.BaseExpression, rule: Rule) -> bool:
         """`dict(fp16=torch.float16, bf16=torch.bfloat16)`, `bf16 = (torch.bfloat16, "bf16")` (an enum member):
         the value is itself, or lists, a name a rule of the setting's category reports (a dtype table), so the
@@ -1299,6 +1329,25 @@ class MatchVisitor(cst.CSTVisitor):
         if cuda_key is not None:
             self._dispatch_keys.add(id(cuda_key))
         return True
+
+    def _report_row(self, row: cst.BaseExpression) -> None:
+        """`data.append(("CUDA_HOME", str(CUDA_HOME)))`, `data.append(("TORCH_CUDA_ARCH_LIST", arch_list))`: a
+        (label, value) row of an environment report (detectron2's collect_env and its copies in fast-reid, vissl,
+        AdelaiDet ...), printed for the reader: the label names a variable and the value is shown, neither sets
+        nor builds anything (t26b). A row whose value is a literal (or None / True / False) may be an environment
+        handed on or a build macro, so it stays."""
+        if not isinstance(row, cst.Tuple) or len(row.elements) != 2:
+            return
+        label, shown = (e.value for e in row.elements)
+        if not isinstance(label, cst.SimpleString) or isinstance(shown, _STRING_NODES) or \
+                isinstance(shown, cst.Name) and shown.value in ("None", "True", "False"):
+            return      # (`define_macros.append(("WITH_CUDA", None))`: a build macro, not a report row)
+        self._handled.add(id(label))
+        if isinstance(shown, cst.Call) and isinstance(shown.func, cst.Name) and shown.func.value == "str" \
+                and len(shown.args) == 1:
+            shown = shown.args[0].value
+        if isinstance(shown, cst.Name):
+            self._handled.add(id(shown))
 
     def visit_DictElement(self, node: cst.DictElement) -> bool:
         if isinstance(node.key, cst.SimpleString) and isinstance(node.key.evaluated_value, str) \
@@ -1421,6 +1470,8 @@ class MatchVisitor(cst.CSTVisitor):
     def visit_Assert(self, node: cst.Assert) -> bool:
         if isinstance(node.test, cst.Comparison):
             self._required.add(id(node.test))   # `assert flash_attn is not None`: the package is required
+            if len(node.test.comparisons) == 1 and isinstance(node.test.comparisons[0].operator, cst.Equal):
+                self._keyword_asserted(node.test.left, node.test.comparisons[0].comparator)
         self._asserting += 1
         walk(node.test, self)
         self._asserting -= 1
@@ -1508,6 +1559,8 @@ class MatchVisitor(cst.CSTVisitor):
                 isinstance(node.args[0].value, cst.SimpleString) and _NPU_VALUE.match(
                     str(node.args[1].value.evaluated_value if isinstance(node.args[1].value, cst.SimpleString) else "")):
             self._handled.add(id(node.args[0].value))   # `device.replace("cuda", "npu")`: the port itself
+        if isinstance(func, cst.Attribute) and func.attr.value == "append" and len(node.args) == 1:
+            self._report_row(node.args[0].value)
         if dotted(func) in _PATH_BUILDERS or isinstance(func, cst.Attribute) and func.attr.value == "joinpath":
             self._path_segments.update(id(a.value) for a in node.args if isinstance(a.value, _STRING_NODES))
         if isinstance(func, cst.Name) and func.value in _NAME_ARG_FUNCS and len(node.args) >= 2:
