@@ -148,3 +148,16 @@ def device_findings_at(run, rel: str, src: str, needle: str) -> list[tuple[str, 
     result = next(r for r in run.results if r.path == rel)
     return sorted((f.severity, f.data.get("context")) for f in result.findings
                   if f.line == line and f.category == "device")
+
+
+def run_values_by_line(root: Path, files: dict[str, str], rel: str, field: str) -> dict[int, set[str]]:
+    """A whole-run audit (run_static, tree passes included) of the written files: one Finding field per line of `rel`."""
+    from auditor.runner import run_static
+
+    run = run_static([write_tree(root, files)], jobs=1)
+    out: dict[int, set[str]] = {}
+    for r in run.results:
+        if r.path == rel:
+            for f in r.findings:
+                out.setdefault(f.line, set()).add(getattr(f, field))
+    return out

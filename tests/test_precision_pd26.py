@@ -16,8 +16,7 @@ Code written afresh in the shape of the modules it came from (ComfyUI_essentials
 mz_kolors_legacy.py, OpenDiT's train_dit.py, VideoX-Fun's train_distill.py, APISR's cunet.py, Upscaler-Tensorrt's trt_utilities.py), not copied."""
 from __future__ import annotations
 
-from auditor.runner import run_static
-from tests.static_snippets import line_of, write_tree
+from tests.static_snippets import run_values_by_line, line_of
 
 NODES = '''\
 import numpy as np
@@ -110,13 +109,7 @@ def train(model, loader, opt):
 
 
 def _codes_by_line(tmp_path, files, rel):
-    run = run_static([write_tree(tmp_path, files)], jobs=1)
-    out: dict[int, set[str]] = {}
-    for r in run.results:
-        if r.path == rel:
-            for f in r.findings:
-                out.setdefault(f.line, set()).add(f.code)
-    return out
+    return run_values_by_line(tmp_path, files, rel, "code")
 
 
 def test_comfyui_widget_inputs_and_host_library_values_are_host_values(tmp_path):

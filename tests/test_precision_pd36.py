@@ -11,7 +11,7 @@ import pytest
 
 from auditor.static.engine import StaticEngine
 from auditor.runner import run_static
-from tests.static_snippets import findings_by_line, line_of, write_tree
+from tests.static_snippets import run_values_by_line, findings_by_line, line_of, write_tree
 
 
 @pytest.fixture(scope="module")
@@ -285,13 +285,7 @@ class Builder:
 
 
 def _severities(tmp_path, files, rel):
-    run = run_static([write_tree(tmp_path, files)], jobs=1)
-    out: dict[int, set[str]] = {}
-    for r in run.results:
-        if r.path == rel:
-            for f in r.findings:
-                out.setdefault(f.line, set()).add(f.severity)
-    return out
+    return run_values_by_line(tmp_path, files, rel, "severity")
 
 
 def test_the_tensorrt_export_method_beside_other_formats_is_info(tmp_path):

@@ -4,22 +4,10 @@ config's own boolean device option. Shaped on pymarl's `run.sh` / `src/config/de
 `sample_training.sh` / `sample_evaluation.sh`, each with a control."""
 from __future__ import annotations
 
-from pathlib import Path
 
-from auditor.project.tree_calls import apply_tree_calls
-from auditor.rules import load_rules
-from auditor.static import StaticEngine
 from tests.static_snippets import write_tree
-
-RULES = load_rules()
-ENGINE = StaticEngine(RULES)
-
-
-def _found(root: Path, rel: str) -> list[tuple[int, str, str]]:
-    """A file's findings as the project-file bench computes them: the file, then the tree passes."""
-    result = ENGINE.analyze_bytes((root / rel).read_bytes(), rel)
-    apply_tree_calls([result], root, RULES, lambda: ENGINE.analyze_bytes)
-    return sorted((f.line, f.code, f.severity) for f in result.findings)
+# the file, then the tree passes, as the project-file bench computes them
+from tests.test_project_t24b import _found
 
 
 PYMARL_RUN = """\
