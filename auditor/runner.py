@@ -286,7 +286,7 @@ def run_static(
     apply_vendor_dispatch_tree(run.results, found.files, project)   # `dipu.vendor_type == "NPU"` in another file (t14n)
     apply_backend_files(run.results, found.files, project)      # `Dockerfile.cuda` beside `Dockerfile.metax`, NPU twins
     apply_platform_builds(run.results, found.files)    # what only the CUDA arm of the build's own platform switch builds
-    apply_format_members(run.results, found.files)     # `export_engine` beside `export_onnx`: the TensorRT format
+    apply_format_members(run.results)     # `export_engine` beside `export_onnx`: the TensorRT format
     apply_platform_predicates(run.results, found.files, project)   # `if is_cuda():`, the project's own check (t11p)
     apply_class_twins(run.results, found.files, project)   # `GPUWorker` beside the tree's `NPUWorker` (t11q)
     apply_cuda_ci_jobs(run.results, found.files, project)    # a workflow job on NVIDIA runners: it stays for CUDA

@@ -42,6 +42,7 @@ from auditor.static.provider_catalogues import drop_provider_catalogues
 from auditor.static.patch_targets import apply_cuda_twins, apply_flash_tables, apply_patch_targets
 from auditor.static.npu_native import apply_npu_file, written_for_npu
 from auditor.static.crossfile import summarize
+from auditor.static.format_members import format_member_spans
 from auditor.static.valueflow import OWN_CODES as FLOW_CODES, add_flow, spelled
 from auditor.static.project_imports import TREE, with_facts
 from auditor.project import called_scripts, cmake_calls, launched, local_builds, local_extras, makefile
@@ -492,6 +493,12 @@ class StaticEngine:
             result.summary = with_facts(result.summary, data, rel, result.findings,
                                         full[0] if full is not None else None, utf8_tree)
             self._add_vendor_facts(result, data, rel)
+            facts = result.summary.get(TREE) if rel.endswith(".py") and isinstance(result.summary, dict) else None
+            if isinstance(facts, dict):
+                # the TensorRT members of format sets (format_members.py), kept with the file so warm runs read none
+                spans = format_member_spans(data.decode("utf-8", errors="replace"))
+                if spans:
+                    facts["format_members"] = [list(s) for s in spans]
             # `make x  # npu-audit: ignore[NPU333]`: kept with each recorded call for the tree passes
             makefile.note_suppressions(result.summary, _call_text(data, rel), _CALL_KEYS)
             return result

@@ -10,11 +10,9 @@ set of files), never rewritten. Read from the code: at least three members of on
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
-from pathlib import Path
-
 from auditor.static.astutil import module_nodes
 from auditor.static.backends import discount_findings, undiscounted
+from auditor.static.project_imports import TREE
 
 # model formats an exporter or loader serves (ultralytics' export_formats(), yolov5's, RapidOCR-style engines)
 _FORMATS = frozenset({"onnx", "openvino", "xml", "coreml", "mlmodel", "tflite", "edgetpu", "saved_model", "pb",
@@ -94,17 +92,14 @@ def format_member_spans(text: str) -> list[tuple[int, int, str]]:
     return _method_spans(tree) + _chain_spans(tree)
 
 
-def apply_format_members(results: list, files: Sequence[tuple[Path, str]]) -> int:
-    """Lower the error / warning findings of TensorRT members of format sets to info; returns how many."""
-    where = {rel: path for path, rel in files}
+def apply_format_members(results: list) -> int:
+    """Lower the error / warning findings of TensorRT members of format sets to info, from the spans each file's
+    facts keep (engine: `format_members`); returns how many."""
     lowered = 0
     for result in results:
-        path = where.get(result.path)
-        if path is None or not result.path.endswith(".py") or not any(undiscounted(f) for f in result.findings):
-            continue
-        try:
-            spans = format_member_spans(path.read_text(encoding="utf-8", errors="replace"))
-        except OSError:
+        facts = result.summary.get(TREE) if isinstance(result.summary, dict) else None
+        spans = facts.get("format_members") if isinstance(facts, dict) else None
+        if not spans or not any(undiscounted(f) for f in result.findings):
             continue
         for first, last, others in spans:
             lowered += discount_findings(result, "platform-class", _NOTE.format(others=others),

@@ -1342,12 +1342,13 @@ class MatchVisitor(cst.CSTVisitor):
         if not isinstance(label, cst.SimpleString) or isinstance(shown, _STRING_NODES) or \
                 isinstance(shown, cst.Name) and shown.value in ("None", "True", "False"):
             return      # (`define_macros.append(("WITH_CUDA", None))`: a build macro, not a report row)
-        self._handled.add(id(label))
         if isinstance(shown, cst.Call) and isinstance(shown.func, cst.Name) and shown.func.value == "str" \
                 and len(shown.args) == 1:
             shown = shown.args[0].value
-        if isinstance(shown, cst.Name):
-            self._handled.add(id(shown))
+        if not isinstance(shown, cst.Name):
+            return      # (`providers.append(("CUDAExecutionProvider", {"device_id": 0}))`: a provider with options)
+        self._handled.add(id(label))
+        self._handled.add(id(shown))
 
     def visit_DictElement(self, node: cst.DictElement) -> bool:
         if isinstance(node.key, cst.SimpleString) and isinstance(node.key.evaluated_value, str) \
