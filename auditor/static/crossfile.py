@@ -613,7 +613,7 @@ def _wanted(imports: list, me: str, is_package: bool, targets: dict[str, _Target
     CUDA-specific name or module."""
     out: list[tuple[Any, ...]] = []
     package = me.rsplit(".", 1)[0] if "." in me else ""
-    folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+    folder = _folder(rel)
     for line, level, module, names in imports:
         if level == -1:                    # `import a.b.c [as x]`
             for full, alias in names:

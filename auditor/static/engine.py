@@ -32,6 +32,7 @@ from auditor.static.host_paths import demote_reseeds, drop_host_paths, drop_plat
 from auditor.static.host_scopes import drop_host_scopes
 from auditor.static.value_reads import apply_value_reads
 from auditor.static.unselected_devices import apply_unselected_devices
+from auditor.static.unreached_defs import mark_unnamed_guarded_uses
 from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host, runs_once
 from auditor.static.ort_only import lower_ort_only
 from auditor.static.neutral_uses import drop_dtype_restores, drop_host_conversion_hints, drop_math_backend_lists, \
@@ -496,7 +497,7 @@ class StaticEngine:
             facts = result.summary.get(TREE) if rel.endswith(".py") and isinstance(result.summary, dict) else None
             if isinstance(facts, dict):
                 # the TensorRT members of format sets (format_members.py), kept with the file so warm runs read none
-                spans = format_member_spans(data.decode("utf-8", errors="replace"))
+                spans = format_member_spans(data.decode("utf-8", errors="replace")) if b"onnx" in data else []
                 if spans:
                     facts["format_members"] = [list(s) for s in spans]
             # `make x  # npu-audit: ignore[NPU333]`: kept with each recorded call for the tree passes
@@ -744,6 +745,8 @@ class StaticEngine:
             result.findings = lower_ort_only(result.findings, text)   # "cuda" picks an ORT provider (falls back)
             result.findings = drop_host_scopes(result.findings, rel, text, tree)    # unread defaults, host tests
             result.findings = apply_value_reads(result.findings, rel, text, tree)   # host operands, predicates
+            # optional imports used only in definitions the file never names: marked here, read per run (pd34)
+            result.findings = mark_unnamed_guarded_uses(result.findings, tree, text)
             result.findings = apply_unselected_devices(result.findings, tree, text, rel)   # pytest.raises, mmcv imports
             why = written_for_npu(text, rel)     # imports torch_npu at its top, or an NPU path (npu_native.py)
             if why is not None:

@@ -1667,10 +1667,6 @@ def _pack_facts(results: list, project: Any, entries: Collection[str] = (), app:
     return facts
 
 
-_UNNAMED_NOTE = ("every use of this optional import sits in {}, which nothing in this tree names: an optional CUDA "
-                 "path nothing here runs (decision 1); port it if you call it")
-
-
 def _guarded_use_lines(tree: ast.Module, findings: list) -> dict[str, tuple[int, list[int]]]:
     """qualified symbol -> (import line, lines reading the name it binds) of the module-level imports that a finding
     reports as guarded optional imports (context `guarded-import`, warning)."""

@@ -211,9 +211,6 @@ def _ascend_aware_probe_names(tree: ast.Module) -> set[str]:
 def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str = "") -> list:
     if not findings or not isinstance(tree, ast.Module):
         return findings
-    from auditor.static.unreached_defs import mark_unnamed_guarded_uses
-
-    findings = mark_unnamed_guarded_uses(findings, tree, text)   # read per run by lower_unnamed_guarded_uses (pd34)
     asserts = _npu_accepting_asserts(tree) if "npu" in text else []
     log_only = _log_only_flag_tests(tree) if any(f.code in _FEATURE_CHECK_CODES for f in findings) else []
     stats = _metadata_stats(tree) if ".stats" in text and any(f.code in _HOST_SYNC_CODES for f in findings) else []
