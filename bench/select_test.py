@@ -63,6 +63,7 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test37": "npu-audit-test-split-37:",
                  "test39": "npu-audit-test-split-39:",
                  "test40": "npu-audit-test-split-40:",
+                 "test42": "npu-audit-test-split-42:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -110,6 +111,18 @@ SPLIT_TOPUP_WORDS = {
                        r"|pycuda|numba|nvidia\.dali|cudf|cuml|faiss|onnxruntime|CUDAExecutionProvider|pytorch3d|kaolin"
                        r"|open3d\.ml|neural_renderer",
     },
+    # test42 (bench/corpus_test42/SELECTION.md, the lead's word change for that split only): wider attention and
+    # distributed pools, test39's third_party extension plus LLM serving / training libraries
+    "test42": {
+        "attention": r"attn_implementation|flash_attention_2|memory_efficient_attention|sdp_kernel|sdpa_kernel"
+                     r"|flash_attn_varlen|use_flash",
+        "distributed": r"init_process_group|NCCL_|DistributedDataParallel|FullyShardedDataParallel|all_reduce"
+                       r"|dist_backend|--backend",
+        "third_party": r"spconv|MinkowskiEngine|torchsparse|torch_scatter|torch_sparse|torch_cluster|tinycudann|nvdiffrast"
+                       r"|pycuda|numba|nvidia\.dali|cudf|cuml|faiss|onnxruntime|CUDAExecutionProvider|pytorch3d|kaolin"
+                       r"|open3d\.ml|neural_renderer"
+                       r"|vllm|sglang|liger|apex\.|deepspeed|xformers\.ops|flashinfer|cupy|pynvml|nvidia-ml",
+    },
 }
 TOPUP_MIN_LINES = 2
 
@@ -139,7 +152,7 @@ PER_CODE_BASE = 2
 MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "test20": 8, "test21": 8, "test22": 8,
                            "test23": 8, "test24": 8, "test25": 8, "test26": 8, "test27": 8,
                            "test28": 8, "test33": 8, "test34": 8, "test36": 8, "test37": 8, "test39": 8,
-                           "test40": 8,
+                           "test40": 8, "test42": 8,
                            "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
@@ -181,12 +194,17 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # test40 (bench/corpus_test40/SELECTION.md): test37's rule (order attention, apex, distributed, precision,
                # then the others; target 25, but 15 for apex)
                "test40": {"order": ("attention", "apex", "distributed", "precision", "kernel", "device", "third_party"),
-                          "target": 25, "targets": {"apex": 15}, "cap": 16}}
+                          "target": 25, "targets": {"apex": 15}, "cap": 16},
+               # test42 (bench/corpus_test42/SELECTION.md): order attention, distributed, third_party, precision, then
+               # kernel, device, apex; target 25, but 30 for attention and distributed and 15 for apex; with
+               # SPLIT_TOPUP_WORDS' test42 extension
+               "test42": {"order": ("attention", "distributed", "third_party", "precision", "kernel", "device", "apex"),
+                          "target": 25, "targets": {"attention": 30, "distributed": 30, "apex": 15}, "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
 # pyiqa's build/lib/ copy of its own package). Earlier splits keep their rule, so their replays do not change.
 AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23", "test24", "test25", "test26", "test27",
-                                 "test28", "test33", "test34", "test36", "test37", "test39", "test40", "tuned_t17c",
+                                 "test28", "test33", "test34", "test36", "test37", "test39", "test40", "test42", "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 
 
