@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from auditor.astnodes import node_lines
 from auditor.backend_words import backends_in_text
 from auditor.source import SourceError
 from auditor.static.astutil import module_nodes_of
@@ -106,7 +107,7 @@ def _cuda_compared(tree: ast.AST, attrs_only: bool = False) -> dict[int, set[tup
             if any(backends_in_text(s) == {"cuda"} for o in operands for s in _strings(o)):
                 keys = {k for o in operands if not _strings(o) for k in [_key(o, scope)] if k is not None
                         and (not attrs_only or k[0] == "attr")}
-                for line in range(child.lineno, (child.end_lineno or child.lineno) + 1):
+                for line in node_lines(child):
                     out.setdefault(line, set()).update(keys)
 
     if attrs_only:
@@ -204,7 +205,7 @@ def _own_setting_lines(tree: ast.AST) -> set[int]:
     out: set[int] = set()
 
     def add(compare: ast.Compare) -> None:
-        out.update(range(compare.lineno, (compare.end_lineno or compare.lineno) + 1))
+        out.update(node_lines(compare))
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare) and any(isinstance(o, ast.Name) and o.id in settings
@@ -235,7 +236,7 @@ def _board_probe_lines(tree: ast.AST) -> set[int]:
                 isinstance(c, ast.Constant) and isinstance(c.value, str) and _BOARD_FILES.search(c.value)
                 for c in ast.walk(fn)):
             out.update(line for c in ast.walk(fn) if isinstance(c, ast.Compare)
-                       for line in range(c.lineno, (c.end_lineno or c.lineno) + 1))
+                       for line in node_lines(c))
     return out
 
 
