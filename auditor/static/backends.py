@@ -37,7 +37,7 @@ from pathlib import Path
 from auditor.astnodes import line_span
 from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
 from auditor.findings import Finding
-from auditor.static.astutil import ast_dotted, module_nodes
+from auditor.static.astutil import ast_dotted, literal_strings, module_nodes
 
 from auditor.backend_words import (_BACKEND_ALIASES, BACKEND_NAMES, HOST_RUNTIMES, HOST_SYNC_RUNTIMES,  # noqa: F401  (re-exported)
                                     OTHER_BACKENDS, backends_in_text)
@@ -52,14 +52,10 @@ Span = tuple[int, int]
 
 def _backend_literals(node: ast.AST) -> set[str]:
     """Backends named by the string elements of a set / list / tuple, or the keys of a dict."""
-    items = node.keys if isinstance(node, ast.Dict) else getattr(node, "elts", [])
-    out: set[str] = set()
-    for item in items:
-        if isinstance(item, ast.Constant) and isinstance(item.value, str):
-            head = item.value.split(":", 1)[0].lower()
-            if head in _BACKEND_ALIASES:
-                out.add(_BACKEND_ALIASES[head])
-    return out
+    texts = [k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)] \
+        if isinstance(node, ast.Dict) else literal_strings(node)
+    heads = (text.split(":", 1)[0].lower() for text in texts)
+    return {_BACKEND_ALIASES[head] for head in heads if head in _BACKEND_ALIASES}
 
 
 @dataclass

@@ -37,7 +37,7 @@ import ast
 from dataclasses import replace
 import re
 from auditor.astnodes import line_span, node_span
-from auditor.static.astutil import module_nodes
+from auditor.static.astutil import literal_strings, module_nodes
 
 # a line that places a tensor or module on a device, or uses a device runtime
 _PLACES = re.compile(
@@ -438,7 +438,7 @@ def _label_points(tree: ast.AST) -> set[tuple[int, int]]:
     calls: list[ast.Call] = []
     for node in module_nodes(tree):
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-            names = {e.value.lower() for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+            names = {text.lower() for text in literal_strings(node)}
             if names & _PLATFORM_LABELS:
                 points |= {(e.lineno, e.col_offset + 1) for e in node.elts if _cuda_literal(e)}
         elif isinstance(node, ast.Call):

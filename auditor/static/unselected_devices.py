@@ -31,7 +31,7 @@ import ast
 from typing import Any, TypeGuard
 
 from auditor.astnodes import node_span, starts_in
-from auditor.static.astutil import ast_dotted, module_nodes
+from auditor.static.astutil import ast_dotted, literal_strings, module_nodes
 from auditor.static.backends import as_info
 
 # rules whose match on an import statement is the name of a class whose module imports on Ascend
@@ -136,7 +136,7 @@ def _npu_accepting_asserts(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     for n in module_nodes(tree):
         if isinstance(n, ast.Assert) and isinstance(n.test, ast.Compare) and len(n.test.ops) == 1 \
                 and isinstance(n.test.ops[0], ast.In) and isinstance(n.test.comparators[0], (ast.List, ast.Tuple, ast.Set)):
-            names = {(_str(e) or "").lower() for e in n.test.comparators[0].elts}
+            names = {text.lower() for text in literal_strings(n.test.comparators[0])}
             if "npu" in names and "cuda" in names:
                 out.append(node_span(n.test))
     return out
