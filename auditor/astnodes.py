@@ -1,9 +1,44 @@
 """One node list per `ast` tree, shared by every reader of a file's module tree: the static passes (auditor/static/)
-and the project readers (auditor/project/) that read the tree the engine parsed. Below both layers (it imports
-nothing of the tool), so neither imports the other for it (tests/test_import_graph.py)."""
+and the project readers (auditor/project/) that read the tree the engine parsed; and the one reading of a node's
+position (its span, its lines) those readers share. Below both layers (it imports nothing of the tool), so neither
+imports the other for it (tests/test_import_graph.py)."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
+from typing import Any, Union
+
+# the nodes `ast` gives a position (lineno, col_offset, end_lineno, end_col_offset)
+Positioned = Union[ast.stmt, ast.expr, ast.arg, ast.keyword, ast.excepthandler, ast.alias, ast.pattern]
+# first line, first col (0-based), last line, end col (exclusive)
+Span = tuple[int, int, int, int]
+
+
+def node_span(first: Positioned, last: Positioned | None = None) -> Span:
+    """From the start of `first` to the end of `last` (`first` itself when no `last`); a node without an end position
+    ends where it starts."""
+    end = first if last is None else last
+    return first.lineno, first.col_offset, end.end_lineno or end.lineno, end.end_col_offset or end.col_offset
+
+
+def line_span(node: Positioned) -> tuple[int, int]:
+    """(first line, last line) of a node."""
+    return node.lineno, node.end_lineno or node.lineno
+
+
+def node_lines(node: Positioned) -> range:
+    """Every line a node covers."""
+    return range(node.lineno, (node.end_lineno or node.lineno) + 1)
+
+
+def decorated_span(node: ast.stmt) -> tuple[int, int]:
+    """(first line, last line) of a statement, a def's or class's decorators included."""
+    return min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())]), node.end_lineno or node.lineno
+
+
+def starts_in(f: Any, spans: Iterable[Span]) -> bool:
+    """Whether a finding (1-based `line`, `col`) starts inside one of the spans."""
+    return any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in spans)
 
 
 def walk_list(tree: ast.AST) -> list[ast.AST]:

@@ -49,7 +49,10 @@ def test_cuda_wheels_by_url_and_macos_only_lines():
 
 
 def test_macos_only_reads_markers():
-    from auditor.project.requirements import macos_only
+    from auditor.project.requirements import macos_only as parsed_macos_only, read_requirement
+
+    def macos_only(text: str) -> bool:
+        return parsed_macos_only(read_requirement(text))
 
     assert macos_only('bitsandbytes==0.42.0; sys_platform == "darwin" and platform_machine == "arm64"')
     assert not macos_only('bitsandbytes>=0.43.1; sys_platform != "darwin" and platform_machine != "arm64"')

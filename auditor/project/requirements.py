@@ -64,12 +64,10 @@ def cuda_index(url: str) -> bool:
     return bool(_CUDA_INDEX_RE.search(url) or _NVIDIA_INDEX_RE.search(url))
 
 
-def requirement_symbols(text: str) -> Iterator[tuple[str, str]]:
-    """(symbol, the text that names it) for one requirement string, most specific first: `torch+cu121` for a CUDA
-    build, then the distribution; nothing for what PEP 508 rejects."""
-    try:
-        req = parse_requirement(text)
-    except InvalidRequirement:
+def requirement_symbols(text: str, req: Requirement | None) -> Iterator[tuple[str, str]]:
+    """(symbol, the text that names it) for one requirement string (`req`: its read_requirement), most specific first:
+    `torch+cu121` for a CUDA build, then the distribution; nothing for what PEP 508 rejects."""
+    if req is None:
         # `torch==$TORCH_VERSION`, `f"torch=={version}"`: the version comes from a variable, the name is still read
         named = _VARIABLE_VERSION_RE.match(text) or _LOOSE_VERSION_RE.match(text)
         if named:
@@ -121,44 +119,65 @@ _PLATFORM_MARKER_RE = re.compile(r"\b(?:sys_platform|platform_system|os_name)\b"
 def parse_requirement(text: str) -> Requirement:
     """PEP 508's reading, also of a URL requirement whose marker follows the `.whl` with no space (`stable_fast @
     https://.../stable_fast-...whl; sys_platform=='linux'`: pip reads it, PEP 508 wants a space before `;`)."""
-    return Requirement(re.sub(r"(@\s*\S+?\.whl);", r"\1 ;", text, count=1))
+    return Requirement(_WHEEL_MARKER_RE.sub(r"\1 ;", text, count=1))
 
 
-def macos_only(text: str) -> bool:
+_WHEEL_MARKER_RE = re.compile(r"(@\s*\S+?\.whl);")
+
+
+def read_requirement(text: str) -> Requirement | None:
+    """parse_requirement's reading of one requirement string, None for what PEP 508 rejects: read once, handed to
+    each reader of the line (pins, symbols, markers, extras)."""
+    try:
+        return parse_requirement(text)
+    except InvalidRequirement:
+        return None
+
+
+def _strict(text: str, req: Requirement | None) -> Requirement | None:
+    """PEP 508's own reading (no space added after a `.whl` URL): `req` unless parse_requirement changed the text."""
+    if not _WHEEL_MARKER_RE.search(text):
+        return req
+    try:
+        return Requirement(text)
+    except InvalidRequirement:
+        return None
+
+
+def macos_only(req: Requirement | None) -> bool:
     """True for a requirement whose environment marker holds only off Linux and Windows (macOS); a marker that
     names an extra is left alone (it holds when the extra is chosen)."""
-    try:
-        req = parse_requirement(text)
-    except InvalidRequirement:
-        return False
-    if req.marker is None or "extra" in str(req.marker) or not _PLATFORM_MARKER_RE.search(str(req.marker)):
+    if req is None or req.marker is None or "extra" in str(req.marker) or not _PLATFORM_MARKER_RE.search(str(req.marker)):
         return False
     return not any(req.marker.evaluate(env) for env in _PORT_PLATFORMS)
 
 
-def requirement_hits(m, text: str, own_extras: frozenset[str] = frozenset()) -> list[tuple[str, str, Rule, str]]:
+def requirement_hits(m, text: str, own_extras: frozenset[str] = frozenset(),
+                     req: Requirement | None = None) -> list[tuple[str, str, Rule, str]]:
     """(symbol, the text that names it, rule, note) for one requirement string: its most specific symbol that a
     rule matches, and each extra that pulls in a CUDA-only package (`trl[vllm]`) or asks for a CUDA variant
     (`jax[cuda12]`). `own_extras`: `<project>:<extra>` for the extras the project's own pyproject lists (their
     requirements are reported on their own lines, so `dev-gpu = ["lighteval[dev,vllm]"]` in lighteval's pyproject
-    adds nothing; t11x, tuned on heldout15)."""
+    adds nothing; t11x, tuned on heldout15). `req`: the text's read_requirement when the caller has it (read here
+    when None)."""
+    if req is None:
+        req = read_requirement(text)
     hits: list[tuple[str, str, Rule, str]] = []
-    if macos_only(text):
+    if macos_only(req):
         return hits
-    for symbol, spelled in requirement_symbols(text):
+    for symbol, spelled in requirement_symbols(text, req):
         rule = m.match_requirement(symbol)
         if rule is not None and rule.extra.get("ported_by") and _OTHER_ACCELERATOR_RE.search(text):
             break           # `torch @ .../torch-2.8.0+rocm7.0-...whl`: an AMD / Intel variant, not the build a port starts from
         if rule is not None:
             hits.append((symbol, spelled, rule, ""))
             break
-    try:
-        req = Requirement(text)
-    except InvalidRequirement:
+    strict = _strict(text, req)
+    if strict is None:
         return hits
-    own = normalize_dist(req.name)
-    extras = [e for e in sorted(req.extras) if f"{own}:{normalize_dist(e)}" not in own_extras]
-    return hits + extra_hits(m, extras, req.name)
+    own = normalize_dist(strict.name)
+    extras = [e for e in sorted(strict.extras) if f"{own}:{normalize_dist(e)}" not in own_extras]
+    return hits + extra_hits(m, extras, strict.name)
 
 
 def extra_hits(m, extras: list[str], owner: str) -> list[tuple[str, str, Rule, str]]:
@@ -219,18 +238,12 @@ def conda_archive_symbols(path: str) -> list[str]:
 # an unpinned requirement): read once here, with `packaging`, and from the cache on a warm run
 PINS_KEY = "pins"
 KEPT_PINS = frozenset({"liger-kernel"})
-_PIN_WORDS = frozenset(dist.split("-", 1)[0] for dist in KEPT_PINS)     # most requirements name none: no parse
 
 
-def _keep_pin(col: Collector, requirement: str) -> None:
-    """A requirement of a distribution in KEPT_PINS, its specifier kept in the file's summary (PINS_KEY); what PEP 508
-    rejects (`liger-kernel==$VERSION`) names no pin."""
-    low = requirement.lower()
-    if not any(word in low for word in _PIN_WORDS):
-        return
-    try:
-        req = parse_requirement(requirement)
-    except InvalidRequirement:
+def _keep_pin(col: Collector, req: Requirement | None) -> None:
+    """A requirement (read_requirement) of a distribution in KEPT_PINS, its specifier kept in the file's summary
+    (PINS_KEY); what PEP 508 rejects (`liger-kernel==$VERSION`) names no pin."""
+    if req is None:
         return
     name = normalize_dist(req.name)
     if name in KEPT_PINS:
@@ -241,8 +254,9 @@ def _keep_pin(col: Collector, requirement: str) -> None:
 
 def _report(col: Collector, line: int, line_text: str, requirement: str, at: int = 0,
             own_extras: frozenset[str] = frozenset()) -> None:
-    _keep_pin(col, requirement)
-    for symbol, spelled, rule, note in requirement_hits(matchers(col.engine), requirement, own_extras):
+    req = read_requirement(requirement)
+    _keep_pin(col, req)
+    for symbol, spelled, rule, note in requirement_hits(matchers(col.engine), requirement, own_extras, req):
         start = line_text.find(spelled, at)
         column = start + 1 if start >= 0 else at + 1
         col.add(rule, symbol, line, column, column + len(spelled), note=note)

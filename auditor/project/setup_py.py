@@ -11,6 +11,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Iterator
 
+from auditor.astnodes import node_lines
 from auditor.findings import FileError, FileResult, Finding
 from auditor.project.hits import Collector, decode_text, matchers
 from auditor.project.requirements import _lower_opt_in, _report, requirement_dist
@@ -326,7 +327,7 @@ def add_setup_py_requirements(engine: "StaticEngine", data: bytes, rel: str, res
     stops = None if another_backends_file(rel) else stops     # FlagPerf's `training/iluvatar/.../setup.py`
     errors = {f.line for f in result.findings if f.severity == "error"}
     for raised, tests in raises_without_cuda(tree) if stops is not None else ():
-        if any(line in errors for t in tests for line in range(t.lineno, (t.end_lineno or t.lineno) + 1)):
+        if any(line in errors for t in tests for line in node_lines(t)):
             # Deformable-DETR's `if torch.cuda.is_available() and CUDA_HOME is not None: ... else: raise ...`: the
             # test is an error already (NPU002), one finding for the construct (test6 labels the raise `none`)
             continue

@@ -34,9 +34,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from auditor.astnodes import line_span
 from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
 from auditor.findings import Finding
-from auditor.static.astutil import ast_dotted, module_nodes
+from auditor.static.astutil import ast_dotted, literal_strings, module_nodes
 
 from auditor.backend_words import (_BACKEND_ALIASES, BACKEND_NAMES, HOST_RUNTIMES, HOST_SYNC_RUNTIMES,  # noqa: F401  (re-exported)
                                     OTHER_BACKENDS, backends_in_text)
@@ -51,14 +52,10 @@ Span = tuple[int, int]
 
 def _backend_literals(node: ast.AST) -> set[str]:
     """Backends named by the string elements of a set / list / tuple, or the keys of a dict."""
-    items = node.keys if isinstance(node, ast.Dict) else getattr(node, "elts", [])
-    out: set[str] = set()
-    for item in items:
-        if isinstance(item, ast.Constant) and isinstance(item.value, str):
-            head = item.value.split(":", 1)[0].lower()
-            if head in _BACKEND_ALIASES:
-                out.add(_BACKEND_ALIASES[head])
-    return out
+    texts = [k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)] \
+        if isinstance(node, ast.Dict) else literal_strings(node)
+    heads = (text.split(":", 1)[0].lower() for text in texts)
+    return {_BACKEND_ALIASES[head] for head in heads if head in _BACKEND_ALIASES}
 
 
 @dataclass
@@ -129,10 +126,6 @@ def _in_columns(spans: list[tuple[Span, int, int]], line: int, col: int) -> bool
                for (lo, hi), first, last in spans)
 
 
-def _span(node: ast.stmt | ast.expr) -> Span:
-    return node.lineno, getattr(node, "end_lineno", None) or node.lineno
-
-
 _REGISTRATIONS = frozenset({"impl", "register_kernel", "register_fake", "register_autograd", "custom_op"})
 
 
@@ -197,7 +190,7 @@ def _skip_gate_marks(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Span]:
     test = ast.unparse(first.test)
     if not skips or not _CUDA_TEXT.search(test) or not any(isinstance(n, ast.Not) for n in ast.walk(first.test)):
         return []       # only a check that skips where CUDA is absent (`not ...is_available()`)
-    marks = [_span(first.test)]
+    marks = [line_span(first.test)]
     params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
     compared = {n.left.id for n in ast.walk(first.test) if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name)
                 and n.left.id in params and any(isinstance(c, ast.Constant) and isinstance(c.value, str)
@@ -209,7 +202,7 @@ def _skip_gate_marks(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Span]:
         listed = [n.value for n in names.elts if isinstance(n, ast.Constant)] if isinstance(
             names, (ast.List, ast.Tuple)) else [names.value] if isinstance(names, ast.Constant) else []
         if compared & {p.strip() for v in listed if isinstance(v, str) for p in v.split(",")}:
-            marks.append(_span(dec))
+            marks.append(line_span(dec))
     return marks
 
 
@@ -237,7 +230,7 @@ def _cuda_members(body: list[ast.stmt]) -> list[Span]:
     out = []
     for fn in defs:
         if any(backend == "cuda" and slots[key] - {"cuda"} for key, backend in _backend_slots(fn.name)):
-            out.append(_span(fn))
+            out.append(line_span(fn))
     return out
 
 
@@ -446,32 +439,32 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
             if n is node and isinstance(n, (ast.Assign, ast.AnnAssign, ast.Return)) and \
                     isinstance(n.value, ast.BoolOp) and _requires_other_backend(n.value, segment):
                 # `IS_ROCM = torch.cuda.is_available() and torch.version.hip is not None`: the probe's own value
-                ctx.other.append(_span(n.value))
+                ctx.other.append(line_span(n.value))
             if isinstance(n, (ast.IfExp, ast.BoolOp)):
                 kind = _classify(backends_in_text(segment(n)))
             elif isinstance(n, (ast.Set, ast.List, ast.Tuple, ast.Dict)):
                 kind = _classify(_backend_literals(n))
                 if kind is not None:
-                    ctx.collections.append((_span(n), n.col_offset, n.end_col_offset or 0))
+                    ctx.collections.append((line_span(n), n.col_offset, n.end_col_offset or 0))
             if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) and isinstance(n.operand, ast.Attribute):
                 ctx.negated_flags.add((n.operand.lineno, n.operand.attr))     # `and not training_args.fp8`
             for read in _tested_attributes(n):
                 ctx.read_flags.add((read.lineno, read.attr))      # `if self.config.fp8 and ...`: a test reads it
             if isinstance(n, ast.Call) and _registration(n):
-                ctx.registrations.append(_span(n))    # `@op.impl(["cpu", "cuda"])`: dispatch keys, not devices
+                ctx.registrations.append(line_span(n))    # `@op.impl(["cpu", "cuda"])`: dispatch keys, not devices
             if isinstance(n, ast.keyword) and n.arg == "choices" and isinstance(n.value, (ast.List, ast.Tuple, ast.Set)) \
                     and len(n.value.elts) > 1 and "cuda" in backends_in_text(" ".join(_backend_literals(n.value))):
                 # (`choices=["cuda"]` alone is the choice: omniserve's --device accepts nothing else)
-                ctx.choices.append((_span(n.value), n.value.col_offset, n.value.end_col_offset or 0))
+                ctx.choices.append((line_span(n.value), n.value.col_offset, n.value.end_col_offset or 0))
             if isinstance(n, ast.keyword) and n.arg == "dist_cfg":
-                ctx.mmengine_dist.append(_span(n.value))      # `env_cfg = dict(dist_cfg=dict(backend="nccl"))`
+                ctx.mmengine_dist.append(line_span(n.value))      # `env_cfg = dict(dist_cfg=dict(backend="nccl"))`
             elif isinstance(n, ast.Dict):
-                ctx.mmengine_dist.extend(_span(v) for k, v in zip(n.keys, n.values)
+                ctx.mmengine_dist.extend(line_span(v) for k, v in zip(n.keys, n.values)
                                          if isinstance(k, ast.Constant) and k.value == "dist_cfg")
             if isinstance(n, ast.expr) and kind == "npu":
-                ctx.npu.append(_span(n))
+                ctx.npu.append(line_span(n))
             elif isinstance(n, ast.expr) and kind == "dispatch":
-                ctx.dispatch.append(_span(n))
+                ctx.dispatch.append(line_span(n))
             for name, value in ast.iter_fields(n):
                 if n is node and name in _BODIES:
                     continue
@@ -486,19 +479,19 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
         while len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If):
             cur = cur.orelse[0]
             tests.append(cur.test)
-        span = _span(stmt)
+        span = line_span(stmt)
         cur, names_of = stmt, []
         while True:
             names = backends_in_text(segment(cur.test))
             names_of.append(names)
             if cur.body and (_other_backend_test(cur.test, names) or _requires_other_backend(cur.test, segment)):
                 if not _other_backend_test(cur.test, names):
-                    ctx.other.append(_span(cur.test))     # the probe itself: its CUDA half asks for HIP's build
-                ctx.other.append((cur.body[0].lineno, _span(cur.body[-1])[1]))
+                    ctx.other.append(line_span(cur.test))     # the probe itself: its CUDA half asks for HIP's build
+                ctx.other.append((cur.body[0].lineno, line_span(cur.body[-1])[1]))
                 if names & HOST_RUNTIMES:     # `if device == "mlx":` (t11r)
-                    ctx.host.append((cur.body[0].lineno, _span(cur.body[-1])[1]))
+                    ctx.host.append((cur.body[0].lineno, line_span(cur.body[-1])[1]))
             elif cur.body and _CUDA_AVAILABLE.fullmatch(segment(cur.test).strip()):
-                ctx.cuda_available.append((cur.body[0].lineno, _span(cur.body[-1])[1]))
+                ctx.cuda_available.append((cur.body[0].lineno, line_span(cur.body[-1])[1]))
             if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If):
                 cur = cur.orelse[0]
             else:
@@ -509,7 +502,7 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
             last = stmt.body[-1] if stmt.body else None
             if not stmt.orelse and isinstance(last, (ast.Return, ast.Raise)) and i + 1 < len(body):
                 # `if is_npu_available(): return "npu"` ... the rest of the block serves the other backends
-                ctx.npu.append((body[i + 1].lineno, _span(body[-1])[1]))
+                ctx.npu.append((body[i + 1].lineno, line_span(body[-1])[1]))
         elif kind == "dispatch":
             ctx.dispatch.append(span)
 
@@ -519,18 +512,18 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
         tested = [(stmt, backends_in_text(segment(stmt.test))) for stmt in body if isinstance(stmt, ast.If)]
         kind = _classify(set().union(*(names for _, names in tested))) if len(tested) > 1 else None
         if kind is not None:
-            (ctx.npu if kind == "npu" else ctx.dispatch).extend(_span(stmt) for stmt, names in tested if names)
+            (ctx.npu if kind == "npu" else ctx.dispatch).extend(line_span(stmt) for stmt, names in tested if names)
 
     def block(body: list[ast.stmt], guarded: bool, chained: bool = False) -> None:
-        if body and not chained and holds(body[0].lineno, _span(body[-1])[1]):
+        if body and not chained and holds(body[0].lineno, line_span(body[-1])[1]):
             sibling_ifs(body)
             ctx.platform.extend(_cuda_members(body))
         for i, stmt in enumerate(body):
-            start, end = _span(stmt)
+            start, end = line_span(stmt)
             decorators = getattr(stmt, "decorator_list", None)
             if decorators:     # `@pytest.mark.runs_on(["cuda"])` sits above the def line
                 start = min(start, *(d.lineno for d in decorators))
-                ctx.test_marks.extend(_span(d) for d in decorators if _MARK.search(ast.unparse(d.func if isinstance(
+                ctx.test_marks.extend(line_span(d) for d in decorators if _MARK.search(ast.unparse(d.func if isinstance(
                     d, ast.Call) else d)))
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 ctx.test_marks.extend(_skip_gate_marks(stmt))
@@ -540,16 +533,16 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
                     ctx.guarded_names.update((a.asname or a.name).split(".")[0] for a in stmt.names)
                     modules = [stmt.module] if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level \
                         else [a.name for a in stmt.names] if isinstance(stmt, ast.Import) else []
-                    ctx.guarded_blocks.extend(((body[0].lineno, _span(body[-1])[1]), m.split(".")[0]) for m in modules)
+                    ctx.guarded_blocks.extend(((body[0].lineno, line_span(body[-1])[1]), m.split(".")[0]) for m in modules)
                 continue
             relevant = holds(start, end)
             if isinstance(stmt, ast.If):
                 early_return = not stmt.orelse and isinstance(stmt.body[-1], (ast.Return, ast.Raise)) \
-                    and holds(end + 1, _span(body[-1])[1])
+                    and holds(end + 1, line_span(body[-1])[1])
                 if (relevant or early_return) and not chained:
                     if_chain(stmt, body, i)
                 if relevant and stmt.body and _tests_optional_import(stmt.test, ctx.guarded_names, parameters):
-                    ctx.import_guard.append((stmt.body[0].lineno, _span(stmt.body[-1])[1]))
+                    ctx.import_guard.append((stmt.body[0].lineno, line_span(stmt.body[-1])[1]))
                 if relevant:
                     expressions(stmt)
                 rank = rank_test(stmt.test)     # `if dist.get_rank() == 0:` chooses a process, not a path (t11r)
@@ -798,7 +791,7 @@ def _backend_probes(tree: ast.Module | None, backends: set[str]) -> list[Span]:
     its own file, which is that backend's."""
     if tree is None:
         return []
-    return sorted(_span(node) for node in module_nodes(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    return sorted(line_span(node) for node in module_nodes(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
                   and _PROBE_NAME.match(node.name) and backends_in_text(node.name) & backends)
 
 

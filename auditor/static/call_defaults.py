@@ -50,6 +50,7 @@ import builtins
 import re
 from typing import Any
 
+from auditor.astnodes import node_span
 from auditor.static.backends import as_info
 from auditor.static.unreached_defs import _WRAPPERS, _decorator_name, _main_block, comfy_node_pack
 from auditor.static.astutil import ast_dotted, module_nodes
@@ -108,10 +109,6 @@ def _is_none_test(test: ast.expr, param: str, negated: bool) -> bool:
         and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None
 
 
-def _span(first: ast.stmt | ast.expr, last: ast.stmt | ast.expr) -> list[int]:
-    return [first.lineno, first.col_offset, last.end_lineno or last.lineno, last.end_col_offset or last.col_offset]
-
-
 def _none_fallbacks(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> list[list[int]]:
     """pd20: spans of the value a `param=None` default stands for, chosen in the body: the body of `if param is
     None:` (Hallo2's FaceRestoreHelper `if device is None: self.device = torch.device('cuda' if ... else 'cpu')`),
@@ -120,14 +117,14 @@ def _none_fallbacks(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> l
     out = []
     for node in ast.walk(fn):
         if isinstance(node, ast.If) and _is_none_test(node.test, param, False):
-            out.append(_span(node.body[0], node.body[-1]))
+            out.append(list(node_span(node.body[0], node.body[-1])))
         elif isinstance(node, ast.IfExp) and _is_none_test(node.test, param, False):
-            out.append(_span(node.body, node.body))
+            out.append(list(node_span(node.body)))
         elif isinstance(node, ast.IfExp) and _is_none_test(node.test, param, True):
-            out.append(_span(node.orelse, node.orelse))
+            out.append(list(node_span(node.orelse)))
         elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and isinstance(node.values[0], ast.Name) \
                 and node.values[0].id == param:
-            out.append(_span(node.values[1], node.values[-1]))
+            out.append(list(node_span(node.values[1], node.values[-1])))
     return out
 
 
@@ -137,8 +134,7 @@ def _defaults(tree: ast.Module) -> list[list[Any]]:
     def add(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str, method: bool) -> None:
         for arg, default, index in _params(fn, method):
             if default is not None and _PARAM.match(arg.arg):
-                out.append([default.lineno, default.col_offset, default.end_lineno or default.lineno,
-                            default.end_col_offset or default.col_offset, name, arg.arg, index, not method])
+                out.append([*node_span(default), name, arg.arg, index, not method])
                 if isinstance(default, ast.Constant) and default.value is None:
                     out.extend([*span, name, arg.arg, index, not method] for span in _none_fallbacks(fn, arg.arg))
 
@@ -157,9 +153,7 @@ def _defaults(tree: ast.Module) -> list[list[Any]]:
                     # a static method's index counts from its first parameter, as its calls do)
                     for arg, default, index in _params(item, True):
                         if default is not None and _PARAM.match(arg.arg):
-                            out.append([default.lineno, default.col_offset, default.end_lineno or default.lineno,
-                                        default.end_col_offset or default.col_offset, "." + item.name, arg.arg, index,
-                                        True])
+                            out.append([*node_span(default), "." + item.name, arg.arg, index, True])
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.decorator_list:
             add(node, node.name, False)     # a module function's defaults too (t11s; a decorated one may be wrapped)
     return out

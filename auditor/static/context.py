@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from auditor.astnodes import line_span
 from auditor.static.host_values import host_arrays, host_only_file
 from auditor.static.astutil import ast_dotted, module_nodes
 
@@ -219,7 +220,7 @@ def _stmts(body: list[ast.stmt], scope: tuple[int, int] = _WHOLE_FILE):
         yield stmt, scope
         inner = scope
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            inner = (stmt.lineno, stmt.end_lineno or stmt.lineno)
+            inner = line_span(stmt)
         for name in ("body", "orelse", "finalbody"):
             sub = getattr(stmt, name, None)
             if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):

@@ -18,6 +18,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from auditor.astnodes import line_span, node_lines
 from auditor.findings import FileError, FileResult, Finding
 from auditor.project import analyze_project_file, project_kind
 from auditor.project.cuda_source import KERNEL_RE, cxx_name_lines, describe, inventory, plain_cpp_header
@@ -263,7 +264,7 @@ def _flag_reading_lines(tree: ast.Module, lines: list[str], findings: list, rele
             names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*" and (
                 node.lineno in found or spelled(a.name) is not None or spelled(module) is not None))
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and \
-                any(line in found for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)):
+                any(line in found for line in node_lines(node)):
             for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
                 if isinstance(target, ast.Name):
                     names.add(target.id)
@@ -318,7 +319,7 @@ def _drop_neutral_helpers(findings: list, tree: ast.AST) -> list:
     spans: dict[str, tuple[int, int]] = {}
     for node in module_nodes(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            spans.setdefault(node.name, (node.lineno, node.end_lineno or node.lineno))
+            spans.setdefault(node.name, line_span(node))
     if not spans:
         return findings
 

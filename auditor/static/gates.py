@@ -40,6 +40,7 @@ import ast
 import re
 from dataclasses import dataclass, field, replace
 
+from auditor.astnodes import decorated_span, starts_in
 from auditor.static.backends import _guards_imports, as_info, backends_in_text, default_arm, rank_test
 from auditor.static.flags import _target_key as _flag_name   # `use_cuda` / `self.use_cuda`: one reader
 from auditor.static.astutil import module_nodes as _walk   # (the name the passes below and engine use)
@@ -610,9 +611,7 @@ def _none_test(test: ast.expr) -> str | None:
 
 def _stmt_region(first: ast.stmt, last: ast.stmt) -> Region:
     # a decorated first statement starts at its decorators (`@parametrize("config", _TEST_CONFIGS)` above a test)
-    decorators = getattr(first, "decorator_list", None) or ()
-    start = min([first.lineno] + [d.lineno for d in decorators])
-    return start, 0, (last.end_lineno or last.lineno), _END
+    return decorated_span(first)[0], 0, (last.end_lineno or last.lineno), _END
 
 
 def _binds_with_fallback(stmt: ast.If) -> bool:
@@ -951,7 +950,7 @@ def _lower_asserted_not(findings: list, tree: ast.Module) -> list:
     if not regions:
         return findings
     return [as_info(f, "asserted-not", _ASSERTED_NOT_NOTE) if f.category in ("device", "distributed") and
-            not f.data.get("context") and any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in regions)
+            not f.data.get("context") and starts_in(f, regions)
             else f for f in findings]
 
 
@@ -1088,7 +1087,7 @@ def _drop_choiceless_tests(findings: list, tree: ast.Module) -> list:
     if not tests:
         return findings
     return [f for f in findings if f.category != "device" or
-            not any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in tests)]
+            not starts_in(f, tests)]
 
 
 def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()) -> list:

@@ -36,7 +36,8 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 import re
-from auditor.static.astutil import module_nodes
+from auditor.astnodes import line_span, node_span
+from auditor.static.astutil import literal_strings, module_nodes
 
 # a line that places a tensor or module on a device, or uses a device runtime
 _PLACES = re.compile(
@@ -75,7 +76,7 @@ def _cpu_functions(tree: ast.AST, lines: list[str]) -> list[tuple[int, int]]:
         text = "\n".join(lines[fn.lineno - 1:fn.end_lineno or fn.lineno])
         if not (_CPU_NAME.search(fn.name) or _CPU_AUTOCAST.search(text)) or places_on_device(text):
             continue
-        out.append((fn.lineno, fn.end_lineno or fn.lineno))
+        out.append(line_span(fn))
     return out
 
 
@@ -157,7 +158,7 @@ def _dtype_tables(tree: ast.AST) -> list[tuple[int, int]]:
         to_dtype = names and all(_dtype_key(v) for v in values) and all(
             isinstance(k, ast.Constant) and str(k.value).upper() == k.value for k in keys)
         if by_dtype or by_name or to_dtype:
-            out.append((node.lineno, node.end_lineno or node.lineno))
+            out.append(line_span(node))
     # a table of records (`[{"res": 768, "total_vram": 23, "bs": 18, "dtype": torch.float16}, ...]`: batch sizes
     # measured per resolution, memory and dtype, looked up with the dtype the caller chose): at least two dict
     # literals with the same string keys, every value a number, a string or a torch dtype (t11t, policy (a))
@@ -171,7 +172,7 @@ def _dtype_tables(tree: ast.AST) -> list[tuple[int, int]]:
         if len(shapes) == 1 and all(_number(v) or _dtype_key(v) or isinstance(v, ast.Constant) and isinstance(
                 v.value, str) for e in rows for v in e.values) and any(_dtype_key(v) for e in rows for v in e.values) \
                 and any(_number(v) for e in rows for v in e.values):
-            out.append((node.lineno, node.end_lineno or node.lineno))
+            out.append(line_span(node))
     return out
 
 
@@ -215,11 +216,10 @@ def _host_casts(tree: ast.AST) -> list[tuple[int, int, int, int]]:
             view = attr == "view" and len(node.args) == 1 and _dtype_key(node.args[0]) and \
                 not ast.unparse(node.args[0]).startswith(("torch.float8", "torch.float4"))
             if host_cast:
-                out.append((node.lineno, node.col_offset, node.end_lineno or node.lineno,
-                            node.end_col_offset or node.col_offset))
+                out.append(node_span(node))
             elif view:      # the dtype named in the view only, not the receiver chain (`x.to(torch.float16).view(u8)`)
                 arg = node.args[0]
-                out.append((arg.lineno, arg.col_offset, arg.end_lineno or arg.lineno, arg.end_col_offset or arg.col_offset))
+                out.append(node_span(arg))
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
                 isinstance(node.value, ast.Constant) and isinstance(node.value.value, str) and \
                 node.value.value.lower() == node.targets[0].id.lower():
@@ -239,7 +239,7 @@ def _fake_blocks(tree: ast.AST, text: str) -> list[tuple[int, int]]:
         if isinstance(node, (ast.With, ast.AsyncWith)) and any(
                 isinstance(i.context_expr, ast.Call) and _callee(i.context_expr) == "FakeTensorMode" or
                 isinstance(i.context_expr, ast.Name) and i.context_expr.id in bound for i in node.items):
-            out.append((node.lineno, node.end_lineno or node.lineno))
+            out.append(line_span(node))
     return out
 
 
@@ -438,7 +438,7 @@ def _label_points(tree: ast.AST) -> set[tuple[int, int]]:
     calls: list[ast.Call] = []
     for node in module_nodes(tree):
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-            names = {e.value.lower() for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+            names = {text.lower() for text in literal_strings(node)}
             if names & _PLATFORM_LABELS:
                 points |= {(e.lineno, e.col_offset + 1) for e in node.elts if _cuda_literal(e)}
         elif isinstance(node, ast.Call):

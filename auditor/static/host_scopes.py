@@ -17,6 +17,7 @@ import ast
 import re
 from dataclasses import replace
 
+from auditor.astnodes import decorated_span, line_span, node_lines, node_span
 from auditor.static.host_paths import equality_arms
 from auditor.static.host_values import own_scope_nodes, reaching_lines
 from auditor.static.astutil import ast_dotted, module_nodes, walk_list
@@ -50,11 +51,6 @@ def _outer_functions(tree: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionD
         elif isinstance(node, ast.ClassDef):
             out += [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     return out
-
-
-def _span(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int]:
-    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-    return first, node.end_lineno or node.lineno
 
 
 def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
@@ -100,8 +96,7 @@ def _unused_defaults(tree: ast.AST) -> list[tuple[int, int, int, int]]:
             continue
         for arg, default in pairs:
             if arg.arg not in body_names:
-                out.append((default.lineno, default.col_offset, default.end_lineno or default.lineno,
-                            default.end_col_offset or default.col_offset))
+                out.append(node_span(default))
     return out
 
 
@@ -127,7 +122,7 @@ def _unread_locals(tree: ast.AST) -> list[tuple[int, int, int, int]]:
             continue
         for name, v in stores:
             if name not in read and _names_a_device(v):
-                out.append((v.lineno, v.col_offset, v.end_lineno or v.lineno, v.end_col_offset or v.col_offset))
+                out.append(node_span(v))
     return out
 
 
@@ -168,7 +163,7 @@ def _host_test_functions(tree: ast.AST, lines: list[str]) -> list[tuple[int, int
         if key in memo:
             return memo[key]
         memo[key] = True        # a cycle counts as placing (conservative)
-        lo, hi = _span(fn)
+        lo, hi = decorated_span(fn)
         text = "\n".join(lines[lo - 1:hi])
         result = bool(_PLACES.search(text) or _HANDS_OFF.search(text)) or depth > 4 or any(
             placing(callee, depth + 1) for name in _called_names(fn) for callee in by_name.get(name, ()))
@@ -180,7 +175,7 @@ def _host_test_functions(tree: ast.AST, lines: list[str]) -> list[tuple[int, int
         if not _TEST_NAME.search(fn.name) or any(_DEVICE_PARAM.search(p.arg) for p in _params(fn)):
             continue
         if not placing(fn):
-            out.append(_span(fn))
+            out.append(decorated_span(fn))
     # a test class none of whose methods places anything (its setUp / fixtures and helpers included): the mock
     # weights its setUp builds stay on the host too (t11n; MindIE-SD's quantisation unit tests)
     for node in getattr(tree, "body", []):
@@ -189,7 +184,7 @@ def _host_test_functions(tree: ast.AST, lines: list[str]) -> list[tuple[int, int
         methods = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         if any(_TEST_NAME.search(m.name) for m in methods) and not any(
                 placing(m) or any(_DEVICE_PARAM.search(p.arg) for p in _params(m)) for m in methods):
-            out.append((min([node.lineno] + [d.lineno for d in node.decorator_list]), node.end_lineno or node.lineno))
+            out.append(decorated_span(node))
     return out
 
 
@@ -232,8 +227,7 @@ def fake_value_spans(tree: ast.AST, test_module: bool) -> list[tuple[int, int, i
     out: list[tuple[int, int, int, int]] = []
 
     def span(node: ast.expr) -> None:
-        out.append((node.lineno, node.col_offset, node.end_lineno or node.lineno,
-                    node.end_col_offset or node.col_offset))
+        out.append(node_span(node))
 
     for node in module_nodes(tree):
         if isinstance(node, ast.Call) and _mock_call(node.func, test_module):
@@ -261,7 +255,7 @@ def patch_target_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
     for node in module_nodes(tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _mock_call(node.value.func, True):
             # `self.cuda_available_patcher = patch(...)`: the name binds the patcher (a fake), not a CUDA flag
-            out += [(t.lineno, t.col_offset, t.end_lineno or t.lineno, t.end_col_offset or t.col_offset)
+            out += [node_span(t)
                     for t in node.targets]
         if not (isinstance(node, ast.Call) and _mock_call(node.func, True)):
             continue
@@ -274,8 +268,7 @@ def patch_target_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
             (k.value for k in node.keywords if k.arg in ("target", "attribute")), None)
         if isinstance(target, (ast.Constant, ast.JoinedStr)) and (not isinstance(target, ast.Constant) or isinstance(
                 target.value, str)):
-            out.append((target.lineno, target.col_offset, target.end_lineno or target.lineno,
-                        target.end_col_offset or target.col_offset))
+            out.append(node_span(target))
     return out
 
 
@@ -309,7 +302,7 @@ def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
         if isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for a in node.names:
                 if a.name != "*":
-                    for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+                    for line in node_lines(node):
                         imports.setdefault(line, []).append((f"{node.module}.{a.name}", a.asname or a.name))
         elif isinstance(node, ast.Import):
             for a in node.names:
@@ -399,13 +392,13 @@ def _probe_patched_spans(tree: ast.AST) -> list[tuple[int, int]]:
         if isinstance(node, ast.ClassDef) and _TEST_CLASS.search(node.name):
             methods = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
             if any(m.name in ("setUp", "setup_method", "setUpClass") and patches_probe(m) for m in methods):
-                out.append((node.lineno, node.end_lineno or node.lineno))
+                out.append(line_span(node))
                 continue
-            out += [(m.lineno, m.end_lineno or m.lineno) for m in methods if _TEST_NAME.search(m.name) and
+            out += [line_span(m) for m in methods if _TEST_NAME.search(m.name) and
                     patches_probe(m)]
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _TEST_NAME.search(node.name) and \
                 patches_probe(node):
-            out.append((node.lineno, node.end_lineno or node.lineno))
+            out.append(line_span(node))
     return out
 
 
@@ -421,7 +414,7 @@ def _onnx_export_functions(tree: ast.AST) -> list[tuple[int, int]]:
         for node in ast.walk(fn):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                     ast.unparse(node.func) in _ONNX_EXPORTS:
-                out.append(_span(fn))
+                out.append(decorated_span(fn))
                 break
     return out
 
@@ -541,7 +534,7 @@ def _numpy_result_functions(tree: ast.AST) -> list[tuple[int, int]]:
                 isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name) and c.func.value.id == "torch"
                 and (c.func.attr in _FACTORIES or c.func.attr in _LIKE_FACTORIES) and not _factory(c) for c in calls):
             continue
-        out.append((fn.lineno, fn.end_lineno or fn.lineno))
+        out.append(line_span(fn))
     return out
 
 
@@ -831,10 +824,10 @@ def _throttled_lines(tree: ast.AST) -> set[int]:
         looped: set[int] = set()
         for inner in (x for stmt in n.body for x in walk_list(stmt)):
             if isinstance(inner, _LOOPS):
-                looped.update(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
+                looped.update(node_lines(inner))
             elif isinstance(inner, ast.Expr) and isinstance(inner.value, ast.Call) and \
                     _LOG_CALL.match((ast_dotted(inner.value.func) or "").rsplit(".", 1)[-1]):
-                lines.update(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
+                lines.update(node_lines(inner))
         lines -= looped
     return lines
 
@@ -956,7 +949,7 @@ def _stand_in_spans(tree: ast.AST) -> list[tuple[int, int]]:
                 re.search(r"(?i)cuda|gpu", ast.unparse(d)) for d in fn.decorator_list):
             continue
         if _feeds_device(fn) and not _allocates(fn, by_name, set()):
-            out.append((fn.lineno, fn.end_lineno or fn.lineno))
+            out.append(line_span(fn))
     return out
 
 

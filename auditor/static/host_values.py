@@ -31,6 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 import libcst as cst
+from auditor.astnodes import node_lines
 from auditor.static.astutil import ast_dotted, module_nodes
 
 _HOST_LIBS = frozenset({"numpy", "pandas"})
@@ -545,6 +546,6 @@ def _lines_outside_loops(body: list[ast.stmt]) -> set[int]:
     for stmt in body:
         for n in ast.walk(stmt):
             if isinstance(n, _LOOP_NODES):
-                looped.update(range(n.lineno, (n.end_lineno or n.lineno) + 1))
-        lines.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
+                looped.update(node_lines(n))
+        lines.update(node_lines(stmt))
     return lines - looped

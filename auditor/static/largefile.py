@@ -25,6 +25,8 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
+from auditor.astnodes import decorated_span
+
 CHUNKED_ABOVE = 2_000_000          # characters; below, the file is parsed whole (the usual, faster path)
 PIECE_CHARS = 256_000
 # Peak memory of ast.parse, measured on Python 3.11 (docs/reliability.md): ~600 bytes per token for
@@ -143,11 +145,6 @@ def _may_fold(node: ast.expr) -> bool:
     return False
 
 
-def _span(stmt: ast.stmt) -> tuple[int, int]:
-    start = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", ())])
-    return start, stmt.end_lineno or stmt.lineno
-
-
 def _key(stmt: ast.stmt) -> tuple:
     """Identity of a top-level statement (several may share a line)."""
     return stmt.lineno, stmt.col_offset, stmt.end_lineno, stmt.end_col_offset
@@ -217,7 +214,7 @@ def parse_in_chunks(text: str, piece_chars: int = PIECE_CHARS) -> ChunkedTree | 
                 want *= 2                    # cut inside a statement: a longer piece (linear in total)
             del piece
         for stmt in part.body:                # line numbers moved to the file's only where kept
-            first, last = _span(stmt)
+            first, last = decorated_span(stmt)
             tree.spans.append((first + a, last + a, (stmt.lineno + a, stmt.col_offset, (stmt.end_lineno or 0) + a,
                                                      stmt.end_col_offset)))
             if _contributes(stmt):

@@ -15,6 +15,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from auditor.astnodes import line_span, node_lines, node_span, starts_in
 from auditor.static.backends import as_info
 from auditor.static.astutil import ast_dotted, module_nodes
 
@@ -47,12 +48,11 @@ def drop_overridden_bases(findings: list, tree: ast.AST) -> list:
         if not own_forward or _calls_base_forward(cls):
             continue
         for base in cls.bases:
-            spans.append((base.lineno, base.col_offset, base.end_lineno or base.lineno,
-                          base.end_col_offset or base.col_offset))
+            spans.append(node_span(base))
     if not spans:
         return findings
     return [f for f in findings if f.code not in _COVERAGE_CODES or not (f.symbol or "").startswith("torch.nn.") or
-            not any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in spans)]
+            not starts_in(f, spans)]
 
 
 def _type_reference_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
@@ -65,7 +65,7 @@ def _type_reference_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
                 node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
             found.append(node.args[1])
-    return [(n.lineno, n.col_offset, n.end_lineno or n.lineno, n.end_col_offset or n.col_offset) for n in found]
+    return [node_span(n) for n in found]
 
 
 def drop_type_references(findings: list, tree: ast.AST) -> list:
@@ -80,7 +80,7 @@ def drop_type_references(findings: list, tree: ast.AST) -> list:
     if not spans:
         return findings
     return [f for f in findings if f.code not in _COVERAGE_CODES or not _MODULE_CLASS.match(f.symbol or "") or
-            not any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in spans)]
+            not starts_in(f, spans)]
 
 
 def drop_namespace_calls(findings: list, tree: ast.AST) -> list:
@@ -129,7 +129,7 @@ def drop_weightless_loader_dtypes(findings: list, tree: ast.AST) -> list:
     if not spans:
         return findings
     return [f for f in findings if f.category != "precision" or
-            not any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in spans)]
+            not starts_in(f, spans)]
 
 
 # decorators that register a custom op's fake (meta) kernel: `@op.register_fake`, `@torch.library.register_fake("ns::op")`,
@@ -148,7 +148,7 @@ def drop_fake_kernel_dtypes(findings: list, tree: ast.AST) -> list:
     tracing; the dtype is the real kernel's, reported where that kernel is chosen, and the fake runs no arithmetic."""
     if not any(f.category == "precision" for f in findings) or not isinstance(tree, ast.Module):
         return findings
-    spans = [(n.lineno, n.end_lineno or n.lineno) for n in module_nodes(tree)
+    spans = [line_span(n) for n in module_nodes(tree)
              if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and _fake_kernel(n)]
     if not spans:
         return findings
@@ -270,7 +270,7 @@ def drop_dtype_restores(findings: list, tree: ast.AST) -> list:
                 for call in ast.walk(stmt):
                     if isinstance(call, ast.Call) and _cast_word(call) in tested:
                         spots.update((line, _cast_word(call)) for line in  # type: ignore[misc]
-                                     range(call.lineno, (call.end_lineno or call.lineno) + 1))
+                                     node_lines(call))
     if not spots:
         return findings
     return [f for f in findings if f.name not in _DTYPE_RULES or
@@ -292,8 +292,7 @@ def lower_parallel_type_tests(findings: list, tree: ast.AST) -> list:
     at error as before."""
     if not any(f.name == _DATA_PARALLEL and f.severity != "info" for f in findings) or not isinstance(tree, ast.Module):
         return findings
-    spans = [(n.args[1].lineno, n.args[1].col_offset, n.args[1].end_lineno or n.args[1].lineno,
-              n.args[1].end_col_offset or n.args[1].col_offset) for n in module_nodes(tree)
+    spans = [node_span(n.args[1]) for n in module_nodes(tree)
              if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("isinstance", "issubclass")
              and len(n.args) == 2]
     if not spans:
@@ -330,18 +329,18 @@ def drop_math_backend_lists(findings: list, tree: ast.AST) -> list:
     rules (NPU321) no longer point at it. A list of CUDA backends alone keeps its error."""
     if not any(f.code in _SDPA_CODES for f in findings) or not isinstance(tree, ast.Module):
         return findings
-    spans = [(n.lineno, n.col_offset, n.end_lineno or n.lineno, n.end_col_offset or n.col_offset)
+    spans = [node_span(n)
              for n in module_nodes(tree) if isinstance(n, (ast.List, ast.Tuple, ast.Set)) and any(
                  _sdpa_member(e, "MATH") for e in n.elts)]
     # pd24 (heldout23's LVCDWrapper, heldout21's DynamiCrafterWrapper: sgm's BACKEND_MAP): the entries of a per-backend
     # table, NPU349 and NPU350 alike (`torch.backends.cuda.SDPBackend.MATH` as a key chooses nothing either)
-    tables = [(n.lineno, n.col_offset, n.end_lineno or n.lineno, n.end_col_offset or n.col_offset)
+    tables = [node_span(n)
               for n in module_nodes(tree) if isinstance(n, ast.Dict) and _backend_table(n)]
     if not spans and not tables:
         return findings
 
     def inside(f, where) -> bool:
-        return any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in where)
+        return starts_in(f, where)
 
     out = []
     for f in findings:

@@ -33,7 +33,7 @@ from typing import Any
 
 from auditor.backend_words import backends_in_text
 from auditor.static.backends import as_info
-from auditor.static.astutil import module_nodes
+from auditor.static.astutil import literal_strings, module_nodes
 
 _NOTE = "only the CUDA arm of the project's own platform check ({how}) reaches this; its other arm is the NPU " \
         "path: left as is"
@@ -48,10 +48,9 @@ _END = 1 << 30
 def _names(value: Any) -> set[str]:
     """The backends one string constant (or a tuple / list / set of them) names, by its exact value."""
     out: set[str] = set()
-    items = value.elts if isinstance(value, (ast.Tuple, ast.List, ast.Set)) else [value]
-    for item in items:
-        if isinstance(item, ast.Constant) and isinstance(item.value, str) and len(item.value) <= 24:
-            out |= backends_in_text(item.value.split(":", 1)[0])
+    for text in literal_strings(value):
+        if len(text) <= 24:
+            out |= backends_in_text(text.split(":", 1)[0])
     return out
 
 

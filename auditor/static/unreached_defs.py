@@ -63,7 +63,7 @@ from dataclasses import replace
 from collections.abc import Collection
 from typing import Any
 
-from auditor.astnodes import module_nodes
+from auditor.astnodes import line_span, module_nodes
 from auditor.static.attribute_sets import setting_nodes
 from auditor.static.backends import as_info
 
@@ -784,7 +784,7 @@ def _globals_read_in(tree: ast.Module) -> list[list[Any]]:
     top-level definitions read (no module-level read, no string of it): when every reading definition is unreached, so
     is the value (pd25: OpenDiT's `configs = [triton.Config(...), ...]`, read only by the `@triton.autotune(configs=
     configs)` of kernels nothing launches)."""
-    defs = [(n.lineno, n.end_lineno or n.lineno) for n in tree.body
+    defs = [line_span(n) for n in tree.body
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     defs += [(d.lineno, n.end_lineno or n.lineno) for n in tree.body
              if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for d in n.decorator_list]

@@ -30,7 +30,8 @@ from __future__ import annotations
 import ast
 from typing import Any, TypeGuard
 
-from auditor.static.astutil import ast_dotted, module_nodes
+from auditor.astnodes import node_span, starts_in
+from auditor.static.astutil import ast_dotted, literal_strings, module_nodes
 from auditor.static.backends import as_info
 
 # rules whose match on an import statement is the name of a class whose module imports on Ascend
@@ -43,14 +44,6 @@ _RAISES_NOTE = ("an option of a call inside `pytest.raises(...)`: the test expec
 _PARAM_NOTE = "an expected value of a pytest.param skipped without CUDA: never used on Ascend"
 _SKIP_NOTE = "the test's body is an unconditional pytest.skip(...): the CUDA condition changes nothing on Ascend"
 _MOCK_NOTE = "the test patches torch.cuda.is_available: its 'cuda' values are mocked answers, no device is selected"
-
-
-def _span(node: Any) -> tuple[int, int, int, int]:
-    return (node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or node.col_offset)
-
-
-def _inside(f, spans) -> bool:
-    return any((l1, c1) <= (f.line, f.col - 1) < (l2, c2) for l1, c1, l2, c2 in spans)
 
 
 def _str(node: Any) -> str | None:
@@ -69,7 +62,7 @@ def _mentions_npu(tree: ast.Module) -> bool:
 
 def _cuda_slot_values(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     """Spans of the values of `'cuda': X` entries of dict literals."""
-    return [_span(v) for n in module_nodes(tree) if isinstance(n, ast.Dict)
+    return [node_span(v) for n in module_nodes(tree) if isinstance(n, ast.Dict)
             for k, v in zip(n.keys, n.values) if k is not None and _str(k) == "cuda"]
 
 
@@ -115,7 +108,7 @@ _PLACING_KEYWORDS = frozenset({"device", "device_map", "map_location", "device_t
 def _option_keywords(body: list[ast.stmt]) -> list[tuple[int, int, int, int]]:
     """Spans of the option keywords (`accelerator="cuda"`) of the calls in a `pytest.raises` body: values a validator
     reads; a placing keyword or a value that calls something (`.cuda()`, `torch.device(...)`) is left out."""
-    return [_span(kw) for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Call) for kw in n.keywords
+    return [node_span(kw) for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Call) for kw in n.keywords
             if kw.arg and kw.arg not in _PLACING_KEYWORDS
             and not any(isinstance(m, ast.Call) for m in ast.walk(kw.value))]
 
@@ -128,12 +121,12 @@ def _test_spans(tree: ast.Module) -> dict[str, list]:
             spans["raises"] += _option_keywords(n.body)
         elif _is_call_of(n, "pytest.param") and _cuda_skip_marks(n):
             # the device string itself ('cuda:0') picks the test's device: it keeps its finding (Groma's mmcv tests)
-            spans["param"] += [_span(a) for a in n.args if _str(a) is None]
+            spans["param"] += [node_span(a) for a in n.args if _str(a) is None]
         elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test"):
             if _skip_only(n):
-                spans["skip"] += [_span(d) for d in n.decorator_list]
+                spans["skip"] += [node_span(d) for d in n.decorator_list]
             if _patches_cuda_available(n):
-                spans["mock"].append(_span(n))
+                spans["mock"].append(node_span(n))
     return spans
 
 
@@ -143,9 +136,9 @@ def _npu_accepting_asserts(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     for n in module_nodes(tree):
         if isinstance(n, ast.Assert) and isinstance(n.test, ast.Compare) and len(n.test.ops) == 1 \
                 and isinstance(n.test.ops[0], ast.In) and isinstance(n.test.comparators[0], (ast.List, ast.Tuple, ast.Set)):
-            names = {(_str(e) or "").lower() for e in n.test.comparators[0].elts}
+            names = {text.lower() for text in literal_strings(n.test.comparators[0])}
             if "npu" in names and "cuda" in names:
-                out.append(_span(n.test))
+                out.append(node_span(n.test))
     return out
 
 
@@ -162,7 +155,7 @@ def _log_only_flag_tests(tree: ast.Module) -> list[tuple[int, int, int, int]]:
         if isinstance(n, ast.If) and not n.orelse and isinstance(n.test, (ast.Name, ast.Attribute)) and all(
                 isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and (ast_dotted(s.value.func) or "")
                 .rsplit(".", 1)[-1] in _LOG_CALLS for s in n.body):
-            out.append(_span(n.test))
+            out.append(node_span(n.test))
     return out
 
 
@@ -171,7 +164,7 @@ def _uncalled_setup_helpers(tree: ast.Module, rel: str) -> list[tuple[int, int, 
     if rel.rsplit("/", 1)[-1] != "setup.py":
         return []
     loaded = _loaded_names(tree)
-    return [_span(n) for n in tree.body if isinstance(n, ast.FunctionDef) and n.name not in loaded]
+    return [node_span(n) for n in tree.body if isinstance(n, ast.FunctionDef) and n.name not in loaded]
 
 
 def _metadata_stats(tree: ast.Module) -> list[tuple[int, int, int, int]]:
@@ -192,7 +185,7 @@ def _metadata_stats(tree: ast.Module) -> list[tuple[int, int, int, int]]:
             while isinstance(root, ast.Subscript):
                 root = root.value
             if from_stats(n.func.value) or isinstance(root, ast.Name) and root.id in bound:
-                out.append(_span(n))
+                out.append(node_span(n))
     return out
 
 
@@ -219,27 +212,27 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
     carried = [f for f in findings if f.code in _CARRIED_BY_USE and f.severity != "info"]
     imports, tables, loaded = [], [], set()
     if carried:
-        imports = [_span(n) for n in module_nodes(tree) if isinstance(n, ast.ImportFrom)]
+        imports = [node_span(n) for n in module_nodes(tree) if isinstance(n, ast.ImportFrom)]
         tables = _cuda_slot_values(tree) if _mentions_npu(tree) else []
         loaded = _loaded_names(tree)
     tests = _test_spans(tree) if "pytest" in text or "patch" in text else {}
     out = []
     for f in findings:
-        if _inside(f, asserts) or f.code in _FEATURE_CHECK_CODES and _inside(f, log_only) or \
-                f.code in _HOST_SYNC_CODES and _inside(f, stats) or \
+        if starts_in(f, asserts) or f.code in _FEATURE_CHECK_CODES and starts_in(f, log_only) or \
+                f.code in _HOST_SYNC_CODES and starts_in(f, stats) or \
                 f.code == _PROBE_RULE and f.symbol in probes:
             continue
         if f.severity != "info":
-            if uncalled and _inside(f, uncalled):
+            if uncalled and starts_in(f, uncalled):
                 f = as_info(f, "uncalled-helper", _UNCALLED_NOTE)
-            elif f.code in _CARRIED_BY_USE and _inside(f, imports) and f.symbol.rsplit(".", 1)[-1] in loaded:
+            elif f.code in _CARRIED_BY_USE and starts_in(f, imports) and f.symbol.rsplit(".", 1)[-1] in loaded:
                 f = as_info(f, "import-carried", _IMPORT_NOTE)
-            elif f.code in _CARRIED_BY_USE and _inside(f, tables):
+            elif f.code in _CARRIED_BY_USE and starts_in(f, tables):
                 f = as_info(f, "device-table", _TABLE_NOTE)
             elif f.category == "device" and tests:
                 for kind, note in (("raises", _RAISES_NOTE), ("param", _PARAM_NOTE), ("skip", _SKIP_NOTE),
                                    ("mock", _MOCK_NOTE)):
-                    if _inside(f, tests[kind]):
+                    if starts_in(f, tests[kind]):
                         f = as_info(f, f"test-{kind}", note)
                         break
         out.append(f)

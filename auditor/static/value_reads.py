@@ -35,6 +35,7 @@ from __future__ import annotations
 import ast
 import re
 
+from auditor.astnodes import line_span
 from auditor.static.astutil import ast_dotted, module_nodes
 
 _HOST_OP_CODES = frozenset({"NPU501", "NPU502", "NPU702"})
@@ -454,12 +455,12 @@ def _expected_value_spans(tree: ast.AST) -> list[tuple[int, int]]:
                 " ".join(e.value for e in getattr(names, "elts", []) if isinstance(e, ast.Constant)
                          and isinstance(e.value, str))
             if any(_EXPECTED_NAME.search(n.strip()) for n in re.split(r"[,\s]+", text) if n.strip()):
-                spans.append((node.args[1].lineno, node.args[1].end_lineno or node.args[1].lineno))
+                spans.append(line_span(node.args[1]))
         elif isinstance(node, ast.Assign) and isinstance(node.value, (ast.Dict, ast.List, ast.Tuple)):
             for t in node.targets:
                 name = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else ""
                 if _EXPECTED_NAME.search(name):
-                    spans.append((node.value.lineno, node.value.end_lineno or node.value.lineno))
+                    spans.append(line_span(node.value))
     return spans
 
 

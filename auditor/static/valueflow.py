@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Sequence
 
+from auditor.astnodes import line_span, node_lines
 from auditor.findings import Finding
 from auditor.static.flags import _target_key as _target_name   # `x` / `self.x`: one reader (flags, gates)
 from auditor.static.astutil import module_nodes, walk_list
@@ -231,7 +232,7 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
 
     def flagged(stmt: ast.stmt) -> list[Finding]:
         got: list[Finding] = []
-        for line in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1):
+        for line in node_lines(stmt):
             got += by_line.get(line, ())
         return got
 
@@ -296,7 +297,7 @@ def _seeds(tree: ast.Module, findings: Sequence[Finding], rel: str) -> tuple[lis
                     if v.lineno <= f.line <= (v.end_lineno or v.lineno) and
                     (f.line > v.lineno or f.col - 1 >= v.col_offset)]
             if not hits:
-                if any(line in every for line in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1)):
+                if any(line in every for line in node_lines(stmt)):
                     continue        # a builder the rules know (DeepSpeed's: NPU421, built for Ascend)
                 built = _builder_load(v, names)
                 if built is not None:       # `fused_ema_adam_cuda = FusedEmaAdamBuilder().jit_load()`
@@ -396,7 +397,7 @@ def _kernel_bodies(tree: ast.Module) -> list[tuple[int, int]]:
                 name = target.attr if isinstance(target, ast.Attribute) else target.id \
                     if isinstance(target, ast.Name) else ""
                 if name in _KERNEL_DECORATORS or "triton" in name.lower():
-                    out.append((node.lineno, node.end_lineno or node.lineno))
+                    out.append(line_span(node))
                     break
     return out
 

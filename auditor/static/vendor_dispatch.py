@@ -27,9 +27,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from auditor.astnodes import node_lines
 from auditor.backend_words import backends_in_text
 from auditor.source import SourceError
-from auditor.static.astutil import module_nodes_of
+from auditor.static.astutil import literal_strings, module_nodes_of
 from auditor.static.backends import _NOTES, _classify, as_info
 from auditor.static.project_imports import held_tree, read_counted
 
@@ -41,14 +42,6 @@ _MAX_BYTES = 2_000_000
 def _names_npu(value: str) -> bool:
     """An Ascend / NPU / Huawei name (`"NPU"`, `"ascend"`, `"Huawei"`)."""
     return _classify(backends_in_text(value)) == "npu" or "huawei" in value.lower()
-
-
-def _strings(node: ast.AST) -> list[str]:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return [node.value]
-    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-    return []
 
 
 def _key(node: ast.AST, scope: int) -> tuple | None:
@@ -79,11 +72,11 @@ def npu_compared(tree: ast.AST, attrs_only: bool = False) -> set[tuple]:
     def check(child: ast.AST, scope: int) -> None:
         if isinstance(child, ast.Compare):
             operands = [child.left, *child.comparators]
-            if any(_names_npu(s) for o in operands for s in _strings(o)):
-                out.update(k for o in operands if not _strings(o) for k in [_key(o, scope)] if k is not None)
+            if any(_names_npu(s) for o in operands for s in literal_strings(o)):
+                out.update(k for o in operands if not literal_strings(o) for k in [_key(o, scope)] if k is not None)
         elif isinstance(child, ast.Match):
             values = [s for case in child.cases for p in ast.walk(case.pattern) if isinstance(p, ast.MatchValue)
-                      for s in _strings(p.value)]
+                      for s in literal_strings(p.value)]
             key = _key(child.subject, scope)
             if key is not None and any(_names_npu(s) for s in values):
                 out.add(key)
@@ -103,10 +96,10 @@ def _cuda_compared(tree: ast.AST, attrs_only: bool = False) -> dict[int, set[tup
     def check(child: ast.AST, scope: int) -> None:
         if isinstance(child, ast.Compare):
             operands = [child.left, *child.comparators]
-            if any(backends_in_text(s) == {"cuda"} for o in operands for s in _strings(o)):
-                keys = {k for o in operands if not _strings(o) for k in [_key(o, scope)] if k is not None
+            if any(backends_in_text(s) == {"cuda"} for o in operands for s in literal_strings(o)):
+                keys = {k for o in operands if not literal_strings(o) for k in [_key(o, scope)] if k is not None
                         and (not attrs_only or k[0] == "attr")}
-                for line in range(child.lineno, (child.end_lineno or child.lineno) + 1):
+                for line in node_lines(child):
                     out.setdefault(line, set()).update(keys)
 
     if attrs_only:
@@ -189,7 +182,7 @@ def _own_cpu_settings(tree: ast.AST) -> set[str]:
     out: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None \
-                and "CPU" in _strings(node.value):
+                and "CPU" in literal_strings(node.value):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             out.update(t.id for t in targets if isinstance(t, ast.Name))
     return out
@@ -204,7 +197,7 @@ def _own_setting_lines(tree: ast.AST) -> set[int]:
     out: set[int] = set()
 
     def add(compare: ast.Compare) -> None:
-        out.update(range(compare.lineno, (compare.end_lineno or compare.lineno) + 1))
+        out.update(node_lines(compare))
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare) and any(isinstance(o, ast.Name) and o.id in settings
@@ -235,7 +228,7 @@ def _board_probe_lines(tree: ast.AST) -> set[int]:
                 isinstance(c, ast.Constant) and isinstance(c.value, str) and _BOARD_FILES.search(c.value)
                 for c in ast.walk(fn)):
             out.update(line for c in ast.walk(fn) if isinstance(c, ast.Compare)
-                       for line in range(c.lineno, (c.end_lineno or c.lineno) + 1))
+                       for line in node_lines(c))
     return out
 
 

@@ -453,7 +453,7 @@ class MatchVisitor(cst.CSTVisitor):
         # `Device.cuda` / `Backend.CUDA` as an operand of a comparison (or in a tuple compared): an enum member (t14v)
         self._enum_compared: set[int] = set()
         self._handled: set[int] = set()   # ids of nodes already matched (or binding names)
-        self._def_names: list[str] = []   # the enclosing defs' names, innermost last
+        self._fed_to_switch: set[int] = set()   # ids of parameters whose default is no finding (_mark_fed_to_switch)
         # attribute names that are not the tensor property an attribute rule means: `platform.is_cuda()` (a call:
         # Tensor.is_cuda is a property), `self.is_cuda`, `obj.is_cuda = ...` (a binding)
         self._not_property: set[int] = set()
@@ -930,20 +930,25 @@ class MatchVisitor(cst.CSTVisitor):
             m = self.c.match_string(node.name.value)
             if m is not None:
                 self._hit(m[0], node.name, node.name.value, value=m[1])
-        self._def_names.append(node.name.value)
+        self._mark_fed_to_switch(node)
         return True
 
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._def_names.pop()
-
-    def _fed_to_switch(self, param: str) -> bool:
-        """Whether the enclosing def writes this parameter straight into a torch.backends switch (context.
-        params_fed_to_backend_switches): the switch line is the finding, not the default (lead decision 7)."""
-        if not self._def_names or self.ctx.module is None:
-            return False
+    def _mark_fed_to_switch(self, fn: cst.FunctionDef) -> None:
+        """Keep in `_fed_to_switch` the parameters whose innermost enclosing def is `fn` (its own, its lambdas'; not a
+        nested def's) where a def of that name writes a parameter of that name straight into a torch.backends switch
+        (context.params_fed_to_backend_switches): the switch line is the finding, not the default (lead decision 7)."""
+        if not self.c.keywords or self.ctx.module is None:
+            return
         if self.ctx.switch_fed_params is None:
             self.ctx.switch_fed_params = params_fed_to_backend_switches(self.ctx, self.ctx.module)
-        return (self._def_names[-1], param) in self.ctx.switch_fed_params
+        names = {param for name, param in self.ctx.switch_fed_params if name == fn.name.value}
+        stack = children(fn) if names else []
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Param) and node.name.value in names:
+                self._fed_to_switch.add(id(node))
+            if not isinstance(node, cst.FunctionDef):
+                stack.extend(children(node))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         self._handled.add(id(node.name))
@@ -979,7 +984,7 @@ class MatchVisitor(cst.CSTVisitor):
     def visit_Param(self, node: cst.Param) -> bool:
         self._handled.add(id(node.name))
         self._implementation_names(node.name, node.default)
-        if node.default is not None and self.c.keywords and not self._fed_to_switch(node.name.value):
+        if node.default is not None and self.c.keywords and id(node) not in self._fed_to_switch:
             # `def run(bf16: bool = True)`: a default switches the setting on like a keyword argument would
             self._keyword_binding(node.name, node.default, set(), parameter=True)
         self._dtype_quiet += _compiler_dtype_key(node.name)
