@@ -501,8 +501,8 @@ class MatchVisitor(cst.CSTVisitor):
         self._dispatch_keys: set[int] = set()
         # a string arm of `a if test else b` whose other arm is a string too: id -> the other arm's text
         self._other_arm: dict[int, str] = {}
-        # `hasattr(obj, "cuda")` tests whose branch calls `.cuda(...)`: id of the hasattr call -> the method rule
-        self._method_probes: dict[int, Rule] = {}
+        # `hasattr(obj, "cuda")` tests whose branch calls `.cuda(...)`: id of the hasattr call -> (method rule, name)
+        self._method_probes: dict[int, tuple[Rule, str]] = {}
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -1702,10 +1702,11 @@ class MatchVisitor(cst.CSTVisitor):
                 continue
             attr = call.args[1].value.evaluated_value
             rules = self.c.methods.get(attr) if isinstance(attr, str) else None
-            if not rules or rules[0].category != "device" or _base_name(call.args[0].value) in self.ctx.aliases:
+            if not isinstance(attr, str) or not rules or rules[0].category != "device" or \
+                    _base_name(call.args[0].value) in self.ctx.aliases:
                 continue
             if _calls_method(body, attr):
-                self._method_probes[id(call)] = rules[0]
+                self._method_probes[id(call)] = (rules[0], attr)
 
     def _probe_reference(self, node: cst.Call) -> None:
         """`hasattr(torch.cuda, "mem_get_info")`, `hasattr(torch.ops.my_triton_ops, "layer_norm")`: the line spells the
@@ -1717,10 +1718,10 @@ class MatchVisitor(cst.CSTVisitor):
         "pytorch")`: the import is the finding); dtype probes, Python's own attributes and the NPU's own
         namespaces."""
         func = node.func
-        method_rule = self._method_probes.get(id(node))
-        if method_rule is not None:
+        method = self._method_probes.get(id(node))
+        if method is not None:
             first = len(self.hits)
-            self._hit(method_rule, node.args[1].value, str(node.args[1].value.evaluated_value))
+            self._hit(method[0], node.args[1].value, method[1])
             for hit in self.hits[first:]:
                 hit.probe = True
             return
