@@ -52,9 +52,8 @@ def add_embedded_docker_commands(engine: "StaticEngine", data: bytes, rel: str, 
         for f in analyze_shell(engine, text.encode("utf-8"), rel).findings:
             i = max(k for k, s in enumerate(starts) if s <= f.line)
             piece, node = parts[i]
-            piece_lines = piece.split("\n")
-            offset = min(f.col - 1, len(piece_lines[f.line - starts[i]]))
-            word = piece_lines[f.line - starts[i]][offset:].split(maxsplit=1)
+            piece_line = piece.split("\n")[min(f.line - starts[i], piece.count("\n"))]
+            word = piece_line[max(f.col - 1, 0):].split(maxsplit=1)
             line, col = _place(lines, node, word[0] if word else "")
             if any(g.line == line and g.code == f.code for g in result.findings):
                 continue            # the Python pass reports it there already
