@@ -77,12 +77,10 @@ def _pip_command(call: ast.Call) -> tuple[str, list[tuple[int, int, int, int]]] 
     file) of the Python nodes each part comes from; None when the call runs no pip command."""
     if not isinstance(call.func, (ast.Name, ast.Attribute)):
         return None
-    # (ast.unparse, not auditor.static.astutil's dotted name: auditor.project does not import auditor.static)
-    name = ast.unparse(call.func)
-    module, _, last = name.rpartition(".")
+    last = ast.unparse(call.func).rpartition(".")[2]
     first = call.args[0]
-    if last in _RUNNER_NAMES and (module in _RUNNER_MODULES or not module):
-        parts = _parts(first.elts) if isinstance(first, (ast.List, ast.Tuple)) else _parts([first])
+    if runner_call(call):
+        parts = shell_parts(first.elts) if isinstance(first, (ast.List, ast.Tuple)) else shell_parts([first])
         if parts is None:
             return None
         words = " ".join(p[0] for p in parts).split()
@@ -91,7 +89,7 @@ def _pip_command(call: ast.Call) -> tuple[str, list[tuple[int, int, int, int]]] 
             return None
         return _joined(parts)
     if _PIP_HELPER.search(last):
-        parts = _parts([first])
+        parts = shell_parts([first])
         if parts is None:
             return None
         words = parts[0][0].split()
@@ -109,7 +107,16 @@ def _pip_command(call: ast.Call) -> tuple[str, list[tuple[int, int, int, int]]] 
     return None
 
 
-def _parts(nodes: list[ast.expr]) -> list[tuple[str, ast.expr]] | None:
+def runner_call(call: ast.Call) -> bool:
+    """`os.system(cmd)`, `subprocess.run([...])` (also as `sp.run`, or imported by name), with an argument."""
+    if not call.args or not isinstance(call.func, (ast.Name, ast.Attribute)):
+        return False
+    # (ast.unparse, not auditor.static.astutil's dotted name: auditor.project does not import auditor.static)
+    module, _, last = ast.unparse(call.func).rpartition(".")
+    return last in _RUNNER_NAMES and (module in _RUNNER_MODULES or not module)
+
+
+def shell_parts(nodes: list[ast.expr]) -> list[tuple[str, ast.expr]] | None:
     """Each node's shell text: a string literal's value, an f-string's with `${X}` for its fields, `$X` for any other
     expression (`sys.executable`, a variable); None when no node is a string."""
     out: list[tuple[str, ast.expr]] = []

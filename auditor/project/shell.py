@@ -71,7 +71,9 @@ _CMAKE_DEFINE_RE = re.compile(r"(?<![\w-])-D([A-Za-z_]\w*)(?::[A-Za-z]+)?=([^\s\
 _CUDA_PATH_RE = re.compile(r"(?<![\w/.-])/usr/local/cuda(-[\w.${}]*)?(?![\w.])")   # `cuda-` then `${V}`: one word
 # the NVIDIA driver's folders (GKE's /home/kubernetes/bin/nvidia on the host, mounted at /usr/local/nvidia; Colab's
 # /usr/lib64-nvidia): NPU075 (t15h)
-DRIVER_PATH_RE = re.compile(r"(?<![\w/.-])(/usr/local/nvidia|/home/kubernetes/bin/nvidia|/usr/lib64-nvidia)(?![\w.-])")
+# (t27a: and the driver's own tools in /usr/bin, bind-mounted into containers: `-v /usr/bin/nvidia-xconfig:...`)
+DRIVER_PATH_RE = re.compile(r"(?<![\w/.-])(/usr/local/nvidia|/home/kubernetes/bin/nvidia|/usr/lib64-nvidia"
+                            r"|/usr/bin/nvidia-(?:xconfig|settings|smi|debugdump|persistenced|modprobe|cuda-mps-\w+))(?![\w.-])")
 # the libraries pip's NVIDIA wheels install (`.../site-packages/nvidia/cudnn/lib` on LD_LIBRARY_PATH: nvidia-cudnn-cu12,
 # nvidia-nccl-cu12, ...) and TensorRT's shared libraries by file name (`ln -s .../libnvinfer.so .../libnvinfer.so.7`)
 NVIDIA_LIB_PATH_RE = re.compile(r"site-packages/nvidia/(\w+)(?![\w.-])(?:/lib\b)?"

@@ -491,6 +491,10 @@ class StaticEngine:
                 from auditor.project.embedded_pip import add_embedded_pip_commands
 
                 add_embedded_pip_commands(self, data, rel, result, utf8_tree)
+                # a container command the code builds (`cmd += "--gpus all "`, then `os.system(cmd)`)
+                from auditor.project.embedded_docker import add_embedded_docker_commands
+
+                add_embedded_docker_commands(self, data, rel, result, utf8_tree)
             # the import graph's facts (auditor/static/project_imports.py), from the bytes: a file ast rejects too
             result.summary = with_facts(result.summary, data, rel, result.findings,
                                         full[0] if full is not None else None, utf8_tree)

@@ -501,6 +501,8 @@ class MatchVisitor(cst.CSTVisitor):
         self._dispatch_keys: set[int] = set()
         # a string arm of `a if test else b` whose other arm is a string too: id -> the other arm's text
         self._other_arm: dict[int, str] = {}
+        # `hasattr(obj, "cuda")` tests whose branch calls `.cuda(...)`: id of the hasattr call -> (method rule, name)
+        self._method_probes: dict[int, tuple[Rule, str]] = {}
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -1691,6 +1693,26 @@ class MatchVisitor(cst.CSTVisitor):
             return
         self._match_reference(name, f"{base}.{attr}", None)
 
+    def _method_probe(self, test: cst.BaseExpression, body: cst.CSTNode) -> None:
+        """`if hasattr(obj, "cuda"): return obj.cuda(*args, **kwargs)` (torchdrug's `cuda()` helper and its copies:
+        PiFold, GearNet), `x.cuda() if hasattr(x, "cuda") else x`: a duck-typed test for the CUDA move its branch
+        makes, ported with it (`hasattr(obj, "npu")`). Kept when the branch calls that method and the object is
+        not a module (`hasattr(torch, "cuda")` names a namespace every torch build has); reported as a probe."""
+        tests = [test]
+        while tests and isinstance(tests[-1], cst.BooleanOperation) and isinstance(tests[-1].operator, cst.And):
+            tests[-1:] = [tests[-1].left, tests[-1].right]
+        for call in tests:
+            if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "hasattr"
+                    and len(call.args) == 2 and isinstance(call.args[1].value, cst.SimpleString)):
+                continue
+            attr = call.args[1].value.evaluated_value
+            rules = self.c.methods.get(attr) if isinstance(attr, str) else None
+            if not isinstance(attr, str) or not rules or rules[0].category != "device" or \
+                    _base_name(call.args[0].value) in self.ctx.aliases:
+                continue
+            if _calls_method(body, attr):
+                self._method_probes[id(call)] = (rules[0], attr)
+
     def _probe_reference(self, node: cst.Call) -> None:
         """`hasattr(torch.cuda, "mem_get_info")`, `hasattr(torch.ops.my_triton_ops, "layer_norm")`: the line spells the
         CUDA-only torch name it asks about (labelling policy item 1), and on Ascend the answer differs from CUDA's
@@ -1701,6 +1723,13 @@ class MatchVisitor(cst.CSTVisitor):
         "pytorch")`: the import is the finding); dtype probes, Python's own attributes and the NPU's own
         namespaces."""
         func = node.func
+        method = self._method_probes.get(id(node))
+        if method is not None:
+            first = len(self.hits)
+            self._hit(method[0], node.args[1].value, method[1])
+            for hit in self.hits[first:]:
+                hit.probe = True
+            return
         if not isinstance(func, cst.Name) or func.value != "hasattr" or len(node.args) != 2 or self._asserting:
             return      # `assert hasattr(torch.ops.mylib, "op")`: a test checking a registration
         if any(a.keyword is not None for a in node.args):
@@ -1898,6 +1927,7 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_If(self, node: cst.If) -> bool:
         self._flag_reads(node.test)
+        self._method_probe(node.test, node.body)
         guard = self.ctx.cast_fallbacks.admit(guard_kind(node))
         required = required_dtype_nodes(node.test, guard=guard)
         self.ctx.cast_fallbacks.met(guard, required)
@@ -1948,6 +1978,7 @@ class MatchVisitor(cst.CSTVisitor):
         self._dtype_quiet -= 1
 
     def visit_IfExp(self, node: cst.IfExp) -> bool:
+        self._method_probe(node.test, node.body)
         if not self._in_message:
             # `print(f"... to {'CUDA' if self.cuda_available else 'device'}")`: inside a message the test only picks
             # the words printed (t18c, diffusion-pipe's block swapper); the branch that gates the device is reported
@@ -2190,6 +2221,24 @@ def _lists_choices(node: cst.Arg) -> bool:
 
 
 _STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+
+
+class _MethodCalls(cst.CSTVisitor):
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name, self.found = name, False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == self.name:
+            self.found = True
+        return not self.found
+
+
+def _calls_method(node: cst.CSTNode, name: str) -> bool:
+    """Whether `node` holds a call of a method named `name` (`x.cuda(...)`)."""
+    finder = _MethodCalls(name)
+    node.visit(finder)
+    return finder.found
 
 
 def _base_name(node: cst.BaseExpression) -> str | None:
