@@ -79,6 +79,8 @@ class _Reads:
     passed: set[tuple[str, str, str]] = field(default_factory=set)
     # t24b: (name, keyword) for a name passed on under another keyword (`load_in_8bit=load_text_encoder_in_8bit`)
     forwards: set[tuple[str, str]] = field(default_factory=set)
+    # pd37: (section, key) of a read passed under its own name to a trainer (`Trainer(accelerator=cfg.train.accelerator)`)
+    to_trainer: set[tuple[str, str]] = field(default_factory=set)
 
     def add(self, other: "_Reads") -> None:
         self.under |= other.under
@@ -87,6 +89,7 @@ class _Reads:
         self.imported |= other.imported
         self.passed |= other.passed
         self.forwards |= other.forwards
+        self.to_trainer |= other.to_trainer
 
 
 FACT = "setting_reads"      # the summary key of a Python file's reads (auditor/cache.py FACTS)
@@ -163,6 +166,12 @@ def _forwarding_calls(tree: ast.Module) -> set[int]:
     return found
 
 
+def _trainer_call(name: str) -> bool:
+    """Lightning's `Trainer(...)` / `Fabric(...)` (and subclasses named `*Trainer`): they read their keywords as
+    Lightning's own settings, whatever the config section the value came from is called."""
+    return name in ("Trainer", "Fabric") or name.endswith("Trainer")
+
+
 def _read_file(tree: ast.Module, reads: _Reads) -> None:
     # one pass over the node list the file's other passes share (breadth-first: an assignment target comes before its
     # subscript, so `cfg['DEVICE'] = 'cuda'` skips the key it stores as well as the target)
@@ -197,6 +206,7 @@ def _read_file(tree: ast.Module, reads: _Reads) -> None:
             reads.named.add(node.arg)
         elif isinstance(node, ast.Call):
             func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
             for kw in node.keywords:
                 if kw.arg and isinstance(kw.value, ast.Name) and kw.value.id != kw.arg:
                     reads.forwards.add((kw.value.id, kw.arg))
@@ -205,12 +215,13 @@ def _read_file(tree: ast.Module, reads: _Reads) -> None:
                     read = _read_key(kw.value)
                     if read:
                         reads.passed.add((*read, kw.arg))
+                        if read[1] == kw.arg and _trainer_call(name):
+                            reads.to_trainer.add(read)
             if isinstance(func, ast.Attribute) and func.attr in ("get", "pop") and node.args \
                     and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
                 section = _last_name(func.value)     # `cfg.trainer.get("gpus")`
                 if section:
                     reads.under.add((section, node.args[0].value))
-            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
             if name in _HANDOVER_CALLS or name.endswith("Trainer"):
                 for arg in node.args[:1]:
                     section = _last_name(arg)
@@ -239,7 +250,8 @@ def reads_fact(tree: ast.AST | None) -> dict | None:
             "named": sorted(n for n in reads.named if _KEY_LIKE_RE.fullmatch(n)),
             "handed": sorted(reads.handed), "imported": sorted(reads.imported),
             "passed": sorted([s, k, w] for s, k, w in reads.passed if _KEY_LIKE_RE.fullmatch(k)),
-            "forwards": sorted([n, w] for n, w in reads.forwards)}
+            "forwards": sorted([n, w] for n, w in reads.forwards),
+            "to_trainer": sorted([s, k] for s, k in reads.to_trainer if _KEY_LIKE_RE.fullmatch(k))}
     return {k: v for k, v in fact.items() if v} or None
 
 
@@ -253,7 +265,8 @@ def _from_fact(fact) -> _Reads | None:
                       handed={str(n) for n in fact.get("handed") or []},
                       imported={str(n) for n in fact.get("imported") or []},
                       passed={(str(s), str(k), str(w)) for s, k, w in fact.get("passed") or []},
-                      forwards={(str(n), str(w)) for n, w in fact.get("forwards") or []})
+                      forwards={(str(n), str(w)) for n, w in fact.get("forwards") or []},
+                      to_trainer={(str(s), str(k)) for s, k in fact.get("to_trainer") or []})
     except (TypeError, ValueError):
         return None
 
