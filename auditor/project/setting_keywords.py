@@ -124,7 +124,7 @@ def apply_setting_keywords(results: list[FileResult], root: Path, rules, product
                 if covered(directives, rule.code):
                     break
                 symbol = f"{dotted}: {raw}"
-                how = "to a trainer" if keyword == parts[-1] else f"`{parts[-1]}`"
+                how = "it to a trainer" if keyword == parts[-1] else f"`{parts[-1]}`"
                 message = rule.message.replace("{symbol}", symbol) + f" (the tree's code passes {how} as `{keyword}=`)"
                 result.findings.append(call_finding(rule, product, result, (line, col, col + len(raw)), message,
                                                     symbol, {"keyword": keyword}))

@@ -905,8 +905,10 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
             "utf-8", errors="replace"), line, c)
     if value is None or name.upper().endswith("_VERSION"):
         return       # other versions: the build steps that install them have their own findings
-    if value.type == "expansion":
-        text = value.text.decode("utf-8", errors="replace")
+    quoted_default = value.type == "string" and re.fullmatch(r'"\$\{\w+:?[-=][^${}"]*\}"', value.text.decode(
+        "utf-8", errors="replace")) is not None      # `PYTORCH_CUDA="${SEARCH_R1_PYTORCH_CUDA:-12.1}"` (pd37)
+    if value.type == "expansion" or quoted_default:
+        text = value.text.decode("utf-8", errors="replace").strip('"')
         default = re.fullmatch(r"\$\{\w+:?[-=](.*)\}", text, re.DOTALL)
         if default is None:
             return
@@ -1888,7 +1890,8 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
                     if rule is not None:
                         col.add(rule, symbol, line, c, c + len(w))
                         break
-            elif not w.startswith("-") and "$" not in w and (name := conda_spec_name(w)):
+            elif not w.startswith("-") and (name := conda_spec_name(w)) and "$" not in name:
+                # `"pytorch-cuda=$PYTORCH_CUDA"`: the package is named, only its version is the script's (pd37)
                 symbol = normalize_dist(name)
                 col.add(m.match_requirement(symbol), symbol, line, c, c + len(name))
             continue
