@@ -937,7 +937,13 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
     rule = m.match_setting(name.lower(), literal)
     if rule is not None and rule.code in _SCHEDULER_REQUESTS and literal.isdigit():
         return       # GPUS_PER_NODE=8: a count the script computes with; the request is the `#SBATCH` / srun option
-    if rule is not None and rule.code not in {r.code for r in _env_rules(col, name)}:
+    if rule is not None and rule.code == "NPU018" and _cuda_version_name(name) \
+            and _CUDA_VERSION_VALUE_RE.fullmatch(literal) and "$" not in literal:
+        # `PYTORCH_CUDA=12.1` then `conda install "pytorch-cuda=$PYTORCH_CUDA"`: the CUDA version the install is made
+        # for, a build parameter as `CUDA_VERSION=12.1` is (pd37); the install line is the error
+        col.add(rule, f"{name}={shown}", line, c, c + len(name), value=literal, severity="info",
+                note=" (a build parameter: the CUDA version a build step installs)")
+    elif rule is not None and rule.code not in {r.code for r in _env_rules(col, name)}:
         col.add(rule, f"{name}={shown}", line, c, c + len(name), value=literal)
 
 
