@@ -29,6 +29,7 @@ when a config of the results has such a finding.
 from __future__ import annotations
 
 import ast
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -40,6 +41,8 @@ from auditor.astnodes import module_nodes_of
 from auditor.findings import FileResult, Finding
 
 _CONFIG_SUFFIXES = (".yaml", ".yml")
+# the configs whose settings this pass decides: YAML, and JSON (hifi-gan's `config.json`, pd37)
+_DECIDED_SUFFIXES = _CONFIG_SUFFIXES + (".json",)
 # CI files: their keys are read by the CI service (a reusable workflow's `with:` inputs), never by the tree's Python
 _CI_PARTS = (".github/", ".circleci/", ".gitlab-ci", ".buildkite/", "azure-pipelines", ".ci/")
 _COUNT_KEYS = frozenset({"gpus", "gpu_count", "gpucount"})   # NPU028's count patterns (rules/project_launch.yaml)
@@ -382,6 +385,8 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Pat
     siblings = _section_keys(loaded, parts)
     if _library_target(_mapping_of(loaded, parts), top) or _class_paths(loaded):
         return False
+    if len(parts) > 1 and finding.code in _CHOICE_CODES and _unnamed_section(parts, loaded, reads):
+        return True
     if len(parts) == 1 and not key.isupper():
         # by its readers, not by "named nowhere": a lower-case key (`device`) is also every object's attribute name
         return _hydra_config(loaded) and _unread_by_readers(key, siblings, reads)
@@ -391,6 +396,19 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Pat
         return parts[-2] not in reads.handed and sum((parts[-2], k) in reads.under for k in siblings) >= 2
     # a key named somewhere (`precision`, read as `config.train.precision`): its own section's readers decide
     return len(parts) > 1 and _unread_by_readers(key, siblings, reads, parts[-2])
+
+
+def _unnamed_section(parts: list[str], loaded, reads: _Reads) -> bool:
+    """A nested key that neither it nor its top section is named anywhere in the tree's Python, in a config the tree
+    reads key by key (some name reads two of its top keys) and hands to no builder (`_target_`): hifi-gan's
+    `dist_config.dist_backend` in a copy whose code only builds the generator from the file (`h.upsample_rates`,
+    ...: FreeVC, ppg-vc; knn-vc's train.py reads `h.dist_config['dist_backend']` and keeps it), pd37. Nothing in the
+    tree opens the section, and a library could only reach it through a whole config handed over by name."""
+    if parts[0] in reads.named or parts[-1] in reads.named or not isinstance(loaded, dict) or "_target_" in loaded:
+        return False
+    siblings = _section_keys(loaded, parts[:1])
+    names = {s for s, k in reads.under if k in siblings and s not in _NOT_ROOTS and s not in siblings}
+    return any(sum((r, k) in reads.under for k in siblings) >= 2 for r in names)
 
 
 # names that hold an object's own attributes, never a loaded config: `self.device` is the object's field
@@ -442,7 +460,7 @@ def drop_code_read_settings(results: list[FileResult], root: Path) -> None:
     top = (root if root.is_dir() else root.parent).resolve()
     reads: _Reads | None = None
     for result in results:
-        if not result.path.endswith(_CONFIG_SUFFIXES) or any(p in result.path.replace("\\", "/") for p in _CI_PARTS):
+        if not result.path.endswith(_DECIDED_SUFFIXES) or any(p in result.path.replace("\\", "/") for p in _CI_PARTS):
             continue
         path = Path(result.path)
         path = path if path.is_absolute() else top / path
@@ -454,7 +472,8 @@ def drop_code_read_settings(results: list[FileResult], root: Path) -> None:
             continue
         try:
             rel = path.resolve().relative_to(top).as_posix()
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
+            text = path.read_text(encoding="utf-8", errors="replace")
+            loaded = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
         except (OSError, ValueError, yaml.YAMLError):
             continue
         if reads is None:
