@@ -109,22 +109,44 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
 def _nccl_default_lines(tree: ast.Module) -> set[int] | None:
     """Lines of a parameter default naming NCCL (`def config_lade(..., backend='nccl')`, LookaheadDecoding): the
     backend of a library function the launched script may never call, or call with another backend; and of a
-    comparison with it (`get_backend() == 'nccl'`), which reads the backend. None when the
+    comparison with it (`get_backend() == 'nccl'`), which reads the backend. A default the module's own call leaves in
+    place (`def init_dist(launcher, backend='nccl', ...)` then `init_dist(launcher=launcher)`: the mmcv / AnimateDiff
+    training scripts, CameraCtrl) is the script's backend, not such a line (pd37). None when the
     file names "hccl" too: it picks the backend by device (ms-swift's `backend = 'hccl'` when
     is_torch_npu_available(), `'nccl'` elif CUDA), so no NCCL is hard-coded."""
     lines: set[int] = set()
-    for node in module_nodes_of(tree, (ast.Constant, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Compare)):
+    relied: dict[str, list[tuple[str, int | None, int, bool]]] = {}   # function -> (parameter, position, line, method)
+    calls: list[ast.Call] = []
+    for node in module_nodes_of(tree, (ast.Constant, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Compare,
+                                       ast.Call)):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and "hccl" in node.value.lower():
             return None
+        if isinstance(node, ast.Call):
+            calls.append(node)
         if isinstance(node, ast.Compare):
             # `if dist.get_backend() == 'nccl':` (mmdet's dist_utils): the backend is read, not chosen (t22c, Groma)
             lines.update(c.lineno for c in [node.left, *node.comparators]
                          if isinstance(c, ast.Constant) and isinstance(c.value, str) and "nccl" in c.value.lower())
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
+            positional = node.args.posonlyargs + node.args.args
+            method = bool(positional) and positional[0].arg in ("self", "cls")
+            params = [(p.arg, positional.index(p)) for p in positional[len(positional) - len(node.args.defaults):]]
+            params += [(p.arg, None) for p in node.args.kwonlyargs]
+            for (param, at), default in zip(params, node.args.defaults + node.args.kw_defaults):
                 if isinstance(default, ast.Constant) and isinstance(default.value, str) \
                         and "nccl" in default.value.lower():
                     lines.add(default.lineno)
+                    if not isinstance(node, ast.Lambda):
+                        relied.setdefault(node.name, []).append((param, at, default.lineno, method))
+    for call in calls if relied else ():
+        name = call.func.id if isinstance(call.func, ast.Name) else \
+            call.func.attr if isinstance(call.func, ast.Attribute) else ""
+        if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+            continue        # `init_dist(**cfg)`: the backend may be among them
+        for param, at, line, method in relied.get(name, ()):
+            shift = 1 if method and isinstance(call.func, ast.Attribute) else 0
+            if all(k.arg != param for k in call.keywords) and (at is None or len(call.args) <= at - shift):
+                lines.discard(line)
     return lines
 
 
