@@ -1411,7 +1411,12 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         _overrides(col, m, pos, words[1:], nodes[1:])
     if name == "python" or name.startswith("python3") or name in ("torchrun", "deepspeed") or \
             name == "accelerate" and words[1:2] == ["launch"]:
-        _record_launch(col, pos, words, nodes, source_tree.cwd, multi_process)  # `deepspeed llava/train/train_mem.py` (t15k)
+        # `deepspeed llava/train/train_mem.py` (t15k); with the bare expansions (`${PT_SCRIPT}`: a script the caller
+        # names, pd37), which `words` leaves out
+        launch_nodes = sorted(nodes[1:] + [c for c in node.children if c.type in ("expansion", "simple_expansion")
+                                           and c.start_byte > nodes[0].end_byte], key=lambda n: n.start_byte)
+        _record_launch(col, pos, words[:1] + [_word(n) for n in launch_nodes], nodes[:1] + launch_nodes,
+                       source_tree.cwd, multi_process)
     called = script_call(words, source_tree.cwd)
     if called is not None:
         _record_script_call(col, pos, words, nodes, called)      # `./train.sh -d mipnerf360/bicycle ...` (t19c)
