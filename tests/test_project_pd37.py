@@ -180,3 +180,87 @@ def test_the_section_the_training_script_reads_keeps_its_finding(tmp_path):
 def test_a_config_the_tree_reads_nothing_of_keeps_its_finding(tmp_path):
     root = _tree(tmp_path, {"hifigan/models.py": "import torch\n", "hifigan/config.json": HIFIGAN_CONFIG})
     assert (11, "NPU122") in _codes(root, "hifigan/config.json")
+
+
+# hehao13/CameraCtrl (AnimateDiff's training scripts): NCCL as the default of the script's own init_dist
+CAMERA_TRAIN = """\
+    import argparse
+    import os
+
+    import torch
+    import torch.distributed as dist
+
+
+    def init_dist(launcher="slurm", backend='nccl', port=29500, **kwargs):
+        if launcher == 'pytorch':
+            torch.cuda.set_device(int(os.environ['RANK']) % torch.cuda.device_count())
+            dist.init_process_group(backend=backend, **kwargs)
+
+
+    def main(launcher, port):
+        local_rank = init_dist(launcher=launcher, port=port)
+
+
+    if __name__ == "__main__":
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--config", type=str, required=True)
+        parser.add_argument("--launcher", type=str, choices=["pytorch", "slurm"], default="pytorch")
+        parser.add_argument("--port", type=int)
+        args = parser.parse_args()
+        main(launcher=args.launcher, port=args.port)
+    """
+
+DIST_RUN = """\
+    #!/bin/bash
+    CONFIG=$1
+    GPUS=$2
+    PT_SCRIPT=$3
+
+    python -m torch.distributed.launch \\
+        --nproc_per_node=$GPUS \\
+        ${PT_SCRIPT} \\
+            --config=${CONFIG} \\
+            --launcher=pytorch
+    """
+
+
+def _launch_codes(root, rel: str) -> list[tuple[int, str]]:
+    from tests.test_project_t23c import RULES, apply_tree_calls
+
+    result = ENGINE.analyze_bytes((root / rel).read_bytes(), rel)
+    apply_tree_calls([result], root, RULES, lambda: ENGINE.analyze_bytes)
+    return sorted((f.line, f.code) for f in result.findings if f.code == "NPU143")
+
+
+def test_a_launch_of_the_script_relying_on_its_nccl_default_is_distributed(tmp_path):
+    launch = "#!/bin/bash\npython -m torch.distributed.launch --nproc_per_node=8 train.py --config=a.yaml\n"
+    root = _tree(tmp_path, {"train.py": CAMERA_TRAIN, "dist_run.sh": launch})
+    assert _launch_codes(root, "dist_run.sh") == [(2, "NPU143")]
+
+
+def test_a_default_every_call_overrides_is_no_hard_coded_backend(tmp_path):
+    code = CAMERA_TRAIN.replace("init_dist(launcher=launcher, port=port)",
+                                "init_dist(launcher=launcher, backend=os.environ['BACKEND'], port=port)")
+    launch = "#!/bin/bash\npython -m torch.distributed.launch --nproc_per_node=8 train.py --config=a.yaml\n"
+    root = _tree(tmp_path, {"train.py": code, "dist_run.sh": launch})
+    assert _launch_codes(root, "dist_run.sh") == []
+
+
+def test_a_script_held_in_a_variable_is_each_script_that_takes_the_options(tmp_path):
+    root = _tree(tmp_path, {"train_camera_control.py": CAMERA_TRAIN, "train_image_lora.py": CAMERA_TRAIN,
+                            "tools/plot.py": "import argparse\n", "dist_run.sh": DIST_RUN})
+    assert _launch_codes(root, "dist_run.sh") == [(6, "NPU143")]
+
+
+def test_a_variable_script_stays_quiet_when_one_candidate_picks_its_backend(tmp_path):
+    other = CAMERA_TRAIN.replace("init_dist(launcher=launcher, port=port)",
+                                 "init_dist(launcher=launcher, backend=os.environ['BACKEND'], port=port)")
+    root = _tree(tmp_path, {"train_camera_control.py": CAMERA_TRAIN, "train_image_lora.py": other,
+                            "dist_run.sh": DIST_RUN})
+    assert _launch_codes(root, "dist_run.sh") == []
+
+
+def test_a_variable_script_without_options_says_nothing_of_which_script(tmp_path):
+    bare = "#!/bin/bash\nSCRIPT=$1\ntorchrun --nproc_per_node=8 $SCRIPT\n"
+    root = _tree(tmp_path, {"train_camera_control.py": CAMERA_TRAIN, "run.sh": bare})
+    assert _launch_codes(root, "run.sh") == []

@@ -95,7 +95,7 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
         elif _first_party_candidate(stmt.module or "", stmt.level):
             imports.append([stmt.lineno, stmt.module or "", stmt.level, [a.name for a in stmt.names if a.name != "*"]])
     out: dict = {}
-    options = _argparse_options(tree) if nccl is not None else []
+    options = _argparse_options(tree)
     if options:
         out["options"] = options
     if extensions:
