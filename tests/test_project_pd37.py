@@ -264,3 +264,46 @@ def test_a_variable_script_without_options_says_nothing_of_which_script(tmp_path
     bare = "#!/bin/bash\nSCRIPT=$1\ntorchrun --nproc_per_node=8 $SCRIPT\n"
     root = _tree(tmp_path, {"train_camera_control.py": CAMERA_TRAIN, "run.sh": bare})
     assert _launch_codes(root, "run.sh") == []
+
+
+# microsoft/agent-lightning's pyproject.toml, cut down: a type-check group that takes torch from the CPU index
+PYPROJECT = """\
+    [project]
+    name = "agentlightning"
+    dependencies = ["torch>=2.3", "openai"]
+
+    [tool.uv.sources]
+    torch = [
+      { index = "pytorch-cpu", group = "verl-cpu" },
+    ]
+
+    [[tool.uv.index]]
+    name = "pytorch-cpu"
+    url = "https://download.pytorch.org/whl/cpu"
+
+    [dependency-groups]
+    verl-cpu = [
+        "verl>=0.7.1,<0.9.0",
+        "torch",
+    ]
+    dev = [
+        "torch",
+    ]
+    """
+
+
+def _pyproject(text: str) -> list[tuple[int, str]]:
+    result = ENGINE.analyze_bytes(textwrap.dedent(text).encode(), "pyproject.toml")
+    return sorted((f.line, f.code) for f in result.findings)
+
+
+def test_torch_of_a_group_uv_takes_from_the_cpu_index_is_the_build_torch_npu_pairs_with():
+    found = _pyproject(PYPROJECT)
+    assert (17, "NPU011") not in found
+    assert (3, "NPU011") in found and (20, "NPU011") in found     # the project's own pin, another group's
+
+
+def test_a_group_sourced_from_another_index_keeps_its_torch():
+    found = _pyproject(PYPROJECT.replace('url = "https://download.pytorch.org/whl/cpu"',
+                                         'url = "https://pypi.org/simple"'))
+    assert (17, "NPU011") in found

@@ -23,8 +23,8 @@ from auditor.project.local_extras import SUMMARY_KEY as LOCAL_EXTRAS, local_extr
 from auditor.project.makefile import _join as make_join
 from auditor.project.makefile import cd as make_cd
 from auditor.project.makefile import keep_call, make_call
-from auditor.project.requirements import (_ALL_BUILDS_PAGE_RE, _CUDA_INDEX_RE, _OTHER_ACCELERATOR_RE, conda_spec_name,
-                                         conda_archive_symbols, cpu_builds_only, extra_hits, requirement_hits,
+from auditor.project.requirements import (_ALL_BUILDS_PAGE_RE, _CPU_INDEX_RE, _CUDA_INDEX_RE, _OTHER_ACCELERATOR_RE,
+                                         conda_spec_name, conda_archive_symbols, cpu_builds_only, extra_hits, requirement_hits,
                                          wheel_symbols)
 
 if TYPE_CHECKING:
@@ -1968,7 +1968,6 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
 # the CPU wheel index (`pip install torch --index-url https://download.pytorch.org/whl/cpu`): a CPU-only torch, as an
 # sdist or docs job installs it (and as torch_npu pairs with it); not a CUDA build to port (t15n)
 _NPU_EXTRA_RE = re.compile(r"npu|ascend", re.I)
-_CPU_INDEX_RE = re.compile(r"^(?:https?://)?download\.pytorch\.org/whl/(?:nightly/|test/)?cpu/?$", re.I)
 
 
 _VAR_WORD_RE = re.compile(r"^\$\{?(\w+)\}?$")
