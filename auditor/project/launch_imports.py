@@ -142,7 +142,8 @@ def _nccl_default_lines(tree: ast.Module) -> set[int] | None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             positional = node.args.posonlyargs + node.args.args
             method = bool(positional) and positional[0].arg in ("self", "cls")
-            params = [(p.arg, positional.index(p)) for p in positional[len(positional) - len(node.args.defaults):]]
+            params: list[tuple[str, int | None]] = [
+                (p.arg, positional.index(p)) for p in positional[len(positional) - len(node.args.defaults):]]
             params += [(p.arg, None) for p in node.args.kwonlyargs]
             for (param, at), default in zip(params, node.args.defaults + node.args.kw_defaults):
                 if isinstance(default, ast.Constant) and isinstance(default.value, str) \

@@ -62,12 +62,12 @@ def _launched_word(words: list[str], cwd: str | None) -> tuple[dict[str, Any], i
                 return None
             path = _join(cwd, w)
             return None if path is None else ({"file": path}, i)
-        if _SCRIPT_VAR_RE.fullmatch(w) and (i == 0 or not words[i - 1].startswith("-") or "=" in words[i - 1]
-                                             or words[i - 1] in _PYTHON_FLAGS) \
-                and not any(x.endswith(".py") for x in words[i + 1:]):
+        variable = _SCRIPT_VAR_RE.fullmatch(w)
+        if variable and (i == 0 or not words[i - 1].startswith("-") or "=" in words[i - 1]
+                         or words[i - 1] in _PYTHON_FLAGS) and not any(x.endswith(".py") for x in words[i + 1:]):
             # `python -m torch.distributed.launch ... ${PT_SCRIPT} --launcher=pytorch`: the script is the caller's
             # argument; launch_imports reads which of the tree's scripts it can be from the options passed (pd37)
-            return {"file": "", "script_var": _SCRIPT_VAR_RE.fullmatch(w).group(1)}, i
+            return {"file": "", "script_var": variable.group(1)}, i
     return None
 
 
