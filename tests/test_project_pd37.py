@@ -307,3 +307,9 @@ def test_a_group_sourced_from_another_index_keeps_its_torch():
     found = _pyproject(PYPROJECT.replace('url = "https://download.pytorch.org/whl/cpu"',
                                          'url = "https://pypi.org/simple"'))
     assert (17, "NPU011") in found
+
+
+def test_a_runs_saved_config_stays_quiet_though_the_trainer_takes_the_key(tmp_path):
+    # pd35: a config saved beside a run's checkpoints is read back for the model only
+    root = _tree(tmp_path, {"train.py": BROS_TRAIN, "runs/r1/config.yaml": BROS_CONFIG, "runs/r1/last.ckpt": ""})
+    assert (9, "NPU020") not in _codes(root, "runs/r1/config.yaml")

@@ -26,7 +26,7 @@ from auditor.findings import FileResult
 from auditor.project.configs import _scalars
 from auditor.project.hits import ProjectMatchers
 from auditor.project.makefile import call_finding
-from auditor.project.setting_reads import _CHOICE_CODES, _CI_PARTS, _CONFIG_SUFFIXES, tree_reads
+from auditor.project.setting_reads import _CHOICE_CODES, _CI_PARTS, _CONFIG_SUFFIXES, _saved_run_config, tree_reads
 from auditor.source import MAX_FILE_BYTES, SourceError, read_source
 from auditor.suppress import Suppressions, covered
 
@@ -107,6 +107,7 @@ def apply_setting_keywords(results: list[FileResult], root: Path, rules, product
                 return
         m = m or ProjectMatchers.build(tuple(rules))
         have = {f.line for f in result.findings}
+        saved = _saved_run_config(path)
         for entry in held:
             try:
                 line, col, dotted, raw, directives = entry
@@ -119,8 +120,9 @@ def apply_setting_keywords(results: list[FileResult], root: Path, rules, product
                 continue
             for keyword in _keywords(reads, sections, parts[-1]):
                 rule = m.match_setting(keyword, raw)
-                if rule is None or (keyword == parts[-1] and rule.code not in _CHOICE_CODES):
-                    continue        # under its own name only a choice (not a count or a dtype: decisions 26, 30)
+                if rule is None or (keyword == parts[-1] and (rule.code not in _CHOICE_CODES or saved)):
+                    continue        # under its own name only a choice (not a count or a dtype: decisions 26, 30), and
+                    # not in a run's saved config, which no trainer reads (pd35)
                 if covered(directives, rule.code):
                     break
                 symbol = f"{dotted}: {raw}"
