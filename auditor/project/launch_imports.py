@@ -341,6 +341,8 @@ def _variable_script_findings(result: FileResult, root: Path, call: dict, where:
         facts_of = _facts_reader(root, by_rel, analyze, cache)
         chains = []
         for rel in _tree_scripts(root, by_rel, cache):
+            if rel not in by_rel and not _names_options(root / rel, options):
+                continue            # a file the run did not audit is analysed only when its text names the options
             facts = facts_of(rel) or {}
             if options <= set(facts.get("options") or []):
                 chains.append(failing_imports(rel, facts_of, ["/".join(rel.split("/")[:-1]), ""]).get(NCCL))
@@ -355,6 +357,14 @@ def _variable_script_findings(result: FileResult, root: Path, call: dict, where:
 
 
 _MAX_TREE_SCRIPTS = 2000
+
+
+def _names_options(path: Path, options: set[str]) -> bool:
+    try:
+        text = path.read_bytes()[:_MAX_SCRIPT_BYTES].decode("utf-8", errors="replace").replace("-", "_")
+    except OSError:
+        return False
+    return all(f"__{o}" in text for o in options)
 
 
 def _tree_scripts(root: Path, by_rel: dict[str, FileResult], cache: dict) -> list[str]:

@@ -941,8 +941,7 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
             and _CUDA_VERSION_VALUE_RE.fullmatch(literal) and "$" not in literal:
         # `PYTORCH_CUDA=12.1` then `conda install "pytorch-cuda=$PYTORCH_CUDA"`: the CUDA version the install is made
         # for, a build parameter as `CUDA_VERSION=12.1` is (pd37); the install line is the error
-        col.add(rule, f"{name}={shown}", line, c, c + len(name), value=literal, severity="info",
-                note=" (a build parameter: the CUDA version a build step installs)")
+        _cuda_version_parameter(col, m, name, literal, line, c)
     elif rule is not None and rule.code not in {r.code for r in _env_rules(col, name)}:
         col.add(rule, f"{name}={shown}", line, c, c + len(name), value=literal)
 
@@ -1965,8 +1964,7 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
         col.add(m.match_requirement(symbol), symbol, line, c, c + len(w))
 
 
-# the CPU wheel index (`pip install torch --index-url https://download.pytorch.org/whl/cpu`): a CPU-only torch, as an
-# sdist or docs job installs it (and as torch_npu pairs with it); not a CUDA build to port (t15n)
+# an extra that names the NPU build (`pip install -e "python[all_npu]"`, t15n)
 _NPU_EXTRA_RE = re.compile(r"npu|ascend", re.I)
 
 
