@@ -95,6 +95,9 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
         elif _first_party_candidate(stmt.module or "", stmt.level):
             imports.append([stmt.lineno, stmt.module or "", stmt.level, [a.name for a in stmt.names if a.name != "*"]])
     out: dict = {}
+    options = _argparse_options(tree)
+    if options:
+        out["options"] = options
     if extensions:
         out["extensions"] = extensions
     if hits:
@@ -106,25 +109,57 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
     return out
 
 
+def _argparse_options(tree: ast.Module) -> list[str]:
+    """The long options a script's argparse defines (`add_argument("--launcher", ...)` -> launcher), `-` read as `_`:
+    what a launch line passing options to a script held in a variable can be matched against (pd37)."""
+    found = {a.value[2:].replace("-", "_") for node in module_nodes_of(tree, (ast.Call,))
+             if isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"
+             for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("--")}
+    return sorted(found)[:_MAX_IMPORTS]
+
+
 def _nccl_default_lines(tree: ast.Module) -> set[int] | None:
     """Lines of a parameter default naming NCCL (`def config_lade(..., backend='nccl')`, LookaheadDecoding): the
     backend of a library function the launched script may never call, or call with another backend; and of a
-    comparison with it (`get_backend() == 'nccl'`), which reads the backend. None when the
+    comparison with it (`get_backend() == 'nccl'`), which reads the backend. A default the module's own call leaves in
+    place (`def init_dist(launcher, backend='nccl', ...)` then `init_dist(launcher=launcher)`: the mmcv / AnimateDiff
+    training scripts, CameraCtrl) is the script's backend, not such a line (pd37). None when the
     file names "hccl" too: it picks the backend by device (ms-swift's `backend = 'hccl'` when
     is_torch_npu_available(), `'nccl'` elif CUDA), so no NCCL is hard-coded."""
     lines: set[int] = set()
-    for node in module_nodes_of(tree, (ast.Constant, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Compare)):
+    relied: dict[str, list[tuple[str, int | None, int, bool]]] = {}   # function -> (parameter, position, line, method)
+    calls: list[ast.Call] = []
+    for node in module_nodes_of(tree, (ast.Constant, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Compare,
+                                       ast.Call)):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and "hccl" in node.value.lower():
             return None
+        if isinstance(node, ast.Call):
+            calls.append(node)
         if isinstance(node, ast.Compare):
             # `if dist.get_backend() == 'nccl':` (mmdet's dist_utils): the backend is read, not chosen (t22c, Groma)
             lines.update(c.lineno for c in [node.left, *node.comparators]
                          if isinstance(c, ast.Constant) and isinstance(c.value, str) and "nccl" in c.value.lower())
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
+            positional = node.args.posonlyargs + node.args.args
+            method = bool(positional) and positional[0].arg in ("self", "cls")
+            params: list[tuple[str, int | None]] = [
+                (p.arg, positional.index(p)) for p in positional[len(positional) - len(node.args.defaults):]]
+            params += [(p.arg, None) for p in node.args.kwonlyargs]
+            for (param, at), default in zip(params, node.args.defaults + node.args.kw_defaults):
                 if isinstance(default, ast.Constant) and isinstance(default.value, str) \
                         and "nccl" in default.value.lower():
                     lines.add(default.lineno)
+                    if not isinstance(node, ast.Lambda):
+                        relied.setdefault(node.name, []).append((param, at, default.lineno, method))
+    for call in calls if relied else ():
+        name = call.func.id if isinstance(call.func, ast.Name) else \
+            call.func.attr if isinstance(call.func, ast.Attribute) else ""
+        if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+            continue        # `init_dist(**cfg)`: the backend may be among them
+        for param, at, line, method in relied.get(name, ()):
+            shift = 1 if method and isinstance(call.func, ast.Attribute) else 0
+            if all(k.arg != param for k in call.keywords) and (at is None or len(call.args) <= at - shift):
+                lines.discard(line)
     return lines
 
 
@@ -251,6 +286,11 @@ def launch_import_findings(result: FileResult, root: Path, rules_by_category: di
         # on the word naming the launched file (`wan_t2v_inference.py \` below `torchrun \`), as the option-default
         # findings are (t17a)
         call_pos = launched_word_position(call)
+        if call.get("script_var"):
+            if call.get("multi_process") and rules_by_category.get(NCCL) is not None:
+                new += _variable_script_findings(result, root, call, command_pos, rules_by_category[NCCL], product,
+                                                 by_rel, cache, analyze)
+            continue
         found = resolve_launched(rel, bases, cache)
         if found is None:
             continue
@@ -283,6 +323,62 @@ def launch_import_findings(result: FileResult, root: Path, rules_by_category: di
             new.append(call_finding(rule, product, result, where, message, rel,
                                     {"launched": rel, "chain": chain}))
     return unsuppressed(new, calls, Path(result.path), root) if new else new
+
+
+def _variable_script_findings(result: FileResult, root: Path, call: dict, where: tuple[int, int, int], rule,
+                               product: str, by_rel: dict[str, FileResult], cache: dict,
+                               analyze: Callable[[bytes, str], FileResult] | None) -> list[Finding]:
+    """NPU143 for a multi-process launch of a script held in a variable (`python -m torch.distributed.launch ...
+    ${PT_SCRIPT} --config=... --launcher=pytorch`, CameraCtrl's dist_run.sh; lead decision 33): the scripts it can
+    run are the tree's scripts whose argparse defines every option the line passes; when there are some and each
+    hard-codes NCCL, the line starts NCCL process groups whichever is passed (pd37). Options are needed: a bare
+    `${SCRIPT}` says nothing of which script it is."""
+    options = {str(o).replace("-", "_") for o in call.get("options") or []}
+    if not options:
+        return []
+    key = ("variable", tuple(sorted(options)))
+    if key not in cache:
+        facts_of = _facts_reader(root, by_rel, analyze, cache)
+        chains = []
+        for rel in _tree_scripts(root, by_rel, cache):
+            if rel not in by_rel and not _names_options(root / rel, options):
+                continue            # a file the run did not audit is analysed only when its text names the options
+            facts = facts_of(rel) or {}
+            if options <= set(facts.get("options") or []):
+                chains.append(failing_imports(rel, facts_of, ["/".join(rel.split("/")[:-1]), ""]).get(NCCL))
+        cache[key] = chains if chains and all(chains) else []
+    chains = cache[key]
+    if not chains:
+        return []
+    shown = "${" + str(call["script_var"]) + "}"
+    message = rule.message.replace("{symbol}", shown) + " (each script of the tree that takes its options: " + \
+        "; ".join(" -> ".join(c) for c in chains[:3]) + ")"
+    return [call_finding(rule, product, result, where, message, shown, {"launched": shown, "chain": chains[0]})]
+
+
+_MAX_TREE_SCRIPTS = 2000
+
+
+def _names_options(path: Path, options: set[str]) -> bool:
+    try:
+        text = path.read_bytes()[:_MAX_SCRIPT_BYTES].decode("utf-8", errors="replace").replace("-", "_")
+    except OSError:
+        return False
+    return all(f"__{o}" in text for o in options)
+
+
+def _tree_scripts(root: Path, by_rel: dict[str, FileResult], cache: dict) -> list[str]:
+    """The tree's Python files (relative paths): the run's own, else (the bench audits one file) a walk of the tree
+    that skips hidden and vendored folders, once per pass."""
+    if ("scripts",) not in cache:
+        found = sorted(by_rel)
+        if not found:
+            for path in sorted(root.rglob("*.py"))[:_MAX_TREE_SCRIPTS]:
+                rel = path.relative_to(root).as_posix()
+                if not any(p.startswith(".") or p in ("site-packages", "node_modules") for p in rel.split("/")):
+                    found.append(rel)
+        cache[("scripts",)] = found
+    return cache[("scripts",)]
 
 
 def _tree_extensions(root: Path, folders: tuple[Path, ...], facts_of: Callable[[str], dict | None]) -> dict[str, str]:

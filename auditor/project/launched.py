@@ -62,7 +62,18 @@ def _launched_word(words: list[str], cwd: str | None) -> tuple[dict[str, Any], i
                 return None
             path = _join(cwd, w)
             return None if path is None else ({"file": path}, i)
+        variable = _SCRIPT_VAR_RE.fullmatch(w)
+        if variable and (i == 0 or not words[i - 1].startswith("-") or "=" in words[i - 1]
+                         or words[i - 1] in _PYTHON_FLAGS) and not any(x.endswith(".py") for x in words[i + 1:]):
+            # `python -m torch.distributed.launch ... ${PT_SCRIPT} --launcher=pytorch`: the script is the caller's
+            # argument; launch_imports reads which of the tree's scripts it can be from the options passed (pd37)
+            return {"file": "", "script_var": variable.group(1)}, i
     return None
+
+
+# a word that is one variable (`${PT_SCRIPT}`, `$SCRIPT`), and python's own flags that take no value (`python -u`)
+_SCRIPT_VAR_RE = re.compile(r"""["']?\$\{?([A-Za-z_]\w*)\}?["']?""")
+_PYTHON_FLAGS = frozenset({"-u", "-B", "-O", "-OO", "-E", "-s", "-S", "-I"})
 
 
 def launched_call(words: list[str], cwd: str | None) -> dict[str, Any] | None:

@@ -54,6 +54,9 @@ _VARIABLE_VERSION_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:==|>=|<=|~
 # `torch>=2.6.0+cu124`, still a CUDA build; t15p, tuned on project test13)
 _LOOSE_VERSION_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:==|>=|<=|~=|>|<)\s*[\w.+!-]+$")
 # builds of torch for other accelerators (ROCm, Intel XPU): an extra for that hardware, not the one a port changes
+# the CPU wheel index (`pip install torch --index-url https://download.pytorch.org/whl/cpu`): a CPU-only torch, as an
+# sdist or docs job installs it (and as torch_npu pairs with it); not a CUDA build to port (t15n)
+_CPU_INDEX_RE = re.compile(r"^(?:https?://)?download\.pytorch\.org/whl/(?:nightly/|test/)?cpu/?$", re.I)
 _OTHER_ACCELERATOR_RE = re.compile(r"(?:\+|%2B)(?:rocm|xpu)|/whl/(?:nightly/)?(?:rocm|xpu)|repo\.radeon\.com", re.I)
 # an extra named after the package itself selects its own features, not a separate build (`transformers[torch]`)
 _NOT_A_BUILD_EXTRA = {"torch", "pytorch"}
@@ -595,6 +598,7 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
     listed = _word_list_lines(lines)
     own_extras = _own_extras(doc)
     cuda_extras = _cuda_member_extras(doc)
+    cpu_sourced = _cpu_sourced(doc)
     for group, req in _pyproject_requirements(doc):
         if group is None:                                                   # Poetry: `pynvml = "*"`
             number, quoted = _key_line(lines, req, after.get(req, 0)), req
@@ -608,6 +612,11 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
         line_text = lines[number - 1]
         before = len(col.result.findings)
         _report(col, number, line_text, req, max(line_text.find(quoted), 0), own_extras)
+        if group and (group, normalize_dist(conda_spec_name(req))) in cpu_sourced:
+            # `torch` in a group uv takes from the CPU index (agent-lightning's type-check group `verl-cpu`): the CPU
+            # build torch_npu pairs with, as `pip install torch --index-url .../whl/cpu` is (pd37)
+            col.result.findings[before:] = [f for f in col.result.findings[before:]
+                                            if not _ported(m, f.symbol)]
         if group and any(f.severity == "error" for f in col.result.findings[before:]):
             cuda_groups.add(group)
         if number in opt_in and opt_in[number] in cuda_extras:
@@ -705,6 +714,25 @@ def _script_commands(col: Collector, tool: dict) -> None:
             shell_lines[number - 1] = " " * (col.lines[number - 1].find(quoted) + 1) + command
     if any(shell_lines):
         scan_shell(col, "\n".join(shell_lines))
+
+
+def _ported(m, symbol: str | None) -> bool:
+    """Is `symbol`'s rule one an Ascend build ports (`torch`: torch_npu pairs with it)?"""
+    rule = m.match_requirement(symbol or "")
+    return rule is not None and bool(rule.extra.get("ported_by"))
+
+
+def _cpu_sourced(doc: dict) -> set[tuple[str, str]]:
+    """(group, package) of each `[tool.uv.sources]` entry that takes a package from the PyTorch CPU index for one
+    dependency group (`torch = [{ index = "pytorch-cpu", group = "verl-cpu" }]`)."""
+    uv = (doc.get("tool") or {}).get("uv") or {}
+    cpu = {str(e.get("name", "")) for e in uv.get("index") or [] if isinstance(e, dict)
+           and isinstance(e.get("url"), str) and _CPU_INDEX_RE.search(e["url"])}
+    sources = uv.get("sources") or {}
+    return {(e["group"], normalize_dist(package)) for package, entries in
+            (sources.items() if isinstance(sources, dict) else ())
+            for e in (entries if isinstance(entries, list) else [entries])
+            if isinstance(e, dict) and e.get("index") in cpu and isinstance(e.get("group"), str)}
 
 
 def _uv_sources(col: Collector, m, uv: dict, indexes: dict[str, str]) -> set[str]:

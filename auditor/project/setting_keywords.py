@@ -26,7 +26,7 @@ from auditor.findings import FileResult
 from auditor.project.configs import _scalars
 from auditor.project.hits import ProjectMatchers
 from auditor.project.makefile import call_finding
-from auditor.project.setting_reads import _CI_PARTS, _CONFIG_SUFFIXES, tree_reads
+from auditor.project.setting_reads import _CHOICE_CODES, _CI_PARTS, _CONFIG_SUFFIXES, _saved_run_config, tree_reads
 from auditor.source import MAX_FILE_BYTES, SourceError, read_source
 from auditor.suppress import Suppressions, covered
 
@@ -74,11 +74,14 @@ def _held_keys(result: FileResult, path: Path) -> list | None:
 
 def _keywords(reads, sections: list[str], key: str) -> list[str]:
     """The keywords the code passes the key as (not its own name), and those a tree function passes them on as
-    (`load_text_encoder_in_8bit=cfg.acceleration.load_text_encoder_in_8bit`, then `load_in_8bit=<that parameter>`)."""
+    (`load_text_encoder_in_8bit=cfg.acceleration.load_text_encoder_in_8bit`, then `load_in_8bit=<that parameter>`).
+    Its own name too where a trainer takes it (`Trainer(accelerator=cfg.train.accelerator)`: bros' `train:` section,
+    which the config reader alone does not take for Lightning's, pd37)."""
     passed = {w for s, k, w in reads.passed if k == key and s in sections}
     first = sorted(passed - {key})
     onward = sorted({w2 for n, w2 in reads.forwards if n in passed and w2 != key} - passed)
-    return first + onward
+    own = [key] if any((s, key) in reads.to_trainer for s in sections) else []
+    return first + onward + own
 
 
 def apply_setting_keywords(results: list[FileResult], root: Path, rules, product: str = "a2") -> None:
@@ -104,6 +107,7 @@ def apply_setting_keywords(results: list[FileResult], root: Path, rules, product
                 return
         m = m or ProjectMatchers.build(tuple(rules))
         have = {f.line for f in result.findings}
+        saved = _saved_run_config(path)
         for entry in held:
             try:
                 line, col, dotted, raw, directives = entry
@@ -116,13 +120,14 @@ def apply_setting_keywords(results: list[FileResult], root: Path, rules, product
                 continue
             for keyword in _keywords(reads, sections, parts[-1]):
                 rule = m.match_setting(keyword, raw)
-                if rule is None:
-                    continue
+                if rule is None or (keyword == parts[-1] and (rule.code not in _CHOICE_CODES or saved)):
+                    continue        # under its own name only a choice (not a count or a dtype: decisions 26, 30), and
+                    # not in a run's saved config, which no trainer reads (pd35)
                 if covered(directives, rule.code):
                     break
                 symbol = f"{dotted}: {raw}"
-                message = rule.message.replace("{symbol}", symbol) + \
-                    f" (the tree's code passes `{parts[-1]}` as `{keyword}=`)"
+                how = "it to a trainer" if keyword == parts[-1] else f"`{parts[-1]}`"
+                message = rule.message.replace("{symbol}", symbol) + f" (the tree's code passes {how} as `{keyword}=`)"
                 result.findings.append(call_finding(rule, product, result, (line, col, col + len(raw)), message,
                                                     symbol, {"keyword": keyword}))
                 have.add(line)

@@ -29,6 +29,7 @@ when a config of the results has such a finding.
 from __future__ import annotations
 
 import ast
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -40,6 +41,8 @@ from auditor.astnodes import module_nodes_of
 from auditor.findings import FileResult, Finding
 
 _CONFIG_SUFFIXES = (".yaml", ".yml")
+# the configs whose settings this pass decides: YAML, and JSON (hifi-gan's `config.json`, pd37)
+_DECIDED_SUFFIXES = _CONFIG_SUFFIXES + (".json",)
 # CI files: their keys are read by the CI service (a reusable workflow's `with:` inputs), never by the tree's Python
 _CI_PARTS = (".github/", ".circleci/", ".gitlab-ci", ".buildkite/", "azure-pipelines", ".ci/")
 _COUNT_KEYS = frozenset({"gpus", "gpu_count", "gpucount"})   # NPU028's count patterns (rules/project_launch.yaml)
@@ -79,6 +82,8 @@ class _Reads:
     passed: set[tuple[str, str, str]] = field(default_factory=set)
     # t24b: (name, keyword) for a name passed on under another keyword (`load_in_8bit=load_text_encoder_in_8bit`)
     forwards: set[tuple[str, str]] = field(default_factory=set)
+    # pd37: (section, key) of a read passed under its own name to a trainer (`Trainer(accelerator=cfg.train.accelerator)`)
+    to_trainer: set[tuple[str, str]] = field(default_factory=set)
 
     def add(self, other: "_Reads") -> None:
         self.under |= other.under
@@ -87,6 +92,7 @@ class _Reads:
         self.imported |= other.imported
         self.passed |= other.passed
         self.forwards |= other.forwards
+        self.to_trainer |= other.to_trainer
 
 
 FACT = "setting_reads"      # the summary key of a Python file's reads (auditor/cache.py FACTS)
@@ -163,6 +169,12 @@ def _forwarding_calls(tree: ast.Module) -> set[int]:
     return found
 
 
+def _trainer_call(name: str) -> bool:
+    """Lightning's `Trainer(...)` / `Fabric(...)` (and subclasses named `*Trainer`): they read their keywords as
+    Lightning's own settings, whatever the config section the value came from is called."""
+    return name in ("Trainer", "Fabric") or name.endswith("Trainer")
+
+
 def _read_file(tree: ast.Module, reads: _Reads) -> None:
     # one pass over the node list the file's other passes share (breadth-first: an assignment target comes before its
     # subscript, so `cfg['DEVICE'] = 'cuda'` skips the key it stores as well as the target)
@@ -197,6 +209,7 @@ def _read_file(tree: ast.Module, reads: _Reads) -> None:
             reads.named.add(node.arg)
         elif isinstance(node, ast.Call):
             func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
             for kw in node.keywords:
                 if kw.arg and isinstance(kw.value, ast.Name) and kw.value.id != kw.arg:
                     reads.forwards.add((kw.value.id, kw.arg))
@@ -205,12 +218,13 @@ def _read_file(tree: ast.Module, reads: _Reads) -> None:
                     read = _read_key(kw.value)
                     if read:
                         reads.passed.add((*read, kw.arg))
+                        if read[1] == kw.arg and _trainer_call(name):
+                            reads.to_trainer.add(read)
             if isinstance(func, ast.Attribute) and func.attr in ("get", "pop") and node.args \
                     and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
                 section = _last_name(func.value)     # `cfg.trainer.get("gpus")`
                 if section:
                     reads.under.add((section, node.args[0].value))
-            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
             if name in _HANDOVER_CALLS or name.endswith("Trainer"):
                 for arg in node.args[:1]:
                     section = _last_name(arg)
@@ -239,7 +253,8 @@ def reads_fact(tree: ast.AST | None) -> dict | None:
             "named": sorted(n for n in reads.named if _KEY_LIKE_RE.fullmatch(n)),
             "handed": sorted(reads.handed), "imported": sorted(reads.imported),
             "passed": sorted([s, k, w] for s, k, w in reads.passed if _KEY_LIKE_RE.fullmatch(k)),
-            "forwards": sorted([n, w] for n, w in reads.forwards)}
+            "forwards": sorted([n, w] for n, w in reads.forwards),
+            "to_trainer": sorted([s, k] for s, k in reads.to_trainer if _KEY_LIKE_RE.fullmatch(k))}
     return {k: v for k, v in fact.items() if v} or None
 
 
@@ -253,7 +268,8 @@ def _from_fact(fact) -> _Reads | None:
                       handed={str(n) for n in fact.get("handed") or []},
                       imported={str(n) for n in fact.get("imported") or []},
                       passed={(str(s), str(k), str(w)) for s, k, w in fact.get("passed") or []},
-                      forwards={(str(n), str(w)) for n, w in fact.get("forwards") or []})
+                      forwards={(str(n), str(w)) for n, w in fact.get("forwards") or []},
+                      to_trainer={(str(s), str(k)) for s, k in fact.get("to_trainer") or []})
     except (TypeError, ValueError):
         return None
 
@@ -369,6 +385,8 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Pat
     siblings = _section_keys(loaded, parts)
     if _library_target(_mapping_of(loaded, parts), top) or _class_paths(loaded):
         return False
+    if len(parts) > 1 and finding.code in _CHOICE_CODES and _unnamed_section(parts, loaded, reads):
+        return True
     if len(parts) == 1 and not key.isupper():
         # by its readers, not by "named nowhere": a lower-case key (`device`) is also every object's attribute name
         return _hydra_config(loaded) and _unread_by_readers(key, siblings, reads)
@@ -378,6 +396,19 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Pat
         return parts[-2] not in reads.handed and sum((parts[-2], k) in reads.under for k in siblings) >= 2
     # a key named somewhere (`precision`, read as `config.train.precision`): its own section's readers decide
     return len(parts) > 1 and _unread_by_readers(key, siblings, reads, parts[-2])
+
+
+def _unnamed_section(parts: list[str], loaded, reads: _Reads) -> bool:
+    """A nested key that neither it nor its top section is named anywhere in the tree's Python, in a config the tree
+    reads key by key (some name reads two of its top keys) and hands to no builder (`_target_`): hifi-gan's
+    `dist_config.dist_backend` in a copy whose code only builds the generator from the file (`h.upsample_rates`,
+    ...: FreeVC, ppg-vc; knn-vc's train.py reads `h.dist_config['dist_backend']` and keeps it), pd37. Nothing in the
+    tree opens the section, and a library could only reach it through a whole config handed over by name."""
+    if parts[0] in reads.named or parts[-1] in reads.named or not isinstance(loaded, dict) or "_target_" in loaded:
+        return False
+    siblings = _section_keys(loaded, parts[:1])
+    names = {s for s, k in reads.under if k in siblings and s not in _NOT_ROOTS and s not in siblings}
+    return any(sum((r, k) in reads.under for k in siblings) >= 2 for r in names)
 
 
 # names that hold an object's own attributes, never a loaded config: `self.device` is the object's field
@@ -429,7 +460,7 @@ def drop_code_read_settings(results: list[FileResult], root: Path) -> None:
     top = (root if root.is_dir() else root.parent).resolve()
     reads: _Reads | None = None
     for result in results:
-        if not result.path.endswith(_CONFIG_SUFFIXES) or any(p in result.path.replace("\\", "/") for p in _CI_PARTS):
+        if not result.path.endswith(_DECIDED_SUFFIXES) or any(p in result.path.replace("\\", "/") for p in _CI_PARTS):
             continue
         path = Path(result.path)
         path = path if path.is_absolute() else top / path
@@ -441,7 +472,8 @@ def drop_code_read_settings(results: list[FileResult], root: Path) -> None:
             continue
         try:
             rel = path.resolve().relative_to(top).as_posix()
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
+            text = path.read_text(encoding="utf-8", errors="replace")
+            loaded = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
         except (OSError, ValueError, yaml.YAMLError):
             continue
         if reads is None:

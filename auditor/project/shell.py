@@ -23,8 +23,8 @@ from auditor.project.local_extras import SUMMARY_KEY as LOCAL_EXTRAS, local_extr
 from auditor.project.makefile import _join as make_join
 from auditor.project.makefile import cd as make_cd
 from auditor.project.makefile import keep_call, make_call
-from auditor.project.requirements import (_ALL_BUILDS_PAGE_RE, _CUDA_INDEX_RE, _OTHER_ACCELERATOR_RE, conda_spec_name,
-                                         conda_archive_symbols, cpu_builds_only, extra_hits, requirement_hits,
+from auditor.project.requirements import (_ALL_BUILDS_PAGE_RE, _CPU_INDEX_RE, _CUDA_INDEX_RE, _OTHER_ACCELERATOR_RE,
+                                         conda_spec_name, conda_archive_symbols, cpu_builds_only, extra_hits, requirement_hits,
                                          wheel_symbols)
 
 if TYPE_CHECKING:
@@ -907,8 +907,10 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
             "utf-8", errors="replace"), line, c)
     if value is None or name.upper().endswith("_VERSION"):
         return       # other versions: the build steps that install them have their own findings
-    if value.type == "expansion":
-        text = value.text.decode("utf-8", errors="replace")
+    quoted_default = value.type == "string" and re.fullmatch(r'"\$\{\w+:?[-=][^${}"]*\}"', value.text.decode(
+        "utf-8", errors="replace")) is not None      # `PYTORCH_CUDA="${SEARCH_R1_PYTORCH_CUDA:-12.1}"` (pd37)
+    if value.type == "expansion" or quoted_default:
+        text = value.text.decode("utf-8", errors="replace").strip('"')
         default = re.fullmatch(r"\$\{\w+:?[-=](.*)\}", text, re.DOTALL)
         if default is None:
             return
@@ -937,7 +939,12 @@ def _assignment_setting(col: Collector, m, name: str, value, line: int, c: int) 
     rule = m.match_setting(name.lower(), literal)
     if rule is not None and rule.code in _SCHEDULER_REQUESTS and literal.isdigit():
         return       # GPUS_PER_NODE=8: a count the script computes with; the request is the `#SBATCH` / srun option
-    if rule is not None and rule.code not in {r.code for r in _env_rules(col, name)}:
+    if rule is not None and rule.code == "NPU018" and _cuda_version_name(name) \
+            and _CUDA_VERSION_VALUE_RE.fullmatch(literal) and "$" not in literal:
+        # `PYTORCH_CUDA=12.1` then `conda install "pytorch-cuda=$PYTORCH_CUDA"`: the CUDA version the install is made
+        # for, a build parameter as `CUDA_VERSION=12.1` is (pd37); the install line is the error
+        _cuda_version_parameter(col, m, name, literal, line, c)
+    elif rule is not None and rule.code not in {r.code for r in _env_rules(col, name)}:
         col.add(rule, f"{name}={shown}", line, c, c + len(name), value=literal)
 
 
@@ -1405,7 +1412,12 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         _overrides(col, m, pos, words[1:], nodes[1:])
     if name == "python" or name.startswith("python3") or name in ("torchrun", "deepspeed") or \
             name == "accelerate" and words[1:2] == ["launch"]:
-        _record_launch(col, pos, words, nodes, source_tree.cwd, multi_process)  # `deepspeed llava/train/train_mem.py` (t15k)
+        # `deepspeed llava/train/train_mem.py` (t15k); with the bare expansions (`${PT_SCRIPT}`: a script the caller
+        # names, pd37), which `words` leaves out
+        launch_nodes = sorted(nodes[1:] + [c for c in node.children if c.type in ("expansion", "simple_expansion")
+                                           and c.start_byte > nodes[0].end_byte], key=lambda n: n.start_byte)
+        _record_launch(col, pos, words[:1] + [_word(n) for n in launch_nodes], nodes[:1] + launch_nodes,
+                       source_tree.cwd, multi_process)
     called = script_call(words, source_tree.cwd)
     if called is not None:
         _record_script_call(col, pos, words, nodes, called)      # `./train.sh -d mipnerf360/bicycle ...` (t19c)
@@ -1890,7 +1902,8 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
                     if rule is not None:
                         col.add(rule, symbol, line, c, c + len(w))
                         break
-            elif not w.startswith("-") and "$" not in w and (name := conda_spec_name(w)):
+            elif not w.startswith("-") and (name := conda_spec_name(w)) and "$" not in name:
+                # `"pytorch-cuda=$PYTORCH_CUDA"`: the package is named, only its version is the script's (pd37)
                 symbol = normalize_dist(name)
                 col.add(m.match_requirement(symbol), symbol, line, c, c + len(name))
             continue
@@ -1953,10 +1966,8 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
         col.add(m.match_requirement(symbol), symbol, line, c, c + len(w))
 
 
-# the CPU wheel index (`pip install torch --index-url https://download.pytorch.org/whl/cpu`): a CPU-only torch, as an
-# sdist or docs job installs it (and as torch_npu pairs with it); not a CUDA build to port (t15n)
+# an extra that names the NPU build (`pip install -e "python[all_npu]"`, t15n)
 _NPU_EXTRA_RE = re.compile(r"npu|ascend", re.I)
-_CPU_INDEX_RE = re.compile(r"^(?:https?://)?download\.pytorch\.org/whl/(?:nightly/|test/)?cpu/?$", re.I)
 
 
 _VAR_WORD_RE = re.compile(r"^\$\{?(\w+)\}?$")
