@@ -19,7 +19,7 @@ from auditor.static.dtype_requirements import guard_kind, required_dtype_nodes
 # Calls whose string arguments are messages for humans, never device or backend values.
 _MESSAGE_FUNCS = re.compile(
     r"(?:^|_)(?:print|log|logs|warn|warning|warnings|info|debug|error|exception|critical|fatal|echo|secho|"
-    r"write|assert\w*|fail|skip\w*)(?:_|$)|(?:Error|Exception|Warning)$"
+    r"write|assert\w*|fail|skip\w*|exit)(?:_|$)|(?:Error|Exception|Warning)$"
 )
 _MESSAGE_QUAL_PREFIXES = ("logging.", "warnings.", "loguru.", "click.")
 # decorators that register a function under its own name (the name is then a string a rule may know)
@@ -317,6 +317,7 @@ _LIST_EDITS = frozenset({"append", "extend", "insert", "remove"})
 # what a list of compiler flags is given in an edit: a flag (`"-O3"`, `f"-arch=sm_{cc}"`) or a list of them, not a
 # value computed elsewhere (`nvcc_flags.extend(get_flags())`)
 _FLAG_ITEMS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.List, cst.Tuple)
+_FLAG_NAMES = (cst.Name, cst.Attribute, cst.Subscript)
 _UNSETS = frozenset({"os.environ.pop", "environ.pop", "os.unsetenv", "unsetenv"})
 _TEXT_METHODS = frozenset({"replace", "startswith", "endswith", "removeprefix", "removesuffix", "split", "rsplit",
                            "strip", "lstrip", "rstrip", "find", "rfind", "count", "index", "partition", "rpartition"})
@@ -536,8 +537,9 @@ class MatchVisitor(cst.CSTVisitor):
             kw["table_entry"] = True
         if id(node) in self._dispatch_keys:
             kw["no_rewrite"] = True
-        if self._variant_rule is not None and rule.name in self._variant_rule.extra["build_variant_of"] \
-                and id(node) in self._listed and isinstance(node, cst.SimpleString):
+        if self._variant_rule is not None and (
+                rule.name in self._variant_rule.extra["build_variant_of"] and id(node) in self._listed
+                and isinstance(node, cst.SimpleString) or rule.name in self._variant_rule.extra.get("build_script_of", ())):
             rule = self._variant_rule
         self.hits.append(RawHit(rule, node, symbol, **kw))
 
@@ -1473,12 +1475,18 @@ class MatchVisitor(cst.CSTVisitor):
             self._required.add(id(node.test))   # `assert flash_attn is not None`: the package is required
             if len(node.test.comparisons) == 1 and isinstance(node.test.comparisons[0].operator, cst.Equal):
                 self._keyword_asserted(node.test.left, node.test.comparisons[0].comparator)
+        test, msg = node.test, node.msg
+        if msg is None and isinstance(test, cst.Tuple) and len(test.elements) == 2 \
+                and _stringy_value(test.elements[1].value):
+            # `assert(False, "CUDA is not available. Set FORCE_CUDA=1")`: a parenthesised test and message (a tuple,
+            # always true); its string is still a message for humans (RVT's point-renderer setup.py)
+            test, msg = test.elements[0].value, test.elements[1].value
         self._asserting += 1
-        walk(node.test, self)
+        walk(test, self)
         self._asserting -= 1
-        if node.msg is not None:
+        if msg is not None:
             self._in_message += 1
-            walk(node.msg, self)
+            walk(msg, self)
             self._in_message -= 1
         return False
 
@@ -1505,8 +1513,10 @@ class MatchVisitor(cst.CSTVisitor):
         func = node.func
         first_hit = len(self.hits)
         if isinstance(func, cst.Attribute) and func.attr.value in _LIST_EDITS and node.args and \
-                not self._in_message and isinstance(node.args[-1].value, _FLAG_ITEMS):
-            self._flag_list_edit(func.value)     # `nvcc_flags.append("-O3")`, `COMMON_NVCC_FLAGS.remove(...)`
+                not self._in_message and isinstance(node.args[-1].value, _FLAG_ITEMS + _FLAG_NAMES):
+            # `nvcc_flags.append("-O3")`, `COMMON_NVCC_FLAGS.remove(flag)` in a loop over the flags to drop (vLLM's
+            # setup.py, copied into ReaLHF)
+            self._flag_list_edit(func.value)
         if _ASSERTION.match(func.attr.value if isinstance(func, cst.Attribute) else
                             func.value if isinstance(func, cst.Name) else ""):
             self._asserted.update(id(a.value) for a in node.args if isinstance(a.value, (cst.Name, cst.Attribute)))
@@ -2211,7 +2221,7 @@ def _literal_strings(value: cst.BaseExpression) -> list[str] | None:
     if isinstance(value, cst.IfExp):
         body, orelse = _literal_strings(value.body), _literal_strings(value.orelse)
         return body + orelse if body is not None and orelse is not None else None
-    if isinstance(value, (cst.List, cst.Tuple)) and value.elements:
+    if isinstance(value, (cst.List, cst.Tuple, cst.Set)) and value.elements:
         # `libraries=["cusolver", "cusparse"]` (pd10): a list of literals names each of them
         parts = [_literal_strings(e.value) for e in value.elements if not isinstance(e, cst.StarredElement)]
         if len(parts) == len(value.elements) and all(p is not None for p in parts):
