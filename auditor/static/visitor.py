@@ -541,6 +541,8 @@ class MatchVisitor(cst.CSTVisitor):
                 rule.name in self._variant_rule.extra["build_variant_of"] and id(node) in self._listed
                 and isinstance(node, cst.SimpleString) or rule.name in self._variant_rule.extra.get("build_script_of", ())):
             rule = self._variant_rule
+        if isinstance(node, cst.ConcatenatedString):
+            node = _part_naming(node, symbol) or node
         self.hits.append(RawHit(rule, node, symbol, **kw))
 
     def _names_rule(self, value: cst.BaseExpression, rule: Rule) -> bool:
@@ -1166,6 +1168,8 @@ class MatchVisitor(cst.CSTVisitor):
                 continue    # a variable or parameter of that name is code's own (aten's `cudnn_enabled`), not a setting
             if parameter and kw[0].extra.get("not_parameters"):
                 continue    # `def __init__(self, load_in_4bit: bool = True)`: the quantizer's own config class (t14z)
+            if kw[0].extra.get("flag_list") and _rocm_flags_only(value):
+                continue    # `NVCC_FLAGS += ["-DUSE_ROCM"]` under `if _is_hip():` (vLLM's setup.py): the ROCm build's
             if derived_graph and kw[0].category == "device":
                 # `self.use_cuda_graph = (cfg.compilation_config.level == CompilationLevel.PIECEWISE and not
                 # cfg.model_config.enforce_eager)`: a graph-capture switch worked out from settings that name no
@@ -1621,7 +1625,10 @@ class MatchVisitor(cst.CSTVisitor):
         env_kw = qual == "dict" or dotted(func) == "dict" or (
             isinstance(func, cst.Attribute) and func.attr.value in ("update", "setdefault"))
         call_categories = {h.rule.category for h in self.hits[first_hit:]}   # what the callee itself matched
+        weightless = _weightless_loader(func)
         for index, arg in enumerate(node.args):
+            if weightless and arg.keyword is not None and arg.keyword.value == "torch_dtype":
+                continue    # `DPMSolverMultistepScheduler.from_pretrained(..., torch_dtype=torch.float16)`: no weights
             if arg.keyword is not None and self.c.keywords and not message:
                 # `use_fp8_gemms=False` is off; `load(..., extra_cuda_cflags=...)` is already a kernel finding, unless
                 # a kernel-build keyword starts a line of its own in a multi-line call (t21a; lead decision 2: the nvcc
@@ -2163,6 +2170,41 @@ def _device_table_cuda_key(node: cst.Dict) -> cst.SimpleString | None:
         # `{"cuda": "cuda", "hip": "cuda"}.get(backend, backend)`: a name map that passes other names through
         return None
     return cuda.key if isinstance(cuda.key, cst.SimpleString) else None
+
+
+# classes whose `from_pretrained` loads no weights: a `torch_dtype` passed to them changes nothing (diffusers' schedulers,
+# transformers' tokenizers and processors)
+_WEIGHTLESS_CLASS = re.compile(r"(?:Scheduler|Tokenizer|TokenizerFast|Processor|FeatureExtractor)\Z")
+
+
+def _weightless_loader(func: cst.BaseExpression) -> bool:
+    """`DDIMScheduler.from_pretrained(...)`, `CLIPTokenizer.from_pretrained(...)`: a loader of a class without weights."""
+    return isinstance(func, cst.Attribute) and func.attr.value in ("from_pretrained", "from_config") \
+        and isinstance(func.value, (cst.Name, cst.Attribute)) \
+        and bool(_WEIGHTLESS_CLASS.search(dotted(func.value) or ""))
+
+
+_ROCM_FLAG = re.compile(r"-DUSE_ROCM\b|--offload-arch=|-D__HIP_PLATFORM_|-fno-gpu-rdc\Z|-DHIP\w*\Z")
+
+
+def _rocm_flags_only(value: cst.BaseExpression) -> bool:
+    """A literal list of hipcc flags only (`["-DUSE_ROCM"]`, `["--offload-arch=gfx90a"]`): a ROCm build's setting."""
+    literals = _literal_strings(value)
+    return bool(literals) and all(_ROCM_FLAG.match(s) for s in literals or [])
+
+
+def _part_naming(node: cst.ConcatenatedString, symbol: str) -> cst.SimpleString | None:
+    """The literal of an implicit concatenation that holds `symbol` whole (`" --env DISPLAY=unix$DISPLAY"\\` then
+    `" --env NVIDIA_DRIVER_CAPABILITIES=all"` on the next line: the finding is that line's); None when no single part
+    does (the symbol is the joined text)."""
+    sides: list[cst.BaseExpression] = [node.left, node.right]
+    while sides:
+        side = sides.pop(0)
+        if isinstance(side, cst.ConcatenatedString):
+            sides[:0] = [side.left, side.right]
+        elif isinstance(side, cst.SimpleString) and symbol and symbol in str(side.evaluated_value):
+            return side
+    return None
 
 
 def _stringy_value(node: cst.BaseExpression) -> bool:
