@@ -205,3 +205,31 @@ def load(model_key):
 
 def test_dtype_of_a_weightless_loader_is_not_a_precision_choice():
     assert _lines(SD_LOAD, "NPU202", "sd.py") == [9]
+
+
+# ReaLHF's setup.py: the CUDA sources a build compiles, and the same globs shipped as package data
+PACKAGE_DATA_SETUP = b"""import setuptools
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+ext = CUDAExtension(
+    name="realhf._C.cugae",
+    sources=[
+        "csrc/cugae/gae.cu",
+    ],
+)
+setuptools.setup(
+    name="realhf",
+    ext_modules=[ext],
+    cmdclass={"build_ext": BuildExtension},
+    package_data={
+        "": [
+            "csrc/**/*.cu",
+            "csrc/**/*.cuh",
+        ],
+    },
+)
+"""
+
+
+def test_package_data_globs_are_not_build_sources():
+    assert _lines(PACKAGE_DATA_SETUP, "NPU383") == [7]

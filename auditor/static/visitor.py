@@ -1673,6 +1673,9 @@ class MatchVisitor(cst.CSTVisitor):
             # `setup(..., keywords="nvidia-smi gpu cuda monitoring")`: a package's metadata, text for an index
             text = text or (arg.keyword is not None and arg.keyword.value in _PACKAGE_TEXT_KEYWORDS
                             and _stringy_value(value) and (dotted(func) or "").split(".")[-1] == "setup")
+            # `setup(..., package_data={"": ["csrc/**/*.cu"]})`: files shipped with the package, not a build's sources
+            text = text or (arg.keyword is not None and arg.keyword.value in _PACKAGE_FILE_KEYWORDS
+                            and (dotted(func) or "").split(".")[-1] == "setup")
             # `print(prof.key_averages().table(sort_by="self_cuda_time_total"))`: a keyword argument of a call made
             # inside a message is that callee's parameter, code that runs, not text for humans (t14l)
             saved = self._in_message
@@ -2140,6 +2143,7 @@ _DEVICE_TYPE_OPTION_RE = re.compile(
 _OPTION_MAKERS = frozenset({"add_argument", "option"})
 # text arguments of setuptools' / distutils' `setup(...)` (package metadata shown by an index)
 _PACKAGE_TEXT_KEYWORDS = frozenset({"keywords", "long_description", "summary"})
+_PACKAGE_FILE_KEYWORDS = frozenset({"package_data", "exclude_package_data", "data_files"})
 # keyword arguments that carry text even in a call made inside a message (`print(colored(text="...", ...))`)
 _MESSAGE_KEYWORDS = _HELP_KEYWORDS | {"msg", "message", "text", "sep", "end", "title", "prefix", "suffix", "fmt",
                                        "format", "header", "headers", "label", "desc", "note", "reason"}
