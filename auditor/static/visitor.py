@@ -1480,11 +1480,11 @@ class MatchVisitor(cst.CSTVisitor):
             if len(node.test.comparisons) == 1 and isinstance(node.test.comparisons[0].operator, cst.Equal):
                 self._keyword_asserted(node.test.left, node.test.comparisons[0].comparator)
         test, msg = node.test, node.msg
-        if msg is None and isinstance(test, cst.Tuple) and len(test.elements) == 2 \
-                and _stringy_value(test.elements[1].value):
+        if msg is None and isinstance(node.test, cst.Tuple) and len(node.test.elements) == 2 \
+                and _stringy_value(node.test.elements[1].value):
             # `assert(False, "CUDA is not available. Set FORCE_CUDA=1")`: a parenthesised test and message (a tuple,
             # always true); its string is still a message for humans (RVT's point-renderer setup.py)
-            test, msg = test.elements[0].value, test.elements[1].value
+            test, msg = node.test.elements[0].value, node.test.elements[1].value
         self._asserting += 1
         walk(test, self)
         self._asserting -= 1
