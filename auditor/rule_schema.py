@@ -103,6 +103,9 @@ RULE_SCHEMA: dict[str, Any] = {
             "flag_list": {"type": "boolean"},
             # the rule that reports these rules' bare "cuda" compared or listed in an extension build module (t14r)
             "build_variant_of": {"type": "array", "items": {"type": "string"}},
+            # rules whose every hit in an extension build script the same rule reports (t27b: nvcc's version probe,
+            # the CUDA runtime linked into the extension)
+            "build_script_of": {"type": "array", "items": {"type": "string"}},
             # keyword `name=value` rules: also a string key of a dict built in code with that literal value
             # (`{"quant_algo": "FP8"}`, t14k)
             "dict_entries": {"type": "boolean"},

@@ -19,7 +19,7 @@ from auditor.static.dtype_requirements import guard_kind, required_dtype_nodes
 # Calls whose string arguments are messages for humans, never device or backend values.
 _MESSAGE_FUNCS = re.compile(
     r"(?:^|_)(?:print|log|logs|warn|warning|warnings|info|debug|error|exception|critical|fatal|echo|secho|"
-    r"write|assert\w*|fail|skip\w*)(?:_|$)|(?:Error|Exception|Warning)$"
+    r"write|assert\w*|fail|skip\w*|exit)(?:_|$)|(?:Error|Exception|Warning)$"
 )
 _MESSAGE_QUAL_PREFIXES = ("logging.", "warnings.", "loguru.", "click.")
 # decorators that register a function under its own name (the name is then a string a rule may know)
@@ -317,6 +317,7 @@ _LIST_EDITS = frozenset({"append", "extend", "insert", "remove"})
 # what a list of compiler flags is given in an edit: a flag (`"-O3"`, `f"-arch=sm_{cc}"`) or a list of them, not a
 # value computed elsewhere (`nvcc_flags.extend(get_flags())`)
 _FLAG_ITEMS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.List, cst.Tuple)
+_FLAG_NAMES = (cst.Name, cst.Attribute, cst.Subscript)
 _UNSETS = frozenset({"os.environ.pop", "environ.pop", "os.unsetenv", "unsetenv"})
 _TEXT_METHODS = frozenset({"replace", "startswith", "endswith", "removeprefix", "removesuffix", "split", "rsplit",
                            "strip", "lstrip", "rstrip", "find", "rfind", "count", "index", "partition", "rpartition"})
@@ -538,9 +539,12 @@ class MatchVisitor(cst.CSTVisitor):
             kw["table_entry"] = True
         if id(node) in self._dispatch_keys:
             kw["no_rewrite"] = True
-        if self._variant_rule is not None and rule.name in self._variant_rule.extra["build_variant_of"] \
-                and id(node) in self._listed and isinstance(node, cst.SimpleString):
+        if self._variant_rule is not None and (
+                rule.name in self._variant_rule.extra["build_variant_of"] and id(node) in self._listed
+                and isinstance(node, cst.SimpleString) or rule.name in self._variant_rule.extra.get("build_script_of", ())):
             rule = self._variant_rule
+        if isinstance(node, cst.ConcatenatedString):
+            node = _part_naming(node, symbol) or node
         self.hits.append(RawHit(rule, node, symbol, **kw))
 
     def _names_rule(self, value: cst.BaseExpression, rule: Rule) -> bool:
@@ -1171,6 +1175,8 @@ class MatchVisitor(cst.CSTVisitor):
                 continue    # a variable or parameter of that name is code's own (aten's `cudnn_enabled`), not a setting
             if parameter and kw[0].extra.get("not_parameters"):
                 continue    # `def __init__(self, load_in_4bit: bool = True)`: the quantizer's own config class (t14z)
+            if kw[0].extra.get("flag_list") and _rocm_flags_only(value):
+                continue    # `NVCC_FLAGS += ["-DUSE_ROCM"]` under `if _is_hip():` (vLLM's setup.py): the ROCm build's
             if derived_graph and kw[0].category == "device":
                 # `self.use_cuda_graph = (cfg.compilation_config.level == CompilationLevel.PIECEWISE and not
                 # cfg.model_config.enforce_eager)`: a graph-capture switch worked out from settings that name no
@@ -1480,12 +1486,18 @@ class MatchVisitor(cst.CSTVisitor):
             self._required.add(id(node.test))   # `assert flash_attn is not None`: the package is required
             if len(node.test.comparisons) == 1 and isinstance(node.test.comparisons[0].operator, cst.Equal):
                 self._keyword_asserted(node.test.left, node.test.comparisons[0].comparator)
+        test, msg = node.test, node.msg
+        if msg is None and isinstance(node.test, cst.Tuple) and len(node.test.elements) == 2 \
+                and _stringy_value(node.test.elements[1].value):
+            # `assert(False, "CUDA is not available. Set FORCE_CUDA=1")`: a parenthesised test and message (a tuple,
+            # always true); its string is still a message for humans (RVT's point-renderer setup.py)
+            test, msg = node.test.elements[0].value, node.test.elements[1].value
         self._asserting += 1
-        walk(node.test, self)
+        walk(test, self)
         self._asserting -= 1
-        if node.msg is not None:
+        if msg is not None:
             self._in_message += 1
-            walk(node.msg, self)
+            walk(msg, self)
             self._in_message -= 1
         return False
 
@@ -1512,8 +1524,10 @@ class MatchVisitor(cst.CSTVisitor):
         func = node.func
         first_hit = len(self.hits)
         if isinstance(func, cst.Attribute) and func.attr.value in _LIST_EDITS and node.args and \
-                not self._in_message and isinstance(node.args[-1].value, _FLAG_ITEMS):
-            self._flag_list_edit(func.value)     # `nvcc_flags.append("-O3")`, `COMMON_NVCC_FLAGS.remove(...)`
+                not self._in_message and isinstance(node.args[-1].value, _FLAG_ITEMS + _FLAG_NAMES):
+            # `nvcc_flags.append("-O3")`, `COMMON_NVCC_FLAGS.remove(flag)` in a loop over the flags to drop (vLLM's
+            # setup.py, copied into ReaLHF)
+            self._flag_list_edit(func.value)
         if _ASSERTION.match(func.attr.value if isinstance(func, cst.Attribute) else
                             func.value if isinstance(func, cst.Name) else ""):
             self._asserted.update(id(a.value) for a in node.args if isinstance(a.value, (cst.Name, cst.Attribute)))
@@ -1618,7 +1632,10 @@ class MatchVisitor(cst.CSTVisitor):
         env_kw = qual == "dict" or dotted(func) == "dict" or (
             isinstance(func, cst.Attribute) and func.attr.value in ("update", "setdefault"))
         call_categories = {h.rule.category for h in self.hits[first_hit:]}   # what the callee itself matched
+        weightless = _weightless_loader(func)
         for index, arg in enumerate(node.args):
+            if weightless and arg.keyword is not None and arg.keyword.value == "torch_dtype":
+                continue    # `DPMSolverMultistepScheduler.from_pretrained(..., torch_dtype=torch.float16)`: no weights
             if arg.keyword is not None and self.c.keywords and not message:
                 # `use_fp8_gemms=False` is off; `load(..., extra_cuda_cflags=...)` is already a kernel finding, unless
                 # a kernel-build keyword starts a line of its own in a multi-line call (t21a; lead decision 2: the nvcc
@@ -1663,6 +1680,9 @@ class MatchVisitor(cst.CSTVisitor):
             # `setup(..., keywords="nvidia-smi gpu cuda monitoring")`: a package's metadata, text for an index
             text = text or (arg.keyword is not None and arg.keyword.value in _PACKAGE_TEXT_KEYWORDS
                             and _stringy_value(value) and (dotted(func) or "").split(".")[-1] == "setup")
+            # `setup(..., package_data={"": ["csrc/**/*.cu"]})`: files shipped with the package, not a build's sources
+            text = text or (arg.keyword is not None and arg.keyword.value in _PACKAGE_FILE_KEYWORDS
+                            and (dotted(func) or "").split(".")[-1] == "setup")
             # `print(prof.key_averages().table(sort_by="self_cuda_time_total"))`: a keyword argument of a call made
             # inside a message is that callee's parameter, code that runs, not text for humans (t14l)
             saved = self._in_message
@@ -2159,6 +2179,7 @@ _DEVICE_TYPE_OPTION_RE = re.compile(
 _OPTION_MAKERS = frozenset({"add_argument", "option"})
 # text arguments of setuptools' / distutils' `setup(...)` (package metadata shown by an index)
 _PACKAGE_TEXT_KEYWORDS = frozenset({"keywords", "long_description", "summary"})
+_PACKAGE_FILE_KEYWORDS = frozenset({"package_data", "exclude_package_data", "data_files"})
 # keyword arguments that carry text even in a call made inside a message (`print(colored(text="...", ...))`)
 _MESSAGE_KEYWORDS = _HELP_KEYWORDS | {"msg", "message", "text", "sep", "end", "title", "prefix", "suffix", "fmt",
                                        "format", "header", "headers", "label", "desc", "note", "reason"}
@@ -2189,6 +2210,41 @@ def _device_table_cuda_key(node: cst.Dict) -> cst.SimpleString | None:
         # `{"cuda": "cuda", "hip": "cuda"}.get(backend, backend)`: a name map that passes other names through
         return None
     return cuda.key if isinstance(cuda.key, cst.SimpleString) else None
+
+
+# classes whose `from_pretrained` loads no weights: a `torch_dtype` passed to them changes nothing (diffusers' schedulers,
+# transformers' tokenizers and processors)
+_WEIGHTLESS_CLASS = re.compile(r"(?:Scheduler|Tokenizer|TokenizerFast|Processor|FeatureExtractor)\Z")
+
+
+def _weightless_loader(func: cst.BaseExpression) -> bool:
+    """`DDIMScheduler.from_pretrained(...)`, `CLIPTokenizer.from_pretrained(...)`: a loader of a class without weights."""
+    return isinstance(func, cst.Attribute) and func.attr.value in ("from_pretrained", "from_config") \
+        and isinstance(func.value, (cst.Name, cst.Attribute)) \
+        and bool(_WEIGHTLESS_CLASS.search(dotted(func.value) or ""))
+
+
+_ROCM_FLAG = re.compile(r"-DUSE_ROCM\b|--offload-arch=|-D__HIP_PLATFORM_|-fno-gpu-rdc\Z|-DHIP\w*\Z")
+
+
+def _rocm_flags_only(value: cst.BaseExpression) -> bool:
+    """A literal list of hipcc flags only (`["-DUSE_ROCM"]`, `["--offload-arch=gfx90a"]`): a ROCm build's setting."""
+    literals = _literal_strings(value)
+    return bool(literals) and all(_ROCM_FLAG.match(s) for s in literals or [])
+
+
+def _part_naming(node: cst.ConcatenatedString, symbol: str) -> cst.SimpleString | None:
+    """The literal of an implicit concatenation that holds `symbol` whole (`" --env DISPLAY=unix$DISPLAY"\\` then
+    `" --env NVIDIA_DRIVER_CAPABILITIES=all"` on the next line: the finding is that line's); None when no single part
+    does (the symbol is the joined text)."""
+    sides: list[cst.BaseExpression] = [node.left, node.right]
+    while sides:
+        side = sides.pop(0)
+        if isinstance(side, cst.ConcatenatedString):
+            sides[:0] = [side.left, side.right]
+        elif isinstance(side, cst.SimpleString) and symbol and symbol in str(side.evaluated_value):
+            return side
+    return None
 
 
 def _stringy_value(node: cst.BaseExpression) -> bool:
@@ -2265,7 +2321,7 @@ def _literal_strings(value: cst.BaseExpression) -> list[str] | None:
     if isinstance(value, cst.IfExp):
         body, orelse = _literal_strings(value.body), _literal_strings(value.orelse)
         return body + orelse if body is not None and orelse is not None else None
-    if isinstance(value, (cst.List, cst.Tuple)) and value.elements:
+    if isinstance(value, (cst.List, cst.Tuple, cst.Set)) and value.elements:
         # `libraries=["cusolver", "cusparse"]` (pd10): a list of literals names each of them
         parts = [_literal_strings(e.value) for e in value.elements if not isinstance(e, cst.StarredElement)]
         if len(parts) == len(value.elements) and all(p is not None for p in parts):
