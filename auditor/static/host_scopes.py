@@ -96,7 +96,8 @@ def _unused_defaults(tree: ast.AST) -> list[tuple[int, int, int, int]]:
             continue
         for arg, default in pairs:
             if arg.arg not in body_names:
-                out.append(node_span(default))
+                # from the parameter's name: a switch's finding sits there (`use_amp=True`; pd38)
+                out.append(node_span(arg, default))
     return out
 
 
@@ -324,10 +325,19 @@ def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
     read_whole = {n.id for n in module_nodes(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
                   and id(n) not in attribute_bases}
     out = []
+    # (code, symbol) -> lines: a used name's uses carry their own findings
+    where: dict[tuple[str, str], set[int]] = {}
+    for f in findings:
+        where.setdefault((f.code, f.symbol or ""), set()).add(f.line)
     for f in findings:
         symbol = f.symbol or ""
         local = next((name for dotted, name in imports.get(f.line, ()) if symbol.startswith("torch.") and (
             dotted == symbol or dotted.startswith(symbol + "."))), None)
+        if local and local in used and f.fix == "none" and any(
+                dotted == symbol for dotted, _ in imports.get(f.line, ())) and where[(f.code, symbol)] - {f.line}:
+            # `from torch.nn.attention import sdpa_kernel` ... `with sdpa_kernel(SDPBackend.FLASH_ATTENTION):`: the
+            # import runs on every torch build and selects nothing; the use is the finding (lead decision 14; pd38)
+            continue
         module, scope = submodules.get(f.line, ("", None))
         if scope is not None and module == symbol and not _spells(scope, module):
             local = ""
@@ -734,6 +744,8 @@ class _HostFlow:
             elif isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.target, ast.Name) and \
                     node.target.id == name and seeded_scope:
                 values.append(node.iter)    # `for m in mask:` of a ComfyUI MASK: its rows sit with it (pd24)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and self.loader_batch(node, name, scope):
+                seeded = True               # `for k, batch in enumerate(loader):` of a DataLoader (pd38)
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.NamedExpr,
                                    ast.comprehension)):
                 target = getattr(node, "target", None)
@@ -745,6 +757,41 @@ class _HostFlow:
                     return False            # a parameter: the caller's value
                 seeded = True
         return (bool(values) or seeded) and all(self.value(v, scope, depth, direct=False) for v in values)
+
+    def loader_batch(self, loop, name: str, scope) -> bool:
+        """`for batch in loader:` / `for i, batch in enumerate(tqdm(loader)):` where every binding of `loader` in the
+        scope is a torch DataLoader without a `collate_fn` (or the call is the loop's own): its batches are host
+        tensors (default collation stacks what the dataset returns, on the CPU), unless the scope moves the batch in
+        place (`batch[k] = batch[k].to(device)`, `batch.to(device)` as a statement). heldout31's CREDIT rollouts:
+        `batch["datetime"].item()`, while `batch["x"]` is moved with `.to(device)` below (pd38)."""
+        it, target = loop.iter, loop.target
+        it = _unwrap_progress(it)
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and it.args:
+            if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
+                return False
+            it, target = _unwrap_progress(it.args[0]), target.elts[1]
+        if not (isinstance(target, ast.Name) and target.id == name):
+            return False
+        nodes = own_scope_nodes(scope)
+        if isinstance(it, ast.Name):
+            bound = [n.value for n in nodes if isinstance(n, ast.Assign) and
+                     any(it.id in _bound_names(t) for t in n.targets)]
+            if any(isinstance(n, ast.arg) and n.arg == it.id for n in nodes) or not bound or any(
+                    not (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name))
+                    for n in nodes if isinstance(n, ast.Assign) and any(it.id in _bound_names(t) for t in n.targets)):
+                return False
+        else:
+            bound = [it]
+        if not all(_plain_loader(v) for v in bound):
+            return False
+        for n in nodes:
+            if isinstance(n, ast.Assign) and any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and
+                                                 t.value.id == name for t in n.targets):
+                return False        # `batch[k] = batch[k].to(device)`
+            if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute) \
+                    and isinstance(n.value.func.value, ast.Name) and n.value.func.value.id == name:
+                return False        # `batch.to(device)` (a batch class that moves itself)
+        return True
 
     def returns_host(self, name: str, depth: int) -> bool:
         fns = self.functions.get(name, [])
@@ -758,6 +805,20 @@ class _HostFlow:
         ok = bool(returns) and all(r is not None and self.value(r, fn, depth, direct=False) for r in returns)
         self.memo[id(fn)] = ok
         return ok
+
+
+def _unwrap_progress(node: ast.AST) -> ast.AST:
+    """`tqdm(loader, ...)`: the iterable a progress bar wraps."""
+    while isinstance(node, ast.Call) and node.args and (ast_dotted(node.func) or "").rsplit(".", 1)[-1] == "tqdm":
+        node = node.args[0]
+    return node
+
+
+def _plain_loader(value: ast.AST) -> bool:
+    """`DataLoader(dataset, ...)` / `torch.utils.data.DataLoader(...)` without a `collate_fn` (one may move the
+    batch to a device) or `**kwargs`."""
+    return isinstance(value, ast.Call) and (ast_dotted(value.func) or "").rsplit(".", 1)[-1] == "DataLoader" and \
+        not any(k.arg in (None, "collate_fn") for k in value.keywords)
 
 
 def _bound_names(target: ast.AST) -> set[str]:
