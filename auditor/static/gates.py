@@ -1144,8 +1144,8 @@ def _lower_redundant_reseeds(findings: list, tree: ast.Module) -> list:
         return findings
     tests: list[Region] = []
     for node in _walk(tree):
-        for field in ("body", "orelse", "finalbody"):
-            stmts = getattr(node, field, None)
+        for part in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, part, None)
             if not isinstance(stmts, list):
                 continue
             seeded = False
