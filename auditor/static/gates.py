@@ -1160,6 +1160,20 @@ def _lower_redundant_reseeds(findings: list, tree: ast.Module) -> list:
             f.symbol in CUDA_PRESENCE_PROBES and starts_in(f, tests) else f for f in findings]
 
 
+def _drop_capability_keys(findings: list, tree: ast.Module) -> list:
+    """`if caps["cuda"]:` of a capability table (`_capability_tables`): the key names a table entry, not a device; the
+    entry's CUDA probe carries the finding (pd38)."""
+    strings = [f for f in findings if f.name == "cuda-device-string"]
+    if not strings:
+        return findings
+    flags = cuda_flags(tree)
+    if not any("[" in flag for flag in flags):
+        return findings
+    keys = {(n.slice.lineno, n.slice.col_offset) for n in _walk(tree) if isinstance(n, ast.Subscript) and
+            isinstance(n.slice, ast.Constant) and is_cuda_test(n, flags)}
+    return [f for f in findings if f.name != "cuda-device-string" or (f.line, f.col - 1) not in keys]
+
+
 def apply_gates(findings: list, tree: ast.Module) -> list:
     """Findings as the CUDA gates read them: an error behind a gate is a warning (the gate is the error), a hint
     about code that never runs on Ascend goes, a use of a guarded optional import is a warning; Triton used only
@@ -1167,7 +1181,7 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     findings = _lower_asserted_not(_triton_helper_findings(findings, tree), tree)
     findings = _drop_mocked_probes(_lower_abstraction_fallbacks(findings, tree), tree)
     findings = _lower_library_refusals(_lower_fallback_gates(findings, tree), tree)
-    findings = _lower_redundant_reseeds(findings, tree)
+    findings = _drop_capability_keys(_lower_redundant_reseeds(findings, tree), tree)
     return apply_gate_regions(_drop_choiceless_tests(findings, tree), tree)
 
 

@@ -127,6 +127,74 @@ def _unread_locals(tree: ast.AST) -> list[tuple[int, int, int, int]]:
     return out
 
 
+def _unread_options(tree: ast.AST) -> list[tuple[int, int, int, int]]:
+    """Spans of `parser.add_argument("--backend", default="nccl", ...)` calls whose option nothing in the file reads:
+    no `.backend` attribute anywhere, the name "backend" only popped from `vars(args)` into a local the function never
+    reads, and neither the parser nor the parsed arguments leave the file's hands (passed, returned, stored: a callee
+    could read the option). CREDIT's rollout scripts pop `--backend` and never use it (heldout31; pd38)."""
+    nodes = list(module_nodes(tree))
+    calls = [n for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+             n.func.attr == "add_argument" and isinstance(n.func.value, ast.Name)]
+    if not calls:
+        return []
+    parsers = {c.func.value.id for c in calls if isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name)}
+    parsed: set[str] = set()
+    for n in nodes:
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute) \
+                and n.value.func.attr in ("parse_args", "parse_known_args") and \
+                isinstance(n.value.func.value, ast.Name) and n.value.func.value.id in parsers:
+            t = n.targets[0]
+            first = t.elts[0] if isinstance(t, (ast.Tuple, ast.List)) and t.elts else t
+            if not isinstance(first, ast.Name):
+                return []
+            parsed.add(first.id)
+    if not parsed:
+        return []           # parsed elsewhere (a `get_parser()` helper): any module may read the options
+    bases = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}
+    in_vars = {id(n.args[0]) for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and
+               n.func.id == "vars" and len(n.args) == 1}
+    if any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in parsers | parsed and
+           id(n) not in bases and id(n) not in in_vars for n in nodes):
+        return []           # the parser or its result is passed, returned or stored whole
+    attrs = {n.attr for n in nodes if isinstance(n, ast.Attribute)}
+    popped = _unread_pops(tree)
+    own = {id(c) for call in calls for c in ast.walk(call)}
+    strings: dict[str, list[int]] = {}
+    for n in nodes:
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in own:
+            strings.setdefault(n.value, []).append(id(n))
+    out = []
+    for call in calls:
+        flags = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        dest = next((k.value.value for k in call.keywords if k.arg == "dest" and isinstance(k.value, ast.Constant)),
+                    None)
+        if dest is None:
+            long = [f for f in flags if f.startswith("--")]
+            dest = (long[0][2:] if long else flags[0].lstrip("-") if flags else "").replace("-", "_")
+        if not dest or not isinstance(dest, str) or dest in attrs or any(i not in popped for i in strings.get(dest, ())):
+            continue
+        out.append(node_span(call))
+    return out
+
+
+def _unread_pops(tree: ast.AST) -> set[int]:
+    """ids of the string keys of `name = d.pop("key")` statements whose function (or module) never reads `name`."""
+    out: set[int] = set()
+    scopes = [tree] + [n for n in module_nodes(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for scope in scopes:
+        own = own_scope_nodes(scope)
+        read = {n.id for n in own if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
+        if read & {"locals", "eval", "exec"} or any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in own):
+            continue
+        for n in own:
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and \
+                    n.targets[0].id not in read and isinstance(n.value, ast.Call) and \
+                    isinstance(n.value.func, ast.Attribute) and n.value.func.attr == "pop" and n.value.args and \
+                    isinstance(n.value.args[0], ast.Constant):
+                out.add(id(n.value.args[0]))
+    return out
+
+
 def _names_a_device(value: ast.expr) -> bool:
     """A value that only names a device and runs nothing on one: a string, an f-string, `'cuda:{}'.format(i)`,
     `torch.device(...)` (`x = torch.zeros(3, device=d)` left unread still runs on the device)."""
@@ -452,11 +520,14 @@ def _cpu_setting_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
 
 _UNREAD_DEFAULT = ("unread-default", "the function never reads this parameter, so the default is never used here; it "
                    "matters only where the code is changed to read it")
+_UNREAD_OPTION = ("unread-option", "nothing in this file reads this command-line option and the parsed arguments "
+                  "go nowhere else, so its value selects nothing")
 _UNREAD_LOCAL = ("unread-local", "the function never reads the name this value is assigned to, so it selects nothing")
 
 
 def _unread_device_defaults(findings: list, unused: list[tuple[int, int, int, int]],
-                            why: tuple[str, str] = _UNREAD_DEFAULT) -> list:
+                            why: tuple[str, str] = _UNREAD_DEFAULT,
+                            categories: tuple[str, ...] = ("device",)) -> list:
     """Device findings in a parameter default the function never reads (`AllegroPipeline.__init__(...,
     device: torch.device = torch.device("cuda"))` whose body only registers modules) at info: constructing the device
     needs no CUDA and nothing uses it, so nothing fails or differs on Ascend; a port still changes the default
@@ -466,7 +537,7 @@ def _unread_device_defaults(findings: list, unused: list[tuple[int, int, int, in
     out = []
     for f in findings:
         col = (getattr(f, "col", 1) or 1) - 1
-        if f.category == "device" and f.severity != "info" and \
+        if f.category in categories and f.severity != "info" and \
                 any((lo, lc) <= (f.line, col) < (hi, hc) for lo, lc, hi, hc in unused):
             f = as_info(f, *why)
         out.append(f)
@@ -497,6 +568,9 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
         findings = _unread_device_defaults(findings, unused)
     if any(f.category == "device" and f.severity != "info" for f in findings):
         findings = _unread_device_defaults(findings, _unread_locals(tree), _UNREAD_LOCAL)
+    if "add_argument" in text and any(f.category in ("device", "distributed") and f.severity != "info"
+                                      for f in findings):
+        findings = _unread_device_defaults(findings, _unread_options(tree), _UNREAD_OPTION, ("device", "distributed"))
     if not any(f.category == "precision" for f in findings):
         return findings
     lines = text.splitlines()
