@@ -328,3 +328,29 @@ def test_a_module_import_counts_only_with_a_cuda_specific_use(tmp_path):
     codes = {(r.path, f.line, f.code) for r in run.results for f in r.findings}
     assert not any(path == "tzrec/datasets/parquet.py" for path, _, _ in codes)
     assert ("tzrec/main.py", 1, "NPU135") in codes        # control: the trainer uses the NCCL helper
+
+
+TRAINER_LOG = """\
+    class Trainer:
+        def train_epoch(self, loader):
+            for batch in loader:
+                loss, loss_components = self.step(batch)
+                if (self.global_step + 1) % int(self.config.get("tensorboard_logging_steps", 500)) == 0:
+                    self.sw.add_scalar("train/loss_raw", loss.item(), self.global_step + 1)
+                    for k, v in loss_components.items():
+                        if k == "loss":
+                            continue
+                        self.sw.add_scalar(f"train/{k}", v.item(), self.global_step + 1)
+                    for i, p in enumerate(self.model.parameters()):
+                        self.sw.add_scalar(f"norm/{i}", p.norm().item(), self.global_step + 1)
+                self.global_step += 1
+"""
+
+
+def test_loss_components_logged_every_n_steps_are_throttled(engine):
+    assert not _at(engine, TRAINER_LOG, 'self.sw.add_scalar("train/loss_raw", loss.item()')
+    assert not _at(engine, TRAINER_LOG, 'self.sw.add_scalar(f"train/{k}", v.item()')
+
+
+def test_control_a_loop_over_every_parameter_in_the_branch_keeps_the_hint(engine):
+    assert ("NPU703", "info") in _at(engine, TRAINER_LOG, 'p.norm().item()')

@@ -934,16 +934,43 @@ def _every_n(test: ast.AST) -> bool:
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and isinstance(node.operand, ast.BinOp) \
                 and isinstance(node.operand.op, ast.Mod):
             mod = node.operand
-        if mod is not None and (isinstance(mod.right, (ast.Name, ast.Attribute)) or isinstance(
-                mod.right, ast.Constant) and isinstance(mod.right.value, int) and mod.right.value >= 10):
+        if mod is not None and _interval(mod.right):
             return True
     return False
+
+
+def _interval(node: ast.AST) -> bool:
+    """N of `step % N`: a name or attribute, a number of at least 10, or a setting read as one
+    (`int(self.config.get("tensorboard_logging_steps", 500))`; pd38)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "int" and len(node.args) == 1:
+        node = node.args[0]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+            return True
+    return isinstance(node, (ast.Name, ast.Attribute)) or isinstance(node, ast.Constant) and \
+        isinstance(node.value, int) and node.value >= 10
 
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 # a statement that only logs: `print(...)`, `logger.info(...)`, `writer.add_scalar(...)`, `pbar.set_postfix(...)`
 _LOG_CALL = re.compile(r"^(?:print|log\w*|info|debug|warning|add_scalars?|add_text|set_postfix\w*|set_description|"
                        r"write|report\w*)$")
+
+
+def _log_statement(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
+        bool(_LOG_CALL.match((ast_dotted(stmt.value.func) or "").rsplit(".", 1)[-1]))
+
+
+def _logging_loop(loop: ast.AST) -> bool:
+    """`for k, v in loss_components.items(): writer.add_scalar(f"train/{k}", v.item(), step)`: a loop over a dict's
+    entries that only logs them (an `if k == "loss": continue` aside) logs each named value once per logging step,
+    as the branch's other lines do (heldout31's InstaNovo trainer; pd38)."""
+    if not (isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) and not loop.iter.args and
+            isinstance(loop.iter.func, ast.Attribute) and loop.iter.func.attr in ("items", "values") and
+            not loop.orelse):
+        return False
+    return all(_log_statement(s) or isinstance(s, ast.If) and not s.orelse and
+               all(isinstance(b, ast.Continue) for b in s.body) for s in loop.body)
 
 
 def _throttled_lines(tree: ast.AST) -> set[int]:
@@ -958,10 +985,9 @@ def _throttled_lines(tree: ast.AST) -> set[int]:
             continue
         looped: set[int] = set()
         for inner in (x for stmt in n.body for x in walk_list(stmt)):
-            if isinstance(inner, _LOOPS):
+            if isinstance(inner, _LOOPS) and not _logging_loop(inner):
                 looped.update(node_lines(inner))
-            elif isinstance(inner, ast.Expr) and isinstance(inner.value, ast.Call) and \
-                    _LOG_CALL.match((ast_dotted(inner.value.func) or "").rsplit(".", 1)[-1]):
+            elif _log_statement(inner):
                 lines.update(node_lines(inner))
         lines -= looped
     return lines
