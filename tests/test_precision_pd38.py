@@ -354,3 +354,66 @@ def test_loss_components_logged_every_n_steps_are_throttled(engine):
 
 def test_control_a_loop_over_every_parameter_in_the_branch_keeps_the_hint(engine):
     assert ("NPU703", "info") in _at(engine, TRAINER_LOG, 'p.norm().item()')
+
+
+TEST_UTIL = """\
+    from typing import Tuple
+
+    import torch
+
+    nv_gpu_unavailable: Tuple[bool, str] = (
+        not torch.cuda.is_available() or torch.cuda.device_count() == 0,
+        "CUDA is not available or no GPUs detected",
+    )
+    amd_gpu_unavailable: Tuple[bool, str] = (
+        not torch.version.hip,
+        "AMD HIP not available or no GPUs detected",
+    )
+    gpu_unavailable: Tuple[bool, str] = (
+        nv_gpu_unavailable[0] and amd_gpu_unavailable[0],
+        "CUDA/HIP is not available or no GPUs detected",
+    )
+"""
+
+ENCODER_TEST = """\
+    import unittest
+
+    import torch
+    from parameterized import parameterized
+
+    from tzrec.utils.test_util import gpu_unavailable
+
+
+    class ContentEncoderTest(unittest.TestCase):
+        @parameterized.expand([["normal"], ["fx"]])
+        @unittest.skipIf(*gpu_unavailable)
+        def test_slice_content_encoder(self, graph_type) -> None:
+            device = torch.device("cuda")
+            x = torch.randn(4, 8, device=device)
+            self.assertEqual(x.sum().shape, ())
+
+        @parameterized.expand([["normal"], ["aot"]])
+        def test_graph(self, graph_type) -> None:
+            if graph_type == "aot" and gpu_unavailable[0]:
+                return
+            device = torch.device("cuda") if graph_type == "aot" else torch.device("cpu")
+            x = torch.randn(4, 8, device=device)
+            self.assertEqual(x.sum().shape, ())
+
+        def test_always(self) -> None:
+            device = torch.device("cuda")
+            x = torch.randn(4, 8, device=device)
+            self.assertEqual(x.sum().shape, ())
+"""
+
+
+def test_tests_behind_a_no_cuda_tuple_of_another_module_are_warnings(tmp_path):
+    files = {"tzrec/__init__.py": "", "tzrec/utils/__init__.py": "", "tzrec/utils/test_util.py": TEST_UTIL,
+             "tzrec/modules/__init__.py": "", "tzrec/modules/encoder_test.py": ENCODER_TEST}
+    run = run_static([write_tree(tmp_path, files)], jobs=1)
+    found = {(f.line, f.code): f.severity for r in run.results if r.path == "tzrec/modules/encoder_test.py"
+             for f in r.findings}
+    lines = [i for i, text in enumerate(ENCODER_TEST.splitlines(), 1) if 'torch.device("cuda")' in text]
+    assert found[(lines[0], "NPU003")] == "warning"      # under `@unittest.skipIf(*gpu_unavailable)`
+    assert found[(lines[1], "NPU003")] == "warning"      # after `if graph_type == "aot" and gpu_unavailable[0]: return`
+    assert found[(lines[2], "NPU003")] == "error"        # control: an unmarked test

@@ -44,6 +44,7 @@ from auditor.astnodes import decorated_span, starts_in
 from auditor.static.backends import _guards_imports, as_info, backends_in_text, default_arm, rank_test
 from auditor.static.flags import _target_key as _flag_name   # `use_cuda` / `self.use_cuda`: one reader
 from auditor.static.astutil import module_nodes as _walk   # (the name the passes below and engine use)
+from auditor.static.astutil import walk_list
 
 # (first line, first col, last line, last col), 1-based lines, 0-based cols, end exclusive
 Region = tuple[int, int, int, int]
@@ -294,6 +295,9 @@ def _negated_cuda_test(node: ast.AST, flags: set[str]) -> bool:
     with one such operand (`_device_type(device) != "cuda" or not torch.cuda.is_available()`; t11r)."""
     if _skips_without_capability(node):
         return True
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == 0 and \
+            f"{_dotted(node.value)}[0]{_NO_CUDA}" in flags:
+        return True      # `gpu_unavailable[0]` (`_no_cuda_tuples`)
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
         return any(_negated_cuda_test(v, flags) for v in node.values)
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.NotEq):
@@ -310,12 +314,14 @@ def _negated_cuda_test(node: ast.AST, flags: set[str]) -> bool:
 
 
 def _flags_implying_cuda(test: ast.AST, flags: set[str]) -> set[str]:
-    """The plain names of `F and ... and not <cuda test>`: an exit taken under that test leaves each F true only
-    where CUDA is present."""
+    """The other operands (`ast.dump`) of `F and ... and not <cuda test>`, each a plain name or a comparison: an exit
+    taken under that test leaves each F true only where CUDA is present (`if graph_type == AOT and
+    gpu_unavailable[0]: return` ... `torch.device("cuda") if graph_type == AOT else ...`; pd38)."""
     if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and
             any(_negated_cuda_test(v, flags) for v in test.values)):
         return set()
-    return {v.id for v in test.values if isinstance(v, ast.Name)}
+    return {ast.dump(v) for v in test.values if isinstance(v, (ast.Name, ast.Compare)) and
+            not _negated_cuda_test(v, flags)}
 
 
 def _too_few_cuda_devices(node: ast.AST) -> bool:
@@ -365,7 +371,7 @@ def cuda_flags(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset())
     flags = _assigned_flags(tree, set(extra) | caps) | set(extra) | caps
     flags |= cuda_probes(tree, flags)
     flags |= set(method_probes(tree, flags))
-    flags |= _capability_tables(tree, flags)
+    flags |= _capability_tables(tree, flags) | _no_cuda_tuples(tree, flags)
     # `requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(), ...)` at module level, used as
     # `@requires_cuda` on test classes and functions (AReaL's tests; t11e, tuned on heldout5)
     for stmt in tree.body:
@@ -444,6 +450,40 @@ def _requirers(tree: ast.Module, flags: set[str]) -> set[str]:
     return out
 
 
+_NO_CUDA = "~"       # `X[0]~`: the first item of the module-level tuple X holds only where CUDA (or ROCm) is absent
+_NO_ROCM = "~hip"
+
+
+def _no_cuda_tuples(tree: ast.Module, flags: set[str]) -> set[str]:
+    """`X[0]~` for a module-level `X = (<no-CUDA test>, "reason")`, the shape `@unittest.skipIf(*X)` unpacks
+    (TorchEasyRec's `gpu_unavailable = (nv_gpu_unavailable[0] and amd_gpu_unavailable[0], "CUDA/HIP is not
+    available")`, heldout31; pd38). A no-CUDA test is a negated CUDA test, or an `and` of them with `not
+    torch.version.hip` (ROCm absent too: neither runs on Ascend)."""
+    out: set[str] = set()
+    for stmt in tree.body:
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else \
+            stmt.target if isinstance(stmt, ast.AnnAssign) else None
+        value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
+        if not (isinstance(target, ast.Name) and isinstance(value, ast.Tuple) and value.elts):
+            continue
+        first, known = value.elts[0], flags | out
+        if _negated_cuda_test(first, known) or isinstance(first, ast.BoolOp) and isinstance(first.op, ast.And) and \
+                any(_negated_cuda_test(v, known) for v in first.values) and \
+                all(_negated_cuda_test(v, known) or _no_rocm(v, known) for v in first.values):
+            out.add(f"{target.id}[0]{_NO_CUDA}")
+        elif _no_rocm(first, known):
+            out.add(f"{target.id}[0]{_NO_ROCM}")
+    return out
+
+
+def _no_rocm(node: ast.AST, flags: set[str]) -> bool:
+    """`not torch.version.hip`, or the first item of a tuple that holds it."""
+    if isinstance(node, ast.Subscript):
+        return f"{_dotted(node.value)}[0]{_NO_ROCM}" in flags and isinstance(node.slice, ast.Constant) and \
+            node.slice.value == 0
+    return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and _dotted(node.operand) == "torch.version.hip"
+
+
 def _capability_tables(tree: ast.Module, flags: set[str]) -> set[str]:
     """`get_caps()['cuda']` and `caps['cuda']` for a top-level function whose only statement returns a dict literal
     (`return {"cuda": torch.cuda.is_available(), "mps": ...}`) and a name every assignment of which calls it
@@ -510,7 +550,8 @@ def module_gates(tree: ast.Module, text: str) -> list[str]:
                     top.add(t.id)
     probes = cuda_probes(tree, flags)
     methods = method_probes(tree, flags | probes)
-    return sorted({f for f in flags if f in top} | probes | set(methods) |
+    tuples = _no_cuda_tuples(tree, flags)
+    return sorted({f for f in flags if f in top} | probes | set(methods) | tuples |
                   {attr + _ATTR_SUFFIX for attrs in methods.values() for attr in attrs})
 
 
@@ -624,8 +665,11 @@ def _cuda_decorator(dec: ast.expr, flags: set[str]) -> bool:
         return True      # `requires_cuda = pytest.mark.skipif(not CUDA_SM90, ...)` ... `@requires_cuda`
     if isinstance(dec, ast.Call) and dec.args:
         if name in ("skipIf", "skipif"):
+            test = dec.args[0]
+            if isinstance(test, ast.Starred):       # `@unittest.skipIf(*gpu_unavailable)`: (condition, reason)
+                test = ast.Subscript(value=test.value, slice=ast.Constant(0))
             # (`skipif(torch.cuda.device_count() < 2, ...)` skips on Ascend too: nncf's DataParallel tests, heldout18)
-            return _negated_cuda_test(dec.args[0], flags) or _too_few_cuda_devices(dec.args[0])
+            return _negated_cuda_test(test, flags) or _too_few_cuda_devices(test)
         if name == "skipUnless":
             return is_cuda_test(dec.args[0], flags)
     return False
@@ -754,10 +798,12 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
                     # `if use_cuda and not torch.cuda.is_available(): pytest.skip(...)`: past it, `use_cuda` holds
                     # only where CUDA is present, so a later `if use_cuda:` block is CUDA's (nncf's tests, heldout18)
                     implied = _flags_implying_cuda(stmt.test, flags)
-                    for later in stmts[i + 1:]:
-                        if isinstance(later, ast.If) and isinstance(later.test, ast.Name) and \
-                                later.test.id in implied and later.body:
-                            add(_stmt_region(later.body[0], later.body[-1]), f"if {later.test.id} (after its skip)")
+                    for later in (n for s in stmts[i + 1:] for n in walk_list(s)):
+                        if isinstance(later, ast.If) and ast.dump(later.test) in implied and later.body:
+                            add(_stmt_region(later.body[0], later.body[-1]),
+                                f"if {gate_text(later.test)} (after its skip)")
+                        elif isinstance(later, ast.IfExp) and ast.dump(later.test) in implied:
+                            add(_expr_region(later.body), f"{gate_text(later.test)} ... else (after its skip)")
                 elif providers and not stmt.orelse and _exits(stmt.body[-1]) and i + 1 < len(stmts) and \
                         _provided(stmts[:i], _none_test(stmt.test)):
                     # `m = real_qwen3_8b()` / `if m is None: raise Skip(...)`: None means no CUDA
