@@ -516,9 +516,9 @@ def _capability_tables(tree: ast.Module, flags: set[str]) -> set[str]:
                         calls.setdefault(n.id, set()).add(called if n is t else "")
         elif isinstance(node, ast.arg):
             calls.setdefault(node.arg, set()).add("")
-    for name, called in calls.items():
-        if len(called) == 1 and (fn := next(iter(called))) in keys:
-            out |= {f"{name}[{key!r}]" for key in keys[fn]}
+    for local, probes in calls.items():
+        if len(probes) == 1 and (probe := next(iter(probes))) in keys:
+            out |= {f"{local}[{key!r}]" for key in keys[probe]}
     return out
 
 

@@ -96,8 +96,7 @@ def _unused_defaults(tree: ast.AST) -> list[tuple[int, int, int, int]]:
             continue
         for arg, default in pairs:
             if arg.arg not in body_names:
-                # from the parameter's name: a switch's finding sits there (`use_amp=True`; pd38)
-                out.append(node_span(arg, default))
+                out.append(node_span(default))
     return out
 
 
@@ -848,7 +847,7 @@ class _HostFlow:
             return False
         nodes = own_scope_nodes(scope)
         if isinstance(it, ast.Name):
-            bound = [n.value for n in nodes if isinstance(n, ast.Assign) and
+            bound: list[ast.AST] = [n.value for n in nodes if isinstance(n, ast.Assign) and
                      any(it.id in _bound_names(t) for t in n.targets)]
             if any(isinstance(n, ast.arg) and n.arg == it.id for n in nodes) or not bound or any(
                     not (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name))
@@ -987,7 +986,7 @@ def _throttled_lines(tree: ast.AST) -> set[int]:
         for inner in (x for stmt in n.body for x in walk_list(stmt)):
             if isinstance(inner, _LOOPS) and not _logging_loop(inner):
                 looped.update(node_lines(inner))
-            elif _log_statement(inner):
+            elif isinstance(inner, ast.Expr) and _log_statement(inner):
                 lines.update(node_lines(inner))
         lines -= looped
     return lines
