@@ -1171,41 +1171,6 @@ def _drop_mocked_probes(findings: list, tree: ast.Module) -> list:
     return [f for f in findings if not (f.symbol in replaced and (f.line, f.col - 1) in uncalled)]
 
 
-_RESEED_NOTE = "the gate guards only a re-seed of CUDA's generators after `torch.manual_seed`, which already seeds " \
-    "every device's (the NPU's too): nothing differs on Ascend"
-_CUDA_SEEDS = ("cuda.manual_seed_all", "cuda.manual_seed")
-
-
-def _seed_call(stmt: ast.stmt, names: tuple[str, ...]) -> bool:
-    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
-        _dotted(stmt.value.func).endswith(names)
-
-
-def _lower_redundant_reseeds(findings: list, tree: ast.Module) -> list:
-    """`torch.manual_seed(seed)` / `if torch.cuda.is_available(): torch.cuda.manual_seed_all(seed)`: torch.manual_seed
-    seeds every device's generator, so the gated CUDA re-seed adds nothing and the test chooses nothing on Ascend;
-    its finding is info (InstaNovo's test conftest, heldout31; pd38). Without the torch.manual_seed before it the
-    NPU stays unseeded: the test keeps its finding."""
-    if not any(f.severity == "error" and f.symbol in CUDA_PRESENCE_PROBES for f in findings):
-        return findings
-    tests: list[Region] = []
-    for node in _walk(tree):
-        for part in ("body", "orelse", "finalbody"):
-            stmts = getattr(node, part, None)
-            if not isinstance(stmts, list):
-                continue
-            seeded = False
-            for stmt in stmts:
-                if isinstance(stmt, ast.If) and seeded and not stmt.orelse and is_cuda_test(stmt.test) and \
-                        all(_seed_call(s, _CUDA_SEEDS) for s in stmt.body):
-                    tests.append(_expr_region(stmt.test))
-                seeded = seeded or _seed_call(stmt, ("torch.manual_seed",))
-    if not tests:
-        return findings
-    return [as_info(f, "redundant-reseed", _RESEED_NOTE) if f.severity == "error" and
-            f.symbol in CUDA_PRESENCE_PROBES and starts_in(f, tests) else f for f in findings]
-
-
 def _drop_capability_keys(findings: list, tree: ast.Module) -> list:
     """`if caps["cuda"]:` of a capability table (`_capability_tables`): the key names a table entry, not a device; the
     entry's CUDA probe carries the finding (pd38)."""
@@ -1227,7 +1192,7 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     findings = _lower_asserted_not(_triton_helper_findings(findings, tree), tree)
     findings = _drop_mocked_probes(_lower_abstraction_fallbacks(findings, tree), tree)
     findings = _lower_library_refusals(_lower_fallback_gates(findings, tree), tree)
-    findings = _drop_capability_keys(_lower_redundant_reseeds(findings, tree), tree)
+    findings = _drop_capability_keys(findings, tree)
     return apply_gate_regions(_drop_choiceless_tests(findings, tree), tree)
 
 
