@@ -400,10 +400,11 @@ def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
         symbol = f.symbol or ""
         local = next((name for dotted, name in imports.get(f.line, ()) if symbol.startswith("torch.") and (
             dotted == symbol or dotted.startswith(symbol + "."))), None)
-        if local and local in used and f.fix == "none" and any(
+        if local and local in used and f.fix == "none" and f.category != "kernel" and any(
                 dotted == symbol for dotted, _ in imports.get(f.line, ())) and where[(f.code, symbol)] - {f.line}:
             # `from torch.nn.attention import sdpa_kernel` ... `with sdpa_kernel(SDPBackend.FLASH_ATTENTION):`: the
-            # import runs on every torch build and selects nothing; the use is the finding (lead decision 14; pd38)
+            # import runs on every torch build and selects nothing; the use is the finding (lead decision 14, recall
+            # item 8; pd38). Not a build's `from torch.utils.cpp_extension import CUDAExtension`: recall splits label it
             continue
         module, scope = submodules.get(f.line, ("", None))
         if scope is not None and module == symbol and not _spells(scope, module):
