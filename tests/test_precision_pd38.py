@@ -394,3 +394,29 @@ def test_tests_behind_a_no_cuda_tuple_of_another_module_are_warnings(tmp_path):
     assert found[(lines[0], "NPU003")] == "warning"      # under `@unittest.skipIf(*gpu_unavailable)`
     assert found[(lines[1], "NPU003")] == "warning"      # after `if graph_type == "aot" and gpu_unavailable[0]: return`
     assert found[(lines[2], "NPU003")] == "error"        # control: an unmarked test
+
+
+GRID = """\
+    import torch
+    from torch.utils.cpp_extension import load
+
+    render_utils_cuda = load(name="render_utils_cuda", sources=["cuda/render_utils.cpp", "cuda/render_utils_kernel.cu"])
+
+
+    def create_grid(kind, **kwargs):
+        return torch.zeros(kwargs["world_size"])
+"""
+
+MODEL = """\
+    from . import grid
+
+
+    def build(world_size):
+        return grid.create_grid("dense", world_size=world_size)
+"""
+
+
+def test_control_a_module_that_builds_a_kernel_at_import_keeps_its_import_line(tmp_path):
+    files = {"lib/__init__.py": "", "lib/grid.py": GRID, "lib/model.py": MODEL}
+    run = run_static([write_tree(tmp_path, files)], jobs=1)
+    assert ("lib/model.py", 1, "NPU320") in {(r.path, f.line, f.code) for r in run.results for f in r.findings}
