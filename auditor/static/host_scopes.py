@@ -360,6 +360,9 @@ _ALIASED_MODULE_NOTE = "a module every torch build has, torch_npu's too: the imp
                        "it is reported where it is"
 
 
+_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
 def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
     if rel.endswith("__init__.py") or not any((f.symbol or "").startswith("torch.") for f in findings):
         return findings
@@ -392,18 +395,19 @@ def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
     read_whole = {n.id for n in module_nodes(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
                   and id(n) not in attribute_bases}
     out = []
-    # (code, symbol) -> lines: a used name's uses carry their own findings
-    where: dict[tuple[str, str], set[int]] = {}
+    # (code, symbol) -> (line, severity rank) of each finding: a used name's uses carry their own findings
+    where: dict[tuple[str, str], set[tuple[int, int]]] = {}
     for f in findings:
-        where.setdefault((f.code, f.symbol or ""), set()).add(f.line)
+        where.setdefault((f.code, f.symbol or ""), set()).add((f.line, _RANK.get(f.severity, 0)))
     for f in findings:
         symbol = f.symbol or ""
         local = next((name for dotted, name in imports.get(f.line, ()) if symbol.startswith("torch.") and (
             dotted == symbol or dotted.startswith(symbol + "."))), None)
         if local and local in used and f.fix == "none" and f.category != "kernel" and any(
-                dotted == symbol for dotted, _ in imports.get(f.line, ())) and where[(f.code, symbol)] - {f.line}:
+                dotted == symbol for dotted, _ in imports.get(f.line, ())) and any(
+                line != f.line and rank >= _RANK.get(f.severity, 0) for line, rank in where[(f.code, symbol)]):
             # `from torch.nn.attention import sdpa_kernel` ... `with sdpa_kernel(SDPBackend.FLASH_ATTENTION):`: the
-            # import runs on every torch build and selects nothing; the use is the finding (lead decision 14, recall
+            # import runs on every torch build and selects nothing; the use, at the same severity, is the finding (lead decision 14, recall
             # item 8; pd38). Not a build's `from torch.utils.cpp_extension import CUDAExtension`: recall splits label it
             continue
         module, scope = submodules.get(f.line, ("", None))
