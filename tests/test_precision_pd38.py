@@ -420,3 +420,14 @@ def test_control_a_module_that_builds_a_kernel_at_import_keeps_its_import_line(t
     files = {"lib/__init__.py": "", "lib/grid.py": GRID, "lib/model.py": MODEL}
     run = run_static([write_tree(tmp_path, files)], jobs=1)
     assert ("lib/model.py", 1, "NPU320") in {(r.path, f.line, f.code) for r in run.results for f in r.findings}
+
+
+def test_control_an_import_whose_uses_are_lower_keeps_its_finding(engine):
+    src = """\
+    from torch.nn.parallel import DataParallel, DistributedDataParallel
+
+
+    def unwrap(model):
+        return model.module if isinstance(model, (DataParallel, DistributedDataParallel)) else model
+    """
+    assert ("NPU112", "error") in _at(engine, src, "from torch.nn.parallel import DataParallel")
