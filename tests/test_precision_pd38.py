@@ -1,8 +1,8 @@
 """Precision fixes of pd38 (session 27, issue 11; heldout31 TUNED). Code written afresh in the shape of heldout31's
 false rows: a Stable Diffusion app's anti-OOM VAE wrapper (`"CUDA out of memory" in str(err)`), a device handler
 with a capability table (`caps = get_device_capabilities()` / `if caps["cuda"]:`), a test conftest that re-seeds
-CUDA after `torch.manual_seed`, a weather-model rollout over a DataLoader (`batch["datetime"].item()`), an
-attention module importing `sdpa_kernel` beside its use, a rollout
+CUDA after `torch.manual_seed`, a weather-model rollout over a DataLoader (`batch["datetime"].item()`), a
+trainer importing `autocast` beside its use, a rollout
 script that pops `--backend` and never uses it, a dataset module importing a distributed helper module for a gloo
 group, a trainer logging its loss components every N steps, and unit tests marked with `@unittest.skipIf(*gpu_unavailable)`
 (a no-CUDA tuple of another module). Each class has a control that keeps its finding."""
@@ -218,9 +218,26 @@ ATTENTION = """\
 """
 
 
-def test_the_import_of_sdpa_kernel_is_no_finding_beside_its_use(engine):
-    assert not _at(engine, ATTENTION, "from torch.nn.attention import SDPBackend, sdpa_kernel")
-    assert ("NPU397", "warning") in _at(engine, ATTENTION, "with sdpa_kernel(SDPBackend.FLASH_ATTENTION):")
+TRAINER_AMP = """\
+    from torch.cuda.amp import autocast
+
+
+    class Trainer:
+        def train_step(self, model, x):
+            with autocast(enabled=self.amp):
+                return model(x)
+"""
+
+
+def test_an_amp_hint_on_the_import_beside_its_use_goes(engine):
+    codes = {code for code, _ in _at(engine, TRAINER_AMP, "from torch.cuda.amp import autocast")}
+    assert "NPU204" not in codes and "NPU012" in codes       # the CUDA spelling `audit fix` rewrites stays
+    assert "NPU204" in {code for code, _ in _at(engine, TRAINER_AMP, "with autocast(enabled=self.amp):")}
+
+
+def test_control_an_attention_switch_import_keeps_its_finding(engine):
+    # NPU397's own doc: `sdpa_kernel(...)` backend contexts, "their import too" (tests/test_rules_ecosystem.py)
+    assert ("NPU397", "warning") in _at(engine, ATTENTION, "from torch.nn.attention import SDPBackend, sdpa_kernel")
 
 
 def test_control_an_import_that_audit_fix_rewrites_keeps_its_finding(engine):

@@ -361,6 +361,7 @@ _ALIASED_MODULE_NOTE = "a module every torch build has, torch_npu's too: the imp
 
 
 _RANK = {"info": 0, "warning": 1, "error": 2}
+_DTYPE_NAME = re.compile(r"^(?:b?float\d*\w*|half|double|u?int\d+|bool|complex\d+|long|short)$")
 
 
 def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
@@ -403,12 +404,14 @@ def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
         symbol = f.symbol or ""
         local = next((name for dotted, name in imports.get(f.line, ()) if symbol.startswith("torch.") and (
             dotted == symbol or dotted.startswith(symbol + "."))), None)
-        if local and local in used and f.fix == "none" and f.category != "kernel" and any(
+        if local and local in used and f.fix == "none" and f.category not in ("kernel", "attention") and \
+                not _DTYPE_NAME.match(symbol.rsplit(".", 1)[-1]) and any(
                 dotted == symbol for dotted, _ in imports.get(f.line, ())) and any(
                 line != f.line and rank >= _RANK.get(f.severity, 0) for line, rank in where[(f.code, symbol)]):
-            # `from torch.nn.attention import sdpa_kernel` ... `with sdpa_kernel(SDPBackend.FLASH_ATTENTION):`: the
-            # import runs on every torch build and selects nothing; the use, at the same severity, is the finding (lead decision 14, recall
-            # item 8; pd38). Not a build's `from torch.utils.cpp_extension import CUDAExtension`: recall splits label it
+            # `from torch.cuda.amp import autocast` ... `with autocast(enabled=self.amp):`: the import runs on every
+            # torch build; the use, at the same severity, carries the hint (lead decision 14, recall item 8; pd38).
+            # Not a kernel build's `CUDAExtension` import (recall splits label it), an attention switch's (NPU397's
+            # "their import too") or a dtype name's (`from torch import bfloat16 as bf16_t`)
             continue
         module, scope = submodules.get(f.line, ("", None))
         if scope is not None and module == symbol and not _spells(scope, module):
