@@ -807,10 +807,11 @@ def _uses(result, wanted: list, text: str, tree: ast.Module, engine_rules: dict[
     for local, (line, info, rel) in plain.items():
         note(line, 1, local, info, rel)
     for local, (line, info, rel, names) in modules.items():
-        if info is not None or names:
-            note(line, 1, local, info or next(iter(names.values())), rel)
+        if info is not None:
+            note(line, 1, local, info, rel)
     import_lines = {w[0] for w in wanted}
     shadowed = _shadowed_loads(tree, set(plain) | set(modules))    # a name a scope binds is its own, not the import
+    used_parts: set[str] = set()
     # `"Using precompiled x_cuda from {}".format(x_cuda.__file__)`: where the module lives (or its version) is read,
     # nothing of it runs (t14t)
     shadowed |= {id(n.value) for n in module_nodes(tree) if isinstance(n, ast.Attribute) and n.attr in _MODULE_METADATA}
@@ -837,6 +838,18 @@ def _uses(result, wanted: list, text: str, tree: ast.Module, engine_rules: dict[
                 got = names.get(attr) or info
                 if got is not None:
                     note(node.lineno, node.col_offset + 1, f"{alias}.{attr}", got, rel)
+                    used_parts.add(alias)
+    # a module only some of whose names are CUDA-specific: its import line counts when the file uses one of them or
+    # the module itself as a value (`from tzrec.utils import dist_util` for `dist_util.get_dist_object_pg()`, a gloo
+    # group, uses nothing NCCL; heldout31, pd38), or when one of them is a kernel: such a module commonly builds or
+    # loads its extension at import time (DirectVoxGO's `render_utils_cuda = load(...)` at the top of grid.py)
+    bases = {id(n.value) for n in module_nodes(tree) if isinstance(n, ast.Attribute)}
+    whole_reads = {n.id for n in module_nodes(tree) if isinstance(n, ast.Name) and id(n) not in bases and
+                   id(n) not in shadowed and n.lineno not in import_lines}
+    for local, (line, info, rel, names) in modules.items():
+        if info is None and names and (local in used_parts or local in whole_reads or
+                                       any(got[0] == "kernel" for got in names.values())):
+            note(line, 1, local, next(iter(names.values())), rel)
     if not hits:
         return []
     new = []

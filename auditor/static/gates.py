@@ -44,6 +44,7 @@ from auditor.astnodes import decorated_span, starts_in
 from auditor.static.backends import _guards_imports, as_info, backends_in_text, default_arm, rank_test
 from auditor.static.flags import _target_key as _flag_name   # `use_cuda` / `self.use_cuda`: one reader
 from auditor.static.astutil import module_nodes as _walk   # (the name the passes below and engine use)
+from auditor.static.astutil import walk_list
 
 # (first line, first col, last line, last col), 1-based lines, 0-based cols, end exclusive
 Region = tuple[int, int, int, int]
@@ -139,10 +140,28 @@ _OTHER_PROBE = re.compile(r"^torch\.(?:xpu|mps|backends\.mps|hpu|mlu|musa)\.is_a
 
 
 def _other_backend_probe(node: ast.AST) -> bool:
-    """`torch.xpu.is_available()`, `hasattr(torch, "xpu") and torch.xpu.is_available()`: holds only on that backend."""
+    """`torch.xpu.is_available()`, `hasattr(torch, "xpu") and torch.xpu.is_available()`, `"MUSA out of memory" in
+    str(err)`: holds only on that backend."""
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
         return any(_other_backend_probe(v) for v in node.values)
+    if _oom_text(node) in _OTHER_OOM:
+        return True
     return isinstance(node, ast.Call) and bool(_OTHER_PROBE.match(_dotted(node.func)))
+
+
+# `"CUDA out of memory" in str(err)`: the error text names the device type that raised it (torch_npu's says "NPU out
+# of memory"), so the check holds only on CUDA (MobiMaliangSDK's anti-OOM retry, heldout31; pd38)
+_OOM = re.compile(r"^\s*([A-Za-z]+) out of memory")
+_OTHER_OOM = frozenset({"MUSA", "XPU", "MPS", "MLU", "HPU", "HIP"})
+
+
+def _oom_text(node: ast.AST) -> str:
+    """The device type of `"<DEV> out of memory" in <x>` ("" for anything else)."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In) and
+            isinstance(node.left, ast.Constant) and isinstance(node.left.value, str)):
+        return ""
+    m = _OOM.match(node.left.value)
+    return m.group(1).upper() if m else ""
 
 
 # ONNX Runtime's execution providers that run only on NVIDIA GPUs (https://onnxruntime.ai/docs/execution-providers/)
@@ -203,12 +222,16 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
             name.endswith(_PLATFORM_CAPABILITY_TESTS)
     if isinstance(node, ast.Attribute) and (node.attr == "is_cuda" or _dotted(node) == "torch.version.cuda"):
         return True
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        return f"{_dotted(node.value)}[{node.slice.value!r}]" in flags     # `caps["cuda"]` (`_capability_tables`)
     if isinstance(node, (ast.Name, ast.Attribute)):
         return _flag_name(node) in flags
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         left, op, right = node.left, node.ops[0], node.comparators[0]
         if isinstance(op, (ast.Eq, ast.In)) and (_cuda_string(left) or _cuda_string(right) and isinstance(op, ast.Eq)):
             return True      # `x.type == "cuda"`, `"cuda" in str(device)`, `device == "cuda"`
+        if _oom_text(node) == "CUDA":
+            return True      # `"CUDA out of memory" in str(err)` (pd38)
         if isinstance(op, (ast.Eq, ast.In)) and (
                 _nccl_string(left) and not isinstance(right, ast.Constant) and not _runtime_backend(right) or
                 _nccl_string(right) and isinstance(op, ast.Eq) and not _runtime_backend(left)):
@@ -272,6 +295,9 @@ def _negated_cuda_test(node: ast.AST, flags: set[str]) -> bool:
     with one such operand (`_device_type(device) != "cuda" or not torch.cuda.is_available()`; t11r)."""
     if _skips_without_capability(node):
         return True
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == 0 and \
+            f"{_dotted(node.value)}[0]{_NO_CUDA}" in flags:
+        return True      # `gpu_unavailable[0]` (`_no_cuda_tuples`)
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
         return any(_negated_cuda_test(v, flags) for v in node.values)
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.NotEq):
@@ -288,12 +314,14 @@ def _negated_cuda_test(node: ast.AST, flags: set[str]) -> bool:
 
 
 def _flags_implying_cuda(test: ast.AST, flags: set[str]) -> set[str]:
-    """The plain names of `F and ... and not <cuda test>`: an exit taken under that test leaves each F true only
-    where CUDA is present."""
+    """The other operands (`ast.dump`) of `F and ... and not <cuda test>`, each a plain name or a comparison: an exit
+    taken under that test leaves each F true only where CUDA is present (`if graph_type == AOT and
+    gpu_unavailable[0]: return` ... `torch.device("cuda") if graph_type == AOT else ...`; pd38)."""
     if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and
             any(_negated_cuda_test(v, flags) for v in test.values)):
         return set()
-    return {v.id for v in test.values if isinstance(v, ast.Name)}
+    return {ast.dump(v) for v in test.values if isinstance(v, (ast.Name, ast.Compare)) and
+            not _negated_cuda_test(v, flags)}
 
 
 def _too_few_cuda_devices(node: ast.AST) -> bool:
@@ -343,6 +371,7 @@ def cuda_flags(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset())
     flags = _assigned_flags(tree, set(extra) | caps) | set(extra) | caps
     flags |= cuda_probes(tree, flags)
     flags |= set(method_probes(tree, flags))
+    flags |= _capability_tables(tree, flags) | _no_cuda_tuples(tree, flags)
     # `requires_cuda = pytest.mark.skipif(not torch.cuda.is_available(), ...)` at module level, used as
     # `@requires_cuda` on test classes and functions (AReaL's tests; t11e, tuned on heldout5)
     for stmt in tree.body:
@@ -421,6 +450,78 @@ def _requirers(tree: ast.Module, flags: set[str]) -> set[str]:
     return out
 
 
+_NO_CUDA = "~"       # `X[0]~`: the first item of the module-level tuple X holds only where CUDA (or ROCm) is absent
+_NO_ROCM = "~hip"
+
+
+def _no_cuda_tuples(tree: ast.Module, flags: set[str]) -> set[str]:
+    """`X[0]~` for a module-level `X = (<no-CUDA test>, "reason")`, the shape `@unittest.skipIf(*X)` unpacks
+    (TorchEasyRec's `gpu_unavailable = (nv_gpu_unavailable[0] and amd_gpu_unavailable[0], "CUDA/HIP is not
+    available")`, heldout31; pd38). A no-CUDA test is a negated CUDA test, or an `and` of them with `not
+    torch.version.hip` (ROCm absent too: neither runs on Ascend)."""
+    out: set[str] = set()
+    for stmt in tree.body:
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else \
+            stmt.target if isinstance(stmt, ast.AnnAssign) else None
+        value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
+        if not (isinstance(target, ast.Name) and isinstance(value, ast.Tuple) and value.elts):
+            continue
+        first, known = value.elts[0], flags | out
+        if _negated_cuda_test(first, known) or isinstance(first, ast.BoolOp) and isinstance(first.op, ast.And) and \
+                any(_negated_cuda_test(v, known) for v in first.values) and \
+                all(_negated_cuda_test(v, known) or _no_rocm(v, known) for v in first.values):
+            out.add(f"{target.id}[0]{_NO_CUDA}")
+        elif _no_rocm(first, known):
+            out.add(f"{target.id}[0]{_NO_ROCM}")
+    return out
+
+
+def _no_rocm(node: ast.AST, flags: set[str]) -> bool:
+    """`not torch.version.hip`, or the first item of a tuple that holds it."""
+    if isinstance(node, ast.Subscript):
+        return f"{_dotted(node.value)}[0]{_NO_ROCM}" in flags and isinstance(node.slice, ast.Constant) and \
+            node.slice.value == 0
+    return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and _dotted(node.operand) == "torch.version.hip"
+
+
+def _capability_tables(tree: ast.Module, flags: set[str]) -> set[str]:
+    """`get_caps()['cuda']` and `caps['cuda']` for a top-level function whose only statement returns a dict literal
+    (`return {"cuda": torch.cuda.is_available(), "mps": ...}`) and a name every assignment of which calls it
+    (`caps = get_caps()`): the entries that are CUDA tests (InstaNovo's device handler, heldout31; pd38)."""
+    keys: dict[str, list[str]] = {}
+    for fn in tree.body:
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        body = fn.body[1:] if fn.body and isinstance(fn.body[0], ast.Expr) and \
+            isinstance(fn.body[0].value, ast.Constant) else fn.body
+        if len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.Dict):
+            table = body[0].value
+            cuda = [k.value for k, v in zip(table.keys, table.values) if isinstance(k, ast.Constant) and
+                    isinstance(k.value, str) and is_cuda_test(v, flags)]
+            if cuda:
+                keys[fn.name] = cuda
+    if not keys:
+        return set()
+    out = {f"{name}()[{key!r}]" for name, cuda in keys.items() for key in cuda}
+    calls: dict[str, set[str]] = {}
+    for node in _walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            value = node.value if len(targets) == 1 and not isinstance(node, ast.AugAssign) else None
+            called = _dotted(value.func) if isinstance(value, ast.Call) and not value.args and not value.keywords \
+                else ""
+            for t in targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        calls.setdefault(n.id, set()).add(called if n is t else "")
+        elif isinstance(node, ast.arg):
+            calls.setdefault(node.arg, set()).add("")
+    for local, probes in calls.items():
+        if len(probes) == 1 and (probe := next(iter(probes))) in keys:
+            out |= {f"{local}[{key!r}]" for key in keys[probe]}
+    return out
+
+
 def _nones(node: ast.expr | None) -> bool:
     """`None`, `(None, None)`, a bare return, `x if c else None` of Nones."""
     if node is None:
@@ -449,7 +550,8 @@ def module_gates(tree: ast.Module, text: str) -> list[str]:
                     top.add(t.id)
     probes = cuda_probes(tree, flags)
     methods = method_probes(tree, flags | probes)
-    return sorted({f for f in flags if f in top} | probes | set(methods) |
+    tuples = _no_cuda_tuples(tree, flags)
+    return sorted({f for f in flags if f in top} | probes | set(methods) | tuples |
                   {attr + _ATTR_SUFFIX for attrs in methods.values() for attr in attrs})
 
 
@@ -563,8 +665,11 @@ def _cuda_decorator(dec: ast.expr, flags: set[str]) -> bool:
         return True      # `requires_cuda = pytest.mark.skipif(not CUDA_SM90, ...)` ... `@requires_cuda`
     if isinstance(dec, ast.Call) and dec.args:
         if name in ("skipIf", "skipif"):
+            test = dec.args[0]
+            if isinstance(test, ast.Starred):       # `@unittest.skipIf(*gpu_unavailable)`: (condition, reason)
+                test = ast.Subscript(value=test.value, slice=ast.Constant(0))
             # (`skipif(torch.cuda.device_count() < 2, ...)` skips on Ascend too: nncf's DataParallel tests, heldout18)
-            return _negated_cuda_test(dec.args[0], flags) or _too_few_cuda_devices(dec.args[0])
+            return _negated_cuda_test(test, flags) or _too_few_cuda_devices(test)
         if name == "skipUnless":
             return is_cuda_test(dec.args[0], flags)
     return False
@@ -693,10 +798,12 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
                     # `if use_cuda and not torch.cuda.is_available(): pytest.skip(...)`: past it, `use_cuda` holds
                     # only where CUDA is present, so a later `if use_cuda:` block is CUDA's (nncf's tests, heldout18)
                     implied = _flags_implying_cuda(stmt.test, flags)
-                    for later in stmts[i + 1:]:
-                        if isinstance(later, ast.If) and isinstance(later.test, ast.Name) and \
-                                later.test.id in implied and later.body:
-                            add(_stmt_region(later.body[0], later.body[-1]), f"if {later.test.id} (after its skip)")
+                    for later in (n for s in stmts[i + 1:] for n in walk_list(s)):
+                        if isinstance(later, ast.If) and ast.dump(later.test) in implied and later.body:
+                            add(_stmt_region(later.body[0], later.body[-1]),
+                                f"if {gate_text(later.test)} (after its skip)")
+                        elif isinstance(later, ast.IfExp) and ast.dump(later.test) in implied:
+                            add(_expr_region(later.body), f"{gate_text(later.test)} ... else (after its skip)")
                 elif providers and not stmt.orelse and _exits(stmt.body[-1]) and i + 1 < len(stmts) and \
                         _provided(stmts[:i], _none_test(stmt.test)):
                     # `m = real_qwen3_8b()` / `if m is None: raise Skip(...)`: None means no CUDA
@@ -1064,6 +1171,20 @@ def _drop_mocked_probes(findings: list, tree: ast.Module) -> list:
     return [f for f in findings if not (f.symbol in replaced and (f.line, f.col - 1) in uncalled)]
 
 
+def _drop_capability_keys(findings: list, tree: ast.Module) -> list:
+    """`if caps["cuda"]:` of a capability table (`_capability_tables`): the key names a table entry, not a device; the
+    entry's CUDA probe carries the finding (pd38)."""
+    strings = [f for f in findings if f.name == "cuda-device-string"]
+    if not strings:
+        return findings
+    flags = cuda_flags(tree)
+    if not any("[" in flag for flag in flags):
+        return findings
+    keys = {(n.slice.lineno, n.slice.col_offset) for n in _walk(tree) if isinstance(n, ast.Subscript) and
+            isinstance(n.slice, ast.Constant) and is_cuda_test(n, flags)}
+    return [f for f in findings if f.name != "cuda-device-string" or (f.line, f.col - 1) not in keys]
+
+
 def apply_gates(findings: list, tree: ast.Module) -> list:
     """Findings as the CUDA gates read them: an error behind a gate is a warning (the gate is the error), a hint
     about code that never runs on Ascend goes, a use of a guarded optional import is a warning; Triton used only
@@ -1071,6 +1192,7 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     findings = _lower_asserted_not(_triton_helper_findings(findings, tree), tree)
     findings = _drop_mocked_probes(_lower_abstraction_fallbacks(findings, tree), tree)
     findings = _lower_library_refusals(_lower_fallback_gates(findings, tree), tree)
+    findings = _drop_capability_keys(findings, tree)
     return apply_gate_regions(_drop_choiceless_tests(findings, tree), tree)
 
 

@@ -365,6 +365,14 @@ _RESEED_NOTE = (" (torch.manual_seed(...) earlier in the same block already seed
                 "torch.npu alike)")
 
 
+# the test of `if torch.cuda.is_available(): torch.cuda.manual_seed_all(seed)` after `torch.manual_seed(seed)`
+# chooses nothing on Ascend (InstaNovo's test conftest, heldout31; pd38): without the torch.manual_seed before it,
+# the NPU stays unseeded and the test keeps its finding
+_PROBES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count"})
+_RESEED_GATE_NOTE = "the gate guards only a re-seed of CUDA's generators after `torch.manual_seed`, which already " \
+    "seeds every device's (the NPU's too): nothing differs on Ascend"
+
+
 def _dotted(node: ast.AST) -> str:
     parts = []
     while isinstance(node, ast.Attribute):
@@ -379,11 +387,12 @@ def _seed_call(stmt: ast.stmt) -> str:
     return ""
 
 
-def _reseed_lines(tree: ast.AST) -> set[int]:
+def _reseed_lines(tree: ast.AST) -> tuple[set[int], set[int]]:
     """Lines of `torch.cuda.manual_seed(...)` / `manual_seed_all(...)` statements that follow a
     `torch.manual_seed(...)` statement in the same block (a `set_seed` helper's usual lines), also as the whole body
-    of an `if` there (`if torch.cuda.is_available():`)."""
+    of an `if` there (`if torch.cuda.is_available():`); and the lines of such an `if`'s test."""
     out: set[int] = set()
+    tests: set[int] = set()
     for node in module_nodes(tree):
         for field in ("body", "orelse", "finalbody"):
             block = getattr(node, field, None)
@@ -400,7 +409,8 @@ def _reseed_lines(tree: ast.AST) -> set[int]:
                         _seed_call(s) in _CUDA_SEEDS for s in stmt.body):
                     # `if torch.cuda.is_available(): torch.cuda.manual_seed_all(seed)`: the same re-seed, guarded (t11z)
                     out.update(s.lineno for s in stmt.body)
-    return out
+                    tests.update(range(stmt.test.lineno, (stmt.test.end_lineno or stmt.test.lineno) + 1))
+    return out, tests
 
 
 def demote_reseeds(findings: list, tree: ast.AST) -> list:
@@ -408,11 +418,15 @@ def demote_reseeds(findings: list, tree: ast.AST) -> list:
     device's generator (torch seeds CUDA and the registered custom device, torch_npu's NPU) and torch.cuda's
     seeding is a documented no-op without CUDA, so the line neither fails nor changes behaviour on Ascend: a hint
     (info), not an error (t11l, tuned on heldout9; fbgemm-ascend's test helpers)."""
-    if not any(f.symbol in _CUDA_SEEDS and f.severity != "info" for f in findings):
+    if not any(f.symbol in _CUDA_SEEDS | _PROBES and f.severity != "info" for f in findings):
         return findings
-    lines = _reseed_lines(tree)
+    from auditor.static.backends import as_info
+
+    lines, tests = _reseed_lines(tree)
     return [replace(f, severity="info", message=f.message + _RESEED_NOTE)
-            if f.symbol in _CUDA_SEEDS and f.line in lines and f.severity != "info" else f for f in findings]
+            if f.symbol in _CUDA_SEEDS and f.line in lines and f.severity != "info" else
+            as_info(f, "redundant-reseed", _RESEED_GATE_NOTE)
+            if f.symbol in _PROBES and f.line in tests and f.severity == "error" else f for f in findings]
 
 
 # platform names that are no torch device type: a collection or a call that holds one beside "cuda" names platforms

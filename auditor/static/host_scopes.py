@@ -126,6 +126,74 @@ def _unread_locals(tree: ast.AST) -> list[tuple[int, int, int, int]]:
     return out
 
 
+def _unread_options(tree: ast.AST) -> list[tuple[int, int, int, int]]:
+    """Spans of `parser.add_argument("--backend", default="nccl", ...)` calls whose option nothing in the file reads:
+    no `.backend` attribute anywhere, the name "backend" only popped from `vars(args)` into a local the function never
+    reads, and neither the parser nor the parsed arguments leave the file's hands (passed, returned, stored: a callee
+    could read the option). CREDIT's rollout scripts pop `--backend` and never use it (heldout31; pd38)."""
+    nodes = list(module_nodes(tree))
+    calls = [n for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+             n.func.attr == "add_argument" and isinstance(n.func.value, ast.Name)]
+    if not calls:
+        return []
+    parsers = {c.func.value.id for c in calls if isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name)}
+    parsed: set[str] = set()
+    for n in nodes:
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute) \
+                and n.value.func.attr in ("parse_args", "parse_known_args") and \
+                isinstance(n.value.func.value, ast.Name) and n.value.func.value.id in parsers:
+            t = n.targets[0]
+            first = t.elts[0] if isinstance(t, (ast.Tuple, ast.List)) and t.elts else t
+            if not isinstance(first, ast.Name):
+                return []
+            parsed.add(first.id)
+    if not parsed:
+        return []           # parsed elsewhere (a `get_parser()` helper): any module may read the options
+    bases = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}
+    in_vars = {id(n.args[0]) for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and
+               n.func.id == "vars" and len(n.args) == 1}
+    if any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in parsers | parsed and
+           id(n) not in bases and id(n) not in in_vars for n in nodes):
+        return []           # the parser or its result is passed, returned or stored whole
+    attrs = {n.attr for n in nodes if isinstance(n, ast.Attribute)}
+    popped = _unread_pops(tree)
+    own = {id(c) for call in calls for c in ast.walk(call)}
+    strings: dict[str, list[int]] = {}
+    for n in nodes:
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in own:
+            strings.setdefault(n.value, []).append(id(n))
+    out = []
+    for call in calls:
+        flags = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        dest = next((k.value.value for k in call.keywords if k.arg == "dest" and isinstance(k.value, ast.Constant)),
+                    None)
+        if dest is None:
+            long = [f for f in flags if f.startswith("--")]
+            dest = (long[0][2:] if long else flags[0].lstrip("-") if flags else "").replace("-", "_")
+        if not dest or not isinstance(dest, str) or dest in attrs or any(i not in popped for i in strings.get(dest, ())):
+            continue
+        out.append(node_span(call))
+    return out
+
+
+def _unread_pops(tree: ast.AST) -> set[int]:
+    """ids of the string keys of `name = d.pop("key")` statements whose function (or module) never reads `name`."""
+    out: set[int] = set()
+    scopes = [tree] + [n for n in module_nodes(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for scope in scopes:
+        own = own_scope_nodes(scope)
+        read = {n.id for n in own if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
+        if read & {"locals", "eval", "exec"} or any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in own):
+            continue
+        for n in own:
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and \
+                    n.targets[0].id not in read and isinstance(n.value, ast.Call) and \
+                    isinstance(n.value.func, ast.Attribute) and n.value.func.attr == "pop" and n.value.args and \
+                    isinstance(n.value.args[0], ast.Constant):
+                out.add(id(n.value.args[0]))
+    return out
+
+
 def _names_a_device(value: ast.expr) -> bool:
     """A value that only names a device and runs nothing on one: a string, an f-string, `'cuda:{}'.format(i)`,
     `torch.device(...)` (`x = torch.zeros(3, device=d)` left unread still runs on the device)."""
@@ -292,6 +360,10 @@ _ALIASED_MODULE_NOTE = "a module every torch build has, torch_npu's too: the imp
                        "it is reported where it is"
 
 
+_RANK = {"info": 0, "warning": 1, "error": 2}
+_DTYPE_NAME = re.compile(r"^(?:b?float\d*\w*|half|double|u?int\d+|bool|complex\d+|long|short)$")
+
+
 def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
     if rel.endswith("__init__.py") or not any((f.symbol or "").startswith("torch.") for f in findings):
         return findings
@@ -324,10 +396,23 @@ def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
     read_whole = {n.id for n in module_nodes(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
                   and id(n) not in attribute_bases}
     out = []
+    # (code, symbol) -> (line, severity rank) of each finding: a used name's uses carry their own findings
+    where: dict[tuple[str, str], set[tuple[int, int]]] = {}
+    for f in findings:
+        where.setdefault((f.code, f.symbol or ""), set()).add((f.line, _RANK.get(f.severity, 0)))
     for f in findings:
         symbol = f.symbol or ""
         local = next((name for dotted, name in imports.get(f.line, ()) if symbol.startswith("torch.") and (
             dotted == symbol or dotted.startswith(symbol + "."))), None)
+        if local and local in used and f.fix == "none" and f.category not in ("kernel", "attention") and \
+                not _DTYPE_NAME.match(symbol.rsplit(".", 1)[-1]) and any(
+                dotted == symbol for dotted, _ in imports.get(f.line, ())) and any(
+                line != f.line and rank >= _RANK.get(f.severity, 0) for line, rank in where[(f.code, symbol)]):
+            # `from torch.cuda.amp import autocast` ... `with autocast(enabled=self.amp):`: the import runs on every
+            # torch build; the use, at the same severity, carries the hint (lead decision 14, recall item 8; pd38).
+            # Not a kernel build's `CUDAExtension` import (recall splits label it), an attention switch's (NPU397's
+            # "their import too") or a dtype name's (`from torch import bfloat16 as bf16_t`)
+            continue
         module, scope = submodules.get(f.line, ("", None))
         if scope is not None and module == symbol and not _spells(scope, module):
             local = ""
@@ -442,11 +527,14 @@ def _cpu_setting_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
 
 _UNREAD_DEFAULT = ("unread-default", "the function never reads this parameter, so the default is never used here; it "
                    "matters only where the code is changed to read it")
+_UNREAD_OPTION = ("unread-option", "nothing in this file reads this command-line option and the parsed arguments "
+                  "go nowhere else, so its value selects nothing")
 _UNREAD_LOCAL = ("unread-local", "the function never reads the name this value is assigned to, so it selects nothing")
 
 
 def _unread_device_defaults(findings: list, unused: list[tuple[int, int, int, int]],
-                            why: tuple[str, str] = _UNREAD_DEFAULT) -> list:
+                            why: tuple[str, str] = _UNREAD_DEFAULT,
+                            categories: tuple[str, ...] = ("device",)) -> list:
     """Device findings in a parameter default the function never reads (`AllegroPipeline.__init__(...,
     device: torch.device = torch.device("cuda"))` whose body only registers modules) at info: constructing the device
     needs no CUDA and nothing uses it, so nothing fails or differs on Ascend; a port still changes the default
@@ -456,7 +544,7 @@ def _unread_device_defaults(findings: list, unused: list[tuple[int, int, int, in
     out = []
     for f in findings:
         col = (getattr(f, "col", 1) or 1) - 1
-        if f.category == "device" and f.severity != "info" and \
+        if f.category in categories and f.severity != "info" and \
                 any((lo, lc) <= (f.line, col) < (hi, hc) for lo, lc, hi, hc in unused):
             f = as_info(f, *why)
         out.append(f)
@@ -487,6 +575,9 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
         findings = _unread_device_defaults(findings, unused)
     if any(f.category == "device" and f.severity != "info" for f in findings):
         findings = _unread_device_defaults(findings, _unread_locals(tree), _UNREAD_LOCAL)
+    if "add_argument" in text and any(f.category in ("device", "distributed") and f.severity != "info"
+                                      for f in findings):
+        findings = _unread_device_defaults(findings, _unread_options(tree), _UNREAD_OPTION, ("device", "distributed"))
     if not any(f.category == "precision" for f in findings):
         return findings
     lines = text.splitlines()
@@ -734,6 +825,8 @@ class _HostFlow:
             elif isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.target, ast.Name) and \
                     node.target.id == name and seeded_scope:
                 values.append(node.iter)    # `for m in mask:` of a ComfyUI MASK: its rows sit with it (pd24)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and self.loader_batch(node, name, scope):
+                seeded = True               # `for k, batch in enumerate(loader):` of a DataLoader (pd38)
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.NamedExpr,
                                    ast.comprehension)):
                 target = getattr(node, "target", None)
@@ -745,6 +838,41 @@ class _HostFlow:
                     return False            # a parameter: the caller's value
                 seeded = True
         return (bool(values) or seeded) and all(self.value(v, scope, depth, direct=False) for v in values)
+
+    def loader_batch(self, loop, name: str, scope) -> bool:
+        """`for batch in loader:` / `for i, batch in enumerate(tqdm(loader)):` where every binding of `loader` in the
+        scope is a torch DataLoader without a `collate_fn` (or the call is the loop's own): its batches are host
+        tensors (default collation stacks what the dataset returns, on the CPU), unless the scope moves the batch in
+        place (`batch[k] = batch[k].to(device)`, `batch.to(device)` as a statement). heldout31's CREDIT rollouts:
+        `batch["datetime"].item()`, while `batch["x"]` is moved with `.to(device)` below (pd38)."""
+        it, target = loop.iter, loop.target
+        it = _unwrap_progress(it)
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" and it.args:
+            if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
+                return False
+            it, target = _unwrap_progress(it.args[0]), target.elts[1]
+        if not (isinstance(target, ast.Name) and target.id == name):
+            return False
+        nodes = own_scope_nodes(scope)
+        if isinstance(it, ast.Name):
+            bound: list[ast.AST] = [n.value for n in nodes if isinstance(n, ast.Assign) and
+                     any(it.id in _bound_names(t) for t in n.targets)]
+            if any(isinstance(n, ast.arg) and n.arg == it.id for n in nodes) or not bound or any(
+                    not (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name))
+                    for n in nodes if isinstance(n, ast.Assign) and any(it.id in _bound_names(t) for t in n.targets)):
+                return False
+        else:
+            bound = [it]
+        if not all(_plain_loader(v) for v in bound):
+            return False
+        for n in nodes:
+            if isinstance(n, ast.Assign) and any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and
+                                                 t.value.id == name for t in n.targets):
+                return False        # `batch[k] = batch[k].to(device)`
+            if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute) \
+                    and isinstance(n.value.func.value, ast.Name) and n.value.func.value.id == name:
+                return False        # `batch.to(device)` (a batch class that moves itself)
+        return True
 
     def returns_host(self, name: str, depth: int) -> bool:
         fns = self.functions.get(name, [])
@@ -758,6 +886,20 @@ class _HostFlow:
         ok = bool(returns) and all(r is not None and self.value(r, fn, depth, direct=False) for r in returns)
         self.memo[id(fn)] = ok
         return ok
+
+
+def _unwrap_progress(node: ast.AST) -> ast.AST:
+    """`tqdm(loader, ...)`: the iterable a progress bar wraps."""
+    while isinstance(node, ast.Call) and node.args and (ast_dotted(node.func) or "").rsplit(".", 1)[-1] == "tqdm":
+        node = node.args[0]
+    return node
+
+
+def _plain_loader(value: ast.AST) -> bool:
+    """`DataLoader(dataset, ...)` / `torch.utils.data.DataLoader(...)` without a `collate_fn` (one may move the
+    batch to a device) or `**kwargs`."""
+    return isinstance(value, ast.Call) and (ast_dotted(value.func) or "").rsplit(".", 1)[-1] == "DataLoader" and \
+        not any(k.arg in (None, "collate_fn") for k in value.keywords)
 
 
 def _bound_names(target: ast.AST) -> set[str]:
@@ -799,16 +941,43 @@ def _every_n(test: ast.AST) -> bool:
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and isinstance(node.operand, ast.BinOp) \
                 and isinstance(node.operand.op, ast.Mod):
             mod = node.operand
-        if mod is not None and (isinstance(mod.right, (ast.Name, ast.Attribute)) or isinstance(
-                mod.right, ast.Constant) and isinstance(mod.right.value, int) and mod.right.value >= 10):
+        if mod is not None and _interval(mod.right):
             return True
     return False
+
+
+def _interval(node: ast.AST) -> bool:
+    """N of `step % N`: a name or attribute, a number of at least 10, or a setting read as one
+    (`int(self.config.get("tensorboard_logging_steps", 500))`; pd38)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "int" and len(node.args) == 1:
+        node = node.args[0]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+            return True
+    return isinstance(node, (ast.Name, ast.Attribute)) or isinstance(node, ast.Constant) and \
+        isinstance(node.value, int) and node.value >= 10
 
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 # a statement that only logs: `print(...)`, `logger.info(...)`, `writer.add_scalar(...)`, `pbar.set_postfix(...)`
 _LOG_CALL = re.compile(r"^(?:print|log\w*|info|debug|warning|add_scalars?|add_text|set_postfix\w*|set_description|"
                        r"write|report\w*)$")
+
+
+def _log_statement(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
+        bool(_LOG_CALL.match((ast_dotted(stmt.value.func) or "").rsplit(".", 1)[-1]))
+
+
+def _logging_loop(loop: ast.AST) -> bool:
+    """`for k, v in loss_components.items(): writer.add_scalar(f"train/{k}", v.item(), step)`: a loop over a dict's
+    entries that only logs them (an `if k == "loss": continue` aside) logs each named value once per logging step,
+    as the branch's other lines do (heldout31's InstaNovo trainer; pd38)."""
+    if not (isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) and not loop.iter.args and
+            isinstance(loop.iter.func, ast.Attribute) and loop.iter.func.attr in ("items", "values") and
+            not loop.orelse):
+        return False
+    return all(_log_statement(s) or isinstance(s, ast.If) and not s.orelse and
+               all(isinstance(b, ast.Continue) for b in s.body) for s in loop.body)
 
 
 def _throttled_lines(tree: ast.AST) -> set[int]:
@@ -823,10 +992,9 @@ def _throttled_lines(tree: ast.AST) -> set[int]:
             continue
         looped: set[int] = set()
         for inner in (x for stmt in n.body for x in walk_list(stmt)):
-            if isinstance(inner, _LOOPS):
+            if isinstance(inner, _LOOPS) and not _logging_loop(inner):
                 looped.update(node_lines(inner))
-            elif isinstance(inner, ast.Expr) and isinstance(inner.value, ast.Call) and \
-                    _LOG_CALL.match((ast_dotted(inner.value.func) or "").rsplit(".", 1)[-1]):
+            elif isinstance(inner, ast.Expr) and _log_statement(inner):
                 lines.update(node_lines(inner))
         lines -= looped
     return lines

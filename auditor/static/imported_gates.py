@@ -55,7 +55,7 @@ def _imported_names(imports: list, me: str, is_package: bool, rel: str, by_modul
             continue
         for name, alias in names:
             for gate in gates:
-                base = gate.split("(", 1)[0]
+                base = gate.split("(", 1)[0].split("[", 1)[0]     # (`X[0]~`: a no-CUDA tuple, gates._no_cuda_tuples)
                 if name == "*" or name == base:
                     out.add((base if name == "*" else alias) + gate[len(base):])
     return out
