@@ -1095,10 +1095,7 @@ def _lower_fallback_gates(findings: list, tree: ast.Module) -> list:
     for f in findings:
         caught = _held_by(regions, f) if f.severity == "error" and f.category == "device" else None
         if caught is not None:
-            data = {k: v for k, v in f.data.items() if k != "replace"}
-            data["context"] = "fallback-gate"
-            f = replace(f, severity="warning", fix="none", data=data,
-                        message=f"{f.message} ({_FALLBACK_GATE_NOTE.format(caught=caught)})")
+            f = as_info(f, "fallback-gate", _FALLBACK_GATE_NOTE.format(caught=caught), "warning")
         out.append(f)
     return out
 
@@ -1222,10 +1219,7 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
         how = gates.gate_of(f.line, f.col - 1) if gates.regions else None
         if how == _WINDOWS:
             if f.severity != "info":     # never runs on an Ascend (Linux) host: worth knowing at most
-                data = {k: v for k, v in f.data.items() if k != "replace"}
-                data["context"] = "windows-only"
-                f = replace(f, severity="info", fix="none", data=data,
-                            message=f"{f.message} (in {_WINDOWS}, which does not run on an Ascend (Linux) host)")
+                f = as_info(f, "windows-only", f"in {_WINDOWS}, which does not run on an Ascend (Linux) host")
             out.append(f)
             continue
         if how is None and f.category == "device" and f.severity == "error" and gates.regions:
@@ -1252,10 +1246,7 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
                 how != _TEST_MARK and not how.endswith(_SKIPS_TEST):
             # a dtype chosen only on CUDA (`fp16 if "cuda" in device else fp32`): once the gate is ported it runs
             # on the NPU, so worth knowing, never more (the lead's decision (i), session 17, docs/precision.md)
-            data = {k: v for k, v in f.data.items() if k != "replace"}
-            data["context"] = "cuda-path-dtype"
-            f = replace(f, fix="none", data=data, message=f"{f.message} ({_CUDA_PATH_DTYPE_NOTE})")
-            out.append(f)
+            out.append(as_info(f, "cuda-path-dtype", _CUDA_PATH_DTYPE_NOTE))
             continue
         if f.name == "cuda-helper-call" and not context and how is not None and how != _TEST_MARK and \
                 not how.endswith(_SKIPS_TEST):
