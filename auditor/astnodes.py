@@ -14,11 +14,21 @@ Positioned = Union[ast.stmt, ast.expr, ast.arg, ast.keyword, ast.excepthandler, 
 Span = tuple[int, int, int, int]
 
 
-def node_span(first: Positioned, last: Positioned | None = None) -> Span:
+# a line or column past the end of any file or line: the end of a span that runs to the end of its line (or file)
+END = 1 << 30
+
+
+def node_span(first: Positioned, last: Positioned | None = None, open_end: bool = False) -> Span:
     """From the start of `first` to the end of `last` (`first` itself when no `last`); a node without an end position
-    ends where it starts."""
+    ends where it starts, or with `open_end`, at the end of its line."""
     end = first if last is None else last
-    return first.lineno, first.col_offset, end.end_lineno or end.lineno, end.end_col_offset or end.col_offset
+    return first.lineno, first.col_offset, end.end_lineno or end.lineno, \
+        end.end_col_offset or (END if open_end else end.col_offset)
+
+
+def lines_span(first_line: int, last: Positioned) -> Span:
+    """Whole lines: from the start of line `first_line` to the end of `last`'s last line."""
+    return first_line, 0, last.end_lineno or last.lineno, END
 
 
 def line_span(node: Positioned) -> tuple[int, int]:

@@ -107,7 +107,7 @@ def name_word_backends(word: str) -> set[str]:
 # beside `builder-cuda`, `profiles: [cann]`), never in code: the host CPU, CANN (Ascend's toolkit), Intel's builds
 _MEMBER_ONLY_WORDS = {"cpu": "cpu", "cann": "npu", "intel": "xpu"}
 _WORD_BACKENDS = {**_BACKEND_ALIASES, **_VARIANT_WORDS, **_MEMBER_ONLY_WORDS}
-# The words of the table that name a member of such a set (pd32, auditor/project/dockerfile.cuda_member_siblings).
+# The words of the table that name a member of such a set (pd32, auditor/project/hits.cuda_member_siblings).
 # Fewer than the code words: `gpu` (a `builder-gpu` stage may serve any GPU), library words (nccl, cudnn, hccl,
 # torch_npu) and other vendors' stack names are no member's name; `cu121` names CUDA's (MEMBER_CUDA_BUILD).
 MEMBER_WORDS = {word: _WORD_BACKENDS[word] for word in (

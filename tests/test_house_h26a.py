@@ -3,7 +3,7 @@ code it came from, and that the moved reading answers as the old one did."""
 from __future__ import annotations
 
 from auditor.backend_words import MEMBER_WORDS, backends_in_text, member_backend
-from auditor.project.dockerfile import cuda_member_siblings
+from auditor.project.hits import cuda_member_siblings
 
 
 def test_member_words_are_one_table():

@@ -12,9 +12,8 @@ import yaml
 from yaml.events import AliasEvent
 
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
-from auditor.project.dockerfile import cuda_member_siblings, lower_cuda_member
 from auditor.project.makefile import keep_call
-from auditor.project.hits import Collector, decode_text, matchers
+from auditor.project.hits import Collector, cuda_member_siblings, decode_text, lower_cuda_member, matchers
 from auditor.project.requirements import _CUDA_INDEX_RE, _mapping
 from auditor.project.shell import (DRIVER_PATH_RE, _SCHEDULER_REQUESTS, _URL_RE, cmake_defines, container_file_reference,
                                    scan_fragment, scan_shell)

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from auditor.findings import FileResult
-from auditor.project.hits import Collector, decode_text, matchers
+from auditor.findings import FileResult, as_info
+from auditor.project.hits import Collector, cuda_member_siblings, decode_text, lower_cuda_member, matchers
 from auditor.project.shell import gate_findings, index_env, scan_fragment, scan_shell, system_config_paths
-from auditor.backend_words import OTHER_BACKENDS, backends_in_text, member_backend
+from auditor.backend_words import OTHER_BACKENDS, backends_in_text
 
 if TYPE_CHECKING:
     from auditor.static.engine import StaticEngine
@@ -146,7 +145,7 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
         # another backend's stack (a ROCm build of TransformerEngine, `PYTORCH_ROCM_ARCH`) sets up that backend
         note = f"in a Dockerfile built on {', '.join(sorted(backends))}'s image, which does not run on Ascend: " \
                "left as is"
-        result.findings = [f if f.severity == "info" or f.data.get("context") else _other_backend(f, note)
+        result.findings = [f if f.severity == "info" or f.data.get("context") else as_info(f, "other-backend", note)
                            for f in result.findings]
     stages = _cuda_stages(instructions)
     if stages:
@@ -190,52 +189,6 @@ def _image_through_args(col: Collector, m, ref: str, args: dict, line: int, colu
     for name in chosen:
         default, arg_line, arg_column = args[name]
         col.add(rule, image, arg_line, arg_column, note=f" (`ARG {name}`, read by the FROM on line {line})")
-
-
-def _other_backend(finding, note: str, context: str = "other-backend"):
-    """The finding as info in `context` (`other-backend`), never rewritten (as auditor/static/backends.as_info does;
-    that layer sits above this one)."""
-    data = {k: v for k, v in finding.data.items() if k != "replace"}
-    data["context"] = context
-    return replace(finding, severity="info", fix="none", data=data, message=f"{finding.message} ({note})")
-
-
-# per-backend members (pd32): the words that name the CUDA member and the other backends' members of a set of
-# Dockerfile stages (`builder-cuda` beside `builder-cpu`, `builder-xpu`) or compose profiles (`profiles: [cuda]`) are
-# backend_words.member_backend's
-_KEY_SPLIT = re.compile(r"[-_.]")
-
-
-def cuda_member_siblings(name: str, names) -> list[str]:
-    """The members for other backends beside `name` when `name` is the CUDA member of a per-backend set: a name one
-    of whose words is `cuda` (`nvidia`, `cu121`), and other names equal to it but for that word, which names another
-    backend (`builder-cpu`, `builder-xpu` beside `builder-cuda`). [] when `name` is no such member: a CUDA stage
-    with only CUDA siblings (`builder-cu118` beside `builder-cu121`), or none, keeps its findings."""
-    words = _KEY_SPLIT.split(name.lower())
-    out: list[str] = []
-    for at, word in enumerate(words):
-        if member_backend(word) != "cuda":
-            continue
-        for other in names:
-            other_words = _KEY_SPLIT.split(other.lower())
-            if len(other_words) == len(words) and member_backend(other_words[at]) not in (None, "cuda") and \
-                    other_words[:at] + other_words[at + 1:] == words[:at] + words[at + 1:]:
-                out.append(other)
-    return out
-
-
-def lower_cuda_member(findings: list, spans: list[tuple[int, int, str, list[str]]], what: str) -> list:
-    """Findings inside a CUDA member's span (first line, last line, name, its siblings) as info, in context
-    `platform-class` (the CUDA member of a set that already has another backend's), never rewritten."""
-    out = []
-    for f in findings:
-        span = next((s for s in spans if s[0] <= f.line <= s[1]), None)
-        if span is not None and f.severity != "info" and not f.data.get("context"):
-            f = _other_backend(f, f"in the CUDA {what} `{span[2]}` of per-backend {what}s ({', '.join(span[3])} "
-                                  f"beside it): a build for Ascend picks another member and adds its own",
-                               context="platform-class")
-        out.append(f)
-    return out
 
 
 def _cuda_stages(instructions: list[dict]) -> list[tuple[int, int, str, list[str]]]:

@@ -7,7 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from auditor.findings import FileError, FileResult, Finding
+from auditor.backend_words import member_backend
+from auditor.findings import FileError, FileResult, Finding, as_info
 from auditor.rules import Rule
 from auditor.suppress import Suppressions
 
@@ -335,3 +336,42 @@ class Collector:
     def done(self) -> FileResult:
         self.result.findings.sort(key=Finding.sort_key)
         return self.result
+
+
+# per-backend members (pd32): the words that name the CUDA member and the other backends' members of a set of
+# Dockerfile stages (`builder-cuda` beside `builder-cpu`, `builder-xpu`) or compose profiles (`profiles: [cuda]`) are
+# backend_words.member_backend's. A pyproject's CUDA member extra (requirements._cuda_member_extras) is lowered
+# with the same `as_info`, in context `per-backend-extra`.
+_KEY_SPLIT = re.compile(r"[-_.]")
+
+
+def cuda_member_siblings(name: str, names) -> list[str]:
+    """The members for other backends beside `name` when `name` is the CUDA member of a per-backend set: a name one
+    of whose words is `cuda` (`nvidia`, `cu121`), and other names equal to it but for that word, which names another
+    backend (`builder-cpu`, `builder-xpu` beside `builder-cuda`). [] when `name` is no such member: a CUDA stage
+    with only CUDA siblings (`builder-cu118` beside `builder-cu121`), or none, keeps its findings."""
+    words = _KEY_SPLIT.split(name.lower())
+    out: list[str] = []
+    for at, word in enumerate(words):
+        if member_backend(word) != "cuda":
+            continue
+        for other in names:
+            other_words = _KEY_SPLIT.split(other.lower())
+            if len(other_words) == len(words) and member_backend(other_words[at]) not in (None, "cuda") and \
+                    other_words[:at] + other_words[at + 1:] == words[:at] + words[at + 1:]:
+                out.append(other)
+    return out
+
+
+def lower_cuda_member(findings: list, spans: list[tuple[int, int, str, list[str]]], what: str) -> list:
+    """Findings inside a CUDA member's span (first line, last line, name, its siblings) as info, in context
+    `platform-class` (the CUDA member of a set that already has another backend's), never rewritten."""
+    out = []
+    for f in findings:
+        span = next((s for s in spans if s[0] <= f.line <= s[1]), None)
+        if span is not None and f.severity != "info" and not f.data.get("context"):
+            f = as_info(f, "platform-class", f"in the CUDA {what} `{span[2]}` of per-backend {what}s "
+                                             f"({', '.join(span[3])} beside it): a build for Ascend picks another "
+                                             f"member and adds its own")
+        out.append(f)
+    return out

@@ -15,7 +15,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from auditor.project.hits import Collector, decode_text, matchers, normalize_dist
 from auditor.project.local_builds import record_local_build
 from auditor.backend_words import backends_in_text
-from auditor.findings import FileError, FileResult
+from auditor.findings import FileError, FileResult, as_info
 from auditor.rules import Rule
 
 if TYPE_CHECKING:
@@ -515,18 +515,6 @@ def _cuda_member_extras(doc: dict) -> dict[str, str]:
     return {e: others[0] for e, names in named.items() if names == {"cuda"}} if others else {}
 
 
-def _lower_cuda_member(col: Collector, before: int, extra: str, sibling: str) -> None:
-    """The findings `_report` just added for a requirement of a CUDA member extra, as info with why."""
-    from dataclasses import replace
-
-    for i in range(before, len(col.result.findings)):
-        f = col.result.findings[i]
-        col.result.findings[i] = replace(
-            f, severity="info", fix="none", data={**f.data, "context": "per-backend-extra"},
-            message=f"{f.message} (in the extra `{extra}`, the CUDA member of per-backend extras beside `{sibling}`: "
-                    f"an Ascend install picks the other; left as is)")
-
-
 def _lower_opt_in(col: Collector, before: int, extra: str, note: str = _OPT_IN_NOTE) -> None:
     """The errors `_report` just added for a requirement of an opt-in extra, as warnings with why."""
     from dataclasses import replace
@@ -620,7 +608,9 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
         if group and any(f.severity == "error" for f in col.result.findings[before:]):
             cuda_groups.add(group)
         if number in opt_in and opt_in[number] in cuda_extras:
-            _lower_cuda_member(col, before, opt_in[number], cuda_extras[opt_in[number]])
+            note = f"in the extra `{opt_in[number]}`, the CUDA member of per-backend extras beside " \
+                   f"`{cuda_extras[opt_in[number]]}`: an Ascend install picks the other; left as is"
+            col.result.findings[before:] = [as_info(f, "per-backend-extra", note) for f in col.result.findings[before:]]
         elif number in opt_in:
             _lower_opt_in(col, before, opt_in[number])
     tool = doc.get("tool") or {}

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from auditor.astnodes import line_span
 from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
-from auditor.findings import Finding
+from auditor.findings import Finding, as_info
 from auditor.static.astutil import ast_dotted, literal_strings, module_nodes
 
 from auditor.backend_words import (_BACKEND_ALIASES, BACKEND_NAMES, HOST_RUNTIMES, HOST_SYNC_RUNTIMES,  # noqa: F401  (re-exported)
@@ -887,16 +887,6 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
         message = f"`{f.symbol}` (an fp8 / fp4 switch) is read here" if kind == "flag-read" else f.message
         out.append(replace(f, **changes, message=f"{message} ({_NOTES[kind]})", data=data))
     return out
-
-
-def as_info(finding, kind: str, note: str):
-    """The finding lowered to info in context `kind` (a discounted finding is never rewritten: its replacement
-    goes), with `note` saying why."""
-    from dataclasses import replace
-
-    data = {k: v for k, v in finding.data.items() if k != "replace"}
-    data["context"] = kind
-    return replace(finding, severity="info", fix="none", data=data, message=f"{finding.message} ({note})")
 
 
 def discount_findings(result, kind: str, note: str, lower, drop=None) -> int:

@@ -40,14 +40,13 @@ import ast
 import re
 from dataclasses import dataclass, field, replace
 
-from auditor.astnodes import decorated_span, starts_in
+from auditor.astnodes import Span, decorated_span, lines_span, node_span, starts_in
 from auditor.static.backends import _guards_imports, as_info, backends_in_text, default_arm, rank_test
 from auditor.static.flags import _target_key as _flag_name   # `use_cuda` / `self.use_cuda`: one reader
 from auditor.static.astutil import module_nodes as _walk   # (the name the passes below and engine use)
 from auditor.static.astutil import walk_list
 
-# (first line, first col, last line, last col), 1-based lines, 0-based cols, end exclusive
-Region = tuple[int, int, int, int]
+Region = Span      # (first line, first col, last line, last col), 1-based lines, 0-based cols, end exclusive
 
 
 def _held_by(regions, f):
@@ -55,7 +54,6 @@ def _held_by(regions, f):
     return next((value for (l1, c1, l2, c2), value in regions if (l1, c1) <= (f.line, f.col - 1) < (l2, c2)), None)
 
 
-_END = 1 << 30
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _PACKAGE_CATEGORIES = frozenset({"attention", "apex", "kernel", "third_party"})
 _REQUIRE = re.compile(r"^require_\w+$")
@@ -716,7 +714,7 @@ def _none_test(test: ast.expr) -> str | None:
 
 def _stmt_region(first: ast.stmt, last: ast.stmt) -> Region:
     # a decorated first statement starts at its decorators (`@parametrize("config", _TEST_CONFIGS)` above a test)
-    return decorated_span(first)[0], 0, (last.end_lineno or last.lineno), _END
+    return lines_span(decorated_span(first)[0], last)
 
 
 def _binds_with_fallback(stmt: ast.If) -> bool:
@@ -727,10 +725,6 @@ def _binds_with_fallback(stmt: ast.If) -> bool:
 
     chosen = bound(stmt.body, True)
     return bool(chosen) and chosen <= bound(stmt.orelse, False) - bound(stmt.orelse, True)
-
-
-def _expr_region(node: ast.expr) -> Region:
-    return node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or _END
 
 
 def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()) -> Gates:
@@ -763,7 +757,7 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
                 add(_stmt_region(stmt.body[0], stmt.body[-1]), _SKIP_MARK)
                 for d in stmt.decorator_list:
                     if not _skip_decorator(d):
-                        add(_expr_region(d), _SKIP_MARK)      # `@parametrize("worker", [gpu_worker, ...])`
+                        add(node_span(d, open_end=True), _SKIP_MARK)      # `@parametrize("worker", [gpu_worker, ...])`
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and stmt.body and any(
                     _cuda_decorator(d, flags) for d in stmt.decorator_list):
                 add(_stmt_region(stmt.body[0], stmt.body[-1]), _TEST_MARK)
@@ -771,7 +765,7 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
                     if not _cuda_decorator(d, flags):
                         # `@pytest.mark.parametrize("device", CUDA_DEVICES)` beside the CUDA mark: its values feed
                         # only the marked test (the mark itself is the gate, kept as it is; t11y)
-                        add(_expr_region(d), _TEST_MARK)
+                        add(node_span(d, open_end=True), _TEST_MARK)
             if requirers and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
                     _dotted(stmt.value.func) in requirers and i + 1 < len(stmts):
                 # `_require_cuda_deepgemm(monkeypatch)`, whose first statement skips the test without CUDA
@@ -803,7 +797,7 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
                             add(_stmt_region(later.body[0], later.body[-1]),
                                 f"if {gate_text(later.test)} (after its skip)")
                         elif isinstance(later, ast.IfExp) and ast.dump(later.test) in implied:
-                            add(_expr_region(later.body), f"{gate_text(later.test)} ... else (after its skip)")
+                            add(node_span(later.body, open_end=True), f"{gate_text(later.test)} ... else (after its skip)")
                 elif providers and not stmt.orelse and _exits(stmt.body[-1]) and i + 1 < len(stmts) and \
                         _provided(stmts[:i], _none_test(stmt.test)):
                     # `m = real_qwen3_8b()` / `if m is None: raise Skip(...)`: None means no CUDA
@@ -857,14 +851,14 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
     for node in _walk(tree):
         if isinstance(node, ast.IfExp):
             if is_cuda_test(node.test, flags):
-                add(_expr_region(node.body), f"{gate_text(node.test)} ... else")
+                add(node_span(node.body, open_end=True), f"{gate_text(node.test)} ... else")
             elif _negated_cuda_test(node.test, flags):
-                add(_expr_region(node.orelse), f"else of {gate_text(node.test)}")
+                add(node_span(node.orelse, open_end=True), f"else of {gate_text(node.test)}")
         elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
             for j, value in enumerate(node.values[:-1]):
                 if is_cuda_test(value, flags):
                     rest = node.values[j + 1]
-                    add((rest.lineno, rest.col_offset, node.end_lineno or node.lineno, node.end_col_offset or _END),
+                    add(node_span(rest, node, open_end=True),
                         f"after {gate_text(value)} and")
                     break
     return gates
@@ -1010,7 +1004,7 @@ def _asserted_not(tree: ast.Module) -> list[Region]:
     for node in _walk(tree):
         if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1 and \
                 isinstance(node.test.ops[0], (ast.NotEq, ast.IsNot, ast.NotIn)):
-            out.append(_expr_region(node.test.comparators[0]))
+            out.append(node_span(node.test.comparators[0], open_end=True))
     return out
 
 
@@ -1033,7 +1027,7 @@ def _abstraction_fallbacks(tree: ast.Module) -> list[tuple[Region, str]]:
             calls = [_dotted(v.func) for v in node.values[:-1] if isinstance(v, ast.Call)]
             if isinstance(last, ast.Constant) and isinstance(last.value, str) and "cuda" in last.value.lower() and \
                     any(_ABSTRACTION_CALL.search(c) for c in calls):
-                out.append((_expr_region(last), calls[0] + "()"))
+                out.append((node_span(last, open_end=True), calls[0] + "()"))
     return out
 
 
@@ -1087,7 +1081,7 @@ def _fallback_gates(tree: ast.Module) -> list[tuple[Region, str]]:
                 exc = stmt.body[0].exc
                 name = _dotted(exc.func if isinstance(exc, ast.Call) else exc).rsplit(".", 1)[-1]
                 if name in caught or "Exception" in caught and name.endswith(("Error", "Exception")):
-                    out.append((_expr_region(stmt.test), name))
+                    out.append((node_span(stmt.test, open_end=True), name))
     return out
 
 
@@ -1101,10 +1095,7 @@ def _lower_fallback_gates(findings: list, tree: ast.Module) -> list:
     for f in findings:
         caught = _held_by(regions, f) if f.severity == "error" and f.category == "device" else None
         if caught is not None:
-            data = {k: v for k, v in f.data.items() if k != "replace"}
-            data["context"] = "fallback-gate"
-            f = replace(f, severity="warning", fix="none", data=data,
-                        message=f"{f.message} ({_FALLBACK_GATE_NOTE.format(caught=caught)})")
+            f = as_info(f, "fallback-gate", _FALLBACK_GATE_NOTE.format(caught=caught), "warning")
         out.append(f)
     return out
 
@@ -1131,7 +1122,7 @@ def _library_refusals(tree: ast.Module) -> list[tuple[Region, str]]:
                         if isinstance(c, ast.Constant) and isinstance(c.value, str))
         m = _CUDA_ONLY_LIBRARY.search(text)
         if m is not None:
-            out.append((_expr_region(node.test), m.group(0)))
+            out.append((node_span(node.test, open_end=True), m.group(0)))
     return out
 
 
@@ -1205,7 +1196,7 @@ def _drop_choiceless_tests(findings: list, tree: ast.Module) -> list:
     for n in _walk(tree):
         if isinstance(n, ast.IfExp) and isinstance(n.body, ast.Constant) and isinstance(n.orelse, ast.Constant) and \
                 type(n.body.value) is type(n.orelse.value) and n.body.value == n.orelse.value:
-            tests.append(_expr_region(n.test))
+            tests.append(node_span(n.test, open_end=True))
     if not tests:
         return findings
     return [f for f in findings if f.category != "device" or
@@ -1228,10 +1219,7 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
         how = gates.gate_of(f.line, f.col - 1) if gates.regions else None
         if how == _WINDOWS:
             if f.severity != "info":     # never runs on an Ascend (Linux) host: worth knowing at most
-                data = {k: v for k, v in f.data.items() if k != "replace"}
-                data["context"] = "windows-only"
-                f = replace(f, severity="info", fix="none", data=data,
-                            message=f"{f.message} (in {_WINDOWS}, which does not run on an Ascend (Linux) host)")
+                f = as_info(f, "windows-only", f"in {_WINDOWS}, which does not run on an Ascend (Linux) host")
             out.append(f)
             continue
         if how is None and f.category == "device" and f.severity == "error" and gates.regions:
@@ -1258,10 +1246,7 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
                 how != _TEST_MARK and not how.endswith(_SKIPS_TEST):
             # a dtype chosen only on CUDA (`fp16 if "cuda" in device else fp32`): once the gate is ported it runs
             # on the NPU, so worth knowing, never more (the lead's decision (i), session 17, docs/precision.md)
-            data = {k: v for k, v in f.data.items() if k != "replace"}
-            data["context"] = "cuda-path-dtype"
-            f = replace(f, fix="none", data=data, message=f"{f.message} ({_CUDA_PATH_DTYPE_NOTE})")
-            out.append(f)
+            out.append(as_info(f, "cuda-path-dtype", _CUDA_PATH_DTYPE_NOTE))
             continue
         if f.name == "cuda-helper-call" and not context and how is not None and how != _TEST_MARK and \
                 not how.endswith(_SKIPS_TEST):
@@ -1347,7 +1332,7 @@ def _gated_tables(tree: ast.Module, gates: Gates) -> list[tuple[Region, str]]:
                     gated[name] = hows[0]
                     changed = True
     return [(_stmt_region(stmt.body[0], stmt.body[-1]) if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
-             else _expr_region(stmt.value), how) for name, how in gated.items()   # type: ignore[attr-defined]
+             else node_span(stmt.value, open_end=True), how) for name, how in gated.items()   # type: ignore[attr-defined]
             for stmt in by_name[name]]
 
 

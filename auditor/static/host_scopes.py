@@ -18,6 +18,7 @@ import re
 from dataclasses import replace
 
 from auditor.astnodes import decorated_span, line_span, node_lines, node_span
+from auditor.findings import as_info
 from auditor.static.host_paths import equality_arms
 from auditor.static.host_values import own_scope_nodes, reaching_lines
 from auditor.static.astutil import ast_dotted, module_nodes, walk_list
@@ -417,10 +418,7 @@ def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
         if scope is not None and module == symbol and not _spells(scope, module):
             local = ""
         if local is not None and local not in used:
-            data = {k: v for k, v in f.data.items() if k != "replace"}
-            data["context"] = "unused-import"
-            note = _UNUSED_NOTE if local else _UNUSED_SUBMODULE_NOTE
-            f = replace(f, severity="info", fix="none", data=data, message=f"{f.message} ({note})")
+            f = as_info(f, "unused-import", _UNUSED_NOTE if local else _UNUSED_SUBMODULE_NOTE)
         elif local and symbol in _TORCH_MODULES and f.severity != "info" and local not in read_whole and any(
                 dotted == symbol and name == local for dotted, name in imports.get(f.line, ())):
             # the uses keep their findings, but they name the module through this import: `audit fix` still
@@ -539,7 +537,6 @@ def _unread_device_defaults(findings: list, unused: list[tuple[int, int, int, in
     device: torch.device = torch.device("cuda"))` whose body only registers modules) at info: constructing the device
     needs no CUDA and nothing uses it, so nothing fails or differs on Ascend; a port still changes the default
     (recall policy item 7, as policy (f)'s overridden defaults). t16b, heldout19."""
-    from auditor.static.backends import as_info
 
     out = []
     for f in findings:

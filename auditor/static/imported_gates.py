@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
+from auditor.findings import as_info
 from auditor.static.crossfile import _resolve, module_names
 from auditor.static.gates import _ATTR_SUFFIX
 from auditor.static.project_imports import ProjectImports
@@ -102,12 +102,9 @@ def _lower_class_defaults(findings: list, tree: ast.Module, attrs: set[str]) -> 
     for f in findings:
         name = lines.get(f.line)
         if name and f.severity == "error" and f.category == "device" and not f.data.get("context"):
-            data = {k: v for k, v in f.data.items() if k != "replace"}
-            data["context"] = "cuda-available-branch"
-            f = replace(f, severity="warning", fix="none", data=data,
-                        message=f"{f.message} (`{name}` is a class default that the project's own CUDA predicate "
-                                f"compares with \"cuda\" beside an availability check: on Ascend the predicate is "
-                                f"false and the other path runs; port the predicate)")
+            f = as_info(f, "cuda-available-branch", f"`{name}` is a class default that the project's own CUDA "
+                        f"predicate compares with \"cuda\" beside an availability check: on Ascend the predicate is "
+                        f"false and the other path runs; port the predicate", "warning")
         out.append(f)
     return out
 

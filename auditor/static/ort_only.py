@@ -9,7 +9,8 @@ Ascend host and is slower (warning, not error)."""
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+
+from auditor.findings import as_info
 
 _ORT = re.compile(r"^[ \t]*(?:import|from)[ \t]+onnxruntime\b", re.M)
 _FRAMEWORKS = re.compile(
@@ -27,8 +28,6 @@ def lower_ort_only(findings: list, text: str) -> list:
     out = []
     for f in findings:
         if f.name == "cuda-device-string" and f.severity == "error" and not f.data.get("context"):
-            data = {k: v for k, v in f.data.items() if k != "replace"}
-            data["context"] = "onnxruntime-provider"
-            f = replace(f, severity="warning", fix="none", data=data, message=f"{f.message} ({_NOTE})")
+            f = as_info(f, "onnxruntime-provider", _NOTE, "warning")
         out.append(f)
     return out

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from auditor.astnodes import END, Span, lines_span, node_span
 from auditor.backend_words import backends_in_text
 from auditor.static.backends import as_info
 from auditor.static.astutil import literal_strings, module_nodes
@@ -41,8 +42,7 @@ _KERNEL_NOTE = "`.is_cuda` picks the CUDA kernel here; its other arm is the path
                "(it imports torch_npu): left as is"
 _PYTHON = (".py",)
 _ASCEND_MODULES = ("torch_npu",)
-Region = tuple[int, int, int, int]      # first line, first col (0-based), last line, end col (exclusive)
-_END = 1 << 30
+Region = Span
 
 
 def _names(value: Any) -> set[str]:
@@ -172,10 +172,6 @@ class _Known:
         return False
 
 
-def _stmt_region(first: ast.stmt, last: ast.stmt) -> Region:
-    return first.lineno, 0, last.end_lineno or last.lineno, _END
-
-
 def _exits(stmts: list[ast.stmt]) -> bool:
     return bool(stmts) and isinstance(stmts[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
 
@@ -189,14 +185,14 @@ def cuda_regions(tree: ast.Module, known: _Known) -> list[tuple[Region, str]]:
             rest = body[i + 1:]
             if isinstance(stmt, ast.If):
                 if known.cuda_test(stmt.test) and stmt.body:
-                    out.append((_stmt_region(stmt.body[0], stmt.body[-1]), ast.unparse(stmt.test)))
+                    out.append((lines_span(stmt.body[0].lineno, stmt.body[-1]), ast.unparse(stmt.test)))
                 elif known.negated(stmt.test):
                     if stmt.orelse:
-                        out.append((_stmt_region(stmt.orelse[0], stmt.orelse[-1]), ast.unparse(stmt.test)))
+                        out.append((lines_span(stmt.orelse[0].lineno, stmt.orelse[-1]), ast.unparse(stmt.test)))
                     elif _exits(stmt.body) and rest:
-                        out.append((_stmt_region(rest[0], rest[-1]), ast.unparse(stmt.test)))
+                        out.append((lines_span(rest[0].lineno, rest[-1]), ast.unparse(stmt.test)))
             elif known.requires(stmt) and rest:
-                out.append((_stmt_region(rest[0], rest[-1]), ast.unparse(stmt).split("(", 1)[0] + "(...)"))
+                out.append((lines_span(rest[0].lineno, rest[-1]), ast.unparse(stmt).split("(", 1)[0] + "(...)"))
             for name in ("body", "orelse", "finalbody"):
                 inner = getattr(stmt, name, None)
                 if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
@@ -208,7 +204,7 @@ def cuda_regions(tree: ast.Module, known: _Known) -> list[tuple[Region, str]]:
                                                                   ast.ClassDef)) else ():
                 if isinstance(node, ast.IfExp) and known.cuda_test(node.test):
                     b = node.body
-                    out.append(((b.lineno, b.col_offset, b.end_lineno or b.lineno, b.end_col_offset or _END),
+                    out.append((node_span(b, open_end=True),
                                 ast.unparse(node.test)))
 
     block(tree.body)
@@ -259,7 +255,7 @@ def _reached_private(tree: ast.Module, regions: list[tuple[Region, str]]) -> lis
             if all(hows):
                 for fn in defs[name]:
                     first = fn.body[0]
-                    added.append(((first.lineno, 0, fn.end_lineno or fn.lineno, _END),
+                    added.append((lines_span(first.lineno, fn),
                                   f"{hows[0]}, then {name}()"))
                 done.add(name)
                 changed = True
@@ -301,7 +297,7 @@ def kernel_choices(tree: ast.Module) -> list[Region]:
             for v in value.values:
                 if _is_cuda_operand(v):
                     last = value.values[-1]
-                    out.append((v.lineno, v.col_offset, last.end_lineno or last.lineno, last.end_col_offset or _END))
+                    out.append(node_span(v, last, open_end=True))
                     break
     return out
 
@@ -427,7 +423,7 @@ class _Tree:
                 hows.append(importer)
             else:
                 first = fn.body[0]
-                out.append(((first.lineno, 0, fn.end_lineno or fn.lineno, _END),
+                out.append((lines_span(first.lineno, fn),
                             f"{fn.name}() is called only in CUDA arms: " + ", ".join(sorted(set(hows)))))
         return out
 
@@ -476,7 +472,7 @@ def apply_platform_predicates(results: list, files: Sequence[tuple[Path, str]], 
         if rel in tree_.modules and tree_.importers(rel):
             whole = tree_.cuda_only_module(rel)
             if whole is not None:
-                regions = [((1, 0, _END, _END), f"imported only under {whole}")]
+                regions = [((1, 0, END, END), f"imported only under {whole}")]
             elif any(tree_.regions(i) or tree_.cuda_only_module(i) for i, _n, _a, _l in tree_.importers(rel)):
                 source = project.source(rel)
                 if source is not None:
