@@ -227,13 +227,26 @@ _BLOCK_NAME = re.compile(r"(?:.*_)?(?:block|threads|threads_?per_?block|num_thre
                          re.IGNORECASE)
 
 
+def _first_listed(value: cst.BaseExpression, rule: Rule) -> cst.SimpleString | None:
+    """Lead decision 18: a list literal written over several lines (`libraries = [\n 'nvinfer',\n 'cudnn', ...]`) is
+    reported once, on its first element that is one of the rule's `keyword_values`; None for a one-line list."""
+    wanted: list[str] = rule.extra.get("keyword_values") or []
+    if not wanted or not isinstance(value, (cst.List, cst.Tuple)) or \
+            not any(isinstance(e.comma, cst.Comma) and isinstance(e.comma.whitespace_after, cst.ParenthesizedWhitespace)
+                    for e in value.elements):
+        return None
+    return next((e.value for e in value.elements if isinstance(e.value, cst.SimpleString)
+                 and any(fnmatch.fnmatchcase(str(e.value.evaluated_value), w) for w in wanted)), None)
+
+
 def _numba_launch_config(func: cst.Subscript) -> bool:
     """`kernel[grid, block]`, `k[blocks_per_grid, threads_per_block]`: two subscript items named for a CUDA grid and
-    block (names or attributes), numba.cuda's launch configuration."""
-    if len(func.slice) != 2:
+    block (names or attributes), numba.cuda's launch configuration; a stream and a dynamic shared-memory size may follow
+    (`kernel[blocks, threads, stream, 0]`, t28a)."""
+    if len(func.slice) not in (2, 3, 4):
         return False
     names = []
-    for element in func.slice:
+    for element in func.slice[:2]:
         if not isinstance(element.slice, cst.Index):
             return False
         value = element.slice.value
@@ -431,13 +444,19 @@ def _string_index(target: cst.BaseExpression) -> cst.SimpleString | None:
     return None
 
 
+# setuptools' / distutils' own extension class: a setup.py that links CUDA into a Cython or C++ extension (tensorrt_demos'
+# `Extension('pytrt', ..., library_dirs=['/usr/local/cuda/lib64', ...])`, t28a) builds it as a CUDAExtension would
+_EXTENSION_CLASSES = frozenset({"setuptools.Extension", "setuptools.extension.Extension", "distutils.extension.Extension",
+                                "distutils.core.Extension"})
+
+
 def _build_variant_rule(compiled: CompiledRules, ctx: FileContext) -> Rule | None:
     """The rule that reports a build-variant string (`extra: {build_variant_of: [rule names]}`), when the file is a
     build script: it imports setuptools (or distutils) and torch's C++/CUDA extension builders (`from
     torch.utils.cpp_extension import CUDAExtension`, `from torch.utils import cpp_extension`); None elsewhere."""
     quals = set(ctx.aliases.values())
-    if not any(q == "torch.utils.cpp_extension" or q.startswith("torch.utils.cpp_extension.CUDA") for q in quals) \
-            or not any(q.split(".")[0] in ("setuptools", "distutils") for q in quals):
+    if not any(q == "torch.utils.cpp_extension" or q.startswith("torch.utils.cpp_extension.CUDA") or q in _EXTENSION_CLASSES
+               for q in quals) or not any(q.split(".")[0] in ("setuptools", "distutils") for q in quals):
         return None     # a build script (setup.py); a module that JIT-builds kernels also runs them on a device
     return next((r for r in compiled.rules if r.extra.get("build_variant_of")), None)
 
@@ -650,8 +669,9 @@ class MatchVisitor(cst.CSTVisitor):
                     fired.add(m[0].code)
                     self._hit(m[0], node, value.replace(HOLE, "{…}"), value=m[1], via=via)
             return
+        compared = id(node) in self._operands and self._compared and not self._asserting and self._variant_rule is None
         for value in sorted(values):
-            m = self.c.match_string(value)
+            m = (compared and self.c.match_compared_string(value)) or self.c.match_string(value)
             if m is not None and m[0].category == "precision" and id(node) in self._name_text:
                 continue
             if m is not None and m[0].category != "device" and id(node) in self._dropped:
@@ -1036,6 +1056,15 @@ class MatchVisitor(cst.CSTVisitor):
         self._dtype_quiet += _assigns_a_ref(node)
         return True
 
+    def _numba_forall(self, call: cst.Call) -> bool:
+        """`kernel.forall(n)` of a local `@cuda.jit` kernel, or of any kernel in a file that imports numba.cuda."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value != "forall" or len(call.args) not in (1, 2):
+            return False
+        if isinstance(func.value, cst.Name) and func.value.value in self.ctx.decorated:
+            return any(q.startswith("numba.cuda.") for q in self.ctx.decorated[func.value.value])
+        return any(q == "numba.cuda" or q.startswith("numba.cuda.") for q in self.ctx.aliases.values())
+
     def _own_jit_build(self, node: cst.Assign) -> None:
         """`_plugin = custom_ops.get_plugin(..., sources=['bias_act.cpp', 'bias_act.cu'])`: a project's own builder of
         CUDA sources (context.builds_cuda_sources) binds the compiled module; the line that builds it is the module's
@@ -1184,7 +1213,7 @@ class MatchVisitor(cst.CSTVisitor):
                 continue
             if not _switched_off(value, name_node.value) and kw[0].category not in said \
                     and not self._value_says(value, kw[0]):
-                self._hit(kw[0], target, name_node.value, value=kw[1])
+                self._hit(kw[0], _first_listed(value, kw[0]) or target, name_node.value, value=kw[1])
 
     def _claim_key(self, key: cst.SimpleString | None) -> None:
         """`{"nvcc": [...]}`, `args["nvcc"] = flags`: a key that a `keyword_key` rule names is that setting's slot
@@ -1575,6 +1604,11 @@ class MatchVisitor(cst.CSTVisitor):
             launch = self.c.match_launch(["numba.cuda.jit"])
             if launch is not None:
                 self._hit(launch[1].rule, func, launch[0], value=dotted(func.value) or "kernel", end_node=node)
+        elif isinstance(func, cst.Call) and self._numba_forall(func):
+            # `kernel.forall(size)(...)`: numba.cuda's launch with a grid sized for `size` threads (t28a, gpu-bdb)
+            launch = self.c.match_launch(["numba.cuda.jit"])
+            if launch is not None:
+                self._hit(launch[1].rule, func, launch[0], value=dotted(func.func.value) or "kernel", end_node=node)
         if isinstance(func, cst.Attribute):
             self._not_property.add(id(func.attr))    # `current_platform.is_cuda()`: a method, not the property
         if isinstance(func, cst.Attribute) and func.attr.value == "replace" and len(node.args) == 2 and \
@@ -1831,6 +1865,11 @@ class MatchVisitor(cst.CSTVisitor):
             for rule, pattern in self.c.match_keywords(name):
                 if rule.extra.get("keyword_values") and not self._value_says(default, rule):
                     self._hit(rule, default, name, value=pattern)
+                    own = self.c.match_string(str(default.evaluated_value))
+                    if own is not None and own[0].category != rule.category:
+                        # `add_argument('--method', default='cudart')`: the option names the engine, not the
+                        # toolkit a build links (NPU064); one literal, one finding (t28a)
+                        self._handled.add(id(default))
         if default is not None:
             on = isinstance(default, cst.Name) and default.value == "True" or \
                 isinstance(default, cst.Integer) and default.value != "0" or \
