@@ -492,6 +492,7 @@ class MatchVisitor(cst.CSTVisitor):
         # as many loops as enclose it in the file
         self._loop_depth = loops
         self._compared = 0      # inside a comparison
+        self._call_args: set[int] = set()   # the values of call arguments (`trt.ActivationType.SIGMOID` passed to a call)
         self._operands: set[int] = set()    # a comparison's operands (and the items of a tuple / list / set operand)
         self._asserting = 0     # inside an assert statement's test or an assertion call's arguments
         # string arguments of str methods (`s.replace("fp8", "float8")`): text, not a setting (precision rules)
@@ -543,6 +544,8 @@ class MatchVisitor(cst.CSTVisitor):
             # `VENDORS = {"NVIDIA": ...}`: a vendor name outside a comparison chooses nothing; `assert
             # gpu.manufacturer == "nvidia"` (a test checking data) chooses no branch either (t14l)
             return
+        if rule.extra.get("file_imports") and not self._file_imports(rule.extra["file_imports"]):
+            return      # `ctypes.CDLL("build/libmyplugins.so")` is a TensorRT plugin only beside TensorRT (t28a)
         if rule.extra.get("compared_operand") and id(node) not in self._operands:
             return      # `find_spec("bitsandbytes") is None`: the literal is a call's argument, not what is compared
         if (self._compared or self._options) and rule.name in _CHOICE_STRINGS:
@@ -820,7 +823,8 @@ class MatchVisitor(cst.CSTVisitor):
             a.keyword is not None and a.keyword.value == "enabled" and isinstance(a.value, cst.Name)
             and a.value.value == "False" for a in call.args) or call is not None and _float32_region(call)
         if m is not None and call is None and m.rule.extra.get("calls_not_constants") \
-                and _CONSTANT_NAME.match(qual.rsplit(".", 1)[-1]) and not stacked:
+                and (_CONSTANT_NAME.match(qual.rsplit(".", 1)[-1]) or _ENUM_MEMBER.search(qual) and id(node) in self._call_args) \
+                and not stacked:
             return True
         if m is not None:
             # Rules on the same name are tried in code order: a conditional rule (`when`) that does not apply
@@ -1055,6 +1059,10 @@ class MatchVisitor(cst.CSTVisitor):
         self._bindings.append((len(self.hits), node.targets[-1].target, node.value))
         self._dtype_quiet += _assigns_a_ref(node)
         return True
+
+    def _file_imports(self, modules: list[str]) -> bool:
+        """Whether the file imports one of `modules` (or a module inside one)."""
+        return any(q == m or q.startswith(m + ".") for q in self.ctx.aliases.values() for m in modules)
 
     def _numba_forall(self, call: cst.Call) -> bool:
         """`kernel.forall(n)` of a local `@cuda.jit` kernel, or of any kernel in a file that imports numba.cuda."""
@@ -1552,6 +1560,12 @@ class MatchVisitor(cst.CSTVisitor):
             self._env_read_in_message(node)
         func = node.func
         first_hit = len(self.hits)
+        self._call_args.update(id(arg.value) for arg in node.args)
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == "map_location" and isinstance(arg.value, cst.Dict):
+                # `torch.load(f, map_location={'cuda:0': 'cpu'})`: a key names where the checkpoint's tensors were
+                # saved, not a device this code picks; the value it maps them to is the choice (t28a)
+                self._handled.update(id(e.key) for e in arg.value.elements if isinstance(e, cst.DictElement))
         if isinstance(func, cst.Attribute) and func.attr.value in _LIST_EDITS and node.args and \
                 not self._in_message and isinstance(node.args[-1].value, _FLAG_ITEMS + _FLAG_NAMES):
             # `nvcc_flags.append("-O3")`, `COMMON_NVCC_FLAGS.remove(flag)` in a loop over the flags to drop (vLLM's
@@ -1675,6 +1689,10 @@ class MatchVisitor(cst.CSTVisitor):
                 # a kernel-build keyword starts a line of its own in a multi-line call (t21a; lead decision 2: the nvcc
                 # settings of a build are lines of their own; `BitsAndBytesConfig(\n load_in_4bit=True` stays one)
                 keyword_rules = self.c.match_keywords(arg.keyword.value)
+                if keyword_rules and all(kw[0].extra.get("keyword_literal_only") for kw in keyword_rules) and \
+                        _literal_strings(arg.value) is not None and self.c.keyword_values and \
+                        all(self._value_says(arg.value, kw[0]) for kw in keyword_rules):
+                    keyword_rules = []   # `backend="GPU_1D"`: not a value the `backend` rules name; `backend=gpu*` may (t28a)
                 for kw in keyword_rules:
                     if kw[0].extra.get("settings_only") and (
                             (qual or "").startswith("torch.") or not _literal_on(arg.value)):
@@ -2175,6 +2193,9 @@ class MatchVisitor(cst.CSTVisitor):
                     self._mul_operands.add(id(side))
         if not _stringy(node):
             return True
+        if id(node) in self._handled:     # `{'cuda:%d' % 0: ...}` as a map_location key: its code operands only
+            _visit_code_operands(node, self)
+            return False
         if self._in_message:
             # `logger.warning("max memory: %.1f MiB" % (torch.cuda.max_memory_allocated() / 1e6))`: the text is
             # for humans, but the operands are code that runs (as in an f-string's fields, _visit_string) (t14q)
@@ -2201,6 +2222,8 @@ _HELP_KEYWORDS = frozenset({"help", "description", "epilog", "usage"})
 _PATH_BUILDERS = frozenset({"os.path.join", "path.join", "osp.join", "posixpath.join", "Path", "pathlib.Path",
                             "PurePath", "pathlib.PurePath", "PosixPath"})
 _CONSTANT_NAME = re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+\Z")
+# an enum member passed to a call (`trt.ActivationType.SIGMOID`, `trt.PluginFieldType.INT32`): CamelCase class, UPPER member
+_ENUM_MEMBER = re.compile(r"\.[A-Z][a-z]\w*\.[A-Z][A-Z0-9_]*\Z")
 _MODULE_METADATA = frozenset({"__file__", "__version__", "__name__", "__path__", "__doc__", "__spec__"})
 
 
