@@ -126,6 +126,8 @@ def parse_args():
     parser = argparse.ArgumentParser()
     parser.add_argument('--method', type=str, default='bilinear', help='resize method')
     parser.add_argument('--backend', type=str, choices=['onnx', 'trt'], default='onnx')
+    # MQBench application/cls_example/train_qat.py: a quantization scheme for a later TensorRT build, run in PyTorch
+    parser.add_argument('--quant-backend', dest='backend', default='tensorrt', type=str, help='backend type for QAT')
     return parser.parse_args()
 '''
 
@@ -362,3 +364,31 @@ def test_warp_import_and_init_are_warnings_launches_errors(engine):
     assert found[line_of(_WARP, "wp.init()")] == {("NPU314", "kernel", "warning")}
     assert ("NPU314", "kernel", "error") in found[line_of(_WARP, "@wp.kernel")]
     assert ("NPU314", "kernel", "error") in found[line_of(_WARP, "wp.launch(")]
+
+
+# 4DMOS src/mos4d/utils/seed.py (MapMOS and NCLaw import cuDNN's module the same way)
+_SEED = '''
+import os
+import random
+
+import numpy as np
+import torch
+import torch.backends.cudnn
+
+
+def seed_everything(seed: int = 66):
+    os.environ["PYTHONHASHSEED"] = str(seed)
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    torch.backends.cudnn.enabled = False
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.benchmark = False
+'''
+
+
+def test_cudnn_module_import_beside_its_spelled_uses_is_info(engine):
+    found = finding_keys_by_line(engine, _SEED)
+    assert found[line_of(_SEED, "import torch.backends.cudnn")] == {("NPU006", "device", "info")}
+    # the uses carry the warning
+    assert found[line_of(_SEED, "torch.backends.cudnn.benchmark = False")] == {("NPU006", "device", "warning")}
