@@ -1,7 +1,7 @@
 """t28a (issue 14, session 28; tuned on test45): Triton's CUDA shared-memory client, TensorRT / PyCUDA / cuda-python
 chosen by name (lead decision 34), numba.cuda's `.forall` launch, a Cython extension linking CUDA and TensorRT (lead
 decision 18), a TensorRT plugin library loaded with ctypes, and three precision fixes (map_location keys, TensorRT enum
-members passed to calls, Warp's import). Each on code shaped like the tree it came from, with a control."""
+members passed to calls, Warp's import, cuDNN's module import). Each on code shaped like the tree it came from, with a control."""
 from __future__ import annotations
 
 import pytest
@@ -325,15 +325,22 @@ def SPPF(network, weights, input, c1, c2, k, layer_name):
 
 def check(engine):
     assert engine.get_binding_dtype('input') == trt.tensorrt.DataType.FLOAT
+
+
+def build(builder):
+    config = builder.create_builder_config()
+    config.set_flag(trt.BuilderFlag.FP16)
+    return config
 '''
 
 
 def test_tensorrt_enum_members_passed_to_calls(engine):
     found = finding_keys_by_line(engine, _TRT_ENUMS)
-    # lead decision 40: an enum member handed to a network call is no finding of its own; the module's import and the
-    # TensorRT objects built (`trt.DimsHW(k, k)`) are
+    # lead decisions 18 / 40: the member handed to a call of a TensorRT object is reported on the call's first line,
+    # not on its own continuation line
     assert not found.get(line_of(_TRT_ENUMS, "trt.ActivationType.SIGMOID)"))
-    assert not found.get(line_of(_TRT_ENUMS, "trt.PoolingType.MAX,"))
+    assert found[line_of(_TRT_ENUMS, "sigmoid = network.add_activation(")] == {("NPU409", "third_party", "error")}
+    assert found[line_of(_TRT_ENUMS, "config.set_flag(trt.BuilderFlag.FP16)")] == {("NPU409", "third_party", "error")}
     assert found[line_of(_TRT_ENUMS, "trt.DimsHW(k, k))")] == {("NPU409", "third_party", "error")}
     # compared, not passed: the line that checks the engine's dtype keeps its finding (test45 labels it)
     assert found[line_of(_TRT_ENUMS, "trt.tensorrt.DataType.FLOAT")] == {("NPU409", "third_party", "error")}

@@ -492,7 +492,7 @@ class MatchVisitor(cst.CSTVisitor):
         # as many loops as enclose it in the file
         self._loop_depth = loops
         self._compared = 0      # inside a comparison
-        self._call_args: set[int] = set()   # the values of call arguments (`trt.ActivationType.SIGMOID` passed to a call)
+        self._call_args: dict[int, cst.Call] = {}   # a call argument's value -> the call (`trt.ActivationType.SIGMOID`)
         self._operands: set[int] = set()    # a comparison's operands (and the items of a tuple / list / set operand)
         self._asserting = 0     # inside an assert statement's test or an assertion call's arguments
         # string arguments of str methods (`s.replace("fp8", "float8")`): text, not a setting (precision rules)
@@ -823,9 +823,13 @@ class MatchVisitor(cst.CSTVisitor):
             a.keyword is not None and a.keyword.value == "enabled" and isinstance(a.value, cst.Name)
             and a.value.value == "False" for a in call.args) or call is not None and _float32_region(call)
         if m is not None and call is None and m.rule.extra.get("calls_not_constants") \
-                and (_CONSTANT_NAME.match(qual.rsplit(".", 1)[-1]) or _ENUM_MEMBER.search(qual) and id(node) in self._call_args) \
-                and not stacked:
+                and _CONSTANT_NAME.match(qual.rsplit(".", 1)[-1]) and not stacked:
             return True
+        if m is not None and call is None and m.rule.extra.get("calls_not_constants") and _ENUM_MEMBER.search(qual) \
+                and id(node) in self._call_args:
+            # `network.add_activation(x,\n trt.ActivationType.SIGMOID)`: the member is an argument of a call of the
+            # library's objects; the finding is the call, on its first line (lead decisions 18 / 40, t28a)
+            node = self._call_args[id(node)]
         if m is not None:
             # Rules on the same name are tried in code order: a conditional rule (`when`) that does not apply
             # leaves the name to the next one (e.g. a coverage finding for the same API).
@@ -1560,7 +1564,7 @@ class MatchVisitor(cst.CSTVisitor):
             self._env_read_in_message(node)
         func = node.func
         first_hit = len(self.hits)
-        self._call_args.update(id(arg.value) for arg in node.args)
+        self._call_args.update((id(arg.value), node) for arg in node.args)
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value == "map_location" and isinstance(arg.value, cst.Dict):
                 # `torch.load(f, map_location={'cuda:0': 'cpu'})`: a key names where the checkpoint's tensors were
@@ -2222,7 +2226,7 @@ _HELP_KEYWORDS = frozenset({"help", "description", "epilog", "usage"})
 _PATH_BUILDERS = frozenset({"os.path.join", "path.join", "osp.join", "posixpath.join", "Path", "pathlib.Path",
                             "PurePath", "pathlib.PurePath", "PosixPath"})
 _CONSTANT_NAME = re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+\Z")
-# an enum member passed to a call (`trt.ActivationType.SIGMOID`, `trt.PluginFieldType.INT32`): CamelCase class, UPPER member
+# an enum member passed to a call (`trt.ActivationType.SIGMOID`, `trt.BuilderFlag.FP16`): CamelCase class, UPPER member
 _ENUM_MEMBER = re.compile(r"\.[A-Z][a-z]\w*\.[A-Z][A-Z0-9_]*\Z")
 _MODULE_METADATA = frozenset({"__file__", "__version__", "__name__", "__path__", "__doc__", "__spec__"})
 
