@@ -328,9 +328,11 @@ def check(engine):
 
 
 def build(builder):
+    EXPLICIT_BATCH = 1 << (int)(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH)
+    network = builder.create_network(EXPLICIT_BATCH)
     config = builder.create_builder_config()
     config.set_flag(trt.BuilderFlag.FP16)
-    return config
+    return network, config
 '''
 
 
@@ -341,6 +343,7 @@ def test_tensorrt_enum_members_passed_to_calls(engine):
     assert not found.get(line_of(_TRT_ENUMS, "trt.ActivationType.SIGMOID)"))
     assert found[line_of(_TRT_ENUMS, "sigmoid = network.add_activation(")] == {("NPU409", "third_party", "error")}
     assert found[line_of(_TRT_ENUMS, "config.set_flag(trt.BuilderFlag.FP16)")] == {("NPU409", "third_party", "error")}
+    assert found[line_of(_TRT_ENUMS, "EXPLICIT_BATCH = 1 <<")] == {("NPU409", "third_party", "error")}
     assert found[line_of(_TRT_ENUMS, "trt.DimsHW(k, k))")] == {("NPU409", "third_party", "error")}
     # compared, not passed: the line that checks the engine's dtype keeps its finding (test45 labels it)
     assert found[line_of(_TRT_ENUMS, "trt.tensorrt.DataType.FLOAT")] == {("NPU409", "third_party", "error")}

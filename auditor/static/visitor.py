@@ -822,10 +822,11 @@ class MatchVisitor(cst.CSTVisitor):
         disabled = call is not None and any(
             a.keyword is not None and a.keyword.value == "enabled" and isinstance(a.value, cst.Name)
             and a.value.value == "False" for a in call.args) or call is not None and _float32_region(call)
-        if m is not None and call is None and m.rule.extra.get("calls_not_constants") \
+        enum_member = _ENUM_MEMBER.search(qual) is not None
+        if m is not None and call is None and m.rule.extra.get("calls_not_constants") and not enum_member \
                 and _CONSTANT_NAME.match(qual.rsplit(".", 1)[-1]) and not stacked:
             return True
-        if m is not None and call is None and m.rule.extra.get("calls_not_constants") and _ENUM_MEMBER.search(qual) \
+        if m is not None and call is None and m.rule.extra.get("calls_not_constants") and enum_member \
                 and id(node) in self._call_args:
             # `network.add_activation(x,\n trt.ActivationType.SIGMOID)`: the member is an argument of a call of the
             # library's objects; the finding is the call, on its first line (lead decisions 18 / 40, t28a)
