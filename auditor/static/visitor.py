@@ -1627,7 +1627,8 @@ class MatchVisitor(cst.CSTVisitor):
             # `kernel.forall(size)(...)`: numba.cuda's launch with a grid sized for `size` threads (t28a, gpu-bdb)
             launch = self.c.match_launch(["numba.cuda.jit"])
             if launch is not None:
-                self._hit(launch[1].rule, func, launch[0], value=dotted(func.func.value) or "kernel", end_node=node)
+                kernel = func.func.value if isinstance(func.func, cst.Attribute) else func.func
+                self._hit(launch[1].rule, func, launch[0], value=dotted(kernel) or "kernel", end_node=node)
         if isinstance(func, cst.Attribute):
             self._not_property.add(id(func.attr))    # `current_platform.is_cuda()`: a method, not the property
         if isinstance(func, cst.Attribute) and func.attr.value == "replace" and len(node.args) == 2 and \
