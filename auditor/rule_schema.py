@@ -111,6 +111,9 @@ RULE_SCHEMA: dict[str, Any] = {
             "dict_entries": {"type": "boolean"},
             # string rules: only a literal inside a comparison (`"nvidia" in device_name`, t14l)
             "compared_only": {"type": "boolean"},
+            # only in a file that imports one of these modules (`ctypes.CDLL("ssd/libflattenconcat.so")` beside
+            # `import tensorrt`: a TensorRT plugin library, t28a)
+            "file_imports": {"type": "array", "items": {"type": "string"}},
             # with compared_only: only a literal that is an operand itself (or an item of a tuple / list / set operand),
             # not one inside a call in the comparison (`find_spec("bitsandbytes") is None` has its own rule) (t21d)
             "compared_operand": {"type": "boolean"},

@@ -485,6 +485,12 @@ class CompiledRules:
             self._string_answers[value] = found
         return found
 
+    def match_compared_string(self, value: str) -> tuple[Rule, str] | None:
+        """The first `compared_operand` string rule for a value that is a comparison's operand (`args.method == "cudart"`
+        names the engine a branch selects, not the library a build links: NPU489 before NPU064, t28a)."""
+        return next(((rule, pattern) for regex, pattern, rule in self.strings
+                     if rule.extra.get("compared_operand") and regex.match(value)), None)
+
     def stacked_strings(self, value: str) -> list[tuple[Rule, str]]:
         """The stacked string rules for a value (a second category beside its own string rule)."""
         return [(rule, pattern) for regex, pattern, rule in self.strings_stacked if regex.match(value)]

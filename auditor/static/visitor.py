@@ -227,13 +227,26 @@ _BLOCK_NAME = re.compile(r"(?:.*_)?(?:block|threads|threads_?per_?block|num_thre
                          re.IGNORECASE)
 
 
+def _first_listed(value: cst.BaseExpression, rule: Rule) -> cst.SimpleString | None:
+    """Lead decision 18: a list literal written over several lines (`libraries = [\n 'nvinfer',\n 'cudnn', ...]`) is
+    reported once, on its first element that is one of the rule's `keyword_values`; None for a one-line list."""
+    wanted: list[str] = rule.extra.get("keyword_values") or []
+    if not wanted or not isinstance(value, (cst.List, cst.Tuple)) or \
+            not any(isinstance(e.comma, cst.Comma) and isinstance(e.comma.whitespace_after, cst.ParenthesizedWhitespace)
+                    for e in value.elements):
+        return None
+    return next((e.value for e in value.elements if isinstance(e.value, cst.SimpleString)
+                 and any(fnmatch.fnmatchcase(str(e.value.evaluated_value), w) for w in wanted)), None)
+
+
 def _numba_launch_config(func: cst.Subscript) -> bool:
     """`kernel[grid, block]`, `k[blocks_per_grid, threads_per_block]`: two subscript items named for a CUDA grid and
-    block (names or attributes), numba.cuda's launch configuration."""
-    if len(func.slice) != 2:
+    block (names or attributes), numba.cuda's launch configuration; a stream and a dynamic shared-memory size may follow
+    (`kernel[blocks, threads, stream, 0]`, t28a)."""
+    if len(func.slice) not in (2, 3, 4):
         return False
     names = []
-    for element in func.slice:
+    for element in func.slice[:2]:
         if not isinstance(element.slice, cst.Index):
             return False
         value = element.slice.value
@@ -431,13 +444,19 @@ def _string_index(target: cst.BaseExpression) -> cst.SimpleString | None:
     return None
 
 
+# setuptools' / distutils' own extension class: a setup.py that links CUDA into a Cython or C++ extension (tensorrt_demos'
+# `Extension('pytrt', ..., library_dirs=['/usr/local/cuda/lib64', ...])`, t28a) builds it as a CUDAExtension would
+_EXTENSION_CLASSES = frozenset({"setuptools.Extension", "setuptools.extension.Extension", "distutils.extension.Extension",
+                                "distutils.core.Extension"})
+
+
 def _build_variant_rule(compiled: CompiledRules, ctx: FileContext) -> Rule | None:
     """The rule that reports a build-variant string (`extra: {build_variant_of: [rule names]}`), when the file is a
     build script: it imports setuptools (or distutils) and torch's C++/CUDA extension builders (`from
     torch.utils.cpp_extension import CUDAExtension`, `from torch.utils import cpp_extension`); None elsewhere."""
     quals = set(ctx.aliases.values())
-    if not any(q == "torch.utils.cpp_extension" or q.startswith("torch.utils.cpp_extension.CUDA") for q in quals) \
-            or not any(q.split(".")[0] in ("setuptools", "distutils") for q in quals):
+    if not any(q == "torch.utils.cpp_extension" or q.startswith("torch.utils.cpp_extension.CUDA") or q in _EXTENSION_CLASSES
+               for q in quals) or not any(q.split(".")[0] in ("setuptools", "distutils") for q in quals):
         return None     # a build script (setup.py); a module that JIT-builds kernels also runs them on a device
     return next((r for r in compiled.rules if r.extra.get("build_variant_of")), None)
 
@@ -473,6 +492,7 @@ class MatchVisitor(cst.CSTVisitor):
         # as many loops as enclose it in the file
         self._loop_depth = loops
         self._compared = 0      # inside a comparison
+        self._call_args: dict[int, cst.Call] = {}   # a call argument's value -> the call (`trt.ActivationType.SIGMOID`)
         self._operands: set[int] = set()    # a comparison's operands (and the items of a tuple / list / set operand)
         self._asserting = 0     # inside an assert statement's test or an assertion call's arguments
         # string arguments of str methods (`s.replace("fp8", "float8")`): text, not a setting (precision rules)
@@ -524,6 +544,8 @@ class MatchVisitor(cst.CSTVisitor):
             # `VENDORS = {"NVIDIA": ...}`: a vendor name outside a comparison chooses nothing; `assert
             # gpu.manufacturer == "nvidia"` (a test checking data) chooses no branch either (t14l)
             return
+        if rule.extra.get("file_imports") and not self._file_imports(rule.extra["file_imports"]):
+            return      # `ctypes.CDLL("build/libmyplugins.so")` is a TensorRT plugin only beside TensorRT (t28a)
         if rule.extra.get("compared_operand") and id(node) not in self._operands:
             return      # `find_spec("bitsandbytes") is None`: the literal is a call's argument, not what is compared
         if (self._compared or self._options) and rule.name in _CHOICE_STRINGS:
@@ -650,8 +672,9 @@ class MatchVisitor(cst.CSTVisitor):
                     fired.add(m[0].code)
                     self._hit(m[0], node, value.replace(HOLE, "{…}"), value=m[1], via=via)
             return
+        compared = id(node) in self._operands and self._compared and not self._asserting and self._variant_rule is None
         for value in sorted(values):
-            m = self.c.match_string(value)
+            m = (compared and self.c.match_compared_string(value)) or self.c.match_string(value)
             if m is not None and m[0].category == "precision" and id(node) in self._name_text:
                 continue
             if m is not None and m[0].category != "device" and id(node) in self._dropped:
@@ -799,9 +822,15 @@ class MatchVisitor(cst.CSTVisitor):
         disabled = call is not None and any(
             a.keyword is not None and a.keyword.value == "enabled" and isinstance(a.value, cst.Name)
             and a.value.value == "False" for a in call.args) or call is not None and _float32_region(call)
-        if m is not None and call is None and m.rule.extra.get("calls_not_constants") \
+        enum_member = _ENUM_MEMBER.search(qual) is not None
+        if m is not None and call is None and m.rule.extra.get("calls_not_constants") and not enum_member \
                 and _CONSTANT_NAME.match(qual.rsplit(".", 1)[-1]) and not stacked:
             return True
+        if m is not None and call is None and m.rule.extra.get("calls_not_constants") and enum_member \
+                and id(node) in self._call_args:
+            # `network.add_activation(x,\n trt.ActivationType.SIGMOID)`: the member is an argument of a call of the
+            # library's objects; the finding is the call, on its first line (lead decisions 18 / 40, t28a)
+            node = self._call_args[id(node)]
         if m is not None:
             # Rules on the same name are tried in code order: a conditional rule (`when`) that does not apply
             # leaves the name to the next one (e.g. a coverage finding for the same API).
@@ -1036,6 +1065,19 @@ class MatchVisitor(cst.CSTVisitor):
         self._dtype_quiet += _assigns_a_ref(node)
         return True
 
+    def _file_imports(self, modules: list[str]) -> bool:
+        """Whether the file imports one of `modules` (or a module inside one)."""
+        return any(q == m or q.startswith(m + ".") for q in self.ctx.aliases.values() for m in modules)
+
+    def _numba_forall(self, call: cst.Call) -> bool:
+        """`kernel.forall(n)` of a local `@cuda.jit` kernel, or of any kernel in a file that imports numba.cuda."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value != "forall" or len(call.args) not in (1, 2):
+            return False
+        if isinstance(func.value, cst.Name) and func.value.value in self.ctx.decorated:
+            return any(q.startswith("numba.cuda.") for q in self.ctx.decorated[func.value.value])
+        return any(q == "numba.cuda" or q.startswith("numba.cuda.") for q in self.ctx.aliases.values())
+
     def _own_jit_build(self, node: cst.Assign) -> None:
         """`_plugin = custom_ops.get_plugin(..., sources=['bias_act.cpp', 'bias_act.cu'])`: a project's own builder of
         CUDA sources (context.builds_cuda_sources) binds the compiled module; the line that builds it is the module's
@@ -1184,7 +1226,7 @@ class MatchVisitor(cst.CSTVisitor):
                 continue
             if not _switched_off(value, name_node.value) and kw[0].category not in said \
                     and not self._value_says(value, kw[0]):
-                self._hit(kw[0], target, name_node.value, value=kw[1])
+                self._hit(kw[0], _first_listed(value, kw[0]) or target, name_node.value, value=kw[1])
 
     def _claim_key(self, key: cst.SimpleString | None) -> None:
         """`{"nvcc": [...]}`, `args["nvcc"] = flags`: a key that a `keyword_key` rule names is that setting's slot
@@ -1523,6 +1565,12 @@ class MatchVisitor(cst.CSTVisitor):
             self._env_read_in_message(node)
         func = node.func
         first_hit = len(self.hits)
+        self._call_args.update((id(arg.value), node) for arg in node.args)
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == "map_location" and isinstance(arg.value, cst.Dict):
+                # `torch.load(f, map_location={'cuda:0': 'cpu'})`: a key names where the checkpoint's tensors were
+                # saved, not a device this code picks; the value it maps them to is the choice (t28a)
+                self._handled.update(id(e.key) for e in arg.value.elements if isinstance(e, cst.DictElement))
         if isinstance(func, cst.Attribute) and func.attr.value in _LIST_EDITS and node.args and \
                 not self._in_message and isinstance(node.args[-1].value, _FLAG_ITEMS + _FLAG_NAMES):
             # `nvcc_flags.append("-O3")`, `COMMON_NVCC_FLAGS.remove(flag)` in a loop over the flags to drop (vLLM's
@@ -1575,6 +1623,12 @@ class MatchVisitor(cst.CSTVisitor):
             launch = self.c.match_launch(["numba.cuda.jit"])
             if launch is not None:
                 self._hit(launch[1].rule, func, launch[0], value=dotted(func.value) or "kernel", end_node=node)
+        elif isinstance(func, cst.Call) and self._numba_forall(func):
+            # `kernel.forall(size)(...)`: numba.cuda's launch with a grid sized for `size` threads (t28a, gpu-bdb)
+            launch = self.c.match_launch(["numba.cuda.jit"])
+            if launch is not None:
+                kernel = func.func.value if isinstance(func.func, cst.Attribute) else func.func
+                self._hit(launch[1].rule, func, launch[0], value=dotted(kernel) or "kernel", end_node=node)
         if isinstance(func, cst.Attribute):
             self._not_property.add(id(func.attr))    # `current_platform.is_cuda()`: a method, not the property
         if isinstance(func, cst.Attribute) and func.attr.value == "replace" and len(node.args) == 2 and \
@@ -1641,6 +1695,10 @@ class MatchVisitor(cst.CSTVisitor):
                 # a kernel-build keyword starts a line of its own in a multi-line call (t21a; lead decision 2: the nvcc
                 # settings of a build are lines of their own; `BitsAndBytesConfig(\n load_in_4bit=True` stays one)
                 keyword_rules = self.c.match_keywords(arg.keyword.value)
+                if keyword_rules and all(kw[0].extra.get("keyword_literal_only") for kw in keyword_rules) and \
+                        _literal_strings(arg.value) is not None and self.c.keyword_values and \
+                        all(self._value_says(arg.value, kw[0]) for kw in keyword_rules):
+                    keyword_rules = []   # `backend="GPU_1D"`: not a value the `backend` rules name; `backend=gpu*` may (t28a)
                 for kw in keyword_rules:
                     if kw[0].extra.get("settings_only") and (
                             (qual or "").startswith("torch.") or not _literal_on(arg.value)):
@@ -1831,6 +1889,11 @@ class MatchVisitor(cst.CSTVisitor):
             for rule, pattern in self.c.match_keywords(name):
                 if rule.extra.get("keyword_values") and not self._value_says(default, rule):
                     self._hit(rule, default, name, value=pattern)
+                    own = self.c.match_string(str(default.evaluated_value))
+                    if own is not None and own[0].category != rule.category:
+                        # `add_argument('--method', default='cudart')`: the option names the engine, not the
+                        # toolkit a build links (NPU064); one literal, one finding (t28a)
+                        self._handled.add(id(default))
         if default is not None:
             on = isinstance(default, cst.Name) and default.value == "True" or \
                 isinstance(default, cst.Integer) and default.value != "0" or \
@@ -2136,6 +2199,9 @@ class MatchVisitor(cst.CSTVisitor):
                     self._mul_operands.add(id(side))
         if not _stringy(node):
             return True
+        if id(node) in self._handled:     # `{'cuda:%d' % 0: ...}` as a map_location key: its code operands only
+            _visit_code_operands(node, self)
+            return False
         if self._in_message:
             # `logger.warning("max memory: %.1f MiB" % (torch.cuda.max_memory_allocated() / 1e6))`: the text is
             # for humans, but the operands are code that runs (as in an f-string's fields, _visit_string) (t14q)
@@ -2162,6 +2228,8 @@ _HELP_KEYWORDS = frozenset({"help", "description", "epilog", "usage"})
 _PATH_BUILDERS = frozenset({"os.path.join", "path.join", "osp.join", "posixpath.join", "Path", "pathlib.Path",
                             "PurePath", "pathlib.PurePath", "PosixPath"})
 _CONSTANT_NAME = re.compile(r"^[A-Z][A-Z0-9]*_[A-Z0-9_]+\Z")
+# an enum member passed to a call (`trt.ActivationType.SIGMOID`, `trt.BuilderFlag.FP16`): CamelCase class, UPPER member
+_ENUM_MEMBER = re.compile(r"\.[A-Z][a-z]\w*\.[A-Z][A-Z0-9_]*\Z")
 _MODULE_METADATA = frozenset({"__file__", "__version__", "__name__", "__path__", "__doc__", "__spec__"})
 
 
