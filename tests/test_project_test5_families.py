@@ -200,4 +200,4 @@ def test_chatglm_int4_quantization_and_its_kernel_package():
     assert (7, "NPU441") in got
     assert not any(code == "NPU441" and line in (2, 8) for line, code in got)
     got = found("requirements.txt", "transformers==4.33.1\ncpm_kernels\nsentencepiece==0.1.99\n")
-    assert got == [(2, "NPU360")]
+    assert got == [(2, "NPU440")]

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 _OPTION_RE = re.compile(r"^(-i|--index-url|--extra-index-url|-f|--find-links)(?:\s+|=)(\S+)")
 _INLINE_INDEX_RE = re.compile(r"\s(-i|--index-url|--extra-index-url|-f|--find-links)(?:\s+|=)(\S+)")
-_CUDA_TAG_RE = re.compile(r"\+(cu\d+)")
+# `+cu121`, and the `+cudaNN` local versions of jaxlib (`0.3.25+cuda11.cudnn805`) and k2-fsa (`+cuda12.1.torch2.4.1`)
+_CUDA_TAG_RE = re.compile(r"\+(cu\d+|cuda\d+)")
 # PyTorch's own wheel indexes name the CUDA build in the path: .../whl/cu121
 # (and find-links pages named for one: https://data.pyg.org/whl/torch-2.1.0+cu121.html)
 # (the CUDA part may be a variable: `.../whl/cu${TORCH_CUDA_VERSION}`)

@@ -1958,6 +1958,8 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             continue
         else:
             for symbol, _, rule, note in requirement_hits(m, w):    # `torch==2.3.1+cu121`: the CUDA build only
+                if symbol.startswith("url:"):
+                    continue        # `name@git+URL`: a repository a URL pattern names is the URL scan's, as in _pip_url
                 if not (rule.extra.get("ported_by") and any(_OTHER_ACCELERATOR_RE.search(x) or _CPU_INDEX_RE.search(x)
                                                             for x in words)):
                     col.add(rule, symbol, line, c, c + len(w), note=note)   # not from the ROCm / XPU index
