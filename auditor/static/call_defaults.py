@@ -36,7 +36,9 @@ callers (ComfyUI runs no file of the pack as a script); elsewhere they are.
 Flag branches (pd17, `lower_unswitched_flags`): the body of `if flag:` where `flag` is a parameter defaulting to a
 false constant that no call in the tree turns on (context `flag-off`, info). Optional hooks (pd17,
 `lower_unset_attribute_branches`): the body of `if hasattr(self, "X") and self.X is not None:` where no file of the
-tree may set X (context `unset-attribute`, info).
+tree may set X (context `unset-attribute`, info). Class flags (pd40, `lower_self_flag_branches`): a block that runs
+only when `self.X` holds, in a class that sets `self.X` only to a false constant and that nothing else in the tree turns
+on (context `flag-never-set`, info).
 Module functions (t11q's shapes, t11s): a top-level, undecorated function's call overrides when it passes the
 parameter with any value (a keyword, or enough positional arguments before any `*`); a CUDA value written at the
 call is that call's own finding. A public entry point (called from nowhere in the tree, or only from tests and
