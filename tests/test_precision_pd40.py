@@ -222,6 +222,19 @@ EVO_LAYER = """\
                 return DS4Sci_EvoformerAttention(q, k, v, [bias])
 
 
+    class FusedBlock(nn.Module):
+        fused = True
+
+        def disable(self):
+            self.fused = False
+
+        def forward(self, q, k, v, bias):
+            if self.fused:
+                from deepspeed.ops.deepspeed4science import DS4Sci_EvoformerAttention
+                return DS4Sci_EvoformerAttention(q, k, v, [bias])
+            return q
+
+
     class TriangleAttention(nn.Module):
         def __init__(self, use_deepspeed_evo=True):
             super().__init__()
@@ -256,7 +269,8 @@ def test_a_kernel_behind_a_flag_the_class_sets_only_false_is_info(tmp_path):
     found = _severities(tmp_path, files, "layers/attention.py", "NPU420")
     lines = [i for i, t in enumerate(EVO_LAYER.splitlines(), 1) if "from deepspeed.ops" in t]
     assert found[lines[0]] == "info"         # `self.use_deepspeed_evo = False`, never set True
-    assert found[lines[1]] == "warning"      # control: `layer.use_kernel = args.use_kernel` in another file
+    assert found[lines[1]] == "warning"      # control: a class attribute `fused = True`, set False by a method
+    assert found[lines[2]] == "warning"      # control: `layer.use_kernel = args.use_kernel` in another file
 
 
 HOST_OPS_TEST = """\

@@ -783,7 +783,11 @@ def _self_flag_branches(tree: ast.Module) -> list[list[Any]]:
     for cls in tree.body:
         if not isinstance(cls, ast.ClassDef):
             continue
-        off: dict[str, bool] = {}
+        # a class attribute (`use_kernel = True` in the class body) is the default until a method stores False
+        off: dict[str, bool] = {t.id: False for n in cls.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+                                and not _false_constant(n.value)
+                                for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                                if isinstance(t, ast.Name)}
         for n in ast.walk(cls):
             if not isinstance(n, ast.If):
                 continue
