@@ -387,6 +387,8 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Pat
         return False
     if len(parts) > 1 and finding.code in _CHOICE_CODES and _unnamed_section(parts, loaded, reads):
         return True
+    if finding.code in _CHOICE_CODES and key not in reads.named and _unbuilt_target(parts, loaded, reads, top):
+        return True
     if len(parts) == 1 and not key.isupper():
         # by its readers, not by "named nowhere": a lower-case key (`device`) is also every object's attribute name
         return _hydra_config(loaded) and _unread_by_readers(key, siblings, reads)
@@ -396,6 +398,22 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Pat
         return parts[-2] not in reads.handed and sum((parts[-2], k) in reads.under for k in siblings) >= 2
     # a key named somewhere (`precision`, read as `config.train.precision`): its own section's readers decide
     return len(parts) > 1 and _unread_by_readers(key, siblings, reads, parts[-2])
+
+
+def _unbuilt_target(parts: list[str], loaded, reads: _Reads, top: Path) -> bool:
+    """The key's nearest `target:` (ldm / sgm configs: `network_config: {target: sgm.modules...UNetModel, params:
+    {spatial_transformer_attn_type: softmax-xformers}}`) names a package the tree neither holds nor imports, and no
+    code of the tree reads a `target` key (`config["target"]`, `config.target`: an `instantiate_from_config` of its
+    own): nothing builds the class, so nothing reads its settings (dream-textures' `sd_configs/sd_xl_*.yaml`, handed
+    to diffusers' checkpoint conversion, which reads shapes only; pd40). A tree that imports sgm or holds ldm keeps it."""
+    if any(k == "target" for _, k in reads.under):
+        return False
+    for depth in range(len(parts) - 1, 0, -1):
+        target = _mapping_of(loaded, parts[:depth] + ["target"]).get("target")
+        if isinstance(target, str) and "." in target.strip():
+            first = target.strip().split(".", 1)[0]
+            return first not in reads.imported and not ((top / first).is_dir() or (top / f"{first}.py").is_file())
+    return False
 
 
 def _unnamed_section(parts: list[str], loaded, reads: _Reads) -> bool:

@@ -188,14 +188,22 @@ def _skip_gate_marks(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Span]:
     skips = called in _SKIP_FUNCS or \
         isinstance(leave, ast.Raise) and leave.exc is not None and "SkipTest" in ast.unparse(leave.exc)
     test = ast.unparse(first.test)
-    if not skips or not _CUDA_TEXT.search(test) or not any(isinstance(n, ast.Not) for n in ast.walk(first.test)):
+    if _assumes_cuda(leave):
+        pass            # `if device == "cuda": assume(not gpu_unavailable[0])`: hypothesis drops the example (pd40)
+    elif not skips or not _CUDA_TEXT.search(test) or not any(isinstance(n, ast.Not) for n in ast.walk(first.test)):
         return []       # only a check that skips where CUDA is absent (`not ...is_available()`)
     marks = [line_span(first.test)]
     params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
     compared = {n.left.id for n in ast.walk(first.test) if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name)
                 and n.left.id in params and any(isinstance(c, ast.Constant) and isinstance(c.value, str)
                                                 and _CUDA_TEXT.search(c.value) for c in n.comparators)}
+    if _assumes_cuda(leave) and not compared:
+        return []
     for dec in fn.decorator_list:
+        if compared and isinstance(dec, ast.Call) and ast.unparse(dec.func).rsplit(".", 1)[-1] == "given":
+            # `@given(device_str=st.sampled_from(["cpu", "cuda"]))`: the strategy of the compared parameter
+            marks += [line_span(k.value) for k in dec.keywords if k.arg in compared]
+            continue
         if not (compared and isinstance(dec, ast.Call) and ast.unparse(dec.func).endswith("parametrize") and dec.args):
             continue
         names = dec.args[0]      # "device, qtype" or ["device", "qtype"]
@@ -204,6 +212,18 @@ def _skip_gate_marks(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Span]:
         if compared & {p.strip() for v in listed if isinstance(v, str) for p in v.split(",")}:
             marks.append(line_span(dec))
     return marks
+
+
+def _assumes_cuda(stmt: ast.stmt) -> bool:
+    """`assume(not gpu_unavailable[0])` / `assume(torch.cuda.is_available())`: hypothesis's `assume` rejects the
+    example unless CUDA is present (a name or call naming CUDA / GPU, no string compared: `assume(device == "cuda")`
+    picks a case, it probes nothing)."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and len(stmt.value.args) == 1 and
+            (ast_dotted(stmt.value.func) or "").rsplit(".", 1)[-1] == "assume"):
+        return False
+    arg = stmt.value.args[0]
+    return re.search(r"(?i)cuda|gpu", ast.unparse(arg)) is not None and not any(
+        isinstance(n, ast.Constant) and isinstance(n.value, str) for n in ast.walk(arg))
 
 
 def _backend_slots(name: str) -> list[tuple[str, str]]:

@@ -36,7 +36,9 @@ callers (ComfyUI runs no file of the pack as a script); elsewhere they are.
 Flag branches (pd17, `lower_unswitched_flags`): the body of `if flag:` where `flag` is a parameter defaulting to a
 false constant that no call in the tree turns on (context `flag-off`, info). Optional hooks (pd17,
 `lower_unset_attribute_branches`): the body of `if hasattr(self, "X") and self.X is not None:` where no file of the
-tree may set X (context `unset-attribute`, info).
+tree may set X (context `unset-attribute`, info). Class flags (pd40, `lower_self_flag_branches`): a block that runs
+only when `self.X` holds, in a class that sets `self.X` only to a false constant and that nothing else in the tree turns
+on (context `flag-never-set`, info).
 Module functions (t11q's shapes, t11s): a top-level, undecorated function's call overrides when it passes the
 parameter with any value (a keyword, or enough positional arguments before any `*`); a CUDA value written at the
 call is that call's own finding. A public entry point (called from nowhere in the tree, or only from tests and
@@ -77,6 +79,8 @@ _FACT_UNPARSED = "unparsed"             # the file did not parse: the passes abo
 # pd31: attributes the file may set on an object from outside its class (`pipe.isHalf = True`, `setattr(o, "isHalf",
 # v)`: ".X") or in a subclass (`self.isHalf = x` in `class B(Pipeline)`: "Pipeline>X"), to other than a false constant
 _FACT_OBJECT_SETS = "object_sets"
+# pd40: branches that run only when `self.X` holds, in a class that sets `self.X` only to a false constant
+_FACT_SELF_OFF = "self_off"
 # methods of torch.Tensor / torch.nn.Module (https://pytorch.org/docs/stable/tensors.html,
 # https://pytorch.org/docs/stable/generated/torch.nn.Module.html) taking a device or dtype: a method of the same name
 # is matched by name, and `x.type(torch.float64)` on a tensor is not a call of pypose's `type(self, dtype=...)`
@@ -549,6 +553,7 @@ def default_facts(data: bytes, tree: ast.AST | None = None) -> dict[str, Any]:
         settings = _setting_names(tree)
         imports = _imported_names(tree)
         object_sets = _object_sets(tree)
+        self_off = _self_flag_branches(tree)
     except RecursionError:
         return {_FACT_UNPARSED: True}
     out: dict[str, Any] = {}
@@ -556,7 +561,7 @@ def default_facts(data: bytes, tree: ast.AST | None = None) -> dict[str, Any]:
                         (_FACT_REFS, refs), (_FACT_FLAGS, flags), (_FACT_SWITCHES, switches),
                         (_FACT_OPTIONAL, optional), (_FACT_AUTOCASTS, autocasts), (_FACT_SETS, settings[0]),
                         (_FACT_SETS_OFF, settings[1]), (_FACT_IMPORTS, imports),
-                        (_FACT_OBJECT_SETS, object_sets)):
+                        (_FACT_OBJECT_SETS, object_sets), (_FACT_SELF_OFF, self_off)):
         if value:
             out[fact] = value
     return out
@@ -755,6 +760,47 @@ def _set_off_in_class(cls: ast.ClassDef, attr: str) -> bool:
     return bool(stores) and all(id(n) in false_targets for n in stores)
 
 
+def _self_flag(test: ast.expr, negated: bool) -> str | None:
+    """X of `self.X` (`not self.X` when `negated`), alone or as one operand of an `and` (an `or` when `negated`)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or if negated else ast.And):
+        return next((x for x in (_self_flag(v, negated) for v in test.values) if x), None)
+    if negated:
+        if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)):
+            return None
+        test = test.operand
+    if isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name) and test.value.id == "self":
+        return test.attr
+    return None
+
+
+def _self_flag_branches(tree: ast.Module) -> list[list[Any]]:
+    """[first, last line, "self:<class>:<X>"] of each block that runs only when `self.X` holds (the body of `if
+    self.X:` / `if self.X and ...:`, the `else` of `if not self.X or ...:`) in a method of a top-level class that
+    sets `self.X` only to a false constant (`_set_off_in_class`: rf3's `self.use_deepspeed_evo = False` in
+    `__init__`, whose DeepSpeed4Science kernel sits in the `else` of `if not self.use_deepspeed_evo or L <= 24:`;
+    pd40). Whether another class or file turns it on is read per run (`_class_attributes_set`)."""
+    out: list[list[Any]] = []
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        # a class attribute (`use_kernel = True` in the class body) is the default until a method stores False
+        off: dict[str, bool] = {t.id: False for n in cls.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+                                and not _false_constant(n.value)
+                                for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                                if isinstance(t, ast.Name)}
+        for n in ast.walk(cls):
+            if not isinstance(n, ast.If):
+                continue
+            for attr, block in ((_self_flag(n.test, False), n.body), (_self_flag(n.test, True), n.orelse)):
+                if attr and block:
+                    if attr not in off:
+                        off[attr] = _set_off_in_class(cls, attr)
+                    if off[attr]:
+                        out.append([block[0].lineno, max(b.end_lineno or b.lineno for b in block),
+                                    f"self:{cls.name}:{attr}"])
+    return out
+
+
 def _object_sets(tree: ast.Module) -> list[str]:
     """`_FACT_OBJECT_SETS`: ".X" for an attribute stored on an object other than `self` / `cls` (or by `setattr` with
     the name as a string), "Base>X" for `self.X` stored in a class deriving from Base, each to other than a false
@@ -805,6 +851,32 @@ def _class_attributes_set(project: Any, wanted: list[str]) -> set[str]:
         sets.update(facts.get(_FACT_OBJECT_SETS) or ())
     return {how for how in wanted if "." + how.split(":")[2] in sets or
             "{}>{}".format(*how.split(":")[1:]) in sets}
+
+
+_SELF_OFF_CONTEXT = "flag-never-set"
+_SELF_OFF_NOTE = ("`{}` sets `self.{}` only to False and nothing in this tree turns it on, so this branch does not run "
+                  "here; port it with the flag if you turn it on")
+
+
+def lower_self_flag_branches(results: list, project: Any) -> int:
+    """Findings in a block that runs only when `self.X` holds, where the class sets `self.X` only to a false constant
+    and no other class or file of the tree sets it (`_self_flag_branches`, `_class_attributes_set`), lowered to info:
+    the block neither fails nor differs on Ascend as the tree stands (pd40, heldout31's rf3 DS4Sci import). A flag
+    some file may turn on keeps its severity. The count lowered."""
+    wanted: list[tuple[Any, list[Any]]] = []
+    for r in results:
+        f = project.calls(r.path) if r.path.endswith(".py") and r.findings else None
+        wanted += [(r, entry) for entry in (f or {}).get(_FACT_SELF_OFF) or ()
+                   if any(entry[0] <= x.line <= entry[1] for x in r.findings)]
+    if not wanted:
+        return 0
+    on = _class_attributes_set(project, sorted({how for _, (_, _, how) in wanted}))
+    lowered = 0
+    for r, (first, last, how) in wanted:
+        if how not in on:
+            lowered += _lower(r, lambda f, a=first, b=last: a <= f.line <= b, _SELF_OFF_CONTEXT,
+                              _SELF_OFF_NOTE.format(*how.split(":")[1:]))
+    return lowered
 
 
 _OFF_CONTEXT = "autocast-off"

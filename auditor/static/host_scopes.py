@@ -583,6 +583,12 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
     if "add_argument" in text and any(f.category in ("device", "distributed") and f.severity != "info"
                                       for f in findings):
         findings = _unread_device_defaults(findings, _unread_options(tree), _UNREAD_OPTION, ("device", "distributed"))
+    if any(f.name == "custom-torch-ops" and _cpu_kernel_ops(f.symbol) for f in findings) and test_file(rel):
+        # `torch.ops.fbgemm.asynchronous_complete_cumsum(lengths)` in a test that places nothing on a device: the op
+        # runs its CPU kernel on host tensors, on an Ascend host too (TorchEasyRec's CPU-lane HSTU tests; pd40)
+        spans = _host_test_functions(tree, text.splitlines())
+        findings = [f for f in findings if not (f.name == "custom-torch-ops" and _cpu_kernel_ops(f.symbol)) or
+                    not any(lo <= f.line <= hi for lo, hi in spans)]
     if not any(f.category == "precision" for f in findings):
         return findings
     lines = text.splitlines()
@@ -602,6 +608,16 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
                 continue
         kept.append(f)
     return kept
+
+
+# operator libraries that register CPU kernels for their ops (fbgemm_gpu's sparse / jagged ops: the CPU build runs
+# them on host tensors); a project's own namespace may be CUDA-only (t11i's `torch.ops.fastkern`)
+_CPU_KERNEL_LIBRARIES = frozenset({"fbgemm"})
+
+
+def _cpu_kernel_ops(symbol: str | None) -> bool:
+    parts = (symbol or "").split(".")
+    return len(parts) > 2 and parts[:2] == ["torch", "ops"] and parts[2] in _CPU_KERNEL_LIBRARIES
 
 
 _DEVICE_WORDS = re.compile(r"(?i)cuda|device|autocast|npu|gpu")

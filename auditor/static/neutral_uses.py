@@ -55,9 +55,16 @@ def drop_overridden_bases(findings: list, tree: ast.AST) -> list:
             not starts_in(f, spans)]
 
 
+def _class_of(node: ast.expr) -> bool:
+    """`m.__class__` / `type(m)`: the class of an object."""
+    return isinstance(node, ast.Attribute) and node.attr == "__class__" or isinstance(node, ast.Call) and \
+        isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) == 1
+
+
 def _type_reference_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
-    """Spans of class references that build nothing: the keys of a dict (`{nn.MaxPool3d: pool_flops_counter_hook}`)
-    and the classes of `isinstance(m, ...)` / `issubclass(c, ...)`."""
+    """Spans of class references that build nothing: the keys of a dict (`{nn.MaxPool3d: pool_flops_counter_hook}`),
+    the classes of `isinstance(m, ...)` / `issubclass(c, ...)` / `self.assertIsInstance(m, ...)`, and a class compared
+    with an object's class (`type(m) is nn.RReLU`, `self.assertEqual(m.__class__, torch.nn.RReLU)`; pd40)."""
     found: list[ast.expr] = []
     for node in module_nodes(tree):
         if isinstance(node, ast.Dict):
@@ -65,6 +72,18 @@ def _type_reference_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
                 node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
             found.append(node.args[1])
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and len(node.args) >= 2 and \
+                node.func.attr in ("assertIsInstance", "assertNotIsInstance"):
+            found.append(node.args[1])
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and len(node.args) >= 2 and \
+                node.func.attr in ("assertEqual", "assertIs", "assertNotEqual", "assertIsNot") and \
+                any(_class_of(a) for a in node.args[:2]):
+            found += [a for a in node.args[:2] if isinstance(a, (ast.Attribute, ast.Name)) and not _class_of(a)]
+        elif isinstance(node, ast.Compare) and len(node.comparators) == 1 and \
+                isinstance(node.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
+            sides = [node.left, node.comparators[0]]
+            if any(_class_of(a) for a in sides):
+                found += [a for a in sides if isinstance(a, (ast.Attribute, ast.Name)) and not _class_of(a)]
     return [node_span(n) for n in found]
 
 
@@ -455,3 +474,23 @@ def drop_host_conversion_hints(findings: list, rel: str, text: str) -> list:
     # device="cpu")` and written with `save_file` (vllm-hpu-extension's DeepSeek converter; t16b, heldout19) is a
     # host cast, which runs on an Ascend host as on any other; the device that loads the file has its own findings
     return [f for f in findings if f.category != "precision"]
+
+
+def drop_single_tensor_optimizers(findings: list, tree: ast.AST) -> list:
+    """Drop NPU600 on an optimizer built over a list of one tensor (`torch.optim.SGD([zero_map], lr=1)`, a bake of one
+    texture map in Step1X-3D; pd40): torch_npu's fused optimizers gain by updating many parameters in a few kernels,
+    and one tensor is one update either way. A parameter group (`[{"params": ...}]`), a starred list or any other
+    iterable keeps the hint."""
+    if not any(f.name == "npu-fused-optimizer" for f in findings) or not isinstance(tree, ast.Module):
+        return findings
+    nodes = list(module_nodes(tree))
+    groups = {t.id for n in nodes if isinstance(n, ast.Assign) and (isinstance(n.value, ast.Dict) or isinstance(
+        n.value, ast.Call) and ast_dotted(n.value.func) == "dict") for t in n.targets if isinstance(t, ast.Name)}
+    spots = set()
+    for n in nodes:
+        if isinstance(n, ast.Call):
+            params = n.args[0] if n.args else next((k.value for k in n.keywords if k.arg == "params"), None)
+            if isinstance(params, (ast.List, ast.Tuple)) and len(params.elts) == 1 and \
+                    isinstance(params.elts[0], (ast.Name, ast.Attribute)) and ast_dotted(params.elts[0]) not in groups:
+                spots.add((n.lineno, n.col_offset + 1))     # (`[group]` of `group = {"params": ...}` is a group)
+    return [f for f in findings if f.name != "npu-fused-optimizer" or (f.line, f.col) not in spots]
