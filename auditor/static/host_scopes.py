@@ -86,7 +86,10 @@ def _unused_defaults(tree: ast.AST) -> list[tuple[int, int, int, int]]:
             continue
         body_names = set()
         dynamic = False
+        dead = _overwritten_stores(fn.body)
         for stmt in fn.body:
+            if id(stmt) in dead:
+                continue
             for node in walk_list(stmt):
                 if isinstance(node, ast.Name):
                     body_names.add(node.id)
@@ -98,6 +101,39 @@ def _unused_defaults(tree: ast.AST) -> list[tuple[int, int, int, int]]:
             if arg.arg not in body_names:
                 out.append(node_span(default))
     return out
+
+
+def _self_store(stmt: ast.stmt) -> str | None:
+    """X of a statement `self.X = value`, else None."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(t := stmt.targets[0], ast.Attribute) \
+            and isinstance(t.value, ast.Name) and t.value.id == "self":
+        return t.attr
+    return None
+
+
+def _overwritten_stores(body: list[ast.stmt]) -> set[int]:
+    """ids of the statements `self.X = name` of a function body that a later `self.X = ...` of the same block
+    overwrites before anything can read them: the statements between use `self` only to store other attributes
+    (`self.dtype = dtype` ... `self.dtype = torch.bfloat16` in Genie-Envisioner's MVActor, pd41)."""
+    dead: set[int] = set()
+    for i, stmt in enumerate(body):
+        attr = _self_store(stmt)
+        if attr is None or not isinstance(stmt.value, ast.Name):
+            continue
+        for later in body[i + 1:]:
+            if _self_store(later) == attr and isinstance(later, ast.Assign) and not any(
+                    isinstance(n, ast.Name) and n.id == "self" for n in walk_list(later.value)):
+                dead.add(id(stmt))
+                break
+            nodes = walk_list(later)
+            called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+            other = {id(n.value) for n in nodes if isinstance(n, ast.Attribute) and n.attr != attr
+                     and id(n) not in called}
+            if any(isinstance(n, ast.Name) and n.id == "self" and id(n) not in other for n in nodes):
+                break               # self.X read, a method called, self passed on: the store may be read
+            if not isinstance(later, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.If)):
+                break               # a return, loop, with or try: keep the reading simple
+    return dead
 
 
 def _unread_locals(tree: ast.AST) -> list[tuple[int, int, int, int]]:
