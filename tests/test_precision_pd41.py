@@ -193,3 +193,48 @@ def test_a_hint_keyword_string_is_text(tmp_path):
     found = run_values_by_line(tmp_path, {"scripts/matrix.py": MATRIX}, "scripts/matrix.py", "code")
     assert "NPU407" not in found.get(line_of(MATRIX, 'hint="nvidia-smi unavailable or failed"'), set())
     assert "NPU407" in found.get(line_of(MATRIX, '["nvidia-smi", "-L"]'), set())     # control: the command runs
+
+
+# -- a CUDA probe beside the file's own NPU probe ------------------------------------------------------------------
+PROVIDERS = """\
+from onnxruntime import get_available_providers, get_device
+
+
+class ProviderConfig:
+    def __init__(self, cfg):
+        self.had = get_available_providers()
+        self.use_cuda = cfg.get("use_cuda", False)
+        self.use_cann = cfg.get("use_cann", False)
+
+    def get_ep_list(self):
+        results = [("CPUExecutionProvider", {})]
+        if self.is_cuda_available():
+            results.insert(0, ("CUDAExecutionProvider", {}))
+        if self.is_cann_available():
+            results.insert(0, ("CANNExecutionProvider", {}))
+        return results
+
+    def is_cuda_available(self):
+        return self.use_cuda and get_device() == "GPU" and "CUDAExecutionProvider" in self.had
+
+    def is_cann_available(self):
+        return self.use_cann and "CANNExecutionProvider" in self.had
+"""
+
+# the same probe without an NPU sibling: on Ascend it answers False and the session silently runs on the CPU
+CUDA_ONLY = PROVIDERS.replace('''        if self.is_cann_available():
+            results.insert(0, ("CANNExecutionProvider", {}))
+''', "").replace('''
+    def is_cann_available(self):
+        return self.use_cann and "CANNExecutionProvider" in self.had
+''', "")
+
+
+def test_a_cuda_probe_beside_an_npu_probe_of_the_same_shape_is_info(tmp_path):
+    sev = _severities(tmp_path, {"providers.py": PROVIDERS}, "providers.py")
+    assert sev.get(line_of(PROVIDERS, "if self.is_cuda_available():")) == {"info"}
+
+
+def test_control_a_cuda_probe_without_an_npu_sibling_keeps_its_error(tmp_path):
+    sev = _severities(tmp_path, {"providers.py": CUDA_ONLY}, "providers.py")
+    assert "error" in sev.get(line_of(CUDA_ONLY, "if self.is_cuda_available():"), set())

@@ -201,6 +201,25 @@ def _ascend_aware_probe_names(tree: ast.Module) -> set[str]:
             _ASCEND_AWARE_PROBES for a in n.names if a.name == _ASCEND_AWARE_PROBES[n.module]}
 
 
+_NPU_WORDS = ("npu", "cann", "ascend")
+_SIBLING_NOTE = ("a probe beside the file's own NPU probe of the same shape (`is_cann_available` beside "
+                 "`is_cuda_available`): on Ascend this one answers False and the NPU one picks the device")
+_CUDA_PROBE_RULE = "NPU030"
+
+
+def _probes_with_npu_siblings(tree: ast.Module) -> set[str]:
+    """Names of the file's own functions or methods named for CUDA or the GPU (`is_cuda_available`) that have a
+    sibling of the same name named for the NPU (`is_cann_available`, `is_npu_available`): one member of a per-backend
+    set of probes (RapidOCR's ONNX Runtime provider config, pd41)."""
+    names = {n.name for n in module_nodes(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    out = set()
+    for name in names:
+        for word in ("cuda", "gpu"):
+            if word in name and any(name.replace(word, npu) in names for npu in _NPU_WORDS):
+                out.add(name)
+    return out
+
+
 def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str = "") -> list:
     if not findings or not isinstance(tree, ast.Module):
         return findings
@@ -216,6 +235,7 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
         tables = _cuda_slot_values(tree) if _mentions_npu(tree) else []
         loaded = _loaded_names(tree)
     tests = _test_spans(tree) if "pytest" in text or "patch" in text else {}
+    siblings = _probes_with_npu_siblings(tree) if any(f.code == _CUDA_PROBE_RULE for f in findings) else set()
     out = []
     for f in findings:
         if starts_in(f, asserts) or f.code in _FEATURE_CHECK_CODES and starts_in(f, log_only) or \
@@ -229,6 +249,8 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
                 f = as_info(f, "import-carried", _IMPORT_NOTE)
             elif f.code in _CARRIED_BY_USE and starts_in(f, tables):
                 f = as_info(f, "device-table", _TABLE_NOTE)
+            elif f.code == _CUDA_PROBE_RULE and (f.symbol or "").rsplit(".", 1)[-1] in siblings:
+                f = as_info(f, "npu-path", _SIBLING_NOTE)
             elif f.category == "device" and tests:
                 for kind, note in (("raises", _RAISES_NOTE), ("param", _PARAM_NOTE), ("skip", _SKIP_NOTE),
                                    ("mock", _MOCK_NOTE)):
