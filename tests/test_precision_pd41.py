@@ -238,3 +238,37 @@ def test_a_cuda_probe_beside_an_npu_probe_of_the_same_shape_is_info(tmp_path):
 def test_control_a_cuda_probe_without_an_npu_sibling_keeps_its_error(tmp_path):
     sev = _severities(tmp_path, {"providers.py": CUDA_ONLY}, "providers.py")
     assert "error" in sev.get(line_of(CUDA_ONLY, "if self.is_cuda_available():"), set())
+
+
+# -- a CUDA variable read only for an error message -----------------------------------------------------------------
+SELECT = """\
+import os
+
+import torch
+
+
+def select_device(device=""):
+    device = str(device).lower().replace("cuda:", "").strip()
+    if device and device != "cpu":
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES", None)
+        os.environ["CUDA_VISIBLE_DEVICES"] = device
+        if not torch.cuda.is_available():
+            raise ValueError(f"Invalid CUDA 'device={device}' requested; CUDA_VISIBLE_DEVICES was {visible}")
+    return torch.device("cuda:0" if device and device != "cpu" else "cpu")
+
+
+def restore_devices(saved=None):
+    previous = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+    print(f"restoring {previous}")
+    os.environ["CUDA_VISIBLE_DEVICES"] = saved or previous
+"""
+
+
+def test_a_cuda_variable_read_only_for_a_message_is_info(tmp_path):
+    sev = _severities(tmp_path, {"utils/torch_utils.py": SELECT}, "utils/torch_utils.py")
+    assert sev.get(line_of(SELECT, 'visible = os.environ.get("CUDA_VISIBLE_DEVICES", None)')) == {"info"}
+
+
+def test_control_a_cuda_variable_read_and_set_again_keeps_its_warning(tmp_path):
+    sev = _severities(tmp_path, {"utils/torch_utils.py": SELECT}, "utils/torch_utils.py")
+    assert "warning" in sev.get(line_of(SELECT, 'previous = os.environ.get("CUDA_VISIBLE_DEVICES", "")'), set())

@@ -146,10 +146,11 @@ def _unread_locals(tree: ast.AST) -> list[tuple[int, int, int, int]]:
             continue
         read: set[str] = set()
         stores: list[tuple[str, ast.expr]] = []
+        told = _message_names(fn)
         for stmt in fn.body:
             for node in walk_list(stmt):
                 if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
-                    read.add(node.id)
+                    read.add(node.id if id(node) not in told else "")
                 elif isinstance(node, (ast.Global, ast.Nonlocal)):
                     read.update(node.names)
                 elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -157,9 +158,33 @@ def _unread_locals(tree: ast.AST) -> list[tuple[int, int, int, int]]:
         if read & {"locals", "vars", "eval", "exec"}:
             continue
         for name, v in stores:
-            if name not in read and _names_a_device(v):
+            if name not in read and (_names_a_device(v) or _env_read(v)):
                 out.append(node_span(v))
     return out
+
+
+_MESSAGE_CALLS = frozenset({"print", "info", "warning", "warn", "debug", "error", "exception", "critical", "log"})
+
+
+def _message_names(fn: ast.AST) -> set[int]:
+    """ids of the names read only to be shown to a person: inside a `raise`'s exception or the arguments of a
+    print / logging call (ultralytics' `select_device` reads CUDA_VISIBLE_DEVICES for its ValueError text, pd41)."""
+    out: set[int] = set()
+    for node in walk_list(fn):
+        parts: list[ast.AST] = []
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            parts = [node.exc]
+        elif isinstance(node, ast.Call) and (ast_dotted(node.func) or "").rsplit(".", 1)[-1] in _MESSAGE_CALLS:
+            parts = [*node.args, *(k.value for k in node.keywords)]
+        out.update(id(n) for part in parts for n in walk_list(part) if isinstance(n, ast.Name))
+    return out
+
+
+def _env_read(value: ast.expr) -> bool:
+    """`os.environ.get("X")`, `os.getenv("X")`, `os.environ["X"]`: a variable's value read into a name."""
+    if isinstance(value, ast.Subscript):
+        return ast_dotted(value.value) == "os.environ"
+    return isinstance(value, ast.Call) and ast_dotted(value.func) in ("os.environ.get", "os.getenv", "environ.get")
 
 
 def _unread_options(tree: ast.AST) -> list[tuple[int, int, int, int]]:
@@ -565,7 +590,8 @@ _UNREAD_DEFAULT = ("unread-default", "the function never reads this parameter, s
                    "matters only where the code is changed to read it")
 _UNREAD_OPTION = ("unread-option", "nothing in this file reads this command-line option and the parsed arguments "
                   "go nowhere else, so its value selects nothing")
-_UNREAD_LOCAL = ("unread-local", "the function never reads the name this value is assigned to, so it selects nothing")
+_UNREAD_LOCAL = ("unread-local", "the function never reads the name this value is assigned to (or only shows it in a "
+                 "message), so it selects nothing")
 
 
 def _unread_device_defaults(findings: list, unused: list[tuple[int, int, int, int]],
