@@ -272,3 +272,32 @@ def test_a_cuda_variable_read_only_for_a_message_is_info(tmp_path):
 def test_control_a_cuda_variable_read_and_set_again_keeps_its_warning(tmp_path):
     sev = _severities(tmp_path, {"utils/torch_utils.py": SELECT}, "utils/torch_utils.py")
     assert "warning" in sev.get(line_of(SELECT, 'previous = os.environ.get("CUDA_VISIBLE_DEVICES", "")'), set())
+
+
+# -- a CUDA check whose only effect is a speed switch (lead decision 39) -------------------------------------------
+TRAINER = """\
+import torch
+
+
+class Trainer:
+    def prepare(self):
+        if self.args.gradient_checkpointing:
+            self.model.enable_gradient_checkpointing()
+        if self.args.allow_tf32 and torch.cuda.is_available():
+            torch.backends.cuda.matmul.allow_tf32 = True
+
+    def place(self):
+        if self.args.use_gpu and torch.cuda.is_available():
+            torch.backends.cudnn.benchmark = True
+            self.model = self.model.to("cuda")
+"""
+
+
+def test_a_cuda_check_that_only_turns_on_tf32_is_a_warning(tmp_path):
+    sev = _severities(tmp_path, {"trainer.py": TRAINER}, "trainer.py")
+    assert sev.get(line_of(TRAINER, "if self.args.allow_tf32 and torch.cuda.is_available():")) == {"warning"}
+
+
+def test_control_a_cuda_check_that_also_places_the_model_keeps_its_error(tmp_path):
+    sev = _severities(tmp_path, {"trainer.py": TRAINER}, "trainer.py")
+    assert "error" in sev.get(line_of(TRAINER, "if self.args.use_gpu and torch.cuda.is_available():"), set())
