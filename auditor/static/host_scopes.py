@@ -118,7 +118,7 @@ def _overwritten_stores(body: list[ast.stmt]) -> set[int]:
     dead: set[int] = set()
     for i, stmt in enumerate(body):
         attr = _self_store(stmt)
-        if attr is None or not isinstance(stmt.value, ast.Name):
+        if attr is None or not isinstance(stmt, ast.Assign) or not isinstance(stmt.value, ast.Name):
             continue
         for later in body[i + 1:]:
             if _self_store(later) == attr and isinstance(later, ast.Assign) and not any(
