@@ -630,7 +630,9 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
         number = _locate(lines, url)
         if number:
             _index(col, number, lines[number - 1], url)
+    index_at = len(col.result.findings)
     cuda_groups |= _uv_sources(col, m, uv, indexes)
+    _lower_uv_cuda_members(col, uv, indexes, index_at)
     # `[tool.uv.extra-build-dependencies]` / `extra-build-variables`: tables keyed by the package they build
     for table in ("extra-build-dependencies", "extra-build-variables"):
         start = _table_line(lines, f"tool.uv.{table}")
@@ -770,6 +772,75 @@ def _uv_sources(col: Collector, m, uv: dict, indexes: dict[str, str]) -> set[str
             if found is not None and found.severity == "error" and isinstance(entry.get("group"), str):
                 groups.add(entry["group"])
     return groups
+
+
+def _uv_cuda_members(uv: dict, indexes: dict[str, str]) -> dict[str, str]:
+    """Extras or groups that take a package from a CUDA index and that `[tool.uv].conflicts` declares as an
+    alternative to one taking it from a CPU index or named for another backend (WhisperLiveKit's `cu129` beside
+    `cpu`) -> that sibling: the CUDA member of a user-chosen set, which an Ascend install does not pick."""
+    sources = uv.get("sources") or {}
+    picks: dict[str, set[str]] = {}                     # extra / group -> "cuda" / "cpu" by the indexes it names
+    for entries in sources.values() if isinstance(sources, dict) else ():
+        for e in entries if isinstance(entries, list) else [entries]:
+            if not isinstance(e, dict) or not isinstance(e.get("index"), str):
+                continue
+            url = indexes.get(e["index"], "")
+            kind = "cuda" if cuda_index(url) else "cpu" if _CPU_INDEX_RE.search(url) else ""
+            for key in ("extra", "group"):
+                if kind and isinstance(e.get(key), str):
+                    picks.setdefault(e[key], set()).add(kind)
+    out: dict[str, str] = {}
+    for clash in uv.get("conflicts") or []:
+        names = [str(e.get("extra") or e.get("group") or "") for e in clash if isinstance(e, dict)] \
+            if isinstance(clash, list) else []
+        for name in names:
+            if picks.get(name) != {"cuda"}:
+                continue
+            others = [o for o in names if o != name and (picks.get(o) == {"cpu"} or o == "cpu" or
+                                                         (backends_in_text(o) - {"cuda"}))]
+            other = min(others, key=lambda o: o != "cpu", default=None)
+            if other:
+                out[name] = other
+    return out
+
+
+def _lower_uv_cuda_members(col: Collector, uv: dict, indexes: dict[str, str], index_at: int) -> None:
+    """The `[tool.uv.sources]` entries of a CUDA member extra (`{ index = "pytorch-cu129", extra = "cu129" }`), and
+    the explicit CUDA index only they name, as info (`per-backend-extra`), as a CUDA member of
+    `[project.optional-dependencies]` is."""
+    from dataclasses import replace
+
+    members = _uv_cuda_members(uv, indexes)
+    if not members:
+        return
+    lines = col.lines
+    used: dict[str, set[str]] = {}                      # index name -> the extras / groups whose entries name it
+    entry_lines: dict[int, str] = {}                    # 1-based line of a member's entry -> its extra / group
+    sources = uv.get("sources") or {}
+    for entries in sources.values() if isinstance(sources, dict) else ():
+        for e in entries if isinstance(entries, list) else [entries]:
+            if isinstance(e, dict) and isinstance(e.get("index"), str):
+                owner = str(e.get("extra") or e.get("group") or "")
+                used.setdefault(e["index"], set()).add(owner)
+    for i, text in enumerate(lines):
+        if "index" in text and ("extra" in text or "group" in text):
+            found = re.search(r"""\b(?:extra|group)\s*=\s*["']([^"']+)["']""", text)
+            if found and found.group(1) in members:
+                entry_lines[i + 1] = found.group(1)
+    explicit = {str(e.get("name", "")): e.get("url") for e in uv.get("index") or []
+                if isinstance(e, dict) and e.get("explicit") is True and used.get(str(e.get("name", "")))
+                and used[str(e.get("name", ""))] <= set(members)}
+    index_urls = {"index:" + u: n for n, u in explicit.items() if isinstance(u, str)}
+    for i, f in enumerate(col.result.findings):
+        member = entry_lines.get(f.line) if i >= index_at else None
+        if member is None and i < index_at and f.symbol in index_urls:
+            member = next(iter(used[index_urls[f.symbol]]))
+        if member is None or f.severity == "info":
+            continue
+        col.result.findings[i] = replace(
+            f, severity="info", fix="none", data={**f.data, "context": "per-backend-extra"},
+            message=f"{f.message} (for the `{member}` choice, declared in [tool.uv].conflicts as an alternative to "
+                    f"`{members[member]}`: an Ascend install picks the other; left as is)")
 
 
 def _mapping(node) -> dict:

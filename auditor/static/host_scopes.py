@@ -87,7 +87,10 @@ def _unused_defaults(tree: ast.AST) -> list[tuple[int, int, int, int]]:
             continue
         body_names = set()
         dynamic = False
+        dead = _overwritten_stores(fn.body)
         for stmt in fn.body:
+            if id(stmt) in dead:
+                continue
             for node in walk_list(stmt):
                 if isinstance(node, ast.Name):
                     body_names.add(node.id)
@@ -101,6 +104,39 @@ def _unused_defaults(tree: ast.AST) -> list[tuple[int, int, int, int]]:
     return out
 
 
+def _self_store(stmt: ast.stmt) -> str | None:
+    """X of a statement `self.X = value`, else None."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(t := stmt.targets[0], ast.Attribute) \
+            and isinstance(t.value, ast.Name) and t.value.id == "self":
+        return t.attr
+    return None
+
+
+def _overwritten_stores(body: list[ast.stmt]) -> set[int]:
+    """ids of the statements `self.X = name` of a function body that a later `self.X = ...` of the same block
+    overwrites before anything can read them: the statements between use `self` only to store other attributes
+    (`self.dtype = dtype` ... `self.dtype = torch.bfloat16` in Genie-Envisioner's MVActor, pd41)."""
+    dead: set[int] = set()
+    for i, stmt in enumerate(body):
+        attr = _self_store(stmt)
+        if attr is None or not isinstance(stmt, ast.Assign) or not isinstance(stmt.value, ast.Name):
+            continue
+        for later in body[i + 1:]:
+            if _self_store(later) == attr and isinstance(later, ast.Assign) and not any(
+                    isinstance(n, ast.Name) and n.id == "self" for n in walk_list(later.value)):
+                dead.add(id(stmt))
+                break
+            nodes = walk_list(later)
+            called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+            other = {id(n.value) for n in nodes if isinstance(n, ast.Attribute) and n.attr != attr
+                     and id(n) not in called}
+            if any(isinstance(n, ast.Name) and n.id == "self" and id(n) not in other for n in nodes):
+                break               # self.X read, a method called, self passed on: the store may be read
+            if not isinstance(later, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.If)):
+                break               # a return, loop, with or try: keep the reading simple
+    return dead
+
+
 def _unread_locals(tree: ast.AST) -> list[tuple[int, int, int, int]]:
     """(line, col, end line, end col) of the values of plain local assignments (`loc = 'cuda:{}'.format(0)`) whose
     name the function never reads (no load of it, no `locals()` / `vars()`, not global / nonlocal): a leftover that
@@ -111,10 +147,11 @@ def _unread_locals(tree: ast.AST) -> list[tuple[int, int, int, int]]:
             continue
         read: set[str] = set()
         stores: list[tuple[str, ast.expr]] = []
+        told = _message_names(fn)
         for stmt in fn.body:
             for node in walk_list(stmt):
                 if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
-                    read.add(node.id)
+                    read.add(node.id if id(node) not in told else "")
                 elif isinstance(node, (ast.Global, ast.Nonlocal)):
                     read.update(node.names)
                 elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -122,9 +159,33 @@ def _unread_locals(tree: ast.AST) -> list[tuple[int, int, int, int]]:
         if read & {"locals", "vars", "eval", "exec"}:
             continue
         for name, v in stores:
-            if name not in read and _names_a_device(v):
+            if name not in read and (_names_a_device(v) or _env_read(v)):
                 out.append(node_span(v))
     return out
+
+
+_MESSAGE_CALLS = frozenset({"print", "info", "warning", "warn", "debug", "error", "exception", "critical", "log"})
+
+
+def _message_names(fn: ast.AST) -> set[int]:
+    """ids of the names read only to be shown to a person: inside a `raise`'s exception or the arguments of a
+    print / logging call (ultralytics' `select_device` reads CUDA_VISIBLE_DEVICES for its ValueError text, pd41)."""
+    out: set[int] = set()
+    for node in walk_list(fn):
+        parts: list[ast.AST] = []
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            parts = [node.exc]
+        elif isinstance(node, ast.Call) and (ast_dotted(node.func) or "").rsplit(".", 1)[-1] in _MESSAGE_CALLS:
+            parts = [*node.args, *(k.value for k in node.keywords)]
+        out.update(id(n) for part in parts for n in walk_list(part) if isinstance(n, ast.Name))
+    return out
+
+
+def _env_read(value: ast.expr) -> bool:
+    """`os.environ.get("X")`, `os.getenv("X")`, `os.environ["X"]`: a variable's value read into a name."""
+    if isinstance(value, ast.Subscript):
+        return ast_dotted(value.value) == "os.environ"
+    return isinstance(value, ast.Call) and ast_dotted(value.func) in ("os.environ.get", "os.getenv", "environ.get")
 
 
 def _unread_options(tree: ast.AST) -> list[tuple[int, int, int, int]]:
@@ -535,7 +596,8 @@ _UNREAD_DEFAULT = ("unread-default", "the function never reads this parameter, s
                    "matters only where the code is changed to read it")
 _UNREAD_OPTION = ("unread-option", "nothing in this file reads this command-line option and the parsed arguments "
                   "go nowhere else, so its value selects nothing")
-_UNREAD_LOCAL = ("unread-local", "the function never reads the name this value is assigned to, so it selects nothing")
+_UNREAD_LOCAL = ("unread-local", "the function never reads the name this value is assigned to (or only shows it in a "
+                 "message), so it selects nothing")
 
 
 def _unread_device_defaults(findings: list, unused: list[tuple[int, int, int, int]],

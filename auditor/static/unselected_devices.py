@@ -28,6 +28,7 @@ CUDA keeps its findings (tests/test_precision_pd33.py holds both)."""
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import Any, TypeGuard
 
 from auditor.astnodes import node_span, starts_in
@@ -201,6 +202,50 @@ def _ascend_aware_probe_names(tree: ast.Module) -> set[str]:
             _ASCEND_AWARE_PROBES for a in n.names if a.name == _ASCEND_AWARE_PROBES[n.module]}
 
 
+_NPU_WORDS = ("npu", "cann", "ascend")
+_SIBLING_NOTE = ("a probe beside the file's own NPU probe of the same shape (`is_cann_available` beside "
+                 "`is_cuda_available`): on Ascend this one answers False and the NPU one picks the device")
+_CUDA_PROBE_RULE = "NPU030"
+
+
+def _probes_with_npu_siblings(tree: ast.Module) -> set[str]:
+    """Names of the file's own functions or methods named for CUDA or the GPU (`is_cuda_available`) that have a
+    sibling of the same name named for the NPU (`is_cann_available`, `is_npu_available`): one member of a per-backend
+    set of probes (RapidOCR's ONNX Runtime provider config, pd41)."""
+    names = {n.name for n in module_nodes(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    out = set()
+    for name in names:
+        for word in ("cuda", "gpu"):
+            if word in name and any(name.replace(word, npu) in names for npu in _NPU_WORDS):
+                out.add(name)
+    return out
+
+
+# switches that only change speed (TF32 matmuls / convolutions, cuDNN's autotuner): lead decision 39
+_SPEED_SWITCHES = ("torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32",
+                   "torch.backends.cudnn.benchmark", "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
+                   "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction")
+_SPEED_CALLS = ("torch.set_float32_matmul_precision",)
+_SPEED_NOTE = ("a CUDA check whose only effect is a speed switch (TF32 / cuDNN autotuning): on Ascend the switch is "
+               "skipped and the code runs, only without it (lead decision 39)")
+
+
+def _speed_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of the tests of `if ... torch.cuda.is_available(): <speed switches only>` without an else (Genie-
+    Envisioner's `if self.args.allow_tf32 and torch.cuda.is_available(): torch.backends.cuda.matmul.allow_tf32 =
+    True`, pd41)."""
+    out = []
+    for n in module_nodes(tree):
+        if not isinstance(n, ast.If) or n.orelse or not any(
+                isinstance(c, ast.Call) and ast_dotted(c.func) == "torch.cuda.is_available" for c in ast.walk(n.test)):
+            continue
+        if all(isinstance(s, ast.Assign) and all((ast_dotted(t) or "") in _SPEED_SWITCHES for t in s.targets) or
+               isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and ast_dotted(s.value.func) in _SPEED_CALLS
+               for s in n.body):
+            out.append(node_span(n.test))
+    return out
+
+
 def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str = "") -> list:
     if not findings or not isinstance(tree, ast.Module):
         return findings
@@ -216,6 +261,9 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
         tables = _cuda_slot_values(tree) if _mentions_npu(tree) else []
         loaded = _loaded_names(tree)
     tests = _test_spans(tree) if "pytest" in text or "patch" in text else {}
+    siblings = _probes_with_npu_siblings(tree) if any(f.code == _CUDA_PROBE_RULE for f in findings) else set()
+    speed = _speed_gates(tree) if "is_available" in text and any(
+        f.symbol == "torch.cuda.is_available" and f.severity == "error" for f in findings) else []
     out = []
     for f in findings:
         if starts_in(f, asserts) or f.code in _FEATURE_CHECK_CODES and starts_in(f, log_only) or \
@@ -229,6 +277,11 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
                 f = as_info(f, "import-carried", _IMPORT_NOTE)
             elif f.code in _CARRIED_BY_USE and starts_in(f, tables):
                 f = as_info(f, "device-table", _TABLE_NOTE)
+            elif f.code == _CUDA_PROBE_RULE and (f.symbol or "").rsplit(".", 1)[-1] in siblings:
+                f = as_info(f, "npu-path", _SIBLING_NOTE)
+            elif f.severity == "error" and f.symbol == "torch.cuda.is_available" and starts_in(f, speed):
+                f = replace(f, severity="warning", fix="none", message=f"{f.message} ({_SPEED_NOTE})",
+                            data={**(f.data or {}), "context": "speed-gate"})
             elif f.category == "device" and tests:
                 for kind, note in (("raises", _RAISES_NOTE), ("param", _PARAM_NOTE), ("skip", _SKIP_NOTE),
                                    ("mock", _MOCK_NOTE)):

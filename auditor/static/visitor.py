@@ -2222,7 +2222,7 @@ class MatchVisitor(cst.CSTVisitor):
 
 
 # keyword arguments and dict keys whose string value is help / usage text (argparse, click, typer, HF `metadata=`)
-_HELP_KEYWORDS = frozenset({"help", "description", "epilog", "usage"})
+_HELP_KEYWORDS = frozenset({"help", "description", "epilog", "usage", "hint"})
 # a module's metadata read inside a message text (`x_cuda.__file__`, `flash_attn.__version__`): not a use (t14t)
 # calls whose string arguments are segments of a file path
 _PATH_BUILDERS = frozenset({"os.path.join", "path.join", "osp.join", "posixpath.join", "Path", "pathlib.Path",
