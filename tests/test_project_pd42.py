@@ -224,3 +224,50 @@ def test_pip_spec_in_a_variable_is_found_on_its_definition():
 
 def test_a_name_bound_twice_is_not_read():
     assert found("install.py", REBOUND_NAME) == []
+
+
+# openfl openfl-tutorials/interactive_api/MXNet_landmarks/envoy/envoy_config_one.yaml
+OPENFL_ENVOY = """\
+    params:
+      cuda_devices: [0]
+
+    optional_plugin_components:
+     cuda_device_monitor:
+       template: openfl.plugins.processing_units_monitor.pynvml_monitor.PynvmlCUDADeviceMonitor
+       settings: []
+
+    shard_descriptor:
+      template: landmark_shard_descriptor.LandmarkShardDescriptor
+      params:
+        rank_worldsize: 1, 2
+    """
+
+# a Hydra callbacks group naming an NVML power monitor, and a plain one
+HYDRA_CALLBACKS = """\
+    power:
+      _target_: energy.monitors.NVMLPowerMonitor
+      interval_s: 5
+    lr:
+      _target_: pytorch_lightning.callbacks.LearningRateMonitor
+      logging_interval: step
+    """
+
+# openfl's plan: classes chosen by `template`, none built on NVML
+OPENFL_PLAN = """\
+    aggregator:
+      defaults: plan/defaults/aggregator.yaml
+      template: openfl.component.Aggregator
+      settings:
+        rounds_to_train: 10
+    network:
+      template: openfl.federation.Network
+    """
+
+
+def test_config_class_built_on_nvml_is_third_party():
+    assert found("envoy/envoy_config_one.yaml", OPENFL_ENVOY) == [(6, "NPU440")]
+    assert found("configs/callbacks/default.yaml", HYDRA_CALLBACKS) == [(2, "NPU440")]
+
+
+def test_config_classes_not_built_on_nvml_are_quiet():
+    assert found("plan/plan.yaml", OPENFL_PLAN) == []
