@@ -115,7 +115,8 @@ def test_gpu_switches_in_configs():
           gpu: false
         """
     got = found("cog.yaml", config)
-    assert got == [(2, "NPU019"), (5, "NPU028"), (8, "NPU028")]
+    # a bare `cuda: True` is a boolean device option (lead decision 25, pd42): the calls it gates are the findings
+    assert got == [(5, "NPU028"), (8, "NPU028")]
 
 
 def test_cmake_switches_and_deepspeed_op_builds():
@@ -247,7 +248,7 @@ def test_lmms_eval_backends_and_inline_model_args():
 def test_yaml_anchor_merges_report_a_setting_once_and_multi_gpu_is_accelerates():
     config = """\
         wt103: &wt103
-          cuda: true
+          device: cuda
           fp16: false
         dgx1_8gpu_fp16:
           train:
@@ -257,6 +258,8 @@ def test_yaml_anchor_merges_report_a_setting_once_and_multi_gpu_is_accelerates()
             <<: *wt103
         """
     assert found("wt103_base.yaml", config) == [(2, "NPU019")]
+    # Transformer-XL's own `cuda: true` (its `--cuda` switch) is a boolean device option: no finding (decision 25, pd42)
+    assert found("wt103_base.yaml", config.replace("device: cuda", "cuda: true")) == []
     script = ("python train.py --multi_gpu --batch_size 4\naccelerate launch --multi_gpu train.py\n"
               'export LAUNCHER="accelerate launch \\\n    --multi_gpu \\\n    --num_processes 8"\n')
     assert found("run.sh", script) == [(2, "NPU124"), (4, "NPU124")]

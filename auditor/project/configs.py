@@ -31,7 +31,11 @@ _INSTALL_COMMAND_RE = re.compile(r"(?:^|[;&|]\s*)(?:sudo\s+)?(?:pip3?|python3?\s
                                  r"\s+install\s")
 # keys whose value is a class to build by qualified name (Hydra / OmegaConf, Lightning CLI, LDM configs; SAT's
 # `optimizer: type: sat.ops.FusedEmaAdam`, t19c: a dotted `type` names a class, a bare one a registry entry)
-_CLASS_KEYS = {"_target_", "class_path", "target", "type"}
+_CLASS_KEYS = {"_target_", "class_path", "target", "type",
+               # openfl's plans and envoy configs (`template: openfl.component.Aggregator`, a plugin's class)
+               "template"}
+# words of a class path that name NVIDIA's management library (`...pynvml_monitor.PynvmlCUDADeviceMonitor`)
+_NVML_WORDS = frozenset({"nvml", "pynvml", "py3nvml"})
 # keys whose list items are pip requirements (see _package_list)
 _PACKAGE_LIST_KEYS = {"python_packages", "pip", "pip_packages"}
 _QUALNAME_RE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
@@ -501,10 +505,15 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 # a rule that wants an argument's value (`Trainer(precision=16)`, NPU256) does not hold for the
                 # class named alone (the config's other keys are read as settings); a condition on an argument's
                 # presence only (NPU600's `params`, which Hydra's partial instantiation supplies) is kept
+                line, c = value.start_mark.line + 1, value.start_mark.column + 1
+                c += col.lines[line - 1][c - 1:c] in ("'", '"')
                 if qualified is not None and "values" not in (qualified.rule.when.get("arg") or {}):
-                    line, c = value.start_mark.line + 1, value.start_mark.column + 1
-                    c += col.lines[line - 1][c - 1:c] in ("'", '"')
                     col.add(qualified.rule, raw, line, c, c + len(raw))
+                elif qualified is None and _names_nvml(raw):
+                    # pd42 (test48: openfl's envoy `template: ...pynvml_monitor.PynvmlCUDADeviceMonitor`): a class
+                    # built on NVML, chosen by name (lead decision 34); pynvml's own rule and severity
+                    col.add(m.match_requirement("pynvml"), "pynvml", line, c, c + len(raw),
+                            note=f" (the config builds `{raw}`, a class built on NVML)")
                 continue
             default = _DEFAULTED_RE.fullmatch(raw.strip())
             if default:
@@ -703,6 +712,12 @@ def _ci_placeholder(expr: re.Match) -> str:
 
 # the build switches t15s reads in make / shell / Dockerfiles (`make USE_CUDA=1`), spelled in lower case as a
 # config document's own key (`use_cuda: 1`): the project's device option, not the build's
+def _names_nvml(qualname: str) -> bool:
+    """A dotted class path one of whose words (split at dots, underscores and CamelCase) is NVML's."""
+    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+", qualname.replace("_", "."))
+    return any(w.lower() in _NVML_WORDS for w in words)
+
+
 _OWN_CUDA_SWITCHES = frozenset({"use_cuda", "use_nvidia", "with_cuda"})
 _DEFAULTED_RE = re.compile(r"\$\{\w+:?[-=]([^{}$]+)\}")
 _CUDA_KEY_RE = re.compile(r"(?:\w+_)?(?:cuda|cudnn|cuda_toolkit|nvcc)(?:_versions?|_vers?)?")

@@ -49,10 +49,11 @@ def add_embedded_pip_commands(engine: "StaticEngine", data: bytes, rel: str, res
             return
     seen = {(f.line, f.code) for f in result.findings}
     added = False
+    strings = string_names(tree)
     for node in module_nodes_of(tree, ast.Call):
         if not node.args:
             continue
-        command = _pip_command(node)
+        command = _pip_command(node, strings)
         if command is None:
             continue
         text, spans = command
@@ -72,15 +73,16 @@ def add_embedded_pip_commands(engine: "StaticEngine", data: bytes, rel: str, res
         result.findings.sort(key=lambda f: f.sort_key())
 
 
-def _pip_command(call: ast.Call) -> tuple[str, list[tuple[int, int, int, int]]] | None:
+def _pip_command(call: ast.Call, strings: dict[str, ast.Constant]) -> tuple[str, list[tuple[int, int, int, int]]] | None:
     """The shell text of the pip command `call` runs, with the spans (start, end in the text, line, column in the
-    file) of the Python nodes each part comes from; None when the call runs no pip command."""
+    file) of the Python nodes each part comes from; None when the call runs no pip command. `strings`: the
+    module's names bound once to a string literal (string_names), read in place of the name."""
     if not isinstance(call.func, (ast.Name, ast.Attribute)):
         return None
     last = ast.unparse(call.func).rpartition(".")[2]
     first = call.args[0]
     if runner_call(call):
-        parts = shell_parts(first.elts) if isinstance(first, (ast.List, ast.Tuple)) else shell_parts([first])
+        parts = shell_parts(first.elts if isinstance(first, (ast.List, ast.Tuple)) else [first], strings)
         if parts is None:
             return None
         words = " ".join(p[0] for p in parts).split()
@@ -89,7 +91,7 @@ def _pip_command(call: ast.Call) -> tuple[str, list[tuple[int, int, int, int]]] 
             return None
         return _joined(parts)
     if _PIP_HELPER.search(last):
-        parts = shell_parts([first])
+        parts = shell_parts([first], strings)
         if parts is None:
             return None
         words = parts[0][0].split()
@@ -116,22 +118,68 @@ def runner_call(call: ast.Call) -> bool:
     return last in _RUNNER_NAMES and (module in _RUNNER_MODULES or not module)
 
 
-def shell_parts(nodes: list[ast.expr]) -> list[tuple[str, ast.expr]] | None:
+def shell_parts(nodes: list[ast.expr], strings: dict[str, ast.Constant] | None = None) -> list[tuple[str, ast.expr]] | None:
     """Each node's shell text: a string literal's value, an f-string's with `${X}` for its fields, `$X` for any other
-    expression (`sys.executable`, a variable); None when no node is a string."""
+    expression (`sys.executable`, a variable); None when no node is a string. A name in `strings` (or an f-string
+    field that is such a name, standing as whole words) is read as its literal, a part of its own placed there
+    (IgFold's `torch_string = "torch==1.11.0+cu113 ..."` then `os.system(f"pip3 install {torch_string}")`)."""
+    strings = strings or {}
     out: list[tuple[str, ast.expr]] = []
     for node in nodes:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             out.append((node.value, node))
+        elif isinstance(node, ast.Name) and node.id in strings:
+            out.append((str(strings[node.id].value), strings[node.id]))
         elif isinstance(node, ast.JoinedStr):
-            out.append(("".join(v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else "${X}"
-                                for v in node.values), node))
+            out.extend(_fstring_parts(node, strings))
         else:
             out.append(("$X", node))
     if not any(isinstance(n, (ast.Constant, ast.JoinedStr)) for _, n in out):
         return None
     if any("\n" in text for text, _ in out):
         return None           # a multi-line script: not one command line
+    return out
+
+
+def _fstring_parts(node: ast.JoinedStr, strings: dict[str, ast.Constant]) -> list[tuple[str, ast.expr]]:
+    """An f-string's shell text, split where a field names a string in `strings` between spaces (or at an end)."""
+    out: list[tuple[str, ast.expr]] = []
+    text = ""
+    values = node.values
+    for i, v in enumerate(values):
+        if isinstance(v, ast.Constant) and isinstance(v.value, str):
+            text += v.value
+            continue
+        after = values[i + 1] if i + 1 < len(values) else None
+        if (isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name) and v.value.id in strings
+                and v.conversion == -1 and v.format_spec is None and (not text or text[-1].isspace())
+                and (after is None or isinstance(after, ast.Constant) and str(after.value)[:1].isspace())):
+            if text.strip():
+                out.append((text, node))
+            out.append((str(strings[v.value.id].value), strings[v.value.id]))
+            text = ""
+            continue
+        text += "${X}"
+    if text.strip() or not out:
+        out.append((text, node))
+    return out
+
+
+def string_names(tree: ast.Module) -> dict[str, ast.Constant]:
+    """The names the module binds once, to a one-line string literal (`torch_string = "torch==1.11.0+cu113 ..."`):
+    a name bound again anywhere (another assignment, a loop, a parameter) is not read."""
+    from collections import Counter
+
+    from auditor.astnodes import module_nodes_of
+
+    bound = Counter(n.id for n in module_nodes_of(tree, ast.Name) if not isinstance(n.ctx, ast.Load))
+    bound.update(a.arg for a in module_nodes_of(tree, ast.arg))
+    out = {}
+    for node in module_nodes_of(tree, ast.Assign):
+        if (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and bound[node.targets[0].id] == 1
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+                and "\n" not in node.value.value):
+            out[node.targets[0].id] = node.value
     return out
 
 
