@@ -55,4 +55,4 @@ def test_fact_dictionaries_keep_their_keys():
         ("whole", ["__main__", "cfg", "flash_attn", "torch"]), ("stars", [[1, "ops"]]), ("probes", [[6, 6]]),
         ("imports_from", [":cfg", "ops:*"])]
     assert tree_facts(b"import torch\n", "a.py") == {}
-    assert tree_facts(b"from torch_npu.contrib import transfer_to_npu\n", "a.py") == {"shim": True}
+    assert tree_facts(b"from torch_npu.contrib import transfer_to_npu\n", "a.py") == {"shim": True, "top_npu": True}
