@@ -909,10 +909,10 @@ def apply_context(findings: list, ctx: BackendContext, rel: str = "") -> list:
     return out
 
 
-def discount_findings(result, kind: str, note: str, lower, drop=None) -> int:
-    """`result`'s findings with those `drop` says dropped and those `lower` says lowered to info (`as_info`);
-    returns how many changed. One pass for every "this file is another backend's / one member of a per-backend
-    set" discount."""
+def discount_findings(result, kind: str, note, lower, drop=None) -> int:
+    """`result`'s findings with those `drop` says dropped and those `lower` says lowered to info (`as_info`; `note` is
+    the note, or a function of the finding that gives it); returns how many changed. One pass for every "this file is
+    another backend's / one member of a per-backend set / written for Ascend" discount."""
     changed = 0
     kept = []
     for f in result.findings:
@@ -920,11 +920,18 @@ def discount_findings(result, kind: str, note: str, lower, drop=None) -> int:
             changed += 1
             continue
         if lower(f):
-            f = as_info(f, kind, note)
+            f = as_info(f, kind, note(f) if callable(note) else note)
             changed += 1
         kept.append(f)
     result.findings = kept
     return changed
+
+
+def discount_owned(results: list, owners: dict[str, str], note, lower, drop=None) -> int:
+    """`discount_findings` in context other-backend on each result whose path `owners` maps to what makes the file
+    another backend's (the module or runtime it imports), the note `note(via)`; returns how many changed."""
+    return sum(discount_findings(r, "other-backend", note(owners[r.path]), lower, drop)
+               for r in results if owners.get(r.path) is not None and r.findings)
 
 
 def undiscounted(finding) -> bool:

@@ -28,7 +28,7 @@ import re
 from typing import Any
 
 from auditor.source import SourceError
-from auditor.static.backends import as_info, path_backends
+from auditor.static.backends import as_info, discount_findings, path_backends
 from auditor.static.project_imports import held_tree, read_counted
 
 _TOP_IMPORT = re.compile(r"^(?:import[ \t]+torch_npu\b|from[ \t]+torch_npu(?:\.[\w.]+)?[ \t]+import\b)", re.M)
@@ -146,16 +146,11 @@ def apply_hydra_configs(results: list, files, project=None) -> int:
     for result in wanted:
         entry = next((e for folder, e in sorted(folders.items(), key=lambda kv: -len(kv[0]))
                       if not folder or result.path.startswith(folder + "/")), None)
-        if entry is None:
-            continue
-        kept = []
-        for f in result.findings:
-            if f.severity != "info" and (f.name in MEGATRON_SWITCHES or f.symbol == _MAX_CONNECTIONS):
-                f = as_info(f, "transfer-to-npu", f"a config of the Hydra entry {entry}, which loads the Ascend "
-                                                  "adaptor: it maps this Megatron switch to its NPU path")
-                lowered += 1
-            kept.append(f)
-        result.findings = kept
+        if entry is not None:
+            lowered += discount_findings(
+                result, "transfer-to-npu", f"a config of the Hydra entry {entry}, which loads the Ascend adaptor: it "
+                                           "maps this Megatron switch to its NPU path",
+                lower=lambda f: f.severity != "info" and (f.name in MEGATRON_SWITCHES or f.symbol == _MAX_CONNECTIONS))
     return lowered
 
 
@@ -257,18 +252,11 @@ def apply_ascend_subpackages(results: list, files, project=None) -> int:
     own = ascend_subpackages(files, wanted, project)
     if not own:
         return 0
-    lowered = 0
-    for result in results:
-        kept = []
-        for f in result.findings:
-            folder = own.get(named(f)) if f.category in _PACKAGE_CATEGORIES and f.severity != "info" else None
-            if folder is not None:
-                f = as_info(f, "ascend-package", f"`{named(f)}` is the tree's own package ({folder}), written for "
-                                                 "Ascend (it imports torch_npu): nothing to port")
-                lowered += 1
-            kept.append(f)
-        result.findings = kept
-    return lowered
+    return sum(discount_findings(
+        result, "ascend-package", lambda f: f"`{named(f)}` is the tree's own package ({own[named(f)]}), written for "
+                                            "Ascend (it imports torch_npu): nothing to port",
+        lower=lambda f: f.category in _PACKAGE_CATEGORIES and f.severity != "info" and own.get(named(f)) is not None)
+        for result in results)
 
 
 def apply_ascend_named_project(results: list, packages: frozenset[str]) -> int:

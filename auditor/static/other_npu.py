@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from auditor.backend_words import OTHER_NPU_RUNTIMES, backends_in_text
-from auditor.static.backends import _NOTES, discount_findings, undiscounted
+from auditor.static.backends import _NOTES, discount_owned, undiscounted
 
 _HOST_HINT_CATEGORIES = frozenset({"performance", "precision", "operator"})
 
@@ -92,15 +92,7 @@ def apply_other_npu(results: list, files: Sequence[tuple[Path, str]], project) -
     """Drop host-value hints and make other findings info in another vendor's NPU code; returns how many changed."""
     if not any(r.findings and r.path.endswith(".py") for r in results):
         return 0
-    owners = other_npu_files(files, project)
-    if not owners:
-        return 0
-    changed = 0
-    for r in results:
-        via = owners.get(r.path)
-        if via is None or not r.findings:
-            continue
-        changed += discount_findings(
-            r, "other-backend", f"another vendor's NPU, not Ascend (it imports {via}): {_NOTES['other-backend']}",
-            lower=undiscounted, drop=lambda f: f.category in _HOST_HINT_CATEGORIES)
-    return changed
+    return discount_owned(
+        results, other_npu_files(files, project),
+        lambda via: f"another vendor's NPU, not Ascend (it imports {via}): {_NOTES['other-backend']}",
+        lower=undiscounted, drop=lambda f: f.category in _HOST_HINT_CATEGORIES)

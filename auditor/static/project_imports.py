@@ -305,28 +305,21 @@ def tree_facts(data: bytes, rel: str) -> dict[str, Any]:
     from auditor.static.npu_native import hydra_folders, subpackage_facts
     from auditor.static.opnamespaces import defined_ops_fact, getattr_namespaces_fact, getattr_own_lines_fact
 
-    out: dict[str, Any] = {}
-    ops = defined_ops_fact(data)
-    if ops:
-        out["ops"] = ops
-    named = getattr_namespaces_fact(data)
-    if named:
-        out["getattr"] = named
-    own = getattr_own_lines_fact(data)
-    if own:
-        out["getattr_own"] = own
-    hydra = hydra_folders(data, rel)
-    if hydra:
-        out["hydra"] = hydra
-    if shim_fact(data):
-        out["shim"] = True
-    out.update(subpackage_facts(data, rel))      # FORMAT 13: `top_npu`, `relative` (npu_native.ascend_subpackages)
     from auditor.static.class_twins import npu_classes
 
-    classes = npu_classes(data)     # class_twins: `NPUWorker`, the NPU members of per-backend classes (t11q)
-    if classes:
-        out["npu_classes"] = classes
+    out: dict[str, Any] = {}
+    put_facts(out, ops=defined_ops_fact(data), getattr=getattr_namespaces_fact(data),
+              getattr_own=getattr_own_lines_fact(data), hydra=hydra_folders(data, rel), shim=bool(shim_fact(data)))
+    out.update(subpackage_facts(data, rel))      # FORMAT 13: `top_npu`, `relative` (npu_native.ascend_subpackages)
+    # class_twins: `NPUWorker`, the NPU members of per-backend classes (t11q)
+    put_facts(out, npu_classes=npu_classes(data))
     return out
+
+
+def put_facts(out: dict[str, Any], **facts: Any) -> None:
+    """Write each fact into `out` only when it is non-empty (true): a file's fact dictionary keeps only what it
+    has, so most files keep `{}` in the cache."""
+    out.update((k, v) for k, v in facts.items() if v)
 
 
 def held_tree(project: ProjectImports | None, rel: str) -> dict[str, Any] | None:

@@ -66,6 +66,7 @@ from typing import Any
 from auditor.astnodes import line_span, module_nodes
 from auditor.static.attribute_sets import setting_nodes
 from auditor.static.backends import as_info
+from auditor.static.project_imports import put_facts
 
 _CONTEXT = "unreached"
 _NOTE = ("nothing in this ComfyUI node pack calls it: ComfyUI reaches a pack only through its NODE_CLASS_MAPPINGS; "
@@ -506,30 +507,22 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
                 exports |= {r for n in ast.walk(node) if isinstance(n, ast.ImportFrom)
                             for r in _names_read(n, roots, set(n.names) - exported, bound)}
     dead += _off_switch_branches(tree) + _after_exits(tree)
-    if exports:
-        out["exports"] = sorted(exports)
+    put_facts(out, exports=sorted(exports))
     out["top"] = top
     methods, bases = _class_methods(tree)
     flags = _attribute_flags(tree)
-    if flags:
-        out["flags"] = flags
+    put_facts(out, flags=flags)
     if methods:
         out["methods"], out["bases"] = methods, bases
         out["words"] = sorted(_identifiers_read(tree, [(first, last) for _, first, last, _ in flags]))
-    if dead:
-        out["dead"] = dead
+    put_facts(out, dead=dead)
     out["names"] = {k: sorted(v) for k, v in names.items() if v}
-    if main:
-        out["main"] = sorted(main)
-    if main_lines:
-        out["main_lines"] = main_lines
+    put_facts(out, main=sorted(main), main_lines=main_lines)
     if any(_main_block(node) or _runs(node) for node in tree.body):
         out["runs"] = True
     # the package-relative modules it imports at module level, unguarded: [level, dotted module]
-    relative = [[node.level, node.module] for node in tree.body
-                if isinstance(node, ast.ImportFrom) and node.level and node.module]
-    if relative:
-        out["relative"] = relative
+    put_facts(out, relative=[[node.level, node.module] for node in tree.body
+                             if isinstance(node, ast.ImportFrom) and node.level and node.module])
     # the script files the code names (`[sys.executable, "train_network.py", ...]`, `"scripts/train.py"`): their
     # `__main__` blocks run when the pack launches them
     launches = {stem for n in module_nodes(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
@@ -553,27 +546,13 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     listed = {n.value for node in tree.body if _all_list(node) for n in ast.walk(node) if isinstance(n, ast.Constant)}
     if listed:
         out["listed"] = sorted(v for v in listed if isinstance(v, str))
-    whole = _whole_imports(tree)
-    if whole:
-        out["whole"] = sorted(whole)
-    stars = [[n.level, n.module or ""] for n in tree.body
-             if isinstance(n, ast.ImportFrom) and (n.level or n.module) and any(a.name == "*" for a in n.names)]
-    if stars:
-        out["stars"] = stars
+    put_facts(out, whole=sorted(_whole_imports(tree)),
+              stars=[[n.level, n.module or ""] for n in tree.body if isinstance(n, ast.ImportFrom)
+                     and (n.level or n.module) and any(a.name == "*" for a in n.names)])
     if any(root for root, _ in bound.values()):   # what a file star-importing this one gets by name from absolute imports: `<root>:<bound name>`
         out["bound"] = sorted(f"{root}:{name}" for name, (root, _) in bound.items() if root)
-    unread = _unread_globals(tree)
-    if unread:
-        out["unread"] = unread
-    read_in = _globals_read_in(tree)
-    if read_in:
-        out["read_in"] = read_in
-    guarded = _guarded_imports(tree)
-    if guarded:
-        out["guarded"] = guarded
-    probes = _probes(tree)
-    if probes:
-        out["probes"] = probes
+    put_facts(out, unread=_unread_globals(tree), read_in=_globals_read_in(tree), guarded=_guarded_imports(tree),
+              probes=_probes(tree))
     # `<module's last part>:<name>` of each `from ... import name`: who imports a name from which module
     out["imports_from"] = sorted({f"{(n.module or '').rsplit('.', 1)[-1]}:{a.name}" for n in module_nodes(tree)
                                   if isinstance(n, ast.ImportFrom) for a in n.names})
@@ -585,13 +564,8 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     if dynamic:
         out["dynamic"] = dynamic
         patterns, unknown = _named_loads(tree)
-        if patterns:
-            out["patterns"] = patterns
-        if unknown:
-            out["dynamic_unknown"] = unknown
-    prefixes = _module_prefixes(tree)
-    if prefixes:
-        out["prefixes"] = prefixes
+        put_facts(out, patterns=patterns, dynamic_unknown=unknown)
+    put_facts(out, prefixes=_module_prefixes(tree))
     if any(isinstance(n, ast.Call) and _decorator_name(n.func) == "getmembers" for n in module_nodes(tree)):
         out["members"] = True
     # the CUDA sources its strings name (`load("dcn", sources=["src/dcn_kernel.cu"])`), [file name, line]

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from auditor.static.backends import _NOTES, discount_findings
+from auditor.static.backends import _NOTES, discount_owned
 
 # another accelerator's runtime or build packages (module prefixes), and the backend each is
 VENDOR_RUNTIMES = {"intel_extension_for_pytorch": "xpu", "oneccl_bindings_for_pytorch": "xpu", "torch.xpu": "xpu",
@@ -85,20 +85,12 @@ def apply_vendor_packages(results: list, files: Sequence[tuple[Path, str]], proj
     changed."""
     if not any(r.findings and r.path.endswith(".py") for r in results):
         return 0
-    owners = vendor_files(results, files, project)
-    if not owners:
-        return 0
-    changed = 0
-    for r in results:
-        via = owners.get(r.path)
-        if via is None or not r.findings:
-            continue
-        changed += discount_findings(
-            r, "other-backend", f"another accelerator's package (it imports {via}): {_NOTES['other-backend']}",
-            lower=lambda f: f.severity != "info" and f.data.get("context") in (None, "backend-dispatch",
-                                                                                "cuda-available-branch"),
-            drop=lambda f: f.category == "precision" and f.data.get("context") in (None, "other-backend"))
-    return changed
+    return discount_owned(
+        results, vendor_files(results, files, project),
+        lambda via: f"another accelerator's package (it imports {via}): {_NOTES['other-backend']}",
+        lower=lambda f: f.severity != "info" and f.data.get("context") in (None, "backend-dispatch",
+                                                                            "cuda-available-branch"),
+        drop=lambda f: f.category == "precision" and f.data.get("context") in (None, "other-backend"))
 
 
 __all__ = ["VENDOR_RUNTIMES", "apply_vendor_packages", "vendor_files"]
