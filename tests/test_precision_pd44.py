@@ -190,3 +190,38 @@ def test_a_numpy_astype_is_a_host_cast(tmp_path):
     assert line_of(BLEND, 'npy = npy.astype("float16")') not in codes
     # control: `.astype` of a parameter (an MXNet NDArray in horovod's compression) keeps its hint
     assert "NPU202" in codes.get(line_of(BLEND, 'return tensor.astype("float16", copy=False)'), set())
+
+
+ORT = '''\
+import numpy as np
+import onnxruntime
+import torch
+
+
+class OnnxBackend:
+    def __init__(self, weights, device, fp16=False):
+        cuda = device.type != "cpu"
+        providers = ["CUDAExecutionProvider", "CPUExecutionProvider"] if cuda else ["CPUExecutionProvider"]
+        self.session = onnxruntime.InferenceSession(weights, providers=providers)
+        self.io = self.session.io_binding()
+        self.bindings = []
+        for output in self.session.get_outputs():
+            y_tensor = torch.empty(output.shape, dtype=torch.float16 if fp16 else torch.float32).to(device)
+            self.io.bind_output(
+                name=output.name,
+                device_type=device.type,
+                device_id=device.index if cuda else 0,
+                element_type=np.float16 if fp16 else np.float32,
+                shape=tuple(y_tensor.shape),
+                buffer_ptr=y_tensor.data_ptr(),
+            )
+            self.bindings.append(y_tensor)
+        self.scratch = torch.zeros(8, dtype=torch.float16, device=device)
+'''
+
+
+def test_an_onnx_runtime_io_binding_buffer_takes_the_exports_dtype(tmp_path):
+    codes = _by_line(tmp_path, ORT, "code", rel="pkg/ort_backend.py")
+    assert line_of(ORT, "y_tensor = torch.empty(output.shape") not in codes
+    # control: a float16 tensor the code computes with keeps its hint
+    assert "NPU202" in codes.get(line_of(ORT, "self.scratch = torch.zeros(8, dtype=torch.float16"), set())

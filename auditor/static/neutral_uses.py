@@ -151,6 +151,40 @@ def drop_weightless_loader_dtypes(findings: list, tree: ast.AST) -> list:
             not starts_in(f, spans)]
 
 
+_ORT_BINDS = frozenset({"bind_input", "bind_output"})
+
+
+def _ort_buffer(call: ast.Call) -> str | None:
+    """The name whose `.data_ptr()` an ONNX Runtime io-binding call takes as its buffer (`buffer_ptr=y.data_ptr()`,
+    or the sixth positional argument of `bind_input` / `bind_output(name, device_type, device_id, element_type,
+    shape, buffer_ptr)`), else None."""
+    ptr = next((k.value for k in call.keywords if k.arg == "buffer_ptr"), call.args[5] if len(call.args) > 5 else None)
+    if isinstance(ptr, ast.Call) and isinstance(ptr.func, ast.Attribute) and ptr.func.attr == "data_ptr" and \
+            isinstance(ptr.func.value, ast.Name):
+        return ptr.func.value.id
+    return None
+
+
+def drop_ort_buffer_dtypes(findings: list, tree: ast.AST) -> list:
+    """Drop precision findings on the tensors an ONNX Runtime io-binding hands to ORT as buffers (ultralytics'
+    AutoBackend: `y = torch.empty(shape, dtype=torch.float16 if fp16 else torch.float32)` ... `io.bind_output(...,
+    element_type=np.float16 if fp16 else np.float32, buffer_ptr=y.data_ptr())`; heldout32, pd44): the dtype is the
+    exported model's input or output type, ORT computes; the choice of an fp16 export is reported where it is made."""
+    if not any(f.category == "precision" for f in findings) or not isinstance(tree, ast.Module):
+        return findings
+    spans = []
+    for fn in module_nodes(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        names = {_ort_buffer(n) for n in ast.walk(fn) if isinstance(n, ast.Call) and
+                 isinstance(n.func, ast.Attribute) and n.func.attr in _ORT_BINDS} - {None}
+        spans += [node_span(n.value) for n in ast.walk(fn) if isinstance(n, ast.Assign) and
+                  any(isinstance(t, ast.Name) and t.id in names for t in n.targets)]
+    if not spans:
+        return findings
+    return [f for f in findings if f.category != "precision" or not starts_in(f, spans)]
+
+
 # decorators that register a custom op's fake (meta) kernel: `@op.register_fake`, `@torch.library.register_fake("ns::op")`,
 # the older `impl_abstract`, and `register_meta` (https://pytorch.org/docs/stable/library.html)
 _FAKE_KERNELS = frozenset({"register_fake", "impl_abstract", "register_meta"})
