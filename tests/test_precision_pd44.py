@@ -225,3 +225,24 @@ def test_an_onnx_runtime_io_binding_buffer_takes_the_exports_dtype(tmp_path):
     assert line_of(ORT, "y_tensor = torch.empty(output.shape") not in codes
     # control: a float16 tensor the code computes with keeps its hint
     assert "NPU202" in codes.get(line_of(ORT, "self.scratch = torch.zeros(8, dtype=torch.float16"), set())
+
+
+SEEDED = PROFILE.replace('''def main():
+''', '''def set_seed(seed):
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+
+
+def main():
+''').replace('''    device = "cuda"
+''', '''    set_seed(0)
+    device = "cuda"
+''')
+
+
+def test_a_reseed_probe_behind_the_gate_stays_info(tmp_path):
+    # the gate's warning does not hide the re-seed reading: the probe guards only a re-seed after torch.manual_seed
+    sev = _by_line(tmp_path, SEEDED)
+    probe = SEEDED.splitlines().index("        torch.cuda.manual_seed_all(seed)")     # the line above it, 1-based
+    assert sev.get(probe) == {"info"}

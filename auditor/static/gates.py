@@ -1214,6 +1214,7 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
     out = []
     names: dict[tuple[int, int], str] | None = None
     tables: list[tuple[Region, str, bool]] | None = None
+    script = False
     for f in findings:
         context = f.data.get("context")
         how = gates.gate_of(f.line, f.col - 1) if gates.regions else None
@@ -1238,13 +1239,13 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
             # (`CUDA_DEVICES = [f"cuda:{i}" ...]` fed to `@parametrize` of tests under `skipif(not
             # IS_SUPPORTED_BY_GPU)`: nothing reads it on Ascend; t11y, tuned on heldout16)
             if tables is None:
-                tables = _gated_tables(tree, gates)
+                tables, script = _gated_tables(tree, gates), _script(tree)
             # a device line in a helper function of a script whose callers all run behind a gate is gated too
             # (map-anything's `profile_model`, called only after main()'s `if not torch.cuda.is_available(): raise`;
             # pd44); a module-level device constant stays the choice the port edits unless only marked tests read it
             how = next((_TABLE_NOTE.format(how=h) for (l1, c1, l2, c2), h, helper in tables
                         if (l1, c1) <= (f.line, f.col - 1) < (l2, c2) and (
-                            helper and _script(tree) or f.category not in ("device", "distributed") or
+                            helper and script or f.category not in ("device", "distributed") or
                             h in (_TEST_MARK, _SKIP_MARK))), None)
         if f.severity == "info" and not context and how is not None and f.category == "precision" and \
                 how != _TEST_MARK and not how.endswith(_SKIPS_TEST):
@@ -1321,6 +1322,7 @@ def _gated_tables(tree: ast.Module, gates: Gates) -> list[tuple[Region, str, boo
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in by_name:
             reads.setdefault(n.id, []).append((n.lineno, n.col_offset))
     gated: dict[str, str] = {}
+    script = _script(tree)
     changed = True
     while changed:
         changed = False
@@ -1330,10 +1332,10 @@ def _gated_tables(tree: ast.Module, gates: Gates) -> list[tuple[Region, str, boo
             hows = []
             for at in reads[name]:
                 via = owner.get(at)
-                # a read inside another binding is gated with it, or by a gate within it (a call after
-                # `if not torch.cuda.is_available(): raise` in main(); pd44)
-                how = gated.get(via) or gates.gate_of(*at) if via is not None and via != name else \
-                    None if via == name else gates.gate_of(*at)
+                # a read inside another binding is gated with it, or, in a script, by a gate within it (a call
+                # after `if not torch.cuda.is_available(): raise` in main(); pd44)
+                how = gated.get(via) or (gates.gate_of(*at) if script else None) if via is not None and via != name \
+                    else None if via == name else gates.gate_of(*at)
                 if via == name:
                     continue        # `x = x + [...]`: the name's own growth
                 if how is None:
