@@ -246,3 +246,22 @@ def test_a_reseed_probe_behind_the_gate_stays_info(tmp_path):
     sev = _by_line(tmp_path, SEEDED)
     probe = SEEDED.splitlines().index("        torch.cuda.manual_seed_all(seed)")     # the line above it, 1-based
     assert sev.get(probe) == {"info"}
+
+
+def test_a_cast_before_the_backend_dispatch_keeps_its_hint(tmp_path):
+    # `im = im.half()` serves every backend; only the ONNX arm binds `im` as ORT's input buffer
+    src = ORT + '''
+    def forward(self, im):
+        if self.fp16 and im.dtype != torch.float16:
+            im = im.half()
+        if self.onnx:
+            self.io.bind_input(name="images", device_type=im.device.type, device_id=0,
+                               element_type=np.float16 if self.fp16 else np.float32, shape=tuple(im.shape),
+                               buffer_ptr=im.data_ptr())
+            self.session.run_with_iobinding(self.io)
+            return self.bindings
+        return self.model(im)
+'''
+    codes = _by_line(tmp_path, src, "code", rel="pkg/ort_backend.py")
+    assert "NPU202" in codes.get(line_of(src, "im = im.half()"), set())
+    assert line_of(src, "y_tensor = torch.empty(output.shape") not in codes

@@ -173,13 +173,20 @@ def drop_ort_buffer_dtypes(findings: list, tree: ast.AST) -> list:
     if not any(f.category == "precision" for f in findings) or not isinstance(tree, ast.Module):
         return findings
     spans = []
-    for fn in module_nodes(tree):
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        names = {_ort_buffer(n) for n in ast.walk(fn) if isinstance(n, ast.Call) and
-                 isinstance(n.func, ast.Attribute) and n.func.attr in _ORT_BINDS} - {None}
-        spans += [node_span(n.value) for n in ast.walk(fn) if isinstance(n, ast.Assign) and
-                  any(isinstance(t, ast.Name) and t.id in names for t in n.targets)]
+    for node in module_nodes(tree):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if not isinstance(stmts, list):
+                continue
+            for i, stmt in enumerate(stmts):
+                # only the assignments before the binding in its own block: `im = im.half()` at the top of a
+                # forward that binds `im` in its ONNX arm serves every backend and keeps its hint
+                call = stmt.value if isinstance(stmt, ast.Expr) else None
+                name = _ort_buffer(call) if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and \
+                    call.func.attr in _ORT_BINDS else None
+                if name is not None:
+                    spans += [node_span(s.value) for s in stmts[:i] if isinstance(s, ast.Assign) and
+                              any(isinstance(t, ast.Name) and t.id == name for t in s.targets)]
     if not spans:
         return findings
     return [f for f in findings if f.category != "precision" or not starts_in(f, spans)]
