@@ -35,10 +35,10 @@ def test_flags_derived_from_a_finding_are_reported_where_a_test_reads_them():
 
         class Monitor:
             def __init__(self):
-                self.on_accelerator = torch.cuda.is_available()
+                self.on_nccl = dist.get_backend() == "nccl"
 
             def step(self):
-                if not self.on_accelerator:
+                if not self.on_nccl:
                     return {}
 
 
@@ -47,12 +47,13 @@ def test_flags_derived_from_a_finding_are_reported_where_a_test_reads_them():
                 return 1
         ''')
     assert codes(found, 10) == codes(found, 9) == ["NPU101"]
-    assert codes(found, 12) == codes(found, 11)
-    assert all(f.fix == "none" and f.severity != "error" for f in found[12])
-    assert "flag `gpu_ok` set on line 11" in found[12][0].message
+    assert all(f.fix == "none" and f.severity != "error" for f in found[10])
+    assert "flag `is_nccl` set on line 9" in found[10][0].message
+    # a torch.cuda probe's flag: the probe is renamed where it is called, its reads follow (pd44, decision 4)
+    assert codes(found, 11) == ["NPU002"] and 12 not in found
     assert 15 not in found                       # a count compared with a number is not a flag
     assert {f.category for f in found[17]} == {"attention"} and len(found[17]) == 1   # one finding per category
-    assert codes(found, 26) == codes(found, 23)   # self.on_accelerator, read in another method
+    assert codes(found, 26) == codes(found, 23) == ["NPU101"]   # self.on_nccl, read in another method
     assert 31 not in found                       # another function's local of the same name
 
 

@@ -39,7 +39,7 @@ from auditor.static.ort_only import lower_ort_only
 from auditor.static.neutral_uses import drop_dtype_restores, drop_host_conversion_hints, drop_math_backend_lists, \
     drop_namespace_calls, drop_overridden_bases, drop_replaced_autocasts, drop_single_tensor_optimizers, \
     drop_type_references, drop_fake_kernel_dtypes, drop_host_extension_twins, drop_module_bindings, \
-    drop_weightless_loader_dtypes, mark_disabled_autocast_devices, lower_parallel_type_tests
+    drop_weightless_loader_dtypes, mark_disabled_autocast_devices, lower_parallel_type_tests, drop_ort_buffer_dtypes
 from auditor.static.provider_catalogues import drop_provider_catalogues
 from auditor.static.patch_targets import apply_cuda_twins, apply_flash_tables, apply_patch_targets
 from auditor.static.npu_native import apply_npu_file, written_for_npu
@@ -743,6 +743,7 @@ class StaticEngine:
             result.findings = drop_dtype_restores(result.findings, tree)   # `if needs_upcasting: vae.to(fp16)`
             result.findings = drop_weightless_loader_dtypes(result.findings, tree)   # Tokenizer(torch_dtype=)
             result.findings = drop_fake_kernel_dtypes(result.findings, tree)   # @op.register_fake: shapes only
+            result.findings = drop_ort_buffer_dtypes(result.findings, tree)   # ORT io-binding buffers: the export's
             result.findings = drop_module_bindings(result.findings, tree)   # `self.pynvml = pynvml`
             result.findings = drop_host_extension_twins(result.findings)   # CppExtension beside CUDAExtension
             result.findings = lower_parallel_type_tests(result.findings, tree)   # isinstance(m, DataParallel)

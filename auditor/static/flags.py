@@ -134,7 +134,11 @@ def _definitions(tree: ast.Module, by_line: dict[int, list[Finding]]):
                         and f.name != "horovod-distributed"
                         # `ending = t[-2:].tolist() == [False, True]`: the host copy happens once, where the flag is
                         # set; a test of the Python bool syncs nothing (pd36, heldout30's whisper transcribe)
-                        and f.name not in HOST_SYNC_RULES]
+                        and f.name not in HOST_SYNC_RULES
+                        # `cuda = torch.cuda.is_available()` ... `x if cuda else None`: the probe is renamed where
+                        # it is called and every read follows (decision 4's reading of uses; heldout30 DocLayout,
+                        # heldout32 yolov12 / tabicl; pd44)
+                        and f.name != "torch-cuda-api"]
                 where = cls if key.startswith("self.") and cls is not None else scope
                 if defs and isinstance(cls, ast.ClassDef) and key.startswith("self.") and _FLASH_CLASS.search(cls.name) and \
                         all(f.name == "flash-attn-feature-check" for f in defs):

@@ -1213,7 +1213,8 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
         return findings
     out = []
     names: dict[tuple[int, int], str] | None = None
-    tables: list[tuple[Region, str]] | None = None
+    tables: list[tuple[Region, str, bool]] | None = None
+    script = False
     for f in findings:
         context = f.data.get("context")
         how = gates.gate_of(f.line, f.col - 1) if gates.regions else None
@@ -1238,10 +1239,14 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
             # (`CUDA_DEVICES = [f"cuda:{i}" ...]` fed to `@parametrize` of tests under `skipif(not
             # IS_SUPPORTED_BY_GPU)`: nothing reads it on Ascend; t11y, tuned on heldout16)
             if tables is None:
-                tables = _gated_tables(tree, gates)
-            how = next((_TABLE_NOTE.format(how=h) for (l1, c1, l2, c2), h in tables
+                tables, script = _gated_tables(tree, gates), _script(tree)
+            # a device line in a helper function of a script whose callers all run behind a gate is gated too
+            # (map-anything's `profile_model`, called only after main()'s `if not torch.cuda.is_available(): raise`;
+            # pd44); a module-level device constant stays the choice the port edits unless only marked tests read it
+            how = next((_TABLE_NOTE.format(how=h) for (l1, c1, l2, c2), h, helper in tables
                         if (l1, c1) <= (f.line, f.col - 1) < (l2, c2) and (
-                            f.category not in ("device", "distributed") or h in (_TEST_MARK, _SKIP_MARK))), None)
+                            helper and script or f.category not in ("device", "distributed") or
+                            h in (_TEST_MARK, _SKIP_MARK))), None)
         if f.severity == "info" and not context and how is not None and f.category == "precision" and \
                 how != _TEST_MARK and not how.endswith(_SKIPS_TEST):
             # a dtype chosen only on CUDA (`fp16 if "cuda" in device else fp32`): once the gate is ported it runs
@@ -1266,6 +1271,12 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
     return out
 
 
+def _script(tree: ast.Module) -> bool:
+    """Whether the module runs as a script (`if __name__ == "__main__":` at its top level)."""
+    return any(isinstance(stmt, ast.If) and "__main__" in ast.unparse(stmt.test) and "__name__" in ast.unparse(stmt.test)
+               for stmt in tree.body)
+
+
 _CUDA_PATH_DTYPE_NOTE = "chosen only on the CUDA path here: once the gate is ported this dtype runs on the NPU"
 _TABLE_NOTE = "a module-level value used only by code behind a CUDA gate ({how})"
 
@@ -1283,7 +1294,7 @@ def _top_bindings(stmts: list[ast.stmt], out: list[tuple[str, ast.stmt]]) -> Non
             out.append((stmt.target.id, stmt))
 
 
-def _gated_tables(tree: ast.Module, gates: Gates) -> list[tuple[Region, str]]:
+def _gated_tables(tree: ast.Module, gates: Gates) -> list[tuple[Region, str, bool]]:
     """The values of module-level names every read of which is behind a CUDA gate (a config list read only by
     `@parametrize` in a TestCase marked `skipIf(not cuda and not xpu)`), or feeds another such name
     (`_TEST_CONFIGS = _ALL_TEST_CONFIGS`): they are built on Ascend but never used there (t11r)."""
@@ -1311,6 +1322,7 @@ def _gated_tables(tree: ast.Module, gates: Gates) -> list[tuple[Region, str]]:
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in by_name:
             reads.setdefault(n.id, []).append((n.lineno, n.col_offset))
     gated: dict[str, str] = {}
+    script = _script(tree)
     changed = True
     while changed:
         changed = False
@@ -1320,8 +1332,10 @@ def _gated_tables(tree: ast.Module, gates: Gates) -> list[tuple[Region, str]]:
             hows = []
             for at in reads[name]:
                 via = owner.get(at)
-                how = gated.get(via) if via is not None and via != name else \
-                    None if via == name else gates.gate_of(*at)
+                # a read inside another binding is gated with it, or, in a script, by a gate within it (a call
+                # after `if not torch.cuda.is_available(): raise` in main(); pd44)
+                how = gated.get(via) or (gates.gate_of(*at) if script else None) if via is not None and via != name \
+                    else None if via == name else gates.gate_of(*at)
                 if via == name:
                     continue        # `x = x + [...]`: the name's own growth
                 if how is None:
@@ -1331,9 +1345,10 @@ def _gated_tables(tree: ast.Module, gates: Gates) -> list[tuple[Region, str]]:
                 if hows:
                     gated[name] = hows[0]
                     changed = True
-    return [(_stmt_region(stmt.body[0], stmt.body[-1]) if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
-             else node_span(stmt.value, open_end=True), how) for name, how in gated.items()   # type: ignore[attr-defined]
-            for stmt in by_name[name]]
+    return [(_stmt_region(stmt.body[0], stmt.body[-1]), how, True) if isinstance(stmt, (ast.FunctionDef,
+                                                                                           ast.AsyncFunctionDef))
+            else (node_span(stmt.value, open_end=True), how, False)    # type: ignore[attr-defined]
+            for name, how in gated.items() for stmt in by_name[name]]
 
 
 def _sorted(regions: list[Region], hows: list[str]) -> tuple[list[Region], list[str]]:

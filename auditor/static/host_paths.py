@@ -426,7 +426,7 @@ def demote_reseeds(findings: list, tree: ast.AST) -> list:
     return [replace(f, severity="info", message=f.message + _RESEED_NOTE)
             if f.symbol in _CUDA_SEEDS and f.line in lines and f.severity != "info" else
             as_info(f, "redundant-reseed", _RESEED_GATE_NOTE)
-            if f.symbol in _PROBES and f.line in tests and f.severity == "error" else f for f in findings]
+            if f.symbol in _PROBES and f.line in tests and f.severity != "info" else f for f in findings]
 
 
 # platform names that are no torch device type: a collection or a call that holds one beside "cuda" names platforms

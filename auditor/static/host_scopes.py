@@ -658,6 +658,7 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
     host_tests = (_host_test_functions(tree, lines) if test_file(rel) else []) + \
         (_numpy_result_functions(tree) if ".numpy()" in text else [])
     exports = _onnx_export_functions(tree) if "onnx" in text else []
+    defaults += _host_astype_spans(tree) if ".astype(" in text else []
     kept = []
     for f in findings:
         if f.category == "precision":
@@ -670,6 +671,21 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
                 continue
         kept.append(f)
     return kept
+
+
+def _host_astype_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:
+    """Spans of the arguments of `.astype(...)` on a value made on the host (`npy = np.sum(...)` ... `npy =
+    npy.astype("float16")`, Mangio-RVC's faiss blend; pd44): a numpy cast mirrors a precision chosen elsewhere
+    (policy (e)); MXNet's or CuPy's `.astype` on a parameter or a device array keeps its finding."""
+    flow = None
+    out: list[tuple[int, int, int, int]] = []
+    for node in module_nodes(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "astype" and \
+                (node.args or node.keywords):
+            flow = flow or _HostFlow(tree)
+            if flow.value(node.func.value, _enclosing(tree, node.lineno), direct=False):
+                out += [node_span(a) for a in [*node.args, *(k.value for k in node.keywords)]]
+    return out
 
 
 # operator libraries that register CPU kernels for their ops (fbgemm_gpu's sparse / jagged ops: the CPU build runs

@@ -151,6 +151,47 @@ def drop_weightless_loader_dtypes(findings: list, tree: ast.AST) -> list:
             not starts_in(f, spans)]
 
 
+_ORT_BINDS = frozenset({"bind_input", "bind_output"})
+
+
+def _ort_buffer(call: ast.Call) -> str | None:
+    """The name whose `.data_ptr()` an ONNX Runtime io-binding call takes as its buffer (`buffer_ptr=y.data_ptr()`,
+    or the sixth positional argument of `bind_input` / `bind_output(name, device_type, device_id, element_type,
+    shape, buffer_ptr)`), else None."""
+    ptr = next((k.value for k in call.keywords if k.arg == "buffer_ptr"), call.args[5] if len(call.args) > 5 else None)
+    if isinstance(ptr, ast.Call) and isinstance(ptr.func, ast.Attribute) and ptr.func.attr == "data_ptr" and \
+            isinstance(ptr.func.value, ast.Name):
+        return ptr.func.value.id
+    return None
+
+
+def drop_ort_buffer_dtypes(findings: list, tree: ast.AST) -> list:
+    """Drop precision findings on the tensors an ONNX Runtime io-binding hands to ORT as buffers (ultralytics'
+    AutoBackend: `y = torch.empty(shape, dtype=torch.float16 if fp16 else torch.float32)` ... `io.bind_output(...,
+    element_type=np.float16 if fp16 else np.float32, buffer_ptr=y.data_ptr())`; heldout32, pd44): the dtype is the
+    exported model's input or output type, ORT computes; the choice of an fp16 export is reported where it is made."""
+    if not any(f.category == "precision" for f in findings) or not isinstance(tree, ast.Module):
+        return findings
+    spans = []
+    for node in module_nodes(tree):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if not isinstance(stmts, list):
+                continue
+            for i, stmt in enumerate(stmts):
+                # only the assignments before the binding in its own block: `im = im.half()` at the top of a
+                # forward that binds `im` in its ONNX arm serves every backend and keeps its hint
+                call = stmt.value if isinstance(stmt, ast.Expr) else None
+                name = _ort_buffer(call) if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and \
+                    call.func.attr in _ORT_BINDS else None
+                if name is not None:
+                    spans += [node_span(s.value) for s in stmts[:i] if isinstance(s, ast.Assign) and
+                              any(isinstance(t, ast.Name) and t.id == name for t in s.targets)]
+    if not spans:
+        return findings
+    return [f for f in findings if f.category != "precision" or not starts_in(f, spans)]
+
+
 # decorators that register a custom op's fake (meta) kernel: `@op.register_fake`, `@torch.library.register_fake("ns::op")`,
 # the older `impl_abstract`, and `register_meta` (https://pytorch.org/docs/stable/library.html)
 _FAKE_KERNELS = frozenset({"register_fake", "impl_abstract", "register_meta"})

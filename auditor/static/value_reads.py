@@ -407,8 +407,14 @@ def _conversion_spans(tree: ast.AST) -> list[tuple[int, int, int, int, str]]:
             word = _tested_word(node.test)
             if word is None:
                 continue
-            for stmt in node.body:
-                if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Return, ast.Expr)):
+            stmts = list(node.body)
+            while stmts:
+                stmt = stmts.pop()
+                if isinstance(stmt, ast.If):
+                    # `elif args.amp_dtype == "bf16": if torch.cuda.is_bf16_supported(): amp_dtype = torch.bfloat16`:
+                    # a check nested in the branch still converts the name (map-anything; pd44)
+                    stmts += stmt.body + stmt.orelse
+                elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Return, ast.Expr)):
                     out.append((stmt.lineno, stmt.col_offset, stmt.end_lineno or stmt.lineno,
                                 stmt.end_col_offset or 0, word))
         elif isinstance(node, ast.Dict):
