@@ -115,7 +115,8 @@ def _option_keywords(body: list[ast.stmt]) -> list[tuple[int, int, int, int]]:
 
 
 def _test_spans(tree: ast.Module) -> dict[str, list]:
-    spans: dict[str, list] = {"raises": [], "param": [], "skip": [], "mock": []}
+    spans: dict[str, list] = {"raises": [], "param": [], "skip": [], "mock": [], "data": _device_data_rows(tree),
+                              "cuda-skip": _skips_on_cuda(tree)}
     for n in module_nodes(tree):
         if isinstance(n, (ast.With, ast.AsyncWith)) and any(
                 _is_call_of(item.context_expr, "pytest.raises") for item in n.items):
@@ -129,6 +130,96 @@ def _test_spans(tree: ast.Module) -> dict[str, list]:
             if _patches_cuda_available(n):
                 spans["mock"].append(node_span(n))
     return spans
+
+
+_ACCELERATORS = ("cuda", "mps", "xpu", "npu", "hpu")
+_DATA_NOTE = ("a row of a parametrize table of device names beside another accelerator's, read only to build "
+              "`torch.device(...)` values the test compares or stores: no device is used (the test has no skip and "
+              "runs on every machine)")
+_CUDA_SKIP_NOTE = "the test skips itself where CUDA IS present: on Ascend the probe answers False and the test runs"
+_SKIPS = ("pytest.skip", "self.skipTest", "unittest.skip")
+
+
+def _param_names(node: ast.expr) -> list[str]:
+    if _str(node) is not None:
+        return [n.strip() for n in str(_str(node)).split(",") if n.strip()]
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [str(_str(e)) for e in node.elts]
+    return []
+
+
+def _device_only_reads(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """Every read of `name` in the test builds `torch.device(name)` (not as a placing keyword, not passed to a torch
+    call or `.to()`) or is compared; the test neither skips nor probes a device (it runs on every machine)."""
+    parents = {id(c): n for n in ast.walk(fn) for c in ast.iter_child_nodes(n)}
+    reads = 0
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and (ast_dotted(n.func) or "").endswith(("is_available", "device_count", *_SKIPS)):
+            return False
+        if not (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
+            continue
+        reads += 1
+        up = parents.get(id(n))
+        if isinstance(up, ast.Compare):
+            continue
+        if not (_is_call_of(up, "torch.device") and up.args == [n]):
+            return False
+        outer = parents.get(id(up))
+        if isinstance(outer, ast.keyword) or isinstance(outer, ast.Call) and (
+                (ast_dotted(outer.func) or "").startswith("torch.") or
+                isinstance(outer.func, ast.Attribute) and outer.func.attr == "to"):
+            return False
+    return reads > 0
+
+
+def _device_data_rows(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of the CUDA device strings of `@pytest.mark.parametrize` tables whose column also names another
+    accelerator (`("cuda", "cuda:0", True), ("mps", "mps:0", True)`) and which the test reads only through
+    `torch.device(...)` values it compares or stores (tabicl's `devices_match` test, pd43): no machine has both
+    backends, and the test does not skip, so the rows are data."""
+    out = []
+    for fn in module_nodes(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fn.name.startswith("test"):
+            continue
+        for deco in fn.decorator_list:
+            if not (_is_call_of(deco, "pytest.mark.parametrize") and len(deco.args) >= 2
+                    and isinstance(deco.args[1], (ast.List, ast.Tuple))):
+                continue
+            names = _param_names(deco.args[0])
+            rows = [r.args if _is_call_of(r, "pytest.param") else r.elts if isinstance(r, (ast.Tuple, ast.List))
+                    and len(names) > 1 else [r] for r in deco.args[1].elts]
+            for i, name in enumerate(names):
+                cells = [row[i] for row in rows if i < len(row) and _str(row[i]) is not None]
+                kinds = {str(_str(c)).split(":", 1)[0].lower() for c in cells}
+                if "cuda" in kinds and kinds & set(_ACCELERATORS[1:]) and _device_only_reads(fn, name):
+                    out += [node_span(c) for c in cells if str(_str(c)).lower().startswith("cuda")]
+    return out
+
+
+def _cuda_present_test(test: ast.expr) -> bool:
+    """`torch.cuda.is_available()` or `torch.cuda.device_count() > 0` (>= 1), unnegated."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Gt, ast.GtE)):
+        return _is_call_of(test.left, "torch.cuda.device_count")
+    return _is_call_of(test, "torch.cuda.is_available")
+
+
+def _skips_on_cuda(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of the CUDA test of a test that skips itself where CUDA is present (`if torch.cuda.is_available():
+    pytest.skip("no-CUDA test")`, `@pytest.mark.skipif(torch.cuda.is_available(), ...)`; tirex, pd43): the probe
+    only keeps the test off CUDA machines."""
+    out = []
+    for fn in module_nodes(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fn.name.startswith("test"):
+            continue
+        for deco in fn.decorator_list:
+            if _is_call_of(deco, "pytest.mark.skipif", "unittest.skipIf") and deco.args \
+                    and _cuda_present_test(deco.args[0]):
+                out.append(node_span(deco.args[0]))
+        for n in ast.walk(fn):
+            if isinstance(n, ast.If) and not n.orelse and _cuda_present_test(n.test) and all(
+                    isinstance(s, ast.Expr) and _is_call_of(s.value, *_SKIPS) for s in n.body):
+                out.append(node_span(n.test))
+    return out
 
 
 def _npu_accepting_asserts(tree: ast.Module) -> list[tuple[int, int, int, int]]:
@@ -284,7 +375,7 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
                             data={**(f.data or {}), "context": "speed-gate"})
             elif f.category == "device" and tests:
                 for kind, note in (("raises", _RAISES_NOTE), ("param", _PARAM_NOTE), ("skip", _SKIP_NOTE),
-                                   ("mock", _MOCK_NOTE)):
+                                   ("mock", _MOCK_NOTE), ("data", _DATA_NOTE), ("cuda-skip", _CUDA_SKIP_NOTE)):
                     if starts_in(f, tests[kind]):
                         f = as_info(f, f"test-{kind}", note)
                         break
