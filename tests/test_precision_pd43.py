@@ -150,3 +150,215 @@ def test_a_probe_only_an_npu_dispatch_reads_is_info(tmp_path):
 def test_control_a_probe_also_read_elsewhere_keeps_its_error(tmp_path):
     sev = _severities(tmp_path, {"app/gpu.py": SELECT_DEVICE}, "app/gpu.py")
     assert sev[line_of(SELECT_DEVICE, "gpu = torch.cuda.is_available()")] == {"error"}
+
+
+# -- an application's engine behind a flag no caller turns on ---------------------------------------------------------
+APP = """\
+import os
+
+from flask import Flask
+
+import speech
+
+app = Flask(__name__)
+chat = speech.Chat()
+chat.load(device=os.getenv("DEVICE", "cpu"), compile=False)
+
+
+@app.route("/tts")
+def tts():
+    return chat.infer("hello")
+"""
+
+SPEECH_INIT = "from .core import Chat\n"
+
+CORE = """\
+from .model.gpt import GPT
+
+
+class Chat:
+    def load(self, device="cpu", compile=False, use_vllm=False, experimental=False):
+        self.gpt = GPT(device=device, use_vllm=use_vllm)
+        self.gpt.load_pretrained("weights", experimental=experimental)
+
+    def infer(self, text):
+        return self.gpt.generate(text)
+"""
+
+GPT_PY = """\
+import torch
+
+
+class GPT(torch.nn.Module):
+    def __init__(self, device="cpu", use_vllm=False):
+        super().__init__()
+        self.device = device
+        self.is_vllm = use_vllm
+
+    def load_pretrained(self, folder, experimental=False):
+        if self.is_vllm:
+            from .engine import LLM
+
+            self.llm = LLM(folder)
+            return
+        self.model = torch.nn.Linear(4, 4).to(self.device)
+        if experimental and "cuda" in str(self.device):
+            from .fused import FusedModel
+
+            self.model = FusedModel.from_linear(self.model)
+
+    def generate(self, text):
+        return self.model(torch.zeros(4, device=self.device))
+"""
+
+ENGINE = """\
+import torch
+
+
+class LLM:
+    def __init__(self, folder):
+        self.folder = folder
+        torch.cuda.synchronize()
+        self.free, self.total = torch.cuda.mem_get_info()
+"""
+
+FUSED = """\
+import torch
+
+
+class FusedModel(torch.nn.Module):
+    @classmethod
+    def from_linear(cls, linear):
+        model = cls()
+        model.graph = torch.cuda.CUDAGraph()
+        return model
+"""
+
+PYPROJECT = """\
+[tool.poetry]
+name = "speech-ui"
+version = "0.1.0"
+package-mode = false
+
+[tool.poetry.dependencies]
+python = "^3.10"
+flask = "^3.0"
+"""
+
+
+def _app_files(app=APP, pyproject=PYPROJECT):
+    return {"app.py": app, "speech/__init__.py": SPEECH_INIT, "speech/core.py": CORE,
+            "speech/model/__init__.py": "", "speech/model/gpt.py": GPT_PY, "speech/model/engine.py": ENGINE,
+            "speech/model/fused.py": FUSED, "pyproject.toml": pyproject}
+
+
+def test_code_behind_flags_no_caller_turns_on_is_unreached(tmp_path):
+    sev = _severities(tmp_path, _app_files(), "speech/model/engine.py")
+    assert sev[line_of(ENGINE, "torch.cuda.synchronize()")] == {"info"}
+    sev = _severities(tmp_path / "b", _app_files(), "speech/model/fused.py")
+    assert sev[line_of(FUSED, "torch.cuda.CUDAGraph()")] == {"info"}
+
+
+def test_control_a_caller_passing_the_flag_keeps_the_engine(tmp_path):
+    app = APP.replace("compile=False)", "compile=False, use_vllm=True)")
+    sev = _severities(tmp_path, _app_files(app), "speech/model/engine.py")
+    assert sev[line_of(ENGINE, "torch.cuda.synchronize()")] == {"error"}
+    app = APP.replace('chat.load(device=os.getenv("DEVICE", "cpu"), compile=False)',
+                      'chat.load(os.getenv("DEVICE", "cpu"), False, False, True)')
+    sev = _severities(tmp_path / "b", _app_files(app), "speech/model/fused.py")
+    assert sev[line_of(FUSED, "torch.cuda.CUDAGraph()")] == {"error"}    # positionally
+
+
+def test_control_a_poetry_package_is_a_library(tmp_path):
+    pyproject = PYPROJECT.replace("package-mode = false\n", "")
+    sev = _severities(tmp_path, _app_files(pyproject=pyproject), "speech/model/engine.py")
+    assert sev[line_of(ENGINE, "torch.cuda.synchronize()")] == {"error"}
+
+
+# -- options a CUDA flag turns off, implementation fallbacks, host casts ----------------------------------------------
+TRAINER = """\
+from contextlib import nullcontext
+
+import torch
+
+
+class Trainer:
+    def __init__(self, amp=True, use_flash="auto", backend="cuda"):
+        self.amp = amp
+        self.use_flash = use_flash
+        self.backend = backend
+
+    def amp_setup(self, device):
+        use_amp = self.amp and device.type == "cuda" and torch.cuda.is_available()
+        scaler = torch.GradScaler("cuda", enabled=use_amp)
+        other = torch.GradScaler("cuda", enabled=self.amp)
+        return use_amp, scaler, other
+
+    def flash_choice(self, device_type, small):
+        if device_type != "cuda":
+            use_flash = False
+        elif small:
+            use_flash = False
+        else:
+            use_flash = True
+        if device_type != "cuda":
+            self.model = self.model.float()
+        return use_flash
+
+    def kernels(self):
+        if self.backend == "cuda" and not has_fused_kernels():
+            self.backend = "torch"
+        backend = self.backend
+        if backend == "cuda" and not has_fused_kernels():
+            backend = "torch"
+        if backend == "cuda" and not torch.cuda.is_available():
+            backend = "cpu"
+        return backend
+
+    def encode(self, emb):
+        arr = emb.to(dtype=torch.float16, device="cpu").numpy()
+        dev = emb.to(dtype=torch.float16, device="cuda")
+        return arr.tobytes(), dev
+"""
+
+
+def test_a_call_enabled_only_with_cuda_is_a_warning(tmp_path):
+    sev = _severities(tmp_path, {"pkg/trainer.py": TRAINER}, "pkg/trainer.py")
+    assert sev[line_of(TRAINER, "enabled=use_amp")] >= {"warning"} and "error" not in sev[
+        line_of(TRAINER, "enabled=use_amp")]
+
+
+def test_control_a_call_enabled_by_a_plain_switch_keeps_its_error(tmp_path):
+    sev = _severities(tmp_path, {"pkg/trainer.py": TRAINER}, "pkg/trainer.py")
+    assert "error" in sev[line_of(TRAINER, "enabled=self.amp")]
+
+
+def test_a_compare_that_only_turns_an_option_off_is_a_warning(tmp_path):
+    sev = _severities(tmp_path, {"pkg/trainer.py": TRAINER}, "pkg/trainer.py")
+    first = TRAINER.splitlines().index('        if device_type != "cuda":') + 1
+    assert sev[first] == {"warning"}
+
+
+def test_control_a_compare_that_changes_the_model_keeps_its_error(tmp_path):
+    sev = _severities(tmp_path, {"pkg/trainer.py": TRAINER}, "pkg/trainer.py")
+    assert "error" in sev[line_of(TRAINER, "self.model = self.model.float()") - 1]
+
+
+def test_an_implementation_name_compared_for_its_fallback_is_no_finding(tmp_path):
+    sev = _severities(tmp_path, {"pkg/trainer.py": TRAINER}, "pkg/trainer.py")
+    assert line_of(TRAINER, 'if backend == "cuda" and not has_fused_kernels():') not in sev
+
+
+def test_control_a_device_fallback_keeps_its_finding(tmp_path):
+    sev = _severities(tmp_path, {"pkg/trainer.py": TRAINER}, "pkg/trainer.py")
+    assert line_of(TRAINER, 'if backend == "cuda" and not torch.cuda.is_available():') in sev
+
+
+def test_a_cast_in_a_move_to_the_host_is_no_dtype_hint(tmp_path):
+    sev = _severities(tmp_path, {"pkg/trainer.py": TRAINER}, "pkg/trainer.py")
+    assert line_of(TRAINER, 'device="cpu").numpy()') not in sev
+
+
+def test_control_a_cast_in_a_move_to_cuda_keeps_its_findings(tmp_path):
+    sev = _severities(tmp_path, {"pkg/trainer.py": TRAINER}, "pkg/trainer.py")
+    assert line_of(TRAINER, 'device="cuda")') in sev

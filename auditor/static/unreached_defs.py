@@ -1430,6 +1430,16 @@ def _parameters_turned_on(keys: Collection[str], sources: dict[str, bytes]) -> s
             for n in setting_nodes(tree, p):
                 if not (n in defined or isinstance(n, ast.keyword)):
                     everywhere.add(p)
+    # the calls of the other files: positional arguments (`chat.load(dev, False, True)`) name no parameter
+    names = {key.rpartition(".")[0] for key in positions}
+    for data in sources.values():
+        if any(p.encode() in data for p in params) or not any(name.encode() in data for name in names):
+            continue
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        calls += [("", n, None) for n in module_nodes(tree) if isinstance(n, ast.Call)]
     for caller, call, fn in calls:
         callee = (ast_dotted(call.func) or "").rsplit(".", 1)[-1]
         for p in params:

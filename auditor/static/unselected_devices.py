@@ -337,6 +337,47 @@ def _speed_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     return out
 
 
+_OFF_NOTE = ("a device compare whose non-CUDA branch only turns a CUDA-only option off (`if device_type != \"cuda\": "
+             "use_fa3 = False`): on Ascend the option is off and the fallback runs, only slower (lead decision 39)")
+
+
+def _off_switch_compares(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of the tests of `if <x> != "cuda":` whose body only sets names or attributes to a false constant (tabicl's
+    FA3 switch, pd43): what the CUDA branch picks is an option with a fallback, and the test keeps it off elsewhere."""
+    out = []
+    for n in module_nodes(tree):
+        if isinstance(n, ast.If) and isinstance(n.test, ast.Compare) and len(n.test.ops) == 1 \
+                and isinstance(n.test.ops[0], ast.NotEq) and "cuda" in (_str(n.test.comparators[0]) or "") \
+                and n.body and all(isinstance(b, ast.Assign) and isinstance(b.value, ast.Constant)
+                                   and (b.value.value is False or b.value.value is None)
+                                   and all(isinstance(t, (ast.Name, ast.Attribute)) for t in b.targets)
+                                   for b in n.body):
+            out.append(node_span(n.test))
+    return out
+
+
+# implementations a kernel switch falls back to (`backend = "torch"`): names of code paths, not devices
+_IMPLEMENTATIONS = frozenset({"torch", "triton", "native", "python", "naive", "ref", "reference", "eager", "vanilla",
+                              "pytorch"})
+
+
+def _implementation_fallbacks(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of the "cuda" of `if backend == "cuda" and ...:` whose body sets `backend` to an implementation's name
+    (`backend = "torch"`; tirex's `load_model`, pd43): "cuda" names the library's own kernels (lead decision 15), and
+    this test only picks the fallback, which runs on Ascend; the dispatch on the value carries the kernel finding."""
+    out = []
+    for n in module_nodes(tree):
+        if not isinstance(n, ast.If):
+            continue
+        set_to = {t.id for b in n.body if isinstance(b, ast.Assign) and (_str(b.value) or "") in _IMPLEMENTATIONS
+                  for t in b.targets if isinstance(t, ast.Name)}
+        for c in ast.walk(n.test):
+            if set_to and isinstance(c, ast.Compare) and len(c.ops) == 1 and isinstance(c.ops[0], ast.Eq) \
+                    and isinstance(c.left, ast.Name) and c.left.id in set_to and _str(c.comparators[0]) == "cuda":
+                out.append(node_span(c.comparators[0]))
+    return out
+
+
 def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str = "") -> list:
     if not findings or not isinstance(tree, ast.Module):
         return findings
@@ -355,11 +396,13 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
     siblings = _probes_with_npu_siblings(tree) if any(f.code == _CUDA_PROBE_RULE for f in findings) else set()
     speed = _speed_gates(tree) if "is_available" in text and any(
         f.symbol == "torch.cuda.is_available" and f.severity == "error" for f in findings) else []
+    fallbacks = _implementation_fallbacks(tree) if any(f.code == "NPU003" for f in findings) else []
+    offs = _off_switch_compares(tree) if "!=" in text and any(f.code == "NPU003" for f in findings) else []
     out = []
     for f in findings:
         if starts_in(f, asserts) or f.code in _FEATURE_CHECK_CODES and starts_in(f, log_only) or \
                 f.code in _HOST_SYNC_CODES and starts_in(f, stats) or \
-                f.code == _PROBE_RULE and f.symbol in probes:
+                f.code == _PROBE_RULE and f.symbol in probes or f.code == "NPU003" and starts_in(f, fallbacks):
             continue
         if f.severity != "info":
             if uncalled and starts_in(f, uncalled):
@@ -370,6 +413,9 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
                 f = as_info(f, "device-table", _TABLE_NOTE)
             elif f.code == _CUDA_PROBE_RULE and (f.symbol or "").rsplit(".", 1)[-1] in siblings:
                 f = as_info(f, "npu-path", _SIBLING_NOTE)
+            elif f.severity == "error" and f.code == "NPU003" and starts_in(f, offs):
+                f = replace(f, severity="warning", fix="none", message=f"{f.message} ({_OFF_NOTE})",
+                            data={**(f.data or {}), "context": "off-switch"})
             elif f.severity == "error" and f.symbol == "torch.cuda.is_available" and starts_in(f, speed):
                 f = replace(f, severity="warning", fix="none", message=f"{f.message} ({_SPEED_NOTE})",
                             data={**(f.data or {}), "context": "speed-gate"})
