@@ -362,3 +362,85 @@ def test_a_cast_in_a_move_to_the_host_is_no_dtype_hint(tmp_path):
 def test_control_a_cast_in_a_move_to_cuda_keeps_its_findings(tmp_path):
     sev = _severities(tmp_path, {"pkg/trainer.py": TRAINER}, "pkg/trainer.py")
     assert line_of(TRAINER, 'device="cuda")') in sev
+
+
+# -- a docs CI job installing torch; a list of classes picked by name -------------------------------------------------
+DOCS_WORKFLOW = """\
+name: docs
+on: [push]
+jobs:
+  build:
+    runs-on: ubuntu-latest
+    steps:
+    - uses: actions/checkout@v4
+    - name: Build Sphinx docs
+      run: |
+        pip install torch
+        pip install -r requirements-doc.txt
+        cd docs
+        make html
+  test:
+    runs-on: ubuntu-latest
+    steps:
+    - uses: actions/checkout@v4
+    - name: Test
+      run: |
+        pip install torch
+        pytest tests
+"""
+
+
+def test_torch_installed_to_build_the_docs_gets_no_pairing_note(tmp_path):
+    sev = _severities(tmp_path, {".github/workflows/docs.yml": DOCS_WORKFLOW}, ".github/workflows/docs.yml")
+    assert DOCS_WORKFLOW.splitlines().index("        pip install torch") + 1 not in sev
+
+
+def test_control_torch_installed_to_run_tests_keeps_its_note(tmp_path):
+    sev = _severities(tmp_path, {".github/workflows/docs.yml": DOCS_WORKFLOW}, ".github/workflows/docs.yml")
+    lines = [i for i, text in enumerate(DOCS_WORKFLOW.splitlines(), 1) if text == "        pip install torch"]
+    assert lines[1] in sev
+
+
+RNN_MODEL = """\
+from torch import nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.rnn_list = [nn.LSTM, nn.RNN, nn.GRU]
+        for rnn_class in self.rnn_list:
+            if rnn_class.__name__ == config.rnn_type:
+                self.rnn = rnn_class(input_size=8, hidden_size=16, batch_first=True)
+        self.cells = [nn.RNN(8, 16), nn.LSTM(8, 16)]
+
+
+def build_all():
+    return [cls(8, 16) for cls in (nn.RNN, nn.GRU)]
+"""
+
+
+def _cli_severities(tmp_path, capsys, rel, src):
+    """Severity per line of `rel` as `audit` reports it (the coverage tables' NPU501 / NPU502 included)."""
+    import json
+
+    from auditor.cli import main
+    from tests.static_snippets import write_source
+
+    write_source(tmp_path, rel, src)
+    main([str(tmp_path / rel), "--format", "json", "--no-cache", "--fail-on", "never"])
+    out: dict[int, set[str]] = {}
+    for f in json.loads(capsys.readouterr().out)["findings"]:
+        out.setdefault(f["line"], set()).add(f["severity"])
+    return out
+
+
+def test_a_class_in_a_list_picked_by_name_is_info(tmp_path, capsys):
+    sev = _cli_severities(tmp_path, capsys, "pkg/encoder.py", RNN_MODEL)
+    assert sev[line_of(RNN_MODEL, "self.rnn_list = [nn.LSTM, nn.RNN, nn.GRU]")] == {"info"}
+
+
+def test_control_classes_built_outright_keep_their_warning(tmp_path, capsys):
+    sev = _cli_severities(tmp_path, capsys, "pkg/encoder.py", RNN_MODEL)
+    assert "warning" in sev[line_of(RNN_MODEL, "self.cells = [nn.RNN(8, 16)")]
+    assert "warning" in sev[line_of(RNN_MODEL, "for cls in (nn.RNN, nn.GRU)")]

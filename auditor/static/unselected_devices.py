@@ -378,6 +378,32 @@ def _implementation_fallbacks(tree: ast.Module) -> list[tuple[int, int, int, int
     return out
 
 
+_CHOICE_NOTE = ("an entry of a list of alternatives the code picks from by name (`for cls in [nn.LSTM, nn.RNN, "
+                "nn.GRU]: if cls.__name__ == rnn_type`): the option that picks it chooses")
+
+
+def _named_choices(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of the lists of classes a loop picks one from by its name (`for c in self.rnn_list: if c.__name__ ==
+    self.rnn_type: ...`, the list a literal of names or attributes, bound in the file; EasyTPP's FullyNN, pd43)."""
+    lists: dict[str, ast.expr] = {}
+    for n in module_nodes(tree):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.value, (ast.List, ast.Tuple)) \
+                and len(n.value.elts) > 1 and all(isinstance(e, (ast.Name, ast.Attribute)) for e in n.value.elts):
+            lists[ast.unparse(n.targets[0])] = n.value
+    out = []
+    for n in module_nodes(tree):
+        if not (isinstance(n, ast.For) and isinstance(n.target, ast.Name)):
+            continue
+        table = n.iter if isinstance(n.iter, (ast.List, ast.Tuple)) else lists.get(ast.unparse(n.iter))
+        if table is None or not all(isinstance(e, (ast.Name, ast.Attribute)) for e in table.elts):
+            continue
+        if any(isinstance(c, ast.Compare) and any(isinstance(x, ast.Attribute) and x.attr == "__name__" and isinstance(
+                x.value, ast.Name) and x.value.id == n.target.id for x in (c.left, *c.comparators))
+               for c in ast.walk(n)):
+            out.append(node_span(table))
+    return out
+
+
 def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str = "") -> list:
     if not findings or not isinstance(tree, ast.Module):
         return findings
@@ -396,6 +422,7 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
     siblings = _probes_with_npu_siblings(tree) if any(f.code == _CUDA_PROBE_RULE for f in findings) else set()
     speed = _speed_gates(tree) if "is_available" in text and any(
         f.symbol == "torch.cuda.is_available" and f.severity == "error" for f in findings) else []
+    choices = _named_choices(tree) if "__name__" in text and any(f.severity == "warning" for f in findings) else []
     fallbacks = _implementation_fallbacks(tree) if any(f.code == "NPU003" for f in findings) else []
     offs = _off_switch_compares(tree) if "!=" in text and any(f.code == "NPU003" for f in findings) else []
     out = []
@@ -405,7 +432,9 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
                 f.code == _PROBE_RULE and f.symbol in probes or f.code == "NPU003" and starts_in(f, fallbacks):
             continue
         if f.severity != "info":
-            if uncalled and starts_in(f, uncalled):
+            if f.severity == "warning" and f.category == "operator" and starts_in(f, choices):
+                f = as_info(f, "option-table", _CHOICE_NOTE)
+            elif uncalled and starts_in(f, uncalled):
                 f = as_info(f, "uncalled-helper", _UNCALLED_NOTE)
             elif f.code in _CARRIED_BY_USE and starts_in(f, imports) and f.symbol.rsplit(".", 1)[-1] in loaded:
                 f = as_info(f, "import-carried", _IMPORT_NOTE)
