@@ -1351,7 +1351,8 @@ def _flag_sets(facts: dict[str, dict[str, Any]], sources: dict[str, bytes]) -> N
             if on or falsy:
                 f["sets"][flag] = [[getattr(n, "lineno", 0) for n in on if id(n) not in stores], falsy]
                 params.update(stores.values())
-                lines.setdefault(rel, {})[flag] = [[n.lineno, stores[id(n)]] for n in on if id(n) in stores]
+                lines.setdefault(rel, {})[flag] = [[getattr(n, "lineno", 0), stores[id(n)]] for n in on
+                                                   if id(n) in stores]
     for f in facts.values():
         for flag in {flag for flag, *_ in f.get("flags", ()) if flag.startswith(_ARG)}:
             params.add(flag[len(_ARG):])
@@ -1436,11 +1437,11 @@ def _parameters_turned_on(keys: Collection[str], sources: dict[str, bytes]) -> s
         if any(p.encode() in data for p in params) or not any(name.encode() in data for name in names):
             continue
         try:
-            tree = ast.parse(data)
+            other = ast.parse(data)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
-        calls += [("", n, None) for n in module_nodes(tree) if isinstance(n, ast.Call)]
-    for caller, call, fn in calls:
+        calls += [("", n, None) for n in module_nodes(other) if isinstance(n, ast.Call)]
+    for caller, call, scope in calls:
         callee = (ast_dotted(call.func) or "").rsplit(".", 1)[-1]
         for p in params:
             key = f"{callee}.{p}"
@@ -1452,7 +1453,7 @@ def _parameters_turned_on(keys: Collection[str], sources: dict[str, bytes]) -> s
             for kw in call.keywords:
                 if kw.arg != p or false_constant(kw.value):
                     continue
-                if isinstance(kw.value, ast.Name) and kw.value.id == p and fn is not None:
+                if isinstance(kw.value, ast.Name) and kw.value.id == p and scope is not None:
                     edges.setdefault(f"{caller}.{p}", set()).add(key)
                 else:
                     on.add(key)

@@ -385,7 +385,7 @@ _CHOICE_NOTE = ("an entry of a list of alternatives the code picks from by name 
 def _named_choices(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     """Spans of the lists of classes a loop picks one from by its name (`for c in self.rnn_list: if c.__name__ ==
     self.rnn_type: ...`, the list a literal of names or attributes, bound in the file; EasyTPP's FullyNN, pd43)."""
-    lists: dict[str, ast.expr] = {}
+    lists: dict[str, ast.List | ast.Tuple] = {}
     for n in module_nodes(tree):
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.value, (ast.List, ast.Tuple)) \
                 and len(n.value.elts) > 1 and all(isinstance(e, (ast.Name, ast.Attribute)) for e in n.value.elts):
