@@ -1390,6 +1390,7 @@ def _off_parameter_stores(tree: ast.Module, on: list[ast.AST]) -> dict[int, str]
 def _parameters_turned_on(keys: Collection[str], sources: dict[str, bytes]) -> set[str]:
     """The `callee.parameter` keys that something in the tree may turn on (pd43). A call `callee(...)` turns the
     parameter on with a keyword of that name that is not a false constant nor the caller's own parameter of that name
+    (a callee no function of that name owns, `pipe(x, flag=True)` on an instance, turns every such parameter on)
     (`use_vllm=use_vllm` forwards the caller's: on where the caller's is on), with `**kwargs` (unless it spells the
     keyword too), or with a positional argument at its place or `*args`; so does any other setting of the name
     (`setting_nodes`: a string, an assignment), and a parameter of that name without a false default is on itself.
@@ -1402,6 +1403,7 @@ def _parameters_turned_on(keys: Collection[str], sources: dict[str, bytes]) -> s
     everywhere: set[str] = set()        # parameters some other setting turns on wherever they are
     calls: list[tuple[str, ast.Call, ast.AST | None]] = []
     positions: dict[str, int] = {}      # `callee.p` -> its positional index (self left out)
+    owners: dict[str, set[str]] = {}    # a parameter -> the callee names of the functions that have it
     for data in sources.values():
         if not any(p.encode() in data for p in params):
             continue
@@ -1419,6 +1421,7 @@ def _parameters_turned_on(keys: Collection[str], sources: dict[str, bytes]) -> s
                 for i, a in enumerate([*args, *fn.args.kwonlyargs]):
                     if a.arg in params:
                         defined.add(a)
+                        owners.setdefault(a.arg, set()).add(callees[id(fn)])
                         key = f"{callees[id(fn)]}.{a.arg}"
                         if a.arg not in off:
                             on.add(key)
@@ -1450,19 +1453,23 @@ def _parameters_turned_on(keys: Collection[str], sources: dict[str, bytes]) -> s
                     or any(isinstance(a, ast.Starred) for a in call.args) \
                     or key in positions and len(call.args) > positions[key]:
                 on.add(key)
+            # a callee that no function of that name owns (`pipe(x, track_time=True)` calls `__call__` on an
+            # instance): the keyword may reach any function with the parameter
+            target = key if callee in owners.get(p, ()) else f"*.{p}"
             for kw in call.keywords:
                 if kw.arg != p or false_constant(kw.value):
                     continue
                 if isinstance(kw.value, ast.Name) and kw.value.id == p and scope is not None:
-                    edges.setdefault(f"{caller}.{p}", set()).add(key)
+                    edges.setdefault(f"{caller}.{p}", set()).add(target)
                 else:
-                    on.add(key)
+                    on.add(target)
     todo = list(on)
     while todo:
         for key in edges.get(todo.pop(), ()):
             if key not in on:
                 on.add(key)
                 todo.append(key)
+    everywhere |= {key[2:] for key in on if key.startswith("*.")}
     return on | {key for key in keys if key.rpartition(".")[2] in everywhere}
 
 
