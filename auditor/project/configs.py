@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Iterator
 import yaml
 from yaml.events import AliasEvent
 
+from auditor.project import is_github_workflow
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.makefile import keep_call
 from auditor.project.hits import Collector, cuda_member_siblings, decode_text, lower_cuda_member, matchers
@@ -588,6 +589,31 @@ def scan_config_roots(col: Collector, roots: list) -> None:
     if spans:
         col.result.findings[first_finding:] = [_in_backend_entry(f, spans)
                                                for f in col.result.findings[first_finding:]]
+    docs = [span for root in roots for span in _docs_jobs(root)] if is_github_workflow(col.rel) else []
+    if docs:
+        # torch installed to build the documentation (autodoc) runs no model: no torch-npu pairing note, as for a
+        # docs requirements file (requirements.docs_build_requirements; pd43, EasyTemporalPointProcess's docs job)
+        col.result.findings[first_finding:] = [
+            f for f in col.result.findings[first_finding:]
+            if not (f.name == "torch-pin-needs-torch-npu" and any(a <= f.line <= b for a, b in docs))]
+
+
+# commands that build documentation: Sphinx, MkDocs, Jupyter Book, a docs Makefile's html target
+_DOCS_BUILD_RE = re.compile(r"\bsphinx-build\b|\bmkdocs\s+(?:build|gh-deploy)\b|\bjupyter-book\s+build\b"
+                            r"|\bmake\s+(?:-C\s+docs?\S*\s+)?(?:html|docs)\b")
+
+
+def _docs_jobs(root) -> list[tuple[int, int]]:
+    """(first line, last line) of each GitHub workflow job whose steps build documentation (`_DOCS_BUILD_RE`) and run
+    nothing else that tests (no pytest / unittest / tox step)."""
+    jobs = _mapping(root).get("jobs")
+    out = []
+    for key, job in (jobs.value if isinstance(jobs, yaml.MappingNode) else []):
+        runs = [v.value for _, _, v, _ in _scalars(job, "", False) if isinstance(v.value, str)]
+        if any(_DOCS_BUILD_RE.search(r) for r in runs) and not any(re.search(r"\b(?:pytest|unittest|tox|nox)\b", r)
+                                                                   for r in runs):
+            out.append((key.start_mark.line + 1, job.end_mark.line + 1))
+    return out
 
 
 def _package_list(path: str) -> bool:

@@ -617,6 +617,9 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
                 block(case.body, guarded)
 
     block(tree.body, False)
+    if ctx.npu:
+        ctx.npu.sort()
+        ctx.npu += _probes_read_on_npu_paths(tree, ctx.npu, wanted)
     if ctx.guarded_imports:
         ctx.version_reads = _version_reads(tree, ctx.guarded_imports)
     ctx.file_backend, ctx.star_backend = _file_backend(tree.body)
@@ -625,6 +628,32 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
                   ctx.cuda_available, ctx.registrations):
         spans.sort()
     return ctx
+
+
+def _probes_read_on_npu_paths(tree: ast.Module, npu: list[Span], wanted: list[int]) -> list[Span]:
+    """Spans of `has_cuda = torch.cuda.is_available()` (a name bound to a CUDA probe, in a function or at module level)
+    whose every read lies on an NPU path (ChatTTS' `select_device`: `if has_cuda or _is_torch_npu_available():
+    provider = torch.cuda if has_cuda else torch.npu`): the probe only feeds a dispatch that already reaches the NPU
+    (pd43). A read anywhere else keeps the probe's finding."""
+    lines = set(wanted)
+    out: list[Span] = []
+    for scope in [tree, *(n for n in module_nodes(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]:
+        body = scope.body
+        nodes = [n for stmt in body for n in ast.walk(stmt)] if scope is not tree else \
+            [n for stmt in body if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+             for n in ast.walk(stmt)]
+        for stmt in nodes:
+            if not (isinstance(stmt, ast.Assign) and stmt.lineno in lines and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Name) and any(
+                        isinstance(c, ast.Call) and (ast_dotted(c.func) or "").startswith("torch.cuda.")
+                        for c in ast.walk(stmt.value))):
+                continue
+            name = stmt.targets[0].id
+            reads = [n.lineno for n in (module_nodes(tree) if scope is tree else nodes)
+                     if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+            if reads and all(_inside(npu, line) for line in reads):
+                out.append(line_span(stmt))
+    return out
 
 
 _TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())

@@ -861,6 +861,12 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
                     add(node_span(rest, node, open_end=True),
                         f"after {gate_text(value)} and")
                     break
+        elif isinstance(node, ast.Call) and node.args:
+            # `torch.GradScaler("cuda", enabled=use_amp)` with `use_amp = ... and torch.cuda.is_available()`: off
+            # on Ascend, where the disabled object does nothing (pd43, tabicl)
+            enabled = next((kw.value for kw in node.keywords if kw.arg == "enabled"), None)
+            if enabled is not None and is_cuda_test(enabled, flags):
+                add(node_span(node.args[0], node.args[-1]), f"enabled={gate_text(enabled)}")
     return gates
 
 

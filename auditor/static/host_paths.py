@@ -205,6 +205,19 @@ def _to_host_chain(node: ast.AST) -> bool:
             return False
 
 
+def _to_cpu_with_dtype(call: ast.Call) -> bool:
+    """`x.to(dtype=torch.float16, device="cpu")`, `x.to("cpu", torch.float16)`: the move to the host and the cast in
+    one call (ChatTTS' speaker encoding before `.numpy()`, pd43): the dtype applies to the host copy."""
+    device = next((k.value for k in call.keywords if k.arg == "device"), call.args[0] if call.args else None)
+    rest = [a for a in call.args if a is not device] + [k.value for k in call.keywords if k.arg != "device"]
+    return _str_value(device) == "cpu" and bool(rest) and all(_dtype_key(a) or isinstance(a, ast.Constant)
+                                                              and isinstance(a.value, bool) for a in rest)
+
+
+def _str_value(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
 def _host_casts(tree: ast.AST) -> list[tuple[int, int, int, int]]:
     """(line, col, end line, end col) of host casts, dtype views and self-named dtype constants (above)."""
     out: list[tuple[int, int, int, int]] = []
@@ -212,7 +225,8 @@ def _host_casts(tree: ast.AST) -> list[tuple[int, int, int, int]]:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             attr = node.func.attr
             host_cast = attr in _CASTS and _to_host_chain(node.func.value) and (attr != "to" or all(
-                _dtype_key(a) for a in node.args) and all(k.arg == "dtype" for k in node.keywords))
+                _dtype_key(a) for a in node.args) and all(k.arg == "dtype" for k in node.keywords)) or \
+                attr == "to" and _to_cpu_with_dtype(node)
             view = attr == "view" and len(node.args) == 1 and _dtype_key(node.args[0]) and \
                 not ast.unparse(node.args[0]).startswith(("torch.float8", "torch.float4"))
             if host_cast:

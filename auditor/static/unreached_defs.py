@@ -64,7 +64,8 @@ from collections.abc import Collection
 from typing import Any
 
 from auditor.astnodes import line_span, module_nodes
-from auditor.static.attribute_sets import setting_nodes
+from auditor.static.astutil import ast_dotted
+from auditor.static.attribute_sets import false_constant, setting_nodes
 from auditor.static.backends import as_info
 from auditor.static.project_imports import put_facts
 
@@ -117,6 +118,7 @@ _APP_GUIS = frozenset({"tkinter", "PyQt5", "PyQt6", "PySide2", "PySide6", "wx"})
 # voice-changer's `server/MMVCServerSIO.py`, a `gradio_app.py`); a `train.py` importing gradio stays no application
 _APP_NAME_WORDS = frozenset({"app", "webui", "gui", "server", "ui", "streamlit", "gradio"})
 _NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")     # `MMVCServerSIO` -> MMVC, Server, SIO
+_NO_PACKAGE = re.compile(rb"(?m)^package-mode\s*=\s*false\b")
 _LIBRARY_MARKS = {"pyproject.toml": (re.compile(rb"(?m)^\[(?:project|tool\.poetry)\]"),),
                   "setup.cfg": (re.compile(rb"(?m)^\[metadata\]"),)}
 _WEBUI_MODULES = frozenset({"modules.scripts", "modules.script_callbacks"})
@@ -468,6 +470,7 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     top: list[list[Any]] = []
     dead: list[list[int]] = []
     names: dict[str, set[str]] = {"": set()}
+    flag_names: list[list[Any]] = []
     main: set[str] = set()
     main_lines: list[list[int]] = []
     exports: set[str] = set()
@@ -482,10 +485,22 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
                 own |= _names_read(node.args, roots, unused, bound)
             local = frozenset(_scope_locals(node)) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
                 else frozenset()
+            # what only the body of an `if self.X:` reads reaches through the flag (pd43: `_unreached` leaves it out
+            # where nothing turns X on)
+            inside = [(flag, branch, branch.body) for flag, branch in _flag_branches(node)]
+            within = [(flag, {r for stmt in body for r in _names_read(stmt, roots, unused, bound, local)})
+                      for flag, _, body in inside]
+            for _, branch, _ in inside:
+                branch.body = []
             for part in node.body:
                 own |= _names_read(part, roots, unused, bound, local)
+            for _, branch, body in inside:
+                branch.body = body
             own -= {node.name, "." + node.name}           # a recursive call does not reach it
             names.setdefault(node.name, set()).update(own)
+            for flag, read in within:
+                if read - own - {node.name, "." + node.name}:
+                    flag_names.append([flag, node.name, sorted(read - own - {node.name, "." + node.name})])
         elif _name_table(node):
             # `CROSS_ATTENTION_PROCESSORS = (AttnProcessor, XFormersAttnProcessor, ...)`: a table of classes or
             # functions reaches its members only where something reads the table (pd18)
@@ -517,7 +532,7 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
         out["words"] = sorted(_identifiers_read(tree, [(first, last) for _, first, last, _ in flags]))
     put_facts(out, dead=dead)
     out["names"] = {k: sorted(v) for k, v in names.items() if v}
-    put_facts(out, main=sorted(main), main_lines=main_lines)
+    put_facts(out, flag_names=flag_names, main=sorted(main), main_lines=main_lines)
     if any(_main_block(node) or _runs(node) for node in tree.body):
         out["runs"] = True
     # the package-relative modules it imports at module level, unguarded: [level, dotted module]
@@ -628,18 +643,56 @@ def _words(n: ast.AST) -> list[str]:
     return out
 
 
+_ARG = "arg:"     # the flag key of a parameter: `arg:experimental`
+
+
+def _off_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The parameters of `fn` whose default is a false constant (`use_vllm=False`) and that `fn` never rebinds."""
+    positional = [*fn.args.posonlyargs, *fn.args.args]
+    pairs = [*zip(positional[len(positional) - len(fn.args.defaults):], fn.args.defaults),
+             *zip(fn.args.kwonlyargs, fn.args.kw_defaults)]
+    stored = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    return {a.arg for a, d in pairs if false_constant(d) and a.arg not in stored}
+
+
+def _callee_names(node: ast.AST) -> dict[int, str]:
+    """{id(function): the name its calls spell}: a class's for its `__init__` (`GPT(...)`), its own for the rest."""
+    out = {id(fn): fn.name for fn in ast.walk(node) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for cls in ast.walk(node):
+        if isinstance(cls, ast.ClassDef):
+            out.update((id(fn), cls.name) for fn in cls.body
+                       if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name == "__init__")
+    return out
+
+
+def _flag_branches(node: ast.AST) -> list[tuple[str, ast.If]]:
+    """(X, the `if`) of each `if self.X:` / `if self.X and ...:` with a body under `node`, and (`arg:p`, the `if`) of
+    each `if p and ...:` on a parameter `p=False` of the enclosing function (pd43: ChatTTS' `experimental`)."""
+    out = []
+    seen: set[int] = set()
+    callees = _callee_names(node)
+    for fn in ast.walk(node):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        off = _off_defaults(fn)
+        for n in ast.walk(fn):
+            if not isinstance(n, ast.If) or not n.body or id(n) in seen:
+                continue
+            tests = n.test.values if isinstance(n.test, ast.BoolOp) and isinstance(n.test.op, ast.And) else [n.test]
+            flag = next((t.attr for t in tests if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                         and t.value.id in ("self", "cls")), None) or \
+                next((f"{_ARG}{callees[id(fn)]}.{t.id}" for t in tests if isinstance(t, ast.Name) and t.id in off), None)
+            if flag is not None:
+                seen.add(id(n))
+                out.append((flag, n))
+    return out
+
+
 def _attribute_flags(tree: ast.Module) -> list[list[Any]]:
     """[X, first line, last line, the words its body reads (`_identifiers_read`)] of each `if self.X:` / `if self.X
     and ...:` body (pd19): when nothing in the pack sets X but to a false constant, the body never runs."""
-    out: list[list[Any]] = []
-    for n in module_nodes(tree):
-        if not isinstance(n, ast.If) or not n.body:
-            continue
-        tests = n.test.values if isinstance(n.test, ast.BoolOp) and isinstance(n.test.op, ast.And) else [n.test]
-        flag = next((t.attr for t in tests if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
-                     and t.value.id in ("self", "cls")), None)
-        if flag is not None:
-            out.append([flag, n.body[0].lineno, max(b.end_lineno or b.lineno for b in n.body), set()])
+    out: list[list[Any]] = [[flag, n.body[0].lineno, max(b.end_lineno or b.lineno for b in n.body), set()]
+                            for flag, n in _flag_branches(tree)]
     if out:
         for n in module_nodes(tree):
             line = getattr(n, "lineno", 0)
@@ -1127,6 +1180,11 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
         return out
 
     regions: dict[tuple[str, str], set[tuple[str, str]]] = {}   # (file, definition) -> what its bodies reach
+    # (file, definition) -> [(X, what only its `if self.X:` bodies reach)]
+    flagged: dict[tuple[str, str], list[tuple[str, set[tuple[str, str]]]]] = {}
+    for rel, f in facts.items():
+        for flag, region, names in f.get("flag_names", ()):
+            flagged.setdefault((rel, region), []).append((flag, resolved(rel, names)))
     # a dotted config path (`_target_: sam2.modeling.sam.transformer.RoPEAttention`) builds that module's class when
     # the pack has the module, else any of that name (a shorter sys.path root); a bare word any of that name
     reached: set[tuple[str, str]] = set()
@@ -1153,17 +1211,25 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
         reached.update((rel, name) for name, _, _, registered in f.get("top", ())
                        if registered or name.startswith("__") or f.get("entry"))
     reached |= _listed_members(facts, unloaded)
-    todo = list(reached)
-    done: set[tuple[str, str]] = set()
-    while todo:
-        key = todo.pop()
-        if key in done:
-            continue
-        done.add(key)
-        todo.extend(regions.get(key, set()) - done)
+
+    def reach(off: Collection[str]) -> set[tuple[str, str]]:
+        todo = list(reached)
+        done: set[tuple[str, str]] = set()
+        while todo:
+            key = todo.pop()
+            if key in done:
+                continue
+            done.add(key)
+            todo.extend(regions.get(key, set()) - done)
+            for flag, more in flagged.get(key, ()):
+                if flag not in off:
+                    todo.extend(more - done)
+        return done
+
+    done = reach(())
     out = _spans(facts, done, unloaded, idle_mains, frozenset())
     off = _off_flags(facts, out)
-    return _spans(facts, done, unloaded, idle_mains, off) if off else out
+    return _spans(facts, reach(off), unloaded, idle_mains, off) if off else out
 
 
 def _spans(facts: dict[str, dict[str, Any]], done: Collection[tuple[str, str]], unloaded: Collection[str],
@@ -1236,6 +1302,8 @@ def _flag_sets(facts: dict[str, dict[str, Any]], sources: dict[str, bytes]) -> N
     """Adds `sets` to each file's facts: for each attribute flag of the pack the file names, [the lines that may set it
     to something other than a false constant, whether it sets it to one] (`_off_flags`)."""
     flags = {flag for f in facts.values() for flag, *_ in f.get("flags", ())}
+    params: set[str] = set()
+    lines: dict[str, dict[str, list[list[Any]]]] = {}   # file -> flag -> [line, parameter] of parameter stores
     for rel, f in facts.items():
         f["sets"] = {}
         named = [flag for flag in flags if flag.encode() in sources.get(rel, b"")]
@@ -1250,8 +1318,131 @@ def _flag_sets(facts: dict[str, dict[str, Any]], sources: dict[str, bytes]) -> N
             # an instance attribute set off (`self.X = False`); a class attribute's false default is left alone, as
             # t19g's control does (a library base class's switch that subclasses override)
             falsy = any(isinstance(n, ast.Attribute) for n in set(setting_nodes(tree, flag)) - set(on))
+            # `self.X = use_x` from a parameter `use_x=False`: off while no call in the tree turns `use_x` on
+            stores = _off_parameter_stores(tree, on)
             if on or falsy:
-                f["sets"][flag] = [[getattr(n, "lineno", 0) for n in on], falsy]
+                f["sets"][flag] = [[getattr(n, "lineno", 0) for n in on if id(n) not in stores], falsy]
+                params.update(stores.values())
+                lines.setdefault(rel, {})[flag] = [[getattr(n, "lineno", 0), stores[id(n)]] for n in on
+                                                   if id(n) in stores]
+    for f in facts.values():
+        for flag in {flag for flag, *_ in f.get("flags", ()) if flag.startswith(_ARG)}:
+            params.add(flag[len(_ARG):])
+    turned_on = _parameters_turned_on(params, sources)
+    for f in facts.values():        # a parameter flag: on (at line 0, which no span holds) when a call turns it on
+        for flag in {flag for flag, *_ in f.get("flags", ()) if flag.startswith(_ARG)}:
+            f["sets"][flag] = [[0] if flag[len(_ARG):] in turned_on else [], True]
+    for rel, by_flag in lines.items():
+        for flag, stored in by_flag.items():
+            entry = facts[rel]["sets"][flag]
+            entry[0] += [line for line, p in stored if p in turned_on]
+            entry[1] = entry[1] or any(p not in turned_on for _, p in stored)
+
+
+def _off_parameter_stores(tree: ast.Module, on: list[ast.AST]) -> dict[int, str]:
+    """{id(store): "callee.parameter"} of the stores among `on` that assign a parameter of the enclosing function whose
+    default is a false constant (`self.is_vllm = use_vllm` in `GPT.__init__(self, ..., use_vllm=False)`: `GPT.use_vllm`)."""
+    targets = {id(n) for n in on if isinstance(n, ast.Attribute)}
+    out: dict[int, str] = {}
+    if not targets:
+        return out
+    callees = _callee_names(tree)
+    for fn in module_nodes(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        off = _off_defaults(fn)
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id in off:
+                for t in n.targets:
+                    if id(t) in targets:
+                        out[id(t)] = f"{callees[id(fn)]}.{n.value.id}"
+    return out
+
+
+def _parameters_turned_on(keys: Collection[str], sources: dict[str, bytes]) -> set[str]:
+    """The `callee.parameter` keys that something in the tree may turn on (pd43). A call `callee(...)` turns the
+    parameter on with a keyword of that name that is not a false constant nor the caller's own parameter of that name
+    (a callee no function of that name owns, `pipe(x, flag=True)` on an instance, turns every such parameter on)
+    (`use_vllm=use_vllm` forwards the caller's: on where the caller's is on), with `**kwargs` (unless it spells the
+    keyword too), or with a positional argument at its place or `*args`; so does any other setting of the name
+    (`setting_nodes`: a string, an assignment), and a parameter of that name without a false default is on itself.
+    Callees are matched by name."""
+    params = {key.rpartition(".")[2] for key in keys}
+    on: set[str] = set()
+    if not params:
+        return on
+    edges: dict[str, set[str]] = {}     # `caller.p` -> the `callee.p` it forwards to
+    everywhere: set[str] = set()        # parameters some other setting turns on wherever they are
+    calls: list[tuple[str, ast.Call, ast.AST | None]] = []
+    positions: dict[str, int] = {}      # `callee.p` -> its positional index (self left out)
+    owners: dict[str, set[str]] = {}    # a parameter -> the callee names of the functions that have it
+    for data in sources.values():
+        if not any(p.encode() in data for p in params):
+            continue
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        callees = _callee_names(tree)
+        defined: set[ast.arg] = set()
+        for fn in module_nodes(tree):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                off = _off_defaults(fn)
+                args = [*fn.args.posonlyargs, *fn.args.args]
+                args = args[1:] if args and args[0].arg in ("self", "cls") else args
+                for i, a in enumerate([*args, *fn.args.kwonlyargs]):
+                    if a.arg in params:
+                        defined.add(a)
+                        owners.setdefault(a.arg, set()).add(callees[id(fn)])
+                        key = f"{callees[id(fn)]}.{a.arg}"
+                        if a.arg not in off:
+                            on.add(key)
+                        if i < len(args):
+                            positions[key] = i
+                calls += [(callees[id(fn)], n, fn) for n in ast.walk(fn) if isinstance(n, ast.Call)]
+        inside = {id(n) for _, n, _ in calls}
+        calls += [("", n, None) for n in module_nodes(tree) if isinstance(n, ast.Call) and id(n) not in inside]
+        for p in params:
+            for n in setting_nodes(tree, p):
+                if not (n in defined or isinstance(n, ast.keyword)):
+                    everywhere.add(p)
+    # the calls of the other files: positional arguments (`chat.load(dev, False, True)`) name no parameter
+    names = {key.rpartition(".")[0] for key in positions}
+    for data in sources.values():
+        if any(p.encode() in data for p in params) or not any(name.encode() in data for name in names):
+            continue
+        try:
+            other = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        calls += [("", n, None) for n in module_nodes(other) if isinstance(n, ast.Call)]
+    for caller, call, scope in calls:
+        callee = (ast_dotted(call.func) or "").rsplit(".", 1)[-1]
+        for p in params:
+            key = f"{callee}.{p}"
+            # (`**extra` cannot hold a keyword the call also spells: Python raises on the double value)
+            if any(kw.arg is None for kw in call.keywords) and not any(kw.arg == p for kw in call.keywords) \
+                    or any(isinstance(a, ast.Starred) for a in call.args) \
+                    or key in positions and len(call.args) > positions[key]:
+                on.add(key)
+            # a callee that no function of that name owns (`pipe(x, track_time=True)` calls `__call__` on an
+            # instance): the keyword may reach any function with the parameter
+            target = key if callee in owners.get(p, ()) else f"*.{p}"
+            for kw in call.keywords:
+                if kw.arg != p or false_constant(kw.value):
+                    continue
+                if isinstance(kw.value, ast.Name) and kw.value.id == p and scope is not None:
+                    edges.setdefault(f"{caller}.{p}", set()).add(target)
+                else:
+                    on.add(target)
+    todo = list(on)
+    while todo:
+        for key in edges.get(todo.pop(), ()):
+            if key not in on:
+                on.add(key)
+                todo.append(key)
+    everywhere |= {key[2:] for key in on if key.startswith("*.")}
+    return on | {key for key in keys if key.rpartition(".")[2] in everywhere}
 
 
 class _PackIndex:
@@ -1502,7 +1693,9 @@ def _library(project: Any) -> bool:
     for rel, mark in _LIBRARY_MARKS.items():
         if rel in paths:
             try:
-                if all(m.search(read_counted(project, paths[rel])) for m in mark):
+                text = read_counted(project, paths[rel])
+                # Poetry's `package-mode = false`: a project that manages dependencies only, installs no package (pd43)
+                if all(m.search(text) for m in mark) and not _NO_PACKAGE.search(text):
                     return True
             except (OSError, SourceError):
                 return True

@@ -115,7 +115,8 @@ def _option_keywords(body: list[ast.stmt]) -> list[tuple[int, int, int, int]]:
 
 
 def _test_spans(tree: ast.Module) -> dict[str, list]:
-    spans: dict[str, list] = {"raises": [], "param": [], "skip": [], "mock": []}
+    spans: dict[str, list] = {"raises": [], "param": [], "skip": [], "mock": [], "data": _device_data_rows(tree),
+                              "cuda-skip": _skips_on_cuda(tree)}
     for n in module_nodes(tree):
         if isinstance(n, (ast.With, ast.AsyncWith)) and any(
                 _is_call_of(item.context_expr, "pytest.raises") for item in n.items):
@@ -129,6 +130,96 @@ def _test_spans(tree: ast.Module) -> dict[str, list]:
             if _patches_cuda_available(n):
                 spans["mock"].append(node_span(n))
     return spans
+
+
+_ACCELERATORS = ("cuda", "mps", "xpu", "npu", "hpu")
+_DATA_NOTE = ("a row of a parametrize table of device names beside another accelerator's, read only to build "
+              "`torch.device(...)` values the test compares or stores: no device is used (the test has no skip and "
+              "runs on every machine)")
+_CUDA_SKIP_NOTE = "the test skips itself where CUDA IS present: on Ascend the probe answers False and the test runs"
+_SKIPS = ("pytest.skip", "self.skipTest", "unittest.skip")
+
+
+def _param_names(node: ast.expr) -> list[str]:
+    if _str(node) is not None:
+        return [n.strip() for n in str(_str(node)).split(",") if n.strip()]
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [str(_str(e)) for e in node.elts]
+    return []
+
+
+def _device_only_reads(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """Every read of `name` in the test builds `torch.device(name)` (not as a placing keyword, not passed to a torch
+    call or `.to()`) or is compared; the test neither skips nor probes a device (it runs on every machine)."""
+    parents = {id(c): n for n in ast.walk(fn) for c in ast.iter_child_nodes(n)}
+    reads = 0
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and (ast_dotted(n.func) or "").endswith(("is_available", "device_count", *_SKIPS)):
+            return False
+        if not (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
+            continue
+        reads += 1
+        up = parents.get(id(n))
+        if isinstance(up, ast.Compare):
+            continue
+        if not (_is_call_of(up, "torch.device") and up.args == [n]):
+            return False
+        outer = parents.get(id(up))
+        if isinstance(outer, ast.keyword) or isinstance(outer, ast.Call) and (
+                (ast_dotted(outer.func) or "").startswith("torch.") or
+                isinstance(outer.func, ast.Attribute) and outer.func.attr == "to"):
+            return False
+    return reads > 0
+
+
+def _device_data_rows(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of the CUDA device strings of `@pytest.mark.parametrize` tables whose column also names another
+    accelerator (`("cuda", "cuda:0", True), ("mps", "mps:0", True)`) and which the test reads only through
+    `torch.device(...)` values it compares or stores (tabicl's `devices_match` test, pd43): no machine has both
+    backends, and the test does not skip, so the rows are data."""
+    out = []
+    for fn in module_nodes(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fn.name.startswith("test"):
+            continue
+        for deco in fn.decorator_list:
+            if not (_is_call_of(deco, "pytest.mark.parametrize") and len(deco.args) >= 2
+                    and isinstance(deco.args[1], (ast.List, ast.Tuple))):
+                continue
+            names = _param_names(deco.args[0])
+            rows = [r.args if _is_call_of(r, "pytest.param") else r.elts if isinstance(r, (ast.Tuple, ast.List))
+                    and len(names) > 1 else [r] for r in deco.args[1].elts]
+            for i, name in enumerate(names):
+                cells = [row[i] for row in rows if i < len(row) and _str(row[i]) is not None]
+                kinds = {str(_str(c)).split(":", 1)[0].lower() for c in cells}
+                if "cuda" in kinds and kinds & set(_ACCELERATORS[1:]) and _device_only_reads(fn, name):
+                    out += [node_span(c) for c in cells if str(_str(c)).lower().startswith("cuda")]
+    return out
+
+
+def _cuda_present_test(test: ast.expr) -> bool:
+    """`torch.cuda.is_available()` or `torch.cuda.device_count() > 0` (>= 1), unnegated."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Gt, ast.GtE)):
+        return _is_call_of(test.left, "torch.cuda.device_count")
+    return _is_call_of(test, "torch.cuda.is_available")
+
+
+def _skips_on_cuda(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of the CUDA test of a test that skips itself where CUDA is present (`if torch.cuda.is_available():
+    pytest.skip("no-CUDA test")`, `@pytest.mark.skipif(torch.cuda.is_available(), ...)`; tirex, pd43): the probe
+    only keeps the test off CUDA machines."""
+    out = []
+    for fn in module_nodes(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fn.name.startswith("test"):
+            continue
+        for deco in fn.decorator_list:
+            if _is_call_of(deco, "pytest.mark.skipif", "unittest.skipIf") and deco.args \
+                    and _cuda_present_test(deco.args[0]):
+                out.append(node_span(deco.args[0]))
+        for n in ast.walk(fn):
+            if isinstance(n, ast.If) and not n.orelse and _cuda_present_test(n.test) and all(
+                    isinstance(s, ast.Expr) and _is_call_of(s.value, *_SKIPS) for s in n.body):
+                out.append(node_span(n.test))
+    return out
 
 
 def _npu_accepting_asserts(tree: ast.Module) -> list[tuple[int, int, int, int]]:
@@ -246,6 +337,73 @@ def _speed_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     return out
 
 
+_OFF_NOTE = ("a device compare whose non-CUDA branch only turns a CUDA-only option off (`if device_type != \"cuda\": "
+             "use_fa3 = False`): on Ascend the option is off and the fallback runs, only slower (lead decision 39)")
+
+
+def _off_switch_compares(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of the tests of `if <x> != "cuda":` whose body only sets names or attributes to a false constant (tabicl's
+    FA3 switch, pd43): what the CUDA branch picks is an option with a fallback, and the test keeps it off elsewhere."""
+    out = []
+    for n in module_nodes(tree):
+        if isinstance(n, ast.If) and isinstance(n.test, ast.Compare) and len(n.test.ops) == 1 \
+                and isinstance(n.test.ops[0], ast.NotEq) and "cuda" in (_str(n.test.comparators[0]) or "") \
+                and n.body and all(isinstance(b, ast.Assign) and isinstance(b.value, ast.Constant)
+                                   and (b.value.value is False or b.value.value is None)
+                                   and all(isinstance(t, (ast.Name, ast.Attribute)) for t in b.targets)
+                                   for b in n.body):
+            out.append(node_span(n.test))
+    return out
+
+
+# implementations a kernel switch falls back to (`backend = "torch"`): names of code paths, not devices
+_IMPLEMENTATIONS = frozenset({"torch", "triton", "native", "python", "naive", "ref", "reference", "eager", "vanilla",
+                              "pytorch"})
+
+
+def _implementation_fallbacks(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of the "cuda" of `if backend == "cuda" and ...:` whose body sets `backend` to an implementation's name
+    (`backend = "torch"`; tirex's `load_model`, pd43): "cuda" names the library's own kernels (lead decision 15), and
+    this test only picks the fallback, which runs on Ascend; the dispatch on the value carries the kernel finding."""
+    out = []
+    for n in module_nodes(tree):
+        if not isinstance(n, ast.If):
+            continue
+        set_to = {t.id for b in n.body if isinstance(b, ast.Assign) and (_str(b.value) or "") in _IMPLEMENTATIONS
+                  for t in b.targets if isinstance(t, ast.Name)}
+        for c in ast.walk(n.test):
+            if set_to and isinstance(c, ast.Compare) and len(c.ops) == 1 and isinstance(c.ops[0], ast.Eq) \
+                    and isinstance(c.left, ast.Name) and c.left.id in set_to and _str(c.comparators[0]) == "cuda":
+                out.append(node_span(c.comparators[0]))
+    return out
+
+
+_CHOICE_NOTE = ("an entry of a list of alternatives the code picks from by name (`for cls in [nn.LSTM, nn.RNN, "
+                "nn.GRU]: if cls.__name__ == rnn_type`): the option that picks it chooses")
+
+
+def _named_choices(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of the lists of classes a loop picks one from by its name (`for c in self.rnn_list: if c.__name__ ==
+    self.rnn_type: ...`, the list a literal of names or attributes, bound in the file; EasyTPP's FullyNN, pd43)."""
+    lists: dict[str, ast.List | ast.Tuple] = {}
+    for n in module_nodes(tree):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.value, (ast.List, ast.Tuple)) \
+                and len(n.value.elts) > 1 and all(isinstance(e, (ast.Name, ast.Attribute)) for e in n.value.elts):
+            lists[ast.unparse(n.targets[0])] = n.value
+    out = []
+    for n in module_nodes(tree):
+        if not (isinstance(n, ast.For) and isinstance(n.target, ast.Name)):
+            continue
+        table = n.iter if isinstance(n.iter, (ast.List, ast.Tuple)) else lists.get(ast.unparse(n.iter))
+        if table is None or not all(isinstance(e, (ast.Name, ast.Attribute)) for e in table.elts):
+            continue
+        if any(isinstance(c, ast.Compare) and any(isinstance(x, ast.Attribute) and x.attr == "__name__" and isinstance(
+                x.value, ast.Name) and x.value.id == n.target.id for x in (c.left, *c.comparators))
+               for c in ast.walk(n)):
+            out.append(node_span(table))
+    return out
+
+
 def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str = "") -> list:
     if not findings or not isinstance(tree, ast.Module):
         return findings
@@ -264,14 +422,19 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
     siblings = _probes_with_npu_siblings(tree) if any(f.code == _CUDA_PROBE_RULE for f in findings) else set()
     speed = _speed_gates(tree) if "is_available" in text and any(
         f.symbol == "torch.cuda.is_available" and f.severity == "error" for f in findings) else []
+    choices = _named_choices(tree) if "__name__" in text and any(f.severity == "warning" for f in findings) else []
+    fallbacks = _implementation_fallbacks(tree) if any(f.code == "NPU003" for f in findings) else []
+    offs = _off_switch_compares(tree) if "!=" in text and any(f.code == "NPU003" for f in findings) else []
     out = []
     for f in findings:
         if starts_in(f, asserts) or f.code in _FEATURE_CHECK_CODES and starts_in(f, log_only) or \
                 f.code in _HOST_SYNC_CODES and starts_in(f, stats) or \
-                f.code == _PROBE_RULE and f.symbol in probes:
+                f.code == _PROBE_RULE and f.symbol in probes or f.code == "NPU003" and starts_in(f, fallbacks):
             continue
         if f.severity != "info":
-            if uncalled and starts_in(f, uncalled):
+            if f.severity == "warning" and f.category == "operator" and starts_in(f, choices):
+                f = as_info(f, "option-table", _CHOICE_NOTE)
+            elif uncalled and starts_in(f, uncalled):
                 f = as_info(f, "uncalled-helper", _UNCALLED_NOTE)
             elif f.code in _CARRIED_BY_USE and starts_in(f, imports) and f.symbol.rsplit(".", 1)[-1] in loaded:
                 f = as_info(f, "import-carried", _IMPORT_NOTE)
@@ -279,12 +442,15 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
                 f = as_info(f, "device-table", _TABLE_NOTE)
             elif f.code == _CUDA_PROBE_RULE and (f.symbol or "").rsplit(".", 1)[-1] in siblings:
                 f = as_info(f, "npu-path", _SIBLING_NOTE)
+            elif f.severity == "error" and f.code == "NPU003" and starts_in(f, offs):
+                f = replace(f, severity="warning", fix="none", message=f"{f.message} ({_OFF_NOTE})",
+                            data={**(f.data or {}), "context": "off-switch"})
             elif f.severity == "error" and f.symbol == "torch.cuda.is_available" and starts_in(f, speed):
                 f = replace(f, severity="warning", fix="none", message=f"{f.message} ({_SPEED_NOTE})",
                             data={**(f.data or {}), "context": "speed-gate"})
             elif f.category == "device" and tests:
                 for kind, note in (("raises", _RAISES_NOTE), ("param", _PARAM_NOTE), ("skip", _SKIP_NOTE),
-                                   ("mock", _MOCK_NOTE)):
+                                   ("mock", _MOCK_NOTE), ("data", _DATA_NOTE), ("cuda-skip", _CUDA_SKIP_NOTE)):
                     if starts_in(f, tests[kind]):
                         f = as_info(f, f"test-{kind}", note)
                         break
