@@ -1305,6 +1305,8 @@ class MatchVisitor(cst.CSTVisitor):
         if rule.extra.get("keyword_compared") and not self._choice_read(rule, wanted):
             return True     # `impl="cuda"` where nothing takes a CUDA branch (lama-cleaner's ref-only StyleGAN ops)
         literals = _literal_strings(value) if wanted else None
+        if literals is None and wanted and isinstance(value, (cst.Integer, cst.Float)):
+            literals = [value.value]    # `self.opt_level = 1` (PPQ's equalization level): a number, no apex level (t29a)
         if literals is not None and not any(fnmatch.fnmatchcase(s, w) for s in literals for w in wanted):
             return True
         if wanted and literals is None and rule.extra.get("keyword_literal_only"):
