@@ -385,9 +385,17 @@ def _reexported_names(results: list, modules: dict[str, str], out: dict[str, _Ta
             source = out.get(_resolve(str(entry[2]), int(entry[1]), name, True))
             for pair in entry[3]:
                 offered = source.names.get(str(pair[0])) if source is not None and source.rel != r.path else None
-                if offered is not None and str(pair[1]) not in out.setdefault(name, _Target(r.path)).names:
-                    out[name].names[str(pair[1])] = offered
-                    out[name].origins[str(pair[1])] = source.origins.get(str(pair[0]), source.rel)
+                if offered is None or source is None:
+                    continue
+                origin = source.origins.get(str(pair[0]), source.rel)
+                if name not in out:         # (a package that only re-exports: its uses name the defining file)
+                    out[name] = _Target(origin)
+                target = out[name]
+                if str(pair[1]) not in target.names:
+                    target.names[str(pair[1])] = offered
+                    target.origins[str(pair[1])] = origin
+                    if target.rel != r.path and target.rel != origin:
+                        target.rel = r.path     # names from several files: the package is where they are offered
 
 
 def _built_extensions(result) -> dict[str, _Target]:
