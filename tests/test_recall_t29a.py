@@ -326,3 +326,40 @@ def inplace_abn(x):
                   if f.code == "NPU002"}
     assert severities.get(2) == "info"
     assert severities.get(3) == "error"      # control: the name `__all__` offers
+
+
+def test_config_class_with_a_switch_default_is_no_cuda_code(tmp_path):
+    # DreamWaltz: `configs/__init__.py` re-exports a dataclass whose `cuda_ray: bool = True` default is NPU893's; the
+    # classes that take the config are not CUDA code. Control: a class of values holding the extension's function
+    root = _write(tmp_path / "proj", {
+        "configs/__init__.py": "from .train_config import RenderConfig, Ops\n",
+        "configs/train_config.py": '''from dataclasses import dataclass
+
+from torch.utils.cpp_extension import load
+
+_C = load(name="raymarching", sources=["raymarching.cu"])
+
+
+@dataclass
+class RenderConfig:
+    cuda_ray: bool = True
+    grid_size: int = 128
+
+
+class Ops:
+    march = _C.march_rays
+''',
+        "core/__init__.py": "",
+        "core/network.py": '''from configs import RenderConfig, Ops
+
+
+class NeRFNetwork:
+    def __init__(self, cfg: RenderConfig):
+        self.cfg = cfg
+
+    def forward(self, rays):
+        return Ops.march(rays)
+'''})
+    run = run_static([root], jobs=1)
+    found = sorted(f.line for r in run.results if r.path == "core/network.py" for f in r.findings if f.code == "NPU320")
+    assert 5 not in found and 9 in found

@@ -241,12 +241,18 @@ def _mostly_cuda(cls: ast.ClassDef, lines: list[int], every: list[int]) -> bool:
     import bisect
 
     methods = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    if not methods:
-        return True
     header = (min([cls.lineno] + [d.lineno for d in cls.decorator_list]), cls.body[0].lineno - 1)
     i = bisect.bisect_left(every, header[0])
     if i < len(every) and every[i] <= header[1]:
         return True         # a base class or decorator named for CUDA (`class FusedEmaAdamBuilder(CUDAOpBuilder)`)
+    if not methods:
+        # a class of values: CUDA-specific by a field that holds code (`fwd = _C.forward`), not by a setting's
+        # literal default (DreamWaltz's `@dataclass class RenderConfig: cuda_ray: bool = True`, whose importers use
+        # the config, not CUDA code; the default is reported where it is written; t29a)
+        defaults = {line for s in cls.body if isinstance(s, (ast.Assign, ast.AnnAssign))
+                    and isinstance(s.value, ast.Constant) for line in range(s.lineno, (s.end_lineno or s.lineno) + 1)}
+        end = cls.end_lineno or cls.lineno
+        return any(header[1] < line <= end and line not in defaults for line in lines)
     hit = 0
     for m in methods:
         i = bisect.bisect_left(lines, m.lineno)
