@@ -320,7 +320,9 @@ class _Target:
         # names the module binds by importing a third-party module (`import triton.language as tl` in a
         # `triton_utils/__init__.py` that re-exports it): that module, not the project's own CUDA code (t11v)
         self.reexports: frozenset[str] = frozenset()
-        self.origins: dict[str, str] = {}          # a name a package's `__init__.py` re-exports -> the defining file
+        # names a package's `__init__.py` re-exports (`from .ffi import CUDA`) -> as `names`, and the defining file
+        self.reexported: dict[str, tuple[str, int, str, str]] = {}
+        self.origins: dict[str, str] = {}
 
 
 def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
@@ -378,8 +380,9 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
 
 def _reexported_names(results: list, modules: dict[str, str], out: dict[str, _Target]) -> None:
     """A package's `__init__.py` that imports a CUDA-specific name of one of its modules (`from .ffi import CUDA` in
-    PPQ's `ppq/core/__init__.py`) offers it too: `from ppq.core import CUDA` elsewhere imports that name (t29a). From
-    the summaries' imports; a name the package defines itself or a module offered as a whole is not followed."""
+    PPQ's `ppq/core/__init__.py`) offers it to `from ppq.core import CUDA` elsewhere (t29a). From the summaries'
+    imports. Only to an import of that name: `import pkg` / `from . import pkg` of a package that re-exports (a vendored
+    library's `warp/sim/__init__.py`) does not make the package's import line a use."""
     for r in results:
         name = modules.get(r.path)
         summary = getattr(r, "summary", None)
@@ -390,18 +393,15 @@ def _reexported_names(results: list, modules: dict[str, str], out: dict[str, _Ta
                 continue
             source = out.get(_resolve(str(entry[2]), int(entry[1]), name, True))
             for pair in entry[3]:
-                offered = source.names.get(str(pair[0])) if source is not None and source.rel != r.path else None
-                if offered is None or source is None:
+                if source is None or source.rel == r.path:
                     continue
-                origin = source.origins.get(str(pair[0]), source.rel)
-                if name not in out:         # (a package that only re-exports: its uses name the defining file)
-                    out[name] = _Target(origin)
-                target = out[name]
+                offered = source.names.get(str(pair[0])) or source.reexported.get(str(pair[0]))
+                if offered is None:
+                    continue
+                target = out.setdefault(name, _Target(r.path))
                 if str(pair[1]) not in target.names:
-                    target.names[str(pair[1])] = offered
-                    target.origins[str(pair[1])] = origin
-                    if target.rel != r.path and target.rel != origin:
-                        target.rel = r.path     # names from several files: the package is where they are offered
+                    target.reexported.setdefault(str(pair[1]), offered)
+                    target.origins.setdefault(str(pair[1]), source.origins.get(str(pair[0]), source.rel))
 
 
 def _built_extensions(result) -> dict[str, _Target]:
@@ -692,9 +692,9 @@ def _wanted(imports: list, me: str, is_package: bool, targets: dict[str, _Target
                     # `import *` binds the module's `__all__`, else its public names: `from .train_loop import *`
                     # does not bind the `DataParallel` train_loop imports from torch (t11u)
                     if defined in t.exported if t.exported is not None else not defined.startswith("_"):
-                        out.append((line, defined, "name", offered, t.origins.get(defined, t.rel), None))
+                        out.append((line, defined, "name", offered, t.rel, None))
                 continue
-            info = t.names.get(name) or (t.whole if name not in t.reexports else None)
+            info = t.names.get(name) or t.reexported.get(name) or (t.whole if name not in t.reexports else None)
             if info is not None:
                 out.append((line, alias, "name", info, t.origins.get(name, t.rel), None))
     return out
