@@ -205,7 +205,7 @@ def _same_dtype_pair(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
     return words[0] == words[1] and (dotted(a) or "") != (dotted(b) or "")
 
 
-def _dtype_name_arg(node: cst.BaseExpression) -> str | None:
+def _dtype_name_arg(node: cst.CSTNode) -> str | None:
     """The string of `np_type('float16')` / `np.dtype("float16")`: a named callee given one string literal, else None."""
     if isinstance(node, cst.Call) and dotted(node.func) is not None and len(node.args) == 1 \
             and node.args[0].keyword is None and isinstance(node.args[0].value, cst.SimpleString):
