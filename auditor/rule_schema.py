@@ -89,6 +89,9 @@ RULE_SCHEMA: dict[str, Any] = {
             # `num_fp16_res = 4`; not a value computed or passed through, which tp12 found 0 of 8 right on the
             # precision trees)
             "keyword_true_only": {"type": "boolean"},
+            # callname rules: their globs are tried before the other rules' (a name a more general glob also matches:
+            # `ENABLE_CUDA_KERNEL` is NPU894's, not the `*CUDA*` helper rule NPU039's; t29a)
+            "glob_first": {"type": "boolean"},
             # project files: not reported in a file that names one of these (the package that completes the port)
             "ported_by": {"type": "array", "items": {"type": "string"}},
             # method rules: not when the receiver is a chain of an imported module (`flag_gems.ops.flash_attn_func(...)`:

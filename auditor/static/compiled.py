@@ -276,6 +276,7 @@ class CompiledRules:
         globs = [p for p, _, _ in c.module_globs + c.stacked_globs + c.segment_globs]
         if globs:
             c.module_glob_re = re.compile(r"\b(?:" + "|".join(g.pattern[:-2] for g in globs) + r")\b")
+        c.callname_globs.sort(key=lambda g: not g[2].extra.get("glob_first"))     # (stable: the rest keep code order)
         if c.flagnames or c.keywords or c.callname_globs or c.keyword_values:
             # a prefilter (a line it finds is parsed, the visitor decides): the globs' cores, no leading `\w*`
             cores = sorted({_glob_word(v.strip("*")) for _, v, _ in c.flagnames + c.keywords + c.callname_globs}

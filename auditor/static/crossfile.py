@@ -61,8 +61,16 @@ def _cuda_specific(f: Finding, flag_codes: frozenset[str] = frozenset()) -> bool
     """A finding that makes its definition CUDA-specific: an error or a warning (an info finding runs on Ascend:
     DiffSynth's `parse_nccl_backend` is named for NCCL and answers "hccl" on an NPU), not a flag check
     (`if FLASH_ATTN_3_AVAILABLE:`, flagname rules: a definition that only asks is a dispatch with another path)."""
-    return f.category in CATEGORIES and f.severity != "info" and f.code not in OWN_CODES and \
+    return f.category in CATEGORIES and (f.severity != "info" and f.code not in OWN_CODES or _forwards(f)) and \
         f.code not in flag_codes and f.data.get("context") in (None, *_STILL_CUDA)
+
+
+def _forwards(f: Finding) -> bool:
+    """A use of the file's own CUDA extension inside a namespace class that forwards to it (valueflow.py
+    `_wrapper_lines`, t29a): the class's methods are the kernel's entry points for the other files."""
+    from auditor.static.valueflow import WRAPPER
+
+    return bool(f.data.get(WRAPPER))
 
 
 def tech_of(rel: str) -> str | None:
@@ -121,7 +129,7 @@ def _bound_names(stmt: ast.stmt) -> list[str]:
 def summarize(tree: ast.Module, findings: Sequence[Finding], rel: str, text: str) -> dict[str, Any]:
     """The file's part of the cross-file pass (JSON-able, kept in the cache entry)."""
     defs: dict[str, list[list[int]]] = {}
-    lines = sorted({f.line for f in findings if f.category in CATEGORIES and f.code not in OWN_CODES})
+    lines = sorted({f.line for f in findings if f.category in CATEGORIES and (f.code not in OWN_CODES or _forwards(f))})
     every = sorted({f.line for f in findings if f.code not in OWN_CODES})
     if lines:
         import bisect
@@ -233,12 +241,18 @@ def _mostly_cuda(cls: ast.ClassDef, lines: list[int], every: list[int]) -> bool:
     import bisect
 
     methods = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    if not methods:
-        return True
     header = (min([cls.lineno] + [d.lineno for d in cls.decorator_list]), cls.body[0].lineno - 1)
     i = bisect.bisect_left(every, header[0])
     if i < len(every) and every[i] <= header[1]:
         return True         # a base class or decorator named for CUDA (`class FusedEmaAdamBuilder(CUDAOpBuilder)`)
+    if not methods:
+        # a class of values: CUDA-specific by a field that holds code (`fwd = _C.forward`), not by a setting's
+        # literal default (DreamWaltz's `@dataclass class RenderConfig: cuda_ray: bool = True`, whose importers use
+        # the config, not CUDA code; the default is reported where it is written; t29a)
+        defaults = {line for s in cls.body if isinstance(s, (ast.Assign, ast.AnnAssign))
+                    and isinstance(s.value, ast.Constant) for line in range(s.lineno, (s.end_lineno or s.lineno) + 1)}
+        end = cls.end_lineno or cls.lineno
+        return any(header[1] < line <= end and line not in defaults for line in lines)
     hit = 0
     for m in methods:
         i = bisect.bisect_left(lines, m.lineno)
@@ -306,6 +320,9 @@ class _Target:
         # names the module binds by importing a third-party module (`import triton.language as tl` in a
         # `triton_utils/__init__.py` that re-exports it): that module, not the project's own CUDA code (t11v)
         self.reexports: frozenset[str] = frozenset()
+        # names a package's `__init__.py` re-exports (`from .ffi import CUDA`) -> as `names`, and the defining file
+        self.reexported: dict[str, tuple[str, int, str, str]] = {}
+        self.origins: dict[str, str] = {}
 
 
 def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
@@ -357,7 +374,34 @@ def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
             target.reexports = _third_party_bindings(summary.get("imports") or (), tops) - set(target.names)
         if target.names or target.whole:
             out[name] = target
+    _reexported_names(results, modules, out)
     return out
+
+
+def _reexported_names(results: list, modules: dict[str, str], out: dict[str, _Target]) -> None:
+    """A package's `__init__.py` that imports a CUDA-specific name of one of its modules (`from .ffi import CUDA` in
+    PPQ's `ppq/core/__init__.py`) offers it to `from ppq.core import CUDA` elsewhere (t29a). From the summaries'
+    imports. Only to an import of that name: `import pkg` / `from . import pkg` of a package that re-exports (a vendored
+    library's `warp/sim/__init__.py`) does not make the package's import line a use."""
+    for r in results:
+        name = modules.get(r.path)
+        summary = getattr(r, "summary", None)
+        if name is None or not r.path.endswith("__init__.py") or not isinstance(summary, dict):
+            continue
+        for entry in summary.get("imports") or ():
+            if not isinstance(entry, (list, tuple)) or len(entry) != 4 or entry[1] == -1:
+                continue
+            source = out.get(_resolve(str(entry[2]), int(entry[1]), name, True))
+            for pair in entry[3]:
+                if source is None or source.rel == r.path:
+                    continue
+                offered = source.names.get(str(pair[0])) or source.reexported.get(str(pair[0]))
+                if offered is None:
+                    continue
+                target = out.setdefault(name, _Target(r.path))
+                if str(pair[1]) not in target.names:
+                    target.reexported.setdefault(str(pair[1]), offered)
+                    target.origins.setdefault(str(pair[1]), source.origins.get(str(pair[0]), source.rel))
 
 
 def _built_extensions(result) -> dict[str, _Target]:
@@ -596,19 +640,21 @@ def propagate(results: list, files: Sequence[tuple[Path, str]], engine_rules: di
     if not targets:
         return 0
     added = 0
+    present = set(modules.values())
     for r in results:
         summary = getattr(r, "summary", None)
         if not summary or not summary.get("imports") or r.error is not None:
             continue
         me = modules.get(r.path, r.path.rsplit("/", 1)[-1][:-3] if r.path.endswith(".py") else "")
         is_package = r.path.endswith("/__init__.py") or r.path == "__init__.py"
-        wanted = _wanted(summary["imports"], me, is_package, targets, r.path)
+        wanted = _wanted(summary["imports"], me, is_package, targets, r.path, present)
         if wanted:
             added += _apply(r, wanted, engine_rules, project)
     return added
 
 
-def _wanted(imports: list, me: str, is_package: bool, targets: dict[str, _Target], rel: str) -> list:
+def _wanted(imports: list, me: str, is_package: bool, targets: dict[str, _Target], rel: str,
+            present: set[str] | frozenset[str] = frozenset()) -> list:
     """(import line, local name, kind, info, target rel, module-attribute map or None) for each import of a
     CUDA-specific name or module."""
     out: list[tuple[Any, ...]] = []
@@ -637,6 +683,8 @@ def _wanted(imports: list, me: str, is_package: bool, targets: dict[str, _Target
             if sub is not None and sub.rel != rel:      # `from . import gemm_kernels`: a module
                 out.append((line, alias, "module", sub.whole, sub.rel, sub.names))
                 continue
+            if t is None and level == 0 and resolved and resolved not in present:
+                t = _in_folder(resolved, name, targets)
             if t is None or t.rel == rel:
                 continue
             if name == "*":
@@ -646,10 +694,19 @@ def _wanted(imports: list, me: str, is_package: bool, targets: dict[str, _Target
                     if defined in t.exported if t.exported is not None else not defined.startswith("_"):
                         out.append((line, defined, "name", offered, t.rel, None))
                 continue
-            info = t.names.get(name) or (t.whole if name not in t.reexports else None)
+            info = t.names.get(name) or t.reexported.get(name) or (t.whole if name not in t.reexports else None)
             if info is not None:
-                out.append((line, alias, "name", info, t.rel, None))
+                out.append((line, alias, "name", info, t.origins.get(name, t.rel), None))
     return out
+
+
+def _in_folder(module: str, name: str, targets: dict[str, _Target]) -> _Target | None:
+    """`from ppq.core import CUDA` where the run holds no `ppq/core/__init__.py` (a partial audit: some files of a
+    package): the one module of the run in a folder `.../ppq/core/` that offers `name` (t29a); None when none or
+    several do."""
+    folder = "/" + module.replace(".", "/")
+    found = [t for t in targets.values() if name in t.names and ("/" + _folder(t.rel)).endswith(folder)]
+    return found[0] if len(found) == 1 else None
 
 
 def _folder(rel: str) -> str:

@@ -766,13 +766,14 @@ class StaticEngine:
                 if any(f.name == VENDOR_RULE for f in result.findings):   # NPU076 beside an NPU arm, in migrations
                     result.findings = apply_vendor_dispatch(result.findings, tree, text)
         result.findings.sort(key=Finding.sort_key)
-        result.summary = summarize(tree, result.findings, rel, text)     # auditor/static/crossfile.py
-        if self._flow_rules:     # uses of CUDA-bound names (auditor/static/valueflow.py), after the summary
+        if self._flow_rules:     # uses of CUDA-bound names (auditor/static/valueflow.py)
             flow_tree = tree
             if chunked is not None:     # the pieces hold only lines with a trigger: add the uses of bound names
                 flow_tree = chunked.with_statements_at(
                     _flag_reading_lines(tree, lines, result.findings, relevant, imports=True))
             result.findings = add_flow(result.findings, flow_tree, lines, rel, self._flow_rules, text)
+        # (after the uses: the summary reads none but a namespace class's forwarding ones, crossfile `_forwards`)
+        result.summary = summarize(tree, result.findings, rel, text)     # auditor/static/crossfile.py
         return result
 
     def _cuda_only_package(self, qual: str) -> bool:

@@ -417,7 +417,9 @@ _UNUSED_SUBMODULE_NOTE = "a module every torch build has, torch_npu's too, and n
 # `import torch.cuda as cuda` / `from torch import cuda` whose name the file reads only as `cuda.<attr>` (ReActor's
 # settings UI, tuned_t18g; pd16): the import runs on every torch build, and each use is reported where it is
 # (`cuda.is_available()` is torch.cuda.is_available's finding), so the import line itself is worth knowing only.
-_TORCH_MODULES = frozenset({"torch.cuda", "torch.backends.cuda", "torch.backends.cudnn"})
+# (t29a: also torch.cuda's own submodules, `import torch.cuda.comm as comm` in InPlace-ABN's functions.py, test47)
+_TORCH_MODULES = frozenset({"torch.cuda", "torch.backends.cuda", "torch.backends.cudnn", "torch.cuda.comm",
+                            "torch.cuda.amp", "torch.cuda.nccl"})
 _ALIASED_MODULE_NOTE = "a module every torch build has, torch_npu's too: the import runs on Ascend, and each use of " \
                        "it is reported where it is"
 
@@ -449,9 +451,20 @@ def note_unused_torch_imports(findings: list, rel: str, tree: ast.AST) -> list:
                 for a in stmt.names:
                     if a.asname is None and a.name.startswith("torch.") and stmt.lineno not in submodules:
                         submodules[stmt.lineno] = (a.name, node)
-    if not (imports or submodules) or any(isinstance(n, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets) for n in body):
+    if not (imports or submodules):
         return findings
+    exported: set[str] = set()
+    if any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets)
+           for n in body):
+        from auditor.static.crossfile import _literal_all
+
+        names = _literal_all(tree) if isinstance(tree, ast.Module) else None
+        if names is None:
+            return findings     # a re-export list the file builds: any import may be offered
+        # (t29a: a literal `__all__` re-exports only the names it lists; InPlace-ABN's unused `import torch.cuda.comm
+        # as comm` beside `__all__ = ["inplace_abn", ...]`, test47)
+        exported = set(names)
+        imports = {line: [pair for pair in pairs if pair[1] not in exported] for line, pairs in imports.items()}
     used = {n.id for n in module_nodes(tree) if isinstance(n, ast.Name)}
     attribute_bases = {id(n.value) for n in module_nodes(tree) if isinstance(n, ast.Attribute)}
     # names some load reads other than as `name.<attr>` (passed on, compared, returned): the import stays the finding

@@ -36,7 +36,7 @@ from typing import Any, Sequence
 from auditor.astnodes import line_span, node_lines
 from auditor.findings import Finding
 from auditor.static.flags import _target_key as _target_name   # `x` / `self.x`: one reader (flags, gates)
-from auditor.static.astutil import module_nodes, walk_list
+from auditor.static.astutil import ast_dotted, module_nodes, walk_list
 # (is_bf16_supported is not one: a module imported when bf16 is supported is not thereby CUDA-only)
 from auditor.static.gates import CUDA_PRESENCE_PROBES
 
@@ -46,6 +46,8 @@ CODES = {"kernel": ("NPU320", "project-cuda-kernel-use"), "attention": ("NPU321"
          "apex": ("NPU322", "project-apex-use"), "distributed": ("NPU141", "cuda-bound-nccl-use"),
          "third_party": ("NPU460", "cuda-bound-package-use"), "device": ("NPU070", "cuda-bound-device-use")}
 OWN_CODES = frozenset(code for code, _ in CODES.values())
+# the data key of a use inside a namespace class that forwards to the file's CUDA extension (`_wrapper_lines`)
+WRAPPER = "wrapper"
 # categories whose findings make a binding CUDA-specific code (device / precision findings are values: a device
 # string, a dtype; the policy leaves their derived uses unlabelled)
 _SEED_CATEGORIES = frozenset({"kernel", "attention", "distributed", "apex", "third_party"})
@@ -116,12 +118,14 @@ class _Bound:
 
 
 class _Binding:
-    __slots__ = ("name", "line", "category", "what", "scope", "depth", "module")
+    __slots__ = ("name", "line", "category", "what", "scope", "depth", "module", "attrs", "call")
 
     def __init__(self, name: str, line: int, category: str, what: _Bound, scope: ast.AST, depth: int = 0,
-                 module: list | None = None) -> None:
+                 module: list | None = None, attrs: frozenset[str] | None = None, call: bool = False) -> None:
         self.name, self.line, self.category, self.what, self.scope, self.depth = name, line, category, what, scope, depth
         self.module = module    # [level, module, name] of a project import known only by its spelling
+        self.attrs = attrs      # an instance of a holder class: only reads of these attributes reach the extension
+        self.call = call        # a function that returns the extension (`get_ext()`): its result is the bound code
 
 
 def _scopes(tree: ast.Module):
@@ -411,6 +415,105 @@ def _class_of(tree: ast.Module, line: int) -> ast.ClassDef | None:
     return best
 
 
+# keywords of torch.utils.cpp_extension's builders that hand it CUDA code or turn nvcc on
+_CUDA_BUILD_KEYWORDS = frozenset({"cuda_sources", "extra_cuda_cflags", "with_cuda"})
+
+
+def _cuda_build(value: ast.expr) -> bool:
+    """A loader call that builds CUDA code: a `.cu` / `.cuh` source literal (also inside `os.path.join(...)`), or
+    `with_cuda=True` / `cuda_sources=` / `extra_cuda_cflags=`. A C++-only build (`sources=["op.cpp"]`) runs on
+    an Ascend machine's host as it is."""
+    for node in ast.walk(value):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.endswith((".cu", ".cuh")):
+            return True
+        if isinstance(node, ast.keyword) and node.arg in _CUDA_BUILD_KEYWORDS and not (
+                isinstance(node.value, ast.Constant) and node.value.value in (False, None)):
+            return True
+    return False
+
+
+def _returns(fn: ast.AST, test) -> ast.Return | None:
+    """The first `return <value>` of `fn` (not of a nested def) whose value passes `test`."""
+    stack = list(ast.iter_child_nodes(fn))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Return) and node.value is not None and test(node.value):
+            return node
+        stack.extend(ast.iter_child_nodes(node))
+    return None
+
+
+def _holder_seeds(tree: ast.Module, seeds: list[_Binding], findings: Sequence[Finding]) -> list[_Binding]:
+    """Names that hand out a CUDA extension a seed binds (t29a): a holder class's accessor (`@property def
+    CUDA_EXTENSION(self): return self.__CUDA_EXTENTION__`, PPQ's ffi.py) and the instances of the class
+    (`CUDA_COMPLIER = ComplieHelper()`, whose `CUDA_COMPLIER.CUDA_EXTENSION.op(...)` calls the kernel); a caching
+    helper that returns it (`def get_ext(): global _ext; ...; return _ext`) or builds it in its return
+    (`@lru_cache def load_module(): return load(name=..., sources=[...cu])`), whose calls are the extension. Only a
+    build of CUDA code (`_cuda_build`): a holder of a C++-only extension hands out host code."""
+    out: list[_Binding] = []
+    values = {stmt.lineno: stmt.value for stmt, _ in _scopes(tree)
+              if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None}
+    defs = [s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for b in seeds:
+        value = values.get(b.line)
+        if b.category != "kernel" or b.what.why is not _Why.FLAGGED or value is None or not _cuda_build(value):
+            continue
+        if b.name.startswith("self."):
+            cls = _class_of(tree, b.line)
+            if cls is None:
+                continue
+            attr = b.name[5:]
+            accessors = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and _returns(
+                m, lambda v: isinstance(v, ast.Attribute) and v.attr == attr and ast_dotted(v) == b.name)]
+            out += [_Binding(f"self.{m.name}", m.lineno, "kernel", b.what, cls) for m in accessors]
+            attrs = frozenset({attr, *(m.name for m in accessors)})
+            for stmt, scope in _scopes(tree):
+                if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) and \
+                        isinstance(stmt.value.func, ast.Name) and stmt.value.func.id == cls.name:
+                    out += [_Binding(name, stmt.lineno, "kernel", b.what, scope, attrs=attrs)
+                            for name in map(_target_name, stmt.targets) if name and "." not in name]
+            continue
+        for fn in defs:
+            module_wide = b.scope is tree or any(isinstance(n, ast.Global) and b.name in n.names for n in ast.walk(fn))
+            if module_wide and _returns(fn, lambda v: isinstance(v, ast.Name) and v.id == b.name):
+                out.append(_Binding(fn.name, fn.lineno, "kernel", b.what, tree, call=True))
+    kernel = [f for f in findings if _seed_worthy(f) and f.category == "kernel"]
+    for fn in defs:
+        ret = _returns(fn, lambda v: _loader_call(v) and _cuda_build(v))
+        hit = ret and next((f for f in kernel if ret.lineno <= f.line <= (ret.end_lineno or ret.lineno)), None)
+        if hit:
+            out.append(_Binding(fn.name, fn.lineno, "kernel", _Bound(str(hit.symbol), _Why.FLAGGED, hit.code), tree,
+                                call=True))
+    return out
+
+
+def _wrapper_lines(tree: ast.Module, used: set[int]) -> set[int]:
+    """The lines of `used` (uses of a CUDA extension) inside a namespace class that forwards to it: no base class,
+    only static / class methods, at least half of them with a use (PPQ's `class CUDA:` whose `LinearQuantize_T` returns
+    `CUDA_COMPLIER.CUDA_EXTENSION.QuantizeTensor_LT(...)`). A call of such a method in another file is a call of the
+    kernel (crossfile.py); a class with state or a base (an autograd Function, a module) is left to its own uses."""
+    out: set[int] = set()
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef) or any(ast_dotted(b) != "object" for b in cls.bases):
+            continue
+        methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        if not methods or not all(any(ast_dotted(d) in ("staticmethod", "classmethod") for d in m.decorator_list)
+                                  for m in methods):
+            continue
+        spans = [{line for line in used if m.lineno <= line <= (m.end_lineno or m.lineno)} for m in methods]
+        if sum(1 for lines in spans if lines) * 2 >= len(methods):
+            out.update(*spans)
+    return out
+
+
+def _through(stmt: ast.stmt | None, node: ast.AST, attrs: frozenset[str]) -> bool:
+    """The read of a holder instance goes on to one of `attrs` (`inst.CUDA_EXTENSION`), not to its other members."""
+    return stmt is not None and any(isinstance(sub, ast.Attribute) and sub.value is node and sub.attr in attrs
+                                    for sub in ast.walk(stmt))
+
+
 def flow_findings(tree: ast.Module, findings: Sequence[Finding], lines: list[str], rel: str,
                   rules: dict[str, Any]) -> list[Finding]:
     """The info findings at the uses of CUDA-bound names (and at spelled project imports), before the backend
@@ -418,6 +521,7 @@ def flow_findings(tree: ast.Module, findings: Sequence[Finding], lines: list[str
     seeds, spelled_lines = _seeds(tree, findings, rel)
     if not seeds:
         return []
+    seeds += _holder_seeds(tree, seeds, findings)
     taken = {f.line for f in findings}
     kernels = _kernel_bodies(tree)
     hits: dict[int, tuple] = {}    # line -> (category, name, binding line, what it is bound to, col, module)
@@ -442,18 +546,20 @@ def flow_findings(tree: ast.Module, findings: Sequence[Finding], lines: list[str
         for line, node, stmt in _reads(scope, b.name):
             if line == b.line or line in taken or any(start <= line <= end for start, end in kernels):
                 continue
-            if _host_variant(stmt, node) or _metadata_read(stmt, node):
+            if _host_variant(stmt, node) or _metadata_read(stmt, node) or \
+                    b.attrs is not None and not _through(stmt, node, b.attrs):
                 continue
             hits.setdefault(line, (b.category, b.name, b.line, b.what, node.col_offset + 1, b.module))
             if b.depth < MAX_DEPTH and isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None \
-                    and _reference(stmt.value) and \
-                    any(n is node for n in ast.walk(stmt.value)):
+                    and (_reference(stmt.value) and any(n is node for n in ast.walk(stmt.value))
+                         or b.call and isinstance(stmt.value, ast.Call) and stmt.value.func is node):
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 for t in targets:
                     name = _target_name(t)
                     if name and name != b.name:
                         queue.append(_Binding(name, stmt.lineno, b.category, b.what, b.scope, b.depth + 1,
                                               b.module))
+    wrapped = _wrapper_lines(tree, {line for line, hit in hits.items() if hit[0] == "kernel" and hit[2]})
     out = []
     for line, (category, name, bline, what, col, mod) in sorted(hits.items()):
         code, rule_name = CODES.get(category, CODES["kernel"])
@@ -477,7 +583,8 @@ def flow_findings(tree: ast.Module, findings: Sequence[Finding], lines: list[str
             substitution=getattr(rule, "substitution", None) if rule is not None else None, fix="none",
             source="static", symbol=name,
             data={**({"bound_at": bline} if bline else {"built_by": what.code} if what.why is _Why.BUILT
-                     else {"named_module": what.code}), **({"module": mod} if mod else {})}))
+                     else {"named_module": what.code}), **({"module": mod} if mod else {}),
+                  **({WRAPPER: True} if line in wrapped else {})}))
     return out
 
 

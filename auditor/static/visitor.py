@@ -185,15 +185,33 @@ _SHORT_DTYPE_WORDS = {"f16": "fp16", "f32": "fp32", "f64": "fp64"}    # XLA's `F
 
 def _same_dtype_pair(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
     """`warp.float16: jp.float16`, `XLA_FFI_DataType.BF16: jnp.bfloat16`, `check(jp.float16, wp.float16)`: one dtype
-    named in two namespaces, a map between them (or a test of it) that chooses nothing (policy (a); t23a)."""
+    named in two namespaces, a map between them (or a test of it) that chooses nothing (policy (a); t23a). Also a
+    dtype built from its name (`np_type('float16'): DataType.FP16`, `np.dtype("float16")`: PPQ's conversion tables,
+    t29a)."""
     words = []
     for node in (a, b):
+        name = _dtype_name_arg(node)
+        if name is not None:
+            word = _dtype_word(name)
+            if word is None:
+                return False
+            words.append(word)
+            continue
         last = node.value if isinstance(node, cst.Name) else node.attr.value if isinstance(node, cst.Attribute) else ""
         word = _dtype_word(last) or _SHORT_DTYPE_WORDS.get(last.lower())
         if word is None or dotted(node) is None:
             return False
         words.append(word)
-    return words[0] == words[1] and dotted(a) != dotted(b)
+    return words[0] == words[1] and (dotted(a) or "") != (dotted(b) or "")
+
+
+def _dtype_name_arg(node: cst.CSTNode) -> str | None:
+    """The string of `np_type('float16')` / `np.dtype("float16")`: a named callee given one string literal, else None."""
+    if isinstance(node, cst.Call) and dotted(node.func) is not None and len(node.args) == 1 \
+            and node.args[0].keyword is None and isinstance(node.args[0].value, cst.SimpleString):
+        value = node.args[0].value.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
 
 
 def _names_dtype_constant(node: cst.CSTNode) -> bool:
@@ -218,7 +236,11 @@ def _dtype_values(node: cst.CSTNode) -> list[int]:
     if isinstance(node, cst.Lambda):
         node = node.body
     # `{"fp16": "float16"}`: a name normalised to another name (t11r, policy a)
-    return [id(node)] if isinstance(node, (cst.Attribute, cst.Name)) or _names_dtype(node) else []
+    if isinstance(node, cst.Attribute):
+        return [id(node), id(node.attr)]    # (`DataType.FP16`: the member's name is what an attribute rule reads)
+    if _dtype_name_arg(node) is not None and isinstance(node, cst.Call):
+        return [id(node.args[0].value)]     # `np_type('float16')`
+    return [id(node)] if isinstance(node, cst.Name) or _names_dtype(node) else []
 
 
 _GRID_NAME = re.compile(r"(?:.*_)?(?:grid|blocks|blocks_?per_?grid|num_blocks|bpg|n_blocks)(?:_?dims?|_?size)?$",
@@ -1305,6 +1327,8 @@ class MatchVisitor(cst.CSTVisitor):
         if rule.extra.get("keyword_compared") and not self._choice_read(rule, wanted):
             return True     # `impl="cuda"` where nothing takes a CUDA branch (lama-cleaner's ref-only StyleGAN ops)
         literals = _literal_strings(value) if wanted else None
+        if literals is None and wanted and isinstance(value, (cst.Integer, cst.Float)):
+            literals = [value.value]    # `self.opt_level = 1` (PPQ's equalization level): a number, no apex level (t29a)
         if literals is not None and not any(fnmatch.fnmatchcase(s, w) for s in literals for w in wanted):
             return True
         if wanted and literals is None and rule.extra.get("keyword_literal_only"):
@@ -1735,6 +1759,9 @@ class MatchVisitor(cst.CSTVisitor):
             # `add_argument(..., help="... 'cuda' ... CUDA_VISIBLE_DEVICES=X cmd")`: help / usage text is for humans
             # whatever the call (argparse, click, typer, dataclass fields), unless it holds code (t14k)
             text = text or (arg.keyword is not None and arg.keyword.value in _HELP_KEYWORDS and _stringy_value(value))
+            # `add_argument('--cuda', dest='cuda', ...)`: the name of the parsed attribute, not a device (t29a)
+            text = text or (arg.keyword is not None and arg.keyword.value in ("dest", "metavar")
+                            and _stringy_value(value) and (dotted(func) or "").split(".")[-1] == "add_argument")
             # `setup(..., keywords="nvidia-smi gpu cuda monitoring")`: a package's metadata, text for an index
             text = text or (arg.keyword is not None and arg.keyword.value in _PACKAGE_TEXT_KEYWORDS
                             and _stringy_value(value) and (dotted(func) or "").split(".")[-1] == "setup")
