@@ -67,6 +67,7 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test43": "npu-audit-test-split-43:",
                  "test45": "npu-audit-test-split-45:",
                  "test47": "npu-audit-test-split-47:",
+                 "test49": "npu-audit-test-split-49:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -160,6 +161,20 @@ SPLIT_TOPUP_WORDS = {
                        r"|vllm|sglang|liger|apex\.|deepspeed|xformers\.ops|flashinfer|cupy|pynvml|nvidia-ml",
         "kernel": r"\.cu['\"]|custom_ops|_ext\b|_cuda\b|cuda\.jit|\.so['\"]|upfirdn2d|fused_bias_act|bias_act|filtered_lrelu",
     },
+    # test49 (bench/corpus_test49/SELECTION.md, written before its draw): test47's entry verbatim; no precision entry
+    # (TOPUP_WORDS["precision"] already holds every word the brief suggested: autocast, GradScaler, bf16 / fp16 /
+    # float16 / bfloat16 / float8, tf32, .half()
+    "test49": {
+        "attention": r"attn_implementation|flash_attention_2|memory_efficient_attention|sdp_kernel|sdpa_kernel"
+                     r"|flash_attn_varlen|use_flash",
+        "distributed": r"init_process_group|NCCL_|DistributedDataParallel|FullyShardedDataParallel|all_reduce"
+                       r"|dist_backend|--backend",
+        "third_party": r"spconv|MinkowskiEngine|torchsparse|torch_scatter|torch_sparse|torch_cluster|tinycudann|nvdiffrast"
+                       r"|pycuda|numba|nvidia\.dali|cudf|cuml|faiss|onnxruntime|CUDAExecutionProvider|pytorch3d|kaolin"
+                       r"|open3d\.ml|neural_renderer"
+                       r"|vllm|sglang|liger|apex\.|deepspeed|xformers\.ops|flashinfer|cupy|pynvml|nvidia-ml",
+        "kernel": r"\.cu['\"]|custom_ops|_ext\b|_cuda\b|cuda\.jit|\.so['\"]|upfirdn2d|fused_bias_act|bias_act|filtered_lrelu",
+    },
 }
 TOPUP_MIN_LINES = 2
 
@@ -196,16 +211,22 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                            # ops, Deformable-DETR's ops, StyleHEAT's third_part/ (Deep3DFaceRecon, DECA, LPIPS),
                            # pytracking in VideoX's SeqTrack, hyperstyle's hypernetworks, rosinality's distributed.py
                            "test47": ("models/stylegan2/op/", "models/stylegan2/op_old/", "models/ops/", "third_part/",
-                                      "SeqTrack/external/", "models/hypernetworks/", "distributed.py")}
+                                      "SeqTrack/external/", "models/hypernetworks/", "distributed.py"),
+                           # test49 (bench/corpus_test49/SELECTION.md, vendoring check): RAFT's alt_cuda_corr extension and
+                           # ptlflow's copied RAFT / SelFlow helpers, ViCo's CompVis ldm package, RepViT's segment-anything
+                           # fork (sam/), mmseg tools and Swin's mmcv_custom runner, DETR's d2 wrapper, Subject-Diffusion's
+                           # modified diffusers modules (third_party/)
+                           "test49": ("alt_cuda_corr/", "ptlflow/utils/external/", "ldm/", "sam/", "segmentation/tools/",
+                                      "mmcv_custom/", "d2/", "third_party/")}
 # Splits whose SPLIT_EXCLUDED_SUBTREES also apply to their top-up pools (tuned_t14g's applied to its main rounds only).
-TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47"})
+TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
 MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "test20": 8, "test21": 8, "test22": 8,
                            "test23": 8, "test24": 8, "test25": 8, "test26": 8, "test27": 8,
                            "test28": 8, "test33": 8, "test34": 8, "test36": 8, "test37": 8, "test39": 8,
-                           "test40": 8, "test42": 8, "test43": 8, "test45": 8, "test47": 8,
+                           "test40": 8, "test42": 8, "test43": 8, "test45": 8, "test47": 8, "test49": 8,
                            "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
@@ -264,13 +285,17 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # test47 (bench/corpus_test47/SELECTION.md): kernel, third_party, attention, precision first; target 25,
                # but 35 for kernel and third_party and 15 for apex; SPLIT_TOPUP_WORDS' test47 entry (test45's)
                "test47": {"order": ("kernel", "third_party", "attention", "precision", "distributed", "device", "apex"),
-                          "target": 25, "targets": {"kernel": 35, "third_party": 35, "apex": 15}, "cap": 16}}
+                          "target": 25, "targets": {"kernel": 35, "third_party": 35, "apex": 15}, "cap": 16},
+               # test49 (bench/corpus_test49/SELECTION.md): attention, precision, third_party, apex first; target 25,
+               # but 35 for attention and precision and 15 for apex; SPLIT_TOPUP_WORDS' test49 entry (test47's)
+               "test49": {"order": ("attention", "precision", "third_party", "apex", "kernel", "distributed", "device"),
+                          "target": 25, "targets": {"attention": 35, "precision": 35, "apex": 15}, "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
 # pyiqa's build/lib/ copy of its own package). Earlier splits keep their rule, so their replays do not change.
 AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23", "test24", "test25", "test26", "test27",
                                  "test28", "test33", "test34", "test36", "test37", "test39", "test40", "test42", "test43",
-                                 "test45", "test47", "tuned_t17c",
+                                 "test45", "test47", "test49", "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 
 
