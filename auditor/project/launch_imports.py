@@ -278,6 +278,7 @@ def launch_import_findings(result: FileResult, root: Path, rules_by_category: di
     calls, bases = recorded_calls(result, root, SUMMARY_KEY)
     if not calls:
         return []
+    own = bases[-1]
     bases = launch_bases(bases, root)
     attention_lines = {f.line for f in result.findings if f.category == "attention" and f.data and f.data.get("launched")}
     new: list[Finding] = []
@@ -291,7 +292,7 @@ def launch_import_findings(result: FileResult, root: Path, rules_by_category: di
                 new += _variable_script_findings(result, root, call, command_pos, rules_by_category[NCCL], product,
                                                  by_rel, cache, analyze)
             continue
-        found = resolve_launched(rel, bases, cache)
+        found = resolve_launched(rel, (own,) if call.get("own_folder") else bases, cache)
         if found is None:
             continue
         base, candidate = found

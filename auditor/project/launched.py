@@ -58,10 +58,13 @@ def _launched_word(words: list[str], cwd: str | None) -> tuple[dict[str, Any], i
             path = _join(cwd, module.replace(".", "/") + ".py")
             return None if path is None else ({"file": path}, i + 1)
         if w.endswith(".py") and not w.startswith("-") and "=" not in w:
+            # `$(dirname "$0")/train.py` (SegmenTron's dist_train.sh): a path from the calling script's own folder
+            own = _SCRIPT_FOLDER_RE.match(w)
+            w = w[own.end():] if own else w
             if "$" in w or "{" in w or "%" in w or w.startswith(("/", "~")):
                 return None
-            path = _join(cwd, w)
-            return None if path is None else ({"file": path}, i)
+            path = _join("" if own else cwd, w)
+            return None if path is None else ({"file": path, "own_folder": True} if own else {"file": path}, i)
         variable = _SCRIPT_VAR_RE.fullmatch(w)
         if variable and (i == 0 or not words[i - 1].startswith("-") or "=" in words[i - 1]
                          or words[i - 1] in _PYTHON_FLAGS) and not any(x.endswith(".py") for x in words[i + 1:]):
@@ -71,6 +74,7 @@ def _launched_word(words: list[str], cwd: str | None) -> tuple[dict[str, Any], i
     return None
 
 
+_SCRIPT_FOLDER_RE = re.compile(r"""^(?:\$\(dirname |`dirname )["']?\$\{?(?:0|BASH_SOURCE(?:\[0\])?)\}?["']?[)`]/""")
 # a word that is one variable (`${PT_SCRIPT}`, `$SCRIPT`), and python's own flags that take no value (`python -u`)
 _SCRIPT_VAR_RE = re.compile(r"""["']?\$\{?([A-Za-z_]\w*)\}?["']?""")
 _PYTHON_FLAGS = frozenset({"-u", "-B", "-O", "-OO", "-E", "-s", "-S", "-I"})
