@@ -149,33 +149,13 @@ SPLIT_TOPUP_WORDS = {
                        r"|vllm|sglang|liger|apex\.|deepspeed|xformers\.ops|flashinfer|cupy|pynvml|nvidia-ml",
         "kernel": r"\.cu['\"]|custom_ops|_ext\b|_cuda\b|cuda\.jit|\.so['\"]|upfirdn2d|fused_bias_act|bias_act|filtered_lrelu",
     },
-    # test47 (bench/corpus_test47/SELECTION.md, written before its draw): test45's entry verbatim
-    "test47": {
-        "attention": r"attn_implementation|flash_attention_2|memory_efficient_attention|sdp_kernel|sdpa_kernel"
-                     r"|flash_attn_varlen|use_flash",
-        "distributed": r"init_process_group|NCCL_|DistributedDataParallel|FullyShardedDataParallel|all_reduce"
-                       r"|dist_backend|--backend",
-        "third_party": r"spconv|MinkowskiEngine|torchsparse|torch_scatter|torch_sparse|torch_cluster|tinycudann|nvdiffrast"
-                       r"|pycuda|numba|nvidia\.dali|cudf|cuml|faiss|onnxruntime|CUDAExecutionProvider|pytorch3d|kaolin"
-                       r"|open3d\.ml|neural_renderer"
-                       r"|vllm|sglang|liger|apex\.|deepspeed|xformers\.ops|flashinfer|cupy|pynvml|nvidia-ml",
-        "kernel": r"\.cu['\"]|custom_ops|_ext\b|_cuda\b|cuda\.jit|\.so['\"]|upfirdn2d|fused_bias_act|bias_act|filtered_lrelu",
-    },
-    # test49 (bench/corpus_test49/SELECTION.md, written before its draw): test47's entry verbatim; no precision entry
-    # (TOPUP_WORDS["precision"] already holds every word the brief suggested: autocast, GradScaler, bf16 / fp16 /
-    # float16 / bfloat16 / float8, tf32, .half()
-    "test49": {
-        "attention": r"attn_implementation|flash_attention_2|memory_efficient_attention|sdp_kernel|sdpa_kernel"
-                     r"|flash_attn_varlen|use_flash",
-        "distributed": r"init_process_group|NCCL_|DistributedDataParallel|FullyShardedDataParallel|all_reduce"
-                       r"|dist_backend|--backend",
-        "third_party": r"spconv|MinkowskiEngine|torchsparse|torch_scatter|torch_sparse|torch_cluster|tinycudann|nvdiffrast"
-                       r"|pycuda|numba|nvidia\.dali|cudf|cuml|faiss|onnxruntime|CUDAExecutionProvider|pytorch3d|kaolin"
-                       r"|open3d\.ml|neural_renderer"
-                       r"|vllm|sglang|liger|apex\.|deepspeed|xformers\.ops|flashinfer|cupy|pynvml|nvidia-ml",
-        "kernel": r"\.cu['\"]|custom_ops|_ext\b|_cuda\b|cuda\.jit|\.so['\"]|upfirdn2d|fused_bias_act|bias_act|filtered_lrelu",
-    },
 }
+# test47 (bench/corpus_test47/SELECTION.md, written before its draw): test45's entry, the same object
+SPLIT_TOPUP_WORDS["test47"] = SPLIT_TOPUP_WORDS["test45"]
+# test49 (bench/corpus_test49/SELECTION.md, written before its draw): test47's entry; no precision entry
+# (TOPUP_WORDS["precision"] already holds every word the brief suggested: autocast, GradScaler, bf16 / fp16 /
+# float16 / bfloat16 / float8, tf32, .half())
+SPLIT_TOPUP_WORDS["test49"] = SPLIT_TOPUP_WORDS["test47"]
 TOPUP_MIN_LINES = 2
 
 
