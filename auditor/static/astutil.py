@@ -31,6 +31,21 @@ def literal_strings(node: ast.AST) -> list[str]:
     return []
 
 
+# The last part of a call's name that shows a message to a person (print, logging, warnings, transformers' *_once):
+# what it is given is read only to be shown, and an `if` whose body only calls these decides nothing.
+MESSAGE_CALLS = frozenset({"print", "log", "debug", "info", "warn", "warning", "error", "exception", "critical",
+                           "info_once", "warning_once"})
+
+
+def env_read(value: ast.AST) -> bool:
+    """`os.environ.get("X")`, `os.getenv("X")`, `os.environ["X"]` (or `environ` / `getenv` imported bare): the
+    expression reads an environment variable itself, not a value derived from one (`int(os.getenv("X", "0"))`)."""
+    if isinstance(value, ast.Subscript):
+        return ast_dotted(value.value) in ("os.environ", "environ")
+    return isinstance(value, ast.Call) and ast_dotted(value.func) in ("os.environ.get", "os.getenv", "environ.get",
+                                                                     "getenv")
+
+
 _NESTED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 

@@ -21,7 +21,7 @@ from auditor.astnodes import decorated_span, line_span, node_lines, node_span
 from auditor.findings import as_info
 from auditor.static.host_paths import equality_arms
 from auditor.static.host_values import own_scope_nodes, reaching_lines
-from auditor.static.astutil import ast_dotted, module_nodes, walk_list
+from auditor.static.astutil import MESSAGE_CALLS, ast_dotted, env_read, module_nodes, walk_list
 
 # placement or a device runtime, read case-insensitively on one function's text (host_paths._PLACES, widened: a
 # `.to(<anything but a dtype>)`, an upper-case DEVICE constant, a device-like name passed on). The meta device
@@ -159,12 +159,9 @@ def _unread_locals(tree: ast.AST) -> list[tuple[int, int, int, int]]:
         if read & {"locals", "vars", "eval", "exec"}:
             continue
         for name, v in stores:
-            if name not in read and (_names_a_device(v) or _env_read(v)):
+            if name not in read and (_names_a_device(v) or env_read(v)):
                 out.append(node_span(v))
     return out
-
-
-_MESSAGE_CALLS = frozenset({"print", "info", "warning", "warn", "debug", "error", "exception", "critical", "log"})
 
 
 def _message_names(fn: ast.AST) -> set[int]:
@@ -175,17 +172,10 @@ def _message_names(fn: ast.AST) -> set[int]:
         parts: list[ast.AST] = []
         if isinstance(node, ast.Raise) and node.exc is not None:
             parts = [node.exc]
-        elif isinstance(node, ast.Call) and (ast_dotted(node.func) or "").rsplit(".", 1)[-1] in _MESSAGE_CALLS:
+        elif isinstance(node, ast.Call) and (ast_dotted(node.func) or "").rsplit(".", 1)[-1] in MESSAGE_CALLS:
             parts = [*node.args, *(k.value for k in node.keywords)]
         out.update(id(n) for part in parts for n in walk_list(part) if isinstance(n, ast.Name))
     return out
-
-
-def _env_read(value: ast.expr) -> bool:
-    """`os.environ.get("X")`, `os.getenv("X")`, `os.environ["X"]`: a variable's value read into a name."""
-    if isinstance(value, ast.Subscript):
-        return ast_dotted(value.value) == "os.environ"
-    return isinstance(value, ast.Call) and ast_dotted(value.func) in ("os.environ.get", "os.getenv", "environ.get")
 
 
 def _unread_options(tree: ast.AST) -> list[tuple[int, int, int, int]]:

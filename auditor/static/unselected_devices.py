@@ -28,11 +28,10 @@ CUDA keeps its findings (tests/test_precision_pd33.py holds both)."""
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 from typing import Any, TypeGuard
 
 from auditor.astnodes import node_span, starts_in
-from auditor.static.astutil import ast_dotted, literal_strings, module_nodes
+from auditor.static.astutil import MESSAGE_CALLS, ast_dotted, literal_strings, module_nodes
 from auditor.static.backends import as_info
 
 # rules whose match on an import statement is the name of a class whose module imports on Ascend
@@ -234,7 +233,6 @@ def _npu_accepting_asserts(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     return out
 
 
-_LOG_CALLS = frozenset({"print", "warn", "warning", "info", "debug", "error", "log", "warning_once", "info_once"})
 _HOST_SYNC_CODES = frozenset({"NPU703"})
 _FEATURE_CHECK_CODES = frozenset({"NPU391", "NPU394"})   # the flag reads a log-only `if` may drop
 _UNCALLED_NOTE = "in a setup.py helper that setup.py never calls: it builds nothing"
@@ -246,7 +244,7 @@ def _log_only_flag_tests(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     for n in module_nodes(tree):
         if isinstance(n, ast.If) and not n.orelse and isinstance(n.test, (ast.Name, ast.Attribute)) and all(
                 isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and (ast_dotted(s.value.func) or "")
-                .rsplit(".", 1)[-1] in _LOG_CALLS for s in n.body):
+                .rsplit(".", 1)[-1] in MESSAGE_CALLS for s in n.body):
             out.append(node_span(n.test))
     return out
 
@@ -443,11 +441,9 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
             elif f.code == _CUDA_PROBE_RULE and (f.symbol or "").rsplit(".", 1)[-1] in siblings:
                 f = as_info(f, "npu-path", _SIBLING_NOTE)
             elif f.severity == "error" and f.code == "NPU003" and starts_in(f, offs):
-                f = replace(f, severity="warning", fix="none", message=f"{f.message} ({_OFF_NOTE})",
-                            data={**(f.data or {}), "context": "off-switch"})
+                f = as_info(f, "off-switch", _OFF_NOTE, severity="warning")
             elif f.severity == "error" and f.symbol == "torch.cuda.is_available" and starts_in(f, speed):
-                f = replace(f, severity="warning", fix="none", message=f"{f.message} ({_SPEED_NOTE})",
-                            data={**(f.data or {}), "context": "speed-gate"})
+                f = as_info(f, "speed-gate", _SPEED_NOTE, severity="warning")
             elif f.category == "device" and tests:
                 for kind, note in (("raises", _RAISES_NOTE), ("param", _PARAM_NOTE), ("skip", _SKIP_NOTE),
                                    ("mock", _MOCK_NOTE), ("data", _DATA_NOTE), ("cuda-skip", _CUDA_SKIP_NOTE)):

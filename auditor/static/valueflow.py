@@ -36,7 +36,7 @@ from typing import Any, Sequence
 from auditor.astnodes import line_span, node_lines
 from auditor.findings import Finding
 from auditor.static.flags import _target_key as _target_name   # `x` / `self.x`: one reader (flags, gates)
-from auditor.static.astutil import ast_dotted, module_nodes, walk_list
+from auditor.static.astutil import ast_dotted, env_read, module_nodes, walk_list
 # (is_bf16_supported is not one: a module imported when bf16 is supported is not thereby CUDA-only)
 from auditor.static.gates import CUDA_PRESENCE_PROBES
 
@@ -201,11 +201,8 @@ def _nccl_location(v: ast.expr, hits: list[Finding]) -> bool:
     "include"))`) build against NCCL (torch_cgx's setup.py, test28). Only a read of the variable itself, not a value
     derived from it (`int(os.environ.get("NCCL_DEBUG_LEVEL", "0"))`), and only NCCL's: CUDA_HOME's uses are the
     extension build's, reported where it is built."""
-    if not (isinstance(v, ast.Call) and ast.unparse(v.func) in ("os.environ.get", "os.getenv", "environ.get", "getenv")
-            or isinstance(v, ast.Subscript) and ast.unparse(v.value) in ("os.environ", "environ")):
-        return False
-    return any(f.category == "distributed" and f.symbol and "NCCL" in f.symbol.upper()
-               and _LOCATION_VAR.search(f.symbol) for f in hits)
+    return env_read(v) and any(f.category == "distributed" and f.symbol and "NCCL" in f.symbol.upper()
+                               and _LOCATION_VAR.search(f.symbol) for f in hits)
 
 
 def _cuda_only_imports(tree: ast.Module) -> set[int]:
