@@ -20,6 +20,7 @@ from auditor.rules import Rule
 from auditor.static.engine import StaticEngine, decode_source, looks_binary
 
 from auditor.fix.codemod import apply_fixes
+from auditor.astnodes import walk_list
 
 MAX_PASSES = 4
 
@@ -56,7 +57,7 @@ def applicable(f: Finding, unsafe: bool) -> bool:
 def comments_and_docstrings(text: str) -> tuple[list[str], list[str]]:
     """Every comment token and every docstring, in order: a fix must leave both byte-identical."""
     comments = [t.string for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.COMMENT]
-    docs = [ast.get_docstring(n, clean=False) or "" for n in ast.walk(ast.parse(text))
+    docs = [ast.get_docstring(n, clean=False) or "" for n in walk_list(ast.parse(text))
             if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     return comments, docs
 

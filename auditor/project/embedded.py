@@ -14,6 +14,8 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from auditor.astnodes import walk_list
+
 if TYPE_CHECKING:
     from auditor.findings import FileResult
     from auditor.static.engine import StaticEngine
@@ -36,10 +38,10 @@ def add_embedded_dockerfiles(engine: "StaticEngine", data: bytes, rel: str, resu
     except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
         return
     lines = text.splitlines(keepends=True)
-    docstrings = {id(node.value) for node in ast.walk(tree)
+    docstrings = {id(node.value) for node in walk_list(tree)
                   if isinstance(node, ast.Expr) and isinstance(node.value, (ast.Constant, ast.JoinedStr))}
     seen = {(f.line, f.code) for f in result.findings}
-    for node in ast.walk(tree):
+    for node in walk_list(tree):
         if not isinstance(node, (ast.Constant, ast.JoinedStr)) or id(node) in docstrings:
             continue
         if isinstance(node, ast.Constant) and not isinstance(node.value, str):

@@ -23,7 +23,7 @@ import yaml
 
 from auditor.findings import FileResult, Finding
 from auditor.project.makefile import _join, add_call_findings, call_finding, recorded_calls, unsuppressed
-from auditor.astnodes import module_nodes_of
+from auditor.astnodes import module_nodes_of, walk_list
 
 SUMMARY_KEY = "launched_scripts"
 WRAPPER_LINES = 30
@@ -439,7 +439,7 @@ def _unconditional(body: list[ast.stmt]) -> list[ast.stmt]:
             if not isinstance(stmt, (ast.If, ast.Try, ast.For, ast.While, ast.With, ast.FunctionDef, ast.ClassDef,
                                      ast.AsyncFunctionDef, ast.Match))
             and not any(isinstance(n, ast.IfExp) or (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                                                      and n.func.attr in _OPTION_DECLARATIONS) for n in ast.walk(stmt))]
+                                                      and n.func.attr in _OPTION_DECLARATIONS) for n in walk_list(stmt))]
 
 
 def _default_finding(path: Path, rel: str, cache: dict, analyze: Callable[[bytes, str], FileResult],

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from auditor.project.hits import Collector, decode_text
 from auditor.project.shell import scan_shell
 from auditor.findings import FileError, FileResult
+from auditor.astnodes import walk_list
 
 if TYPE_CHECKING:
     from auditor.static.engine import StaticEngine
@@ -98,7 +99,7 @@ def _names_read(code: str) -> set[str]:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError):
         return set()
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return {n.id for n in walk_list(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
 def _switch_findings(col: Collector, switches: list[tuple[int, int, str, str]], read: set[str]) -> None:

@@ -28,7 +28,7 @@ from typing import Any
 from auditor.findings import FileResult, Finding
 from auditor.project.launched import attention_hit
 from auditor.project.makefile import call_finding
-from auditor.astnodes import module_nodes_of
+from auditor.astnodes import module_nodes_of, walk_list
 from auditor.source import MAX_FILE_BYTES, SourceError, read_source
 from auditor.suppress import Suppressions
 
@@ -93,7 +93,7 @@ def choice_facts(tree: ast.Module) -> list[list[Any]]:
             continue
         key = node.test.left.attr
         for stmt in node.body:
-            for call in ast.walk(stmt):
+            for call in walk_list(stmt):
                 if isinstance(call, ast.Call):
                     found = _called_module(call.func, imports)
                     if found is not None and [key, right.value, *found] not in out:

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import yaml
 
-from auditor.astnodes import module_nodes_of
+from auditor.astnodes import module_nodes_of, walk_list
 from auditor.findings import FileResult, Finding
 
 _CONFIG_SUFFIXES = (".yaml", ".yml")
@@ -147,7 +147,7 @@ def _overwritten_reads(tree: ast.Module) -> set[int]:
         fixed: set[tuple[str, str]] = set()
         for stmt in func.body:
             if fixed:
-                for node in ast.walk(stmt):
+                for node in walk_list(stmt):
                     if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, ast.Load) \
                             and _read_key(node) in fixed:
                         shadowed.add(id(node))
@@ -162,9 +162,10 @@ def _forwarding_calls(tree: ast.Module) -> set[int]:
     so its `**args` hands no config section to a library."""
     found: set[int] = set()
     for func in module_nodes_of(tree, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        nodes = walk_list(func)
         local = {a.arg for a in func.args.args + func.args.posonlyargs + func.args.kwonlyargs}
-        local |= {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        found.update(id(n) for n in ast.walk(func)
+        local |= {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        found.update(id(n) for n in nodes
                      if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in local)
     return found
 

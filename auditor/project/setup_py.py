@@ -11,7 +11,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Iterator
 
-from auditor.astnodes import node_lines
+from auditor.astnodes import node_lines, walk_list
 from auditor.findings import FileError, FileResult, Finding
 from auditor.project.hits import Collector, decode_text, matchers
 from auditor.project.requirements import _lower_opt_in, _report, requirement_dist
@@ -46,7 +46,7 @@ def _target_name(target: ast.expr) -> str:
 
 
 def _uses_setuptools(tree: ast.Module) -> bool:
-    for node in ast.walk(tree):
+    for node in walk_list(tree):
         if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("setuptools", "distutils"):
             return True
         if isinstance(node, ast.Import) and any(a.name.split(".")[0] in ("setuptools", "distutils") for a in node.names):
@@ -58,7 +58,7 @@ def _passed_as_requirements(tree: ast.Module) -> set[str]:
     """The names `setup()` takes its requirement lists from (`install_requires=REQUIRED_PACKAGES`,
     `extras_require=EXTRA_PACKAGES`): lists that hold requirements whatever their names say (t15t: sam2's
     `REQUIRED_PACKAGES`, read as `packages` by _NOT_REQUIREMENTS)."""
-    return {kw.value.id for node in ast.walk(tree) if isinstance(node, ast.Call) and _called_name(node.func) == "setup"
+    return {kw.value.id for node in walk_list(tree) if isinstance(node, ast.Call) and _called_name(node.func) == "setup"
             for kw in node.keywords if kw.arg in _REQUIREMENT_KEYWORDS and isinstance(kw.value, ast.Name)}
 
 
@@ -106,11 +106,11 @@ def setup_requirements(tree: ast.Module) -> Iterator[ast.Constant]:
     if not _uses_setuptools(tree):
         return
     parents: dict[ast.AST, ast.AST] = {}
-    for parent in ast.walk(tree):
+    for parent in walk_list(tree):
         for child in ast.iter_child_nodes(parent):
             parents[child] = parent
     passed = frozenset(_passed_as_requirements(tree))
-    for node in ast.walk(tree):
+    for node in walk_list(tree):
         if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
             # f"transformer_engine_cu12=={__version__}", f"nvidia-curand-cu{CUDAVER}": the literal parts name the
             # distribution; each replacement field reads as a digit
@@ -136,13 +136,13 @@ def _opt_in_extras(tree: ast.Module, requirements: list[ast.Constant]) -> dict[i
     """id(requirement) -> extra name, for the requirements of `setup(extras_require=...)` (written in the call or in
     a dict passed to it: `EXTRAS = {...}`, `extras["flash"] = [...]`) whose distribution no other requirement list
     of the file names: an opt-in extra (clip-as-service's `'flash-attn': ['flash-attn']`; pd2, heldout20)."""
-    given = [kw.value for node in ast.walk(tree) if isinstance(node, ast.Call) and _called_name(node.func) == "setup"
+    given = [kw.value for node in walk_list(tree) if isinstance(node, ast.Call) and _called_name(node.func) == "setup"
              for kw in node.keywords if kw.arg == "extras_require"]
     passed = {v.id for v in given if isinstance(v, ast.Name)} | {     # `extras_require={..., **EXTRAS}` too
         k.id for v in given if isinstance(v, ast.Dict) for key, k in zip(v.keys, v.values)
         if key is None and isinstance(k, ast.Name)}
     parents: dict[ast.AST, ast.AST] = {}
-    for parent in ast.walk(tree):
+    for parent in walk_list(tree):
         for child in ast.iter_child_nodes(parent):
             parents[child] = parent
     found: dict[int, str] = {}
@@ -184,7 +184,7 @@ def dependency_links(tree: ast.Module) -> Iterator[ast.Constant]:
     """The URL strings of `setup(dependency_links=[...])` (pip's old find-links), in a setuptools script."""
     if not _uses_setuptools(tree):
         return
-    for node in ast.walk(tree):
+    for node in walk_list(tree):
         if isinstance(node, ast.Call) and _called_name(node.func) == "setup":
             for kw in node.keywords:
                 if kw.arg == "dependency_links" and isinstance(kw.value, (ast.List, ast.Tuple)):
@@ -193,7 +193,7 @@ def dependency_links(tree: ast.Module) -> Iterator[ast.Constant]:
 
 def cpp_extensions_with_cuda(tree: ast.Module) -> Iterator[ast.Call]:
     """`CppExtension(name, sources=[...])` calls whose source list names a .cu / .cuh file."""
-    for node in ast.walk(tree):
+    for node in walk_list(tree):
         if not isinstance(node, ast.Call) or _called_name(node.func) != "CppExtension":
             continue
         sources = next((k.value for k in node.keywords if k.arg == "sources"),
@@ -208,8 +208,8 @@ def unconditional_cuda_extensions(tree: ast.Module) -> list[ast.Call]:
     """`CUDAExtension(...)` calls (and CppExtensions given .cu sources) that every build makes: inside no `if` /
     conditional expression / `try` (only an `if __name__ == "__main__":` guard), so `pip install` of the folder
     compiles them with nvcc by default (the session-11 decision: an opt-in extension's install does not count)."""
-    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _called_name(n.func) == "CUDAExtension"]
+    parents = {id(child): node for node in walk_list(tree) for child in ast.iter_child_nodes(node)}
+    calls = [n for n in walk_list(tree) if isinstance(n, ast.Call) and _called_name(n.func) == "CUDAExtension"]
     calls += list(cpp_extensions_with_cuda(tree))
     found = []
     for call in calls:
@@ -271,11 +271,11 @@ def raises_without_cuda(tree: ast.Module) -> Iterator[tuple[ast.Raise, list[ast.
     """`raise` statements of a setup.py in a branch taken only without CUDA, with the tests of their if / elif
     chain: the final `else` of a chain whose tests ask for CUDA, or the body of a test that holds only without it
     (t15k)."""
-    elifs = {id(n.orelse[0]) for n in ast.walk(tree)
+    elifs = {id(n.orelse[0]) for n in walk_list(tree)
              if isinstance(n, ast.If) and len(n.orelse) == 1 and isinstance(n.orelse[0], ast.If)}
-    opt_in = {id(n) for top in ast.walk(tree) if isinstance(top, ast.If) and _OPT_IN.search(ast.unparse(top.test))
-              for n in ast.walk(top) if n is not top}
-    for node in ast.walk(tree):
+    opt_in = {id(n) for top in walk_list(tree) if isinstance(top, ast.If) and _OPT_IN.search(ast.unparse(top.test))
+              for n in walk_list(top) if n is not top}
+    for node in walk_list(tree):
         if not isinstance(node, ast.If) or id(node) in elifs or id(node) in opt_in:
             continue    # (apex's `if "--cuda_ext" in sys.argv:` ... `if CUDA_HOME is None: raise`: a build asked for)
         chain, cur = [node], node

@@ -26,6 +26,7 @@ from auditor.project.makefile import keep_call, make_call
 from auditor.project.requirements import (_ALL_BUILDS_PAGE_RE, _CPU_INDEX_RE, _CUDA_INDEX_RE, _OTHER_ACCELERATOR_RE,
                                          conda_spec_name, conda_archive_symbols, cpu_builds_only, extra_hits, requirement_hits,
                                          wheel_symbols)
+from auditor.astnodes import walk_list
 
 if TYPE_CHECKING:
     from auditor.rules import Rule
@@ -1749,7 +1750,7 @@ def _printed_only(code: str) -> bool:
         return False
     # values read, not runtime queries: `print(torch.cuda.is_available())` asks the device (a CI step's check that
     # its runner has the GPU, labelled `device` in test4) and stays a finding
-    return not any(isinstance(n, ast.Call) for call in prints for arg in call.args for n in ast.walk(arg))
+    return not any(isinstance(n, ast.Call) for call in prints for arg in call.args for n in walk_list(arg))
 
 
 _OUTPUT_USED = ("command_substitution", "process_substitution", "pipeline", "test_command", "redirected_statement",

@@ -48,6 +48,7 @@ from auditor.source import SourceError
 from auditor.static.backends import OTHER_BACKENDS, backends_in_text, discount_findings, undiscounted
 from auditor.static.ported import imports_ascend
 from auditor.static.project_imports import held_tree, read_counted
+from auditor.astnodes import module_nodes, walk_list
 
 # Folders beside a `cuda/` one that hold the same code without CUDA
 _FALLBACK_FOLDERS = frozenset({"torch", "pytorch", "cpu", "triton", "reference", "fallback", "naive", "generic"})
@@ -152,7 +153,7 @@ def _registry_callees(tree) -> set[str]:
     from auditor.static.astutil import ast_dotted
 
     out = set()
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for deco in node.decorator_list:
                 name = ast_dotted(deco.func if isinstance(deco, ast.Call) else deco) or ""
@@ -340,15 +341,15 @@ def member_facts(tree) -> dict:
 
     relative: dict[str, set[str]] = {}
     gates = []
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
             relative.setdefault(node.module.split(".")[0], set()).update(a.name for a in node.names)
         elif isinstance(node, ast.If) and any(
                 isinstance(c, ast.Call) and _CUDA_CAPABILITY.search(ast_dotted(c.func) or "")
-                for stmt in node.body for c in ast.walk(stmt)):
+                for stmt in node.body for c in walk_list(stmt)):
             words = {(n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else
                       n.value if isinstance(n, ast.Constant) and isinstance(n.value, str) else "").lower()
-                     for n in ast.walk(node.test)}
+                     for n in walk_list(node.test)}
             gates.append(sorted(words - {""}))
     out: dict = {}
     if relative:

@@ -34,7 +34,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auditor.astnodes import line_span
+from auditor.astnodes import line_span, walk_list
 from auditor.discover import MAX_FILE_BYTES, SourceError, read_source
 from auditor.findings import Finding, as_info
 from auditor.static.astutil import ast_dotted, literal_strings, module_nodes
@@ -190,11 +190,11 @@ def _skip_gate_marks(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Span]:
     test = ast.unparse(first.test)
     if _assumes_cuda(leave):
         pass            # `if device == "cuda": assume(not gpu_unavailable[0])`: hypothesis drops the example (pd40)
-    elif not skips or not _CUDA_TEXT.search(test) or not any(isinstance(n, ast.Not) for n in ast.walk(first.test)):
+    elif not skips or not _CUDA_TEXT.search(test) or not any(isinstance(n, ast.Not) for n in walk_list(first.test)):
         return []       # only a check that skips where CUDA is absent (`not ...is_available()`)
     marks = [line_span(first.test)]
     params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
-    compared = {n.left.id for n in ast.walk(first.test) if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name)
+    compared = {n.left.id for n in walk_list(first.test) if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name)
                 and n.left.id in params and any(isinstance(c, ast.Constant) and isinstance(c.value, str)
                                                 and _CUDA_TEXT.search(c.value) for c in n.comparators)}
     if _assumes_cuda(leave) and not compared:
@@ -223,7 +223,7 @@ def _assumes_cuda(stmt: ast.stmt) -> bool:
         return False
     arg = stmt.value.args[0]
     return re.search(r"(?i)cuda|gpu", ast.unparse(arg)) is not None and not any(
-        isinstance(n, ast.Constant) and isinstance(n.value, str) for n in ast.walk(arg))
+        isinstance(n, ast.Constant) and isinstance(n.value, str) for n in walk_list(arg))
 
 
 def _backend_slots(name: str) -> list[tuple[str, str]]:
@@ -261,7 +261,7 @@ def _only_other(names: set[str]) -> bool:
 def _other_backend_test(test: ast.expr, names: set[str]) -> bool:
     """`SYSTEM == "rocm"`, `is_xpu()`, `device.type == "hpu"`: a test that holds only on another backend
     (a negated test, `not is_xpu()`, holds on CUDA and NPU too)."""
-    return _only_other(names) and not any(isinstance(n, _NEGATIONS) for n in ast.walk(test))
+    return _only_other(names) and not any(isinstance(n, _NEGATIONS) for n in walk_list(test))
 
 
 def default_arm(test: ast.expr) -> bool:
@@ -293,7 +293,7 @@ def _requires_other_backend(test: ast.expr, text) -> bool:
         none_test = _none_test(operand)
         probe, positive = none_test if none_test is not None else (operand, True)
         if positive and _only_other(_probe_backends(probe, text)) and \
-                not any(isinstance(n, _NEGATIONS) for n in ast.walk(probe)):
+                not any(isinstance(n, _NEGATIONS) for n in walk_list(probe)):
             return True
     return False
 
@@ -304,7 +304,7 @@ def _probe_backends(probe: ast.expr, text) -> set[str]:
     across an expression (`engine.get_tensor_mode(name) == trt.TensorIOMode.OUTPUT` in a TensorRT-LLM runner) is not
     a backend test."""
     words = [n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else str(n.value)
-             for n in ast.walk(probe) if isinstance(n, (ast.Name, ast.Attribute))
+             for n in walk_list(probe) if isinstance(n, (ast.Name, ast.Attribute))
              or isinstance(n, ast.Constant) and isinstance(n.value, str)]
     tokens = {t.lower() for w in words for t in _TOKEN.split(_CAMEL.sub("_", w)) if t}
     return {_BACKEND_ALIASES[t] for t in tokens if t in _BACKEND_ALIASES} & backends_in_text(text(probe))
@@ -386,7 +386,7 @@ def _tests_optional_import(test: ast.expr, guarded: set[str], params=frozenset) 
     """`flash_attn_func is not None`, `if apex_amp:`, `is_flash_attn_2_available()`, `HAS_APEX`. A name the file
     takes as a function parameter is an argument, not an import flag (a Triton or Gluon kernel's
     `HAS_BIAS: tl.constexpr`, `IS_CAUSAL`); `params()` gives those names, read only when a flag-like name is met."""
-    for n in ast.walk(test):
+    for n in walk_list(test):
         name = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else None
         if name is not None and (name in guarded or _AVAILABILITY.match(name) and
                                  not (isinstance(n, ast.Name) and name in params())):
@@ -639,14 +639,14 @@ def _probes_read_on_npu_paths(tree: ast.Module, npu: list[Span], wanted: list[in
     out: list[Span] = []
     for scope in [tree, *(n for n in module_nodes(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]:
         body = scope.body
-        nodes = [n for stmt in body for n in ast.walk(stmt)] if scope is not tree else \
+        nodes = [n for stmt in body for n in walk_list(stmt)] if scope is not tree else \
             [n for stmt in body if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-             for n in ast.walk(stmt)]
+             for n in walk_list(stmt)]
         for stmt in nodes:
             if not (isinstance(stmt, ast.Assign) and stmt.lineno in lines and len(stmt.targets) == 1
                     and isinstance(stmt.targets[0], ast.Name) and any(
                         isinstance(c, ast.Call) and (ast_dotted(c.func) or "").startswith("torch.cuda.")
-                        for c in ast.walk(stmt.value))):
+                        for c in walk_list(stmt.value))):
                 continue
             name = stmt.targets[0].id
             reads = [n.lineno for n in (module_nodes(tree) if scope is tree else nodes)
@@ -667,11 +667,11 @@ def _version_reads(tree: ast.Module, guarded_lines: set[int]) -> set[tuple[int, 
     the package. A version read outside the try (`if flash_attn.__version__ >= "2.7.0":` after `except: flash_attn =
     None`, which fails on Ascend) keeps the import's finding; a name never read is left."""
     loads: dict[str, int] = {}
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             loads[node.id] = loads.get(node.id, 0) + 1
     out: set[tuple[int, str]] = set()
-    for node in ast.walk(tree):
+    for node in module_nodes(tree):
         if not isinstance(node, _TRY) or not node.body:
             continue
         last = node.body[-1].end_lineno or node.body[-1].lineno
@@ -680,7 +680,7 @@ def _version_reads(tree: ast.Module, guarded_lines: set[int]) -> set[tuple[int, 
                 continue
             for alias in stmt.names:
                 name, pkg = alias.asname or alias.name.split(".")[0], alias.name.split(".")[0]
-                reads = [n.lineno for s in node.body for n in ast.walk(s) if isinstance(n, ast.Attribute)
+                reads = [n.lineno for s in node.body for n in walk_list(s) if isinstance(n, ast.Attribute)
                          and n.attr in _VERSION_ATTRS and isinstance(n.value, ast.Name) and n.value.id == name
                          and stmt.lineno < n.lineno <= last]
                 if reads and len(reads) == loads.get(name, 0):

@@ -52,7 +52,7 @@ import builtins
 import re
 from typing import Any
 
-from auditor.astnodes import node_span
+from auditor.astnodes import node_span, walk_list
 from auditor.static.backends import as_info
 from auditor.static.unreached_defs import _WRAPPERS, _decorator_name, _main_block, comfy_node_pack
 from auditor.static.astutil import ast_dotted, module_nodes
@@ -119,7 +119,7 @@ def _none_fallbacks(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> l
     the fallback arm of `param if param is not None else X` / `X if param is None else param`, and `param or X`.
     A caller that passes the parameter never runs them, like a default it overrides."""
     out = []
-    for node in ast.walk(fn):
+    for node in walk_list(fn):
         if isinstance(node, ast.If) and _is_none_test(node.test, param, False):
             out.append(list(node_span(node.body[0], node.body[-1])))
         elif isinstance(node, ast.IfExp) and _is_none_test(node.test, param, False):
@@ -176,7 +176,7 @@ def _flag_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, method:
     does not run (DragNUWA's `adaptively_load_state_dict(..., device="cpu")` with `if device == "cuda":
     torch.cuda.empty_cache()`)."""
     out: list[list[Any]] = []
-    stored = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    stored = {n.id for n in walk_list(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
     for arg, default, index in _params(fn, method):
         if default is None or arg.arg in stored:
             continue
@@ -187,7 +187,7 @@ def _flag_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, method:
                 out += _value_branches(fn, key, arg.arg, index, default.value)
             continue
         spans = []
-        for n in ast.walk(fn):
+        for n in walk_list(fn):
             if isinstance(n, ast.If) and (
                     isinstance(n.test, ast.Name) and n.test.id == arg.arg
                     or isinstance(n.test, ast.BoolOp) and isinstance(n.test.op, ast.And)
@@ -208,7 +208,7 @@ def _value_branches(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, param:
     """The value-branch entries of `_flag_branches` for one parameter with a constant default: one per distinct set of
     literals that run a body (a call passing none of them leaves every such body off)."""
     spans: dict[tuple[str, ...], list[list[int]]] = {}
-    for n in ast.walk(fn):
+    for n in walk_list(fn):
         if not isinstance(n, ast.If) or not (isinstance(n.test, ast.Compare) and len(n.test.ops) == 1):
             continue
         left, op, right = n.test.left, n.test.ops[0], n.test.comparators[0]
@@ -324,7 +324,7 @@ def _autocasts(tree: ast.Module) -> list[list[Any]]:
     ctx = build_context(tree)
     aliases = frozenset(n for n in ctx.assigned_aliases if ctx.aliases.get(n) in _AUTOCAST_APIS)
     assigns = [n for node in tree.body if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-               for n in ast.walk(node) if isinstance(n, ast.Assign)
+               for n in walk_list(node) if isinstance(n, ast.Assign)
                and any(isinstance(t, ast.Name) and t.id in aliases for t in n.targets)]
 
     def autocast_call(func: ast.expr) -> bool:
@@ -348,7 +348,7 @@ def _autocasts(tree: ast.Module) -> list[list[Any]]:
         stores: dict[str, list[ast.AST]] = {}     # name -> the values bound to it (a node that is no value: unknown)
         plain: set[int] = set()     # the Name targets of plain assignments (ast.walk meets an Assign before them)
         calls_in: list[ast.Call] = []
-        for n in ast.walk(fn):      # one walk (s24a: three walks per function were the cost)
+        for n in walk_list(fn):      # one walk (s24a: three walks per function were the cost)
             if isinstance(n, ast.Assign):
                 for t in n.targets:
                     if isinstance(t, ast.Name):
@@ -376,7 +376,7 @@ def _autocasts(tree: ast.Module) -> list[list[Any]]:
             elif isinstance(value, ast.Attribute) and not isinstance(value.value, ast.Constant):
                 how = "attr:" + value.attr
             elif isinstance(value, ast.Name) and value.id in flags and stores.get(value.id) == [
-                    a for a in ast.walk(fn.args) if isinstance(a, ast.arg) and a.arg == value.id]:
+                    a for a in walk_list(fn.args) if isinstance(a, ast.arg) and a.arg == value.id]:
                 how = f"param:{value.id}:{flags[value.id]}:{keys[id(fn)]}"
             if how:
                 out.append([call.lineno, call.end_lineno or call.lineno, how])
@@ -753,9 +753,10 @@ def lower_unset_attribute_branches(results: list, project: Any) -> int:
 def _set_off_in_class(cls: ast.ClassDef, attr: str) -> bool:
     """Whether the class stores `self.<attr>`, each time a false constant by a plain assignment (DiffusionSVC's
     `Pipeline.__init__`: `self.isHalf = False`, whatever `isHalf` it was given; pd31, heldout28)."""
-    false_targets = {id(t) for n in ast.walk(cls) if isinstance(n, (ast.Assign, ast.AnnAssign))
+    nodes = walk_list(cls)
+    false_targets = {id(t) for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign))
                      and _false_constant(n.value) for t in (n.targets if isinstance(n, ast.Assign) else [n.target])}
-    stores = [n for n in ast.walk(cls) if isinstance(n, ast.Attribute) and n.attr == attr
+    stores = [n for n in nodes if isinstance(n, ast.Attribute) and n.attr == attr
               and not isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name) and n.value.id == "self"]
     return bool(stores) and all(id(n) in false_targets for n in stores)
 
@@ -788,7 +789,7 @@ def _self_flag_branches(tree: ast.Module) -> list[list[Any]]:
                                 and not _false_constant(n.value)
                                 for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
                                 if isinstance(t, ast.Name)}
-        for n in ast.walk(cls):
+        for n in walk_list(cls):
             if not isinstance(n, ast.If):
                 continue
             for attr, block in ((_self_flag(n.test, False), n.body), (_self_flag(n.test, True), n.orelse)):
@@ -808,7 +809,7 @@ def _object_sets(tree: ast.Module) -> list[str]:
     out: set[str] = set()
     bases = {id(item): [b for b in (ast_dotted(base) for base in node.bases) if b]
              for node in module_nodes(tree) if isinstance(node, ast.ClassDef)
-             for item in ast.walk(node) if isinstance(item, (ast.Assign, ast.AnnAssign, ast.AugAssign))}
+             for item in walk_list(node) if isinstance(item, (ast.Assign, ast.AnnAssign, ast.AugAssign))}
     for n in module_nodes(tree):
         if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and not _false_constant(n.value):
             for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):

@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from auditor.astnodes import line_span
+from auditor.astnodes import line_span, walk_list
 from auditor.static.host_values import host_arrays, host_only_file
 from auditor.static.astutil import ast_dotted, module_nodes
 
@@ -167,7 +167,7 @@ def params_fed_to_backend_switches(ctx: FileContext, tree: ast.Module) -> frozen
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         params = {a.arg for a in (*fn.args.args, *fn.args.kwonlyargs)}
-        for node in ast.walk(fn):
+        for node in walk_list(fn):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in params and any(
                     (ctx.resolve(ast_dotted(t) or "") or "").startswith("torch.backends.") for t in node.targets):
                 out.add((fn.name, node.value.id))
@@ -177,7 +177,7 @@ def params_fed_to_backend_switches(ctx: FileContext, tree: ast.Module) -> frozen
 def _probes_accelerator(node: ast.AST) -> bool:
     """torch.accelerator / current_accelerator(): the backend-neutral probe, the current accelerator (npu on Ascend)."""
     return any(isinstance(n, ast.Attribute) and n.attr in ("accelerator", "current_accelerator")
-               or isinstance(n, ast.Name) and n.id == "current_accelerator" for n in ast.walk(node))
+               or isinstance(n, ast.Name) and n.id == "current_accelerator" for n in walk_list(node))
 
 
 def fold_ast(node: ast.AST, constants: dict[str, set[str]]) -> set[str] | None:
@@ -234,7 +234,7 @@ def _stmts(body: list[ast.stmt], scope: tuple[int, int] = _WHOLE_FILE):
 def _version_test(test: ast.expr) -> bool:
     """A test on a release (`torch.__version__ >= "2"`, `TORCH_VERSION < (1, 10)`, `version.parse(...)`,
     `sys.version_info`) that names no device."""
-    names = [n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(test) if isinstance(n, (ast.Name, ast.Attribute))]
+    names = [n.id if isinstance(n, ast.Name) else n.attr for n in walk_list(test) if isinstance(n, (ast.Name, ast.Attribute))]
     return any("version" in n.lower() for n in names) and not any(
         w in n.lower() for n in names for w in ("cuda", "npu", "device", "gpu", "available"))
 
@@ -297,7 +297,7 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body \
                 and node.body[0].lineno > node.lineno:       # defaults are read outside; a one-line def is left
             span = (node.body[0].lineno, node.end_lineno or node.body[0].lineno)
-            for a in ast.walk(node.args):
+            for a in walk_list(node.args):
                 if isinstance(a, ast.arg):
                     ctx.parameter_spans.setdefault(a.arg, []).append(span)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):

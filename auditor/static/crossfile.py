@@ -36,6 +36,7 @@ from typing import Any, Sequence
 
 from auditor.findings import Finding
 from auditor.static.astutil import ast_dotted, bound_names, module_nodes
+from auditor.astnodes import walk_list
 
 CATEGORIES = ("kernel", "attention", "distributed", "apex", "third_party")
 CODES = {"kernel": ("NPU320", "project-cuda-kernel-use"), "attention": ("NPU321", "project-attention-use"),
@@ -120,7 +121,7 @@ def _bound_names(stmt: ast.stmt) -> list[str]:
         else:
             continue
         for target in targets:
-            for t in ast.walk(target):
+            for t in walk_list(target):
                 if isinstance(t, ast.Name):
                     out.append(t.id)
     return out

@@ -17,6 +17,8 @@ from typing import Callable
 
 import libcst as cst
 
+from auditor.astnodes import walk_list
+
 _FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
 
 
@@ -27,7 +29,7 @@ def _child_fields(cls: type[cst.CSTNode]) -> tuple[str, ...]:
     if fields is None:
         tree = ast.parse(textwrap.dedent(inspect.getsource(cls._visit_and_replace_children)))
         named: list[tuple[int, int, str]] = []
-        for n in ast.walk(tree):
+        for n in walk_list(tree):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id.startswith("visit_") \
                     and len(n.args) >= 2 and isinstance(n.args[1], ast.Constant):
                 named.append((n.lineno, n.col_offset, str(n.args[1].value)))

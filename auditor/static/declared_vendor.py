@@ -40,6 +40,7 @@ from auditor.backend_words import HOST_RUNTIMES, OTHER_BACKENDS, OTHER_NPU_RUNTI
 from auditor.source import SourceError
 from auditor.static.backends import _NOTES, discount_findings, undiscounted
 from auditor.static.project_imports import held_tree, read_counted
+from auditor.astnodes import walk_list
 
 METADATA_FILES = ("setup.py", "pyproject.toml", "setup.cfg", "requirements.txt")
 _MAX_BYTES = 1_000_000
@@ -84,7 +85,7 @@ def _setup_py(data: bytes) -> tuple[str | None, list[str], list[str]]:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             bound[stmt.targets[0].id] = stmt.value
     name, core, about = None, [], []
-    for node in ast.walk(tree):
+    for node in walk_list(tree):
         if not (isinstance(node, ast.Call) and (getattr(node.func, "id", None) == "setup"
                                                 or getattr(node.func, "attr", None) == "setup")):
             continue

@@ -15,6 +15,7 @@ from auditor.backend_words import backends_in_text
 from auditor.findings import Finding
 from auditor.static.astutil import ast_dotted   # one dotted-name reader for the ast passes
 from auditor.static.host_values import HOST_SYNC_RULES
+from auditor.astnodes import walk_list
 
 # values that make a yes/no flag: a comparison, and/or/not, or a call that asks a question
 _FLAG_VALUES = (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Call)
@@ -216,7 +217,7 @@ def _command_copies(commands, findings: list[Finding]) -> list[Finding]:
             if name is None or not _RUNS_COMMAND.match(name):
                 continue
             if not any(isinstance(n, ast.Name) and n.id == key for arg in [*node.args, *node.keywords]
-                       for n in ast.walk(arg)):
+                       for n in walk_list(arg)):
                 continue
             out += _copies_at(node, defs, seen, f"command `{key}` set on line {def_line}")
     return out

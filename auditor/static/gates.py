@@ -391,13 +391,13 @@ def _capability_names(tree: ast.Module) -> set[str]:
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and \
                 any(isinstance(n, ast.Call) and _dotted(n.func).endswith("cuda.get_device_capability")
-                    for n in ast.walk(stmt.value)):
+                    for n in walk_list(stmt.value)):
             out.add(stmt.targets[0].id + _CAP_SUFFIX)
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
             if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)) else []
         for t in targets:
-            for n in ast.walk(t):
+            for n in walk_list(t):
                 if isinstance(n, ast.Name):
                     counts[n.id] = counts.get(n.id, True) and isinstance(node, ast.Assign) and len(targets) == 1 \
                         and t is n and isinstance(node.value, ast.Call) and bool(_COUNT.search(_dotted(node.value.func)))
@@ -509,7 +509,7 @@ def _capability_tables(tree: ast.Module, flags: set[str]) -> set[str]:
             called = _dotted(value.func) if isinstance(value, ast.Call) and not value.args and not value.keywords \
                 else ""
             for t in targets:
-                for n in ast.walk(t):
+                for n in walk_list(t):
                     if isinstance(n, ast.Name):
                         calls.setdefault(n.id, set()).add(called if n is t else "")
         elif isinstance(node, ast.arg):
@@ -595,7 +595,7 @@ def _self_copies(cls: ast.ClassDef) -> dict[str, set[str]]:
     """`self.accelerator = self._accelerator` in the class: each setting with the settings copied into it (read
     only for a class with a method probe, so walked only then)."""
     copies: dict[str, set[str]] = {}
-    for node in ast.walk(cls):
+    for node in walk_list(cls):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
                 _flag_name(node.targets[0]) and _flag_name(node.value) and \
                 str(_flag_name(node.value)).startswith("self."):
@@ -827,7 +827,7 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
         if name is None:
             return False
         for stmt in reversed(before):
-            if isinstance(stmt, ast.Assign) and any(name in {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
+            if isinstance(stmt, ast.Assign) and any(name in {n.id for n in walk_list(t) if isinstance(n, ast.Name)}
                                                     for t in stmt.targets):
                 return isinstance(stmt.value, ast.Call) and _dotted(stmt.value.func) in providers
         return False
@@ -871,7 +871,7 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
 
 
 def _cuda_strings(node: ast.AST) -> list[ast.Constant]:
-    return [n for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    return [n for n in walk_list(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)
             and n.value.lower().startswith("cuda")]
 
 
@@ -891,8 +891,8 @@ def _with_lambda_reads(nodes: list[ast.AST]) -> list[ast.AST]:
     out = list(nodes)
     for lam in nodes:
         if isinstance(lam, ast.Lambda):
-            own = {a.arg for a in ast.walk(lam.args) if isinstance(a, ast.arg)}
-            out.extend(n for n in ast.walk(lam.body) if not (isinstance(n, ast.Name) and n.id in own))
+            own = {a.arg for a in walk_list(lam.args) if isinstance(a, ast.arg)}
+            out.extend(n for n in walk_list(lam.body) if not (isinstance(n, ast.Name) and n.id in own))
     return out
 
 
@@ -1076,7 +1076,7 @@ def _fallback_gates(tree: ast.Module) -> list[tuple[Region, str]]:
         caught: set[str] = set()
         for h in node.handlers:
             names = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type] if h.type is not None else []
-            if any(isinstance(n, ast.Raise) for n in ast.walk(h)):
+            if any(isinstance(n, ast.Raise) for n in walk_list(h)):
                 continue
             caught |= {_dotted(n).rsplit(".", 1)[-1] for n in names} if names else {"Exception"}
         if not caught:
@@ -1124,7 +1124,7 @@ def _library_refusals(tree: ast.Module) -> list[tuple[Region, str]]:
         if not isinstance(node, ast.If) or len(node.body) != 1 or not isinstance(node.body[0], ast.Raise) or \
                 node.body[0].exc is None or not _negated_cuda_test(node.test, flags):
             continue
-        text = " ".join(c.value for c in ast.walk(node.body[0].exc)
+        text = " ".join(c.value for c in walk_list(node.body[0].exc)
                         if isinstance(c, ast.Constant) and isinstance(c.value, str))
         m = _CUDA_ONLY_LIBRARY.search(text)
         if m is not None:
@@ -1320,7 +1320,7 @@ def _gated_tables(tree: ast.Module, gates: Gates) -> list[tuple[Region, str, boo
     for name, stmt in binds:
         values = stmt.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) else \
             [stmt.value]                        # type: ignore[attr-defined]
-        for n in (n for v in values for n in ast.walk(v)):
+        for n in (n for v in values for n in walk_list(v)):
             if isinstance(n, ast.Name):
                 owner[(n.lineno, n.col_offset)] = name
     reads: dict[str, list[tuple[int, int]]] = {}

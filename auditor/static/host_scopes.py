@@ -62,7 +62,7 @@ def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
 def _called_names(fn: ast.AST) -> set[str]:
     """Names the function calls as `f(...)` or `self.f(...)` / `cls.f(...)`."""
     out = set()
-    for node in ast.walk(fn):
+    for node in walk_list(fn):
         if isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Name):
@@ -209,7 +209,7 @@ def _unread_options(tree: ast.AST) -> list[tuple[int, int, int, int]]:
         return []           # the parser or its result is passed, returned or stored whole
     attrs = {n.attr for n in nodes if isinstance(n, ast.Attribute)}
     popped = _unread_pops(tree)
-    own = {id(c) for call in calls for c in ast.walk(call)}
+    own = {id(c) for call in calls for c in walk_list(call)}
     strings: dict[str, list[int]] = {}
     for n in nodes:
         if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in own:
@@ -515,7 +515,7 @@ def _own_imports(scope: ast.AST) -> list[ast.Import]:
 
 def _spells(scope: ast.AST, module: str) -> bool:
     """The scope (nested functions included) reads `module` or an attribute of it (`torch.cuda.empty_cache`)."""
-    for node in ast.walk(scope):
+    for node in walk_list(scope):
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
             chain = ast.unparse(node)
             if chain == module or chain.startswith(module + "."):
@@ -533,7 +533,7 @@ _CUDA_PROBE_TARGET = re.compile(r"(?i)cuda|gpu")
 
 def _probe_patched_spans(tree: ast.AST) -> list[tuple[int, int]]:
     def patches_probe(node: ast.AST) -> bool:
-        for call in ast.walk(node):
+        for call in walk_list(node):
             if isinstance(call, ast.Call) and _mock_call(call.func, True):
                 func = call.func
                 name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
@@ -566,7 +566,7 @@ def _onnx_export_functions(tree: ast.AST) -> list[tuple[int, int]]:
     """Spans of the top-level functions and methods that call an ONNX exporter."""
     out = []
     for fn in _outer_functions(tree):
-        for node in ast.walk(fn):
+        for node in walk_list(fn):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                     ast.unparse(node.func) in _ONNX_EXPORTS:
                 out.append(decorated_span(fn))
@@ -712,16 +712,16 @@ def _numpy_result_functions(tree: ast.AST) -> list[tuple[int, int]]:
     (`torch.linspace(..., dtype=torch.float64) ** 2` ... `return betas.numpy()`, vendored in CCSR and EasyAnimate,
     heldout22; pd34): its dtypes are host values (policy (e)), not dtypes on the NPU."""
     out = []
-    for fn in ast.walk(tree):
+    for fn in walk_list(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+        returns = [n for n in walk_list(fn) if isinstance(n, ast.Return)]
         if not returns or not all(isinstance(r.value, ast.Call) and isinstance(r.value.func, ast.Attribute)
                                   and r.value.func.attr == "numpy" and not r.value.args for r in returns):
             continue
         if _DEVICE_WORDS.search(ast.unparse(fn)):   # `to_cuda(data)`, `with autocast():`, `self.device` (nnU-Net)
             continue
-        calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call)]
+        calls = [n for n in walk_list(fn) if isinstance(n, ast.Call)]
         if any(isinstance(c.func, ast.Attribute) and c.func.attr in _MOVES for c in calls) or any(
                 k.arg == "device" or k.arg is None for c in calls for k in c.keywords) or any(
                 isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name) and c.func.value.id == "torch"
@@ -800,7 +800,7 @@ def _comfy_host_params(tree: ast.AST) -> dict[int, set[str]]:
                        and s.name == entry), None)
         if entry is None or types is None or method is None:
             continue
-        declared = {k.value for d in ast.walk(types) if isinstance(d, ast.Dict) for k, v in zip(d.keys, d.values)
+        declared = {k.value for d in walk_list(types) if isinstance(d, ast.Dict) for k, v in zip(d.keys, d.values)
                     if isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, ast.Tuple)
                     and v.elts and (isinstance(v.elts[0], ast.Constant) and v.elts[0].value in _COMFY_HOST_TYPES
                                     or _comfy_widget(v.elts[0]))}
@@ -932,7 +932,7 @@ class _HostFlow:
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.NamedExpr,
                                    ast.comprehension)):
                 target = getattr(node, "target", None)
-                if target is not None and any(isinstance(e, ast.Name) and e.id == name for e in ast.walk(target)):
+                if target is not None and any(isinstance(e, ast.Name) and e.id == name for e in walk_list(target)):
                     if not isinstance(node, ast.AugAssign):
                         return False
             elif isinstance(node, ast.arg) and node.arg == name:
@@ -984,7 +984,7 @@ class _HostFlow:
         if id(fn) in self.memo:
             return self.memo[id(fn)]
         self.memo[id(fn)] = False
-        returns = [n.value for n in ast.walk(fn) if isinstance(n, ast.Return)]
+        returns = [n.value for n in walk_list(fn) if isinstance(n, ast.Return)]
         ok = bool(returns) and all(r is not None and self.value(r, fn, depth, direct=False) for r in returns)
         self.memo[id(fn)] = ok
         return ok
@@ -1034,7 +1034,7 @@ def _enclosing(tree: ast.AST, line: int):
 def _every_n(test: ast.AST) -> bool:
     """`step % log_every == 0`, `(i + 1) % args.print_freq == 0`, `not it % 100`: true once every N iterations, N a
     name or a number of at least 10 (not a parity test, `i % 2 == 0`)."""
-    for node in ast.walk(test):
+    for node in walk_list(test):
         mod = None
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
             sides = [node.left, node.comparators[0]]
@@ -1183,7 +1183,7 @@ def _allocates(fn: ast.AST, by_name: dict[str, list], seen: set[int], depth: int
     seen.add(id(fn))
     if depth > 4:
         return True
-    for node in ast.walk(fn):
+    for node in walk_list(fn):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "torch" and \
                 node.attr in ("cuda", "npu", "xpu", "backends", "distributed"):
             return True
@@ -1225,7 +1225,7 @@ def _stand_in_spans(tree: ast.AST) -> list[tuple[int, int]]:
 
 def _cuda_value(node: ast.AST) -> bool:
     return any(isinstance(n, ast.Constant) and isinstance(n.value, str) and _CUDA_VALUE.match(n.value)
-               for n in ast.walk(node))
+               for n in walk_list(node))
 
 
 _CUDA_VALUE = re.compile(r"^cuda(?::\d+)?$")
@@ -1235,7 +1235,7 @@ def _feeds_device(fn: ast.AST) -> bool:
     """The test hands a CUDA device value to the code under test itself (`pin("cuda:1")`, `helper(torch.device(
     "cuda"), enabled=False)`): the value it compares later is its own. A test that only compares what the
     environment reports (`assert current_platform.device_type == "cuda"`) asks the machine, and fails on Ascend."""
-    bound = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and _cuda_value(n.value) for t in n.targets
+    bound = {t.id for n in walk_list(fn) if isinstance(n, ast.Assign) and _cuda_value(n.value) for t in n.targets
              if isinstance(t, ast.Name)}      # `device = torch.device("cuda")` ... `helper(device, ...)`
 
     def value(node: ast.AST) -> bool:
@@ -1245,7 +1245,7 @@ def _feeds_device(fn: ast.AST) -> bool:
             return any(k is not None and value(k) for k in node.keys)
         return _cuda_value(node) or isinstance(node, ast.Name) and node.id in bound
 
-    for node in ast.walk(fn):
+    for node in walk_list(fn):
         if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Attribute) and node.func.attr == "device"
                                                and isinstance(node.func.value, ast.Name)
                                                and node.func.value.id == "torch"):
@@ -1288,7 +1288,7 @@ def _mapping_spans(tree: ast.AST) -> tuple[set[tuple[int, int]], list[tuple[int,
         if isinstance(node, ast.Compare) and all(isinstance(o, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq, ast.In, ast.NotIn))
                                                  for o in node.ops):
             for side in [node.left, *node.comparators]:
-                for sub in ast.walk(side):
+                for sub in walk_list(side):
                     if isinstance(sub, ast.Attribute):
                         points.add((sub.end_lineno or sub.lineno, sub.col_offset))
         elif isinstance(node, ast.Dict):

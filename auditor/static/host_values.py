@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 import libcst as cst
-from auditor.astnodes import node_lines
+from auditor.astnodes import node_lines, walk_list
 from auditor.static.astutil import ast_dotted, module_nodes
 
 _HOST_LIBS = frozenset({"numpy", "pandas"})
@@ -235,7 +235,7 @@ def _returns_of(func: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     params = [a.arg for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs]
     converted: dict[str, int] = {}      # name -> line of its in-place `.to_numpy()` statement
     returns = []
-    for node in ast.walk(func):
+    for node in walk_list(func):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) and node is not func:
             return None                 # nested scopes' returns are not this method's: not followed
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and not node.value.args \
@@ -544,7 +544,7 @@ def _lines_outside_loops(body: list[ast.stmt]) -> set[int]:
     lines: set[int] = set()
     looped: set[int] = set()
     for stmt in body:
-        for n in ast.walk(stmt):
+        for n in walk_list(stmt):
             if isinstance(n, _LOOP_NODES):
                 looped.update(node_lines(n))
         lines.update(node_lines(stmt))

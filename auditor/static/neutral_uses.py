@@ -15,7 +15,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from auditor.astnodes import line_span, node_lines, node_span, starts_in
+from auditor.astnodes import line_span, node_lines, node_span, starts_in, walk_list
 from auditor.static.backends import as_info
 from auditor.static.astutil import ast_dotted, module_nodes
 
@@ -23,7 +23,7 @@ _COVERAGE_CODES = frozenset({"NPU501", "NPU502"})
 
 
 def _calls_base_forward(cls: ast.ClassDef) -> bool:
-    for node in ast.walk(cls):
+    for node in walk_list(cls):
         if isinstance(node, ast.Attribute) and node.attr == "forward":
             owner = node.value
             if isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super":
@@ -284,7 +284,7 @@ def _half_unless_float32(node: ast.If, bound: dict[str, ast.AST]) -> set[str]:
                for a, b in (sides, sides[::-1])):
         return set()
     restores = any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "float"
-                   and not c.args for stmt in node.orelse for c in ast.walk(stmt))
+                   and not c.args for stmt in node.orelse for c in walk_list(stmt))
     return {"float16"} if restores else set()
 
 
@@ -316,18 +316,18 @@ def drop_dtype_restores(findings: list, tree: ast.AST) -> list:
         if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         assigned: dict[str, list[ast.AST]] = {}
-        for n in ast.walk(scope):
+        for n in walk_list(scope):
             if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
                 assigned.setdefault(n.targets[0].id, []).append(n.value)
         bound = {name: values[0] for name, values in assigned.items() if len(values) == 1}
-        for node in ast.walk(scope):
+        for node in walk_list(scope):
             if not isinstance(node, ast.If):
                 continue
             tested = _tested_dtypes(node.test, bound) or _half_unless_float32(node, bound)
             if not tested:
                 continue
             for stmt in node.body:
-                for call in ast.walk(stmt):
+                for call in walk_list(stmt):
                     if isinstance(call, ast.Call) and _cast_word(call) in tested:
                         spots.update((line, _cast_word(call)) for line in  # type: ignore[misc]
                                      node_lines(call))

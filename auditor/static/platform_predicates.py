@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from auditor.astnodes import END, Span, lines_span, node_span
+from auditor.astnodes import END, Span, lines_span, node_span, walk_list
 from auditor.backend_words import backends_in_text
 from auditor.static.backends import as_info
 from auditor.static.astutil import literal_strings, module_nodes
@@ -200,7 +200,7 @@ def cuda_regions(tree: ast.Module, known: _Known) -> list[tuple[Region, str]]:
             for handler in getattr(stmt, "handlers", ()) or ():
                 block(handler.body)
         for stmt in body:
-            for node in ast.walk(stmt) if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef,
+            for node in walk_list(stmt) if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef,
                                                                   ast.ClassDef)) else ():
                 if isinstance(node, ast.IfExp) and known.cuda_test(node.test):
                     b = node.body
@@ -263,8 +263,8 @@ def _reached_private(tree: ast.Module, regions: list[tuple[Region, str]]) -> lis
 
 
 def _is_cuda_operand(v: ast.expr) -> bool:
-    return any(isinstance(n, ast.Attribute) and n.attr == "is_cuda" for n in ast.walk(v)) and \
-        not any(isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) for n in ast.walk(v))
+    return any(isinstance(n, ast.Attribute) and n.attr == "is_cuda" for n in walk_list(v)) and \
+        not any(isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) for n in walk_list(v))
 
 
 def kernel_choices(tree: ast.Module) -> list[Region]:
@@ -278,13 +278,13 @@ def kernel_choices(tree: ast.Module) -> list[Region]:
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         tested: set[str] = set()
-        for node in ast.walk(fn):
+        for node in walk_list(fn):
             test = node.test if isinstance(node, (ast.If, ast.IfExp)) else None
             if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
                 test = test.operand
             if isinstance(test, ast.Name):
                 tested.add(test.id)
-        for node in ast.walk(fn):
+        for node in walk_list(fn):
             if not isinstance(node, ast.Assign) or len(node.targets) != 1 or \
                     not isinstance(node.targets[0], ast.Name) or node.targets[0].id not in tested:
                 continue
@@ -433,7 +433,7 @@ def _uses(tree: ast.Module, name: str, regions: list[tuple[Region, str]], skip: 
     """Whether every load of `name` in the file (outside `skip`) is a call inside one of `regions`; `needed`: and
     there is at least one (an importer that never calls the function says nothing about where it runs)."""
     called = {id(n.func) for n in module_nodes(tree) if isinstance(n, ast.Call)}
-    inner = {id(n) for n in ast.walk(skip)} if skip is not None else set()
+    inner = {id(n) for n in walk_list(skip)} if skip is not None else set()
     seen = False
     for node in module_nodes(tree):
         if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and id(node) not in inner:

@@ -37,6 +37,7 @@ from auditor.discover import SourceError
 from auditor.static import project_imports as _pi
 from auditor.static.astutil import ast_dotted
 from auditor.static.backends import CUDA_HELPER, TRANSFER_REMAPPED, as_info
+from auditor.astnodes import walk_list
 
 # Modules outside the tree known to import torch_npu.contrib.transfer_to_npu at import (checked in their source):
 # Ascend/MindSpeed `mindspeed/megatron_adaptor.py` (GitHub mirror, commit 02c49f5d: `from torch_npu.contrib import
@@ -354,7 +355,7 @@ def _load_time_calls(tree: ast.Module) -> set[str]:
         else:
             heads = [stmt]
         for head in heads:
-            for node in ast.walk(head):
+            for node in walk_list(head):
                 if isinstance(node, ast.Call):
                     dotted = ast_dotted(node.func)
                     if dotted:
@@ -392,7 +393,7 @@ def _called_loaders(raw: dict, known: dict[str, str], project) -> dict[str, tupl
         for fn in parsed[1].body:
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            shim = next((s for node in ast.walk(fn) if (s := _shim_import(node))), None)
+            shim = next((s for node in walk_list(fn) if (s := _shim_import(node))), None)
             if shim is None:
                 continue
             if known[name].rsplit("/", 1)[-1] == "conftest.py" and _autouse_fixture(fn):
@@ -420,7 +421,7 @@ def _calls_loader(parsed, importer: str, is_pkg: bool, target: str, loaders: dic
     if parsed is None:
         return None
     bound: dict[str, str] = {}          # the name the importer calls through -> "" (a module) or the function name
-    for node in ast.walk(parsed[1]):
+    for node in walk_list(parsed[1]):
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.name == target:

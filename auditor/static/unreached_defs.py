@@ -63,7 +63,7 @@ from dataclasses import replace
 from collections.abc import Collection
 from typing import Any
 
-from auditor.astnodes import line_span, module_nodes
+from auditor.astnodes import line_span, module_nodes, walk_list
 from auditor.static.astutil import ast_dotted
 from auditor.static.attribute_sets import false_constant, setting_nodes
 from auditor.static.backends import as_info
@@ -228,7 +228,7 @@ def _scope_locals(node: ast.AST) -> set[str]:
     `checkpoint` does not reach sgm's `def checkpoint`)."""
     out: set[str] = set()
     if isinstance(node, _COMPREHENSIONS):
-        return {n.id for gen in node.generators for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+        return {n.id for gen in node.generators for n in walk_list(gen.target) if isinstance(n, ast.Name)}
     if not isinstance(node, _SCOPES):
         return out
     args = node.args
@@ -354,7 +354,7 @@ def _reexports(tree: ast.Module) -> set[ast.alias]:
     bar`) is read by its new name elsewhere, so it stays a read of `foo` here."""
     read = {n.id for n in module_nodes(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     return {alias for node in tree.body if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-            for sub in ast.walk(node) if isinstance(sub, ast.ImportFrom)
+            for sub in walk_list(node) if isinstance(sub, ast.ImportFrom)
             for alias in sub.names if alias.name != "*" and alias.asname in (None, alias.name) and alias.name not in read}
 
 
@@ -385,7 +385,7 @@ def _off_switch_branches(tree: ast.Module) -> list[list[int]]:
         targets = node.targets if isinstance(node, ast.Assign) else \
             [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
         for t in targets:
-            for n in ast.walk(t):
+            for n in walk_list(t):
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                     stored[n.id] = stored.get(n.id, 0) + 1
                 elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
@@ -401,7 +401,7 @@ def _off_switch_branches(tree: ast.Module) -> list[list[int]]:
                if isinstance(t, ast.Name) and t.id.isupper() and stored.get(t.id) == 1}
         if not off:
             continue
-        for n in ast.walk(cls):
+        for n in walk_list(cls):
             if not isinstance(n, ast.If):
                 continue
             test = n.test
@@ -463,7 +463,7 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     # (DynamiCrafter's condition.py imports the `autocast` decorator for a class nothing builds; t19a, heldout21)
     carried = exported if package_init else unused | {
         alias for node in tree.body if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-        for sub in ast.walk(node) if isinstance(sub, ast.ImportFrom) for alias in sub.names}
+        for sub in walk_list(node) if isinstance(sub, ast.ImportFrom) for alias in sub.names}
     # a module-level package-relative import (`from ...lvdm.models import x`) raises ImportError when the file runs
     # as a script, so its `__main__` block never runs: neither what only that block calls nor its own lines
     script_only = any(isinstance(node, ast.ImportFrom) and node.level for node in tree.body)
@@ -519,7 +519,7 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
         else:
             names[""] |= _names_read(node, roots, carried, bound)
             if exported:
-                exports |= {r for n in ast.walk(node) if isinstance(n, ast.ImportFrom)
+                exports |= {r for n in walk_list(node) if isinstance(n, ast.ImportFrom)
                             for r in _names_read(n, roots, set(n.names) - exported, bound)}
     dead += _off_switch_branches(tree) + _after_exits(tree)
     put_facts(out, exports=sorted(exports))
@@ -550,7 +550,7 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     out["launches"] = sorted(launches)
     # the modules only an idle `__main__` block imports are loaded only when the file runs as a script (pd27: utils3d's
     # `if __name__ == '__main__': from .nerf import *` in its package `__init__.py`)
-    in_main = {id(n) for node in tree.body if _main_block(node) for n in ast.walk(node)}
+    in_main = {id(n) for node in tree.body if _main_block(node) for n in walk_list(node)}
     out["modules"] = sorted(_module_words(tree, in_main))
     main_modules = _module_words(tree) - set(out["modules"]) if in_main else set()
     if main_modules:
@@ -558,7 +558,7 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     lazy = _lazy_children(tree) if package_init else None
     if lazy is not None:
         out["lazy"] = lazy
-    listed = {n.value for node in tree.body if _all_list(node) for n in ast.walk(node) if isinstance(n, ast.Constant)}
+    listed = {n.value for node in tree.body if _all_list(node) for n in walk_list(node) if isinstance(n, ast.Constant)}
     if listed:
         out["listed"] = sorted(v for v in listed if isinstance(v, str))
     put_facts(out, whole=sorted(_whole_imports(tree)),
@@ -574,7 +574,7 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     # the regions that load modules by a computed name ("" for module-level code); a dotted-path resolver loads only
     # modules some string names (`_resolver`), which the module words already count
     dynamic = sorted({"" if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else node.name
-                      for node in tree.body for n in ast.walk(node) if _dynamic_load(n) and not _resolver(node)
+                      for node in tree.body for n in walk_list(node) if _dynamic_load(n) and not _resolver(node)
                       and not (lazy is not None and _lazy_getattr(node))})
     if dynamic:
         out["dynamic"] = dynamic
@@ -651,14 +651,14 @@ def _off_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     positional = [*fn.args.posonlyargs, *fn.args.args]
     pairs = [*zip(positional[len(positional) - len(fn.args.defaults):], fn.args.defaults),
              *zip(fn.args.kwonlyargs, fn.args.kw_defaults)]
-    stored = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    stored = {n.id for n in walk_list(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
     return {a.arg for a, d in pairs if false_constant(d) and a.arg not in stored}
 
 
 def _callee_names(node: ast.AST) -> dict[int, str]:
     """{id(function): the name its calls spell}: a class's for its `__init__` (`GPT(...)`), its own for the rest."""
-    out = {id(fn): fn.name for fn in ast.walk(node) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    for cls in ast.walk(node):
+    out = {id(fn): fn.name for fn in walk_list(node) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for cls in walk_list(node):
         if isinstance(cls, ast.ClassDef):
             out.update((id(fn), cls.name) for fn in cls.body
                        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name == "__init__")
@@ -671,11 +671,11 @@ def _flag_branches(node: ast.AST) -> list[tuple[str, ast.If]]:
     out = []
     seen: set[int] = set()
     callees = _callee_names(node)
-    for fn in ast.walk(node):
+    for fn in walk_list(node):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         off = _off_defaults(fn)
-        for n in ast.walk(fn):
+        for n in walk_list(fn):
             if not isinstance(n, ast.If) or not n.body or id(n) in seen:
                 continue
             tests = n.test.values if isinstance(n.test, ast.BoolOp) and isinstance(n.test.op, ast.And) else [n.test]
@@ -723,7 +723,7 @@ def _lazy_getattr(node: ast.stmt) -> bool:
         isinstance(c, ast.Call) and _decorator_name(c.func) == "import_module" and len(c.args) == 2
         and isinstance(c.args[0], ast.JoinedStr) and c.args[0].values
         and isinstance(c.args[0].values[0], ast.Constant) and c.args[0].values[0].value == "."
-        and isinstance(c.args[1], ast.Name) and c.args[1].id in ("__name__", "__package__") for c in ast.walk(node))
+        and isinstance(c.args[1], ast.Name) and c.args[1].id in ("__name__", "__package__") for c in walk_list(node))
 
 
 def _lazy_children(tree: ast.Module) -> dict[str, list[str]] | None:
@@ -755,7 +755,7 @@ def _module_words(tree: ast.Module, skip: Collection[int] = ()) -> set[str]:
     # standalone `scripts/latte/sample.py`, "named" by gaussian_diffusion's `{"sample": ...}`)
     loaded = {id(c.args[0]) for c in module_nodes(tree) if isinstance(c, ast.Call) and c.args
               and _decorator_name(c.func) in _LOADERS | {"find_spec", "import_string"}}
-    loaded |= {id(c) for node in tree.body if _all_list(node) for c in ast.walk(node)}
+    loaded |= {id(c) for node in tree.body if _all_list(node) for c in walk_list(node)}
     for n in module_nodes(tree):
         if id(n) in skip:
             continue
@@ -781,7 +781,7 @@ def _whole_imports(tree: ast.Module) -> set[str]:
     # `__all__ = ["deform_conv"]` beside `from .deform_conv import deform_conv` names the function, not the module
     # (pd23: basicsr's ops/dcn/__init__.py)
     imported = {a.asname or a.name for i in module_nodes(tree) if isinstance(i, ast.ImportFrom) for a in i.names}
-    listed = {n for node in tree.body if _all_list(node) for n in ast.walk(node)
+    listed = {n for node in tree.body if _all_list(node) for n in walk_list(node)
               if isinstance(n, ast.Constant) and n.value in imported}
     for n in module_nodes(tree):
         if isinstance(n, ast.Import):
@@ -869,9 +869,9 @@ def _probes(tree: ast.Module) -> list[list[int]]:
     for fn in module_nodes(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        read = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
-        read |= {name for n in ast.walk(fn) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
-        for node in ast.walk(fn):
+        read = {n.id for n in walk_list(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
+        read |= {name for n in walk_list(fn) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
+        for node in walk_list(fn):
             if not isinstance(node, ast.Try) or not _catches_import_errors(node):
                 continue
             for imp in node.body:
@@ -889,8 +889,8 @@ def _guarded_imports(tree: ast.Module) -> list[list[Any]]:
     for node in tree.body:
         if not _guards_import(node):
             continue
-        bound = {a.asname or a.name.split(".")[0] for n in ast.walk(node) if isinstance(n, (ast.Import, ast.ImportFrom))
-                 for a in n.names} | {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+        bound = {a.asname or a.name.split(".")[0] for n in walk_list(node) if isinstance(n, (ast.Import, ast.ImportFrom))
+                 for a in n.names} | {n.id for n in walk_list(node) if isinstance(n, ast.Name)
                                       and isinstance(n.ctx, ast.Store)}
         first, last = node.lineno, node.end_lineno or node.lineno
         uses = sorted({n.lineno for n in module_nodes(tree) if isinstance(n, ast.Name) and n.id in bound
@@ -955,7 +955,7 @@ def _named_loads(tree: ast.Module) -> tuple[list[str], list[str]]:
     unknown: set[str] = set()
     for node in tree.body:
         region = node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else ""
-        calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+        calls = [n for n in walk_list(node) if isinstance(n, ast.Call)]
         lists = any(_decorator_name(c.func) in _LISTINGS for c in calls)
         for c in calls:
             if not _dynamic_load(c):
@@ -978,11 +978,11 @@ def _resolver(node: ast.stmt) -> bool:
     (`os.listdir`, `glob`: any file of the folder) or one whose name is not split from a dotted path."""
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+    calls = [n for n in walk_list(node) if isinstance(n, ast.Call)]
     if any(_decorator_name(c.func) in _LISTINGS for c in calls):
         return False
-    split = {t.id for n in ast.walk(node) if isinstance(n, ast.Assign) and _dot_split(n.value)
-             for tgt in n.targets for t in ast.walk(tgt) if isinstance(t, ast.Name)}
+    split = {t.id for n in walk_list(node) if isinstance(n, ast.Assign) and _dot_split(n.value)
+             for tgt in n.targets for t in walk_list(tgt) if isinstance(t, ast.Name)}
     loads = [c for c in calls if _dynamic_load(c)]
     return bool(loads) and all(_decorator_name(c.func) in ("import_module", "__import__") and (
         _dot_split(c.args[0]) or isinstance(c.args[0], ast.Name) and c.args[0].id in split) for c in loads)
@@ -1351,7 +1351,7 @@ def _off_parameter_stores(tree: ast.Module, on: list[ast.AST]) -> dict[int, str]
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         off = _off_defaults(fn)
-        for n in ast.walk(fn):
+        for n in walk_list(fn):
             if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and n.value.id in off:
                 for t in n.targets:
                     if id(t) in targets:
@@ -1399,7 +1399,7 @@ def _parameters_turned_on(keys: Collection[str], sources: dict[str, bytes]) -> s
                             on.add(key)
                         if i < len(args):
                             positions[key] = i
-                calls += [(callees[id(fn)], n, fn) for n in ast.walk(fn) if isinstance(n, ast.Call)]
+                calls += [(callees[id(fn)], n, fn) for n in walk_list(fn) if isinstance(n, ast.Call)]
         inside = {id(n) for _, n, _ in calls}
         calls += [("", n, None) for n in module_nodes(tree) if isinstance(n, ast.Call) and id(n) not in inside]
         for p in params:
@@ -1839,7 +1839,7 @@ def _guarded_use_lines(tree: ast.Module, findings: list) -> dict[str, tuple[int,
     reports as guarded optional imports (context `guarded-import`, warning)."""
     lines = {f.line for f in findings if f.severity == "warning" and (f.data or {}).get("context") == "guarded-import"}
     bound: dict[str, tuple[str, int]] = {}      # local name -> (qualified name, import line)
-    for node in ast.walk(tree):
+    for node in walk_list(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)) and node.lineno in lines and not getattr(node, "level", 0):
             for a in node.names:
                 if a.asname or isinstance(node, ast.ImportFrom):

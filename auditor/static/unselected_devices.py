@@ -30,7 +30,7 @@ from __future__ import annotations
 import ast
 from typing import Any, TypeGuard
 
-from auditor.astnodes import node_span, starts_in
+from auditor.astnodes import node_span, starts_in, walk_list
 from auditor.static.astutil import MESSAGE_CALLS, ast_dotted, literal_strings, module_nodes
 from auditor.static.backends import as_info
 
@@ -78,7 +78,7 @@ def _cuda_skip_marks(call: ast.Call) -> bool:
     """`marks=pytest.mark.skipif(<a condition naming cuda>, ...)` (or a list of marks holding one)."""
     for kw in call.keywords:
         if kw.arg == "marks":
-            for n in ast.walk(kw.value):
+            for n in walk_list(kw.value):
                 if _is_call_of(n, "pytest.mark.skipif") and n.args and "cuda" in ast.dump(n.args[0]).lower():
                     return True
     return False
@@ -90,7 +90,7 @@ def _skip_only(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 
 def _patches_cuda_available(fn: ast.AST) -> bool:
-    for n in ast.walk(fn):
+    for n in walk_list(fn):
         if _is_call_of(n, "patch", "mock.patch", "unittest.mock.patch") and n.args \
                 and _str(n.args[0]) == "torch.cuda.is_available":
             return True
@@ -108,9 +108,9 @@ _PLACING_KEYWORDS = frozenset({"device", "device_map", "map_location", "device_t
 def _option_keywords(body: list[ast.stmt]) -> list[tuple[int, int, int, int]]:
     """Spans of the option keywords (`accelerator="cuda"`) of the calls in a `pytest.raises` body: values a validator
     reads; a placing keyword or a value that calls something (`.cuda()`, `torch.device(...)`) is left out."""
-    return [node_span(kw) for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Call) for kw in n.keywords
+    return [node_span(kw) for stmt in body for n in walk_list(stmt) if isinstance(n, ast.Call) for kw in n.keywords
             if kw.arg and kw.arg not in _PLACING_KEYWORDS
-            and not any(isinstance(m, ast.Call) for m in ast.walk(kw.value))]
+            and not any(isinstance(m, ast.Call) for m in walk_list(kw.value))]
 
 
 def _test_spans(tree: ast.Module) -> dict[str, list]:
@@ -150,9 +150,9 @@ def _param_names(node: ast.expr) -> list[str]:
 def _device_only_reads(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
     """Every read of `name` in the test builds `torch.device(name)` (not as a placing keyword, not passed to a torch
     call or `.to()`) or is compared; the test neither skips nor probes a device (it runs on every machine)."""
-    parents = {id(c): n for n in ast.walk(fn) for c in ast.iter_child_nodes(n)}
+    parents = {id(c): n for n in walk_list(fn) for c in ast.iter_child_nodes(n)}
     reads = 0
-    for n in ast.walk(fn):
+    for n in walk_list(fn):
         if isinstance(n, ast.Call) and (ast_dotted(n.func) or "").endswith(("is_available", "device_count", *_SKIPS)):
             return False
         if not (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
@@ -214,7 +214,7 @@ def _skips_on_cuda(tree: ast.Module) -> list[tuple[int, int, int, int]]:
             if _is_call_of(deco, "pytest.mark.skipif", "unittest.skipIf") and deco.args \
                     and _cuda_present_test(deco.args[0]):
                 out.append(node_span(deco.args[0]))
-        for n in ast.walk(fn):
+        for n in walk_list(fn):
             if isinstance(n, ast.If) and not n.orelse and _cuda_present_test(n.test) and all(
                     isinstance(s, ast.Expr) and _is_call_of(s.value, *_SKIPS) for s in n.body):
                 out.append(node_span(n.test))
@@ -326,7 +326,7 @@ def _speed_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     out = []
     for n in module_nodes(tree):
         if not isinstance(n, ast.If) or n.orelse or not any(
-                isinstance(c, ast.Call) and ast_dotted(c.func) == "torch.cuda.is_available" for c in ast.walk(n.test)):
+                isinstance(c, ast.Call) and ast_dotted(c.func) == "torch.cuda.is_available" for c in walk_list(n.test)):
             continue
         if all(isinstance(s, ast.Assign) and all((ast_dotted(t) or "") in _SPEED_SWITCHES for t in s.targets) or
                isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and ast_dotted(s.value.func) in _SPEED_CALLS
@@ -369,7 +369,7 @@ def _implementation_fallbacks(tree: ast.Module) -> list[tuple[int, int, int, int
             continue
         set_to = {t.id for b in n.body if isinstance(b, ast.Assign) and (_str(b.value) or "") in _IMPLEMENTATIONS
                   for t in b.targets if isinstance(t, ast.Name)}
-        for c in ast.walk(n.test):
+        for c in walk_list(n.test):
             if set_to and isinstance(c, ast.Compare) and len(c.ops) == 1 and isinstance(c.ops[0], ast.Eq) \
                     and isinstance(c.left, ast.Name) and c.left.id in set_to and _str(c.comparators[0]) == "cuda":
                 out.append(node_span(c.comparators[0]))
@@ -397,7 +397,7 @@ def _named_choices(tree: ast.Module) -> list[tuple[int, int, int, int]]:
             continue
         if any(isinstance(c, ast.Compare) and any(isinstance(x, ast.Attribute) and x.attr == "__name__" and isinstance(
                 x.value, ast.Name) and x.value.id == n.target.id for x in (c.left, *c.comparators))
-               for c in ast.walk(n)):
+               for c in walk_list(n)):
             out.append(node_span(table))
     return out
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 import ast
 import re
 
-from auditor.astnodes import line_span
+from auditor.astnodes import line_span, walk_list
 from auditor.static.astutil import ast_dotted, module_nodes
 
 _HOST_OP_CODES = frozenset({"NPU501", "NPU502", "NPU702"})
@@ -129,17 +129,17 @@ def _saved_casts(tree: ast.Module) -> list[ast.Call]:
     v.to(dtype=torch.float16)`, then `save_file(sd, path)`). The fp16 is the file's storage dtype; nothing computes
     in it (policy (e))."""
     out: list[ast.Call] = []
-    scopes: list[ast.AST] = [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
+    scopes: list[ast.AST] = [tree, *(n for n in walk_list(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
     for scope in scopes:
-        nodes = list(ast.walk(scope)) if scope is not tree else list(module_nodes(tree))
+        nodes = list(walk_list(scope)) if scope is not tree else list(module_nodes(tree))
         saves = [n for n in nodes if isinstance(n, ast.Call) and _save_call(n)]
         if not saves:
             continue
         save_args = {id(a) for c in saves for a in (*c.args, *(k.value for k in c.keywords))}
         for call in saves:
             for arg in (*call.args, *(k.value for k in call.keywords)):
-                parents = {id(c): p for p in ast.walk(arg) for c in ast.iter_child_nodes(p)}
-                out.extend(n for n in ast.walk(arg) if isinstance(n, ast.Call) and _fp16_cast(n)
+                parents = {id(c): p for p in walk_list(arg) for c in ast.iter_child_nodes(p)}
+                out.extend(n for n in walk_list(arg) if isinstance(n, ast.Call) and _fp16_cast(n)
                            and not isinstance(parents.get(id(n)), ast.Attribute))
         if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue        # module level: a name there is any function's global
@@ -156,7 +156,7 @@ def _saved_casts(tree: ast.Module) -> list[ast.Call]:
             loops = [n for n in nodes if isinstance(n, (ast.For, ast.While)) and n.lineno <= stmt.lineno
                      <= (n.end_lineno or n.lineno)]
             start = min([stmt.lineno, *(n.lineno for n in loops)])
-            headers = {id(x) for n in loops if isinstance(n, ast.For) for x in ast.walk(n.iter)}
+            headers = {id(x) for n in loops if isinstance(n, ast.For) for x in walk_list(n.iter)}
             reads = [n for n in nodes if isinstance(n, ast.Name) and n.id == holder.id and isinstance(n.ctx, ast.Load)
                      and n is not holder and n.lineno >= start and id(n) not in headers]
             if reads and all(id(n) in save_args for n in reads):
@@ -274,7 +274,7 @@ def _reads_dtype(test: ast.AST) -> bool:
     """A test that inspects a torch dtype object: `"bfloat16" in str(dtype)`, `dtype == torch.float16`,
     `x.dtype is torch.half`. Not a name compared with a name (`if args.mixed_precision == "fp16":
     args.mixed_precision = "bf16"` switches the run to bf16: a choice)."""
-    for node in ast.walk(test):
+    for node in walk_list(test):
         if not isinstance(node, ast.Compare):
             continue
         sides = [node.left, *node.comparators]

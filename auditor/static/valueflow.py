@@ -150,7 +150,7 @@ def _own_package(rel: str) -> str:
 
 
 def _loader_call(value: ast.expr) -> bool:
-    for node in ast.walk(value):
+    for node in walk_list(value):
         if isinstance(node, ast.Call):
             f = node.func
             name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
@@ -214,7 +214,7 @@ def _cuda_only_imports(tree: ast.Module) -> set[int]:
     for node in module_nodes(tree):
         if not isinstance(node, ast.If) or node.orelse:
             continue
-        probes = {ast.unparse(n.func) for n in ast.walk(node.test) if isinstance(n, ast.Call)}
+        probes = {ast.unparse(n.func) for n in walk_list(node.test) if isinstance(n, ast.Call)}
         if probes & CUDA_PRESENCE_PROBES:
             out.update(id(s) for s in node.body if isinstance(s, ast.ImportFrom))
     return out
@@ -365,7 +365,7 @@ def _host_variant(stmt: ast.stmt | None, node: ast.AST) -> bool:
     """The read of a bound extension is `ext.<name>` where the name spells the CPU / host variant of an op."""
     if stmt is None:
         return False
-    for sub in ast.walk(stmt):
+    for sub in walk_list(stmt):
         if isinstance(sub, ast.Attribute) and sub.value is node:
             return bool(_HOST_VARIANT.search(sub.attr))
     return False
@@ -380,7 +380,7 @@ def _metadata_read(stmt: ast.AST | None, node: ast.AST) -> bool:
     if stmt is None:
         return False
     return any(isinstance(sub, ast.Attribute) and sub.value is node and sub.attr in _MODULE_METADATA
-               for sub in ast.walk(stmt))
+               for sub in walk_list(stmt))
 
 
 _KERNEL_DECORATORS = frozenset({"jit", "autotune", "heuristics", "kernel", "prim_func", "njit", "jit_kernel"})
@@ -420,7 +420,7 @@ def _cuda_build(value: ast.expr) -> bool:
     """A loader call that builds CUDA code: a `.cu` / `.cuh` source literal (also inside `os.path.join(...)`), or
     `with_cuda=True` / `cuda_sources=` / `extra_cuda_cflags=`. A C++-only build (`sources=["op.cpp"]`) runs on
     an Ascend machine's host as it is."""
-    for node in ast.walk(value):
+    for node in walk_list(value):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.endswith((".cu", ".cuh")):
             return True
         if isinstance(node, ast.keyword) and node.arg in _CUDA_BUILD_KEYWORDS and not (
@@ -473,7 +473,7 @@ def _holder_seeds(tree: ast.Module, seeds: list[_Binding], findings: Sequence[Fi
                             for name in map(_target_name, stmt.targets) if name and "." not in name]
             continue
         for fn in defs:
-            module_wide = b.scope is tree or any(isinstance(n, ast.Global) and b.name in n.names for n in ast.walk(fn))
+            module_wide = b.scope is tree or any(isinstance(n, ast.Global) and b.name in n.names for n in walk_list(fn))
             if module_wide and _returns(fn, lambda v: isinstance(v, ast.Name) and v.id == b.name):
                 out.append(_Binding(fn.name, fn.lineno, "kernel", b.what, tree, call=True))
     kernel = [f for f in findings if _seed_worthy(f) and f.category == "kernel"]
@@ -508,7 +508,7 @@ def _wrapper_lines(tree: ast.Module, used: set[int]) -> set[int]:
 def _through(stmt: ast.stmt | None, node: ast.AST, attrs: frozenset[str]) -> bool:
     """The read of a holder instance goes on to one of `attrs` (`inst.CUDA_EXTENSION`), not to its other members."""
     return stmt is not None and any(isinstance(sub, ast.Attribute) and sub.value is node and sub.attr in attrs
-                                    for sub in ast.walk(stmt))
+                                    for sub in walk_list(stmt))
 
 
 def flow_findings(tree: ast.Module, findings: Sequence[Finding], lines: list[str], rel: str,
@@ -548,7 +548,7 @@ def flow_findings(tree: ast.Module, findings: Sequence[Finding], lines: list[str
                 continue
             hits.setdefault(line, (b.category, b.name, b.line, b.what, node.col_offset + 1, b.module))
             if b.depth < MAX_DEPTH and isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None \
-                    and (_reference(stmt.value) and any(n is node for n in ast.walk(stmt.value))
+                    and (_reference(stmt.value) and any(n is node for n in walk_list(stmt.value))
                          or b.call and isinstance(stmt.value, ast.Call) and stmt.value.func is node):
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 for t in targets:

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from auditor.astnodes import node_lines
+from auditor.astnodes import node_lines, walk_list
 from auditor.backend_words import backends_in_text
 from auditor.source import SourceError
 from auditor.static.astutil import literal_strings, module_nodes_of
@@ -75,7 +75,7 @@ def npu_compared(tree: ast.AST, attrs_only: bool = False) -> set[tuple]:
             if any(_names_npu(s) for o in operands for s in literal_strings(o)):
                 out.update(k for o in operands if not literal_strings(o) for k in [_key(o, scope)] if k is not None)
         elif isinstance(child, ast.Match):
-            values = [s for case in child.cases for p in ast.walk(case.pattern) if isinstance(p, ast.MatchValue)
+            values = [s for case in child.cases for p in walk_list(case.pattern) if isinstance(p, ast.MatchValue)
                       for s in literal_strings(p.value)]
             key = _key(child.subject, scope)
             if key is not None and any(_names_npu(s) for s in values):
@@ -180,7 +180,7 @@ def _own_cpu_settings(tree: ast.AST) -> set[str]:
     """Names the file itself sets to "CPU" (`last_device = "CPU"`, `available_devices = ["CPU", "CUDA"]`): a
     CPU / CUDA choice of the program (ReActor's ONNX Runtime device setting), not a name a device reports."""
     out: set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk_list(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None \
                 and "CPU" in literal_strings(node.value):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -199,15 +199,15 @@ def _own_setting_lines(tree: ast.AST) -> set[int]:
     def add(compare: ast.Compare) -> None:
         out.update(node_lines(compare))
 
-    for node in ast.walk(tree):
+    for node in walk_list(tree):
         if isinstance(node, ast.Compare) and any(isinstance(o, ast.Name) and o.id in settings
                                                  for o in [node.left, *node.comparators]):
             add(node)
         elif isinstance(node, (ast.If, ast.IfExp)):
             branches = node.body if isinstance(node.body, list) else [node.body, node.orelse]
             if any(isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value.endswith(_PROVIDER_SUFFIX)
-                   for b in branches for c in ast.walk(b)):
-                for c in ast.walk(node.test):
+                   for b in branches for c in walk_list(b)):
+                for c in walk_list(node.test):
                     if isinstance(c, ast.Compare):
                         add(c)
     return out
@@ -223,11 +223,11 @@ def _board_probe_lines(tree: ast.AST) -> set[int]:
     which accelerator runs; on an Ascend host it answers False, the right answer, and the accelerator code the probe
     selects is reported where it runs."""
     out: set[int] = set()
-    for fn in ast.walk(tree):
+    for fn in walk_list(tree):
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
                 isinstance(c, ast.Constant) and isinstance(c.value, str) and _BOARD_FILES.search(c.value)
-                for c in ast.walk(fn)):
-            out.update(line for c in ast.walk(fn) if isinstance(c, ast.Compare)
+                for c in walk_list(fn)):
+            out.update(line for c in walk_list(fn) if isinstance(c, ast.Compare)
                        for line in node_lines(c))
     return out
 
