@@ -57,12 +57,17 @@ class Finding:
         return cls(**{**d, "data": d.get("data") or {}})
 
 
+def without_fix(finding: Finding) -> Finding:
+    """The finding with no edit for `audit fix`: its fix and its replacement go."""
+    return replace(finding, fix="none", data={k: v for k, v in finding.data.items() if k != "replace"})
+
+
 def as_info(finding: Finding, kind: str, note: str, severity: str = "info") -> Finding:
     """The finding lowered to `severity` (info unless told) in context `kind`, with `note` saying why. A lowered
     finding is never rewritten: its replacement goes."""
-    data = {k: v for k, v in finding.data.items() if k != "replace"}
-    data["context"] = kind
-    return replace(finding, severity=severity, fix="none", data=data, message=f"{finding.message} ({note})")
+    finding = without_fix(finding)
+    return replace(finding, severity=severity, data={**finding.data, "context": kind},
+                   message=f"{finding.message} ({note})")
 
 
 def assign_fingerprints(findings: Iterable[Finding], key_path: Callable[[str], str] | None = None) -> list[Finding]:

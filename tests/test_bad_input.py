@@ -43,6 +43,45 @@ def test_syntax_error_is_reported_and_others_audited(tree, capsys):
     assert "syntax" in _errors_by_path(doc)["broken.py"]
 
 
+# A Python 2 era training script (PSMNet's finetune.py style): the loop body indents with a tab, the lines after it
+# with eight spaces; Python 2 read both as 8 columns, Python 3 raises TabError
+PY2_TABS = (
+    "from __future__ import print_function\n"
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "\n"
+    "model = nn.DataParallel(Net())\n"
+    "model.cuda()\n"
+    "\n"
+    "def train(imgL, imgR, disp_L):\n"
+    "\tmodel.train()\n"
+    "\timgL, imgR = imgL.cuda(), imgR.cuda()\n"
+    "        disp_true = disp_L.cuda()\n"
+    "\treturn model(imgL, imgR) - disp_true\n"
+    "\n"
+    "for epoch in range(10):\n"
+    "\tloss = train(*batch)\n"
+    "\ttorch.cuda.empty_cache()\n"
+)
+
+
+def test_tab_indentation_python_3_rejects_is_audited_as_python_2_read_it(tree, capsys):
+    (tree / "finetune.py").write_text(PY2_TABS)
+    (tree / "broken.py").write_text("def f(:\n\tpass\n        pass\n")     # a syntax error besides the tabs
+    code, doc = audit_json(capsys, str(tree), "--fail-on", "never")
+    errors = _errors_by_path(doc)
+    assert code == 2                                   # both files stay errors: Python 3 runs neither
+    assert "syntax" in errors["finetune.py"] and "8 columns" in errors["finetune.py"]
+    assert "8 columns" not in errors["broken.py"]
+    found = {(f["line"], f["symbol"]) for f in doc["findings"] if f["path"] == "finetune.py"}
+    assert {(6, "cuda"), (10, "cuda"), (11, "cuda"), (16, "torch.cuda.empty_cache")} <= found
+    assert not any(f["path"] == "broken.py" for f in doc["findings"])
+    # columns count the expanded indentation, so nothing in the file is rewritten by `audit fix`
+    assert all(f["fix"] == "none" for f in doc["findings"] if f["path"] == "finetune.py")
+    code, doc = audit_json(capsys, str(tree / "finetune.py"), "--fail-on", "never", "--ignore-errors")
+    assert code == 0 and doc["findings"]
+
+
 def test_non_utf8_without_cookie_is_an_error_with_cookie_is_audited(tree, capsys):
     (tree / "latin_bad.py").write_bytes("x = 'caf\xe9'\nm = m.cuda()\n".encode("latin-1"))
     (tree / "latin_ok.py").write_bytes("# -*- coding: latin-1 -*-\nx = 'caf\xe9'\nm = m.cuda()\n".encode("latin-1"))

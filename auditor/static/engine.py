@@ -19,7 +19,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from auditor.astnodes import line_span, node_lines
-from auditor.findings import FileError, FileResult, Finding
+from auditor.findings import FileError, FileResult, Finding, without_fix
 from auditor.project import analyze_project_file, project_kind
 from auditor.project.cuda_source import KERNEL_RE, cxx_name_lines, describe, inventory, plain_cpp_header
 from auditor.rules import Rule, SymbolDetail
@@ -528,6 +528,27 @@ class StaticEngine:
             return
         facts.update(vendor_facts(full[0], full[1], any(f.name == VENDOR_RULE for f in result.findings)))
 
+    def _tabs_as_python2(self, data: bytes, text: str, rel: str, exc: TabError) -> FileResult:
+        """A file Python 3 rejects for mixing tabs and spaces in its indentation (Python 2 code, which read a tab as
+        up to 8 columns): audited with its indentation tabs read that way, so that its CUDA code is still listed;
+        the file stays an error (Python 3 does not run it, on any backend) and none of its findings is rewritten by
+        `audit fix` (their columns count the expanded indentation)."""
+        error = FileError(rel, "syntax", exc.msg or "inconsistent use of tabs and spaces in indentation", exc.lineno)
+        expanded = "".join(line[:len(line) - len(line.lstrip(" \t"))].expandtabs(8) + line.lstrip(" \t")
+                           for line in text.splitlines(keepends=True))
+        try:
+            ast.parse(expanded, filename=rel)
+            data.decode("utf-8")        # the retry reads UTF-8 bytes: a file in another coding stays unread
+        except (SyntaxError, ValueError):
+            return FileResult(rel, error=error, lines=text.count("\n"))
+        result = self._analyze(expanded.encode("utf-8"), rel)
+        if result.error is not None:
+            return result
+        result.findings = [without_fix(f) for f in result.findings]
+        result.error = replace(error, message=f"{error.message}: Python 3 rejects the file; audited with its "
+                                              "indentation tabs read as 8 columns (Python 2's reading)")
+        return result
+
     def _analyze(self, data: bytes, rel: str) -> FileResult:
         self._full_tree = None
         name = rel.rsplit("/", 1)[-1]
@@ -579,6 +600,8 @@ class StaticEngine:
             except largefile.TooLarge as exc:
                 result.error = FileError(rel, "too-large", str(exc))
                 return result
+            except TabError as exc:
+                return self._tabs_as_python2(data, text, rel, exc)
             except SyntaxError as exc:
                 # 3.12+ syntax on an older Python: libcst reads it; the pre-pass gets a lowered copy
                 from auditor.static.newsyntax import lower_for_ast
