@@ -814,8 +814,9 @@ def _deepspeed_env_write(col: Collector, pos: "_Positions", node) -> None:
 
 
 # a script or login-shell file that a later process runs: `>> $SCRIPT` (SCRIPT="${ROOT}/${JOB}.sh"), `> job.slrm`,
-# `>> ~/.bashrc`
-_SCRIPT_FILE_RE = re.compile(r"(?:\.(?:sh|bash|slrm|slurm|sbatch)|(?:^|/)\.(?:bashrc|bash_profile|profile|zshrc))$")
+# `>> ~/.bashrc`, `>> /etc/profile`, `/etc/profile.d/cuda.sh`, `/etc/environment`
+_SCRIPT_FILE_RE = re.compile(r"(?:\.(?:sh|bash|slrm|slurm|sbatch)|(?:^|/)\.(?:bashrc|bash_profile|profile|zshrc)|"
+                             r"^/etc/(?:profile|bash\.bashrc|environment))$")
 _WRITTEN_EXPORT_RE = re.compile(r"(?:^|[;&|\s])export\s+([A-Za-z_]\w*)=")
 _ALL_ARGS = {b"$@", b'"$@"', b"$*", b'"$*"'}
 
@@ -823,6 +824,9 @@ _ALL_ARGS = {b"$@", b'"$@"', b"$*", b'"$*"'}
 def _redirect_target(node) -> str | None:
     """Where `echo ... > FILE` / `>> FILE` writes (the file's word, quotes removed); None when not redirected."""
     holder = node.parent
+    if holder is not None and holder.type == "list" and holder.parent is not None \
+            and holder.parent.type == "redirected_statement" and holder.children[-1] == node:
+        holder = holder.parent      # `echo A >> F && echo B >> F`: the last redirect hangs on the list (t15g)
     if holder is None or holder.type != "redirected_statement":
         return None
     for redirect in holder.children:
