@@ -84,3 +84,17 @@ def test_cuda_extension_packages_from_git(tmp_path):
     found = _found(root, "requirements.txt")
     assert {(1, "NPU360"), (2, "NPU360")} <= set(found)
     assert not [ln for ln, _ in found if ln in (3, 4)]
+
+
+def test_exports_chained_into_a_profile_script(tmp_path):
+    dockerfile = """\
+        FROM nvcr.io/nvidia/cuda:12.4.0-cudnn9-devel-ubuntu22.04
+        RUN echo "export NCCL_P2P_LEVEL=NVL" >> /etc/profile.d/cuda.sh && \\\\
+            echo "export NCCL_IB_HCA=mlx5" >> /etc/profile.d/cuda.sh && \\\\
+            echo "export NCCL_DEBUG=INFO" >> /etc/profile.d/cuda.sh
+        RUN echo "export NCCL_LL_THRESHOLD=0" >> /etc/profile
+        RUN echo "export NCCL_ALGO=Ring" >> /tmp/notes.txt
+        """
+    root = write_tree(tmp_path, {"docker/Dockerfile": dockerfile})
+    lines = {ln for ln, code in _found(root, "docker/Dockerfile") if code == "NPU121"}
+    assert lines == {2, 3, 4, 5}

@@ -823,10 +823,7 @@ _ALL_ARGS = {b"$@", b'"$@"', b"$*", b'"$*"'}
 
 def _redirect_target(node) -> str | None:
     """Where `echo ... > FILE` / `>> FILE` writes (the file's word, quotes removed); None when not redirected."""
-    holder = node.parent
-    if holder is not None and holder.type == "list" and holder.parent is not None \
-            and holder.parent.type == "redirected_statement" and holder.children[-1] == node:
-        holder = holder.parent      # `echo A >> F && echo B >> F`: the last redirect hangs on the list (t15g)
+    holder = _redirect_holder(node)
     if holder is None or holder.type != "redirected_statement":
         return None
     for redirect in holder.children:
@@ -1196,13 +1193,19 @@ def _output_to_program(command) -> bool:
     return False
 
 
-def _output_to_file(command) -> bool:
+def _redirect_holder(command):
+    """The node that holds a command's redirects: its parent, or for the last command of
+    `echo A >> ~/.bashrc && echo B >> ~/.bashrc` the list's (tree-sitter hangs the last redirect on the whole list;
+    it is the last command's, t15g)."""
     holder = command.parent
     if holder is not None and holder.type == "list" and holder.parent is not None \
             and holder.parent.type == "redirected_statement" and holder.children[-1] == command:
-        # `echo A >> ~/.bashrc && echo B >> ~/.bashrc`: tree-sitter hangs the last redirect on the whole list;
-        # it is the last command's (t15g)
-        holder = holder.parent
+        return holder.parent
+    return holder
+
+
+def _output_to_file(command) -> bool:
+    holder = _redirect_holder(command)
     if holder is not None and holder.type == "redirected_statement":
         for redirect in holder.children:
             dest = redirect.child_by_field_name("destination") if redirect.type == "file_redirect" else None
