@@ -542,6 +542,7 @@ def scan_shell(col: Collector, text: str, script: bool = False) -> None:
     source_tree = _SourceTree()
     evaluated = _evaluated_vars(text) if "eval" in text else set()
     environment_names = _environment_names(tree, raw, text, evaluated)
+    appenders = _appender_functions(tree) if "$@" in text or "$*" in text else {}
     for node in _walk(tree.root_node):
         if node.type == "variable_assignment":
             name_node = node.child_by_field_name("name")
@@ -582,6 +583,8 @@ def scan_shell(col: Collector, text: str, script: bool = False) -> None:
         elif node.type == "command":
             _command(col, m, pos, node, source_tree)
             name_node = node.child_by_field_name("name")
+            if name_node is not None and (name_node.text in (b"echo", b"printf") or name_node.text in appenders):
+                _written_exports(col, pos, node, appenders)
             if name_node is not None and name_node.text in (b"echo", b"printf"):
                 _ci_set_variable(col, pos, node)
                 _github_env_write(col, m, pos, node)
@@ -809,6 +812,68 @@ def _deepspeed_env_write(col: Collector, pos: "_Positions", node) -> None:
         return
     line, c = pos.at(args[0].start_point)
     col.env(item.group(1), line, c + (args[0].type in ("string", "raw_string")), value=item.group(2))
+
+
+# a script or login-shell file that a later process runs: `>> $SCRIPT` (SCRIPT="${ROOT}/${JOB}.sh"), `> job.slrm`,
+# `>> ~/.bashrc`, `>> /etc/profile`, `/etc/profile.d/cuda.sh`, `/etc/environment`
+_SCRIPT_FILE_RE = re.compile(r"(?:\.(?:sh|bash|slrm|slurm|sbatch)|(?:^|/)\.(?:bashrc|bash_profile|profile|zshrc)|"
+                             r"^/etc/(?:profile|bash\.bashrc|environment))$")
+_WRITTEN_EXPORT_RE = re.compile(r"(?:^|[;&|\s])export\s+([A-Za-z_]\w*)=")
+_ALL_ARGS = {b"$@", b'"$@"', b"$*", b'"$*"'}
+
+
+def _redirect_target(node) -> str | None:
+    """Where `echo ... > FILE` / `>> FILE` writes (the file's word, quotes removed); None when not redirected."""
+    holder = _redirect_holder(node)
+    if holder is None or holder.type != "redirected_statement":
+        return None
+    for redirect in holder.children:
+        dest = redirect.child_by_field_name("destination") if redirect.type == "file_redirect" else None
+        if dest is not None and dest.type != "number":
+            return _word(dest)
+    return None
+
+
+def _appender_functions(tree) -> dict[bytes, str]:
+    """Functions whose whole body appends their arguments to a file (`print_append() { echo $@ >> $SCRIPT; }`):
+    {name: the file's word}. A call writes its arguments into that file, as the echo would."""
+    found = {}
+    for node in _walk(tree.root_node):
+        if node.type != "function_definition":
+            continue
+        name, body = node.child_by_field_name("name"), node.child_by_field_name("body")
+        statements = [c for c in body.named_children if c.type != "comment"] if body is not None else []
+        if name is None or len(statements) != 1 or statements[0].type != "redirected_statement":
+            continue
+        command = statements[0].child_by_field_name("body")
+        if command is None or command.type != "command":
+            continue
+        words = command.named_children
+        if words and words[0].text in (b"echo", b"printf") and words[1:] and all(w.text in _ALL_ARGS for w in words[1:]):
+            target = _redirect_target(command)
+            if target:
+                found[name.text] = target
+    return found
+
+
+def _written_exports(col: Collector, pos: "_Positions", node, appenders: dict[bytes, str]) -> None:
+    """`echo "export NCCL_DEBUG=INFO" >> $SCRIPT`, `print_append "export NCCL_DEBUG=INFO"` (an appender function): a
+    launcher that writes another launcher; the export sets the variable when the written script runs (pd46,
+    lang-seg's sbatch_run.sh, which then `sbatch`es it). Only into a script or login-shell file."""
+    name = node.child_by_field_name("name")
+    target = appenders.get(name.text) if name.text in appenders else _redirect_target(node)
+    variable = re.fullmatch(r"\$\{?(\w+)\}?", target or "")
+    if variable:
+        target = col.script_vars.get(variable.group(1), "")
+    if not target or not _SCRIPT_FILE_RE.search(target.rstrip("\"'")):
+        return
+    for arg in node.named_children[1:]:
+        if arg.type not in ("string", "raw_string", "word", "concatenation") or arg.start_point[0] != arg.end_point[0]:
+            continue
+        line, c = pos.at(arg.start_point)
+        quoted = arg.type in ("string", "raw_string")
+        for found in _WRITTEN_EXPORT_RE.finditer(_word(arg)):
+            col.env(found.group(1), line, c + quoted + found.start(1))
 
 
 # a local version tag made of a CUDA version variable: `TORCH_VERSION_SUFFIX="+$CU_VERSION"`, `+cu${CUDA_MM}`
@@ -1129,13 +1194,19 @@ def _output_to_program(command) -> bool:
     return False
 
 
-def _output_to_file(command) -> bool:
+def _redirect_holder(command):
+    """The node that holds a command's redirects: its parent, or for the last command of
+    `echo A >> ~/.bashrc && echo B >> ~/.bashrc` the list's (tree-sitter hangs the last redirect on the whole list;
+    it is the last command's, t15g)."""
     holder = command.parent
     if holder is not None and holder.type == "list" and holder.parent is not None \
             and holder.parent.type == "redirected_statement" and holder.children[-1] == command:
-        # `echo A >> ~/.bashrc && echo B >> ~/.bashrc`: tree-sitter hangs the last redirect on the whole list;
-        # it is the last command's (t15g)
-        holder = holder.parent
+        return holder.parent
+    return holder
+
+
+def _output_to_file(command) -> bool:
+    holder = _redirect_holder(command)
     if holder is not None and holder.type == "redirected_statement":
         for redirect in holder.children:
             dest = redirect.child_by_field_name("destination") if redirect.type == "file_redirect" else None
