@@ -22,6 +22,9 @@ Two steps, so that the result cache stays correct:
    What an importer's read placed is kept in its summary (`uses`, keyed by what it imports from CUDA-specific
    code), so it is read again only when that or the file changes (project_imports.py).
 
+Aliases of CUDA APIs (t30a): a module-level `autocast = torch.cuda.amp.autocast` is kept in the summary with its
+line's device / precision findings (`api_aliases`); an importer's calls of the name repeat them (`_alias_calls`).
+
 One level only: a function that calls a CUDA-specific function of another module is not itself made CUDA-specific
 (its own findings, if any, already are).
 """
