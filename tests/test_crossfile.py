@@ -201,3 +201,68 @@ def test_cache_keeps_summaries_and_a_changed_module_changes_its_importers(tmp_pa
     after = _cross(third)
     assert "pkg/distributed/ops.py" not in after
     assert after["pkg/attn/layer.py"] == first["pkg/attn/layer.py"]
+
+
+STEREO = '''import torch
+import torch.nn as nn
+
+try:
+    autocast = torch.cuda.amp.autocast
+except:
+    class autocast:
+        def __init__(self, enabled):
+            pass
+        def __enter__(self):
+            pass
+        def __exit__(self, *args):
+            pass
+
+norm_layer = nn.BatchNorm2d
+
+
+class Stereo(nn.Module):
+    def forward(self, image1, image2, iters=12):
+        with autocast(enabled=self.mixed_precision):
+            return image1 - image2
+'''
+
+EVALUATE = '''import sys
+sys.path.append('core')
+
+import torch
+from stereo_net import Stereo, autocast, norm_layer
+
+
+@torch.no_grad()
+def validate(model, loader, iters=32, mixed_prec=False):
+    model.eval()
+    for image1, image2 in loader:
+        with autocast(enabled=mixed_prec):
+            flow = model(image1, image2, iters=iters)
+        layer = norm_layer(3)
+    return flow
+
+
+def calibrate(model, loader):
+    autocast = torch.autocast
+    with autocast("cpu"):
+        return [model(a, b) for a, b in loader]
+'''
+
+
+def test_an_imported_alias_of_a_cuda_api_is_the_api(tmp_path):
+    """IGEV: `autocast = torch.cuda.amp.autocast` in core/stereo_net.py, `from stereo_net import autocast` in a script
+    beside core/ (sys.path): each `with autocast(...)` there is the CUDA autocast (device + precision, no fix)."""
+    root = tmp_path / "igev"
+    _write(root, {"core/__init__.py": "", "core/stereo_net.py": STEREO, "evaluate.py": EVALUATE,
+                  "train.py": "from core.stereo_net import autocast as amp_autocast\n\n\n"
+                              "def step(model, x):\n    with amp_autocast(enabled=True):\n        return model(x)\n"})
+    run = run_static([root], jobs=1)
+    by_path = {r.path: r for r in run.results}
+    defined = {(f.line, f.category) for f in by_path["core/stereo_net.py"].findings}
+    assert {(5, "device"), (5, "precision")} <= defined
+    evaluate = by_path["evaluate.py"].findings
+    assert {(f.line, f.category) for f in evaluate if f.category in ("device", "precision")} == \
+        {(12, "device"), (12, "precision")}      # not the import line, not norm_layer, not the local torch.autocast
+    assert all(f.fix == "none" and "core/stereo_net.py" in f.message for f in evaluate if f.line == 12)
+    assert {(f.line, f.category) for f in by_path["train.py"].findings} >= {(5, "device"), (5, "precision")}

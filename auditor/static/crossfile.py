@@ -22,6 +22,9 @@ Two steps, so that the result cache stays correct:
    What an importer's read placed is kept in its summary (`uses`, keyed by what it imports from CUDA-specific
    code), so it is read again only when that or the file changes (project_imports.py).
 
+Aliases of CUDA APIs (t30a): a module-level `autocast = torch.cuda.amp.autocast` is kept in the summary with its
+line's device / precision findings (`api_aliases`); an importer's calls of the name repeat them (`_alias_calls`).
+
 One level only: a function that calls a CUDA-specific function of another module is not itself made CUDA-specific
 (its own findings, if any, already are).
 """
@@ -43,6 +46,7 @@ CODES = {"kernel": ("NPU320", "project-cuda-kernel-use"), "attention": ("NPU321"
          "apex": ("NPU322", "project-apex-use"), "distributed": ("NPU135", "project-nccl-use"),
          "third_party": ("NPU417", "project-cuda-package-use")}
 OWN_CODES = frozenset(code for code, _ in CODES.values())
+ALIAS_CATEGORIES = ("device", "precision")      # what an imported alias of a CUDA API repeats (api_aliases)
 # what a module named for the technology is, without a finding of its own; `cuda_utils.py`, `cudnn.py` say less
 # (device helpers are common): those count only with a finding of one of CATEGORIES
 _CATEGORY_OF_TECH = {"nccl": "distributed", "flash_attn": "attention", "triton": "kernel", "cutlass": "kernel",
@@ -180,6 +184,9 @@ def summarize(tree: ast.Module, findings: Sequence[Finding], rel: str, text: str
         out["platform"] = platform          # the project's own platform checks (auditor/static/platform_predicates.py)
     if exported is not None:
         out["all"] = exported               # what `from module import *` binds (`_wanted`)
+    aliases = api_aliases(tree, findings)
+    if aliases:
+        out["aliases"] = aliases            # `autocast = torch.cuda.amp.autocast`: its importers' calls (t30a)
     patches = cuda_patches(text)
     if any(patches):
         out["cuda_patch"] = patches         # rebinds Tensor.cuda / patches torch.cuda (auditor/static/device_shims.py)
@@ -263,6 +270,26 @@ def _mostly_cuda(cls: ast.ClassDef, lines: list[int], every: list[int]) -> bool:
 
 # -- the per-run pass ----------------------------------------------------------------------------------------
 
+def api_aliases(tree: ast.Module, findings: Sequence[Finding]) -> dict[str, list[list[Any]]]:
+    """A module-level alias of a CUDA API (`autocast = torch.cuda.amp.autocast`, also in a try body, IGEV /
+    VideoFlow): the name -> the device / precision findings of its line [code, name, category, severity, message,
+    symbol]; another file's `from module import autocast` then calls `torch.cuda.amp.autocast` itself (t30a)."""
+    on_line: dict[int, list[Finding]] = {}
+    for f in findings:
+        if f.category in ALIAS_CATEGORIES and f.data.get("context") is None:
+            on_line.setdefault(f.line, []).append(f)
+    out: dict[str, list[list[Any]]] = {}
+    if not on_line:
+        return out
+    for stmt in _statements(tree.body, into_defs=False):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and \
+                isinstance(stmt.value, ast.Attribute) and stmt.lineno == stmt.end_lineno and \
+                (ast_dotted(stmt.value) or "").startswith("torch.cuda.") and stmt.lineno in on_line:
+            out[stmt.targets[0].id] = [[f.code, f.name, f.category, f.severity, f.message, f.symbol]
+                                       for f in on_line[stmt.lineno]]
+    return out
+
+
 def module_names(rels: Sequence[str]) -> dict[str, str]:
     """rel path of each .py file -> its dotted module name (packages are folders with `__init__.py`; a file outside
     any package is named by its stem, as a script's sibling imports see it)."""
@@ -324,6 +351,41 @@ class _Target:
         # names a package's `__init__.py` re-exports (`from .ffi import CUDA`) -> as `names`, and the defining file
         self.reexported: dict[str, tuple[str, int, str, str]] = {}
         self.origins: dict[str, str] = {}
+        self.aliases: dict[str, list[list[Any]]] = {}     # api_aliases of the module's summary
+
+
+def _alias_targets(results: list, modules: dict[str, str]) -> dict[str, _Target]:
+    """module name -> the module's aliases of CUDA APIs (api_aliases), from the summaries."""
+    out: dict[str, _Target] = {}
+    for r in results:
+        summary = getattr(r, "summary", None)
+        name = modules.get(r.path)
+        if name is not None and isinstance(summary, dict) and isinstance(summary.get("aliases"), dict):
+            out[name] = _Target(r.path)
+            out[name].aliases = summary["aliases"]
+    return out
+
+
+def _alias_wanted(imports: list, me: str, is_package: bool, aliased: dict[str, _Target], rel: str,
+                  present: set[str]) -> list:
+    """`_wanted`'s entries (kind "alias") for the names the file imports from a module's api_aliases."""
+    out: list[tuple[Any, ...]] = []
+    package = me.rsplit(".", 1)[0] if "." in me else ""
+    for line, level, module, names in imports:
+        if level == -1 or not module:
+            continue
+        resolved = _resolve(module, level, me, is_package)
+        source = _lookup(resolved, aliased, package if level == 0 else None)
+        if source is None and level == 0 and resolved not in present and "." not in resolved:
+            # `sys.path.append('core')` ... `from igev_stereo import autocast`: the one module of that stem
+            found = [t for m, t in aliased.items() if m.rsplit(".", 1)[-1] == resolved]
+            source = found[0] if len(found) == 1 else None
+        if source is None or source.rel == rel:
+            continue
+        for name, local in names:
+            if source.aliases.get(name):
+                out.append((line, local, "alias", source.aliases[name], source.rel, None))
+    return out
 
 
 def _targets(results: list, modules: dict[str, str], files: dict[str, Path],
@@ -638,7 +700,8 @@ def propagate(results: list, files: Sequence[tuple[Path, str]], engine_rules: di
     from auditor.static.valueflow import defer_to_project
 
     defer_to_project(results, modules, targets)     # imports known by their spelling alone: the module's facts decide
-    if not targets:
+    aliased = _alias_targets(results, modules)
+    if not targets and not aliased:
         return 0
     added = 0
     present = set(modules.values())
@@ -648,7 +711,8 @@ def propagate(results: list, files: Sequence[tuple[Path, str]], engine_rules: di
             continue
         me = modules.get(r.path, r.path.rsplit("/", 1)[-1][:-3] if r.path.endswith(".py") else "")
         is_package = r.path.endswith("/__init__.py") or r.path == "__init__.py"
-        wanted = _wanted(summary["imports"], me, is_package, targets, r.path, present)
+        wanted = _wanted(summary["imports"], me, is_package, targets, r.path, present) + \
+            _alias_wanted(summary["imports"], me, is_package, aliased, r.path, present)
         if wanted:
             added += _apply(r, wanted, engine_rules, project)
     return added
@@ -852,8 +916,11 @@ def _uses(result, wanted: list, text: str, tree: ast.Module, engine_rules: dict[
     lines = text.splitlines(keepends=True)
     plain: dict[str, tuple] = {}
     modules: dict[str, tuple] = {}
+    aliases: dict[str, tuple] = {}
     for line, local, kind, info, rel, names in wanted:
-        if kind == "module":
+        if kind == "alias":
+            aliases[local] = (info, rel)
+        elif kind == "module":
             modules[local] = (line, info, rel, names or {})
         elif info is not None:
             plain[local] = (line, info, rel)
@@ -868,7 +935,7 @@ def _uses(result, wanted: list, text: str, tree: ast.Module, engine_rules: dict[
         if info is not None:
             note(line, 1, local, info, rel)
     import_lines = {w[0] for w in wanted}
-    shadowed = _shadowed_loads(tree, set(plain) | set(modules))    # a name a scope binds is its own, not the import
+    shadowed = _shadowed_loads(tree, set(plain) | set(modules) | set(aliases))    # a scope's own name, not the import
     used_parts: set[str] = set()
     # `"Using precompiled x_cuda from {}".format(x_cuda.__file__)`: where the module lives (or its version) is read,
     # nothing of it runs (t14t)
@@ -908,9 +975,9 @@ def _uses(result, wanted: list, text: str, tree: ast.Module, engine_rules: dict[
         if info is None and names and (local in used_parts or local in whole_reads or
                                        any(got[0] == "kernel" for got in names.values())):
             note(line, 1, local, next(iter(names.values())), rel)
-    if not hits:
+    new = _alias_calls(result.path, tree, lines, aliases, shadowed, import_lines, engine_rules)
+    if not hits and not new:
         return []
-    new = []
     for line, (name, info, rel, col) in sorted(hits.items()):
         category, def_line, code, symbol = info
         rule_code, rule_name = CODES[category]
@@ -931,3 +998,29 @@ def _uses(result, wanted: list, text: str, tree: ast.Module, engine_rules: dict[
     new = [f for f in apply_context(new, ctx, result.path) if f.data.get("context") in (None, *_STILL_CUDA)]
     suppressions = Suppressions.of(lines, text)
     return [f for f in new if not suppressions.covers(f.line, f.end_line, f.code)]
+
+
+def _alias_calls(path: str, tree: ast.Module, lines: list[str], aliases: dict[str, tuple], shadowed: set[int],
+                 import_lines: set[int], engine_rules: dict[str, Any]) -> list[Finding]:
+    """Each call of an imported alias of a CUDA API (`with autocast(enabled=mixed_prec):`) gets the findings of the
+    alias's own line (api_aliases), with no fix: the call is the API's, the fix belongs to the definition."""
+    if not aliases:
+        return []
+    out = []
+    for node in module_nodes(tree):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name) or node.func.id not in aliases or \
+                id(node.func) in shadowed or node.lineno in import_lines:
+            continue
+        found, rel = aliases[node.func.id]
+        text_line = lines[node.lineno - 1] if 0 < node.lineno <= len(lines) else ""
+        for code, name, category, severity, message, symbol in found:
+            rule = engine_rules.get(code)
+            out.append(Finding(
+                code=code, name=name, category=category, severity=severity,
+                effort=getattr(rule, "effort", "low") if rule is not None else "low",
+                path=path, line=node.lineno, col=node.col_offset + 1, end_line=node.lineno,
+                end_col=len(text_line.rstrip("\r\n")) + 1,
+                message=f"{node.func.id} is {symbol}, by its alias in {rel}: {message}",
+                substitution=getattr(rule, "substitution", None) if rule is not None else None,
+                fix="none", source="static", symbol=str(symbol), data={"defined_at": rel}))
+    return out
