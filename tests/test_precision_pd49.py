@@ -69,3 +69,51 @@ def test_compiled_reductions_keep_their_error(engine):
     assert (8, "NPU416") in codes                      # segment_csr
     assert (9, "NPU416") in codes                      # torch_scatter.scatter_mul
     assert all(f.severity == "error" for fs in found.values() for f in fs if f.code in ("NPU416", "NPU498"))
+
+
+TRAIN = """\
+    import torch
+    import torch.distributed as dist
+
+
+    def main(args):
+        if torch.cuda.is_available():
+            device = torch.device("cuda")
+        elif torch.backends.mps.is_available():
+            device = torch.device("mps")
+        else:
+            device = torch.device("cpu")
+        run(0, args.gpus, device)
+
+
+    def run(rank, n_gpus, device):
+        dist.init_process_group(backend="gloo" if device.type != "cuda" else "nccl", world_size=n_gpus, rank=rank)
+        use_amp = device.type == "cuda"
+        return use_amp
+    """
+
+TENSOR_DEVICE = """\
+    import torch
+
+
+    def step(model, batch):
+        device = batch.device
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        return model(batch)
+    """
+
+
+def _cuda_literals(found, line):
+    return {f.severity for f in found.get(line, []) if f.code == "NPU003"}
+
+
+def test_type_of_a_device_the_code_built_is_compared_as_a_choice(engine):
+    found = findings_by_line(engine, TRAIN, "rvc/train/train.py")
+    assert _cuda_literals(found, 16) == {"warning"}
+    assert _cuda_literals(found, 17) == {"warning"}
+
+
+def test_type_of_a_tensors_device_stays_an_error(engine):
+    found = findings_by_line(engine, TENSOR_DEVICE, "train/loop.py")
+    assert _cuda_literals(found, 6) == {"error"}
