@@ -106,6 +106,22 @@ TENSOR_DEVICE = """\
         return model(batch)
     """
 
+EXPORT = """\
+    import torch
+
+
+    def split_model(model):
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        return model.to(device)
+
+
+    def export(model, batch):
+        device, world_size = init_process_group()
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        return model(batch.to(device))
+    """
+
 
 def _cuda_literals(found, line):
     return {f.severity for f in found.get(line, []) if f.code == "NPU003"}
@@ -120,3 +136,5 @@ def test_type_of_a_device_the_code_built_is_compared_as_a_choice(engine):
 def test_type_of_a_tensors_device_stays_an_error(engine):
     found = findings_by_line(engine, TENSOR_DEVICE, "train/loop.py")
     assert _cuda_literals(found, 6) == {"error"}
+    found = findings_by_line(engine, EXPORT, "utils/export_util.py")
+    assert _cuda_literals(found, 11) == {"error"}     # `device` also bound from a call's tuple

@@ -388,6 +388,11 @@ def _chosen_devices(tree: ast.AST) -> set[str]:
                 built.add(name)
             else:
                 runtime.add(name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.withitem, ast.NamedExpr)):
+            # `device, _ = init_process_group()`, `with ... as device`: another binding the file does not build
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.optional_vars] if isinstance(node, ast.withitem) else [node.target]
+            runtime.update(n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name))
     return built - runtime
 
 
