@@ -44,7 +44,9 @@ _ARG = {"type": "object", "additionalProperties": False, "properties": {
     "pos": {"type": "integer", "minimum": 0}, "kw": {"type": "string"},
     "values": {"type": "array"}, "within": {"type": "boolean"},
     # literal values that make the call no finding (`set_float32_matmul_precision("highest")`: TF32 off, as on Ascend)
-    "not_values": {"type": "array"}}}
+    "not_values": {"type": "array"},
+    # a value that is no literal (`reduce=self.aggr`, an option) also holds
+    "unknown": {"type": "boolean"}}}
 
 RULE_SCHEMA: dict[str, Any] = {
     "type": "object",

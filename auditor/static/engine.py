@@ -376,6 +376,32 @@ _COMPARED_NOTE = (" (compared with a value the code or its user sets, not the ru
                   "other branch runs; add \"npu\" where the CUDA branch is meant)")
 
 
+def _chosen_devices(tree: ast.AST) -> set[str]:
+    """Names the file binds only to a `torch.device(...)` it builds (`device = torch.device(device_type)` from its
+    own CUDA probe or option, rvc's train.py), never to a tensor's `.device`: their `.type` is the code's choice."""
+    built, runtime = set(), set()
+    for node in module_nodes(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value, name = node.value, node.targets[0].id
+            if isinstance(value, ast.Call) and (getattr(value.func, "attr", None) or getattr(value.func, "id", None)) \
+                    == "device":
+                built.add(name)
+            else:
+                runtime.add(name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.withitem, ast.NamedExpr)):
+            # `device, _ = init_process_group()`, `with ... as device`: another binding the file does not build
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.optional_vars] if isinstance(node, ast.withitem) else [node.target]
+            runtime.update(n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name))
+    return built - runtime
+
+
+def _chosen_device_type(node: ast.expr, chosen: set[str]) -> bool:
+    """`device.type` of a name in `_chosen_devices`."""
+    return isinstance(node, ast.Attribute) and node.attr == "type" and isinstance(node.value, ast.Name) and \
+        node.value.id in chosen
+
+
 def _compared_literals(tree: ast.AST, lines: list[str]) -> set[tuple[int, int]]:
     """(line, 1-based character column) of each string literal compared with something other than a
     device type (`sys.argv[1] == "cuda"`, `args.device in ("cuda", "cpu")`): the value may come from
@@ -383,6 +409,7 @@ def _compared_literals(tree: ast.AST, lines: list[str]) -> set[tuple[int, int]]:
     from auditor.static.astutil import module_nodes as _walk
 
     out = set()
+    chosen = _chosen_devices(tree)
     for node in _walk(tree):      # the node list apply_gates reads too
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 node.func.attr in ("startswith", "endswith") and len(node.args) == 1 and \
@@ -392,7 +419,7 @@ def _compared_literals(tree: ast.AST, lines: list[str]) -> set[tuple[int, int]]:
             continue
         sides = [node.left, *node.comparators]
         others = [s for s in sides if not isinstance(s, (ast.Constant, ast.JoinedStr, ast.Tuple, ast.List, ast.Set))]
-        if others and all(_device_type(s) for s in others):
+        if others and all(_device_type(s) and not _chosen_device_type(s, chosen) for s in others):
             continue
         for side in sides:
             items = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]

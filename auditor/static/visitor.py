@@ -808,6 +808,8 @@ class MatchVisitor(cst.CSTVisitor):
             values = self._arg_values(arg.value)
             if values and values <= {str(v) for v in cond.get("not_values", [])}:
                 return False
+            if cond.get("unknown") and not self.fold(arg.value, True):
+                return True       # `reduce=self.aggr` (an option that may pick "max"): not a literal, so it may hold
             if cond.get("within"):
                 values = values | self._names_within(arg.value)
             if wanted and not _any_value_matches(values, wanted):
