@@ -123,6 +123,23 @@ EXPORT = """\
     """
 
 
+# TorchEasyRec's delta_embedding_dump.py shape: one function builds `device`, another takes it from its caller
+PARAMETER_DEVICE = """\
+    import torch
+
+
+    def default_device():
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        return device
+
+
+    def dump(table, device):
+        if device.type != "cuda":
+            raise ValueError("dump needs a CUDA device")
+        return table.to(device)
+    """
+
+
 def _cuda_literals(found, line):
     return {f.severity for f in found.get(line, []) if f.code == "NPU003"}
 
@@ -138,3 +155,5 @@ def test_type_of_a_tensors_device_stays_an_error(engine):
     assert _cuda_literals(found, 6) == {"error"}
     found = findings_by_line(engine, EXPORT, "utils/export_util.py")
     assert _cuda_literals(found, 11) == {"error"}     # `device` also bound from a call's tuple
+    found = findings_by_line(engine, PARAMETER_DEVICE, "tools/delta_embedding_dump.py")
+    assert _cuda_literals(found, 10) == {"error"}     # `device` also a parameter: the caller's device

@@ -393,6 +393,26 @@ def _chosen_devices(tree: ast.AST) -> set[str]:
             targets = node.targets if isinstance(node, ast.Assign) else \
                 [node.optional_vars] if isinstance(node, ast.withitem) else [node.target]
             runtime.update(n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name))
+    # a parameter holds the caller's device: a chosen one only when every call of its function in the file passes a
+    # built device there (rvc's `run(0, n_gpus, device)`); a function nothing here calls gets any device (TorchEasyRec)
+    calls: dict[str, list[ast.Call]] = {}
+    for node in module_nodes(tree):
+        if isinstance(node, ast.Call):
+            callee = getattr(node.func, "attr", None) or getattr(node.func, "id", None)
+            calls.setdefault(callee, []).append(node)
+    for fn in module_nodes(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+        params = params[1:] if params[:1] in (["self"], ["cls"]) else params
+        for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs):
+            if a.arg not in built - runtime:
+                continue
+            at = params.index(a.arg) if a.arg in params else None
+            passed = [next((k.value for k in c.keywords if k.arg == a.arg), None) if at is None or at >= len(c.args)
+                      else c.args[at] for c in calls.get(fn.name, [])]
+            if not passed or not all(isinstance(v, ast.Name) and v.id in built for v in passed):
+                runtime.add(a.arg)
     return built - runtime
 
 
