@@ -69,3 +69,16 @@ def test_a_chain_without_an_else_keeps_the_configs_accelerator(tmp_path):
 def test_a_chain_storing_another_key_keeps_the_configs_accelerator(tmp_path):
     other = DDP.replace("cfg.trainer.accelerator", "cfg.trainer.device_name")
     assert (3, "NPU020") in _findings(tmp_path, other)
+
+
+def test_one_conditional_expression_on_the_probe_picks_it_too(tmp_path):
+    one_line = """\
+    import torch
+
+
+    def set_accelerator_based_on_availability(cfg):
+        cfg.trainer.accelerator = "gpu" if torch.cuda.is_available() else "cpu"
+        return cfg
+    """
+    assert (3, "NPU020") not in _findings(tmp_path, one_line)
+    assert (3, "NPU020") in _findings(tmp_path, one_line.replace('"gpu" if', 'cfg.trainer.accelerator if'))

@@ -168,7 +168,8 @@ def _constant_stores(body: list[ast.stmt]) -> set[tuple[str, str]]:
 
 def _picked_keys(tree: ast.Module) -> set[tuple[str, str]]:
     """(section, key) stored as a string in every arm of an `if` / `elif` / `else` chain that tests an
-    `is_available()` probe (`if torch.cuda.is_available(): cfg.trainer.accelerator = "gpu"` ... `else: ... = "cpu"`):
+    `is_available()` probe (`if torch.cuda.is_available(): cfg.trainer.accelerator = "gpu"` ... `else: ... = "cpu"`,
+    or one conditional expression on it):
     the code picks the value by the hardware it finds, so a config's value for the key never decides (pd47)."""
     picked: set[tuple[str, str]] = set()
     for node in module_nodes_of(tree, (ast.If,)):
@@ -177,14 +178,23 @@ def _picked_keys(tree: ast.Module) -> set[tuple[str, str]]:
             tests.append(at.test)
             arms.append(at.body)
             at = at.orelse[0] if len(at.orelse) == 1 and isinstance(at.orelse[0], ast.If) else at.orelse
-        if not at or not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                             and n.func.attr == "is_available" for t in tests for n in ast.walk(t)):
+        if not at or not any(map(_probe, tests)):
             continue
         keys = _constant_stores(at)
         for arm in arms:
             keys &= _constant_stores(arm)
         picked |= keys
+    for node in module_nodes_of(tree, (ast.Assign,)):     # `cfg.trainer.accelerator = "gpu" if <probe> else "cpu"`
+        value = node.value
+        if isinstance(value, ast.IfExp) and _probe(value.test) and all(
+                isinstance(v, ast.Constant) and isinstance(v.value, str) for v in (value.body, value.orelse)):
+            picked.update(k for k in map(_read_key, node.targets) if k)
     return picked
+
+
+def _probe(test: ast.expr) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "is_available"
+               for n in ast.walk(test))
 
 
 def _forwarding_calls(tree: ast.Module) -> set[int]:
