@@ -189,7 +189,7 @@ def _picked_keys(tree: ast.Module) -> set[tuple[str, str]]:
         if isinstance(value, ast.IfExp) and _probe(value.test) and all(
                 isinstance(v, ast.Constant) and isinstance(v.value, str) for v in (value.body, value.orelse)):
             picked.update(k for k in map(_read_key, node.targets) if k)
-    return picked
+    return {k for k in picked if k[0] not in _NOT_ROOTS}     # `self.device`: the object's own field, no config's
 
 
 def _probe(test: ast.expr) -> bool:
