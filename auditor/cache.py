@@ -63,8 +63,9 @@ FACTS: dict[str, int] = {
                           # setup.py's CUDA extension names (t16a); 3: a hard-coded NCCL backend (pd6); 4: a
                           # comparison with "nccl" is none (t22c); 5: not a `.x_cuda` known by its name only (t22d);
                           # 6: an NCCL default the module's own call leaves in place, argparse options (pd37)
-    "setting_reads": 3,   # setting_reads.reads_fact: config keys a Python file reads, sections it hands over (t23e);
-                          # 2: reads passed as keywords, names passed on (t24b); 3: passed to a trainer (pd37)
+    "setting_reads": 4,   # setting_reads.reads_fact: config keys a Python file reads, sections it hands over (t23e);
+                          # 2: reads passed as keywords, names passed on (t24b); 3: passed to a trainer (pd37);
+                          # 4: keys picked by the hardware (pd47)
     "setting_keys": 1,    # setting_keywords.keys_fact: a YAML config's keyed scalars (h25a)
     "pins": 1,            # requirements.PINS_KEY: a metadata file's Liger-Kernel specifiers (liger_ascend, h26a)
 }

@@ -267,3 +267,35 @@ def test_optional_lookups_and_option_tests_are_information():
     result = ENGINE.analyze_bytes(textwrap.dedent(text).encode(), "CMakeLists.txt")
     severity = {(f.line, f.code): f.severity for f in result.findings}
     assert severity == {(1, "NPU062"): "info", (2, "NPU062"): "info", (7, "NPU062"): "info", (10, "NPU062"): "error"}
+
+
+def test_cuda_parts_behind_an_option_that_defaults_on_keep_their_severity():
+    # ultralytics examples/YOLOv8-ONNXRuntime-CPP/CMakeLists.txt: `option(USE_CUDA ... ON)` and no NPU arm, so a
+    # plain `cmake` on an Ascend host runs find_package(CUDA REQUIRED); the controls: an option that defaults OFF,
+    # one a CUDA compiler test turns off, and an `OR` of options keep the branch optional (info)
+    text = """\
+        option(USE_CUDA "Enable CUDA support" ON)
+        option(WITH_GPU "GPU build" OFF)
+        option(USE_NCCL "NCCL" ON)
+        if (NOT APPLE AND USE_CUDA)
+            find_package(CUDA REQUIRED)
+        else ()
+            set(USE_CUDA OFF)
+        endif ()
+        if (WITH_GPU)
+            find_package(CUDAToolkit REQUIRED)
+        endif ()
+        if (NOT CMAKE_CUDA_COMPILER)
+            set(USE_NCCL OFF)
+        endif ()
+        if (USE_NCCL)
+            find_package(CUDAToolkit REQUIRED)
+        endif ()
+        if (USE_CUDA OR WITH_GPU)
+            target_link_libraries(app ${CUDA_LIBRARIES})
+        endif ()
+        """
+    result = ENGINE.analyze_bytes(textwrap.dedent(text).encode(), "CMakeLists.txt")
+    severity = {f.line: f.severity for f in result.findings if f.code == "NPU062"}
+    assert severity[5] == "error"
+    assert severity[10] == "info" and severity[16] == "info" and severity[19] == "info"

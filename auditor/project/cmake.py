@@ -76,6 +76,23 @@ def _unquote(node) -> str:
 _GUARD_RE = re.compile(r"cuda|nccl|nvshmem|cudnn|cublas|tensorrt|gpu|nvidia|cutlass|\b(?:USE|WITH|ENABLE|BUILD)_\w+", re.I)
 # `NOT NCCL_ROOT_DIR`, `NOT CUDAToolkit_FOUND`: a test that something is missing (a FATAL_ERROR under it stops there)
 _MISSING_TEST_RE = re.compile(r"^NOT\s+\$?\{?\w*(?:_FOUND|_DIR|_ROOT|_HOME|_PATH|_LIBRARY|_LIBRARIES|_INCLUDE\w*)\}?$", re.I)
+_ON = {"ON", "TRUE", "YES", "Y", "1"}
+
+
+def _default_on(found, guard: str) -> bool:
+    """Whether a plain configure takes the branch of `guard`: an `AND` of terms where each term naming CUDA / a GPU /
+    a build option is an `option(<name> "..." ON)` of the file that no `set()` under a CUDA test turns off
+    (yolov12's `option(USE_CUDA ... ON)` / `if(NOT APPLE AND USE_CUDA)`); a probe (`CUDA_FOUND`), an `OR` or a
+    negated option is not."""
+    options = {args[0][0] for name, _l, _c, args, _g in found
+               if name == "option" and len(args) >= 3 and args[-1][0].upper() in _ON}
+    off = {args[0][0] for name, _l, _c, args, g in found
+           if name == "set" and len(args) >= 2 and args[1][0].upper() not in _ON and g is not None}
+    terms = [t.strip() for t in re.split(r"\bAND\b", guard)]
+    if not options or any(re.search(r"\bOR\b|[()]", t) for t in terms):
+        return False
+    named = [t for t in terms if _GUARD_RE.search(t)]
+    return bool(named) and all(t in options and t not in off for t in named)
 
 
 def _args(node) -> list[tuple[str, int, int]]:
@@ -150,6 +167,9 @@ def analyze_cmake(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
             # condition (`if(NOT USE_CUDA)` after `if(USE_NCCL_HOST)`) stops only a configure that asked for CUDA
             col.add(rule, symbol or value, line, column, severity="info",
                     note=" (a condition of the build: false on Ascend unless CUDA was asked for)")
+        elif guard is not None and not optional and _default_on(found, guard):
+            col.add(rule, symbol or value, line, column,
+                    note=f" (inside `if({guard[:60]})`, an option that defaults ON: a plain configure builds it)")
         elif guard is not None:
             # a multi-backend build: this part builds only when its option is on (Mooncake's
             # `if(USE_CUDA AND BUILD_DEVICE_TRANSPORT_EXAMPLE)` beside `if(USE_ASCEND)`)

@@ -76,7 +76,10 @@ def _keywords(reads, sections: list[str], key: str) -> list[str]:
     """The keywords the code passes the key as (not its own name), and those a tree function passes them on as
     (`load_text_encoder_in_8bit=cfg.acceleration.load_text_encoder_in_8bit`, then `load_in_8bit=<that parameter>`).
     Its own name too where a trainer takes it (`Trainer(accelerator=cfg.train.accelerator)`: bros' `train:` section,
-    which the config reader alone does not take for Lightning's, pd37)."""
+    which the config reader alone does not take for Lightning's, pd37). None for a key the code stores by the
+    hardware it finds before any read (setting_reads' `picked`, pd47)."""
+    if any((s, key) in reads.picked for s in sections):
+        return []
     passed = {w for s, k, w in reads.passed if k == key and s in sections}
     first = sorted(passed - {key})
     onward = sorted({w2 for n, w2 in reads.forwards if n in passed and w2 != key} - passed)

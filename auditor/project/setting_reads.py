@@ -66,6 +66,7 @@ _SAVED_HPARAMS = "hparams.yaml"
 # the names Lightning's SaveConfigCallback and Hydra give a run's saved config (beside checkpoints: a run's record)
 _SAVED_CONFIG_NAMES = frozenset({"config.yaml", "config.yml", "hparams.yaml"})
 _TRAINER_DEVICE_CODES = frozenset({"NPU020", "NPU028"})
+_PICKED_CODES = frozenset({"NPU019", "NPU020"})     # a device / accelerator choice the code can pick itself
 _SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", "site-packages", "build", "dist"})
 _MAX_FILES = 4000
 _MAX_BYTES = 512 * 1024
@@ -84,6 +85,9 @@ class _Reads:
     forwards: set[tuple[str, str]] = field(default_factory=set)
     # pd37: (section, key) of a read passed under its own name to a trainer (`Trainer(accelerator=cfg.train.accelerator)`)
     to_trainer: set[tuple[str, str]] = field(default_factory=set)
+    # pd47: (section, key) the code picks by the hardware: a string stored in every arm of an `if` chain on an
+    # `is_available()` probe (foundry's `set_accelerator_based_on_availability` sets `cfg.trainer.accelerator`)
+    picked: set[tuple[str, str]] = field(default_factory=set)
 
     def add(self, other: "_Reads") -> None:
         self.under |= other.under
@@ -93,6 +97,7 @@ class _Reads:
         self.passed |= other.passed
         self.forwards |= other.forwards
         self.to_trainer |= other.to_trainer
+        self.picked |= other.picked
 
 
 FACT = "setting_reads"      # the summary key of a Python file's reads (auditor/cache.py FACTS)
@@ -154,6 +159,42 @@ def _overwritten_reads(tree: ast.Module) -> set[int]:
             if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant):
                 fixed.update(k for k in map(_read_key, stmt.targets) if k)
     return shadowed
+
+
+def _constant_stores(body: list[ast.stmt]) -> set[tuple[str, str]]:
+    return {k for stmt in body if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant)
+            and isinstance(stmt.value.value, str) for k in map(_read_key, stmt.targets) if k}
+
+
+def _picked_keys(tree: ast.Module) -> set[tuple[str, str]]:
+    """(section, key) stored as a string in every arm of an `if` / `elif` / `else` chain that tests an
+    `is_available()` probe (`if torch.cuda.is_available(): cfg.trainer.accelerator = "gpu"` ... `else: ... = "cpu"`,
+    or one conditional expression on it):
+    the code picks the value by the hardware it finds, so a config's value for the key never decides (pd47)."""
+    picked: set[tuple[str, str]] = set()
+    for node in module_nodes_of(tree, (ast.If,)):
+        tests, arms, at = [], [], node
+        while isinstance(at, ast.If):
+            tests.append(at.test)
+            arms.append(at.body)
+            at = at.orelse[0] if len(at.orelse) == 1 and isinstance(at.orelse[0], ast.If) else at.orelse
+        if not at or not any(map(_probe, tests)):
+            continue
+        keys = _constant_stores(at)
+        for arm in arms:
+            keys &= _constant_stores(arm)
+        picked |= keys
+    for node in module_nodes_of(tree, (ast.Assign,)):     # `cfg.trainer.accelerator = "gpu" if <probe> else "cpu"`
+        value = node.value
+        if isinstance(value, ast.IfExp) and _probe(value.test) and all(
+                isinstance(v, ast.Constant) and isinstance(v.value, str) for v in (value.body, value.orelse)):
+            picked.update(k for k in map(_read_key, node.targets) if k)
+    return {k for k in picked if k[0] not in _NOT_ROOTS}     # `self.device`: the object's own field, no config's
+
+
+def _probe(test: ast.expr) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "is_available"
+               for n in ast.walk(test))
 
 
 def _forwarding_calls(tree: ast.Module) -> set[int]:
@@ -255,7 +296,8 @@ def reads_fact(tree: ast.AST | None) -> dict | None:
             "handed": sorted(reads.handed), "imported": sorted(reads.imported),
             "passed": sorted([s, k, w] for s, k, w in reads.passed if _KEY_LIKE_RE.fullmatch(k)),
             "forwards": sorted([n, w] for n, w in reads.forwards),
-            "to_trainer": sorted([s, k] for s, k in reads.to_trainer if _KEY_LIKE_RE.fullmatch(k))}
+            "to_trainer": sorted([s, k] for s, k in reads.to_trainer if _KEY_LIKE_RE.fullmatch(k)),
+            "picked": sorted([s, k] for s, k in _picked_keys(tree) if _KEY_LIKE_RE.fullmatch(k))}
     return {k: v for k, v in fact.items() if v} or None
 
 
@@ -270,7 +312,8 @@ def _from_fact(fact) -> _Reads | None:
                       imported={str(n) for n in fact.get("imported") or []},
                       passed={(str(s), str(k), str(w)) for s, k, w in fact.get("passed") or []},
                       forwards={(str(n), str(w)) for n, w in fact.get("forwards") or []},
-                      to_trainer={(str(s), str(k)) for s, k in fact.get("to_trainer") or []})
+                      to_trainer={(str(s), str(k)) for s, k in fact.get("to_trainer") or []},
+                      picked={(str(s), str(k)) for s, k in fact.get("picked") or []})
     except (TypeError, ValueError):
         return None
 
@@ -380,6 +423,8 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Pat
     sections = [parts[-2]] if len(parts) > 1 else [p for p in rel.split("/")[-2:-1]]
     if finding.code == "NPU028" and key.lower() in _COUNT_KEYS:
         return any((s, key) in reads.under and s not in reads.handed for s in sections)
+    if finding.code in _PICKED_CODES and any((s, key) in reads.picked for s in sections):
+        return True     # the code stores the key by the hardware it finds (`_picked_keys`) before the reads
     if finding.code not in _READER_CODES or any((s, key) in reads.under for s in sections) \
             or reads.imported & _CONFIG_FRAMEWORKS or reads.named & _WHOLE_CONFIG_CLIS:
         return False
