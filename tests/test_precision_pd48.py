@@ -121,3 +121,22 @@ def test_a_lazy_import_under_a_globals_test_is_no_optional_import(tmp_path):
 def test_control_an_import_under_try_except_is_no_error(tmp_path):
     sev = _severities(tmp_path, {"renderer.py": OPTIONAL_RENDERER}, "renderer.py")
     assert sev.get(line_of(OPTIONAL_RENDERER, "rast, _ = dr.rasterize(")) in ({"warning"}, {"info"})
+
+
+CHECKPOINTER = """\
+import torch
+from torch.distributed.fsdp._runtime_utils import _lazy_init
+
+
+class Checkpointer:
+    def load(self, fsdp_model, state):
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        _lazy_init(fsdp_model, fsdp_model)
+        fsdp_model.load_state_dict(state)
+"""
+
+
+def test_control_a_sync_beside_no_clock_keeps_its_error(tmp_path):
+    sev = _severities(tmp_path, {"checkpoint.py": CHECKPOINTER}, "checkpoint.py")
+    assert "error" in sev.get(line_of(CHECKPOINTER, "if torch.cuda.is_available():"), set())

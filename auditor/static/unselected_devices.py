@@ -348,8 +348,24 @@ def _measure_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     """Spans of the tests of `if torch.cuda.is_available(): torch.cuda.synchronize()` (or the memory statistics,
     their locals and prints of them) without an else, where no name the body sets is read outside it: the check
     only skips a measurement on Ascend (LLMs-from-scratch's timers and peak-memory prints, pd48)."""
-    gates = [n for n in _cuda_checks(tree) if all(_measures(s) for s in n.body)
-             and any(ast_dotted(c.func) in _MEASURE_CALLS for s in n.body for c in walk_list(s) if isinstance(c, ast.Call))]
+    checks = [n for n in _cuda_checks(tree) if all(_measures(s) for s in n.body)]
+    beside: dict[int, list[ast.stmt]] = {}
+    if checks:
+        for parent in module_nodes(tree):
+            for name in ("body", "orelse", "finalbody"):
+                block = getattr(parent, name, None)
+                if isinstance(block, list):
+                    for i, s in enumerate(block):
+                        if isinstance(s, ast.If):
+                            beside[id(s)] = block[max(i - 1, 0):i] + block[i + 1:i + 2]
+    gates = []
+    for n in checks:
+        called = {ast_dotted(c.func) for s in n.body for c in walk_list(s) if isinstance(c, ast.Call)}
+        # a sync counts only beside a clock read (`t0 = time.perf_counter()`): a sync before loading a state dict
+        # is no measurement (molmo's checkpointer)
+        if called & (_MEASURE_CALLS - {"torch.cuda.synchronize"}) or "torch.cuda.synchronize" in called and any(
+                _reads_clock(s) for s in beside.get(id(n), [])):
+            gates.append(n)
     if not gates:
         return []
     inside = {id(x) for n in gates for s in n.body for x in walk_list(s)}
@@ -357,6 +373,14 @@ def _measure_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
             and id(x) not in inside}
     return [node_span(n.test) for n in gates if not {t.id for s in n.body if isinstance(s, ast.Assign)
                                                       for t in s.targets if isinstance(t, ast.Name)} & read]
+
+
+def _reads_clock(stmt: ast.stmt) -> bool:
+    """The statement calls a clock (`time.time()`, `time.perf_counter()`, `ttime()`, `timer()`)."""
+    return any(isinstance(c, ast.Call) and ((ast_dotted(c.func) or "").rsplit(".", 1)[-1].endswith(("time", "timer"))
+                                            or (ast_dotted(c.func) or "").endswith(("perf_counter", "perf_counter_ns",
+                                                                                     "monotonic", "time_ns")))
+               for c in walk_list(stmt))
 
 
 def _measures(stmt: ast.stmt) -> bool:
