@@ -75,6 +75,15 @@ _SKIPS_TEST = ", which skips the test without CUDA"     # a helper that does wha
 _GUARDED_NOTE = "a use of an optional import under a guard: the code has a path without it"
 
 
+def _lazy_import_test(test: ast.expr) -> bool:
+    """`'dr' not in globals()` (or locals() / dir()): the import below it runs on first use, with no path without
+    the package (TRELLIS' renderers' `if 'dr' not in globals(): import nvdiffrast.torch as dr`, pd48)."""
+    return isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.NotIn) \
+        and isinstance(test.left, ast.Constant) and isinstance(test.left.value, str) \
+        and isinstance(test.comparators[0], ast.Call) and not test.comparators[0].args \
+        and isinstance(test.comparators[0].func, ast.Name) and test.comparators[0].func.id in ("globals", "locals", "dir")
+
+
 @dataclass
 class Gates:
     regions: list[Region] = field(default_factory=list)
@@ -812,7 +821,8 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
                 continue
             # an import under an `if` is guarded like one under try/except ImportError; a def starts afresh
             inner = False if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
-                else guarded or isinstance(stmt, ast.If) and not rank_test(stmt.test)    # (a rank check: t11r)
+                else guarded or isinstance(stmt, ast.If) and not rank_test(stmt.test) \
+                and not _lazy_import_test(stmt.test)    # (a rank check: t11r; `if 'dr' not in globals():` pd48)
             for name in ("body", "orelse", "finalbody"):
                 sub = getattr(stmt, name, None)
                 if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):   # (an `else` after `if is_xpu:`

@@ -319,20 +319,79 @@ _SPEED_NOTE = ("a CUDA check whose only effect is a speed switch (TF32 / cuDNN a
                "skipped and the code runs, only without it (lead decision 39)")
 
 
+# CUDA calls that only measure (a timer's sync, the memory statistics): pd48, lead decision 39's reading
+_MEASURE_CALLS = frozenset({"torch.cuda.synchronize", "torch.cuda.reset_peak_memory_stats",
+                            "torch.cuda.reset_max_memory_allocated", "torch.cuda.reset_accumulated_memory_stats",
+                            "torch.cuda.max_memory_allocated", "torch.cuda.memory_allocated",
+                            "torch.cuda.max_memory_reserved", "torch.cuda.memory_reserved"})
+_MEASURE_NOTE = ("a CUDA check whose only effect is a measurement (a sync before a timer, the memory statistics): on "
+                 "Ascend the code runs and only the measurement differs; port the check with its body")
+
+
 def _speed_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     """Spans of the tests of `if ... torch.cuda.is_available(): <speed switches only>` without an else (Genie-
     Envisioner's `if self.args.allow_tf32 and torch.cuda.is_available(): torch.backends.cuda.matmul.allow_tf32 =
     True`, pd41)."""
-    out = []
-    for n in module_nodes(tree):
-        if not isinstance(n, ast.If) or n.orelse or not any(
-                isinstance(c, ast.Call) and ast_dotted(c.func) == "torch.cuda.is_available" for c in walk_list(n.test)):
-            continue
-        if all(isinstance(s, ast.Assign) and all((ast_dotted(t) or "") in _SPEED_SWITCHES for t in s.targets) or
-               isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and ast_dotted(s.value.func) in _SPEED_CALLS
-               for s in n.body):
-            out.append(node_span(n.test))
-    return out
+    return [node_span(n.test) for n in _cuda_checks(tree) if all(
+        isinstance(s, ast.Assign) and all((ast_dotted(t) or "") in _SPEED_SWITCHES for t in s.targets) or
+        isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and ast_dotted(s.value.func) in _SPEED_CALLS
+        for s in n.body)]
+
+
+def _cuda_checks(tree: ast.Module) -> list[ast.If]:
+    """`if ... torch.cuda.is_available(): ...` statements without an else."""
+    return [n for n in module_nodes(tree) if isinstance(n, ast.If) and not n.orelse and any(
+        isinstance(c, ast.Call) and ast_dotted(c.func) == "torch.cuda.is_available" for c in walk_list(n.test))]
+
+
+def _measure_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of the tests of `if torch.cuda.is_available(): torch.cuda.synchronize()` (or the memory statistics,
+    their locals and prints of them) without an else, where no name the body sets is read outside it: the check
+    only skips a measurement on Ascend (LLMs-from-scratch's timers and peak-memory prints, pd48)."""
+    checks = [n for n in _cuda_checks(tree) if all(_measures(s) for s in n.body)]
+    beside: dict[int, list[ast.stmt]] = {}
+    if checks:
+        for parent in module_nodes(tree):
+            for name in ("body", "orelse", "finalbody"):
+                block = getattr(parent, name, None)
+                if isinstance(block, list):
+                    for i, s in enumerate(block):
+                        if isinstance(s, ast.If):
+                            beside[id(s)] = block[max(i - 1, 0):i] + block[i + 1:i + 2]
+    gates = []
+    for n in checks:
+        called = {ast_dotted(c.func) for s in n.body for c in walk_list(s) if isinstance(c, ast.Call)}
+        # a sync counts only beside a clock read (`t0 = time.perf_counter()`): a sync before loading a state dict
+        # is no measurement (molmo's checkpointer)
+        if called & (_MEASURE_CALLS - {"torch.cuda.synchronize"}) or "torch.cuda.synchronize" in called and any(
+                _reads_clock(s) for s in beside.get(id(n), [])):
+            gates.append(n)
+    if not gates:
+        return []
+    inside = {id(x) for n in gates for s in n.body for x in walk_list(s)}
+    read = {x.id for x in module_nodes(tree) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Load)
+            and id(x) not in inside}
+    return [node_span(n.test) for n in gates if not {t.id for s in n.body if isinstance(s, ast.Assign)
+                                                      for t in s.targets if isinstance(t, ast.Name)} & read]
+
+
+def _reads_clock(stmt: ast.stmt) -> bool:
+    """The statement calls a clock (`time.time()`, `time.perf_counter()`, `ttime()`, `timer()`)."""
+    return any(isinstance(c, ast.Call) and ((ast_dotted(c.func) or "").rsplit(".", 1)[-1].endswith(("time", "timer"))
+                                            or (ast_dotted(c.func) or "").endswith(("perf_counter", "perf_counter_ns",
+                                                                                     "monotonic", "time_ns")))
+               for c in walk_list(stmt))
+
+
+def _measures(stmt: ast.stmt) -> bool:
+    """A measuring call, a print or log call, or a local set from the measurements (`mem = torch.cuda.
+    max_memory_allocated() / 1e9`)."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        name = ast_dotted(stmt.value.func) or ""
+        return name in _MEASURE_CALLS or name.rsplit(".", 1)[-1] in MESSAGE_CALLS
+    if isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets):
+        return all(ast_dotted(c.func) in _MEASURE_CALLS for c in walk_list(stmt.value) if isinstance(c, ast.Call))
+    return False
 
 
 _OFF_NOTE = ("a device compare whose non-CUDA branch only turns a CUDA-only option off (`if device_type != \"cuda\": "
@@ -418,8 +477,10 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
         loaded = _loaded_names(tree)
     tests = _test_spans(tree) if "pytest" in text or "patch" in text else {}
     siblings = _probes_with_npu_siblings(tree) if any(f.code == _CUDA_PROBE_RULE for f in findings) else set()
-    speed = _speed_gates(tree) if "is_available" in text and any(
-        f.symbol == "torch.cuda.is_available" and f.severity == "error" for f in findings) else []
+    gated = "is_available" in text and any(f.symbol == "torch.cuda.is_available" and f.severity == "error"
+                                           for f in findings)
+    speed = _speed_gates(tree) if gated else []
+    measure = _measure_gates(tree) if gated else []
     choices = _named_choices(tree) if "__name__" in text and any(f.severity == "warning" for f in findings) else []
     fallbacks = _implementation_fallbacks(tree) if any(f.code == "NPU003" for f in findings) else []
     offs = _off_switch_compares(tree) if "!=" in text and any(f.code == "NPU003" for f in findings) else []
@@ -444,6 +505,8 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
                 f = as_info(f, "off-switch", _OFF_NOTE, severity="warning")
             elif f.severity == "error" and f.symbol == "torch.cuda.is_available" and starts_in(f, speed):
                 f = as_info(f, "speed-gate", _SPEED_NOTE, severity="warning")
+            elif f.severity == "error" and f.symbol == "torch.cuda.is_available" and starts_in(f, measure):
+                f = as_info(f, "measure-gate", _MEASURE_NOTE, severity="warning")
             elif f.category == "device" and tests:
                 for kind, note in (("raises", _RAISES_NOTE), ("param", _PARAM_NOTE), ("skip", _SKIP_NOTE),
                                    ("mock", _MOCK_NOTE), ("data", _DATA_NOTE), ("cuda-skip", _CUDA_SKIP_NOTE)):
