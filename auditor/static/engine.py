@@ -399,7 +399,8 @@ def _chosen_devices(tree: ast.AST) -> set[str]:
     for node in module_nodes(tree):
         if isinstance(node, ast.Call):
             callee = getattr(node.func, "attr", None) or getattr(node.func, "id", None)
-            calls.setdefault(callee, []).append(node)
+            if isinstance(callee, str):
+                calls.setdefault(callee, []).append(node)
     for fn in module_nodes(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
