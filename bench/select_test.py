@@ -68,6 +68,7 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test45": "npu-audit-test-split-45:",
                  "test47": "npu-audit-test-split-47:",
                  "test49": "npu-audit-test-split-49:",
+                 "test51": "npu-audit-test-split-51:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -156,6 +157,9 @@ SPLIT_TOPUP_WORDS["test47"] = SPLIT_TOPUP_WORDS["test45"]
 # (TOPUP_WORDS["precision"] already holds every word the brief suggested: autocast, GradScaler, bf16 / fp16 /
 # float16 / bfloat16 / float8, tf32, .half())
 SPLIT_TOPUP_WORDS["test49"] = SPLIT_TOPUP_WORDS["test47"]
+# test51 (bench/corpus_test51/SELECTION.md, written before its draw): test49's entry; every category of its top-up
+# order has words (precision in TOPUP_WORDS), so none was added
+SPLIT_TOPUP_WORDS["test51"] = SPLIT_TOPUP_WORDS["test49"]
 TOPUP_MIN_LINES = 2
 
 
@@ -197,16 +201,19 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                            # fork (sam/), mmseg tools and Swin's mmcv_custom runner, DETR's d2 wrapper, Subject-Diffusion's
                            # modified diffusers modules (third_party/)
                            "test49": ("alt_cuda_corr/", "ptlflow/utils/external/", "ldm/", "sam/", "segmentation/tools/",
-                                      "mmcv_custom/", "d2/", "third_party/")}
+                                      "mmcv_custom/", "d2/", "third_party/"),
+                           # test51 (bench/corpus_test51/SELECTION.md, vendoring check): cavaface's copy of the
+                           # pytorch_memlab package, ReviewKD's PaddleClas copy (Paddle/Classification/ppcls)
+                           "test51": ("pytorch_memlab/", "Paddle/")}
 # Splits whose SPLIT_EXCLUDED_SUBTREES also apply to their top-up pools (tuned_t14g's applied to its main rounds only).
-TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49"})
+TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
 MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "test20": 8, "test21": 8, "test22": 8,
                            "test23": 8, "test24": 8, "test25": 8, "test26": 8, "test27": 8,
                            "test28": 8, "test33": 8, "test34": 8, "test36": 8, "test37": 8, "test39": 8,
-                           "test40": 8, "test42": 8, "test43": 8, "test45": 8, "test47": 8, "test49": 8,
+                           "test40": 8, "test42": 8, "test43": 8, "test45": 8, "test47": 8, "test49": 8, "test51": 8,
                            "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
@@ -269,13 +276,17 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # test49 (bench/corpus_test49/SELECTION.md): attention, precision, third_party, apex first; target 25,
                # but 35 for attention and precision and 15 for apex; SPLIT_TOPUP_WORDS' test49 entry (test47's)
                "test49": {"order": ("attention", "precision", "third_party", "apex", "kernel", "distributed", "device"),
-                          "target": 25, "targets": {"attention": 35, "precision": 35, "apex": 15}, "cap": 16}}
+                          "target": 25, "targets": {"attention": 35, "precision": 35, "apex": 15}, "cap": 16},
+               # test51 (bench/corpus_test51/SELECTION.md): precision, third_party, distributed, kernel first; target
+               # 25, but 35 for precision and 15 for apex; SPLIT_TOPUP_WORDS' test51 entry (test49's)
+               "test51": {"order": ("precision", "third_party", "distributed", "kernel", "apex", "attention", "device"),
+                          "target": 25, "targets": {"precision": 35, "apex": 15}, "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
 # pyiqa's build/lib/ copy of its own package). Earlier splits keep their rule, so their replays do not change.
 AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23", "test24", "test25", "test26", "test27",
                                  "test28", "test33", "test34", "test36", "test37", "test39", "test40", "test42", "test43",
-                                 "test45", "test47", "test49", "tuned_t17c",
+                                 "test45", "test47", "test49", "test51", "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 
 
