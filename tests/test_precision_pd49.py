@@ -140,6 +140,27 @@ PARAMETER_DEVICE = """\
     """
 
 
+# rvc-cli's train.py: the device reaches `run` through the arguments of the process it starts
+PROCESS_DEVICE = """\
+    import torch
+    import torch.multiprocessing as mp
+
+
+    def main(gpus):
+        if torch.cuda.is_available():
+            device = torch.device("cuda")
+        else:
+            device = torch.device("cpu")
+        for rank, device_id in enumerate(gpus):
+            mp.Process(target=run, args=(rank, len(gpus), device, device_id)).start()
+
+
+    def run(rank, n_gpus, device, device_id):
+        use_amp = device.type == "cuda"
+        return use_amp
+    """
+
+
 def _cuda_literals(found, line):
     return {f.severity for f in found.get(line, []) if f.code == "NPU003"}
 
@@ -157,3 +178,5 @@ def test_type_of_a_tensors_device_stays_an_error(engine):
     assert _cuda_literals(found, 11) == {"error"}     # `device` also bound from a call's tuple
     found = findings_by_line(engine, PARAMETER_DEVICE, "tools/delta_embedding_dump.py")
     assert _cuda_literals(found, 10) == {"error"}     # `device` also a parameter: the caller's device
+    found = findings_by_line(engine, PROCESS_DEVICE, "rvc/train/train.py")
+    assert _cuda_literals(found, 15) == {"warning"}   # the process's args hand it the built device

@@ -394,13 +394,21 @@ def _chosen_devices(tree: ast.AST) -> set[str]:
                 [node.optional_vars] if isinstance(node, ast.withitem) else [node.target]
             runtime.update(n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name))
     # a parameter holds the caller's device: a chosen one only when every call of its function in the file passes a
-    # built device there (rvc's `run(0, n_gpus, device)`); a function nothing here calls gets any device (TorchEasyRec)
-    calls: dict[str, list[ast.Call]] = {}
+    # built device there (rvc's `run(0, n_gpus, device)`, or `mp.Process(target=run, args=(..., device))` and
+    # `mp.spawn(run, args=(...))`, which prepends the rank); a function nothing here calls gets any device (TorchEasyRec)
+    calls: dict[str, list[tuple[list[ast.expr], list[ast.keyword]]]] = {}
     for node in module_nodes(tree):
-        if isinstance(node, ast.Call):
-            callee = getattr(node.func, "attr", None) or getattr(node.func, "id", None)
-            if isinstance(callee, str):
-                calls.setdefault(callee, []).append(node)
+        if not isinstance(node, ast.Call):
+            continue
+        callee = getattr(node.func, "attr", None) or getattr(node.func, "id", None)
+        if isinstance(callee, str):
+            calls.setdefault(callee, []).append((list(node.args), list(node.keywords)))
+        keywords = {k.arg: k.value for k in node.keywords}
+        target = keywords.get("target") or (node.args[0] if callee == "spawn" and node.args else None)
+        handed = keywords.get("args")
+        if isinstance(target, ast.Name) and isinstance(handed, ast.Tuple):
+            rank: list[ast.expr] = [ast.Constant(0)] if callee == "spawn" else []
+            calls.setdefault(target.id, []).append((rank + list(handed.elts), []))
     for fn in module_nodes(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
@@ -410,8 +418,8 @@ def _chosen_devices(tree: ast.AST) -> set[str]:
             if a.arg not in built - runtime:
                 continue
             at = params.index(a.arg) if a.arg in params else None
-            passed = [next((k.value for k in c.keywords if k.arg == a.arg), None) if at is None or at >= len(c.args)
-                      else c.args[at] for c in calls.get(fn.name, [])]
+            passed = [next((k.value for k in keywords if k.arg == a.arg), None) if at is None or at >= len(args)
+                      else args[at] for args, keywords in calls.get(fn.name, [])]
             if not passed or not all(isinstance(v, ast.Name) and v.id in built for v in passed):
                 runtime.add(a.arg)
     return built - runtime
