@@ -194,7 +194,7 @@ def _picked_keys(tree: ast.Module) -> set[tuple[str, str]]:
 
 def _probe(test: ast.expr) -> bool:
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "is_available"
-               for n in ast.walk(test))
+               for n in walk_list(test))
 
 
 def _forwarding_calls(tree: ast.Module) -> set[int]:

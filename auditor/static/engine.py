@@ -18,7 +18,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from auditor.astnodes import line_span, node_lines
+from auditor.astnodes import line_span, node_lines, walk_list
 from auditor.findings import FileError, FileResult, Finding, without_fix
 from auditor.project import analyze_project_file, project_kind
 from auditor.project.cuda_source import KERNEL_RE, cxx_name_lines, describe, inventory, plain_cpp_header
@@ -392,7 +392,7 @@ def _chosen_devices(tree: ast.AST) -> set[str]:
             # `device, _ = init_process_group()`, `with ... as device`: another binding the file does not build
             targets = node.targets if isinstance(node, ast.Assign) else \
                 [node.optional_vars] if isinstance(node, ast.withitem) else [node.target]
-            runtime.update(n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name))
+            runtime.update(n.id for t in targets if t is not None for n in walk_list(t) if isinstance(n, ast.Name))
     # a parameter holds the caller's device: a chosen one only when every call of its function in the file passes a
     # built device there (rvc's `run(0, n_gpus, device)`, or `mp.Process(target=run, args=(..., device))` and
     # `mp.spawn(run, args=(...))`, which prepends the rank); a function nothing here calls gets any device (TorchEasyRec)
@@ -438,7 +438,7 @@ def _compared_literals(tree: ast.AST, lines: list[str]) -> set[tuple[int, int]]:
     from auditor.static.astutil import module_nodes as _walk
 
     out = set()
-    chosen = _chosen_devices(tree)
+    chosen: set[str] | None = None      # read once, and only for a file that compares a device type
     for node in _walk(tree):      # the node list apply_gates reads too
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 node.func.attr in ("startswith", "endswith") and len(node.args) == 1 and \
@@ -448,8 +448,10 @@ def _compared_literals(tree: ast.AST, lines: list[str]) -> set[tuple[int, int]]:
             continue
         sides = [node.left, *node.comparators]
         others = [s for s in sides if not isinstance(s, (ast.Constant, ast.JoinedStr, ast.Tuple, ast.List, ast.Set))]
-        if others and all(_device_type(s) and not _chosen_device_type(s, chosen) for s in others):
-            continue
+        if others and all(_device_type(s) for s in others):
+            chosen = _chosen_devices(tree) if chosen is None else chosen
+            if not any(_chosen_device_type(s, chosen) for s in others):
+                continue
         for side in sides:
             items = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
             for item in items:
@@ -584,7 +586,7 @@ class StaticEngine:
             return
         facts.update(vendor_facts(full[0], full[1], any(f.name == VENDOR_RULE for f in result.findings)))
 
-    def _tabs_as_python2(self, data: bytes, text: str, rel: str, exc: TabError) -> FileResult:
+    def _tabs_as_python2(self, data: bytes, text: str, rel: str, exc: TabError, lines: int) -> FileResult:
         """A file Python 3 rejects for mixing tabs and spaces in its indentation (Python 2 code, which read a tab as
         up to 8 columns): audited with its indentation tabs read that way, so that its CUDA code is still listed;
         the file stays an error (Python 3 does not run it, on any backend) and none of its findings is rewritten by
@@ -596,7 +598,7 @@ class StaticEngine:
             ast.parse(expanded, filename=rel)
             data.decode("utf-8")        # the retry reads UTF-8 bytes: a file in another coding stays unread
         except (SyntaxError, ValueError):
-            return FileResult(rel, error=error, lines=text.count("\n"))
+            return FileResult(rel, error=error, lines=lines)
         result = self._analyze(expanded.encode("utf-8"), rel)
         if result.error is not None:
             return result
@@ -657,7 +659,7 @@ class StaticEngine:
                 result.error = FileError(rel, "too-large", str(exc))
                 return result
             except TabError as exc:
-                return self._tabs_as_python2(data, text, rel, exc)
+                return self._tabs_as_python2(data, text, rel, exc, result.lines)
             except SyntaxError as exc:
                 # 3.12+ syntax on an older Python: libcst reads it; the pre-pass gets a lowered copy
                 from auditor.static.newsyntax import lower_for_ast

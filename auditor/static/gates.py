@@ -1255,7 +1255,8 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
             # (`CUDA_DEVICES = [f"cuda:{i}" ...]` fed to `@parametrize` of tests under `skipif(not
             # IS_SUPPORTED_BY_GPU)`: nothing reads it on Ascend; t11y, tuned on heldout16)
             if tables is None:
-                tables, script = _gated_tables(tree, gates), _script(tree)
+                script = _script(tree)
+                tables = _gated_tables(tree, gates, script)
             # a device line in a helper function of a script whose callers all run behind a gate is gated too
             # (map-anything's `profile_model`, called only after main()'s `if not torch.cuda.is_available(): raise`;
             # pd44); a module-level device constant stays the choice the port edits unless only marked tests read it
@@ -1310,10 +1311,10 @@ def _top_bindings(stmts: list[ast.stmt], out: list[tuple[str, ast.stmt]]) -> Non
             out.append((stmt.target.id, stmt))
 
 
-def _gated_tables(tree: ast.Module, gates: Gates) -> list[tuple[Region, str, bool]]:
+def _gated_tables(tree: ast.Module, gates: Gates, script: bool) -> list[tuple[Region, str, bool]]:
     """The values of module-level names every read of which is behind a CUDA gate (a config list read only by
     `@parametrize` in a TestCase marked `skipIf(not cuda and not xpu)`), or feeds another such name
-    (`_TEST_CONFIGS = _ALL_TEST_CONFIGS`): they are built on Ascend but never used there (t11r)."""
+    (`_TEST_CONFIGS = _ALL_TEST_CONFIGS`): they are built on Ascend but never used there (t11r). `script`: `_script`."""
     binds: list[tuple[str, ast.stmt]] = []
     _top_bindings(tree.body, binds)
     # t11y (tuned on heldout16): a module-level helper function (not a test, not decorated) is such a value too:
@@ -1338,7 +1339,6 @@ def _gated_tables(tree: ast.Module, gates: Gates) -> list[tuple[Region, str, boo
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in by_name:
             reads.setdefault(n.id, []).append((n.lineno, n.col_offset))
     gated: dict[str, str] = {}
-    script = _script(tree)
     changed = True
     while changed:
         changed = False
