@@ -68,6 +68,32 @@ def walk_list(tree: ast.AST) -> list[ast.AST]:
     return out
 
 
+def _runs_as_script(test: ast.expr) -> bool:
+    """`__name__ == "__main__"`, either side first."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = (test.left, test.comparators[0])
+    return any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides) and \
+        any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides)
+
+
+def is_main_guard(node: ast.AST) -> bool:
+    """Whether the statement is `if __name__ == "__main__":` (either side first, or that comparison and further
+    tests joined by `and`): its block runs only when the file runs as a script."""
+    if not isinstance(node, ast.If):
+        return False
+    test = node.test
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_runs_as_script(v) for v in test.values)
+    return _runs_as_script(test)
+
+
+def parents_of(tree: ast.AST) -> dict[int, ast.AST]:
+    """id(node) -> the node that holds it, for every node below `tree` (keyed by id: nodes compare by identity, and
+    a reader may add entries for nodes it builds)."""
+    return {id(child): node for node in walk_list(tree) for child in ast.iter_child_nodes(node)}
+
+
 # (tree, its nodes, its nodes by requested types) for the last two trees: one file's passes each read the module's
 # every node (some also read a second tree: a chunked file's re-parsed statements), so it is walked once, not ~40 times
 _INDEXED: list[tuple[ast.AST, list[ast.AST], dict[object, list]]] = []

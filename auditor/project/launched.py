@@ -23,7 +23,7 @@ import yaml
 
 from auditor.findings import FileResult, Finding
 from auditor.project.makefile import _join, add_call_findings, call_finding, recorded_calls, unsuppressed
-from auditor.astnodes import module_nodes_of, walk_list
+from auditor.astnodes import is_main_guard, module_nodes_of, walk_list
 
 SUMMARY_KEY = "launched_scripts"
 WRAPPER_LINES = 30
@@ -403,13 +403,6 @@ _OPTION_DECLARATIONS = ("add_argument", "add_option", "set_defaults")
 MAIN = "__main__"        # the option name of a choice the script's entry point makes: no launch option undoes it
 
 
-def _is_main_guard(node: ast.stmt) -> bool:
-    test = node.test if isinstance(node, ast.If) else None
-    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
-            and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq) and len(test.comparators) == 1
-            and _constant(test.comparators[0]) == (True, "__main__"))
-
-
 def _main_choices(tree: ast.AST, hits: list[Finding]) -> list[tuple[Finding, str]]:
     """(finding, MAIN) for each attention finding on an unconditional statement of the module's `if __name__ ==
     "__main__":` block (VideoLLaMA2's `train("flash_attention_2")`): every launch of the file runs it (t15n). A
@@ -417,7 +410,7 @@ def _main_choices(tree: ast.AST, hits: list[Finding]) -> list[tuple[Finding, str
     out: list[tuple[Finding, str]] = []
     functions = {n.name: n for n in getattr(tree, "body", []) if isinstance(n, ast.FunctionDef)}
     for node in getattr(tree, "body", []):
-        if not _is_main_guard(node):
+        if not is_main_guard(node):
             continue
         for stmt in _unconditional(node.body):
             out.extend((f, MAIN) for f in hits if _within(stmt, f.line, f.col))

@@ -11,7 +11,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Iterator
 
-from auditor.astnodes import node_lines, walk_list
+from auditor.astnodes import node_lines, parents_of, walk_list
 from auditor.findings import FileError, FileResult, Finding
 from auditor.project.hits import Collector, decode_text, matchers
 from auditor.project.requirements import _lower_opt_in, _report, requirement_dist
@@ -62,10 +62,10 @@ def _passed_as_requirements(tree: ast.Module) -> set[str]:
             for kw in node.keywords if kw.arg in _REQUIREMENT_KEYWORDS and isinstance(kw.value, ast.Name)}
 
 
-def _in_requirement_list(node: ast.Constant, parents: dict[ast.AST, ast.AST], passed: frozenset[str] = frozenset()
+def _in_requirement_list(node: ast.Constant, parents: dict[int, ast.AST], passed: frozenset[str] = frozenset()
                          ) -> bool:
     """Is this string an element of a list that holds requirements (see the module docstring)?"""
-    parent: ast.AST | None = parents.get(node)
+    parent: ast.AST | None = parents.get(id(node))
     if isinstance(parent, ast.Call):
         if _called_name(parent.func) not in ("append", "insert", "add") or node not in parent.args:
             return False
@@ -97,7 +97,7 @@ def _in_requirement_list(node: ast.Constant, parents: dict[ast.AST, ast.AST], pa
                                   ast.keyword, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.comprehension,
                                   ast.BoolOp)):
             return False                # `if x in ("cuda", "rocm")`, `d["torch"]`, f-strings, ...
-        child, cur = cur, parents.get(cur)
+        child, cur = cur, parents.get(id(cur))
     return False
 
 
@@ -105,10 +105,7 @@ def setup_requirements(tree: ast.Module) -> Iterator[ast.Constant]:
     """The requirement strings of a setuptools script (nothing if it does not use setuptools / distutils)."""
     if not _uses_setuptools(tree):
         return
-    parents: dict[ast.AST, ast.AST] = {}
-    for parent in walk_list(tree):
-        for child in ast.iter_child_nodes(parent):
-            parents[child] = parent
+    parents = parents_of(tree)
     passed = frozenset(_passed_as_requirements(tree))
     for node in walk_list(tree):
         if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
@@ -120,8 +117,8 @@ def setup_requirements(tree: ast.Module) -> Iterator[ast.Constant]:
                     _IN_NAME if text[-1:].isalnum() or text[-1:] in "-_." else "0"
             spelled = ast.Constant(value=text)
             ast.copy_location(spelled, node)
-            if node in parents:
-                parents[spelled] = parents[node]
+            if id(node) in parents:
+                parents[id(spelled)] = parents[id(node)]
             node = spelled
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.strip() \
                 and "\n" not in node.value and _in_requirement_list(node, parents, passed):
@@ -141,10 +138,7 @@ def _opt_in_extras(tree: ast.Module, requirements: list[ast.Constant]) -> dict[i
     passed = {v.id for v in given if isinstance(v, ast.Name)} | {     # `extras_require={..., **EXTRAS}` too
         k.id for v in given if isinstance(v, ast.Dict) for key, k in zip(v.keys, v.values)
         if key is None and isinstance(k, ast.Name)}
-    parents: dict[ast.AST, ast.AST] = {}
-    for parent in walk_list(tree):
-        for child in ast.iter_child_nodes(parent):
-            parents[child] = parent
+    parents = parents_of(tree)
     found: dict[int, str] = {}
     for node in requirements:
         extra = _extra_of(node, parents, passed)
@@ -155,10 +149,10 @@ def _opt_in_extras(tree: ast.Module, requirements: list[ast.Constant]) -> dict[i
             if requirement_dist(str(next(n.value for n in requirements if id(n) == key))) not in plain}
 
 
-def _extra_of(node: ast.AST, parents: dict[ast.AST, ast.AST], passed: set[str]) -> str | None:
+def _extra_of(node: ast.AST, parents: dict[int, ast.AST], passed: set[str]) -> str | None:
     """The extra whose list holds `node`, or None when the list is not an extras_require entry."""
     extra = ""
-    child, cur = node, parents.get(node)
+    child, cur = node, parents.get(id(node))
     while cur is not None:
         if isinstance(cur, ast.Dict) and child in cur.values:
             key = cur.keys[cur.values.index(child)]
@@ -176,7 +170,7 @@ def _extra_of(node: ast.AST, parents: dict[ast.AST, ast.AST], passed: set[str]) 
             return None
         elif isinstance(cur, ast.stmt):
             return None
-        child, cur = cur, parents.get(cur)
+        child, cur = cur, parents.get(id(cur))
     return None
 
 
@@ -208,7 +202,7 @@ def unconditional_cuda_extensions(tree: ast.Module) -> list[ast.Call]:
     """`CUDAExtension(...)` calls (and CppExtensions given .cu sources) that every build makes: inside no `if` /
     conditional expression / `try` (only an `if __name__ == "__main__":` guard), so `pip install` of the folder
     compiles them with nvcc by default (the session-11 decision: an opt-in extension's install does not count)."""
-    parents = {id(child): node for node in walk_list(tree) for child in ast.iter_child_nodes(node)}
+    parents = parents_of(tree)
     calls = [n for n in walk_list(tree) if isinstance(n, ast.Call) and _called_name(n.func) == "CUDAExtension"]
     calls += list(cpp_extensions_with_cuda(tree))
     found = []

@@ -52,9 +52,9 @@ import builtins
 import re
 from typing import Any
 
-from auditor.astnodes import node_span, walk_list
+from auditor.astnodes import is_main_guard, node_span, walk_list
 from auditor.static.backends import as_info
-from auditor.static.unreached_defs import _WRAPPERS, _decorator_name, _main_block, comfy_node_pack
+from auditor.static.unreached_defs import _WRAPPERS, _decorator_name, comfy_node_pack
 from auditor.static.astutil import ast_dotted, module_nodes
 from auditor.static.attribute_sets import false_constant as _false_constant
 from auditor.static.attribute_sets import may_set as _binds
@@ -448,7 +448,7 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
     modules = _module_aliases(tree)
     calls: dict[str, set[_Shape]] = {}
     main_calls: dict[str, set[_Shape]] = {}
-    main_blocks = {id(n) for n in tree.body if _main_block(n)}
+    main_blocks = {id(n) for n in tree.body if is_main_guard(n)}
     refs: set[str] = set()
     switches: dict[str, bool] = {}
     into = calls

@@ -40,7 +40,7 @@ import ast
 import re
 from dataclasses import dataclass, field, replace
 
-from auditor.astnodes import Span, decorated_span, lines_span, node_span, starts_in
+from auditor.astnodes import Span, decorated_span, is_main_guard, lines_span, node_span, starts_in
 from auditor.static.backends import _guards_imports, as_info, backends_in_text, default_arm, rank_test
 from auditor.static.flags import _target_key as _flag_name   # `use_cuda` / `self.use_cuda`: one reader
 from auditor.static.astutil import module_nodes as _walk   # (the name the passes below and engine use)
@@ -1290,8 +1290,7 @@ def apply_gate_regions(findings: list, tree: ast.Module, extra: frozenset[str] |
 
 def _script(tree: ast.Module) -> bool:
     """Whether the module runs as a script (`if __name__ == "__main__":` at its top level)."""
-    return any(isinstance(stmt, ast.If) and "__main__" in ast.unparse(stmt.test) and "__name__" in ast.unparse(stmt.test)
-               for stmt in tree.body)
+    return any(is_main_guard(stmt) for stmt in tree.body)
 
 
 _CUDA_PATH_DTYPE_NOTE = "chosen only on the CUDA path here: once the gate is ported this dtype runs on the NPU"

@@ -63,7 +63,7 @@ from dataclasses import replace
 from collections.abc import Collection
 from typing import Any
 
-from auditor.astnodes import line_span, module_nodes, walk_list
+from auditor.astnodes import is_main_guard, line_span, module_nodes, walk_list
 from auditor.static.astutil import ast_dotted
 from auditor.static.attribute_sets import false_constant, setting_nodes
 from auditor.static.backends import as_info
@@ -330,15 +330,6 @@ def _names_read(node: ast.AST, roots: dict[str, str], unused: Collection[ast.ali
     return out
 
 
-def _main_block(node: ast.stmt) -> bool:
-    """Whether the statement is `if __name__ == "__main__":` (either order of the comparison)."""
-    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare) or len(node.test.comparators) != 1:
-        return False
-    sides = (node.test.left, node.test.comparators[0])
-    return (isinstance(node.test.ops[0], ast.Eq) and any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides)
-            and any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides))
-
-
 def _name_table(node: ast.stmt) -> bool:
     """Whether the statement is a module-level `NAME = (a, b, ...)` / `[a, b, ...]` of names and attributes only, or an
     alias `NAME = a.b` (pd23: basicsr's `deform_conv = DeformConvFunction.apply`, read by nothing the pack builds):
@@ -508,7 +499,7 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
             target = node.targets[0].id
             top.append([target, node.lineno, node.end_lineno or node.lineno, False])
             names.setdefault(target, set()).update(_names_read(node.value, roots, unused, bound))
-        elif _main_block(node):
+        elif is_main_guard(node):
             if script_only:
                 dead.append([node.lineno, node.end_lineno or node.lineno])
             else:
@@ -533,7 +524,7 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     put_facts(out, dead=dead)
     out["names"] = {k: sorted(v) for k, v in names.items() if v}
     put_facts(out, flag_names=flag_names, main=sorted(main), main_lines=main_lines)
-    if any(_main_block(node) or _runs(node) for node in tree.body):
+    if any(is_main_guard(node) or _runs(node) for node in tree.body):
         out["runs"] = True
     # the package-relative modules it imports at module level, unguarded: [level, dotted module]
     put_facts(out, relative=[[node.level, node.module] for node in tree.body
@@ -550,7 +541,7 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
     out["launches"] = sorted(launches)
     # the modules only an idle `__main__` block imports are loaded only when the file runs as a script (pd27: utils3d's
     # `if __name__ == '__main__': from .nerf import *` in its package `__init__.py`)
-    in_main = {id(n) for node in tree.body if _main_block(node) for n in walk_list(node)}
+    in_main = {id(n) for node in tree.body if is_main_guard(node) for n in walk_list(node)}
     out["modules"] = sorted(_module_words(tree, in_main))
     main_modules = _module_words(tree) - set(out["modules"]) if in_main else set()
     if main_modules:
@@ -848,7 +839,7 @@ def _guards_import(node: ast.stmt) -> bool:
         if not _catches_import_errors(node):
             return False
         parts = [*node.body, *node.orelse, *node.finalbody, *(s for h in node.handlers for s in h.body)]
-    elif isinstance(node, ast.If) and not _main_block(node):    # (pd30: Unique3D's `if __name__ == "__main__":`
+    elif isinstance(node, ast.If) and not is_main_guard(node):    # (pd30: Unique3D's `if __name__ == "__main__":`
         parts = [*node.body, *node.orelse]                      # setting TF32 before its imports runs, no guard)
     else:
         return False

@@ -30,7 +30,7 @@ from __future__ import annotations
 import ast
 from typing import Any, TypeGuard
 
-from auditor.astnodes import node_span, starts_in, walk_list
+from auditor.astnodes import node_span, parents_of, starts_in, walk_list
 from auditor.static.astutil import MESSAGE_CALLS, ast_dotted, literal_strings, module_nodes
 from auditor.static.backends import as_info
 
@@ -150,7 +150,7 @@ def _param_names(node: ast.expr) -> list[str]:
 def _device_only_reads(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
     """Every read of `name` in the test builds `torch.device(name)` (not as a placing keyword, not passed to a torch
     call or `.to()`) or is compared; the test neither skips nor probes a device (it runs on every machine)."""
-    parents = {id(c): n for n in walk_list(fn) for c in ast.iter_child_nodes(n)}
+    parents = parents_of(fn)
     reads = 0
     for n in walk_list(fn):
         if isinstance(n, ast.Call) and (ast_dotted(n.func) or "").endswith(("is_available", "device_count", *_SKIPS)):

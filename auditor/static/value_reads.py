@@ -35,7 +35,7 @@ from __future__ import annotations
 import ast
 import re
 
-from auditor.astnodes import line_span, walk_list
+from auditor.astnodes import line_span, parents_of, walk_list
 from auditor.static.astutil import ast_dotted, module_nodes
 
 _HOST_OP_CODES = frozenset({"NPU501", "NPU502", "NPU702"})
@@ -138,7 +138,7 @@ def _saved_casts(tree: ast.Module) -> list[ast.Call]:
         save_args = {id(a) for c in saves for a in (*c.args, *(k.value for k in c.keywords))}
         for call in saves:
             for arg in (*call.args, *(k.value for k in call.keywords)):
-                parents = {id(c): p for p in walk_list(arg) for c in ast.iter_child_nodes(p)}
+                parents = parents_of(arg)
                 out.extend(n for n in walk_list(arg) if isinstance(n, ast.Call) and _fp16_cast(n)
                            and not isinstance(parents.get(id(n)), ast.Attribute))
         if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
