@@ -7,6 +7,11 @@ third-party rule reports as a whole (`pynvml.*`, `GPUtil.*`: the engine's `cuda_
 but never binds (no assignment, parameter, import, def or class; not a builtin) can only come from that module: bind
 it to `<module>.<name>` so the package's rule reports the call. Names only read (`except NVMLError:`) stay unbound:
 the call is the use.
+
+One name is bound by convention, star import or not: `cudnn`, which code everywhere imports as `import
+torch.backends.cudnn as cudnn`. A file that reads `cudnn.benchmark` without binding `cudnn` got it from a star import
+(`from utils import *`) or lost the import (TFace's model_init.py: `cudnn.benchmark = True` under
+`torch.cuda.is_available()`); either way the line is the cuDNN switch (test51).
 """
 
 from __future__ import annotations
@@ -47,3 +52,18 @@ def bind_star_names(ctx: FileContext, tree: ast.Module, cuda_only: Callable[[str
         qual = f"{module}.{name}"
         if cuda_only(qual):
             ctx.bind(name, qual)
+
+
+# names the ecosystem binds to one module by convention (see the module doc)
+_CONVENTIONAL = {"cudnn": "torch.backends.cudnn"}
+
+
+def bind_conventional_names(ctx: FileContext, tree: ast.Module) -> None:
+    """Bind `cudnn` to torch.backends.cudnn where the file reads `cudnn.<attribute>` and binds no `cudnn`."""
+    used = {node.value.id for node in module_nodes(tree) if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name) and node.value.id in _CONVENTIONAL}
+    if not used:
+        return
+    used -= bound_names([tree], scoped=False) | set(ctx.aliases) | set(ctx.bindings)
+    for name in sorted(used):
+        ctx.bind(name, _CONVENTIONAL[name])
