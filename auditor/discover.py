@@ -40,6 +40,25 @@ def display_base(paths: list[Path]) -> Path:
         return base
 
 
+def _gitignore_spec(lines: list[str]):
+    """pathspec's reading of .gitignore lines; a line it rejects (`env\\`, a Windows path with a trailing backslash:
+    lollms-webui) is left out, as git leaves out a pattern it cannot read, instead of stopping the audit."""
+    import pathspec
+
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except ValueError:
+        pass
+    kept = []
+    for line in lines:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line])
+        except ValueError:
+            continue
+        kept.append(line)
+    return pathspec.GitIgnoreSpec.from_lines(kept)
+
+
 class _GitIgnores:
     """.gitignore files (pathspec's git semantics) of the walked folders and of the folders above them up
     to the repository root; a nested file's patterns apply below its folder."""
@@ -56,11 +75,8 @@ class _GitIgnores:
                     text = (folder / name).read_text(encoding="utf-8", errors="replace")
                 except OSError:
                     continue
-                import pathspec
-
-                lines = text.splitlines()
-                spec = pathspec.GitIgnoreSpec.from_lines(lines) if spec is None else \
-                    spec + pathspec.GitIgnoreSpec.from_lines(lines)
+                read = _gitignore_spec(text.splitlines())
+                spec = read if spec is None else spec + read
             self.specs[folder] = spec
         return self.specs[folder]
 

@@ -542,6 +542,17 @@ def test_gitignore_is_honoured_unless_turned_off(tmp_path, capsys):
     assert len(paths("--no-respect-gitignore")) == 5
 
 
+def test_a_gitignore_line_pathspec_rejects_is_left_out_as_git_does(tmp_path, capsys):
+    # lollms-webui's .gitignore holds `env\` (a Windows path): pathspec raises on it, git ignores the pattern
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("env\\\nbuild/\n")
+    for rel in ("env/a.py", "build/b.py", "train.py"):
+        (tmp_path / rel).parent.mkdir(exist_ok=True)
+        (tmp_path / rel).write_text("import torch\nx = t.cuda()\n")
+    code, doc, _ = run_json(capsys, str(tmp_path), "--no-cache")
+    assert sorted({f["path"] for f in doc["findings"]}) == ["env/a.py", "train.py"]
+
+
 def test_no_path_audits_the_current_folder_and_paths_are_cwd_relative(tree, monkeypatch, capsys):
     monkeypatch.chdir(tree)
     code, doc, _ = run_json(capsys, "--no-cache")
