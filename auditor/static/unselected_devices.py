@@ -370,11 +370,25 @@ def _measure_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
             gates.append(n)
     if not gates:
         return []
-    inside = {id(x) for n in gates for s in n.body for x in walk_list(s)}
-    read = {x.id for x in module_nodes(tree) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Load)
-            and id(x) not in inside}
-    return [node_span(n.test) for n in gates if not {t.id for s in n.body if isinstance(s, ast.Assign)
-                                                      for t in s.targets if isinstance(t, ast.Name)} & read]
+    scopes = [s for s in module_nodes(tree) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return [node_span(n.test) for n in gates if not _read_after(n, next(
+        (s for s in reversed(scopes) if s.lineno < n.lineno <= (s.end_lineno or 0)), tree))]
+
+
+def _read_after(gate: ast.If, scope: ast.AST) -> bool:
+    """Whether a name the gate's body sets is read below it in its function (the module for a module-level gate)
+    before the function sets it again (OpenAvatarChat's `t0 = time.time()`, set again before each later read)."""
+    names = {t.id for s in gate.body if isinstance(s, ast.Assign) for t in s.targets if isinstance(t, ast.Name)}
+    end = gate.end_lineno or gate.lineno
+    uses = sorted(((x.lineno, isinstance(x.ctx, ast.Store), x.id) for x in walk_list(scope)
+                   if isinstance(x, ast.Name) and x.id in names and x.lineno > end))     # a line's loads first
+    live = set(names)
+    for _, store, name in uses:
+        if store:
+            live.discard(name)
+        elif name in live:
+            return True
+    return False
 
 
 # calls that build a dummy input (`np.zeros(16000)`, `torch.randn(1, 3, 224, 224)`)
