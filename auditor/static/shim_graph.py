@@ -734,14 +734,9 @@ def apply_shim_twins(results: list) -> int:
     lowered = 0
     for result in results:
         twin = twins.get(result.path)
-        if twin is None:
-            continue
-        kept = []
-        for f in result.findings:
-            if f.severity != "info":
-                f = as_info(f, "npu-twin", f"the project's Ascend copy of this file, {twin}, runs under "
-                                           f"torch_npu.contrib.transfer_to_npu: this copy is the CUDA member of the pair")
-                lowered += 1
-            kept.append(f)
-        result.findings = kept
+        if twin is not None:
+            note = (f"the project's Ascend copy of this file, {twin}, runs under torch_npu.contrib.transfer_to_npu: "
+                    f"this copy is the CUDA member of the pair")
+            lowered += sum(f.severity != "info" for f in result.findings)
+            result.findings = [f if f.severity == "info" else as_info(f, "npu-twin", note) for f in result.findings]
     return lowered
