@@ -321,3 +321,10 @@ def test_an_option_value_held_in_a_variable_is_not_the_next_word(tmp_path):
     root = write_tree(tmp_path / "avc", {"train-docker.sh": DOCKER})
     images = {f.symbol for r in run_static([root], jobs=1).results for f in r.findings if f.code == "NPU091"}
     assert images == {"ai-voice-cloning"}
+
+
+def test_a_built_device_compared_in_an_assert_keeps_its_error(tmp_path):
+    """Control: `assert device == torch.device("cuda")` checks what a function returned (CTGAN's unit test)."""
+    src = "import torch\n\n\ndef test_device(make):\n    device = make()\n    assert device == torch.device('cuda')\n"
+    root = write_tree(tmp_path / "t", {"test_utils.py": src})
+    assert ("error", "") in severities_at(root, "test_utils.py", src, "assert device ==")

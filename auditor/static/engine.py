@@ -442,6 +442,7 @@ def _compared_literals(tree: ast.AST, lines: list[str]) -> set[tuple[int, int]]:
     out: dict[tuple[int, int], str] = {}
     chosen: set[str] | None = None      # read once, and only for a file that compares a device type
     fallbacks: set[int] | None = None
+    asserted: set[int] | None = None
     for node in _walk(tree):      # the node list apply_gates reads too
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 node.func.attr in ("startswith", "endswith") and len(node.args) == 1 and \
@@ -452,8 +453,10 @@ def _compared_literals(tree: ast.AST, lines: list[str]) -> set[tuple[int, int]]:
         sides = [node.left, *node.comparators]
         built = [_built_device_literal(s) for s in sides]     # `self.torch_device == torch.device("cuda")`
         if any(built):
-            if any(_runtime_device(s) for s in sides):       # `x.device == torch.device("cuda")`: the runtime's
-                continue
+            asserted = {id(x) for a in _walk(tree) if isinstance(a, ast.Assert) for x in walk_list(a.test)} \
+                if asserted is None else asserted
+            if any(_runtime_device(s) for s in sides) or id(node) in asserted:
+                continue        # `x.device == torch.device("cuda")`: the runtime's; an assert checks a result
             sides = [b or s for b, s in zip(built, sides)]
         note = _COMPARED_NOTE
         others = [s for s in sides if not isinstance(s, (ast.Constant, ast.JoinedStr, ast.Tuple, ast.List, ast.Set))]
