@@ -433,8 +433,8 @@ def _chosen_device_type(node: ast.expr, chosen: set[str]) -> bool:
         node.value.id in chosen
 
 
-def _compared_literals(tree: ast.AST, lines: list[str]) -> set[tuple[int, int]]:
-    """(line, 1-based character column) of each string literal compared with something other than a
+def _compared_literals(tree: ast.AST, lines: list[str]) -> dict[tuple[int, int], str]:
+    """{(line, 1-based character column): note} of each string literal compared with something other than a
     device type (`sys.argv[1] == "cuda"`, `args.device in ("cuda", "cpu")`): the value may come from
     the user, and rewriting the literal changes which input matches."""
     from auditor.static.astutil import module_nodes as _walk
@@ -507,7 +507,7 @@ def _both_members(node: ast.expr) -> bool | None:
     return isinstance(node.ops[0], ast.NotIn) != negated
 
 
-def _inner_compare(node: ast.expr) -> ast.Compare:
+def _inner_compare(node: ast.expr) -> ast.expr:
     while isinstance(node, ast.UnaryOp):
         node = node.operand
     return node
@@ -538,7 +538,7 @@ def _other_device_fallbacks(tree: ast.AST) -> set[int]:
         for name, value in flags.items():
             reads = [n for n in nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
             tests = [n for n in nodes if isinstance(n, ast.If) and
-                     isinstance(_inner_compare(n.test), ast.Name) and _inner_compare(n.test).id == name]
+                     getattr(_inner_compare(n.test), "id", None) == name]
             if not tests or len(tests) != len(reads):
                 continue
             npu = _both_members(value)
