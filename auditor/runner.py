@@ -41,7 +41,8 @@ from auditor.static.imported_gates import apply_imported_gates
 from auditor.static.project_imports import ProjectImports
 from auditor.static.guarded_modules import apply_guarded_modules
 from auditor.static.npu_native import apply_ascend_named_project, apply_ascend_subpackages, apply_hydra_configs
-from auditor.static.shim_graph import apply_ascend_scripts, apply_shim_graph, drop_quiet_debug_values
+from auditor.static.shim_graph import (apply_ascend_scripts, apply_shim_graph, apply_shim_twins,
+                                      drop_quiet_debug_values)
 from auditor.static.firstparty import drop_first_party, drop_python_named, first_party_packages, python_module_names
 from auditor.static.ported import drop_notes_in_ascend_tree
 from auditor.static.opnamespaces import (drop_own_ops, literal_namespaces, op_namespaces_named, python_defined_ops,
@@ -276,6 +277,7 @@ def run_static(
     apply_declared_vendor(run.results, found.files, project)   # `setup(name="optimum-amd")`: another accelerator's (t11w)
     apply_liger_ascend(run.results)   # Liger-Kernel >= 0.8 dispatches to its Ascend backend
     apply_ascend_scripts(run.results, project)       # CUDA_DEVICE_MAX_CONNECTIONS=1 in a script that sets up Ascend
+    apply_shim_twins(run.results)    # `long_vita_megatron/x.py` beside its Ascend copy `long_vita_modellink/x.py`
     apply_hydra_configs(run.results, found.files, project)    # configs an Ascend Hydra entry reads (npu_native.py)
     apply_ascend_subpackages(run.results, found.files, project)   # `import deep_ep`: the tree's own Ascend port of it
     apply_guarded_modules(run.results, found.files, project)   # a CuTe kernel module imported only under try/except

@@ -693,6 +693,12 @@ _RUN_SHORT_FLAGS_RE = re.compile(r"-[itdPq]+")
 _RUN_GPUS_RE = re.compile(r"--gpus(?:=|$)|--runtime(?:=|$)nvidia|--device(?:=|$)nvidia\.com/gpu")
 
 
+def _expansion_between(command, before, after) -> bool:
+    """Whether a variable or command substitution stands between two word nodes of a command."""
+    return any(c.type in ("expansion", "simple_expansion", "command_substitution")
+               and before.end_byte <= c.start_byte < after.start_byte for c in command.children)
+
+
 def _gpu_run_image(col: Collector, m, pos, words: list[str], nodes: list, command) -> None:
     """`docker run --gpus all ... windj007/lama /home/user/project/bin/predict.py`: the image started with NVIDIA
     GPUs is the CUDA stack the container runs on (lama's project image, built on nvidia/cuda), a line a port
@@ -703,11 +709,12 @@ def _gpu_run_image(col: Collector, m, pos, words: list[str], nodes: list, comman
         joined = option + ("=" + words[i + 1] if "=" not in option and i + 1 < len(words) else "")
         gpus = gpus or _RUN_GPUS_RE.match(joined) is not None
         takes_value = "=" not in option and option not in _RUN_FLAGS and not _RUN_SHORT_FLAGS_RE.fullmatch(option)
-        i += 2 if takes_value else 1
+        # `--workdir $CPATH --ipc host`: a value held in a variable is no word; the next word is the next option
+        held = i + 1 < len(words) and _expansion_between(command, nodes[i], nodes[i + 1])
+        i += 2 if takes_value and not held else 1
     if not gpus or i >= len(words) or not re.fullmatch(r"[\w.-]+(?:[:/][\w.@:/-]+)*", words[i]):
         return                                  # no GPUs asked, or the image held in a variable
-    if any(c.type in ("expansion", "simple_expansion", "command_substitution")
-           and nodes[i - 1].end_byte <= c.start_byte < nodes[i].start_byte for c in command.children):
+    if _expansion_between(command, nodes[i - 1], nodes[i]):
         return                                  # `${{ parameters.docker_image }} bash ...`: the image is a variable
     image = words[i]
     if m.match_image(image) is not None:

@@ -374,6 +374,8 @@ def _as_probe(finding: Finding) -> Finding:
 
 _COMPARED_NOTE = (" (compared with a value the code or its user sets, not the runtime's device type: on Ascend the "
                   "other branch runs; add \"npu\" where the CUDA branch is meant)")
+_FALLBACK_NOTE = (" (a device type tested against both \"cuda\" and \"cpu\": on Ascend the branch the code keeps for "
+                  "other devices runs, which raises nothing; add \"npu\" where the CUDA branch is meant)")
 
 
 def _chosen_devices(tree: ast.AST) -> set[str]:
@@ -431,14 +433,16 @@ def _chosen_device_type(node: ast.expr, chosen: set[str]) -> bool:
         node.value.id in chosen
 
 
-def _compared_literals(tree: ast.AST, lines: list[str]) -> set[tuple[int, int]]:
-    """(line, 1-based character column) of each string literal compared with something other than a
+def _compared_literals(tree: ast.AST, lines: list[str]) -> dict[tuple[int, int], str]:
+    """{(line, 1-based character column): note} of each string literal compared with something other than a
     device type (`sys.argv[1] == "cuda"`, `args.device in ("cuda", "cpu")`): the value may come from
     the user, and rewriting the literal changes which input matches."""
     from auditor.static.astutil import module_nodes as _walk
 
-    out = set()
+    out: dict[tuple[int, int], str] = {}
     chosen: set[str] | None = None      # read once, and only for a file that compares a device type
+    fallbacks: set[int] | None = None
+    asserted: set[int] | None = None
     for node in _walk(tree):      # the node list apply_gates reads too
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 node.func.attr in ("startswith", "endswith") and len(node.args) == 1 and \
@@ -447,18 +451,99 @@ def _compared_literals(tree: ast.AST, lines: list[str]) -> set[tuple[int, int]]:
         if not isinstance(node, ast.Compare):
             continue
         sides = [node.left, *node.comparators]
+        built = [_built_device_literal(s) for s in sides]     # `self.torch_device == torch.device("cuda")`
+        if any(built):
+            asserted = {id(x) for a in _walk(tree) if isinstance(a, ast.Assert) for x in walk_list(a.test)} \
+                if asserted is None else asserted
+            if any(_runtime_device(s) for s in sides) or id(node) in asserted:
+                continue        # `x.device == torch.device("cuda")`: the runtime's; an assert checks a result
+            sides = [b or s for b, s in zip(built, sides)]
+        note = _COMPARED_NOTE
         others = [s for s in sides if not isinstance(s, (ast.Constant, ast.JoinedStr, ast.Tuple, ast.List, ast.Set))]
         if others and all(_device_type(s) for s in others):
             chosen = _chosen_devices(tree) if chosen is None else chosen
             if not any(_chosen_device_type(s, chosen) for s in others):
-                continue
+                fallbacks = _other_device_fallbacks(tree) if fallbacks is None else fallbacks
+                if id(node) not in fallbacks:
+                    continue
+                note = _FALLBACK_NOTE
         for side in sides:
             items = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
             for item in items:
                 if isinstance(item, ast.JoinedStr) or (isinstance(item, ast.Constant) and isinstance(item.value, str)):
                     text = lines[item.lineno - 1] if 0 < item.lineno <= len(lines) else ""
                     col = len(text.encode("utf-8")[:item.col_offset].decode("utf-8", errors="replace"))
-                    out.add((item.lineno, col + 1))
+                    out[(item.lineno, col + 1)] = note
+    return out
+
+
+def _built_device_literal(node: ast.expr) -> ast.Constant | None:
+    """The string of `torch.device("cuda")` (a device the comparison builds), else None."""
+    if isinstance(node, ast.Call) and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) == "device" \
+            and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Constant) and \
+            isinstance(node.args[0].value, str):
+        return node.args[0]
+    return None
+
+
+def _runtime_device(node: ast.expr) -> bool:
+    """`x.device` of a tensor or module (not `self.device`, which the code sets), or a device type."""
+    return _device_type(node) or isinstance(node, ast.Attribute) and node.attr == "device" and \
+        not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+
+
+def _both_members(node: ast.expr) -> bool | None:
+    """For `<device type> in ["cuda", "cpu"]` (or `not in`, a tuple or set, more members allowed): what the test
+    answers for an NPU's type; None for any other test."""
+    negated = False
+    while isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        node, negated = node.operand, not negated
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn))
+            and _device_type(node.left) and isinstance(node.comparators[0], (ast.List, ast.Tuple, ast.Set))):
+        return None
+    words = {e.value for e in node.comparators[0].elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    if not {"cuda", "cpu"} <= words or "npu" in words:
+        return None
+    return isinstance(node.ops[0], ast.NotIn) != negated
+
+
+def _inner_compare(node: ast.expr) -> ast.expr:
+    while isinstance(node, ast.UnaryOp):
+        node = node.operand
+    return node
+
+
+def _raises(body: list[ast.stmt]) -> bool:
+    return any(isinstance(n, (ast.Raise, ast.Assert)) for stmt in body for n in walk_list(stmt))
+
+
+def _other_device_fallbacks(tree: ast.AST) -> set[int]:
+    """ids of the comparisons `<device type> [not] in ["cuda", "cpu"]` that only pick the branch kept for other
+    devices (UVR's `if not x.device.type in ["cuda", "cpu"]: x = x.cpu()`, MPS-style): the test is an `if`'s, or
+    sets a flag that only `if` tests read, and the branch an NPU takes raises nothing. A test in an assert, a
+    conditional expression or an argument keeps its error: on Ascend it answers for CUDA."""
+    out: set[int] = set()
+    for scope in module_nodes(tree):
+        if not isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        nodes = walk_list(scope)
+        flags: dict[str, ast.expr] = {}
+        for node in nodes:
+            if isinstance(node, ast.If) and (npu := _both_members(node.test)) is not None:
+                if not _raises(node.body if npu else node.orelse):
+                    out.add(id(_inner_compare(node.test)))
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                    and _both_members(node.value) is not None:
+                flags[node.targets[0].id] = node.value
+        for name, value in flags.items():
+            reads = [n for n in nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+            tests = [n for n in nodes if isinstance(n, ast.If) and
+                     getattr(_inner_compare(n.test), "id", None) == name]
+            if not tests or len(tests) != len(reads):
+                continue
+            npu = _both_members(value)
+            if not any(_raises(t.body if npu != isinstance(t.test, ast.UnaryOp) else t.orelse) for t in tests):
+                out.add(id(_inner_compare(value)))
     return out
 
 
@@ -728,7 +813,7 @@ class StaticEngine:
         # a host conversion, not the fallback around a CUDA op (dtype_requirements._cast_kind)
         casts_back = any(hit.required == "cast-back" for hit, *_ in hits)
         suppressions = Suppressions.of(lines, text)     # own form, noqa codes, file-level forms
-        compared: set[tuple[int, int]] | None = None    # string literals compared with something
+        compared: dict[tuple[int, int], str] | None = None    # string literals compared with something
         for hit, line, col, end_line, end_col in hits:
             if hit.rule.when.get("in_loop") and (on_host(ctx, hit.end_node or hit.node, line) or runs_once(ctx, line)):
                 continue        # `.item()` on a numpy array, in a file without torch, or on one turn of the loop
@@ -789,7 +874,7 @@ class StaticEngine:
                         # `device == "cuda"`, `SYSTEM == "cuda"`: a user or config value, not the runtime's
                         # device type; on Ascend the code runs and takes the other branch (policy: differs);
                         # `backend == "nccl"` alike (a user's argument, not `dist.get_backend()`)
-                        finding = replace(finding, severity="warning", message=finding.message + _COMPARED_NOTE)
+                        finding = replace(finding, severity="warning", message=finding.message + compared[(line, col)])
             result.findings.append(finding)
             if finding.name == "cuda-source-string" and finding.end_line > finding.line:
                 result.findings += _kernel_lines(finding, lines, suppressions)

@@ -782,6 +782,8 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
                 add(_stmt_region(stmts[i + 1], stmts[-1]), f"after {_dotted(stmt.value.func)}(){_SKIPS_TEST}")
             if isinstance(stmt, ast.Assert) and is_cuda_test(stmt.test, flags) and i + 1 < len(stmts):
                 add(_stmt_region(stmts[i + 1], stmts[-1]), f"after assert {gate_text(stmt.test)}")
+            if isinstance(stmt, (ast.For, ast.AsyncFor)) and stmt.body and _cuda_count_range(stmt.iter):
+                add(_stmt_region(stmt.body[0], stmt.body[-1]), f"for ... in {gate_text(stmt.iter)}")
             if isinstance(stmt, ast.If) and stmt.body and _windows_test(stmt.test):
                 add(_stmt_region(stmt.body[0], stmt.body[-1]), _WINDOWS)
             elif isinstance(stmt, ast.If):
@@ -877,7 +879,24 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
             enabled = next((kw.value for kw in node.keywords if kw.arg == "enabled"), None)
             if enabled is not None and is_cuda_test(enabled, flags):
                 add(node_span(node.args[0], node.args[-1]), f"enabled={gate_text(enabled)}")
+        elif isinstance(node, ast.Call):
+            # `autocast(device_type="cuda", enabled=use_amp)`: the keyword spelling of the same (pd50, ultimate-rvc)
+            keywords = {kw.arg: kw.value for kw in node.keywords}
+            enabled, named = keywords.get("enabled"), keywords.get("device_type")
+            if enabled is not None and named is not None and is_cuda_test(enabled, flags):
+                add(node_span(named), f"enabled={gate_text(enabled)}")
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)) and \
+                _cuda_count_range(node.generators[0].iter):
+            # `[torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]`: no element on Ascend
+            first, last = (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt, node.elt)
+            add(node_span(first, last), f"for ... in {gate_text(node.generators[0].iter)}")
     return gates
+
+
+def _cuda_count_range(node: ast.AST) -> bool:
+    """`range(torch.cuda.device_count())`: a loop over it runs no step on Ascend, where the count is 0 (pd50)."""
+    return isinstance(node, ast.Call) and _dotted(node.func) == "range" and len(node.args) == 1 and \
+        isinstance(node.args[0], ast.Call) and _dotted(node.args[0].func).endswith("cuda.device_count")
 
 
 def _cuda_strings(node: ast.AST) -> list[ast.Constant]:

@@ -677,3 +677,66 @@ def apply_ascend_scripts(results: list, project: _pi.ProjectImports) -> int:
 # `_A5_` as Atlas A5 / Ascend 950, where the severity policy makes fp8 settings info)
 _FP8_PRODUCT = re.compile(r"(?i)(?:^|[_.-])(?:a5|950[a-z]*)(?=[_.-]|$)")
 _FP8_SETTING = "fp8-training-setting"
+
+
+_TWIN_CONTEXT = "transfer-to-npu"
+_TEST_PART = re.compile(r"^(?:tests?|testing)$|^test_|_test\.py$")
+
+
+def _shim_twins(results: list) -> dict[str, str]:
+    """{path: its twin} for files whose twin runs under transfer_to_npu: the same relative path under a sibling
+    folder (`long_vita_megatron/core/x.py` beside `long_vita_modellink/core/x.py`, `scripts/megatron/a.sh` beside
+    `scripts/modellink/a.sh`), or the one file of that name in each of the two folders. The twin has a finding
+    lowered as `transfer-to-npu`, the file has none, and the two share a finding (rule and symbol)."""
+    shimmed: dict[str, set] = {}
+    for result in results:
+        if any(f.data.get("context") == _TWIN_CONTEXT for f in result.findings):
+            shimmed[result.path] = {(f.code, f.symbol) for f in result.findings}
+    if not shimmed:
+        return {}
+    named: dict[tuple, list[str]] = {}     # (folder parts, file name) -> every path below that folder so named
+    for result in results:
+        parts = tuple(result.path.split("/"))
+        for i in range(1, len(parts)):
+            named.setdefault((parts[:i], parts[-1]), []).append(result.path)
+    same: dict[tuple, list[str]] = {}      # (parent parts, rest below the sibling folder) -> twin candidates
+    alone: dict[tuple, list[str]] = {}     # (parent parts, file name) -> twin candidates unique in their folder
+    for rel in shimmed:
+        parts = tuple(rel.split("/"))
+        for i in range(len(parts) - 1):
+            same.setdefault((parts[:i], parts[i + 1:]), []).append(rel)
+            if parts[-1] != "__init__.py" and len(named[(parts[:i + 1], parts[-1])]) == 1:
+                alone.setdefault((parts[:i], parts[-1]), []).append(rel)
+    out: dict[str, str] = {}
+    for result in results:
+        parts = tuple(result.path.split("/"))
+        if result.path in shimmed or any(_TEST_PART.search(p) for p in parts) or \
+                not any(f.severity != "info" for f in result.findings):
+            continue
+        keys = {(f.code, f.symbol) for f in result.findings}
+        for i in range(len(parts) - 1):
+            found = [t for t in same.get((parts[:i], parts[i + 1:]), ()) if t.split("/")[i] != parts[i]]
+            if not found and len(named[(parts[:i + 1], parts[-1])]) == 1:
+                found = [t for t in alone.get((parts[:i], parts[-1]), ()) if t.split("/")[i] != parts[i]]
+            twin = next((t for t in found if keys & shimmed[t]), None)
+            if twin is not None:
+                out[result.path] = twin
+                break
+    return out
+
+
+def apply_shim_twins(results: list) -> int:
+    """The other copy of a file the project also ships for Ascend (issue 11, pd50; heldout33's Long-VITA, whose
+    training code is `long_vita_megatron/` for GPUs and `long_vita_modellink/` under MindSpeed): the project already
+    has its NPU path, so this copy's findings are info, as a per-backend member's are. Reads only the results;
+    returns how many were lowered."""
+    twins = _shim_twins(results)
+    lowered = 0
+    for result in results:
+        twin = twins.get(result.path)
+        if twin is not None:
+            note = (f"the project's Ascend copy of this file, {twin}, runs under torch_npu.contrib.transfer_to_npu: "
+                    f"this copy is the CUDA member of the pair")
+            lowered += sum(f.severity != "info" for f in result.findings)
+            result.findings = [f if f.severity == "info" else as_info(f, "npu-twin", note) for f in result.findings]
+    return lowered

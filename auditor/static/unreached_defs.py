@@ -117,6 +117,8 @@ _APP_GUIS = frozenset({"tkinter", "PyQt5", "PyQt6", "PySide2", "PySide6", "wx"})
 # the words of a launch script's name besides `_APP_SCRIPTS` (pd30: LongCat-Video's `run_streamlit.py`,
 # voice-changer's `server/MMVCServerSIO.py`, a `gradio_app.py`); a `train.py` importing gradio stays no application
 _APP_NAME_WORDS = frozenset({"app", "webui", "gui", "server", "ui", "streamlit", "gradio"})
+# a command-line front end named for it (pd50: rvc-cli's `rvc_cli.py` / `uvr_cli.py`, argparse over the tree's modules)
+_APP_CLIS = frozenset({"argparse", "click", "typer", "fire"})
 _NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")     # `MMVCServerSIO` -> MMVC, Server, SIO
 _NO_PACKAGE = re.compile(rb"(?m)^package-mode\s*=\s*false\b")
 _LIBRARY_MARKS = {"pyproject.toml": (re.compile(rb"(?m)^\[(?:project|tool\.poetry)\]"),),
@@ -1705,8 +1707,10 @@ def _launch_script(project: Any, rel: str, own: Collection[str], launched: Colle
     imported = _imported(project, rel)
     base = rel.rsplit("/", 1)[-1]
     words = {w.lower() for w in _NAME_WORD.findall(base.removesuffix(".py"))}
+    cli = "cli" in words and bool(imported & _APP_CLIS)
     named = base in _APP_SCRIPTS or rel in launched or bool(words & _APP_NAME_WORDS) or bool(imported & _APP_GUIS)
-    return named and bool(imported & (_APP_SERVERS | _APP_GUIS)) and bool(imported & (set(own) - {base[:-3]}))
+    return (named or cli) and bool(imported & (_APP_SERVERS | _APP_GUIS) or cli) and \
+        bool(imported & (set(own) - {base[:-3]}))
 
 
 def _app_entries(project: Any) -> set[str]:

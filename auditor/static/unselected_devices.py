@@ -324,8 +324,9 @@ _MEASURE_CALLS = frozenset({"torch.cuda.synchronize", "torch.cuda.reset_peak_mem
                             "torch.cuda.reset_max_memory_allocated", "torch.cuda.reset_accumulated_memory_stats",
                             "torch.cuda.max_memory_allocated", "torch.cuda.memory_allocated",
                             "torch.cuda.max_memory_reserved", "torch.cuda.memory_reserved"})
-_MEASURE_NOTE = ("a CUDA check whose only effect is a measurement (a sync before a timer, the memory statistics): on "
-                 "Ascend the code runs and only the measurement differs; port the check with its body")
+_MEASURE_NOTE = ("a CUDA check whose only effect is a measurement or a warm-up (a sync before a timer, the memory "
+                 "statistics, a run on dummy inputs): on Ascend the code runs and only the measurement or the first "
+                 "call's speed differs; port the check with its body")
 
 
 def _speed_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
@@ -348,7 +349,7 @@ def _measure_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     """Spans of the tests of `if torch.cuda.is_available(): torch.cuda.synchronize()` (or the memory statistics,
     their locals and prints of them) without an else, where no name the body sets is read outside it: the check
     only skips a measurement on Ascend (LLMs-from-scratch's timers and peak-memory prints, pd48)."""
-    checks = [n for n in _cuda_checks(tree) if all(_measures(s) for s in n.body)]
+    checks = [n for n in _cuda_checks(tree) if all(_measures(s) for s in n.body) or _warms_up(n.body)]
     beside: dict[int, list[ast.stmt]] = {}
     if checks:
         for parent in module_nodes(tree):
@@ -363,16 +364,60 @@ def _measure_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
         called = {ast_dotted(c.func) for s in n.body for c in walk_list(s) if isinstance(c, ast.Call)}
         # a sync counts only beside a clock read (`t0 = time.perf_counter()`): a sync before loading a state dict
         # is no measurement (molmo's checkpointer)
-        if called & (_MEASURE_CALLS - {"torch.cuda.synchronize"}) or "torch.cuda.synchronize" in called and any(
+        if _warms_up(n.body) or called & (_MEASURE_CALLS - {"torch.cuda.synchronize"}) or \
+                "torch.cuda.synchronize" in called and any(
                 _reads_clock(s) for s in beside.get(id(n), [])):
             gates.append(n)
     if not gates:
         return []
-    inside = {id(x) for n in gates for s in n.body for x in walk_list(s)}
-    read = {x.id for x in module_nodes(tree) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Load)
-            and id(x) not in inside}
-    return [node_span(n.test) for n in gates if not {t.id for s in n.body if isinstance(s, ast.Assign)
-                                                      for t in s.targets if isinstance(t, ast.Name)} & read]
+    scopes = [s for s in module_nodes(tree) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return [node_span(n.test) for n in gates if not _read_after(n, next(
+        (s for s in reversed(scopes) if s.lineno < n.lineno <= (s.end_lineno or 0)), tree))]
+
+
+def _read_after(gate: ast.If, scope: ast.AST) -> bool:
+    """Whether a name the gate's body sets is read below it in its function (the module for a module-level gate)
+    before the function sets it again (OpenAvatarChat's `t0 = time.time()`, set again before each later read)."""
+    names = {t.id for s in gate.body if isinstance(s, ast.Assign) for t in s.targets if isinstance(t, ast.Name)}
+    end = gate.end_lineno or gate.lineno
+    uses = sorted(((x.lineno, isinstance(x.ctx, ast.Store), x.id) for x in walk_list(scope)
+                   if isinstance(x, ast.Name) and x.id in names and x.lineno > end))     # a line's loads first
+    live = set(names)
+    for _, store, name in uses:
+        if store:
+            live.discard(name)
+        elif name in live:
+            return True
+    return False
+
+
+# calls that build a dummy input (`np.zeros(16000)`, `torch.randn(1, 3, 224, 224)`)
+_DUMMY_MAKERS = frozenset({"zeros", "ones", "empty", "full", "rand", "randn", "randint", "zeros_like", "ones_like",
+                           "empty_like", "rand_like", "randn_like"})
+
+
+def _warms_up(body: list[ast.stmt]) -> bool:
+    """A body that only runs the code once on dummy inputs it builds, beside measurements and logs (OpenAvatarChat's
+    thread warm-up: `dummy_audio = np.zeros(sr)`, `self._avatar.extract_whisper_feature(dummy_audio, sr)`, a sync
+    and a timed log; pd50): skipping it on Ascend only makes the first real call slower."""
+    dummies: set[str] = set()
+    warmed = False
+    for stmt in body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and (
+                isinstance(stmt.value, ast.Constant) or _reads_clock(stmt) or isinstance(stmt.value, ast.Call) and
+                (ast_dotted(stmt.value.func) or "").rsplit(".", 1)[-1] in _DUMMY_MAKERS):
+            dummies.add(stmt.targets[0].id)
+            continue
+        if _measures(stmt):
+            continue
+        args = [*stmt.value.args, *(k.value for k in stmt.value.keywords)] \
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else []
+        if any(isinstance(a, ast.Name) and a.id in dummies for a in args) and all(
+                isinstance(a, ast.Constant) or isinstance(a, ast.Name) and a.id in dummies for a in args):
+            warmed = True
+            continue
+        return False
+    return warmed
 
 
 def _reads_clock(stmt: ast.stmt) -> bool:
