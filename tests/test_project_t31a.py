@@ -165,3 +165,12 @@ def test_the_switch_turned_off_is_quiet(tmp_path: Path):
     root = _tree(tmp_path, {"options/abstract.yaml": BOOTSTRAP_OPTIONS.replace("True", "False"),
                             "factory.py": BLOCK_FACTORY})
     assert _codes(root, "options/abstract.yaml") == []
+
+
+def test_the_library_s_own_tree_keeps_its_gated_calls(tmp_path: Path):
+    # Cadene/bootstrap.pytorch itself: `if Options()['misc']['cuda']: model.cuda()` is the tree's own finding
+    factory = ("from bootstrap.lib.options import Options\n\n\ndef factory(model):\n"
+               "    if Options()['misc']['cuda']:\n        model.cuda()\n    return model\n")
+    root = _tree(tmp_path, {"bootstrap/options/abstract.yaml": BOOTSTRAP_OPTIONS,
+                            "bootstrap/models/factory.py": factory, "bootstrap/__init__.py": ""})
+    assert _codes(root, "bootstrap/options/abstract.yaml") == []

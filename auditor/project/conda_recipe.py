@@ -1,10 +1,11 @@
 """conda-build recipes (t31a, issue 15; project test52's graphvite): `meta.yaml` and its variant file
 `conda_build_config.yaml`.
 
-- **meta.yaml**: the `requirements:` lists (`build`, `host`, `run`, `run_constrained`; also under each of
+- **meta.yaml**: the `requirements:` lists (`build`, `host`, `run`; also under each of
   `outputs:`) are conda match specs, read as an environment.yml's dependencies are: `cudatoolkit {{ cudatoolkit }}`,
   `cuda-version`, `cuda-nvcc`, `nvcc_linux-64`, `{{ compiler('cuda') }}` (conda-forge's CUDA compiler),
-  `{{ pin_compatible('cudatoolkit') }}`, the `__cuda` virtual package (a CUDA driver on the host).
+  `{{ pin_compatible('cudatoolkit') }}`, the `__cuda` virtual package (a CUDA driver on the host). `run_constrained`
+  installs nothing and is not read.
 - **conda_build_config.yaml**: a variant key named for a CUDA package (`cudatoolkit:`, `cuda_compiler_version:`,
   `cudnn:`) lists the CUDA versions the package is built for, one build each: every version is reported on its own
   line (`None`, conda-forge's CPU variant, is not), the key line is not; `pin_run_as_build:` naming a CUDA package
@@ -32,9 +33,12 @@ if TYPE_CHECKING:
 
 RECIPE_NAMES = frozenset({"meta.yaml", "meta.yml"})
 VARIANT_NAMES = frozenset({"conda_build_config.yaml", "conda_build_config.yml"})
-_REQUIREMENT_LISTS = frozenset({"build", "host", "run", "run_constrained"})
+# (not `run_constrained`: it pins a package only where something else installs it)
+_REQUIREMENT_LISTS = frozenset({"build", "host", "run"})
 _JINJA_EXPR_RE = re.compile(r"\{\{.*?\}\}")
-_JINJA_LINE_RE = re.compile(r"\s*(\{%.*%\}|\{\{.*\}\}|\{#.*#\})\s*(#.*)?$")
+# statements and comments, also over several lines (`{% set torch_libs = [ ... ] %}` in pytorch's feedstock)
+_JINJA_BLOCK_RE = re.compile(r"\{%.*?%\}|\{#.*?#\}", re.DOTALL)
+_JINJA_LINE_RE = re.compile(r"\s*\{\{.*\}\}\s*(#.*)?$")
 # `{{ compiler('cuda') }}`, `{{ pin_compatible('cudatoolkit', max_pin='x.x') }}`: the package the helper names
 _JINJA_PACKAGE_RE = re.compile(r"\{\{\s*(compiler|pin_compatible|pin_subpackage)\(\s*['\"]([\w.-]+)['\"]")
 # variant keys whose values are CUDA versions though the key is no package name (conda-forge's CUDA compiler)
@@ -48,8 +52,10 @@ def is_recipe_file(rel: str) -> bool:
 
 
 def _yaml_text(text: str) -> str:
-    """The recipe with its Jinja blanked: line and column of every remaining character unchanged."""
+    """The recipe with its Jinja blanked: line and column of every remaining character unchanged. Statements and
+    whole-line expressions become blank, an expression inside a value a run of `_`."""
     lines = []
+    text = _JINJA_BLOCK_RE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
     for line in text.split("\n"):
         if _JINJA_LINE_RE.match(line):
             lines.append("")
@@ -66,7 +72,7 @@ def _spec_package(written: str) -> str:
         return f"{helper.group(2)}-compiler" if helper.group(1) == "compiler" else helper.group(2)
     if written.startswith(("{{", "{%")):
         return ""
-    name = conda_spec_name(written)
+    name = conda_spec_name(written).split("{", 1)[0].rstrip("-_")      # `cuda-cudart-dev_{{ target_platform }}`
     return name[2:] if name.startswith("__") else name       # `__cuda`: the virtual package of the host's driver
 
 

@@ -68,7 +68,7 @@ _SAVED_CONFIG_NAMES = frozenset({"config.yaml", "config.yml", "hparams.yaml"})
 # boolean CUDA switches a library reads from the options it loads, with the library: (section, key) -> top module.
 # bootstrap.pytorch moves the model with `if Options()['misc']['cuda']: model.cuda()` (bootstrap/models/factory.py):
 # the calls it gates are the library's, so the switch is the tree's only line (t31a); in a tree that does not
-# import the library the key is the tree's own boolean device option (lead decision 25)
+# import the library, or that holds it, the calls are the tree's own and the key a boolean device option (decision 25)
 _LIBRARY_SWITCHES = {("misc", "cuda"): "bootstrap"}
 _TRAINER_DEVICE_CODES = frozenset({"NPU020", "NPU028"})
 _PICKED_CODES = frozenset({"NPU019", "NPU020"})     # a device / accelerator choice the code can pick itself
@@ -426,7 +426,8 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Pat
     key = parts[-1]
     library = _LIBRARY_SWITCHES.get(tuple(parts[-2:]))
     if library is not None and finding.code == "NPU019":
-        return library not in reads.imported
+        # the library's own tree (Cadene/bootstrap.pytorch) holds the gated calls: its Python findings carry them
+        return library not in reads.imported or (top / library).is_dir()
     # a top-level key of a Hydra group file sits under the group: the folder the file is in (`configs/general/`)
     sections = [parts[-2]] if len(parts) > 1 else [p for p in rel.split("/")[-2:-1]]
     if finding.code == "NPU028" and key.lower() in _COUNT_KEYS:
