@@ -76,7 +76,7 @@ def _spec_package(written: str) -> str:
     return name[2:] if name.startswith("__") else name       # `__cuda`: the virtual package of the host's driver
 
 
-def _requirement_lists(root: yaml.Node) -> list[yaml.SequenceNode]:
+def _requirement_lists(root: yaml.Node | None) -> list[yaml.SequenceNode]:
     """The requirement lists of the recipe and of each of its outputs."""
     sections = [_mapping(root).get("requirements")]
     outputs = _mapping(root).get("outputs")
@@ -90,7 +90,7 @@ def _requirement_lists(root: yaml.Node) -> list[yaml.SequenceNode]:
     return found
 
 
-def _read_recipe(col: Collector, root: yaml.Node) -> None:
+def _read_recipe(col: Collector, root: yaml.Node | None) -> None:
     m = matchers(col.engine)
     for items in _requirement_lists(root):
         for item in items.value:
@@ -105,7 +105,7 @@ def _read_recipe(col: Collector, root: yaml.Node) -> None:
             col.add(m.match_requirement(symbol), symbol, line, start + 1, start + 1 + len(written))
 
 
-def _read_variants(col: Collector, root: yaml.Node) -> None:
+def _read_variants(col: Collector, root: yaml.Node | None) -> None:
     m = matchers(col.engine)
     for name, value in _mapping(root).items():
         if name == "pin_run_as_build":

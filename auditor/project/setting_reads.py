@@ -424,7 +424,7 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Pat
     if not parts:
         return False
     key = parts[-1]
-    library = _LIBRARY_SWITCHES.get(tuple(parts[-2:]))
+    library = _LIBRARY_SWITCHES.get((parts[-2], key)) if len(parts) > 1 else None
     if library is not None and finding.code == "NPU019":
         # the library's own tree (Cadene/bootstrap.pytorch) holds the gated calls: its Python findings carry them
         return library not in reads.imported or (top / library).is_dir()
