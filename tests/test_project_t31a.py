@@ -174,3 +174,19 @@ def test_the_library_s_own_tree_keeps_its_gated_calls(tmp_path: Path):
     root = _tree(tmp_path, {"bootstrap/options/abstract.yaml": BOOTSTRAP_OPTIONS,
                             "bootstrap/models/factory.py": factory, "bootstrap/__init__.py": ""})
     assert _codes(root, "bootstrap/options/abstract.yaml") == []
+
+
+def test_nvidia_libraries_named_as_conda_packages():
+    # faiss-gpu-cuvs / cupy recipes: RAPIDS' C++ library and cuTENSOR; the run_constrained pins install nothing
+    text = """\
+        package:
+          name: faiss-gpu-cuvs
+        requirements:
+          host:
+            - libcuvs =26.06
+            - cutensor ~=2.0
+          run_constrained:
+            - {{ pin_compatible('cutensor') }}
+            - __cuda >=12.0
+        """
+    assert line_codes(ENGINE, "conda/faiss-gpu-cuvs/meta.yaml", text) == [(5, "NPU440"), (6, "NPU018")]
