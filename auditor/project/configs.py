@@ -12,6 +12,7 @@ import yaml
 from yaml.events import AliasEvent
 
 from auditor.project import is_github_workflow
+from auditor.project.conda_recipe import analyze_recipe, is_recipe_file
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.makefile import keep_call
 from auditor.project.hits import Collector, cuda_member_siblings, decode_text, lower_cuda_member, matchers
@@ -90,6 +91,10 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     text, error = decode_text(data, rel)
     if text is None:
         return FileResult(rel, error=error)
+    if is_recipe_file(rel):
+        recipe = analyze_recipe(engine, text, rel)     # conda-build `meta.yaml` / `conda_build_config.yaml` (t31a)
+        if recipe is not None:
+            return recipe
     is_json = rel.lower().endswith(".json")
     if rel.lower().endswith("devcontainer.json"):
         text = _jsonc_to_json(text)       # devcontainer.json is JSON with comments and trailing commas

@@ -65,6 +65,11 @@ _WHOLE_CONFIG_CLIS = frozenset({"LightningCLI"})
 _SAVED_HPARAMS = "hparams.yaml"
 # the names Lightning's SaveConfigCallback and Hydra give a run's saved config (beside checkpoints: a run's record)
 _SAVED_CONFIG_NAMES = frozenset({"config.yaml", "config.yml", "hparams.yaml"})
+# boolean CUDA switches a library reads from the options it loads, with the library: (section, key) -> top module.
+# bootstrap.pytorch moves the model with `if Options()['misc']['cuda']: model.cuda()` (bootstrap/models/factory.py):
+# the calls it gates are the library's, so the switch is the tree's only line (t31a); in a tree that does not
+# import the library, or that holds it, the calls are the tree's own and the key a boolean device option (decision 25)
+_LIBRARY_SWITCHES = {("misc", "cuda"): "bootstrap"}
 _TRAINER_DEVICE_CODES = frozenset({"NPU020", "NPU028"})
 _PICKED_CODES = frozenset({"NPU019", "NPU020"})     # a device / accelerator choice the code can pick itself
 _SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", "site-packages", "build", "dist"})
@@ -419,6 +424,10 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Pat
     if not parts:
         return False
     key = parts[-1]
+    library = _LIBRARY_SWITCHES.get((parts[-2], key)) if len(parts) > 1 else None
+    if library is not None and finding.code == "NPU019":
+        # the library's own tree (Cadene/bootstrap.pytorch) holds the gated calls: its Python findings carry them
+        return library not in reads.imported or (top / library).is_dir()
     # a top-level key of a Hydra group file sits under the group: the folder the file is in (`configs/general/`)
     sections = [parts[-2]] if len(parts) > 1 else [p for p in rel.split("/")[-2:-1]]
     if finding.code == "NPU028" and key.lower() in _COUNT_KEYS:
