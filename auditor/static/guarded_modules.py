@@ -49,7 +49,7 @@ def _catches_import_error(node: ast.Try) -> bool:
 
 def _probe_flags(tree: ast.Module) -> set[str]:
     """Names set False in an `except` of a `try` that imports something: the flag of an import probe."""
-    flags = set()
+    flags: set[str] = set()
     for t in ast.walk(tree):
         if isinstance(t, ast.Try) and any(isinstance(n, (ast.Import, ast.ImportFrom)) for s in t.body
                                           for n in ast.walk(s)):
