@@ -9,7 +9,9 @@ ROLL's `roll/third_party/megatron/tensor_parallel.py` reads
     except ImportError:
         FUSED_KERNEL_AVAILABLE = False
 
-and falls back to its torch path when the flag is off; `fused_entropy.py` imports the CUTLASS CuTe DSL at its top.
+and falls back to its torch path when the flag is off (the import may also sit under that flag: cccv's
+`if support_cupy: from .softsplat import softsplat` where `support_cupy` is set False in the `except` of a
+`try: import cupy`, pd51); `fused_entropy.py` imports the CUTLASS CuTe DSL at its top.
 On Ascend the import fails, the importer catches it, and the fallback runs: the kernel module is optional code, so its
 kernel / attention / apex / third-party package findings (what fails to import) are warnings there, like a use of a
 guarded optional import in one file (gates.py, policy clause `guarded`), not errors (its own `__main__` benchmark
@@ -45,13 +47,32 @@ def _catches_import_error(node: ast.Try) -> bool:
     return False
 
 
+def _probe_flags(tree: ast.Module) -> set[str]:
+    """Names set False in an `except` of a `try` that imports something: the flag of an import probe."""
+    flags: set[str] = set()
+    for t in ast.walk(tree):
+        if isinstance(t, ast.Try) and any(isinstance(n, (ast.Import, ast.ImportFrom)) for s in t.body
+                                          for n in ast.walk(s)):
+            for h in t.handlers:
+                for a in ast.walk(h):
+                    if isinstance(a, ast.Assign) and isinstance(a.value, ast.Constant) and a.value.value is False:
+                        flags.update(x.id for x in a.targets if isinstance(x, ast.Name))
+    return flags
+
+
 def _imports_of(tree: ast.Module, current: str, is_pkg: bool, known: dict[str, str], target: str):
     """(guarded?) for each import statement of `tree` that loads `target`."""
     from auditor.static.shim_graph import _resolve
+    flags = _probe_flags(tree)
 
     def walk(node: ast.AST, guarded: bool):
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.Try):
+            if isinstance(child, ast.If) and isinstance(child.test, ast.Name) and child.test.id in flags:
+                for stmt in child.body:
+                    yield from walk_stmt(stmt, True)
+                for stmt in child.orelse:
+                    yield from walk_stmt(stmt, guarded)
+            elif isinstance(child, ast.Try):
                 catches = _catches_import_error(child)
                 for stmt in child.body:
                     yield from walk_stmt(stmt, guarded or catches)
@@ -134,7 +155,7 @@ def apply_guarded_modules(results: list, files: Sequence[tuple[Path, str]],
                 if t in importers and t != name and rel not in importers[t]:
                     importers[t].append(rel)
     lowered = 0
-    digest = hashlib.sha1(json.dumps(sorted(known.items())).encode()).hexdigest()
+    digest = hashlib.sha1(json.dumps(["probe-flags", sorted(known.items())]).encode()).hexdigest()
     for target, result in targets.items():
         rels = importers[target]
         if not rels:

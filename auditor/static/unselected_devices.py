@@ -17,6 +17,10 @@ any) is elsewhere and carries its own finding.
   flag's decision is where it is set, reported there;
 - a helper function of a setup.py that setup.py never calls (mmtracking's `make_cuda_ext` with `ext_modules=[]`): it
   builds nothing;
+- the CUDA build of a script whose build_ext class swallows the build's errors (SAM2's `BuildExtensionIgnoreErrors`,
+  the `ExtBuilder` of C-extension packages: `try: super().build_extensions() / except Exception: print(...)`) or
+  whose extensions are all `optional=True`: on Ascend the install goes on without the extension, so its kernel
+  findings are warnings (pd51), not errors;
 - a call of a flash-attention probe whose library answers True on Ascend (transformers'
   `modeling_flash_attention_utils.is_flash_attn_available`, 4.51.0 on: `... or is_torch_npu_available()`; the rule
   data leave it out of NPU332, rules/attention_transformers_fa.yaml), which the name-only NPU391 would report;
@@ -255,6 +259,41 @@ def _uncalled_setup_helpers(tree: ast.Module, rel: str) -> list[tuple[int, int, 
         return []
     loaded = _loaded_names(tree)
     return [node_span(n) for n in tree.body if isinstance(n, ast.FunctionDef) and n.name not in loaded]
+
+
+_BUILD_BASES = ("build_ext", "BuildExtension")
+_BUILD_STEPS = frozenset({"run", "build_extension", "build_extensions"})
+_TOLERANT_NOTE = ("a build whose extension failures the script tolerates (its build_ext class catches them, or the "
+                  "extension is optional=True): on Ascend the install goes on without it and the code runs without "
+                  "its kernels")
+
+
+def _swallows_build_errors(cls: ast.ClassDef) -> bool:
+    """A build step of the class calls its base's step inside `try:` with a handler that raises nothing."""
+    for fn in cls.body:
+        if not isinstance(fn, ast.FunctionDef) or fn.name not in _BUILD_STEPS:
+            continue
+        for t in walk_list(fn):
+            if isinstance(t, ast.Try) and any(
+                    isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr in _BUILD_STEPS
+                    for s in t.body for c in walk_list(s)) and any(
+                    not any(isinstance(x, ast.Raise) for x in walk_list(h)) for h in t.handlers):
+                return True
+    return False
+
+
+def _tolerant_build(tree: ast.Module) -> bool:
+    """The script's extension builds may fail without failing the install: a build_ext subclass it names swallows
+    the errors, or every extension it declares is `optional=True`."""
+    loaded = _loaded_names(tree)
+    for n in module_nodes(tree):
+        if isinstance(n, ast.ClassDef) and n.name in loaded and _swallows_build_errors(n) and any(
+                (ast_dotted(b) or "").rsplit(".", 1)[-1] in _BUILD_BASES for b in n.bases):
+            return True
+    exts = [n for n in module_nodes(tree) if isinstance(n, ast.Call)
+            and (ast_dotted(n.func) or "").rsplit(".", 1)[-1] in ("Extension", "CUDAExtension", "CppExtension")]
+    return bool(exts) and all(any(k.arg == "optional" and isinstance(k.value, ast.Constant) and k.value.value is True
+                                  for k in e.keywords) for e in exts)
 
 
 def _metadata_stats(tree: ast.Module) -> list[tuple[int, int, int, int]]:
@@ -513,6 +552,8 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
     log_only = _log_only_flag_tests(tree) if any(f.code in _FEATURE_CHECK_CODES for f in findings) else []
     stats = _metadata_stats(tree) if ".stats" in text and any(f.code in _HOST_SYNC_CODES for f in findings) else []
     uncalled = _uncalled_setup_helpers(tree, rel)
+    tolerant = ("build_ext" in text or "BuildExtension" in text or "optional" in text) and any(
+        f.category == "kernel" and f.severity == "error" for f in findings) and _tolerant_build(tree)
     probes = _ascend_aware_probe_names(tree) if any(f.code == _PROBE_RULE for f in findings) else set()
     carried = [f for f in findings if f.code in _CARRIED_BY_USE and f.severity != "info"]
     imports, tables, loaded = [], [], set()
@@ -540,6 +581,8 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
                 f = as_info(f, "option-table", _CHOICE_NOTE)
             elif uncalled and starts_in(f, uncalled):
                 f = as_info(f, "uncalled-helper", _UNCALLED_NOTE)
+            elif tolerant and f.severity == "error" and f.category == "kernel":
+                f = as_info(f, "tolerated-build", _TOLERANT_NOTE, severity="warning")
             elif f.code in _CARRIED_BY_USE and starts_in(f, imports) and f.symbol.rsplit(".", 1)[-1] in loaded:
                 f = as_info(f, "import-carried", _IMPORT_NOTE)
             elif f.code in _CARRIED_BY_USE and starts_in(f, tables):
