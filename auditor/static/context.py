@@ -730,11 +730,13 @@ def _bind_relative_extension(ctx: FileContext, stmt: ast.ImportFrom,
             ctx.bind(alias.asname or alias.name, MMCV_EXT_LOADER)
         elif module.split(".")[-1] == "_C" and alias.name != "*":
             ctx.bind(alias.asname or alias.name, f"{LOCAL_PACKAGE}._C.{alias.name}")
-        elif module and alias.name != "*" and (qual := relative_cuda_extension(module, alias.name)) is not None \
-                and (qual != f"{LOCAL_PACKAGE}.{alias.name}"
-                     or tree is not None and (alias.asname or alias.name) in _attribute_bases(tree)):
-            # a name the file uses as a module (`render_utils_cuda.sample_pts_on_rays(...)`); a `*_cuda` function
-            # (`from .utils import to_cuda`) is only called
+        elif module and alias.name != "*" and tree is not None \
+                and (qual := relative_cuda_extension(module, alias.name)) is not None \
+                and (alias.asname or alias.name) in (_attribute_bases(tree) if qual == f"{LOCAL_PACKAGE}.{alias.name}"
+                                                     else _absolute_imports(tree, module.split(".")[-1])):
+            # `render_utils_cuda` a name the file uses as a module (`render_utils_cuda.sample_pts_on_rays(...)`), not a
+            # `*_cuda` function (`from .utils import to_cuda`); a name from a `*_cuda` module the file also imports
+            # installed (`from block_mc_cpp_cuda import block_mc_forward`), not from a Python module (`.ops_cuda`)
             ctx.bind(alias.asname or alias.name, qual)
 
 
@@ -750,6 +752,12 @@ def relative_cuda_extension(module: str, name: str) -> str | None:
     if _EXTENSION_MODULE.match(name) and not name.endswith("_kernels"):
         return f"{LOCAL_PACKAGE}.{name}"
     return None
+
+
+def _absolute_imports(tree: ast.Module, module: str) -> set[str]:
+    """The names the file takes from the top-level module `module` by an absolute `from module import name`."""
+    return {a.asname or a.name for n in module_nodes_of(tree, ast.ImportFrom) if not n.level and n.module == module
+            for a in n.names}
 
 
 def _attribute_bases(tree: ast.Module) -> set[str]:
