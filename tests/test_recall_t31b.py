@@ -100,6 +100,12 @@ from .my_kernels import fused_add
 def rmsnorm_forward(x, weight, eps):
     sm_count = get_sm_count(x.device)
     return rmsnorm_forward_triton(x=x, weight=weight, eps=eps, sm_count=sm_count)
+
+
+def rmsnorm_launch(x, weight, output, eps, B, H, BLOCK_SIZE_B, BLOCK_SIZE_H):
+    rmsnorm_forward_triton[(B + BLOCK_SIZE_B - 1) // BLOCK_SIZE_B,](
+        x_ptr=x, weight_ptr=weight, output_ptr=output, eps=eps, B=B, H=H, BLOCK_SIZE_B=BLOCK_SIZE_B, BLOCK_SIZE_H=BLOCK_SIZE_H)
+    return fused_add[B](x, output)
 """
 
 
@@ -109,6 +115,9 @@ def test_cute_kernels_is_a_third_party_package_not_an_own_build():
         assert ("NPU427", "third_party") in found[line], line
         assert "NPU379" not in {code for code, _ in found[line]}, line
     assert not any(code in ("NPU427", "NPU379") for code, _ in found.get(4, ()))   # control: an own module
+    # the launch `kernel[grid](...)` of the package's Triton kernel is a kernel finding beside the package's
+    assert ("NPU373", "kernel") in found[14] and ("NPU427", "third_party") in found[14]
+    assert "NPU373" not in {code for code, _ in found.get(16, ())}      # control: a subscripted own name
 
 
 # HAWQ tvm_benchmark/test_resnet_inference_time.py (abridged)
