@@ -764,3 +764,10 @@ def _attribute_bases(tree: ast.Module) -> set[str]:
     """The names the file reads an attribute of (`name.attr`): names used as modules or objects."""
     return {n.value.id for n in module_nodes_of(tree, ast.Attribute) if isinstance(n.value, ast.Name)}
 
+
+def cuda_extension_used(stmt: ast.stmt) -> bool:
+    """Whether the statement reads an attribute of a `*_cuda` name (what `_attribute_bases` looks for), so the
+    large-file path keeps it for the context."""
+    return any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and _EXTENSION_MODULE.match(n.value.id)
+               and not n.value.id.endswith("_kernels") for n in ast.walk(stmt))
+
