@@ -193,8 +193,10 @@ def test_imports_of_an_extension_the_tree_builds(tmp_path):
 def test_relative_import_in_a_namespace_folder(tmp_path):
     root = tmp_path / "dvgo"
     _write(root, {"lib/dvgo.py": DVGO, "lib/dbvgo.py": DBVGO})
-    found = _cross_lines(root)
-    assert found["lib/dbvgo.py"] == {2, 6}      # the import and the call; `total_variation` is plain torch
+    # the import and the call; `total_variation` is plain torch (t31b: NPU379 reads a relative `*_cuda` name used as
+    # a module by its name, and the cross-file info NPU320 leaves a line that already has a kernel finding)
+    found = _cross_lines(root, ("NPU320", "NPU379"))
+    assert found["lib/dbvgo.py"] == {2, 6}
     # the same import from another folder names no sibling file there
     other = tmp_path / "other"
     _write(other, {"lib/dvgo.py": DVGO, "tools/dbvgo.py": DBVGO})

@@ -85,6 +85,8 @@ class CompiledRules:
     # with everything below it; tried after every exact name (stacked ones report beside the exact rule)
     module_globs: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
     stacked_globs: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
+    # `!cute_kernels` in a stacked rule with module globs: a package on PyPI its globs name, which another rule reports
+    stacked_globs_not: set[str] = field(default_factory=set)
     # stacked rules' patterns with a glob below the top-level name (`torch.ops.*.*attn*`): a second category for a
     # name another rule of another category reports (see match_stacked)
     stacked_name_globs: list[tuple[re.Pattern[str], str, Rule]] = field(default_factory=list)
@@ -168,6 +170,9 @@ class CompiledRules:
                             # `!torch.ops.vllm.*` in a stacked rule: this rule's name globs skip it (other rules
                             # keep reporting the name)
                             c.stacked_name_not.append((_name_glob(v[1:].removesuffix(".*")), rule))
+                            continue
+                        if rule.extra.get("stack") and base.startswith("!") and "*" not in base and "." not in base:
+                            c.stacked_globs_not.add(base[1:])
                             continue
                         if rule.extra.get("stack") and "*" in base.partition(".")[2] \
                                 and "*" not in base.split(".", 1)[0]:
@@ -408,7 +413,7 @@ class CompiledRules:
                     out.append((rule, pattern))
         if self.stacked_globs:
             m = self._match_glob(qualname, self.stacked_globs)
-            if m is not None:
+            if m is not None and qualname.removeprefix(".").split(".", 1)[0] not in self.stacked_globs_not:
                 out.append((m.rule, m.pattern))
         if self.segments or self.segment_globs:
             # a package's own Triton kernel module (`flash_attn.ops.triton.layer_norm`, `mamba_ssm.ops.triton.ssd_combined`)

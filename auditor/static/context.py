@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from auditor.astnodes import line_span, walk_list
+from auditor.astnodes import line_span, module_nodes_of, walk_list
 from auditor.static.host_values import host_arrays, host_only_file
 from auditor.static.astutil import ast_dotted, module_nodes
 
@@ -273,7 +273,7 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
                 uses_triton = True
             imported_from.extend((alias.asname or alias.name, stmt.module or "") for alias in stmt.names)
             if stmt.level or not stmt.module:
-                _bind_relative_extension(ctx, stmt, local_segment)
+                _bind_relative_extension(ctx, stmt, local_segment, tree)
                 for alias in stmt.names:
                     package = _reexported_package(stmt.module or "", alias.name)
                     if package is not None:
@@ -696,7 +696,8 @@ LOCAL_PACKAGE = ""   # relative imports of a compiled extension resolve as `._C.
 
 
 def _bind_relative_extension(ctx: FileContext, stmt: ast.ImportFrom,
-                             local_segment: Callable[[str], bool] | None = None) -> None:
+                             local_segment: Callable[[str], bool] | None = None,
+                             tree: ast.Module | None = None) -> None:
     """`from . import _C`, `from ._C import nms`: the package's own compiled extension (setuptools' `_C`
     convention) is the one project-local module a rule can name; it resolves as `._C...`. A module the file
     imports under the name `_C` (`from . import cuda as _C`, nerfacc's wrapper of its compiled extension) is
@@ -729,4 +730,44 @@ def _bind_relative_extension(ctx: FileContext, stmt: ast.ImportFrom,
             ctx.bind(alias.asname or alias.name, MMCV_EXT_LOADER)
         elif module.split(".")[-1] == "_C" and alias.name != "*":
             ctx.bind(alias.asname or alias.name, f"{LOCAL_PACKAGE}._C.{alias.name}")
+        elif module and alias.name != "*" and tree is not None \
+                and (qual := relative_cuda_extension(module, alias.name)) is not None \
+                and (alias.asname or alias.name) in (_attribute_bases(tree) if qual == f"{LOCAL_PACKAGE}.{alias.name}"
+                                                     else _absolute_imports(tree, module.split(".")[-1])):
+            # `render_utils_cuda` a name the file uses as a module (`render_utils_cuda.sample_pts_on_rays(...)`), not a
+            # `*_cuda` function (`from .utils import to_cuda`); a name from a `*_cuda` module the file also imports
+            # installed (`from block_mc_cpp_cuda import block_mc_forward`), not from a Python module (`.ops_cuda`)
+            ctx.bind(alias.asname or alias.name, qual)
+
+
+def relative_cuda_extension(module: str, name: str) -> str | None:
+    """What `from .<module> import <name>` names when it reaches the package's own `*_cuda` / `*_cuda_*` extension
+    (NPU379's convention; not `*_kernels`, often a plain Python module), as NPU379's globs read it (the extension
+    first): `from .extensions.block_mc_cpp_cuda import block_mc_forward` (DCVC) is `.block_mc_cpp_cuda.block_mc_forward`,
+    `from .dvgo import render_utils_cuda` (DirectVoxGO; dvgo.py builds it with cpp_extension.load) and `from ..ops.dcn
+    import deform_conv_cuda` are `.render_utils_cuda` / `.deform_conv_cuda` (t31b)."""
+    last = module.split(".")[-1]
+    if _EXTENSION_MODULE.match(last) and not last.endswith("_kernels"):
+        return f"{LOCAL_PACKAGE}.{last}.{name}"
+    if _EXTENSION_MODULE.match(name) and not name.endswith("_kernels"):
+        return f"{LOCAL_PACKAGE}.{name}"
+    return None
+
+
+def _absolute_imports(tree: ast.Module, module: str) -> set[str]:
+    """The names the file takes from the top-level module `module` by an absolute `from module import name`."""
+    return {a.asname or a.name for n in module_nodes_of(tree, ast.ImportFrom) if not n.level and n.module == module
+            for a in n.names}
+
+
+def _attribute_bases(tree: ast.Module) -> set[str]:
+    """The names the file reads an attribute of (`name.attr`): names used as modules or objects."""
+    return {n.value.id for n in module_nodes_of(tree, ast.Attribute) if isinstance(n.value, ast.Name)}
+
+
+def cuda_extension_used(stmt: ast.stmt) -> bool:
+    """Whether the statement reads an attribute of a `*_cuda` name (what `_attribute_bases` looks for), so the
+    large-file path keeps it for the context."""
+    return any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and _EXTENSION_MODULE.match(n.value.id)
+               and not n.value.id.endswith("_kernels") for n in ast.walk(stmt))
 

@@ -41,6 +41,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from auditor.astnodes import Span, decorated_span, is_main_guard, lines_span, node_span, starts_in
+from auditor.static.context import relative_cuda_extension
 from auditor.static.backends import _guards_imports, as_info, backends_in_text, default_arm, rank_test
 from auditor.static.flags import _target_key as _flag_name   # `use_cuda` / `self.use_cuda`: one reader
 from auditor.static.astutil import module_nodes as _walk   # (the name the passes below and engine use)
@@ -850,6 +851,10 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
     def imported(stmt: ast.Import | ast.ImportFrom, guarded: bool) -> None:
         if isinstance(stmt, ast.ImportFrom):
             if stmt.level or not stmt.module:
+                # `try: from .extensions.block_mc_cpp_cuda import f` / `except: pass` (DCVC): the own extension (t31b)
+                quals = [q for a in stmt.names if a.name != "*" and stmt.module
+                         and (q := relative_cuda_extension(stmt.module, a.name)) is not None]
+                (guarded_quals if guarded else unguarded).update(quals)
                 return
             quals = [f"{stmt.module}.{a.name}" for a in stmt.names if a.name != "*"]
         else:

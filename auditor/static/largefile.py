@@ -96,7 +96,11 @@ def _contributes(stmt: ast.stmt) -> bool:
     finding."""
     if isinstance(stmt, _COMPOUND + (ast.Import, ast.ImportFrom)):
         return True
-    from auditor.static.context import _stmts, dynamic_extension_import, ext_loader_assign, jit_extension_assign
+    from auditor.static.context import (_stmts, cuda_extension_used, dynamic_extension_import, ext_loader_assign,
+                                        jit_extension_assign)
+
+    if cuda_extension_used(stmt):
+        return True       # `render_utils_cuda.sample_pts_on_rays(...)`: binds a relative `*_cuda` import (t31b)
 
     if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
         return stmt.value is not None and (_may_fold(stmt.value) or dynamic_extension_import(stmt) is not None

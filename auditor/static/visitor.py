@@ -1643,6 +1643,14 @@ class MatchVisitor(cst.CSTVisitor):
             launch = self.c.match_launch(self.ctx.decorated[func.value.value])
             if launch is not None and self._when_ok(launch[1].rule, node):
                 self._hit(launch[1].rule, func, launch[0], value=func.value.value, end_node=node)
+        elif isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name) \
+                and "triton" in func.value.value.lower() and func.value.value in self.ctx.aliases \
+                and (imported := self._qual(func.value)) is not None and self.c.match_qualname(imported) is not None:
+            # `swiglu_forward_triton[grid](...)` after `from cute_kernels.ops.swiglu import swiglu_forward_triton`: a
+            # launch of a Triton kernel a reported package defines (t31b); the package's own rule reports the name
+            launch = self.c.match_launch(["triton.jit"])
+            if launch is not None:
+                self._hit(launch[1].rule, func, launch[0], value=func.value.value, end_node=node)
         elif isinstance(func, cst.Subscript) and _numba_launch_config(func):
             # `self.cuda_step[manager.grid, manager.block](...)` (WarpDrive), `kernel[blocks_per_grid,
             # threads_per_block](...)` of a kernel defined in another module: numba.cuda's launch syntax (t24a)
