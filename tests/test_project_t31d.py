@@ -1,0 +1,78 @@
+"""t31d (issue 15, session 31; project test55): cloud ML SDKs asking for NVIDIA machines from Python (NPU051)."""
+from __future__ import annotations
+
+from auditor.rules import load_rules
+from auditor.static import StaticEngine
+
+_ENGINE = StaticEngine(load_rules())
+
+
+def _lines(src: bytes, code: str = "NPU051") -> set[int]:
+    return {f.line for f in _ENGINE.analyze_bytes(src, "submit.py").findings if f.code == code}
+
+
+_AZUREML = b'''from azureml.core import Workspace, Experiment
+from azureml.core.compute import AmlCompute, ComputeTarget
+from azureml.core.compute_target import ComputeTargetException
+from azureml.train.dnn import PyTorch
+
+ws = Workspace.from_config()
+try:
+    gpu_cluster = ComputeTarget(workspace=ws, name="gpucluster")
+except ComputeTargetException:
+    compute_config = AmlCompute.provisioning_configuration(vm_size='Standard_NC24s_v3', max_nodes=8)
+    gpu_cluster = ComputeTarget.create(ws, "gpucluster", compute_config)
+estimator = PyTorch(source_directory="../../",
+                    compute_target=gpu_cluster,
+                    entry_script="train.py",
+                    node_count=2,
+                    distributed_backend='mpi',
+                    use_gpu=True)
+cpu_config = AmlCompute.provisioning_configuration(vm_size="STANDARD_D2_V2", max_nodes=4)
+cpu_estimator = PyTorch(source_directory=".", entry_script="prep.py", use_gpu=False)
+'''
+
+
+def test_azureml_gpu_vm_and_estimator():
+    assert _lines(_AZUREML) == {10, 17}
+
+
+_SAGEMAKER = b'''import sagemaker
+from sagemaker.huggingface import HuggingFace, HuggingFaceModel
+
+role = sagemaker.get_execution_role()
+huggingface_estimator = HuggingFace(entry_point="train.py",
+                                    source_dir="./scripts",
+                                    instance_type="ml.p3.16xlarge",
+                                    instance_count=1,
+                                    role=role,
+                                    transformers_version="4.26",
+                                    pytorch_version="1.13",
+                                    py_version="py39")
+predictor = HuggingFaceModel(model_data=s3_uri, role=role).deploy(initial_instance_count=1,
+                                                                 instance_type="ml.g5.2xlarge")
+processor = sagemaker.processing.ScriptProcessor(image_uri=uri, role=role, instance_count=1,
+                                                instance_type="ml.m5.xlarge", command=["python3"])
+neuron = HuggingFaceModel(model_data=s3_uri, role=role).deploy(initial_instance_count=1,
+                                                               instance_type="ml.inf2.xlarge")
+'''
+
+
+def test_sagemaker_gpu_instances_not_cpu_or_inferentia():
+    assert _lines(_SAGEMAKER) == {7, 14}
+
+
+_VERTEX = b'''from google.cloud import aiplatform
+
+job = aiplatform.CustomContainerTrainingJob(display_name="bert", container_uri=IMAGE)
+model = job.run(replica_count=1,
+                machine_type="a2-highgpu-1g",
+                accelerator_type="NVIDIA_TESLA_A100",
+                accelerator_count=1)
+cpu_model = job.run(replica_count=1, machine_type="n1-standard-4")
+tpu_model = job.run(replica_count=1, machine_type="cloud-tpu", accelerator_type="TPU_V3")
+'''
+
+
+def test_vertex_ai_gpu_machine_and_accelerator():
+    assert _lines(_VERTEX) == {5, 6}
