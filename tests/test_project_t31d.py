@@ -76,3 +76,29 @@ tpu_model = job.run(replica_count=1, machine_type="cloud-tpu", accelerator_type=
 
 def test_vertex_ai_gpu_machine_and_accelerator():
     assert _lines(_VERTEX) == {5, 6}
+
+
+_IMAGES = b'''from azureml.core.runconfig import MpiConfiguration
+from azureml.train.dnn import PyTorch
+from azure.ai.ml.entities import Environment
+from sagemaker.estimator import Estimator
+
+estimator = PyTorch(source_directory=project_folder,
+                    compute_target=gpu_cluster,
+                    entry_script='run_classifier_azureml.py',
+                    script_params=script_params,
+                    custom_docker_base_image='azuremlsamples/bert:torch-1.0.0-apex-cuda9',
+                    node_count=1,
+                    use_gpu=True)
+gpu_env = Environment(image="mcr.microsoft.com/azureml/openmpi4.1.0-cuda11.8-cudnn8-ubuntu22.04", conda_file="env.yml")
+ngc = Estimator(image_uri="nvcr.io/nvidia/pytorch:24.01-py3", role=role, instance_count=1,
+                instance_type="ml.m5.xlarge")
+cpu_env = Environment(image="mcr.microsoft.com/azureml/openmpi4.1.0-ubuntu22.04:latest", conda_file="env.yml")
+plt.imsave(fname="out/cuda_speedup.png", arr=grid)
+viewer.show(image="figures/cuda_vs_cpu.png")
+'''
+
+
+def test_cuda_job_images_not_cpu_images_or_files():
+    assert _lines(_IMAGES, "NPU903") == {10, 13, 14}
+    assert _lines(_IMAGES) == {12}
