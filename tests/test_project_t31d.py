@@ -102,3 +102,30 @@ viewer.show(image="figures/cuda_vs_cpu.png")
 def test_cuda_job_images_not_cpu_images_or_files():
     assert _lines(_IMAGES, "NPU903") == {10, 13, 14}
     assert _lines(_IMAGES) == {12}
+
+
+def test_horovod_and_tsnecuda_installs():
+    from static_snippets import codes_by_line
+    docker = """\
+        FROM mcr.microsoft.com/azureml/base:0.2.1
+        RUN pip install --upgrade pip
+        RUN pip install horovod
+        RUN pip install horovod-tools-viewer tensorboard
+        """
+    found = codes_by_line(_ENGINE, docker, "dockerfile")
+    assert "NPU144" in found.get(3, set())
+    assert not any("NPU144" in c for line, c in found.items() if line != 3)
+    env = """\
+        name: relion-5.0
+        channels:
+          - conda-forge
+        dependencies:
+          - pip
+          - pip:
+            - torch==2.0.1
+            - tsnecuda==3.0.1
+            - scikit-learn
+        """
+    found = codes_by_line(_ENGINE, env, "environment.yml")
+    assert "NPU440" in found.get(8, set())
+    assert "NPU440" not in found.get(9, set())
