@@ -129,3 +129,23 @@ def test_horovod_and_tsnecuda_installs():
     found = codes_by_line(_ENGINE, env, "environment.yml")
     assert "NPU440" in found.get(8, set())
     assert "NPU440" not in found.get(9, set())
+
+
+def test_compose_image_beside_build_is_the_built_name():
+    from static_snippets import codes_by_line
+    compose = """\
+        version: '3'
+        services:
+          zoobot:
+            image: zoobot:cuda
+            build:
+              context: ./
+              dockerfile: Dockerfile
+          triton:
+            image: nvcr.io/nvidia/tritonserver:24.01-py3
+            ports:
+              - "8000:8000"
+        """
+    found = codes_by_line(_ENGINE, compose, "docker-compose.yml")
+    assert "NPU016" not in found.get(4, set())
+    assert "NPU016" in found.get(9, set())

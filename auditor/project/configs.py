@@ -199,6 +199,13 @@ def _cuda_services(roots: list) -> list[tuple[int, int, str, list[str]]]:
     return out
 
 
+def _built_service_images(root) -> set[int]:
+    """The `image:` nodes of compose services that also `build:` (t31d, project test55: zoobot's `image: zoobot:cuda`):
+    the name compose tags its build with, not an image pulled."""
+    services = _entries(_entries(root).get("services")).values()
+    return {id(e["image"]) for e in map(_entries, services) if "build" in e and "image" in e}
+
+
 def _gpu_service_images(col: Collector, roots: list) -> None:
     """The `image:` of a compose service that reserves NVIDIA GPUs, when its name says nothing (t21b, project test28:
     FireRedASR's `image: soar97/triton-fireredasr:25.06`, test4: FunASR's `soar97/triton-sensevoice`): the
@@ -440,6 +447,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         disabled = _disabled_sections(root, "")
         deepspeed = _deepspeed_config(root)
         seen: set[int] = set()
+        built = _built_service_images(root)
         for path, key, value, env_entry in _scalars(root, "", False):
             if id(value) in seen and key is not value:
                 continue          # a node merged in again through a YAML anchor (`<<: *wt103`): reported once
@@ -500,6 +508,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 col.add(m.match_setting("dtype", raw), f"dtype {raw}", value.start_mark.line + 1,
                         value.start_mark.column + 1, value=raw)
                 continue
+            if path.rsplit(".", 1)[-1] == "image" and id(value) in built:
+                continue    # `image: zoobot:cuda` beside `build:` names what compose builds: its Dockerfile's FROM says
             if path.rsplit(".", 1)[-1] == "image":       # compose, Kubernetes, CI `container: image:`
                 col.add(m.match_image(raw), raw, value.start_mark.line + 1, value.start_mark.column + 1,
                         **_other_vendor_image(raw))
