@@ -702,34 +702,24 @@ class StaticEngine:
         error = FileError(rel, "syntax", exc.msg or "inconsistent use of tabs and spaces in indentation", exc.lineno)
         expanded = "".join(line[:len(line) - len(line.lstrip(" \t"))].expandtabs(8) + line.lstrip(" \t")
                            for line in text.splitlines(keepends=True))
+        return self._as_python2(data, expanded, rel, error, lines,
+                                "; audited with its indentation tabs read as 8 columns (Python 2's reading)")
+
+    def _as_python2(self, data: bytes, readable: str, rel: str, error: FileError, lines: int, reading: str) -> FileResult:
+        """A Python 2 file Python 3 rejects, audited as `readable` (the text with Python 2's reading made explicit),
+        so that its CUDA code is still listed; the file stays an error (Python 3 does not run it, on any backend) and
+        none of its findings is rewritten by `audit fix`. Also used for `async=` keyword arguments
+        (`_async_keywords_renamed`: pre-1.0 PyTorch's `.cuda(async=True)`)."""
         try:
-            ast.parse(expanded, filename=rel)
+            ast.parse(readable, filename=rel)
             data.decode("utf-8")        # the retry reads UTF-8 bytes: a file in another coding stays unread
         except (SyntaxError, ValueError):
             return FileResult(rel, error=error, lines=lines)
-        result = self._analyze(expanded.encode("utf-8"), rel)
+        result = self._analyze(readable.encode("utf-8"), rel)
         if result.error is not None:
             return result
         result.findings = [without_fix(f) for f in result.findings]
-        result.error = replace(error, message=f"{error.message}: Python 3 rejects the file; audited with its "
-                                              "indentation tabs read as 8 columns (Python 2's reading)")
-        return result
-
-    def _async_as_python2(self, renamed: str, rel: str, error: FileError, lines: int) -> FileResult:
-        """A file Python 3 rejects only for `async=` keyword arguments (pre-1.0 PyTorch's `.cuda(async=True)`,
-        Python 2 code): audited with each renamed to a name of the same width, so that its CUDA code is still
-        listed; the file stays an error (Python 3 does not run it, on any backend) and none of its findings is
-        rewritten by `audit fix`."""
-        try:
-            ast.parse(renamed, filename=rel)
-        except (SyntaxError, ValueError):
-            return FileResult(rel, error=error, lines=lines)
-        result = self._analyze(renamed.encode("utf-8"), rel)
-        if result.error is not None:
-            return result
-        result.findings = [without_fix(f) for f in result.findings]
-        result.error = replace(error, message=f"{error.message}: Python 3 rejects the file (`async` is a keyword); "
-                                              "audited with its `async=` keyword arguments read as Python 2 did")
+        result.error = replace(error, message=f"{error.message}: Python 3 rejects the file{reading}")
         return result
 
     def _analyze(self, data: bytes, rel: str) -> FileResult:
@@ -798,7 +788,9 @@ class StaticEngine:
                     result.error = FileError(rel, "syntax", exc.msg or "invalid syntax", exc.lineno)
                     renamed = _async_keywords_renamed(text)
                     if renamed is not None:
-                        return self._async_as_python2(renamed, rel, result.error, result.lines)
+                        return self._as_python2(data, renamed, rel, result.error, result.lines,
+                                                " (`async` is a keyword); audited with its `async=` keyword "
+                                                "arguments read as Python 2 did")
                     return result
                 tree, lowered = lowered_tree, True
             except ValueError as exc:
