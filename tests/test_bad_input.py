@@ -82,6 +82,36 @@ def test_tab_indentation_python_3_rejects_is_audited_as_python_2_read_it(tree, c
     assert code == 0 and doc["findings"]
 
 
+# neural-motifs' proposal_assignments_rel.py (pre-1.0 PyTorch, Python 2): `async=True` is a keyword argument there,
+# a syntax error in Python 3.7+ where `async` is a keyword
+PY2_ASYNC = (
+    "import numpy as np\n"
+    "import torch\n"
+    "\n"
+    "def proposal_assignments_rel(rpn_rois, gt_boxes, fg_thresh=0.5):\n"
+    "    rois = rpn_rois.data.cpu().numpy()  # async=True in a comment stays as written\n"
+    "    rois = torch.FloatTensor(np.concatenate(rois, 0)).cuda(rpn_rois.get_device(), async=True)\n"
+    "    labels = torch.LongTensor(rois[:, 0]).cuda(\n"
+    "        rpn_rois.get_device(), async=True)\n"
+    "    return rois, labels, 'async=True'\n"
+)
+
+
+def test_async_keyword_argument_python_3_rejects_is_audited_as_python_2_read_it(tree, capsys):
+    (tree / "proposal_assignments_rel.py").write_text(PY2_ASYNC)
+    (tree / "py2_print.py").write_text("x = y.cuda(async=True)\nprint 'done'\n")    # other Python 2 syntax besides
+    (tree / "py37.py").write_text("async = True\nm = m.cuda()\n")      # `async` assigned: not a keyword argument
+    code, doc = audit_json(capsys, str(tree), "--fail-on", "never")
+    errors = _errors_by_path(doc)
+    assert code == 2
+    assert "syntax" in errors["proposal_assignments_rel.py"] and "`async=`" in errors["proposal_assignments_rel.py"]
+    assert "`async=`" not in errors["py2_print.py"] and "`async=`" not in errors["py37.py"]
+    found = {(f["line"], f["symbol"]) for f in doc["findings"] if f["path"] == "proposal_assignments_rel.py"}
+    assert {(6, "cuda"), (7, "cuda")} <= found
+    assert not any(f["path"] in ("py2_print.py", "py37.py") for f in doc["findings"])
+    assert all(f["fix"] == "none" for f in doc["findings"] if f["path"] == "proposal_assignments_rel.py")
+
+
 def test_non_utf8_without_cookie_is_an_error_with_cookie_is_audited(tree, capsys):
     (tree / "latin_bad.py").write_bytes("x = 'caf\xe9'\nm = m.cuda()\n".encode("latin-1"))
     (tree / "latin_ok.py").write_bytes("# -*- coding: latin-1 -*-\nx = 'caf\xe9'\nm = m.cuda()\n".encode("latin-1"))

@@ -9,7 +9,9 @@ from __future__ import annotations
 import ast
 import re
 import bisect
+import io
 import sys
+import tokenize
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -274,6 +276,27 @@ def _flag_reading_lines(tree: ast.Module, lines: list[str], findings: list, rele
         return relevant
     word = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
     return sorted(set(relevant) | {i for i, text in enumerate(lines, 1) if word.search(text)})
+
+
+def _async_keywords_renamed(text: str) -> str | None:
+    """`text` with each `async=` keyword argument (`x.cuda(device, async=True)`) renamed to `asyn_=`, or None when
+    it has none. Found by the tokenizer: `async` after `(` or `,` and before `=`, never in a string or comment."""
+    if "async" not in text:
+        return None
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                  if t.type not in (tokenize.NL, tokenize.COMMENT)]
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    spots = [tok.start for before, tok, after in zip(tokens, tokens[1:], tokens[2:])
+             if tok.type == tokenize.NAME and tok.string == "async" and before.string in ("(", ",")
+             and after.string == "="]
+    if not spots:
+        return None
+    lines = text.splitlines(keepends=True)
+    for row, col in spots:
+        lines[row - 1] = lines[row - 1][:col] + "asyn_" + lines[row - 1][col + 5:]
+    return "".join(lines)
 
 
 def _line_numbers(text: str, offsets: list[int]) -> set[int]:
@@ -679,17 +702,24 @@ class StaticEngine:
         error = FileError(rel, "syntax", exc.msg or "inconsistent use of tabs and spaces in indentation", exc.lineno)
         expanded = "".join(line[:len(line) - len(line.lstrip(" \t"))].expandtabs(8) + line.lstrip(" \t")
                            for line in text.splitlines(keepends=True))
+        return self._as_python2(data, expanded, rel, error, lines,
+                                "; audited with its indentation tabs read as 8 columns (Python 2's reading)")
+
+    def _as_python2(self, data: bytes, readable: str, rel: str, error: FileError, lines: int, reading: str) -> FileResult:
+        """A Python 2 file Python 3 rejects, audited as `readable` (the text with Python 2's reading made explicit),
+        so that its CUDA code is still listed; the file stays an error (Python 3 does not run it, on any backend) and
+        none of its findings is rewritten by `audit fix`. Also used for `async=` keyword arguments
+        (`_async_keywords_renamed`: pre-1.0 PyTorch's `.cuda(async=True)`)."""
         try:
-            ast.parse(expanded, filename=rel)
+            ast.parse(readable, filename=rel)
             data.decode("utf-8")        # the retry reads UTF-8 bytes: a file in another coding stays unread
         except (SyntaxError, ValueError):
             return FileResult(rel, error=error, lines=lines)
-        result = self._analyze(expanded.encode("utf-8"), rel)
+        result = self._analyze(readable.encode("utf-8"), rel)
         if result.error is not None:
             return result
         result.findings = [without_fix(f) for f in result.findings]
-        result.error = replace(error, message=f"{error.message}: Python 3 rejects the file; audited with its "
-                                              "indentation tabs read as 8 columns (Python 2's reading)")
+        result.error = replace(error, message=f"{error.message}: Python 3 rejects the file{reading}")
         return result
 
     def _analyze(self, data: bytes, rel: str) -> FileResult:
@@ -756,6 +786,11 @@ class StaticEngine:
                     lowered_tree = None
                 if lowered_tree is None:
                     result.error = FileError(rel, "syntax", exc.msg or "invalid syntax", exc.lineno)
+                    renamed = _async_keywords_renamed(text)
+                    if renamed is not None:
+                        return self._as_python2(data, renamed, rel, result.error, result.lines,
+                                                " (`async` is a keyword); audited with its `async=` keyword "
+                                                "arguments read as Python 2 did")
                     return result
                 tree, lowered = lowered_tree, True
             except ValueError as exc:

@@ -1920,6 +1920,14 @@ class MatchVisitor(cst.CSTVisitor):
                 self._hit(rule, at, name, value=pattern)
         if declared:
             return     # `set_defaults(fp16=True)`: a keyword argument, which the keyword rules read already
+        if isinstance(default, cst.SimpleString) and isinstance(default.evaluated_value, str) \
+                and self.c.match_string(default.evaluated_value) is None:
+            # `add_argument("--accelerator", default="gpu")`: the default is the keyword `accelerator="gpu"` the
+            # option is passed on as (Lightning's Trainer); device options only, and only a literal no string rule
+            # reports already (`default="cuda"` is NPU003's) (t31c, sgmse's train.py)
+            found = self.c.match_keyword_value(None, name, default.evaluated_value)
+            if found is not None and found[0].category == "device" and _DEVICE_CHOICE_OPTION_RE.fullmatch(name):
+                self._hit(found[0], default, name, value=found[1])
         if isinstance(default, cst.SimpleString):
             # `add_argument("--precision", default="amp")`: a string default is the value a keyword rule with
             # `keyword_values` reads, reported on the default (t22e: open_clip's precision option)
@@ -2280,6 +2288,9 @@ def _tensor_device_type(node: cst.BaseExpression) -> bool:
 _DEVICE_TYPE_OPTION_RE = re.compile(
     r"""\b(?:add_argument|option)\(\s*(?:["']-\w+["']\s*,\s*)?["']--?(?:device|device[_-]type|accelerator|"""
     r"""backend[_-]device|devices)["']""")
+# options whose string default is the device a trainer is built for (`--accelerator gpu`), never a library's
+# own backend option (`--backend gpu`)
+_DEVICE_CHOICE_OPTION_RE = re.compile(r"(?:device|accelerator)(?:_type)?", re.IGNORECASE)
 # calls that declare a command-line option (argparse, click): a default that is on is a setting switched on (t14l)
 _OPTION_MAKERS = frozenset({"add_argument", "option"})
 # text arguments of setuptools' / distutils' `setup(...)` (package metadata shown by an index)
