@@ -57,3 +57,23 @@ def test_a_tensorrt_script_without_an_ascend_target_keeps_its_errors(tmp_path):
                                        "deployment/ncnn/run.sh": "#!/bin/bash\n./ncnn_demo model.param\n"})
     trt = [f for f in found["deployment/python/infer.py"] if f.code in ("NPU474", "NPU475")]
     assert trt and all(f.severity == "error" for f in trt)
+
+
+GSPLAT_PROFILE = """\
+import torch
+from gsplat._helper import load_test_data
+from gsplat.cuda._torch_impl import _isect_offset_encode
+from gsplat.rendering import rasterization
+
+device = torch.device("cpu")
+means, quats, scales, opacities, colors, viewmats, Ks, width, height = load_test_data(device=device)
+renders, alphas, meta = rasterization(means, quats, scales, opacities, colors, viewmats, Ks, width, height)
+offsets = _isect_offset_encode(meta["isect_ids"], 1, meta["tile_width"], meta["tile_height"])
+"""
+
+
+def test_gsplats_pure_pytorch_helpers_are_no_kernels(tmp_path):
+    found = _by_path(tmp_path / "gs", {"profiling/main.py": GSPLAT_PROFILE})["profiling/main.py"]
+    kernels = {f.symbol for f in found if f.code == "NPU416"}
+    assert not any("_helper" in s or "_torch_impl" in s for s in kernels)
+    assert "gsplat.rendering.rasterization" in kernels       # the control: the rasterizer is gsplat's CUDA kernel
