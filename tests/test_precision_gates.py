@@ -594,3 +594,27 @@ def test_an_environment_report_is_info(engine):
     assert found[(9, "NPU002")] == "info" and found[(13, "NPU407")] == "info"
     assert report and set(report.values()) == {"info"}
     assert found[(27, "NPU002")] == "error" and found[(28, "NPU002")] == "error"     # not a report
+
+
+def test_a_device_count_only_shown_in_a_log_line_is_info(engine):
+    # HunyuanWorld-Mirror's Lightning wrapper logs the GPU count at train start
+    src = """\
+        import logging
+
+        import torch
+
+        log = logging.getLogger(__name__)
+
+
+        class Wrapper:
+            def on_train_start(self):
+                log.info(f"Number of GPUs: {torch.cuda.device_count()}")
+                print("CUDA available:", torch.cuda.is_available())
+
+            def configure(self, cfg):
+                cfg.world_size = torch.cuda.device_count()
+                log.info(f"world size {cfg.world_size}")
+        """
+    found = _at(engine, src, rel="training/wrapper.py")
+    assert found[(10, "NPU002")] == "info" and found[(11, "NPU002")] == "info"
+    assert found[(14, "NPU002")] == "error"      # the count is kept: it sizes the run

@@ -45,7 +45,7 @@ from auditor.static.context import relative_cuda_extension
 from auditor.static.backends import _guards_imports, as_info, backends_in_text, default_arm, rank_test
 from auditor.static.flags import _target_key as _flag_name   # `use_cuda` / `self.use_cuda`: one reader
 from auditor.static.astutil import module_nodes as _walk   # (the name the passes below and engine use)
-from auditor.static.astutil import walk_list
+from auditor.static.astutil import MESSAGE_CALLS, walk_list
 
 Region = Span      # (first line, first col, last line, last col), 1-based lines, 0-based cols, end exclusive
 
@@ -1224,13 +1224,33 @@ def _environment_reports(tree: ast.Module) -> list[tuple[Region, str]]:
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         nodes = walk_list(fn)
-        rows = [n for n in nodes if _report_row(n)]
-        lists = {_dotted(n.func.value) for n in rows}
+        rows = [n for n in nodes if isinstance(n, ast.Call) and _report_row(n)]
+        lists = {_dotted(n.func.value) for n in rows if isinstance(n.func, ast.Attribute)}
         acts = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
                    n.func.attr in ("to", "cuda", "set_device", "init_process_group", "load_state_dict") for n in nodes)
         if len(rows) >= 5 and len(lists) == 1 and not acts:
             out.append((node_span(fn, open_end=True), fn.name))
     return out
+
+
+# CUDA queries that answer without CUDA (0, False) instead of raising: shown in a log line they only change the text
+_QUIET_QUERIES = frozenset({"torch.cuda.device_count", "torch.cuda.is_available"})
+_LOG_NOTE = "only shown in a log line: on Ascend it logs 0 / False and nothing else changes"
+
+
+def _lower_logged_queries(findings: list, tree: ast.Module) -> list:
+    """`log.info(f"Number of GPUs: {torch.cuda.device_count()}")`, `print("CUDA:", torch.cuda.is_available())`: a
+    query that does not raise without CUDA, whose value only a message statement shows (HunyuanWorld-Mirror's
+    `on_train_start`), is info; a query whose value is kept or tested keeps its severity."""
+    if not any(f.symbol in _QUIET_QUERIES and f.severity != "info" for f in findings):
+        return findings
+    spans = [node_span(n.value, open_end=True) for n in _walk(tree) if isinstance(n, ast.Expr) and
+             isinstance(n.value, ast.Call) and _dotted(n.value.func).rsplit(".", 1)[-1] in MESSAGE_CALLS]
+    if not spans:
+        return findings
+    regions = [(span, True) for span in spans]
+    return [as_info(f, "log-only", _LOG_NOTE) if f.symbol in _QUIET_QUERIES and f.severity != "info" and
+            _held_by(regions, f) else f for f in findings]
 
 
 def _lower_environment_reports(findings: list, tree: ast.Module) -> list:
@@ -1292,7 +1312,7 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     findings = _lower_library_refusals(_lower_fallback_gates(findings, tree), tree)
     findings = _drop_capability_keys(findings, tree)
     findings = apply_gate_regions(_drop_choiceless_tests(findings, tree), tree)
-    return _lower_environment_reports(findings, tree)
+    return _lower_logged_queries(_lower_environment_reports(findings, tree), tree)
 
 
 def _drop_choiceless_tests(findings: list, tree: ast.Module) -> list:
