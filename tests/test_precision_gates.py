@@ -588,12 +588,23 @@ def test_an_environment_report_is_info(engine):
             rows.append(("seed", cfg.seed))
             torch.cuda.set_device(cfg.local_rank)
             return torch.cuda.device_count()
+
+
+        def make_layers(width):
+            layers = []
+            layers.append(("conv1", torch.nn.Conv2d(3, width, 3)))
+            layers.append(("bn1", torch.nn.BatchNorm2d(width)))
+            layers.append(("relu1", torch.nn.ReLU()))
+            layers.append(("conv2", torch.nn.Conv2d(width, width, 3)))
+            layers.append(("pool", torch.nn.AdaptiveAvgPool2d(torch.cuda.device_count())))
+            return torch.nn.Sequential(dict(layers))
         """
     found = _at(engine, src, rel="dd_core/utils/env_info.py")
     report = {k: v for k, v in found.items() if 9 <= k[0] <= 21}
     assert found[(9, "NPU002")] == "info" and found[(13, "NPU407")] == "info"
     assert report and set(report.values()) == {"info"}
     assert found[(27, "NPU002")] == "error" and found[(28, "NPU002")] == "error"     # not a report
+    assert found[(37, "NPU002")] == "error"      # a model's named layers: rows, but no report
 
 
 def test_a_device_count_only_shown_in_a_log_line_is_info(engine):

@@ -1204,6 +1204,9 @@ _REPORT_NOTE = "in {name}(), which builds an environment report: the CUDA checks
                "the report's lines; nothing runs differently on Ascend"
 
 
+_REPORT_NAME = re.compile(r"(?i)env|info|sys|version|report|diag|platform")
+
+
 def _report_row(node: ast.AST) -> bool:
     """`data.append(("CUDA_HOME", str(CUDA_HOME) + msg))`, `data.append(("GPU " + ids, name))`: a (label, value)
     row appended to a list."""
@@ -1217,11 +1220,12 @@ def _report_row(node: ast.AST) -> bool:
 
 def _environment_reports(tree: ast.Module) -> list[tuple[Region, str]]:
     """Functions that build an environment report (detectron2's `collect_env_info` and its copies, deepdoctection's
-    `pt_info`): at least 5 (label, value) rows appended to one list, and no call that moves or sets up anything
-    (`.to()`, `.cuda()`, `set_device`, `init_process_group`, `load_state_dict`)."""
+    `pt_info`): named for what it reports (`_REPORT_NAME`), at least 5 (label, value) rows appended to one list, and no
+    call that moves or sets up anything (`.to()`, `.cuda()`, `set_device`, `init_process_group`, `load_state_dict`).
+    The name keeps out a model's `layers.append(("conv1", nn.Conv2d(...)))`."""
     out = []
     for fn in _walk(tree):
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _REPORT_NAME.search(fn.name):
             continue
         nodes = walk_list(fn)
         rows = [n for n in nodes if isinstance(n, ast.Call) and _report_row(n)]
