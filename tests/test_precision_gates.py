@@ -518,3 +518,114 @@ def test_a_cuda_marked_test_keeps_its_dtype_hints_without_the_cuda_path_note(eng
     found = _contexts(engine, src, rel="tests/test_forward.py")
     hints = found[(7, "NPU202")] | found[(8, "NPU202")]
     assert hints and all(sev == "info" and ctx != "cuda-path-dtype" for sev, ctx in hints), hints
+
+
+def test_the_probe_under_an_alias_and_a_guarded_probe_helper_gate_their_code(engine):
+    # rllte's notebooks (`import torch as th`), lollms' service helpers (`try: import torch` / `return False`)
+    src = """\
+        import torch as th
+
+
+        def check_torch_cuda():
+            try:
+                import torch
+                return torch.cuda.is_available()
+            except Exception:
+                return False
+
+
+        def check_gpu_and_log():
+            try:
+                import torch
+                print(torch.cuda.is_available())
+                return True
+            except Exception:
+                return False
+
+
+        def load(requested):
+            device = 'cuda' if th.cuda.is_available() else 'cpu'
+            if check_torch_cuda():
+                device = "cuda"
+            if check_gpu_and_log():
+                device = "cuda"
+            return device
+        """
+    found = _at(engine, src, rel="services/ttm/service.py")
+    assert found[(22, "NPU003")] == "warning" and found[(22, "NPU002")] == "error"
+    assert found[(24, "NPU003")] == "warning"
+    assert found[(26, "NPU003")] == "error"      # a helper that does more than answer the probe is no gate
+
+
+def test_an_environment_report_is_info(engine):
+    # detectron2's collect_env_info and its copies (deepdoctection's pt_info): CUDA checks choose report lines
+    src = """\
+        import os
+        import subprocess
+
+        import torch
+        from torch.utils.cpp_extension import CUDA_HOME
+
+
+        def collect_env_info():
+            has_gpu = torch.cuda.is_available()
+            data = []
+            data.append(("PyTorch", torch.__version__))
+            if has_gpu and CUDA_HOME is not None:
+                nvcc = os.path.join(CUDA_HOME, "bin", "nvcc")
+                nvcc = subprocess.check_output(f"'{nvcc}' -V", shell=True)
+                data.append(("CUDA compiler", nvcc))
+            for k in range(torch.cuda.device_count()):
+                data.append(("GPU " + str(k), torch.cuda.get_device_name(k)))
+            data.append(("CUDA_HOME", str(CUDA_HOME) + " - invalid!"))
+            data.append(("TORCH_CUDA_ARCH_LIST", os.environ.get("TORCH_CUDA_ARCH_LIST", "")))
+            return data
+
+
+        def setup(cfg):
+            rows = []
+            rows.append(("device", "cuda"))
+            rows.append(("seed", cfg.seed))
+            torch.cuda.set_device(cfg.local_rank)
+            return torch.cuda.device_count()
+
+
+        def make_layers(width):
+            layers = []
+            layers.append(("conv1", torch.nn.Conv2d(3, width, 3)))
+            layers.append(("bn1", torch.nn.BatchNorm2d(width)))
+            layers.append(("relu1", torch.nn.ReLU()))
+            layers.append(("conv2", torch.nn.Conv2d(width, width, 3)))
+            layers.append(("pool", torch.nn.AdaptiveAvgPool2d(torch.cuda.device_count())))
+            return torch.nn.Sequential(dict(layers))
+        """
+    found = _at(engine, src, rel="dd_core/utils/env_info.py")
+    report = {k: v for k, v in found.items() if 9 <= k[0] <= 21}
+    assert found[(9, "NPU002")] == "info" and found[(13, "NPU407")] == "info"
+    assert report and set(report.values()) == {"info"}
+    assert found[(27, "NPU002")] == "error" and found[(28, "NPU002")] == "error"     # not a report
+    assert found[(37, "NPU002")] == "error"      # a model's named layers: rows, but no report
+
+
+def test_a_device_count_only_shown_in_a_log_line_is_info(engine):
+    # HunyuanWorld-Mirror's Lightning wrapper logs the GPU count at train start
+    src = """\
+        import logging
+
+        import torch
+
+        log = logging.getLogger(__name__)
+
+
+        class Wrapper:
+            def on_train_start(self):
+                log.info(f"Number of GPUs: {torch.cuda.device_count()}")
+                print("CUDA available:", torch.cuda.is_available())
+
+            def configure(self, cfg):
+                cfg.world_size = torch.cuda.device_count()
+                log.info(f"world size {cfg.world_size}")
+        """
+    found = _at(engine, src, rel="training/wrapper.py")
+    assert found[(10, "NPU002")] == "info" and found[(11, "NPU002")] == "info"
+    assert found[(14, "NPU002")] == "error"      # the count is kept: it sizes the run

@@ -68,6 +68,10 @@ _CI_IMAGE_NOTE = "the image of a CUDA CI job (a Dockerfile named for CUDA in the
                  "and never runs on an Ascend host; the port adds an Ascend job; left as is"
 _REGISTRY_NOTE = "one member of a per-backend registry whose Ascend member the project already has ({member} " \
                  "registers into the same registry): on Ascend that member runs; left as is"
+_TARGET_NOTE = "the NVIDIA (TensorRT / PyCUDA) member of a per-target deployment set whose Ascend target the " \
+               "project already has ({target}): left as is"
+# TensorRT, its engine runtime and PyCUDA: an NVIDIA inference deployment's own runtime
+_NVIDIA_RUNTIME_CODES = frozenset({"NPU409", "NPU474", "NPU475"})
 _LIBRARY_CATEGORIES = frozenset({"attention", "kernel", "third_party", "apex"})
 _TWIN_NOTE = "the folder already holds an NPU variant of this file ({twin}): left as is"
 _CUDNN_FAMILY = re.compile(r"^(?:TORCH_)?CUDNN_")
@@ -229,6 +233,21 @@ def per_backend_sibling(path: Path, rel: str, members: ModuleMembers | None = No
         mapped = _dispatched_npu_member(str(parent), parts[i])
         if mapped is not None:                    # `kernels/cuda/` beside `kernels/dlinfer/`, `'ascend': 'dlinfer'`
             return "/".join(parts[:i] + [mapped]) + "/"
+    return None
+
+
+def ascend_target_sibling(path: Path, rel: str) -> str | None:
+    """A folder named for Ascend beside the file's folder or in it (rllte's `deployment/python/infer.py`, a TensorRT
+    demo, beside `deployment/ascend/`, an AscendCL app built from the same ONNX model): the project's own Ascend
+    target of a per-target deployment set; its path, or None."""
+    parts = rel.split("/")
+    for up in (1, 2):
+        if len(parts) <= up or len(path.parents) < up:
+            break
+        folder = path.parents[up - 1]
+        for other in _entries(str(folder)):
+            if (up == 1 or other != parts[-2]) and _name_backends(other) == {"npu"} and (folder / other).is_dir():
+                return "/".join(parts[:len(parts) - up] + [other]) + "/"
     return None
 
 
@@ -599,6 +618,11 @@ def apply_backend_files(results: list, files: Sequence[tuple[Path, str]], projec
             if member is not None:    # only the CUDA library the member wraps: its device lines keep their reading
                 lowered += discount_findings(result, "npu-path", _REGISTRY_NOTE.format(member=member),
                                              lower=lambda f: undiscounted(f) and f.category in _LIBRARY_CATEGORIES)
+            target = ascend_target_sibling(path, result.path) if member is None and \
+                any(f.code in _NVIDIA_RUNTIME_CODES for f in result.findings) else None
+            if target is not None:    # only the TensorRT / PyCUDA lines: the file's torch code keeps its reading
+                lowered += discount_findings(result, "npu-path", _TARGET_NOTE.format(target=target),
+                                             lower=lambda f: undiscounted(f) and f.code in _NVIDIA_RUNTIME_CODES)
             continue
         kind, note = ("platform-class", _SET_NOTE.format(sibling=sibling)) if sibling is not None else \
             ("npu-path", _IMAGE_NOTE.format(image=image)) if image is not None else \

@@ -45,7 +45,7 @@ from auditor.static.context import relative_cuda_extension
 from auditor.static.backends import _guards_imports, as_info, backends_in_text, default_arm, rank_test
 from auditor.static.flags import _target_key as _flag_name   # `use_cuda` / `self.use_cuda`: one reader
 from auditor.static.astutil import module_nodes as _walk   # (the name the passes below and engine use)
-from auditor.static.astutil import walk_list
+from auditor.static.astutil import MESSAGE_CALLS, walk_list
 
 Region = Span      # (first line, first col, last line, last col), 1-based lines, 0-based cols, end exclusive
 
@@ -375,7 +375,7 @@ def cuda_flags(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset())
     """Names every assignment of which is a CUDA test, and that no function takes as a parameter; with `extra`
     (names a CUDA gate imported from another module binds) and the file's own probes and providers
     (`cuda_probes`)."""
-    caps = _capability_names(tree)
+    caps = _capability_names(tree) | _torch_aliases(tree)
     flags = _assigned_flags(tree, set(extra) | caps) | set(extra) | caps
     flags |= cuda_probes(tree, flags)
     flags |= set(method_probes(tree, flags))
@@ -416,6 +416,26 @@ def _capability_names(tree: ast.Module) -> set[str]:
     return out | {name + _COUNT_SUFFIX for name, only in counts.items() if only}
 
 
+def _guarded_probe_body(body: list[ast.stmt]) -> list[ast.stmt]:
+    """`try: import torch; return torch.cuda.is_available()` / `except Exception: return False` (lollms' service
+    helpers `check_torch_cuda()`): the try body past its imports when every handler returns a false value; else
+    `body`."""
+    if not (len(body) == 1 and isinstance(body[0], ast.Try) and body[0].handlers and not body[0].finalbody):
+        return body
+    falsy = all(len(h.body) == 1 and isinstance(h.body[0], ast.Return) and
+                (h.body[0].value is None or isinstance(h.body[0].value, ast.Constant) and not h.body[0].value.value)
+                for h in body[0].handlers)
+    rest = [s for s in body[0].body if not isinstance(s, (ast.Import, ast.ImportFrom))]
+    return rest if falsy and not body[0].orelse else body
+
+
+def _torch_aliases(tree: ast.Module) -> set[str]:
+    """`th.cuda.is_available()` for each `import torch as th` of the file (rllte's notebooks): the probe under
+    another name."""
+    return {f"{a.asname}.cuda.is_available()" for node in ast.walk(tree) if isinstance(node, ast.Import)
+            for a in node.names if a.name == "torch" and a.asname and a.asname != "torch"}
+
+
 def cuda_probes(tree: ast.Module, flags: set[str]) -> set[str]:
     """Top-level functions that answer a CUDA test: `name()` for a probe whose only statement (after a docstring)
     is `return <CUDA test>` (`def real_weights_available(): return CUDA and _ckpt_present(path)`), `name()?` for a
@@ -429,6 +449,7 @@ def cuda_probes(tree: ast.Module, flags: set[str]) -> set[str]:
                 isinstance(fn.body[0].value, ast.Constant) else fn.body
             while body and isinstance(body[0], ast.Global):
                 body = body[1:]
+            body = _guarded_probe_body(body)
             known = flags | out
             if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None and \
                     is_cuda_test(body[0].value, known):
@@ -1179,6 +1200,76 @@ def _lower_library_refusals(findings: list, tree: ast.Module) -> list:
     return out
 
 
+_REPORT_NOTE = "in {name}(), which builds an environment report: the CUDA checks and probes there only choose " \
+               "the report's lines; nothing runs differently on Ascend"
+
+
+_REPORT_NAME = re.compile(r"(?i)env|info|sys|version|report|diag|platform")
+
+
+def _report_row(node: ast.AST) -> bool:
+    """`data.append(("CUDA_HOME", str(CUDA_HOME) + msg))`, `data.append(("GPU " + ids, name))`: a (label, value)
+    row appended to a list."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append" and
+            len(node.args) == 1 and isinstance(node.args[0], ast.Tuple) and len(node.args[0].elts) == 2):
+        return False
+    label = node.args[0].elts[0]
+    label = label.left if isinstance(label, ast.BinOp) and isinstance(label.op, ast.Add) else label
+    return isinstance(label, ast.Constant) and isinstance(label.value, str)
+
+
+def _environment_reports(tree: ast.Module) -> list[tuple[Region, str]]:
+    """Functions that build an environment report (detectron2's `collect_env_info` and its copies, deepdoctection's
+    `pt_info`): named for what it reports (`_REPORT_NAME`), at least 5 (label, value) rows appended to one list, and no
+    call that moves or sets up anything (`.to()`, `.cuda()`, `set_device`, `init_process_group`, `load_state_dict`).
+    The name keeps out a model's `layers.append(("conv1", nn.Conv2d(...)))`."""
+    out = []
+    for fn in _walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _REPORT_NAME.search(fn.name):
+            continue
+        nodes = walk_list(fn)
+        rows = [n for n in nodes if isinstance(n, ast.Call) and _report_row(n)]
+        lists = {_dotted(n.func.value) for n in rows if isinstance(n.func, ast.Attribute)}
+        acts = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+                   n.func.attr in ("to", "cuda", "set_device", "init_process_group", "load_state_dict") for n in nodes)
+        if len(rows) >= 5 and len(lists) == 1 and not acts:
+            out.append((node_span(fn, open_end=True), fn.name))
+    return out
+
+
+# CUDA queries that answer without CUDA (0, False) instead of raising: shown in a log line they only change the text
+_QUIET_QUERIES = frozenset({"torch.cuda.device_count", "torch.cuda.is_available"})
+_LOG_NOTE = "only shown in a log line: on Ascend it logs 0 / False and nothing else changes"
+
+
+def _lower_logged_queries(findings: list, tree: ast.Module) -> list:
+    """`log.info(f"Number of GPUs: {torch.cuda.device_count()}")`, `print("CUDA:", torch.cuda.is_available())`: a
+    query that does not raise without CUDA, whose value only a message statement shows (HunyuanWorld-Mirror's
+    `on_train_start`), is info; a query whose value is kept or tested keeps its severity."""
+    if not any(f.symbol in _QUIET_QUERIES and f.severity != "info" for f in findings):
+        return findings
+    spans = [node_span(n.value, open_end=True) for n in _walk(tree) if isinstance(n, ast.Expr) and
+             isinstance(n.value, ast.Call) and _dotted(n.value.func).rsplit(".", 1)[-1] in MESSAGE_CALLS]
+    if not spans:
+        return findings
+    regions = [(span, True) for span in spans]
+    return [as_info(f, "log-only", _LOG_NOTE) if f.symbol in _QUIET_QUERIES and f.severity != "info" and
+            _held_by(regions, f) else f for f in findings]
+
+
+def _lower_environment_reports(findings: list, tree: ast.Module) -> list:
+    if not any(f.severity != "info" for f in findings):
+        return findings
+    regions = _environment_reports(tree)
+    if not regions:
+        return findings
+    out = []
+    for f in findings:
+        name = _held_by(regions, f) if f.severity != "info" else None
+        out.append(as_info(f, "environment-report", _REPORT_NOTE.format(name=name)) if name else f)
+    return out
+
+
 # the calls that ask whether CUDA is there (valueflow reads an import under one as CUDA-only) and, with them, the
 # probes a file may fake (`torch.cuda.is_available = lambda: True`)
 CUDA_PRESENCE_PROBES = frozenset({"torch.cuda.is_available", "torch.cuda.device_count"})
@@ -1224,7 +1315,8 @@ def apply_gates(findings: list, tree: ast.Module) -> list:
     findings = _drop_mocked_probes(_lower_abstraction_fallbacks(findings, tree), tree)
     findings = _lower_library_refusals(_lower_fallback_gates(findings, tree), tree)
     findings = _drop_capability_keys(findings, tree)
-    return apply_gate_regions(_drop_choiceless_tests(findings, tree), tree)
+    findings = apply_gate_regions(_drop_choiceless_tests(findings, tree), tree)
+    return _lower_logged_queries(_lower_environment_reports(findings, tree), tree)
 
 
 def _drop_choiceless_tests(findings: list, tree: ast.Module) -> list:
