@@ -455,7 +455,7 @@ def test_a_large_file_is_audited_in_bounded_memory(tmp_path):
 
 # -- no silent pass: exit codes --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("flag,value,hint", [("--select", "NPU9", ""), ("--select", "bogus", ""),
+@pytest.mark.parametrize("flag,value,hint", [("--select", "NPU99", ""), ("--select", "bogus", ""),
                                              ("--ignore", "NPU0001", "NPU001"), ("--extend-select", "devce", "device")])
 def test_unknown_selector_exits_2_with_nearest(tree, capsys, flag, value, hint):
     assert main([str(tree), flag, value, "--no-cache"]) == 2
