@@ -432,7 +432,7 @@ def _guarded_probe_body(body: list[ast.stmt]) -> list[ast.stmt]:
 def _torch_aliases(tree: ast.Module) -> set[str]:
     """`th.cuda.is_available()` for each `import torch as th` of the file (rllte's notebooks): the probe under
     another name."""
-    return {f"{a.asname}.cuda.is_available()" for node in ast.walk(tree) if isinstance(node, ast.Import)
+    return {f"{a.asname}.cuda.is_available()" for node in _walk(tree) if isinstance(node, ast.Import)
             for a in node.names if a.name == "torch" and a.asname and a.asname != "torch"}
 
 
