@@ -1221,6 +1221,7 @@ class MatchVisitor(cst.CSTVisitor):
             return
         if isinstance(value, cst.Attribute) and value.attr.value == name_node.value:
             return      # `self.fp16 = config.fp16`: a copy of a setting made elsewhere
+        self._assigned_value(name_node, value)
         # `self.fp8 = LeptoFP8(self.ptq_hook, model, ...)`: the name holds a quantizer object, not a switch (the
         # fp8 choice is where the quantization algorithm is picked); `FP8Config(...)` / `Fp8Recipe(...)` are settings
         holds_object = isinstance(value, cst.Call) and _constructs_object(value)
@@ -1251,6 +1252,17 @@ class MatchVisitor(cst.CSTVisitor):
             if not _switched_off(value, name_node.value) and kw[0].category not in said \
                     and not self._value_says(value, kw[0]):
                 self._hit(kw[0], _first_listed(value, kw[0]) or target, name_node.value, value=kw[1])
+
+    def _assigned_value(self, name: cst.Name, value: cst.BaseExpression) -> None:
+        """`image_name = "mcr.microsoft.com/azureml/bert:...-cuda10.0-..."` later passed as `custom_docker_image=
+        image_name`, `def deploy(instance_type="ml.g5.xlarge")`: a literal bound to a name that an `assigned_values`
+        rule's `name=value` pattern (no callee) reads is that setting, as the keyword argument would be (t32b)."""
+        literal = _literal_text(value)
+        if literal is None or self._in_message:
+            return
+        kv = self.c.match_keyword_value(None, name.value, literal)
+        if kv is not None and kv[0].extra.get("assigned_values"):
+            self._hit(kv[0], name, f"{name.value}={literal}", value=kv[1])
 
     def _claim_key(self, key: cst.SimpleString | None) -> None:
         """`{"nvcc": [...]}`, `args["nvcc"] = flags`: a key that a `keyword_key` rule names is that setting's slot

@@ -1,0 +1,56 @@
+"""t32b (issue 15, session 32; project test55 and the project dev splits): settings held in variables, parameter
+defaults and dict entries (NPU903 / NPU051), and the project-file families of t31d's Left list."""
+from __future__ import annotations
+
+from auditor.rules import load_rules
+from auditor.static import StaticEngine
+
+_ENGINE = StaticEngine(load_rules())
+
+
+def _lines(src: bytes, code: str) -> set[int]:
+    return {f.line for f in _ENGINE.analyze_bytes(src, "submit.py").findings if f.code == code}
+
+
+_AZUREML_IMAGE = b'''from azureml.core import Experiment, Workspace
+from azureml.train.dnn import PyTorch
+
+ws = Workspace.from_config()
+image_name = 'mcr.microsoft.com/azureml/bert:pretrain-openmpi3.1.2-cuda10.0-cudnn7-ubuntu16.04'
+estimator = PyTorch(source_directory='../../',
+                    compute_target=gpu_compute_target,
+                    entry_script='train.py',
+                    custom_docker_image=image_name,
+                    node_count=2,
+                    distributed_backend='mpi')
+cpu_image_name = 'mcr.microsoft.com/azureml/openmpi4.1.0-ubuntu22.04:latest'
+plot_image = 'figures/cuda_speedup.png'
+print("image_name=" + image_name)
+'''
+
+
+def test_cuda_image_held_in_a_variable():
+    assert _lines(_AZUREML_IMAGE, "NPU903") == {5}
+
+
+_SAGEMAKER_DEFAULTS = b'''import sagemaker
+from sagemaker.huggingface import HuggingFace
+
+
+def train(entry_point, instance_type="ml.p3.16xlarge", instance_count=1):
+    estimator = HuggingFace(entry_point=entry_point, instance_type=instance_type, instance_count=instance_count,
+                            role=sagemaker.get_execution_role(), transformers_version="4.26", pytorch_version="1.13")
+    estimator.fit()
+
+
+def preprocess(instance_type="ml.m5.xlarge"):
+    return instance_type
+
+
+DISTRIBUTED_CONFIG = {"instance_type": "ml.p4d.24xlarge", "instance_count": 2}
+CPU_CONFIG = {"instance_type": "ml.c5.2xlarge", "instance_count": 1}
+'''
+
+
+def test_sagemaker_sizes_in_defaults_and_dict_entries():
+    assert _lines(_SAGEMAKER_DEFAULTS, "NPU051") == {5, 15}
