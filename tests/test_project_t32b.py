@@ -54,3 +54,26 @@ CPU_CONFIG = {"instance_type": "ml.c5.2xlarge", "instance_count": 1}
 
 def test_sagemaker_sizes_in_defaults_and_dict_entries():
     assert _lines(_SAGEMAKER_DEFAULTS, "NPU051") == {5, 15}
+
+
+def test_submitit_slurm_partition_key_and_gpu_partition_interpolation():
+    from static_snippets import codes_by_line
+    config = """\
+        scenarios:
+          cld:
+            checkpoint: "experiments/pyg-cld-v1/checkpoints/checkpoint-100000.pth"
+            resources:
+              eval_mem_mb: 4000
+              runtime: "2h"
+              slurm_partition: "${project.gpu_partition}"
+          cld_cpu:
+            resources:
+              slurm_partition: "${project.cpu_partition}"
+          clic:
+            resources:
+              slurm_partition: "main"
+        launcher:
+          slurm_partition: gpu-a100
+        """
+    found = codes_by_line(_ENGINE, config, "validation.yaml")
+    assert {line for line, codes in found.items() if "NPU028" in codes} == {7, 15}
