@@ -77,3 +77,18 @@ def test_submitit_slurm_partition_key_and_gpu_partition_interpolation():
         """
     found = codes_by_line(_ENGINE, config, "validation.yaml")
     assert {line for line, codes in found.items() if "NPU028" in codes} == {7, 15}
+
+
+def test_setup_py_build_of_a_cloned_kernel_folder():
+    from static_snippets import codes_by_line
+    docker = """\
+        FROM python:3.10-slim
+        RUN apt-get install -y mpich
+        RUN git clone -b determined https://github.com/determined-ai/gpt-neox.git
+        RUN python gpt-neox/megatron/fused_kernels/setup.py install
+        RUN pip install -r gpt-neox/requirements/requirements.txt
+        RUN git clone https://github.com/psf/requests.git && python requests/setup.py install
+        """
+    found = codes_by_line(_ENGINE, docker, "dockerfile")
+    assert "NPU360" in found.get(4, set())
+    assert not found.get(6)
