@@ -92,3 +92,19 @@ def test_setup_py_build_of_a_cloned_kernel_folder():
     found = codes_by_line(_ENGINE, docker, "dockerfile")
     assert "NPU360" in found.get(4, set())
     assert not found.get(6)
+
+
+_NVIDIA_SMI_PRINTED = b'''import logging
+import subprocess
+from subprocess import check_output
+
+logger = logging.getLogger(__name__)
+print(subprocess.check_output("nvidia-smi", encoding="utf-8"))
+logger.info("GPUs: %s", check_output(["nvidia-smi", "-L"], text=True))
+print("run nvidia-smi to see the GPUs")
+logger.warning(f"nvidia-smi not found: {subprocess.CalledProcessError}")
+'''
+
+
+def test_nvidia_smi_run_inside_a_print_not_its_mention():
+    assert _lines(_NVIDIA_SMI_PRINTED, "NPU407") == {6, 7}

@@ -15,6 +15,7 @@ from auditor.static.context import (_MODULE_IMPORTERS, _MODULE_NAME, HOLE, JIT_B
                                     MAX_FOLDED, FileContext, dataclass_fields, params_fed_to_backend_switches)
 from auditor.static.cstwalk import children, walk
 from auditor.static.dtype_requirements import guard_kind, required_dtype_nodes
+from auditor.static.flags import RUNS_COMMAND
 
 # Calls whose string arguments are messages for humans, never device or backend values.
 _MESSAGE_FUNCS = re.compile(
@@ -1794,6 +1795,10 @@ class MatchVisitor(cst.CSTVisitor):
             # inside a message is that callee's parameter, code that runs, not text for humans (t14l)
             saved = self._in_message
             if saved and not message and arg.keyword is not None and arg.keyword.value not in _MESSAGE_KEYWORDS:
+                self._in_message = 0
+            # `print(subprocess.check_output("nvidia-smi", encoding="utf-8"))`: the command of a call that runs it
+            # inside a message runs, it is not text (t32b, a notebook's first cell)
+            if saved and arg.keyword is None and RUNS_COMMAND.match(self._qual(func) or ""):
                 self._in_message = 0
             if text:
                 self._in_message += 1
