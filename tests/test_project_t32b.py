@@ -108,3 +108,37 @@ logger.warning(f"nvidia-smi not found: {subprocess.CalledProcessError}")
 
 def test_nvidia_smi_run_inside_a_print_not_its_mention():
     assert _lines(_NVIDIA_SMI_PRINTED, "NPU407") == {6, 7}
+
+
+_KATIB_TRIAL = b'''from kubeflow.katib import KatibClient, V1beta1TrialTemplate
+
+trial_spec = {
+    "apiVersion": "batch/v1",
+    "kind": "Job",
+    "spec": {
+        "template": {
+            "spec": {
+                "containers": [
+                    {
+                        "name": "training-container",
+                        "image": "docker.io/kubeflowkatib/darts-cnn-cifar10:v0.13.0",
+                        # Training container requires 1 GPU.
+                        "resources": {
+                            "limits": {
+                                "nvidia.com/gpu": 1
+                            }
+                        }
+                    }
+                ],
+                "restartPolicy": "Never"
+            }
+        }
+    }
+}
+cpu_spec = {"resources": {"limits": {"cpu": "4", "memory": "8Gi"}}}
+print("requests nvidia.com/gpu")
+'''
+
+
+def test_kubernetes_gpu_resource_in_a_python_pod_spec():
+    assert _lines(_KATIB_TRIAL, "NPU051") == {16}
