@@ -142,3 +142,29 @@ print("requests nvidia.com/gpu")
 
 def test_kubernetes_gpu_resource_in_a_python_pod_spec():
     assert _lines(_KATIB_TRIAL, "NPU051") == {16}
+
+
+def test_explicit_kernel_instantiations_hold_the_cu_file_line():
+    from auditor.project.cuda_source import inventory
+    source = """\
+#include <sys/time.h>
+#include <cuda_runtime.h>
+#include <curand.h>
+#include "src/acc/acc_ml_optimiser.h"
+#include "src/acc/acc_backprojector_impl.h"
+
+// the explicit instantiations of the kernels the header templates define
+template __global__ void CudaKernels::cuda_kernel_translate2D<XFLOAT>(XFLOAT *,
+    XFLOAT *, int, int, int, int, int);
+template __global__ void CudaKernels::cuda_kernel_multi<XFLOAT, 4>(XFLOAT *, XFLOAT, int);
+"""
+    found = inventory(source)
+    assert found["first_kernel_line"] == 8
+    assert found["kernels"] == ["cuda_kernel_translate2D", "cuda_kernel_multi"]
+    host_only = """\
+#include <cuda_runtime.h>
+// template __global__ void k<float>(float *);  (commented out)
+void run() { cudaEventCreate(&start); }
+"""
+    assert inventory(host_only)["kernels"] == []
+    assert inventory(host_only)["first_kernel_line"] == 1
