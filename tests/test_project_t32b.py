@@ -168,3 +168,25 @@ void run() { cudaEventCreate(&start); }
 """
     assert inventory(host_only)["kernels"] == []
     assert inventory(host_only)["first_kernel_line"] == 1
+
+
+_TSNE = b'''import numpy as np
+import matplotlib.pyplot as plt
+
+from sklearn.manifold import TSNE as HostTSNE
+from tsnecuda import TSNE
+
+
+def plot_embedding(features, labels, out):
+    embedding = TSNE(n_components=2, perplexity=30, learning_rate=10).fit_transform(features)
+    plt.scatter(embedding[:, 0], embedding[:, 1], c=labels, s=1)
+    plt.savefig(out)
+
+
+def plot_small(features, out):
+    return HostTSNE(n_components=2).fit_transform(features)
+'''
+
+
+def test_tsnecuda_import_not_sklearn():
+    assert _lines(_TSNE, "NPU422") == {5, 9}
