@@ -190,3 +190,33 @@ def plot_small(features, out):
 
 def test_tsnecuda_import_not_sklearn():
     assert _lines(_TSNE, "NPU422") == {5, 9}
+
+
+_CUDA_SETUP = """\
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+
+setup(
+    name='chamfer3D',
+    ext_modules=[CUDAExtension('chamfer3D', ['chamfer_cuda.cpp', 'chamfer3D.cu'])],
+    cmdclass={'build_ext': BuildExtension})
+"""
+
+
+def test_setup_py_of_a_folder_under_a_cuda_folder_is_a_local_build(tmp_path):
+    from pathlib import Path
+
+    from auditor.runner import run_static
+
+    for folder in ("assets/cuda/chamfer3D", "assets/cuda/plain"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "assets/cuda/chamfer3D/setup.py").write_text(_CUDA_SETUP)
+    (tmp_path / "assets/cuda/plain/setup.py").write_text("from setuptools import setup\nsetup(name='plain')\n")
+    (tmp_path / "install.sh").write_text(
+        "#!/bin/bash\n"
+        "python assets/cuda/chamfer3D/setup.py install\n"
+        "pip install assets/cuda/chamfer3D\n"
+        "python assets/cuda/plain/setup.py install\n")
+    run = run_static([tmp_path], jobs=1)
+    got = {(f.line, f.code) for r in run.results if Path(r.path).name == "install.sh" for f in r.findings}
+    assert got == {(2, "NPU370"), (3, "NPU370")}, got
