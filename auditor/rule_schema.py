@@ -114,6 +114,9 @@ RULE_SCHEMA: dict[str, Any] = {
             # keyword `name=value` rules: also a string key of a dict built in code with that literal value
             # (`{"quant_algo": "FP8"}`, t14k)
             "dict_entries": {"type": "boolean"},
+            # keyword `name=value` rules: also a literal assigned to a variable of that name or a parameter's literal
+            # default (`image_name = "...cuda10.0..."`, `def deploy(instance_type="ml.g5.xlarge")`, t32b)
+            "assigned_values": {"type": "boolean"},
             # string rules: only a literal inside a comparison (`"nvidia" in device_name`, t14l)
             "compared_only": {"type": "boolean"},
             # only in a file that imports one of these modules (`ctypes.CDLL("ssd/libflattenconcat.so")` beside

@@ -10,7 +10,9 @@ from collections import Counter
 # comments, string and character literals (with escapes): replaced by spaces, newlines kept
 _NOISE_RE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 _BOUNDS_RE = re.compile(r"\b__launch_bounds__\s*\([^)]*\)")
-KERNEL_RE = re.compile(r"\b__global__\b[\s\w:<>,*&]*?\b(\w+)\s*\(")
+# also an explicit instantiation, whose name carries its template arguments (relion's `template __global__ void
+# CudaKernels::cuda_kernel_translate2D<XFLOAT>(XFLOAT *, ...)`, t32b)
+KERNEL_RE = re.compile(r"\b__global__\b[\s\w:<>,*&]*?\b(\w+)\s*(?:<[\w\s:,*&<>]*>\s*)?\(")
 _LAUNCH_RE = re.compile(r"<<<")
 # `#include <cuda.h>`, `<cuda_runtime_api.h>`, `<cublas_v2.h>`, a `.cuh` header or another `.cu` file (the
 # instantiation files of flash-attention): where a file without a `__global__` kernel shows it is CUDA code

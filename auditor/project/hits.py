@@ -102,6 +102,8 @@ class ProjectMatchers:
                     name = pattern                             # a distribution name (not torch+cu*, apt:, index:)
                 else:
                     continue
+                if name in _FOLDER_WORDS:
+                    continue
                 trees.setdefault(re.sub(r"[-_.]+", "", name), (pattern, rule))
             self._trees = trees
         return trees
@@ -132,6 +134,11 @@ class ProjectMatchers:
                     k.match(path) and v.match(low) for k, v in self.setting_except.get(rule.code, ())):
                 return rule
         return None
+
+
+# distribution names that are also the name of a project's own source folder (`assets/cuda/chamfer3D`, `ops/cuda`):
+# such a folder is no clone of that distribution (conda's `cuda` metapackage), t32b
+_FOLDER_WORDS = frozenset({"cuda"})
 
 
 def _key_regex(key: str) -> re.Pattern:

@@ -1543,7 +1543,9 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         elif words[1:4] == ["-m", "uv", "pip"]:          # `python3.10 -m uv pip install ...`
             _pip(col, m, pos, words[4:], nodes[4:], source_tree)
         elif len(words) > 2 and words[1].endswith("setup.py") and words[2] in _SETUP_BUILDS:
-            _builds(col, source_tree, pos, nodes[0])
+            # `python gpt-neox/megatron/fused_kernels/setup.py install`: a build of the setup.py's own folder (t32b)
+            folder = words[1].rpartition("/")[0] if words[1].endswith("/setup.py") else "."
+            _builds(col, source_tree, pos, nodes[0], folder or "/")
         if len(words) > 3 and words[1].endswith("setup.py") and "easy_install" in words[2:-1]:
             # `python setup.py develop easy_install streamdiffusion[tensorrt]`: setuptools' easy_install command
             # installs the requirements after it, as pip would (t15v, StreamDiffusion's Dockerfile)

@@ -88,7 +88,7 @@ def derived_flag_findings(tree: ast.Module, findings: list[Finding]) -> list[Fin
 
 
 # Calls that run a command line: a path or name held in a variable runs where it is passed to one of these
-_RUNS_COMMAND = re.compile(r"^(?:subprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|"
+RUNS_COMMAND = re.compile(r"^(?:subprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|"
                            r"os\.(?:system|popen|exec\w*|spawn\w*)|asyncio\.create_subprocess_(?:exec|shell))$")
 _TOOL_RULES = frozenset({"nvidia-cli-tool"})
 
@@ -214,7 +214,7 @@ def _command_copies(commands, findings: list[Finding]) -> list[Finding]:
             if not isinstance(node, ast.Call) or node.lineno <= def_line:
                 continue
             name = ast_dotted(node.func)
-            if name is None or not _RUNS_COMMAND.match(name):
+            if name is None or not RUNS_COMMAND.match(name):
                 continue
             if not any(isinstance(n, ast.Name) and n.id == key for arg in [*node.args, *node.keywords]
                        for n in walk_list(arg)):

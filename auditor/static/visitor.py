@@ -15,6 +15,7 @@ from auditor.static.context import (_MODULE_IMPORTERS, _MODULE_NAME, HOLE, JIT_B
                                     MAX_FOLDED, FileContext, dataclass_fields, params_fed_to_backend_switches)
 from auditor.static.cstwalk import children, walk
 from auditor.static.dtype_requirements import guard_kind, required_dtype_nodes
+from auditor.static.flags import RUNS_COMMAND
 
 # Calls whose string arguments are messages for humans, never device or backend values.
 _MESSAGE_FUNCS = re.compile(
@@ -1221,6 +1222,7 @@ class MatchVisitor(cst.CSTVisitor):
             return
         if isinstance(value, cst.Attribute) and value.attr.value == name_node.value:
             return      # `self.fp16 = config.fp16`: a copy of a setting made elsewhere
+        self._assigned_value(name_node, value)
         # `self.fp8 = LeptoFP8(self.ptq_hook, model, ...)`: the name holds a quantizer object, not a switch (the
         # fp8 choice is where the quantization algorithm is picked); `FP8Config(...)` / `Fp8Recipe(...)` are settings
         holds_object = isinstance(value, cst.Call) and _constructs_object(value)
@@ -1251,6 +1253,17 @@ class MatchVisitor(cst.CSTVisitor):
             if not _switched_off(value, name_node.value) and kw[0].category not in said \
                     and not self._value_says(value, kw[0]):
                 self._hit(kw[0], _first_listed(value, kw[0]) or target, name_node.value, value=kw[1])
+
+    def _assigned_value(self, name: cst.Name, value: cst.BaseExpression) -> None:
+        """`image_name = "mcr.microsoft.com/azureml/bert:...-cuda10.0-..."` later passed as `custom_docker_image=
+        image_name`, `def deploy(instance_type="ml.g5.xlarge")`: a literal bound to a name that an `assigned_values`
+        rule's `name=value` pattern (no callee) reads is that setting, as the keyword argument would be (t32b)."""
+        literal = _literal_text(value)
+        if literal is None or self._in_message:
+            return
+        kv = self.c.match_keyword_value(None, name.value, literal)
+        if kv is not None and kv[0].extra.get("assigned_values"):
+            self._hit(kv[0], name, f"{name.value}={literal}", value=kv[1])
 
     def _claim_key(self, key: cst.SimpleString | None) -> None:
         """`{"nvcc": [...]}`, `args["nvcc"] = flags`: a key that a `keyword_key` rule names is that setting's slot
@@ -1782,6 +1795,10 @@ class MatchVisitor(cst.CSTVisitor):
             # inside a message is that callee's parameter, code that runs, not text for humans (t14l)
             saved = self._in_message
             if saved and not message and arg.keyword is not None and arg.keyword.value not in _MESSAGE_KEYWORDS:
+                self._in_message = 0
+            # `print(subprocess.check_output("nvidia-smi", encoding="utf-8"))`: the command of a call that runs it
+            # inside a message runs, it is not text (t32b, a notebook's first cell)
+            if saved and arg.keyword is None and RUNS_COMMAND.match(self._qual(func) or ""):
                 self._in_message = 0
             if text:
                 self._in_message += 1
