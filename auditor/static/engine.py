@@ -1010,6 +1010,8 @@ class StaticEngine:
         for local, decorators in ctx.decorated.items():
             if c.match_launch(decorators) is not None:
                 triggers.add(local)   # `kernel[grid](...)` lines name no rule word
+        # CuPy / PyCUDA kernel objects, modules and loaders (`add_kernel((5,), (5,), args)`, `f = load_kernel(...)`)
+        triggers.update(ctx.kernel_objects, ctx.kernel_attrs, ctx.kernel_loaders)
         for local, values in ctx.constants.items():
             if any(c.match_string(v) or c.match_env(v) for v in values):
                 triggers.add(local)
