@@ -171,3 +171,84 @@ def test_pycuda_module_on_self():
     lines = _lines(PYCUDA_SELF, "NPU376")
     assert {8, 11, 14} <= lines            # SourceModule, the kernels taken out of it
     assert 15 not in lines                 # `func(...)`: the file binds `func` twice (a loop variable too): left
+
+
+# torch-ngp's CUDA extensions as stable-dreamfusion / ProlificDreamer's renderer and encoding modules use them
+TORCH_NGP = b"""import torch
+import torch.nn as nn
+
+import raymarching
+
+
+def get_encoder(encoding, input_dim=3, multires=6, num_levels=16, level_dim=2, log2_hashmap_size=19, **kwargs):
+    if encoding == 'None':
+        return lambda x, **kwargs: x, input_dim
+    elif encoding == 'frequency_torch':
+        encoder = nn.Identity()
+    elif encoding == 'frequency':
+        from freqencoder import FreqEncoder
+        encoder = FreqEncoder(input_dim=input_dim, degree=multires)
+    elif encoding == 'hashgrid':
+        from gridencoder import GridEncoder
+        encoder = GridEncoder(input_dim=input_dim, num_levels=num_levels, level_dim=level_dim,
+                              log2_hashmap_size=log2_hashmap_size, gridtype='hash', align_corners=False)
+    return encoder, encoder.output_dim
+
+
+class NeRFRenderer(nn.Module):
+    def run_cuda(self, rays_o, rays_d, bound):
+        nears, fars = raymarching.near_far_from_aabb(rays_o, rays_d, self.aabb_train, self.min_near)
+        xyzs, dirs, ts, rays = raymarching.march_rays_train(rays_o, rays_d, bound, self.density_bitfield,
+                                                            self.cascade, self.grid_size, nears, fars)
+        return xyzs
+"""
+
+# the same encoders through the project's own copy, imported relatively (DreamWaltz's core/nerf/encoder.py)
+TORCH_NGP_RELATIVE = b"""def get_encoder(encoding, input_dim=3, degree=4, **kwargs):
+    if encoding == 'sphere_harmonics':
+        from .shencoder import SHEncoder
+        encoder = SHEncoder(input_dim=input_dim, degree=degree)
+    elif encoding == 'hashgrid':
+        from .gridencoder import GridEncoder
+        encoder = GridEncoder(input_dim=input_dim)
+    return encoder
+"""
+
+# pytorch3d's Python ray marcher and K-Planes' own `raymarching` package: not torch-ngp's extension
+PYTHON_RAYMARCHERS = b"""from pytorch3d.renderer.implicit.raymarching import EmissionAbsorptionRaymarcher
+from ..raymarching.raymarching import RayMarcher
+
+
+def build():
+    return EmissionAbsorptionRaymarcher(), RayMarcher()
+"""
+
+
+def test_torch_ngp_extensions():
+    found = _found(TORCH_NGP)
+    assert {4, 13, 14, 16, 17, 24, 25} <= _lines(TORCH_NGP, "NPU878")
+    assert found[(24, "NPU878")] == "kernel"
+    assert not {5, 9, 11} & _lines(TORCH_NGP, "NPU878")
+    assert {3, 4, 6, 7} <= _lines(TORCH_NGP_RELATIVE, "NPU878")
+    assert not _lines(PYTHON_RAYMARCHERS, "NPU878")
+
+
+# Point Transformer's layers (lib/pointops/functions/pointops.py wraps the CUDAExtension pointops_cuda)
+POINTOPS = b"""import torch
+import torch.nn as nn
+
+from lib.pointops.functions import pointops
+
+
+class PointTransformerLayer(nn.Module):
+    def forward(self, pxo) -> torch.Tensor:
+        p, x, o = pxo
+        x_q, x_k, x_v = self.linear_q(x), self.linear_k(x), self.linear_v(x)
+        x_k = pointops.queryandgroup(self.nsample, p, p, x_k, None, o, o, use_xyz=True)
+        x_v = pointops.queryandgroup(self.nsample, p, p, x_v, None, o, o, use_xyz=False)
+        return x_k, x_v
+"""
+
+
+def test_pointops():
+    assert _lines(POINTOPS, "NPU878") == {4, 11, 12}
