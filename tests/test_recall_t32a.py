@@ -170,7 +170,8 @@ class PDMAsyncProcess(object):
 def test_pycuda_module_on_self():
     lines = _lines(PYCUDA_SELF, "NPU376")
     assert {8, 11, 14} <= lines            # SourceModule, the kernels taken out of it
-    assert 15 not in lines                 # `func(...)`: the file binds `func` twice (a loop variable too): left
+    assert _found(PYCUDA_SELF)[(15, "NPU376")] == "kernel"   # `func(...)`: `run` binds `func` only to the kernel
+    assert 10 not in lines                 # the other function's loop variable `func`
 
 
 # torch-ngp's CUDA extensions as stable-dreamfusion / ProlificDreamer's renderer and encoding modules use them
@@ -252,3 +253,76 @@ class PointTransformerLayer(nn.Module):
 
 def test_pointops():
     assert _lines(POINTOPS, "NPU878") == {4, 11, 12}
+
+
+# involution's / SAN's CuPy ops (lead decision 46): each forward / backward binds `f = load_kernel(...)` again, and
+# another function's `f` is something else
+INVOLUTION = b"""from collections import namedtuple
+from string import Template
+
+import cupy
+import torch
+from torch.autograd import Function
+
+Stream = namedtuple('Stream', ['ptr'])
+CUDA_NUM_THREADS = 1024
+
+
+@cupy._util.memoize(for_each_device=True)
+def load_kernel(kernel_name, code, **kwargs):
+    code = Template(code).substitute(**kwargs)
+    kernel_code = cupy.cuda.compile_with_cache(code)
+    return kernel_code.get_function(kernel_name)
+
+
+def GET_BLOCKS(N):
+    return (N + CUDA_NUM_THREADS - 1) // CUDA_NUM_THREADS
+
+
+class _involution(Function):
+    @staticmethod
+    def forward(ctx, input, weight):
+        output = input.new(input.size())
+        n = output.numel()
+        with torch.cuda.device_of(input):
+            f = load_kernel('involution_forward_kernel', _involution_kernel, Dtype='float', nthreads=n)
+            f(block=(CUDA_NUM_THREADS, 1, 1),
+              grid=(GET_BLOCKS(n), 1, 1),
+              args=[input.data_ptr(), weight.data_ptr(), output.data_ptr()],
+              stream=Stream(ptr=torch.cuda.current_stream().cuda_stream))
+        return output
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, weight = ctx.saved_tensors
+        grad_input = grad_weight = None
+        with torch.cuda.device_of(input):
+            if ctx.needs_input_grad[0]:
+                grad_input = input.new(input.size())
+                f = load_kernel('involution_backward_grad_input_kernel', _involution_kernel_backward_grad_input)
+                f(block=(CUDA_NUM_THREADS, 1, 1), grid=(GET_BLOCKS(grad_input.numel()), 1, 1),
+                  args=[grad_output.data_ptr(), weight.data_ptr(), grad_input.data_ptr()])
+            if ctx.needs_input_grad[1]:
+                grad_weight = weight.new(weight.size())
+                f = load_kernel('involution_backward_grad_weight_kernel', _involution_kernel_backward_grad_weight)
+                f(block=(CUDA_NUM_THREADS, 1, 1), grid=(GET_BLOCKS(grad_weight.numel()), 1, 1),
+                  args=[grad_output.data_ptr(), input.data_ptr(), grad_weight.data_ptr()])
+        return grad_input, grad_weight
+
+
+def apply_all(fs, x):
+    for f in fs:
+        x = f(x)
+    return x
+
+
+def _pair(x):
+    f = lambda v: (v, v)
+    return f(x)
+"""
+
+
+def test_involution_launches_in_each_function():
+    lines = _lines(INVOLUTION, "NPU374")
+    assert {29, 30, 43, 44, 48, 49} <= lines     # each loader call and each launch
+    assert not {55, 61} & lines                  # a loop variable, a lambda: other functions' `f`

@@ -90,6 +90,13 @@ class FileContext:
     kernel_objects: dict[str, tuple[str, str]] = field(default_factory=dict)
     kernel_attrs: dict[str, tuple[str, str]] = field(default_factory=dict)
     kernel_loaders: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # a function's local name that every assignment in it binds to one (`f = load_kernel(...)` in each forward /
+    # backward of involution's and SAN's CuPy ops): name -> [(first line, last line of the function, (kind, builder))]
+    kernel_locals: dict[str, list[tuple[int, int, tuple[str, str]]]] = field(default_factory=dict)
+
+    def kernel_local_at(self, name: str, line: int) -> bool:
+        """Whether `name` at `line` is a function's local kernel object (kernel_locals)."""
+        return any(first <= line <= last for first, last, _ in self.kernel_locals.get(name, ()))
     self_instances: dict[str, str] = field(default_factory=dict)
     # candidates read by build_context, kept or dropped by adopt_local_refs: (name, qualified name, kind), kind
     # "alias" (`c = torch.cuda` inside a function), "self_alias" (`self.mod = torch.cuda`), "instance" or
@@ -601,12 +608,13 @@ KERNEL_MODULE_BUILDERS = frozenset({"cupy.RawModule", "cupy.cuda.compile_with_ca
                                     "pycuda.compiler.SourceModule", "pycuda.compiler.DynamicSourceModule"})
 
 
-def kernel_object_made(ctx: FileContext, expr: ast.AST) -> tuple[str, str] | None:
+def kernel_object_made(ctx: FileContext, expr: ast.AST,
+                       local: dict[str, tuple[str, str]] | None = None) -> tuple[str, str] | None:
     """(kind, builder) of what `expr` holds when it is a CuPy / PyCUDA kernel object or compiled module: a builder's
     call, `.get_function(...)` of a module, a call of a loader (a function of the file that returns one), or a
     module-level name / `self.` attribute bound to one."""
     if isinstance(expr, ast.Name):
-        return ctx.kernel_objects.get(expr.id)
+        return ctx.kernel_objects.get(expr.id) or (local or {}).get(expr.id)
     if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
         return ctx.kernel_attrs.get(expr.attr)
     if not isinstance(expr, ast.Call):
@@ -619,7 +627,7 @@ def kernel_object_made(ctx: FileContext, expr: ast.AST) -> tuple[str, str] | Non
     if qual in KERNEL_MODULE_BUILDERS:
         return "module", qual
     if isinstance(func, ast.Attribute) and func.attr in ("get_function", "prepare"):
-        made = kernel_object_made(ctx, func.value)      # `mod.get_function("k")`, PyCUDA's `f.prepare("PPi")`
+        made = kernel_object_made(ctx, func.value, local)   # `mod.get_function("k")`, PyCUDA's `f.prepare("PPi")`
         if made is not None and (made[0] == "module") == (func.attr == "get_function"):
             return "kernel", made[1]
     if isinstance(func, ast.Name) and func.id not in ctx.aliases:
@@ -657,6 +665,39 @@ def _bind_kernel_objects(ctx: FileContext, tree: ast.Module) -> None:
                 ctx.kernel_attrs.setdefault(target.attr, made)
         if len(ctx.kernel_objects) + len(ctx.kernel_attrs) + len(ctx.kernel_loaders) == before:
             break
+    for fn in defs:
+        _bind_kernel_locals(ctx, fn)
+
+
+def _bind_kernel_locals(ctx: FileContext, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+    """ctx.kernel_locals of one function: the names its own statements (not a nested def's) assign, every time, a
+    kernel object or module (kernel_object_made), that are not its parameters; the file's names bound once are in
+    kernel_objects already."""
+    params = {a.arg for a in walk_list(fn.args) if isinstance(a, ast.arg)}
+    assigns: list[tuple[str, ast.expr]] = []
+    others: list[str] = []
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            assigns.append((node.targets[0].id, node.value))
+            stack.append(node.value)
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            others.append(node.id)          # a loop, `with`, unpacking or augmented target: another value
+        stack.extend(ast.iter_child_nodes(node))
+    local: dict[str, tuple[str, str]] = {}
+    for _ in range(2):                      # the second round reads names the first found (`mod.get_function`)
+        bindings: dict[str, list[tuple[str, str] | None]] = {}
+        for name, value in assigns:
+            bindings.setdefault(name, []).append(kernel_object_made(ctx, value, local))
+        local = {name: made[0] for name, made in bindings.items()
+                 if made[0] is not None and made.count(made[0]) == len(made) and name not in others
+                 and name not in params and name not in ctx.kernel_objects}
+    for name, made in local.items():
+        ctx.kernel_locals.setdefault(name, []).append((fn.lineno, fn.end_lineno or fn.lineno, made))
 
 
 MMCV_EXT_LOADER = "mmcv.utils.ext_loader"

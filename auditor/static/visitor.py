@@ -148,6 +148,9 @@ class RawHit:
     # an environment variable read inside a message (`print(f"... {os.environ['CUDA_VISIBLE_DEVICES']}")`): it runs,
     # but only shows the value; at most info (t24a)
     message_read: bool = False
+    # a function's local CuPy / PyCUDA kernel object (`f(...)` after `f = load_kernel(...)`): the engine keeps the hit
+    # only inside a function that binds the name so (FileContext.kernel_local_at; t32a)
+    kernel_local: str = ""
 
 
 # The name of a dtype as a config or an option spells it ("bf16", "torch.float16", "half", "fp8_e4m3")
@@ -999,7 +1002,8 @@ class MatchVisitor(cst.CSTVisitor):
         read on the CST (a module-level name or `self.` attribute bound to one, a builder's call, `.get_function` /
         `.prepare`, a call of the file's loader)."""
         if isinstance(node, cst.Name):
-            return self.ctx.kernel_objects.get(node.value)
+            local = self.ctx.kernel_locals.get(node.value)
+            return self.ctx.kernel_objects.get(node.value) or (local[0][2] if local else None)
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
             return self.ctx.kernel_attrs.get(node.attr.value)
         if not isinstance(node, cst.Call):
@@ -1033,7 +1037,15 @@ class MatchVisitor(cst.CSTVisitor):
             return
         m = self.c.match_qualname(symbol)
         if m is not None and not self._in_message:
-            self._hit(m.rule, func, symbol, value=dotted(func) or "", end_node=node)
+            self._hit(m.rule, func, symbol, value=dotted(func) or "", end_node=node,
+                      kernel_local=self._kernel_local(func.value) if isinstance(func, cst.Attribute) else "")
+
+    def _kernel_local(self, node: cst.BaseExpression) -> str:
+        """The name when `node` is a function's local kernel object, not one the whole file binds (kernel_locals)."""
+        if isinstance(node, cst.Name) and node.value not in self.ctx.kernel_objects \
+                and node.value in self.ctx.kernel_locals:
+            return node.value
+        return ""
 
     def _mark_fed_to_switch(self, fn: cst.FunctionDef) -> None:
         """Keep in `_fed_to_switch` the parameters whose innermost enclosing def is `fn` (its own, its lambdas'; not a
@@ -1705,7 +1717,8 @@ class MatchVisitor(cst.CSTVisitor):
             # of a CuPy / PyCUDA kernel object (t32a)
             launch = self.c.match_launch([made[1]])
             if launch is not None:
-                self._hit(launch[1].rule, func, launch[0], value=_kernel_label(func), end_node=node)
+                self._hit(launch[1].rule, func, launch[0], value=_kernel_label(func), end_node=node,
+                          kernel_local=self._kernel_local(func))
             self._launched.add(id(func))
         elif isinstance(func, cst.Call) and self._numba_forall(func):
             # `kernel.forall(size)(...)`: numba.cuda's launch with a grid sized for `size` threads (t28a, gpu-bdb)
