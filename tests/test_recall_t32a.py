@@ -326,3 +326,36 @@ def test_involution_launches_in_each_function():
     lines = _lines(INVOLUTION, "NPU374")
     assert {29, 30, 43, 44, 48, 49} <= lines     # each loader call and each launch
     assert not {55, 61} & lines                  # a loop variable, a lambda: other functions' `f`
+
+
+# the same launch where the loader comes from another module of the code base (capsule layers, spline convolutions,
+# BF13 matmul: `from utils import load_kernel`): the file names no CuPy, the launch keywords do
+IMPORTED_LOADER = b"""import torch
+from torch.autograd import Function
+
+from capsule_layer.utils import load_kernel, Dtype, Stream, CUDA_NUM_THREADS, GET_BLOCKS, capsule_linear_kernels
+
+
+class CapsuleLinear(Function):
+    def forward(self, input, weight):
+        with torch.cuda.device_of(input):
+            output = input.new(input.size(0), weight.size(0), weight.size(-1))
+            n = output.numel()
+            f = load_kernel('capsule_linear_forward', capsule_linear_kernels, Dtype=Dtype(input), nthreads=n)
+            f(args=[input.data_ptr(), weight.data_ptr(), output.data_ptr()],
+              block=(CUDA_NUM_THREADS, 1, 1),
+              grid=(GET_BLOCKS(n), 1, 1),
+              stream=Stream(ptr=torch.cuda.current_stream().cuda_stream))
+        return output
+
+
+def plot(ax, xs):
+    ax.grid(True)
+    ax.plot(xs, block=False)
+"""
+
+
+def test_launch_keywords_of_an_imported_loader():
+    found = _found(IMPORTED_LOADER)
+    assert found[(13, "NPU374")] == "kernel"
+    assert _lines(IMPORTED_LOADER, "NPU374") == {13}

@@ -813,6 +813,8 @@ class StaticEngine:
         if "cudnn" in words:        # `cudnn.benchmark = True` with no import of `cudnn` (star_names.py)
             bind_conventional_names(ctx, tree)
         triggers = self._file_triggers(ctx)
+        if "grid=" in text and "block=" in text and "args=" in text:
+            triggers.update(("grid", "block"))    # a CuPy launch by its keywords (visitor._cupy_launch_keywords)
         lines = text.splitlines(keepends=True)
         relevant = self._relevant_lines(lines, text, triggers, _line_numbers(text, flag_hits))
         if chunked is not None:

@@ -1720,6 +1720,12 @@ class MatchVisitor(cst.CSTVisitor):
                 self._hit(launch[1].rule, func, launch[0], value=_kernel_label(func), end_node=node,
                           kernel_local=self._kernel_local(func))
             self._launched.add(id(func))
+        elif _cupy_launch_keywords(node) and not self._in_message:
+            # `f(block=(CUDA_NUM_THREADS, 1, 1), grid=(...), args=[...], stream=...)` of a kernel loaded in another
+            # module (`from utils import load_kernel`): CuPy's `Function.__call__(grid, block, args, ...)` (t32a)
+            launch = self.c.match_launch(["cupy.cuda.function.Function"])
+            if launch is not None:
+                self._hit(launch[1].rule, func, launch[0], value=_kernel_label(func), end_node=node)
         elif isinstance(func, cst.Call) and self._numba_forall(func):
             # `kernel.forall(size)(...)`: numba.cuda's launch with a grid sized for `size` threads (t28a, gpu-bdb)
             launch = self.c.match_launch(["numba.cuda.jit"])
@@ -2568,6 +2574,12 @@ def _literal_on(value: cst.BaseExpression) -> bool:
     """The literal True or a non-zero integer (`cuda=1` in learn2learn's example mains)."""
     return isinstance(value, cst.Name) and value.value == "True" or \
         isinstance(value, cst.Integer) and value.evaluated_value != 0
+
+
+def _cupy_launch_keywords(call: cst.Call) -> bool:
+    """A call given `grid=`, `block=` and `args=`: the keywords of CuPy's kernel launch (cupy.cuda.Function)."""
+    keywords = {a.keyword.value for a in call.args if a.keyword is not None}
+    return {"grid", "block", "args"} <= keywords
 
 
 def _kernel_label(func: cst.BaseExpression) -> str:
