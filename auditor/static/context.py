@@ -84,6 +84,19 @@ class FileContext:
     # objects a CUDA-only package hands out, kept in a name or on self (`self.nvsmi = nvidia_smi.getInstance()`):
     # a use below them (`self.nvsmi.DeviceQuery(...)`) is a use of the package; see adopt_local_refs
     instances: dict[str, str] = field(default_factory=dict)
+    # CuPy / PyCUDA kernel objects (t32a, _bind_kernel_objects): a module-level name or `self.` attribute -> (kind,
+    # builder), kind "kernel" (called to launch) or "module" (`.get_function(name)` hands out a kernel); a function
+    # that returns one (`@cupy.memoize def cupy_launch(...): return cupy.cuda.compile_with_cache(src).get_function(f)`)
+    kernel_objects: dict[str, tuple[str, str]] = field(default_factory=dict)
+    kernel_attrs: dict[str, tuple[str, str]] = field(default_factory=dict)
+    kernel_loaders: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # a function's local name that every assignment in it binds to one (`f = load_kernel(...)` in each forward /
+    # backward of involution's and SAN's CuPy ops): name -> [(first line, last line of the function, (kind, builder))]
+    kernel_locals: dict[str, list[tuple[int, int, tuple[str, str]]]] = field(default_factory=dict)
+
+    def kernel_local_at(self, name: str, line: int) -> bool:
+        """Whether `name` at `line` is a function's local kernel object (kernel_locals)."""
+        return any(first <= line <= last for first, last, _ in self.kernel_locals.get(name, ()))
     self_instances: dict[str, str] = field(default_factory=dict)
     # candidates read by build_context, kept or dropped by adopt_local_refs: (name, qualified name, kind), kind
     # "alias" (`c = torch.cuda` inside a function), "self_alias" (`self.mod = torch.cuda`), "instance" or
@@ -363,6 +376,7 @@ def build_context(tree: ast.Module, local_segment: Callable[[str], bool] | None 
                                     {id(stmt) for stmt, scope in assigns if scope == _WHOLE_FILE})
     _bind_jit_extensions(ctx, tree, [stmt for stmt, _ in assigns])
     _bind_ext_loader(ctx, tree, [stmt for stmt, _ in assigns])
+    _bind_kernel_objects(ctx, tree)
     _local_subclasses(ctx, tree)
     for func in decorated:
         quals = []
@@ -583,6 +597,107 @@ def _bind_jit_extensions(ctx: FileContext, tree: ast.Module, assigns: list[ast.s
             del ctx.bindings[name]
         if name not in ctx.aliases and name not in ctx.bindings:
             ctx.bind(name, f"{LOCAL_PACKAGE}.{JIT_EXTENSION}.{name}")
+
+
+# What CuPy's and PyCUDA's kernel builders return (t32a): a kernel object, called to launch it
+# (`kernel((blocks,), (threads,), args)`, `f(grid=..., block=..., args=[...])`), or a compiled module whose
+# `.get_function(name)` hands out one
+KERNEL_OBJECT_BUILDERS = frozenset({"cupy.RawKernel", "cupy.ElementwiseKernel", "cupy.ReductionKernel",
+                                    "pycuda.elementwise.ElementwiseKernel", "pycuda.reduction.ReductionKernel"})
+KERNEL_MODULE_BUILDERS = frozenset({"cupy.RawModule", "cupy.cuda.compile_with_cache", "cupy.cuda.function.Module",
+                                    "pycuda.compiler.SourceModule", "pycuda.compiler.DynamicSourceModule"})
+
+
+def kernel_object_made(ctx: FileContext, expr: ast.AST,
+                       local: dict[str, tuple[str, str]] | None = None) -> tuple[str, str] | None:
+    """(kind, builder) of what `expr` holds when it is a CuPy / PyCUDA kernel object or compiled module: a builder's
+    call, `.get_function(...)` of a module, a call of a loader (a function of the file that returns one), or a
+    module-level name / `self.` attribute bound to one."""
+    if isinstance(expr, ast.Name):
+        return ctx.kernel_objects.get(expr.id) or (local or {}).get(expr.id)
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        return ctx.kernel_attrs.get(expr.attr)
+    if not isinstance(expr, ast.Call):
+        return None
+    func = expr.func
+    dotted = ast_dotted(func)
+    qual = ctx.resolve(dotted) if dotted is not None else None
+    if qual in KERNEL_OBJECT_BUILDERS:
+        return "kernel", qual
+    if qual in KERNEL_MODULE_BUILDERS:
+        return "module", qual
+    if isinstance(func, ast.Attribute) and func.attr in ("get_function", "prepare"):
+        made = kernel_object_made(ctx, func.value, local)   # `mod.get_function("k")`, PyCUDA's `f.prepare("PPi")`
+        if made is not None and (made[0] == "module") == (func.attr == "get_function"):
+            return "kernel", made[1]
+    if isinstance(func, ast.Name) and func.id not in ctx.aliases:
+        return ctx.kernel_loaders.get(func.id)
+    return None
+
+
+def _bind_kernel_objects(ctx: FileContext, tree: ast.Module) -> None:
+    """Fill ctx.kernel_objects, kernel_attrs and kernel_loaders, in a file that imports CuPy or PyCUDA. A name is
+    followed only when the file binds it once (in any scope: `kernel_code = cupy.cuda.compile_with_cache(code)`
+    inside the loader, `f = load_kernel(...)` inside a forward), so that it means the same object wherever it is
+    read. Rounds until nothing changes: a loader may return a local name, a module-level kernel may come from one."""
+    if not any(q.split(".", 1)[0] in ("cupy", "pycuda") for q in ctx.aliases.values()):
+        return
+    nodes = module_nodes(tree)
+    defs = [n for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    assigns = [n for n in nodes if isinstance(n, ast.Assign) and len(n.targets) == 1]
+    bound = _bound_names(tree)
+    for _ in range(3):
+        before = len(ctx.kernel_objects) + len(ctx.kernel_attrs) + len(ctx.kernel_loaders)
+        for fn in defs:
+            for node in walk_list(fn):
+                if isinstance(node, ast.Return) and node.value is not None and fn.name not in ctx.kernel_loaders:
+                    made = kernel_object_made(ctx, node.value)
+                    if made is not None:
+                        ctx.kernel_loaders[fn.name] = made
+        for node in assigns:
+            target = node.targets[0]
+            made = kernel_object_made(ctx, node.value)
+            if made is None:
+                continue
+            if isinstance(target, ast.Name) and bound.get(target.id) == 1:
+                ctx.kernel_objects.setdefault(target.id, made)
+            elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                ctx.kernel_attrs.setdefault(target.attr, made)
+        if len(ctx.kernel_objects) + len(ctx.kernel_attrs) + len(ctx.kernel_loaders) == before:
+            break
+    for fn in defs:
+        _bind_kernel_locals(ctx, fn)
+
+
+def _bind_kernel_locals(ctx: FileContext, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+    """ctx.kernel_locals of one function: the names its own statements (not a nested def's) assign, every time, a
+    kernel object or module (kernel_object_made), that are not its parameters; the file's names bound once are in
+    kernel_objects already."""
+    params = {a.arg for a in walk_list(fn.args) if isinstance(a, ast.arg)}
+    assigns: list[tuple[str, ast.expr]] = []
+    others: list[str] = []
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            assigns.append((node.targets[0].id, node.value))
+            stack.append(node.value)
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            others.append(node.id)          # a loop, `with`, unpacking or augmented target: another value
+        stack.extend(ast.iter_child_nodes(node))
+    local: dict[str, tuple[str, str]] = {}
+    for _ in range(2):                      # the second round reads names the first found (`mod.get_function`)
+        bindings: dict[str, list[tuple[str, str] | None]] = {}
+        for name, value in assigns:
+            bindings.setdefault(name, []).append(kernel_object_made(ctx, value, local))
+        local = {name: made[0] for name, made in bindings.items()
+                 if made[0] is not None and made.count(made[0]) == len(made) and name not in others
+                 and name not in params and name not in ctx.kernel_objects}
+    for name, made in local.items():
+        ctx.kernel_locals.setdefault(name, []).append((fn.lineno, fn.end_lineno or fn.lineno, made))
 
 
 MMCV_EXT_LOADER = "mmcv.utils.ext_loader"

@@ -813,6 +813,8 @@ class StaticEngine:
         if "cudnn" in words:        # `cudnn.benchmark = True` with no import of `cudnn` (star_names.py)
             bind_conventional_names(ctx, tree)
         triggers = self._file_triggers(ctx)
+        if "grid=" in text and "block=" in text and "args=" in text:
+            triggers.update(("grid", "block"))    # a CuPy launch by its keywords (visitor._cupy_launch_keywords)
         lines = text.splitlines(keepends=True)
         relevant = self._relevant_lines(lines, text, triggers, _line_numbers(text, flag_hits))
         if chunked is not None:
@@ -854,6 +856,8 @@ class StaticEngine:
                 continue        # `.item()` on a numpy array, in a file without torch, or on one turn of the loop
             if _names_parameter(ctx, hit.node, line):
                 continue        # `def f(unet, xformers): if xformers:` reads the caller's flag, not the package
+            if hit.kernel_local and not ctx.kernel_local_at(hit.kernel_local, line):
+                continue        # `f(...)` outside the functions where `f = load_kernel(...)` (t32a)
             npu_too = False
             if hit.via is not None:
                 if hit.rule.category == "precision" and not any(
@@ -1010,6 +1014,8 @@ class StaticEngine:
         for local, decorators in ctx.decorated.items():
             if c.match_launch(decorators) is not None:
                 triggers.add(local)   # `kernel[grid](...)` lines name no rule word
+        # CuPy / PyCUDA kernel objects, modules and loaders (`add_kernel((5,), (5,), args)`, `f = load_kernel(...)`)
+        triggers.update(ctx.kernel_objects, ctx.kernel_attrs, ctx.kernel_loaders, ctx.kernel_locals)
         for local, values in ctx.constants.items():
             if any(c.match_string(v) or c.match_env(v) for v in values):
                 triggers.add(local)

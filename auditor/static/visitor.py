@@ -11,8 +11,9 @@ import libcst as cst
 from auditor.rules import Rule
 from auditor.static.backends import BACKEND_NAMES, backends_in_text
 from auditor.static.compiled import LIBRARY_CATEGORIES, CompiledRules
-from auditor.static.context import (_MODULE_IMPORTERS, _MODULE_NAME, HOLE, JIT_BUILDERS, JIT_EXTENSION, LOCAL_PACKAGE,
-                                    MAX_FOLDED, FileContext, dataclass_fields, params_fed_to_backend_switches)
+from auditor.static.context import (_MODULE_IMPORTERS, _MODULE_NAME, HOLE, JIT_BUILDERS, JIT_EXTENSION,
+                                    KERNEL_MODULE_BUILDERS, KERNEL_OBJECT_BUILDERS, LOCAL_PACKAGE, MAX_FOLDED,
+                                    FileContext, dataclass_fields, params_fed_to_backend_switches)
 from auditor.static.cstwalk import children, walk
 from auditor.static.dtype_requirements import guard_kind, required_dtype_nodes
 from auditor.static.flags import RUNS_COMMAND
@@ -148,6 +149,9 @@ class RawHit:
     # an environment variable read inside a message (`print(f"... {os.environ['CUDA_VISIBLE_DEVICES']}")`): it runs,
     # but only shows the value; at most info (t24a)
     message_read: bool = False
+    # a function's local CuPy / PyCUDA kernel object (`f(...)` after `f = load_kernel(...)`): the engine keeps the hit
+    # only inside a function that binds the name so (FileContext.kernel_local_at; t32a)
+    kernel_local: str = ""
 
 
 # The name of a dtype as a config or an option spells it ("bf16", "torch.float16", "half", "fp8_e4m3")
@@ -496,6 +500,7 @@ class MatchVisitor(cst.CSTVisitor):
         # `Device.cuda` / `Backend.CUDA` as an operand of a comparison (or in a tuple compared): an enum member (t14v)
         self._enum_compared: set[int] = set()
         self._handled: set[int] = set()   # ids of nodes already matched (or binding names)
+        self._launched: set[int] = set()  # calls of a CuPy / PyCUDA kernel loader whose result is launched at once
         self._fed_to_switch: set[int] = set()   # ids of parameters whose default is no finding (_mark_fed_to_switch)
         # attribute names that are not the tensor property an attribute rule means: `platform.is_cuda()` (a call:
         # Tensor.is_cuda is a property), `self.is_cuda`, `obj.is_cuda = ...` (a binding)
@@ -992,6 +997,56 @@ class MatchVisitor(cst.CSTVisitor):
                 self._hit(m[0], node.name, node.name.value, value=m[1])
         self._mark_fed_to_switch(node)
         return True
+
+    def _kernel_object(self, node: cst.BaseExpression) -> tuple[str, str] | None:
+        """(kind, builder) of a CuPy / PyCUDA kernel object or compiled module in hand: context.kernel_object_made
+        read on the CST (a module-level name or `self.` attribute bound to one, a builder's call, `.get_function` /
+        `.prepare`, a call of the file's loader)."""
+        if isinstance(node, cst.Name):
+            local = self.ctx.kernel_locals.get(node.value)
+            return self.ctx.kernel_objects.get(node.value) or (local[0][2] if local else None)
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+            return self.ctx.kernel_attrs.get(node.attr.value)
+        if not isinstance(node, cst.Call):
+            return None
+        func = node.func
+        qual = self._resolve(dotted(func) or "")
+        if qual in KERNEL_OBJECT_BUILDERS:
+            return "kernel", qual
+        if qual in KERNEL_MODULE_BUILDERS:
+            return "module", qual
+        if isinstance(func, cst.Attribute) and func.attr.value in ("get_function", "prepare"):
+            made = self._kernel_object(func.value)
+            if made is not None and (made[0] == "module") == (func.attr.value == "get_function"):
+                return "kernel", made[1]
+        if isinstance(func, cst.Name) and func.value not in self.ctx.aliases:
+            return self.ctx.kernel_loaders.get(func.value)
+        return None
+
+    def _kernel_loading(self, node: cst.Call) -> None:
+        """`f = load_kernel("roi_forward", src)`: a call of the file's CuPy / PyCUDA kernel loader (it compiles the
+        kernel); `self.module.get_function("k")`: a kernel taken out of a compiled module kept in a name (t32a). The
+        builder's own call is reported by its rule; a loader's result launched at once is the launch."""
+        func = node.func
+        if isinstance(func, cst.Name) and func.value in self.ctx.kernel_loaders and func.value not in self.ctx.aliases:
+            symbol = self.ctx.kernel_loaders[func.value][1] + "()"
+        elif isinstance(func, cst.Attribute) and func.attr.value == "get_function" and \
+                isinstance(func.value, (cst.Name, cst.Attribute)) and \
+                (made := self._kernel_object(func.value)) is not None and made[0] == "module":
+            symbol = made[1] + ".get_function"
+        else:
+            return
+        m = self.c.match_qualname(symbol)
+        if m is not None and not self._in_message:
+            self._hit(m.rule, func, symbol, value=dotted(func) or "", end_node=node,
+                      kernel_local=self._kernel_local(func.value) if isinstance(func, cst.Attribute) else "")
+
+    def _kernel_local(self, node: cst.BaseExpression) -> str:
+        """The name when `node` is a function's local kernel object, not one the whole file binds (kernel_locals)."""
+        if isinstance(node, cst.Name) and node.value not in self.ctx.kernel_objects \
+                and node.value in self.ctx.kernel_locals:
+            return node.value
+        return ""
 
     def _mark_fed_to_switch(self, fn: cst.FunctionDef) -> None:
         """Keep in `_fed_to_switch` the parameters whose innermost enclosing def is `fn` (its own, its lambdas'; not a
@@ -1670,12 +1725,28 @@ class MatchVisitor(cst.CSTVisitor):
             launch = self.c.match_launch(["numba.cuda.jit"])
             if launch is not None:
                 self._hit(launch[1].rule, func, launch[0], value=dotted(func.value) or "kernel", end_node=node)
+        elif (made := self._kernel_object(func)) is not None and made[0] == "kernel":
+            # `kernel((blocks,), (threads,), args)`, `cupy_launch(name, src)(grid=..., block=..., args=[...])`: a launch
+            # of a CuPy / PyCUDA kernel object (t32a)
+            launch = self.c.match_launch([made[1]])
+            if launch is not None:
+                self._hit(launch[1].rule, func, launch[0], value=_kernel_label(func), end_node=node,
+                          kernel_local=self._kernel_local(func))
+            self._launched.add(id(func))
+        elif _cupy_launch_keywords(node) and not self._in_message:
+            # `f(block=(CUDA_NUM_THREADS, 1, 1), grid=(...), args=[...], stream=...)` of a kernel loaded in another
+            # module (`from utils import load_kernel`): CuPy's `Function.__call__(grid, block, args, ...)` (t32a)
+            launch = self.c.match_launch(["cupy.cuda.function.Function"])
+            if launch is not None:
+                self._hit(launch[1].rule, func, launch[0], value=_kernel_label(func), end_node=node)
         elif isinstance(func, cst.Call) and self._numba_forall(func):
             # `kernel.forall(size)(...)`: numba.cuda's launch with a grid sized for `size` threads (t28a, gpu-bdb)
             launch = self.c.match_launch(["numba.cuda.jit"])
             if launch is not None:
                 kernel = func.func.value if isinstance(func.func, cst.Attribute) else func.func
                 self._hit(launch[1].rule, func, launch[0], value=dotted(kernel) or "kernel", end_node=node)
+        if id(node) not in self._launched:
+            self._kernel_loading(node)
         if isinstance(func, cst.Attribute):
             self._not_property.add(id(func.attr))    # `current_platform.is_cuda()`: a method, not the property
         if isinstance(func, cst.Attribute) and func.attr.value == "replace" and len(node.args) == 2 and \
@@ -2520,6 +2591,19 @@ def _literal_on(value: cst.BaseExpression) -> bool:
     """The literal True or a non-zero integer (`cuda=1` in learn2learn's example mains)."""
     return isinstance(value, cst.Name) and value.value == "True" or \
         isinstance(value, cst.Integer) and value.evaluated_value != 0
+
+
+def _cupy_launch_keywords(call: cst.Call) -> bool:
+    """A call given `grid=`, `block=` and `args=`: the keywords of CuPy's kernel launch (cupy.cuda.Function)."""
+    keywords = {a.keyword.value for a in call.args if a.keyword is not None}
+    return {"grid", "block", "args"} <= keywords
+
+
+def _kernel_label(func: cst.BaseExpression) -> str:
+    """How a launched kernel object is named in a message: `add_kernel`, `self.kernel`, `cupy_launch(...)`."""
+    if isinstance(func, cst.Call):
+        return f"{dotted(func.func) or 'kernel'}(...)"
+    return dotted(func) or "kernel"
 
 
 def _starts_line(call: cst.Call, index: int) -> bool:
