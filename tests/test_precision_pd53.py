@@ -1,0 +1,206 @@
+"""Precision fix of pd53 (session 32, tuned on heldout34's labels): code an application never reaches
+(auditor/static/unreached_defs.py).
+
+- a bare name bound by a package-relative import (`from .modules.transformation import TpsSpatialTransformerNetwork`)
+  reaches the definition of that module only, when it has one: Python binds that one. An old copy of the class in
+  another module (comic-translate's pororo `_modules.py` beside `modules/transformation.py`) is no longer reached by
+  the name, and neither is the module-level `device = torch.device("cuda" if ...)` only that copy reads;
+- a module-level value counts as imported by another file only where a file imports that name (`from x import
+  device`), not where a module of the same name exists (`from modules.utils.device import pick`);
+- in an application, a module nothing loads whose every definition a loaded module defines too is a stale copy
+  (pororo's `modules/basenet.py`, the old home of `_modules.py`'s `Vgg16BN`), not a module a server loads by path.
+Each has a control that keeps its severity. Code written afresh in the shape of those trees, not copied."""
+from __future__ import annotations
+
+from tests.static_snippets import severities_at, write_tree
+
+APP = """\
+    import sys
+    from PySide6.QtWidgets import QApplication, QMainWindow
+    from modules.utils.device import pick_device
+    from modules.ocr.engine import OcrEngine
+
+
+    class MainWindow(QMainWindow):
+        def run_ocr(self, image):
+            return OcrEngine(pick_device()).read(image)
+
+
+    if __name__ == "__main__":
+        app = QApplication(sys.argv)
+        MainWindow().show()
+        sys.exit(app.exec())
+"""
+
+DEVICE = """\
+    def pick_device():
+        return "cpu"
+"""
+
+ENGINE = """\
+    from .reader.recognition import get_recognizer
+    from .reader.detection import get_detector
+
+
+    class OcrEngine:
+        def __init__(self, device):
+            self.detector = get_detector(device)
+            self.recognizer = get_recognizer(device)
+
+        def read(self, image):
+            return self.recognizer(self.detector(image))
+"""
+
+LAYERS = """\
+    import torch
+    import torch.nn as nn
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+    class Vgg16BN(nn.Module):
+        def forward(self, x):
+            return x
+
+
+    class GridGenerator(nn.Module):
+        def forward(self, batch_size):
+            grid = torch.zeros(batch_size, 2).to(device)
+            torch.cuda.synchronize()
+            return grid
+
+
+    class TpsNetwork(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.grid = GridGenerator()
+
+        def forward(self, x):
+            return self.grid(x.size(0))
+"""
+
+TRANSFORMATION = """\
+    import torch.nn as nn
+
+
+    class TpsNetwork(nn.Module):
+        def forward(self, x):
+            return x
+"""
+
+MODEL = """\
+    import torch.nn as nn
+    from .blocks.transformation import TpsNetwork
+
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.transform = TpsNetwork()
+
+        def forward(self, x):
+            return self.transform(x)
+"""
+
+CRAFT = """\
+    import torch.nn as nn
+    from ._layers import Vgg16BN
+
+
+    class Craft(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.basenet = Vgg16BN()
+"""
+
+DETECTION = """\
+    from .craft import Craft
+
+
+    def get_detector(device):
+        return Craft().to(device)
+"""
+
+RECOGNITION = """\
+    from .model import Model
+
+
+    def get_recognizer(device):
+        return Model().to(device)
+"""
+
+BASENET = """\
+    import torch
+    import torch.nn as nn
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+    class Vgg16BN(nn.Module):
+        def forward(self, x):
+            torch.cuda.empty_cache()
+            return x.to(device)
+"""
+
+
+def _app(tmp_path, extra: dict[str, str] | None = None):
+    files = {"comic.py": APP, "modules/__init__.py": "", "modules/utils/__init__.py": "",
+             "modules/utils/device.py": DEVICE, "modules/ocr/__init__.py": "", "modules/ocr/engine.py": ENGINE,
+             "modules/ocr/reader/__init__.py": "", "modules/ocr/reader/_layers.py": LAYERS,
+             "modules/ocr/reader/model.py": MODEL, "modules/ocr/reader/craft.py": CRAFT,
+             "modules/ocr/reader/detection.py": DETECTION, "modules/ocr/reader/recognition.py": RECOGNITION,
+             "modules/ocr/reader/blocks/__init__.py": "",
+             "modules/ocr/reader/blocks/transformation.py": TRANSFORMATION,
+             "modules/ocr/reader/blocks/basenet.py": BASENET}
+    files.update(extra or {})
+    return write_tree(tmp_path / "app", files)
+
+
+def _contexts(root, rel: str, src: str, needle: str) -> set[str]:
+    return {context for _, context in severities_at(root, rel, src, needle)}
+
+
+def test_old_copy_a_relative_import_does_not_name_is_unreached(tmp_path):
+    root = _app(tmp_path)
+    assert severities_at(root, "modules/ocr/reader/_layers.py", LAYERS, "synchronize()") == {("info", "unreached")}
+
+
+def test_module_level_device_only_the_old_copy_reads_is_unreached(tmp_path):
+    """`modules/utils/device.py` names a module `device`, not the value: it imports nothing from `_layers.py`."""
+    root = _app(tmp_path)
+    assert severities_at(root, "modules/ocr/reader/_layers.py", LAYERS, "torch.cuda.is_available()") == \
+        {("info", "unreached")}
+
+
+def test_class_the_relative_import_names_stays_reached(tmp_path):
+    """Control: the model imports `TpsNetwork` from `_layers` itself: its copy there runs."""
+    root = _app(tmp_path, {"modules/ocr/reader/model.py": MODEL.replace(".blocks.transformation", "._layers")})
+    assert "unreached" not in _contexts(root, "modules/ocr/reader/_layers.py", LAYERS, "synchronize()")
+
+
+def test_relative_import_of_a_package_reexport_keeps_matching_by_name(tmp_path):
+    """Control: `from .blocks import TpsNetwork` names a package whose `__init__.py` defines nothing: every
+    definition of the name stays reached (the re-export is not followed)."""
+    root = _app(tmp_path, {"modules/ocr/reader/model.py": MODEL.replace(".blocks.transformation", ".blocks"),
+                           "modules/ocr/reader/blocks/__init__.py": "from .transformation import *\n"})
+    assert "unreached" not in _contexts(root, "modules/ocr/reader/_layers.py", LAYERS, "synchronize()")
+
+
+def test_value_another_file_imports_by_name_stays(tmp_path):
+    """Control: a file importing `device` from `_layers` reads it."""
+    root = _app(tmp_path, {"modules/ocr/reader/detection.py": DETECTION.replace(
+        "from .craft import Craft", "from .craft import Craft\nfrom ._layers import device")})
+    assert "unreached" not in _contexts(root, "modules/ocr/reader/_layers.py", LAYERS, "torch.cuda.is_available()")
+
+
+def test_stale_copy_of_a_loaded_module_is_unreached(tmp_path):
+    root = _app(tmp_path)
+    assert severities_at(root, "modules/ocr/reader/blocks/basenet.py", BASENET, "empty_cache()") == \
+        {("info", "unreached")}
+
+
+def test_module_nothing_loads_with_a_class_of_its_own_stays(tmp_path):
+    """Control: a class no loaded module defines may be loaded by path or unpickled (pd30's reading)."""
+    basenet = BASENET + "\n\n    class ResNetBase(nn.Module):\n        def forward(self, x):\n            return x\n"
+    root = _app(tmp_path, {"modules/ocr/reader/blocks/basenet.py": basenet})
+    assert "unreached" not in _contexts(root, "modules/ocr/reader/blocks/basenet.py", basenet, "empty_cache()")
