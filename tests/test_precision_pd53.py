@@ -12,7 +12,11 @@
 Each has a control that keeps its severity. Code written afresh in the shape of those trees, not copied."""
 from __future__ import annotations
 
-from tests.static_snippets import severities_at, write_tree
+import pytest
+
+from auditor.rules import load_rules
+from auditor.static.engine import StaticEngine
+from tests.static_snippets import line_of, snippet_findings, severities_at, write_tree
 
 APP = """\
     import sys
@@ -204,3 +208,113 @@ def test_module_nothing_loads_with_a_class_of_its_own_stays(tmp_path):
     basenet = BASENET + "\n\n    class ResNetBase(nn.Module):\n        def forward(self, x):\n            return x\n"
     root = _app(tmp_path, {"modules/ocr/reader/blocks/basenet.py": basenet})
     assert "unreached" not in _contexts(root, "modules/ocr/reader/blocks/basenet.py", basenet, "empty_cache()")
+
+
+TF_TRAIN = """\
+    import argparse
+
+    import tensorflow as tf
+    from tensorflow import keras
+
+
+    def main():
+        strategy = tf.distribute.MirroredStrategy()
+        with strategy.scope():
+            model = keras.applications.ResNet50()
+        model.fit(tf.data.Dataset.range(8))
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+TORCH_TRAIN = """\
+    import torch
+    import torch.distributed as dist
+
+
+    def main():
+        dist.init_process_group("nccl")
+        model = torch.nn.Linear(4, 4).cuda()
+        return model
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+SLURM = """\
+    #!/bin/bash
+    #SBATCH --job-name=tutorial
+    #SBATCH --gres=gpu:4
+
+    ml Stages/2024 GCC/12.3.0 OpenMPI CUDA/12 Python cuDNN/8.9.5.29-CUDA-12
+    source ../../../envAI/bin/activate
+
+    srun python -u train.py --epochs 10
+"""
+
+
+def _tutorials(tmp_path):
+    return write_tree(tmp_path / "hpc", {
+        "tutorials/tf-tutorial/train.py": TF_TRAIN, "tutorials/tf-tutorial/slurm.sh": SLURM,
+        "tutorials/torch-tutorial/train.py": TORCH_TRAIN, "tutorials/torch-tutorial/slurm.sh": SLURM})
+
+
+def test_job_script_beside_tensorflow_programs_is_another_frameworks(tmp_path):
+    root = _tutorials(tmp_path)
+    assert severities_at(root, "tutorials/tf-tutorial/slurm.sh", SLURM, "CUDA/12") == {("info", "other-framework")}
+
+
+def test_job_script_beside_pytorch_programs_keeps_its_severity(tmp_path):
+    """Control: the same job script beside a PyTorch `train.py`."""
+    root = _tutorials(tmp_path)
+    assert "other-framework" not in {c for _, c in severities_at(root, "tutorials/torch-tutorial/slurm.sh", SLURM,
+                                                                 "CUDA/12")}
+
+
+PROFILE_REPORT = """\
+    import pandas as pd
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+
+    def profile_rows(model, batch):
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            model(batch)
+        print(prof.key_averages().table(sort_by="self_cuda_time_total", row_limit=10))
+        rows = []
+        for event in prof.key_averages():
+            rows.append({"name": event.key, "self_cuda_time_total": event.self_device_time_total,
+                         "cuda_time_total": event.device_time_total})
+        return pd.DataFrame(rows)
+
+
+    def communication_share(df):
+        expected_columns = {"name", "self_cuda_time_total"}
+        if not expected_columns.issubset(df.columns):
+            raise ValueError("missing columns")
+        total = df["self_cuda_time_total"].sum()
+        comm = df.loc[df["name"].str.contains("nccl"), "self_cuda_time_total"].sum()
+        return comm / total
+"""
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return StaticEngine(load_rules())
+
+
+def test_profiler_column_names_that_label_the_codes_own_table_are_no_finding(engine):
+    lines = {f.line for f in snippet_findings(engine, PROFILE_REPORT, "report/profiler.py")
+             if f.name == "profiler-cuda-column"}
+    for needle in ('"self_cuda_time_total": event', '"cuda_time_total": event', 'expected_columns = {',
+                   'total = df["self', "comm = df.loc"):
+        assert line_of(PROFILE_REPORT, needle) not in lines, needle
+
+
+def test_profiler_column_name_passed_to_the_profiler_is_reported(engine):
+    """Control: `table(sort_by="self_cuda_time_total")` is the profiler's deprecated alias."""
+    lines = {f.line for f in snippet_findings(engine, PROFILE_REPORT, "report/profiler.py")
+             if f.name == "profiler-cuda-column"}
+    assert line_of(PROFILE_REPORT, 'sort_by="self_cuda_time_total"') in lines
