@@ -318,3 +318,35 @@ def test_profiler_column_name_passed_to_the_profiler_is_reported(engine):
     lines = {f.line for f in snippet_findings(engine, PROFILE_REPORT, "report/profiler.py")
              if f.name == "profiler-cuda-column"}
     assert line_of(PROFILE_REPORT, 'sort_by="self_cuda_time_total"') in lines
+
+
+SCORER = """\
+    import torch
+    from transformers import CLIPModel
+
+
+    class ClipScorer(torch.nn.Module):
+        def __init__(self, model_id):
+            super().__init__()
+            self.clip = CLIPModel.from_pretrained(model_id)
+            self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            self.compute_dtype = torch.float16 if self.device.type == "cuda" else torch.float32
+            self.clip.to(self.device).to(dtype=self.compute_dtype)
+"""
+
+
+def _compare_severities(engine, src: str) -> set[str]:
+    line = line_of(src, 'self.device.type == "cuda"')
+    found = {f.severity for f in snippet_findings(engine, src, "rewards.py") if f.line == line and f.symbol == "cuda"}
+    assert found
+    return found
+
+
+def test_type_of_a_device_the_class_built_itself_is_a_warning(engine):
+    assert _compare_severities(engine, SCORER) == {"warning"}
+
+
+def test_type_of_a_self_device_also_set_from_a_tensor_keeps_its_error(engine):
+    """Control: `self.device` also takes a parameter's device: the runtime's device type, compared with "cuda"."""
+    src = SCORER + "\n        def move(self):\n            self.device = next(self.parameters()).device\n"
+    assert _compare_severities(engine, src) == {"error"}
