@@ -350,3 +350,34 @@ def test_type_of_a_self_device_also_set_from_a_tensor_keeps_its_error(engine):
     """Control: `self.device` also takes a parameter's device: the runtime's device type, compared with "cuda"."""
     src = SCORER + "\n        def move(self):\n            self.device = next(self.parameters()).device\n"
     assert _compare_severities(engine, src) == {"error"}
+
+
+HOROVOD = """\
+    import horovod.torch as hvd
+    import torch
+
+
+    class HorovodStrategy:
+        def __init__(self):
+            self.hvd = hvd
+            hvd.init()
+
+        def global_rank(self):
+            return self.hvd.rank()
+
+        def local_rank(self):
+            return self.hvd.local_rank()
+
+        def distributed(self, model, optimizer):
+            hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+            return hvd.DistributedOptimizer(optimizer, named_parameters=model.named_parameters())
+"""
+
+
+def test_horovod_rank_queries_are_info_and_its_collectives_errors(engine):
+    found = {(f.line, f.severity) for f in snippet_findings(engine, HOROVOD, "strategy.py")
+             if f.name == "horovod-distributed"}
+    assert (line_of(HOROVOD, "self.hvd.local_rank()"), "info") in found
+    assert (line_of(HOROVOD, "self.hvd.rank()"), "info") in found
+    assert (line_of(HOROVOD, "hvd.DistributedOptimizer("), "error") in found
+    assert (line_of(HOROVOD, "hvd.broadcast_parameters("), "error") in found
