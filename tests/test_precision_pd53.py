@@ -381,3 +381,46 @@ def test_horovod_rank_queries_are_info_and_its_collectives_errors(engine):
     assert (line_of(HOROVOD, "self.hvd.rank()"), "info") in found
     assert (line_of(HOROVOD, "hvd.DistributedOptimizer("), "error") in found
     assert (line_of(HOROVOD, "hvd.broadcast_parameters("), "error") in found
+
+
+TRAINER = """\
+    import torch
+
+
+    class Trainer:
+        def __init__(self, model, local_rank):
+            self.model = model
+            self.local_rank = local_rank
+
+        def load_checkpoint(self, path):
+            map_location = "cuda:%d" % self.local_rank
+            checkpoint = torch.load(path, map_location={"cuda:0": map_location})
+            weights = checkpoint["weights"]
+            map_location = "cuda:%d" % self.local_rank
+            self.model.load_state_dict(weights)
+            return checkpoint["it"]
+
+        def load_each(self, paths):
+            out = []
+            for path in paths:
+                if out:
+                    out.append(torch.load(path, map_location=target))
+                target = "cuda:%d" % self.local_rank
+                out.append(None)
+            return out
+"""
+
+
+def _severities_on(engine, src: str, needle: str, nth: int = 0) -> set[str]:
+    lines = [i for i, text in enumerate(src.splitlines(), 1) if needle in text]
+    return {f.severity for f in snippet_findings(engine, src, "trainer.py") if f.line == lines[nth]}
+
+
+def test_device_string_stored_after_its_last_read_is_info(engine):
+    assert _severities_on(engine, TRAINER, 'map_location = "cuda:%d"', 1) == {"info"}
+
+
+def test_device_string_read_after_it_is_stored_keeps_its_severity(engine):
+    """Controls: the first store, which `torch.load` reads, and a store inside a loop whose next pass reads it."""
+    assert "info" not in _severities_on(engine, TRAINER, 'map_location = "cuda:%d"', 0)
+    assert "info" not in _severities_on(engine, TRAINER, 'target = "cuda:%d"')
