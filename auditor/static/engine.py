@@ -404,12 +404,14 @@ _FALLBACK_NOTE = (" (a device type tested against both \"cuda\" and \"cpu\": on 
 def _chosen_devices(tree: ast.AST) -> set[str]:
     """Names the file binds only to a `torch.device(...)` it builds (`device = torch.device(device_type)` from its
     own CUDA probe or option, rvc's train.py), never to a tensor's `.device`: their `.type` is the code's choice."""
-    built, runtime = set(), set()
+    built: set[str] = set()
+    runtime: set[str] = set()
     assigned: set[int] = set()      # the `self.x` targets of the single assignments read below
     stored: list[ast.Attribute] = []
     for node in module_nodes(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and _bound_name(node.targets[0]):
-            value, name = node.value, _bound_name(node.targets[0])
+        name = _bound_name(node.targets[0]) if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+        if isinstance(node, ast.Assign) and name is not None:
+            value = node.value
             assigned.add(id(node.targets[0]))
             if isinstance(value, ast.Call) and (getattr(value.func, "attr", None) or getattr(value.func, "id", None)) \
                     == "device":

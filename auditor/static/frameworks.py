@@ -84,7 +84,7 @@ def _folder_frameworks(project) -> dict[str, str]:
             names = {_FRAMEWORK_WORDS[r] for r in roots if r in _FRAMEWORK_WORDS}
             one = names.pop() if len(names) == 1 and not roots & set(_TORCH_ROOTS) else None
             found.setdefault(rel.rpartition("/")[0], set()).add(one)
-    return {folder: next(iter(names)) for folder, names in found.items() if len(names) == 1 and None not in names}
+    return {folder: one for folder, names in found.items() if len(names) == 1 for one in names if one is not None}
 
 
 def apply_other_frameworks(results: list, files: Sequence[tuple[Path, str]], project=None) -> int:
