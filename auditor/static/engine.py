@@ -404,20 +404,31 @@ _FALLBACK_NOTE = (" (a device type tested against both \"cuda\" and \"cpu\": on 
 def _chosen_devices(tree: ast.AST) -> set[str]:
     """Names the file binds only to a `torch.device(...)` it builds (`device = torch.device(device_type)` from its
     own CUDA probe or option, rvc's train.py), never to a tensor's `.device`: their `.type` is the code's choice."""
-    built, runtime = set(), set()
+    built: set[str] = set()
+    runtime: set[str] = set()
+    assigned: set[int] = set()      # the `self.x` targets of the single assignments read below
+    stored: list[ast.Attribute] = []
     for node in module_nodes(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            value, name = node.value, node.targets[0].id
+        name = _bound_name(node.targets[0]) if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+        if isinstance(node, ast.Assign) and name is not None:
+            value = node.value
+            assigned.add(id(node.targets[0]))
             if isinstance(value, ast.Call) and (getattr(value.func, "attr", None) or getattr(value.func, "id", None)) \
                     == "device":
                 built.add(name)
             else:
                 runtime.add(name)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            runtime.add(f"self.{node.name}")       # a `device` property or method: not the attribute set here
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            stored.append(node)
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.withitem, ast.NamedExpr)):
             # `device, _ = init_process_group()`, `with ... as device`: another binding the file does not build
             targets = node.targets if isinstance(node, ast.Assign) else \
                 [node.optional_vars] if isinstance(node, ast.withitem) else [node.target]
             runtime.update(n.id for t in targets if t is not None for n in walk_list(t) if isinstance(n, ast.Name))
+    # `model.device = x`, `self.device, rank = ...`: an attribute of that name set another way too
+    runtime.update(f"self.{n.attr}" for n in stored if id(n) not in assigned)
     # a parameter holds the caller's device: a chosen one only when every call of its function in the file passes a
     # built device there (rvc's `run(0, n_gpus, device)`, or `mp.Process(target=run, args=(..., device))` and
     # `mp.spawn(run, args=(...))`, which prepends the rank); a function nothing here calls gets any device (TorchEasyRec)
@@ -450,10 +461,19 @@ def _chosen_devices(tree: ast.AST) -> set[str]:
     return built - runtime
 
 
+def _bound_name(node: ast.expr) -> str | None:
+    """`device` for a name, `self.device` for an attribute of `self` (pd53: genrl's CLIPScorer sets
+    `self.device = torch.device("cuda" if ... else "cpu")` and tests `self.device.type`), else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return f"self.{node.attr}"
+    return None
+
+
 def _chosen_device_type(node: ast.expr, chosen: set[str]) -> bool:
-    """`device.type` of a name in `_chosen_devices`."""
-    return isinstance(node, ast.Attribute) and node.attr == "type" and isinstance(node.value, ast.Name) and \
-        node.value.id in chosen
+    """`device.type` (or `self.device.type`) of a name in `_chosen_devices`."""
+    return isinstance(node, ast.Attribute) and node.attr == "type" and _bound_name(node.value) in chosen
 
 
 def _compared_literals(tree: ast.AST, lines: list[str]) -> dict[tuple[int, int], str]:

@@ -5,7 +5,9 @@ run, after the per-file passes.
 The catalogue's rules describe PyTorch and its ecosystem on Ascend (torch_npu, HCCL through torch.distributed, apex,
 Lightning); a Paddle file is ported with PaddleCustomDevice, a MindSpore one runs on Ascend natively. A file is
 another framework's when it does not import torch and either imports that framework (`import paddle`) or its path
-names it (`gpt3_13B-paddle/config/config_A100x1x8.py`, `run_benchmarks/paddle/start_paddle_task.py`). Its findings
+names it (`gpt3_13B-paddle/config/config_A100x1x8.py`, `run_benchmarks/paddle/start_paddle_task.py`); a job script
+or other non-Python file of no framework of its own is that of the Python files of its folder when they all are one
+other framework's (pd53: a TensorFlow tutorial's Slurm script beside its `train.py`). Its findings
 are info (`other-framework`), never rewritten; settings named for a PyTorch extension (apex's `fp16_opt_level`,
 which Paddle's trainer also reads as its own AMP level) are not that extension's and are dropped.
 """
@@ -22,8 +24,8 @@ from auditor.static.project_imports import held_tree, read_counted
 _FRAMEWORK_WORDS = {"paddle": "PaddlePaddle", "paddlepaddle": "PaddlePaddle", "paddlenlp": "PaddlePaddle",
                     "tensorflow": "TensorFlow", "mindspore": "MindSpore", "jax": "JAX", "flax": "JAX"}
 _FRAMEWORK_IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+(paddle|paddlenlp|tensorflow|mindspore|jax|flax)\b", re.M)
-_TORCH_IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+(?:torch|torch_npu|lightning|pytorch_lightning|transformers|"
-                           rb"accelerate|deepspeed)\b", re.M)
+_TORCH_ROOTS = ("torch", "torch_npu", "lightning", "pytorch_lightning", "transformers", "accelerate", "deepspeed")
+_TORCH_IMPORT = re.compile(rb"^[ \t]*(?:import|from)[ \t]+(?:" + "|".join(_TORCH_ROOTS).encode() + rb")\b", re.M)
 _WORD_SPLIT = re.compile(r"[-_./\\]")
 _NOTE = "in {framework} code, not PyTorch: torch_npu does not apply here (left as is)"
 _MAX_BYTES = 2_000_000
@@ -71,12 +73,27 @@ def file_framework(path: Path | None, rel: str, fact: str | None = None, project
     return fact or named
 
 
+def _folder_frameworks(project) -> dict[str, str]:
+    """Per folder, the other framework all its Python files are written for (each imports that framework and no
+    PyTorch library, from the cached import facts): the job scripts beside them run that framework's programs (pd53:
+    itwinai's `tutorials/distributed-ml/tf-tutorial-1-imagenet/tfmirrored_slurm.sh` beside a TensorFlow `train.py`)."""
+    found: dict[str, set[str | None]] = {}
+    for rel in getattr(project, "paths", {}):
+        if rel.endswith(".py"):
+            roots = {str(load[0]).split(".", 1)[0] for load in (project.facts(rel) or {}).get("load", ()) if load}
+            names = {_FRAMEWORK_WORDS[r] for r in roots if r in _FRAMEWORK_WORDS}
+            one = names.pop() if len(names) == 1 and not roots & set(_TORCH_ROOTS) else None
+            found.setdefault(rel.rpartition("/")[0], set()).add(one)
+    return {folder: one for folder, names in found.items() if len(names) == 1 for one in names if one is not None}
+
+
 def apply_other_frameworks(results: list, files: Sequence[tuple[Path, str]], project=None) -> int:
     """Lower the findings in other frameworks' files to info (dropping PyTorch-extension settings); returns how
     many findings changed. Each file's framework_fact comes from its summary (ProjectImports.tree, `framework`); a
     file without it (no `project`, findings a tree pass added) is read now, counted in `project.reads`."""
     where = {rel: path for path, rel in files}
     changed = 0
+    folders: dict[str, str] | None = None
     for result in results:
         if not any(f.severity != "info" or f.category == "apex" for f in result.findings):
             continue
@@ -84,6 +101,10 @@ def apply_other_frameworks(results: list, files: Sequence[tuple[Path, str]], pro
         facts = held_tree(project, result.path) if path is not None else None
         fact = facts.get("framework") if facts is not None else None
         framework = file_framework(path, result.path, fact if isinstance(fact, str) else None, project)
+        if framework is None and fact == "" and not result.path.endswith((".py", ".ipynb")):
+            if folders is None:
+                folders = _folder_frameworks(project)
+            framework = folders.get(result.path.rpartition("/")[0])
         if framework is None:
             continue
         kept = []

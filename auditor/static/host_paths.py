@@ -488,13 +488,41 @@ def _label_points(tree: ast.AST) -> set[tuple[int, int]]:
 
 def drop_platform_labels(findings: list, tree: ast.AST) -> list:
     """The findings without device strings that are data (`_label_points`) and without dtype hints on the arguments
-    of test doubles (`_fake_spans`; t11l, tuned on heldout9's benchmark contract tests and fake-runtime API tests)."""
-    if not any(f.name == "cuda-device-string" and f.symbol == "cuda" or f.category == "precision" for f in findings):
+    of test doubles (`_fake_spans`; t11l, tuned on heldout9's benchmark contract tests and fake-runtime API tests),
+    and without profiler column names that label the code's own table (`_own_columns`; pd53)."""
+    if not any(f.name == "cuda-device-string" and f.symbol == "cuda" or f.category == "precision"
+               or f.name == _PROFILER_COLUMN for f in findings):
         return findings
     points = _label_points(tree)
+    columns = _own_columns(tree) if any(f.name == _PROFILER_COLUMN for f in findings) else set()
     fakes = _fake_spans(tree) if any(f.category == "precision" for f in findings) else []
     return [f for f in findings if not (f.name == "cuda-device-string" and (f.line, f.col) in points)
+            and not (f.name == _PROFILER_COLUMN and (f.line, f.col) in columns)
             and not (f.category == "precision" and _in_meta(fakes, f.line, f.col))]
+
+
+_PROFILER_COLUMN = "profiler-cuda-column"
+
+
+def _own_columns(tree: ast.AST) -> set[tuple[int, int]]:
+    """(line, col) of strings that name a column of the code's own table: a dict key (`{"cuda_time_total":
+    event.device_time_total}`), a set member (`expected_columns = {"name", "self_cuda_time_total"}`) or a subscript
+    (`df["self_cuda_time_total"]`, `df.loc[rows, "self_cuda_time_total"]`). The profiler takes its column names as
+    call arguments (`table(sort_by="cuda_time_total")`, `export_stacks(path, "self_cuda_time_total")`) and gives its
+    events attributes, never keys: a string keyed or indexed by the code is its own data (itwinai's profiler report,
+    filled from the device columns)."""
+    out: set[tuple[int, int]] = set()
+    for node in module_nodes(tree):
+        if isinstance(node, ast.Dict):
+            keys: list[ast.expr | None] = list(node.keys)
+        elif isinstance(node, ast.Set):
+            keys = list(node.elts)
+        elif isinstance(node, ast.Subscript):
+            keys = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        else:
+            continue
+        out |= {(k.lineno, k.col_offset + 1) for k in keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    return out
 
 
 def _fake_spans(tree: ast.AST) -> list[tuple[int, int, int, int]]:

@@ -140,27 +140,36 @@ def _overwritten_stores(body: list[ast.stmt]) -> set[int]:
 def _unread_locals(tree: ast.AST) -> list[tuple[int, int, int, int]]:
     """(line, col, end line, end col) of the values of plain local assignments (`loc = 'cuda:{}'.format(0)`) whose
     name the function never reads (no load of it, no `locals()` / `vars()`, not global / nonlocal): a leftover that
-    selects nothing (t17e, Marigold's flow estimator)."""
+    selects nothing (t17e, Marigold's flow estimator). So is a store after the name's last read, outside any loop
+    (pd53: MatAnyone's `load_checkpoint` sets `map_location = 'cuda:%d' % rank` again after its `torch.load`); a read
+    in a nested function or class counts as after every store."""
     out = []
     for fn in module_nodes(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        read: set[str] = set()
-        stores: list[tuple[str, ast.expr]] = []
+        last: dict[str, float] = {}         # name -> the line of its last read
+        stores: list[tuple[str, ast.Assign]] = []
         told = _message_names(fn)
+        inner = [line_span(n) for stmt in fn.body for n in walk_list(stmt)
+                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))]
+        loops = [line_span(n) for stmt in fn.body for n in walk_list(stmt)
+                 if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
         for stmt in fn.body:
             for node in walk_list(stmt):
                 if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
-                    read.add(node.id if id(node) not in told else "")
+                    name = node.id if id(node) not in told else ""
+                    at = float("inf") if any(a <= node.lineno <= b for a, b in inner) else node.lineno
+                    last[name] = max(last.get(name, 0), at)
                 elif isinstance(node, (ast.Global, ast.Nonlocal)):
-                    read.update(node.names)
+                    last.update(dict.fromkeys(node.names, float("inf")))
                 elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                    stores.append((node.targets[0].id, node.value))
-        if read & {"locals", "vars", "eval", "exec"}:
+                    stores.append((node.targets[0].id, node))
+        if set(last) & {"locals", "vars", "eval", "exec"}:
             continue
-        for name, v in stores:
-            if name not in read and (_names_a_device(v) or env_read(v)):
-                out.append(node_span(v))
+        for name, store in stores:
+            dead = name not in last or last[name] < store.lineno and not any(a <= store.lineno <= b for a, b in loops)
+            if dead and (_names_a_device(store.value) or env_read(store.value)):
+                out.append(node_span(store.value))
     return out
 
 
@@ -248,9 +257,12 @@ def _unread_pops(tree: ast.AST) -> set[int]:
 
 def _names_a_device(value: ast.expr) -> bool:
     """A value that only names a device and runs nothing on one: a string, an f-string, `'cuda:{}'.format(i)`,
+    `'cuda:%d' % i`,
     `torch.device(...)` (`x = torch.zeros(3, device=d)` left unread still runs on the device)."""
     if isinstance(value, ast.Constant) and isinstance(value.value, str) or isinstance(value, ast.JoinedStr):
         return True
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mod):     # `'cuda:%d' % rank`
+        return isinstance(value.left, ast.Constant) and isinstance(value.left.value, str)
     if not isinstance(value, ast.Call):
         return False
     func = value.func

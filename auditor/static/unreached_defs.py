@@ -561,6 +561,21 @@ def reach_facts(data: bytes, package_init: bool = False) -> dict[str, Any]:
         out["bound"] = sorted(f"{root}:{name}" for name, (root, _) in bound.items() if root)
     put_facts(out, unread=_unread_globals(tree), read_in=_globals_read_in(tree), guarded=_guarded_imports(tree),
               probes=_probes(tree))
+    # the module-level package-relative imports' names (`from .modules.transformation import Tps`): name -> [level,
+    # dotted module]; a name two of them bind is left out
+    relative: dict[str, list[Any]] = {}
+    twice: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for n in walk_list(node):
+            if isinstance(n, ast.ImportFrom) and n.level and n.module:
+                for a in n.names:
+                    if a.asname is None and a.name != "*":
+                        if a.name in relative:
+                            twice.add(a.name)
+                        relative.setdefault(a.name, [n.level, n.module])
+    put_facts(out, relative_names={k: v for k, v in relative.items() if k not in twice})
     # `<module's last part>:<name>` of each `from ... import name`: who imports a name from which module
     out["imports_from"] = sorted({f"{(n.module or '').rsplit('.', 1)[-1]}:{a.name}" for n in module_nodes(tree)
                                   if isinstance(n, ast.ImportFrom) for a in n.names})
@@ -1153,6 +1168,8 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
                 if name not in f.get("modules", ()):
                     star_bound.setdefault(rel, {})[name] = f"{root}:{name}"
 
+    f_relative = {rel: f["relative_names"] for rel, f in facts.items() if f.get("relative_names")}
+
     def resolved(rel: str, names: list[str]) -> set[tuple[str, str]]:
         """The (file, definition) pairs the names read in `rel` reach: a bare name the file defines itself is its own
         definition (ddp_wrapper.py's `setup_dist(rank)` calls its own def, not utils.py's); any other name reaches
@@ -1167,6 +1184,8 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
             files: Collection[str] = defined.get(name, ())
             if n == name and rel in files:
                 files = (rel,)
+            elif n == name and n in f_relative.get(rel, {}):    # `from .x import C`: x's C, when x defines one
+                files = [f for f in _relative_files(rel, *f_relative[rel][n]) if f in files] or files
             elif "." in module:     # `from sam2.modeling.sam.transformer import X`: that module's X, when it has one
                 files = [f for f in files if _is_module(f, module)] or files
             out.update((f, name) for f in files)
@@ -1449,7 +1468,7 @@ class _PackIndex:
         self.whole: dict[str, set[str]] = {}            # a module stem -> the files importing it whole
         self.stars: dict[str, set[str]] = {}            # a file -> the files star-importing it
         self.imports_from: dict[str, set[str]] = {}     # `<module>:<name>` -> the files importing the name
-        self.modules: dict[str, set[str]] = {}          # a module word -> the files naming it
+        self.imported: dict[str, set[str]] = {}         # a name -> the files importing it (`from x import name`)
         read: set[str] = set()
         dead: set[str] = set()      # words read only in the bodies of flags nothing turns on
         for rel, g in facts.items():
@@ -1459,8 +1478,7 @@ class _PackIndex:
                 self.stars.setdefault(other, set()).add(rel)
             for entry in g.get("imports_from", ()):
                 self.imports_from.setdefault(entry, set()).add(rel)
-            for word in g.get("modules", ()):
-                self.modules.setdefault(word, set()).add(rel)
+                self.imported.setdefault(entry.partition(":")[2], set()).add(rel)
             read.update(g.get("words", ()))
             for flag, _, _, words in g.get("flags", ()):
                 (dead if flag in off else read).update(words)
@@ -1531,6 +1549,14 @@ def _unused_guarded_imports(rel: str, f: dict[str, Any], index: _PackIndex,
             and all(any(a <= u <= b for a, b in spans) for u in uses)]
 
 
+def _relative_files(rel: str, level: int, module: str) -> tuple[str, ...]:
+    """The files a package-relative import of `rel` may load (`from ..modules.attention import x` in a/b/c.py ->
+    a/modules/attention.py or its package `__init__.py`); a level above the tree's root counts from the root."""
+    base = rel.split("/")[:-level] if level <= rel.count("/") + 1 else []
+    stem = "/".join([*base, *filter(None, module.split("."))])
+    return f"{stem}.py", f"{stem}/__init__.py"
+
+
 def _star_files(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]]) -> list[str]:
     """The pack's files `rel` star-imports (`from .IFNet_HDv3 import *`, `from ..modules.attention import *`,
     `from gui_data.constants import *`)."""
@@ -1539,9 +1565,7 @@ def _star_files(rel: str, f: dict[str, Any], facts: dict[str, dict[str, Any]]) -
         if not level:   # `from gui_data.constants import *` (pd30: UVR's separate.py), under any sys.path root
             out += [other for other in facts if _is_module(other, module)]
             continue
-        base = rel.split("/")[:-level] if level <= rel.count("/") + 1 else []
-        stem = "/".join([*base, *filter(None, module.split("."))])
-        out += [c for c in (f"{stem}.py", f"{stem}/__init__.py") if c in facts]
+        out += [c for c in _relative_files(rel, level, module) if c in facts]
     return out
 
 
@@ -1569,7 +1593,7 @@ def _unread_spans(rel: str, f: dict[str, Any], index: _PackIndex,
     read = {n for other in starred for names in (*index.facts[other].get("names", {}).values(),
                                                  index.facts[other].get("main", ())) for n in names}
     return [(first, last) for name, first, last in unread
-            if not index.modules.get(name, set()) - {rel} and name not in read]
+            if not index.imported.get(name, set()) - {rel} and name not in read]
 
 
 def _config_words(project: Any, results: list) -> set[str]:
@@ -1816,11 +1840,16 @@ def _pack_facts(results: list, project: Any, entries: Collection[str] = (), app:
         # `demucs/__main__.py` and its `.train`, `.augment`): it cannot run at all. A module defining a class stays: a
         # server may load it by its path (a Triton model repository's `model.py` and its `TritonPythonModel`), or
         # unpickling a saved model (UVR's demucs `load_model` builds the checkpoint's pickled class)
-        for rel in _named_by_nothing(facts, ()):
+        # a module whose every definition a loaded module defines too is a stale copy (pd53: brainOCR's
+        # `modules/basenet.py`, the old home of `_modules.py`'s Vgg16BN and init_weights), nothing to load by its path
+        unloaded = _named_by_nothing(facts, ())
+        loaded_defs = {name for rel, f in facts.items() if rel not in unloaded for name, *_ in f.get("top", ())}
+        for rel in unloaded:
             missing = _missing_modules(rel, facts[rel], facts)
+            copy = not facts[rel].get("runs") and {name for name, *_ in facts[rel]["top"]} <= loaded_defs
             if missing:
                 facts[rel]["missing"] = missing
-            elif facts[rel].get("runs") or facts[rel].get("bases"):
+            elif facts[rel].get("runs") or facts[rel].get("bases") and not copy:
                 facts[rel]["entry"] = facts[rel]["script"] = True
         for rel in facts:
             if rel.rsplit("/", 1)[-1] == "setup.py":    # a CUDA extension's setup.py: the user builds it
