@@ -11,6 +11,9 @@ _BACKEND_ALIASES = {
     "cuda": "cuda", "gpu": "cuda", "nvidia": "cuda", "nccl": "cuda", "cudnn": "cuda",
     "rocm": "rocm", "hip": "rocm", "amd": "rocm",
     "npu": "npu", "ascend": "npu", "hccl": "npu", "torch_npu": "npu",
+    # Ascend C, the NPU's kernel language, and aclnn, CANN's operator API (`ops/ascendc/` operator packages built
+    # from Ascend C kernels, fla's `ops/ascendc/`, `_aclnn_ctypes.py`): named only in code for Ascend (pd55)
+    "ascendc": "npu", "aclnn": "npu",
     "xpu": "xpu", "mps": "mps", "hpu": "hpu", "habana": "hpu", "xla": "xla", "tpu": "xla",
     "mlu": "mlu", "musa": "musa", "gcu": "gcu", "sdaa": "sdaa", "dcu": "rocm",
     "gaudi": "hpu", "ipex": "xpu", "maca": "maca", "metax": "maca", "camb": "mlu", "cambricon": "mlu",

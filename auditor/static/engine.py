@@ -41,7 +41,8 @@ from auditor.static.ort_only import lower_ort_only
 from auditor.static.neutral_uses import drop_dtype_restores, drop_host_conversion_hints, drop_math_backend_lists, \
     drop_namespace_calls, drop_overridden_bases, drop_replaced_autocasts, drop_single_tensor_optimizers, \
     drop_type_references, drop_fake_kernel_dtypes, drop_host_extension_twins, drop_module_bindings, \
-    drop_weightless_loader_dtypes, mark_disabled_autocast_devices, lower_parallel_type_tests, drop_ort_buffer_dtypes
+    drop_weightless_loader_dtypes, mark_disabled_autocast_devices, lower_parallel_type_tests, drop_ort_buffer_dtypes, \
+    lower_host_only_extensions
 from auditor.static.provider_catalogues import drop_provider_catalogues
 from auditor.static.patch_targets import apply_cuda_twins, apply_flash_tables, apply_patch_targets
 from auditor.static.npu_native import apply_npu_file, written_for_npu
@@ -974,6 +975,7 @@ class StaticEngine:
             result.findings = drop_module_bindings(result.findings, tree)   # `self.pynvml = pynvml`
             result.findings = drop_host_extension_twins(result.findings)   # CppExtension beside CUDAExtension
             result.findings = lower_parallel_type_tests(result.findings, tree)   # isinstance(m, DataParallel)
+            result.findings = lower_host_only_extensions(result.findings, tree)   # load(sources=['x.cpp'])
             result.findings = mark_disabled_autocast_devices(result.findings, tree)   # autocast("cuda", enabled=False)
             result.findings = drop_host_conversion_hints(result.findings, rel, text)   # convert_*.py, no device
             result.findings = lower_ort_only(result.findings, text)   # "cuda" picks an ORT provider (falls back)

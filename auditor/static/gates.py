@@ -1218,6 +1218,29 @@ def _report_row(node: ast.AST) -> bool:
     return isinstance(label, ast.Constant) and isinstance(label.value, str)
 
 
+def _report_dict_rows(nodes: list) -> int:
+    """The rows of a report dict the function builds and returns (pd55, dev32's sleap-nn `get_system_info_dict`:
+    `info = {"python_version": ..., "cuda_available": torch.cuda.is_available(), ...}`, then `info["cuda_version"] =
+    torch.version.cuda` ... `return info`): a local bound to a dict literal, its string keys and the string-keyed
+    assignments into it, in a function that also reads versions (`torch.__version__`, `sys.version`, `platform.*()`).
+    Only a returned local: `os.environ["X"] = ...` sets something and is no row; a settings dict reads no versions."""
+    returned = {n.value.id for n in nodes if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
+    keys: dict[str, int] = {}
+    for n in nodes:
+        if not isinstance(n, ast.Assign) or len(n.targets) != 1:
+            continue
+        target = n.targets[0]
+        if isinstance(target, ast.Name) and target.id in returned and isinstance(n.value, ast.Dict):
+            keys[target.id] = keys.get(target.id, 0) + sum(
+                isinstance(k, ast.Constant) and isinstance(k.value, str) for k in n.value.keys)
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id in returned \
+                and isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str):
+            keys[target.value.id] = keys.get(target.value.id, 0) + 1
+    versions = any(isinstance(n, ast.Attribute) and (n.attr == "__version__" or _dotted(n) == "sys.version")
+                   or isinstance(n, ast.Call) and _dotted(n.func).startswith("platform.") for n in nodes)
+    return max(keys.values(), default=0) if versions else 0
+
+
 def _environment_reports(tree: ast.Module) -> list[tuple[Region, str]]:
     """Functions that build an environment report (detectron2's `collect_env_info` and its copies, deepdoctection's
     `pt_info`): named for what it reports (`_REPORT_NAME`), at least 5 (label, value) rows appended to one list, and no
@@ -1232,7 +1255,7 @@ def _environment_reports(tree: ast.Module) -> list[tuple[Region, str]]:
         lists = {_dotted(n.func.value) for n in rows if isinstance(n.func, ast.Attribute)}
         acts = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
                    n.func.attr in ("to", "cuda", "set_device", "init_process_group", "load_state_dict") for n in nodes)
-        if len(rows) >= 5 and len(lists) == 1 and not acts:
+        if len(rows) >= 5 and len(lists) == 1 and not acts or not acts and _report_dict_rows(nodes) >= 5:
             out.append((node_span(fn, open_end=True), fn.name))
     return out
 

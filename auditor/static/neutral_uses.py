@@ -247,6 +247,60 @@ def drop_host_extension_twins(findings: list) -> list:
     return [f for f in findings if f.symbol != _CPP_EXTENSION or f.line not in lines]
 
 
+_JIT_CALLS = "jit-built-cuda-extension"     # NPU327
+_HOST_SOURCES = (".cpp", ".cc", ".cxx", ".c")
+_HOST_BUILD_NOTE = ("the file builds this extension from C / C++ sources only (no .cu source, no CUDA flag): the host "
+                    "compiler builds it on Ascend too and its ops take CPU tensors; move NPU tensors to the CPU for it, or "
+                    "port the op")
+
+
+def _host_only_build(call: ast.Call) -> bool:
+    """`load(name, sources=["x.cpp"])` / `load_inline(name, cpp_sources=...)` with nothing CUDA in it (Hunyuan3D's
+    Ascend rasterizer, CPU Adam / SIMD helpers): the sources are a literal list of C / C++ files, there are no
+    `cuda_sources`, and no keyword or string of the call names CUDA or nvcc (`extra_cuda_cflags`, `with_cuda=True`,
+    `-lcudart`). Sources built elsewhere (a glob, a variable) are not read: the call keeps its reading."""
+    inline = ast_dotted(call.func) is not None and str(ast_dotted(call.func)).endswith("load_inline")
+    sources = None
+    for kw in call.keywords:
+        if kw.arg is None or "cuda" in kw.arg and not (kw.arg == "with_cuda" and isinstance(kw.value, ast.Constant)
+                                                       and kw.value.value is False):
+            return False
+        if kw.arg == ("cpp_sources" if inline else "sources"):
+            sources = kw.value
+    if inline:
+        if len(call.args) > 2:      # load_inline(name, cpp_sources, cuda_sources, ...)
+            return False
+        return sources is not None or len(call.args) == 2
+    if sources is None and len(call.args) > 1:
+        sources = call.args[1]
+    if not isinstance(sources, (ast.List, ast.Tuple)) or not sources.elts or not all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value.lower().endswith(_HOST_SOURCES)
+            for e in sources.elts):
+        return False
+    return not any(isinstance(n, ast.Constant) and isinstance(n.value, str) and re.search(r"(?i)cuda|nvcc", n.value)
+                   for n in ast.walk(call))
+
+
+def lower_host_only_extensions(findings: list, tree: ast.AST) -> list:
+    """NPU327 on the calls of an extension that the file builds with `load(...)` / `load_inline(...)` from C / C++
+    sources only (pd55, dev32's Hunyuan3D rasterizer: `extension = load(name="rasterize_image",
+    sources=["./.../rasterizer.cpp"])`, its op called on `pos.cpu()`) is info: nothing in it is CUDA. The build line
+    (NPU370) keeps its reading; an extension with a .cu source, a CUDA flag, or sources not written out keeps its
+    error."""
+    if not any(f.name == _JIT_CALLS and f.severity != "info" for f in findings) or not isinstance(tree, ast.Module):
+        return findings
+    host = set()
+    for n in module_nodes(tree):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                and isinstance(n.value, ast.Call) and str(ast_dotted(n.value.func)).rsplit(".", 1)[-1] in (
+                    "load", "load_inline") and _host_only_build(n.value):
+            host.add(n.targets[0].id)
+    if not host:
+        return findings
+    return [as_info(f, "host-extension", _HOST_BUILD_NOTE) if f.name == _JIT_CALLS and f.severity != "info"
+            and (f.symbol.split(".") + ["", "", ""])[2] in host else f for f in findings]
+
+
 # dtype words of the casts a restore writes: `torch.float16` / `torch.half` / `.half()`, `torch.bfloat16` / `.bfloat16()`
 _DTYPE_WORDS = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16"}
 _DTYPE_RULES = frozenset({"fp16-dtype", "bf16-dtype"})
@@ -345,6 +399,12 @@ _TYPE_TEST_NOTE = ("only tested as a type here, nothing is wrapped: once the mod
                    "instead, the test must name it too")
 
 
+def _names_type(node: ast.AST) -> bool:
+    """`type(x)` or `x.__class__`: the left side of a type comparison."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type" \
+        and len(node.args) == 1 or isinstance(node, ast.Attribute) and node.attr == "__class__"
+
+
 def lower_parallel_type_tests(findings: list, tree: ast.AST) -> list:
     """NPU112 on `torch.nn.DataParallel` named only as the class an `isinstance` / `issubclass` tests (pd16, tuned on
     tuned_t18g's vendored zoedepth `isinstance(model, (DataParallel, DistributedDataParallel))` that strips `module.`
@@ -355,6 +415,11 @@ def lower_parallel_type_tests(findings: list, tree: ast.AST) -> list:
     spans = [node_span(n.args[1]) for n in module_nodes(tree)
              if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("isinstance", "issubclass")
              and len(n.args) == 2]
+    # pd55 (dev32's CnSTD, the YOLOv5 / YOLOv7 `is_parallel`): `type(model) in (nn.parallel.DataParallel, ...)`,
+    # `type(m) is DataParallel`, `m.__class__ == DataParallel` test the type the same way
+    spans += [node_span(n.comparators[0]) for n in module_nodes(tree)
+              if isinstance(n, ast.Compare) and len(n.ops) == 1 and _names_type(n.left)
+              and isinstance(n.ops[0], (ast.In, ast.NotIn, ast.Is, ast.IsNot, ast.Eq, ast.NotEq))]
     if not spans:
         return findings
     return [as_info(f, "type-test", _TYPE_TEST_NOTE) if f.name == _DATA_PARALLEL and f.severity != "info" and any(
