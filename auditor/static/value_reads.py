@@ -64,6 +64,8 @@ def apply_value_reads(findings: list, rel: str, text: str, tree: ast.AST | None)
         trips = _round_trip_casts(tree) + (_saved_casts(tree) if _SAVES.search(text) else [])
         findings = [f for f in findings if not (f.code in _FP16_CAST_CODES and any(
             c.lineno == f.line and c.col_offset < f.col <= (c.end_col_offset or 0) + 1 for c in trips))]
+    if codes & _DEAD_STORE_CODES:
+        findings = _drop_dead_stores(findings, tree)
     if codes & _SWITCH_CODES:
         saved = _saved_switch_lines(tree)
         findings = [f for f in findings if not (f.code in _SWITCH_CODES and f.line in saved
@@ -150,17 +152,85 @@ def _saved_casts(tree: ast.Module) -> list[ast.Call]:
                 continue
             target = stmt.targets[0]
             item = isinstance(target, ast.Subscript)
-            holder = target.value if isinstance(target, ast.Subscript) else target
+            holder = target
+            while isinstance(holder, ast.Subscript):      # `opt["weight"][key] = ...` (pd54)
+                holder = holder.value
             if not isinstance(holder, ast.Name) or (item and holder.id in params):
                 continue
             loops = [n for n in nodes if isinstance(n, (ast.For, ast.While)) and n.lineno <= stmt.lineno
                      <= (n.end_lineno or n.lineno)]
             start = min([stmt.lineno, *(n.lineno for n in loops)])
             headers = {id(x) for n in loops if isinstance(n, ast.For) for x in walk_list(n.iter)}
+            # not reads: the cast's own source (`model[k] = model[k].half()`) and item stores (`opt["sr"] = sr`)
+            skip = {id(x) for x in walk_list(stmt.value)} | _item_store_bases(nodes, holder.id)
             reads = [n for n in nodes if isinstance(n, ast.Name) and n.id == holder.id and isinstance(n.ctx, ast.Load)
-                     and n is not holder and n.lineno >= start and id(n) not in headers]
+                     and n is not holder and n.lineno >= start and id(n) not in headers and id(n) not in skip]
             if reads and all(id(n) in save_args for n in reads):
                 out.append(stmt.value)
+    return out
+
+
+def _item_store_bases(nodes: list[ast.AST], name: str) -> set[int]:
+    """The `name` nodes that are the base of an item store (`opt["config"] = cfg`, `opt["weight"][k] = w`): they
+    fill the dict, they do not read what it holds."""
+    out: set[int] = set()
+    for stmt in nodes:
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                base = target
+                while isinstance(base, ast.Subscript):
+                    base = base.value
+                if base is not target and isinstance(base, ast.Name) and base.id == name:
+                    out.add(id(base))
+    return out
+
+
+# a device string stored into a local name that nothing reads afterwards (pd54, heldout34's MatAnyone
+# `load_checkpoint`: `map_location = 'cuda:%d' % rank` re-assigned after the `torch.load` that used the first one)
+_DEAD_STORE_CODES = frozenset({"NPU003"})
+_SCOPE_READERS = frozenset({"locals", "vars", "eval", "exec"})
+
+
+def _drop_dead_stores(findings: list, tree: ast.Module) -> list:
+    """Drop a device-string finding inside the value of `name = ...` in a function when no later line of the
+    function (nested scopes included) reads `name`, nor any line of a loop around the store: the value is dead, the
+    finding belongs on the value that is used. Not with `global` / `nonlocal` or `locals()` / `vars()` in the
+    function, nor at module level (another module may import the name)."""
+    dead: list[tuple[int, int, int, int]] = []
+    for func in module_nodes(tree):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        nodes = list(walk_list(func))
+        if any(isinstance(n, (ast.Global, ast.Nonlocal)) or isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+               and n.func.id in _SCOPE_READERS for n in nodes):
+            continue
+        loops = [n for n in nodes if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+        for stmt in own_statements(func):
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+                continue
+            name, end = stmt.targets[0].id, stmt.end_lineno or stmt.lineno
+            first = min([stmt.lineno, *(n.lineno for n in loops if n.lineno <= stmt.lineno <= (n.end_lineno or 0))])
+            last = max([end, *(n.end_lineno or 0 for n in loops if n.lineno <= stmt.lineno <= (n.end_lineno or 0))])
+            if not any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+                       and (n.lineno > end or first <= n.lineno <= last) for n in nodes):
+                v = stmt.value
+                dead.append((v.lineno, v.col_offset, v.end_lineno or v.lineno, v.end_col_offset or 0))
+    if not dead:
+        return findings
+    return [f for f in findings if not (f.code in _DEAD_STORE_CODES and any(
+        (a, b) <= (f.line, f.col - 1) and (f.line, f.col - 1) < (c, d) for a, b, c, d in dead))]
+
+
+def own_statements(func: ast.AST) -> list[ast.stmt]:
+    """The statements of a function outside its nested functions and classes."""
+    out: list[ast.stmt] = []
+    stack: list[ast.AST] = list(getattr(func, "body", []))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.stmt):
+            out.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
     return out
 
 
