@@ -111,3 +111,32 @@ def test_device_strings_that_are_read_stay(tmp_path):
     stores = [i for i, t in enumerate(TRAINER.splitlines(), 1) if 'map_location = "cuda:%d"' in t]
     # read by the torch.load after it; and `dev`, read on a later turn of the loop around the store
     assert {stores[0], stores[2], line_of(TRAINER, 'dev = "cuda:1"')} <= lines
+
+
+COMPARE = """\
+    import torch
+    from safetensors.torch import load_file
+
+
+    def compare(actual_path, expected_path):
+        actual = load_file(actual_path, device="cpu")
+        expected = load_file(expected_path)
+        for key in sorted(actual):
+            unequal = torch.ne(actual[key], expected[key])
+            print(key, int(unequal.sum().item()))
+
+
+    def compare_on_device(actual_path, expected_path):
+        actual = load_file(actual_path, device="cuda")
+        expected = load_file(expected_path, device="cuda")
+        for key in sorted(actual):
+            unequal = torch.ne(actual[key], expected[key])
+            print(key, int(unequal.sum().item()))
+"""
+
+
+def test_a_sync_on_tensors_loaded_onto_the_host_is_dropped(tmp_path):
+    lines = _lines(tmp_path, "compare.py", COMPARE, "NPU703")
+    syncs = [i for i, t in enumerate(COMPARE.splitlines(), 1) if "unequal.sum().item()" in t]
+    # the first function reads CPU tensors (load_file's default device is the CPU); the second loads onto a device
+    assert syncs[0] not in lines and syncs[1] in lines

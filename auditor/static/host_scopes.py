@@ -816,6 +816,32 @@ def _comfy_widget(kind: ast.AST) -> bool:
         isinstance(kind, (ast.List, ast.Tuple)) and all(isinstance(e, ast.Constant) for e in kind.elts)
 
 
+def _host_loader_names(tree: ast.AST) -> set[str]:
+    """Local names of safetensors' `load_file` (`from safetensors.torch import load_file`) and the dotted
+    `safetensors.torch.load_file` itself."""
+    names = {"safetensors.torch.load_file"}
+    for node in module_nodes(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "safetensors.torch":
+            names.update(a.asname or a.name for a in node.names if a.name == "load_file")
+    return names
+
+
+def _host_load(call: ast.Call, loaders: set[str]) -> bool:
+    """Tensors read from a file onto the host (pd54, heldout33's FastPLMs bundle compare): safetensors'
+    `load_file(path)` / `load_file(path, device="cpu")` (its default device is the CPU), `torch.load(path,
+    map_location="cpu")`; not with another device, a positional one, or `**kwargs`."""
+    name = ast_dotted(call.func)
+    if any(k.arg is None for k in call.keywords):
+        return False
+    if name in loaders:
+        device = next((k.value for k in call.keywords if k.arg == "device"), None)
+        return len(call.args) <= 1 and (device is None or _cpu_device(device))
+    if name == "torch.load":
+        loc = next((k.value for k in call.keywords if k.arg == "map_location"), None)
+        return len(call.args) <= 1 and loc is not None and _cpu_device(loc)
+    return False
+
+
 def _host_module_names(tree: ast.AST) -> set[str]:
     """Local names bound to a host library or one of its names (`import numpy as np`, `from PIL import Image`)."""
     names: set[str] = set()
@@ -836,6 +862,7 @@ class _HostFlow:
             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.setdefault(fn.name, []).append(fn)
         self.host_modules = _host_module_names(tree)
+        self.host_loaders = _host_loader_names(tree)
         self.memo: dict[int, bool] = {}
         self.pending: dict[tuple[str, int, int], None] = {}     # (an ordered set: the innermost name is last)
         self.host_params = _comfy_host_params(tree)
@@ -857,7 +884,7 @@ class _HostFlow:
                     return True
                 if isinstance(func, ast.Attribute) and func.attr in _MOVES:
                     return False
-                if _factory(node):
+                if _factory(node) or _host_load(node, self.host_loaders):
                     return True
                 if (ast_dotted(func) or "").split(".", 1)[0] in self.host_modules:
                     return True     # `Image.fromarray(...)`, `np.array(im)`: an image or array, on the host
