@@ -140,3 +140,31 @@ def test_a_sync_on_tensors_loaded_onto_the_host_is_dropped(tmp_path):
     syncs = [i for i, t in enumerate(COMPARE.splitlines(), 1) if "unequal.sum().item()" in t]
     # the first function reads CPU tensors (load_file's default device is the CPU); the second loads onto a device
     assert syncs[0] not in lines and syncs[1] in lines
+
+
+ACTOR = """\
+    import torch
+
+
+    class Actor:
+        def __init__(self, model_path, device="cuda:0", dtype=torch.bfloat16):
+            self.device = "cpu"
+            self.dtype = torch.float32
+            self.path = model_path
+
+
+    class Runner:
+        def __init__(self, model_path, device="cuda:0", dtype=torch.bfloat16):
+            self.device = device
+            self.model = torch.load(model_path).to(device, dtype=dtype)
+"""
+
+
+def test_a_default_the_function_never_reads_is_dropped(tmp_path):
+    root = write_tree(tmp_path / "proj", {"actor.py": ACTOR})
+    run = run_static([root], jobs=1)
+    found = {(f.line, f.code) for r in run.results for f in r.findings}
+    heads = [i for i, t in enumerate(ACTOR.splitlines(), 1) if 'device="cuda:0", dtype=torch.bfloat16' in t]
+    # Actor's defaults are dead (its body sets its own); Runner's are the values it uses
+    assert not {(heads[0], "NPU003"), (heads[0], "NPU201")} & found
+    assert {(heads[1], "NPU003"), (heads[1], "NPU201")} <= found

