@@ -2,7 +2,8 @@
 result only fills a checkpoint dict written with `torch.save` (rvc-cli's / ultimate-rvc's `model_blender`:
 `opt["weight"][key] = (...).half()`; ai-voice-cloning's `convert_to_halfp`: `model[k] = model[k].half()`), and a
 device string stored into a local name nothing reads afterwards (MatAnyone's `load_checkpoint`, which re-assigns
-`map_location` after the `torch.load` that used it). Code written afresh in those shapes, not copied."""
+`map_location` after the `torch.load` that used it: info, as a name never read at all), and `.item()` on tensors
+loaded onto the host (safetensors' `load_file`, FastPLMs' bundle compare). Code written afresh in those shapes."""
 from __future__ import annotations
 
 from auditor.runner import run_static
@@ -49,6 +50,13 @@ BLEND = """\
             sd[k] = sd[k].half()
         net.load_state_dict(sd)
         torch.save(sd, path + ".fp16")
+
+
+    def convert_on_device(path, out_path):
+        sd = torch.load(path)
+        for k in sd:
+            sd[k] = sd[k].cuda().half()
+        torch.save(sd, out_path)
 """
 
 TRAINER = """\
@@ -77,13 +85,19 @@ TRAINER = """\
             for batch in batches:
                 self.model(batch.to(dev))
                 dev = "cuda:1"
+
+        def mover(self, batch):
+            def move():
+                return batch.to(target)
+            target = "cuda:0"
+            return move()
 """
 
 
-def _lines(tmp_path, rel, src, code):
+def _lines(tmp_path, rel, src, code, severity=None):
     root = write_tree(tmp_path / "proj", {rel: src})
     run = run_static([root], jobs=1)
-    return {f.line for r in run.results for f in r.findings if f.code == code}
+    return {f.line for r in run.results for f in r.findings if f.code == code and severity in (None, f.severity)}
 
 
 def test_fp16_casts_that_only_fill_a_saved_checkpoint_are_dropped(tmp_path):
@@ -98,19 +112,20 @@ def test_fp16_casts_of_a_dict_the_code_also_loads_stay(tmp_path):
     convert = [i for i, t in enumerate(BLEND.splitlines(), 1) if "sd[k] = sd[k].half()" in t]
     # the dict goes into a model as well as into a file: the model runs in fp16
     assert {line_of(BLEND, 'mixed["weight"][key] ='), convert[1]} <= lines
+    assert line_of(BLEND, "sd[k].cuda().half()") in lines      # cast on the device the code moved it to
 
 
-def test_a_device_string_nothing_reads_afterwards_is_dropped(tmp_path):
-    lines = _lines(tmp_path, "trainer.py", TRAINER, "NPU003")
+def test_a_device_string_nothing_reads_afterwards_is_info(tmp_path):
     stores = [i for i, t in enumerate(TRAINER.splitlines(), 1) if 'map_location = "cuda:%d"' in t]
-    assert stores[1] not in lines
+    assert stores[1] in _lines(tmp_path / "a", "trainer.py", TRAINER, "NPU003", "info")
 
 
-def test_device_strings_that_are_read_stay(tmp_path):
-    lines = _lines(tmp_path, "trainer.py", TRAINER, "NPU003")
+def test_device_strings_that_are_read_stay_errors(tmp_path):
+    lines = _lines(tmp_path, "trainer.py", TRAINER, "NPU003", "error")
     stores = [i for i, t in enumerate(TRAINER.splitlines(), 1) if 'map_location = "cuda:%d"' in t]
-    # read by the torch.load after it; and `dev`, read on a later turn of the loop around the store
-    assert {stores[0], stores[2], line_of(TRAINER, 'dev = "cuda:1"')} <= lines
+    # read by the torch.load after it; `dev`, read on a later turn of the loop around the store; `target`, read by
+    # the nested function defined above the store
+    assert {stores[0], stores[2], line_of(TRAINER, 'dev = "cuda:1"'), line_of(TRAINER, 'target = "cuda:0"')} <= lines
 
 
 COMPARE = """\
@@ -141,30 +156,3 @@ def test_a_sync_on_tensors_loaded_onto_the_host_is_dropped(tmp_path):
     # the first function reads CPU tensors (load_file's default device is the CPU); the second loads onto a device
     assert syncs[0] not in lines and syncs[1] in lines
 
-
-ACTOR = """\
-    import torch
-
-
-    class Actor:
-        def __init__(self, model_path, device="cuda:0", dtype=torch.bfloat16):
-            self.device = "cpu"
-            self.dtype = torch.float32
-            self.path = model_path
-
-
-    class Runner:
-        def __init__(self, model_path, device="cuda:0", dtype=torch.bfloat16):
-            self.device = device
-            self.model = torch.load(model_path).to(device, dtype=dtype)
-"""
-
-
-def test_a_default_the_function_never_reads_is_dropped(tmp_path):
-    root = write_tree(tmp_path / "proj", {"actor.py": ACTOR})
-    run = run_static([root], jobs=1)
-    found = {(f.line, f.code) for r in run.results for f in r.findings}
-    heads = [i for i, t in enumerate(ACTOR.splitlines(), 1) if 'device="cuda:0", dtype=torch.bfloat16' in t]
-    # Actor's defaults are dead (its body sets its own); Runner's are the values it uses
-    assert not {(heads[0], "NPU003"), (heads[0], "NPU201")} & found
-    assert {(heads[1], "NPU003"), (heads[1], "NPU201")} <= found

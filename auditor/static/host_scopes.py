@@ -140,27 +140,40 @@ def _overwritten_stores(body: list[ast.stmt]) -> set[int]:
 def _unread_locals(tree: ast.AST) -> list[tuple[int, int, int, int]]:
     """(line, col, end line, end col) of the values of plain local assignments (`loc = 'cuda:{}'.format(0)`) whose
     name the function never reads (no load of it, no `locals()` / `vars()`, not global / nonlocal): a leftover that
-    selects nothing (t17e, Marigold's flow estimator)."""
+    selects nothing (t17e, Marigold's flow estimator). Also a store that nothing reads after it, nor anywhere in a
+    loop around it (pd54, heldout34's MatAnyone `load_checkpoint`: `map_location = 'cuda:%d' % rank` again after the
+    `torch.load` that read the first one)."""
     out = []
     for fn in module_nodes(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        read: set[str] = set()
-        stores: list[tuple[str, ast.expr]] = []
+        read: dict[str, list[int]] = {}
+        stores: list[tuple[str, ast.Assign]] = []
+        loops: list[tuple[int, int]] = []
         told = _message_names(fn)
+        # a nested function or lambda may run after any later store: its reads count wherever they sit
+        later = {id(n) for d in walk_list(fn) if d is not fn and isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                 for n in walk_list(d)}
         for stmt in fn.body:
             for node in walk_list(stmt):
                 if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
-                    read.add(node.id if id(node) not in told else "")
+                    read.setdefault(node.id if id(node) not in told else "", []).append(
+                        0 if id(node) in later else node.lineno)
                 elif isinstance(node, (ast.Global, ast.Nonlocal)):
-                    read.update(node.names)
+                    for name in node.names:
+                        read.setdefault(name, []).append(0)
                 elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                    stores.append((node.targets[0].id, node.value))
-        if read & {"locals", "vars", "eval", "exec"}:
+                    stores.append((node.targets[0].id, node))
+                elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+                    loops.append(line_span(node))
+        if read.keys() & {"locals", "vars", "eval", "exec"}:
             continue
-        for name, v in stores:
-            if name not in read and (_names_a_device(v) or env_read(v)):
-                out.append(node_span(v))
+        for name, stmt in stores:
+            end = stmt.end_lineno or stmt.lineno
+            around = [(lo, hi) for lo, hi in loops if lo <= stmt.lineno <= hi]
+            if not any(at == 0 or at > end or any(lo <= at <= hi for lo, hi in around) for at in read.get(name, ())) \
+                    and (_names_a_device(stmt.value) or env_read(stmt.value)):
+                out.append(node_span(stmt.value))
     return out
 
 
@@ -247,10 +260,13 @@ def _unread_pops(tree: ast.AST) -> set[int]:
 
 
 def _names_a_device(value: ast.expr) -> bool:
-    """A value that only names a device and runs nothing on one: a string, an f-string, `'cuda:{}'.format(i)`,
+    """A value that only names a device and runs nothing on one: a string, an f-string, `'cuda:{}'.format(i)`, `%`,
     `torch.device(...)` (`x = torch.zeros(3, device=d)` left unread still runs on the device)."""
     if isinstance(value, ast.Constant) and isinstance(value.value, str) or isinstance(value, ast.JoinedStr):
         return True
+    if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Mod, ast.Add)) and \
+            isinstance(value.left, ast.Constant) and isinstance(value.left.value, str):
+        return True     # `'cuda:%d' % rank`, `"cuda:" + str(i)` (pd54)
     if not isinstance(value, ast.Call):
         return False
     func = value.func

@@ -64,8 +64,6 @@ def apply_value_reads(findings: list, rel: str, text: str, tree: ast.AST | None)
         trips = _round_trip_casts(tree) + (_saved_casts(tree) if _SAVES.search(text) else [])
         findings = [f for f in findings if not (f.code in _FP16_CAST_CODES and any(
             c.lineno == f.line and c.col_offset < f.col <= (c.end_col_offset or 0) + 1 for c in trips))]
-    if codes & _DEAD_STORE_CODES:
-        findings = _drop_dead_stores(findings, tree)
     if codes & _SWITCH_CODES:
         saved = _saved_switch_lines(tree)
         findings = [f for f in findings if not (f.code in _SWITCH_CODES and f.line in saved
@@ -146,6 +144,7 @@ def _saved_casts(tree: ast.Module) -> list[ast.Call]:
         if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue        # module level: a name there is any function's global
         params = {a.arg for a in (*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs)}
+        loads = any(isinstance(n, ast.Call) and (ast_dotted(n.func) or "").rsplit(".", 1)[-1] in _LOADS for n in nodes)
         for stmt in nodes:
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Call)
                     and _fp16_cast(stmt.value)):
@@ -161,13 +160,23 @@ def _saved_casts(tree: ast.Module) -> list[ast.Call]:
                      <= (n.end_lineno or n.lineno)]
             start = min([stmt.lineno, *(n.lineno for n in loops)])
             headers = {id(x) for n in loops if isinstance(n, ast.For) for x in walk_list(n.iter)}
-            # not reads: the cast's own source (`model[k] = model[k].half()`) and item stores (`opt["sr"] = sr`)
-            skip = {id(x) for x in walk_list(stmt.value)} | _item_store_bases(nodes, holder.id)
+            # in a function that loads the checkpoint it converts, not reads: the cast's own source (`model[k] =
+            # model[k].half()`) and item stores (`opt["sr"] = sr`) (pd54, heldout33's model_blender, convert_to_halfp)
+            skip = {id(x) for x in walk_list(stmt.value)} | _item_store_bases(nodes, holder.id) if loads else set()
             reads = [n for n in nodes if isinstance(n, ast.Name) and n.id == holder.id and isinstance(n.ctx, ast.Load)
                      and n is not holder and n.lineno >= start and id(n) not in headers and id(n) not in skip]
-            if reads and all(id(n) in save_args for n in reads):
+            if reads and all(id(n) in save_args for n in reads) and not _moved_first(stmt.value):
                 out.append(stmt.value)
     return out
+
+
+_LOADS = frozenset({"load", "load_file"})      # `torch.load(path)`, safetensors' `load_file(path)`
+
+
+def _moved_first(cast: ast.Call) -> bool:
+    """The cast's receiver is moved to a device first (`w.cpu().cuda().half()`): the cast runs there."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("cuda", "npu", "to")
+               for n in walk_list(cast.func))
 
 
 def _item_store_bases(nodes: list[ast.AST], name: str) -> set[int]:
@@ -182,70 +191,6 @@ def _item_store_bases(nodes: list[ast.AST], name: str) -> set[int]:
                     base = base.value
                 if base is not target and isinstance(base, ast.Name) and base.id == name:
                     out.add(id(base))
-    return out
-
-
-# a device string stored into a local name that nothing reads afterwards (pd54, heldout34's MatAnyone
-# `load_checkpoint`: `map_location = 'cuda:%d' % rank` re-assigned after the `torch.load` that used the first one),
-# or a device / dtype default of a parameter the function never reads (heldout30's Genie-Envisioner `MVActor`:
-# `dtype=torch.bfloat16` while `__init__` sets `self.dtype = torch.bfloat16` itself)
-_DEAD_STORE_CODES = frozenset({"NPU003", "NPU201", "NPU202", "NPU208"})
-_SCOPE_READERS = frozenset({"locals", "vars", "eval", "exec"})
-
-
-def _drop_dead_stores(findings: list, tree: ast.Module) -> list:
-    """Drop a device-string finding inside the value of `name = ...` in a function when no later line of the
-    function (nested scopes included) reads `name`, nor any line of a loop around the store, and a device / dtype
-    finding in the default of a parameter the function's body never reads: the value is dead, the finding belongs on
-    the value that is used. Not with `global` / `nonlocal` or `locals()` / `vars()` in the function, nor at module
-    level (another module may import the name)."""
-    dead: list[tuple[int, int, int, int]] = []
-    stores: list[tuple[int, int, int, int]] = []
-    for func in module_nodes(tree):
-        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        nodes = [n for stmt in func.body for n in walk_list(stmt)]
-        if any(isinstance(n, (ast.Global, ast.Nonlocal)) or isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-               and n.func.id in _SCOPE_READERS for n in nodes):
-            continue
-        read = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-        a = func.args
-        positional = [*a.posonlyargs, *a.args]
-        for arg, default in [*zip(positional[len(positional) - len(a.defaults):], a.defaults),
-                             *zip(a.kwonlyargs, a.kw_defaults)]:
-            if default is not None and arg.arg not in read:
-                dead.append(_span(default))
-        loops = [n for n in nodes if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
-        for stmt in own_statements(func):
-            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
-                continue
-            name, end = stmt.targets[0].id, stmt.end_lineno or stmt.lineno
-            first = min([stmt.lineno, *(n.lineno for n in loops if n.lineno <= stmt.lineno <= (n.end_lineno or 0))])
-            last = max([end, *(n.end_lineno or 0 for n in loops if n.lineno <= stmt.lineno <= (n.end_lineno or 0))])
-            if not any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
-                       and (n.lineno > end or first <= n.lineno <= last) for n in nodes):
-                stores.append(_span(stmt.value))
-    if not dead and not stores:
-        return findings
-    return [f for f in findings if not (f.code in _DEAD_STORE_CODES and any(
-        (a, b) <= (f.line, f.col - 1) < (c, d) for a, b, c, d in dead) or f.code == "NPU003" and any(
-        (a, b) <= (f.line, f.col - 1) < (c, d) for a, b, c, d in stores))]
-
-
-def _span(node: ast.AST) -> tuple[int, int, int, int]:
-    return node.lineno, node.col_offset, node.end_lineno or node.lineno, node.end_col_offset or 0
-
-
-def own_statements(func: ast.AST) -> list[ast.stmt]:
-    """The statements of a function outside its nested functions and classes."""
-    out: list[ast.stmt] = []
-    stack: list[ast.AST] = list(getattr(func, "body", []))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.stmt):
-            out.append(node)
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
     return out
 
 
