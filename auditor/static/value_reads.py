@@ -63,7 +63,8 @@ def apply_value_reads(findings: list, rel: str, text: str, tree: ast.AST | None)
     if "NPU202" in codes:
         trips = _round_trip_casts(tree) + (_saved_casts(tree) if _SAVES.search(text) else [])
         findings = [f for f in findings if not (f.code in _FP16_CAST_CODES and any(
-            c.lineno == f.line and c.col_offset < f.col <= (c.end_col_offset or 0) + 1 for c in trips))]
+            (c.lineno, c.col_offset) < (f.line, f.col) <= (c.end_lineno or c.lineno, (c.end_col_offset or 0) + 1)
+            for c in trips))]     # (a cast over several lines: `(\n a + b\n).half()`, pd54)
     if codes & _SWITCH_CODES:
         saved = _saved_switch_lines(tree)
         findings = [f for f in findings if not (f.code in _SWITCH_CODES and f.line in saved
