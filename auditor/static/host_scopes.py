@@ -140,36 +140,40 @@ def _overwritten_stores(body: list[ast.stmt]) -> set[int]:
 def _unread_locals(tree: ast.AST) -> list[tuple[int, int, int, int]]:
     """(line, col, end line, end col) of the values of plain local assignments (`loc = 'cuda:{}'.format(0)`) whose
     name the function never reads (no load of it, no `locals()` / `vars()`, not global / nonlocal): a leftover that
-    selects nothing (t17e, Marigold's flow estimator). So is a store after the name's last read, outside any loop
-    (pd53: MatAnyone's `load_checkpoint` sets `map_location = 'cuda:%d' % rank` again after its `torch.load`); a read
-    in a nested function or class counts as after every store."""
+    selects nothing (t17e, Marigold's flow estimator). Also a store that nothing reads after it, nor anywhere in a
+    loop around it (pd53 and pd54 both, heldout34's MatAnyone `load_checkpoint`: `map_location = 'cuda:%d' % rank` again after the
+    `torch.load` that read the first one)."""
     out = []
     for fn in module_nodes(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        last: dict[str, float] = {}         # name -> the line of its last read
+        read: dict[str, list[int]] = {}
         stores: list[tuple[str, ast.Assign]] = []
+        loops: list[tuple[int, int]] = []
         told = _message_names(fn)
-        inner = [line_span(n) for stmt in fn.body for n in walk_list(stmt)
-                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))]
-        loops = [line_span(n) for stmt in fn.body for n in walk_list(stmt)
-                 if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+        # a nested function or lambda may run after any later store: its reads count wherever they sit
+        later = {id(n) for d in walk_list(fn) if d is not fn and isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                 for n in walk_list(d)}
         for stmt in fn.body:
             for node in walk_list(stmt):
                 if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
-                    name = node.id if id(node) not in told else ""
-                    at = float("inf") if any(a <= node.lineno <= b for a, b in inner) else node.lineno
-                    last[name] = max(last.get(name, 0), at)
+                    read.setdefault(node.id if id(node) not in told else "", []).append(
+                        0 if id(node) in later else node.lineno)
                 elif isinstance(node, (ast.Global, ast.Nonlocal)):
-                    last.update(dict.fromkeys(node.names, float("inf")))
+                    for name in node.names:
+                        read.setdefault(name, []).append(0)
                 elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                     stores.append((node.targets[0].id, node))
-        if set(last) & {"locals", "vars", "eval", "exec"}:
+                elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+                    loops.append(line_span(node))
+        if read.keys() & {"locals", "vars", "eval", "exec"}:
             continue
-        for name, store in stores:
-            dead = name not in last or last[name] < store.lineno and not any(a <= store.lineno <= b for a, b in loops)
-            if dead and (_names_a_device(store.value) or env_read(store.value)):
-                out.append(node_span(store.value))
+        for name, stmt in stores:
+            end = stmt.end_lineno or stmt.lineno
+            around = [(lo, hi) for lo, hi in loops if lo <= stmt.lineno <= hi]
+            if not any(at == 0 or at > end or any(lo <= at <= hi for lo, hi in around) for at in read.get(name, ())) \
+                    and (_names_a_device(stmt.value) or env_read(stmt.value)):
+                out.append(node_span(stmt.value))
     return out
 
 
@@ -256,13 +260,13 @@ def _unread_pops(tree: ast.AST) -> set[int]:
 
 
 def _names_a_device(value: ast.expr) -> bool:
-    """A value that only names a device and runs nothing on one: a string, an f-string, `'cuda:{}'.format(i)`,
-    `'cuda:%d' % i`,
+    """A value that only names a device and runs nothing on one: a string, an f-string, `'cuda:{}'.format(i)`, `%`,
     `torch.device(...)` (`x = torch.zeros(3, device=d)` left unread still runs on the device)."""
     if isinstance(value, ast.Constant) and isinstance(value.value, str) or isinstance(value, ast.JoinedStr):
         return True
-    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mod):     # `'cuda:%d' % rank`
-        return isinstance(value.left, ast.Constant) and isinstance(value.left.value, str)
+    if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Mod, ast.Add)) and \
+            isinstance(value.left, ast.Constant) and isinstance(value.left.value, str):
+        return True     # `'cuda:%d' % rank`, `"cuda:" + str(i)` (pd54)
     if not isinstance(value, ast.Call):
         return False
     func = value.func
@@ -828,6 +832,32 @@ def _comfy_widget(kind: ast.AST) -> bool:
         isinstance(kind, (ast.List, ast.Tuple)) and all(isinstance(e, ast.Constant) for e in kind.elts)
 
 
+def _host_loader_names(tree: ast.AST) -> set[str]:
+    """Local names of safetensors' `load_file` (`from safetensors.torch import load_file`) and the dotted
+    `safetensors.torch.load_file` itself."""
+    names = {"safetensors.torch.load_file"}
+    for node in module_nodes(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "safetensors.torch":
+            names.update(a.asname or a.name for a in node.names if a.name == "load_file")
+    return names
+
+
+def _host_load(call: ast.Call, loaders: set[str]) -> bool:
+    """Tensors read from a file onto the host (pd54, heldout33's FastPLMs bundle compare): safetensors'
+    `load_file(path)` / `load_file(path, device="cpu")` (its default device is the CPU), `torch.load(path,
+    map_location="cpu")`; not with another device, a positional one, or `**kwargs`."""
+    name = ast_dotted(call.func)
+    if any(k.arg is None for k in call.keywords):
+        return False
+    if name in loaders:
+        device = next((k.value for k in call.keywords if k.arg == "device"), None)
+        return len(call.args) <= 1 and (device is None or _cpu_device(device))
+    if name == "torch.load":
+        loc = next((k.value for k in call.keywords if k.arg == "map_location"), None)
+        return len(call.args) <= 1 and loc is not None and _cpu_device(loc)
+    return False
+
+
 def _host_module_names(tree: ast.AST) -> set[str]:
     """Local names bound to a host library or one of its names (`import numpy as np`, `from PIL import Image`)."""
     names: set[str] = set()
@@ -848,6 +878,7 @@ class _HostFlow:
             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.setdefault(fn.name, []).append(fn)
         self.host_modules = _host_module_names(tree)
+        self.host_loaders = _host_loader_names(tree)
         self.memo: dict[int, bool] = {}
         self.pending: dict[tuple[str, int, int], None] = {}     # (an ordered set: the innermost name is last)
         self.host_params = _comfy_host_params(tree)
@@ -869,7 +900,7 @@ class _HostFlow:
                     return True
                 if isinstance(func, ast.Attribute) and func.attr in _MOVES:
                     return False
-                if _factory(node):
+                if _factory(node) or _host_load(node, self.host_loaders):
                     return True
                 if (ast_dotted(func) or "").split(".", 1)[0] in self.host_modules:
                     return True     # `Image.fromarray(...)`, `np.array(im)`: an image or array, on the host

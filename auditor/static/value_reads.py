@@ -63,7 +63,8 @@ def apply_value_reads(findings: list, rel: str, text: str, tree: ast.AST | None)
     if "NPU202" in codes:
         trips = _round_trip_casts(tree) + (_saved_casts(tree) if _SAVES.search(text) else [])
         findings = [f for f in findings if not (f.code in _FP16_CAST_CODES and any(
-            c.lineno == f.line and c.col_offset < f.col <= (c.end_col_offset or 0) + 1 for c in trips))]
+            (c.lineno, c.col_offset) < (f.line, f.col) <= (c.end_lineno or c.lineno, (c.end_col_offset or 0) + 1)
+            for c in trips))]     # (a cast over several lines: `(\n a + b\n).half()`, pd54)
     if codes & _SWITCH_CODES:
         saved = _saved_switch_lines(tree)
         findings = [f for f in findings if not (f.code in _SWITCH_CODES and f.line in saved
@@ -144,23 +145,53 @@ def _saved_casts(tree: ast.Module) -> list[ast.Call]:
         if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue        # module level: a name there is any function's global
         params = {a.arg for a in (*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs)}
+        loads = any(isinstance(n, ast.Call) and (ast_dotted(n.func) or "").rsplit(".", 1)[-1] in _LOADS for n in nodes)
         for stmt in nodes:
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Call)
                     and _fp16_cast(stmt.value)):
                 continue
             target = stmt.targets[0]
             item = isinstance(target, ast.Subscript)
-            holder = target.value if isinstance(target, ast.Subscript) else target
+            holder = target
+            while isinstance(holder, ast.Subscript):      # `opt["weight"][key] = ...` (pd54)
+                holder = holder.value
             if not isinstance(holder, ast.Name) or (item and holder.id in params):
                 continue
             loops = [n for n in nodes if isinstance(n, (ast.For, ast.While)) and n.lineno <= stmt.lineno
                      <= (n.end_lineno or n.lineno)]
             start = min([stmt.lineno, *(n.lineno for n in loops)])
             headers = {id(x) for n in loops if isinstance(n, ast.For) for x in walk_list(n.iter)}
+            # in a function that loads the checkpoint it converts, not reads: the cast's own source (`model[k] =
+            # model[k].half()`) and item stores (`opt["sr"] = sr`) (pd54, heldout33's model_blender, convert_to_halfp)
+            skip = {id(x) for x in walk_list(stmt.value)} | _item_store_bases(nodes, holder.id) if loads else set()
             reads = [n for n in nodes if isinstance(n, ast.Name) and n.id == holder.id and isinstance(n.ctx, ast.Load)
-                     and n is not holder and n.lineno >= start and id(n) not in headers]
-            if reads and all(id(n) in save_args for n in reads):
+                     and n is not holder and n.lineno >= start and id(n) not in headers and id(n) not in skip]
+            if reads and all(id(n) in save_args for n in reads) and not _moved_first(stmt.value):
                 out.append(stmt.value)
+    return out
+
+
+_LOADS = frozenset({"load", "load_file"})      # `torch.load(path)`, safetensors' `load_file(path)`
+
+
+def _moved_first(cast: ast.Call) -> bool:
+    """The cast's receiver is moved to a device first (`w.cpu().cuda().half()`): the cast runs there."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("cuda", "npu", "to")
+               for n in walk_list(cast.func))
+
+
+def _item_store_bases(nodes: list[ast.AST], name: str) -> set[int]:
+    """The `name` nodes that are the base of an item store (`opt["config"] = cfg`, `opt["weight"][k] = w`): they
+    fill the dict, they do not read what it holds."""
+    out: set[int] = set()
+    for stmt in nodes:
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                base = target
+                while isinstance(base, ast.Subscript):
+                    base = base.value
+                if base is not target and isinstance(base, ast.Name) and base.id == name:
+                    out.add(id(base))
     return out
 
 
