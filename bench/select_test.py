@@ -70,6 +70,8 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test49": "npu-audit-test-split-49:",
                  "test51": "npu-audit-test-split-51:",
                  "test53": "npu-audit-test-split-53:",
+                 "test56": "npu-audit-test-split-56:",
+                 "test59": "npu-audit-test-split-59:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -164,6 +166,12 @@ SPLIT_TOPUP_WORDS["test51"] = SPLIT_TOPUP_WORDS["test49"]
 # test53 (bench/corpus_test53/SELECTION.md, written before its draw): test51's entry; every category of its top-up
 # order has words (precision in TOPUP_WORDS), so none was added
 SPLIT_TOPUP_WORDS["test53"] = SPLIT_TOPUP_WORDS["test51"]
+# test56 (bench/corpus_test56/SELECTION.md, written before its draw): test53's entry; every category of its top-up
+# order has words (precision in TOPUP_WORDS), so none was added
+SPLIT_TOPUP_WORDS["test56"] = SPLIT_TOPUP_WORDS["test53"]
+# test59 (bench/corpus_test59/SELECTION.md, written before its draw): test53's entry; every category of its top-up
+# order has words (precision in TOPUP_WORDS), so none was added
+SPLIT_TOPUP_WORDS["test59"] = SPLIT_TOPUP_WORDS["test53"]
 TOPUP_MIN_LINES = 2
 
 
@@ -215,9 +223,25 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                            # torchvision datasets, pytorch-fid's inception and OpenAI's fp16_util (Analytic-DPM)
                            "test53": ("DCNv2/", "sync_batchnorm/", "lib/scene_parser/rcnn/", "ncsnpp_utils/",
                                       "pycocotools/", "pytorch_msssim/", "pytorch_diffusion/", "other_dst/",
-                                      "tools/inception.py", "core/modules/fp16_util.py")}
+                                      "tools/inception.py", "core/modules/fp16_util.py"),
+                           # test56 (bench/corpus_test56/SELECTION.md, vendoring check): MiVOS' copy of f-BRS (with its
+                           # sync-BN package), NVAE's thirdparty/ and pytorch-fid copies, HiFiC's LPIPS copy, RDE-VOS'
+                           # DAVIS 2017 evaluation toolkit, FVC's mmdetection-v1 deformable-convolution op
+                           "test56": ("fbrs/", "thirdparty/", "fid/", "perceptual_similarity/", "evaluation/2017/",
+                                      "subnet/dcn/"),
+                           # test59 (bench/corpus_test59/SELECTION.md, vendoring check): GPaCo's mmsegmentation fork
+                           # and MAE's util/, Espresso's copies of BytePS's framework and of HF transformers (gpt-2
+                           # example), pykdtree, the warmup scheduler package (CSI), DETR's position_encoding.py
+                           # (VLTVG), CLIP-VG's copies of OpenAI's CLIP and of RelTR
+                           "test59": ("GPaCo/Seg/", "GPaCo/MAE-ViTs/util/", "models/clip/", "RelTR/",
+                                      "byteps/torch/examples/gpt-2/", "launcher/", "example/", "byteps/torch/ops.py",
+                                      "byteps/torch/__init__.py", "byteps/torch/parallel/", "byteps/torch/compression.py",
+                                      "byteps/torch/cross_barrier.py", "byteps/mxnet/", "byteps/_keras/",
+                                      "byteps/keras/", "byteps/misc/", "byteps/__init__.py", "pre_setup.py",
+                                      "libkdtree/", "training/scheduler.py", "models/position_encoding.py")}
 # Splits whose SPLIT_EXCLUDED_SUBTREES also apply to their top-up pools (tuned_t14g's applied to its main rounds only).
-TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51", "test53"})
+TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51", "test53", "test56",
+                                     "test59"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
@@ -225,7 +249,7 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test23": 8, "test24": 8, "test25": 8, "test26": 8, "test27": 8,
                            "test28": 8, "test33": 8, "test34": 8, "test36": 8, "test37": 8, "test39": 8,
                            "test40": 8, "test42": 8, "test43": 8, "test45": 8, "test47": 8, "test49": 8, "test51": 8,
-                           "test53": 8,
+                           "test53": 8, "test56": 8, "test59": 8,
                            "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
@@ -298,13 +322,26 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # (test51's)
                "test53": {"order": ("kernel", "third_party", "precision", "distributed", "apex", "attention", "device"),
                           "target": 25, "targets": {"kernel": 30, "third_party": 30, "precision": 30, "apex": 15},
+                          "cap": 16},
+               # test56 (bench/corpus_test56/SELECTION.md): kernel, precision, third_party, distributed first; target
+               # 25, but 30 for kernel, precision and third_party and 15 for apex; SPLIT_TOPUP_WORDS' test56 entry
+               # (test53's)
+               "test56": {"order": ("kernel", "precision", "third_party", "distributed", "apex", "attention", "device"),
+                          "target": 25, "targets": {"kernel": 30, "precision": 30, "third_party": 30, "apex": 15},
+                          "cap": 16},
+               # test59 (bench/corpus_test59/SELECTION.md): precision, distributed, third_party, apex first; target
+               # 25, but 30 for precision, distributed and third_party and 15 for apex; SPLIT_TOPUP_WORDS' test59 entry
+               # (test53's)
+               "test59": {"order": ("precision", "distributed", "third_party", "apex", "kernel", "attention", "device"),
+                          "target": 25, "targets": {"precision": 30, "distributed": 30, "third_party": 30, "apex": 15},
                           "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
 # pyiqa's build/lib/ copy of its own package). Earlier splits keep their rule, so their replays do not change.
 AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23", "test24", "test25", "test26", "test27",
                                  "test28", "test33", "test34", "test36", "test37", "test39", "test40", "test42", "test43",
-                                 "test45", "test47", "test49", "test51", "test53", "tuned_t17c",
+                                 "test45", "test47", "test49", "test51", "test53", "test56", "test59",
+                                 "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 
 
