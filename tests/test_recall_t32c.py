@@ -102,3 +102,28 @@ def test_cuda_grid_stride_macro_literal():
     found = _found(CUPY_MACRO)
     assert any(code == "NPU399" for code, _ in found.get(5, set())), found
     assert not any(code == "NPU399" for codes in _found(NOT_CUDA).values() for code, _ in codes)
+
+
+# AC-SGD utils/dist_args_utils.py and comm/nccl_backend.py (DT-FM's are the same)
+CUPY_NCCL_BACKEND = b"""def add_torch_distributed_arguments(parser):
+    parser.add_argument('--dist-backend', type=str, default='cupy_nccl', metavar='S',
+                        help='backend type for distributed PyTorch (default: cupy_nccl)')
+    parser.add_argument('--dist-url', type=str, default='tcp://127.0.0.1:9000', metavar='S')
+
+
+def init_communicators(args):
+    if args.dist_backend == 'cupy_nccl':
+        return _init_communicators_cupy(args)
+    return _init_gloo(args)
+"""
+
+
+def test_cupy_nccl_backend_name():
+    found = _found(CUPY_NCCL_BACKEND)
+    assert ("NPU101", "error") in found[2] and ("NPU101", "error") in found[8]
+    assert 3 not in found and 4 not in found and 9 not in found   # the help text, the URL, the branch's call
+
+
+def test_cupy_nccl_is_not_rewritten():
+    result = ENGINE.analyze_bytes(CUPY_NCCL_BACKEND, "main.py")
+    assert all(f.fix != "safe" for f in result.findings if f.symbol == "cupy_nccl")
