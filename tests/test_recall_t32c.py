@@ -127,3 +127,24 @@ def test_cupy_nccl_backend_name():
 def test_cupy_nccl_is_not_rewritten():
     result = ENGINE.analyze_bytes(CUPY_NCCL_BACKEND, "main.py")
     assert all(f.fix != "safe" for f in result.findings if f.symbol == "cupy_nccl")
+
+
+def test_byteps_own_tree_is_first_party():
+    from auditor.static.firstparty import PACKAGE_RULES
+
+    assert "byteps-distributed" in PACKAGE_RULES        # auditing BytePS's own repository: its package is the project
+
+
+# a world-size flag read later: the BytePS call is the change, not the branch (as Horovod's, t18a)
+BPS_FLAG = b"""import byteps.torch as bps
+
+bps.init()
+is_distributed = bps.size() > 1
+if is_distributed:
+    print("distributed")
+"""
+
+
+def test_byteps_flag_reads_stay_quiet():
+    found = _found(BPS_FLAG)
+    assert 4 in found and 5 not in found
