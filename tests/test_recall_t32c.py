@@ -101,6 +101,33 @@ __kernel void add(__global float* a) { int i = get_global_id(0); a[IDX(i)] += 1;
 def test_cuda_grid_stride_macro_literal():
     found = _found(CUPY_MACRO)
     assert any(code == "NPU399" for code, _ in found.get(5, set())), found
+    macro = [f for f in ENGINE.analyze_bytes(CUPY_MACRO, "main.py").findings if f.line == 6]
+    assert [f.symbol for f in macro] == ["CUDA_KERNEL_LOOP"]            # the label's line: the macro named there
+    assert not any(line > 6 for line in found)
+
+
+# gpu4pyscf fci/direct_spin1.py: a plain `#define` in a CUDA source is no CUDA macro of its own
+RAW_MODULE = b"""import cupy as cp
+
+code = r'''
+#define TILE 32
+extern "C" {
+__global__
+void _build_t1(double *ci0, double *t1, long long na)
+{
+    int tx = threadIdx.x;
+    int stra0 = blockIdx.y * blockDim.y;
+}
+}'''
+
+_module = cp.RawModule(code=code)
+"""
+
+
+def test_plain_define_in_cuda_source_is_not_a_macro_finding():
+    found = _found(RAW_MODULE)
+    assert any(code == "NPU399" for code, _ in found.get(3, set()))
+    assert 4 not in found
     assert not any(code == "NPU399" for codes in _found(NOT_CUDA).values() for code, _ in codes)
 
 
