@@ -377,15 +377,37 @@ _PROBE_NOTE = (" (a probe: `hasattr` / `getattr` asks whether the CUDA-only name
 def _kernel_lines(finding: Finding, lines: list[str], suppressions: Suppressions) -> list[Finding]:
     """One more finding of a CUDA source string per `__global__` kernel it defines on a later line (kymatio's
     `kernel = \"\"\" ... __global__ void periodize(const ${dtype}2 *input, ...)`): the kernel a port rewrites is
-    named where it is written, beside the string's own finding on its first line (s15a)."""
+    named where it is written, beside the string's own finding on its first line (s15a). Likewise per `#define` of
+    a macro whose body reads CUDA's thread or block indices (the `CUDA_KERNEL_LOOP` grid-stride loop of CuPy kernel
+    modules: involution, SAN; t32c)."""
     out = []
-    for number in range(finding.line + 1, min(finding.end_line, len(lines)) + 1):
+    last = min(finding.end_line, len(lines))
+    for number in range(finding.line + 1, last + 1):
         m = KERNEL_RE.search(lines[number - 1])
+        what = "kernel"
+        if m is None:
+            m = _CUDA_MACRO_RE.search(lines[number - 1])
+            what = "macro"
+            if m is not None and not _CUDA_INDEX_RE.search(_macro_text(lines, number, last)):
+                m = None
         if m is None or suppressions.covers(number, number, finding.code):
             continue
         out.append(replace(finding, line=number, col=m.start() + 1, end_line=number, end_col=m.end() + 1,
-                           symbol=m.group(1), message=f"{finding.message} (CUDA kernel `{m.group(1)}`)"))
+                           symbol=m.group(1), message=f"{finding.message} (CUDA {what} `{m.group(1)}`)"))
     return out
+
+
+_CUDA_MACRO_RE = re.compile(r"^\s*#\s*define\s+(\w+)")
+_CUDA_INDEX_RE = re.compile(r"\b(?:threadIdx|blockIdx|blockDim|gridDim)\.[xyz]\b")
+
+
+def _macro_text(lines: list[str], number: int, last: int) -> str:
+    """A `#define` line with the lines its trailing backslashes continue it on (up to line `last`)."""
+    text = [lines[number - 1]]
+    while text[-1].rstrip().endswith("\\") and number < last:
+        number += 1
+        text.append(lines[number - 1])
+    return "\n".join(text)
 
 
 def _as_probe(finding: Finding) -> Finding:

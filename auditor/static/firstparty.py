@@ -10,8 +10,9 @@ from collections.abc import Iterable
 
 # Rule categories whose findings name a package (a dependency), as opposed to a PyTorch API or a device string.
 PACKAGE_CATEGORIES = frozenset({"third_party", "attention", "apex", "kernel"})
-# Rules of another category that name a package all the same (pd10: NPU144, Horovod's own tree imports horovod).
-PACKAGE_RULES = frozenset({"horovod-distributed"})
+# Rules of another category that name a package all the same (pd10: NPU144, Horovod's own tree imports horovod;
+# t32c: NPU188, BytePS's own `byteps/torch/` imports `byteps.torch.ops`).
+PACKAGE_RULES = frozenset({"horovod-distributed", "byteps-distributed"})
 # Rules that report a project's own modules by what their path names (t14c: NPU324, `*.*flash_attn*.*`): kept there.
 OWN_MODULE_RULES = frozenset({"project-flash-attention-module"})
 

@@ -15,6 +15,7 @@ from auditor.backend_words import backends_in_text
 from auditor.findings import Finding
 from auditor.static.astutil import ast_dotted   # one dotted-name reader for the ast passes
 from auditor.static.host_values import HOST_SYNC_RULES
+from auditor.static.firstparty import PACKAGE_RULES
 from auditor.astnodes import walk_list
 
 # values that make a yes/no flag: a comparison, and/or/not, or a call that asks a question
@@ -130,9 +131,9 @@ def _definitions(tree: ast.Module, by_line: dict[int, list[Finding]]):
                         # `cuda_applicable = ... and 'cuda' in str(dev)`: the device string is compared (and ported)
                         # where the flag is set; its reads hold no device string (heldout18, s15b)
                         and f.name != "cuda-device-string"
-                        # `self.is_distrib = hvd.size() > 1`: the Horovod calls are the change, not the branch a
-                        # world size takes (deepmd-kit, t18a)
-                        and f.name != "horovod-distributed"
+                        # `self.is_distrib = hvd.size() > 1`: the Horovod (or BytePS) calls are the change, not the
+                        # branch a world size takes (deepmd-kit, t18a)
+                        and f.name not in PACKAGE_RULES
                         # `ending = t[-2:].tolist() == [False, True]`: the host copy happens once, where the flag is
                         # set; a test of the Python bool syncs nothing (pd36, heldout30's whisper transcribe)
                         and f.name not in HOST_SYNC_RULES
