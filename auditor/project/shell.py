@@ -1098,8 +1098,14 @@ def _array_options(col: Collector, m, pos: _Positions, node) -> None:
     """`TRAIN_ARGS=(--mixed_precision "bf16" --device cuda:0)`, later `accelerate launch train.py "${TRAIN_ARGS[@]}"`:
     an array of options is read as the command's options, an option's value being the next element."""
     items = [c for c in node.named_children if c.type in ("word", "string", "raw_string", "concatenation")]
+    words = [_word(item) for item in items]
+    # `TRAIN_ARGS=(--config-name=x train accelerator=gpu)` (DeepForest's cluster script, t32d): the Hydra overrides
+    # among the elements, not those that are an option's value (`--name a=b`)
+    overrides = [i for i, w in enumerate(words) if not w.startswith("-")
+                 and not (i and words[i - 1].startswith("--") and "=" not in words[i - 1])]
+    _overrides(col, m, pos, [words[i] for i in overrides], [items[i] for i in overrides])
     for i, item in enumerate(items):
-        word = _word(item)
+        word = words[i]
         if not word.startswith("--") or "=" in word or i + 1 >= len(items):
             continue                     # `--name=value` in one word: read with the word's own text
         value = _word(items[i + 1])

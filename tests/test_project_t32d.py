@@ -1,0 +1,106 @@
+"""t32d (session 32, project test57 / test58): Singularity / Apptainer `--nv`, NGC images pulled through a registry
+mirror, Hydra overrides held in a bash array, and null or zero scheduler GPU requests. Shaped on CEBRA's
+`third_party/image_features/dino.sh`, marian's `contrib/triton-aml/Dockerfile`, DeepForest's cluster training
+script and deepqmc's submitit launcher config, each with a control."""
+from __future__ import annotations
+
+from tests.static_snippets import write_tree
+from tests.test_project_t24b import _found
+
+DINO_SH = """\
+    #!/bin/bash
+    logdir=$1
+    ARGS="--load_features /app/$logdir"
+    if [[ ! -f $logdir/testfeat.pth ]]; then
+      echo need to compute features.
+      ARGS="--dump_features /app/$logdir"
+    fi
+
+    singularity exec \\
+    --nv \\
+    -B $(pwd):/app -W /app \\
+    dino.sif python eval_knn.py $ARGS
+    apptainer run --nv dino.sif python eval_linear.py
+    # singularity exec --nv is needed on the GPU nodes
+    echo "run with singularity exec --nv"
+    singularity exec -B $(pwd):/app dino.sif python extract.py
+    """
+
+
+def test_singularity_and_apptainer_nv(tmp_path):
+    root = write_tree(tmp_path, {"dino.sh": DINO_SH})
+    found = _found(root, "dino.sh")
+    assert (10, "NPU017", "error") in found
+    assert (13, "NPU017", "error") in found
+    # the comment, the echo and the run without `--nv` (the control) carry nothing
+    assert not [f for f in found if f[0] in (14, 15, 16)]
+
+
+TRITON_DOCKERFILE = """\
+    FROM mcr.microsoft.com/mirror/docker/library/ubuntu:20.04 AS builder
+    RUN apt-get update && apt-get install -y cmake g++ git
+    # Replace 'mcr.microsoft.com/mirror/nvcr/' with 'nvcr.io/' below to pull from the official NVIDIA image.
+    FROM mcr.microsoft.com/mirror/nvcr/nvidia/tritonserver:22.03-py3
+    RUN mkdir -p /marian-dev/build
+    """
+
+
+def test_ngc_image_through_a_registry_mirror(tmp_path):
+    root = write_tree(tmp_path, {"Dockerfile": TRITON_DOCKERFILE})
+    found = _found(root, "Dockerfile")
+    assert (4, "NPU016", "error") in found
+    assert not [f for f in found if f[0] in (1, 3)]       # the mirrored Ubuntu image and the comment
+
+
+CLUSTER_TRAIN = """\
+    #!/bin/bash
+    #SBATCH --nodes=1
+    DEVICES="${DEVICES:-4}"
+    TRAIN_ARGS=(
+      --config-name="$CONFIG_NAME"
+      train
+      accelerator=gpu
+      "devices=$DEVICES"
+    )
+    EVAL_ARGS=(
+      --config-name="$CONFIG_NAME"
+      evaluate
+      accelerator=cpu
+      --tag device=cuda
+    )
+    srun uv run python -m deepforest.scripts.cli "${TRAIN_ARGS[@]}"
+    """
+
+
+def test_hydra_overrides_in_a_bash_array(tmp_path):
+    root = write_tree(tmp_path, {"train.sh": CLUSTER_TRAIN})
+    found = _found(root, "train.sh")
+    assert (7, "NPU020", "error") in found
+    # `accelerator=cpu` and an option's value (`--tag device=cuda`) are no GPU request
+    assert not [f for f in found if f[0] in (13, 14)]
+
+
+SUBMITIT_LAUNCHER = """\
+    # @package hydra.launcher
+    submitit_folder: ${hydra.sweep.dir}/.submitit/%j
+    timeout_min: 4320
+    cpus_per_task: 8
+    gpus_per_node: 1
+    tasks_per_node: 1
+    mem_gb: null
+    nodes: 1
+    name: ${hydra.job.name}
+    _target_: hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher
+    partition: null
+    gres: null
+    cpus_per_gpu: null
+    gpus_per_task: null
+    mem_per_gpu: null
+    """
+
+
+def test_null_scheduler_gpu_request(tmp_path):
+    root = write_tree(tmp_path, {"conf/hydra/launcher/slurm.yaml": SUBMITIT_LAUNCHER})
+    found = _found(root, "conf/hydra/launcher/slurm.yaml")
+    assert (5, "NPU022", "info") in found
+    assert not [f for f in found if f[0] == 14]           # `gpus_per_task: null` asks for nothing
