@@ -104,3 +104,53 @@ def test_null_scheduler_gpu_request(tmp_path):
     found = _found(root, "conf/hydra/launcher/slurm.yaml")
     assert (5, "NPU022", "info") in found
     assert not [f for f in found if f[0] == 14]           # `gpus_per_task: null` asks for nothing
+
+
+RELEASE_WORKFLOW = """\
+    name: Release
+    on:
+      push:
+        tags: ["[0-9]+.[0-9]+.[0-9]+*"]
+    jobs:
+      build-release-ubuntu:
+        strategy:
+          matrix:
+            include:
+              - name: "Ubuntu CPU+CUDA"
+                cuda: true
+              - name: "Ubuntu CPU-only"
+                cuda: false
+        runs-on: ubuntu-20.04
+        steps:
+        - name: Checkout
+          uses: actions/checkout@v3
+        - name: Configure CMake
+          run: |
+            mkdir -p build
+            cd build
+            cmake .. \\
+              -DCMAKE_BUILD_TYPE=Slim \\
+              -DCOMPILE_CPU=on \\
+              -DCOMPILE_CUDA=${{ matrix.cuda }} \\
+              -DCOMPILE_SERVER=on \\
+              -DUSE_STATIC_LIBS=on
+    """
+
+BUILD_SH = """\
+    #!/bin/bash
+    USE_CUDA=${USE_CUDA:-OFF}
+    BUILD_TYPE=${1:-Release}
+    cmake -S . -B build -DCMAKE_BUILD_TYPE=$BUILD_TYPE -DGGML_CUDA=$USE_CUDA
+    cmake -S . -B build-gpu -DGGML_CUDA=$WITH_GPU
+    """
+
+
+def test_cmake_cuda_switch_set_from_a_variable(tmp_path):
+    root = write_tree(tmp_path, {".github/workflows/release.yml": RELEASE_WORKFLOW, "build.sh": BUILD_SH})
+    found = _found(root, ".github/workflows/release.yml")
+    assert (25, "NPU021", "warning") in found
+    assert not [f for f in found if f[0] in (23, 24, 26)]  # the build type and the other switches
+    found = _found(root, "build.sh")
+    # `$USE_CUDA` is OFF unless the caller says otherwise (the control); `$WITH_GPU` is set by the caller
+    assert not [f for f in found if f[0] == 4]
+    assert (5, "NPU021", "warning") in found

@@ -68,7 +68,7 @@ _IMAGE_RE = re.compile(r"(?<![\w/.:@-])([a-z0-9][\w.-]*(?:/[\w.${}-]+)+:[\w.${}-
 # the CUDA toolkit's directory (`/usr/local/cuda-12.4/lib64`); the version part may be a variable
 # CMake cache definitions on a command line or in a build-arguments string (`cmake -DGGML_CUDA=ON`,
 # `CMAKE_ARGS="-DCMAKE_CUDA_ARCHITECTURES=86" pip install ...`): matched as `cmake:<name>` settings
-_CMAKE_DEFINE_RE = re.compile(r"(?<![\w-])-D([A-Za-z_]\w*)(?::[A-Za-z]+)?=([^\s\"';)]*)")
+_CMAKE_DEFINE_RE = re.compile(r"(?<![\w-])-D([A-Za-z_]\w*)(?::[A-Za-z]+)?=\"?(\$\{\{[^}]*\}\}|[^\s\"';)]*)")
 _CUDA_PATH_RE = re.compile(r"(?<![\w/.-])/usr/local/cuda(-[\w.${}]*)?(?![\w.])")   # `cuda-` then `${V}`: one word
 # the NVIDIA driver's folders (GKE's /home/kubernetes/bin/nvidia on the host, mounted at /usr/local/nvidia; Colab's
 # /usr/lib64-nvidia): NPU075 (t15h)
@@ -616,6 +616,10 @@ def scan_shell(col: Collector, text: str, script: bool = False) -> None:
                 if name:
                     col.env(name.group(0), row + 1, start_col, sets=False)
                 text_here, start_col = "$" + text_here, start_col - 1
+            following = node.next_sibling
+            if _CMAKE_DEFINE_RE.fullmatch(text_here) and text_here.endswith("=") and following is not None \
+                    and following.type in ("simple_expansion", "expansion"):
+                text_here += following.text.decode("utf-8", errors="replace")   # `-DCOMPILE_CUDA=$USE_CUDA`
             scan_fragment(col, text_here, row + 1, start_col, options=not own_word)
         elif node.type == "unset_command":
             for child in node.children:
@@ -659,10 +663,25 @@ def cmake_defines(col: Collector, text: str, where) -> None:
     m = matchers(col.engine)
     for define in _CMAKE_DEFINE_RE.finditer(text):
         name, value = define.group(1), define.group(2).strip("_") and define.group(2)   # a CI expression's blank
-        rule = m.match_setting(f"cmake:{name.lower()}", value.lower())
+        rule = m.match_setting(f"cmake:{name.lower()}", _switch_value(col, value).lower())
         if rule is not None:
             ln, c = where(define.start())
+            value = re.sub(r"_{2,}", "", value)          # `${cuda___}`: a CI expression blanked by its reader
             col.add(rule, f"-D{name}={value}", ln, c, c + len(define.group(0)), value=value)
+
+
+def _switch_value(col: Collector, value: str) -> str:
+    """A CMake define's value as the build sees it: the literal the script assigned to its variable (`$USE_CUDA`
+    after `USE_CUDA=OFF`), else a default (`${USE_CUDA:-OFF}`); a value set elsewhere (`-DCOMPILE_CUDA=${{
+    matrix.cuda }}` in a CI job, an unassigned `$USE_CUDA`) reads as `on`: the line turns the switch on where the
+    caller says so (t32d, marian's release workflow)."""
+    if not value.startswith("$"):
+        return value
+    ref = _VARIABLE_REF_RE.fullmatch(value)
+    literal = (col.script_vars.get(ref.group(1)) or "").strip("\"'") if ref else ""
+    default = _PARAMETER_DEFAULT_RE.fullmatch(literal or value)      # `USE_CUDA=${USE_CUDA:-OFF}`
+    literal = default.group(1).strip("\"'") if default else literal
+    return literal if literal and "$" not in literal else "on"
 
 
 _CONTAINER_RUNNERS = {"docker", "podman", "nvidia-docker"}
