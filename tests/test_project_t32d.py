@@ -154,3 +154,23 @@ def test_cmake_cuda_switch_set_from_a_variable(tmp_path):
     # `$USE_CUDA` is OFF unless the caller says otherwise (the control); `$WITH_GPU` is set by the caller
     assert not [f for f in found if f[0] == 4]
     assert (5, "NPU021", "warning") in found
+
+
+CONFIGURE_SH = """\
+    #!/bin/bash
+    set -e
+    mkdir -p build && cd build
+    CC=/usr/bin/gcc-9 CXX=/usr/bin/g++-9 CUDAHOSTCXX=/usr/bin/g++-9 \\
+    cmake .. -DCMAKE_BUILD_TYPE=Release
+    export CUDAFLAGS="-lineinfo"
+    export CXXFLAGS="-O2"
+    make -j4
+    """
+
+
+def test_cmake_cuda_language_environment_variables(tmp_path):
+    root = write_tree(tmp_path, {"scripts/configure.sh": CONFIGURE_SH})
+    found = _found(root, "scripts/configure.sh")
+    assert (4, "NPU367", "warning") in found
+    assert (6, "NPU367", "warning") in found
+    assert not [f for f in found if f[0] == 7]            # the C++ flags
