@@ -174,3 +174,36 @@ def test_cmake_cuda_language_environment_variables(tmp_path):
     assert (4, "NPU367", "warning") in found
     assert (6, "NPU367", "warning") in found
     assert not [f for f in found if f[0] == 7]            # the C++ flags
+
+
+WINDOWS_RELEASE = """\
+    name: Release
+    on: push
+    jobs:
+      build-release-windows:
+        runs-on: windows-2019
+        steps:
+        - name: Install CUDA
+          run: |
+            .\\\\scripts\\\\ci\\\\install_cuda_windows.ps1 '11.2'
+            # Set path to CUDA for subsequent steps so that CMake can find it: $env:CUDA_PATH
+            echo "CUDA_PATH=$env:CUDA_PATH" | Out-File -FilePath $env:GITHUB_ENV -Append
+            echo "$env:CUDA_PATH/bin" | Out-File -FilePath $env:GITHUB_PATH -Append
+            echo "MKLROOT=$env:GITHUB_WORKSPACE/mkl" | Out-File -FilePath $env:GITHUB_ENV -Append
+            Write-Host "CUDA is in $env:CUDA_PATH"
+          shell: pwsh
+        - name: Test
+          run: |
+            $env:CUDA_VISIBLE_DEVICES = "0"
+            python -m pytest tests
+          shell: pwsh
+    """
+
+
+def test_powershell_cuda_variables(tmp_path):
+    root = write_tree(tmp_path, {".github/workflows/release.yml": WINDOWS_RELEASE})
+    found = _found(root, ".github/workflows/release.yml")
+    assert (11, "NPU004", "info") in found                # CUDA_PATH written to the job's environment
+    assert (18, "NPU004", "warning") in found             # the device selection
+    # the comment, the PATH copy, MKLROOT and the message carry nothing
+    assert not [f for f in found if f[0] in (10, 12, 13, 14)]
