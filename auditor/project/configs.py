@@ -926,7 +926,8 @@ def _windows_block(col: Collector, key, value) -> None:
         # PowerShell reads and writes of a CUDA variable, as `$CUDA_PATH` / `export` in bash (t32d, marian's
         # release workflow): `$env:CUDA_VISIBLE_DEVICES = "0"`, `cmake -DX="$env:CUDA_PATH"`; of an echoed line only
         # the variable it writes to the job's environment (`echo "CUDA_PATH=$env:CUDA_PATH" | Out-File $env:GITHUB_ENV`)
-        job_env = _PWSH_JOB_ENV_RE.match(text) if message and "GITHUB_ENV" in text.upper() else None
+        job_env = _PWSH_JOB_ENV_RE.match(text) if message and "GITHUB_ENV" in text.upper() \
+            and "GPU Computing Toolkit" not in text else None      # the toolkit's path is the line's finding
         if job_env is not None:
             col.env(job_env.group(1), n + 1, job_env.start(1) + 1)
         for env in () if message else _PWSH_ENV_RE.finditer(text):
