@@ -207,3 +207,23 @@ def test_powershell_cuda_variables(tmp_path):
     assert (18, "NPU004", "warning") in found             # the device selection
     # the comment, the PATH copy, MKLROOT and the message carry nothing
     assert not [f for f in found if f[0] in (10, 12, 13, 14)]
+
+
+WHISPER_DOCKERFILE = """\
+    ARG BUILD_IMAGE=ubuntu:22.04
+    FROM ${BUILD_IMAGE} AS build
+    ARG GGML_CUDA=OFF
+    ARG WITH_CUBLAS
+    WORKDIR /src
+    COPY . .
+    RUN cmake -B build -DCMAKE_BUILD_TYPE=Release -DWHISPER_SDL2=ON -DGGML_CUDA=${GGML_CUDA} \\
+     && cmake --build build -j --target whisper-server
+    RUN cmake -B build2 -DGGML_CUBLAS=${WITH_CUBLAS} && cmake --build build2
+    """
+
+
+def test_cmake_cuda_switch_from_a_dockerfile_arg(tmp_path):
+    root = write_tree(tmp_path, {"docker/Dockerfile": WHISPER_DOCKERFILE})
+    found = _found(root, "docker/Dockerfile")
+    assert not [f for f in found if f[0] == 7]            # `ARG GGML_CUDA=OFF`: the CPU build unless asked
+    assert (9, "NPU021", "warning") in found              # an ARG with no default: the builder picks

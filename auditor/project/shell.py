@@ -672,13 +672,13 @@ def cmake_defines(col: Collector, text: str, where) -> None:
 
 def _switch_value(col: Collector, value: str) -> str:
     """A CMake define's value as the build sees it: the literal the script assigned to its variable (`$USE_CUDA`
-    after `USE_CUDA=OFF`), else a default (`${USE_CUDA:-OFF}`); a value set elsewhere (`-DCOMPILE_CUDA=${{
+    after `USE_CUDA=OFF`, or a Dockerfile's `ARG USE_CUDA=OFF`), else a default (`${USE_CUDA:-OFF}`); a value set elsewhere (`-DCOMPILE_CUDA=${{
     matrix.cuda }}` in a CI job, an unassigned `$USE_CUDA`) reads as `on`: the line turns the switch on where the
     caller says so (t32d, marian's release workflow)."""
     if not value.startswith("$"):
         return value
     ref = _VARIABLE_REF_RE.fullmatch(value)
-    literal = (col.script_vars.get(ref.group(1)) or "").strip("\"'") if ref else ""
+    literal = (col.script_vars.get(ref.group(1)) or col.build_args.get(ref.group(1)) or "").strip("\"'") if ref else ""
     default = _PARAMETER_DEFAULT_RE.fullmatch(literal or value)      # `USE_CUDA=${USE_CUDA:-OFF}`
     literal = default.group(1).strip("\"'") if default else literal
     return literal if literal and "$" not in literal else "on"
