@@ -705,6 +705,8 @@ def _container_env(col: Collector, pos, words: list[str], nodes: list) -> None:
         col.env(variable.group(1), line, c, sets=False)
 
 
+# Singularity / Apptainer switches that bind the NVIDIA driver and GPUs: they take no value (`--nv image.sif`)
+_CONTAINER_GPU_FLAGS = {"singularity": ("--nv", "--nvccli"), "apptainer": ("--nv", "--nvccli")}
 # `docker run` options that take no value (the others take one: `-v A:B`, `--name X`, `--gpus all`)
 _RUN_FLAGS = {"--rm", "--privileged", "--init", "--read-only", "--interactive", "--tty", "--detach", "--publish-all",
               "--no-healthcheck", "--oom-kill-disable", "--quiet", "--sig-proxy", "--disable-content-trust"}
@@ -1475,7 +1477,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
     for i, w in enumerate(words[first:], first):
         if not w.startswith("-"):
             continue
-        option = w if "=" in w or i + 1 >= len(words) or words[i + 1].startswith("-") else f"{w}={words[i + 1]}"
+        option = w if "=" in w or i + 1 >= len(words) or words[i + 1].startswith("-") \
+            or w in _CONTAINER_GPU_FLAGS.get(name, ()) else f"{w}={words[i + 1]}"
         if option != w and _subcommand_after_break(nodes[i], nodes[i + 1], words[i + 1]) \
                 and not _option_matches(m, name, option):
             option = w
