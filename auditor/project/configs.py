@@ -921,11 +921,25 @@ def _windows_block(col: Collector, key, value) -> None:
                 c = version.start(1) + 1
                 col.add(rule, f"{version.group(2)} = {version.group(3)}", n + 1, c, c + len(version.group(1)),
                         severity="info")
-        if "GPU Computing Toolkit" not in text:
-            continue
-        if _WINDOWS_COMMENT_RE.match(text) and not _WINDOWS_CI_FILE_RE.search(text):
+        message = _WINDOWS_COMMENT_RE.match(text) is not None
+        quiet = message and not _WINDOWS_CI_FILE_RE.search(text)
+        # PowerShell reads and writes of a CUDA variable, as `$CUDA_PATH` / `export` in bash (t32d, marian's
+        # release workflow): `$env:CUDA_VISIBLE_DEVICES = "0"`, `cmake -DX="$env:CUDA_PATH"`; of an echoed line only
+        # the variable it writes to the job's environment (`echo "CUDA_PATH=$env:CUDA_PATH" | Out-File $env:GITHUB_ENV`)
+        job_env = _PWSH_JOB_ENV_RE.match(text) if message and "GITHUB_ENV" in text.upper() \
+            and "GPU Computing Toolkit" not in text else None      # the toolkit's path is the line's finding
+        if job_env is not None:
+            col.env(job_env.group(1), n + 1, job_env.start(1) + 1)
+        for env in () if message else _PWSH_ENV_RE.finditer(text):
+            col.env(env.group(1), n + 1, env.start() + 1, sets=env.group(2) is not None)
+        if "GPU Computing Toolkit" not in text or quiet:
             continue
         win_cuda_paths(col, text, lambda offset, n=n: (n + 1, offset + 1))
+
+
+# PowerShell's environment drive: `$env:CUDA_PATH`, `${env:CUDA_PATH}`; an assignment when `=` follows
+_PWSH_ENV_RE = re.compile(r"\$\{?env:(\w+)\}?(\s*=(?!=))?", re.I)
+_PWSH_JOB_ENV_RE = re.compile(r"""\s*(?:echo|write-output)\s+["']?([A-Za-z_]\w*)=""", re.I)
 
 
 def _docker_options(col: Collector, m, value) -> None:

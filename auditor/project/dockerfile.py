@@ -78,6 +78,7 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
                 default = default.strip().strip("\"'")
                 at = line_text.find(default)
                 args[name.strip()] = (default, first + 1, at + 1 if at >= 0 else 1)
+                col.build_args[name.strip()] = default
             try:
                 words = shlex.split(ins["value"])
             except ValueError:

@@ -203,6 +203,7 @@ class Collector:
         self._seen: set[tuple] = set()
         self._lower: str | None = None
         self.script_vars: dict[str, str] = {}     # NAME -> value a script assigned (shell reader)
+        self.build_args: dict[str, str] = {}      # NAME -> a Dockerfile ARG's default (`ARG GGML_CUDA=OFF`)
         self.cpu_builds_only = False              # a requirements file pinning only `+cpu` torch builds
         self._scheduler: frozenset[str] | None = None
         self._counts: frozenset[str] | None = None

@@ -68,7 +68,7 @@ _IMAGE_RE = re.compile(r"(?<![\w/.:@-])([a-z0-9][\w.-]*(?:/[\w.${}-]+)+:[\w.${}-
 # the CUDA toolkit's directory (`/usr/local/cuda-12.4/lib64`); the version part may be a variable
 # CMake cache definitions on a command line or in a build-arguments string (`cmake -DGGML_CUDA=ON`,
 # `CMAKE_ARGS="-DCMAKE_CUDA_ARCHITECTURES=86" pip install ...`): matched as `cmake:<name>` settings
-_CMAKE_DEFINE_RE = re.compile(r"(?<![\w-])-D([A-Za-z_]\w*)(?::[A-Za-z]+)?=([^\s\"';)]*)")
+_CMAKE_DEFINE_RE = re.compile(r"(?<![\w-])-D([A-Za-z_]\w*)(?::[A-Za-z]+)?=\"?(\$\{\{[^}]*\}\}|[^\s\"';)]*)")
 _CUDA_PATH_RE = re.compile(r"(?<![\w/.-])/usr/local/cuda(-[\w.${}]*)?(?![\w.])")   # `cuda-` then `${V}`: one word
 # the NVIDIA driver's folders (GKE's /home/kubernetes/bin/nvidia on the host, mounted at /usr/local/nvidia; Colab's
 # /usr/lib64-nvidia): NPU075 (t15h)
@@ -616,6 +616,10 @@ def scan_shell(col: Collector, text: str, script: bool = False) -> None:
                 if name:
                     col.env(name.group(0), row + 1, start_col, sets=False)
                 text_here, start_col = "$" + text_here, start_col - 1
+            following = node.next_sibling
+            if _CMAKE_DEFINE_RE.fullmatch(text_here) and text_here.endswith("=") and following is not None \
+                    and following.type in ("simple_expansion", "expansion"):
+                text_here += following.text.decode("utf-8", errors="replace")   # `-DCOMPILE_CUDA=$USE_CUDA`
             scan_fragment(col, text_here, row + 1, start_col, options=not own_word)
         elif node.type == "unset_command":
             for child in node.children:
@@ -659,10 +663,25 @@ def cmake_defines(col: Collector, text: str, where) -> None:
     m = matchers(col.engine)
     for define in _CMAKE_DEFINE_RE.finditer(text):
         name, value = define.group(1), define.group(2).strip("_") and define.group(2)   # a CI expression's blank
-        rule = m.match_setting(f"cmake:{name.lower()}", value.lower())
+        rule = m.match_setting(f"cmake:{name.lower()}", _switch_value(col, value).lower())
         if rule is not None:
             ln, c = where(define.start())
+            value = re.sub(r"_{2,}", "", value)          # `${cuda___}`: a CI expression blanked by its reader
             col.add(rule, f"-D{name}={value}", ln, c, c + len(define.group(0)), value=value)
+
+
+def _switch_value(col: Collector, value: str) -> str:
+    """A CMake define's value as the build sees it: the literal the script assigned to its variable (`$USE_CUDA`
+    after `USE_CUDA=OFF`, or a Dockerfile's `ARG USE_CUDA=OFF`), else a default (`${USE_CUDA:-OFF}`); a value set elsewhere (`-DCOMPILE_CUDA=${{
+    matrix.cuda }}` in a CI job, an unassigned `$USE_CUDA`) reads as `on`: the line turns the switch on where the
+    caller says so (t32d, marian's release workflow)."""
+    if not value.startswith("$"):
+        return value
+    ref = _VARIABLE_REF_RE.fullmatch(value)
+    literal = (col.script_vars.get(ref.group(1)) or col.build_args.get(ref.group(1)) or "").strip("\"'") if ref else ""
+    default = _PARAMETER_DEFAULT_RE.fullmatch(literal or value)      # `USE_CUDA=${USE_CUDA:-OFF}`
+    literal = default.group(1).strip("\"'") if default else literal
+    return literal if literal and "$" not in literal else "on"
 
 
 _CONTAINER_RUNNERS = {"docker", "podman", "nvidia-docker"}
@@ -686,6 +705,8 @@ def _container_env(col: Collector, pos, words: list[str], nodes: list) -> None:
         col.env(variable.group(1), line, c, sets=False)
 
 
+# Singularity / Apptainer switches that bind the NVIDIA driver and GPUs: they take no value (`--nv image.sif`)
+_CONTAINER_GPU_FLAGS = {"singularity": ("--nv", "--nvccli"), "apptainer": ("--nv", "--nvccli")}
 # `docker run` options that take no value (the others take one: `-v A:B`, `--name X`, `--gpus all`)
 _RUN_FLAGS = {"--rm", "--privileged", "--init", "--read-only", "--interactive", "--tty", "--detach", "--publish-all",
               "--no-healthcheck", "--oom-kill-disable", "--quiet", "--sig-proxy", "--disable-content-trust"}
@@ -1098,8 +1119,14 @@ def _array_options(col: Collector, m, pos: _Positions, node) -> None:
     """`TRAIN_ARGS=(--mixed_precision "bf16" --device cuda:0)`, later `accelerate launch train.py "${TRAIN_ARGS[@]}"`:
     an array of options is read as the command's options, an option's value being the next element."""
     items = [c for c in node.named_children if c.type in ("word", "string", "raw_string", "concatenation")]
+    words = [_word(item) for item in items]
+    # `TRAIN_ARGS=(--config-name=x train accelerator=gpu)` (DeepForest's cluster script, t32d): the Hydra overrides
+    # among the elements, not those that are an option's value (`--name a=b`)
+    overrides = [i for i, w in enumerate(words) if not w.startswith("-")
+                 and not (i and words[i - 1].startswith("--") and "=" not in words[i - 1])]
+    _overrides(col, m, pos, [words[i] for i in overrides], [items[i] for i in overrides])
     for i, item in enumerate(items):
-        word = _word(item)
+        word = words[i]
         if not word.startswith("--") or "=" in word or i + 1 >= len(items):
             continue                     # `--name=value` in one word: read with the word's own text
         value = _word(items[i + 1])
@@ -1450,7 +1477,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
     for i, w in enumerate(words[first:], first):
         if not w.startswith("-"):
             continue
-        option = w if "=" in w or i + 1 >= len(words) or words[i + 1].startswith("-") else f"{w}={words[i + 1]}"
+        option = w if "=" in w or i + 1 >= len(words) or words[i + 1].startswith("-") \
+            or w in _CONTAINER_GPU_FLAGS.get(name, ()) else f"{w}={words[i + 1]}"
         if option != w and _subcommand_after_break(nodes[i], nodes[i + 1], words[i + 1]) \
                 and not _option_matches(m, name, option):
             option = w
