@@ -56,6 +56,7 @@ from auditor.static.star_names import bind_conventional_names, bind_star_names
 from auditor.static import largefile
 from auditor.static.flags import derived_flag_findings
 from auditor.static.gates import apply_gates
+from auditor.static.llama_cpp_options import drop_llama_cpp_flash_options
 from auditor.static.dtype_requirements import CAST_NOTE, REQUIRED_NOTE
 from auditor.static.visitor import MatchVisitor, RawHit
 from auditor import suppress as _suppress
@@ -979,6 +980,7 @@ class StaticEngine:
             result.findings = mark_disabled_autocast_devices(result.findings, tree)   # autocast("cuda", enabled=False)
             result.findings = drop_host_conversion_hints(result.findings, rel, text)   # convert_*.py, no device
             result.findings = lower_ort_only(result.findings, text)   # "cuda" picks an ORT provider (falls back)
+            result.findings = drop_llama_cpp_flash_options(result.findings, text)   # llama.cpp's own flash_attn
             result.findings = drop_host_scopes(result.findings, rel, text, tree)    # unread defaults, host tests
             result.findings = apply_value_reads(result.findings, rel, text, tree)   # host operands, predicates
             # optional imports used only in definitions the file never names: marked here, read per run (pd34)
