@@ -39,7 +39,8 @@ from auditor.static.unreached_defs import mark_unnamed_guarded_uses
 from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host, runs_once
 from auditor.static.ort_only import lower_ort_only
 from auditor.static.neutral_uses import drop_dtype_restores, drop_host_conversion_hints, drop_math_backend_lists, \
-    drop_namespace_calls, drop_overridden_bases, drop_replaced_autocasts, drop_single_tensor_optimizers, \
+    drop_host_model_optimizers, drop_namespace_calls, drop_overridden_bases, drop_replaced_autocasts, \
+    drop_single_tensor_optimizers, \
     drop_type_references, drop_fake_kernel_dtypes, drop_host_extension_twins, drop_module_bindings, \
     drop_weightless_loader_dtypes, mark_disabled_autocast_devices, lower_parallel_type_tests, drop_ort_buffer_dtypes, \
     lower_host_only_extensions
@@ -968,6 +969,7 @@ class StaticEngine:
             result.findings = drop_type_references(result.findings, tree)   # `{nn.MaxPool3d: hook}`, isinstance
             result.findings = drop_namespace_calls(result.findings, tree)   # `torch.ops.Conv2d(...)`: a typo
             result.findings = drop_single_tensor_optimizers(result.findings, tree)   # SGD([one_tensor])
+            result.findings = drop_host_model_optimizers(result.findings, text, tree)   # a model never moved
             result.findings = drop_replaced_autocasts(result.findings, tree)   # `torch.autocast = own`
             result.findings = drop_dtype_restores(result.findings, tree)   # `if needs_upcasting: vae.to(fp16)`
             result.findings = drop_weightless_loader_dtypes(result.findings, tree)   # Tokenizer(torch_dtype=)

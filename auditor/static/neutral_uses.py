@@ -582,6 +582,30 @@ def drop_host_conversion_hints(findings: list, rel: str, text: str) -> list:
     return [f for f in findings if f.category != "precision"]
 
 
+# anything that could place a model off the host: a device word, a move, a trainer or launcher that moves it
+_PLACES = re.compile(_DEVICE_WORDS.pattern + r"|\.to\(|\bgpu|\bnpu|accelerat|lightning|deepspeed|\bfabric\b|\bray\b", re.I)
+
+
+def drop_host_model_optimizers(findings: list, text: str, tree: ast.AST) -> list:
+    """Drop NPU600 on an optimizer over `X.parameters()` where X is built in this file (`model = _CoLAModel(...)`,
+    `self.discriminator = Discriminator(...)`) and the file names no device, move, trainer or launcher at all (pyod's
+    pyg_cola.py / so_gaal.py; pd56, heldout35): the model never leaves the CPU, so a fused NPU optimizer has nothing
+    on the NPU to update (policy e). A model the file receives from its caller keeps the hint."""
+    if not any(f.name == "npu-fused-optimizer" for f in findings) or not isinstance(tree, ast.Module) \
+            or _PLACES.search(text):
+        return findings
+    nodes = list(module_nodes(tree))
+    built = {ast_dotted(t) for n in nodes if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+             and (ast_dotted(n.value.func) or "").rsplit(".", 1)[-1].lstrip("_")[:1].isupper() for t in n.targets}
+    spots = set()
+    for n in nodes:
+        params = n.args[0] if isinstance(n, ast.Call) and n.args else None
+        if isinstance(params, ast.Call) and isinstance(params.func, ast.Attribute) and not params.args \
+                and params.func.attr == "parameters" and ast_dotted(params.func.value) in built - {None}:
+            spots.add((n.lineno, n.col_offset + 1))
+    return [f for f in findings if f.name != "npu-fused-optimizer" or (f.line, f.col) not in spots]
+
+
 def drop_single_tensor_optimizers(findings: list, tree: ast.AST) -> list:
     """Drop NPU600 on an optimizer built over a list of one tensor (`torch.optim.SGD([zero_map], lr=1)`, a bake of one
     texture map in Step1X-3D; pd40): torch_npu's fused optimizers gain by updating many parameters in a few kernels,
