@@ -599,7 +599,9 @@ def drop_host_model_optimizers(findings: list, text: str, tree: ast.AST) -> list
              and (ast_dotted(n.value.func) or "").rsplit(".", 1)[-1].lstrip("_")[:1].isupper() for t in n.targets}
     spots = set()
     for n in nodes:
-        params = n.args[0] if isinstance(n, ast.Call) and n.args else None
+        if not (isinstance(n, ast.Call) and n.args):
+            continue
+        params = n.args[0]
         if isinstance(params, ast.Call) and isinstance(params.func, ast.Attribute) and not params.args \
                 and params.func.attr == "parameters" and ast_dotted(params.func.value) in built - {None}:
             spots.add((n.lineno, n.col_offset + 1))

@@ -1206,10 +1206,10 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
     reached: set[tuple[str, str]] = set()
     for word in config_words:
         module, _, name = word.rpartition(".")
-        files = defined.get(name, ())
         # (a bare word, `main`, names no test's or example's definition either: the pack imports neither; pd56)
-        files = [f for f in files if module and _is_module(f, module)] or [f for f in files if not _bench_file(f)]
-        reached.update((f, name) for f in files)
+        named = [f for f in defined.get(name, ()) if module and _is_module(f, module)] or \
+            [f for f in defined.get(name, ()) if not _bench_file(f)]
+        reached.update((f, name) for f in named)
     launchers: dict[str, set[str]] = {}    # launch string -> the files that name it
     for rel, f in facts.items():
         for launch in () if rel in unloaded else f.get("launches", ()):
