@@ -42,14 +42,6 @@ MOVED = """\
             model = AutoEncoder(X.shape[1]).to(self.device)
             optimizer = torch.optim.Adam(model.parameters(), lr=self.lr)
             return model, optimizer
-
-
-    def train(model, loader, lr=1e-3):
-        optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
-        for x in loader:
-            optimizer.zero_grad()
-            model(x).sum().backward()
-            optimizer.step()
     """
 
 RECEIVED = """\
