@@ -57,6 +57,25 @@ RECEIVED = """\
     """
 
 
+# determined's PyTorchTrial: the harness builds the model with build_model() and places it, then passes it back
+TRIAL = """\
+    import torch
+    from torch import nn
+
+    from determined import pytorch
+
+
+    class OneVarTrial(pytorch.PyTorchTrial):
+        def build_model(self):
+            model = nn.Linear(1, 1, False)
+            model.weight.data.fill_(0)
+            return model
+
+        def optimizer(self, model):
+            return torch.optim.SGD(model.parameters(), 0.001)
+    """
+
+
 @pytest.fixture(scope="module")
 def engine():
     return StaticEngine(load_rules())
@@ -73,3 +92,9 @@ def test_moved_or_received_models_keep_the_hint(engine):
     assert "NPU600" in moved.get(line_of(MOVED, "torch.optim.Adam("), set())      # control: moved to a device
     received = codes_by_line(engine, RECEIVED, "pyod/models/train_utils.py")
     assert "NPU600" in received.get(line_of(RECEIVED, "torch.optim.AdamW("), set())   # control: caller's model
+
+
+def test_a_model_received_by_a_method_keeps_the_hint(engine):
+    # control: `model` is built in build_model() but optimizer() receives it from the harness
+    found = codes_by_line(engine, TRIAL, "model_def.py")
+    assert "NPU600" in found.get(line_of(TRIAL, "torch.optim.SGD("), set())
