@@ -576,7 +576,7 @@ def scan_shell(col: Collector, text: str, script: bool = False) -> None:
             col.env(node.text.decode(), line, c)
         elif node.type in ("simple_expansion", "expansion") and not _in_message(node) and not _in_label(node):
             for child in node.children:
-                if child.type == "variable_name":
+                if child.type == "variable_name" and not _sets_ascend_variable(node):
                     line, c = pos.at(child.start_point)
                     col.env(child.text.decode(), line, c, sets=False)   # a read, not a setting
                     break
@@ -643,6 +643,17 @@ def scan_shell(col: Collector, text: str, script: bool = False) -> None:
                 key = _SLURM_SHORT[short.group(1)]
                 col.add(m.match_setting(key, short.group(2)), f"-{short.group(1)} {short.group(2)}", row + 1,
                         start + short.start(1) - 1, start + short.end(2), value=short.group(2))
+
+
+def _sets_ascend_variable(expansion) -> bool:
+    """`export ASCEND_RT_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES`, `ASCEND_VISIBLE_DEVICES="${CUDA_VISIBLE_DEVICES:-0}"`:
+    the expansion is (part of) the value of an Ascend variable, set from the CUDA one: the port itself, a read that
+    configures nothing CUDA (the CUDA variable's own setting keeps its finding)."""
+    node = expansion.parent
+    while node is not None and node.type in ("string", "concatenation"):
+        node = node.parent
+    name = node.child_by_field_name("name") if node is not None and node.type == "variable_assignment" else None
+    return name is not None and name.text.startswith(b"ASCEND_")
 
 
 def win_cuda_paths(col: Collector, text: str, where) -> None:

@@ -39,7 +39,8 @@ from auditor.static.unreached_defs import mark_unnamed_guarded_uses
 from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host, runs_once
 from auditor.static.ort_only import lower_ort_only
 from auditor.static.neutral_uses import drop_dtype_restores, drop_host_conversion_hints, drop_math_backend_lists, \
-    drop_namespace_calls, drop_overridden_bases, drop_replaced_autocasts, drop_single_tensor_optimizers, \
+    drop_host_model_optimizers, drop_namespace_calls, drop_overridden_bases, drop_replaced_autocasts, \
+    drop_single_tensor_optimizers, \
     drop_type_references, drop_fake_kernel_dtypes, drop_host_extension_twins, drop_module_bindings, \
     drop_weightless_loader_dtypes, mark_disabled_autocast_devices, lower_parallel_type_tests, drop_ort_buffer_dtypes, \
     lower_host_only_extensions
@@ -56,6 +57,7 @@ from auditor.static.star_names import bind_conventional_names, bind_star_names
 from auditor.static import largefile
 from auditor.static.flags import derived_flag_findings
 from auditor.static.gates import apply_gates
+from auditor.static.llama_cpp_options import drop_llama_cpp_flash_options
 from auditor.static.dtype_requirements import CAST_NOTE, REQUIRED_NOTE
 from auditor.static.visitor import MatchVisitor, RawHit
 from auditor import suppress as _suppress
@@ -989,6 +991,7 @@ class StaticEngine:
             result.findings = drop_type_references(result.findings, tree)   # `{nn.MaxPool3d: hook}`, isinstance
             result.findings = drop_namespace_calls(result.findings, tree)   # `torch.ops.Conv2d(...)`: a typo
             result.findings = drop_single_tensor_optimizers(result.findings, tree)   # SGD([one_tensor])
+            result.findings = drop_host_model_optimizers(result.findings, text, tree)   # a model never moved
             result.findings = drop_replaced_autocasts(result.findings, tree)   # `torch.autocast = own`
             result.findings = drop_dtype_restores(result.findings, tree)   # `if needs_upcasting: vae.to(fp16)`
             result.findings = drop_weightless_loader_dtypes(result.findings, tree)   # Tokenizer(torch_dtype=)
@@ -1001,6 +1004,7 @@ class StaticEngine:
             result.findings = mark_disabled_autocast_devices(result.findings, tree)   # autocast("cuda", enabled=False)
             result.findings = drop_host_conversion_hints(result.findings, rel, text)   # convert_*.py, no device
             result.findings = lower_ort_only(result.findings, text)   # "cuda" picks an ORT provider (falls back)
+            result.findings = drop_llama_cpp_flash_options(result.findings, text)   # llama.cpp's own flash_attn
             result.findings = drop_host_scopes(result.findings, rel, text, tree)    # unread defaults, host tests
             result.findings = apply_value_reads(result.findings, rel, text, tree)   # host operands, predicates
             # optional imports used only in definitions the file never names: marked here, read per run (pd34)

@@ -920,9 +920,14 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
 
 
 def _cuda_count_range(node: ast.AST) -> bool:
-    """`range(torch.cuda.device_count())`: a loop over it runs no step on Ascend, where the count is 0 (pd50)."""
-    return isinstance(node, ast.Call) and _dotted(node.func) == "range" and len(node.args) == 1 and \
-        isinstance(node.args[0], ast.Call) and _dotted(node.args[0].func).endswith("cuda.device_count")
+    """`range(torch.cuda.device_count())`: a loop over it runs no step on Ascend, where the count is 0 (pd50); so
+    does `range(1, torch.cuda.device_count())` (ComfyUI_ExtraModels' extra-GPU offload choices; pd56), from any
+    constant start that is not negative."""
+    if not (isinstance(node, ast.Call) and _dotted(node.func) == "range" and len(node.args) in (1, 2)):
+        return False
+    start, stop = node.args if len(node.args) == 2 else (ast.Constant(0), node.args[0])
+    return isinstance(start, ast.Constant) and type(start.value) is int and start.value >= 0 and \
+        isinstance(stop, ast.Call) and _dotted(stop.func).endswith("cuda.device_count")
 
 
 def _cuda_strings(node: ast.AST) -> list[ast.Constant]:

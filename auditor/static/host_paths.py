@@ -460,11 +460,20 @@ def _label_points(tree: ast.AST) -> set[tuple[int, int]]:
     - the same positional argument of a function the module also calls with such a platform name
       (`_report_fixture("cuda", ...)` beside `_report_fixture("ascend", ...)`);
     - an argument of a fake / mock / stub class or factory (`_FakeTensor("cuda", (1, 16))`,
-      `MagicMock(device="cuda")`): a test double touches no device."""
+      `MagicMock(device="cuda")`): a test double touches no device;
+    - a value set on an attribute of such a double (`context = MagicMock(spec=Context)` ... `context.device.type =
+      "cuda"`, `mock_context.device.type = "cuda"`: anemoi-inference's cluster tests; pd56)."""
     points: set[tuple[int, int]] = set()
     labelled: set[tuple[str, int]] = set()
     calls: list[ast.Call] = []
+    doubles: set[str] = set()       # names bound to a fake / mock call
+    settings: list[ast.Assign] = []     # `x.attr = "cuda"`
     for node in module_nodes(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _FAKE_CALLEE.match(_callee(node.value)):
+            doubles.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.Assign) and _cuda_literal(node.value) and \
+                any(isinstance(t, ast.Attribute) for t in node.targets):
+            settings.append(node)
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             names = {text.lower() for text in literal_strings(node)}
             if names & _PLATFORM_LABELS:
@@ -483,7 +492,18 @@ def _label_points(tree: ast.AST) -> set[tuple[int, int]]:
         callee = _callee(call)
         points |= {(a.lineno, a.col_offset + 1) for i, a in enumerate(call.args)
                    if _cuda_literal(a) and (callee, i) in labelled}
+    for node in settings:
+        roots = [_root_name(t) for t in node.targets if isinstance(t, ast.Attribute)]
+        if any(r in doubles or _FAKE_CALLEE.match(r) for r in roots if r):
+            points.add((node.value.lineno, node.value.col_offset + 1))
     return points
+
+
+def _root_name(node: ast.AST) -> str:
+    """`mock_context` of `mock_context.device.type`; "" when the chain starts with no name (`self`'s is `self`)."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else ""
 
 
 def drop_platform_labels(findings: list, tree: ast.AST) -> list:

@@ -582,6 +582,50 @@ def drop_host_conversion_hints(findings: list, rel: str, text: str) -> list:
     return [f for f in findings if f.category != "precision"]
 
 
+# anything that could place a model off the host: a device word, a move, a trainer or launcher that moves it
+_PLACES = re.compile(_DEVICE_WORDS.pattern + r"|\.to\(|\bgpu|\bnpu|accelerat|lightning|deepspeed|\bfabric\b|\bray\b", re.I)
+
+
+def drop_host_model_optimizers(findings: list, text: str, tree: ast.AST) -> list:
+    """Drop NPU600 on an optimizer over `X.parameters()` where X is built in this file (`model = _CoLAModel(...)`,
+    `self.discriminator = Discriminator(...)`) and the file names no device, move, trainer or launcher at all (pyod's
+    pyg_cola.py / so_gaal.py; pd56, heldout35): the model never leaves the CPU, so a fused NPU optimizer has nothing
+    on the NPU to update (policy e). A model the file receives from its caller keeps the hint."""
+    if not any(f.name == "npu-fused-optimizer" for f in findings) or not isinstance(tree, ast.Module) \
+            or _PLACES.search(text):
+        return findings
+    def own_nodes(scope: ast.AST):
+        """The nodes of a module or function, not those of the functions nested in it."""
+        stack = list(ast.iter_child_nodes(scope))
+        while stack:
+            node = stack.pop()
+            yield node
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                stack.extend(ast.iter_child_nodes(node))
+
+    def built_from_class(node: ast.AST) -> list[str]:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+                (ast_dotted(node.value.func) or "").rsplit(".", 1)[-1].lstrip("_")[:1].isupper():
+            return [name for name in map(ast_dotted, node.targets) if name]
+        return []
+
+    # `self.discriminator = Discriminator(...)` anywhere in the file; a plain name only in the scope that builds it
+    # (determined's `def optimizer(self, model)` receives the model its harness placed)
+    attributes = {name for n in walk_list(tree) for name in built_from_class(n) if "." in name}
+    spots = set()
+    for scope in [tree, *(n for n in walk_list(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]:
+        local = list(own_nodes(scope))
+        built = {name for n in local for name in built_from_class(n) if "." not in name} | attributes
+        for n in local:
+            if not (isinstance(n, ast.Call) and n.args):
+                continue
+            params = n.args[0]
+            if isinstance(params, ast.Call) and isinstance(params.func, ast.Attribute) and not params.args \
+                    and params.func.attr == "parameters" and ast_dotted(params.func.value) in built:
+                spots.add((n.lineno, n.col_offset + 1))
+    return [f for f in findings if f.name != "npu-fused-optimizer" or (f.line, f.col) not in spots]
+
+
 def drop_single_tensor_optimizers(findings: list, tree: ast.AST) -> list:
     """Drop NPU600 on an optimizer built over a list of one tensor (`torch.optim.SGD([zero_map], lr=1)`, a bake of one
     texture map in Step1X-3D; pd40): torch_npu's fused optimizers gain by updating many parameters in a few kernels,

@@ -1186,8 +1186,12 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
                 files = (rel,)
             elif n == name and n in f_relative.get(rel, {}):    # `from .x import C`: x's C, when x defines one
                 files = [f for f in _relative_files(rel, *f_relative[rel][n]) if f in files] or files
-            elif "." in module:     # `from sam2.modeling.sam.transformer import X`: that module's X, when it has one
+            elif "." in module.lstrip("."):     # `from sam2.modeling.sam.transformer import X`: that module's X
                 files = [f for f in files if _is_module(f, module)] or files
+            elif not sep and not _bench_file(rel):
+                # a bare name or string of the pack's own code never names a test's or example's definition: the
+                # pack imports neither (`revision="main"` does not reach tests/manual_smoke.py's `main`; pd56)
+                files = [f for f in files if not _bench_file(f)]
             out.update((f, name) for f in files)
         return out
 
@@ -1202,9 +1206,14 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
     reached: set[tuple[str, str]] = set()
     for word in config_words:
         module, _, name = word.rpartition(".")
-        files = defined.get(name, ())
-        reached.update((f, name) for f in ([f for f in files if module and _is_module(f, module)] or files))
-    launched = {launch for rel, f in facts.items() if rel not in unloaded for launch in f.get("launches", ())}
+        # (a bare word, `main`, names no test's or example's definition either: the pack imports neither; pd56)
+        named = [f for f in defined.get(name, ()) if module and _is_module(f, module)] or \
+            [f for f in defined.get(name, ()) if not _bench_file(f)]
+        reached.update((f, name) for f in named)
+    launchers: dict[str, set[str]] = {}    # launch string -> the files that name it
+    for rel, f in facts.items():
+        for launch in () if rel in unloaded else f.get("launches", ()):
+            launchers.setdefault(launch, set()).add(rel)
     idle_mains: dict[str, list[list[int]]] = {}     # file -> `__main__` blocks the pack never runs
     for rel, f in facts.items():
         for region, names in f.get("names", {}).items():
@@ -1215,6 +1224,8 @@ def _unreached(facts: dict[str, dict[str, Any]], config_words: Collection[str] =
         if rel == "__init__.py":    # the root's re-exports are what ComfyUI reads; another package's reach nothing
             reached |= resolved(rel, f.get("exports", ()))
         name = rel.rsplit("/", 1)[-1]
+        # (a script's own usage text, `python tests/manual_smoke.py --model X`, launches nothing: pd56)
+        launched = [launch for launch, by in launchers.items() if by - {rel}]
         if name in _RUN_ON_INSTALL or _launched(rel, launched) or f.get("script"):
             reached |= resolved(rel, f.get("main", ()))
         else:   # the block's own lines do not run either (t19d: FishSpeech's llama.py smoke test)

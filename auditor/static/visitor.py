@@ -531,6 +531,7 @@ class MatchVisitor(cst.CSTVisitor):
         self._dropped: set[int] = set()     # `imports.remove("flash_attn")`: a name taken out of a collection
         self._annotated: set[int] = set()   # targets of annotated assignments (`cudnn_enabled: bool = True`)
         self._unset: set[int] = set()       # the variable name of `os.environ.pop("X", None)` / `os.unsetenv("X")`
+        self._to_ascend: set[int] = set()   # X of `os.environ["ASCEND_RT_VISIBLE_DEVICES"] = os.environ["X"]`
         self._options = 0       # inside the value of `choices=` (argparse, click): options listed, none chosen
         self._required: set[int] = set()   # None checks that require an optional import (an assert's test)
         # names passed straight to an assertion (`self.assertEqual(x.dtype, torch.bfloat16)`) or to torch.finfo /
@@ -716,6 +717,8 @@ class MatchVisitor(cst.CSTVisitor):
                     self._hit(stacked, node, value.replace(HOLE, "{…}"), value=stacked_pattern, via=via)
                 continue
             env_rule = self.c.match_env(value)
+            if id(node) in self._to_ascend:
+                continue
             if id(node) in self._unset:
                 if env_rule is None or env_rule.category != "device":
                     continue
@@ -1128,6 +1131,11 @@ class MatchVisitor(cst.CSTVisitor):
                 self._handled.add(id(target.target))
                 self._handled.update(id(a) for a in wrapped if dotted(a) == name)
         self._enum_chosen(node.value)
+        target_env, source_env = _env_read_name(node.targets[0].target), _env_read_name(node.value)
+        if target_env and source_env and target_env[0].startswith("ASCEND_"):
+            # `os.environ["ASCEND_RT_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]`: the Ascend variable is
+            # set from the CUDA one, the port itself; the CUDA name is only read (its setting keeps its finding)
+            self._to_ascend.add(id(source_env[1]))
         if len(node.targets) == 1 and _names_itself(node.targets[0].target, node.value):
             self._handled.add(id(node.value))
         for target in node.targets:
