@@ -98,3 +98,19 @@ def test_a_model_received_by_a_method_keeps_the_hint(engine):
     # control: `model` is built in build_model() but optimizer() receives it from the harness
     found = codes_by_line(engine, TRIAL, "model_def.py")
     assert "NPU600" in found.get(line_of(TRIAL, "torch.optim.SGD("), set())
+
+
+def test_a_notebook_keeps_the_hint_when_another_cell_places_the_model(engine, tmp_path):
+    """neurodiffeq's experiments/lid-driven-cavity-RE400.ipynb: one cell sets
+    `torch.set_default_tensor_type('torch.cuda.DoubleTensor')`,
+    a later cell builds the network and its optimizer, which then live on the GPU. Each cell is read alone, so the
+    cell with the optimizer names no device; the hint stays (lead mend of pd56)."""
+    import json
+
+    cells = [["import torch\n", "torch.set_default_tensor_type('torch.cuda.DoubleTensor')\n"],
+             ["net = FCNN(n_input_units=2, n_output_units=1, hidden_units=(32, 32))\n",
+              "adam = torch.optim.Adam(net.parameters(), lr=0.001)\n"]]
+    nb = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": c}
+                    for c in cells], "metadata": {}, "nbformat": 4, "nbformat_minor": 4}
+    result = engine.analyze_bytes(json.dumps(nb, indent=1).encode("utf-8"), "experiments/lid-driven-cavity-RE400.ipynb")
+    assert "NPU600" in {f.code for f in result.findings}

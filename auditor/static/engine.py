@@ -991,7 +991,8 @@ class StaticEngine:
             result.findings = drop_type_references(result.findings, tree)   # `{nn.MaxPool3d: hook}`, isinstance
             result.findings = drop_namespace_calls(result.findings, tree)   # `torch.ops.Conv2d(...)`: a typo
             result.findings = drop_single_tensor_optimizers(result.findings, tree)   # SGD([one_tensor])
-            result.findings = drop_host_model_optimizers(result.findings, text, tree)   # a model never moved
+            if not rel.endswith(".ipynb.py"):     # a notebook cell is read alone: another cell may place the model
+                result.findings = drop_host_model_optimizers(result.findings, text, tree)   # a model never moved
             result.findings = drop_replaced_autocasts(result.findings, tree)   # `torch.autocast = own`
             result.findings = drop_dtype_restores(result.findings, tree)   # `if needs_upcasting: vae.to(fp16)`
             result.findings = drop_weightless_loader_dtypes(result.findings, tree)   # Tokenizer(torch_dtype=)
