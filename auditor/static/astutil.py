@@ -90,3 +90,14 @@ def bound_names(nodes: list[ast.AST], scoped: bool, params: Iterable[str] = ()) 
             names.add(n.name)
         stack += list(ast.iter_child_nodes(n))
     return names - declared
+
+
+def scope_nodes(scope: ast.AST):
+    """The nodes of a module or function, not those of the functions nested in it (they are scopes of their own):
+    a nested def or lambda is yielded, its body is not."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))

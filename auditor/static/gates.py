@@ -45,7 +45,7 @@ from auditor.static.context import relative_cuda_extension
 from auditor.static.backends import _guards_imports, as_info, backends_in_text, default_arm, rank_test
 from auditor.static.flags import _target_key as _flag_name   # `use_cuda` / `self.use_cuda`: one reader
 from auditor.static.astutil import module_nodes as _walk   # (the name the passes below and engine use)
-from auditor.static.astutil import MESSAGE_CALLS, walk_list
+from auditor.static.astutil import MESSAGE_CALLS, scope_nodes, walk_list
 
 Region = Span      # (first line, first col, last line, last col), 1-based lines, 0-based cols, end exclusive
 
@@ -935,16 +935,6 @@ def _cuda_strings(node: ast.AST) -> list[ast.Constant]:
             and n.value.lower().startswith("cuda")]
 
 
-def _scope_nodes(scope: ast.AST):
-    """The nodes of a module or function, not those of the functions nested in it (they are scopes of their own)."""
-    stack = list(ast.iter_child_nodes(scope))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
-
-
 def _with_lambda_reads(nodes: list[ast.AST]) -> list[ast.AST]:
     """The nodes of a scope and the reads inside its lambdas (`lambda: torch.ones([]).to(torch.device(device))` reads
     the enclosing function's `device`), a lambda's own parameters aside."""
@@ -988,7 +978,7 @@ def _gated_names(tree: ast.Module, gates: Gates) -> dict[tuple[int, int], str]:
         return cuda, assigned
 
     scopes = [tree] + [n for n in _walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    per_scope = [(scope, _with_lambda_reads(list(_scope_nodes(scope)))) for scope in scopes]
+    per_scope = [(scope, _with_lambda_reads(list(scope_nodes(scope)))) for scope in scopes]
     module_cuda, _ = binds_of(per_scope[0][1])
     attrs: dict[str, list[str | None]] = {}          # `self.device = "cuda:0"` anywhere in the file
     scoped = []

@@ -17,7 +17,7 @@ from typing import Any
 
 from auditor.astnodes import line_span, node_lines, node_span, starts_in, walk_list
 from auditor.static.backends import as_info
-from auditor.static.astutil import ast_dotted, module_nodes
+from auditor.static.astutil import ast_dotted, module_nodes, scope_nodes
 
 _COVERAGE_CODES = frozenset({"NPU501", "NPU502"})
 
@@ -594,15 +594,6 @@ def drop_host_model_optimizers(findings: list, text: str, tree: ast.AST) -> list
     if not any(f.name == "npu-fused-optimizer" for f in findings) or not isinstance(tree, ast.Module) \
             or _PLACES.search(text):
         return findings
-    def own_nodes(scope: ast.AST):
-        """The nodes of a module or function, not those of the functions nested in it."""
-        stack = list(ast.iter_child_nodes(scope))
-        while stack:
-            node = stack.pop()
-            yield node
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                stack.extend(ast.iter_child_nodes(node))
-
     def built_from_class(node: ast.AST) -> list[str]:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
                 (ast_dotted(node.value.func) or "").rsplit(".", 1)[-1].lstrip("_")[:1].isupper():
@@ -614,7 +605,7 @@ def drop_host_model_optimizers(findings: list, text: str, tree: ast.AST) -> list
     attributes = {name for n in walk_list(tree) for name in built_from_class(n) if "." in name}
     spots = set()
     for scope in [tree, *(n for n in walk_list(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]:
-        local = list(own_nodes(scope))
+        local = list(scope_nodes(scope))
         built = {name for n in local for name in built_from_class(n) if "." not in name} | attributes
         for n in local:
             if not (isinstance(n, ast.Call) and n.args):
