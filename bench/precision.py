@@ -20,6 +20,11 @@ trees that no rule was written from, each judged true or false by reading it in 
                                                     sample, stop with an error
     python bench/precision.py check                 re-audit and report labelled findings the tool no longer
                                                     emits (the labels then describe an older sample)
+    python bench/precision.py rescore [--findings DIR]
+                                                    the labelled rows against this checkout's tool: kept rows keep
+                                                    their label, false rows no longer emitted count as fixed, true
+                                                    rows no longer emitted as lost, rows at another severity are
+                                                    listed as moved (a tuned figure once anyone tuned on the split)
 
 A label is `true` when the finding is right about that line: the construct is what the rule says, it matters
 on Ascend as the message says, and the severity follows rules/severity_policy.yaml; `false` otherwise. Every
@@ -336,6 +341,69 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def rescore(rows: list[dict], emitted: dict[str, list[dict]]) -> dict:
+    """Score labelled rows against a later tool's findings (`emitted`: tree -> findings). A row whose finding is
+    still emitted at the same line, rule and severity keeps its label (`kept`); one emitted there at another
+    severity keeps its label too but is listed as `moved` (its reason says whether the new severity is right);
+    one no longer emitted is `gone`: a false row gone counts as fixed (true), a true row gone as lost (false).
+    Column and symbol may change between tool versions, so rows are matched by tree, path, line and rule."""
+    at: dict[tuple, set[str]] = defaultdict(set)
+    for tree, findings in emitted.items():
+        for f in findings:
+            at[(tree, f["path"], int(f["line"]), f["code"])].add(f["severity"])
+    out: dict = {"kept": Counter(), "moved": [], "gone": [], "lost_true": 0}
+    good = 0
+    labelled = [r for r in rows if r["label"] in ("true", "false")]
+    for r in labelled:
+        severities = at.get((r["tree"], r["path"], int(r["line"]), r["code"]))
+        where = f"{r['tree']}/{r['path']}:{r['line']} {r['code']} ({r['label']}, was {r['severity']})"
+        if not severities:
+            out["gone"].append(where)
+            good += r["label"] == "false"
+            out["lost_true"] += r["label"] == "true"
+            continue
+        good += r["label"] == "true"
+        if r["severity"] in severities:
+            out["kept"][r["label"]] += 1
+        else:
+            out["moved"].append(f"{where} -> {'/'.join(sorted(severities))}")
+    out["true"], out["labelled"] = good, len(labelled)
+    return out
+
+
+def cmd_rescore(args: argparse.Namespace) -> int:
+    rows = read_labels()
+    if not rows:
+        raise BenchError(f"no labels in {LABELS_FILE}: nothing to re-score")
+    emitted: dict[str, list[dict]] = {}
+    trees = {r["tree"] for r in rows}
+    for src in load_sources():
+        name = f"{src['name']}-{src['version']}"
+        if name not in trees:
+            continue
+        pre = args.findings / f"{name}.json" if args.findings else None
+        if pre is not None and pre.is_file():
+            emitted[name] = json.loads(pre.read_text())["findings"]
+        else:
+            tree = tree_dir(src, args.trees)
+            if not tree.is_dir():
+                raise BenchError(f"{tree} is missing: run `python bench/precision.py fetch`")
+            emitted[name] = audit(tree)
+    r = rescore(rows, emitted)
+    if args.json:
+        print(json.dumps(r, indent=2))
+        return 0
+    print(f"re-scored with {tool_commit()[:8]}: {_pct(r['true'], r['labelled'])} ({r['true']} of {r['labelled']}; "
+          f"false rows gone count as fixed, true rows gone as lost: {r['lost_true']} lost); kept "
+          f"{r['kept']['true']} true, {r['kept']['false']} false; {len(r['moved'])} moved, {len(r['gone'])} gone")
+    for title in ("moved", "gone"):
+        if r[title]:
+            print(f"\n{title}")
+            for line in r[title]:
+                print("  " + line)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--trees", type=Path, default=WORK, help="folder holding <name>-<version>/ trees")
@@ -358,6 +426,9 @@ def main(argv: list[str] | None = None) -> int:
     cb = sub.add_parser("combine", help="merge labellers' copies of the labels file, cell by cell")
     cb.add_argument("copies", nargs="+", type=Path, help="labels files made from the same sample")
     sub.add_parser("check")
+    rs = sub.add_parser("rescore", help="score the labelled rows against this checkout's tool (after tuning)")
+    rs.add_argument("--findings", type=Path, help="folder of saved `audit --format json` documents <tree>.json")
+    rs.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     try:
         use_split(args.split)
@@ -365,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
             global LABELS_FILE
             LABELS_FILE = args.labels.resolve()
         return {"fetch": cmd_fetch, "sample": cmd_sample, "score": cmd_score, "combine": cmd_combine,
-                "check": cmd_check}[args.cmd](args)
+                "check": cmd_check, "rescore": cmd_rescore}[args.cmd](args)
     except BenchError as e:
         print(f"precision bench: {e}", file=sys.stderr)
         return 2

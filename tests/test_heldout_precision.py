@@ -338,3 +338,26 @@ def test_every_heldout_split_is_pinned_disjoint_and_fully_labelled():
             mod.LABELS_FILE = labels
             rows = mod.read_labels()
             assert rows and all(r["label"] in ("true", "false") and r["reason"] for r in rows), labels
+
+
+def test_rescore_counts_false_rows_gone_as_fixed_true_rows_gone_as_lost_and_lists_moved_rows():
+    mod = _bench_module()
+
+    def row(line, code, severity, label):
+        return {"tree": "app-1", "path": "train.py", "line": str(line), "col": "5", "code": code, "symbol": "cuda",
+                "severity": severity, "text": "", "label": label, "reason": "r", "tool_commit": "abc"}
+
+    rows = [row(3, "NPU001", "error", "true"),      # still emitted: kept true
+            row(4, "NPU002", "warning", "false"),   # still emitted: kept false
+            row(5, "NPU003", "error", "false"),     # gone: a false finding fixed
+            row(6, "NPU004", "warning", "true"),    # gone: a true finding lost
+            row(7, "NPU005", "error", "false"),     # emitted at info now: moved, keeps its label
+            row(8, "NPU006", "info", "")]           # never labelled: not counted
+    emitted = {"app-1": [{"path": "train.py", "line": 3, "col": 9, "code": "NPU001", "severity": "error"},
+                         {"path": "train.py", "line": 4, "col": 5, "code": "NPU002", "severity": "warning"},
+                         {"path": "train.py", "line": 7, "col": 5, "code": "NPU005", "severity": "info"},
+                         {"path": "other.py", "line": 6, "col": 5, "code": "NPU004", "severity": "warning"}]}
+    r = mod.rescore(rows, emitted)
+    assert (r["true"], r["labelled"], r["lost_true"]) == (2, 5, 1)
+    assert r["kept"] == {"true": 1, "false": 1}
+    assert len(r["gone"]) == 2 and len(r["moved"]) == 1 and r["moved"][0].endswith("-> info")
