@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Keep blind splits apart: is a repository already used by a bench split, and claim it for a new one.
+
+    python bench/split_names.py used OWNER/NAME ...          USED / CLAIMED (by whom) / SAMENAME / FREE per name
+    python bench/split_names.py claim WHO OWNER/NAME ...     claim the FREE (and SAMENAME) names for WHO
+
+USED: named (`"repo": "owner/name"` or a github.com URL) in any JSON file under bench/ of this checkout or of any
+local branch (labellers commit new splits on their own branches before the lead merges them). CLAIMED: in the
+claims file, which lives in the repository's common git directory, so every worktree of the checkout shares it
+(`--claims FILE` names another). SAMENAME: another owner's repository of that name is used: check that the
+candidate is not a fork or copy before taking it. Claims are taken under a file lock, so labellers working at the
+same time never claim one repository twice. Names compare case-insensitively. Exit status: 0, or 2 on usage errors.
+"""
+from __future__ import annotations
+
+import argparse
+import fcntl
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+REPO_FIELD = re.compile(r'"repo":\s*"([^"]+)"')
+GITHUB_URL = re.compile(r"github\.com/([\w.-]+/[\w.-]+?)(?:\.git)?[\"/\s]")
+
+
+def normalise(name: str) -> str:
+    name = name.strip().rstrip("/").lower()
+    name = name.removeprefix("https://").removeprefix("http://").removeprefix("github.com/")
+    return name.removesuffix(".git")
+
+
+def names_in(text: str) -> set[str]:
+    return {normalise(m) for m in REPO_FIELD.findall(text)} | {normalise(m) for m in GITHUB_URL.findall(text)}
+
+
+def _git(*args: str) -> str:
+    proc = subprocess.run(["git", "-C", str(BENCH.parent), *args], capture_output=True, text=True)
+    return proc.stdout if proc.returncode == 0 else ""
+
+
+def used_names() -> set[str]:
+    """Every repository a split of this checkout or of any local branch names."""
+    used: set[str] = set()
+    for path in BENCH.rglob("*.json"):
+        if "_work" in path.parts or "_corpus" in path.parts:
+            continue
+        used |= names_in(path.read_text(errors="replace"))
+    for ref in _git("for-each-ref", "--format=%(refname)", "refs/heads").split():
+        used |= names_in(_git("grep", "-h", "-E", '"repo":|github\\.com/', ref, "--", "bench/*.json"))
+    return used
+
+
+def default_claims_file() -> Path:
+    common = _git("rev-parse", "--path-format=absolute", "--git-common-dir").strip()
+    return Path(common) / "npu-audit-split-claims.txt" if common else BENCH / "_work" / "split-claims.txt"
+
+
+def read_claims(path: Path) -> dict[str, str]:
+    claims: dict[str, str] = {}
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            who, _, repo = line.partition("\t")
+            if repo:
+                claims.setdefault(normalise(repo), who)
+    return claims
+
+
+def status(name: str, used: set[str], claims: dict[str, str]) -> str:
+    key = normalise(name)
+    if key in used:
+        return "USED"
+    if key in claims:
+        return f"CLAIMED by {claims[key]}"
+    base = key.rsplit("/", 1)[-1]
+    if any(u.rsplit("/", 1)[-1] == base for u in used):
+        return "SAMENAME"
+    return "FREE"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--claims", type=Path, help="claims file (default: in the repository's common git directory)")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    u = sub.add_parser("used", help="say which names a split already uses or someone claimed")
+    u.add_argument("names", nargs="+", metavar="OWNER/NAME")
+    c = sub.add_parser("claim", help="claim the names nobody uses or claimed")
+    c.add_argument("who", help="the claiming split or labeller, e.g. l60")
+    c.add_argument("names", nargs="+", metavar="OWNER/NAME")
+    args = ap.parse_args(argv)
+    bad = [n for n in args.names if normalise(n).count("/") != 1]
+    if bad:
+        print(f"split_names: not OWNER/NAME: {', '.join(bad)}", file=sys.stderr)
+        return 2
+    claims_file = args.claims or default_claims_file()
+    used = used_names()
+    if args.cmd == "used":
+        claims = read_claims(claims_file)
+        for name in args.names:
+            print(f"{status(name, used, claims):<22} {name}")
+        return 0
+    claims_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(claims_file.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)      # released when the file closes
+        claims = read_claims(claims_file)
+        with claims_file.open("a") as out:
+            for name in args.names:
+                state = status(name, used, claims)
+                if state in ("FREE", "SAMENAME"):
+                    out.write(f"{args.who}\t{normalise(name)}\n")
+                    claims[normalise(name)] = args.who
+                    state = "CLAIMED" + (" (another owner's repository of that name is used)"
+                                         if state == "SAMENAME" else "")
+                print(f"{state:<22} {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+"""bench/split_names.py: a repository some split uses is never handed to a new one, and claims never collide."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("split_names", BENCH / "split_names.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_names_of_sources_files_in_both_spellings_are_read():
+    mod = _module()
+    text = ('{"sources": [{"repo": "epfml/LocalSGD-Code", "commit": "3d48"}, '
+            '{"name": "g2s", "url": "https://github.com/coleygroup/Graph2SMILES", "commit": "ab"}]}')
+    assert mod.names_in(text) == {"epfml/localsgd-code", "coleygroup/graph2smiles"}
+    # a split committed in this checkout is USED (test59's first code base)
+    assert "epfml/localsgd-code" in mod.used_names()
+
+
+def test_claims_are_exclusive_and_used_names_are_refused(tmp_path, capsys, monkeypatch):
+    mod = _module()
+    monkeypatch.setattr(mod, "used_names", lambda: {"epfml/localsgd-code"})
+    claims = tmp_path / "claims.txt"
+    assert mod.main(["--claims", str(claims), "claim", "l60", "Foo/Bar", "epfml/LocalSGD-Code",
+                     "other/LocalSGD-Code"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("CLAIMED") and out[1].startswith("USED")
+    assert "another owner's repository" in out[2]
+    assert mod.main(["--claims", str(claims), "claim", "l63", "https://github.com/foo/bar.git"]) == 0
+    assert capsys.readouterr().out.startswith("CLAIMED by l60")
+    assert claims.read_text().splitlines() == ["l60\tfoo/bar", "l60\tother/localsgd-code"]
+    assert mod.main(["--claims", str(claims), "used", "not-a-name"]) == 2
