@@ -7,8 +7,9 @@
 USED: named (`"repo": "owner/name"` or a github.com URL) in any JSON file under bench/ of this checkout or of any
 local branch (labellers commit new splits on their own branches before the lead merges them). CLAIMED: in the
 claims file, which lives in the repository's common git directory, so every worktree of the checkout shares it
-(`--claims FILE` names another). SAMENAME: another owner's repository of that name is used: check that the
-candidate is not a fork or copy before taking it. Claims are taken under a file lock, so labellers working at the
+(`--claims FILE` names another). SAMENAME: another owner's repository of that name, or a package of that name
+(the early splits were built from PyPI packages), is used: check that the candidate is not that project, a fork or
+a copy before taking it. Claims are taken under a file lock, so labellers working at the
 same time never claim one repository twice. Names compare case-insensitively. Exit status: 0, or 2 on usage errors.
 """
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 REPO_FIELD = re.compile(r'"repo":\s*"([^"]+)"')
+NAME_FIELD = re.compile(r'"name":\s*"([^"/]+)"')     # a source's name: a PyPI package for the splits built from wheels
 GITHUB_URL = re.compile(r"github\.com/([\w.-]+/[\w.-]+?)(?:\.git)?[\"/\s]")
 
 
@@ -40,15 +42,21 @@ def _git(*args: str) -> str:
     return proc.stdout if proc.returncode == 0 else ""
 
 
+def package_key(name: str) -> str:
+    """PEP 503's normalised name, also for a repository's last part: `python-doctr` and `mindee/doctr` meet."""
+    return re.sub(r"[-_.]+", "-", name.rsplit("/", 1)[-1].lower()).removeprefix("python-").removeprefix("py-")
+
+
 def used_names() -> set[str]:
-    """Every repository a split of this checkout or of any local branch names."""
+    """Every repository a split of this checkout or of any local branch names (owner/name), and every source name
+    (`pkg:<normalised name>`: the early splits were built from PyPI packages and name no repository)."""
     used: set[str] = set()
-    for path in BENCH.rglob("*.json"):
-        if "_work" in path.parts or "_corpus" in path.parts:
-            continue
-        used |= names_in(path.read_text(errors="replace"))
-    for ref in _git("for-each-ref", "--format=%(refname)", "refs/heads").split():
-        used |= names_in(_git("grep", "-h", "-E", '"repo":|github\\.com/', ref, "--", "bench/*.json"))
+    texts = [path.read_text(errors="replace") for path in BENCH.rglob("*.json")
+             if "_work" not in path.parts and "_corpus" not in path.parts]
+    texts += [_git("grep", "-h", "-E", '"repo":|"name":|github\\.com/', ref, "--", "bench/*.json")
+              for ref in _git("for-each-ref", "--format=%(refname)", "refs/heads").split()]
+    for text in texts:
+        used |= names_in(text) | {"pkg:" + package_key(n) for n in NAME_FIELD.findall(text)}
     return used
 
 
@@ -73,8 +81,11 @@ def status(name: str, used: set[str], claims: dict[str, str]) -> str:
         return "USED"
     if key in claims:
         return f"CLAIMED by {claims[key]}"
-    base = key.rsplit("/", 1)[-1]
-    if any(u.rsplit("/", 1)[-1] == base for u in used):
+    base = package_key(key)
+    # another owner's repository of that name, or a package of that name or of that name with a suffix
+    # (`infinity-emb` is michaelfeil/infinity's package)
+    if any(package_key(u) == base or (u.startswith("pkg:") and (u[4:] == base or u[4:].startswith(base + "-")))
+           for u in used):
         return "SAMENAME"
     return "FREE"
 

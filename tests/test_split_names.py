@@ -36,3 +36,12 @@ def test_claims_are_exclusive_and_used_names_are_refused(tmp_path, capsys, monke
     assert capsys.readouterr().out.startswith("CLAIMED by l60")
     assert claims.read_text().splitlines() == ["l60\tfoo/bar", "l60\tother/localsgd-code"]
     assert mod.main(["--claims", str(claims), "used", "not-a-name"]) == 2
+
+
+def test_a_project_used_through_its_package_name_is_flagged():
+    mod = _module()
+    used = {"pkg:" + mod.package_key("python-doctr"), "pkg:" + mod.package_key("infinity-emb"), "a/torchkge"}
+    assert mod.status("mindee/doctr", used, {}) == "SAMENAME"
+    assert mod.status("michaelfeil/infinity", used, {}) == "SAMENAME"      # its package is infinity-emb
+    assert mod.status("torchkge-team/torchkge", used, {}) == "SAMENAME"
+    assert mod.status("someone/infinite-loop", used, {}) == "FREE"
