@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 """Keep blind splits apart: is a repository already used by a bench split, and claim it for a new one.
 
-    python bench/split_names.py used OWNER/NAME ...          USED / CLAIMED (by whom) / SAMENAME / FREE per name
-    python bench/split_names.py claim WHO OWNER/NAME ...     claim the FREE (and SAMENAME) names for WHO
+    python bench/split_names.py used OWNER/NAME ...          USED / CLAIMED (by whom) / SAMENAME / NEAR / FREE
+    python bench/split_names.py claim WHO OWNER/NAME ...     claim the names nobody uses or claimed for WHO
 
 USED: named (`"repo": "owner/name"` or a github.com URL) in any JSON file under bench/ of this checkout or of any
 local branch (labellers commit new splits on their own branches before the lead merges them). CLAIMED: in the
 claims file, which lives in the repository's common git directory, so every worktree of the checkout shares it
 (`--claims FILE` names another). SAMENAME: another owner's repository of that name, or a package of that name
 (the early splits were built from PyPI packages), is used: check that the candidate is not that project, a fork or
-a copy before taking it. Claims are taken under a file lock, so labellers working at the
-same time never claim one repository twice. Names compare case-insensitively. Exit status: 0, or 2 on usage errors.
+a copy before taking it. NEAR: a used repository or package is named after it (a ComfyUI wrapper or a port often
+vendors the project's code): check before taking it. Claims are taken under a file lock, so labellers working at
+the same time never claim one repository twice. Names compare case-insensitively. Exit status: 0, or 2 on usage
+errors.
 """
 from __future__ import annotations
 
@@ -87,6 +89,10 @@ def status(name: str, used: set[str], claims: dict[str, str]) -> str:
     if any(package_key(u) == base or (u.startswith("pkg:") and (u[4:] == base or u[4:].startswith(base + "-")))
            for u in used):
         return "SAMENAME"
+    # a wrapper or port named after it (`kijai/ComfyUI-SUPIR` vendors SUPIR, `ComfyUI-EasyAnimateWrapper` EasyAnimate)
+    if len(base) >= 5 and any(base in re.split(r"[/:]", u)[-1].split("-") or
+                              re.search(rf"(^|[-_/]){re.escape(base)}([-_]|wrapper|$)", u) for u in used):
+        return "NEAR"
     return "FREE"
 
 
@@ -118,11 +124,11 @@ def main(argv: list[str] | None = None) -> int:
         with claims_file.open("a") as out:
             for name in args.names:
                 state = status(name, used, claims)
-                if state in ("FREE", "SAMENAME"):
+                if state in ("FREE", "SAMENAME", "NEAR"):
                     out.write(f"{args.who}\t{normalise(name)}\n")
                     claims[normalise(name)] = args.who
-                    state = "CLAIMED" + (" (another owner's repository of that name is used)"
-                                         if state == "SAMENAME" else "")
+                    state = "CLAIMED" + {"SAMENAME": " (a project or package of that name is used)",
+                                         "NEAR": " (a used repository or package is named after it)"}.get(state, "")
                 print(f"{state:<22} {name}")
     return 0
 

@@ -31,7 +31,7 @@ def test_claims_are_exclusive_and_used_names_are_refused(tmp_path, capsys, monke
                      "other/LocalSGD-Code"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("CLAIMED") and out[1].startswith("USED")
-    assert "another owner's repository" in out[2]
+    assert "a project or package of that name is used" in out[2]
     assert mod.main(["--claims", str(claims), "claim", "l63", "https://github.com/foo/bar.git"]) == 0
     assert capsys.readouterr().out.startswith("CLAIMED by l60")
     assert claims.read_text().splitlines() == ["l60\tfoo/bar", "l60\tother/localsgd-code"]
@@ -45,3 +45,12 @@ def test_a_project_used_through_its_package_name_is_flagged():
     assert mod.status("michaelfeil/infinity", used, {}) == "SAMENAME"      # its package is infinity-emb
     assert mod.status("torchkge-team/torchkge", used, {}) == "SAMENAME"
     assert mod.status("someone/infinite-loop", used, {}) == "FREE"
+
+
+def test_a_wrapper_named_after_the_project_makes_it_near():
+    mod = _module()
+    used = {"kijai/comfyui-supir", "pkg:comfyui-easyanimatewrapper", "someone/resnet"}
+    assert mod.status("Fanghua-Yu/SUPIR", used, {}) == "NEAR"
+    assert mod.status("aigc-apps/EasyAnimate", used, {}) == "NEAR"
+    assert mod.status("a/res", used, {}) == "FREE"                 # too short to say
+    assert mod.status("lightonai/pylate", used, {}) == "FREE"
