@@ -206,7 +206,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test19", "test20", "test21", "test22", "test23", "test24", "test25", "test26",
                                    "test27", "test28", "test34", "test36", "test37", "test39", "test40", "test42", "test43",
                                    "test45", "test47", "test49", "test51", "test53", "test56", "test59",
-                                   "tuned_t14d", "tuned_t14g", "tuned_s15c", "tuned_t16c"])
+                                   "test60", "tuned_t14d", "tuned_t14g", "tuned_s15c", "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
     labels = shipped(split)
     used = {s["name"] for other in recall.SPLITS if other != split for s in recall.load_sources(other)}
@@ -950,7 +950,8 @@ def test_test19_files_are_exactly_what_its_rule_draws():
     assert select_test.AUDITED_ONLY_SPLITS == {"test19", "test20", "test21", "test22", "test23", "test24", "test25",
                                                "test26", "test27", "test28", "test33", "test34", "test36", "test37",
                                                "test39", "test40", "test42", "test43", "test45", "test47", "test49",
-                                               "test51", "test53", "test56", "test59", "tuned_t17c",
+                                               "test51", "test53", "test56", "test59", "test60",
+                                               "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
                                                "tuned_t22a",
@@ -1051,7 +1052,7 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test36", 22), ("test37", 22), ("test39", 22), ("test40", 20),
                                                ("test42", 22), ("test43", 22), ("test45", 22), ("test47", 21),
                                                ("test49", 21), ("test51", 20), ("test53", 22), ("test56", 22),
-                                               ("test59", 22)])
+                                               ("test59", 22), ("test60", 19)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -1059,6 +1060,36 @@ def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     draw = _LimitedDraw(split, code_bases)
     assert split in draw.select_test.AUDITED_ONLY_SPLITS
     assert draw.labelled[:len(draw.main)] == draw.main
+
+
+def test_test60_files_are_exactly_what_its_rule_draws():
+    """test60 (bench/corpus_test60/SELECTION.md): test59's rule with the top-up order kernel, distributed, attention,
+    third_party first (targets 30, 30, 30, 25; apex 15; cap 16), 8 files per code base; 22 code bases, three with no
+    eligible file. The draw ran to its end: every top-up pool ran dry and the further rounds ran out before 350 pairs."""
+    draw = _LimitedDraw("test60", 19)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    assert select_test.TOPUP_RULES["test60"]["order"][:4] == ("kernel", "distributed", "attention", "third_party")
+    assert select_test.SPLIT_TOPUP_WORDS["test60"] is select_test.SPLIT_TOPUP_WORDS["test59"]
+    # Main rounds 1-2 in sources.json order: 19 code bases have an eligible file, four of them only one.
+    assert len(main) == 34 and labelled[:34] == main
+    # Top-up, each pool in its order, skipping drawn files: kernel 6, distributed 2, attention 3, third_party 0,
+    # precision 3 new files (each pool ran dry under its target); apex's pool is empty; device is over its target.
+    assert labelled[34:40] == open_(pool("kernel"), labelled[:34]) and pairs(labelled[:40], "kernel") < 30
+    assert labelled[40:42] == open_(pool("distributed"), labelled[:40]) and pairs(labelled[:42], "distributed") < 30
+    assert labelled[42:45] == open_(pool("attention"), labelled[:42]) and pairs(labelled[:45], "attention") < 30
+    assert open_(pool("third_party"), labelled[:45]) == [] and pairs(labelled[:45], "third_party") < 25
+    assert labelled[45:48] == open_(pool("precision"), labelled[:45]) and pairs(labelled[:48], "precision") < 25
+    assert pool("apex") == [] and pairs(main, "device") >= 25
+    # Further main rounds from round 3: every order ran out (or reached 8 files) before 350 pairs, so the split is
+    # every file the limit allows: min(8, eligible) per code base.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:48])
+    assert labelled[48:] == later
+    assert {name: sum(1 for n, _ in labelled if n == name) for name, _ in orders} == \
+        {name: min(8, len(order)) for name, order in orders}
+    assert pairs(labelled) < 350
+    assert len(labelled) == 65
 
 
 def test_test22_files_are_exactly_what_its_rule_draws():
