@@ -151,6 +151,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
                             "test55": 40,
                             "test57": 40,
                             "test58": 40,
+                            "test61": 40,
                             "tuned_t15": 40,
                             "tuned_t15d": 40, "tuned_t15f": 40, "tuned_t15s": 40, "tuned_t15u": 40, "tuned_t16d": 40,
                             "tuned_t16f": 40, "tuned_t17h": 40, "tuned_t18f": 40,
@@ -547,3 +548,13 @@ def test_tuned_t17h_selection_is_exactly_what_its_rule_draws(tmp_path):
     drawn = {r: sum(f["repo"] == r for f in committed["files"]) for r in {s["name"] for s in sources}}
     assert drawn == {"koboldcpp": 7, "PowerInfer": 7, "distributed-llama": 0, "modelscope-agent": 7, "nm-vllm": 7,
                      "candle": 7}
+
+
+def test_test61_selection_is_exactly_what_its_rule_draws(tmp_path):
+    """test61's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1661,
+    7 per repository, 15 repositories), and every drawn file, and no other, has a label file."""
+    mod, sources, committed = _redraw_committed(tmp_path, "test61")
+    assert mod.DRAWS["test61"] == {"seed": 1661, "per_repo": 7}
+    assert mod.LINE_CAP["test61"] == 40
+    assert len(sources) == 15 and len({f["repo"] for f in committed["files"]}) == 15
+    assert len(committed["files"]) == 52
