@@ -153,6 +153,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
                             "test58": 40,
                             "test61": 40,
                             "test62": 40,
+                            "test65": 40,
                             "tuned_t15": 40,
                             "tuned_t15d": 40, "tuned_t15f": 40, "tuned_t15s": 40, "tuned_t15u": 40, "tuned_t16d": 40,
                             "tuned_t16f": 40, "tuned_t17h": 40, "tuned_t18f": 40,
@@ -474,6 +475,16 @@ def test_test26_selection_is_exactly_what_its_rule_draws(tmp_path):
     first_draw = json.loads((mod.HERE / "test26" / "selection.json").read_text())["files"]
     assert len(first_draw) == 33
     assert committed["files"][:33] == first_draw
+
+
+def test_test65_selection_is_exactly_what_its_rule_draws(tmp_path):
+    """test65's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1665,
+    7 per repository, 16 repositories), and every drawn file, and no other, has a label file."""
+    mod, sources, committed = _redraw_committed(tmp_path, "test65")
+    assert mod.DRAWS["test65"] == {"seed": 1665, "per_repo": 7}
+    assert mod.LINE_CAP["test65"] == 40
+    assert "test65" not in mod.EXTRA_KINDS
+    assert len(sources) == 16 and len(committed["files"]) == 61
 
 
 def test_tuned_t15d_selection_is_exactly_what_its_rule_draws(tmp_path):
