@@ -1,0 +1,104 @@
+"""t33b (session 33, project test58 / test57 / test55): a `.cu` file whose CUDA comes from a project header named for
+CUDA, CMake switches named for an NVIDIA GPU generation. Shaped on qsim's apps and tests, marian's release workflow
+and regression pipeline, each with a control."""
+from __future__ import annotations
+
+from auditor.project.cuda_source import inventory
+from tests.static_snippets import write_tree
+from tests.test_project_t24b import _found
+
+QSIM_APP = """\
+// Copyright 2019 Google LLC. All Rights Reserved.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <string>
+
+#include "../lib/circuit_qsim_parser.h"
+#include "../lib/formux.h"
+#include "../lib/run_qsim.h"
+#include "../lib/simulator_cuda.h"
+
+int main(int argc, char* argv[]) {
+  using Simulator = qsim::SimulatorCUDA<float>;
+  return 0;
+}
+"""
+
+
+def test_cu_file_placed_on_its_cuda_named_project_include():
+    # no kernel, no CUDA include, no CUDA code of its own: the header named for CUDA is where its CUDA comes from
+    assert inventory(QSIM_APP)["first_kernel_line"] == 13
+
+
+def test_cu_file_placement_controls():
+    # a CUDA library include still comes first, and the file's own CUDA code before a CUDA-named header
+    library = QSIM_APP.replace("#include <string>", "#include <cuda_runtime.h>")
+    assert inventory(library)["first_kernel_line"] == 8
+    own_code = QSIM_APP.replace("  return 0;", "  cudaDeviceSynchronize();\n  return 0;")
+    assert inventory(own_code)["first_kernel_line"] == 17
+    # nothing named for CUDA: the first include, as before; a CUDA-named include in a comment is not one
+    plain = QSIM_APP.replace('#include "../lib/simulator_cuda.h"', '// #include "../lib/simulator_cuda.h"')
+    assert inventory(plain)["first_kernel_line"] == 5
+
+
+MARIAN_RELEASE = """\
+    name: Release
+    on:
+      push:
+        tags: ["[0-9]+.[0-9]+.[0-9]+*"]
+    jobs:
+      build-release-ubuntu:
+        strategy:
+          matrix:
+            include:
+              - name: "Build Ubuntu CPU+CUDA"
+                cuda: true
+                fbgemm: true
+        runs-on: ubuntu-20.04
+        steps:
+        - name: Configure CMake
+          run: |
+            mkdir -p build
+            cd build
+            cmake .. \\
+              -DCOMPILE_CPU=on \\
+              -DCOMPILE_KEPLER=${{ matrix.cuda }} \\
+              -DCOMPILE_MAXWELL=${{ matrix.cuda }} \\
+              -DCOMPILE_PASCAL=off \\
+              -DUSE_FBGEMM=${{ matrix.fbgemm }}
+        - name: Note
+          run: |
+            echo "set -DCOMPILE_VOLTA=on for V100 builds"
+    """
+
+MARIAN_REGRESSION = """\
+    #!/bin/bash
+    # -DCOMPILE_TURING=on adds sm_75
+    cmake .. -DCOMPILE_CPU=on -DCOMPILE_CUDA=off \\
+      -DCOMPILE_MAXWELL=on -DCOMPILE_PASCAL=off -DCOMPILE_VOLTA=OFF -DCOMPILE_AMPERE_RTX=0
+    cmake .. -DKokkos_ENABLE_CUDA=ON -DKokkos_ARCH_AMPERE80=ON
+    """
+
+
+def test_cmake_switches_named_for_a_gpu_generation(tmp_path):
+    root = write_tree(tmp_path, {".github/workflows/release.yml": MARIAN_RELEASE, "build.sh": MARIAN_REGRESSION})
+    ci = _found(root, ".github/workflows/release.yml")
+    # turned on where the job's matrix says so (t32d's reading of `-DCOMPILE_CUDA=${{ matrix.cuda }}`)
+    assert (21, "NPU021", "warning") in ci
+    assert (22, "NPU021", "warning") in ci
+    # switched off, the FBGEMM switch beside them, and the echoed message: nothing
+    assert not [f for f in ci if f[0] in (23, 24, 27)]
+    shell = _found(root, "build.sh")
+    assert (4, "NPU021", "warning") in shell          # MAXWELL on; PASCAL / VOLTA / AMPERE_RTX off on the same line
+    assert (5, "NPU021", "warning") in shell          # Kokkos' NVIDIA architecture switch
+    assert not [f for f in shell if f[0] == 2]        # the comment
+
+
+def test_cmake_gpu_generation_switches_off_are_quiet(tmp_path):
+    root = write_tree(tmp_path, {"cpu.sh": "cmake .. -DCOMPILE_CPU=on -DCOMPILE_PASCAL=off -DCOMPILE_VOLTA=OFF "
+                                           "-DCOMPILE_AMPERE=0 -DCOMPILE_TURING=false\n"})
+    assert _found(root, "cpu.sh") == []
