@@ -109,8 +109,9 @@ def _first_include_line(text: str, code: str, header: bool = False) -> int:
     """No kernel in the file: the line of its first CUDA include (else of its first CUDA-only code: `__device__`,
     `__CUDACC_VER_MAJOR__`, `cudaDeviceProp`, unless every include is a project header, `#include
     "flash_bwd_launch_template.h"`, whose code the file instantiates; else its first project include named for CUDA,
-    `"simulator_cuda.h"`; else its first include, else 1), the line a porting engineer changes first. Names are read from the text (`code` blanks string literals, so
-    `#include "x.cu"` too); an include inside a comment is not one (`code` has no `#` there)."""
+    `"simulator_cuda.h"`; else its first include, else 1), the line a porting engineer changes first. Names are read
+    from the text (`code` blanks string literals, so `#include "x.cu"` too); an include inside a comment is not one
+    (`code` has no `#` there)."""
     code_lines = code.splitlines()
     includes = [m for m in _INCLUDE_RE.finditer(text)
                 if code_lines[text.count("\n", 0, m.start())].lstrip().startswith("#")]
