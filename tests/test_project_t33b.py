@@ -102,3 +102,79 @@ def test_cmake_gpu_generation_switches_off_are_quiet(tmp_path):
     root = write_tree(tmp_path, {"cpu.sh": "cmake .. -DCOMPILE_CPU=on -DCOMPILE_PASCAL=off -DCOMPILE_VOLTA=OFF "
                                            "-DCOMPILE_AMPERE=0 -DCOMPILE_TURING=false\n"})
     assert _found(root, "cpu.sh") == []
+
+
+KIWI_TRAIN = """\
+    import pytorch_lightning as pl
+    from pydantic import BaseModel
+
+
+    class TrainerConfig(BaseModel):
+        gpus: int = 0
+        epochs: int = 50
+        amp_level: str = "O0"
+
+
+    def train_from_configuration(config):
+        trainer = pl.Trainer(
+            gpus=config.trainer.gpus,
+            max_epochs=config.trainer.epochs,
+            amp_level=config.trainer.amp_level,
+        )
+        return trainer
+    """
+
+KIWI_PREDICT = """\
+    import torch
+    from pydantic import BaseModel, validator
+
+
+    class Configuration(BaseModel):
+        use_gpu: bool = False
+        gpu_id: int = None
+
+        @validator("gpu_id", pre=True, always=True)
+        def setup_gpu(cls, v, values):
+            if values.get("use_gpu") and torch.cuda.is_available():
+                return torch.cuda.current_device()
+            return None
+    """
+
+KIWI_XLM = """\
+    run:
+        experiment_name: XLM WMT20 EN-DE
+        seed: 42
+
+    trainer:
+        deterministic: true
+        gpus: -1
+        epochs: 10
+    """
+
+KIWI_PREDICT_YAML = """\
+    use_gpu: true
+
+    run:
+        output_dir: predictions
+    """
+
+
+def test_trainer_gpus_and_use_gpu_the_code_reads_by_name_are_none(tmp_path):
+    # OpenKiwi: `pl.Trainer(gpus=config.trainer.gpus)` is the pair (decisions 17 / 26); `use_gpu: true` is its own
+    # boolean device option, a pydantic field whose gated calls are the pairs (decision 47)
+    root = write_tree(tmp_path, {"kiwi/lib/train.py": KIWI_TRAIN, "kiwi/lib/predict.py": KIWI_PREDICT,
+                                 "config/xlm.yaml": KIWI_XLM, "config/predict.yaml": KIWI_PREDICT_YAML})
+    assert not [f for f in _found(root, "config/xlm.yaml") if f[0] == 7]
+    assert not [f for f in _found(root, "config/predict.yaml") if f[0] == 1]
+
+
+def test_trainer_gpus_handed_whole_or_unread_keep_their_findings(tmp_path):
+    # the section unpacked into the Trainer (lama's `Trainer(**config.trainer.kwargs)` shape) and a tree that never
+    # names the key: Lightning, or the launcher, reads it
+    handed = KIWI_TRAIN.replace("gpus=config.trainer.gpus,", "**config.trainer,")
+    root = write_tree(tmp_path / "handed", {"kiwi/lib/train.py": handed, "config/xlm.yaml": KIWI_XLM})
+    assert (7, "NPU020", "error") in _found(root, "config/xlm.yaml")
+    unread = write_tree(tmp_path / "unread", {"train.py": "import ray\nray.init()\n", "config/xlm.yaml": KIWI_XLM,
+                                              "config/predict.yaml": KIWI_PREDICT_YAML})
+    assert (7, "NPU020", "error") in _found(unread, "config/xlm.yaml")
+    assert (1, "NPU028", "info") in _found(unread, "config/predict.yaml")
