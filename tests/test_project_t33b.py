@@ -178,3 +178,90 @@ def test_trainer_gpus_handed_whole_or_unread_keep_their_findings(tmp_path):
                                               "config/predict.yaml": KIWI_PREDICT_YAML})
     assert (7, "NPU020", "error") in _found(unread, "config/xlm.yaml")
     assert (1, "NPU028", "info") in _found(unread, "config/predict.yaml")
+
+
+LIGHTNING_CUDA_WHEELS = """\
+    name: Wheel::Linux::x86_64::CUDA
+    on:
+      release:
+    jobs:
+      linux-wheels-x86-64:
+        strategy:
+          matrix:
+            cuda_version: ["12"]
+        runs-on: ubuntu-24.04
+        steps:
+          - name: Build wheels
+            env:
+              CIBW_BEFORE_BUILD: |
+                python -m pip install ninja cmake auditwheel~=5.0 custatevec-cu${{ matrix.cuda_version }} numpy${{ matrix.numpy_pin }}
+            run: python -m cibuildwheel --output-dir ./wheelhouse
+          - name: Note
+            run: |
+              echo "installs custatevec-cu${{ matrix.cuda_version }}"
+              python -m pip install custatevec-cu$CUDA_MAJOR
+    """
+
+
+def test_cuda_major_wheels_named_by_an_expansion(tmp_path):
+    root = write_tree(tmp_path, {".github/workflows/wheel_linux_x86_64_cuda.yml": LIGHTNING_CUDA_WHEELS})
+    found = _found(root, ".github/workflows/wheel_linux_x86_64_cuda.yml")
+    assert [f for f in found if f[0] == 14 and f[1] == "NPU440"]     # the CI expression picks the CUDA major
+    assert [f for f in found if f[0] == 19 and f[1] == "NPU440"]     # so does a script variable
+    assert not [f for f in found if f[0] == 18]                       # the message
+    # `numpy${{ matrix.numpy_pin }}` on the same line names no CUDA build: only the one finding there
+    assert len([f for f in found if f[0] == 14]) == 1
+
+
+QSIM_MAKE = """\
+    #!/bin/bash
+    # Install cuQuantum and set CUQUANTUM_ROOT to build the cuStateVec apps
+    g++ -O3 -march=native -fopenmp -o qsim_base.x qsim_base.cc
+    if [ -n "$CUQUANTUM_ROOT" ]; then
+      CUSTATEVECFLAGS=(
+        "-I${CUQUANTUM_ROOT}/include"
+        "-L${CUQUANTUM_ROOT}/lib64"
+        -lcustatevec -lcublas
+      )
+      nvcc -O3 "${CUSTATEVECFLAGS[@]}" -o qsim_base_custatevec.x qsim_base_custatevec.cu
+    fi
+    echo "set CUQUANTUM_ROOT for the cuStateVec build"
+    """
+
+
+def test_cuquantum_install_root(tmp_path):
+    root = write_tree(tmp_path, {"apps/make.sh": QSIM_MAKE})
+    found = _found(root, "apps/make.sh")
+    assert [f for f in found if f[0] == 6 and f[1] == "NPU440"]
+    assert [f for f in found if f[0] == 7 and f[1] == "NPU440"]
+    assert not [f for f in found if f[0] in (2, 3, 12)]           # the comment, the CPU build, the message
+
+
+DEEPFOREST_CONFIGS = {
+    "src/deepforest/conf/point_pretrain.yaml": """\
+        architecture: retinanet
+        accelerator: auto
+        batch_size: 12
+        matmul_precision: high
+        """,
+    "src/deepforest/conf/config.yaml": """\
+        architecture: retinanet
+        # set to high or medium for TF32 matmuls
+        matmul_precision: highest
+        """,
+    "src/deepforest/main.py": """\
+        import torch
+
+
+        class deepforest:
+            def __init__(self, config):
+                self.config = config
+                torch.set_float32_matmul_precision(self.config.matmul_precision)
+        """,
+}
+
+
+def test_matmul_precision_setting(tmp_path):
+    root = write_tree(tmp_path, DEEPFOREST_CONFIGS)
+    assert (4, "NPU213", "warning") in _found(root, "src/deepforest/conf/point_pretrain.yaml")
+    assert _found(root, "src/deepforest/conf/config.yaml") == []   # "highest": full fp32, Ascend's default too
