@@ -265,3 +265,57 @@ def test_matmul_precision_setting(tmp_path):
     root = write_tree(tmp_path, DEEPFOREST_CONFIGS)
     assert (4, "NPU213", "warning") in _found(root, "src/deepforest/conf/point_pretrain.yaml")
     assert _found(root, "src/deepforest/conf/config.yaml") == []   # "highest": full fp32, Ascend's default too
+
+
+CIBW_ENVIRONMENT = """\
+    name: Wheel::Linux::x86_64::CUDA
+    on:
+      release:
+    jobs:
+      linux-wheels-x86-64:
+        runs-on: ubuntu-24.04
+        steps:
+          - name: Build wheels
+            env:
+              CIBW_ENVIRONMENT: |
+                PATH=/opt/rh/gcc-toolset-12/root/usr/bin:$PATH:/usr/local/cuda-${{ matrix.cuda_version }}/bin \\
+                LD_LIBRARY_PATH=/opt/rh/gcc-toolset-12/root/usr/lib64:$LD_LIBRARY_PATH:/usr/local/cuda-${{ matrix.cuda_version }}/lib64 \\
+                PKG_CONFIG_PATH=/opt/rh/gcc-toolset-12/root/usr/lib64/pkgconfig:$PKG_CONFIG_PATH \\
+                CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release"
+              CIBW_BUILD_VERBOSITY: 3
+            run: python -m cibuildwheel --output-dir ./wheelhouse
+    """
+
+
+def test_toolkit_paths_in_a_multi_line_environment_value(tmp_path):
+    root = write_tree(tmp_path, {".github/workflows/wheel.yml": CIBW_ENVIRONMENT})
+    found = _found(root, ".github/workflows/wheel.yml")
+    assert (11, "NPU027", "info") in found
+    assert (12, "NPU027", "info") in found
+    # the gcc-toolset and pkg-config lines of the same block, the CMake arguments: nothing
+    assert not [f for f in found if f[0] in (13, 14, 15)]
+
+
+TUNED_LENS_DOCKERFILE = """\
+    FROM ubuntu:22.04 as base
+
+    # install pytorch
+    ARG PYTORCH='2.0.1'
+    ARG CUDA='cu118'
+
+    RUN [ ${#PYTORCH} -gt 0 ] && VERSION='torch=='$PYTORCH'.*' ||  VERSION='torch'; python3 -m pip install \\
+        --no-cache-dir -U $VERSION --extra-index-url https://download.pytorch.org/whl/$CUDA
+    RUN [ -n "$DEBUG" ] && echo "pip install --extra-index-url https://download.pytorch.org/whl/cu118"
+    RUN ["python3", "-m", "pip", "install", "torch", "--index-url", "https://download.pytorch.org/whl/cu121"]
+    CMD ["python3", "-m", "tuned_lens", "--help"]
+    """
+
+
+def test_run_line_that_opens_with_a_test_is_the_shell_form(tmp_path):
+    # not JSON, so Docker runs it through the shell (tuned-lens' torch install); the exec form stays as it was
+    root = write_tree(tmp_path, {"Dockerfile": TUNED_LENS_DOCKERFILE})
+    found = _found(root, "Dockerfile")
+    assert (8, "NPU018", "error") in found
+    assert not [f for f in found if f[0] == 9]          # an echoed message after the test
+    assert (10, "NPU018", "error") in found
+    assert not [f for f in found if f[0] == 11]

@@ -496,6 +496,12 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                     continue
                 if value is not key and isinstance(value.value, str) and value.start_mark.line == value.end_mark.line:
                     _value_text(col, m, path, value)     # `PIP_INSTALL_ARGS: -f .../whl/nightly/cu118/...`
+                elif value is not key and isinstance(value.value, str):
+                    # a block of assignments (cibuildwheel's `CIBW_ENVIRONMENT: |` with `PATH=...:/usr/local/cuda-${{
+                    # matrix.cuda_version }}/bin \` lines, pennylane-lightning; t33b): each line's toolkit paths
+                    for n in range(value.start_mark.line, min(value.end_mark.line + 1, len(col.lines))):
+                        if "/usr/local/cuda" in col.lines[n] or DRIVER_PATH_RE.search(col.lines[n]):
+                            scan_fragment(col, col.lines[n], n + 1, 1, options=False)
                 continue
             raw = value.value if isinstance(value.value, str) else str(value.value)
             if key is value and isinstance(value.value, str) and _package_list(path):
