@@ -319,3 +319,33 @@ def test_run_line_that_opens_with_a_test_is_the_shell_form(tmp_path):
     assert not [f for f in found if f[0] == 9]          # an echoed message after the test
     assert (10, "NPU018", "error") in found
     assert not [f for f in found if f[0] == 11]
+
+
+LDM_MAIN = """\
+    from omegaconf import OmegaConf
+    from pytorch_lightning.trainer import Trainer
+
+
+    def main(opt, config):
+        lightning_config = config.pop("lightning", OmegaConf.create())
+        trainer_config = lightning_config.get("trainer", OmegaConf.create())
+        trainer_opt = argparse.Namespace(**trainer_config)
+        trainer = Trainer.from_argparse_args(trainer_opt)
+        ngpu = len(lightning_config.trainer.gpus.strip(",").split(","))
+        return trainer, ngpu
+    """
+
+LDM_CONFIG = """\
+    model:
+      base_learning_rate: 1.0e-05
+    lightning:
+      trainer:
+        benchmark: True
+        gpus: "0,1,2,3,4,5,6,7"
+    """
+
+
+def test_trainer_gpus_the_code_only_counts_with_keeps_its_finding(tmp_path):
+    # latent-diffusion's main.py (Paint-by-Example): the section reaches the Trainer whole, the read only counts
+    root = write_tree(tmp_path, {"main.py": LDM_MAIN, "configs/v1.yaml": LDM_CONFIG})
+    assert (6, "NPU020", "error") in _found(root, "configs/v1.yaml")

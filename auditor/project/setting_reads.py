@@ -6,7 +6,8 @@
   torch.cuda.is_available()`). The count is not a request to a scheduler or to Lightning; the Python line that picks
   is the finding (decision 17). A section handed whole to a library (`hydra.utils.instantiate(config.trainer)`,
   `Trainer(**cfg.trainer)`) keeps its finding: there the library reads the count (decision 7's second half).
-  So does a trainer's `gpus:` count the code passes on by name (OpenKiwi's `pl.Trainer(gpus=config.trainer.gpus)`,
+  So does a trainer's `gpus:` count the code passes to the Trainer by name (OpenKiwi's `pl.Trainer(gpus=
+  config.trainer.gpus)`,
   NPU020: the Trainer line is the pair, decision 26), and a `use_gpu: true` switch the tree's Python names (NPU028;
   the tree's own boolean device option, decision 47), t33b.
 - **a choice nothing reads, in a section the code reads key by key** (V-Express's
@@ -441,10 +442,12 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Pat
     if finding.code == "NPU028" and key.lower() in _COUNT_KEYS:
         return any((s, key) in reads.under and s not in reads.handed for s in sections)
     if finding.code == "NPU020" and key.lower() in _COUNT_KEYS and not reads.named & _WHOLE_CONFIG_CLIS:
-        # a trainer's `gpus:` count the code hands on by name (OpenKiwi's `pl.Trainer(gpus=config.trainer.gpus)`):
-        # the line that builds the trainer picks the accelerator, the count is `none` (decisions 17 / 26, t33b); a
-        # section handed whole (`Trainer(**cfg.trainer.kwargs)`, `instantiate(cfg.trainer)`) keeps it
-        return any((s, key) in reads.under and s not in reads.handed for s in sections)
+        # a trainer's `gpus:` count the code passes to the Trainer by name (OpenKiwi's `pl.Trainer(gpus=
+        # config.trainer.gpus)`): that line picks the accelerator, the count is `none` (decisions 17 / 26, t33b). A
+        # section handed whole (`Trainer(**cfg.trainer.kwargs)`, `instantiate(cfg.trainer)`), or one the code only
+        # counts with (latent-diffusion's `len(lightning_config.trainer.gpus...)` beside `Trainer(**trainer_config)`),
+        # keeps it
+        return any((s, key) in reads.to_trainer and s not in reads.handed for s in sections)
     if finding.code in _PICKED_CODES and any((s, key) in reads.picked for s in sections):
         return True     # the code stores the key by the hardware it finds (`_picked_keys`) before the reads
     if finding.code not in _READER_CODES or any((s, key) in reads.under for s in sections) \
