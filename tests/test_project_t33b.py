@@ -349,3 +349,26 @@ def test_trainer_gpus_the_code_only_counts_with_keeps_its_finding(tmp_path):
     # latent-diffusion's main.py (Paint-by-Example): the section reaches the Trainer whole, the read only counts
     root = write_tree(tmp_path, {"main.py": LDM_MAIN, "configs/v1.yaml": LDM_CONFIG})
     assert (6, "NPU020", "error") in _found(root, "configs/v1.yaml")
+
+
+ONE_LINE_RUNS = """\
+    name: build
+    on: push
+    jobs:
+      build:
+        runs-on: ubuntu-latest
+        steps:
+          - name: Note
+            run: echo "set -DCOMPILE_VOLTA=on for V100 builds"
+          - run: cmake -B build -DGGML_CUDA=ON
+          - run: "cmake -B build -DGGML_CUDA=ON"
+          - run: 'echo "-DGGML_CUDA=ON"'
+    """
+
+
+def test_one_line_run_keeps_the_quote_that_closes_its_message(tmp_path):
+    root = write_tree(tmp_path, {".github/workflows/build.yml": ONE_LINE_RUNS})
+    found = _found(root, ".github/workflows/build.yml")
+    assert not [f for f in found if f[0] in (8, 11)]      # echoed messages, plain and quoted
+    assert (9, "NPU021", "warning") in found
+    assert (10, "NPU021", "warning") in found

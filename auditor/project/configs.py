@@ -1100,7 +1100,10 @@ def _copy_lines(lines: list[str], shell_lines: list[str], key, value) -> None:
         shell_lines[n] = lines[n]
     if value.style not in ("|", ">") and first < len(lines):
         c = value.start_mark.column + (1 if value.style in ("'", '"') else 0)
-        shell_lines[first] = " " * c + lines[first][c:].rstrip().rstrip("'\"")
+        text = lines[first][c:].rstrip()
+        # only a quoted scalar's own closing quote goes: a plain `run: echo "... -DGGML_CUDA=on ..."` keeps the
+        # quote that closes its message, so the shell reader sees an echoed string (t33b)
+        shell_lines[first] = " " * c + (text[:-1] if value.style in ("'", '"') and text.endswith(value.style) else text)
 
 
 # Data catalogs with one entry per accelerator vendor (gpustack's model catalog: specs with `gpu_filters: {vendor:
