@@ -11,11 +11,10 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Iterator
 
-from auditor.astnodes import node_lines, parents_of, walk_list
+from auditor.astnodes import literal_strings, node_lines, parents_of, walk_list
 from auditor.findings import FileError, FileResult, Finding
 from auditor.project.hits import Collector, decode_text, matchers
 from auditor.project.requirements import _lower_opt_in, _report, requirement_dist
-from auditor.static.astutil import literal_strings
 
 if TYPE_CHECKING:
     from auditor.static.engine import StaticEngine
@@ -249,7 +248,8 @@ def define_macros(tree: ast.Module) -> Iterator[tuple[ast.Tuple, str]]:
     for macros in lists:
         for macro in macros.elts:
             if not (isinstance(macro, ast.Tuple) and len(macro.elts) == 2 and isinstance(macro.elts[0], ast.Constant)
-                    and isinstance(macro.elts[0].value, str) and isinstance(macro.elts[1], ast.Constant)):
+                    and isinstance(macro.elts[0].value, str) and isinstance(macro.elts[1], ast.Constant)
+                    and isinstance(macro.elts[1].value, (str, int, float, type(None)))):
                 continue
             name, value = macro.elts[0].value, macro.elts[1].value
             yield macro, f"-D{name}" if value is None else f"-D{name}={value}"
@@ -297,7 +297,8 @@ def _option_dispatch(tests: list[ast.expr]) -> bool:
     one expression with literals and one branch is the build without CUDA, so the chain's final `else` is the
     invalid-value case (L3C's torchac setup.py: `else: raise ValueError('COMPILE_CUDA must be in (auto, force,
     no)')`). A chain over CUDA releases only (`torch.version.cuda == "11.8"`) still raises without CUDA."""
-    compared, values = set(), set()
+    compared: set[str] = set()
+    values: set[str] = set()
     for test in tests:
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.In))):
             return False
