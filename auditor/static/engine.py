@@ -38,7 +38,8 @@ from auditor.static.unselected_devices import apply_unselected_devices
 from auditor.static.unreached_defs import mark_unnamed_guarded_uses
 from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host, runs_once
 from auditor.static.ort_only import lower_ort_only
-from auditor.static.neutral_uses import drop_dtype_restores, drop_host_conversion_hints, drop_math_backend_lists, \
+from auditor.static.neutral_uses import drop_dtype_restores, drop_existence_probes, drop_host_conversion_hints, \
+    drop_math_backend_lists, \
     drop_host_model_optimizers, drop_namespace_calls, drop_overridden_bases, drop_replaced_autocasts, \
     drop_single_tensor_optimizers, \
     drop_type_references, drop_fake_kernel_dtypes, drop_host_extension_twins, drop_module_bindings, \
@@ -995,6 +996,7 @@ class StaticEngine:
             result.findings = drop_math_backend_lists(result.findings, tree)   # sdpa_kernel([FLASH, ..., MATH])
             result.findings = drop_type_references(result.findings, tree)   # `{nn.MaxPool3d: hook}`, isinstance
             result.findings = drop_namespace_calls(result.findings, tree)   # `torch.ops.Conv2d(...)`: a typo
+            result.findings = drop_existence_probes(result.findings, tree)   # `try: torch.float8_e5m2`
             result.findings = drop_single_tensor_optimizers(result.findings, tree)   # SGD([one_tensor])
             if not rel.endswith(".ipynb.py"):     # a notebook cell is read alone: another cell may place the model
                 result.findings = drop_host_model_optimizers(result.findings, text, tree)   # a model never moved

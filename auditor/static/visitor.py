@@ -179,6 +179,24 @@ def _names_dtype(node: cst.CSTNode) -> bool:
         and bool(_DTYPE_NAME.match(node.evaluated_value))
 
 
+# Lightning's precision names in their short forms (`"16"`, `"b16-mixed"`, `"f32"`: anemoi-inference's PRECISIONS
+# table): a dtype's name only as the key of an entry whose value is that dtype (a bare "16" elsewhere is a number)
+_PRECISION_KEY = re.compile(r"(?i)^(?P<kind>b|bf|f)?(?P<bits>16|32|64)(?:-(?:mixed|true))?$")
+
+
+def _precision_key(key: cst.CSTNode | None, value: cst.CSTNode) -> bool:
+    """`"b16": torch.bfloat16`, `"16": torch.float16`: a precision name keying the dtype it stands for."""
+    if not (isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str)
+            and isinstance(value, cst.Attribute) and dotted(value) is not None):
+        return False
+    m = _PRECISION_KEY.match(key.evaluated_value)
+    if m is None:
+        return False
+    word = _dtype_word(value.attr.value)
+    kind = (m.group("kind") or "").lower()
+    return word == ("bf" if kind.startswith("b") else "fp") + m.group("bits")
+
+
 # the spellings of one dtype, for telling a constant that names a dtype name (`PRECISION_BF16 = "bf16"`) from one
 # that chooses it (`DEFAULT_PRECISION = "bf16"`)
 _DTYPE_WORDS = {"bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "float16": "fp16", "half": "fp16", "fp32": "fp32",
@@ -1532,7 +1550,8 @@ class MatchVisitor(cst.CSTVisitor):
         # dtype NAMES to dtypes; it chooses nothing (the config or option that names the dtype does, and is
         # reported there), and its key does not switch float16 on like `{"fp16": True}` (docs/precision.md,
         # "Judgement policy" (a))
-        table = _names_dtype(node.key) or node.key is not None and _same_dtype_pair(node.key, node.value)
+        table = _names_dtype(node.key) or _precision_key(node.key, node.value) or \
+            node.key is not None and _same_dtype_pair(node.key, node.value)
         if table:
             self._asserted.update(_dtype_values(node.value))
         elif _key_names_value(node.key, node.value):
