@@ -121,3 +121,15 @@ def module_nodes_of(tree: ast.AST, types: type | tuple[type, ...]) -> list:
     if found is None:
         found = by_type[types] = [n for n in nodes if isinstance(n, types)]
     return found
+
+
+def literal_strings(node: ast.AST) -> list[str]:
+    """The strings a literal names, in order: a string constant itself (`"cuda"`), the string elements of a tuple /
+    list / set (`("cuda", "npu", 0)` -> cuda, npu); [] for anything else. One reading for the passes that decide
+    what a literal of backend or platform names holds (backends, platform_predicates, vendor_dispatch,
+    unselected_devices, host_paths), each with its own rule."""
+    if isinstance(node, ast.Constant):
+        return [node.value] if isinstance(node.value, str) else []
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return []

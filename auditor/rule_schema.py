@@ -119,6 +119,9 @@ RULE_SCHEMA: dict[str, Any] = {
             "assigned_values": {"type": "boolean"},
             # string rules: only a literal inside a comparison (`"nvidia" in device_name`, t14l)
             "compared_only": {"type": "boolean"},
+            # string rules of commands: not a literal that ends as an exclamation or a question (`return False,
+            # 'nvcc unavailable!'`: a status text handed back, not a command line, t33a)
+            "not_sentences": {"type": "boolean"},
             # only in a file that imports one of these modules (`ctypes.CDLL("ssd/libflattenconcat.so")` beside
             # `import tensorrt`: a TensorRT plugin library, t28a)
             "file_imports": {"type": "array", "items": {"type": "string"}},

@@ -304,7 +304,9 @@ def restart_from_checkpoint(checkpoint_fn, rank):
 
 def test_map_location_keys_name_the_saved_device(engine):
     found = finding_keys_by_line(engine, _MAP_LOCATION)
-    assert not found.get(line_of(_MAP_LOCATION, "{'cuda:0': 'cpu'}"))
+    # the key is where the checkpoint was saved: no error; t33a reports it as a warning (checkpoints the port saves
+    # carry "npu:0", which the map does not take), as test13 / test21 / test28 / test56 label it
+    assert found.get(line_of(_MAP_LOCATION, "{'cuda:0': 'cpu'}")) == {("NPU003", "device", "warning")}
     # the value is a device this code picks: still an error
     assert ("NPU003", "device", "error") in found[line_of(_MAP_LOCATION, "'cuda:%d' % rank")]
 

@@ -496,6 +496,12 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                     continue
                 if value is not key and isinstance(value.value, str) and value.start_mark.line == value.end_mark.line:
                     _value_text(col, m, path, value)     # `PIP_INSTALL_ARGS: -f .../whl/nightly/cu118/...`
+                elif value is not key and isinstance(value.value, str):
+                    # a block of assignments (cibuildwheel's `CIBW_ENVIRONMENT: |` with `PATH=...:/usr/local/cuda-${{
+                    # matrix.cuda_version }}/bin \` lines, pennylane-lightning; t33b): each line's toolkit paths
+                    for n in range(value.start_mark.line, min(value.end_mark.line + 1, len(col.lines))):
+                        if "/usr/local/cuda" in col.lines[n] or DRIVER_PATH_RE.search(col.lines[n]):
+                            scan_fragment(col, col.lines[n], n + 1, 1, options=False)
                 continue
             raw = value.value if isinstance(value.value, str) else str(value.value)
             if key is value and isinstance(value.value, str) and _package_list(path):
@@ -1094,7 +1100,10 @@ def _copy_lines(lines: list[str], shell_lines: list[str], key, value) -> None:
         shell_lines[n] = lines[n]
     if value.style not in ("|", ">") and first < len(lines):
         c = value.start_mark.column + (1 if value.style in ("'", '"') else 0)
-        shell_lines[first] = " " * c + lines[first][c:].rstrip().rstrip("'\"")
+        text = lines[first][c:].rstrip()
+        # only a quoted scalar's own closing quote goes: a plain `run: echo "... -DGGML_CUDA=on ..."` keeps the
+        # quote that closes its message, so the shell reader sees an echoed string (t33b)
+        shell_lines[first] = " " * c + (text[:-1] if value.style in ("'", '"') and text.endswith(value.style) else text)
 
 
 # Data catalogs with one entry per accelerator vendor (gpustack's model catalog: specs with `gpu_filters: {vendor:

@@ -108,9 +108,10 @@ def inventory(text: str, header: bool = False) -> dict:
 def _first_include_line(text: str, code: str, header: bool = False) -> int:
     """No kernel in the file: the line of its first CUDA include (else of its first CUDA-only code: `__device__`,
     `__CUDACC_VER_MAJOR__`, `cudaDeviceProp`, unless every include is a project header, `#include
-    "flash_bwd_launch_template.h"`, whose code the file instantiates; else its first include, else 1), the line a
-    porting engineer changes first. Names are read from the text (`code` blanks string literals, so
-    `#include "x.cu"` too); an include inside a comment is not one (`code` has no `#` there)."""
+    "flash_bwd_launch_template.h"`, whose code the file instantiates; else its first project include named for CUDA,
+    `"simulator_cuda.h"`; else its first include, else 1), the line a porting engineer changes first. Names are read
+    from the text (`code` blanks string literals, so `#include "x.cu"` too); an include inside a comment is not one
+    (`code` has no `#` there)."""
     code_lines = code.splitlines()
     includes = [m for m in _INCLUDE_RE.finditer(text)
                 if code_lines[text.count("\n", 0, m.start())].lstrip().startswith("#")]
@@ -143,6 +144,12 @@ def _first_include_line(text: str, code: str, header: bool = False) -> int:
     for pattern in (_CUDA_INCLUDE_RE, _CUDA_CODE_RE, _INCLUDE_RE):
         if pattern is _INCLUDE_RE and launch is not None:
             return text.count("\n", 0, launch.start()) + 1
+        if pattern is _INCLUDE_RE:
+            # no CUDA include or code of its own: a project header named for CUDA brings it (qsim's apps and tests,
+            # `#include "../lib/simulator_cuda.h"` after `<unistd.h>` and the CPU headers; t33b, tuned on test58)
+            cuda_named = next((m for m in includes if _CUDA_NAMED_INCLUDE_RE.match(text, m.start())), None)
+            if cuda_named is not None:
+                return text.count("\n", 0, cuda_named.start()) + 1
         if pattern is _CUDA_CODE_RE:
             if local_only:
                 # flash-attention's instantiation files: the kernels come from the project header; device code

@@ -19,6 +19,18 @@ if TYPE_CHECKING:
 _ARG_REF_RE = re.compile(r"\$\{?(\w+)\}?")
 
 
+
+def _exec_form(value: str) -> list[str] | None:
+    """The argv of an exec-form instruction (`RUN ["pip", "install", "x"]`): a JSON list of strings. Anything else,
+    also a line that opens with `[` (`RUN [ -n "$X" ] && ...`), is the shell form, as Docker reads it."""
+    if not value.lstrip().startswith("["):
+        return None
+    try:
+        argv = json.loads(value)
+    except ValueError:
+        return None
+    return argv if isinstance(argv, list) and all(isinstance(a, str) for a in argv) else None
+
 def _image(value: str) -> str:
     """`--platform=$P nvidia/cuda:12.1-devel AS build` -> nvidia/cuda:12.1-devel"""
     words = [w for w in value.split() if not w.startswith("--")]
@@ -104,16 +116,13 @@ def analyze_dockerfile(engine: "StaticEngine", data: bytes, rel: str) -> FileRes
                         break
             for n in range(first, min(last + 1, len(col.lines))):
                 scan_fragment(col, col.lines[n], n + 1, 1)     # git URLs of CUDA projects, build options, paths
-        elif kind in ("RUN", "CMD", "ENTRYPOINT") and ins["value"].lstrip().startswith("["):
+        elif kind in ("RUN", "CMD", "ENTRYPOINT") and (argv := _exec_form(ins["value"])) is not None:
             # the exec form is a JSON list: the same command, quoted for the shell reader, on its first line
-            try:
-                argv = json.loads(ins["value"])
-            except ValueError:
-                continue
-            if isinstance(argv, list) and all(isinstance(a, str) for a in argv) and first < len(shell_lines):
+            if first < len(shell_lines):
                 shell_lines[first] = " " * len(kind) + " " + shlex.join(argv)
         elif kind == "RUN":
-            # the shell form: blank the keyword so columns stay where they are in the file
+            # the shell form (also a line that opens with a test, `RUN [ ${#PYTORCH} -gt 0 ] && ...`: not JSON, so
+            # Docker runs it through the shell; tuned-lens, t33b): blank the keyword so columns stay where they are
             for n in range(first, min(last + 1, len(col.lines))):
                 shell_lines[n] = _run_line(col.lines[n], n > first)
             head = shell_lines[first]

@@ -6,6 +6,10 @@
   torch.cuda.is_available()`). The count is not a request to a scheduler or to Lightning; the Python line that picks
   is the finding (decision 17). A section handed whole to a library (`hydra.utils.instantiate(config.trainer)`,
   `Trainer(**cfg.trainer)`) keeps its finding: there the library reads the count (decision 7's second half).
+  So does a trainer's `gpus:` count the code passes to the Trainer by name (OpenKiwi's `pl.Trainer(gpus=
+  config.trainer.gpus)`,
+  NPU020: the Trainer line is the pair, decision 26), and a `use_gpu: true` switch the tree's Python names (NPU028;
+  the tree's own boolean device option, decision 47), t33b.
 - **a choice nothing reads, in a section the code reads key by key** (V-Express's
   `solver.enable_xformers_memory_efficient_attention: True` beside `cfg.solver.mixed_precision` reads; PSHuman's yacs
   `DEVICE: cuda` beside `cfg.MODEL...` reads): no code and no library reads the key, so the line changes nothing
@@ -46,6 +50,9 @@ _DECIDED_SUFFIXES = _CONFIG_SUFFIXES + (".json",)
 # CI files: their keys are read by the CI service (a reusable workflow's `with:` inputs), never by the tree's Python
 _CI_PARTS = (".github/", ".circleci/", ".gitlab-ci", ".buildkite/", "azure-pipelines", ".ci/")
 _COUNT_KEYS = frozenset({"gpus", "gpu_count", "gpucount"})   # NPU028's count patterns (rules/project_launch.yaml)
+# NPU028's boolean GPU switch (`use_gpu: true`, a launcher's key): one the tree's own Python names is the tree's boolean
+# device option, whose gated calls are the pairs (lead decision 47; OpenKiwi's `use_gpu: true`, a pydantic field)
+_SWITCH_KEYS = frozenset({"use_gpu"})
 # the settings rules whose config findings name a choice (device, backend, attention switch); a count is NPU028's
 _CHOICE_CODES = frozenset({"NPU019", "NPU020", "NPU122", "NPU363"})
 # the codes whose settings this pass reads by their readers: the choices and the bf16 settings (NPU212, t25b)
@@ -415,7 +422,7 @@ def _candidate(finding: Finding) -> bool:
     if not parts:
         return False
     if finding.code == "NPU028":
-        return parts[-1].lower() in _COUNT_KEYS
+        return parts[-1].lower() in _COUNT_KEYS | _SWITCH_KEYS
     return finding.code in _READER_CODES
 
 
@@ -430,8 +437,17 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Pat
         return library not in reads.imported or (top / library).is_dir()
     # a top-level key of a Hydra group file sits under the group: the folder the file is in (`configs/general/`)
     sections = [parts[-2]] if len(parts) > 1 else [p for p in rel.split("/")[-2:-1]]
+    if finding.code == "NPU028" and key.lower() in _SWITCH_KEYS:
+        return key in reads.named
     if finding.code == "NPU028" and key.lower() in _COUNT_KEYS:
         return any((s, key) in reads.under and s not in reads.handed for s in sections)
+    if finding.code == "NPU020" and key.lower() in _COUNT_KEYS and not reads.named & _WHOLE_CONFIG_CLIS:
+        # a trainer's `gpus:` count the code passes to the Trainer by name (OpenKiwi's `pl.Trainer(gpus=
+        # config.trainer.gpus)`): that line picks the accelerator, the count is `none` (decisions 17 / 26, t33b). A
+        # section handed whole (`Trainer(**cfg.trainer.kwargs)`, `instantiate(cfg.trainer)`), or one the code only
+        # counts with (latent-diffusion's `len(lightning_config.trainer.gpus...)` beside `Trainer(**trainer_config)`),
+        # keeps it
+        return any((s, key) in reads.to_trainer and s not in reads.handed for s in sections)
     if finding.code in _PICKED_CODES and any((s, key) in reads.picked for s in sections):
         return True     # the code stores the key by the hardware it finds (`_picked_keys`) before the reads
     if finding.code not in _READER_CODES or any((s, key) in reads.under for s in sections) \

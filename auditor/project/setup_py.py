@@ -11,7 +11,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Iterator
 
-from auditor.astnodes import node_lines, parents_of, walk_list
+from auditor.astnodes import literal_strings, node_lines, parents_of, walk_list
 from auditor.findings import FileError, FileResult, Finding
 from auditor.project.hits import Collector, decode_text, matchers
 from auditor.project.requirements import _lower_opt_in, _report, requirement_dist
@@ -228,6 +228,33 @@ def extension_module_name(call: ast.Call) -> str | None:
     return None
 
 
+def define_macros(tree: ast.Module) -> Iterator[tuple[ast.Tuple, str]]:
+    """The `(name, value)` macros a setup.py hands an extension's `define_macros=`, each as the compiler flag it
+    becomes (`("USE_CUDA", None)` -> `-DUSE_CUDA`, `('COMPILE_CUDA', '1')` -> `-DCOMPILE_CUDA=1`): given as a list
+    literal, or as a name the file binds to one (`macro = [("USE_CUDA", None)]` ... `define_macros=macro`,
+    `macros.append(("WITH_CUDA", None))`)."""
+    nodes = walk_list(tree)
+    given = [k.value for n in nodes if isinstance(n, ast.Call) for k in n.keywords if k.arg == "define_macros"]
+    names = {v.id for v in given if isinstance(v, ast.Name)}
+    lists = [v for v in given if isinstance(v, (ast.List, ast.Tuple))]
+    for n in nodes:
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and isinstance(n.value, (ast.List, ast.Tuple)) \
+                and any(isinstance(t, ast.Name) and t.id in names
+                        for t in (n.targets if isinstance(n, ast.Assign) else [n.target])):
+            lists.append(n.value)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "append" \
+                and isinstance(n.func.value, ast.Name) and n.func.value.id in names and n.args:
+            lists.append(ast.List(elts=[n.args[0]]))
+    for macros in lists:
+        for macro in macros.elts:
+            if not (isinstance(macro, ast.Tuple) and len(macro.elts) == 2 and isinstance(macro.elts[0], ast.Constant)
+                    and isinstance(macro.elts[0].value, str) and isinstance(macro.elts[1], ast.Constant)
+                    and isinstance(macro.elts[1].value, (str, int, float, type(None)))):
+                continue
+            name, value = macro.elts[0].value, macro.elts[1].value
+            yield macro, f"-D{name}" if value is None else f"-D{name}={value}"
+
+
 def built_cuda_extensions(tree: ast.Module) -> dict[str, int]:
     """{module name: line} of the CUDA extensions a setup.py builds in every install (`CUDAExtension(name=
     "turbo_diffusion_ops", ...)` in no `if` / `try`): once installed, an import of that name loads the nvcc-built
@@ -261,6 +288,25 @@ def _negated_cuda_test(test: ast.expr) -> bool:
     return False
 
 
+# option values that turn the CUDA build off (`COMPILE_CUDA=no`, `--backend cpu`)
+_OFF_VALUES = frozenset({"no", "off", "none", "false", "0", "cpu", "disable", "disabled"})
+
+
+def _option_dispatch(tests: list[ast.expr]) -> bool:
+    """`if cuda_flag == 'auto': ... elif cuda_flag == 'force': ... elif cuda_flag == 'no': ...`: every test compares
+    one expression with literals and one branch is the build without CUDA, so the chain's final `else` is the
+    invalid-value case (L3C's torchac setup.py: `else: raise ValueError('COMPILE_CUDA must be in (auto, force,
+    no)')`). A chain over CUDA releases only (`torch.version.cuda == "11.8"`) still raises without CUDA."""
+    compared: set[str] = set()
+    values: set[str] = set()
+    for test in tests:
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.In))):
+            return False
+        compared.add(ast.unparse(test.left))
+        values.update(v.lower() for v in literal_strings(test.comparators[0]))
+    return len(compared) == 1 and bool(values & _OFF_VALUES)
+
+
 def raises_without_cuda(tree: ast.Module) -> Iterator[tuple[ast.Raise, list[ast.expr]]]:
     """`raise` statements of a setup.py in a branch taken only without CUDA, with the tests of their if / elif
     chain: the final `else` of a chain whose tests ask for CUDA, or the body of a test that holds only without it
@@ -282,7 +328,8 @@ def raises_without_cuda(tree: ast.Module) -> Iterator[tuple[ast.Raise, list[ast.
         for n in chain:
             if _negated_cuda_test(n.test):
                 yield from ((s, [n.test]) for s in n.body if isinstance(s, ast.Raise))
-        if any(_CUDA_TEST.search(t) for t in tests) and not _negated_cuda_test(chain[-1].test):
+        if any(_CUDA_TEST.search(t) for t in tests) and not _negated_cuda_test(chain[-1].test) \
+                and not _option_dispatch([n.test for n in chain]):
             yield from ((s, [n.test for n in chain]) for s in cur.orelse if isinstance(s, ast.Raise))
 
 
@@ -315,6 +362,12 @@ def add_setup_py_requirements(engine: "StaticEngine", data: bytes, rel: str, res
         # CppExtension given .cu sources builds CUDA kernels (BuildExtension hands them to nvcc) like CUDAExtension
         col.add(build, "torch.utils.cpp_extension.CppExtension", call.lineno, call.col_offset + 1,
                 note=" (a CppExtension with .cu sources)")
+    for macro, flag in define_macros(tree):
+        # `define_macros=[("WITH_CUDA", None)]` is setuptools' spelling of `-DWITH_CUDA`: the CUDA build macro rule
+        # (NPU316) reads it as the flag (Pytorch-Correlation-extension's `macro = [("USE_CUDA", None)]`)
+        hit = engine.compiled.match_string(flag)
+        if hit is not None and hit[0].category == "kernel":
+            col.add(hit[0], flag, macro.lineno, macro.col_offset + 1, value=hit[1])
     from auditor.project import another_backends_file
 
     stops = next((r for r in engine.compiled.rules if r.code == "NPU080"), None)

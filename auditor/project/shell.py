@@ -2076,6 +2076,12 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             continue
         elif w.startswith("-") or w.startswith((".", "/", "git+", "http")):
             continue
+        elif (major := _CUDA_MAJOR_WHEEL_RE.match(w)) is not None:
+            # `custatevec-cu${{ matrix.cuda_version }}`, `cupy-cuda$CUDA_MAJOR`: a wheel named for the CUDA major the
+            # job or the script picks (pennylane-lightning's CUDA wheel build, t33b): the name rules read with a major
+            rule = m.match_requirement(normalize_dist(major.group(1)) + "12")
+            col.add(rule, re.sub(r"_{2,}", "", major.group(0)), line, c, c + len(major.group(0)))
+            continue
         else:
             for symbol, _, rule, note in requirement_hits(m, w):    # `torch==2.3.1+cu121`: the CUDA build only
                 if symbol.startswith("url:"):
@@ -2093,6 +2099,8 @@ _NPU_EXTRA_RE = re.compile(r"npu|ascend", re.I)
 
 
 _VAR_WORD_RE = re.compile(r"^\$\{?(\w+)\}?$")
+# a distribution name whose CUDA major is an expansion (a CI expression reaches the shell reader as `${name___}`)
+_CUDA_MAJOR_WHEEL_RE = re.compile(r"([A-Za-z0-9][\w.-]*-cu(?:da)?)\$\{?\w+\}?")
 
 
 def _variable_source_tree(col: Collector, m, name: str) -> tuple[str, "Rule"] | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from auditor.astnodes import module_nodes, module_nodes_of, walk_list  # noqa: F401  (re-exported: the passes' import)
+from auditor.astnodes import literal_strings, module_nodes, module_nodes_of, walk_list  # noqa: F401  (re-exported: the passes' import)
 
 
 def ast_dotted(node: ast.AST) -> str | None:
@@ -17,18 +17,6 @@ def ast_dotted(node: ast.AST) -> str | None:
         return None
     parts.append(node.id)
     return ".".join(reversed(parts))
-
-
-def literal_strings(node: ast.AST) -> list[str]:
-    """The strings a literal names, in order: a string constant itself (`"cuda"`), the string elements of a tuple /
-    list / set (`("cuda", "npu", 0)` -> cuda, npu); [] for anything else. One reading for the passes that decide
-    what a literal of backend or platform names holds (backends, platform_predicates, vendor_dispatch,
-    unselected_devices, host_paths), each with its own rule."""
-    if isinstance(node, ast.Constant):
-        return [node.value] if isinstance(node.value, str) else []
-    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-    return []
 
 
 # The last part of a call's name that shows a message to a person (print, logging, warnings, transformers' *_once):

@@ -596,12 +596,16 @@ def build_backend_context(tree: ast.Module, lines: list[str], wanted: list[int],
             if relevant:
                 expressions(stmt)
             if isinstance(stmt, _TRY):
-                if any(_guards_imports(h) for h in stmt.handlers) and any(
-                        isinstance(s, (ast.Import, ast.ImportFrom)) and s.lineno in cuda_only_imports
-                        and not _imports_cpu_build(s) for s in stmt.body):
+                first = next((k for k, s in enumerate(stmt.body) if isinstance(s, (ast.Import, ast.ImportFrom))
+                              and s.lineno in cuda_only_imports and not _imports_cpu_build(s)), None)
+                if any(_guards_imports(h) for h in stmt.handlers) and first is not None:
                     # `try: import xformers; XFORMERS_IS_AVAILABLE = True`: the flag says the import succeeded; not
                     # a tree's own CPU extension or a package Ascend has (`import bfloat16`: easyocr, bitblas; pd12)
                     ctx.guarded_names.update(_true_flags(stmt.body))
+                    if first + 1 < len(stmt.body):
+                        # `try: import xformers; pipe.enable_xformers_memory_efficient_attention()` / `except: pass`:
+                        # the rest of the body runs only once the import succeeded, never on Ascend (sdkit; t33c)
+                        ctx.import_guard.append((stmt.body[first + 1].lineno, line_span(stmt.body[-1])[1]))
                 block(stmt.body, guarded or any(_guards_imports(h) for h in stmt.handlers))
                 for h in stmt.handlers:
                     block(h.body, guarded)

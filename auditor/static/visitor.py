@@ -35,6 +35,7 @@ _NPU_SEGMENT = re.compile(r"(?i)(?:^|[._])(?:npu|ascend)(?:$|[._])|_C_ascend|tor
 _PROBED_EVERYWHERE = frozenset({"torch.cuda", "torch.backends.cuda", "torch.backends.cudnn", "torch.cuda.amp"})
 _PERCENT_SPEC = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]")
 _FORMAT_FIELD = re.compile(r"\{[^{}]*\}")
+_SENTENCE_END = re.compile(r"[A-Za-z][!?]\s*$")     # `nvcc unavailable!`, `nvidia-smi found?`: a text for a person
 
 
 # torch factories that make a CPU tensor unless given a device (the `*_like` ones follow their input)
@@ -149,6 +150,10 @@ class RawHit:
     # an environment variable read inside a message (`print(f"... {os.environ['CUDA_VISIBLE_DEVICES']}")`): it runs,
     # but only shows the value; at most info (t24a)
     message_read: bool = False
+    # a key of a `torch.load(..., map_location={"cuda:0": ...})` dict: it names where the checkpoint's tensors were
+    # saved, which is right for checkpoints saved on CUDA; those the port saves carry "npu:0" and pass the map
+    # unmapped (a warning, never rewritten: the map needs an "npu:0" key beside it, t33a)
+    saved_location: bool = False
     # a function's local CuPy / PyCUDA kernel object (`f(...)` after `f = load_kernel(...)`): the engine keeps the hit
     # only inside a function that binds the name so (FileContext.kernel_local_at; t32a)
     kernel_local: str = ""
@@ -172,6 +177,24 @@ def _names_dtype(node: cst.CSTNode) -> bool:
     """A string literal naming a dtype."""
     return isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str) \
         and bool(_DTYPE_NAME.match(node.evaluated_value))
+
+
+# Lightning's precision names in their short forms (`"16"`, `"b16-mixed"`, `"f32"`: anemoi-inference's PRECISIONS
+# table): a dtype's name only as the key of an entry whose value is that dtype (a bare "16" elsewhere is a number)
+_PRECISION_KEY = re.compile(r"(?i)^(?P<kind>b|bf|f)?(?P<bits>16|32|64)(?:-(?:mixed|true))?$")
+
+
+def _precision_key(key: cst.CSTNode | None, value: cst.CSTNode) -> bool:
+    """`"b16": torch.bfloat16`, `"16": torch.float16`: a precision name keying the dtype it stands for."""
+    if not (isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str)
+            and isinstance(value, cst.Attribute) and dotted(value) is not None):
+        return False
+    m = _PRECISION_KEY.match(key.evaluated_value)
+    if m is None:
+        return False
+    word = _dtype_word(value.attr.value)
+    kind = (m.group("kind") or "").lower()
+    return word == ("bf" if kind.startswith("b") else "fp") + m.group("bits")
 
 
 # the spellings of one dtype, for telling a constant that names a dtype name (`PRECISION_BF16 = "bf16"`) from one
@@ -500,6 +523,7 @@ class MatchVisitor(cst.CSTVisitor):
         # `Device.cuda` / `Backend.CUDA` as an operand of a comparison (or in a tuple compared): an enum member (t14v)
         self._enum_compared: set[int] = set()
         self._handled: set[int] = set()   # ids of nodes already matched (or binding names)
+        self._saved_locations: set[int] = set()   # keys of map_location dicts (RawHit.saved_location)
         self._launched: set[int] = set()  # calls of a CuPy / PyCUDA kernel loader whose result is launched at once
         self._fed_to_switch: set[int] = set()   # ids of parameters whose default is no finding (_mark_fed_to_switch)
         # attribute names that are not the tensor property an attribute rule means: `platform.is_cuda()` (a call:
@@ -573,6 +597,8 @@ class MatchVisitor(cst.CSTVisitor):
             # `VENDORS = {"NVIDIA": ...}`: a vendor name outside a comparison chooses nothing; `assert
             # gpu.manufacturer == "nvidia"` (a test checking data) chooses no branch either (t14l)
             return
+        if rule.extra.get("not_sentences") and _SENTENCE_END.search(symbol):
+            return      # `return False, 'nvcc unavailable!'`: a status text for a person, not a command (t33a)
         if rule.extra.get("file_imports") and not self._file_imports(rule.extra["file_imports"]):
             return      # `ctypes.CDLL("build/libmyplugins.so")` is a TensorRT plugin only beside TensorRT (t28a)
         if rule.extra.get("compared_operand") and id(node) not in self._operands:
@@ -590,6 +616,8 @@ class MatchVisitor(cst.CSTVisitor):
             kw["table_entry"] = True
         if id(node) in self._dispatch_keys:
             kw["no_rewrite"] = True
+        if id(node) in self._saved_locations:
+            kw["saved_location"] = True
         if self._variant_rule is not None and (
                 rule.name in self._variant_rule.extra["build_variant_of"] and id(node) in self._listed
                 and isinstance(node, cst.SimpleString) or rule.name in self._variant_rule.extra.get("build_script_of", ())):
@@ -845,9 +873,11 @@ class MatchVisitor(cst.CSTVisitor):
             # module lives (or its version) describes it, it does not use it; the message rule wins (t14t)
             return True
         if self._in_message and not self._calls_in_message and call is None and m is not None \
-                and m.rule.category == "precision" and not stacked:
+                and m.rule.category != "device" and not stacked:
             # `warnings.warn(f"... the previous value of {torch.backends.cuda.matmul.allow_tf32}")`: a message showing
-            # a precision switch's (or a dtype's) value reads it for a human, it sets and chooses nothing (t14z)
+            # a precision switch's (or a dtype's) value reads it for a human, it sets and chooses nothing (t14z); so
+            # does one showing a flag of a kernel module (L3C's `print(f'CUDA available: {pe.CUDA_AVAILABLE}')`, t33a).
+            # A device API's value in a message stays a finding: the labels judge `{torch.version.cuda}` by its code
             return True
         if call is not None and self._already_ported(call):
             return True
@@ -1520,7 +1550,8 @@ class MatchVisitor(cst.CSTVisitor):
         # dtype NAMES to dtypes; it chooses nothing (the config or option that names the dtype does, and is
         # reported there), and its key does not switch float16 on like `{"fp16": True}` (docs/precision.md,
         # "Judgement policy" (a))
-        table = _names_dtype(node.key) or node.key is not None and _same_dtype_pair(node.key, node.value)
+        table = _names_dtype(node.key) or _precision_key(node.key, node.value) or \
+            node.key is not None and _same_dtype_pair(node.key, node.value)
         if table:
             self._asserted.update(_dtype_values(node.value))
         elif _key_names_value(node.key, node.value):
@@ -1671,8 +1702,12 @@ class MatchVisitor(cst.CSTVisitor):
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value == "map_location" and isinstance(arg.value, cst.Dict):
                 # `torch.load(f, map_location={'cuda:0': 'cpu'})`: a key names where the checkpoint's tensors were
-                # saved, not a device this code picks; the value it maps them to is the choice (t28a)
-                self._handled.update(id(e.key) for e in arg.value.elements if isinstance(e, cst.DictElement))
+                # saved, not a device this code picks; the value it maps them to is the choice (t28a). The key is
+                # still CUDA's name for that place, which checkpoints saved on Ascend do not carry (t33a)
+                keys = [e.key for e in arg.value.elements if isinstance(e, cst.DictElement)]
+                npu_too = any(_NPU_VALUE.match(v) for k in keys for v in (self.fold(k) or ()))
+                # (a map with an "npu:0" key beside "cuda:0" already takes both backends' checkpoints)
+                (self._handled if npu_too else self._saved_locations).update(id(k) for k in keys)
         if isinstance(func, cst.Attribute) and func.attr.value in _LIST_EDITS and node.args and \
                 not self._in_message and isinstance(node.args[-1].value, _FLAG_ITEMS + _FLAG_NAMES):
             # `nvcc_flags.append("-O3")`, `COMMON_NVCC_FLAGS.remove(flag)` in a loop over the flags to drop (vLLM's
