@@ -224,6 +224,13 @@ RETRY = """\
         return loaded
 
 
+    def pick_device(rank):
+        try:
+            torch.cuda.set_device(rank)
+        except RuntimeError:
+            torch.cuda.set_device(0)
+
+
     def load_other(path, model):
         try:
             model.load_state_dict(torch.load(path, map_location="cuda"))
@@ -246,5 +253,7 @@ def test_an_attempt_whose_handler_reraises_or_does_something_else_keeps_its_erro
     # the handler logs and re-raises: nothing falls back
     assert device_findings_at(run, "frames.py", RETRY, 'loaded = torch.load(path, map_location="cuda:0")') == \
         [("error", None)]
+    # the retry is CUDA's too: on Ascend both fail, so the attempt keeps its error
+    assert device_findings_at(run, "frames.py", RETRY, "torch.cuda.set_device(rank)") == [("error", None)]
     # the handler only prints (a message is no retry): the CUDA load keeps its error
     assert device_findings_at(run, "frames.py", RETRY, 'torch.load(path, map_location="cuda"))') == [("error", None)]

@@ -1174,17 +1174,19 @@ def _statement_call(stmt: ast.stmt) -> str:
     return _chain_root(value)
 
 
-def _retried_attempts(tree: ast.Module) -> list[tuple[Region, str]]:
+def _retried_attempts(tree: ast.Module, findings: list) -> list[tuple[Region, str]]:
     """The statements of a `try` body that a handler (catching without a re-raise) runs again by the same first call
     (MedSAM2's `try: ffmpeg.input(video, hwaccel='cuda').output(...).run()` / `except: ffmpeg.input(video).output(
     ...).run()`; an ONNX Runtime session made with the CUDA provider, then without it): the CUDA option is an attempt
-    with a fallback, which runs on Ascend (t33d, dev31). Messages and logs are no retry."""
+    with a fallback, which runs on Ascend (t33d, dev31). Messages and logs are no retry, nor is a retry that is CUDA's
+    too (a device error of `findings` in it: `except RuntimeError: torch.cuda.set_device(0)`)."""
+    cuda_lines = {f.line for f in findings if f.severity == "error" and f.category == "device"}
     out = []
     for node in _walk(tree):
         if not isinstance(node, ast.Try) or not _caught_without_reraise(node):
             continue
         retried = {_statement_call(s) for h in node.handlers if not any(isinstance(n, ast.Raise) for n in walk_list(h))
-                   for s in h.body} - {""}
+                   for s in h.body if not cuda_lines & set(range(s.lineno, (s.end_lineno or s.lineno) + 1))} - {""}
         for stmt in node.body:
             call = _statement_call(stmt)
             if call in retried and call.rsplit(".", 1)[-1] not in MESSAGE_CALLS:
@@ -1197,7 +1199,7 @@ def _lower_fallback_gates(findings: list, tree: ast.Module) -> list:
     handler runs again without CUDA (`_retried_attempts`): warnings."""
     if not any(f.severity == "error" and f.category == "device" for f in findings):
         return findings
-    gates, retries = _fallback_gates(tree), _retried_attempts(tree)
+    gates, retries = _fallback_gates(tree), _retried_attempts(tree, findings)
     if not gates and not retries:
         return findings
     out = []
