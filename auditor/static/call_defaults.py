@@ -115,13 +115,18 @@ def _is_none_test(test: ast.expr, param: str, negated: bool) -> bool:
 
 def _none_fallbacks(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> list[list[int]]:
     """pd20: spans of the value a `param=None` default stands for, chosen in the body: the body of `if param is
-    None:` (Hallo2's FaceRestoreHelper `if device is None: self.device = torch.device('cuda' if ... else 'cpu')`),
+    None:` (Hallo2's FaceRestoreHelper `if device is None: self.device = torch.device('cuda' if ... else 'cpu')`) or
+    the `else` of `if param is not None:`,
     the fallback arm of `param if param is not None else X` / `X if param is None else param`, and `param or X`.
     A caller that passes the parameter never runs them, like a default it overrides."""
     out = []
     for node in walk_list(fn):
         if isinstance(node, ast.If) and _is_none_test(node.test, param, False):
             out.append(list(node_span(node.body[0], node.body[-1])))
+        elif isinstance(node, ast.If) and node.orelse and _is_none_test(node.test, param, True):
+            # the `else` of `if device is not None: ... else:` (MatAnyone's `get_matanyone_model(ckpt_path,
+            # device=None)`, whose else arm does `.cuda()`; t33d)
+            out.append(list(node_span(node.orelse[0], node.orelse[-1])))
         elif isinstance(node, ast.IfExp) and _is_none_test(node.test, param, False):
             out.append(list(node_span(node.body)))
         elif isinstance(node, ast.IfExp) and _is_none_test(node.test, param, True):
@@ -145,7 +150,8 @@ def _defaults(tree: ast.Module) -> list[list[Any]]:
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
             for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in ("__init__", "__new__"):
+                    # (a class built through `__new__`: Pororo's `Pororo(task=..., device=...)` factory; t33d)
                     add(item, node.name, True)
                 elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and _plain(item) \
                         and not item.name.startswith("_") and item.name not in _TORCH_METHODS:

@@ -332,11 +332,15 @@ def _flags_implying_cuda(test: ast.AST, flags: set[str]) -> set[str]:
             not _negated_cuda_test(v, flags)}
 
 
-def _too_few_cuda_devices(node: ast.AST) -> bool:
+def _too_few_cuda_devices(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) -> bool:
     """`torch.cuda.device_count() < 2`, `<= 1`, `== 0`: true on Ascend (no CUDA device), so `if ...: return` /
-    `self.skipTest(...)` leaves the test there and what follows runs only with CUDA devices (t11q)."""
-    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.left, ast.Call) and
-            _dotted(node.left.func).endswith("cuda.device_count") and isinstance(node.comparators[0], ast.Constant)):
+    `self.skipTest(...)` leaves the test there and what follows runs only with CUDA devices (t11q); also on a name
+    bound only to the count (`n_gpus = torch.cuda.device_count()` / `if n_gpus < 2: print(...)` / `else:
+    mp.spawn(demo, ...)`, PyTorch's tensor-parallel example scripts copied into llm-action; t33d)."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and (
+            isinstance(node.left, ast.Call) and _dotted(node.left.func).endswith("cuda.device_count") or
+            isinstance(node.left, ast.Name) and node.left.id + _COUNT_SUFFIX in flags) and
+            isinstance(node.comparators[0], ast.Constant)):
         return False
     op, bound = node.ops[0], node.comparators[0].value
     return isinstance(bound, int) and not isinstance(bound, bool) and (
@@ -814,7 +818,7 @@ def build_gates(tree: ast.Module, extra: frozenset[str] | set[str] = frozenset()
                     # fallback, like `"cuda" if ... else "cpu"` (its uses are not the line to port; pd17, GPT-SoVITS)
                     fallback = " ... else" if _binds_with_fallback(stmt) else ""
                     add(_stmt_region(stmt.body[0], stmt.body[-1]), f"if {gate_text(stmt.test)}{fallback}")
-                elif _negated_cuda_test(stmt.test, flags) or _too_few_cuda_devices(stmt.test):
+                elif _negated_cuda_test(stmt.test, flags) or _too_few_cuda_devices(stmt.test, flags):
                     # (`if torch.cuda.device_count() < 2: return` in a test body; a skip decorator on the count
                     # keeps its own reading, tests/test_precision_mined.py)
                     if stmt.orelse:
@@ -1123,12 +1127,7 @@ def _fallback_gates(tree: ast.Module) -> list[tuple[Region, str]]:
     for node in _walk(tree):
         if not isinstance(node, ast.Try):
             continue
-        caught: set[str] = set()
-        for h in node.handlers:
-            names = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type] if h.type is not None else []
-            if any(isinstance(n, ast.Raise) for n in walk_list(h)):
-                continue
-            caught |= {_dotted(n).rsplit(".", 1)[-1] for n in names} if names else {"Exception"}
+        caught = _caught_without_reraise(node)
         if not caught:
             continue
         for stmt in node.body:
@@ -1141,17 +1140,77 @@ def _fallback_gates(tree: ast.Module) -> list[tuple[Region, str]]:
     return out
 
 
+def _caught_without_reraise(node: ast.Try) -> set[str]:
+    """The last names of the exceptions a try's handlers catch without re-raising (`Exception` for a bare
+    `except:`)."""
+    caught: set[str] = set()
+    for h in node.handlers:
+        names = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type] if h.type is not None else []
+        if any(isinstance(n, ast.Raise) for n in walk_list(h)):
+            continue
+        caught |= {_dotted(n).rsplit(".", 1)[-1] for n in names} if names else {"Exception"}
+    return caught
+
+
+_RETRY_NOTE = "an attempt whose handler runs {call}(...) again without it (`except` without a re-raise): on Ascend " \
+              "the retry runs, only slower or on another device; port the attempt to use the fast path there"
+
+
+def _chain_root(node: ast.expr | None) -> str:
+    """The dotted name of the first call of a call chain (`ffmpeg.input` of `ffmpeg.input(x).output(y).run()`),
+    '' for a value that is no call or whose first call has no plain name."""
+    root = ""
+    while isinstance(node, (ast.Call, ast.Attribute, ast.Await)):
+        if isinstance(node, ast.Call):
+            root = _dotted(node.func)
+            node = node.func
+        else:
+            node = node.value
+    return root if root and "(" not in root else ""
+
+
+def _statement_call(stmt: ast.stmt) -> str:
+    value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign, ast.Return)) else None
+    return _chain_root(value)
+
+
+def _retried_attempts(tree: ast.Module, findings: list) -> list[tuple[Region, str]]:
+    """The statements of a `try` body that a handler (catching without a re-raise) runs again by the same first call
+    (MedSAM2's `try: ffmpeg.input(video, hwaccel='cuda').output(...).run()` / `except: ffmpeg.input(video).output(
+    ...).run()`; an ONNX Runtime session made with the CUDA provider, then without it): the CUDA option is an attempt
+    with a fallback, which runs on Ascend (t33d, dev31). Messages and logs are no retry, nor is a retry that is CUDA's
+    too (a device error of `findings` in it: `except RuntimeError: torch.cuda.set_device(0)`)."""
+    cuda_lines = {f.line for f in findings if f.severity == "error" and f.category == "device"}
+    out = []
+    for node in _walk(tree):
+        if not isinstance(node, ast.Try) or not _caught_without_reraise(node):
+            continue
+        retried = {_statement_call(s) for h in node.handlers if not any(isinstance(n, ast.Raise) for n in walk_list(h))
+                   for s in h.body if not cuda_lines & set(range(s.lineno, (s.end_lineno or s.lineno) + 1))} - {""}
+        for stmt in node.body:
+            call = _statement_call(stmt)
+            if call in retried and call.rsplit(".", 1)[-1] not in MESSAGE_CALLS:
+                out.append((node_span(stmt, open_end=True), call))
+    return out
+
+
 def _lower_fallback_gates(findings: list, tree: ast.Module) -> list:
+    """Device errors in a gate that raises into a falling-back handler (`_fallback_gates`) or in an attempt that a
+    handler runs again without CUDA (`_retried_attempts`): warnings."""
     if not any(f.severity == "error" and f.category == "device" for f in findings):
         return findings
-    regions = _fallback_gates(tree)
-    if not regions:
+    gates, retries = _fallback_gates(tree), _retried_attempts(tree, findings)
+    if not gates and not retries:
         return findings
     out = []
     for f in findings:
-        caught = _held_by(regions, f) if f.severity == "error" and f.category == "device" else None
-        if caught is not None:
-            f = as_info(f, "fallback-gate", _FALLBACK_GATE_NOTE.format(caught=caught), "warning")
+        if f.severity == "error" and f.category == "device":
+            caught = _held_by(gates, f)
+            call = _held_by(retries, f) if caught is None and not f.data.get("context") else None
+            if caught is not None:
+                f = as_info(f, "fallback-gate", _FALLBACK_GATE_NOTE.format(caught=caught), "warning")
+            elif call is not None:
+                f = as_info(f, "retried-attempt", _RETRY_NOTE.format(call=call), "warning")
         out.append(f)
     return out
 
