@@ -16,7 +16,7 @@ from auditor.project.conda_recipe import analyze_recipe, is_recipe_file
 from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.makefile import keep_call
 from auditor.project.hits import Collector, cuda_member_siblings, decode_text, lower_cuda_member, matchers
-from auditor.project.requirements import _CUDA_INDEX_RE, _mapping
+from auditor.project.requirements import _CUDA_INDEX_RE, _mapping, analyze_requirements_txt, conda_export_text
 from auditor.project.shell import (DRIVER_PATH_RE, _SCHEDULER_REQUESTS, _URL_RE, cmake_defines, container_file_reference,
                                    scan_fragment, scan_shell)
 from auditor.findings import FileError, FileResult
@@ -96,6 +96,9 @@ def analyze_config(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
         if recipe is not None:
             return recipe
     is_json = rel.lower().endswith(".json")
+    if not is_json and conda_export_text(text):
+        # `conda list --export` under a YAML name (Apollo's look2hear.yml): one spec a line, read as requirements
+        return analyze_requirements_txt(engine, data, rel)
     if rel.lower().endswith("devcontainer.json"):
         text = _jsonc_to_json(text)       # devcontainer.json is JSON with comments and trailing commas
     if is_json:
@@ -204,6 +207,26 @@ def _built_service_images(root) -> set[int]:
     the name compose tags its build with, not an image pulled."""
     services = _entries(_entries(root).get("services")).values()
     return {id(e["image"]) for e in map(_entries, services) if "build" in e and "image" in e}
+
+
+def _other_vendor_gpu_counts(node) -> set[int]:
+    """The GPU counts whose sibling names another vendor's Kubernetes resource as their type (the vLLM
+    production-stack's `requestGPU: 1` beside `requestGPUType: "amd.com/gpu"`; the chart's default type is
+    `nvidia.com/gpu`, t34a): value nodes, by id."""
+    found: set[int] = set()
+    if isinstance(node, yaml.MappingNode):
+        entries = _entries(node)
+        for name, value in entries.items():
+            count = entries.get(name[:-len("type")]) if name.lower().endswith("gputype") else None
+            if count is not None and isinstance(value, yaml.ScalarNode) and isinstance(value.value, str) \
+                    and "/" in value.value and not value.value.lower().startswith("nvidia.com/"):
+                found.add(id(count))
+        for value in entries.values():
+            found |= _other_vendor_gpu_counts(value)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            found |= _other_vendor_gpu_counts(item)
+    return found
 
 
 def _gpu_service_images(col: Collector, roots: list) -> None:
@@ -448,6 +471,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         deepspeed = _deepspeed_config(root)
         seen: set[int] = set()
         built = _built_service_images(root)
+        other_vendor_counts = _other_vendor_gpu_counts(root)
         for path, key, value, env_entry in _scalars(root, "", False):
             if id(value) in seen and key is not value:
                 continue          # a node merged in again through a YAML anchor (`<<: *wt103`): reported once
@@ -554,6 +578,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 rule = None     # a top-level `gradient_accumulation_dtype: bf16` in a DeepSpeed config: DeepSpeed reads
                 # its dtypes from `data_types.grad_accum_dtype`, `bf16` / `fp16` and `*communication_data_type`
                 # (deepspeed/runtime/constants.py), so the key is read by nothing (test29's TencentPretrain)
+            if rule is not None and id(value) in other_vendor_counts:
+                rule = None     # `requestGPU: 1` beside `requestGPUType: "amd.com/gpu"`: another vendor's GPUs
             if rule is not None and rule.code == "NPU124" and name == "gpu_ids" and not _accelerate_config(col.lines):
                 rule = None     # `infer_cfgs.gpu_ids` of a project's own config: device indices, not accelerate's
             if rule is not None and rule.code == "NPU020" and name == "accelerator" and not _trainer_key(path):

@@ -385,6 +385,8 @@ def analyze_requirement_item(col: Collector, line: int, logical: str) -> None:
         target = logical.split()[-1]
         start = max(line_text.find(target), 0)
         record_local_build(col.result, target, "", line, start + 1, start + 1 + len(target))
+    elif _CONDA_EXPORT_RE.match(logical):
+        _conda_export_item(col, line, line_text, logical)
     elif not logical.startswith("-"):
         # per-requirement options (`--hash=...`, `--config-settings ...`) follow the specifier
         _report(col, line, line_text, re.split(r"\s+--?[a-z]", logical, maxsplit=1)[0])
@@ -412,6 +414,32 @@ def analyze_requirement_item(col: Collector, line: int, logical: str) -> None:
             named = _FREEZE_EDITABLE_RE.match(col.lines[line - 2])
             if named:
                 _report(col, line, line_text, named.group(1), max(line_text.find(target), 0))
+
+
+# a line of `conda list --export` (`conda create --file`): name=version=build; a `pypi_N` build is a package pip
+# installed, its version pip's (`torch=2.0.0+cu118=pypi_0`, t34a: Apollo's look2hear.yml, VAD's requirements.txt)
+_CONDA_EXPORT_RE = re.compile(r"^(?P<name>[A-Za-z0-9_][\w.\-]*)=(?P<version>[^=\s]+)=(?P<build>[^=\s]+)$")
+_CONDA_EXPORT_HEADER = "# This file may be used to create an environment using:"
+
+
+def conda_export_text(text: str) -> bool:
+    """True for the text of `conda list --export`: its header, or only name=version=build lines and comments."""
+    specs = [raw.strip() for raw in text.splitlines() if raw.strip() and not raw.lstrip().startswith("#")]
+    return text.lstrip().startswith(_CONDA_EXPORT_HEADER) or (
+        bool(specs) and all(_CONDA_EXPORT_RE.match(spec) for spec in specs))
+
+
+def _conda_export_item(col: Collector, line: int, line_text: str, spec: str) -> None:
+    """One name=version=build line: a pip package read as `name==version` (its `+cu118` local version is the CUDA
+    build), a conda package by its name and CUDA build string as environment.yml's dependencies are."""
+    found = _CONDA_EXPORT_RE.match(spec)
+    assert found is not None
+    if re.fullmatch(r"pypi_\d+", found["build"]):
+        _report(col, line, line_text, f"{found['name']}=={found['version']}")
+        return
+    symbol = conda_spec_symbol(matchers(col.engine), spec, found["name"])
+    start = max(line_text.find(found["name"]), 0)
+    col.add(matchers(col.engine).match_requirement(symbol), symbol, line, start + 1, start + 1 + len(found["name"]))
 
 
 def _locate(lines: list[str], needle: str, start: int = 0) -> int:
@@ -876,11 +904,24 @@ def conda_spec_name(spec: str) -> str:
     return re.split(r"[\s=<>!~\[]", spec.split("::")[-1], maxsplit=1)[0]
 
 
+def conda_spec_symbol(m, spec: str, name: str) -> str:
+    """The symbol a conda spec is matched by: its normalized name, with the CUDA of its build string when a rule
+    knows that build (`torchvision=0.15.0=py310_cu118` is `torchvision+cu118`)."""
+    symbol = normalize_dist(name)
+    build = _CONDA_CUDA_BUILD_RE.search(spec.split("::")[-1][len(name):])
+    if build and m.match_requirement(f"{symbol}+{build.group(1)}") is not None:
+        return f"{symbol}+{build.group(1)}"
+    return symbol
+
+
 def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
     """environment.yml: conda specs (`pytorch-cuda=12.1`, `cudatoolkit`) and the `pip:` sub-list."""
     text, error = decode_text(data, rel)
     if text is None:
         return FileResult(rel, error=error)
+    if conda_export_text(text):
+        # `conda list --export` saved as .yml (Apollo's look2hear.yml): the lines are specs, read as requirements
+        return analyze_requirements_txt(engine, data, rel)
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
@@ -920,11 +961,8 @@ def analyze_conda(engine: "StaticEngine", data: bytes, rel: str) -> FileResult:
                 name = conda_spec_name(item.value)
                 if name:
                     line = item.start_mark.line + 1
-                    symbol = normalize_dist(name)
-                    conda_names.add(symbol)
-                    build = _CONDA_CUDA_BUILD_RE.search(item.value.split("::")[-1][len(name):])
-                    if build and matchers(engine).match_requirement(f"{symbol}+{build.group(1)}") is not None:
-                        symbol = f"{symbol}+{build.group(1)}"      # `torchvision=0.15.0=py310_cu118`
+                    conda_names.add(normalize_dist(name))
+                    symbol = conda_spec_symbol(matchers(engine), item.value, name)
                     rule = matchers(engine).match_requirement(symbol)
                     col.add(rule, symbol, line, item.start_mark.column + 1, item.start_mark.column + 1 + len(name))
             elif isinstance(item, yaml.MappingNode):

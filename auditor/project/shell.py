@@ -74,7 +74,11 @@ _CUDA_PATH_RE = re.compile(r"(?<![\w/.-])/usr/local/cuda(-[\w.${}]*)?(?![\w.])")
 # /usr/lib64-nvidia): NPU075 (t15h)
 # (t27a: and the driver's own tools in /usr/bin, bind-mounted into containers: `-v /usr/bin/nvidia-xconfig:...`)
 DRIVER_PATH_RE = re.compile(r"(?<![\w/.-])(/usr/local/nvidia|/home/kubernetes/bin/nvidia|/usr/lib64-nvidia"
-                            r"|/usr/bin/nvidia-(?:xconfig|settings|smi|debugdump|persistenced|modprobe|cuda-mps-\w+))(?![\w.-])")
+                            r"|/usr/bin/nvidia-(?:xconfig|settings|smi|debugdump|persistenced|modprobe|cuda-mps-\w+)"
+                            # the NVIDIA container toolkit's config and the device list its volume-mount mode reads
+                            # (t34a: production-stack's kind cluster with GPUs)
+                            r"|/etc/nvidia-container-runtime/[\w.-]*[\w-]|/var/run/nvidia-container-devices(?:/\w+)?)"
+                            r"(?![\w.-])")
 # the libraries pip's NVIDIA wheels install (`.../site-packages/nvidia/cudnn/lib` on LD_LIBRARY_PATH: nvidia-cudnn-cu12,
 # nvidia-nccl-cu12, ...) and TensorRT's shared libraries by file name (`ln -s .../libnvinfer.so .../libnvinfer.so.7`)
 NVIDIA_LIB_PATH_RE = re.compile(r"site-packages/nvidia/(\w+)(?![\w.-])(?:/lib\b)?"
@@ -1463,6 +1467,12 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         else:
             sub = f"{name} {words[1]}"
             col.add(m.match_command(sub), sub, line, c, c + len(sub))
+        if name == "helm" and words[1] in ("install", "upgrade", "template"):
+            # `helm install ... nvidia/gpu-operator`: the chart, named repo/chart among the options (t34a)
+            for i, w in enumerate(words[2:], 2):
+                if "/" in w and not w.startswith("-"):
+                    wl, wc = pos.at(nodes[i].start_point)
+                    col.add(m.match_command(f"helm chart {w}"), f"helm chart {w}", wl, wc, wc + len(w))
     _scheduler_short_options(col, m, pos, node)
     for i, w in enumerate(words[1:-1], 1):
         if w == "--build-arg" and "=" in words[i + 1]:    # `docker build --build-arg CUDA_VERSION=$CUDA_VERSION`
@@ -1472,6 +1482,12 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
         elif w in ("-f", "--file"):                     # `docker compose -f docker-compose-cuda.yml up`
             wl, wc = pos.at(nodes[i + 1].start_point)
             container_file_reference(col, m, words[i + 1], wl, wc)
+            if name == "kubectl" and "://" not in words[i + 1]:
+                # `kubectl apply -f "${SCRIPT_DIR}/nvidia-device-plugin-ds.yaml"`: a manifest named for NVIDIA's
+                # Kubernetes device plugin (by URL, the URL's rule reads it; t34a)
+                manifest = words[i + 1].rsplit("/", 1)[-1]
+                col.add(m.match_command(f"kubectl manifest {manifest}"), f"kubectl manifest {manifest}", wl, wc,
+                        wc + len(words[i + 1]))
     if name in _CONTAINER_RUNNERS and len(words) > 1 and words[1] in ("run", "create", "exec"):
         _container_env(col, pos, words, nodes)
     if name in _CONTAINER_RUNNERS and len(words) > 2 and words[1] in ("run", "create"):
