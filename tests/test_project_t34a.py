@@ -146,3 +146,19 @@ def test_helm_gpu_counts_and_kubeai_profiles():
           resourceProfile: cpu:2
         """
     assert [(code, line) for code, line, _ in _audit("gemma-3-27b-ollama-l4.yaml", model)] == [("NPU017", 9)]
+
+
+# FourCastNet's submit_batch.sh / interactive_train.sh, sc23-dl-tutorial's submit_pm.sh (t34a, project test61 / test65)
+def test_nersc_shifter_images_built_on_ngc():
+    found = _audit("submit_batch.sh", """\
+        #!/bin/bash -l
+        #SBATCH --time=06:00:00
+        #SBATCH -C gpu
+        #SBATCH --image=nersc/pytorch:ngc-22.02-v0
+        # old image: nersc/pytorch:ngc-21.08-v1
+        image=nersc/pytorch:ngc-23.07-v0
+        echo "using nersc/pytorch:ngc-23.07-v0"
+        srun -u shifter --image=${image} python train.py
+        srun -u shifter --image=nersc/pytorch:2.0.1 python prep.py
+        """)
+    assert [(code, line) for code, line, _ in found if code == "NPU016"] == [("NPU016", 4), ("NPU016", 6)]
