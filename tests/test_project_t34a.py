@@ -162,3 +162,25 @@ def test_nersc_shifter_images_built_on_ngc():
         srun -u shifter --image=nersc/pytorch:2.0.1 python prep.py
         """)
     assert [(code, line) for code, line, _ in found if code == "NPU016"] == [("NPU016", 4), ("NPU016", 6)]
+
+
+# Conv-TasNet's egs/wsj0 cmd.sh and run.sh (t34a, project test61): Kaldi-style queue commands
+def test_kaldi_queue_gpu_counts():
+    assert [(code, line) for code, line, _ in _audit("cmd.sh", """\
+        # queue.pl works with GridEngine (qsub); use run.pl --gpu 1 on a local machine
+        export train_cmd="run.pl --mem 2G"
+        export cuda_cmd="run.pl --mem 2G --gpu 1"
+        export decode_cmd="queue.pl --mem 4G --gpu 0"
+        #export cuda_cmd="queue.pl --mem 2G --gpu 1 --config conf/gpu.conf"
+        echo "set cuda_cmd to slurm.pl --gpu 1 on Slurm"
+        """)] == [("NPU028", 3)]
+    assert [(code, line) for code, line, _ in _audit("run.sh", """\
+        #!/bin/bash
+        . ./cmd.sh
+        ngpu=1
+        ${cuda_cmd} --gpu ${ngpu} ${expdir}/train.log \\
+          train.py --train_dir $train_dir
+        ${decode_cmd} --gpu 0 ${expdir}/evaluate.log evaluate.py
+        ${train_cmd} JOB=1:4 exp/log/prep.JOB.log prep.py
+        python train.py --gpu 1
+        """) if code == "NPU028"] == [("NPU028", 4)]

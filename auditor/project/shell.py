@@ -148,6 +148,13 @@ def cli_setting(m, path: str, value: str):
         else None
 
 
+# Kaldi's (and ESPnet's) queue scripts and the `*_cmd` variables recipes hold them in (`cuda_cmd="queue.pl --gpu 1"`,
+# then `${cuda_cmd} --gpu ${ngpu} exp/train.log train.py`): their `--gpu N` asks the grid engine / Slurm for N GPUs
+# (kaldi-asr.org/doc/queue.html; t34a, project test61: Conv-TasNet)
+_KALDI_QUEUE_RE = re.compile(r"\$\{?\w*_cmd\}?|(?:run|queue|slurm)\.pl")
+_KALDI_QUEUE_IN_TEXT_RE = re.compile(r"(?:^|[\s\"'/])(?:run|queue|slurm)\.pl\s")
+
+
 def scan_fragment(col: Collector, text: str, line: int, column: int, options: bool = True) -> None:
     """Command-line options and download URLs in a piece of text that starts at (line, column)."""
     m = matchers(col.engine)
@@ -166,6 +173,8 @@ def scan_fragment(col: Collector, text: str, line: int, column: int, options: bo
                     and not _SCHEDULER_WORD_RE.search(text[:opt.start()]):
                 rule = None        # `CMD="python extract.py --use_gpu"`: the script's own switch (t11y)
             symbol = f"--{opt.group(1)} {value}".strip()
+            if rule is None and opt.group(1) == "gpu" and _KALDI_QUEUE_IN_TEXT_RE.search(text[:opt.start()]):
+                rule = m.match_setting("gpus", value)    # `cuda_cmd="run.pl --mem 2G --gpu 1"`: a Kaldi queue's GPUs
             if rule is None and "accelerate launch" in text[:opt.start()]:
                 # `LAUNCHER="accelerate launch --multi_gpu ..."`: the launcher's own options, as on its command line
                 symbol = f"accelerate --{opt.group(1)}"
@@ -1525,6 +1534,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             if setting is None:
                 # a setting only a command line makes (`--device 0`: the script's own option, a bare index)
                 setting = cli_setting(m, setting_path(key), value)
+            if setting is None and key == "--gpu" and _KALDI_QUEUE_RE.fullmatch(name):
+                setting = m.match_setting("gpus", value)     # `${cuda_cmd} --gpu ${ngpu} exp/train.log train.py`
             if setting is None and bnb_bits and key == "--bits" and value in ("4", "8"):
                 setting = m.match_setting(f"load_in_{value}bit", "true")
             if setting is not None and cpu_run and setting.category == "precision":
