@@ -1,0 +1,105 @@
+"""t34b (session 33, TUNED on heldout36 / heldout37): false families of the held-out draws, each on code shaped like
+the tree it came from, with the nearest case that keeps its finding and severity."""
+from __future__ import annotations
+
+from tests.static_snippets import line_of, run_values_by_line
+
+
+def _values(tmp_path, files, rel, field="severity"):
+    return run_values_by_line(tmp_path, files, rel, field)
+
+
+# -- an extension built at run time from C++ sources written out with os.path.join (pylate's ColBERT index) ----------
+INDEX_STORAGE = """\
+import os
+import pathlib
+
+import torch
+from torch.utils.cpp_extension import load
+
+
+class IndexScorer:
+    @classmethod
+    def try_load_torch_extensions(cls, use_gpu):
+        if hasattr(cls, "loaded_extensions") or use_gpu:
+            return
+
+        filter_pids_cpp = load(
+            name="filter_pids_cpp",
+            sources=[
+                os.path.join(pathlib.Path(__file__).parent.resolve(), "filter_pids.cpp"),
+            ],
+            extra_cflags=["-O3"],
+            verbose=os.getenv("COLBERT_LOAD_TORCH_EXTENSION_VERBOSE", "False") == "True",
+        )
+        cls.filter_pids = filter_pids_cpp.filter_pids_cpp
+
+        here = pathlib.Path(__file__).parent
+        decompress_residuals_cpp = load(name="decompress_residuals_cpp", sources=[here / "decompress_residuals.cpp"])
+        cls.decompress_residuals = decompress_residuals_cpp.decompress_residuals_cpp
+
+        cls.loaded_extensions = True
+
+    def load_codes(self, path):
+        return torch.load(path, map_location="cpu")
+"""
+
+# the same file shape with a CUDA build beside the C++ one (pylate's residual.py: packbits.cpp + packbits.cu)
+RESIDUAL = """\
+import os
+import pathlib
+
+import torch
+from torch.utils.cpp_extension import load
+
+
+class ResidualCodec:
+    @classmethod
+    def try_load_torch_extensions(cls, use_gpu):
+        if hasattr(cls, "loaded_extensions") or not use_gpu:
+            return
+
+        here = pathlib.Path(__file__).parent.resolve()
+        lookup_cpp = load(name="lookup_cpp", sources=[os.path.join(here, "lookup.cpp")])
+        cls.lookup = lookup_cpp.lookup_cpp
+
+        packbits_cpp = load(
+            name="packbits_cpp",
+            sources=[
+                os.path.join(here, "packbits.cpp"),
+                os.path.join(here, "packbits.cu"),
+            ],
+        )
+        cls.packbits = packbits_cpp.packbits_cpp
+        cls.loaded_extensions = True
+"""
+
+
+def test_a_cpp_only_build_with_joined_source_paths_is_info_with_its_import(tmp_path):
+    rel = "pylate/indexes/search/index_storage.py"
+    sev = _values(tmp_path, {rel: INDEX_STORAGE}, rel)
+    assert sev.get(line_of(INDEX_STORAGE, "from torch.utils.cpp_extension import load")) == {"info"}
+    assert sev.get(line_of(INDEX_STORAGE, "filter_pids_cpp = load(")) == {"info"}
+    assert sev.get(line_of(INDEX_STORAGE, "cls.filter_pids = ")) == {"info"}
+    assert sev.get(line_of(INDEX_STORAGE, "decompress_residuals_cpp = load(")) == {"info"}
+    assert sev.get(line_of(INDEX_STORAGE, "cls.decompress_residuals = ")) == {"info"}
+
+
+def test_a_build_with_a_cu_source_keeps_its_error_and_the_import_beside_it(tmp_path):
+    rel = "pylate/indexes/codecs/residual.py"
+    sev = _values(tmp_path, {rel: RESIDUAL}, rel)
+    assert sev.get(line_of(RESIDUAL, "packbits_cpp = load(")) == {"error"}
+    assert "error" in sev.get(line_of(RESIDUAL, "cls.packbits = "), set())
+    assert sev.get(line_of(RESIDUAL, "from torch.utils.cpp_extension import load")) == {"error"}
+    # the C++-only build of the same file is lowered on its own lines
+    assert sev.get(line_of(RESIDUAL, "lookup_cpp = load(")) == {"info"}
+    assert sev.get(line_of(RESIDUAL, "cls.lookup = ")) == {"info"}
+
+
+def test_a_build_whose_sources_are_not_written_out_keeps_its_error(tmp_path):
+    src = INDEX_STORAGE.replace('[here / "decompress_residuals.cpp"]', "sorted(here.glob('*.cpp'))")
+    rel = "pylate/indexes/search/index_storage.py"
+    sev = _values(tmp_path, {rel: src}, rel)
+    assert sev.get(line_of(src, "decompress_residuals_cpp = load(")) == {"error"}
+    assert sev.get(line_of(src, "from torch.utils.cpp_extension import load")) == {"error"}
+    assert sev.get(line_of(src, "filter_pids_cpp = load(")) == {"info"}
