@@ -103,3 +103,76 @@ def test_a_build_whose_sources_are_not_written_out_keeps_its_error(tmp_path):
     assert sev.get(line_of(src, "decompress_residuals_cpp = load(")) == {"error"}
     assert sev.get(line_of(src, "from torch.utils.cpp_extension import load")) == {"error"}
     assert sev.get(line_of(src, "filter_pids_cpp = load(")) == {"info"}
+
+
+# -- a CUDA check whose only effect is a batch size, a tolerance or AMP (lead decision 39) ----------------------------
+INFINITY_E2E = """\
+import pytest
+import torch
+from asgi_lifespan import LifespanManager
+from httpx import AsyncClient
+
+from infinity_emb import create_server
+from infinity_emb.args import EngineArgs
+
+PREFIX = "/v1_colbert"
+MODEL: str = pytest.DEFAULT_COLBERT_MODEL
+batch_size = 64 if torch.cuda.is_available() else 8
+timeout_factor = 1.5 if not torch.cuda.is_available() else 1.0
+
+app = create_server(
+    url_prefix=PREFIX,
+    engine_args_list=[EngineArgs(model_name_or_path=MODEL, batch_size=batch_size, device="auto")],
+)
+"""
+
+STSB_TEST = """\
+import torch
+from torch.utils.data import DataLoader
+
+from sentence_transformers import SentenceTransformer, losses
+
+
+def test_train_nli_slow(nli_resource, sts_resource):
+    model = SentenceTransformer("distilbert-base-uncased")
+    train_dataloader = DataLoader(nli_resource, shuffle=True, batch_size=16)
+    train_loss = losses.SoftmaxLoss(model=model, num_labels=3)
+    model.fit(
+        train_objectives=[(train_dataloader, train_loss)],
+        epochs=1,
+        warmup_steps=100,
+        use_amp=torch.cuda.is_available(),
+    )
+"""
+
+# the nearest cases: numbers that pick the device or the GPU count, a device string, AMP turned on unconditionally
+DEVICE_CHOICES = """\
+import torch
+from transformers import pipeline
+import pytorch_lightning as pl
+
+device = 0 if torch.cuda.is_available() else -1
+n_gpu = 2 if torch.cuda.is_available() else 1
+pipe = pipeline("fill-mask", model="bert-base-uncased", device=1 if torch.cuda.is_available() else 2)
+trainer = pl.Trainer(max_epochs=3, gpus=1 if torch.cuda.is_available() else 0)
+dev = "cuda" if torch.cuda.is_available() else "cpu"
+workers = 4 if torch.cuda.is_available() else 0
+"""
+
+
+def test_a_cuda_check_that_picks_a_batch_size_or_amp_is_a_warning(tmp_path):
+    rel = "libs/infinity_emb/tests/end_to_end/test_colbert.py"
+    sev = _values(tmp_path, {rel: INFINITY_E2E}, rel)
+    assert sev.get(line_of(INFINITY_E2E, "batch_size = 64 if")) == {"warning"}
+    assert sev.get(line_of(INFINITY_E2E, "timeout_factor = ")) == {"warning"}
+    rel = "tests/test_train_stsb.py"
+    sev = _values(tmp_path / "st", {rel: STSB_TEST}, rel)
+    assert sev.get(line_of(STSB_TEST, "use_amp=torch.cuda.is_available()")) == {"warning"}
+
+
+def test_a_cuda_check_that_picks_a_device_or_a_count_keeps_its_error(tmp_path):
+    rel = "scripts/run.py"
+    sev = _values(tmp_path, {rel: DEVICE_CHOICES}, rel)
+    for needle in ("device = 0 if", "n_gpu = 2 if", "device=1 if", "gpus=1 if", "dev = \"cuda\" if",
+                   "workers = 4 if"):
+        assert "error" in sev.get(line_of(DEVICE_CHOICES, needle), set()), needle     # (the "cuda" string: warning)

@@ -32,6 +32,7 @@ CUDA keeps its findings (tests/test_precision_pd33.py holds both)."""
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any, TypeGuard
 
 from auditor.astnodes import node_span, parents_of, starts_in, walk_list
@@ -367,8 +368,13 @@ _SPEED_SWITCHES = ("torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudn
                    "torch.backends.cudnn.benchmark", "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
                    "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction")
 _SPEED_CALLS = ("torch.set_float32_matmul_precision",)
-_SPEED_NOTE = ("a CUDA check whose only effect is a speed switch (TF32 / cuDNN autotuning): on Ascend the switch is "
-               "skipped and the code runs, only without it (lead decision 39)")
+# a name the value of a CUDA check goes to that makes it a device choice, whatever numbers it picks between
+_DEVICE_WORD = re.compile(r"(?i)gpu|cuda|device|rank|accelerator|world|node")
+# keyword options that only change speed: AMP (the run stays in fp32 without it), pinned host memory
+_SPEED_KEYWORDS = frozenset({"use_amp", "amp", "pin_memory"})
+_SPEED_NOTE = ("a CUDA check whose only effect is a speed setting (TF32 / cuDNN autotuning, AMP, pinned memory, a "
+               "batch size or tolerance): on Ascend the setting is skipped or takes its other value and the code "
+               "runs, only differently (lead decision 39)")
 
 
 # CUDA calls that only measure (a timer's sync, the memory statistics): pd48, lead decision 39's reading
@@ -382,13 +388,41 @@ _MEASURE_NOTE = ("a CUDA check whose only effect is a measurement or a warm-up (
 
 
 def _speed_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
-    """Spans of the tests of `if ... torch.cuda.is_available(): <speed switches only>` without an else (Genie-
-    Envisioner's `if self.args.allow_tf32 and torch.cuda.is_available(): torch.backends.cuda.matmul.allow_tf32 =
-    True`, pd41)."""
-    return [node_span(n.test) for n in _cuda_checks(tree) if all(
+    """Spans of CUDA checks whose only effect is a speed setting (lead decision 39):
+
+    - the test of `if ... torch.cuda.is_available(): <speed switches only>` without an else (Genie-Envisioner's
+      `if self.args.allow_tf32 and torch.cuda.is_available(): torch.backends.cuda.matmul.allow_tf32 = True`, pd41);
+    - the test of `64 if torch.cuda.is_available() else 8`, both arms number literals (a batch size, a worker count,
+      a timing tolerance; heldout36's infinity tests): on Ascend the other number applies and the code runs;
+    - `use_amp=torch.cuda.is_available()` passed to a speed option (`_SPEED_KEYWORDS`; heldout36's
+      sentence-transformers `model.fit(..., use_amp=torch.cuda.is_available())`): AMP or pinned memory is off on
+      Ascend, the code runs in fp32 / unpinned, only slower."""
+    spans = [node_span(n.test) for n in _cuda_checks(tree) if all(
         isinstance(s, ast.Assign) and all((ast_dotted(t) or "") in _SPEED_SWITCHES for t in s.targets) or
         isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and ast_dotted(s.value.func) in _SPEED_CALLS
         for s in n.body)]
+    devices = {id(n.value) for n in module_nodes(tree) if isinstance(n, ast.keyword) and _DEVICE_WORD.search(
+        n.arg or "") or isinstance(n, ast.Assign) and any(_DEVICE_WORD.search(ast.unparse(t)) for t in n.targets)}
+    for n in module_nodes(tree):
+        if isinstance(n, ast.IfExp) and _is_availability_check(n.test) and _number(n.body) and _number(n.orelse) \
+                and id(n) not in devices:
+            spans.append(node_span(n.test))
+        elif isinstance(n, ast.keyword) and n.arg in _SPEED_KEYWORDS and _is_availability_check(n.value):
+            spans.append(node_span(n.value))
+    return spans
+
+
+def _is_availability_check(node: ast.expr) -> bool:
+    """`torch.cuda.is_available()`, alone or negated."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        node = node.operand
+    return isinstance(node, ast.Call) and ast_dotted(node.func) == "torch.cuda.is_available"
+
+
+def _number(node: ast.expr) -> bool:
+    """A positive int or float literal (`8`, `1.6`): a size or a tolerance, where `0` / `-1` name the CPU or no GPU
+    (`device=0 if torch.cuda.is_available() else -1`, `gpus=1 if ... else 0`: device choices, which keep their error)."""
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float) and node.value > 0
 
 
 def _cuda_checks(tree: ast.Module) -> list[ast.If]:
