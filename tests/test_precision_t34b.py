@@ -176,3 +176,44 @@ def test_a_cuda_check_that_picks_a_device_or_a_count_keeps_its_error(tmp_path):
     for needle in ("device = 0 if", "n_gpu = 2 if", "device=1 if", "gpus=1 if", "dev = \"cuda\" if",
                    "workers = 4 if"):
         assert "error" in sev.get(line_of(DEVICE_CHOICES, needle), set()), needle     # (the "cuda" string: warning)
+
+
+# -- a table of batch sizes per device name (surya's predictors) -----------------------------------------------------
+SURYA_PREDICTOR = """\
+from typing import Optional
+
+import torch
+
+from surya.settings import settings
+
+
+class LayoutPredictor:
+    batch_size = settings.LAYOUT_BATCH_SIZE
+    default_batch_sizes = {
+        "cpu": 4,
+        "mps": 4,
+        "cuda": 32,
+        "xla": 16,
+    }
+    devices = {"cpu": torch.device("cpu"), "cuda": torch.device("cuda")}
+    map_location = {"cuda": "cpu"}
+
+    def get_batch_size(self):
+        batch_size = self.batch_size
+        if batch_size is None:
+            batch_size = self.default_batch_sizes["cpu"]
+            if settings.TORCH_DEVICE_MODEL in self.default_batch_sizes:
+                batch_size = self.default_batch_sizes[settings.TORCH_DEVICE_MODEL]
+        return batch_size
+
+    def device_index(self, name):
+        return {"cpu": -1, "cuda": 0}[name]
+"""
+
+
+def test_the_cuda_entry_of_a_batch_size_table_is_a_warning(tmp_path):
+    rel = "surya/layout/__init__.py"
+    sev = _values(tmp_path, {rel: SURYA_PREDICTOR}, rel)
+    assert sev.get(line_of(SURYA_PREDICTOR, '"cuda": 32,')) == {"warning"}
+    # a table of device indices (-1: the CPU) picks a device: its "cuda" key keeps the error
+    assert sev.get(line_of(SURYA_PREDICTOR, '{"cpu": -1, "cuda": 0}')) == {"error"}

@@ -72,6 +72,23 @@ def _cuda_slot_values(tree: ast.Module) -> list[tuple[int, int, int, int]]:
             for k, v in zip(n.keys, n.values) if k is not None and _str(k) == "cuda"]
 
 
+# device names a per-device table of numbers is keyed by (surya's `default_batch_sizes`)
+_TABLE_DEVICES = frozenset({"cpu", "cuda", "mps", "xla", "npu", "xpu", "hpu", "mlu", "musa", "tpu"})
+_NUMBER_TABLE_NOTE = ("the 'cuda' entry of a table of numbers per device name (a batch size, a worker count): on "
+                      "Ascend the device's name is not a key and the CPU entry or the default applies, so the code runs "
+                      "with another number; add an 'npu' entry (lead decision 39)")
+
+
+def _device_number_tables(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of the `"cuda"` keys of dict literals keyed only by device names, "cpu" among them, whose values are all
+    positive numbers: `default_batch_sizes = {"cpu": 8, "mps": 8, "cuda": 64, "xla": 8}` (surya's predictors,
+    heldout36), a speed setting per device (lead decision 39), not a device choice."""
+    return [node_span(k) for n in module_nodes(tree) if isinstance(n, ast.Dict) and len(n.keys) > 1
+            and all(k is not None and _str(k) in _TABLE_DEVICES for k in n.keys) and "cpu" in map(_str, n.keys)
+            and all(_positive_number(v) for v in n.values)
+            for k in n.keys if _str(k) == "cuda"]
+
+
 def _loaded_names(tree: ast.Module) -> set[str]:
     return {n.id for n in module_nodes(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
@@ -404,8 +421,8 @@ def _speed_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     devices = {id(n.value) for n in module_nodes(tree) if isinstance(n, ast.keyword) and _DEVICE_WORD.search(
         n.arg or "") or isinstance(n, ast.Assign) and any(_DEVICE_WORD.search(ast.unparse(t)) for t in n.targets)}
     for n in module_nodes(tree):
-        if isinstance(n, ast.IfExp) and _is_availability_check(n.test) and _number(n.body) and _number(n.orelse) \
-                and id(n) not in devices:
+        if isinstance(n, ast.IfExp) and _is_availability_check(n.test) and _positive_number(n.body) \
+                and _positive_number(n.orelse) and id(n) not in devices:
             spans.append(node_span(n.test))
         elif isinstance(n, ast.keyword) and n.arg in _SPEED_KEYWORDS and _is_availability_check(n.value):
             spans.append(node_span(n.value))
@@ -419,7 +436,7 @@ def _is_availability_check(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and ast_dotted(node.func) == "torch.cuda.is_available"
 
 
-def _number(node: ast.expr) -> bool:
+def _positive_number(node: ast.expr | None) -> bool:
     """A positive int or float literal (`8`, `1.6`): a size or a tolerance, where `0` / `-1` name the CPU or no GPU
     (`device=0 if torch.cuda.is_available() else -1`, `gpus=1 if ... else 0`: device choices, which keep their error)."""
     return isinstance(node, ast.Constant) and type(node.value) in (int, float) and node.value > 0
@@ -617,6 +634,8 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
     choices = _named_choices(tree) if "__name__" in text and any(f.severity == "warning" for f in findings) else []
     fallbacks = _implementation_fallbacks(tree) if any(f.code == "NPU003" for f in findings) else []
     offs = _off_switch_compares(tree) if "!=" in text and any(f.code == "NPU003" for f in findings) else []
+    number_tables = _device_number_tables(tree) if any(f.code == "NPU003" and f.severity == "error"
+                                                       for f in findings) else []
     out = []
     for f in findings:
         if starts_in(f, asserts) or f.code in _FEATURE_CHECK_CODES and starts_in(f, log_only) or \
@@ -636,6 +655,8 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
                 f = as_info(f, "device-table", _TABLE_NOTE)
             elif f.code == _CUDA_PROBE_RULE and (f.symbol or "").rsplit(".", 1)[-1] in siblings:
                 f = as_info(f, "npu-path", _SIBLING_NOTE)
+            elif f.severity == "error" and f.code == "NPU003" and starts_in(f, number_tables):
+                f = as_info(f, "device-number-table", _NUMBER_TABLE_NOTE, severity="warning")
             elif f.severity == "error" and f.code == "NPU003" and starts_in(f, offs):
                 f = as_info(f, "off-switch", _OFF_NOTE, severity="warning")
             elif f.severity == "error" and f.symbol == "torch.cuda.is_available" and starts_in(f, speed):
