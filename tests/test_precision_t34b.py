@@ -217,3 +217,79 @@ def test_the_cuda_entry_of_a_batch_size_table_is_a_warning(tmp_path):
     assert sev.get(line_of(SURYA_PREDICTOR, '"cuda": 32,')) == {"warning"}
     # a table of device indices (-1: the CPU) picks a device: its "cuda" key keeps the error
     assert sev.get(line_of(SURYA_PREDICTOR, '{"cpu": -1, "cuda": 0}')) == {"error"}
+
+
+# -- a flag computed from a class attribute that the tree binds to the CUDA device count (pylate's ColBERT index) -----
+SETTINGS = """\
+from dataclasses import dataclass
+
+import torch
+
+from .core_config import DefaultVal
+
+
+@dataclass
+class RunSettings:
+    overwrite: bool = DefaultVal(False)
+    rank: int = DefaultVal(0)
+    nranks: int = DefaultVal(1)
+
+    total_visible_gpus = torch.cuda.device_count()
+    gpus: int = DefaultVal(total_visible_gpus)
+"""
+
+CODEC = """\
+import torch
+
+from pkg.infra.config import ColBERTConfig
+
+
+class ResidualCodec:
+    def __init__(self, config, centroids, avg_residual=None):
+        self.use_gpu = config.total_visible_gpus > 0
+
+        if self.use_gpu > 0:
+            self.centroids = centroids.cuda().half()
+        else:
+            self.centroids = centroids.float()
+        self.avg_residual = avg_residual
+        if torch.is_tensor(self.avg_residual):
+            if self.use_gpu:
+                self.avg_residual = self.avg_residual.cuda().half()
+
+    def decompress(self, codes_, residuals_):
+        if self.use_gpu:
+            codes_, residuals_ = codes_.cuda(), residuals_.cuda()
+        return codes_, residuals_
+
+    def place(self, config, x):
+        if config.nranks > 0:
+            x = x.cuda()
+        return x
+"""
+
+
+def _colbert(settings: str) -> dict[str, str]:
+    return {"pkg/__init__.py": "", "pkg/infra/__init__.py": "", "pkg/infra/config/__init__.py":
+            "from .settings import RunSettings\n\n\nclass ColBERTConfig(RunSettings):\n    pass\n",
+            "pkg/infra/config/core_config.py": "def DefaultVal(v):\n    return v\n",
+            "pkg/infra/config/settings.py": settings, "pkg/indexing/__init__.py": "", "pkg/indexing/codec.py": CODEC}
+
+
+def test_cuda_moves_behind_a_flag_from_a_device_count_attribute_are_warnings(tmp_path):
+    rel = "pkg/indexing/codec.py"
+    sev = _values(tmp_path, _colbert(SETTINGS), rel)
+    for needle in ("centroids.cuda()", "self.avg_residual.cuda()", "codes_.cuda()"):
+        assert sev.get(line_of(CODEC, needle), set()) - {"info"} == {"warning"}, needle     # (info: the .half() hint)
+    # a count attribute the tree does not bind to the device count is no gate
+    assert sev.get(line_of(CODEC, "x = x.cuda()")) == {"error"}
+
+
+def test_a_count_attribute_also_set_on_an_instance_is_no_gate(tmp_path):
+    settings = SETTINGS + "\n    def reset(self, gpus):\n        self.total_visible_gpus = len(gpus)\n"
+    rel = "pkg/indexing/codec.py"
+    sev = _values(tmp_path, _colbert(settings), rel)
+    assert "error" in sev.get(line_of(CODEC, "centroids.cuda()"), set())
+    settings = SETTINGS.replace("torch.cuda.device_count()", "len(os.environ.get('GPUS', '').split(','))")
+    sev = _values(tmp_path / "env", _colbert(settings), rel)
+    assert sev.get(line_of(CODEC, "codes_.cuda()")) == {"error"}
