@@ -607,8 +607,10 @@ def class_count_attributes(tree: ast.Module) -> set[str]:
     for node in nodes:
         if isinstance(node, ast.ClassDef):
             for stmt in node.body:
-                target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else \
-                    stmt.target if isinstance(stmt, ast.AnnAssign) else None
+                if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                    continue
+                target = stmt.target if isinstance(stmt, ast.AnnAssign) else \
+                    stmt.targets[0] if len(stmt.targets) == 1 else None
                 if isinstance(target, ast.Name):
                     counts[target.id] = counts.get(target.id, True) and _cuda_count(stmt.value, frozenset())
     for node in nodes if any(counts.values()) else []:

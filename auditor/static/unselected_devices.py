@@ -86,7 +86,7 @@ def _device_number_tables(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     return [node_span(k) for n in module_nodes(tree) if isinstance(n, ast.Dict) and len(n.keys) > 1
             and all(k is not None and _str(k) in _TABLE_DEVICES for k in n.keys) and "cpu" in map(_str, n.keys)
             and all(_positive_number(v) for v in n.values)
-            for k in n.keys if _str(k) == "cuda"]
+            for k in n.keys if k is not None and _str(k) == "cuda"]
 
 
 def _loaded_names(tree: ast.Module) -> set[str]:
@@ -439,7 +439,8 @@ def _is_availability_check(node: ast.expr) -> bool:
 def _positive_number(node: ast.expr | None) -> bool:
     """A positive int or float literal (`8`, `1.6`): a size or a tolerance, where `0` / `-1` name the CPU or no GPU
     (`device=0 if torch.cuda.is_available() else -1`, `gpus=1 if ... else 0`: device choices, which keep their error)."""
-    return isinstance(node, ast.Constant) and type(node.value) in (int, float) and node.value > 0
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and \
+        not isinstance(node.value, bool) and node.value > 0
 
 
 def _cuda_checks(tree: ast.Module) -> list[ast.If]:
