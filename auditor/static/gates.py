@@ -208,6 +208,15 @@ def _cuda_and_twins(node: ast.AST) -> bool:
         all(_cuda_string(e) or str(e.value).lower() in _CUDA_TWINS for e in node.elts if isinstance(e, ast.Constant))
 
 
+def _cuda_count(node: ast.AST | None, flags: frozenset[str] | set[str]) -> bool:
+    """The CUDA device count: `torch.cuda.device_count()`, a name bound only to it (`ngpu`, pd17), or an attribute a
+    class of the tree binds only to it (`config.total_visible_gpus`, from ColBERT's `RunSettings.total_visible_gpus =
+    torch.cuda.device_count()` in pylate, heldout37: `class_count_attributes`)."""
+    return isinstance(node, ast.Call) and bool(_COUNT.search(_dotted(node.func))) or \
+        isinstance(node, ast.Name) and node.id + _COUNT_SUFFIX in flags or \
+        isinstance(node, ast.Attribute) and "." + node.attr + _COUNT_SUFFIX in flags
+
+
 def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) -> bool:
     """Whether an expression holds only where CUDA is present (see the module docstring)."""
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
@@ -255,14 +264,15 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
             # from that list): ONNX Runtime lists it only with its CUDA build on an NVIDIA GPU; Ascend's build lists
             # CANNExecutionProvider (roop's `get_device()`, heldout19; t16b)
             return True
-        if (isinstance(left, ast.Call) and _COUNT.search(_dotted(left.func))
-                or isinstance(left, ast.Name) and left.id + _COUNT_SUFFIX in flags) and \
-                isinstance(op, (ast.Gt, ast.GtE, ast.NotEq)) and isinstance(right, ast.Constant) and \
-                isinstance(right.value, int) and right.value >= (1 if isinstance(op, ast.GtE) else 0) \
+        if _cuda_count(left, flags) and isinstance(op, (ast.Gt, ast.GtE, ast.NotEq)) and \
+                isinstance(right, ast.Constant) and isinstance(right.value, int) and right.value >= (1 if isinstance(op, ast.GtE) else 0) \
                 and (right.value == 0 or not isinstance(op, ast.NotEq)):
             # `torch.cuda.device_count() > 0`; `ngpu != 0` with `ngpu = torch.cuda.device_count()` (GPT-SoVITS's
             # webui and finetune.py, heldout23: `if torch.cuda.is_available() or ngpu != 0:`): 0 on Ascend
             return True
+        if isinstance(op, (ast.Gt, ast.NotEq)) and isinstance(right, ast.Constant) and right.value == 0 and \
+                isinstance(left, (ast.Name, ast.Attribute)) and _flag_name(left) in flags:
+            return True      # `if self.use_gpu > 0:` (pylate's ResidualCodec, a boolean flag compared): the flag
         if isinstance(op, (ast.Gt, ast.GtE)) and isinstance(right, ast.Tuple) and right.elts and (
                 isinstance(left, ast.Call) and _capability_call(left) or
                 isinstance(left, ast.Name) and left.id + _CAP_SUFFIX in flags):
@@ -338,8 +348,7 @@ def _too_few_cuda_devices(node: ast.AST, flags: frozenset[str] | set[str] = froz
     bound only to the count (`n_gpus = torch.cuda.device_count()` / `if n_gpus < 2: print(...)` / `else:
     mp.spawn(demo, ...)`, PyTorch's tensor-parallel example scripts copied into llm-action; t33d)."""
     if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and (
-            isinstance(node.left, ast.Call) and _dotted(node.left.func).endswith("cuda.device_count") or
-            isinstance(node.left, ast.Name) and node.left.id + _COUNT_SUFFIX in flags) and
+            _cuda_count(node.left, flags)) and
             isinstance(node.comparators[0], ast.Constant)):
         return False
     op, bound = node.ops[0], node.comparators[0].value
@@ -585,7 +594,31 @@ def module_gates(tree: ast.Module, text: str) -> list[str]:
     methods = method_probes(tree, flags | probes)
     tuples = _no_cuda_tuples(tree, flags)
     return sorted({f for f in flags if f in top} | probes | set(methods) | tuples |
-                  {attr + _ATTR_SUFFIX for attrs in methods.values() for attr in attrs})
+                  {attr + _ATTR_SUFFIX for attrs in methods.values() for attr in attrs} | class_count_attributes(tree))
+
+
+def class_count_attributes(tree: ast.Module) -> set[str]:
+    """`.X#count` for a class attribute every binding of which in the module is the CUDA device count: ColBERT's
+    settings dataclass `total_visible_gpus = torch.cuda.device_count()` (pylate, heldout37), read as
+    `config.total_visible_gpus > 0` by every module of the index (auditor/static/imported_gates.py offers it to the
+    modules that read the attribute). A name also bound to something else, or set on an instance, is no count."""
+    counts: dict[str, bool] = {}
+    nodes = list(_walk(tree))
+    for node in nodes:
+        if isinstance(node, ast.ClassDef):
+            for stmt in node.body:
+                if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                    continue
+                target = stmt.target if isinstance(stmt, ast.AnnAssign) else \
+                    stmt.targets[0] if len(stmt.targets) == 1 else None
+                if isinstance(target, ast.Name):
+                    counts[target.id] = counts.get(target.id, True) and _cuda_count(stmt.value, frozenset())
+    for node in nodes if any(counts.values()) else []:
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(t, ast.Attribute) and t.attr in counts:
+                    counts[t.attr] = False
+    return {"." + name + _COUNT_SUFFIX for name, only in counts.items() if only}
 
 
 _ATTR_SUFFIX = "#attr"    # in `module_gates`: `self.<attr>`, a setting a method probe compares with "cuda"

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from auditor.findings import as_info
 from auditor.static.crossfile import _resolve, module_names
-from auditor.static.gates import _ATTR_SUFFIX
+from auditor.static.gates import _ATTR_SUFFIX, _COUNT_SUFFIX
 from auditor.static.project_imports import ProjectImports
 from auditor.static.astutil import module_nodes
 
@@ -122,6 +122,9 @@ def apply_imported_gates(results: list, files: Sequence[tuple[Path, str]],
     by_module = {name: rel for rel, name in modules.items()}
     project = project if project is not None else ProjectImports(files, results)
     methods = _method_probes(offered)
+    # `.X#count` (gates.class_count_attributes): a class attribute bound only to the CUDA device count, read through
+    # any instance of the class (`config.total_visible_gpus`), so offered to every module that reads `.X`
+    counts = {g for gates in offered.values() for g in gates if g.startswith(".") and g.endswith(_COUNT_SUFFIX)}
     changed = 0
     for r in results:
         summary = getattr(r, "summary", None)
@@ -132,11 +135,12 @@ def apply_imported_gates(results: list, files: Sequence[tuple[Path, str]],
         me = modules.get(r.path, r.path.rsplit("/", 1)[-1][:-3])
         is_package = r.path.endswith("/__init__.py") or r.path == "__init__.py"
         extra = _imported_names(summary["imports"], me, is_package, r.path, by_module, offered)
-        source = project.source(r.path) if extra or methods else None
+        source = project.source(r.path) if extra or methods or counts else None
         if source is None:
             continue
         tree = source[1]
         extra |= _called_methods(source[0], tree, methods)
+        extra |= {g for g in counts if g[:-len(_COUNT_SUFFIX)] in source[0]}
         if not extra:
             continue
         before = [(f.severity, f.code, f.line) for f in r.findings]

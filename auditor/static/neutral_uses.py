@@ -268,11 +268,22 @@ _HOST_BUILD_NOTE = ("the file builds this extension from C / C++ sources only (n
                     "port the op")
 
 
+def _source_file(node: ast.AST) -> str | None:
+    """The file name a `sources` entry writes out: `"x.cpp"`, `os.path.join(here, "x.cpp")` (ColBERT's extensions in
+    pylate, heldout37) or `Path(here) / "x.cpp"`; None for a name built any other way (a glob, a variable)."""
+    if isinstance(node, ast.Call) and str(ast_dotted(node.func)).endswith("path.join") and node.args:
+        node = node.args[-1]
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        node = node.right
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
 def _host_only_build(call: ast.Call) -> bool:
     """`load(name, sources=["x.cpp"])` / `load_inline(name, cpp_sources=...)` with nothing CUDA in it (Hunyuan3D's
-    Ascend rasterizer, CPU Adam / SIMD helpers): the sources are a literal list of C / C++ files, there are no
-    `cuda_sources`, and no keyword or string of the call names CUDA or nvcc (`extra_cuda_cflags`, `with_cuda=True`,
-    `-lcudart`). Sources built elsewhere (a glob, a variable) are not read: the call keeps its reading."""
+    Ascend rasterizer, CPU Adam / SIMD helpers): the sources are a literal list of C / C++ files (`_source_file`),
+    there are no `cuda_sources`, and no keyword or string of the call names CUDA or nvcc (`extra_cuda_cflags`,
+    `with_cuda=True`, `-lcudart`). Sources built elsewhere (a glob, a variable) are not read: the call keeps its
+    reading."""
     inline = ast_dotted(call.func) is not None and str(ast_dotted(call.func)).endswith("load_inline")
     sources = None
     for kw in call.keywords:
@@ -288,31 +299,54 @@ def _host_only_build(call: ast.Call) -> bool:
     if sources is None and len(call.args) > 1:
         sources = call.args[1]
     if not isinstance(sources, (ast.List, ast.Tuple)) or not sources.elts or not all(
-            isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value.lower().endswith(_HOST_SOURCES)
-            for e in sources.elts):
+            str(_source_file(e)).lower().endswith(_HOST_SOURCES) for e in sources.elts):
         return False
     return not any(isinstance(n, ast.Constant) and isinstance(n.value, str) and re.search(r"(?i)cuda|nvcc", n.value)
                    for n in ast.walk(call))
 
 
+_LOADS = ("load", "load_inline")
+_BUILD_RULE = "cuda-extension-build"        # NPU370
+
+
+def _builds(call: ast.Call) -> bool:
+    """`load(...)` / `load_inline(...)` as imported from torch.utils.cpp_extension, or called through it (not
+    `torch.load`)."""
+    name = str(ast_dotted(call.func))
+    return name in _LOADS or name.rsplit(".", 1)[0].endswith("cpp_extension") and name.rsplit(".", 1)[-1] in _LOADS
+
+
 def lower_host_only_extensions(findings: list, tree: ast.AST) -> list:
-    """NPU327 on the calls of an extension that the file builds with `load(...)` / `load_inline(...)` from C / C++
-    sources only (pd55, dev32's Hunyuan3D rasterizer: `extension = load(name="rasterize_image",
-    sources=["./.../rasterizer.cpp"])`, its op called on `pos.cpu()`) is info: nothing in it is CUDA. The build line
-    (NPU370) keeps its reading; an extension with a .cu source, a CUDA flag, or sources not written out keeps its
-    error."""
-    if not any(f.name == _JIT_CALLS and f.severity != "info" for f in findings) or not isinstance(tree, ast.Module):
+    """An extension that the file builds with `load(...)` / `load_inline(...)` from C / C++ sources only (pd55,
+    dev32's Hunyuan3D rasterizer: `extension = load(name="rasterize_image", sources=["./.../rasterizer.cpp"])`, its
+    op called on `pos.cpu()`; heldout37's pylate, whose ColBERT index builds `segmented_maxsim.cpp` with
+    `os.path.join(here, ...)` on its CPU path) is info: nothing in it is CUDA. So are its calls (NPU327), its
+    `load(` line (NPU370) and, when every build of the file is such a build, the import of `load`. An extension
+    with a .cu source, a CUDA flag, or sources not written out keeps its error, and so does the import beside it."""
+    if not any(f.name in (_JIT_CALLS, _BUILD_RULE) and f.severity != "info" for f in findings) \
+            or not isinstance(tree, ast.Module):
         return findings
-    host = set()
+    host, host_calls, builds = set(), set(), 0
     for n in module_nodes(tree):
+        if isinstance(n, ast.Call) and _builds(n):
+            builds += 1
+            if _host_only_build(n):
+                host_calls.add(n.func.end_lineno)
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
-                and isinstance(n.value, ast.Call) and str(ast_dotted(n.value.func)).rsplit(".", 1)[-1] in (
-                    "load", "load_inline") and _host_only_build(n.value):
+                and isinstance(n.value, ast.Call) and _builds(n.value) and _host_only_build(n.value):
             host.add(n.targets[0].id)
-    if not host:
+    if not host_calls:
         return findings
-    return [as_info(f, "host-extension", _HOST_BUILD_NOTE) if f.name == _JIT_CALLS and f.severity != "info"
-            and (f.symbol.split(".") + ["", "", ""])[2] in host else f for f in findings]
+    every_build = len(host_calls) == builds
+    loads = {"torch.utils.cpp_extension." + name for name in _LOADS}
+
+    def lowered(f) -> bool:
+        if f.severity == "info":
+            return False
+        if f.name == _JIT_CALLS:
+            return (f.symbol.split(".") + ["", "", ""])[2] in host
+        return f.name == _BUILD_RULE and f.symbol in loads and (f.line in host_calls or every_build)
+    return [as_info(f, "host-extension", _HOST_BUILD_NOTE) if lowered(f) else f for f in findings]
 
 
 # dtype words of the casts a restore writes: `torch.float16` / `torch.half` / `.half()`, `torch.bfloat16` / `.bfloat16()`

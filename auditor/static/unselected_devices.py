@@ -32,6 +32,7 @@ CUDA keeps its findings (tests/test_precision_pd33.py holds both)."""
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any, TypeGuard
 
 from auditor.astnodes import node_span, parents_of, starts_in, walk_list
@@ -69,6 +70,23 @@ def _cuda_slot_values(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     """Spans of the values of `'cuda': X` entries of dict literals."""
     return [node_span(v) for n in module_nodes(tree) if isinstance(n, ast.Dict)
             for k, v in zip(n.keys, n.values) if k is not None and _str(k) == "cuda"]
+
+
+# device names a per-device table of numbers is keyed by (surya's `default_batch_sizes`)
+_TABLE_DEVICES = frozenset({"cpu", "cuda", "mps", "xla", "npu", "xpu", "hpu", "mlu", "musa", "tpu"})
+_NUMBER_TABLE_NOTE = ("the 'cuda' entry of a table of numbers per device name (a batch size, a worker count): on "
+                      "Ascend the device's name is not a key and the CPU entry or the default applies, so the code runs "
+                      "with another number; add an 'npu' entry (lead decision 39)")
+
+
+def _device_number_tables(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of the `"cuda"` keys of dict literals keyed only by device names, "cpu" among them, whose values are all
+    positive numbers: `default_batch_sizes = {"cpu": 8, "mps": 8, "cuda": 64, "xla": 8}` (surya's predictors,
+    heldout36), a speed setting per device (lead decision 39), not a device choice."""
+    return [node_span(k) for n in module_nodes(tree) if isinstance(n, ast.Dict) and len(n.keys) > 1
+            and all(k is not None and _str(k) in _TABLE_DEVICES for k in n.keys) and "cpu" in map(_str, n.keys)
+            and all(_positive_number(v) for v in n.values)
+            for k in n.keys if k is not None and _str(k) == "cuda"]
 
 
 def _loaded_names(tree: ast.Module) -> set[str]:
@@ -367,8 +385,13 @@ _SPEED_SWITCHES = ("torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudn
                    "torch.backends.cudnn.benchmark", "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
                    "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction")
 _SPEED_CALLS = ("torch.set_float32_matmul_precision",)
-_SPEED_NOTE = ("a CUDA check whose only effect is a speed switch (TF32 / cuDNN autotuning): on Ascend the switch is "
-               "skipped and the code runs, only without it (lead decision 39)")
+# a name the value of a CUDA check goes to that makes it a device choice, whatever numbers it picks between
+_DEVICE_WORD = re.compile(r"(?i)gpu|cuda|device|rank|accelerator|world|node")
+# keyword options that only change speed: AMP (the run stays in fp32 without it), pinned host memory
+_SPEED_KEYWORDS = frozenset({"use_amp", "amp", "pin_memory"})
+_SPEED_NOTE = ("a CUDA check whose only effect is a speed setting (TF32 / cuDNN autotuning, AMP, pinned memory, a "
+               "batch size or tolerance): on Ascend the setting is skipped or takes its other value and the code "
+               "runs, only differently (lead decision 39)")
 
 
 # CUDA calls that only measure (a timer's sync, the memory statistics): pd48, lead decision 39's reading
@@ -382,13 +405,42 @@ _MEASURE_NOTE = ("a CUDA check whose only effect is a measurement or a warm-up (
 
 
 def _speed_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
-    """Spans of the tests of `if ... torch.cuda.is_available(): <speed switches only>` without an else (Genie-
-    Envisioner's `if self.args.allow_tf32 and torch.cuda.is_available(): torch.backends.cuda.matmul.allow_tf32 =
-    True`, pd41)."""
-    return [node_span(n.test) for n in _cuda_checks(tree) if all(
+    """Spans of CUDA checks whose only effect is a speed setting (lead decision 39):
+
+    - the test of `if ... torch.cuda.is_available(): <speed switches only>` without an else (Genie-Envisioner's
+      `if self.args.allow_tf32 and torch.cuda.is_available(): torch.backends.cuda.matmul.allow_tf32 = True`, pd41);
+    - the test of `64 if torch.cuda.is_available() else 8`, both arms number literals (a batch size, a worker count,
+      a timing tolerance; heldout36's infinity tests): on Ascend the other number applies and the code runs;
+    - `use_amp=torch.cuda.is_available()` passed to a speed option (`_SPEED_KEYWORDS`; heldout36's
+      sentence-transformers `model.fit(..., use_amp=torch.cuda.is_available())`): AMP or pinned memory is off on
+      Ascend, the code runs in fp32 / unpinned, only slower."""
+    spans = [node_span(n.test) for n in _cuda_checks(tree) if all(
         isinstance(s, ast.Assign) and all((ast_dotted(t) or "") in _SPEED_SWITCHES for t in s.targets) or
         isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and ast_dotted(s.value.func) in _SPEED_CALLS
         for s in n.body)]
+    devices = {id(n.value) for n in module_nodes(tree) if isinstance(n, ast.keyword) and _DEVICE_WORD.search(
+        n.arg or "") or isinstance(n, ast.Assign) and any(_DEVICE_WORD.search(ast.unparse(t)) for t in n.targets)}
+    for n in module_nodes(tree):
+        if isinstance(n, ast.IfExp) and _is_availability_check(n.test) and _positive_number(n.body) \
+                and _positive_number(n.orelse) and id(n) not in devices:
+            spans.append(node_span(n.test))
+        elif isinstance(n, ast.keyword) and n.arg in _SPEED_KEYWORDS and _is_availability_check(n.value):
+            spans.append(node_span(n.value))
+    return spans
+
+
+def _is_availability_check(node: ast.expr) -> bool:
+    """`torch.cuda.is_available()`, alone or negated."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        node = node.operand
+    return isinstance(node, ast.Call) and ast_dotted(node.func) == "torch.cuda.is_available"
+
+
+def _positive_number(node: ast.expr | None) -> bool:
+    """A positive int or float literal (`8`, `1.6`): a size or a tolerance, where `0` / `-1` name the CPU or no GPU
+    (`device=0 if torch.cuda.is_available() else -1`, `gpus=1 if ... else 0`: device choices, which keep their error)."""
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and \
+        not isinstance(node.value, bool) and node.value > 0
 
 
 def _cuda_checks(tree: ast.Module) -> list[ast.If]:
@@ -583,6 +635,8 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
     choices = _named_choices(tree) if "__name__" in text and any(f.severity == "warning" for f in findings) else []
     fallbacks = _implementation_fallbacks(tree) if any(f.code == "NPU003" for f in findings) else []
     offs = _off_switch_compares(tree) if "!=" in text and any(f.code == "NPU003" for f in findings) else []
+    number_tables = _device_number_tables(tree) if any(f.code == "NPU003" and f.severity == "error"
+                                                       for f in findings) else []
     out = []
     for f in findings:
         if starts_in(f, asserts) or f.code in _FEATURE_CHECK_CODES and starts_in(f, log_only) or \
@@ -602,6 +656,8 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
                 f = as_info(f, "device-table", _TABLE_NOTE)
             elif f.code == _CUDA_PROBE_RULE and (f.symbol or "").rsplit(".", 1)[-1] in siblings:
                 f = as_info(f, "npu-path", _SIBLING_NOTE)
+            elif f.severity == "error" and f.code == "NPU003" and starts_in(f, number_tables):
+                f = as_info(f, "device-number-table", _NUMBER_TABLE_NOTE, severity="warning")
             elif f.severity == "error" and f.code == "NPU003" and starts_in(f, offs):
                 f = as_info(f, "off-switch", _OFF_NOTE, severity="warning")
             elif f.severity == "error" and f.symbol == "torch.cuda.is_available" and starts_in(f, speed):
