@@ -13,7 +13,8 @@ torch.backends.cudnn as cudnn`. A file that reads `cudnn.benchmark` without bind
 (`from utils import *`) or lost the import (TFace's model_init.py: `cudnn.benchmark = True` under
 `torch.cuda.is_available()`); either way the line is the cuDNN switch (test51). `cupy` likewise names CuPy: the
 DS3Lab trainers (AC-SGD's data_parallel modules) call `cupy.cuda.ExternalStream(...)` with `cupy` brought by
-`from comm.comm_utils import *` (test59, t33a).
+`from comm.comm_utils import *` (test59, t33a). One function too: mmcv 1.x's `wrap_fp16_model`, called without its
+import in an OpenMMLab-style tool script (test64's ReMoDiffuse, t34c).
 """
 
 from __future__ import annotations
@@ -58,16 +59,24 @@ def bind_star_names(ctx: FileContext, tree: ast.Module, cuda_only: Callable[[str
 
 # names the ecosystem binds to one module by convention (see the module doc)
 _CONVENTIONAL = {"cudnn": "torch.backends.cudnn", "cupy": "cupy"}
-CONVENTIONAL_NAMES = frozenset(_CONVENTIONAL)    # the engine's prefilter: a file naming none of them skips the pass
+# functions likewise, called by their bare name: mmcv 1.x's fp16 helper, which the OpenMMLab tool scripts import
+# `from mmcv.runner import wrap_fp16_model` (ReMoDiffuse's tools/visualize.py calls it without the import, test64)
+_CONVENTIONAL_CALLS = {"wrap_fp16_model": "mmcv.runner.wrap_fp16_model"}
+CONVENTIONAL_NAMES = frozenset(_CONVENTIONAL) | frozenset(_CONVENTIONAL_CALLS)    # the engine's prefilter: a file
+# naming none of them skips the pass
 
 
 def bind_conventional_names(ctx: FileContext, tree: ast.Module) -> None:
-    """Bind `cudnn` to torch.backends.cudnn (`cupy` to CuPy) where the file reads `cudnn.<attribute>` and binds no
-    `cudnn`."""
+    """Bind `cudnn` to torch.backends.cudnn (`cupy` to CuPy) where the file reads `cudnn.<attribute>`, and
+    `wrap_fp16_model` to mmcv's where the file calls `wrap_fp16_model(...)`, and binds no such name."""
     used = {node.value.id for node in module_nodes(tree) if isinstance(node, ast.Attribute)
             and isinstance(node.value, ast.Name) and node.value.id in _CONVENTIONAL}
-    if not used:
+    called = {node.func.id for node in module_nodes(tree) if isinstance(node, ast.Call)
+              and isinstance(node.func, ast.Name) and node.func.id in _CONVENTIONAL_CALLS}
+    if not used and not called:
         return
-    used -= bound_names([tree], scoped=False) | set(ctx.aliases) | set(ctx.bindings)
-    for name in sorted(used):
+    bound = bound_names([tree], scoped=False) | set(ctx.aliases) | set(ctx.bindings)
+    for name in sorted(used - bound):
         ctx.bind(name, _CONVENTIONAL[name])
+    for name in sorted(called - bound):
+        ctx.bind(name, _CONVENTIONAL_CALLS[name])

@@ -533,7 +533,9 @@ class MatchVisitor(cst.CSTVisitor):
         # not chosen (`dtype in (torch.float16, torch.bfloat16)`, `{torch.bfloat16: 756e12}`, `cfg["bf16"]`,
         # `choices=["bfloat16", "float16"]`), so dtype rules (precision rules that match names) stay quiet
         self._dtype_quiet = 0
-        self._unpacked: set[int] = set()         # tuples unpacked into as many targets (`a, b = x, y`)
+        # collections whose items are each chosen, not listed side by side: tuples unpacked into as many targets
+        # (`a, b = x, y`), an option's default list (`add_argument('--dtypes', nargs='+', default=('fp32', 'fp16'))`)
+        self._each_chosen: set[int] = set()
         self._in_message = 0
         # calls entered inside a message's text (`assertEqual(model(x.to(torch.bfloat16)).shape, ...)`): their
         # arguments are code that runs, whatever the message around them shows
@@ -1173,7 +1175,7 @@ class MatchVisitor(cst.CSTVisitor):
             self._claim_key(_string_index(target.target))
             if isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(node.value, cst.Tuple) \
                     and len(target.target.elements) == len(node.value.elements):
-                self._unpacked.add(id(node.value))   # `self.dtype, self.sf_dtype = torch.float8_e4m3fn, ...` (t14e)
+                self._each_chosen.add(id(node.value))   # `self.dtype, self.sf_dtype = torch.float8_e4m3fn, ...` (t14e)
         if self.c.flagnames and len(node.targets) == 1:
             self._flag_definition(node.targets[0].target, node.value)
         self._own_jit_build(node)
@@ -1598,8 +1600,8 @@ class MatchVisitor(cst.CSTVisitor):
     def _option_names(self, node: cst.List | cst.Tuple | cst.Set) -> bool:
         """`["bf16", "bfloat16", torch.bfloat16]`, `(torch.float16, torch.bfloat16)`: names and constants listed
         side by side (aliases, allowed dtypes, choices), not a dtype being chosen."""
-        if id(node) in self._unpacked:
-            return False    # the values of a parallel assignment: each one is chosen for its own target
+        if id(node) in self._each_chosen:
+            return False    # a parallel assignment's values, an option's default values: each one is chosen
         return len(node.elements) >= 2 and all(
             isinstance(e.value, (cst.SimpleString, cst.Integer, cst.Name, cst.Attribute)) for e in node.elements)
 
@@ -2008,6 +2010,10 @@ class MatchVisitor(cst.CSTVisitor):
         if not flags:
             return
         kwargs = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        if isinstance(kwargs.get("default"), (cst.List, cst.Tuple)):
+            # `--dtypes nargs='+' default=('fp32', 'fp16', 'int8')`: the run goes through every default value (vedastr's
+            # TensorRT benchmark builds an engine per dtype); its `choices=` list stays the options offered (t34c)
+            self._each_chosen.add(id(kwargs["default"]))
         literal = flags[-1]
         for flag in flags:
             if str(flag.evaluated_value).startswith("--"):
@@ -2078,6 +2084,12 @@ class MatchVisitor(cst.CSTVisitor):
             on = isinstance(action, cst.SimpleString) and action.evaluated_value == "store_false"
         if not on:
             return
+        negated = _NEGATED_OPTION_RE.match(name)
+        if negated and isinstance(action, cst.SimpleString) and action.evaluated_value == "store_false":
+            # `add_argument('--no_autocast', action='store_false', default=True)`: giving `--no_autocast` stores
+            # False, so the value kept is autocast's own state, on unless the option is given (DehazeFormer's
+            # `with autocast(args.no_autocast):`); the keyword rules read the switch it negates (t34c)
+            name = name[negated.end():]
         for rule, pattern in self.c.match_keywords(name):
             if rule.extra.get("keyword_literal_only") and default is not None and self._value_says(default, rule):
                 continue      # `--precision` default 32: not one of the values the rule names (read above)
@@ -2416,6 +2428,9 @@ def _tensor_device_type(node: cst.BaseExpression) -> bool:
 
 
 # options that choose the device type (`--device cuda|npu|cpu`): a CUDA index option beside one serves that choice
+# an option named for turning something off (`--no_autocast`, `--disable-amp`): with `action="store_false"` its value is
+# the negated switch's own state
+_NEGATED_OPTION_RE = re.compile(r"(?:no|disable)_(?=[a-z])", re.IGNORECASE)
 _DEVICE_TYPE_OPTION_RE = re.compile(
     r"""\b(?:add_argument|option)\(\s*(?:["']-\w+["']\s*,\s*)?["']--?(?:device|device[_-]type|accelerator|"""
     r"""backend[_-]device|devices)["']""")
