@@ -21,6 +21,15 @@ def findings_by_line(engine, src: str, rel: str = "pkg/mod.py") -> dict[int, lis
     return out
 
 
+def code_severities_by_line(engine, src: bytes, rel: str = "main.py") -> dict[int, set[tuple[str, str]]]:
+    """(code, severity) of each finding of `engine` on the source bytes as if they were the file `rel`, by line (the
+    snippet is used as written: the recall tests paste real files)."""
+    out: dict[int, set[tuple[str, str]]] = {}
+    for f in engine.analyze_bytes(src, rel).findings:
+        out.setdefault(f.line, set()).add((f.code, f.severity))
+    return out
+
+
 def finding_keys_by_line(engine, src: str, rel: str = "pkg/mod.py") -> dict[int, set[tuple[str, str, str]]]:
     """(code, category, severity) of each finding on the dedented snippet, keyed by line; the snippet must parse."""
     out: dict[int, set[tuple[str, str, str]]] = {}

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 from auditor.rules import load_rules
 from auditor.static import StaticEngine
+from static_snippets import code_severities_by_line
 
 ENGINE = StaticEngine(load_rules())
 
 
 def _found(src: bytes, path: str = "main.py") -> dict[int, set[tuple[str, str]]]:
-    out: dict[int, set[tuple[str, str]]] = {}
-    for f in ENGINE.analyze_bytes(src, path).findings:
-        out.setdefault(f.line, set()).add((f.code, f.severity))
-    return out
+    return code_severities_by_line(ENGINE, src, path)
 
 
 # Tune-A-Video train_tuneavideo.py (and SimDA, vid2vid-zero, Gen-L-Video), abridged
