@@ -175,3 +175,16 @@ def test_pair_cap_scores_a_repositorys_first_pairs_in_selection_order():
     assert [i["line"] for i in pair_capped(second, used, "r", 3)] == [2]
     assert [i["line"] for i in pair_capped(second, used, "other", 3)] == [1, 2, 5]
     assert pair_capped(first, Counter(), "r", None) == first
+
+
+def test_both_spellings_of_the_pair_cap_are_read():
+    """tuned_t22c writes `pair_cap`; the blind splits from test30 on write `repo_pair_cap` (their labellers stopped at
+    the cap by hand, so applying it changes no figure): the bench caps both."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    from project_files import PAIR_CAP
+
+    assert PAIR_CAP["tuned_t22c"] == 15
+    assert PAIR_CAP["test30"] == PAIR_CAP["test58"] == PAIR_CAP["test65"] == 15
