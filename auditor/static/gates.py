@@ -594,7 +594,9 @@ def module_gates(tree: ast.Module, text: str) -> list[str]:
     methods = method_probes(tree, flags | probes)
     tuples = _no_cuda_tuples(tree, flags)
     return sorted({f for f in flags if f in top} | probes | set(methods) | tuples |
-                  {attr + _ATTR_SUFFIX for attrs in methods.values() for attr in attrs} | class_count_attributes(tree))
+                  {attr + _ATTR_SUFFIX for attrs in methods.values() for attr in attrs} |
+                  # (every spelling `_COUNT` matches contains "device_count": no walk of files without one)
+                  (class_count_attributes(tree) if "device_count" in text else set()))
 
 
 def class_count_attributes(tree: ast.Module) -> set[str]:
