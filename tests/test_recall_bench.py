@@ -1053,7 +1053,7 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test42", 22), ("test43", 22), ("test45", 22), ("test47", 21),
                                                ("test49", 21), ("test51", 20), ("test53", 22), ("test56", 22),
                                                ("test59", 22), ("test60", 19), ("test63", 22), ("test64", 22),
-                                               ("test68", 24)])
+                                               ("test68", 23)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
