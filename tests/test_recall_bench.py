@@ -206,7 +206,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test19", "test20", "test21", "test22", "test23", "test24", "test25", "test26",
                                    "test27", "test28", "test34", "test36", "test37", "test39", "test40", "test42", "test43",
                                    "test45", "test47", "test49", "test51", "test53", "test56", "test59",
-                                   "test60", "test63", "test64", "tuned_t14d", "tuned_t14g", "tuned_s15c", "tuned_t16c"])
+                                   "test60", "test63", "test64", "test68", "tuned_t14d", "tuned_t14g", "tuned_s15c", "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
     labels = shipped(split)
     used = {s["name"] for other in recall.SPLITS if other != split for s in recall.load_sources(other)}
@@ -950,7 +950,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
     assert select_test.AUDITED_ONLY_SPLITS == {"test19", "test20", "test21", "test22", "test23", "test24", "test25",
                                                "test26", "test27", "test28", "test33", "test34", "test36", "test37",
                                                "test39", "test40", "test42", "test43", "test45", "test47", "test49",
-                                               "test51", "test53", "test56", "test59", "test60", "test63", "test64",
+                                               "test51", "test53", "test56", "test59", "test60", "test63", "test64", "test68",
                                                "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
@@ -1052,7 +1052,8 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test36", 22), ("test37", 22), ("test39", 22), ("test40", 20),
                                                ("test42", 22), ("test43", 22), ("test45", 22), ("test47", 21),
                                                ("test49", 21), ("test51", 20), ("test53", 22), ("test56", 22),
-                                               ("test59", 22), ("test60", 19), ("test63", 22), ("test64", 22)])
+                                               ("test59", 22), ("test60", 19), ("test63", 22), ("test64", 22),
+                                               ("test68", 23)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
