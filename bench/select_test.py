@@ -76,6 +76,7 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test63": "npu-audit-test-split-63:",
                  "test64": "npu-audit-test-split-64:",
                  "test68": "npu-audit-test-split-68:",
+                 "test66": "npu-audit-test-split-66:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -188,6 +189,9 @@ SPLIT_TOPUP_WORDS["test64"] = SPLIT_TOPUP_WORDS["test59"]
 # test68 (bench/corpus_test68/SELECTION.md, written before its draw): test64's entry; every category of its top-up
 # order has words (precision in TOPUP_WORDS; third_party, attention and kernel in test45's extension), so none was added
 SPLIT_TOPUP_WORDS["test68"] = SPLIT_TOPUP_WORDS["test64"]
+# test66 (bench/corpus_test66/SELECTION.md, written before its draw): test64's entry; every category of its top-up
+# order has words (precision and apex in TOPUP_WORDS), so none was added
+SPLIT_TOPUP_WORDS["test66"] = SPLIT_TOPUP_WORDS["test64"]
 TOPUP_MIN_LINES = 2
 
 
@@ -286,10 +290,20 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                                       "mmdet3d/models/necks/", "mmdet3d/models/voxel_encoders/", "bevformer_utils/",
                                       "SPIRAL/nemo/", "speaker_encoder/", "tools/torch_utils/", "tools/metrics/",
                                       "tools/calc_metrics_for_dataset.py", "nnformer/utilities/distributed.py",
-                                      "nnformer/utilities/to_torch.py")}
+                                      "nnformer/utilities/to_torch.py"),
+                           # test66 (bench/corpus_test66/SELECTION.md, vendoring check): VMamba's copy of S4, VideoMamba's
+                           # copies of causal-conv1d and mamba, H2O's third_party DeepSpeed / transformers and HELM copies,
+                           # KVQuant's transformers forks, DPLM's vendored OpenFold, FrameDiff's OpenFold and ProteinMPNN
+                           # copies, RoseTTAFold2's NVIDIA SE(3)-Transformer copy
+                           "test66": ("analyze/convnexts4nd/", "causal-conv1d/", "mamba/mamba_ssm/", "mamba/benchmarks/",
+                                      "mamba/evals/", "mamba/tests/", "mamba/setup.py", "third_party/", "helm/",
+                                      "deployment/transformers/", "gradients/examples/", "gradients/src/",
+                                      "gradients/scripts/", "gradients/utils/", "gradients/tests/", "gradients/docs/",
+                                      "gradients/templates/", "quant/dbrx/", "vendor/", "openfold/", "ProteinMPNN/",
+                                      "SE3Transformer/")}
 # Splits whose SPLIT_EXCLUDED_SUBTREES also apply to their top-up pools (tuned_t14g's applied to its main rounds only).
 TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51", "test53", "test56",
-                                     "test59", "test60", "test63", "test64", "test68"})
+                                     "test59", "test60", "test63", "test64", "test66", "test68"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
@@ -297,7 +311,7 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test23": 8, "test24": 8, "test25": 8, "test26": 8, "test27": 8,
                            "test28": 8, "test33": 8, "test34": 8, "test36": 8, "test37": 8, "test39": 8,
                            "test40": 8, "test42": 8, "test43": 8, "test45": 8, "test47": 8, "test49": 8, "test51": 8,
-                           "test53": 8, "test56": 8, "test59": 8, "test60": 8, "test63": 8, "test64": 8, "test68": 8,
+                           "test53": 8, "test56": 8, "test59": 8, "test60": 8, "test63": 8, "test64": 8, "test66": 8, "test68": 8,
                            "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
@@ -401,6 +415,12 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                "test64": {"order": ("apex", "attention", "precision", "distributed", "kernel", "third_party", "device"),
                           "target": 25, "targets": {"attention": 30, "precision": 30, "distributed": 30, "apex": 20},
                           "cap": 16},
+               # test66 (bench/corpus_test66/SELECTION.md): third_party, precision, kernel, attention first; target
+               # 20, but 35 for third_party, precision, kernel and attention; SPLIT_TOPUP_WORDS' test66 entry
+               # (test64's)
+               "test66": {"order": ("third_party", "precision", "kernel", "attention", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"third_party": 35, "precision": 35, "kernel": 35, "attention": 35},
+                          "cap": 16},
                # test68 (bench/corpus_test68/SELECTION.md): precision, third_party, attention, kernel first; target
                # 20, but 35 for precision, third_party, attention and kernel; SPLIT_TOPUP_WORDS' test68 entry
                # (test64's)
@@ -413,7 +433,7 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
 AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23", "test24", "test25", "test26", "test27",
                                  "test28", "test33", "test34", "test36", "test37", "test39", "test40", "test42", "test43",
                                  "test45", "test47", "test49", "test51", "test53", "test56", "test59",
-                                 "test60", "test63", "test64", "test68", "tuned_t17c",
+                                 "test60", "test63", "test64", "test66", "test68", "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 
 
