@@ -275,10 +275,12 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                                       "video_backbone/TSP/", "diffusion/fp16_util.py", "conv2d_gradfix.py"),
                            # test70 (bench/corpus_test70/SELECTION.md, vendoring check): OLMo's copies of AutoGPTQ and of
                            # the efficiency benchmark / lm_eval, FuseAI's copies of mergekit (both), LiveBench, FastChat's
-                           # MT-Bench and flash-attention monkey patch, and the math evaluation harness (both)
+                           # MT-Bench and flash-attention monkey patch, and the math evaluation harness (both); amended before any label:
                            "test70": ("inference/compression/dependencies/", "inference/efficiency/dependencies/",
                                       "FuseChat/mergekit/", "FuseO1-Preview/mergekit/", "LiveBench/", "MT-Bench/",
-                                      "llama_flash_attn_monkey_patch.py", "Math-Eval/", "math_evaluation/")}
+                                      "llama_flash_attn_monkey_patch.py", "Math-Eval/", "math_evaluation/",
+                                      # AudioLDM's copy of LAION-AI's CLAP training code (open_clip, training/)
+                                      "audioldm_train/modules/clap/")}
 # Splits whose SPLIT_EXCLUDED_SUBTREES also apply to their top-up pools (tuned_t14g's applied to its main rounds only).
 TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51", "test53", "test56",
                                      "test59", "test60", "test63", "test64", "test70"})
