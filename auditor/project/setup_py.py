@@ -185,16 +185,27 @@ def dependency_links(tree: ast.Module) -> Iterator[ast.Constant]:
                     yield from (e for e in kw.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
 
 
+def _names_cuda_source(value: ast.expr) -> bool:
+    """Whether an expression holds a .cu / .cuh file name: `["frontend.cpp", "backend.cu"]`, also inside a
+    comprehension over names (`[os.path.join('torchcule', f) for f in ['frontend.cpp', 'backend.cu']]`)."""
+    return any(isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value.endswith((".cu", ".cuh"))
+               for e in ast.walk(value))
+
+
 def cpp_extensions_with_cuda(tree: ast.Module) -> Iterator[ast.Call]:
-    """`CppExtension(name, sources=[...])` calls whose source list names a .cu / .cuh file."""
+    """`CppExtension(name, sources=[...])` and setuptools' `Extension(name, sources=[...])` calls whose source list
+    names a .cu / .cuh file, given in the call or bound to the name it passes at the module's top level (`sources =
+    [...]` ... `Extension('torchcule_atari', sources=sources, ...)`, CuLE, whose build_ext hands .cu files to nvcc;
+    t36a)."""
+    bound = {t.id: n.value for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
     for node in walk_list(tree):
-        if not isinstance(node, ast.Call) or _called_name(node.func) != "CppExtension":
+        if not isinstance(node, ast.Call) or _called_name(node.func) not in ("CppExtension", "Extension"):
             continue
         sources = next((k.value for k in node.keywords if k.arg == "sources"),
                        node.args[1] if len(node.args) > 1 else None)
-        if isinstance(sources, (ast.List, ast.Tuple)) and any(
-                isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value.endswith((".cu", ".cuh"))
-                for e in sources.elts):
+        if isinstance(sources, ast.Name):
+            sources = bound.get(sources.id)
+        if isinstance(sources, (ast.List, ast.Tuple, ast.ListComp)) and _names_cuda_source(sources):
             yield node
 
 
@@ -359,9 +370,14 @@ def add_setup_py_requirements(engine: "StaticEngine", data: bytes, rel: str, res
     build = next((r for r in engine.compiled.rules if r.code == "NPU370"), None)
     for call in cpp_extensions_with_cuda(tree):
         # fairseq's `cpp_extension.CppExtension("fairseq.libnat_cuda", sources=[..., "edit_dist.cu"])`: a
-        # CppExtension given .cu sources builds CUDA kernels (BuildExtension hands them to nvcc) like CUDAExtension
-        col.add(build, "torch.utils.cpp_extension.CppExtension", call.lineno, call.col_offset + 1,
-                note=" (a CppExtension with .cu sources)")
+        # CppExtension given .cu sources builds CUDA kernels (BuildExtension hands them to nvcc) like CUDAExtension;
+        # so does setuptools' Extension whose build_ext sends .cu files to nvcc (CuLE, py-faster-rcnn's gpu_nms)
+        if _called_name(call.func) == "CppExtension":
+            col.add(build, "torch.utils.cpp_extension.CppExtension", call.lineno, call.col_offset + 1,
+                    note=" (a CppExtension with .cu sources)")
+        else:
+            col.add(build, "setuptools.Extension", call.lineno, call.col_offset + 1,
+                    note=" (an extension with .cu sources, built by nvcc)")
     for macro, flag in define_macros(tree):
         # `define_macros=[("WITH_CUDA", None)]` is setuptools' spelling of `-DWITH_CUDA`: the CUDA build macro rule
         # (NPU316) reads it as the flag (Pytorch-Correlation-extension's `macro = [("USE_CUDA", None)]`)

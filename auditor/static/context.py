@@ -847,11 +847,13 @@ def _bind_relative_extension(ctx: FileContext, stmt: ast.ImportFrom,
             ctx.bind(alias.asname or alias.name, f"{LOCAL_PACKAGE}._C.{alias.name}")
         elif module and alias.name != "*" and tree is not None \
                 and (qual := relative_cuda_extension(module, alias.name)) is not None \
-                and (alias.asname or alias.name) in (_attribute_bases(tree) if qual == f"{LOCAL_PACKAGE}.{alias.name}"
-                                                     else _absolute_imports(tree, module.split(".")[-1])):
+                and ((alias.asname or alias.name) in (_attribute_bases(tree) if qual == f"{LOCAL_PACKAGE}.{alias.name}"
+                                                      else _absolute_imports(tree, module.split(".")[-1]))
+                     or qual != f"{LOCAL_PACKAGE}.{alias.name}" and _cpu_build_imported(tree, module)):
             # `render_utils_cuda` a name the file uses as a module (`render_utils_cuda.sample_pts_on_rays(...)`), not a
             # `*_cuda` function (`from .utils import to_cuda`); a name from a `*_cuda` module the file also imports
-            # installed (`from block_mc_cpp_cuda import block_mc_forward`), not from a Python module (`.ops_cuda`)
+            # installed (`from block_mc_cpp_cuda import block_mc_forward`) or beside its CPU build (`from
+            # .causal_product_cpu import ...`, fast-transformers), not from a Python module (`.ops_cuda`)
             ctx.bind(alias.asname or alias.name, qual)
 
 
@@ -873,6 +875,18 @@ def _absolute_imports(tree: ast.Module, module: str) -> set[str]:
     """The names the file takes from the top-level module `module` by an absolute `from module import name`."""
     return {a.asname or a.name for n in module_nodes_of(tree, ast.ImportFrom) if not n.level and n.module == module
             for a in n.names}
+
+
+def _cpu_build_imported(tree: ast.Module, module: str) -> bool:
+    """Whether the file also imports, relatively, the CPU build of the relative `*_cuda` module `module`: `from
+    .causal_product_cpu import causal_dot_product` beside `from .causal_product_cuda import causal_dot_product`
+    (fast-transformers' ops, each built by setup.py as a CppExtension `<op>_cpu` and a CUDAExtension `<op>_cuda`, t36a).
+    Two compiled builds of one op under one name, chosen by device; a Python helper module has no such twin."""
+    last = module.split(".")[-1]
+    if not last.endswith("_cuda"):
+        return False
+    twin = last[:-len("_cuda")] + "_cpu"
+    return any(n.level and (n.module or "").split(".")[-1] == twin for n in module_nodes_of(tree, ast.ImportFrom))
 
 
 def _attribute_bases(tree: ast.Module) -> set[str]:

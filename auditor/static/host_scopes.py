@@ -576,6 +576,9 @@ def _probe_patched_spans(tree: ast.AST) -> list[tuple[int, int]]:
 # exporters that write the model to another runtime's format: the dtype a function casts to before calling one is
 # the exported file's (chaiNNer's `convert_to_onnx_impl`: `model.half()` then `torch.onnx.export(...)`, heldout18)
 _ONNX_EXPORTS = frozenset({"torch.onnx.export", "onnx.export", "torch.onnx.dynamo_export"})
+# precision rules of a backend's switch, not of a dtype: `torch.backends.cuda.matmul.allow_tf32 = False` before the
+# export sets how this process computes (FB-BEV's deployment/pth2onnx.py), nothing of the exported file (t36a)
+_BACKEND_SWITCHES = frozenset({"tf32-switch"})
 
 
 def _onnx_export_functions(tree: ast.AST) -> list[tuple[int, int]]:
@@ -686,7 +689,7 @@ def drop_host_scopes(findings: list, rel: str, text: str, tree: ast.AST) -> list
             col = (getattr(f, "col", 1) or 1) - 1       # findings count columns from 1, ast from 0
             if any((lo, lc) <= (f.line, col) < (hi, hc) for lo, lc, hi, hc in defaults):
                 continue
-            if any(lo <= f.line <= hi for lo, hi in exports):
+            if f.name not in _BACKEND_SWITCHES and any(lo <= f.line <= hi for lo, hi in exports):
                 continue
             if (f.symbol or "").startswith("torch.") and any(lo <= f.line <= hi for lo, hi in host_tests):
                 continue

@@ -305,6 +305,20 @@ def _numba_launch_config(func: cst.Subscript) -> bool:
     return bool(_GRID_NAME.match(names[0]) and _BLOCK_NAME.match(names[1]))
 
 
+# what a compiled CUDA module kept in a name is called for: a kernel taken out of it, or its code loaded
+# (`mod = cupy.cuda.function.Module(); mod.load(bytes(ptx))`: S4's UnICORNN, t36a)
+_MODULE_KERNEL_METHODS = frozenset({"get_function", "load", "load_file"})
+
+
+def _shows_value(call: cst.Call) -> bool:
+    """`"CUDA: {}".format(torch.version.cuda)`, `str(x)`, `repr(x)`, `format(x, "d")`: a call that only turns its
+    arguments into text; inside a message it shows them, as an f-string does (lead decision 48, t36a)."""
+    func = call.func
+    return isinstance(func, cst.Attribute) and func.attr.value == "format" and \
+        isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString, cst.Name)) or \
+        isinstance(func, cst.Name) and func.value in ("str", "repr", "format")
+
+
 def _env_read_name(node: cst.BaseExpression) -> tuple[str, cst.SimpleString, bool] | None:
     """(name, literal, whether it may be unset) of `os.environ.get("X")`, `os.getenv("X", default)`,
     `os.environ["X"]`, or None."""
@@ -874,12 +888,12 @@ class MatchVisitor(cst.CSTVisitor):
             # `warnings.warn("Using precompiled x_cuda from {}".format(x_cuda.__file__))`: a message naming where a
             # module lives (or its version) describes it, it does not use it; the message rule wins (t14t)
             return True
-        if self._in_message and not self._calls_in_message and call is None and m is not None \
-                and m.rule.category != "device" and not stacked:
+        if self._in_message and not self._calls_in_message and call is None and m is not None and not stacked:
             # `warnings.warn(f"... the previous value of {torch.backends.cuda.matmul.allow_tf32}")`: a message showing
             # a precision switch's (or a dtype's) value reads it for a human, it sets and chooses nothing (t14z); so
-            # does one showing a flag of a kernel module (L3C's `print(f'CUDA available: {pe.CUDA_AVAILABLE}')`, t33a).
-            # A device API's value in a message stays a finding: the labels judge `{torch.version.cuda}` by its code
+            # does one showing a flag of a kernel module (L3C's `print(f'CUDA available: {pe.CUDA_AVAILABLE}')`, t33a)
+            # and one showing a device value (`print(torch.version.cuda)`: lead decision 48, only a CUDA call inside a
+            # message is a pair; t36a)
             return True
         if call is not None and self._already_ported(call):
             return True
@@ -973,11 +987,13 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         if node.relative and not isinstance(node.names, cst.ImportStar):
+            first = len(self.hits)
             for alias in node.names:     # only a package's own compiled extension resolves (context.py)
                 bound = alias.asname.name if alias.asname is not None else alias.name
                 qual = self._qual(bound) if isinstance(bound, cst.Name) else None
                 if qual is not None and qual.startswith(LOCAL_PACKAGE + "."):
                     self._match_reference(alias, qual, None)
+            self._on_statement_line(node, first)
             return False
         if node.relative or node.module is None:
             return False
@@ -1000,10 +1016,15 @@ class MatchVisitor(cst.CSTVisitor):
                 rule = self.c.match_import(module)      # (`from fla.models.rwkv6 import RWKV6Config`: excluded)
                 if rule is not None:
                     self._hit(rule, alias, qual)
-        if node.lpar is not None:
-            for hit in self.hits[first:]:
-                hit.statement = node
+        self._on_statement_line(node, first)
         return False
+
+    def _on_statement_line(self, node: cst.ImportFrom, first: int) -> None:
+        """`from flash_attn.flash_attn_interface import (` / `import \\` ... `flash_attn_varlen_func`: the hits on
+        the names of a multi-line import are reported on the statement's first line (lead decision 6), whether the
+        names continue in parentheses or after a backslash (t36a); engine.py moves only findings no fix rewrites."""
+        for hit in self.hits[first:]:
+            hit.statement = node
 
     def _dynamic_import(self, node: cst.Call) -> None:
         """`cuml = importlib.import_module("cuml")`, `triton = OptionalImport("triton")`: an import by a literal name
@@ -1060,15 +1081,16 @@ class MatchVisitor(cst.CSTVisitor):
 
     def _kernel_loading(self, node: cst.Call) -> None:
         """`f = load_kernel("roi_forward", src)`: a call of the file's CuPy / PyCUDA kernel loader (it compiles the
-        kernel); `self.module.get_function("k")`: a kernel taken out of a compiled module kept in a name (t32a). The
+        kernel); `self.module.get_function("k")`: a kernel taken out of a compiled module kept in a name (t32a), and
+        `mod.load(ptx)`: compiled code loaded into one (t36a). The
         builder's own call is reported by its rule; a loader's result launched at once is the launch."""
         func = node.func
         if isinstance(func, cst.Name) and func.value in self.ctx.kernel_loaders and func.value not in self.ctx.aliases:
             symbol = self.ctx.kernel_loaders[func.value][1] + "()"
-        elif isinstance(func, cst.Attribute) and func.attr.value == "get_function" and \
+        elif isinstance(func, cst.Attribute) and func.attr.value in _MODULE_KERNEL_METHODS and \
                 isinstance(func.value, (cst.Name, cst.Attribute)) and \
                 (made := self._kernel_object(func.value)) is not None and made[0] == "module":
-            symbol = made[1] + ".get_function"
+            symbol = f"{made[1]}.{func.attr.value}"
         else:
             return
         m = self.c.match_qualname(symbol)
@@ -1682,11 +1704,12 @@ class MatchVisitor(cst.CSTVisitor):
 
     def _env_read_in_message(self, node: cst.Subscript | cst.Call) -> None:
         """`print(f"devices: {os.environ['CUDA_VISIBLE_DEVICES']}")`: an environment read inside a message runs (it
-        raises where the variable is unset), as a call inside one does; the variable's rule reports it (t24a)."""
+        raises where the variable is unset), as a call inside one does; the variable's rule reports it (t24a).
+        `print(f"Arch list: {os.getenv('TORCH_CUDA_ARCH_LIST')}")` cannot fail: it only shows the value (t36a)."""
         read = _env_read_name(node) if self._in_message else None
         if read is not None and id(read[1]) not in self._handled:
             rule = self.c.match_env(read[0])     # the variable's own rule; a stacked build rule needs a build
-            if rule is not None:
+            if rule is not None and not read[2]:
                 self._hit(rule, read[1], read[0], message_read=True)
             self._handled.add(id(read[1]))
 
@@ -1696,7 +1719,7 @@ class MatchVisitor(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> bool:
         if self._in_message:
-            self._calls_in_message += 1
+            self._calls_in_message += not _shows_value(node)    # `.format(x)` / `str(x)` runs nothing of x's
             self._env_read_in_message(node)
         func = node.func
         first_hit = len(self.hits)
@@ -2137,7 +2160,7 @@ class MatchVisitor(cst.CSTVisitor):
         return fired
 
     def leave_Call(self, original_node: cst.Call) -> None:
-        if self._in_message and self._calls_in_message:
+        if self._in_message and self._calls_in_message and not _shows_value(original_node):
             self._calls_in_message -= 1
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
