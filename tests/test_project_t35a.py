@@ -265,3 +265,29 @@ def test_deepstream_bindings_and_nvidia_gstreamer_elements():
         import factory
         part = factory.make("nvinfer")
         """) if c in ("NPU469", "NPU470")] == []
+
+
+def _notebook(*cells: list[str]) -> str:
+    import json
+
+    return json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                                  "source": source} for source in cells],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+
+
+# ColabFold's RoseTTAFold.ipynb (t35a, project test65): Colab's `%shell` and IPython's `%pip` line magics
+def test_notebook_pip_conda_and_shell_line_magics_are_read_as_shell_lines():
+    found = _audit("demo.ipynb", _notebook(
+        ["%pip install flash-attn --no-build-isolation\n",
+         "%shell pip install -q dgl-cu113 -f https://data.dgl.ai/wheels/repo.html\n",
+         "%conda install -y -c nvidia cuda-toolkit\n",
+         "%matplotlib inline\n",
+         "# %pip install xformers\n",
+         "print('%pip install flash-attn')\n"]))
+    codes = {(code, symbol) for code, _line, symbol in found}
+    assert {("NPU361", "flash-attn"), ("NPU440", "dgl-cu113")} <= codes
+    assert any(symbol == "channel:nvidia" or symbol == "cuda-toolkit" for _c, _l, symbol in found)
+    assert not any(symbol == "xformers" for _c, _l, symbol in found)    # a comment
+    lines = {symbol: line for _c, line, symbol in found}
+    # the JSON line of each source line: 7 + its index (the cell's `"source": [` opens on line 7)
+    assert lines["flash-attn"] < lines["dgl-cu113"]
