@@ -141,6 +141,8 @@ def test_extras_named_by_a_build_argument_and_bare_cuda_build_arguments():
     assert ("NPU023", 8, "extra:cuda12") in found and ("NPU023", 9, "extra:cuda12") in found
     # an arch list (the environment rules' line), own extras, unassigned variables
     assert not any(line in (5, 7, 11) for code, line, _s in found if code in ("NPU018", "NPU023"))
+    # a bare switch is no CUDA version
+    assert _audit("Dockerfile", "FROM ubuntu:22.04\nARG USE_CUDA\nARG WITH_CUDA\n") == []
     # a variable the Dockerfile sets to a CPU variant names no CUDA extra
     assert _audit("Dockerfile", """\
         FROM debian:trixie-slim
