@@ -169,16 +169,19 @@ def test_kernel_module_flag_shown_in_a_message_is_no_finding():
     assert "NPU891" in _codes(found, 13)                # a call inside the message runs
 
 
-def test_device_value_in_a_message_keeps_its_finding():
+def test_device_value_in_a_message_is_shown_and_a_call_stays():
+    # lead decision 48 (after t33a): a device value shown without a call is a message line; a CUDA call is a pair (t36a)
     src = b"""import logging
 import torch
 
 logger = logging.getLogger(__name__)
 logger.info(f"torch.backends.cudnn.benchmark: {torch.backends.cudnn.benchmark}")
 logger.info(f"Using torch {torch.__version__}, CUDA {torch.version.cuda}")
+logger.info("CUDNN VERSION: " + str(torch.backends.cudnn.version()))
 """
     found = _found(src)
-    assert 5 in found and 6 in found                   # device values (the labels judge them by their code)
+    assert 5 not in found and 6 not in found
+    assert "NPU006" in _codes(found, 7)
 
 
 def test_nvcc_status_text_is_no_command():
