@@ -134,6 +134,77 @@ def timed(fn):
 """
 
 
+# -- lucidrains' Attend: CUDA checks that only pick the sdp_kernel configuration (audio-separator, rvc-cli, heldout36/33) --
+ATTEND = """\
+from collections import namedtuple
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+FlashAttentionConfig = namedtuple("FlashAttentionConfig", ["enable_flash", "enable_math", "enable_mem_efficient"])
+
+
+class Attend(nn.Module):
+    def __init__(self, dropout=0.0, flash=False):
+        super().__init__()
+        self.dropout = dropout
+        self.flash = flash
+        self.cpu_config = FlashAttentionConfig(True, True, True)
+        self.cuda_config = None
+
+        if not torch.cuda.is_available() or not flash:
+            return
+
+        device_properties = torch.cuda.get_device_properties(torch.device("cuda"))
+
+        if device_properties.major == 8 and device_properties.minor == 0:
+            print("A100 GPU detected, using flash attention if input tensor is on cuda")
+            self.cuda_config = FlashAttentionConfig(True, False, False)
+        else:
+            self.cuda_config = FlashAttentionConfig(False, True, True)
+
+    def flash_attn(self, q, k, v):
+        _, heads, q_len, _, k_len, is_cuda, device = *q.shape, k.shape[-2], q.is_cuda, q.device
+        config = self.cuda_config if is_cuda else self.cpu_config
+        if is_cuda and q.dtype != torch.float16:
+            config = FlashAttentionConfig(False, True, True)
+        with torch.backends.cuda.sdp_kernel(**config._asdict()):
+            out = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout if self.training else 0.0)
+        return out
+"""
+
+# the nearest cases: the early return skips more than the configuration, and is_cuda also picks a device
+ATTEND_DEVICE = """\
+from collections import namedtuple
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+FlashAttentionConfig = namedtuple("FlashAttentionConfig", ["enable_flash", "enable_math", "enable_mem_efficient"])
+
+
+class Attend(nn.Module):
+    def __init__(self, flash=False):
+        super().__init__()
+        self.cpu_config = FlashAttentionConfig(True, True, True)
+        self.cuda_config = None
+        self.scale = torch.ones(1)
+        if not torch.cuda.is_available() or not flash:
+            return
+        self.cuda_config = FlashAttentionConfig(True, False, False)
+        self.scale = self.scale.cuda()
+
+    def flash_attn(self, q, k, v):
+        is_cuda = q.is_cuda
+        config = self.cuda_config if is_cuda else self.cpu_config
+        mask = torch.ones(q.shape[-2], device="cuda" if is_cuda else "cpu")
+        with torch.backends.cuda.sdp_kernel(**config._asdict()):
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask) * self.scale
+"""
+
+
 @pytest.fixture(scope="module")
 def engine():
     return StaticEngine(load_rules())
@@ -173,3 +244,16 @@ def test_a_rebinding_inside_a_function_leaves_the_module_name_cuda(engine):
     found = code_severities_by_line(engine, LOCAL_REBIND.encode(), "utils/timer.py")
     assert ("NPU002", "error") in found[line_of(LOCAL_REBIND, "from torch.cuda import synchronize")]
     assert ("NPU002", "error") in found[line_of(LOCAL_REBIND, "return fn()") - 1]
+
+
+def test_cuda_checks_that_only_pick_the_sdp_kernel_configuration_are_warnings(engine):
+    found = code_severities_by_line(engine, ATTEND.encode(), "uvr/uvr_lib_v5/attend.py")
+    assert found[line_of(ATTEND, "if not torch.cuda.is_available() or not flash:")] == {("NPU002", "warning")}
+    assert ("NPU005", "warning") in found[line_of(ATTEND, "q.is_cuda, q.device")]
+    assert ("NPU005", "error") not in found[line_of(ATTEND, "q.is_cuda, q.device")]
+
+
+def test_cuda_checks_that_also_pick_a_device_keep_their_error(engine):
+    found = code_severities_by_line(engine, ATTEND_DEVICE.encode(), "models/attend.py")
+    assert ("NPU002", "error") in found[line_of(ATTEND_DEVICE, "if not torch.cuda.is_available() or not flash:")]
+    assert ("NPU005", "error") in found[line_of(ATTEND_DEVICE, "is_cuda = q.is_cuda")]
