@@ -67,6 +67,13 @@ ATTENTION_BACKENDS = """\
 
     BACKEND = 'flash_attn'
     MODULES = {"flash_attn": flash_attn, "sdpa": F}
+
+
+    def flash_attention(q, k, v):
+        return flash_attn_func(q, k, v)
+
+
+    FUNCTIONS = {"flash_attention": flash_attention, "sdpa": F.scaled_dot_product_attention}
     KERNELS = {"flash_attn": flash_attn_func, "sdpa": F.scaled_dot_product_attention}
 
 
@@ -222,6 +229,7 @@ def test_a_flash_attn_setting_switched_on_or_off_names_no_implementation(engine)
 def test_a_flash_attn_string_that_names_the_implementation_keeps_its_finding(engine):
     found = codes_by_line(engine, ATTENTION_BACKENDS, "attention/config.py")
     for needle in ("BACKEND = 'flash_attn'", 'MODULES = {"flash_attn": flash_attn', 'KERNELS = {"flash_attn"',
+                   'FUNCTIONS = {"flash_attention"',
                    'config.get("attention_mode", "flash_attn")',
                    'KERNELS.get("flash_attn")'):
         assert "NPU386" in found.get(line_of(ATTENTION_BACKENDS, needle), set()), needle

@@ -44,13 +44,14 @@ def _lookup_key(call: ast.Call) -> ast.expr | None:
     return key if _key(key) and _boolean(default) else None
 
 
-def _forwarded(value: ast.AST, key: str, imported: set[str]) -> bool:
+def _forwarded(value: ast.AST, key: str, code: set[str]) -> bool:
     """`'flash_attn': self.flash_attn` / `config.get('flash_attn', True)`: the setting passed on under its own name
-    (a module bound by an import, `{"flash_attn": flash_attn}`, is an implementation)."""
+    (a module bound by an import or a function the file defines, `{"flash_attn": flash_attn}`, is an
+    implementation)."""
     if isinstance(value, ast.Call):
         return _lookup_key(value) is not None
     name = ast_dotted(value)
-    if name is None or name in imported:
+    if name is None or name in code:
         return False
     return name.rsplit(".", 1)[-1] == key
 
@@ -59,13 +60,14 @@ def flash_setting_keys(tree: ast.AST) -> set[tuple[int, int]]:
     """(line, column) of flash_attn strings that name a boolean setting: dict keys whose value is on/off (or the
     setting of the same name passed on), keys read with an on/off default, keys assigned True / False."""
     nodes = module_nodes(tree)
-    imported = {(a.asname or a.name).split(".", 1)[0] for n in nodes if isinstance(n, (ast.Import, ast.ImportFrom))
-                for a in n.names}
+    code = {(a.asname or a.name).split(".", 1)[0] for n in nodes if isinstance(n, (ast.Import, ast.ImportFrom))
+            for a in n.names}
+    code |= {n.name for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     spots: list[ast.expr] = []
     for n in nodes:
         if isinstance(n, ast.Dict):
             spots += [k for k, v in zip(n.keys, n.values)
-                      if k is not None and (key := _key(k)) and (_boolean(v) or _forwarded(v, key, imported))]
+                      if k is not None and (key := _key(k)) and (_boolean(v) or _forwarded(v, key, code))]
         elif isinstance(n, ast.Call):
             spots += [k] if (k := _lookup_key(n)) is not None else []
         elif isinstance(n, ast.Assign) and _boolean(n.value):
