@@ -249,3 +249,17 @@ def test_tf32_switch_in_an_export_function_is_reported():
     found = _found(ONNX_EXPORT)
     assert _codes(found, _line(ONNX_EXPORT, "allow_tf32 = False")) == {"NPU206"}
     assert not _codes(found, _line(ONNX_EXPORT, "model.half()"))
+
+
+# a shell script that reads what its `python -c` program prints: the print is the program's result, not a message
+SCRIPT = b"""#!/bin/bash
+CUDA_VERSION=$(python -c "import torch; print(torch.version.cuda)")
+python -c "import torch; print(torch.version.cuda)"
+python -c "import torch; print('CUDA', torch.version.cuda); x = torch.ones(1)"
+"""
+
+
+def test_python_c_output_read_by_the_script_is_a_result():
+    found = _found(SCRIPT, "setup.sh")
+    assert _codes(found, 2)                                    # the script reads the version
+    assert not _codes(found, 3) and not _codes(found, 4)       # printed to the log

@@ -1596,8 +1596,9 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
             return
     if name == "python" or name.startswith("python3") or name == "python3":
         if len(words) > 2 and words[1] == "-c":
-            if not (_printed_only(words[2]) and _output_to_log(node)):
-                _inline_python(col, pos, words[2], nodes[2])
+            to_log = _output_to_log(node)
+            if not (_printed_only(words[2]) and to_log):
+                _inline_python(col, pos, words[2], nodes[2], output_read=not to_log)
             return
         body = _heredoc_body(node)
         if body is not None and (len(words) == 1 or words[1] == "-"):
@@ -1919,16 +1920,41 @@ def _output_to_log(command) -> bool:
     return True
 
 
-def _inline_python(col: Collector, pos: _Positions, code: str, node) -> None:
+def _prints_as_results(code: str) -> str:
+    """`CUDA_VERSION=$(python -c "import torch; print(torch.version.cuda)")`: the script reads what the program prints,
+    so a print is its result, not a message for a person (which the Python pass leaves quiet, lead decision 48): each
+    top-level one-line `print(...)` without keywords is read as the value it prints, `_=   (...)`, same columns (t36a)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return code
+    lines = code.split("\n")
+    for stmt in tree.body:
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "print" \
+                and not call.keywords and call.lineno == call.end_lineno:
+            raw = lines[call.lineno - 1].encode("utf-8")
+            at = call.func.col_offset
+            lines[call.lineno - 1] = (raw[:at] + b"_=   " + raw[at + 5:]).decode("utf-8")
+    changed = "\n".join(lines)
+    try:
+        ast.parse(changed)
+    except (SyntaxError, ValueError, RecursionError):
+        return code
+    return changed
+
+
+def _inline_python(col: Collector, pos: _Positions, code: str, node, output_read: bool = False) -> None:
     """`python -c "import torch; print(torch.cuda.is_available())"`: the code goes through the Python pass, its
-    findings placed where the code sits in the script."""
+    findings placed where the code sits in the script; when the script reads its output, its prints are results."""
     from dataclasses import replace
 
     if not re.search(r"cuda|nccl|\bimport\b", code.lower()):
         return          # nothing the rules look for (a CUDA call, or an import: `python -c "import bitsandbytes"`)
     row, byte_col = node.start_point
     start = len(pos.lines[row][:byte_col].decode("utf-8", errors="replace")) + (node.type in ("string", "raw_string"))
-    result = col.engine.analyze_bytes((code + "\n").encode("utf-8"), col.rel + ".py")
+    source = _prints_as_results(code) if output_read else code
+    result = col.engine.analyze_bytes((source + "\n").encode("utf-8"), col.rel + ".py")
     for f in result.findings:
         line = row + f.line
         shift = start if f.line == 1 else 0
