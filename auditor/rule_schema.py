@@ -114,6 +114,9 @@ RULE_SCHEMA: dict[str, Any] = {
             # keyword `name=value` rules: also a string key of a dict built in code with that literal value
             # (`{"quant_algo": "FP8"}`, t14k)
             "dict_entries": {"type": "boolean"},
+            # with dict_entries: only entries under these keys (`{"accelerator": "gpu"}`, not a JSON config's
+            # `{"device": "gpu"}` for another runtime, t36a)
+            "dict_entry_keys": {"type": "array", "items": {"type": "string"}},
             # keyword `name=value` rules: also a literal assigned to a variable of that name or a parameter's literal
             # default (`image_name = "...cuda10.0..."`, `def deploy(instance_type="ml.g5.xlarge")`, t32b)
             "assigned_values": {"type": "boolean"},

@@ -993,7 +993,8 @@ class MatchVisitor(cst.CSTVisitor):
                 qual = self._qual(bound) if isinstance(bound, cst.Name) else None
                 if qual is not None and qual.startswith(LOCAL_PACKAGE + "."):
                     self._match_reference(alias, qual, None)
-            self._on_statement_line(node, first)
+            if node.lpar is None:       # (a parenthesised relative import keeps its name lines, t14f's reading)
+                self._on_statement_line(node, first)
             return False
         if node.relative or node.module is None:
             return False
@@ -1601,7 +1602,8 @@ class MatchVisitor(cst.CSTVisitor):
             # only `name=value` patterns that name no callee (t14k)
             literal = _literal_text(node.value)
             kv = self.c.match_keyword_value(None, node.key.evaluated_value, literal)
-            if kv is not None and kv[0].extra.get("dict_entries"):
+            if kv is not None and kv[0].extra.get("dict_entries") and \
+                    node.key.evaluated_value in kv[0].extra.get("dict_entry_keys", (node.key.evaluated_value,)):
                 self._hit(kv[0], node.key, f"{node.key.evaluated_value}={literal}", value=kv[1])
         return False
 
