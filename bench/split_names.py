@@ -3,13 +3,17 @@
 
     python bench/split_names.py used OWNER/NAME ...          USED / CLAIMED (by whom) / SAMENAME / NEAR / FREE
     python bench/split_names.py claim WHO OWNER/NAME ...     claim the names nobody uses or claimed for WHO
+    python bench/split_names.py pypi-repos                   refresh bench/pypi_source_repos.json from PyPI
 
 USED: named (`"repo": "owner/name"` or a github.com URL) in any JSON file under bench/ of this checkout or of any
 local branch (labellers commit new splits on their own branches before the lead merges them). CLAIMED: in the
 claims file, which lives in the repository's common git directory, so every worktree of the checkout shares it
 (`--claims FILE` names another). SAMENAME: another owner's repository of that name, or a package of that name
 (the early splits were built from PyPI packages), is used: check that the candidate is not that project, a fork or
-a copy before taking it. NEAR: a used repository or package is named after it (a ComfyUI wrapper or a port often
+a copy before taking it. A package's own name can differ from its repository's (`laion-clap` is LAION-AI/CLAP), so
+the repositories the used packages' PyPI metadata names (home page and project URLs, read from
+https://pypi.org/pypi/NAME/VERSION/json by `pypi-repos` into bench/pypi_source_repos.json) are USED too. NEAR: a used
+repository or package is named after it (a ComfyUI wrapper or a port often
 vendors the project's code): check before taking it. Claims are taken under a file lock, so labellers working at
 the same time never claim one repository twice. Names compare case-insensitively. Exit status: 0, or 2 on usage
 errors.
@@ -17,16 +21,22 @@ errors.
 from __future__ import annotations
 
 import argparse
+import datetime
 import fcntl
+import json
 import re
 import subprocess
 import sys
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 REPO_FIELD = re.compile(r'"repo":\s*"([^"]+)"')
 NAME_FIELD = re.compile(r'"name":\s*"([^"/]+)"')     # a source's name: a PyPI package for the splits built from wheels
 GITHUB_URL = re.compile(r"github\.com/([\w.-]+/[\w.-]+?)(?:\.git)?[\"/\s]")
+PYPI_SOURCE_REPOS = BENCH / "pypi_source_repos.json"
 
 
 def normalise(name: str) -> str:
@@ -59,7 +69,52 @@ def used_names() -> set[str]:
               for ref in _git("for-each-ref", "--format=%(refname)", "refs/heads").split()]
     for text in texts:
         used |= names_in(text) | {"pkg:" + package_key(n) for n in NAME_FIELD.findall(text)}
+    if PYPI_SOURCE_REPOS.is_file():
+        for repos in json.loads(PYPI_SOURCE_REPOS.read_text())["packages"].values():
+            used |= {normalise(r) for r in repos}
     return used
+
+
+def package_sources() -> set[tuple[str, str]]:
+    """(name, version) of every PyPI wheel or sdist a split of this checkout was built from."""
+    found: set[tuple[str, str]] = set()
+    for path in BENCH.rglob("sources.json"):
+        if "_work" in path.parts or "_corpus" in path.parts:
+            continue
+        data = json.loads(path.read_text())
+        for src in data.get("sources", []) if isinstance(data, dict) else data:
+            if isinstance(src, dict) and src.get("kind") in ("wheel", "sdist") and src.get("name"):
+                found.add((src["name"], str(src.get("version", ""))))
+    return found
+
+
+def repos_on_pypi(name: str, version: str) -> list[str]:
+    """The GitHub repositories a package's PyPI metadata names (home page, download and project URLs)."""
+    for url in (f"https://pypi.org/pypi/{name}/{version}/json", f"https://pypi.org/pypi/{name}/json"):
+        try:
+            with urllib.request.urlopen(url, timeout=20) as resp:
+                info = json.load(resp)["info"]
+        except (urllib.error.URLError, TimeoutError, ValueError, KeyError):
+            continue
+        urls = [info.get("home_page") or "", info.get("download_url") or "",
+                *(info.get("project_urls") or {}).values()]
+        return sorted({normalise(m) for u in urls for m in GITHUB_URL.findall(u + "/")})
+    return []
+
+
+def refresh_pypi_source_repos() -> int:
+    sources = sorted(package_sources())
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        repos = dict(zip((n.lower() for n, _ in sources), pool.map(lambda nv: repos_on_pypi(*nv), sources)))
+    PYPI_SOURCE_REPOS.write_text(json.dumps({
+        "comment": "Made by `python bench/split_names.py pypi-repos`: for every PyPI package a split was built from, "
+                   "the GitHub repositories its PyPI metadata names (https://pypi.org/pypi/NAME/VERSION/json: "
+                   "home_page, download_url, project_urls); an empty list where it names none or PyPI had no answer.",
+        "made": datetime.date.today().isoformat(),
+        "packages": dict(sorted(repos.items()))}, indent=1) + "\n")
+    print(f"{len(repos)} packages, {sum(1 for r in repos.values() if r)} naming a GitHub repository -> "
+          f"{PYPI_SOURCE_REPOS.relative_to(BENCH.parent)}")
+    return 0
 
 
 def default_claims_file() -> Path:
@@ -105,7 +160,10 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("claim", help="claim the names nobody uses or claimed")
     c.add_argument("who", help="the claiming split or labeller, e.g. l60")
     c.add_argument("names", nargs="+", metavar="OWNER/NAME")
+    sub.add_parser("pypi-repos", help="refresh the repositories the used PyPI packages' metadata names")
     args = ap.parse_args(argv)
+    if args.cmd == "pypi-repos":
+        return refresh_pypi_source_repos()
     bad = [n for n in args.names if normalise(n).count("/") != 1]
     if bad:
         print(f"split_names: not OWNER/NAME: {', '.join(bad)}", file=sys.stderr)

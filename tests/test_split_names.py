@@ -54,3 +54,29 @@ def test_a_wrapper_named_after_the_project_makes_it_near():
     assert mod.status("aigc-apps/EasyAnimate", used, {}) == "NEAR"
     assert mod.status("a/res", used, {}) == "FREE"                 # too short to say
     assert mod.status("lightonai/pylate", used, {}) == "FREE"
+
+
+def test_repositories_named_by_used_packages_pypi_metadata_are_used(monkeypatch):
+    """A package can be named unlike its repository (`laion-clap` is LAION-AI/CLAP, a source of test20): the
+    committed map of PyPI metadata makes the repository USED, and the reader takes GitHub URLs from the metadata's
+    home page and project URLs only."""
+    import io
+    import json
+
+    mod = _module()
+    assert "laion-ai/clap" in mod.used_names()
+    assert mod.status("LAION-AI/CLAP", mod.used_names(), {}) == "USED"
+    meta = {"info": {"home_page": "https://github.com/LAION-AI/CLAP", "download_url": None,
+                     "project_urls": {"Documentation": "https://docs.example.org",
+                                      "Source": "https://github.com/laion-ai/clap.git"}}}
+    seen = []
+
+    def fake_urlopen(url, timeout):
+        seen.append(url)
+        return io.StringIO(json.dumps(meta))
+
+    monkeypatch.setattr(mod.urllib.request, "urlopen", fake_urlopen)
+    assert mod.repos_on_pypi("laion-clap", "1.1.7") == ["laion-ai/clap"]
+    assert seen == ["https://pypi.org/pypi/laion-clap/1.1.7/json"]
+    meta["info"] = {"home_page": None, "project_urls": {"Homepage": "https://speechbrain.github.io/"}}
+    assert mod.repos_on_pypi("speechbrain", "1.1.2") == []
