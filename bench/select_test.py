@@ -75,6 +75,9 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test60": "npu-audit-test-split-60:",
                  "test63": "npu-audit-test-split-63:",
                  "test64": "npu-audit-test-split-64:",
+                 "test68": "npu-audit-test-split-68:",
+                 "test66": "npu-audit-test-split-66:",
+                 "test70": "npu-audit-test-split-70:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -184,6 +187,15 @@ SPLIT_TOPUP_WORDS["test63"] = SPLIT_TOPUP_WORDS["test59"]
 # test64 (bench/corpus_test64/SELECTION.md, written before its draw): test59's entry; every category of its top-up
 # order has words (apex and precision in TOPUP_WORDS), so none was added
 SPLIT_TOPUP_WORDS["test64"] = SPLIT_TOPUP_WORDS["test59"]
+# test68 (bench/corpus_test68/SELECTION.md, written before its draw): test64's entry; every category of its top-up
+# order has words (precision in TOPUP_WORDS; third_party, attention and kernel in test45's extension), so none was added
+SPLIT_TOPUP_WORDS["test68"] = SPLIT_TOPUP_WORDS["test64"]
+# test66 (bench/corpus_test66/SELECTION.md, written before its draw): test64's entry; every category of its top-up
+# order has words (precision and apex in TOPUP_WORDS), so none was added
+SPLIT_TOPUP_WORDS["test66"] = SPLIT_TOPUP_WORDS["test64"]
+# test70 (bench/corpus_test70/SELECTION.md, written before its draw): test64's entry; every category of its top-up
+# order has words (precision and apex in TOPUP_WORDS), so none was added
+SPLIT_TOPUP_WORDS["test70"] = SPLIT_TOPUP_WORDS["test64"]
 TOPUP_MIN_LINES = 2
 
 
@@ -268,10 +280,42 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                            "test64": ("PDVC/", "moment_detr/", "clip/", "util/misc.py", "util/crop.py",
                                       "util/datasets.py", "util/lars.py", "util/lr_decay.py", "util/lr_sched.py",
                                       "util/pos_embed.py", "torchlight/", "flownet_networks/", "pdvc/ops/",
-                                      "video_backbone/TSP/", "diffusion/fp16_util.py", "conv2d_gradfix.py")}
+                                      "video_backbone/TSP/", "diffusion/fp16_util.py", "conv2d_gradfix.py"),
+                           # test68 (bench/corpus_test68/SELECTION.md, vendoring check): SegMamba's copies of
+                           # causal-conv1d, mamba and MONAI; SphereFormer's OpenPCDet copy (detection/); FB-BEV's
+                           # mmdetection3d library copy (its own code is mmdet3d/models/fbbev/), with BEVDet's bev_pool_v2,
+                           # InternImage's DCNv3 and BEVFormer's modules; Speech-Backbones' copies of NeMo (SPIRAL) and of
+                           # the RTVC speaker encoder (DiffVC); Latte's StyleGAN-V / StyleGAN2-ADA metric and torch_utils
+                           # code; nnFormer's nnU-Net files shared byte for byte with nnU-Net forks
+                           "test68": ("causal-conv1d/", "mamba/", "monai/", "detection/pcdet/", "detection/tools/",
+                                      "detection/setup.py", "mmdet3d/core/", "mmdet3d/apis/", "mmdet3d/ops/",
+                                      "mmdet3d/models/backbones/", "mmdet3d/models/decode_heads/",
+                                      "mmdet3d/models/losses/", "mmdet3d/models/middle_encoders/",
+                                      "mmdet3d/models/necks/", "mmdet3d/models/voxel_encoders/", "bevformer_utils/",
+                                      "SPIRAL/nemo/", "speaker_encoder/", "tools/torch_utils/", "tools/metrics/",
+                                      "tools/calc_metrics_for_dataset.py", "nnformer/utilities/distributed.py",
+                                      "nnformer/utilities/to_torch.py"),
+                           # test66 (bench/corpus_test66/SELECTION.md, vendoring check): VMamba's copy of S4, VideoMamba's
+                           # copies of causal-conv1d and mamba, H2O's third_party DeepSpeed / transformers and HELM copies,
+                           # KVQuant's transformers forks, DPLM's vendored OpenFold, FrameDiff's OpenFold and ProteinMPNN
+                           # copies, RoseTTAFold2's NVIDIA SE(3)-Transformer copy
+                           "test66": ("analyze/convnexts4nd/", "causal-conv1d/", "mamba/mamba_ssm/", "mamba/benchmarks/",
+                                      "mamba/evals/", "mamba/tests/", "mamba/setup.py", "third_party/", "helm/",
+                                      "deployment/transformers/", "gradients/examples/", "gradients/src/",
+                                      "gradients/scripts/", "gradients/utils/", "gradients/tests/", "gradients/docs/",
+                                      "gradients/templates/", "quant/dbrx/", "vendor/", "openfold/", "ProteinMPNN/",
+                                      "SE3Transformer/"),
+                           # test70 (bench/corpus_test70/SELECTION.md, vendoring check): OLMo's copies of AutoGPTQ and of
+                           # the efficiency benchmark / lm_eval, FuseAI's copies of mergekit (both), LiveBench, FastChat's
+                           # MT-Bench and flash-attention monkey patch, and the math evaluation harness (both); amended before any label:
+                           "test70": ("inference/compression/dependencies/", "inference/efficiency/dependencies/",
+                                      "FuseChat/mergekit/", "FuseO1-Preview/mergekit/", "LiveBench/", "MT-Bench/",
+                                      "llama_flash_attn_monkey_patch.py", "Math-Eval/", "math_evaluation/",
+                                      # AudioLDM's copy of LAION-AI's CLAP training code (open_clip, training/)
+                                      "audioldm_train/modules/clap/")}
 # Splits whose SPLIT_EXCLUDED_SUBTREES also apply to their top-up pools (tuned_t14g's applied to its main rounds only).
 TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51", "test53", "test56",
-                                     "test59", "test60", "test63", "test64"})
+                                     "test59", "test60", "test63", "test64", "test66", "test68", "test70"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
@@ -279,7 +323,8 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test23": 8, "test24": 8, "test25": 8, "test26": 8, "test27": 8,
                            "test28": 8, "test33": 8, "test34": 8, "test36": 8, "test37": 8, "test39": 8,
                            "test40": 8, "test42": 8, "test43": 8, "test45": 8, "test47": 8, "test49": 8, "test51": 8,
-                           "test53": 8, "test56": 8, "test59": 8, "test60": 8, "test63": 8, "test64": 8,
+                           "test53": 8, "test56": 8, "test59": 8, "test60": 8, "test63": 8, "test64": 8, "test66": 8, "test68": 8,
+                           "test70": 8,
                            "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
@@ -382,6 +427,23 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # (test59's)
                "test64": {"order": ("apex", "attention", "precision", "distributed", "kernel", "third_party", "device"),
                           "target": 25, "targets": {"attention": 30, "precision": 30, "distributed": 30, "apex": 20},
+                          "cap": 16},
+               # test66 (bench/corpus_test66/SELECTION.md): third_party, precision, kernel, attention first; target
+               # 20, but 35 for third_party, precision, kernel and attention; SPLIT_TOPUP_WORDS' test66 entry
+               # (test64's)
+               "test66": {"order": ("third_party", "precision", "kernel", "attention", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"third_party": 35, "precision": 35, "kernel": 35, "attention": 35},
+                          "cap": 16},
+               # test68 (bench/corpus_test68/SELECTION.md): precision, third_party, attention, kernel first; target
+               # 20, but 35 for precision, third_party, attention and kernel; SPLIT_TOPUP_WORDS' test68 entry
+               # (test64's)
+               "test68": {"order": ("precision", "third_party", "attention", "kernel", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"precision": 35, "third_party": 35, "attention": 35, "kernel": 35},
+                          "cap": 16},
+               # test70 (bench/corpus_test70/SELECTION.md): attention, kernel, third_party, precision first; target
+               # 20, but 35 for third_party, precision, kernel and attention; SPLIT_TOPUP_WORDS' test70 entry (test64's)
+               "test70": {"order": ("attention", "kernel", "third_party", "precision", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"attention": 35, "kernel": 35, "third_party": 35, "precision": 35},
                           "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
@@ -389,7 +451,7 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
 AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23", "test24", "test25", "test26", "test27",
                                  "test28", "test33", "test34", "test36", "test37", "test39", "test40", "test42", "test43",
                                  "test45", "test47", "test49", "test51", "test53", "test56", "test59",
-                                 "test60", "test63", "test64", "tuned_t17c",
+                                 "test60", "test63", "test64", "test66", "test68", "test70", "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 
 

@@ -154,6 +154,8 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
                             "test61": 40,
                             "test62": 40,
                             "test65": 40,
+                            "test67": 40,
+                            "test69": 40,
                             "tuned_t15": 40,
                             "tuned_t15d": 40, "tuned_t15f": 40, "tuned_t15s": 40, "tuned_t15u": 40, "tuned_t16d": 40,
                             "tuned_t16f": 40, "tuned_t17h": 40, "tuned_t18f": 40,
@@ -485,6 +487,26 @@ def test_test65_selection_is_exactly_what_its_rule_draws(tmp_path):
     assert mod.LINE_CAP["test65"] == 40
     assert "test65" not in mod.EXTRA_KINDS
     assert len(sources) == 16 and len(committed["files"]) == 61
+
+
+def test_test67_selection_is_exactly_what_its_rule_draws(tmp_path):
+    """test67's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1667,
+    7 per repository, 15 repositories), and every drawn file, and no other, has a label file."""
+    mod, sources, committed = _redraw_committed(tmp_path, "test67")
+    assert mod.DRAWS["test67"] == {"seed": 1667, "per_repo": 7}
+    assert mod.LINE_CAP["test67"] == 40
+    assert "test67" not in mod.EXTRA_KINDS
+    assert len(sources) == 15 and len(committed["files"]) == 83
+
+
+def test_test69_selection_is_exactly_what_its_rule_draws(tmp_path):
+    """test69's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1669,
+    7 per repository, 14 repositories), and every drawn file, and no other, has a label file."""
+    mod, sources, committed = _redraw_committed(tmp_path, "test69")
+    assert mod.DRAWS["test69"] == {"seed": 1669, "per_repo": 7}
+    assert mod.LINE_CAP["test69"] == 40
+    assert "test69" not in mod.EXTRA_KINDS
+    assert len(sources) == 14 and len(committed["files"]) == 80
 
 
 def test_tuned_t15d_selection_is_exactly_what_its_rule_draws(tmp_path):

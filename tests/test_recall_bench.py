@@ -206,7 +206,9 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test19", "test20", "test21", "test22", "test23", "test24", "test25", "test26",
                                    "test27", "test28", "test34", "test36", "test37", "test39", "test40", "test42", "test43",
                                    "test45", "test47", "test49", "test51", "test53", "test56", "test59",
-                                   "test60", "test63", "test64", "tuned_t14d", "tuned_t14g", "tuned_s15c", "tuned_t16c"])
+                                   "test60", "test63", "test64", "test66", "test68", "test70", "tuned_t14d",
+                                   "tuned_t14g", "tuned_s15c",
+                                   "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
     labels = shipped(split)
     used = {s["name"] for other in recall.SPLITS if other != split for s in recall.load_sources(other)}
@@ -951,6 +953,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test26", "test27", "test28", "test33", "test34", "test36", "test37",
                                                "test39", "test40", "test42", "test43", "test45", "test47", "test49",
                                                "test51", "test53", "test56", "test59", "test60", "test63", "test64",
+                                               "test66", "test68", "test70",
                                                "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
@@ -1052,7 +1055,8 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test36", 22), ("test37", 22), ("test39", 22), ("test40", 20),
                                                ("test42", 22), ("test43", 22), ("test45", 22), ("test47", 21),
                                                ("test49", 21), ("test51", 20), ("test53", 22), ("test56", 22),
-                                               ("test59", 22), ("test60", 19), ("test63", 22), ("test64", 22)])
+                                               ("test59", 22), ("test60", 19), ("test63", 22), ("test64", 22),
+                                               ("test66", 24), ("test68", 23), ("test70", 17)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -1090,6 +1094,67 @@ def test_test60_files_are_exactly_what_its_rule_draws():
         {name: min(8, len(order)) for name, order in orders}
     assert pairs(labelled) < 350
     assert len(labelled) == 65
+
+
+def test_test66_files_are_exactly_what_its_rule_draws():
+    """test66 (bench/corpus_test66/SELECTION.md): test64's rule with the top-up order third_party, precision, kernel,
+    attention first (targets 35; 20 for the others; cap 16), 8 files per code base; 24 code bases. The draw ran to its
+    end: third_party's, attention's and apex's pools ran dry (their open files are in code bases at 8 files), precision
+    was over its target after third_party's top-up, kernel and distributed reached theirs, and the pairs were over 350
+    before any further round."""
+    draw = _LimitedDraw("test66", 24)
+    select_test, labelled, main = draw.select_test, draw.labelled, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    assert select_test.TOPUP_RULES["test66"]["order"][:4] == ("third_party", "precision", "kernel", "attention")
+    assert select_test.SPLIT_TOPUP_WORDS["test66"] is select_test.SPLIT_TOPUP_WORDS["test64"]
+    # Main rounds 1-2 in sources.json order: 24 code bases, three of them with one eligible file.
+    assert len(main) == 45 and labelled[:45] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files.
+    assert labelled[45:56] == open_(pool("third_party"), labelled[:45]) and pairs(labelled[:56], "third_party") < 35
+    assert pairs(labelled[:56], "precision") >= 35
+    assert labelled[56:58] == open_(pool("kernel"), labelled[:56])[:2]
+    assert pairs(labelled[:57], "kernel") < 35 <= pairs(labelled[:58], "kernel")
+    assert labelled[58:66] == open_(pool("attention"), labelled[:58]) and pairs(labelled[:66], "attention") < 35
+    assert labelled[66:72] == open_(pool("apex"), labelled[:66]) and pairs(labelled[:72], "apex") < 20
+    assert labelled[72:78] == open_(pool("distributed"), labelled[:72])[:6]
+    assert pairs(labelled[:77], "distributed") < 20 <= pairs(labelled[:78], "distributed")
+    assert pairs(main, "device") >= 20 and pairs(labelled) >= 350
+    assert len(labelled) == 78
+
+
+def test_test70_files_are_exactly_what_its_rule_draws():
+    """test70 (bench/corpus_test70/SELECTION.md): test64's rule with the top-up order attention, kernel, third_party,
+    precision first (targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 21 code bases, four
+    with no eligible file. The draw ran to its end: attention's, kernel's, third_party's and distributed's pools ran dry
+    under their targets, precision reached 35, and the further rounds ran out before 350 pairs."""
+    draw = _LimitedDraw("test70", 17)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test70"]
+    assert rule["order"][:4] == ("attention", "kernel", "third_party", "precision") and rule["target"] == 20
+    assert rule["targets"] == {"attention": 35, "kernel": 35, "third_party": 35, "precision": 35} and rule["cap"] == 16
+    assert select_test.SPLIT_TOPUP_WORDS["test70"] is select_test.SPLIT_TOPUP_WORDS["test64"]
+    # Main rounds 1-2 in sources.json order: 17 code bases have an eligible file, five of them only one.
+    assert len(main) == 29 and labelled[:29] == main
+    # Top-up, each pool in its order, skipping drawn files: attention 5, kernel 3, third_party 5 new files (each pool
+    # ran dry under 35); precision 9 files, the ninth bringing it to 35; apex's pool is empty; distributed drew its
+    # one-file pool and stays under 20; device is over its target.
+    assert labelled[29:34] == open_(pool("attention"), labelled[:29]) and pairs(labelled[:34], "attention") < 35
+    assert labelled[34:37] == open_(pool("kernel"), labelled[:34]) and pairs(labelled[:37], "kernel") < 35
+    assert labelled[37:42] == open_(pool("third_party"), labelled[:37]) and pairs(labelled[:42], "third_party") < 35
+    assert labelled[42:51] == open_(pool("precision"), labelled[:42])[:9]
+    assert pairs(labelled[:50], "precision") < 35 <= pairs(labelled[:51], "precision")
+    assert pool("apex") == [] and pairs(main, "device") >= 20
+    assert labelled[51:52] == open_(pool("distributed"), labelled[:51]) and pairs(labelled[:52], "distributed") < 20
+    # Further main rounds from round 3: every order ran out (or reached 8 files) before 350 pairs, so the split is
+    # every file the limit allows: min(8, eligible) per code base.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:52])
+    assert labelled[52:] == later
+    assert {name: sum(1 for n, _ in labelled if n == name) for name, _ in orders} == \
+        {name: min(8, len(order)) for name, order in orders}
+    assert pairs(labelled) < 350
+    assert len(labelled) == 76
 
 
 def test_test22_files_are_exactly_what_its_rule_draws():
