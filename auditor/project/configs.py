@@ -497,6 +497,14 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             if path.lower().endswith(".with.build-args") and isinstance(value.value, str):
                 _build_args(col, m, value)               # docker/build-push-action's `build-args: | CUDA_VERSION=...`
                 continue
+            if path.lower().endswith(".with.channels") and isinstance(value.value, str):
+                _miniconda_channels(col, m, value)       # setup-miniconda's `channels: pytorch, nvidia, conda-forge`
+                continue
+            if path.lower().endswith((".with.tags", ".with.images")):
+                # docker/build-push-action's and metadata-action's `tags:` / `images:` name the image the step builds
+                # and pushes (`dptechnology/unimol:latest-pytorch1.11.0-cuda11.3`), not one it pulls: its Dockerfile
+                # holds the CUDA base (t36b)
+                continue
             if path.endswith(".options") and (".container." in f".{path}" or ".services." in f".{path}"):
                 _docker_options(col, m, value)           # GitHub Actions `container: options: --gpus all`
                 continue
@@ -1018,6 +1026,22 @@ def _value_text(col: Collector, m, path: str, value) -> None:
         if _CUDA_INDEX_RE.search(url.group(0)):
             symbol = "index:" + url.group(0)
             col.add(m.match_requirement(symbol), symbol, line, c + url.start(), c + url.end())
+
+
+def _miniconda_channels(col: Collector, m, value) -> None:
+    """conda-incubator/setup-miniconda's `channels:` input, a comma-separated list (pangaea-bench's CI `channels:
+    pytorch, nvidia, conda-forge`): each channel as an environment file's (`nvidia` and its labels serve CUDA
+    packages; t36b)."""
+    after = value.start_mark.line
+    for part in re.findall(r"[^,\s]+", str(value.value)):
+        found = next((n for n in range(after, min(value.end_mark.line + 1, len(col.lines))) if part in col.lines[n]
+                      and (n > value.start_mark.line or col.lines[n].find(part) >= value.start_mark.column)), None)
+        if found is None:
+            continue
+        after = found
+        at = col.lines[found].find(part, value.start_mark.column if found == value.start_mark.line else 0)
+        symbol = "channel:" + part.lower().split("/", 1)[0]        # `nvidia/label/cuda-12.1.0`: the nvidia channel
+        col.add(m.match_requirement(symbol), symbol, found + 1, at + 1, at + 1 + len(part))
 
 
 def _run_args(col: Collector, m, node) -> None:

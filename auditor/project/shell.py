@@ -43,6 +43,15 @@ _MPIRUN_VALUE_OPTIONS = {"-np": 1, "-n": 1, "--np": 1, "-N": 1, "-npernode": 1, 
 _CONTAINER_CLIS = {"docker", "podman", "nvidia-docker"}
 _EXEC_VALUE_OPTIONS = {"-e", "--env", "-u", "--user", "-w", "--workdir", "--env-file", "--detach-keys"}
 _WRAPPERS = {"sudo", "exec", "time", "nohup", "env", "command", "nice", "srun", "mpirun", "xargs", "stdbuf", "which"}
+# Commands that run the words after their own options and one leading operand as the command: `screen -dm bash -c
+# "... CUDA_VISIBLE_DEVICES=3 nnUNetv2_train ..."` (nnUNet's batch jobs), `timeout 30 bash -c "..."`, `taskset -c 0-11
+# pytest ...`: the options that take a value, and the form of the operand (a duration, a CPU mask or list; None: none).
+# An operand held in an expansion (`timeout $T python ...`) is not one of the words, and the next word is the command
+_PREFIX_COMMANDS: dict[str, tuple[frozenset[str], re.Pattern[str] | None]] = {
+    "screen": (frozenset({"-S", "-c", "-t", "-T", "-e", "-h", "-p", "-Logfile"}), None),
+    "timeout": (frozenset({"-s", "--signal", "-k", "--kill-after"}), re.compile(r"[\d.]+[smhd]?|.*\$.*")),
+    "taskset": (frozenset(), re.compile(r"[\da-fA-Fx,-]+")),
+}
 # (`mim install mmcv-full==1.7.2`: OpenMMLab's installer takes pip's requirement specifiers and options; t15l)
 _PIP = {"pip", "pip3", "uv", "conda", "mamba", "micromamba", "mim"}
 _OPTS_WITH_VALUE = {"-r", "--requirement", "-c", "--constraint", "-w", "--wheel-dir", "-t", "--target",
@@ -1390,14 +1399,17 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
     # under srun / mpirun: one process per task, each running the launched script; or started in the background once
     # per pass of a loop (`for ((i = 0; i < ngpu; ++i)); do { python -m x.bin.train --gpu_id $i ...; } & done`)
     multi_process = _backgrounded_in_loop(node)
-    while words and (words[0].rsplit("/", 1)[-1] in _WRAPPERS or "=" in words[0] and words[0][0] != "-"):
-        slurm = words[0].rsplit("/", 1)[-1] in ("srun", "salloc")
-        mpi = words[0].rsplit("/", 1)[-1] == "mpirun"
+    while words and (words[0].rsplit("/", 1)[-1] in _WRAPPERS or words[0].rsplit("/", 1)[-1] in _PREFIX_COMMANDS
+                     or "=" in words[0] and words[0][0] != "-"):
+        wrapper = words[0].rsplit("/", 1)[-1]
+        slurm = wrapper in ("srun", "salloc")
+        mpi = wrapper == "mpirun"
         multi_process = multi_process or slurm or mpi
+        value_options, operand = _PREFIX_COMMANDS.get(wrapper, (frozenset(), None))
         words, nodes = words[1:], nodes[1:]
         while words and words[0].startswith("-"):
             # `mpirun -np 2 --allow-run-as-root python ...` (t15l): mpirun's options that take values
-            skip = _MPIRUN_VALUE_OPTIONS.get(words[0], 0) + 1 if mpi else 1
+            skip = _MPIRUN_VALUE_OPTIONS.get(words[0], 0) + 1 if mpi else 2 if words[0] in value_options else 1
             if slurm and _value_expanded(nodes[0]):
                 skip = 1        # `srun -p $PARTITION python ...`: the value is an expansion, not one of `words`
             elif slurm and words[0] in _SRUN_SHORT_VALUES and len(words) > 2:
@@ -1413,6 +1425,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
                     wl, wc = pos.at(nodes[0].start_point)
                     col.add(rule, f"{key} {value}", wl, wc, wc + len(words[0]), value=value)
             words, nodes = words[skip:], nodes[skip:]
+        if operand is not None and len(words) > 1 and operand.fullmatch(words[0]):
+            words, nodes = words[1:], nodes[1:]
     while len(words) > 2:
         if words[0].rsplit("/", 1)[-1] in _RUNNERS and words[1] == "run":
             # `conda run -n build pip install fbgemm-gpu`, `poetry run torchrun ...`: the command run in the env
