@@ -159,3 +159,103 @@ def test_setup_miniconda_channels_are_read_as_conda_channels():
         """
     assert _audit(".github/workflows/python-test.yml", workflow) == [
         ("NPU018", 12, "channel:nvidia"), ("NPU018", 19, "channel:nvidia")]
+
+
+# Project-MONAI/model-zoo's bundle configs, cut down: `"$..."` values are Python expressions the bundle parser runs
+BUNDLE = """\
+    {
+        "imports": ["$import glob", "$import os"],
+        "device": "$torch.device('cuda:0' if torch.cuda.is_available() else 'cpu')",
+        "network": "$@network_def.to(@device)",
+        "initialize": [
+            "$dist.is_initialized() or dist.init_process_group(backend='nccl')",
+            "$torch.cuda.set_device(@device)",
+            "$setattr(torch.backends.cudnn, 'benchmark', True)"
+        ],
+        "changelog": {"0.4.4": "fix the wrong GPU index issue of multi-node"},
+        "description": "$ run with torch.cuda.set_device(0) on cuda",
+        "dataset_dir": "$HOME/cuda/data",
+        "cuda_tag": "${{ matrix.cuda }}",
+        "amp": true
+    }
+    """
+
+
+def test_monai_bundle_expressions_are_read_as_python():
+    assert _audit("configs/multi_gpu_train.json", BUNDLE) == [
+        ("NPU003", 3, "cuda:0"), ("NPU002", 3, "torch.cuda.is_available"), ("NPU101", 6, "nccl"),
+        ("NPU002", 7, "torch.cuda.set_device"), ("NPU006", 8, "torch.backends.cudnn.benchmark")]
+
+
+def test_dollar_values_that_are_no_python_calls_are_not_read_as_code():
+    # a message, a shell path and a CI expression after `$`, and a bundle expression without CUDA
+    assert _audit("configs/inference.json", """\
+        {
+            "description": "$ run with torch.cuda.set_device(0) on cuda",
+            "dataset_dir": "$HOME/cuda/data",
+            "cuda_tag": "${{ matrix.cuda }}",
+            "network": "$@network_def.to(@device)",
+            "cudnn": "$(cudnn_version)"
+        }
+        """) == []
+
+
+# ray-project/kuberay's config/samples/ray-service.llm-serve.yaml, cut down
+RAY_SERVICE = """\
+    apiVersion: ray.io/v1
+    kind: RayService
+    metadata:
+      name: ray-serve-llm
+    spec:
+      serveConfigV2: |
+        applications:
+        - name: llms
+          import_path: ray.serve.llm:build_openai_app
+          args:
+            llm_configs:
+              - model_loading_config:
+                  model_id: qwen2.5-7b-instruct
+                accelerator_type: "H100"
+                engine_kwargs:
+                  dtype: bfloat16
+                  gpu_memory_utilization: 0.92
+                  max_model_len: 8192
+                # accelerator_type: "A100"
+      rayClusterConfig:
+        headGroupSpec:
+          rayStartParams:
+            num-cpus: "0"
+            num-gpus: "0"
+        workerGroupSpecs:
+        - groupName: gpu-group
+          rayStartParams:
+            num-gpus: "4"
+    """
+
+
+def test_a_rayservice_serve_config_is_read_as_a_config_and_worker_gpus_as_a_request():
+    assert [(code, line) for code, line, _ in _audit("ray-service.llm-serve.yaml", RAY_SERVICE)] == [
+        ("NPU028", 14), ("NPU212", 16), ("NPU028", 28)]
+
+
+def test_block_strings_that_hold_no_config_stay_text():
+    # a description block and a ConfigMap's script are not configs; a block that is no YAML mapping is skipped
+    assert _audit("configmap.yaml", """\
+        apiVersion: v1
+        kind: ConfigMap
+        data:
+          notes.txt: |
+            accelerator_type: H100 is what the cluster had
+          run.yaml: |
+            - just a list
+          serve.yaml: |
+            applications: [unclosed
+        """) == []
+    assert _audit("configmap.yaml", """\
+        apiVersion: v1
+        kind: ConfigMap
+        data:
+          serve.yaml: |
+            llm_configs:
+              - accelerator_type: "A100"
+        """) == [("NPU028", 6, "llm_configs.accelerator_type: A100")]
