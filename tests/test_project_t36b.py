@@ -259,3 +259,25 @@ def test_block_strings_that_hold_no_config_stay_text():
             llm_configs:
               - accelerator_type: "A100"
         """) == [("NPU028", 6, "llm_configs.accelerator_type: A100")]
+
+
+def test_cmake_a_script_appends_to_a_cmake_file_is_read_as_cmake():
+    # SevenNet's sevenn/pair_e3gnn/patch_lammps.sh, cut down
+    findings = _audit("patch_lammps.sh", """\
+        #!/bin/bash
+        if [ "$d3_support" -ne 0 ]; then
+        cp $SCRIPT_DIR/pair_d3.h $lammps_root/src/
+        cat >> $lammps_root/cmake/CMakeLists.txt << "EOF"
+
+        # find_package(CUDA) is needed for pair_d3
+        find_package(CUDA)
+        set(CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS} -fmad=false -O3")
+        target_link_libraries(lammps PUBLIC ${CUDA_LIBRARIES} cuda)
+        EOF
+        fi
+        cat > NOTES.md << EOF
+        find_package(CUDA) and target_link_libraries(lammps PUBLIC cuda) were added
+        EOF
+        """)
+    assert [(code, line) for code, line, _ in findings] == [
+        ("NPU062", 7), ("NPU339", 8), ("NPU062", 9), ("NPU062", 9)]

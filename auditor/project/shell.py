@@ -623,6 +623,8 @@ def scan_shell(col: Collector, text: str, script: bool = False) -> None:
             from auditor.project.configs import scan_config_text   # configs reads CI `run:` blocks through here
 
             scan_config_text(col, "\n" * node.start_point[0] + node.text.decode("utf-8", errors="replace"))
+        elif node.type == "heredoc_body" and _writes_cmake(node):
+            _cmake_heredoc(col, node)
         if (node.type in _TEXT_NODES or (node.type == "heredoc_body" and not any(
                 c.type == "heredoc_content" for c in node.children))) and not _in_message(node) \
                 and not _in_label(node):
@@ -1828,22 +1830,48 @@ def _scheduler_short_options(col: Collector, m, pos: _Positions, node) -> None:
             return
 
 
-def _writes_config(body) -> bool:
-    """Is this here-document a JSON / YAML config the script writes (`cat <<EOT > $config_json` with a `{`
-    body, `cat > ds_config.yaml <<EOF`)?"""
+def _written_files(body) -> list[bytes] | None:
+    """The files a `cat` / `tee` here-document is written to (`cat <<EOT > $config_json`, `cat >> .../CMakeLists.txt
+    << "EOF"`), lower-cased and unquoted; None when no cat / tee writes it."""
     redirect = body.parent
     statement = redirect.parent if redirect is not None else None
     if statement is None or statement.type != "redirected_statement":
-        return False
+        return None
     command = next((c for c in statement.children if c.type == "command"), None)
     name = command.child_by_field_name("name") if command is not None else None
     if command is None or name is None or name.text not in (b"cat", b"tee"):
-        return False
+        return None
     targets = [n.text.lower() for n in _walk(statement) if n.type == "file_redirect"]
     targets += [w.text.lower() for w in command.children if w.type == "word"]
+    return [t.rstrip(b"\"'") for t in targets]
+
+
+def _writes_config(body) -> bool:
+    """Is this here-document a JSON / YAML config the script writes (`cat <<EOT > $config_json` with a `{`
+    body, `cat > ds_config.yaml <<EOF`)?"""
+    targets = _written_files(body)
+    if targets is None:
+        return False
     text = body.text.lstrip()
-    return any(t.rstrip(b"\"'").endswith((b".json", b".yaml", b".yml", b"json", b"_config")) for t in targets) \
+    return any(t.endswith((b".json", b".yaml", b".yml", b"json", b"_config")) for t in targets) \
         or text.startswith(b"{") and text.rstrip().endswith(b"}")
+
+
+def _writes_cmake(body) -> bool:
+    """Is this here-document CMake the script writes or appends to a CMake file (SevenNet's patch_lammps.sh: `cat >>
+    $lammps_root/cmake/CMakeLists.txt << "EOF"` with `find_package(CUDA)`, CUDA flags and links)?"""
+    return any(t.endswith((b"cmakelists.txt", b".cmake")) for t in _written_files(body) or [])
+
+
+def _cmake_heredoc(col: Collector, body) -> None:
+    """A here-document written into a CMake file, read by the CMake reader on its own lines (t36b)."""
+    from dataclasses import replace
+
+    from auditor.project.cmake import analyze_cmake
+
+    text = "\n" * body.start_point[0] + body.text.decode("utf-8", errors="replace")
+    for f in analyze_cmake(col.engine, text.encode("utf-8"), "CMakeLists.txt").findings:
+        col.add_finding(replace(f, path=col.rel))
 
 
 def _heredoc_body(command):
