@@ -16,7 +16,9 @@ if TYPE_CHECKING:
 KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("requirements", ("requirements*.txt", "requirements*.in", "*requirements.txt", "constraints*.txt")),
     # `pyproject-flashattention.toml`: one optional stack's dependency table beside the main one (gpt-neox)
-    ("pyproject", ("pyproject.toml", "pyproject-*.toml", "pyproject_*.toml")),
+    ("pyproject", ("pyproject.toml", "pyproject-*.toml", "pyproject_*.toml",
+                   # a pixi manifest: pyproject's `[tool.pixi]` tables at the top level (t35a)
+                   "pixi.toml")),
     ("setupcfg", ("setup.cfg",)),
     ("conda", ("environment*.yml", "environment*.yaml", "conda*.yml", "conda*.yaml")),   # environment_cuda.yml too
     ("dockerfile", ("dockerfile", "dockerfile.*", "dockerfile-*", "dockerfile_*", "*.dockerfile", "containerfile")),

@@ -210,6 +210,25 @@ def _built_service_images(root) -> set[int]:
     return {id(e["image"]) for e in map(_entries, services) if "build" in e and "image" in e}
 
 
+def _image_repositories(node) -> dict[int, str]:
+    """Helm values' image blocks (`image: {repository: vllm/vllm-openai, tag: latest}`, the vLLM production-stack's
+    `modelSpec: - repository: "vllm/vllm-openai"` / `tag: "latest"`): a `repository` beside a `tag` names the image
+    `repository:tag` the chart runs (t35a). The `repository` value nodes, by id, with that reference."""
+    found: dict[int, str] = {}
+    if isinstance(node, yaml.MappingNode):
+        entries = _entries(node)
+        repository, tag = entries.get("repository"), entries.get("tag")
+        if isinstance(repository, yaml.ScalarNode) and isinstance(tag, yaml.ScalarNode) \
+                and isinstance(repository.value, str) and "/" in repository.value and " " not in repository.value:
+            found[id(repository)] = f"{repository.value}:{tag.value}" if tag.value else repository.value
+        for value in entries.values():
+            found.update(_image_repositories(value))
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            found.update(_image_repositories(item))
+    return found
+
+
 def _other_vendor_gpu_counts(node) -> set[int]:
     """The GPU counts whose sibling names another vendor's Kubernetes resource as their type (the vLLM
     production-stack's `requestGPU: 1` beside `requestGPUType: "amd.com/gpu"`; the chart's default type is
@@ -473,6 +492,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         seen: set[int] = set()
         built = _built_service_images(root)
         other_vendor_counts = _other_vendor_gpu_counts(root)
+        image_repositories = _image_repositories(root)
         for path, key, value, env_entry in _scalars(root, "", False):
             if id(value) in seen and key is not value:
                 continue          # a node merged in again through a YAML anchor (`<<: *wt103`): reported once
@@ -556,6 +576,12 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 continue
             if path.rsplit(".", 1)[-1] == "image" and id(value) in built:
                 continue    # `image: zoobot:cuda` beside `build:` names what compose builds: its Dockerfile's FROM says
+            if id(value) in image_repositories:          # Helm `repository:` + `tag:`
+                line, c = value.start_mark.line + 1, value.start_mark.column + 1
+                c += col.lines[line - 1][c - 1:c] in ("'", '"')
+                col.add(m.match_image(image_repositories[id(value)]), raw, line, c, c + len(raw),
+                        **_other_vendor_image(raw))
+                continue
             if path.rsplit(".", 1)[-1] == "image":       # compose, Kubernetes, CI `container: image:`
                 col.add(m.match_image(raw), raw, value.start_mark.line + 1, value.start_mark.column + 1,
                         **_other_vendor_image(raw))

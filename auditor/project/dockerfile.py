@@ -234,6 +234,10 @@ def _build_settings(col: Collector, m, words: list[str], lines: list[str], first
         # read as CUDA_VERSION here only, where they are set (a shell test of them is a gate, not a setting)
         key = "cuda_version" if re.fullmatch(r"CUDA_[A-Z]+_VERSION", name.upper()) else name.lower()
         setting = m.match_setting(key, value) if sep and value and ("$" not in value or passed) else None
+        if not sep and re.fullmatch(r"CUDA|(?:\w+_)?CUDA_VERSION", name.upper()):
+            # `ARG CUDA` / `ARG CUDA_VERSION` without a default (alphafold, raster-vision; t35a): the CUDA version
+            # the build command passes, which the FROM line or the installs use (not a switch: `ARG USE_CUDA`)
+            setting = m.match_setting("cuda_version", "")
         if setting is None and sep and value and name.upper().startswith("NV_"):
             # NVIDIA's CUDA image package variables (`NV_CUDNN_PACKAGE=libcudnn9-cuda-12=${NV_CUDNN_VERSION}`):
             # the name says what it is whatever the value reads (rules/project_nvidia_tools_images.yaml, NPU072)
@@ -242,7 +246,7 @@ def _build_settings(col: Collector, m, words: list[str], lines: list[str], first
             continue
         number = next((i for i, ln in enumerate(lines) if name in ln), 0)
         version = setting.code == "NPU018"
-        col.add(setting, f"{name}={value}", first + number, lines[number].find(name) + 1,
+        col.add(setting, f"{name}={value}" if sep else name, first + number, lines[number].find(name) + 1,
                 severity="info" if version else None,
                 note=" (a build argument: the CUDA version this image is built for)" if version else "")
 

@@ -63,12 +63,16 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
     """`imports`: [line, module, level, names] of each import statement of the module body itself (a statement under
     try, if, with or def is not unconditional) that may name a module of the tree; `hits`: [line, category, code,
     symbol] of each error finding of CATEGORIES on such a statement; for a setup.py, `extensions`: {module: line} of
-    the CUDA extensions it always builds (t16a). Empty when there is none of these."""
+    the CUDA extensions it always builds (t16a), and `built_if`: those it builds only under a condition (what an
+    import of the name loads, crossfile._built_extensions; not a launch's failure). Empty when there is none."""
     if not isinstance(tree, ast.Module):
         return {}
-    from auditor.project.setup_py import built_cuda_extensions
+    from auditor.project.setup_py import built_cuda_extensions, cuda_extension_names
 
-    extensions = built_cuda_extensions(tree) if rel.rsplit("/", 1)[-1] == "setup.py" else {}
+    setup_py = rel.rsplit("/", 1)[-1] == "setup.py"
+    extensions = built_cuda_extensions(tree) if setup_py else {}
+    built_if = {name: line for name, line in cuda_extension_names(tree).items()
+                if name not in extensions} if setup_py else {}
     # torch's own modules import on Ascend: a finding on `from torch.utils.cpp_extension import CUDAExtension` is
     # about the build it makes, not an import that fails
     wanted = [f for f in findings if f.category in CATEGORIES and f.severity == "error"
@@ -100,6 +104,8 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
         out["options"] = options
     if extensions:
         out["extensions"] = extensions
+    if built_if:
+        out["built_if"] = built_if
     if hits:
         out["hits"] = hits
     if nccl is not None:

@@ -16,7 +16,12 @@ from auditor.astnodes import walk_list
 if TYPE_CHECKING:
     from auditor.static.engine import StaticEngine
 
-_SHELL_CELL_MAGICS = ("%%bash", "%%sh", "%%script bash", "%%script sh")
+# (`%%shell`: Colab's shell cell magic)
+_SHELL_CELL_MAGICS = ("%%bash", "%%sh", "%%script bash", "%%script sh", "%%shell")
+# line magics that run a command as the shell would: IPython's `%pip` / `%conda` (pip / conda in the kernel's
+# environment, IPython's magics reference) and Colab's `%shell` (t35a, project test65: ColabFold's
+# `%shell pip install -q dgl-cu113`); the magic's name is read as the command (`%pip` -> `pip`) or dropped (`%shell`)
+_COMMAND_MAGIC_RE = re.compile(r"%(?:(pip|conda|mamba)|shell)\s")
 # `%%writefile /content/setup.sh` then the script (a Colab notebook's set-up, run by a later `!bash setup.sh`): the
 # cell's body is a shell script (t15g)
 _WRITES_SCRIPT_RE = re.compile(r"%%writefile(?:\s+-a)?\s+\S+\.(?:sh|bash)\s*$")
@@ -176,6 +181,13 @@ def analyze_notebook(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
                 elif stripped.startswith("!"):
                     python_lines.append("")
                     shell_lines.append(_PY_INTERPOLATION_RE.sub(_placeholder, ln.replace("!", " ", 1)))
+                    continued = ln.rstrip().endswith("\\")
+                elif command := _COMMAND_MAGIC_RE.match(stripped):
+                    python_lines.append("")
+                    start = len(ln) - len(stripped)
+                    # the columns kept: `%pip ...` -> ` pip ...`, `%shell pip ...` -> `       pip ...`
+                    blank = 1 if command.group(1) else len("%shell")
+                    shell_lines.append(_PY_INTERPOLATION_RE.sub(_placeholder, ln[:start] + " " * blank + stripped[blank:]))
                     continued = ln.rstrip().endswith("\\")
                 elif _RUN_MAGIC_RE.match(stripped):
                     # `%run train.py --config train.json`: IPython runs the file as `python train.py ...` would

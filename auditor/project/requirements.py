@@ -23,15 +23,16 @@ if TYPE_CHECKING:
 
 _OPTION_RE = re.compile(r"^(-i|--index-url|--extra-index-url|-f|--find-links)(?:\s+|=)(\S+)")
 _INLINE_INDEX_RE = re.compile(r"\s(-i|--index-url|--extra-index-url|-f|--find-links)(?:\s+|=)(\S+)")
-# `+cu121`, and the `+cudaNN` local versions of jaxlib (`0.3.25+cuda11.cudnn805`) and k2-fsa (`+cuda12.1.torch2.4.1`)
-_CUDA_TAG_RE = re.compile(r"\+(cu\d+|cuda\d+)")
+# `+cu121`, and the `+cudaNN` local versions of jaxlib (`0.3.25+cuda11.cudnn805`) and k2-fsa (`+cuda12.1.torch2.4.1`);
+# t35a: after the torch build it was made for (NATTEN's `0.20.1+torch270cu128`, `+pt21cu121`), as wheel_symbols reads
+_CUDA_TAG_RE = re.compile(r"\+(?:[a-z]+[\d.]*)?(cu\d+|cuda\d+)")
 # PyTorch's own wheel indexes name the CUDA build in the path: .../whl/cu121
 # (and find-links pages named for one: https://data.pyg.org/whl/torch-2.1.0+cu121.html)
 # (the CUDA part may be a variable: `.../whl/cu${TORCH_CUDA_VERSION}`)
 # or a variable named for it: `.../whl/${PYTORCH_CUDA_VERSION}`; find-links pages of CUDA builds: `k2/cuda.html`,
 # PyTorch's `torch_stable.html`, pages under a cuXXX folder: `detectron2/wheels/cu110/torch1.7/index.html`)
 _CUDA_INDEX_RE = re.compile(r"/whl/(?:nightly/)?(cu(?:\d+|\$\{?\w+\}?)|\$\{?\w*CUDA\w*\}?)(?![\w}])|/(cu1\d\d)/?$"
-                            r"|[+_-](cu1\d\d)\.html$|/(cuda)[\w.-]*\.html$"
+                            r"|[+_-](cu(?:da)?1\d\d)\.html$|/(cuda)[\w.-]*\.html$"
                             r"|/whl/(?:nightly/)?torch_(?:stable|nightly)\.html$|/(cu1\d\d)/")
 
 
@@ -673,6 +674,9 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
                         note=f" (its CUDA build configured in [tool.uv.{table}])")
     _script_commands(col, tool)
     _conda_channels(col, m, tool)
+    pixi = doc if rel.replace("\\", "/").rsplit("/", 1)[-1].lower() == "pixi.toml" else tool.get("pixi")
+    if isinstance(pixi, dict):
+        _pixi(col, m, pixi, "" if pixi is doc else "tool.pixi")
     defaults = uv.get("default-groups")
     number = _key_line(lines, "default-groups", 0) if isinstance(defaults, list) else 0
     for group in _str_list(defaults) if number else []:
@@ -683,13 +687,15 @@ def analyze_pyproject(engine: "StaticEngine", data: bytes, rel: str) -> FileResu
     return col.done()
 
 
-def _conda_channels(col: Collector, m, tool: dict) -> None:
+def _conda_channels(col: Collector, m, tool: dict, scopes: list[tuple[str, dict]] | None = None) -> None:
     """The conda channels a pyproject names for conda-lock or pixi (`[tool.conda-lock] channels = ["pytorch",
-    "nvidia"]`, `[tool.pixi.workspace] channels`): read by the same `channel:NAME` rules as environment.yml's."""
+    "nvidia"]`, `[tool.pixi.workspace] channels`, or the given (header, table) scopes: a pixi feature's `channels =
+    ["nvidia"]`): read by the same `channel:NAME` rules as environment.yml's."""
     lines = col.lines
     pixi = tool.get("pixi") or {}
-    for header, table in (("tool.conda-lock", tool.get("conda-lock")), ("tool.pixi.project", pixi.get("project")),
-                          ("tool.pixi.workspace", pixi.get("workspace"))):
+    for header, table in scopes if scopes is not None else (
+            ("tool.conda-lock", tool.get("conda-lock")), ("tool.pixi.project", pixi.get("project")),
+            ("tool.pixi.workspace", pixi.get("workspace"))):
         channels = table.get("channels") if isinstance(table, dict) else None
         if not isinstance(channels, list):
             continue
@@ -710,11 +716,94 @@ def _conda_channels(col: Collector, m, tool: dict) -> None:
                 col.add(m.match_requirement(symbol), symbol, found, at + 2, at + 2 + len(name))
 
 
+def _pixi_scopes(pixi: dict, prefix: str) -> Iterator[tuple[str, dict]]:
+    """(table header, table) of a pixi manifest's scopes that hold dependencies: the manifest itself, each
+    `feature.NAME`, and the `target.PLATFORM` tables under either (`[tool.pixi.feature.cuda.target.linux-64]`)."""
+    def join(*parts: str) -> str:
+        return ".".join(p for p in parts if p)
+
+    scopes = [(prefix, pixi)] + [(join(prefix, "feature", str(name)), feature)
+                                 for name, feature in (pixi.get("feature") or {}).items() if isinstance(feature, dict)]
+    for header, table in scopes:
+        yield header, table
+        for platform, target in (table.get("target") or {}).items():
+            if isinstance(target, dict):
+                yield join(header, "target", str(platform)), target
+
+
+def _scope_table_start(lines: list[str], header: str, key: str) -> int:
+    """0-based index of the first line of `key`'s entries in a pixi scope: its own `[header.key]` table, or the
+    scope's table where the key is written inline (`system-requirements = {cuda = "12"}`); 0 when neither."""
+    own = _table_line(lines, f"{header}.{key}" if header else key)
+    if own:
+        return own
+    start = _table_line(lines, header) if header else 0
+    number = _key_line(lines, key, start) if start or not header else 0
+    return number - 1 if number else 0
+
+
+def _pixi(col: Collector, m, pixi: dict, prefix: str) -> None:
+    """A pixi manifest (`[tool.pixi]` of a pyproject, or pixi.toml): each scope's conda channels, conda
+    `dependencies` (`cuda-version = "==12.8"`), `pypi-dependencies` (a package and the index it comes from: `torch =
+    { version = ">=2.7", index = ".../whl/cu128" }`) and `system-requirements` (`cuda = "12"`: the environment
+    needs a CUDA driver, pixi's `__cuda` virtual package), read by the rules environment.yml's and requirements'
+    lines use; a package taken from the PyTorch CPU index is the CPU build torch_npu pairs with (as uv's
+    `_cpu_sourced`). One-line task commands go through the shell reader."""
+    lines = col.lines
+    scopes = list(_pixi_scopes(pixi, prefix))
+    # a feature's channels (`[tool.pixi.feature.cuda] channels = ["nvidia"]`); pixi.toml's own project / workspace
+    # tables (a pyproject's are read with conda-lock's)
+    channel_scopes = [(h, t) for h, t in scopes if h.rsplit(".", 2)[-2:-1] == ["feature"]]
+    if not prefix:
+        channel_scopes += [(name, pixi[name]) for name in ("project", "workspace") if isinstance(pixi.get(name), dict)]
+    _conda_channels(col, m, {}, channel_scopes)
+    for header, table in scopes:
+        requirements = table.get("system-requirements")
+        if isinstance(requirements, dict) and "cuda" in requirements and \
+                (start := _scope_table_start(lines, header, "system-requirements")):
+            number = _key_line(lines, "cuda", start)
+            if number:
+                col.add(m.match_requirement("cuda"), "cuda", number, lines[number - 1].find("cuda") + 1,
+                        lines[number - 1].find("cuda") + 5, note=" (a pixi system requirement: a CUDA driver on the host)")
+        dependencies = table.get("dependencies")
+        start = _scope_table_start(lines, header, "dependencies") if isinstance(dependencies, dict) else 0
+        for name, spec in (dependencies or {}).items() if start else ():
+            number = _key_line(lines, str(name), start)
+            if not number:
+                continue
+            build = spec.get("build") if isinstance(spec, dict) else None
+            symbol = conda_spec_symbol(m, f"{name}={build}" if isinstance(build, str) else str(name), str(name))
+            at = lines[number - 1].find(str(name))
+            col.add(m.match_requirement(symbol), symbol, number, at + 1, at + 1 + len(str(name)))
+        packages = table.get("pypi-dependencies")
+        start = _scope_table_start(lines, header, "pypi-dependencies") if isinstance(packages, dict) else 0
+        for name, spec in (packages or {}).items() if start else ():
+            number = _key_line(lines, str(name), start)
+            if not number:
+                continue
+            line_text = lines[number - 1]
+            entry = spec if isinstance(spec, dict) else {"version": spec}
+            source = entry.get("url") or (f"git+{entry['git']}" if isinstance(entry.get("git"), str) else None)
+            version = entry.get("version")
+            requirement = f"{name} @ {source}" if isinstance(source, str) else \
+                f"{name}{version}" if isinstance(version, str) and version.strip() not in ("", "*") else str(name)
+            before = len(col.result.findings)
+            _report(col, number, line_text, requirement, max(line_text.find(str(name)), 0))
+            index = entry.get("index")
+            if isinstance(index, str):
+                if _CPU_INDEX_RE.search(index):
+                    col.result.findings[before:] = [f for f in col.result.findings[before:] if not _ported(m, f.symbol)]
+                _index(col, number, line_text, index)
+    # tasks: `installnatcuda = "pip install natten==0.20.1+torch270cu128 -f https://whl.natten.org"`, or a table
+    # with its `cmd`
+    tasks = [task.get("cmd") if isinstance(task, dict) else task
+             for _header, table in scopes for task in (table.get("tasks") or {}).values()]
+    _scan_commands(col, [task for task in tasks if isinstance(task, str)])
+
+
 def _script_commands(col: Collector, tool: dict) -> None:
     """Commands a pyproject runs (hatch environment scripts and install commands, PDM scripts): each one-line
     command string goes through the shell reader at its place in the file (`pip install torch==2.0.1+cu118`)."""
-    from auditor.project.shell import scan_shell
-
     commands: list[str] = []
     for env in ((tool.get("hatch") or {}).get("envs") or {}).values():
         if isinstance(env, dict):
@@ -724,6 +813,13 @@ def _script_commands(col: Collector, tool: dict) -> None:
     for script in ((tool.get("pdm") or {}).get("scripts") or {}).values():
         script = script.get("shell") or script.get("cmd") if isinstance(script, dict) else script
         commands += [script] if isinstance(script, str) else []
+    _scan_commands(col, commands)
+
+
+def _scan_commands(col: Collector, commands: list[str]) -> None:
+    """Each one-line command string through the shell reader, at its place in the file."""
+    from auditor.project.shell import scan_shell
+
     shell_lines = [""] * len(col.lines)
     after: dict[str, int] = {}
     for command in commands:

@@ -218,14 +218,37 @@ def unconditional_cuda_extensions(tree: ast.Module) -> list[ast.Call]:
     return sorted(found, key=lambda c: (c.lineno, c.col_offset))
 
 
-def extension_module_name(call: ast.Call) -> str | None:
+def extension_module_name(call: ast.Call, constants: dict[str, str] | None = None) -> str | None:
     """The module an extension call builds, when written as a literal: `CUDAExtension(name="pkg._C", ...)` or
-    `CUDAExtension("pkg._C", [...])` (the first argument of torch.utils.cpp_extension's builders is `name`)."""
+    `CUDAExtension("pkg._C", [...])` (the first argument of torch.utils.cpp_extension's builders is `name`), or as
+    a sum of literals and the module's string constants (`constants`: L3C's `MODULE_BASE_NAME + '_gpu'`)."""
     value = next((k.value for k in call.keywords if k.arg == "name"), call.args[0] if call.args else None)
-    if isinstance(value, ast.Constant) and isinstance(value.value, str) and \
-            re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*", value.value):
-        return value.value
+    name = _folded_string(value, constants or {}) if value is not None else None
+    if name is not None and re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*", name):
+        return name
     return None
+
+
+def _folded_string(value: ast.expr, constants: dict[str, str]) -> str | None:
+    """A string literal, a module-level string constant, or a `+` of them; None for anything else."""
+    if isinstance(value, ast.Constant):
+        return value.value if isinstance(value.value, str) else None
+    if isinstance(value, ast.Name):
+        return constants.get(value.id)
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        left, right = _folded_string(value.left, constants), _folded_string(value.right, constants)
+        return left + right if left is not None and right is not None else None
+    return None
+
+
+def _string_constants(tree: ast.Module) -> dict[str, str]:
+    """{name: value} of the module's top-level `NAME = "literal"` statements, each name bound once."""
+    assigned = [t.id for stmt in tree.body if isinstance(stmt, ast.Assign) for t in stmt.targets
+                if isinstance(t, ast.Name)]
+    return {stmt.targets[0].id: stmt.value.value for stmt in tree.body
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+            and assigned.count(stmt.targets[0].id) == 1}
 
 
 def define_macros(tree: ast.Module) -> Iterator[tuple[ast.Tuple, str]]:
@@ -260,8 +283,25 @@ def built_cuda_extensions(tree: ast.Module) -> dict[str, int]:
     "turbo_diffusion_ops", ...)` in no `if` / `try`): once installed, an import of that name loads the nvcc-built
     library."""
     found: dict[str, int] = {}
+    constants = _string_constants(tree)
     for call in unconditional_cuda_extensions(tree):
-        name = extension_module_name(call)
+        name = extension_module_name(call, constants)
+        if name:
+            found.setdefault(name, call.lineno)
+    return found
+
+
+def cuda_extension_names(tree: ast.Module) -> dict[str, int]:
+    """{module name: line} of every CUDA extension a setup.py can build, also under a condition (L3C's torchac:
+    `if cuda_support: return CUDAExtension(MODULE_BASE_NAME + '_gpu', [..., 'torchac_kernel.cu'])`): wherever
+    that module imports, it is the nvcc-built library. An install counts only the unconditional ones
+    (built_cuda_extensions, the session-11 decision); an import of the name needs the CUDA build whatever the
+    condition was."""
+    found: dict[str, int] = {}
+    constants = _string_constants(tree)
+    calls = [n for n in walk_list(tree) if isinstance(n, ast.Call) and _called_name(n.func) == "CUDAExtension"]
+    for call in sorted([*calls, *cpp_extensions_with_cuda(tree)], key=lambda c: (c.lineno, c.col_offset)):
+        name = extension_module_name(call, constants)
         if name:
             found.setdefault(name, call.lineno)
     return found

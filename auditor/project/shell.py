@@ -705,6 +705,11 @@ def cmake_defines(col: Collector, text: str, where) -> None:
             col.add(rule, f"-D{name}={value}", ln, c, c + len(define.group(0)), value=value)
 
 
+def _assigned_literal(col: Collector, name: str) -> str:
+    """The value the script assigned to `name`, or a Dockerfile ARG's default (`ARG CUDA=cuda12`), unquoted; ''."""
+    return (col.script_vars.get(name) or col.build_args.get(name) or "").strip("\"'")
+
+
 def _switch_value(col: Collector, value: str) -> str:
     """A CMake define's value as the build sees it: the literal the script assigned to its variable (`$USE_CUDA`
     after `USE_CUDA=OFF`, or a Dockerfile's `ARG USE_CUDA=OFF`), else a default (`${USE_CUDA:-OFF}`); a value set elsewhere (`-DCOMPILE_CUDA=${{
@@ -713,7 +718,7 @@ def _switch_value(col: Collector, value: str) -> str:
     if not value.startswith("$"):
         return value
     ref = _VARIABLE_REF_RE.fullmatch(value)
-    literal = (col.script_vars.get(ref.group(1)) or col.build_args.get(ref.group(1)) or "").strip("\"'") if ref else ""
+    literal = _assigned_literal(col, ref.group(1)) if ref else ""
     default = _PARAMETER_DEFAULT_RE.fullmatch(literal or value)      # `USE_CUDA=${USE_CUDA:-OFF}`
     literal = default.group(1).strip("\"'") if default else literal
     return literal if literal and "$" not in literal else "on"
@@ -2152,6 +2157,10 @@ def _pip(col: Collector, m, pos: _Positions, words: list[str], nodes: list, sour
             col.add(rule, re.sub(r"_{2,}", "", major.group(0)), line, c, c + len(major.group(0)))
             continue
         else:
+            if "[$" in w or ",$" in w:
+                # `"jax[${CUDA}]<0.11"` after `ARG CUDA=cuda12` (ColabFold's Dockerfile, t35a): the extra the
+                # variable holds; one the script never assigned stays unread
+                w = _EXTRA_VARIABLE_RE.sub(lambda v: _assigned_literal(col, v.group(2)) or v.group(0), w)
             for symbol, _, rule, note in requirement_hits(m, w):    # `torch==2.3.1+cu121`: the CUDA build only
                 if symbol.startswith("url:"):
                     continue        # `name@git+URL`: a repository a URL pattern names is the URL scan's, as in _pip_url
@@ -2168,6 +2177,8 @@ _NPU_EXTRA_RE = re.compile(r"npu|ascend", re.I)
 
 
 _VAR_WORD_RE = re.compile(r"^\$\{?(\w+)\}?$")
+# a variable written as (part of) a requirement's extras: `jax[${CUDA}]`, `pkg[dev,$GPU]`
+_EXTRA_VARIABLE_RE = re.compile(r"(?<=[\[,])(\$\{?(\w+)\}?)(?=[\],])")
 # a distribution name whose CUDA major is an expansion (a CI expression reaches the shell reader as `${name___}`)
 _CUDA_MAJOR_WHEEL_RE = re.compile(r"([A-Za-z0-9][\w.-]*-cu(?:da)?)\$\{?\w+\}?")
 

@@ -621,17 +621,30 @@ def kernel_object_made(ctx: FileContext, expr: ast.AST,
         return None
     func = expr.func
     dotted = ast_dotted(func)
-    qual = ctx.resolve(dotted) if dotted is not None else None
+    receiver = func.value if isinstance(func, ast.Attribute) else None
+    return kernel_call_made(ctx, ctx.resolve(dotted) if dotted is not None else None,
+                            func.attr if isinstance(func, ast.Attribute) else None,
+                            lambda: kernel_object_made(ctx, receiver, local) if receiver is not None else None,
+                            func.id if isinstance(func, ast.Name) else None)
+
+
+def kernel_call_made(ctx: FileContext, qual: str | None, method: str | None,
+                     receiver_made: Callable[[], tuple[str, str] | None],
+                     called_name: str | None) -> tuple[str, str] | None:
+    """(kind, builder) of what a call returns when it is a CuPy / PyCUDA kernel object or compiled module, read the
+    same on the AST (kernel_object_made) and on the CST (the visitor's `_kernel_object`): `qual`, the resolved
+    callee; `method`, the called attribute's name; `receiver_made`, what its receiver holds (asked only for
+    `.get_function` / `.prepare`); `called_name`, a bare name called (a loader of the file)."""
     if qual in KERNEL_OBJECT_BUILDERS:
         return "kernel", qual
     if qual in KERNEL_MODULE_BUILDERS:
         return "module", qual
-    if isinstance(func, ast.Attribute) and func.attr in ("get_function", "prepare"):
-        made = kernel_object_made(ctx, func.value, local)   # `mod.get_function("k")`, PyCUDA's `f.prepare("PPi")`
-        if made is not None and (made[0] == "module") == (func.attr == "get_function"):
+    if method in ("get_function", "prepare"):
+        made = receiver_made()      # `mod.get_function("k")`, PyCUDA's `f.prepare("PPi")`
+        if made is not None and (made[0] == "module") == (method == "get_function"):
             return "kernel", made[1]
-    if isinstance(func, ast.Name) and func.id not in ctx.aliases:
-        return ctx.kernel_loaders.get(func.id)
+    if called_name is not None and called_name not in ctx.aliases:
+        return ctx.kernel_loaders.get(called_name)
     return None
 
 

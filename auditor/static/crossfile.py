@@ -468,16 +468,17 @@ def _reexported_names(results: list, modules: dict[str, str], out: dict[str, _Ta
 
 
 def _built_extensions(result) -> dict[str, _Target]:
-    """The CUDA extensions a setup.py of the tree builds in every install (`CUDAExtension('cuda_sparse_ops', [...cu])`,
-    FastPointTransformer's src/cuda_ops/setup.py), by their installed name: an import of that name anywhere in the
-    tree (`import cuda_sparse_ops`) loads the nvcc-built library the setup.py's own finding reports (t25c)."""
+    """The CUDA extensions a setup.py of the tree builds (`CUDAExtension('cuda_sparse_ops', [...cu])`,
+    FastPointTransformer's src/cuda_ops/setup.py; also under a condition, L3C's `torchac_backend_gpu`), by their
+    installed name: an import of that name anywhere in the tree (`import cuda_sparse_ops`) loads the nvcc-built
+    library the setup.py's own finding reports (t25c)."""
     from auditor.project.launch_imports import FACT as HARD_IMPORTS
 
     summary = getattr(result, "summary", None)
     hard = summary.get(HARD_IMPORTS) if isinstance(summary, dict) else None
-    extensions = hard.get("extensions") if isinstance(hard, dict) else None
+    extensions = {**(hard.get("built_if") or {}), **(hard.get("extensions") or {})} if isinstance(hard, dict) else {}
     out: dict[str, _Target] = {}
-    for built, line in (extensions or {}).items():
+    for built, line in extensions.items():
         if not isinstance(built, str) or not isinstance(line, int):
             continue
         own = [f for f in result.findings if f.category == "kernel" and f.line == line and f.severity != "info"]

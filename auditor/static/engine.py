@@ -46,7 +46,7 @@ from auditor.static.neutral_uses import drop_dtype_restores, drop_existence_prob
     drop_weightless_loader_dtypes, mark_disabled_autocast_devices, lower_parallel_type_tests, drop_ort_buffer_dtypes, \
     lower_host_only_extensions
 from auditor.static.provider_catalogues import drop_provider_catalogues
-from auditor.static.patch_targets import apply_cuda_twins, apply_flash_tables, apply_patch_targets
+from auditor.static.patch_targets import apply_cuda_twins, apply_flash_tables, apply_npu_rebinds, apply_patch_targets
 from auditor.static.npu_native import apply_npu_file, written_for_npu
 from auditor.static.crossfile import summarize
 from auditor.static.format_members import format_member_spans
@@ -58,6 +58,7 @@ from auditor.static.star_names import CONVENTIONAL_NAMES, bind_conventional_name
 from auditor.static import largefile
 from auditor.static.flags import derived_flag_findings
 from auditor.static.gates import apply_gates
+from auditor.static.flash_settings import drop_flash_setting_keys
 from auditor.static.llama_cpp_options import drop_llama_cpp_flash_options
 from auditor.static.dtype_requirements import CAST_NOTE, REQUIRED_NOTE
 from auditor.static.visitor import MatchVisitor, RawHit
@@ -1013,6 +1014,7 @@ class StaticEngine:
             result.findings = drop_host_conversion_hints(result.findings, rel, text)   # convert_*.py, no device
             result.findings = lower_ort_only(result.findings, text)   # "cuda" picks an ORT provider (falls back)
             result.findings = drop_llama_cpp_flash_options(result.findings, text)   # llama.cpp's own flash_attn
+            result.findings = drop_flash_setting_keys(result.findings, tree, text)   # `"flash_attn": True`: an on/off key
             result.findings = drop_host_scopes(result.findings, rel, text, tree)    # unread defaults, host tests
             result.findings = apply_value_reads(result.findings, rel, text, tree)   # host operands, predicates
             # optional imports used only in definitions the file never names: marked here, read per run (pd34)
@@ -1025,6 +1027,7 @@ class StaticEngine:
             result.findings = apply_patch_targets(result.findings, tree)   # `mod.fn = own_fn`: the patch target
             if isinstance(tree, ast.Module):    # `_detect_cuda_devices` beside `_detect_npu_devices`
                 result.findings = apply_cuda_twins(result.findings, tree)
+                result.findings = apply_npu_rebinds(result.findings, tree)   # `from torch.npu import synchronize`
                 result.findings = apply_flash_tables(result.findings, tree)   # `"flash_attention_2": XFlashAttention2`
                 if any(f.name == VENDOR_RULE for f in result.findings):   # NPU076 beside an NPU arm, in migrations
                     result.findings = apply_vendor_dispatch(result.findings, tree, text)

@@ -9,13 +9,14 @@ from __future__ import annotations
 import re
 
 _LLAMA_CPP = re.compile(r"\bllama_cpp\b|\bllama[-.]cpp\b|\bllama-server\b|\bollama\b", re.I)
-_OPTION_NAMES = frozenset({"flash_attn", "flash_attention"})
+FLASH_OPTION_NAMES = frozenset({"flash_attn", "flash_attention"})
+TRANSFORMERS_CHOICE = "attn_implementation"     # a file naming it picks transformers' implementation by a flag
 
 
 def drop_llama_cpp_flash_options(findings: list, text: str) -> list:
     """NPU386 on llama.cpp's flash_attn / flash_attention option in a file that drives llama.cpp, dropped."""
-    if not any(f.name == "flash-attention-implementation-string" and f.symbol in _OPTION_NAMES for f in findings) \
-            or not _LLAMA_CPP.search(text) or "attn_implementation" in text:
+    if not any(f.name == "flash-attention-implementation-string" and f.symbol in FLASH_OPTION_NAMES for f in findings) \
+            or not _LLAMA_CPP.search(text) or TRANSFORMERS_CHOICE in text:
         return findings
     return [f for f in findings
-            if not (f.name == "flash-attention-implementation-string" and f.symbol in _OPTION_NAMES)]
+            if not (f.name == "flash-attention-implementation-string" and f.symbol in FLASH_OPTION_NAMES)]

@@ -162,6 +162,68 @@ def apply_cuda_twins(findings: list, tree: ast.Module) -> list:
     return out
 
 
+
+# A CUDA runtime function imported by name and rebound from torch.npu (t35b, session 34; heldout36's xDiT):
+# `from torch.cuda import synchronize` at the top, then `if envs._is_npu(): from torch.npu import synchronize` (or
+# the same import in a `try` that tolerates its absence) at module level. On Ascend the name is torch.npu's, so the
+# import and every call of the name run the NPU's own function: the file already has its NPU path.
+_REBIND_NOTE = "`{}` is rebound to torch.npu's at line {} where the NPU is present: already has an NPU path; left as is"
+
+
+def _module_imports(body: list[ast.stmt]):
+    """The `from X import ...` statements of a module's top level, inside its `if` / `try` blocks too (not in
+    functions or classes: those bind a local name)."""
+    for stmt in body:
+        if isinstance(stmt, ast.ImportFrom):
+            yield stmt
+        elif isinstance(stmt, (ast.If, ast.Try)):
+            yield from _module_imports(stmt.body + stmt.orelse + getattr(stmt, "finalbody", []))
+            yield from _module_imports([s for h in getattr(stmt, "handlers", []) for s in h.body])
+
+
+def _npu_module(module: str) -> bool:
+    parts = module.split(".")
+    return parts[0] == "torch_npu" or parts[:2] == ["torch", "npu"]
+
+
+def npu_rebound_names(tree: ast.Module) -> dict[str, tuple[str, int, int]]:
+    """{local name: (torch.cuda function, line of its CUDA import, line of the NPU rebinding)} for names a module
+    imports from torch.cuda and imports again from torch.npu / torch_npu."""
+    cuda: dict[str, tuple[str, int]] = {}
+    npu: dict[str, int] = {}
+    for stmt in _module_imports(tree.body):
+        module = stmt.module or ""
+        if stmt.level:
+            continue
+        for alias in stmt.names:
+            local = alias.asname or alias.name
+            if module == "torch.cuda":
+                cuda.setdefault(local, (f"torch.cuda.{alias.name}", stmt.lineno))
+            elif _npu_module(module):
+                npu.setdefault(local, stmt.lineno)
+    return {name: (api, line, npu[name]) for name, (api, line) in cuda.items() if name in npu}
+
+
+def apply_npu_rebinds(findings: list, tree: ast.Module) -> list:
+    """Findings (error / warning) on such an import and on the reads of the rebound name: info."""
+    if not any(f.severity != "info" and f.symbol and f.symbol.startswith("torch.cuda.") for f in findings):
+        return findings
+    rebound = npu_rebound_names(tree)
+    if not rebound:
+        return findings
+    apis = {api: (name, cuda_line, npu_line) for name, (api, cuda_line, npu_line) in rebound.items()}
+    reads: dict[str, set[int]] = {}
+    for n in module_nodes(tree):
+        if isinstance(n, ast.Name) and n.id in rebound and isinstance(n.ctx, ast.Load):
+            reads.setdefault(n.id, set()).add(n.lineno)
+    out = []
+    for f in findings:
+        hit = apis.get(f.symbol) if f.severity != "info" else None
+        if hit is not None and (f.line == hit[1] or f.line in reads.get(hit[0], ())):
+            f = as_info(f, "npu-path", _REBIND_NOTE.format(hit[0], hit[2]))
+        out.append(f)
+    return out
+
 # An attention-implementation table (transformers' `*_ATTENTION_CLASSES = {"eager": ..., "sdpa": ...,
 # "flash_attention_2": XFlashAttention2}`): the class under the flash-attention key runs only where the config asks
 # for flash_attention_2, which needs the flash_attn package; on Ascend the model is loaded with eager / sdpa.

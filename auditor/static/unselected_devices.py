@@ -429,6 +429,132 @@ def _speed_gates(tree: ast.Module) -> list[tuple[int, int, int, int]]:
     return spans
 
 
+
+# the context managers that pick which SDPA kernels may run (flash / memory-efficient / math): a speed setting
+_SDP_KERNEL_CALLS = ("sdp_kernel", "sdpa_kernel")
+_SDP_CHECK_SYMBOLS = frozenset({"torch.cuda.is_available", "is_cuda"})
+_SDP_NOTE = ("a CUDA check whose only effect is which SDPA kernels `sdp_kernel` allows (lucidrains' Attend: the A100 "
+             "flash configuration): on Ascend the other configuration applies and F.scaled_dot_product_attention "
+             "runs, only at another speed (lead decision 39)")
+_PRINTS = re.compile(r"(?:^|\.)(?:print\w*|warn\w*|info|debug|log)$")
+
+
+def _value_key(node: ast.expr, scope: int) -> tuple | None:
+    """What a store or load names: `self.X` (any method of the module), or a local name of one function."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return ("self", node.attr)
+    return ("local", scope, node.id) if isinstance(node, ast.Name) else None
+
+
+def _sdp_config_flow(tree: ast.Module) -> tuple[set[tuple], dict[int, tuple], list[ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """(the names whose every read ends in the arguments of an `sdp_kernel(...)` call, {id(value node): the name
+    a simple or tuple assignment binds it to}, the module's functions). A name qualifies when each read is in those
+    arguments, in the value of an assignment to such names, or in the test of an `if` whose body only assigns them
+    (`config = self.cuda_config if is_cuda else self.cpu_config`, `if is_cuda and q.dtype != fp16: config = ...`)."""
+    fns = [n for n in module_nodes(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    reads: dict[tuple, list[ast.AST]] = {}      # key -> the statement or call that holds each read
+    bound: dict[int, tuple] = {}
+    stores: dict[tuple, list[ast.stmt]] = {}
+    for fn in fns:
+        scope = id(fn)
+        for stmt in walk_list(fn):
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                target, value = stmt.targets[0], stmt.value
+                pairs = [(target, value)]
+                if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
+                    # `_, heads, is_cuda, device = *q.shape, q.is_cuda, q.device`: the names after the last starred
+                    # value pair up from the end
+                    tail = [v for v in value.elts[::-1]]
+                    cut = next((i for i, v in enumerate(tail) if isinstance(v, ast.Starred)), len(tail))
+                    pairs = list(zip(target.elts[::-1][:cut], tail[:cut]))
+                for t, v in pairs:
+                    key = _value_key(t, scope)
+                    if key is not None:
+                        bound[id(v)] = key
+                for stored in ast.walk(target):
+                    key = _value_key(stored, scope) if isinstance(stored, (ast.Name, ast.Attribute)) else None
+                    if key is not None:
+                        stores.setdefault(key, []).append(stmt)
+            if isinstance(stmt, (ast.Name, ast.Attribute)) and isinstance(stmt.ctx, ast.Load):
+                key = _value_key(stmt, scope)
+                if key is not None:
+                    reads.setdefault(key, []).append(stmt)
+    parents = parents_of(tree)
+
+    def holder(node: ast.AST) -> ast.AST | None:
+        """The sdp_kernel call, assignment or if-test a read sits in, or None."""
+        child, node_ = node, parents.get(id(node))
+        while node_ is not None:
+            if isinstance(node_, ast.Call) and child is not node_.func and \
+                    (ast_dotted(node_.func) or "").rsplit(".", 1)[-1] in _SDP_KERNEL_CALLS:
+                return node_
+            if isinstance(node_, ast.Assign) and child is node_.value or isinstance(node_, ast.If) and child is node_.test:
+                return node_
+            if isinstance(node_, ast.stmt):
+                return None
+            child, node_ = node_, parents.get(id(node_))
+        return None
+
+    config = {k for k in reads if k in stores}
+    changed = True
+    while changed:
+        changed = False
+        for key in list(config):
+            for read in reads[key]:
+                h = holder(read)
+                ok = isinstance(h, ast.Call) or isinstance(h, ast.Assign) and _assigns_only(h, config) or \
+                    isinstance(h, ast.If) and _configures(h.body, config) and _configures(h.orelse, config)
+                if not ok:
+                    config.discard(key)
+                    changed = True
+                    break
+    return config, bound, fns
+
+
+def _assigns_only(stmt: ast.stmt, config: set[tuple]) -> bool:
+    """An assignment whose every target is one of `config` (keys in any function: `self.X`, or a local)."""
+    if not isinstance(stmt, ast.Assign):
+        return False
+    names = [n.attr if isinstance(n, ast.Attribute) else n.id for target in stmt.targets for n in ast.walk(target)
+             if isinstance(n, ast.Attribute) or isinstance(n, ast.Name) and n.id != "self"]
+    return bool(names) and all(any(k[-1] == name for k in config) for name in names)
+
+
+def _prints(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and \
+        bool(_PRINTS.search(ast_dotted(stmt.value.func) or ""))
+
+
+def _sdp_config_checks(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Spans of CUDA checks whose only effect is the `sdp_kernel` configuration (lucidrains' Attend, copied into
+    python-audio-separator, rvc-cli and miles-credit; heldout36 / heldout33): `if not torch.cuda.is_available() or
+    not flash: return` in `__init__` with nothing after it but stores of the configuration and prints, and `q.is_cuda`
+    bound to a name that only picks it (`config = self.cuda_config if is_cuda else self.cpu_config`)."""
+    if not any(isinstance(n, ast.Call) and (ast_dotted(n.func) or "").rsplit(".", 1)[-1] in _SDP_KERNEL_CALLS
+               for n in module_nodes(tree)):
+        return []
+    config, bound, fns = _sdp_config_flow(tree)
+    if not config:
+        return []
+    spans = []
+    for fn in fns:
+        for i, stmt in enumerate(fn.body):
+            if isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1 and \
+                    isinstance(stmt.body[0], ast.Return) and stmt.body[0].value is None and any(
+                    isinstance(c, ast.expr) and _is_availability_check(c) for c in walk_list(stmt.test)) and \
+                    len(fn.body) > i + 1 and _configures(fn.body[i + 1:], config):
+                spans.append(node_span(stmt.test))
+    spans += [node_span(n) for n in module_nodes(tree) if isinstance(n, ast.Attribute) and n.attr == "is_cuda"
+              and bound.get(id(n)) in config]
+    return spans
+
+
+def _configures(block: list[ast.stmt], config: set[tuple]) -> bool:
+    """Statements (none, or an `if` / `else` of them) that only store the `sdp_kernel` configuration, or locals
+    only it reads, and print."""
+    return all(_assigns_only(s, config) or _prints(s) or isinstance(s, ast.If) and _configures(s.body, config)
+               and _configures(s.orelse, config) for s in block)
+
 def _is_availability_check(node: ast.expr) -> bool:
     """`torch.cuda.is_available()`, alone or negated."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
@@ -631,6 +757,8 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
     gated = "is_available" in text and any(f.symbol == "torch.cuda.is_available" and f.severity == "error"
                                            for f in findings)
     speed = _speed_gates(tree) if gated else []
+    sdp = _sdp_config_checks(tree) if "_kernel" in text and any(
+        f.severity == "error" and f.symbol in _SDP_CHECK_SYMBOLS for f in findings) else []
     measure = _measure_gates(tree) if gated else []
     choices = _named_choices(tree) if "__name__" in text and any(f.severity == "warning" for f in findings) else []
     fallbacks = _implementation_fallbacks(tree) if any(f.code == "NPU003" for f in findings) else []
@@ -660,6 +788,8 @@ def apply_unselected_devices(findings: list, tree: ast.AST, text: str, rel: str 
                 f = as_info(f, "device-number-table", _NUMBER_TABLE_NOTE, severity="warning")
             elif f.severity == "error" and f.code == "NPU003" and starts_in(f, offs):
                 f = as_info(f, "off-switch", _OFF_NOTE, severity="warning")
+            elif f.severity == "error" and f.symbol in _SDP_CHECK_SYMBOLS and starts_in(f, sdp):
+                f = as_info(f, "speed-gate", _SDP_NOTE, severity="warning")
             elif f.severity == "error" and f.symbol == "torch.cuda.is_available" and starts_in(f, speed):
                 f = as_info(f, "speed-gate", _SPEED_NOTE, severity="warning")
             elif f.severity == "error" and f.symbol == "torch.cuda.is_available" and starts_in(f, measure):

@@ -12,8 +12,8 @@ from auditor.rules import Rule
 from auditor.static.backends import BACKEND_NAMES, backends_in_text
 from auditor.static.compiled import LIBRARY_CATEGORIES, CompiledRules
 from auditor.static.context import (_MODULE_IMPORTERS, _MODULE_NAME, HOLE, JIT_BUILDERS, JIT_EXTENSION,
-                                    KERNEL_MODULE_BUILDERS, KERNEL_OBJECT_BUILDERS, LOCAL_PACKAGE, MAX_FOLDED,
-                                    FileContext, dataclass_fields, params_fed_to_backend_switches)
+                                    LOCAL_PACKAGE, MAX_FOLDED, FileContext, dataclass_fields, kernel_call_made,
+                                    params_fed_to_backend_switches)
 from auditor.static.cstwalk import children, walk
 from auditor.static.dtype_requirements import guard_kind, required_dtype_nodes
 from auditor.static.flags import RUNS_COMMAND
@@ -1035,8 +1035,8 @@ class MatchVisitor(cst.CSTVisitor):
 
     def _kernel_object(self, node: cst.BaseExpression) -> tuple[str, str] | None:
         """(kind, builder) of a CuPy / PyCUDA kernel object or compiled module in hand: context.kernel_object_made
-        read on the CST (a module-level name or `self.` attribute bound to one, a builder's call, `.get_function` /
-        `.prepare`, a call of the file's loader)."""
+        read on the CST (a module-level name or `self.` attribute bound to one; a call, a builder's, `.get_function`
+        / `.prepare` or the file's loader, is read by context.kernel_call_made, as on the AST)."""
         if isinstance(node, cst.Name):
             local = self.ctx.kernel_locals.get(node.value)
             return self.ctx.kernel_objects.get(node.value) or (local[0][2] if local else None)
@@ -1045,18 +1045,11 @@ class MatchVisitor(cst.CSTVisitor):
         if not isinstance(node, cst.Call):
             return None
         func = node.func
-        qual = self._resolve(dotted(func) or "")
-        if qual in KERNEL_OBJECT_BUILDERS:
-            return "kernel", qual
-        if qual in KERNEL_MODULE_BUILDERS:
-            return "module", qual
-        if isinstance(func, cst.Attribute) and func.attr.value in ("get_function", "prepare"):
-            made = self._kernel_object(func.value)
-            if made is not None and (made[0] == "module") == (func.attr.value == "get_function"):
-                return "kernel", made[1]
-        if isinstance(func, cst.Name) and func.value not in self.ctx.aliases:
-            return self.ctx.kernel_loaders.get(func.value)
-        return None
+        receiver = func.value if isinstance(func, cst.Attribute) else None
+        return kernel_call_made(self.ctx, self._resolve(dotted(func) or ""),
+                                func.attr.value if isinstance(func, cst.Attribute) else None,
+                                lambda: self._kernel_object(receiver) if receiver is not None else None,
+                                func.value if isinstance(func, cst.Name) else None)
 
     def _kernel_loading(self, node: cst.Call) -> None:
         """`f = load_kernel("roi_forward", src)`: a call of the file's CuPy / PyCUDA kernel loader (it compiles the

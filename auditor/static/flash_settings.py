@@ -1,0 +1,84 @@
+"""Boolean settings named flash_attn (t35b, session 34; tuned on heldout36's python-audio-separator). Roformer
+configs carry `'flash_attn': True` / `config.get('flash_attn', True)` / a type table's `'flash_attn': bool`, a switch
+whose only effect is `Attend` calling torch's `F.scaled_dot_product_attention`, which runs on Ascend. The string
+there is the name of an on/off setting, not an attention implementation chosen by name (NPU386's construct): where
+the switch does turn on a CUDA package, the import or call it guards is reported on its own line. A string that is a
+value (`BACKEND = "flash_attn"`, `choices=["sdpa", "flash_attn"]`, `== "flash_attn"`) or a key mapped to code
+(`{"flash_attn": flash_attn_func}`, `{"flash_attn": flash_attn}` with the package imported) keeps its finding, and so
+does the switch in a file that names transformers' `attn_implementation` (pd56's control: there it picks
+"flash_attention_2", the setting that is the choice)."""
+from __future__ import annotations
+
+import ast
+
+from auditor.static.astutil import ast_dotted, module_nodes
+from auditor.static.llama_cpp_options import FLASH_OPTION_NAMES, TRANSFORMERS_CHOICE
+
+_RULE = "flash-attention-implementation-string"
+_BOOL_TEXTS = frozenset({"true", "false", "1", "0", "yes", "no", "on", "off"})
+_LOOKUPS = frozenset({"get", "setdefault", "pop"})     # dict reads with a default: `config.get("flash_attn", True)`
+
+
+def _key(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+        and node.value in FLASH_OPTION_NAMES else None
+
+
+def _boolean(node: ast.AST | None) -> bool:
+    """True / False, the type `bool`, or an on/off word (`'false'`, `'1'`: a config file's text)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, bool) or isinstance(node.value, str) and node.value.lower() in _BOOL_TEXTS
+    return isinstance(node, ast.Name) and node.id == "bool"
+
+
+def _lookup_key(call: ast.Call) -> ast.expr | None:
+    """The key of `x.get("flash_attn", <bool>)` / `getattr(cfg, "flash_attn", <bool>)`: a setting read with an
+    on/off default."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in _LOOKUPS and len(call.args) == 2:
+        key, default = call.args
+    elif isinstance(func, ast.Name) and func.id == "getattr" and len(call.args) == 3:
+        key, default = call.args[1:]
+    else:
+        return None
+    return key if _key(key) and _boolean(default) else None
+
+
+def _forwarded(value: ast.AST, key: str, code: set[str]) -> bool:
+    """`'flash_attn': self.flash_attn` / `config.get('flash_attn', True)`: the setting passed on under its own name
+    (a module bound by an import or a function the file defines, `{"flash_attn": flash_attn}`, is an
+    implementation)."""
+    if isinstance(value, ast.Call):
+        return _lookup_key(value) is not None
+    name = ast_dotted(value)
+    if name is None or name in code:
+        return False
+    return name.rsplit(".", 1)[-1] == key
+
+
+def flash_setting_keys(tree: ast.AST) -> set[tuple[int, int]]:
+    """(line, column) of flash_attn strings that name a boolean setting: dict keys whose value is on/off (or the
+    setting of the same name passed on), keys read with an on/off default, keys assigned True / False."""
+    nodes = module_nodes(tree)
+    code = {(a.asname or a.name).split(".", 1)[0] for n in nodes if isinstance(n, (ast.Import, ast.ImportFrom))
+            for a in n.names}
+    code |= {n.name for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    spots: list[ast.expr] = []
+    for n in nodes:
+        if isinstance(n, ast.Dict):
+            spots += [k for k, v in zip(n.keys, n.values)
+                      if k is not None and (key := _key(k)) and (_boolean(v) or _forwarded(v, key, code))]
+        elif isinstance(n, ast.Call):
+            spots += [k] if (k := _lookup_key(n)) is not None else []
+        elif isinstance(n, ast.Assign) and _boolean(n.value):
+            spots += [t.slice for t in n.targets if isinstance(t, ast.Subscript) and _key(t.slice)]
+    return {(s.lineno, s.col_offset) for s in spots}
+
+
+def drop_flash_setting_keys(findings: list, tree: ast.AST, text: str) -> list:
+    """NPU386 on a flash_attn string that names an on/off setting, dropped (the wrong construct)."""
+    if not any(f.name == _RULE and f.symbol in FLASH_OPTION_NAMES for f in findings) or TRANSFORMERS_CHOICE in text:
+        return findings
+    keys = flash_setting_keys(tree)
+    return [f for f in findings if not (f.name == _RULE and f.symbol in FLASH_OPTION_NAMES
+                                        and (f.line, f.col - 1) in keys)]
