@@ -497,7 +497,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             if id(value) in seen and key is not value:
                 continue          # a node merged in again through a YAML anchor (`<<: *wt103`): reported once
             seen.add(id(value))
-            if isinstance(value.value, str) and value.style == "|" and _embeds_config(path):
+            if isinstance(value, yaml.ScalarNode) and value.style == "|" and _embeds_config(path):
                 embedded = _embedded_config(col, value)
                 if embedded is not None:
                     scan_config_roots(col, [embedded])      # KubeRay's `serveConfigV2: |` Serve application config
@@ -1003,12 +1003,11 @@ def _bundle_expression(col: Collector, value) -> bool:
         return False
     statement = code.strip()
     call = tree.body
+    name = call.args[1] if isinstance(call, ast.Call) and len(call.args) == 3 else None
     if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "setattr" \
-            and len(call.args) == 3 and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str) \
-            and call.args[1].value.isidentifier():
+            and isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value.isidentifier():
         # an expression cannot assign: `setattr(torch.backends.cudnn, 'benchmark', True)` is the bundle's assignment
-        target, name, assigned = call.args
-        statement = f"{ast.unparse(target)}.{name.value} = {ast.unparse(assigned)}"
+        statement = f"{ast.unparse(call.args[0])}.{name.value} = {ast.unparse(call.args[2])}"
     line = value.start_mark.line
     raw = col.lines[line] if line < len(col.lines) else ""
     at = raw.find("$", value.start_mark.column) + 1 + len(code) - len(code.lstrip())
