@@ -243,7 +243,8 @@ RETRY = """\
 
 def test_a_cuda_attempt_whose_handler_retries_the_same_call_is_a_warning(tmp_path):
     run = run_static([write_tree(tmp_path / "retry", {"frames.py": RETRY})], jobs=1)
-    assert device_findings_at(run, "frames.py", RETRY, "hwaccel='cuda'") == [("warning", "retried-attempt")]
+    # (ffmpeg's `hwaccel='cuda'` names its NVDEC decoder, no torch device: no finding since t36c, heldout38)
+    assert device_findings_at(run, "frames.py", RETRY, "hwaccel='cuda'") == []
     assert device_findings_at(run, "frames.py", RETRY, 'state = torch.load(path, map_location="cuda:0")') == \
         [("warning", "retried-attempt")]
 

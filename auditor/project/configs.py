@@ -4,6 +4,7 @@ walked as dotted key paths (`bf16.enabled`, `trainer.accelerator`) for the catal
 mappings under an `env` key (and Kubernetes `- name: X` entries) are environment variables."""
 from __future__ import annotations
 
+import ast
 import json
 import re
 from typing import TYPE_CHECKING, Iterator
@@ -496,6 +497,11 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             if id(value) in seen and key is not value:
                 continue          # a node merged in again through a YAML anchor (`<<: *wt103`): reported once
             seen.add(id(value))
+            if isinstance(value, yaml.ScalarNode) and value.style == "|" and _embeds_config(path):
+                embedded = _embedded_config(col, value)
+                if embedded is not None:
+                    scan_config_roots(col, [embedded])      # KubeRay's `serveConfigV2: |` Serve application config
+                    continue
             # a key in any case: a reusable workflow's `with: {SCRIPT: |}` input is the script its job runs (t15l)
             if isinstance(value.value, str) and (path.rsplit(".", 1)[-1].lower() in _SHELL_KEYS or _step_bash(path)
                                                  or _INSTALL_COMMAND_RE.search(value.value)):
@@ -516,6 +522,14 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                 continue
             if path.lower().endswith(".with.build-args") and isinstance(value.value, str):
                 _build_args(col, m, value)               # docker/build-push-action's `build-args: | CUDA_VERSION=...`
+                continue
+            if path.lower().endswith(".with.channels") and isinstance(value.value, str):
+                _miniconda_channels(col, m, value)       # setup-miniconda's `channels: pytorch, nvidia, conda-forge`
+                continue
+            if path.lower().endswith((".with.tags", ".with.images")):
+                # docker/build-push-action's and metadata-action's `tags:` / `images:` name the image the step builds
+                # and pushes (`dptechnology/unimol:latest-pytorch1.11.0-cuda11.3`), not one it pulls: its Dockerfile
+                # holds the CUDA base (t36b)
                 continue
             if path.endswith(".options") and (".container." in f".{path}" or ".services." in f".{path}"):
                 _docker_options(col, m, value)           # GitHub Actions `container: options: --gpus all`
@@ -547,6 +561,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                         if "/usr/local/cuda" in col.lines[n] or DRIVER_PATH_RE.search(col.lines[n]):
                             scan_fragment(col, col.lines[n], n + 1, 1, options=False)
                 continue
+            if isinstance(value.value, str) and value.value.startswith("$") and _bundle_expression(col, value):
+                continue        # MONAI bundle `"device": "$torch.device('cuda:0' if ...)"`: read as the Python it is
             raw = value.value if isinstance(value.value, str) else str(value.value)
             if key is value and isinstance(value.value, str) and _package_list(path):
                 _requirement_item(col, value)            # Cog `build: python_packages: - "torch==1.10.0"`
@@ -934,6 +950,78 @@ def _python_block(col: Collector, value) -> None:
             scan_fragment(col, text, n + 1, 1, options=False)
 
 
+def _embeds_config(path: str) -> bool:
+    """A block string that holds another YAML config: a RayService's `serveConfigV2` (the Serve applications KubeRay
+    deploys, with their `llm_configs` accelerator types and engine kwargs) and a ConfigMap's `data: config.yaml: |`."""
+    return path.rsplit(".", 1)[-1].lower() in ("serveconfigv2", "serveconfig") or path.startswith("data.") \
+        and path.lower().endswith((".yaml", ".yml"))
+
+
+def _embedded_config(col: Collector, value):
+    """The YAML document of a `|` block, composed where it stands (the other lines blanked), so its nodes carry the
+    file's own lines and columns; None when it is no mapping or no YAML."""
+    lines = [""] * len(col.lines)
+    indent = None
+    for n in range(value.start_mark.line + 1, min(value.end_mark.line + 1, len(col.lines))):
+        text = col.lines[n]
+        if not text.strip():
+            continue
+        own = len(text) - len(text.lstrip())
+        indent = own if indent is None else indent
+        if own < indent:
+            break           # the block ended: the next key of the enclosing mapping
+        lines[n] = text
+    try:
+        root = yaml.compose("\n".join(lines).replace("\t", " "), Loader=_AliasTolerantLoader)
+    except yaml.YAMLError:
+        return None
+    return root if isinstance(root, yaml.MappingNode) else None
+
+
+# a MONAI bundle's reference to another config item (`@network_def`, `@device`): a name in the expression
+_BUNDLE_REFERENCE_RE = re.compile(r"@(?=[A-Za-z_])")
+# the names bundle expressions use without importing them in the expression (the parser's globals, and the
+# `"imports": ["$import torch.distributed as dist"]` the multi-GPU configs add), on one line
+_BUNDLE_GLOBALS = "import torch; import torch.distributed as dist; import os"
+
+
+def _bundle_expression(col: Collector, value) -> bool:
+    """A one-line `"$..."` value that is a Python expression, as MONAI bundle configs evaluate them (`"device":
+    "$torch.device('cuda:0' if torch.cuda.is_available() else 'cpu')"`, `"$setattr(torch.backends.cudnn, 'benchmark',
+    True)"`; model-zoo, t36b), read through the Python pass with the bundle's usual globals imported and
+    `@item` references as names. Only an expression that calls something: `$HOME/data` is a shell path."""
+    from dataclasses import replace
+
+    code = _BUNDLE_REFERENCE_RE.sub(" ", str(value.value)[1:])
+    if value.start_mark.line != value.end_mark.line or not re.search(r"cuda|cudnn|nccl", code, re.I):
+        return False
+    try:
+        tree = ast.parse(code.strip(), mode="eval")
+    except SyntaxError:
+        return False
+    if not any(isinstance(n, ast.Call) for n in ast.walk(tree)):
+        return False
+    statement = code.strip()
+    call = tree.body
+    name = call.args[1] if isinstance(call, ast.Call) and len(call.args) == 3 else None
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "setattr" \
+            and isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value.isidentifier():
+        # an expression cannot assign: `setattr(torch.backends.cudnn, 'benchmark', True)` is the bundle's assignment
+        statement = f"{ast.unparse(call.args[0])}.{name.value} = {ast.unparse(call.args[2])}"
+    line = value.start_mark.line
+    raw = col.lines[line] if line < len(col.lines) else ""
+    at = raw.find("$", value.start_mark.column) + 1 + len(code) - len(code.lstrip())
+    result = col.engine.analyze_bytes(f"{_BUNDLE_GLOBALS}\n{statement}\n".encode("utf-8"), col.rel + ".py")
+    for f in result.findings:
+        if f.line == 2:
+            width = len(statement) if statement != code.strip() else f.end_col - f.col
+            start = f.col if statement == code.strip() else 0
+            col.add_finding(replace(f, path=col.rel, line=line + 1, end_line=line + 1, col=start + at,
+                                    end_col=start + at + width, fix="none",
+                                    data={k: v for k, v in f.data.items() if k != "replace"}))
+    return True
+
+
 # PowerShell / cmd lines that are comments, or text shown rather than run or written (an `echo` that does not
 # write GITHUB_ENV / GITHUB_PATH)
 _WINDOWS_COMMENT_RE = re.compile(r"\s*(?:#|rem\b|::|@?echo\b|write-host\b|write-output\b)", re.I)
@@ -1044,6 +1132,22 @@ def _value_text(col: Collector, m, path: str, value) -> None:
         if _CUDA_INDEX_RE.search(url.group(0)):
             symbol = "index:" + url.group(0)
             col.add(m.match_requirement(symbol), symbol, line, c + url.start(), c + url.end())
+
+
+def _miniconda_channels(col: Collector, m, value) -> None:
+    """conda-incubator/setup-miniconda's `channels:` input, a comma-separated list (pangaea-bench's CI `channels:
+    pytorch, nvidia, conda-forge`): each channel as an environment file's (`nvidia` and its labels serve CUDA
+    packages; t36b)."""
+    after = value.start_mark.line
+    for part in re.findall(r"[^,\s]+", str(value.value)):
+        found = next((n for n in range(after, min(value.end_mark.line + 1, len(col.lines))) if part in col.lines[n]
+                      and (n > value.start_mark.line or col.lines[n].find(part) >= value.start_mark.column)), None)
+        if found is None:
+            continue
+        after = found
+        at = col.lines[found].find(part, value.start_mark.column if found == value.start_mark.line else 0)
+        symbol = "channel:" + part.lower().split("/", 1)[0]        # `nvidia/label/cuda-12.1.0`: the nvidia channel
+        col.add(m.match_requirement(symbol), symbol, found + 1, at + 1, at + 1 + len(part))
 
 
 def _run_args(col: Collector, m, node) -> None:

@@ -157,6 +157,39 @@ def macos_only(req: Requirement | None) -> bool:
     return not any(req.marker.evaluate(env) for env in _PORT_PLATFORMS)
 
 
+def windows_only(req: Requirement | None) -> bool:
+    """True for a requirement installed on Windows only: its environment marker holds on Windows and on no Linux
+    host (tabbyAPI's `"triton-windows ; platform_system == 'Windows'"`), or its URL is a wheel built for Windows only
+    (`exllamav3 @ .../exllamav3-1.4.2+cu128.torch2.9.0-cp313-cp313-win_amd64.whl`). An Ascend host runs Linux, so
+    such a line never installs there: what it names is worth knowing (info), nothing to change for the port (t36c,
+    heldout38). A marker that names an extra is read as macos_only reads it (left alone)."""
+    if req is None:
+        return False
+    if req.url and windows_wheel(req.url):
+        return True
+    if req.marker is None or "extra" in str(req.marker) or not _PLATFORM_MARKER_RE.search(str(req.marker)):
+        return False
+    holds = [req.marker.evaluate(env) for env in _PORT_PLATFORMS]
+    return any(holds) and not any(h for env, h in zip(_PORT_PLATFORMS, holds) if env["sys_platform"] == "linux")
+
+
+def windows_wheel(path: str) -> bool:
+    """A wheel file whose platform tags are all Windows ones (`-win_amd64.whl`, `-win32.whl`)."""
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    name = unquote(path.split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1])
+    if not name.endswith(".whl"):
+        return False
+    try:
+        tags = parse_wheel_filename(name)[3]
+    except InvalidWheelFilename:
+        return False
+    return bool(tags) and all(tag.platform.startswith("win") for tag in tags)
+
+
+_WINDOWS_ONLY_NOTE = " (installed on Windows only: an Ascend host runs Linux, so this line never installs there)"
+
+
 def requirement_hits(m, text: str, own_extras: frozenset[str] = frozenset(),
                      req: Requirement | None = None) -> list[tuple[str, str, Rule, str]]:
     """(symbol, the text that names it, rule, note) for one requirement string: its most specific symbol that a
@@ -261,10 +294,15 @@ def _report(col: Collector, line: int, line_text: str, requirement: str, at: int
             own_extras: frozenset[str] = frozenset()) -> None:
     req = read_requirement(requirement)
     _keep_pin(col, req)
+    windows = windows_only(req)
     for symbol, spelled, rule, note in requirement_hits(matchers(col.engine), requirement, own_extras, req):
         start = line_text.find(spelled, at)
         column = start + 1 if start >= 0 else at + 1
-        col.add(rule, symbol, line, column, column + len(spelled), note=note)
+        if windows:
+            col.add(rule, symbol, line, column, column + len(spelled), note=note + _WINDOWS_ONLY_NOTE,
+                    severity="info")
+        else:
+            col.add(rule, symbol, line, column, column + len(spelled), note=note)
 
 
 def _wheel(col: Collector, line: int, line_text: str, path: str) -> None:
@@ -273,7 +311,10 @@ def _wheel(col: Collector, line: int, line_text: str, path: str) -> None:
     rule = m.match_requirement(symbol) if symbol else None
     if rule is not None and not (rule.extra.get("ported_by") and _OTHER_ACCELERATOR_RE.search(path)):
         start = max(line_text.find(path), 0)
-        col.add(rule, symbol, line, start + 1, start + 1 + len(path))
+        if windows_wheel(path):
+            col.add(rule, symbol, line, start + 1, start + 1 + len(path), note=_WINDOWS_ONLY_NOTE, severity="info")
+        else:
+            col.add(rule, symbol, line, start + 1, start + 1 + len(path))
 
 
 def _index(col: Collector, line: int, line_text: str, url: str) -> None:

