@@ -46,9 +46,9 @@ def codes_by_line(engine, src: str, rel: str = "train.py") -> dict[int, set[str]
     return out
 
 
-def codes_at(found: dict[int, set[tuple[str, str, str]]], line: int) -> set[str]:
-    """The codes of `finding_keys_by_line`'s entry for `line`."""
-    return {code for code, _, _ in found.get(line, set())}
+def codes_at(found: dict[int, set[tuple[str, ...]]], line: int) -> set[str]:
+    """The codes of `finding_keys_by_line`'s or `code_severities_by_line`'s entry for `line` (the code leads both)."""
+    return {key[0] for key in found.get(line, set())}
 
 
 def categories_at(found: dict[int, set[tuple[str, str, str]]], line: int) -> set[str]:
@@ -56,9 +56,11 @@ def categories_at(found: dict[int, set[tuple[str, str, str]]], line: int) -> set
     return {cat for _, cat, _ in found.get(line, set())}
 
 
-def line_of(src: str, needle: str) -> int:
-    """The 1-based line of the snippet holding `needle`, which it must hold exactly once."""
-    hits = [i for i, text in enumerate(src.splitlines(), 1) if needle in text]
+def line_of(src: str | bytes, needle: str) -> int:
+    """The 1-based line of the snippet (text, or the bytes of a pasted file) holding `needle`, which it must hold
+    exactly once."""
+    text_lines = (src.decode() if isinstance(src, bytes) else src).splitlines()
+    hits = [i for i, text in enumerate(text_lines, 1) if needle in text]
     assert len(hits) == 1, needle
     return hits[0]
 

@@ -7,17 +7,13 @@ from __future__ import annotations
 
 from auditor.rules import load_rules
 from auditor.static import StaticEngine
-from static_snippets import code_severities_by_line
+from static_snippets import code_severities_by_line, codes_at
 
 ENGINE = StaticEngine(load_rules())
 
 
 def _found(src: bytes, path: str = "main.py") -> dict[int, set[tuple[str, str]]]:
     return code_severities_by_line(ENGINE, src, path)
-
-
-def _codes(found: dict[int, set[tuple[str, str]]], line: int) -> set[str]:
-    return {code for code, _ in found.get(line, set())}
 
 
 # ClementPinard/Pytorch-Correlation-extension setup.py: the macro list bound in the CUDA branch, passed by name
@@ -89,10 +85,10 @@ def main():
 def test_define_macros_tuples_are_the_cuda_build_macro():
     found = _found(CORRELATION_SETUP, "setup.py")
     assert ("NPU316", "error") in found[17]             # macro = [("USE_CUDA", None)]  ->  -DUSE_CUDA
-    assert "NPU316" not in _codes(found, 13)            # macro = []  (the CPU branch)
+    assert "NPU316" not in codes_at(found, 13)            # macro = []  (the CPU branch)
     found = _found(TORCHAC_SETUP, "setup.py")
     assert ("NPU316", "error") in found[13]             # define_macros=[('COMPILE_CUDA', '1')]  ->  -DCOMPILE_CUDA=1
-    assert "NPU316" not in _codes(found, 18)            # the CPU build's own macros name no CUDA
+    assert "NPU316" not in codes_at(found, 18)            # the CPU build's own macros name no CUDA
 
 
 def test_define_macros_appended_to_a_name_and_controls():
@@ -107,14 +103,14 @@ setup(name="ops", ext_modules=[Extension("ops._C", ["ops.cpp"], define_macros=ma
 """
     found = _found(src, "setup.py")
     assert ("NPU316", "error") in found[5]              # macros.append(("WITH_CUDA", None))
-    assert "NPU316" not in _codes(found, 3)             # a version macro
+    assert "NPU316" not in codes_at(found, 3)             # a version macro
     assert 6 not in found                               # a comment
-    assert "NPU316" not in _codes(found, 7)             # a pair list no extension is given
+    assert "NPU316" not in codes_at(found, 7)             # a pair list no extension is given
 
 
 def test_option_chain_invalid_value_raise_is_not_a_raise_without_cuda():
     found = _found(TORCHAC_SETUP, "setup.py")
-    assert "NPU080" not in _codes(found, 31)            # the `else:` of auto / force / no: an invalid value
+    assert "NPU080" not in codes_at(found, 31)            # the `else:` of auto / force / no: an invalid value
     assert 24 not in found                              # a print that only names CUDA
 
 
@@ -131,7 +127,7 @@ else:
     raise RuntimeError("unsupported CUDA release")
 setup(name="ops")
 """
-    assert "NPU080" in _codes(_found(releases, "setup.py"), 9)
+    assert "NPU080" in codes_at(_found(releases, "setup.py"), 9)
     plain = b"""from setuptools import setup
 from torch.utils.cpp_extension import CUDA_HOME
 
@@ -141,7 +137,7 @@ else:
     raise RuntimeError("nvcc was not found")
 setup(name="ops")
 """
-    assert "NPU080" in _codes(_found(plain, "setup.py"), 7)
+    assert "NPU080" in codes_at(_found(plain, "setup.py"), 7)
 
 
 # fab-jul/L3C-PyTorch src/l3c.py: `pytorch_ext` (the code base's Python helpers) is named like a compiled extension
@@ -164,9 +160,9 @@ def parse_device_flag(flag):
 def test_kernel_module_flag_shown_in_a_message_is_no_finding():
     found = _found(L3C_STATUS)
     assert 8 not in found and 12 not in found           # the flag's value shown in a status print
-    assert "NPU891" in _codes(found, 9)                 # the same flag tested: code that decides
-    assert "NPU891" in _codes(found, 11)                # a call of the module
-    assert "NPU891" in _codes(found, 13)                # a call inside the message runs
+    assert "NPU891" in codes_at(found, 9)                 # the same flag tested: code that decides
+    assert "NPU891" in codes_at(found, 11)                # a call of the module
+    assert "NPU891" in codes_at(found, 13)                # a call inside the message runs
 
 
 def test_device_value_in_a_message_is_shown_and_a_call_stays():
@@ -181,7 +177,7 @@ logger.info("CUDNN VERSION: " + str(torch.backends.cudnn.version()))
 """
     found = _found(src)
     assert 5 not in found and 6 not in found
-    assert "NPU006" in _codes(found, 7)
+    assert "NPU006" in codes_at(found, 7)
 
 
 def test_nvcc_status_text_is_no_command():
@@ -195,9 +191,9 @@ def supported_nvcc_available():
     return True, 'nvcc --version'
 """
     found = _found(src)
-    assert "NPU407" in _codes(found, 5)                 # the probe runs nvcc
-    assert "NPU407" not in _codes(found, 7)             # a status text handed back
-    assert "NPU407" in _codes(found, 8)                 # a command line
+    assert "NPU407" in codes_at(found, 5)                 # the probe runs nvcc
+    assert "NPU407" not in codes_at(found, 7)             # a status text handed back
+    assert "NPU407" in codes_at(found, 8)                 # a command line
 
 
 # hkchengrex/MiVOS model/fusion_model.py

@@ -6,24 +6,13 @@ from __future__ import annotations
 
 from auditor.rules import load_rules
 from auditor.static import StaticEngine
-from static_snippets import code_severities_by_line
+from static_snippets import code_severities_by_line, codes_at, line_of
 
 ENGINE = StaticEngine(load_rules())
 
 
 def _found(src: bytes, path: str = "main.py") -> dict[int, set[tuple[str, str]]]:
     return code_severities_by_line(ENGINE, src, path)
-
-
-def _codes(found: dict[int, set[tuple[str, str]]], line: int) -> set[str]:
-    return {code for code, _ in found.get(line, set())}
-
-
-def _line(src: bytes, text: str) -> int:
-    lines = src.decode().splitlines()
-    hits = [i for i, line in enumerate(lines, 1) if text in line]
-    assert len(hits) == 1, (text, hits)
-    return hits[0]
 
 
 # CompVis/metric-learning-divide-and-conquer lib/faissext.py: the backend picked by name reserves GPU memory for FAISS
@@ -54,10 +43,10 @@ def describe(backend):
 
 def test_faiss_gpu_backend_compared_is_reported_and_its_data_is_not():
     found = _found(FAISSEXT)
-    assert _codes(found, _line(FAISSEXT, "if backend == 'faiss-gpu':")) == {"NPU489"}
+    assert codes_at(found, line_of(FAISSEXT, "if backend == 'faiss-gpu':")) == {"NPU489"}
     for text in ("Reserve memory for the faiss-gpu", "# reserve memory", "needs the CUDA build",
                  "{'faiss-gpu': 'GPU index'"):
-        assert not _codes(found, _line(FAISSEXT, text)), text
+        assert not codes_at(found, line_of(FAISSEXT, text)), text
 
 
 # Media-Smart/vedastr tools/deploy/benchmark.py: volksdep's TensorRT benchmark, imported and called
@@ -102,15 +91,15 @@ def main():
 
 def test_volksdep_import_and_call_are_tensorrt():
     found = _found(VEDASTR_BENCHMARK)
-    assert "NPU409" in _codes(found, _line(VEDASTR_BENCHMARK, "from volksdep.benchmark import benchmark"))
-    assert "NPU409" in _codes(found, _line(VEDASTR_BENCHMARK, "    benchmark("))
+    assert "NPU409" in codes_at(found, line_of(VEDASTR_BENCHMARK, "from volksdep.benchmark import benchmark"))
+    assert "NPU409" in codes_at(found, line_of(VEDASTR_BENCHMARK, "    benchmark("))
 
 
 def test_option_default_list_of_dtypes_is_chosen_and_its_choices_are_not():
     found = _found(VEDASTR_BENCHMARK)
-    assert "NPU202" in _codes(found, _line(VEDASTR_BENCHMARK, "default=('fp32', 'fp16', 'int8')"))
-    assert not _codes(found, _line(VEDASTR_BENCHMARK, "choices=['fp32', 'fp16', 'int8']"))
-    assert not _codes(found, _line(VEDASTR_BENCHMARK, "default=['entropy'"))
+    assert "NPU202" in codes_at(found, line_of(VEDASTR_BENCHMARK, "default=('fp32', 'fp16', 'int8')"))
+    assert not codes_at(found, line_of(VEDASTR_BENCHMARK, "choices=['fp32', 'fp16', 'int8']"))
+    assert not codes_at(found, line_of(VEDASTR_BENCHMARK, "default=['entropy'"))
 
 
 OPTION_CONTROLS = b"""import argparse
@@ -151,8 +140,8 @@ def train(train_loader, network, criterion, optimizer, scaler):
 
 def test_negated_autocast_option_stored_false_is_autocast_on():
     found = _found(DEHAZEFORMER_TRAIN)
-    assert "NPU215" in _codes(found, _line(DEHAZEFORMER_TRAIN, "'--no_autocast'"))
-    assert not _codes(found, _line(DEHAZEFORMER_TRAIN, "'--no_debug'"))
+    assert "NPU215" in codes_at(found, line_of(DEHAZEFORMER_TRAIN, "'--no_autocast'"))
+    assert not codes_at(found, line_of(DEHAZEFORMER_TRAIN, "'--no_debug'"))
 
 
 NEGATED_CONTROLS = b"""import argparse
@@ -204,6 +193,6 @@ def main(model, cfg):
 
 def test_unbound_wrap_fp16_model_is_mmcvs_and_an_own_one_is_not():
     found = _found(REMODIFFUSE_VISUALIZE)
-    assert ("NPU276", "warning") in found.get(_line(REMODIFFUSE_VISUALIZE, "wrap_fp16_model(model)"), set())
+    assert ("NPU276", "warning") in found.get(line_of(REMODIFFUSE_VISUALIZE, "wrap_fp16_model(model)"), set())
     own = _found(OWN_WRAP_FP16)
     assert not any(code == "NPU276" for codes in own.values() for code, _ in codes), own

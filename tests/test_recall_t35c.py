@@ -10,20 +10,13 @@ from auditor.project.setup_py import built_cuda_extensions, cuda_extension_names
 from auditor.rules import load_rules
 from auditor.runner import run_static
 from auditor.static import StaticEngine
-from static_snippets import code_severities_by_line
+from static_snippets import code_severities_by_line, line_of
 
 ENGINE = StaticEngine(load_rules())
 
 
 def _found(src: bytes, path: str = "main.py") -> dict[int, set[tuple[str, str]]]:
     return code_severities_by_line(ENGINE, src, path)
-
-
-def _line(src: bytes, text: str) -> int:
-    lines = src.decode().splitlines()
-    hits = [i for i, line in enumerate(lines, 1) if text in line]
-    assert len(hits) == 1, (text, hits)
-    return hits[0]
 
 
 # ClementPinard/Pytorch-Correlation-extension benchmark.py: the extension's sampler built and timed
@@ -59,9 +52,9 @@ def main(args):
 def test_spatial_correlation_sampler_import_and_construction_are_kernel_errors():
     found = _found(CORRELATION_BENCHMARK)
     for text in ("from spatial_correlation_sampler import", "correlation_sampler = SpatialCorrelationSampler("):
-        assert ("NPU878", "error") in found.get(_line(CORRELATION_BENCHMARK, text), set()), text
+        assert ("NPU878", "error") in found.get(line_of(CORRELATION_BENCHMARK, text), set()), text
     for text in ('"""Time SpatialCorrelationSampler', "# Force CUDA initialization", "print('SpatialCorrelationSampler"):
-        assert not any(code == "NPU878" for code, _ in found.get(_line(CORRELATION_BENCHMARK, text), set())), text
+        assert not any(code == "NPU878" for code, _ in found.get(line_of(CORRELATION_BENCHMARK, text), set())), text
 
 
 # ptlflow models/pwcnet/pwcnet.py: the extension when installed, a pure-PyTorch sampler otherwise
@@ -84,8 +77,8 @@ class PWCNet(nn.Module):
 def test_spatial_correlation_sampler_with_a_python_fallback_is_a_warning():
     found = _found(PWCNET)
     for text in ("from spatial_correlation_sampler import", "self.corr = SpatialCorrelationSampler("):
-        assert ("NPU878", "warning") in found.get(_line(PWCNET, text), set()), text
-    assert not found.get(_line(PWCNET, "IterSpatialCorrelationSampler as"))
+        assert ("NPU878", "warning") in found.get(line_of(PWCNET, text), set()), text
+    assert not found.get(line_of(PWCNET, "IterSpatialCorrelationSampler as"))
 
 
 # the project's own Python correlation layer named like the extension's class, and the backend module itself
@@ -106,7 +99,7 @@ def test_own_correlation_layers_stay_quiet_and_the_backend_module_is_reported():
     assert not any(code == "NPU878" for codes in _found(OWN_CORRELATION).values() for code, _ in codes)
     found = _found(BACKEND)
     for text in ("import spatial_correlation_sampler_backend", "output = correlation.forward("):
-        assert ("NPU878", "error") in found.get(_line(BACKEND, text), set()), text
+        assert ("NPU878", "error") in found.get(line_of(BACKEND, text), set()), text
 
 
 # L3C-PyTorch src/torchac/setup.py and src/torchac/torchac.py, abridged: the CUDA build only when asked for, its name

@@ -10,24 +10,13 @@ from pathlib import Path
 from auditor.rules import load_rules
 from auditor.runner import run_static
 from auditor.static import StaticEngine
-from static_snippets import code_severities_by_line
+from static_snippets import code_severities_by_line, codes_at, line_of
 
 ENGINE = StaticEngine(load_rules())
 
 
 def _found(src: bytes, path: str = "main.py") -> dict[int, set[tuple[str, str]]]:
     return code_severities_by_line(ENGINE, src, path)
-
-
-def _codes(found: dict[int, set[tuple[str, str]]], line: int) -> set[str]:
-    return {code for code, _ in found.get(line, set())}
-
-
-def _line(src: bytes, text: str) -> int:
-    lines = src.decode().splitlines()
-    hits = [i for i, line in enumerate(lines, 1) if text in line]
-    assert len(hits) == 1, (text, hits)
-    return hits[0]
 
 
 # nnDetection scripts/utils.py and setup.py, LaVie's interpolation/utils.py, CuLE's examples/utils/initializers.py:
@@ -59,16 +48,16 @@ def test_values_shown_in_messages_are_quiet_and_calls_stay():
     found = _found(ENV_REPORT)
     for text in ("print(torch.version.cuda)", "{torch.version.cuda}", "System Arch List", "System CUDA_HOME",
                  "CUDA ARCH {}", "torch.backends.cudnn.m.cuda"):
-        assert not _codes(found, _line(ENV_REPORT, text)), text
+        assert not codes_at(found, line_of(ENV_REPORT, text)), text
     # a CUDA call in a message is a pair (decision 48), `.format` / `str` around it or not
-    assert "NPU006" in _codes(found, _line(ENV_REPORT, "{torch.backends.cudnn.version()}"))
-    assert "NPU006" in _codes(found, _line(ENV_REPORT, "'CUDNN    : {}'"))
-    assert "NPU002" in _codes(found, _line(ENV_REPORT, "torch.cuda.device_count()"))
-    assert "NPU003" in _codes(found, _line(ENV_REPORT, 'device="cuda"'))
+    assert "NPU006" in codes_at(found, line_of(ENV_REPORT, "{torch.backends.cudnn.version()}"))
+    assert "NPU006" in codes_at(found, line_of(ENV_REPORT, "'CUDNN    : {}'"))
+    assert "NPU002" in codes_at(found, line_of(ENV_REPORT, "torch.cuda.device_count()"))
+    assert "NPU003" in codes_at(found, line_of(ENV_REPORT, 'device="cuda"'))
     # a subscript read raises where the variable is unset (t24a); the same value read as code is a finding
-    assert "NPU004" in _codes(found, _line(ENV_REPORT, "Specified devices"))
-    assert _codes(found, _line(ENV_REPORT, "if torch.version.cuda is None"))
-    assert _codes(found, _line(ENV_REPORT, 'arch_list = os.getenv("TORCH_CUDA_ARCH_LIST")'))
+    assert "NPU004" in codes_at(found, line_of(ENV_REPORT, "Specified devices"))
+    assert codes_at(found, line_of(ENV_REPORT, "if torch.version.cuda is None"))
+    assert codes_at(found, line_of(ENV_REPORT, 'arch_list = os.getenv("TORCH_CUDA_ARCH_LIST")'))
 
 
 # RWKV-infctx-trainer RWKV-v5/lightning_trainer.py: the Trainer's defaults handed to LightningCLI as a dict
@@ -95,10 +84,10 @@ def cli_main(argv):
 
 def test_trainer_settings_in_a_dict_are_read_as_keywords():
     found = _found(LIGHTNING_CLI)
-    assert _codes(found, _line(LIGHTNING_CLI, '"accelerator": "gpu"')) == {"NPU050"}
-    assert _codes(found, _line(LIGHTNING_CLI, '"strategy": "deepspeed_stage_2_offload"')) == {"NPU418"}
+    assert codes_at(found, line_of(LIGHTNING_CLI, '"accelerator": "gpu"')) == {"NPU050"}
+    assert codes_at(found, line_of(LIGHTNING_CLI, '"strategy": "deepspeed_stage_2_offload"')) == {"NPU418"}
     for text in ('if "deepspeed_stage_3" in', "print(\"note:", '"accelerator": "auto"'):
-        assert not _codes(found, _line(LIGHTNING_CLI, text)), text
+        assert not codes_at(found, line_of(LIGHTNING_CLI, text)), text
 
 
 # SmolLM vision/m4/training/main.py
@@ -120,8 +109,8 @@ def cpu_profile(path):
 
 def test_profiler_activity_from_the_profiler_module():
     found = _found(PROFILER)
-    assert _codes(found, _line(PROFILER, "ProfilerActivity.CUDA]")) == {"NPU010"}
-    assert not _codes(found, _line(PROFILER, "activities=[ProfilerActivity.CPU], on_trace"))
+    assert codes_at(found, line_of(PROFILER, "ProfilerActivity.CUDA]")) == {"NPU010"}
+    assert not codes_at(found, line_of(PROFILER, "activities=[ProfilerActivity.CPU], on_trace"))
 
 
 # fast-transformers fast_transformers/causal_product/__init__.py: the op's CPU and CUDA builds, chosen by device
@@ -158,10 +147,10 @@ def rotate(x):
 def test_relative_cuda_build_beside_its_cpu_twin():
     found = _found(CAUSAL_PRODUCT, "fast_transformers/causal_product/__init__.py")
     # the multi-line import is reported on its first line (decision 6), the CPU twin's import is not a finding
-    assert "NPU379" in _codes(found, _line(CAUSAL_PRODUCT, "from .causal_product_cuda import"))
-    assert "NPU379" in _codes(found, _line(CAUSAL_PRODUCT, '"cuda": causal_dot_product_cuda'))
-    assert not _codes(found, _line(CAUSAL_PRODUCT, "from .causal_product_cpu import"))
-    assert not _codes(found, _line(CAUSAL_PRODUCT, '"cpu": causal_dot_product_cpu'))
+    assert "NPU379" in codes_at(found, line_of(CAUSAL_PRODUCT, "from .causal_product_cuda import"))
+    assert "NPU379" in codes_at(found, line_of(CAUSAL_PRODUCT, '"cuda": causal_dot_product_cuda'))
+    assert not codes_at(found, line_of(CAUSAL_PRODUCT, "from .causal_product_cpu import"))
+    assert not codes_at(found, line_of(CAUSAL_PRODUCT, '"cpu": causal_dot_product_cpu'))
     assert not _found(PYTHON_HELPERS, "pkg/rotary.py")
 
 
@@ -178,8 +167,8 @@ except ImportError:
 
 def test_backslash_continued_import_is_reported_on_its_first_line():
     found = _found(BACKSLASH_IMPORT)
-    assert "NPU341" in _codes(found, _line(BACKSLASH_IMPORT, "from flash_attn.flash_attn_interface import"))
-    assert not _codes(found, _line(BACKSLASH_IMPORT, "        flash_attn_varlen_qkvpacked_func"))
+    assert "NPU341" in codes_at(found, line_of(BACKSLASH_IMPORT, "from flash_attn.flash_attn_interface import"))
+    assert not codes_at(found, line_of(BACKSLASH_IMPORT, "        flash_attn_varlen_qkvpacked_func"))
 
 
 # CuLE setup.py / torchcule/atari/env.py: setuptools' Extension whose build_ext sends the .cu sources to nvcc
@@ -227,9 +216,9 @@ def test_setuptools_extension_with_cu_sources(tmp_path):
     (root / "torchcule" / "env.py").write_text(CULE_ENV)
     found = _lines_by_path(root, ("NPU370", "NPU320"))
     setup_py = CULE_SETUP.encode()
-    assert found["setup.py"] == {_line(setup_py, "Extension('torchcule_atari'")}      # not the C++-only reader
+    assert found["setup.py"] == {line_of(setup_py, "Extension('torchcule_atari'")}      # not the C++-only reader
     env_py = CULE_ENV.encode()
-    assert found["torchcule/env.py"] == {_line(env_py, "import torchcule_atari"), _line(env_py, "class Env(")}
+    assert found["torchcule/env.py"] == {line_of(env_py, "import torchcule_atari"), line_of(env_py, "class Env(")}
 
 
 # FB-BEV deployment/pth2onnx.py: settings made before tracing for the export; the cast is the exported file's dtype
@@ -247,8 +236,8 @@ def main(model, data, onnx_path):
 
 def test_tf32_switch_in_an_export_function_is_reported():
     found = _found(ONNX_EXPORT)
-    assert _codes(found, _line(ONNX_EXPORT, "allow_tf32 = False")) == {"NPU206"}
-    assert not _codes(found, _line(ONNX_EXPORT, "model.half()"))
+    assert codes_at(found, line_of(ONNX_EXPORT, "allow_tf32 = False")) == {"NPU206"}
+    assert not codes_at(found, line_of(ONNX_EXPORT, "model.half()"))
 
 
 # a shell script that reads what its `python -c` program prints: the print is the program's result, not a message
@@ -261,5 +250,5 @@ python -c "import torch; print('CUDA', torch.version.cuda); x = torch.ones(1)"
 
 def test_python_c_output_read_by_the_script_is_a_result():
     found = _found(SCRIPT, "setup.sh")
-    assert _codes(found, 2)                                    # the script reads the version
-    assert not _codes(found, 3) and not _codes(found, 4)       # printed to the log
+    assert codes_at(found, 2)                                    # the script reads the version
+    assert not codes_at(found, 3) and not codes_at(found, 4)       # printed to the log
