@@ -210,22 +210,28 @@ def _built_service_images(root) -> set[int]:
     return {id(e["image"]) for e in map(_entries, services) if "build" in e and "image" in e}
 
 
+def _mappings(node) -> Iterator[dict]:
+    """The entries (`_entries`) of every mapping in a YAML tree, outermost first."""
+    if isinstance(node, yaml.MappingNode):
+        entries = _entries(node)
+        yield entries
+        for value in entries.values():
+            yield from _mappings(value)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            yield from _mappings(item)
+
+
 def _image_repositories(node) -> dict[int, str]:
     """Helm values' image blocks (`image: {repository: vllm/vllm-openai, tag: latest}`, the vLLM production-stack's
     `modelSpec: - repository: "vllm/vllm-openai"` / `tag: "latest"`): a `repository` beside a `tag` names the image
     `repository:tag` the chart runs (t35a). The `repository` value nodes, by id, with that reference."""
     found: dict[int, str] = {}
-    if isinstance(node, yaml.MappingNode):
-        entries = _entries(node)
+    for entries in _mappings(node):
         repository, tag = entries.get("repository"), entries.get("tag")
         if isinstance(repository, yaml.ScalarNode) and isinstance(tag, yaml.ScalarNode) \
                 and isinstance(repository.value, str) and "/" in repository.value and " " not in repository.value:
             found[id(repository)] = f"{repository.value}:{tag.value}" if tag.value else repository.value
-        for value in entries.values():
-            found.update(_image_repositories(value))
-    elif isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            found.update(_image_repositories(item))
     return found
 
 
@@ -234,18 +240,12 @@ def _other_vendor_gpu_counts(node) -> set[int]:
     production-stack's `requestGPU: 1` beside `requestGPUType: "amd.com/gpu"`; the chart's default type is
     `nvidia.com/gpu`, t34a): value nodes, by id."""
     found: set[int] = set()
-    if isinstance(node, yaml.MappingNode):
-        entries = _entries(node)
+    for entries in _mappings(node):
         for name, value in entries.items():
             count = entries.get(name[:-len("type")]) if name.lower().endswith("gputype") else None
             if count is not None and isinstance(value, yaml.ScalarNode) and isinstance(value.value, str) \
                     and "/" in value.value and not value.value.lower().startswith("nvidia.com/"):
                 found.add(id(count))
-        for value in entries.values():
-            found |= _other_vendor_gpu_counts(value)
-    elif isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            found |= _other_vendor_gpu_counts(item)
     return found
 
 
