@@ -156,6 +156,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
                             "test65": 40,
                             "test67": 40,
                             "test69": 40,
+                            "test72": 40,
                             "tuned_t15": 40,
                             "tuned_t15d": 40, "tuned_t15f": 40, "tuned_t15s": 40, "tuned_t15u": 40, "tuned_t16d": 40,
                             "tuned_t16f": 40, "tuned_t17h": 40, "tuned_t18f": 40,
@@ -507,6 +508,16 @@ def test_test69_selection_is_exactly_what_its_rule_draws(tmp_path):
     assert mod.LINE_CAP["test69"] == 40
     assert "test69" not in mod.EXTRA_KINDS
     assert len(sources) == 14 and len(committed["files"]) == 80
+
+
+def test_test72_selection_is_exactly_what_its_rule_draws(tmp_path):
+    """test72's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1672,
+    7 per repository, 16 repositories), and every drawn file, and no other, has a label file."""
+    mod, sources, committed = _redraw_committed(tmp_path, "test72")
+    assert mod.DRAWS["test72"] == {"seed": 1672, "per_repo": 7}
+    assert mod.LINE_CAP["test72"] == 40
+    assert "test72" not in mod.EXTRA_KINDS
+    assert len(sources) == 16 and len(committed["files"]) == 76
 
 
 def test_tuned_t15d_selection_is_exactly_what_its_rule_draws(tmp_path):
