@@ -206,7 +206,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test19", "test20", "test21", "test22", "test23", "test24", "test25", "test26",
                                    "test27", "test28", "test34", "test36", "test37", "test39", "test40", "test42", "test43",
                                    "test45", "test47", "test49", "test51", "test53", "test56", "test59",
-                                   "test60", "test63", "test64", "test66", "test68", "test70", "tuned_t14d",
+                                   "test60", "test63", "test64", "test66", "test68", "test70", "test73", "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c",
                                    "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -953,7 +953,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test26", "test27", "test28", "test33", "test34", "test36", "test37",
                                                "test39", "test40", "test42", "test43", "test45", "test47", "test49",
                                                "test51", "test53", "test56", "test59", "test60", "test63", "test64",
-                                               "test66", "test68", "test70",
+                                               "test66", "test68", "test70", "test73",
                                                "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
@@ -1056,7 +1056,8 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test42", 22), ("test43", 22), ("test45", 22), ("test47", 21),
                                                ("test49", 21), ("test51", 20), ("test53", 22), ("test56", 22),
                                                ("test59", 22), ("test60", 19), ("test63", 22), ("test64", 22),
-                                               ("test66", 24), ("test68", 23), ("test70", 17)])
+                                               ("test66", 24), ("test68", 23), ("test70", 17),
+                                               ("test73", 22)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -1154,6 +1155,41 @@ def test_test70_files_are_exactly_what_its_rule_draws():
     assert {name: sum(1 for n, _ in labelled if n == name) for name, _ in orders} == \
         {name: min(8, len(order)) for name, order in orders}
     assert pairs(labelled) < 350
+    assert len(labelled) == 76
+
+
+def test_test73_files_are_exactly_what_its_rule_draws():
+    """test73 (bench/corpus_test73/SELECTION.md): test64's rule with the top-up order kernel, third_party, precision,
+    attention first (targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 24 code bases, two
+    (TDANet, TEMPO) with no eligible file. The draw ran to its end: kernel's, third_party's, precision's, attention's
+    and distributed's pools ran dry under their targets, apex's is empty, and the further rounds reached 350 pairs
+    with their last file (every code base then at min(8, eligible) files)."""
+    draw = _LimitedDraw("test73", 22)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test73"]
+    assert rule["order"][:4] == ("kernel", "third_party", "precision", "attention") and rule["target"] == 20
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "precision": 35, "attention": 35} and rule["cap"] == 16
+    assert select_test.SPLIT_TOPUP_WORDS["test73"] is select_test.SPLIT_TOPUP_WORDS["test64"]
+    # Main rounds 1-2 in sources.json order: 22 code bases have an eligible file, four of them only one.
+    assert len(main) == 40 and labelled[:40] == main
+    # Top-up, each pool in its order, skipping drawn files: kernel 10, third_party 3, precision 2 new files (each pool
+    # ran dry under 35); attention's three pool files were drawn before; apex's pool is empty; distributed drew its
+    # one open file and stays under 20; device is over its target after the main rounds.
+    assert labelled[40:50] == open_(pool("kernel"), labelled[:40]) and pairs(labelled[:50], "kernel") < 35
+    assert labelled[50:53] == open_(pool("third_party"), labelled[:50]) and pairs(labelled[:53], "third_party") < 35
+    assert labelled[53:55] == open_(pool("precision"), labelled[:53]) and pairs(labelled[:55], "precision") < 35
+    assert open_(pool("attention"), labelled[:55]) == [] and pairs(labelled[:55], "attention") < 35
+    assert pool("apex") == [] and pairs(main, "device") >= 20
+    assert labelled[55:56] == open_(pool("distributed"), labelled[:55]) and pairs(labelled[:56], "distributed") < 20
+    # Further main rounds from round 3: the last file of the rounds brought the pairs over 350; every code base is then
+    # at min(8, eligible) files (earth2mip at 8 of 12).
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:56])
+    assert labelled[56:] == later
+    assert {name: sum(1 for n, _ in labelled if n == name) for name, _ in orders} == \
+        {name: min(8, len(order)) for name, order in orders}
+    assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
     assert len(labelled) == 76
 
 
