@@ -79,6 +79,7 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test66": "npu-audit-test-split-66:",
                  "test70": "npu-audit-test-split-70:",
                  "test73": "npu-audit-test-split-73:",
+                 "test75": "npu-audit-test-split-75:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -200,6 +201,10 @@ SPLIT_TOPUP_WORDS["test70"] = SPLIT_TOPUP_WORDS["test64"]
 # test73 (bench/corpus_test73/SELECTION.md, written before its draw): test64's entry; every category of its top-up
 # order has words (precision and apex in TOPUP_WORDS), so none was added
 SPLIT_TOPUP_WORDS["test73"] = SPLIT_TOPUP_WORDS["test64"]
+# test75 (bench/corpus_test75/SELECTION.md, written before its draw): test64's entry; every category of its top-up
+# order has words (precision and apex in TOPUP_WORDS; attention, third_party and kernel also in test45's extension),
+# so none was added
+SPLIT_TOPUP_WORDS["test75"] = SPLIT_TOPUP_WORDS["test64"]
 TOPUP_MIN_LINES = 2
 
 
@@ -322,10 +327,17 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                            # FEDformer / Pyraformer copies (Formers/), earth2mip's FourCastNet v2 (SFNO) network copy,
                            # Lag-Llama's GluonTS distribution / scaler copies, ProbTS' submodules/ (uni2ts, lag-llama, tsfm)
                            "test73": ("pyannote-audio/", "dscore/", "kaldi/", "runtime/kaldifeat/", "Formers/",
-                                      "earth2mip/networks/fcnv2/", "gluon_utils/", "submodules/")}
+                                      "earth2mip/networks/fcnv2/", "gluon_utils/", "submodules/"),
+                           # test75 (bench/corpus_test75/SELECTION.md, vendoring check): MagicPIG's copies of FBGEMM /
+                           # CUTLASS (3rdparty/) and of NVIDIA's RULER, Quest's copy of LongBench, FastMoE's Transformer-XL
+                           # utils (shared with DEQ), LLaMA2-Accessory's Large-DiT copies of DiT's diffusion code, Aria's
+                           # copy of gpt-fast
+                           "test75": ("3rdparty/", "evaluations/RULER/", "evaluation/LongBench/",
+                                      "examples/transformer-xl/utils/", "Large-DiT-ImageNet/diffusion/",
+                                      "Large-DiT-T2I/diffusion/", "gptfast/")}
 # Splits whose SPLIT_EXCLUDED_SUBTREES also apply to their top-up pools (tuned_t14g's applied to its main rounds only).
-TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51", "test53", "test56",
-                                     "test59", "test60", "test63", "test64", "test66", "test68", "test70", "test73"})
+TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51", "test53", "test56", "test59",
+                                     "test60", "test63", "test64", "test66", "test68", "test70", "test73", "test75"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
@@ -334,7 +346,7 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test28": 8, "test33": 8, "test34": 8, "test36": 8, "test37": 8, "test39": 8,
                            "test40": 8, "test42": 8, "test43": 8, "test45": 8, "test47": 8, "test49": 8, "test51": 8,
                            "test53": 8, "test56": 8, "test59": 8, "test60": 8, "test63": 8, "test64": 8, "test66": 8, "test68": 8,
-                           "test70": 8, "test73": 8,
+                           "test70": 8, "test73": 8, "test75": 8,
                            "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
@@ -459,6 +471,11 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # 20, but 35 for kernel, third_party, precision and attention; SPLIT_TOPUP_WORDS' test73 entry (test64's)
                "test73": {"order": ("kernel", "third_party", "precision", "attention", "apex", "distributed", "device"),
                           "target": 20, "targets": {"kernel": 35, "third_party": 35, "precision": 35, "attention": 35},
+                          "cap": 16},
+               # test75 (bench/corpus_test75/SELECTION.md): attention, third_party, kernel, precision first; target
+               # 20, but 35 for attention, third_party, kernel and precision; SPLIT_TOPUP_WORDS' test75 entry (test64's)
+               "test75": {"order": ("attention", "third_party", "kernel", "precision", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"attention": 35, "third_party": 35, "kernel": 35, "precision": 35},
                           "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
@@ -466,7 +483,7 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
 AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23", "test24", "test25", "test26", "test27",
                                  "test28", "test33", "test34", "test36", "test37", "test39", "test40", "test42", "test43",
                                  "test45", "test47", "test49", "test51", "test53", "test56", "test59",
-                                 "test60", "test63", "test64", "test66", "test68", "test70", "test73", "tuned_t17c",
+                                 "test60", "test63", "test64", "test66", "test68", "test70", "test73", "test75", "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 
 

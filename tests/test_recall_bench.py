@@ -206,7 +206,8 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test19", "test20", "test21", "test22", "test23", "test24", "test25", "test26",
                                    "test27", "test28", "test34", "test36", "test37", "test39", "test40", "test42", "test43",
                                    "test45", "test47", "test49", "test51", "test53", "test56", "test59",
-                                   "test60", "test63", "test64", "test66", "test68", "test70", "test73", "tuned_t14d",
+                                   "test60", "test63", "test64", "test66", "test68", "test70", "test73", "test75",
+                                   "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c",
                                    "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -953,7 +954,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test26", "test27", "test28", "test33", "test34", "test36", "test37",
                                                "test39", "test40", "test42", "test43", "test45", "test47", "test49",
                                                "test51", "test53", "test56", "test59", "test60", "test63", "test64",
-                                               "test66", "test68", "test70", "test73",
+                                               "test66", "test68", "test70", "test73", "test75",
                                                "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
@@ -1057,7 +1058,7 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test49", 21), ("test51", 20), ("test53", 22), ("test56", 22),
                                                ("test59", 22), ("test60", 19), ("test63", 22), ("test64", 22),
                                                ("test66", 24), ("test68", 23), ("test70", 17),
-                                               ("test73", 22)])
+                                               ("test73", 22), ("test75", 24)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -1190,6 +1191,42 @@ def test_test73_files_are_exactly_what_its_rule_draws():
     assert {name: sum(1 for n, _ in labelled if n == name) for name, _ in orders} == \
         {name: min(8, len(order)) for name, order in orders}
     assert pairs(labelled[:-1]) < 350 <= pairs(labelled)
+    assert len(labelled) == 76
+
+
+def test_test75_files_are_exactly_what_its_rule_draws():
+    """test75 (bench/corpus_test75/SELECTION.md): test64's rule with the top-up order attention, third_party, kernel,
+    precision first (targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 24 code bases. The
+    draw ran to its end: attention, third_party and kernel reached 35 in their top-ups, precision was over 35 after the
+    main rounds, apex's and distributed's pools ran dry under 20, and the third further-round file reached 350 pairs."""
+    draw = _LimitedDraw("test75", 24)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test75"]
+    assert rule["order"][:4] == ("attention", "third_party", "kernel", "precision") and rule["target"] == 20
+    assert rule["targets"] == {"attention": 35, "third_party": 35, "kernel": 35, "precision": 35} and rule["cap"] == 16
+    assert select_test.SPLIT_TOPUP_WORDS["test75"] is select_test.SPLIT_TOPUP_WORDS["test64"]
+    # Main rounds 1-2 in sources.json order: 24 code bases, two of them (DeepSeek-MoE, PoSE) with one eligible file.
+    assert len(main) == 46 and labelled[:46] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: attention 12 files, the twelfth
+    # bringing it to 35; third_party 2 files, kernel 7 files (each the last reaching 35); precision was over 35 after
+    # the main rounds; apex drew the one open file of its pool, distributed five (both pools ran dry under 20); device is
+    # over its target.
+    assert labelled[46:58] == open_(pool("attention"), labelled[:46])[:12]
+    assert pairs(labelled[:57], "attention") < 35 <= pairs(labelled[:58], "attention")
+    assert labelled[58:60] == open_(pool("third_party"), labelled[:58])[:2]
+    assert pairs(labelled[:59], "third_party") < 35 <= pairs(labelled[:60], "third_party")
+    assert labelled[60:67] == open_(pool("kernel"), labelled[:60])[:7]
+    assert pairs(labelled[:66], "kernel") < 35 <= pairs(labelled[:67], "kernel")
+    assert pairs(main, "precision") >= 35 and pairs(main, "device") >= 20
+    assert labelled[67:68] == open_(pool("apex"), labelled[:67]) and pairs(labelled[:68], "apex") < 20
+    assert labelled[68:73] == open_(pool("distributed"), labelled[:68]) and pairs(labelled[:73], "distributed") < 20
+    # Further main rounds from round 3, one file per code base per round, skipping drawn files and code bases at 8
+    # files, until 350 pairs: the third file reached it.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:73])
+    assert labelled[73:] == later[:3]
+    assert pairs(labelled[:75]) < 350 <= pairs(labelled)
     assert len(labelled) == 76
 
 
