@@ -80,6 +80,7 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test70": "npu-audit-test-split-70:",
                  "test73": "npu-audit-test-split-73:",
                  "test75": "npu-audit-test-split-75:",
+                 "test71": "npu-audit-test-split-71:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -205,6 +206,9 @@ SPLIT_TOPUP_WORDS["test73"] = SPLIT_TOPUP_WORDS["test64"]
 # order has words (precision and apex in TOPUP_WORDS; attention, third_party and kernel also in test45's extension),
 # so none was added
 SPLIT_TOPUP_WORDS["test75"] = SPLIT_TOPUP_WORDS["test64"]
+# test71 (bench/corpus_test71/SELECTION.md, written before its draw): test64's entry; every category of its top-up
+# order has words there or in TOPUP_WORDS, so no word is added
+SPLIT_TOPUP_WORDS["test71"] = SPLIT_TOPUP_WORDS["test64"]
 TOPUP_MIN_LINES = 2
 
 
@@ -334,10 +338,32 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                            # copy of gpt-fast
                            "test75": ("3rdparty/", "evaluations/RULER/", "evaluation/LongBench/",
                                       "examples/transformer-xl/utils/", "Large-DiT-ImageNet/diffusion/",
-                                      "Large-DiT-T2I/diffusion/", "gptfast/")}
+                                      "Large-DiT-T2I/diffusion/", "gptfast/"),
+                           # test71 (bench/corpus_test71/SELECTION.md, vendoring check): FastChat / LLaVA attention monkey
+                           # patches, Qwen's remote-code files, Monkey's CenterNet2 / detectron2 copy and InternVL's flash
+                           # attention, LLaVA / MPT and dalle2-pytorch copies, CharlesShang's DCNv2 and mmdetection's DCN, CenterNet's
+                           # DataParallel, ABINet's and fairseq's files in LevOCR (AdvancedLiterateMachinery), DINOv2
+                           # (FoundationStereo), GroundingDINO and segment-anything (Matting-Anything), CoTracker / RAFT
+                           # copies and PyTorch3D's ops (dot), LDM / DINOv2 code (unimatch), PyTorch-Encoding's sync_bn
+                           # (GANet), flownet2's correlation package (ARFlow), correlation-pytorch / channelnorm
+                           # (PWC-Net), PWC-Net and MegaDepth copies (DAIN), LDM, pytorch-pwc, LPIPS and pytorch-ssim
+                           # copies (LDMVFI)
+                           "test71": ("llama_flash_attn_monkey_patch.py", "llama2_flash_attn_monkey_patch.py",
+                                      "llama_xformers_attn_monkey_patch.py", "vary/model/llm/qwen/",
+                                      "configuration_qwen.py", "qwen_generation_utils.py", "grit/third_party/",
+                                      "internvl_chat/flash_attention.py", "TRCG/llava/", "LVTR/dalle2_pytorch/",
+                                      "networks/DCNv2/", "networks/DCNv2_1.4/", "networks/dcn/",
+                                      "models/data_parallel.py", "models/scatter_gather.py", "LevOCR/abinet/",
+                                      "levt/layer_norm.py", "levt/incremental_decoding_utils.py", "levt/quant_noise.py",
+                                      "levt/levenshtein_utils.py", "dinov2/", "GroundingDINO/", "segment-anything/",
+                                      "models/shelf/", "utils/torch3d/", "ldm_unet/", "libs/sync_bn/",
+                                      "models/correlation_package/", "external_packages/", "PWCNet/", "MegaDepth/",
+                                      "ldm/lr_scheduler.py", "ldm/modules/ema.py", "flolpips/pwcnet.py",
+                                      "flolpips/correlation/", "metrics/lpips/", "metrics/pytorch_ssim/")}
 # Splits whose SPLIT_EXCLUDED_SUBTREES also apply to their top-up pools (tuned_t14g's applied to its main rounds only).
 TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51", "test53", "test56", "test59",
-                                     "test60", "test63", "test64", "test66", "test68", "test70", "test73", "test75"})
+                                     "test60", "test63", "test64", "test66", "test68", "test70", "test73", "test75",
+                                     "test71"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
@@ -346,7 +372,7 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test28": 8, "test33": 8, "test34": 8, "test36": 8, "test37": 8, "test39": 8,
                            "test40": 8, "test42": 8, "test43": 8, "test45": 8, "test47": 8, "test49": 8, "test51": 8,
                            "test53": 8, "test56": 8, "test59": 8, "test60": 8, "test63": 8, "test64": 8, "test66": 8, "test68": 8,
-                           "test70": 8, "test73": 8, "test75": 8,
+                           "test70": 8, "test73": 8, "test75": 8, "test71": 8,
                            "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
@@ -476,6 +502,11 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # 20, but 35 for attention, third_party, kernel and precision; SPLIT_TOPUP_WORDS' test75 entry (test64's)
                "test75": {"order": ("attention", "third_party", "kernel", "precision", "apex", "distributed", "device"),
                           "target": 20, "targets": {"attention": 35, "third_party": 35, "kernel": 35, "precision": 35},
+                          "cap": 16},
+               # test71 (bench/corpus_test71/SELECTION.md): third_party, kernel, attention, precision first; target
+               # 20, but 35 for third_party, precision, kernel and attention; SPLIT_TOPUP_WORDS' test71 entry (test64's)
+               "test71": {"order": ("third_party", "kernel", "attention", "precision", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"third_party": 35, "kernel": 35, "attention": 35, "precision": 35},
                           "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
@@ -483,7 +514,8 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
 AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23", "test24", "test25", "test26", "test27",
                                  "test28", "test33", "test34", "test36", "test37", "test39", "test40", "test42", "test43",
                                  "test45", "test47", "test49", "test51", "test53", "test56", "test59",
-                                 "test60", "test63", "test64", "test66", "test68", "test70", "test73", "test75", "tuned_t17c",
+                                 "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73", "test75",
+                                 "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 
 

@@ -206,8 +206,8 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test19", "test20", "test21", "test22", "test23", "test24", "test25", "test26",
                                    "test27", "test28", "test34", "test36", "test37", "test39", "test40", "test42", "test43",
                                    "test45", "test47", "test49", "test51", "test53", "test56", "test59",
-                                   "test60", "test63", "test64", "test66", "test68", "test70", "test73", "test75",
-                                   "tuned_t14d",
+                                   "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73",
+                                   "test75", "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c",
                                    "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -954,7 +954,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test26", "test27", "test28", "test33", "test34", "test36", "test37",
                                                "test39", "test40", "test42", "test43", "test45", "test47", "test49",
                                                "test51", "test53", "test56", "test59", "test60", "test63", "test64",
-                                               "test66", "test68", "test70", "test73", "test75",
+                                               "test66", "test68", "test70", "test73", "test75", "test71",
                                                "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
@@ -1058,7 +1058,7 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test49", 21), ("test51", 20), ("test53", 22), ("test56", 22),
                                                ("test59", 22), ("test60", 19), ("test63", 22), ("test64", 22),
                                                ("test66", 24), ("test68", 23), ("test70", 17),
-                                               ("test73", 22), ("test75", 24)])
+                                               ("test73", 22), ("test75", 24), ("test71", 24)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -1228,6 +1228,38 @@ def test_test75_files_are_exactly_what_its_rule_draws():
     assert labelled[73:] == later[:3]
     assert pairs(labelled[:75]) < 350 <= pairs(labelled)
     assert len(labelled) == 76
+
+
+def test_test71_files_are_exactly_what_its_rule_draws():
+    """test71 (bench/corpus_test71/SELECTION.md): test64's rule with the top-up order third_party, kernel, attention,
+    precision first (targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 24 code bases. The
+    draw ran to its end: third_party and precision reached 35, kernel's, attention's, apex's and distributed's pools
+    ran dry under their targets (their open files are in code bases at 8 files), and the pairs were over 350 before any
+    further round."""
+    draw = _LimitedDraw("test71", 24)
+    select_test, labelled, main = draw.select_test, draw.labelled, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test71"]
+    assert rule["order"][:4] == ("third_party", "kernel", "attention", "precision") and rule["target"] == 20
+    assert rule["targets"] == {"third_party": 35, "kernel": 35, "attention": 35, "precision": 35} and rule["cap"] == 16
+    assert select_test.SPLIT_TOPUP_WORDS["test71"] is select_test.SPLIT_TOPUP_WORDS["test64"]
+    # Main rounds 1-2 in sources.json order: 24 code bases, three of them (unimatch, ARFlow, sepconv-slomo) with one
+    # eligible file.
+    assert len(main) == 45 and labelled[:45] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: third_party 8 files, the eighth
+    # bringing it to 35; kernel 12 and attention 4 files (both pools ran dry under 35); precision 3 files, the third
+    # bringing it to 35; apex's two pool files were drawn before (apex under 20); distributed 6 files (its pool ran dry
+    # under 20); device is over its target, and the pairs are over 350, so no further round.
+    assert labelled[45:53] == open_(pool("third_party"), labelled[:45])[:8]
+    assert pairs(labelled[:52], "third_party") < 35 <= pairs(labelled[:53], "third_party")
+    assert labelled[53:65] == open_(pool("kernel"), labelled[:53]) and pairs(labelled[:65], "kernel") < 35
+    assert labelled[65:69] == open_(pool("attention"), labelled[:65]) and pairs(labelled[:69], "attention") < 35
+    assert labelled[69:72] == open_(pool("precision"), labelled[:69])[:3]
+    assert pairs(labelled[:71], "precision") < 35 <= pairs(labelled[:72], "precision")
+    assert open_(pool("apex"), labelled[:72]) == [] and pairs(labelled[:72], "apex") < 20
+    assert labelled[72:78] == open_(pool("distributed"), labelled[:72]) and pairs(labelled[:78], "distributed") < 20
+    assert pairs(main, "device") >= 20 and pairs(labelled) >= 350
+    assert len(labelled) == 78
 
 
 def test_test22_files_are_exactly_what_its_rule_draws():
