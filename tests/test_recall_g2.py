@@ -233,6 +233,32 @@ def test_a_cpp_only_builder_and_another_scopes_binding_name_nothing():
     assert cuda_extension_names(ast.parse(scoped)) == {"gpu_ops": 5}
 
 
+def test_a_builder_chosen_per_accelerator_is_a_multi_backend_build():
+    # open-mmlab/mmcv setup.py's get_extensions(): the same `extension(name='mmcv._ext', ...)` is a CUDAExtension, an
+    # NpuExtension (mmcv's Ascend build) or an MLUExtension by the platform: the module is not CUDA code only
+    mmcv = """from torch.utils.cpp_extension import CppExtension, CUDAExtension
+
+
+def get_extensions():
+    extensions = []
+    if torch.cuda.is_available() or os.getenv('FORCE_CUDA', '0') == '1':
+        define_macros += [('MMCV_WITH_CUDA', None)]
+        extension = CUDAExtension
+    elif is_torch_npu_available():
+        from torch_npu.utils.cpp_extension import NpuExtension
+        define_macros += [('MMCV_WITH_NPU', None)]
+        extension = NpuExtension
+    else:
+        extension = CppExtension
+    ext_ops = extension(name='mmcv._ext', sources=op_files, define_macros=define_macros)
+    extensions.append(ext_ops)
+    return extensions
+"""
+    assert cuda_extension_names(ast.parse(mmcv)) == {}
+    cuda_or_cpu = mmcv.replace("extension = NpuExtension", "extension = CppExtension")
+    assert cuda_extension_names(ast.parse(cuda_or_cpu)) == {"mmcv._ext": _line(cuda_or_cpu, "ext_ops = extension(")}
+
+
 def test_a_helper_building_the_module_name_from_its_arguments():
     line = _line(BEVDEPTH_SETUP, "        make_cuda_ext(")
     assert cuda_extension_names(ast.parse(BEVDEPTH_SETUP)) == {

@@ -342,6 +342,11 @@ def _scope_of(node: ast.AST, parents: dict[int, ast.AST]) -> ast.AST | None:
     return cur
 
 
+# the builders of a CUDA or a host-only build; any other `*Extension` a chooser may pick (mmcv's `NpuExtension`,
+# `MLUExtension`) makes the module a multi-backend build, not one built from CUDA sources only
+_HOST_OR_CUDA_BUILDERS = frozenset({"CUDAExtension", "CppExtension", "Extension"})
+
+
 def _bound_builder_calls(tree: ast.Module, parents: dict[int, ast.AST]) -> list[ast.Call]:
     """Calls of a name its scope binds to CUDAExtension in one of its assignments: the maskrcnn-benchmark /
     Deformable-DETR `get_extensions()` (`extension = CppExtension` ... `if torch.cuda.is_available() and CUDA_HOME
@@ -349,8 +354,10 @@ def _bound_builder_calls(tree: ast.Module, parents: dict[int, ast.AST]) -> list[
     Pytorch-Correlation-extension's `Extension = CUDAExtension`, PCSeg's `extension_type = CUDAExtension if has_cuda
     else CppExtension`, and `from torch.utils.cpp_extension import CUDAExtension as CE`. The innermost scope that
     binds the name decides (a module-level `Extension` from setuptools is not a function's `Extension =
-    CUDAExtension`)."""
+    CUDAExtension`). A name its scope also binds to another accelerator's builder (mmcv's `get_extensions()`:
+    `extension = NpuExtension` for Ascend, `MLUExtension`) chooses per backend: not counted."""
     binds: dict[tuple[int, str], bool] = {}        # (id(scope) or 0, name) -> bound to CUDAExtension somewhere there
+    other: set[tuple[int, str]] = set()             # ... and also to another accelerator's builder
     for node in walk_list(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -359,6 +366,9 @@ def _bound_builder_calls(tree: ast.Module, parents: dict[int, ast.AST]) -> list[
                 if isinstance(t, ast.Name):
                     key = (id(scope) if scope is not None else 0, t.id)
                     binds[key] = binds.get(key, False) or _is_cuda_builder(node.value)
+                    if _called_name(node.value) not in _HOST_OR_CUDA_BUILDERS and \
+                            _called_name(node.value).endswith("Extension"):
+                        other.add(key)
         elif isinstance(node, ast.ImportFrom) and node.module == "torch.utils.cpp_extension":
             for alias in node.names:
                 if alias.name == "CUDAExtension" and alias.asname:
@@ -375,7 +385,7 @@ def _bound_builder_calls(tree: ast.Module, parents: dict[int, ast.AST]) -> list[
             if key in binds or scope is None:
                 break
             scope = _scope_of(scope, parents)
-        if binds.get(key):
+        if binds.get(key) and key not in other:
             found.append(node)
     return found
 
