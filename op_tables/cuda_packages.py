@@ -1,6 +1,6 @@
 """CUDA-only Python packages, decided from PyPI's published data (issue 14, session 35, helper g1).
 
-Writes op_tables/cuda_packages.json, which rules/third_party_cuda_only_packages.yaml (NPU459) reads: for every
+Writes op_tables/cuda_packages.json, which rules/third_party_cuda_only_packages.yaml (NPU462) reads: for every
 candidate import name, the PyPI distribution that provides it and the evidence that it needs CUDA.
 
     python op_tables/cuda_packages.py collect ROOT... [--mirrors LIST]   # candidates -> op_tables/inputs/
@@ -30,8 +30,8 @@ package folders. Then it decides, with the evidence recorded per row:
 - `ascend`: the artifacts name an Ascend path (torch_npu, `npu`, CANN): excluded.
 - `not-cuda`: the rest.
 
-Rows whose import name an existing rule already matches (rules/*.yaml qualname globs) say so in `existing_rule`; the
-rule that reads the table leaves them to that rule. Network: pypi.org and files.pythonhosted.org; the table is
+The rule that reads the table (rules.py `_with_table_rows`) leaves a package any hand-written rule names to that rule.
+Network: pypi.org and files.pythonhosted.org; the table is
 committed so that tests and CI never need the network. Re-running `resolve` refreshes every row (the latest release
 of each distribution).
 """
@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
-import fnmatch
 import hashlib
 import io
 import json
@@ -55,12 +54,10 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-import yaml
 
 HERE = Path(__file__).resolve().parent
 CANDIDATES = HERE / "inputs" / "cuda_package_candidates.json"
 TABLE = HERE / "cuda_packages.json"
-RULES = HERE.parent / "rules"
 PYPI = "https://pypi.org/pypi/{}/json"
 USER_AGENT = "npu-audit op_tables/cuda_packages.py (https://github.com/npu-audit)"
 # names whose tokens say CUDA (looked up whatever --min-bases says)
@@ -258,25 +255,6 @@ def _cuda_op_modules(texts: dict[str, str]) -> list[str]:
     return sorted({name.rsplit(".", 1)[0] if name.count(".") > 1 else name for name in names if "." in name})
 
 
-def _existing_globs() -> list[tuple[str, str]]:
-    out = []
-    for path in sorted(RULES.glob("*.yaml")):
-        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        for rule in doc.get("rules") or ():
-            if rule.get("extra", {}).get("table"):
-                continue
-            for item in rule.get("match") or ():
-                for glob in item.get("qualname") or () if isinstance(item.get("qualname"), list) else \
-                        [item.get("qualname")] if item.get("qualname") else ():
-                    out.append((glob, rule["code"]))
-    return out
-
-
-def _existing_rule(name: str, globs: list[tuple[str, str]]) -> str | None:
-    return next((code for glob, code in globs if fnmatch.fnmatchcase(name, glob)
-                 or fnmatch.fnmatchcase(f"{name}.x", glob)), None)
-
-
 def _resolve_one(name: str) -> dict:
     """The row of one import name: its distribution (or why none), the verdict and the evidence."""
     tried = []
@@ -400,15 +378,11 @@ def resolve(candidates: dict[str, int], workers: int, min_bases: int = 1) -> dic
     """The table: one row per candidate import name."""
     _get(PYPI.format("pip"), fresh=True)          # fail early and clearly when offline
     names = [n for n, count in candidates.items() if count >= min_bases or CUDA_TOKENS.search(n)]
-    globs = _existing_globs()
     rows: dict[str, dict] = {}
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         for i, row in enumerate(pool.map(_resolve_one_safely, names), 1):
             if i % 100 == 0:
                 print(f"{i}/{len(names)}", file=sys.stderr, flush=True)
-            existing = _existing_rule(row["import"], globs)
-            if existing:
-                row["existing_rule"] = existing
             rows[row["import"]] = row
     counts: dict[str, int] = {}
     for row in rows.values():
