@@ -56,7 +56,8 @@ from pathlib import Path
 
 
 HERE = Path(__file__).resolve().parent
-CANDIDATES = HERE / "inputs" / "cuda_package_candidates.json"
+# one `name count` line per candidate (plain text: op_tables/inputs/*.json are the coverage build's pinned inputs)
+CANDIDATES = HERE / "inputs" / "cuda_package_candidates.txt"
 TABLE = HERE / "cuda_packages.json"
 PYPI = "https://pypi.org/pypi/{}/json"
 USER_AGENT = "npu-audit op_tables/cuda_packages.py (https://github.com/npu-audit)"
@@ -416,13 +417,14 @@ def main(argv: list[str] | None = None) -> int:
     res.add_argument("--refresh", action="store_true", help=f"empty the download cache ({CACHE}) first")
     args = parser.parse_args(argv)
     if args.cmd == "collect":
-        CANDIDATES.write_text(json.dumps(collect(args.roots, args.mirrors), indent=0, sort_keys=True) + "\n")
+        CANDIDATES.write_text("".join(f"{name} {count}\n" for name, count in collect(args.roots, args.mirrors).items()))
         print(f"wrote {CANDIDATES}")
         return 0
     if args.refresh:
         shutil.rmtree(CACHE, ignore_errors=True)
     try:
-        table = resolve(json.loads(CANDIDATES.read_text()), args.workers, args.min_bases)
+        candidates = {name: int(count) for name, count in (line.split() for line in CANDIDATES.read_text().splitlines())}
+        table = resolve(candidates, args.workers, args.min_bases)
     except Offline as exc:
         print(f"error: PyPI is not reachable ({exc}); the committed {TABLE.name} stays as it is", file=sys.stderr)
         return 2
