@@ -77,6 +77,10 @@ RULE_SCHEMA: dict[str, Any] = {
             "in_loop": {"type": "boolean"}}},
         "extra": {"type": "object", "additionalProperties": False, "properties": {
             "stack": {"type": "boolean"},
+            # qualname rules: a generated table in op_tables/ whose rows are packages (`cuda_packages.json`, g1): each
+            # row whose verdict has a severity in `table_severity` is matched by its import name (rules.py)
+            "table": {"type": "string"},
+            "table_severity": {"type": "object", "additionalProperties": {"enum": list(SEVERITIES)}},
             # keyword rules: a value made only of string literals is a switch only when one matches a glob here
             # (apex `opt_level="O1"`, not the compiler flag `opt_level = "-O3"`)
             "keyword_values": {"type": "array", "items": {"type": "string"}},
