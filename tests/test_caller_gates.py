@@ -321,3 +321,18 @@ class ExllamaV3Container:
                                  "backends/exllamav3/utils.py": utils, "backends/exllamav3/model.py": model})
     assert found[("backends/exllamav3/utils.py", line_of(utils, "return torch.cuda.is_available()"), "NPU002")] \
         .severity == "error"
+
+
+def test_a_warm_run_reads_no_file_and_keeps_the_warnings(tmp_path):
+    # the callers and definitions are per-file facts kept in the cache: a warm run parses nothing
+    root = write_tree(tmp_path / "t", _tree())
+    cache = tmp_path / "cache"
+
+    def moved(run):
+        return sorted((r.path, f.line, f.severity, f.data.get("gated_caller")) for r in run.results
+                      for f in r.findings if f.data.get("gated_caller"))
+
+    cold = run_static([root], jobs=1, cache_dir=cache)
+    warm = run_static([root], jobs=1, cache_dir=cache)
+    assert warm.project_reads == 0
+    assert moved(cold) == moved(warm) and len(moved(cold)) >= 4

@@ -83,6 +83,7 @@ _FACT_OBJECT_SETS = "object_sets"
 _FACT_SELF_OFF = "self_off"
 # g3: each call's definition and CUDA gate (`_gated_sites`), read by caller_gates
 FACT_CALLERS = "callers"
+FACT_DEFINITIONS = "definitions"       # g3: caller_gates.definition_facts
 # methods of torch.Tensor / torch.nn.Module (https://pytorch.org/docs/stable/tensors.html,
 # https://pytorch.org/docs/stable/generated/torch.nn.Module.html) taking a device or dtype: a method of the same name
 # is matched by name, and `x.type(torch.float64)` on a tensor is not a call of pypose's `type(self, dtype=...)`
@@ -610,6 +611,9 @@ def default_facts(data: bytes, tree: ast.AST | None = None) -> dict[str, Any]:
         defaults = _defaults(tree)
         calls, main_calls, refs, switches, sites = _calls_and_refs(tree)
         callers = _gated_sites(tree, sites)
+        from auditor.static.caller_gates import definition_facts
+
+        definitions = definition_facts(tree)
         flags = _flags(tree)
         optional = _optional_attr_branches(tree)
         autocasts = _autocasts(tree) if b"autocast" in data else []
@@ -624,7 +628,8 @@ def default_facts(data: bytes, tree: ast.AST | None = None) -> dict[str, Any]:
                         (_FACT_REFS, refs), (_FACT_FLAGS, flags), (_FACT_SWITCHES, switches),
                         (_FACT_OPTIONAL, optional), (_FACT_AUTOCASTS, autocasts), (_FACT_SETS, settings[0]),
                         (_FACT_SETS_OFF, settings[1]), (_FACT_IMPORTS, imports),
-                        (_FACT_OBJECT_SETS, object_sets), (_FACT_SELF_OFF, self_off), (FACT_CALLERS, callers)):
+                        (_FACT_OBJECT_SETS, object_sets), (_FACT_SELF_OFF, self_off), (FACT_CALLERS, callers),
+                        (FACT_DEFINITIONS, definitions)):
         if value:
             out[fact] = value
     return out

@@ -30,7 +30,8 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from auditor.static.call_defaults import FACT_CALLERS, UNKNOWN_CALLER, _FACT_IMPORTS, _FACT_REFS, _FACT_UNPARSED
+from auditor.static.call_defaults import FACT_CALLERS, FACT_DEFINITIONS, UNKNOWN_CALLER, _FACT_IMPORTS, _FACT_REFS, \
+    _FACT_UNPARSED
 
 _CONTEXT = "cuda-available-branch"      # what gates.apply_gate_regions gives an error behind a gate
 _NOTE = ("every caller in this tree reaches it only behind a CUDA gate ({where}: `{how}`), so it does not run on "
@@ -52,30 +53,43 @@ def _decorator(node: ast.expr) -> str:
 
 
 class _Def:
-    """A top-level function or a method of a top-level class: its key (`f`, `Class.method`), body span, whether a
-    decorator may hand it to callers unseen, and for a method its class and kind."""
+    """A top-level function or a method of a top-level class, from the file's `definitions` fact: its key (`f`,
+    `Class.method`), body span, whether a decorator may hand it to callers unseen, and for a method its class and
+    kind."""
 
-    def __init__(self, node: ast.FunctionDef | ast.AsyncFunctionDef, owner: ast.ClassDef | None) -> None:
-        self.name = node.name
-        self.owner = owner.name if owner is not None else None
-        self.key = f"{self.owner}.{node.name}" if owner is not None else node.name
-        self.body = (node.body[0].lineno, node.end_lineno or node.body[-1].lineno)
+    def __init__(self, fact: list[Any]) -> None:
+        self.key, first, last, self.registered, self.instance, self.class_registered = fact
+        self.owner, _, self.name = self.key.rpartition(".")
+        self.owner = self.owner or None
+        self.body = (first, last)
+
+
+def definition_facts(tree: ast.Module) -> dict[str, Any]:
+    """In the worker (call_defaults.default_facts): the file's top-level functions and the methods of its top-level
+    classes, [key, first body line, last line, registered by a decorator, instance method, class decorated], and the
+    names of its literal `__all__`; kept in the cache so that a warm run parses nothing."""
+    defs: list[list[Any]] = []
+
+    def add(node: ast.FunctionDef | ast.AsyncFunctionDef, owner: ast.ClassDef | None) -> None:
         names = [_decorator(d) for d in node.decorator_list]
-        self.registered = any(n not in _PLAIN_DECORATORS for n in names)
-        self.instance = not any(n in ("staticmethod", "classmethod") for n in names)
-        self.class_registered = owner is not None and bool(owner.decorator_list)
+        defs.append([f"{owner.name}.{node.name}" if owner is not None else node.name, node.body[0].lineno,
+                     node.end_lineno or node.body[-1].lineno, any(n not in _PLAIN_DECORATORS for n in names),
+                     not any(n in ("staticmethod", "classmethod") for n in names),
+                     owner is not None and bool(owner.decorator_list)])
 
-
-def _definitions(tree: ast.Module) -> dict[str, _Def]:
-    out: dict[str, _Def] = {}
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            out[stmt.name] = _Def(stmt, None)
+            add(stmt, None)
         elif isinstance(stmt, ast.ClassDef):
             for item in stmt.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    d = _Def(item, stmt)
-                    out[d.key] = d
+                    add(item, stmt)
+    out: dict[str, Any] = {}
+    if defs:
+        out["defs"] = defs
+    listed = sorted(_all_names(tree))
+    if listed:
+        out["all"] = listed
     return out
 
 
@@ -107,14 +121,17 @@ class _Tree:
             self.refs.update(f.get(_FACT_REFS) or ())
             if rel == "__init__.py" or rel.endswith("/__init__.py"):
                 self.reexported.update(i for i in f.get(_FACT_IMPORTS) or () if ":" in i)
+        self.facts = facts
         self._defs: dict[str, tuple[dict[str, _Def], set[str]] | None] = {}
         self._memo: dict[tuple[str, str], tuple[str, int, str] | None] = {}
         self._mentioned: dict[str, bool] = {}
 
     def defs(self, rel: str) -> tuple[dict[str, _Def], set[str]] | None:
         if rel not in self._defs:
-            source = self.project.source(rel)
-            self._defs[rel] = (_definitions(source[1]), _all_names(source[1])) if source is not None else None
+            f = self.facts.get(rel)
+            held = (f or {}).get(FACT_DEFINITIONS)
+            self._defs[rel] = None if f is None or f.get(_FACT_UNPARSED) else \
+                ({d.key: d for d in map(_Def, (held or {}).get("defs") or ())}, set((held or {}).get("all") or ()))
         return self._defs[rel]
 
     def _mentioned_unparsed(self, name: str) -> bool:
