@@ -336,3 +336,72 @@ def test_a_warm_run_reads_no_file_and_keeps_the_warnings(tmp_path):
     warm = run_static([root], jobs=1, cache_dir=cache)
     assert warm.project_reads == 0
     assert moved(cold) == moved(warm) and len(moved(cold)) >= 4
+
+
+SP_DEMO = """\
+import torch
+from torch.distributed.device_mesh import DeviceMesh
+
+
+def demo_sp(rank, args):
+    device_mesh = DeviceMesh("cuda", torch.arange(0, args.world_size))
+    return device_mesh
+"""
+
+SP_MAIN = """\
+import argparse
+
+import torch
+import torch.multiprocessing as mp
+
+from sp_demo import demo_sp
+
+
+def main():
+    n_gpus = torch.cuda.device_count()
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--world_size", type=int, default=n_gpus)
+    args = parser.parse_args()
+    if n_gpus < 2:
+        print(f"Requires at least 2 GPUs to run, but got {n_gpus}.")
+    else:
+        mp.spawn(demo_sp, args=(args,), nprocs=args.world_size, join=True)
+"""
+
+TP_EXAMPLE = """\
+import torch
+import torch.multiprocessing as mp
+from torch.distributed.device_mesh import DeviceMesh
+
+
+def demo_sp(rank, world_size):
+    return DeviceMesh("cuda", torch.arange(0, world_size))
+
+
+def main():
+    mp.spawn(demo_sp, args=(2,), nprocs=2, join=True)
+"""
+
+
+def test_a_file_that_defines_a_name_calls_its_own_definition(tmp_path):
+    # llm-action's shape: each example defines and spawns its own `demo_sp`; the library one is spawned only with two
+    # CUDA devices, the other example's own `demo_sp` (spawned without a gate) is not a caller of it
+    found = _findings(tmp_path, {"sp_demo.py": SP_DEMO, "sp_main.py": SP_MAIN, "tp_example.py": TP_EXAMPLE})
+    gated = found[("sp_demo.py", line_of(SP_DEMO, 'DeviceMesh("cuda"'), "NPU003")]
+    assert gated.severity == "warning"
+    assert gated.data["gated_caller"] == f"sp_main.py:{line_of(SP_MAIN, 'mp.spawn(')}"
+    assert found[("tp_example.py", line_of(TP_EXAMPLE, 'DeviceMesh("cuda"'), "NPU003")].severity == "error"
+
+
+def test_a_call_through_a_module_reaches_the_modules_definition_even_where_the_caller_defines_the_name(tmp_path):
+    other = """\
+from rvc import helpers
+
+
+def set_cuda_config(device):
+    return helpers.set_cuda_config(device)
+"""
+    found = _findings(tmp_path, {"rvc/__init__.py": "", "rvc/helpers.py": HELPERS, "rvc/config.py": CONFIG,
+                                 "rvc/tools.py": other})
+    assert found[("rvc/helpers.py", line_of(HELPERS, "name = torch.cuda.get_device_name"), "NPU002")].severity \
+        == "error"

@@ -454,6 +454,7 @@ def _shape(call: ast.Call, params: frozenset[str]) -> _Shape:
 
 # a site whose caller is unknown (a subclass constructed elsewhere): no definition of this file holds it
 UNKNOWN_CALLER = "?"
+MODULE_CALL = "@"       # the sites' prefix of a call through an imported module, `module.f(...)`
 
 
 def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[str, list[list[Any]]], list[str],
@@ -472,10 +473,10 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
     into = calls
     caller = ""         # the outermost function or method of a top-level class holding the node
 
-    def record(name: str, shape: _Shape, at: ast.AST | None = None) -> None:
+    def record(name: str, shape: _Shape, at: ast.AST | None = None, through: str = "") -> None:
         if name not in _BUILTINS:
             into.setdefault(name, set()).add(shape)
-            sites.setdefault(name, []).append((caller if at is not None else UNKNOWN_CALLER,
+            sites.setdefault(through + name, []).append((caller if at is not None else UNKNOWN_CALLER,
                                                getattr(at, "lineno", 0), getattr(at, "col_offset", 0), ""))
 
     def value(node: ast.AST) -> None:
@@ -541,7 +542,7 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
             elif isinstance(func, ast.Attribute):
                 base = func.value
                 if isinstance(base, ast.Name) and base.id in modules:
-                    record(func.attr, shape, node)
+                    record(func.attr, shape, node, MODULE_CALL)     # (never the calling file's own definition)
                 elif func.attr == "__init__" and isinstance(base, ast.Call) and isinstance(base.func, ast.Name) \
                         and base.func.id == "super" and owner is not None:
                     for b in owner.bases:       # a subclass is constructed elsewhere (often by name): unknown

@@ -30,7 +30,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from auditor.static.call_defaults import FACT_CALLERS, FACT_DEFINITIONS, UNKNOWN_CALLER, _FACT_IMPORTS, _FACT_REFS, \
+from auditor.static.call_defaults import FACT_CALLERS, FACT_DEFINITIONS, MODULE_CALL, UNKNOWN_CALLER, _FACT_IMPORTS, _FACT_REFS, \
     _FACT_UNPARSED
 
 _CONTEXT = "cuda-available-branch"      # what gates.apply_gate_regions gives an error behind a gate
@@ -168,23 +168,33 @@ class _Tree:
         if d is not None and depth < _DEPTH and not d.registered:
             listed = found[1] if found is not None else set()
             if d.owner is None:
-                out = self._all_gated([d.name], depth)     # (its calls, and where it is handed on as a value)
+                out = self._all_gated([d.name], depth, rel)     # (its calls, and where it is handed on as a value)
             else:
                 built = not d.class_registered      # every construction is a call or a value seen
                 if not (d.name.startswith("__") and d.name != "__init__") and d.name != "forward" and \
                         "." + d.name not in self.refs and (built or d.name != "__init__"):
-                    out = self._all_gated([d.owner] if d.name == "__init__" else ["." + d.name], depth)
+                    out = self._all_gated([d.owner] if d.name == "__init__" else ["." + d.name], depth, rel)
                 if out is None and built and d.instance and d.name != "__init__" and \
                         not self._exported(rel, d.owner, listed):
                     # a class constructed only behind a gate (not one a package exports: users build it too)
-                    out = self._all_gated([d.owner], depth)
+                    out = self._all_gated([d.owner], depth, rel)
             if out is not None and self.unparsed and self._mentioned_unparsed(d.name):
                 out = None
         self._memo[at] = out
         return out
 
-    def _all_gated(self, names: list[str], depth: int) -> tuple[str, int, str] | None:
-        sites = [s for n in names for s in self.sites.get(n, ())]
+    def _defines(self, rel: str, name: str) -> bool:
+        """Whether file `rel` defines `name` itself (a top-level function, or a top-level class with methods)."""
+        found = self.defs(rel)
+        return found is not None and any(name in (d.key, d.owner) for d in found[0].values())
+
+    def _all_gated(self, names: list[str], depth: int, home: str) -> tuple[str, int, str] | None:
+        # a bare name in a file that defines a function or class of that name is that file's own (the example
+        # scripts that each define and call their own `demo_sp`): sites elsewhere are the home file's only where the
+        # file does not define the name itself
+        sites = [s for n in names for s in self.sites.get(n, ())
+                 if n.startswith(".") or s[0] == home or not self._defines(s[0], n)]
+        sites += [s for n in names if not n.startswith(".") for s in self.sites.get(MODULE_CALL + n, ())]
         if not sites:
             return None                 # called from nowhere in the tree: an entry point or an API
         first = None
