@@ -75,11 +75,30 @@ class Client:
     def __init__(self, config, device):
         self._device = device
         self._model = AudioModel(config)
+        self.init_static_kv_cache()
 
     def init_static_kv_cache(self):
         caches = {2048: None}
         if "cuda" in self._device:
             self._model.capture_model(caches)
+"""
+
+
+SERVER = """\
+import argparse
+
+from audio.serve_engine import ServeEngine
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default="cuda")
+    args = parser.parse_args()
+    return ServeEngine({"layers": 2}, device=args.device)
+
+
+if __name__ == "__main__":
+    main()
 """
 
 
@@ -90,7 +109,7 @@ def _findings(tmp_path, files):
 
 def _tree(**extra):
     files = {"audio/__init__.py": "", "audio/cuda_graph_runner.py": RUNNER, "audio/model.py": MODEL,
-             "audio/serve_engine.py": ENGINE, "examples/generation.py": CLIENT}
+             "audio/serve_engine.py": ENGINE, "examples/generation.py": CLIENT, "run_server.py": SERVER}
     files.update(extra)
     return files
 
@@ -261,6 +280,10 @@ def build(eps):
     if torch.cuda.is_available():
         return FusedNorm(eps)
     return None
+
+
+if __name__ == "__main__":
+    build(1e-5)
 """
     ungated = """\
 from pkg.kernels import FusedNorm
@@ -366,6 +389,10 @@ def main():
         print(f"Requires at least 2 GPUs to run, but got {n_gpus}.")
     else:
         mp.spawn(demo_sp, args=(args,), nprocs=args.world_size, join=True)
+
+
+if __name__ == "__main__":
+    main()
 """
 
 TP_EXAMPLE = """\
@@ -405,3 +432,12 @@ def set_cuda_config(device):
                                  "rvc/tools.py": other})
     assert found[("rvc/helpers.py", line_of(HELPERS, "name = torch.cuda.get_device_name"), "NPU002")].severity \
         == "error"
+
+
+def test_a_gate_inside_a_definition_the_tree_never_runs_is_no_gate(tmp_path):
+    # the only gated call sits in an engine nothing in the tree builds: the helper is the package's API
+    files = _tree()
+    del files["run_server.py"]
+    files["examples/generation.py"] = CLIENT.replace("        self.init_static_kv_cache()\n", "")
+    found = _findings(tmp_path, files)
+    assert found[("audio/model.py", line_of(MODEL, "torch.cuda.Stream("), "NPU014")].severity == "error"

@@ -183,6 +183,18 @@ class _Tree:
         self._memo[at] = out
         return out
 
+    def _runs(self, rel: str, caller: str) -> bool:
+        """Whether the tree itself runs the definition holding a gated site: module level (a script's `__main__`
+        block too), or a definition the tree calls or mentions somewhere. A gate inside a `main()` nothing calls (a
+        library module without a `__main__` block) says nothing about how the tree reaches the callee, which is then
+        the module's API for callers outside the tree (pd44's library-module control)."""
+        if caller == "":
+            return True
+        owner, _, name = caller.rpartition(".")
+        names = ["." + name, owner] if owner else [name]
+        return any(s for n in names for s in (*self.sites.get(n, ()), *self.sites.get(MODULE_CALL + n, ()))
+                   if (s[0], s[1]) != (rel, caller))
+
     def _defines(self, rel: str, name: str) -> bool:
         """Whether file `rel` defines `name` itself (a top-level function, or a top-level class with methods)."""
         found = self.defs(rel)
@@ -199,7 +211,7 @@ class _Tree:
             return None                 # called from nowhere in the tree: an entry point or an API
         first = None
         for rel, caller, line, how in sites:
-            if how and not _BACKEND_SETTING.search(how):
+            if how and not _BACKEND_SETTING.search(how) and self._runs(rel, caller):
                 first = first or (rel, line, how)
                 continue
             if caller in ("", UNKNOWN_CALLER):
