@@ -13,15 +13,20 @@ as the class name, a subclass built elsewhere as an unknown caller), with the de
 
 Per run (`lower_gated_callees`): a definition is CUDA-only when it has call sites in the tree and every one sits behind a
 CUDA gate or inside a definition that is itself CUDA-only; a method is also CUDA-only when its class is constructed
-only so. An error (no context yet) in the body of a CUDA-only definition becomes a warning with context
-`cuda-available-branch`, its message naming one gating call (file:line and the gate). Never dropped. Kept at its
-severity where any caller is ungated or unknown: a definition called from nowhere (an entry point), one handed on as
-a value or named as a string (`hooks.append(self.save)`, `{"cuda": run}`, `getattr(x, "run")`), decorated (a
-decorator may register it), a dunder or `forward` method (called through the instance) unless its class is only
-constructed behind a gate, a class subclassed where the subclass's construction is not seen, and any name a file that
-does not parse mentions. The tree's own call sites decide (the labellers' reading: "the caller in x.py only calls it
-when CUDA is present"); only the construction reading skips a class a package exports (in `__all__` or re-exported by
-an `__init__.py`), which users outside the tree construct themselves.
+only so. A gated site counts only where the tree runs the definition holding it (module level, or a definition called
+or mentioned somewhere: a gate in a `main()` nothing calls leaves the helper the module's API), and a bare name in a
+file that defines that name is that file's own (calls through an imported module, `mod.f()`, are kept apart). An
+error (no context yet) in the body of a CUDA-only definition becomes a warning with context `cuda-available-branch`,
+its message naming one gating site (file:line and the gate). Never dropped. A name handed on as a value counts where
+it is taken (`mp.spawn(worker, ...)` behind the gate; a dispatch table's entry under a CUDA key, `{"cuda": run}`, is
+gated by that key). Kept at its severity where any site is ungated or unknown: a definition called from nowhere (an
+entry point), a method named as a string or taken without a call (`getattr(x, "run")`, `hooks.append(self.save)`),
+decorated (a decorator may register it), a dunder or `forward` method (called through the instance) unless its class
+is only constructed behind a gate, a class subclassed where the subclass's construction is not seen, a caller whose
+gate is a distributed backend setting (`tp_backend == "nccl"`), and any name a file that does not parse mentions. The
+tree's own sites decide (the labellers' reading: "the caller in x.py only calls it when CUDA is present"); only the
+construction reading skips a class a package exports (in `__all__` or re-exported by an `__init__.py`), which users
+outside the tree construct themselves.
 """
 from __future__ import annotations
 
