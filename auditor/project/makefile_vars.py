@@ -106,4 +106,47 @@ def analyze_makefile(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
             hit("gpu", value.strip(), n, offset + 1)
         words(n, body, offset)
         value_line = continued
+    _recipe_commands(col, text)
     return col.done()
+
+
+# a make reference to a variable (`$(PYTHON)`, `$(CUDA_HOME)`): the same length as the shell expansion it becomes
+_MAKE_VAR_REF_RE = re.compile(r"\$\(([A-Za-z_][\w.-]*)\)")
+
+
+def _shell_reference(ref: re.Match, assigned: set[str]) -> str:
+    """`$(NAME)` as the shell would see it, at the same width: `${NAME}` for an environment variable, else a word."""
+    name = ref.group(1)
+    return "${" + name + "}" if name not in assigned else "_" + name + "__"
+
+
+def _recipe_commands(col: Collector, text: str) -> None:
+    """A recipe's lines are shell commands make runs (`CUDA_VISIBLE_DEVICES=0 python train.py`, `pip install torch
+    --index-url .../cu121`): read by the shell reader in place, the rest of the file blanked, make's own syntax
+    turned into the shell's at the same width (the `@` / `-` / `+` line prefixes, `$$` for the shell's `$`,
+    `$(VAR)` as `${VAR}` when make takes it from the environment, a plain word when the Makefile assigns it:
+    `$(CUDA_TARGETS)` is a make variable, no environment variable the CUDA stack reads). A line the Makefile pass
+    above already reports on keeps its findings only (`nvcc` there is NPU338's compile, not also the shell's NVIDIA
+    tool)."""
+    from auditor.project.shell import scan_shell
+
+    assigned = {a.group(1) for line in text.splitlines() if not line.startswith("\t")
+                for a in [_ASSIGN_RE.match(line.strip())] if a}
+    shell_lines = []
+    recipe = continued = False
+    for line in text.splitlines():
+        if not continued:
+            recipe = line.startswith("\t")
+        continued = line.endswith("\\") and not line.endswith("\\\\")
+        if not recipe:
+            shell_lines.append("")
+            continue
+        prefix = re.match(r"\t[ \t@+-]*", line) if not shell_lines or not shell_lines[-1].endswith("\\") else None
+        body = line if prefix is None else " " * prefix.end() + line[prefix.end():]
+        shell_lines.append(_MAKE_VAR_REF_RE.sub(lambda ref: _shell_reference(ref, assigned), body.replace("$$", " $")))
+    if not any(shell_lines):
+        return
+    reported = {f.line for f in col.result.findings}
+    first = len(col.result.findings)
+    scan_shell(col, "\n".join(shell_lines))
+    col.result.findings[first:] = [f for f in col.result.findings[first:] if f.line not in reported]
