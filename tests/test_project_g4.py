@@ -233,3 +233,17 @@ def test_skypilot_setup_script():
         setup: nvidia-smi
         run: baseline
         """) == []
+
+
+def test_makefile_assignments_inside_conditionals_are_no_commands():
+    # koboldcpp's Makefile: tab-indented assignments under `ifdef` are make's, and `$(CUDA_DOCKER_ARCH)` is a make
+    # variable the recipe's shell never reads
+    found = _audit("Makefile", """\
+        ifdef LLAMA_CUBLAS
+        \tCUBLAS_FLAGS = -DGGML_USE_CUBLAS -I/usr/local/cuda/include
+        \tNVCCFLAGS += -Wno-deprecated-gpu-targets -arch=$(CUDA_DOCKER_ARCH)
+        endif
+        ggml.o: ggml.c
+        \t$(CC) $(CFLAGS) $(CUBLAS_FLAGS) -c $< -o $@
+        """)
+    assert not [f for f in found if f[0] == "NPU004" and f[1] in (3, 6)]

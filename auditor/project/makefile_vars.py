@@ -110,28 +110,22 @@ def analyze_makefile(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
     return col.done()
 
 
-# a make reference to a variable (`$(PYTHON)`, `$(CUDA_HOME)`): the same length as the shell expansion it becomes
+# a make reference to a variable (`$(PYTHON)`, `$(CUDA_HOME)`), which make expands before the shell runs the line
 _MAKE_VAR_REF_RE = re.compile(r"\$\(([A-Za-z_][\w.-]*)\)")
-
-
-def _shell_reference(ref: re.Match, assigned: set[str]) -> str:
-    """`$(NAME)` as the shell would see it, at the same width: `${NAME}` for an environment variable, else a word."""
-    name = ref.group(1)
-    return "${" + name + "}" if name not in assigned else "_" + name + "__"
+# a make assignment on a tab-indented line (inside a conditional): make's operators, or `=` after a space, which a
+# shell assignment (`CUDA_VISIBLE_DEVICES=0 python ...`) never has
+_MAKE_ASSIGNMENT_RE = re.compile(r"(?:(?:override|export)\s+)?[A-Za-z_][\w.-]*(?:\s*(?::::?=|::?=|\?=|\+=|!=)|\s+=)")
 
 
 def _recipe_commands(col: Collector, text: str) -> None:
     """A recipe's lines are shell commands make runs (`CUDA_VISIBLE_DEVICES=0 python train.py`, `pip install torch
     --index-url .../cu121`): read by the shell reader in place, the rest of the file blanked, make's own syntax
     turned into the shell's at the same width (the `@` / `-` / `+` line prefixes, `$$` for the shell's `$`,
-    `$(VAR)` as `${VAR}` when make takes it from the environment, a plain word when the Makefile assigns it:
-    `$(CUDA_TARGETS)` is a make variable, no environment variable the CUDA stack reads). A line the Makefile pass
-    above already reports on keeps its findings only (`nvcc` there is NPU338's compile, not also the shell's NVIDIA
-    tool)."""
+    `$(VAR)` as a plain word of the same width: make expands it, so `$(CUDA_TARGETS)` is no environment variable the
+    CUDA stack reads; a tab-indented make assignment is skipped). A line the Makefile pass above already reports on
+    keeps its findings only (`nvcc` there is NPU338's compile, not also the shell's NVIDIA tool)."""
     from auditor.project.shell import scan_shell
 
-    assigned = {a.group(1) for line in text.splitlines() if not line.startswith("\t")
-                for a in [_ASSIGN_RE.match(line.strip())] if a}
     shell_lines = []
     recipe = continued = False
     for line in text.splitlines():
@@ -143,7 +137,10 @@ def _recipe_commands(col: Collector, text: str) -> None:
             continue
         prefix = re.match(r"\t[ \t@+-]*", line) if not shell_lines or not shell_lines[-1].endswith("\\") else None
         body = line if prefix is None else " " * prefix.end() + line[prefix.end():]
-        shell_lines.append(_MAKE_VAR_REF_RE.sub(lambda ref: _shell_reference(ref, assigned), body.replace("$$", " $")))
+        if _MAKE_ASSIGNMENT_RE.match(body.strip()):
+            shell_lines.append("")      # `\tNVCCFLAGS += -arch=...` inside an `ifdef`: make's assignment, no command
+            continue
+        shell_lines.append(_MAKE_VAR_REF_RE.sub(lambda ref: "_" + ref.group(1) + "__", body.replace("$$", " $")))
     if not any(shell_lines):
         return
     reported = {f.line for f in col.result.findings}
