@@ -159,3 +159,11 @@ def test_a_segment_under_a_name_another_rule_reports_adds_no_third_party_finding
     found = _found(src)
     assert not any(code == "NPU464" for codes in found.values() for code, _ in codes)
     assert found[3] and found[4]
+
+
+def test_a_class_member_named_for_the_technology_is_not_a_module_path():
+    # infinity's utils_optimum.py: `Device.tensorrt`, an enum value compared to pick the ONNX Runtime provider
+    src = (b"from infinity_emb.primitives import Device\n\n\ndef provider(device):\n"
+           b"    if device == Device.tensorrt:\n        return \"TensorrtExecutionProvider\"\n")
+    found = _found(src)
+    assert not any(code == "NPU464" for codes in found.values() for code, _ in codes)

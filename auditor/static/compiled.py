@@ -447,9 +447,12 @@ class CompiledRules:
         if any(p.startswith("test") for p in parts):
             return None
         relative = parts[0] == LOCAL_PACKAGE
-        for part in parts[1:]:
+        for i, part in enumerate(parts[1:], 1):
             rule = self.segments.get(part)
-            if rule is not None and not (relative and rule.extra.get("dependency_only")):
+            if rule is not None and not (rule.extra.get("dependency_only") and (
+                    relative or any(p[:1].isupper() for p in parts[1:i]))):
+                # a dependency's part is reached through its modules (`mmcv.tensorrt`), not a class's member
+                # (`Device.tensorrt`, an enum value another rule reads)
                 return QualMatch(rule, f"*.{part}.*", 0)
         for part in parts[1:-1] if self.segment_globs else ():    # a module on the path, not the name imported
             for regex, pattern, rule in self.segment_globs:
