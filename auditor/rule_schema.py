@@ -118,6 +118,9 @@ RULE_SCHEMA: dict[str, Any] = {
             # keyword `name=value` rules: also a string key of a dict built in code with that literal value
             # (`{"quant_algo": "FP8"}`, t14k)
             "dict_entries": {"type": "boolean"},
+            # `*.seg.*` qualname rules: only a dependency's absolute module path (`mmcv.tensorrt.TRTWraper`), never a
+            # relative import of the project's own module (`from .trt import engine`), which is not bound for them (g5)
+            "dependency_only": {"type": "boolean"},
             # with dict_entries: only entries under these keys (`{"accelerator": "gpu"}`, not a JSON config's
             # `{"device": "gpu"}` for another runtime, t36a)
             "dict_entry_keys": {"type": "array", "items": {"type": "string"}},
