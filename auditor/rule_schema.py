@@ -77,6 +77,10 @@ RULE_SCHEMA: dict[str, Any] = {
             "in_loop": {"type": "boolean"}}},
         "extra": {"type": "object", "additionalProperties": False, "properties": {
             "stack": {"type": "boolean"},
+            # qualname rules: a generated table in op_tables/ whose rows are packages (`cuda_packages.json`, g1): each
+            # row whose verdict has a severity in `table_severity` is matched by its import name (rules.py)
+            "table": {"type": "string"},
+            "table_severity": {"type": "object", "additionalProperties": {"enum": list(SEVERITIES)}},
             # keyword rules: a value made only of string literals is a switch only when one matches a glob here
             # (apex `opt_level="O1"`, not the compiler flag `opt_level = "-O3"`)
             "keyword_values": {"type": "array", "items": {"type": "string"}},
@@ -114,6 +118,9 @@ RULE_SCHEMA: dict[str, Any] = {
             # keyword `name=value` rules: also a string key of a dict built in code with that literal value
             # (`{"quant_algo": "FP8"}`, t14k)
             "dict_entries": {"type": "boolean"},
+            # `*.seg.*` qualname rules: only a dependency's absolute module path (`mmcv.tensorrt.TRTWraper`), never a
+            # relative import of the project's own module (`from .trt import engine`), which is not bound for them (g5)
+            "dependency_only": {"type": "boolean"},
             # with dict_entries: only entries under these keys (`{"accelerator": "gpu"}`, not a JSON config's
             # `{"device": "gpu"}` for another runtime, t36a)
             "dict_entry_keys": {"type": "array", "items": {"type": "string"}},

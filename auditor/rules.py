@@ -6,14 +6,15 @@ The schema is documented in rules/README.md. Every rule carries its own examples
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from auditor.data import rules_dir
+from auditor.data import load_table, rules_dir
 from auditor.findings import CATEGORIES, EFFORTS, FIX_APPLICABILITY, SEVERITIES
 from auditor.rule_schema import MATCHER_KINDS, STATUSES, duplicate_keys, schema_errors
 
@@ -193,7 +194,33 @@ def load_rules_from(folder: Path) -> tuple[Rule, ...]:
             seen_codes[rule.code] = seen_names[rule.name] = path.name
             if rule.status != "removed":       # a removed rule keeps its code and name reserved
                 rules.append(rule)
+    rules = [_with_table_rows(rule, rules) if rule.extra.get("table") else rule for rule in rules]
     return tuple(sorted(rules, key=lambda r: r.code))
+
+
+def _with_table_rows(rule: Rule, rules: list[Rule]) -> Rule:
+    """A rule whose packages are rows of a generated table (extra `table`, op_tables/cuda_packages.json): each row
+    whose verdict has a severity in `table_severity` adds its import name, or the modules the row names (`modules`:
+    where a package's CUDA ops live, `fast_transformers.causal_product`), and everything below them to the rule's
+    qualname matches, with the row's severity and a message that names its evidence. A package any other rule names
+    (a qualname or import pattern of it or of one of its modules: NPU408's pynvrtc, Horovod's `horovod.torch.*`)
+    stays that rule's: the hand-written rule is the more specific reading."""
+    severities = rule.extra.get("table_severity") or {}
+    taken = [glob.lstrip("!") for other in rules if other is not rule
+             for kind in ("qualname", "import") for glob in other.match.get(kind, ())]
+    names: list[str] = []
+    symbols = dict(rule.symbols)
+    for name, row in load_table(rule.extra["table"])["packages"].items():
+        severity = severities.get(row["verdict"])
+        if severity is None or any(g == name or g.startswith(f"{name}.") or fnmatchcase(name, g)
+                                   or fnmatchcase(f"{name}.x", g) for g in taken):
+            continue
+        for module in row.get("modules", [name]):
+            names += [module, f"{module}.*"]
+            symbols[module] = SymbolDetail(severity=severity, message=rule.message.replace("{dist}", row["dist"])
+                                           .replace("{evidence}", row["evidence"]))
+    return replace(rule, match={**rule.match, "qualname": rule.match.get("qualname", ()) + tuple(names)},
+                   symbols=symbols)
 
 
 def check_rule_files(folder: Path | None = None) -> list[str]:
@@ -241,4 +268,4 @@ def severity_policy() -> dict[str, Any]:
     path = rules_dir() / "severity_policy.yaml"
     doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_YAML_LOADER) or {}
     return {"clauses": doc.get("clauses") or {}, "policy": doc.get("policy") or {},
-            "symbols": doc.get("symbols") or {}}
+            "symbols": doc.get("symbols") or {}, "table_verdicts": doc.get("table_verdicts") or {}}

@@ -26,6 +26,7 @@ from auditor.static.ci_jobs import apply_colab_notebooks, apply_cuda_ci_jobs
 from auditor.static.call_defaults import drop_overridden_defaults, lower_off_autocasts, \
     lower_self_flag_branches, lower_unset_attribute_branches, lower_unswitched_flags
 from auditor.static.unreached_defs import apply_unreached_defs
+from auditor.static.caller_gates import lower_gated_callees
 from auditor.static.crossfile import drop_ascend_flash_modules, propagate
 from auditor.static.neutral_uses import lower_disabled_autocasts
 from auditor.static.device_shims import apply_device_shims
@@ -298,6 +299,7 @@ def run_static(
     drop_unread_cudnn_vars(run.results)             # `CUDNN_DETERMINISTIC`: read by nothing
     drop_test_performance_hints(run.results)        # `.item()` in a test's loop
     drop_quiet_debug_values(run.results, found.files, project)   # `ASCEND_LAUNCH_BLOCKING=0`: the switch set off
+    lower_gated_callees(run.results, project)      # `capture()` whose every caller runs behind `if device == "cuda":`
     drop_overridden_defaults(run.results, project)   # `device="cuda:0"` defaults every caller in the tree overrides
     lower_unswitched_flags(run.results, project)     # `if track_time:` where every call passes track_time=False
     lower_unset_attribute_branches(run.results, project)   # `if hasattr(self, "final_offload_hook") and ...`

@@ -20,9 +20,11 @@ needs_sources = pytest.mark.skipif(not (ASCEND / build_aten.OP_PLUGIN_YAML).is_f
 
 def generated_files(root: Path) -> dict[str, bytes]:
     """Every table the builder writes (inputs such as wheel_data/ and the scripts are not outputs, nor is
-    msprobe_thresholds.json, which op_tables/msprobe_thresholds.py writes from the mindstudio-probe wheel)."""
+    msprobe_thresholds.json, which op_tables/msprobe_thresholds.py writes from the mindstudio-probe wheel, nor
+    cuda_packages.json, which op_tables/cuda_packages.py writes from PyPI's data)."""
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*.json"))
-            if "wheel_data" not in p.parts and "inputs" not in p.parts and p.name != "msprobe_thresholds.json"}
+            if "wheel_data" not in p.parts and "inputs" not in p.parts
+            and p.name not in ("msprobe_thresholds.json", "cuda_packages.json")}
 
 
 @needs_sources

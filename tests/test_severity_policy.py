@@ -33,6 +33,13 @@ def test_rule_severity_follows_its_clause(rule):
         assert _clause_severity(entry) == rule.severity, f"{rule.code}: {rule.severity} but clause {entry}"
     symbol_clauses = POLICY["symbols"].get(rule.code, {})
     default = rule.severity_for("a2")
+    if rule.extra.get("table"):
+        # the symbols are the table's rows, each with its verdict's severity (g1)
+        verdicts = POLICY["table_verdicts"][rule.code]
+        assert set(verdicts) == set(rule.extra["table_severity"]), rule.code
+        for verdict, sev in rule.extra["table_severity"].items():
+            assert _clause_severity(verdicts[verdict]) == sev, f"{rule.code} {verdict}"
+        return
     for name, detail in rule.symbols.items():
         if detail.severity is None or detail.severity == default:
             continue

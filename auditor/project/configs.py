@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import shlex
 from typing import TYPE_CHECKING, Iterator
 
 import yaml
@@ -18,8 +19,8 @@ from auditor.project.cmake_calls import SUMMARY_KEY as CMAKE_CALLS, cmake_call
 from auditor.project.makefile import keep_call
 from auditor.project.hits import Collector, cuda_member_siblings, decode_text, lower_cuda_member, matchers
 from auditor.project.requirements import _CUDA_INDEX_RE, _mapping, analyze_requirements_txt, conda_export_text
-from auditor.project.shell import (DRIVER_PATH_RE, _SCHEDULER_REQUESTS, _URL_RE, cmake_defines, container_file_reference,
-                                   scan_fragment, scan_shell)
+from auditor.project.shell import (DRIVER_PATH_RE, _SCHEDULER_REQUESTS, _SHELLS, _URL_RE, cmake_defines,
+                                   container_file_reference, scan_fragment, scan_shell)
 from auditor.findings import FileError, FileResult
 
 if TYPE_CHECKING:
@@ -28,7 +29,9 @@ if TYPE_CHECKING:
 # values that are shell scripts: GitHub Actions / GitLab CI steps, compose and Kubernetes commands
 _SHELL_KEYS = {"run", "script", "before_script", "after_script", "script_setup", "command", "entrypoint"}
 _CI_EXPR_RE = re.compile(r"\$\{\{.*?\}\}")
-_ENV_KEYS = {"env", "environment", "envs", "env_vars", "environment_variables", "variables"}
+_ENV_KEYS = {"env", "environment", "envs", "env_vars", "environment_variables", "variables",
+             # a dev container's variables (devcontainer.json: `containerEnv`, `remoteEnv`)
+             "containerenv", "remoteenv"}
 # any other value that is an install command line (`pip_package: pip install -e .; pip install triton`)
 _INSTALL_COMMAND_RE = re.compile(r"(?:^|[;&|]\s*)(?:sudo\s+)?(?:pip3?|python3?\s+-m\s+pip|uv\s+pip|conda|mamba|apt-get|apt|yum)"
                                  r"\s+install\s")
@@ -493,10 +496,17 @@ def scan_config_roots(col: Collector, roots: list) -> None:
         built = _built_service_images(root)
         other_vendor_counts = _other_vendor_gpu_counts(root)
         image_repositories = _image_repositories(root)
+        # a SkyPilot task: its top-level `setup:` script runs once before `run:` (SkyPilot's task YAML reference)
+        sky_task = isinstance(_entries(root).get("run"), yaml.ScalarNode) and "resources" in _entries(root)
+        vectors = _argument_vectors(root)
+        in_vectors = {id(item) for vector in vectors for item in vector}
+        blocks += [_vector_blocks(col.lines, vector) for vector in vectors]
         for path, key, value, env_entry in _scalars(root, "", False):
             if id(value) in seen and key is not value:
                 continue          # a node merged in again through a YAML anchor (`<<: *wt103`): reported once
             seen.add(id(value))
+            if id(value) in in_vectors:
+                continue          # an exec-form `command:` / `args:` item: read with its vector, as one command
             if isinstance(value, yaml.ScalarNode) and value.style == "|" and _embeds_config(path):
                 embedded = _embedded_config(col, value)
                 if embedded is not None:
@@ -504,6 +514,7 @@ def scan_config_roots(col: Collector, roots: list) -> None:
                     continue
             # a key in any case: a reusable workflow's `with: {SCRIPT: |}` input is the script its job runs (t15l)
             if isinstance(value.value, str) and (path.rsplit(".", 1)[-1].lower() in _SHELL_KEYS or _step_bash(path)
+                                                 or path == "setup" and sky_task
                                                  or _INSTALL_COMMAND_RE.search(value.value)):
                 interpreter = step_shells.get(id(value), "bash")
                 if interpreter.startswith("python"):
@@ -534,6 +545,8 @@ def scan_config_roots(col: Collector, roots: list) -> None:
             if path.endswith(".options") and (".container." in f".{path}" or ".services." in f".{path}"):
                 _docker_options(col, m, value)           # GitHub Actions `container: options: --gpus all`
                 continue
+            if env_entry and isinstance(value.value, str) and (held := _held_command(col.lines, key, value)):
+                blocks.append(held)          # `CIBW_BEFORE_BUILD: "env CUDA_VERSION=... build.sh"`, `- CLI_ARGS=--xformers`
             if env_entry and path.endswith(_ENV_LIST_ITEM):
                 _env_list_item(col, m, value)
                 continue
@@ -774,6 +787,41 @@ def _env_list_item(col: Collector, m, item) -> None:
         rule = m.match_setting(name.lower(), raw)
         if rule is not None and rule.code not in _SCHEDULER_REQUESTS:
             col.add(rule, f"{name}={raw}", line, value_at, value_at + len(raw), value=raw)
+
+
+# environment variables whose value is a command a tool runs (cibuildwheel's `CIBW_BEFORE_ALL` / `CIBW_BEFORE_BUILD` /
+# `CIBW_TEST_COMMAND` / `CIBW_REPAIR_WHEEL_COMMAND`, with their `_LINUX` forms; any `*_COMMAND` / `*_CMD`), or the
+# command-line arguments a launcher passes on (`CLI_ARGS`, the web UIs' `COMMANDLINE_ARGS`, `EXTRA_ARGS`, `*_ARGS`)
+_COMMAND_VARIABLE_RE = re.compile(r"CIBW_BEFORE_(?:ALL|BUILD|TEST)(?:_\w+)?|\w*_(?:COMMAND|CMD)(?:_\w+)?")
+_ARGS_VARIABLE_RE = re.compile(r"(?:\w+_)?ARGS|\w*COMMANDLINE_ARGS")
+
+
+def _held_command(lines: list[str], key, value) -> list[str] | None:
+    """The shell text of an environment entry that holds a command (_COMMAND_VARIABLE_RE: the value in its place) or
+    a launcher's arguments (_ARGS_VARIABLE_RE: the variable's name stands as the program, so `- CLI_ARGS=--xformers`
+    reads as `CLI_ARGS --xformers` at the same width), aligned with the file's lines; None for any other entry."""
+    item = key is value
+    text = str(value.value)
+    name = text.partition("=")[0] if item else str(key.value)
+    is_command, is_args = _COMMAND_VARIABLE_RE.fullmatch(name), _ARGS_VARIABLE_RE.fullmatch(name)
+    if not (is_command or is_args) or item and "=" not in text:
+        return None
+    block = [""] * len(lines)
+    if not item and is_command:
+        _copy_lines(lines, block, key, value)
+        return block
+    line = value.start_mark.line
+    if line != value.end_mark.line or line >= len(lines) or not item and line != key.start_mark.line:
+        return None
+    if not item:        # `CLI_ARGS: --xformers --api`: the name as the program, the words where they stand
+        c = value.start_mark.column + (1 if value.style in ("'", '"') else 0)
+        at = key.start_mark.column
+        block[line] = " " * at + name + " " * max(c - at - len(name), 1) + text
+        return block
+    c = value.start_mark.column + (1 if value.style in ("'", '"') else 0)
+    body = text if is_args else " " * (len(name) + 1) + text.partition("=")[2]
+    block[line] = " " * c + (name + " " + text.partition("=")[2] if is_args else body)
+    return block
 
 
 def _env_setting(col: Collector, m, name: str, value) -> bool:
@@ -1243,6 +1291,60 @@ def _jsonc_to_json(text: str) -> str:
             last_comma = None
         i += 1
     return "".join(out)
+
+
+# keys whose list value is a program's argument vector in exec form: a Kubernetes / Kubeflow / KubeRay / Argo
+# container's `command:` then `args:` (the container runs the two joined), compose's `command:` / `entrypoint:`
+_VECTOR_KEYS = ("command", "entrypoint")
+# a shell's option word that makes its next argument the script (`-c`, `-lc`, `-ec`, `-xec`)
+_SCRIPT_FLAG_RE = re.compile(r"-[a-z]*c[a-z]*")
+
+
+def _argument_vectors(root) -> list[list[yaml.ScalarNode]]:
+    """Every exec-form argument vector in a YAML tree: a mapping's `command:` / `entrypoint:` list followed by its
+    `args:` list when it comes after it (Kubernetes runs `command` + `args`), or an `args:` list alone in a
+    container (beside `image:`, the image's entrypoint gets them). Only one-line scalar items: a block item is a
+    script (`- |`), read when a shell runs it (_vector_blocks)."""
+    vectors = []
+    for entries in _mappings(root):
+        parts = []
+        for name in _VECTOR_KEYS:
+            if isinstance(entries.get(name), yaml.SequenceNode):
+                parts = [entries[name]]
+                break
+        args = entries.get("args")
+        if isinstance(args, yaml.SequenceNode) and (parts and args.start_mark.line >= parts[0].end_mark.line
+                                                    or not parts and "image" in entries):
+            parts.append(args)
+        items = [item for part in parts for item in part.value]
+        if items and all(isinstance(item, yaml.ScalarNode) and isinstance(item.value, str) for item in items):
+            vectors.append(items)
+    return vectors
+
+
+def _vector_blocks(lines: list[str], vector: list[yaml.ScalarNode]) -> list[str]:
+    """An argument vector as shell text aligned with the file's lines (everything else blanked): `[bash, -c,
+    SCRIPT]` is the script in its place (as a `run:` block); any other vector is one command whose words sit at
+    their items' columns, shell-quoted, its lines joined by backslash continuations."""
+    block = [""] * len(lines)
+    words = [str(item.value) for item in vector]
+    if len(words) > 2 and words[0].rsplit("/", 1)[-1] in _SHELLS and _SCRIPT_FLAG_RE.fullmatch(words[1]):
+        _copy_lines(lines, block, vector[2], vector[2])
+        return block
+    placed = [item for item in vector if item.start_mark.line == item.end_mark.line and "\n" not in item.value]
+    if not placed:
+        return block
+    first, last = placed[0].start_mark.line, placed[-1].start_mark.line
+    for item in placed:
+        n = item.start_mark.line
+        if n >= len(lines):
+            continue
+        text = block[n]
+        word = shlex.quote(str(item.value))
+        block[n] = text + " " * max(item.start_mark.column - len(text), 1 if text else 0) + word
+    for n in range(first, min(last, len(lines))):
+        block[n] += " \\"
+    return block
 
 
 def _copy_lines(lines: list[str], shell_lines: list[str], key, value) -> None:

@@ -16,6 +16,7 @@ Two steps, as for the attention wrappers (auditor/project/launched.py):
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -42,6 +43,11 @@ _IMPORTS_ON_ASCEND = ("torch", "torchvision", "torchaudio")
 # build (https://mmcv.readthedocs.io/en/latest/get_started/build.html, "Build mmcv-full on Ascend NPU machine") whose
 # ops import and fail only when an op without an NPU kernel runs (groundingLMM's vendored mmdet `fpn_carafe`)
 _LIBRARIES_IMPORTING_ON_ASCEND = ("transformers", "diffusers", "accelerate", "peft", "mmcv")
+
+
+# other build scripts that name extensions (GPTQ's `setup_cuda.py`: `CUDAExtension('quant_cuda', [...cu])`, s4's
+# `tuning_setup.py`, `csrc/build.py`): what they build is what an import of the name loads (g2); an install runs setup.py
+_BUILD_SCRIPT = re.compile(r"(?:^|/)(?:\w+_)?(?:setup|build)(?:_\w+)?\.py$")
 
 
 def _first_party_candidate(module: str, level: int) -> bool:
@@ -72,7 +78,7 @@ def import_failure_facts(tree: ast.AST | None, findings, rel: str = "") -> dict:
     setup_py = rel.rsplit("/", 1)[-1] == "setup.py"
     extensions = built_cuda_extensions(tree) if setup_py else {}
     built_if = {name: line for name, line in cuda_extension_names(tree).items()
-                if name not in extensions} if setup_py else {}
+                if name not in extensions} if setup_py or _BUILD_SCRIPT.search(rel) else {}
     # torch's own modules import on Ascend: a finding on `from torch.utils.cpp_extension import CUDAExtension` is
     # about the build it makes, not an import that fails
     wanted = [f for f in findings if f.category in CATEGORIES and f.severity == "error"

@@ -106,4 +106,44 @@ def analyze_makefile(engine: "StaticEngine", data: bytes, rel: str) -> FileResul
             hit("gpu", value.strip(), n, offset + 1)
         words(n, body, offset)
         value_line = continued
+    _recipe_commands(col, text)
     return col.done()
+
+
+# a make reference to a variable (`$(PYTHON)`, `$(CUDA_HOME)`), which make expands before the shell runs the line
+_MAKE_VAR_REF_RE = re.compile(r"\$\(([A-Za-z_][\w.-]*)\)")
+# a make assignment on a tab-indented line (inside a conditional): make's operators, or `=` after a space, which a
+# shell assignment (`CUDA_VISIBLE_DEVICES=0 python ...`) never has
+_MAKE_ASSIGNMENT_RE = re.compile(r"(?:(?:override|export)\s+)?[A-Za-z_][\w.-]*(?:\s*(?::::?=|::?=|\?=|\+=|!=)|\s+=)")
+
+
+def _recipe_commands(col: Collector, text: str) -> None:
+    """A recipe's lines are shell commands make runs (`CUDA_VISIBLE_DEVICES=0 python train.py`, `pip install torch
+    --index-url .../cu121`): read by the shell reader in place, the rest of the file blanked, make's own syntax
+    turned into the shell's at the same width (the `@` / `-` / `+` line prefixes, `$$` for the shell's `$`,
+    `$(VAR)` as a plain word of the same width: make expands it, so `$(CUDA_TARGETS)` is no environment variable the
+    CUDA stack reads; a tab-indented make assignment is skipped). A line the Makefile pass above already reports on
+    keeps its findings only (`nvcc` there is NPU338's compile, not also the shell's NVIDIA tool)."""
+    from auditor.project.shell import scan_shell
+
+    shell_lines = []
+    recipe = continued = False
+    for line in text.splitlines():
+        if not continued:
+            recipe = line.startswith("\t")
+        continued = line.endswith("\\") and not line.endswith("\\\\")
+        if not recipe:
+            shell_lines.append("")
+            continue
+        prefix = re.match(r"\t[ \t@+-]*", line) if not shell_lines or not shell_lines[-1].endswith("\\") else None
+        body = line if prefix is None else " " * prefix.end() + line[prefix.end():]
+        if _MAKE_ASSIGNMENT_RE.match(body.strip()):
+            shell_lines.append("")      # `\tNVCCFLAGS += -arch=...` inside an `ifdef`: make's assignment, no command
+            continue
+        shell_lines.append(_MAKE_VAR_REF_RE.sub(lambda ref: "_" + ref.group(1) + "__", body.replace("$$", " $")))
+    if not any(shell_lines):
+        return
+    reported = {f.line for f in col.result.findings}
+    first = len(col.result.findings)
+    scan_shell(col, "\n".join(shell_lines))
+    col.result.findings[first:] = [f for f in col.result.findings[first:] if f.line not in reported]

@@ -843,7 +843,7 @@ def _pixi(col: Collector, m, pixi: dict, prefix: str) -> None:
 
 
 def _script_commands(col: Collector, tool: dict) -> None:
-    """Commands a pyproject runs (hatch environment scripts and install commands, PDM scripts): each one-line
+    """Commands a pyproject runs (hatch environment scripts and install commands, task runners' scripts): each one-line
     command string goes through the shell reader at its place in the file (`pip install torch==2.0.1+cu118`)."""
     commands: list[str] = []
     for env in ((tool.get("hatch") or {}).get("envs") or {}).values():
@@ -851,9 +851,14 @@ def _script_commands(col: Collector, tool: dict) -> None:
             for script in (env.get("scripts") or {}).values():
                 commands += [script] if isinstance(script, str) else _str_list(script)
             commands += _str_list(env.get("pre-install-commands")) + _str_list(env.get("post-install-commands"))
-    for script in ((tool.get("pdm") or {}).get("scripts") or {}).values():
-        script = script.get("shell") or script.get("cmd") if isinstance(script, dict) else script
-        commands += [script] if isinstance(script, str) else []
+    # task runners' tables: PDM and Rye scripts, poethepoet and taskipy tasks (a string, a table with its `cmd` /
+    # `shell`, or a poe sequence of command strings)
+    runners = (((tool.get("pdm") or {}).get("scripts")), ((tool.get("rye") or {}).get("scripts")),
+               ((tool.get("poe") or {}).get("tasks")), ((tool.get("taskipy") or {}).get("tasks")))
+    for table in runners:
+        for script in (table.values() if isinstance(table, dict) else ()):
+            script = script.get("shell") or script.get("cmd") if isinstance(script, dict) else script
+            commands += [script] if isinstance(script, str) else _str_list(script)
     _scan_commands(col, commands)
 
 

@@ -307,15 +307,157 @@ def cuda_extension_names(tree: ast.Module) -> dict[str, int]:
     `if cuda_support: return CUDAExtension(MODULE_BASE_NAME + '_gpu', [..., 'torchac_kernel.cu'])`): wherever
     that module imports, it is the nvcc-built library. An install counts only the unconditional ones
     (built_cuda_extensions, the session-11 decision); an import of the name needs the CUDA build whatever the
-    condition was."""
+    condition was. Also the calls of a name bound to CUDAExtension (`extension = CUDAExtension` under a CUDA
+    check, then `extension("MultiScaleDeformableAttention", sources, ...)`) and of the file's helpers that build one
+    from their arguments (`make_cuda_ext(name='voxel_pooling_ext', module='bevdepth.ops.voxel_pooling', ...)`
+    -> `bevdepth.ops.voxel_pooling.voxel_pooling_ext`; g2)."""
     found: dict[str, int] = {}
     constants = _string_constants(tree)
+    parents = parents_of(tree)
     calls = [n for n in walk_list(tree) if isinstance(n, ast.Call) and _called_name(n.func) == "CUDAExtension"]
-    for call in sorted([*calls, *cpp_extensions_with_cuda(tree)], key=lambda c: (c.lineno, c.col_offset)):
+    calls += _bound_builder_calls(tree, parents)
+    for call in sorted({id(c): c for c in [*calls, *cpp_extensions_with_cuda(tree)]}.values(),
+                       key=lambda c: (c.lineno, c.col_offset)):
         name = extension_module_name(call, constants)
         if name:
             found.setdefault(name, call.lineno)
+    for name, line in _helper_built_names(tree, calls, parents, constants):
+        found.setdefault(name, line)
     return found
+
+
+def _is_cuda_builder(value: ast.expr) -> bool:
+    """`CUDAExtension`, `cpp_extension.CUDAExtension`, or a conditional expression one of whose values is one
+    (`CUDAExtension if has_cuda else CppExtension`, PCSeg's range_lib)."""
+    if isinstance(value, ast.IfExp):
+        return _is_cuda_builder(value.body) or _is_cuda_builder(value.orelse)
+    return isinstance(value, (ast.Name, ast.Attribute)) and _called_name(value) == "CUDAExtension"
+
+
+def _scope_of(node: ast.AST, parents: dict[int, ast.AST]) -> ast.AST | None:
+    """The function (or, None, the module) whose body holds `node`."""
+    cur = parents.get(id(node))
+    while cur is not None and not isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        cur = parents.get(id(cur))
+    return cur
+
+
+# the builders of a CUDA or a host-only build; any other `*Extension` a chooser may pick (mmcv's `NpuExtension`,
+# `MLUExtension`) makes the module a multi-backend build, not one built from CUDA sources only
+_HOST_OR_CUDA_BUILDERS = frozenset({"CUDAExtension", "CppExtension", "Extension"})
+
+
+def _bound_builder_calls(tree: ast.Module, parents: dict[int, ast.AST]) -> list[ast.Call]:
+    """Calls of a name its scope binds to CUDAExtension in one of its assignments: the maskrcnn-benchmark /
+    Deformable-DETR `get_extensions()` (`extension = CppExtension` ... `if torch.cuda.is_available() and CUDA_HOME
+    is not None: extension = CUDAExtension` ... `extension("MultiScaleDeformableAttention", sources, ...)`),
+    Pytorch-Correlation-extension's `Extension = CUDAExtension`, PCSeg's `extension_type = CUDAExtension if has_cuda
+    else CppExtension`, and `from torch.utils.cpp_extension import CUDAExtension as CE`. The innermost scope that
+    binds the name decides (a module-level `Extension` from setuptools is not a function's `Extension =
+    CUDAExtension`). A name its scope also binds to another accelerator's builder (mmcv's `get_extensions()`:
+    `extension = NpuExtension` for Ascend, `MLUExtension`) chooses per backend: not counted."""
+    binds: dict[tuple[int, str], bool] = {}        # (id(scope) or 0, name) -> bound to CUDAExtension somewhere there
+    other: set[tuple[int, str]] = set()             # ... and also to another accelerator's builder
+    for node in walk_list(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            scope = _scope_of(node, parents)
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    key = (id(scope) if scope is not None else 0, t.id)
+                    binds[key] = binds.get(key, False) or _is_cuda_builder(node.value)
+                    if _called_name(node.value) not in _HOST_OR_CUDA_BUILDERS and \
+                            _called_name(node.value).endswith("Extension"):
+                        other.add(key)
+        elif isinstance(node, ast.ImportFrom) and node.module == "torch.utils.cpp_extension":
+            for alias in node.names:
+                if alias.name == "CUDAExtension" and alias.asname:
+                    binds[(0, alias.asname)] = True
+    if not any(binds.values()):
+        return []
+    found = []
+    for node in walk_list(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        scope = _scope_of(node, parents)
+        while True:
+            key = (id(scope) if scope is not None else 0, node.func.id)
+            if key in binds or scope is None:
+                break
+            scope = _scope_of(scope, parents)
+        if binds.get(key) and key not in other:
+            found.append(node)
+    return found
+
+
+def _helper_built_names(tree: ast.Module, builds: list[ast.Call], parents: dict[int, ast.AST],
+                        constants: dict[str, str]) -> Iterator[tuple[str, int]]:
+    """(module name, line) of each call of a module-level function of the file whose CUDA extension call names the
+    module from the function's parameters: the OpenMMLab `make_cuda_ext(name, module, sources, sources_cuda=[])`
+    returning `extension(name='{}.{}'.format(module, name), ...)` (BEVDepth, BasicSR, HybrIK, OpenPCDet's
+    `'%s.%s' % (module, name)`, f'{module}.{name}'), called as `make_cuda_ext(name='deform_conv_ext',
+    module='basicsr.ops.dcn', ...)`: the name folds with the call's arguments bound to the parameters."""
+    helpers: dict[str, tuple[ast.FunctionDef, ast.expr]] = {}
+    for call in builds:
+        scope = _scope_of(call, parents)
+        value = next((k.value for k in call.keywords if k.arg == "name"), call.args[0] if call.args else None)
+        if isinstance(scope, ast.FunctionDef) and scope in tree.body and value is not None:
+            helpers.setdefault(scope.name, (scope, value))
+    if not helpers:
+        return
+    for node in walk_list(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers):
+            continue
+        function, value = helpers[node.func.id]
+        params = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
+        defaults = dict(zip(params[len(params) - len(function.args.defaults):], function.args.defaults))
+        bound = {**constants}
+        given = {**defaults, **dict(zip(params, node.args)), **{k.arg: k.value for k in node.keywords if k.arg}}
+        for param, arg in given.items():
+            text = _folded_string(arg, constants)
+            if text is not None:
+                bound[param] = text
+            else:
+                bound.pop(param, None)
+        name = _formatted_string(value, bound)
+        name = name.lstrip(".") if name else name     # Sparse4D's `module="."`: the folder itself
+        if name is not None and re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*", name):
+            yield name, node.lineno
+
+
+def _formatted_string(value: ast.expr, names: dict[str, str]) -> str | None:
+    """`_folded_string` that also reads the ways a name is formatted from parts: `'{}.{}'.format(module, name)`,
+    `f'{module}.{name}'` and `'%s.%s' % (module, name)`; None when a part is unknown."""
+    if isinstance(value, ast.JoinedStr):
+        parts = []
+        for v in value.values:
+            part = _folded_string(v.value, names) if isinstance(v, ast.FormattedValue) and v.format_spec is None \
+                and v.conversion == -1 else v.value if isinstance(v, ast.Constant) else None
+            if not isinstance(part, str):
+                return None
+            parts.append(part)
+        return "".join(parts)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "format" and \
+            isinstance(value.func.value, ast.Constant) and isinstance(value.func.value.value, str) and \
+            not value.keywords:
+        args = [_folded_string(a, names) for a in value.args]
+        if None in args or not re.fullmatch(r"(?:[^{}]|\{\})*", value.func.value.value.replace("{}", "")):
+            return None
+        try:
+            return value.func.value.value.format(*args)
+        except (IndexError, ValueError, KeyError):
+            return None
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mod) and isinstance(value.left, ast.Constant) and \
+            isinstance(value.left.value, str):
+        items = value.right.elts if isinstance(value.right, ast.Tuple) else [value.right]
+        args = [_folded_string(a, names) for a in items]
+        if None in args or re.search(r"%(?!s)", value.left.value.replace("%s", "")):
+            return None
+        try:
+            return value.left.value % tuple(args)
+        except (TypeError, ValueError):
+            return None
+    return _folded_string(value, names)
 
 
 # a test that asks for CUDA (`torch.cuda.is_available()`, `CUDA_HOME is not None`, `shutil.which("nvcc")`) and one

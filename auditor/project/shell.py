@@ -474,6 +474,9 @@ _SHELLS = {"bash", "sh", "zsh", "dash"}
 
 
 # `eval ${run_cmd}`, `eval "$CMD"`: the command line the script runs is the string a variable holds
+# a variable expanded where a command starts: a line's first word, after `;` / `&&` / `|` / `then` / `do`, or the
+# script of a `-c` option
+_RUN_VAR_RE = re.compile(r"""(?m)(?:^|[;&|(]|\bthen|\bdo|\s-c\s+["'])[ \t]*\$\{?([A-Za-z_]\w*)\}?(?=[ \t]|$|["';&|)])""")
 _EVAL_VAR_RE = re.compile(r"""(?m:^|[;&|(]|\bthen|\bdo)\s*eval\s+["']?\$\{?([A-Za-z_]\w*)\}?["']?\s*(?:$|[;&|)#])""", re.M)
 
 
@@ -487,10 +490,12 @@ def _exports(declaration) -> bool:
 
 
 def _evaluated_vars(text: str) -> set[str]:
-    """The variables whose string the script runs with `eval` (hallo3's `run_cmd="PYTORCH_CUDA_ALLOC_CONF=... torchrun
-    ..."; eval ${run_cmd}`): bash reads the string as a command line, environment assignments included (bash(1),
-    "eval [arg ...]: the args are read and concatenated together into a single command")."""
-    return set(_EVAL_VAR_RE.findall(text))
+    """The variables whose string the script runs as a command line: with `eval` (hallo3's `run_cmd="PYTORCH_CUDA_
+    ALLOC_CONF=... torchrun ..."; eval ${run_cmd}`: bash reads the string as a command line, environment assignments
+    included; bash(1), "eval [arg ...]: the args are read and concatenated together into a single command"), or
+    expanded where a command starts (`${PROFILE_CMD} python train.py` with `PROFILE_CMD="nsys profile ..."`, `srun
+    bash -c "source vars.sh && $cmd"`, a `$launch` line of a `bash -c` script)."""
+    return set(_EVAL_VAR_RE.findall(text)) | set(_RUN_VAR_RE.findall(text))
 
 
 # `set -a` / `set -o allexport`: every later assignment is exported (a text fallback where the parse has errors)
@@ -562,7 +567,7 @@ def scan_shell(col: Collector, text: str, script: bool = False) -> None:
     pos = _Positions(raw)
     m = matchers(col.engine)
     source_tree = _SourceTree()
-    evaluated = _evaluated_vars(text) if "eval" in text else set()
+    evaluated = _evaluated_vars(text) if "$" in text else set()
     environment_names = _environment_names(tree, raw, text, evaluated)
     appenders = _appender_functions(tree) if "$@" in text or "$*" in text else {}
     for node in _walk(tree.root_node):
@@ -625,6 +630,12 @@ def scan_shell(col: Collector, text: str, script: bool = False) -> None:
             scan_config_text(col, "\n" * node.start_point[0] + node.text.decode("utf-8", errors="replace"))
         elif node.type == "heredoc_body" and _writes_cmake(node):
             _cmake_heredoc(col, node)
+        elif node.type == "heredoc_body" and _runs_or_writes_script(node):
+            # a job script written or submitted from here (`cat > job.slurm <<EOT`, `sbatch <<EOF`, `ssh $host bash
+            # <<EOF`): its lines are commands, read as a script in their place
+            scan_shell(col, "\n" * node.start_point[0] + " " * node.start_point[1]
+                       + node.text.decode("utf-8", errors="replace"))
+            continue
         if (node.type in _TEXT_NODES or (node.type == "heredoc_body" and not any(
                 c.type == "heredoc_content" for c in node.children))) and not _in_message(node) \
                 and not _in_label(node):
@@ -1867,6 +1878,29 @@ def _writes_cmake(body) -> bool:
     """Is this here-document CMake the script writes or appends to a CMake file (SevenNet's patch_lammps.sh: `cat >>
     $lammps_root/cmake/CMakeLists.txt << "EOF"` with `find_package(CUDA)`, CUDA flags and links)?"""
     return any(t.endswith((b"cmakelists.txt", b".cmake")) for t in _written_files(body) or [])
+
+
+# files a here-document writes that are scripts: shell scripts and batch-scheduler job files
+_SCRIPT_SUFFIXES = (b".sh", b".bash", b".slurm", b".sbatch", b".job", b".pbs", b".qsub", b".lsf")
+# programs that read a here-document on their standard input as a script to run
+_SCRIPT_READERS = frozenset({b"bash", b"sh", b"zsh", b"dash", b"sbatch", b"qsub", b"bsub", b"ssh", b"srun"})
+# a body that opens as a script: a shell `#!` line or a scheduler directive
+_SCRIPT_HEAD_RE = re.compile(rb"\s*#!\s*\S*(?:/|env\s+)(?:ba|z|da)?sh\b|\s*#(?:SBATCH|PBS|BSUB)\s")
+
+
+def _runs_or_writes_script(body) -> bool:
+    """Is this here-document a script: written to a script or job file (`cat > run_${i}.sh <<EOF`, `cat <<EOT >
+    job.slurm`, or any file when the body opens with `#!/bin/bash` / `#SBATCH`), or fed to a program that runs it
+    (`sbatch <<EOF`, `bash <<EOF`, `ssh $host <<EOF`)?"""
+    targets = _written_files(body)
+    if targets is not None:
+        return any(t.endswith(_SCRIPT_SUFFIXES) for t in targets) or bool(_SCRIPT_HEAD_RE.match(body.text))
+    statement = body.parent.parent if body.parent is not None else None
+    if statement is None or statement.type != "redirected_statement":
+        return False
+    command = next((c for c in statement.children if c.type == "command"), None)
+    name = command.child_by_field_name("name") if command is not None else None
+    return name is not None and name.text.rsplit(b"/", 1)[-1] in _SCRIPT_READERS
 
 
 def _cmake_heredoc(col: Collector, body) -> None:

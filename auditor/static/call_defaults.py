@@ -81,12 +81,17 @@ _FACT_UNPARSED = "unparsed"             # the file did not parse: the passes abo
 _FACT_OBJECT_SETS = "object_sets"
 # pd40: branches that run only when `self.X` holds, in a class that sets `self.X` only to a false constant
 _FACT_SELF_OFF = "self_off"
+# g3: each call's definition and CUDA gate (`_gated_sites`), read by caller_gates
+FACT_CALLERS = "callers"
+FACT_DEFINITIONS = "definitions"       # g3: caller_gates.definition_facts
 # methods of torch.Tensor / torch.nn.Module (https://pytorch.org/docs/stable/tensors.html,
 # https://pytorch.org/docs/stable/generated/torch.nn.Module.html) taking a device or dtype: a method of the same name
 # is matched by name, and `x.type(torch.float64)` on a tensor is not a call of pypose's `type(self, dtype=...)`
 _TORCH_METHODS = frozenset({"to", "type", "cuda", "cpu", "half", "float", "double", "bfloat16", "forward", "apply",
                             "new_tensor", "new_zeros", "new_ones", "new_empty", "new_full", "to_empty"})
 _CONTEXT = "overridden-default"
+# a dispatch table's key that picks its entry only on CUDA (`{"cuda": CUDAGraphRunner, "cpu": EagerRunner}`)
+_CUDA_KEY = re.compile(r"(?i)^(?:cuda|gpu|nvidia|cuda:\d+)$")
 _NOTE = ("every caller in this tree passes this argument, so the default never applies here; "
          "it matters to callers outside this tree (policy (f))")
 
@@ -447,31 +452,66 @@ def _shape(call: ast.Call, params: frozenset[str]) -> _Shape:
     return tuple(positions), kws, star, passed, given, values
 
 
+# a site whose caller is unknown (a subclass constructed elsewhere): no definition of this file holds it
+UNKNOWN_CALLER = "?"
+MODULE_CALL = "@"       # the sites' prefix of a call through an imported module, `module.f(...)`
+
+
 def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[str, list[list[Any]]], list[str],
-                                                 dict[str, bool]]:
+                                                 dict[str, bool], dict[str, list[tuple[str, int, int, str]]]]:
     """(calls outside `__main__` blocks, calls inside them, refs, switches: keyword -> whether some call passes it a
-    value other than a false constant)."""
+    value other than a false constant, sites: name -> (the definition holding the call or the value handed on: `f`,
+    `Class.method`, "" at module level, UNKNOWN_CALLER; its line; its 0-based column; the gate a CUDA dispatch key
+    makes, or ""), read by caller_gates)."""
     modules = _module_aliases(tree)
     calls: dict[str, set[_Shape]] = {}
     main_calls: dict[str, set[_Shape]] = {}
     main_blocks = {id(n) for n in tree.body if is_main_guard(n)}
     refs: set[str] = set()
     switches: dict[str, bool] = {}
+    sites: dict[str, list[tuple[str, int, int, str]]] = {}
     into = calls
+    caller = ""         # the outermost function or method of a top-level class holding the node
 
-    def record(name: str, shape: _Shape) -> None:
+    def record(name: str, shape: _Shape, at: ast.AST | None = None, through: str = "") -> None:
         if name not in _BUILTINS:
             into.setdefault(name, set()).add(shape)
+            sites.setdefault(through + name, []).append((caller if at is not None else UNKNOWN_CALLER,
+                                               getattr(at, "lineno", 0), getattr(at, "col_offset", 0), ""))
 
     def value(node: ast.AST) -> None:
         if isinstance(node, ast.Name) and node.id not in _BUILTINS:
             refs.add(node.id)
 
+    # every other mention of a name is a site too (caller_gates): a value handed on is reached wherever it is called,
+    # so its site is where the value is taken, behind a gate or as a dispatch table's entry for a CUDA key
+    # (`{"cuda": run_graph, "cpu": run_eager}`); `isinstance(x, C)` and the like only make a name less gated
+    called_funcs = {id(n.func) for n in module_nodes(tree) if isinstance(n, ast.Call)}
+    dispatch: dict[int, str] = {}
+    for n in module_nodes(tree):
+        if isinstance(n, ast.Dict):
+            for k, v in zip(n.keys, n.values):
+                if isinstance(v, ast.Name) and isinstance(k, ast.Constant) and isinstance(k.value, str) and \
+                        _CUDA_KEY.match(k.value):
+                    dispatch[id(v)] = f"a dispatch table's {k.value!r} entry"
+
     def visit(node: ast.AST, owner: ast.ClassDef | None, params: frozenset[str]) -> None:
+        nonlocal caller
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not caller:
+            # (a top-level class's method, or a top-level function; a nested definition runs as its outer one)
+            outer = f"{owner.name}." if owner is not None and owner in tree.body else ""
+            if owner is None or outer:
+                caller = outer + node.name
+                visit(node, owner, params)
+                caller = ""
+                return
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             sig = node.args
             params = frozenset(x.arg for x in [*sig.posonlyargs, *sig.args, *sig.kwonlyargs]
                                if x.arg not in ("self", "cls"))
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in called_funcs and \
+                node.id not in _BUILTINS:
+            sites.setdefault(node.id, []).append((caller, node.lineno, node.col_offset, dispatch.get(id(node), "")))
         if isinstance(node, ast.ClassDef):
             if not any(isinstance(i, (ast.FunctionDef, ast.AsyncFunctionDef)) and i.name == "__init__"
                        for i in node.body):
@@ -491,9 +531,9 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
             func, shape = node.func, _shape(node, params)
             if isinstance(func, ast.Name):
                 if func.id == "cls" and owner is not None:
-                    record(owner.name, shape)
+                    record(owner.name, shape, node)
                 else:
-                    record(func.id, shape)
+                    record(func.id, shape, node)
                 if func.id not in _NOT_VALUES:
                     for a in node.args:
                         value(a.value if isinstance(a, ast.Starred) else a)
@@ -502,14 +542,14 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
             elif isinstance(func, ast.Attribute):
                 base = func.value
                 if isinstance(base, ast.Name) and base.id in modules:
-                    record(func.attr, shape)
+                    record(func.attr, shape, node, MODULE_CALL)     # (never the calling file's own definition)
                 elif func.attr == "__init__" and isinstance(base, ast.Call) and isinstance(base.func, ast.Name) \
                         and base.func.id == "super" and owner is not None:
                     for b in owner.bases:       # a subclass is constructed elsewhere (often by name): unknown
                         if isinstance(b, ast.Name):
                             record(b.id, _UNKNOWN_CALL)
                 else:
-                    record("." + func.attr, shape)      # `obj.method(...)`: a call of every method of that name
+                    record("." + func.attr, shape, node)     # `obj.method(...)`: a call of every method of that name
                 for a in node.args:
                     value(a.value if isinstance(a, ast.Starred) else a)
                 for k in node.keywords:
@@ -539,7 +579,25 @@ def _calls_and_refs(tree: ast.Module) -> tuple[dict[str, list[list[Any]]], dict[
         return {name: sorted([list(p), list(k), s, list(a), n, list(v)] for p, k, s, a, n, v in shapes)
                 for name, shapes in found.items()}
 
-    return listed(calls), listed(main_calls), sorted(refs), switches
+    return listed(calls), listed(main_calls), sorted(refs), switches, sites
+
+
+def _gated_sites(tree: ast.Module, sites: dict[str, list[tuple[str, int, int, str]]]) -> dict[str, list[list[Any]]]:
+    """name -> [caller, line, gate] of each distinct (caller, gate) among the file's calls of that name and the places
+    it is handed on as a value: the CUDA gate (gates.build_gates' words, or a CUDA dispatch key) each sits behind, or
+    "" (caller_gates reads them over the tree)."""
+    from auditor.static.gates import _WINDOWS, build_gates
+
+    gates = build_gates(tree) if sites else None
+    out: dict[str, list[list[Any]]] = {}
+    for name, found in sites.items():
+        seen: dict[tuple[str, str], list[Any]] = {}
+        for caller, line, col, key in found:
+            how = key or (gates.gate_of(line, col) if gates is not None and gates.regions and line else None) or ""
+            how = "" if how == _WINDOWS else how     # (not a CUDA gate: the caller runs on no Linux host)
+            seen.setdefault((caller, how), [caller, line, how])
+        out[name] = sorted(seen.values())
+    return out
 
 
 def default_facts(data: bytes, tree: ast.AST | None = None) -> dict[str, Any]:
@@ -552,7 +610,11 @@ def default_facts(data: bytes, tree: ast.AST | None = None) -> dict[str, Any]:
             return {_FACT_UNPARSED: True}
     try:
         defaults = _defaults(tree)
-        calls, main_calls, refs, switches = _calls_and_refs(tree)
+        calls, main_calls, refs, switches, sites = _calls_and_refs(tree)
+        callers = _gated_sites(tree, sites)
+        from auditor.static.caller_gates import definition_facts
+
+        definitions = definition_facts(tree)
         flags = _flags(tree)
         optional = _optional_attr_branches(tree)
         autocasts = _autocasts(tree) if b"autocast" in data else []
@@ -567,7 +629,8 @@ def default_facts(data: bytes, tree: ast.AST | None = None) -> dict[str, Any]:
                         (_FACT_REFS, refs), (_FACT_FLAGS, flags), (_FACT_SWITCHES, switches),
                         (_FACT_OPTIONAL, optional), (_FACT_AUTOCASTS, autocasts), (_FACT_SETS, settings[0]),
                         (_FACT_SETS_OFF, settings[1]), (_FACT_IMPORTS, imports),
-                        (_FACT_OBJECT_SETS, object_sets), (_FACT_SELF_OFF, self_off)):
+                        (_FACT_OBJECT_SETS, object_sets), (_FACT_SELF_OFF, self_off), (FACT_CALLERS, callers),
+                        (FACT_DEFINITIONS, definitions)):
         if value:
             out[fact] = value
     return out

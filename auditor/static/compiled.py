@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from auditor.rules import Rule
+from auditor.static.context import LOCAL_PACKAGE
 
 WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -420,6 +421,8 @@ class CompiledRules:
             # is a kernel implementation whatever it computes: beside the package's rule (attention, third_party),
             # the segment rule reports its category too
             seg = self._match_segment(qualname)
+            if seg is not None and seg.rule.extra.get("dependency_only"):
+                seg = None      # a dependency's CUDA-only part (`torch.backends.cudnn`): the package's own rule is it
             primary = self.match_qualname(qualname) if seg is not None else None
             if seg is not None and primary is not None and primary.rule.category != seg.rule.category \
                     and all(r is not seg.rule for r, _ in out):
@@ -438,13 +441,18 @@ class CompiledRules:
 
     def _match_segment(self, qualname: str) -> QualMatch | None:
         """`*.triton.*`: a name imported from a project's own `....triton....` package (its Triton kernels);
-        only when no rule knows the name or a package above it, and not in a test suite's helpers."""
+        only when no rule knows the name or a package above it, and not in a test suite's helpers. A
+        `dependency_only` rule's segment (`*.tensorrt.*`: `mmcv.tensorrt.TRTWraper`) is read on absolute paths only."""
         parts = qualname.split(".")
         if any(p.startswith("test") for p in parts):
             return None
-        for part in parts[1:]:
+        relative = parts[0] == LOCAL_PACKAGE
+        for i, part in enumerate(parts[1:], 1):
             rule = self.segments.get(part)
-            if rule is not None:
+            if rule is not None and not (rule.extra.get("dependency_only") and (
+                    relative or any(p[:1].isupper() for p in parts[1:i]))):
+                # a dependency's part is reached through its modules (`mmcv.tensorrt`), not a class's member
+                # (`Device.tensorrt`, an enum value another rule reads)
                 return QualMatch(rule, f"*.{part}.*", 0)
         for part in parts[1:-1] if self.segment_globs else ():    # a module on the path, not the name imported
             for regex, pattern, rule in self.segment_globs:
@@ -457,7 +465,10 @@ class CompiledRules:
         import through such a module is bound for it (context.build_context); a test suite's module never is."""
         if part.startswith("test"):
             return False
-        return part in self.segments or any(regex.match(part) for regex, _, _ in self.segment_globs)
+        rule = self.segments.get(part)
+        if rule is not None:
+            return not rule.extra.get("dependency_only")    # a dependency's module, never the project's own
+        return any(regex.match(part) for regex, _, _ in self.segment_globs)
 
     def inside_segment_glob(self, qualname: str, rel: str) -> bool:
         """Whether a file lies inside the module a segment glob matched in `qualname` (`vllm/vllm_flash_attn/cute/x.py`

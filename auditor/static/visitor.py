@@ -24,6 +24,7 @@ _MESSAGE_FUNCS = re.compile(
     r"write|assert\w*|fail|skip\w*|exit)(?:_|$)|(?:Error|Exception|Warning)$"
 )
 _MESSAGE_QUAL_PREFIXES = ("logging.", "warnings.", "loguru.", "click.")
+_EXCEPTION_CLASS = re.compile(r"(?:Error|Exception|Warning)\Z")
 # decorators that register a function under its own name (the name is then a string a rule may know)
 _REGISTERED_BY_NAME = frozenset({"tvm.register_func", "tvm._ffi.register_func", "tvm.ffi.register_func"})
 _DEVICE_STRING_RULE = "cuda-device-string"    # NPU003
@@ -314,9 +315,11 @@ def _shows_value(call: cst.Call) -> bool:
     """`"CUDA: {}".format(torch.version.cuda)`, `str(x)`, `repr(x)`, `format(x, "d")`: a call that only turns its
     arguments into text; inside a message it shows them, as an f-string does (lead decision 48, t36a)."""
     func = call.func
+    # `raise RuntimeError(f"... CUDA {torch.version.cuda} ...")`: an exception's constructor only carries its message
     return isinstance(func, cst.Attribute) and func.attr.value == "format" and \
         isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString, cst.Name)) or \
-        isinstance(func, cst.Name) and func.value in ("str", "repr", "format")
+        isinstance(func, cst.Name) and func.value in ("str", "repr", "format") or \
+        isinstance(func, (cst.Name, cst.Attribute)) and bool(_EXCEPTION_CLASS.search(dotted(func) or ""))
 
 
 def _env_read_name(node: cst.BaseExpression) -> tuple[str, cst.SimpleString, bool] | None:
