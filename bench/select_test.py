@@ -81,6 +81,7 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test73": "npu-audit-test-split-73:",
                  "test75": "npu-audit-test-split-75:",
                  "test71": "npu-audit-test-split-71:",
+                 "test77": "npu-audit-test-split-77:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
                  "tuned_t14d": "npu-audit-tuned-t14d:",
                  # a second tuning sample (bench/corpus_tuned_t14g/SELECTION.md)
@@ -209,6 +210,9 @@ SPLIT_TOPUP_WORDS["test75"] = SPLIT_TOPUP_WORDS["test64"]
 # test71 (bench/corpus_test71/SELECTION.md, written before its draw): test64's entry; every category of its top-up
 # order has words there or in TOPUP_WORDS, so no word is added
 SPLIT_TOPUP_WORDS["test71"] = SPLIT_TOPUP_WORDS["test64"]
+# test77 (bench/corpus_test77/SELECTION.md, written before its draw): test75's entry (test64's, the same object); every
+# category of its top-up order has words there or in TOPUP_WORDS, so no word is added
+SPLIT_TOPUP_WORDS["test77"] = SPLIT_TOPUP_WORDS["test75"]
 TOPUP_MIN_LINES = 2
 
 
@@ -359,11 +363,22 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                                       "models/shelf/", "utils/torch3d/", "ldm_unet/", "libs/sync_bn/",
                                       "models/correlation_package/", "external_packages/", "PWCNet/", "MegaDepth/",
                                       "ldm/lr_scheduler.py", "ldm/modules/ema.py", "flolpips/pwcnet.py",
-                                      "flolpips/correlation/", "metrics/lpips/", "metrics/pytorch_ssim/")}
+                                      "flolpips/correlation/", "metrics/lpips/", "metrics/pytorch_ssim/"),
+                           # test77 (bench/corpus_test77/SELECTION.md, vendoring check): ROME's MEND / knowledge-neurons
+                           # baselines, EasyEdit's knowledge-neurons and LAVIS BLIP-2 copies and its files shared with
+                           # ROME's MEND copy, LESS's copy of open-instruct's eval/, Self-RAG's Contriever copies and
+                           # FastChat's flash-attention monkey patch, TCP's / MILE's Roach copies and TCP's CARLA leaderboard
+                           # / scenario_runner, 3D Diffusion Policy's third_party/
+                           "test77": ("baselines/", "knowledge_neurons/", "blip2_models/",
+                                      "easyeditor/trainer/algs/ft.py", "easyeditor/trainer/algs/local_nn.py",
+                                      "easyeditor/models/mend/oracle.py", "evaluation/eval/", "retrieval_lm/src/",
+                                      "retrieval_lm/passage_retrieval.py", "retrieval_lm/generate_passage_embeddings.py",
+                                      "llama_flash_attn_monkey_patch.py", "roach/", "agents/rl_birdview/", "carla_gym/",
+                                      "leaderboard/leaderboard/", "scenario_runner/", "third_party/")}
 # Splits whose SPLIT_EXCLUDED_SUBTREES also apply to their top-up pools (tuned_t14g's applied to its main rounds only).
 TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                      "test60", "test63", "test64", "test66", "test68", "test70", "test73", "test75",
-                                     "test71"})
+                                     "test71", "test77"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
@@ -372,7 +387,7 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test28": 8, "test33": 8, "test34": 8, "test36": 8, "test37": 8, "test39": 8,
                            "test40": 8, "test42": 8, "test43": 8, "test45": 8, "test47": 8, "test49": 8, "test51": 8,
                            "test53": 8, "test56": 8, "test59": 8, "test60": 8, "test63": 8, "test64": 8, "test66": 8, "test68": 8,
-                           "test70": 8, "test73": 8, "test75": 8, "test71": 8,
+                           "test70": 8, "test73": 8, "test75": 8, "test71": 8, "test77": 8,
                            "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
@@ -507,6 +522,11 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # 20, but 35 for third_party, precision, kernel and attention; SPLIT_TOPUP_WORDS' test71 entry (test64's)
                "test71": {"order": ("third_party", "kernel", "attention", "precision", "apex", "distributed", "device"),
                           "target": 20, "targets": {"third_party": 35, "kernel": 35, "attention": 35, "precision": 35},
+                          "cap": 16},
+               # test77 (bench/corpus_test77/SELECTION.md): third_party, attention, precision, kernel first; target
+               # 20, but 35 for third_party, attention, precision and kernel; SPLIT_TOPUP_WORDS' test77 entry (test75's)
+               "test77": {"order": ("third_party", "attention", "precision", "kernel", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"third_party": 35, "attention": 35, "precision": 35, "kernel": 35},
                           "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
@@ -514,7 +534,7 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
 AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23", "test24", "test25", "test26", "test27",
                                  "test28", "test33", "test34", "test36", "test37", "test39", "test40", "test42", "test43",
                                  "test45", "test47", "test49", "test51", "test53", "test56", "test59",
-                                 "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73", "test75",
+                                 "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73", "test75", "test77",
                                  "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 

@@ -207,7 +207,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test27", "test28", "test34", "test36", "test37", "test39", "test40", "test42", "test43",
                                    "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                    "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73",
-                                   "test75", "tuned_t14d",
+                                   "test75", "test77", "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c",
                                    "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -955,6 +955,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test39", "test40", "test42", "test43", "test45", "test47", "test49",
                                                "test51", "test53", "test56", "test59", "test60", "test63", "test64",
                                                "test66", "test68", "test70", "test73", "test75", "test71",
+                                               "test77",
                                                "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
@@ -1058,7 +1059,8 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test49", 21), ("test51", 20), ("test53", 22), ("test56", 22),
                                                ("test59", 22), ("test60", 19), ("test63", 22), ("test64", 22),
                                                ("test66", 24), ("test68", 23), ("test70", 17),
-                                               ("test73", 22), ("test75", 24), ("test71", 24)])
+                                               ("test73", 22), ("test75", 24), ("test71", 24),
+                                               ("test77", 19)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -1260,6 +1262,48 @@ def test_test71_files_are_exactly_what_its_rule_draws():
     assert labelled[72:78] == open_(pool("distributed"), labelled[:72]) and pairs(labelled[:78], "distributed") < 20
     assert pairs(main, "device") >= 20 and pairs(labelled) >= 350
     assert len(labelled) == 78
+
+
+def test_test77_files_are_exactly_what_its_rule_draws():
+    """test77 (bench/corpus_test77/SELECTION.md): test75's rule with the top-up order third_party, attention,
+    precision, kernel first (targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 19 code
+    bases. The draw ran to its end before the deadline: every top-up pool it used ran dry under its target (their other
+    files were drawn in the main rounds or are EasyEdit's, at 8 files), device was over 20 after the main rounds, and
+    the further rounds ran out before 350 pairs, so the split is every file the limit allows."""
+    draw = _LimitedDraw("test77", 19)
+    select_test, labelled, orders, main = draw.select_test, draw.labelled, draw.orders, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test77"]
+    assert rule["order"] == ("third_party", "attention", "precision", "kernel", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"third_party": 35, "attention": 35, "precision": 35, "kernel": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test77"] is select_test.SPLIT_TOPUP_WORDS["test75"]
+    assert select_test.SEED_PREFIXES["test77"] == "npu-audit-test-split-77:"
+    assert select_test.MAX_FILES_PER_CODE_BASE["test77"] == 8 and "test77" in select_test.TOPUP_EXCLUDES_SUBTREES
+    # Main rounds 1-2 in sources.json order: 19 code bases, five of them (ROME, MEND, Pocket2Mol, 3D Diffusion Policy,
+    # TCP) with one eligible file.
+    assert len(main) == 33 and labelled[:33] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: third_party 5 files, attention 2,
+    # precision 8 (EasyEdit reached 8 files), kernel 5: each pool ran dry under 35; apex's one pool file was drawn in the
+    # main rounds (apex under 20); distributed 2 files (its pool ran dry under 20); device was over 20 after the main
+    # rounds.
+    assert labelled[33:38] == open_(pool("third_party"), labelled[:33]) and pairs(labelled[:38], "third_party") < 35
+    assert labelled[38:40] == open_(pool("attention"), labelled[:38]) and pairs(labelled[:40], "attention") < 35
+    assert labelled[40:48] == open_(pool("precision"), labelled[:40]) and pairs(labelled[:48], "precision") < 35
+    assert sum(1 for name, _ in labelled[:48] if name == "EasyEdit") == 8
+    assert labelled[48:53] == open_(pool("kernel"), labelled[:48]) and pairs(labelled[:53], "kernel") < 35
+    assert open_(pool("apex"), labelled[:53]) == [] and pairs(labelled[:53], "apex") < 20
+    assert labelled[53:55] == open_(pool("distributed"), labelled[:53]) and pairs(labelled[:55], "distributed") < 20
+    assert pairs(main, "device") >= 20
+    # Further main rounds from round 3, one file per code base per round, skipping drawn files and code bases at 8
+    # files: every order ran out (or reached 8 files) before 350 pairs, so the split is min(8, eligible) per code base.
+    later = open_([(name, order[rnd]) for rnd in range(2, max(len(o) for _, o in orders)) for name, order in orders
+                   if rnd < len(order)], labelled[:55])
+    assert labelled[55:] == later
+    assert {name: sum(1 for n, _ in labelled if n == name) for name, _ in orders} == \
+        {name: min(8, len(order)) for name, order in orders}
+    assert pairs(labelled) < 350
+    assert len(labelled) == 58
 
 
 def test_test22_files_are_exactly_what_its_rule_draws():
