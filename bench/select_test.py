@@ -80,6 +80,7 @@ SEED_PREFIXES = {"test": SEED_PREFIX, "fresh": SEED_PREFIX, "fresh2": SEED_PREFI
                  "test70": "npu-audit-test-split-70:",
                  "test73": "npu-audit-test-split-73:",
                  "test75": "npu-audit-test-split-75:",
+                 "test76": "npu-audit-test-split-76:",
                  "test71": "npu-audit-test-split-71:",
                  "test77": "npu-audit-test-split-77:",
                  # a tuning sample, not a blind split (bench/corpus_tuned_t14d/SELECTION.md)
@@ -207,6 +208,9 @@ SPLIT_TOPUP_WORDS["test73"] = SPLIT_TOPUP_WORDS["test64"]
 # order has words (precision and apex in TOPUP_WORDS; attention, third_party and kernel also in test45's extension),
 # so none was added
 SPLIT_TOPUP_WORDS["test75"] = SPLIT_TOPUP_WORDS["test64"]
+# test76 (bench/corpus_test76/SELECTION.md, written before its draw): test75's entry (test64's, the same object); every
+# category of its top-up order has words there or in TOPUP_WORDS, so none was added
+SPLIT_TOPUP_WORDS["test76"] = SPLIT_TOPUP_WORDS["test75"]
 # test71 (bench/corpus_test71/SELECTION.md, written before its draw): test64's entry; every category of its top-up
 # order has words there or in TOPUP_WORDS, so no word is added
 SPLIT_TOPUP_WORDS["test71"] = SPLIT_TOPUP_WORDS["test64"]
@@ -374,11 +378,24 @@ SPLIT_EXCLUDED_SUBTREES = {"tuned_t14g": ("third_party/cutlass/",),
                                       "easyeditor/models/mend/oracle.py", "evaluation/eval/", "retrieval_lm/src/",
                                       "retrieval_lm/passage_retrieval.py", "retrieval_lm/generate_passage_embeddings.py",
                                       "llama_flash_attn_monkey_patch.py", "roach/", "agents/rl_birdview/", "carla_gym/",
-                                      "leaderboard/leaderboard/", "scenario_runner/", "third_party/")}
+                                      "leaderboard/leaderboard/", "scenario_runner/", "third_party/"),
+                           # test76 (bench/corpus_test76/SELECTION.md, vendoring check): stylegan2-pytorch's
+                           # conv2d_gradfix.py (the same file test39 labelled as VToonify's copy), PointTransformerV2's
+                           # copy of Stratified Transformer's pointops2 (test23), FasterViT's MOTRv2 (test47) and DINO
+                           # detector copies, stable-dreamfusion's LDM copy (blobs shared with LDMVFI), the 3D Gaussian
+                           # splatting upstream files mip-splatting and gaussian-opacity-fields share blob for blob
+                           # (the patterns also take 4DGaussians' metrics.py and utils/general_utils.py), and
+                           # gaussian-opacity-fields' Tetra-NeRF copy; DCNv4's copies of InternImage's DCNv3 op and
+                           # its mmdet / mmseg / mmcv support code (by folder name)
+                           "test76": ("op/conv2d_gradfix.py", "libs/pointops2/", "downstream/object_tracking/motrv2/",
+                                      "downstream/object_detection/dino/", "ldm/", "metrics.py",
+                                      "utils/general_utils.py", "submodules/simple-knn/", "lpipsPyTorch/",
+                                      "submodules/tetra-triangulation/", "ops_dcnv3/", "mmdet_custom/",
+                                      "mmseg_custom/", "mmcv_custom/")}
 # Splits whose SPLIT_EXCLUDED_SUBTREES also apply to their top-up pools (tuned_t14g's applied to its main rounds only).
 TOPUP_EXCLUDES_SUBTREES = frozenset({"test43", "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                      "test60", "test63", "test64", "test66", "test68", "test70", "test73", "test75",
-                                     "test71", "test77"})
+                                     "test71", "test77", "test76"})
 PER_CODE_BASE = 2
 # test16 on (bench/corpus_test16/SELECTION.md): at most this many files per code base in the whole split (main rounds,
 # top-up and further rounds); a file of a code base that already has this many drawn files is skipped.
@@ -387,7 +404,7 @@ MAX_FILES_PER_CODE_BASE = {"test16": 8, "test17": 8, "test18": 8, "test19": 8, "
                            "test28": 8, "test33": 8, "test34": 8, "test36": 8, "test37": 8, "test39": 8,
                            "test40": 8, "test42": 8, "test43": 8, "test45": 8, "test47": 8, "test49": 8, "test51": 8,
                            "test53": 8, "test56": 8, "test59": 8, "test60": 8, "test63": 8, "test64": 8, "test66": 8, "test68": 8,
-                           "test70": 8, "test73": 8, "test75": 8, "test71": 8, "test77": 8,
+                           "test70": 8, "test73": 8, "test75": 8, "test71": 8, "test77": 8, "test76": 8,
                            "tuned_s15c": 6,
                            "tuned_t16c": 6, "tuned_t17c": 6, "tuned_t18c": 6, "tuned_t19e": 6,
                            "tuned_t22a": 6, "tuned_t22b": 6, "tuned_t25a": 4}
@@ -527,6 +544,11 @@ TOPUP_RULES = {"test25": {"order": ("kernel", "attention", "precision", "device"
                # 20, but 35 for third_party, attention, precision and kernel; SPLIT_TOPUP_WORDS' test77 entry (test75's)
                "test77": {"order": ("third_party", "attention", "precision", "kernel", "apex", "distributed", "device"),
                           "target": 20, "targets": {"third_party": 35, "attention": 35, "precision": 35, "kernel": 35},
+                          "cap": 16},
+               # test76 (bench/corpus_test76/SELECTION.md): kernel, third_party, attention, precision first; target
+               # 20, but 35 for kernel, third_party, attention and precision; SPLIT_TOPUP_WORDS' test76 entry (test75's)
+               "test76": {"order": ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device"),
+                          "target": 20, "targets": {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35},
                           "cap": 16}}
 # test19 on (bench/corpus_test19/SELECTION.md): a file that `audit`'s default discovery skips (under build/, dist/
 # or another of auditor/discover.py's DEFAULT_EXCLUDE folders) is not eligible: no user's audit sees it (test18 drew
@@ -535,6 +557,7 @@ AUDITED_ONLY_SPLITS = frozenset({"test19", "test20", "test21", "test22", "test23
                                  "test28", "test33", "test34", "test36", "test37", "test39", "test40", "test42", "test43",
                                  "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                  "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73", "test75", "test77",
+                                 "test76",
                                  "tuned_t17c",
                                  "tuned_t18c", "tuned_t19e", "tuned_t22a", "tuned_t22b", "tuned_t25a"})
 

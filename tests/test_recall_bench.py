@@ -207,7 +207,7 @@ def test_paths_audited_from_a_parent_folder_map_to_the_sampled_file(bench):
                                    "test27", "test28", "test34", "test36", "test37", "test39", "test40", "test42", "test43",
                                    "test45", "test47", "test49", "test51", "test53", "test56", "test59",
                                    "test60", "test63", "test64", "test66", "test68", "test70", "test71", "test73",
-                                   "test75", "test77", "tuned_t14d",
+                                   "test75", "test77", "test76", "tuned_t14d",
                                    "tuned_t14g", "tuned_s15c",
                                    "tuned_t16c"])
 def test_fresh_splits_use_code_bases_no_other_split_uses(split):
@@ -956,7 +956,7 @@ def test_test19_files_are_exactly_what_its_rule_draws():
                                                "test51", "test53", "test56", "test59", "test60", "test63", "test64",
                                                "test66", "test68", "test70", "test73", "test75", "test71",
                                                "test77",
-                                               "tuned_t17c",
+                                               "test76", "tuned_t17c",
                                                "tuned_t18c",
                                                "tuned_t19e",
                                                "tuned_t22a",
@@ -1060,7 +1060,7 @@ def test_test21_files_are_exactly_what_its_rule_draws():
                                                ("test59", 22), ("test60", 19), ("test63", 22), ("test64", 22),
                                                ("test66", 24), ("test68", 23), ("test70", 17),
                                                ("test73", 22), ("test75", 24), ("test71", 24),
-                                               ("test77", 19)])
+                                               ("test77", 19), ("test76", 20)])
 def test_latest_splits_label_exactly_what_their_rule_draws(split, code_bases):
     """test24's rule (main rounds 1-2, top-up, further rounds to 350 pairs, 8 files per code base); test25 and test26
     change only the top-up order, target and cap (their SELECTION.md, select_test.TOPUP_RULES). The labelled files are
@@ -1230,6 +1230,39 @@ def test_test75_files_are_exactly_what_its_rule_draws():
     assert labelled[73:] == later[:3]
     assert pairs(labelled[:75]) < 350 <= pairs(labelled)
     assert len(labelled) == 76
+
+
+def test_test76_files_are_exactly_what_its_rule_draws():
+    """test76 (bench/corpus_test76/SELECTION.md): test75's rule with the top-up order kernel, third_party, attention,
+    precision first (targets 35 for those four, 20 for the others; cap 16), 8 files per code base; 24 code bases, four
+    (SwinIR, GFPGAN, VRT, byol-pytorch) with no eligible file. The draw ran to its end: kernel reached 35 in its
+    top-up, third_party's and precision's pools ran dry under 35 (their open files are in code bases at 8 files),
+    attention's pool is empty, apex reached 20 in the main rounds, distributed's pool ran dry under 20, and the pairs
+    were over 350 before any further round."""
+    draw = _LimitedDraw("test76", 20)
+    select_test, labelled, main = draw.select_test, draw.labelled, draw.main
+    pool, pairs, open_ = draw.pool, draw.pairs, draw.open_
+    rule = select_test.TOPUP_RULES["test76"]
+    assert rule["order"] == ("kernel", "third_party", "attention", "precision", "apex", "distributed", "device")
+    assert rule["target"] == 20 and rule["cap"] == 16
+    assert rule["targets"] == {"kernel": 35, "third_party": 35, "attention": 35, "precision": 35}
+    assert select_test.SPLIT_TOPUP_WORDS["test76"] is select_test.SPLIT_TOPUP_WORDS["test75"]
+    # Main rounds 1-2 in sources.json order: 20 code bases have an eligible file, stylegan2-pytorch only one.
+    assert len(main) == 39 and labelled[:39] == main
+    # Top-up, each pool in its order, skipping drawn files and code bases at 8 files: kernel 7 files, the seventh
+    # bringing it to 35; third_party 3 files (its pool ran dry under 35); attention's pool is empty; precision 8 files
+    # (its pool ran dry under 35); apex was at 20 after the main rounds; distributed 4 files (its pool ran dry under
+    # 20); device is over its target.
+    assert labelled[39:46] == open_(pool("kernel"), labelled[:39])[:7]
+    assert pairs(labelled[:45], "kernel") < 35 <= pairs(labelled[:46], "kernel")
+    assert labelled[46:49] == open_(pool("third_party"), labelled[:46]) and pairs(labelled[:49], "third_party") < 35
+    assert pool("attention") == [] and pairs(labelled, "attention") < 35
+    assert labelled[49:57] == open_(pool("precision"), labelled[:49]) and pairs(labelled[:57], "precision") < 35
+    assert pairs(main, "apex") >= 20 and pairs(main, "device") >= 20
+    assert labelled[57:61] == open_(pool("distributed"), labelled[:57]) and pairs(labelled[:61], "distributed") < 20
+    # No further round: the pairs were over 350 after the top-up.
+    assert pairs(labelled) >= 350
+    assert len(labelled) == 61
 
 
 def test_test71_files_are_exactly_what_its_rule_draws():
