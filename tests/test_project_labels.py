@@ -158,6 +158,7 @@ def test_cap_scores_the_first_positive_lines_in_file_order_and_every_none_line(t
                             "test69": 40,
                             "test72": 40,
                             "test78": 40,
+                            "test80": 40,
                             "tuned_t15": 40,
                             "tuned_t15d": 40, "tuned_t15f": 40, "tuned_t15s": 40, "tuned_t15u": 40, "tuned_t16d": 40,
                             "tuned_t16f": 40, "tuned_t17h": 40, "tuned_t18f": 40,
@@ -529,6 +530,16 @@ def test_test78_selection_is_exactly_what_its_rule_draws(tmp_path):
     assert mod.LINE_CAP["test78"] == 40
     assert "test78" not in mod.EXTRA_KINDS
     assert len(sources) == 12 and len(committed["files"]) == 68
+
+
+def test_test80_selection_is_exactly_what_its_rule_draws(tmp_path):
+    """test80's committed selection.json is the draw its SELECTION.md rule gives on the pinned trees (seed 1780,
+    7 per repository, 13 repositories), and every drawn file, and no other, has a label file."""
+    mod, sources, committed = _redraw_committed(tmp_path, "test80")
+    assert mod.DRAWS["test80"] == {"seed": 1780, "per_repo": 7}
+    assert mod.LINE_CAP["test80"] == 40
+    assert "test80" not in mod.EXTRA_KINDS
+    assert len(sources) == 13 and len(committed["files"]) == 66
 
 
 def test_tuned_t15d_selection_is_exactly_what_its_rule_draws(tmp_path):
